@@ -1,0 +1,83 @@
+/**
+ * @module Starts a throwaway PostgreSQL server from Debian's package for the tests: a temporary
+ * data directory, loopback only, a random port, run as a non-root user. Never touches a system
+ * cluster. Used by run-tests.mjs and the benchmarks.
+ */
+import { execFileSync, spawnSync } from 'node:child_process';
+import { chownSync, existsSync, mkdtempSync, readdirSync, rmSync } from 'node:fs';
+import { createServer } from 'node:net';
+import { tmpdir, userInfo } from 'node:os';
+import { join } from 'node:path';
+
+function findPgBin() {
+  const root = '/usr/lib/postgresql';
+  if (!existsSync(root)) return null;
+  const versions = readdirSync(root)
+    .filter((v) => existsSync(join(root, v, 'bin', 'initdb')))
+    .sort((a, b) => Number(b) - Number(a));
+  return versions.length > 0 ? join(root, versions[0], 'bin') : null;
+}
+
+function freePort() {
+  return new Promise((resolve, reject) => {
+    const srv = createServer();
+    srv.once('error', reject);
+    srv.listen(0, '127.0.0.1', () => {
+      const { port } = srv.address();
+      srv.close(() => resolve(port));
+    });
+  });
+}
+
+function uidOf(name) {
+  const out = spawnSync('id', ['-u', name], { encoding: 'utf8' });
+  const gid = spawnSync('id', ['-g', name], { encoding: 'utf8' });
+  return out.status === 0 ? { uid: Number(out.stdout), gid: Number(gid.stdout) } : null;
+}
+
+/** Returns { url, stop } or throws with what to install. */
+export async function startPostgres() {
+  const bin = findPgBin();
+  if (!bin) {
+    throw new Error(
+      'PostgreSQL server binaries not found under /usr/lib/postgresql/*/bin: apt-get install postgresql',
+    );
+  }
+  const asRoot = userInfo().uid === 0;
+  const runAs = asRoot ? (uidOf('postgres') ? 'postgres' : 'nobody') : null;
+  const dir = mkdtempSync(join(tmpdir(), 'toolgate-pg-'));
+  const data = join(dir, 'data');
+  if (runAs) {
+    const ids = uidOf(runAs);
+    chownSync(dir, ids.uid, ids.gid);
+  }
+  const run = (cmd, args) => {
+    const full = runAs ? ['runuser', ['-u', runAs, '--', cmd, ...args]] : [cmd, args];
+    execFileSync(full[0], full[1], { stdio: ['ignore', 'pipe', 'pipe'], cwd: dir });
+  };
+  const port = await freePort();
+  run(join(bin, 'initdb'), ['-D', data, '-A', 'trust', '-U', 'toolgate', '-E', 'UTF8', '--no-sync']);
+  run(join(bin, 'pg_ctl'), [
+    '-D',
+    data,
+    '-l',
+    join(dir, 'server.log'),
+    '-w',
+    '-o',
+    `-c listen_addresses=127.0.0.1 -p ${port} -k ${dir} -c fsync=off -c max_connections=200`,
+    'start',
+  ]);
+  const url = `postgres://toolgate@127.0.0.1:${port}/postgres`;
+  let stopped = false;
+  const stop = () => {
+    if (stopped) return;
+    stopped = true;
+    try {
+      run(join(bin, 'pg_ctl'), ['-D', data, '-m', 'immediate', '-w', 'stop']);
+    } catch {
+      // The server may already be gone; the directory is removed either way.
+    }
+    rmSync(dir, { recursive: true, force: true });
+  };
+  return { url, stop };
+}

@@ -1,0 +1,51 @@
+/**
+ * @module Runs every test under test/ with node's test runner. With --with-postgres it first
+ * starts a real PostgreSQL server and makes the storage and catalog suites run against it too
+ * (TOOLGATE_REQUIRE_PG=1: a missing server fails the run instead of skipping).
+ */
+import { spawn } from 'node:child_process';
+import { readdirSync, statSync } from 'node:fs';
+import { join } from 'node:path';
+import { startPostgres } from './postgres-harness.mjs';
+
+const args = process.argv.slice(2);
+const withPostgres = args.includes('--with-postgres');
+const filters = args.filter((a) => !a.startsWith('--'));
+
+function findTests(dir) {
+  const out = [];
+  for (const name of readdirSync(dir).sort()) {
+    const p = join(dir, name);
+    if (statSync(p).isDirectory()) out.push(...findTests(p));
+    else if (name.endsWith('.test.ts')) out.push(p);
+  }
+  return out;
+}
+
+const files = findTests('test').filter((f) => filters.length === 0 || filters.some((x) => f.includes(x)));
+const env = { ...process.env };
+let pg = null;
+if (withPostgres) {
+  pg = await startPostgres();
+  env.TOOLGATE_TEST_PG_URL = pg.url;
+  env.TOOLGATE_REQUIRE_PG = '1';
+  console.log(`# PostgreSQL for tests at ${pg.url}`);
+}
+const cleanup = () => pg?.stop();
+process.on('SIGINT', () => {
+  cleanup();
+  process.exit(130);
+});
+process.on('SIGTERM', () => {
+  cleanup();
+  process.exit(143);
+});
+
+const child = spawn(process.execPath, ['--import', 'tsx', '--test', '--test-reporter=spec', ...files], {
+  stdio: 'inherit',
+  env,
+});
+child.on('exit', (code, signal) => {
+  cleanup();
+  process.exit(code ?? (signal ? 1 : 0));
+});

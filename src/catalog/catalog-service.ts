@@ -1,0 +1,538 @@
+/**
+ * @module The catalog service (DESIGN.md C1–C3): registration in one transaction, lifecycle,
+ * quarantine and release. Every change appends an event in the same transaction and bumps the
+ * catalog revision so caches (discovery, later the gate) notice.
+ */
+import type { Transaction } from 'kysely';
+import semver from 'semver';
+import {
+  type Actor,
+  addDays,
+  type Clock,
+  canonicalHash,
+  canonicalJson,
+  type Problem,
+  problem,
+  systemActor,
+  systemClock,
+  ToolgateError,
+} from '../core/index.js';
+import {
+  appendEvent,
+  bumpCatalogRevision,
+  type Database,
+  readCatalogRevision,
+  type Store,
+} from '../store/index.js';
+import { type ScanFinding, scanToolText } from './description-scan.js';
+import {
+  canTransition,
+  DEFAULT_MIGRATION_WINDOW_DAYS,
+  effectiveLifecycle,
+  MAX_MIGRATION_WINDOW_DAYS,
+} from './lifecycle.js';
+import { findBreakingChanges, isMajorBump } from './schema-compat.js';
+import { schemaTexts } from './schema-texts.js';
+import type { LifecycleState, ToolDefinition } from './tool-definition.js';
+import {
+  type Executor,
+  findVersion,
+  findVersions,
+  knownToolNames,
+  listRows,
+  type ToolVersionDetail,
+  type ToolVersionSummary,
+  toDetail,
+  toSummary,
+} from './tool-repository.js';
+import { checkToolDefinition } from './validate-definition.js';
+
+export interface RegisterOptions {
+  /** Registered versions start active unless `draft` is asked for. */
+  readonly initialState?: 'active' | 'draft';
+}
+
+export type RegisterOutcome = 'created' | 'unchanged';
+
+export interface RegisterResult {
+  readonly outcome: RegisterOutcome;
+  readonly tool: ToolVersionDetail;
+}
+
+/** One catalog write transaction: what it registered so far, and whether it changed anything. */
+export interface CatalogWrite {
+  readonly trx: Transaction<Database>;
+  readonly addedNames: Map<string, string>;
+  changed: boolean;
+}
+
+export interface CatalogOptions {
+  readonly clock?: Clock;
+}
+
+/** Registration refusal that apply() collects per document instead of throwing at the first. */
+export type RegistrationRefusal = ToolgateError<
+  'DEFINITION_INVALID' | 'VERSION_EXISTS' | 'BREAKING_CHANGE'
+>;
+
+export class CatalogService {
+  readonly #store: Store;
+  readonly #clock: Clock;
+  #names: { revision: number; names: Map<string, string> } | null = null;
+
+  constructor(store: Store, options: CatalogOptions = {}) {
+    this.#store = store;
+    this.#clock = options.clock ?? systemClock;
+  }
+
+  get store(): Store {
+    return this.#store;
+  }
+
+  now(): Date {
+    return this.#clock();
+  }
+
+  revision(): Promise<number> {
+    return readCatalogRevision(this.#store.db);
+  }
+
+  /** Registers one definition in its own transaction; a refusal leaves nothing behind. */
+  async register(
+    input: unknown,
+    actor: Actor,
+    options: RegisterOptions = {},
+  ): Promise<RegisterResult> {
+    return this.write((ctx) => this.registerIn(ctx, input, actor, options));
+  }
+
+  /**
+   * Runs `fn` in one transaction; if it changed the catalog, bumps the revision once before the
+   * commit. If `fn` throws, everything it did is rolled back.
+   */
+  async write<T>(fn: (ctx: CatalogWrite) => Promise<T>): Promise<T> {
+    return this.#store.db.transaction().execute(async (trx) => {
+      const ctx: CatalogWrite = { trx, addedNames: new Map(), changed: false };
+      const result = await fn(ctx);
+      if (ctx.changed) await bumpCatalogRevision(trx);
+      return result;
+    });
+  }
+
+  /**
+   * Registers inside the caller's transaction (apply uses one for a whole file). Throws a
+   * RegistrationRefusal; the caller decides whether the transaction rolls back.
+   */
+  async registerIn(
+    ctx: CatalogWrite,
+    input: unknown,
+    actor: Actor,
+    options: RegisterOptions = {},
+  ): Promise<RegisterResult> {
+    const { trx } = ctx;
+    const checked = checkToolDefinition(input);
+    if (!checked.ok) {
+      const ids = idAndVersionOf(input);
+      throw new ToolgateError(
+        'DEFINITION_INVALID',
+        describeProblems('tool definition', checked.problems),
+        {
+          ...ids,
+          problems: [...checked.problems],
+        },
+      );
+    }
+    const definition = checked.definition;
+    const hash = canonicalHash(definition);
+    const now = this.#clock();
+
+    const existing = await findVersion(trx, definition.id, definition.version);
+    if (existing) {
+      if (existing.definition_hash === hash) {
+        return { outcome: 'unchanged', tool: toDetail(existing, now) };
+      }
+      throw new ToolgateError(
+        'VERSION_EXISTS',
+        `${definition.id}@${definition.version} is already registered with a different definition; versions are immutable, register a new version`,
+        {
+          toolId: definition.id,
+          version: definition.version,
+          existingHash: existing.definition_hash,
+          newHash: hash,
+        },
+      );
+    }
+
+    await this.#checkCompatibility(trx, definition);
+
+    const findings = await this.#scan(ctx, definition);
+    const quarantined = findings.length > 0;
+    const at = now.toISOString();
+    const lifecycle: LifecycleState = options.initialState ?? 'active';
+    await trx
+      .insertInto('tool_versions')
+      .values({
+        tool_id: definition.id,
+        version: definition.version,
+        name: definition.name,
+        description: definition.description,
+        owner: definition.owner,
+        action_class: definition.action_class,
+        access_tier: definition.access_tier,
+        data_access: definition.data_access,
+        egress_mode: definition.egress.mode,
+        provenance: definition.provenance,
+        tags: JSON.stringify(definition.tags),
+        definition: canonicalJson(definition),
+        definition_hash: hash,
+        lifecycle,
+        quarantined: quarantined ? 1 : 0,
+        quarantine_findings: JSON.stringify(findings),
+        created_at: at,
+        created_by: actor.id,
+        updated_at: at,
+        deprecated_at: null,
+        retire_at: null,
+        retired_at: null,
+      })
+      .execute();
+    const subject = `tool:${definition.id}@${definition.version}`;
+    await appendEvent(trx, actor, now, {
+      action: 'tool.registered',
+      subject,
+      details: { definition_hash: hash, lifecycle, quarantined },
+    });
+    if (quarantined) {
+      await appendEvent(trx, actor, now, {
+        action: 'tool.quarantined',
+        subject,
+        details: { reason: 'description scan', findings },
+      });
+    }
+    ctx.changed = true;
+    ctx.addedNames.set(definition.id, definition.id).set(definition.name, definition.id);
+    const row = await findVersion(trx, definition.id, definition.version);
+    if (!row) throw new Error('registered row vanished inside its own transaction');
+    return { outcome: 'created', tool: toDetail(row, now) };
+  }
+
+  /** Compares with the neighbouring versions by SemVer; a break needs a major bump. */
+  async #checkCompatibility(trx: Executor, definition: ToolDefinition): Promise<void> {
+    const versions = await findVersions(trx, definition.id);
+    const older = versions.filter((v) => semver.lt(v.version, definition.version)).at(-1);
+    const newer = versions.find((v) => semver.gt(v.version, definition.version));
+    const pairs: [string, ToolDefinition, string, ToolDefinition][] = [];
+    if (older) {
+      pairs.push([
+        older.version,
+        JSON.parse(older.definition) as ToolDefinition,
+        definition.version,
+        definition,
+      ]);
+    }
+    if (newer) {
+      pairs.push([
+        definition.version,
+        definition,
+        newer.version,
+        JSON.parse(newer.definition) as ToolDefinition,
+      ]);
+    }
+    for (const [fromVersion, from, toVersion, to] of pairs) {
+      if (isMajorBump(fromVersion, toVersion)) continue;
+      const breaks = findBreakingChanges(from, to);
+      if (breaks.length === 0) continue;
+      const problems: Problem[] = breaks.map((b) =>
+        problem(b.pointer, b.message, `breaking.${b.kind}`),
+      );
+      throw new ToolgateError(
+        'BREAKING_CHANGE',
+        `${definition.id}@${toVersion} breaks the contract of ${fromVersion} without a major version bump: ${breaks.map((b) => b.message).join('; ')}`,
+        {
+          toolId: definition.id,
+          version: definition.version,
+          previousVersion: fromVersion,
+          problems,
+        },
+      );
+    }
+  }
+
+  async #scan(ctx: CatalogWrite, definition: ToolDefinition): Promise<ScanFinding[]> {
+    const others: string[] = [];
+    for (const names of [await this.#committedNames(ctx.trx), ctx.addedNames]) {
+      for (const [name, id] of names) if (id !== definition.id) others.push(name);
+    }
+    return scanToolText({
+      name: definition.name,
+      description: definition.description,
+      extraTexts: [
+        ...schemaTexts(definition.input_schema, '/input_schema'),
+        ...schemaTexts(definition.output_schema, '/output_schema'),
+      ],
+      otherToolNames: others,
+    });
+  }
+
+  /**
+   * Names and ids of every committed tool (name → id), cached per catalog revision. Inside a
+   * write the revision is not bumped until the end, so the cache stays valid for the whole batch.
+   */
+  async #committedNames(db: Executor): Promise<ReadonlyMap<string, string>> {
+    const revision = await readCatalogRevision(db);
+    if (this.#names?.revision !== revision) {
+      const names = new Map<string, string>();
+      for (const { id, name } of await knownToolNames(db)) names.set(id, id).set(name, id);
+      this.#names = { revision, names };
+    }
+    return this.#names.names;
+  }
+
+  async list(
+    filter: {
+      readonly owner?: string;
+      readonly lifecycle?: LifecycleState;
+      readonly quarantined?: boolean;
+    } = {},
+  ): Promise<ToolVersionSummary[]> {
+    const now = this.#clock();
+    const rows = await listRows(this.#store.db, filter);
+    const out = rows.map((r) => toSummary(r, now));
+    return filter.lifecycle ? out.filter((t) => t.lifecycle === filter.lifecycle) : out;
+  }
+
+  async versions(toolId: string): Promise<ToolVersionDetail[]> {
+    const now = this.#clock();
+    const rows = await findVersions(this.#store.db, toolId);
+    if (rows.length === 0) {
+      throw new ToolgateError('TOOL_NOT_FOUND', `no tool ${toolId}`, { toolId });
+    }
+    return rows.map((r) => toDetail(r, now));
+  }
+
+  async get(toolId: string, version: string): Promise<ToolVersionDetail> {
+    const row = await findVersion(this.#store.db, toolId, version);
+    if (!row) {
+      throw new ToolgateError('TOOL_NOT_FOUND', `no tool ${toolId}@${version}`, {
+        toolId,
+        version,
+      });
+    }
+    return toDetail(row, this.#clock());
+  }
+
+  async activate(toolId: string, version: string, actor: Actor): Promise<ToolVersionDetail> {
+    return this.#transition(toolId, version, 'active', actor, {});
+  }
+
+  /** Deprecates with a migration window (default 30 days) after which the version retires. */
+  async deprecate(
+    toolId: string,
+    version: string,
+    actor: Actor,
+    options: { readonly windowDays?: number; readonly reason?: string } = {},
+  ): Promise<ToolVersionDetail> {
+    const windowDays = options.windowDays ?? DEFAULT_MIGRATION_WINDOW_DAYS;
+    if (!Number.isFinite(windowDays) || windowDays < 0 || windowDays > MAX_MIGRATION_WINDOW_DAYS) {
+      throw new ToolgateError(
+        'INPUT_INVALID',
+        `the migration window must be 0–${MAX_MIGRATION_WINDOW_DAYS} days`,
+        {
+          problems: [
+            problem('/window_days', `must be between 0 and ${MAX_MIGRATION_WINDOW_DAYS}`, 'range'),
+          ],
+        },
+      );
+    }
+    return this.#transition(toolId, version, 'deprecated', actor, {
+      windowDays,
+      ...(options.reason !== undefined ? { reason: options.reason } : {}),
+    });
+  }
+
+  async retire(
+    toolId: string,
+    version: string,
+    actor: Actor,
+    options: { readonly reason?: string } = {},
+  ): Promise<ToolVersionDetail> {
+    return this.#transition(toolId, version, 'retired', actor, options);
+  }
+
+  async #transition(
+    toolId: string,
+    version: string,
+    to: LifecycleState,
+    actor: Actor,
+    options: { readonly windowDays?: number; readonly reason?: string },
+  ): Promise<ToolVersionDetail> {
+    return this.#store.db.transaction().execute(async (trx) => {
+      const now = this.#clock();
+      const row = await findVersion(trx, toolId, version);
+      if (!row)
+        throw new ToolgateError('TOOL_NOT_FOUND', `no tool ${toolId}@${version}`, {
+          toolId,
+          version,
+        });
+      const from = effectiveLifecycle(row.lifecycle as LifecycleState, row.retire_at, now);
+      if (!canTransition(from, to)) {
+        throw new ToolgateError(
+          'LIFECYCLE_INVALID',
+          `${toolId}@${version} cannot go from ${from} to ${to}`,
+          { toolId, version, from, to },
+        );
+      }
+      const at = now.toISOString();
+      const retireAt =
+        to === 'deprecated'
+          ? addDays(now, options.windowDays ?? DEFAULT_MIGRATION_WINDOW_DAYS).toISOString()
+          : null;
+      await trx
+        .updateTable('tool_versions')
+        .set({
+          lifecycle: to,
+          updated_at: at,
+          deprecated_at: to === 'deprecated' ? at : to === 'retired' ? row.deprecated_at : null,
+          retire_at: to === 'retired' ? row.retire_at : retireAt,
+          retired_at: to === 'retired' ? at : null,
+        })
+        .where('tool_id', '=', toolId)
+        .where('version', '=', version)
+        .execute();
+      await appendEvent(trx, actor, now, {
+        action: `tool.${to === 'active' ? 'activated' : to}`,
+        subject: `tool:${toolId}@${version}`,
+        details: {
+          from,
+          ...(retireAt ? { retire_at: retireAt } : {}),
+          ...(options.reason !== undefined ? { reason: options.reason } : {}),
+        },
+      });
+      await bumpCatalogRevision(trx);
+      const updated = await findVersion(trx, toolId, version);
+      if (!updated) throw new Error('updated row vanished inside its own transaction');
+      return toDetail(updated, now);
+    });
+  }
+
+  /** Puts a version in quarantine by hand (it stays registered, it is no longer offered). */
+  async quarantine(
+    toolId: string,
+    version: string,
+    actor: Actor,
+    reason: string,
+  ): Promise<ToolVersionDetail> {
+    return this.#setQuarantine(toolId, version, actor, reason, true);
+  }
+
+  /** An admin's explicit release of a quarantined version; the findings stay on record. */
+  async release(
+    toolId: string,
+    version: string,
+    actor: Actor,
+    reason: string,
+  ): Promise<ToolVersionDetail> {
+    return this.#setQuarantine(toolId, version, actor, reason, false);
+  }
+
+  async #setQuarantine(
+    toolId: string,
+    version: string,
+    actor: Actor,
+    reason: string,
+    quarantined: boolean,
+  ): Promise<ToolVersionDetail> {
+    if (reason.trim() === '') {
+      throw new ToolgateError('INPUT_INVALID', 'a reason is required', {
+        problems: [problem('/reason', 'must not be empty', 'required')],
+      });
+    }
+    return this.#store.db.transaction().execute(async (trx) => {
+      const now = this.#clock();
+      const row = await findVersion(trx, toolId, version);
+      if (!row)
+        throw new ToolgateError('TOOL_NOT_FOUND', `no tool ${toolId}@${version}`, {
+          toolId,
+          version,
+        });
+      if ((row.quarantined === 1) === quarantined) {
+        throw new ToolgateError(
+          'QUARANTINE_STATE',
+          `${toolId}@${version} is ${quarantined ? 'already' : 'not'} quarantined`,
+          { toolId, version, quarantined: row.quarantined === 1 },
+        );
+      }
+      await trx
+        .updateTable('tool_versions')
+        .set({ quarantined: quarantined ? 1 : 0, updated_at: now.toISOString() })
+        .where('tool_id', '=', toolId)
+        .where('version', '=', version)
+        .execute();
+      await appendEvent(trx, actor, now, {
+        action: quarantined ? 'tool.quarantined' : 'tool.released',
+        subject: `tool:${toolId}@${version}`,
+        details: { reason, findings: JSON.parse(row.quarantine_findings) as unknown },
+      });
+      await bumpCatalogRevision(trx);
+      const updated = await findVersion(trx, toolId, version);
+      if (!updated) throw new Error('updated row vanished inside its own transaction');
+      return toDetail(updated, now);
+    });
+  }
+
+  /**
+   * Persists retirements whose migration window has ended (reads already treat them as retired).
+   * Returns the versions it retired; safe to run from several replicas at once.
+   */
+  async sweepLifecycle(): Promise<{ id: string; version: string }[]> {
+    const now = this.#clock();
+    const at = now.toISOString();
+    return this.#store.db.transaction().execute(async (trx) => {
+      const due = await trx
+        .selectFrom('tool_versions')
+        .select(['tool_id', 'version', 'retire_at'])
+        .where('lifecycle', '=', 'deprecated')
+        .where('retire_at', '<=', at)
+        .execute();
+      const retired: { id: string; version: string }[] = [];
+      for (const row of due) {
+        const result = await trx
+          .updateTable('tool_versions')
+          .set({ lifecycle: 'retired', retired_at: at, updated_at: at })
+          .where('tool_id', '=', row.tool_id)
+          .where('version', '=', row.version)
+          .where('lifecycle', '=', 'deprecated')
+          .executeTakeFirst();
+        if (Number(result.numUpdatedRows) === 0) continue;
+        await appendEvent(trx, systemActor('lifecycle'), now, {
+          action: 'tool.retired',
+          subject: `tool:${row.tool_id}@${row.version}`,
+          details: {
+            from: 'deprecated',
+            reason: 'migration window ended',
+            retire_at: row.retire_at,
+          },
+        });
+        retired.push({ id: row.tool_id, version: row.version });
+      }
+      if (retired.length > 0) await bumpCatalogRevision(trx);
+      return retired;
+    });
+  }
+}
+
+function idAndVersionOf(input: unknown): { toolId?: string; version?: string } {
+  if (typeof input !== 'object' || input === null) return {};
+  const rec = input as Record<string, unknown>;
+  return {
+    ...(typeof rec.id === 'string' ? { toolId: rec.id } : {}),
+    ...(typeof rec.version === 'string' ? { version: rec.version } : {}),
+  };
+}
+
+export function describeProblems(what: string, problems: readonly Problem[]): string {
+  const n = problems.length;
+  const first = problems[0];
+  const head = first ? `${first.pointer || '(document)'} ${first.message}` : '';
+  return `${what} refused: ${n} problem${n === 1 ? '' : 's'}${head ? ` (first: ${head})` : ''}`;
+}

@@ -1,0 +1,118 @@
+/**
+ * @module The Ajv instances toolgate uses: one for its own documents (definitions, config), one for
+ * the JSON Schemas tool authors write (2020-12, strict, no remote $ref ever fetched).
+ */
+import type { ErrorObject, ValidateFunction } from 'ajv';
+import { Ajv2020 } from 'ajv/dist/2020.js';
+import addFormatsImport from 'ajv-formats';
+import { joinPointer, type Problem, problem } from '../core/index.js';
+import type { JsonSchemaObject } from './tool-definition.js';
+
+// ajv-formats is CJS with `export default`; NodeNext sees the module object.
+const addFormats = addFormatsImport as unknown as (ajv: Ajv2020) => Ajv2020;
+
+export const JSON_SCHEMA_2020_12 = 'https://json-schema.org/draft/2020-12/schema';
+
+/** Validates toolgate's own document schemas; reports every error, not only the first. */
+export function createDocumentAjv(): Ajv2020 {
+  const ajv = new Ajv2020({ allErrors: true, discriminator: true, strict: true });
+  addFormats(ajv);
+  return ajv;
+}
+
+/**
+ * For schemas authored by tool owners. Strict mode refuses unknown keywords (a typo such as
+ * `requried` would otherwise silently validate nothing); loadSchema is never set, so a remote
+ * `$ref` fails to compile instead of fetching.
+ */
+export function createAuthoredSchemaAjv(): Ajv2020 {
+  const ajv = new Ajv2020({
+    allErrors: false,
+    strict: true,
+    strictTypes: false,
+    strictTuples: false,
+    strictRequired: false,
+    validateSchema: true,
+    addUsedSchema: false,
+  });
+  addFormats(ajv);
+  return ajv;
+}
+
+/** Turns Ajv errors into problems with JSON pointers, naming the missing or extra property. */
+export function ajvErrorsToProblems(
+  errors: readonly ErrorObject[] | null | undefined,
+  base = '',
+): Problem[] {
+  if (!errors) return [];
+  const seen = new Set<string>();
+  const out: Problem[] = [];
+  for (const e of errors) {
+    // oneOf/anyOf summaries repeat what the branch errors already say.
+    if (e.keyword === 'oneOf' || e.keyword === 'anyOf' || e.keyword === 'if') continue;
+    let pointer = base + e.instancePath;
+    let message = e.message ?? 'is invalid';
+    const params = e.params as Record<string, unknown>;
+    if (e.keyword === 'required' && typeof params.missingProperty === 'string') {
+      pointer = joinPointer(pointer, params.missingProperty);
+      message = 'is required';
+    } else if (
+      e.keyword === 'additionalProperties' &&
+      typeof params.additionalProperty === 'string'
+    ) {
+      pointer = joinPointer(pointer, params.additionalProperty);
+      message = 'is not an allowed property';
+    } else if (e.keyword === 'enum' && Array.isArray(params.allowedValues)) {
+      message = `must be one of ${params.allowedValues.map((v) => JSON.stringify(v)).join(', ')}`;
+    } else if (e.keyword === 'discriminator') {
+      const tag = typeof params.tag === 'string' ? params.tag : 'kind';
+      pointer = joinPointer(pointer, tag);
+      message = `has an unknown value; see ${e.schemaPath.replace('/discriminator', '/oneOf')}`;
+    }
+    const key = `${pointer}\u0000${message}`;
+    if (seen.has(key)) continue;
+    seen.add(key);
+    out.push(problem(pointer, message, `schema.${e.keyword}`));
+  }
+  return out;
+}
+
+/**
+ * Checks that `schema` is valid JSON Schema 2020-12 and compiles; returns the compiled validator
+ * or the problems, located under `base`. Never leaves the schema cached in the shared instance.
+ */
+export function compileAuthoredSchema(
+  ajv: Ajv2020,
+  schema: JsonSchemaObject,
+  base: string,
+): { validate: ValidateFunction; problems: [] } | { validate: null; problems: Problem[] } {
+  const declared = schema.$schema;
+  if (
+    declared !== undefined &&
+    declared !== JSON_SCHEMA_2020_12 &&
+    declared !== `${JSON_SCHEMA_2020_12}#`
+  ) {
+    return {
+      validate: null,
+      problems: [
+        problem(`${base}/$schema`, `must be ${JSON_SCHEMA_2020_12} (or absent)`, 'schema.dialect'),
+      ],
+    };
+  }
+  const meta = ajv.validateSchema(schema);
+  if (meta !== true) {
+    return { validate: null, problems: ajvErrorsToProblems(ajv.errors, base) };
+  }
+  try {
+    const validate = ajv.compile(schema);
+    return { validate, problems: [] };
+  } catch (err) {
+    const message = err instanceof Error ? err.message : String(err);
+    return {
+      validate: null,
+      problems: [problem(base, `does not compile: ${message}`, 'schema.compile')],
+    };
+  } finally {
+    ajv.removeSchema(schema);
+  }
+}

@@ -1,0 +1,137 @@
+/** @module The tool definition (DESIGN.md C1) as a type; its JSON Schema is in tool-definition-schema.ts. */
+
+export type JsonSchemaObject = { readonly [keyword: string]: unknown };
+
+export const ACTION_CLASSES = [
+  'read',
+  'reversible_write',
+  'external_send',
+  'irreversible',
+  'permission_change',
+] as const;
+export type ActionClass = (typeof ACTION_CLASSES)[number];
+
+export const DATA_ACCESS = ['none', 'public', 'private'] as const;
+export type DataAccess = (typeof DATA_ACCESS)[number];
+
+export const ACCESS_TIERS = ['public', 'restricted', 'privileged'] as const;
+export type AccessTier = (typeof ACCESS_TIERS)[number];
+
+export const PROVENANCES = ['internal', 'third_party', 'oss'] as const;
+export type Provenance = (typeof PROVENANCES)[number];
+
+export const ISOLATION_LEVELS = ['none', 'process', 'namespace', 'gvisor'] as const;
+export type IsolationLevel = (typeof ISOLATION_LEVELS)[number];
+
+export const LIFECYCLE_STATES = ['draft', 'active', 'deprecated', 'retired'] as const;
+export type LifecycleState = (typeof LIFECYCLE_STATES)[number];
+
+export type Egress =
+  | { readonly mode: 'none' }
+  | { readonly mode: 'constrained'; readonly hosts: readonly string[] }
+  | { readonly mode: 'unconstrained' };
+
+export interface ApprovalCondition {
+  /** JSON pointer into the call's arguments, e.g. `/amount`. */
+  readonly argument: string;
+  readonly op: 'gt' | 'gte' | 'lt' | 'lte' | 'eq' | 'ne';
+  readonly value: number | string | boolean;
+}
+
+export interface Approval {
+  /** `none`: never asks; `always`: every call; `conditional`: when any condition holds. */
+  readonly mode: 'none' | 'always' | 'conditional';
+  readonly conditions?: readonly ApprovalCondition[];
+  readonly second_factor: boolean;
+  readonly out_of_band: boolean;
+}
+
+export interface RateLimit {
+  readonly per_run?: number;
+  readonly per_window?: { readonly limit: number; readonly window_seconds: number };
+}
+
+export interface Sla {
+  readonly target_latency_ms: number;
+  readonly availability_percent: number;
+}
+
+export interface SandboxLimits {
+  readonly wall_time_ms: number;
+  readonly cpu_ms: number;
+  readonly memory_mb: number;
+  readonly processes: number;
+  readonly open_files: number;
+  readonly output_bytes: number;
+  readonly scratch_mb: number;
+}
+
+export interface SandboxRequirements {
+  readonly isolation: IsolationLevel;
+  readonly network: 'none' | 'egress_proxy';
+  readonly limits: SandboxLimits;
+}
+
+export interface CredentialRef {
+  /** Name of the secret in the secrets store; never the value. */
+  readonly secret: string;
+  readonly inject: 'env' | 'header' | 'minted_jwt';
+  /** Environment variable or header name that receives it. */
+  readonly as: string;
+}
+
+export type Runtime =
+  | { readonly kind: 'command'; readonly argv: readonly string[] }
+  | {
+      readonly kind: 'http';
+      readonly base_url: string;
+      readonly method: 'GET' | 'POST' | 'PUT' | 'PATCH' | 'DELETE';
+      readonly path: string;
+    }
+  | { readonly kind: 'mcp'; readonly provider: string; readonly tool: string }
+  | { readonly kind: 'inline'; readonly handler: string };
+
+/** A definition as registered, with every default filled in (what is stored and hashed). */
+export interface ToolDefinition {
+  readonly id: string;
+  readonly version: string;
+  readonly name: string;
+  readonly description: string;
+  readonly tags: readonly string[];
+  readonly owner: string;
+  readonly input_schema: JsonSchemaObject;
+  readonly output_schema: JsonSchemaObject;
+  readonly action_class: ActionClass;
+  readonly data_access: DataAccess;
+  readonly egress: Egress;
+  readonly access_tier: AccessTier;
+  readonly required_capabilities: readonly string[];
+  readonly approval: Approval;
+  readonly rate_limit?: RateLimit;
+  readonly idempotent: boolean;
+  readonly sla?: Sla;
+  readonly sandbox: SandboxRequirements;
+  readonly credentials?: CredentialRef;
+  readonly runtime: Runtime;
+  readonly provenance: Provenance;
+  readonly code_hash?: string;
+}
+
+/** The default gate of each action class (DESIGN.md C1 table); a definition may tighten, never loosen. */
+export const APPROVAL_FLOOR: Readonly<Record<ActionClass, Approval>> = {
+  read: { mode: 'none', second_factor: false, out_of_band: false },
+  reversible_write: { mode: 'none', second_factor: false, out_of_band: false },
+  external_send: { mode: 'always', second_factor: false, out_of_band: false },
+  irreversible: { mode: 'always', second_factor: true, out_of_band: false },
+  permission_change: { mode: 'always', second_factor: false, out_of_band: true },
+};
+
+export const DEFAULT_SANDBOX_LIMITS: SandboxLimits = {
+  wall_time_ms: 10_000,
+  cpu_ms: 5_000,
+  memory_mb: 256,
+  processes: 32,
+  open_files: 64,
+  output_bytes: 1_048_576,
+  scratch_mb: 16,
+};

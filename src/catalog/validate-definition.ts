@@ -1,0 +1,295 @@
+/**
+ * @module Registration checks of one tool definition: completeness and shape (the published
+ * schema), authored JSON Schemas that compile, and the cross-field rules that keep a definition
+ * safe (approval floors, tier floors, egress hosts that are names, a sandbox for commands).
+ * Pure: no I/O. Breaking-change checks need the catalog and live in catalog-service.ts.
+ */
+import { isIP } from 'node:net';
+import semver from 'semver';
+import { type Problem, problem } from '../core/index.js';
+import {
+  ajvErrorsToProblems,
+  compileAuthoredSchema,
+  createAuthoredSchemaAjv,
+  createDocumentAjv,
+} from './json-schema-validator.js';
+import {
+  type ActionClass,
+  APPROVAL_FLOOR,
+  type Approval,
+  DEFAULT_SANDBOX_LIMITS,
+  type IsolationLevel,
+  type JsonSchemaObject,
+  type SandboxRequirements,
+  type ToolDefinition,
+} from './tool-definition.js';
+import { toolDefinitionSchema } from './tool-definition-schema.js';
+
+export type DefinitionCheck =
+  | { readonly ok: true; readonly definition: ToolDefinition }
+  | { readonly ok: false; readonly problems: readonly Problem[] };
+
+const documentAjv = createDocumentAjv();
+const validateShape = documentAjv.compile(toolDefinitionSchema);
+const authoredAjv = createAuthoredSchemaAjv();
+
+const APPROVAL_STRENGTH = { none: 0, conditional: 1, always: 2 } as const;
+
+/** Validates and normalizes (fills every default). Lists every problem it can find at once. */
+export function checkToolDefinition(input: unknown): DefinitionCheck {
+  if (typeof input !== 'object' || input === null || Array.isArray(input)) {
+    return {
+      ok: false,
+      problems: [problem('', 'a tool definition must be an object', 'schema.type')],
+    };
+  }
+  if (!validateShape(input)) {
+    return { ok: false, problems: ajvErrorsToProblems(validateShape.errors) };
+  }
+  // The shape check above guarantees the field types below.
+  const raw = input as unknown as RawDefinition;
+  const problems: Problem[] = [];
+
+  if (semver.valid(raw.version) === null) {
+    problems.push(problem('/version', 'must be a SemVer 2.0.0 version', 'semver'));
+  }
+  problems.push(...checkInputSchema(raw.input_schema));
+  problems.push(...checkOutputSchema(raw.output_schema));
+  problems.push(...checkEgress(raw));
+  problems.push(...checkTierFloor(raw.action_class, raw.access_tier));
+
+  const approval = normalizeApproval(raw, problems);
+  const sandbox = normalizeSandbox(raw, problems);
+
+  if (raw.credentials?.inject === 'header' && raw.runtime.kind !== 'http') {
+    problems.push(
+      problem(
+        '/credentials/inject',
+        'header injection needs an http runtime',
+        'credentials.inject',
+      ),
+    );
+  }
+  if (problems.length > 0) return { ok: false, problems };
+
+  const definition: ToolDefinition = {
+    ...raw,
+    tags: raw.tags ?? [],
+    approval,
+    idempotent: raw.idempotent ?? raw.action_class === 'read',
+    sandbox,
+  };
+  return { ok: true, definition };
+}
+
+type RawDefinition = Omit<ToolDefinition, 'tags' | 'approval' | 'idempotent' | 'sandbox'> & {
+  readonly tags?: readonly string[];
+  readonly approval?: Partial<Approval> & { readonly mode: Approval['mode'] };
+  readonly idempotent?: boolean;
+  readonly sandbox?: {
+    readonly isolation: IsolationLevel;
+    readonly network?: SandboxRequirements['network'];
+    readonly limits?: Partial<SandboxRequirements['limits']>;
+  };
+};
+
+function checkInputSchema(schema: JsonSchemaObject): Problem[] {
+  const compiled = compileAuthoredSchema(authoredAjv, schema, '/input_schema');
+  const problems = [...compiled.problems];
+  if (schema.type !== 'object') {
+    problems.push(
+      problem('/input_schema/type', 'must be "object": arguments are named', 'input.object'),
+    );
+  }
+  // Unknown arguments are how smuggled parameters reach a tool; refuse them at the top level.
+  if (schema.additionalProperties !== false && schema.unevaluatedProperties !== false) {
+    problems.push(
+      problem(
+        '/input_schema/additionalProperties',
+        'must be false: the top level of an input schema may not allow unknown properties',
+        'input.closed',
+      ),
+    );
+  }
+  return problems;
+}
+
+function checkOutputSchema(schema: JsonSchemaObject): Problem[] {
+  const compiled = compileAuthoredSchema(authoredAjv, schema, '/output_schema');
+  const problems = [...compiled.problems];
+  if (schema.type !== 'object') {
+    problems.push(
+      problem('/output_schema/type', 'must be "object" (MCP structured content)', 'output.object'),
+    );
+  }
+  return problems;
+}
+
+/** A host name whose labels are all digits or that parses as an address is an IP literal. */
+function isIpLiteralHost(host: string): boolean {
+  if (isIP(host) !== 0) return true;
+  const last = host.split('.').at(-1) ?? '';
+  return /^[0-9]+$/.test(last) || /^0x[0-9a-f]+$/i.test(last);
+}
+
+function checkEgress(raw: RawDefinition): Problem[] {
+  const problems: Problem[] = [];
+  const hosts = raw.egress.mode === 'constrained' ? raw.egress.hosts : [];
+  hosts.forEach((host, i) => {
+    if (isIpLiteralHost(host)) {
+      problems.push(
+        problem(
+          `/egress/hosts/${i}`,
+          'must be a host name, not an IP address',
+          'egress.ip_literal',
+        ),
+      );
+    }
+  });
+  if (raw.runtime.kind === 'http') {
+    let url: URL | null = null;
+    try {
+      url = new URL(raw.runtime.base_url);
+    } catch {
+      problems.push(problem('/runtime/base_url', 'is not a valid URL', 'runtime.base_url'));
+    }
+    if (url) {
+      const why =
+        url.protocol !== 'https:'
+          ? 'must use https'
+          : url.username !== '' || url.password !== ''
+            ? 'must not carry user information'
+            : url.port !== ''
+              ? 'must use the default port'
+              : url.search !== '' || url.hash !== ''
+                ? 'must not have a query or fragment'
+                : !hosts.includes(url.hostname)
+                  ? `host ${url.hostname} must be listed in egress.hosts (mode constrained)`
+                  : null;
+      if (why) problems.push(problem('/runtime/base_url', why, 'runtime.base_url'));
+    }
+  }
+  return problems;
+}
+
+function checkTierFloor(actionClass: ActionClass, tier: string): Problem[] {
+  if (actionClass === 'permission_change' && tier !== 'privileged') {
+    return [problem('/access_tier', 'permission_change tools must be privileged', 'tier.floor')];
+  }
+  if (actionClass === 'irreversible' && tier === 'public') {
+    return [
+      problem('/access_tier', 'irreversible tools must be restricted or privileged', 'tier.floor'),
+    ];
+  }
+  return [];
+}
+
+/** Fills the action class's default gate and refuses anything weaker than it. */
+function normalizeApproval(raw: RawDefinition, problems: Problem[]): Approval {
+  const floor = APPROVAL_FLOOR[raw.action_class];
+  const given = raw.approval;
+  if (!given) return floor;
+  const approval: Approval = {
+    mode: given.mode,
+    ...(given.conditions ? { conditions: given.conditions } : {}),
+    second_factor: given.second_factor ?? floor.second_factor,
+    out_of_band: given.out_of_band ?? floor.out_of_band,
+  };
+  const weakest =
+    raw.action_class === 'permission_change'
+      ? 'always'
+      : floor.mode === 'always'
+        ? 'conditional'
+        : 'none';
+  if (APPROVAL_STRENGTH[approval.mode] < APPROVAL_STRENGTH[weakest]) {
+    problems.push(
+      problem(
+        '/approval/mode',
+        `${raw.action_class} tools need approval mode ${weakest === 'always' ? '"always"' : '"always" or "conditional"'}`,
+        'approval.floor',
+      ),
+    );
+  }
+  if (approval.mode === 'conditional' && !approval.conditions) {
+    problems.push(
+      problem(
+        '/approval/conditions',
+        'is required when mode is "conditional"',
+        'approval.conditions',
+      ),
+    );
+  }
+  if (approval.mode !== 'conditional' && approval.conditions) {
+    problems.push(
+      problem(
+        '/approval/conditions',
+        'is only allowed when mode is "conditional"',
+        'approval.conditions',
+      ),
+    );
+  }
+  if (floor.second_factor && !approval.second_factor) {
+    problems.push(
+      problem(
+        '/approval/second_factor',
+        `${raw.action_class} tools need a second factor`,
+        'approval.floor',
+      ),
+    );
+  }
+  if (floor.out_of_band && !approval.out_of_band) {
+    problems.push(
+      problem(
+        '/approval/out_of_band',
+        `${raw.action_class} tools are approved out of band only`,
+        'approval.floor',
+      ),
+    );
+  }
+  return approval;
+}
+
+function defaultIsolation(raw: RawDefinition): IsolationLevel {
+  switch (raw.runtime.kind) {
+    case 'command':
+    case 'mcp':
+      return 'namespace';
+    case 'http':
+    case 'inline':
+      return 'none';
+  }
+}
+
+function normalizeSandbox(raw: RawDefinition, problems: Problem[]): SandboxRequirements {
+  const isolation = raw.sandbox?.isolation ?? defaultIsolation(raw);
+  const needsNetwork = raw.egress.mode !== 'none';
+  const network = raw.sandbox?.network ?? (needsNetwork ? 'egress_proxy' : 'none');
+  if (network === 'egress_proxy' && !needsNetwork) {
+    problems.push(
+      problem('/sandbox/network', 'egress_proxy needs egress other than "none"', 'sandbox.network'),
+    );
+  }
+  if (network === 'none' && needsNetwork && raw.runtime.kind !== 'http') {
+    problems.push(
+      problem(
+        '/sandbox/network',
+        'a tool with egress reaches the network only through the egress proxy',
+        'sandbox.network',
+      ),
+    );
+  }
+  // Only pure transforms may run without namespaces (DESIGN.md C9); commands always need a sandbox.
+  const pure = raw.data_access === 'none' && raw.egress.mode === 'none';
+  if (raw.runtime.kind === 'command' || raw.runtime.kind === 'mcp') {
+    if (isolation === 'none' || (isolation === 'process' && !pure)) {
+      problems.push(
+        problem(
+          '/sandbox/isolation',
+          `${raw.runtime.kind} runtimes need namespace or gvisor isolation${pure ? ' (or process for pure transforms)' : ''}`,
+          'sandbox.isolation',
+        ),
+      );
+    }
+  }
+  return { isolation, network, limits: { ...DEFAULT_SANDBOX_LIMITS, ...raw.sandbox?.limits } };
+}

@@ -1,0 +1,126 @@
+/**
+ * @module The one error catalogue: stable string codes, each mapped once to an HTTP status and a
+ * JSON-RPC code. Adding a code without a mapping does not compile; `docs/errors.md` documents the
+ * `details` shape of every code (a test checks that).
+ */
+import type { Problem } from './problem.js';
+
+export const ERROR_CODES = {
+  INPUT_INVALID: { http: 400, jsonRpc: -32602, summary: 'The request does not match its schema.' },
+  INPUT_MALFORMED: {
+    http: 400,
+    jsonRpc: -32700,
+    summary: 'The body is not parseable JSON or YAML.',
+  },
+  UNSUPPORTED_MEDIA_TYPE: {
+    http: 415,
+    jsonRpc: -32600,
+    summary: 'The body has a content type this route does not accept.',
+  },
+  PAYLOAD_TOO_LARGE: { http: 413, jsonRpc: -32600, summary: 'The request body is over the limit.' },
+  UNAUTHENTICATED: { http: 401, jsonRpc: -32001, summary: 'No valid credentials were presented.' },
+  FORBIDDEN: { http: 403, jsonRpc: -32003, summary: 'The caller may not perform this operation.' },
+  NOT_FOUND: { http: 404, jsonRpc: -32601, summary: 'No such route or resource.' },
+  TOOL_NOT_FOUND: { http: 404, jsonRpc: -32004, summary: 'No tool with this id (and version).' },
+  AGENT_NOT_FOUND: { http: 404, jsonRpc: -32004, summary: 'No agent with this id.' },
+  DEFINITION_INVALID: {
+    http: 422,
+    jsonRpc: -32602,
+    summary: 'A tool definition is incomplete or inconsistent.',
+  },
+  CONFIG_INVALID: {
+    http: 422,
+    jsonRpc: -32602,
+    summary: 'A configuration file holds at least one invalid document; nothing was applied.',
+  },
+  VERSION_EXISTS: {
+    http: 409,
+    jsonRpc: -32009,
+    summary: 'This tool version is already registered with a different definition.',
+  },
+  BREAKING_CHANGE: {
+    http: 409,
+    jsonRpc: -32009,
+    summary: 'The new version breaks the previous contract without a major version bump.',
+  },
+  LIFECYCLE_INVALID: {
+    http: 409,
+    jsonRpc: -32009,
+    summary: 'The requested lifecycle transition is not allowed from the current state.',
+  },
+  QUARANTINE_STATE: {
+    http: 409,
+    jsonRpc: -32009,
+    summary: 'The tool version is not in the quarantine state the operation needs.',
+  },
+  STORE_UNAVAILABLE: { http: 503, jsonRpc: -32010, summary: 'The database cannot be reached.' },
+  INTERNAL: { http: 500, jsonRpc: -32603, summary: 'An unexpected error; details are logged.' },
+} as const satisfies Record<string, { http: number; jsonRpc: number; summary: string }>;
+
+export type ErrorCode = keyof typeof ERROR_CODES;
+
+/** Documented `details` shapes, one per code; `docs/errors.md` mirrors this. */
+export interface ErrorDetails {
+  INPUT_INVALID: { problems: Problem[] };
+  INPUT_MALFORMED: { reason: string };
+  UNSUPPORTED_MEDIA_TYPE: { contentType: string; accepted: string[] };
+  PAYLOAD_TOO_LARGE: { limitBytes: number };
+  UNAUTHENTICATED: Record<string, never>;
+  FORBIDDEN: Record<string, never>;
+  NOT_FOUND: { method?: string; url?: string };
+  TOOL_NOT_FOUND: { toolId: string; version?: string };
+  AGENT_NOT_FOUND: { agentId: string };
+  DEFINITION_INVALID: { toolId?: string; version?: string; problems: Problem[] };
+  CONFIG_INVALID: { problems: (Problem & { document: number; kind?: string })[] };
+  VERSION_EXISTS: { toolId: string; version: string; existingHash: string; newHash: string };
+  BREAKING_CHANGE: {
+    toolId: string;
+    version: string;
+    previousVersion: string;
+    problems: Problem[];
+  };
+  LIFECYCLE_INVALID: { toolId: string; version: string; from: string; to: string };
+  QUARANTINE_STATE: { toolId: string; version: string; quarantined: boolean };
+  STORE_UNAVAILABLE: Record<string, never>;
+  INTERNAL: Record<string, never>;
+}
+
+/** The only error type that crosses a front; anything else is reported as INTERNAL. */
+export class ToolgateError<C extends ErrorCode = ErrorCode> extends Error {
+  override readonly name = 'ToolgateError';
+  readonly code: C;
+  readonly details: ErrorDetails[C];
+
+  constructor(code: C, message: string, details: ErrorDetails[C]) {
+    super(message);
+    this.code = code;
+    this.details = details;
+  }
+
+  get httpStatus(): number {
+    return ERROR_CODES[this.code].http;
+  }
+
+  get jsonRpcCode(): number {
+    return ERROR_CODES[this.code].jsonRpc;
+  }
+
+  /** The wire shape: `{ code, message, details }`; never includes a stack or a cause. */
+  toBody(): ErrorBody {
+    return { code: this.code, message: this.message, details: this.details };
+  }
+}
+
+export interface ErrorBody {
+  readonly code: ErrorCode;
+  readonly message: string;
+  readonly details: unknown;
+}
+
+export function isToolgateError(value: unknown): value is ToolgateError {
+  return value instanceof ToolgateError;
+}
+
+export function internalErrorBody(): ErrorBody {
+  return { code: 'INTERNAL', message: ERROR_CODES.INTERNAL.summary, details: {} };
+}

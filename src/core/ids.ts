@@ -1,0 +1,35 @@
+/** @module Branded identifiers, so a tool id can never be passed where an agent id is expected. */
+
+declare const brand: unique symbol;
+export type Brand<T, B extends string> = T & { readonly [brand]: B };
+
+export type ToolId = Brand<string, 'ToolId'>;
+export type AgentId = Brand<string, 'AgentId'>;
+export type EventSeq = Brand<number, 'EventSeq'>;
+
+/** Lower-case dotted identifier: `search_tickets`, `github.create_issue`. */
+export const TOOL_ID_PATTERN = '^[a-z][a-z0-9_-]{0,62}(\\.[a-z][a-z0-9_-]{0,62}){0,3}$';
+/** Agent ids share the shape of tool ids minus the dots. */
+export const AGENT_ID_PATTERN = '^[a-z][a-z0-9_-]{0,62}$';
+/** Capabilities are namespaced words: `tickets:read`, `email.send`. */
+export const CAPABILITY_PATTERN = '^[a-z][a-z0-9_-]*([:.][a-z][a-z0-9_-]*)*$';
+
+const toolIdRe = new RegExp(TOOL_ID_PATTERN);
+const agentIdRe = new RegExp(AGENT_ID_PATTERN);
+
+export function isToolId(value: string): value is ToolId {
+  return toolIdRe.test(value) && value.length <= 200;
+}
+
+export function isAgentId(value: string): value is AgentId {
+  return agentIdRe.test(value);
+}
+
+/** Casts after the caller has validated; never use on untrusted input without a check. */
+export function asToolId(value: string): ToolId {
+  return value as ToolId;
+}
+
+export function asAgentId(value: string): AgentId {
+  return value as AgentId;
+}

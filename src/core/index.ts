@@ -1,0 +1,22 @@
+/**
+ * @module Pure domain of toolgate: ids, errors, problems. Anything exported here is public API.
+ */
+export type { Actor } from './actor.js';
+export { systemActor } from './actor.js';
+export { canonicalHash, canonicalJson, sha256Hex } from './canonical-json.js';
+export type { Clock } from './clock.js';
+export { addDays, DAY_MS, systemClock } from './clock.js';
+export type { ErrorBody, ErrorCode, ErrorDetails } from './errors.js';
+export { ERROR_CODES, internalErrorBody, isToolgateError, ToolgateError } from './errors.js';
+export type { AgentId, Brand, EventSeq, ToolId } from './ids.js';
+export {
+  AGENT_ID_PATTERN,
+  asAgentId,
+  asToolId,
+  CAPABILITY_PATTERN,
+  isAgentId,
+  isToolId,
+  TOOL_ID_PATTERN,
+} from './ids.js';
+export type { Problem } from './problem.js';
+export { joinPointer, pointerToken, prefixProblems, problem } from './problem.js';

@@ -1,0 +1,57 @@
+/** @module The administrative event record (who, what, when), appended inside the change's own transaction. */
+import { type Kysely, sql, type Transaction } from 'kysely';
+import type { Actor } from '../core/index.js';
+import type { Database, EventRow } from './database.js';
+
+export interface NewEvent {
+  readonly action: string;
+  readonly subject: string;
+  readonly details: Readonly<Record<string, unknown>>;
+}
+
+export async function appendEvent(
+  trx: Transaction<Database> | Kysely<Database>,
+  actor: Actor,
+  at: Date,
+  event: NewEvent,
+): Promise<void> {
+  await trx
+    .insertInto('events')
+    .values({
+      at: at.toISOString(),
+      actor: actor.id,
+      via: actor.via,
+      action: event.action,
+      subject: event.subject,
+      details: JSON.stringify(event.details),
+    })
+    .execute();
+}
+
+export async function listEvents(
+  db: Kysely<Database>,
+  filter: { subject?: string; afterSeq?: number; limit: number },
+): Promise<EventRow[]> {
+  let q = db.selectFrom('events').selectAll().orderBy('seq', 'asc').limit(filter.limit);
+  if (filter.subject !== undefined) q = q.where('subject', '=', filter.subject);
+  if (filter.afterSeq !== undefined) q = q.where('seq', '>', filter.afterSeq);
+  return q.execute();
+}
+
+/** Bumped in every transaction that changes what the catalog offers; caches compare against it. */
+export async function bumpCatalogRevision(trx: Transaction<Database>): Promise<void> {
+  await sql`update meta set value = cast(cast(value as integer) + 1 as text) where key = 'catalog_revision'`.execute(
+    trx,
+  );
+}
+
+export async function readCatalogRevision(
+  db: Kysely<Database> | Transaction<Database>,
+): Promise<number> {
+  const row = await db
+    .selectFrom('meta')
+    .select('value')
+    .where('key', '=', 'catalog_revision')
+    .executeTakeFirst();
+  return row ? Number(row.value) : 0;
+}
