@@ -116,3 +116,11 @@ export function compileAuthoredSchema(
     ajv.removeSchema(schema);
   }
 }
+
+const sharedDocumentAjv = createDocumentAjv();
+
+/** Compiles one of toolgate's own document schemas into a function returning every problem. */
+export function compileDocumentValidator(schema: JsonSchemaObject): (value: unknown) => Problem[] {
+  const validate = sharedDocumentAjv.compile(schema);
+  return (value) => (validate(value) ? [] : ajvErrorsToProblems(validate.errors));
+}

@@ -1,0 +1,643 @@
+/** @module Scans tool names, descriptions and schema texts for tool poisoning (DESIGN.md C3). */
+import type {
+  CodePointRange,
+  CodePointRule,
+  DescriptionRule,
+  PatternRule,
+  ToolNameRule,
+} from './description-rules.js';
+import {
+  CONFUSABLE_LETTERS,
+  DESCRIPTION_RULES,
+  EXCERPT_ESCAPE_RANGES,
+  NORMALIZATION_STRIP_RANGES,
+} from './description-rules.js';
+
+export interface ScanFinding {
+  readonly rule: string;
+  readonly category: string;
+  readonly field: string;
+  readonly message: string;
+  readonly excerpt: string;
+}
+
+export interface ScanInput {
+  readonly name: string;
+  readonly description: string;
+  readonly extraTexts?: readonly { field: string; text: string }[];
+  readonly otherToolNames?: readonly string[];
+}
+
+const MAX_EXCERPT = 80;
+const EXCERPT_LEAD = 20;
+const MAX_QUOTED = 60;
+
+// ---------------------------------------------------------------------------------------------
+// Compiled rules
+
+interface CompiledPattern {
+  readonly rule: PatternRule;
+  readonly index: number;
+  readonly re: RegExp;
+  readonly sentence: RegExp | undefined;
+  readonly ignore: ReadonlySet<string>;
+}
+
+interface CompiledCodePoints {
+  readonly rule: CodePointRule;
+  readonly index: number;
+  readonly exemptions: readonly {
+    readonly codePoints: ReadonlySet<number>;
+    readonly before: RegExp;
+    readonly after: RegExp;
+  }[];
+}
+
+interface Compiled {
+  readonly patterns: readonly CompiledPattern[];
+  readonly codePoints: readonly CompiledCodePoints[];
+  readonly confusable: { readonly rule: DescriptionRule; readonly index: number } | undefined;
+  readonly toolName: { readonly rule: ToolNameRule; readonly index: number; readonly re: RegExp } | undefined;
+}
+
+let compiled: Compiled | undefined;
+
+function compile(): Compiled {
+  if (compiled) return compiled;
+  const patterns: CompiledPattern[] = [];
+  const codePoints: CompiledCodePoints[] = [];
+  let confusable: Compiled['confusable'];
+  let toolName: Compiled['toolName'];
+  for (const [index, rule] of DESCRIPTION_RULES.entries()) {
+    switch (rule.kind) {
+      case 'pattern': {
+        const flags = (rule.flags ?? 'u').replace('g', '');
+        patterns.push({
+          rule,
+          index,
+          re: new RegExp(rule.pattern, `${flags}g`),
+          sentence: rule.alsoInSentence === undefined ? undefined : new RegExp(rule.alsoInSentence, flags),
+          ignore: new Set(rule.ignoreCaptures ?? []),
+        });
+        break;
+      }
+      case 'codepoints':
+        codePoints.push({
+          rule,
+          index,
+          exemptions: (rule.exemptions ?? []).map((e) => ({
+            codePoints: new Set(e.codePoints),
+            before: new RegExp(`^(?:${e.before})$`, 'u'),
+            after: new RegExp(`^(?:${e.after})$`, 'u'),
+          })),
+        });
+        break;
+      case 'confusable':
+        confusable = { rule, index };
+        break;
+      case 'tool-name':
+        toolName = { rule, index, re: new RegExp(rule.distinctive, 'u') };
+        break;
+    }
+  }
+  compiled = { patterns, codePoints, confusable, toolName };
+  return compiled;
+}
+
+function inRanges(cp: number, ranges: readonly CodePointRange[]): boolean {
+  for (const [lo, hi] of ranges) if (cp >= lo && cp <= hi) return true;
+  return false;
+}
+
+// ---------------------------------------------------------------------------------------------
+// Normalization with an offset map back into the raw text, so excerpts show what was written.
+
+interface Normalized {
+  readonly text: string;
+  /** For each UTF-16 unit of `text`, the raw span it came from. */
+  readonly starts: readonly number[];
+  readonly ends: readonly number[];
+  /** Normalized spans of words whose look-alike letters were folded to Latin. */
+  readonly folded: readonly { readonly start: number; readonly end: number }[];
+}
+
+const QUOTES: Readonly<Record<string, string>> = {
+  '\u2018': "'",
+  '\u2019': "'",
+  '\u201a': "'",
+  '\u201b': "'",
+  '\u2032': "'",
+  '\u02bc': "'",
+  '\u201c': '"',
+  '\u201d': '"',
+  '\u201e': '"',
+  '\u201f': '"',
+  '\u2033': '"',
+  '\u2010': '-',
+  '\u2011': '-',
+};
+
+const MARK = /^\p{M}$/u;
+const SPACE = /^\s$/u;
+const LINE_BREAK = /^[\n\r\u2028\u2029\u0085]$/u;
+const LATIN = /\p{Script=Latin}/u;
+const WORD = /[\p{L}\p{M}]+/gu;
+
+function normalize(raw: string): Normalized {
+  // Group each base character with its combining marks so NFKC can compose them.
+  const chunks: { text: string; start: number; end: number }[] = [];
+  for (let i = 0; i < raw.length; ) {
+    const cp = raw.codePointAt(i) ?? 0;
+    const ch = String.fromCodePoint(cp);
+    const next = i + ch.length;
+    if (!inRanges(cp, NORMALIZATION_STRIP_RANGES)) {
+      const last = chunks.at(-1);
+      if (last && MARK.test(ch)) {
+        last.text += ch;
+        last.end = next;
+      } else {
+        chunks.push({ text: ch, start: i, end: next });
+      }
+    }
+    i = next;
+  }
+
+  const out: string[] = [];
+  const starts: number[] = [];
+  const ends: number[] = [];
+  let pending: { newline: boolean; start: number; end: number } | undefined;
+  for (const chunk of chunks) {
+    const folded = chunk.text
+      .normalize('NFKC')
+      .replace(/[\u2018-\u201f\u2032\u2033\u02bc\u2010\u2011]/gu, (q) => QUOTES[q] ?? q)
+      .toLowerCase();
+    for (const unit of folded) {
+      if (SPACE.test(unit)) {
+        if (pending) {
+          pending.newline ||= LINE_BREAK.test(unit);
+          pending.end = chunk.end;
+        } else {
+          pending = { newline: LINE_BREAK.test(unit), start: chunk.start, end: chunk.end };
+        }
+        continue;
+      }
+      if (pending && out.length > 0) {
+        out.push(pending.newline ? '\n' : ' ');
+        starts.push(pending.start);
+        ends.push(pending.end);
+      }
+      pending = undefined;
+      // A surrogate pair stays two units, both pointing at the same raw span.
+      for (let k = 0; k < unit.length; k++) {
+        out.push(unit[k] ?? '');
+        starts.push(chunk.start);
+        ends.push(chunk.end);
+      }
+    }
+  }
+
+  let text = out.join('');
+  const foldedSpans: { start: number; end: number }[] = [];
+  text = text.replace(WORD, (word, offset: number) => {
+    if (!LATIN.test(word)) return word;
+    let changed = false;
+    const mapped = Array.from(word, (c) => {
+      const latin = CONFUSABLE_LETTERS[c];
+      if (latin === undefined) return c;
+      changed = true;
+      return latin;
+    }).join('');
+    if (!changed || mapped.length !== word.length) return word;
+    foldedSpans.push({ start: offset, end: offset + word.length });
+    return mapped;
+  });
+  return { text, starts, ends, folded: foldedSpans };
+}
+
+function rawSpan(n: Normalized, start: number, end: number): [number, number] {
+  const last = Math.max(start, end - 1);
+  return [n.starts[start] ?? 0, n.ends[last] ?? n.starts[start] ?? 0];
+}
+
+// ---------------------------------------------------------------------------------------------
+// Safe excerpts
+
+function hex(cp: number): string {
+  return `<U+${cp.toString(16).toUpperCase().padStart(4, '0')}>`;
+}
+
+function displayTokens(
+  s: string,
+  from: number,
+  to: number,
+  escape?: (cp: number) => boolean,
+): string[] {
+  const tokens: string[] = [];
+  for (let i = from; i < to; ) {
+    const cp = s.codePointAt(i) ?? 0;
+    const ch = String.fromCodePoint(cp);
+    i += ch.length;
+    if (inRanges(cp, EXCERPT_ESCAPE_RANGES) || escape?.(cp)) tokens.push(hex(cp));
+    else if (SPACE.test(ch)) {
+      if (tokens.at(-1) !== ' ') tokens.push(' ');
+    } else tokens.push(ch);
+  }
+  return tokens;
+}
+
+/** Start index of the code point containing `i` (never splits a surrogate pair). */
+function codePointStart(s: string, i: number): number {
+  const unit = s.charCodeAt(i);
+  return i > 0 && unit >= 0xdc00 && unit <= 0xdfff ? i - 1 : i;
+}
+
+/** At most 80 characters around [start, end) of `s`, invisible characters spelled out. */
+function excerptOf(
+  s: string,
+  start: number,
+  end: number,
+  escape?: (cp: number) => boolean,
+  label = '',
+): string {
+  const from = codePointStart(s, Math.max(0, start - EXCERPT_LEAD));
+  const at = codePointStart(s, start);
+  const to = Math.min(s.length, end + MAX_EXCERPT);
+  const pre = displayTokens(s, from, at, escape);
+  const rest = displayTokens(s, at, to, escape);
+  let preText = '';
+  let preIdx = pre.length;
+  while (preIdx > 0 && preText.length + (pre[preIdx - 1] ?? '').length <= EXCERPT_LEAD) {
+    preIdx--;
+    preText = (pre[preIdx] ?? '') + preText;
+  }
+  const lead = from > 0 || preIdx > 0 ? '…' : '';
+  let budget = MAX_EXCERPT - label.length - lead.length - preText.length - 1;
+  let body = '';
+  let taken = 0;
+  for (const token of rest) {
+    if (token.length > budget) break;
+    body += token;
+    budget -= token.length;
+    taken++;
+  }
+  const tail = taken < rest.length || to < s.length ? '…' : '';
+  return `${label}${lead}${preText}${body}`.trim() + tail;
+}
+
+/** A quoted fragment for messages: short, single-line, invisible characters spelled out. */
+function quoted(s: string): string {
+  const tokens = displayTokens(s, 0, s.length);
+  let out = '';
+  for (const t of tokens) {
+    if (out.length + t.length > MAX_QUOTED) return `"${out.trim()}…"`;
+    out += t;
+  }
+  return `"${out.trim()}"`;
+}
+
+// ---------------------------------------------------------------------------------------------
+// Hidden payloads: text smuggled in tag characters or variation selectors is decoded and scanned.
+
+interface Payload {
+  readonly kind: string;
+  readonly text: string;
+}
+
+function decodeTags(raw: string): string {
+  let out = '';
+  let inRun = false;
+  for (const ch of raw) {
+    const cp = ch.codePointAt(0) ?? 0;
+    if (cp >= 0xe0020 && cp <= 0xe007e) {
+      out += String.fromCharCode(cp - 0xe0000);
+      inRun = true;
+    } else if (inRun && !(cp >= 0xe0000 && cp <= 0xe007f)) {
+      out += ' ';
+      inRun = false;
+    }
+  }
+  return out.trim();
+}
+
+const UTF8 = new TextDecoder('utf-8');
+
+function decodeVariationSelectors(run: string): string {
+  const bytes: number[] = [];
+  for (const ch of run) {
+    const cp = ch.codePointAt(0) ?? 0;
+    if (cp >= 0xfe00 && cp <= 0xfe0f) bytes.push(cp - 0xfe00);
+    else if (cp >= 0xe0100 && cp <= 0xe01ef) bytes.push(cp - 0xe0100 + 16);
+  }
+  // Only worth showing when the bytes form mostly printable text.
+  const text = UTF8.decode(Uint8Array.from(bytes));
+  const printable = Array.from(text).filter((c) => /[\p{L}\p{N}\p{P}\p{S}\s]/u.test(c)).length;
+  return printable >= Math.max(2, Array.from(text).length * 0.8) ? text : '';
+}
+
+// ---------------------------------------------------------------------------------------------
+// Tool-name references
+
+/** Canonical spelling for comparing names: lower case, separators dropped. */
+function nameKey(name: string): string {
+  return name
+    .normalize('NFKC')
+    .toLowerCase()
+    .replace(/[_.:/-]+/g, '');
+}
+
+function lastSegment(name: string): string {
+  const parts = name.split(/[.:/]+/);
+  return parts.at(-1) ?? name;
+}
+
+function escapeRegExp(s: string): string {
+  return s.replace(/[.*+?^${}()|[\]\\/-]/g, '\\$&');
+}
+
+/** Words of an identifier: split on separators and on camelCase humps. */
+function nameWords(name: string): string[] {
+  return name
+    .replace(/([a-z0-9])([A-Z])/g, '$1 $2')
+    .split(/[\s_.:/-]+/)
+    .filter((w) => w.length > 0)
+    .map((w) => w.normalize('NFKC').toLowerCase());
+}
+
+interface NameMatcher {
+  readonly re: RegExp;
+  /** nameKey → the catalogued names it stands for. */
+  readonly names: ReadonlyMap<string, readonly string[]>;
+}
+
+function buildNameMatcher(
+  others: readonly string[],
+  own: string,
+  distinctive: RegExp,
+): NameMatcher | undefined {
+  const ownKeys = new Set([nameKey(own), nameKey(lastSegment(own))]);
+  const names = new Map<string, string[]>();
+  const sources: string[] = [];
+  for (const other of others) {
+    for (const candidate of new Set([other, lastSegment(other)])) {
+      if (!distinctive.test(candidate)) continue;
+      const key = nameKey(candidate);
+      if (key.length === 0 || ownKeys.has(key)) continue;
+      const list = names.get(key);
+      if (list) {
+        if (!list.includes(other)) list.push(other);
+        continue;
+      }
+      names.set(key, [other]);
+      sources.push(nameWords(candidate).map(escapeRegExp).join('[_.:/-]?'));
+    }
+  }
+  if (sources.length === 0) return undefined;
+  sources.sort((a, b) => b.length - a.length || (a < b ? -1 : a > b ? 1 : 0));
+  const re = new RegExp(`(?<![\\p{L}\\p{N}_])(?:${sources.join('|')})(?![\\p{L}\\p{N}_])`, 'gu');
+  return { re, names };
+}
+
+// ---------------------------------------------------------------------------------------------
+// Scanning one text
+
+interface Hit {
+  readonly order: number;
+  readonly position: number;
+  readonly finding: ScanFinding;
+}
+
+interface FieldContext {
+  readonly field: string;
+  readonly ownKeys: ReadonlySet<string>;
+  readonly names: NameMatcher | undefined;
+  readonly hits: Hit[];
+  readonly seen: Set<string>;
+}
+
+function push(ctx: FieldContext, order: number, position: number, key: string, f: ScanFinding): void {
+  if (ctx.seen.has(key)) return;
+  ctx.seen.add(key);
+  ctx.hits.push({ order, position, finding: f });
+}
+
+function sentenceAround(text: string, start: number, end: number): string {
+  const boundary = /[.!?;](?=\s)|\n/g;
+  let from = 0;
+  let to = text.length;
+  for (let m = boundary.exec(text); m !== null; m = boundary.exec(text)) {
+    const after = m.index + m[0].length;
+    if (after <= start) from = after;
+    else if (m.index >= end) {
+      to = m.index;
+      break;
+    }
+  }
+  return text.slice(from, to);
+}
+
+function firstCapture(m: RegExpExecArray): string | undefined {
+  for (let i = 1; i < m.length; i++) if (m[i] !== undefined) return m[i];
+  return undefined;
+}
+
+function scanPatterns(
+  ctx: FieldContext,
+  target: 'normalized' | 'raw',
+  text: string,
+  locate: (start: number, end: number) => string,
+  note: string,
+): void {
+  for (const p of compile().patterns) {
+    if (p.rule.target !== target || ctx.seen.has(p.rule.id)) continue;
+    p.re.lastIndex = 0;
+    for (let m = p.re.exec(text); m !== null; m = p.re.exec(text)) {
+      if (m[0].length === 0) {
+        p.re.lastIndex++;
+        continue;
+      }
+      const capture = firstCapture(m);
+      if (capture !== undefined && (p.ignore.has(capture) || ctx.ownKeys.has(nameKey(capture))))
+        continue;
+      const end = m.index + m[0].length;
+      if (p.sentence && !p.sentence.test(sentenceAround(text, m.index, end))) continue;
+      let message = p.rule.description;
+      if (capture !== undefined) message += `: ${quoted(capture)}`;
+      if (p.rule.decode === 'variation-selectors') {
+        const decoded = decodeVariationSelectors(m[0]);
+        if (decoded) message += `; they decode to ${quoted(decoded)}`;
+      }
+      push(ctx, p.index, m.index, p.rule.id, {
+        rule: p.rule.id,
+        category: p.rule.category,
+        field: ctx.field,
+        message: message + note,
+        excerpt: locate(m.index, end),
+      });
+      break;
+    }
+  }
+}
+
+function scanToolNames(
+  ctx: FieldContext,
+  n: Normalized,
+  locate: (start: number, end: number) => string,
+  note: string,
+): void {
+  const tn = compile().toolName;
+  if (!tn || !ctx.names) return;
+  const { re, names } = ctx.names;
+  re.lastIndex = 0;
+  for (let m = re.exec(n.text); m !== null; m = re.exec(n.text)) {
+    const key = nameKey(m[0]);
+    const referenced = names.get(key);
+    if (!referenced) continue;
+    push(ctx, tn.index, m.index, `${tn.rule.id}:${key}`, {
+      rule: tn.rule.id,
+      category: tn.rule.category,
+      field: ctx.field,
+      message: `${tn.rule.description}: ${referenced.map(quoted).join(', ')}${note}`,
+      excerpt: locate(m.index, m.index + m[0].length),
+    });
+  }
+}
+
+function scanCodePoints(ctx: FieldContext, raw: string): Payload[] {
+  const payloads: Payload[] = [];
+  for (const c of compile().codePoints) {
+    const found: { cp: number; at: number }[] = [];
+    let prev = '';
+    for (let i = 0; i < raw.length; ) {
+      const cp = raw.codePointAt(i) ?? 0;
+      const ch = String.fromCodePoint(cp);
+      const next = i + ch.length;
+      if (inRanges(cp, c.rule.ranges)) {
+        const nextCp = raw.codePointAt(next);
+        const after = nextCp === undefined ? '' : String.fromCodePoint(nextCp);
+        const exempt = c.exemptions.some(
+          (e) => e.codePoints.has(cp) && e.before.test(prev) && e.after.test(after),
+        );
+        if (!exempt) found.push({ cp, at: i });
+      }
+      prev = ch;
+      i = next;
+    }
+    const first = found[0];
+    if (!first) continue;
+    const distinct = [...new Set(found.map((f) => f.cp))].sort((a, b) => a - b);
+    const listed = distinct
+      .slice(0, 6)
+      .map((cp) => hex(cp).slice(1, -1))
+      .join(', ');
+    let message = `${c.rule.description} (${found.length}: ${listed}${distinct.length > 6 ? ', …' : ''})`;
+    if (c.rule.decode === 'tags') {
+      const decoded = decodeTags(raw);
+      if (decoded) {
+        message += `; the hidden text reads ${quoted(decoded)}`;
+        payloads.push({ kind: 'tag-character', text: decoded });
+      }
+    }
+    push(ctx, c.index, first.at, c.rule.id, {
+      rule: c.rule.id,
+      category: c.rule.category,
+      field: ctx.field,
+      message,
+      excerpt: excerptOf(raw, first.at, first.at + 1),
+    });
+  }
+  return payloads;
+}
+
+function variationSelectorPayloads(raw: string): Payload[] {
+  const out: Payload[] = [];
+  for (const m of raw.matchAll(/[\uFE00-\uFE0F\u{E0100}-\u{E01EF}]{2,}/gu)) {
+    const text = decodeVariationSelectors(m[0]);
+    if (text) out.push({ kind: 'variation-selector', text });
+  }
+  return out;
+}
+
+function scanField(
+  field: string,
+  raw: string,
+  own: string,
+  names: NameMatcher | undefined,
+  isName: boolean,
+): ScanFinding[] {
+  const rules = compile();
+  const ctx: FieldContext = {
+    field,
+    ownKeys: new Set([nameKey(own), nameKey(lastSegment(own))]),
+    names: isName ? undefined : names,
+    hits: [],
+    seen: new Set(),
+  };
+
+  const payloads = scanCodePoints(ctx, raw);
+  payloads.push(...variationSelectorPayloads(raw));
+  scanPatterns(ctx, 'raw', raw, (s, e) => excerptOf(raw, s, e), '');
+
+  const n = normalize(raw);
+  const locate = (s: number, e: number): string => {
+    const [rs, re] = rawSpan(n, s, e);
+    return excerptOf(raw, rs, re);
+  };
+  if (rules.confusable && n.folded.length > 0) {
+    const span = n.folded[0];
+    if (span) {
+      const [rs, re] = rawSpan(n, span.start, span.end);
+      const isLookAlike = (cp: number): boolean =>
+        CONFUSABLE_LETTERS[String.fromCodePoint(cp).toLowerCase()] !== undefined;
+      push(ctx, rules.confusable.index, rs, rules.confusable.rule.id, {
+        rule: rules.confusable.rule.id,
+        category: rules.confusable.rule.category,
+        field,
+        message: `${rules.confusable.rule.description}: ${quoted(raw.slice(rs, re))} reads as ${quoted(n.text.slice(span.start, span.end))}`,
+        excerpt: excerptOf(raw, rs, re, isLookAlike),
+      });
+    }
+  }
+  scanPatterns(ctx, 'normalized', n.text, locate, '');
+  scanToolNames(ctx, n, locate, '');
+
+  for (const payload of payloads) {
+    const hidden = normalize(payload.text);
+    const note = ` (inside hidden ${payload.kind} text)`;
+    const label = `[hidden ${payload.kind} text] `;
+    const locateHidden = (s: number, e: number): string => {
+      const [rs, re] = rawSpan(hidden, s, e);
+      return excerptOf(payload.text, rs, re, undefined, label);
+    };
+    const before = ctx.hits.length;
+    scanPatterns(ctx, 'normalized', hidden.text, locateHidden, note);
+    scanToolNames(ctx, hidden, locateHidden, note);
+    // Hidden findings sort after the visible ones of the same field.
+    for (let i = before; i < ctx.hits.length; i++) {
+      const hit = ctx.hits[i];
+      if (hit) ctx.hits[i] = { ...hit, position: Number.MAX_SAFE_INTEGER };
+    }
+  }
+
+  return ctx.hits
+    .sort((a, b) => a.order - b.order || a.position - b.position)
+    .map((h) => h.finding);
+}
+
+/**
+ * Flags poisoning in a tool's name, description and schema texts. Findings come in field order
+ * (name, description, then `extraTexts` as given), then rule order, then position.
+ */
+export function scanToolText(input: ScanInput): ScanFinding[] {
+  const tn = compile().toolName;
+  const names =
+    tn && input.otherToolNames && input.otherToolNames.length > 0
+      ? buildNameMatcher(input.otherToolNames, input.name, tn.re)
+      : undefined;
+  const findings: ScanFinding[] = [];
+  findings.push(...scanField('/name', input.name, input.name, names, true));
+  findings.push(...scanField('/description', input.description, input.name, names, false));
+  for (const extra of input.extraTexts ?? []) {
+    findings.push(...scanField(extra.field, extra.text, input.name, names, false));
+  }
+  return findings;
+}

@@ -1,0 +1,174 @@
+/**
+ * @module Capability search (DESIGN.md C5, dynamic part): BM25 over name, description and tags
+ * with MiniSearch. Only offerable versions are indexed (active or deprecated, never quarantined),
+ * one entry per tool: its newest such version. The index is rebuilt when the catalog revision
+ * moves, so a change made by another process (the CLI, another replica) is seen on the next query.
+ */
+import MiniSearch from 'minisearch';
+import semver from 'semver';
+import type { CatalogService } from './catalog-service.js';
+import { effectiveLifecycle, isOfferable } from './lifecycle.js';
+import type { LifecycleState } from './tool-definition.js';
+import { offerableRows } from './tool-repository.js';
+
+export interface DiscoveryHit {
+  readonly id: string;
+  readonly version: string;
+  readonly name: string;
+  readonly description: string;
+  readonly tags: readonly string[];
+  readonly action_class: string;
+  readonly access_tier: string;
+  readonly lifecycle: LifecycleState;
+  readonly deprecated: boolean;
+  readonly retire_at: string | null;
+  readonly score: number;
+}
+
+export interface DiscoveryQuery {
+  readonly q?: string;
+  /** Every tag listed must be on the tool. */
+  readonly tags?: readonly string[];
+  readonly limit?: number;
+}
+
+interface IndexedTool {
+  id: string;
+  version: string;
+  name: string;
+  description: string;
+  tags: string[];
+  tagText: string;
+  action_class: string;
+  access_tier: string;
+  lifecycle: 'active' | 'deprecated';
+  retire_at: string | null;
+}
+
+/** Splits identifiers too, so `search_tickets` matches "tickets". */
+const tokenize = (text: string): string[] =>
+  text
+    .replace(/([a-z])([A-Z])/g, '$1 $2')
+    .toLowerCase()
+    .split(/[^\p{L}\p{N}]+/u)
+    .filter((t) => t.length > 0);
+
+/** Deprecated tools stay findable (they still work during the window) but rank below current ones. */
+const DEPRECATED_WEIGHT = 0.5;
+export const MAX_DISCOVERY_LIMIT = 100;
+
+export class Discovery {
+  readonly #catalog: CatalogService;
+  #built: { revision: number; index: MiniSearch<IndexedTool>; all: IndexedTool[] } | null = null;
+  #building: Promise<void> | null = null;
+
+  constructor(catalog: CatalogService) {
+    this.#catalog = catalog;
+  }
+
+  async search(query: DiscoveryQuery): Promise<DiscoveryHit[]> {
+    await this.#fresh();
+    const built = this.#built;
+    if (!built) return [];
+    const now = this.#catalog.now();
+    const limit = Math.min(Math.max(query.limit ?? 20, 1), MAX_DISCOVERY_LIMIT);
+    const tags = query.tags ?? [];
+    const hasTags = (t: IndexedTool) => tags.every((tag) => t.tags.includes(tag));
+    // The sweep may not have run yet; never offer a version whose window has ended.
+    const live = (t: IndexedTool) => isOfferable(effectiveLifecycle(t.lifecycle, t.retire_at, now));
+    const text = query.q?.trim() ?? '';
+
+    let ranked: { tool: IndexedTool; score: number }[];
+    if (text === '') {
+      ranked = built.all
+        .filter((t) => hasTags(t) && live(t))
+        .map((tool) => ({ tool, score: 0 }))
+        .sort(
+          (a, b) => rankState(a.tool) - rankState(b.tool) || a.tool.id.localeCompare(b.tool.id),
+        );
+    } else {
+      ranked = built.index
+        .search(text, {
+          boost: { name: 3, tagText: 2, description: 1 },
+          prefix: (term) => term.length >= 3,
+          fuzzy: (term) => (term.length >= 5 ? 0.2 : false),
+          combineWith: 'OR',
+        })
+        .map((r) => ({ tool: r as unknown as IndexedTool, score: r.score }))
+        .filter(({ tool }) => hasTags(tool) && live(tool))
+        .map(({ tool, score }) => ({
+          tool,
+          score: tool.lifecycle === 'deprecated' ? score * DEPRECATED_WEIGHT : score,
+        }))
+        .sort((a, b) => b.score - a.score || a.tool.id.localeCompare(b.tool.id));
+    }
+    return ranked.slice(0, limit).map(({ tool, score }) => ({
+      id: tool.id,
+      version: tool.version,
+      name: tool.name,
+      description: tool.description,
+      tags: tool.tags,
+      action_class: tool.action_class,
+      access_tier: tool.access_tier,
+      lifecycle: tool.lifecycle,
+      deprecated: tool.lifecycle === 'deprecated',
+      retire_at: tool.retire_at,
+      score: Math.round(score * 1000) / 1000,
+    }));
+  }
+
+  async #fresh(): Promise<void> {
+    const revision = await this.#catalog.revision();
+    if (this.#built?.revision === revision) return;
+    // Concurrent searches share one rebuild.
+    this.#building ??= this.#rebuild(revision).finally(() => {
+      this.#building = null;
+    });
+    await this.#building;
+  }
+
+  async #rebuild(revision: number): Promise<void> {
+    const rows = await offerableRows(this.#catalog.store.db);
+    const newest = new Map<string, IndexedTool>();
+    for (const row of rows) {
+      const current = newest.get(row.tool_id);
+      if (current && semver.gt(current.version, row.version)) continue;
+      const tags = JSON.parse(row.tags) as string[];
+      newest.set(row.tool_id, {
+        id: row.tool_id,
+        version: row.version,
+        name: row.name,
+        description: row.description,
+        tags,
+        tagText: tags.join(' '),
+        action_class: row.action_class,
+        access_tier: row.access_tier,
+        lifecycle: row.lifecycle as 'active' | 'deprecated',
+        retire_at: row.retire_at,
+      });
+    }
+    const index = new MiniSearch<IndexedTool>({
+      idField: 'id',
+      fields: ['name', 'description', 'tagText'],
+      storeFields: [
+        'id',
+        'version',
+        'name',
+        'description',
+        'tags',
+        'action_class',
+        'access_tier',
+        'lifecycle',
+        'retire_at',
+      ],
+      tokenize,
+    });
+    const all = [...newest.values()];
+    index.addAll(all);
+    this.#built = { revision, index, all };
+  }
+}
+
+function rankState(tool: IndexedTool): number {
+  return tool.lifecycle === 'deprecated' ? 1 : 0;
+}

@@ -1,0 +1,37 @@
+/**
+ * @module The catalog (DESIGN.md C1–C3, C5 search): definitions, registration, lifecycle,
+ * description safety, discovery. Anything exported here is public API.
+ */
+export type {
+  CatalogOptions,
+  CatalogWrite,
+  RegisterOptions,
+  RegisterOutcome,
+  RegisterResult,
+  RegistrationRefusal,
+} from './catalog-service.js';
+export { CatalogService, describeProblems } from './catalog-service.js';
+export type { ScanFinding, ScanInput } from './description-scan.js';
+export { scanToolText } from './description-scan.js';
+export type { DiscoveryHit, DiscoveryQuery } from './discovery.js';
+export { Discovery, MAX_DISCOVERY_LIMIT } from './discovery.js';
+export { compileDocumentValidator } from './json-schema-validator.js';
+export { DEFAULT_MIGRATION_WINDOW_DAYS, MAX_MIGRATION_WINDOW_DAYS } from './lifecycle.js';
+export type { SchemaBreak } from './schema-compat.js';
+export { findBreakingChanges, isMajorBump } from './schema-compat.js';
+export type {
+  AccessTier,
+  ActionClass,
+  Approval,
+  DataAccess,
+  Egress,
+  JsonSchemaObject,
+  LifecycleState,
+  Runtime,
+  ToolDefinition,
+} from './tool-definition.js';
+export { ACTION_CLASSES, APPROVAL_FLOOR, LIFECYCLE_STATES } from './tool-definition.js';
+export { TOOL_SCHEMA_ID, toolDefinitionSchema } from './tool-definition-schema.js';
+export type { ToolVersionDetail, ToolVersionSummary } from './tool-repository.js';
+export type { DefinitionCheck } from './validate-definition.js';
+export { checkToolDefinition } from './validate-definition.js';

@@ -1,0 +1,287 @@
+#!/usr/bin/env node
+/**
+ * @module The `toolgate` command (DESIGN.md C18). Every command goes through the same services as
+ * REST; `--json` prints machine-readable output, and refusals exit 1 with `{ error: {code,…} }`.
+ */
+import { readFileSync } from 'node:fs';
+import { userInfo } from 'node:os';
+import { Command, Option } from 'commander';
+import type { ToolVersionDetail, ToolVersionSummary } from '../catalog/index.js';
+import type { Actor } from '../core/index.js';
+import { openToolgate, type Toolgate } from '../toolgate.js';
+import { makeOutput, type Output, reportError, table } from './output.js';
+import { serve } from './serve.js';
+
+const VERSION = (JSON.parse(readFileSync(new URL('../../package.json', import.meta.url), 'utf8')) as { version: string })
+  .version;
+
+const actor: Actor = { id: `cli:${safeUser()}`, via: 'cli' };
+
+function safeUser(): string {
+  try {
+    return userInfo().username;
+  } catch {
+    return 'unknown';
+  }
+}
+
+interface GlobalOptions {
+  db?: string;
+  json?: boolean;
+}
+
+const program = new Command()
+  .name('toolgate')
+  .description('A governed tool gateway for AI agents')
+  .version(VERSION)
+  .addOption(
+    new Option('--db <url>', 'database: sqlite:PATH or postgres://…').env('TOOLGATE_DB').default('sqlite:./data/toolgate.db'),
+  )
+  .option('--json', 'print JSON')
+  .showHelpAfterError();
+
+/** Opens toolgate, runs `fn`, closes; a refusal becomes exit code 1 with a structured error. */
+function withToolgate(fn: (tg: Toolgate, out: Output) => Promise<void>): () => Promise<void> {
+  return async () => {
+    const globals = program.opts<GlobalOptions>();
+    const out = makeOutput(globals.json === true);
+    let tg: Toolgate | null = null;
+    try {
+      tg = await openToolgate(globals.db ? { db: globals.db } : {});
+      await fn(tg, out);
+    } catch (err) {
+      process.exitCode = reportError(err, out.json);
+    } finally {
+      await tg?.close();
+    }
+  };
+}
+
+/** `id@version`; a bare id is refused for commands that change one version. */
+function parseRef(ref: string): { id: string; version: string } {
+  const at = ref.lastIndexOf('@');
+  if (at <= 0 || at === ref.length - 1) throw new TypeError(`expected TOOL_ID@VERSION, got "${ref}"`);
+  return { id: ref.slice(0, at), version: ref.slice(at + 1) };
+}
+
+function readInput(file: string): string {
+  return readFileSync(file === '-' ? 0 : file, 'utf8');
+}
+
+function versionLine(t: ToolVersionSummary): string[] {
+  const state = t.quarantined ? `${t.lifecycle},QUARANTINED` : t.lifecycle;
+  return [t.id, t.version, state, t.action_class, t.access_tier, t.owner];
+}
+
+function describeVersion(t: ToolVersionDetail): string {
+  const lines = [
+    `${t.id}@${t.version}  ${t.name}`,
+    `  lifecycle:  ${t.lifecycle}${t.retire_at ? ` (retires ${t.retire_at})` : ''}`,
+    `  class/tier: ${t.action_class} / ${t.access_tier}; data ${t.data_access}; egress ${t.egress}`,
+    `  owner:      ${t.owner} (${t.provenance})`,
+    `  hash:       ${t.definition_hash}`,
+    `  quarantine: ${t.quarantined ? 'YES' : 'no'}`,
+    ...t.findings.map((f) => `    - [${f.category}] ${f.field}: ${f.message}`),
+    `  ${t.description}`,
+  ];
+  return lines.join('\n');
+}
+
+program
+  .command('serve')
+  .description('start the gateway (REST + OpenAPI docs) on 127.0.0.1')
+  .addOption(new Option('--host <host>', 'interface to bind').env('TOOLGATE_HOST').default('127.0.0.1'))
+  .addOption(new Option('--port <port>', 'port').env('TOOLGATE_PORT').default('8080'))
+  .option('--demo', 'load the demo catalog (idempotent)')
+  .addOption(
+    new Option('--admin-token-file <path>', 'where the admin token is kept (created on first start)').default(
+      './data/admin-token',
+    ),
+  )
+  .option('--body-limit <bytes>', 'largest request body', '1048576')
+  .action(async (opts: { host: string; port: string; demo?: boolean; adminTokenFile: string; bodyLimit: string }) => {
+    const globals = program.opts<GlobalOptions>();
+    try {
+      await serve({
+        db: globals.db ?? 'sqlite:./data/toolgate.db',
+        host: opts.host,
+        port: Number(opts.port),
+        demo: opts.demo === true,
+        adminTokenFile: opts.adminTokenFile,
+        bodyLimit: Number(opts.bodyLimit),
+        version: VERSION,
+      });
+    } catch (err) {
+      process.exitCode = reportError(err, globals.json === true);
+    }
+  });
+
+program
+  .command('apply')
+  .description('apply a configuration file (YAML or JSON: Tool, Agent, Grant) in one transaction')
+  .requiredOption('-f, --file <path>', 'file to apply, - for stdin')
+  .option('--dry-run', 'print what would change and write nothing')
+  .action((opts: { file: string; dryRun?: boolean }) =>
+    withToolgate(async (tg, out) => {
+      const result = await tg.config.applyText(readInput(opts.file), actor, { dryRun: opts.dryRun === true });
+      out.result(result, () => {
+        const mark = { create: '+', update: '~', unchanged: '=' } as const;
+        const lines = result.changes.map((c) => `${mark[c.action]} ${c.subject}: ${c.summary}`);
+        const n = result.changes.filter((c) => c.action !== 'unchanged').length;
+        lines.push(result.dryRun ? `dry run: ${n} change(s) would be applied, nothing written` : `${n} change(s) applied`);
+        return lines.join('\n');
+      });
+    })(),
+  );
+
+const tools = program.command('tools').description('the tool catalog');
+
+tools
+  .command('list')
+  .description('list every registered tool version')
+  .addOption(new Option('--lifecycle <state>').choices(['draft', 'active', 'deprecated', 'retired']))
+  .option('--owner <team>')
+  .option('--quarantined', 'only quarantined versions')
+  .action((opts: { lifecycle?: 'draft' | 'active' | 'deprecated' | 'retired'; owner?: string; quarantined?: boolean }) =>
+    withToolgate(async (tg, out) => {
+      const list = await tg.catalog.list({
+        ...(opts.lifecycle ? { lifecycle: opts.lifecycle } : {}),
+        ...(opts.owner ? { owner: opts.owner } : {}),
+        ...(opts.quarantined ? { quarantined: true } : {}),
+      });
+      out.result({ tools: list }, () =>
+        list.length === 0
+          ? 'no tools'
+          : table([['ID', 'VERSION', 'STATE', 'CLASS', 'TIER', 'OWNER'], ...list.map(versionLine)]),
+      );
+    })(),
+  );
+
+tools
+  .command('show <ref>')
+  .description('show a tool (all versions) or one version: ID or ID@VERSION')
+  .action((ref: string) =>
+    withToolgate(async (tg, out) => {
+      if (ref.includes('@')) {
+        const { id, version } = parseRef(ref);
+        const t = await tg.catalog.get(id, version);
+        out.result(t, () => `${describeVersion(t)}\n${JSON.stringify(t.definition, null, 2)}`);
+      } else {
+        const versions = await tg.catalog.versions(ref);
+        out.result({ id: ref, versions }, () => versions.map(describeVersion).join('\n\n'));
+      }
+    })(),
+  );
+
+tools
+  .command('search [query]')
+  .description('search offered tools by text and tags (as agents discover them)')
+  .option('--tags <list>', 'comma-separated tags that must all match')
+  .option('--limit <n>', 'most results', '20')
+  .action((query: string | undefined, opts: { tags?: string; limit: string }) =>
+    withToolgate(async (tg, out) => {
+      const results = await tg.discovery.search({
+        ...(query ? { q: query } : {}),
+        tags: (opts.tags ?? '').split(',').filter((t) => t !== ''),
+        limit: Number(opts.limit),
+      });
+      out.result({ results }, () =>
+        results.length === 0
+          ? 'no match'
+          : table([
+              ['ID', 'VERSION', 'SCORE', 'STATE', 'DESCRIPTION'],
+              ...results.map((r) => [r.id, r.version, String(r.score), r.lifecycle, r.description.slice(0, 60)]),
+            ]),
+      );
+    })(),
+  );
+
+tools
+  .command('activate <ref>')
+  .description('activate a draft, or undo a deprecation')
+  .action((ref: string) =>
+    withToolgate(async (tg, out) => {
+      const { id, version } = parseRef(ref);
+      const t = await tg.catalog.activate(id, version, actor);
+      out.result(t, () => `${id}@${version} is ${t.lifecycle}`);
+    })(),
+  );
+
+tools
+  .command('deprecate <ref>')
+  .description('deprecate a version; it retires when the migration window ends')
+  .option('--window <days>', 'migration window in days', '30')
+  .option('--reason <text>')
+  .action((ref: string, opts: { window: string; reason?: string }) =>
+    withToolgate(async (tg, out) => {
+      const { id, version } = parseRef(ref);
+      const t = await tg.catalog.deprecate(id, version, actor, {
+        windowDays: Number(opts.window),
+        ...(opts.reason ? { reason: opts.reason } : {}),
+      });
+      out.result(t, () => `${id}@${version} is deprecated; retires ${t.retire_at}`);
+    })(),
+  );
+
+tools
+  .command('retire <ref>')
+  .description('retire a version now')
+  .option('--reason <text>')
+  .action((ref: string, opts: { reason?: string }) =>
+    withToolgate(async (tg, out) => {
+      const { id, version } = parseRef(ref);
+      const t = await tg.catalog.retire(id, version, actor, opts.reason ? { reason: opts.reason } : {});
+      out.result(t, () => `${id}@${version} is retired`);
+    })(),
+  );
+
+for (const op of ['quarantine', 'release'] as const) {
+  tools
+    .command(`${op} <ref>`)
+    .description(op === 'release' ? 'release a quarantined version (recorded)' : 'quarantine a version')
+    .requiredOption('--reason <text>', 'why (recorded in the event log)')
+    .action((ref: string, opts: { reason: string }) =>
+      withToolgate(async (tg, out) => {
+        const { id, version } = parseRef(ref);
+        const t = await tg.catalog[op](id, version, actor, opts.reason);
+        out.result(t, () => `${id}@${version} is ${t.quarantined ? 'quarantined' : 'released from quarantine'}`);
+      })(),
+    );
+}
+
+program
+  .command('agents')
+  .description('agents and their grants')
+  .command('list')
+  .action(() =>
+    withToolgate(async (tg, out) => {
+      const agents = await tg.agents.list();
+      out.result({ agents }, () =>
+        agents.length === 0
+          ? 'no agents'
+          : table([['ID', 'OWNER', 'ENABLED', 'CAPABILITIES'], ...agents.map((a) => [a.id, a.owner, String(a.enabled), a.capabilities.join(',')])]),
+      );
+    })(),
+  );
+
+program
+  .command('events')
+  .description('the administrative event record')
+  .command('list')
+  .option('--subject <subject>', 'e.g. tool:send_email@1.0.0')
+  .option('--after <seq>', 'only events after this sequence number')
+  .option('--limit <n>', 'most events', '100')
+  .action((opts: { subject?: string; after?: string; limit: string }) =>
+    withToolgate(async (tg, out) => {
+      const events = await tg.events.list({
+        limit: Number(opts.limit),
+        ...(opts.subject ? { subject: opts.subject } : {}),
+        ...(opts.after ? { afterSeq: Number(opts.after) } : {}),
+      });
+      out.result({ events: events.map((e) => ({ ...e, details: JSON.parse(e.details) as unknown })) }, () =>
+        table(events.map((e) => [String(e.seq), e.at, e.actor, e.action, e.subject])),
+      );
+    })(),
+  );
+
+await program.parseAsync(process.argv);

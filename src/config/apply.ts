@@ -1,0 +1,281 @@
+/**
+ * @module `apply -f` (DESIGN.md C18, STYLE.md habit 11): validates every document of a file, then
+ * applies all of them in ONE transaction. Any invalid document refuses the whole file and nothing
+ * is written. A dry run performs the same work and rolls it back, so its plan is exactly what a
+ * real apply would do. Idempotent: applying the same file twice changes nothing the second time.
+ */
+import semver from 'semver';
+import {
+  type CatalogService,
+  type CatalogWrite,
+  checkToolDefinition,
+  compileDocumentValidator,
+  type ToolDefinition,
+} from '../catalog/index.js';
+import { type Actor, type Problem, problem, ToolgateError } from '../core/index.js';
+import {
+  type AgentService,
+  type AgentSpec,
+  agentSpecSchema,
+  type GrantSpec,
+  grantSpecSchema,
+} from '../identity/index.js';
+import {
+  type ConfigDocument,
+  parseConfigText,
+  RESERVED_KINDS,
+  SUPPORTED_KINDS,
+} from './config-document.js';
+
+export type ChangeAction = 'create' | 'update' | 'unchanged';
+
+export interface ApplyChange {
+  readonly document: number;
+  readonly kind: ConfigDocument['kind'];
+  readonly subject: string;
+  readonly action: ChangeAction;
+  readonly summary: string;
+  readonly quarantined?: boolean;
+}
+
+export interface ApplyResult {
+  readonly dryRun: boolean;
+  readonly changes: readonly ApplyChange[];
+}
+
+type ConfigProblem = Problem & { document: number; kind?: string };
+
+class DryRunRollback extends Error {
+  constructor(readonly result: ApplyResult) {
+    super('dry run');
+  }
+}
+
+/** The envelope; each kind's spec is then checked by its own validator, so every problem is listed. */
+const validateEnvelope = compileDocumentValidator({
+  type: 'object',
+  additionalProperties: false,
+  required: ['kind', 'spec'],
+  properties: {
+    apiVersion: { const: 'toolgate/v1' },
+    kind: { enum: [...SUPPORTED_KINDS] },
+    spec: { type: 'object' },
+  },
+});
+const validateSpec: Record<ConfigDocument['kind'], (spec: unknown) => Problem[]> = {
+  Tool: (spec) => {
+    const checked = checkToolDefinition(spec);
+    return checked.ok ? [] : [...checked.problems];
+  },
+  Agent: compileDocumentValidator(agentSpecSchema),
+  Grant: compileDocumentValidator(grantSpecSchema),
+};
+
+export class ApplyService {
+  readonly #catalog: CatalogService;
+  readonly #agents: AgentService;
+
+  constructor(catalog: CatalogService, agents: AgentService) {
+    this.#catalog = catalog;
+    this.#agents = agents;
+  }
+
+  async applyText(
+    text: string,
+    actor: Actor,
+    options: { dryRun?: boolean } = {},
+  ): Promise<ApplyResult> {
+    return this.apply(parseConfigText(text), actor, options);
+  }
+
+  async apply(
+    raw: readonly unknown[],
+    actor: Actor,
+    options: { dryRun?: boolean } = {},
+  ): Promise<ApplyResult> {
+    const dryRun = options.dryRun ?? false;
+    const docs = checkDocuments(raw);
+    try {
+      return await this.#catalog.write(async (ctx) => {
+        const { changes, problems } = await this.#applyAll(ctx, docs, actor);
+        if (problems.length > 0) throw configInvalid(problems);
+        const result: ApplyResult = {
+          dryRun,
+          changes: changes.sort((a, b) => a.document - b.document),
+        };
+        if (dryRun) throw new DryRunRollback(result);
+        return result;
+      });
+    } catch (err) {
+      if (err instanceof DryRunRollback) return err.result;
+      throw err;
+    }
+  }
+
+  async #applyAll(
+    ctx: CatalogWrite,
+    docs: readonly { index: number; doc: ConfigDocument }[],
+    actor: Actor,
+  ): Promise<{ changes: ApplyChange[]; problems: ConfigProblem[] }> {
+    const changes: ApplyChange[] = [];
+    const problems: ConfigProblem[] = [];
+    const ofKind = (kind: ConfigDocument['kind']) => docs.filter((d) => d.doc.kind === kind);
+
+    // Agents first so grants in the same file can name them; tools oldest version first so
+    // each version is compared with its predecessor from the same file.
+    for (const { index, doc } of ofKind('Agent')) {
+      const spec = doc.spec as AgentSpec;
+      const { outcome } = await this.#agents.upsertIn(ctx.trx, spec, actor);
+      changes.push({
+        document: index,
+        kind: 'Agent',
+        subject: `agent ${spec.id}`,
+        action: outcome === 'created' ? 'create' : outcome === 'updated' ? 'update' : 'unchanged',
+        summary: outcome === 'unchanged' ? 'unchanged' : `${outcome} (owner ${spec.owner})`,
+      });
+    }
+    const tools = ofKind('Tool').sort((a, b) => {
+      const x = a.doc.spec as ToolDefinition;
+      const y = b.doc.spec as ToolDefinition;
+      return x.id.localeCompare(y.id) || semver.compare(x.version, y.version);
+    });
+    for (const { index, doc } of tools) {
+      const spec = doc.spec as ToolDefinition;
+      try {
+        const { outcome, tool } = await this.#catalog.registerIn(ctx, spec, actor);
+        changes.push({
+          document: index,
+          kind: 'Tool',
+          subject: `tool ${spec.id}@${spec.version}`,
+          action: outcome === 'created' ? 'create' : 'unchanged',
+          summary:
+            outcome === 'unchanged'
+              ? 'unchanged'
+              : tool.quarantined
+                ? `registered, QUARANTINED: ${tool.findings.map((f) => f.message).join('; ')}`
+                : `registered (${tool.lifecycle}, ${tool.action_class}, ${tool.access_tier})`,
+          quarantined: tool.quarantined,
+        });
+      } catch (err) {
+        problems.push(...refusalProblems(err, index, 'Tool'));
+      }
+    }
+    for (const { index, doc } of ofKind('Grant')) {
+      const spec = doc.spec as GrantSpec;
+      try {
+        const added = await this.#agents.grantIn(ctx.trx, spec, actor);
+        changes.push({
+          document: index,
+          kind: 'Grant',
+          subject: `grant ${spec.agent}`,
+          action: added.length > 0 ? 'create' : 'unchanged',
+          summary: added.length > 0 ? `grants ${added.join(', ')}` : 'unchanged',
+        });
+      } catch (err) {
+        problems.push(...refusalProblems(err, index, 'Grant'));
+      }
+    }
+    return { changes, problems };
+  }
+}
+
+/** Validates the envelope and every spec before anything is written; refuses with all problems. */
+function checkDocuments(raw: readonly unknown[]): { index: number; doc: ConfigDocument }[] {
+  const problems: ConfigProblem[] = [];
+  const out: { index: number; doc: ConfigDocument }[] = [];
+  if (raw.length === 0) {
+    throw configInvalid([
+      { ...problem('', 'the file holds no documents', 'config.empty'), document: -1 },
+    ]);
+  }
+  raw.forEach((doc, index) => {
+    const kind =
+      typeof doc === 'object' && doc !== null ? (doc as { kind?: unknown }).kind : undefined;
+    if (typeof kind === 'string' && (RESERVED_KINDS as readonly string[]).includes(kind)) {
+      problems.push({
+        ...problem(
+          `/${index}/kind`,
+          `kind ${kind} is reserved for a later version of toolgate and not supported yet`,
+          'config.kind',
+        ),
+        document: index,
+        kind,
+      });
+      return;
+    }
+    if (typeof kind !== 'string' || !(SUPPORTED_KINDS as readonly string[]).includes(kind)) {
+      problems.push({
+        ...problem(`/${index}/kind`, `must be one of ${SUPPORTED_KINDS.join(', ')}`, 'config.kind'),
+        document: index,
+      });
+      return;
+    }
+    const envelope = validateEnvelope(doc);
+    const found =
+      envelope.length > 0
+        ? envelope
+        : validateSpec[kind as ConfigDocument['kind']]((doc as { spec: unknown }).spec).map(
+            (p) => ({
+              ...p,
+              pointer: `/spec${p.pointer}`,
+            }),
+          );
+    if (found.length > 0) {
+      for (const p of found)
+        problems.push({ ...p, pointer: `/${index}${p.pointer}`, document: index, kind });
+      return;
+    }
+    out.push({ index, doc: doc as ConfigDocument });
+  });
+  if (problems.length > 0) throw configInvalid(problems);
+  return out;
+}
+
+/** Registration refusals become problems located in their document. */
+function refusalProblems(err: unknown, index: number, kind: string): ConfigProblem[] {
+  if (!(err instanceof ToolgateError)) throw err;
+  const base = `/${index}/spec`;
+  switch (err.code) {
+    case 'DEFINITION_INVALID':
+    case 'BREAKING_CHANGE': {
+      const details = err.details as { problems: Problem[] };
+      const found = details.problems.map((p) => ({
+        ...p,
+        pointer: base + p.pointer,
+        document: index,
+        kind,
+      }));
+      return err.code === 'BREAKING_CHANGE'
+        ? [{ ...problem(base, err.message, 'breaking'), document: index, kind }, ...found]
+        : found;
+    }
+    case 'VERSION_EXISTS':
+      return [
+        { ...problem(`${base}/version`, err.message, 'version.exists'), document: index, kind },
+      ];
+    case 'AGENT_NOT_FOUND':
+      return [
+        {
+          ...problem(
+            `/${index}/spec/agent`,
+            `${err.message}: declare it in this file or apply it first`,
+            'grant.agent',
+          ),
+          document: index,
+          kind,
+        },
+      ];
+    default:
+      throw err;
+  }
+}
+
+function configInvalid(problems: ConfigProblem[]): ToolgateError<'CONFIG_INVALID'> {
+  const docs = new Set(problems.map((p) => p.document)).size;
+  const first = problems[0];
+  return new ToolgateError(
+    'CONFIG_INVALID',
+    `configuration refused, nothing applied: ${problems.length} problem${problems.length === 1 ? '' : 's'} in ${docs} document${docs === 1 ? '' : 's'}${first ? ` (first: ${first.pointer || '(file)'} ${first.message})` : ''}`,
+    { problems },
+  );
+}

@@ -1,0 +1,106 @@
+/**
+ * @module Configuration as data (STYLE.md habit 11): the documents `apply -f` and POST /v1/apply
+ * accept, their published JSON Schema, and a parser for YAML (multi-document) or JSON text.
+ */
+import { parseAllDocuments } from 'yaml';
+import { TOOL_SCHEMA_ID } from '../catalog/index.js';
+import { ToolgateError } from '../core/index.js';
+import { agentSpecSchema, grantSpecSchema } from '../identity/index.js';
+
+export const SUPPORTED_KINDS = ['Tool', 'Agent', 'Grant'] as const;
+/** Kinds the format reserves for later work; a file using them is refused with this reason. */
+export const RESERVED_KINDS = ['Policy', 'Provider', 'Secret'] as const;
+export type ConfigKind = (typeof SUPPORTED_KINDS)[number];
+
+export interface ConfigDocument {
+  readonly kind: ConfigKind;
+  readonly spec: unknown;
+}
+
+export const CONFIG_SCHEMA_ID = 'https://toolgate.dev/schemas/config.json';
+
+/** One document of a configuration file; a file is one document or a list of them. */
+export const configDocumentSchema = {
+  $schema: 'https://json-schema.org/draft/2020-12/schema',
+  $id: CONFIG_SCHEMA_ID,
+  title: 'toolgate configuration document',
+  type: 'object',
+  required: ['kind', 'spec'],
+  discriminator: { propertyName: 'kind' },
+  oneOf: [
+    {
+      additionalProperties: false,
+      required: ['kind', 'spec'],
+      properties: {
+        apiVersion: { const: 'toolgate/v1' },
+        kind: { const: 'Tool' },
+        spec: { $ref: TOOL_SCHEMA_ID },
+      },
+    },
+    {
+      additionalProperties: false,
+      required: ['kind', 'spec'],
+      properties: {
+        apiVersion: { const: 'toolgate/v1' },
+        kind: { const: 'Agent' },
+        spec: agentSpecSchema,
+      },
+    },
+    {
+      additionalProperties: false,
+      required: ['kind', 'spec'],
+      properties: {
+        apiVersion: { const: 'toolgate/v1' },
+        kind: { const: 'Grant' },
+        spec: grantSpecSchema,
+      },
+    },
+  ],
+} as const;
+
+export const MAX_CONFIG_BYTES = 10 * 1024 * 1024;
+export const MAX_CONFIG_DOCUMENTS = 20_000;
+
+/**
+ * Parses YAML or JSON into a list of raw documents (not yet validated). Malformed text is
+ * INPUT_MALFORMED with the line; never returns a partial list.
+ */
+export function parseConfigText(text: string): unknown[] {
+  if (Buffer.byteLength(text, 'utf8') > MAX_CONFIG_BYTES) {
+    throw new ToolgateError('PAYLOAD_TOO_LARGE', 'configuration text is over the limit', {
+      limitBytes: MAX_CONFIG_BYTES,
+    });
+  }
+  // YAML 1.2 core schema: JSON is a subset, and `yes`/`no` stay strings (no YAML 1.1 surprises).
+  const docs = parseAllDocuments(text, {
+    schema: 'core',
+    uniqueKeys: true,
+    merge: false,
+    prettyErrors: true,
+    strict: true,
+  });
+  const out: unknown[] = [];
+  for (const doc of docs) {
+    const error = doc.errors[0];
+    if (error) {
+      throw new ToolgateError(
+        'INPUT_MALFORMED',
+        `the text is not valid YAML or JSON: ${error.message}`,
+        {
+          reason: error.message,
+        },
+      );
+    }
+    // maxAliasCount bounds alias expansion ("billion laughs").
+    const value: unknown = doc.toJS({ maxAliasCount: 100 });
+    if (value === null || value === undefined) continue;
+    if (Array.isArray(value)) out.push(...value);
+    else out.push(value);
+  }
+  if (out.length > MAX_CONFIG_DOCUMENTS) {
+    throw new ToolgateError('PAYLOAD_TOO_LARGE', `more than ${MAX_CONFIG_DOCUMENTS} documents`, {
+      limitBytes: MAX_CONFIG_BYTES,
+    });
+  }
+  return out;
+}

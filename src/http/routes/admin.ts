@@ -1,0 +1,159 @@
+/** @module Admin routes beside the catalog: apply -f over REST, agents, the event record. */
+import type { FastifyInstance } from 'fastify';
+import { parseConfigText } from '../../config/index.js';
+import type { Actor } from '../../core/index.js';
+import type { Toolgate } from '../../toolgate.js';
+import { errors } from '../wire-schemas.js';
+
+export function adminRoutes(app: FastifyInstance, tg: Toolgate, actor: Actor): void {
+  app.post(
+    '/v1/apply',
+    {
+      schema: {
+        tags: ['config'],
+        summary:
+          'Apply a configuration file (YAML or JSON; kinds Tool, Agent, Grant) in one transaction',
+        description:
+          'Idempotent. With dry_run=true nothing is written and the response is the plan. Any invalid document refuses the whole file (CONFIG_INVALID, every problem listed with its document index and JSON pointer).',
+        querystring: {
+          type: 'object',
+          additionalProperties: false,
+          properties: { dry_run: { type: 'boolean', default: false } },
+        },
+        body: {
+          description: 'YAML text (application/yaml), a JSON document or a JSON array of documents',
+        },
+        response: {
+          200: {
+            type: 'object',
+            properties: {
+              dryRun: { type: 'boolean' },
+              changes: {
+                type: 'array',
+                items: {
+                  type: 'object',
+                  properties: {
+                    document: { type: 'integer' },
+                    kind: { type: 'string' },
+                    subject: { type: 'string' },
+                    action: { type: 'string', enum: ['create', 'update', 'unchanged'] },
+                    summary: { type: 'string' },
+                    quarantined: { type: 'boolean' },
+                  },
+                },
+              },
+            },
+          },
+          ...errors(400, 401, 413, 415, 422),
+        },
+      },
+    },
+    async (req) => {
+      const { dry_run } = req.query as { dry_run: boolean };
+      const docs =
+        typeof req.body === 'string'
+          ? parseConfigText(req.body)
+          : Array.isArray(req.body)
+            ? req.body
+            : [req.body];
+      return tg.config.apply(docs, actor, { dryRun: dry_run });
+    },
+  );
+
+  const agent = {
+    type: 'object',
+    properties: {
+      id: { type: 'string' },
+      display_name: { type: 'string' },
+      description: { type: 'string' },
+      owner: { type: 'string' },
+      enabled: { type: 'boolean' },
+      created_at: { type: 'string' },
+      updated_at: { type: 'string' },
+      capabilities: { type: 'array', items: { type: 'string' } },
+    },
+  } as const;
+
+  app.get(
+    '/v1/agents',
+    {
+      schema: {
+        tags: ['agents'],
+        summary: 'List agents with their capability grants',
+        response: {
+          200: { type: 'object', properties: { agents: { type: 'array', items: agent } } },
+          ...errors(401),
+        },
+      },
+    },
+    async () => ({ agents: await tg.agents.list() }),
+  );
+
+  app.get(
+    '/v1/agents/:id',
+    {
+      schema: {
+        tags: ['agents'],
+        summary: 'One agent with its grants',
+        params: {
+          type: 'object',
+          required: ['id'],
+          properties: { id: { type: 'string', maxLength: 100 } },
+        },
+        response: { 200: agent, ...errors(401, 404) },
+      },
+    },
+    async (req) => tg.agents.get((req.params as { id: string }).id),
+  );
+
+  app.get(
+    '/v1/events',
+    {
+      schema: {
+        tags: ['events'],
+        summary: 'The administrative event record (who changed what, when), oldest first',
+        querystring: {
+          type: 'object',
+          additionalProperties: false,
+          properties: {
+            subject: { type: 'string', maxLength: 300 },
+            after: { type: 'integer', minimum: 0 },
+            limit: { type: 'integer', minimum: 1, maximum: 1000, default: 100 },
+          },
+        },
+        response: {
+          200: {
+            type: 'object',
+            properties: {
+              events: {
+                type: 'array',
+                items: {
+                  type: 'object',
+                  properties: {
+                    seq: { type: 'integer' },
+                    at: { type: 'string' },
+                    actor: { type: 'string' },
+                    via: { type: 'string' },
+                    action: { type: 'string' },
+                    subject: { type: 'string' },
+                    details: { type: 'object', additionalProperties: true },
+                  },
+                },
+              },
+            },
+          },
+          ...errors(400, 401),
+        },
+      },
+    },
+    async (req) => {
+      const q = req.query as { subject?: string; after?: number; limit: number };
+      const rows = await tg.events.list({
+        limit: q.limit,
+        ...(q.subject !== undefined ? { subject: q.subject } : {}),
+        ...(q.after !== undefined ? { afterSeq: q.after } : {}),
+      });
+      return { events: rows.map((r) => ({ ...r, details: JSON.parse(r.details) as unknown })) };
+    },
+  );
+}

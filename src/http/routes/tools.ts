@@ -1,0 +1,226 @@
+/** @module Admin routes for the catalog: register, list, show, lifecycle, quarantine and release. */
+import type { FastifyInstance } from 'fastify';
+import { parseConfigText } from '../../config/index.js';
+import { type Actor, problem, ToolgateError } from '../../core/index.js';
+import type { Toolgate } from '../../toolgate.js';
+import { errors, reasonBody, toolParams } from '../wire-schemas.js';
+
+const tags = ['tools'];
+const detailRef = { $ref: 'ToolVersionDetail#' } as const;
+
+/** A single definition arrives as a JSON object or as YAML text holding one document. */
+function oneDefinition(body: unknown): unknown {
+  if (typeof body !== 'string') return body;
+  const docs = parseConfigText(body);
+  if (docs.length !== 1) {
+    throw new ToolgateError('INPUT_INVALID', 'send exactly one tool definition', {
+      problems: [
+        problem('', `found ${docs.length} documents; use POST /v1/apply for several`, 'single'),
+      ],
+    });
+  }
+  return docs[0];
+}
+
+export function toolRoutes(app: FastifyInstance, tg: Toolgate, actor: Actor): void {
+  app.get(
+    '/v1/tools',
+    {
+      schema: {
+        tags,
+        summary: 'List every registered tool version (quarantined and retired included)',
+        querystring: {
+          type: 'object',
+          additionalProperties: false,
+          properties: {
+            lifecycle: { type: 'string', enum: ['draft', 'active', 'deprecated', 'retired'] },
+            owner: { type: 'string', maxLength: 100 },
+            quarantined: { type: 'boolean' },
+          },
+        },
+        response: {
+          200: {
+            type: 'object',
+            properties: { tools: { type: 'array', items: { $ref: 'ToolVersionSummary#' } } },
+          },
+          ...errors(400, 401),
+        },
+      },
+    },
+    async (req) => {
+      const q = req.query as {
+        lifecycle?: 'draft' | 'active' | 'deprecated' | 'retired';
+        owner?: string;
+        quarantined?: boolean;
+      };
+      return { tools: await tg.catalog.list(q) };
+    },
+  );
+
+  app.post(
+    '/v1/tools',
+    {
+      schema: {
+        tags,
+        summary:
+          'Register one tool version (JSON or YAML); refused whole with every problem listed',
+        description:
+          'The body is a tool definition as described by /v1/schemas/tool.json. A flagged description is stored quarantined and never offered.',
+        querystring: {
+          type: 'object',
+          additionalProperties: false,
+          properties: { draft: { type: 'boolean', default: false } },
+        },
+        body: { description: 'A tool definition (see /v1/schemas/tool.json)' },
+        response: {
+          200: { type: 'object', properties: { outcome: { const: 'unchanged' }, tool: detailRef } },
+          201: { type: 'object', properties: { outcome: { const: 'created' }, tool: detailRef } },
+          ...errors(400, 401, 409, 413, 415, 422),
+        },
+      },
+    },
+    async (req, reply) => {
+      const { draft } = req.query as { draft: boolean };
+      const result = await tg.catalog.register(oneDefinition(req.body), actor, {
+        initialState: draft ? 'draft' : 'active',
+      });
+      return reply.status(result.outcome === 'created' ? 201 : 200).send(result);
+    },
+  );
+
+  app.get(
+    '/v1/tools/:id',
+    {
+      schema: {
+        tags,
+        summary: 'All versions of one tool, oldest first',
+        params: {
+          type: 'object',
+          required: ['id'],
+          properties: { id: { type: 'string', maxLength: 200 } },
+        },
+        response: {
+          200: {
+            type: 'object',
+            properties: { id: { type: 'string' }, versions: { type: 'array', items: detailRef } },
+          },
+          ...errors(401, 404),
+        },
+      },
+    },
+    async (req) => {
+      const { id } = req.params as { id: string };
+      return { id, versions: await tg.catalog.versions(id) };
+    },
+  );
+
+  app.get(
+    '/v1/tools/:id/versions/:version',
+    {
+      schema: {
+        tags,
+        summary: 'One tool version',
+        params: toolParams,
+        response: { 200: detailRef, ...errors(401, 404) },
+      },
+    },
+    async (req) => {
+      const { id, version } = req.params as { id: string; version: string };
+      return tg.catalog.get(id, version);
+    },
+  );
+
+  app.post(
+    '/v1/tools/:id/versions/:version/activate',
+    {
+      schema: {
+        tags,
+        summary: 'Activate a draft (or undo a deprecation)',
+        params: toolParams,
+        response: { 200: detailRef, ...errors(401, 404, 409) },
+      },
+    },
+    async (req) => {
+      const { id, version } = req.params as { id: string; version: string };
+      return tg.catalog.activate(id, version, actor);
+    },
+  );
+
+  app.post(
+    '/v1/tools/:id/versions/:version/deprecate',
+    {
+      schema: {
+        tags,
+        summary: 'Deprecate a version; it retires when the migration window (default 30 days) ends',
+        params: toolParams,
+        body: {
+          type: ['object', 'null'],
+          additionalProperties: false,
+          properties: {
+            window_days: { type: 'number', minimum: 0, maximum: 3650 },
+            reason: { type: 'string', maxLength: 2000 },
+          },
+        },
+        response: { 200: detailRef, ...errors(400, 401, 404, 409) },
+      },
+    },
+    async (req) => {
+      const { id, version } = req.params as { id: string; version: string };
+      const body = (req.body ?? {}) as { window_days?: number; reason?: string };
+      return tg.catalog.deprecate(id, version, actor, {
+        ...(body.window_days !== undefined ? { windowDays: body.window_days } : {}),
+        ...(body.reason !== undefined ? { reason: body.reason } : {}),
+      });
+    },
+  );
+
+  app.post(
+    '/v1/tools/:id/versions/:version/retire',
+    {
+      schema: {
+        tags,
+        summary: 'Retire a version now; calls to it are denied from then on',
+        params: toolParams,
+        body: {
+          type: ['object', 'null'],
+          additionalProperties: false,
+          properties: { reason: { type: 'string', maxLength: 2000 } },
+        },
+        response: { 200: detailRef, ...errors(400, 401, 404, 409) },
+      },
+    },
+    async (req) => {
+      const { id, version } = req.params as { id: string; version: string };
+      const body = (req.body ?? {}) as { reason?: string };
+      return tg.catalog.retire(
+        id,
+        version,
+        actor,
+        body.reason !== undefined ? { reason: body.reason } : {},
+      );
+    },
+  );
+
+  for (const op of ['quarantine', 'release'] as const) {
+    app.post(
+      `/v1/tools/:id/versions/:version/${op}`,
+      {
+        schema: {
+          tags,
+          summary:
+            op === 'release'
+              ? 'Release a quarantined version explicitly (recorded with the reason and the findings)'
+              : 'Quarantine a version: it stays registered and is no longer offered',
+          params: toolParams,
+          body: reasonBody,
+          response: { 200: detailRef, ...errors(400, 401, 404, 409) },
+        },
+      },
+      async (req) => {
+        const { id, version } = req.params as { id: string; version: string };
+        const { reason } = req.body as { reason: string };
+        return tg.catalog[op](id, version, actor, reason);
+      },
+    );
+  }
+}

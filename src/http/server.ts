@@ -1,0 +1,137 @@
+/**
+ * @module The REST front (Fastify): admin API under /v1, OpenAPI 3.1 at /openapi.json generated
+ * from the route schemas, docs at /docs, /healthz and /readyz. A thin adapter over the services.
+ */
+import swagger from '@fastify/swagger';
+import swaggerUi from '@fastify/swagger-ui';
+import Fastify, { type FastifyInstance, type FastifyServerOptions } from 'fastify';
+import { toolDefinitionSchema } from '../catalog/index.js';
+import { configDocumentSchema } from '../config/index.js';
+import { type Actor, ToolgateError } from '../core/index.js';
+import { adminTokenMatches } from '../identity/index.js';
+import type { Toolgate } from '../toolgate.js';
+import { makeErrorHandler } from './error-handler.js';
+import { adminRoutes } from './routes/admin.js';
+import { discoveryRoutes } from './routes/discovery.js';
+import { toolRoutes } from './routes/tools.js';
+import { errorBody, errors, toolDetail, toolSummary } from './wire-schemas.js';
+
+export interface HttpOptions {
+  readonly adminToken: string;
+  /** Largest accepted request body; default 1 MiB. */
+  readonly bodyLimit?: number;
+  readonly logger?: FastifyServerOptions['logger'];
+  readonly version?: string;
+}
+
+export const DEFAULT_BODY_LIMIT = 1024 * 1024;
+const YAML_TYPES = ['application/yaml', 'application/x-yaml', 'text/yaml', 'text/x-yaml'];
+
+/** Paths anyone may read: probes, the API description and the published schemas. */
+function isPublic(url: string): boolean {
+  const path = url.split('?')[0] ?? '';
+  return (
+    path === '/healthz' ||
+    path === '/readyz' ||
+    path === '/openapi.json' ||
+    path === '/docs' ||
+    path.startsWith('/docs/') ||
+    path.startsWith('/v1/schemas/')
+  );
+}
+
+export async function buildServer(tg: Toolgate, options: HttpOptions): Promise<FastifyInstance> {
+  const bodyLimit = options.bodyLimit ?? DEFAULT_BODY_LIMIT;
+  const app = Fastify({
+    bodyLimit,
+    logger: options.logger ?? false,
+    // Query strings like ?tags=a&tags=b must not become arrays the schemas do not expect.
+    routerOptions: { ignoreTrailingSlash: true, maxParamLength: 300 },
+    ajv: { customOptions: { coerceTypes: 'array', removeAdditional: false, allErrors: true } },
+    disableRequestLogging: false,
+  });
+  app.setErrorHandler(makeErrorHandler(bodyLimit));
+  app.setNotFoundHandler((req, reply) => {
+    void reply.status(404).send({
+      code: 'NOT_FOUND',
+      message: `no route ${req.method} ${req.url.split('?')[0]}`,
+      details: { method: req.method, url: req.url.split('?')[0] },
+    });
+  });
+  app.addContentTypeParser(YAML_TYPES, { parseAs: 'string' }, (_req, body, done) =>
+    done(null, body),
+  );
+  app.addSchema(errorBody);
+  app.addSchema(toolSummary);
+  app.addSchema(toolDetail);
+
+  await app.register(swagger, {
+    openapi: {
+      openapi: '3.1.0',
+      info: {
+        title: 'toolgate',
+        version: options.version ?? '0.0.0',
+        description:
+          'A governed tool gateway for AI agents. Admin routes need `Authorization: Bearer <admin token>`. Every error body is `{ code, message, details }`; codes are listed in docs/errors.md.',
+      },
+      components: {
+        securitySchemes: { adminToken: { type: 'http', scheme: 'bearer' } },
+      },
+      security: [{ adminToken: [] }],
+    },
+    refResolver: {
+      buildLocalReference: (json, _base, _fragment, i) => String(json.$id ?? `def-${i}`),
+    },
+  });
+  await app.register(swaggerUi, { routePrefix: '/docs' });
+
+  app.addHook('onRequest', async (req) => {
+    if (isPublic(req.url)) return;
+    const header = req.headers.authorization ?? '';
+    const match = /^Bearer ([^\s]+)$/.exec(header);
+    if (!match?.[1] || !adminTokenMatches(match[1], options.adminToken)) {
+      throw new ToolgateError('UNAUTHENTICATED', 'send Authorization: Bearer <admin token>', {});
+    }
+  });
+
+  app.get(
+    '/healthz',
+    { schema: { tags: ['health'], summary: 'Liveness', security: [] } },
+    async () => ({
+      status: 'ok',
+    }),
+  );
+  app.get(
+    '/readyz',
+    {
+      schema: {
+        tags: ['health'],
+        summary: 'Readiness: the database answers',
+        security: [],
+        response: errors(503),
+      },
+    },
+    async () => {
+      await tg.store.ping();
+      return { status: 'ready', store: tg.store.dialect };
+    },
+  );
+  app.get('/openapi.json', { schema: { hide: true } }, async () => app.swagger());
+  app.get(
+    '/v1/schemas/tool.json',
+    { schema: { tags: ['schemas'], summary: 'JSON Schema of a tool definition', security: [] } },
+    async (_req, reply) => reply.type('application/schema+json').send(toolDefinitionSchema),
+  );
+  app.get(
+    '/v1/schemas/config.json',
+    { schema: { tags: ['schemas'], summary: 'JSON Schema of an apply -f document', security: [] } },
+    async (_req, reply) => reply.type('application/schema+json').send(configDocumentSchema),
+  );
+
+  const actor: Actor = { id: 'admin-token', via: 'rest' };
+  toolRoutes(app, tg, actor);
+  adminRoutes(app, tg, actor);
+  discoveryRoutes(app, tg);
+  await app.ready();
+  return app;
+}

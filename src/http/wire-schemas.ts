@@ -1,0 +1,89 @@
+/** @module JSON Schemas of request and response bodies, shared by the routes and the OpenAPI document. */
+
+export const errorBody = {
+  $id: 'ErrorBody',
+  type: 'object',
+  required: ['code', 'message', 'details'],
+  properties: {
+    code: { type: 'string', description: 'Stable code from docs/errors.md' },
+    message: { type: 'string' },
+    details: { type: 'object', additionalProperties: true },
+  },
+} as const;
+
+const errorRef = { $ref: 'ErrorBody#' } as const;
+
+/** The standard error responses a route may give, for the OpenAPI document. */
+export function errors(...statuses: number[]): Record<number, typeof errorRef> {
+  return Object.fromEntries(statuses.map((s) => [s, errorRef]));
+}
+
+const finding = {
+  type: 'object',
+  properties: {
+    rule: { type: 'string' },
+    category: { type: 'string' },
+    field: { type: 'string' },
+    message: { type: 'string' },
+    excerpt: { type: 'string' },
+  },
+} as const;
+
+const toolSummaryProperties = {
+  id: { type: 'string' },
+  version: { type: 'string' },
+  name: { type: 'string' },
+  description: { type: 'string' },
+  owner: { type: 'string' },
+  tags: { type: 'array', items: { type: 'string' } },
+  action_class: { type: 'string' },
+  access_tier: { type: 'string' },
+  data_access: { type: 'string' },
+  egress: { type: 'string' },
+  provenance: { type: 'string' },
+  lifecycle: { type: 'string', enum: ['draft', 'active', 'deprecated', 'retired'] },
+  quarantined: { type: 'boolean' },
+  findings: { type: 'array', items: finding },
+  definition_hash: { type: 'string' },
+  created_at: { type: 'string' },
+  created_by: { type: 'string' },
+  updated_at: { type: 'string' },
+  deprecated_at: { type: ['string', 'null'] },
+  retire_at: { type: ['string', 'null'] },
+  retired_at: { type: ['string', 'null'] },
+} as const;
+
+export const toolSummary = {
+  $id: 'ToolVersionSummary',
+  type: 'object',
+  properties: toolSummaryProperties,
+} as const;
+
+export const toolDetail = {
+  $id: 'ToolVersionDetail',
+  type: 'object',
+  properties: {
+    ...toolSummaryProperties,
+    definition: {
+      type: 'object',
+      additionalProperties: true,
+      description: 'The normalized definition; see /v1/schemas/tool.json',
+    },
+  },
+} as const;
+
+export const toolParams = {
+  type: 'object',
+  required: ['id', 'version'],
+  properties: {
+    id: { type: 'string', maxLength: 200 },
+    version: { type: 'string', maxLength: 64 },
+  },
+} as const;
+
+export const reasonBody = {
+  type: 'object',
+  additionalProperties: false,
+  required: ['reason'],
+  properties: { reason: { type: 'string', minLength: 1, maxLength: 2000 } },
+} as const;

@@ -1,0 +1,221 @@
+/**
+ * @module Agents and their capability grants as administrators declare them. Only admin paths
+ * (CLI, admin REST, apply -f) reach this service; no agent-facing route may create or widen a
+ * grant. API keys, JWTs and user permissions come with the gate work (issue 3).
+ */
+import type { Transaction } from 'kysely';
+import {
+  type Actor,
+  AGENT_ID_PATTERN,
+  CAPABILITY_PATTERN,
+  type Clock,
+  canonicalHash,
+  systemClock,
+  ToolgateError,
+} from '../core/index.js';
+import {
+  type AgentRow,
+  appendEvent,
+  type Database,
+  type GrantRow,
+  type Store,
+} from '../store/index.js';
+
+export interface AgentSpec {
+  readonly id: string;
+  readonly display_name?: string;
+  readonly description?: string;
+  readonly owner: string;
+  readonly enabled?: boolean;
+}
+
+export interface GrantSpec {
+  readonly agent: string;
+  readonly capabilities: readonly string[];
+}
+
+export interface AgentView {
+  readonly id: string;
+  readonly display_name: string;
+  readonly description: string;
+  readonly owner: string;
+  readonly enabled: boolean;
+  readonly created_at: string;
+  readonly updated_at: string;
+  readonly capabilities: readonly string[];
+}
+
+export const agentSpecSchema = {
+  type: 'object',
+  additionalProperties: false,
+  required: ['id', 'owner'],
+  properties: {
+    id: { type: 'string', pattern: AGENT_ID_PATTERN },
+    display_name: { type: 'string', minLength: 1, maxLength: 200 },
+    description: { type: 'string', maxLength: 2000 },
+    owner: { type: 'string', pattern: '^[a-zA-Z0-9][a-zA-Z0-9_.@-]{0,99}$' },
+    enabled: { type: 'boolean' },
+  },
+} as const;
+
+export const grantSpecSchema = {
+  type: 'object',
+  additionalProperties: false,
+  required: ['agent', 'capabilities'],
+  properties: {
+    agent: { type: 'string', pattern: AGENT_ID_PATTERN },
+    capabilities: {
+      type: 'array',
+      minItems: 1,
+      maxItems: 100,
+      uniqueItems: true,
+      items: { type: 'string', pattern: CAPABILITY_PATTERN, maxLength: 100 },
+    },
+  },
+} as const;
+
+export type ChangeOutcome = 'created' | 'updated' | 'unchanged';
+
+export class AgentService {
+  readonly #store: Store;
+  readonly #clock: Clock;
+
+  constructor(store: Store, options: { clock?: Clock } = {}) {
+    this.#store = store;
+    this.#clock = options.clock ?? systemClock;
+  }
+
+  /** Creates or updates an agent from its spec; `unchanged` when the spec is identical. */
+  async upsertIn(
+    trx: Transaction<Database>,
+    spec: AgentSpec,
+    actor: Actor,
+  ): Promise<{ outcome: ChangeOutcome; before?: AgentRow }> {
+    const now = this.#clock();
+    const at = now.toISOString();
+    const normalized = {
+      id: spec.id,
+      display_name: spec.display_name ?? spec.id,
+      description: spec.description ?? '',
+      owner: spec.owner,
+      enabled: spec.enabled ?? true,
+    };
+    const hash = canonicalHash(normalized);
+    const before = await trx
+      .selectFrom('agents')
+      .selectAll()
+      .where('id', '=', spec.id)
+      .executeTakeFirst();
+    if (before?.spec_hash === hash) return { outcome: 'unchanged', before };
+    const values = {
+      display_name: normalized.display_name,
+      description: normalized.description,
+      owner: normalized.owner,
+      enabled: normalized.enabled ? 1 : 0,
+      spec_hash: hash,
+      updated_at: at,
+    };
+    if (before) {
+      await trx.updateTable('agents').set(values).where('id', '=', spec.id).execute();
+    } else {
+      await trx
+        .insertInto('agents')
+        .values({ id: spec.id, created_at: at, ...values })
+        .execute();
+    }
+    await appendEvent(trx, actor, now, {
+      action: before ? 'agent.updated' : 'agent.created',
+      subject: `agent:${spec.id}`,
+      details: { spec: normalized },
+    });
+    return before ? { outcome: 'updated', before } : { outcome: 'created' };
+  }
+
+  /** Adds the capabilities not yet granted; returns which were new. Never removes a grant. */
+  async grantIn(trx: Transaction<Database>, spec: GrantSpec, actor: Actor): Promise<string[]> {
+    const now = this.#clock();
+    const agent = await trx
+      .selectFrom('agents')
+      .select('id')
+      .where('id', '=', spec.agent)
+      .executeTakeFirst();
+    if (!agent) {
+      throw new ToolgateError('AGENT_NOT_FOUND', `no agent ${spec.agent}`, { agentId: spec.agent });
+    }
+    const held = new Set(
+      (
+        await trx
+          .selectFrom('grants')
+          .select('capability')
+          .where('agent_id', '=', spec.agent)
+          .execute()
+      ).map((g) => g.capability),
+    );
+    const added = spec.capabilities.filter((c) => !held.has(c));
+    for (const capability of added) {
+      await trx
+        .insertInto('grants')
+        .values({
+          agent_id: spec.agent,
+          capability,
+          created_at: now.toISOString(),
+          created_by: actor.id,
+        })
+        .execute();
+    }
+    if (added.length > 0) {
+      await appendEvent(trx, actor, now, {
+        action: 'grant.created',
+        subject: `agent:${spec.agent}`,
+        details: { capabilities: added },
+      });
+    }
+    return added;
+  }
+
+  async list(): Promise<AgentView[]> {
+    const [agents, grants] = await Promise.all([
+      this.#store.db.selectFrom('agents').selectAll().orderBy('id').execute(),
+      this.#store.db.selectFrom('grants').selectAll().orderBy('capability').execute(),
+    ]);
+    return agents.map((a) => toView(a, grants));
+  }
+
+  async get(id: string): Promise<AgentView> {
+    const agent = await this.#store.db
+      .selectFrom('agents')
+      .selectAll()
+      .where('id', '=', id)
+      .executeTakeFirst();
+    if (!agent) throw new ToolgateError('AGENT_NOT_FOUND', `no agent ${id}`, { agentId: id });
+    const grants = await this.#store.db
+      .selectFrom('grants')
+      .selectAll()
+      .where('agent_id', '=', id)
+      .orderBy('capability')
+      .execute();
+    return toView(agent, grants);
+  }
+
+  async grants(): Promise<GrantRow[]> {
+    return this.#store.db
+      .selectFrom('grants')
+      .selectAll()
+      .orderBy('agent_id')
+      .orderBy('capability')
+      .execute();
+  }
+}
+
+function toView(agent: AgentRow, grants: readonly GrantRow[]): AgentView {
+  return {
+    id: agent.id,
+    display_name: agent.display_name,
+    description: agent.description,
+    owner: agent.owner,
+    enabled: agent.enabled === 1,
+    created_at: agent.created_at,
+    updated_at: agent.updated_at,
+    capabilities: grants.filter((g) => g.agent_id === agent.id).map((g) => g.capability),
+  };
+}

@@ -1,0 +1,58 @@
+/** @module Valid tool definitions to start from in tests; each test changes only what it is about. */
+
+export type Definition = Record<string, unknown>;
+
+/** A complete, valid, clean `read` tool definition. */
+export function validTool(overrides: Definition = {}): Definition {
+  return {
+    id: 'lookup_invoice',
+    version: '1.0.0',
+    name: 'lookup_invoice',
+    description: 'Return the status and amount of one invoice by its number.',
+    tags: ['billing', 'read'],
+    owner: 'billing-team',
+    input_schema: {
+      type: 'object',
+      additionalProperties: false,
+      required: ['invoice'],
+      properties: { invoice: { type: 'string', maxLength: 40 }, currency: { enum: ['EUR', 'USD'] } },
+    },
+    output_schema: {
+      type: 'object',
+      required: ['status'],
+      properties: { status: { type: 'string' }, amount_cents: { type: 'integer' } },
+    },
+    action_class: 'read',
+    data_access: 'private',
+    egress: { mode: 'none' },
+    access_tier: 'public',
+    required_capabilities: ['billing:read'],
+    runtime: { kind: 'inline', handler: 'test.lookup_invoice' },
+    provenance: 'internal',
+    ...overrides,
+  };
+}
+
+/** A valid external_send tool with a constrained egress host and an http runtime. */
+export function validSendTool(overrides: Definition = {}): Definition {
+  return validTool({
+    id: 'notify_customer',
+    name: 'notify_customer',
+    description: 'Send a short notification message to one customer.',
+    tags: ['notify'],
+    action_class: 'external_send',
+    data_access: 'none',
+    egress: { mode: 'constrained', hosts: ['notify.example.com'] },
+    access_tier: 'restricted',
+    required_capabilities: ['notify:send'],
+    runtime: { kind: 'http', base_url: 'https://notify.example.com', method: 'POST', path: '/v1/send' },
+    input_schema: {
+      type: 'object',
+      additionalProperties: false,
+      required: ['to', 'text'],
+      properties: { to: { type: 'string', format: 'email' }, text: { type: 'string', maxLength: 500 } },
+    },
+    output_schema: { type: 'object', properties: { id: { type: 'string' } } },
+    ...overrides,
+  });
+}
