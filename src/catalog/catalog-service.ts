@@ -111,12 +111,21 @@ export class CatalogService {
    * commit. If `fn` throws, everything it did is rolled back.
    */
   async write<T>(fn: (ctx: CatalogWrite) => Promise<T>): Promise<T> {
-    return this.#store.db.transaction().execute(async (trx) => {
-      const ctx: CatalogWrite = { trx, addedNames: new Map(), changed: false };
-      const result = await fn(ctx);
-      if (ctx.changed) await bumpCatalogRevision(trx);
-      return result;
-    });
+    const attempt = () =>
+      this.#store.db.transaction().execute(async (trx) => {
+        const ctx: CatalogWrite = { trx, addedNames: new Map(), changed: false };
+        const result = await fn(ctx);
+        if (ctx.changed) await bumpCatalogRevision(trx);
+        return result;
+      });
+    try {
+      return await attempt();
+    } catch (err) {
+      // Two writers raced for the same id@version: the loser runs again and now sees the
+      // winner's row (unchanged, or VERSION_EXISTS), instead of failing with a raw constraint error.
+      if (!isUniqueViolation(err)) throw err;
+      return attempt();
+    }
   }
 
   /**
@@ -519,6 +528,16 @@ export class CatalogService {
       return retired;
     });
   }
+}
+
+/** SQLite and PostgreSQL spell a primary-key conflict differently. */
+function isUniqueViolation(err: unknown): boolean {
+  const code = (err as { code?: unknown } | null)?.code;
+  return (
+    code === '23505' ||
+    code === 'SQLITE_CONSTRAINT_PRIMARYKEY' ||
+    code === 'SQLITE_CONSTRAINT_UNIQUE'
+  );
 }
 
 function idAndVersionOf(input: unknown): { toolId?: string; version?: string } {

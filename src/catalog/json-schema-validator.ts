@@ -15,7 +15,14 @@ export const JSON_SCHEMA_2020_12 = 'https://json-schema.org/draft/2020-12/schema
 
 /** Validates toolgate's own document schemas; reports every error, not only the first. */
 export function createDocumentAjv(): Ajv2020 {
-  const ajv = new Ajv2020({ allErrors: true, discriminator: true, strict: true });
+  const ajv = new Ajv2020({
+    allErrors: true,
+    discriminator: true,
+    strict: true,
+    // A discriminator's tag is required at the top and defined in each branch.
+    strictRequired: false,
+    allowUnionTypes: true,
+  });
   addFormats(ajv);
   return ajv;
 }

@@ -12,8 +12,11 @@ import { openToolgate, type Toolgate } from '../toolgate.js';
 import { makeOutput, type Output, reportError, table } from './output.js';
 import { serve } from './serve.js';
 
-const VERSION = (JSON.parse(readFileSync(new URL('../../package.json', import.meta.url), 'utf8')) as { version: string })
-  .version;
+const VERSION = (
+  JSON.parse(readFileSync(new URL('../../package.json', import.meta.url), 'utf8')) as {
+    version: string;
+  }
+).version;
 
 const actor: Actor = { id: `cli:${safeUser()}`, via: 'cli' };
 
@@ -35,7 +38,9 @@ const program = new Command()
   .description('A governed tool gateway for AI agents')
   .version(VERSION)
   .addOption(
-    new Option('--db <url>', 'database: sqlite:PATH or postgres://…').env('TOOLGATE_DB').default('sqlite:./data/toolgate.db'),
+    new Option('--db <url>', 'database: sqlite:PATH or postgres://…')
+      .env('TOOLGATE_DB')
+      .default('sqlite:./data/toolgate.db'),
   )
   .option('--json', 'print JSON')
   .showHelpAfterError();
@@ -60,7 +65,8 @@ function withToolgate(fn: (tg: Toolgate, out: Output) => Promise<void>): () => P
 /** `id@version`; a bare id is refused for commands that change one version. */
 function parseRef(ref: string): { id: string; version: string } {
   const at = ref.lastIndexOf('@');
-  if (at <= 0 || at === ref.length - 1) throw new TypeError(`expected TOOL_ID@VERSION, got "${ref}"`);
+  if (at <= 0 || at === ref.length - 1)
+    throw new TypeError(`expected TOOL_ID@VERSION, got "${ref}"`);
   return { id: ref.slice(0, at), version: ref.slice(at + 1) };
 }
 
@@ -90,31 +96,42 @@ function describeVersion(t: ToolVersionDetail): string {
 program
   .command('serve')
   .description('start the gateway (REST + OpenAPI docs) on 127.0.0.1')
-  .addOption(new Option('--host <host>', 'interface to bind').env('TOOLGATE_HOST').default('127.0.0.1'))
+  .addOption(
+    new Option('--host <host>', 'interface to bind').env('TOOLGATE_HOST').default('127.0.0.1'),
+  )
   .addOption(new Option('--port <port>', 'port').env('TOOLGATE_PORT').default('8080'))
   .option('--demo', 'load the demo catalog (idempotent)')
   .addOption(
-    new Option('--admin-token-file <path>', 'where the admin token is kept (created on first start)').default(
-      './data/admin-token',
-    ),
+    new Option(
+      '--admin-token-file <path>',
+      'where the admin token is kept (created on first start)',
+    ).default('./data/admin-token'),
   )
   .option('--body-limit <bytes>', 'largest request body', '1048576')
-  .action(async (opts: { host: string; port: string; demo?: boolean; adminTokenFile: string; bodyLimit: string }) => {
-    const globals = program.opts<GlobalOptions>();
-    try {
-      await serve({
-        db: globals.db ?? 'sqlite:./data/toolgate.db',
-        host: opts.host,
-        port: Number(opts.port),
-        demo: opts.demo === true,
-        adminTokenFile: opts.adminTokenFile,
-        bodyLimit: Number(opts.bodyLimit),
-        version: VERSION,
-      });
-    } catch (err) {
-      process.exitCode = reportError(err, globals.json === true);
-    }
-  });
+  .action(
+    async (opts: {
+      host: string;
+      port: string;
+      demo?: boolean;
+      adminTokenFile: string;
+      bodyLimit: string;
+    }) => {
+      const globals = program.opts<GlobalOptions>();
+      try {
+        await serve({
+          db: globals.db ?? 'sqlite:./data/toolgate.db',
+          host: opts.host,
+          port: Number(opts.port),
+          demo: opts.demo === true,
+          adminTokenFile: opts.adminTokenFile,
+          bodyLimit: Number(opts.bodyLimit),
+          version: VERSION,
+        });
+      } catch (err) {
+        process.exitCode = reportError(err, globals.json === true);
+      }
+    },
+  );
 
 program
   .command('apply')
@@ -123,12 +140,18 @@ program
   .option('--dry-run', 'print what would change and write nothing')
   .action((opts: { file: string; dryRun?: boolean }) =>
     withToolgate(async (tg, out) => {
-      const result = await tg.config.applyText(readInput(opts.file), actor, { dryRun: opts.dryRun === true });
+      const result = await tg.config.applyText(readInput(opts.file), actor, {
+        dryRun: opts.dryRun === true,
+      });
       out.result(result, () => {
         const mark = { create: '+', update: '~', unchanged: '=' } as const;
         const lines = result.changes.map((c) => `${mark[c.action]} ${c.subject}: ${c.summary}`);
         const n = result.changes.filter((c) => c.action !== 'unchanged').length;
-        lines.push(result.dryRun ? `dry run: ${n} change(s) would be applied, nothing written` : `${n} change(s) applied`);
+        lines.push(
+          result.dryRun
+            ? `dry run: ${n} change(s) would be applied, nothing written`
+            : `${n} change(s) applied`,
+        );
         return lines.join('\n');
       });
     })(),
@@ -139,22 +162,32 @@ const tools = program.command('tools').description('the tool catalog');
 tools
   .command('list')
   .description('list every registered tool version')
-  .addOption(new Option('--lifecycle <state>').choices(['draft', 'active', 'deprecated', 'retired']))
+  .addOption(
+    new Option('--lifecycle <state>').choices(['draft', 'active', 'deprecated', 'retired']),
+  )
   .option('--owner <team>')
   .option('--quarantined', 'only quarantined versions')
-  .action((opts: { lifecycle?: 'draft' | 'active' | 'deprecated' | 'retired'; owner?: string; quarantined?: boolean }) =>
-    withToolgate(async (tg, out) => {
-      const list = await tg.catalog.list({
-        ...(opts.lifecycle ? { lifecycle: opts.lifecycle } : {}),
-        ...(opts.owner ? { owner: opts.owner } : {}),
-        ...(opts.quarantined ? { quarantined: true } : {}),
-      });
-      out.result({ tools: list }, () =>
-        list.length === 0
-          ? 'no tools'
-          : table([['ID', 'VERSION', 'STATE', 'CLASS', 'TIER', 'OWNER'], ...list.map(versionLine)]),
-      );
-    })(),
+  .action(
+    (opts: {
+      lifecycle?: 'draft' | 'active' | 'deprecated' | 'retired';
+      owner?: string;
+      quarantined?: boolean;
+    }) =>
+      withToolgate(async (tg, out) => {
+        const list = await tg.catalog.list({
+          ...(opts.lifecycle ? { lifecycle: opts.lifecycle } : {}),
+          ...(opts.owner ? { owner: opts.owner } : {}),
+          ...(opts.quarantined ? { quarantined: true } : {}),
+        });
+        out.result({ tools: list }, () =>
+          list.length === 0
+            ? 'no tools'
+            : table([
+                ['ID', 'VERSION', 'STATE', 'CLASS', 'TIER', 'OWNER'],
+                ...list.map(versionLine),
+              ]),
+        );
+      })(),
   );
 
 tools
@@ -190,7 +223,13 @@ tools
           ? 'no match'
           : table([
               ['ID', 'VERSION', 'SCORE', 'STATE', 'DESCRIPTION'],
-              ...results.map((r) => [r.id, r.version, String(r.score), r.lifecycle, r.description.slice(0, 60)]),
+              ...results.map((r) => [
+                r.id,
+                r.version,
+                String(r.score),
+                r.lifecycle,
+                r.description.slice(0, 60),
+              ]),
             ]),
       );
     })(),
@@ -230,7 +269,12 @@ tools
   .action((ref: string, opts: { reason?: string }) =>
     withToolgate(async (tg, out) => {
       const { id, version } = parseRef(ref);
-      const t = await tg.catalog.retire(id, version, actor, opts.reason ? { reason: opts.reason } : {});
+      const t = await tg.catalog.retire(
+        id,
+        version,
+        actor,
+        opts.reason ? { reason: opts.reason } : {},
+      );
       out.result(t, () => `${id}@${version} is retired`);
     })(),
   );
@@ -238,13 +282,18 @@ tools
 for (const op of ['quarantine', 'release'] as const) {
   tools
     .command(`${op} <ref>`)
-    .description(op === 'release' ? 'release a quarantined version (recorded)' : 'quarantine a version')
+    .description(
+      op === 'release' ? 'release a quarantined version (recorded)' : 'quarantine a version',
+    )
     .requiredOption('--reason <text>', 'why (recorded in the event log)')
     .action((ref: string, opts: { reason: string }) =>
       withToolgate(async (tg, out) => {
         const { id, version } = parseRef(ref);
         const t = await tg.catalog[op](id, version, actor, opts.reason);
-        out.result(t, () => `${id}@${version} is ${t.quarantined ? 'quarantined' : 'released from quarantine'}`);
+        out.result(
+          t,
+          () => `${id}@${version} is ${t.quarantined ? 'quarantined' : 'released from quarantine'}`,
+        );
       })(),
     );
 }
@@ -259,7 +308,10 @@ program
       out.result({ agents }, () =>
         agents.length === 0
           ? 'no agents'
-          : table([['ID', 'OWNER', 'ENABLED', 'CAPABILITIES'], ...agents.map((a) => [a.id, a.owner, String(a.enabled), a.capabilities.join(',')])]),
+          : table([
+              ['ID', 'OWNER', 'ENABLED', 'CAPABILITIES'],
+              ...agents.map((a) => [a.id, a.owner, String(a.enabled), a.capabilities.join(',')]),
+            ]),
       );
     })(),
   );
@@ -278,8 +330,9 @@ program
         ...(opts.subject ? { subject: opts.subject } : {}),
         ...(opts.after ? { afterSeq: Number(opts.after) } : {}),
       });
-      out.result({ events: events.map((e) => ({ ...e, details: JSON.parse(e.details) as unknown })) }, () =>
-        table(events.map((e) => [String(e.seq), e.at, e.actor, e.action, e.subject])),
+      out.result(
+        { events: events.map((e) => ({ ...e, details: JSON.parse(e.details) as unknown })) },
+        () => table(events.map((e) => [String(e.seq), e.at, e.actor, e.action, e.subject])),
       );
     })(),
   );

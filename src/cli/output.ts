@@ -1,5 +1,5 @@
 /** @module How the CLI prints: JSON with --json, short human text otherwise; errors the same way. */
-import { internalErrorBody, isToolgateError, type ErrorBody } from '../core/index.js';
+import { type ErrorBody, internalErrorBody, isToolgateError } from '../core/index.js';
 
 export interface Output {
   readonly json: boolean;
@@ -22,15 +22,19 @@ export function reportError(err: unknown, json: boolean): number {
   else if (err instanceof TypeError || (err instanceof Error && err.name === 'CommanderError')) {
     body = { code: 'INPUT_INVALID', message: err.message, details: { problems: [] } };
   } else {
-    process.stderr.write(`toolgate: unexpected error: ${err instanceof Error ? (err.stack ?? err.message) : String(err)}\n`);
+    process.stderr.write(
+      `toolgate: unexpected error: ${err instanceof Error ? (err.stack ?? err.message) : String(err)}\n`,
+    );
     body = internalErrorBody();
   }
   if (json) {
     process.stdout.write(`${JSON.stringify({ error: body }, null, 2)}\n`);
   } else {
     process.stderr.write(`error ${body.code}: ${body.message}\n`);
-    const problems = (body.details as { problems?: { pointer: string; message: string }[] }).problems ?? [];
-    for (const p of problems) process.stderr.write(`  ${p.pointer || '(document)'}: ${p.message}\n`);
+    const problems =
+      (body.details as { problems?: { pointer: string; message: string }[] }).problems ?? [];
+    for (const p of problems)
+      process.stderr.write(`  ${p.pointer || '(document)'}: ${p.message}\n`);
   }
   return 1;
 }
@@ -38,5 +42,12 @@ export function reportError(err: unknown, json: boolean): number {
 export function table(rows: readonly (readonly string[])[]): string {
   if (rows.length === 0) return '';
   const widths = rows[0]?.map((_, i) => Math.max(...rows.map((r) => (r[i] ?? '').length))) ?? [];
-  return rows.map((r) => r.map((c, i) => c.padEnd(widths[i] ?? 0)).join('  ').trimEnd()).join('\n');
+  return rows
+    .map((r) =>
+      r
+        .map((c, i) => c.padEnd(widths[i] ?? 0))
+        .join('  ')
+        .trimEnd(),
+    )
+    .join('\n');
 }

@@ -24,12 +24,18 @@ export async function serve(options: ServeOptions): Promise<void> {
   }
   const fromEnv = process.env.TOOLGATE_ADMIN_TOKEN;
   if (fromEnv !== undefined) checkAdminTokenStrength(fromEnv);
-  const admin = fromEnv !== undefined ? { token: fromEnv, created: false } : loadOrCreateAdminToken(options.adminTokenFile);
+  const admin =
+    fromEnv !== undefined
+      ? { token: fromEnv, created: false }
+      : loadOrCreateAdminToken(options.adminTokenFile);
 
   const tg = await openToolgate({ db: options.db });
   let demoSummary = '';
   if (options.demo) {
-    const result = await tg.config.applyText(readFileSync(DEMO_CATALOG, 'utf8'), { id: 'system:demo', via: 'system' });
+    const result = await tg.config.applyText(readFileSync(DEMO_CATALOG, 'utf8'), {
+      id: 'system:demo',
+      via: 'system',
+    });
     const created = result.changes.filter((c) => c.action !== 'unchanged').length;
     demoSummary = `demo catalog: ${result.changes.length} documents, ${created} new`;
   }
@@ -41,7 +47,9 @@ export async function serve(options: ServeOptions): Promise<void> {
     logger: { level: process.env.TOOLGATE_LOG_LEVEL ?? 'warn' },
   });
   const sweep = setInterval(() => {
-    tg.catalog.sweepLifecycle().catch((err: unknown) => app.log.error({ err }, 'lifecycle sweep failed'));
+    tg.catalog
+      .sweepLifecycle()
+      .catch((err: unknown) => app.log.error({ err }, 'lifecycle sweep failed'));
   }, SWEEP_INTERVAL_MS);
   sweep.unref();
 

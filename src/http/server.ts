@@ -48,7 +48,6 @@ export async function buildServer(tg: Toolgate, options: HttpOptions): Promise<F
     // Query strings like ?tags=a&tags=b must not become arrays the schemas do not expect.
     routerOptions: { ignoreTrailingSlash: true, maxParamLength: 300 },
     ajv: { customOptions: { coerceTypes: 'array', removeAdditional: false, allErrors: true } },
-    disableRequestLogging: false,
   });
   app.setErrorHandler(makeErrorHandler(bodyLimit));
   app.setNotFoundHandler((req, reply) => {

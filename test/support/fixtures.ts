@@ -15,7 +15,10 @@ export function validTool(overrides: Definition = {}): Definition {
       type: 'object',
       additionalProperties: false,
       required: ['invoice'],
-      properties: { invoice: { type: 'string', maxLength: 40 }, currency: { enum: ['EUR', 'USD'] } },
+      properties: {
+        invoice: { type: 'string', maxLength: 40 },
+        currency: { enum: ['EUR', 'USD'] },
+      },
     },
     output_schema: {
       type: 'object',
@@ -45,12 +48,20 @@ export function validSendTool(overrides: Definition = {}): Definition {
     egress: { mode: 'constrained', hosts: ['notify.example.com'] },
     access_tier: 'restricted',
     required_capabilities: ['notify:send'],
-    runtime: { kind: 'http', base_url: 'https://notify.example.com', method: 'POST', path: '/v1/send' },
+    runtime: {
+      kind: 'http',
+      base_url: 'https://notify.example.com',
+      method: 'POST',
+      path: '/v1/send',
+    },
     input_schema: {
       type: 'object',
       additionalProperties: false,
       required: ['to', 'text'],
-      properties: { to: { type: 'string', format: 'email' }, text: { type: 'string', maxLength: 500 } },
+      properties: {
+        to: { type: 'string', format: 'email' },
+        text: { type: 'string', maxLength: 500 },
+      },
     },
     output_schema: { type: 'object', properties: { id: { type: 'string' } } },
     ...overrides,

@@ -16,5 +16,8 @@ export function createPostgresDialect(connectionString: string): PostgresDialect
           : pg.types.getTypeParser(oid, format ?? 'text'),
     },
   });
+  // An idle client dropped by the server (restart, failover) must not crash the gateway; the pool
+  // replaces it and the next query reconnects.
+  pool.on('error', () => {});
   return new PostgresDialect({ pool });
 }

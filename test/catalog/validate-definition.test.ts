@@ -1,0 +1,340 @@
+import assert from 'node:assert/strict';
+import { describe, test } from 'node:test';
+import { checkToolDefinition, type ToolDefinition } from '../../src/catalog/index.js';
+import { validSendTool, validTool } from '../support/fixtures.js';
+
+function problemsOf(input: unknown): { pointer: string; rule: string; message: string }[] {
+  const result = checkToolDefinition(input);
+  assert.equal(result.ok, false, 'expected the definition to be refused');
+  return result.ok ? [] : [...result.problems];
+}
+
+function accepted(input: unknown): ToolDefinition {
+  const result = checkToolDefinition(input);
+  if (!result.ok) assert.fail(`refused: ${JSON.stringify(result.problems)}`);
+  return result.definition;
+}
+
+function pointers(input: unknown): string[] {
+  return problemsOf(input).map((p) => p.pointer);
+}
+
+describe('a complete definition', () => {
+  test('is accepted and every default is filled in', () => {
+    const definition = accepted(validTool());
+    assert.deepEqual(definition.approval, {
+      mode: 'none',
+      second_factor: false,
+      out_of_band: false,
+    });
+    assert.equal(definition.idempotent, true);
+    assert.equal(definition.sandbox.isolation, 'none');
+    assert.equal(definition.sandbox.network, 'none');
+    assert.equal(definition.sandbox.limits.wall_time_ms, 10_000);
+  });
+
+  test('an external_send tool gets approval "always" by default', () => {
+    const definition = accepted(validSendTool());
+    assert.equal(definition.approval.mode, 'always');
+    assert.equal(definition.sandbox.network, 'egress_proxy');
+  });
+
+  test('the demo-style conditional refund with a second factor is accepted', () => {
+    const definition = accepted(
+      validTool({
+        action_class: 'irreversible',
+        access_tier: 'privileged',
+        approval: {
+          mode: 'conditional',
+          conditions: [{ argument: '/amount', op: 'gt', value: 100 }],
+        },
+      }),
+    );
+    assert.equal(definition.approval.second_factor, true);
+  });
+});
+
+describe('completeness and shape', () => {
+  test('every missing required field is listed at once with its pointer', () => {
+    const found = pointers({ id: 'x', version: '1.0.0' });
+    for (const field of [
+      'name',
+      'description',
+      'owner',
+      'input_schema',
+      'output_schema',
+      'action_class',
+      'data_access',
+      'egress',
+      'access_tier',
+      'required_capabilities',
+      'runtime',
+      'provenance',
+    ]) {
+      assert.ok(found.includes(`/${field}`), `missing /${field} in ${found.join(', ')}`);
+    }
+  });
+
+  test('a non-object is refused at the document root', () => {
+    assert.deepEqual(pointers([validTool()]), ['']);
+    assert.deepEqual(pointers('id: x'), ['']);
+    assert.deepEqual(pointers(null), ['']);
+  });
+
+  test('an unknown property is refused by name', () => {
+    assert.ok(pointers(validTool({ run_as_root: true })).includes('/run_as_root'));
+  });
+
+  test('bad id formats are refused', () => {
+    for (const id of [
+      'Send_Email',
+      '1tool',
+      'a..b',
+      'tool with space',
+      '../etc',
+      'x'.repeat(250),
+      '',
+    ]) {
+      assert.ok(
+        pointers(validTool({ id })).includes('/id'),
+        `id ${JSON.stringify(id)} was accepted`,
+      );
+    }
+  });
+
+  test('a dotted provider id is accepted', () => {
+    assert.ok(checkToolDefinition(validTool({ id: 'github.create_issue' })).ok);
+  });
+
+  test('versions must be SemVer', () => {
+    for (const version of ['1', '1.0', 'v1.0.0', '01.0.0', '1.0.0-', 'latest']) {
+      assert.ok(
+        pointers(validTool({ version })).includes('/version'),
+        `version ${version} was accepted`,
+      );
+    }
+    assert.ok(checkToolDefinition(validTool({ version: '2.1.0-rc.1+build.5' })).ok);
+  });
+
+  test('an unknown runtime kind points at /runtime/kind', () => {
+    assert.ok(
+      pointers(validTool({ runtime: { kind: 'shell', cmd: 'rm -rf /' } })).includes(
+        '/runtime/kind',
+      ),
+    );
+  });
+
+  test('a tool without required capabilities is refused (no tool is open to every agent)', () => {
+    assert.ok(
+      pointers(validTool({ required_capabilities: [] })).includes('/required_capabilities'),
+    );
+  });
+});
+
+describe('authored JSON Schemas', () => {
+  test('an input schema that allows unknown properties is refused', () => {
+    const schema = { type: 'object', properties: { a: { type: 'string' } } };
+    assert.ok(
+      pointers(validTool({ input_schema: schema })).includes('/input_schema/additionalProperties'),
+    );
+    const open = { ...schema, additionalProperties: true };
+    assert.ok(
+      pointers(validTool({ input_schema: open })).includes('/input_schema/additionalProperties'),
+    );
+  });
+
+  test('unevaluatedProperties: false also closes the top level', () => {
+    const schema = {
+      type: 'object',
+      unevaluatedProperties: false,
+      properties: { a: { type: 'string' } },
+    };
+    assert.ok(checkToolDefinition(validTool({ input_schema: schema })).ok);
+  });
+
+  test('a top-level input schema that is not an object is refused', () => {
+    assert.ok(
+      pointers(validTool({ input_schema: { type: 'string' } })).includes('/input_schema/type'),
+    );
+  });
+
+  test('an invalid JSON Schema is refused with a pointer inside it', () => {
+    const schema = {
+      type: 'object',
+      additionalProperties: false,
+      properties: { a: { type: 'strin' } },
+    };
+    const found = pointers(validTool({ input_schema: schema }));
+    assert.ok(
+      found.some((p) => p.startsWith('/input_schema/properties/a')),
+      found.join(', '),
+    );
+  });
+
+  test('a misspelt keyword is refused instead of silently validating nothing', () => {
+    const schema = { type: 'object', additionalProperties: false, requried: ['a'], properties: {} };
+    const found = problemsOf(validTool({ input_schema: schema }));
+    assert.ok(
+      found.some((p) => p.pointer === '/input_schema' && /requried/.test(p.message)),
+      JSON.stringify(found),
+    );
+  });
+
+  test('a remote $ref is refused, never fetched', () => {
+    const schema = {
+      type: 'object',
+      additionalProperties: false,
+      properties: { a: { $ref: 'https://evil.example/s.json' } },
+    };
+    assert.ok(pointers(validTool({ input_schema: schema })).includes('/input_schema'));
+  });
+
+  test('another dialect is refused', () => {
+    const schema = {
+      $schema: 'http://json-schema.org/draft-04/schema#',
+      type: 'object',
+      additionalProperties: false,
+    };
+    assert.ok(pointers(validTool({ input_schema: schema })).includes('/input_schema/$schema'));
+  });
+
+  test('an unknown format is refused', () => {
+    const schema = {
+      type: 'object',
+      additionalProperties: false,
+      properties: { a: { type: 'string', format: 'emial' } },
+    };
+    assert.ok(pointers(validTool({ input_schema: schema })).includes('/input_schema'));
+  });
+
+  test('the output schema must be valid and an object', () => {
+    assert.ok(
+      pointers(validTool({ output_schema: { type: 'array' } })).includes('/output_schema/type'),
+    );
+    assert.ok(
+      pointers(
+        validTool({ output_schema: { type: 'object', properties: { a: { minimum: 'x' } } } }),
+      ).some((p) => p.startsWith('/output_schema')),
+    );
+  });
+});
+
+describe('safety floors', () => {
+  test('an external_send tool may not switch approval off; a read tool may', () => {
+    assert.ok(pointers(validSendTool({ approval: { mode: 'none' } })).includes('/approval/mode'));
+    assert.ok(checkToolDefinition(validTool({ approval: { mode: 'none' } })).ok);
+    assert.ok(
+      checkToolDefinition(validTool({ approval: { mode: 'always' } })).ok,
+      'tightening is allowed',
+    );
+  });
+
+  test('an irreversible tool needs a second factor and may not be public', () => {
+    const found = pointers(
+      validTool({
+        action_class: 'irreversible',
+        access_tier: 'public',
+        approval: { mode: 'always', second_factor: false },
+      }),
+    );
+    assert.ok(found.includes('/approval/second_factor'));
+    assert.ok(found.includes('/access_tier'));
+  });
+
+  test('a permission_change tool is privileged and approved out of band only', () => {
+    const found = pointers(
+      validTool({
+        action_class: 'permission_change',
+        access_tier: 'restricted',
+        approval: {
+          mode: 'conditional',
+          conditions: [{ argument: '/x', op: 'eq', value: 1 }],
+          out_of_band: false,
+        },
+      }),
+    );
+    assert.ok(found.includes('/access_tier'));
+    assert.ok(found.includes('/approval/mode'));
+    assert.ok(found.includes('/approval/out_of_band'));
+  });
+
+  test('conditional approval needs conditions', () => {
+    assert.ok(
+      pointers(validSendTool({ approval: { mode: 'conditional' } })).includes(
+        '/approval/conditions',
+      ),
+    );
+  });
+
+  test('egress hosts must be exact names, never IP literals, wildcards or URLs', () => {
+    for (const host of [
+      '127.0.0.1',
+      '10.0.0.1',
+      '2130706433',
+      '0x7f000001',
+      '*.example.com',
+      'https://a.example.com',
+      'a.example.com:8443',
+      'A.EXAMPLE.COM',
+      'example.com.',
+      'localhost',
+      '169.254.169.254',
+    ]) {
+      const found = pointers(
+        validSendTool({
+          egress: { mode: 'constrained', hosts: [host] },
+          runtime: { kind: 'inline', handler: 'x' },
+        }),
+      );
+      assert.ok(
+        found.some((p) => p.startsWith('/egress/hosts')),
+        `host ${host} was accepted: ${found.join(', ')}`,
+      );
+    }
+  });
+
+  test('an http runtime must be https, default port, no userinfo, and on an allowed host', () => {
+    const cases: [string, string][] = [
+      ['http://notify.example.com', '/runtime/base_url'],
+      ['https://user:pw@notify.example.com', '/runtime/base_url'],
+      ['https://notify.example.com:8443', '/runtime/base_url'],
+      ['https://other.example.com', '/runtime/base_url'],
+      ['https://notify.example.com.evil.example', '/runtime/base_url'],
+    ];
+    for (const [base_url, pointer] of cases) {
+      const found = pointers(
+        validSendTool({ runtime: { kind: 'http', base_url, method: 'POST', path: '/v1/send' } }),
+      );
+      assert.ok(found.includes(pointer), `${base_url} accepted: ${found.join(', ')}`);
+    }
+  });
+
+  test('a command runtime is never run unsandboxed', () => {
+    const found = pointers(
+      validTool({
+        runtime: { kind: 'command', argv: ['node', 'x.js'] },
+        sandbox: { isolation: 'none' },
+      }),
+    );
+    assert.ok(found.includes('/sandbox/isolation'));
+    const pure = validTool({
+      data_access: 'none',
+      runtime: { kind: 'command', argv: ['node', 'x.js'] },
+      sandbox: { isolation: 'process' },
+    });
+    assert.ok(checkToolDefinition(pure).ok, 'a pure transform may use process isolation');
+    const notPure = validTool({
+      runtime: { kind: 'command', argv: ['node', 'x.js'] },
+      sandbox: { isolation: 'process' },
+    });
+    assert.ok(pointers(notPure).includes('/sandbox/isolation'));
+  });
+
+  test('a tool without egress cannot ask for the egress proxy', () => {
+    assert.ok(
+      pointers(
+        validTool({ sandbox: { isolation: 'namespace', network: 'egress_proxy' } }),
+      ).includes('/sandbox/network'),
+    );
+  });
+});
