@@ -56,7 +56,17 @@ export async function startPostgres() {
     execFileSync(full[0], full[1], { stdio: ['ignore', 'pipe', 'pipe'], cwd: dir });
   };
   const port = await freePort();
-  run(join(bin, 'initdb'), ['-D', data, '-A', 'trust', '-U', 'toolgate', '-E', 'UTF8', '--no-sync']);
+  run(join(bin, 'initdb'), [
+    '-D',
+    data,
+    '-A',
+    'trust',
+    '-U',
+    'toolgate',
+    '-E',
+    'UTF8',
+    '--no-sync',
+  ]);
   run(join(bin, 'pg_ctl'), [
     '-D',
     data,

@@ -22,7 +22,9 @@ function findTests(dir) {
   return out;
 }
 
-const files = findTests('test').filter((f) => filters.length === 0 || filters.some((x) => f.includes(x)));
+const files = findTests('test').filter(
+  (f) => filters.length === 0 || filters.some((x) => f.includes(x)),
+);
 const env = { ...process.env };
 let pg = null;
 if (withPostgres) {
@@ -41,10 +43,14 @@ process.on('SIGTERM', () => {
   process.exit(143);
 });
 
-const child = spawn(process.execPath, ['--import', 'tsx', '--test', '--test-reporter=spec', ...files], {
-  stdio: 'inherit',
-  env,
-});
+const child = spawn(
+  process.execPath,
+  ['--import', 'tsx', '--test', '--test-reporter=spec', ...files],
+  {
+    stdio: 'inherit',
+    env,
+  },
+);
 child.on('exit', (code, signal) => {
   cleanup();
   process.exit(code ?? (signal ? 1 : 0));

@@ -22,8 +22,11 @@ export function createDocumentAjv(): Ajv2020 {
     // A discriminator's tag is required at the top and defined in each branch.
     strictRequired: false,
     allowUnionTypes: true,
+    // Errors carry their schema so a pattern failure can be explained in words (`x-hint`).
+    verbose: true,
   });
   addFormats(ajv);
+  ajv.addKeyword({ keyword: 'x-hint', schemaType: 'string' });
   return ajv;
 }
 
@@ -44,6 +47,12 @@ export function createAuthoredSchemaAjv(): Ajv2020 {
   });
   addFormats(ajv);
   return ajv;
+}
+
+function hintOf(schema: unknown): unknown {
+  return typeof schema === 'object' && schema !== null
+    ? (schema as Record<string, unknown>)['x-hint']
+    : undefined;
 }
 
 /** Turns Ajv errors into problems with JSON pointers, naming the missing or extra property. */
@@ -71,6 +80,8 @@ export function ajvErrorsToProblems(
       message = 'is not an allowed property';
     } else if (e.keyword === 'enum' && Array.isArray(params.allowedValues)) {
       message = `must be one of ${params.allowedValues.map((v) => JSON.stringify(v)).join(', ')}`;
+    } else if (e.keyword === 'pattern' && typeof hintOf(e.parentSchema) === 'string') {
+      message = `must be ${hintOf(e.parentSchema)}`;
     } else if (e.keyword === 'discriminator') {
       const tag = typeof params.tag === 'string' ? params.tag : 'kind';
       pointer = joinPointer(pointer, tag);

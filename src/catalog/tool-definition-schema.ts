@@ -49,26 +49,39 @@ export const toolDefinitionSchema = {
     id: {
       type: 'string',
       pattern: TOOL_ID_PATTERN,
+      'x-hint':
+        'lower-case letters, digits, _ or -, starting with a letter, optionally dot-separated (search_tickets, github.create_issue)',
       maxLength: 200,
       description: 'Globally unique, lower-case, dotted for imported tools (provider.tool).',
     },
     version: {
       type: 'string',
       pattern: SEMVER_PATTERN,
+      'x-hint': 'a SemVer 2.0.0 version such as 1.0.0 or 2.1.0-rc.1',
       maxLength: 64,
       description: 'SemVer 2.0.0',
     },
-    name: { type: 'string', pattern: TOOL_NAME_PATTERN, description: 'Name shown to the model.' },
+    name: {
+      type: 'string',
+      pattern: TOOL_NAME_PATTERN,
+      'x-hint': 'letters, digits, _ or -, starting with a letter, at most 64 characters',
+      description: 'Name shown to the model.',
+    },
     description: { type: 'string', minLength: 1, maxLength: 4096 },
     tags: {
       type: 'array',
       maxItems: 32,
       uniqueItems: true,
-      items: { type: 'string', pattern: '^[a-z0-9][a-z0-9_.-]{0,39}$' },
+      items: {
+        type: 'string',
+        pattern: '^[a-z0-9][a-z0-9_.-]{0,39}$',
+        'x-hint': 'a lower-case tag of at most 40 characters',
+      },
     },
     owner: {
       type: 'string',
       pattern: '^[a-zA-Z0-9][a-zA-Z0-9_.@-]{0,99}$',
+      'x-hint': 'a team name: letters, digits, _ . @ or -',
       description: 'Owning team.',
     },
     input_schema: { type: 'object', description: 'JSON Schema 2020-12 of the arguments.' },
@@ -97,7 +110,12 @@ export const toolDefinitionSchema = {
               minItems: 1,
               maxItems: 64,
               uniqueItems: true,
-              items: { type: 'string', pattern: HOST_PATTERN },
+              items: {
+                type: 'string',
+                pattern: HOST_PATTERN,
+                'x-hint':
+                  'an exact lower-case host name with a dot (no scheme, port, wildcard or trailing dot)',
+              },
             },
           },
         },
@@ -109,7 +127,12 @@ export const toolDefinitionSchema = {
       minItems: 1,
       maxItems: 16,
       uniqueItems: true,
-      items: { type: 'string', pattern: CAPABILITY_PATTERN, maxLength: 100 },
+      items: {
+        type: 'string',
+        pattern: CAPABILITY_PATTERN,
+        maxLength: 100,
+        'x-hint': 'a capability such as tickets:read',
+      },
       description: 'An agent must hold every one; at least one, so no tool is open to all.',
     },
     approval: {
@@ -219,9 +242,19 @@ export const toolDefinitionSchema = {
           required: ['kind', 'base_url', 'method', 'path'],
           properties: {
             kind: { const: 'http' },
-            base_url: { type: 'string', pattern: '^https://', maxLength: 2048 },
+            base_url: {
+              type: 'string',
+              pattern: '^https://',
+              maxLength: 2048,
+              'x-hint': 'an https:// URL',
+            },
             method: { enum: ['GET', 'POST', 'PUT', 'PATCH', 'DELETE'] },
-            path: { type: 'string', pattern: '^/', maxLength: 2048 },
+            path: {
+              type: 'string',
+              pattern: '^/',
+              maxLength: 2048,
+              'x-hint': 'a path starting with /',
+            },
           },
         },
         {
@@ -244,6 +277,10 @@ export const toolDefinitionSchema = {
       ],
     },
     provenance: { enum: [...PROVENANCES] },
-    code_hash: { type: 'string', pattern: '^sha256:[0-9a-f]{64}$' },
+    code_hash: {
+      type: 'string',
+      pattern: '^sha256:[0-9a-f]{64}$',
+      'x-hint': 'sha256: followed by 64 hex digits',
+    },
   },
 } as const;

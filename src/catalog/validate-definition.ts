@@ -43,25 +43,32 @@ export function checkToolDefinition(input: unknown): DefinitionCheck {
       problems: [problem('', 'a tool definition must be an object', 'schema.type')],
     };
   }
-  if (!validateShape(input)) {
-    return { ok: false, problems: ajvErrorsToProblems(validateShape.errors) };
-  }
-  // The shape check above guarantees the field types below.
+  const problems: Problem[] = validateShape(input) ? [] : ajvErrorsToProblems(validateShape.errors);
+  // Cross-field checks run on every field that passed the shape check, so one answer lists
+  // every problem; a check whose fields are malformed is skipped (its fields already failed).
+  const malformed = new Set(problems.map((p) => p.pointer.split('/')[1] ?? ''));
+  const wellFormed = (...fields: (keyof RawDefinition)[]) => fields.every((f) => !malformed.has(f));
+  // The shape check (or the guards above) guarantees the field types used below.
   const raw = input as unknown as RawDefinition;
-  const problems: Problem[] = [];
 
-  if (semver.valid(raw.version) === null) {
+  if (wellFormed('version') && semver.valid(raw.version) === null) {
     problems.push(problem('/version', 'must be a SemVer 2.0.0 version', 'semver'));
   }
-  problems.push(...checkInputSchema(raw.input_schema));
-  problems.push(...checkOutputSchema(raw.output_schema));
-  problems.push(...checkEgress(raw));
-  problems.push(...checkTierFloor(raw.action_class, raw.access_tier));
-
-  const approval = normalizeApproval(raw, problems);
-  const sandbox = normalizeSandbox(raw, problems);
-
-  if (raw.credentials?.inject === 'header' && raw.runtime.kind !== 'http') {
+  if (wellFormed('input_schema')) problems.push(...checkInputSchema(raw.input_schema));
+  if (wellFormed('output_schema')) problems.push(...checkOutputSchema(raw.output_schema));
+  if (wellFormed('egress', 'runtime')) problems.push(...checkEgress(raw));
+  if (wellFormed('action_class', 'access_tier')) {
+    problems.push(...checkTierFloor(raw.action_class, raw.access_tier));
+  }
+  const approval = wellFormed('action_class', 'approval') ? normalizeApproval(raw, problems) : null;
+  const sandbox = wellFormed('runtime', 'egress', 'data_access', 'sandbox')
+    ? normalizeSandbox(raw, problems)
+    : null;
+  if (
+    wellFormed('credentials', 'runtime') &&
+    raw.credentials?.inject === 'header' &&
+    raw.runtime.kind !== 'http'
+  ) {
     problems.push(
       problem(
         '/credentials/inject',
@@ -70,7 +77,7 @@ export function checkToolDefinition(input: unknown): DefinitionCheck {
       ),
     );
   }
-  if (problems.length > 0) return { ok: false, problems };
+  if (problems.length > 0 || !approval || !sandbox) return { ok: false, problems };
 
   const definition: ToolDefinition = {
     ...raw,
