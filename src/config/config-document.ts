@@ -91,8 +91,16 @@ export function parseConfigText(text: string): unknown[] {
         },
       );
     }
-    // maxAliasCount bounds alias expansion ("billion laughs").
-    const value: unknown = doc.toJS({ maxAliasCount: 100 });
+    let value: unknown;
+    try {
+      // maxAliasCount bounds alias expansion ("billion laughs"); the parser throws past it.
+      value = doc.toJS({ maxAliasCount: 100 });
+    } catch (err) {
+      const reason = err instanceof Error ? err.message : String(err);
+      throw new ToolgateError('INPUT_MALFORMED', `the YAML cannot be expanded safely: ${reason}`, {
+        reason,
+      });
+    }
     if (value === null || value === undefined) continue;
     if (Array.isArray(value)) out.push(...value);
     else out.push(value);
