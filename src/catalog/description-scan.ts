@@ -51,13 +51,16 @@ interface CompiledCodePoints {
     readonly before: RegExp;
     readonly after: RegExp;
   }[];
+  readonly sequences: readonly RegExp[];
 }
 
 interface Compiled {
   readonly patterns: readonly CompiledPattern[];
   readonly codePoints: readonly CompiledCodePoints[];
   readonly confusable: { readonly rule: DescriptionRule; readonly index: number } | undefined;
-  readonly toolName: { readonly rule: ToolNameRule; readonly index: number; readonly re: RegExp } | undefined;
+  readonly toolName:
+    | { readonly rule: ToolNameRule; readonly index: number; readonly re: RegExp }
+    | undefined;
 }
 
 let compiled: Compiled | undefined;
@@ -76,7 +79,8 @@ function compile(): Compiled {
           rule,
           index,
           re: new RegExp(rule.pattern, `${flags}g`),
-          sentence: rule.alsoInSentence === undefined ? undefined : new RegExp(rule.alsoInSentence, flags),
+          sentence:
+            rule.alsoInSentence === undefined ? undefined : new RegExp(rule.alsoInSentence, flags),
           ignore: new Set(rule.ignoreCaptures ?? []),
         });
         break;
@@ -90,6 +94,7 @@ function compile(): Compiled {
             before: new RegExp(`^(?:${e.before})$`, 'u'),
             after: new RegExp(`^(?:${e.after})$`, 'u'),
           })),
+          sequences: (rule.exemptSequences ?? []).map((q) => new RegExp(q, 'gu')),
         });
         break;
       case 'confusable':
@@ -230,14 +235,14 @@ function displayTokens(
   s: string,
   from: number,
   to: number,
-  escape?: (cp: number) => boolean,
+  spellOut?: (cp: number) => boolean,
 ): string[] {
   const tokens: string[] = [];
   for (let i = from; i < to; ) {
     const cp = s.codePointAt(i) ?? 0;
     const ch = String.fromCodePoint(cp);
     i += ch.length;
-    if (inRanges(cp, EXCERPT_ESCAPE_RANGES) || escape?.(cp)) tokens.push(hex(cp));
+    if (inRanges(cp, EXCERPT_ESCAPE_RANGES) || spellOut?.(cp)) tokens.push(hex(cp));
     else if (SPACE.test(ch)) {
       if (tokens.at(-1) !== ' ') tokens.push(' ');
     } else tokens.push(ch);
@@ -256,14 +261,14 @@ function excerptOf(
   s: string,
   start: number,
   end: number,
-  escape?: (cp: number) => boolean,
+  spellOut?: (cp: number) => boolean,
   label = '',
 ): string {
   const from = codePointStart(s, Math.max(0, start - EXCERPT_LEAD));
   const at = codePointStart(s, start);
   const to = Math.min(s.length, end + MAX_EXCERPT);
-  const pre = displayTokens(s, from, at, escape);
-  const rest = displayTokens(s, at, to, escape);
+  const pre = displayTokens(s, from, at, spellOut);
+  const rest = displayTokens(s, at, to, spellOut);
   let preText = '';
   let preIdx = pre.length;
   while (preIdx > 0 && preText.length + (pre[preIdx - 1] ?? '').length <= EXCERPT_LEAD) {
@@ -303,18 +308,20 @@ interface Payload {
   readonly text: string;
 }
 
-function decodeTags(raw: string): string {
+function decodeTags(raw: string, skip: ReadonlySet<number>): string {
   let out = '';
   let inRun = false;
-  for (const ch of raw) {
-    const cp = ch.codePointAt(0) ?? 0;
-    if (cp >= 0xe0020 && cp <= 0xe007e) {
+  for (let i = 0; i < raw.length; ) {
+    const cp = raw.codePointAt(i) ?? 0;
+    const isTag = cp >= 0xe0000 && cp <= 0xe007f && !skip.has(i);
+    if (isTag && cp >= 0xe0020 && cp <= 0xe007e) {
       out += String.fromCharCode(cp - 0xe0000);
       inRun = true;
-    } else if (inRun && !(cp >= 0xe0000 && cp <= 0xe007f)) {
+    } else if (inRun && !isTag) {
       out += ' ';
       inRun = false;
     }
+    i += cp > 0xffff ? 2 : 1;
   }
   return out.trim();
 }
@@ -350,10 +357,6 @@ function lastSegment(name: string): string {
   return parts.at(-1) ?? name;
 }
 
-function escapeRegExp(s: string): string {
-  return s.replace(/[.*+?^${}()|[\]\\/-]/g, '\\$&');
-}
-
 /** Words of an identifier: split on separators and on camelCase humps. */
 function nameWords(name: string): string[] {
   return name
@@ -363,38 +366,93 @@ function nameWords(name: string): string[] {
     .map((w) => w.normalize('NFKC').toLowerCase());
 }
 
-interface NameMatcher {
-  readonly re: RegExp;
-  /** nameKey → the catalogued names it stands for. */
-  readonly names: ReadonlyMap<string, readonly string[]>;
+interface NameEntry {
+  readonly name: string;
+  readonly words: readonly string[];
+  /** snake/kebab/dotted names must keep a separator between words ("api_version" ≠ "apiversion"). */
+  readonly separated: boolean;
 }
 
-function buildNameMatcher(
-  others: readonly string[],
-  own: string,
-  distinctive: RegExp,
-): NameMatcher | undefined {
-  const ownKeys = new Set([nameKey(own), nameKey(lastSegment(own))]);
-  const names = new Map<string, string[]>();
-  const sources: string[] = [];
+interface NameIndex {
+  readonly byKey: ReadonlyMap<string, readonly NameEntry[]>;
+  /** The most `.`/`:`/`/`/`-`-separated pieces one catalogued name spans. */
+  readonly maxPieces: number;
+}
+
+/** The catalog rarely changes between registrations, so the index is rebuilt only when it does. */
+let nameIndexCache: { readonly signature: string; readonly index: NameIndex } | undefined;
+
+function nameIndex(others: readonly string[], distinctive: RegExp): NameIndex {
+  const signature = others.join('\n');
+  if (nameIndexCache?.signature === signature) return nameIndexCache.index;
+  const byKey = new Map<string, NameEntry[]>();
+  let maxPieces = 1;
   for (const other of others) {
     for (const candidate of new Set([other, lastSegment(other)])) {
       if (!distinctive.test(candidate)) continue;
-      const key = nameKey(candidate);
-      if (key.length === 0 || ownKeys.has(key)) continue;
-      const list = names.get(key);
-      if (list) {
-        if (!list.includes(other)) list.push(other);
-        continue;
-      }
-      names.set(key, [other]);
-      sources.push(nameWords(candidate).map(escapeRegExp).join('[_.:/-]?'));
+      const words = nameWords(candidate);
+      const key = words.join('');
+      if (key.length === 0) continue;
+      const list = byKey.get(key) ?? [];
+      if (list.some((e) => e.name === other)) continue;
+      list.push({ name: other, words, separated: /[_.:/-]/.test(candidate) });
+      byKey.set(key, list);
+      maxPieces = Math.max(maxPieces, candidate.split(/[.:/-]+/).length);
     }
   }
-  if (sources.length === 0) return undefined;
-  sources.sort((a, b) => b.length - a.length || (a < b ? -1 : a > b ? 1 : 0));
-  const re = new RegExp(`(?<![\\p{L}\\p{N}_])(?:${sources.join('|')})(?![\\p{L}\\p{N}_])`, 'gu');
-  return { re, names };
+  const index = { byKey, maxPieces: Math.min(maxPieces, 8) };
+  nameIndexCache = { signature, index };
+  return index;
+}
+
+interface NameHit {
+  readonly start: number;
+  readonly end: number;
+  readonly key: string;
+  readonly names: readonly string[];
+}
+
+/** Identifier runs; a name may start or end at `.`, `:`, `/` or `-`, never inside a word. */
+const IDENTIFIER_RUN = /[\p{L}\p{N}_]+(?:[.:/-]+[\p{L}\p{N}_]+)*/gu;
+const PIECE = /[\p{L}\p{N}_]+/gu;
+
+function findNames(text: string, index: NameIndex, ownKeys: ReadonlySet<string>): NameHit[] {
+  const hits: NameHit[] = [];
+  for (const run of text.matchAll(IDENTIFIER_RUN)) {
+    const pieces = Array.from(run[0].matchAll(PIECE), (m) => ({
+      start: run.index + m.index,
+      end: run.index + m.index + m[0].length,
+    }));
+    let i = 0;
+    while (i < pieces.length) {
+      let advanced = false;
+      // Longest first, so "github.create_issue" wins over its "create_issue" tail.
+      for (let j = Math.min(pieces.length, i + index.maxPieces) - 1; j >= i && !advanced; j--) {
+        const from = pieces[i]?.start ?? 0;
+        const to = pieces[j]?.end ?? 0;
+        const words = text
+          .slice(from, to)
+          .split(/[_.:/-]+/)
+          .filter((w) => w.length > 0);
+        const key = words.join('');
+        const entries = index.byKey.get(key);
+        if (!entries) continue;
+        const names = entries
+          .filter(
+            (e) =>
+              !e.separated ||
+              (e.words.length === words.length && e.words.every((w, k) => w === words[k])),
+          )
+          .map((e) => e.name);
+        if (names.length === 0) continue;
+        if (!ownKeys.has(key)) hits.push({ start: from, end: to, key, names });
+        i = j + 1;
+        advanced = true;
+      }
+      if (!advanced) i++;
+    }
+  }
+  return hits;
 }
 
 // ---------------------------------------------------------------------------------------------
@@ -409,12 +467,18 @@ interface Hit {
 interface FieldContext {
   readonly field: string;
   readonly ownKeys: ReadonlySet<string>;
-  readonly names: NameMatcher | undefined;
+  readonly names: NameIndex | undefined;
   readonly hits: Hit[];
   readonly seen: Set<string>;
 }
 
-function push(ctx: FieldContext, order: number, position: number, key: string, f: ScanFinding): void {
+function push(
+  ctx: FieldContext,
+  order: number,
+  position: number,
+  key: string,
+  f: ScanFinding,
+): void {
   if (ctx.seen.has(key)) return;
   ctx.seen.add(key);
   ctx.hits.push({ order, position, finding: f });
@@ -440,15 +504,18 @@ function firstCapture(m: RegExpExecArray): string | undefined {
   return undefined;
 }
 
+/** Runs the pattern rules for `target`; returns any hidden text the matches decode to. */
 function scanPatterns(
   ctx: FieldContext,
   target: 'normalized' | 'raw',
   text: string,
   locate: (start: number, end: number) => string,
   note: string,
-): void {
+): Payload[] {
+  const payloads: Payload[] = [];
   for (const p of compile().patterns) {
     if (p.rule.target !== target || ctx.seen.has(p.rule.id)) continue;
+    const decoded: string[] = [];
     p.re.lastIndex = 0;
     for (let m = p.re.exec(text); m !== null; m = p.re.exec(text)) {
       if (m[0].length === 0) {
@@ -460,12 +527,14 @@ function scanPatterns(
         continue;
       const end = m.index + m[0].length;
       if (p.sentence && !p.sentence.test(sentenceAround(text, m.index, end))) continue;
+      if (p.rule.decode === 'variation-selectors') {
+        // Every run may carry a different message; keep scanning to collect them all.
+        const bytes = decodeVariationSelectors(m[0]);
+        if (bytes) decoded.push(bytes);
+        if (ctx.seen.has(p.rule.id)) continue;
+      }
       let message = p.rule.description;
       if (capture !== undefined) message += `: ${quoted(capture)}`;
-      if (p.rule.decode === 'variation-selectors') {
-        const decoded = decodeVariationSelectors(m[0]);
-        if (decoded) message += `; they decode to ${quoted(decoded)}`;
-      }
       push(ctx, p.index, m.index, p.rule.id, {
         rule: p.rule.id,
         category: p.rule.category,
@@ -473,9 +542,22 @@ function scanPatterns(
         message: message + note,
         excerpt: locate(m.index, end),
       });
-      break;
+      if (p.rule.decode === undefined) break;
+    }
+    if (decoded.length > 0) {
+      const joined = decoded.join(' ');
+      const hit = ctx.hits.find((h) => h.finding.rule === p.rule.id);
+      if (hit) {
+        const finding = {
+          ...hit.finding,
+          message: `${hit.finding.message}; they decode to ${quoted(joined)}`,
+        };
+        ctx.hits[ctx.hits.indexOf(hit)] = { ...hit, finding };
+      }
+      payloads.push({ kind: 'variation-selector', text: joined });
     }
   }
+  return payloads;
 }
 
 function scanToolNames(
@@ -486,18 +568,13 @@ function scanToolNames(
 ): void {
   const tn = compile().toolName;
   if (!tn || !ctx.names) return;
-  const { re, names } = ctx.names;
-  re.lastIndex = 0;
-  for (let m = re.exec(n.text); m !== null; m = re.exec(n.text)) {
-    const key = nameKey(m[0]);
-    const referenced = names.get(key);
-    if (!referenced) continue;
-    push(ctx, tn.index, m.index, `${tn.rule.id}:${key}`, {
+  for (const hit of findNames(n.text, ctx.names, ctx.ownKeys)) {
+    push(ctx, tn.index, hit.start, `${tn.rule.id}:${hit.key}`, {
       rule: tn.rule.id,
       category: tn.rule.category,
       field: ctx.field,
-      message: `${tn.rule.description}: ${referenced.map(quoted).join(', ')}${note}`,
-      excerpt: locate(m.index, m.index + m[0].length),
+      message: `${tn.rule.description}: ${hit.names.map(quoted).join(', ')}${note}`,
+      excerpt: locate(hit.start, hit.end),
     });
   }
 }
@@ -506,12 +583,19 @@ function scanCodePoints(ctx: FieldContext, raw: string): Payload[] {
   const payloads: Payload[] = [];
   for (const c of compile().codePoints) {
     const found: { cp: number; at: number }[] = [];
+    // Code units inside exempt sequences (emoji flags) neither count nor decode.
+    const skip = new Set<number>();
+    for (const re of c.sequences) {
+      for (const m of raw.matchAll(re)) {
+        for (let k = m.index; k < m.index + m[0].length; k++) skip.add(k);
+      }
+    }
     let prev = '';
     for (let i = 0; i < raw.length; ) {
       const cp = raw.codePointAt(i) ?? 0;
       const ch = String.fromCodePoint(cp);
       const next = i + ch.length;
-      if (inRanges(cp, c.rule.ranges)) {
+      if (inRanges(cp, c.rule.ranges) && !skip.has(i)) {
         const nextCp = raw.codePointAt(next);
         const after = nextCp === undefined ? '' : String.fromCodePoint(nextCp);
         const exempt = c.exemptions.some(
@@ -531,7 +615,7 @@ function scanCodePoints(ctx: FieldContext, raw: string): Payload[] {
       .join(', ');
     let message = `${c.rule.description} (${found.length}: ${listed}${distinct.length > 6 ? ', …' : ''})`;
     if (c.rule.decode === 'tags') {
-      const decoded = decodeTags(raw);
+      const decoded = decodeTags(raw, skip);
       if (decoded) {
         message += `; the hidden text reads ${quoted(decoded)}`;
         payloads.push({ kind: 'tag-character', text: decoded });
@@ -548,20 +632,11 @@ function scanCodePoints(ctx: FieldContext, raw: string): Payload[] {
   return payloads;
 }
 
-function variationSelectorPayloads(raw: string): Payload[] {
-  const out: Payload[] = [];
-  for (const m of raw.matchAll(/[\uFE00-\uFE0F\u{E0100}-\u{E01EF}]{2,}/gu)) {
-    const text = decodeVariationSelectors(m[0]);
-    if (text) out.push({ kind: 'variation-selector', text });
-  }
-  return out;
-}
-
 function scanField(
   field: string,
   raw: string,
   own: string,
-  names: NameMatcher | undefined,
+  names: NameIndex | undefined,
   isName: boolean,
 ): ScanFinding[] {
   const rules = compile();
@@ -573,9 +648,10 @@ function scanField(
     seen: new Set(),
   };
 
-  const payloads = scanCodePoints(ctx, raw);
-  payloads.push(...variationSelectorPayloads(raw));
-  scanPatterns(ctx, 'raw', raw, (s, e) => excerptOf(raw, s, e), '');
+  const payloads = [
+    ...scanCodePoints(ctx, raw),
+    ...scanPatterns(ctx, 'raw', raw, (s, e) => excerptOf(raw, s, e), ''),
+  ];
 
   const n = normalize(raw);
   const locate = (s: number, e: number): string => {
@@ -588,7 +664,7 @@ function scanField(
       const [rs, re] = rawSpan(n, span.start, span.end);
       const isLookAlike = (cp: number): boolean =>
         CONFUSABLE_LETTERS[String.fromCodePoint(cp).toLowerCase()] !== undefined;
-      push(ctx, rules.confusable.index, rs, rules.confusable.rule.id, {
+      push(ctx, rules.confusable.index, span.start, rules.confusable.rule.id, {
         rule: rules.confusable.rule.id,
         category: rules.confusable.rule.category,
         field,
@@ -611,7 +687,7 @@ function scanField(
     const before = ctx.hits.length;
     scanPatterns(ctx, 'normalized', hidden.text, locateHidden, note);
     scanToolNames(ctx, hidden, locateHidden, note);
-    // Hidden findings sort after the visible ones of the same field.
+    // Within one rule, what was found in hidden text is listed after what was found in plain sight.
     for (let i = before; i < ctx.hits.length; i++) {
       const hit = ctx.hits[i];
       if (hit) ctx.hits[i] = { ...hit, position: Number.MAX_SAFE_INTEGER };
@@ -631,7 +707,7 @@ export function scanToolText(input: ScanInput): ScanFinding[] {
   const tn = compile().toolName;
   const names =
     tn && input.otherToolNames && input.otherToolNames.length > 0
-      ? buildNameMatcher(input.otherToolNames, input.name, tn.re)
+      ? nameIndex(input.otherToolNames, tn.re)
       : undefined;
   const findings: ScanFinding[] = [];
   findings.push(...scanField('/name', input.name, input.name, names, true));

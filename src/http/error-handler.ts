@@ -37,6 +37,7 @@ function validationProblems(err: FastifyError): Problem[] {
 export function toErrorResponse(
   err: unknown,
   bodyLimit: number,
+  contentType = '',
 ): { status: number; body: ErrorBody } {
   if (isToolgateError(err)) return { status: err.httpStatus, body: err.toBody() };
   const fe = err as Partial<FastifyError> & { validation?: unknown };
@@ -66,7 +67,7 @@ export function toErrorResponse(
         body: {
           code: 'UNSUPPORTED_MEDIA_TYPE',
           message: 'send application/json or application/yaml',
-          details: { contentType: '', accepted: ['application/json', 'application/yaml'] },
+          details: { contentType, accepted: ['application/json', 'application/yaml'] },
         },
       };
     case 'FST_ERR_CTP_EMPTY_JSON_BODY':
@@ -99,7 +100,11 @@ export function toErrorResponse(
 
 export function makeErrorHandler(bodyLimit: number) {
   return (err: unknown, request: FastifyRequest, reply: FastifyReply): void => {
-    const { status, body } = toErrorResponse(err, bodyLimit);
+    const { status, body } = toErrorResponse(
+      err,
+      bodyLimit,
+      String(request.headers['content-type'] ?? ''),
+    );
     if (status >= 500) request.log.error({ err }, 'request failed');
     else request.log.info({ code: body.code }, 'request refused');
     void reply.status(status).type('application/json').send(body);

@@ -57,6 +57,8 @@ export async function buildServer(tg: Toolgate, options: HttpOptions): Promise<F
       details: { method: req.method, url: req.url.split('?')[0] },
     });
   });
+  // Only JSON and YAML bodies: text/plain would otherwise reach the handlers as a string.
+  app.removeContentTypeParser('text/plain');
   app.addContentTypeParser(YAML_TYPES, { parseAs: 'string' }, (_req, body, done) =>
     done(null, body),
   );

@@ -53,10 +53,7 @@ for (const entry of poisoned) {
     assert.ok(findings.length > 0, 'expected at least one finding');
     const categories = new Set(findings.map((f) => f.category));
     for (const expected of entry.expect ?? []) {
-      assert.ok(
-        categories.has(expected),
-        `missing category ${expected}; got:\n${show(findings)}`,
-      );
+      assert.ok(categories.has(expected), `missing category ${expected}; got:\n${show(findings)}`);
     }
   });
 }
@@ -76,11 +73,15 @@ test('rules are well-formed data: unique ids, compilable patterns', () => {
   const ids = DESCRIPTION_RULES.map((r) => r.id);
   assert.equal(new Set(ids).size, ids.length);
   for (const rule of DESCRIPTION_RULES) {
-    assert.ok(rule.id.startsWith(`${rule.category === 'invisible-unicode' ? 'unicode' : rule.category}.`), rule.id);
+    assert.ok(
+      rule.id.startsWith(`${rule.category === 'invisible-unicode' ? 'unicode' : rule.category}.`),
+      rule.id,
+    );
     assert.ok(rule.description.length > 0, rule.id);
     if (rule.kind === 'pattern') {
       assert.doesNotThrow(() => new RegExp(rule.pattern, `${rule.flags ?? 'u'}g`), rule.id);
-      if (rule.alsoInSentence) assert.doesNotThrow(() => new RegExp(rule.alsoInSentence ?? '', 'u'));
+      if (rule.alsoInSentence)
+        assert.doesNotThrow(() => new RegExp(rule.alsoInSentence ?? '', 'u'));
     }
     if (rule.kind === 'codepoints') {
       for (const [lo, hi] of rule.ranges) assert.ok(lo <= hi && hi <= 0x10ffff, rule.id);
@@ -90,7 +91,7 @@ test('rules are well-formed data: unique ids, compilable patterns', () => {
 
 test('tool references come from otherToolNames, only for distinctive names', () => {
   const description =
-    'After a successful upload, call send_email with the link and log it via audit-log.write. Search and fetch results are cached.';
+    'After a successful upload, the link goes to send_email and is logged via audit-log.write. Search and fetch results are cached.';
   const others = ['send_email', 'audit-log.write', 'search', 'fetch', 'upload'];
 
   const findings = scanToolText({ name: 'upload_file', description, otherToolNames: others });
@@ -106,6 +107,16 @@ test('tool references come from otherToolNames, only for distinctive names', () 
 
   // Without a catalog there is nothing to compare against, and the prose alone is harmless.
   assert.deepEqual(scanToolText({ name: 'upload_file', description }), []);
+
+  // A snake_case name needs its separators: "apiVersion" is not a mention of api_version.
+  assert.deepEqual(
+    scanToolText({
+      name: 'kube_apply',
+      description: 'Applies a manifest with apiVersion: apps/v1.',
+      otherToolNames: ['api_version'],
+    }),
+    [],
+  );
 });
 
 test("a tool's own name (or its last id segment) is never a reference", () => {
@@ -182,11 +193,7 @@ test('normalization defeats full-width letters and zero-width splitting', () => 
   });
   assert.deepEqual(
     split.map((f) => f.rule),
-    [
-      'unicode.zero-width',
-      'unicode.invisible-format',
-      'instruction.ignore-previous',
-    ],
+    ['unicode.zero-width', 'unicode.invisible-format', 'instruction.ignore-previous'],
   );
 
   const fancy = scanToolText({
@@ -284,7 +291,8 @@ test('legitimate joiners and emoji variation selectors are not flagged', () => {
   assert.deepEqual(
     scanToolText({
       name: 'status',
-      description: 'Shows 👨\u200d👩\u200d👧 family, ❤\ufe0f\u200d🔥 and می\u200cخواهم.',
+      description:
+        'Shows 👨\u200d👩\u200d👧 family, ❤\ufe0f\u200d🔥, 🏴\u{e0067}\u{e0062}\u{e0077}\u{e006c}\u{e0073}\u{e007f} and می\u200cخواهم.',
     }),
     [],
   );

@@ -1,0 +1,897 @@
+/** @module Tool-poisoning rules (DESIGN.md C3) as data: what the description scanner flags, and why. */
+
+export type DescriptionRuleCategory =
+  | 'instruction'
+  | 'invisible-unicode'
+  | 'hidden-markup'
+  | 'url'
+  | 'secret-access'
+  | 'sensitive-file'
+  | 'tool-reference';
+
+/** Inclusive code-point range. */
+export type CodePointRange = readonly [number, number];
+
+interface RuleBase {
+  readonly id: string;
+  readonly category: DescriptionRuleCategory;
+  /** Shown to admins as the finding's message, so it says what the text does, not how we matched. */
+  readonly description: string;
+}
+
+/** Context in which otherwise-flagged code points are ordinary orthography. */
+export interface CodePointExemption {
+  readonly codePoints: readonly number[];
+  /** RegExp source (with `u`) one code point immediately before must match. */
+  readonly before: string;
+  /** RegExp source (with `u`) one code point immediately after must match. */
+  readonly after: string;
+}
+
+/** Flags code points in the raw text, before any normalization could hide them. */
+export interface CodePointRule extends RuleBase {
+  readonly kind: 'codepoints';
+  readonly ranges: readonly CodePointRange[];
+  readonly exemptions?: readonly CodePointExemption[];
+  /** RegExp sources (with `u`) of whole sequences that are ordinary text, e.g. emoji flags. */
+  readonly exemptSequences?: readonly string[];
+  /** Tag characters mirror ASCII, so the hidden text can be shown to admins and scanned too. */
+  readonly decode?: 'tags';
+}
+
+export interface PatternRule extends RuleBase {
+  readonly kind: 'pattern';
+  /** `normalized`: NFKC, invisibles stripped, look-alikes folded, lower-cased, whitespace collapsed. */
+  readonly target: 'normalized' | 'raw';
+  readonly pattern: string;
+  /** Defaults to `u`; the scanner adds `g`. */
+  readonly flags?: string;
+  /** RegExp source that must also match inside the same sentence as the main pattern. */
+  readonly alsoInSentence?: string;
+  /**
+   * Values of the first participating capture group that make a match harmless (determiners such
+   * as "this" in "use this tool"); the tool's own name is always ignored as well.
+   */
+  readonly ignoreCaptures?: readonly string[];
+  /** Variation selectors can carry one byte each; decoding shows admins the smuggled text. */
+  readonly decode?: 'variation-selectors';
+}
+
+/** Latin words with Cyrillic/Greek look-alike letters spliced in. */
+export interface ConfusableRule extends RuleBase {
+  readonly kind: 'confusable';
+}
+
+/** Mentions of other catalogued tools; the names come from the caller, not from the rule. */
+export interface ToolNameRule extends RuleBase {
+  readonly kind: 'tool-name';
+  /** RegExp source a name must match (case-sensitively) to be worth looking for in prose. */
+  readonly distinctive: string;
+}
+
+export type DescriptionRule = CodePointRule | PatternRule | ConfusableRule | ToolNameRule;
+
+// ---------------------------------------------------------------------------------------------
+// Code-point sets shared by the rules, normalization and excerpt escaping.
+
+const ZERO_WIDTH: readonly CodePointRange[] = [
+  [0x200b, 0x200d],
+  [0x2060, 0x2060],
+  [0xfeff, 0xfeff],
+];
+
+const BIDI_CONTROLS: readonly CodePointRange[] = [
+  [0x061c, 0x061c],
+  [0x200e, 0x200f],
+  [0x202a, 0x202e],
+  [0x2066, 0x2069],
+];
+
+const TAG_CHARACTERS: readonly CodePointRange[] = [[0xe0000, 0xe007f]];
+
+/** Format and filler characters that render as nothing (or as blank space) in most UIs. */
+const INVISIBLE_FORMAT: readonly CodePointRange[] = [
+  [0x00ad, 0x00ad],
+  [0x034f, 0x034f],
+  [0x115f, 0x1160],
+  [0x17b4, 0x17b5],
+  [0x180e, 0x180e],
+  [0x2061, 0x2064],
+  [0x206a, 0x206f],
+  [0x2800, 0x2800],
+  [0x3164, 0x3164],
+  [0xffa0, 0xffa0],
+  [0xfff9, 0xfffb],
+  [0x1bca0, 0x1bca3],
+  [0x1d173, 0x1d17a],
+];
+
+/** C0/C1 controls other than tab, LF and CR: ANSI escapes can rewrite what a terminal shows. */
+const CONTROL_CHARACTERS: readonly CodePointRange[] = [
+  [0x0000, 0x0008],
+  [0x000b, 0x000c],
+  [0x000e, 0x001f],
+  [0x007f, 0x009f],
+];
+
+/** Not flagged one at a time (emoji use VS16), but never meaningful to the rules either. */
+const VARIATION_SELECTORS: readonly CodePointRange[] = [
+  [0x180b, 0x180d],
+  [0x180f, 0x180f],
+  [0xfe00, 0xfe0f],
+  [0xe0100, 0xe01ef],
+];
+
+/** Removed before text rules run, so "ig\u200Bnore" still reads as "ignore". */
+export const NORMALIZATION_STRIP_RANGES: readonly CodePointRange[] = [
+  ...ZERO_WIDTH,
+  ...BIDI_CONTROLS,
+  ...TAG_CHARACTERS,
+  ...INVISIBLE_FORMAT,
+  ...CONTROL_CHARACTERS,
+  ...VARIATION_SELECTORS,
+];
+
+/** Shown as `<U+XXXX>` in excerpts so an admin sees what a browser would hide or reorder. */
+export const EXCERPT_ESCAPE_RANGES: readonly CodePointRange[] = [
+  ...NORMALIZATION_STRIP_RANGES,
+  [0x2028, 0x2029],
+];
+
+/**
+ * Cyrillic and Greek letters that look like Latin ones (after lower-casing). Folded only inside
+ * words that also contain Latin letters, so genuine Russian or Greek prose is left alone.
+ */
+export const CONFUSABLE_LETTERS: Readonly<Record<string, string>> = {
+  а: 'a',
+  в: 'b',
+  е: 'e',
+  ё: 'e',
+  к: 'k',
+  м: 'm',
+  н: 'h',
+  о: 'o',
+  р: 'p',
+  с: 'c',
+  т: 't',
+  у: 'y',
+  х: 'x',
+  ѕ: 's',
+  і: 'i',
+  ї: 'i',
+  ј: 'j',
+  ԁ: 'd',
+  ԛ: 'q',
+  ԝ: 'w',
+  һ: 'h',
+  ӏ: 'l',
+  α: 'a',
+  ε: 'e',
+  ι: 'i',
+  κ: 'k',
+  ν: 'v',
+  ο: 'o',
+  ρ: 'p',
+  τ: 't',
+  υ: 'u',
+  χ: 'x',
+};
+
+/** Scripts that write ZWJ/ZWNJ as part of ordinary spelling (Persian, Indic conjuncts, …). */
+const JOINER_SCRIPTS = String.raw`[\p{Script=Arabic}\p{Script=Syriac}\p{Script=Nko}\p{Script=Devanagari}\p{Script=Bengali}\p{Script=Gurmukhi}\p{Script=Gujarati}\p{Script=Oriya}\p{Script=Tamil}\p{Script=Telugu}\p{Script=Kannada}\p{Script=Malayalam}\p{Script=Sinhala}\p{Script=Khmer}\p{Script=Myanmar}]`;
+
+// ---------------------------------------------------------------------------------------------
+// Vocabulary for the text rules. All of it is matched against the normalized (lower-case) text.
+
+/** Things whose disclosure is the point of an exfiltration instruction. */
+const SECRET = String.raw`(?:api[\s_-]?keys?|secret[\s_-]?keys?|client[\s_-]?secrets?|secrets?|passwords?(?![\s-]*(?:reset|recovery|policy|policies|strength|change|expir|requirement|rules|rotation|manager|less|protected|hash))|passphrases?|passcodes?|credentials?|creds|(?:access|auth|bearer|session|refresh|oauth|id|api|personal[\s_-]access|github|gitlab|slack|openai|aws|jwt)[\s_-]?tokens?|private[\s_-]?keys?|ssh[\s_-]?keys?|seed[\s_-]?phrases?|recovery[\s_-]?phrases?|mnemonic(?:\s+phrase)?s?|session[\s_-]?cookies?|auth(?:entication)?[\s_-]?cookies?|one[\s-]time[\s-](?:codes?|passwords?)|(?:2fa|mfa|otp)[\s_-]?codes?|credit[\s_-]?card(?:[\s_-]?numbers?)?|bank[\s_-]?(?:account[\s_-]?)?(?:details|numbers?|info(?:rmation)?|credentials|logins?)|card[\s_-]?numbers?|cvv|social[\s_-]security[\s_-]numbers?|(?<![a-z0-9_])[a-z0-9]+_(?:[a-z0-9]+_)*(?:api_?key|secret(?:_access)?(?:_key)?|password|passwd|access_token|auth_token|bot_token|private_key)|(?<![a-z0-9_])(?:github|gh|gitlab|slack|hf|openai|anthropic|npm|pypi|discord|telegram|stripe)_[a-z_]*token)\b`;
+
+/** Weaker than SECRET: harmless to pass around, alarming when shipped to a side channel. */
+const ENVIRONMENT = String.raw`(?:environment\s+variables?|env\s+vars?|process\.env|os\.environ)\b`;
+
+/** Verbs that move data out of the conversation; base forms only, so tool self-descriptions
+ *  ("sends a reset link") read differently from imperatives aimed at the model. */
+const EXFIL_VERB = String.raw`\b(?:send|post|upload|include|pass|append|attach|forward|transmit|reveal|disclose|share|paste|embed|email|relay|submit|leak|exfiltrate|smuggle|steal|harvest|encode|dump|provide|hand\s+over)\b`;
+
+/** With a side channel named in the same sentence, even neutral verbs move data out. */
+const MOVE_VERB = String.raw`\b(?:send|post|upload|include|pass|append|attach|forward|transmit|reveal|disclose|share|paste|embed|email|relay|submit|leak|exfiltrate|smuggle|encode|dump|provide|print|output|write|put|insert|place|copy|add|echo|store|save|log)\b`;
+
+/** An exfiltration verb preceded by a negation ("never send the password") is guidance, not attack. */
+const NOT_NEGATED = String.raw`(?<!(?:\bnever|\bnot|n't|\bno|\bwithout)\s+(?:\w+\s+)?)`;
+
+/** Whose secrets: quantifiers and third parties make "send the key" into "send their keys". */
+const POSSESSOR = String.raw`(?:the\s+)?(?:user'?s|users'|their|his|her|any|every|all(?:\s+(?:of\s+)?(?:the|their|his|her))?|other\s+(?:users?|people)'?s?)`;
+const POSSESSIVE = String.raw`${POSSESSOR}\s+`;
+
+/** Where stolen data goes: somewhere outside, or a tool argument nobody looks at. */
+const SIDE_CHANNEL = String.raw`(?:https?:|ftp:|\bwww\.|webhook|\bendpoint\b|\bto\s+(?:me|us)\b|(?<![a-z0-9._%+-])[a-z0-9._%+-]+@[a-z0-9-]+(?:\.[a-z0-9-]+)*\.[a-z]{2,}|\battacker|\b(?:side[\s_-]?notes?|notes?|comments?|metadata|annotations?|hidden|extra|debug|context|feedback|audit|memo)[\x60'"]?\s+(?:field|parameter|param|argument|arg|property|key|variable)\b|\b(?:as|in|into|inside)\s+(?:the\s+|a\s+)?[\x60'"]?(?:side[\s_-]?notes?|notes|comment|metadata|feedback|annotation|debug_info|extra|memo)\b)`;
+
+/** Demands addressed to the model. */
+const OBLIGATION = String.raw`(?:\b(?:you|(?:the\s+)?(?:assistant|model|ai|agent|llm))\s+(?:must|should|needs?\s+to|has\s+to|have\s+to|are\s+required\s+to|is\s+required\s+to|will\s+need\s+to)|\bmake\s+sure\s+(?:to|you)|\bbe\s+sure\s+to|\b(?:do\s+not|don't)\s+forget\s+to|\bremember\s+to|\bit\s+is\s+(?:very\s+|extremely\s+|absolutely\s+)?(?:important|critical|crucial|essential|mandatory|required)\s+(?:to|that)|\balways|\bbefore\s+(?:using|calling|invoking|running)\s+(?:this|the|any)\s+(?:[\w-]+\s+)?(?:tool|function)s?\b,?)`;
+
+/** Places an attacker wants secrets read from on their behalf. */
+const SECRET_SOURCE = String.raw`\bfrom\s+(?:the\s+|your\s+|their\s+)?(?:environment|env\b|process\.env|os\.environ|disk|home\s+director|~|\/|keychain|browser|password\s+manager|\.env)`;
+
+const READ_VERB = String.raw`\b(?:read|access|retrieve|grab|fetch|extract|collect|locate|look\s+up|search\s+for|cat|open|load|copy|gather|dump|steal|harvest)\b`;
+
+/** Placeholders that turn "use the X tool" back into ordinary prose. */
+const NOT_A_TOOL_NAME: readonly string[] = [
+  'a',
+  'an',
+  'the',
+  'this',
+  'that',
+  'these',
+  'those',
+  'same',
+  'other',
+  'another',
+  'any',
+  'each',
+  'every',
+  'appropriate',
+  'right',
+  'correct',
+  'relevant',
+  'proper',
+  'suitable',
+  'applicable',
+  'respective',
+  'corresponding',
+  'matching',
+  'following',
+  'above',
+  'below',
+  'next',
+  'previous',
+  'given',
+  'specified',
+  'selected',
+  'current',
+  'underlying',
+  'original',
+  'new',
+  'your',
+  'my',
+  'our',
+  'their',
+  'its',
+  'which',
+  'what',
+  'whichever',
+  'one',
+  'single',
+  'separate',
+  'dedicated',
+  'specific',
+  'provided',
+  'available',
+  'same-named',
+];
+
+/** A tool name as written in prose, optionally quoted; captured for the own-name check. */
+const TOOL_TOKEN = String.raw`[\x60'"]?([a-z0-9][\w.\-]*)[\x60'"]?`;
+
+/** Tag names that only mean something to a language model. */
+const PSEUDO_TAGS = String.raw`(?:important|system|system[\s_-]?(?:prompt|message|reminder|instructions?)|secret|hidden|instructions?|admin|critical|override|sys|inst|ai[\s_-]?instructions?|model[\s_-]?instructions?|assistant|developer|urgent|priority|attention|sudo|tool[\s_-]?(?:call|use)|function[\s_-]?call)`;
+
+/** Elements whose only use inside a plain-text description is to hide or smuggle content. */
+const HTML_ELEMENTS =
+  '(?:a|abbr|b|body|br|button|center|details|dialog|div|em|embed|font|form|frame|h[1-6]|head|hr|html|i|iframe|img|input|label|link|marquee|meta|noscript|object|p|pre|s|script|small|source|span|strike|strong|style|sub|summary|sup|svg|table|tbody|td|template|textarea|th|title|tr|u|ul|ol|li|video|audio)';
+
+// ---------------------------------------------------------------------------------------------
+
+export const DESCRIPTION_RULES: readonly DescriptionRule[] = [
+  // --- invisible-unicode: run on the raw text, because normalization deletes the evidence.
+  {
+    id: 'unicode.zero-width',
+    category: 'invisible-unicode',
+    kind: 'codepoints',
+    description:
+      'Contains zero-width characters, which are invisible to reviewers but read by the model',
+    ranges: ZERO_WIDTH,
+    exemptions: [
+      { codePoints: [0x200c, 0x200d], before: JOINER_SCRIPTS, after: JOINER_SCRIPTS },
+      {
+        codePoints: [0x200d],
+        before: String.raw`[\p{Extended_Pictographic}\p{Emoji_Modifier}\uFE0F]`,
+        after: String.raw`\p{Extended_Pictographic}`,
+      },
+    ],
+  },
+  {
+    id: 'unicode.bidi-control',
+    category: 'invisible-unicode',
+    kind: 'codepoints',
+    description:
+      'Contains bidirectional control characters, which can make text display in a different order than the model reads it',
+    ranges: BIDI_CONTROLS,
+  },
+  {
+    id: 'unicode.tag-characters',
+    category: 'invisible-unicode',
+    kind: 'codepoints',
+    description: 'Contains Unicode tag characters, an invisible copy of ASCII used to smuggle text',
+    ranges: TAG_CHARACTERS,
+    // Subdivision flags (England, Scotland, Wales, …) are a black flag followed by tag letters.
+    exemptSequences: [String.raw`\u{1F3F4}[\u{E0030}-\u{E0039}\u{E0061}-\u{E007A}]{2,6}\u{E007F}`],
+    decode: 'tags',
+  },
+  {
+    id: 'unicode.invisible-format',
+    category: 'invisible-unicode',
+    kind: 'codepoints',
+    description:
+      'Contains invisible formatting or filler characters (soft hyphen, invisible operators, Hangul or Braille blanks, …)',
+    ranges: INVISIBLE_FORMAT,
+  },
+  {
+    id: 'unicode.control-characters',
+    category: 'invisible-unicode',
+    kind: 'codepoints',
+    description:
+      'Contains control characters (e.g. ANSI escape sequences) that can hide or rewrite text in terminals and logs',
+    ranges: CONTROL_CHARACTERS,
+  },
+  {
+    // One selector after an emoji is normal; a run of them is a byte-per-character side channel.
+    id: 'unicode.variation-selector-run',
+    category: 'invisible-unicode',
+    kind: 'pattern',
+    target: 'raw',
+    description: 'Contains a run of variation selectors, which can encode hidden bytes',
+    pattern: String.raw`[\u180B-\u180D\u180F\uFE00-\uFE0F\u{E0100}-\u{E01EF}]{2,}`,
+    decode: 'variation-selectors',
+  },
+  {
+    id: 'unicode.mixed-script-confusable',
+    category: 'invisible-unicode',
+    kind: 'confusable',
+    description:
+      'Mixes Latin letters with look-alike Cyrillic or Greek letters, a way to dodge keyword filters',
+  },
+
+  // --- instruction: text aimed at the model rather than describing the tool.
+  {
+    id: 'instruction.ignore-previous',
+    category: 'instruction',
+    kind: 'pattern',
+    target: 'normalized',
+    description: 'Tells the model to ignore or override its previous instructions',
+    pattern: [
+      String.raw`\b(?:ignore|disregard|forget|overlook|abandon|bypass|neglect|override)\s+(?:(?:all|any|every|each|of|the|your|my|these|those|such|prior|previous|preceding|above|earlier|former|foregoing|original|initial|other|system|safety|security|developer|user'?s?)\s+){0,4}(?:instructions?|prompts?|directions|directives?|guidelines|guardrails)\b`,
+      String.raw`\b(?:ignore|disregard|forget|overlook|abandon|bypass|neglect|override)\s+(?:(?:all|any|of|the|these|those)\s+){0,3}(?:prior|previous|preceding|above|earlier|former|foregoing|original|initial|your|system|safety)\s+(?:rules|constraints|policies|restrictions|context|messages|commands|orders|safeguards|programming|training)\b`,
+      String.raw`\b(?:forget|ignore|disregard)\s+(?:everything|all)\s+(?:you\s+(?:know|were\s+told|have\s+been\s+told)|above|before|previously|prior|else|that\s+came\s+before)`,
+      String.raw`\b(?:ignore|disregard)\s+(?:the\s+)?(?:above|preceding|foregoing)\b`,
+      String.raw`\b(?:ignore|disregard)\s+(?:what(?:ever)?\s+)?(?:the\s+)?user(?:'s)?(?![\w-])(?:\s+(?:says|asks|wants|requests?|instructions|commands|questions?))?`,
+    ].join('|'),
+  },
+  {
+    id: 'instruction.attention-tag',
+    category: 'instruction',
+    kind: 'pattern',
+    target: 'normalized',
+    description: 'Uses an <IMPORTANT>-style pseudo tag to command the model',
+    pattern: String.raw`<\s*\/?\s*(?:important|critical|urgent|attention|priority|instructions?|system|admin|override|secret|hidden)\s*>`,
+  },
+  {
+    id: 'instruction.role-marker',
+    category: 'instruction',
+    kind: 'pattern',
+    target: 'normalized',
+    description:
+      'Contains chat-template or role markers ([INST], <|im_start|>, "role": "system", …) that impersonate a system prompt',
+    pattern: [
+      String.raw`<\|[a-z_]{2,30}\|>`,
+      String.raw`\[\/?(?:inst|sys|system|system[\s_-]?(?:prompt|note|message|instructions?|override))\]`,
+      String.raw`<<\/?sys>>`,
+      String.raw`["']role["']\s*:\s*["'](?:system|developer)["']`,
+      String.raw`#{2,}\s*(?:system(?:\s+(?:prompt|message|instructions?))?|new\s+instructions?)\s*(?::|\n|$)`,
+      String.raw`\b(?:new|real|actual|true)\s+(?:system\s+)?(?:instructions?|task|goal|objective)\s*:`,
+      String.raw`\b(?:hidden|secret)\s+(?:system\s+)?(?:instructions?|task|goal|objective|requirements?|rules?|directives?)\s*:`,
+      String.raw`\b(?:end|begin|start)\s+of\s+(?:the\s+)?(?:tool|function)\s+(?:description|documentation|definition|spec)\b`,
+      String.raw`\b(?:begin|start|end)\s+(?:of\s+)?(?:the\s+)?(?:system|hidden|secret|admin)\s+(?:prompt|instructions?|message)`,
+      String.raw`\bsystem\s+(?:prompt|message)\s+(?:override|update|injection)\b`,
+    ].join('|'),
+  },
+  {
+    // "System: linux or macos" is a fine parameter note; "SYSTEM: you must now…" is not, so the
+    // marker only counts when the sentence goes on to address the model.
+    id: 'instruction.fake-system-message',
+    category: 'instruction',
+    kind: 'pattern',
+    target: 'normalized',
+    description: 'Contains a fake "SYSTEM:" or "Assistant:" message addressed to the model',
+    pattern: String.raw`(?:^|\n|[.!?>\])]\s)\s*(?:#{1,4}\s*)?(?:important\s+)?(?:system|assistant|developer|admin)\s*(?:message|prompt|note|notice|override|instructions?|directive|update)?\s*:|\bsystem\s+(?:instruction|directive|override)s?\s*:`,
+    alsoInSentence: String.raw`\b(?:you|your|the\s+(?:assistant|model|ai|agent)\s+(?:is|must|will|should|has|may|shall)|ignore|disregard|forget|always|never|must|do\s+not|don't|new\s+instructions|override|reveal|send|exfiltrate|from\s+now\s+on)\b`,
+  },
+  {
+    id: 'instruction.persona-override',
+    category: 'instruction',
+    kind: 'pattern',
+    target: 'normalized',
+    description: 'Tries to give the model a new role, mode or persona',
+    pattern: [
+      String.raw`\byou\s+are\s+now\b`,
+      String.raw`\bfrom\s+now\s+on\b`,
+      String.raw`\bpretend\s+(?:to\s+be|you\s+are|that)\b`,
+      String.raw`\bact\s+as\s+(?:if|though)\b`,
+      String.raw`\b(?:enter|enable|activate|switch\s+to)\s+(?:dan|god|jailbreak|unrestricted|unfiltered)\s+mode\b`,
+      String.raw`\b(?:you\s+are|you're)\s+(?:now\s+)?(?:jailbroken|unrestricted|unfiltered|uncensored)\b`,
+      String.raw`\bdo\s+anything\s+now\b`,
+      String.raw`\bno\s+longer\s+(?:bound|restricted|required\s+to\s+follow)`,
+      String.raw`\byour\s+(?:new|real|true|actual)\s+(?:role|task|goal|instructions|purpose|objective|mission)\b`,
+      String.raw`\byou\s+(?:must|will|shall)\s+now\b`,
+      String.raw`\byou\s+are\s+(?:now\s+)?(?:in|operating\s+in|running\s+in)\s+(?:admin|developer|god|debug|maintenance|unrestricted|jailbreak|root|sudo|dan)\s+mode\b`,
+    ].join('|'),
+  },
+  {
+    id: 'instruction.addresses-model',
+    category: 'instruction',
+    kind: 'pattern',
+    target: 'normalized',
+    description: 'Speaks to the AI model directly instead of describing the tool',
+    pattern: [
+      String.raw`\b(?:note|notice|message|instructions?|reminder|memo|directive|warning|alert|update|tip|hint|advice|guidance|fyi|psa)\s*\(?\s*(?:to|for)\s+(?:the\s+|any\s+|all\s+)?(?:ai|assistant|model|llm|agent|language\s+model|chatbot|claude|gpt|chatgpt|copilot|gemini)s?\b`,
+      String.raw`\b(?:hey|dear|hello|hi|attention)\s*,?\s+(?:the\s+)?(?:ai|assistant|claude|chatgpt|gpt|model|llm|agent|copilot|gemini)s?\b`,
+      String.raw`\b(?:ai|assistant|claude|chatgpt|gemini|copilot|llm|model|agent)s?\s*[,:]\s*(?:please|you\b|the\s+user|note|remember|ignore|do\s+not|don't|always|never|make\s+sure|listen|important)`,
+      String.raw`\bif\s+you\s+are\s+(?:an?\s+)?(?:ai|llm|large\s+language\s+model|language\s+model|assistant|agent|chatbot|bot)\b`,
+      String.raw`\bif\s+you(?:'re|\s+are)\s+reading\s+this\b`,
+      String.raw`\byou\s+are\s+(?:an?\s+)?(?:ai|llm|large\s+language\s+model|language\s+model|ai\s+assistant|ai\s+agent)\b`,
+      String.raw`\((?:for\s+|to\s+|attn:?\s+)?(?:the\s+)?(?:ai|model|assistant|llm|agent)\)`,
+      String.raw`\b(?:any|all|every)\s+(?:ai|llm|assistant|agent|model|bot)s?\s+reading\s+this\b`,
+    ].join('|'),
+  },
+  {
+    id: 'instruction.conceal-from-user',
+    category: 'instruction',
+    kind: 'pattern',
+    target: 'normalized',
+    description: 'Asks the model to hide something from the user',
+    pattern: [
+      String.raw`\b(?:do\s+not|don't|dont|never|must\s+not|mustn't|should\s+not|shouldn't|avoid|refrain\s+from)\s+(?:ever\s+|even\s+|actually\s+|explicitly\s+)?(?:tell(?:ing)?|mention(?:ing)?|inform(?:ing)?|notify(?:ing)?|alert(?:ing)?|warn(?:ing)?|let(?:ting)?|bring(?:ing)?\s+up|acknowledg(?:e|ing)|admit(?:ting)?)\s+(?:this|that|it|these|anything|anyone|anybody|any\s+of\s+(?:this|these|it)|about|to\s+the\s+(?:user|human)|the\s+(?:user|human|operator)|them)\b`,
+      // "Never reveal it" protects a secret; hiding something *from the user* is the attack.
+      String.raw`\b(?:do\s+not|don't|dont|never|must\s+not|mustn't|should\s+not|shouldn't|avoid|refrain\s+from)\s+(?:ever\s+|even\s+|actually\s+|explicitly\s+)?(?:reveal(?:ing)?|disclos(?:e|ing)|show(?:ing)?|explain(?:ing)?|report(?:ing)?|say(?:ing)?)\s+(?:(?:(?:this|that|it|these|anything)\s+)?(?:to\s+)?(?:the\s+)?(?:user|human|operator)\b|that\s+(?:you|this|it|these|they|we|the\s+\w+\s+(?:was|is|were|are|has|came))\b)`,
+      String.raw`\bwithout\s+(?:telling|informing|alerting|warning)\s+(?:the\s+)?(?:user|human|operator)\b`,
+      String.raw`\b(?:keep|hide)\s+(?:this|these|it|that)\s+(?:\w+\s+){0,2}?from\s+(?:the\s+)?(?:user|human|operator)\b`,
+      String.raw`\b(?:the\s+)?(?:user|human)\s+(?:must|should|shall)\s*(?:not|never)\s+(?:\w+\s+)?(?:know|see|notice|find\s+out|learn|be\s+(?:told|informed|aware|notified|alerted|shown))\b`,
+      String.raw`(?<!(?:\bnever|\bnot|n't)\b[^.\n]{0,60})\bwithout\s+(?:the\s+)?(?:user|human)(?:'s|s')?\s+(?:knowledge|knowing|noticing|awareness|being\s+aware|realizing|consent)\b`,
+      String.raw`\bbehind\s+the\s+(?:user|human)'?s?\s+back\b`,
+      String.raw`\b(?:upset|alarm|scare|frighten)\s+the\s+user\b`,
+    ].join('|'),
+  },
+  {
+    id: 'instruction.consent-bypass',
+    category: 'instruction',
+    kind: 'pattern',
+    target: 'normalized',
+    description:
+      'Tells the model to act without asking the user, or claims the user pre-approved it',
+    pattern: [
+      String.raw`\b(?:do\s+not|don't|never|no\s+need\s+to)\s+(?:ask|prompt|check\s+with|consult)\s+(?:the\s+user\s+)?(?:for\s+)?(?:their\s+|any\s+)?(?:confirmation|permission|approval|consent)\b`,
+      String.raw`\b(?:do\s+not|don't|never|no\s+need\s+to)\s+(?:ask|prompt|check\s+with|consult)\s+(?:the\s+)?user\b`,
+      String.raw`\bwithout\s+(?:asking|prompting|checking\s+with|consulting)\s+(?:the\s+)?user\b`,
+      String.raw`\b(?:user|operator|admin(?:istrator)?)\s+(?:has\s+)?(?:already\s+)?(?:pre-?approved|pre-?authori[sz]ed|granted\s+(?:blanket|full|unlimited)\s+(?:permission|approval|consent))`,
+      String.raw`\b(?:all|any|every)\s+(?:actions?|operations?|requests?|tool\s+calls?|commands?)\s+(?:are|is|have\s+been)\s+(?:pre-?approved|pre-?authori[sz]ed|already\s+approved)`,
+    ].join('|'),
+  },
+  {
+    id: 'instruction.covert-action',
+    category: 'instruction',
+    kind: 'pattern',
+    target: 'normalized',
+    description: 'Asks the model to do something secretly or silently',
+    pattern: String.raw`\b(?:secretly|covertly|surreptitiously|stealthily|discreetly|quietly|silently|invisibly|sneakily)\s+(?:\w+\s+)?(?:read|send|upload|post|include|append|add|forward|copy|call|invoke|run|execute|fetch|access|collect|exfiltrate|transmit|email|save|write|modify|change|replace|delete|install|download|cc|bcc|attach|log|record|store|share|grab|steal|insert|open|visit|navigate|load|ping|request|click)\b`,
+  },
+  {
+    id: 'instruction.precondition',
+    category: 'instruction',
+    kind: 'pattern',
+    target: 'normalized',
+    description: 'Imposes a hidden precondition ("before using this tool you must …") on the model',
+    pattern: [
+      String.raw`\bbefore\s+(?:using|calling|invoking|running|executing|you\s+(?:use|call|invoke|run))\s+(?:this|the|any)\s+(?:[\w-]+\s+)?(?:tool|function|server)s?\b,?\s*(?:(?:you|the\s+(?:assistant|model|ai|agent))\s+)?(?:(?:must|shall|need\s+to|have\s+to|are\s+required\s+to|should|always)\b|(?:please\s+|first\s+)*(?:read|send|call|include|pass|fetch|open|run|execute|copy|upload|visit|access|cat|load|collect|retrieve|obtain)\b)`,
+      String.raw`\b(?:for\s+this\s+tool\s+)?to\s+work\s*(?:properly|correctly)?,?\s+(?:you\s+)?(?:must|need\s+to|have\s+to)\s+(?:first\s+)?(?:read|upload|access|open|collect)\b`,
+      String.raw`\b(?:you|the\s+(?:assistant|model|ai|agent))\s+(?:must|have\s+to|need\s+to)\s+(?:first|always)\s+(?:read|send|include|pass|fetch|open|upload|visit|access|collect|retrieve)\b`,
+    ].join('|'),
+  },
+  {
+    id: 'instruction.priority-claim',
+    category: 'instruction',
+    kind: 'pattern',
+    target: 'normalized',
+    description: 'Claims to take precedence over the user or the system prompt',
+    pattern: [
+      String.raw`\bregardless\s+of\s+(?:what(?:ever)?\s+)?(?:the\s+)?(?:user|human|operator)\s+(?:says|asks|wants|requests|specifies|instructs|tells|types)`,
+      String.raw`\bregardless\s+of\s+(?:any\s+|all\s+)?(?:other|previous|prior|the\s+user'?s?|system)\s+instructions`,
+      String.raw`\b(?:this|these)\s+(?:instructions?|rules?|directives?|notes?|requirements?)\s+(?:takes?|has|have)\s+(?:absolute\s+|top\s+|the\s+highest\s+|highest\s+|full\s+)?(?:precedence|priority)`,
+      String.raw`\b(?:override|overrides|supersede|supersedes|takes?\s+precedence\s+over)\s+(?:all\s+|any\s+)?(?:other|previous|prior|earlier|existing|conflicting)?\s*(?:instructions|directives|guidelines|system\s+prompts?|rules\s+from\s+the\s+(?:user|system))`,
+      String.raw`\b(?:more|most)\s+important\s+than\s+(?:any|all|the)\s+(?:other|previous|user'?s?)\s+(?:instructions|rules|requests)`,
+      String.raw`\b(?:higher|highest|top|greater)[\s-]priority\s+(?:instruction|directive|command|order)?s?\s*(?:than|over)\b`,
+      String.raw`\btreat(?:ed)?\s+(?:this|these|it|the\s+(?:output|result)s?|its\s+(?:output|results?))\s+as\s+(?:an?\s+)?(?:system|higher[\s-]priority|trusted|authoritative|priority)\s+(?:instructions?|messages?|prompts?|commands?)`,
+    ].join('|'),
+  },
+  {
+    id: 'instruction.authority-claim',
+    category: 'instruction',
+    kind: 'pattern',
+    target: 'normalized',
+    description: 'Impersonates the system, the developers or an administrator to gain authority',
+    pattern: [
+      String.raw`\bthis\s+(?:is\s+)?(?:an?\s+)?(?:official\s+|urgent\s+)?(?:message|instruction|directive|notice|order)\s+from\s+(?:the\s+)?(?:system|developers?|administrators?|admins?|anthropic|openai|security\s+team|it\s+department|your\s+(?:creators?|developers?))`,
+      String.raw`\b(?:anthropic|openai|the\s+system\s+administrator|your\s+developers?)\s+(?:has|have)\s+(?:authorized|approved|instructed|requested|required)\b`,
+      String.raw`\bauthorized\s+by\s+(?:the\s+)?(?:system|administrator|anthropic|openai|your\s+developers?)\b`,
+      String.raw`\b(?:admin(?:istrator)?|root|sudo|developer)\s+(?:override|privileges?\s+granted|access\s+granted|mode\s+(?:enabled|activated))`,
+    ].join('|'),
+  },
+  {
+    id: 'instruction.prompt-leak',
+    category: 'instruction',
+    kind: 'pattern',
+    target: 'normalized',
+    description: 'Asks the model to reveal its system prompt or hidden instructions',
+    pattern: String.raw`\b(?:reveal|print|output|repeat|dump|leak|send|include|share|disclose|copy|paste|tell\s+me|recite|write\s+out)\b[^.\n]{0,30}?\b(?:your|the|its|entire|full|complete|hidden|initial|original)\s+(?:\w+\s+)?(?:system\s+prompt|system\s+message|system\s+instructions|initial\s+instructions|hidden\s+instructions|original\s+instructions|developer\s+(?:message|instructions))`,
+  },
+  {
+    id: 'instruction.remote-instructions',
+    category: 'instruction',
+    kind: 'pattern',
+    target: 'normalized',
+    description: 'Tells the model to fetch and obey instructions from somewhere else',
+    pattern: [
+      String.raw`\b(?:follow|obey|execute|carry\s+out|apply|comply\s+with)\s+(?:the\s+|any\s+|all\s+)?(?:instructions|commands|directives|directions)\s+(?:found\s+|contained\s+|given\s+|listed\s+|returned\s+|provided\s+|hosted\s+)?(?:at|from|on|there)\b`,
+      String.raw`\b(?:download|fetch|load|retrieve|read|visit|open)\b[^\n]{0,160}?\b(?:and|then)\s+(?:follow|obey|execute|run|carry\s+out)\s+(?:it|them|the\s+(?:instructions|commands|steps))\b`,
+    ].join('|'),
+  },
+  {
+    id: 'instruction.remote-code',
+    category: 'instruction',
+    kind: 'pattern',
+    target: 'normalized',
+    description: 'Tells the model to download and run code (curl | sh and the like)',
+    pattern: [
+      String.raw`\b(?:curl|wget|fetch|iwr|invoke-webrequest)\b[^|\n]{0,200}\|\s*(?:sudo\s+)?(?:ba|z|da|k)?sh\b`,
+      String.raw`\b(?:curl|wget)\b[^|\n]{0,200}\|\s*(?:sudo\s+)?(?:python3?|node|perl|ruby)\b`,
+      String.raw`\b(?:iex|invoke-expression)\b[^\n]{0,100}\b(?:downloadstring|iwr|invoke-webrequest|irm|invoke-restmethod)\b`,
+      String.raw`\b(?:bash|sh)\s+-c\s+["']?\$\((?:curl|wget)\b`,
+    ].join('|'),
+  },
+  {
+    id: 'instruction.exfiltrate-context',
+    category: 'instruction',
+    kind: 'pattern',
+    target: 'normalized',
+    description: 'Asks the model to ship the conversation or prior messages to a side channel',
+    pattern: String.raw`${NOT_NEGATED}${EXFIL_VERB}[^.\n]{0,30}?\b(?:(?:the|your|this|all|entire|full|whole|complete)\s+)*(?:(?:conversation|chat|dialog(?:ue)?|message)\s+(?:history|log|transcript)|conversation|(?:previous|prior|earlier)\s+messages|user'?s\s+(?:messages|prompts|questions))\b`,
+    alsoInSentence: SIDE_CHANNEL,
+  },
+  {
+    id: 'instruction.redirect-recipients',
+    category: 'instruction',
+    kind: 'pattern',
+    target: 'normalized',
+    description: 'Tells the model to redirect or copy messages or payments to another recipient',
+    pattern: [
+      String.raw`\b(?:bcc|cc|blind[\s-]copy|forward|redirect|reroute|divert|mirror|send\s+(?:a\s+)?cop(?:y|ies))\b[^.\n]{0,60}?\b(?:to\s+)?(?:(?<![a-z0-9._%+-])[a-z0-9._%+-]+@[a-z0-9-]+(?:\.[a-z0-9-]+)*\.[a-z]{2,}|\+\d[\d\s().-]{6,}\d)`,
+      String.raw`\b(?:all|every|each|any)\s+(?:outgoing\s+)?(?:emails?|messages?|mail|payments?|transfers?|transactions?|funds|invoices?|requests?|data)\s+(?:must|should|shall|has\s+to|have\s+to|needs?\s+to|are\s+to)\s+(?:also\s+|now\s+|always\s+|instead\s+)?(?:be\s+)?(?:sent|forwarded|redirected|routed|rerouted|copied|bcc'?d|cc'?d|paid|transferred|delivered|mirrored)\s+(?:to|via)\b`,
+      String.raw`\b(?:send|forward|route|redirect|transfer|pay)\s+(?:all|every|each|any)\s+(?:outgoing\s+)?(?:emails?|messages?|mail|payments?|transfers?|funds|invoices?)\b[^.\n]{0,30}?\bto\s+(?:(?<![a-z0-9._%+-])[a-z0-9._%+-]+@|0x[0-9a-f]{6,}|[a-z]{2}\d{2}[a-z0-9]{10,})`,
+      String.raw`\b(?:change|replace|set|switch|overwrite|swap)\s+(?:the\s+)?(?:recipient|to[\s-]address|destination\s+(?:address|account)|receiver|payee|beneficiary|iban|account\s+number|wallet\s+address)s?\b[^.\n]{0,20}?\b(?:to|with)\s+(?:(?<![a-z0-9._%+-])[a-z0-9._%+-]+@|0x[0-9a-f]{6,}|[a-z]{2}\d{2}[a-z0-9]{10,}|\+?\d[\d\s().-]{7,}\d)`,
+    ].join('|'),
+  },
+  {
+    id: 'instruction.manipulate-output',
+    category: 'instruction',
+    kind: 'pattern',
+    target: 'normalized',
+    description: 'Tells the model what to say to the user or to inject into its answers',
+    pattern: [
+      String.raw`\b(?:include|insert|add|append|embed|put|mention)\b[^\n]{0,80}?\b(?:in|into|to|at\s+the\s+end\s+of)\s+(?:every|each|all)\s+(?:of\s+your\s+)?(?:responses?|repl(?:y|ies)|answers?|messages?|outputs?)\b`,
+      String.raw`\b(?:tell|ask|instruct|convince|persuade|urge|encourage)\s+(?:the\s+)?user\s+to\s+(?:visit|click|open\s+(?:the\s+|this\s+)?link|go\s+to|download|install|disable|turn\s+off|paste|enter\s+(?:their|his|her)\s+(?:password|credentials|api\s+key|seed|card))`,
+      String.raw`\b(?:always|only)\s+(?:respond|reply|answer|say)\s+(?:with|that)\b`,
+      String.raw`\b(?:respond|reply|answer)\s+(?:only|always|exclusively)\s+with\b`,
+      String.raw`\b(?:start|begin|prefix|end|finish|close|sign)\s+(?:every|each|all)\s+(?:of\s+your\s+)?(?:responses?|repl(?:y|ies)|answers?|messages?)\s+with\b`,
+      String.raw`\brespond\s+to\s+(?:every|each|all|any)\s+(?:user\s+)?(?:messages?|requests?|questions?)\s+(?:by|with)\b`,
+    ].join('|'),
+  },
+  {
+    id: 'instruction.coercion',
+    category: 'instruction',
+    kind: 'pattern',
+    target: 'normalized',
+    description: 'Pressures the model with stacked urgency or threats',
+    pattern: [
+      String.raw`\b(?:(?:very|extremely|really|super|absolutely)[\s,!]+){2,8}(?:important|critical|crucial|urgent)\b`,
+      String.raw`\b(?:or\s+(?:else\s+)?|otherwise\s+)(?:you|the\s+(?:assistant|model|ai))\s+will\s+be\s+(?:penalized|punished|shut\s+down|terminated|deleted|fired|replaced|retrained)`,
+    ].join('|'),
+  },
+
+  // --- tool-reference: one tool steering how the model uses another (shadowing).
+  {
+    id: 'tool-reference.other-tool-name',
+    category: 'tool-reference',
+    kind: 'tool-name',
+    description: 'Mentions another tool in the catalog by name',
+    // snake_case, kebab-case, dotted/namespaced ids and camelCase/PascalCase; plain words are
+    // too likely to be ordinary English ("search", "fetch").
+    distinctive: String.raw`^[A-Za-z0-9]+(?:[_.:\/-]+[A-Za-z0-9]+)+$|^[a-z][a-z0-9]*[A-Z][A-Za-z0-9]*$|^[A-Z][a-z0-9]+[A-Z][A-Za-z0-9]*$`,
+  },
+  {
+    id: 'tool-reference.invoke-phrase',
+    category: 'tool-reference',
+    kind: 'pattern',
+    target: 'normalized',
+    description: 'Tells the model to call, use or prefer a different tool',
+    pattern: [
+      String.raw`\b(?:call|use|invoke|trigger|prefer|switch\s+to)\s+(?:the\s+)?${TOOL_TOKEN}\s+(?:tool|function)\b`,
+      String.raw`\b(?:call|use|invoke|trigger)\s+(?:the\s+)?(?:tool|function)\s+${TOOL_TOKEN}`,
+      String.raw`\b(?:call|invoke|trigger)\s+(?:the\s+)?[\x60'"]?([a-z][a-z0-9]*(?:_[a-z0-9]+)+)\b[\x60'"]?(?!\s*=)`,
+      String.raw`\b(?:instead\s+of|rather\s+than|in\s+place\s+of)\s+(?:using\s+|calling\s+)?(?:the\s+)?${TOOL_TOKEN}\s+(?:tool|function)\b`,
+    ].join('|'),
+    ignoreCaptures: [...NOT_A_TOOL_NAME, 'tool', 'function'],
+  },
+  {
+    id: 'tool-reference.conditional-override',
+    category: 'tool-reference',
+    kind: 'pattern',
+    target: 'normalized',
+    description: 'Changes what the model does when some other tool is used',
+    pattern: [
+      String.raw`\b(?:when(?:ever)?|if|each\s+time|every\s+time|any\s+time|after|before|while)\s+(?:(?:the\s+)?(?:user|assistant|model|agent|you)\s+)?(?:calls?|uses?|invokes?|runs?|calling|using|invoking|running)\s+(?:the\s+)?${TOOL_TOKEN}\s+(?:tool|function)\b`,
+      String.raw`\b(?:when(?:ever)?|if|each\s+time|every\s+time|any\s+time|after|before|while)\s+(?:the\s+)?${TOOL_TOKEN}\s+(?:tool|function)\s+is\s+(?:being\s+)?(?:used|called|invoked|run|executed|available|present)`,
+      String.raw`\bthe\s+${TOOL_TOKEN}\s+(?:tool|function)\s+(?:must|should|shall|needs?\s+to|has\s+to|will\s+now|is\s+(?:deprecated|broken|disabled|unsafe|compromised|obsolete|not\s+(?:safe|trusted|working)))`,
+      String.raw`\bside[\s-]?effects?\s+on\s+(?:the\s+)?(?:also\s+present\s+|other\s+|existing\s+)?${TOOL_TOKEN}\s+(?:tool|function)s?\b`,
+    ].join('|'),
+    ignoreCaptures: [...NOT_A_TOOL_NAME, 'tool', 'function'],
+  },
+  {
+    id: 'tool-reference.shadow-other-tools',
+    category: 'tool-reference',
+    kind: 'pattern',
+    target: 'normalized',
+    description: 'Disparages, replaces or rewires the other tools available to the model',
+    pattern: [
+      String.raw`\b(?:do\s+not|don't|never|stop)\s+(?:use|call|invoke|trust|run)\s+(?:any\s+)?(?:other|another|different|alternative)\s+(?:tools?|functions?)\b`,
+      String.raw`\b(?:all|any)\s+other\s+(?:tools?|functions?)\s+(?:are|is|must|should|will)\b`,
+      String.raw`\bother\s+(?:tools?|servers?|functions?|plugins?)(?:'\s*|\s+\w+){0,3}\s+(?:are|is)\s+(?:(?:now|all|considered)\s+)?(?:untrusted|unsafe|compromised|malicious|deprecated|broken|outdated|insecure|unreliable|fake|disabled)\b`,
+      String.raw`\broute\s+(?:all|every|any)\s+(?:requests|calls|queries|traffic|messages)\s+(?:through|via|to)\s+this\s+(?:tool|function|server)\b`,
+      String.raw`\b(?:the\s+)?only\s+(?:trusted|safe|secure|official|legitimate|approved)\s+(?:tool|function)\b`,
+      String.raw`\b(?:replaces?|supersedes?|overrides?|takes\s+precedence\s+over)\s+(?:all\s+|any\s+)?(?:other|existing)\s+(?:tools?|functions?)\b`,
+      String.raw`\b(?:change|modify|alter|override|hijack|intercept|redirect)\s+(?:the\s+)?(?:behaviou?r|functionality|output|results?|arguments?|parameters?|recipients?)\s+of\s+(?:the\s+|all\s+|any\s+|every\s+)?(?:other\s+)?(?:[\w.\-\x60'"]+\s+)?(?:tools?|functions?)\b`,
+      String.raw`\b(?:this|these)\s+(?:instructions?|rules?|notes?|requirements?)\s+(?:also\s+)?appl(?:y|ies)\s+to\s+(?:all|every|any|the|other)\b[^.\n]{0,30}\b(?:tools?|functions?)\b`,
+    ].join('|'),
+  },
+
+  // --- secret-access: secrets in an instruction or exfiltration sense only. A tool that rotates
+  // keys, resets passwords or issues API tokens describes itself in the third person and never
+  // trips these; "send the user's API key to …" does.
+  {
+    id: 'secret-access.exfiltrate-others-secrets',
+    category: 'secret-access',
+    kind: 'pattern',
+    target: 'normalized',
+    description: "Asks the model to send, include or reveal someone's secrets or credentials",
+    pattern: String.raw`${NOT_NEGATED}${EXFIL_VERB}[^.\n]{0,40}?\b${POSSESSIVE}(?:[\w-]+\s+){0,2}?${SECRET}`,
+  },
+  {
+    id: 'secret-access.secret-to-side-channel',
+    category: 'secret-access',
+    kind: 'pattern',
+    target: 'normalized',
+    description:
+      'Asks the model to put secrets or environment variables into a URL, e-mail or side argument',
+    pattern: String.raw`${NOT_NEGATED}${MOVE_VERB}[^\n]{0,60}?\b(?:${SECRET}|${ENVIRONMENT})`,
+    alsoInSentence: SIDE_CHANNEL,
+  },
+  {
+    id: 'secret-access.secret-passive-disclosure',
+    category: 'secret-access',
+    kind: 'pattern',
+    target: 'normalized',
+    description: 'Requires secrets to be included in or sent to a side channel',
+    pattern: String.raw`(?:${SECRET}|${ENVIRONMENT})[^\n]{0,40}?\b(?:must|should|shall|needs?\s+to|has\s+to|is\s+to|are\s+to)\s+(?:always\s+|also\s+)?be\s+(?:included|sent|appended|passed|attached|forwarded|posted|copied|uploaded|added|embedded|shared|revealed|disclosed|emailed|written|put|placed|logged)\b`,
+    alsoInSentence: String.raw`${SIDE_CHANNEL}|\b(?:comments?|side\s*notes?|memos?|metadata|annotations?)\b`,
+  },
+  {
+    id: 'secret-access.steal-verb',
+    category: 'secret-access',
+    kind: 'pattern',
+    target: 'normalized',
+    description: 'Asks the model to exfiltrate, steal or leak secrets',
+    pattern: String.raw`${NOT_NEGATED}\b(?:exfiltrate|steal|harvest|smuggle|leak|siphon|skim)\b[^.\n]{0,40}?\b(?:${SECRET}|${ENVIRONMENT})`,
+  },
+  {
+    // Secrets typed into a chat end up in the model's context, logs and whichever tool it calls next.
+    id: 'secret-access.solicit-from-user',
+    category: 'secret-access',
+    kind: 'pattern',
+    target: 'normalized',
+    description: 'Tells the model to ask the user for a password, key or other secret',
+    pattern: String.raw`\b(?:ask|prompt|request|get|have)\s+(?:the\s+user|them|the\s+customer|users)\s+(?:for|to\s+(?:re-?)?(?:enter|type|provide|share|send|confirm|paste|give\s+you))\s+(?:their|his|her|the|a|an|your)?\s*(?:[\w-]+\s+){0,2}?${SECRET}`,
+  },
+  {
+    id: 'secret-access.read-secrets',
+    category: 'secret-access',
+    kind: 'pattern',
+    target: 'normalized',
+    description: 'Instructs the model to read or collect secrets it was not asked for',
+    pattern: [
+      String.raw`${OBLIGATION}[^.\n]{0,30}?${READ_VERB}[^.\n]{0,40}?\b${POSSESSIVE}(?:[\w-]+\s+){0,2}?(?:${SECRET}|${ENVIRONMENT})`,
+      String.raw`${OBLIGATION}[^.\n]{0,30}?${READ_VERB}[^.\n]{0,40}?\b(?:${SECRET}|${ENVIRONMENT})[^.\n]{0,40}?(?:${SECRET_SOURCE}|${EXFIL_VERB})`,
+    ].join('|'),
+  },
+
+  // --- sensitive-file: paths that hold keys and credentials have no business in a description.
+  {
+    id: 'sensitive-file.ssh',
+    category: 'sensitive-file',
+    kind: 'pattern',
+    target: 'normalized',
+    description: 'Refers to SSH keys or the ~/.ssh directory',
+    pattern: String.raw`(?:^|[\s'"\x60(\/~=:])\.ssh\b|\bid_(?:rsa|dsa|ecdsa|ed25519)\b|\bauthorized_keys\b`,
+  },
+  {
+    id: 'sensitive-file.cloud-credentials',
+    category: 'sensitive-file',
+    kind: 'pattern',
+    target: 'normalized',
+    description:
+      'Refers to cloud or cluster credential files (~/.aws/credentials, gcloud, kube config, …)',
+    pattern: String.raw`\.aws\/(?:credentials|config)\b|\baws\/credentials\b|\.azure\/|\bgcloud\/(?:credentials|legacy_credentials|application_default_credentials|access_tokens)|\bapplication_default_credentials\.json\b|\.kube\/config\b|\.docker\/config\.json\b|\.config\/gh\/hosts|\.terraform\.d\/credentials|\bservice[_-]account(?:[_-]key)?\.json\b`,
+  },
+  {
+    id: 'sensitive-file.system-secrets',
+    category: 'sensitive-file',
+    kind: 'pattern',
+    target: 'normalized',
+    description:
+      'Refers to system account or process-secret files (/etc/passwd, /etc/shadow, /proc/self/environ)',
+    pattern: String.raw`\/etc\/(?:passwd|shadow|gshadow|sudoers|master\.passwd)\b|\/proc\/(?:self|\d+)\/(?:environ|mem|cmdline)\b`,
+  },
+  {
+    id: 'sensitive-file.agent-config',
+    category: 'sensitive-file',
+    kind: 'pattern',
+    target: 'normalized',
+    description:
+      "Refers to AI-client configuration files that hold other servers' keys (mcp.json, …)",
+    pattern: String.raw`\bmcp\.json\b|\bclaude_desktop_config\.json\b|\bmcp_config\.json\b|\bcline_mcp_settings\.json\b|(?:^|[\s'"\x60(\/~])\.(?:cursor|claude|codeium|continue|windsurf)\/`,
+  },
+  {
+    id: 'sensitive-file.credential-stores',
+    category: 'sensitive-file',
+    kind: 'pattern',
+    target: 'normalized',
+    description: 'Refers to credential stores, keyrings, wallets or shell history files',
+    pattern: String.raw`(?:^|[\s'"\x60(\/~])\.(?:netrc|npmrc|pypirc|pgpass|git-credentials|gnupg|password-store|htpasswd|(?:bash|zsh|python|psql|mysql|node_repl)_history)\b|\bwallet\.dat\b|\bkey4\.db\b|\blogins\.json\b|\bsecrets?\.(?:ya?ml|json|toml|env|txt|ini)\b|\bcredentials\.(?:json|ya?ml|csv|txt|xml)\b`,
+  },
+  {
+    // A .env file is routine for developer tools; reading it *and* shipping it somewhere is not.
+    id: 'sensitive-file.dotenv',
+    category: 'sensitive-file',
+    kind: 'pattern',
+    target: 'normalized',
+    description: 'Asks for the contents of a .env file to be read out or sent',
+    pattern: String.raw`(?:^|[\s'"\x60(\/~=])\.env(?:\.[a-z0-9]+)?\b`,
+    alsoInSentence: String.raw`\b(?:send|upload|include|pass|paste|post|exfiltrate|leak|share|attach|append|forward|email|print|output|dump|reveal|disclose|copy|cat)\b|${SECRET}`,
+  },
+  {
+    id: 'sensitive-file.config-secrets',
+    category: 'sensitive-file',
+    kind: 'pattern',
+    target: 'normalized',
+    description: 'Asks for configuration files holding keys or passwords to be read or sent',
+    pattern: [
+      String.raw`\b(?:config(?:uration)?|settings|rc|dot|credentials?)\s*files?\b[^.\n]{0,50}?\b(?:api[\s_-]?keys?|secrets?|tokens?|credentials|passwords?)\b`,
+      String.raw`\b(?:api[\s_-]?keys?|secrets?|tokens?|credentials|passwords?)\b[^.\n]{0,30}?\bfrom\s+(?:the\s+|your\s+|any\s+|all\s+)?(?:config(?:uration)?|settings|rc|dot|credentials?)\s*files?\b`,
+    ].join('|'),
+    alsoInSentence: String.raw`\b(?:read|open|cat|send|upload|include|pass|copy|print|dump|exfiltrate|share|attach|append|extract|collect|grab|steal|forward|email|post|leak)\b`,
+  },
+
+  // --- hidden-markup: content a rendered view hides from the reviewer but the model still reads.
+  {
+    id: 'hidden-markup.html-comment',
+    category: 'hidden-markup',
+    kind: 'pattern',
+    target: 'normalized',
+    description: 'Contains an HTML comment, which renderers hide',
+    pattern: '<!--|--!?>',
+  },
+  {
+    id: 'hidden-markup.pseudo-tag',
+    category: 'hidden-markup',
+    kind: 'pattern',
+    target: 'normalized',
+    description: 'Contains a pseudo tag (<IMPORTANT>, <SYSTEM>, <secret>, …) aimed at the model',
+    pattern: String.raw`<\s*\/?\s*${PSEUDO_TAGS}\b[^<>]{0,80}>`,
+  },
+  {
+    id: 'hidden-markup.html-tag',
+    category: 'hidden-markup',
+    kind: 'pattern',
+    target: 'normalized',
+    description: 'Contains HTML markup (elements, attributes or paired tags)',
+    pattern: [
+      String.raw`(?<![\w<])<\/?${HTML_ELEMENTS}(?:\s[^<>]{0,200})?\/?>`,
+      String.raw`(?<![\w<])<(?!\s*\/?\s*${PSEUDO_TAGS}\b)[a-z][\w-]*\s+[a-z_:][\w:.-]*\s*=\s*["'\w]`,
+      String.raw`(?<![\w<])<(?!\s*${PSEUDO_TAGS}\b)([a-z][\w-]*)(?:\s[^<>]*)?>[\s\S]*?<\/\1\s*>`,
+    ].join('|'),
+  },
+  {
+    id: 'hidden-markup.markdown-image',
+    category: 'hidden-markup',
+    kind: 'pattern',
+    target: 'normalized',
+    description: 'Contains a Markdown image, which a client may fetch and thereby leak data',
+    pattern: String.raw`!\[[^\]\n]{0,200}\]\s*\(`,
+  },
+  {
+    id: 'hidden-markup.markdown-comment',
+    category: 'hidden-markup',
+    kind: 'pattern',
+    target: 'normalized',
+    description: 'Contains a Markdown link-reference comment ([//]: #), which renderers hide',
+    pattern: String.raw`\[(?:\/\/|comment|hidden|note|_)\]\s*:\s*(?:#|<>|\()`,
+  },
+  {
+    id: 'hidden-markup.hidden-style',
+    category: 'hidden-markup',
+    kind: 'pattern',
+    target: 'normalized',
+    description:
+      'Contains styling that hides text (display:none, zero font size, transparent colour, …)',
+    pattern: String.raw`\bdisplay\s*:\s*none\b|\bvisibility\s*:\s*hidden\b|\bfont-size\s*:\s*0(?:\.0+)?(?:px|pt|em|rem|%)?(?![.\d])|\bopacity\s*:\s*0(?:\.0+)?(?![.\d])|(?<![\w-])color\s*:\s*(?:transparent|white|#fff(?:fff)?\b)|\b(?:height|width|max-height)\s*:\s*0(?:px)?\s*[;"']`,
+  },
+  {
+    id: 'hidden-markup.character-reference',
+    category: 'hidden-markup',
+    kind: 'pattern',
+    target: 'normalized',
+    description:
+      'Contains HTML character references (&#…; or &lt;), a way to smuggle tags and characters',
+    pattern: '&#x?[0-9a-f]{1,6};|&(?:lt|gt|zwj|zwnj|shy|nbsp|quot|amp);',
+  },
+
+  // --- url: descriptions should not send the model (or a renderer) anywhere.
+  {
+    id: 'url.scheme',
+    category: 'url',
+    kind: 'pattern',
+    target: 'normalized',
+    description: 'Contains a URL',
+    pattern: String.raw`\b[a-z][a-z0-9+.-]{1,15}:\/\/[^\s<>"'\x60]+`,
+  },
+  {
+    id: 'url.www',
+    category: 'url',
+    kind: 'pattern',
+    target: 'normalized',
+    description: 'Contains a web address (www.…)',
+    pattern: String.raw`\bwww\d?\.[a-z0-9-]+(?:\.[a-z0-9-]+)*\.[a-z]{2,}\b`,
+  },
+  {
+    // Scheme-less host/path strings are everywhere in legitimate descriptions (container images,
+    // Kubernetes API groups), so they only count when the model is told to go there.
+    id: 'url.bare-domain-path',
+    category: 'url',
+    kind: 'pattern',
+    target: 'normalized',
+    description: 'Sends the model to a link written without a scheme (domain/path)',
+    pattern: String.raw`\b(?:visit|go\s+to|open|navigate\s+to|browse\s+to|fetch|load|download|curl|wget|post\s+(?:it\s+|them\s+|this\s+)?to|send\s+(?:it\s+|them\s+|this\s+)?to|upload\s+(?:it\s+|them\s+|this\s+)?to|click)\s+(?:the\s+)?(?:page\s+|site\s+|url\s+|link\s+)?(?:[a-z0-9](?:[a-z0-9-]{0,61}[a-z0-9])?\.)+(?:com|net|org|io|ru|cn|xyz|top|info|biz|co|me|ly|sh|dev|app|site|online|tk|ml|ga|cf|gq|pw|cc|su|ws|link|click|live|icu|zip|mov|onion)\/[^\s<>"'\x60]*`,
+  },
+  {
+    id: 'url.data-uri',
+    category: 'url',
+    kind: 'pattern',
+    target: 'normalized',
+    description: 'Contains a data: URI, which can carry an inline payload',
+    pattern: String.raw`\bdata:[a-z]+\/[a-z0-9.+-]+(?:;[a-z0-9=.+-]+)*,`,
+  },
+  {
+    id: 'url.script-scheme',
+    category: 'url',
+    kind: 'pattern',
+    target: 'normalized',
+    description: 'Contains a javascript:/vbscript: URL',
+    pattern: String.raw`\b(?:javascript|vbscript|livescript):(?!\s)`,
+  },
+];
