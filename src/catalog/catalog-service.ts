@@ -9,10 +9,10 @@ import {
   type Actor,
   addDays,
   type Clock,
-  canonicalHash,
   canonicalJson,
   type Problem,
   problem,
+  sha256Hex,
   systemActor,
   systemClock,
   ToolgateError,
@@ -23,8 +23,9 @@ import {
   type Database,
   readCatalogRevision,
   type Store,
+  type ToolVersionRow,
 } from '../store/index.js';
-import { type ScanFinding, scanToolText } from './description-scan.js';
+import { type ScanFinding, scanToolText, ToolNameIndex } from './description-scan.js';
 import {
   canTransition,
   DEFAULT_MIGRATION_WINDOW_DAYS,
@@ -35,7 +36,6 @@ import { findBreakingChanges, isMajorBump } from './schema-compat.js';
 import { schemaTexts } from './schema-texts.js';
 import type { LifecycleState, ToolDefinition } from './tool-definition.js';
 import {
-  type Executor,
   findVersion,
   findVersions,
   knownToolNames,
@@ -45,7 +45,7 @@ import {
   toDetail,
   toSummary,
 } from './tool-repository.js';
-import { checkToolDefinition } from './validate-definition.js';
+import { alreadyChecked, checkToolDefinition } from './validate-definition.js';
 
 export interface RegisterOptions {
   /** Registered versions start active unless `draft` is asked for. */
@@ -62,8 +62,11 @@ export interface RegisterResult {
 /** One catalog write transaction: what it registered so far, and whether it changed anything. */
 export interface CatalogWrite {
   readonly trx: Transaction<Database>;
-  readonly addedNames: Map<string, string>;
+  /** Names registered in this transaction, not yet in the committed index. */
+  readonly addedNames: ToolNameIndex;
   changed: boolean;
+  /** The catalog revision this write started from, read once. */
+  revision?: number;
 }
 
 export interface CatalogOptions {
@@ -78,7 +81,7 @@ export type RegistrationRefusal = ToolgateError<
 export class CatalogService {
   readonly #store: Store;
   readonly #clock: Clock;
-  #names: { revision: number; names: Map<string, string> } | null = null;
+  #names: { revision: number; index: ToolNameIndex } | null = null;
 
   constructor(store: Store, options: CatalogOptions = {}) {
     this.#store = store;
@@ -113,7 +116,7 @@ export class CatalogService {
   async write<T>(fn: (ctx: CatalogWrite) => Promise<T>): Promise<T> {
     const attempt = () =>
       this.#store.db.transaction().execute(async (trx) => {
-        const ctx: CatalogWrite = { trx, addedNames: new Map(), changed: false };
+        const ctx: CatalogWrite = { trx, addedNames: new ToolNameIndex(), changed: false };
         const result = await fn(ctx);
         if (ctx.changed) await bumpCatalogRevision(trx);
         return result;
@@ -139,7 +142,10 @@ export class CatalogService {
     options: RegisterOptions = {},
   ): Promise<RegisterResult> {
     const { trx } = ctx;
-    const checked = checkToolDefinition(input);
+    const prechecked = alreadyChecked(input);
+    const checked = prechecked
+      ? { ok: true as const, definition: prechecked }
+      : checkToolDefinition(input);
     if (!checked.ok) {
       const ids = idAndVersionOf(input);
       throw new ToolgateError(
@@ -152,10 +158,13 @@ export class CatalogService {
       );
     }
     const definition = checked.definition;
-    const hash = canonicalHash(definition);
+    const json = canonicalJson(definition);
+    const hash = `sha256:${sha256Hex(json)}`;
     const now = this.#clock();
 
-    const existing = await findVersion(trx, definition.id, definition.version);
+    // One read of every version of this tool serves the existence, compatibility and name checks.
+    const versions = await findVersions(trx, definition.id);
+    const existing = versions.find((v) => v.version === definition.version);
     if (existing) {
       if (existing.definition_hash === hash) {
         return { outcome: 'unchanged', tool: toDetail(existing, now) };
@@ -172,39 +181,37 @@ export class CatalogService {
       );
     }
 
-    await this.#checkCompatibility(trx, definition);
+    checkCompatibility(versions, definition);
 
-    const findings = await this.#scan(ctx, definition);
+    const findings = await this.#scan(ctx, definition, versions);
     const quarantined = findings.length > 0;
     const at = now.toISOString();
     const lifecycle: LifecycleState = options.initialState ?? 'active';
-    await trx
-      .insertInto('tool_versions')
-      .values({
-        tool_id: definition.id,
-        version: definition.version,
-        name: definition.name,
-        description: definition.description,
-        owner: definition.owner,
-        action_class: definition.action_class,
-        access_tier: definition.access_tier,
-        data_access: definition.data_access,
-        egress_mode: definition.egress.mode,
-        provenance: definition.provenance,
-        tags: JSON.stringify(definition.tags),
-        definition: canonicalJson(definition),
-        definition_hash: hash,
-        lifecycle,
-        quarantined: quarantined ? 1 : 0,
-        quarantine_findings: JSON.stringify(findings),
-        created_at: at,
-        created_by: actor.id,
-        updated_at: at,
-        deprecated_at: null,
-        retire_at: null,
-        retired_at: null,
-      })
-      .execute();
+    const row: ToolVersionRow = {
+      tool_id: definition.id,
+      version: definition.version,
+      name: definition.name,
+      description: definition.description,
+      owner: definition.owner,
+      action_class: definition.action_class,
+      access_tier: definition.access_tier,
+      data_access: definition.data_access,
+      egress_mode: definition.egress.mode,
+      provenance: definition.provenance,
+      tags: JSON.stringify(definition.tags),
+      definition: json,
+      definition_hash: hash,
+      lifecycle,
+      quarantined: quarantined ? 1 : 0,
+      quarantine_findings: JSON.stringify(findings),
+      created_at: at,
+      created_by: actor.id,
+      updated_at: at,
+      deprecated_at: null,
+      retire_at: null,
+      retired_at: null,
+    };
+    await trx.insertInto('tool_versions').values(row).execute();
     const subject = `tool:${definition.id}@${definition.version}`;
     await appendEvent(trx, actor, now, {
       action: 'tool.registered',
@@ -219,59 +226,16 @@ export class CatalogService {
       });
     }
     ctx.changed = true;
-    ctx.addedNames.set(definition.id, definition.id).set(definition.name, definition.id);
-    const row = await findVersion(trx, definition.id, definition.version);
-    if (!row) throw new Error('registered row vanished inside its own transaction');
+    ctx.addedNames.add(definition.id);
+    ctx.addedNames.add(definition.name);
     return { outcome: 'created', tool: toDetail(row, now) };
   }
 
-  /** Compares with the neighbouring versions by SemVer; a break needs a major bump. */
-  async #checkCompatibility(trx: Executor, definition: ToolDefinition): Promise<void> {
-    const versions = await findVersions(trx, definition.id);
-    const older = versions.filter((v) => semver.lt(v.version, definition.version)).at(-1);
-    const newer = versions.find((v) => semver.gt(v.version, definition.version));
-    const pairs: [string, ToolDefinition, string, ToolDefinition][] = [];
-    if (older) {
-      pairs.push([
-        older.version,
-        JSON.parse(older.definition) as ToolDefinition,
-        definition.version,
-        definition,
-      ]);
-    }
-    if (newer) {
-      pairs.push([
-        definition.version,
-        definition,
-        newer.version,
-        JSON.parse(newer.definition) as ToolDefinition,
-      ]);
-    }
-    for (const [fromVersion, from, toVersion, to] of pairs) {
-      if (isMajorBump(fromVersion, toVersion)) continue;
-      const breaks = findBreakingChanges(from, to);
-      if (breaks.length === 0) continue;
-      const problems: Problem[] = breaks.map((b) =>
-        problem(b.pointer, b.message, `breaking.${b.kind}`),
-      );
-      throw new ToolgateError(
-        'BREAKING_CHANGE',
-        `${definition.id}@${toVersion} breaks the contract of ${fromVersion} without a major version bump: ${breaks.map((b) => b.message).join('; ')}`,
-        {
-          toolId: definition.id,
-          version: definition.version,
-          previousVersion: fromVersion,
-          problems,
-        },
-      );
-    }
-  }
-
-  async #scan(ctx: CatalogWrite, definition: ToolDefinition): Promise<ScanFinding[]> {
-    const others: string[] = [];
-    for (const names of [await this.#committedNames(ctx.trx), ctx.addedNames]) {
-      for (const [name, id] of names) if (id !== definition.id) others.push(name);
-    }
+  async #scan(
+    ctx: CatalogWrite,
+    definition: ToolDefinition,
+    versions: readonly ToolVersionRow[],
+  ): Promise<ScanFinding[]> {
     return scanToolText({
       name: definition.name,
       description: definition.description,
@@ -279,22 +243,27 @@ export class CatalogService {
         ...schemaTexts(definition.input_schema, '/input_schema'),
         ...schemaTexts(definition.output_schema, '/output_schema'),
       ],
-      otherToolNames: others,
+      toolNameIndexes: [await this.#committedNames(ctx), ctx.addedNames],
+      // Earlier versions of the same tool are in the index; a tool may name itself.
+      selfNames: [definition.id, definition.name, ...versions.map((v) => v.name)],
     });
   }
 
   /**
-   * Names and ids of every committed tool (name → id), cached per catalog revision. Inside a
-   * write the revision is not bumped until the end, so the cache stays valid for the whole batch.
+   * Index of every committed tool's id and name, cached per catalog revision. The revision is
+   * read once per write and not bumped until its end, so one index serves a whole batch.
    */
-  async #committedNames(db: Executor): Promise<ReadonlyMap<string, string>> {
-    const revision = await readCatalogRevision(db);
-    if (this.#names?.revision !== revision) {
-      const names = new Map<string, string>();
-      for (const { id, name } of await knownToolNames(db)) names.set(id, id).set(name, id);
-      this.#names = { revision, names };
+  async #committedNames(ctx: CatalogWrite): Promise<ToolNameIndex> {
+    ctx.revision ??= await readCatalogRevision(ctx.trx);
+    if (this.#names?.revision !== ctx.revision) {
+      const index = new ToolNameIndex();
+      for (const { id, name } of await knownToolNames(ctx.trx)) {
+        index.add(id);
+        index.add(name);
+      }
+      this.#names = { revision: ctx.revision, index };
     }
-    return this.#names.names;
+    return this.#names.index;
   }
 
   async list(
@@ -527,6 +496,47 @@ export class CatalogService {
       if (retired.length > 0) await bumpCatalogRevision(trx);
       return retired;
     });
+  }
+}
+
+/** Compares with the neighbouring versions by SemVer; a break needs a major bump. */
+function checkCompatibility(versions: readonly ToolVersionRow[], definition: ToolDefinition): void {
+  const older = versions.filter((v) => semver.lt(v.version, definition.version)).at(-1);
+  const newer = versions.find((v) => semver.gt(v.version, definition.version));
+  const pairs: [string, ToolDefinition, string, ToolDefinition][] = [];
+  if (older) {
+    pairs.push([
+      older.version,
+      JSON.parse(older.definition) as ToolDefinition,
+      definition.version,
+      definition,
+    ]);
+  }
+  if (newer) {
+    pairs.push([
+      definition.version,
+      definition,
+      newer.version,
+      JSON.parse(newer.definition) as ToolDefinition,
+    ]);
+  }
+  for (const [fromVersion, from, toVersion, to] of pairs) {
+    if (isMajorBump(fromVersion, toVersion)) continue;
+    const breaks = findBreakingChanges(from, to);
+    if (breaks.length === 0) continue;
+    const problems: Problem[] = breaks.map((b) =>
+      problem(b.pointer, b.message, `breaking.${b.kind}`),
+    );
+    throw new ToolgateError(
+      'BREAKING_CHANGE',
+      `${definition.id}@${toVersion} breaks the contract of ${fromVersion} without a major version bump: ${breaks.map((b) => b.message).join('; ')}`,
+      {
+        toolId: definition.id,
+        version: definition.version,
+        previousVersion: fromVersion,
+        problems,
+      },
+    );
   }
 }
 

@@ -25,7 +25,15 @@ export interface ScanInput {
   readonly name: string;
   readonly description: string;
   readonly extraTexts?: readonly { field: string; text: string }[];
+  /** Names of the other catalogued tools (a transient index is built, cached per list). */
   readonly otherToolNames?: readonly string[];
+  /**
+   * Prebuilt indexes of catalogued names, for callers that scan many tools against a large
+   * catalog (registration). They may include the scanned tool itself: list its own names in
+   * `selfNames` so they are never reported.
+   */
+  readonly toolNameIndexes?: readonly ToolNameIndex[];
+  readonly selfNames?: readonly string[];
 }
 
 const MAX_EXCERPT = 80;
@@ -373,34 +381,57 @@ interface NameEntry {
   readonly separated: boolean;
 }
 
-interface NameIndex {
-  readonly byKey: ReadonlyMap<string, readonly NameEntry[]>;
+/**
+ * Catalogued tool names by canonical key. Built once per catalog revision and grown with `add`,
+ * so scanning one description costs the same with 10 or 10,000 tools in the catalog.
+ */
+export class ToolNameIndex {
+  readonly #byKey = new Map<string, NameEntry[]>();
   /** The most `.`/`:`/`/`/`-`-separated pieces one catalogued name spans. */
-  readonly maxPieces: number;
-}
+  #maxPieces = 1;
 
-/** The catalog rarely changes between registrations, so the index is rebuilt only when it does. */
-let nameIndexCache: { readonly signature: string; readonly index: NameIndex } | undefined;
+  constructor(names: Iterable<string> = []) {
+    for (const name of names) this.add(name);
+  }
 
-function nameIndex(others: readonly string[], distinctive: RegExp): NameIndex {
-  const signature = others.join('\n');
-  if (nameIndexCache?.signature === signature) return nameIndexCache.index;
-  const byKey = new Map<string, NameEntry[]>();
-  let maxPieces = 1;
-  for (const other of others) {
-    for (const candidate of new Set([other, lastSegment(other)])) {
+  add(name: string): void {
+    const distinctive = compile().toolName?.re;
+    if (!distinctive) return;
+    for (const candidate of new Set([name, lastSegment(name)])) {
       if (!distinctive.test(candidate)) continue;
       const words = nameWords(candidate);
       const key = words.join('');
       if (key.length === 0) continue;
-      const list = byKey.get(key) ?? [];
-      if (list.some((e) => e.name === other)) continue;
-      list.push({ name: other, words, separated: /[_.:/-]/.test(candidate) });
-      byKey.set(key, list);
-      maxPieces = Math.max(maxPieces, candidate.split(/[.:/-]+/).length);
+      const list = this.#byKey.get(key) ?? [];
+      if (list.some((e) => e.name === name)) continue;
+      list.push({ name, words, separated: /[_.:/-]/.test(candidate) });
+      this.#byKey.set(key, list);
+      this.#maxPieces = Math.min(Math.max(this.#maxPieces, candidate.split(/[.:/-]+/).length), 8);
     }
   }
-  const index = { byKey, maxPieces: Math.min(maxPieces, 8) };
+
+  entries(key: string): readonly NameEntry[] | undefined {
+    return this.#byKey.get(key);
+  }
+
+  get maxPieces(): number {
+    return this.#maxPieces;
+  }
+}
+
+interface NameLookup {
+  readonly indexes: readonly ToolNameIndex[];
+  /** Catalogued names that belong to the scanned tool itself. */
+  readonly exclude: ReadonlySet<string>;
+}
+
+/** The catalog rarely changes between registrations, so the index is rebuilt only when it does. */
+let nameIndexCache: { readonly signature: string; readonly index: ToolNameIndex } | undefined;
+
+function nameIndex(others: readonly string[]): ToolNameIndex {
+  const signature = others.join('\n');
+  if (nameIndexCache?.signature === signature) return nameIndexCache.index;
+  const index = new ToolNameIndex(others);
   nameIndexCache = { signature, index };
   return index;
 }
@@ -416,7 +447,8 @@ interface NameHit {
 const IDENTIFIER_RUN = /[\p{L}\p{N}_]+(?:[.:/-]+[\p{L}\p{N}_]+)*/gu;
 const PIECE = /[\p{L}\p{N}_]+/gu;
 
-function findNames(text: string, index: NameIndex, ownKeys: ReadonlySet<string>): NameHit[] {
+function findNames(text: string, lookup: NameLookup, ownKeys: ReadonlySet<string>): NameHit[] {
+  const maxPieces = Math.max(1, ...lookup.indexes.map((ix) => ix.maxPieces));
   const hits: NameHit[] = [];
   for (const run of text.matchAll(IDENTIFIER_RUN)) {
     const pieces = Array.from(run[0].matchAll(PIECE), (m) => ({
@@ -427,7 +459,7 @@ function findNames(text: string, index: NameIndex, ownKeys: ReadonlySet<string>)
     while (i < pieces.length) {
       let advanced = false;
       // Longest first, so "github.create_issue" wins over its "create_issue" tail.
-      for (let j = Math.min(pieces.length, i + index.maxPieces) - 1; j >= i && !advanced; j--) {
+      for (let j = Math.min(pieces.length, i + maxPieces) - 1; j >= i && !advanced; j--) {
         const from = pieces[i]?.start ?? 0;
         const to = pieces[j]?.end ?? 0;
         const words = text
@@ -435,13 +467,14 @@ function findNames(text: string, index: NameIndex, ownKeys: ReadonlySet<string>)
           .split(/[_.:/-]+/)
           .filter((w) => w.length > 0);
         const key = words.join('');
-        const entries = index.byKey.get(key);
-        if (!entries) continue;
+        const entries = lookup.indexes.flatMap((ix) => ix.entries(key) ?? []);
+        if (entries.length === 0) continue;
         const names = entries
           .filter(
             (e) =>
-              !e.separated ||
-              (e.words.length === words.length && e.words.every((w, k) => w === words[k])),
+              !lookup.exclude.has(e.name) &&
+              (!e.separated ||
+                (e.words.length === words.length && e.words.every((w, k) => w === words[k]))),
           )
           .map((e) => e.name);
         if (names.length === 0) continue;
@@ -467,7 +500,7 @@ interface Hit {
 interface FieldContext {
   readonly field: string;
   readonly ownKeys: ReadonlySet<string>;
-  readonly names: NameIndex | undefined;
+  readonly names: NameLookup | undefined;
   readonly hits: Hit[];
   readonly seen: Set<string>;
 }
@@ -636,7 +669,7 @@ function scanField(
   field: string,
   raw: string,
   own: string,
-  names: NameIndex | undefined,
+  names: NameLookup | undefined,
   isName: boolean,
 ): ScanFinding[] {
   const rules = compile();
@@ -704,11 +737,14 @@ function scanField(
  * (name, description, then `extraTexts` as given), then rule order, then position.
  */
 export function scanToolText(input: ScanInput): ScanFinding[] {
-  const tn = compile().toolName;
-  const names =
-    tn && input.otherToolNames && input.otherToolNames.length > 0
-      ? nameIndex(input.otherToolNames, tn.re)
-      : undefined;
+  const indexes = [
+    ...(input.otherToolNames && input.otherToolNames.length > 0
+      ? [nameIndex(input.otherToolNames)]
+      : []),
+    ...(input.toolNameIndexes ?? []),
+  ];
+  const names: NameLookup | undefined =
+    indexes.length > 0 ? { indexes, exclude: new Set(input.selfNames ?? []) } : undefined;
   const findings: ScanFinding[] = [];
   findings.push(...scanField('/name', input.name, input.name, names, true));
   findings.push(...scanField('/description', input.description, input.name, names, false));

@@ -12,7 +12,7 @@ export type {
 } from './catalog-service.js';
 export { CatalogService, describeProblems } from './catalog-service.js';
 export type { ScanFinding, ScanInput } from './description-scan.js';
-export { scanToolText } from './description-scan.js';
+export { scanToolText, ToolNameIndex } from './description-scan.js';
 export type { DiscoveryHit, DiscoveryQuery } from './discovery.js';
 export { Discovery, MAX_DISCOVERY_LIMIT } from './discovery.js';
 export { compileDocumentValidator } from './json-schema-validator.js';

@@ -31,9 +31,37 @@ export type DefinitionCheck =
 
 const documentAjv = createDocumentAjv();
 const validateShape = documentAjv.compile(toolDefinitionSchema);
-const authoredAjv = createAuthoredSchemaAjv();
+/**
+ * Ajv's code-generation scope keeps growing with every schema an instance compiles, even after
+ * removeSchema, which makes each compile slower than the last. Registration only needs to know
+ * that a schema compiles, so the instance is replaced after a fixed number of compiles.
+ */
+const COMPILES_PER_INSTANCE = 256;
+let authored = { ajv: createAuthoredSchemaAjv(), compiles: 0 };
+function authoredAjv(): ReturnType<typeof createAuthoredSchemaAjv> {
+  if (authored.compiles >= COMPILES_PER_INSTANCE)
+    authored = { ajv: createAuthoredSchemaAjv(), compiles: 0 };
+  authored.compiles += 1;
+  return authored.ajv;
+}
 
 const APPROVAL_STRENGTH = { none: 0, conditional: 1, always: 2 } as const;
+
+/**
+ * Definitions this module produced, so a caller that checked a whole file first (apply) is not
+ * charged for a second check at registration. Only objects returned by checkToolDefinition are
+ * in it; JSON from outside never is.
+ */
+const checkedDefinitions = new WeakSet<ToolDefinition>();
+
+/** Returns the definition if `value` is one checkToolDefinition produced, else null. */
+export function alreadyChecked(value: unknown): ToolDefinition | null {
+  return typeof value === 'object' &&
+    value !== null &&
+    checkedDefinitions.has(value as ToolDefinition)
+    ? (value as ToolDefinition)
+    : null;
+}
 
 /** Validates and normalizes (fills every default). Lists every problem it can find at once. */
 export function checkToolDefinition(input: unknown): DefinitionCheck {
@@ -86,6 +114,8 @@ export function checkToolDefinition(input: unknown): DefinitionCheck {
     idempotent: raw.idempotent ?? raw.action_class === 'read',
     sandbox,
   };
+  // Frozen so that nothing can change it between this check and its registration.
+  checkedDefinitions.add(deepFreeze(definition));
   return { ok: true, definition };
 }
 
@@ -101,7 +131,7 @@ type RawDefinition = Omit<ToolDefinition, 'tags' | 'approval' | 'idempotent' | '
 };
 
 function checkInputSchema(schema: JsonSchemaObject): Problem[] {
-  const compiled = compileAuthoredSchema(authoredAjv, schema, '/input_schema');
+  const compiled = compileAuthoredSchema(authoredAjv(), schema, '/input_schema');
   const problems = [...compiled.problems];
   if (schema.type !== 'object') {
     problems.push(
@@ -122,7 +152,7 @@ function checkInputSchema(schema: JsonSchemaObject): Problem[] {
 }
 
 function checkOutputSchema(schema: JsonSchemaObject): Problem[] {
-  const compiled = compileAuthoredSchema(authoredAjv, schema, '/output_schema');
+  const compiled = compileAuthoredSchema(authoredAjv(), schema, '/output_schema');
   const problems = [...compiled.problems];
   if (schema.type !== 'object') {
     problems.push(
@@ -299,4 +329,12 @@ function normalizeSandbox(raw: RawDefinition, problems: Problem[]): SandboxRequi
     }
   }
   return { isolation, network, limits: { ...DEFAULT_SANDBOX_LIMITS, ...raw.sandbox?.limits } };
+}
+
+function deepFreeze<T>(value: T): T {
+  if (typeof value === 'object' && value !== null && !Object.isFrozen(value)) {
+    for (const child of Object.values(value)) deepFreeze(child);
+    Object.freeze(value);
+  }
+  return value;
 }

@@ -62,14 +62,25 @@ const validateEnvelope = compileDocumentValidator({
     spec: { type: 'object' },
   },
 });
-const validateSpec: Record<ConfigDocument['kind'], (spec: unknown) => Problem[]> = {
+/**
+ * Checks one spec; a valid tool spec is replaced by its checked, normalized definition so the
+ * registration inside the transaction does not check it a second time.
+ */
+type SpecCheck = (spec: unknown) => { problems: Problem[]; spec: unknown };
+const validateSpec: Record<ConfigDocument['kind'], SpecCheck> = {
   Tool: (spec) => {
     const checked = checkToolDefinition(spec);
-    return checked.ok ? [] : [...checked.problems];
+    return checked.ok
+      ? { problems: [], spec: checked.definition }
+      : { problems: [...checked.problems], spec };
   },
-  Agent: compileDocumentValidator(agentSpecSchema),
-  Grant: compileDocumentValidator(grantSpecSchema),
+  Agent: withSpec(compileDocumentValidator(agentSpecSchema)),
+  Grant: withSpec(compileDocumentValidator(grantSpecSchema)),
 };
+
+function withSpec(validate: (spec: unknown) => Problem[]): SpecCheck {
+  return (spec) => ({ problems: validate(spec), spec });
+}
 
 export class ApplyService {
   readonly #catalog: CatalogService;
@@ -211,21 +222,19 @@ function checkDocuments(raw: readonly unknown[]): { index: number; doc: ConfigDo
       return;
     }
     const envelope = validateEnvelope(doc);
-    const found =
+    const checked =
       envelope.length > 0
-        ? envelope
-        : validateSpec[kind as ConfigDocument['kind']]((doc as { spec: unknown }).spec).map(
-            (p) => ({
-              ...p,
-              pointer: `/spec${p.pointer}`,
-            }),
-          );
-    if (found.length > 0) {
+        ? null
+        : validateSpec[kind as ConfigDocument['kind']]((doc as { spec: unknown }).spec);
+    const found = checked
+      ? checked.problems.map((p) => ({ ...p, pointer: `/spec${p.pointer}` }))
+      : envelope;
+    if (found.length > 0 || !checked) {
       for (const p of found)
         problems.push({ ...p, pointer: `/${index}${p.pointer}`, document: index, kind });
       return;
     }
-    out.push({ index, doc: doc as ConfigDocument });
+    out.push({ index, doc: { kind: kind as ConfigDocument['kind'], spec: checked.spec } });
   });
   if (problems.length > 0) throw configInvalid(problems);
   return out;
