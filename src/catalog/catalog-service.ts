@@ -100,6 +100,23 @@ export class CatalogService {
     return readCatalogRevision(this.#store.db);
   }
 
+  /**
+   * Keeps the name index current without rereading the catalog: if no other writer committed
+   * between this write's start and its revision bump, the index gains this write's names.
+   * Otherwise it is left stale and rebuilt on the next scan.
+   */
+  #afterCommit({ ctx, revision }: { ctx: CatalogWrite; revision: number }): void {
+    if (
+      this.#names &&
+      ctx.revision !== undefined &&
+      this.#names.revision === ctx.revision &&
+      revision === ctx.revision + 1
+    ) {
+      this.#names.index.merge(ctx.addedNames);
+      this.#names.revision = revision;
+    }
+  }
+
   /** Registers one definition in its own transaction; a refusal leaves nothing behind. */
   async register(
     input: unknown,
@@ -114,13 +131,17 @@ export class CatalogService {
    * commit. If `fn` throws, everything it did is rolled back.
    */
   async write<T>(fn: (ctx: CatalogWrite) => Promise<T>): Promise<T> {
-    const attempt = () =>
-      this.#store.db.transaction().execute(async (trx) => {
+    const attempt = async () => {
+      let committed: { ctx: CatalogWrite; revision: number } | null = null;
+      const result = await this.#store.db.transaction().execute(async (trx) => {
         const ctx: CatalogWrite = { trx, addedNames: new ToolNameIndex(), changed: false };
-        const result = await fn(ctx);
-        if (ctx.changed) await bumpCatalogRevision(trx);
-        return result;
+        const out = await fn(ctx);
+        if (ctx.changed) committed = { ctx, revision: await bumpCatalogRevision(trx) };
+        return out;
       });
+      if (committed) this.#afterCommit(committed);
+      return result;
+    };
     try {
       return await attempt();
     } catch (err) {

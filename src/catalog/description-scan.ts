@@ -394,6 +394,11 @@ export class ToolNameIndex {
     for (const name of names) this.add(name);
   }
 
+  /** Adds every name another index holds (a transaction's names, once it committed). */
+  merge(other: ToolNameIndex): void {
+    for (const entries of other.#byKey.values()) for (const e of entries) this.add(e.name);
+  }
+
   add(name: string): void {
     const distinctive = compile().toolName?.re;
     if (!distinctive) return;

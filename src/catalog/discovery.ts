@@ -53,13 +53,23 @@ const tokenize = (text: string): string[] =>
     .split(/[^\p{L}\p{N}]+/u)
     .filter((t) => t.length > 0);
 
+const SEARCH_OPTIONS = {
+  boost: { name: 3, tagText: 2, description: 1 },
+  combineWith: 'OR',
+} as const;
+
 /** Deprecated tools stay findable (they still work during the window) but rank below current ones. */
 const DEPRECATED_WEIGHT = 0.5;
 export const MAX_DISCOVERY_LIMIT = 100;
 
 export class Discovery {
   readonly #catalog: CatalogService;
-  #built: { revision: number; index: MiniSearch<IndexedTool>; all: IndexedTool[] } | null = null;
+  #built: {
+    revision: number;
+    index: MiniSearch<IndexedTool>;
+    byId: Map<string, IndexedTool>;
+    all: IndexedTool[];
+  } | null = null;
   #building: Promise<void> | null = null;
 
   constructor(catalog: CatalogService) {
@@ -73,36 +83,37 @@ export class Discovery {
     const now = this.#catalog.now();
     const limit = Math.min(Math.max(query.limit ?? 20, 1), MAX_DISCOVERY_LIMIT);
     const tags = query.tags ?? [];
-    const hasTags = (t: IndexedTool) => tags.every((tag) => t.tags.includes(tag));
     // The sweep may not have run yet; never offer a version whose window has ended.
-    const live = (t: IndexedTool) => isOfferable(effectiveLifecycle(t.lifecycle, t.retire_at, now));
+    const eligible = (t: IndexedTool) =>
+      tags.every((tag) => t.tags.includes(tag)) &&
+      isOfferable(effectiveLifecycle(t.lifecycle, t.retire_at, now));
     const text = query.q?.trim() ?? '';
 
-    let ranked: { tool: IndexedTool; score: number }[];
+    const picked: { tool: IndexedTool; score: number }[] = [];
     if (text === '') {
-      ranked = built.all
-        .filter((t) => hasTags(t) && live(t))
-        .map((tool) => ({ tool, score: 0 }))
-        .sort(
-          (a, b) => rankState(a.tool) - rankState(b.tool) || a.tool.id.localeCompare(b.tool.id),
-        );
+      const sorted = built.all
+        .filter(eligible)
+        .sort((a, b) => rankState(a) - rankState(b) || a.id.localeCompare(b.id));
+      for (const tool of sorted.slice(0, limit)) picked.push({ tool, score: 0 });
     } else {
-      ranked = built.index
-        .search(text, {
-          boost: { name: 3, tagText: 2, description: 1 },
-          prefix: (term) => term.length >= 3,
-          fuzzy: (term) => (term.length >= 5 ? 0.2 : false),
-          combineWith: 'OR',
-        })
-        .map((r) => ({ tool: r as unknown as IndexedTool, score: r.score }))
-        .filter(({ tool }) => hasTags(tool) && live(tool))
-        .map(({ tool, score }) => ({
-          tool,
-          score: tool.lifecycle === 'deprecated' ? score * DEPRECATED_WEIGHT : score,
-        }))
-        .sort((a, b) => b.score - a.score || a.tool.id.localeCompare(b.tool.id));
+      // Exact and prefix matches first; typo-tolerant (fuzzy) matching only when they find
+      // nothing, because fuzzy expansion over a large vocabulary is what costs the most.
+      // Results arrive best first (deprecation is folded into the score by boostDocument), so
+      // the filters run only until `limit` tools are found.
+      const exact = built.index.search(text, {
+        ...SEARCH_OPTIONS,
+        prefix: (term) => term.length >= 4,
+      });
+      const results =
+        exact.length > 0 ? exact : built.index.search(text, { ...SEARCH_OPTIONS, fuzzy: 0.2 });
+      for (const r of results) {
+        const tool = built.byId.get(r.id as string);
+        if (!tool || !eligible(tool)) continue;
+        picked.push({ tool, score: r.score });
+        if (picked.length === limit) break;
+      }
     }
-    return ranked.slice(0, limit).map(({ tool, score }) => ({
+    return picked.map(({ tool, score }) => ({
       id: tool.id,
       version: tool.version,
       name: tool.name,
@@ -150,22 +161,16 @@ export class Discovery {
     const index = new MiniSearch<IndexedTool>({
       idField: 'id',
       fields: ['name', 'description', 'tagText'],
-      storeFields: [
-        'id',
-        'version',
-        'name',
-        'description',
-        'tags',
-        'action_class',
-        'access_tier',
-        'lifecycle',
-        'retire_at',
-      ],
+      storeFields: [],
       tokenize,
+      searchOptions: {
+        boostDocument: (id) =>
+          newest.get(id as string)?.lifecycle === 'deprecated' ? DEPRECATED_WEIGHT : 1,
+      },
     });
     const all = [...newest.values()];
     index.addAll(all);
-    this.#built = { revision, index, all };
+    this.#built = { revision, index, byId: newest, all };
   }
 }
 

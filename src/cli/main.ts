@@ -5,18 +5,28 @@
  */
 import { readFileSync } from 'node:fs';
 import { userInfo } from 'node:os';
-import { Command, Option } from 'commander';
+import { Command, InvalidArgumentError, Option } from 'commander';
 import type { ToolVersionDetail, ToolVersionSummary } from '../catalog/index.js';
 import type { Actor } from '../core/index.js';
 import { openToolgate, type Toolgate } from '../toolgate.js';
 import { makeOutput, type Output, reportError, table } from './output.js';
-import { serve } from './serve.js';
 
 const VERSION = (
   JSON.parse(readFileSync(new URL('../../package.json', import.meta.url), 'utf8')) as {
     version: string;
   }
 ).version;
+
+/** Parses an integer option within bounds; anything else is a usage error, never NaN. */
+function int(min: number, max: number): (value: string) => number {
+  return (value) => {
+    const n = Number(value);
+    if (!/^-?\d+$/.test(value.trim()) || !Number.isSafeInteger(n) || n < min || n > max) {
+      throw new InvalidArgumentError(`must be an integer from ${min} to ${max}`);
+    }
+    return n;
+  };
+}
 
 const actor: Actor = { id: `cli:${safeUser()}`, via: 'cli' };
 
@@ -99,7 +109,12 @@ program
   .addOption(
     new Option('--host <host>', 'interface to bind').env('TOOLGATE_HOST').default('127.0.0.1'),
   )
-  .addOption(new Option('--port <port>', 'port').env('TOOLGATE_PORT').default('8080'))
+  .addOption(
+    new Option('--port <port>', 'port')
+      .env('TOOLGATE_PORT')
+      .default(8080)
+      .argParser(int(0, 65_535)),
+  )
   .option('--demo', 'load the demo catalog (idempotent)')
   .addOption(
     new Option(
@@ -107,24 +122,30 @@ program
       'where the admin token is kept (created on first start)',
     ).default('./data/admin-token'),
   )
-  .option('--body-limit <bytes>', 'largest request body', '1048576')
+  .addOption(
+    new Option('--body-limit <bytes>', 'largest request body')
+      .default(1_048_576)
+      .argParser(int(1024, 1_073_741_824)),
+  )
   .action(
     async (opts: {
       host: string;
-      port: string;
+      port: number;
       demo?: boolean;
       adminTokenFile: string;
-      bodyLimit: string;
+      bodyLimit: number;
     }) => {
       const globals = program.opts<GlobalOptions>();
       try {
+        // Loaded only here: the other commands need not pay for Fastify and the docs UI.
+        const { serve } = await import('./serve.js');
         await serve({
           db: globals.db ?? 'sqlite:./data/toolgate.db',
           host: opts.host,
-          port: Number(opts.port),
+          port: opts.port,
           demo: opts.demo === true,
           adminTokenFile: opts.adminTokenFile,
-          bodyLimit: Number(opts.bodyLimit),
+          bodyLimit: opts.bodyLimit,
           version: VERSION,
         });
       } catch (err) {
@@ -210,13 +231,13 @@ tools
   .command('search [query]')
   .description('search offered tools by text and tags (as agents discover them)')
   .option('--tags <list>', 'comma-separated tags that must all match')
-  .option('--limit <n>', 'most results', '20')
-  .action((query: string | undefined, opts: { tags?: string; limit: string }) =>
+  .addOption(new Option('--limit <n>', 'most results').default(20).argParser(int(1, 100)))
+  .action((query: string | undefined, opts: { tags?: string; limit: number }) =>
     withToolgate(async (tg, out) => {
       const results = await tg.discovery.search({
         ...(query ? { q: query } : {}),
         tags: (opts.tags ?? '').split(',').filter((t) => t !== ''),
-        limit: Number(opts.limit),
+        limit: opts.limit,
       });
       out.result({ results }, () =>
         results.length === 0
@@ -249,13 +270,15 @@ tools
 tools
   .command('deprecate <ref>')
   .description('deprecate a version; it retires when the migration window ends')
-  .option('--window <days>', 'migration window in days', '30')
+  .addOption(
+    new Option('--window <days>', 'migration window in days').default(30).argParser(int(0, 3650)),
+  )
   .option('--reason <text>')
-  .action((ref: string, opts: { window: string; reason?: string }) =>
+  .action((ref: string, opts: { window: number; reason?: string }) =>
     withToolgate(async (tg, out) => {
       const { id, version } = parseRef(ref);
       const t = await tg.catalog.deprecate(id, version, actor, {
-        windowDays: Number(opts.window),
+        windowDays: opts.window,
         ...(opts.reason ? { reason: opts.reason } : {}),
       });
       out.result(t, () => `${id}@${version} is deprecated; retires ${t.retire_at}`);
@@ -321,14 +344,18 @@ program
   .description('the administrative event record')
   .command('list')
   .option('--subject <subject>', 'e.g. tool:send_email@1.0.0')
-  .option('--after <seq>', 'only events after this sequence number')
-  .option('--limit <n>', 'most events', '100')
-  .action((opts: { subject?: string; after?: string; limit: string }) =>
+  .addOption(
+    new Option('--after <seq>', 'only events after this sequence number').argParser(
+      int(0, Number.MAX_SAFE_INTEGER),
+    ),
+  )
+  .addOption(new Option('--limit <n>', 'most events').default(100).argParser(int(1, 10_000)))
+  .action((opts: { subject?: string; after?: number; limit: number }) =>
     withToolgate(async (tg, out) => {
       const events = await tg.events.list({
-        limit: Number(opts.limit),
+        limit: opts.limit,
         ...(opts.subject ? { subject: opts.subject } : {}),
-        ...(opts.after ? { afterSeq: Number(opts.after) } : {}),
+        ...(opts.after !== undefined ? { afterSeq: opts.after } : {}),
       });
       out.result(
         { events: events.map((e) => ({ ...e, details: JSON.parse(e.details) as unknown })) },
@@ -337,4 +364,38 @@ program
     })(),
   );
 
-await program.parseAsync(process.argv);
+// Usage errors (unknown option, bad number, missing --reason) are refusals like any other: with
+// --json they are printed as { error: { code: 'INPUT_INVALID', … } }.
+const wantsJson = process.argv.includes('--json');
+const configure = (command: Command): void => {
+  command.exitOverride();
+  command.configureOutput({
+    writeErr: (text) => {
+      if (!wantsJson) process.stderr.write(text);
+    },
+  });
+  for (const sub of command.commands) configure(sub);
+};
+configure(program);
+try {
+  await program.parseAsync(process.argv);
+} catch (err) {
+  const code = (err as { code?: string }).code ?? '';
+  if (
+    code === 'commander.helpDisplayed' ||
+    code === 'commander.version' ||
+    code === 'commander.help'
+  ) {
+    process.exitCode = 0;
+  } else if (code.startsWith('commander.')) {
+    const message = err instanceof Error ? err.message.replace(/^error: /, '') : String(err);
+    if (wantsJson) {
+      process.stdout.write(
+        `${JSON.stringify({ error: { code: 'INPUT_INVALID', message, details: { problems: [] } } }, null, 2)}\n`,
+      );
+    }
+    process.exitCode = 1;
+  } else {
+    process.exitCode = reportError(err, wantsJson);
+  }
+}

@@ -1,9 +1,11 @@
 /** @module `toolgate serve`: opens the store, loads the demo catalog if asked, serves REST on loopback. */
 import { readFileSync } from 'node:fs';
 import { fileURLToPath } from 'node:url';
+import type { FastifyInstance } from 'fastify';
+import { ToolgateError } from '../core/index.js';
 import { buildServer } from '../http/index.js';
 import { checkAdminTokenStrength, loadOrCreateAdminToken } from '../identity/index.js';
-import { openToolgate } from '../toolgate.js';
+import { openToolgate, type Toolgate } from '../toolgate.js';
 
 export interface ServeOptions {
   readonly db: string;
@@ -18,67 +20,108 @@ export interface ServeOptions {
 export const DEMO_CATALOG = fileURLToPath(new URL('../../demo/catalog.yaml', import.meta.url));
 const SWEEP_INTERVAL_MS = 60_000;
 
+function usage(message: string): ToolgateError<'INPUT_INVALID'> {
+  return new ToolgateError('INPUT_INVALID', message, { problems: [] });
+}
+
 export async function serve(options: ServeOptions): Promise<void> {
   if (!Number.isInteger(options.port) || options.port < 0 || options.port > 65_535) {
-    throw new TypeError(`--port must be 0–65535, got ${options.port}`);
+    throw usage(`--port must be an integer 0–65535, got ${options.port}`);
+  }
+  if (!Number.isInteger(options.bodyLimit) || options.bodyLimit < 1024) {
+    throw usage(`--body-limit must be an integer of at least 1024 bytes, got ${options.bodyLimit}`);
   }
   const fromEnv = process.env.TOOLGATE_ADMIN_TOKEN;
-  if (fromEnv !== undefined) checkAdminTokenStrength(fromEnv);
-  const admin =
-    fromEnv !== undefined
-      ? { token: fromEnv, created: false }
-      : loadOrCreateAdminToken(options.adminTokenFile);
-
-  const tg = await openToolgate({ db: options.db });
-  let demoSummary = '';
-  if (options.demo) {
-    const result = await tg.config.applyText(readFileSync(DEMO_CATALOG, 'utf8'), {
-      id: 'system:demo',
-      via: 'system',
-    });
-    const created = result.changes.filter((c) => c.action !== 'unchanged').length;
-    demoSummary = `demo catalog: ${result.changes.length} documents, ${created} new`;
+  let admin: { token: string; created: boolean };
+  try {
+    if (fromEnv !== undefined) checkAdminTokenStrength(fromEnv);
+    admin =
+      fromEnv !== undefined
+        ? { token: fromEnv, created: false }
+        : loadOrCreateAdminToken(options.adminTokenFile);
+  } catch (err) {
+    throw usage(err instanceof Error ? err.message : String(err));
   }
-  await tg.catalog.sweepLifecycle();
-  const app = await buildServer(tg, {
-    adminToken: admin.token,
-    bodyLimit: options.bodyLimit,
-    version: options.version,
-    logger: { level: process.env.TOOLGATE_LOG_LEVEL ?? 'warn' },
-  });
-  const sweep = setInterval(() => {
-    tg.catalog
-      .sweepLifecycle()
-      .catch((err: unknown) => app.log.error({ err }, 'lifecycle sweep failed'));
-  }, SWEEP_INTERVAL_MS);
-  sweep.unref();
 
-  const address = await app.listen({ host: options.host, port: options.port });
-  const lines = [
-    `toolgate ${options.version} listening on ${address}`,
-    `  database:    ${tg.store.location}`,
-    ...(demoSummary ? [`  ${demoSummary}`] : []),
-    `  API docs:    ${address}/docs   (OpenAPI: ${address}/openapi.json)`,
-    `  admin token: ${admin.token}`,
-    `               (${fromEnv !== undefined ? 'from TOOLGATE_ADMIN_TOKEN' : `kept in ${options.adminTokenFile}${admin.created ? ', created now' : ''}`})`,
-    `  try:         curl -H "Authorization: Bearer $(cat ${options.adminTokenFile})" ${address}/v1/tools`,
-  ];
-  process.stdout.write(`${lines.join('\n')}\n`);
-
+  // Signals are handled from the start: a stop during start-up still closes the store cleanly.
+  let tg: Toolgate | null = null;
+  let app: FastifyInstance | null = null;
+  let sweep: NodeJS.Timeout | undefined;
   let closing = false;
-  const shutdown = (signal: string) => {
+  const shutdown = async (signal: string, code: number) => {
     if (closing) return;
     closing = true;
     clearInterval(sweep);
-    process.stdout.write(`toolgate: ${signal}, shutting down\n`);
-    app
-      .close()
-      .then(() => tg.close())
-      .then(
-        () => process.exit(0),
-        () => process.exit(1),
-      );
+    if (signal) process.stdout.write(`toolgate: ${signal}, shutting down\n`);
+    try {
+      await app?.close();
+      await tg?.close();
+    } finally {
+      process.exit(code);
+    }
   };
-  process.once('SIGINT', () => shutdown('SIGINT'));
-  process.once('SIGTERM', () => shutdown('SIGTERM'));
+  process.once('SIGINT', () => void shutdown('SIGINT', 0));
+  process.once('SIGTERM', () => void shutdown('SIGTERM', 0));
+
+  try {
+    tg = await openToolgate({ db: options.db });
+    let demoSummary = '';
+    if (options.demo) {
+      const result = await tg.config.applyText(readFileSync(DEMO_CATALOG, 'utf8'), {
+        id: 'system:demo',
+        via: 'system',
+      });
+      const created = result.changes.filter((c) => c.action !== 'unchanged').length;
+      demoSummary = `demo catalog: ${result.changes.length} documents, ${created} new`;
+    }
+    await tg.catalog.sweepLifecycle();
+    app = await buildServer(tg, {
+      adminToken: admin.token,
+      bodyLimit: options.bodyLimit,
+      version: options.version,
+      logger: { level: process.env.TOOLGATE_LOG_LEVEL ?? 'warn' },
+    });
+    const running = tg;
+    const server = app;
+    sweep = setInterval(() => {
+      running.catalog
+        .sweepLifecycle()
+        .catch((err: unknown) => server.log.error({ err }, 'lifecycle sweep failed'));
+    }, SWEEP_INTERVAL_MS);
+    sweep.unref();
+
+    let address: string;
+    try {
+      address = await app.listen({ host: options.host, port: options.port });
+    } catch (err) {
+      const code = (err as { code?: string }).code;
+      if (code === 'EADDRINUSE' || code === 'EACCES' || code === 'EADDRNOTAVAIL') {
+        throw usage(
+          `cannot listen on ${options.host}:${options.port} (${code}); choose another --port or --host`,
+        );
+      }
+      throw err;
+    }
+    const tokenSource =
+      fromEnv !== undefined
+        ? 'from TOOLGATE_ADMIN_TOKEN'
+        : `kept in ${options.adminTokenFile}${admin.created ? ', created now' : ''}`;
+    const lines = [
+      `toolgate ${options.version} listening on ${address}`,
+      `  database:    ${tg.store.location}`,
+      ...(demoSummary ? [`  ${demoSummary}`] : []),
+      `  API docs:    ${address}/docs   (OpenAPI: ${address}/openapi.json)`,
+      // Printed on purpose: the operator starting the gateway needs it; it never reaches a log.
+      `  admin token: ${admin.token}`,
+      `               (${tokenSource})`,
+      `  try:         curl -H "Authorization: Bearer <admin token>" ${address}/v1/tools`,
+    ];
+    process.stdout.write(`${lines.join('\n')}\n`);
+  } catch (err) {
+    clearInterval(sweep);
+    closing = true;
+    await app?.close().catch(() => {});
+    await tg?.close().catch(() => {});
+    throw err;
+  }
 }

@@ -29,7 +29,9 @@ const YAML_TYPES = ['application/yaml', 'application/x-yaml', 'text/yaml', 'text
 
 /** Paths anyone may read: probes, the API description and the published schemas. */
 function isPublic(url: string): boolean {
-  const path = url.split('?')[0] ?? '';
+  // The router ignores one trailing slash; so must this check.
+  const raw = url.split('?')[0] ?? '';
+  const path = raw.length > 1 && raw.endsWith('/') ? raw.slice(0, -1) : raw;
   return (
     path === '/healthz' ||
     path === '/readyz' ||
@@ -89,7 +91,8 @@ export async function buildServer(tg: Toolgate, options: HttpOptions): Promise<F
   app.addHook('onRequest', async (req) => {
     if (isPublic(req.url)) return;
     const header = req.headers.authorization ?? '';
-    const match = /^Bearer ([^\s]+)$/.exec(header);
+    // The auth scheme is case-insensitive (RFC 9110 §11.1); the token is compared exactly.
+    const match = /^Bearer ([^\s]+)$/i.exec(header);
     if (!match?.[1] || !adminTokenMatches(match[1], options.adminToken)) {
       throw new ToolgateError('UNAUTHENTICATED', 'send Authorization: Bearer <admin token>', {});
     }

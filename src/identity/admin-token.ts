@@ -3,7 +3,7 @@
  * its owner (or given by TOOLGATE_ADMIN_TOKEN). Compared in constant time; never logged.
  */
 import { createHash, randomBytes, timingSafeEqual } from 'node:crypto';
-import { chmodSync, existsSync, mkdirSync, readFileSync, writeFileSync } from 'node:fs';
+import { chmodSync, existsSync, mkdirSync, readFileSync, statSync, writeFileSync } from 'node:fs';
 import { dirname } from 'node:path';
 
 const MIN_TOKEN_LENGTH = 24;
@@ -15,6 +15,10 @@ export function generateAdminToken(): string {
 /** Reads the token file, creating it (mode 0600) with a fresh token on first start. */
 export function loadOrCreateAdminToken(path: string): { token: string; created: boolean } {
   if (existsSync(path)) {
+    // A token others can read is a token others have: refuse it rather than serve with it.
+    if ((statSync(path).mode & 0o077) !== 0) {
+      throw new Error(`admin token file ${path} is readable by group or others: chmod 600 ${path}`);
+    }
     const token = readFileSync(path, 'utf8').trim();
     if (token.length < MIN_TOKEN_LENGTH) {
       throw new Error(`admin token in ${path} is shorter than ${MIN_TOKEN_LENGTH} characters`);

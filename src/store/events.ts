@@ -38,11 +38,15 @@ export async function listEvents(
   return q.execute();
 }
 
-/** Bumped in every transaction that changes what the catalog offers; caches compare against it. */
-export async function bumpCatalogRevision(trx: Transaction<Database>): Promise<void> {
+/**
+ * Bumped in every transaction that changes what the catalog offers; caches compare against it.
+ * Returns the new revision as this transaction sees it.
+ */
+export async function bumpCatalogRevision(trx: Transaction<Database>): Promise<number> {
   await sql`update meta set value = cast(cast(value as integer) + 1 as text) where key = 'catalog_revision'`.execute(
     trx,
   );
+  return readCatalogRevision(trx);
 }
 
 export async function readCatalogRevision(

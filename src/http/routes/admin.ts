@@ -20,6 +20,7 @@ export function adminRoutes(app: FastifyInstance, tg: Toolgate, actor: Actor): v
           additionalProperties: false,
           properties: { dry_run: { type: 'boolean', default: false } },
         },
+        consumes: ['application/json', 'application/yaml'],
         body: {
           description: 'YAML text (application/yaml), a JSON document or a JSON array of documents',
         },

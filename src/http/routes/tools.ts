@@ -71,6 +71,7 @@ export function toolRoutes(app: FastifyInstance, tg: Toolgate, actor: Actor): vo
           additionalProperties: false,
           properties: { draft: { type: 'boolean', default: false } },
         },
+        consumes: ['application/json', 'application/yaml'],
         body: { description: 'A tool definition (see /v1/schemas/tool.json)' },
         response: {
           200: { type: 'object', properties: { outcome: { const: 'unchanged' }, tool: detailRef } },

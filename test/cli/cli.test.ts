@@ -1,0 +1,634 @@
+/**
+ * @module The `toolgate` command as a user runs it (DESIGN.md C18): the built dist/cli/main.js in a
+ * real child process, a temporary working directory, a real database. Output is asserted both as
+ * JSON (--json) and as the text a person reads; exit codes are part of the contract.
+ */
+import assert from 'node:assert/strict';
+import { type ChildProcess, execFile, execFileSync, spawn } from 'node:child_process';
+import {
+  existsSync,
+  mkdtempSync,
+  readdirSync,
+  readFileSync,
+  rmSync,
+  statSync,
+  writeFileSync,
+} from 'node:fs';
+import { tmpdir, userInfo } from 'node:os';
+import { join } from 'node:path';
+import { after, before, describe, test } from 'node:test';
+import { fileURLToPath } from 'node:url';
+import { stringify as toYaml } from 'yaml';
+import { openToolgate } from '../../src/toolgate.js';
+import { backends } from '../support/backends.js';
+import { validTool } from '../support/fixtures.js';
+
+const ROOT = fileURLToPath(new URL('../../', import.meta.url));
+const MAIN = join(ROOT, 'dist', 'cli', 'main.js');
+const DEMO = join(ROOT, 'demo', 'catalog.yaml');
+const DEMO_TOOL_IDS = [
+  'add_label',
+  'create_ticket',
+  'get_order',
+  'grant_role',
+  'http_get',
+  'post_webhook',
+  'read_file',
+  'refund_order',
+  'search_tickets',
+  'send_email',
+];
+const DAY_MS = 24 * 60 * 60 * 1000;
+
+interface Run {
+  readonly code: number;
+  readonly stdout: string;
+  readonly stderr: string;
+}
+
+/** The environment of the test run without any TOOLGATE_* setting that would steer the CLI. */
+function cleanEnv(): NodeJS.ProcessEnv {
+  const env: NodeJS.ProcessEnv = { ...process.env };
+  for (const key of Object.keys(env)) if (key.startsWith('TOOLGATE_')) delete env[key];
+  return env;
+}
+
+/** Runs the CLI to completion; never rejects, the exit code is part of the result. */
+function cli(cwd: string, args: readonly string[], input?: string): Promise<Run> {
+  return new Promise((resolve, reject) => {
+    const child = execFile(
+      process.execPath,
+      [MAIN, ...args],
+      { cwd, env: cleanEnv(), timeout: 20_000, maxBuffer: 10 * 1024 * 1024 },
+      (err, stdout, stderr) => {
+        if (err && typeof err.code !== 'number') {
+          reject(new Error(`toolgate ${args.join(' ')} did not run: ${err.message}\n${stderr}`));
+          return;
+        }
+        resolve({ code: err ? (err.code as number) : 0, stdout, stderr });
+      },
+    );
+    if (input !== undefined) child.stdin?.end(input);
+  });
+}
+
+/** Runs the CLI with --json and parses stdout; fails the test with stderr on a non-zero exit. */
+// biome-ignore lint/suspicious/noExplicitAny: the JSON output is asserted field by field
+async function cliJson(cwd: string, args: readonly string[]): Promise<any> {
+  const run = await cli(cwd, ['--json', ...args]);
+  assert.equal(
+    run.code,
+    0,
+    `toolgate ${args.join(' ')} exited ${run.code}: ${run.stderr}${run.stdout}`,
+  );
+  return JSON.parse(run.stdout);
+}
+
+function newestMtime(dir: string): number {
+  let newest = 0;
+  for (const entry of readdirSync(dir, { withFileTypes: true })) {
+    const path = join(dir, entry.name);
+    newest = Math.max(newest, entry.isDirectory() ? newestMtime(path) : statSync(path).mtimeMs);
+  }
+  return newest;
+}
+
+/** Builds dist/ once if it is missing or older than any source file. */
+function ensureBuilt(): void {
+  if (existsSync(MAIN) && statSync(MAIN).mtimeMs >= newestMtime(join(ROOT, 'src'))) return;
+  try {
+    execFileSync('npm', ['run', 'build', '--silent'], { cwd: ROOT, stdio: 'pipe' });
+  } catch (err) {
+    const out = err as { stdout?: Buffer; stderr?: Buffer };
+    throw new Error(`npm run build failed:\n${out.stdout ?? ''}${out.stderr ?? ''}`);
+  }
+}
+
+function tempDir(): string {
+  return mkdtempSync(join(tmpdir(), 'toolgate-cli-'));
+}
+
+const USER = (() => {
+  try {
+    return userInfo().username;
+  } catch {
+    return 'unknown';
+  }
+})();
+
+before(() => {
+  ensureBuilt();
+});
+
+/** A fresh temp directory and a SQLite URL inside it. */
+function workspace(): { dir: string; db: string } {
+  const dir = tempDir();
+  return { dir, db: `sqlite:${join(dir, 't.db')}` };
+}
+
+// The groups below use their own databases and run concurrently (each CLI run is a whole Node
+// start-up); inside a group the tests run in order and build on each other.
+describe('toolgate CLI', { concurrency: true }, () => {
+  describe('apply -f and reading the catalog', { concurrency: 1 }, () => {
+    let dir = '';
+    let db = '';
+    before(() => {
+      ({ dir, db } = workspace());
+    });
+    after(() => {
+      if (dir) rmSync(dir, { recursive: true, force: true });
+    });
+
+    test('apply -f prints one "+" line per document, and tools list --json has the ten demo tools', async () => {
+      const run = await cli(dir, ['--db', db, 'apply', '-f', DEMO]);
+      assert.equal(run.code, 0, run.stderr);
+      const lines = run.stdout.trim().split('\n');
+      assert.equal(lines.filter((l) => l.startsWith('+ ')).length, 14, run.stdout);
+      assert.ok(
+        lines.includes('+ tool refund_order@1.0.0: registered (active, irreversible, privileged)'),
+      );
+      assert.equal(lines.at(-1), '14 change(s) applied');
+
+      const listed = await cliJson(dir, ['--db', db, 'tools', 'list']);
+      assert.deepEqual(listed.tools.map((t: { id: string }) => t.id).sort(), DEMO_TOOL_IDS);
+      for (const t of listed.tools) {
+        assert.equal(t.lifecycle, 'active');
+        assert.equal(t.quarantined, false);
+        assert.equal(t.created_by, `cli:${USER}`);
+      }
+    });
+
+    test('applying the same file again prints only "=" lines and changes nothing', async () => {
+      const run = await cli(dir, ['--db', db, 'apply', '-f', DEMO]);
+      assert.equal(run.code, 0, run.stderr);
+      const lines = run.stdout.trim().split('\n');
+      const marks = lines.slice(0, -1);
+      assert.equal(marks.length, 14);
+      assert.ok(
+        marks.every((l) => l.startsWith('= ') && l.endsWith(': unchanged')),
+        run.stdout,
+      );
+      assert.equal(lines.at(-1), '0 change(s) applied');
+    });
+
+    test('the human tools list is a table with a header and one row per version', async () => {
+      const run = await cli(dir, ['--db', db, 'tools', 'list']);
+      assert.equal(run.code, 0, run.stderr);
+      const rows = run.stdout.trim().split('\n');
+      assert.match(rows[0] ?? '', /^ID\s+VERSION\s+STATE\s+CLASS\s+TIER\s+OWNER$/);
+      assert.equal(rows.length, 11);
+      assert.ok(
+        rows.some((r) =>
+          /^grant_role\s+1\.0\.0\s+active\s+permission_change\s+privileged\s+security-team$/.test(
+            r,
+          ),
+        ),
+      );
+    });
+
+    test('tools show ID@VERSION --json (flag after the subcommand) prints the normalized definition', async () => {
+      const run = await cli(dir, ['--db', db, 'tools', 'show', 'get_order@1.0.0', '--json']);
+      assert.equal(run.code, 0, run.stderr);
+      const shown = JSON.parse(run.stdout);
+      assert.equal(shown.id, 'get_order');
+      assert.equal(shown.version, '1.0.0');
+      assert.equal(shown.owner, 'commerce-team');
+      assert.deepEqual(shown.definition.input_schema.required, ['order_id']);
+      assert.equal(shown.definition.approval.mode, 'none');
+      assert.match(shown.definition_hash, /^sha256:[0-9a-f]{64}$/);
+    });
+
+    test('tools search refund --json ranks refund_order first', async () => {
+      const found = await cliJson(dir, ['--db', db, 'tools', 'search', 'refund']);
+      assert.equal(found.results[0]?.id, 'refund_order', JSON.stringify(found));
+      assert.ok(found.results[0].score > 0);
+    });
+
+    test('events list --json shows who did what, in order', async () => {
+      const { events } = await cliJson(dir, ['--db', db, 'events', 'list', '--limit', '1000']);
+      // 2 agents, 10 tools, 2 grants; the second apply added nothing.
+      assert.equal(events.length, 14);
+      const seqs = events.map((e: { seq: number }) => e.seq);
+      assert.deepEqual(
+        seqs,
+        [...seqs].sort((a: number, b: number) => a - b),
+      );
+      for (const e of events) {
+        assert.equal(e.actor, `cli:${USER}`);
+        assert.equal(e.via, 'cli');
+      }
+      const refund = events.find(
+        (e: { subject: string }) => e.subject === 'tool:refund_order@1.0.0',
+      );
+      assert.equal(refund.action, 'tool.registered');
+      assert.equal(refund.details.quarantined, false);
+      const grant = events.find(
+        (e: { subject: string; action: string }) =>
+          e.subject === 'agent:support-bot' && e.action.startsWith('grant'),
+      );
+      assert.ok(grant, JSON.stringify(events.map((e: { action: string }) => e.action)));
+    });
+  });
+
+  describe('lifecycle and quarantine', { concurrency: 1 }, () => {
+    let dir = '';
+    let db = '';
+    before(() => {
+      ({ dir, db } = workspace());
+    });
+    before(async () => {
+      // Set-up only: the library applies the demo in-process, sparing one CLI start-up.
+      const tg = await openToolgate({ db });
+      try {
+        await tg.config.applyText(readFileSync(DEMO, 'utf8'), { id: `cli:${USER}`, via: 'cli' });
+      } finally {
+        await tg.close();
+      }
+    });
+    after(() => {
+      if (dir) rmSync(dir, { recursive: true, force: true });
+    });
+
+    test('tools deprecate --window 7 sets the retirement date and search flags the tool deprecated', async () => {
+      const dep = await cliJson(dir, [
+        '--db',
+        db,
+        'tools',
+        'deprecate',
+        'get_order@1.0.0',
+        '--window',
+        '7',
+      ]);
+      assert.equal(dep.lifecycle, 'deprecated');
+      assert.equal(Date.parse(dep.retire_at) - Date.parse(dep.deprecated_at), 7 * DAY_MS);
+      const found = await cliJson(dir, ['--db', db, 'tools', 'search', 'order']);
+      const hit = found.results.find((r: { id: string }) => r.id === 'get_order');
+      assert.ok(hit, JSON.stringify(found));
+      assert.equal(hit.deprecated, true);
+      assert.equal(hit.retire_at, dep.retire_at);
+    });
+
+    test('tools retire ends it: search no longer finds it', async () => {
+      const run = await cli(dir, [
+        '--db',
+        db,
+        'tools',
+        'retire',
+        'get_order@1.0.0',
+        '--reason',
+        'replaced',
+      ]);
+      assert.equal(run.code, 0, run.stderr);
+      assert.equal(run.stdout.trim(), 'get_order@1.0.0 is retired');
+      const found = await cliJson(dir, ['--db', db, 'tools', 'search', 'order']);
+      assert.ok(!found.results.some((r: { id: string }) => r.id === 'get_order'));
+    });
+
+    test('tools release without --reason exits non-zero before touching anything', async () => {
+      const run = await cli(dir, ['--db', db, 'tools', 'release', 'send_email@1.0.0']);
+      assert.notEqual(run.code, 0, 'release without --reason exited 0');
+      assert.match(run.stderr, /--reason/);
+    });
+
+    test('tools quarantine --reason hides a tool from search; release --reason brings it back', async () => {
+      const q = await cliJson(dir, [
+        '--db',
+        db,
+        'tools',
+        'quarantine',
+        'send_email@1.0.0',
+        '--reason',
+        'review',
+      ]);
+      assert.equal(q.quarantined, true);
+      const hidden = await cliJson(dir, ['--db', db, 'tools', 'search', '--tags', 'email']);
+      assert.deepEqual(hidden.results, []);
+      const r = await cli(dir, [
+        '--db',
+        db,
+        'tools',
+        'release',
+        'send_email@1.0.0',
+        '--reason',
+        'ok',
+      ]);
+      assert.equal(r.code, 0, r.stderr);
+      assert.equal(r.stdout.trim(), 'send_email@1.0.0 is released from quarantine');
+      const back = await cliJson(dir, ['--db', db, 'tools', 'search', '--tags', 'email']);
+      assert.deepEqual(
+        back.results.map((x: { id: string }) => x.id),
+        ['send_email'],
+      );
+    });
+
+    test('the event record holds each change with its reason', async () => {
+      const { events } = await cliJson(dir, ['--db', db, 'events', 'list', '--limit', '1000']);
+      const of = (subject: string) =>
+        events
+          .filter((e: { subject: string }) => e.subject === subject)
+          .map((e: { action: string; details: { reason?: string } }) => [
+            e.action,
+            e.details.reason ?? null,
+          ]);
+      assert.deepEqual(of('tool:get_order@1.0.0'), [
+        ['tool.registered', null],
+        ['tool.deprecated', null],
+        ['tool.retired', 'replaced'],
+      ]);
+      assert.deepEqual(of('tool:send_email@1.0.0'), [
+        ['tool.registered', null],
+        ['tool.quarantined', 'review'],
+        ['tool.released', 'ok'],
+      ]);
+    });
+  });
+
+  describe('refusals', { concurrency: 1 }, () => {
+    let dir = '';
+    let db = '';
+    before(() => {
+      ({ dir, db } = workspace());
+    });
+    after(() => {
+      if (dir) rmSync(dir, { recursive: true, force: true });
+    });
+
+    test('a file that is not YAML exits 1 with INPUT_MALFORMED naming the line', async () => {
+      const file = join(dir, 'malformed.yaml');
+      writeFileSync(file, 'kind: Tool\nspec: {id: x\n');
+      const run = await cli(dir, ['--db', db, '--json', 'apply', '-f', file]);
+      assert.equal(run.code, 1);
+      const { error } = JSON.parse(run.stdout);
+      assert.equal(error.code, 'INPUT_MALFORMED');
+      assert.match(error.message, /line \d+/);
+    });
+
+    test('an invalid configuration exits 1: {error:{code:"CONFIG_INVALID"}} under --json, readable problem lines without', async () => {
+      const file = join(dir, 'invalid.yaml');
+      writeFileSync(
+        file,
+        toYaml({
+          apiVersion: 'toolgate/v1',
+          kind: 'Agent',
+          spec: { id: 'Not A Valid Id', owner: 'qa-team', colour: 'blue' },
+        }),
+      );
+      const json = await cli(dir, ['--db', db, '--json', 'apply', '-f', file]);
+      assert.equal(json.code, 1);
+      const parsed = JSON.parse(json.stdout);
+      assert.deepEqual(Object.keys(parsed), ['error']);
+      assert.deepEqual(Object.keys(parsed.error).sort(), ['code', 'details', 'message']);
+      assert.equal(parsed.error.code, 'CONFIG_INVALID');
+      const pointers = parsed.error.details.problems.map((p: { pointer: string }) => p.pointer);
+      assert.ok(pointers.includes('/0/spec/id'), JSON.stringify(pointers));
+      assert.ok(pointers.includes('/0/spec/colour'), JSON.stringify(pointers));
+      for (const p of parsed.error.details.problems) assert.equal(p.document, 0);
+
+      const human = await cli(dir, ['--db', db, 'apply', '-f', file]);
+      assert.equal(human.code, 1);
+      assert.equal(human.stdout, '');
+      assert.match(human.stderr, /^error CONFIG_INVALID: configuration refused, nothing applied/);
+      assert.match(human.stderr, /^ {2}\/0\/spec\/id: /m);
+      assert.match(human.stderr, /^ {2}\/0\/spec\/colour: is not an allowed property$/m);
+      assert.doesNotMatch(human.stderr, /at .*\.js:\d+/, 'no stack trace for a refusal');
+    });
+
+    test('a broken tool among valid documents refuses the file and writes nothing', async () => {
+      const broken = validTool({ id: 'cli_broken', name: 'cli_broken', version: 'one' });
+      delete broken.owner;
+      const file = join(dir, 'mixed.yaml');
+      writeFileSync(
+        file,
+        [
+          { apiVersion: 'toolgate/v1', kind: 'Agent', spec: { id: 'mixed-bot', owner: 'qa-team' } },
+          {
+            apiVersion: 'toolgate/v1',
+            kind: 'Tool',
+            spec: validTool({ id: 'cli_good', name: 'cli_good' }),
+          },
+          { apiVersion: 'toolgate/v1', kind: 'Tool', spec: broken },
+        ]
+          .map((d) => toYaml(d))
+          .join('---\n'),
+      );
+      const run = await cli(dir, ['--db', db, '--json', 'apply', '-f', file]);
+      assert.equal(run.code, 1);
+      const { error } = JSON.parse(run.stdout);
+      assert.equal(error.code, 'CONFIG_INVALID');
+      assert.ok(error.details.problems.length > 0);
+      assert.ok(error.details.problems.every((p: { document: number }) => p.document === 2));
+      // Every change writes an event in its own transaction; none means nothing was written.
+      const { events } = await cliJson(dir, ['--db', db, 'events', 'list']);
+      assert.deepEqual(events, []);
+    });
+
+    test('tools show of an unknown tool exits 1 with TOOL_NOT_FOUND', async () => {
+      const run = await cli(dir, ['--db', db, '--json', 'tools', 'show', 'no_such_tool@1.0.0']);
+      assert.equal(run.code, 1);
+      assert.deepEqual(JSON.parse(run.stdout), {
+        error: {
+          code: 'TOOL_NOT_FOUND',
+          message: 'no tool no_such_tool@1.0.0',
+          details: { toolId: 'no_such_tool', version: '1.0.0' },
+        },
+      });
+    });
+
+    test('a reference without @VERSION is refused for commands that change one version', async () => {
+      const run = await cli(dir, ['--db', db, 'tools', 'retire', 'get_order']);
+      assert.equal(run.code, 1);
+      assert.equal(run.stdout, '');
+      assert.match(run.stderr, /^error INPUT_INVALID: expected TOOL_ID@VERSION, got "get_order"/);
+    });
+  });
+
+  describe('dry run and stdin', { concurrency: 1 }, () => {
+    let dir = '';
+    let db = '';
+    before(() => {
+      ({ dir, db } = workspace());
+    });
+    after(() => {
+      if (dir) rmSync(dir, { recursive: true, force: true });
+    });
+
+    test('apply --dry-run prints the plan and writes nothing', async () => {
+      const run = await cli(dir, ['--db', db, 'apply', '-f', DEMO, '--dry-run']);
+      assert.equal(run.code, 0, run.stderr);
+      const lines = run.stdout.trim().split('\n');
+      assert.equal(lines.filter((l) => l.startsWith('+ ')).length, 14);
+      assert.equal(lines.at(-1), 'dry run: 14 change(s) would be applied, nothing written');
+      assert.deepEqual((await cliJson(dir, ['--db', db, 'events', 'list'])).events, []);
+    });
+
+    test('apply -f - reads the file from stdin', async () => {
+      const text = toYaml({ apiVersion: 'toolgate/v1', kind: 'Tool', spec: validTool() });
+      const run = await cli(dir, ['--db', db, '--json', 'apply', '-f', '-'], text);
+      assert.equal(run.code, 0, run.stderr);
+      assert.deepEqual(
+        JSON.parse(run.stdout).changes.map((c: { subject: string; action: string }) => [
+          c.subject,
+          c.action,
+        ]),
+        [['tool lookup_invoice@1.0.0', 'create']],
+      );
+    });
+  });
+
+  describe('on postgres', { concurrency: 1 }, () => {
+    const pg = backends().find((b) => b.name === 'postgres');
+    test('apply, search and events work the same against PostgreSQL', {
+      skip: pg ? false : 'TOOLGATE_TEST_PG_URL is not set',
+    }, async () => {
+      if (!pg) return;
+      const dir = tempDir();
+      const { url, drop } = await pg.fresh();
+      try {
+        const applied = await cliJson(dir, ['--db', url, 'apply', '-f', DEMO]);
+        assert.equal(applied.changes.length, 14);
+        assert.ok(applied.changes.every((c: { action: string }) => c.action === 'create'));
+        assert.deepEqual(
+          applied.changes
+            .filter((c: { kind: string }) => c.kind === 'Tool')
+            .map((c: { subject: string }) => c.subject.replace(/^tool (.*)@1\.0\.0$/, '$1'))
+            .sort(),
+          DEMO_TOOL_IDS,
+        );
+        const again = await cliJson(dir, ['--db', url, 'apply', '-f', DEMO]);
+        assert.ok(again.changes.every((c: { action: string }) => c.action === 'unchanged'));
+        const found = await cliJson(dir, ['--db', url, 'tools', 'search', 'refund']);
+        assert.equal(found.results[0]?.id, 'refund_order');
+        const { events } = await cliJson(dir, ['--db', url, 'events', 'list', '--limit', '1000']);
+        assert.equal(events.length, 14);
+        // bigserial comes back as a number, as from SQLite.
+        assert.deepEqual(
+          events.map((e: { seq: number }) => e.seq),
+          [...Array(14).keys()].map((i) => i + 1),
+        );
+        assert.ok(events.every((e: { via: string }) => e.via === 'cli'));
+        // No ./data appears: everything went to PostgreSQL.
+        assert.ok(!existsSync(join(dir, 'data')));
+      } finally {
+        await drop();
+        rmSync(dir, { recursive: true, force: true });
+      }
+    });
+  });
+
+  describe('serve', { concurrency: 1 }, () => {
+    let dir: string;
+    let children: ChildProcess[] = [];
+    before(() => {
+      dir = tempDir();
+    });
+    after(() => {
+      for (const child of children) {
+        if (child.exitCode === null && child.signalCode === null) child.kill('SIGKILL');
+      }
+      children = [];
+      rmSync(dir, { recursive: true, force: true });
+    });
+
+    interface Started {
+      readonly child: ChildProcess;
+      readonly base: string;
+      readonly token: string;
+      readonly banner: string;
+      readonly output: () => string;
+      readonly exited: Promise<{ code: number | null; signal: NodeJS.Signals | null }>;
+    }
+
+    /** Starts `serve`, waits for the banner with the address and the admin token. */
+    function startServe(args: readonly string[]): Promise<Started> {
+      const child = spawn(process.execPath, [MAIN, ...args], {
+        cwd: dir,
+        env: cleanEnv(),
+        stdio: ['ignore', 'pipe', 'pipe'],
+      });
+      children.push(child);
+      let stdout = '';
+      let stderr = '';
+      const exited = new Promise<{ code: number | null; signal: NodeJS.Signals | null }>(
+        (resolve) => child.on('exit', (code, signal) => resolve({ code, signal })),
+      );
+      return new Promise((resolve, reject) => {
+        const timer = setTimeout(
+          () => reject(new Error(`serve printed no banner in 15 s:\n${stdout}\n${stderr}`)),
+          15_000,
+        );
+        child.stderr?.on('data', (chunk: Buffer) => {
+          stderr += chunk.toString();
+        });
+        child.stdout?.on('data', (chunk: Buffer) => {
+          stdout += chunk.toString();
+          const address = /listening on (http:\/\/127\.0\.0\.1:\d+)\n/.exec(stdout)?.[1];
+          const token = /admin token: (\S+)\n/.exec(stdout)?.[1];
+          if (address && token && /try: .*\n/.test(stdout)) {
+            clearTimeout(timer);
+            resolve({ child, base: address, token, banner: stdout, output: () => stdout, exited });
+          }
+        });
+        void exited.then(({ code }) => {
+          clearTimeout(timer);
+          reject(new Error(`serve exited ${code} before its banner:\n${stdout}\n${stderr}`));
+        });
+      });
+    }
+
+    test('serve --demo --port 0 prints its real address and an admin token, serves the demo catalog, and exits cleanly on SIGTERM', async () => {
+      const tokenFile = join(dir, 'secrets', 'admin-token');
+      const db = `sqlite:${join(dir, 'serve.db')}`;
+      const args = ['--db', db, 'serve', '--demo', '--port', '0', '--admin-token-file', tokenFile];
+      const s = await startServe(args);
+      assert.doesNotMatch(s.base, /:0$/);
+      assert.match(s.banner, /demo catalog: 14 documents, 14 new/);
+      assert.match(s.banner, /created now/);
+      assert.match(s.token, /^tga_[A-Za-z0-9_-]{40,}$/);
+      assert.equal(readFileSync(tokenFile, 'utf8').trim(), s.token);
+      assert.equal(statSync(tokenFile).mode & 0o077, 0, 'the token file is private to its owner');
+
+      const ready = await fetch(`${s.base}/readyz`);
+      assert.equal(ready.status, 200);
+      assert.deepEqual(await ready.json(), { status: 'ready', store: 'sqlite' });
+      assert.equal((await fetch(`${s.base}/v1/tools`)).status, 401);
+      const tools = await fetch(`${s.base}/v1/tools`, {
+        headers: { authorization: `Bearer ${s.token}` },
+      });
+      assert.equal(tools.status, 200);
+      const body = (await tools.json()) as { tools: { id: string; created_by: string }[] };
+      assert.deepEqual(body.tools.map((t) => t.id).sort(), DEMO_TOOL_IDS);
+      assert.ok(body.tools.every((t) => t.created_by === 'system:demo'));
+
+      s.child.kill('SIGTERM');
+      const { code, signal } = await s.exited;
+      assert.equal(signal, null);
+      assert.equal(code, 0);
+      assert.match(s.output(), /SIGTERM, shutting down/);
+      // Both the database and the token were placed where we said; no ./data was created.
+      assert.ok(!existsSync(join(dir, 'data')));
+
+      // A restart keeps the token and the demo catalog is already there.
+      const again = await startServe(args);
+      assert.equal(again.token, s.token);
+      assert.match(again.banner, /demo catalog: 14 documents, 0 new/);
+      assert.doesNotMatch(again.banner, /created now/);
+      // A request first: serve installs its signal handlers only after printing the banner, so a
+      // signal sent the instant the banner appears can still kill it uncleanly (reported bug).
+      assert.equal((await fetch(`${again.base}/readyz`)).status, 200);
+      again.child.kill('SIGINT');
+      assert.deepEqual(await again.exited, { code: 0, signal: null });
+    });
+
+    test('serve refuses a port out of range with exit code 1 and a readable error', async () => {
+      const run = await cli(dir, [
+        '--db',
+        `sqlite:${join(dir, 'bad.db')}`,
+        'serve',
+        '--port',
+        '70000',
+      ]);
+      assert.equal(run.code, 1);
+      assert.match(run.stderr, /error INPUT_INVALID: --port must be 0–65535, got 70000/);
+    });
+  });
+});
