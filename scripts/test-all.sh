@@ -10,7 +10,10 @@ if ! have_pg; then
   if [ "$(id -u)" = 0 ]; then
     echo "# installing PostgreSQL from Debian's packages"
     apt-get update -qq
-    DEBIAN_FRONTEND=noninteractive apt-get install -y -qq --no-install-recommends postgresql >/dev/null
+    # The package's own service start may fail without an init system; only the binaries matter
+    # here (the tests start their own throwaway server), so check for them instead.
+    DEBIAN_FRONTEND=noninteractive apt-get install -y -qq --no-install-recommends postgresql >/dev/null || true
+    have_pg || { echo "installing postgresql failed" >&2; exit 1; }
   else
     echo "PostgreSQL server binaries are missing: run 'sudo apt-get install postgresql' and retry" >&2
     exit 1

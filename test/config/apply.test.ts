@@ -127,8 +127,9 @@ for (const backend of backends()) {
       } catch (e) {
         err = e as ToolgateError;
       }
-      assert.equal(err?.code, 'CONFIG_INVALID');
-      const problems = (err?.details as { problems: { document: number; pointer: string }[] })
+      assert.ok(err);
+      assert.equal(err.code, 'CONFIG_INVALID');
+      const problems = (err.details as { problems: { document: number; pointer: string }[] })
         .problems;
       assert.ok(problems.some((p) => p.document === 2 && p.pointer === '/2/spec/version'));
       assert.ok(problems.some((p) => p.document === 4 && p.pointer === '/4/kind'));
