@@ -9,3 +9,4 @@ export { appendEvent, bumpCatalogRevision, listEvents, readCatalogRevision } fro
 export type { Dialect } from './migrations.js';
 export type { Store } from './open-store.js';
 export { DEFAULT_DB_URL, openStore, parseDbUrl } from './open-store.js';
+export { isStoreUnavailable } from './store-errors.js';

@@ -19,5 +19,11 @@ export function createPostgresDialect(connectionString: string): PostgresDialect
   // An idle client dropped by the server (restart, failover) must not crash the gateway; the pool
   // replaces it and the next query reconnects.
   pool.on('error', () => {});
+  // A client in use when the server goes away also emits 'error'; without a listener that is
+  // an uncaught exception that would take the whole gateway down. The query itself still
+  // rejects, and the front answers 503 STORE_UNAVAILABLE.
+  pool.on('connect', (client) => {
+    client.on('error', () => {});
+  });
   return new PostgresDialect({ pool });
 }

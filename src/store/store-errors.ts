@@ -1,0 +1,42 @@
+/** @module Recognizes errors that mean "the database cannot be reached", whichever backend. */
+
+/** Node socket errors and PostgreSQL SQLSTATEs for connection loss, shutdown and overload. */
+const UNAVAILABLE_CODES = new Set([
+  'ECONNREFUSED',
+  'ECONNRESET',
+  'ETIMEDOUT',
+  'EHOSTUNREACH',
+  'EPIPE',
+  '57P01', // admin_shutdown
+  '57P02', // crash_shutdown
+  '57P03', // cannot_connect_now
+  '08000', // connection_exception
+  '08001', // sqlclient_unable_to_establish_sqlconnection
+  '08003', // connection_does_not_exist
+  '08006', // connection_failure
+  '53300', // too_many_connections
+  'SQLITE_BUSY',
+  'SQLITE_CANTOPEN',
+  'SQLITE_IOERR',
+]);
+
+/**
+ * True when `err` says the store is down or gone rather than that a query was wrong, so fronts
+ * can answer 503 STORE_UNAVAILABLE (retry later) instead of 500.
+ */
+export function isStoreUnavailable(err: unknown): boolean {
+  if (typeof err !== 'object' || err === null) return false;
+  const { code, message } = err as { code?: unknown; message?: unknown };
+  if (
+    typeof code === 'string' &&
+    (UNAVAILABLE_CODES.has(code) || code.startsWith('SQLITE_IOERR'))
+  ) {
+    return true;
+  }
+  return (
+    typeof message === 'string' &&
+    (message.includes('driver has already been destroyed') ||
+      message.includes('The database connection is not open') ||
+      message.includes('Connection terminated'))
+  );
+}
