@@ -45,13 +45,20 @@ interface IndexedTool {
   retire_at: string | null;
 }
 
+/** Words that carry no capability: "refund an order" must not rank tools for containing "an". */
+const STOP_WORDS = new Set(
+  'a an and are as at be by for from has in is it its of on or that the this to was were will with'.split(
+    ' ',
+  ),
+);
+
 /** Splits identifiers too, so `search_tickets` matches "tickets". */
 const tokenize = (text: string): string[] =>
   text
     .replace(/([a-z])([A-Z])/g, '$1 $2')
     .toLowerCase()
     .split(/[^\p{L}\p{N}]+/u)
-    .filter((t) => t.length > 0);
+    .filter((t) => t.length > 0 && !STOP_WORDS.has(t));
 
 const SEARCH_OPTIONS = {
   boost: { name: 3, tagText: 2, description: 1 },
@@ -105,7 +112,7 @@ export class Discovery {
         prefix: (term) => term.length >= 4,
       });
       const results =
-        exact.length > 0 ? exact : built.index.search(text, { ...SEARCH_OPTIONS, fuzzy: 0.2 });
+        exact.length > 0 ? exact : built.index.search(text, { ...SEARCH_OPTIONS, fuzzy: 0.34 });
       for (const r of results) {
         const tool = built.byId.get(r.id as string);
         if (!tool || !eligible(tool)) continue;
