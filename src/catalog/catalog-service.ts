@@ -59,14 +59,20 @@ export interface RegisterResult {
   readonly tool: ToolVersionDetail;
 }
 
+/**
+ * Marks rows changed in the current write; replaced by the write's revision before it commits.
+ * Never visible outside the transaction.
+ */
+const PENDING_REVISION = -1;
+
 /** One catalog write transaction: what it registered so far, and whether it changed anything. */
 export interface CatalogWrite {
   readonly trx: Transaction<Database>;
   /** Names registered in this transaction, not yet in the committed index. */
   readonly addedNames: ToolNameIndex;
   changed: boolean;
-  /** The catalog revision this write started from, read once. */
-  revision?: number;
+  /** The catalog revision this write started from. */
+  readonly revision: number;
 }
 
 export interface CatalogOptions {
@@ -106,12 +112,7 @@ export class CatalogService {
    * Otherwise it is left stale and rebuilt on the next scan.
    */
   #afterCommit({ ctx, revision }: { ctx: CatalogWrite; revision: number }): void {
-    if (
-      this.#names &&
-      ctx.revision !== undefined &&
-      this.#names.revision === ctx.revision &&
-      revision === ctx.revision + 1
-    ) {
+    if (this.#names && this.#names.revision === ctx.revision && revision === ctx.revision + 1) {
       this.#names.index.merge(ctx.addedNames);
       this.#names.revision = revision;
     }
@@ -134,9 +135,23 @@ export class CatalogService {
     const attempt = async () => {
       let committed: { ctx: CatalogWrite; revision: number } | null = null;
       const result = await this.#store.db.transaction().execute(async (trx) => {
-        const ctx: CatalogWrite = { trx, addedNames: new ToolNameIndex(), changed: false };
+        const ctx: CatalogWrite = {
+          trx,
+          addedNames: new ToolNameIndex(),
+          changed: false,
+          revision: await readCatalogRevision(trx),
+        };
         const out = await fn(ctx);
-        if (ctx.changed) committed = { ctx, revision: await bumpCatalogRevision(trx) };
+        if (ctx.changed) {
+          const revision = await bumpCatalogRevision(trx);
+          // Rows this write touched carry its revision, so caches can fetch only what changed.
+          await trx
+            .updateTable('tool_versions')
+            .set({ revision })
+            .where('revision', '=', PENDING_REVISION)
+            .execute();
+          committed = { ctx, revision };
+        }
         return out;
       });
       if (committed) this.#afterCommit(committed);
@@ -231,6 +246,7 @@ export class CatalogService {
       deprecated_at: null,
       retire_at: null,
       retired_at: null,
+      revision: PENDING_REVISION,
     };
     await trx.insertInto('tool_versions').values(row).execute();
     const subject = `tool:${definition.id}@${definition.version}`;
@@ -275,7 +291,6 @@ export class CatalogService {
    * read once per write and not bumped until its end, so one index serves a whole batch.
    */
   async #committedNames(ctx: CatalogWrite): Promise<ToolNameIndex> {
-    ctx.revision ??= await readCatalogRevision(ctx.trx);
     if (this.#names?.revision !== ctx.revision) {
       const index = new ToolNameIndex();
       for (const { id, name } of await knownToolNames(ctx.trx)) {
@@ -365,7 +380,8 @@ export class CatalogService {
     actor: Actor,
     options: { readonly windowDays?: number; readonly reason?: string },
   ): Promise<ToolVersionDetail> {
-    return this.#store.db.transaction().execute(async (trx) => {
+    return this.write(async (ctx) => {
+      const { trx } = ctx;
       const now = this.#clock();
       const row = await findVersion(trx, toolId, version);
       if (!row)
@@ -394,6 +410,7 @@ export class CatalogService {
           deprecated_at: to === 'deprecated' ? at : to === 'retired' ? row.deprecated_at : null,
           retire_at: to === 'retired' ? row.retire_at : retireAt,
           retired_at: to === 'retired' ? at : null,
+          revision: PENDING_REVISION,
         })
         .where('tool_id', '=', toolId)
         .where('version', '=', version)
@@ -407,7 +424,7 @@ export class CatalogService {
           ...(options.reason !== undefined ? { reason: options.reason } : {}),
         },
       });
-      await bumpCatalogRevision(trx);
+      ctx.changed = true;
       const updated = await findVersion(trx, toolId, version);
       if (!updated) throw new Error('updated row vanished inside its own transaction');
       return toDetail(updated, now);
@@ -446,7 +463,8 @@ export class CatalogService {
         problems: [problem('/reason', 'must not be empty', 'required')],
       });
     }
-    return this.#store.db.transaction().execute(async (trx) => {
+    return this.write(async (ctx) => {
+      const { trx } = ctx;
       const now = this.#clock();
       const row = await findVersion(trx, toolId, version);
       if (!row)
@@ -463,7 +481,11 @@ export class CatalogService {
       }
       await trx
         .updateTable('tool_versions')
-        .set({ quarantined: quarantined ? 1 : 0, updated_at: now.toISOString() })
+        .set({
+          quarantined: quarantined ? 1 : 0,
+          updated_at: now.toISOString(),
+          revision: PENDING_REVISION,
+        })
         .where('tool_id', '=', toolId)
         .where('version', '=', version)
         .execute();
@@ -472,7 +494,7 @@ export class CatalogService {
         subject: `tool:${toolId}@${version}`,
         details: { reason, findings: JSON.parse(row.quarantine_findings) as unknown },
       });
-      await bumpCatalogRevision(trx);
+      ctx.changed = true;
       const updated = await findVersion(trx, toolId, version);
       if (!updated) throw new Error('updated row vanished inside its own transaction');
       return toDetail(updated, now);
@@ -486,7 +508,8 @@ export class CatalogService {
   async sweepLifecycle(): Promise<{ id: string; version: string }[]> {
     const now = this.#clock();
     const at = now.toISOString();
-    return this.#store.db.transaction().execute(async (trx) => {
+    return this.write(async (ctx) => {
+      const { trx } = ctx;
       const due = await trx
         .selectFrom('tool_versions')
         .select(['tool_id', 'version', 'retire_at'])
@@ -497,7 +520,7 @@ export class CatalogService {
       for (const row of due) {
         const result = await trx
           .updateTable('tool_versions')
-          .set({ lifecycle: 'retired', retired_at: at, updated_at: at })
+          .set({ lifecycle: 'retired', retired_at: at, updated_at: at, revision: PENDING_REVISION })
           .where('tool_id', '=', row.tool_id)
           .where('version', '=', row.version)
           .where('lifecycle', '=', 'deprecated')
@@ -514,7 +537,7 @@ export class CatalogService {
         });
         retired.push({ id: row.tool_id, version: row.version });
       }
-      if (retired.length > 0) await bumpCatalogRevision(trx);
+      if (retired.length > 0) ctx.changed = true;
       return retired;
     });
   }

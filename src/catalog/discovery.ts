@@ -6,6 +6,7 @@
  */
 import MiniSearch from 'minisearch';
 import semver from 'semver';
+import type { ToolVersionRow } from '../store/index.js';
 import type { CatalogService } from './catalog-service.js';
 import { effectiveLifecycle, isOfferable } from './lifecycle.js';
 import type { LifecycleState } from './tool-definition.js';
@@ -75,7 +76,6 @@ export class Discovery {
     revision: number;
     index: MiniSearch<IndexedTool>;
     byId: Map<string, IndexedTool>;
-    all: IndexedTool[];
   } | null = null;
   #building: Promise<void> | null = null;
 
@@ -98,27 +98,29 @@ export class Discovery {
 
     const picked: { tool: IndexedTool; score: number }[] = [];
     if (text === '') {
-      const sorted = built.all
+      const sorted = [...built.byId.values()]
         .filter(eligible)
         .sort((a, b) => rankState(a) - rankState(b) || a.id.localeCompare(b.id));
       for (const tool of sorted.slice(0, limit)) picked.push({ tool, score: 0 });
     } else {
-      // Exact and prefix matches first; typo-tolerant (fuzzy) matching only when they find
-      // nothing, because fuzzy expansion over a large vocabulary is what costs the most.
-      // Results arrive best first (deprecation is folded into the score by boostDocument), so
-      // the filters run only until `limit` tools are found.
-      const exact = built.index.search(text, {
-        ...SEARCH_OPTIONS,
-        prefix: (term) => term.length >= 4,
-      });
-      const results =
-        exact.length > 0 ? exact : built.index.search(text, { ...SEARCH_OPTIONS, fuzzy: 0.34 });
-      for (const r of results) {
-        const tool = built.byId.get(r.id as string);
-        if (!tool || !eligible(tool)) continue;
-        picked.push({ tool, score: r.score });
-        if (picked.length === limit) break;
-      }
+      // Tools matching every word rank first, then tools matching some; typo-tolerant (fuzzy)
+      // matching runs only when neither finds anything, because fuzzy expansion over a large
+      // vocabulary costs the most. Results arrive best first (deprecation is folded into the
+      // score by boostDocument), so each tier is read only until `limit` tools are found.
+      const seen = new Set<string>();
+      const take = (results: readonly { id: unknown; score: number }[]) => {
+        for (const r of results) {
+          if (picked.length === limit) return;
+          const tool = built.byId.get(r.id as string);
+          if (!tool || seen.has(tool.id) || !eligible(tool)) continue;
+          seen.add(tool.id);
+          picked.push({ tool, score: r.score });
+        }
+      };
+      const prefix = (term: string) => term.length >= 4;
+      take(built.index.search(text, { ...SEARCH_OPTIONS, prefix, combineWith: 'AND' }));
+      if (picked.length < limit) take(built.index.search(text, { ...SEARCH_OPTIONS, prefix }));
+      if (picked.length === 0) take(built.index.search(text, { ...SEARCH_OPTIONS, fuzzy: 0.34 }));
     }
     return picked.map(({ tool, score }) => ({
       id: tool.id,
@@ -138,33 +140,47 @@ export class Discovery {
   async #fresh(): Promise<void> {
     const revision = await this.#catalog.revision();
     if (this.#built?.revision === revision) return;
-    // Concurrent searches share one rebuild.
-    this.#building ??= this.#rebuild(revision).finally(() => {
+    // Concurrent searches share one refresh.
+    this.#building ??= this.#refresh(revision).finally(() => {
       this.#building = null;
     });
     await this.#building;
   }
 
-  async #rebuild(revision: number): Promise<void> {
-    const rows = await offerableRows(this.#catalog.store.db);
-    const newest = new Map<string, IndexedTool>();
-    for (const row of rows) {
-      const current = newest.get(row.tool_id);
-      if (current && semver.gt(current.version, row.version)) continue;
-      const tags = JSON.parse(row.tags) as string[];
-      newest.set(row.tool_id, {
-        id: row.tool_id,
-        version: row.version,
-        name: row.name,
-        description: row.description,
-        tags,
-        tagText: tags.join(' '),
-        action_class: row.action_class,
-        access_tier: row.access_tier,
-        lifecycle: row.lifecycle as 'active' | 'deprecated',
-        retire_at: row.retire_at,
-      });
+  /**
+   * Applies only the tools whose rows changed since the index was built (rows carry the revision
+   * of the write that changed them); rebuilds from scratch the first time or after a large change.
+   */
+  async #refresh(revision: number): Promise<void> {
+    const built = this.#built;
+    const db = this.#catalog.store.db;
+    if (built) {
+      const changed = await db
+        .selectFrom('tool_versions')
+        .select('tool_id')
+        .distinct()
+        .where('revision', '>', built.revision)
+        .execute();
+      if (changed.length <= MAX_INCREMENTAL_TOOLS) {
+        const ids = changed.map((r) => r.tool_id);
+        const rows = ids.length === 0 ? [] : await offerableRows(db, ids);
+        const newest = newestPerTool(rows);
+        for (const id of ids) {
+          if (built.index.has(id)) built.index.discard(id);
+          built.byId.delete(id);
+          const tool = newest.get(id);
+          if (tool) {
+            built.byId.set(id, tool);
+            built.index.add(tool);
+          }
+        }
+        // Rows of a write committed after `revision` was read may be included; applying them
+        // again next time is harmless.
+        built.revision = revision;
+        return;
+      }
     }
+    const byId = newestPerTool(await offerableRows(db));
     const index = new MiniSearch<IndexedTool>({
       idField: 'id',
       fields: ['name', 'description', 'tagText'],
@@ -172,13 +188,38 @@ export class Discovery {
       tokenize,
       searchOptions: {
         boostDocument: (id) =>
-          newest.get(id as string)?.lifecycle === 'deprecated' ? DEPRECATED_WEIGHT : 1,
+          byId.get(id as string)?.lifecycle === 'deprecated' ? DEPRECATED_WEIGHT : 1,
       },
     });
-    const all = [...newest.values()];
-    index.addAll(all);
-    this.#built = { revision, index, byId: newest, all };
+    index.addAll([...byId.values()]);
+    this.#built = { revision, index, byId };
   }
+}
+
+/** Past this many changed tools a full rebuild is cheaper than patching the index. */
+const MAX_INCREMENTAL_TOOLS = 500;
+
+/** One entry per tool: its newest offerable version. */
+function newestPerTool(rows: readonly ToolVersionRow[]): Map<string, IndexedTool> {
+  const newest = new Map<string, IndexedTool>();
+  for (const row of rows) {
+    const current = newest.get(row.tool_id);
+    if (current && semver.gt(current.version, row.version)) continue;
+    const tags = JSON.parse(row.tags) as string[];
+    newest.set(row.tool_id, {
+      id: row.tool_id,
+      version: row.version,
+      name: row.name,
+      description: row.description,
+      tags,
+      tagText: tags.join(' '),
+      action_class: row.action_class,
+      access_tier: row.access_tier,
+      lifecycle: row.lifecycle as 'active' | 'deprecated',
+      retire_at: row.retire_at,
+    });
+  }
+  return newest;
 }
 
 function rankState(tool: IndexedTool): number {

@@ -100,14 +100,21 @@ export async function listRows(
   return q.execute();
 }
 
-/** Rows that may be offered: not quarantined, lifecycle active or deprecated (window checked by caller). */
-export async function offerableRows(db: Executor): Promise<ToolVersionRow[]> {
-  return db
+/**
+ * Rows that may be offered: not quarantined, lifecycle active or deprecated (the window is
+ * checked by the caller), optionally only of the given tools.
+ */
+export async function offerableRows(
+  db: Executor,
+  toolIds?: readonly string[],
+): Promise<ToolVersionRow[]> {
+  let q = db
     .selectFrom('tool_versions')
     .selectAll()
     .where('quarantined', '=', 0)
-    .where('lifecycle', 'in', ['active', 'deprecated'])
-    .execute();
+    .where('lifecycle', 'in', ['active', 'deprecated']);
+  if (toolIds) q = q.where('tool_id', 'in', toolIds);
+  return q.execute();
 }
 
 export async function knownToolNames(db: Executor): Promise<{ id: string; name: string }[]> {

@@ -31,6 +31,8 @@ export interface ToolVersionTable {
   deprecated_at: string | null;
   retire_at: string | null;
   retired_at: string | null;
+  /** Catalog revision of the write that last changed this row (0 before migration 0002). */
+  revision: number;
 }
 
 export interface AgentTable {

@@ -110,10 +110,25 @@ function initial(dialect: Dialect): Migration {
   };
 }
 
+/** Per-row revisions, so caches (discovery) apply only what changed instead of rebuilding. */
+const rowRevision: Migration = {
+  async up(db: Kysely<unknown>): Promise<void> {
+    await db.schema
+      .alterTable('tool_versions')
+      .addColumn('revision', 'integer', (c) => c.notNull().defaultTo(0))
+      .execute();
+    await db.schema
+      .createIndex('tool_versions_revision')
+      .on('tool_versions')
+      .column('revision')
+      .execute();
+  },
+};
+
 export function migrationProvider(dialect: Dialect): MigrationProvider {
   return {
     async getMigrations() {
-      return { '0001_initial': initial(dialect) };
+      return { '0001_initial': initial(dialect), '0002_row_revision': rowRevision };
     },
   };
 }
