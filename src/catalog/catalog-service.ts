@@ -36,6 +36,7 @@ import { findBreakingChanges, isMajorBump } from './schema-compat.js';
 import { schemaTexts } from './schema-texts.js';
 import type { LifecycleState, ToolDefinition } from './tool-definition.js';
 import {
+  type Executor,
   findVersion,
   findVersions,
   knownToolNames,
@@ -325,14 +326,7 @@ export class CatalogService {
   }
 
   async get(toolId: string, version: string): Promise<ToolVersionDetail> {
-    const row = await findVersion(this.#store.db, toolId, version);
-    if (!row) {
-      throw new ToolgateError('TOOL_NOT_FOUND', `no tool ${toolId}@${version}`, {
-        toolId,
-        version,
-      });
-    }
-    return toDetail(row, this.#clock());
+    return toDetail(await requireVersion(this.#store.db, toolId, version), this.#clock());
   }
 
   async activate(toolId: string, version: string, actor: Actor): Promise<ToolVersionDetail> {
@@ -383,12 +377,7 @@ export class CatalogService {
     return this.write(async (ctx) => {
       const { trx } = ctx;
       const now = this.#clock();
-      const row = await findVersion(trx, toolId, version);
-      if (!row)
-        throw new ToolgateError('TOOL_NOT_FOUND', `no tool ${toolId}@${version}`, {
-          toolId,
-          version,
-        });
+      const row = await requireVersion(trx, toolId, version);
       const from = effectiveLifecycle(row.lifecycle as LifecycleState, row.retire_at, now);
       if (!canTransition(from, to)) {
         throw new ToolgateError(
@@ -425,9 +414,7 @@ export class CatalogService {
         },
       });
       ctx.changed = true;
-      const updated = await findVersion(trx, toolId, version);
-      if (!updated) throw new Error('updated row vanished inside its own transaction');
-      return toDetail(updated, now);
+      return toDetail(await requireVersion(trx, toolId, version), now);
     });
   }
 
@@ -466,12 +453,7 @@ export class CatalogService {
     return this.write(async (ctx) => {
       const { trx } = ctx;
       const now = this.#clock();
-      const row = await findVersion(trx, toolId, version);
-      if (!row)
-        throw new ToolgateError('TOOL_NOT_FOUND', `no tool ${toolId}@${version}`, {
-          toolId,
-          version,
-        });
+      const row = await requireVersion(trx, toolId, version);
       if ((row.quarantined === 1) === quarantined) {
         throw new ToolgateError(
           'QUARANTINE_STATE',
@@ -495,9 +477,7 @@ export class CatalogService {
         details: { reason, findings: JSON.parse(row.quarantine_findings) as unknown },
       });
       ctx.changed = true;
-      const updated = await findVersion(trx, toolId, version);
-      if (!updated) throw new Error('updated row vanished inside its own transaction');
-      return toDetail(updated, now);
+      return toDetail(await requireVersion(trx, toolId, version), now);
     });
   }
 
@@ -582,6 +562,18 @@ function checkCompatibility(versions: readonly ToolVersionRow[], definition: Too
       },
     );
   }
+}
+
+/** The row of one version; TOOL_NOT_FOUND if there is none. Never returns undefined. */
+async function requireVersion(
+  db: Executor,
+  toolId: string,
+  version: string,
+): Promise<ToolVersionRow> {
+  const row = await findVersion(db, toolId, version);
+  if (!row)
+    throw new ToolgateError('TOOL_NOT_FOUND', `no tool ${toolId}@${version}`, { toolId, version });
+  return row;
 }
 
 /** SQLite and PostgreSQL spell a primary-key conflict differently. */

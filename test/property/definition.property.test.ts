@@ -6,25 +6,14 @@ import assert from 'node:assert/strict';
 import { readFileSync } from 'node:fs';
 import { test } from 'node:test';
 import fc from 'fast-check';
-import { checkToolDefinition, scanToolText } from '../../src/catalog/index.js';
+import {
+  checkToolDefinition,
+  scanToolText,
+  toolDefinitionSchema,
+} from '../../src/catalog/index.js';
 import { validSendTool, validTool } from '../support/fixtures.js';
 
-const REQUIRED = [
-  'id',
-  'version',
-  'name',
-  'description',
-  'owner',
-  'input_schema',
-  'output_schema',
-  'action_class',
-  'data_access',
-  'egress',
-  'access_tier',
-  'required_capabilities',
-  'runtime',
-  'provenance',
-] as const;
+const REQUIRED = toolDefinitionSchema.required;
 
 test('removing any set of required fields is refused with a problem at each removed field', () => {
   fc.assert(
