@@ -27,6 +27,30 @@ export interface HttpOptions {
 export const DEFAULT_BODY_LIMIT = 1024 * 1024;
 const YAML_TYPES = ['application/yaml', 'application/x-yaml', 'text/yaml', 'text/x-yaml'];
 
+interface OpenApiDocument {
+  components?: { schemas?: Record<string, unknown> };
+  paths?: Record<
+    string,
+    Record<string, { requestBody?: { content?: Record<string, { schema?: unknown }> } }>
+  >;
+}
+
+/**
+ * The tool definition is validated by the catalog (JSON Schema 2020-12, every problem listed),
+ * not by Fastify, so its schema is added to the document here: the docs show the real shape.
+ */
+function withToolDefinitionSchema(doc: OpenApiDocument): OpenApiDocument {
+  const { $schema: _dialect, $id: _id, ...schema } = toolDefinitionSchema;
+  doc.components = {
+    ...doc.components,
+    schemas: { ...doc.components?.schemas, ToolDefinition: schema },
+  };
+  const content = doc.paths?.['/v1/tools']?.post?.requestBody?.content ?? {};
+  for (const media of Object.values(content))
+    media.schema = { $ref: '#/components/schemas/ToolDefinition' };
+  return doc;
+}
+
 /** Paths anyone may read: probes, the API description and the published schemas. */
 function isPublic(url: string): boolean {
   // The router ignores one trailing slash; so must this check.
@@ -84,6 +108,13 @@ export async function buildServer(tg: Toolgate, options: HttpOptions): Promise<F
     },
     refResolver: {
       buildLocalReference: (json, _base, _fragment, i) => String(json.$id ?? `def-${i}`),
+    },
+    transformObject: (documentObject) => {
+      const doc =
+        'openapiObject' in documentObject
+          ? documentObject.openapiObject
+          : documentObject.swaggerObject;
+      return withToolDefinitionSchema(doc as OpenApiDocument);
     },
   });
   await app.register(swaggerUi, { routePrefix: '/docs' });
