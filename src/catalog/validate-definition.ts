@@ -6,7 +6,7 @@
  */
 import { isIP } from 'node:net';
 import semver from 'semver';
-import { type Problem, problem } from '../core/index.js';
+import { exceedsDepth, MAX_DOCUMENT_DEPTH, type Problem, problem } from '../core/index.js';
 import {
   ajvErrorsToProblems,
   compileAuthoredSchema,
@@ -69,6 +69,14 @@ export function checkToolDefinition(input: unknown): DefinitionCheck {
     return {
       ok: false,
       problems: [problem('', 'a tool definition must be an object', 'schema.type')],
+    };
+  }
+  // Before anything walks it recursively (Ajv, canonical JSON): a hostile nesting depth would
+  // otherwise overflow the stack.
+  if (exceedsDepth(input)) {
+    return {
+      ok: false,
+      problems: [problem('', `nests deeper than ${MAX_DOCUMENT_DEPTH} levels`, 'depth')],
     };
   }
   const problems: Problem[] = validateShape(input) ? [] : ajvErrorsToProblems(validateShape.errors);

@@ -12,7 +12,14 @@ import {
   compileDocumentValidator,
   type ToolDefinition,
 } from '../catalog/index.js';
-import { type Actor, type Problem, problem, ToolgateError } from '../core/index.js';
+import {
+  type Actor,
+  exceedsDepth,
+  MAX_DOCUMENT_DEPTH,
+  type Problem,
+  problem,
+  ToolgateError,
+} from '../core/index.js';
 import {
   type AgentService,
   type AgentSpec,
@@ -200,6 +207,13 @@ function checkDocuments(raw: readonly unknown[]): { index: number; doc: ConfigDo
     ]);
   }
   raw.forEach((doc, index) => {
+    if (exceedsDepth(doc)) {
+      problems.push({
+        ...problem(`/${index}`, `nests deeper than ${MAX_DOCUMENT_DEPTH} levels`, 'depth'),
+        document: index,
+      });
+      return;
+    }
     const kind =
       typeof doc === 'object' && doc !== null ? (doc as { kind?: unknown }).kind : undefined;
     if (typeof kind === 'string' && (RESERVED_KINDS as readonly string[]).includes(kind)) {

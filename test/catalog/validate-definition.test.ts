@@ -76,6 +76,20 @@ describe('completeness and shape', () => {
     }
   });
 
+  test('a hostile nesting depth is refused, not a stack overflow', () => {
+    let deep: Record<string, unknown> = { type: 'string' };
+    for (let i = 0; i < 50_000; i++) deep = { type: 'object', properties: { a: deep } };
+    const found = problemsOf(
+      validTool({
+        input_schema: { type: 'object', additionalProperties: false, properties: { x: deep } },
+      }),
+    );
+    assert.deepEqual(
+      found.map((p) => p.rule),
+      ['depth'],
+    );
+  });
+
   test('a non-object is refused at the document root', () => {
     assert.deepEqual(pointers([validTool()]), ['']);
     assert.deepEqual(pointers('id: x'), ['']);

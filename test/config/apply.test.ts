@@ -217,6 +217,17 @@ for (const backend of backends()) {
       assert.ok(agent.capabilities.includes('email:send'));
     });
 
+    test('a document nested thousands of levels deep is refused as a problem, not a crash', async () => {
+      let deep: unknown = 'x';
+      for (let i = 0; i < 20_000; i++) deep = { a: deep };
+      await assert.rejects(
+        tg.config.apply([{ kind: 'Agent', spec: { id: 'deep', owner: 'x', extra: deep } }], admin),
+        (e: ToolgateError) =>
+          e.code === 'CONFIG_INVALID' &&
+          (e.details as { problems: { rule: string }[] }).problems.some((p) => p.rule === 'depth'),
+      );
+    });
+
     test('reserved kinds and empty files are refused', async () => {
       await assert.rejects(tg.config.apply([{ kind: 'Policy', spec: {} }], admin), /reserved/);
       await assert.rejects(tg.config.applyText('# nothing\n', admin), { code: 'CONFIG_INVALID' });
