@@ -13,6 +13,7 @@ import {
   createAuthoredSchemaAjv,
   createDocumentAjv,
 } from './json-schema-validator.js';
+import { schemaTexts } from './schema-texts.js';
 import {
   type ActionClass,
   APPROVAL_FLOOR,
@@ -90,6 +91,7 @@ export function checkToolDefinition(input: unknown): DefinitionCheck {
   if (wellFormed('version') && semver.valid(raw.version) === null) {
     problems.push(problem('/version', 'must be a SemVer 2.0.0 version', 'semver'));
   }
+  if (wellFormed('input_schema', 'output_schema')) problems.push(...checkSchemaTextSize(raw));
   if (wellFormed('input_schema')) problems.push(...checkInputSchema(raw.input_schema));
   if (wellFormed('output_schema')) problems.push(...checkOutputSchema(raw.output_schema));
   if (wellFormed('egress', 'runtime')) problems.push(...checkEgress(raw));
@@ -137,6 +139,33 @@ type RawDefinition = Omit<ToolDefinition, 'tags' | 'approval' | 'idempotent' | '
     readonly limits?: Partial<SandboxRequirements['limits']>;
   };
 };
+
+/** Per text and per definition, so scanning a definition for poisoning has a bounded cost. */
+export const MAX_SCHEMA_TEXT_CHARS = 4096;
+export const MAX_SCHEMA_TEXT_TOTAL_CHARS = 65_536;
+
+function checkSchemaTextSize(raw: RawDefinition): Problem[] {
+  const texts = [
+    ...schemaTexts(raw.input_schema, '/input_schema'),
+    ...schemaTexts(raw.output_schema, '/output_schema'),
+  ];
+  const problems = texts
+    .filter((t) => t.text.length > MAX_SCHEMA_TEXT_CHARS)
+    .map((t) =>
+      problem(t.field, `is longer than ${MAX_SCHEMA_TEXT_CHARS} characters`, 'size.text'),
+    );
+  const total = texts.reduce((n, t) => n + t.text.length, 0);
+  if (total > MAX_SCHEMA_TEXT_TOTAL_CHARS) {
+    problems.push(
+      problem(
+        '',
+        `schema descriptions and titles total ${total} characters, over ${MAX_SCHEMA_TEXT_TOTAL_CHARS}`,
+        'size.text',
+      ),
+    );
+  }
+  return problems;
+}
 
 function checkInputSchema(schema: JsonSchemaObject): Problem[] {
   const compiled = compileAuthoredSchema(authoredAjv(), schema, '/input_schema');

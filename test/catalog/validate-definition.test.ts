@@ -90,6 +90,31 @@ describe('completeness and shape', () => {
     );
   });
 
+  test('schema descriptions are size-capped, each and in total (scanning them has a bounded cost)', () => {
+    const long = {
+      type: 'object',
+      additionalProperties: false,
+      properties: { a: { type: 'string', description: 'x'.repeat(5000) } },
+    };
+    assert.ok(
+      pointers(validTool({ input_schema: long })).includes(
+        '/input_schema/properties/a/description',
+      ),
+    );
+    const many = Object.fromEntries(
+      Array.from({ length: 40 }, (_, i) => [
+        `p${i}`,
+        { type: 'string', description: 'y'.repeat(2000) },
+      ]),
+    );
+    const found = problemsOf(
+      validTool({
+        input_schema: { type: 'object', additionalProperties: false, properties: many },
+      }),
+    );
+    assert.ok(found.some((p) => p.rule === 'size.text' && p.pointer === ''));
+  });
+
   test('a non-object is refused at the document root', () => {
     assert.deepEqual(pointers([validTool()]), ['']);
     assert.deepEqual(pointers('id: x'), ['']);
