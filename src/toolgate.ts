@@ -1,11 +1,20 @@
 /**
  * @module The composition root: opens the store and wires the services every front uses. Fronts
- * (REST, CLI, later MCP) get a `Toolgate` and never touch the store themselves.
+ * (REST, CLI, MCP) get a `Toolgate` and never touch the store themselves.
  */
+import { ApprovalSigner } from './approvals/index.js';
 import { CatalogService, Discovery } from './catalog/index.js';
 import { ApplyService } from './config/index.js';
 import type { Clock } from './core/index.js';
-import { AgentService } from './identity/index.js';
+import {
+  ApprovalDesk,
+  demoExecutor,
+  Gate,
+  type InlineExecutor,
+  type PolicyEngine,
+  SessionService,
+} from './gate/index.js';
+import { AgentKeys, AgentService, UserService } from './identity/index.js';
 import { DEFAULT_DB_URL, listEvents, openStore, type Store } from './store/index.js';
 
 export interface Toolgate {
@@ -13,6 +22,11 @@ export interface Toolgate {
   readonly catalog: CatalogService;
   readonly discovery: Discovery;
   readonly agents: AgentService;
+  readonly keys: AgentKeys;
+  readonly users: UserService;
+  readonly sessions: SessionService;
+  readonly approvals: ApprovalDesk;
+  readonly gate: Gate;
   readonly config: ApplyService;
   readonly events: {
     list(filter: {
@@ -28,6 +42,13 @@ export interface ToolgateOptions {
   /** `sqlite:PATH` (default `sqlite:./data/toolgate.db`) or `postgres://…`. */
   readonly db?: string;
   readonly clock?: Clock;
+  /** Signs approval tokens; keep it across restarts (serve keeps it in the data folder). */
+  readonly approvalSigner?: ApprovalSigner;
+  /** Approvers' TOTP secrets (base32) by approver id, for actions that need a second factor. */
+  readonly approverTotpSecrets?: ReadonlyMap<string, string>;
+  /** In-process handlers for `inline` tools; default: the demo catalog's. */
+  readonly executor?: InlineExecutor;
+  readonly policy?: PolicyEngine;
 }
 
 export async function openToolgate(options: ToolgateOptions = {}): Promise<Toolgate> {
@@ -35,12 +56,37 @@ export async function openToolgate(options: ToolgateOptions = {}): Promise<Toolg
   const clock = options.clock ? { clock: options.clock } : {};
   const catalog = new CatalogService(store, clock);
   const agents = new AgentService(store, clock);
+  const users = new UserService(store.db, options.clock);
+  const sessions = new SessionService(store, catalog, agents, users, options.clock);
+  const approvals = new ApprovalDesk(
+    store.db,
+    options.approvalSigner ?? ApprovalSigner.generate(),
+    {
+      ...clock,
+      ...(options.approverTotpSecrets ? { totpSecrets: options.approverTotpSecrets } : {}),
+    },
+  );
+  const gate = new Gate({
+    store,
+    catalog,
+    agents,
+    sessions,
+    approvals,
+    executor: options.executor ?? demoExecutor(),
+    ...(options.policy ? { policy: options.policy } : {}),
+    ...clock,
+  });
   return {
     store,
     catalog,
     discovery: new Discovery(catalog),
     agents,
-    config: new ApplyService(catalog, agents),
+    keys: new AgentKeys(store.db, options.clock),
+    users,
+    sessions,
+    approvals,
+    gate,
+    config: new ApplyService(catalog, agents, users),
     events: { list: (filter) => listEvents(store.db, filter) },
     close: () => store.close(),
   };

@@ -30,6 +30,7 @@ import {
   canTransition,
   DEFAULT_MIGRATION_WINDOW_DAYS,
   effectiveLifecycle,
+  isOfferable,
   MAX_MIGRATION_WINDOW_DAYS,
 } from './lifecycle.js';
 import { findBreakingChanges, isMajorBump } from './schema-compat.js';
@@ -41,6 +42,7 @@ import {
   findVersions,
   knownToolNames,
   listRows,
+  offerableRows,
   type ToolVersionDetail,
   type ToolVersionSummary,
   toDetail,
@@ -112,7 +114,15 @@ export class CatalogService {
    * between this write's start and its revision bump, the index gains this write's names.
    * Otherwise it is left stale and rebuilt on the next scan.
    */
+  readonly #listeners: (() => void)[] = [];
+
+  /** Called after every committed catalog change made through this service (caches drop). */
+  onCommit(listener: () => void): void {
+    this.#listeners.push(listener);
+  }
+
   #afterCommit({ ctx, revision }: { ctx: CatalogWrite; revision: number }): void {
+    for (const listener of this.#listeners) listener();
     if (this.#names && this.#names.revision === ctx.revision && revision === ctx.revision + 1) {
       this.#names.index.merge(ctx.addedNames);
       this.#names.revision = revision;
@@ -314,6 +324,22 @@ export class CatalogService {
     const rows = await listRows(this.#store.db, filter);
     const out = rows.map((r) => toSummary(r, now));
     return filter.lifecycle ? out.filter((t) => t.lifecycle === filter.lifecycle) : out;
+  }
+
+  /**
+   * What may be offered now: per tool, its newest version that is active or deprecated (window
+   * not ended) and not quarantined. The input to every session's permitted set.
+   */
+  async offered(): Promise<ToolVersionDetail[]> {
+    const now = this.#clock();
+    const newest = new Map<string, ToolVersionDetail>();
+    for (const row of await offerableRows(this.#store.db)) {
+      const detail = toDetail(row, now);
+      if (!isOfferable(detail.lifecycle)) continue;
+      const current = newest.get(detail.id);
+      if (!current || semver.gt(detail.version, current.version)) newest.set(detail.id, detail);
+    }
+    return [...newest.values()].sort((a, b) => a.id.localeCompare(b.id));
   }
 
   async versions(toolId: string): Promise<ToolVersionDetail[]> {

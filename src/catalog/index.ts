@@ -15,8 +15,12 @@ export type { ScanFinding, ScanInput } from './description-scan.js';
 export { scanToolText, ToolNameIndex } from './description-scan.js';
 export type { DiscoveryHit, DiscoveryQuery } from './discovery.js';
 export { Discovery, MAX_DISCOVERY_LIMIT } from './discovery.js';
-export { compileDocumentValidator } from './json-schema-validator.js';
-export { DEFAULT_MIGRATION_WINDOW_DAYS, MAX_MIGRATION_WINDOW_DAYS } from './lifecycle.js';
+export { compileDocumentValidator, createRuntimeAjv } from './json-schema-validator.js';
+export {
+  DEFAULT_MIGRATION_WINDOW_DAYS,
+  effectiveLifecycleOf,
+  MAX_MIGRATION_WINDOW_DAYS,
+} from './lifecycle.js';
 export type { SchemaBreak } from './schema-compat.js';
 export { findBreakingChanges, isMajorBump } from './schema-compat.js';
 export type {
@@ -27,6 +31,7 @@ export type {
   Egress,
   JsonSchemaObject,
   LifecycleState,
+  RateLimit,
   Runtime,
   ToolDefinition,
 } from './tool-definition.js';

@@ -31,6 +31,28 @@ export function createDocumentAjv(): Ajv2020 {
 }
 
 /**
+ * `"x-toolgate": "path"` marks a string argument as a path the gate must contain under the
+ * tool's roots (URL arguments are marked by `format: uri`). Annotation only: it validates nothing.
+ */
+export function addToolgateKeywords(ajv: Ajv2020): void {
+  ajv.addKeyword({ keyword: 'x-toolgate', metaSchema: { enum: ['path'] } });
+}
+
+/** Runtime validators for tool arguments and results: every error, messages on. */
+export function createRuntimeAjv(): Ajv2020 {
+  const ajv = new Ajv2020({
+    allErrors: true,
+    strict: true,
+    strictTypes: false,
+    strictTuples: false,
+    strictRequired: false,
+  });
+  addFormats(ajv);
+  addToolgateKeywords(ajv);
+  return ajv;
+}
+
+/**
  * For schemas authored by tool owners. Strict mode refuses unknown keywords (a typo such as
  * `requried` would otherwise silently validate nothing); loadSchema is never set, so a remote
  * `$ref` fails to compile instead of fetching.
@@ -52,6 +74,7 @@ export function createAuthoredSchemaAjv(): Ajv2020 {
     code: { optimize: false },
   });
   addFormats(ajv);
+  addToolgateKeywords(ajv);
   return ajv;
 }
 

@@ -35,3 +35,11 @@ export function effectiveLifecycle(
 export function isOfferable(state: LifecycleState): boolean {
   return state === 'active' || state === 'deprecated';
 }
+
+/** The effective state of a version read earlier (and cached) at a later time. */
+export function effectiveLifecycleOf(
+  version: { readonly lifecycle: LifecycleState; readonly retire_at: string | null },
+  now: Date,
+): LifecycleState {
+  return effectiveLifecycle(version.lifecycle, version.retire_at, now);
+}

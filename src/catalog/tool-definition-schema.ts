@@ -277,6 +277,26 @@ export const toolDefinitionSchema = {
       ],
     },
     provenance: { enum: [...PROVENANCES] },
+    arguments_policy: {
+      type: 'object',
+      additionalProperties: false,
+      properties: {
+        path_roots: {
+          type: 'array',
+          minItems: 1,
+          maxItems: 16,
+          uniqueItems: true,
+          items: {
+            type: 'string',
+            pattern: '^/',
+            maxLength: 1024,
+            'x-hint': 'an absolute directory',
+          },
+        },
+        max_argument_bytes: positiveInt(16_777_216),
+        max_call_bytes: positiveInt(67_108_864),
+      },
+    },
     code_hash: {
       type: 'string',
       pattern: '^sha256:[0-9a-f]{64}$',

@@ -91,6 +91,18 @@ export type Runtime =
   | { readonly kind: 'mcp'; readonly provider: string; readonly tool: string }
   | { readonly kind: 'inline'; readonly handler: string };
 
+/** Semantic argument checks (DESIGN.md C6) beyond the JSON Schema. */
+export interface ArgumentsPolicy {
+  /** Absolute directories that arguments marked `"x-toolgate": "path"` must resolve under. */
+  readonly path_roots?: readonly string[];
+  /** UTF-8 bytes of any one top-level argument, and of the whole call. */
+  readonly max_argument_bytes: number;
+  readonly max_call_bytes: number;
+}
+
+export const DEFAULT_MAX_ARGUMENT_BYTES = 65_536;
+export const DEFAULT_MAX_CALL_BYTES = 262_144;
+
 /** A definition as registered, with every default filled in (what is stored and hashed). */
 export interface ToolDefinition {
   readonly id: string;
@@ -115,6 +127,7 @@ export interface ToolDefinition {
   readonly runtime: Runtime;
   readonly provenance: Provenance;
   readonly code_hash?: string;
+  readonly arguments_policy: ArgumentsPolicy;
 }
 
 /** The default gate of each action class (DESIGN.md C1 table); a definition may tighten, never loosen. */

@@ -7,6 +7,7 @@
 import { isIP } from 'node:net';
 import semver from 'semver';
 import { exceedsDepth, MAX_DOCUMENT_DEPTH, type Problem, problem } from '../core/index.js';
+import { policyTargets } from '../policy/index.js';
 import {
   ajvErrorsToProblems,
   compileAuthoredSchema,
@@ -18,6 +19,8 @@ import {
   type ActionClass,
   APPROVAL_FLOOR,
   type Approval,
+  DEFAULT_MAX_ARGUMENT_BYTES,
+  DEFAULT_MAX_CALL_BYTES,
   DEFAULT_SANDBOX_LIMITS,
   type IsolationLevel,
   type JsonSchemaObject,
@@ -93,6 +96,7 @@ export function checkToolDefinition(input: unknown): DefinitionCheck {
   }
   if (wellFormed('input_schema', 'output_schema')) problems.push(...checkSchemaTextSize(raw));
   if (wellFormed('input_schema')) problems.push(...checkInputSchema(raw.input_schema));
+  if (wellFormed('input_schema', 'arguments_policy')) problems.push(...checkPathRoots(raw));
   if (wellFormed('output_schema')) problems.push(...checkOutputSchema(raw.output_schema));
   if (wellFormed('egress', 'runtime')) problems.push(...checkEgress(raw));
   if (wellFormed('action_class', 'access_tier')) {
@@ -119,6 +123,11 @@ export function checkToolDefinition(input: unknown): DefinitionCheck {
 
   const definition: ToolDefinition = {
     ...raw,
+    arguments_policy: {
+      ...(raw.arguments_policy?.path_roots ? { path_roots: raw.arguments_policy.path_roots } : {}),
+      max_argument_bytes: raw.arguments_policy?.max_argument_bytes ?? DEFAULT_MAX_ARGUMENT_BYTES,
+      max_call_bytes: raw.arguments_policy?.max_call_bytes ?? DEFAULT_MAX_CALL_BYTES,
+    },
     tags: raw.tags ?? [],
     approval,
     idempotent: raw.idempotent ?? raw.action_class === 'read',
@@ -129,7 +138,11 @@ export function checkToolDefinition(input: unknown): DefinitionCheck {
   return { ok: true, definition };
 }
 
-type RawDefinition = Omit<ToolDefinition, 'tags' | 'approval' | 'idempotent' | 'sandbox'> & {
+type RawDefinition = Omit<
+  ToolDefinition,
+  'tags' | 'approval' | 'idempotent' | 'sandbox' | 'arguments_policy'
+> & {
+  readonly arguments_policy?: Partial<ToolDefinition['arguments_policy']>;
   readonly tags?: readonly string[];
   readonly approval?: Partial<Approval> & { readonly mode: Approval['mode'] };
   readonly idempotent?: boolean;
@@ -165,6 +178,21 @@ function checkSchemaTextSize(raw: RawDefinition): Problem[] {
     );
   }
   return problems;
+}
+
+/** Path arguments are contained under roots the tool declares; without roots none is allowed. */
+function checkPathRoots(raw: RawDefinition): Problem[] {
+  const paths = policyTargets(raw.input_schema).filter((t) => t.kind === 'path');
+  if (paths.length > 0 && !raw.arguments_policy?.path_roots) {
+    return [
+      problem(
+        '/arguments_policy/path_roots',
+        `is required: arguments ${paths.map((p) => p.pointer).join(', ')} are marked as paths`,
+        'policy.path_roots',
+      ),
+    ];
+  }
+  return [];
 }
 
 function checkInputSchema(schema: JsonSchemaObject): Problem[] {

@@ -26,6 +26,9 @@ import {
   agentSpecSchema,
   type GrantSpec,
   grantSpecSchema,
+  type UserService,
+  type UserSpec,
+  userSpecSchema,
 } from '../identity/index.js';
 import {
   type ConfigDocument,
@@ -82,6 +85,7 @@ const validateSpec: Record<ConfigDocument['kind'], SpecCheck> = {
       : { problems: [...checked.problems], spec };
   },
   Agent: withSpec(compileDocumentValidator(agentSpecSchema)),
+  User: withSpec(compileDocumentValidator(userSpecSchema)),
   Grant: withSpec(compileDocumentValidator(grantSpecSchema)),
 };
 
@@ -92,10 +96,12 @@ function withSpec(validate: (spec: unknown) => Problem[]): SpecCheck {
 export class ApplyService {
   readonly #catalog: CatalogService;
   readonly #agents: AgentService;
+  readonly #users: UserService;
 
-  constructor(catalog: CatalogService, agents: AgentService) {
+  constructor(catalog: CatalogService, agents: AgentService, users: UserService) {
     this.#catalog = catalog;
     this.#agents = agents;
+    this.#users = users;
   }
 
   async applyText(
@@ -150,6 +156,20 @@ export class ApplyService {
         subject: `agent ${spec.id}`,
         action: outcome === 'created' ? 'create' : outcome === 'updated' ? 'update' : 'unchanged',
         summary: outcome === 'unchanged' ? 'unchanged' : `${outcome} (owner ${spec.owner})`,
+      });
+    }
+    for (const { index, doc } of ofKind('User')) {
+      const spec = doc.spec as UserSpec;
+      const outcome = await this.#users.upsertIn(ctx.trx, spec, actor);
+      changes.push({
+        document: index,
+        kind: 'User',
+        subject: `user ${spec.id}`,
+        action: outcome === 'created' ? 'create' : outcome === 'updated' ? 'update' : 'unchanged',
+        summary:
+          outcome === 'unchanged'
+            ? 'unchanged'
+            : `${outcome} (${spec.permissions.length} permissions)`,
       });
     }
     const tools = ofKind('Tool').sort((a, b) => {

@@ -5,9 +5,9 @@
 import { parseAllDocuments } from 'yaml';
 import { TOOL_SCHEMA_ID } from '../catalog/index.js';
 import { ToolgateError } from '../core/index.js';
-import { agentSpecSchema, grantSpecSchema } from '../identity/index.js';
+import { agentSpecSchema, grantSpecSchema, userSpecSchema } from '../identity/index.js';
 
-export const SUPPORTED_KINDS = ['Tool', 'Agent', 'Grant'] as const;
+export const SUPPORTED_KINDS = ['Tool', 'Agent', 'User', 'Grant'] as const;
 /** Kinds the format reserves for later work; a file using them is refused with this reason. */
 export const RESERVED_KINDS = ['Policy', 'Provider', 'Secret'] as const;
 export type ConfigKind = (typeof SUPPORTED_KINDS)[number];
@@ -44,6 +44,15 @@ export const configDocumentSchema = {
         apiVersion: { const: 'toolgate/v1' },
         kind: { const: 'Agent' },
         spec: agentSpecSchema,
+      },
+    },
+    {
+      additionalProperties: false,
+      required: ['kind', 'spec'],
+      properties: {
+        apiVersion: { const: 'toolgate/v1' },
+        kind: { const: 'User' },
+        spec: userSpecSchema,
       },
     },
     {

@@ -23,6 +23,12 @@ export const ERROR_CODES = {
   NOT_FOUND: { http: 404, jsonRpc: -32601, summary: 'No such route or resource.' },
   TOOL_NOT_FOUND: { http: 404, jsonRpc: -32004, summary: 'No tool with this id (and version).' },
   AGENT_NOT_FOUND: { http: 404, jsonRpc: -32004, summary: 'No agent with this id.' },
+  USER_NOT_FOUND: { http: 404, jsonRpc: -32004, summary: 'No enabled user with this id.' },
+  SESSION_NOT_FOUND: {
+    http: 404,
+    jsonRpc: -32004,
+    summary: 'No open session with this id for this agent.',
+  },
   DEFINITION_INVALID: {
     http: 422,
     jsonRpc: -32602,
@@ -53,6 +59,11 @@ export const ERROR_CODES = {
     jsonRpc: -32009,
     summary: 'The tool version is not in the quarantine state the operation needs.',
   },
+  APPROVAL_STATE: {
+    http: 409,
+    jsonRpc: -32009,
+    summary: 'The approval is not in the state the operation needs (already decided, expired).',
+  },
   STORE_UNAVAILABLE: { http: 503, jsonRpc: -32010, summary: 'The database cannot be reached.' },
   INTERNAL: { http: 500, jsonRpc: -32603, summary: 'An unexpected error; details are logged.' },
 } as const satisfies Record<string, { http: number; jsonRpc: number; summary: string }>;
@@ -70,6 +81,8 @@ export interface ErrorDetails {
   NOT_FOUND: { method?: string; url?: string };
   TOOL_NOT_FOUND: { toolId: string; version?: string };
   AGENT_NOT_FOUND: { agentId: string };
+  USER_NOT_FOUND: { userId: string };
+  SESSION_NOT_FOUND: { sessionId: string };
   DEFINITION_INVALID: { toolId?: string; version?: string; problems: Problem[] };
   CONFIG_INVALID: { problems: (Problem & { document: number; kind?: string })[] };
   VERSION_EXISTS: { toolId: string; version: string; existingHash: string; newHash: string };
@@ -81,6 +94,7 @@ export interface ErrorDetails {
   };
   LIFECYCLE_INVALID: { toolId: string; version: string; from: string; to: string };
   QUARANTINE_STATE: { toolId: string; version: string; quarantined: boolean };
+  APPROVAL_STATE: { approvalId: string };
   STORE_UNAVAILABLE: Record<string, never>;
   INTERNAL: Record<string, never>;
 }

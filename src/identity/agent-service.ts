@@ -21,12 +21,24 @@ import {
   type Store,
 } from '../store/index.js';
 
+export type AgentTier = 'public' | 'restricted' | 'privileged';
+
+/** Per-session ceilings that hard-fail when reached (DESIGN.md C7). */
+export interface SessionBudgets {
+  readonly external_sends?: number;
+  readonly egress_bytes?: number;
+  readonly spend_cents?: number;
+}
+
 export interface AgentSpec {
   readonly id: string;
   readonly display_name?: string;
   readonly description?: string;
   readonly owner: string;
   readonly enabled?: boolean;
+  /** Highest access tier of the tools this agent may be offered; default restricted. */
+  readonly tier?: AgentTier;
+  readonly budgets?: SessionBudgets;
 }
 
 export interface GrantSpec {
@@ -40,6 +52,8 @@ export interface AgentView {
   readonly description: string;
   readonly owner: string;
   readonly enabled: boolean;
+  readonly tier: AgentTier;
+  readonly budgets: SessionBudgets;
   readonly created_at: string;
   readonly updated_at: string;
   readonly capabilities: readonly string[];
@@ -55,6 +69,16 @@ export const agentSpecSchema = {
     description: { type: 'string', maxLength: 2000 },
     owner: { type: 'string', pattern: '^[a-zA-Z0-9][a-zA-Z0-9_.@-]{0,99}$' },
     enabled: { type: 'boolean' },
+    tier: { enum: ['public', 'restricted', 'privileged'] },
+    budgets: {
+      type: 'object',
+      additionalProperties: false,
+      properties: {
+        external_sends: { type: 'integer', minimum: 0, maximum: 1_000_000 },
+        egress_bytes: { type: 'integer', minimum: 0, maximum: 1_099_511_627_776 },
+        spend_cents: { type: 'integer', minimum: 0, maximum: 100_000_000_000 },
+      },
+    },
   },
 } as const;
 
@@ -99,6 +123,8 @@ export class AgentService {
       description: spec.description ?? '',
       owner: spec.owner,
       enabled: spec.enabled ?? true,
+      tier: spec.tier ?? 'restricted',
+      budgets: spec.budgets ?? {},
     };
     const hash = canonicalHash(normalized);
     const before = await trx
@@ -112,6 +138,8 @@ export class AgentService {
       description: normalized.description,
       owner: normalized.owner,
       enabled: normalized.enabled ? 1 : 0,
+      tier: normalized.tier,
+      budgets: JSON.stringify(normalized.budgets),
       spec_hash: hash,
       updated_at: at,
     };
@@ -214,6 +242,8 @@ function toView(agent: AgentRow, grants: readonly GrantRow[]): AgentView {
     description: agent.description,
     owner: agent.owner,
     enabled: agent.enabled === 1,
+    tier: agent.tier as AgentTier,
+    budgets: JSON.parse(agent.budgets) as SessionBudgets,
     created_at: agent.created_at,
     updated_at: agent.updated_at,
     capabilities: grants.filter((g) => g.agent_id === agent.id).map((g) => g.capability),

@@ -5,5 +5,16 @@ export {
   generateAdminToken,
   loadOrCreateAdminToken,
 } from './admin-token.js';
-export type { AgentSpec, AgentView, ChangeOutcome, GrantSpec } from './agent-service.js';
+export type { IssuedKey } from './agent-keys.js';
+export { AgentKeys } from './agent-keys.js';
+export type {
+  AgentSpec,
+  AgentTier,
+  AgentView,
+  ChangeOutcome,
+  GrantSpec,
+  SessionBudgets,
+} from './agent-service.js';
 export { AgentService, agentSpecSchema, grantSpecSchema } from './agent-service.js';
+export type { UserSpec, UserView } from './user-service.js';
+export { UserService, userSpecSchema } from './user-service.js';

@@ -44,6 +44,125 @@ export interface AgentTable {
   spec_hash: string;
   created_at: string;
   updated_at: string;
+  /** Highest access tier this agent may use: public | restricted | privileged. */
+  tier: ColumnType<string, string | undefined, string>;
+  /** JSON per-session budgets: { external_sends?, egress_bytes?, spend_cents? }. */
+  budgets: ColumnType<string, string | undefined, string>;
+}
+
+/** API keys: `tgk_<key_id>_<secret>`; only the SHA-256 of the secret is stored. */
+export interface AgentKeyTable {
+  key_id: string;
+  agent_id: string;
+  secret_hash: string;
+  created_at: string;
+  created_by: string;
+  revoked_at: string | null;
+}
+
+export interface UserTable {
+  id: string;
+  display_name: string;
+  /** JSON array of capabilities the user may exercise through an agent. */
+  permissions: string;
+  enabled: number;
+  spec_hash: string;
+  created_at: string;
+  updated_at: string;
+}
+
+export interface SessionTable {
+  id: string;
+  agent_id: string;
+  user_id: string | null;
+  run_id: string;
+  created_at: string;
+  expires_at: string;
+  status: string;
+  /** JSON: the permitted set at open, [{ id, version }]. */
+  tool_set: string;
+  /** JSON: tools withheld and why, for admins. */
+  withheld: string;
+  private_data_read: number;
+  external_sends: number;
+  egress_bytes: number;
+  spend_cents: number;
+}
+
+export interface RateCounterTable {
+  key: string;
+  count: number;
+  expires_at: string;
+}
+
+export interface ApprovalTable {
+  id: string;
+  session_id: string;
+  agent_id: string;
+  user_id: string | null;
+  tool_id: string;
+  tool_version: string;
+  action_class: string;
+  args_hash: string;
+  /** JSON: what the reviewer sees (tool, literal arguments, destination, conditions). */
+  rendered: string;
+  status: string;
+  second_factor: number;
+  out_of_band: number;
+  created_at: string;
+  expires_at: string;
+  decided_at: string | null;
+  decided_by: string | null;
+  reason: string | null;
+  token: string | null;
+  token_id: string | null;
+  consumed_at: string | null;
+}
+
+export interface AuditTable {
+  seq: Generated<number>;
+  at: InsertOnly<string>;
+  kind: InsertOnly<string>;
+  call_id: InsertOnly<string | null>;
+  trace_id: InsertOnly<string | null>;
+  session_id: InsertOnly<string | null>;
+  run_id: InsertOnly<string | null>;
+  agent_id: InsertOnly<string | null>;
+  user_id: InsertOnly<string | null>;
+  tool_id: InsertOnly<string | null>;
+  tool_version: InsertOnly<string | null>;
+  args_hash: InsertOnly<string | null>;
+  /** JSON copy of the arguments with secret-looking values masked. */
+  args_redacted: InsertOnly<string | null>;
+  decision: InsertOnly<string>;
+  code: InsertOnly<string | null>;
+  rule: InsertOnly<string | null>;
+  message: InsertOnly<string | null>;
+  approval_id: InsertOnly<string | null>;
+  approver: InsertOnly<string | null>;
+  egress_host: InsertOnly<string | null>;
+  bytes_out: InsertOnly<number | null>;
+  duration_ms: InsertOnly<number | null>;
+  outcome: InsertOnly<string | null>;
+  model: InsertOnly<string | null>;
+  /** JSON: anything else of the record (warnings, matched conditions, result hash). */
+  details: InsertOnly<string>;
+}
+
+/** Raw arguments, kept apart from the audit log: readable by the admin role only. */
+export interface CallArgumentsTable {
+  call_id: string;
+  at: string;
+  args: string;
+}
+
+export interface IdempotencyTable {
+  key: string;
+  args_hash: string;
+  call_id: string;
+  /** JSON of the first result; null while that call is still running. */
+  result: string | null;
+  created_at: string;
 }
 
 export interface GrantTable {
@@ -72,6 +191,14 @@ export interface MetaTable {
 export interface Database {
   tool_versions: ToolVersionTable;
   agents: AgentTable;
+  agent_keys: AgentKeyTable;
+  users: UserTable;
+  sessions: SessionTable;
+  rate_counters: RateCounterTable;
+  approvals: ApprovalTable;
+  audit_log: AuditTable;
+  call_arguments: CallArgumentsTable;
+  idempotency: IdempotencyTable;
   grants: GrantTable;
   events: EventTable;
   meta: MetaTable;
@@ -82,3 +209,8 @@ export type NewToolVersionRow = Insertable<ToolVersionTable>;
 export type AgentRow = Selectable<AgentTable>;
 export type GrantRow = Selectable<GrantTable>;
 export type EventRow = Selectable<EventTable>;
+export type UserRow = Selectable<UserTable>;
+export type SessionRow = Selectable<SessionTable>;
+export type ApprovalRow = Selectable<ApprovalTable>;
+export type AuditRow = Selectable<AuditTable>;
+export type NewAuditRow = Insertable<AuditTable>;

@@ -3,7 +3,18 @@
  * Anything exported here is public API. Services query through `Store.db`; fronts only open and
  * close a store and hand it to services.
  */
-export type { AgentRow, Database, EventRow, GrantRow, ToolVersionRow } from './database.js';
+export type {
+  AgentRow,
+  ApprovalRow,
+  AuditRow,
+  Database,
+  EventRow,
+  GrantRow,
+  NewAuditRow,
+  SessionRow,
+  ToolVersionRow,
+  UserRow,
+} from './database.js';
 export type { NewEvent } from './events.js';
 export { appendEvent, bumpCatalogRevision, listEvents, readCatalogRevision } from './events.js';
 export type { Dialect } from './migrations.js';

@@ -125,10 +125,164 @@ const rowRevision: Migration = {
   },
 };
 
+/** Identity, sessions, limits, approvals and the call audit log (issue 3, the gate). */
+function gate(dialect: Dialect): Migration {
+  return {
+    async up(db: Kysely<unknown>): Promise<void> {
+      await db.schema
+        .alterTable('agents')
+        .addColumn('tier', 'text', (c) => c.notNull().defaultTo('restricted'))
+        .execute();
+      await db.schema
+        .alterTable('agents')
+        .addColumn('budgets', 'text', (c) => c.notNull().defaultTo('{}'))
+        .execute();
+      await db.schema
+        .createTable('agent_keys')
+        .addColumn('key_id', 'text', (c) => c.primaryKey())
+        .addColumn('agent_id', 'text', (c) =>
+          c.notNull().references('agents.id').onDelete('cascade'),
+        )
+        .addColumn('secret_hash', 'text', (c) => c.notNull())
+        .addColumn('created_at', 'text', (c) => c.notNull())
+        .addColumn('created_by', 'text', (c) => c.notNull())
+        .addColumn('revoked_at', 'text')
+        .execute();
+      await db.schema
+        .createTable('users')
+        .addColumn('id', 'text', (c) => c.primaryKey())
+        .addColumn('display_name', 'text', (c) => c.notNull())
+        .addColumn('permissions', 'text', (c) => c.notNull())
+        .addColumn('enabled', 'integer', (c) => c.notNull())
+        .addColumn('spec_hash', 'text', (c) => c.notNull())
+        .addColumn('created_at', 'text', (c) => c.notNull())
+        .addColumn('updated_at', 'text', (c) => c.notNull())
+        .execute();
+      await db.schema
+        .createTable('sessions')
+        .addColumn('id', 'text', (c) => c.primaryKey())
+        .addColumn('agent_id', 'text', (c) => c.notNull())
+        .addColumn('user_id', 'text')
+        .addColumn('run_id', 'text', (c) => c.notNull())
+        .addColumn('created_at', 'text', (c) => c.notNull())
+        .addColumn('expires_at', 'text', (c) => c.notNull())
+        .addColumn('status', 'text', (c) => c.notNull())
+        .addColumn('tool_set', 'text', (c) => c.notNull())
+        .addColumn('withheld', 'text', (c) => c.notNull())
+        .addColumn('private_data_read', 'integer', (c) => c.notNull().defaultTo(0))
+        .addColumn('external_sends', 'integer', (c) => c.notNull().defaultTo(0))
+        .addColumn('egress_bytes', 'bigint', (c) => c.notNull().defaultTo(0))
+        .addColumn('spend_cents', 'bigint', (c) => c.notNull().defaultTo(0))
+        .execute();
+      await db.schema
+        .createTable('rate_counters')
+        .addColumn('key', 'text', (c) => c.primaryKey())
+        .addColumn('count', 'integer', (c) => c.notNull())
+        .addColumn('expires_at', 'text', (c) => c.notNull())
+        .execute();
+      await db.schema
+        .createTable('approvals')
+        .addColumn('id', 'text', (c) => c.primaryKey())
+        .addColumn('session_id', 'text', (c) => c.notNull())
+        .addColumn('agent_id', 'text', (c) => c.notNull())
+        .addColumn('user_id', 'text')
+        .addColumn('tool_id', 'text', (c) => c.notNull())
+        .addColumn('tool_version', 'text', (c) => c.notNull())
+        .addColumn('action_class', 'text', (c) => c.notNull())
+        .addColumn('args_hash', 'text', (c) => c.notNull())
+        .addColumn('rendered', 'text', (c) => c.notNull())
+        .addColumn('status', 'text', (c) => c.notNull())
+        .addColumn('second_factor', 'integer', (c) => c.notNull())
+        .addColumn('out_of_band', 'integer', (c) => c.notNull())
+        .addColumn('created_at', 'text', (c) => c.notNull())
+        .addColumn('expires_at', 'text', (c) => c.notNull())
+        .addColumn('decided_at', 'text')
+        .addColumn('decided_by', 'text')
+        .addColumn('reason', 'text')
+        .addColumn('token', 'text')
+        .addColumn('token_id', 'text')
+        .addColumn('consumed_at', 'text')
+        .execute();
+      await db.schema
+        .createIndex('approvals_lookup')
+        .on('approvals')
+        .columns(['session_id', 'tool_id', 'args_hash', 'status'])
+        .execute();
+      await db.schema
+        .createTable('audit_log')
+        .addColumn('seq', dialect === 'sqlite' ? 'integer' : 'bigserial', (c) =>
+          dialect === 'sqlite' ? c.primaryKey().autoIncrement() : c.primaryKey(),
+        )
+        .addColumn('at', 'text', (c) => c.notNull())
+        .addColumn('kind', 'text', (c) => c.notNull())
+        .addColumn('call_id', 'text')
+        .addColumn('trace_id', 'text')
+        .addColumn('session_id', 'text')
+        .addColumn('run_id', 'text')
+        .addColumn('agent_id', 'text')
+        .addColumn('user_id', 'text')
+        .addColumn('tool_id', 'text')
+        .addColumn('tool_version', 'text')
+        .addColumn('args_hash', 'text')
+        .addColumn('args_redacted', 'text')
+        .addColumn('decision', 'text', (c) => c.notNull())
+        .addColumn('code', 'text')
+        .addColumn('rule', 'text')
+        .addColumn('message', 'text')
+        .addColumn('approval_id', 'text')
+        .addColumn('approver', 'text')
+        .addColumn('egress_host', 'text')
+        .addColumn('bytes_out', 'integer')
+        .addColumn('duration_ms', 'real')
+        .addColumn('outcome', 'text')
+        .addColumn('model', 'text')
+        .addColumn('details', 'text', (c) => c.notNull())
+        .execute();
+      await db.schema.createIndex('audit_call').on('audit_log').columns(['call_id']).execute();
+      await db.schema
+        .createIndex('audit_session')
+        .on('audit_log')
+        .columns(['session_id', 'seq'])
+        .execute();
+      if (dialect === 'sqlite') {
+        await sql`create trigger audit_no_update before update on audit_log
+          begin select raise(abort, 'the audit log is append-only'); end`.execute(db);
+        await sql`create trigger audit_no_delete before delete on audit_log
+          begin select raise(abort, 'the audit log is append-only'); end`.execute(db);
+      } else {
+        await sql`create function toolgate_audit_append_only() returns trigger language plpgsql as
+          $$ begin raise exception 'the audit log is append-only'; end $$`.execute(db);
+        await sql`create trigger audit_no_update before update or delete on audit_log
+          for each row execute function toolgate_audit_append_only()`.execute(db);
+        await sql`create trigger audit_no_truncate before truncate on audit_log
+          for each statement execute function toolgate_audit_append_only()`.execute(db);
+      }
+      await db.schema
+        .createTable('call_arguments')
+        .addColumn('call_id', 'text', (c) => c.primaryKey())
+        .addColumn('at', 'text', (c) => c.notNull())
+        .addColumn('args', 'text', (c) => c.notNull())
+        .execute();
+      await db.schema
+        .createTable('idempotency')
+        .addColumn('key', 'text', (c) => c.primaryKey())
+        .addColumn('args_hash', 'text', (c) => c.notNull())
+        .addColumn('call_id', 'text', (c) => c.notNull())
+        .addColumn('result', 'text')
+        .addColumn('created_at', 'text', (c) => c.notNull())
+        .execute();
+    },
+  };
+}
+
 export function migrationProvider(dialect: Dialect): MigrationProvider {
   return {
     async getMigrations() {
-      return { '0001_initial': initial(dialect), '0002_row_revision': rowRevision };
+      return {
+        '0001_initial': initial(dialect),
+        '0002_row_revision': rowRevision,
+        '0003_gate': gate(dialect),
+      };
     },
   };
 }

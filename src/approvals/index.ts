@@ -1,0 +1,19 @@
+/** @module Approvals (C8): tokens, conditions, TOTP. Anything exported here is public API. */
+export type { ApprovalCondition, ApprovalRequirement } from './approval-condition.js';
+export { approvalRequired } from './approval-condition.js';
+export type {
+  ApprovalBinding,
+  ApprovalClaims,
+  ApprovalTokenFailureReason,
+  ApprovalTokenVerification,
+} from './approval-token.js';
+export {
+  APPROVAL_TOKEN_CLOCK_SKEW_SECONDS,
+  APPROVAL_TOKEN_MAX_LENGTH,
+  APPROVAL_TOKEN_MAX_TTL_SECONDS,
+  APPROVAL_TOKEN_MIN_TTL_SECONDS,
+  ApprovalSigner,
+  argumentsHash,
+} from './approval-token.js';
+export type { TotpVerification } from './totp.js';
+export { generateTotpSecret, totpAt, totpUri, verifyTotp } from './totp.js';

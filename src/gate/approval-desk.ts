@@ -1,0 +1,282 @@
+/**
+ * @module Approval requests and their consumption (DESIGN.md C8). A call that needs approval is
+ * stored with its resolved form; an approver's decision issues a signed token bound to tool,
+ * agent, session and the canonical hash of the arguments; a retry of exactly that call consumes
+ * the token once. Approving happens only on admin paths, never through anything an agent sends.
+ */
+import { randomBytes } from 'node:crypto';
+import type { Kysely } from 'kysely';
+import { type ApprovalBinding, type ApprovalSigner, verifyTotp } from '../approvals/index.js';
+import { type Actor, type Clock, problem, systemClock, ToolgateError } from '../core/index.js';
+import { type ApprovalRow, appendEvent, type Database } from '../store/index.js';
+import type { RenderedCall } from './decision.js';
+
+export interface ApprovalView {
+  readonly id: string;
+  readonly status: 'pending' | 'approved' | 'rejected' | 'consumed' | 'expired';
+  readonly session_id: string;
+  readonly agent_id: string;
+  readonly user_id: string | null;
+  readonly tool_id: string;
+  readonly tool_version: string;
+  readonly action_class: string;
+  readonly rendered: RenderedCall;
+  readonly second_factor: boolean;
+  readonly out_of_band: boolean;
+  readonly created_at: string;
+  readonly expires_at: string;
+  readonly decided_at: string | null;
+  readonly decided_by: string | null;
+  readonly reason: string | null;
+}
+
+export interface ApprovalCall {
+  readonly sessionId: string;
+  readonly agentId: string;
+  readonly userId: string | null;
+  readonly toolId: string;
+  readonly toolVersion: string;
+  readonly actionClass: string;
+  readonly argsHash: string;
+  readonly rendered: RenderedCall;
+}
+
+const REQUEST_TTL_MS = 24 * 3600 * 1000;
+const TOKEN_TTL_S = 600;
+export const MAX_PENDING_PER_SESSION = 20;
+
+export class ApprovalDesk {
+  readonly #db: Kysely<Database>;
+  readonly #signer: ApprovalSigner;
+  readonly #clock: Clock;
+  /** Second-factor secrets of approvers, by approver id (base32 TOTP secrets). */
+  readonly #totpSecrets: ReadonlyMap<string, string>;
+  readonly #lastTotpStep = new Map<string, number>();
+
+  constructor(
+    db: Kysely<Database>,
+    signer: ApprovalSigner,
+    options: { clock?: Clock; totpSecrets?: ReadonlyMap<string, string> } = {},
+  ) {
+    this.#db = db;
+    this.#signer = signer;
+    this.#clock = options.clock ?? systemClock;
+    this.#totpSecrets = options.totpSecrets ?? new Map();
+  }
+
+  /**
+   * Consumes an approved approval of exactly this call if there is one (its token verified and
+   * marked used in one atomic step), else returns the pending request, creating it if needed.
+   */
+  async resolve(
+    call: ApprovalCall,
+  ): Promise<
+    | { kind: 'approved'; approvalId: string; approver: string }
+    | { kind: 'pending'; approvalId: string }
+    | { kind: 'too_many' }
+  > {
+    const now = this.#clock();
+    const candidates = await this.#db
+      .selectFrom('approvals')
+      .selectAll()
+      .where('session_id', '=', call.sessionId)
+      .where('tool_id', '=', call.toolId)
+      .where('args_hash', '=', call.argsHash)
+      .where('status', 'in', ['approved', 'pending'])
+      .execute();
+    for (const row of candidates.filter((r) => r.status === 'approved')) {
+      const verdict = this.#signer.verify(row.token, bindingOf(row), now);
+      // The stored token must match this very call: tool version, agent and arguments included.
+      if (!verdict.ok || row.agent_id !== call.agentId || row.tool_version !== call.toolVersion)
+        continue;
+      const used = await this.#db
+        .updateTable('approvals')
+        .set({ status: 'consumed', consumed_at: now.toISOString() })
+        .where('id', '=', row.id)
+        .where('status', '=', 'approved')
+        .executeTakeFirst();
+      if (Number(used.numUpdatedRows) === 1)
+        return { kind: 'approved', approvalId: row.id, approver: row.decided_by ?? '' };
+    }
+    const pending = candidates.find(
+      (r) =>
+        r.status === 'pending' &&
+        r.agent_id === call.agentId &&
+        r.tool_version === call.toolVersion &&
+        Date.parse(r.expires_at) > now.getTime(),
+    );
+    if (pending) return { kind: 'pending', approvalId: pending.id };
+    // Reviewers are the scarce resource: a session cannot flood them with requests.
+    const open = await this.#db
+      .selectFrom('approvals')
+      .select((eb) => eb.fn.countAll<number>().as('n'))
+      .where('session_id', '=', call.sessionId)
+      .where('status', '=', 'pending')
+      .executeTakeFirst();
+    if (Number(open?.n ?? 0) >= MAX_PENDING_PER_SESSION) return { kind: 'too_many' };
+    const id = `apr_${randomBytes(12).toString('base64url')}`;
+    await this.#db
+      .insertInto('approvals')
+      .values({
+        id,
+        session_id: call.sessionId,
+        agent_id: call.agentId,
+        user_id: call.userId,
+        tool_id: call.toolId,
+        tool_version: call.toolVersion,
+        action_class: call.actionClass,
+        args_hash: call.argsHash,
+        rendered: JSON.stringify(call.rendered),
+        status: 'pending',
+        second_factor: call.rendered.second_factor ? 1 : 0,
+        out_of_band: call.rendered.out_of_band ? 1 : 0,
+        created_at: now.toISOString(),
+        expires_at: new Date(now.getTime() + REQUEST_TTL_MS).toISOString(),
+        decided_at: null,
+        decided_by: null,
+        reason: null,
+        token: null,
+        token_id: null,
+        consumed_at: null,
+      })
+      .execute();
+    return { kind: 'pending', approvalId: id };
+  }
+
+  /** Admin path only. A second factor is checked when the tool requires one. */
+  async approve(
+    id: string,
+    approver: Actor,
+    options: { totp?: string; reason?: string } = {},
+  ): Promise<ApprovalView> {
+    const now = this.#clock();
+    const row = await this.#pending(id, now);
+    if (row.second_factor === 1) {
+      const secret = this.#totpSecrets.get(approver.id);
+      if (!secret) {
+        throw new ToolgateError(
+          'FORBIDDEN',
+          `approver ${approver.id} has no second factor enrolled; this tool needs one`,
+          {},
+        );
+      }
+      const check = verifyTotp(secret, options.totp, now, this.#lastTotpStep.get(approver.id));
+      if (!check.ok) {
+        throw new ToolgateError('INPUT_INVALID', `second factor ${check.reason}`, {
+          problems: [problem('/totp', `second factor ${check.reason}`, 'approval.totp')],
+        });
+      }
+      this.#lastTotpStep.set(approver.id, check.step);
+    }
+    const { token, claims } = this.#signer.issue(bindingOf(row), TOKEN_TTL_S, now);
+    await this.#db.transaction().execute(async (trx) => {
+      const done = await trx
+        .updateTable('approvals')
+        .set({
+          status: 'approved',
+          decided_at: now.toISOString(),
+          decided_by: approver.id,
+          reason: options.reason ?? null,
+          token,
+          token_id: claims.tokenId,
+        })
+        .where('id', '=', id)
+        .where('status', '=', 'pending')
+        .executeTakeFirst();
+      if (Number(done.numUpdatedRows) !== 1) throw stateError(id, 'pending');
+      await appendEvent(trx, approver, now, {
+        action: 'approval.approved',
+        subject: `approval:${id}`,
+        details: { second_factor: row.second_factor === 1 },
+      });
+    });
+    return this.get(id);
+  }
+
+  async reject(id: string, approver: Actor, reason: string): Promise<ApprovalView> {
+    const now = this.#clock();
+    await this.#pending(id, now);
+    await this.#db.transaction().execute(async (trx) => {
+      const done = await trx
+        .updateTable('approvals')
+        .set({ status: 'rejected', decided_at: now.toISOString(), decided_by: approver.id, reason })
+        .where('id', '=', id)
+        .where('status', '=', 'pending')
+        .executeTakeFirst();
+      if (Number(done.numUpdatedRows) !== 1) throw stateError(id, 'pending');
+      await appendEvent(trx, approver, now, {
+        action: 'approval.rejected',
+        subject: `approval:${id}`,
+        details: { reason },
+      });
+    });
+    return this.get(id);
+  }
+
+  async get(id: string): Promise<ApprovalView> {
+    const row = await this.#db
+      .selectFrom('approvals')
+      .selectAll()
+      .where('id', '=', id)
+      .executeTakeFirst();
+    if (!row) throw new ToolgateError('NOT_FOUND', `no approval ${id}`, {});
+    return toView(row, this.#clock());
+  }
+
+  async list(status?: string): Promise<ApprovalView[]> {
+    let q = this.#db.selectFrom('approvals').selectAll().orderBy('created_at', 'desc').limit(500);
+    if (status) q = q.where('status', '=', status);
+    const now = this.#clock();
+    return (await q.execute()).map((r) => toView(r, now));
+  }
+
+  async #pending(id: string, now: Date): Promise<ApprovalRow> {
+    const row = await this.#db
+      .selectFrom('approvals')
+      .selectAll()
+      .where('id', '=', id)
+      .executeTakeFirst();
+    if (!row) throw new ToolgateError('NOT_FOUND', `no approval ${id}`, {});
+    if (toView(row, now).status !== 'pending') throw stateError(id, 'pending');
+    return row;
+  }
+}
+
+function bindingOf(row: ApprovalRow): ApprovalBinding {
+  return {
+    approvalId: row.id,
+    toolId: row.tool_id,
+    toolVersion: row.tool_version,
+    agentId: row.agent_id,
+    sessionId: row.session_id,
+    argsHash: row.args_hash,
+  };
+}
+
+function stateError(id: string, expected: string): ToolgateError {
+  return new ToolgateError('APPROVAL_STATE', `approval ${id} is not ${expected}`, {
+    approvalId: id,
+  });
+}
+
+function toView(row: ApprovalRow, now: Date): ApprovalView {
+  const expired = row.status === 'pending' && Date.parse(row.expires_at) <= now.getTime();
+  return {
+    id: row.id,
+    status: (expired ? 'expired' : row.status) as ApprovalView['status'],
+    session_id: row.session_id,
+    agent_id: row.agent_id,
+    user_id: row.user_id,
+    tool_id: row.tool_id,
+    tool_version: row.tool_version,
+    action_class: row.action_class,
+    rendered: JSON.parse(row.rendered) as RenderedCall,
+    second_factor: row.second_factor === 1,
+    out_of_band: row.out_of_band === 1,
+    created_at: row.created_at,
+    expires_at: row.expires_at,
+    decided_at: row.decided_at,
+    decided_by: row.decided_by,
+    reason: row.reason,
+  };
+}

@@ -1,0 +1,70 @@
+/** @module What the gate answers for one call: a discriminated union, built by small factories. */
+
+export type DenyCode =
+  | 'TOOL_NOT_REGISTERED'
+  | 'TOOL_RETIRED'
+  | 'INPUT_INVALID'
+  | 'GRANT_MISSING'
+  | 'POLICY_DENIED'
+  | 'RATE_LIMITED'
+  | 'BUDGET_EXCEEDED'
+  | 'TOXIC_FLOW'
+  | 'APPROVAL_INVALID'
+  | 'IDEMPOTENCY_CONFLICT'
+  | 'OUTPUT_INVALID'
+  | 'EXECUTION_FAILED';
+
+export interface Allowed {
+  readonly kind: 'allow';
+  readonly callId: string;
+  readonly toolId: string;
+  readonly version: string;
+  readonly output: unknown;
+  /** e.g. a deprecation notice with the retirement date. */
+  readonly warnings: readonly string[];
+}
+
+export interface Denied {
+  readonly kind: 'deny';
+  readonly callId: string;
+  readonly code: DenyCode;
+  /** The rule that fired, e.g. `url.host_not_allowed`, `rate.per_run`, `flow.private_then_egress`. */
+  readonly rule: string;
+  /** For humans and models; never holds secrets or names of tools outside the caller's set. */
+  readonly message: string;
+  readonly details?: unknown;
+}
+
+export interface PendingApproval {
+  readonly kind: 'pending_approval';
+  readonly callId: string;
+  readonly approvalId: string;
+  /** What the reviewer sees: the resolved call, not the model's account of it. */
+  readonly rendered: RenderedCall;
+  readonly message: string;
+}
+
+export interface RenderedCall {
+  readonly tool: string;
+  readonly version: string;
+  readonly action_class: string;
+  readonly arguments: unknown;
+  readonly destination_hosts: readonly string[];
+  readonly conditions: readonly unknown[];
+  readonly second_factor: boolean;
+  readonly out_of_band: boolean;
+}
+
+export type GateDecision = Allowed | Denied | PendingApproval;
+
+export function deny(
+  callId: string,
+  code: DenyCode,
+  rule: string,
+  message: string,
+  details?: unknown,
+): Denied {
+  return details === undefined
+    ? { kind: 'deny', callId, code, rule, message }
+    : { kind: 'deny', callId, code, rule, message, details };
+}

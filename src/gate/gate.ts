@@ -1,0 +1,606 @@
+/**
+ * @module The gate (DESIGN.md §1): the one pipeline every front calls. Resolve, lifecycle,
+ * schema, grant and tier, argument policy, limits, flow, approval, audit-pre, execute, result,
+ * audit-post. Every step fails closed; every denial is audited and answered with a code, the
+ * rule that fired and a message that names nothing outside the caller's own tool set.
+ */
+import { randomBytes } from 'node:crypto';
+import type { ValidateFunction } from 'ajv';
+import { approvalRequired, argumentsHash } from '../approvals/index.js';
+import {
+  type CatalogService,
+  createRuntimeAjv,
+  effectiveLifecycleOf,
+  type ToolDefinition,
+  type ToolVersionDetail,
+} from '../catalog/index.js';
+import { type Clock, exceedsDepth, systemClock, ToolgateError } from '../core/index.js';
+import type { AgentService, SessionBudgets } from '../identity/index.js';
+import {
+  checkPath,
+  checkSizes,
+  checkUrl,
+  MAX_SCHEMA_DEPTH,
+  type PolicyTarget,
+  policyTargets,
+  valuesAt,
+} from '../policy/index.js';
+import type { SessionRow, Store } from '../store/index.js';
+import type { ApprovalDesk } from './approval-desk.js';
+import { type AuditRecord, appendAudit } from './audit-writer.js';
+import { type DenyCode, deny, type GateDecision, type RenderedCall } from './decision.js';
+import type { InlineExecutor } from './inline-executor.js';
+import { checkSpentBudgets, takeExternalSend, takeRateLimits } from './limits.js';
+import { redactArguments } from './redaction.js';
+import type { SessionService, SessionTool } from './session-service.js';
+
+/** Who is calling: an authenticated agent in one of its sessions. */
+export interface CallContext {
+  readonly agentId: string;
+  readonly sessionId: string;
+  /** The model behind the agent, as the agent reports it (audited, not trusted). */
+  readonly model?: string;
+}
+
+export interface CallOptions {
+  /** Same key and same arguments → the first result; same key, other arguments → refused. */
+  readonly idempotencyKey?: string;
+}
+
+/** An org policy engine (Cedar); optional so the gate runs without any policy loaded. */
+export interface PolicyEngine {
+  appliesTo(tool: { id: string; action_class: string; tags: readonly string[] }): boolean;
+  evaluate(
+    request: PolicyRequest,
+  ):
+    | { decision: 'allow' }
+    | { decision: 'deny'; policies: readonly string[]; reasons: readonly string[] };
+}
+
+export interface PolicyRequest {
+  readonly agent: { id: string; owner: string; capabilities: readonly string[] };
+  readonly user?: { id: string; permissions: readonly string[] };
+  readonly tool: ToolVersionDetail;
+  readonly session: SessionRow;
+  readonly args: Record<string, unknown>;
+  readonly now: Date;
+}
+
+interface CompiledTool {
+  readonly detail: ToolVersionDetail;
+  readonly validateInput: ValidateFunction;
+  readonly validateOutput: ValidateFunction;
+  readonly targets: readonly PolicyTarget[];
+}
+
+/** How long a catalog change made by another process may take to reach this gate. */
+const REVISION_CHECK_MS = 200;
+const IDEMPOTENCY_KEY = /^[A-Za-z0-9_.:-]{1,128}$/;
+
+export interface GateDependencies {
+  readonly store: Store;
+  readonly catalog: CatalogService;
+  readonly agents: AgentService;
+  readonly sessions: SessionService;
+  readonly approvals: ApprovalDesk;
+  readonly executor: InlineExecutor;
+  readonly policy?: PolicyEngine;
+  readonly clock?: Clock;
+}
+
+export class Gate {
+  readonly #d: GateDependencies;
+  readonly #clock: Clock;
+  readonly #ajv = createRuntimeAjv();
+  #cache = new Map<string, CompiledTool>();
+  #revision = -1;
+  #revisionCheckedAt = 0;
+
+  constructor(deps: GateDependencies) {
+    this.#d = deps;
+    this.#clock = deps.clock ?? systemClock;
+    // Changes made in this process reach the gate at once; other processes within REVISION_CHECK_MS.
+    deps.catalog.onCommit(() => this.#invalidate());
+  }
+
+  #invalidate(): void {
+    this.#cache = new Map();
+    this.#ajv.removeSchema();
+    this.#revisionCheckedAt = 0;
+  }
+
+  async #compiled(id: string, version: string): Promise<CompiledTool | null> {
+    const nowMs = Date.now();
+    if (nowMs - this.#revisionCheckedAt > REVISION_CHECK_MS) {
+      const revision = await this.#d.catalog.revision();
+      if (revision !== this.#revision) {
+        this.#invalidate();
+        this.#revision = revision;
+      }
+      this.#revisionCheckedAt = nowMs;
+    }
+    const key = `${id}@${version}`;
+    const hit = this.#cache.get(key);
+    if (hit) return hit;
+    let detail: ToolVersionDetail;
+    try {
+      detail = await this.#d.catalog.get(id, version);
+    } catch {
+      return null;
+    }
+    const compiled: CompiledTool = {
+      detail,
+      validateInput: this.#ajv.compile(detail.definition.input_schema),
+      validateOutput: this.#ajv.compile(detail.definition.output_schema),
+      targets: policyTargets(detail.definition.input_schema),
+    };
+    this.#cache.set(key, compiled);
+    return compiled;
+  }
+
+  /**
+   * Runs one call through every step. Returns a decision for anything the caller sends; throws
+   * only SESSION_NOT_FOUND (no valid session: nothing to decide for) and store failures.
+   */
+  async invoke(
+    ctx: CallContext,
+    toolRef: unknown,
+    args: unknown,
+    options: CallOptions = {},
+  ): Promise<GateDecision> {
+    const callId = `call_${randomBytes(12).toString('base64url')}`;
+    const started = performance.now();
+    const session = await this.#d.sessions.require(ctx.sessionId, ctx.agentId);
+    const now = this.#clock();
+    const base = {
+      at: now,
+      callId,
+      sessionId: session.id,
+      runId: session.run_id,
+      agentId: ctx.agentId,
+      userId: session.user_id,
+      ...(ctx.model !== undefined ? { model: ctx.model.slice(0, 200) } : {}),
+    };
+    const refusal = async (
+      code: DenyCode,
+      rule: string,
+      message: string,
+      tool: { id: string; version: string } | null,
+      details?: unknown,
+    ): Promise<GateDecision> => {
+      const record: AuditRecord = {
+        ...base,
+        kind: 'call.denied',
+        toolId: tool?.id ?? null,
+        toolVersion: tool?.version ?? null,
+        argsHash: safeHash(args),
+        argsRedacted: redactArguments(args),
+        decision: 'deny',
+        code,
+        rule,
+        message,
+        durationMs: performance.now() - started,
+        // The attempted name is recorded for unregistered probes (C16), bounded.
+        details: tool
+          ? {}
+          : { attempted: typeof toolRef === 'string' ? toolRef.slice(0, 200) : typeof toolRef },
+      };
+      await appendAudit(this.#d.store.db, record);
+      return deny(callId, code, rule, message, details);
+    };
+
+    // 1 resolve: only within the session's own set, by exported name or id.
+    const set = JSON.parse(session.tool_set) as SessionTool[];
+    const entry =
+      typeof toolRef === 'string'
+        ? set.find((t) => t.name === toolRef || t.id === toolRef)
+        : undefined;
+    if (!entry)
+      return refusal('TOOL_NOT_REGISTERED', 'resolve.not_registered', 'tool not registered', null);
+    const compiled = await this.#compiled(entry.id, entry.version);
+    if (!compiled)
+      return refusal('TOOL_NOT_REGISTERED', 'resolve.not_registered', 'tool not registered', null);
+    const { detail } = compiled;
+    const def = detail.definition;
+    const ref = { id: detail.id, version: detail.version };
+
+    // 2 lifecycle (effective now, whatever the session saw at open)
+    if (detail.quarantined)
+      return refusal('TOOL_NOT_REGISTERED', 'lifecycle.quarantined', 'tool not registered', null);
+    const lifecycle = effectiveLifecycleOf(detail, now);
+    if (lifecycle === 'retired' || lifecycle === 'draft') {
+      return refusal(
+        'TOOL_RETIRED',
+        `lifecycle.${lifecycle}`,
+        `${detail.name} is ${lifecycle} and can no longer be called`,
+        ref,
+      );
+    }
+    const warnings =
+      lifecycle === 'deprecated'
+        ? [
+            `${detail.name} ${detail.version} is deprecated and retires ${detail.retire_at ?? 'soon'}`,
+          ]
+        : [];
+
+    // 3 schema
+    if (typeof args !== 'object' || args === null || Array.isArray(args)) {
+      return refusal('INPUT_INVALID', 'schema.type', 'arguments must be a JSON object', ref);
+    }
+    if (exceedsDepth(args, MAX_SCHEMA_DEPTH)) {
+      return refusal(
+        'INPUT_INVALID',
+        'schema.depth',
+        `arguments nest deeper than ${MAX_SCHEMA_DEPTH} levels`,
+        ref,
+      );
+    }
+    const sizes = checkSizes(args, {
+      maxArgumentBytes: def.arguments_policy.max_argument_bytes,
+      maxCallBytes: def.arguments_policy.max_call_bytes,
+    });
+    if (!sizes.ok) return refusal('INPUT_INVALID', sizes.rule, sizes.message, ref);
+    if (!compiled.validateInput(args)) {
+      const problems = (compiled.validateInput.errors ?? []).slice(0, 20).map((e) => ({
+        pointer: e.instancePath,
+        message: e.message ?? 'is invalid',
+        rule: `schema.${e.keyword}`,
+      }));
+      return refusal(
+        'INPUT_INVALID',
+        problems[0]?.rule ?? 'schema',
+        'arguments do not match the input schema',
+        ref,
+        { problems },
+      );
+    }
+    const callArgs = args as Record<string, unknown>;
+
+    // 4 grant and tier, live: a grant revoked after the session opened stops the next call.
+    const caps = await this.#d.sessions.capabilities(ctx.agentId, session.user_id);
+    const missing = def.required_capabilities.filter((c) => !caps.has(c));
+    if (missing.length > 0) {
+      return refusal(
+        'GRANT_MISSING',
+        'grant.capability',
+        `this session may not use ${detail.name}`,
+        ref,
+      );
+    }
+
+    // 5 argument policy (URL and path arguments), then org policy (Cedar) when one applies.
+    const hosts = def.egress.mode === 'constrained' ? def.egress.hosts : [];
+    const destinations = new Set<string>();
+    for (const target of compiled.targets) {
+      for (const { pointer, value } of valuesAt(callArgs, target.pointer)) {
+        if (target.kind === 'url') {
+          const verdict = checkUrl(value, { hosts });
+          if (!verdict.ok)
+            return refusal('POLICY_DENIED', verdict.rule, `${pointer}: ${verdict.message}`, ref);
+          destinations.add(verdict.value.host);
+        } else {
+          const verdict = await checkPath(value, { roots: def.arguments_policy.path_roots ?? [] });
+          if (!verdict.ok)
+            return refusal('POLICY_DENIED', verdict.rule, `${pointer}: ${verdict.message}`, ref);
+        }
+      }
+    }
+    const policy = this.#d.policy;
+    if (policy?.appliesTo({ id: detail.id, action_class: def.action_class, tags: def.tags })) {
+      const agent = await this.#d.agents.get(ctx.agentId);
+      const decision = policy.evaluate({
+        agent: { id: agent.id, owner: agent.owner, capabilities: agent.capabilities },
+        tool: detail,
+        session,
+        args: callArgs,
+        now,
+      });
+      if (decision.decision === 'deny') {
+        return refusal(
+          'POLICY_DENIED',
+          `cedar.${decision.policies[0] ?? 'forbid'}`,
+          decision.reasons[0] ?? 'forbidden by policy',
+          ref,
+        );
+      }
+    }
+
+    // 7 flow (checked before limits so a refused call spends no budget): after a private-data
+    // read in this session, nothing may leave through unconstrained egress.
+    if (session.private_data_read === 1 && def.egress.mode === 'unconstrained') {
+      return refusal(
+        'TOXIC_FLOW',
+        'flow.private_then_egress',
+        'this session has read private data; unconstrained egress is refused',
+        ref,
+      );
+    }
+
+    // Idempotency: a retry with the same key never runs twice.
+    const argsHash = argumentsHash(callArgs);
+    let idemKey: string | null = null;
+    if (options.idempotencyKey !== undefined) {
+      if (!IDEMPOTENCY_KEY.test(options.idempotencyKey)) {
+        return refusal(
+          'INPUT_INVALID',
+          'idempotency.key',
+          'idempotency key must be 1–128 letters, digits, _ . : -',
+          ref,
+        );
+      }
+      idemKey = `${ctx.agentId}|${detail.id}|${options.idempotencyKey}`;
+      const claimed = await this.#claimIdempotency(idemKey, argsHash, callId, now);
+      if (claimed.kind === 'replay') {
+        return {
+          kind: 'allow',
+          callId: claimed.callId,
+          toolId: detail.id,
+          version: detail.version,
+          output: claimed.output,
+          warnings,
+        };
+      }
+      if (claimed.kind === 'conflict')
+        return refusal('IDEMPOTENCY_CONFLICT', claimed.rule, claimed.message, ref);
+    }
+
+    // 8 approval
+    const need = approvalRequired(def.approval.mode, def.approval.conditions, callArgs);
+    let approval: { approvalId: string; approver: string } | null = null;
+    if (need.required) {
+      const rendered: RenderedCall = {
+        tool: detail.id,
+        version: detail.version,
+        action_class: def.action_class,
+        arguments: callArgs,
+        destination_hosts: destinations.size > 0 ? [...destinations] : hosts,
+        conditions: need.matched,
+        second_factor: def.approval.second_factor,
+        out_of_band: def.approval.out_of_band,
+      };
+      const resolved = await this.#d.approvals.resolve({
+        sessionId: session.id,
+        agentId: ctx.agentId,
+        userId: session.user_id,
+        toolId: detail.id,
+        toolVersion: detail.version,
+        actionClass: def.action_class,
+        argsHash,
+        rendered,
+      });
+      if (resolved.kind === 'too_many') {
+        return refusal(
+          'RATE_LIMITED',
+          'approval.pending_cap',
+          'this session has too many calls waiting for approval',
+          ref,
+        );
+      }
+      if (resolved.kind === 'pending') {
+        await appendAudit(this.#d.store.db, {
+          ...base,
+          kind: 'call.pending_approval',
+          toolId: detail.id,
+          toolVersion: detail.version,
+          argsHash,
+          argsRedacted: redactArguments(callArgs),
+          decision: 'pending_approval',
+          approvalId: resolved.approvalId,
+          rule: `approval.${def.action_class}`,
+        });
+        return {
+          kind: 'pending_approval',
+          callId,
+          approvalId: resolved.approvalId,
+          rendered,
+          message: def.approval.out_of_band
+            ? 'this call needs an administrator approval out of band; retry the same call once approved'
+            : 'this call needs approval; retry the same call with the same arguments once approved',
+        };
+      }
+      approval = resolved;
+    }
+    // 6 limits, after approval: a call waiting for a reviewer spends no slot; its approved
+    // retry does.
+    const agent = await this.#d.agents.get(ctx.agentId);
+    const budgets: SessionBudgets = agent.budgets;
+    const spent = checkSpentBudgets(session, budgets);
+    if (!spent.ok)
+      return refusal(
+        'BUDGET_EXCEEDED',
+        spent.rule ?? 'budget',
+        spent.message ?? 'budget spent',
+        ref,
+      );
+    const rate = await takeRateLimits(
+      this.#d.store.db,
+      {
+        agentId: ctx.agentId,
+        toolId: detail.id,
+        runId: session.run_id,
+        now,
+        sessionExpiresAt: session.expires_at,
+      },
+      def.rate_limit,
+    );
+    if (!rate.ok)
+      return refusal('RATE_LIMITED', rate.rule ?? 'rate', rate.message ?? 'rate limited', ref);
+
+    if (def.action_class === 'external_send') {
+      const send = await takeExternalSend(this.#d.store.db, session.id, budgets);
+      if (!send.ok)
+        return refusal(
+          'BUDGET_EXCEEDED',
+          send.rule ?? 'budget',
+          send.message ?? 'budget spent',
+          ref,
+        );
+    }
+
+    // 9 audit-pre: durable before anything runs.
+    await appendAudit(
+      this.#d.store.db,
+      {
+        ...base,
+        kind: 'call.pre',
+        toolId: detail.id,
+        toolVersion: detail.version,
+        argsHash,
+        argsRedacted: redactArguments(callArgs),
+        decision: 'allow',
+        ...(approval ? { approvalId: approval.approvalId, approver: approval.approver } : {}),
+        ...(destinations.size > 0 ? { egressHost: [...destinations].join(',') } : {}),
+        details: warnings.length > 0 ? { warnings } : {},
+      },
+      callArgs,
+    );
+
+    // 10 execute, 11 result
+    const result = await this.#execute(def, callArgs, compiled);
+    await appendAudit(this.#d.store.db, {
+      ...base,
+      at: this.#clock(),
+      kind: 'call.post',
+      toolId: detail.id,
+      toolVersion: detail.version,
+      argsHash,
+      argsRedacted: undefined,
+      decision: result.ok ? 'allow' : 'deny',
+      outcome: result.ok ? 'ok' : result.rule,
+      bytesOut: result.bytes,
+      durationMs: performance.now() - started,
+      ...(result.ok ? {} : { code: result.code, rule: result.rule, message: result.message }),
+      details: { result_hash: result.ok ? safeHash(result.output) : null },
+    });
+    if (!result.ok) return deny(callId, result.code, result.rule, result.message);
+    if (def.data_access === 'private') {
+      await this.#d.store.db
+        .updateTable('sessions')
+        .set({ private_data_read: 1 })
+        .where('id', '=', session.id)
+        .execute();
+    }
+    if (idemKey) {
+      await this.#d.store.db
+        .updateTable('idempotency')
+        .set({ result: JSON.stringify(result.output) })
+        .where('key', '=', idemKey)
+        .execute();
+    }
+    return {
+      kind: 'allow',
+      callId,
+      toolId: detail.id,
+      version: detail.version,
+      output: result.output,
+      warnings,
+    };
+  }
+
+  async #execute(
+    def: ToolDefinition,
+    args: Record<string, unknown>,
+    compiled: CompiledTool,
+  ): Promise<
+    | { ok: true; output: unknown; bytes: number }
+    | { ok: false; code: DenyCode; rule: string; message: string; bytes: number }
+  > {
+    if (def.runtime.kind !== 'inline' || !this.#d.executor.has(def.runtime.handler)) {
+      // Never run a tool with less isolation than it asks for: no sandbox yet, no run.
+      return {
+        ok: false,
+        code: 'EXECUTION_FAILED',
+        rule: 'runtime.unavailable',
+        message: `the ${def.runtime.kind} runtime is not available on this gateway`,
+        bytes: 0,
+      };
+    }
+    let output: unknown;
+    try {
+      output = await this.#d.executor.run(def.runtime.handler, args);
+    } catch {
+      return {
+        ok: false,
+        code: 'EXECUTION_FAILED',
+        rule: 'execute.error',
+        message: 'the tool failed',
+        bytes: 0,
+      };
+    }
+    const text = JSON.stringify(output ?? null);
+    const bytes = Buffer.byteLength(text, 'utf8');
+    if (bytes > def.sandbox.limits.output_bytes) {
+      return {
+        ok: false,
+        code: 'OUTPUT_INVALID',
+        rule: 'result.size',
+        message: `the result is over ${def.sandbox.limits.output_bytes} bytes`,
+        bytes,
+      };
+    }
+    if (!compiled.validateOutput(output)) {
+      return {
+        ok: false,
+        code: 'OUTPUT_INVALID',
+        rule: 'result.schema',
+        message: 'the tool returned a result that does not match its output schema',
+        bytes,
+      };
+    }
+    return { ok: true, output, bytes };
+  }
+
+  async #claimIdempotency(
+    key: string,
+    argsHash: string,
+    callId: string,
+    now: Date,
+  ): Promise<
+    | { kind: 'claimed' }
+    | { kind: 'replay'; callId: string; output: unknown }
+    | { kind: 'conflict'; rule: string; message: string }
+  > {
+    const inserted = await this.#d.store.db
+      .insertInto('idempotency')
+      .values({
+        key,
+        args_hash: argsHash,
+        call_id: callId,
+        result: null,
+        created_at: now.toISOString(),
+      })
+      .onConflict((oc) => oc.column('key').doNothing())
+      .executeTakeFirst();
+    if (Number(inserted.numInsertedOrUpdatedRows ?? 0) === 1) return { kind: 'claimed' };
+    const row = await this.#d.store.db
+      .selectFrom('idempotency')
+      .selectAll()
+      .where('key', '=', key)
+      .executeTakeFirst();
+    if (!row) throw new ToolgateError('INTERNAL', 'idempotency record vanished', {});
+    if (row.args_hash !== argsHash) {
+      return {
+        kind: 'conflict',
+        rule: 'idempotency.arguments_differ',
+        message: 'this idempotency key was used with other arguments',
+      };
+    }
+    if (row.result === null) {
+      return {
+        kind: 'conflict',
+        rule: 'idempotency.in_progress',
+        message: 'a call with this idempotency key is still running or failed; use a new key',
+      };
+    }
+    return { kind: 'replay', callId: row.call_id, output: JSON.parse(row.result) as unknown };
+  }
+}
+
+/** The argument hash of anything, or null when it cannot be represented (never throws). */
+function safeHash(value: unknown): string | null {
+  try {
+    return argumentsHash(value);
+  } catch {
+    return null;
+  }
+}

@@ -1,0 +1,33 @@
+/**
+ * @module The gate: sessions, the permitted set, and the one pipeline every call goes through.
+ * Anything exported here is public API.
+ */
+export type { ApprovalCall, ApprovalView } from './approval-desk.js';
+export { ApprovalDesk } from './approval-desk.js';
+export type {
+  Allowed,
+  Denied,
+  DenyCode,
+  GateDecision,
+  PendingApproval,
+  RenderedCall,
+} from './decision.js';
+export type {
+  CallContext,
+  CallOptions,
+  GateDependencies,
+  PolicyEngine,
+  PolicyRequest,
+} from './gate.js';
+export { Gate } from './gate.js';
+export type { InlineHandler } from './inline-executor.js';
+export { demoExecutor, InlineExecutor } from './inline-executor.js';
+export { MASK, redactArguments } from './redaction.js';
+export type {
+  OpenSessionOptions,
+  SessionTool,
+  SessionView,
+  ToolFormat,
+  WithheldTool,
+} from './session-service.js';
+export { exportTool, permittedSet, SessionService } from './session-service.js';

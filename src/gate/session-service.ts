@@ -1,0 +1,262 @@
+/**
+ * @module Sessions and the permitted set (DESIGN.md C5, static part). A session's tool set is
+ * agent grants ∩ the user's permissions ∩ tier ∩ offerable lifecycle ∩ not quarantined, and never
+ * holds a private-data read beside an unconstrained egress tool: the egress side is withheld,
+ * with a reason only admins see.
+ */
+import { randomBytes } from 'node:crypto';
+import type { CatalogService, ToolVersionDetail } from '../catalog/index.js';
+import { type Clock, problem, systemClock, ToolgateError } from '../core/index.js';
+import type { AgentService, AgentTier, UserService } from '../identity/index.js';
+import type { SessionRow, Store } from '../store/index.js';
+
+export interface SessionTool {
+  readonly id: string;
+  readonly version: string;
+  /** The name the model sees; unique within the session. */
+  readonly name: string;
+}
+
+export interface WithheldTool {
+  readonly id: string;
+  readonly version: string;
+  readonly reason: string;
+}
+
+export interface SessionView {
+  readonly id: string;
+  readonly agent_id: string;
+  readonly user_id: string | null;
+  readonly run_id: string;
+  readonly created_at: string;
+  readonly expires_at: string;
+  readonly tools: readonly SessionTool[];
+}
+
+export interface OpenSessionOptions {
+  readonly onBehalfOf?: string;
+  readonly runId?: string;
+  /** Seconds; default 8 hours, at most 7 days. */
+  readonly ttlSeconds?: number;
+}
+
+const TIER_RANK: Record<AgentTier, number> = { public: 0, restricted: 1, privileged: 2 };
+const DEFAULT_TTL_S = 8 * 3600;
+const MAX_TTL_S = 7 * 86_400;
+export const RUN_ID_PATTERN = /^[A-Za-z0-9][A-Za-z0-9_.:-]{0,127}$/;
+
+/**
+ * Pure: which tools a principal may be offered, and which are withheld for the toxic
+ * combination. Tools outside grants, permissions or tier are simply absent.
+ */
+export function permittedSet(
+  offered: readonly ToolVersionDetail[],
+  capabilities: ReadonlySet<string>,
+  tier: AgentTier,
+): { tools: ToolVersionDetail[]; withheld: WithheldTool[] } {
+  const allowed = offered.filter(
+    (t) =>
+      TIER_RANK[t.access_tier as AgentTier] <= TIER_RANK[tier] &&
+      t.definition.required_capabilities.every((c) => capabilities.has(c)),
+  );
+  const privateReads = allowed.filter((t) => t.data_access === 'private');
+  if (privateReads.length === 0) return { tools: allowed, withheld: [] };
+  const reason = `toxic combination: the session holds private-data tools (${privateReads
+    .map((t) => t.id)
+    .slice(0, 5)
+    .join(', ')}); unconstrained egress is withheld`;
+  return {
+    tools: allowed.filter((t) => t.egress !== 'unconstrained'),
+    withheld: allowed
+      .filter((t) => t.egress === 'unconstrained')
+      .map((t) => ({ id: t.id, version: t.version, reason })),
+  };
+}
+
+/** Names the model sees; a clash (two providers' `search`) falls back to the tool id. */
+function exportNames(tools: readonly ToolVersionDetail[]): SessionTool[] {
+  const count = new Map<string, number>();
+  for (const t of tools) count.set(t.name, (count.get(t.name) ?? 0) + 1);
+  return tools.map((t) => ({
+    id: t.id,
+    version: t.version,
+    name: (count.get(t.name) ?? 0) > 1 ? t.id.replaceAll('.', '__') : t.name,
+  }));
+}
+
+export class SessionService {
+  readonly #store: Store;
+  readonly #catalog: CatalogService;
+  readonly #agents: AgentService;
+  readonly #users: UserService;
+  readonly #clock: Clock;
+
+  constructor(
+    store: Store,
+    catalog: CatalogService,
+    agents: AgentService,
+    users: UserService,
+    clock: Clock = systemClock,
+  ) {
+    this.#store = store;
+    this.#catalog = catalog;
+    this.#agents = agents;
+    this.#users = users;
+    this.#clock = clock;
+  }
+
+  /** The capabilities a session may exercise: agent grants, narrowed by the user's permissions. */
+  async capabilities(agentId: string, userId: string | null): Promise<Set<string>> {
+    const agent = await this.#agents.get(agentId);
+    if (!agent.enabled)
+      throw new ToolgateError('AGENT_NOT_FOUND', `no agent ${agentId}`, { agentId });
+    const caps = new Set(agent.capabilities);
+    if (userId !== null) {
+      const user = await this.#users.get(userId);
+      const allowed = new Set(user.permissions);
+      for (const c of caps) if (!allowed.has(c)) caps.delete(c);
+    }
+    return caps;
+  }
+
+  async open(agentId: string, options: OpenSessionOptions = {}): Promise<SessionView> {
+    const ttl = options.ttlSeconds ?? DEFAULT_TTL_S;
+    if (!Number.isInteger(ttl) || ttl < 1 || ttl > MAX_TTL_S) {
+      throw new ToolgateError('INPUT_INVALID', `ttl must be 1–${MAX_TTL_S} seconds`, {
+        problems: [problem('/ttl_seconds', `must be an integer from 1 to ${MAX_TTL_S}`, 'range')],
+      });
+    }
+    if (options.runId !== undefined && !RUN_ID_PATTERN.test(options.runId)) {
+      throw new ToolgateError('INPUT_INVALID', 'run_id has an invalid format', {
+        problems: [problem('/run_id', 'must be 1–128 letters, digits, _ . : -', 'pattern')],
+      });
+    }
+    const agent = await this.#agents.get(agentId);
+    const caps = await this.capabilities(agentId, options.onBehalfOf ?? null);
+    const { tools, withheld } = permittedSet(await this.#catalog.offered(), caps, agent.tier);
+    const now = this.#clock();
+    const id = `ses_${randomBytes(16).toString('base64url')}`;
+    const row: SessionRow = {
+      id,
+      agent_id: agentId,
+      user_id: options.onBehalfOf ?? null,
+      run_id: options.runId ?? id,
+      created_at: now.toISOString(),
+      expires_at: new Date(now.getTime() + ttl * 1000).toISOString(),
+      status: 'open',
+      tool_set: JSON.stringify(exportNames(tools)),
+      withheld: JSON.stringify(withheld),
+      private_data_read: 0,
+      external_sends: 0,
+      egress_bytes: 0,
+      spend_cents: 0,
+    };
+    await this.#store.db.insertInto('sessions').values(row).execute();
+    return toView(row);
+  }
+
+  /** An open, unexpired session of this agent; anything else is SESSION_NOT_FOUND. */
+  async require(sessionId: string, agentId: string): Promise<SessionRow> {
+    const row = await this.#store.db
+      .selectFrom('sessions')
+      .selectAll()
+      .where('id', '=', sessionId)
+      .executeTakeFirst();
+    if (
+      !row ||
+      row.agent_id !== agentId ||
+      row.status !== 'open' ||
+      Date.parse(row.expires_at) <= this.#clock().getTime()
+    ) {
+      throw new ToolgateError('SESSION_NOT_FOUND', 'no open session with this id', { sessionId });
+    }
+    return row;
+  }
+
+  async view(sessionId: string, agentId: string): Promise<SessionView> {
+    return toView(await this.require(sessionId, agentId));
+  }
+
+  /** Admin view: the session with what was withheld and why. */
+  async inspect(
+    sessionId: string,
+  ): Promise<SessionView & { withheld: WithheldTool[]; status: string }> {
+    const row = await this.#store.db
+      .selectFrom('sessions')
+      .selectAll()
+      .where('id', '=', sessionId)
+      .executeTakeFirst();
+    if (!row)
+      throw new ToolgateError('SESSION_NOT_FOUND', 'no session with this id', { sessionId });
+    return {
+      ...toView(row),
+      status: row.status,
+      withheld: JSON.parse(row.withheld) as WithheldTool[],
+    };
+  }
+
+  /** The session's tools with their definitions, in the format an agent framework expects. */
+  async exportTools(sessionId: string, agentId: string, format: ToolFormat): Promise<unknown[]> {
+    const session = await this.require(sessionId, agentId);
+    const out: unknown[] = [];
+    for (const t of JSON.parse(session.tool_set) as SessionTool[]) {
+      const detail = await this.#catalog.get(t.id, t.version);
+      // A tool retired or quarantined since the session opened is no longer offered.
+      if (
+        detail.quarantined ||
+        (detail.lifecycle !== 'active' && detail.lifecycle !== 'deprecated')
+      )
+        continue;
+      out.push(exportTool(t.name, detail, format));
+    }
+    return out;
+  }
+}
+
+export type ToolFormat = 'mcp' | 'openai' | 'anthropic';
+
+function describe(detail: ToolVersionDetail): string {
+  return detail.lifecycle === 'deprecated' && detail.retire_at
+    ? `${detail.description} (Deprecated: retires ${detail.retire_at.slice(0, 10)}.)`
+    : detail.description;
+}
+
+export function exportTool(name: string, detail: ToolVersionDetail, format: ToolFormat): unknown {
+  const d = detail.definition;
+  switch (format) {
+    case 'mcp':
+      return {
+        name,
+        title: d.name,
+        description: describe(detail),
+        inputSchema: d.input_schema,
+        outputSchema: d.output_schema,
+        annotations: {
+          readOnlyHint: d.action_class === 'read',
+          destructiveHint:
+            d.action_class === 'irreversible' || d.action_class === 'permission_change',
+          idempotentHint: d.idempotent,
+          openWorldHint: d.egress.mode !== 'none',
+        },
+      };
+    case 'openai':
+      return {
+        type: 'function',
+        function: { name, description: describe(detail), parameters: d.input_schema },
+      };
+    case 'anthropic':
+      return { name, description: describe(detail), input_schema: d.input_schema };
+  }
+}
+
+function toView(row: SessionRow): SessionView {
+  return {
+    id: row.id,
+    agent_id: row.agent_id,
+    user_id: row.user_id,
+    run_id: row.run_id,
+    created_at: row.created_at,
+    expires_at: row.expires_at,
+    tools: JSON.parse(row.tool_set) as SessionTool[],
+  };
+}

@@ -1,0 +1,347 @@
+/**
+ * @module Organisation policies in Cedar (DESIGN.md C6): loads policy sets, validated against the
+ * toolgate schema, and answers allow or deny for one call. Policies only restrict: grants decide
+ * who may call what, and a matching `forbid` takes that away.
+ */
+import type {
+  AuthorizationAnswer,
+  DetailedError,
+  PolicyJson,
+  ValidationError,
+} from '@cedar-policy/cedar-wasm/nodejs';
+import {
+  policySetTextToParts,
+  policyToJson,
+  preparsePolicySet,
+  preparseSchema,
+  statefulIsAuthorized,
+  validate,
+} from '@cedar-policy/cedar-wasm/nodejs';
+import { sha256Hex } from '../../core/canonical-json.js';
+import type { CedarRequest } from './cedar-request.js';
+import { toCedarCall } from './cedar-request.js';
+import { TOOLGATE_CEDAR_SCHEMA } from './cedar-schema.js';
+import type { ToolFacts, ToolScope } from './tool-scope.js';
+import { compileToolScope } from './tool-scope.js';
+
+export type {
+  CedarAgent,
+  CedarContext,
+  CedarRequest,
+  CedarTool,
+  CedarUser,
+} from './cedar-request.js';
+export type { ToolFacts } from './tool-scope.js';
+
+/** One Cedar policy set per configuration document; `id` names the document in problems and ids. */
+export interface PolicySource {
+  readonly id: string;
+  readonly text: string;
+}
+
+export type CedarDecision =
+  | { readonly decision: 'allow' }
+  | {
+      readonly decision: 'deny';
+      /** Ids of the forbid policies that matched or failed to evaluate; empty when the request itself was refused. */
+      readonly policies: readonly string[];
+      /** One line each, for people: the policy's `@reason`, or what went wrong. */
+      readonly reasons: readonly string[];
+    };
+
+export interface CedarLoadProblem {
+  /** The PolicySource id the problem is in. */
+  readonly source: string;
+  readonly message: string;
+}
+
+export type CedarLoadResult =
+  | { readonly ok: true; readonly engine: CedarPolicyEngine }
+  | { readonly ok: false; readonly problems: CedarLoadProblem[] };
+
+/** The permit every call starts from: the grant check already decided this agent may call this tool. */
+const BASE_PERMIT_ID = 'toolgate:base-permit';
+const BASE_PERMIT = 'permit (principal, action == Toolgate::Action::"invoke", resource);';
+
+/** Longest Cedar message quoted in a deny reason: it may echo request values. */
+const MAX_REASON_CHARS = 300;
+
+interface LoadedPolicy {
+  readonly id: string;
+  readonly source: string;
+  readonly text: string;
+  /** UTF-16 offset of the policy's text in its source, to turn Cedar's locations into lines. */
+  readonly offset: number;
+  readonly json: PolicyJson;
+}
+
+interface Forbid {
+  readonly id: string;
+  readonly reason: string;
+  readonly scope: ToolScope;
+}
+
+let schemaName: string | undefined;
+
+/**
+ * Preparses the schema once per process (cedar-wasm caches it by name in WASM memory); undefined
+ * only if toolgate's own schema were broken.
+ */
+function preparedSchema(): string | undefined {
+  if (schemaName !== undefined) return schemaName;
+  const name = `toolgate-schema-${sha256Hex(TOOLGATE_CEDAR_SCHEMA).slice(0, 16)}`;
+  if (preparseSchema(name, TOOLGATE_CEDAR_SCHEMA).type !== 'success') return undefined;
+  schemaName = name;
+  return name;
+}
+
+/**
+ * Authors may write `permit` policies; they are parsed and validated like the rest but change no
+ * decision, because the base permit already allows every call that reached this stage and a
+ * `forbid` always wins over any permit. They are therefore not evaluated at all.
+ *
+ * A deny names the forbids by their `@id("…")` annotation, else `<source id>#<n>` (n counts the
+ * source's policies from 0, Cedar's own numbering), and gives each one's `@reason("…")`.
+ */
+export class CedarPolicyEngine {
+  readonly #policySetId: string;
+  readonly #schemaName: string;
+  readonly #forbids: ReadonlyMap<string, Forbid>;
+  readonly #order: ReadonlyMap<string, number>;
+
+  private constructor(policySetId: string, schema: string, forbids: readonly Forbid[]) {
+    this.#policySetId = policySetId;
+    this.#schemaName = schema;
+    this.#forbids = new Map(forbids.map((f) => [f.id, f]));
+    this.#order = new Map(forbids.map((f, i) => [f.id, i]));
+  }
+
+  /**
+   * Parses every source and validates it (strict mode) against the toolgate schema. Any error, and
+   * any validator warning (an impossible policy is a rule that silently never fires; confusable or
+   * bidi characters hide what a rule says), refuses the whole set: never loads part of it.
+   */
+  static load(sources: readonly PolicySource[]): CedarLoadResult {
+    const problems: CedarLoadProblem[] = [];
+    const policies: LoadedPolicy[] = [];
+    const seenSources = new Set<string>();
+    const parsedSources: PolicySource[] = [];
+    for (const source of sources) {
+      if (source.id === '' || seenSources.has(source.id)) {
+        problems.push({ source: source.id, message: 'policy source ids must be unique and non-empty' });
+        continue;
+      }
+      seenSources.add(source.id);
+      const parsed = parseSource(source);
+      if (parsed.ok) {
+        policies.push(...parsed.policies);
+        parsedSources.push(source);
+      } else {
+        problems.push(...parsed.problems);
+      }
+    }
+    problems.push(...duplicateIds(policies));
+    // Validate every source that parsed, so one load reports all that is wrong.
+    for (const source of parsedSources) {
+      problems.push(...validateSource(source, policies.filter((p) => p.source === source.id)));
+    }
+    if (problems.length > 0) return { ok: false, problems };
+
+    const forbidden = policies.filter((p) => p.json.effect === 'forbid');
+    const staticPolicies: Record<string, string> = { [BASE_PERMIT_ID]: BASE_PERMIT };
+    for (const p of forbidden) staticPolicies[p.id] = p.text;
+    // Keyed by content: reloading the same policies reuses the cached set instead of adding one.
+    const policySetId = `toolgate-policies-${sha256Hex(JSON.stringify(staticPolicies))}`;
+    const prepared = preparsePolicySet(policySetId, { staticPolicies });
+    const schema = preparedSchema();
+    if (prepared.type !== 'success' || schema === undefined) {
+      const errors = prepared.type === 'success' ? [] : prepared.errors.map((e) => describe(e));
+      const message = `internal: could not prepare the policy set ${errors.join('; ')}`;
+      return { ok: false, problems: [{ source: '', message }] };
+    }
+    const forbids = forbidden.map((p) => ({
+      id: p.id,
+      reason: annotation(p.json, 'reason') ?? `forbidden by policy ${p.id}`,
+      scope: compileToolScope(p.json),
+    }));
+    return { ok: true, engine: new CedarPolicyEngine(policySetId, schema, forbids) };
+  }
+
+  /** Ids of the loaded forbid policies, in load order. */
+  get forbidIds(): readonly string[] {
+    return [...this.#forbids.keys()];
+  }
+
+  /**
+   * False only when no loaded forbid can match a call to this tool, nor fail while evaluating one,
+   * whatever the agent, user, session or arguments; then evaluate() would certainly allow and the
+   * gate may skip it. Anything the analysis does not understand counts as "may apply".
+   */
+  appliesTo(tool: ToolFacts): boolean {
+    for (const forbid of this.#forbids.values()) {
+      if (forbid.scope(tool)) return true;
+    }
+    return false;
+  }
+
+  /**
+   * Never throws. Fails closed: a request Cedar refuses (wrong types, a non-integer number) and a
+   * forbid whose evaluation fails (integer overflow, an extension function error) both deny, where
+   * Cedar alone would skip the failing forbid and allow.
+   */
+  evaluate(request: CedarRequest): CedarDecision {
+    try {
+      const built = toCedarCall(request);
+      if (!built.ok) return refused(built.message);
+      const answer = statefulIsAuthorized({
+        ...built.call,
+        preparsedPolicySetId: this.#policySetId,
+        preparsedSchemaName: this.#schemaName,
+        validateRequest: true,
+      });
+      return this.#interpret(answer);
+    } catch (error) {
+      return refused(error instanceof Error ? error.message : 'evaluation failed');
+    }
+  }
+
+  #interpret(answer: AuthorizationAnswer): CedarDecision {
+    if (answer.type !== 'success') {
+      return refused(answer.errors.map((e) => e.message).join('; ') || 'evaluation failed');
+    }
+    const { decision, diagnostics } = answer.response;
+    const hits = new Map<string, string>();
+    for (const id of diagnostics.reason) {
+      const forbid = this.#forbids.get(id);
+      if (forbid !== undefined) hits.set(id, forbid.reason);
+    }
+    for (const { policyId, error } of diagnostics.errors) {
+      if (hits.has(policyId)) continue;
+      hits.set(policyId, clip(`policy ${policyId} failed to evaluate: ${error.message}`));
+    }
+    if (hits.size === 0) {
+      if (decision === 'allow') return { decision: 'allow' };
+      return refused('no policy permitted the call');
+    }
+    const ids = [...hits.keys()].sort(
+      (a, b) => (this.#order.get(a) ?? Infinity) - (this.#order.get(b) ?? Infinity),
+    );
+    return { decision: 'deny', policies: ids, reasons: ids.map((id) => hits.get(id) ?? '') };
+  }
+}
+
+function refused(message: string): CedarDecision {
+  return { decision: 'deny', policies: [], reasons: [clip(`policy evaluation refused: ${message}`)] };
+}
+
+function clip(text: string): string {
+  return text.length <= MAX_REASON_CHARS ? text : `${text.slice(0, MAX_REASON_CHARS)}…`;
+}
+
+function annotation(policy: PolicyJson, name: string): string | undefined {
+  const value: unknown = policy.annotations?.[name];
+  return typeof value === 'string' && value !== '' ? value : undefined;
+}
+
+type Parsed =
+  | { readonly ok: true; readonly policies: LoadedPolicy[] }
+  | { readonly ok: false; readonly problems: CedarLoadProblem[] };
+
+function parseSource(source: PolicySource): Parsed {
+  const fail = (message: string): Parsed => ({
+    ok: false,
+    problems: [{ source: source.id, message }],
+  });
+  const parts = policySetTextToParts(source.text);
+  if (parts.type !== 'success') {
+    return {
+      ok: false,
+      problems: parts.errors.map((e) => ({
+        source: source.id,
+        message: describe(e, source.text, 0),
+      })),
+    };
+  }
+  if (parts.policy_templates.length > 0) {
+    return fail('policy templates (`?principal`, `?resource`) are not supported');
+  }
+  const texts = inSourceOrder(parts.policies);
+  const policies: LoadedPolicy[] = [];
+  let from = 0;
+  for (const [n, text] of texts.entries()) {
+    // Parts are verbatim slices of the source; finding each after the previous one both locates
+    // it for error messages and proves the reconstructed order (and so `#n`) is right.
+    const offset = source.text.indexOf(text, from);
+    if (offset < 0) return fail('internal: could not locate a parsed policy in its source');
+    from = offset + text.length;
+    const json = policyToJson(text);
+    if (json.type !== 'success') {
+      return fail(json.errors.map((e) => describe(e, source.text, offset)).join('; '));
+    }
+    const explicit = json.json.annotations?.id;
+    if (explicit !== undefined && (typeof explicit !== 'string' || explicit === '')) {
+      return fail(`policy ${source.id}#${n}: @id needs a non-empty value`);
+    }
+    const id = explicit ?? `${source.id}#${n}`;
+    policies.push({ id, source: source.id, text, offset, json: json.json });
+  }
+  return { ok: true, policies };
+}
+
+/**
+ * policySetTextToParts returns policies sorted by Cedar's ids `policy0`, `policy1`, … as strings
+ * (so `policy10` before `policy2`); sorting the same names the same way maps each back to its
+ * position. parseSource checks the result against the source text.
+ */
+function inSourceOrder(sorted: readonly string[]): string[] {
+  const names = sorted.map((_, i) => `policy${i}`);
+  const byName = [...names].sort();
+  const out: string[] = new Array<string>(sorted.length);
+  for (const [k, name] of byName.entries()) {
+    out[Number(name.slice('policy'.length))] = sorted[k] ?? '';
+  }
+  return out;
+}
+
+function duplicateIds(policies: readonly LoadedPolicy[]): CedarLoadProblem[] {
+  const problems: CedarLoadProblem[] = [];
+  const seen = new Set<string>([BASE_PERMIT_ID]);
+  for (const p of policies) {
+    if (seen.has(p.id)) problems.push({ source: p.source, message: `policy id ${p.id} is used twice` });
+    seen.add(p.id);
+  }
+  return problems;
+}
+
+function validateSource(source: PolicySource, policies: readonly LoadedPolicy[]): CedarLoadProblem[] {
+  if (policies.length === 0) return [];
+  const byId = new Map(policies.map((p) => [p.id, p]));
+  const answer = validate({
+    schema: TOOLGATE_CEDAR_SCHEMA,
+    policies: { staticPolicies: Object.fromEntries(policies.map((p) => [p.id, p.text])) },
+    validationSettings: { mode: 'strict' },
+  });
+  if (answer.type !== 'success') {
+    return answer.errors.map((e) => ({ source: source.id, message: describe(e) }));
+  }
+  const located = (v: ValidationError): CedarLoadProblem => {
+    const offset = byId.get(v.policyId)?.offset ?? 0;
+    return { source: source.id, message: describe(v.error, source.text, offset) };
+  };
+  return [...answer.validationErrors, ...answer.validationWarnings].map(located);
+}
+
+/** Cedar's message and help, with the line and column in the source when Cedar gives a location. */
+function describe(error: DetailedError, text?: string, offset = 0): string {
+  const start = error.sourceLocations?.[0]?.start;
+  let where = '';
+  if (text !== undefined && start !== undefined) {
+    // Cedar counts bytes of UTF-8; map back to the source's characters.
+    const policyText = text.slice(offset);
+    const chars = Buffer.from(policyText, 'utf8').subarray(0, start).toString('utf8').length;
+    const before = text.slice(0, offset + chars).split('\n');
+    where = ` (line ${before.length}, column ${(before.at(-1)?.length ?? 0) + 1})`;
+  }
+  const help = error.help === null || error.help === '' ? '' : ` (${error.help})`;
+  return `${error.message}${help}${where}`;
+}

@@ -1,0 +1,94 @@
+/**
+ * @module toolgate's Cedar schema (namespace `Toolgate`): what an organisation policy may name, and
+ * the types the strict validator checks every policy against before it is loaded (DESIGN.md C6).
+ */
+
+/** Entity type and action names as they appear in policies and in requests. */
+export const CEDAR_TYPES = {
+  agent: 'Toolgate::Agent',
+  user: 'Toolgate::User',
+  tool: 'Toolgate::Tool',
+  arguments: 'Toolgate::Arguments',
+  numericArguments: 'Toolgate::NumericArguments',
+  action: 'Toolgate::Action',
+} as const;
+
+/** The one action: an agent invokes a tool. */
+export const INVOKE_ACTION = { type: CEDAR_TYPES.action, id: 'invoke' } as const;
+
+/**
+ * Call arguments are arbitrary JSON, but Cedar's strict validator needs every record attribute
+ * declared. A record with `additionalAttributes` is refused by cedar-wasm 4.13 ("experimental,
+ * `partial-validate` not enabled"), and declaring a fixed set of argument names would tie the
+ * schema to individual tools. Cedar 4's entity tags are its typed string-keyed map, so arguments
+ * ride on two per-call entities referenced from the context:
+ *
+ * - `context.arguments` (`Arguments`, tags String): every top-level argument. A string is its own
+ *   value; any other value is its RFC 8785 canonical JSON text (`true`, `42`, `{"a":1}`), so `like`
+ *   can still match inside nested values.
+ * - `context.numeric_arguments` (`NumericArguments`, tags Long): the top-level arguments whose value
+ *   is an integer Cedar can hold exactly (a JS safe integer), for `<`/`>` comparisons.
+ *
+ * The validator refuses `getTag` unless `hasTag` guards it, so a policy can never fail at run time
+ * on an absent argument:
+ *
+ *     forbid (principal, action, resource == Toolgate::Tool::"http.fetch")
+ *     when { context.arguments.hasTag("url") && context.arguments.getTag("url") like "http://*" };
+ *
+ * Nested values are not addressable as their own tags (no path syntax to get wrong); match their
+ * JSON text instead.
+ *
+ * `context.user` is present only when the call is made on behalf of a user (`context has user`);
+ * `on_behalf_of` (empty when none) and `user_permissions` carry the same facts flat, for short
+ * conditions.
+ */
+export const TOOLGATE_CEDAR_SCHEMA = `
+namespace Toolgate {
+  entity Agent = {
+    id: String,
+    owner: String,
+    capabilities: Set<String>,
+  };
+
+  entity User = {
+    id: String,
+    permissions: Set<String>,
+  };
+
+  entity Tool = {
+    id: String,
+    version: String,
+    action_class: String,
+    data_access: String,
+    egress: String,
+    access_tier: String,
+    owner: String,
+    provenance: String,
+    tags: Set<String>,
+  };
+
+  // One of each per call; see the comment in cedar-schema.ts.
+  entity Arguments tags String;
+  entity NumericArguments tags Long;
+
+  action invoke appliesTo {
+    principal: [Agent],
+    resource: [Tool],
+    context: {
+      session_id: String,
+      run_id: String,
+      on_behalf_of: String,
+      user?: User,
+      user_permissions: Set<String>,
+      private_data_read: Bool,
+      external_sends: Long,
+      egress_bytes: Long,
+      spend_cents: Long,
+      hour_utc: Long,
+      destination_host: String,
+      arguments: Arguments,
+      numeric_arguments: NumericArguments,
+    },
+  };
+}
+`;

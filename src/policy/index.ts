@@ -1,0 +1,19 @@
+/**
+ * @module Argument policy (DESIGN.md C6): URL, path and size rules as pure checks, and the
+ * schema walk that says which arguments they apply to. Anything exported here is public API.
+ */
+export type { PathRule } from './path-policy.js';
+export { checkPath, MAX_PATH_LENGTH } from './path-policy.js';
+export type { PolicyTarget, PolicyTargetKind } from './policy-targets.js';
+export {
+  MAX_SCHEMA_DEPTH,
+  MAX_SCHEMA_VISITS,
+  policyTargets,
+  valuesAt,
+} from './policy-targets.js';
+export type { PolicyVerdict } from './policy-verdict.js';
+export { MAX_ECHO_CHARS } from './policy-verdict.js';
+export type { SizeLimits } from './size-policy.js';
+export { checkSizes } from './size-policy.js';
+export type { UrlRule } from './url-policy.js';
+export { checkUrl, MAX_URL_LENGTH } from './url-policy.js';

@@ -1,0 +1,169 @@
+/** @module URL arguments: https to an exactly allow-listed DNS host, sent in canonical form (DESIGN.md C6). */
+import ipaddr from 'ipaddr.js';
+import type { PolicyVerdict } from './policy-verdict.js';
+import { allow, deny, excerpt, typeName } from './policy-verdict.js';
+
+export type { PolicyVerdict } from './policy-verdict.js';
+
+export interface UrlRule {
+  /** Exact lower-case DNS host names; empty allows no host. An IP literal here never matches. */
+  readonly hosts: readonly string[];
+}
+
+export const MAX_URL_LENGTH = 2048;
+
+const SCHEME_PREFIX = 'https://';
+const MAX_DNS_NAME_LENGTH = 253;
+const MAX_DNS_LABEL_LENGTH = 63;
+
+/** Unicode White_Space above U+00A0 plus the BOM: invisible in logs and review screens. */
+const UNICODE_SPACES = new Set([
+  0xa0, 0x1680, 0x2000, 0x2001, 0x2002, 0x2003, 0x2004, 0x2005, 0x2006, 0x2007, 0x2008, 0x2009,
+  0x200a, 0x2028, 0x2029, 0x202f, 0x205f, 0x3000, 0xfeff,
+]);
+
+/**
+ * Refused before parsing because the WHATWG parser silently strips or rewrites them (tabs and
+ * newlines vanish, `\` becomes `/`), so what a reviewer reads would differ from what is fetched.
+ */
+function isForbiddenCodePoint(cp: number): boolean {
+  return cp <= 0x20 || (cp >= 0x7f && cp <= 0x9f) || cp === 0x5c /* \ */ || UNICODE_SPACES.has(cp);
+}
+
+/** Index (in UTF-16 units) and code point of the first forbidden character, if any. */
+function firstForbiddenCodePoint(raw: string): { index: number; cp: number } | undefined {
+  let index = 0;
+  for (const ch of raw) {
+    const cp = ch.codePointAt(0) ?? 0;
+    if (isForbiddenCodePoint(cp)) return { index, cp };
+    index += ch.length;
+  }
+  return undefined;
+}
+
+/**
+ * The authority exactly as sent: after `https://`, up to the first `/`, `?` or `#` (backslash is
+ * already refused, so these are the only delimiters the WHATWG parser would honour).
+ */
+function rawAuthorityOf(raw: string): string {
+  const rest = raw.slice(SCHEME_PREFIX.length);
+  let end = rest.length;
+  for (const delimiter of ['/', '?', '#']) {
+    const at = rest.indexOf(delimiter);
+    if (at !== -1 && at < end) end = at;
+  }
+  return rest.slice(0, end);
+}
+
+/**
+ * True for a host the WHATWG parser produced from any IP spelling (it rewrites decimal, octal,
+ * hex, short and mixed IPv4 to dotted form, and keeps IPv6 in brackets), and, as a second
+ * opinion, for anything ipaddr.js would read as an address.
+ */
+function isIpLiteral(hostname: string, rawHost: string): boolean {
+  if (hostname.startsWith('[') || rawHost.startsWith('[')) return true;
+  if (ipaddr.IPv4.isValidFourPartDecimal(hostname)) return true;
+  return ipaddr.isValid(hostname) || ipaddr.isValid(rawHost);
+}
+
+function isLdhLabel(label: string): boolean {
+  if (label.length === 0 || label.length > MAX_DNS_LABEL_LENGTH) return false;
+  if (label.startsWith('-') || label.endsWith('-')) return false;
+  for (const ch of label) {
+    const lowerLetter = ch >= 'a' && ch <= 'z';
+    const digit = ch >= '0' && ch <= '9';
+    if (!lowerLetter && !digit && ch !== '-') return false;
+  }
+  return true;
+}
+
+/**
+ * Lower-case letter-digit-hyphen labels, no empty label (so no trailing dot), and a last label
+ * that is not all digits: the one spelling of a DNS name that can be compared byte for byte.
+ */
+function isCanonicalDnsName(host: string): boolean {
+  if (host.length === 0 || host.length > MAX_DNS_NAME_LENGTH) return false;
+  const labels = host.split('.');
+  const last = labels[labels.length - 1] ?? '';
+  let allDigits = last.length > 0;
+  for (const ch of last) if (ch < '0' || ch > '9') allDigits = false;
+  return !allDigits && labels.every(isLdhLabel);
+}
+
+/**
+ * Refusal messages quote at most one excerpt of the input (see `excerpt`), the authority rather
+ * than the whole URL where it is known, and never userinfo, which may hold a password.
+ *
+ * Allows `raw` only if it is an https URL, sent in canonical form, to a host equal to one of
+ * `rule.hosts`. Never throws, never allows on an unexpected path, and never compares hosts by
+ * suffix, prefix or containment. The returned `url` is the parser's serialization: pass that on,
+ * not `raw`.
+ */
+export function checkUrl(
+  raw: unknown,
+  rule: UrlRule,
+): PolicyVerdict<{ url: string; host: string }> {
+  if (typeof raw !== 'string')
+    return deny('url.type', `a URL must be a string, not ${typeName(raw)}`);
+  if (raw.length > MAX_URL_LENGTH) {
+    return deny(
+      'url.too_long',
+      `URL is ${raw.length} characters; at most ${MAX_URL_LENGTH} are allowed`,
+    );
+  }
+  const bad = firstForbiddenCodePoint(raw);
+  if (bad !== undefined) {
+    return deny(
+      'url.syntax',
+      `URL contains U+${bad.cp.toString(16).toUpperCase().padStart(4, '0')} at index ${bad.index}; whitespace, control characters and backslashes are not allowed`,
+    );
+  }
+  let parsed: URL;
+  try {
+    parsed = new URL(raw);
+  } catch {
+    return deny('url.syntax', `URL ${excerpt(raw)} is not an absolute URL`);
+  }
+  if (parsed.protocol !== 'https:') {
+    return deny(
+      'url.scheme',
+      `URL scheme ${excerpt(parsed.protocol)} is not allowed; only https is`,
+    );
+  }
+  // `HTTPS://`, `https:host` and `https:///host` all parse to the same URL; only one is canonical.
+  if (!raw.startsWith(SCHEME_PREFIX)) {
+    return deny('url.not_canonical', `URL ${excerpt(raw)} must start with exactly "https://"`);
+  }
+  const rawHost = rawAuthorityOf(raw);
+  // An empty `@` leaves username and password empty, so the raw authority is checked as well.
+  if (parsed.username !== '' || parsed.password !== '' || rawHost.includes('@')) {
+    return deny(
+      'url.userinfo',
+      'URL carries userinfo (a name, password or "@" before the host); none is allowed',
+    );
+  }
+  const host = parsed.hostname;
+  if (isIpLiteral(host, rawHost)) {
+    return deny(
+      'url.ip_literal',
+      `URL host ${excerpt(rawHost)} is an IP address; only DNS host names are allowed`,
+    );
+  }
+  // The parser drops `:443` and an empty `:`, so the raw authority decides.
+  if (parsed.port !== '' || rawHost.includes(':')) {
+    return deny(
+      'url.port',
+      `URL authority ${excerpt(rawHost)} names a port; only the default https port is allowed`,
+    );
+  }
+  if (rawHost !== host || !isCanonicalDnsName(host)) {
+    return deny(
+      'url.not_canonical',
+      `URL host ${excerpt(rawHost)} is not a canonical DNS name: lower-case ASCII letters, digits and hyphens, no percent-encoding, no trailing dot`,
+    );
+  }
+  if (!rule.hosts.includes(host)) {
+    return deny('url.host_not_allowed', `host ${excerpt(host)} is not allowed for this argument`);
+  }
+  return allow({ url: parsed.href, host });
+}
