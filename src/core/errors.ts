@@ -64,6 +64,45 @@ export const ERROR_CODES = {
     jsonRpc: -32009,
     summary: 'The approval is not in the state the operation needs (already decided, expired).',
   },
+  TOOL_NOT_REGISTERED: {
+    http: 404,
+    jsonRpc: -32011,
+    summary: 'No such tool in the session (never says whether it exists elsewhere).',
+  },
+  TOOL_RETIRED: { http: 410, jsonRpc: -32012, summary: 'The tool version is retired.' },
+  GRANT_MISSING: {
+    http: 403,
+    jsonRpc: -32013,
+    summary: 'The session lacks a capability the tool needs.',
+  },
+  POLICY_DENIED: {
+    http: 403,
+    jsonRpc: -32014,
+    summary: 'An argument or organisation policy refused the call.',
+  },
+  RATE_LIMITED: { http: 429, jsonRpc: -32015, summary: 'A rate limit was reached.' },
+  BUDGET_EXCEEDED: { http: 429, jsonRpc: -32016, summary: 'A session budget is spent.' },
+  TOXIC_FLOW: {
+    http: 403,
+    jsonRpc: -32017,
+    summary: 'Private data was read in this session; unconstrained egress is refused.',
+  },
+  APPROVAL_INVALID: {
+    http: 403,
+    jsonRpc: -32018,
+    summary: 'The approval presented does not match this call.',
+  },
+  IDEMPOTENCY_CONFLICT: {
+    http: 409,
+    jsonRpc: -32019,
+    summary: 'The idempotency key was used with other arguments, or its call is still running.',
+  },
+  OUTPUT_INVALID: {
+    http: 502,
+    jsonRpc: -32020,
+    summary: 'The tool returned a result its schema refuses.',
+  },
+  EXECUTION_FAILED: { http: 502, jsonRpc: -32021, summary: 'The tool could not be run or failed.' },
   STORE_UNAVAILABLE: { http: 503, jsonRpc: -32010, summary: 'The database cannot be reached.' },
   INTERNAL: { http: 500, jsonRpc: -32603, summary: 'An unexpected error; details are logged.' },
 } as const satisfies Record<string, { http: number; jsonRpc: number; summary: string }>;
@@ -95,8 +134,26 @@ export interface ErrorDetails {
   LIFECYCLE_INVALID: { toolId: string; version: string; from: string; to: string };
   QUARANTINE_STATE: { toolId: string; version: string; quarantined: boolean };
   APPROVAL_STATE: { approvalId: string };
+  TOOL_NOT_REGISTERED: CallDenial;
+  TOOL_RETIRED: CallDenial;
+  GRANT_MISSING: CallDenial;
+  POLICY_DENIED: CallDenial;
+  RATE_LIMITED: CallDenial;
+  BUDGET_EXCEEDED: CallDenial;
+  TOXIC_FLOW: CallDenial;
+  APPROVAL_INVALID: CallDenial;
+  IDEMPOTENCY_CONFLICT: CallDenial;
+  OUTPUT_INVALID: CallDenial;
+  EXECUTION_FAILED: CallDenial;
   STORE_UNAVAILABLE: Record<string, never>;
   INTERNAL: Record<string, never>;
+}
+
+/** A gate denial on the wire: the rule that fired and the audited call id. */
+export interface CallDenial {
+  rule: string;
+  call_id: string;
+  problems?: Problem[];
 }
 
 /** The only error type that crosses a front; anything else is reported as INTERNAL. */

@@ -1,6 +1,10 @@
 /** @module What the gate answers for one call: a discriminated union, built by small factories. */
 
-export type DenyCode =
+import type { ErrorCode } from '../core/index.js';
+
+/** Each denial is a code of the one error catalogue, so its HTTP status and docs exist. */
+export type DenyCode = Extract<
+  ErrorCode,
   | 'TOOL_NOT_REGISTERED'
   | 'TOOL_RETIRED'
   | 'INPUT_INVALID'
@@ -12,7 +16,8 @@ export type DenyCode =
   | 'APPROVAL_INVALID'
   | 'IDEMPOTENCY_CONFLICT'
   | 'OUTPUT_INVALID'
-  | 'EXECUTION_FAILED';
+  | 'EXECUTION_FAILED'
+>;
 
 export interface Allowed {
   readonly kind: 'allow';

@@ -12,9 +12,23 @@ import { adminTokenMatches } from '../identity/index.js';
 import type { Toolgate } from '../toolgate.js';
 import { makeErrorHandler } from './error-handler.js';
 import { adminRoutes } from './routes/admin.js';
+import { approvalRoutes } from './routes/approvals.js';
 import { discoveryRoutes } from './routes/discovery.js';
+import { sessionRoutes } from './routes/sessions.js';
 import { toolRoutes } from './routes/tools.js';
 import { errorBody, errors, toolDetail, toolSummary } from './wire-schemas.js';
+
+export type RouteAuth = 'admin' | 'agent' | 'public';
+
+declare module 'fastify' {
+  interface FastifyRequest {
+    /** The authenticated agent on `auth: 'agent'` routes; empty elsewhere. */
+    agentId: string;
+  }
+  interface FastifyContextConfig {
+    auth?: RouteAuth;
+  }
+}
 
 export interface HttpOptions {
   readonly adminToken: string;
@@ -102,7 +116,10 @@ export async function buildServer(tg: Toolgate, options: HttpOptions): Promise<F
           'A governed tool gateway for AI agents. Admin routes need `Authorization: Bearer <admin token>`. Every error body is `{ code, message, details }`; codes are listed in docs/errors.md.',
       },
       components: {
-        securitySchemes: { adminToken: { type: 'http', scheme: 'bearer' } },
+        securitySchemes: {
+          adminToken: { type: 'http', scheme: 'bearer', description: 'The admin token' },
+          agentKey: { type: 'http', scheme: 'bearer', description: 'An agent API key (tgk_…)' },
+        },
       },
       security: [{ adminToken: [] }],
     },
@@ -119,12 +136,28 @@ export async function buildServer(tg: Toolgate, options: HttpOptions): Promise<F
   });
   await app.register(swaggerUi, { routePrefix: '/docs' });
 
+  // Deny by default: a route is an admin route unless its config says `auth: 'agent'`
+  // (agent API key) or `auth: 'public'`. Unknown routes need the admin token too, so probing
+  // learns nothing.
+  app.decorateRequest('agentId', '');
   app.addHook('onRequest', async (req) => {
-    if (isPublic(req.url)) return;
+    const auth = (req.routeOptions.config as { auth?: RouteAuth } | undefined)?.auth ?? 'admin';
+    if (auth === 'public' || isPublic(req.url)) return;
     const header = req.headers.authorization ?? '';
     // The auth scheme is case-insensitive (RFC 9110 §11.1); the token is compared exactly.
-    const match = /^Bearer ([^\s]+)$/i.exec(header);
-    if (!match?.[1] || !adminTokenMatches(match[1], options.adminToken)) {
+    const token = /^Bearer ([^\s]+)$/i.exec(header)?.[1];
+    if (auth === 'agent') {
+      const agentId = token ? await tg.keys.verify(token) : null;
+      if (!agentId)
+        throw new ToolgateError(
+          'UNAUTHENTICATED',
+          'send Authorization: Bearer <agent API key>',
+          {},
+        );
+      req.agentId = agentId;
+      return;
+    }
+    if (!token || !adminTokenMatches(token, options.adminToken)) {
       throw new ToolgateError('UNAUTHENTICATED', 'send Authorization: Bearer <admin token>', {});
     }
   });
@@ -165,6 +198,8 @@ export async function buildServer(tg: Toolgate, options: HttpOptions): Promise<F
 
   const actor: Actor = { id: 'admin-token', via: 'rest' };
   toolRoutes(app, tg, actor);
+  sessionRoutes(app, tg);
+  approvalRoutes(app, tg, actor);
   adminRoutes(app, tg, actor);
   discoveryRoutes(app, tg);
   await app.ready();

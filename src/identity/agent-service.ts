@@ -201,6 +201,38 @@ export class AgentService {
     return added;
   }
 
+  /** Removes capabilities; returns those that were held. Takes effect on the next call. */
+  async revoke(agentId: string, capabilities: readonly string[], actor: Actor): Promise<string[]> {
+    const now = this.#clock();
+    return this.#store.db.transaction().execute(async (trx) => {
+      const agent = await trx
+        .selectFrom('agents')
+        .select('id')
+        .where('id', '=', agentId)
+        .executeTakeFirst();
+      if (!agent) throw new ToolgateError('AGENT_NOT_FOUND', `no agent ${agentId}`, { agentId });
+      const held = await trx
+        .selectFrom('grants')
+        .select('capability')
+        .where('agent_id', '=', agentId)
+        .where('capability', 'in', [...capabilities])
+        .execute();
+      const removed = held.map((g) => g.capability);
+      if (removed.length === 0) return [];
+      await trx
+        .deleteFrom('grants')
+        .where('agent_id', '=', agentId)
+        .where('capability', 'in', removed)
+        .execute();
+      await appendEvent(trx, actor, now, {
+        action: 'grant.revoked',
+        subject: `agent:${agentId}`,
+        details: { capabilities: removed },
+      });
+      return removed;
+    });
+  }
+
   async list(): Promise<AgentView[]> {
     const [agents, grants] = await Promise.all([
       this.#store.db.selectFrom('agents').selectAll().orderBy('id').execute(),

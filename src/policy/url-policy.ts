@@ -13,6 +13,8 @@ export interface UrlRule {
 export const MAX_URL_LENGTH = 2048;
 
 const SCHEME_PREFIX = 'https://';
+const USERINFO_MESSAGE =
+  'URL carries userinfo (a name, password or "@" before the host); none is allowed';
 const MAX_DNS_NAME_LENGTH = 253;
 const MAX_DNS_LABEL_LENGTH = 63;
 
@@ -91,13 +93,14 @@ function isCanonicalDnsName(host: string): boolean {
 }
 
 /**
- * Refusal messages quote at most one excerpt of the input (see `excerpt`), the authority rather
- * than the whole URL where it is known, and never userinfo, which may hold a password.
- *
  * Allows `raw` only if it is an https URL, sent in canonical form, to a host equal to one of
  * `rule.hosts`. Never throws, never allows on an unexpected path, and never compares hosts by
  * suffix, prefix or containment. The returned `url` is the parser's serialization: pass that on,
  * not `raw`.
+ *
+ * A refusal message quotes at most one excerpt of the input (see `excerpt`), the authority rather
+ * than the whole URL once it is known. Userinfo is refused before anything would quote it, since
+ * it may hold a password.
  */
 export function checkUrl(
   raw: unknown,
@@ -130,18 +133,15 @@ export function checkUrl(
       `URL scheme ${excerpt(parsed.protocol)} is not allowed; only https is`,
     );
   }
+  // An empty `@` leaves username and password empty, so the raw authority is checked below too.
+  if (parsed.username !== '' || parsed.password !== '')
+    return deny('url.userinfo', USERINFO_MESSAGE);
   // `HTTPS://`, `https:host` and `https:///host` all parse to the same URL; only one is canonical.
   if (!raw.startsWith(SCHEME_PREFIX)) {
     return deny('url.not_canonical', `URL ${excerpt(raw)} must start with exactly "https://"`);
   }
   const rawHost = rawAuthorityOf(raw);
-  // An empty `@` leaves username and password empty, so the raw authority is checked as well.
-  if (parsed.username !== '' || parsed.password !== '' || rawHost.includes('@')) {
-    return deny(
-      'url.userinfo',
-      'URL carries userinfo (a name, password or "@" before the host); none is allowed',
-    );
-  }
+  if (rawHost.includes('@')) return deny('url.userinfo', USERINFO_MESSAGE);
   const host = parsed.hostname;
   if (isIpLiteral(host, rawHost)) {
     return deny(

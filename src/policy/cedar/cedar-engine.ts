@@ -128,11 +128,14 @@ export class CedarPolicyEngine {
     const parsedSources: PolicySource[] = [];
     for (const source of sources) {
       if (source.id === '' || seenSources.has(source.id)) {
-        problems.push({ source: source.id, message: 'policy source ids must be unique and non-empty' });
+        problems.push({
+          source: source.id,
+          message: 'policy source ids must be unique and non-empty',
+        });
         continue;
       }
       seenSources.add(source.id);
-      const parsed = parseSource(source);
+      const parsed = guarded(source, () => parseSource(source));
       if (parsed.ok) {
         policies.push(...parsed.policies);
         parsedSources.push(source);
@@ -143,7 +146,9 @@ export class CedarPolicyEngine {
     problems.push(...duplicateIds(policies));
     // Validate every source that parsed, so one load reports all that is wrong.
     for (const source of parsedSources) {
-      problems.push(...validateSource(source, policies.filter((p) => p.source === source.id)));
+      const own = policies.filter((p) => p.source === source.id);
+      const checked = guarded(source, () => ({ ok: false, problems: validateSource(source, own) }));
+      if (!checked.ok) problems.push(...checked.problems);
     }
     if (problems.length > 0) return { ok: false, problems };
 
@@ -231,7 +236,11 @@ export class CedarPolicyEngine {
 }
 
 function refused(message: string): CedarDecision {
-  return { decision: 'deny', policies: [], reasons: [clip(`policy evaluation refused: ${message}`)] };
+  return {
+    decision: 'deny',
+    policies: [],
+    reasons: [clip(`policy evaluation refused: ${message}`)],
+  };
 }
 
 function clip(text: string): string {
@@ -243,15 +252,31 @@ function annotation(policy: PolicyJson, name: string): string | undefined {
   return typeof value === 'string' && value !== '' ? value : undefined;
 }
 
+/** In a `u` regex a well-formed pair is one code point, so only an unpaired half is category Cs. */
+const LONE_SURROGATE = /\p{Cs}/u;
+
 type Parsed =
   | { readonly ok: true; readonly policies: LoadedPolicy[] }
   | { readonly ok: false; readonly problems: CedarLoadProblem[] };
+
+/** cedar-wasm throws on input it cannot even deserialise (a lone UTF-16 surrogate): a problem too. */
+function guarded(source: PolicySource, run: () => Parsed): Parsed {
+  try {
+    return run();
+  } catch (error) {
+    const message = error instanceof Error ? error.message : 'Cedar could not read the policy text';
+    return { ok: false, problems: [{ source: source.id, message }] };
+  }
+}
 
 function parseSource(source: PolicySource): Parsed {
   const fail = (message: string): Parsed => ({
     ok: false,
     problems: [{ source: source.id, message }],
   });
+  // Cedar reads text as UTF-8 and would quietly replace a lone surrogate with U+FFFD.
+  if (LONE_SURROGATE.test(source.text))
+    return fail('policy text is not valid Unicode (lone surrogate)');
   const parts = policySetTextToParts(source.text);
   if (parts.type !== 'success') {
     return {
@@ -307,13 +332,17 @@ function duplicateIds(policies: readonly LoadedPolicy[]): CedarLoadProblem[] {
   const problems: CedarLoadProblem[] = [];
   const seen = new Set<string>([BASE_PERMIT_ID]);
   for (const p of policies) {
-    if (seen.has(p.id)) problems.push({ source: p.source, message: `policy id ${p.id} is used twice` });
+    if (seen.has(p.id))
+      problems.push({ source: p.source, message: `policy id ${p.id} is used twice` });
     seen.add(p.id);
   }
   return problems;
 }
 
-function validateSource(source: PolicySource, policies: readonly LoadedPolicy[]): CedarLoadProblem[] {
+function validateSource(
+  source: PolicySource,
+  policies: readonly LoadedPolicy[],
+): CedarLoadProblem[] {
   if (policies.length === 0) return [];
   const byId = new Map(policies.map((p) => [p.id, p]));
   const answer = validate({

@@ -224,7 +224,8 @@ function toolAtom(e: Expr, tool: ToolFacts): boolean | undefined {
   const inOp = binary(e, 'in');
   if (inOp !== undefined && isVar(inOp.left, 'resource')) {
     const single = uidOf(literal(inOp.right));
-    if (single !== undefined) return single.type === CEDAR_TYPES.tool ? single.id === tool.id : undefined;
+    if (single !== undefined)
+      return single.type === CEDAR_TYPES.tool ? single.id === tool.id : undefined;
     const elements = setElements(inOp.right);
     if (elements === undefined) return undefined;
     let any = false;

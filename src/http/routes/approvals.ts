@@ -1,0 +1,181 @@
+/**
+ * @module Admin routes for approvals, grants and agent keys. Nothing here is reachable with an
+ * agent key: an agent can neither approve its own calls nor widen its own grants.
+ */
+import type { FastifyInstance } from 'fastify';
+import type { Actor } from '../../core/index.js';
+import type { Toolgate } from '../../toolgate.js';
+import { errors } from '../wire-schemas.js';
+
+const idParams = {
+  type: 'object',
+  required: ['id'],
+  properties: { id: { type: 'string', maxLength: 100 } },
+} as const;
+
+export function approvalRoutes(app: FastifyInstance, tg: Toolgate, actor: Actor): void {
+  app.get(
+    '/v1/approvals',
+    {
+      schema: {
+        tags: ['approvals'],
+        summary: 'Approval requests, newest first',
+        querystring: {
+          type: 'object',
+          additionalProperties: false,
+          properties: {
+            status: {
+              type: 'string',
+              enum: ['pending', 'approved', 'rejected', 'consumed', 'expired'],
+            },
+          },
+        },
+        response: errors(400, 401),
+      },
+    },
+    async (req) => ({
+      approvals: await tg.approvals.list((req.query as { status?: string }).status),
+    }),
+  );
+
+  app.get(
+    '/v1/approvals/:id',
+    {
+      schema: {
+        tags: ['approvals'],
+        summary: 'One approval with the rendered call',
+        params: idParams,
+        response: errors(401, 404),
+      },
+    },
+    async (req) => tg.approvals.get((req.params as { id: string }).id),
+  );
+
+  app.post(
+    '/v1/approvals/:id/approve',
+    {
+      schema: {
+        tags: ['approvals'],
+        summary:
+          'Approve: the agent retrying exactly this call may run it once (TOTP when the tool needs a second factor)',
+        params: idParams,
+        body: {
+          type: ['object', 'null'],
+          additionalProperties: false,
+          properties: {
+            approver: {
+              type: 'string',
+              maxLength: 100,
+              description: 'Who approves (their TOTP is checked)',
+            },
+            totp: { type: 'string', maxLength: 10 },
+            reason: { type: 'string', maxLength: 2000 },
+          },
+        },
+        response: errors(400, 401, 403, 404, 409),
+      },
+    },
+    async (req) => {
+      const body = (req.body ?? {}) as { approver?: string; totp?: string; reason?: string };
+      const approver: Actor = body.approver ? { id: body.approver, via: 'rest' } : actor;
+      return tg.approvals.approve((req.params as { id: string }).id, approver, {
+        ...(body.totp !== undefined ? { totp: body.totp } : {}),
+        ...(body.reason !== undefined ? { reason: body.reason } : {}),
+      });
+    },
+  );
+
+  app.post(
+    '/v1/approvals/:id/reject',
+    {
+      schema: {
+        tags: ['approvals'],
+        summary: 'Reject an approval request',
+        params: idParams,
+        body: {
+          type: 'object',
+          additionalProperties: false,
+          required: ['reason'],
+          properties: {
+            approver: { type: 'string', maxLength: 100 },
+            reason: { type: 'string', minLength: 1, maxLength: 2000 },
+          },
+        },
+        response: errors(400, 401, 404, 409),
+      },
+    },
+    async (req) => {
+      const body = req.body as { approver?: string; reason: string };
+      return tg.approvals.reject(
+        (req.params as { id: string }).id,
+        body.approver ? { id: body.approver, via: 'rest' } : actor,
+        body.reason,
+      );
+    },
+  );
+
+  app.post(
+    '/v1/agents/:id/keys',
+    {
+      schema: {
+        tags: ['agents'],
+        summary: 'Issue an API key for an agent; the key is in this response only',
+        params: idParams,
+        response: errors(401, 404),
+      },
+    },
+    async (req, reply) => {
+      const issued = await tg.keys.issue((req.params as { id: string }).id, actor);
+      return reply
+        .status(201)
+        .send({ agent_id: issued.agentId, key_id: issued.keyId, api_key: issued.apiKey });
+    },
+  );
+
+  const grantBody = {
+    type: 'object',
+    additionalProperties: false,
+    required: ['agent', 'capabilities'],
+    properties: {
+      agent: { type: 'string', maxLength: 100 },
+      capabilities: {
+        type: 'array',
+        minItems: 1,
+        maxItems: 100,
+        items: { type: 'string', maxLength: 100 },
+      },
+    },
+  } as const;
+
+  app.post(
+    '/v1/grants',
+    {
+      schema: {
+        tags: ['agents'],
+        summary: 'Grant capabilities to an agent (admin only)',
+        body: grantBody,
+        response: errors(400, 401, 404, 422),
+      },
+    },
+    async (req) => {
+      const body = req.body as { agent: string; capabilities: string[] };
+      return tg.config.apply([{ kind: 'Grant', spec: body }], actor);
+    },
+  );
+
+  app.delete(
+    '/v1/grants',
+    {
+      schema: {
+        tags: ['agents'],
+        summary: 'Revoke capabilities of an agent (admin only)',
+        body: grantBody,
+        response: errors(400, 401, 404),
+      },
+    },
+    async (req) => {
+      const body = req.body as { agent: string; capabilities: string[] };
+      return { revoked: await tg.agents.revoke(body.agent, body.capabilities, actor) };
+    },
+  );
+}

@@ -1,0 +1,173 @@
+/** @module Agent-facing routes: open a session, list its tools, call a tool through the gate. */
+import type { FastifyInstance, FastifyReply } from 'fastify';
+import { ERROR_CODES } from '../../core/index.js';
+import type { GateDecision } from '../../gate/index.js';
+import type { Toolgate } from '../../toolgate.js';
+import { errors } from '../wire-schemas.js';
+
+const agent = { auth: 'agent' as const };
+const security = [{ agentKey: [] }];
+const sessionParams = {
+  type: 'object',
+  required: ['id'],
+  properties: { id: { type: 'string', maxLength: 100 } },
+} as const;
+
+/** Allowed → 200, pending approval → 202, denied → the code's status with `{ code, message, details }`. */
+export function sendDecision(reply: FastifyReply, decision: GateDecision): FastifyReply {
+  switch (decision.kind) {
+    case 'allow':
+      return reply.status(200).send({
+        kind: 'allow',
+        call_id: decision.callId,
+        tool: decision.toolId,
+        version: decision.version,
+        output: decision.output,
+        warnings: decision.warnings,
+      });
+    case 'pending_approval':
+      return reply.status(202).send({
+        kind: 'pending_approval',
+        call_id: decision.callId,
+        approval_id: decision.approvalId,
+        rendered: decision.rendered,
+        message: decision.message,
+      });
+    case 'deny':
+      return reply.status(ERROR_CODES[decision.code].http).send({
+        code: decision.code,
+        message: decision.message,
+        details: {
+          rule: decision.rule,
+          call_id: decision.callId,
+          ...(typeof decision.details === 'object' && decision.details !== null
+            ? decision.details
+            : {}),
+        },
+      });
+  }
+}
+
+export function sessionRoutes(app: FastifyInstance, tg: Toolgate): void {
+  app.post(
+    '/v1/sessions',
+    {
+      config: agent,
+      schema: {
+        tags: ['sessions'],
+        summary: 'Open a session (as an agent), optionally on behalf of a user and for a run',
+        security,
+        body: {
+          type: ['object', 'null'],
+          additionalProperties: false,
+          properties: {
+            on_behalf_of: { type: 'string', maxLength: 200 },
+            run_id: { type: 'string', maxLength: 128 },
+            ttl_seconds: { type: 'integer', minimum: 1, maximum: 604_800 },
+          },
+        },
+        response: errors(400, 401, 404),
+      },
+    },
+    async (req, reply) => {
+      const body = (req.body ?? {}) as {
+        on_behalf_of?: string;
+        run_id?: string;
+        ttl_seconds?: number;
+      };
+      const session = await tg.sessions.open(req.agentId, {
+        ...(body.on_behalf_of !== undefined ? { onBehalfOf: body.on_behalf_of } : {}),
+        ...(body.run_id !== undefined ? { runId: body.run_id } : {}),
+        ...(body.ttl_seconds !== undefined ? { ttlSeconds: body.ttl_seconds } : {}),
+      });
+      return reply.status(201).send(session);
+    },
+  );
+
+  app.get(
+    '/v1/sessions/:id/tools',
+    {
+      config: agent,
+      schema: {
+        tags: ['sessions'],
+        summary:
+          "The session's permitted tools as MCP tools/list entries, OpenAI function tools or Anthropic tools",
+        security,
+        params: sessionParams,
+        querystring: {
+          type: 'object',
+          additionalProperties: false,
+          properties: {
+            format: { type: 'string', enum: ['mcp', 'openai', 'anthropic'], default: 'mcp' },
+          },
+        },
+        response: errors(400, 401, 404),
+      },
+    },
+    async (req) => {
+      const { id } = req.params as { id: string };
+      const { format } = req.query as { format: 'mcp' | 'openai' | 'anthropic' };
+      return { tools: await tg.sessions.exportTools(id, req.agentId, format) };
+    },
+  );
+
+  app.post(
+    '/v1/sessions/:id/calls',
+    {
+      config: agent,
+      schema: {
+        tags: ['sessions'],
+        summary: 'Call a tool through the gate',
+        description:
+          '200 with the output when allowed; 202 with the approval id and the rendered call when it needs approval (retry the same call once approved); otherwise the denial as `{ code, message, details: { rule, call_id } }`.',
+        security,
+        params: sessionParams,
+        body: {
+          type: 'object',
+          additionalProperties: false,
+          required: ['tool', 'arguments'],
+          properties: {
+            tool: { type: 'string', maxLength: 200 },
+            arguments: { description: 'The tool arguments (a JSON object)' },
+            idempotency_key: { type: 'string', maxLength: 128 },
+            model: { type: 'string', maxLength: 200 },
+          },
+        },
+        response: errors(400, 401, 403, 404, 409, 410, 413, 422, 429, 502),
+      },
+    },
+    async (req, reply) => {
+      const { id } = req.params as { id: string };
+      const body = req.body as {
+        tool: string;
+        arguments: unknown;
+        idempotency_key?: string;
+        model?: string;
+      };
+      const decision = await tg.gate.invoke(
+        {
+          agentId: req.agentId,
+          sessionId: id,
+          ...(body.model !== undefined ? { model: body.model } : {}),
+        },
+        body.tool,
+        body.arguments,
+        body.idempotency_key !== undefined ? { idempotencyKey: body.idempotency_key } : {},
+      );
+      return sendDecision(reply, decision);
+    },
+  );
+
+  app.get(
+    '/v1/sessions/:id',
+    {
+      schema: {
+        tags: ['sessions'],
+        summary: 'Admin view of a session: its tools and what was withheld, and why',
+        params: sessionParams,
+        response: errors(401, 404),
+      },
+    },
+    async (req) => tg.sessions.inspect((req.params as { id: string }).id),
+  );
+}
