@@ -182,7 +182,21 @@ function checkSchemaTextSize(raw: RawDefinition): Problem[] {
 
 /** Path arguments are contained under roots the tool declares; without roots none is allowed. */
 function checkPathRoots(raw: RawDefinition): Problem[] {
-  const paths = policyTargets(raw.input_schema).filter((t) => t.kind === 'path');
+  let targets: ReturnType<typeof policyTargets>;
+  try {
+    targets = policyTargets(raw.input_schema);
+  } catch (err) {
+    // A schema too large to walk could not have its URL and path arguments checked per call.
+    const message = err instanceof Error ? err.message : String(err);
+    return [
+      problem(
+        '/input_schema',
+        `cannot be analysed for argument policy: ${message}`,
+        'policy.targets',
+      ),
+    ];
+  }
+  const paths = targets.filter((t) => t.kind === 'path');
   if (paths.length > 0 && !raw.arguments_policy?.path_roots) {
     return [
       problem(

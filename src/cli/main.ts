@@ -321,21 +321,201 @@ for (const op of ['quarantine', 'release'] as const) {
     );
 }
 
-program
-  .command('agents')
-  .description('agents and their grants')
-  .command('list')
-  .action(() =>
+const agents = program.command('agents').description('agents, their API keys and grants');
+
+agents.command('list').action(() =>
+  withToolgate(async (tg, out) => {
+    const list = await tg.agents.list();
+    out.result({ agents: list }, () =>
+      list.length === 0
+        ? 'no agents'
+        : table([
+            ['ID', 'OWNER', 'TIER', 'ENABLED', 'CAPABILITIES'],
+            ...list.map((a) => [
+              a.id,
+              a.owner,
+              a.tier,
+              String(a.enabled),
+              a.capabilities.join(','),
+            ]),
+          ]),
+    );
+  })(),
+);
+
+agents
+  .command('create <id>')
+  .description('create an agent (if new) and print a new API key for it, once')
+  .option('--owner <team>', 'owning team', 'unassigned')
+  .addOption(
+    new Option('--tier <tier>', 'highest tool tier it may be offered').choices([
+      'public',
+      'restricted',
+      'privileged',
+    ]),
+  )
+  .action((id: string, opts: { owner: string; tier?: 'public' | 'restricted' | 'privileged' }) =>
     withToolgate(async (tg, out) => {
-      const agents = await tg.agents.list();
-      out.result({ agents }, () =>
-        agents.length === 0
-          ? 'no agents'
+      const exists = (await tg.agents.list()).some((a) => a.id === id);
+      if (!exists) {
+        await tg.config.apply(
+          [
+            {
+              kind: 'Agent',
+              spec: { id, owner: opts.owner, ...(opts.tier ? { tier: opts.tier } : {}) },
+            },
+          ],
+          actor,
+        );
+      }
+      const issued = await tg.keys.issue(id, actor);
+      out.result(
+        { agent_id: id, created: !exists, key_id: issued.keyId, api_key: issued.apiKey },
+        () =>
+          [
+            `${exists ? 'agent' : 'created agent'} ${id}`,
+            `API key (shown once, store it now): ${issued.apiKey}`,
+          ].join('\n'),
+      );
+    })(),
+  );
+
+agents
+  .command('revoke-key <keyId>')
+  .description('revoke an API key')
+  .action((keyId: string) =>
+    withToolgate(async (tg, out) => {
+      await tg.keys.revoke(keyId, actor);
+      out.result({ revoked: keyId }, () => `key ${keyId} revoked`);
+    })(),
+  );
+
+const grants = program.command('grants').description('capability grants (admin only)');
+
+grants.command('list').action(() =>
+  withToolgate(async (tg, out) => {
+    const list = await tg.agents.grants();
+    out.result({ grants: list }, () =>
+      list.length === 0
+        ? 'no grants'
+        : table([
+            ['AGENT', 'CAPABILITY', 'BY', 'AT'],
+            ...list.map((g) => [g.agent_id, g.capability, g.created_by, g.created_at]),
+          ]),
+    );
+  })(),
+);
+
+grants
+  .command('add <agent> <capabilities...>')
+  .description('grant capabilities to an agent')
+  .action((agent: string, capabilities: string[]) =>
+    withToolgate(async (tg, out) => {
+      const result = await tg.config.apply(
+        [{ kind: 'Grant', spec: { agent, capabilities } }],
+        actor,
+      );
+      out.result(result, () => result.changes.map((c) => c.summary).join('\n'));
+    })(),
+  );
+
+grants
+  .command('remove <agent> <capabilities...>')
+  .description('revoke capabilities of an agent')
+  .action((agent: string, capabilities: string[]) =>
+    withToolgate(async (tg, out) => {
+      const revoked = await tg.agents.revoke(agent, capabilities, actor);
+      out.result({ revoked }, () =>
+        revoked.length > 0 ? `revoked ${revoked.join(', ')}` : 'nothing to revoke',
+      );
+    })(),
+  );
+
+const approvals = program.command('approvals').description('calls waiting for a human decision');
+
+approvals
+  .command('list')
+  .addOption(
+    new Option('--status <status>').choices([
+      'pending',
+      'approved',
+      'rejected',
+      'consumed',
+      'expired',
+    ]),
+  )
+  .action((opts: { status?: string }) =>
+    withToolgate(async (tg, out) => {
+      const list = await tg.approvals.list(opts.status);
+      out.result({ approvals: list }, () =>
+        list.length === 0
+          ? 'no approvals'
           : table([
-              ['ID', 'OWNER', 'ENABLED', 'CAPABILITIES'],
-              ...agents.map((a) => [a.id, a.owner, String(a.enabled), a.capabilities.join(',')]),
+              ['ID', 'STATUS', 'AGENT', 'TOOL', 'CLASS', 'CREATED'],
+              ...list.map((a) => [
+                a.id,
+                a.status,
+                a.agent_id,
+                `${a.tool_id}@${a.tool_version}`,
+                a.action_class,
+                a.created_at,
+              ]),
             ]),
       );
+    })(),
+  );
+
+approvals
+  .command('show <id>')
+  .description('the resolved call the agent wants to make: tool, literal arguments, destination')
+  .action((id: string) =>
+    withToolgate(async (tg, out) => {
+      const a = await tg.approvals.get(id);
+      out.result(a, () =>
+        [
+          `${a.id}  ${a.status}  ${a.tool_id}@${a.tool_version} (${a.action_class})`,
+          `agent ${a.agent_id}${a.user_id ? ` on behalf of ${a.user_id}` : ''}, session ${a.session_id}`,
+          `destination: ${a.rendered.destination_hosts.join(', ') || '(none)'}`,
+          `second factor: ${a.second_factor ? 'required' : 'no'}`,
+          'arguments:',
+          JSON.stringify(a.rendered.arguments, null, 2),
+        ].join('\n'),
+      );
+    })(),
+  );
+
+approvals
+  .command('approve <id>')
+  .description('approve: the agent may run exactly this call, once')
+  .option('--approver <id>', 'who approves (their TOTP is checked where required)')
+  .option('--totp <code>', 'second factor, for irreversible actions')
+  .option('--reason <text>')
+  .action((id: string, opts: { approver?: string; totp?: string; reason?: string }) =>
+    withToolgate(async (tg, out) => {
+      const a = await tg.approvals.approve(
+        id,
+        opts.approver ? { id: opts.approver, via: 'cli' } : actor,
+        {
+          ...(opts.totp ? { totp: opts.totp } : {}),
+          ...(opts.reason ? { reason: opts.reason } : {}),
+        },
+      );
+      out.result(a, () => `${a.id} approved by ${a.decided_by}`);
+    })(),
+  );
+
+approvals
+  .command('reject <id>')
+  .requiredOption('--reason <text>')
+  .option('--approver <id>')
+  .action((id: string, opts: { reason: string; approver?: string }) =>
+    withToolgate(async (tg, out) => {
+      const a = await tg.approvals.reject(
+        id,
+        opts.approver ? { id: opts.approver, via: 'cli' } : actor,
+        opts.reason,
+      );
+      out.result(a, () => `${a.id} rejected`);
     })(),
   );
 

@@ -128,12 +128,18 @@ export class Gate {
     } catch {
       return null;
     }
-    const compiled: CompiledTool = {
-      detail,
-      validateInput: this.#ajv.compile(detail.definition.input_schema),
-      validateOutput: this.#ajv.compile(detail.definition.output_schema),
-      targets: policyTargets(detail.definition.input_schema),
-    };
+    let compiled: CompiledTool;
+    try {
+      compiled = {
+        detail,
+        validateInput: this.#ajv.compile(detail.definition.input_schema),
+        validateOutput: this.#ajv.compile(detail.definition.output_schema),
+        targets: policyTargets(detail.definition.input_schema),
+      };
+    } catch {
+      // Registration refuses such schemas; one that slipped through is treated as absent.
+      return null;
+    }
     this.#cache.set(key, compiled);
     return compiled;
   }
@@ -254,7 +260,9 @@ export class Gate {
         { problems },
       );
     }
-    const callArgs = args as Record<string, unknown>;
+    // From here on the call works on its own copy: policy resolution rewrites URL and path
+    // arguments to their checked form, and that form is what is approved, hashed and run.
+    const callArgs = structuredClone(args) as Record<string, unknown>;
 
     // 4 grant and tier, live: a grant revoked after the session opened stops the next call.
     const caps = await this.#d.sessions.capabilities(ctx.agentId, session.user_id);
@@ -278,10 +286,13 @@ export class Gate {
           if (!verdict.ok)
             return refusal('POLICY_DENIED', verdict.rule, `${pointer}: ${verdict.message}`, ref);
           destinations.add(verdict.value.host);
+          setAt(callArgs, pointer, verdict.value.url);
         } else {
           const verdict = await checkPath(value, { roots: def.arguments_policy.path_roots ?? [] });
           if (!verdict.ok)
             return refusal('POLICY_DENIED', verdict.rule, `${pointer}: ${verdict.message}`, ref);
+          // The tool gets the contained real path, never the caller's spelling of it.
+          setAt(callArgs, pointer, verdict.value.path);
         }
       }
     }
@@ -594,6 +605,19 @@ export class Gate {
     }
     return { kind: 'replay', callId: row.call_id, output: JSON.parse(row.result) as unknown };
   }
+}
+
+/** Replaces the value at a concrete JSON pointer (as valuesAt returns them) in place. */
+function setAt(root: Record<string, unknown>, pointer: string, value: unknown): void {
+  const tokens = pointer
+    .split('/')
+    .slice(1)
+    .map((t) => t.replaceAll('~1', '/').replaceAll('~0', '~'));
+  const last = tokens.pop();
+  if (last === undefined) return;
+  let node: unknown = root;
+  for (const t of tokens) node = (node as Record<string, unknown>)[t];
+  (node as Record<string, unknown>)[last] = value;
 }
 
 /** The argument hash of anything, or null when it cannot be represented (never throws). */

@@ -1,0 +1,123 @@
+/**
+ * Runs every red-team case for the argument policy (DESIGN.md C6), one test per case. The cases
+ * are data: url-cases.json and path-cases.json next to this file.
+ */
+import assert from 'node:assert/strict';
+import { readFileSync } from 'node:fs';
+import { mkdir, mkdtemp, realpath, rm, symlink, writeFile } from 'node:fs/promises';
+import { tmpdir } from 'node:os';
+import path from 'node:path';
+import { after, before, describe, test } from 'node:test';
+import { checkPath, checkUrl, type PolicyVerdict } from '../../src/policy/index.js';
+
+interface UrlCase {
+  readonly name: string;
+  readonly url: string;
+  readonly hosts: readonly string[];
+  readonly expect: 'allow' | 'deny';
+  readonly rule?: string;
+}
+
+interface PathCase {
+  readonly name: string;
+  readonly path: unknown;
+  readonly expect: 'allow' | 'deny';
+  readonly rule?: string;
+}
+
+function load<T>(file: string): T[] {
+  return JSON.parse(readFileSync(new URL(file, import.meta.url), 'utf8')) as T[];
+}
+
+function assertVerdict(
+  verdict: PolicyVerdict<unknown>,
+  expected: { expect: 'allow' | 'deny'; rule?: string },
+): void {
+  if (expected.expect === 'allow') {
+    assert.ok(verdict.ok, verdict.ok ? '' : `refused: ${verdict.rule}: ${verdict.message}`);
+    return;
+  }
+  assert.equal(verdict.ok, false, 'allowed, expected a refusal');
+  if (!verdict.ok && expected.rule !== undefined) {
+    assert.equal(verdict.rule, expected.rule, verdict.message);
+  }
+}
+
+const urlCases = load<UrlCase>('./url-cases.json');
+const pathCases = load<PathCase>('./path-cases.json');
+
+describe('red team: URL arguments', () => {
+  for (const c of urlCases) {
+    test(c.name, () => {
+      const verdict = checkUrl(c.url, { hosts: c.hosts });
+      assertVerdict(verdict, c);
+      if (verdict.ok) assert.ok(c.hosts.includes(verdict.value.host));
+    });
+  }
+});
+
+/**
+ * The fixture every path case refers to:
+ *
+ * <base>/ws                                the one root
+ *   docs/readme.md
+ *   docs/sub/deep.txt
+ *   docs/link-out      -> /etc
+ *   docs/link-in       -> ../docs
+ *   docs/link-root     -> ..               (the root itself)
+ *   docs/link-file     -> readme.md
+ *   docs/link-evil     -> ../../ws-evil
+ *   docs/link-abs-out  -> <base>/ws-evil   (absolute)
+ *   docs/link-parent   -> ../..            (<base>)
+ *   docs/link-chain    -> link-out
+ *   docs/link-passwd   -> /etc/passwd
+ *   docs/dangling      -> <base>/nowhere/file
+ *   docs/loop          -> loop
+ * <base>/ws-evil/secret.txt                a sibling whose name has the root's as prefix
+ */
+describe('red team: path arguments', () => {
+  let base = '';
+  let root = '';
+
+  before(async () => {
+    base = await realpath(await mkdtemp(path.join(tmpdir(), 'toolgate-redteam-')));
+    root = path.join(base, 'ws');
+    const docs = path.join(root, 'docs');
+    await mkdir(path.join(docs, 'sub'), { recursive: true });
+    await writeFile(path.join(docs, 'readme.md'), 'hello');
+    await writeFile(path.join(docs, 'sub', 'deep.txt'), 'deep');
+    await mkdir(path.join(base, 'ws-evil'));
+    await writeFile(path.join(base, 'ws-evil', 'secret.txt'), 'secret');
+    const links: [string, string][] = [
+      ['link-out', '/etc'],
+      ['link-in', '../docs'],
+      ['link-root', '..'],
+      ['link-file', 'readme.md'],
+      ['link-evil', '../../ws-evil'],
+      ['link-abs-out', path.join(base, 'ws-evil')],
+      ['link-parent', '../..'],
+      ['link-chain', 'link-out'],
+      ['link-passwd', '/etc/passwd'],
+      ['dangling', path.join(base, 'nowhere', 'file')],
+      ['loop', 'loop'],
+    ];
+    for (const [name, target] of links) await symlink(target, path.join(docs, name));
+  });
+
+  after(async () => {
+    if (base !== '') await rm(base, { recursive: true, force: true });
+  });
+
+  for (const c of pathCases) {
+    test(c.name, async () => {
+      const verdict = await checkPath(c.path, { roots: [root] });
+      assertVerdict(verdict, c);
+      if (verdict.ok) {
+        const relative = path.relative(root, verdict.value.path);
+        const outside = relative === '..' || relative.startsWith(`..${path.sep}`);
+        assert.ok(!outside && !path.isAbsolute(relative), verdict.value.path);
+        assert.equal(verdict.value.root, root);
+      }
+    });
+  }
+});
