@@ -15,6 +15,7 @@ import {
   SessionService,
 } from './gate/index.js';
 import { AgentKeys, AgentService, UserService } from './identity/index.js';
+import { PolicyService } from './policy/index.js';
 import { DEFAULT_DB_URL, listEvents, openStore, type Store } from './store/index.js';
 
 export interface Toolgate {
@@ -48,6 +49,7 @@ export interface ToolgateOptions {
   readonly approverTotpSecrets?: ReadonlyMap<string, string>;
   /** In-process handlers for `inline` tools; default: the demo catalog's. */
   readonly executor?: InlineExecutor;
+  /** A fixed policy engine instead of the stored policies (library use). */
   readonly policy?: PolicyEngine;
 }
 
@@ -66,14 +68,16 @@ export async function openToolgate(options: ToolgateOptions = {}): Promise<Toolg
       ...(options.approverTotpSecrets ? { totpSecrets: options.approverTotpSecrets } : {}),
     },
   );
+  const policies = new PolicyService(store.db, options.clock);
   const gate = new Gate({
     store,
     catalog,
     agents,
+    users,
     sessions,
     approvals,
     executor: options.executor ?? demoExecutor(),
-    ...(options.policy ? { policy: options.policy } : {}),
+    policies: options.policy ? async () => options.policy ?? null : () => policies.engine(),
     ...clock,
   });
   return {
@@ -86,7 +90,7 @@ export async function openToolgate(options: ToolgateOptions = {}): Promise<Toolg
     sessions,
     approvals,
     gate,
-    config: new ApplyService(catalog, agents, users),
+    config: new ApplyService(catalog, agents, users, policies),
     events: { list: (filter) => listEvents(store.db, filter) },
     close: () => store.close(),
   };

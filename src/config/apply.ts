@@ -30,6 +30,7 @@ import {
   type UserSpec,
   userSpecSchema,
 } from '../identity/index.js';
+import { type PolicyService, type PolicySpec, policySpecSchema } from '../policy/index.js';
 import {
   type ConfigDocument,
   parseConfigText,
@@ -86,6 +87,7 @@ const validateSpec: Record<ConfigDocument['kind'], SpecCheck> = {
   },
   Agent: withSpec(compileDocumentValidator(agentSpecSchema)),
   User: withSpec(compileDocumentValidator(userSpecSchema)),
+  Policy: withSpec(compileDocumentValidator(policySpecSchema)),
   Grant: withSpec(compileDocumentValidator(grantSpecSchema)),
 };
 
@@ -98,10 +100,18 @@ export class ApplyService {
   readonly #agents: AgentService;
   readonly #users: UserService;
 
-  constructor(catalog: CatalogService, agents: AgentService, users: UserService) {
+  readonly #policies: PolicyService;
+
+  constructor(
+    catalog: CatalogService,
+    agents: AgentService,
+    users: UserService,
+    policies: PolicyService,
+  ) {
     this.#catalog = catalog;
     this.#agents = agents;
     this.#users = users;
+    this.#policies = policies;
   }
 
   async applyText(
@@ -196,6 +206,36 @@ export class ApplyService {
         });
       } catch (err) {
         problems.push(...refusalProblems(err, index, 'Tool'));
+      }
+    }
+    // Policies are validated as the whole set they will form, then written; a change bumps the
+    // catalog revision so every gate reloads them.
+    const policyDocs = ofKind('Policy');
+    if (policyDocs.length > 0) {
+      const specs = policyDocs.map((d) => d.doc.spec as PolicySpec);
+      const found = await this.#policies.check(ctx.trx, specs);
+      for (const p of found) {
+        const at = policyDocs.find((d) => (d.doc.spec as PolicySpec).id === p.source);
+        problems.push({
+          ...problem(`/${at?.index ?? 0}/spec/text`, p.message, 'policy.cedar'),
+          document: at?.index ?? 0,
+          kind: 'Policy',
+        });
+      }
+      if (found.length === 0) {
+        for (const { index, doc } of policyDocs) {
+          const spec = doc.spec as PolicySpec;
+          const outcome = await this.#policies.upsertIn(ctx.trx, spec, actor);
+          if (outcome !== 'unchanged') ctx.changed = true;
+          changes.push({
+            document: index,
+            kind: 'Policy',
+            subject: `policy ${spec.id}`,
+            action:
+              outcome === 'created' ? 'create' : outcome === 'updated' ? 'update' : 'unchanged',
+            summary: outcome,
+          });
+        }
       }
     }
     for (const { index, doc } of ofKind('Grant')) {

@@ -15,8 +15,10 @@ import {
   type ToolVersionDetail,
 } from '../catalog/index.js';
 import { type Clock, exceedsDepth, systemClock, ToolgateError } from '../core/index.js';
-import type { AgentService, SessionBudgets } from '../identity/index.js';
+import type { AgentService, SessionBudgets, UserService } from '../identity/index.js';
 import {
+  type CedarDecision,
+  type CedarRequest,
   checkPath,
   checkSizes,
   checkUrl,
@@ -47,24 +49,14 @@ export interface CallOptions {
   readonly idempotencyKey?: string;
 }
 
-/** An org policy engine (Cedar); optional so the gate runs without any policy loaded. */
+/** An org policy engine (Cedar); the gate builds its request. */
 export interface PolicyEngine {
   appliesTo(tool: { id: string; action_class: string; tags: readonly string[] }): boolean;
-  evaluate(
-    request: PolicyRequest,
-  ):
-    | { decision: 'allow' }
-    | { decision: 'deny'; policies: readonly string[]; reasons: readonly string[] };
+  evaluate(request: CedarRequest): CedarDecision;
 }
 
-export interface PolicyRequest {
-  readonly agent: { id: string; owner: string; capabilities: readonly string[] };
-  readonly user?: { id: string; permissions: readonly string[] };
-  readonly tool: ToolVersionDetail;
-  readonly session: SessionRow;
-  readonly args: Record<string, unknown>;
-  readonly now: Date;
-}
+/** Where the gate gets its policy engine: fixed (library use) or loaded from stored policies. */
+export type PolicySupplier = () => Promise<PolicyEngine | null>;
 
 interface CompiledTool {
   readonly detail: ToolVersionDetail;
@@ -81,10 +73,12 @@ export interface GateDependencies {
   readonly store: Store;
   readonly catalog: CatalogService;
   readonly agents: AgentService;
+  readonly users: UserService;
   readonly sessions: SessionService;
   readonly approvals: ApprovalDesk;
   readonly executor: InlineExecutor;
-  readonly policy?: PolicyEngine;
+  /** Loads the org policy engine; called again after every catalog or policy change. */
+  readonly policies?: PolicySupplier;
   readonly clock?: Clock;
 }
 
@@ -93,6 +87,7 @@ export class Gate {
   readonly #clock: Clock;
   readonly #ajv = createRuntimeAjv();
   #cache = new Map<string, CompiledTool>();
+  #engine: Promise<PolicyEngine | null> | null = null;
   #revision = -1;
   #revisionCheckedAt = 0;
 
@@ -105,6 +100,7 @@ export class Gate {
 
   #invalidate(): void {
     this.#cache = new Map();
+    this.#engine = null;
     this.#ajv.removeSchema();
     this.#revisionCheckedAt = 0;
   }
@@ -296,17 +292,54 @@ export class Gate {
         }
       }
     }
-    const policy = this.#d.policy;
+    let policy: PolicyEngine | null;
+    try {
+      this.#engine ??= this.#d.policies ? this.#d.policies() : Promise.resolve(null);
+      policy = await this.#engine;
+    } catch {
+      // Policies that cannot be loaded never mean "no policies": fail closed.
+      this.#engine = null;
+      return refusal(
+        'POLICY_DENIED',
+        'cedar.unavailable',
+        'organisation policies could not be loaded',
+        ref,
+      );
+    }
     if (policy?.appliesTo({ id: detail.id, action_class: def.action_class, tags: def.tags })) {
       const agent = await this.#d.agents.get(ctx.agentId);
+      const user = session.user_id ? await this.#d.users.get(session.user_id) : null;
       const decision = policy.evaluate({
         agent: { id: agent.id, owner: agent.owner, capabilities: agent.capabilities },
-        tool: detail,
-        session,
-        args: callArgs,
-        now,
+        ...(user ? { user: { id: user.id, permissions: user.permissions } } : {}),
+        tool: {
+          id: detail.id,
+          version: detail.version,
+          action_class: def.action_class,
+          data_access: def.data_access,
+          egress: def.egress.mode,
+          access_tier: def.access_tier,
+          owner: def.owner,
+          provenance: def.provenance,
+          tags: def.tags,
+        },
+        context: {
+          session_id: session.id,
+          run_id: session.run_id,
+          on_behalf_of: session.user_id ?? '',
+          user_permissions: user?.permissions ?? [],
+          private_data_read: session.private_data_read === 1,
+          external_sends: session.external_sends,
+          egress_bytes: session.egress_bytes,
+          spend_cents: session.spend_cents,
+          hour_utc: now.getUTCHours(),
+          destination_host: [...destinations][0] ?? '',
+          arguments: callArgs,
+        },
       });
       if (decision.decision === 'deny') {
+        // Cedar's reasons can quote request values: the audit keeps the policy id; the caller
+        // gets the policy's own @reason when it has one.
         return refusal(
           'POLICY_DENIED',
           `cedar.${decision.policies[0] ?? 'forbid'}`,

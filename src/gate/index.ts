@@ -17,7 +17,7 @@ export type {
   CallOptions,
   GateDependencies,
   PolicyEngine,
-  PolicyRequest,
+  PolicySupplier,
 } from './gate.js';
 export { Gate } from './gate.js';
 export type { InlineHandler } from './inline-executor.js';

@@ -2,8 +2,13 @@
  * @module Argument policy (DESIGN.md C6): URL, path and size rules as pure checks, and the
  * schema walk that says which arguments they apply to. Anything exported here is public API.
  */
+
+export type { CedarDecision, CedarRequest, PolicySource } from './cedar/index.js';
+export { CedarPolicyEngine } from './cedar/index.js';
 export type { PathRule } from './path-policy.js';
 export { checkPath, MAX_PATH_LENGTH } from './path-policy.js';
+export type { PolicySpec } from './policy-service.js';
+export { PolicyService, policySpecSchema } from './policy-service.js';
 export type { PolicyTarget, PolicyTargetKind } from './policy-targets.js';
 export {
   MAX_SCHEMA_DEPTH,

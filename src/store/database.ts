@@ -188,7 +188,18 @@ export interface MetaTable {
   value: string;
 }
 
+/** Organisation policies (Cedar), one policy set per configuration document. */
+export interface PolicyTable {
+  id: string;
+  text: string;
+  spec_hash: string;
+  created_at: string;
+  updated_at: string;
+  updated_by: string;
+}
+
 export interface Database {
+  policies: PolicyTable;
   tool_versions: ToolVersionTable;
   agents: AgentTable;
   agent_keys: AgentKeyTable;

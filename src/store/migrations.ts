@@ -275,6 +275,21 @@ function gate(dialect: Dialect): Migration {
   };
 }
 
+/** Organisation policies written in Cedar (kind Policy). */
+const policies: Migration = {
+  async up(db: Kysely<unknown>): Promise<void> {
+    await db.schema
+      .createTable('policies')
+      .addColumn('id', 'text', (c) => c.primaryKey())
+      .addColumn('text', 'text', (c) => c.notNull())
+      .addColumn('spec_hash', 'text', (c) => c.notNull())
+      .addColumn('created_at', 'text', (c) => c.notNull())
+      .addColumn('updated_at', 'text', (c) => c.notNull())
+      .addColumn('updated_by', 'text', (c) => c.notNull())
+      .execute();
+  },
+};
+
 export function migrationProvider(dialect: Dialect): MigrationProvider {
   return {
     async getMigrations() {
@@ -282,6 +297,7 @@ export function migrationProvider(dialect: Dialect): MigrationProvider {
         '0001_initial': initial(dialect),
         '0002_row_revision': rowRevision,
         '0003_gate': gate(dialect),
+        '0004_policies': policies,
       };
     },
   };

@@ -229,7 +229,7 @@ for (const backend of backends()) {
     });
 
     test('reserved kinds and empty files are refused', async () => {
-      await assert.rejects(tg.config.apply([{ kind: 'Policy', spec: {} }], admin), /reserved/);
+      await assert.rejects(tg.config.apply([{ kind: 'Secret', spec: {} }], admin), /reserved/);
       await assert.rejects(tg.config.applyText('# nothing\n', admin), { code: 'CONFIG_INVALID' });
     });
   });

@@ -1059,7 +1059,7 @@ for (const backend of backends()) {
         const body = assertError(
           await a.call('POST', '/v1/apply', {
             body: [
-              { kind: 'Policy', spec: {} },
+              { kind: 'Provider', spec: {} },
               { kind: 'Gizmo', spec: {} },
             ],
           }),
