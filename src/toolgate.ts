@@ -14,7 +14,14 @@ import {
   type PolicyEngine,
   SessionService,
 } from './gate/index.js';
-import { AgentKeys, AgentService, UserService } from './identity/index.js';
+import {
+  AgentKeys,
+  AgentService,
+  type JwtConfig,
+  type JwtIdentity,
+  JwtVerifier,
+  UserService,
+} from './identity/index.js';
 import { PolicyService } from './policy/index.js';
 import { DEFAULT_DB_URL, listEvents, openStore, type Store } from './store/index.js';
 
@@ -28,6 +35,8 @@ export interface Toolgate {
   readonly sessions: SessionService;
   readonly approvals: ApprovalDesk;
   readonly gate: Gate;
+  /** An agent's identity from a bearer credential (API key, or JWT when configured), or null. */
+  authenticate(token: string): Promise<JwtIdentity | null>;
   readonly config: ApplyService;
   readonly events: {
     list(filter: {
@@ -49,6 +58,8 @@ export interface ToolgateOptions {
   readonly approverTotpSecrets?: ReadonlyMap<string, string>;
   /** In-process handlers for `inline` tools; default: the demo catalog's. */
   readonly executor?: InlineExecutor;
+  /** Accept JWT bearer tokens for agents, verified against this configuration. */
+  readonly jwt?: JwtConfig;
   /** A fixed policy engine instead of the stored policies (library use). */
   readonly policy?: PolicyEngine;
 }
@@ -80,12 +91,26 @@ export async function openToolgate(options: ToolgateOptions = {}): Promise<Toolg
     policies: options.policy ? async () => options.policy ?? null : () => policies.engine(),
     ...clock,
   });
+  const keys = new AgentKeys(store.db, options.clock);
+  const jwt = options.jwt ? new JwtVerifier(options.jwt) : null;
+  const authenticate = async (token: string): Promise<JwtIdentity | null> => {
+    if (jwt && JwtVerifier.looksLikeJwt(token)) {
+      const identity = await jwt.verify(token);
+      // A valid token for an agent toolgate does not know, or has disabled, is no identity.
+      if (!identity) return null;
+      const known = await agents.get(identity.agentId).catch(() => null);
+      return known?.enabled ? identity : null;
+    }
+    const agentId = await keys.verify(token);
+    return agentId ? { agentId } : null;
+  };
   return {
     store,
     catalog,
     discovery: new Discovery(catalog),
     agents,
-    keys: new AgentKeys(store.db, options.clock),
+    keys,
+    authenticate,
     users,
     sessions,
     approvals,

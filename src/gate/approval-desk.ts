@@ -51,7 +51,6 @@ export class ApprovalDesk {
   readonly #clock: Clock;
   /** Second-factor secrets of approvers, by approver id (base32 TOTP secrets). */
   readonly #totpSecrets: ReadonlyMap<string, string>;
-  readonly #lastTotpStep = new Map<string, number>();
 
   constructor(
     db: Kysely<Database>,
@@ -151,6 +150,7 @@ export class ApprovalDesk {
   ): Promise<ApprovalView> {
     const now = this.#clock();
     const row = await this.#pending(id, now);
+    let totpStep: number | null = null;
     if (row.second_factor === 1) {
       const secret = this.#totpSecrets.get(approver.id);
       if (!secret) {
@@ -160,16 +160,23 @@ export class ApprovalDesk {
           {},
         );
       }
-      const check = verifyTotp(secret, options.totp, now, this.#lastTotpStep.get(approver.id));
+      const last = await this.#db
+        .selectFrom('approvals')
+        .select((eb) => eb.fn.max('totp_step').as('step'))
+        .where('decided_by', '=', approver.id)
+        .executeTakeFirst();
+      const lastStep =
+        last?.step === null || last?.step === undefined ? undefined : Number(last.step);
+      const check = verifyTotp(secret, options.totp, now, lastStep);
       if (!check.ok) {
         throw new ToolgateError('INPUT_INVALID', `second factor ${check.reason}`, {
           problems: [problem('/totp', `second factor ${check.reason}`, 'approval.totp')],
         });
       }
-      this.#lastTotpStep.set(approver.id, check.step);
+      totpStep = check.step;
     }
     const { token, claims } = this.#signer.issue(bindingOf(row), TOKEN_TTL_S, now);
-    await this.#db.transaction().execute(async (trx) => {
+    const approveInTransaction = this.#db.transaction().execute(async (trx) => {
       const done = await trx
         .updateTable('approvals')
         .set({
@@ -179,6 +186,7 @@ export class ApprovalDesk {
           reason: options.reason ?? null,
           token,
           token_id: claims.tokenId,
+          totp_step: totpStep,
         })
         .where('id', '=', id)
         .where('status', '=', 'pending')
@@ -190,6 +198,18 @@ export class ApprovalDesk {
         details: { second_factor: row.second_factor === 1 },
       });
     });
+    try {
+      await approveInTransaction;
+    } catch (err) {
+      // Two approvals racing with one code: the unique (approver, step) index lets one through.
+      const code = (err as { code?: unknown }).code;
+      if (code === '23505' || code === 'SQLITE_CONSTRAINT_UNIQUE') {
+        throw new ToolgateError('INPUT_INVALID', 'second factor replayed', {
+          problems: [problem('/totp', 'second factor replayed', 'approval.totp')],
+        });
+      }
+      throw err;
+    }
     return this.get(id);
   }
 

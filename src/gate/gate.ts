@@ -261,7 +261,11 @@ export class Gate {
     const callArgs = structuredClone(args) as Record<string, unknown>;
 
     // 4 grant and tier, live: a grant revoked after the session opened stops the next call.
-    const caps = await this.#d.sessions.capabilities(ctx.agentId, session.user_id);
+    const caps = await this.#d.sessions.capabilities(
+      ctx.agentId,
+      session.user_id,
+      session.user_permissions === null ? null : (JSON.parse(session.user_permissions) as string[]),
+    );
     const missing = def.required_capabilities.filter((c) => !caps.has(c));
     if (missing.length > 0) {
       return refusal(
@@ -308,7 +312,11 @@ export class Gate {
     }
     if (policy?.appliesTo({ id: detail.id, action_class: def.action_class, tags: def.tags })) {
       const agent = await this.#d.agents.get(ctx.agentId);
-      const user = session.user_id ? await this.#d.users.get(session.user_id) : null;
+      const user = !session.user_id
+        ? null
+        : session.user_permissions !== null
+          ? { id: session.user_id, permissions: JSON.parse(session.user_permissions) as string[] }
+          : await this.#d.users.get(session.user_id);
       const decision = policy.evaluate({
         agent: { id: agent.id, owner: agent.owner, capabilities: agent.capabilities },
         ...(user ? { user: { id: user.id, permissions: user.permissions } } : {}),

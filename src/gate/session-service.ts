@@ -35,6 +35,8 @@ export interface SessionView {
 
 export interface OpenSessionOptions {
   readonly onBehalfOf?: string;
+  /** A user vouched for by a verified JWT, with their permissions (instead of the users table). */
+  readonly tokenUser?: { readonly id: string; readonly permissions: readonly string[] };
   readonly runId?: string;
   /** Seconds; default 8 hours, at most 7 days. */
   readonly ttlSeconds?: number;
@@ -106,14 +108,19 @@ export class SessionService {
   }
 
   /** The capabilities a session may exercise: agent grants, narrowed by the user's permissions. */
-  async capabilities(agentId: string, userId: string | null): Promise<Set<string>> {
+  async capabilities(
+    agentId: string,
+    userId: string | null,
+    tokenPermissions: readonly string[] | null = null,
+  ): Promise<Set<string>> {
     const agent = await this.#agents.get(agentId);
     if (!agent.enabled)
       throw new ToolgateError('AGENT_NOT_FOUND', `no agent ${agentId}`, { agentId });
     const caps = new Set(agent.capabilities);
     if (userId !== null) {
-      const user = await this.#users.get(userId);
-      const allowed = new Set(user.permissions);
+      // The token's statement of the user's permissions, else the configured user's.
+      const permissions = tokenPermissions ?? (await this.#users.get(userId)).permissions;
+      const allowed = new Set(permissions);
       for (const c of caps) if (!allowed.has(c)) caps.delete(c);
     }
     return caps;
@@ -131,15 +138,25 @@ export class SessionService {
         problems: [problem('/run_id', 'must be 1–128 letters, digits, _ . : -', 'pattern')],
       });
     }
+    if (
+      options.tokenUser &&
+      options.onBehalfOf !== undefined &&
+      options.onBehalfOf !== options.tokenUser.id
+    ) {
+      // The token says whom the agent acts for; a request cannot name someone else.
+      throw new ToolgateError('FORBIDDEN', 'on_behalf_of differs from the user in the token', {});
+    }
+    const userId = options.tokenUser?.id ?? options.onBehalfOf ?? null;
+    const tokenPermissions = options.tokenUser ? [...options.tokenUser.permissions] : null;
     const agent = await this.#agents.get(agentId);
-    const caps = await this.capabilities(agentId, options.onBehalfOf ?? null);
+    const caps = await this.capabilities(agentId, userId, tokenPermissions);
     const { tools, withheld } = permittedSet(await this.#catalog.offered(), caps, agent.tier);
     const now = this.#clock();
     const id = `ses_${randomBytes(16).toString('base64url')}`;
     const row: SessionRow = {
       id,
       agent_id: agentId,
-      user_id: options.onBehalfOf ?? null,
+      user_id: userId,
       run_id: options.runId ?? id,
       created_at: now.toISOString(),
       expires_at: new Date(now.getTime() + ttl * 1000).toISOString(),
@@ -150,6 +167,7 @@ export class SessionService {
       external_sends: 0,
       egress_bytes: 0,
       spend_cents: 0,
+      user_permissions: tokenPermissions ? JSON.stringify(tokenPermissions) : null,
     };
     await this.#store.db.insertInto('sessions').values(row).execute();
     return toView(row);

@@ -24,6 +24,8 @@ declare module 'fastify' {
   interface FastifyRequest {
     /** The authenticated agent on `auth: 'agent'` routes; empty elsewhere. */
     agentId: string;
+    /** The user a verified JWT says the agent acts for, with their permissions. */
+    tokenUser: { readonly id: string; readonly permissions: readonly string[] } | null;
   }
   interface FastifyContextConfig {
     auth?: RouteAuth;
@@ -140,6 +142,7 @@ export async function buildServer(tg: Toolgate, options: HttpOptions): Promise<F
   // (agent API key) or `auth: 'public'`. Unknown routes need the admin token too, so probing
   // learns nothing.
   app.decorateRequest('agentId', '');
+  app.decorateRequest('tokenUser', null);
   app.addHook('onRequest', async (req) => {
     const auth = (req.routeOptions.config as { auth?: RouteAuth } | undefined)?.auth ?? 'admin';
     if (auth === 'public' || isPublic(req.url)) return;
@@ -147,14 +150,16 @@ export async function buildServer(tg: Toolgate, options: HttpOptions): Promise<F
     // The auth scheme is case-insensitive (RFC 9110 §11.1); the token is compared exactly.
     const token = /^Bearer ([^\s]+)$/i.exec(header)?.[1];
     if (auth === 'agent') {
-      const agentId = token ? await tg.keys.verify(token) : null;
-      if (!agentId)
+      const identity = token ? await tg.authenticate(token) : null;
+      if (!identity) {
         throw new ToolgateError(
           'UNAUTHENTICATED',
-          'send Authorization: Bearer <agent API key>',
+          'send Authorization: Bearer <agent API key or JWT>',
           {},
         );
-      req.agentId = agentId;
+      }
+      req.agentId = identity.agentId;
+      req.tokenUser = identity.user ?? null;
       return;
     }
     if (!token || !adminTokenMatches(token, options.adminToken)) {

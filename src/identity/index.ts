@@ -16,5 +16,7 @@ export type {
   SessionBudgets,
 } from './agent-service.js';
 export { AgentService, agentSpecSchema, grantSpecSchema } from './agent-service.js';
+export type { JwtConfig, JwtIdentity } from './jwt-verifier.js';
+export { JwtVerifier } from './jwt-verifier.js';
 export type { UserSpec, UserView } from './user-service.js';
 export { UserService, userSpecSchema } from './user-service.js';

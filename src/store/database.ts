@@ -87,6 +87,8 @@ export interface SessionTable {
   external_sends: number;
   egress_bytes: number;
   spend_cents: number;
+  /** JSON array: the user's permissions as a verified JWT stated them; null → from users. */
+  user_permissions: ColumnType<string | null, string | null | undefined, string | null>;
 }
 
 export interface RateCounterTable {
@@ -117,6 +119,7 @@ export interface ApprovalTable {
   token: string | null;
   token_id: string | null;
   consumed_at: string | null;
+  totp_step: ColumnType<number | null, number | null | undefined, number | null>;
 }
 
 export interface AuditTable {

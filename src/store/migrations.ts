@@ -290,6 +290,18 @@ const policies: Migration = {
   },
 };
 
+/** Permissions of a user named by a JWT claim, kept with the session that carried them. */
+const sessionUserPermissions: Migration = {
+  async up(db: Kysely<unknown>): Promise<void> {
+    await db.schema.alterTable('sessions').addColumn('user_permissions', 'text').execute();
+    // The TOTP step an approval used: one code approves once, across processes and replicas.
+    await db.schema.alterTable('approvals').addColumn('totp_step', 'bigint').execute();
+    await sql`create unique index approvals_totp_once on approvals (decided_by, totp_step) where totp_step is not null`.execute(
+      db,
+    );
+  },
+};
+
 export function migrationProvider(dialect: Dialect): MigrationProvider {
   return {
     async getMigrations() {
@@ -298,6 +310,7 @@ export function migrationProvider(dialect: Dialect): MigrationProvider {
         '0002_row_revision': rowRevision,
         '0003_gate': gate(dialect),
         '0004_policies': policies,
+        '0005_session_user_permissions': sessionUserPermissions,
       };
     },
   };

@@ -77,6 +77,7 @@ export function sessionRoutes(app: FastifyInstance, tg: Toolgate): void {
       };
       const session = await tg.sessions.open(req.agentId, {
         ...(body.on_behalf_of !== undefined ? { onBehalfOf: body.on_behalf_of } : {}),
+        ...(req.tokenUser ? { tokenUser: req.tokenUser } : {}),
         ...(body.run_id !== undefined ? { runId: body.run_id } : {}),
         ...(body.ttl_seconds !== undefined ? { ttlSeconds: body.ttl_seconds } : {}),
       });

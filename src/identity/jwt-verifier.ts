@@ -1,0 +1,102 @@
+/**
+ * @module Agents authenticated by JWT (DESIGN.md C4): signature checked against a configured
+ * JWKS, issuer, audience and expiry enforced by jose. A token may also carry, through claims the
+ * configuration names, the user the agent acts for and that user's permissions.
+ */
+import { readFileSync } from 'node:fs';
+import {
+  createLocalJWKSet,
+  createRemoteJWKSet,
+  type JWTPayload,
+  type JWTVerifyGetKey,
+  jwtVerify,
+} from 'jose';
+import { AGENT_ID_PATTERN, CAPABILITY_PATTERN } from '../core/index.js';
+
+export interface JwtConfig {
+  readonly issuer: string;
+  readonly audience: string;
+  /** Where the signing keys are: an https URL (or loopback http) or a local JWKS file. */
+  readonly jwksUrl?: string;
+  readonly jwksFile?: string;
+  /** Claim naming the agent; default `sub`. */
+  readonly agentClaim?: string;
+  /** Claim naming the user the agent acts for, if any. */
+  readonly userClaim?: string;
+  /** Claim holding the user's permissions: an array, or a space-separated string (OAuth `scope`). */
+  readonly permissionsClaim?: string;
+  /** Accepted algorithms; default asymmetric only, so a public key can never be used as an HMAC secret. */
+  readonly algorithms?: readonly string[];
+}
+
+export interface JwtIdentity {
+  readonly agentId: string;
+  readonly user?: { readonly id: string; readonly permissions: readonly string[] };
+}
+
+const DEFAULT_ALGORITHMS = ['RS256', 'PS256', 'ES256', 'ES384', 'EdDSA'];
+const agentRe = new RegExp(AGENT_ID_PATTERN);
+const capabilityRe = new RegExp(CAPABILITY_PATTERN);
+
+export class JwtVerifier {
+  readonly #config: JwtConfig;
+  readonly #keys: JWTVerifyGetKey;
+
+  constructor(config: JwtConfig) {
+    if (!config.jwksUrl === !config.jwksFile)
+      throw new TypeError('configure exactly one of jwksUrl or jwksFile');
+    this.#config = config;
+    if (config.jwksFile) {
+      this.#keys = createLocalJWKSet(
+        JSON.parse(readFileSync(config.jwksFile, 'utf8')) as Parameters<
+          typeof createLocalJWKSet
+        >[0],
+      );
+    } else {
+      const url = new URL(config.jwksUrl ?? '');
+      const loopback =
+        url.hostname === '127.0.0.1' || url.hostname === 'localhost' || url.hostname === '[::1]';
+      if (url.protocol !== 'https:' && !(url.protocol === 'http:' && loopback)) {
+        throw new TypeError('the JWKS URL must be https (plain http only on loopback)');
+      }
+      this.#keys = createRemoteJWKSet(url, { timeoutDuration: 5000, cooldownDuration: 30_000 });
+    }
+  }
+
+  /** Looks like a JWT (three base64url parts); cheap, decides which verifier to try. */
+  static looksLikeJwt(token: string): boolean {
+    return /^[A-Za-z0-9_-]+\.[A-Za-z0-9_-]+\.[A-Za-z0-9_-]+$/.test(token);
+  }
+
+  /** The identity in a valid token, or null for anything else (never says why to the caller). */
+  async verify(token: string): Promise<JwtIdentity | null> {
+    let payload: JWTPayload;
+    try {
+      ({ payload } = await jwtVerify(token, this.#keys, {
+        issuer: this.#config.issuer,
+        audience: this.#config.audience,
+        algorithms: [...(this.#config.algorithms ?? DEFAULT_ALGORITHMS)],
+        requiredClaims: ['exp'],
+        clockTolerance: 5,
+      }));
+    } catch {
+      return null;
+    }
+    const agentId = payload[this.#config.agentClaim ?? 'sub'];
+    if (typeof agentId !== 'string' || !agentRe.test(agentId)) return null;
+    const userClaim = this.#config.userClaim;
+    if (!userClaim || payload[userClaim] === undefined) return { agentId };
+    const userId = payload[userClaim];
+    if (typeof userId !== 'string' || userId.length === 0 || userId.length > 200) return null;
+    const raw = this.#config.permissionsClaim ? payload[this.#config.permissionsClaim] : undefined;
+    const list =
+      typeof raw === 'string'
+        ? raw.split(' ').filter((p) => p !== '')
+        : Array.isArray(raw)
+          ? raw
+          : [];
+    // A malformed permission invalidates the token rather than being skipped silently.
+    if (!list.every((p): p is string => typeof p === 'string' && capabilityRe.test(p))) return null;
+    return { agentId, user: { id: userId, permissions: list } };
+  }
+}
