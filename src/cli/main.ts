@@ -10,6 +10,7 @@ import type { ToolVersionDetail, ToolVersionSummary } from '../catalog/index.js'
 import type { Actor } from '../core/index.js';
 import { openToolgate, type Toolgate } from '../toolgate.js';
 import { makeOutput, type Output, reportError, table } from './output.js';
+import { approvalSigner, approverSecrets, enrollApprover } from './runtime-files.js';
 
 const VERSION = (
   JSON.parse(readFileSync(new URL('../../package.json', import.meta.url), 'utf8')) as {
@@ -41,6 +42,7 @@ function safeUser(): string {
 interface GlobalOptions {
   db?: string;
   json?: boolean;
+  dataDir: string;
 }
 
 const program = new Command()
@@ -53,6 +55,11 @@ const program = new Command()
       .default('sqlite:./data/toolgate.db'),
   )
   .option('--json', 'print JSON')
+  .addOption(
+    new Option('--data-dir <dir>', 'keys beside the database (approval signing key, approvers)')
+      .env('TOOLGATE_DATA_DIR')
+      .default('./data'),
+  )
   .showHelpAfterError();
 
 /** Opens toolgate, runs `fn`, closes; a refusal becomes exit code 1 with a structured error. */
@@ -62,7 +69,11 @@ function withToolgate(fn: (tg: Toolgate, out: Output) => Promise<void>): () => P
     const out = makeOutput(globals.json === true);
     let tg: Toolgate | null = null;
     try {
-      tg = await openToolgate(globals.db ? { db: globals.db } : {});
+      tg = await openToolgate({
+        ...(globals.db ? { db: globals.db } : {}),
+        approvalSigner: approvalSigner(globals.dataDir),
+        approverTotpSecrets: approverSecrets(globals.dataDir),
+      });
       await fn(tg, out);
     } catch (err) {
       process.exitCode = reportError(err, out.json);
@@ -140,6 +151,7 @@ program
         // Loaded only here: the other commands need not pay for Fastify and the docs UI.
         const { serve } = await import('./serve.js');
         await serve({
+          dataDir: globals.dataDir,
           db: globals.db ?? 'sqlite:./data/toolgate.db',
           host: opts.host,
           port: opts.port,
@@ -430,6 +442,30 @@ grants
       );
     })(),
   );
+
+program
+  .command('approvers')
+  .description('people who approve calls')
+  .command('enroll <id>')
+  .description(
+    "create an approver's second factor (TOTP); prints the secret and an otpauth URI once",
+  )
+  .action((id: string) => {
+    const globals = program.opts<GlobalOptions>();
+    const out = makeOutput(globals.json === true);
+    try {
+      const { secret, uri } = enrollApprover(globals.dataDir, id);
+      out.result({ approver: id, secret, otpauth_uri: uri }, () =>
+        [
+          `approver ${id} enrolled; add this to an authenticator app (shown once):`,
+          uri,
+          `secret: ${secret}`,
+        ].join('\n'),
+      );
+    } catch (err) {
+      process.exitCode = reportError(err, out.json);
+    }
+  });
 
 const approvals = program.command('approvals').description('calls waiting for a human decision');
 

@@ -6,8 +6,10 @@ import { ToolgateError } from '../core/index.js';
 import { buildServer } from '../http/index.js';
 import { checkAdminTokenStrength, loadOrCreateAdminToken } from '../identity/index.js';
 import { openToolgate, type Toolgate } from '../toolgate.js';
+import { approvalSigner, approverSecrets, jwtConfigFromEnv } from './runtime-files.js';
 
 export interface ServeOptions {
+  readonly dataDir: string;
   readonly db: string;
   readonly host: string;
   readonly port: number;
@@ -64,7 +66,13 @@ export async function serve(options: ServeOptions): Promise<void> {
   process.once('SIGTERM', () => void shutdown('SIGTERM', 0));
 
   try {
-    tg = await openToolgate({ db: options.db });
+    const jwt = jwtConfigFromEnv();
+    tg = await openToolgate({
+      db: options.db,
+      approvalSigner: approvalSigner(options.dataDir),
+      approverTotpSecrets: approverSecrets(options.dataDir),
+      ...(jwt ? { jwt } : {}),
+    });
     let demoSummary = '';
     if (options.demo) {
       const result = await tg.config.applyText(readFileSync(DEMO_CATALOG, 'utf8'), {

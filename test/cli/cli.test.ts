@@ -21,10 +21,9 @@ import { fileURLToPath } from 'node:url';
 import { stringify as toYaml } from 'yaml';
 import { openToolgate } from '../../src/toolgate.js';
 import { backends } from '../support/backends.js';
+import { cleanEnv, ensureBuilt, MAIN, ROOT } from '../support/cli.js';
 import { validTool } from '../support/fixtures.js';
 
-const ROOT = fileURLToPath(new URL('../../', import.meta.url));
-const MAIN = join(ROOT, 'dist', 'cli', 'main.js');
 const DEMO = join(ROOT, 'demo', 'catalog.yaml');
 const DEMO_TOOL_IDS = [
   'add_label',
@@ -44,13 +43,6 @@ interface Run {
   readonly code: number;
   readonly stdout: string;
   readonly stderr: string;
-}
-
-/** The environment of the test run without any TOOLGATE_* setting that would steer the CLI. */
-function cleanEnv(): NodeJS.ProcessEnv {
-  const env: NodeJS.ProcessEnv = { ...process.env };
-  for (const key of Object.keys(env)) if (key.startsWith('TOOLGATE_')) delete env[key];
-  return env;
 }
 
 /** Runs the CLI to completion; never rejects, the exit code is part of the result. */
@@ -82,26 +74,6 @@ async function cliJson(cwd: string, args: readonly string[]): Promise<any> {
     `toolgate ${args.join(' ')} exited ${run.code}: ${run.stderr}${run.stdout}`,
   );
   return JSON.parse(run.stdout);
-}
-
-function newestMtime(dir: string): number {
-  let newest = 0;
-  for (const entry of readdirSync(dir, { withFileTypes: true })) {
-    const path = join(dir, entry.name);
-    newest = Math.max(newest, entry.isDirectory() ? newestMtime(path) : statSync(path).mtimeMs);
-  }
-  return newest;
-}
-
-/** Builds dist/ once if it is missing or older than any source file. */
-function ensureBuilt(): void {
-  if (existsSync(MAIN) && statSync(MAIN).mtimeMs >= newestMtime(join(ROOT, 'src'))) return;
-  try {
-    execFileSync('npm', ['run', 'build', '--silent'], { cwd: ROOT, stdio: 'pipe' });
-  } catch (err) {
-    const out = err as { stdout?: Buffer; stderr?: Buffer };
-    throw new Error(`npm run build failed:\n${out.stdout ?? ''}${out.stderr ?? ''}`);
-  }
 }
 
 function tempDir(): string {

@@ -1,0 +1,93 @@
+/**
+ * @module The files a gateway keeps beside its database, shared by `serve` and the admin CLI so
+ * that an approval given on the command line is honoured by the running gateway: the approval
+ * signing key and the approvers' second-factor secrets. Both are created 0600 and refused when
+ * others can read them.
+ */
+import { chmodSync, existsSync, mkdirSync, readFileSync, statSync, writeFileSync } from 'node:fs';
+import { join } from 'node:path';
+import { ApprovalSigner, generateTotpSecret, totpUri } from '../approvals/index.js';
+import { ToolgateError } from '../core/index.js';
+import type { JwtConfig } from '../identity/index.js';
+
+function privateFile(path: string): string | null {
+  if (!existsSync(path)) return null;
+  if ((statSync(path).mode & 0o077) !== 0) {
+    throw new ToolgateError(
+      'INPUT_INVALID',
+      `${path} is readable by group or others: chmod 600 ${path}`,
+      { problems: [] },
+    );
+  }
+  return readFileSync(path, 'utf8');
+}
+
+function writePrivate(path: string, text: string): void {
+  writeFileSync(path, text, { mode: 0o600 });
+  chmodSync(path, 0o600);
+}
+
+export function approvalSigner(dataDir: string): ApprovalSigner {
+  const path = join(dataDir, 'approval-signing-key.pem');
+  const pem = privateFile(path);
+  if (pem) return ApprovalSigner.fromPem(pem);
+  mkdirSync(dataDir, { recursive: true, mode: 0o700 });
+  const signer = ApprovalSigner.generate();
+  writePrivate(path, signer.toPem());
+  return signer;
+}
+
+export function approverSecrets(dataDir: string): Map<string, string> {
+  const text = privateFile(join(dataDir, 'approvers.json'));
+  if (!text) return new Map();
+  const parsed = JSON.parse(text) as Record<string, unknown>;
+  return new Map(
+    Object.entries(parsed).filter((e): e is [string, string] => typeof e[1] === 'string'),
+  );
+}
+
+/** Enrolls (or re-enrolls) an approver's second factor; returns the secret and its otpauth URI. */
+export function enrollApprover(
+  dataDir: string,
+  approverId: string,
+): { secret: string; uri: string } {
+  if (!/^[A-Za-z0-9][A-Za-z0-9_.@+-]{0,99}$/.test(approverId)) {
+    throw new ToolgateError('INPUT_INVALID', 'approver ids are 1–100 letters, digits, _ . @ + -', {
+      problems: [],
+    });
+  }
+  const secrets = approverSecrets(dataDir);
+  const secret = generateTotpSecret();
+  secrets.set(approverId, secret);
+  mkdirSync(dataDir, { recursive: true, mode: 0o700 });
+  writePrivate(
+    join(dataDir, 'approvers.json'),
+    `${JSON.stringify(Object.fromEntries(secrets), null, 2)}\n`,
+  );
+  return { secret, uri: totpUri(secret, approverId) };
+}
+
+/** JWT verification for agents, from TOOLGATE_JWT_* variables; null when not configured. */
+export function jwtConfigFromEnv(env: NodeJS.ProcessEnv = process.env): JwtConfig | null {
+  const issuer = env.TOOLGATE_JWT_ISSUER;
+  const audience = env.TOOLGATE_JWT_AUDIENCE;
+  if (!issuer && !audience) return null;
+  if (!issuer || !audience || (!env.TOOLGATE_JWKS_URL && !env.TOOLGATE_JWKS_FILE)) {
+    throw new ToolgateError(
+      'INPUT_INVALID',
+      'JWT needs TOOLGATE_JWT_ISSUER, TOOLGATE_JWT_AUDIENCE and TOOLGATE_JWKS_URL or TOOLGATE_JWKS_FILE',
+      { problems: [] },
+    );
+  }
+  return {
+    issuer,
+    audience,
+    ...(env.TOOLGATE_JWKS_URL ? { jwksUrl: env.TOOLGATE_JWKS_URL } : {}),
+    ...(env.TOOLGATE_JWKS_FILE ? { jwksFile: env.TOOLGATE_JWKS_FILE } : {}),
+    ...(env.TOOLGATE_JWT_AGENT_CLAIM ? { agentClaim: env.TOOLGATE_JWT_AGENT_CLAIM } : {}),
+    ...(env.TOOLGATE_JWT_USER_CLAIM ? { userClaim: env.TOOLGATE_JWT_USER_CLAIM } : {}),
+    ...(env.TOOLGATE_JWT_PERMISSIONS_CLAIM
+      ? { permissionsClaim: env.TOOLGATE_JWT_PERMISSIONS_CLAIM }
+      : {}),
+  };
+}

