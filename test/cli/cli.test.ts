@@ -550,7 +550,18 @@ describe('toolgate CLI', { concurrency: true }, () => {
     test('serve --demo --port 0 prints its real address and an admin token, serves the demo catalog, and exits cleanly on SIGTERM', async () => {
       const tokenFile = join(dir, 'secrets', 'admin-token');
       const db = `sqlite:${join(dir, 'serve.db')}`;
-      const args = ['--db', db, 'serve', '--demo', '--port', '0', '--admin-token-file', tokenFile];
+      const args = [
+        '--db',
+        db,
+        '--data-dir',
+        join(dir, 'keys'),
+        'serve',
+        '--demo',
+        '--port',
+        '0',
+        '--admin-token-file',
+        tokenFile,
+      ];
       const s = await startServe(args);
       assert.doesNotMatch(s.base, /:0$/);
       assert.match(s.banner, /demo catalog: 14 documents, 14 new/);
@@ -576,7 +587,7 @@ describe('toolgate CLI', { concurrency: true }, () => {
       assert.equal(signal, null);
       assert.equal(code, 0);
       assert.match(s.output(), /SIGTERM, shutting down/);
-      // Both the database and the token were placed where we said; no ./data was created.
+      // The database, the token and the keys were placed where we said; no ./data was created.
       assert.ok(!existsSync(join(dir, 'data')));
 
       // A restart keeps the token and the demo catalog is already there.
