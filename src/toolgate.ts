@@ -4,7 +4,7 @@
  */
 import { ApprovalSigner } from './approvals/index.js';
 import { CatalogService, Discovery } from './catalog/index.js';
-import { ApplyService } from './config/index.js';
+import { ApplyService, ChangeDesk } from './config/index.js';
 import type { Clock } from './core/index.js';
 import {
   ApprovalDesk,
@@ -38,6 +38,8 @@ export interface Toolgate {
   /** An agent's identity from a bearer credential (API key, or JWT when configured), or null. */
   authenticate(token: string): Promise<JwtIdentity | null>;
   readonly config: ApplyService;
+  /** Four-eyes changes: privileged grants and irreversible tools waiting for approvers. */
+  readonly changes: ChangeDesk;
   readonly events: {
     list(filter: {
       subject?: string;
@@ -91,6 +93,14 @@ export async function openToolgate(options: ToolgateOptions = {}): Promise<Toolg
     policies: options.policy ? async () => options.policy ?? null : () => policies.engine(),
     ...clock,
   });
+  const changes = new ChangeDesk(store.db, catalog, agents, {
+    ...clock,
+    ...(options.approverTotpSecrets ? { totpSecrets: options.approverTotpSecrets } : {}),
+  });
+  catalog.setChangeRequester(async (trx, tool, required, actor) => {
+    const reason = `registered ${tool.toolId}@${tool.version}`;
+    return (await changes.requestIn(trx, { kind: 'tool', ...tool }, required, reason, actor)).id;
+  });
   const keys = new AgentKeys(store.db, options.clock);
   const jwt = options.jwt ? new JwtVerifier(options.jwt) : null;
   const authenticate = async (token: string): Promise<JwtIdentity | null> => {
@@ -115,7 +125,8 @@ export async function openToolgate(options: ToolgateOptions = {}): Promise<Toolg
     sessions,
     approvals,
     gate,
-    config: new ApplyService(catalog, agents, users, policies),
+    changes,
+    config: new ApplyService(catalog, agents, users, policies, changes),
     events: { list: (filter) => listEvents(store.db, filter) },
     close: () => store.close(),
   };

@@ -25,6 +25,7 @@ import {
   type Store,
   type ToolVersionRow,
 } from '../store/index.js';
+import { approversNeeded } from './approvers-needed.js';
 import { type ScanFinding, scanToolText, ToolNameIndex } from './description-scan.js';
 import {
   canTransition,
@@ -60,7 +61,17 @@ export type RegisterOutcome = 'created' | 'unchanged';
 export interface RegisterResult {
   readonly outcome: RegisterOutcome;
   readonly tool: ToolVersionDetail;
+  /** Set when the tool waits for approvers before it can be activated. */
+  readonly changeId?: string;
 }
+
+/** Opens the change request that will activate a gated tool (wired to the change desk). */
+export type ChangeRequester = (
+  trx: Transaction<Database>,
+  tool: { toolId: string; version: string },
+  required: number,
+  actor: Actor,
+) => Promise<string>;
 
 /**
  * Marks rows changed in the current write; replaced by the write's revision before it commits.
@@ -115,6 +126,12 @@ export class CatalogService {
    * Otherwise it is left stale and rebuilt on the next scan.
    */
   readonly #listeners: (() => void)[] = [];
+  #changeRequester: ChangeRequester | null = null;
+
+  /** Wires the change desk; without it, gated tools are refused rather than activated. */
+  setChangeRequester(requester: ChangeRequester): void {
+    this.#changeRequester = requester;
+  }
 
   /** Called after every committed catalog change made through this service (caches drop). */
   onCommit(listener: () => void): void {
@@ -233,7 +250,9 @@ export class CatalogService {
     const findings = await this.#scan(ctx, definition, versions);
     const quarantined = findings.length > 0;
     const at = now.toISOString();
-    const lifecycle: LifecycleState = options.initialState ?? 'active';
+    // Tools that need approvers are registered as drafts; a change request carries them to active.
+    const required = approversNeeded(definition);
+    const lifecycle: LifecycleState = required > 0 ? 'draft' : (options.initialState ?? 'active');
     const row: ToolVersionRow = {
       tool_id: definition.id,
       version: definition.version,
@@ -276,7 +295,18 @@ export class CatalogService {
     ctx.changed = true;
     ctx.addedNames.add(definition.id);
     ctx.addedNames.add(definition.name);
-    return { outcome: 'created', tool: toDetail(row, now) };
+    let changeId: string | undefined;
+    if (required > 0 && options.initialState !== 'draft') {
+      if (!this.#changeRequester)
+        throw new Error('no change requester: gated tools cannot be registered');
+      changeId = await this.#changeRequester(
+        trx,
+        { toolId: definition.id, version: definition.version },
+        required,
+        actor,
+      );
+    }
+    return { outcome: 'created', tool: toDetail(row, now), ...(changeId ? { changeId } : {}) };
   }
 
   async #scan(
@@ -355,8 +385,17 @@ export class CatalogService {
     return toDetail(await requireVersion(this.#store.db, toolId, version), this.#clock());
   }
 
-  async activate(toolId: string, version: string, actor: Actor): Promise<ToolVersionDetail> {
-    return this.#transition(toolId, version, 'active', actor, {});
+  /**
+   * Activates a draft (or undoes a deprecation). A draft of a tool that needs approvers
+   * (irreversible, permission-changing or privileged) activates only through its approved change.
+   */
+  async activate(
+    toolId: string,
+    version: string,
+    actor: Actor,
+    options: { readonly approvedChange?: string } = {},
+  ): Promise<ToolVersionDetail> {
+    return this.#transition(toolId, version, 'active', actor, options);
   }
 
   /** Deprecates with a migration window (default 30 days) after which the version retires. */
@@ -398,13 +437,27 @@ export class CatalogService {
     version: string,
     to: LifecycleState,
     actor: Actor,
-    options: { readonly windowDays?: number; readonly reason?: string },
+    options: {
+      readonly windowDays?: number;
+      readonly reason?: string;
+      readonly approvedChange?: string;
+    },
   ): Promise<ToolVersionDetail> {
     return this.write(async (ctx) => {
       const { trx } = ctx;
       const now = this.#clock();
       const row = await requireVersion(trx, toolId, version);
       const from = effectiveLifecycle(row.lifecycle as LifecycleState, row.retire_at, now);
+      if (from === 'draft' && to === 'active' && !options.approvedChange) {
+        const def = JSON.parse(row.definition) as ToolDefinition;
+        if (approversNeeded(def) > 0) {
+          throw new ToolgateError(
+            'FORBIDDEN',
+            `${toolId}@${version} is ${def.action_class}/${def.access_tier}: it becomes active only through its change request (toolgate changes approve)`,
+            {},
+          );
+        }
+      }
       if (!canTransition(from, to)) {
         throw new ToolgateError(
           'LIFECYCLE_INVALID',
@@ -437,6 +490,7 @@ export class CatalogService {
           from,
           ...(retireAt ? { retire_at: retireAt } : {}),
           ...(options.reason !== undefined ? { reason: options.reason } : {}),
+          ...(options.approvedChange !== undefined ? { change: options.approvedChange } : {}),
         },
       });
       ctx.changed = true;

@@ -443,6 +443,60 @@ grants
     })(),
   );
 
+const changes = program
+  .command('changes')
+  .description('privileged grants and irreversible tools waiting for approvers (four eyes)');
+
+changes
+  .command('list')
+  .addOption(new Option('--status <status>').choices(['pending', 'applied', 'rejected']))
+  .action((opts: { status?: string }) =>
+    withToolgate(async (tg, out) => {
+      const list = await tg.changes.list(opts.status);
+      out.result({ changes: list }, () =>
+        list.length === 0
+          ? 'no changes'
+          : table([
+              ['ID', 'STATUS', 'SUBJECT', 'APPROVALS', 'REQUESTED BY'],
+              ...list.map((c) => [
+                c.id,
+                c.status,
+                c.subject,
+                `${c.approvers.length}/${c.required}`,
+                c.requested_by,
+              ]),
+            ]),
+      );
+    })(),
+  );
+
+changes
+  .command('approve <id>')
+  .description(
+    "one approver's approval, proven by their TOTP; applies when enough distinct approvers agree",
+  )
+  .requiredOption('--approver <id>', 'an enrolled approver (toolgate approvers enroll)')
+  .requiredOption('--totp <code>', "the approver's current code")
+  .action((id: string, opts: { approver: string; totp: string }) =>
+    withToolgate(async (tg, out) => {
+      const c = await tg.changes.approve(id, opts.approver, opts.totp);
+      out.result(
+        c,
+        () => `${c.id}: ${c.subject}: ${c.status} (${c.approvers.length}/${c.required} approvers)`,
+      );
+    })(),
+  );
+
+changes
+  .command('reject <id>')
+  .requiredOption('--reason <text>')
+  .action((id: string, opts: { reason: string }) =>
+    withToolgate(async (tg, out) => {
+      const c = await tg.changes.reject(id, actor, opts.reason);
+      out.result(c, () => `${c.id} rejected`);
+    })(),
+  );
+
 program
   .command('approvers')
   .description('people who approve calls')

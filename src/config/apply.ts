@@ -31,6 +31,7 @@ import {
   userSpecSchema,
 } from '../identity/index.js';
 import { type PolicyService, type PolicySpec, policySpecSchema } from '../policy/index.js';
+import type { ChangeDesk } from './change-desk.js';
 import {
   type ConfigDocument,
   parseConfigText,
@@ -101,16 +102,19 @@ export class ApplyService {
   readonly #users: UserService;
 
   readonly #policies: PolicyService;
+  readonly #changes: ChangeDesk;
 
   constructor(
     catalog: CatalogService,
     agents: AgentService,
     users: UserService,
     policies: PolicyService,
+    changes: ChangeDesk,
   ) {
     this.#catalog = catalog;
     this.#agents = agents;
     this.#users = users;
+    this.#changes = changes;
     this.#policies = policies;
   }
 
@@ -190,7 +194,7 @@ export class ApplyService {
     for (const { index, doc } of tools) {
       const spec = doc.spec as ToolDefinition;
       try {
-        const { outcome, tool } = await this.#catalog.registerIn(ctx, spec, actor);
+        const { outcome, tool, changeId } = await this.#catalog.registerIn(ctx, spec, actor);
         changes.push({
           document: index,
           kind: 'Tool',
@@ -201,7 +205,7 @@ export class ApplyService {
               ? 'unchanged'
               : tool.quarantined
                 ? `registered, QUARANTINED: ${tool.findings.map((f) => f.message).join('; ')}`
-                : `registered (${tool.lifecycle}, ${tool.action_class}, ${tool.access_tier})`,
+                : `registered (${tool.lifecycle}, ${tool.action_class}, ${tool.access_tier})${changeId ? `, awaiting approvers: ${changeId}` : ''}`,
           quarantined: tool.quarantined,
         });
       } catch (err) {
@@ -238,16 +242,60 @@ export class ApplyService {
         }
       }
     }
-    for (const { index, doc } of ofKind('Grant')) {
+    // Grants that unlock privileged or irreversible tools wait for approvers (four eyes).
+    const grantDocs = ofKind('Grant');
+    const gated = grantDocs.length > 0 ? await this.#changes.gatedCapabilities(ctx.trx) : new Map();
+    for (const { index, doc } of grantDocs) {
       const spec = doc.spec as GrantSpec;
       try {
-        const added = await this.#agents.grantIn(ctx.trx, spec, actor);
+        // Read through the write's own transaction: on SQLite another handle would wait forever.
+        const held = new Set(
+          (
+            await ctx.trx
+              .selectFrom('grants')
+              .select('capability')
+              .where('agent_id', '=', spec.agent)
+              .execute()
+          ).map((g) => g.capability),
+        );
+        const now = spec.capabilities.filter((c) => !gated.has(c));
+        const waiting = spec.capabilities.filter((c) => gated.has(c) && !held.has(c));
+        const added = await this.#agents.grantIn(
+          ctx.trx,
+          { agent: spec.agent, capabilities: now },
+          actor,
+        );
+        const requested: string[] = [];
+        for (const capability of waiting) {
+          const gate = gated.get(capability) as { required: number; tools: string[] };
+          const { id, created } = await this.#changes.requestIn(
+            ctx.trx,
+            { kind: 'grant', agentId: spec.agent, capability },
+            gate.required,
+            `unlocks ${gate.tools.join(', ')}`,
+            actor,
+          );
+          // Applying the same file again finds the same pending request: nothing changes.
+          if (created) {
+            requested.push(
+              `${capability} (awaiting ${gate.required} approver${gate.required > 1 ? 's' : ''}: ${id})`,
+            );
+          }
+        }
         changes.push({
           document: index,
           kind: 'Grant',
           subject: `grant ${spec.agent}`,
-          action: added.length > 0 ? 'create' : 'unchanged',
-          summary: added.length > 0 ? `grants ${added.join(', ')}` : 'unchanged',
+          action: added.length > 0 || requested.length > 0 ? 'create' : 'unchanged',
+          summary:
+            added.length === 0 && requested.length === 0
+              ? 'unchanged'
+              : [
+                  added.length > 0 ? `grants ${added.join(', ')}` : '',
+                  requested.length > 0 ? `requests ${requested.join(', ')}` : '',
+                ]
+                  .filter((x) => x !== '')
+                  .join('; '),
         });
       } catch (err) {
         problems.push(...refusalProblems(err, index, 'Grant'));

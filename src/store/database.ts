@@ -201,7 +201,33 @@ export interface PolicyTable {
   updated_by: string;
 }
 
+/** Administrative changes that need approvers: privileged grants, irreversible tools. */
+export interface ChangeRequestTable {
+  id: string;
+  /** `grant` (agent_id + capability) or `tool` (tool_id + tool_version to activate). */
+  kind: string;
+  agent_id: string | null;
+  capability: string | null;
+  tool_id: string | null;
+  tool_version: string | null;
+  required: number;
+  status: string;
+  reason: string;
+  requested_by: string;
+  created_at: string;
+  decided_at: string | null;
+}
+
+export interface ChangeApprovalTable {
+  change_id: string;
+  approver_id: string;
+  totp_step: number;
+  at: string;
+}
+
 export interface Database {
+  change_requests: ChangeRequestTable;
+  change_approvals: ChangeApprovalTable;
   policies: PolicyTable;
   tool_versions: ToolVersionTable;
   agents: AgentTable;
@@ -224,6 +250,7 @@ export type AgentRow = Selectable<AgentTable>;
 export type GrantRow = Selectable<GrantTable>;
 export type EventRow = Selectable<EventTable>;
 export type UserRow = Selectable<UserTable>;
+export type ChangeRequestRow = Selectable<ChangeRequestTable>;
 export type SessionRow = Selectable<SessionTable>;
 export type ApprovalRow = Selectable<ApprovalTable>;
 export type AuditRow = Selectable<AuditTable>;

@@ -7,6 +7,7 @@ export type {
   AgentRow,
   ApprovalRow,
   AuditRow,
+  ChangeRequestRow,
   Database,
   EventRow,
   GrantRow,

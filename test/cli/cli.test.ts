@@ -117,14 +117,20 @@ describe('toolgate CLI', { concurrency: true }, () => {
       const lines = run.stdout.trim().split('\n');
       assert.equal(lines.filter((l) => l.startsWith('+ ')).length, 14, run.stdout);
       assert.ok(
-        lines.includes('+ tool refund_order@1.0.0: registered (active, irreversible, privileged)'),
+        lines.some((l) =>
+          l.startsWith(
+            '+ tool refund_order@1.0.0: registered (draft, irreversible, privileged), awaiting approvers: chg_',
+          ),
+        ),
+        run.stdout,
       );
       assert.equal(lines.at(-1), '14 change(s) applied');
 
       const listed = await cliJson(dir, ['--db', db, 'tools', 'list']);
       assert.deepEqual(listed.tools.map((t: { id: string }) => t.id).sort(), DEMO_TOOL_IDS);
       for (const t of listed.tools) {
-        assert.equal(t.lifecycle, 'active');
+        const gated = t.id === 'refund_order' || t.id === 'grant_role';
+        assert.equal(t.lifecycle, gated ? 'draft' : 'active', t.id);
         assert.equal(t.quarantined, false);
         assert.equal(t.created_by, `cli:${USER}`);
       }
@@ -151,9 +157,7 @@ describe('toolgate CLI', { concurrency: true }, () => {
       assert.equal(rows.length, 11);
       assert.ok(
         rows.some((r) =>
-          /^grant_role\s+1\.0\.0\s+active\s+permission_change\s+privileged\s+security-team$/.test(
-            r,
-          ),
+          /^grant_role\s+1\.0\.0\s+draft\s+permission_change\s+privileged\s+security-team$/.test(r),
         ),
       );
     });
@@ -170,16 +174,17 @@ describe('toolgate CLI', { concurrency: true }, () => {
       assert.match(shown.definition_hash, /^sha256:[0-9a-f]{64}$/);
     });
 
-    test('tools search refund --json ranks refund_order first', async () => {
-      const found = await cliJson(dir, ['--db', db, 'tools', 'search', 'refund']);
-      assert.equal(found.results[0]?.id, 'refund_order', JSON.stringify(found));
+    test('tools search order --json ranks get_order first', async () => {
+      const found = await cliJson(dir, ['--db', db, 'tools', 'search', 'order']);
+      assert.equal(found.results[0]?.id, 'get_order', JSON.stringify(found));
       assert.ok(found.results[0].score > 0);
     });
 
     test('events list --json shows who did what, in order', async () => {
       const { events } = await cliJson(dir, ['--db', db, 'events', 'list', '--limit', '1000']);
-      // 2 agents, 10 tools, 2 grants; the second apply added nothing.
-      assert.equal(events.length, 14);
+      // 2 agents, 10 tools, 2 grants, 3 change requests (2 gated tools, 1 gated grant); the
+      // second apply added nothing.
+      assert.equal(events.length, 17);
       const seqs = events.map((e: { seq: number }) => e.seq);
       assert.deepEqual(
         seqs,

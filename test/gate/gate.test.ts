@@ -18,6 +18,8 @@ import { validSendTool, validTool } from '../support/fixtures.js';
 
 const admin: Actor = { id: 'test-admin', via: 'library' };
 const totpSecret = generateTotpSecret();
+const alice = generateTotpSecret();
+const bob = generateTotpSecret();
 
 function expectDeny(d: GateDecision, code: string, rule?: string | RegExp): void {
   assert.equal(d.kind, 'deny', `expected a denial, got ${JSON.stringify(d)}`);
@@ -60,7 +62,11 @@ for (const backend of backends()) {
         db: fresh.url,
         clock: () => now,
         executor,
-        approverTotpSecrets: new Map([['test-admin', totpSecret]]),
+        approverTotpSecrets: new Map([
+          ['test-admin', totpSecret],
+          ['alice', alice],
+          ['bob', bob],
+        ]),
       });
       // A second connection to the same database, to look at what the gate wrote.
       inspector = await openStore(fresh.url);
@@ -171,6 +177,20 @@ for (const backend of backends()) {
         ],
         admin,
       );
+      // The irreversible refund tool and the grants that unlock it wait for two approvers.
+      const pending = await tg.changes.list('pending');
+      assert.equal(pending.length, 3, JSON.stringify(pending.map((c) => c.subject)));
+      for (const change of pending) {
+        now = new Date(now.getTime() + 30_000);
+        assert.equal(
+          (await tg.changes.approve(change.id, 'alice', totpAt(alice, now))).status,
+          'pending',
+        );
+        assert.equal(
+          (await tg.changes.approve(change.id, 'bob', totpAt(bob, now))).status,
+          'applied',
+        );
+      }
     });
     after(async () => {
       await inspector.close();

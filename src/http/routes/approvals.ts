@@ -132,6 +132,73 @@ export function approvalRoutes(app: FastifyInstance, tg: Toolgate, actor: Actor)
     },
   );
 
+  app.get(
+    '/v1/changes',
+    {
+      schema: {
+        tags: ['approvals'],
+        summary: 'Privileged grants and irreversible tools waiting for approvers',
+        querystring: {
+          type: 'object',
+          additionalProperties: false,
+          properties: { status: { type: 'string', enum: ['pending', 'applied', 'rejected'] } },
+        },
+        response: errors(400, 401),
+      },
+    },
+    async (req) => ({ changes: await tg.changes.list((req.query as { status?: string }).status) }),
+  );
+
+  app.post(
+    '/v1/changes/:id/approve',
+    {
+      schema: {
+        tags: ['approvals'],
+        summary:
+          "One approver's approval with their TOTP; the change applies when enough distinct approvers agree",
+        params: idParams,
+        body: {
+          type: 'object',
+          additionalProperties: false,
+          required: ['approver', 'totp'],
+          properties: {
+            approver: { type: 'string', maxLength: 100 },
+            totp: { type: 'string', maxLength: 10 },
+          },
+        },
+        response: errors(400, 401, 403, 404, 409),
+      },
+    },
+    async (req) => {
+      const body = req.body as { approver: string; totp: string };
+      return tg.changes.approve((req.params as { id: string }).id, body.approver, body.totp);
+    },
+  );
+
+  app.post(
+    '/v1/changes/:id/reject',
+    {
+      schema: {
+        tags: ['approvals'],
+        summary: 'Reject a pending change',
+        params: idParams,
+        body: {
+          type: 'object',
+          additionalProperties: false,
+          required: ['reason'],
+          properties: { reason: { type: 'string', minLength: 1, maxLength: 2000 } },
+        },
+        response: errors(400, 401, 404, 409),
+      },
+    },
+    async (req) =>
+      tg.changes.reject(
+        (req.params as { id: string }).id,
+        actor,
+        (req.body as { reason: string }).reason,
+      ),
+  );
+
   const grantBody = {
     type: 'object',
     additionalProperties: false,

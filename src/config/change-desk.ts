@@ -1,0 +1,288 @@
+/**
+ * @module Four-eyes administrative changes (DESIGN.md C4): a grant that unlocks a privileged tool
+ * waits for one approver, and registering or granting an irreversible (or permission-changing)
+ * tool waits for two distinct approvers. Each approver proves themselves with their own TOTP, so
+ * one admin token cannot stand in for two people.
+ */
+import { randomBytes } from 'node:crypto';
+import type { Kysely, Transaction } from 'kysely';
+import { verifyTotp } from '../approvals/index.js';
+import { approversNeeded, type CatalogService, type ToolDefinition } from '../catalog/index.js';
+import { type Actor, type Clock, problem, systemClock, ToolgateError } from '../core/index.js';
+import type { AgentService } from '../identity/index.js';
+import { appendEvent, type ChangeRequestRow, type Database } from '../store/index.js';
+
+export interface ChangeView {
+  readonly id: string;
+  readonly kind: 'grant' | 'tool';
+  readonly subject: string;
+  readonly required: number;
+  readonly approvers: readonly string[];
+  readonly status: 'pending' | 'applied' | 'rejected';
+  readonly reason: string;
+  readonly requested_by: string;
+  readonly created_at: string;
+  readonly decided_at: string | null;
+}
+
+export class ChangeDesk {
+  readonly #db: Kysely<Database>;
+  readonly #catalog: CatalogService;
+  readonly #agents: AgentService;
+  readonly #clock: Clock;
+  readonly #totpSecrets: ReadonlyMap<string, string>;
+
+  constructor(
+    db: Kysely<Database>,
+    catalog: CatalogService,
+    agents: AgentService,
+    options: { clock?: Clock; totpSecrets?: ReadonlyMap<string, string> } = {},
+  ) {
+    this.#db = db;
+    this.#catalog = catalog;
+    this.#agents = agents;
+    this.#clock = options.clock ?? systemClock;
+    this.#totpSecrets = options.totpSecrets ?? new Map();
+  }
+
+  /** Capabilities that unlock gated tools, with the approvers each needs (the largest need wins). */
+  async gatedCapabilities(
+    trx: Transaction<Database>,
+  ): Promise<Map<string, { required: number; tools: string[] }>> {
+    const rows = await trx
+      .selectFrom('tool_versions')
+      .select(['tool_id', 'definition'])
+      .where('lifecycle', '!=', 'retired')
+      .where((eb) =>
+        eb.or([
+          eb('access_tier', '=', 'privileged'),
+          eb('action_class', 'in', ['irreversible', 'permission_change']),
+        ]),
+      )
+      .execute();
+    const gated = new Map<string, { required: number; tools: string[] }>();
+    for (const row of rows) {
+      const def = JSON.parse(row.definition) as ToolDefinition;
+      const need = approversNeeded(def);
+      for (const cap of def.required_capabilities) {
+        const entry = gated.get(cap) ?? { required: 0, tools: [] };
+        entry.required = Math.max(entry.required, need);
+        if (!entry.tools.includes(row.tool_id)) entry.tools.push(row.tool_id);
+        gated.set(cap, entry);
+      }
+    }
+    return gated;
+  }
+
+  /** Opens a request inside the caller's transaction, unless the same one is already pending. */
+  async requestIn(
+    trx: Transaction<Database>,
+    change:
+      | { kind: 'grant'; agentId: string; capability: string }
+      | { kind: 'tool'; toolId: string; version: string },
+    required: number,
+    reason: string,
+    actor: Actor,
+  ): Promise<{ id: string; created: boolean }> {
+    let q = trx
+      .selectFrom('change_requests')
+      .select('id')
+      .where('status', '=', 'pending')
+      .where('kind', '=', change.kind);
+    q =
+      change.kind === 'grant'
+        ? q.where('agent_id', '=', change.agentId).where('capability', '=', change.capability)
+        : q.where('tool_id', '=', change.toolId).where('tool_version', '=', change.version);
+    const existing = await q.executeTakeFirst();
+    if (existing) return { id: existing.id, created: false };
+    const now = this.#clock();
+    const id = `chg_${randomBytes(10).toString('base64url')}`;
+    await trx
+      .insertInto('change_requests')
+      .values({
+        id,
+        kind: change.kind,
+        agent_id: change.kind === 'grant' ? change.agentId : null,
+        capability: change.kind === 'grant' ? change.capability : null,
+        tool_id: change.kind === 'tool' ? change.toolId : null,
+        tool_version: change.kind === 'tool' ? change.version : null,
+        required,
+        status: 'pending',
+        reason,
+        requested_by: actor.id,
+        created_at: now.toISOString(),
+        decided_at: null,
+      })
+      .execute();
+    await appendEvent(trx, actor, now, {
+      action: 'change.requested',
+      subject: `change:${id}`,
+      details: { ...change, required, reason },
+    });
+    return { id, created: true };
+  }
+
+  /**
+   * One approver's approval, proven by their TOTP. When the required number of distinct approvers
+   * is reached, the change takes effect in the same transaction.
+   */
+  async approve(id: string, approverId: string, totp: unknown): Promise<ChangeView> {
+    const secret = this.#totpSecrets.get(approverId);
+    if (!secret)
+      throw new ToolgateError(
+        'FORBIDDEN',
+        `approver ${approverId} has no second factor enrolled`,
+        {},
+      );
+    const now = this.#clock();
+    const approver: Actor = { id: approverId, via: 'cli' };
+    await this.#db.transaction().execute(async (trx) => {
+      const row = await this.#pending(trx, id);
+      const last = await trx
+        .selectFrom('change_approvals')
+        .select((eb) => eb.fn.max('totp_step').as('step'))
+        .where('approver_id', '=', approverId)
+        .executeTakeFirst();
+      const check = verifyTotp(
+        secret,
+        totp,
+        now,
+        last?.step === null || last?.step === undefined ? undefined : Number(last.step),
+      );
+      if (!check.ok) {
+        throw new ToolgateError('INPUT_INVALID', `second factor ${check.reason}`, {
+          problems: [problem('/totp', `second factor ${check.reason}`, 'change.totp')],
+        });
+      }
+      const already = await trx
+        .selectFrom('change_approvals')
+        .select('approver_id')
+        .where('change_id', '=', id)
+        .execute();
+      if (already.some((a) => a.approver_id === approverId)) {
+        throw new ToolgateError(
+          'FORBIDDEN',
+          `${approverId} already approved this change; a second, different approver is needed`,
+          {},
+        );
+      }
+      await trx
+        .insertInto('change_approvals')
+        .values({
+          change_id: id,
+          approver_id: approverId,
+          totp_step: check.step,
+          at: now.toISOString(),
+        })
+        .execute();
+      await appendEvent(trx, approver, now, {
+        action: 'change.approved',
+        subject: `change:${id}`,
+        details: { approvals: already.length + 1, required: row.required },
+      });
+      if (already.length + 1 < row.required) return;
+      await trx
+        .updateTable('change_requests')
+        .set({ status: 'applied', decided_at: now.toISOString() })
+        .where('id', '=', id)
+        .execute();
+      if (row.kind === 'grant' && row.agent_id && row.capability) {
+        await this.#agents.grantIn(
+          trx,
+          { agent: row.agent_id, capabilities: [row.capability] },
+          approver,
+        );
+      }
+    });
+    const applied = await this.get(id);
+    if (applied.status === 'applied') {
+      const row = await this.#db
+        .selectFrom('change_requests')
+        .selectAll()
+        .where('id', '=', id)
+        .executeTakeFirstOrThrow();
+      if (row.kind === 'tool' && row.tool_id && row.tool_version) {
+        await this.#catalog.activate(row.tool_id, row.tool_version, approver, {
+          approvedChange: id,
+        });
+      }
+    }
+    return applied;
+  }
+
+  async reject(id: string, actor: Actor, reason: string): Promise<ChangeView> {
+    const now = this.#clock();
+    await this.#db.transaction().execute(async (trx) => {
+      await this.#pending(trx, id);
+      await trx
+        .updateTable('change_requests')
+        .set({ status: 'rejected', decided_at: now.toISOString() })
+        .where('id', '=', id)
+        .execute();
+      await appendEvent(trx, actor, now, {
+        action: 'change.rejected',
+        subject: `change:${id}`,
+        details: { reason },
+      });
+    });
+    return this.get(id);
+  }
+
+  async get(id: string): Promise<ChangeView> {
+    const row = await this.#db
+      .selectFrom('change_requests')
+      .selectAll()
+      .where('id', '=', id)
+      .executeTakeFirst();
+    if (!row) throw new ToolgateError('NOT_FOUND', `no change ${id}`, {});
+    return this.#view(row);
+  }
+
+  async list(status?: string): Promise<ChangeView[]> {
+    let q = this.#db
+      .selectFrom('change_requests')
+      .selectAll()
+      .orderBy('created_at', 'desc')
+      .limit(500);
+    if (status) q = q.where('status', '=', status);
+    return Promise.all((await q.execute()).map((r) => this.#view(r)));
+  }
+
+  async #pending(trx: Transaction<Database>, id: string): Promise<ChangeRequestRow> {
+    const row = await trx
+      .selectFrom('change_requests')
+      .selectAll()
+      .where('id', '=', id)
+      .executeTakeFirst();
+    if (!row) throw new ToolgateError('NOT_FOUND', `no change ${id}`, {});
+    if (row.status !== 'pending')
+      throw new ToolgateError('APPROVAL_STATE', `change ${id} is ${row.status}`, {
+        approvalId: id,
+      });
+    return row;
+  }
+
+  async #view(row: ChangeRequestRow): Promise<ChangeView> {
+    const approvers = await this.#db
+      .selectFrom('change_approvals')
+      .select('approver_id')
+      .where('change_id', '=', row.id)
+      .orderBy('at')
+      .execute();
+    return {
+      id: row.id,
+      kind: row.kind as ChangeView['kind'],
+      subject:
+        row.kind === 'grant'
+          ? `grant ${row.capability} to ${row.agent_id}`
+          : `activate ${row.tool_id}@${row.tool_version}`,
+      required: row.required,
+      approvers: approvers.map((a) => a.approver_id),
+      status: row.status as ChangeView['status'],
+      reason: row.reason,
+      requested_by: row.requested_by,
+      created_at: row.created_at,
+      decided_at: row.decided_at,
+    };
+  }
+}

@@ -1,0 +1,158 @@
+/**
+ * Four eyes (DESIGN.md C4): irreversible tools and the grants that unlock them wait for two
+ * distinct approvers, privileged ones for one; each approver proves themselves with a TOTP.
+ */
+import assert from 'node:assert/strict';
+import { after, before, describe, test } from 'node:test';
+import { generateTotpSecret, totpAt } from '../../src/approvals/index.js';
+import type { Actor } from '../../src/core/index.js';
+import { openToolgate, type Toolgate } from '../../src/toolgate.js';
+import { backends } from '../support/backends.js';
+import { validTool } from '../support/fixtures.js';
+
+const admin: Actor = { id: 'cli:admin', via: 'cli' };
+const alice = generateTotpSecret();
+const bob = generateTotpSecret();
+
+for (const backend of backends()) {
+  describe(`four-eyes changes on ${backend.name}`, () => {
+    let tg: Toolgate;
+    let drop: () => Promise<void>;
+    let now = new Date('2026-03-01T12:00:00Z');
+    const tick = () => {
+      now = new Date(now.getTime() + 30_000);
+      return now;
+    };
+
+    before(async () => {
+      const fresh = await backend.fresh();
+      drop = fresh.drop;
+      tg = await openToolgate({
+        db: fresh.url,
+        clock: () => now,
+        approverTotpSecrets: new Map([
+          ['alice', alice],
+          ['bob', bob],
+        ]),
+      });
+      await tg.config.apply(
+        [
+          { kind: 'Agent', spec: { id: 'ops', owner: 'qa', tier: 'privileged' } },
+          {
+            kind: 'Tool',
+            spec: validTool({
+              id: 'wipe_disk',
+              name: 'wipe_disk',
+              action_class: 'irreversible',
+              access_tier: 'privileged',
+              required_capabilities: ['disk:wipe'],
+            }),
+          },
+          {
+            kind: 'Tool',
+            spec: validTool({
+              id: 'read_audit',
+              name: 'read_audit',
+              access_tier: 'privileged',
+              required_capabilities: ['audit:read'],
+            }),
+          },
+          {
+            kind: 'Grant',
+            spec: { agent: 'ops', capabilities: ['disk:wipe', 'audit:read', 'plain:read'] },
+          },
+        ],
+        admin,
+      );
+    });
+    after(async () => {
+      await tg.close();
+      await drop();
+    });
+
+    test('a gated tool is registered as a draft that an admin cannot simply activate', async () => {
+      assert.equal((await tg.catalog.get('wipe_disk', '1.0.0')).lifecycle, 'draft');
+      await assert.rejects(tg.catalog.activate('wipe_disk', '1.0.0', admin), { code: 'FORBIDDEN' });
+    });
+
+    test('gated grants wait; the ungated one takes effect at once', async () => {
+      assert.deepEqual((await tg.agents.get('ops')).capabilities, ['plain:read']);
+      const subjects = (await tg.changes.list('pending'))
+        .map((c) => `${c.subject}/${c.required}`)
+        .sort();
+      assert.deepEqual(subjects, [
+        'activate read_audit@1.0.0/1',
+        'activate wipe_disk@1.0.0/2',
+        'grant audit:read to ops/1',
+        'grant disk:wipe to ops/2',
+      ]);
+    });
+
+    test('two distinct approvers with valid codes are needed; the same one twice, a wrong or replayed code are refused', async () => {
+      const change = (await tg.changes.list('pending')).find(
+        (c) => c.subject === 'grant disk:wipe to ops',
+      );
+      assert.ok(change);
+      await assert.rejects(tg.changes.approve(change.id, 'alice', '000000'), {
+        code: 'INPUT_INVALID',
+      });
+      await assert.rejects(tg.changes.approve(change.id, 'mallory', '123456'), {
+        code: 'FORBIDDEN',
+      });
+      const code = totpAt(alice, tick());
+      assert.equal((await tg.changes.approve(change.id, 'alice', code)).status, 'pending');
+      tick();
+      await assert.rejects(tg.changes.approve(change.id, 'alice', totpAt(alice, now)), {
+        code: 'FORBIDDEN',
+      });
+      assert.deepEqual(
+        (await tg.agents.get('ops')).capabilities,
+        ['plain:read'],
+        'one approver is not enough',
+      );
+      const applied = await tg.changes.approve(change.id, 'bob', totpAt(bob, now));
+      assert.equal(applied.status, 'applied');
+      assert.deepEqual(applied.approvers, ['alice', 'bob']);
+      assert.ok((await tg.agents.get('ops')).capabilities.includes('disk:wipe'));
+      const other = (await tg.changes.list('pending')).find(
+        (c) => c.subject === 'activate wipe_disk@1.0.0',
+      );
+      assert.ok(other);
+      await assert.rejects(
+        tg.changes.approve(other.id, 'alice', code),
+        { code: 'INPUT_INVALID' },
+        'a used code is spent',
+      );
+    });
+
+    test('an approved tool change activates the tool; a privileged one needs a single approver', async () => {
+      const pending = await tg.changes.list('pending');
+      const wipe = pending.find((c) => c.subject === 'activate wipe_disk@1.0.0');
+      const audit = pending.find((c) => c.subject === 'activate read_audit@1.0.0');
+      assert.ok(wipe && audit);
+      tick();
+      await tg.changes.approve(wipe.id, 'alice', totpAt(alice, now));
+      await tg.changes.approve(wipe.id, 'bob', totpAt(bob, now));
+      assert.equal((await tg.catalog.get('wipe_disk', '1.0.0')).lifecycle, 'active');
+      tick();
+      assert.equal(
+        (await tg.changes.approve(audit.id, 'alice', totpAt(alice, now))).status,
+        'applied',
+      );
+      assert.equal((await tg.catalog.get('read_audit', '1.0.0')).lifecycle, 'active');
+    });
+
+    test('a rejected change never applies and cannot be approved later', async () => {
+      const grant = (await tg.changes.list('pending')).find(
+        (c) => c.subject === 'grant audit:read to ops',
+      );
+      assert.ok(grant);
+      await tg.changes.reject(grant.id, admin, 'not needed');
+      tick();
+      await assert.rejects(tg.changes.approve(grant.id, 'alice', totpAt(alice, now)), {
+        code: 'APPROVAL_STATE',
+      });
+      assert.ok(!(await tg.agents.get('ops')).capabilities.includes('audit:read'));
+    });
+  });
+}
