@@ -261,10 +261,13 @@ export class Gate {
     const callArgs = structuredClone(args) as Record<string, unknown>;
 
     // 4 grant and tier, live: a grant revoked after the session opened stops the next call.
+    // One read of the agent serves grants, budgets and the policy request.
+    const agent = await this.#d.agents.get(ctx.agentId);
     const caps = await this.#d.sessions.capabilities(
       ctx.agentId,
       session.user_id,
       session.user_permissions === null ? null : (JSON.parse(session.user_permissions) as string[]),
+      agent,
     );
     const missing = def.required_capabilities.filter((c) => !caps.has(c));
     if (missing.length > 0) {
@@ -311,7 +314,6 @@ export class Gate {
       );
     }
     if (policy?.appliesTo({ id: detail.id, action_class: def.action_class, tags: def.tags })) {
-      const agent = await this.#d.agents.get(ctx.agentId);
       const user = !session.user_id
         ? null
         : session.user_permissions !== null
@@ -454,7 +456,6 @@ export class Gate {
     }
     // 6 limits, after approval: a call waiting for a reviewer spends no slot; its approved
     // retry does.
-    const agent = await this.#d.agents.get(ctx.agentId);
     const budgets: SessionBudgets = agent.budgets;
     const spent = checkSpentBudgets(session, budgets);
     if (!spent.ok)

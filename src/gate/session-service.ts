@@ -7,7 +7,7 @@
 import { randomBytes } from 'node:crypto';
 import type { CatalogService, ToolVersionDetail } from '../catalog/index.js';
 import { type Clock, problem, systemClock, ToolgateError } from '../core/index.js';
-import type { AgentService, AgentTier, UserService } from '../identity/index.js';
+import type { AgentService, AgentTier, AgentView, UserService } from '../identity/index.js';
 import type { SessionRow, Store } from '../store/index.js';
 
 export interface SessionTool {
@@ -112,8 +112,9 @@ export class SessionService {
     agentId: string,
     userId: string | null,
     tokenPermissions: readonly string[] | null = null,
+    loaded?: AgentView,
   ): Promise<Set<string>> {
-    const agent = await this.#agents.get(agentId);
+    const agent = loaded ?? (await this.#agents.get(agentId));
     if (!agent.enabled)
       throw new ToolgateError('AGENT_NOT_FOUND', `no agent ${agentId}`, { agentId });
     const caps = new Set(agent.capabilities);
