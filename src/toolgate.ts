@@ -55,7 +55,7 @@ export interface ToolgateOptions {
   readonly db?: string;
   readonly clock?: Clock;
   /** Signs approval tokens; keep it across restarts (serve keeps it in the data folder). */
-  readonly approvalSigner?: ApprovalSigner;
+  readonly approvalSigner?: ApprovalSigner | (() => ApprovalSigner);
   /** Approvers' TOTP secrets (base32) by approver id, for actions that need a second factor. */
   readonly approverTotpSecrets?: ReadonlyMap<string, string>;
   /** In-process handlers for `inline` tools; default: the demo catalog's. */

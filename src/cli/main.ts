@@ -71,7 +71,7 @@ function withToolgate(fn: (tg: Toolgate, out: Output) => Promise<void>): () => P
     try {
       tg = await openToolgate({
         ...(globals.db ? { db: globals.db } : {}),
-        approvalSigner: approvalSigner(globals.dataDir),
+        approvalSigner: () => approvalSigner(globals.dataDir),
         approverTotpSecrets: approverSecrets(globals.dataDir),
       });
       await fn(tg, out);

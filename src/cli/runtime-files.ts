@@ -33,7 +33,13 @@ export function approvalSigner(dataDir: string): ApprovalSigner {
   if (pem) return ApprovalSigner.fromPem(pem);
   mkdirSync(dataDir, { recursive: true, mode: 0o700 });
   const signer = ApprovalSigner.generate();
-  writePrivate(path, signer.toPem());
+  try {
+    // 'wx': if the server and the CLI create it at once, one wins and the other reads it.
+    writeFileSync(path, signer.toPem(), { mode: 0o600, flag: 'wx' });
+  } catch (err) {
+    if ((err as { code?: string }).code !== 'EEXIST') throw err;
+    return ApprovalSigner.fromPem(privateFile(path) ?? '');
+  }
   return signer;
 }
 

@@ -69,7 +69,7 @@ export async function serve(options: ServeOptions): Promise<void> {
     const jwt = jwtConfigFromEnv();
     tg = await openToolgate({
       db: options.db,
-      approvalSigner: approvalSigner(options.dataDir),
+      approvalSigner: () => approvalSigner(options.dataDir),
       approverTotpSecrets: approverSecrets(options.dataDir),
       ...(jwt ? { jwt } : {}),
     });

@@ -47,18 +47,20 @@ export const MAX_PENDING_PER_SESSION = 20;
 
 export class ApprovalDesk {
   readonly #db: Kysely<Database>;
-  readonly #signer: ApprovalSigner;
+  readonly #signerSource: ApprovalSigner | (() => ApprovalSigner);
+  #signerLoaded: ApprovalSigner | null = null;
   readonly #clock: Clock;
   /** Second-factor secrets of approvers, by approver id (base32 TOTP secrets). */
   readonly #totpSecrets: ReadonlyMap<string, string>;
 
   constructor(
     db: Kysely<Database>,
-    signer: ApprovalSigner,
+    /** The signer, or how to load it: loaded on first use, so read-only commands create no key. */
+    signer: ApprovalSigner | (() => ApprovalSigner),
     options: { clock?: Clock; totpSecrets?: ReadonlyMap<string, string> } = {},
   ) {
     this.#db = db;
-    this.#signer = signer;
+    this.#signerSource = signer;
     this.#clock = options.clock ?? systemClock;
     this.#totpSecrets = options.totpSecrets ?? new Map();
   }
@@ -84,7 +86,7 @@ export class ApprovalDesk {
       .where('status', 'in', ['approved', 'pending'])
       .execute();
     for (const row of candidates.filter((r) => r.status === 'approved')) {
-      const verdict = this.#signer.verify(row.token, bindingOf(row), now);
+      const verdict = this.#signer().verify(row.token, bindingOf(row), now);
       // The stored token must match this very call: tool version, agent and arguments included.
       if (!verdict.ok || row.agent_id !== call.agentId || row.tool_version !== call.toolVersion)
         continue;
@@ -175,7 +177,7 @@ export class ApprovalDesk {
       }
       totpStep = check.step;
     }
-    const { token, claims } = this.#signer.issue(bindingOf(row), TOKEN_TTL_S, now);
+    const { token, claims } = this.#signer().issue(bindingOf(row), TOKEN_TTL_S, now);
     const approveInTransaction = this.#db.transaction().execute(async (trx) => {
       const done = await trx
         .updateTable('approvals')
@@ -248,6 +250,12 @@ export class ApprovalDesk {
     if (status) q = q.where('status', '=', status);
     const now = this.#clock();
     return (await q.execute()).map((r) => toView(r, now));
+  }
+
+  #signer(): ApprovalSigner {
+    this.#signerLoaded ??=
+      typeof this.#signerSource === 'function' ? this.#signerSource() : this.#signerSource;
+    return this.#signerLoaded;
   }
 
   async #pending(id: string, now: Date): Promise<ApprovalRow> {

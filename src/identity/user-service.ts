@@ -103,7 +103,7 @@ export class UserService {
       .selectAll()
       .where('id', '=', id)
       .executeTakeFirst();
-    if (!row || row.enabled !== 1)
+    if (row?.enabled !== 1)
       throw new ToolgateError('USER_NOT_FOUND', `no enabled user ${id}`, { userId: id });
     return {
       id: row.id,

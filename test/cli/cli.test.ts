@@ -4,20 +4,11 @@
  * JSON (--json) and as the text a person reads; exit codes are part of the contract.
  */
 import assert from 'node:assert/strict';
-import { type ChildProcess, execFile, execFileSync, spawn } from 'node:child_process';
-import {
-  existsSync,
-  mkdtempSync,
-  readdirSync,
-  readFileSync,
-  rmSync,
-  statSync,
-  writeFileSync,
-} from 'node:fs';
+import { type ChildProcess, execFile, spawn } from 'node:child_process';
+import { existsSync, mkdtempSync, readFileSync, rmSync, statSync, writeFileSync } from 'node:fs';
 import { tmpdir, userInfo } from 'node:os';
 import { join } from 'node:path';
 import { after, before, describe, test } from 'node:test';
-import { fileURLToPath } from 'node:url';
 import { stringify as toYaml } from 'yaml';
 import { openToolgate } from '../../src/toolgate.js';
 import { backends } from '../support/backends.js';
@@ -473,14 +464,14 @@ describe('toolgate CLI', { concurrency: true }, () => {
         );
         const again = await cliJson(dir, ['--db', url, 'apply', '-f', DEMO]);
         assert.ok(again.changes.every((c: { action: string }) => c.action === 'unchanged'));
-        const found = await cliJson(dir, ['--db', url, 'tools', 'search', 'refund']);
-        assert.equal(found.results[0]?.id, 'refund_order');
+        const found = await cliJson(dir, ['--db', url, 'tools', 'search', 'order']);
+        assert.equal(found.results[0]?.id, 'get_order');
         const { events } = await cliJson(dir, ['--db', url, 'events', 'list', '--limit', '1000']);
-        assert.equal(events.length, 14);
+        assert.equal(events.length, 17);
         // bigserial comes back as a number, as from SQLite.
         assert.deepEqual(
           events.map((e: { seq: number }) => e.seq),
-          [...Array(14).keys()].map((i) => i + 1),
+          [...Array(17).keys()].map((i) => i + 1),
         );
         assert.ok(events.every((e: { via: string }) => e.via === 'cli'));
         // No ./data appears: everything went to PostgreSQL.
