@@ -128,6 +128,9 @@ export async function openToolgate(options: ToolgateOptions = {}): Promise<Toolg
     changes,
     config: new ApplyService(catalog, agents, users, policies, changes),
     events: { list: (filter) => listEvents(store.db, filter) },
-    close: () => store.close(),
+    close: async () => {
+      await gate.flush();
+      await store.close();
+    },
   };
 }

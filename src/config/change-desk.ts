@@ -10,7 +10,7 @@ import { verifyTotp } from '../approvals/index.js';
 import { approversNeeded, type CatalogService, type ToolDefinition } from '../catalog/index.js';
 import { type Actor, type Clock, problem, systemClock, ToolgateError } from '../core/index.js';
 import type { AgentService } from '../identity/index.js';
-import { appendEvent, type ChangeRequestRow, type Database } from '../store/index.js';
+import { appendEvent, type ChangeRequestRow, type Database, lastTotpStep } from '../store/index.js';
 
 export interface ChangeView {
   readonly id: string;
@@ -138,17 +138,8 @@ export class ChangeDesk {
     const approver: Actor = { id: approverId, via: 'cli' };
     await this.#db.transaction().execute(async (trx) => {
       const row = await this.#pending(trx, id);
-      const last = await trx
-        .selectFrom('change_approvals')
-        .select((eb) => eb.fn.max('totp_step').as('step'))
-        .where('approver_id', '=', approverId)
-        .executeTakeFirst();
-      const check = verifyTotp(
-        secret,
-        totp,
-        now,
-        last?.step === null || last?.step === undefined ? undefined : Number(last.step),
-      );
+      const lastStep = await lastTotpStep(trx, approverId);
+      const check = verifyTotp(secret, totp, now, lastStep);
       if (!check.ok) {
         throw new ToolgateError('INPUT_INVALID', `second factor ${check.reason}`, {
           problems: [problem('/totp', `second factor ${check.reason}`, 'change.totp')],

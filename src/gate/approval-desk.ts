@@ -8,7 +8,7 @@ import { randomBytes } from 'node:crypto';
 import type { Kysely } from 'kysely';
 import { type ApprovalBinding, type ApprovalSigner, verifyTotp } from '../approvals/index.js';
 import { type Actor, type Clock, problem, systemClock, ToolgateError } from '../core/index.js';
-import { type ApprovalRow, appendEvent, type Database } from '../store/index.js';
+import { type ApprovalRow, appendEvent, type Database, lastTotpStep } from '../store/index.js';
 import type { RenderedCall } from './decision.js';
 
 export interface ApprovalView {
@@ -162,13 +162,7 @@ export class ApprovalDesk {
           {},
         );
       }
-      const last = await this.#db
-        .selectFrom('approvals')
-        .select((eb) => eb.fn.max('totp_step').as('step'))
-        .where('decided_by', '=', approver.id)
-        .executeTakeFirst();
-      const lastStep =
-        last?.step === null || last?.step === undefined ? undefined : Number(last.step);
+      const lastStep = await lastTotpStep(this.#db, approver.id);
       const check = verifyTotp(secret, options.totp, now, lastStep);
       if (!check.ok) {
         throw new ToolgateError('INPUT_INVALID', `second factor ${check.reason}`, {

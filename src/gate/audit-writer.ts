@@ -34,6 +34,11 @@ export interface AuditRecord {
   readonly details?: Readonly<Record<string, unknown>>;
 }
 
+/** PostgreSQL text cannot hold NUL; whatever a caller sent, the record must still be written. */
+function text(value: string | undefined): string | null {
+  return value === undefined ? null : value.replaceAll('\u0000', '\uFFFD');
+}
+
 function toRow(r: AuditRecord): NewAuditRow {
   return {
     at: r.at.toISOString(),
@@ -49,38 +54,84 @@ function toRow(r: AuditRecord): NewAuditRow {
     args_hash: r.argsHash,
     args_redacted: r.argsRedacted === undefined ? null : JSON.stringify(r.argsRedacted),
     decision: r.decision,
-    code: r.code ?? null,
-    rule: r.rule ?? null,
-    message: r.message ?? null,
-    approval_id: r.approvalId ?? null,
-    approver: r.approver ?? null,
-    egress_host: r.egressHost ?? null,
+    code: text(r.code),
+    rule: text(r.rule),
+    message: text(r.message),
+    approval_id: text(r.approvalId),
+    approver: text(r.approver),
+    egress_host: text(r.egressHost),
     bytes_out: r.bytesOut ?? null,
     duration_ms: r.durationMs ?? null,
-    outcome: r.outcome ?? null,
-    model: r.model ?? null,
+    outcome: text(r.outcome),
+    model: text(r.model),
     details: JSON.stringify(r.details ?? {}),
   };
 }
 
-/** Appends one record; the returned promise settles after the commit (durable). */
-export async function appendAudit(
-  db: Kysely<Database>,
-  record: AuditRecord,
-  rawArgs?: unknown,
-): Promise<void> {
-  await db.transaction().execute(async (trx) => {
-    await trx.insertInto('audit_log').values(toRow(record)).execute();
-    if (rawArgs !== undefined) {
-      await trx
-        .insertInto('call_arguments')
-        .values({
-          call_id: record.callId,
-          at: record.at.toISOString(),
-          args: JSON.stringify(rawArgs),
-        })
-        .onConflict((oc) => oc.column('call_id').doNothing())
-        .execute();
+interface Pending {
+  readonly record: AuditRecord;
+  readonly rawArgs: unknown;
+  readonly resolve: () => void;
+  readonly reject: (err: unknown) => void;
+}
+
+/**
+ * Group commit: records queued while a commit is in flight are written together by the next one,
+ * so one fsync acknowledges many callers. `append` settles only after the commit that holds the
+ * record (durable); a failed commit rejects every record in it, and nothing is acknowledged early.
+ */
+export class AuditWriter {
+  readonly #db: Kysely<Database>;
+  #queue: Pending[] = [];
+  #flushing: Promise<void> | null = null;
+
+  constructor(db: Kysely<Database>) {
+    this.#db = db;
+  }
+
+  append(record: AuditRecord, rawArgs?: unknown): Promise<void> {
+    return new Promise<void>((resolve, reject) => {
+      this.#queue.push({ record, rawArgs, resolve, reject });
+      this.#flushing ??= this.#drain().finally(() => {
+        this.#flushing = null;
+      });
+    });
+  }
+
+  /** Resolves when everything queued so far is committed (used on shutdown). */
+  async flush(): Promise<void> {
+    while (this.#flushing) await this.#flushing;
+  }
+
+  async #drain(): Promise<void> {
+    while (this.#queue.length > 0) {
+      const batch = this.#queue;
+      this.#queue = [];
+      try {
+        await this.#db.transaction().execute(async (trx) => {
+          await trx
+            .insertInto('audit_log')
+            .values(batch.map((p) => toRow(p.record)))
+            .execute();
+          const raw = batch.filter((p) => p.rawArgs !== undefined);
+          if (raw.length > 0) {
+            await trx
+              .insertInto('call_arguments')
+              .values(
+                raw.map((p) => ({
+                  call_id: p.record.callId,
+                  at: p.record.at.toISOString(),
+                  args: JSON.stringify(p.rawArgs),
+                })),
+              )
+              .onConflict((oc) => oc.column('call_id').doNothing())
+              .execute();
+          }
+        });
+        for (const p of batch) p.resolve();
+      } catch (err) {
+        for (const p of batch) p.reject(err);
+      }
     }
-  });
+  }
 }

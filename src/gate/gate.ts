@@ -29,7 +29,7 @@ import {
 } from '../policy/index.js';
 import type { SessionRow, Store } from '../store/index.js';
 import type { ApprovalDesk } from './approval-desk.js';
-import { type AuditRecord, appendAudit } from './audit-writer.js';
+import { type AuditRecord, AuditWriter } from './audit-writer.js';
 import { type DenyCode, deny, type GateDecision, type RenderedCall } from './decision.js';
 import type { InlineExecutor } from './inline-executor.js';
 import { checkSpentBudgets, takeExternalSend, takeRateLimits } from './limits.js';
@@ -86,6 +86,8 @@ export class Gate {
   readonly #d: GateDependencies;
   readonly #clock: Clock;
   readonly #ajv = createRuntimeAjv();
+  readonly #audit: AuditWriter;
+  #lostPostRecords = 0;
   #cache = new Map<string, CompiledTool>();
   #engine: Promise<PolicyEngine | null> | null = null;
   #revision = -1;
@@ -94,8 +96,19 @@ export class Gate {
   constructor(deps: GateDependencies) {
     this.#d = deps;
     this.#clock = deps.clock ?? systemClock;
+    this.#audit = new AuditWriter(deps.store.db);
     // Changes made in this process reach the gate at once; other processes within REVISION_CHECK_MS.
     deps.catalog.onCommit(() => this.#invalidate());
+  }
+
+  /** Waits until every audit record queued so far is committed; call before closing the store. */
+  async flush(): Promise<void> {
+    await this.#audit.flush();
+  }
+
+  /** Result records that could not be written (their pre records exist). */
+  get lostPostRecords(): number {
+    return this.#lostPostRecords;
   }
 
   #invalidate(): void {
@@ -187,7 +200,7 @@ export class Gate {
           ? {}
           : { attempted: typeof toolRef === 'string' ? toolRef.slice(0, 200) : typeof toolRef },
       };
-      await appendAudit(this.#d.store.db, record);
+      await this.#audit.append(record);
       return deny(callId, code, rule, message, details);
     };
 
@@ -285,7 +298,9 @@ export class Gate {
     for (const target of compiled.targets) {
       for (const { pointer, value } of valuesAt(callArgs, target.pointer)) {
         if (target.kind === 'url') {
-          const verdict = checkUrl(value, { hosts });
+          const verdict = checkUrl(value, {
+            hosts: def.egress.mode === 'unconstrained' ? 'any' : hosts,
+          });
           if (!verdict.ok)
             return refusal('POLICY_DENIED', verdict.rule, `${pointer}: ${verdict.message}`, ref);
           destinations.add(verdict.value.host);
@@ -360,8 +375,13 @@ export class Gate {
     }
 
     // 7 flow (checked before limits so a refused call spends no budget): after a private-data
-    // read in this session, nothing may leave through unconstrained egress.
-    if (session.private_data_read === 1 && def.egress.mode === 'unconstrained') {
+    // read in this session, or in any session of the same run (a fresh session must not launder
+    // what the run already read), nothing may leave through unconstrained egress.
+    if (
+      def.egress.mode === 'unconstrained' &&
+      (session.private_data_read === 1 ||
+        (await this.#d.sessions.runHasReadPrivate(ctx.agentId, session.run_id)))
+    ) {
       return refusal(
         'TOXIC_FLOW',
         'flow.private_then_egress',
@@ -370,8 +390,21 @@ export class Gate {
       );
     }
 
-    // Idempotency: a retry with the same key never runs twice.
-    const argsHash = argumentsHash(callArgs);
+    // Idempotency: a retry with the same key never runs twice. A finished call under the key is
+    // replayed here; the key is claimed only once the call may run (after its approval), so
+    // "pending → approved → retry with the same key" works.
+    let argsHash: string;
+    try {
+      argsHash = argumentsHash(callArgs);
+    } catch {
+      // e.g. a lone UTF-16 surrogate: not representable as canonical JSON, never hashed or run.
+      return refusal(
+        'INPUT_INVALID',
+        'schema.unicode',
+        'arguments contain text that is not valid Unicode',
+        ref,
+      );
+    }
     let idemKey: string | null = null;
     if (options.idempotencyKey !== undefined) {
       if (!IDEMPOTENCY_KEY.test(options.idempotencyKey)) {
@@ -383,7 +416,7 @@ export class Gate {
         );
       }
       idemKey = `${ctx.agentId}|${detail.id}|${options.idempotencyKey}`;
-      const claimed = await this.#claimIdempotency(idemKey, argsHash, callId, now);
+      const claimed = await this.#lookupIdempotency(idemKey, argsHash);
       if (claimed.kind === 'replay') {
         return {
           kind: 'allow',
@@ -431,7 +464,7 @@ export class Gate {
         );
       }
       if (resolved.kind === 'pending') {
-        await appendAudit(this.#d.store.db, {
+        await this.#audit.append({
           ...base,
           kind: 'call.pending_approval',
           toolId: detail.id,
@@ -454,6 +487,22 @@ export class Gate {
       }
       approval = resolved;
     }
+    if (idemKey) {
+      const claimed = await this.#claimIdempotency(idemKey, argsHash, callId, now);
+      if (claimed.kind === 'replay') {
+        return {
+          kind: 'allow',
+          callId: claimed.callId,
+          toolId: detail.id,
+          version: detail.version,
+          output: claimed.output,
+          warnings,
+        };
+      }
+      if (claimed.kind === 'conflict')
+        return refusal('IDEMPOTENCY_CONFLICT', claimed.rule, claimed.message, ref);
+    }
+
     // 6 limits, after approval: a call waiting for a reviewer spends no slot; its approved
     // retry does.
     const budgets: SessionBudgets = agent.budgets;
@@ -491,8 +540,7 @@ export class Gate {
     }
 
     // 9 audit-pre: durable before anything runs.
-    await appendAudit(
-      this.#d.store.db,
+    await this.#audit.append(
       {
         ...base,
         kind: 'call.pre',
@@ -510,21 +558,29 @@ export class Gate {
 
     // 10 execute, 11 result
     const result = await this.#execute(def, callArgs, compiled);
-    await appendAudit(this.#d.store.db, {
-      ...base,
-      at: this.#clock(),
-      kind: 'call.post',
-      toolId: detail.id,
-      toolVersion: detail.version,
-      argsHash,
-      argsRedacted: undefined,
-      decision: result.ok ? 'allow' : 'deny',
-      outcome: result.ok ? 'ok' : result.rule,
-      bytesOut: result.bytes,
-      durationMs: performance.now() - started,
-      ...(result.ok ? {} : { code: result.code, rule: result.rule, message: result.message }),
-      details: { result_hash: result.ok ? safeHash(result.output) : null },
-    });
+    // Only the pre record must be durable before a tool runs (DESIGN.md §1); the result record
+    // joins the next group commit without holding the caller. A crash in between leaves a pre
+    // record without a result, which is what it then was: outcome unknown.
+    this.#audit
+      .append({
+        ...base,
+        at: this.#clock(),
+        kind: 'call.post',
+        toolId: detail.id,
+        toolVersion: detail.version,
+        argsHash,
+        argsRedacted: undefined,
+        decision: result.ok ? 'allow' : 'deny',
+        outcome: result.ok ? 'ok' : result.rule,
+        bytesOut: result.bytes,
+        durationMs: performance.now() - started,
+        ...(result.ok ? {} : { code: result.code, rule: result.rule, message: result.message }),
+        details: { result_hash: result.ok ? safeHash(result.output) : null },
+      })
+      .catch(() => {
+        // Counted, never thrown into a caller whose tool already ran; /readyz reports it.
+        this.#lostPostRecords += 1;
+      });
     if (!result.ok) return deny(callId, result.code, result.rule, result.message);
     if (def.data_access === 'private') {
       await this.#d.store.db
@@ -603,6 +659,23 @@ export class Gate {
     return { ok: true, output, bytes };
   }
 
+  /** A finished call under this key (replay), a conflict, or nothing yet (`claimed` = free). */
+  async #lookupIdempotency(
+    key: string,
+    argsHash: string,
+  ): Promise<
+    | { kind: 'claimed' }
+    | { kind: 'replay'; callId: string; output: unknown }
+    | { kind: 'conflict'; rule: string; message: string }
+  > {
+    const row = await this.#d.store.db
+      .selectFrom('idempotency')
+      .selectAll()
+      .where('key', '=', key)
+      .executeTakeFirst();
+    return row ? judgeIdempotency(row, argsHash) : { kind: 'claimed' };
+  }
+
   async #claimIdempotency(
     key: string,
     argsHash: string,
@@ -631,22 +704,32 @@ export class Gate {
       .where('key', '=', key)
       .executeTakeFirst();
     if (!row) throw new ToolgateError('INTERNAL', 'idempotency record vanished', {});
-    if (row.args_hash !== argsHash) {
-      return {
-        kind: 'conflict',
-        rule: 'idempotency.arguments_differ',
-        message: 'this idempotency key was used with other arguments',
-      };
-    }
-    if (row.result === null) {
-      return {
-        kind: 'conflict',
-        rule: 'idempotency.in_progress',
-        message: 'a call with this idempotency key is still running or failed; use a new key',
-      };
-    }
-    return { kind: 'replay', callId: row.call_id, output: JSON.parse(row.result) as unknown };
+    return judgeIdempotency(row, argsHash);
   }
+}
+
+/** What an existing idempotency record means for a call with these arguments. */
+function judgeIdempotency(
+  row: { args_hash: string; call_id: string; result: string | null },
+  argsHash: string,
+):
+  | { kind: 'replay'; callId: string; output: unknown }
+  | { kind: 'conflict'; rule: string; message: string } {
+  if (row.args_hash !== argsHash) {
+    return {
+      kind: 'conflict',
+      rule: 'idempotency.arguments_differ',
+      message: 'this idempotency key was used with other arguments',
+    };
+  }
+  if (row.result === null) {
+    return {
+      kind: 'conflict',
+      rule: 'idempotency.in_progress',
+      message: 'a call with this idempotency key is still running or failed; use a new key',
+    };
+  }
+  return { kind: 'replay', callId: row.call_id, output: JSON.parse(row.result) as unknown };
 }
 
 /** Replaces the value at a concrete JSON pointer (as valuesAt returns them) in place. */

@@ -55,6 +55,8 @@ export function permittedSet(
   offered: readonly ToolVersionDetail[],
   capabilities: ReadonlySet<string>,
   tier: AgentTier,
+  /** The run already read private data in another session: egress stays withheld. */
+  runReadPrivate = false,
 ): { tools: ToolVersionDetail[]; withheld: WithheldTool[] } {
   const allowed = offered.filter(
     (t) =>
@@ -62,11 +64,14 @@ export function permittedSet(
       t.definition.required_capabilities.every((c) => capabilities.has(c)),
   );
   const privateReads = allowed.filter((t) => t.data_access === 'private');
-  if (privateReads.length === 0) return { tools: allowed, withheld: [] };
-  const reason = `toxic combination: the session holds private-data tools (${privateReads
-    .map((t) => t.id)
-    .slice(0, 5)
-    .join(', ')}); unconstrained egress is withheld`;
+  if (privateReads.length === 0 && !runReadPrivate) return { tools: allowed, withheld: [] };
+  const reason =
+    privateReads.length > 0
+      ? `toxic combination: the session holds private-data tools (${privateReads
+          .map((t) => t.id)
+          .slice(0, 5)
+          .join(', ')}); unconstrained egress is withheld`
+      : 'toxic combination: this run has already read private data; unconstrained egress is withheld';
   return {
     tools: allowed.filter((t) => t.egress !== 'unconstrained'),
     withheld: allowed
@@ -151,7 +156,14 @@ export class SessionService {
     const tokenPermissions = options.tokenUser ? [...options.tokenUser.permissions] : null;
     const agent = await this.#agents.get(agentId);
     const caps = await this.capabilities(agentId, userId, tokenPermissions);
-    const { tools, withheld } = permittedSet(await this.#catalog.offered(), caps, agent.tier);
+    const runId = options.runId ?? null;
+    const runReadPrivate = runId !== null && (await this.runHasReadPrivate(agentId, runId));
+    const { tools, withheld } = permittedSet(
+      await this.#catalog.offered(),
+      caps,
+      agent.tier,
+      runReadPrivate,
+    );
     const now = this.#clock();
     const id = `ses_${randomBytes(16).toString('base64url')}`;
     const row: SessionRow = {
@@ -172,6 +184,18 @@ export class SessionService {
     };
     await this.#store.db.insertInto('sessions').values(row).execute();
     return toView(row);
+  }
+
+  /** Whether any session of this agent's run has read private data (the flow rule is per run). */
+  async runHasReadPrivate(agentId: string, runId: string): Promise<boolean> {
+    const row = await this.#store.db
+      .selectFrom('sessions')
+      .select('id')
+      .where('agent_id', '=', agentId)
+      .where('run_id', '=', runId)
+      .where('private_data_read', '=', 1)
+      .executeTakeFirst();
+    return row !== undefined;
   }
 
   /** An open, unexpired session of this agent; anything else is SESSION_NOT_FOUND. */

@@ -4,6 +4,7 @@
  */
 import swagger from '@fastify/swagger';
 import swaggerUi from '@fastify/swagger-ui';
+import { Ajv } from 'ajv';
 import Fastify, { type FastifyInstance, type FastifyServerOptions } from 'fastify';
 import { toolDefinitionSchema } from '../catalog/index.js';
 import { configDocumentSchema } from '../config/index.js';
@@ -89,9 +90,27 @@ export async function buildServer(tg: Toolgate, options: HttpOptions): Promise<F
     logger: options.logger ?? false,
     // Query strings like ?tags=a&tags=b must not become arrays the schemas do not expect.
     routerOptions: { ignoreTrailingSlash: true, maxParamLength: 300 },
-    ajv: { customOptions: { coerceTypes: 'array', removeAdditional: false, allErrors: true } },
   });
   app.setErrorHandler(makeErrorHandler(bodyLimit));
+  // Query strings and path parameters are text and are coerced to the declared types; bodies are
+  // JSON and are taken as sent: `"tool": ["get_order"]` is an error, not a string.
+  const coercing = new Ajv({
+    coerceTypes: 'array',
+    useDefaults: true,
+    removeAdditional: false,
+    allErrors: true,
+    strict: false,
+  });
+  const exact = new Ajv({
+    coerceTypes: false,
+    useDefaults: true,
+    removeAdditional: false,
+    allErrors: true,
+    strict: false,
+  });
+  app.setValidatorCompiler(({ schema, httpPart }) =>
+    (httpPart === 'body' ? exact : coercing).compile(schema as object),
+  );
   app.setNotFoundHandler((req, reply) => {
     void reply.status(404).send({
       code: 'NOT_FOUND',

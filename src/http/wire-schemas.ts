@@ -76,8 +76,9 @@ export const toolParams = {
   type: 'object',
   required: ['id', 'version'],
   properties: {
-    id: { type: 'string', maxLength: 200 },
-    version: { type: 'string', maxLength: 64 },
+    // Identifier characters only: anything else (NUL, slashes, spaces) is refused before lookup.
+    id: { type: 'string', pattern: '^[A-Za-z0-9_.:@+-]{1,200}$' },
+    version: { type: 'string', pattern: '^[0-9A-Za-z.+-]{1,64}$' },
   },
 } as const;
 

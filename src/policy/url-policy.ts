@@ -6,8 +6,12 @@ import { allow, deny, excerpt, typeName } from './policy-verdict.js';
 export type { PolicyVerdict } from './policy-verdict.js';
 
 export interface UrlRule {
-  /** Exact lower-case DNS host names; empty allows no host. An IP literal here never matches. */
-  readonly hosts: readonly string[];
+  /**
+   * Exact lower-case DNS host names; empty allows no host. An IP literal here never matches.
+   * `'any'` (tools with unconstrained egress) keeps every other rule: https, a DNS name, no
+   * userinfo, no port, canonical spelling.
+   */
+  readonly hosts: readonly string[] | 'any';
 }
 
 export const MAX_URL_LENGTH = 2048;
@@ -162,7 +166,7 @@ export function checkUrl(
       `URL host ${excerpt(rawHost)} is not a canonical DNS name: lower-case ASCII letters, digits and hyphens, no percent-encoding, no trailing dot`,
     );
   }
-  if (!rule.hosts.includes(host)) {
+  if (rule.hosts !== 'any' && !rule.hosts.includes(host)) {
     return deny('url.host_not_allowed', `host ${excerpt(host)} is not allowed for this argument`);
   }
   return allow({ url: parsed.href, host });

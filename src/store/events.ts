@@ -59,3 +59,27 @@ export async function readCatalogRevision(
     .executeTakeFirst();
   return row ? Number(row.value) : 0;
 }
+
+/**
+ * The last TOTP step an approver used, across call approvals and change approvals: a code is
+ * good for one approval of either kind.
+ */
+export async function lastTotpStep(
+  db: Kysely<Database> | Transaction<Database>,
+  approverId: string,
+): Promise<number | undefined> {
+  const calls = await db
+    .selectFrom('approvals')
+    .select((eb) => eb.fn.max('totp_step').as('step'))
+    .where('decided_by', '=', approverId)
+    .executeTakeFirst();
+  const changes = await db
+    .selectFrom('change_approvals')
+    .select((eb) => eb.fn.max('totp_step').as('step'))
+    .where('approver_id', '=', approverId)
+    .executeTakeFirst();
+  const steps = [calls?.step, changes?.step]
+    .filter((s) => s !== null && s !== undefined)
+    .map(Number);
+  return steps.length > 0 ? Math.max(...steps) : undefined;
+}

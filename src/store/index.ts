@@ -17,7 +17,13 @@ export type {
   UserRow,
 } from './database.js';
 export type { NewEvent } from './events.js';
-export { appendEvent, bumpCatalogRevision, listEvents, readCatalogRevision } from './events.js';
+export {
+  appendEvent,
+  bumpCatalogRevision,
+  lastTotpStep,
+  listEvents,
+  readCatalogRevision,
+} from './events.js';
 export type { Dialect } from './migrations.js';
 export type { Store } from './open-store.js';
 export { DEFAULT_DB_URL, openStore, parseDbUrl } from './open-store.js';

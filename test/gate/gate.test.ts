@@ -577,6 +577,8 @@ for (const backend of backends()) {
     });
 
     async function auditOf(sessionId: string) {
+      // Result records are group-committed after the call returns; wait for them.
+      await tg.gate.flush();
       return db
         .selectFrom('audit_log')
         .selectAll()

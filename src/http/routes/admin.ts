@@ -99,7 +99,7 @@ export function adminRoutes(app: FastifyInstance, tg: Toolgate, actor: Actor): v
         params: {
           type: 'object',
           required: ['id'],
-          properties: { id: { type: 'string', maxLength: 100 } },
+          properties: { id: { type: 'string', pattern: '^[A-Za-z0-9_.:@+-]{1,100}$' } },
         },
         response: { 200: agent, ...errors(401, 404) },
       },

@@ -10,7 +10,7 @@ import { errors } from '../wire-schemas.js';
 const idParams = {
   type: 'object',
   required: ['id'],
-  properties: { id: { type: 'string', maxLength: 100 } },
+  properties: { id: { type: 'string', pattern: '^[A-Za-z0-9_.:@+-]{1,100}$' } },
 } as const;
 
 export function approvalRoutes(app: FastifyInstance, tg: Toolgate, actor: Actor): void {

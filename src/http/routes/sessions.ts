@@ -10,7 +10,7 @@ const security = [{ agentKey: [] }];
 const sessionParams = {
   type: 'object',
   required: ['id'],
-  properties: { id: { type: 'string', maxLength: 100 } },
+  properties: { id: { type: 'string', pattern: '^[A-Za-z0-9_.:@+-]{1,100}$' } },
 } as const;
 
 /** Allowed → 200, pending approval → 202, denied → the code's status with `{ code, message, details }`. */
@@ -61,8 +61,8 @@ export function sessionRoutes(app: FastifyInstance, tg: Toolgate): void {
           type: ['object', 'null'],
           additionalProperties: false,
           properties: {
-            on_behalf_of: { type: 'string', maxLength: 200 },
-            run_id: { type: 'string', maxLength: 128 },
+            on_behalf_of: { type: 'string', pattern: '^[A-Za-z0-9][A-Za-z0-9_.@+-]{0,199}$' },
+            run_id: { type: 'string', pattern: '^[A-Za-z0-9][A-Za-z0-9_.:-]{0,127}$' },
             ttl_seconds: { type: 'integer', minimum: 1, maximum: 604_800 },
           },
         },

@@ -98,7 +98,7 @@ export function toolRoutes(app: FastifyInstance, tg: Toolgate, actor: Actor): vo
         params: {
           type: 'object',
           required: ['id'],
-          properties: { id: { type: 'string', maxLength: 200 } },
+          properties: { id: { type: 'string', pattern: '^[A-Za-z0-9_.:@+-]{1,200}$' } },
         },
         response: {
           200: {
