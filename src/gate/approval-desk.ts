@@ -99,49 +99,62 @@ export class ApprovalDesk {
       if (Number(used.numUpdatedRows) === 1)
         return { kind: 'approved', approvalId: row.id, approver: row.decided_by ?? '' };
     }
-    const pending = candidates.find(
-      (r) =>
-        r.status === 'pending' &&
-        r.agent_id === call.agentId &&
-        r.tool_version === call.toolVersion &&
-        Date.parse(r.expires_at) > now.getTime(),
-    );
-    if (pending) return { kind: 'pending', approvalId: pending.id };
-    // Reviewers are the scarce resource: a session cannot flood them with requests.
-    const open = await this.#db
-      .selectFrom('approvals')
-      .select((eb) => eb.fn.countAll<number>().as('n'))
-      .where('session_id', '=', call.sessionId)
-      .where('status', '=', 'pending')
-      .executeTakeFirst();
-    if (Number(open?.n ?? 0) >= MAX_PENDING_PER_SESSION) return { kind: 'too_many' };
-    const id = `apr_${randomBytes(12).toString('base64url')}`;
-    await this.#db
-      .insertInto('approvals')
-      .values({
-        id,
-        session_id: call.sessionId,
-        agent_id: call.agentId,
-        user_id: call.userId,
-        tool_id: call.toolId,
-        tool_version: call.toolVersion,
-        action_class: call.actionClass,
-        args_hash: call.argsHash,
-        rendered: JSON.stringify(call.rendered),
-        status: 'pending',
-        second_factor: call.rendered.second_factor ? 1 : 0,
-        out_of_band: call.rendered.out_of_band ? 1 : 0,
-        created_at: now.toISOString(),
-        expires_at: new Date(now.getTime() + REQUEST_TTL_MS).toISOString(),
-        decided_at: null,
-        decided_by: null,
-        reason: null,
-        token: null,
-        token_id: null,
-        consumed_at: null,
-      })
-      .execute();
-    return { kind: 'pending', approvalId: id };
+    // Finding, counting and creating pending requests happen under a lock on the session row, so
+    // parallel calls neither duplicate a request nor slip past the cap.
+    return this.#db.transaction().execute(async (trx) => {
+      await trx
+        .updateTable('sessions')
+        .set((eb) => ({ status: eb.ref('status') }))
+        .where('id', '=', call.sessionId)
+        .execute();
+      const pending = await trx
+        .selectFrom('approvals')
+        .select(['id', 'expires_at'])
+        .where('session_id', '=', call.sessionId)
+        .where('tool_id', '=', call.toolId)
+        .where('tool_version', '=', call.toolVersion)
+        .where('agent_id', '=', call.agentId)
+        .where('args_hash', '=', call.argsHash)
+        .where('status', '=', 'pending')
+        .execute();
+      const live = pending.find((r) => Date.parse(r.expires_at) > now.getTime());
+      if (live) return { kind: 'pending' as const, approvalId: live.id };
+      // Reviewers are the scarce resource: a session cannot flood them with requests.
+      const open = await trx
+        .selectFrom('approvals')
+        .select((eb) => eb.fn.countAll<number>().as('n'))
+        .where('session_id', '=', call.sessionId)
+        .where('status', '=', 'pending')
+        .executeTakeFirst();
+      if (Number(open?.n ?? 0) >= MAX_PENDING_PER_SESSION) return { kind: 'too_many' as const };
+      const id = `apr_${randomBytes(12).toString('base64url')}`;
+      await trx
+        .insertInto('approvals')
+        .values({
+          id,
+          session_id: call.sessionId,
+          agent_id: call.agentId,
+          user_id: call.userId,
+          tool_id: call.toolId,
+          tool_version: call.toolVersion,
+          action_class: call.actionClass,
+          args_hash: call.argsHash,
+          rendered: JSON.stringify(call.rendered),
+          status: 'pending',
+          second_factor: call.rendered.second_factor ? 1 : 0,
+          out_of_band: call.rendered.out_of_band ? 1 : 0,
+          created_at: now.toISOString(),
+          expires_at: new Date(now.getTime() + REQUEST_TTL_MS).toISOString(),
+          decided_at: null,
+          decided_by: null,
+          reason: null,
+          token: null,
+          token_id: null,
+          consumed_at: null,
+        })
+        .execute();
+      return { kind: 'pending' as const, approvalId: id };
+    });
   }
 
   /** Admin path only. A second factor is checked when the tool requires one. */
