@@ -390,6 +390,23 @@ export class Gate {
       );
     }
 
+    // A replayed result or a refusal ends the call; a free key lets it go on.
+    const settle = async (claimed: IdempotencyOutcome): Promise<GateDecision | null> => {
+      if (claimed.kind === 'replay') {
+        return {
+          kind: 'allow',
+          callId: claimed.callId,
+          toolId: detail.id,
+          version: detail.version,
+          output: claimed.output,
+          warnings,
+        };
+      }
+      return claimed.kind === 'conflict'
+        ? refusal('IDEMPOTENCY_CONFLICT', claimed.rule, claimed.message, ref)
+        : null;
+    };
+
     // Idempotency: a retry with the same key never runs twice. A finished call under the key is
     // replayed here; the key is claimed only once the call may run (after its approval), so
     // "pending → approved → retry with the same key" works.
@@ -417,18 +434,8 @@ export class Gate {
       }
       idemKey = `${ctx.agentId}|${detail.id}|${options.idempotencyKey}`;
       const claimed = await this.#lookupIdempotency(idemKey, argsHash);
-      if (claimed.kind === 'replay') {
-        return {
-          kind: 'allow',
-          callId: claimed.callId,
-          toolId: detail.id,
-          version: detail.version,
-          output: claimed.output,
-          warnings,
-        };
-      }
-      if (claimed.kind === 'conflict')
-        return refusal('IDEMPOTENCY_CONFLICT', claimed.rule, claimed.message, ref);
+      const settled = await settle(claimed);
+      if (settled) return settled;
     }
 
     // 8 approval
@@ -489,18 +496,8 @@ export class Gate {
     }
     if (idemKey) {
       const claimed = await this.#claimIdempotency(idemKey, argsHash, callId, now);
-      if (claimed.kind === 'replay') {
-        return {
-          kind: 'allow',
-          callId: claimed.callId,
-          toolId: detail.id,
-          version: detail.version,
-          output: claimed.output,
-          warnings,
-        };
-      }
-      if (claimed.kind === 'conflict')
-        return refusal('IDEMPOTENCY_CONFLICT', claimed.rule, claimed.message, ref);
+      const settled = await settle(claimed);
+      if (settled) return settled;
     }
 
     // 6 limits, after approval: a call waiting for a reviewer spends no slot; its approved
@@ -660,14 +657,7 @@ export class Gate {
   }
 
   /** A finished call under this key (replay), a conflict, or nothing yet (`claimed` = free). */
-  async #lookupIdempotency(
-    key: string,
-    argsHash: string,
-  ): Promise<
-    | { kind: 'claimed' }
-    | { kind: 'replay'; callId: string; output: unknown }
-    | { kind: 'conflict'; rule: string; message: string }
-  > {
+  async #lookupIdempotency(key: string, argsHash: string): Promise<IdempotencyOutcome> {
     const row = await this.#d.store.db
       .selectFrom('idempotency')
       .selectAll()
@@ -681,11 +671,7 @@ export class Gate {
     argsHash: string,
     callId: string,
     now: Date,
-  ): Promise<
-    | { kind: 'claimed' }
-    | { kind: 'replay'; callId: string; output: unknown }
-    | { kind: 'conflict'; rule: string; message: string }
-  > {
+  ): Promise<IdempotencyOutcome> {
     const inserted = await this.#d.store.db
       .insertInto('idempotency')
       .values({
@@ -708,13 +694,16 @@ export class Gate {
   }
 }
 
+type IdempotencyOutcome =
+  | { kind: 'claimed' }
+  | { kind: 'replay'; callId: string; output: unknown }
+  | { kind: 'conflict'; rule: string; message: string };
+
 /** What an existing idempotency record means for a call with these arguments. */
 function judgeIdempotency(
   row: { args_hash: string; call_id: string; result: string | null },
   argsHash: string,
-):
-  | { kind: 'replay'; callId: string; output: unknown }
-  | { kind: 'conflict'; rule: string; message: string } {
+): Exclude<IdempotencyOutcome, { kind: 'claimed' }> {
   if (row.args_hash !== argsHash) {
     return {
       kind: 'conflict',
