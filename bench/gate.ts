@@ -268,15 +268,17 @@ async function countSql(
       return out;
     };
   };
+  // The store caches prepared statements, so most calls prepare nothing: find the Statement
+  // prototype from a throwaway database and wrap its methods up front.
+  const probe = new BetterSqlite3(':memory:');
+  stmtProto = Object.getPrototypeOf(probe.prepare('select 1')) as StatementProto;
+  probe.close();
+  for (const name of ['run', 'all', 'get', 'iterate'] as const) wrap(name);
   dbProto.prepare = function (this: unknown, sql: string) {
     const s = performance.now();
     const stmt = originalPrepare.call(this, sql);
     prepareMs += performance.now() - s;
     prepares++;
-    if (!stmtProto) {
-      stmtProto = Object.getPrototypeOf(stmt) as StatementProto;
-      for (const name of ['run', 'all', 'get', 'iterate'] as const) wrap(name);
-    }
     return stmt;
   };
   try {

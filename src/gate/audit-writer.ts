@@ -68,6 +68,9 @@ function toRow(r: AuditRecord): NewAuditRow {
   };
 }
 
+/** Longest a deferred record waits for a commit to join. */
+const DEFER_MS = 25;
+
 interface Pending {
   readonly record: AuditRecord;
   readonly rawArgs: unknown;
@@ -89,17 +92,42 @@ export class AuditWriter {
     this.#db = db;
   }
 
-  append(record: AuditRecord, rawArgs?: unknown): Promise<void> {
+  #timer: NodeJS.Timeout | null = null;
+
+  /**
+   * Queues a record. `deferred` records (results of calls that already ran) ride along with the
+   * next durable commit, or go out within DEFER_MS when nothing else is written: they never cost
+   * a call an fsync of its own.
+   */
+  append(
+    record: AuditRecord,
+    rawArgs?: unknown,
+    options: { deferred?: boolean } = {},
+  ): Promise<void> {
     return new Promise<void>((resolve, reject) => {
       this.#queue.push({ record, rawArgs, resolve, reject });
-      this.#flushing ??= this.#drain().finally(() => {
-        this.#flushing = null;
-      });
+      if (options.deferred && !this.#flushing) {
+        this.#timer ??= setTimeout(() => this.#start(), DEFER_MS);
+        this.#timer.unref();
+        return;
+      }
+      this.#start();
+    });
+  }
+
+  #start(): void {
+    if (this.#timer) {
+      clearTimeout(this.#timer);
+      this.#timer = null;
+    }
+    this.#flushing ??= this.#drain().finally(() => {
+      this.#flushing = null;
     });
   }
 
   /** Resolves when everything queued so far is committed (used on shutdown). */
   async flush(): Promise<void> {
+    if (this.#queue.length > 0) this.#start();
     while (this.#flushing) await this.#flushing;
   }
 

@@ -559,23 +559,27 @@ export class Gate {
     // joins the next group commit without holding the caller. A crash in between leaves a pre
     // record without a result, which is what it then was: outcome unknown.
     this.#audit
-      .append({
-        ...base,
-        at: this.#clock(),
-        kind: 'call.post',
-        toolId: detail.id,
-        toolVersion: detail.version,
-        argsHash,
-        argsRedacted: undefined,
-        decision: result.ok ? 'allow' : 'deny',
-        outcome: result.ok ? 'ok' : result.rule,
-        bytesOut: result.bytes,
-        durationMs: performance.now() - started,
-        ...(result.ok ? {} : { code: result.code, rule: result.rule, message: result.message }),
-        details: { result_hash: result.ok ? safeHash(result.output) : null },
-      })
+      .append(
+        {
+          ...base,
+          at: this.#clock(),
+          kind: 'call.post',
+          toolId: detail.id,
+          toolVersion: detail.version,
+          argsHash,
+          argsRedacted: undefined,
+          decision: result.ok ? 'allow' : 'deny',
+          outcome: result.ok ? 'ok' : result.rule,
+          bytesOut: result.bytes,
+          durationMs: performance.now() - started,
+          ...(result.ok ? {} : { code: result.code, rule: result.rule, message: result.message }),
+          details: { result_hash: result.ok ? safeHash(result.output) : null },
+        },
+        undefined,
+        { deferred: true },
+      )
       .catch(() => {
-        // Counted, never thrown into a caller whose tool already ran; /readyz reports it.
+        // Counted (lostPostRecords), never thrown into a caller whose tool already ran.
         this.#lostPostRecords += 1;
       });
     if (!result.ok) return deny(callId, result.code, result.rule, result.message);
