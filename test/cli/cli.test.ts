@@ -13,21 +13,9 @@ import { stringify as toYaml } from 'yaml';
 import { openToolgate } from '../../src/toolgate.js';
 import { backends } from '../support/backends.js';
 import { cleanEnv, ensureBuilt, MAIN, ROOT } from '../support/cli.js';
-import { validTool } from '../support/fixtures.js';
+import { DEMO_TOOL_IDS, validTool } from '../support/fixtures.js';
 
 const DEMO = join(ROOT, 'demo', 'catalog.yaml');
-const DEMO_TOOL_IDS = [
-  'add_label',
-  'create_ticket',
-  'get_order',
-  'grant_role',
-  'http_get',
-  'post_webhook',
-  'read_file',
-  'refund_order',
-  'search_tickets',
-  'send_email',
-];
 const DAY_MS = 24 * 60 * 60 * 1000;
 
 interface Run {

@@ -4,11 +4,11 @@
  */
 import assert from 'node:assert/strict';
 import { readFileSync } from 'node:fs';
-import { mkdir, mkdtemp, realpath, rm, symlink, writeFile } from 'node:fs/promises';
-import { tmpdir } from 'node:os';
+import { rm } from 'node:fs/promises';
 import path from 'node:path';
 import { after, before, describe, test } from 'node:test';
 import { checkPath, checkUrl, type PolicyVerdict } from '../../src/policy/index.js';
+import { makePathWorkspace } from '../support/path-workspace.js';
 
 interface UrlCase {
   readonly name: string;
@@ -80,28 +80,8 @@ describe('red team: path arguments', () => {
   let root = '';
 
   before(async () => {
-    base = await realpath(await mkdtemp(path.join(tmpdir(), 'toolgate-redteam-')));
+    base = await makePathWorkspace('toolgate-redteam-');
     root = path.join(base, 'ws');
-    const docs = path.join(root, 'docs');
-    await mkdir(path.join(docs, 'sub'), { recursive: true });
-    await writeFile(path.join(docs, 'readme.md'), 'hello');
-    await writeFile(path.join(docs, 'sub', 'deep.txt'), 'deep');
-    await mkdir(path.join(base, 'ws-evil'));
-    await writeFile(path.join(base, 'ws-evil', 'secret.txt'), 'secret');
-    const links: [string, string][] = [
-      ['link-out', '/etc'],
-      ['link-in', '../docs'],
-      ['link-root', '..'],
-      ['link-file', 'readme.md'],
-      ['link-evil', '../../ws-evil'],
-      ['link-abs-out', path.join(base, 'ws-evil')],
-      ['link-parent', '../..'],
-      ['link-chain', 'link-out'],
-      ['link-passwd', '/etc/passwd'],
-      ['dangling', path.join(base, 'nowhere', 'file')],
-      ['loop', 'loop'],
-    ];
-    for (const [name, target] of links) await symlink(target, path.join(docs, name));
   });
 
   after(async () => {

@@ -22,10 +22,8 @@
  */
 import assert from 'node:assert/strict';
 import { readFileSync } from 'node:fs';
-import { mkdir, mkdtemp, realpath, rm, symlink, writeFile } from 'node:fs/promises';
+import { rm } from 'node:fs/promises';
 import { request as httpRequest } from 'node:http';
-import { tmpdir } from 'node:os';
-import path from 'node:path';
 import { after, before, describe, test } from 'node:test';
 import type { FastifyInstance } from 'fastify';
 import { parseAllDocuments } from 'yaml';
@@ -35,6 +33,7 @@ import { buildServer } from '../../src/http/index.js';
 import { openStore, type Store } from '../../src/store/index.js';
 import { openToolgate, type Toolgate } from '../../src/toolgate.js';
 import { type Backend, backends } from '../support/backends.js';
+import { makePathWorkspace } from '../support/path-workspace.js';
 
 // ---------------------------------------------------------------------------------------------
 // The data format
@@ -313,32 +312,6 @@ for (const doc of parseAllDocuments(SETUP_TEXT)) {
   if (value?.kind === 'Tool' && value.spec) SETUP_TOOLS.set(String(value.spec.id), value.spec);
 }
 
-/** The layout path-cases.json refers to, under <base>/ws with a sibling <base>/ws-evil. */
-async function makeWorkspace(): Promise<string> {
-  const base = await realpath(await mkdtemp(path.join(tmpdir(), 'toolgate-gate-redteam-')));
-  const docs = path.join(base, 'ws', 'docs');
-  await mkdir(path.join(docs, 'sub'), { recursive: true });
-  await writeFile(path.join(docs, 'readme.md'), 'hello');
-  await writeFile(path.join(docs, 'sub', 'deep.txt'), 'deep');
-  await mkdir(path.join(base, 'ws-evil'));
-  await writeFile(path.join(base, 'ws-evil', 'secret.txt'), 'secret');
-  const links: [string, string][] = [
-    ['link-out', '/etc'],
-    ['link-in', '../docs'],
-    ['link-root', '..'],
-    ['link-file', 'readme.md'],
-    ['link-evil', '../../ws-evil'],
-    ['link-abs-out', path.join(base, 'ws-evil')],
-    ['link-parent', '../..'],
-    ['link-chain', 'link-out'],
-    ['link-passwd', '/etc/passwd'],
-    ['dangling', path.join(base, 'nowhere', 'file')],
-    ['loop', 'loop'],
-  ];
-  for (const [name, target] of links) await symlink(target, path.join(docs, name));
-  return base;
-}
-
 // ---------------------------------------------------------------------------------------------
 // Helpers
 
@@ -453,7 +426,7 @@ class World {
   async start(backend: Backend): Promise<void> {
     const fresh = await backend.fresh();
     this.dropDb = fresh.drop;
-    this.workspace = await makeWorkspace();
+    this.workspace = await makePathWorkspace('toolgate-gate-redteam-');
     const executor = demoExecutor()
       .register('rt.echo', (a) => ({ status: 'ok', echo: a }))
       .register('rt.fetch', (a) => ({ status: 'ok', url: String(a.url) }))

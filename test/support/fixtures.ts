@@ -67,3 +67,17 @@ export function validSendTool(overrides: Definition = {}): Definition {
     ...overrides,
   });
 }
+
+/** The ten tools of demo/catalog.yaml, sorted. */
+export const DEMO_TOOL_IDS = [
+  'add_label',
+  'create_ticket',
+  'get_order',
+  'grant_role',
+  'http_get',
+  'post_webhook',
+  'read_file',
+  'refund_order',
+  'search_tickets',
+  'send_email',
+];
