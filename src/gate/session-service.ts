@@ -186,6 +186,20 @@ export class SessionService {
     return toView(row);
   }
 
+  /** Ends a session of this agent; later calls in it are SESSION_NOT_FOUND. */
+  async close(sessionId: string, agentId: string): Promise<void> {
+    const result = await this.#store.db
+      .updateTable('sessions')
+      .set({ status: 'closed' })
+      .where('id', '=', sessionId)
+      .where('agent_id', '=', agentId)
+      .where('status', '=', 'open')
+      .executeTakeFirst();
+    if (Number(result.numUpdatedRows) !== 1) {
+      throw new ToolgateError('SESSION_NOT_FOUND', 'no open session with this id', { sessionId });
+    }
+  }
+
   /** Whether any session of this agent's run has read private data (the flow rule is per run). */
   async runHasReadPrivate(agentId: string, runId: string): Promise<boolean> {
     const row = await this.#store.db

@@ -149,6 +149,24 @@ test('a legitimate email waits for approval; the CLI approves it once, for exact
   assert.equal(replay.status, 202, 'the approval worked once');
 });
 
+test('a closed session refuses further calls, and only its own agent can close it', async () => {
+  const session = await call('POST', '/v1/sessions', {});
+  const id = String(session.body.id);
+  const other = await call('DELETE', `/v1/sessions/${id}`, undefined, adminToken);
+  assert.equal(other.status, 401);
+  const closed = await fetch(`${base}/v1/sessions/${id}`, {
+    method: 'DELETE',
+    headers: { authorization: `Bearer ${apiKey}` },
+  });
+  assert.equal(closed.status, 204);
+  const after = await call('POST', `/v1/sessions/${id}/calls`, {
+    tool: 'get_order',
+    arguments: { order_id: 'ORD-000001' },
+  });
+  assert.equal(after.status, 404);
+  assert.equal(after.body.code, 'SESSION_NOT_FOUND');
+});
+
 test('an agent key cannot reach admin routes, and the admin token is not an agent', async () => {
   assert.equal(
     (await call('POST', '/v1/grants', { agent: 'support-bot', capabilities: ['iam:grant'] }))

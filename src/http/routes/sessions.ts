@@ -159,6 +159,24 @@ export function sessionRoutes(app: FastifyInstance, tg: Toolgate): void {
     },
   );
 
+  app.delete(
+    '/v1/sessions/:id',
+    {
+      config: agent,
+      schema: {
+        tags: ['sessions'],
+        summary: 'Close a session; its later calls are refused',
+        security,
+        params: sessionParams,
+        response: errors(400, 401, 404),
+      },
+    },
+    async (req, reply) => {
+      await tg.sessions.close((req.params as { id: string }).id, req.agentId);
+      return reply.status(204).send();
+    },
+  );
+
   app.get(
     '/v1/sessions/:id',
     {
