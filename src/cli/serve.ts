@@ -92,6 +92,9 @@ export async function serve(options: ServeOptions): Promise<void> {
     const running = tg;
     const server = app;
     sweep = setInterval(() => {
+      running.gate
+        .sweep()
+        .catch((err: unknown) => server.log.error({ err }, 'rate counter sweep failed'));
       running.catalog
         .sweepLifecycle()
         .catch((err: unknown) => server.log.error({ err }, 'lifecycle sweep failed'));

@@ -32,7 +32,12 @@ import type { ApprovalDesk } from './approval-desk.js';
 import { type AuditRecord, AuditWriter } from './audit-writer.js';
 import { type DenyCode, deny, type GateDecision, type RenderedCall } from './decision.js';
 import type { InlineExecutor } from './inline-executor.js';
-import { checkSpentBudgets, takeExternalSend, takeRateLimits } from './limits.js';
+import {
+  checkSpentBudgets,
+  sweepRateCounters,
+  takeExternalSend,
+  takeRateLimits,
+} from './limits.js';
 import { redactArguments } from './redaction.js';
 import type { SessionService, SessionTool } from './session-service.js';
 
@@ -104,6 +109,11 @@ export class Gate {
   /** Waits until every audit record queued so far is committed; call before closing the store. */
   async flush(): Promise<void> {
     await this.#audit.flush();
+  }
+
+  /** Housekeeping for a running gateway: expired rate counters are removed. */
+  async sweep(): Promise<number> {
+    return sweepRateCounters(this.#d.store.db, this.#clock());
   }
 
   /** Result records that could not be written (their pre records exist). */

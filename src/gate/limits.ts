@@ -107,3 +107,12 @@ export function checkSpentBudgets(
   }
   return OK;
 }
+
+/** Drops counters whose window or session has ended; they can never refuse a call again. */
+export async function sweepRateCounters(db: Kysely<Database>, now: Date): Promise<number> {
+  const result = await db
+    .deleteFrom('rate_counters')
+    .where('expires_at', '<', now.toISOString())
+    .executeTakeFirst();
+  return Number(result.numDeletedRows);
+}

@@ -576,6 +576,29 @@ for (const backend of backends()) {
       });
     });
 
+    describe('housekeeping', () => {
+      test('rate counters whose session or window has ended are swept; live ones stay', async () => {
+        const { ctx } = await open();
+        expectAllow(await tg.gate.invoke(ctx, 'invoices', { invoice: 'SWEEP-1' }));
+        const count = async () =>
+          Number(
+            (
+              await db
+                .selectFrom('rate_counters')
+                .select((eb) => eb.fn.countAll().as('n'))
+                .executeTakeFirst()
+            )?.n ?? 0,
+          );
+        await tg.gate.sweep(); // whatever earlier tests left behind and let expire
+        const live = await count();
+        assert.ok(live >= 1, "this session's counter is live and stays");
+        assert.equal(await tg.gate.sweep(), 0);
+        now = new Date(now.getTime() + 8 * 86_400_000);
+        assert.equal(await tg.gate.sweep(), live);
+        assert.equal(await count(), 0);
+      });
+    });
+
     async function auditOf(sessionId: string) {
       // Result records are group-committed after the call returns; wait for them.
       await tg.gate.flush();
