@@ -21,6 +21,7 @@ import {
   appendEvent,
   bumpCatalogRevision,
   type Database,
+  isUniqueViolation,
   readCatalogRevision,
   type Store,
   type ToolVersionRow,
@@ -654,16 +655,6 @@ async function requireVersion(
   if (!row)
     throw new ToolgateError('TOOL_NOT_FOUND', `no tool ${toolId}@${version}`, { toolId, version });
   return row;
-}
-
-/** SQLite and PostgreSQL spell a primary-key conflict differently. */
-function isUniqueViolation(err: unknown): boolean {
-  const code = (err as { code?: unknown } | null)?.code;
-  return (
-    code === '23505' ||
-    code === 'SQLITE_CONSTRAINT_PRIMARYKEY' ||
-    code === 'SQLITE_CONSTRAINT_UNIQUE'
-  );
 }
 
 function idAndVersionOf(input: unknown): { toolId?: string; version?: string } {

@@ -2,7 +2,7 @@
  * @module The published JSON Schema (2020-12) of a tool definition as an author writes it, served at
  * /v1/schemas/tool.json. Fields with defaults are optional here and filled in by normalization.
  */
-import { CAPABILITY_PATTERN, TOOL_ID_PATTERN } from '../core/index.js';
+import { CAPABILITY_PATTERN, OWNER_PATTERN, TOOL_ID_PATTERN } from '../core/index.js';
 import {
   ACCESS_TIERS,
   ACTION_CLASSES,
@@ -80,7 +80,7 @@ export const toolDefinitionSchema = {
     },
     owner: {
       type: 'string',
-      pattern: '^[a-zA-Z0-9][a-zA-Z0-9_.@-]{0,99}$',
+      pattern: OWNER_PATTERN,
       'x-hint': 'a team name: letters, digits, _ . @ or -',
       description: 'Owning team.',
     },

@@ -33,3 +33,6 @@ export function asToolId(value: string): ToolId {
 export function asAgentId(value: string): AgentId {
   return value as AgentId;
 }
+
+/** A team that owns tools or agents: `support-team`, `payments@acme`. */
+export const OWNER_PATTERN = '^[a-zA-Z0-9][a-zA-Z0-9_.@-]{0,99}$';

@@ -17,6 +17,7 @@ export {
   CAPABILITY_PATTERN,
   isAgentId,
   isToolId,
+  OWNER_PATTERN,
   TOOL_ID_PATTERN,
 } from './ids.js';
 export type { Problem } from './problem.js';

@@ -8,7 +8,13 @@ import { randomBytes } from 'node:crypto';
 import type { Kysely } from 'kysely';
 import { type ApprovalBinding, type ApprovalSigner, verifyTotp } from '../approvals/index.js';
 import { type Actor, type Clock, problem, systemClock, ToolgateError } from '../core/index.js';
-import { type ApprovalRow, appendEvent, type Database, lastTotpStep } from '../store/index.js';
+import {
+  type ApprovalRow,
+  appendEvent,
+  type Database,
+  isUniqueViolation,
+  lastTotpStep,
+} from '../store/index.js';
 import type { RenderedCall } from './decision.js';
 
 export interface ApprovalView {
@@ -211,8 +217,7 @@ export class ApprovalDesk {
       await approveInTransaction;
     } catch (err) {
       // Two approvals racing with one code: the unique (approver, step) index lets one through.
-      const code = (err as { code?: unknown }).code;
-      if (code === '23505' || code === 'SQLITE_CONSTRAINT_UNIQUE') {
+      if (isUniqueViolation(err)) {
         throw new ToolgateError('INPUT_INVALID', 'second factor replayed', {
           problems: [problem('/totp', 'second factor replayed', 'approval.totp')],
         });

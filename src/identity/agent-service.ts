@@ -10,6 +10,7 @@ import {
   CAPABILITY_PATTERN,
   type Clock,
   canonicalHash,
+  OWNER_PATTERN,
   systemClock,
   ToolgateError,
 } from '../core/index.js';
@@ -67,7 +68,7 @@ export const agentSpecSchema = {
     id: { type: 'string', pattern: AGENT_ID_PATTERN },
     display_name: { type: 'string', minLength: 1, maxLength: 200 },
     description: { type: 'string', maxLength: 2000 },
-    owner: { type: 'string', pattern: '^[a-zA-Z0-9][a-zA-Z0-9_.@-]{0,99}$' },
+    owner: { type: 'string', pattern: OWNER_PATTERN },
     enabled: { type: 'boolean' },
     tier: { enum: ['public', 'restricted', 'privileged'] },
     budgets: {

@@ -40,3 +40,13 @@ export function isStoreUnavailable(err: unknown): boolean {
       message.includes('Connection terminated'))
   );
 }
+
+/** A primary-key or unique conflict, as SQLite and PostgreSQL each spell it. */
+export function isUniqueViolation(err: unknown): boolean {
+  const code = (err as { code?: unknown } | null)?.code;
+  return (
+    code === '23505' ||
+    code === 'SQLITE_CONSTRAINT_PRIMARYKEY' ||
+    code === 'SQLITE_CONSTRAINT_UNIQUE'
+  );
+}
