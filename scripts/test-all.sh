@@ -5,17 +5,21 @@ set -euo pipefail
 cd "$(dirname "$0")/.."
 
 have_pg() { ls /usr/lib/postgresql/*/bin/initdb >/dev/null 2>&1; }
+# The sandbox tests run real bubblewrap and gVisor (runsc); socat bridges the egress proxy's
+# Unix socket into a sandbox.
+have_tools() { have_pg && command -v bwrap >/dev/null && command -v runsc >/dev/null && command -v socat >/dev/null; }
 
-if ! have_pg; then
+if ! have_tools; then
   if [ "$(id -u)" = 0 ]; then
-    echo "# installing PostgreSQL from Debian's packages"
+    echo "# installing PostgreSQL, bubblewrap, gVisor (runsc) and socat from Debian's packages"
     apt-get update -qq
     # The package's own service start may fail without an init system; only the binaries matter
     # here (the tests start their own throwaway server), so check for them instead.
-    DEBIAN_FRONTEND=noninteractive apt-get install -y -qq --no-install-recommends postgresql >/dev/null || true
-    have_pg || { echo "installing postgresql failed" >&2; exit 1; }
+    DEBIAN_FRONTEND=noninteractive apt-get install -y -qq --no-install-recommends \
+      postgresql bubblewrap runsc socat >/dev/null || true
+    have_tools || { echo "installing postgresql, bubblewrap, runsc or socat failed" >&2; exit 1; }
   else
-    echo "PostgreSQL server binaries are missing: run 'sudo apt-get install postgresql' and retry" >&2
+    echo "missing system packages: run 'sudo apt-get install postgresql bubblewrap runsc socat' and retry" >&2
     exit 1
   fi
 fi
