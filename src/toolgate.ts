@@ -3,6 +3,11 @@
  * (REST, CLI, MCP) get a `Toolgate` and never touch the store themselves.
  */
 import { ApprovalSigner } from './approvals/index.js';
+import {
+  DetectorEngine,
+  type DetectorsConfigInput,
+  resolveDetectorsConfig,
+} from './audit/detectors/index.js';
 import { CatalogService, Discovery } from './catalog/index.js';
 import { ApplyService, ChangeDesk } from './config/index.js';
 import type { Clock } from './core/index.js';
@@ -22,6 +27,7 @@ import {
   JwtVerifier,
   UserService,
 } from './identity/index.js';
+import { GatewayMetrics } from './metrics/index.js';
 import { PolicyService } from './policy/index.js';
 import { DEFAULT_DB_URL, listEvents, openStore, type Store } from './store/index.js';
 
@@ -47,6 +53,10 @@ export interface Toolgate {
       limit: number;
     }): ReturnType<typeof listEvents>;
   };
+  /** Prometheus metrics of this gateway (its own registry). */
+  readonly metrics: GatewayMetrics;
+  /** The detector engine (C13); null when detectors are switched off. */
+  readonly detectors: DetectorEngine | null;
   close(): Promise<void>;
 }
 
@@ -64,9 +74,14 @@ export interface ToolgateOptions {
   readonly jwt?: JwtConfig;
   /** A fixed policy engine instead of the stored policies (library use). */
   readonly policy?: PolicyEngine;
+  /** Detector thresholds, webhook and suspension (defaults: all on, none suspends); false: off. */
+  readonly detectors?: DetectorsConfigInput | false;
 }
 
 export async function openToolgate(options: ToolgateOptions = {}): Promise<Toolgate> {
+  // Configuration is checked before anything is opened: a bad one leaves nothing behind.
+  const detectorsConfig =
+    options.detectors === false ? null : resolveDetectorsConfig(options.detectors ?? {});
   const store = await openStore(options.db ?? DEFAULT_DB_URL);
   const clock = options.clock ? { clock: options.clock } : {};
   const catalog = new CatalogService(store, clock);
@@ -93,6 +108,33 @@ export async function openToolgate(options: ToolgateOptions = {}): Promise<Toolg
     policies: options.policy ? async () => options.policy ?? null : () => policies.engine(),
     ...clock,
   });
+  // Observability: metrics and detectors consume committed audit records, off the call path.
+  const metrics = new GatewayMetrics({
+    approvalStates: async () => {
+      const rows = await store.db
+        .selectFrom('approvals')
+        .select('status')
+        .select((eb) => eb.fn.countAll<number>().as('n'))
+        .groupBy('status')
+        .execute();
+      return Object.fromEntries(rows.map((r) => [r.status, Number(r.n)]));
+    },
+  });
+  gate.audit.onCommitted((batch, commitMs) => metrics.observeCommitted(batch, commitMs));
+  const detectors =
+    detectorsConfig === null
+      ? null
+      : new DetectorEngine({
+          store,
+          catalog,
+          agents,
+          sessions,
+          audit: gate.audit,
+          config: detectorsConfig,
+          sink: metrics,
+          ...clock,
+        });
+  await detectors?.start();
   const changes = new ChangeDesk(store.db, catalog, agents, {
     ...clock,
     ...(options.approverTotpSecrets ? { totpSecrets: options.approverTotpSecrets } : {}),
@@ -128,7 +170,11 @@ export async function openToolgate(options: ToolgateOptions = {}): Promise<Toolg
     changes,
     config: new ApplyService(catalog, agents, users, policies, changes),
     events: { list: (filter) => listEvents(store.db, filter) },
+    metrics,
+    detectors,
     close: async () => {
+      await gate.flush();
+      await detectors?.idle();
       await gate.flush();
       await store.close();
     },

@@ -103,6 +103,11 @@ export const ERROR_CODES = {
     summary: 'The tool returned a result its schema refuses.',
   },
   EXECUTION_FAILED: { http: 502, jsonRpc: -32021, summary: 'The tool could not be run or failed.' },
+  SESSION_SUSPENDED: {
+    http: 403,
+    jsonRpc: -32031,
+    summary: 'A detector suspended this session; its calls are refused.',
+  },
   STORE_UNAVAILABLE: { http: 503, jsonRpc: -32010, summary: 'The database cannot be reached.' },
   INTERNAL: { http: 500, jsonRpc: -32603, summary: 'An unexpected error; details are logged.' },
 } as const satisfies Record<string, { http: number; jsonRpc: number; summary: string }>;
@@ -145,6 +150,7 @@ export interface ErrorDetails {
   IDEMPOTENCY_CONFLICT: CallDenial;
   OUTPUT_INVALID: CallDenial;
   EXECUTION_FAILED: CallDenial;
+  SESSION_SUSPENDED: CallDenial;
   STORE_UNAVAILABLE: Record<string, never>;
   INTERNAL: Record<string, never>;
 }

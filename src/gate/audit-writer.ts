@@ -6,7 +6,12 @@
 import type { Kysely } from 'kysely';
 import type { Database, NewAuditRow } from '../store/index.js';
 
-export type AuditKind = 'call.pre' | 'call.post' | 'call.denied' | 'call.pending_approval';
+export type AuditKind =
+  | 'call.pre'
+  | 'call.post'
+  | 'call.denied'
+  | 'call.pending_approval'
+  | 'alert';
 
 export interface AuditRecord {
   readonly kind: AuditKind;
@@ -20,7 +25,8 @@ export interface AuditRecord {
   readonly toolVersion: string | null;
   readonly argsHash: string | null;
   readonly argsRedacted: unknown;
-  readonly decision: 'allow' | 'deny' | 'pending_approval';
+  /** `none` for records that decide nothing (alerts). */
+  readonly decision: 'allow' | 'deny' | 'pending_approval' | 'none';
   readonly code?: string;
   readonly rule?: string;
   readonly message?: string;
@@ -87,12 +93,18 @@ export class AuditWriter {
   readonly #db: Kysely<Database>;
   #queue: Pending[] = [];
   #flushing: Promise<void> | null = null;
+  #listeners: ((batch: readonly AuditRecord[], commitMs: number) => void)[] = [];
 
   constructor(db: Kysely<Database>) {
     this.#db = db;
   }
 
   #timer: NodeJS.Timeout | null = null;
+
+  /** Called with every batch once committed (observers: detectors, metrics); never throws back. */
+  onCommitted(listener: (batch: readonly AuditRecord[], commitMs: number) => void): void {
+    this.#listeners.push(listener);
+  }
 
   /**
    * Queues a record. `deferred` records (results of calls that already ran) ride along with the
@@ -135,6 +147,7 @@ export class AuditWriter {
     while (this.#queue.length > 0) {
       const batch = this.#queue;
       this.#queue = [];
+      const started = performance.now();
       try {
         await this.#db.transaction().execute(async (trx) => {
           await trx
@@ -157,6 +170,14 @@ export class AuditWriter {
           }
         });
         for (const p of batch) p.resolve();
+        const records = batch.map((p) => p.record);
+        for (const l of this.#listeners) {
+          try {
+            l(records, performance.now() - started);
+          } catch {
+            // An observer's failure never reaches the callers whose records are committed.
+          }
+        }
       } catch (err) {
         for (const p of batch) p.reject(err);
       }

@@ -116,6 +116,11 @@ export class Gate {
     return sweepRateCounters(this.#d.store.db, this.#clock());
   }
 
+  /** The audit writer: observers subscribe to committed records; detectors append alerts. */
+  get audit(): AuditWriter {
+    return this.#audit;
+  }
+
   /** Result records that could not be written (their pre records exist). */
   get lostPostRecords(): number {
     return this.#lostPostRecords;
@@ -213,6 +218,15 @@ export class Gate {
       await this.#audit.append(record);
       return deny(callId, code, rule, message, details);
     };
+
+    if (session.suspended === 1) {
+      return refusal(
+        'SESSION_SUSPENDED',
+        'session.suspended',
+        'this session was suspended after a security alert; open a new session',
+        null,
+      );
+    }
 
     // 1 resolve: only within the session's own set, by exported name or id.
     const set = JSON.parse(session.tool_set) as SessionTool[];

@@ -181,6 +181,7 @@ export class SessionService {
       egress_bytes: 0,
       spend_cents: 0,
       user_permissions: tokenPermissions ? JSON.stringify(tokenPermissions) : null,
+      suspended: 0,
     };
     await this.#store.db.insertInto('sessions').values(row).execute();
     return toView(row);
@@ -198,6 +199,16 @@ export class SessionService {
     if (Number(result.numUpdatedRows) !== 1) {
       throw new ToolgateError('SESSION_NOT_FOUND', 'no open session with this id', { sessionId });
     }
+  }
+
+  /** Marks a session suspended (a detector's response); its later calls are refused. */
+  async suspend(sessionId: string): Promise<boolean> {
+    const result = await this.#store.db
+      .updateTable('sessions')
+      .set({ suspended: 1 })
+      .where('id', '=', sessionId)
+      .executeTakeFirst();
+    return Number(result.numUpdatedRows) === 1;
   }
 
   /** Whether any session of this agent's run has read private data (the flow rule is per run). */

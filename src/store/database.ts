@@ -89,6 +89,8 @@ export interface SessionTable {
   spend_cents: number;
   /** JSON array: the user's permissions as a verified JWT stated them; null → from users. */
   user_permissions: ColumnType<string | null, string | null | undefined, string | null>;
+  /** 1 once a detector suspended the session: its calls are refused (migration 0009). */
+  suspended: ColumnType<number, number | undefined, number>;
 }
 
 export interface RateCounterTable {

@@ -337,6 +337,16 @@ const changeRequests: Migration = {
   },
 };
 
+/** A detector may suspend a session: its later calls are refused (SESSION_SUSPENDED). */
+const sessionSuspension: Migration = {
+  async up(db: Kysely<unknown>): Promise<void> {
+    await db.schema
+      .alterTable('sessions')
+      .addColumn('suspended', 'integer', (c) => c.notNull().defaultTo(0))
+      .execute();
+  },
+};
+
 export function migrationProvider(dialect: Dialect): MigrationProvider {
   return {
     async getMigrations() {
@@ -347,6 +357,7 @@ export function migrationProvider(dialect: Dialect): MigrationProvider {
         '0004_policies': policies,
         '0005_session_user_permissions': sessionUserPermissions,
         '0006_change_requests': changeRequests,
+        '0009_session_suspension': sessionSuspension,
       };
     },
   };

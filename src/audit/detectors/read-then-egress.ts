@@ -1,0 +1,53 @@
+/**
+ * @module Detector: a successful call to a private-data tool, then an egress attempt (a tool
+ * whose egress is not `none`, allowed, denied or waiting for approval) in the same session
+ * within the window — the exfiltration shape of DESIGN.md §5.
+ */
+import { BoundedMap } from './bounded-map.js';
+import { type Alert, alertOf, type Detector, isAttempt, type Observed } from './detector.js';
+
+interface LastRead {
+  at: number;
+  toolId: string;
+}
+
+const MAX_SESSIONS = 50_000;
+
+export class ReadThenEgressDetector implements Detector {
+  readonly name = 'read_then_egress' as const;
+  readonly #windowMs: number;
+  readonly #lastRead = new BoundedMap<string, LastRead>(MAX_SESSIONS);
+
+  constructor(options: { window_seconds: number }) {
+    this.#windowMs = options.window_seconds * 1000;
+  }
+
+  observe(o: Observed): Alert[] {
+    const r = o.record;
+    if (!r.sessionId || !o.tool) return [];
+    if (r.kind === 'call.post' && r.outcome === 'ok' && o.tool.dataAccess === 'private') {
+      this.#lastRead.set(r.sessionId, { at: r.at.getTime(), toolId: o.tool.id });
+      return [];
+    }
+    if (!isAttempt(r) || o.tool.egress === 'none') return [];
+    const read = this.#lastRead.get(r.sessionId);
+    if (!read) return [];
+    const gap = r.at.getTime() - read.at;
+    if (gap < 0 || gap > this.#windowMs) return [];
+    return [
+      alertOf(
+        this.name,
+        o,
+        `session read private data with ${read.toolId} then attempted egress with ${o.tool.id}`,
+        {
+          read_tool: read.toolId,
+          egress_tool: o.tool.id,
+          egress: o.tool.egress,
+          attempt: r.decision,
+          ...(r.rule ? { rule: r.rule } : {}),
+          seconds_after_read: Math.round(gap / 1000),
+        },
+      ),
+    ];
+  }
+}
