@@ -12,9 +12,11 @@ import { type Actor, ToolgateError } from '../core/index.js';
 import { adminTokenMatches } from '../identity/index.js';
 import type { Toolgate } from '../toolgate.js';
 import { makeErrorHandler } from './error-handler.js';
+import { safeLogger } from './log-options.js';
 import { adminRoutes } from './routes/admin.js';
 import { approvalRoutes } from './routes/approvals.js';
 import { discoveryRoutes } from './routes/discovery.js';
+import { metricsRoutes } from './routes/metrics.js';
 import { sessionRoutes } from './routes/sessions.js';
 import { toolRoutes } from './routes/tools.js';
 import { errorBody, errors, toolDetail, toolSummary } from './wire-schemas.js';
@@ -87,7 +89,7 @@ export async function buildServer(tg: Toolgate, options: HttpOptions): Promise<F
   const bodyLimit = options.bodyLimit ?? DEFAULT_BODY_LIMIT;
   const app = Fastify({
     bodyLimit,
-    logger: options.logger ?? false,
+    logger: safeLogger(options.logger),
     // Query strings like ?tags=a&tags=b must not become arrays the schemas do not expect.
     routerOptions: { ignoreTrailingSlash: true, maxParamLength: 300 },
   });
@@ -226,6 +228,7 @@ export async function buildServer(tg: Toolgate, options: HttpOptions): Promise<F
   approvalRoutes(app, tg, actor);
   adminRoutes(app, tg, actor);
   discoveryRoutes(app, tg);
+  metricsRoutes(app, tg);
   await app.ready();
   return app;
 }
