@@ -29,6 +29,7 @@ import {
 } from './identity/index.js';
 import { GatewayMetrics } from './metrics/index.js';
 import { PolicyService } from './policy/index.js';
+import { ReportService } from './reports/index.js';
 import { DEFAULT_DB_URL, listEvents, openStore, type Store } from './store/index.js';
 
 export interface Toolgate {
@@ -57,6 +58,8 @@ export interface Toolgate {
   readonly metrics: GatewayMetrics;
   /** The detector engine (C13); null when detectors are switched off. */
   readonly detectors: DetectorEngine | null;
+  /** Governance reports (capability register, access matrix, invocations, deprecation, orphans). */
+  readonly reports: ReportService;
   close(): Promise<void>;
 }
 
@@ -76,6 +79,8 @@ export interface ToolgateOptions {
   readonly policy?: PolicyEngine;
   /** Detector thresholds, webhook and suspension (defaults: all on, none suspends); false: off. */
   readonly detectors?: DetectorsConfigInput | false;
+  /** Teams that own tools, for the orphaned-tools report (agent owners and users count too). */
+  readonly teams?: readonly string[];
 }
 
 export async function openToolgate(options: ToolgateOptions = {}): Promise<Toolgate> {
@@ -172,6 +177,10 @@ export async function openToolgate(options: ToolgateOptions = {}): Promise<Toolg
     events: { list: (filter) => listEvents(store.db, filter) },
     metrics,
     detectors,
+    reports: new ReportService(
+      { db: store.db, catalog, agents, users, teams: options.teams ?? [] },
+      options.clock,
+    ),
     close: async () => {
       await gate.flush();
       await detectors?.idle();

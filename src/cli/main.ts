@@ -10,7 +10,7 @@ import type { ToolVersionDetail, ToolVersionSummary } from '../catalog/index.js'
 import type { Actor } from '../core/index.js';
 import { openToolgate, type Toolgate } from '../toolgate.js';
 import { makeOutput, type Output, reportError, table } from './output.js';
-import { approvalSigner, approverSecrets, enrollApprover } from './runtime-files.js';
+import { approvalSigner, approverSecrets, enrollApprover, teamsFromEnv } from './runtime-files.js';
 
 const VERSION = (
   JSON.parse(readFileSync(new URL('../../package.json', import.meta.url), 'utf8')) as {
@@ -73,6 +73,9 @@ function withToolgate(fn: (tg: Toolgate, out: Output) => Promise<void>): () => P
         ...(globals.db ? { db: globals.db } : {}),
         approvalSigner: () => approvalSigner(globals.dataDir),
         approverTotpSecrets: approverSecrets(globals.dataDir),
+        teams: teamsFromEnv(),
+        // One-shot commands watch nothing: the detectors run in `serve`.
+        detectors: false,
       });
       await fn(tg, out);
     } catch (err) {
@@ -631,6 +634,29 @@ program
         { events: events.map((e) => ({ ...e, details: JSON.parse(e.details) as unknown })) },
         () => table(events.map((e) => [String(e.seq), e.at, e.actor, e.action, e.subject])),
       );
+    })(),
+  );
+
+program
+  .command('reports <name>')
+  .description(
+    'governance reports: capability-register, access-matrix, invocations, deprecation-impact, orphaned-tools',
+  )
+  .addOption(
+    new Option('--format <format>', 'output format').choices(['json', 'csv', 'md']).default('json'),
+  )
+  .option('--from <date>', 'start of the period (ISO-8601; default 30 days before --to)')
+  .option('--to <date>', 'end of the period (ISO-8601; default now)')
+  .action((name: string, opts: { format: string; from?: string; to?: string }) =>
+    withToolgate(async (tg) => {
+      const { body } = await tg.reports.render({
+        name,
+        format: opts.format,
+        ...(opts.from !== undefined ? { from: opts.from } : {}),
+        ...(opts.to !== undefined ? { to: opts.to } : {}),
+      });
+      // The report itself, in the format asked for, whatever --json says.
+      process.stdout.write(body);
     })(),
   );
 

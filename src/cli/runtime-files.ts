@@ -74,6 +74,14 @@ export function enrollApprover(
 }
 
 /** JWT verification for agents, from TOOLGATE_JWT_* variables; null when not configured. */
+/** Teams known to own tools (TOOLGATE_TEAMS, comma-separated), for the orphaned-tools report. */
+export function teamsFromEnv(): string[] {
+  return (process.env.TOOLGATE_TEAMS ?? '')
+    .split(',')
+    .map((t) => t.trim())
+    .filter((t) => t.length > 0);
+}
+
 export function jwtConfigFromEnv(env: NodeJS.ProcessEnv = process.env): JwtConfig | null {
   const issuer = env.TOOLGATE_JWT_ISSUER;
   const audience = env.TOOLGATE_JWT_AUDIENCE;

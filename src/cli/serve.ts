@@ -2,11 +2,18 @@
 import { readFileSync } from 'node:fs';
 import { fileURLToPath } from 'node:url';
 import type { FastifyInstance } from 'fastify';
+import { parse as parseYaml } from 'yaml';
+import type { DetectorsConfigInput } from '../audit/detectors/index.js';
 import { ToolgateError } from '../core/index.js';
 import { buildServer } from '../http/index.js';
 import { checkAdminTokenStrength, loadOrCreateAdminToken } from '../identity/index.js';
 import { openToolgate, type Toolgate } from '../toolgate.js';
-import { approvalSigner, approverSecrets, jwtConfigFromEnv } from './runtime-files.js';
+import {
+  approvalSigner,
+  approverSecrets,
+  jwtConfigFromEnv,
+  teamsFromEnv,
+} from './runtime-files.js';
 
 export interface ServeOptions {
   readonly dataDir: string;
@@ -21,6 +28,18 @@ export interface ServeOptions {
 
 export const DEMO_CATALOG = fileURLToPath(new URL('../../demo/catalog.yaml', import.meta.url));
 const SWEEP_INTERVAL_MS = 60_000;
+
+/** Detector configuration from the JSON or YAML file named by TOOLGATE_DETECTORS, if any. */
+function detectorsFromEnv(): { detectors?: DetectorsConfigInput } {
+  const file = process.env.TOOLGATE_DETECTORS;
+  if (!file) return {};
+  try {
+    // Validated (every problem listed) when the gateway opens.
+    return { detectors: parseYaml(readFileSync(file, 'utf8')) as DetectorsConfigInput };
+  } catch (err) {
+    throw usage(`TOOLGATE_DETECTORS: ${err instanceof Error ? err.message : String(err)}`);
+  }
+}
 
 function usage(message: string): ToolgateError<'INPUT_INVALID'> {
   return new ToolgateError('INPUT_INVALID', message, { problems: [] });
@@ -72,6 +91,8 @@ export async function serve(options: ServeOptions): Promise<void> {
       approvalSigner: () => approvalSigner(options.dataDir),
       approverTotpSecrets: approverSecrets(options.dataDir),
       ...(jwt ? { jwt } : {}),
+      teams: teamsFromEnv(),
+      ...detectorsFromEnv(),
     });
     let demoSummary = '';
     if (options.demo) {

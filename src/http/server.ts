@@ -17,6 +17,7 @@ import { adminRoutes } from './routes/admin.js';
 import { approvalRoutes } from './routes/approvals.js';
 import { discoveryRoutes } from './routes/discovery.js';
 import { metricsRoutes } from './routes/metrics.js';
+import { reportRoutes } from './routes/reports.js';
 import { sessionRoutes } from './routes/sessions.js';
 import { toolRoutes } from './routes/tools.js';
 import { errorBody, errors, toolDetail, toolSummary } from './wire-schemas.js';
@@ -229,6 +230,7 @@ export async function buildServer(tg: Toolgate, options: HttpOptions): Promise<F
   adminRoutes(app, tg, actor);
   discoveryRoutes(app, tg);
   metricsRoutes(app, tg);
+  reportRoutes(app, tg);
   await app.ready();
   return app;
 }

@@ -1,0 +1,20 @@
+/** @module What reports read: the catalog, identities and the audit log, and the period asked for. */
+import type { Kysely } from 'kysely';
+import type { CatalogService } from '../catalog/index.js';
+import type { AgentService, UserService } from '../identity/index.js';
+import type { Database } from '../store/index.js';
+
+export interface ReportSources {
+  readonly db: Kysely<Database>;
+  readonly catalog: CatalogService;
+  readonly agents: AgentService;
+  readonly users: UserService;
+  /** Teams known to own tools (besides agent owners and users); see orphaned-tools. */
+  readonly teams: readonly string[];
+}
+
+/** A half-open period [from, to) as ISO-8601 UTC text, comparable with the audit log's `at`. */
+export interface Period {
+  readonly from: string;
+  readonly to: string;
+}
