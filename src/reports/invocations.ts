@@ -23,7 +23,8 @@ interface Tally {
 const UNREGISTERED = '(unregistered)';
 
 export async function invocations(src: ReportSources, period: Period, now: Date): Promise<Report> {
-  const deprecatedFlag = sql<number>`case when details like ${'%"warnings":[%'} then 1 else 0 end`;
+  // A literal, not a parameter: PostgreSQL must see the same expression in SELECT and GROUP BY.
+  const deprecatedFlag = sql<number>`case when details like ${sql.lit('%"warnings":[%')} then 1 else 0 end`;
   const grouped = await src.db
     .selectFrom('audit_log')
     .select(['tool_id', 'kind', 'rule', 'outcome', 'agent_id'])
