@@ -169,7 +169,3 @@ export function resolveDetectorsConfig(input: unknown = {}): DetectorsConfig {
   }
   return config;
 }
-
-export function detectorSettings(config: DetectorsConfig, name: DetectorName): Common {
-  return config[name];
-}

@@ -1,7 +1,7 @@
 /**
  * @module Detector: a successful call to a private-data tool, then an egress attempt (a tool
  * whose egress is not `none`, allowed, denied or waiting for approval) in the same session
- * within the window — the exfiltration shape of DESIGN.md §5.
+ * within the window — the exfiltration shape of DESIGN.md §5. Once per session and egress tool.
  */
 import { BoundedMap } from './bounded-map.js';
 import { type Alert, alertOf, type Detector, isAttempt, type Observed } from './detector.js';
@@ -17,6 +17,8 @@ export class ReadThenEgressDetector implements Detector {
   readonly name = 'read_then_egress' as const;
   readonly #windowMs: number;
   readonly #lastRead = new BoundedMap<string, LastRead>(MAX_SESSIONS);
+  /** Session × egress tool already alerted: repeated attempts do not flood the webhook. */
+  readonly #alerted = new BoundedMap<string, true>(MAX_SESSIONS);
 
   constructor(options: { window_seconds: number }) {
     this.#windowMs = options.window_seconds * 1000;
@@ -34,6 +36,9 @@ export class ReadThenEgressDetector implements Detector {
     if (!read) return [];
     const gap = r.at.getTime() - read.at;
     if (gap < 0 || gap > this.#windowMs) return [];
+    const key = `${r.sessionId}|${o.tool.id}`;
+    if (this.#alerted.get(key)) return [];
+    this.#alerted.set(key, true);
     return [
       alertOf(
         this.name,
