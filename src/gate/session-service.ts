@@ -248,7 +248,7 @@ export class SessionService {
   /** Admin view: the session with what was withheld and why. */
   async inspect(
     sessionId: string,
-  ): Promise<SessionView & { withheld: WithheldTool[]; status: string }> {
+  ): Promise<SessionView & { withheld: WithheldTool[]; status: string; suspended: boolean }> {
     const row = await this.#store.db
       .selectFrom('sessions')
       .selectAll()
@@ -259,6 +259,7 @@ export class SessionService {
     return {
       ...toView(row),
       status: row.status,
+      suspended: row.suspended === 1,
       withheld: JSON.parse(row.withheld) as WithheldTool[],
     };
   }

@@ -182,6 +182,7 @@ for (const backend of backends()) {
           /toolgate_detector_alerts_total\{detector="read_then_egress",suspended="true"\} 1/,
         );
         assert.match(metrics, /toolgate_alert_webhooks_total\{outcome="ok"\} [1-9]/);
+        assert.equal((await tg.sessions.inspect(ctx.sessionId)).suspended, true);
         // The session is suspended: its next call, even a harmless read, is refused and audited.
         const next = await tg.gate.invoke(ctx, 'search_tickets', { query: 'refund' });
         assert.equal(next.kind, 'deny');
