@@ -342,6 +342,52 @@ for (const backend of backends()) {
       });
     });
 
+    describe('deny-rate baseline', () => {
+      test('an agent that is always denied this often is its own normal after a restart; a newcomer with the same burst fires', async () => {
+        await tg.config.apply(
+          ['noisy-bot', 'burst-bot'].flatMap((id) => [
+            { kind: 'Agent', spec: { id, owner: 'qa' } },
+            { kind: 'Grant', spec: { agent: id, capabilities: ['pages:read'] } },
+          ]),
+          admin,
+        );
+        const noisy = await open('noisy-bot');
+        // An hour of history: one denial every 100 s, six per 10-minute window.
+        for (let i = 0; i < 36; i++) {
+          now = new Date(now.getTime() + 100_000);
+          assert.equal((await tg.gate.invoke(noisy, 'nope', {})).kind, 'deny');
+        }
+        await settle();
+        const other = await openToolgate({
+          db: dbUrl,
+          clock: () => now,
+          detectors: {
+            deny_rate: { threshold: 5, window_seconds: 600, baseline_factor: 3, baseline_hours: 1 },
+          },
+        });
+        try {
+          const spikes = async (agentId: string) => {
+            const s = await other.sessions.open(agentId);
+            for (let i = 0; i < 6; i++) {
+              await other.gate.invoke({ agentId, sessionId: s.id }, 'nope', {});
+            }
+            await other.gate.flush();
+            await other.detectors?.idle();
+            return (
+              other.detectors
+                ?.recentAlerts()
+                .filter((a) => a.alert.detector === 'deny_rate' && a.alert.agentId === agentId)
+                .length ?? -1
+            );
+          };
+          assert.equal(await spikes('noisy-bot'), 0);
+          assert.equal(await spikes('burst-bot'), 1);
+        } finally {
+          await other.close();
+        }
+      });
+    });
+
     describe('identity and timing', () => {
       test('activity at an hour the agent never works fires once history exists; its usual hour does not', async () => {
         const day = new Date(now.getTime() + 86_400_000);
