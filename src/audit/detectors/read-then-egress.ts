@@ -3,6 +3,8 @@
  * whose egress is not `none`, allowed, denied or waiting for approval) in the same session
  * within the window — the exfiltration shape of DESIGN.md §5. Once per session and egress tool.
  */
+import type { Kysely } from 'kysely';
+import type { Database } from '../../store/index.js';
 import { BoundedMap } from './bounded-map.js';
 import { type Alert, alertOf, type Detector, isAttempt, type Observed } from './detector.js';
 
@@ -22,6 +24,27 @@ export class ReadThenEgressDetector implements Detector {
 
   constructor(options: { window_seconds: number }) {
     this.#windowMs = options.window_seconds * 1000;
+  }
+
+  /** Private reads of the last window, so a restart does not forget a session's read. */
+  async load(db: Kysely<Database>, now: Date): Promise<void> {
+    const rows = await db
+      .selectFrom('audit_log as a')
+      .innerJoin('tool_versions as t', (j) =>
+        j.onRef('t.tool_id', '=', 'a.tool_id').onRef('t.version', '=', 'a.tool_version'),
+      )
+      .select(['a.session_id', 'a.at', 'a.tool_id'])
+      .where('a.kind', '=', 'call.post')
+      .where('a.outcome', '=', 'ok')
+      .where('t.data_access', '=', 'private')
+      .where('a.at', '>=', new Date(now.getTime() - this.#windowMs).toISOString())
+      .orderBy('a.seq', 'asc')
+      .limit(MAX_SESSIONS)
+      .execute();
+    for (const r of rows) {
+      if (r.session_id && r.tool_id)
+        this.#lastRead.set(r.session_id, { at: Date.parse(r.at), toolId: r.tool_id });
+    }
   }
 
   observe(o: Observed): Alert[] {
