@@ -8,7 +8,7 @@ import { randomBytes } from 'node:crypto';
 import type { CatalogService, ToolVersionDetail } from '../catalog/index.js';
 import { type Clock, problem, systemClock, ToolgateError } from '../core/index.js';
 import type { AgentService, AgentTier, AgentView, UserService } from '../identity/index.js';
-import type { SessionRow, Store } from '../store/index.js';
+import { bumpIdentityRevision, type SessionRow, type Store } from '../store/index.js';
 
 export interface SessionTool {
   readonly id: string;
@@ -118,6 +118,8 @@ export class SessionService {
     userId: string | null,
     tokenPermissions: readonly string[] | null = null,
     loaded?: AgentView,
+    loadUser: (id: string) => Promise<{ permissions: readonly string[] }> = (id) =>
+      this.#users.get(id),
   ): Promise<Set<string>> {
     const agent = loaded ?? (await this.#agents.get(agentId));
     if (!agent.enabled)
@@ -125,7 +127,7 @@ export class SessionService {
     const caps = new Set(agent.capabilities);
     if (userId !== null) {
       // The token's statement of the user's permissions, else the configured user's.
-      const permissions = tokenPermissions ?? (await this.#users.get(userId)).permissions;
+      const permissions = tokenPermissions ?? (await loadUser(userId)).permissions;
       const allowed = new Set(permissions);
       for (const c of caps) if (!allowed.has(c)) caps.delete(c);
     }
@@ -198,6 +200,8 @@ export class SessionService {
     if (Number(result.numUpdatedRows) !== 1) {
       throw new ToolgateError('SESSION_NOT_FOUND', 'no open session with this id', { sessionId });
     }
+    // Gates cache open sessions; a closed one must stop at once here and soon everywhere.
+    await bumpIdentityRevision(this.#store.db);
   }
 
   /** Whether any session of this agent's run has read private data (the flow rule is per run). */
@@ -219,6 +223,11 @@ export class SessionService {
       .selectAll()
       .where('id', '=', sessionId)
       .executeTakeFirst();
+    return this.usable(row, sessionId, agentId);
+  }
+
+  /** The row if it is this agent's open, unexpired session; SESSION_NOT_FOUND otherwise. */
+  usable(row: SessionRow | undefined, sessionId: string, agentId: string): SessionRow {
     if (
       !row ||
       row.agent_id !== agentId ||

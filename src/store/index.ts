@@ -20,9 +20,12 @@ export type { NewEvent } from './events.js';
 export {
   appendEvent,
   bumpCatalogRevision,
+  bumpIdentityRevision,
   lastTotpStep,
   listEvents,
+  localIdentityChangeCount,
   readCatalogRevision,
+  readRevisions,
 } from './events.js';
 export type { Dialect } from './migrations.js';
 export type { Store } from './open-store.js';
