@@ -23,7 +23,7 @@ import {
   UserService,
 } from './identity/index.js';
 import { PolicyService } from './policy/index.js';
-import { DEFAULT_DB_URL, listEvents, openStore, type Store } from './store/index.js';
+import { DEFAULT_DB_URL, listEvents, openStore, readRevisions, type Store } from './store/index.js';
 
 export interface Toolgate {
   readonly store: Pick<Store, 'dialect' | 'location' | 'ping'>;
@@ -47,6 +47,8 @@ export interface Toolgate {
       limit: number;
     }): ReturnType<typeof listEvents>;
   };
+  /** Catalog and identity revisions: they change whenever what any session may see changes. */
+  revisions(): Promise<{ catalog: number; identity: number }>;
   close(): Promise<void>;
 }
 
@@ -128,6 +130,7 @@ export async function openToolgate(options: ToolgateOptions = {}): Promise<Toolg
     changes,
     config: new ApplyService(catalog, agents, users, policies, changes),
     events: { list: (filter) => listEvents(store.db, filter) },
+    revisions: () => readRevisions(store.db),
     close: async () => {
       await gate.flush();
       await store.close();

@@ -7,10 +7,15 @@ import { readFileSync } from 'node:fs';
 import { userInfo } from 'node:os';
 import { Command, InvalidArgumentError, Option } from 'commander';
 import type { ToolVersionDetail, ToolVersionSummary } from '../catalog/index.js';
-import type { Actor } from '../core/index.js';
+import { type Actor, ToolgateError } from '../core/index.js';
 import { openToolgate, type Toolgate } from '../toolgate.js';
 import { makeOutput, type Output, reportError, table } from './output.js';
-import { approvalSigner, approverSecrets, enrollApprover } from './runtime-files.js';
+import {
+  approvalSigner,
+  approverSecrets,
+  enrollApprover,
+  jwtConfigFromEnv,
+} from './runtime-files.js';
 
 const VERSION = (
   JSON.parse(readFileSync(new URL('../../package.json', import.meta.url), 'utf8')) as {
@@ -165,6 +170,44 @@ program
       }
     },
   );
+
+program
+  .command('mcp')
+  .description('serve one agent over MCP on stdio (for a local agent; HTTP clients use /mcp)')
+  .addOption(
+    new Option(
+      '--agent-key <key>',
+      'the agent API key or JWT (prefer the environment variable)',
+    ).env('TOOLGATE_AGENT_KEY'),
+  )
+  .action(async (opts: { agentKey?: string }) => {
+    const globals = program.opts<GlobalOptions>();
+    const log = (line: string) => process.stderr.write(`${line}\n`);
+    let tg: Toolgate | null = null;
+    try {
+      if (!opts.agentKey) {
+        throw new ToolgateError(
+          'UNAUTHENTICATED',
+          'set TOOLGATE_AGENT_KEY (or --agent-key) to the agent API key or JWT',
+          {},
+        );
+      }
+      const jwt = jwtConfigFromEnv();
+      tg = await openToolgate({
+        ...(globals.db ? { db: globals.db } : {}),
+        approvalSigner: () => approvalSigner(globals.dataDir),
+        approverTotpSecrets: approverSecrets(globals.dataDir),
+        ...(jwt ? { jwt } : {}),
+      });
+      const { serveMcpStdio } = await import('../mcp/index.js');
+      await serveMcpStdio(tg, { version: VERSION, token: opts.agentKey, log });
+    } catch (err) {
+      // stdout belongs to JSON-RPC: errors go to stderr only.
+      process.exitCode = reportError(err, false);
+    } finally {
+      await tg?.close();
+    }
+  });
 
 program
   .command('apply')

@@ -188,6 +188,44 @@ export class SessionService {
     return toView(row);
   }
 
+  /**
+   * Recomputes an open session's permitted set from the grants, permissions, tier and catalog as
+   * they are now (MCP sessions follow changes and tell their client). The set only ever follows
+   * the same rules as at open: nothing outside grants ∩ permissions ∩ tier, and no unconstrained
+   * egress beside private reads or after a private read in the run. Returns whether it changed.
+   */
+  async refresh(sessionId: string, agentId: string): Promise<{ changed: boolean }> {
+    const session = await this.require(sessionId, agentId);
+    const agent = await this.#agents.get(agentId);
+    const caps = await this.capabilities(
+      agentId,
+      session.user_id,
+      session.user_permissions === null ? null : (JSON.parse(session.user_permissions) as string[]),
+      agent,
+    );
+    const runReadPrivate =
+      session.private_data_read === 1 || (await this.runHasReadPrivate(agentId, session.run_id));
+    const { tools, withheld } = permittedSet(
+      await this.#catalog.offered(),
+      caps,
+      agent.tier,
+      runReadPrivate,
+    );
+    const toolSet = JSON.stringify(exportNames(tools));
+    const withheldJson = JSON.stringify(withheld);
+    if (toolSet === session.tool_set && withheldJson === session.withheld)
+      return { changed: false };
+    await this.#store.db
+      .updateTable('sessions')
+      .set({ tool_set: toolSet, withheld: withheldJson })
+      .where('id', '=', sessionId)
+      .where('status', '=', 'open')
+      .execute();
+    // Gates cache session rows: the new set must be the one they resolve against.
+    await bumpIdentityRevision(this.#store.db);
+    return { changed: toolSet !== session.tool_set };
+  }
+
   /** Ends a session of this agent; later calls in it are SESSION_NOT_FOUND. */
   async close(sessionId: string, agentId: string): Promise<void> {
     const result = await this.#store.db

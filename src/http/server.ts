@@ -10,6 +10,7 @@ import { toolDefinitionSchema } from '../catalog/index.js';
 import { configDocumentSchema } from '../config/index.js';
 import { type Actor, ToolgateError } from '../core/index.js';
 import { adminTokenMatches } from '../identity/index.js';
+import { registerMcpHttp } from '../mcp/index.js';
 import type { Toolgate } from '../toolgate.js';
 import { makeErrorHandler } from './error-handler.js';
 import { adminRoutes } from './routes/admin.js';
@@ -226,6 +227,7 @@ export async function buildServer(tg: Toolgate, options: HttpOptions): Promise<F
   approvalRoutes(app, tg, actor);
   adminRoutes(app, tg, actor);
   discoveryRoutes(app, tg);
+  await registerMcpHttp(app, tg, { version: options.version ?? '0.0.0', bodyLimit });
   await app.ready();
   return app;
 }
