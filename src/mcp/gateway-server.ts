@@ -8,6 +8,7 @@ import { Server } from '@modelcontextprotocol/sdk/server/index.js';
 import {
   CallToolRequestSchema,
   type CallToolResult,
+  ElicitResultSchema,
   ListToolsRequestSchema,
   type Tool,
 } from '@modelcontextprotocol/sdk/types.js';
@@ -29,6 +30,8 @@ export interface GatewayServerOptions {
 }
 
 const META = 'toolgate/decision';
+/** How long a pending-approval prompt waits for the person at the client. */
+const ELICIT_TIMEOUT_MS = 120_000;
 
 /** The gate's decision as an MCP tool result. */
 export function toolResult(decision: GateDecision): CallToolResult {
@@ -134,14 +137,33 @@ export function createGatewayServer(
     )) as Tool[];
     return { tools };
   });
-  server.setRequestHandler(CallToolRequestSchema, async (request) => {
+  server.setRequestHandler(CallToolRequestSchema, async (request, extra) => {
     const { name, arguments: args } = request.params;
+    const ctx = { agentId: binding.agentId, sessionId: binding.sessionId };
     try {
-      const decision = await tg.gate.invoke(
-        { agentId: binding.agentId, sessionId: binding.sessionId },
-        name,
-        args ?? {},
-      );
+      let decision = await tg.gate.invoke(ctx, name, args ?? {});
+      if (decision.kind === 'pending_approval' && server.getClientCapabilities()?.elicitation) {
+        // Show the person at the client what waits, and let them retry once it is approved. The
+        // retry is the same call with the same arguments: the gate decides again, nothing else.
+        const answer = await extra
+          .sendRequest(
+            {
+              method: 'elicitation/create',
+              params: {
+                mode: 'form',
+                message:
+                  `toolgate: this call needs approval (approval id ${decision.approvalId}): ` +
+                  `${JSON.stringify(decision.rendered)}. Accept once an administrator has ` +
+                  'approved it to run it now; decline to leave it waiting.',
+                requestedSchema: { type: 'object', properties: {} },
+              },
+            },
+            ElicitResultSchema,
+            { timeout: ELICIT_TIMEOUT_MS },
+          )
+          .catch(() => null);
+        if (answer?.action === 'accept') decision = await tg.gate.invoke(ctx, name, args ?? {});
+      }
       return toolResult(decision);
     } catch (err) {
       if (isToolgateError(err) && err.code === 'SESSION_NOT_FOUND') {

@@ -13,6 +13,7 @@ import { Client } from '@modelcontextprotocol/sdk/client/index.js';
 import { StreamableHTTPClientTransport } from '@modelcontextprotocol/sdk/client/streamableHttp.js';
 import {
   type CallToolResult,
+  ElicitRequestSchema,
   ToolListChangedNotificationSchema,
 } from '@modelcontextprotocol/sdk/types.js';
 import type { FastifyInstance } from 'fastify';
@@ -33,8 +34,13 @@ let supportKey: string;
 let opsKey: string;
 const clients: Client[] = [];
 
-async function connect(token: string | null): Promise<Client> {
-  const client = new Client({ name: 'toolgate-test', version: '1.0.0' });
+async function connect(
+  token: string | null,
+  setup: (client: Client) => void = () => {},
+  capabilities: Record<string, unknown> = {},
+): Promise<Client> {
+  const client = new Client({ name: 'toolgate-test', version: '1.0.0' }, { capabilities });
+  setup(client);
   const transport = new StreamableHTTPClientTransport(new URL(`${base}/mcp`), {
     requestInit: token ? { headers: { authorization: `Bearer ${token}` } } : {},
   });
@@ -193,6 +199,61 @@ describe('tools/list and tools/call through the gate', () => {
       arguments: args,
     })) as CallToolResult;
     assert.equal(decisionOf(again).kind, 'pending_approval', 'an approval is used once');
+  });
+});
+
+describe('approvals over MCP elicitation', () => {
+  const args = { to: 'ben@customer.example', subject: 'Order update', body: 'Shipped today.' };
+
+  test('a client that supports elicitation is shown the pending call; accepted after approval, it runs', async () => {
+    let shown = '';
+    const client = await connect(
+      supportKey,
+      (c) =>
+        c.setRequestHandler(ElicitRequestSchema, async (request) => {
+          shown = request.params.message;
+          const id = /approval id (\S+)\)/.exec(shown)?.[1];
+          assert.ok(id, shown);
+          // The person asks an administrator, who approves through the admin path.
+          await tg.approvals.approve(id, admin);
+          return { action: 'accept', content: {} };
+        }),
+      { elicitation: { form: {} } },
+    );
+    const result = (await client.callTool({
+      name: 'send_email',
+      arguments: args,
+    })) as CallToolResult;
+    assert.match(shown, /ben@customer\.example/, 'the reviewer-facing text shows the literal call');
+    assert.notEqual(result.isError, true, JSON.stringify(result));
+    assert.equal(decisionOf(result).kind, 'allow');
+  });
+
+  test('declined, the call stays pending and does not run', async () => {
+    const client = await connect(
+      supportKey,
+      (c) => c.setRequestHandler(ElicitRequestSchema, async () => ({ action: 'decline' })),
+      { elicitation: { form: {} } },
+    );
+    const result = (await client.callTool({
+      name: 'send_email',
+      arguments: args,
+    })) as CallToolResult;
+    assert.equal(decisionOf(result).kind, 'pending_approval');
+  });
+
+  test('accepted without an approval, the call is still pending', async () => {
+    const client = await connect(
+      supportKey,
+      (c) =>
+        c.setRequestHandler(ElicitRequestSchema, async () => ({ action: 'accept', content: {} })),
+      { elicitation: { form: {} } },
+    );
+    const result = (await client.callTool({
+      name: 'send_email',
+      arguments: { ...args, subject: 'Another update' },
+    })) as CallToolResult;
+    assert.equal(decisionOf(result).kind, 'pending_approval');
   });
 });
 

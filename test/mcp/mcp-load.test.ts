@@ -85,7 +85,9 @@ test(`${SESSIONS} concurrent MCP sessions call tools for ${SECONDS} s with no er
   const pid = server.pid as number;
   const clients: Client[] = [];
   for (let i = 0; i < SESSIONS; i += 20) {
-    clients.push(...(await Promise.all(Array.from({ length: Math.min(20, SESSIONS - i) }, client))));
+    clients.push(
+      ...(await Promise.all(Array.from({ length: Math.min(20, SESSIONS - i) }, client))),
+    );
   }
   const counts = { allowed: 0, denied: 0, errors: 0 };
   const errors: string[] = [];
@@ -106,8 +108,7 @@ test(`${SESSIONS} concurrent MCP sessions call tools for ${SECONDS} s with no er
             counts.denied += 1;
             const text = JSON.stringify(result.content).slice(0, 120);
             if (i % 10 !== 0 && errors.length < 5) errors.push(`unexpected denial: ${text}`);
-          }
-          else counts.allowed += 1;
+          } else counts.allowed += 1;
         } catch (err) {
           counts.errors += 1;
           if (errors.length < 5) errors.push(String(err));
@@ -117,7 +118,9 @@ test(`${SESSIONS} concurrent MCP sessions call tools for ${SECONDS} s with no er
   );
   clearInterval(sampler);
   await Promise.all(clients.map((c) => c.close().catch(() => {})));
-  console.log(`# mcp load: ${JSON.stringify({ ...counts, sessions: SESSIONS, seconds: SECONDS, rss_kb: { first: samples[0], last: samples.at(-1) } })}`);
+  console.log(
+    `# mcp load: ${JSON.stringify({ ...counts, sessions: SESSIONS, seconds: SECONDS, rss_kb: { first: samples[0], last: samples.at(-1) } })}`,
+  );
   assert.equal(counts.errors, 0, `protocol errors under load: ${errors.join('; ')}`);
   assert.ok(counts.allowed > SESSIONS, `too few calls completed: ${JSON.stringify(counts)}`);
   assert.ok(counts.denied > 0);
