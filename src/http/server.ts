@@ -10,7 +10,7 @@ import { toolDefinitionSchema } from '../catalog/index.js';
 import { configDocumentSchema } from '../config/index.js';
 import { type Actor, ToolgateError } from '../core/index.js';
 import { adminTokenMatches } from '../identity/index.js';
-import { registerMcpHttp } from '../mcp/index.js';
+import { type McpHttpOptions, registerMcpHttp } from '../mcp/index.js';
 import type { Toolgate } from '../toolgate.js';
 import { makeErrorHandler } from './error-handler.js';
 import { adminRoutes } from './routes/admin.js';
@@ -40,6 +40,8 @@ export interface HttpOptions {
   readonly bodyLimit?: number;
   readonly logger?: FastifyServerOptions['logger'];
   readonly version?: string;
+  /** Limits of the MCP front at /mcp (sessions overall, per agent, idle time). */
+  readonly mcp?: Pick<McpHttpOptions, 'maxSessions' | 'maxSessionsPerAgent' | 'idleMs'>;
 }
 
 export const DEFAULT_BODY_LIMIT = 1024 * 1024;
@@ -227,7 +229,11 @@ export async function buildServer(tg: Toolgate, options: HttpOptions): Promise<F
   approvalRoutes(app, tg, actor);
   adminRoutes(app, tg, actor);
   discoveryRoutes(app, tg);
-  await registerMcpHttp(app, tg, { version: options.version ?? '0.0.0', bodyLimit });
+  await registerMcpHttp(app, tg, {
+    ...options.mcp,
+    version: options.version ?? '0.0.0',
+    bodyLimit,
+  });
   await app.ready();
   return app;
 }

@@ -20,6 +20,8 @@ export interface McpHttpOptions {
   readonly bodyLimit: number;
   /** Open MCP sessions across all agents; past it a new session is refused (503). */
   readonly maxSessions?: number;
+  /** Open MCP sessions of one agent: one agent cannot use up everyone's sessions (429). */
+  readonly maxSessionsPerAgent?: number;
   /** An MCP session unused this long is closed with its gate session. */
   readonly idleMs?: number;
 }
@@ -30,6 +32,7 @@ interface Entry extends WatchedSession {
 }
 
 const DEFAULT_MAX_SESSIONS = 1_000;
+const DEFAULT_MAX_SESSIONS_PER_AGENT = 256;
 const DEFAULT_IDLE_MS = 30 * 60_000;
 
 /** JSON-RPC error codes for transport-level faults (JSON-RPC 2.0 §5.1, MCP). */
@@ -57,6 +60,12 @@ export async function registerMcpHttp(
 ): Promise<void> {
   const sessions = new Map<string, Entry>();
   const maxSessions = options.maxSessions ?? DEFAULT_MAX_SESSIONS;
+  const maxPerAgent = options.maxSessionsPerAgent ?? DEFAULT_MAX_SESSIONS_PER_AGENT;
+  const openBy = (agentId: string) => {
+    let n = 0;
+    for (const e of sessions.values()) if (e.binding.agentId === agentId) n += 1;
+    return n;
+  };
   const idleMs = options.idleMs ?? DEFAULT_IDLE_MS;
   const watcher = new ListChangedWatcher(
     tg,
@@ -161,6 +170,14 @@ export async function registerMcpHttp(
       }
       if (sessions.size >= maxSessions) {
         return rpcError(reply, 503, UNAVAILABLE, 'too many open MCP sessions; retry later');
+      }
+      if (openBy(identity.agentId) >= maxPerAgent) {
+        return rpcError(
+          reply,
+          429,
+          UNAVAILABLE,
+          `this agent has ${maxPerAgent} open MCP sessions; close one (DELETE /mcp) first`,
+        );
       }
       const gateSession = await tg.sessions.open(identity.agentId, {
         ...(identity.user ? { tokenUser: identity.user } : {}),

@@ -90,7 +90,11 @@ before(async () => {
   );
   supportKey = (await tg.keys.issue('support-bot', admin)).apiKey;
   opsKey = (await tg.keys.issue('ops-bot', admin)).apiKey;
-  app = await buildServer(tg, { adminToken: ADMIN_TOKEN, bodyLimit: 64 * 1024 });
+  app = await buildServer(tg, {
+    adminToken: ADMIN_TOKEN,
+    bodyLimit: 64 * 1024,
+    mcp: { maxSessionsPerAgent: 30 },
+  });
   base = await app.listen({ host: '127.0.0.1', port: 0 });
 });
 
@@ -385,6 +389,24 @@ describe('protocol faults leave the gateway healthy', () => {
     assert.ok((await names(client)).length > 0);
     const health = await fetch(`${base}/healthz`);
     assert.equal(health.status, 200);
+  });
+
+  test('one agent cannot hold more than its share of MCP sessions; others still connect', async () => {
+    const held: Client[] = [];
+    let refused: unknown = null;
+    for (let i = 0; i < 32 && refused === null; i++) {
+      try {
+        held.push(await connect(supportKey));
+      } catch (err) {
+        refused = err;
+      }
+    }
+    assert.match(String(refused), /429|sessions/);
+    const ops = await connect(opsKey);
+    assert.ok((await names(ops)).length > 0, 'another agent is not affected');
+    // Closing sessions frees the share again.
+    for (const c of held) await (c.transport as StreamableHTTPClientTransport).terminateSession();
+    await connect(supportKey);
   });
 
   test('closing the MCP session closes its gate session', async () => {
