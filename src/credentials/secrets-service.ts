@@ -4,7 +4,7 @@
  * return a value; only the credential broker opens one, after the gate passed. Each change is
  * an event without the value.
  */
-import type { Kysely } from 'kysely';
+import type { Kysely, Transaction } from 'kysely';
 import {
   type Actor,
   type Clock,
@@ -134,6 +134,26 @@ function checkValue(value: unknown): string {
   return value;
 }
 
+/**
+ * Refuses to seal under a key other than the one the stored secrets use: a gateway started with
+ * the wrong key (another data folder, a stale variable) must not quietly mix keys in one store.
+ */
+async function sameKeyAsStore(trx: Transaction<Database>, key: MasterKey): Promise<void> {
+  const other = await trx
+    .selectFrom('secrets')
+    .select('key_id')
+    .where('key_id', '!=', key.keyId)
+    .limit(1)
+    .executeTakeFirst();
+  if (other) {
+    throw new ToolgateError(
+      'MASTER_KEY_INVALID',
+      `the stored secrets are sealed with master key ${other.key_id}, but the master key loaded is ${key.keyId}: start toolgate with the key the secrets were set with`,
+      { reason: 'wrong_key', keyId: key.keyId, expectedKeyId: other.key_id },
+    );
+  }
+}
+
 function info(row: SecretRow): SecretInfo {
   return {
     tool_id: row.tool_id,
@@ -186,6 +206,7 @@ export class SecretsService implements SecretAdmin {
     const now = this.#clock().toISOString();
     try {
       return await this.#db.transaction().execute(async (trx) => {
+        await sameKeyAsStore(trx, key);
         const row = await trx
           .insertInto('secrets')
           .values({
@@ -248,6 +269,7 @@ export class SecretsService implements SecretAdmin {
         .where('environment', '=', r.environment)
         .executeTakeFirst();
       if (!current) throw notFound(r);
+      await sameKeyAsStore(trx, key);
       const version = Number(current.version) + 1;
       const sealed = sealSecret(key, { ...r, version }, plain);
       // `version = previous` makes a concurrent rotation lose cleanly instead of interleaving.

@@ -209,6 +209,25 @@ for (const backend of backends()) {
       await assert.rejects(other.open({ toolId: 'billing', name: 'twin-a' }), {
         code: 'SECRET_UNREADABLE',
       });
+      await store.db
+        .updateTable('secrets')
+        .set({ key_id: key.keyId })
+        .where('tool_id', '=', 'billing')
+        .where('name', '=', 'twin-a')
+        .execute();
+    });
+
+    test('set and rotate under another master key are refused: one store never mixes keys', async () => {
+      const other = new SecretsService(store.db, MasterKey.generate());
+      const before = await secrets.list();
+      await assert.rejects(other.set({ toolId: 'billing', name: 'mixed' }, VALUE, admin), {
+        code: 'MASTER_KEY_INVALID',
+      });
+      await assert.rejects(other.rotate({ toolId: 'billing', name: 'stripe' }, OTHER, admin), {
+        code: 'MASTER_KEY_INVALID',
+      });
+      assert.deepEqual(await secrets.list(), before);
+      assert.equal((await secrets.open({ toolId: 'billing', name: 'stripe' }))?.value, VALUE);
     });
 
     test('rotate writes the next version; only the new value opens afterwards', async () => {
