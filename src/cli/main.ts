@@ -57,7 +57,10 @@ const program = new Command()
   )
   .option('--json', 'print JSON')
   .addOption(
-    new Option('--data-dir <dir>', 'keys beside the database (approval signing key, approvers)')
+    new Option(
+      '--data-dir <dir>',
+      'keys beside the database (approval signing key, approvers, secrets master key)',
+    )
       .env('TOOLGATE_DATA_DIR')
       .default('./data'),
   )

@@ -92,7 +92,9 @@ for (const backend of backends()) {
       assert.equal(out.secret.key_id.length, 16);
     });
 
-    test('set --from-file reads a file; --env makes a separate secret', async () => {
+    test('set --from-file reads a file; --env makes a separate secret', {
+      skip: backendIndependent,
+    }, async () => {
       const file = join(cwd, 'value.txt');
       writeFileSync(file, FROM_FILE, { mode: 0o600 });
       const out = await json([
@@ -135,7 +137,9 @@ for (const backend of backends()) {
       assert.match(r.stderr, /INPUT_INVALID.*at least 8 characters/);
     });
 
-    test('set of an existing secret is refused: rotate is the way', async () => {
+    test('set of an existing secret is refused: rotate is the way', {
+      skip: backendIndependent,
+    }, async () => {
       const r = await cli(['--json', 'secrets', 'set', 'stripe', '--tool', 'billing'], {
         input: NEXT,
       });
@@ -148,8 +152,7 @@ for (const backend of backends()) {
       assert.equal(text.code, 0);
       assert.match(text.stdout, /TOOL\s+NAME\s+ENV\s+VERSION\s+CREATED\s+ROTATED\s+KEY ID/);
       assert.match(text.stdout, /billing\s+stripe\s+default\s+1\s/);
-      assert.match(text.stdout, /billing\s+stripe\s+staging\s+1\s/);
-      const list = await json(['secrets', 'list', '--env', 'staging']);
+      const list = await json(['secrets', 'list', '--env', 'default']);
       assert.equal(list.secrets.length, 1);
       assert.equal('value' in list.secrets[0], false);
     });
@@ -164,7 +167,7 @@ for (const backend of backends()) {
       assert.equal(JSON.parse(missing.stdout).error.code, 'SECRET_NOT_FOUND');
     });
 
-    test('a wrong master key is refused by name (key ids), and a malformed one says what is wrong', async () => {
+    test('a wrong master key is refused by name (key ids) and changes nothing', async () => {
       const other = randomBytes(32).toString('base64');
       const wrong = await cli(['--json', 'secrets', 'rotate', 'stripe', '--tool', 'billing'], {
         input: VALUE,
@@ -175,12 +178,6 @@ for (const backend of backends()) {
       assert.equal(error.code, 'MASTER_KEY_INVALID');
       assert.equal(error.details.reason, 'wrong_key');
       assert.match(error.message, /sealed with master key [0-9a-f]{16}/);
-      const short = await cli(['secrets', 'set', 'x-key', '--tool', 'billing'], {
-        input: VALUE,
-        env: { TOOLGATE_MASTER_KEY: randomBytes(16).toString('base64') },
-      });
-      assert.equal(short.code, 1);
-      assert.match(short.stderr, /MASTER_KEY_INVALID.*16 bytes; it must be 32 bytes/);
       // Nothing changed: still version 2 under the original key.
       const list = await json(['secrets', 'list', '--env', 'default']);
       assert.deepEqual(
@@ -189,17 +186,19 @@ for (const backend of backends()) {
       );
     });
 
+    test('a master key of the wrong length says so', { skip: backendIndependent }, async () => {
+      const short = await cli(['secrets', 'set', 'x-key', '--tool', 'billing'], {
+        input: VALUE,
+        env: { TOOLGATE_MASTER_KEY: randomBytes(16).toString('base64') },
+      });
+      assert.equal(short.code, 1);
+      assert.match(short.stderr, /MASTER_KEY_INVALID.*16 bytes; it must be 32 bytes/);
+    });
+
     test('delete removes it; events record set, rotate and delete without the value', async () => {
-      const out = await json([
-        'secrets',
-        'delete',
-        'stripe',
-        '--tool',
-        'billing',
-        '--env',
-        'staging',
-      ]);
-      assert.equal(out.deleted.environment, 'staging');
+      const out = await json(['secrets', 'delete', 'stripe', '--tool', 'billing']);
+      assert.equal(out.deleted.version, 2);
+      assert.equal((await json(['secrets', 'list', '--env', 'default'])).secrets.length, 0);
       const events = await json(['events', 'list']);
       const actions = events.events.map((e: { action: string }) => e.action);
       for (const a of ['secret.set', 'secret.rotate', 'secret.delete'])
