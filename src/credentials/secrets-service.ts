@@ -260,6 +260,26 @@ export class SecretsService implements SecretAdmin {
     const plain = checkValue(value);
     const key = this.#masterKey();
     const now = this.#clock().toISOString();
+    // A concurrent rotation makes the guarded update match nothing; read again and retry.
+    for (let attempt = 0; attempt < 5; attempt++) {
+      const done = await this.#rotateOnce(r, plain, key, now, actor);
+      if (done) return done;
+    }
+    throw new ToolgateError(
+      'SECRET_EXISTS',
+      `secret ${r.name} of tool ${r.toolId} (${r.environment}) is being rotated concurrently; try again`,
+      { toolId: r.toolId, name: r.name, environment: r.environment, version: 0 },
+    );
+  }
+
+  /** One attempt; null when another rotation won the race. */
+  async #rotateOnce(
+    r: Resolved,
+    plain: string,
+    key: MasterKey,
+    now: string,
+    actor: Actor,
+  ): Promise<SecretInfo | null> {
     return this.#db.transaction().execute(async (trx) => {
       const current = await trx
         .selectFrom('secrets')
@@ -272,7 +292,7 @@ export class SecretsService implements SecretAdmin {
       await sameKeyAsStore(trx, key);
       const version = Number(current.version) + 1;
       const sealed = sealSecret(key, { ...r, version }, plain);
-      // `version = previous` makes a concurrent rotation lose cleanly instead of interleaving.
+      // `version = previous`: of two concurrent rotations one wins, the other retries.
       const row = await trx
         .updateTable('secrets')
         .set({
@@ -290,7 +310,7 @@ export class SecretsService implements SecretAdmin {
         .where('version', '=', version - 1)
         .returningAll()
         .executeTakeFirst();
-      if (!row) throw notFound(r);
+      if (!row) return null;
       await appendEvent(trx, actor, new Date(now), {
         action: 'secret.rotate',
         subject: subject(r),

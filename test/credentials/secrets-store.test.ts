@@ -251,6 +251,20 @@ for (const backend of backends()) {
       });
     });
 
+    test('concurrent rotations each get their own version; the last one opens', async () => {
+      await secrets.set({ toolId: 'search', name: 'raced' }, VALUE, admin);
+      const values = [0, 1, 2, 3, 4].map((i) => `concurrent-value-${i}-abcdef`);
+      const infos = await Promise.all(
+        values.map((v) => secrets.rotate({ toolId: 'search', name: 'raced' }, v, admin)),
+      );
+      assert.deepEqual(infos.map((i) => i.version).sort(), [2, 3, 4, 5, 6]);
+      const last = infos.find((i) => i.version === 6);
+      assert.ok(last);
+      const opened = await secrets.open({ toolId: 'search', name: 'raced' });
+      assert.equal(opened?.version, 6);
+      assert.equal(opened?.value, values[infos.indexOf(last)]);
+    });
+
     test('delete removes the secret; it no longer opens and a second delete is not found', async () => {
       await secrets.set({ toolId: 'search', name: 'gone' }, VALUE, admin);
       const deleted = await secrets.delete({ toolId: 'search', name: 'gone' }, admin);
