@@ -7,6 +7,13 @@ import { CatalogService, Discovery } from './catalog/index.js';
 import { ApplyService, ChangeDesk } from './config/index.js';
 import type { Clock } from './core/index.js';
 import {
+  CredentialBroker,
+  configuredMasterKey,
+  type MasterKey,
+  type SecretAdmin,
+  SecretsService,
+} from './credentials/index.js';
+import {
   ApprovalDesk,
   demoExecutor,
   Gate,
@@ -49,6 +56,10 @@ export interface Toolgate {
   };
   /** Catalog and identity revisions: they change whenever what any session may see changes. */
   revisions(): Promise<{ catalog: number; identity: number }>;
+  /** Secrets, admin side only: set, rotate, delete, list; nothing here returns a value. */
+  readonly secrets: SecretAdmin;
+  /** Opens a tool's own credential for one call; the gate calls it only after the gate passed. */
+  readonly credentials: CredentialBroker;
   close(): Promise<void>;
 }
 
@@ -66,6 +77,13 @@ export interface ToolgateOptions {
   readonly jwt?: JwtConfig;
   /** A fixed policy engine instead of the stored policies (library use). */
   readonly policy?: PolicyEngine;
+  /**
+   * Seals the secrets store; loaded on first use. Default: TOOLGATE_MASTER_KEY or
+   * TOOLGATE_MASTER_KEY_FILE (the CLI and serve also fall back to `<data dir>/master.key`).
+   */
+  readonly masterKey?: MasterKey | (() => MasterKey);
+  /** Which environment's secrets calls use; default `default`. */
+  readonly environment?: string;
 }
 
 export async function openToolgate(options: ToolgateOptions = {}): Promise<Toolgate> {
@@ -116,6 +134,15 @@ export async function openToolgate(options: ToolgateOptions = {}): Promise<Toolg
     const agentId = await keys.verify(token);
     return agentId ? { agentId } : null;
   };
+  const secrets = new SecretsService(
+    store.db,
+    options.masterKey ?? (() => configuredMasterKey()),
+    options.clock,
+  );
+  const credentials = new CredentialBroker(secrets, {
+    ...clock,
+    ...(options.environment ? { environment: options.environment } : {}),
+  });
   return {
     store,
     catalog,
@@ -131,6 +158,8 @@ export async function openToolgate(options: ToolgateOptions = {}): Promise<Toolg
     config: new ApplyService(catalog, agents, users, policies, changes),
     events: { list: (filter) => listEvents(store.db, filter) },
     revisions: () => readRevisions(store.db),
+    secrets,
+    credentials,
     close: async () => {
       await gate.flush();
       await store.close();

@@ -3,6 +3,7 @@ import { readFileSync } from 'node:fs';
 import { fileURLToPath } from 'node:url';
 import type { FastifyInstance } from 'fastify';
 import { ToolgateError } from '../core/index.js';
+import { loadMasterKey } from '../credentials/index.js';
 import { buildServer } from '../http/index.js';
 import { checkAdminTokenStrength, loadOrCreateAdminToken } from '../identity/index.js';
 import { openToolgate, type Toolgate } from '../toolgate.js';
@@ -71,6 +72,7 @@ export async function serve(options: ServeOptions): Promise<void> {
       db: options.db,
       approvalSigner: () => approvalSigner(options.dataDir),
       approverTotpSecrets: approverSecrets(options.dataDir),
+      masterKey: () => loadMasterKey({ dataDir: options.dataDir }),
       ...(jwt ? { jwt } : {}),
     });
     let demoSummary = '';

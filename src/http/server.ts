@@ -16,6 +16,7 @@ import { makeErrorHandler } from './error-handler.js';
 import { adminRoutes } from './routes/admin.js';
 import { approvalRoutes } from './routes/approvals.js';
 import { discoveryRoutes } from './routes/discovery.js';
+import { secretRoutes } from './routes/secrets.js';
 import { sessionRoutes } from './routes/sessions.js';
 import { toolRoutes } from './routes/tools.js';
 import { errorBody, errors, toolDetail, toolSummary } from './wire-schemas.js';
@@ -234,6 +235,7 @@ export async function buildServer(tg: Toolgate, options: HttpOptions): Promise<F
     version: options.version ?? '0.0.0',
     bodyLimit,
   });
+  await secretRoutes(app, tg, actor, bodyLimit);
   await app.ready();
   return app;
 }

@@ -12,6 +12,7 @@ export type {
   EventRow,
   GrantRow,
   NewAuditRow,
+  SecretRow,
   SessionRow,
   ToolVersionRow,
   UserRow,
