@@ -12,6 +12,13 @@ import { CatalogService, Discovery } from './catalog/index.js';
 import { ApplyService, ChangeDesk } from './config/index.js';
 import type { Clock } from './core/index.js';
 import {
+  CredentialBroker,
+  configuredMasterKey,
+  type MasterKey,
+  type SecretAdmin,
+  SecretsService,
+} from './credentials/index.js';
+import {
   ApprovalDesk,
   demoExecutor,
   Gate,
@@ -30,7 +37,7 @@ import {
 import { GatewayMetrics } from './metrics/index.js';
 import { PolicyService } from './policy/index.js';
 import { ReportService } from './reports/index.js';
-import { DEFAULT_DB_URL, listEvents, openStore, type Store } from './store/index.js';
+import { DEFAULT_DB_URL, listEvents, openStore, readRevisions, type Store } from './store/index.js';
 
 export interface Toolgate {
   readonly store: Pick<Store, 'dialect' | 'location' | 'ping'>;
@@ -54,6 +61,12 @@ export interface Toolgate {
       limit: number;
     }): ReturnType<typeof listEvents>;
   };
+  /** Catalog and identity revisions: they change whenever what any session may see changes. */
+  revisions(): Promise<{ catalog: number; identity: number }>;
+  /** Secrets, admin side only: set, rotate, delete, list; nothing here returns a value. */
+  readonly secrets: SecretAdmin;
+  /** Opens a tool's own credential for one call; the gate calls it only after the gate passed. */
+  readonly credentials: CredentialBroker;
   /** Prometheus metrics of this gateway (its own registry). */
   readonly metrics: GatewayMetrics;
   /** The detector engine (C13); null when detectors are switched off. */
@@ -77,6 +90,13 @@ export interface ToolgateOptions {
   readonly jwt?: JwtConfig;
   /** A fixed policy engine instead of the stored policies (library use). */
   readonly policy?: PolicyEngine;
+  /**
+   * Seals the secrets store; loaded on first use. Default: TOOLGATE_MASTER_KEY or
+   * TOOLGATE_MASTER_KEY_FILE (the CLI and serve also fall back to `<data dir>/master.key`).
+   */
+  readonly masterKey?: MasterKey | (() => MasterKey);
+  /** Which environment's secrets calls use; default `default`. */
+  readonly environment?: string;
   /** Detector thresholds, webhook and suspension (defaults: all on, none suspends); false: off. */
   readonly detectors?: DetectorsConfigInput | false;
   /** Teams that own tools, for the orphaned-tools report (agent owners and users count too). */
@@ -161,6 +181,15 @@ export async function openToolgate(options: ToolgateOptions = {}): Promise<Toolg
     const agentId = await keys.verify(token);
     return agentId ? { agentId } : null;
   };
+  const secrets = new SecretsService(
+    store.db,
+    options.masterKey ?? (() => configuredMasterKey()),
+    options.clock,
+  );
+  const credentials = new CredentialBroker(secrets, {
+    ...clock,
+    ...(options.environment ? { environment: options.environment } : {}),
+  });
   return {
     store,
     catalog,
@@ -175,6 +204,9 @@ export async function openToolgate(options: ToolgateOptions = {}): Promise<Toolg
     changes,
     config: new ApplyService(catalog, agents, users, policies, changes),
     events: { list: (filter) => listEvents(store.db, filter) },
+    revisions: () => readRevisions(store.db),
+    secrets,
+    credentials,
     metrics,
     detectors,
     reports: new ReportService(

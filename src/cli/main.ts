@@ -7,10 +7,18 @@ import { readFileSync } from 'node:fs';
 import { userInfo } from 'node:os';
 import { Command, InvalidArgumentError, Option } from 'commander';
 import type { ToolVersionDetail, ToolVersionSummary } from '../catalog/index.js';
-import type { Actor } from '../core/index.js';
+import { type Actor, ToolgateError } from '../core/index.js';
+
+import { loadMasterKey, type SecretInfo } from '../credentials/index.js';
 import { openToolgate, type Toolgate } from '../toolgate.js';
 import { makeOutput, type Output, reportError, table } from './output.js';
-import { approvalSigner, approverSecrets, enrollApprover, teamsFromEnv } from './runtime-files.js';
+import {
+  approvalSigner,
+  approverSecrets,
+  enrollApprover,
+  jwtConfigFromEnv,
+  teamsFromEnv,
+} from './runtime-files.js';
 
 const VERSION = (
   JSON.parse(readFileSync(new URL('../../package.json', import.meta.url), 'utf8')) as {
@@ -56,7 +64,10 @@ const program = new Command()
   )
   .option('--json', 'print JSON')
   .addOption(
-    new Option('--data-dir <dir>', 'keys beside the database (approval signing key, approvers)')
+    new Option(
+      '--data-dir <dir>',
+      'keys beside the database (approval signing key, approvers, secrets master key)',
+    )
       .env('TOOLGATE_DATA_DIR')
       .default('./data'),
   )
@@ -73,6 +84,7 @@ function withToolgate(fn: (tg: Toolgate, out: Output) => Promise<void>): () => P
         ...(globals.db ? { db: globals.db } : {}),
         approvalSigner: () => approvalSigner(globals.dataDir),
         approverTotpSecrets: approverSecrets(globals.dataDir),
+        masterKey: () => loadMasterKey({ dataDir: globals.dataDir }),
         teams: teamsFromEnv(),
         // One-shot commands watch nothing: the detectors run in `serve`.
         detectors: false,
@@ -168,6 +180,45 @@ program
       }
     },
   );
+
+program
+  .command('mcp')
+  .description('serve one agent over MCP on stdio (for a local agent; HTTP clients use /mcp)')
+  .addOption(
+    new Option(
+      '--agent-key <key>',
+      'the agent API key or JWT (prefer the environment variable)',
+    ).env('TOOLGATE_AGENT_KEY'),
+  )
+  .action(async (opts: { agentKey?: string }) => {
+    const globals = program.opts<GlobalOptions>();
+    const log = (line: string) => process.stderr.write(`${line}\n`);
+    let tg: Toolgate | null = null;
+    try {
+      if (!opts.agentKey) {
+        throw new ToolgateError(
+          'UNAUTHENTICATED',
+          'set TOOLGATE_AGENT_KEY (or --agent-key) to the agent API key or JWT',
+          {},
+        );
+      }
+      const jwt = jwtConfigFromEnv();
+      tg = await openToolgate({
+        ...(globals.db ? { db: globals.db } : {}),
+        approvalSigner: () => approvalSigner(globals.dataDir),
+        approverTotpSecrets: approverSecrets(globals.dataDir),
+        masterKey: () => loadMasterKey({ dataDir: globals.dataDir }),
+        ...(jwt ? { jwt } : {}),
+      });
+      const { serveMcpStdio } = await import('../mcp/index.js');
+      await serveMcpStdio(tg, { version: VERSION, token: opts.agentKey, log });
+    } catch (err) {
+      // stdout belongs to JSON-RPC: errors go to stderr only.
+      process.exitCode = reportError(err, false);
+    } finally {
+      await tg?.close();
+    }
+  });
 
 program
   .command('apply')
@@ -633,6 +684,115 @@ program
       out.result(
         { events: events.map((e) => ({ ...e, details: JSON.parse(e.details) as unknown })) },
         () => table(events.map((e) => [String(e.seq), e.at, e.actor, e.action, e.subject])),
+      );
+    })(),
+  );
+
+// Secrets: values come from stdin or a file, never from argv (shell history, `ps`), and are
+// never printed; every command reports the version and key id instead.
+const secrets = program
+  .command('secrets')
+  .description('tool credentials, encrypted at rest (values are read from stdin, never printed)');
+
+/** The value from --from-file or stdin, with one trailing newline (from `echo`, editors) removed. */
+function readSecretValue(fromFile: string | undefined): string {
+  if (fromFile === undefined && process.stdin.isTTY) {
+    process.stderr.write('secret value (end with Ctrl-D): ');
+  }
+  const text = readFileSync(fromFile ?? 0, 'utf8');
+  return text.endsWith('\r\n') ? text.slice(0, -2) : text.endsWith('\n') ? text.slice(0, -1) : text;
+}
+
+function secretLine(s: SecretInfo): string {
+  return `${s.tool_id}/${s.name} (${s.environment}) version ${s.version}, master key ${s.key_id}`;
+}
+
+interface SecretOptions {
+  tool: string;
+  env: string;
+  fromFile?: string;
+}
+
+const secretTarget = (command: Command): Command =>
+  command
+    .requiredOption('--tool <id>', 'the tool this secret belongs to (only that tool can use it)')
+    .option('--env <environment>', 'environment', 'default');
+
+secretTarget(
+  secrets
+    .command('set <name>')
+    .description('create a secret for a tool; the value is read from stdin or --from-file'),
+)
+  .option('--from-file <path>', 'read the value from this file instead of stdin')
+  .action((name: string, opts: SecretOptions) =>
+    withToolgate(async (tg, out) => {
+      const value = readSecretValue(opts.fromFile);
+      const info = await tg.secrets.set(
+        { toolId: opts.tool, name, environment: opts.env },
+        value,
+        actor,
+      );
+      out.result({ secret: info }, () => `set ${secretLine(info)}`);
+    })(),
+  );
+
+secretTarget(
+  secrets
+    .command('rotate <name>')
+    .description(
+      'replace a secret with a new value (the next version); the old one is no longer used',
+    ),
+)
+  .option('--from-file <path>', 'read the new value from this file instead of stdin')
+  .action((name: string, opts: SecretOptions) =>
+    withToolgate(async (tg, out) => {
+      const value = readSecretValue(opts.fromFile);
+      const info = await tg.secrets.rotate(
+        { toolId: opts.tool, name, environment: opts.env },
+        value,
+        actor,
+      );
+      out.result({ secret: info }, () => `rotated ${secretLine(info)}`);
+    })(),
+  );
+
+secretTarget(secrets.command('delete <name>').description('delete a secret')).action(
+  (name: string, opts: SecretOptions) =>
+    withToolgate(async (tg, out) => {
+      const info = await tg.secrets.delete(
+        { toolId: opts.tool, name, environment: opts.env },
+        actor,
+      );
+      out.result({ deleted: info }, () => `deleted ${secretLine(info)}`);
+    })(),
+);
+
+secrets
+  .command('list')
+  .description('list secrets: tool, name, environment, version, dates, key id (never values)')
+  .option('--tool <id>', 'only this tool')
+  .option('--env <environment>', 'only this environment')
+  .action((opts: { tool?: string; env?: string }) =>
+    withToolgate(async (tg, out) => {
+      const list = await tg.secrets.list({
+        ...(opts.tool ? { toolId: opts.tool } : {}),
+        ...(opts.env ? { environment: opts.env } : {}),
+      });
+      out.result({ secrets: list }, () =>
+        list.length === 0
+          ? 'no secrets'
+          : table([
+              ['TOOL', 'NAME', 'ENV', 'VERSION', 'CREATED', 'ROTATED', 'KEY ID'],
+              ...list.map((s) => [
+                s.tool_id,
+                s.name,
+                s.environment,
+                String(s.version),
+                s.created_at,
+                s.rotated_at ?? '-',
+                s.key_id,
+              ]),
+            ]),
       );
     })(),
   );

@@ -5,6 +5,7 @@ import type { FastifyInstance } from 'fastify';
 import { parse as parseYaml } from 'yaml';
 import type { DetectorsConfigInput } from '../audit/detectors/index.js';
 import { ToolgateError } from '../core/index.js';
+import { loadMasterKey } from '../credentials/index.js';
 import { buildServer } from '../http/index.js';
 import { checkAdminTokenStrength, loadOrCreateAdminToken } from '../identity/index.js';
 import { openToolgate, type Toolgate } from '../toolgate.js';
@@ -90,6 +91,7 @@ export async function serve(options: ServeOptions): Promise<void> {
       db: options.db,
       approvalSigner: () => approvalSigner(options.dataDir),
       approverTotpSecrets: approverSecrets(options.dataDir),
+      masterKey: () => loadMasterKey({ dataDir: options.dataDir }),
       ...(jwt ? { jwt } : {}),
       teams: teamsFromEnv(),
       ...detectorsFromEnv(),

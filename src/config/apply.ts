@@ -324,6 +324,19 @@ function checkDocuments(raw: readonly unknown[]): { index: number; doc: ConfigDo
     }
     const kind =
       typeof doc === 'object' && doc !== null ? (doc as { kind?: unknown }).kind : undefined;
+    if (kind === 'Secret') {
+      // Secret values must not live in files that are committed, diffed and reviewed.
+      problems.push({
+        ...problem(
+          `/${index}/kind`,
+          'kind Secret is reserved and cannot be applied: secrets are managed only via the CLI (`toolgate secrets set NAME --tool TOOL`, value on stdin) or the admin API (PUT /v1/secrets/{tool}/{name}), never from configuration files',
+          'config.kind.secret',
+        ),
+        document: index,
+        kind,
+      });
+      return;
+    }
     if (typeof kind === 'string' && (RESERVED_KINDS as readonly string[]).includes(kind)) {
       problems.push({
         ...problem(

@@ -103,6 +103,31 @@ export const ERROR_CODES = {
     summary: 'The tool returned a result its schema refuses.',
   },
   EXECUTION_FAILED: { http: 502, jsonRpc: -32021, summary: 'The tool could not be run or failed.' },
+  SECRET_NOT_FOUND: {
+    http: 404,
+    jsonRpc: -32004,
+    summary: 'No secret with this name for this tool in this environment.',
+  },
+  SECRET_EXISTS: {
+    http: 409,
+    jsonRpc: -32009,
+    summary: 'The secret already exists; rotate it to change its value.',
+  },
+  SECRET_UNREADABLE: {
+    http: 500,
+    jsonRpc: -32041,
+    summary: 'A stored secret failed authentication (tampered or moved); it is not used.',
+  },
+  MASTER_KEY_INVALID: {
+    http: 500,
+    jsonRpc: -32042,
+    summary: 'The master key is missing, malformed, or not the key the secrets were sealed with.',
+  },
+  CREDENTIAL_UNAVAILABLE: {
+    http: 502,
+    jsonRpc: -32043,
+    summary: "The tool's credential could not be provided; the tool was not run.",
+  },
   SESSION_SUSPENDED: {
     http: 403,
     jsonRpc: -32031,
@@ -150,9 +175,21 @@ export interface ErrorDetails {
   IDEMPOTENCY_CONFLICT: CallDenial;
   OUTPUT_INVALID: CallDenial;
   EXECUTION_FAILED: CallDenial;
+  SECRET_NOT_FOUND: SecretRef;
+  SECRET_EXISTS: SecretRef & { version: number };
+  SECRET_UNREADABLE: SecretRef & { version: number };
+  MASTER_KEY_INVALID: { reason: string; keyId?: string; expectedKeyId?: string };
+  CREDENTIAL_UNAVAILABLE: { toolId: string; secret: string; reason: string };
   SESSION_SUSPENDED: CallDenial;
   STORE_UNAVAILABLE: Record<string, never>;
   INTERNAL: Record<string, never>;
+}
+
+/** Names a secret (never its value). */
+export interface SecretRef {
+  toolId: string;
+  name: string;
+  environment: string;
 }
 
 /** A gate denial on the wire: the rule that fired and the audited call id. */

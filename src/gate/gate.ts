@@ -15,7 +15,13 @@ import {
   type ToolVersionDetail,
 } from '../catalog/index.js';
 import { type Clock, exceedsDepth, systemClock, ToolgateError } from '../core/index.js';
-import type { AgentService, SessionBudgets, UserService } from '../identity/index.js';
+import type {
+  AgentService,
+  AgentView,
+  SessionBudgets,
+  UserService,
+  UserView,
+} from '../identity/index.js';
 import {
   type CedarDecision,
   type CedarRequest,
@@ -27,7 +33,12 @@ import {
   policyTargets,
   valuesAt,
 } from '../policy/index.js';
-import type { SessionRow, Store } from '../store/index.js';
+import {
+  localIdentityChangeCount,
+  readRevisions,
+  type SessionRow,
+  type Store,
+} from '../store/index.js';
 import type { ApprovalDesk } from './approval-desk.js';
 import { type AuditRecord, AuditWriter } from './audit-writer.js';
 import { type DenyCode, deny, type GateDecision, type RenderedCall } from './decision.js';
@@ -70,8 +81,10 @@ interface CompiledTool {
   readonly targets: readonly PolicyTarget[];
 }
 
-/** How long a catalog change made by another process may take to reach this gate. */
+/** How long a catalog or identity change made by another process may take to reach this gate. */
 const REVISION_CHECK_MS = 200;
+/** Open sessions kept in memory; past this the oldest is dropped (and read again when used). */
+const SESSION_CACHE_MAX = 10_000;
 const IDEMPOTENCY_KEY = /^[A-Za-z0-9_.:-]{1,128}$/;
 
 export interface GateDependencies {
@@ -97,6 +110,16 @@ export class Gate {
   #engine: Promise<PolicyEngine | null> | null = null;
   #revision = -1;
   #revisionCheckedAt = 0;
+  // Identity cache: agents (with grants), users and open sessions, as of one identity revision.
+  // Dropped at once when this process changes an identity, and within REVISION_CHECK_MS when
+  // another process does. Counters that other replicas also write (budgets, the private-read
+  // flag) are read fresh wherever a decision depends on them.
+  #identityRevision = -1;
+  #identityLocal = -1;
+  #identityGeneration = 0;
+  #agents = new Map<string, AgentView>();
+  #users = new Map<string, UserView>();
+  #sessionRows = new Map<string, SessionRow>();
 
   constructor(deps: GateDependencies) {
     this.#d = deps;
@@ -133,16 +156,71 @@ export class Gate {
     this.#revisionCheckedAt = 0;
   }
 
-  async #compiled(id: string, version: string): Promise<CompiledTool | null> {
-    const nowMs = Date.now();
-    if (nowMs - this.#revisionCheckedAt > REVISION_CHECK_MS) {
-      const revision = await this.#d.catalog.revision();
-      if (revision !== this.#revision) {
-        this.#invalidate();
-        this.#revision = revision;
-      }
-      this.#revisionCheckedAt = nowMs;
+  #dropIdentities(): void {
+    this.#identityGeneration += 1;
+    this.#agents = new Map();
+    this.#users = new Map();
+    this.#sessionRows = new Map();
+  }
+
+  /** Drops what changed since the last look: at once for this process, polled for others. */
+  async #refresh(): Promise<void> {
+    const local = localIdentityChangeCount();
+    if (local !== this.#identityLocal) {
+      this.#dropIdentities();
+      this.#identityLocal = local;
     }
+    const nowMs = Date.now();
+    if (nowMs - this.#revisionCheckedAt <= REVISION_CHECK_MS) return;
+    const revisions = await readRevisions(this.#d.store.db);
+    if (revisions.catalog !== this.#revision) {
+      this.#invalidate();
+      this.#revision = revisions.catalog;
+    }
+    if (revisions.identity !== this.#identityRevision) {
+      this.#dropIdentities();
+      this.#identityRevision = revisions.identity;
+    }
+    this.#revisionCheckedAt = nowMs;
+  }
+
+  /** Reads through the identity cache; a read that raced an invalidation is not kept. */
+  async #cached<T>(map: Map<string, T>, key: string, load: () => Promise<T>): Promise<T> {
+    const hit = map.get(key);
+    if (hit !== undefined) return hit;
+    const generation = this.#identityGeneration;
+    const value = await load();
+    if (generation === this.#identityGeneration) {
+      if (map.size >= SESSION_CACHE_MAX) {
+        const oldest = map.keys().next();
+        if (!oldest.done) map.delete(oldest.value);
+      }
+      map.set(key, value);
+    }
+    return value;
+  }
+
+  async #session(sessionId: string, agentId: string): Promise<SessionRow> {
+    const cached = this.#sessionRows.get(sessionId);
+    if (cached) return this.#d.sessions.usable(cached, sessionId, agentId);
+    return this.#cached(this.#sessionRows, sessionId, () =>
+      this.#d.sessions.require(sessionId, agentId),
+    );
+  }
+
+  /** The session as stored now: for decisions on counters other processes may have moved. */
+  async #freshSession(sessionId: string, agentId: string): Promise<SessionRow> {
+    const row = await this.#d.sessions.require(sessionId, agentId);
+    if (this.#sessionRows.has(sessionId)) this.#sessionRows.set(sessionId, row);
+    return row;
+  }
+
+  #updateCachedSession(sessionId: string, change: (row: SessionRow) => SessionRow): void {
+    const row = this.#sessionRows.get(sessionId);
+    if (row) this.#sessionRows.set(sessionId, change(row));
+  }
+
+  async #compiled(id: string, version: string): Promise<CompiledTool | null> {
     const key = `${id}@${version}`;
     const hit = this.#cache.get(key);
     if (hit) return hit;
@@ -180,7 +258,8 @@ export class Gate {
   ): Promise<GateDecision> {
     const callId = `call_${randomBytes(12).toString('base64url')}`;
     const started = performance.now();
-    const session = await this.#d.sessions.require(ctx.sessionId, ctx.agentId);
+    await this.#refresh();
+    let session = await this.#session(ctx.sessionId, ctx.agentId);
     const now = this.#clock();
     const base = {
       at: now,
@@ -299,12 +378,16 @@ export class Gate {
 
     // 4 grant and tier, live: a grant revoked after the session opened stops the next call.
     // One read of the agent serves grants, budgets and the policy request.
-    const agent = await this.#d.agents.get(ctx.agentId);
+    const agent = await this.#cached(this.#agents, ctx.agentId, () =>
+      this.#d.agents.get(ctx.agentId),
+    );
+    const loadUser = (id: string) => this.#cached(this.#users, id, () => this.#d.users.get(id));
     const caps = await this.#d.sessions.capabilities(
       ctx.agentId,
       session.user_id,
       session.user_permissions === null ? null : (JSON.parse(session.user_permissions) as string[]),
       agent,
+      loadUser,
     );
     const missing = def.required_capabilities.filter((c) => !caps.has(c));
     if (missing.length > 0) {
@@ -353,11 +436,13 @@ export class Gate {
       );
     }
     if (policy?.appliesTo({ id: detail.id, action_class: def.action_class, tags: def.tags })) {
+      // Policies may test the session's counters: decide on their stored values.
+      session = await this.#freshSession(ctx.sessionId, ctx.agentId);
       const user = !session.user_id
         ? null
         : session.user_permissions !== null
           ? { id: session.user_id, permissions: JSON.parse(session.user_permissions) as string[] }
-          : await this.#d.users.get(session.user_id);
+          : await loadUser(session.user_id);
       const decision = policy.evaluate({
         agent: { id: agent.id, owner: agent.owner, capabilities: agent.capabilities },
         ...(user ? { user: { id: user.id, permissions: user.permissions } } : {}),
@@ -527,6 +612,9 @@ export class Gate {
     // 6 limits, after approval: a call waiting for a reviewer spends no slot; its approved
     // retry does.
     const budgets: SessionBudgets = agent.budgets;
+    if (budgets.egress_bytes !== undefined || budgets.spend_cents !== undefined) {
+      session = await this.#freshSession(ctx.sessionId, ctx.agentId);
+    }
     const spent = checkSpentBudgets(session, budgets);
     if (!spent.ok)
       return refusal(
@@ -551,6 +639,12 @@ export class Gate {
 
     if (def.action_class === 'external_send') {
       const send = await takeExternalSend(this.#d.store.db, session.id, budgets);
+      if (send.ok) {
+        this.#updateCachedSession(session.id, (r) => ({
+          ...r,
+          external_sends: r.external_sends + 1,
+        }));
+      }
       if (!send.ok)
         return refusal(
           'BUDGET_EXCEEDED',
@@ -607,12 +701,14 @@ export class Gate {
         this.#lostPostRecords += 1;
       });
     if (!result.ok) return deny(callId, result.code, result.rule, result.message);
-    if (def.data_access === 'private') {
+    // The flag only ever goes from 0 to 1: once this gate saw it set, there is nothing to write.
+    if (def.data_access === 'private' && session.private_data_read !== 1) {
       await this.#d.store.db
         .updateTable('sessions')
         .set({ private_data_read: 1 })
         .where('id', '=', session.id)
         .execute();
+      this.#updateCachedSession(session.id, (r) => ({ ...r, private_data_read: 1 }));
     }
     if (idemKey) {
       await this.#d.store.db

@@ -8,7 +8,7 @@ import { randomBytes } from 'node:crypto';
 import type { CatalogService, ToolVersionDetail } from '../catalog/index.js';
 import { type Clock, problem, systemClock, ToolgateError } from '../core/index.js';
 import type { AgentService, AgentTier, AgentView, UserService } from '../identity/index.js';
-import type { SessionRow, Store } from '../store/index.js';
+import { bumpIdentityRevision, type SessionRow, type Store } from '../store/index.js';
 
 export interface SessionTool {
   readonly id: string;
@@ -118,6 +118,8 @@ export class SessionService {
     userId: string | null,
     tokenPermissions: readonly string[] | null = null,
     loaded?: AgentView,
+    loadUser: (id: string) => Promise<{ permissions: readonly string[] }> = (id) =>
+      this.#users.get(id),
   ): Promise<Set<string>> {
     const agent = loaded ?? (await this.#agents.get(agentId));
     if (!agent.enabled)
@@ -125,7 +127,7 @@ export class SessionService {
     const caps = new Set(agent.capabilities);
     if (userId !== null) {
       // The token's statement of the user's permissions, else the configured user's.
-      const permissions = tokenPermissions ?? (await this.#users.get(userId)).permissions;
+      const permissions = tokenPermissions ?? (await loadUser(userId)).permissions;
       const allowed = new Set(permissions);
       for (const c of caps) if (!allowed.has(c)) caps.delete(c);
     }
@@ -187,6 +189,44 @@ export class SessionService {
     return toView(row);
   }
 
+  /**
+   * Recomputes an open session's permitted set from the grants, permissions, tier and catalog as
+   * they are now (MCP sessions follow changes and tell their client). The set only ever follows
+   * the same rules as at open: nothing outside grants ∩ permissions ∩ tier, and no unconstrained
+   * egress beside private reads or after a private read in the run. Returns whether it changed.
+   */
+  async refresh(sessionId: string, agentId: string): Promise<{ changed: boolean }> {
+    const session = await this.require(sessionId, agentId);
+    const agent = await this.#agents.get(agentId);
+    const caps = await this.capabilities(
+      agentId,
+      session.user_id,
+      session.user_permissions === null ? null : (JSON.parse(session.user_permissions) as string[]),
+      agent,
+    );
+    const runReadPrivate =
+      session.private_data_read === 1 || (await this.runHasReadPrivate(agentId, session.run_id));
+    const { tools, withheld } = permittedSet(
+      await this.#catalog.offered(),
+      caps,
+      agent.tier,
+      runReadPrivate,
+    );
+    const toolSet = JSON.stringify(exportNames(tools));
+    const withheldJson = JSON.stringify(withheld);
+    if (toolSet === session.tool_set && withheldJson === session.withheld)
+      return { changed: false };
+    await this.#store.db
+      .updateTable('sessions')
+      .set({ tool_set: toolSet, withheld: withheldJson })
+      .where('id', '=', sessionId)
+      .where('status', '=', 'open')
+      .execute();
+    // Gates cache session rows: the new set must be the one they resolve against.
+    await bumpIdentityRevision(this.#store.db);
+    return { changed: toolSet !== session.tool_set };
+  }
+
   /** Ends a session of this agent; later calls in it are SESSION_NOT_FOUND. */
   async close(sessionId: string, agentId: string): Promise<void> {
     const result = await this.#store.db
@@ -199,6 +239,8 @@ export class SessionService {
     if (Number(result.numUpdatedRows) !== 1) {
       throw new ToolgateError('SESSION_NOT_FOUND', 'no open session with this id', { sessionId });
     }
+    // Gates cache open sessions; a closed one must stop at once here and soon everywhere.
+    await bumpIdentityRevision(this.#store.db);
   }
 
   /** Marks a session suspended (a detector's response); its later calls are refused. */
@@ -208,6 +250,8 @@ export class SessionService {
       .set({ suspended: 1 })
       .where('id', '=', sessionId)
       .executeTakeFirst();
+    // Gates cache open sessions; a suspended one must stop at once here and soon everywhere.
+    await bumpIdentityRevision(this.#store.db);
     return Number(result.numUpdatedRows) === 1;
   }
 
@@ -230,6 +274,11 @@ export class SessionService {
       .selectAll()
       .where('id', '=', sessionId)
       .executeTakeFirst();
+    return this.usable(row, sessionId, agentId);
+  }
+
+  /** The row if it is this agent's open, unexpired session; SESSION_NOT_FOUND otherwise. */
+  usable(row: SessionRow | undefined, sessionId: string, agentId: string): SessionRow {
     if (
       !row ||
       row.agent_id !== agentId ||

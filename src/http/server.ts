@@ -10,6 +10,7 @@ import { toolDefinitionSchema } from '../catalog/index.js';
 import { configDocumentSchema } from '../config/index.js';
 import { type Actor, ToolgateError } from '../core/index.js';
 import { adminTokenMatches } from '../identity/index.js';
+import { type McpHttpOptions, registerMcpHttp } from '../mcp/index.js';
 import type { Toolgate } from '../toolgate.js';
 import { makeErrorHandler } from './error-handler.js';
 import { safeLogger } from './log-options.js';
@@ -18,6 +19,7 @@ import { approvalRoutes } from './routes/approvals.js';
 import { discoveryRoutes } from './routes/discovery.js';
 import { metricsRoutes } from './routes/metrics.js';
 import { reportRoutes } from './routes/reports.js';
+import { secretRoutes } from './routes/secrets.js';
 import { sessionRoutes } from './routes/sessions.js';
 import { toolRoutes } from './routes/tools.js';
 import { errorBody, errors, toolDetail, toolSummary } from './wire-schemas.js';
@@ -42,6 +44,8 @@ export interface HttpOptions {
   readonly bodyLimit?: number;
   readonly logger?: FastifyServerOptions['logger'];
   readonly version?: string;
+  /** Limits of the MCP front at /mcp (sessions overall, per agent, idle time). */
+  readonly mcp?: Pick<McpHttpOptions, 'maxSessions' | 'maxSessionsPerAgent' | 'idleMs'>;
 }
 
 export const DEFAULT_BODY_LIMIT = 1024 * 1024;
@@ -229,6 +233,12 @@ export async function buildServer(tg: Toolgate, options: HttpOptions): Promise<F
   approvalRoutes(app, tg, actor);
   adminRoutes(app, tg, actor);
   discoveryRoutes(app, tg);
+  await registerMcpHttp(app, tg, {
+    ...options.mcp,
+    version: options.version ?? '0.0.0',
+    bodyLimit,
+  });
+  await secretRoutes(app, tg, actor, bodyLimit);
   metricsRoutes(app, tg);
   reportRoutes(app, tg);
   await app.ready();

@@ -17,6 +17,7 @@ import {
 import {
   type AgentRow,
   appendEvent,
+  bumpIdentityRevision,
   type Database,
   type GrantRow,
   type Store,
@@ -152,6 +153,7 @@ export class AgentService {
         .values({ id: spec.id, created_at: at, ...values })
         .execute();
     }
+    await bumpIdentityRevision(trx);
     await appendEvent(trx, actor, now, {
       action: before ? 'agent.updated' : 'agent.created',
       subject: `agent:${spec.id}`,
@@ -193,6 +195,7 @@ export class AgentService {
         .execute();
     }
     if (added.length > 0) {
+      await bumpIdentityRevision(trx);
       await appendEvent(trx, actor, now, {
         action: 'grant.created',
         subject: `agent:${spec.agent}`,
@@ -225,6 +228,7 @@ export class AgentService {
         .where('agent_id', '=', agentId)
         .where('capability', 'in', removed)
         .execute();
+      await bumpIdentityRevision(trx);
       await appendEvent(trx, actor, now, {
         action: 'grant.revoked',
         subject: `agent:${agentId}`,

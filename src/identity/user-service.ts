@@ -11,7 +11,7 @@ import {
   systemClock,
   ToolgateError,
 } from '../core/index.js';
-import { appendEvent, type Database } from '../store/index.js';
+import { appendEvent, bumpIdentityRevision, type Database } from '../store/index.js';
 
 export interface UserSpec {
   readonly id: string;
@@ -88,6 +88,7 @@ export class UserService {
         .insertInto('users')
         .values({ id: spec.id, created_at: now.toISOString(), ...values })
         .execute();
+    await bumpIdentityRevision(trx);
     await appendEvent(trx, actor, now, {
       action: before ? 'user.updated' : 'user.created',
       subject: `user:${spec.id}`,

@@ -227,6 +227,24 @@ export interface ChangeApprovalTable {
   at: string;
 }
 
+/** Encrypted secrets, current version only (src/credentials/); never holds a plaintext value. */
+export interface SecretTable {
+  tool_id: string;
+  name: string;
+  environment: string;
+  version: number;
+  /** Hash prefix of the master key that sealed this row. */
+  key_id: string;
+  /** Base64: 96-bit GCM nonce, ciphertext, 128-bit tag. */
+  nonce: string;
+  ciphertext: string;
+  tag: string;
+  created_at: string;
+  created_by: string;
+  rotated_at: string | null;
+  rotated_by: string | null;
+}
+
 export interface Database {
   change_requests: ChangeRequestTable;
   change_approvals: ChangeApprovalTable;
@@ -244,6 +262,7 @@ export interface Database {
   grants: GrantTable;
   events: EventTable;
   meta: MetaTable;
+  secrets: SecretTable;
 }
 
 export type ToolVersionRow = Selectable<ToolVersionTable>;
@@ -257,3 +276,4 @@ export type SessionRow = Selectable<SessionTable>;
 export type ApprovalRow = Selectable<ApprovalTable>;
 export type AuditRow = Selectable<AuditTable>;
 export type NewAuditRow = Insertable<AuditTable>;
+export type SecretRow = Selectable<SecretTable>;

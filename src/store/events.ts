@@ -49,6 +49,41 @@ export async function bumpCatalogRevision(trx: Transaction<Database>): Promise<n
   return readCatalogRevision(trx);
 }
 
+/** Identity changes made by this process, counted as they happen: caches here drop at once. */
+let localIdentityChanges = 0;
+
+export function localIdentityChangeCount(): number {
+  return localIdentityChanges;
+}
+
+/**
+ * Bumped in every transaction that changes who may call what: agents, grants, users, a closed
+ * session. Gates cache identities per revision; other processes see the change when they next
+ * read the revision (within their polling interval), this process at once.
+ */
+export async function bumpIdentityRevision(
+  db: Kysely<Database> | Transaction<Database>,
+): Promise<void> {
+  localIdentityChanges += 1;
+  await sql`insert into meta (key, value) values ('identity_revision', '1')
+    on conflict (key) do update set value = cast(cast(meta.value as integer) + 1 as text)`.execute(
+    db,
+  );
+}
+
+/** Both revisions in one read (the gate polls them). A missing identity row reads as 0. */
+export async function readRevisions(
+  db: Kysely<Database>,
+): Promise<{ catalog: number; identity: number }> {
+  const rows = await db
+    .selectFrom('meta')
+    .select(['key', 'value'])
+    .where('key', 'in', ['catalog_revision', 'identity_revision'])
+    .execute();
+  const value = (key: string) => Number(rows.find((r) => r.key === key)?.value ?? 0);
+  return { catalog: value('catalog_revision'), identity: value('identity_revision') };
+}
+
 export async function readCatalogRevision(
   db: Kysely<Database> | Transaction<Database>,
 ): Promise<number> {

@@ -12,6 +12,7 @@ export type {
   EventRow,
   GrantRow,
   NewAuditRow,
+  SecretRow,
   SessionRow,
   ToolVersionRow,
   UserRow,
@@ -20,9 +21,12 @@ export type { NewEvent } from './events.js';
 export {
   appendEvent,
   bumpCatalogRevision,
+  bumpIdentityRevision,
   lastTotpStep,
   listEvents,
+  localIdentityChangeCount,
   readCatalogRevision,
+  readRevisions,
 } from './events.js';
 export type { Dialect } from './migrations.js';
 export type { Store } from './open-store.js';

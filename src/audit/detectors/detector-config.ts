@@ -5,7 +5,6 @@
  */
 import { Ajv } from 'ajv';
 import { problem, ToolgateError } from '../../core/index.js';
-import type { DetectorName } from './detector.js';
 
 interface Common {
   readonly enabled: boolean;

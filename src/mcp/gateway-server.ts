@@ -1,0 +1,180 @@
+/**
+ * @module One MCP server per agent session (DESIGN.md C15): tools/list is exactly the gate
+ * session's permitted set, tools/call goes through the gate. A denial or a pending approval is a
+ * tool result with `isError` and the code, rule and message — never a protocol crash, never a
+ * silent drop. Nothing here decides anything: the gate does.
+ */
+import { Server } from '@modelcontextprotocol/sdk/server/index.js';
+import {
+  CallToolRequestSchema,
+  type CallToolResult,
+  ElicitResultSchema,
+  ListToolsRequestSchema,
+  type Tool,
+} from '@modelcontextprotocol/sdk/types.js';
+import { isToolgateError } from '../core/index.js';
+import type { GateDecision } from '../gate/index.js';
+import { isStoreUnavailable } from '../store/index.js';
+import type { Toolgate } from '../toolgate.js';
+
+/** Who the MCP session is: the authenticated agent and its gate session. */
+export interface McpBinding {
+  readonly agentId: string;
+  readonly sessionId: string;
+}
+
+export interface GatewayServerOptions {
+  readonly version: string;
+  /** Called when a call was refused for a reason the agent cannot fix by retrying (logging). */
+  readonly onError?: (err: unknown) => void;
+}
+
+const META = 'toolgate/decision';
+/** How long a pending-approval prompt waits for the person at the client. */
+const ELICIT_TIMEOUT_MS = 120_000;
+
+/** The gate's decision as an MCP tool result. */
+export function toolResult(decision: GateDecision): CallToolResult {
+  switch (decision.kind) {
+    case 'allow': {
+      const output = decision.output;
+      const structured =
+        typeof output === 'object' && output !== null && !Array.isArray(output)
+          ? { structuredContent: output as Record<string, unknown> }
+          : {};
+      return {
+        content: [{ type: 'text', text: JSON.stringify(output ?? null) }],
+        ...structured,
+        _meta: {
+          [META]: {
+            kind: 'allow',
+            call_id: decision.callId,
+            tool: decision.toolId,
+            version: decision.version,
+            warnings: decision.warnings,
+          },
+        },
+      };
+    }
+    case 'pending_approval':
+      return {
+        isError: true,
+        content: [
+          {
+            type: 'text',
+            text:
+              `APPROVAL_REQUIRED: ${decision.message}. Approval id: ${decision.approvalId}. ` +
+              `The call waiting for approval: ${JSON.stringify(decision.rendered)}`,
+          },
+        ],
+        _meta: {
+          [META]: {
+            kind: 'pending_approval',
+            code: 'APPROVAL_REQUIRED',
+            call_id: decision.callId,
+            approval_id: decision.approvalId,
+            rendered: decision.rendered,
+            message: decision.message,
+          },
+        },
+      };
+    case 'deny':
+      return {
+        isError: true,
+        content: [
+          {
+            type: 'text',
+            text: `${decision.code} (rule ${decision.rule}): ${decision.message}`,
+          },
+        ],
+        _meta: {
+          [META]: {
+            kind: 'deny',
+            code: decision.code,
+            rule: decision.rule,
+            message: decision.message,
+            call_id: decision.callId,
+            ...(decision.details !== undefined ? { details: decision.details } : {}),
+          },
+        },
+      };
+  }
+}
+
+/** A refusal that happened before the gate could decide (session gone, store down). */
+function failure(code: string, message: string): CallToolResult {
+  return {
+    isError: true,
+    content: [{ type: 'text', text: `${code}: ${message}` }],
+    _meta: { [META]: { kind: 'deny', code, rule: `mcp.${code.toLowerCase()}`, message } },
+  };
+}
+
+/**
+ * Builds the SDK server for one binding. `tools/list` reads the session's set each time, so a
+ * refreshed set (after list_changed) is what the client sees next.
+ */
+export function createGatewayServer(
+  tg: Toolgate,
+  binding: McpBinding,
+  options: GatewayServerOptions,
+): Server {
+  const server = new Server(
+    { name: 'toolgate', version: options.version },
+    {
+      capabilities: { tools: { listChanged: true } },
+      instructions:
+        'toolgate governs these tools. A result with isError and a code (for example ' +
+        'APPROVAL_REQUIRED or POLICY_DENIED) is a decision, not a fault: report it to the user. ' +
+        'After an approval, retry the same call with exactly the same arguments.',
+    },
+  );
+  server.setRequestHandler(ListToolsRequestSchema, async () => {
+    const tools = (await tg.sessions.exportTools(
+      binding.sessionId,
+      binding.agentId,
+      'mcp',
+    )) as Tool[];
+    return { tools };
+  });
+  server.setRequestHandler(CallToolRequestSchema, async (request, extra) => {
+    const { name, arguments: args } = request.params;
+    const ctx = { agentId: binding.agentId, sessionId: binding.sessionId };
+    try {
+      let decision = await tg.gate.invoke(ctx, name, args ?? {});
+      if (decision.kind === 'pending_approval' && server.getClientCapabilities()?.elicitation) {
+        // Show the person at the client what waits, and let them retry once it is approved. The
+        // retry is the same call with the same arguments: the gate decides again, nothing else.
+        const answer = await extra
+          .sendRequest(
+            {
+              method: 'elicitation/create',
+              params: {
+                mode: 'form',
+                message:
+                  `toolgate: this call needs approval (approval id ${decision.approvalId}): ` +
+                  `${JSON.stringify(decision.rendered)}. Accept once an administrator has ` +
+                  'approved it to run it now; decline to leave it waiting.',
+                requestedSchema: { type: 'object', properties: {} },
+              },
+            },
+            ElicitResultSchema,
+            { timeout: ELICIT_TIMEOUT_MS },
+          )
+          .catch(() => null);
+        if (answer?.action === 'accept') decision = await tg.gate.invoke(ctx, name, args ?? {});
+      }
+      return toolResult(decision);
+    } catch (err) {
+      if (isToolgateError(err) && err.code === 'SESSION_NOT_FOUND') {
+        return failure('SESSION_NOT_FOUND', 'this session has ended; reconnect to start a new one');
+      }
+      if (isStoreUnavailable(err) || (isToolgateError(err) && err.code === 'STORE_UNAVAILABLE')) {
+        return failure('STORE_UNAVAILABLE', 'the gateway cannot reach its database; retry later');
+      }
+      options.onError?.(err);
+      return failure('INTERNAL', 'an unexpected error; it has been logged');
+    }
+  });
+  return server;
+}

@@ -1,0 +1,7 @@
+/**
+ * @module The MCP front (DESIGN.md C15): toolgate as an MCP server over Streamable HTTP and stdio.
+ * Anything exported here is public API.
+ */
+export { createGatewayServer, type McpBinding, toolResult } from './gateway-server.js';
+export { type McpHttpOptions, registerMcpHttp } from './mcp-http.js';
+export { type McpStdioOptions, serveMcpStdio } from './mcp-stdio.js';

@@ -1,0 +1,77 @@
+/**
+ * @module Keeps MCP sessions' tool sets current: when the catalog or an identity changes (a
+ * grant, a lifecycle step, a quarantine, in this process or another), each open session's
+ * permitted set is recomputed by the session service and, where it changed, the client gets
+ * notifications/tools/list_changed.
+ */
+import type { Server } from '@modelcontextprotocol/sdk/server/index.js';
+import type { Toolgate } from '../toolgate.js';
+import type { McpBinding } from './gateway-server.js';
+
+export interface WatchedSession {
+  readonly server: Server;
+  readonly binding: McpBinding;
+}
+
+/** How often the revisions are read while any MCP session is open. */
+const POLL_MS = 250;
+
+export class ListChangedWatcher {
+  readonly #tg: Toolgate;
+  readonly #sessions: () => Iterable<WatchedSession>;
+  readonly #onError: (err: unknown) => void;
+  #timer: NodeJS.Timeout | null = null;
+  #last: string | null = null;
+  #busy = false;
+
+  constructor(
+    tg: Toolgate,
+    sessions: () => Iterable<WatchedSession>,
+    onError: (err: unknown) => void,
+  ) {
+    this.#tg = tg;
+    this.#sessions = sessions;
+    this.#onError = onError;
+  }
+
+  start(): void {
+    if (this.#timer) return;
+    this.#timer = setInterval(() => void this.check(), POLL_MS);
+    this.#timer.unref();
+  }
+
+  stop(): void {
+    if (this.#timer) clearInterval(this.#timer);
+    this.#timer = null;
+  }
+
+  /** One look at the revisions; refreshes every session when they moved. Never throws. */
+  async check(): Promise<void> {
+    if (this.#busy) return;
+    this.#busy = true;
+    try {
+      const r = await this.#tg.revisions();
+      const now = `${r.catalog}:${r.identity}`;
+      // The first look compares every session with the catalog as it is now: a change between a
+      // session's opening and this look is not missed.
+      if (now === this.#last) return;
+      this.#last = now;
+      for (const session of [...this.#sessions()]) {
+        try {
+          const { changed } = await this.#tg.sessions.refresh(
+            session.binding.sessionId,
+            session.binding.agentId,
+          );
+          if (changed) await session.server.sendToolListChanged();
+        } catch (err) {
+          // An ended session or a closed stream concerns that session only.
+          if ((err as { code?: string }).code !== 'SESSION_NOT_FOUND') this.#onError(err);
+        }
+      }
+    } catch (err) {
+      this.#onError(err);
+    } finally {
+      this.#busy = false;
+    }
+  }
+}

@@ -1,0 +1,224 @@
+/**
+ * @module toolgate as an MCP server over Streamable HTTP at /mcp (DESIGN.md C15), on the REST
+ * port. Every request carries a bearer token (agent API key or JWT); the MCP session is bound to
+ * the agent that opened it and to one gate session. A request for another agent's MCP session is
+ * answered as if the session did not exist. Protocol faults (bad JSON, oversized bodies, no
+ * session) are JSON-RPC errors; the gateway keeps serving everyone else.
+ */
+import { randomBytes } from 'node:crypto';
+import { StreamableHTTPServerTransport } from '@modelcontextprotocol/sdk/server/streamableHttp.js';
+import { isInitializeRequest } from '@modelcontextprotocol/sdk/types.js';
+import type { FastifyInstance, FastifyReply, FastifyRequest } from 'fastify';
+import { isToolgateError } from '../core/index.js';
+import type { Toolgate } from '../toolgate.js';
+import { createGatewayServer } from './gateway-server.js';
+import { ListChangedWatcher, type WatchedSession } from './list-changed.js';
+
+export interface McpHttpOptions {
+  readonly version: string;
+  /** Largest JSON-RPC message body accepted. */
+  readonly bodyLimit: number;
+  /** Open MCP sessions across all agents; past it a new session is refused (503). */
+  readonly maxSessions?: number;
+  /** Open MCP sessions of one agent: one agent cannot use up everyone's sessions (429). */
+  readonly maxSessionsPerAgent?: number;
+  /** An MCP session unused this long is closed with its gate session. */
+  readonly idleMs?: number;
+}
+
+interface Entry extends WatchedSession {
+  readonly transport: StreamableHTTPServerTransport;
+  lastSeen: number;
+}
+
+const DEFAULT_MAX_SESSIONS = 1_000;
+const DEFAULT_MAX_SESSIONS_PER_AGENT = 256;
+const DEFAULT_IDLE_MS = 30 * 60_000;
+
+/** JSON-RPC error codes for transport-level faults (JSON-RPC 2.0 §5.1, MCP). */
+const PARSE_ERROR = -32700;
+const INVALID_REQUEST = -32600;
+const UNAUTHENTICATED = -32001;
+const UNAVAILABLE = -32010;
+
+function rpcError(reply: FastifyReply, status: number, code: number, message: string) {
+  return reply
+    .status(status)
+    .header('content-type', 'application/json')
+    .send({ jsonrpc: '2.0', error: { code, message }, id: null });
+}
+
+function bearer(req: FastifyRequest): string | undefined {
+  return /^Bearer ([^\s]+)$/i.exec(req.headers.authorization ?? '')?.[1];
+}
+
+/** Registers /mcp (POST, GET, DELETE) in its own plugin scope; sessions close with the server. */
+export async function registerMcpHttp(
+  app: FastifyInstance,
+  tg: Toolgate,
+  options: McpHttpOptions,
+): Promise<void> {
+  const sessions = new Map<string, Entry>();
+  const maxSessions = options.maxSessions ?? DEFAULT_MAX_SESSIONS;
+  const maxPerAgent = options.maxSessionsPerAgent ?? DEFAULT_MAX_SESSIONS_PER_AGENT;
+  const openBy = (agentId: string) => {
+    let n = 0;
+    for (const e of sessions.values()) if (e.binding.agentId === agentId) n += 1;
+    return n;
+  };
+  const idleMs = options.idleMs ?? DEFAULT_IDLE_MS;
+  const watcher = new ListChangedWatcher(
+    tg,
+    () => sessions.values(),
+    (err) => app.log.warn({ err }, 'mcp list_changed refresh failed'),
+  );
+
+  const forget = async (id: string, closeGateSession: boolean) => {
+    const entry = sessions.get(id);
+    if (!entry) return;
+    sessions.delete(id);
+    if (closeGateSession) {
+      await tg.sessions.close(entry.binding.sessionId, entry.binding.agentId).catch(() => {});
+    }
+  };
+
+  const idleSweep = setInterval(
+    () => {
+      const now = Date.now();
+      for (const [id, entry] of sessions) {
+        if (now - entry.lastSeen > idleMs) {
+          void entry.transport.close().catch(() => {});
+          void forget(id, true);
+        }
+      }
+    },
+    Math.min(60_000, idleMs),
+  );
+  idleSweep.unref();
+
+  app.addHook('onClose', async () => {
+    clearInterval(idleSweep);
+    watcher.stop();
+    const open = [...sessions.values()];
+    sessions.clear();
+    await Promise.all(open.map((e) => e.transport.close().catch(() => {})));
+  });
+
+  await app.register(async (scope) => {
+    // The body is parsed here, not by the REST parser: a fault must be a JSON-RPC error.
+    scope.removeAllContentTypeParsers();
+    scope.addContentTypeParser(
+      '*',
+      { parseAs: 'string', bodyLimit: options.bodyLimit },
+      (_req, body, done) => done(null, body),
+    );
+    scope.setErrorHandler((err, _req, reply) => {
+      const status = (err as { statusCode?: number }).statusCode;
+      if (status === 413) {
+        return rpcError(reply, 413, INVALID_REQUEST, `message over ${options.bodyLimit} bytes`);
+      }
+      if (isToolgateError(err) && err.code === 'STORE_UNAVAILABLE') {
+        return rpcError(reply, 503, UNAVAILABLE, 'the gateway cannot reach its database');
+      }
+      app.log.error({ err }, 'mcp request failed');
+      return rpcError(reply, 500, -32603, 'internal error');
+    });
+
+    const route = { config: { auth: 'public' as const }, schema: { hide: true } };
+
+    const identify = async (req: FastifyRequest, reply: FastifyReply) => {
+      const token = bearer(req);
+      const identity = token ? await tg.authenticate(token) : null;
+      if (!identity) {
+        reply.header('www-authenticate', 'Bearer');
+        rpcError(reply, 401, UNAUTHENTICATED, 'send Authorization: Bearer <agent API key or JWT>');
+        return null;
+      }
+      return identity;
+    };
+
+    /** The caller's own session, or a 404 that says nothing about anyone else's. */
+    const own = (req: FastifyRequest, reply: FastifyReply, agentId: string): Entry | null => {
+      const id = req.headers['mcp-session-id'];
+      const entry = typeof id === 'string' ? sessions.get(id) : undefined;
+      if (!entry || entry.binding.agentId !== agentId) {
+        rpcError(reply, 404, INVALID_REQUEST, 'session not found');
+        return null;
+      }
+      entry.lastSeen = Date.now();
+      return entry;
+    };
+
+    scope.post('/mcp', route, async (req, reply) => {
+      const identity = await identify(req, reply);
+      if (!identity) return reply;
+      let message: unknown;
+      try {
+        message = JSON.parse(typeof req.body === 'string' ? req.body : '');
+      } catch {
+        return rpcError(reply, 400, PARSE_ERROR, 'the body is not valid JSON');
+      }
+      if (req.headers['mcp-session-id'] !== undefined) {
+        const entry = own(req, reply, identity.agentId);
+        if (!entry) return reply;
+        reply.hijack();
+        await entry.transport.handleRequest(req.raw, reply.raw, message);
+        return reply;
+      }
+      if (!isInitializeRequest(message)) {
+        return rpcError(reply, 400, INVALID_REQUEST, 'no session: send initialize first');
+      }
+      if (sessions.size >= maxSessions) {
+        return rpcError(reply, 503, UNAVAILABLE, 'too many open MCP sessions; retry later');
+      }
+      if (openBy(identity.agentId) >= maxPerAgent) {
+        return rpcError(
+          reply,
+          429,
+          UNAVAILABLE,
+          `this agent has ${maxPerAgent} open MCP sessions; close one (DELETE /mcp) first`,
+        );
+      }
+      const gateSession = await tg.sessions.open(identity.agentId, {
+        ...(identity.user ? { tokenUser: identity.user } : {}),
+      });
+      const binding = { agentId: identity.agentId, sessionId: gateSession.id };
+      const server = createGatewayServer(tg, binding, {
+        version: options.version,
+        onError: (err) => app.log.error({ err }, 'mcp tool call failed'),
+      });
+      const transport = new StreamableHTTPServerTransport({
+        sessionIdGenerator: () => `mcp_${randomBytes(18).toString('base64url')}`,
+        onsessioninitialized: (id) => {
+          sessions.set(id, { transport, server, binding, lastSeen: Date.now() });
+          watcher.start();
+        },
+        onsessionclosed: (id) => forget(id, true),
+      });
+      transport.onclose = () => {
+        if (transport.sessionId) void forget(transport.sessionId, true);
+      };
+      await server.connect(transport);
+      reply.hijack();
+      await transport.handleRequest(req.raw, reply.raw, message);
+      if (!transport.sessionId) {
+        // The initialize was refused by the transport (e.g. a bad Accept header): nothing to keep.
+        await tg.sessions.close(binding.sessionId, binding.agentId).catch(() => {});
+        await server.close().catch(() => {});
+      }
+      return reply;
+    });
+
+    const passThrough = async (req: FastifyRequest, reply: FastifyReply) => {
+      const identity = await identify(req, reply);
+      if (!identity) return reply;
+      const entry = own(req, reply, identity.agentId);
+      if (!entry) return reply;
+      reply.hijack();
+      await entry.transport.handleRequest(req.raw, reply.raw);
+      return reply;
+    };
+    scope.get('/mcp', route, passThrough);
+    scope.delete('/mcp', route, passThrough);
+  });
+}

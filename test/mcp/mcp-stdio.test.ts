@@ -1,0 +1,79 @@
+/**
+ * `toolgate mcp` for a local agent: the official SDK client spawns the built CLI over stdio. The
+ * agent key comes from the environment; a bad key ends the process before any tool is offered.
+ */
+import assert from 'node:assert/strict';
+import { mkdtempSync, readFileSync, rmSync } from 'node:fs';
+import { tmpdir } from 'node:os';
+import { join } from 'node:path';
+import { after, before, test } from 'node:test';
+import { Client } from '@modelcontextprotocol/sdk/client/index.js';
+import { StdioClientTransport } from '@modelcontextprotocol/sdk/client/stdio.js';
+import type { CallToolResult } from '@modelcontextprotocol/sdk/types.js';
+import type { Actor } from '../../src/core/index.js';
+import { openToolgate, type Toolgate } from '../../src/toolgate.js';
+import { cleanEnv, ensureBuilt, MAIN, ROOT } from '../support/cli.js';
+
+const admin: Actor = { id: 'test-admin', via: 'library' };
+let dir: string;
+let db: string;
+let tg: Toolgate;
+let key: string;
+
+before(async () => {
+  ensureBuilt();
+  dir = mkdtempSync(join(tmpdir(), 'toolgate-mcp-stdio-'));
+  db = `sqlite:${join(dir, 'tg.db')}`;
+  tg = await openToolgate({ db });
+  await tg.config.applyText(readFileSync(join(ROOT, 'demo', 'catalog.yaml'), 'utf8'), admin);
+  key = (await tg.keys.issue('support-bot', admin)).apiKey;
+});
+
+after(async () => {
+  await tg.close();
+  rmSync(dir, { recursive: true, force: true });
+});
+
+function transport(agentKey: string): StdioClientTransport {
+  return new StdioClientTransport({
+    command: process.execPath,
+    args: [MAIN, '--db', db, '--data-dir', join(dir, 'data'), 'mcp'],
+    env: { ...(cleanEnv() as Record<string, string>), TOOLGATE_AGENT_KEY: agentKey },
+    stderr: 'pipe',
+  });
+}
+
+test('a local agent lists its permitted set and calls through the gate over stdio', async () => {
+  const client = new Client({ name: 'stdio-test', version: '1.0.0' });
+  await client.connect(transport(key));
+  try {
+    const names = (await client.listTools()).tools.map((t) => t.name);
+    assert.ok(names.includes('get_order'));
+    assert.ok(!names.includes('post_webhook'), 'the toxic combination is withheld on stdio too');
+    const ok = (await client.callTool({
+      name: 'get_order',
+      arguments: { order_id: 'ORD-000042' },
+    })) as CallToolResult;
+    assert.notEqual(ok.isError, true, JSON.stringify(ok));
+    const denied = (await client.callTool({
+      name: 'grant_role',
+      arguments: {},
+    })) as CallToolResult;
+    assert.equal(denied.isError, true);
+    assert.match(JSON.stringify(denied.content), /TOOL_NOT_REGISTERED/);
+  } finally {
+    await client.close();
+  }
+});
+
+test('a bad agent key ends the process before it serves anything', async () => {
+  const client = new Client({ name: 'stdio-test', version: '1.0.0' });
+  const t = transport('tgk_definitely_not_valid');
+  let stderr = '';
+  t.stderr?.on('data', (chunk: Buffer) => {
+    stderr += chunk.toString();
+  });
+  await assert.rejects(client.connect(t));
+  await client.close().catch(() => {});
+  assert.match(stderr, /UNAUTHENTICATED/);
+});
