@@ -291,6 +291,8 @@ for (const backend of backends()) {
           detectors: { new_destination: { min_history: 3 } },
         });
         try {
+          // Every detector's baseline query ran on this backend (a failed load is only counted).
+          assert.match((await other.metrics.render()).body, /toolgate_detector_failures_total 0\n/);
           const s = await other.sessions.open('nd-bot');
           const ctx = { agentId: 'nd-bot', sessionId: s.id };
           allowed(await other.gate.invoke(ctx, 'fetch_page', { url: 'https://h1.example.com/' }));

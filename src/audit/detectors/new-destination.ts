@@ -16,6 +16,8 @@ interface Seen {
 const MAX_KEYS = 10_000;
 const MAX_HOSTS = 1_000;
 const HISTORY_ROWS = 100_000;
+/** How far back the known hosts are learned at start. */
+const HISTORY_DAYS = 30;
 
 export class NewDestinationDetector implements Detector {
   readonly name = 'new_destination' as const;
@@ -27,13 +29,15 @@ export class NewDestinationDetector implements Detector {
     this.#minHistory = options.min_history;
   }
 
-  async load(db: Kysely<Database>): Promise<void> {
+  async load(db: Kysely<Database>, now: Date): Promise<void> {
+    const from = new Date(now.getTime() - HISTORY_DAYS * 86_400_000).toISOString();
     const rows = await db
       .selectFrom('audit_log')
       .select(['tool_id', 'agent_id', 'egress_host'])
       .select((eb) => eb.fn.countAll<number>().as('n'))
       .where('kind', '=', 'call.pre')
       .where('egress_host', 'is not', null)
+      .where('at', '>=', from)
       .groupBy(['tool_id', 'agent_id', 'egress_host'])
       .limit(HISTORY_ROWS)
       .execute();

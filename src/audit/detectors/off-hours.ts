@@ -16,6 +16,8 @@ interface Histogram {
 
 const MAX_AGENTS = 10_000;
 const HOUR_MS = 3_600_000;
+/** How far back the usual hours are learned at start. */
+const HISTORY_DAYS = 30;
 
 export class OffHoursDetector implements Detector {
   readonly name = 'off_hours' as const;
@@ -36,7 +38,8 @@ export class OffHoursDetector implements Detector {
     }));
   }
 
-  async load(db: Kysely<Database>): Promise<void> {
+  async load(db: Kysely<Database>, now: Date): Promise<void> {
+    const from = new Date(now.getTime() - HISTORY_DAYS * 86_400_000).toISOString();
     // `at` is ISO-8601 UTC text on both backends: characters 12–13 are the hour.
     const hour = sql<string>`substr(at, 12, 2)`;
     const rows = await db
@@ -45,6 +48,7 @@ export class OffHoursDetector implements Detector {
       .select((eb) => eb.fn.countAll<number>().as('n'))
       .where('kind', 'in', ['call.pre', 'call.denied', 'call.pending_approval'])
       .where('agent_id', 'is not', null)
+      .where('at', '>=', from)
       .groupBy(['agent_id', hour])
       .limit(MAX_AGENTS * 24)
       .execute();
