@@ -104,6 +104,11 @@ export const ERROR_CODES = {
   },
   EXECUTION_FAILED: { http: 502, jsonRpc: -32021, summary: 'The tool could not be run or failed.' },
   STORE_UNAVAILABLE: { http: 503, jsonRpc: -32010, summary: 'The database cannot be reached.' },
+  EGRESS_DENIED: {
+    http: 403,
+    jsonRpc: -32030,
+    summary: 'The egress proxy or http runtime refused a connection or request of the tool.',
+  },
   INTERNAL: { http: 500, jsonRpc: -32603, summary: 'An unexpected error; details are logged.' },
 } as const satisfies Record<string, { http: number; jsonRpc: number; summary: string }>;
 
@@ -146,6 +151,7 @@ export interface ErrorDetails {
   OUTPUT_INVALID: CallDenial;
   EXECUTION_FAILED: CallDenial;
   STORE_UNAVAILABLE: Record<string, never>;
+  EGRESS_DENIED: CallDenial;
   INTERNAL: Record<string, never>;
 }
 
