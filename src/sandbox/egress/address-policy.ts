@@ -36,8 +36,8 @@ function checkV4(v4: ipaddr.IPv4, shown: string, via?: string): AddressVerdict {
   return { ok: true, address: shown };
 }
 
-function embeddedV4(v6: ipaddr.IPv6, lowWords: [number, number]): ipaddr.IPv4 {
-  const [hi, lo] = lowWords;
+/** The IPv4 address held in two 16-bit words of an IPv6 address. */
+function embeddedV4(hi: number, lo: number): ipaddr.IPv4 {
   return new ipaddr.IPv4([hi >> 8, hi & 0xff, lo >> 8, lo & 0xff]);
 }
 
@@ -63,14 +63,14 @@ export function checkAddress(address: string): AddressVerdict {
   if (v6.isIPv4MappedAddress()) return checkV4(v6.toIPv4Address(), shown, 'an IPv4-mapped address');
   // ::a.b.c.d (deprecated IPv4-compatible) and everything else under ::/96 except ::1 and ::.
   if (w.slice(0, 6).every((x) => x === 0) && range !== 'loopback' && range !== 'unspecified') {
-    return checkV4(embeddedV4(v6, [w[6] ?? 0, w[7] ?? 0]), shown, 'an IPv4-compatible address');
+    return checkV4(embeddedV4(w[6] ?? 0, w[7] ?? 0), shown, 'an IPv4-compatible address');
   }
   // 64:ff9b::/96 is NAT64 of a public address; 64:ff9b:1::/48 is local-use and refused below.
   if (w[0] === 0x64 && w[1] === 0xff9b && w.slice(2, 6).every((x) => x === 0)) {
-    return checkV4(embeddedV4(v6, [w[6] ?? 0, w[7] ?? 0]), shown, 'a NAT64 address');
+    return checkV4(embeddedV4(w[6] ?? 0, w[7] ?? 0), shown, 'a NAT64 address');
   }
   if (range === '6to4') {
-    return checkV4(embeddedV4(v6, [w[1] ?? 0, w[2] ?? 0]), shown, 'a 6to4 address');
+    return checkV4(embeddedV4(w[1] ?? 0, w[2] ?? 0), shown, 'a 6to4 address');
   }
   const first = w[0] ?? 0;
   if (range !== 'unicast' || first < 0x2000 || first > 0x3fff) {

@@ -44,15 +44,17 @@ let proxy: EgressProxy;
 let P = 0;
 const big = 'x'.repeat(5_000);
 
-function lease(extra: Partial<LeaseOptions> = {}): Promise<EgressLease> {
+let leaseCount = 0;
+
+function lease(extra: Partial<LeaseOptions> = {}, testPorts = true): Promise<EgressLease> {
+  leaseCount += 1;
   return proxy.openLease({
-    leaseId: `l${Math.random().toString(36).slice(2, 10)}`,
+    leaseId: `l${leaseCount}`,
     sessionId: 's1',
     toolId: 'fetch_tool',
     allowHosts: ALLOWED,
     byteBudget: createByteBudget(10_000_000),
-    httpPorts: [P],
-    connectPorts: [P],
+    ...(testPorts ? { httpPorts: [P], connectPorts: [P] } : {}),
     ...extra,
   });
 }
@@ -258,10 +260,7 @@ describe('egress proxy: the host allow-list', () => {
 
 describe('egress proxy: ports', () => {
   test('CONNECT goes only to 443 and plain HTTP only to 80 unless the lease says otherwise', async () => {
-    const l = await lease({
-      httpPorts: undefined,
-      connectPorts: undefined,
-    } as Partial<LeaseOptions>);
+    const l = await lease({}, false);
     const c = await rawExchange(l.socketPath, connectReq(`api.example.test:${P}`));
     assert.equal(ruleOf(c), 'egress.port');
     const h = await viaProxy(l.socketPath, `http://api.example.test:${P}/`);
