@@ -115,6 +115,8 @@ export function viaProxy(
       res.on('aborted', () => reject(new Error('response aborted')));
     });
     req.on('error', reject);
+    // Bounded: a test never waits on a proxy that stopped answering.
+    req.setTimeout(5_000, () => req.destroy(new Error('proxy did not answer within 5 s')));
     req.end(options.body);
   });
 }
@@ -158,6 +160,7 @@ export function rawExchange(
       resolve(out);
     });
     socket.write(request);
+    setTimeout(finish, 10_000).unref();
   });
 }
 

@@ -15,6 +15,15 @@ export { checkHostName, parseAuthority } from './egress-host.js';
 export type { EgressLease, LeaseOptions, LeaseStats } from './egress-lease.js';
 export type { EgressProxyOptions } from './egress-proxy.js';
 export { EgressProxy } from './egress-proxy.js';
+export type { TemplateResult } from './http-path-template.js';
+export { fillPathTemplate } from './http-path-template.js';
+export type {
+  HttpRuntimeOptions,
+  HttpToolContext,
+  HttpToolErrorCode,
+  HttpToolResult,
+} from './http-runtime.js';
+export { HttpToolRunner, runHttpTool } from './http-runtime.js';
 export type { ResolvedAddress, Resolver } from './resolver.js';
 export { systemResolver } from './resolver.js';
 export type { SecretPattern } from './secret-patterns.js';

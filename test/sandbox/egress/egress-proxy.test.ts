@@ -41,6 +41,13 @@ const ALLOWED = Object.keys(TABLE).filter((h) => h !== 'evil.example.test');
 
 let upstream: Upstream;
 let proxy: EgressProxy;
+/** Proxies a test makes for itself; closed in after() even when an assertion failed. */
+const extraProxies: EgressProxy[] = [];
+function extraProxy(options: ConstructorParameters<typeof EgressProxy>[0]): EgressProxy {
+  const p = new EgressProxy(options);
+  extraProxies.push(p);
+  return p;
+}
 let P = 0;
 const big = 'x'.repeat(5_000);
 
@@ -91,6 +98,7 @@ before(async () => {
 });
 
 after(async () => {
+  await Promise.all(extraProxies.map((p) => p.close()));
   await proxy.close();
   await upstream.close();
 });
@@ -287,7 +295,7 @@ describe('egress proxy: ports', () => {
 
 describe('egress proxy: resolved addresses', () => {
   test('by default the proxy refuses loopback even for an allowed name', async () => {
-    const strict = new EgressProxy({ resolver: tableResolver(TABLE) });
+    const strict = extraProxy({ resolver: tableResolver(TABLE) });
     const l = await strict.openLease({
       leaseId: 'strict',
       sessionId: 's',
@@ -304,7 +312,7 @@ describe('egress proxy: resolved addresses', () => {
   });
 
   test('an unsafe test target exempts exactly that ip:port and nothing else', async () => {
-    const other = new EgressProxy({
+    const other = extraProxy({
       resolver: tableResolver(TABLE),
       unsafeTestTargets: [`127.0.0.1:${P + 1 > 65535 ? P - 1 : P + 1}`],
     });
@@ -354,7 +362,7 @@ describe('egress proxy: resolved addresses', () => {
       calls += 1;
       return resolver(h);
     };
-    const rp = new EgressProxy({ resolver: counting, unsafeTestTargets: [`127.0.0.1:${P}`] });
+    const rp = extraProxy({ resolver: counting, unsafeTestTargets: [`127.0.0.1:${P}`] });
     const l = await rp.openLease({
       leaseId: 'rebind',
       sessionId: 's',
