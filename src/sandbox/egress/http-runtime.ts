@@ -218,13 +218,16 @@ export class HttpToolRunner {
     }
     const wallMs = def.sandbox.limits.wall_time_ms;
     const maxResponse = this.#maxResponse ?? def.sandbox.limits.output_bytes;
+    const live: { socket?: net.Socket } = {};
     try {
       return await withDeadline(
-        this.#send(target, { method, path, headers, body, outBytes, maxResponse }, ctx),
+        this.#send(target, { method, path, headers, body, outBytes, maxResponse }, ctx, live),
         wallMs,
         'the call',
       );
     } catch {
+      // Past the deadline the connection is cut, so nothing more is sent or charged.
+      live.socket?.destroy();
       return failure('EXECUTION_FAILED', 'http.timeout', `the call took longer than ${wallMs} ms`, {
         resolvedHost: target.host,
       });
@@ -242,6 +245,7 @@ export class HttpToolRunner {
       maxResponse: number;
     },
     ctx: HttpToolContext,
+    live: { socket?: net.Socket },
   ): Promise<HttpToolResult> {
     const dialed = await this.#dialer.dial(target.host, target.port);
     if (!dialed.ok) {
@@ -251,6 +255,7 @@ export class HttpToolRunner {
         ...(dialed.address !== undefined ? { address: dialed.address } : {}),
       });
     }
+    live.socket = dialed.socket;
     const where = { resolvedHost: target.host, address: dialed.address };
     let secure: tls.TLSSocket;
     try {
@@ -264,6 +269,9 @@ export class HttpToolRunner {
         where,
       );
     }
+    live.socket = secure;
+    if (secure.destroyed)
+      return failure('EXECUTION_FAILED', 'http.timeout', 'the call was cut', where);
     ctx.budget.consume(req.outBytes);
     let bytesIn = 0;
     return new Promise<HttpToolResult>((resolve) => {

@@ -79,6 +79,9 @@ before(async () => {
           headers: req.headers,
           body: Buffer.concat(chunks).toString('utf8'),
         });
+        if (req.url?.startsWith('/v1/hang')) {
+          return; // never answers
+        }
         if (req.url?.startsWith('/v1/redirect')) {
           res.writeHead(302, { location: 'https://evil.example.test/' });
           res.end();
@@ -346,6 +349,19 @@ describe('http runtime: egress rules', () => {
       assert.equal(missing.rule, 'http.status');
       assert.equal(missing.status, 404);
     }
+  });
+
+  test('a call past the wall-time limit is cut and reported', async () => {
+    const d = def({ method: 'GET', path: '/hang' });
+    const slow = {
+      ...d,
+      sandbox: { ...d.sandbox, limits: { ...d.sandbox.limits, wall_time_ms: 300 } },
+    };
+    const t0 = Date.now();
+    const r = await runner.run(slow, {}, { budget: budget() });
+    assert.equal(r.ok, false);
+    if (!r.ok) assert.equal(r.rule, 'http.timeout');
+    assert.ok(Date.now() - t0 < 2_000);
   });
 
   test('a tool whose runtime is not http is refused', async () => {
