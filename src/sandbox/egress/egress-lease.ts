@@ -53,6 +53,8 @@ export interface LeaseOptions {
   readonly maxRequestBodyBytes?: number;
   /** A connection silent this long is closed; default 60 s. */
   readonly idleTimeoutMs?: number;
+  /** Connections open at once from the sandbox; more are refused. Default 64. */
+  readonly maxConnections?: number;
 }
 
 export interface LeaseStats {
@@ -184,6 +186,11 @@ export class Lease implements EgressLease {
     this.#dialer = dialer;
     this.#clock = clock;
     this.#server = http.createServer({ requestTimeout: 60_000, headersTimeout: 30_000 });
+    // A run cannot exhaust the gateway's file descriptors through its lease.
+    this.#server.maxConnections = options.maxConnections ?? 64;
+    this.#server.on('drop', () => {
+      this.#deny(refusal('egress.connections', 'too many connections open on this lease'), {});
+    });
     this.#server.on('connection', (s: net.Socket) => this.#track(s));
     this.#server.on('request', (req, res) => {
       this.#onRequest(req, res).catch(() => res.destroy());

@@ -533,6 +533,18 @@ describe('egress proxy: lease lifecycle', () => {
     await l.close();
   });
 
+  test('connections past the lease cap are refused', async () => {
+    const l = await lease({ maxConnections: 1 });
+    const first = net.connect({ path: l.socketPath });
+    await new Promise<void>((r) => first.once('connect', () => r()));
+    first.write('CONNECT api.example.test:');
+    const second = net.connect({ path: l.socketPath });
+    await new Promise<void>((r) => second.once('close', () => r()));
+    assert.equal(l.stats().denials[0]?.rule, 'egress.connections');
+    first.destroy();
+    await l.close();
+  });
+
   test('lease ids are checked and unique', async () => {
     await assert.rejects(lease({ leaseId: '../escape' }), /lease id/);
     const l = await lease({ leaseId: 'dup' });

@@ -32,6 +32,7 @@ interface Seen {
   body: string;
 }
 const seen: Seen[] = [];
+const hangClosed: (() => void)[] = [];
 let server: https.Server;
 let P = 0;
 let runner: HttpToolRunner;
@@ -80,7 +81,9 @@ before(async () => {
           body: Buffer.concat(chunks).toString('utf8'),
         });
         if (req.url?.startsWith('/v1/hang')) {
-          return; // never answers
+          // Never answers; tells the test when the runtime hung up.
+          req.socket.once('close', () => hangClosed.forEach((f) => f()));
+          return;
         }
         if (req.url?.startsWith('/v1/redirect')) {
           res.writeHead(302, { location: 'https://evil.example.test/' });
@@ -358,10 +361,17 @@ describe('http runtime: egress rules', () => {
       sandbox: { ...d.sandbox, limits: { ...d.sandbox.limits, wall_time_ms: 300 } },
     };
     const t0 = Date.now();
+    const closed = new Promise<void>((resolve) => hangClosed.push(resolve));
     const r = await runner.run(slow, {}, { budget: budget() });
     assert.equal(r.ok, false);
     if (!r.ok) assert.equal(r.rule, 'http.timeout');
     assert.ok(Date.now() - t0 < 2_000);
+    // The connection is cut, not left to run on after the call was answered.
+    const cut = await Promise.race([
+      closed.then(() => true),
+      new Promise<boolean>((resolve) => setTimeout(() => resolve(false), 1_000)),
+    ]);
+    assert.ok(cut, 'the upstream connection stayed open after the deadline');
   });
 
   test('a tool whose runtime is not http is refused', async () => {
