@@ -474,7 +474,15 @@ export class Lease implements EgressLease {
       fail(this.#budgetDenial(ctx.where));
       return;
     }
-    res.writeHead(status, ures.statusMessage, headers);
+    try {
+      res.writeHead(status, ures.statusMessage, headers);
+    } catch {
+      // A header node refuses to write (bad characters): the upstream's fault, never a crash.
+      const r = refusal('egress.upstream_failed', 'the upstream answered a malformed header');
+      this.#deny(r, ctx.where);
+      fail(r);
+      return;
+    }
     ures.on('data', (chunk: Buffer) => {
       if (!this.#charge('in', chunk.length, ctx.decision)) {
         this.#budgetDenial(ctx.where);

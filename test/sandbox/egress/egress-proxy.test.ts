@@ -519,6 +519,49 @@ describe('egress proxy: secret scanning of plain HTTP', () => {
   });
 });
 
+describe('egress proxy: a hostile upstream', () => {
+  test('malformed upstream answers are failures, never a crash of the proxy', async () => {
+    const answers = [
+      'HTTP/1.1 200 OK\r\nX-Bad: a\u0001b\r\nContent-Length: 2\r\n\r\nok',
+      'HTTP/1.1 200 OK\r\nContent-Length: 5\r\n\r\nab',
+      'NOT HTTP AT ALL\r\n\r\n',
+      'HTTP/1.1 302 Found\r\nLocation: http://[::1\r\nContent-Length: 0\r\n\r\n',
+    ];
+    let i = 0;
+    const raw = net.createServer((c) => {
+      c.once('data', () => c.end(answers[i % answers.length] ?? ''));
+      c.on('error', () => {});
+    });
+    await new Promise<void>((r) => raw.listen(0, '127.0.0.1', r));
+    const q = (raw.address() as net.AddressInfo).port;
+    const hp = extraProxy({
+      resolver: tableResolver(TABLE),
+      unsafeTestTargets: [`127.0.0.1:${q}`],
+    });
+    const l = await hp.openLease({
+      leaseId: 'hostile',
+      sessionId: 's',
+      toolId: 't',
+      allowHosts: ['api.example.test'],
+      byteBudget: createByteBudget(1e6),
+      httpPorts: [q],
+    });
+    try {
+      for (i = 0; i < answers.length; i += 1) {
+        const res = await viaProxy(l.socketPath, `http://api.example.test:${q}/`).catch(
+          () => undefined,
+        );
+        assert.ok(res === undefined || res.status !== 200 || i === 1, `answer ${i}`);
+      }
+      // Still serving: the proxy process did not fall over.
+      const ok = await viaProxy(l.socketPath, `http://evil.example.test:${q}/`);
+      assert.equal(ok.status, 403);
+    } finally {
+      await new Promise<void>((r) => raw.close(() => r()));
+    }
+  });
+});
+
 describe('egress proxy: lease lifecycle', () => {
   test('a closed lease removes its socket and cuts open tunnels', async () => {
     const l = await lease();

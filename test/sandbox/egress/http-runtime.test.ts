@@ -82,7 +82,9 @@ before(async () => {
         });
         if (req.url?.startsWith('/v1/hang')) {
           // Never answers; tells the test when the runtime hung up.
-          req.socket.once('close', () => hangClosed.forEach((f) => f()));
+          req.socket.once('close', () => {
+            for (const f of hangClosed) f();
+          });
           return;
         }
         if (req.url?.startsWith('/v1/redirect')) {
