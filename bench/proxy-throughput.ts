@@ -6,12 +6,16 @@
  * As in production, three processes: the upstream server and the client (the sandboxed tool)
  * are child processes; the proxy runs in this one (the gateway). The client times each download
  * itself. Runs are interleaved; the median of RUNS is reported as MB/s and as a ratio to direct.
- * Goal: ≥ 0.8× direct.
+ * Goal: ≥ 0.8× direct. For scale, a bare Unix-socket-to-TCP byte pipe in this process (no
+ * rules at all) is measured too: what any proxy reached through a Unix socket can at best do.
  *
  *   npm run bench:proxy   (RUNS=9 MB=10 by default; the last line is one JSON object)
  */
 import { type ChildProcess, spawn } from 'node:child_process';
-import { loadavg } from 'node:os';
+import { mkdtempSync, rmSync } from 'node:fs';
+import net from 'node:net';
+import { loadavg, tmpdir } from 'node:os';
+import { join } from 'node:path';
 import { createInterface } from 'node:readline';
 import { pathToFileURL } from 'node:url';
 import { createByteBudget, EgressProxy } from '../src/sandbox/egress/index.js';
@@ -69,7 +73,7 @@ function tunnel(path, target) {
   });
 }
 rl.on('line', async (line) => {
-  const { way, port, socketPath } = JSON.parse(line);
+  const { way, port, socketPath, barePath } = JSON.parse(line);
   const t0 = performance.now();
   try {
     let n;
@@ -79,6 +83,8 @@ rl.on('line', async (line) => {
       const s = await tunnel(socketPath, HOST + ':' + port);
       n = await drain(http.request({ path: '/blob', headers: { host: HOST }, createConnection: () => s }));
       s.destroy();
+    } else if (way === 'bare') {
+      n = await drain(http.request({ socketPath: barePath, path: '/blob', agent: false }));
     } else {
       n = await drain(http.request({ socketPath, path: 'http://' + HOST + ':' + port + '/blob',
         headers: { host: HOST + ':' + port }, setHost: false, agent: false }));
@@ -120,9 +126,22 @@ export async function measureProxyThroughput(): Promise<Record<string, number>> 
   const size = MB * 1024 * 1024;
   const server = child(SERVER, [String(size)]);
   const client = child(CLIENT, []);
-  const mbps: Record<string, number[]> = { direct: [], connect: [], plain: [] };
+  const mbps: Record<string, number[]> = { direct: [], bare: [], connect: [], plain: [] };
+  // The floor of any proxy on a Unix socket: a bare byte pipe in this process, no rules.
+  const bareDir = mkdtempSync(join(tmpdir(), 'toolgate-bench-'));
+  const barePath = join(bareDir, 'bare.sock');
+  let barePort = 0;
+  const bare = net.createServer((c) => {
+    const u = net.connect({ host: '127.0.0.1', port: barePort });
+    c.pipe(u);
+    u.pipe(c);
+    c.on('error', () => u.destroy());
+    u.on('error', () => c.destroy());
+  });
+  await new Promise<void>((r) => bare.listen(barePath, r));
   try {
     const port = Number(await server.next());
+    barePort = port;
     const exempt = new EgressProxy({
       resolver: async () => [{ address: '127.0.0.1', family: 4 }],
       unsafeTestTargets: [`127.0.0.1:${port}`],
@@ -137,7 +156,9 @@ export async function measureProxyThroughput(): Promise<Record<string, number>> 
       connectPorts: [port],
     });
     const run = async (way: string): Promise<number> => {
-      client.proc.stdin?.write(`${JSON.stringify({ way, port, socketPath: lease.socketPath })}\n`);
+      client.proc.stdin?.write(
+        `${JSON.stringify({ way, port, socketPath: lease.socketPath, barePath })}\n`,
+      );
       const r = JSON.parse(await client.next()) as { ms?: number; bytes?: number; error?: string };
       if (r.error !== undefined || r.bytes !== size || r.ms === undefined) {
         const denials = JSON.stringify(lease.stats().denials);
@@ -156,10 +177,13 @@ export async function measureProxyThroughput(): Promise<Record<string, number>> 
   } finally {
     server.proc.kill();
     client.proc.kill();
+    bare.close();
+    rmSync(bareDir, { recursive: true, force: true });
   }
   const direct = median(mbps.direct ?? []);
   const connect = median(mbps.connect ?? []);
   const plain = median(mbps.plain ?? []);
+  const bareMbps = median(mbps.bare ?? []);
   const round = (x: number, d = 1): number => Math.round(x * 10 ** d) / 10 ** d;
   return {
     proxy_download_mb: MB,
@@ -169,6 +193,9 @@ export async function measureProxyThroughput(): Promise<Record<string, number>> 
     proxy_plain_mb_per_s: round(plain),
     proxy_connect_ratio: round(connect / direct, 2),
     proxy_plain_ratio: round(plain / direct, 2),
+    proxy_bare_relay_mb_per_s: round(bareMbps),
+    proxy_bare_relay_ratio: round(bareMbps / direct, 2),
+    proxy_connect_vs_bare_relay: round(connect / bareMbps, 2),
     proxy_goal_ratio: 0.8,
     proxy_goal_met: connect / direct >= 0.8 && plain / direct >= 0.8 ? 1 : 0,
     // Loopback throughput is CPU-bound: on a busy host the three processes fight for cores.
@@ -187,6 +214,9 @@ if (process.argv[1] && import.meta.url === pathToFileURL(process.argv[1]).href) 
   );
   console.log(
     `  via proxy, plain HTTP: ${r.proxy_plain_mb_per_s} MB/s (${r.proxy_plain_ratio}× direct)`,
+  );
+  console.log(
+    `  bare Unix-socket relay (no rules, the floor of any such proxy): ${r.proxy_bare_relay_mb_per_s} MB/s (${r.proxy_bare_relay_ratio}× direct)`,
   );
   console.log(`goal ≥ 0.8× direct met: ${r.proxy_goal_met === 1}`);
   console.log(JSON.stringify(r));

@@ -538,7 +538,12 @@ export class Lease implements EgressLease {
     };
     client.on('error', () => upstream.destroy());
     client.on('close', () => upstream.destroy());
-    upstream.on('close', () => client.destroy());
+    // A clean close of the upstream ends the client's side after what is still queued for it;
+    // destroying it here would drop the tail of a download.
+    upstream.on('close', (hadError: boolean) => {
+      if (hadError) client.destroy();
+      else if (!client.writableEnded) client.end();
+    });
     client.write('HTTP/1.1 200 Connection Established\r\n\r\n');
     if (head.length > 0) {
       if (!this.#charge('out', head.length, decision)) return cut();

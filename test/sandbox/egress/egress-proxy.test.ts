@@ -77,6 +77,11 @@ before(async () => {
       res.end(big);
       return;
     }
+    if (req.url === '/huge') {
+      res.writeHead(200, { 'content-type': 'text/plain', connection: 'close' });
+      res.end(Buffer.alloc(4 * 1024 * 1024, 0x68));
+      return;
+    }
     if (req.url === '/redirect-away') {
       res.writeHead(302, { location: 'http://evil.example.test/steal' });
       res.end();
@@ -133,6 +138,24 @@ describe('egress proxy: the allowed path', () => {
     const s = l.stats();
     assert.equal(s.decisions[0]?.kind, 'allow');
     assert.ok(s.bytesOut > 30 && s.bytesIn > 30);
+    await l.close();
+  });
+
+  test('a tunnel delivers the whole body when the upstream closes as soon as it has sent it', async () => {
+    const l = await lease();
+    const socket = net.connect({ path: l.socketPath });
+    socket.write(connectReq(`api.example.test:${P}`));
+    await new Promise<void>((r) => socket.once('data', () => r()));
+    socket.write('GET /huge HTTP/1.1\r\nHost: api.example.test\r\nConnection: close\r\n\r\n');
+    // A slow reader: the proxy still holds bytes for it when the upstream closes.
+    let n = 0;
+    socket.on('data', (c: Buffer) => {
+      n += c.length;
+      socket.pause();
+      setTimeout(() => socket.resume(), 15);
+    });
+    await new Promise<void>((r) => socket.once('close', () => r()));
+    assert.ok(n >= 4 * 1024 * 1024, `received ${n} bytes`);
     await l.close();
   });
 
