@@ -351,15 +351,16 @@ export class Lease implements EgressLease {
     }
     const { authority, path } = splitAbsolute(`http://${target.slice(7)}`);
     const hostHeaders = countHeader(req.rawHeaders, 'host');
+    const parsed = parseAuthority(authority, 80);
     const checked = this.#checkTarget(
-      parseAuthority(authority, 80),
+      parsed,
       this.#o.httpPorts ?? [80],
       req.headers.host,
       hostHeaders,
       80,
     );
     if ('rule' in checked) {
-      refuse(checked);
+      refuse(checked, parsed.ok ? parsed.value.host : undefined);
       return;
     }
     const { host, port } = checked;
@@ -501,15 +502,16 @@ export class Lease implements EgressLease {
 
   async #onConnect(req: http.IncomingMessage, client: Duplex, head: Buffer): Promise<void> {
     const target = req.url ?? '';
+    const parsed = parseAuthority(target);
     const checked = this.#checkTarget(
-      parseAuthority(target),
+      parsed,
       this.#o.connectPorts ?? [443],
       req.headers.host,
       countHeader(req.rawHeaders, 'host'),
       undefined,
     );
     if ('rule' in checked) {
-      this.#refuseRaw(client, checked, 'CONNECT');
+      this.#refuseRaw(client, checked, 'CONNECT', parsed.ok ? parsed.value.host : undefined);
       return;
     }
     const { host, port } = checked;

@@ -10,6 +10,8 @@ export type { ByteBudget } from './byte-budget.js';
 export { createByteBudget } from './byte-budget.js';
 export type { DialerOptions } from './checked-dialer.js';
 export { CheckedDialer } from './checked-dialer.js';
+export type { EgressAuditFields } from './egress-audit.js';
+export { egressAuditFields } from './egress-audit.js';
 export type { EgressAllow, EgressDecision, EgressDeny, EgressDenyCode } from './egress-decision.js';
 export { checkHostName, parseAuthority } from './egress-host.js';
 export type { EgressLease, LeaseOptions, LeaseStats } from './egress-lease.js';

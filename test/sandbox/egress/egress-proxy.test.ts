@@ -12,6 +12,7 @@ import {
   createByteBudget,
   type EgressLease,
   EgressProxy,
+  egressAuditFields,
   type LeaseOptions,
 } from '../../../src/sandbox/egress/index.js';
 import {
@@ -123,6 +124,10 @@ describe('egress proxy: the allowed path', () => {
     assert.ok(s.bytesOut > 0 && s.bytesIn > 0);
     assert.equal(s.denials.length, 0);
     assert.equal(s.decisions[0]?.kind, 'allow');
+    const audit = egressAuditFields(s);
+    assert.equal(audit.egressHost, 'api.example.test=127.0.0.1');
+    assert.equal(audit.bytesOut, s.bytesOut);
+    assert.deepEqual(audit.denials, []);
     await l.close();
   });
 
@@ -192,6 +197,11 @@ describe('egress proxy: the host allow-list', () => {
     const s = l.stats();
     assert.equal(s.denials.length, 2);
     assert.equal(s.denials[0]?.rule, 'egress.host_not_allowed');
+    assert.deepEqual(egressAuditFields(s).denials[0], {
+      rule: 'egress.host_not_allowed',
+      host: 'evil.example.test',
+    });
+    assert.equal(egressAuditFields(s).egressHost, undefined);
     await l.close();
   });
 
