@@ -129,6 +129,11 @@ export const ERROR_CODES = {
     summary: "The tool's credential could not be provided; the tool was not run.",
   },
   STORE_UNAVAILABLE: { http: 503, jsonRpc: -32010, summary: 'The database cannot be reached.' },
+  EGRESS_DENIED: {
+    http: 403,
+    jsonRpc: -32030,
+    summary: 'The egress proxy or http runtime refused a connection or request of the tool.',
+  },
   INTERNAL: { http: 500, jsonRpc: -32603, summary: 'An unexpected error; details are logged.' },
 } as const satisfies Record<string, { http: number; jsonRpc: number; summary: string }>;
 
@@ -176,6 +181,7 @@ export interface ErrorDetails {
   MASTER_KEY_INVALID: { reason: string; keyId?: string; expectedKeyId?: string };
   CREDENTIAL_UNAVAILABLE: { toolId: string; secret: string; reason: string };
   STORE_UNAVAILABLE: Record<string, never>;
+  EGRESS_DENIED: CallDenial;
   INTERNAL: Record<string, never>;
 }
 

@@ -17,6 +17,7 @@ export type DenyCode = Extract<
   | 'IDEMPOTENCY_CONFLICT'
   | 'OUTPUT_INVALID'
   | 'EXECUTION_FAILED'
+  | 'EGRESS_DENIED'
 >;
 
 export interface Allowed {
