@@ -34,6 +34,7 @@ export type {
   JsonSchemaObject,
   LifecycleState,
   RateLimit,
+  SandboxLimits,
   Runtime,
   ToolDefinition,
 } from './tool-definition.js';

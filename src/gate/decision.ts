@@ -17,6 +17,9 @@ export type DenyCode = Extract<
   | 'IDEMPOTENCY_CONFLICT'
   | 'OUTPUT_INVALID'
   | 'EXECUTION_FAILED'
+  | 'SANDBOX_UNAVAILABLE'
+  | 'SANDBOX_TIMEOUT'
+  | 'SANDBOX_LIMIT'
 >;
 
 export interface Allowed {
