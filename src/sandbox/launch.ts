@@ -8,6 +8,7 @@ import { type ChildProcess, spawn } from 'node:child_process';
 import { constants } from 'node:os';
 import type { SandboxLimits } from '../catalog/index.js';
 import { CappedBuffer } from './capped-buffer.js';
+import { treeCpuMs } from './process-tree-cpu.js';
 import { emptyRecord, type RunOutcome, type RunRecord } from './run-outcome.js';
 import type { DriverName } from './run-spec.js';
 import type { SandboxProcess } from './sandbox-runner.js';
@@ -20,6 +21,8 @@ export interface Launch {
   readonly cwd?: string;
   readonly uid?: number;
   readonly gid?: number;
+  /** Watch the CPU time of the process tree from the host (the rlimit cannot be relied on). */
+  readonly watchCpu?: boolean;
   /** Extra teardown after the process group was killed (e.g. `runsc kill`); never throws. */
   readonly kill?: () => Promise<void>;
   /** Removes what the run left on the host (scratch mounts, bundles); never throws. */
@@ -29,8 +32,9 @@ export interface Launch {
 /** After the wrapper exits, how long its pipes may stay open (held by an orphan) before we cut. */
 const PIPE_GRACE_MS = 100;
 
+const CPU_WATCH_MS = 100;
 const MEMORY_PATTERNS =
-  /out of memory|cannot allocate memory|memoryerror|bad_alloc|allocation failed|memory exhausted|unable to allocate/i;
+  /\bOOM\b|out of memory|cannot allocate memory|memoryerror|bad_alloc|allocation failed|memory exhausted|unable to allocate/i;
 const SCRATCH_PATTERNS = /no space left on device|disk quota exceeded/i;
 
 function signalName(signal: NodeJS.Signals | null, code: number | null): string | null {
@@ -52,7 +56,7 @@ function killGroup(child: ChildProcess): void {
   }
 }
 
-type KillReason = 'timeout' | 'output' | 'closed';
+type KillReason = 'timeout' | 'output' | 'cpu' | 'closed';
 
 /** Classifies a finished run from how it ended and what it said. */
 function classify(
@@ -65,8 +69,14 @@ function classify(
   if (killed === 'output' || record.stdoutTruncated || record.stderrTruncated) {
     return { ...record, kind: 'output_limit', limitBytes: limits.output_bytes };
   }
+  if (killed === 'cpu' || record.signal === 'SIGXCPU') {
+    return { ...record, kind: 'cpu_limit', limitMs: limits.cpu_ms };
+  }
   if (record.exitCode === 0 && record.signal === null) return { ...record, kind: 'ok' };
-  if (record.signal === 'SIGXCPU') return { ...record, kind: 'cpu_limit', limitMs: limits.cpu_ms };
+  // RLIMIT_FSIZE is set to the scratch size: a file that big means the scratch is full.
+  if (record.signal === 'SIGXFSZ') {
+    return { ...record, kind: 'scratch_full', limitMb: limits.scratch_mb };
+  }
   if (MEMORY_PATTERNS.test(record.stderr)) {
     return { ...record, kind: 'memory_limit', limitMb: limits.memory_mb };
   }
@@ -120,6 +130,12 @@ export async function runLaunch(
       void launch.kill?.();
     };
     const timer = setTimeout(() => stop('timeout'), limits.wall_time_ms);
+    const cpuWatch =
+      launch.watchCpu && child.pid !== undefined
+        ? setInterval(() => {
+            if (child.pid !== undefined && treeCpuMs(child.pid) > limits.cpu_ms) stop('cpu');
+          }, CPU_WATCH_MS)
+        : null;
     child.stdout?.on('data', (chunk: Buffer) => {
       if (!stdout.push(chunk)) stop('output');
     });
@@ -144,6 +160,7 @@ export async function runLaunch(
     });
     child.on('close', (code, signal) => {
       clearTimeout(timer);
+      if (cpuWatch) clearInterval(cpuWatch);
       const end = exit ?? { code, signal };
       const record: RunRecord = {
         driver,

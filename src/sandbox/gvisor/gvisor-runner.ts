@@ -83,6 +83,8 @@ export class GvisorRunner implements SandboxRunner {
       command: runsc,
       args: [...global, 'run', '--bundle', dir, id],
       env: { PATH: process.env.PATH ?? '/usr/bin:/bin' },
+      // gVisor's kernel does not deliver SIGXCPU: the host counts the sandbox's CPU instead.
+      watchCpu: true,
       kill: async () => {
         killed = true;
         await exec(runsc, [...global, 'kill', '--all', id, 'KILL']).catch(() => undefined);
