@@ -34,8 +34,8 @@ export type {
   JsonSchemaObject,
   LifecycleState,
   RateLimit,
-  SandboxLimits,
   Runtime,
+  SandboxLimits,
   ToolDefinition,
 } from './tool-definition.js';
 export {

@@ -141,7 +141,11 @@ export function interpretRun(run: RunOutcome): CommandResult {
         `the tool wrote over ${run.limitBytes} bytes`,
       );
     case 'scratch_full':
-      return fail('SANDBOX_LIMIT', 'sandbox.scratch_full', `the tool filled its ${run.limitMb} MB scratch`);
+      return fail(
+        'SANDBOX_LIMIT',
+        'sandbox.scratch_full',
+        `the tool filled its ${run.limitMb} MB scratch`,
+      );
     case 'spawn_failed':
       return fail('EXECUTION_FAILED', 'sandbox.spawn_failed', 'the sandbox could not be started');
     case 'driver_unavailable':

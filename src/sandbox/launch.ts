@@ -35,7 +35,7 @@ const PIPE_GRACE_MS = 100;
 const CPU_WATCH_MS = 100;
 const MEMORY_PATTERNS =
   /\bOOM\b|out of memory|cannot allocate memory|memoryerror|bad_alloc|allocation failed|memory exhausted|unable to allocate/i;
-const SCRATCH_PATTERNS = /no space left on device|disk quota exceeded/i;
+const SCRATCH_PATTERNS = /no space left on device|disk quota exceeded|file size limit exceeded/i;
 
 function signalName(signal: NodeJS.Signals | null, code: number | null): string | null {
   if (signal) return signal;

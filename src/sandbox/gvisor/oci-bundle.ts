@@ -50,7 +50,7 @@ async function mountPoint(rootfs: string, target: string, source: string): Promi
   if (isDir) await mkdir(path, { recursive: true });
   else {
     await mkdir(dirname(path), { recursive: true });
-    await writeFile(path, '');
+    await writeFile(path, '', { flag: 'a' });
   }
 }
 
@@ -58,7 +58,23 @@ async function mountPoint(rootfs: string, target: string, source: string): Promi
 export async function writeBundle(dir: string, plan: BundlePlan): Promise<void> {
   const rootfs = join(dir, 'rootfs');
   await mkdir(rootfs);
-  const mounts: Mount[] = [];
+  // The scratch and kernel filesystems first: a tool file bound under /tmp must land on top.
+  for (const d of ['tmp', 'proc', 'dev']) await mkdir(join(rootfs, d));
+  const mounts: Mount[] = [
+    { destination: '/proc', type: 'proc', source: 'proc' },
+    {
+      destination: '/dev',
+      type: 'tmpfs',
+      source: 'tmpfs',
+      options: ['nosuid', 'noexec', 'mode=755'],
+    },
+    {
+      destination: '/tmp',
+      type: 'tmpfs',
+      source: 'tmpfs',
+      options: ['nosuid', 'noexec', 'nodev', `size=${plan.limits.scratch_mb * MIB}`, 'mode=1777'],
+    },
+  ];
   for (const d of SYSTEM_DIRS) {
     let stat: ReturnType<typeof lstatSync>;
     try {
@@ -69,7 +85,12 @@ export async function writeBundle(dir: string, plan: BundlePlan): Promise<void> 
     if (stat.isSymbolicLink()) await symlink(readlinkSync(d), join(rootfs, d));
     else if (stat.isDirectory()) {
       await mkdir(join(rootfs, d));
-      mounts.push({ destination: d, type: 'bind', source: d, options: ['rbind', 'ro', 'nosuid', 'nodev'] });
+      mounts.push({
+        destination: d,
+        type: 'bind',
+        source: d,
+        options: ['rbind', 'ro', 'nosuid', 'nodev'],
+      });
     }
   }
   const binds: ReadOnlyBind[] = [
@@ -78,23 +99,22 @@ export async function writeBundle(dir: string, plan: BundlePlan): Promise<void> 
   ];
   for (const b of binds) {
     await mountPoint(rootfs, b.target, b.source);
-    mounts.push({ destination: b.target, type: 'bind', source: b.source, options: ['rbind', 'ro', 'nosuid', 'nodev'] });
+    mounts.push({
+      destination: b.target,
+      type: 'bind',
+      source: b.source,
+      options: ['rbind', 'ro', 'nosuid', 'nodev'],
+    });
   }
   if (plan.egressSocket !== undefined) {
     await mountPoint(rootfs, EGRESS_SOCKET_PATH, plan.egressSocket);
-    mounts.push({ destination: EGRESS_SOCKET_PATH, type: 'bind', source: plan.egressSocket, options: ['bind'] });
+    mounts.push({
+      destination: EGRESS_SOCKET_PATH,
+      type: 'bind',
+      source: plan.egressSocket,
+      options: ['bind'],
+    });
   }
-  for (const d of ['tmp', 'proc', 'dev']) await mkdir(join(rootfs, d));
-  mounts.push(
-    { destination: '/proc', type: 'proc', source: 'proc' },
-    { destination: '/dev', type: 'tmpfs', source: 'tmpfs', options: ['nosuid', 'noexec', 'mode=755'] },
-    {
-      destination: '/tmp',
-      type: 'tmpfs',
-      source: 'tmpfs',
-      options: ['nosuid', 'noexec', 'nodev', `size=${plan.limits.scratch_mb * MIB}`, 'mode=1777'],
-    },
-  );
   const cpu = Math.max(1, Math.ceil(plan.limits.cpu_ms / 1000));
   const rlimit = (type: string, soft: number, hard = soft) => ({ type, soft, hard });
   const config = {

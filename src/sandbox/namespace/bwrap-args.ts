@@ -82,6 +82,8 @@ export function bwrapArgs(plan: BwrapPlan, argv: readonly string[]): string[] {
   if (plan.egressSocket !== undefined) {
     args.push('--dir', '/run/toolgate', '--bind', plan.egressSocket, EGRESS_SOCKET_PATH);
   }
+  // Read-only root: the tool may write to its scratch only, not into the root's own tmpfs.
+  args.push('--remount-ro', '/');
   args.push(
     '--uid',
     '65534',

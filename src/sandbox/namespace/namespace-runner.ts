@@ -14,9 +14,9 @@ import { DEFAULT_SANDBOX_LIMITS } from '../../catalog/index.js';
 import { withEgressBridge } from '../egress-bridge.js';
 import { findExecutable, NOBODY, runningAsRoot } from '../host-tools.js';
 import { type Launch, runLaunch, startLaunch } from '../launch.js';
+import { prlimitArgv } from '../rlimits.js';
 import { driverUnavailable, emptyRecord, type RunOutcome } from '../run-outcome.js';
 import { type LongLivedSpec, type RunSpec, sandboxEnv } from '../run-spec.js';
-import { prlimitArgv } from '../rlimits.js';
 import type { DriverProbe, SandboxProcess, SandboxRunner } from '../sandbox-runner.js';
 import { bwrapArgs } from './bwrap-args.js';
 

@@ -6,15 +6,15 @@
 import { mkdtemp, rm } from 'node:fs/promises';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
+import { DEFAULT_SANDBOX_LIMITS } from '../../catalog/index.js';
 import { findExecutable, NOBODY, runningAsRoot } from '../host-tools.js';
 import { type Launch, runLaunch, startLaunch } from '../launch.js';
-import { DEFAULT_SANDBOX_LIMITS } from '../../catalog/index.js';
+import { prlimitArgv } from '../rlimits.js';
 import { driverUnavailable, type RunOutcome } from '../run-outcome.js';
 import { type LongLivedSpec, type RunSpec, sandboxEnv } from '../run-spec.js';
-import { prlimitArgv } from '../rlimits.js';
 import type { DriverProbe, SandboxProcess, SandboxRunner } from '../sandbox-runner.js';
 
-const INSTALL = 'install util-linux (prlimit)';
+const INSTALL = 'install util-linux (prlimit, setpriv)';
 
 export class ProcessRunner implements SandboxRunner {
   readonly name = 'process' as const;
@@ -28,7 +28,9 @@ export class ProcessRunner implements SandboxRunner {
   async #doProbe(): Promise<DriverProbe> {
     const base = { driver: this.name, install: INSTALL };
     const prlimit = findExecutable('prlimit');
-    if (!prlimit) return { ...base, available: false, detail: 'prlimit not found', notes: [] };
+    if (!prlimit || !findExecutable('setpriv')) {
+      return { ...base, available: false, detail: 'prlimit or setpriv not found', notes: [] };
+    }
     const outcome = await this.#run({ argv: ['true'], limits: DEFAULT_SANDBOX_LIMITS }, prlimit);
     return outcome.kind === 'ok'
       ? {
@@ -47,12 +49,24 @@ export class ProcessRunner implements SandboxRunner {
       const { chown } = await import('node:fs/promises');
       await chown(scratch, NOBODY, NOBODY);
     }
-    const argv = [...prlimitArgv(spec.limits, prlimit), ...spec.argv];
+    // No new privileges: a setuid binary on the host cannot raise the tool's rights.
+    const setpriv = findExecutable('setpriv') ?? 'setpriv';
+    const argv = [
+      setpriv,
+      '--no-new-privs',
+      '--',
+      ...prlimitArgv(spec.limits, prlimit),
+      ...spec.argv,
+    ];
     const [command, ...args] = argv as [string, ...string[]];
     return {
       command,
       args,
-      env: { ...sandboxEnv({ ...(spec.env ? { env: spec.env } : {}) }), HOME: scratch, TMPDIR: scratch },
+      env: {
+        ...sandboxEnv({ ...(spec.env ? { env: spec.env } : {}) }),
+        HOME: scratch,
+        TMPDIR: scratch,
+      },
       cwd: scratch,
       // Root bypasses RLIMIT_NPROC: drop to nobody so the process limit holds.
       ...(root ? { uid: NOBODY, gid: NOBODY } : {}),
