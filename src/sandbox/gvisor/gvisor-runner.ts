@@ -25,6 +25,12 @@ const INSTALL = 'install gVisor (apt-get install runsc)';
 export class GvisorRunner implements SandboxRunner {
   readonly name = 'gvisor' as const;
   #probe: Promise<DriverProbe> | null = null;
+  readonly #binary: string | null;
+
+  /** `runsc`: the runsc executable to use instead of the one on PATH (null: none found). */
+  constructor(options: { readonly runsc?: string } = {}) {
+    this.#binary = options.runsc ?? findExecutable('runsc');
+  }
 
   probe(): Promise<DriverProbe> {
     this.#probe ??= this.#doProbe();
@@ -33,7 +39,7 @@ export class GvisorRunner implements SandboxRunner {
 
   async #doProbe(): Promise<DriverProbe> {
     const base = { driver: this.name, install: INSTALL };
-    const runsc = findExecutable('runsc');
+    const runsc = this.#binary;
     if (!runsc) return { ...base, available: false, detail: 'runsc not found', notes: [] };
     const outcome = await this.#run({ argv: ['true'], limits: DEFAULT_SANDBOX_LIMITS });
     if (outcome.kind !== 'ok') {
@@ -54,7 +60,7 @@ export class GvisorRunner implements SandboxRunner {
   }
 
   async #launch(spec: RunSpec | LongLivedSpec): Promise<Launch> {
-    const runsc = findExecutable('runsc') ?? 'runsc';
+    const runsc = this.#binary ?? 'runsc';
     const dir = await mkdtemp(join(tmpdir(), 'toolgate-gvisor-'));
     const id = `toolgate-${randomBytes(8).toString('hex')}`;
     const state = join(dir, 'state');

@@ -27,6 +27,12 @@ const MIB = 1024 * 1024;
 export class NamespaceRunner implements SandboxRunner {
   readonly name = 'namespace' as const;
   #probe: Promise<DriverProbe> | null = null;
+  readonly #binary: string | null;
+
+  /** `bwrap`: the bwrap executable to use instead of the one on PATH (null: none found). */
+  constructor(options: { readonly bwrap?: string } = {}) {
+    this.#binary = options.bwrap ?? findExecutable('bwrap');
+  }
   /** Whether a host tmpfs can be mounted per run (root): the only way to a noexec scratch. */
   #hostScratch = runningAsRoot();
 
@@ -37,7 +43,7 @@ export class NamespaceRunner implements SandboxRunner {
 
   async #doProbe(): Promise<DriverProbe> {
     const base = { driver: this.name, install: INSTALL };
-    const bwrap = findExecutable('bwrap');
+    const bwrap = this.#binary;
     if (!bwrap) return { ...base, available: false, detail: 'bwrap not found', notes: [] };
     if (!findExecutable('prlimit')) {
       return { ...base, available: false, detail: 'prlimit not found', notes: [] };
@@ -99,7 +105,7 @@ export class NamespaceRunner implements SandboxRunner {
       inner,
     );
     return {
-      command: findExecutable('bwrap') ?? 'bwrap',
+      command: this.#binary ?? 'bwrap',
       args,
       env: {},
       ...(root ? { uid: NOBODY, gid: NOBODY } : {}),
