@@ -25,8 +25,11 @@ export interface Launch {
   readonly watchCpu?: boolean;
   /** Extra teardown after the process group was killed (e.g. `runsc kill`); never throws. */
   readonly kill?: () => Promise<void>;
-  /** Removes what the run left on the host (scratch mounts, bundles); never throws. */
-  readonly cleanup: () => Promise<void>;
+  /**
+   * Removes what the run left on the host (scratch mounts, bundles); never throws. `killed`: the
+   * sandbox was killed rather than ending by itself, so its processes may still be dying.
+   */
+  readonly cleanup: (killed: boolean) => Promise<void>;
 }
 
 /** After the wrapper exits, how long its pipes may stay open (held by an orphan) before we cut. */
@@ -113,7 +116,7 @@ export async function runLaunch(
   try {
     child = spawnLaunch(launch);
   } catch (err) {
-    await launch.cleanup();
+    await launch.cleanup(true);
     return {
       ...emptyRecord(driver),
       kind: 'spawn_failed',
@@ -179,7 +182,9 @@ export async function runLaunch(
       resolve(classify(record, killed, limits, limits.wall_time_ms));
     });
   });
-  await launch.cleanup();
+  // Teardown (unmounting, removing bundles) runs after the caller has its answer; the sandbox's
+  // processes are already gone, so nothing of the run is still executing.
+  void launch.cleanup(killed !== null);
   return result;
 }
 
@@ -195,7 +200,7 @@ export async function startLaunch(
   await new Promise<void>((resolve, reject) => {
     child.once('spawn', () => resolve());
     child.once('error', (err) => {
-      void launch.cleanup();
+      void launch.cleanup(true);
       reject(err);
     });
   });
@@ -216,7 +221,7 @@ export async function startLaunch(
         signal: signalName(signal, code),
         durationMs: performance.now() - started,
       };
-      void launch.cleanup().then(() => {
+      void launch.cleanup(killed !== null).then(() => {
         if (killed === 'closed') resolve({ ...record, kind: 'ok' });
         else resolve(classify(record, killed, limits, wallTimeMs ?? 0));
       });

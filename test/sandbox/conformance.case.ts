@@ -150,6 +150,23 @@ export function conformanceSuite(runner: SandboxRunner, skips: Skips = {}): void
       assert.ok(out.stdout.startsWith('hi\n'));
     });
 
+    it('starts every run with an empty scratch, whatever the run before left there', async () => {
+      const first = await runner.run({
+        argv: ['sh', '-c', 'echo secret > left-behind; mkdir -p d/e; chmod 000 d; ls'],
+        limits: LIMITS,
+      });
+      assert.equal(first.kind, 'ok', first.stderr);
+      const killed = await runner.run({
+        argv: ['sh', '-c', 'echo secret > killed-behind; sleep 30'],
+        limits: { ...LIMITS, wall_time_ms: 300 },
+      });
+      assert.equal(killed.kind, 'timeout');
+      for (let i = 0; i < 3; i++) {
+        const next = await runner.run({ argv: ['sh', '-c', 'ls -A; echo end'], limits: LIMITS });
+        assert.equal(next.stdout, 'end\n');
+      }
+    });
+
     it('keeps a long-lived process open and kills it on close', async () => {
       const proc = await runner.start({ argv: ['cat'], limits: LIMITS });
       const echoed = new Promise<string>((resolve) =>

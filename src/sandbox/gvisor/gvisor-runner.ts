@@ -84,7 +84,6 @@ export class GvisorRunner implements SandboxRunner {
       '--root',
       state,
     ];
-    let killed = false;
     return {
       command: runsc,
       args: [...global, 'run', '--bundle', dir, id],
@@ -92,10 +91,9 @@ export class GvisorRunner implements SandboxRunner {
       // gVisor's kernel does not deliver SIGXCPU: the host counts the sandbox's CPU instead.
       watchCpu: true,
       kill: async () => {
-        killed = true;
         await exec(runsc, [...global, 'kill', '--all', id, 'KILL']).catch(() => undefined);
       },
-      cleanup: async () => {
+      cleanup: async (killed) => {
         if (killed) {
           await exec(runsc, [...global, 'delete', '--force', id]).catch(() => undefined);
         }

@@ -5,11 +5,6 @@
  * inside by prlimit. When toolgate runs as root, bwrap itself runs as the host's nobody, so the
  * sandbox user maps to an unprivileged host user rather than to root.
  */
-import { execFile } from 'node:child_process';
-import { mkdtemp, rmdir } from 'node:fs/promises';
-import { tmpdir } from 'node:os';
-import { join } from 'node:path';
-import { promisify } from 'node:util';
 import { DEFAULT_SANDBOX_LIMITS } from '../../catalog/index.js';
 import { withEgressBridge } from '../egress-bridge.js';
 import { findExecutable, NOBODY, runningAsRoot } from '../host-tools.js';
@@ -19,8 +14,8 @@ import { driverUnavailable, emptyRecord, type RunOutcome } from '../run-outcome.
 import { type LongLivedSpec, type RunSpec, sandboxEnv } from '../run-spec.js';
 import type { DriverProbe, SandboxProcess, SandboxRunner } from '../sandbox-runner.js';
 import { bwrapArgs } from './bwrap-args.js';
+import { ScratchPool } from './scratch-pool.js';
 
-const run = promisify(execFile);
 const INSTALL = 'install bubblewrap (apt-get install bubblewrap) and util-linux (prlimit)';
 const MIB = 1024 * 1024;
 
@@ -35,6 +30,7 @@ export class NamespaceRunner implements SandboxRunner {
   }
   /** Whether a host tmpfs can be mounted per run (root): the only way to a noexec scratch. */
   #hostScratch = runningAsRoot();
+  readonly #pool = new ScratchPool();
 
   probe(): Promise<DriverProbe> {
     this.#probe ??= this.#doProbe();
@@ -69,22 +65,7 @@ export class NamespaceRunner implements SandboxRunner {
   }
 
   async #scratch(limits: RunSpec['limits']): Promise<string | undefined> {
-    if (!this.#hostScratch) return undefined;
-    const dir = await mkdtemp(join(tmpdir(), 'toolgate-ns-'));
-    try {
-      await run('mount', [
-        '-t',
-        'tmpfs',
-        '-o',
-        `size=${limits.scratch_mb * MIB},noexec,nosuid,nodev,mode=1777`,
-        'toolgate-scratch',
-        dir,
-      ]);
-    } catch (err) {
-      await rmdir(dir).catch(() => undefined);
-      throw err;
-    }
-    return dir;
+    return this.#hostScratch ? this.#pool.take(limits.scratch_mb) : undefined;
   }
 
   async #launch(spec: RunSpec | LongLivedSpec): Promise<Launch> {
@@ -109,11 +90,11 @@ export class NamespaceRunner implements SandboxRunner {
       args,
       env: {},
       ...(root ? { uid: NOBODY, gid: NOBODY } : {}),
-      cleanup: async () => {
+      cleanup: async (killed) => {
         if (scratch === undefined) return;
-        // Lazy: a process still holding the mount cannot keep the scratch alive on the host.
-        await run('umount', ['-l', scratch]).catch(() => undefined);
-        await rmdir(scratch).catch(() => undefined);
+        // A killed sandbox may still be dying: its scratch is dropped, never handed on.
+        if (killed) await this.#pool.discard(scratch);
+        else await this.#pool.release(scratch, spec.limits.scratch_mb);
       },
     };
   }
