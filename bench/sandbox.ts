@@ -138,7 +138,9 @@ const gv = p50('gvisor');
 const goals = {
   namespace_p50_le_20ms: ns !== null && ns <= 20,
   namespace_le_half_srt_library:
-    ratios.namespace_vs_srt_library_p50 === null ? null : ratios.namespace_vs_srt_library_p50 <= 0.5,
+    ratios.namespace_vs_srt_library_p50 === null
+      ? null
+      : ratios.namespace_vs_srt_library_p50 <= 0.5,
   gvisor_p50_le_250ms: gv !== null && gv <= 250,
 };
 console.log('ratios:', JSON.stringify(ratios));

@@ -8,7 +8,7 @@ import { type ChildProcess, spawn } from 'node:child_process';
 import { constants } from 'node:os';
 import type { SandboxLimits } from '../catalog/index.js';
 import { CappedBuffer } from './capped-buffer.js';
-import { treeCpuMs } from './process-tree-cpu.js';
+import { treeUsage } from './process-tree.js';
 import { emptyRecord, type RunOutcome, type RunRecord } from './run-outcome.js';
 import type { DriverName } from './run-spec.js';
 import type { SandboxProcess } from './sandbox-runner.js';
@@ -21,8 +21,11 @@ export interface Launch {
   readonly cwd?: string;
   readonly uid?: number;
   readonly gid?: number;
-  /** Watch the CPU time of the process tree from the host (the rlimit cannot be relied on). */
-  readonly watchCpu?: boolean;
+  /**
+   * Watch CPU time and memory of the process tree from the host, where the rlimits cannot be
+   * relied on; memory counts processes at least `rssDepth` levels below the launched one.
+   */
+  readonly watch?: { readonly rssDepth: number };
   /** Extra teardown after the process group was killed (e.g. `runsc kill`); never throws. */
   readonly kill?: () => Promise<void>;
   /**
@@ -35,7 +38,7 @@ export interface Launch {
 /** After the wrapper exits, how long its pipes may stay open (held by an orphan) before we cut. */
 const PIPE_GRACE_MS = 100;
 
-const CPU_WATCH_MS = 100;
+const WATCH_MS = 50;
 const MEMORY_PATTERNS =
   /\bOOM\b|out of memory|cannot allocate memory|memoryerror|bad_alloc|allocation failed|memory exhausted|unable to allocate/i;
 const SCRATCH_PATTERNS = /no space left on device|disk quota exceeded|file size limit exceeded/i;
@@ -59,7 +62,7 @@ function killGroup(child: ChildProcess): void {
   }
 }
 
-type KillReason = 'timeout' | 'output' | 'cpu' | 'closed';
+type KillReason = 'timeout' | 'output' | 'cpu' | 'memory' | 'closed';
 
 /** Classifies a finished run from how it ended and what it said. */
 function classify(
@@ -72,6 +75,7 @@ function classify(
   if (killed === 'output' || record.stdoutTruncated || record.stderrTruncated) {
     return { ...record, kind: 'output_limit', limitBytes: limits.output_bytes };
   }
+  if (killed === 'memory') return { ...record, kind: 'memory_limit', limitMb: limits.memory_mb };
   if (killed === 'cpu' || record.signal === 'SIGXCPU') {
     return { ...record, kind: 'cpu_limit', limitMs: limits.cpu_ms };
   }
@@ -133,11 +137,15 @@ export async function runLaunch(
       void launch.kill?.();
     };
     const timer = setTimeout(() => stop('timeout'), limits.wall_time_ms);
+    const watch = launch.watch;
     const cpuWatch =
-      launch.watchCpu && child.pid !== undefined
+      watch && child.pid !== undefined
         ? setInterval(() => {
-            if (child.pid !== undefined && treeCpuMs(child.pid) > limits.cpu_ms) stop('cpu');
-          }, CPU_WATCH_MS)
+            if (child.pid === undefined || killed !== null) return;
+            const usage = treeUsage(child.pid, watch.rssDepth);
+            if (usage.rssMb > limits.memory_mb) stop('memory');
+            else if (usage.cpuMs > limits.cpu_ms) stop('cpu');
+          }, WATCH_MS)
         : null;
     child.stdout?.on('data', (chunk: Buffer) => {
       if (!stdout.push(chunk)) stop('output');

@@ -13,7 +13,7 @@ export function prlimitArgv(limits: SandboxLimits, prlimitPath = 'prlimit'): str
     prlimitPath,
     // Soft limit sends SIGXCPU (a distinct outcome); the hard limit one second later kills.
     `--cpu=${cpuSeconds}:${cpuSeconds + 1}`,
-    `--as=${limits.memory_mb * MIB}`,
+    `--data=${limits.memory_mb * MIB}`,
     `--nproc=${limits.processes}`,
     `--nofile=${limits.open_files}`,
     // No single file larger than the scratch space; no core dumps of tool memory.

@@ -87,9 +87,9 @@ export function conformanceSuite(runner: SandboxRunner, skips: Skips = {}): void
       assert.equal(out.stdout.trim(), '40');
     });
 
-    it('sets the memory limit (address space) from the definition', async () => {
+    it('sets the memory limit (data segment and private mappings) from the definition', async () => {
       const out = await runner.run({
-        argv: ['sh', '-c', 'ulimit -v'],
+        argv: ['sh', '-c', 'ulimit -d'],
         limits: { ...LIMITS, memory_mb: 300 },
       });
       assert.equal(out.kind, 'ok', out.stderr);

@@ -31,8 +31,8 @@ export const LIMITS: SandboxLimits = {
   scratch_mb: 8,
 };
 
-/** V8 reserves a lot of address space up front: node needs a larger RLIMIT_AS than sh. */
-export const NODE_LIMITS: SandboxLimits = { ...LIMITS, memory_mb: 2_048 };
+/** node starts fine under the default limits (RLIMIT_DATA does not count V8's reservations). */
+export const NODE_LIMITS: SandboxLimits = LIMITS;
 
 export const NODE = process.execPath;
 export const NODE_BINDS: ReadOnlyBind[] = NODE.startsWith('/usr/')

@@ -88,8 +88,9 @@ export class GvisorRunner implements SandboxRunner {
       command: runsc,
       args: [...global, 'run', '--bundle', dir, id],
       env: { PATH: process.env.PATH ?? '/usr/bin:/bin' },
-      // gVisor's kernel does not deliver SIGXCPU: the host counts the sandbox's CPU instead.
-      watchCpu: true,
+      // gVisor's kernel delivers no SIGXCPU and ignores RLIMIT_DATA: the host watches instead.
+      // runsc → runsc-sandbox → the tool's address spaces (ptrace platform stubs) at depth 2+.
+      watch: { rssDepth: 2 },
       kill: async () => {
         await exec(runsc, [...global, 'kill', '--all', id, 'KILL']).catch(() => undefined);
       },

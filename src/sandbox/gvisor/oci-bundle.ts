@@ -129,7 +129,7 @@ export async function writeBundle(dir: string, plan: BundlePlan): Promise<void> 
       noNewPrivileges: true,
       rlimits: [
         rlimit('RLIMIT_CPU', cpu, cpu + 1),
-        rlimit('RLIMIT_AS', plan.limits.memory_mb * MIB),
+        rlimit('RLIMIT_DATA', plan.limits.memory_mb * MIB),
         rlimit('RLIMIT_NPROC', plan.limits.processes),
         rlimit('RLIMIT_NOFILE', plan.limits.open_files),
         rlimit('RLIMIT_FSIZE', plan.limits.scratch_mb * MIB),
