@@ -8,6 +8,7 @@ import { after, before, describe, test } from 'node:test';
 import { fileURLToPath } from 'node:url';
 import type { FastifyInstance } from 'fastify';
 import { buildServer } from '../../src/http/index.js';
+import { NamespaceRunner, SandboxService } from '../../src/sandbox/index.js';
 import { openStore, type Store } from '../../src/store/index.js';
 import { openToolgate, type Toolgate } from '../../src/toolgate.js';
 import { backends } from '../support/backends.js';
@@ -73,6 +74,7 @@ for (const backend of backends()) {
     let store: Store;
     let drop: () => Promise<void>;
     let base = '';
+    let dbUrl = '';
     let key = '';
     let session = '';
 
@@ -100,6 +102,7 @@ for (const backend of backends()) {
     before(async () => {
       const fresh = await backend.fresh();
       drop = fresh.drop;
+      dbUrl = fresh.url;
       tg = await openToolgate({ db: fresh.url });
       store = await openStore(fresh.url);
       app = await buildServer(tg, { adminToken: ADMIN });
@@ -161,6 +164,42 @@ for (const backend of backends()) {
       assert.equal(res.body.code, 'SANDBOX_LIMIT');
       assert.equal(res.body.details.rule, 'sandbox.output_limit');
       assert.equal((await postRecord(String(res.body.details.call_id))).outcome, 'output_limit');
+    });
+
+    test('a gateway whose bubblewrap is missing refuses with 503 SANDBOX_UNAVAILABLE, never a weaker sandbox', async () => {
+      const broken = await openToolgate({
+        db: dbUrl,
+        sandbox: new SandboxService({
+          namespace: new NamespaceRunner({ bwrap: '/nonexistent/bwrap' }),
+        }),
+      });
+      const brokenApp = await buildServer(broken, { adminToken: ADMIN });
+      try {
+        const brokenBase = await brokenApp.listen({ host: '127.0.0.1', port: 0 });
+        const opened = await fetch(`${brokenBase}/v1/sessions`, {
+          method: 'POST',
+          headers: { authorization: `Bearer ${key}`, 'content-type': 'application/json' },
+          body: '{}',
+        });
+        const sid = String(((await opened.json()) as { id: string }).id);
+        const res = await fetch(`${brokenBase}/v1/sessions/${sid}/calls`, {
+          method: 'POST',
+          headers: { authorization: `Bearer ${key}`, 'content-type': 'application/json' },
+          body: JSON.stringify({ tool: 'sb_echo', arguments: { text: 'x' } }),
+        });
+        const body = (await res.json()) as {
+          code: string;
+          message: string;
+          details: { rule: string };
+        };
+        assert.equal(res.status, 503);
+        assert.equal(body.code, 'SANDBOX_UNAVAILABLE');
+        assert.equal(body.details.rule, 'sandbox.unavailable');
+        assert.match(body.message, /install bubblewrap/);
+      } finally {
+        await brokenApp.close();
+        await broken.close();
+      }
     });
 
     test('the gateway keeps answering after the failed runs', async () => {
