@@ -1,7 +1,9 @@
 /**
- * Sandbox benchmark (issue 4): cold start of `true`, RUNS sequential runs per contender, p50 and
+ * Sandbox benchmark (issue 4): cold start of `true`, RUNS rounds over every contender in turn
+ * (round robin, so load drifting on a shared host hits all alike), p50 and
  * p95 in milliseconds, in one run on one host:
  *   - floor: a plain child_process spawn of `true` (no isolation at all);
+ *   - bare bubblewrap (`--ro-bind / /`, no limits): what bwrap itself costs here (a reference);
  *   - toolgate's drivers through their SandboxRunner (process, namespace, gvisor), each run a
  *     fresh sandbox with its limits, scratch and teardown included;
  *   - @anthropic-ai/sandbox-runtime as a library (SandboxManager initialised once, then
@@ -34,19 +36,6 @@ function quantile(sorted: readonly number[], q: number): number {
   return Math.round((sorted[i] ?? Number.NaN) * 100) / 100;
 }
 
-/** Times `once` RUNS times after WARMUP untimed runs; `once` must throw when a run fails. */
-async function measure(once: () => Promise<void>): Promise<Figures> {
-  for (let i = 0; i < WARMUP; i++) await once();
-  const times: number[] = [];
-  for (let i = 0; i < RUNS; i++) {
-    const t = performance.now();
-    await once();
-    times.push(performance.now() - t);
-  }
-  times.sort((a, b) => a - b);
-  return { p50_ms: quantile(times, 0.5), p95_ms: quantile(times, 0.95), runs: RUNS };
-}
-
 function spawnAndWait(command: string, args: readonly string[], shell = false): Promise<void> {
   return new Promise((resolve, reject) => {
     const child = spawn(command, [...args], { stdio: 'ignore', shell });
@@ -57,68 +46,134 @@ function spawnAndWait(command: string, args: readonly string[], shell = false): 
   });
 }
 
-async function attempt(label: string, fn: () => Promise<Figures>): Promise<Entry> {
-  try {
-    return await fn();
-  } catch (err) {
-    const reason = err instanceof Error ? err.message : String(err);
-    console.log(`  ${label}: unavailable (${reason})`);
-    return { unavailable: reason.slice(0, 300) };
-  }
+interface Contender {
+  readonly name: string;
+  readonly label: string;
+  /** Prepares once (probe, initialise); throws when the contender cannot run here. */
+  readonly setup?: () => Promise<void>;
+  /** One cold start; throws when it fails. */
+  readonly once: () => Promise<void>;
 }
 
-function show(label: string, e: Entry): void {
-  if ('p50_ms' in e) console.log(`  ${label.padEnd(34)} p50 ${e.p50_ms} ms   p95 ${e.p95_ms} ms`);
-}
-
-const results: Record<string, Entry> = {};
-console.log(`cold start of \`true\`, ${RUNS} runs each after ${WARMUP} warm-up:`);
-
-results.floor_spawn = await measure(() => spawnAndWait('true', []));
-show('plain spawn (floor)', results.floor_spawn);
-
-const sandbox = new SandboxService();
-for (const driver of DRIVER_NAMES) {
-  const runner = sandbox.runner(driver);
-  results[driver] = await attempt(driver, async () => {
-    const probe = await runner.probe();
-    if (!probe.available) throw new Error(`${probe.detail}; ${probe.install}`);
-    return measure(async () => {
-      const out = await runner.run({ argv: ['true'], limits: DEFAULT_SANDBOX_LIMITS });
-      if (out.kind !== 'ok') throw new Error(`${driver}: ${out.kind} ${out.stderr}`);
-    });
-  });
-  show(`toolgate ${driver}`, results[driver] as Entry);
-}
-
-// @anthropic-ai/sandbox-runtime: no network, writes only to a scratch dir, same command.
 const srtDir = mkdtempSync(join(tmpdir(), 'toolgate-bench-srt-'));
 const srtConfig = {
   network: { allowedDomains: [], deniedDomains: [] },
   filesystem: { denyRead: [], allowWrite: [srtDir], denyWrite: [] },
 };
-results.srt_library = await attempt('sandbox-runtime library', async () => {
-  const { SandboxManager } = await import('@anthropic-ai/sandbox-runtime');
-  await SandboxManager.initialize(srtConfig);
-  try {
-    return await measure(async () => {
-      const wrapped = await SandboxManager.wrapWithSandbox('true');
-      await spawnAndWait(wrapped, [], true);
-    });
-  } finally {
-    await SandboxManager.reset();
-  }
-});
-show('sandbox-runtime library', results.srt_library);
+const srtSettings = join(srtDir, 'srt-settings.json');
+writeFileSync(srtSettings, JSON.stringify(srtConfig));
+type SrtManager = typeof import('@anthropic-ai/sandbox-runtime').SandboxManager;
+let srt: SrtManager | null = null;
 
-results.srt_cli = await attempt('sandbox-runtime srt CLI', async () => {
-  const settings = join(srtDir, 'srt-settings.json');
-  writeFileSync(settings, JSON.stringify(srtConfig));
-  const cli = createRequire(import.meta.url).resolve('@anthropic-ai/sandbox-runtime/dist/cli.js');
-  return measure(() => spawnAndWait(process.execPath, [cli, '--settings', settings, 'true']));
-});
-show('sandbox-runtime srt CLI', results.srt_cli);
+const sandbox = new SandboxService();
+const contenders: Contender[] = [
+  { name: 'floor_spawn', label: 'plain spawn (floor)', once: () => spawnAndWait('true', []) },
+  {
+    // What bwrap itself costs here: the host's whole root read-only, no limits, no scratch mount.
+    name: 'bwrap_bare',
+    label: 'bare bwrap (reference only)',
+    once: () =>
+      spawnAndWait('bwrap', [
+        ...['--ro-bind', '/', '/', '--unshare-all', '--die-with-parent', '--tmpfs', '/tmp'],
+        ...['--proc', '/proc', '--dev', '/dev', '--uid', '65534', '--gid', '65534'],
+        ...['--cap-drop', 'ALL', 'true'],
+      ]),
+  },
+  ...DRIVER_NAMES.map(
+    (driver): Contender => ({
+      name: driver,
+      label: `toolgate ${driver}`,
+      setup: async () => {
+        const probe = await sandbox.runner(driver).probe();
+        if (!probe.available) throw new Error(`${probe.detail}; ${probe.install}`);
+      },
+      once: async () => {
+        const out = await sandbox
+          .runner(driver)
+          .run({ argv: ['true'], limits: DEFAULT_SANDBOX_LIMITS });
+        if (out.kind !== 'ok') throw new Error(`${driver}: ${out.kind} ${out.stderr}`);
+      },
+    }),
+  ),
+  {
+    name: 'srt_library',
+    label: 'sandbox-runtime library',
+    setup: async () => {
+      const { SandboxManager } = await import('@anthropic-ai/sandbox-runtime');
+      await SandboxManager.initialize(srtConfig);
+      srt = SandboxManager;
+    },
+    once: async () => {
+      if (!srt) throw new Error('not initialised');
+      await spawnAndWait(await srt.wrapWithSandbox('true'), [], true);
+    },
+  },
+  {
+    name: 'srt_cli',
+    label: 'sandbox-runtime srt CLI',
+    once: () => {
+      const cli = createRequire(import.meta.url).resolve(
+        '@anthropic-ai/sandbox-runtime/dist/cli.js',
+      );
+      return spawnAndWait(process.execPath, [cli, '--settings', srtSettings, 'true']);
+    },
+  },
+];
+
+const results: Record<string, Entry> = {};
+const times = new Map<string, number[]>();
+const failed = (c: Contender, err: unknown): void => {
+  const reason = err instanceof Error ? err.message : String(err);
+  results[c.name] = { unavailable: reason.slice(0, 300) };
+};
+for (const c of contenders) {
+  try {
+    await c.setup?.();
+    for (let i = 0; i < WARMUP; i++) await c.once();
+    times.set(c.name, []);
+  } catch (err) {
+    failed(c, err);
+  }
+}
+// Round robin: load on a shared host drifts, and then drifts the same for every contender.
+for (let i = 0; i < RUNS; i++) {
+  for (const c of contenders) {
+    const list = times.get(c.name);
+    if (!list) continue;
+    const t = performance.now();
+    try {
+      await c.once();
+      list.push(performance.now() - t);
+    } catch (err) {
+      times.delete(c.name);
+      failed(c, err);
+    }
+  }
+}
+// Assigned in a setup closure, which the compiler does not follow.
+await (srt as SrtManager | null)?.reset();
 rmSync(srtDir, { recursive: true, force: true });
+
+console.log(
+  `cold start of \`true\`, ${RUNS} rounds (round robin) after ${WARMUP} warm-up runs each:`,
+);
+for (const c of contenders) {
+  const list = times.get(c.name);
+  if (list) {
+    list.sort((a, b) => a - b);
+    results[c.name] = {
+      p50_ms: quantile(list, 0.5),
+      p95_ms: quantile(list, 0.95),
+      runs: list.length,
+    };
+  }
+  const e = results[c.name] as Entry;
+  console.log(
+    'p50_ms' in e
+      ? `  ${c.label.padEnd(30)} p50 ${e.p50_ms} ms   p95 ${e.p95_ms} ms`
+      : `  ${c.label.padEnd(30)} unavailable: ${e.unavailable}`,
+  );
+}
 
 const p50 = (name: string): number | null => {
   const e = results[name];
@@ -128,6 +183,7 @@ const ratio = (a: number | null, b: number | null): number | null =>
   a !== null && b !== null && b > 0 ? Math.round((a / b) * 100) / 100 : null;
 const ratios = {
   namespace_vs_floor_p50: ratio(p50('namespace'), p50('floor_spawn')),
+  namespace_vs_bare_bwrap_p50: ratio(p50('namespace'), p50('bwrap_bare')),
   gvisor_vs_floor_p50: ratio(p50('gvisor'), p50('floor_spawn')),
   namespace_vs_srt_library_p50: ratio(p50('namespace'), p50('srt_library')),
   namespace_vs_srt_cli_p50: ratio(p50('namespace'), p50('srt_cli')),
