@@ -30,6 +30,7 @@ import {
   UserService,
 } from './identity/index.js';
 import { PolicyService } from './policy/index.js';
+import { SandboxService } from './sandbox/index.js';
 import { DEFAULT_DB_URL, listEvents, openStore, readRevisions, type Store } from './store/index.js';
 
 export interface Toolgate {
@@ -47,6 +48,8 @@ export interface Toolgate {
   readonly config: ApplyService;
   /** Four-eyes changes: privileged grants and irreversible tools waiting for approvers. */
   readonly changes: ChangeDesk;
+  /** Sandbox drivers: `command` tools run here; `doctor()` reports what works on this host. */
+  readonly sandbox: SandboxService;
   readonly events: {
     list(filter: {
       subject?: string;
@@ -84,6 +87,8 @@ export interface ToolgateOptions {
   readonly masterKey?: MasterKey | (() => MasterKey);
   /** Which environment's secrets calls use; default `default`. */
   readonly environment?: string;
+  /** Sandbox drivers for `command` tools; default: process, namespace and gvisor on this host. */
+  readonly sandbox?: SandboxService;
 }
 
 export async function openToolgate(options: ToolgateOptions = {}): Promise<Toolgate> {
@@ -102,6 +107,7 @@ export async function openToolgate(options: ToolgateOptions = {}): Promise<Toolg
     },
   );
   const policies = new PolicyService(store.db, options.clock);
+  const sandbox = options.sandbox ?? new SandboxService();
   const gate = new Gate({
     store,
     catalog,
@@ -110,6 +116,7 @@ export async function openToolgate(options: ToolgateOptions = {}): Promise<Toolg
     sessions,
     approvals,
     executor: options.executor ?? demoExecutor(),
+    sandbox,
     policies: options.policy ? async () => options.policy ?? null : () => policies.engine(),
     ...clock,
   });
@@ -156,6 +163,7 @@ export async function openToolgate(options: ToolgateOptions = {}): Promise<Toolg
     gate,
     changes,
     config: new ApplyService(catalog, agents, users, policies, changes),
+    sandbox,
     events: { list: (filter) => listEvents(store.db, filter) },
     revisions: () => readRevisions(store.db),
     secrets,

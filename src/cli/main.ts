@@ -8,8 +8,8 @@ import { userInfo } from 'node:os';
 import { Command, InvalidArgumentError, Option } from 'commander';
 import type { ToolVersionDetail, ToolVersionSummary } from '../catalog/index.js';
 import { type Actor, ToolgateError } from '../core/index.js';
-
 import { loadMasterKey, type SecretInfo } from '../credentials/index.js';
+import { SandboxService } from '../sandbox/index.js';
 import { openToolgate, type Toolgate } from '../toolgate.js';
 import { makeOutput, type Output, reportError, table } from './output.js';
 import {
@@ -792,6 +792,29 @@ secrets
       );
     })(),
   );
+
+program
+  .command('doctor')
+  .description('check which sandbox drivers work on this host (runs `true` in each)')
+  .action(async () => {
+    const out = makeOutput(program.opts<GlobalOptions>().json === true);
+    try {
+      const drivers = await new SandboxService().doctor();
+      out.result({ drivers }, () =>
+        drivers
+          .map((d) =>
+            [
+              `${d.driver.padEnd(10)} ${d.available ? 'works' : 'MISSING'}  ${d.detail}`,
+              ...(d.available ? [] : [`           to fix: ${d.install}`]),
+              ...d.notes.map((n) => `           ${n}`),
+            ].join('\n'),
+          )
+          .join('\n'),
+      );
+    } catch (err) {
+      process.exitCode = reportError(err, out.json);
+    }
+  });
 
 // Usage errors (unknown option, bad number, missing --reason) are refusals like any other: with
 // --json they are printed as { error: { code: 'INPUT_INVALID', … } }.

@@ -134,6 +134,22 @@ export const ERROR_CODES = {
     jsonRpc: -32030,
     summary: 'The egress proxy or http runtime refused a connection or request of the tool.',
   },
+  // Sandbox (issue 4): the tool's isolation cannot be provided, or the run hit a limit.
+  SANDBOX_UNAVAILABLE: {
+    http: 503,
+    jsonRpc: -32040,
+    summary: 'The isolation the tool requires is not available on this host; it was not run.',
+  },
+  SANDBOX_TIMEOUT: {
+    http: 504,
+    jsonRpc: -32041,
+    summary: 'The tool ran past its wall-clock limit and was killed.',
+  },
+  SANDBOX_LIMIT: {
+    http: 502,
+    jsonRpc: -32042,
+    summary: 'The tool exceeded a sandbox limit (CPU, memory, output, scratch) and was stopped.',
+  },
   INTERNAL: { http: 500, jsonRpc: -32603, summary: 'An unexpected error; details are logged.' },
 } as const satisfies Record<string, { http: number; jsonRpc: number; summary: string }>;
 
@@ -182,6 +198,9 @@ export interface ErrorDetails {
   CREDENTIAL_UNAVAILABLE: { toolId: string; secret: string; reason: string };
   STORE_UNAVAILABLE: Record<string, never>;
   EGRESS_DENIED: CallDenial;
+  SANDBOX_UNAVAILABLE: CallDenial;
+  SANDBOX_TIMEOUT: CallDenial;
+  SANDBOX_LIMIT: CallDenial;
   INTERNAL: Record<string, never>;
 }
 

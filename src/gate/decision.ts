@@ -18,6 +18,9 @@ export type DenyCode = Extract<
   | 'OUTPUT_INVALID'
   | 'EXECUTION_FAILED'
   | 'EGRESS_DENIED'
+  | 'SANDBOX_UNAVAILABLE'
+  | 'SANDBOX_TIMEOUT'
+  | 'SANDBOX_LIMIT'
 >;
 
 export interface Allowed {

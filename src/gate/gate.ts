@@ -33,6 +33,7 @@ import {
   policyTargets,
   valuesAt,
 } from '../policy/index.js';
+import type { CommandResult } from '../sandbox/index.js';
 import {
   localIdentityChangeCount,
   readRevisions,
@@ -71,6 +72,11 @@ export interface PolicyEngine {
   evaluate(request: CedarRequest): CedarDecision;
 }
 
+/** Runs `command` tools in the isolation they require (src/sandbox's SandboxService). */
+export interface CommandSandbox {
+  runCommand(def: ToolDefinition, args: unknown): Promise<CommandResult>;
+}
+
 /** Where the gate gets its policy engine: fixed (library use) or loaded from stored policies. */
 export type PolicySupplier = () => Promise<PolicyEngine | null>;
 
@@ -95,6 +101,8 @@ export interface GateDependencies {
   readonly sessions: SessionService;
   readonly approvals: ApprovalDesk;
   readonly executor: InlineExecutor;
+  /** Runs `command` tools; without it they are refused (never run unsandboxed). */
+  readonly sandbox?: CommandSandbox;
   /** Loads the org policy engine; called again after every catalog or policy change. */
   readonly policies?: PolicySupplier;
   readonly clock?: Clock;
@@ -673,11 +681,14 @@ export class Gate {
           argsHash,
           argsRedacted: undefined,
           decision: result.ok ? 'allow' : 'deny',
-          outcome: result.ok ? 'ok' : result.rule,
+          outcome: result.outcome ?? (result.ok ? 'ok' : result.rule),
           bytesOut: result.bytes,
           durationMs: performance.now() - started,
           ...(result.ok ? {} : { code: result.code, rule: result.rule, message: result.message }),
-          details: { result_hash: result.ok ? safeHash(result.output) : null },
+          details: {
+            result_hash: result.ok ? safeHash(result.output) : null,
+            ...(result.sandbox ? { sandbox: result.sandbox } : {}),
+          },
         },
         undefined,
         { deferred: true },
@@ -717,32 +728,61 @@ export class Gate {
     def: ToolDefinition,
     args: Record<string, unknown>,
     compiled: CompiledTool,
-  ): Promise<
-    | { ok: true; output: unknown; bytes: number }
-    | { ok: false; code: DenyCode; rule: string; message: string; bytes: number }
-  > {
-    if (def.runtime.kind !== 'inline' || !this.#d.executor.has(def.runtime.handler)) {
-      // Never run a tool with less isolation than it asks for: no sandbox yet, no run.
-      return {
-        ok: false,
-        code: 'EXECUTION_FAILED',
-        rule: 'runtime.unavailable',
-        message: `the ${def.runtime.kind} runtime is not available on this gateway`,
-        bytes: 0,
-      };
-    }
+  ): Promise<ExecuteResult> {
     let output: unknown;
-    try {
-      output = await this.#d.executor.run(def.runtime.handler, args);
-    } catch {
-      return {
-        ok: false,
-        code: 'EXECUTION_FAILED',
-        rule: 'execute.error',
-        message: 'the tool failed',
-        bytes: 0,
-      };
+    let outcome: string | undefined;
+    let sandbox: SandboxAudit | undefined;
+    if (def.runtime.kind === 'command' && this.#d.sandbox) {
+      const ran = await this.#d.sandbox.runCommand(def, args);
+      const run = ran.ok ? ran.outcome : ran.run;
+      sandbox = run
+        ? {
+            driver: run.driver,
+            outcome: run.kind,
+            exit_code: run.exitCode,
+            signal: run.signal,
+            duration_ms: Math.round(run.durationMs),
+            stdout_truncated: run.stdoutTruncated,
+            stderr_truncated: run.stderrTruncated,
+          }
+        : undefined;
+      if (!ran.ok) {
+        return {
+          ok: false,
+          code: ran.code,
+          rule: ran.rule,
+          message: ran.message,
+          bytes: run ? Buffer.byteLength(run.stdout, 'utf8') : 0,
+          outcome: ran.outcome,
+          ...(sandbox ? { sandbox } : {}),
+        };
+      }
+      output = ran.output;
+      outcome = ran.outcome.kind;
+    } else {
+      if (def.runtime.kind !== 'inline' || !this.#d.executor.has(def.runtime.handler)) {
+        // Never run a tool with less isolation than it asks for: no runtime here, no run.
+        return {
+          ok: false,
+          code: 'EXECUTION_FAILED',
+          rule: 'runtime.unavailable',
+          message: `the ${def.runtime.kind} runtime is not available on this gateway`,
+          bytes: 0,
+        };
+      }
+      try {
+        output = await this.#d.executor.run(def.runtime.handler, args);
+      } catch {
+        return {
+          ok: false,
+          code: 'EXECUTION_FAILED',
+          rule: 'execute.error',
+          message: 'the tool failed',
+          bytes: 0,
+        };
+      }
     }
+    const extra = { ...(outcome ? { outcome } : {}), ...(sandbox ? { sandbox } : {}) };
     const text = JSON.stringify(output ?? null);
     const bytes = Buffer.byteLength(text, 'utf8');
     if (bytes > def.sandbox.limits.output_bytes) {
@@ -752,6 +792,7 @@ export class Gate {
         rule: 'result.size',
         message: `the result is over ${def.sandbox.limits.output_bytes} bytes`,
         bytes,
+        ...extra,
       };
     }
     if (!compiled.validateOutput(output)) {
@@ -761,9 +802,10 @@ export class Gate {
         rule: 'result.schema',
         message: 'the tool returned a result that does not match its output schema',
         bytes,
+        ...extra,
       };
     }
-    return { ok: true, output, bytes };
+    return { ok: true, output, bytes, ...extra };
   }
 
   /** A finished call under this key (replay), a conflict, or nothing yet (`claimed` = free). */
@@ -803,6 +845,22 @@ export class Gate {
     return judgeIdempotency(row, argsHash);
   }
 }
+
+/** What a sandboxed run adds to its audit record (never its output or stderr). */
+interface SandboxAudit {
+  readonly driver: string;
+  readonly outcome: string;
+  readonly exit_code: number | null;
+  readonly signal: string | null;
+  readonly duration_ms: number;
+  readonly stdout_truncated: boolean;
+  readonly stderr_truncated: boolean;
+}
+
+type ExecuteResult = (
+  | { ok: true; output: unknown; bytes: number }
+  | { ok: false; code: DenyCode; rule: string; message: string; bytes: number }
+) & { outcome?: string; sandbox?: SandboxAudit };
 
 type IdempotencyOutcome =
   | { kind: 'claimed' }

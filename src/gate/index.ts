@@ -15,6 +15,7 @@ export type {
 export type {
   CallContext,
   CallOptions,
+  CommandSandbox,
   GateDependencies,
   PolicyEngine,
   PolicySupplier,
