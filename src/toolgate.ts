@@ -30,7 +30,7 @@ import {
   UserService,
 } from './identity/index.js';
 import { PolicyService } from './policy/index.js';
-import { SandboxService } from './sandbox/index.js';
+import { EgressProxy, HttpToolRunner, SandboxService } from './sandbox/index.js';
 import { DEFAULT_DB_URL, listEvents, openStore, readRevisions, type Store } from './store/index.js';
 
 export interface Toolgate {
@@ -89,6 +89,11 @@ export interface ToolgateOptions {
   readonly environment?: string;
   /** Sandbox drivers for `command` tools; default: process, namespace and gvisor on this host. */
   readonly sandbox?: SandboxService;
+  /**
+   * The egress proxy and http runtime; default: a proxy with lease sockets in a fresh private
+   * folder and the system resolver. Tests pass their own (with a test CA or test targets).
+   */
+  readonly egress?: { readonly proxy: EgressProxy; readonly http: HttpToolRunner };
 }
 
 export async function openToolgate(options: ToolgateOptions = {}): Promise<Toolgate> {
@@ -108,6 +113,16 @@ export async function openToolgate(options: ToolgateOptions = {}): Promise<Toolg
   );
   const policies = new PolicyService(store.db, options.clock);
   const sandbox = options.sandbox ?? new SandboxService();
+  const secrets = new SecretsService(
+    store.db,
+    options.masterKey ?? (() => configuredMasterKey()),
+    options.clock,
+  );
+  const credentials = new CredentialBroker(secrets, {
+    ...clock,
+    ...(options.environment ? { environment: options.environment } : {}),
+  });
+  const egress = options.egress ?? { proxy: new EgressProxy(), http: new HttpToolRunner() };
   const gate = new Gate({
     store,
     catalog,
@@ -117,6 +132,8 @@ export async function openToolgate(options: ToolgateOptions = {}): Promise<Toolg
     approvals,
     executor: options.executor ?? demoExecutor(),
     sandbox,
+    egress,
+    credentials,
     policies: options.policy ? async () => options.policy ?? null : () => policies.engine(),
     ...clock,
   });
@@ -141,15 +158,6 @@ export async function openToolgate(options: ToolgateOptions = {}): Promise<Toolg
     const agentId = await keys.verify(token);
     return agentId ? { agentId } : null;
   };
-  const secrets = new SecretsService(
-    store.db,
-    options.masterKey ?? (() => configuredMasterKey()),
-    options.clock,
-  );
-  const credentials = new CredentialBroker(secrets, {
-    ...clock,
-    ...(options.environment ? { environment: options.environment } : {}),
-  });
   return {
     store,
     catalog,
@@ -170,6 +178,7 @@ export async function openToolgate(options: ToolgateOptions = {}): Promise<Toolg
     credentials,
     close: async () => {
       await gate.flush();
+      if (!options.egress) await egress.proxy.close();
       await store.close();
     },
   };

@@ -21,6 +21,7 @@ export type DenyCode = Extract<
   | 'SANDBOX_UNAVAILABLE'
   | 'SANDBOX_TIMEOUT'
   | 'SANDBOX_LIMIT'
+  | 'CREDENTIAL_UNAVAILABLE'
 >;
 
 export interface Allowed {

@@ -14,7 +14,18 @@ import {
   type ToolDefinition,
   type ToolVersionDetail,
 } from '../catalog/index.js';
-import { type Clock, exceedsDepth, systemClock, ToolgateError } from '../core/index.js';
+import {
+  type Clock,
+  exceedsDepth,
+  isToolgateError,
+  systemClock,
+  ToolgateError,
+} from '../core/index.js';
+import {
+  type CallCredentials,
+  type CredentialBroker,
+  redactSecrets,
+} from '../credentials/index.js';
 import type {
   AgentService,
   AgentView,
@@ -33,7 +44,16 @@ import {
   policyTargets,
   valuesAt,
 } from '../policy/index.js';
-import type { CommandResult } from '../sandbox/index.js';
+import {
+  type ByteBudget,
+  type CommandResult,
+  createByteBudget,
+  type EgressAuditFields,
+  type EgressLease,
+  type EgressProxy,
+  egressAuditFields,
+  type HttpToolRunner,
+} from '../sandbox/index.js';
 import {
   localIdentityChangeCount,
   readRevisions,
@@ -74,7 +94,17 @@ export interface PolicyEngine {
 
 /** Runs `command` tools in the isolation they require (src/sandbox's SandboxService). */
 export interface CommandSandbox {
-  runCommand(def: ToolDefinition, args: unknown): Promise<CommandResult>;
+  runCommand(
+    def: ToolDefinition,
+    args: unknown,
+    options?: { egressSocket?: string; env?: Readonly<Record<string, string>> },
+  ): Promise<CommandResult>;
+}
+
+/** Egress for the gate: leases on the proxy for sandboxed tools, and the http runtime. */
+export interface GateEgress {
+  readonly proxy: Pick<EgressProxy, 'openLease'>;
+  readonly http: Pick<HttpToolRunner, 'run'>;
 }
 
 /** Where the gate gets its policy engine: fixed (library use) or loaded from stored policies. */
@@ -103,6 +133,10 @@ export interface GateDependencies {
   readonly executor: InlineExecutor;
   /** Runs `command` tools; without it they are refused (never run unsandboxed). */
   readonly sandbox?: CommandSandbox;
+  /** The egress proxy (for sandboxed tools that declare hosts) and the http runtime. */
+  readonly egress?: GateEgress;
+  /** Opens a tool's own credential for one call, after the gate passed. */
+  readonly credentials?: Pick<CredentialBroker, 'forCall'>;
   /** Loads the org policy engine; called again after every catalog or policy change. */
   readonly policies?: PolicySupplier;
   readonly clock?: Clock;
@@ -128,6 +162,7 @@ export class Gate {
   #agents = new Map<string, AgentView>();
   #users = new Map<string, UserView>();
   #sessionRows = new Map<string, SessionRow>();
+  #egressBudgets = new Map<string, ByteBudget>();
 
   constructor(deps: GateDependencies) {
     this.#d = deps;
@@ -666,7 +701,27 @@ export class Gate {
     );
 
     // 10 execute, 11 result
-    const result = await this.#execute(def, callArgs, compiled);
+    const result = await this.#execute(def, callArgs, compiled, {
+      callId,
+      sessionId: session.id,
+      agentId: ctx.agentId,
+      userId: session.user_id,
+      destinations,
+      egressLimit: budgets.egress_bytes,
+      storedEgressBytes: session.egress_bytes,
+    });
+    if (result.egressSpent !== undefined && result.egressSpent > 0) {
+      const spentBytes = result.egressSpent;
+      await this.#d.store.db
+        .updateTable('sessions')
+        .set((eb) => ({ egress_bytes: eb('egress_bytes', '+', spentBytes) }))
+        .where('id', '=', session.id)
+        .execute();
+      this.#updateCachedSession(session.id, (r) => ({
+        ...r,
+        egress_bytes: r.egress_bytes + spentBytes,
+      }));
+    }
     // Only the pre record must be durable before a tool runs (DESIGN.md §1); the result record
     // joins the next group commit without holding the caller. A crash in between leaves a pre
     // record without a result, which is what it then was: outcome unknown.
@@ -682,12 +737,18 @@ export class Gate {
           argsRedacted: undefined,
           decision: result.ok ? 'allow' : 'deny',
           outcome: result.outcome ?? (result.ok ? 'ok' : result.rule),
-          bytesOut: result.bytes,
+          bytesOut: result.egress?.bytesOut ?? 0,
+          ...(result.egress?.egressHost ? { egressHost: result.egress.egressHost } : {}),
           durationMs: performance.now() - started,
           ...(result.ok ? {} : { code: result.code, rule: result.rule, message: result.message }),
           details: {
             result_hash: result.ok ? safeHash(result.output) : null,
+            result_bytes: result.bytes,
             ...(result.sandbox ? { sandbox: result.sandbox } : {}),
+            ...(result.egress
+              ? { egress: { bytes_in: result.egress.bytesIn, denials: result.egress.denials } }
+              : {}),
+            ...(result.redacted ? { redacted: true, flagged: 'credential_echoed' } : {}),
           },
         },
         undefined,
@@ -724,16 +785,135 @@ export class Gate {
     };
   }
 
+  /**
+   * The per-session egress budget this process draws on: concurrent calls of one session share
+   * it, so together they cannot move more than the ceiling. Other replicas' spending reaches it
+   * through the stored counter the next time the session's budget is loaded here.
+   */
+  #egressBudget(
+    sessionId: string,
+    limit: number | undefined,
+    storedSpent: number,
+  ): { budget: ByteBudget; spent: () => number } {
+    let shared = this.#egressBudgets.get(sessionId);
+    if (!shared) {
+      shared = createByteBudget(
+        limit === undefined ? Number.POSITIVE_INFINITY : Math.max(0, limit - storedSpent),
+      );
+      if (this.#egressBudgets.size >= SESSION_CACHE_MAX) {
+        const oldest = this.#egressBudgets.keys().next();
+        if (!oldest.done) this.#egressBudgets.delete(oldest.value);
+      }
+      this.#egressBudgets.set(sessionId, shared);
+    }
+    const pool = shared;
+    let mine = 0;
+    return {
+      budget: {
+        remaining: () => pool.remaining(),
+        consume: (bytes) => {
+          mine += bytes;
+          pool.consume(bytes);
+        },
+      },
+      spent: () => mine,
+    };
+  }
+
+  /**
+   * Step 10 and 11: the tool's credential (only now, after every check passed), the run in its
+   * runtime (inline, sandboxed command, http) with egress only through the proxy's rules, then
+   * the result: secrets scrubbed, size and output schema checked. Never throws for anything the
+   * tool does; a refusal or failure is a result with its code and rule.
+   */
   async #execute(
     def: ToolDefinition,
     args: Record<string, unknown>,
     compiled: CompiledTool,
+    call: ExecuteCall,
   ): Promise<ExecuteResult> {
+    const failed = (
+      code: DenyCode,
+      rule: string,
+      message: string,
+      extra: Partial<ExecuteExtra> = {},
+    ): ExecuteResult => ({ ok: false, code, rule, message, bytes: 0, ...extra });
+
+    let creds: CallCredentials | null = null;
+    if (def.credentials) {
+      if (!this.#d.credentials) {
+        return failed(
+          'CREDENTIAL_UNAVAILABLE',
+          'credentials.unavailable',
+          "this gateway cannot provide the tool's credential",
+        );
+      }
+      try {
+        creds = await this.#d.credentials.forCall({
+          tool: def,
+          userId: call.userId,
+          agentId: call.agentId,
+          sessionId: call.sessionId,
+          callId: call.callId,
+        });
+      } catch (err) {
+        if (!isToolgateError(err) || err.code !== 'CREDENTIAL_UNAVAILABLE') throw err;
+        // The caller learns that the credential is missing, not which secret or why.
+        const reason = (err.details as { reason?: string }).reason ?? 'unavailable';
+        return failed(
+          'CREDENTIAL_UNAVAILABLE',
+          `credentials.${reason}`,
+          "the tool's credential is not available; an administrator has to set it",
+        );
+      }
+    }
+
+    const { budget, spent } = this.#egressBudget(
+      call.sessionId,
+      call.egressLimit,
+      call.storedEgressBytes,
+    );
     let output: unknown;
     let outcome: string | undefined;
     let sandbox: SandboxAudit | undefined;
+    let egress: EgressAuditFields | undefined;
+    const extras = (): Partial<ExecuteExtra> => ({
+      ...(sandbox ? { sandbox } : {}),
+      ...(egress ? { egress } : {}),
+      egressSpent: spent(),
+    });
+
     if (def.runtime.kind === 'command' && this.#d.sandbox) {
-      const ran = await this.#d.sandbox.runCommand(def, args);
+      let lease: EgressLease | null = null;
+      if (def.sandbox.network === 'egress_proxy' && this.#d.egress) {
+        // Constrained tools reach their registered hosts; an unconstrained one only the hosts
+        // this call's URL arguments named (checked by the URL policy, shown to any reviewer).
+        const allowHosts =
+          def.egress.mode === 'constrained' ? [...def.egress.hosts] : [...call.destinations];
+        lease = await this.#d.egress.proxy.openLease({
+          leaseId: call.callId,
+          sessionId: call.sessionId,
+          toolId: def.id,
+          allowHosts,
+          byteBudget: budget,
+          credentials: (creds?.redact ?? []).map((value) => ({
+            value,
+            audienceHosts: creds?.audience ?? [],
+          })),
+        });
+      }
+      let ran: CommandResult;
+      try {
+        ran = await this.#d.sandbox.runCommand(def, args, {
+          ...(lease ? { egressSocket: lease.socketPath } : {}),
+          ...(creds ? { env: creds.env } : {}),
+        });
+      } finally {
+        if (lease) {
+          egress = egressAuditFields(lease.stats());
+          await lease.close();
+        }
+      }
       const run = ran.ok ? ran.outcome : ran.run;
       sandbox = run
         ? {
@@ -754,35 +934,50 @@ export class Gate {
           message: ran.message,
           bytes: run ? Buffer.byteLength(run.stdout, 'utf8') : 0,
           outcome: ran.outcome,
-          ...(sandbox ? { sandbox } : {}),
+          ...extras(),
         };
       }
       output = ran.output;
       outcome = ran.outcome.kind;
+    } else if (def.runtime.kind === 'http' && this.#d.egress) {
+      const credential =
+        creds && def.credentials?.inject !== 'env' ? Object.values(creds.headers)[0] : undefined;
+      const r = await this.#d.egress.http.run(def, args, {
+        budget,
+        ...(credential !== undefined ? { credential } : {}),
+      });
+      egress = egressAuditFields(r);
+      if (!r.ok) return failed(r.code, r.rule, r.message, { ...extras(), outcome: r.rule });
+      output = r.output;
+      outcome = 'ok';
     } else {
       if (def.runtime.kind !== 'inline' || !this.#d.executor.has(def.runtime.handler)) {
         // Never run a tool with less isolation than it asks for: no runtime here, no run.
-        return {
-          ok: false,
-          code: 'EXECUTION_FAILED',
-          rule: 'runtime.unavailable',
-          message: `the ${def.runtime.kind} runtime is not available on this gateway`,
-          bytes: 0,
-        };
+        return failed(
+          'EXECUTION_FAILED',
+          'runtime.unavailable',
+          `the ${def.runtime.kind} runtime is not available on this gateway`,
+        );
       }
       try {
         output = await this.#d.executor.run(def.runtime.handler, args);
       } catch {
-        return {
-          ok: false,
-          code: 'EXECUTION_FAILED',
-          rule: 'execute.error',
-          message: 'the tool failed',
-          bytes: 0,
-        };
+        return failed('EXECUTION_FAILED', 'execute.error', 'the tool failed');
       }
     }
-    const extra = { ...(outcome ? { outcome } : {}), ...(sandbox ? { sandbox } : {}) };
+
+    // 11 result: a tool that echoes its credential gets it scrubbed, and the record says so.
+    let redacted = false;
+    if (creds && creds.redact.length > 0) {
+      const scrubbed = redactSecrets(output, creds.redact);
+      output = scrubbed.value;
+      redacted = scrubbed.redacted;
+    }
+    const extra: Partial<ExecuteExtra> = {
+      ...(outcome ? { outcome } : {}),
+      ...extras(),
+      ...(redacted ? { redacted } : {}),
+    };
     const text = JSON.stringify(output ?? null);
     const bytes = Buffer.byteLength(text, 'utf8');
     if (bytes > def.sandbox.limits.output_bytes) {
@@ -857,10 +1052,34 @@ interface SandboxAudit {
   readonly stderr_truncated: boolean;
 }
 
+/** What a run adds to its audit record beside the decision. */
+interface ExecuteExtra {
+  readonly outcome: string;
+  readonly sandbox: SandboxAudit;
+  readonly egress: EgressAuditFields;
+  /** Egress bytes this call charged to the session's budget (persisted after the call). */
+  readonly egressSpent: number;
+  /** The tool's output held its credential, which was scrubbed. */
+  readonly redacted: boolean;
+}
+
 type ExecuteResult = (
   | { ok: true; output: unknown; bytes: number }
   | { ok: false; code: DenyCode; rule: string; message: string; bytes: number }
-) & { outcome?: string; sandbox?: SandboxAudit };
+) &
+  Partial<ExecuteExtra>;
+
+/** Who and what one execution is for: the credential broker and the egress budget need it. */
+interface ExecuteCall {
+  readonly callId: string;
+  readonly sessionId: string;
+  readonly agentId: string;
+  readonly userId: string | null;
+  /** Hosts this call's URL arguments named, after the URL policy checked them. */
+  readonly destinations: ReadonlySet<string>;
+  readonly egressLimit: number | undefined;
+  readonly storedEgressBytes: number;
+}
 
 type IdempotencyOutcome =
   | { kind: 'claimed' }

@@ -5,6 +5,7 @@
  */
 export type { CommandPlan, CommandResult, SandboxDenyCode } from './command-runtime.js';
 export { interpretRun, planCommand, toolFileBinds } from './command-runtime.js';
+export * from './egress/index.js';
 export { GvisorRunner } from './gvisor/gvisor-runner.js';
 export { NamespaceRunner } from './namespace/namespace-runner.js';
 export { ProcessRunner } from './process/process-runner.js';

@@ -9,7 +9,7 @@
  * A CONNECT tunnel carries TLS the proxy cannot read: there, the host allow-list, the address
  * checks and the byte budget are what apply; the secret scan does not.
  */
-import { chmod, unlink } from 'node:fs/promises';
+import { chmod, chown, unlink } from 'node:fs/promises';
 import http from 'node:http';
 import type net from 'node:net';
 import type { Duplex } from 'node:stream';
@@ -211,12 +211,15 @@ export class Lease implements EgressLease {
     });
   }
 
-  listen(mode: number): Promise<void> {
+  /** Listens with the socket's mode set, and handed to `owner` (the sandbox's user) if given. */
+  listen(mode: number, owner?: number): Promise<void> {
     return new Promise((resolve, reject) => {
       this.#server.once('error', reject);
       this.#server.listen(this.socketPath, () => {
         this.#server.removeListener('error', reject);
-        chmod(this.socketPath, mode).then(() => resolve(), reject);
+        chmod(this.socketPath, mode)
+          .then(() => (owner === undefined ? undefined : chown(this.socketPath, owner, owner)))
+          .then(() => resolve(), reject);
       });
     });
   }

@@ -3,7 +3,7 @@
  * proxy hands out leases, one Unix socket per sandbox run, in a directory only its owner can
  * enter; the sandbox side binds that socket in and bridges it to 127.0.0.1:3128 inside.
  */
-import { mkdtempSync, rmSync } from 'node:fs';
+import { chmodSync, mkdtempSync, rmSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import path from 'node:path';
 import { CheckedDialer, type DialerOptions } from './checked-dialer.js';
@@ -14,15 +14,23 @@ export interface EgressProxyOptions extends DialerOptions {
   readonly socketDir?: string;
   /** File mode of each lease socket; default 0600 (the sandbox maps its user to the owner). */
   readonly socketMode?: number;
+  /**
+   * The user lease sockets are handed to. Default: when toolgate runs as root, the host's
+   * nobody (65534), which the namespace sandbox runs as; otherwise the sockets stay toolgate's.
+   */
+  readonly socketOwner?: number;
   readonly clock?: () => Date;
 }
 
 const LEASE_ID = /^[A-Za-z0-9_-]{1,64}$/;
+/** The host user the namespace sandbox runs as when toolgate runs as root. */
+const SANDBOX_UID = 65_534;
 
 export class EgressProxy {
   readonly #dir: string;
   readonly #ownsDir: boolean;
   readonly #mode: number;
+  readonly #owner: number | undefined;
   readonly #dialer: CheckedDialer;
   readonly #clock: () => Date;
   readonly #leases = new Map<string, Lease>();
@@ -31,6 +39,10 @@ export class EgressProxy {
   constructor(options: EgressProxyOptions = {}) {
     this.#ownsDir = options.socketDir === undefined;
     this.#dir = options.socketDir ?? mkdtempSync(path.join(tmpdir(), 'toolgate-egress-'));
+    // The sandbox user must pass through the folder to reach its socket, but not list it: a
+    // socket's random name is the only way to it, and only its owner (and root) may connect.
+    if (this.#ownsDir) chmodSync(this.#dir, 0o711);
+    this.#owner = options.socketOwner ?? (process.getuid?.() === 0 ? SANDBOX_UID : undefined);
     this.#mode = options.socketMode ?? 0o600;
     this.#dialer = new CheckedDialer(options);
     this.#clock = options.clock ?? (() => new Date());
@@ -49,7 +61,7 @@ export class EgressProxy {
     const lease = new Lease(socketPath, options, this.#dialer, this.#clock);
     this.#leases.set(options.leaseId, lease);
     try {
-      await lease.listen(this.#mode);
+      await lease.listen(this.#mode, this.#owner);
     } catch (err) {
       this.#leases.delete(options.leaseId);
       await lease.close();

@@ -81,6 +81,9 @@ describe('egress proxy bridged into a sandbox', { skip }, () => {
         'evil.example.test': ['127.0.0.1'],
       }),
       unsafeTestTargets: [`127.0.0.1:${P}`],
+      // This test runs bwrap as itself (not as nobody, as the namespace driver does when root):
+      // the sandbox's user maps to the test's own, which must own the socket.
+      socketOwner: process.getuid?.() ?? 0,
     });
     lease = await proxy.openLease({
       leaseId: 'bridge',
