@@ -3,6 +3,7 @@
  * (REST, CLI, MCP) get a `Toolgate` and never touch the store themselves.
  */
 import { ApprovalSigner } from './approvals/index.js';
+import { AuditLog, DEFAULT_ORIGIN, generateNoteSigner, type NoteSigner } from './audit/index.js';
 import { CatalogService, Discovery } from './catalog/index.js';
 import { ApplyService, ChangeDesk } from './config/index.js';
 import type { Clock } from './core/index.js';
@@ -47,6 +48,18 @@ export interface Toolgate {
       limit: number;
     }): ReturnType<typeof listEvents>;
   };
+  /** The tamper-evident audit log: checkpoints, proofs, verification, export. */
+  readonly audit: Pick<
+    AuditLog,
+    | 'checkpoint'
+    | 'latestCheckpoint'
+    | 'inclusionProof'
+    | 'consistencyProof'
+    | 'verify'
+    | 'exportBundle'
+    | 'verifierKey'
+    | 'origin'
+  >;
   close(): Promise<void>;
 }
 
@@ -64,6 +77,16 @@ export interface ToolgateOptions {
   readonly jwt?: JwtConfig;
   /** A fixed policy engine instead of the stored policies (library use). */
   readonly policy?: PolicyEngine;
+  /** Signs audit checkpoints (serve keeps it in the data folder); a throwaway key when absent. */
+  readonly auditSigner?: NoteSigner | (() => NoteSigner);
+  /** Checkpoint policy; `checkpoints: false` for read-only commands (verify, export of old data). */
+  readonly audit?: {
+    readonly checkpoints?: boolean;
+    readonly checkpointEvery?: number;
+    readonly checkpointIntervalMs?: number;
+    readonly origin?: string;
+    readonly onError?: (err: unknown) => void;
+  };
 }
 
 export async function openToolgate(options: ToolgateOptions = {}): Promise<Toolgate> {
@@ -82,7 +105,26 @@ export async function openToolgate(options: ToolgateOptions = {}): Promise<Toolg
     },
   );
   const policies = new PolicyService(store.db, options.clock);
+  const origin = options.audit?.origin ?? DEFAULT_ORIGIN;
+  const auditSigner =
+    typeof options.auditSigner === 'function'
+      ? options.auditSigner()
+      : (options.auditSigner ?? generateNoteSigner(origin).signer);
+  const audit = new AuditLog(store.db, {
+    signer: auditSigner,
+    origin,
+    ...(options.audit?.checkpoints !== undefined ? { checkpoints: options.audit.checkpoints } : {}),
+    ...(options.audit?.checkpointEvery !== undefined
+      ? { checkpointEvery: options.audit.checkpointEvery }
+      : {}),
+    ...(options.audit?.checkpointIntervalMs !== undefined
+      ? { checkpointIntervalMs: options.audit.checkpointIntervalMs }
+      : {}),
+    ...(options.audit?.onError ? { onError: options.audit.onError } : {}),
+    ...clock,
+  });
   const gate = new Gate({
+    audit: audit.writer,
     store,
     catalog,
     agents,
@@ -128,8 +170,10 @@ export async function openToolgate(options: ToolgateOptions = {}): Promise<Toolg
     changes,
     config: new ApplyService(catalog, agents, users, policies, changes),
     events: { list: (filter) => listEvents(store.db, filter) },
+    audit,
     close: async () => {
       await gate.flush();
+      await audit.close();
       await store.close();
     },
   };

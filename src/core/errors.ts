@@ -105,6 +105,17 @@ export const ERROR_CODES = {
   EXECUTION_FAILED: { http: 502, jsonRpc: -32021, summary: 'The tool could not be run or failed.' },
   STORE_UNAVAILABLE: { http: 503, jsonRpc: -32010, summary: 'The database cannot be reached.' },
   INTERNAL: { http: 500, jsonRpc: -32603, summary: 'An unexpected error; details are logged.' },
+  AUDIT_RECORD_NOT_FOUND: {
+    http: 404,
+    jsonRpc: -32004,
+    summary: 'No audit record with this seq or hash.',
+  },
+  AUDIT_CHAIN_BROKEN: {
+    http: 500,
+    jsonRpc: -32030,
+    summary:
+      'An audit record does not match its hash or link; nothing is signed or proven over it.',
+  },
 } as const satisfies Record<string, { http: number; jsonRpc: number; summary: string }>;
 
 export type ErrorCode = keyof typeof ERROR_CODES;
@@ -147,6 +158,8 @@ export interface ErrorDetails {
   EXECUTION_FAILED: CallDenial;
   STORE_UNAVAILABLE: Record<string, never>;
   INTERNAL: Record<string, never>;
+  AUDIT_RECORD_NOT_FOUND: { seq?: number; hash?: string };
+  AUDIT_CHAIN_BROKEN: { seq: number };
 }
 
 /** A gate denial on the wire: the rule that fired and the audited call id. */

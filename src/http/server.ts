@@ -14,6 +14,7 @@ import type { Toolgate } from '../toolgate.js';
 import { makeErrorHandler } from './error-handler.js';
 import { adminRoutes } from './routes/admin.js';
 import { approvalRoutes } from './routes/approvals.js';
+import { auditRoutes } from './routes/audit.js';
 import { discoveryRoutes } from './routes/discovery.js';
 import { sessionRoutes } from './routes/sessions.js';
 import { toolRoutes } from './routes/tools.js';
@@ -226,6 +227,7 @@ export async function buildServer(tg: Toolgate, options: HttpOptions): Promise<F
   approvalRoutes(app, tg, actor);
   adminRoutes(app, tg, actor);
   discoveryRoutes(app, tg);
+  auditRoutes(app, tg);
   await app.ready();
   return app;
 }

@@ -1,0 +1,36 @@
+/**
+ * @module Which bytes of an audit record are hashed. Pure: node:crypto and canonicalize only.
+ *
+ * The leaf of record `seq` is SHA-256(0x00 || C) where C is the UTF-8 of the RFC 8785 canonical
+ * JSON of an object holding every column of its `audit_log` row except `hash` itself, under the
+ * column's name, with the value as stored (text → string, integer/real → number); columns that
+ * are NULL are left out, so a nullable column added by a later migration leaves every earlier
+ * hash valid. `seq` and `prev_hash` are columns and so are hashed: a record cannot be moved or
+ * re-linked without its hash changing. `prev_hash` is the `hash` of record seq-1, and 64 zeros
+ * for seq 1. Hashes are lowercase hex. Leaf index = seq - 1.
+ */
+import canonicalizeImport from 'canonicalize';
+import { leafHash } from './merkle.js';
+
+const canonicalize = canonicalizeImport as unknown as (value: unknown) => string | undefined;
+
+export const GENESIS_PREV_HASH = '0'.repeat(64);
+
+export type RecordColumns = Readonly<Record<string, string | number | null>>;
+
+/** The canonical bytes C of a row (see the module comment). Throws on a value JSON cannot hold. */
+export function recordBytes(row: Readonly<Record<string, unknown>>): Buffer {
+  const hashed: Record<string, unknown> = {};
+  for (const [key, value] of Object.entries(row)) {
+    if (key === 'hash' || value === null || value === undefined) continue;
+    hashed[key] = value;
+  }
+  const text = canonicalize(hashed);
+  if (text === undefined) throw new TypeError('audit record has no JSON representation');
+  return Buffer.from(text, 'utf8');
+}
+
+/** The record's leaf hash, hex. */
+export function recordHash(row: Readonly<Record<string, unknown>>): string {
+  return leafHash(recordBytes(row)).toString('hex');
+}
