@@ -136,6 +136,9 @@ export class AuditWriter {
     }
     this.#flushing ??= this.#drain().finally(() => {
       this.#flushing = null;
+      // A record queued after the drain's last look but before this ran would otherwise wait for
+      // the next append (a caller resumed by the last commit can append in that gap).
+      if (this.#queue.length > 0) this.#start();
     });
   }
 

@@ -53,9 +53,14 @@ export function verifierKeyText(name: string, publicKey: KeyObject): string {
 }
 
 export function parseVerifierKey(text: string): NoteVerifier {
-  const parts = text.trim().split('+');
-  if (parts.length !== 3) throw new TypeError('a verifier key is NAME+KEYID+BASE64KEY');
-  const [name, hexId, b64] = parts as [string, string, string];
+  // The base64 key may itself hold '+': only the first two separate fields.
+  const trimmed = text.trim();
+  const a = trimmed.indexOf('+');
+  const b = a < 0 ? -1 : trimmed.indexOf('+', a + 1);
+  if (a < 0 || b < 0) throw new TypeError('a verifier key is NAME+KEYID+BASE64KEY');
+  const name = trimmed.slice(0, a);
+  const hexId = trimmed.slice(a + 1, b);
+  const b64 = trimmed.slice(b + 1);
   checkName(name);
   const blob = Buffer.from(b64, 'base64');
   if (blob.length !== 33 || blob[0] !== ED25519)
