@@ -60,9 +60,11 @@ describe('audit Merkle proofs (property)', () => {
   test('inclusion proofs verify for random sizes and fail for any altered hash or index', () => {
     fc.assert(
       fc.property(
-        fc.integer({ min: 1, max: 300 }).chain((size) =>
-          fc.tuple(fc.constant(size), fc.integer({ min: 0, max: size - 1 }), fc.nat(), fc.nat()),
-        ),
+        fc
+          .integer({ min: 1, max: 300 })
+          .chain((size) =>
+            fc.tuple(fc.constant(size), fc.integer({ min: 0, max: size - 1 }), fc.nat(), fc.nat()),
+          ),
         ([size, index, pick, bit]) => {
           const root = big.root(size);
           const leaf = bigLeaves[index] as Buffer;
@@ -90,9 +92,11 @@ describe('audit Merkle proofs (property)', () => {
   test('consistency proofs verify for random size pairs and fail for any altered hash', () => {
     fc.assert(
       fc.property(
-        fc.integer({ min: 1, max: 300 }).chain((to) =>
-          fc.tuple(fc.integer({ min: 1, max: to }), fc.constant(to), fc.nat(), fc.nat()),
-        ),
+        fc
+          .integer({ min: 1, max: 300 })
+          .chain((to) =>
+            fc.tuple(fc.integer({ min: 1, max: to }), fc.constant(to), fc.nat(), fc.nat()),
+          ),
         ([from, to, pick, bit]) => {
           const r1 = big.root(from);
           const r2 = big.root(to);
