@@ -10,7 +10,7 @@
  * (a read first would let two processes read the same head and one of them fail to upgrade).
  * Sequence numbers are assigned here, under the lock, gap-free: leaf index = seq - 1.
  */
-import { type Kysely, PostgresAdapter, sql, type Transaction } from 'kysely';
+import { CompiledQuery, type Kysely, PostgresAdapter, sql, type Transaction } from 'kysely';
 import type { Database, NewAuditRow } from '../store/database.js';
 import { GENESIS_PREV_HASH, recordHash } from './record-hash.js';
 

@@ -229,14 +229,21 @@ export class AuditLog {
     return Number(row.seq);
   }
 
-  /** Tree size a proof is asked against: a given one, else the latest checkpoint, else the tail. */
+  /**
+   * Tree size a proof is asked against: a given one, else the latest checkpoint's. The database is
+   * read for new records only when the tree in memory is smaller than that size.
+   */
   async #size(size: number | undefined): Promise<number> {
-    const tail = await this.#exclusive(() => this.#catchUp());
-    if (size === undefined) return (await this.latestCheckpoint())?.treeSize ?? tail;
-    if (!Number.isInteger(size) || size < 1 || size > tail) {
+    const wanted = size ?? (await this.latestCheckpoint())?.treeSize;
+    const tail =
+      wanted !== undefined && wanted <= this.#tree.size
+        ? this.#tree.size
+        : await this.#exclusive(() => this.#catchUp());
+    if (wanted === undefined) return tail;
+    if (!Number.isInteger(wanted) || wanted < 1 || wanted > tail) {
       throw badInput('/size', `size must be within 1..${tail}`);
     }
-    return size;
+    return wanted;
   }
 
   async inclusionProof(

@@ -7,14 +7,22 @@ import { createHash } from 'node:crypto';
 
 export const HASH_BYTES = 32;
 const LEAF = Buffer.from([0]);
-const NODE = Buffer.from([1]);
 
 export function leafHash(data: Uint8Array): Buffer {
-  return createHash('sha256').update(LEAF).update(data).digest();
+  return createHash('sha256').update(Buffer.concat([LEAF, data])).digest();
 }
 
+const nodeInput = Buffer.alloc(1 + 2 * HASH_BYTES);
+
 export function nodeHash(left: Uint8Array, right: Uint8Array): Buffer {
-  return createHash('sha256').update(NODE).update(left).update(right).digest();
+  if (left.length !== HASH_BYTES || right.length !== HASH_BYTES) {
+    return createHash('sha256').update(Buffer.from([1])).update(left).update(right).digest();
+  }
+  // One update of a reused buffer: hashing is synchronous, so the buffer is never shared.
+  nodeInput[0] = 1;
+  nodeInput.set(left, 1);
+  nodeInput.set(right, 1 + HASH_BYTES);
+  return createHash('sha256').update(nodeInput).digest();
 }
 
 /** MTH of the empty tree: SHA-256 of the empty string (RFC 9162 §2.1.1). */

@@ -351,10 +351,11 @@ describe('audit verify --bundle finds tampering offline', () => {
         f['records.jsonl'] = edited(f['records.jsonl'] as string, 20, () => null);
       },
     ],
+    // Record 23 arrives where 22 belongs (22 then comes out of order).
     [
       'reorder',
       22,
-      'record_out_of_order',
+      'record_missing',
       (f: Record<string, string>) => {
         const ls = lines(f['records.jsonl'] as string);
         const a = ls.findIndex((l) => (JSON.parse(l) as Row).seq === 22);
