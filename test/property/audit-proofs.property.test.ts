@@ -12,9 +12,11 @@ import {
   MerkleFrontier,
   MerkleTree,
   nodeHash,
+  recordBytes,
   verifyConsistency,
   verifyInclusion,
 } from '../../src/audit/index.js';
+import { recordBytesReference } from '../../src/audit/record-hash.js';
 
 function mth(leaves: readonly Buffer[]): Buffer {
   if (leaves.length === 0) return createHash('sha256').digest();
@@ -113,6 +115,34 @@ describe('audit Merkle proofs (property)', () => {
         },
       ),
       { numRuns: 300 },
+    );
+  });
+
+  test('the fast canonical form of a record is byte for byte what canonicalize (RFC 8785) gives', () => {
+    const value = fc.oneof(
+      fc.string({ unit: 'grapheme' }),
+      fc.string({ unit: 'binary' }),
+      fc.string(),
+      fc.double(),
+      fc.integer(),
+      fc.constant(null),
+      fc.constant(-0),
+      fc.constant(1e21),
+      fc.constant(0.1 + 0.2),
+      fc.dictionary(fc.string(), fc.string(), { maxKeys: 3 }),
+    );
+    fc.assert(
+      fc.property(fc.dictionary(fc.string({ unit: 'binary' }), value, { maxKeys: 30 }), (row) => {
+        let reference: Buffer | null = null;
+        try {
+          reference = recordBytesReference(row);
+        } catch {
+          assert.throws(() => recordBytes(row));
+          return;
+        }
+        assert.ok(recordBytes(row).equals(reference));
+      }),
+      { numRuns: 2000 },
     );
   });
 });
