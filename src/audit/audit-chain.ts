@@ -74,13 +74,70 @@ export async function appendChained(
   if (rows.length === 0) return [];
   await lockChain(trx);
   const chained = chainRows(await readHead(trx), rows);
+  const postgres = isPostgres(trx);
+  // A row with columns beyond the known ones (a later migration) goes through Kysely, whole.
+  const known = chained.every((row) => Object.keys(row).every((k) => KNOWN.has(k)));
   for (let i = 0; i < chained.length; i += CHUNK) {
-    await trx
-      .insertInto('audit_log')
-      .values(chained.slice(i, i + CHUNK))
-      .execute();
+    const chunk = chained.slice(i, i + CHUNK);
+    if (known) await trx.executeQuery(insertQuery(chunk, postgres));
+    else await trx.insertInto('audit_log').values(chunk).execute();
   }
   return chained;
+}
+
+const COLUMNS = [
+  'seq',
+  'prev_hash',
+  'hash',
+  'at',
+  'kind',
+  'call_id',
+  'trace_id',
+  'session_id',
+  'run_id',
+  'agent_id',
+  'user_id',
+  'tool_id',
+  'tool_version',
+  'args_hash',
+  'args_redacted',
+  'decision',
+  'code',
+  'rule',
+  'message',
+  'approval_id',
+  'approver',
+  'egress_host',
+  'bytes_out',
+  'duration_ms',
+  'outcome',
+  'model',
+  'details',
+] as const satisfies readonly (keyof NewAuditRow)[];
+
+const KNOWN = new Set<string>(COLUMNS);
+const insertTexts = new Map<string, string>();
+
+/**
+ * The multi-row INSERT as one precompiled statement: Kysely's builder costs more than the hashing
+ * for a batch of hundreds of rows, and the text repeats (one per batch size and dialect), so the
+ * SQLite statement cache keeps it prepared. Values are bound parameters, never spliced.
+ */
+function insertQuery(rows: readonly NewAuditRow[], postgres: boolean): CompiledQuery {
+  const key = `${postgres ? 'pg' : 'sqlite'}:${rows.length}`;
+  let text = insertTexts.get(key);
+  if (text === undefined) {
+    const tuples: string[] = [];
+    let n = 0;
+    for (let r = 0; r < rows.length; r++) {
+      tuples.push(`(${COLUMNS.map(() => (postgres ? `$${++n}` : '?')).join(',')})`);
+    }
+    text = `insert into audit_log (${COLUMNS.join(',')}) values ${tuples.join(',')}`;
+    if (insertTexts.size < 64) insertTexts.set(key, text);
+  }
+  const parameters: unknown[] = [];
+  for (const row of rows) for (const c of COLUMNS) parameters.push(row[c] ?? null);
+  return CompiledQuery.raw(text, parameters);
 }
 
 /** The audit record of an administrative event (kind `event.<action>`). */

@@ -18,14 +18,17 @@ import {
   LogVerifier,
   type VerifyReport,
 } from './log-verifier.js';
-import { MerkleTree } from './merkle.js';
+import { MerkleFrontier, MerkleTree } from './merkle.js';
 import { GENESIS_PREV_HASH, recordHash } from './record-hash.js';
 import {
   checkpointText,
   type NoteSigner,
   type NoteVerifier,
+  openNote,
   parseVerifierKey,
 } from './signed-note.js';
+
+type FrontierJson = ReturnType<MerkleFrontier['toJSON']>;
 
 export const DEFAULT_ORIGIN = 'toolgate.local/audit';
 const PAGE = 5000;
@@ -88,7 +91,9 @@ export class AuditLog {
   readonly #clock: Clock;
   readonly #onError: (err: unknown) => void;
   readonly #tree = new MerkleTree();
-  #head = GENESIS_PREV_HASH;
+  #treeHead = GENESIS_PREV_HASH;
+  #frontier: MerkleFrontier | null = null;
+  #frontierHead = GENESIS_PREV_HASH;
   #sinceCheckpoint = 0;
   #lastCheckpointSize = -1;
   #timer: NodeJS.Timeout | null = null;
@@ -140,36 +145,92 @@ export class AuditLog {
   }
 
   /**
-   * Brings the in-memory tree up to the database's tail. Refuses (and leaves the tree where it was)
-   * when a record does not match its hash or its link: the checkpointer never signs over that.
+   * Follows the log from record `size` (whose hash is `head`) to the tail, feeding each leaf to
+   * `append`. Refuses when a record does not match its hash or its link: nothing is ever signed or
+   * proven over such a record. Returns the new size and head.
    */
-  async #catchUp(): Promise<number> {
+  async #follow(
+    size: number,
+    head: string,
+    append: (leaf: Buffer) => void,
+  ): Promise<{ size: number; head: string }> {
     for (;;) {
       const rows = await this.#db
         .selectFrom('audit_log')
         .selectAll()
-        .where('seq', '>', this.#tree.size)
+        .where('seq', '>', size)
         .orderBy('seq', 'asc')
         .limit(PAGE)
         .execute();
       for (const row of rows) {
         const seq = Number(row.seq);
-        if (
-          seq !== this.#tree.size + 1 ||
-          row.prev_hash !== this.#head ||
-          recordHash(row) !== row.hash
-        ) {
+        if (seq !== size + 1 || row.prev_hash !== head || recordHash(row) !== row.hash) {
           throw new ToolgateError(
             'AUDIT_CHAIN_BROKEN',
             `audit record ${seq} does not chain; run toolgate audit verify`,
             { seq },
           );
         }
-        this.#tree.append(Buffer.from(row.hash, 'hex'));
-        this.#head = row.hash;
+        append(Buffer.from(row.hash, 'hex'));
+        size = seq;
+        head = row.hash;
       }
-      if (rows.length < PAGE) return this.#tree.size;
+      if (rows.length < PAGE) return { size, head };
     }
+  }
+
+  /** The full tree (for proofs and exports), built on first use and then kept up to date. */
+  async #catchUp(): Promise<number> {
+    const next = await this.#follow(this.#tree.size, this.#treeHead, (l) => this.#tree.append(l));
+    this.#treeHead = next.head;
+    return next.size;
+  }
+
+  /**
+   * The frontier the checkpointer signs from. A fresh process resumes it from the latest checkpoint
+   * it can verify with its own key (the frontier stored beside it must give the signed root), so a
+   * CLI command that checkpoints on exit reads only the records after that checkpoint.
+   */
+  async #catchUpFrontier(): Promise<number> {
+    if (!this.#frontier) {
+      this.#frontier = new MerkleFrontier();
+      this.#frontierHead = GENESIS_PREV_HASH;
+      const last = await this.#db
+        .selectFrom('audit_checkpoints')
+        .selectAll()
+        .where('frontier', 'is not', null)
+        .orderBy('tree_size', 'desc')
+        .orderBy('id', 'desc')
+        .limit(1)
+        .executeTakeFirst();
+      const key = this.verifierKey;
+      if (last?.frontier && key && openNote(last.note, [parseVerifierKey(key)]).ok) {
+        try {
+          const f = MerkleFrontier.fromJSON(JSON.parse(last.frontier) as FrontierJson);
+          const tail = await this.#db
+            .selectFrom('audit_log')
+            .selectAll()
+            .where('seq', '=', f.size)
+            .executeTakeFirst();
+          if (
+            f.size === Number(last.tree_size) &&
+            f.root().toString('hex') === last.root_hash &&
+            last.note.includes(`\n${f.size}\n${f.root().toString('base64')}\n`) &&
+            tail &&
+            recordHash(tail) === tail.hash
+          ) {
+            this.#frontier = f;
+            this.#frontierHead = tail.hash;
+          }
+        } catch {
+          // An unreadable frontier: rebuild from the first record instead.
+        }
+      }
+    }
+    const frontier = this.#frontier;
+    const next = await this.#follow(frontier.size, this.#frontierHead, (l) => frontier.append(l));
+    this.#frontierHead = next.head;
+    return next.size;
   }
 
   /** Writes a checkpoint of the current tail when it grew since the last; returns the latest. */
@@ -177,7 +238,7 @@ export class AuditLog {
     return this.#exclusive(async () => {
       const signer = this.#signer;
       if (!signer) throw new ToolgateError('INTERNAL', 'this audit log has no signing key', {});
-      const size = await this.#catchUp();
+      const size = await this.#catchUpFrontier();
       if (this.#lastCheckpointSize < 0) {
         const last = await this.#latestRow();
         this.#lastCheckpointSize = last ? Number(last.tree_size) : 0;
@@ -187,13 +248,15 @@ export class AuditLog {
         const last = await this.#latestRow();
         return last ? view(last) : null;
       }
-      const root = this.#tree.root(size);
+      const frontier = this.#frontier as MerkleFrontier;
+      const root = frontier.root();
       const note = signer.sign(checkpointText(this.origin, size, root));
       const row = {
         tree_size: size,
         root_hash: root.toString('hex'),
         note,
         at: this.#clock().toISOString(),
+        frontier: JSON.stringify(frontier.toJSON()),
       };
       await this.#db.insertInto('audit_checkpoints').values(row).execute();
       this.#lastCheckpointSize = size;
@@ -255,7 +318,7 @@ export class AuditLog {
       throw badInput('/seq', 'seq must be a positive integer');
     const treeSize = await this.#size(size);
     if (seq > treeSize) {
-      if (seq > this.#tree.size)
+      if (seq > (await this.#exclusive(() => this.#catchUp())))
         throw new ToolgateError('AUDIT_RECORD_NOT_FOUND', `no audit record ${seq}`, { seq });
       throw badInput('/seq', `record ${seq} is not in the tree of size ${treeSize}`);
     }

@@ -9,14 +9,20 @@ export const HASH_BYTES = 32;
 const LEAF = Buffer.from([0]);
 
 export function leafHash(data: Uint8Array): Buffer {
-  return createHash('sha256').update(Buffer.concat([LEAF, data])).digest();
+  return createHash('sha256')
+    .update(Buffer.concat([LEAF, data]))
+    .digest();
 }
 
 const nodeInput = Buffer.alloc(1 + 2 * HASH_BYTES);
 
 export function nodeHash(left: Uint8Array, right: Uint8Array): Buffer {
   if (left.length !== HASH_BYTES || right.length !== HASH_BYTES) {
-    return createHash('sha256').update(Buffer.from([1])).update(left).update(right).digest();
+    return createHash('sha256')
+      .update(Buffer.from([1]))
+      .update(left)
+      .update(right)
+      .digest();
   }
   // One update of a reused buffer: hashing is synchronous, so the buffer is never shared.
   nodeInput[0] = 1;

@@ -55,11 +55,12 @@ export function recordBytes(row: Readonly<Record<string, unknown>>): Buffer {
 
 /** Canonicalize's bytes for the same row, never the fast path (for tests that pin the two). */
 export function recordBytesReference(row: Readonly<Record<string, unknown>>): Buffer {
-  const hashed: Record<string, unknown> = {};
-  for (const [key, value] of Object.entries(row)) {
-    if (key === 'hash' || value === null || value === undefined) continue;
-    hashed[key] = value;
-  }
+  // fromEntries defines own properties: a key such as __proto__ stays a member.
+  const hashed = Object.fromEntries(
+    Object.entries(row).filter(
+      ([key, value]) => key !== 'hash' && value !== null && value !== undefined,
+    ),
+  );
   const text = canonicalize(hashed);
   if (text === undefined) throw new TypeError('audit record has no JSON representation');
   return Buffer.from(text, 'utf8');

@@ -236,6 +236,8 @@ export interface AuditCheckpointTable {
   root_hash: InsertOnly<string>;
   note: InsertOnly<string>;
   at: InsertOnly<string>;
+  /** JSON of the Merkle frontier at tree_size, so a new process resumes checkpointing from here. */
+  frontier: ColumnType<string | null, string | null | undefined, never>;
 }
 
 export interface Database {

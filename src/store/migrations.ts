@@ -401,6 +401,7 @@ function auditChain(dialect: Dialect): Migration {
         .addColumn('root_hash', 'text', (c) => c.notNull())
         .addColumn('note', 'text', (c) => c.notNull())
         .addColumn('at', 'text', (c) => c.notNull())
+        .addColumn('frontier', 'text')
         .execute();
       await db.schema
         .createIndex('audit_checkpoints_size')

@@ -38,10 +38,10 @@ for (const backend of backends()) {
     let agentKey: string;
     let url: string;
 
-    // biome-ignore lint/suspicious/noExplicitAny: JSON replies are asserted field by field
     async function get(
       path: string,
       token: string | null = ADMIN_TOKEN,
+      // biome-ignore lint/suspicious/noExplicitAny: JSON replies are asserted field by field
     ): Promise<{ status: number; body: any }> {
       const res = await fetch(`${base}${path}`, {
         headers: token ? { authorization: `Bearer ${token}` } : {},
