@@ -48,7 +48,10 @@ export interface Toolgate {
       limit: number;
     }): ReturnType<typeof listEvents>;
   };
-  /** The tamper-evident audit log: checkpoints, proofs, verification, export. */
+  /**
+   * The tamper-evident audit log: checkpoints, proofs, verification, export; `writer.append` adds
+   * a record (e.g. an alert) to the chain with group commit.
+   */
   readonly audit: Pick<
     AuditLog,
     | 'checkpoint'
@@ -59,6 +62,7 @@ export interface Toolgate {
     | 'exportBundle'
     | 'verifierKey'
     | 'origin'
+    | 'writer'
   >;
   close(): Promise<void>;
 }
@@ -106,12 +110,8 @@ export async function openToolgate(options: ToolgateOptions = {}): Promise<Toolg
   );
   const policies = new PolicyService(store.db, options.clock);
   const origin = options.audit?.origin ?? DEFAULT_ORIGIN;
-  const auditSigner =
-    typeof options.auditSigner === 'function'
-      ? options.auditSigner()
-      : (options.auditSigner ?? generateNoteSigner(origin).signer);
   const audit = new AuditLog(store.db, {
-    signer: auditSigner,
+    signer: options.auditSigner ?? (() => generateNoteSigner(origin).signer),
     origin,
     ...(options.audit?.checkpoints !== undefined ? { checkpoints: options.audit.checkpoints } : {}),
     ...(options.audit?.checkpointEvery !== undefined

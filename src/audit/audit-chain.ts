@@ -6,8 +6,8 @@
  *
  * One total order across processes and replicas: the chain head is locked for the rest of the
  * transaction before it is read — `pg_advisory_xact_lock` on PostgreSQL (released at commit), and
- * on SQLite a write to `meta` as the first step, which takes the database's single write lock
- * (a read first would let two processes read the same head and one of them fail to upgrade).
+ * on SQLite an UPDATE as the first step (it matches no row, yet takes the database's single write
+ * lock; a read first would let two processes read the same head and one of them fail to upgrade).
  * Sequence numbers are assigned here, under the lock, gap-free: leaf index = seq - 1.
  */
 import { CompiledQuery, type Kysely, PostgresAdapter, sql, type Transaction } from 'kysely';

@@ -34,8 +34,8 @@ export const DEFAULT_ORIGIN = 'toolgate.local/audit';
 const PAGE = 5000;
 
 export interface AuditLogOptions {
-  /** Signs checkpoints; without one, no checkpoints are written. */
-  readonly signer?: NoteSigner | null;
+  /** Signs checkpoints (a function is called on first use); without one, none are written. */
+  readonly signer?: NoteSigner | (() => NoteSigner) | null;
   readonly origin?: string;
   /** Checkpoint after this many new records (default 1000). */
   readonly checkpointEvery?: number;
@@ -86,7 +86,8 @@ export class AuditLog {
   readonly writer: AuditWriter;
   readonly origin: string;
   readonly #db: Kysely<Database>;
-  readonly #signer: NoteSigner | null;
+  readonly #signerSource: NoteSigner | (() => NoteSigner) | null;
+  #signerLoaded: NoteSigner | null = null;
   readonly #every: number;
   readonly #clock: Clock;
   readonly #onError: (err: unknown) => void;
@@ -105,18 +106,27 @@ export class AuditLog {
 
   constructor(db: Kysely<Database>, options: AuditLogOptions = {}) {
     this.#db = db;
-    this.#signer = options.signer ?? null;
+    this.#signerSource = options.signer ?? null;
     this.origin = options.origin ?? DEFAULT_ORIGIN;
     this.#every = options.checkpointEvery ?? 1000;
     this.#clock = options.clock ?? systemClock;
     this.#onError = options.onError ?? (() => {});
-    this.#checkpoints = options.checkpoints !== false && this.#signer !== null;
+    this.#checkpoints = options.checkpoints !== false && this.#signerSource !== null;
     this.writer = new AuditWriter(db, { onCommit: (rows) => this.#committed(rows) });
     const interval = options.checkpointIntervalMs ?? 10_000;
     if (this.#checkpoints && interval > 0) {
       this.#timer = setInterval(() => this.#schedule(), interval);
       this.#timer.unref();
     }
+  }
+
+  /** The signer, loaded (or created) on first use: commands that never sign never touch the key. */
+  get #signer(): NoteSigner | null {
+    if (this.#signerLoaded === null && this.#signerSource !== null) {
+      this.#signerLoaded =
+        typeof this.#signerSource === 'function' ? this.#signerSource() : this.#signerSource;
+    }
+    return this.#signerLoaded;
   }
 
   /** The trusted verifier key of this log's signer, `name+id+key`; null without a signer. */

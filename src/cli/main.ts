@@ -3,8 +3,9 @@
  * @module The `toolgate` command (DESIGN.md C18). Every command goes through the same services as
  * REST; `--json` prints machine-readable output, and refusals exit 1 with `{ error: {code,…} }`.
  */
-import { readFileSync } from 'node:fs';
+import { existsSync, readFileSync } from 'node:fs';
 import { userInfo } from 'node:os';
+import { join } from 'node:path';
 import { Command, InvalidArgumentError, Option } from 'commander';
 import { DEFAULT_ORIGIN, type VerifyReport, verifyBundle } from '../audit/index.js';
 import type { ToolVersionDetail, ToolVersionSummary } from '../catalog/index.js';
@@ -78,6 +79,9 @@ function withToolgate(
         approvalSigner: () => approvalSigner(globals.dataDir),
         approverTotpSecrets: approverSecrets(globals.dataDir),
         auditSigner: () => auditSigner(globals.dataDir, DEFAULT_ORIGIN),
+        // The running gateway checkpoints what the CLI appends (within its interval); only the
+        // audit commands that need a signed head write one here.
+        audit: { checkpoints: false },
         ...extra,
       });
       await fn(tg, out);
@@ -676,6 +680,15 @@ audit
       }
       return;
     }
+    if (opts.key === undefined && !existsSync(join(globals.dataDir, 'audit-signing-key.pem'))) {
+      process.exitCode = reportError(
+        new TypeError(
+          `no audit key in ${globals.dataDir}: pass --data-dir, or --key with the verifier key you trust`,
+        ),
+        out.json,
+      );
+      return;
+    }
     await withToolgate(
       async (tg) => {
         const keys = opts.key !== undefined ? [readInput(opts.key)] : undefined;
@@ -690,10 +703,13 @@ audit
   .command('checkpoint')
   .description('sign a checkpoint of the log as it stands now')
   .action(() =>
-    withToolgate(async (tg, out) => {
-      const cp = await tg.audit.checkpoint();
-      out.result(cp, () => cp?.note ?? 'the log is empty');
-    })(),
+    withToolgate(
+      async (tg, out) => {
+        const cp = await tg.audit.checkpoint();
+        out.result(cp, () => cp?.note ?? 'the log is empty');
+      },
+      { audit: { checkpoints: true, checkpointIntervalMs: 0 } },
+    )(),
   );
 
 audit
@@ -703,17 +719,20 @@ audit
   .addOption(new Option('--from <seq>', 'first record').argParser(int(1, Number.MAX_SAFE_INTEGER)))
   .addOption(new Option('--to <seq>', 'last record').argParser(int(1, Number.MAX_SAFE_INTEGER)))
   .action((opts: { out: string; from?: number; to?: number }) =>
-    withToolgate(async (tg, out) => {
-      const result = await tg.audit.exportBundle(opts.out, {
-        ...(opts.from !== undefined ? { from: opts.from } : {}),
-        ...(opts.to !== undefined ? { to: opts.to } : {}),
-      });
-      out.result(
-        { ...result, out: opts.out },
-        () =>
-          `exported records ${result.from}..${result.to} (${result.records}) to ${opts.out}, covered by the checkpoint at ${result.checkpoint}`,
-      );
-    })(),
+    withToolgate(
+      async (tg, out) => {
+        const result = await tg.audit.exportBundle(opts.out, {
+          ...(opts.from !== undefined ? { from: opts.from } : {}),
+          ...(opts.to !== undefined ? { to: opts.to } : {}),
+        });
+        out.result(
+          { ...result, out: opts.out },
+          () =>
+            `exported records ${result.from}..${result.to} (${result.records}) to ${opts.out}, covered by the checkpoint at ${result.checkpoint}`,
+        );
+      },
+      { audit: { checkpoints: true, checkpointIntervalMs: 0 } },
+    )(),
   );
 
 // Usage errors (unknown option, bad number, missing --reason) are refusals like any other: with

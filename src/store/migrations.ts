@@ -389,7 +389,6 @@ function auditChain(dialect: Dialect): Migration {
           db,
         );
       }
-      await sql`insert into meta (key, value) values ('audit_chain', '1')`.execute(db);
       await db.schema.createIndex('audit_hash').on('audit_log').columns(['hash']).execute();
 
       await db.schema
