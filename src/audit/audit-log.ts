@@ -32,6 +32,7 @@ type FrontierJson = ReturnType<MerkleFrontier['toJSON']>;
 
 export const DEFAULT_ORIGIN = 'toolgate.local/audit';
 const PAGE = 5000;
+const CHECKPOINT_CACHE_MS = 1000;
 
 export interface AuditLogOptions {
   /** Signs checkpoints (a function is called on first use); without one, none are written. */
@@ -94,6 +95,7 @@ export class AuditLog {
   readonly #tree = new MerkleTree();
   #treeHead = GENESIS_PREV_HASH;
   #frontier: MerkleFrontier | null = null;
+  #recent: { at: number; size: number | undefined } | null = null;
   #frontierHead = GENESIS_PREV_HASH;
   #sinceCheckpoint = 0;
   #lastCheckpointSize = -1;
@@ -270,6 +272,7 @@ export class AuditLog {
       };
       await this.#db.insertInto('audit_checkpoints').values(row).execute();
       this.#lastCheckpointSize = size;
+      this.#recent = { at: Date.now(), size };
       this.#sinceCheckpoint = 0;
       return { treeSize: size, rootHash: row.root_hash, note, at: row.at };
     });
@@ -283,6 +286,18 @@ export class AuditLog {
       .orderBy('id', 'desc')
       .limit(1)
       .executeTakeFirst();
+  }
+
+  /**
+   * The latest checkpoint's size, re-read at most every CHECKPOINT_CACHE_MS: a proof against a
+   * slightly older signed head is as good, and the hot proof path then stays in memory.
+   */
+  async #recentCheckpointSize(): Promise<number | undefined> {
+    const now = Date.now();
+    if (!this.#recent || now - this.#recent.at > CHECKPOINT_CACHE_MS) {
+      this.#recent = { at: now, size: (await this.latestCheckpoint())?.treeSize };
+    }
+    return this.#recent.size;
   }
 
   async latestCheckpoint(): Promise<CheckpointView | null> {
@@ -307,7 +322,7 @@ export class AuditLog {
    * read for new records only when the tree in memory is smaller than that size.
    */
   async #size(size: number | undefined): Promise<number> {
-    const wanted = size ?? (await this.latestCheckpoint())?.treeSize;
+    const wanted = size ?? (await this.#recentCheckpointSize());
     const tail =
       wanted !== undefined && wanted <= this.#tree.size
         ? this.#tree.size

@@ -13,6 +13,7 @@ import {
   MerkleTree,
   nodeHash,
   recordBytes,
+  recordHash,
   verifyConsistency,
   verifyInclusion,
 } from '../../src/audit/index.js';
@@ -141,6 +142,7 @@ describe('audit Merkle proofs (property)', () => {
           return;
         }
         assert.ok(recordBytes(row).equals(reference));
+        assert.equal(recordHash(row), leafHash(reference).toString('hex'));
       }),
       { numRuns: 2000 },
     );
