@@ -3,6 +3,7 @@
  * (REST, CLI, MCP) get a `Toolgate` and never touch the store themselves.
  */
 import { ApprovalSigner } from './approvals/index.js';
+import { AuditLog, DEFAULT_ORIGIN, generateNoteSigner, type NoteSigner } from './audit/index.js';
 import { CatalogService, Discovery } from './catalog/index.js';
 import { ApplyService, ChangeDesk } from './config/index.js';
 import type { Clock } from './core/index.js';
@@ -63,6 +64,22 @@ export interface Toolgate {
   readonly secrets: SecretAdmin;
   /** Opens a tool's own credential for one call; the gate calls it only after the gate passed. */
   readonly credentials: CredentialBroker;
+  /**
+   * The tamper-evident audit log: checkpoints, proofs, verification, export; `writer.append` adds
+   * a record (e.g. an alert) to the chain with group commit.
+   */
+  readonly audit: Pick<
+    AuditLog,
+    | 'checkpoint'
+    | 'latestCheckpoint'
+    | 'inclusionProof'
+    | 'consistencyProof'
+    | 'verify'
+    | 'exportBundle'
+    | 'verifierKey'
+    | 'origin'
+    | 'writer'
+  >;
   close(): Promise<void>;
 }
 
@@ -94,6 +111,16 @@ export interface ToolgateOptions {
    * folder and the system resolver. Tests pass their own (with a test CA or test targets).
    */
   readonly egress?: { readonly proxy: EgressProxy; readonly http: HttpToolRunner };
+  /** Signs audit checkpoints (serve keeps it in the data folder); a throwaway key when absent. */
+  readonly auditSigner?: NoteSigner | (() => NoteSigner);
+  /** Checkpoint policy; `checkpoints: false` for read-only commands (verify, export of old data). */
+  readonly audit?: {
+    readonly checkpoints?: boolean;
+    readonly checkpointEvery?: number;
+    readonly checkpointIntervalMs?: number;
+    readonly origin?: string;
+    readonly onError?: (err: unknown) => void;
+  };
 }
 
 export async function openToolgate(options: ToolgateOptions = {}): Promise<Toolgate> {
@@ -123,7 +150,22 @@ export async function openToolgate(options: ToolgateOptions = {}): Promise<Toolg
     ...(options.environment ? { environment: options.environment } : {}),
   });
   const egress = options.egress ?? { proxy: new EgressProxy(), http: new HttpToolRunner() };
+  const origin = options.audit?.origin ?? DEFAULT_ORIGIN;
+  const audit = new AuditLog(store.db, {
+    signer: options.auditSigner ?? (() => generateNoteSigner(origin).signer),
+    origin,
+    ...(options.audit?.checkpoints !== undefined ? { checkpoints: options.audit.checkpoints } : {}),
+    ...(options.audit?.checkpointEvery !== undefined
+      ? { checkpointEvery: options.audit.checkpointEvery }
+      : {}),
+    ...(options.audit?.checkpointIntervalMs !== undefined
+      ? { checkpointIntervalMs: options.audit.checkpointIntervalMs }
+      : {}),
+    ...(options.audit?.onError ? { onError: options.audit.onError } : {}),
+    ...clock,
+  });
   const gate = new Gate({
+    audit: audit.writer,
     store,
     catalog,
     agents,
@@ -176,8 +218,10 @@ export async function openToolgate(options: ToolgateOptions = {}): Promise<Toolg
     revisions: () => readRevisions(store.db),
     secrets,
     credentials,
+    audit,
     close: async () => {
       await gate.flush();
+      await audit.close();
       if (!options.egress) await egress.proxy.close();
       await store.close();
     },

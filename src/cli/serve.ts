@@ -2,12 +2,13 @@
 import { readFileSync } from 'node:fs';
 import { fileURLToPath } from 'node:url';
 import type { FastifyInstance } from 'fastify';
+import { DEFAULT_ORIGIN } from '../audit/index.js';
 import { ToolgateError } from '../core/index.js';
 import { loadMasterKey } from '../credentials/index.js';
 import { buildServer } from '../http/index.js';
 import { checkAdminTokenStrength, loadOrCreateAdminToken } from '../identity/index.js';
 import { openToolgate, type Toolgate } from '../toolgate.js';
-import { approvalSigner, approverSecrets, jwtConfigFromEnv } from './runtime-files.js';
+import { approvalSigner, approverSecrets, auditSigner, jwtConfigFromEnv } from './runtime-files.js';
 
 export interface ServeOptions {
   readonly dataDir: string;
@@ -71,6 +72,7 @@ export async function serve(options: ServeOptions): Promise<void> {
     tg = await openToolgate({
       db: options.db,
       approvalSigner: () => approvalSigner(options.dataDir),
+      auditSigner: () => auditSigner(options.dataDir, DEFAULT_ORIGIN),
       approverTotpSecrets: approverSecrets(options.dataDir),
       masterKey: () => loadMasterKey({ dataDir: options.dataDir }),
       ...(jwt ? { jwt } : {}),

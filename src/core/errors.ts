@@ -151,6 +151,17 @@ export const ERROR_CODES = {
     summary: 'The tool exceeded a sandbox limit (CPU, memory, output, scratch) and was stopped.',
   },
   INTERNAL: { http: 500, jsonRpc: -32603, summary: 'An unexpected error; details are logged.' },
+  AUDIT_RECORD_NOT_FOUND: {
+    http: 404,
+    jsonRpc: -32004,
+    summary: 'No audit record with this seq or hash.',
+  },
+  AUDIT_CHAIN_BROKEN: {
+    http: 500,
+    jsonRpc: -32030,
+    summary:
+      'An audit record does not match its hash or link; nothing is signed or proven over it.',
+  },
 } as const satisfies Record<string, { http: number; jsonRpc: number; summary: string }>;
 
 export type ErrorCode = keyof typeof ERROR_CODES;
@@ -202,6 +213,8 @@ export interface ErrorDetails {
   SANDBOX_TIMEOUT: CallDenial;
   SANDBOX_LIMIT: CallDenial;
   INTERNAL: Record<string, never>;
+  AUDIT_RECORD_NOT_FOUND: { seq?: number; hash?: string };
+  AUDIT_CHAIN_BROKEN: { seq: number };
 }
 
 /** Names a secret (never its value). */

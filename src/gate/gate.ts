@@ -140,6 +140,8 @@ export interface GateDependencies {
   /** Loads the org policy engine; called again after every catalog or policy change. */
   readonly policies?: PolicySupplier;
   readonly clock?: Clock;
+  /** The chained audit log's writer (shared with the checkpointer); one of its own when absent. */
+  readonly audit?: AuditWriter;
 }
 
 export class Gate {
@@ -167,7 +169,7 @@ export class Gate {
   constructor(deps: GateDependencies) {
     this.#d = deps;
     this.#clock = deps.clock ?? systemClock;
-    this.#audit = new AuditWriter(deps.store.db);
+    this.#audit = deps.audit ?? new AuditWriter(deps.store.db);
     // Changes made in this process reach the gate at once; other processes within REVISION_CHECK_MS.
     deps.catalog.onCommit(() => this.#invalidate());
   }

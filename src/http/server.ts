@@ -15,6 +15,7 @@ import type { Toolgate } from '../toolgate.js';
 import { makeErrorHandler } from './error-handler.js';
 import { adminRoutes } from './routes/admin.js';
 import { approvalRoutes } from './routes/approvals.js';
+import { auditRoutes } from './routes/audit.js';
 import { discoveryRoutes } from './routes/discovery.js';
 import { secretRoutes } from './routes/secrets.js';
 import { sessionRoutes } from './routes/sessions.js';
@@ -236,6 +237,7 @@ export async function buildServer(tg: Toolgate, options: HttpOptions): Promise<F
     bodyLimit,
   });
   await secretRoutes(app, tg, actor, bodyLimit);
+  auditRoutes(app, tg);
   await app.ready();
   return app;
 }
