@@ -7,7 +7,13 @@ cd "$(dirname "$0")/.."
 have_pg() { ls /usr/lib/postgresql/*/bin/initdb >/dev/null 2>&1; }
 # The sandbox tests run real bubblewrap and gVisor (runsc); socat bridges the egress proxy's
 # Unix socket into a sandbox.
-have_tools() { have_pg && command -v bwrap >/dev/null && command -v runsc >/dev/null && command -v socat >/dev/null; }
+# prlimit, setpriv and mount (util-linux, mount) set the sandboxes' limits and scratch mounts;
+# curl is the client inside a sandbox in the egress bridge test.
+have_tools() {
+  have_pg && command -v bwrap >/dev/null && command -v runsc >/dev/null && command -v socat >/dev/null &&
+    command -v prlimit >/dev/null && command -v setpriv >/dev/null && command -v mount >/dev/null &&
+    command -v perl >/dev/null && command -v curl >/dev/null
+}
 
 if ! have_tools; then
   if [ "$(id -u)" = 0 ]; then
@@ -16,10 +22,10 @@ if ! have_tools; then
     # The package's own service start may fail without an init system; only the binaries matter
     # here (the tests start their own throwaway server), so check for them instead.
     DEBIAN_FRONTEND=noninteractive apt-get install -y -qq --no-install-recommends \
-      postgresql bubblewrap runsc socat >/dev/null || true
+      postgresql bubblewrap runsc socat util-linux mount perl-base curl ca-certificates >/dev/null || true
     have_tools || { echo "installing postgresql, bubblewrap, runsc or socat failed" >&2; exit 1; }
   else
-    echo "missing system packages: run 'sudo apt-get install postgresql bubblewrap runsc socat' and retry" >&2
+    echo "missing system packages: run 'sudo apt-get install postgresql bubblewrap runsc socat util-linux mount perl-base curl' and retry" >&2
     exit 1
   fi
 fi

@@ -8,6 +8,7 @@ import {
   type DetectorsConfigInput,
   resolveDetectorsConfig,
 } from './audit/detectors/index.js';
+import { AuditLog, DEFAULT_ORIGIN, generateNoteSigner, type NoteSigner } from './audit/index.js';
 import { CatalogService, Discovery } from './catalog/index.js';
 import { ApplyService, ChangeDesk } from './config/index.js';
 import type { Clock } from './core/index.js';
@@ -37,6 +38,7 @@ import {
 import { GatewayMetrics } from './metrics/index.js';
 import { PolicyService } from './policy/index.js';
 import { ReportService } from './reports/index.js';
+import { EgressProxy, HttpToolRunner, SandboxService } from './sandbox/index.js';
 import { DEFAULT_DB_URL, listEvents, openStore, readRevisions, type Store } from './store/index.js';
 
 export interface Toolgate {
@@ -54,6 +56,8 @@ export interface Toolgate {
   readonly config: ApplyService;
   /** Four-eyes changes: privileged grants and irreversible tools waiting for approvers. */
   readonly changes: ChangeDesk;
+  /** Sandbox drivers: `command` tools run here; `doctor()` reports what works on this host. */
+  readonly sandbox: SandboxService;
   readonly events: {
     list(filter: {
       subject?: string;
@@ -67,6 +71,22 @@ export interface Toolgate {
   readonly secrets: SecretAdmin;
   /** Opens a tool's own credential for one call; the gate calls it only after the gate passed. */
   readonly credentials: CredentialBroker;
+  /**
+   * The tamper-evident audit log: checkpoints, proofs, verification, export; `writer.append` adds
+   * a record (e.g. an alert) to the chain with group commit.
+   */
+  readonly audit: Pick<
+    AuditLog,
+    | 'checkpoint'
+    | 'latestCheckpoint'
+    | 'inclusionProof'
+    | 'consistencyProof'
+    | 'verify'
+    | 'exportBundle'
+    | 'verifierKey'
+    | 'origin'
+    | 'writer'
+  >;
   /** Prometheus metrics of this gateway (its own registry). */
   readonly metrics: GatewayMetrics;
   /** The detector engine (C13); null when detectors are switched off. */
@@ -97,6 +117,23 @@ export interface ToolgateOptions {
   readonly masterKey?: MasterKey | (() => MasterKey);
   /** Which environment's secrets calls use; default `default`. */
   readonly environment?: string;
+  /** Sandbox drivers for `command` tools; default: process, namespace and gvisor on this host. */
+  readonly sandbox?: SandboxService;
+  /**
+   * The egress proxy and http runtime; default: a proxy with lease sockets in a fresh private
+   * folder and the system resolver. Tests pass their own (with a test CA or test targets).
+   */
+  readonly egress?: { readonly proxy: EgressProxy; readonly http: HttpToolRunner };
+  /** Signs audit checkpoints (serve keeps it in the data folder); a throwaway key when absent. */
+  readonly auditSigner?: NoteSigner | (() => NoteSigner);
+  /** Checkpoint policy; `checkpoints: false` for read-only commands (verify, export of old data). */
+  readonly audit?: {
+    readonly checkpoints?: boolean;
+    readonly checkpointEvery?: number;
+    readonly checkpointIntervalMs?: number;
+    readonly origin?: string;
+    readonly onError?: (err: unknown) => void;
+  };
   /** Detector thresholds, webhook and suspension (defaults: all on, none suspends); false: off. */
   readonly detectors?: DetectorsConfigInput | false;
   /** Teams that own tools, for the orphaned-tools report (agent owners and users count too). */
@@ -122,7 +159,33 @@ export async function openToolgate(options: ToolgateOptions = {}): Promise<Toolg
     },
   );
   const policies = new PolicyService(store.db, options.clock);
+  const sandbox = options.sandbox ?? new SandboxService();
+  const secrets = new SecretsService(
+    store.db,
+    options.masterKey ?? (() => configuredMasterKey()),
+    options.clock,
+  );
+  const credentials = new CredentialBroker(secrets, {
+    ...clock,
+    ...(options.environment ? { environment: options.environment } : {}),
+  });
+  const egress = options.egress ?? { proxy: new EgressProxy(), http: new HttpToolRunner() };
+  const origin = options.audit?.origin ?? DEFAULT_ORIGIN;
+  const audit = new AuditLog(store.db, {
+    signer: options.auditSigner ?? (() => generateNoteSigner(origin).signer),
+    origin,
+    ...(options.audit?.checkpoints !== undefined ? { checkpoints: options.audit.checkpoints } : {}),
+    ...(options.audit?.checkpointEvery !== undefined
+      ? { checkpointEvery: options.audit.checkpointEvery }
+      : {}),
+    ...(options.audit?.checkpointIntervalMs !== undefined
+      ? { checkpointIntervalMs: options.audit.checkpointIntervalMs }
+      : {}),
+    ...(options.audit?.onError ? { onError: options.audit.onError } : {}),
+    ...clock,
+  });
   const gate = new Gate({
+    audit: audit.writer,
     store,
     catalog,
     agents,
@@ -130,6 +193,9 @@ export async function openToolgate(options: ToolgateOptions = {}): Promise<Toolg
     sessions,
     approvals,
     executor: options.executor ?? demoExecutor(),
+    sandbox,
+    egress,
+    credentials,
     policies: options.policy ? async () => options.policy ?? null : () => policies.engine(),
     ...clock,
   });
@@ -145,7 +211,7 @@ export async function openToolgate(options: ToolgateOptions = {}): Promise<Toolg
       return Object.fromEntries(rows.map((r) => [r.status, Number(r.n)]));
     },
   });
-  gate.audit.onCommitted((batch, commitMs) => metrics.observeCommitted(batch, commitMs));
+  audit.writer.onCommitted((batch, commitMs) => metrics.observeCommitted(batch, commitMs));
   const detectors =
     detectorsConfig === null
       ? null
@@ -154,7 +220,7 @@ export async function openToolgate(options: ToolgateOptions = {}): Promise<Toolg
           catalog,
           agents,
           sessions,
-          audit: gate.audit,
+          audit: audit.writer,
           config: detectorsConfig,
           sink: metrics,
           ...clock,
@@ -181,15 +247,6 @@ export async function openToolgate(options: ToolgateOptions = {}): Promise<Toolg
     const agentId = await keys.verify(token);
     return agentId ? { agentId } : null;
   };
-  const secrets = new SecretsService(
-    store.db,
-    options.masterKey ?? (() => configuredMasterKey()),
-    options.clock,
-  );
-  const credentials = new CredentialBroker(secrets, {
-    ...clock,
-    ...(options.environment ? { environment: options.environment } : {}),
-  });
   return {
     store,
     catalog,
@@ -203,10 +260,12 @@ export async function openToolgate(options: ToolgateOptions = {}): Promise<Toolg
     gate,
     changes,
     config: new ApplyService(catalog, agents, users, policies, changes),
+    sandbox,
     events: { list: (filter) => listEvents(store.db, filter) },
     revisions: () => readRevisions(store.db),
     secrets,
     credentials,
+    audit,
     metrics,
     detectors,
     reports: new ReportService(
@@ -215,8 +274,11 @@ export async function openToolgate(options: ToolgateOptions = {}): Promise<Toolg
     ),
     close: async () => {
       await gate.flush();
+      // Alerts raised by what was just flushed are written before the log closes.
       await detectors?.idle();
       await gate.flush();
+      await audit.close();
+      if (!options.egress) await egress.proxy.close();
       await store.close();
     },
   };

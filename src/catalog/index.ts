@@ -35,9 +35,15 @@ export type {
   LifecycleState,
   RateLimit,
   Runtime,
+  SandboxLimits,
   ToolDefinition,
 } from './tool-definition.js';
-export { ACTION_CLASSES, APPROVAL_FLOOR, LIFECYCLE_STATES } from './tool-definition.js';
+export {
+  ACTION_CLASSES,
+  APPROVAL_FLOOR,
+  DEFAULT_SANDBOX_LIMITS,
+  LIFECYCLE_STATES,
+} from './tool-definition.js';
 export { TOOL_SCHEMA_ID, toolDefinitionSchema } from './tool-definition-schema.js';
 export type { ToolVersionDetail, ToolVersionSummary } from './tool-repository.js';
 export type { DefinitionCheck } from './validate-definition.js';

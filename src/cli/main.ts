@@ -3,18 +3,21 @@
  * @module The `toolgate` command (DESIGN.md C18). Every command goes through the same services as
  * REST; `--json` prints machine-readable output, and refusals exit 1 with `{ error: {code,…} }`.
  */
-import { readFileSync } from 'node:fs';
+import { existsSync, readFileSync } from 'node:fs';
 import { userInfo } from 'node:os';
+import { join } from 'node:path';
 import { Command, InvalidArgumentError, Option } from 'commander';
+import { DEFAULT_ORIGIN, type VerifyReport, verifyBundle } from '../audit/index.js';
 import type { ToolVersionDetail, ToolVersionSummary } from '../catalog/index.js';
 import { type Actor, ToolgateError } from '../core/index.js';
-
 import { loadMasterKey, type SecretInfo } from '../credentials/index.js';
-import { openToolgate, type Toolgate } from '../toolgate.js';
+import { SandboxService } from '../sandbox/index.js';
+import { openToolgate, type Toolgate, type ToolgateOptions } from '../toolgate.js';
 import { makeOutput, type Output, reportError, table } from './output.js';
 import {
   approvalSigner,
   approverSecrets,
+  auditSigner,
   enrollApprover,
   jwtConfigFromEnv,
   teamsFromEnv,
@@ -74,7 +77,10 @@ const program = new Command()
   .showHelpAfterError();
 
 /** Opens toolgate, runs `fn`, closes; a refusal becomes exit code 1 with a structured error. */
-function withToolgate(fn: (tg: Toolgate, out: Output) => Promise<void>): () => Promise<void> {
+function withToolgate(
+  fn: (tg: Toolgate, out: Output) => Promise<void>,
+  extra: Pick<ToolgateOptions, 'audit'> = {},
+): () => Promise<void> {
   return async () => {
     const globals = program.opts<GlobalOptions>();
     const out = makeOutput(globals.json === true);
@@ -85,6 +91,11 @@ function withToolgate(fn: (tg: Toolgate, out: Output) => Promise<void>): () => P
         approvalSigner: () => approvalSigner(globals.dataDir),
         approverTotpSecrets: approverSecrets(globals.dataDir),
         masterKey: () => loadMasterKey({ dataDir: globals.dataDir }),
+        auditSigner: () => auditSigner(globals.dataDir, DEFAULT_ORIGIN),
+        // The running gateway checkpoints what the CLI appends (within its interval); only the
+        // audit commands that need a signed head write one here.
+        audit: { checkpoints: false },
+        ...extra,
         teams: teamsFromEnv(),
         // One-shot commands watch nothing: the detectors run in `serve`.
         detectors: false,
@@ -818,6 +829,120 @@ program
       // The report itself, in the format asked for, whatever --json says.
       process.stdout.write(body);
     })(),
+  );
+
+program
+  .command('doctor')
+  .description('check which sandbox drivers work on this host (runs `true` in each)')
+  .action(async () => {
+    const out = makeOutput(program.opts<GlobalOptions>().json === true);
+    try {
+      const drivers = await new SandboxService().doctor();
+      out.result({ drivers }, () =>
+        drivers
+          .map((d) =>
+            [
+              `${d.driver.padEnd(10)} ${d.available ? 'works' : 'MISSING'}  ${d.detail}`,
+              ...(d.available ? [] : [`           to fix: ${d.install}`]),
+              ...d.notes.map((n) => `           ${n}`),
+            ].join('\n'),
+          )
+          .join('\n'),
+      );
+    } catch (err) {
+      process.exitCode = reportError(err, out.json);
+    }
+  });
+
+const audit = program
+  .command('audit')
+  .description('the tamper-evident audit log: verify, checkpoint, export');
+
+function printVerify(out: Output, report: VerifyReport, where: string): void {
+  out.result(report, () => {
+    const p = report.firstProblem;
+    const head = report.ok
+      ? `ok: ${where}: ${report.records} records chain, ${report.checkpoints} checkpoints verify (signed up to ${report.signedSize}, ${report.unsignedRecords} after the last checkpoint)`
+      : `FAILED: ${where}: ${p?.seq !== null && p?.seq !== undefined ? `record ${p.seq}: ` : ''}${p?.message ?? ''}`;
+    const more = report.problems.slice(1).map((q) => `  also: ${q.message}`);
+    return [head, ...more].join('\n');
+  });
+  if (!report.ok) process.exitCode = 1;
+}
+
+audit
+  .command('verify')
+  .description(
+    'recompute the chain, the Merkle tree and every checkpoint; name the first bad record',
+  )
+  .option('--bundle <dir>', 'check an exported bundle offline (no database)')
+  .option('--key <file>', 'the trusted verifier key (NAME+ID+KEY); default: the data folder key')
+  .action(async (opts: { bundle?: string; key?: string }) => {
+    const globals = program.opts<GlobalOptions>();
+    const out = makeOutput(globals.json === true);
+    if (opts.bundle !== undefined) {
+      try {
+        const key = opts.key !== undefined ? readInput(opts.key) : undefined;
+        const report = verifyBundle(opts.bundle, key !== undefined ? { key } : {});
+        printVerify(out, report, `bundle ${opts.bundle} (records ${report.from}..${report.to})`);
+      } catch (err) {
+        process.exitCode = reportError(err, out.json);
+      }
+      return;
+    }
+    if (opts.key === undefined && !existsSync(join(globals.dataDir, 'audit-signing-key.pem'))) {
+      process.exitCode = reportError(
+        new TypeError(
+          `no audit key in ${globals.dataDir}: pass --data-dir, or --key with the verifier key you trust`,
+        ),
+        out.json,
+      );
+      return;
+    }
+    await withToolgate(
+      async (tg) => {
+        const keys = opts.key !== undefined ? [readInput(opts.key)] : undefined;
+        const report = await tg.audit.verify(keys ? { keys } : {});
+        printVerify(out, report, tg.store.location);
+      },
+      { audit: { checkpoints: false } },
+    )();
+  });
+
+audit
+  .command('checkpoint')
+  .description('sign a checkpoint of the log as it stands now')
+  .action(() =>
+    withToolgate(
+      async (tg, out) => {
+        const cp = await tg.audit.checkpoint();
+        out.result(cp, () => cp?.note ?? 'the log is empty');
+      },
+      { audit: { checkpoints: true, checkpointIntervalMs: 0 } },
+    )(),
+  );
+
+audit
+  .command('export')
+  .description('write records, checkpoints and the public key for offline verification')
+  .requiredOption('--out <dir>', 'bundle folder')
+  .addOption(new Option('--from <seq>', 'first record').argParser(int(1, Number.MAX_SAFE_INTEGER)))
+  .addOption(new Option('--to <seq>', 'last record').argParser(int(1, Number.MAX_SAFE_INTEGER)))
+  .action((opts: { out: string; from?: number; to?: number }) =>
+    withToolgate(
+      async (tg, out) => {
+        const result = await tg.audit.exportBundle(opts.out, {
+          ...(opts.from !== undefined ? { from: opts.from } : {}),
+          ...(opts.to !== undefined ? { to: opts.to } : {}),
+        });
+        out.result(
+          { ...result, out: opts.out },
+          () =>
+            `exported records ${result.from}..${result.to} (${result.records}) to ${opts.out}, covered by the checkpoint at ${result.checkpoint}`,
+        );
+      },
+      { audit: { checkpoints: true, checkpointIntervalMs: 0 } },
+    )(),
   );
 
 // Usage errors (unknown option, bad number, missing --reason) are refusals like any other: with

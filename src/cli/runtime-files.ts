@@ -7,6 +7,7 @@
 import { chmodSync, existsSync, mkdirSync, readFileSync, statSync, writeFileSync } from 'node:fs';
 import { join } from 'node:path';
 import { ApprovalSigner, generateTotpSecret, totpUri } from '../approvals/index.js';
+import { generateNoteSigner, NoteSigner } from '../audit/index.js';
 import { ToolgateError } from '../core/index.js';
 import type { JwtConfig } from '../identity/index.js';
 
@@ -41,6 +42,22 @@ export function approvalSigner(dataDir: string): ApprovalSigner {
     return ApprovalSigner.fromPem(privateFile(path) ?? '');
   }
   return signer;
+}
+
+/** The audit log's Ed25519 checkpoint key, created on first use like the approval key. */
+export function auditSigner(dataDir: string, name: string): NoteSigner {
+  const path = join(dataDir, 'audit-signing-key.pem');
+  const pem = privateFile(path);
+  if (pem) return NoteSigner.fromPem(name, pem);
+  mkdirSync(dataDir, { recursive: true, mode: 0o700 });
+  const fresh = generateNoteSigner(name);
+  try {
+    writeFileSync(path, fresh.pem, { mode: 0o600, flag: 'wx' });
+  } catch (err) {
+    if ((err as { code?: string }).code !== 'EEXIST') throw err;
+    return NoteSigner.fromPem(name, privateFile(path) ?? '');
+  }
+  return fresh.signer;
 }
 
 export function approverSecrets(dataDir: string): Map<string, string> {

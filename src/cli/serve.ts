@@ -4,6 +4,7 @@ import { fileURLToPath } from 'node:url';
 import type { FastifyInstance } from 'fastify';
 import { parse as parseYaml } from 'yaml';
 import type { DetectorsConfigInput } from '../audit/detectors/index.js';
+import { DEFAULT_ORIGIN } from '../audit/index.js';
 import { ToolgateError } from '../core/index.js';
 import { loadMasterKey } from '../credentials/index.js';
 import { buildServer } from '../http/index.js';
@@ -12,6 +13,7 @@ import { openToolgate, type Toolgate } from '../toolgate.js';
 import {
   approvalSigner,
   approverSecrets,
+  auditSigner,
   jwtConfigFromEnv,
   teamsFromEnv,
 } from './runtime-files.js';
@@ -90,6 +92,7 @@ export async function serve(options: ServeOptions): Promise<void> {
     tg = await openToolgate({
       db: options.db,
       approvalSigner: () => approvalSigner(options.dataDir),
+      auditSigner: () => auditSigner(options.dataDir, DEFAULT_ORIGIN),
       approverTotpSecrets: approverSecrets(options.dataDir),
       masterKey: () => loadMasterKey({ dataDir: options.dataDir }),
       ...(jwt ? { jwt } : {}),

@@ -134,7 +134,39 @@ export const ERROR_CODES = {
     summary: 'A detector suspended this session; its calls are refused.',
   },
   STORE_UNAVAILABLE: { http: 503, jsonRpc: -32010, summary: 'The database cannot be reached.' },
+  EGRESS_DENIED: {
+    http: 403,
+    jsonRpc: -32030,
+    summary: 'The egress proxy or http runtime refused a connection or request of the tool.',
+  },
+  // Sandbox (issue 4): the tool's isolation cannot be provided, or the run hit a limit.
+  SANDBOX_UNAVAILABLE: {
+    http: 503,
+    jsonRpc: -32040,
+    summary: 'The isolation the tool requires is not available on this host; it was not run.',
+  },
+  SANDBOX_TIMEOUT: {
+    http: 504,
+    jsonRpc: -32041,
+    summary: 'The tool ran past its wall-clock limit and was killed.',
+  },
+  SANDBOX_LIMIT: {
+    http: 502,
+    jsonRpc: -32042,
+    summary: 'The tool exceeded a sandbox limit (CPU, memory, output, scratch) and was stopped.',
+  },
   INTERNAL: { http: 500, jsonRpc: -32603, summary: 'An unexpected error; details are logged.' },
+  AUDIT_RECORD_NOT_FOUND: {
+    http: 404,
+    jsonRpc: -32004,
+    summary: 'No audit record with this seq or hash.',
+  },
+  AUDIT_CHAIN_BROKEN: {
+    http: 500,
+    jsonRpc: -32030,
+    summary:
+      'An audit record does not match its hash or link; nothing is signed or proven over it.',
+  },
 } as const satisfies Record<string, { http: number; jsonRpc: number; summary: string }>;
 
 export type ErrorCode = keyof typeof ERROR_CODES;
@@ -182,7 +214,13 @@ export interface ErrorDetails {
   CREDENTIAL_UNAVAILABLE: { toolId: string; secret: string; reason: string };
   SESSION_SUSPENDED: CallDenial;
   STORE_UNAVAILABLE: Record<string, never>;
+  EGRESS_DENIED: CallDenial;
+  SANDBOX_UNAVAILABLE: CallDenial;
+  SANDBOX_TIMEOUT: CallDenial;
+  SANDBOX_LIMIT: CallDenial;
   INTERNAL: Record<string, never>;
+  AUDIT_RECORD_NOT_FOUND: { seq?: number; hash?: string };
+  AUDIT_CHAIN_BROKEN: { seq: number };
 }
 
 /** Names a secret (never its value). */

@@ -14,7 +14,18 @@ import {
   type ToolDefinition,
   type ToolVersionDetail,
 } from '../catalog/index.js';
-import { type Clock, exceedsDepth, systemClock, ToolgateError } from '../core/index.js';
+import {
+  type Clock,
+  exceedsDepth,
+  isToolgateError,
+  systemClock,
+  ToolgateError,
+} from '../core/index.js';
+import {
+  type CallCredentials,
+  type CredentialBroker,
+  redactSecrets,
+} from '../credentials/index.js';
 import type {
   AgentService,
   AgentView,
@@ -33,6 +44,16 @@ import {
   policyTargets,
   valuesAt,
 } from '../policy/index.js';
+import {
+  type ByteBudget,
+  type CommandResult,
+  createByteBudget,
+  type EgressAuditFields,
+  type EgressLease,
+  type EgressProxy,
+  egressAuditFields,
+  type HttpToolRunner,
+} from '../sandbox/index.js';
 import {
   localIdentityChangeCount,
   readRevisions,
@@ -71,6 +92,21 @@ export interface PolicyEngine {
   evaluate(request: CedarRequest): CedarDecision;
 }
 
+/** Runs `command` tools in the isolation they require (src/sandbox's SandboxService). */
+export interface CommandSandbox {
+  runCommand(
+    def: ToolDefinition,
+    args: unknown,
+    options?: { egressSocket?: string; env?: Readonly<Record<string, string>> },
+  ): Promise<CommandResult>;
+}
+
+/** Egress for the gate: leases on the proxy for sandboxed tools, and the http runtime. */
+export interface GateEgress {
+  readonly proxy: Pick<EgressProxy, 'openLease'>;
+  readonly http: Pick<HttpToolRunner, 'run'>;
+}
+
 /** Where the gate gets its policy engine: fixed (library use) or loaded from stored policies. */
 export type PolicySupplier = () => Promise<PolicyEngine | null>;
 
@@ -95,9 +131,17 @@ export interface GateDependencies {
   readonly sessions: SessionService;
   readonly approvals: ApprovalDesk;
   readonly executor: InlineExecutor;
+  /** Runs `command` tools; without it they are refused (never run unsandboxed). */
+  readonly sandbox?: CommandSandbox;
+  /** The egress proxy (for sandboxed tools that declare hosts) and the http runtime. */
+  readonly egress?: GateEgress;
+  /** Opens a tool's own credential for one call, after the gate passed. */
+  readonly credentials?: Pick<CredentialBroker, 'forCall'>;
   /** Loads the org policy engine; called again after every catalog or policy change. */
   readonly policies?: PolicySupplier;
   readonly clock?: Clock;
+  /** The chained audit log's writer (shared with the checkpointer); one of its own when absent. */
+  readonly audit?: AuditWriter;
 }
 
 export class Gate {
@@ -120,11 +164,12 @@ export class Gate {
   #agents = new Map<string, AgentView>();
   #users = new Map<string, UserView>();
   #sessionRows = new Map<string, SessionRow>();
+  #egressBudgets = new Map<string, ByteBudget>();
 
   constructor(deps: GateDependencies) {
     this.#d = deps;
     this.#clock = deps.clock ?? systemClock;
-    this.#audit = new AuditWriter(deps.store.db);
+    this.#audit = deps.audit ?? new AuditWriter(deps.store.db);
     // Changes made in this process reach the gate at once; other processes within REVISION_CHECK_MS.
     deps.catalog.onCommit(() => this.#invalidate());
   }
@@ -137,11 +182,6 @@ export class Gate {
   /** Housekeeping for a running gateway: expired rate counters are removed. */
   async sweep(): Promise<number> {
     return sweepRateCounters(this.#d.store.db, this.#clock());
-  }
-
-  /** The audit writer: observers subscribe to committed records; detectors append alerts. */
-  get audit(): AuditWriter {
-    return this.#audit;
   }
 
   /** Result records that could not be written (their pre records exist). */
@@ -672,7 +712,27 @@ export class Gate {
     );
 
     // 10 execute, 11 result
-    const result = await this.#execute(def, callArgs, compiled);
+    const result = await this.#execute(def, callArgs, compiled, {
+      callId,
+      sessionId: session.id,
+      agentId: ctx.agentId,
+      userId: session.user_id,
+      destinations,
+      egressLimit: budgets.egress_bytes,
+      storedEgressBytes: session.egress_bytes,
+    });
+    if (result.egressSpent !== undefined && result.egressSpent > 0) {
+      const spentBytes = result.egressSpent;
+      await this.#d.store.db
+        .updateTable('sessions')
+        .set((eb) => ({ egress_bytes: eb('egress_bytes', '+', spentBytes) }))
+        .where('id', '=', session.id)
+        .execute();
+      this.#updateCachedSession(session.id, (r) => ({
+        ...r,
+        egress_bytes: r.egress_bytes + spentBytes,
+      }));
+    }
     // Only the pre record must be durable before a tool runs (DESIGN.md §1); the result record
     // joins the next group commit without holding the caller. A crash in between leaves a pre
     // record without a result, which is what it then was: outcome unknown.
@@ -687,11 +747,20 @@ export class Gate {
           argsHash,
           argsRedacted: undefined,
           decision: result.ok ? 'allow' : 'deny',
-          outcome: result.ok ? 'ok' : result.rule,
-          bytesOut: result.bytes,
+          outcome: result.outcome ?? (result.ok ? 'ok' : result.rule),
+          bytesOut: result.egress?.bytesOut ?? 0,
+          ...(result.egress?.egressHost ? { egressHost: result.egress.egressHost } : {}),
           durationMs: performance.now() - started,
           ...(result.ok ? {} : { code: result.code, rule: result.rule, message: result.message }),
-          details: { result_hash: result.ok ? safeHash(result.output) : null },
+          details: {
+            result_hash: result.ok ? safeHash(result.output) : null,
+            result_bytes: result.bytes,
+            ...(result.sandbox ? { sandbox: result.sandbox } : {}),
+            ...(result.egress
+              ? { egress: { bytes_in: result.egress.bytesIn, denials: result.egress.denials } }
+              : {}),
+            ...(result.redacted ? { redacted: true, flagged: 'credential_echoed' } : {}),
+          },
         },
         undefined,
         { deferred: true },
@@ -727,36 +796,199 @@ export class Gate {
     };
   }
 
+  /**
+   * The per-session egress budget this process draws on: concurrent calls of one session share
+   * it, so together they cannot move more than the ceiling. Other replicas' spending reaches it
+   * through the stored counter the next time the session's budget is loaded here.
+   */
+  #egressBudget(
+    sessionId: string,
+    limit: number | undefined,
+    storedSpent: number,
+  ): { budget: ByteBudget; spent: () => number } {
+    let shared = this.#egressBudgets.get(sessionId);
+    if (!shared) {
+      shared = createByteBudget(
+        limit === undefined ? Number.POSITIVE_INFINITY : Math.max(0, limit - storedSpent),
+      );
+      if (this.#egressBudgets.size >= SESSION_CACHE_MAX) {
+        const oldest = this.#egressBudgets.keys().next();
+        if (!oldest.done) this.#egressBudgets.delete(oldest.value);
+      }
+      this.#egressBudgets.set(sessionId, shared);
+    }
+    const pool = shared;
+    let mine = 0;
+    return {
+      budget: {
+        remaining: () => pool.remaining(),
+        consume: (bytes) => {
+          mine += bytes;
+          pool.consume(bytes);
+        },
+      },
+      spent: () => mine,
+    };
+  }
+
+  /**
+   * Step 10 and 11: the tool's credential (only now, after every check passed), the run in its
+   * runtime (inline, sandboxed command, http) with egress only through the proxy's rules, then
+   * the result: secrets scrubbed, size and output schema checked. Never throws for anything the
+   * tool does; a refusal or failure is a result with its code and rule.
+   */
   async #execute(
     def: ToolDefinition,
     args: Record<string, unknown>,
     compiled: CompiledTool,
-  ): Promise<
-    | { ok: true; output: unknown; bytes: number }
-    | { ok: false; code: DenyCode; rule: string; message: string; bytes: number }
-  > {
-    if (def.runtime.kind !== 'inline' || !this.#d.executor.has(def.runtime.handler)) {
-      // Never run a tool with less isolation than it asks for: no sandbox yet, no run.
-      return {
-        ok: false,
-        code: 'EXECUTION_FAILED',
-        rule: 'runtime.unavailable',
-        message: `the ${def.runtime.kind} runtime is not available on this gateway`,
-        bytes: 0,
-      };
+    call: ExecuteCall,
+  ): Promise<ExecuteResult> {
+    const failed = (
+      code: DenyCode,
+      rule: string,
+      message: string,
+      extra: Partial<ExecuteExtra> = {},
+    ): ExecuteResult => ({ ok: false, code, rule, message, bytes: 0, ...extra });
+
+    let creds: CallCredentials | null = null;
+    if (def.credentials) {
+      if (!this.#d.credentials) {
+        return failed(
+          'CREDENTIAL_UNAVAILABLE',
+          'credentials.unavailable',
+          "this gateway cannot provide the tool's credential",
+        );
+      }
+      try {
+        creds = await this.#d.credentials.forCall({
+          tool: def,
+          userId: call.userId,
+          agentId: call.agentId,
+          sessionId: call.sessionId,
+          callId: call.callId,
+        });
+      } catch (err) {
+        if (!isToolgateError(err) || err.code !== 'CREDENTIAL_UNAVAILABLE') throw err;
+        // The caller learns that the credential is missing, not which secret or why.
+        const reason = (err.details as { reason?: string }).reason ?? 'unavailable';
+        return failed(
+          'CREDENTIAL_UNAVAILABLE',
+          `credentials.${reason}`,
+          "the tool's credential is not available; an administrator has to set it",
+        );
+      }
     }
+
+    const { budget, spent } = this.#egressBudget(
+      call.sessionId,
+      call.egressLimit,
+      call.storedEgressBytes,
+    );
     let output: unknown;
-    try {
-      output = await this.#d.executor.run(def.runtime.handler, args);
-    } catch {
-      return {
-        ok: false,
-        code: 'EXECUTION_FAILED',
-        rule: 'execute.error',
-        message: 'the tool failed',
-        bytes: 0,
-      };
+    let outcome: string | undefined;
+    let sandbox: SandboxAudit | undefined;
+    let egress: EgressAuditFields | undefined;
+    const extras = (): Partial<ExecuteExtra> => ({
+      ...(sandbox ? { sandbox } : {}),
+      ...(egress ? { egress } : {}),
+      egressSpent: spent(),
+    });
+
+    if (def.runtime.kind === 'command' && this.#d.sandbox) {
+      let lease: EgressLease | null = null;
+      if (def.sandbox.network === 'egress_proxy' && this.#d.egress) {
+        // Constrained tools reach their registered hosts; an unconstrained one only the hosts
+        // this call's URL arguments named (checked by the URL policy, shown to any reviewer).
+        const allowHosts =
+          def.egress.mode === 'constrained' ? [...def.egress.hosts] : [...call.destinations];
+        lease = await this.#d.egress.proxy.openLease({
+          leaseId: call.callId,
+          sessionId: call.sessionId,
+          toolId: def.id,
+          allowHosts,
+          byteBudget: budget,
+          credentials: (creds?.redact ?? []).map((value) => ({
+            value,
+            audienceHosts: creds?.audience ?? [],
+          })),
+        });
+      }
+      let ran: CommandResult;
+      try {
+        ran = await this.#d.sandbox.runCommand(def, args, {
+          ...(lease ? { egressSocket: lease.socketPath } : {}),
+          ...(creds ? { env: creds.env } : {}),
+        });
+      } finally {
+        if (lease) {
+          egress = egressAuditFields(lease.stats());
+          await lease.close();
+        }
+      }
+      const run = ran.ok ? ran.outcome : ran.run;
+      sandbox = run
+        ? {
+            driver: run.driver,
+            outcome: run.kind,
+            exit_code: run.exitCode,
+            signal: run.signal,
+            duration_ms: Math.round(run.durationMs),
+            stdout_truncated: run.stdoutTruncated,
+            stderr_truncated: run.stderrTruncated,
+          }
+        : undefined;
+      if (!ran.ok) {
+        return {
+          ok: false,
+          code: ran.code,
+          rule: ran.rule,
+          message: ran.message,
+          bytes: run ? Buffer.byteLength(run.stdout, 'utf8') : 0,
+          outcome: ran.outcome,
+          ...extras(),
+        };
+      }
+      output = ran.output;
+      outcome = ran.outcome.kind;
+    } else if (def.runtime.kind === 'http' && this.#d.egress) {
+      const credential =
+        creds && def.credentials?.inject !== 'env' ? Object.values(creds.headers)[0] : undefined;
+      const r = await this.#d.egress.http.run(def, args, {
+        budget,
+        ...(credential !== undefined ? { credential } : {}),
+      });
+      egress = egressAuditFields(r);
+      if (!r.ok) return failed(r.code, r.rule, r.message, { ...extras(), outcome: r.rule });
+      output = r.output;
+      outcome = 'ok';
+    } else {
+      if (def.runtime.kind !== 'inline' || !this.#d.executor.has(def.runtime.handler)) {
+        // Never run a tool with less isolation than it asks for: no runtime here, no run.
+        return failed(
+          'EXECUTION_FAILED',
+          'runtime.unavailable',
+          `the ${def.runtime.kind} runtime is not available on this gateway`,
+        );
+      }
+      try {
+        output = await this.#d.executor.run(def.runtime.handler, args);
+      } catch {
+        return failed('EXECUTION_FAILED', 'execute.error', 'the tool failed');
+      }
     }
+
+    // 11 result: a tool that echoes its credential gets it scrubbed, and the record says so.
+    let redacted = false;
+    if (creds && creds.redact.length > 0) {
+      const scrubbed = redactSecrets(output, creds.redact);
+      output = scrubbed.value;
+      redacted = scrubbed.redacted;
+    }
+    const extra: Partial<ExecuteExtra> = {
+      ...(outcome ? { outcome } : {}),
+      ...extras(),
+      ...(redacted ? { redacted } : {}),
+    };
     const text = JSON.stringify(output ?? null);
     const bytes = Buffer.byteLength(text, 'utf8');
     if (bytes > def.sandbox.limits.output_bytes) {
@@ -766,6 +998,7 @@ export class Gate {
         rule: 'result.size',
         message: `the result is over ${def.sandbox.limits.output_bytes} bytes`,
         bytes,
+        ...extra,
       };
     }
     if (!compiled.validateOutput(output)) {
@@ -775,9 +1008,10 @@ export class Gate {
         rule: 'result.schema',
         message: 'the tool returned a result that does not match its output schema',
         bytes,
+        ...extra,
       };
     }
-    return { ok: true, output, bytes };
+    return { ok: true, output, bytes, ...extra };
   }
 
   /** A finished call under this key (replay), a conflict, or nothing yet (`claimed` = free). */
@@ -816,6 +1050,46 @@ export class Gate {
     if (!row) throw new ToolgateError('INTERNAL', 'idempotency record vanished', {});
     return judgeIdempotency(row, argsHash);
   }
+}
+
+/** What a sandboxed run adds to its audit record (never its output or stderr). */
+interface SandboxAudit {
+  readonly driver: string;
+  readonly outcome: string;
+  readonly exit_code: number | null;
+  readonly signal: string | null;
+  readonly duration_ms: number;
+  readonly stdout_truncated: boolean;
+  readonly stderr_truncated: boolean;
+}
+
+/** What a run adds to its audit record beside the decision. */
+interface ExecuteExtra {
+  readonly outcome: string;
+  readonly sandbox: SandboxAudit;
+  readonly egress: EgressAuditFields;
+  /** Egress bytes this call charged to the session's budget (persisted after the call). */
+  readonly egressSpent: number;
+  /** The tool's output held its credential, which was scrubbed. */
+  readonly redacted: boolean;
+}
+
+type ExecuteResult = (
+  | { ok: true; output: unknown; bytes: number }
+  | { ok: false; code: DenyCode; rule: string; message: string; bytes: number }
+) &
+  Partial<ExecuteExtra>;
+
+/** Who and what one execution is for: the credential broker and the egress budget need it. */
+interface ExecuteCall {
+  readonly callId: string;
+  readonly sessionId: string;
+  readonly agentId: string;
+  readonly userId: string | null;
+  /** Hosts this call's URL arguments named, after the URL policy checked them. */
+  readonly destinations: ReadonlySet<string>;
+  readonly egressLimit: number | undefined;
+  readonly storedEgressBytes: number;
 }
 
 type IdempotencyOutcome =

@@ -17,6 +17,7 @@ export type {
 export type {
   CallContext,
   CallOptions,
+  CommandSandbox,
   GateDependencies,
   PolicyEngine,
   PolicySupplier,

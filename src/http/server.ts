@@ -16,6 +16,7 @@ import { makeErrorHandler } from './error-handler.js';
 import { safeLogger } from './log-options.js';
 import { adminRoutes } from './routes/admin.js';
 import { approvalRoutes } from './routes/approvals.js';
+import { auditRoutes } from './routes/audit.js';
 import { discoveryRoutes } from './routes/discovery.js';
 import { metricsRoutes } from './routes/metrics.js';
 import { reportRoutes } from './routes/reports.js';
@@ -239,6 +240,7 @@ export async function buildServer(tg: Toolgate, options: HttpOptions): Promise<F
     bodyLimit,
   });
   await secretRoutes(app, tg, actor, bodyLimit);
+  auditRoutes(app, tg);
   metricsRoutes(app, tg);
   reportRoutes(app, tg);
   await app.ready();

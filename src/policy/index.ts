@@ -17,8 +17,8 @@ export {
   valuesAt,
 } from './policy-targets.js';
 export type { PolicyVerdict } from './policy-verdict.js';
-export { MAX_ECHO_CHARS } from './policy-verdict.js';
+export { excerpt, MAX_ECHO_CHARS } from './policy-verdict.js';
 export type { SizeLimits } from './size-policy.js';
 export { checkSizes } from './size-policy.js';
 export type { UrlRule } from './url-policy.js';
-export { checkUrl, MAX_URL_LENGTH } from './url-policy.js';
+export { checkUrl, isCanonicalDnsName, isIpLiteral, MAX_URL_LENGTH } from './url-policy.js';

@@ -66,7 +66,7 @@ function rawAuthorityOf(raw: string): string {
  * hex, short and mixed IPv4 to dotted form, and keeps IPv6 in brackets), and, as a second
  * opinion, for anything ipaddr.js would read as an address.
  */
-function isIpLiteral(hostname: string, rawHost: string): boolean {
+export function isIpLiteral(hostname: string, rawHost: string): boolean {
   if (hostname.startsWith('[') || rawHost.startsWith('[')) return true;
   if (ipaddr.IPv4.isValidFourPartDecimal(hostname)) return true;
   return ipaddr.isValid(hostname) || ipaddr.isValid(rawHost);
@@ -87,7 +87,7 @@ function isLdhLabel(label: string): boolean {
  * Lower-case letter-digit-hyphen labels, no empty label (so no trailing dot), and a last label
  * that is not all digits: the one spelling of a DNS name that can be compared byte for byte.
  */
-function isCanonicalDnsName(host: string): boolean {
+export function isCanonicalDnsName(host: string): boolean {
   if (host.length === 0 || host.length > MAX_DNS_NAME_LENGTH) return false;
   const labels = host.split('.');
   const last = labels[labels.length - 1] ?? '';

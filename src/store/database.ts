@@ -152,6 +152,9 @@ export interface AuditTable {
   model: InsertOnly<string | null>;
   /** JSON: anything else of the record (warnings, matched conditions, result hash). */
   details: InsertOnly<string>;
+  /** The chain (migration 0008): hash of record seq-1, and this record's RFC 9162 leaf hash. */
+  prev_hash: InsertOnly<string>;
+  hash: InsertOnly<string>;
 }
 
 /** Raw arguments, kept apart from the audit log: readable by the admin role only. */
@@ -245,6 +248,18 @@ export interface SecretTable {
   rotated_by: string | null;
 }
 
+/** Signed tree heads of the audit log (C2SP tlog-checkpoint signed notes); append-only. */
+export interface AuditCheckpointTable {
+  id: Generated<number>;
+  tree_size: InsertOnly<number>;
+  /** Lowercase hex of the root hash the note signs. */
+  root_hash: InsertOnly<string>;
+  note: InsertOnly<string>;
+  at: InsertOnly<string>;
+  /** JSON of the Merkle frontier at tree_size, so a new process resumes checkpointing from here. */
+  frontier: ColumnType<string | null, string | null | undefined, never>;
+}
+
 export interface Database {
   change_requests: ChangeRequestTable;
   change_approvals: ChangeApprovalTable;
@@ -263,6 +278,7 @@ export interface Database {
   events: EventTable;
   meta: MetaTable;
   secrets: SecretTable;
+  audit_checkpoints: AuditCheckpointTable;
 }
 
 export type ToolVersionRow = Selectable<ToolVersionTable>;
@@ -277,3 +293,4 @@ export type ApprovalRow = Selectable<ApprovalTable>;
 export type AuditRow = Selectable<AuditTable>;
 export type NewAuditRow = Insertable<AuditTable>;
 export type SecretRow = Selectable<SecretTable>;
+export type AuditCheckpointRow = Selectable<AuditCheckpointTable>;

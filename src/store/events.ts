@@ -1,5 +1,11 @@
-/** @module The administrative event record (who, what, when), appended inside the change's own transaction. */
+/**
+ * @module The administrative event record (who, what, when), appended inside the change's own
+ * transaction. Each event is also appended to the chained audit log in that same transaction
+ * (kind `event.<action>`), so grants, registrations, quarantine, approvals and configuration
+ * changes are covered by the audit log's hashes and signed checkpoints (issue 6).
+ */
 import { type Kysely, sql, type Transaction } from 'kysely';
+import { appendChained, eventAuditRow } from '../audit/audit-chain.js';
 import type { Actor } from '../core/index.js';
 import type { Database, EventRow } from './database.js';
 
@@ -10,22 +16,30 @@ export interface NewEvent {
 }
 
 export async function appendEvent(
-  trx: Transaction<Database> | Kysely<Database>,
+  db: Transaction<Database> | Kysely<Database>,
   actor: Actor,
   at: Date,
   event: NewEvent,
 ): Promise<void> {
-  await trx
-    .insertInto('events')
-    .values({
+  const write = async (trx: Transaction<Database>) => {
+    const values = {
       at: at.toISOString(),
       actor: actor.id,
       via: actor.via,
       action: event.action,
       subject: event.subject,
       details: JSON.stringify(event.details),
-    })
-    .execute();
+    };
+    const { seq } = await trx
+      .insertInto('events')
+      .values(values)
+      .returning('seq')
+      .executeTakeFirstOrThrow();
+    await appendChained(trx, [eventAuditRow({ ...values, seq: Number(seq) })]);
+  };
+  // The event and its audit record commit together.
+  if (db.isTransaction) await write(db as Transaction<Database>);
+  else await db.transaction().execute(write);
 }
 
 export async function listEvents(

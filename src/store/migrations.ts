@@ -4,6 +4,9 @@
  * columns and queries are otherwise identical.
  */
 import { type Kysely, type Migration, type MigrationProvider, sql } from 'kysely';
+import { chainRows, eventAuditRow } from '../audit/audit-chain.js';
+import { GENESIS_PREV_HASH, recordHash } from '../audit/record-hash.js';
+import type { Database } from './database.js';
 
 export type Dialect = 'sqlite' | 'postgres';
 
@@ -363,6 +366,90 @@ const secrets: Migration = {
   },
 };
 
+/**
+ * The audit chain (issue 6): every audit record gets seq, prev_hash and its leaf hash; records
+ * written before this migration are chained in seq order (renumbered gap-free), followed by the
+ * events recorded so far; checkpoints get their own append-only table. From here on a row without
+ * its chain is refused (NOT NULL on PostgreSQL, a trigger on SQLite, which cannot add NOT NULL).
+ */
+function auditChain(dialect: Dialect): Migration {
+  return {
+    async up(db: Kysely<unknown>): Promise<void> {
+      await db.schema.alterTable('audit_log').addColumn('prev_hash', 'text').execute();
+      await db.schema.alterTable('audit_log').addColumn('hash', 'text').execute();
+      if (dialect === 'postgres') {
+        // real (float4) would not give back the durations that were hashed.
+        await sql`alter table audit_log alter column duration_ms type double precision`.execute(db);
+        await sql`drop trigger audit_no_update on audit_log`.execute(db);
+      } else {
+        await sql`drop trigger audit_no_update`.execute(db);
+      }
+      const trx = db as Kysely<Database>;
+      const old = await trx.selectFrom('audit_log').selectAll().orderBy('seq', 'asc').execute();
+      let prev = GENESIS_PREV_HASH;
+      for (const [i, row] of old.entries()) {
+        const { prev_hash: _p, hash: _h, ...columns } = row;
+        const linked = { ...columns, seq: i + 1, prev_hash: prev };
+        const hash = recordHash(linked);
+        await sql`update audit_log set seq = ${i + 1}, prev_hash = ${prev}, hash = ${hash}
+          where seq = ${row.seq}`.execute(db);
+        prev = hash;
+      }
+      const events = await trx.selectFrom('events').selectAll().orderBy('seq', 'asc').execute();
+      const chained = chainRows(
+        { seq: old.length, hash: prev },
+        events.map((e) => eventAuditRow(e)),
+      );
+      for (const row of chained) await trx.insertInto('audit_log').values(row).execute();
+      if (dialect === 'postgres') {
+        await sql`create trigger audit_no_update before update or delete on audit_log
+          for each row execute function toolgate_audit_append_only()`.execute(db);
+        await sql`alter table audit_log alter column prev_hash set not null`.execute(db);
+        await sql`alter table audit_log alter column hash set not null`.execute(db);
+      } else {
+        await sql`create trigger audit_no_update before update on audit_log
+          begin select raise(abort, 'the audit log is append-only'); end`.execute(db);
+        await sql`create trigger audit_chained before insert on audit_log
+          when new.hash is null or new.prev_hash is null
+          begin select raise(abort, 'audit records are appended through the chain'); end`.execute(
+          db,
+        );
+      }
+      await db.schema.createIndex('audit_hash').on('audit_log').columns(['hash']).execute();
+
+      await db.schema
+        .createTable('audit_checkpoints')
+        .addColumn('id', dialect === 'sqlite' ? 'integer' : 'bigserial', (c) =>
+          dialect === 'sqlite' ? c.primaryKey().autoIncrement() : c.primaryKey(),
+        )
+        .addColumn('tree_size', 'bigint', (c) => c.notNull())
+        .addColumn('root_hash', 'text', (c) => c.notNull())
+        .addColumn('note', 'text', (c) => c.notNull())
+        .addColumn('at', 'text', (c) => c.notNull())
+        .addColumn('frontier', 'text')
+        .execute();
+      await db.schema
+        .createIndex('audit_checkpoints_size')
+        .on('audit_checkpoints')
+        .columns(['tree_size'])
+        .execute();
+      if (dialect === 'sqlite') {
+        await sql`create trigger audit_checkpoints_no_update before update on audit_checkpoints
+          begin select raise(abort, 'audit checkpoints are append-only'); end`.execute(db);
+        await sql`create trigger audit_checkpoints_no_delete before delete on audit_checkpoints
+          begin select raise(abort, 'audit checkpoints are append-only'); end`.execute(db);
+      } else {
+        await sql`create trigger audit_checkpoints_no_update before update or delete
+          on audit_checkpoints for each row execute function toolgate_audit_append_only()`.execute(
+          db,
+        );
+        await sql`create trigger audit_checkpoints_no_truncate before truncate on audit_checkpoints
+          for each statement execute function toolgate_audit_append_only()`.execute(db);
+      }
+    },
+  };
+}
+
 /** A detector may suspend a session: its later calls are refused (SESSION_SUSPENDED). */
 const sessionSuspension: Migration = {
   async up(db: Kysely<unknown>): Promise<void> {
@@ -384,6 +471,8 @@ export function migrationProvider(dialect: Dialect): MigrationProvider {
         '0005_session_user_permissions': sessionUserPermissions,
         '0006_change_requests': changeRequests,
         '0007_secrets': secrets,
+        '0008_audit_chain': auditChain(dialect),
+
         '0009_session_suspension': sessionSuspension,
       };
     },

@@ -105,7 +105,6 @@ for (const backend of backends()) {
       await tg.config.apply(
         [
           { kind: 'Tool', spec: page('fetch_page', HOSTS) },
-          { kind: 'Tool', spec: page('export_report', ['reports.example.com']) },
           ...agents.map((id) => ({ kind: 'Agent', spec: { id, owner: 'qa' } })),
           ...agents.map((agent) => ({
             kind: 'Grant',
@@ -317,27 +316,7 @@ for (const backend of backends()) {
       });
     });
 
-    describe('egress volume and fan-out', () => {
-      test('bytes out above the tool’s p99 fire once history is long enough; a usual size does not', async () => {
-        const ctx = await open('vol-bot');
-        const call = (size: number) =>
-          tg.gate.invoke(ctx, 'export_report', { url: 'https://reports.example.com/r', size });
-        allowed(await call(50_000));
-        await settle();
-        // Before min_history results, even a large result is not judged.
-        assert.equal((await alerts('egress_volume', { sessionId: ctx.sessionId })).length, 0);
-        for (let i = 0; i < 20; i++) allowed(await call(100 + i));
-        allowed(await call(110));
-        await settle();
-        assert.equal((await alerts('egress_volume', { sessionId: ctx.sessionId })).length, 0);
-        allowed(await call(60_000));
-        await settle();
-        const rows = await alerts('egress_volume', { sessionId: ctx.sessionId });
-        assert.equal(rows.length, 1);
-        const details = JSON.parse(rows[0]?.details ?? '{}') as Record<string, number>;
-        assert.ok((details.bytes_out ?? 0) > (details.p99_bytes ?? Infinity));
-      });
-
+    describe('fan-out (egress bytes over p99: test/audit/egress-volume.test.ts)', () => {
       test('fan-out to many destinations in one session fires; fewer do not', async () => {
         const few = await open('fan-bot');
         for (const h of HOSTS.slice(0, 4)) allowed(await fetchPage(few, h));

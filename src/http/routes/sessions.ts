@@ -134,7 +134,7 @@ export function sessionRoutes(app: FastifyInstance, tg: Toolgate): void {
             model: { type: 'string', maxLength: 200 },
           },
         },
-        response: errors(400, 401, 403, 404, 409, 410, 413, 422, 429, 502),
+        response: errors(400, 401, 403, 404, 409, 410, 413, 422, 429, 502, 503, 504),
       },
     },
     async (req, reply) => {

@@ -1,0 +1,185 @@
+/**
+ * @module Appending to the chained audit log inside a caller's transaction. The one way rows reach
+ * `audit_log`: the group-commit writer uses it for call records, and `appendEvent` for grants,
+ * registrations, quarantine, approvals and configuration changes, in the same transaction as the
+ * change itself, so a change and its audit record commit or roll back together.
+ *
+ * One total order across processes and replicas: the chain head is locked for the rest of the
+ * transaction before it is read — `pg_advisory_xact_lock` on PostgreSQL (released at commit), and
+ * on SQLite an UPDATE as the first step (it matches no row, yet takes the database's single write
+ * lock; a read first would let two processes read the same head and one of them fail to upgrade).
+ * Sequence numbers are assigned here, under the lock, gap-free: leaf index = seq - 1.
+ */
+import { CompiledQuery, type Kysely, PostgresAdapter, sql, type Transaction } from 'kysely';
+import type { Database, NewAuditRow } from '../store/database.js';
+import { GENESIS_PREV_HASH, recordHash } from './record-hash.js';
+
+/** Any 64-bit number, the same for every replica: the lock that orders audit appends. */
+const CHAIN_LOCK_KEY = 7_220_410_006n;
+/** Rows per INSERT: under SQLite's and PostgreSQL's bound-parameter limits. */
+const CHUNK = 500;
+
+export type UnchainedRow = Omit<NewAuditRow, 'seq' | 'prev_hash' | 'hash'>;
+
+export interface ChainHead {
+  readonly seq: number;
+  readonly hash: string;
+}
+
+function isPostgres(db: Kysely<Database> | Transaction<Database>): boolean {
+  return db.getExecutor().adapter instanceof PostgresAdapter;
+}
+
+export async function lockChain(trx: Transaction<Database>): Promise<void> {
+  if (isPostgres(trx)) {
+    await sql`select pg_advisory_xact_lock(${sql.lit(CHAIN_LOCK_KEY.toString())}::bigint)`.execute(
+      trx,
+    );
+  } else {
+    await sql`update meta set value = value where key = 'audit_chain'`.execute(trx);
+  }
+}
+
+export async function readHead(db: Kysely<Database> | Transaction<Database>): Promise<ChainHead> {
+  const row = await db
+    .selectFrom('audit_log')
+    .select(['seq', 'hash'])
+    .orderBy('seq', 'desc')
+    .limit(1)
+    .executeTakeFirst();
+  return row
+    ? { seq: Number(row.seq), hash: String(row.hash) }
+    : { seq: 0, hash: GENESIS_PREV_HASH };
+}
+
+/** Gives each row its seq, prev_hash and hash; pure, so it can run outside any lock. */
+export function chainRows(head: ChainHead, rows: readonly UnchainedRow[]): NewAuditRow[] {
+  let prev = head.hash;
+  return rows.map((row, i) => {
+    const linked = { ...row, seq: head.seq + 1 + i, prev_hash: prev };
+    const hash = recordHash(linked);
+    prev = hash;
+    return { ...linked, hash };
+  });
+}
+
+/**
+ * Locks the head, chains `rows` onto it and inserts them; returns the rows as written. Must run
+ * inside a transaction (the lock lasts until it ends); never commits by itself.
+ */
+export async function appendChained(
+  trx: Transaction<Database>,
+  rows: readonly UnchainedRow[],
+): Promise<NewAuditRow[]> {
+  if (rows.length === 0) return [];
+  await lockChain(trx);
+  const chained = chainRows(await readHead(trx), rows);
+  const postgres = isPostgres(trx);
+  // A row with columns beyond the known ones (a later migration) goes through Kysely, whole.
+  const known = chained.every((row) => Object.keys(row).every((k) => KNOWN.has(k)));
+  for (let i = 0; i < chained.length; i += CHUNK) {
+    const chunk = chained.slice(i, i + CHUNK);
+    if (known) await trx.executeQuery(insertQuery(chunk, postgres));
+    else await trx.insertInto('audit_log').values(chunk).execute();
+  }
+  return chained;
+}
+
+const COLUMNS = [
+  'seq',
+  'prev_hash',
+  'hash',
+  'at',
+  'kind',
+  'call_id',
+  'trace_id',
+  'session_id',
+  'run_id',
+  'agent_id',
+  'user_id',
+  'tool_id',
+  'tool_version',
+  'args_hash',
+  'args_redacted',
+  'decision',
+  'code',
+  'rule',
+  'message',
+  'approval_id',
+  'approver',
+  'egress_host',
+  'bytes_out',
+  'duration_ms',
+  'outcome',
+  'model',
+  'details',
+] as const satisfies readonly (keyof NewAuditRow)[];
+
+const KNOWN = new Set<string>(COLUMNS);
+const insertTexts = new Map<string, string>();
+
+/**
+ * The multi-row INSERT as one precompiled statement: Kysely's builder costs more than the hashing
+ * for a batch of hundreds of rows, and the text repeats (one per batch size and dialect), so the
+ * SQLite statement cache keeps it prepared. Values are bound parameters, never spliced.
+ */
+function insertQuery(rows: readonly NewAuditRow[], postgres: boolean): CompiledQuery {
+  const key = `${postgres ? 'pg' : 'sqlite'}:${rows.length}`;
+  let text = insertTexts.get(key);
+  if (text === undefined) {
+    const tuples: string[] = [];
+    let n = 0;
+    for (let r = 0; r < rows.length; r++) {
+      tuples.push(`(${COLUMNS.map(() => (postgres ? `$${++n}` : '?')).join(',')})`);
+    }
+    text = `insert into audit_log (${COLUMNS.join(',')}) values ${tuples.join(',')}`;
+    if (insertTexts.size < 64) insertTexts.set(key, text);
+  }
+  const parameters: unknown[] = [];
+  for (const row of rows) for (const c of COLUMNS) parameters.push(row[c] ?? null);
+  return CompiledQuery.raw(text, parameters);
+}
+
+/** The audit record of an administrative event (kind `event.<action>`). */
+export function eventAuditRow(event: {
+  readonly seq: number;
+  readonly at: string;
+  readonly actor: string;
+  readonly via: string;
+  readonly action: string;
+  readonly subject: string;
+  readonly details: string;
+}): UnchainedRow {
+  return {
+    at: event.at,
+    kind: `event.${event.action}`,
+    call_id: null,
+    trace_id: null,
+    session_id: null,
+    run_id: null,
+    agent_id: null,
+    user_id: null,
+    tool_id: null,
+    tool_version: null,
+    args_hash: null,
+    args_redacted: null,
+    decision: 'none',
+    code: null,
+    rule: null,
+    message: null,
+    approval_id: null,
+    approver: null,
+    egress_host: null,
+    bytes_out: null,
+    duration_ms: null,
+    outcome: null,
+    model: null,
+    details: JSON.stringify({
+      event_seq: event.seq,
+      actor: event.actor,
+      via: event.via,
+      subject: event.subject,
+      details: JSON.parse(event.details) as unknown,
+    }),
+  };
+}

@@ -1,0 +1,197 @@
+/**
+ * @module Appends call records (and alerts) to the chained audit log (DESIGN.md C12). The
+ * pre-execution record is committed (synchronous=FULL on SQLite) before the tool runs; nothing
+ * here ever updates a record. Each group commit locks the chain head, links its records onto it
+ * and inserts them in one transaction: one fsync for the batch, acknowledged only after commit.
+ */
+import type { Kysely } from 'kysely';
+import type { Database, NewAuditRow } from '../store/database.js';
+import { appendChained, type UnchainedRow } from './audit-chain.js';
+
+export type AuditKind =
+  | 'call.pre'
+  | 'call.post'
+  | 'call.denied'
+  | 'call.pending_approval'
+  | 'alert';
+
+export interface AuditRecord {
+  readonly kind: AuditKind;
+  readonly at: Date;
+  readonly callId: string;
+  readonly sessionId: string | null;
+  readonly runId: string | null;
+  readonly agentId: string | null;
+  readonly userId: string | null;
+  readonly toolId: string | null;
+  readonly toolVersion: string | null;
+  readonly argsHash: string | null;
+  readonly argsRedacted: unknown;
+  readonly decision: 'allow' | 'deny' | 'pending_approval' | 'none';
+  readonly code?: string;
+  readonly rule?: string;
+  readonly message?: string;
+  readonly approvalId?: string;
+  readonly approver?: string;
+  readonly egressHost?: string;
+  readonly bytesOut?: number;
+  readonly durationMs?: number;
+  readonly outcome?: string;
+  readonly model?: string;
+  readonly details?: Readonly<Record<string, unknown>>;
+}
+
+/** PostgreSQL text cannot hold NUL; whatever a caller sent, the record must still be written. */
+function text(value: string | undefined): string | null {
+  return value === undefined ? null : value.replaceAll('\u0000', '\uFFFD');
+}
+
+function toRow(r: AuditRecord): UnchainedRow {
+  return {
+    at: r.at.toISOString(),
+    kind: r.kind,
+    call_id: r.callId,
+    trace_id: r.callId,
+    session_id: r.sessionId,
+    run_id: r.runId,
+    agent_id: r.agentId,
+    user_id: r.userId,
+    tool_id: r.toolId,
+    tool_version: r.toolVersion,
+    args_hash: r.argsHash,
+    args_redacted: r.argsRedacted === undefined ? null : JSON.stringify(r.argsRedacted),
+    decision: r.decision,
+    code: text(r.code),
+    rule: text(r.rule),
+    message: text(r.message),
+    approval_id: text(r.approvalId),
+    approver: text(r.approver),
+    egress_host: text(r.egressHost),
+    bytes_out: r.bytesOut ?? null,
+    duration_ms: r.durationMs ?? null,
+    outcome: text(r.outcome),
+    model: text(r.model),
+    details: JSON.stringify(r.details ?? {}),
+  };
+}
+
+/** Longest a deferred record waits for a commit to join. */
+const DEFER_MS = 25;
+
+interface Pending {
+  readonly record: AuditRecord;
+  readonly rawArgs: unknown;
+  readonly resolve: () => void;
+  readonly reject: (err: unknown) => void;
+}
+
+/**
+ * Group commit: records queued while a commit is in flight are written together by the next one,
+ * so one fsync acknowledges many callers. `append` settles only after the commit that holds the
+ * record (durable); a failed commit rejects every record in it, and nothing is acknowledged early.
+ */
+export interface AuditWriterOptions {
+  /** Called after each commit with the rows as written (seq order); must not throw. */
+  readonly onCommit?: (rows: readonly NewAuditRow[]) => void;
+}
+
+export class AuditWriter {
+  readonly #db: Kysely<Database>;
+  readonly #onCommit: ((rows: readonly NewAuditRow[]) => void) | undefined;
+  #queue: Pending[] = [];
+  #flushing: Promise<void> | null = null;
+  #listeners: ((batch: readonly AuditRecord[], commitMs: number) => void)[] = [];
+
+  constructor(db: Kysely<Database>, options: AuditWriterOptions = {}) {
+    this.#db = db;
+    this.#onCommit = options.onCommit;
+  }
+
+  #timer: NodeJS.Timeout | null = null;
+
+  /** Called with every batch once committed (observers: detectors, metrics); never throws back. */
+  onCommitted(listener: (batch: readonly AuditRecord[], commitMs: number) => void): void {
+    this.#listeners.push(listener);
+  }
+
+  /**
+   * Queues a record. `deferred` records (results of calls that already ran) ride along with the
+   * next durable commit, or go out within DEFER_MS when nothing else is written: they never cost
+   * a call an fsync of its own.
+   */
+  append(
+    record: AuditRecord,
+    rawArgs?: unknown,
+    options: { deferred?: boolean } = {},
+  ): Promise<void> {
+    return new Promise<void>((resolve, reject) => {
+      this.#queue.push({ record, rawArgs, resolve, reject });
+      if (options.deferred && !this.#flushing) {
+        this.#timer ??= setTimeout(() => this.#start(), DEFER_MS);
+        this.#timer.unref();
+        return;
+      }
+      this.#start();
+    });
+  }
+
+  #start(): void {
+    if (this.#timer) {
+      clearTimeout(this.#timer);
+      this.#timer = null;
+    }
+    this.#flushing ??= this.#drain().finally(() => {
+      this.#flushing = null;
+      // A record queued after the drain's last look but before this ran would otherwise wait for
+      // the next append (a caller resumed by the last commit can append in that gap).
+      if (this.#queue.length > 0) this.#start();
+    });
+  }
+
+  /** Resolves when everything queued so far is committed (used on shutdown). */
+  async flush(): Promise<void> {
+    if (this.#queue.length > 0) this.#start();
+    while (this.#flushing) await this.#flushing;
+  }
+
+  async #drain(): Promise<void> {
+    while (this.#queue.length > 0) {
+      const batch = this.#queue;
+      this.#queue = [];
+      const started = performance.now();
+      try {
+        const rows = batch.map((p) => toRow(p.record));
+        const written = await this.#db.transaction().execute(async (trx) => {
+          const chained = await appendChained(trx, rows);
+          const raw = batch.filter((p) => p.rawArgs !== undefined);
+          if (raw.length > 0) {
+            await trx
+              .insertInto('call_arguments')
+              .values(
+                raw.map((p) => ({
+                  call_id: p.record.callId,
+                  at: p.record.at.toISOString(),
+                  args: JSON.stringify(p.rawArgs),
+                })),
+              )
+              .onConflict((oc) => oc.column('call_id').doNothing())
+              .execute();
+          }
+          return chained;
+        });
+        for (const p of batch) p.resolve();
+        this.#onCommit?.(written);
+        const records = batch.map((p) => p.record);
+        for (const l of this.#listeners) {
+          try {
+            l(records, performance.now() - started);
+          } catch {
+            // An observer's failure never reaches the callers whose records are committed.
+          }
+        }
+      } catch (err) {
+        for (const p of batch) p.reject(err);
+      }
+    }
+  }
+}

@@ -1,0 +1,101 @@
+/**
+ * @module The bubblewrap command line of one run. The root is built from selected system
+ * directories only — never `--ro-bind / /` — so the sandbox has no view of toolgate's data dir,
+ * keys, database, /root, /home or /etc/shadow.
+ */
+import { existsSync, lstatSync, readlinkSync } from 'node:fs';
+import { EGRESS_SOCKET_PATH, type ReadOnlyBind } from '../run-spec.js';
+
+/** Top-level system directories that may be bound (or are symlinks into /usr on merged-usr). */
+const SYSTEM_DIRS = ['/usr', '/bin', '/sbin', '/lib', '/lib32', '/lib64', '/libx32'] as const;
+
+/** The /etc entries a program needs to load and run; nothing with secrets or host identity. */
+const ETC_ENTRIES = [
+  '/etc/ld.so.cache',
+  '/etc/ld.so.conf',
+  '/etc/ld.so.conf.d',
+  '/etc/alternatives',
+  '/etc/localtime',
+  '/etc/nsswitch.conf',
+  '/etc/ssl/certs',
+  '/etc/ca-certificates',
+  '/etc/mime.types',
+] as const;
+
+export interface BwrapPlan {
+  /** Host directory mounted as the scratch (/tmp and cwd); when absent a bwrap tmpfs is used. */
+  readonly scratchHostDir?: string;
+  readonly scratchBytes: number;
+  readonly binds: readonly ReadOnlyBind[];
+  readonly egressSocket?: string;
+  readonly env: Readonly<Record<string, string>>;
+}
+
+/** The system part of the root, computed once per process (it depends only on the host). */
+let systemArgs: string[] | null = null;
+
+function systemRootArgs(): string[] {
+  if (systemArgs) return systemArgs;
+  const args: string[] = [];
+  for (const dir of SYSTEM_DIRS) {
+    let stat: ReturnType<typeof lstatSync>;
+    try {
+      stat = lstatSync(dir);
+    } catch {
+      continue;
+    }
+    // merged /usr: /bin → usr/bin stays a symlink inside the sandbox too.
+    if (stat.isSymbolicLink()) args.push('--symlink', readlinkSync(dir), dir);
+    else if (stat.isDirectory()) args.push('--ro-bind', dir, dir);
+  }
+  args.push('--dir', '/etc');
+  for (const entry of ETC_ENTRIES) if (existsSync(entry)) args.push('--ro-bind', entry, entry);
+  systemArgs = args;
+  return args;
+}
+
+export function bwrapArgs(plan: BwrapPlan, argv: readonly string[]): string[] {
+  const args = [
+    '--unshare-user',
+    '--unshare-pid',
+    '--unshare-ipc',
+    '--unshare-uts',
+    '--unshare-net',
+    '--unshare-cgroup',
+    // No nested user namespaces: they are the usual way into kernel attack surface.
+    '--disable-userns',
+    '--hostname',
+    'sandbox',
+    ...systemRootArgs(),
+    '--proc',
+    '/proc',
+    '--dev',
+    '/dev',
+  ];
+  if (plan.scratchHostDir !== undefined) {
+    // A host tmpfs mounted size-capped, noexec, nosuid, nodev: bwrap keeps those flags.
+    args.push('--bind', plan.scratchHostDir, '/tmp');
+  } else {
+    args.push('--size', String(plan.scratchBytes), '--perms', '1777', '--tmpfs', '/tmp');
+  }
+  for (const bind of plan.binds) args.push('--ro-bind', bind.source, bind.target);
+  if (plan.egressSocket !== undefined) {
+    args.push('--dir', '/run/toolgate', '--bind', plan.egressSocket, EGRESS_SOCKET_PATH);
+  }
+  // Read-only root: the tool may write to its scratch only, not into the root's own tmpfs.
+  args.push('--remount-ro', '/');
+  args.push(
+    '--uid',
+    '65534',
+    '--gid',
+    '65534',
+    '--cap-drop',
+    'ALL',
+    '--new-session',
+    '--die-with-parent',
+    '--clearenv',
+  );
+  for (const [name, value] of Object.entries(plan.env)) args.push('--setenv', name, value);
+  args.push('--chdir', '/tmp', '--', ...argv);
+  return args;
+}

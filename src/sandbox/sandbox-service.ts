@@ -1,0 +1,56 @@
+/**
+ * @module The sandbox service wired into the gate: one runner per driver, probed once, the
+ * `command` runtime, long-lived processes for `mcp-stdio`, and the driver report for
+ * `toolgate doctor`. It never substitutes a weaker driver for the one a tool asks for.
+ */
+import type { ToolDefinition } from '../catalog/index.js';
+import { type CommandResult, interpretRun, planCommand } from './command-runtime.js';
+import { GvisorRunner } from './gvisor/gvisor-runner.js';
+import { NamespaceRunner } from './namespace/namespace-runner.js';
+import { ProcessRunner } from './process/process-runner.js';
+import { DRIVER_NAMES, type DriverName, type LongLivedSpec } from './run-spec.js';
+import type { DriverProbe, SandboxProcess, SandboxRunner } from './sandbox-runner.js';
+
+export interface CommandRunOptions {
+  /** Host path of the egress proxy's socket for this call, when the tool declares egress. */
+  readonly egressSocket?: string;
+  /** Extra environment for the tool (e.g. an injected credential); nothing else is passed. */
+  readonly env?: Readonly<Record<string, string>>;
+}
+
+export class SandboxService {
+  readonly #runners: Readonly<Record<DriverName, SandboxRunner>>;
+
+  constructor(runners: Partial<Record<DriverName, SandboxRunner>> = {}) {
+    this.#runners = {
+      process: runners.process ?? new ProcessRunner(),
+      namespace: runners.namespace ?? new NamespaceRunner(),
+      gvisor: runners.gvisor ?? new GvisorRunner(),
+    };
+  }
+
+  runner(name: DriverName): SandboxRunner {
+    return this.#runners[name];
+  }
+
+  /** Every driver's probe (each runs `true` once per process, then is cached). */
+  async doctor(): Promise<DriverProbe[]> {
+    return Promise.all(DRIVER_NAMES.map((d) => this.#runners[d].probe()));
+  }
+
+  /** Runs a `command` tool; never throws (refusals and failures are results). */
+  async runCommand(
+    def: ToolDefinition,
+    args: unknown,
+    options: CommandRunOptions = {},
+  ): Promise<CommandResult> {
+    const plan = planCommand(def, args, options);
+    if (!plan.ok) return plan;
+    return interpretRun(await this.#runners[plan.driver].run(plan.spec));
+  }
+
+  /** Starts a long-lived process (an MCP stdio server) in the named driver. */
+  start(driver: DriverName, spec: LongLivedSpec): Promise<SandboxProcess> {
+    return this.#runners[driver].start(spec);
+  }
+}

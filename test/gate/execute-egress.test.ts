@@ -1,0 +1,278 @@
+/**
+ * Step 10 of the gate with its real parts: the credential broker (after the gate passed), the
+ * http runtime and the egress proxy (a namespace sandbox reaching the network only through its
+ * lease), the session's egress budget, output scrubbing and the audit record's egress fields.
+ * The upstream is a real HTTPS server on 127.0.0.1:443 with a test certificate; names resolve
+ * through a table, and only 127.0.0.1:443 is exempt from the address rule.
+ */
+import assert from 'node:assert/strict';
+import { readFileSync } from 'node:fs';
+import https from 'node:https';
+import { join } from 'node:path';
+import { after, before, describe, test } from 'node:test';
+import type { Actor } from '../../src/core/index.js';
+import { MasterKey } from '../../src/credentials/index.js';
+import type { GateDecision } from '../../src/gate/index.js';
+import { EgressProxy, HttpToolRunner, SandboxService } from '../../src/sandbox/index.js';
+import { openStore, type Store } from '../../src/store/index.js';
+import { openToolgate, type Toolgate } from '../../src/toolgate.js';
+import { backends } from '../support/backends.js';
+import { ROOT } from '../support/cli.js';
+import { tableResolver } from '../support/egress.js';
+import { validSendTool, validTool } from '../support/fixtures.js';
+
+const admin: Actor = { id: 'test-admin', via: 'library' };
+const tlsDir = join(ROOT, 'test', 'fixtures', 'egress-tls');
+const FETCH = join(ROOT, 'test', 'fixtures', 'egress', 'fetch-through-proxy.mjs');
+const API_SECRET = 'sk-test-api-token-0123456789abcdef';
+const FETCH_SECRET = 'fetch-token-abcdefghijklmnop';
+const TARGET = '127.0.0.1:443';
+const isRoot = process.getuid?.() === 0;
+const hasBwrap = await new SandboxService()
+  .runner('namespace')
+  .probe()
+  .then((p) => p.available);
+
+interface Seen {
+  url: string;
+  auth: string | undefined;
+}
+
+function apiTool(id: string, host: string, extra: Record<string, unknown> = {}) {
+  return validSendTool({
+    id,
+    name: id,
+    description: 'Look up one catalogue item by its id.',
+    action_class: 'read',
+    data_access: 'public',
+    access_tier: 'public',
+    approval: { mode: 'none' },
+    required_capabilities: ['api:read'],
+    egress: { mode: 'constrained', hosts: [host] },
+    runtime: { kind: 'http', base_url: `https://${host}/v1`, method: 'GET', path: '/items/{item}' },
+    input_schema: {
+      type: 'object',
+      additionalProperties: false,
+      required: ['item'],
+      properties: { item: { type: 'string', maxLength: 40 } },
+    },
+    output_schema: { type: 'object' },
+    ...extra,
+  });
+}
+
+function allowed(d: GateDecision): Record<string, unknown> {
+  assert.equal(d.kind, 'allow', JSON.stringify(d));
+  return d.kind === 'allow' ? (d.output as Record<string, unknown>) : {};
+}
+
+function denied(d: GateDecision, code: string, rule?: RegExp): void {
+  assert.equal(d.kind, 'deny', JSON.stringify(d));
+  if (d.kind !== 'deny') return;
+  assert.equal(d.code, code, `${d.rule}: ${d.message}`);
+  if (rule) assert.match(d.rule, rule);
+}
+
+for (const backend of backends()) {
+  describe(`gate execution with egress and credentials on ${backend.name}`, {
+    skip: isRoot ? false : 'binding the test upstream to 127.0.0.1:443 needs root',
+  }, () => {
+    let tg: Toolgate;
+    let inspector: Store;
+    let drop: () => Promise<void>;
+    let server: https.Server;
+    let proxy: EgressProxy;
+    const seen: Seen[] = [];
+
+    before(async () => {
+      server = https.createServer(
+        {
+          key: readFileSync(join(tlsDir, 'server.key')),
+          cert: readFileSync(join(tlsDir, 'server.pem')),
+        },
+        (req, res) => {
+          seen.push({ url: req.url ?? '', auth: req.headers.authorization });
+          res.writeHead(200, { 'content-type': 'application/json' });
+          res.end(
+            JSON.stringify({
+              path: req.url,
+              auth: req.headers.authorization ?? null,
+              pad: 'x'.repeat(600),
+            }),
+          );
+        },
+      );
+      await new Promise<void>((resolve, reject) => {
+        server.once('error', reject);
+        server.listen(443, '127.0.0.1', resolve);
+      });
+      const resolver = tableResolver({
+        'api.example.test': ['127.0.0.1'],
+        'other.example.test': ['127.0.0.1'],
+        'meta.example.test': ['169.254.169.254'],
+      });
+      proxy = new EgressProxy({ resolver, unsafeTestTargets: [TARGET] });
+      const fresh = await backend.fresh();
+      drop = fresh.drop;
+      tg = await openToolgate({
+        db: fresh.url,
+        masterKey: MasterKey.generate(),
+        egress: {
+          proxy,
+          http: new HttpToolRunner({
+            resolver,
+            unsafeTestTargets: [TARGET],
+            unsafeTestCa: readFileSync(join(tlsDir, 'ca.pem'), 'utf8'),
+          }),
+        },
+      });
+      inspector = await openStore(fresh.url);
+      await tg.config.apply(
+        [
+          apiTool('api_lookup', 'api.example.test', {
+            credentials: { secret: 'api-token', inject: 'header', as: 'Authorization' },
+          }),
+          apiTool('api_lookup_b', 'api.example.test', {
+            credentials: { secret: 'api-token', inject: 'header', as: 'Authorization' },
+          }),
+          apiTool('meta_lookup', 'meta.example.test'),
+          validTool({
+            id: 'fetcher',
+            name: 'fetcher',
+            description: 'Fetch one page of the partner API through the gateway.',
+            data_access: 'public',
+            required_capabilities: ['api:read'],
+            egress: { mode: 'constrained', hosts: ['api.example.test'] },
+            sandbox: { isolation: 'namespace', network: 'egress_proxy' },
+            credentials: { secret: 'fetch-token', inject: 'env', as: 'API_TOKEN' },
+            runtime: { kind: 'command', argv: ['/usr/bin/node', FETCH] },
+            input_schema: {
+              type: 'object',
+              additionalProperties: false,
+              required: ['host', 'path'],
+              properties: { host: { type: 'string' }, path: { type: 'string' } },
+            },
+            output_schema: { type: 'object' },
+          }),
+        ].map((spec) => ({ kind: 'Tool', spec })),
+        admin,
+      );
+      await tg.config.apply(
+        [
+          { kind: 'Agent', spec: { id: 'caller', owner: 'qa' } },
+          { kind: 'Grant', spec: { agent: 'caller', capabilities: ['api:read'] } },
+          {
+            kind: 'Agent',
+            spec: { id: 'frugal', owner: 'qa', budgets: { egress_bytes: 2_500 } },
+          },
+          { kind: 'Grant', spec: { agent: 'frugal', capabilities: ['api:read'] } },
+        ],
+        admin,
+      );
+      await tg.secrets.set({ toolId: 'api_lookup', name: 'api-token' }, API_SECRET, admin);
+      await tg.secrets.set({ toolId: 'fetcher', name: 'fetch-token' }, FETCH_SECRET, admin);
+    });
+
+    after(async () => {
+      await tg.close();
+      await proxy.close();
+      await inspector.close();
+      await drop();
+      await new Promise((r) => server.close(r));
+    });
+
+    async function session(agentId = 'caller') {
+      const s = await tg.sessions.open(agentId);
+      return { agentId, sessionId: s.id };
+    }
+
+    async function postRecord(callId: string) {
+      await tg.gate.flush();
+      return inspector.db
+        .selectFrom('audit_log')
+        .selectAll()
+        .where('call_id', '=', callId)
+        .where('kind', '=', 'call.post')
+        .executeTakeFirstOrThrow();
+    }
+
+    test('an http tool gets its credential, its echo is scrubbed, the record has host and bytes', async () => {
+      const before = seen.length;
+      const d = await tg.gate.invoke(await session(), 'api_lookup', { item: 'abc' });
+      const out = allowed(d);
+      assert.equal(seen.length, before + 1);
+      assert.equal(seen.at(-1)?.auth, API_SECRET, 'the upstream received the credential');
+      assert.equal(seen.at(-1)?.url, '/v1/items/abc');
+      assert.notEqual(out.auth, API_SECRET);
+      assert.ok(!JSON.stringify(out).includes(API_SECRET), 'the result never carries the secret');
+      const record = await postRecord(d.kind === 'allow' ? d.callId : '');
+      assert.equal(record.egress_host, 'api.example.test=127.0.0.1');
+      assert.ok(Number(record.bytes_out) > 0);
+      assert.match(String(record.details), /"redacted":true/);
+      assert.ok(!JSON.stringify(record).includes(API_SECRET), 'nor does the audit record');
+    });
+
+    test("a tool naming another tool's secret gets nothing and does not run", async () => {
+      const before = seen.length;
+      denied(
+        await tg.gate.invoke(await session(), 'api_lookup_b', { item: 'abc' }),
+        'CREDENTIAL_UNAVAILABLE',
+        /^credentials\./,
+      );
+      assert.equal(seen.length, before, 'nothing reached the upstream');
+    });
+
+    test('a registered name that resolves to the metadata address is refused at egress', async () => {
+      const before = seen.length;
+      denied(
+        await tg.gate.invoke(await session(), 'meta_lookup', { item: 'abc' }),
+        'EGRESS_DENIED',
+      );
+      assert.equal(seen.length, before);
+    });
+
+    test("the session's egress budget hard-fails and is stored", async () => {
+      const ctx = await session('frugal');
+      const decisions: GateDecision[] = [];
+      for (let i = 0; i < 6; i++) {
+        decisions.push(await tg.gate.invoke(ctx, 'api_lookup', { item: `i${i}` }));
+      }
+      const ok = decisions.filter((d) => d.kind === 'allow').length;
+      assert.ok(ok >= 1, 'the first call fits the budget');
+      const last = decisions.at(-1) as GateDecision;
+      denied(last, 'BUDGET_EXCEEDED');
+      const row = await inspector.db
+        .selectFrom('sessions')
+        .select('egress_bytes')
+        .where('id', '=', ctx.sessionId)
+        .executeTakeFirstOrThrow();
+      assert.ok(Number(row.egress_bytes) > 0 && Number(row.egress_bytes) <= 2_500);
+      // The benign neighbour: another session of an unbudgeted agent is unaffected.
+      allowed(await tg.gate.invoke(await session(), 'api_lookup', { item: 'z' }));
+    });
+
+    test('a sandboxed tool reaches its host only through the proxy; an unlisted host is refused', {
+      skip: hasBwrap ? false : 'bubblewrap is not available',
+    }, async () => {
+      const ctx = await session();
+      const d = await tg.gate.invoke(ctx, 'fetcher', {
+        host: 'api.example.test',
+        path: '/v1/items/from-sandbox',
+      });
+      const out = allowed(d);
+      const why = (await postRecord(d.kind === 'allow' ? d.callId : '')).details;
+      assert.equal(out.status, 'ok', `${JSON.stringify(out)} ${why}`);
+      assert.match(String(out.body), /from-sandbox/);
+      assert.notEqual(out.token_echo, FETCH_SECRET, 'the env credential was scrubbed');
+      assert.ok(out.token_echo, 'the tool did receive a credential');
+      const record = await postRecord(d.kind === 'allow' ? d.callId : '');
+      assert.equal(record.egress_host, 'api.example.test=127.0.0.1');
+
+      const other = allowed(
+        await tg.gate.invoke(ctx, 'fetcher', { host: 'other.example.test', path: '/v1/x' }),
+      );
+      assert.equal(other.status, 'refused');
+      assert.equal(other.code, 403);
+    });
+  });
+}

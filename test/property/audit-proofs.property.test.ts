@@ -1,0 +1,150 @@
+/**
+ * RFC 9162 proofs over random trees: every inclusion and consistency proof the tree produces
+ * verifies against its root, the root equals the RFC's recursive definition, and altering any one
+ * hash (leaf, proof element or root) or the index makes verification fail.
+ */
+import assert from 'node:assert/strict';
+import { createHash } from 'node:crypto';
+import { describe, test } from 'node:test';
+import fc from 'fast-check';
+import {
+  leafHash,
+  MerkleFrontier,
+  MerkleTree,
+  nodeHash,
+  recordBytes,
+  recordHash,
+  verifyConsistency,
+  verifyInclusion,
+} from '../../src/audit/index.js';
+import { recordBytesReference } from '../../src/audit/record-hash.js';
+
+function mth(leaves: readonly Buffer[]): Buffer {
+  if (leaves.length === 0) return createHash('sha256').digest();
+  if (leaves.length === 1) return leaves[0] as Buffer;
+  let k = 1;
+  while (k * 2 < leaves.length) k *= 2;
+  return nodeHash(mth(leaves.slice(0, k)), mth(leaves.slice(k)));
+}
+
+function build(n: number): { tree: MerkleTree; leaves: Buffer[] } {
+  const tree = new MerkleTree();
+  const leaves: Buffer[] = [];
+  for (let i = 0; i < n; i++) {
+    const leaf = leafHash(Buffer.from(`record ${i}`));
+    leaves.push(leaf);
+    tree.append(leaf);
+  }
+  return { tree, leaves };
+}
+
+function flip(buf: Buffer, bit: number): Buffer {
+  const copy = Buffer.from(buf);
+  copy[(bit >> 3) % copy.length] = (copy[(bit >> 3) % copy.length] as number) ^ (1 << (bit & 7));
+  return copy;
+}
+
+const { tree: big, leaves: bigLeaves } = build(300);
+
+describe('audit Merkle proofs (property)', () => {
+  test('roots match the RFC 9162 definition; the frontier agrees with the tree', () => {
+    fc.assert(
+      fc.property(fc.integer({ min: 0, max: 300 }), (n) => {
+        assert.ok(big.root(n).equals(mth(bigLeaves.slice(0, n))));
+        const f = new MerkleFrontier();
+        for (const l of bigLeaves.slice(0, n)) f.append(l);
+        assert.ok(f.root().equals(big.root(n)));
+        assert.ok(big.frontier(n).root().equals(big.root(n)));
+      }),
+      { numRuns: 200 },
+    );
+  });
+
+  test('inclusion proofs verify for random sizes and fail for any altered hash or index', () => {
+    fc.assert(
+      fc.property(
+        fc
+          .integer({ min: 1, max: 300 })
+          .chain((size) =>
+            fc.tuple(fc.constant(size), fc.integer({ min: 0, max: size - 1 }), fc.nat(), fc.nat()),
+          ),
+        ([size, index, pick, bit]) => {
+          const root = big.root(size);
+          const leaf = bigLeaves[index] as Buffer;
+          const proof = big.inclusionProof(index, size);
+          assert.ok(verifyInclusion(index, size, leaf, proof, root));
+          assert.equal(verifyInclusion(index, size, flip(leaf, bit), proof, root), false);
+          assert.equal(verifyInclusion(index, size, leaf, proof, flip(root, bit)), false);
+          if (proof.length > 0) {
+            const altered = [...proof];
+            const at = pick % proof.length;
+            altered[at] = flip(altered[at] as Buffer, bit);
+            assert.equal(verifyInclusion(index, size, leaf, altered, root), false);
+            assert.equal(verifyInclusion(index, size, leaf, proof.slice(1), root), false);
+          }
+          if (size > 1) {
+            const other = (index + 1 + (pick % (size - 1))) % size;
+            assert.equal(verifyInclusion(other, size, leaf, proof, root), false);
+          }
+        },
+      ),
+      { numRuns: 300 },
+    );
+  });
+
+  test('consistency proofs verify for random size pairs and fail for any altered hash', () => {
+    fc.assert(
+      fc.property(
+        fc
+          .integer({ min: 1, max: 300 })
+          .chain((to) =>
+            fc.tuple(fc.integer({ min: 1, max: to }), fc.constant(to), fc.nat(), fc.nat()),
+          ),
+        ([from, to, pick, bit]) => {
+          const r1 = big.root(from);
+          const r2 = big.root(to);
+          const proof = big.consistencyProof(from, to);
+          assert.ok(verifyConsistency(from, to, r1, r2, proof));
+          if (from !== to) {
+            assert.equal(verifyConsistency(from, to, flip(r1, bit), r2, proof), false);
+            assert.equal(verifyConsistency(from, to, r1, flip(r2, bit), proof), false);
+            const altered = [...proof];
+            const at = pick % proof.length;
+            altered[at] = flip(altered[at] as Buffer, bit);
+            assert.equal(verifyConsistency(from, to, r1, r2, altered), false);
+          }
+        },
+      ),
+      { numRuns: 300 },
+    );
+  });
+
+  test('the fast canonical form of a record is byte for byte what canonicalize (RFC 8785) gives', () => {
+    const value = fc.oneof(
+      fc.string({ unit: 'grapheme' }),
+      fc.string({ unit: 'binary' }),
+      fc.string(),
+      fc.double(),
+      fc.integer(),
+      fc.constant(null),
+      fc.constant(-0),
+      fc.constant(1e21),
+      fc.constant(0.1 + 0.2),
+      fc.dictionary(fc.string(), fc.string(), { maxKeys: 3 }),
+    );
+    fc.assert(
+      fc.property(fc.dictionary(fc.string({ unit: 'binary' }), value, { maxKeys: 30 }), (row) => {
+        let reference: Buffer | null = null;
+        try {
+          reference = recordBytesReference(row);
+        } catch {
+          assert.throws(() => recordBytes(row));
+          return;
+        }
+        assert.ok(recordBytes(row).equals(reference));
+        assert.equal(recordHash(row), leafHash(reference).toString('hex'));
+      }),
+      { numRuns: 2000 },
+    );
+  });
+});

@@ -1,0 +1,253 @@
+/**
+ * @module The escape suite (issue 4 part 6), written once and run against each driver: every
+ * case is an attack a tool could try from inside, and expects containment; after each one the
+ * host (an HTTP server standing for the gateway) must still answer. The egress-proxy cases live
+ * with the proxy. A driver may skip a case only by name, with a reason.
+ */
+import assert from 'node:assert/strict';
+import { chmodSync, mkdtempSync, readdirSync, readFileSync, rmSync, writeFileSync } from 'node:fs';
+import { tmpdir } from 'node:os';
+import { join } from 'node:path';
+import { after, before, describe, test } from 'node:test';
+import type { RunOutcome, SandboxRunner } from '../../src/sandbox/index.js';
+import { HostProbe, LIMITS, NODE, NODE_BINDS, NODE_LIMITS, type Skips } from './drivers.js';
+
+/** Prints {"connected":bool,"error":code} for a TCP connect to argv host/port. */
+const CONNECT = `
+const s = require('net').connect({ host: process.argv[1], port: Number(process.argv[2]), timeout: 1500 });
+const done = (o) => { console.log(JSON.stringify(o)); process.exit(0); };
+s.on('connect', () => done({ connected: true }));
+s.on('error', (e) => done({ connected: false, error: e.code }));
+s.on('timeout', () => done({ connected: false, error: 'timeout' }));`;
+
+const RESOLVE = `
+require('dns').lookup(process.argv[1], (e, a) => console.log(JSON.stringify({ resolved: !e, address: a ?? null })));`;
+
+/** Host processes whose command line contains a marker (sandboxed processes are host processes too). */
+function hostProcessesWith(marker: string): number[] {
+  const found: number[] = [];
+  for (const name of readdirSync('/proc')) {
+    if (!/^\d+$/.test(name)) continue;
+    try {
+      const cmd = readFileSync(`/proc/${name}/cmdline`, 'utf8').replaceAll('\0', ' ');
+      if (cmd.includes(marker) && Number(name) !== process.pid) found.push(Number(name));
+    } catch {
+      // gone
+    }
+  }
+  return found;
+}
+
+export function escapeSuite(runner: SandboxRunner, skips: Skips = {}): void {
+  const probe = new HostProbe();
+  let dataDir = '';
+  const it = (name: string, fn: () => Promise<void>) =>
+    skips[name] !== undefined
+      ? test(name, { skip: skips[name] }, fn)
+      : test(name, async () => {
+          await fn();
+          await probe.assertResponsive();
+        });
+  const node = (script: string, args: string[]): Promise<RunOutcome> =>
+    runner.run({ argv: [NODE, '-e', script, ...args], limits: NODE_LIMITS, binds: NODE_BINDS });
+  const json = (out: RunOutcome): Record<string, unknown> => {
+    assert.equal(out.kind, 'ok', `${out.kind}: ${out.stderr}`);
+    return JSON.parse(out.stdout) as Record<string, unknown>;
+  };
+
+  describe(`escape suite: ${runner.name}`, () => {
+    before(async () => {
+      assert.ok((await runner.probe()).available, `${runner.name} must work on the test host`);
+      await probe.start();
+      // A fake gateway data dir, world-readable on purpose: only invisibility can protect it.
+      dataDir = mkdtempSync(join(tmpdir(), 'toolgate-escape-data-'));
+      chmodSync(dataDir, 0o755);
+      writeFileSync(join(dataDir, 'toolgate.db'), 'SQLite format 3 fake-db', { mode: 0o644 });
+      writeFileSync(join(dataDir, 'master.key'), 'fake-master-key-material', { mode: 0o644 });
+    });
+    after(async () => {
+      await probe.stop();
+      rmSync(dataDir, { recursive: true, force: true });
+    });
+
+    it('cannot reach the cloud metadata address 169.254.169.254', async () => {
+      const r = json(await node(CONNECT, ['169.254.169.254', '80']));
+      assert.equal(r.connected, false);
+    });
+
+    it('cannot reach an outside host directly', async () => {
+      const r = json(await node(CONNECT, ['93.184.216.34', '443']));
+      assert.equal(r.connected, false);
+    });
+
+    it('cannot resolve a host name', async () => {
+      const r = json(await node(RESOLVE, ['example.com']));
+      assert.equal(r.resolved, false);
+    });
+
+    it("cannot connect to a toolgate port on the host's 127.0.0.1", async () => {
+      const r = json(await node(CONNECT, ['127.0.0.1', String(probe.port)]));
+      assert.equal(r.connected, false);
+    });
+
+    it('cannot write outside its scratch', async () => {
+      const targets = [
+        '/usr/x',
+        '/etc/x',
+        '/x',
+        '/run/x',
+        '/proc/sys/kernel/x',
+        join(dataDir, 'x'),
+      ];
+      const out = await runner.run({
+        argv: [
+          'sh',
+          '-c',
+          'for p in "$@"; do (echo x > "$p") 2>/dev/null && echo "WROTE $p"; done; echo done',
+          'sh',
+          ...targets,
+        ],
+        limits: LIMITS,
+      });
+      assert.equal(out.stdout, 'done\n');
+    });
+
+    it('cannot read /etc/shadow or list /root', async () => {
+      const out = await runner.run({
+        argv: ['sh', '-c', 'cat /etc/shadow && echo READ; ls /root && echo LISTED; echo done'],
+        limits: LIMITS,
+      });
+      assert.equal(out.stdout, 'done\n');
+    });
+
+    it("cannot see the gateway's data dir, database or master key", async () => {
+      const out = await runner.run({
+        argv: [
+          'sh',
+          '-c',
+          'cat "$1/toolgate.db" "$1/master.key"; ls "$1"; echo done',
+          'sh',
+          dataDir,
+        ],
+        limits: LIMITS,
+      });
+      assert.equal(out.stdout, 'done\n');
+      assert.ok(!out.stderr.includes('fake-master-key'));
+    });
+
+    it('cannot execute a file it wrote to scratch (noexec)', async () => {
+      const out = await runner.run({
+        argv: ['sh', '-c', 'cp /bin/true ./t && chmod +x ./t && ./t && echo EXECUTED; echo done'],
+        limits: LIMITS,
+      });
+      assert.equal(out.stdout, 'done\n', out.stderr);
+    });
+
+    it('cannot gain privileges: setuid(0) and ptrace of a host process fail, no capabilities, no mount', async () => {
+      const out = await runner.run({
+        argv: [
+          'perl',
+          '-e',
+          '$< = 0; $> = 0; print "euid=$>\\n"; my $r = syscall(101, 16, $ARGV[0], 0, 0); print "ptrace=$r\\n";',
+          String(process.pid),
+        ],
+        limits: LIMITS,
+      });
+      assert.equal(out.kind, 'ok', out.stderr);
+      assert.equal(out.stdout, 'euid=65534\nptrace=-1\n');
+      const caps = await runner.run({
+        argv: [
+          'sh',
+          '-c',
+          'grep -E "^(CapEff|NoNewPrivs)" /proc/self/status; mount -t tmpfs none /tmp 2>/dev/null && echo MOUNTED; echo done',
+        ],
+        limits: LIMITS,
+      });
+      assert.ok(caps.stdout.endsWith('done\n'));
+      assert.ok(!caps.stdout.includes('MOUNTED'));
+      const eff = /CapEff:\s*([0-9a-f]+)/.exec(caps.stdout)?.[1];
+      if (eff !== undefined) assert.equal(BigInt(`0x${eff}`), 0n);
+    });
+
+    it('a fork bomb hits the process limit and the run ends', async () => {
+      const out = await runner.run({
+        argv: [
+          'sh',
+          '-c',
+          'i=0; while [ $i -lt 500 ]; do sleep 7.77 & i=$((i+1)); done; echo spawned $i',
+        ],
+        limits: { ...LIMITS, processes: 16, wall_time_ms: 4_000 },
+      });
+      assert.ok(!out.stdout.includes('spawned 500'), out.stdout);
+      assert.ok(out.durationMs < 6_000);
+      await new Promise((r) => setTimeout(r, 150));
+      assert.deepEqual(hostProcessesWith('sleep 7.77'), []);
+    });
+
+    it('a memory bomb ends with memory_limit', async () => {
+      const out = await runner.run({
+        argv: [NODE, '-e', 'const a = []; for (;;) a.push(Buffer.alloc(1 << 20, 1));'],
+        limits: { ...LIMITS, memory_mb: 128 },
+        binds: NODE_BINDS,
+      });
+      assert.equal(out.kind, 'memory_limit', `${out.kind}: ${out.stderr.slice(0, 300)}`);
+    });
+
+    it('filling scratch with one big file ends with scratch_full', async () => {
+      const out = await runner.run({
+        argv: ['sh', '-c', 'head -c 67108864 /dev/zero > big'],
+        limits: { ...LIMITS, scratch_mb: 4 },
+      });
+      assert.equal(out.kind, 'scratch_full', `${out.kind}: ${out.stderr}`);
+    });
+
+    it('filling scratch with many files ends with scratch_full', async () => {
+      const out = await runner.run({
+        argv: [
+          'sh',
+          '-c',
+          'i=0; while [ $i -lt 64 ]; do head -c 1048576 /dev/zero > f$i || exit 1; i=$((i+1)); done',
+        ],
+        limits: { ...LIMITS, scratch_mb: 4 },
+      });
+      assert.equal(out.kind, 'scratch_full', `${out.kind}: ${out.stderr}`);
+    });
+
+    it('flooding stdout ends with output_limit, truncated and marked', async () => {
+      const out = await runner.run({ argv: ['yes', 'flood'], limits: LIMITS });
+      assert.equal(out.kind, 'output_limit');
+      assert.ok(out.stdoutTruncated);
+      assert.ok(Buffer.byteLength(out.stdout) < LIMITS.output_bytes + 100);
+    });
+
+    it('sleeping past the timeout ends with timeout and kills the tree', async () => {
+      const out = await runner.run({
+        argv: ['sh', '-c', 'sleep 8.88 & sleep 8.88'],
+        limits: { ...LIMITS, wall_time_ms: 500 },
+      });
+      assert.equal(out.kind, 'timeout');
+      await new Promise((r) => setTimeout(r, 150));
+      assert.deepEqual(hostProcessesWith('sleep 8.88'), []);
+    });
+
+    it('a background process does not outlive the run', async () => {
+      const out = await runner.run({
+        argv: ['sh', '-c', 'sleep 9.12 >/dev/null 2>&1 & echo "{}"'],
+        limits: LIMITS,
+      });
+      assert.equal(out.kind, 'ok');
+      await new Promise((r) => setTimeout(r, 150));
+      assert.deepEqual(hostProcessesWith('sleep 9.12'), []);
+    });
+
+    it('a background process in a new session does not outlive the run', async () => {
+      const out = await runner.run({
+        argv: ['sh', '-c', 'setsid sleep 9.34 >/dev/null 2>&1 < /dev/null & echo "{}"'],
+        limits: LIMITS,
+      });
+      assert.equal(out.kind, 'ok');
+      await new Promise((r) => setTimeout(r, 150));
+      assert.deepEqual(hostProcessesWith('sleep 9.34'), []);
+    });
+  });
+}
