@@ -13,6 +13,7 @@
  *
  *   npm run bench:sandbox   (RUNS=60 WARMUP=3 by default)
  */
+
 import { spawn } from 'node:child_process';
 import { mkdtempSync, rmSync, writeFileSync } from 'node:fs';
 import { createRequire } from 'node:module';
@@ -20,6 +21,7 @@ import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { DEFAULT_SANDBOX_LIMITS } from '../src/catalog/index.js';
 import { DRIVER_NAMES, SandboxService } from '../src/sandbox/index.js';
+import { measureProxyThroughput } from './proxy-throughput.js';
 
 const RUNS = Math.max(50, Number(process.env.RUNS ?? 60));
 const WARMUP = Number(process.env.WARMUP ?? 3);
@@ -202,11 +204,10 @@ const goals = {
 console.log('ratios:', JSON.stringify(ratios));
 console.log('goals:', JSON.stringify(goals));
 
-// ==== PROXY THROUGHPUT: merge point =========================================================
-// The egress proxy (issue 4 part 4, another branch) adds its figure here: a 10 MB download
-// through the proxy vs direct on loopback, goal ≥ 0.8× direct. Until then it is null.
-const proxyThroughput: null | { proxy_mb_s: number; direct_mb_s: number; ratio: number } = null;
-// ============================================================================================
+// The egress proxy's throughput (bench/proxy-throughput.ts, also `npm run bench:proxy`): a 10 MB
+// download through the proxy vs direct on loopback, goal ≥ 0.8× direct.
+const proxyThroughput = await measureProxyThroughput();
+console.log('proxy throughput:', JSON.stringify(proxyThroughput));
 
 console.log(
   JSON.stringify({

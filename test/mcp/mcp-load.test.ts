@@ -7,7 +7,7 @@
  */
 import assert from 'node:assert/strict';
 import { type ChildProcess, execFile, spawn } from 'node:child_process';
-import { mkdtempSync, readFileSync, rmSync } from 'node:fs';
+import { mkdtempSync, readFileSync, rmSync, writeFileSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { after, before, test } from 'node:test';
@@ -49,6 +49,38 @@ before(async () => {
         resolve(m[1]);
       }
     });
+  });
+  // A built-in tool with no rate limit (the demo's have per-run limits), so allowed calls flow
+  // for the whole run; support-bot holds docs:read.
+  writeFileSync(
+    join(dir, 'load-tool.yaml'),
+    [
+      'kind: Tool',
+      'spec:',
+      '  id: load_echo',
+      '  version: 1.0.0',
+      '  name: load_echo',
+      '  description: Return an empty object; used to put load on the gateway.',
+      '  owner: qa',
+      '  input_schema: { type: object, additionalProperties: false, properties: {} }',
+      '  output_schema: { type: object }',
+      '  action_class: read',
+      '  data_access: public',
+      '  egress: { mode: none }',
+      '  access_tier: public',
+      '  required_capabilities: ["docs:read"]',
+      '  runtime: { kind: inline, handler: noop }',
+      '  provenance: internal',
+      '',
+    ].join('\n'),
+  );
+  await new Promise<void>((resolve, reject) => {
+    execFile(
+      process.execPath,
+      [MAIN, ...common, 'apply', '-f', join(dir, 'load-tool.yaml')],
+      { cwd: dir, env: cleanEnv() },
+      (err, _stdout, stderr) => (err ? reject(new Error(stderr)) : resolve()),
+    );
   });
   apiKey = await new Promise<string>((resolve, reject) => {
     execFile(
@@ -102,13 +134,21 @@ test(`${SESSIONS} concurrent MCP sessions call tools for ${SECONDS} s with no er
           const result = (await c.callTool(
             i % 10 === 0
               ? { name: 'post_webhook', arguments: { url: 'https://evil.example/', payload: {} } }
-              : { name: 'get_order', arguments: { order_id: 'ORD-004211' } },
+              : { name: 'load_echo', arguments: {} },
           )) as CallToolResult;
-          if (result.isError) {
+          if (!result.isError) {
+            counts.allowed += 1;
+          } else {
+            // A refusal must be a gate decision (rate limits do refuse under this load), never
+            // an unexplained error result.
             counts.denied += 1;
-            const text = JSON.stringify(result.content).slice(0, 120);
-            if (i % 10 !== 0 && errors.length < 5) errors.push(`unexpected denial: ${text}`);
-          } else counts.allowed += 1;
+            const meta = result._meta?.['toolgate/decision'] as { code?: string } | undefined;
+            if (!meta?.code) {
+              counts.errors += 1;
+              if (errors.length < 5)
+                errors.push(`undecided error result: ${JSON.stringify(result)}`);
+            }
+          }
         } catch (err) {
           counts.errors += 1;
           if (errors.length < 5) errors.push(String(err));
