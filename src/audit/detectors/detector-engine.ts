@@ -154,6 +154,8 @@ export class DetectorEngine {
     while (this.#queue.length > 0) {
       const batch = this.#queue;
       this.#queue = [];
+      // Detection never holds the event loop: requests get their turn between batches.
+      await new Promise<void>((resolve) => setImmediate(resolve));
       for (const record of batch) {
         try {
           await this.#process(record);
