@@ -11,7 +11,7 @@ import https from 'node:https';
 import { join } from 'node:path';
 import { after, before, describe, test } from 'node:test';
 import type { Actor } from '../../src/core/index.js';
-import { MasterKey } from '../../src/credentials/index.js';
+import { MasterKey, verifyCallToken } from '../../src/credentials/index.js';
 import type { GateDecision } from '../../src/gate/index.js';
 import { EgressProxy, HttpToolRunner, SandboxService } from '../../src/sandbox/index.js';
 import { openStore, type Store } from '../../src/store/index.js';
@@ -26,6 +26,7 @@ const tlsDir = join(ROOT, 'test', 'fixtures', 'egress-tls');
 const FETCH = join(ROOT, 'test', 'fixtures', 'egress', 'fetch-through-proxy.mjs');
 const API_SECRET = 'sk-test-api-token-0123456789abcdef';
 const FETCH_SECRET = 'fetch-token-abcdefghijklmnop';
+const SIGNING_SECRET = 'signing-key-0123456789abcdef0123456789abcdef';
 const TARGET = '127.0.0.1:443';
 const isRoot = process.getuid?.() === 0;
 const hasBwrap = await new SandboxService()
@@ -136,6 +137,9 @@ for (const backend of backends()) {
             credentials: { secret: 'api-token', inject: 'header', as: 'Authorization' },
           }),
           apiTool('meta_lookup', 'meta.example.test'),
+          apiTool('api_minted', 'api.example.test', {
+            credentials: { secret: 'signing-key', inject: 'minted_jwt', as: 'Authorization' },
+          }),
           validTool({
             id: 'fetcher',
             name: 'fetcher',
@@ -171,6 +175,7 @@ for (const backend of backends()) {
       );
       await tg.secrets.set({ toolId: 'api_lookup', name: 'api-token' }, API_SECRET, admin);
       await tg.secrets.set({ toolId: 'fetcher', name: 'fetch-token' }, FETCH_SECRET, admin);
+      await tg.secrets.set({ toolId: 'api_minted', name: 'signing-key' }, SIGNING_SECRET, admin);
     });
 
     after(async () => {
@@ -210,6 +215,21 @@ for (const backend of backends()) {
       assert.ok(Number(record.bytes_out) > 0);
       assert.match(String(record.details), /"redacted":true/);
       assert.ok(!JSON.stringify(record).includes(API_SECRET), 'nor does the audit record');
+    });
+
+    test('a minted_jwt tool sends a short-lived token scoped to this call, never the secret', async () => {
+      const ctx = await session();
+      const d = await tg.gate.invoke(ctx, 'api_minted', { item: 'jwt' });
+      allowed(d);
+      const auth = String(seen.at(-1)?.auth ?? '');
+      assert.match(auth, /^Bearer [\w-]+\.[\w-]+\.[\w-]+$/);
+      assert.ok(!auth.includes(SIGNING_SECRET));
+      const claims = await verifyCallToken(auth.slice('Bearer '.length), SIGNING_SECRET, {
+        audience: 'api.example.test',
+      });
+      assert.equal(claims.jti, d.kind === 'allow' ? d.callId : '');
+      assert.equal(claims.sid, ctx.sessionId);
+      assert.ok(Number(claims.exp) - Number(claims.iat) <= 300, 'expires within 5 minutes');
     });
 
     test("a tool naming another tool's secret gets nothing and does not run", async () => {
