@@ -31,6 +31,7 @@ import {
   UserService,
 } from './identity/index.js';
 import { PolicyService } from './policy/index.js';
+import { ProviderService } from './providers/index.js';
 import { EgressProxy, HttpToolRunner, SandboxService } from './sandbox/index.js';
 import { DEFAULT_DB_URL, listEvents, openStore, readRevisions, type Store } from './store/index.js';
 
@@ -51,6 +52,8 @@ export interface Toolgate {
   readonly changes: ChangeDesk;
   /** Sandbox drivers: `command` tools run here; `doctor()` reports what works on this host. */
   readonly sandbox: SandboxService;
+  /** Upstream MCP providers: register, refresh, classify; the gate forwards `mcp` tools here. */
+  readonly providers: ProviderService;
   readonly events: {
     list(filter: {
       subject?: string;
@@ -121,6 +124,8 @@ export interface ToolgateOptions {
     readonly origin?: string;
     readonly onError?: (err: unknown) => void;
   };
+  /** Upstream MCP processes: how many may live at once (default 64). */
+  readonly providers?: { readonly maxLive?: number; readonly onError?: (err: unknown) => void };
 }
 
 export async function openToolgate(options: ToolgateOptions = {}): Promise<Toolgate> {
@@ -164,6 +169,12 @@ export async function openToolgate(options: ToolgateOptions = {}): Promise<Toolg
     ...(options.audit?.onError ? { onError: options.audit.onError } : {}),
     ...clock,
   });
+  const providers = new ProviderService(store, catalog, sandbox, {
+    ...clock,
+    ...(options.providers?.maxLive !== undefined ? { maxLive: options.providers.maxLive } : {}),
+    ...(options.providers?.onError ? { onError: options.providers.onError } : {}),
+  });
+  sessions.onClose((sessionId) => void providers.closeSession(sessionId));
   const gate = new Gate({
     audit: audit.writer,
     store,
@@ -176,6 +187,7 @@ export async function openToolgate(options: ToolgateOptions = {}): Promise<Toolg
     sandbox,
     egress,
     credentials,
+    upstream: providers,
     policies: options.policy ? async () => options.policy ?? null : () => policies.engine(),
     ...clock,
   });
@@ -214,12 +226,14 @@ export async function openToolgate(options: ToolgateOptions = {}): Promise<Toolg
     changes,
     config: new ApplyService(catalog, agents, users, policies, changes),
     sandbox,
+    providers,
     events: { list: (filter) => listEvents(store.db, filter) },
     revisions: () => readRevisions(store.db),
     secrets,
     credentials,
     audit,
     close: async () => {
+      await providers.close();
       await gate.flush();
       await audit.close();
       if (!options.egress) await egress.proxy.close();

@@ -9,6 +9,7 @@ export type {
   Denied,
   DenyCode,
   GateDecision,
+  McpToolResult,
   PendingApproval,
   RenderedCall,
 } from './decision.js';
@@ -17,8 +18,10 @@ export type {
   CallOptions,
   CommandSandbox,
   GateDependencies,
+  McpUpstream,
   PolicyEngine,
   PolicySupplier,
+  UpstreamCallResult,
 } from './gate.js';
 export { Gate } from './gate.js';
 export type { InlineHandler } from './inline-executor.js';

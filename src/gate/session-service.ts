@@ -240,6 +240,14 @@ export class SessionService {
     }
     // Gates cache open sessions; a closed one must stop at once here and soon everywhere.
     await bumpIdentityRevision(this.#store.db);
+    for (const listener of this.#closeListeners) listener(sessionId);
+  }
+
+  readonly #closeListeners: ((sessionId: string) => void)[] = [];
+
+  /** Called after a session closed here (upstream MCP processes of the session end with it). */
+  onClose(listener: (sessionId: string) => void): void {
+    this.#closeListeners.push(listener);
   }
 
   /** Whether any session of this agent's run has read private data (the flow rule is per run). */
