@@ -342,7 +342,11 @@ export function exportTool(name: string, detail: ToolVersionDetail, format: Tool
         title: d.name,
         description: describe(detail),
         inputSchema: d.input_schema,
-        outputSchema: d.output_schema,
+        // An upstream tool that declared no output schema returns no structured content: a
+        // client would refuse its results if one were announced.
+        ...(d.output_schema['x-toolgate'] === 'unstructured'
+          ? {}
+          : { outputSchema: d.output_schema }),
         annotations: {
           readOnlyHint: d.action_class === 'read',
           destructiveHint:

@@ -664,7 +664,7 @@ export function importedDefinition(
   const inputSchema = { ...input, type: 'object', properties, additionalProperties: false };
   const outputSchema = listed.outputSchema
     ? withoutDialect(listed.outputSchema)
-    : { type: 'object' };
+    : { type: 'object', 'x-toolgate': 'unstructured' };
   const description = (listed.description ?? '').trim() || `${listed.name} (from ${spec.name})`;
   return {
     id: toolId,
