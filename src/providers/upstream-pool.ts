@@ -170,7 +170,9 @@ export class UpstreamPool {
         });
         return { ok: true, result: toResult(result) };
       } catch (err) {
-        if (entry.closed) {
+        if (entry.closed || isConnectionClosed(err)) {
+          // The process ended (or is ending): the next call starts a new one.
+          await this.#drop(entry);
           return fail(
             'EXECUTION_FAILED',
             'provider.exited',
@@ -294,6 +296,11 @@ function fail(
   message: string,
 ): Extract<UpstreamCallResult, { ok: false }> {
   return { ok: false, code, rule, message };
+}
+
+function isConnectionClosed(err: unknown): boolean {
+  // The SDK's ConnectionClosed error code: the transport closed under a pending request.
+  return (err as { code?: unknown }).code === -32000;
 }
 
 function isTimeout(err: unknown): boolean {
