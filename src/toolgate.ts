@@ -199,6 +199,8 @@ export async function openToolgate(options: ToolgateOptions = {}): Promise<Toolg
     const reason = `registered ${tool.toolId}@${tool.version}`;
     return (await changes.requestIn(trx, { kind: 'tool', ...tool }, required, reason, actor)).id;
   });
+  const config = new ApplyService(catalog, agents, users, policies, changes);
+  config.setProviders(providers);
   const keys = new AgentKeys(store.db, options.clock);
   const jwt = options.jwt ? new JwtVerifier(options.jwt) : null;
   const authenticate = async (token: string): Promise<JwtIdentity | null> => {
@@ -224,7 +226,7 @@ export async function openToolgate(options: ToolgateOptions = {}): Promise<Toolg
     approvals,
     gate,
     changes,
-    config: new ApplyService(catalog, agents, users, policies, changes),
+    config,
     sandbox,
     providers,
     events: { list: (filter) => listEvents(store.db, filter) },

@@ -17,6 +17,7 @@ import { adminRoutes } from './routes/admin.js';
 import { approvalRoutes } from './routes/approvals.js';
 import { auditRoutes } from './routes/audit.js';
 import { discoveryRoutes } from './routes/discovery.js';
+import { providerRoutes } from './routes/providers.js';
 import { secretRoutes } from './routes/secrets.js';
 import { sessionRoutes } from './routes/sessions.js';
 import { toolRoutes } from './routes/tools.js';
@@ -238,6 +239,7 @@ export async function buildServer(tg: Toolgate, options: HttpOptions): Promise<F
   });
   await secretRoutes(app, tg, actor, bodyLimit);
   auditRoutes(app, tg);
+  providerRoutes(app, tg, actor);
   await app.ready();
   return app;
 }
