@@ -109,6 +109,7 @@ export class ProviderService implements McpUpstream {
   readonly #onError: (err: unknown) => void;
   /** Specs by name, read once per provider until it changes in this process. */
   readonly #specs = new Map<string, ProviderSpec>();
+  readonly #refreshing = new Set<string>();
 
   constructor(
     store: Store,
@@ -554,11 +555,13 @@ export class ProviderService implements McpUpstream {
       def.code_hash,
       call.timeoutMs,
     );
-    if (result.pinMismatch) {
-      // The upstream changed under a running process: record it as a refresh would.
-      void this.refresh(provider, { id: 'system:provider-pin', via: 'system' }).catch(
-        this.#onError,
-      );
+    if (result.pinMismatch && !this.#refreshing.has(provider)) {
+      // The upstream changed under a running process: record it as a refresh would (one at a
+      // time per provider, however many calls ran into it).
+      this.#refreshing.add(provider);
+      void this.refresh(provider, { id: 'system:provider-pin', via: 'system' })
+        .catch(this.#onError)
+        .finally(() => this.#refreshing.delete(provider));
     }
     if (result.ok) return { ok: true, result: result.result };
     return { ok: false, code: result.code, rule: result.rule, message: result.message };
