@@ -31,7 +31,7 @@ import {
   UserService,
 } from './identity/index.js';
 import { PolicyService } from './policy/index.js';
-import { ProviderService } from './providers/index.js';
+import { type CheckedFetchOptions, ProviderService } from './providers/index.js';
 import { EgressProxy, HttpToolRunner, SandboxService } from './sandbox/index.js';
 import { DEFAULT_DB_URL, listEvents, openStore, readRevisions, type Store } from './store/index.js';
 
@@ -125,7 +125,12 @@ export interface ToolgateOptions {
     readonly onError?: (err: unknown) => void;
   };
   /** Upstream MCP processes: how many may live at once (default 64). */
-  readonly providers?: { readonly maxLive?: number; readonly onError?: (err: unknown) => void };
+  readonly providers?: {
+    readonly maxLive?: number;
+    readonly onError?: (err: unknown) => void;
+    /** Egress rules for HTTP providers; tests pass a resolver, test targets and a test CA. */
+    readonly http?: CheckedFetchOptions;
+  };
 }
 
 export async function openToolgate(options: ToolgateOptions = {}): Promise<Toolgate> {
@@ -173,6 +178,7 @@ export async function openToolgate(options: ToolgateOptions = {}): Promise<Toolg
     ...clock,
     ...(options.providers?.maxLive !== undefined ? { maxLive: options.providers.maxLive } : {}),
     ...(options.providers?.onError ? { onError: options.providers.onError } : {}),
+    ...(options.providers?.http ? { http: options.providers.http } : {}),
   });
   sessions.onClose((sessionId) => void providers.closeSession(sessionId));
   const gate = new Gate({

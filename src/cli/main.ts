@@ -957,7 +957,7 @@ providers
       out.result(p, () =>
         [
           `${p.name}  ${p.transport} in ${p.isolation}; owner ${p.owner}; refreshed ${p.refreshed_at ?? 'never'}`,
-          `  command: ${p.spec.command.join(' ')}`,
+          `  ${p.spec.command ? `command: ${p.spec.command.join(' ')}` : `url: ${p.spec.url ?? ''}`}`,
           table([
             ['TOOL', 'STATE', 'CATALOG', 'PIN', 'FINDINGS'],
             ...p.tools.map((t) => [

@@ -4,6 +4,8 @@
  * Anything exported here is public API.
  */
 
+export type { CheckedFetchOptions } from './checked-fetch.js';
+export { checkedFetch, checkProviderUrl, EgressRefused } from './checked-fetch.js';
 export type {
   ProviderSummary,
   ProviderToolState,

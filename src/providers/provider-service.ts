@@ -7,6 +7,7 @@
  * alert (`alert.provider_changed`), and moves the catalog revision, so MCP sessions get
  * list_changed. Upstream prompts and resources are never passed through.
  */
+import { StreamableHTTPClientTransport } from '@modelcontextprotocol/sdk/client/streamableHttp.js';
 import semver from 'semver';
 import {
   type CatalogService,
@@ -30,6 +31,7 @@ import {
 import type { McpUpstream, UpstreamCallResult } from '../gate/index.js';
 import type { SandboxProcess, SandboxService } from '../sandbox/index.js';
 import { appendEvent, type ProviderRow, type ProviderToolRow, type Store } from '../store/index.js';
+import { type CheckedFetchOptions, checkedFetch } from './checked-fetch.js';
 import {
   checkClassification,
   DEFAULT_IDLE_TIMEOUT_MS,
@@ -38,7 +40,13 @@ import {
   type ProviderSpec,
   type ToolClassification,
 } from './provider-spec.js';
-import { openUpstream, UpstreamPool, type UpstreamPoolOptions } from './upstream-pool.js';
+import {
+  openUpstream,
+  processLink,
+  type UpstreamLink,
+  UpstreamPool,
+  type UpstreamPoolOptions,
+} from './upstream-pool.js';
 
 export type ProviderToolState = 'unclassified' | 'classified' | 'quarantined' | 'removed';
 
@@ -57,7 +65,7 @@ export interface ProviderToolView {
 export interface ProviderSummary {
   readonly name: string;
   readonly owner: string;
-  readonly transport: 'stdio';
+  readonly transport: 'stdio' | 'http';
   readonly isolation: string;
   readonly refreshed_at: string | null;
   readonly tools: Readonly<Record<ProviderToolState, number>>;
@@ -93,6 +101,8 @@ interface ListedTool {
 
 export interface ProviderServiceOptions extends UpstreamPoolOptions {
   readonly clock?: Clock;
+  /** Egress rules of HTTP providers (tests: a resolver, test targets, a test CA). */
+  readonly http?: CheckedFetchOptions;
 }
 
 const TOOL_ID_RE = new RegExp(TOOL_ID_PATTERN);
@@ -123,7 +133,10 @@ export class ProviderService implements McpUpstream {
     this.#clock = options.clock ?? systemClock;
     this.#pool = new UpstreamPool(options);
     this.#onError = options.onError ?? (() => {});
+    this.#http = options.http ?? {};
   }
+
+  readonly #http: CheckedFetchOptions;
 
   /** Live upstream processes (for tests and health). */
   get liveProcesses(): number {
@@ -245,7 +258,7 @@ export class ProviderService implements McpUpstream {
         }));
       } finally {
         await upstream.client.close().catch(() => {});
-        await upstream.process.close();
+        await upstream.link.close();
       }
     } catch (err) {
       this.#onError(err);
@@ -576,13 +589,37 @@ export class ProviderService implements McpUpstream {
     return this.#pool.close();
   }
 
-  #launch(spec: ProviderSpec): Promise<SandboxProcess> {
+  async #launch(spec: ProviderSpec): Promise<UpstreamLink> {
+    if (spec.transport === 'http') {
+      const url = spec.url ?? '';
+      const transport = new StreamableHTTPClientTransport(new URL(url), {
+        fetch: checkedFetch(url, this.#http),
+      });
+      let ended: () => void = () => {};
+      const done = new Promise<void>((resolve) => {
+        ended = resolve;
+      });
+      transport.onclose = () => ended();
+      return {
+        transport,
+        ended: done,
+        close: async () => {
+          await transport.terminateSession().catch(() => {});
+          await transport.close();
+          ended();
+        },
+      };
+    }
+    return processLink(await this.#start(spec));
+  }
+
+  #start(spec: ProviderSpec): Promise<SandboxProcess> {
     const bind = (b: { source: string; target?: string }) => ({
       source: b.source,
       target: b.target ?? b.source,
     });
     return this.#sandbox.start(spec.isolation, {
-      argv: spec.command,
+      argv: spec.command ?? [],
       // Only the spec's own variables: nothing of toolgate's environment reaches an upstream.
       env: { ...(spec.env ?? {}) },
       limits: { ...PROVIDER_LIMITS, ...(spec.limits ?? {}) },

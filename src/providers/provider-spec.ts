@@ -4,6 +4,7 @@
  * see: its argv, read-only folders, at most one writable workspace, a fixed environment. Nothing of
  * toolgate's own environment reaches it.
  */
+
 import {
   ACCESS_TIERS,
   ACTION_CLASSES,
@@ -21,6 +22,7 @@ import {
   problem,
   ToolgateError,
 } from '../core/index.js';
+import { checkProviderUrl } from './checked-fetch.js';
 
 export interface ProviderBind {
   /** Absolute host path. */
@@ -34,9 +36,12 @@ export interface ProviderSpec {
   readonly name: string;
   readonly owner: string;
   readonly description?: string;
-  readonly transport: 'stdio';
-  /** argv of the server; never a shell string. */
-  readonly command: readonly string[];
+  /** `stdio`: `command` run in the sandbox; `http`: a Streamable HTTP endpoint at `url`. */
+  readonly transport: 'stdio' | 'http';
+  /** argv of the server; never a shell string (stdio). */
+  readonly command?: readonly string[];
+  /** https URL of the MCP endpoint (http); its exact host is the only one reached. */
+  readonly url?: string;
   readonly isolation: 'namespace' | 'gvisor';
   /** Host folders or files visible read-only (the server's code and its node_modules). */
   readonly binds?: readonly ProviderBind[];
@@ -74,12 +79,13 @@ const bindSchema = {
 export const providerSpecSchema = {
   type: 'object',
   additionalProperties: false,
-  required: ['name', 'owner', 'command'],
+  required: ['name', 'owner'],
   properties: {
     name: { type: 'string', pattern: AGENT_ID_PATTERN },
     owner: { type: 'string', pattern: OWNER_PATTERN },
     description: { type: 'string', maxLength: 2000 },
-    transport: { const: 'stdio' },
+    transport: { enum: ['stdio', 'http'] },
+    url: { type: 'string', pattern: '^https://', maxLength: 2048 },
     command: {
       type: 'array',
       minItems: 1,
@@ -164,6 +170,30 @@ export function checkProviderSpec(input: unknown): Problem[] {
   const problems = validateSpec(input);
   if (problems.length > 0) return problems;
   const spec = input as ProviderSpec;
+  const transport = spec.transport ?? 'stdio';
+  if (transport === 'stdio' && spec.command === undefined) {
+    problems.push(problem('/command', 'a stdio provider needs its command', 'required'));
+  }
+  if (transport === 'http') {
+    if (spec.url === undefined)
+      problems.push(problem('/url', 'an http provider needs its url', 'required'));
+    else {
+      try {
+        checkProviderUrl(spec.url);
+      } catch (err) {
+        problems.push(
+          problem('/url', err instanceof Error ? err.message : 'refused', 'provider.url'),
+        );
+      }
+    }
+    for (const field of ['command', 'binds', 'workspace', 'env'] as const) {
+      if (spec[field] !== undefined) {
+        problems.push(
+          problem(`/${field}`, 'only stdio providers run a command', 'provider.transport'),
+        );
+      }
+    }
+  }
   for (const b of [...(spec.binds ?? []), ...(spec.workspace ? [spec.workspace] : [])]) {
     for (const p of [b.source, b.target ?? b.source]) {
       if (p.split('/').includes('..'))
@@ -194,7 +224,11 @@ export function normalizeProviderSpec(input: unknown): ProviderSpec {
     );
   }
   const spec = input as ProviderSpec;
-  return { ...spec, transport: 'stdio', isolation: spec.isolation ?? 'namespace' };
+  return {
+    ...spec,
+    transport: spec.transport ?? 'stdio',
+    isolation: spec.isolation ?? 'namespace',
+  };
 }
 
 export function checkClassification(input: unknown): ToolClassification {

@@ -5,14 +5,37 @@
  * at its deadline and its process killed, so it never holds another session's calls.
  */
 import { Client } from '@modelcontextprotocol/sdk/client/index.js';
+import type { Transport } from '@modelcontextprotocol/sdk/shared/transport.js';
 import type { Tool } from '@modelcontextprotocol/sdk/types.js';
 import type { McpToolResult, UpstreamCallResult } from '../gate/index.js';
 import type { SandboxProcess } from '../sandbox/index.js';
 import { StreamClientTransport } from './stream-transport.js';
 import { pinOf } from './tool-pin.js';
 
-/** Starts one upstream process in its sandbox; rejects when it cannot. */
-export type UpstreamLauncher = () => Promise<SandboxProcess>;
+/**
+ * One way to an upstream: a sandboxed process's stdio, or a Streamable HTTP endpoint reached under
+ * the egress rules. `ended` settles when the link is gone (a process exited).
+ */
+export interface UpstreamLink {
+  readonly transport: Transport;
+  readonly ended: Promise<unknown>;
+  close(): Promise<void>;
+}
+
+/** Opens one link (starts one upstream process in its sandbox); rejects when it cannot. */
+export type UpstreamLauncher = () => Promise<UpstreamLink>;
+
+/** The link over a sandboxed process's stdio pipes. */
+export function processLink(process: SandboxProcess): UpstreamLink {
+  process.stderr.resume();
+  return {
+    transport: new StreamClientTransport(process.stdout, process.stdin),
+    ended: process.exited,
+    close: async () => {
+      await process.close();
+    },
+  };
+}
 
 export interface UpstreamPoolOptions {
   /** Live upstream processes at most, over every provider and session (default 64). */
@@ -25,7 +48,7 @@ export interface UpstreamPoolOptions {
 /** A started, initialized upstream with the pins of the tools it listed when it started. */
 export interface UpstreamSession {
   readonly client: Client;
-  readonly process: SandboxProcess;
+  readonly link: UpstreamLink;
   readonly pins: ReadonlyMap<string, string>;
   readonly tools: readonly Tool[];
 }
@@ -55,13 +78,10 @@ export async function openUpstream(
   launch: UpstreamLauncher,
   timeoutMs: number,
 ): Promise<UpstreamSession> {
-  const process = await launch();
-  process.stderr.resume();
+  const link = await launch();
   const client = new Client(CLIENT_INFO, { capabilities: {} });
   try {
-    await client.connect(new StreamClientTransport(process.stdout, process.stdin), {
-      timeout: timeoutMs,
-    });
+    await client.connect(link.transport, { timeout: timeoutMs });
     const tools: Tool[] = [];
     let cursor: string | undefined;
     for (let page = 0; page < 100; page += 1) {
@@ -73,10 +93,10 @@ export async function openUpstream(
       if (cursor === undefined) break;
     }
     const pins = new Map(tools.map((t) => [t.name, pinOf(t)]));
-    return { client, process, pins, tools };
+    return { client, link, pins, tools };
   } catch (err) {
     await client.close().catch(() => {});
-    await process.close();
+    await link.close();
     throw err;
   }
 }
@@ -233,11 +253,11 @@ export class UpstreamPool {
     entry.ready = openUpstream(target.launch, this.#startTimeoutMs).then((session) => {
       entry.session = session;
       // A crash ends the entry: the next call starts a new process.
-      void session.process.exited.then(() => {
+      void session.link.ended.then(() => {
         entry.closed = true;
         if (this.#entries.get(key) === entry) this.#entries.delete(key);
       });
-      if (entry.closed) void session.process.close();
+      if (entry.closed) void session.link.close();
       return session;
     });
     // The failure is handled by whoever awaits it; this keeps it from going unhandled.
@@ -271,7 +291,7 @@ export class UpstreamPool {
     const session = entry.session ?? (await entry.ready.catch(() => null));
     if (!session) return;
     await session.client.close().catch(() => {});
-    await session.process.close();
+    await session.link.close();
   }
 
   #ensureSweeper(): void {
