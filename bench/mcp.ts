@@ -13,6 +13,7 @@
  *   npm run bench:mcp   (CALLS=2000 WARMUP=200 by default)
  */
 import { type ChildProcess, spawn } from 'node:child_process';
+import { setMaxListeners } from 'node:events';
 import { mkdtempSync, rmSync } from 'node:fs';
 import { createServer } from 'node:net';
 import { tmpdir } from 'node:os';
@@ -25,6 +26,10 @@ import { StreamableHTTPClientTransport } from '@modelcontextprotocol/sdk/client/
 import type { Actor } from '../src/core/index.js';
 import { buildServer } from '../src/http/index.js';
 import { openToolgate } from '../src/toolgate.js';
+
+// The SDK's HTTP client adds one abort listener per request to its session's signal; over
+// thousands of calls Node warns of a leak that is the client's, not any gateway's.
+setMaxListeners(0);
 
 const CALLS = Number(process.env.CALLS ?? 2_000);
 const WARMUP = Number(process.env.WARMUP ?? 200);
