@@ -570,6 +570,8 @@ export class Gate {
           version: detail.version,
           output: claimed.output,
           warnings,
+          // An upstream MCP tool's stored result is replayed as the result it was.
+          ...(def.runtime.kind === 'mcp' ? { mcpResult: claimed.output as McpToolResult } : {}),
         };
       }
       return claimed.kind === 'conflict'

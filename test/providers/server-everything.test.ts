@@ -121,6 +121,23 @@ for (const backend of backends()) {
       assert.equal(tg.providers.liveProcesses, 1);
     });
 
+    test('a retry under the same idempotency key replays the upstream result, not a second call', async () => {
+      const first = await tg.gate.invoke(
+        ctx(),
+        'echo',
+        { message: 'once' },
+        { idempotencyKey: 'k-1' },
+      );
+      const again = await tg.gate.invoke(
+        ctx(),
+        'echo',
+        { message: 'once' },
+        { idempotencyKey: 'k-1' },
+      );
+      assert.equal(textOf(again), 'Echo: once');
+      assert.equal(first.callId, again.callId);
+    });
+
     test('the gate checks arguments before the upstream sees them', async () => {
       const bad = await tg.gate.invoke(ctx(), 'get-sum', { a: 'two', b: 40 });
       assert.equal(bad.kind, 'deny');
