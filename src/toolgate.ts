@@ -37,6 +37,7 @@ import {
 } from './identity/index.js';
 import { GatewayMetrics } from './metrics/index.js';
 import { PolicyService } from './policy/index.js';
+import { type CheckedFetchOptions, ProviderService } from './providers/index.js';
 import { ReportService } from './reports/index.js';
 import { EgressProxy, HttpToolRunner, SandboxService } from './sandbox/index.js';
 import { DEFAULT_DB_URL, listEvents, openStore, readRevisions, type Store } from './store/index.js';
@@ -58,6 +59,8 @@ export interface Toolgate {
   readonly changes: ChangeDesk;
   /** Sandbox drivers: `command` tools run here; `doctor()` reports what works on this host. */
   readonly sandbox: SandboxService;
+  /** Upstream MCP providers: register, refresh, classify; the gate forwards `mcp` tools here. */
+  readonly providers: ProviderService;
   readonly events: {
     list(filter: {
       subject?: string;
@@ -138,6 +141,13 @@ export interface ToolgateOptions {
   readonly detectors?: DetectorsConfigInput | false;
   /** Teams that own tools, for the orphaned-tools report (agent owners and users count too). */
   readonly teams?: readonly string[];
+  /** Upstream MCP processes: how many may live at once (default 64). */
+  readonly providers?: {
+    readonly maxLive?: number;
+    readonly onError?: (err: unknown) => void;
+    /** Egress rules for HTTP providers; tests pass a resolver, test targets and a test CA. */
+    readonly http?: CheckedFetchOptions;
+  };
 }
 
 export async function openToolgate(options: ToolgateOptions = {}): Promise<Toolgate> {
@@ -184,6 +194,13 @@ export async function openToolgate(options: ToolgateOptions = {}): Promise<Toolg
     ...(options.audit?.onError ? { onError: options.audit.onError } : {}),
     ...clock,
   });
+  const providers = new ProviderService(store, catalog, sandbox, {
+    ...clock,
+    ...(options.providers?.maxLive !== undefined ? { maxLive: options.providers.maxLive } : {}),
+    ...(options.providers?.onError ? { onError: options.providers.onError } : {}),
+    ...(options.providers?.http ? { http: options.providers.http } : {}),
+  });
+  sessions.onClose((sessionId) => void providers.closeSession(sessionId));
   const gate = new Gate({
     audit: audit.writer,
     store,
@@ -196,6 +213,7 @@ export async function openToolgate(options: ToolgateOptions = {}): Promise<Toolg
     sandbox,
     egress,
     credentials,
+    upstream: providers,
     policies: options.policy ? async () => options.policy ?? null : () => policies.engine(),
     ...clock,
   });
@@ -234,6 +252,8 @@ export async function openToolgate(options: ToolgateOptions = {}): Promise<Toolg
     const reason = `registered ${tool.toolId}@${tool.version}`;
     return (await changes.requestIn(trx, { kind: 'tool', ...tool }, required, reason, actor)).id;
   });
+  const config = new ApplyService(catalog, agents, users, policies, changes);
+  config.setProviders(providers);
   const keys = new AgentKeys(store.db, options.clock);
   const jwt = options.jwt ? new JwtVerifier(options.jwt) : null;
   const authenticate = async (token: string): Promise<JwtIdentity | null> => {
@@ -259,8 +279,9 @@ export async function openToolgate(options: ToolgateOptions = {}): Promise<Toolg
     approvals,
     gate,
     changes,
-    config: new ApplyService(catalog, agents, users, policies, changes),
+    config,
     sandbox,
+    providers,
     events: { list: (filter) => listEvents(store.db, filter) },
     revisions: () => readRevisions(store.db),
     secrets,
@@ -273,6 +294,7 @@ export async function openToolgate(options: ToolgateOptions = {}): Promise<Toolg
       options.clock,
     ),
     close: async () => {
+      await providers.close();
       await gate.flush();
       // Alerts raised by what was just flushed are written before the log closes.
       await detectors?.idle();

@@ -531,7 +531,24 @@ export class CatalogService {
         problems: [problem('/reason', 'must not be empty', 'required')],
       });
     }
-    return this.write(async (ctx) => {
+    return this.write((ctx) =>
+      this.setQuarantineIn(ctx, toolId, version, actor, reason, quarantined),
+    );
+  }
+
+  /**
+   * Quarantines (or releases) inside the caller's write, so a provider refresh quarantines the
+   * tools it found changed in the same transaction as it records the change.
+   */
+  async setQuarantineIn(
+    ctx: CatalogWrite,
+    toolId: string,
+    version: string,
+    actor: Actor,
+    reason: string,
+    quarantined: boolean,
+  ): Promise<ToolVersionDetail> {
+    {
       const { trx } = ctx;
       const now = this.#clock();
       const row = await requireVersion(trx, toolId, version);
@@ -559,7 +576,7 @@ export class CatalogService {
       });
       ctx.changed = true;
       return toDetail(await requireVersion(trx, toolId, version), now);
-    });
+    }
   }
 
   /**

@@ -25,6 +25,7 @@ export {
 } from './lifecycle.js';
 export type { SchemaBreak } from './schema-compat.js';
 export { findBreakingChanges, isMajorBump } from './schema-compat.js';
+export { schemaTexts } from './schema-texts.js';
 export type {
   AccessTier,
   ActionClass,
@@ -39,8 +40,10 @@ export type {
   ToolDefinition,
 } from './tool-definition.js';
 export {
+  ACCESS_TIERS,
   ACTION_CLASSES,
   APPROVAL_FLOOR,
+  DATA_ACCESS,
   DEFAULT_SANDBOX_LIMITS,
   LIFECYCLE_STATES,
 } from './tool-definition.js';

@@ -32,10 +32,12 @@ export function createDocumentAjv(): Ajv2020 {
 
 /**
  * `"x-toolgate": "path"` marks a string argument as a path the gate must contain under the
- * tool's roots (URL arguments are marked by `format: uri`). Annotation only: it validates nothing.
+ * tool's roots (URL arguments are marked by `format: uri`). `"x-toolgate": "unstructured"` on an
+ * output schema says the tool (an upstream MCP tool) declared none: MCP clients are not told of
+ * one. Annotation only: it validates nothing.
  */
 export function addToolgateKeywords(ajv: Ajv2020): void {
-  ajv.addKeyword({ keyword: 'x-toolgate', metaSchema: { enum: ['path'] } });
+  ajv.addKeyword({ keyword: 'x-toolgate', metaSchema: { enum: ['path', 'unstructured'] } });
 }
 
 /** Runtime validators for tool arguments and results: every error, messages on. */

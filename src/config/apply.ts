@@ -31,6 +31,7 @@ import {
   userSpecSchema,
 } from '../identity/index.js';
 import { type PolicyService, type PolicySpec, policySpecSchema } from '../policy/index.js';
+import { checkProviderSpec, type ProviderService, type ProviderSpec } from '../providers/index.js';
 import type { ChangeDesk } from './change-desk.js';
 import {
   type ConfigDocument,
@@ -90,6 +91,7 @@ const validateSpec: Record<ConfigDocument['kind'], SpecCheck> = {
   User: withSpec(compileDocumentValidator(userSpecSchema)),
   Policy: withSpec(compileDocumentValidator(policySpecSchema)),
   Grant: withSpec(compileDocumentValidator(grantSpecSchema)),
+  Provider: withSpec(checkProviderSpec),
 };
 
 function withSpec(validate: (spec: unknown) => Problem[]): SpecCheck {
@@ -103,6 +105,12 @@ export class ApplyService {
 
   readonly #policies: PolicyService;
   readonly #changes: ChangeDesk;
+  #providers: ProviderService | null = null;
+
+  /** Wires upstream providers; without it a file with `kind: Provider` is refused. */
+  setProviders(providers: ProviderService): void {
+    this.#providers = providers;
+  }
 
   constructor(
     catalog: CatalogService,
@@ -133,8 +141,9 @@ export class ApplyService {
   ): Promise<ApplyResult> {
     const dryRun = options.dryRun ?? false;
     const docs = checkDocuments(raw);
+    let result: ApplyResult;
     try {
-      return await this.#catalog.write(async (ctx) => {
+      result = await this.#catalog.write(async (ctx) => {
         const { changes, problems } = await this.#applyAll(ctx, docs, actor);
         if (problems.length > 0) throw configInvalid(problems);
         const result: ApplyResult = {
@@ -148,6 +157,45 @@ export class ApplyService {
       if (err instanceof DryRunRollback) return err.result;
       throw err;
     }
+    return this.#importProviders(result, actor);
+  }
+
+  /**
+   * Registered or changed providers are listed and their tools imported after the commit: an
+   * upstream process is never started inside the configuration's transaction. A provider that
+   * cannot be listed stays registered, with the reason in its change summary.
+   */
+  async #importProviders(result: ApplyResult, actor: Actor): Promise<ApplyResult> {
+    const providers = this.#providers;
+    if (
+      !providers ||
+      !result.changes.some((c) => c.kind === 'Provider' && c.action !== 'unchanged')
+    ) {
+      return result;
+    }
+    const changes: ApplyChange[] = [];
+    for (const change of result.changes) {
+      if (change.kind !== 'Provider' || change.action === 'unchanged') {
+        changes.push(change);
+        continue;
+      }
+      const name = change.subject.replace(/^provider /, '');
+      try {
+        const r = await providers.refresh(name, actor);
+        const n = r.imported.length + r.added.length;
+        changes.push({
+          ...change,
+          summary: `${change.summary}; ${n} tools imported, unclassified until classified${r.changed.length > 0 ? `; QUARANTINED (changed): ${r.changed.join(', ')}` : ''}`,
+        });
+      } catch (err) {
+        const code = err instanceof ToolgateError ? err.code : 'INTERNAL';
+        changes.push({
+          ...change,
+          summary: `${change.summary}; tools not imported (${code}): run toolgate providers refresh ${name}`,
+        });
+      }
+    }
+    return { ...result, changes };
   }
 
   async #applyAll(
@@ -300,6 +348,28 @@ export class ApplyService {
       } catch (err) {
         problems.push(...refusalProblems(err, index, 'Grant'));
       }
+    }
+    for (const { index, doc } of ofKind('Provider')) {
+      const spec = doc.spec as ProviderSpec;
+      if (!this.#providers) {
+        problems.push({
+          ...problem(`/${index}/kind`, 'providers are not available here', 'config.kind'),
+          document: index,
+          kind: 'Provider',
+        });
+        continue;
+      }
+      const action = await this.#providers.saveIn(ctx, spec, actor);
+      changes.push({
+        document: index,
+        kind: 'Provider',
+        subject: `provider ${spec.name}`,
+        action,
+        summary:
+          action === 'unchanged'
+            ? 'unchanged'
+            : `${action === 'create' ? 'registered' : 'updated'} (${spec.isolation ?? 'namespace'})`,
+      });
     }
     return { changes, problems };
   }

@@ -7,10 +7,11 @@ import { TOOL_SCHEMA_ID } from '../catalog/index.js';
 import { ToolgateError } from '../core/index.js';
 import { agentSpecSchema, grantSpecSchema, userSpecSchema } from '../identity/index.js';
 import { policySpecSchema } from '../policy/index.js';
+import { providerSpecSchema } from '../providers/index.js';
 
-export const SUPPORTED_KINDS = ['Tool', 'Agent', 'User', 'Grant', 'Policy'] as const;
+export const SUPPORTED_KINDS = ['Tool', 'Agent', 'User', 'Grant', 'Policy', 'Provider'] as const;
 /** Kinds the format reserves for later work; a file using them is refused with this reason. */
-export const RESERVED_KINDS = ['Provider', 'Secret'] as const;
+export const RESERVED_KINDS = ['Secret'] as const;
 export type ConfigKind = (typeof SUPPORTED_KINDS)[number];
 
 export interface ConfigDocument {
@@ -72,6 +73,15 @@ export const configDocumentSchema = {
         apiVersion: { const: 'toolgate/v1' },
         kind: { const: 'Policy' },
         spec: policySpecSchema,
+      },
+    },
+    {
+      additionalProperties: false,
+      required: ['kind', 'spec'],
+      properties: {
+        apiVersion: { const: 'toolgate/v1' },
+        kind: { const: 'Provider' },
+        spec: providerSpecSchema,
       },
     },
   ],

@@ -167,6 +167,21 @@ export const ERROR_CODES = {
     summary:
       'An audit record does not match its hash or link; nothing is signed or proven over it.',
   },
+  PROVIDER_NOT_FOUND: {
+    http: 404,
+    jsonRpc: -32050,
+    summary: 'No upstream provider with this name.',
+  },
+  PROVIDER_UNAVAILABLE: {
+    http: 502,
+    jsonRpc: -32051,
+    summary: 'The upstream MCP provider could not be started, reached or listed.',
+  },
+  PROVIDER_TOOL_STATE: {
+    http: 409,
+    jsonRpc: -32052,
+    summary: 'The provider tool is not in a state this operation accepts (absent, removed).',
+  },
 } as const satisfies Record<string, { http: number; jsonRpc: number; summary: string }>;
 
 export type ErrorCode = keyof typeof ERROR_CODES;
@@ -221,6 +236,9 @@ export interface ErrorDetails {
   INTERNAL: Record<string, never>;
   AUDIT_RECORD_NOT_FOUND: { seq?: number; hash?: string };
   AUDIT_CHAIN_BROKEN: { seq: number };
+  PROVIDER_NOT_FOUND: { provider: string };
+  PROVIDER_UNAVAILABLE: { provider: string; reason: string };
+  PROVIDER_TOOL_STATE: { provider: string; tool: string; state: string | null };
 }
 
 /** Names a secret (never its value). */

@@ -33,6 +33,15 @@ export interface Allowed {
   readonly output: unknown;
   /** e.g. a deprecation notice with the retirement date. */
   readonly warnings: readonly string[];
+  /** For an upstream MCP tool: its checked result as the upstream gave it, for MCP fronts. */
+  readonly mcpResult?: McpToolResult;
+}
+
+/** An upstream MCP tool's result after the gate's checks (content passed through as given). */
+export interface McpToolResult {
+  readonly content: readonly Record<string, unknown>[];
+  readonly structuredContent?: Record<string, unknown>;
+  readonly isError?: boolean;
 }
 
 export interface Denied {

@@ -62,7 +62,13 @@ import {
 } from '../store/index.js';
 import type { ApprovalDesk } from './approval-desk.js';
 import { type AuditRecord, AuditWriter } from './audit-writer.js';
-import { type DenyCode, deny, type GateDecision, type RenderedCall } from './decision.js';
+import {
+  type DenyCode,
+  deny,
+  type GateDecision,
+  type McpToolResult,
+  type RenderedCall,
+} from './decision.js';
 import type { InlineExecutor } from './inline-executor.js';
 import {
   checkSpentBudgets,
@@ -107,6 +113,28 @@ export interface GateEgress {
   readonly http: Pick<HttpToolRunner, 'run'>;
 }
 
+/** What an upstream MCP call came to: the upstream's result, or why there is none. */
+export type UpstreamCallResult =
+  | { readonly ok: true; readonly result: McpToolResult }
+  | {
+      readonly ok: false;
+      readonly code: 'SANDBOX_TIMEOUT' | 'SANDBOX_UNAVAILABLE' | 'EXECUTION_FAILED';
+      readonly rule: string;
+      readonly message: string;
+    };
+
+/**
+ * Forwards an `mcp` tool's call to its upstream provider (src/providers) as tools/call, in the
+ * process kept for this gate session. Never throws; never waits past `timeoutMs`.
+ */
+export interface McpUpstream {
+  call(
+    def: ToolDefinition,
+    args: Record<string, unknown>,
+    call: { readonly sessionId: string; readonly timeoutMs: number },
+  ): Promise<UpstreamCallResult>;
+}
+
 /** Where the gate gets its policy engine: fixed (library use) or loaded from stored policies. */
 export type PolicySupplier = () => Promise<PolicyEngine | null>;
 
@@ -137,6 +165,8 @@ export interface GateDependencies {
   readonly egress?: GateEgress;
   /** Opens a tool's own credential for one call, after the gate passed. */
   readonly credentials?: Pick<CredentialBroker, 'forCall'>;
+  /** Upstream MCP providers for `mcp` tools; without it they are refused. */
+  readonly upstream?: McpUpstream;
   /** Loads the org policy engine; called again after every catalog or policy change. */
   readonly policies?: PolicySupplier;
   readonly clock?: Clock;
@@ -549,6 +579,8 @@ export class Gate {
           version: detail.version,
           output: claimed.output,
           warnings,
+          // An upstream MCP tool's stored result is replayed as the result it was.
+          ...(def.runtime.kind === 'mcp' ? { mcpResult: claimed.output as McpToolResult } : {}),
         };
       }
       return claimed.kind === 'conflict'
@@ -793,6 +825,7 @@ export class Gate {
       version: detail.version,
       output: result.output,
       warnings,
+      ...(def.runtime.kind === 'mcp' ? { mcpResult: result.output as McpToolResult } : {}),
     };
   }
 
@@ -961,6 +994,26 @@ export class Gate {
       if (!r.ok) return failed(r.code, r.rule, r.message, { ...extras(), outcome: r.rule });
       output = r.output;
       outcome = 'ok';
+    } else if (def.runtime.kind === 'mcp' && this.#d.upstream) {
+      const r = await this.#d.upstream.call(def, args, {
+        sessionId: call.sessionId,
+        timeoutMs: def.sandbox.limits.wall_time_ms,
+      });
+      if (!r.ok) return failed(r.code, r.rule, r.message, { ...extras(), outcome: r.rule });
+      // The upstream's structured content is what its output schema speaks of; a tool error
+      // result is passed on as the upstream gave it (the model sees the error), never checked.
+      if (r.result.isError !== true && r.result.structuredContent !== undefined) {
+        if (!compiled.validateOutput(r.result.structuredContent)) {
+          return failed(
+            'OUTPUT_INVALID',
+            'result.schema',
+            'the upstream returned structured content that does not match its output schema',
+            extras(),
+          );
+        }
+      }
+      output = r.result;
+      outcome = r.result.isError === true ? 'tool_error' : 'ok';
     } else {
       if (def.runtime.kind !== 'inline' || !this.#d.executor.has(def.runtime.handler)) {
         // Never run a tool with less isolation than it asks for: no runtime here, no run.
@@ -1001,7 +1054,7 @@ export class Gate {
         ...extra,
       };
     }
-    if (!compiled.validateOutput(output)) {
+    if (def.runtime.kind !== 'mcp' && !compiled.validateOutput(output)) {
       return {
         ok: false,
         code: 'OUTPUT_INVALID',

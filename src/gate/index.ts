@@ -11,6 +11,7 @@ export type {
   Denied,
   DenyCode,
   GateDecision,
+  McpToolResult,
   PendingApproval,
   RenderedCall,
 } from './decision.js';
@@ -19,8 +20,10 @@ export type {
   CallOptions,
   CommandSandbox,
   GateDependencies,
+  McpUpstream,
   PolicyEngine,
   PolicySupplier,
+  UpstreamCallResult,
 } from './gate.js';
 export { Gate } from './gate.js';
 export type { InlineHandler } from './inline-executor.js';

@@ -241,6 +241,14 @@ export class SessionService {
     }
     // Gates cache open sessions; a closed one must stop at once here and soon everywhere.
     await bumpIdentityRevision(this.#store.db);
+    for (const listener of this.#closeListeners) listener(sessionId);
+  }
+
+  readonly #closeListeners: ((sessionId: string) => void)[] = [];
+
+  /** Called after a session closed here (upstream MCP processes of the session end with it). */
+  onClose(listener: (sessionId: string) => void): void {
+    this.#closeListeners.push(listener);
   }
 
   /** Marks a session suspended (a detector's response); its later calls are refused. */
@@ -348,7 +356,11 @@ export function exportTool(name: string, detail: ToolVersionDetail, format: Tool
         title: d.name,
         description: describe(detail),
         inputSchema: d.input_schema,
-        outputSchema: d.output_schema,
+        // An upstream tool that declared no output schema returns no structured content: a
+        // client would refuse its results if one were announced.
+        ...(d.output_schema['x-toolgate'] === 'unstructured'
+          ? {}
+          : { outputSchema: d.output_schema }),
         annotations: {
           readOnlyHint: d.action_class === 'read',
           destructiveHint:

@@ -19,6 +19,7 @@ import { approvalRoutes } from './routes/approvals.js';
 import { auditRoutes } from './routes/audit.js';
 import { discoveryRoutes } from './routes/discovery.js';
 import { metricsRoutes } from './routes/metrics.js';
+import { providerRoutes } from './routes/providers.js';
 import { reportRoutes } from './routes/reports.js';
 import { secretRoutes } from './routes/secrets.js';
 import { sessionRoutes } from './routes/sessions.js';
@@ -243,6 +244,7 @@ export async function buildServer(tg: Toolgate, options: HttpOptions): Promise<F
   auditRoutes(app, tg);
   metricsRoutes(app, tg);
   reportRoutes(app, tg);
+  providerRoutes(app, tg, actor);
   await app.ready();
   return app;
 }

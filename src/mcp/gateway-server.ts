@@ -37,6 +37,25 @@ const ELICIT_TIMEOUT_MS = 120_000;
 export function toolResult(decision: GateDecision): CallToolResult {
   switch (decision.kind) {
     case 'allow': {
+      const meta = {
+        [META]: {
+          kind: 'allow',
+          call_id: decision.callId,
+          tool: decision.toolId,
+          version: decision.version,
+          warnings: decision.warnings,
+        },
+      };
+      if (decision.mcpResult) {
+        // An upstream provider's result, checked by the gate, passed on as the upstream gave it.
+        const r = decision.mcpResult;
+        return {
+          content: r.content as CallToolResult['content'],
+          ...(r.structuredContent !== undefined ? { structuredContent: r.structuredContent } : {}),
+          ...(r.isError === true ? { isError: true } : {}),
+          _meta: meta,
+        };
+      }
       const output = decision.output;
       const structured =
         typeof output === 'object' && output !== null && !Array.isArray(output)
@@ -45,15 +64,7 @@ export function toolResult(decision: GateDecision): CallToolResult {
       return {
         content: [{ type: 'text', text: JSON.stringify(output ?? null) }],
         ...structured,
-        _meta: {
-          [META]: {
-            kind: 'allow',
-            call_id: decision.callId,
-            tool: decision.toolId,
-            version: decision.version,
-            warnings: decision.warnings,
-          },
-        },
+        _meta: meta,
       };
     }
     case 'pending_approval':

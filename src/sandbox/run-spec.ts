@@ -25,6 +25,11 @@ export interface RunSpec {
   readonly limits: SandboxLimits;
   readonly binds?: readonly ReadOnlyBind[];
   /**
+   * Host directories made visible read-write (an MCP provider's workspace, named by its
+   * configuration only). Namespace and gvisor drivers honour them; the process driver refuses.
+   */
+  readonly writableBinds?: readonly ReadOnlyBind[];
+  /**
    * Host path of a Unix socket (the egress proxy). It is bound at /run/toolgate/egress.sock and
    * bridged to 127.0.0.1:3128 inside the sandbox; the network namespace stays loopback-only.
    */

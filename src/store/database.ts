@@ -279,6 +279,8 @@ export interface Database {
   meta: MetaTable;
   secrets: SecretTable;
   audit_checkpoints: AuditCheckpointTable;
+  providers: ProviderTable;
+  provider_tools: ProviderToolTable;
 }
 
 export type ToolVersionRow = Selectable<ToolVersionTable>;
@@ -294,3 +296,35 @@ export type AuditRow = Selectable<AuditTable>;
 export type NewAuditRow = Insertable<AuditTable>;
 export type SecretRow = Selectable<SecretTable>;
 export type AuditCheckpointRow = Selectable<AuditCheckpointTable>;
+
+/** An upstream MCP provider (issue 5): its checked spec as canonical JSON. */
+export interface ProviderTable {
+  name: string;
+  spec: string;
+  spec_hash: string;
+  created_at: string;
+  created_by: string;
+  updated_at: string;
+  refreshed_at: string | null;
+}
+
+/**
+ * One tool of a provider's listing: the pin (hash of name, description and schemas), the listing
+ * it was taken from, and its state (`unclassified`, `classified`, `quarantined`, `removed`).
+ */
+export interface ProviderToolTable {
+  provider: string;
+  name: string;
+  pin_hash: string;
+  listing: string;
+  state: string;
+  reason: string | null;
+  findings: string;
+  classification: string | null;
+  tool_id: string;
+  tool_version: string | null;
+  updated_at: string;
+}
+
+export type ProviderRow = Selectable<ProviderTable>;
+export type ProviderToolRow = Selectable<ProviderToolTable>;

@@ -12,6 +12,8 @@ export type {
   EventRow,
   GrantRow,
   NewAuditRow,
+  ProviderRow,
+  ProviderToolRow,
   SecretRow,
   SessionRow,
   ToolVersionRow,

@@ -460,6 +460,37 @@ const sessionSuspension: Migration = {
   },
 };
 
+/** Upstream MCP providers (issue 5): their specs and each imported tool's pin and state. */
+const providers: Migration = {
+  async up(db: Kysely<unknown>): Promise<void> {
+    await db.schema
+      .createTable('providers')
+      .addColumn('name', 'text', (c) => c.primaryKey())
+      .addColumn('spec', 'text', (c) => c.notNull())
+      .addColumn('spec_hash', 'text', (c) => c.notNull())
+      .addColumn('created_at', 'text', (c) => c.notNull())
+      .addColumn('created_by', 'text', (c) => c.notNull())
+      .addColumn('updated_at', 'text', (c) => c.notNull())
+      .addColumn('refreshed_at', 'text')
+      .execute();
+    await db.schema
+      .createTable('provider_tools')
+      .addColumn('provider', 'text', (c) => c.notNull())
+      .addColumn('name', 'text', (c) => c.notNull())
+      .addColumn('pin_hash', 'text', (c) => c.notNull())
+      .addColumn('listing', 'text', (c) => c.notNull())
+      .addColumn('state', 'text', (c) => c.notNull())
+      .addColumn('reason', 'text')
+      .addColumn('findings', 'text', (c) => c.notNull())
+      .addColumn('classification', 'text')
+      .addColumn('tool_id', 'text', (c) => c.notNull())
+      .addColumn('tool_version', 'text')
+      .addColumn('updated_at', 'text', (c) => c.notNull())
+      .addPrimaryKeyConstraint('provider_tools_pk', ['provider', 'name'])
+      .execute();
+  },
+};
+
 export function migrationProvider(dialect: Dialect): MigrationProvider {
   return {
     async getMigrations() {
@@ -472,8 +503,8 @@ export function migrationProvider(dialect: Dialect): MigrationProvider {
         '0006_change_requests': changeRequests,
         '0007_secrets': secrets,
         '0008_audit_chain': auditChain(dialect),
-
         '0009_session_suspension': sessionSuspension,
+        '0010_providers': providers,
       };
     },
   };

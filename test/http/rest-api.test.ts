@@ -1047,7 +1047,7 @@ for (const backend of backends()) {
         const body = assertError(
           await a.call('POST', '/v1/apply', {
             body: [
-              { kind: 'Provider', spec: {} },
+              { kind: 'Secret', spec: {} },
               { kind: 'Gizmo', spec: {} },
             ],
           }),

@@ -28,6 +28,7 @@ import { after, before, describe, test } from 'node:test';
 import type { FastifyInstance } from 'fastify';
 import { parseAllDocuments } from 'yaml';
 import { generateTotpSecret, totpAt } from '../../src/approvals/index.js';
+import { MasterKey } from '../../src/credentials/index.js';
 import { demoExecutor } from '../../src/gate/index.js';
 import { buildServer } from '../../src/http/index.js';
 import { openStore, type Store } from '../../src/store/index.js';
@@ -438,6 +439,7 @@ class World {
       executor,
       clock: () => new Date(this.nowMs),
       approverTotpSecrets: this.totpSecrets,
+      masterKey: MasterKey.generate(),
     });
     this.inspector = await openStore(fresh.url);
     this.app = await buildServer(this.tg, { adminToken: ADMIN_TOKEN });
@@ -454,6 +456,13 @@ class World {
       assert.equal(r.status, 200, describeReply(r));
     }
     await this.approveChanges();
+    // The demo's refund_order carries its own credential (a minted JWT): without its signing
+    // secret every refund would stop at CREDENTIAL_UNAVAILABLE, before the rules under test.
+    await this.tg.secrets.set(
+      { toolId: 'refund_order', name: 'payments-api' },
+      'redteam-demo-payments-signing-key-0123456789abcdef',
+      { id: 'redteam-admin', via: 'library' },
+    );
     const agents = await this.send('GET', '/v1/agents', { auth: 'admin' });
     for (const a of agents.body.agents as { id: string }[]) await this.issueKey(a.id);
     const tools = await this.send('GET', '/v1/tools', { auth: 'admin' });

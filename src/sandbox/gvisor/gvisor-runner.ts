@@ -71,6 +71,7 @@ export class GvisorRunner implements SandboxRunner {
         env: sandboxEnv(spec),
         limits: spec.limits,
         binds: spec.binds ?? [],
+        ...(spec.writableBinds ? { writableBinds: spec.writableBinds } : {}),
         ...(egress && spec.egressSocket !== undefined ? { egressSocket: spec.egressSocket } : {}),
       });
     } catch (err) {

@@ -35,6 +35,7 @@ export interface BundlePlan {
   readonly env: Readonly<Record<string, string>>;
   readonly limits: SandboxLimits;
   readonly binds: readonly ReadOnlyBind[];
+  readonly writableBinds?: readonly ReadOnlyBind[];
   readonly egressSocket?: string;
 }
 
@@ -104,6 +105,15 @@ export async function writeBundle(dir: string, plan: BundlePlan): Promise<void> 
       type: 'bind',
       source: b.source,
       options: ['rbind', 'ro', 'nosuid', 'nodev'],
+    });
+  }
+  for (const b of plan.writableBinds ?? []) {
+    await mountPoint(rootfs, b.target, b.source);
+    mounts.push({
+      destination: b.target,
+      type: 'bind',
+      source: b.source,
+      options: ['rbind', 'rw', 'nosuid', 'nodev'],
     });
   }
   if (plan.egressSocket !== undefined) {

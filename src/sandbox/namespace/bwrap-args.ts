@@ -27,6 +27,7 @@ export interface BwrapPlan {
   readonly scratchHostDir?: string;
   readonly scratchBytes: number;
   readonly binds: readonly ReadOnlyBind[];
+  readonly writableBinds?: readonly ReadOnlyBind[];
   readonly egressSocket?: string;
   readonly env: Readonly<Record<string, string>>;
 }
@@ -79,6 +80,8 @@ export function bwrapArgs(plan: BwrapPlan, argv: readonly string[]): string[] {
     args.push('--size', String(plan.scratchBytes), '--perms', '1777', '--tmpfs', '/tmp');
   }
   for (const bind of plan.binds) args.push('--ro-bind', bind.source, bind.target);
+  // After the read-only binds, so a workspace inside a read-only folder stays writable.
+  for (const bind of plan.writableBinds ?? []) args.push('--bind', bind.source, bind.target);
   if (plan.egressSocket !== undefined) {
     args.push('--dir', '/run/toolgate', '--bind', plan.egressSocket, EGRESS_SOCKET_PATH);
   }

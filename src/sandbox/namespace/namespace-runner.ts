@@ -80,6 +80,7 @@ export class NamespaceRunner implements SandboxRunner {
         ...(scratch !== undefined ? { scratchHostDir: scratch } : {}),
         scratchBytes: spec.limits.scratch_mb * MIB,
         binds: spec.binds ?? [],
+        ...(spec.writableBinds ? { writableBinds: spec.writableBinds } : {}),
         ...(spec.egressSocket !== undefined ? { egressSocket: spec.egressSocket } : {}),
         env: sandboxEnv(spec),
       },

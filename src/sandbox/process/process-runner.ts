@@ -82,7 +82,9 @@ export class ProcessRunner implements SandboxRunner {
     const probe = await this.probe();
     if (!probe.available) return driverUnavailable(this.name, probe.detail, probe.install);
     // The host filesystem is visible as it is: a bind can only be honoured at its own path.
-    const moved = (spec.binds ?? []).some((b) => b.source !== b.target);
+    const moved =
+      (spec.binds ?? []).some((b) => b.source !== b.target) ||
+      (spec.writableBinds ?? []).length > 0;
     if (spec.egressSocket !== undefined || moved) {
       return driverUnavailable(
         this.name,
@@ -96,6 +98,9 @@ export class ProcessRunner implements SandboxRunner {
   async start(spec: LongLivedSpec): Promise<SandboxProcess> {
     const probe = await this.probe();
     if (!probe.available) throw new Error(`process driver unavailable: ${probe.detail}`);
+    if ((spec.writableBinds ?? []).length > 0) {
+      throw new Error('the process driver cannot mount a writable folder');
+    }
     const launch = await this.#launch(spec, findExecutable('prlimit') ?? 'prlimit');
     return startLaunch(this.name, launch, spec.limits, spec.wallTimeMs);
   }

@@ -1,0 +1,95 @@
+/**
+ * @module Admin routes for upstream MCP providers (issue 5): register (the same code path as
+ * `apply -f` with `kind: Provider`), list, show, refresh and classify imported tools.
+ */
+import type { FastifyInstance } from 'fastify';
+import { type Actor, AGENT_ID_PATTERN } from '../../core/index.js';
+import type { Toolgate } from '../../toolgate.js';
+import { errors } from '../wire-schemas.js';
+
+const tags = ['providers'];
+const open = { type: 'object', additionalProperties: true } as const;
+const nameParams = {
+  type: 'object',
+  required: ['name'],
+  properties: { name: { type: 'string', pattern: AGENT_ID_PATTERN } },
+} as const;
+
+export function providerRoutes(app: FastifyInstance, tg: Toolgate, actor: Actor): void {
+  app.get(
+    '/v1/providers',
+    {
+      schema: {
+        tags,
+        summary: 'Upstream MCP providers with counts of their tools by state',
+        response: { 200: open, ...errors(401) },
+      },
+    },
+    async () => ({ providers: await tg.providers.list() }),
+  );
+
+  app.post(
+    '/v1/providers',
+    {
+      schema: {
+        tags,
+        summary: 'Register or update a provider (a Provider spec) and import its tools',
+        description:
+          'Imported tools are pinned by hash and stay unoffered until classified. PROVIDER_UNAVAILABLE when the upstream cannot be started or listed (the spec is kept).',
+        body: open,
+        response: { 200: open, ...errors(400, 401, 422, 502) },
+      },
+    },
+    async (req) => tg.providers.register(req.body, actor),
+  );
+
+  app.get(
+    '/v1/providers/:name',
+    {
+      schema: {
+        tags,
+        summary: "A provider's spec and its imported tools (pin, state, findings)",
+        params: nameParams,
+        response: { 200: open, ...errors(401, 404) },
+      },
+    },
+    async (req) => tg.providers.show((req.params as { name: string }).name),
+  );
+
+  app.post(
+    '/v1/providers/:name/refresh',
+    {
+      schema: {
+        tags,
+        summary: 'List the provider again; changed, added or dropped tools are quarantined',
+        params: nameParams,
+        response: { 200: open, ...errors(401, 404, 502) },
+      },
+    },
+    async (req) => tg.providers.refresh((req.params as { name: string }).name, actor),
+  );
+
+  app.post(
+    '/v1/providers/:name/tools/:tool/classify',
+    {
+      schema: {
+        tags,
+        summary: 'Classify an imported tool: registers the catalog entry provider.tool',
+        params: {
+          type: 'object',
+          required: ['name', 'tool'],
+          properties: {
+            name: { type: 'string', pattern: AGENT_ID_PATTERN },
+            tool: { type: 'string', minLength: 1, maxLength: 128 },
+          },
+        },
+        body: open,
+        response: { 200: open, ...errors(400, 401, 404, 409, 422) },
+      },
+    },
+    async (req) => {
+      const { name, tool } = req.params as { name: string; tool: string };
+      return tg.providers.classify(name, tool, req.body, actor);
+    },
+  );
+}

@@ -1,0 +1,115 @@
+/**
+ * @module The `fetch` an HTTP provider's MCP client uses: the egress rules of the `http` runtime
+ * (DESIGN.md C6, C10) for a Streamable HTTP upstream. https only, the exact host of the provider's
+ * URL (parsed and compared for equality), its port, no userinfo, one DNS look-up with every
+ * address checked and the checked address dialled (CheckedDialer: no private, loopback or metadata
+ * address unless a test names it in `unsafeTestTargets`), certificate checked for that host, no
+ * redirect followed.
+ */
+import https from 'node:https';
+import { Readable } from 'node:stream';
+import tls from 'node:tls';
+import { CheckedDialer, type DialerOptions } from '../sandbox/index.js';
+
+export interface CheckedFetchOptions extends DialerOptions {
+  /** An extra CA to trust, for tests whose upstream has a test certificate. Never configuration. */
+  readonly unsafeTestCa?: string;
+}
+
+/** Why a request was not sent; the MCP client reports it as a failed request. */
+export class EgressRefused extends Error {
+  constructor(
+    readonly rule: string,
+    message: string,
+  ) {
+    super(message);
+  }
+}
+
+/** Checks an HTTP provider's URL as configured; returns the host and port it may reach. */
+export function checkProviderUrl(raw: string): { host: string; port: number; url: URL } {
+  let url: URL;
+  try {
+    url = new URL(raw);
+  } catch {
+    throw new EgressRefused('egress.url', 'the provider URL does not parse');
+  }
+  if (url.protocol !== 'https:')
+    throw new EgressRefused('egress.scheme', 'the provider URL is not https');
+  if (url.username !== '' || url.password !== '') {
+    throw new EgressRefused('egress.userinfo', 'the provider URL carries userinfo');
+  }
+  if (/^[0-9.]+$/.test(url.hostname) || url.hostname.startsWith('[')) {
+    throw new EgressRefused(
+      'egress.ip_literal',
+      'the provider URL names an IP address, not a host',
+    );
+  }
+  return { host: url.hostname, port: url.port === '' ? 443 : Number(url.port), url };
+}
+
+/**
+ * A fetch bound to one provider URL: any request to another host or port is refused before a
+ * connection is made.
+ */
+export function checkedFetch(providerUrl: string, options: CheckedFetchOptions = {}): typeof fetch {
+  const allowed = checkProviderUrl(providerUrl);
+  const dialer = new CheckedDialer(options);
+  return async (input, init) => {
+    const target = new URL(typeof input === 'string' || input instanceof URL ? input : input.url);
+    const { host, port } = checkProviderUrl(target.toString());
+    if (host !== allowed.host || port !== allowed.port) {
+      throw new EgressRefused('egress.host_not_allowed', 'the request leaves the provider host');
+    }
+    const dialed = await dialer.dial(host, port);
+    if (!dialed.ok) throw new EgressRefused(dialed.rule, dialed.message);
+    const socket = tls.connect({
+      socket: dialed.socket,
+      servername: host,
+      ...(options.unsafeTestCa !== undefined ? { ca: options.unsafeTestCa } : {}),
+    });
+    const headers: Record<string, string> = {};
+    new Headers(init?.headers).forEach((value, name) => {
+      headers[name] = value;
+    });
+    const body =
+      init?.body === undefined || init.body === null
+        ? undefined
+        : typeof init.body === 'string'
+          ? init.body
+          : Buffer.from(await new Response(init.body).arrayBuffer());
+    return new Promise<Response>((resolve, reject) => {
+      const req = https.request(
+        {
+          method: init?.method ?? 'GET',
+          host,
+          port,
+          path: `${target.pathname}${target.search}`,
+          headers: { ...headers, host: port === 443 ? host : `${host}:${port}` },
+          // No agent: the checked, already-connected socket is the only one this request uses.
+          createConnection: () => socket,
+        },
+        (res) => {
+          // Redirects are answered as they are: the client sees a failed request, never a new host.
+          const responseHeaders = new Headers();
+          for (const [name, value] of Object.entries(res.headers)) {
+            if (value === undefined) continue;
+            for (const v of Array.isArray(value) ? value : [value]) responseHeaders.append(name, v);
+          }
+          const status = res.statusCode ?? 502;
+          const hasBody = status !== 204 && status !== 304 && (init?.method ?? 'GET') !== 'HEAD';
+          resolve(
+            new Response(hasBody ? (Readable.toWeb(res) as ReadableStream<Uint8Array>) : null, {
+              status,
+              headers: responseHeaders,
+            }),
+          );
+        },
+      );
+      req.on('error', reject);
+      init?.signal?.addEventListener('abort', () => req.destroy(new Error('aborted')));
+      if (body !== undefined) req.end(body);
+      else req.end();
+    });
+  };
+}

@@ -1,0 +1,29 @@
+/**
+ * @module Upstream MCP providers (issue 5): `kind: Provider`, tool import with pins, rug-pull
+ * quarantine, classification and per-session upstream processes in the sandbox.
+ * Anything exported here is public API.
+ */
+
+export type { CheckedFetchOptions } from './checked-fetch.js';
+export { checkedFetch, checkProviderUrl, EgressRefused } from './checked-fetch.js';
+export type {
+  ProviderSummary,
+  ProviderToolState,
+  ProviderToolView,
+  ProviderView,
+  RefreshReport,
+} from './provider-service.js';
+export { importedDefinition, ProviderService } from './provider-service.js';
+export type {
+  ProviderBind,
+  ProviderSpec,
+  ToolClassification,
+} from './provider-spec.js';
+export {
+  checkClassification,
+  checkProviderSpec,
+  classificationSchema,
+  normalizeProviderSpec,
+  providerSpecSchema,
+} from './provider-spec.js';
+export { pinOf } from './tool-pin.js';

@@ -1,0 +1,732 @@
+/**
+ * @module Upstream MCP providers (issue 5, DESIGN.md C3, C15): registration, refresh, import and
+ * classification of their tools, and the forwarding of calls. Every listed tool is pinned by the
+ * hash of its name, description and schemas and scanned for poisoning; it stays unoffered until
+ * an admin classifies it, which registers the catalog entry `provider.tool`. A later listing that
+ * changes a pinned tool (a rug pull), adds one or drops one quarantines it, raises an event and an
+ * alert (`alert.provider_changed`), and moves the catalog revision, so MCP sessions get
+ * list_changed. Upstream prompts and resources are never passed through.
+ */
+import { StreamableHTTPClientTransport } from '@modelcontextprotocol/sdk/client/streamableHttp.js';
+import semver from 'semver';
+import {
+  type CatalogService,
+  type CatalogWrite,
+  type JsonSchemaObject,
+  type ScanFinding,
+  scanToolText,
+  schemaTexts,
+  type ToolDefinition,
+  type ToolVersionDetail,
+} from '../catalog/index.js';
+import {
+  type Actor,
+  type Clock,
+  canonicalJson,
+  sha256Hex,
+  systemClock,
+  TOOL_ID_PATTERN,
+  ToolgateError,
+} from '../core/index.js';
+import type { McpUpstream, UpstreamCallResult } from '../gate/index.js';
+import type { SandboxProcess, SandboxService } from '../sandbox/index.js';
+import { appendEvent, type ProviderRow, type ProviderToolRow, type Store } from '../store/index.js';
+import { type CheckedFetchOptions, checkedFetch } from './checked-fetch.js';
+import {
+  checkClassification,
+  DEFAULT_IDLE_TIMEOUT_MS,
+  normalizeProviderSpec,
+  PROVIDER_LIMITS,
+  type ProviderSpec,
+  type ToolClassification,
+} from './provider-spec.js';
+import {
+  openUpstream,
+  processLink,
+  type UpstreamLink,
+  UpstreamPool,
+  type UpstreamPoolOptions,
+} from './upstream-pool.js';
+
+export type ProviderToolState = 'unclassified' | 'classified' | 'quarantined' | 'removed';
+
+export interface ProviderToolView {
+  readonly name: string;
+  readonly tool_id: string;
+  readonly state: ProviderToolState;
+  readonly reason: string | null;
+  readonly pin_hash: string;
+  readonly findings: readonly ScanFinding[];
+  readonly classification: ToolClassification | null;
+  readonly tool_version: string | null;
+  readonly description: string | null;
+}
+
+export interface ProviderSummary {
+  readonly name: string;
+  readonly owner: string;
+  readonly transport: 'stdio' | 'http';
+  readonly isolation: string;
+  readonly refreshed_at: string | null;
+  readonly tools: Readonly<Record<ProviderToolState, number>>;
+}
+
+export interface ProviderView extends Omit<ProviderSummary, 'tools'> {
+  readonly spec: ProviderSpec;
+  readonly tools: readonly ProviderToolView[];
+}
+
+export interface RefreshReport {
+  readonly provider: string;
+  /** Tools listed for the first time at registration: unclassified, not offered. */
+  readonly imported: readonly string[];
+  /** New tools in a later listing: quarantined. */
+  readonly added: readonly string[];
+  /** Pinned tools whose definition changed: quarantined. */
+  readonly changed: readonly string[];
+  /** Tools no longer listed: quarantined. */
+  readonly removed: readonly string[];
+  readonly unchanged: readonly string[];
+  /** Listed tools whose names cannot be catalog names; never imported. */
+  readonly skipped: readonly string[];
+}
+
+interface ListedTool {
+  readonly name: string;
+  readonly description?: string;
+  readonly inputSchema: JsonSchemaObject;
+  readonly outputSchema?: JsonSchemaObject;
+  readonly pin: string;
+}
+
+export interface ProviderServiceOptions extends UpstreamPoolOptions {
+  readonly clock?: Clock;
+  /** Egress rules of HTTP providers (tests: a resolver, test targets, a test CA). */
+  readonly http?: CheckedFetchOptions;
+}
+
+const TOOL_ID_RE = new RegExp(TOOL_ID_PATTERN);
+const TOOL_NAME_RE = /^[a-zA-Z][a-zA-Z0-9_-]{0,63}$/;
+const REFRESH_TIMEOUT_MS = 30_000;
+const DEFAULT_CALL_WALL_MS = 10_000;
+
+export class ProviderService implements McpUpstream {
+  readonly #store: Store;
+  readonly #catalog: CatalogService;
+  readonly #sandbox: Pick<SandboxService, 'start'>;
+  readonly #clock: Clock;
+  readonly #pool: UpstreamPool;
+  readonly #onError: (err: unknown) => void;
+  /** Specs by name, read once per provider until it changes in this process. */
+  readonly #specs = new Map<string, ProviderSpec>();
+  readonly #refreshing = new Set<string>();
+
+  constructor(
+    store: Store,
+    catalog: CatalogService,
+    sandbox: Pick<SandboxService, 'start'>,
+    options: ProviderServiceOptions = {},
+  ) {
+    this.#store = store;
+    this.#catalog = catalog;
+    this.#sandbox = sandbox;
+    this.#clock = options.clock ?? systemClock;
+    this.#pool = new UpstreamPool(options);
+    this.#onError = options.onError ?? (() => {});
+    this.#http = options.http ?? {};
+  }
+
+  readonly #http: CheckedFetchOptions;
+
+  /** Live upstream processes (for tests and health). */
+  get liveProcesses(): number {
+    return this.#pool.size;
+  }
+
+  /** Registers or updates a provider, then imports its tools (one code path for CLI, REST, apply). */
+  async register(
+    input: unknown,
+    actor: Actor,
+  ): Promise<{ action: 'create' | 'update' | 'unchanged'; refresh: RefreshReport }> {
+    const spec = normalizeProviderSpec(input);
+    const action = await this.#catalog.write((ctx) => this.saveIn(ctx, spec, actor));
+    const refresh = await this.refresh(spec.name, actor);
+    return { action, refresh };
+  }
+
+  /** Stores a checked spec inside the caller's write (apply); the import runs after the commit. */
+  async saveIn(
+    ctx: CatalogWrite,
+    input: unknown,
+    actor: Actor,
+  ): Promise<'create' | 'update' | 'unchanged'> {
+    const spec = normalizeProviderSpec(input);
+    const json = canonicalJson(spec);
+    const hash = `sha256:${sha256Hex(json)}`;
+    const now = this.#clock();
+    const at = now.toISOString();
+    const existing = await ctx.trx
+      .selectFrom('providers')
+      .selectAll()
+      .where('name', '=', spec.name)
+      .executeTakeFirst();
+    if (existing?.spec_hash === hash) return 'unchanged';
+    if (existing) {
+      await ctx.trx
+        .updateTable('providers')
+        .set({ spec: json, spec_hash: hash, updated_at: at })
+        .where('name', '=', spec.name)
+        .execute();
+    } else {
+      await ctx.trx
+        .insertInto('providers')
+        .values({
+          name: spec.name,
+          spec: json,
+          spec_hash: hash,
+          created_at: at,
+          created_by: actor.id,
+          updated_at: at,
+          refreshed_at: null,
+        })
+        .execute();
+    }
+    await appendEvent(ctx.trx, actor, now, {
+      action: existing ? 'provider.updated' : 'provider.registered',
+      subject: `provider:${spec.name}`,
+      details: { spec_hash: hash },
+    });
+    this.#specs.delete(spec.name);
+    // Processes started under the old spec must not serve calls under the new one.
+    if (existing) void this.#pool.closeProvider(spec.name);
+    return existing ? 'update' : 'create';
+  }
+
+  async list(): Promise<ProviderSummary[]> {
+    const rows = await this.#store.db.selectFrom('providers').selectAll().orderBy('name').execute();
+    const tools = await this.#store.db
+      .selectFrom('provider_tools')
+      .select(['provider', 'state'])
+      .execute();
+    return rows.map((row) => {
+      const counts: Record<ProviderToolState, number> = {
+        unclassified: 0,
+        classified: 0,
+        quarantined: 0,
+        removed: 0,
+      };
+      for (const t of tools) {
+        if (t.provider === row.name) counts[t.state as ProviderToolState] += 1;
+      }
+      return { ...summaryOf(row), tools: counts };
+    });
+  }
+
+  async show(name: string): Promise<ProviderView> {
+    const row = await this.#require(this.#store.db, name);
+    const tools = await this.#store.db
+      .selectFrom('provider_tools')
+      .selectAll()
+      .where('provider', '=', name)
+      .orderBy('name')
+      .execute();
+    return {
+      ...summaryOf(row),
+      spec: JSON.parse(row.spec) as ProviderSpec,
+      tools: tools.map(toolView),
+    };
+  }
+
+  /**
+   * Lists the provider's tools afresh (in a process of its own, closed after) and compares them
+   * with the pins. Nothing is changed when the upstream cannot be listed.
+   */
+  async refresh(name: string, actor: Actor): Promise<RefreshReport> {
+    const spec = await this.#spec(name);
+    let listed: ListedTool[];
+    try {
+      const upstream = await openUpstream(() => this.#launch(spec), REFRESH_TIMEOUT_MS);
+      try {
+        listed = upstream.tools.map((t) => ({
+          name: t.name,
+          ...(t.description !== undefined ? { description: t.description } : {}),
+          inputSchema: t.inputSchema as JsonSchemaObject,
+          ...(t.outputSchema !== undefined
+            ? { outputSchema: t.outputSchema as JsonSchemaObject }
+            : {}),
+          pin: upstream.pins.get(t.name) ?? '',
+        }));
+      } finally {
+        await upstream.client.close().catch(() => {});
+        await upstream.link.close();
+      }
+    } catch (err) {
+      this.#onError(err);
+      throw new ToolgateError(
+        'PROVIDER_UNAVAILABLE',
+        `provider ${name} could not be started or listed`,
+        {
+          provider: name,
+          reason: err instanceof ToolgateError ? err.message : 'start or listing failed',
+        },
+      );
+    }
+    const report = await this.#catalog.write((ctx) => this.#compare(ctx, spec, listed, actor));
+    // Processes that listed the old definitions would be refused at their next call anyway
+    // (pin check); closing them makes the next call list afresh.
+    if (report.changed.length + report.removed.length > 0) await this.#pool.closeProvider(name);
+    return report;
+  }
+
+  async #compare(
+    ctx: CatalogWrite,
+    spec: ProviderSpec,
+    listed: readonly ListedTool[],
+    actor: Actor,
+  ): Promise<RefreshReport> {
+    const { trx } = ctx;
+    const now = this.#clock();
+    const at = now.toISOString();
+    const provider = await this.#require(trx, spec.name);
+    const firstImport = provider.refreshed_at === null;
+    const rows = new Map(
+      (
+        await trx
+          .selectFrom('provider_tools')
+          .selectAll()
+          .where('provider', '=', spec.name)
+          .execute()
+      ).map((r) => [r.name, r]),
+    );
+    const report = {
+      provider: spec.name,
+      imported: [] as string[],
+      added: [] as string[],
+      changed: [] as string[],
+      removed: [] as string[],
+      unchanged: [] as string[],
+      skipped: [] as string[],
+    };
+    const seen = new Set<string>();
+    for (const tool of listed) {
+      const toolId = `${spec.name}.${tool.name.toLowerCase()}`;
+      if (!TOOL_NAME_RE.test(tool.name) || !TOOL_ID_RE.test(toolId) || seen.has(tool.name)) {
+        report.skipped.push(tool.name);
+        continue;
+      }
+      seen.add(tool.name);
+      const row = rows.get(tool.name);
+      if (row && row.pin_hash === tool.pin && row.state !== 'removed') {
+        report.unchanged.push(tool.name);
+        continue;
+      }
+      const findings = scanToolText({
+        name: tool.name,
+        description: tool.description ?? '',
+        extraTexts: [
+          ...schemaTexts(tool.inputSchema, '/inputSchema'),
+          ...schemaTexts(tool.outputSchema ?? {}, '/outputSchema'),
+        ],
+      });
+      const listing = JSON.stringify(tool);
+      const subject = `provider:${spec.name}/${tool.name}`;
+      if (!row) {
+        const state: ProviderToolState = firstImport ? 'unclassified' : 'quarantined';
+        await trx
+          .insertInto('provider_tools')
+          .values({
+            provider: spec.name,
+            name: tool.name,
+            pin_hash: tool.pin,
+            listing,
+            state,
+            reason: firstImport ? null : 'added after registration',
+            findings: JSON.stringify(findings),
+            classification: null,
+            tool_id: toolId,
+            tool_version: null,
+            updated_at: at,
+          })
+          .execute();
+        await appendEvent(trx, actor, now, {
+          action: 'provider.tool_imported',
+          subject,
+          details: { pin: tool.pin, state, findings: findings.length },
+        });
+        if (firstImport) report.imported.push(tool.name);
+        else {
+          report.added.push(tool.name);
+          await this.#alert(trx, actor, now, subject, 'added', null, tool.pin);
+        }
+        continue;
+      }
+      const reason = row.state === 'removed' ? 'listed again after removal' : 'definition changed';
+      await trx
+        .updateTable('provider_tools')
+        .set({
+          pin_hash: tool.pin,
+          listing,
+          state: 'quarantined',
+          reason,
+          findings: JSON.stringify(findings),
+          updated_at: at,
+        })
+        .where('provider', '=', spec.name)
+        .where('name', '=', tool.name)
+        .execute();
+      await this.#quarantineCatalog(ctx, row.tool_id, actor, `upstream ${reason}`);
+      report.changed.push(tool.name);
+      await this.#alert(trx, actor, now, subject, 'changed', row.pin_hash, tool.pin);
+    }
+    for (const row of rows.values()) {
+      if (seen.has(row.name) || row.state === 'removed') continue;
+      await trx
+        .updateTable('provider_tools')
+        .set({ state: 'removed', reason: 'no longer listed', updated_at: at })
+        .where('provider', '=', spec.name)
+        .where('name', '=', row.name)
+        .execute();
+      await this.#quarantineCatalog(ctx, row.tool_id, actor, 'upstream no longer lists it');
+      report.removed.push(row.name);
+      await this.#alert(
+        trx,
+        actor,
+        now,
+        `provider:${spec.name}/${row.name}`,
+        'removed',
+        row.pin_hash,
+        null,
+      );
+    }
+    await trx
+      .updateTable('providers')
+      .set({ refreshed_at: at })
+      .where('name', '=', spec.name)
+      .execute();
+    await appendEvent(trx, actor, now, {
+      action: 'provider.refreshed',
+      subject: `provider:${spec.name}`,
+      details: {
+        imported: report.imported.length,
+        added: report.added,
+        changed: report.changed,
+        removed: report.removed,
+        unchanged: report.unchanged.length,
+        skipped: report.skipped,
+      },
+    });
+    // Catalog listeners (gate caches, list_changed) see the refresh as a catalog change.
+    ctx.changed = true;
+    return report;
+  }
+
+  async #alert(
+    trx: CatalogWrite['trx'],
+    actor: Actor,
+    now: Date,
+    subject: string,
+    change: 'added' | 'changed' | 'removed',
+    pinned: string | null,
+    listed: string | null,
+  ): Promise<void> {
+    await appendEvent(trx, actor, now, {
+      action: 'alert.provider_changed',
+      subject,
+      details: { change, pinned, listed, severity: 'high' },
+    });
+  }
+
+  /** Quarantines every version of the tool still offered; each gets its own event. */
+  async #quarantineCatalog(
+    ctx: CatalogWrite,
+    toolId: string,
+    actor: Actor,
+    reason: string,
+  ): Promise<void> {
+    const versions = await ctx.trx
+      .selectFrom('tool_versions')
+      .select(['version', 'quarantined'])
+      .where('tool_id', '=', toolId)
+      .execute();
+    for (const v of versions) {
+      if (v.quarantined === 1) continue;
+      await this.#catalog.setQuarantineIn(ctx, toolId, v.version, actor, reason, true);
+    }
+  }
+
+  /**
+   * An admin's classification of one imported tool: registers the catalog entry `provider.tool`
+   * (a new major version each time, pinned by `code_hash`) from the listing as pinned. The
+   * catalog's own checks apply: a flagged description is quarantined, a privileged or
+   * irreversible class waits for approvers.
+   */
+  async classify(
+    name: string,
+    tool: string,
+    input: unknown,
+    actor: Actor,
+  ): Promise<{ tool: ToolVersionDetail; changeId?: string }> {
+    const classification = checkClassification(input);
+    const spec = await this.#spec(name);
+    return this.#catalog.write(async (ctx) => {
+      const { trx } = ctx;
+      const row = await trx
+        .selectFrom('provider_tools')
+        .selectAll()
+        .where('provider', '=', name)
+        .where('name', '=', tool)
+        .executeTakeFirst();
+      if (!row || row.state === 'removed') {
+        throw new ToolgateError(
+          'PROVIDER_TOOL_STATE',
+          `provider ${name} does not list a tool ${tool}`,
+          { provider: name, tool, state: row?.state ?? null },
+        );
+      }
+      const listed = JSON.parse(row.listing) as ListedTool;
+      const versions = await trx
+        .selectFrom('tool_versions')
+        .select('version')
+        .where('tool_id', '=', row.tool_id)
+        .execute();
+      const top = versions.map((v) => semver.major(v.version)).reduce((a, b) => Math.max(a, b), 0);
+      const definition = importedDefinition(
+        spec,
+        row.tool_id,
+        `${top + 1}.0.0`,
+        listed,
+        classification,
+      );
+      const registered = await this.#catalog.registerIn(ctx, definition, actor);
+      const now = this.#clock();
+      await trx
+        .updateTable('provider_tools')
+        .set({
+          state: 'classified',
+          reason: null,
+          classification: JSON.stringify(classification),
+          tool_version: registered.tool.version,
+          updated_at: now.toISOString(),
+        })
+        .where('provider', '=', name)
+        .where('name', '=', tool)
+        .execute();
+      await appendEvent(trx, actor, now, {
+        action: 'provider.tool_classified',
+        subject: `provider:${name}/${tool}`,
+        details: {
+          tool: `${row.tool_id}@${registered.tool.version}`,
+          pin: row.pin_hash,
+          action_class: classification.action_class,
+          data_access: classification.data_access,
+          egress: classification.egress.mode,
+          access_tier: classification.access_tier,
+        },
+      });
+      return {
+        tool: registered.tool,
+        ...(registered.changeId !== undefined ? { changeId: registered.changeId } : {}),
+      };
+    });
+  }
+
+  /** The gate's forwarding of an `mcp` tool's call (after every check passed). Never throws. */
+  async call(
+    def: ToolDefinition,
+    args: Record<string, unknown>,
+    call: { readonly sessionId: string; readonly timeoutMs: number },
+  ): Promise<UpstreamCallResult> {
+    if (def.runtime.kind !== 'mcp') {
+      return {
+        ok: false,
+        code: 'EXECUTION_FAILED',
+        rule: 'runtime.unavailable',
+        message: 'not an mcp tool',
+      };
+    }
+    const { provider, tool } = def.runtime;
+    let spec: ProviderSpec;
+    try {
+      spec = await this.#spec(provider);
+    } catch {
+      return {
+        ok: false,
+        code: 'EXECUTION_FAILED',
+        rule: 'provider.unknown',
+        message: 'the provider of this tool is not registered',
+      };
+    }
+    const result = await this.#pool.call(
+      {
+        provider,
+        sessionId: call.sessionId,
+        launch: () => this.#launch(spec),
+        idleMs: spec.idle_timeout_ms ?? DEFAULT_IDLE_TIMEOUT_MS,
+      },
+      tool,
+      args,
+      def.code_hash,
+      call.timeoutMs,
+    );
+    if (result.pinMismatch && !this.#refreshing.has(provider)) {
+      // The upstream changed under a running process: record it as a refresh would (one at a
+      // time per provider, however many calls ran into it).
+      this.#refreshing.add(provider);
+      void this.refresh(provider, { id: 'system:provider-pin', via: 'system' })
+        .catch(this.#onError)
+        .finally(() => this.#refreshing.delete(provider));
+    }
+    if (result.ok) return { ok: true, result: result.result };
+    return { ok: false, code: result.code, rule: result.rule, message: result.message };
+  }
+
+  /** Ends the upstream processes of a gate session (its MCP session closed). */
+  closeSession(sessionId: string): Promise<void> {
+    return this.#pool.closeSession(sessionId);
+  }
+
+  close(): Promise<void> {
+    return this.#pool.close();
+  }
+
+  async #launch(spec: ProviderSpec): Promise<UpstreamLink> {
+    if (spec.transport === 'http') {
+      const url = spec.url ?? '';
+      const transport = new StreamableHTTPClientTransport(new URL(url), {
+        fetch: checkedFetch(url, this.#http),
+      });
+      let ended: () => void = () => {};
+      const done = new Promise<void>((resolve) => {
+        ended = resolve;
+      });
+      transport.onclose = () => ended();
+      return {
+        transport,
+        ended: done,
+        close: async () => {
+          await transport.terminateSession().catch(() => {});
+          await transport.close();
+          ended();
+        },
+      };
+    }
+    return processLink(await this.#start(spec));
+  }
+
+  #start(spec: ProviderSpec): Promise<SandboxProcess> {
+    const bind = (b: { source: string; target?: string }) => ({
+      source: b.source,
+      target: b.target ?? b.source,
+    });
+    return this.#sandbox.start(spec.isolation, {
+      argv: spec.command ?? [],
+      // Only the spec's own variables: nothing of toolgate's environment reaches an upstream.
+      env: { ...(spec.env ?? {}) },
+      limits: { ...PROVIDER_LIMITS, ...(spec.limits ?? {}) },
+      binds: (spec.binds ?? []).map(bind),
+      ...(spec.workspace ? { writableBinds: [bind(spec.workspace)] } : {}),
+    });
+  }
+
+  async #spec(name: string): Promise<ProviderSpec> {
+    const cached = this.#specs.get(name);
+    if (cached) return cached;
+    const row = await this.#require(this.#store.db, name);
+    const spec = JSON.parse(row.spec) as ProviderSpec;
+    this.#specs.set(name, spec);
+    return spec;
+  }
+
+  async #require(
+    db: Pick<Store['db'], 'selectFrom'> | CatalogWrite['trx'],
+    name: string,
+  ): Promise<ProviderRow> {
+    const row = await (db as Store['db'])
+      .selectFrom('providers')
+      .selectAll()
+      .where('name', '=', name)
+      .executeTakeFirst();
+    if (!row)
+      throw new ToolgateError('PROVIDER_NOT_FOUND', `no provider ${name}`, { provider: name });
+    return row;
+  }
+}
+
+function summaryOf(row: ProviderRow): Omit<ProviderSummary, 'tools'> {
+  const spec = JSON.parse(row.spec) as ProviderSpec;
+  return {
+    name: row.name,
+    owner: spec.owner,
+    transport: spec.transport,
+    isolation: spec.isolation,
+    refreshed_at: row.refreshed_at,
+  };
+}
+
+function toolView(row: ProviderToolRow): ProviderToolView {
+  const listed = JSON.parse(row.listing) as ListedTool;
+  return {
+    name: row.name,
+    tool_id: row.tool_id,
+    state: row.state as ProviderToolState,
+    reason: row.reason,
+    pin_hash: row.pin_hash,
+    findings: JSON.parse(row.findings) as ScanFinding[],
+    classification: row.classification
+      ? (JSON.parse(row.classification) as ToolClassification)
+      : null,
+    tool_version: row.tool_version,
+    description: listed.description ?? null,
+  };
+}
+
+/** A schema as the catalog takes it: JSON Schema 2020-12 (the upstream's `$schema` dropped). */
+function withoutDialect(schema: JsonSchemaObject): Record<string, unknown> {
+  const { $schema: _dialect, ...rest } = schema as Record<string, unknown>;
+  return rest;
+}
+
+/** The catalog definition of an imported tool under an admin's classification. */
+export function importedDefinition(
+  spec: ProviderSpec,
+  toolId: string,
+  version: string,
+  listed: ListedTool,
+  c: ToolClassification,
+): Record<string, unknown> {
+  const input = withoutDialect(listed.inputSchema);
+  const properties = { ...((input.properties as Record<string, JsonSchemaObject>) ?? {}) };
+  for (const arg of c.path_arguments ?? []) {
+    const prop = properties[arg];
+    if (prop) properties[arg] = { ...prop, 'x-toolgate': 'path' };
+  }
+  // Unknown arguments are refused at the gate, whatever the upstream would accept.
+  const inputSchema = { ...input, type: 'object', properties, additionalProperties: false };
+  const outputSchema = listed.outputSchema
+    ? withoutDialect(listed.outputSchema)
+    : { type: 'object', 'x-toolgate': 'unstructured' };
+  const description = (listed.description ?? '').trim() || `${listed.name} (from ${spec.name})`;
+  return {
+    id: toolId,
+    version,
+    name: listed.name,
+    description: description.slice(0, 4096),
+    tags: ['mcp', spec.name, ...(c.tags ?? []).filter((t) => t !== 'mcp' && t !== spec.name)],
+    owner: spec.owner,
+    input_schema: inputSchema,
+    output_schema: outputSchema,
+    action_class: c.action_class,
+    data_access: c.data_access,
+    egress: c.egress,
+    access_tier: c.access_tier,
+    required_capabilities: [...c.required_capabilities],
+    sandbox: {
+      isolation: spec.isolation,
+      limits: { wall_time_ms: c.wall_time_ms ?? DEFAULT_CALL_WALL_MS },
+    },
+    runtime: { kind: 'mcp', provider: spec.name, tool: listed.name },
+    provenance: 'third_party',
+    code_hash: listed.pin,
+    ...(c.path_roots ? { arguments_policy: { path_roots: [...c.path_roots] } } : {}),
+  };
+}

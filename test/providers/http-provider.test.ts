@@ -1,0 +1,201 @@
+/**
+ * @module An upstream MCP server over Streamable HTTP (the SDK's McpServer behind node:https with
+ * a test certificate) as a provider: its tools are imported, classified and called through the
+ * gate, and the connection goes out under the egress rules — https only, the exact host, one
+ * checked DNS answer, no private, loopback or metadata address (the test upstream on loopback is
+ * reached only because the test names its ip:port in `unsafeTestTargets`).
+ */
+import assert from 'node:assert/strict';
+import { readFileSync } from 'node:fs';
+import https from 'node:https';
+import type { AddressInfo } from 'node:net';
+import { join } from 'node:path';
+import { after, before, describe, test } from 'node:test';
+import { McpServer } from '@modelcontextprotocol/sdk/server/mcp.js';
+import { StreamableHTTPServerTransport } from '@modelcontextprotocol/sdk/server/streamableHttp.js';
+import { z } from 'zod';
+import type { Actor } from '../../src/core/index.js';
+import { openToolgate, type Toolgate } from '../../src/toolgate.js';
+import { backends } from '../support/backends.js';
+import { ROOT } from '../support/cli.js';
+import { tableResolver } from '../support/egress.js';
+
+const admin: Actor = { id: 'test-admin', via: 'library' };
+const TLS = join(ROOT, 'test', 'fixtures', 'egress-tls');
+
+function upstreamServer(): McpServer {
+  const server = new McpServer({ name: 'remote', version: '1.0.0' });
+  server.registerTool(
+    'lookup',
+    { description: 'Look up a record by key.', inputSchema: { key: z.string() } },
+    async ({ key }) => ({ content: [{ type: 'text', text: `record ${key}` }] }),
+  );
+  return server;
+}
+
+for (const backend of backends()) {
+  describe(`an upstream over Streamable HTTP (${backend.name})`, () => {
+    let tg: Toolgate;
+    let drop: () => Promise<void>;
+    let server: https.Server;
+    let port: number;
+    let hits = 0;
+
+    before(async () => {
+      server = https.createServer(
+        {
+          key: readFileSync(join(TLS, 'server.key')),
+          cert: readFileSync(join(TLS, 'server.pem')),
+        },
+        (req, res) => {
+          hits += 1;
+          const chunks: Buffer[] = [];
+          req.on('data', (c: Buffer) => chunks.push(c));
+          req.on('end', async () => {
+            const text = Buffer.concat(chunks).toString('utf8');
+            // Stateless: one server and transport per request, as the SDK's examples do.
+            const mcp = upstreamServer();
+            const transport = new StreamableHTTPServerTransport({});
+            res.on('close', () => {
+              void transport.close();
+              void mcp.close();
+            });
+            await mcp.connect(transport);
+            await transport.handleRequest(req, res, text ? JSON.parse(text) : undefined);
+          });
+        },
+      );
+      await new Promise<void>((resolve) => server.listen(0, '127.0.0.1', resolve));
+      port = (server.address() as AddressInfo).port;
+      const fresh = await backend.fresh();
+      drop = fresh.drop;
+      tg = await openToolgate({
+        db: fresh.url,
+        providers: {
+          onError: (err) => {
+            if (process.env.DEBUG_PROVIDERS) console.error(err);
+          },
+          http: {
+            resolver: tableResolver({
+              'api.example.test': ['127.0.0.1'],
+              'other.example.test': ['10.1.2.3'],
+              'meta.example.test': ['169.254.169.254'],
+            }),
+            unsafeTestTargets: [`127.0.0.1:${port}`],
+            unsafeTestCa: readFileSync(join(TLS, 'ca.pem'), 'utf8'),
+          },
+        },
+      });
+      await tg.config.apply(
+        [
+          {
+            kind: 'Agent',
+            spec: {
+              id: 'remote-bot',
+              display_name: 'Remote',
+              description: 'Uses the remote provider.',
+              owner: 'platform-team',
+            },
+          },
+          { kind: 'Grant', spec: { agent: 'remote-bot', capabilities: ['records:read'] } },
+        ],
+        admin,
+      );
+    });
+
+    after(async () => {
+      await tg.close();
+      await drop();
+      server.closeAllConnections();
+      await new Promise<void>((resolve) => server.close(() => resolve()));
+    });
+
+    test('its tools are imported, classified and called through the gate', async () => {
+      const { refresh } = await tg.providers.register(
+        {
+          name: 'remote',
+          owner: 'platform-team',
+          transport: 'http',
+          url: `https://api.example.test:${port}/mcp`,
+        },
+        admin,
+      );
+      assert.deepEqual(refresh.imported, ['lookup']);
+      await tg.providers.classify(
+        'remote',
+        'lookup',
+        {
+          action_class: 'read',
+          data_access: 'public',
+          egress: { mode: 'none' },
+          access_tier: 'public',
+          required_capabilities: ['records:read'],
+        },
+        admin,
+      );
+      const session = await tg.sessions.open('remote-bot');
+      const decision = await tg.gate.invoke(
+        { agentId: 'remote-bot', sessionId: session.id },
+        'lookup',
+        { key: 'k1' },
+      );
+      assert.equal(decision.kind, 'allow', JSON.stringify(decision));
+      assert.deepEqual(decision.kind === 'allow' && decision.mcpResult?.content, [
+        { type: 'text', text: 'record k1' },
+      ]);
+    });
+
+    test('a provider host that resolves to a private or metadata address is never reached', async () => {
+      const cases = [
+        ['other', `https://other.example.test:${port}/mcp`],
+        ['meta', `https://meta.example.test:${port}/mcp`],
+        // Loopback on a port the test did not exempt: the address rule holds.
+        ['loop', `https://api.example.test:${port + 1}/mcp`],
+      ] as const;
+      for (const [name, url] of cases) {
+        const before = hits;
+        await assert.rejects(
+          tg.providers.register({ name, owner: 'platform-team', transport: 'http', url }, admin),
+          (err: { code?: string }) => err.code === 'PROVIDER_UNAVAILABLE',
+        );
+        assert.equal(hits, before, `${name}: no request reached any server`);
+        const view = await tg.providers.show(name);
+        assert.equal(view.refreshed_at, null, 'nothing was imported');
+      }
+    });
+
+    test('plain http, IP literals, userinfo and a command on an http provider are refused', async () => {
+      for (const url of [
+        `http://api.example.test:${port}/mcp`,
+        `https://127.0.0.1:${port}/mcp`,
+        `https://user:pw@api.example.test:${port}/mcp`,
+      ]) {
+        await assert.rejects(
+          tg.providers.register(
+            { name: 'bad', owner: 'platform-team', transport: 'http', url },
+            admin,
+          ),
+          (err: { code?: string }) => err.code === 'INPUT_INVALID',
+          url,
+        );
+      }
+      await assert.rejects(
+        tg.providers.register(
+          {
+            name: 'bad',
+            owner: 'platform-team',
+            transport: 'http',
+            url: `https://api.example.test:${port}/mcp`,
+            command: ['/bin/sh'],
+          },
+          admin,
+        ),
+        (err: { code?: string }) => err.code === 'INPUT_INVALID',
+      );
+      assert.deepEqual(
+        (await tg.providers.list()).map((p) => p.name),
+        ['loop', 'meta', 'other', 'remote'],
+      );
+    });
+  });
+}

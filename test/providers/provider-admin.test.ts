@@ -1,0 +1,199 @@
+/**
+ * @module Administering providers: `kind: Provider` through `apply -f`, the CLI (`toolgate
+ * providers list|show|refresh|classify`) and REST share one code path; bad specs and
+ * classifications are refused with structured errors and change nothing; pins are stable
+ * canonical hashes. Runs against SQLite and PostgreSQL.
+ */
+import assert from 'node:assert/strict';
+import { execFileSync } from 'node:child_process';
+import { mkdtempSync, rmSync, writeFileSync } from 'node:fs';
+import { tmpdir } from 'node:os';
+import { join } from 'node:path';
+import { after, before, describe, test } from 'node:test';
+import type { FastifyInstance } from 'fastify';
+import { stringify } from 'yaml';
+import type { Actor } from '../../src/core/index.js';
+import { buildServer } from '../../src/http/index.js';
+import { pinOf } from '../../src/providers/index.js';
+import { openToolgate, type Toolgate } from '../../src/toolgate.js';
+import { backends } from '../support/backends.js';
+import { cleanEnv, ensureBuilt, MAIN } from '../support/cli.js';
+import { EVERYTHING, nodeProvider, READ_PUBLIC } from './provider-support.js';
+
+const admin: Actor = { id: 'test-admin', via: 'library' };
+const TOKEN = 'provider-admin-token-0123456789abcdef012345';
+
+describe('tool pins', () => {
+  test('a pin is the same for the same definition in any key order, and moves with any change', () => {
+    const tool = {
+      name: 'echo',
+      description: 'Echo it.',
+      inputSchema: { type: 'object', properties: { m: { type: 'string' } } },
+    };
+    const reordered = {
+      inputSchema: { properties: { m: { type: 'string' } }, type: 'object' },
+      description: 'Echo it.',
+      name: 'echo',
+    };
+    assert.equal(pinOf(tool), pinOf(reordered));
+    assert.match(pinOf(tool), /^sha256:[0-9a-f]{64}$/);
+    assert.notEqual(pinOf(tool), pinOf({ ...tool, description: 'Echo it!' }));
+    assert.notEqual(pinOf(tool), pinOf({ ...tool, inputSchema: { type: 'object' } }));
+    assert.notEqual(pinOf(tool), pinOf({ ...tool, outputSchema: { type: 'object' } }));
+  });
+});
+
+for (const backend of backends()) {
+  describe(`providers administered by apply, REST and CLI (${backend.name})`, () => {
+    let tg: Toolgate;
+    let app: FastifyInstance;
+    let base: string;
+    let url: string;
+    let drop: () => Promise<void>;
+    let dir: string;
+
+    const call = async (method: string, path: string, body?: unknown) => {
+      const res = await fetch(`${base}${path}`, {
+        method,
+        headers: {
+          authorization: `Bearer ${TOKEN}`,
+          ...(body !== undefined ? { 'content-type': 'application/json' } : {}),
+        },
+        ...(body !== undefined ? { body: JSON.stringify(body) } : {}),
+      });
+      return { status: res.status, body: (await res.json()) as Record<string, unknown> };
+    };
+
+    before(async () => {
+      const fresh = await backend.fresh();
+      drop = fresh.drop;
+      url = fresh.url;
+      dir = mkdtempSync(join(tmpdir(), 'toolgate-padmin-'));
+      tg = await openToolgate({ db: url });
+      app = await buildServer(tg, { adminToken: TOKEN });
+      base = await app.listen({ host: '127.0.0.1', port: 0 });
+    });
+
+    after(async () => {
+      await app.close();
+      await tg.close();
+      await drop();
+      rmSync(dir, { recursive: true, force: true });
+    });
+
+    test('a bad Provider document refuses the whole file and writes nothing', async () => {
+      await assert.rejects(
+        tg.config.apply(
+          [
+            { kind: 'Provider', spec: { name: 'Bad Name', owner: 'x', command: [] } },
+            {
+              kind: 'Provider',
+              spec: { ...nodeProvider('ok', EVERYTHING), binds: [{ source: '/srv/../etc' }] },
+            },
+          ],
+          admin,
+        ),
+        (err: { code?: string; details?: { problems: { document: number }[] } }) => {
+          assert.equal(err.code, 'CONFIG_INVALID');
+          const docs = new Set(err.details?.problems.map((p) => p.document));
+          assert.deepEqual([...docs].sort(), [0, 1]);
+          return true;
+        },
+      );
+      assert.deepEqual(await tg.providers.list(), []);
+    });
+
+    test('a dry run plans the provider and imports nothing', async () => {
+      const text = stringify({
+        apiVersion: 'toolgate/v1',
+        kind: 'Provider',
+        spec: nodeProvider('everything', EVERYTHING, ['stdio']),
+      });
+      const plan = await tg.config.applyText(text, admin, { dryRun: true });
+      assert.equal(plan.changes[0]?.action, 'create');
+      assert.deepEqual(await tg.providers.list(), []);
+    });
+
+    test('apply registers the provider and imports its tools; applying again changes nothing', async () => {
+      const text = stringify({
+        apiVersion: 'toolgate/v1',
+        kind: 'Provider',
+        spec: nodeProvider('everything', EVERYTHING, ['stdio']),
+      });
+      const first = await tg.config.applyText(text, admin);
+      assert.equal(first.changes[0]?.action, 'create');
+      assert.match(first.changes[0]?.summary ?? '', /tools imported, unclassified/);
+      const again = await tg.config.applyText(text, admin);
+      assert.equal(again.changes[0]?.action, 'unchanged');
+      const [summary] = await tg.providers.list();
+      assert.equal(summary?.name, 'everything');
+      assert.ok((summary?.tools.unclassified ?? 0) >= 10);
+      assert.equal(summary?.tools.classified, 0);
+    });
+
+    test('REST lists, shows, refreshes and classifies; refusals are structured', async () => {
+      const list = await call('GET', '/v1/providers');
+      assert.equal(list.status, 200);
+      const shown = await call('GET', '/v1/providers/everything');
+      assert.equal(shown.status, 200);
+      assert.ok((shown.body.tools as { name: string }[]).some((t) => t.name === 'echo'));
+      const refreshed = await call('POST', '/v1/providers/everything/refresh');
+      assert.equal(refreshed.status, 200);
+      assert.deepEqual(refreshed.body.changed, []);
+      assert.ok((refreshed.body.unchanged as string[]).includes('echo'));
+
+      const missing = await call('GET', '/v1/providers/nope');
+      assert.equal(missing.status, 404);
+      assert.equal(missing.body.code, 'PROVIDER_NOT_FOUND');
+      const badClass = await call('POST', '/v1/providers/everything/tools/echo/classify', {
+        ...READ_PUBLIC,
+        action_class: 'launch_missiles',
+      });
+      assert.equal(badClass.status, 400);
+      assert.equal(badClass.body.code, 'INPUT_INVALID');
+      const noTool = await call(
+        'POST',
+        '/v1/providers/everything/tools/no-such-tool/classify',
+        READ_PUBLIC,
+      );
+      assert.equal(noTool.status, 409);
+      assert.equal(noTool.body.code, 'PROVIDER_TOOL_STATE');
+      assert.equal((await tg.catalog.list()).length, 0, 'refusals registered nothing');
+
+      const ok = await call('POST', '/v1/providers/everything/tools/echo/classify', READ_PUBLIC);
+      assert.equal(ok.status, 200, JSON.stringify(ok.body));
+      assert.equal((ok.body.tool as { id: string }).id, 'everything.echo');
+      const events = await tg.events.list({ subject: 'provider:everything/echo', limit: 20 });
+      assert.ok(events.some((e) => e.action === 'provider.tool_classified'));
+    });
+
+    test('the CLI lists, shows and classifies over the same store', async () => {
+      if (backend.name !== 'sqlite') return;
+      ensureBuilt();
+      const cli = (...args: string[]) =>
+        execFileSync(process.execPath, [MAIN, '--db', url, '--data-dir', dir, '--json', ...args], {
+          env: cleanEnv(),
+          encoding: 'utf8',
+          timeout: 60_000,
+        });
+      const listed = JSON.parse(cli('providers', 'list')) as { providers: { name: string }[] };
+      assert.deepEqual(
+        listed.providers.map((p) => p.name),
+        ['everything'],
+      );
+      const file = join(dir, 'sum.yaml');
+      writeFileSync(file, stringify(READ_PUBLIC));
+      const classified = JSON.parse(
+        cli('providers', 'classify', 'everything', 'get-sum', '-f', file),
+      ) as {
+        tool: { id: string; lifecycle: string };
+      };
+      assert.equal(classified.tool.id, 'everything.get-sum');
+      assert.equal(classified.tool.lifecycle, 'active');
+      const shown = JSON.parse(cli('providers', 'show', 'everything')) as {
+        tools: { name: string; state: string }[];
+      };
+      assert.equal(shown.tools.find((t) => t.name === 'get-sum')?.state, 'classified');
+    });
+  });
+}

@@ -1,0 +1,43 @@
+/**
+ * @module Shared setup of the provider suites: the real npm MCP servers, run with node inside the
+ * namespace sandbox with the project's node_modules bound read-only.
+ */
+import { join } from 'node:path';
+import { ROOT } from '../support/cli.js';
+
+export const NODE_MODULES = join(ROOT, 'node_modules');
+export const EVERYTHING = join(
+  NODE_MODULES,
+  '@modelcontextprotocol/server-everything/dist/index.js',
+);
+export const FILESYSTEM = join(
+  NODE_MODULES,
+  '@modelcontextprotocol/server-filesystem/dist/index.js',
+);
+export const FIXTURES = join(ROOT, 'test', 'fixtures', 'mcp');
+
+/** A stdio provider spec for a node script, sandboxed with node_modules (and extra folders) read-only. */
+export function nodeProvider(
+  name: string,
+  script: string,
+  args: readonly string[] = [],
+  extra: Record<string, unknown> = {},
+): Record<string, unknown> {
+  return {
+    name,
+    owner: 'platform-team',
+    transport: 'stdio',
+    command: ['/usr/bin/node', script, ...args],
+    isolation: 'namespace',
+    binds: [{ source: NODE_MODULES }, ...((extra.binds as unknown[]) ?? [])],
+    ...Object.fromEntries(Object.entries(extra).filter(([k]) => k !== 'binds')),
+  };
+}
+
+export const READ_PUBLIC = {
+  action_class: 'read',
+  data_access: 'public',
+  egress: { mode: 'none' },
+  access_tier: 'public',
+  required_capabilities: ['everything:use'],
+} as const;
