@@ -934,17 +934,26 @@ export class Gate {
         // this call's URL arguments named (checked by the URL policy, shown to any reviewer).
         const allowHosts =
           def.egress.mode === 'constrained' ? [...def.egress.hosts] : [...call.destinations];
-        lease = await this.#d.egress.proxy.openLease({
-          leaseId: call.callId,
-          sessionId: call.sessionId,
-          toolId: def.id,
-          allowHosts,
-          byteBudget: budget,
-          credentials: (creds?.redact ?? []).map((value) => ({
-            value,
-            audienceHosts: creds?.audience ?? [],
-          })),
-        });
+        try {
+          lease = await this.#d.egress.proxy.openLease({
+            leaseId: call.callId,
+            sessionId: call.sessionId,
+            toolId: def.id,
+            allowHosts,
+            byteBudget: budget,
+            credentials: (creds?.redact ?? []).map((value) => ({
+              value,
+              audienceHosts: creds?.audience ?? [],
+            })),
+          });
+        } catch {
+          // No lease, no route out: the tool does not run rather than run without its proxy.
+          return failed(
+            'EXECUTION_FAILED',
+            'egress.unavailable',
+            'the egress proxy could not open a route for this call',
+          );
+        }
       }
       let ran: CommandResult;
       try {
