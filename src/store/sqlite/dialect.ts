@@ -1,6 +1,8 @@
 /** @module The embedded SQLite backend: one file, WAL, every commit synced before it returns. */
 import { mkdirSync } from 'node:fs';
+import { createRequire } from 'node:module';
 import { dirname } from 'node:path';
+import { Worker } from 'node:worker_threads';
 import BetterSqlite3 from 'better-sqlite3';
 import { SqliteDialect } from 'kysely';
 
@@ -13,7 +15,52 @@ export function createSqliteDialect(path: string): SqliteDialect {
   database.pragma('foreign_keys = ON');
   // The CLI and a running server share the file; wait for the writer instead of failing.
   database.pragma('busy_timeout = 5000');
-  return new SqliteDialect({ database: withStatementCache(database) });
+  const checkpointer = path === ':memory:' ? null : startCheckpointer(database, path);
+  return new SqliteDialect({ database: withStatementCache(database, checkpointer) });
+}
+
+/** WAL pages past which a commit checkpoints by itself: only if the background one falls behind. */
+const FALLBACK_AUTOCHECKPOINT_PAGES = 16_384;
+const CHECKPOINT_INTERVAL_MS = 250;
+
+/**
+ * Copies the WAL back into the database from a worker thread with its own connection, so that no
+ * commit on the gateway's connection pays for a checkpoint (SQLite's default runs one inside
+ * every commit that finds the WAL over 1,000 pages, and better-sqlite3 runs it on the event
+ * loop). PASSIVE never blocks writers. If the worker stops, the commit-time fallback still bounds
+ * the WAL.
+ */
+function startCheckpointer(database: BetterSqlite3.Database, path: string): Worker | null {
+  database.pragma(`wal_autocheckpoint = ${FALLBACK_AUTOCHECKPOINT_PAGES}`);
+  let module: string;
+  try {
+    module = createRequire(import.meta.url).resolve('better-sqlite3');
+  } catch {
+    database.pragma('wal_autocheckpoint = 1000');
+    return null;
+  }
+  const code = `
+    const { workerData, parentPort } = require('node:worker_threads');
+    const Database = require(workerData.module);
+    const db = new Database(workerData.path);
+    db.pragma('busy_timeout = 1000');
+    const timer = setInterval(() => {
+      try { db.pragma('wal_checkpoint(PASSIVE)'); } catch {}
+    }, workerData.interval);
+    parentPort.on('message', () => { clearInterval(timer); db.close(); process.exit(0); });
+  `;
+  const worker = new Worker(code, {
+    eval: true,
+    workerData: { module, path, interval: CHECKPOINT_INTERVAL_MS },
+  });
+  worker.unref();
+  worker.on('error', () => {
+    // Checkpoints fall back to commit time; nothing is lost. The database may be closed by now.
+    try {
+      database.pragma('wal_autocheckpoint = 1000');
+    } catch {}
+  });
+  return worker;
 }
 
 const STATEMENT_CACHE_SIZE = 256;
@@ -23,11 +70,20 @@ const STATEMENT_CACHE_SIZE = 256;
  * prepared statements are kept by SQL text (least recently used dropped past 256). Safe because
  * Kysely runs one query at a time on this connection and toolgate never streams from SQLite.
  */
-function withStatementCache(database: BetterSqlite3.Database): BetterSqlite3.Database {
+function withStatementCache(
+  database: BetterSqlite3.Database,
+  checkpointer: Worker | null,
+): BetterSqlite3.Database {
   const cache = new Map<string, BetterSqlite3.Statement>();
   const prepare = database.prepare.bind(database);
+  const close = () => {
+    // The checkpointer closes its connection before the gateway's closes the database.
+    checkpointer?.postMessage('close');
+    return database.close();
+  };
   return new Proxy(database, {
     get(target, property, receiver) {
+      if (property === 'close') return close;
       if (property !== 'prepare') return Reflect.get(target, property, receiver);
       return (sql: string) => {
         const hit = cache.get(sql);
