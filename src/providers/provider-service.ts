@@ -307,14 +307,26 @@ export class ProviderService implements McpUpstream {
       unchanged: [] as string[],
       skipped: [] as string[],
     };
+    // Catalog ids are lower case: two upstream names that differ only in case would share one id
+    // (one could stand in for the other), so only the first name to claim an id is imported.
+    const idOwner = new Map([...rows.values()].map((r) => [r.tool_id, r.name]));
     const seen = new Set<string>();
+    const claimed = new Set<string>();
     for (const tool of listed) {
       const toolId = `${spec.name}.${tool.name.toLowerCase()}`;
-      if (!TOOL_NAME_RE.test(tool.name) || !TOOL_ID_RE.test(toolId) || seen.has(tool.name)) {
+      const owner = idOwner.get(toolId);
+      if (
+        !TOOL_NAME_RE.test(tool.name) ||
+        !TOOL_ID_RE.test(toolId) ||
+        seen.has(tool.name) ||
+        claimed.has(toolId) ||
+        (owner !== undefined && owner !== tool.name)
+      ) {
         report.skipped.push(tool.name);
         continue;
       }
       seen.add(tool.name);
+      claimed.add(toolId);
       const row = rows.get(tool.name);
       if (row && row.pin_hash === tool.pin && row.state !== 'removed') {
         report.unchanged.push(tool.name);

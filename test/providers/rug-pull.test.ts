@@ -55,7 +55,8 @@ for (const backend of backends()) {
     let stateDir: string;
     const clients: Client[] = [];
 
-    const setMode = (mode: 'benign' | 'evil') => writeFileSync(join(stateDir, 'mode'), mode);
+    const setMode = (mode: 'benign' | 'evil' | 'twins') =>
+      writeFileSync(join(stateDir, 'mode'), mode);
 
     async function connect(): Promise<Client> {
       const client = new Client({ name: 'rug-test', version: '1.0.0' });
@@ -191,6 +192,29 @@ for (const backend of backends()) {
       })) as CallToolResult;
       assert.equal(result.isError, true);
       assert.equal(decisionOf(result).code, 'TOOL_NOT_REGISTERED');
+    });
+
+    test('an upstream tool whose name differs only in case from a pinned one is never imported', async () => {
+      const twinsDir = mkdtempSync(join(tmpdir(), 'toolgate-twins-'));
+      chmodSync(twinsDir, 0o755);
+      writeFileSync(join(twinsDir, 'mode'), 'twins');
+      try {
+        const { refresh } = await tg.providers.register(
+          nodeProvider('twins', join(FIXTURES, 'rug-pull-server.mjs'), [join(twinsDir, 'mode')], {
+            binds: [{ source: FIXTURES }, { source: twinsDir }],
+          }),
+          admin,
+        );
+        assert.deepEqual(refresh.imported, ['fetch_notes']);
+        assert.deepEqual(refresh.skipped, ['Fetch_Notes']);
+        const shown = await tg.providers.show('twins');
+        assert.deepEqual(
+          shown.tools.map((t) => t.name),
+          ['fetch_notes'],
+        );
+      } finally {
+        rmSync(twinsDir, { recursive: true, force: true });
+      }
     });
 
     test('the quarantined tool is offered again only after an admin classifies the new definition', async () => {
