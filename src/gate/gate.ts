@@ -231,6 +231,8 @@ export class Gate {
     this.#agents = new Map();
     this.#users = new Map();
     this.#sessionRows = new Map();
+    // A changed agent may have a changed egress budget: pools are rebuilt from the stored spend.
+    this.#egressBudgets = new Map();
   }
 
   /** Drops what changed since the last look: at once for this process, polled for others. */

@@ -271,6 +271,38 @@ for (const backend of backends()) {
       allowed(await tg.gate.invoke(await session(), 'api_lookup', { item: 'z' }));
     });
 
+    test('a budget lowered by an admin applies to an open session at once', async () => {
+      await tg.config.apply(
+        [
+          {
+            kind: 'Agent',
+            spec: { id: 'shrink', owner: 'qa', budgets: { egress_bytes: 100_000 } },
+          },
+          { kind: 'Grant', spec: { agent: 'shrink', capabilities: ['api:read'] } },
+        ],
+        admin,
+      );
+      const ctx = await session('shrink');
+      allowed(await tg.gate.invoke(ctx, 'api_lookup', { item: 'first' }));
+      const { egress_bytes: spent } = await inspector.db
+        .selectFrom('sessions')
+        .select('egress_bytes')
+        .where('id', '=', ctx.sessionId)
+        .executeTakeFirstOrThrow();
+      assert.ok(Number(spent) > 100);
+      // Room for less than one more request: the next call must be cut by the new ceiling.
+      await tg.config.apply(
+        [
+          {
+            kind: 'Agent',
+            spec: { id: 'shrink', owner: 'qa', budgets: { egress_bytes: Number(spent) + 50 } },
+          },
+        ],
+        admin,
+      );
+      denied(await tg.gate.invoke(ctx, 'api_lookup', { item: 'second' }), 'BUDGET_EXCEEDED');
+    });
+
     test('a sandboxed tool reaches its host only through the proxy; an unlisted host is refused', {
       skip: hasBwrap ? false : 'bubblewrap is not available',
     }, async () => {
