@@ -3,24 +3,13 @@
  * system directories bound read-only, a size-capped noexec tmpfs scratch. `runsc do` is not used:
  * it shows the sandbox the whole host filesystem (an overlay of /), data dir and keys included.
  */
-import { existsSync, lstatSync, readlinkSync } from 'node:fs';
+import { lstatSync } from 'node:fs';
 import { mkdir, symlink, writeFile } from 'node:fs/promises';
 import { dirname, join } from 'node:path';
 import type { SandboxLimits } from '../../catalog/index.js';
 import { EGRESS_SOCKET_PATH, type ReadOnlyBind } from '../run-spec.js';
+import { systemRoot } from '../sandbox-root.js';
 
-const SYSTEM_DIRS = ['/usr', '/bin', '/sbin', '/lib', '/lib32', '/lib64', '/libx32'] as const;
-const ETC_ENTRIES = [
-  '/etc/ld.so.cache',
-  '/etc/ld.so.conf',
-  '/etc/ld.so.conf.d',
-  '/etc/alternatives',
-  '/etc/localtime',
-  '/etc/nsswitch.conf',
-  '/etc/ssl/certs',
-  '/etc/ca-certificates',
-  '/etc/mime.types',
-] as const;
 const MIB = 1024 * 1024;
 
 interface Mount {
@@ -76,28 +65,18 @@ export async function writeBundle(dir: string, plan: BundlePlan): Promise<void> 
       options: ['nosuid', 'noexec', 'nodev', `size=${plan.limits.scratch_mb * MIB}`, 'mode=1777'],
     },
   ];
-  for (const d of SYSTEM_DIRS) {
-    let stat: ReturnType<typeof lstatSync>;
-    try {
-      stat = lstatSync(d);
-    } catch {
-      continue;
-    }
-    if (stat.isSymbolicLink()) await symlink(readlinkSync(d), join(rootfs, d));
-    else if (stat.isDirectory()) {
-      await mkdir(join(rootfs, d));
-      mounts.push({
-        destination: d,
-        type: 'bind',
-        source: d,
-        options: ['rbind', 'ro', 'nosuid', 'nodev'],
-      });
-    }
+  const root = systemRoot();
+  for (const { path, target } of root.symlinks) await symlink(target, join(rootfs, path));
+  for (const d of root.dirs) {
+    await mkdir(join(rootfs, d));
+    mounts.push({
+      destination: d,
+      type: 'bind',
+      source: d,
+      options: ['rbind', 'ro', 'nosuid', 'nodev'],
+    });
   }
-  const binds: ReadOnlyBind[] = [
-    ...ETC_ENTRIES.filter((e) => existsSync(e)).map((e) => ({ source: e, target: e })),
-    ...plan.binds,
-  ];
+  const binds: ReadOnlyBind[] = [...root.etc.map((e) => ({ source: e, target: e })), ...plan.binds];
   for (const b of binds) {
     await mountPoint(rootfs, b.target, b.source);
     mounts.push({

@@ -3,24 +3,8 @@
  * directories only — never `--ro-bind / /` — so the sandbox has no view of toolgate's data dir,
  * keys, database, /root, /home or /etc/shadow.
  */
-import { existsSync, lstatSync, readlinkSync } from 'node:fs';
 import { EGRESS_SOCKET_PATH, type ReadOnlyBind } from '../run-spec.js';
-
-/** Top-level system directories that may be bound (or are symlinks into /usr on merged-usr). */
-const SYSTEM_DIRS = ['/usr', '/bin', '/sbin', '/lib', '/lib32', '/lib64', '/libx32'] as const;
-
-/** The /etc entries a program needs to load and run; nothing with secrets or host identity. */
-const ETC_ENTRIES = [
-  '/etc/ld.so.cache',
-  '/etc/ld.so.conf',
-  '/etc/ld.so.conf.d',
-  '/etc/alternatives',
-  '/etc/localtime',
-  '/etc/nsswitch.conf',
-  '/etc/ssl/certs',
-  '/etc/ca-certificates',
-  '/etc/mime.types',
-] as const;
+import { systemRoot } from '../sandbox-root.js';
 
 export interface BwrapPlan {
   /** Host directory mounted as the scratch (/tmp and cwd); when absent a bwrap tmpfs is used. */
@@ -37,20 +21,13 @@ let systemArgs: string[] | null = null;
 
 function systemRootArgs(): string[] {
   if (systemArgs) return systemArgs;
+  const root = systemRoot();
   const args: string[] = [];
-  for (const dir of SYSTEM_DIRS) {
-    let stat: ReturnType<typeof lstatSync>;
-    try {
-      stat = lstatSync(dir);
-    } catch {
-      continue;
-    }
-    // merged /usr: /bin → usr/bin stays a symlink inside the sandbox too.
-    if (stat.isSymbolicLink()) args.push('--symlink', readlinkSync(dir), dir);
-    else if (stat.isDirectory()) args.push('--ro-bind', dir, dir);
-  }
+  // merged /usr: /bin → usr/bin stays a symlink inside the sandbox too.
+  for (const { path, target } of root.symlinks) args.push('--symlink', target, path);
+  for (const dir of root.dirs) args.push('--ro-bind', dir, dir);
   args.push('--dir', '/etc');
-  for (const entry of ETC_ENTRIES) if (existsSync(entry)) args.push('--ro-bind', entry, entry);
+  for (const entry of root.etc) args.push('--ro-bind', entry, entry);
   systemArgs = args;
   return args;
 }
