@@ -10,7 +10,7 @@ import type { SandboxLimits } from '../catalog/index.js';
 import { CappedBuffer } from './capped-buffer.js';
 import { treeUsage } from './process-tree.js';
 import { emptyRecord, type RunOutcome, type RunRecord } from './run-outcome.js';
-import type { DriverName } from './run-spec.js';
+import type { DriverName, RunSpec } from './run-spec.js';
 import type { SandboxProcess } from './sandbox-runner.js';
 
 /** How a driver starts its sandbox; built per run, never from a shell string. */
@@ -103,6 +103,29 @@ function spawnLaunch(launch: Launch): ChildProcess {
     ...(launch.uid !== undefined ? { uid: launch.uid } : {}),
     ...(launch.gid !== undefined ? { gid: launch.gid } : {}),
   });
+}
+
+/**
+ * Prepares a launch (a scratch mount, an OCI bundle) and runs it. A preparation that fails is a
+ * `spawn_failed` outcome saying what could not be prepared. Never throws.
+ */
+export async function runPrepared(
+  driver: DriverName,
+  prepare: () => Promise<Launch>,
+  spec: RunSpec,
+  what: string,
+): Promise<RunOutcome> {
+  let launch: Launch;
+  try {
+    launch = await prepare();
+  } catch (err) {
+    return {
+      ...emptyRecord(driver),
+      kind: 'spawn_failed',
+      reason: `could not ${what}: ${err instanceof Error ? err.message : String(err)}`,
+    };
+  }
+  return runLaunch(driver, launch, spec.limits, spec.stdin);
 }
 
 /** Runs a launch to completion. Never throws; never buffers more than the output cap. */

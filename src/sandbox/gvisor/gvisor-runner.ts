@@ -13,8 +13,8 @@ import { promisify } from 'node:util';
 import { DEFAULT_SANDBOX_LIMITS } from '../../catalog/index.js';
 import { withEgressBridge } from '../egress-bridge.js';
 import { findExecutable } from '../host-tools.js';
-import { type Launch, runLaunch, startLaunch } from '../launch.js';
-import { driverUnavailable, emptyRecord, type RunOutcome } from '../run-outcome.js';
+import { type Launch, runPrepared, startLaunch } from '../launch.js';
+import { driverUnavailable, type RunOutcome } from '../run-outcome.js';
 import { type LongLivedSpec, type RunSpec, sandboxEnv } from '../run-spec.js';
 import type { DriverProbe, SandboxProcess, SandboxRunner } from '../sandbox-runner.js';
 import { writeBundle } from './oci-bundle.js';
@@ -104,18 +104,8 @@ export class GvisorRunner implements SandboxRunner {
     };
   }
 
-  async #run(spec: RunSpec): Promise<RunOutcome> {
-    let launch: Launch;
-    try {
-      launch = await this.#launch(spec);
-    } catch (err) {
-      return {
-        ...emptyRecord(this.name),
-        kind: 'spawn_failed',
-        reason: `could not write the OCI bundle: ${err instanceof Error ? err.message : String(err)}`,
-      };
-    }
-    return runLaunch(this.name, launch, spec.limits, spec.stdin);
+  #run(spec: RunSpec): Promise<RunOutcome> {
+    return runPrepared(this.name, () => this.#launch(spec), spec, 'write the OCI bundle');
   }
 
   async run(spec: RunSpec): Promise<RunOutcome> {

@@ -8,9 +8,9 @@
 import { DEFAULT_SANDBOX_LIMITS } from '../../catalog/index.js';
 import { withEgressBridge } from '../egress-bridge.js';
 import { findExecutable, NOBODY, runningAsRoot } from '../host-tools.js';
-import { type Launch, runLaunch, startLaunch } from '../launch.js';
+import { type Launch, runPrepared, startLaunch } from '../launch.js';
 import { prlimitArgv } from '../rlimits.js';
-import { driverUnavailable, emptyRecord, type RunOutcome } from '../run-outcome.js';
+import { driverUnavailable, type RunOutcome } from '../run-outcome.js';
 import { type LongLivedSpec, type RunSpec, sandboxEnv } from '../run-spec.js';
 import type { DriverProbe, SandboxProcess, SandboxRunner } from '../sandbox-runner.js';
 import { bwrapArgs } from './bwrap-args.js';
@@ -100,18 +100,8 @@ export class NamespaceRunner implements SandboxRunner {
     };
   }
 
-  async #run(spec: RunSpec): Promise<RunOutcome> {
-    let launch: Launch;
-    try {
-      launch = await this.#launch(spec);
-    } catch (err) {
-      return {
-        ...emptyRecord(this.name),
-        kind: 'spawn_failed',
-        reason: `could not prepare the scratch mount: ${err instanceof Error ? err.message : String(err)}`,
-      };
-    }
-    return runLaunch(this.name, launch, spec.limits, spec.stdin);
+  #run(spec: RunSpec): Promise<RunOutcome> {
+    return runPrepared(this.name, () => this.#launch(spec), spec, 'prepare the scratch mount');
   }
 
   async run(spec: RunSpec): Promise<RunOutcome> {
