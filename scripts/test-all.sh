@@ -30,5 +30,13 @@ if ! have_tools; then
   fi
 fi
 
+# As root the namespace sandbox runs as nobody, and binds the tools' own files (test fixtures,
+# node_modules) from this checkout: nobody must be able to pass through the folders above it
+# (search only, never list), which a checkout under `mktemp -d` (0700) does not allow.
+if [ "$(id -u)" = 0 ]; then
+  d="$PWD"
+  while [ "$d" != "/" ]; do chmod o+x "$d"; d="$(dirname "$d")"; done
+fi
+
 npm ci --no-audit --no-fund
 npm test
