@@ -305,16 +305,18 @@ export class AuditLog {
     return row ? view(row) : null;
   }
 
+  /** The seq of the record with this leaf hash, found in the tree kept in memory (caught up). */
   async #seqOf(hash: string): Promise<number> {
     if (!/^[0-9a-f]{64}$/.test(hash)) throw badInput('/hash', 'hash is 64 lowercase hex digits');
-    const row = await this.#db
-      .selectFrom('audit_log')
-      .select('seq')
-      .where('hash', '=', hash)
-      .executeTakeFirst();
-    if (!row)
+    const leaf = Buffer.from(hash, 'hex');
+    let index = this.#tree.indexOf(leaf);
+    if (index < 0) {
+      await this.#exclusive(() => this.#catchUp());
+      index = this.#tree.indexOf(leaf);
+    }
+    if (index < 0)
       throw new ToolgateError('AUDIT_RECORD_NOT_FOUND', 'no audit record has this hash', { hash });
-    return Number(row.seq);
+    return index + 1;
   }
 
   /**

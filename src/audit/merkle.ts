@@ -157,6 +157,20 @@ export class MerkleTree {
     }
   }
 
+  /** The index of the first leaf equal to `hash`, or -1: a scan of the leaf level in memory. */
+  indexOf(hash: Uint8Array): number {
+    if (hash.length !== HASH_BYTES) return -1;
+    const leaves = (this.#levels[0] as Buffer).subarray(0, this.size * HASH_BYTES);
+    let from = 0;
+    for (;;) {
+      const at = leaves.indexOf(hash, from);
+      if (at < 0) return -1;
+      // A match across two leaves is no leaf: look again from the next byte.
+      if (at % HASH_BYTES === 0) return at / HASH_BYTES;
+      from = at + 1;
+    }
+  }
+
   leaf(index: number): Buffer {
     if (!Number.isInteger(index) || index < 0 || index >= this.size)
       throw new RangeError('no such leaf');

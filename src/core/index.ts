@@ -19,6 +19,7 @@ export {
   isToolId,
   OWNER_PATTERN,
   TOOL_ID_PATTERN,
+  timeOrderedId,
 } from './ids.js';
 export type { Problem } from './problem.js';
 export { joinPointer, pointerToken, prefixProblems, problem } from './problem.js';

@@ -4,7 +4,6 @@
  * audit-post. Every step fails closed; every denial is audited and answered with a code, the
  * rule that fired and a message that names nothing outside the caller's own tool set.
  */
-import { randomBytes } from 'node:crypto';
 import type { ValidateFunction } from 'ajv';
 import { approvalRequired, argumentsHash } from '../approvals/index.js';
 import {
@@ -20,6 +19,7 @@ import {
   isToolgateError,
   systemClock,
   ToolgateError,
+  timeOrderedId,
 } from '../core/index.js';
 import {
   type CallCredentials,
@@ -96,6 +96,8 @@ export interface CallOptions {
 export interface PolicyEngine {
   appliesTo(tool: { id: string; action_class: string; tags: readonly string[] }): boolean;
   evaluate(request: CedarRequest): CedarDecision;
+  /** False when no policy reads the session's counters; absent means it may. */
+  readonly readsSessionCounters?: boolean;
 }
 
 /** Runs `command` tools in the isolation they require (src/sandbox's SandboxService). */
@@ -328,7 +330,7 @@ export class Gate {
     args: unknown,
     options: CallOptions = {},
   ): Promise<GateDecision> {
-    const callId = `call_${randomBytes(12).toString('base64url')}`;
+    const callId = timeOrderedId('call_');
     const started = performance.now();
     await this.#refresh();
     let session = await this.#session(ctx.sessionId, ctx.agentId);
@@ -508,8 +510,10 @@ export class Gate {
       );
     }
     if (policy?.appliesTo({ id: detail.id, action_class: def.action_class, tags: def.tags })) {
-      // Policies may test the session's counters: decide on their stored values.
-      session = await this.#freshSession(ctx.sessionId, ctx.agentId);
+      // Policies that test the session's counters decide on their stored values.
+      if (policy.readsSessionCounters !== false) {
+        session = await this.#freshSession(ctx.sessionId, ctx.agentId);
+      }
       const user = !session.user_id
         ? null
         : session.user_permissions !== null

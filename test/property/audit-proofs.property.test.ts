@@ -60,6 +60,33 @@ describe('audit Merkle proofs (property)', () => {
     );
   });
 
+  test('a leaf is found by its hash at its own index; a match across two leaves is no leaf', () => {
+    fc.assert(
+      fc.property(
+        fc.integer({ min: 1, max: 300 }),
+        fc.nat(),
+        fc.integer({ min: 1, max: 31 }),
+        (n, pick, cut) => {
+          const { tree, leaves } = build(n);
+          const i = pick % n;
+          assert.equal(tree.indexOf(leaves[i] as Buffer), i);
+          // The tail of one leaf followed by the head of the next is in the leaf bytes, yet no leaf.
+          if (n >= 2) {
+            const j = pick % (n - 1);
+            const straddle = Buffer.concat([
+              (leaves[j] as Buffer).subarray(cut),
+              (leaves[j + 1] as Buffer).subarray(0, cut),
+            ]);
+            assert.equal(tree.indexOf(straddle), -1);
+          }
+          assert.equal(tree.indexOf(leafHash(Buffer.from('never appended'))), -1);
+          assert.equal(tree.indexOf(Buffer.alloc(31)), -1);
+        },
+      ),
+      { numRuns: 300 },
+    );
+  });
+
   test('inclusion proofs verify for random sizes and fail for any altered hash or index', () => {
     fc.assert(
       fc.property(

@@ -21,6 +21,7 @@ import { sha256Hex } from '../../core/canonical-json.js';
 import type { CedarRequest } from './cedar-request.js';
 import { toCedarCall } from './cedar-request.js';
 import { TOOLGATE_CEDAR_SCHEMA } from './cedar-schema.js';
+import { type Fact, factKey, factsRead, wellTyped } from './request-facts.js';
 import type { ToolFacts, ToolScope } from './tool-scope.js';
 import { compileToolScope } from './tool-scope.js';
 
@@ -62,6 +63,11 @@ export type CedarLoadResult =
 /** The permit every call starts from: the grant check already decided this agent may call this tool. */
 const BASE_PERMIT_ID = 'toolgate:base-permit';
 const BASE_PERMIT = 'permit (principal, action == Toolgate::Action::"invoke", resource);';
+
+/** Decisions kept per loaded policy set; past this the cache starts over. */
+const DECISION_CACHE_MAX = 4096;
+/** Context members the gate has to read fresh from the session when a policy reads them. */
+const SESSION_COUNTERS = ['private_data_read', 'external_sends', 'egress_bytes', 'spend_cents'];
 
 /** Longest Cedar message quoted in a deny reason: it may echo request values. */
 const MAX_REASON_CHARS = 300;
@@ -108,12 +114,22 @@ export class CedarPolicyEngine {
   readonly #schemaName: string;
   readonly #forbids: ReadonlyMap<string, Forbid>;
   readonly #order: ReadonlyMap<string, number>;
+  /** What the forbids read (sorted), or null when decisions must not be reused. */
+  readonly #facts: readonly Fact[] | null;
+  readonly #decisions = new Map<string, CedarDecision>();
+  #hits = 0;
 
-  private constructor(policySetId: string, schema: string, forbids: readonly Forbid[]) {
+  private constructor(
+    policySetId: string,
+    schema: string,
+    forbids: readonly Forbid[],
+    facts: readonly Fact[] | null,
+  ) {
     this.#policySetId = policySetId;
     this.#schemaName = schema;
     this.#forbids = new Map(forbids.map((f) => [f.id, f]));
     this.#order = new Map(forbids.map((f, i) => [f.id, i]));
+    this.#facts = facts;
   }
 
   /**
@@ -121,7 +137,10 @@ export class CedarPolicyEngine {
    * any validator warning (an impossible policy is a rule that silently never fires; confusable or
    * bidi characters hide what a rule says), refuses the whole set: never loads part of it.
    */
-  static load(sources: readonly PolicySource[]): CedarLoadResult {
+  static load(
+    sources: readonly PolicySource[],
+    options: { readonly reuseDecisions?: boolean } = {},
+  ): CedarLoadResult {
     const problems: CedarLoadProblem[] = [];
     const policies: LoadedPolicy[] = [];
     const seenSources = new Set<string>();
@@ -169,7 +188,9 @@ export class CedarPolicyEngine {
       reason: annotation(p.json, 'reason') ?? `forbidden by policy ${p.id}`,
       scope: compileToolScope(p.json),
     }));
-    return { ok: true, engine: new CedarPolicyEngine(policySetId, schema, forbids) };
+    const read = factsRead(forbidden.map((p) => p.json));
+    const facts = read.all || options.reuseDecisions === false ? null : [...read.facts].sort();
+    return { ok: true, engine: new CedarPolicyEngine(policySetId, schema, forbids, facts) };
   }
 
   /** Ids of the loaded forbid policies, in load order. */
@@ -190,6 +211,27 @@ export class CedarPolicyEngine {
   }
 
   /**
+   * False when no loaded forbid reads the session's counters (private_data_read, external_sends,
+   * egress_bytes, spend_cents): a caller may then build the request from a cached session row.
+   */
+  get readsSessionCounters(): boolean {
+    if (this.#facts === null) return true;
+    return this.#facts.some(
+      (f) => f === 'context.*' || SESSION_COUNTERS.some((c) => f === `context.${c}`),
+    );
+  }
+
+  /** The facts of a request the forbids read, sorted; null when decisions are not reused. */
+  get factsRead(): readonly string[] | null {
+    return this.#facts;
+  }
+
+  /** Decisions answered from the cache since load (for benchmarks and tests). */
+  get cacheHits(): number {
+    return this.#hits;
+  }
+
+  /**
    * Never throws. Fails closed: a request Cedar refuses (wrong types, a non-integer number) and a
    * forbid whose evaluation fails (integer overflow, an extension function error) both deny, where
    * Cedar alone would skip the failing forbid and allow.
@@ -198,13 +240,29 @@ export class CedarPolicyEngine {
     try {
       const built = toCedarCall(request);
       if (!built.ok) return refused(built.message);
+      // Requests that agree on every fact a forbid reads get the same answer from Cedar: reuse
+      // it. Only for requests of the schema's types (Cedar itself refuses the others).
+      let key: string | undefined;
+      if (this.#facts !== null && wellTyped(request)) {
+        key = factKey(request, this.#facts);
+        const hit = this.#decisions.get(key);
+        if (hit !== undefined) {
+          this.#hits += 1;
+          return hit;
+        }
+      }
       const answer = statefulIsAuthorized({
         ...built.call,
         preparsedPolicySetId: this.#policySetId,
         preparsedSchemaName: this.#schemaName,
         validateRequest: true,
       });
-      return this.#interpret(answer);
+      const decision = this.#interpret(answer);
+      if (key !== undefined) {
+        if (this.#decisions.size >= DECISION_CACHE_MAX) this.#decisions.clear();
+        this.#decisions.set(key, freeze(decision));
+      }
+      return decision;
     } catch (error) {
       return refused(error instanceof Error ? error.message : 'evaluation failed');
     }
@@ -233,6 +291,15 @@ export class CedarPolicyEngine {
     );
     return { decision: 'deny', policies: ids, reasons: ids.map((id) => hits.get(id) ?? '') };
   }
+}
+
+/** A shared decision nobody can change under another caller. */
+function freeze(decision: CedarDecision): CedarDecision {
+  if (decision.decision === 'deny') {
+    Object.freeze(decision.policies);
+    Object.freeze(decision.reasons);
+  }
+  return Object.freeze(decision);
 }
 
 function refused(message: string): CedarDecision {
