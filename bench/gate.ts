@@ -242,7 +242,7 @@ async function countSql(
       if (inTx) t.inTransaction++;
       tallies.set(key, t);
       const verb = this.source.trim().toLowerCase();
-      if (verb === 'begin') {
+      if (verb.startsWith('begin')) {
         inTx = true;
         transactions++;
       } else if (verb === 'commit' || verb === 'rollback') {
@@ -297,7 +297,7 @@ async function countSql(
   let executeUs = 0;
   const by: SqlCount['by_statement'] = {};
   for (const [key, t] of [...tallies.entries()].sort((a, b) => b[1].count - a[1].count)) {
-    const isControl = /^(begin|commit|rollback)$/i.test(key);
+    const isControl = /^(begin( immediate)?|commit|rollback)$/i.test(key);
     const isRead = /^select\b/i.test(key);
     statements += t.count;
     executeUs += t.execUs;
@@ -582,14 +582,18 @@ try {
   closeSync(fd2);
   await tg.close();
 
-  // --- Goals.
+  // --- Goals (issue 3): the pipeline against the sum of the three floors (Ajv + Cedar + fsync).
+  // Both pipelines are held to them: the one with the Cedar policy, and the one without policies.
+  // Stricter, and reported beside them (not a goal of the issue): the pipeline without policies
+  // against Ajv + fsync alone, as if Cedar's floor were not there to absorb any overhead.
   const floorsP50 = ajvFloor.p50_us + cedarFloor.p50_us + fsyncFloor.p50_us;
   const floorsP99 = ajvFloor.p99_us + cedarFloor.p99_us + fsyncFloor.p99_us;
-  // Without policies the pipeline runs no Cedar: compare with Ajv + fsync only.
   const floorsP50NoCedar = ajvFloor.p50_us + fsyncFloor.p50_us;
   const floorsP99NoCedar = ajvFloor.p99_us + fsyncFloor.p99_us;
   const overheadP50 = r1(seqPolicy.p50_us - floorsP50);
   const ratioP99 = r3(seqPolicy.p99_us / floorsP99);
+  const overheadP50NoPolicyAll = r1(seqNoPolicy.p50_us - floorsP50);
+  const ratioP99NoPolicyAll = r3(seqNoPolicy.p99_us / floorsP99);
   const overheadP50NoPolicy = r1(seqNoPolicy.p50_us - floorsP50NoCedar);
   const ratioP99NoPolicy = r3(seqNoPolicy.p99_us / floorsP99NoCedar);
   const goals = {
@@ -602,14 +606,21 @@ try {
       concurrent: concPolicy.decisions_per_s >= 10_000,
     },
     without_policy: {
-      p50: overheadP50NoPolicy <= 100,
-      p99: ratioP99NoPolicy <= 1.5,
+      p50: overheadP50NoPolicyAll <= 100,
+      p99: ratioP99NoPolicyAll <= 1.5,
       concurrent: concNoPolicy.decisions_per_s >= 10_000,
     },
   };
   const goalsMet = [...Object.values(goals.with_policy), ...Object.values(goals.without_policy)]
     .map(Boolean)
     .every((x) => x);
+  const stricter = {
+    what: 'pipeline without policies against Ajv + fsync floors only (not an issue goal)',
+    p50_overhead_us: overheadP50NoPolicy,
+    p99_ratio: ratioP99NoPolicy,
+    p50_within_100_us: overheadP50NoPolicy <= 100,
+    p99_within_1_5: ratioP99NoPolicy <= 1.5,
+  };
 
   const result = {
     bench: 'gate',
@@ -641,8 +652,9 @@ try {
     p50_overhead_us_over_floors: overheadP50,
     p99_ratio_to_floors: ratioP99,
     concurrent_decisions_per_s: concPolicy.decisions_per_s,
-    no_policy_p50_overhead_us_over_floors: overheadP50NoPolicy,
-    no_policy_p99_ratio_to_floors: ratioP99NoPolicy,
+    no_policy_p50_overhead_us_over_floors: overheadP50NoPolicyAll,
+    no_policy_p99_ratio_to_floors: ratioP99NoPolicyAll,
+    stricter_no_policy_vs_ajv_and_fsync: stricter,
     no_policy_concurrent_decisions_per_s: concNoPolicy.decisions_per_s,
     sql_per_call_no_policy: countNoPolicy,
     sql_per_call_with_policy: countPolicy,
@@ -696,7 +708,10 @@ try {
     `goals (with policy): p50 overhead ${overheadP50} µs (≤ 100), p99 ratio ${ratioP99} (≤ 1.5), ${concPolicy.decisions_per_s} decisions/s (≥ 10000)`,
   );
   console.log(
-    `goals (no policy, floors without Cedar): p50 overhead ${overheadP50NoPolicy} µs, p99 ratio ${ratioP99NoPolicy}, ${concNoPolicy.decisions_per_s} decisions/s`,
+    `goals (no policy): p50 overhead ${overheadP50NoPolicyAll} µs, p99 ratio ${ratioP99NoPolicyAll}, ${concNoPolicy.decisions_per_s} decisions/s`,
+  );
+  console.log(
+    `stricter (no policy against Ajv + fsync only, not an issue goal): p50 overhead ${overheadP50NoPolicy} µs, p99 ratio ${ratioP99NoPolicy}`,
   );
   console.log(`goals met: ${goalsMet}`);
   console.log(JSON.stringify(result));

@@ -12,6 +12,7 @@
  */
 import { CompiledQuery, type Kysely, PostgresAdapter, sql, type Transaction } from 'kysely';
 import type { Database, NewAuditRow } from '../store/database.js';
+import type { SqliteHandle } from '../store/sqlite/dialect.js';
 import { GENESIS_PREV_HASH, recordHash } from './record-hash.js';
 
 /** Any 64-bit number, the same for every replica: the lock that orders audit appends. */
@@ -138,6 +139,83 @@ function insertQuery(rows: readonly NewAuditRow[], postgres: boolean): CompiledQ
   const parameters: unknown[] = [];
   for (const row of rows) for (const c of COLUMNS) parameters.push(row[c] ?? null);
   return CompiledQuery.raw(text, parameters);
+}
+
+/** A call's raw arguments, kept beside its record (readable by admins only). */
+export interface RawArgumentsRow {
+  readonly call_id: string;
+  readonly at: string;
+  readonly args: string;
+}
+
+type SqliteAppend = (
+  rows: UnchainedRow[],
+  raw: readonly RawArgumentsRow[],
+  durable: boolean,
+) => NewAuditRow[];
+const sqliteAppends = new WeakMap<SqliteHandle, SqliteAppend>();
+
+/**
+ * appendChained for the embedded database, as prepared statements in one `BEGIN IMMEDIATE`
+ * transaction: the write lock is taken before the head is read (as lockChain does for other
+ * writers), and the query builder's per-statement cost stays off the hot path. The rows are
+ * completed in place (seq, prev_hash, hash) and returned. The caller must hold the Kysely
+ * connection (`db.connection().execute`) so that no other query runs in between.
+ *
+ * `durable: false` commits without syncing the WAL (synchronous=NORMAL for this transaction
+ * only): the caller must then sync the WAL file itself before it acknowledges any of the rows,
+ * which is what synchronous=FULL would have done inside the commit, on this thread.
+ */
+export function appendChainedSqlite(
+  database: SqliteHandle,
+  rows: UnchainedRow[],
+  raw: readonly RawArgumentsRow[],
+  durable = true,
+): NewAuditRow[] {
+  let append = sqliteAppends.get(database);
+  if (!append) {
+    const head = database.prepare('select seq, hash from audit_log order by seq desc limit 1');
+    const insert = database.prepare(
+      `insert into audit_log (${COLUMNS.join(',')}) values (${COLUMNS.map(() => '?').join(',')})`,
+    );
+    const insertRaw = database.prepare(
+      'insert into call_arguments (call_id, at, args) values (?, ?, ?) on conflict (call_id) do nothing',
+    );
+    const normal = database.prepare('pragma synchronous = NORMAL');
+    const full = database.prepare('pragma synchronous = FULL');
+    const run = database.transaction(
+      (batch: UnchainedRow[], rawRows: readonly RawArgumentsRow[]) => {
+        const last = head.get() as { seq: number | bigint; hash: string } | undefined;
+        let seq = last ? Number(last.seq) : 0;
+        let prev = last ? String(last.hash) : GENESIS_PREV_HASH;
+        const values = new Array<unknown>(COLUMNS.length);
+        for (const row of batch) {
+          const linked = row as Record<string, unknown>;
+          seq += 1;
+          linked.seq = seq;
+          linked.prev_hash = prev;
+          prev = recordHash(linked);
+          linked.hash = prev;
+          for (let i = 0; i < COLUMNS.length; i++) values[i] = linked[COLUMNS[i] as string] ?? null;
+          insert.run(values);
+        }
+        for (const r of rawRows) insertRaw.run(r.call_id, r.at, r.args);
+        return batch as unknown as NewAuditRow[];
+      },
+    );
+    append = (batch, rawRows, sync) => {
+      if (sync) return run.immediate(batch, rawRows);
+      normal.run();
+      try {
+        return run.immediate(batch, rawRows);
+      } finally {
+        full.run();
+      }
+    };
+    sqliteAppends.set(database, append);
+  }
+  if (rows.length === 0 && raw.length === 0) return [];
+  return append(rows, raw, durable);
 }
 
 /** The audit record of an administrative event (kind `event.<action>`). */

@@ -11,6 +11,7 @@ import { join } from 'node:path';
 import type { Kysely } from 'kysely';
 import { type Clock, problem, systemClock, ToolgateError } from '../core/index.js';
 import type { AuditCheckpointRow, Database, NewAuditRow } from '../store/database.js';
+import type { SqliteHandle } from '../store/sqlite/dialect.js';
 import { AuditWriter } from './audit-writer.js';
 import {
   type ChainRow,
@@ -32,6 +33,8 @@ type FrontierJson = ReturnType<MerkleFrontier['toJSON']>;
 
 export const DEFAULT_ORIGIN = 'toolgate.local/audit';
 const PAGE = 5000;
+/** Own leaf hashes kept for catch-up at most; past this they are dropped (and records re-hashed). */
+const OWN_MAX = 200_000;
 const CHECKPOINT_CACHE_MS = 1000;
 
 export interface AuditLogOptions {
@@ -47,6 +50,8 @@ export interface AuditLogOptions {
   readonly clock?: Clock;
   /** Reports failures of background checkpoints (they never reach a caller). */
   readonly onError?: (err: unknown) => void;
+  /** The SQLite handle behind `db`, for the writer's prepared-statement path. */
+  readonly sqlite?: SqliteHandle | null;
 }
 
 export interface CheckpointView {
@@ -99,6 +104,11 @@ export class AuditLog {
   #frontierHead = GENESIS_PREV_HASH;
   #sinceCheckpoint = 0;
   #lastCheckpointSize = -1;
+  /**
+   * Leaf hashes this process computed for the records it wrote, by seq, until a checkpoint covers
+   * them: catching up, a stored record whose hash is the one computed here is not hashed again.
+   */
+  readonly #own = new Map<number, string>();
   #timer: NodeJS.Timeout | null = null;
   /** Serialises catch-up and checkpoint writing. */
   #busy: Promise<unknown> = Promise.resolve();
@@ -114,7 +124,10 @@ export class AuditLog {
     this.#clock = options.clock ?? systemClock;
     this.#onError = options.onError ?? (() => {});
     this.#checkpoints = options.checkpoints !== false && this.#signerSource !== null;
-    this.writer = new AuditWriter(db, { onCommit: (rows) => this.#committed(rows) });
+    this.writer = new AuditWriter(db, {
+      onCommit: (rows) => this.#committed(rows),
+      sqlite: options.sqlite ?? null,
+    });
     const interval = options.checkpointIntervalMs ?? 10_000;
     if (this.#checkpoints && interval > 0) {
       this.#timer = setInterval(() => this.#schedule(), interval);
@@ -137,6 +150,10 @@ export class AuditLog {
   }
 
   #committed(rows: readonly NewAuditRow[]): void {
+    if (this.#checkpoints) {
+      if (this.#own.size + rows.length > OWN_MAX) this.#own.clear();
+      for (const row of rows) this.#own.set(Number(row.seq), row.hash);
+    }
     this.#sinceCheckpoint += rows.length;
     if (this.#sinceCheckpoint >= this.#every) this.#schedule();
   }
@@ -167,16 +184,32 @@ export class AuditLog {
     append: (leaf: Buffer) => void,
   ): Promise<{ size: number; head: string }> {
     for (;;) {
-      const rows = await this.#db
+      // Links first (three columns); whole records only for a page holding a record this process
+      // did not write, or whose stored hash is not the one computed here: those are re-hashed.
+      const links = await this.#db
         .selectFrom('audit_log')
-        .selectAll()
+        .select(['seq', 'prev_hash', 'hash'])
         .where('seq', '>', size)
         .orderBy('seq', 'asc')
         .limit(PAGE)
         .execute();
+      const own = links.every((row) => this.#own.get(Number(row.seq)) === row.hash);
+      const rows = own
+        ? links
+        : await this.#db
+            .selectFrom('audit_log')
+            .selectAll()
+            .where('seq', '>', size)
+            .orderBy('seq', 'asc')
+            .limit(PAGE)
+            .execute();
       for (const row of rows) {
         const seq = Number(row.seq);
-        if (seq !== size + 1 || row.prev_hash !== head || recordHash(row) !== row.hash) {
+        if (
+          seq !== size + 1 ||
+          row.prev_hash !== head ||
+          (this.#own.get(seq) !== row.hash && recordHash(row) !== row.hash)
+        ) {
           throw new ToolgateError(
             'AUDIT_CHAIN_BROKEN',
             `audit record ${seq} does not chain; run toolgate audit verify`,
@@ -242,6 +275,11 @@ export class AuditLog {
     const frontier = this.#frontier;
     const next = await this.#follow(frontier.size, this.#frontierHead, (l) => frontier.append(l));
     this.#frontierHead = next.head;
+    // The signed frontier has these now; a later proof tree catch-up re-hashes what it reads.
+    for (const seq of this.#own.keys()) {
+      if (seq <= next.size) this.#own.delete(seq);
+      else break;
+    }
     return next.size;
   }
 
@@ -490,7 +528,7 @@ export class AuditLog {
   async close(): Promise<void> {
     if (this.#timer) clearInterval(this.#timer);
     this.#timer = null;
-    await this.writer.flush();
+    await this.writer.close();
     if (this.#checkpoints) {
       try {
         await this.checkpoint();

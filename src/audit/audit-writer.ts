@@ -4,9 +4,17 @@
  * here ever updates a record. Each group commit locks the chain head, links its records onto it
  * and inserts them in one transaction: one fsync for the batch, acknowledged only after commit.
  */
+import { closeSync, fdatasync as fdatasyncCallback, openSync } from 'node:fs';
+import { promisify } from 'node:util';
 import type { Kysely } from 'kysely';
 import type { Database, NewAuditRow } from '../store/database.js';
-import { appendChained, type UnchainedRow } from './audit-chain.js';
+import type { SqliteHandle } from '../store/sqlite/dialect.js';
+import {
+  appendChained,
+  appendChainedSqlite,
+  type RawArgumentsRow,
+  type UnchainedRow,
+} from './audit-chain.js';
 
 export type AuditKind =
   | 'call.pre'
@@ -75,6 +83,11 @@ function toRow(r: AuditRecord): UnchainedRow {
   };
 }
 
+/** Batches of up to this many records sync inside their commit; larger ones on the thread pool. */
+const SYNC_INLINE_MAX = 4;
+
+const fdatasync = promisify(fdatasyncCallback);
+
 /** Longest a deferred record waits for a commit to join. */
 const DEFER_MS = 25;
 
@@ -91,13 +104,17 @@ interface Pending {
  * record (durable); a failed commit rejects every record in it, and nothing is acknowledged early.
  */
 export interface AuditWriterOptions {
-  /** Called after each commit with the rows as written (seq order); must not throw. */
+  /** Called after each commit with the rows as written (seq order), before they are
+   * acknowledged; must not throw. */
   readonly onCommit?: (rows: readonly NewAuditRow[]) => void;
+  /** The SQLite handle behind `db`: group commits then run as prepared statements. */
+  readonly sqlite?: SqliteHandle | null;
 }
 
 export class AuditWriter {
   readonly #db: Kysely<Database>;
   readonly #onCommit: ((rows: readonly NewAuditRow[]) => void) | undefined;
+  readonly #sqlite: SqliteHandle | null;
   #queue: Pending[] = [];
   #flushing: Promise<void> | null = null;
   #listeners: ((batch: readonly AuditRecord[], commitMs: number) => void)[] = [];
@@ -105,9 +122,26 @@ export class AuditWriter {
   constructor(db: Kysely<Database>, options: AuditWriterOptions = {}) {
     this.#db = db;
     this.#onCommit = options.onCommit;
+    this.#sqlite = options.sqlite ?? null;
   }
 
   #timer: NodeJS.Timeout | null = null;
+  #wal: number | null | undefined;
+
+  /** A descriptor of the database's WAL file, for syncing it; null when there is none to sync. */
+  #walFd(): number | null {
+    if (this.#wal !== undefined) return this.#wal;
+    const sqlite = this.#sqlite;
+    this.#wal = null;
+    if (sqlite && !sqlite.memory) {
+      try {
+        this.#wal = openSync(`${sqlite.name}-wal`, 'r');
+      } catch {
+        // No WAL file to hold: every batch syncs inside its commit.
+      }
+    }
+    return this.#wal;
+  }
 
   /** Called with every batch once committed (observers: detectors, metrics); never throws back. */
   onCommitted(listener: (batch: readonly AuditRecord[], commitMs: number) => void): void {
@@ -154,6 +188,13 @@ export class AuditWriter {
     while (this.#flushing) await this.#flushing;
   }
 
+  /** Flushes, then lets go of the WAL descriptor; appends after this still work (and reopen it). */
+  async close(): Promise<void> {
+    await this.flush();
+    if (typeof this.#wal === 'number') closeSync(this.#wal);
+    this.#wal = undefined;
+  }
+
   async #drain(): Promise<void> {
     while (this.#queue.length > 0) {
       const batch = this.#queue;
@@ -161,26 +202,40 @@ export class AuditWriter {
       const started = performance.now();
       try {
         const rows = batch.map((p) => toRow(p.record));
-        const written = await this.#db.transaction().execute(async (trx) => {
-          const chained = await appendChained(trx, rows);
-          const raw = batch.filter((p) => p.rawArgs !== undefined);
-          if (raw.length > 0) {
-            await trx
-              .insertInto('call_arguments')
-              .values(
-                raw.map((p) => ({
-                  call_id: p.record.callId,
-                  at: p.record.at.toISOString(),
-                  args: JSON.stringify(p.rawArgs),
-                })),
-              )
-              .onConflict((oc) => oc.column('call_id').doNothing())
-              .execute();
-          }
-          return chained;
-        });
-        for (const p of batch) p.resolve();
+        const raw: RawArgumentsRow[] = [];
+        for (const p of batch) {
+          if (p.rawArgs === undefined) continue;
+          raw.push({
+            call_id: p.record.callId,
+            at: p.record.at.toISOString(),
+            args: JSON.stringify(p.rawArgs),
+          });
+        }
+        const sqlite = this.#sqlite;
+        // A small batch (one caller) syncs inside its commit: the quickest way for that caller. A
+        // larger one commits unsynced and syncs the WAL on the thread pool, so the event loop
+        // runs other calls' checks meanwhile; either way nothing is acknowledged before the sync.
+        const wal = sqlite && rows.length > SYNC_INLINE_MAX ? this.#walFd() : null;
+        const written = sqlite
+          ? await this.#db
+              .connection()
+              .execute(async () => appendChainedSqlite(sqlite, rows, raw, wal === null))
+          : await this.#db.transaction().execute(async (trx) => {
+              const chained = await appendChained(trx, rows);
+              if (raw.length > 0) {
+                await trx
+                  .insertInto('call_arguments')
+                  .values(raw)
+                  .onConflict((oc) => oc.column('call_id').doNothing())
+                  .execute();
+              }
+              return chained;
+            });
+        // The log learns the rows (their hashes, for the checkpointer) as soon as they are in the
+        // database; callers are acknowledged only once the rows are durable.
         this.#onCommit?.(written);
+        if (wal !== null) await fdatasync(wal);
+        for (const p of batch) p.resolve();
         const records = batch.map((p) => p.record);
         for (const l of this.#listeners) {
           try {

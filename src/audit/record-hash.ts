@@ -10,8 +10,8 @@
  * for seq 1. Hashes are lowercase hex. Leaf index = seq - 1.
  */
 
-import { createHash } from 'node:crypto';
 import canonicalizeImport from 'canonicalize';
+import { sha256Hex } from '../core/canonical-json.js';
 
 const canonicalize = canonicalizeImport as unknown as (value: unknown) => string | undefined;
 
@@ -100,9 +100,7 @@ export function recordBytesReference(row: Readonly<Record<string, unknown>>): Bu
   return Buffer.from(text, 'utf8');
 }
 
-const LEAF_PREFIX = Buffer.from([0]);
-
-/** The record's leaf hash, SHA-256(0x00 || C), hex. */
+/** The record's leaf hash, SHA-256(0x00 || C), hex: U+0000 is the one byte 0x00 in UTF-8. */
 export function recordHash(row: Readonly<Record<string, unknown>>): string {
-  return createHash('sha256').update(LEAF_PREFIX).update(recordText(row), 'utf8').digest('hex');
+  return sha256Hex(`\u0000${recordText(row)}`);
 }

@@ -1,5 +1,5 @@
 /** @module RFC 8785 canonical JSON and its SHA-256, the identity of a definition. */
-import { createHash } from 'node:crypto';
+import * as crypto from 'node:crypto';
 import canonicalizeImport from 'canonicalize';
 
 // The package ships CJS typings with `export default`, which NodeNext sees as a namespace.
@@ -12,8 +12,13 @@ export function canonicalJson(value: unknown): string {
   return text;
 }
 
+type OneShotHash = (algorithm: string, data: string, encoding: 'hex') => string;
+/** crypto.hash (Node ≥ 20.12) skips the Hash object a digest otherwise costs; same bytes. */
+const oneShot = (crypto as unknown as { hash?: OneShotHash }).hash;
+
 export function sha256Hex(text: string): string {
-  return createHash('sha256').update(text, 'utf8').digest('hex');
+  if (oneShot) return oneShot('sha256', text, 'hex');
+  return crypto.createHash('sha256').update(text, 'utf8').digest('hex');
 }
 
 export function canonicalHash(value: unknown): string {

@@ -1,5 +1,5 @@
 /** @module Branded identifiers, so a tool id can never be passed where an agent id is expected. */
-import { randomBytes } from 'node:crypto';
+import { randomFillSync } from 'node:crypto';
 
 declare const brand: unique symbol;
 export type Brand<T, B extends string> = T & { readonly [brand]: B };
@@ -44,5 +44,19 @@ export const OWNER_PATTERN = '^[a-zA-Z0-9][a-zA-Z0-9_.@-]{0,99}$';
  * right edge of their B-tree index: one page per group commit instead of one per row.
  */
 export function timeOrderedId(prefix: string, nowMs: number = Date.now()): string {
-  return `${prefix}${Math.max(0, Math.floor(nowMs)).toString(16).padStart(12, '0')}${randomBytes(12).toString('base64url')}`;
+  const time = Math.max(0, Math.floor(nowMs)).toString(16).padStart(12, '0');
+  return `${prefix}${time}${randomChunk().toString('base64url')}`;
+}
+
+/** Random bytes drawn 12 at a time from a pool filled by the CSPRNG 4 KiB at a time. */
+const POOL = Buffer.alloc(12 * 341);
+let poolAt = POOL.length;
+
+function randomChunk(): Buffer {
+  if (poolAt + 12 > POOL.length) {
+    randomFillSync(POOL);
+    poolAt = 0;
+  }
+  poolAt += 12;
+  return POOL.subarray(poolAt - 12, poolAt);
 }

@@ -382,7 +382,7 @@ export class Gate {
     }
 
     // 1 resolve: only within the session's own set, by exported name or id.
-    const set = JSON.parse(session.tool_set) as SessionTool[];
+    const set = toolSetOf(session);
     const entry =
       typeof toolRef === 'string'
         ? set.find((t) => t.name === toolRef || t.id === toolRef)
@@ -448,7 +448,7 @@ export class Gate {
     }
     // From here on the call works on its own copy: policy resolution rewrites URL and path
     // arguments to their checked form, and that form is what is approved, hashed and run.
-    const callArgs = structuredClone(args) as Record<string, unknown>;
+    const callArgs = cloneArguments(args as Record<string, unknown>);
 
     // 4 grant and tier, live: a grant revoked after the session opened stops the next call.
     // One read of the agent serves grants, budgets and the policy request.
@@ -732,22 +732,30 @@ export class Gate {
         );
     }
 
-    // 9 audit-pre: durable before anything runs.
-    await this.#audit.append(
-      {
-        ...base,
-        kind: 'call.pre',
-        toolId: detail.id,
-        toolVersion: detail.version,
-        argsHash,
-        argsRedacted: redactArguments(callArgs),
-        decision: 'allow',
-        ...(approval ? { approvalId: approval.approvalId, approver: approval.approver } : {}),
-        ...(destinations.size > 0 ? { egressHost: [...destinations].join(',') } : {}),
-        details: warnings.length > 0 ? { warnings } : {},
-      },
-      callArgs,
-    );
+    // 9 audit-pre: durable before anything runs. (Records are built field by field: spreading
+    // optional parts costs more than the rest of the record on this path.)
+    const pre: Mutable<AuditRecord> = {
+      at: now,
+      callId,
+      sessionId: session.id,
+      runId: session.run_id,
+      agentId: ctx.agentId,
+      userId: session.user_id,
+      kind: 'call.pre',
+      toolId: detail.id,
+      toolVersion: detail.version,
+      argsHash,
+      argsRedacted: redactArguments(callArgs),
+      decision: 'allow',
+      details: warnings.length > 0 ? { warnings } : {},
+    };
+    if (base.model !== undefined) pre.model = base.model;
+    if (approval) {
+      pre.approvalId = approval.approvalId;
+      pre.approver = approval.approver;
+    }
+    if (destinations.size > 0) pre.egressHost = [...destinations].join(',');
+    await this.#audit.append(pre, callArgs);
 
     // 10 execute, 11 result
     const result = await this.#execute(def, callArgs, compiled, {
@@ -774,39 +782,47 @@ export class Gate {
     // Only the pre record must be durable before a tool runs (DESIGN.md §1); the result record
     // joins the next group commit without holding the caller. A crash in between leaves a pre
     // record without a result, which is what it then was: outcome unknown.
-    this.#audit
-      .append(
-        {
-          ...base,
-          at: this.#clock(),
-          kind: 'call.post',
-          toolId: detail.id,
-          toolVersion: detail.version,
-          argsHash,
-          argsRedacted: undefined,
-          decision: result.ok ? 'allow' : 'deny',
-          outcome: result.outcome ?? (result.ok ? 'ok' : result.rule),
-          bytesOut: result.egress?.bytesOut ?? 0,
-          ...(result.egress?.egressHost ? { egressHost: result.egress.egressHost } : {}),
-          durationMs: performance.now() - started,
-          ...(result.ok ? {} : { code: result.code, rule: result.rule, message: result.message }),
-          details: {
-            result_hash: result.ok ? safeHash(result.output) : null,
-            result_bytes: result.bytes,
-            ...(result.sandbox ? { sandbox: result.sandbox } : {}),
-            ...(result.egress
-              ? { egress: { bytes_in: result.egress.bytesIn, denials: result.egress.denials } }
-              : {}),
-            ...(result.redacted ? { redacted: true, flagged: 'credential_echoed' } : {}),
-          },
-        },
-        undefined,
-        { deferred: true },
-      )
-      .catch(() => {
-        // Counted (lostPostRecords), never thrown into a caller whose tool already ran.
-        this.#lostPostRecords += 1;
-      });
+    const details: Record<string, unknown> = {
+      result_hash: result.ok ? safeHash(result.output) : null,
+      result_bytes: result.bytes,
+    };
+    if (result.sandbox) details.sandbox = result.sandbox;
+    if (result.egress) {
+      details.egress = { bytes_in: result.egress.bytesIn, denials: result.egress.denials };
+    }
+    if (result.redacted) {
+      details.redacted = true;
+      details.flagged = 'credential_echoed';
+    }
+    const post: Mutable<AuditRecord> = {
+      at: this.#clock(),
+      callId,
+      sessionId: session.id,
+      runId: session.run_id,
+      agentId: ctx.agentId,
+      userId: session.user_id,
+      kind: 'call.post',
+      toolId: detail.id,
+      toolVersion: detail.version,
+      argsHash,
+      argsRedacted: undefined,
+      decision: result.ok ? 'allow' : 'deny',
+      outcome: result.outcome ?? (result.ok ? 'ok' : result.rule),
+      bytesOut: result.egress?.bytesOut ?? 0,
+      durationMs: performance.now() - started,
+      details,
+    };
+    if (base.model !== undefined) post.model = base.model;
+    if (result.egress?.egressHost) post.egressHost = result.egress.egressHost;
+    if (!result.ok) {
+      post.code = result.code;
+      post.rule = result.rule;
+      post.message = result.message;
+    }
+    this.#audit.append(post, undefined, { deferred: true }).catch(() => {
+      // Counted (lostPostRecords), never thrown into a caller whose tool already ran.
+      this.#lostPostRecords += 1;
+    });
     if (!result.ok) return deny(callId, result.code, result.rule, result.message);
     // The flag only ever goes from 0 to 1: once this gate saw it set, there is nothing to write.
     if (def.data_access === 'private' && session.private_data_read !== 1) {
@@ -1185,6 +1201,70 @@ function judgeIdempotency(
     };
   }
   return { kind: 'replay', callId: row.call_id, output: JSON.parse(row.result) as unknown };
+}
+
+type Mutable<T> = { -readonly [K in keyof T]: T[K] };
+
+/** Each stored session row's tool set, parsed once (rows are replaced, never changed, on update). */
+const parsedToolSets = new WeakMap<SessionRow, SessionTool[]>();
+
+function toolSetOf(session: SessionRow): SessionTool[] {
+  let set = parsedToolSets.get(session);
+  if (!set) {
+    set = JSON.parse(session.tool_set) as SessionTool[];
+    parsedToolSets.set(session, set);
+  }
+  return set;
+}
+
+/**
+ * The call's own copy of its (validated) arguments. Plain JSON values are copied directly, which
+ * is several times quicker than structuredClone; anything else (a Date, a Map, a class instance
+ * from a library caller) goes through structuredClone as before. An own `__proto__` member stays
+ * an own member, never a prototype.
+ */
+function cloneArguments(args: Record<string, unknown>): Record<string, unknown> {
+  const copy = clonePlain(args);
+  return copy === NOT_PLAIN
+    ? (structuredClone(args) as Record<string, unknown>)
+    : (copy as Record<string, unknown>);
+}
+
+const NOT_PLAIN = Symbol('not plain JSON');
+
+function clonePlain(value: unknown): unknown {
+  if (value === null || typeof value !== 'object') {
+    return typeof value === 'function' || typeof value === 'symbol' || typeof value === 'bigint'
+      ? NOT_PLAIN
+      : value;
+  }
+  if (Array.isArray(value)) {
+    const out = new Array<unknown>(value.length);
+    for (let i = 0; i < value.length; i++) {
+      const v = clonePlain(value[i]);
+      if (v === NOT_PLAIN) return NOT_PLAIN;
+      out[i] = v;
+    }
+    return out;
+  }
+  const proto = Object.getPrototypeOf(value);
+  if (proto !== Object.prototype && proto !== null) return NOT_PLAIN;
+  const out: Record<string, unknown> = {};
+  for (const key of Object.keys(value)) {
+    const v = clonePlain((value as Record<string, unknown>)[key]);
+    if (v === NOT_PLAIN) return NOT_PLAIN;
+    if (key === '__proto__') {
+      Object.defineProperty(out, key, {
+        value: v,
+        enumerable: true,
+        writable: true,
+        configurable: true,
+      });
+    } else {
+      out[key] = v;
+    }
+  }
+  return out;
 }
 
 /** Replaces the value at a concrete JSON pointer (as valuesAt returns them) in place. */

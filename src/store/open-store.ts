@@ -8,13 +8,19 @@ import { ToolgateError } from '../core/index.js';
 import type { Database } from './database.js';
 import { type Dialect, migrationProvider } from './migrations.js';
 import { createPostgresDialect } from './postgres/dialect.js';
-import { createSqliteDialect } from './sqlite/dialect.js';
+import { createSqliteDialect, type SqliteHandle } from './sqlite/dialect.js';
 
 export interface Store {
   readonly dialect: Dialect;
   readonly db: Kysely<Database>;
   /** Where the data lives, with any password removed; safe to print. */
   readonly location: string;
+  /**
+   * The SQLite handle behind `db` (null on PostgreSQL), for hot paths that run prepared statements
+   * directly. Use only inside `db.connection().execute(…)`, which keeps every other query off the
+   * connection meanwhile.
+   */
+  readonly sqlite: SqliteHandle | null;
   ping(): Promise<void>;
   close(): Promise<void>;
 }
@@ -42,8 +48,9 @@ export function parseDbUrl(url: string): { dialect: Dialect; target: string; loc
 /** Opens and migrates; on failure the connection is closed before the error is thrown. */
 export async function openStore(url: string): Promise<Store> {
   const { dialect, target, location } = parseDbUrl(url);
+  const sqlite = dialect === 'sqlite' ? createSqliteDialect(target) : null;
   const db = new Kysely<Database>({
-    dialect: dialect === 'sqlite' ? createSqliteDialect(target) : createPostgresDialect(target),
+    dialect: sqlite ? sqlite.dialect : createPostgresDialect(target),
   });
   try {
     const migrator = new Migrator({ db, provider: migrationProvider(dialect) });
@@ -57,6 +64,7 @@ export async function openStore(url: string): Promise<Store> {
     dialect,
     db,
     location,
+    sqlite: sqlite?.database ?? null,
     async ping() {
       try {
         await sql`select 1`.execute(db);

@@ -23,7 +23,9 @@ for (const backend of backends()) {
         const target = backend.name === 'sqlite' ? url.slice('sqlite:'.length) : url;
         const old = new Kysely<Database>({
           dialect:
-            backend.name === 'sqlite' ? createSqliteDialect(target) : createPostgresDialect(target),
+            backend.name === 'sqlite'
+              ? createSqliteDialect(target).dialect
+              : createPostgresDialect(target),
         });
         const migrator = new Migrator({ db: old, provider: migrationProvider(backend.name) });
         const { error } = await migrator.migrateTo('0006_change_requests');

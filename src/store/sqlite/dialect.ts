@@ -6,7 +6,13 @@ import { Worker } from 'node:worker_threads';
 import BetterSqlite3 from 'better-sqlite3';
 import { SqliteDialect } from 'kysely';
 
-export function createSqliteDialect(path: string): SqliteDialect {
+/** The embedded database's own handle, for the few hot paths that bypass the query builder. */
+export type SqliteHandle = BetterSqlite3.Database;
+
+export function createSqliteDialect(path: string): {
+  dialect: SqliteDialect;
+  database: SqliteHandle;
+} {
   if (path !== ':memory:') mkdirSync(dirname(path), { recursive: true, mode: 0o700 });
   const database = new BetterSqlite3(path);
   database.pragma('journal_mode = WAL');
@@ -16,7 +22,10 @@ export function createSqliteDialect(path: string): SqliteDialect {
   // The CLI and a running server share the file; wait for the writer instead of failing.
   database.pragma('busy_timeout = 5000');
   const checkpointer = path === ':memory:' ? null : startCheckpointer(database, path);
-  return new SqliteDialect({ database: withStatementCache(database, checkpointer) });
+  return {
+    dialect: new SqliteDialect({ database: withStatementCache(database, checkpointer) }),
+    database,
+  };
 }
 
 /** WAL pages past which a commit checkpoints by itself: only if the background one falls behind. */
