@@ -109,7 +109,12 @@ const signer = generateNoteSigner(DEFAULT_ORIGIN).signer;
 
 async function appendBench() {
   const store = await openStore(`sqlite:${join(dir, 'append.db')}`);
-  const log = new AuditLog(store.db, { signer, checkpointIntervalMs: 0, checkpointEvery: 10_000 });
+  const log = new AuditLog(store.db, {
+    signer,
+    checkpointIntervalMs: 0,
+    checkpointEvery: 10_000,
+    sqlite: store.sqlite,
+  });
   // Warm-up: statement cache, WAL file.
   await Promise.all(Array.from({ length: 1000 }, (_, i) => log.writer.append(record(i))));
   const latencies: number[] = [];
