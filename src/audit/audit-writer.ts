@@ -4,7 +4,7 @@
  * here ever updates a record. Each group commit locks the chain head, links its records onto it
  * and inserts them in one transaction: one fsync for the batch, acknowledged only after commit.
  */
-import { closeSync, fdatasync as fdatasyncCallback, openSync } from 'node:fs';
+import { closeSync, fdatasync as fdatasyncCallback, fstatSync, openSync } from 'node:fs';
 import { promisify } from 'node:util';
 import type { Kysely } from 'kysely';
 import type { Database, NewAuditRow } from '../store/database.js';
@@ -109,12 +109,15 @@ export interface AuditWriterOptions {
   readonly onCommit?: (rows: readonly NewAuditRow[]) => void;
   /** The SQLite handle behind `db`: group commits then run as prepared statements. */
   readonly sqlite?: SqliteHandle | null;
+  /** Makes the WAL file durable (fdatasync on the thread pool); replaceable for tests only. */
+  readonly syncFile?: (fd: number) => Promise<void>;
 }
 
 export class AuditWriter {
   readonly #db: Kysely<Database>;
   readonly #onCommit: ((rows: readonly NewAuditRow[]) => void) | undefined;
   readonly #sqlite: SqliteHandle | null;
+  readonly #syncFile: (fd: number) => Promise<void>;
   #queue: Pending[] = [];
   #flushing: Promise<void> | null = null;
   #listeners: ((batch: readonly AuditRecord[], commitMs: number) => void)[] = [];
@@ -123,6 +126,7 @@ export class AuditWriter {
     this.#db = db;
     this.#onCommit = options.onCommit;
     this.#sqlite = options.sqlite ?? null;
+    this.#syncFile = options.syncFile ?? fdatasync;
   }
 
   #timer: NodeJS.Timeout | null = null;
@@ -130,6 +134,15 @@ export class AuditWriter {
 
   /** A descriptor of the database's WAL file, for syncing it; null when there is none to sync. */
   #walFd(): number | null {
+    if (typeof this.#wal === 'number') {
+      // A WAL file removed and made anew (the journal mode switched back and forth by another
+      // process) would leave this descriptor syncing a file nobody writes: open the new one.
+      try {
+        if (fstatSync(this.#wal).nlink > 0) return this.#wal;
+        closeSync(this.#wal);
+      } catch {}
+      this.#wal = undefined;
+    }
     if (this.#wal !== undefined) return this.#wal;
     const sqlite = this.#sqlite;
     this.#wal = null;
@@ -234,7 +247,7 @@ export class AuditWriter {
         // The log learns the rows (their hashes, for the checkpointer) as soon as they are in the
         // database; callers are acknowledged only once the rows are durable.
         this.#onCommit?.(written);
-        if (wal !== null) await fdatasync(wal);
+        if (wal !== null) await this.#syncFile(wal);
         for (const p of batch) p.resolve();
         const records = batch.map((p) => p.record);
         for (const l of this.#listeners) {

@@ -66,6 +66,7 @@ const BASE_PERMIT = 'permit (principal, action == Toolgate::Action::"invoke", re
 
 /** Decisions kept per loaded policy set; past this the cache starts over. */
 const DECISION_CACHE_MAX = 4096;
+const DECISION_KEY_MAX_CHARS = 2048;
 /** Context members the gate has to read fresh from the session when a policy reads them. */
 const SESSION_COUNTERS = ['private_data_read', 'external_sends', 'egress_bytes', 'spend_cents'];
 
@@ -245,6 +246,10 @@ export class CedarPolicyEngine {
       let key: string | undefined;
       if (this.#facts !== null && wellTyped(request)) {
         key = factKey(request, this.#facts);
+        // A key that holds large arguments is not kept: the cache stays small.
+        if (key.length > DECISION_KEY_MAX_CHARS) key = undefined;
+      }
+      if (key !== undefined) {
         const hit = this.#decisions.get(key);
         if (hit !== undefined) {
           this.#hits += 1;
