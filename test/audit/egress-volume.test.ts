@@ -57,3 +57,19 @@ test('a tool without egress, or a result record with no bytes out, is never judg
   for (let i = 0; i < 30; i++) d.observe(post(10, local));
   assert.deepEqual(d.observe(post(1_000_000, local)), []);
 });
+
+test('the baseline is the last 1,000 results: old large transfers age out of the p99', () => {
+  const d = new EgressVolumeDetector({ min_history: 20, fan_out: 10 });
+  const bulk = { ...tool, id: 'bulk' };
+  // A busy past: 1,000 results of ~1 MB.
+  for (let i = 0; i < 1000; i++) d.observe(post(1_000_000 + i, bulk));
+  // 50 KB is well under that history's p99.
+  assert.deepEqual(d.observe(post(50_000, bulk)), []);
+  // Then 1,000 small results push every large one out of the window …
+  for (let i = 0; i < 1000; i++) d.observe(post(1000 + (i % 10), bulk));
+  // … and the same 50 KB is now above the p99.
+  const alerts = d.observe(post(50_000, bulk));
+  assert.equal(alerts.length, 1);
+  assert.ok(Number(alerts[0]?.details.p99_bytes) < 2000, JSON.stringify(alerts[0]?.details));
+  assert.equal(alerts[0]?.details.history, 1000);
+});

@@ -11,7 +11,9 @@ import { type Alert, alertOf, type Detector, hostsOf, type Observed } from './de
 /** The last `max` values of a tool, kept both in arrival order and sorted (for percentiles). */
 class Reservoir {
   readonly #max: number;
+  /** Arrival order as a circular buffer: `#next` is where the oldest value sits once full. */
   readonly #ring: number[] = [];
+  #next = 0;
   readonly #sorted: number[] = [];
 
   constructor(max: number) {
@@ -23,12 +25,15 @@ class Reservoir {
   }
 
   add(value: number): void {
-    this.#ring.push(value);
-    this.#sorted.splice(lowerBound(this.#sorted, value), 0, value);
-    if (this.#ring.length > this.#max) {
-      const old = this.#ring.shift() as number;
+    if (this.#ring.length >= this.#max) {
+      const old = this.#ring[this.#next] as number;
       this.#sorted.splice(lowerBound(this.#sorted, old), 1);
+      this.#ring[this.#next] = value;
+      this.#next = (this.#next + 1) % this.#max;
+    } else {
+      this.#ring.push(value);
     }
+    this.#sorted.splice(lowerBound(this.#sorted, value), 0, value);
   }
 
   /** Nearest-rank percentile. */
@@ -91,9 +96,11 @@ export class EgressVolumeDetector implements Detector {
     const r = o.record;
     if (r.kind === 'call.pre') return this.#fanOutOf(o);
     if (r.kind !== 'call.post' || r.bytesOut === undefined || !r.toolId) return [];
+    // Only tools that can send have a volume to compare (the others' bytes out are always 0).
+    if (!o.tool || o.tool.egress === 'none') return [];
     const history = this.#reservoir(r.toolId);
     const alerts: Alert[] = [];
-    if (o.tool && o.tool.egress !== 'none' && history.size >= this.#minHistory) {
+    if (history.size >= this.#minHistory) {
       const p99 = history.percentile(99);
       if (r.bytesOut > p99) {
         alerts.push(
