@@ -85,6 +85,8 @@ function toRow(r: AuditRecord): UnchainedRow {
 
 /** Batches of up to this many records sync inside their commit; larger ones on the thread pool. */
 const SYNC_INLINE_MAX = 4;
+/** WAL syncs of committed batches that may be outstanding at once. */
+const MAX_SYNCS_IN_FLIGHT = 2;
 
 const fdatasync = promisify(fdatasyncCallback);
 
@@ -131,6 +133,8 @@ export class AuditWriter {
 
   #timer: NodeJS.Timeout | null = null;
   #wal: number | null | undefined;
+  /** WAL syncs running on the thread pool, each acknowledging its own batch when it returns. */
+  readonly #syncing = new Set<Promise<void>>();
 
   /** A descriptor of the database's WAL file, for syncing it; null when there is none to sync. */
   #walFd(): number | null {
@@ -178,8 +182,14 @@ export class AuditWriter {
         this.#timer.unref();
         return;
       }
-      this.#start();
+      this.#schedule();
     });
+  }
+
+  /** Starts a group commit now, unless one is running (it picks new records up by itself). */
+  #schedule(): void {
+    if (this.#flushing) return;
+    this.#start();
   }
 
   #start(): void {
@@ -191,14 +201,17 @@ export class AuditWriter {
       this.#flushing = null;
       // A record queued after the drain's last look but before this ran would otherwise wait for
       // the next append (a caller resumed by the last commit can append in that gap).
-      if (this.#queue.length > 0) this.#start();
+      if (this.#queue.length > 0) this.#schedule();
     });
   }
 
-  /** Resolves when everything queued so far is committed (used on shutdown). */
+  /** Resolves when everything queued so far is committed and durable (used on shutdown). */
   async flush(): Promise<void> {
     if (this.#queue.length > 0) this.#start();
-    while (this.#flushing) await this.#flushing;
+    while (this.#flushing || this.#syncing.size > 0) {
+      if (this.#flushing) await this.#flushing;
+      await Promise.all([...this.#syncing]);
+    }
   }
 
   /** Flushes, then lets go of the WAL descriptor; appends after this still work (and reopen it). */
@@ -210,6 +223,12 @@ export class AuditWriter {
 
   async #drain(): Promise<void> {
     while (this.#queue.length > 0) {
+      if (this.#queue.length <= SYNC_INLINE_MAX && this.#syncing.size > 0) {
+        // A few records while a sync runs: rather than sync them on this thread now, they wait
+        // for it and go with whatever arrives meanwhile.
+        await Promise.race(this.#syncing);
+        continue;
+      }
       const batch = this.#queue;
       this.#queue = [];
       const started = performance.now();
@@ -247,15 +266,30 @@ export class AuditWriter {
         // The log learns the rows (their hashes, for the checkpointer) as soon as they are in the
         // database; callers are acknowledged only once the rows are durable.
         this.#onCommit?.(written);
-        if (wal !== null) await this.#syncFile(wal);
-        for (const p of batch) p.resolve();
-        const records = batch.map((p) => p.record);
-        for (const l of this.#listeners) {
-          try {
-            l(records, performance.now() - started);
-          } catch {
-            // An observer's failure never reaches the callers whose records are committed.
+        const settle = () => {
+          for (const p of batch) p.resolve();
+          const records = batch.map((p) => p.record);
+          for (const l of this.#listeners) {
+            try {
+              l(records, performance.now() - started);
+            } catch {
+              // An observer's failure never reaches the callers whose records are committed.
+            }
           }
+        };
+        if (wal === null) {
+          settle();
+        } else {
+          // The next batch may commit while this one's sync runs (its own sync, started after its
+          // commit, covers both); at most MAX_SYNCS_IN_FLIGHT are outstanding.
+          const syncing: Promise<void> = this.#syncFile(wal).then(settle, (err: unknown) => {
+            for (const p of batch) p.reject(err);
+          });
+          this.#syncing.add(syncing);
+          void syncing.finally(() => this.#syncing.delete(syncing));
+          // Callers still running in this turn queue their records before the next batch is taken.
+          if (this.#syncing.size >= MAX_SYNCS_IN_FLIGHT) await Promise.race(this.#syncing);
+          else await new Promise<void>((resolve) => setImmediate(resolve));
         }
       } catch (err) {
         for (const p of batch) p.reject(err);
