@@ -35,6 +35,7 @@ import { checkProviderSpec, type ProviderService, type ProviderSpec } from '../p
 import type { ChangeDesk } from './change-desk.js';
 import {
   type ConfigDocument,
+  expandDemoFolder,
   parseConfigText,
   RESERVED_KINDS,
   SUPPORTED_KINDS,
@@ -140,7 +141,7 @@ export class ApplyService {
     options: { dryRun?: boolean } = {},
   ): Promise<ApplyResult> {
     const dryRun = options.dryRun ?? false;
-    const docs = checkDocuments(raw);
+    const docs = checkDocuments(raw.map((doc) => expandDemoFolder(doc)));
     let result: ApplyResult;
     try {
       result = await this.#catalog.write(async (ctx) => {

@@ -2,6 +2,7 @@
  * @module Configuration as data (STYLE.md habit 11): the documents `apply -f` and POST /v1/apply
  * accept, their published JSON Schema, and a parser for YAML (multi-document) or JSON text.
  */
+import { fileURLToPath } from 'node:url';
 import { parseAllDocuments } from 'yaml';
 import { TOOL_SCHEMA_ID } from '../catalog/index.js';
 import { ToolgateError } from '../core/index.js';
@@ -86,6 +87,59 @@ export const configDocumentSchema = {
     },
   ],
 } as const;
+
+/** The demo folder shipped with toolgate (its catalog, tool scripts and sample workspace). */
+export const DEMO_FOLDER = fileURLToPath(new URL('../../demo', import.meta.url));
+/** In any string of a configuration document, this stands for DEMO_FOLDER. */
+export const DEMO_FOLDER_VARIABLE = '${TOOLGATE_DEMO}';
+
+/**
+ * Puts the demo folder in for `${TOOLGATE_DEMO}` in every string (values only, never keys), so
+ * the demo's tool scripts and workspace resolve wherever toolgate is installed. Returns the input
+ * itself when nothing changes; never alters the caller's objects.
+ */
+export function expandDemoFolder(value: unknown, depth = 0): unknown {
+  if (typeof value === 'string') {
+    return value.includes(DEMO_FOLDER_VARIABLE)
+      ? value.replaceAll(DEMO_FOLDER_VARIABLE, DEMO_FOLDER)
+      : value;
+  }
+  if (typeof value !== 'object' || value === null || depth > 64) return value;
+  if (Array.isArray(value)) {
+    let out: unknown[] | null = null;
+    value.forEach((item, i) => {
+      const expanded = expandDemoFolder(item, depth + 1);
+      if (expanded !== item) {
+        out ??= [...value];
+        out[i] = expanded;
+      }
+    });
+    return out ?? value;
+  }
+  let out: Record<string, unknown> | null = null;
+  for (const [key, item] of Object.entries(value)) {
+    const expanded = expandDemoFolder(item, depth + 1);
+    if (expanded === item) continue;
+    if (!out) {
+      out = {};
+      for (const [k, v] of Object.entries(value)) {
+        Object.defineProperty(out, k, {
+          value: v,
+          enumerable: true,
+          writable: true,
+          configurable: true,
+        });
+      }
+    }
+    Object.defineProperty(out, key, {
+      value: expanded,
+      enumerable: true,
+      writable: true,
+      configurable: true,
+    });
+  }
+  return out ?? value;
+}
 
 export const MAX_CONFIG_BYTES = 10 * 1024 * 1024;
 export const MAX_CONFIG_DOCUMENTS = 20_000;

@@ -3,7 +3,7 @@
  * stdin, its result as JSON on stdout, run through the driver its `sandbox.isolation` names.
  * Arguments never reach a command line. Anything but a JSON document on stdout is a failure.
  */
-import { existsSync, statSync } from 'node:fs';
+import { existsSync, realpathSync, statSync } from 'node:fs';
 import type { ToolDefinition } from '../catalog/index.js';
 import type { RunOutcome } from './run-outcome.js';
 import type { DriverName, ReadOnlyBind, RunSpec } from './run-spec.js';
@@ -31,6 +31,9 @@ export type CommandPlan =
   | { readonly ok: true; readonly driver: DriverName; readonly spec: RunSpec }
   | Extract<CommandResult, { ok: false }>;
 
+/** Folders of the host a tool's path root may not bring into a sandbox. */
+const NEVER_BOUND = ['/proc', '/sys', '/dev', '/run'];
+
 /** System directories already visible in every sandbox: never bound again. */
 const SYSTEM_PREFIXES = ['/usr/', '/bin/', '/sbin/', '/lib/', '/lib64/', '/etc/'];
 
@@ -48,6 +51,33 @@ export function toolFileBinds(argv: readonly string[]): ReadOnlyBind[] {
     } catch {
       // Unreadable: the run fails with the program's own error.
     }
+  }
+  return binds;
+}
+
+/**
+ * A tool's path roots (`arguments_policy.path_roots`), each an existing directory bound read-only
+ * at its own path: the gate hands the tool real paths under them, and that is all of the host's
+ * files it can open. A root that is missing or not a directory is left out.
+ */
+export function pathRootBinds(roots: readonly string[] | undefined): ReadOnlyBind[] {
+  const binds: ReadOnlyBind[] = [];
+  for (const root of roots ?? []) {
+    if (!root.startsWith('/')) continue;
+    let real: string;
+    try {
+      // The gate resolves paths from the real root and hands the tool real paths: bind that.
+      real = realpathSync(root);
+      if (!statSync(real).isDirectory()) continue;
+    } catch {
+      // Not there: the gate refuses every path under it anyway.
+      continue;
+    }
+    // The host's root and its kernel folders are never bound in, whatever a definition says:
+    // a sandbox is built from a minimal root, not the host's.
+    if (real === '/' || NEVER_BOUND.some((p) => real === p || real.startsWith(`${p}/`))) continue;
+    if (binds.some((b) => b.source === real)) continue;
+    binds.push({ source: real, target: real });
   }
   return binds;
 }
@@ -98,7 +128,7 @@ export function planCommand(
       stdin: JSON.stringify(args),
       ...(options.env ? { env: options.env } : {}),
       limits: def.sandbox.limits,
-      binds: toolFileBinds(argv),
+      binds: [...toolFileBinds(argv), ...pathRootBinds(def.arguments_policy.path_roots)],
       ...(def.sandbox.network === 'egress_proxy' && options.egressSocket !== undefined
         ? { egressSocket: options.egressSocket }
         : {}),

@@ -119,3 +119,41 @@ test('toolgate doctor --json reports every driver working on this host', async (
     ],
   );
 });
+
+test('a tool’s path roots are bound read-only at their real path; the host root and kernel folders never are', async () => {
+  const { mkdtempSync, mkdirSync, symlinkSync, realpathSync, rmSync } = await import('node:fs');
+  const { tmpdir } = await import('node:os');
+  const { join } = await import('node:path');
+  const dir = realpathSync(mkdtempSync(join(tmpdir(), 'toolgate-roots-')));
+  try {
+    const workspace = join(dir, 'workspace');
+    mkdirSync(workspace);
+    symlinkSync(workspace, join(dir, 'alias'));
+    symlinkSync('/', join(dir, 'host-root'));
+    const roots = [
+      join(dir, 'alias'),
+      join(dir, 'missing'),
+      join(dir, 'host-root'),
+      '/',
+      '/proc',
+      '/sys/kernel',
+      '/dev',
+    ];
+    const def = definition({
+      input_schema: {
+        type: 'object',
+        additionalProperties: false,
+        properties: { path: { type: 'string', 'x-toolgate': 'path' } },
+      },
+      arguments_policy: { path_roots: roots },
+      sandbox: { isolation: 'namespace' },
+    });
+    const plan = planCommand(def, { path: 'x' });
+    assert.ok(plan.ok);
+    const rootBinds = plan.ok ? plan.spec.binds?.filter((b) => b.source !== '/bin/cat') : [];
+    // Only the workspace, through its alias, at its real path: never the host's /, /proc, /sys, /dev.
+    assert.deepEqual(rootBinds, [{ source: workspace, target: workspace }]);
+  } finally {
+    rmSync(dir, { recursive: true, force: true });
+  }
+});

@@ -1,0 +1,121 @@
+/**
+ * The demo's sandboxed `read_file` as a newcomer meets it: `toolgate serve --demo`, the ops agent's
+ * key from the CLI, calls over REST. A file of the shipped workspace is read (the tool runs in the
+ * namespace sandbox, which sees the workspace read-only); every way out of the workspace is denied
+ * by the gate's path policy before anything runs, and the tool itself cannot see the host.
+ */
+import assert from 'node:assert/strict';
+import { type ChildProcess, execFile, spawn } from 'node:child_process';
+import { mkdtempSync, rmSync } from 'node:fs';
+import { tmpdir } from 'node:os';
+import { join } from 'node:path';
+import { after, before, test } from 'node:test';
+import { cleanEnv, ensureBuilt, MAIN, ROOT } from '../support/cli.js';
+
+let dir: string;
+let server: ChildProcess;
+let base = '';
+let apiKey = '';
+let session = '';
+
+function cli(args: readonly string[]): Promise<{ code: number; stdout: string; stderr: string }> {
+  return new Promise((resolve) => {
+    execFile(
+      process.execPath,
+      [MAIN, '--db', `sqlite:${join(dir, 'tg.db')}`, '--data-dir', join(dir, 'data'), ...args],
+      { cwd: dir, env: cleanEnv() },
+      (err, stdout, stderr) =>
+        resolve({ code: err ? Number((err as { code?: number }).code ?? 1) : 0, stdout, stderr }),
+    );
+  });
+}
+
+async function call(tool: string, args: unknown) {
+  const res = await fetch(`${base}/v1/sessions/${session}/calls`, {
+    method: 'POST',
+    headers: { authorization: `Bearer ${apiKey}`, 'content-type': 'application/json' },
+    body: JSON.stringify({ tool, arguments: args }),
+  });
+  return { status: res.status, body: (await res.json()) as Record<string, unknown> };
+}
+
+before(async () => {
+  ensureBuilt();
+  dir = mkdtempSync(join(tmpdir(), 'toolgate-demo-tools-'));
+  server = spawn(
+    process.execPath,
+    [
+      MAIN,
+      '--db',
+      `sqlite:${join(dir, 'tg.db')}`,
+      '--data-dir',
+      join(dir, 'data'),
+      'serve',
+      '--demo',
+      '--port',
+      '0',
+    ],
+    { cwd: dir, env: cleanEnv(), stdio: ['ignore', 'pipe', 'pipe'] },
+  );
+  base = await new Promise<string>((resolve, reject) => {
+    let out = '';
+    const timer = setTimeout(() => reject(new Error(`serve did not start: ${out}`)), 20_000);
+    server.stdout?.on('data', (chunk: Buffer) => {
+      out += chunk.toString();
+      const m = /listening on (http:\/\/127\.0\.0\.1:\d+)/.exec(out);
+      if (m?.[1] && out.includes('try:')) {
+        clearTimeout(timer);
+        resolve(m[1]);
+      }
+    });
+  });
+  const created = await cli(['--json', 'agents', 'create', 'ops-bot']);
+  assert.equal(created.code, 0, created.stderr);
+  apiKey = (JSON.parse(created.stdout) as { api_key: string }).api_key;
+  const res = await fetch(`${base}/v1/sessions`, {
+    method: 'POST',
+    headers: { authorization: `Bearer ${apiKey}`, 'content-type': 'application/json' },
+    body: '{}',
+  });
+  session = ((await res.json()) as { id: string }).id;
+});
+
+after(() => {
+  server?.kill('SIGTERM');
+  if (dir) rmSync(dir, { recursive: true, force: true });
+});
+
+test('read_file reads a file of the demo workspace, inside its sandbox', async () => {
+  const { status, body } = await call('read_file', { path: 'runbooks/refunds.md' });
+  assert.equal(status, 200, JSON.stringify(body));
+  const output = body.output as { content: string; bytes: number };
+  assert.match(output.content, /^# Refunds runbook/);
+  assert.equal(output.bytes, Buffer.byteLength(output.content));
+  // A path that wanders but stays inside the workspace is the same file.
+  const again = await call('read_file', { path: 'policies/../runbooks/./refunds.md' });
+  assert.equal(again.status, 200, JSON.stringify(again.body));
+});
+
+test('every way out of the workspace is denied by the path policy, before anything runs', async () => {
+  for (const path of [
+    '../catalog.yaml',
+    '../tools/read-file.mjs',
+    'runbooks/../../catalog.yaml',
+    '/etc/passwd',
+    `${ROOT}demo/catalog.yaml`,
+    'runbooks/refunds.md\u0000.txt',
+  ]) {
+    const { status, body } = await call('read_file', { path });
+    assert.equal(status, 403, `${JSON.stringify(path)}: ${JSON.stringify(body)}`);
+    assert.equal(body.code, 'POLICY_DENIED', JSON.stringify(path));
+  }
+});
+
+test('a file that is not there is the tool failing, not a leak of what exists elsewhere', async () => {
+  // A percent-encoded slash is a file name of its own on a file system: it is looked up, inside.
+  for (const path of ['runbooks/missing.md', '..%2fcatalog.yaml']) {
+    const { status, body } = await call('read_file', { path });
+    assert.equal(status, 502, JSON.stringify(body));
+    assert.equal(body.code, 'EXECUTION_FAILED', JSON.stringify(body));
+  }
+});
