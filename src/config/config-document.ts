@@ -91,6 +91,7 @@ export const configDocumentSchema = {
 /** The demo folder shipped with toolgate (its catalog, tool scripts and sample workspace). */
 export const DEMO_FOLDER = fileURLToPath(new URL('../../demo', import.meta.url));
 /** In any string of a configuration document, this stands for DEMO_FOLDER. */
+// biome-ignore lint/suspicious/noTemplateCurlyInString: the variable's literal spelling
 export const DEMO_FOLDER_VARIABLE = '${TOOLGATE_DEMO}';
 
 /**
