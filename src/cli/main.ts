@@ -12,7 +12,7 @@ import { DEFAULT_ORIGIN, type VerifyReport, verifyBundle } from '../audit/index.
 import type { ToolVersionDetail, ToolVersionSummary } from '../catalog/index.js';
 import { type Actor, ToolgateError } from '../core/index.js';
 import { loadMasterKey, type SecretInfo } from '../credentials/index.js';
-import { SandboxService } from '../sandbox/index.js';
+import { codeFiles, commandCodeHash, SandboxService } from '../sandbox/index.js';
 import { openToolgate, type Toolgate, type ToolgateOptions } from '../toolgate.js';
 import { makeOutput, type Output, reportError, table } from './output.js';
 import {
@@ -398,6 +398,24 @@ for (const op of ['quarantine', 'release'] as const) {
       })(),
     );
 }
+
+tools
+  .command('hash <argv...>')
+  .description(
+    "print the code_hash of a command tool's argv (the files it names by absolute path), e.g. `tools hash -- node /srv/tools/x.mjs`",
+  )
+  .action((argv: string[]) => {
+    const out = makeOutput(program.opts<GlobalOptions>().json === true);
+    try {
+      const files = codeFiles(argv);
+      const codeHash = commandCodeHash(argv);
+      out.result({ code_hash: codeHash, files }, () =>
+        [codeHash, ...files.map((f) => `  covers ${f}`)].join('\n'),
+      );
+    } catch (err) {
+      process.exitCode = reportError(err, out.json);
+    }
+  });
 
 const agents = program.command('agents').description('agents, their API keys and grants');
 

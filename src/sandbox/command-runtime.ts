@@ -5,6 +5,7 @@
  */
 import { existsSync, realpathSync, statSync } from 'node:fs';
 import type { ToolDefinition } from '../catalog/index.js';
+import { commandCodeHash } from './code-hash.js';
 import type { RunOutcome } from './run-outcome.js';
 import type { DriverName, ReadOnlyBind, RunSpec } from './run-spec.js';
 
@@ -120,6 +121,21 @@ export function planCommand(
     );
   }
   const argv = def.runtime.argv;
+  if (def.code_hash !== undefined) {
+    let actual: string;
+    try {
+      actual = commandCodeHash(argv);
+    } catch {
+      actual = 'unreadable';
+    }
+    if (actual !== def.code_hash) {
+      return refuse(
+        'EXECUTION_FAILED',
+        'sandbox.code_changed',
+        "the tool's code does not match its registered code_hash; it is not run",
+      );
+    }
+  }
   return {
     ok: true,
     driver: isolation,

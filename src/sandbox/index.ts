@@ -3,8 +3,10 @@
  * (bubblewrap) and gvisor (runsc) drivers, the `command` runtime and long-lived processes.
  * Anything exported here is public API.
  */
+
+export { codeFiles, commandCodeHash } from './code-hash.js';
 export type { CommandPlan, CommandResult, SandboxDenyCode } from './command-runtime.js';
-export { interpretRun, planCommand, toolFileBinds } from './command-runtime.js';
+export { interpretRun, pathRootBinds, planCommand, toolFileBinds } from './command-runtime.js';
 export * from './egress/index.js';
 export { GvisorRunner } from './gvisor/gvisor-runner.js';
 export { NamespaceRunner } from './namespace/namespace-runner.js';

@@ -10,6 +10,7 @@ import { tmpdir, userInfo } from 'node:os';
 import { join } from 'node:path';
 import { after, before, describe, test } from 'node:test';
 import { stringify as toYaml } from 'yaml';
+import { commandCodeHash } from '../../src/sandbox/index.js';
 import { openToolgate } from '../../src/toolgate.js';
 import { backends } from '../support/backends.js';
 import { cleanEnv, ensureBuilt, MAIN, ROOT } from '../support/cli.js';
@@ -600,4 +601,21 @@ describe('toolgate CLI', { concurrency: true }, () => {
       assert.doesNotMatch(run.stderr, /at .*\.js:\d+/, 'no stack trace');
     });
   });
+});
+
+test('tools hash prints the code_hash the gate checks, covering the files the argv names by path', async () => {
+  ensureBuilt();
+  const dir = tempDir();
+  try {
+    const script = join(dir, 'tool.mjs');
+    writeFileSync(script, 'process.stdout.write("{}")\n');
+    const out = await cliJson(dir, ['tools', 'hash', '--', 'node', script, '--flag']);
+    assert.equal(out.code_hash, commandCodeHash(['node', script, '--flag']));
+    assert.deepEqual(out.files, [script]);
+    writeFileSync(script, 'process.stdout.write("{ }")\n');
+    const changed = await cliJson(dir, ['tools', 'hash', '--', 'node', script, '--flag']);
+    assert.notEqual(changed.code_hash, out.code_hash);
+  } finally {
+    rmSync(dir, { recursive: true, force: true });
+  }
 });
