@@ -3,7 +3,12 @@
  * SHA-256(0x01 || left || right)). Pure: depends on node:crypto only, so an offline verifier can
  * carry it. Hashes are 32-byte Buffers; indexes are 0-based leaf positions (leaf i = audit seq i+1).
  */
-import { createHash } from 'node:crypto';
+import * as crypto from 'node:crypto';
+
+const { createHash } = crypto;
+type OneShot = (algorithm: string, data: Uint8Array, encoding: 'buffer') => Buffer;
+/** crypto.hash (Node ≥ 20.12): one call, no Hash object; the same digest. */
+const oneShot = (crypto as unknown as { hash?: OneShot }).hash;
 
 export const HASH_BYTES = 32;
 const LEAF = Buffer.from([0]);
@@ -28,6 +33,7 @@ export function nodeHash(left: Uint8Array, right: Uint8Array): Buffer {
   nodeInput[0] = 1;
   nodeInput.set(left, 1);
   nodeInput.set(right, 1 + HASH_BYTES);
+  if (oneShot) return oneShot('sha256', nodeInput, 'buffer');
   return createHash('sha256').update(nodeInput).digest();
 }
 

@@ -146,6 +146,21 @@ describe('audit Merkle proofs (property)', () => {
     );
   });
 
+  test('names objects would reorder (array indexes, __proto__) still give the canonical bytes', () => {
+    for (const names of [
+      ['b', '10', 'a', '2'],
+      ['0', 'z'],
+      ['4294967294', 'x', '4294967295'],
+      ['01', '1', 'a'],
+      ['__proto__', 'a'],
+    ]) {
+      const row = JSON.parse(
+        `{${names.map((n, i) => `${JSON.stringify(n)}:${i % 2 ? i : JSON.stringify(`v${i}`)}`).join(',')}}`,
+      ) as Record<string, unknown>;
+      assert.ok(recordBytes(row).equals(recordBytesReference(row)), names.join(','));
+    }
+  });
+
   test('the fast canonical form of a record is byte for byte what canonicalize (RFC 8785) gives', () => {
     const value = fc.oneof(
       fc.string({ unit: 'grapheme' }),
