@@ -67,6 +67,7 @@ export function demoExecutor(): InlineExecutor {
     })
     .register('demo.grant_role', () => ({ granted: true }))
     .register('demo.send_email', () => ({ message_id: `msg-${randomUUID()}` }))
+    .register('demo.post_webhook', () => ({ status: 202 }))
     .register('demo.refund_order', () => ({ refund_id: `rf-${randomUUID()}` }))
     .register('noop', () => ({}));
 }

@@ -6,7 +6,7 @@
  */
 import assert from 'node:assert/strict';
 import { type ChildProcess, execFile, spawn } from 'node:child_process';
-import { mkdtempSync, rmSync } from 'node:fs';
+import { mkdtempSync, rmSync, writeFileSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { after, before, test } from 'node:test';
@@ -30,13 +30,22 @@ function cli(args: readonly string[]): Promise<{ code: number; stdout: string; s
   });
 }
 
-async function call(tool: string, args: unknown) {
-  const res = await fetch(`${base}/v1/sessions/${session}/calls`, {
+async function call(tool: string, args: unknown, key = apiKey, sid = session) {
+  const res = await fetch(`${base}/v1/sessions/${sid}/calls`, {
     method: 'POST',
-    headers: { authorization: `Bearer ${apiKey}`, 'content-type': 'application/json' },
+    headers: { authorization: `Bearer ${key}`, 'content-type': 'application/json' },
     body: JSON.stringify({ tool, arguments: args }),
   });
   return { status: res.status, body: (await res.json()) as Record<string, unknown> };
+}
+
+async function openSession(key: string): Promise<string> {
+  const res = await fetch(`${base}/v1/sessions`, {
+    method: 'POST',
+    headers: { authorization: `Bearer ${key}`, 'content-type': 'application/json' },
+    body: '{}',
+  });
+  return ((await res.json()) as { id: string }).id;
 }
 
 before(async () => {
@@ -72,12 +81,7 @@ before(async () => {
   const created = await cli(['--json', 'agents', 'create', 'ops-bot']);
   assert.equal(created.code, 0, created.stderr);
   apiKey = (JSON.parse(created.stdout) as { api_key: string }).api_key;
-  const res = await fetch(`${base}/v1/sessions`, {
-    method: 'POST',
-    headers: { authorization: `Bearer ${apiKey}`, 'content-type': 'application/json' },
-    body: '{}',
-  });
-  session = ((await res.json()) as { id: string }).id;
+  session = await openSession(apiKey);
 });
 
 after(() => {
@@ -117,5 +121,38 @@ test('a file that is not there is the tool failing, not a leak of what exists el
     const { status, body } = await call('read_file', { path });
     assert.equal(status, 502, JSON.stringify(body));
     assert.equal(body.code, 'EXECUTION_FAILED', JSON.stringify(body));
+  }
+});
+
+test('post_webhook (simulated) answers for a public https target; SSRF targets never reach it', async () => {
+  // An agent granted only the webhook: its sessions hold no private read, so the tool is offered.
+  const file = join(dir, 'hook-bot.yaml');
+  writeFileSync(
+    file,
+    'kind: Agent\nspec: { id: hook-bot, owner: qa }\n---\nkind: Grant\nspec: { agent: hook-bot, capabilities: ["webhook:send"] }\n',
+  );
+  assert.equal((await cli(['apply', '-f', file])).code, 0);
+  const created = await cli(['--json', 'agents', 'create', 'hook-bot']);
+  const key = (JSON.parse(created.stdout) as { api_key: string }).api_key;
+  const sid = await openSession(key);
+  // An external send waits for a reviewer; approved, the same call runs once.
+  const args = { target: 'https://hooks.example.com/x', payload: {} };
+  const pending = await call('post_webhook', args, key, sid);
+  assert.equal(pending.status, 202, JSON.stringify(pending.body));
+  const approved = await cli(['approvals', 'approve', String(pending.body.approval_id)]);
+  assert.equal(approved.code, 0, approved.stderr);
+  const ok = await call('post_webhook', args, key, sid);
+  assert.equal(ok.status, 200, JSON.stringify(ok.body));
+  assert.deepEqual(ok.body.output, { status: 202 });
+  for (const target of [
+    'http://169.254.169.254/latest/meta-data/',
+    'https://127.0.0.1/',
+    'https://2130706433/',
+    'https://[::ffff:127.0.0.1]/',
+    'https://user:pw@hooks.example.com/',
+  ]) {
+    const denied = await call('post_webhook', { target, payload: {} }, key, sid);
+    assert.equal(denied.status, 403, `${target}: ${JSON.stringify(denied.body)}`);
+    assert.equal(denied.body.code, 'POLICY_DENIED', target);
   }
 });
