@@ -13,6 +13,7 @@ import { prlimitArgv } from '../rlimits.js';
 import { driverUnavailable, type RunOutcome } from '../run-outcome.js';
 import { type LongLivedSpec, type RunSpec, sandboxEnv } from '../run-spec.js';
 import type { DriverProbe, SandboxProcess, SandboxRunner } from '../sandbox-runner.js';
+import { reachableBinds } from './bind-staging.js';
 import { bwrapArgs } from './bwrap-args.js';
 import { ScratchPool } from './scratch-pool.js';
 
@@ -69,8 +70,13 @@ export class NamespaceRunner implements SandboxRunner {
   }
 
   async #launch(spec: RunSpec | LongLivedSpec): Promise<Launch> {
-    const scratch = await this.#scratch(spec.limits);
     const root = runningAsRoot();
+    // bwrap runs as nobody when toolgate is root: sources nobody cannot reach are staged first
+    // (before the scratch is taken, so a failure here leaves nothing behind).
+    const binds = root ? await reachableBinds(spec.binds ?? []) : (spec.binds ?? []);
+    const writableBinds =
+      spec.writableBinds && root ? await reachableBinds(spec.writableBinds) : spec.writableBinds;
+    const scratch = await this.#scratch(spec.limits);
     const inner = withEgressBridge(
       [...prlimitArgv(spec.limits, '/usr/bin/prlimit'), ...spec.argv],
       spec.egressSocket !== undefined,
@@ -79,8 +85,8 @@ export class NamespaceRunner implements SandboxRunner {
       {
         ...(scratch !== undefined ? { scratchHostDir: scratch } : {}),
         scratchBytes: spec.limits.scratch_mb * MIB,
-        binds: spec.binds ?? [],
-        ...(spec.writableBinds ? { writableBinds: spec.writableBinds } : {}),
+        binds,
+        ...(writableBinds ? { writableBinds } : {}),
         ...(spec.egressSocket !== undefined ? { egressSocket: spec.egressSocket } : {}),
         env: sandboxEnv(spec),
       },
@@ -101,7 +107,7 @@ export class NamespaceRunner implements SandboxRunner {
   }
 
   #run(spec: RunSpec): Promise<RunOutcome> {
-    return runPrepared(this.name, () => this.#launch(spec), spec, 'prepare the scratch mount');
+    return runPrepared(this.name, () => this.#launch(spec), spec, 'prepare the scratch and binds');
   }
 
   async run(spec: RunSpec): Promise<RunOutcome> {
