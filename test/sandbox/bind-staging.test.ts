@@ -68,12 +68,41 @@ test('staged mounts sit under a folder others may search but not list, at ungues
   assert.ok(staged);
   assert.notEqual(staged.source, ws);
   assert.equal(staged.target, ws);
-  assert.match(staged.source, /^\/run\/toolgate\/binds\/[0-9a-f]{32}$/);
+  assert.equal(
+    staged.source,
+    `/run/toolgate/binds/${process.pid}/${staged.source.split('/').at(-1)}`,
+  );
+  assert.match(staged.source, /\/[0-9a-f]{32}$/);
   assert.equal(statSync('/run/toolgate/binds').mode & 0o777, 0o711);
+  assert.equal(statSync(`/run/toolgate/binds/${process.pid}`).mode & 0o777, 0o711);
   // The staged path shows the source itself.
   assert.ok(readdirSync(staged.source).includes('note.txt'));
   // A source nobody reaches is left alone.
   assert.deepEqual(await reachableBinds([{ source: '/usr/bin', target: '/usr/bin' }]), [
     { source: '/usr/bin', target: '/usr/bin' },
   ]);
+});
+
+test('mounts staged by a process that died without exiting are detached by the next one', {
+  skip,
+}, async () => {
+  const { execFileSync, spawnSync } = await import('node:child_process');
+  // A pid that is certainly gone: a process that has already exited.
+  const dead = spawnSync(process.execPath, ['-e', '0']).pid as number;
+  const folder = `/run/toolgate/binds/${dead}`;
+  const leftover = join(folder, 'a'.repeat(32));
+  const source = join(dir, 'ws');
+  mkdirSync(leftover, { recursive: true });
+  execFileSync('mount', ['--bind', source, leftover]);
+  assert.ok(readdirSync(leftover).includes('note.txt'), 'the leftover mount is live');
+  // A fresh process stages something (here: the same source) and so sweeps the dead one's folder.
+  const script = join(dir, 'stage.mts');
+  writeFileSync(
+    script,
+    `import { reachableBinds } from ${JSON.stringify(join(process.cwd(), 'src/sandbox/namespace/bind-staging.ts'))};\nawait reachableBinds([{ source: ${JSON.stringify(source)}, target: '/x' }]);\n`,
+  );
+  execFileSync(process.execPath, ['--import', 'tsx', script], { stdio: 'pipe' });
+  assert.throws(() => statSync(folder), /ENOENT/);
+  // And nothing of the source went with it.
+  assert.ok(readdirSync(source).includes('note.txt'));
 });

@@ -6,7 +6,8 @@
  * under a root-owned 0711 folder (/run/toolgate/binds: traversable, not listable), and bwrap binds
  * from there; the sandbox still sees it at its own path and read-only when the bind says so.
  * Sources nobody can already reach are used as they are. Staged mounts live as long as the
- * process and are detached when it exits.
+ * process and are detached when it exits; those of a process that died without exiting are
+ * detached by the next one that stages.
  */
 import { spawn, spawnSync } from 'node:child_process';
 import { createHmac, randomBytes } from 'node:crypto';
@@ -15,6 +16,7 @@ import {
   closeSync,
   mkdirSync,
   openSync,
+  readdirSync,
   rmdirSync,
   statSync,
   unlinkSync,
@@ -23,7 +25,9 @@ import { dirname, join } from 'node:path';
 import { NOBODY } from '../host-tools.js';
 import type { ReadOnlyBind } from '../run-spec.js';
 
-const STAGE_ROOT = '/run/toolgate/binds';
+const BINDS = '/run/toolgate/binds';
+/** This process's own folder: another gateway process never touches it while this one lives. */
+const STAGE_ROOT = join(BINDS, String(process.pid));
 /** Names the staged mounts: HMAC of the source under a per-process key, so they cannot be guessed. */
 const NAME_KEY = randomBytes(32);
 const staged = new Map<string, Promise<string>>();
@@ -70,10 +74,63 @@ function mountBind(source: string, target: string): Promise<void> {
   });
 }
 
+/** Folders of processes that are gone (killed before their exit hook): detached and removed. */
+function sweepDeadProcesses(): void {
+  let entries: string[];
+  try {
+    entries = readdirSync(BINDS);
+  } catch {
+    return;
+  }
+  for (const entry of entries) {
+    const pid = Number(entry);
+    if (!Number.isInteger(pid) || pid === process.pid || alive(pid)) continue;
+    const folder = join(BINDS, entry);
+    for (const name of safeList(folder)) removeMountpoint(join(folder, name));
+    try {
+      rmdirSync(folder);
+    } catch {}
+  }
+}
+
+function alive(pid: number): boolean {
+  try {
+    process.kill(pid, 0);
+    return true;
+  } catch (err) {
+    return (err as NodeJS.ErrnoException).code === 'EPERM';
+  }
+}
+
+function safeList(folder: string): string[] {
+  try {
+    return readdirSync(folder);
+  } catch {
+    return [];
+  }
+}
+
+/** Detaches a staged mount and removes its empty mountpoint, never what was mounted there. */
+function removeMountpoint(path: string): void {
+  spawnSync('umount', ['-l', path], { stdio: 'ignore' });
+  // Not recursive, and a mountpoint still in use refuses to go.
+  try {
+    if (statSync(path).isDirectory()) rmdirSync(path);
+    else unlinkSync(path);
+  } catch {}
+}
+
+let swept = false;
+
 async function stage(source: string): Promise<string> {
   mkdirSync(STAGE_ROOT, { recursive: true, mode: 0o711 });
   chmodSync('/run/toolgate', 0o711);
+  chmodSync(BINDS, 0o711);
   chmodSync(STAGE_ROOT, 0o711);
+  if (!swept) {
+    swept = true;
+    sweepDeadProcesses();
+  }
   const name = createHmac('sha256', NAME_KEY).update(source).digest('hex').slice(0, 32);
   const target = join(STAGE_ROOT, name);
   const st = statSync(source);
@@ -89,15 +146,10 @@ async function stage(source: string): Promise<string> {
   if (!exitHook) {
     exitHook = true;
     process.once('exit', () => {
-      for (const path of stagedTargets) {
-        spawnSync('umount', ['-l', path], { stdio: 'ignore' });
-        // The empty mountpoint only, never what was mounted there: not recursive, and a
-        // mountpoint still in use refuses to go.
-        try {
-          if (statSync(path).isDirectory()) rmdirSync(path);
-          else unlinkSync(path);
-        } catch {}
-      }
+      for (const path of stagedTargets) removeMountpoint(path);
+      try {
+        rmdirSync(STAGE_ROOT);
+      } catch {}
     });
   }
   stagedTargets.add(target);
