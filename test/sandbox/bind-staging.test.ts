@@ -60,7 +60,7 @@ test('a script and a workspace under a 0700 folder run in the namespace sandbox'
   assert.deepEqual(JSON.parse(run.stdout), { text: 'hello from the workspace' });
 });
 
-test('staged mounts sit under a folder others may search but not list, at unguessable names', {
+test('staged mounts sit in a folder only root and the sandbox group may pass, at unguessable names', {
   skip,
 }, async () => {
   const ws = join(dir, 'ws');
@@ -74,7 +74,11 @@ test('staged mounts sit under a folder others may search but not list, at ungues
   );
   assert.match(staged.source, /\/[0-9a-f]{32}$/);
   assert.equal(statSync('/run/toolgate/binds').mode & 0o777, 0o711);
-  assert.equal(statSync(`/run/toolgate/binds/${process.pid}`).mode & 0o777, 0o711);
+  // Only root and the sandbox group may pass the folder: mountinfo shows the path to every user.
+  const own = statSync(`/run/toolgate/binds/${process.pid}`);
+  assert.equal(own.mode & 0o777, 0o710);
+  assert.equal(own.uid, 0);
+  assert.equal(own.gid, 65534);
   // The staged path shows the source itself.
   assert.ok(readdirSync(staged.source).includes('note.txt'));
   // A source nobody reaches is left alone.

@@ -3,7 +3,8 @@
  * is root). bwrap resolves every source path as the user it runs as, so a tool's script or
  * workspace under a folder nobody may traverse (e.g. /root/…, or a `mktemp -d` folder) cannot be
  * bound, and the run fails. Such a source is bind-mounted once, by root, at an unguessable name
- * under a root-owned 0711 folder (/run/toolgate/binds: traversable, not listable), and bwrap binds
+ * in a folder only root and the sandbox group (65534) may pass (/run/toolgate/binds/<pid>, 0710
+ * root:65534; the mount table shows the path to everyone, the folder keeps them out), and bwrap binds
  * from there; the sandbox still sees it at its own path and read-only when the bind says so.
  * Sources nobody can already reach are used as they are. Staged mounts live as long as the
  * process and are detached when it exits; those of a process that died without exiting are
@@ -13,6 +14,7 @@ import { spawn, spawnSync } from 'node:child_process';
 import { createHmac, randomBytes } from 'node:crypto';
 import {
   chmodSync,
+  chownSync,
   closeSync,
   mkdirSync,
   openSync,
@@ -126,7 +128,10 @@ async function stage(source: string): Promise<string> {
   mkdirSync(STAGE_ROOT, { recursive: true, mode: 0o711 });
   chmodSync('/run/toolgate', 0o711);
   chmodSync(BINDS, 0o711);
-  chmodSync(STAGE_ROOT, 0o711);
+  // Only root and the sandbox group may pass: the mount table shows every staged path to any
+  // local user, so the names alone would not keep another user out.
+  chownSync(STAGE_ROOT, 0, NOBODY);
+  chmodSync(STAGE_ROOT, 0o710);
   if (!swept) {
     swept = true;
     sweepDeadProcesses();
