@@ -277,7 +277,7 @@ async function main() {
   console.log(`built a database log of ${VERIFY_SIZE} records in ${buildSeconds.toFixed(1)} s`);
 
   const store = await openStore(`sqlite:${bigPath}`);
-  const log = new AuditLog(store.db, { signer, checkpoints: false });
+  const log = new AuditLog(store.db, { signer, checkpoints: false, sqlite: store.sqlite });
   let t = performance.now();
   const verifyCpu = process.cpuUsage();
   const report = await log.verify();

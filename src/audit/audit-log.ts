@@ -8,6 +8,7 @@
  */
 import { mkdirSync, writeFileSync } from 'node:fs';
 import { join } from 'node:path';
+import type { Statement } from 'better-sqlite3';
 import type { Kysely } from 'kysely';
 import { type Clock, problem, systemClock, ToolgateError } from '../core/index.js';
 import type { AuditCheckpointRow, Database, NewAuditRow } from '../store/database.js';
@@ -115,6 +116,7 @@ export class AuditLog {
   #checkpointScheduled = false;
   #closed = false;
   readonly #checkpoints: boolean;
+  readonly #sqlite: SqliteHandle | null;
 
   constructor(db: Kysely<Database>, options: AuditLogOptions = {}) {
     this.#db = db;
@@ -128,6 +130,7 @@ export class AuditLog {
       onCommit: (rows) => this.#committed(rows),
       sqlite: options.sqlite ?? null,
     });
+    this.#sqlite = options.sqlite ?? null;
     const interval = options.checkpointIntervalMs ?? 10_000;
     if (this.#checkpoints && interval > 0) {
       this.#timer = setInterval(() => this.#schedule(), interval);
@@ -441,20 +444,48 @@ export class AuditLog {
     );
     let after = 0;
     for (;;) {
-      const rows = await this.#db
-        .selectFrom('audit_log')
-        .selectAll()
-        .where('seq', '>', after)
-        .orderBy('seq', 'asc')
-        .limit(PAGE)
-        .execute();
-      for (const row of rows) verifier.push(row as unknown as ChainRow);
+      const rows = await this.#page(after);
+      for (const row of rows) verifier.push(row);
       const last = rows[rows.length - 1];
       if (!last || rows.length < PAGE) break;
       after = Number(last.seq);
     }
     return verifier.finish();
   }
+
+  /**
+   * PAGE records after seq `after`, in seq order. On SQLite they are read as arrays and made into
+   * objects here: several times quicker than the driver's own row objects, with the same members
+   * in the same order (every column, NULL as null).
+   */
+  async #page(after: number): Promise<ChainRow[]> {
+    const sqlite = this.#sqlite;
+    if (!sqlite) {
+      return (await this.#db
+        .selectFrom('audit_log')
+        .selectAll()
+        .where('seq', '>', after)
+        .orderBy('seq', 'asc')
+        .limit(PAGE)
+        .execute()) as unknown as ChainRow[];
+    }
+    return this.#db.connection().execute(async () => {
+      this.#pageStatement ??= sqlite
+        .prepare<[number, number]>('select * from audit_log where seq > ? order by seq asc limit ?')
+        .raw(true);
+      const statement = this.#pageStatement;
+      const names = statement.columns().map((c) => c.name);
+      const out: ChainRow[] = [];
+      for (const values of statement.all(after, PAGE) as unknown[][]) {
+        const row: Record<string, unknown> = {};
+        for (let i = 0; i < names.length; i++) row[names[i] as string] = values[i];
+        out.push(row as unknown as ChainRow);
+      }
+      return out;
+    });
+  }
+
+  #pageStatement: Statement<[number, number]> | null = null;
 
   /**
    * Writes records from..to as a bundle another machine can check with no database: records.jsonl,

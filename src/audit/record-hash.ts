@@ -33,7 +33,31 @@ interface Shape {
 const shapes = new Map<string, Shape>();
 const ARRAY_INDEX = /^(0|[1-9][0-9]*)$/;
 
+/** The last few shapes seen, matched name by name before anything is joined or looked up. */
+const recent: { keys: readonly string[]; shape: Shape }[] = [];
+const RECENT = 6;
+
 function shapeOf(keys: readonly string[]): Shape {
+  for (const r of recent) {
+    if (r.keys.length !== keys.length) continue;
+    let same = true;
+    for (let i = 0; i < keys.length; i++) {
+      if (r.keys[i] !== keys[i]) {
+        same = false;
+        break;
+      }
+    }
+    if (same) return r.shape;
+  }
+  const shape = lookupShape(keys);
+  if (!keys.some((k) => k.includes('\u0000'))) {
+    recent.unshift({ keys: [...keys], shape });
+    if (recent.length > RECENT) recent.pop();
+  }
+  return shape;
+}
+
+function lookupShape(keys: readonly string[]): Shape {
   // Count, then the names: injective for names without NUL (a joined list of n such names holds
   // exactly n-1 NULs), and lists with NUL in a name are never stored.
   const id = `${keys.length}\u0000${keys.join('\u0000')}`;
