@@ -120,7 +120,9 @@ export async function serve(options: ServeOptions): Promise<void> {
     sweep = setInterval(() => {
       running.gate
         .sweep()
-        .catch((err: unknown) => server.log.error({ err }, 'rate counter sweep failed'));
+        .catch((err: unknown) =>
+          server.log.error({ err }, 'rate counter and idempotency sweep failed'),
+        );
       running.catalog
         .sweepLifecycle()
         .catch((err: unknown) => server.log.error({ err }, 'lifecycle sweep failed'));

@@ -152,6 +152,8 @@ const REVISION_CHECK_MS = 200;
 /** Open sessions kept in memory; past this the oldest is dropped (and read again when used). */
 const SESSION_CACHE_MAX = 10_000;
 const IDEMPOTENCY_KEY = /^[A-Za-z0-9_.:-]{1,128}$/;
+/** How long an idempotency key answers with its first result (and refuses other arguments). */
+export const IDEMPOTENCY_TTL_MS = 24 * 60 * 60 * 1000;
 
 export interface GateDependencies {
   readonly store: Store;
@@ -211,9 +213,18 @@ export class Gate {
     await this.#audit.flush();
   }
 
-  /** Housekeeping for a running gateway: expired rate counters are removed. */
-  async sweep(): Promise<number> {
-    return sweepRateCounters(this.#d.store.db, this.#clock());
+  /**
+   * Housekeeping for a running gateway: expired rate counters are removed, and idempotency keys
+   * older than IDEMPOTENCY_TTL_MS (a retry after that runs as a new call). Returns how many of each.
+   */
+  async sweep(): Promise<{ rateCounters: number; idempotencyKeys: number }> {
+    const now = this.#clock();
+    const rateCounters = await sweepRateCounters(this.#d.store.db, now);
+    const removed = await this.#d.store.db
+      .deleteFrom('idempotency')
+      .where('created_at', '<', new Date(now.getTime() - IDEMPOTENCY_TTL_MS).toISOString())
+      .executeTakeFirst();
+    return { rateCounters, idempotencyKeys: Number(removed.numDeletedRows) };
   }
 
   /** Result records that could not be written (their pre records exist). */
@@ -1105,7 +1116,12 @@ export class Gate {
       .selectAll()
       .where('key', '=', key)
       .executeTakeFirst();
-    return row ? judgeIdempotency(row, argsHash) : { kind: 'claimed' };
+    return row && !this.#expired(row) ? judgeIdempotency(row, argsHash) : { kind: 'claimed' };
+  }
+
+  /** A key past IDEMPOTENCY_TTL_MS is free again, swept or not. */
+  #expired(row: { created_at: string }): boolean {
+    return Date.parse(row.created_at) < this.#clock().getTime() - IDEMPOTENCY_TTL_MS;
   }
 
   async #claimIdempotency(
@@ -1114,6 +1130,12 @@ export class Gate {
     callId: string,
     now: Date,
   ): Promise<IdempotencyOutcome> {
+    // An expired record under this key (not swept yet) gives way to the new call.
+    await this.#d.store.db
+      .deleteFrom('idempotency')
+      .where('key', '=', key)
+      .where('created_at', '<', new Date(now.getTime() - IDEMPOTENCY_TTL_MS).toISOString())
+      .execute();
     const inserted = await this.#d.store.db
       .insertInto('idempotency')
       .values({

@@ -497,6 +497,61 @@ for (const backend of backends()) {
       });
     });
 
+    describe('idempotency keys expire', () => {
+      test('after 24 h a key is free again (other arguments run), and the sweep removes it', async () => {
+        const { ctx } = await open('boss');
+        const first = await tg.gate.invoke(
+          ctx,
+          'invoices',
+          { invoice: 'TTL-1' },
+          { idempotencyKey: 'ttl-key' },
+        );
+        expectAllow(first);
+        now = new Date(now.getTime() + 23 * 3_600_000);
+        const within = await open('boss');
+        expectDeny(
+          await tg.gate.invoke(
+            within.ctx,
+            'invoices',
+            { invoice: 'TTL-2' },
+            { idempotencyKey: 'ttl-key' },
+          ),
+          'IDEMPOTENCY_CONFLICT',
+        );
+        now = new Date(now.getTime() + 2 * 3_600_000);
+        const later = await open('boss');
+        const fresh = await tg.gate.invoke(
+          later.ctx,
+          'invoices',
+          { invoice: 'TTL-2' },
+          { idempotencyKey: 'ttl-key' },
+        );
+        expectAllow(fresh);
+        assert.notEqual(
+          fresh.kind === 'allow' ? fresh.callId : '',
+          first.kind === 'allow' ? first.callId : '',
+        );
+        // The new call holds the key now: a third spelling is refused, the sweep leaves it.
+        expectDeny(
+          await tg.gate.invoke(
+            later.ctx,
+            'invoices',
+            { invoice: 'TTL-3' },
+            { idempotencyKey: 'ttl-key' },
+          ),
+          'IDEMPOTENCY_CONFLICT',
+        );
+        now = new Date(now.getTime() + 25 * 3_600_000);
+        assert.ok((await tg.gate.sweep()).idempotencyKeys >= 1);
+        const left = await db
+          .selectFrom('idempotency')
+          .select('key')
+          .where('key', 'like', '%ttl-key')
+          .execute();
+        assert.deepEqual(left, []);
+      });
+    });
+
     describe('approvals', () => {
       test('an approved call runs once, for exactly the approved arguments', async () => {
         const { ctx } = await open('boss');
@@ -593,9 +648,9 @@ for (const backend of backends()) {
         await tg.gate.sweep(); // whatever earlier tests left behind and let expire
         const live = await count();
         assert.ok(live >= 1, "this session's counter is live and stays");
-        assert.equal(await tg.gate.sweep(), 0);
+        assert.equal((await tg.gate.sweep()).rateCounters, 0);
         now = new Date(now.getTime() + 8 * 86_400_000);
-        assert.equal(await tg.gate.sweep(), live);
+        assert.equal((await tg.gate.sweep()).rateCounters, live);
         assert.equal(await count(), 0);
       });
     });
