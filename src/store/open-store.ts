@@ -72,6 +72,11 @@ export async function openStore(url: string): Promise<Store> {
         throw new ToolgateError('STORE_UNAVAILABLE', 'the database cannot be reached', {});
       }
     },
-    close: () => db.destroy(),
+    // On SQLite, also wait for the checkpointer's connection to close: when this resolves, the
+    // database files are settled (nothing removes or recreates -wal/-shm behind the caller).
+    close: async () => {
+      await db.destroy();
+      await sqlite?.checkpointerClosed();
+    },
   };
 }

@@ -74,7 +74,7 @@ before(async () => {
   await store.close();
 });
 
-after(() => rmSync(dir, { recursive: true, force: true }));
+after(() => rmSync(dir, { recursive: true, force: true, maxRetries: 5, retryDelay: 50 }));
 
 /** A copy of the pristine log with the triggers dropped, and `attack` applied to it. */
 function tampered(name: string, attack: (db: Database.Database) => void): string {
@@ -306,7 +306,7 @@ describe('audit verify --bundle finds tampering offline', () => {
       files[f] = readFileSync(join(bundle, f), 'utf8');
     }
     edit(files);
-    rmSync(out, { recursive: true, force: true });
+    rmSync(out, { recursive: true, force: true, maxRetries: 5, retryDelay: 50 });
     mkdirSync(out, { recursive: true });
     for (const [f, text] of Object.entries(files)) writeFileSync(join(out, f), text);
     return out;

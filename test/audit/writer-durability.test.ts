@@ -40,7 +40,7 @@ describe('audit writer durability on SQLite', () => {
   const stores: Store[] = [];
   after(async () => {
     for (const s of stores) await s.close();
-    rmSync(dir, { recursive: true, force: true });
+    rmSync(dir, { recursive: true, force: true, maxRetries: 5, retryDelay: 50 });
   });
 
   async function store(name: string): Promise<Store> {

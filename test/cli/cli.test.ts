@@ -88,7 +88,7 @@ describe('toolgate CLI', { concurrency: true }, () => {
       ({ dir, db } = workspace());
     });
     after(() => {
-      if (dir) rmSync(dir, { recursive: true, force: true });
+      if (dir) rmSync(dir, { recursive: true, force: true, maxRetries: 5, retryDelay: 50 });
     });
 
     test('apply -f prints one "+" line per document, and tools list --json has the ten demo tools', async () => {
@@ -203,7 +203,7 @@ describe('toolgate CLI', { concurrency: true }, () => {
       }
     });
     after(() => {
-      if (dir) rmSync(dir, { recursive: true, force: true });
+      if (dir) rmSync(dir, { recursive: true, force: true, maxRetries: 5, retryDelay: 50 });
     });
 
     test('tools deprecate --window 7 sets the retirement date and search flags the tool deprecated', async () => {
@@ -307,7 +307,7 @@ describe('toolgate CLI', { concurrency: true }, () => {
       ({ dir, db } = workspace());
     });
     after(() => {
-      if (dir) rmSync(dir, { recursive: true, force: true });
+      if (dir) rmSync(dir, { recursive: true, force: true, maxRetries: 5, retryDelay: 50 });
     });
 
     test('a file that is not YAML exits 1 with INPUT_MALFORMED naming the line', async () => {
@@ -406,7 +406,7 @@ describe('toolgate CLI', { concurrency: true }, () => {
       ({ dir, db } = workspace());
     });
     after(() => {
-      if (dir) rmSync(dir, { recursive: true, force: true });
+      if (dir) rmSync(dir, { recursive: true, force: true, maxRetries: 5, retryDelay: 50 });
     });
 
     test('apply --dry-run prints the plan and writes nothing', async () => {
@@ -467,7 +467,7 @@ describe('toolgate CLI', { concurrency: true }, () => {
         assert.ok(!existsSync(join(dir, 'data')));
       } finally {
         await drop();
-        rmSync(dir, { recursive: true, force: true });
+        rmSync(dir, { recursive: true, force: true, maxRetries: 5, retryDelay: 50 });
       }
     });
   });
@@ -483,7 +483,7 @@ describe('toolgate CLI', { concurrency: true }, () => {
         if (child.exitCode === null && child.signalCode === null) child.kill('SIGKILL');
       }
       children = [];
-      rmSync(dir, { recursive: true, force: true });
+      rmSync(dir, { recursive: true, force: true, maxRetries: 5, retryDelay: 50 });
     });
 
     interface Started {
@@ -616,6 +616,6 @@ test('tools hash prints the code_hash the gate checks, covering the files the ar
     const changed = await cliJson(dir, ['tools', 'hash', '--', 'node', script, '--flag']);
     assert.notEqual(changed.code_hash, out.code_hash);
   } finally {
-    rmSync(dir, { recursive: true, force: true });
+    rmSync(dir, { recursive: true, force: true, maxRetries: 5, retryDelay: 50 });
   }
 });

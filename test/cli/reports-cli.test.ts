@@ -33,7 +33,7 @@ before(async () => {
   const applied = await cli(['apply', '-f', join(MAIN, '..', '..', '..', 'demo', 'catalog.yaml')]);
   assert.equal(applied.code, 0, applied.stderr);
 });
-after(() => rmSync(dir, { recursive: true, force: true }));
+after(() => rmSync(dir, { recursive: true, force: true, maxRetries: 5, retryDelay: 50 }));
 
 test('reports print JSON, RFC 4180 CSV and Markdown', async () => {
   const json = await cli(['reports', 'capability-register']);

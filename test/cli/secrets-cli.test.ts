@@ -79,7 +79,7 @@ for (const backend of backends()) {
     });
     after(async () => {
       await drop();
-      rmSync(cwd, { recursive: true, force: true });
+      rmSync(cwd, { recursive: true, force: true, maxRetries: 5, retryDelay: 50 });
     });
 
     test('set reads the value from stdin, prints no value, and creates data/master.key 0600', async () => {

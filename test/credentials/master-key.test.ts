@@ -20,7 +20,7 @@ function tempDir(): string {
   return dir;
 }
 after(() => {
-  for (const d of dirs) rmSync(d, { recursive: true, force: true });
+  for (const d of dirs) rmSync(d, { recursive: true, force: true, maxRetries: 5, retryDelay: 50 });
 });
 
 function refusedWith(reason: string, message?: RegExp) {

@@ -86,7 +86,7 @@ before(async () => {
 
 after(() => {
   server?.kill('SIGTERM');
-  if (dir) rmSync(dir, { recursive: true, force: true });
+  if (dir) rmSync(dir, { recursive: true, force: true, maxRetries: 5, retryDelay: 50 });
 });
 
 test('read_file reads a file of the demo workspace, inside its sandbox', async () => {

@@ -109,7 +109,7 @@ after(async () => {
   server.kill('SIGTERM');
   await new Promise((r) => server.once('exit', r));
   await new Promise((r) => receiver.close(r));
-  rmSync(dir, { recursive: true, force: true });
+  rmSync(dir, { recursive: true, force: true, maxRetries: 5, retryDelay: 50 });
 });
 
 test('read then egress over REST: webhook POSTed, session suspended, alert in /metrics', async () => {
@@ -205,6 +205,6 @@ test('serve refuses a detector configuration whose webhook leaves the machine', 
       /webhook\.url host hooks\.evil\.example is neither loopback nor in webhook\.allow_hosts/,
     );
   } finally {
-    rmSync(bad, { recursive: true, force: true });
+    rmSync(bad, { recursive: true, force: true, maxRetries: 5, retryDelay: 50 });
   }
 });

@@ -81,7 +81,7 @@ before(async () => {
 after(async () => {
   server.kill('SIGTERM');
   await new Promise((r) => server.once('exit', r));
-  rmSync(dir, { recursive: true, force: true });
+  rmSync(dir, { recursive: true, force: true, maxRetries: 5, retryDelay: 50 });
 });
 
 test('the support agent never holds private reads beside unconstrained egress, and cannot call it', async () => {

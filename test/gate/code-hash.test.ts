@@ -74,7 +74,7 @@ describe('code_hash of command tools', () => {
 
   after(async () => {
     await tg?.close();
-    if (dir) rmSync(dir, { recursive: true, force: true });
+    if (dir) rmSync(dir, { recursive: true, force: true, maxRetries: 5, retryDelay: 50 });
   });
 
   test('the registered script runs', async () => {

@@ -196,7 +196,7 @@ for (const backend of backends()) {
       await inspector.close();
       await tg.close();
       await drop();
-      rmSync(workspace, { recursive: true, force: true });
+      rmSync(workspace, { recursive: true, force: true, maxRetries: 5, retryDelay: 50 });
     });
 
     const open = async (agentId = 'bot', options = {}) => {

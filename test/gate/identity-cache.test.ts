@@ -81,7 +81,7 @@ for (const backend of backends()) {
     after(async () => {
       await tg.close();
       await drop();
-      rmSync(dir, { recursive: true, force: true });
+      rmSync(dir, { recursive: true, force: true, maxRetries: 5, retryDelay: 50 });
     });
 
     async function agentWithSession(id: string) {

@@ -57,7 +57,7 @@ before(async () => {
 });
 after(() => {
   jwksServer.close();
-  rmSync(dir, { recursive: true, force: true });
+  rmSync(dir, { recursive: true, force: true, maxRetries: 5, retryDelay: 50 });
 });
 
 for (const source of ['file', 'url'] as const) {

@@ -102,7 +102,7 @@ after(async () => {
   await Promise.all(clients.map((c) => c.close().catch(() => {})));
   await app.close();
   await tg.close();
-  rmSync(dir, { recursive: true, force: true });
+  rmSync(dir, { recursive: true, force: true, maxRetries: 5, retryDelay: 50 });
 });
 
 describe('authentication', () => {

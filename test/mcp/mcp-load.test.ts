@@ -98,7 +98,7 @@ before(async () => {
 after(async () => {
   server.kill('SIGTERM');
   await new Promise((r) => server.once('exit', r));
-  rmSync(dir, { recursive: true, force: true });
+  rmSync(dir, { recursive: true, force: true, maxRetries: 5, retryDelay: 50 });
 });
 
 async function client(): Promise<Client> {

@@ -31,7 +31,7 @@ before(async () => {
 
 after(async () => {
   await tg.close();
-  rmSync(dir, { recursive: true, force: true });
+  rmSync(dir, { recursive: true, force: true, maxRetries: 5, retryDelay: 50 });
 });
 
 function transport(agentKey: string): StdioClientTransport {

@@ -35,7 +35,7 @@ before(async () => {
 });
 
 after(async () => {
-  if (base !== '') await rm(base, { recursive: true, force: true });
+  if (base !== '') await rm(base, { recursive: true, force: true, maxRetries: 5, retryDelay: 50 });
 });
 
 async function allowed(raw: string, roots: readonly string[] = [root]): Promise<string> {

@@ -306,7 +306,7 @@ describe('gate properties (fast-check)', () => {
   after(async () => {
     await tg?.close();
     await drop?.();
-    if (root) await rm(root, { recursive: true, force: true });
+    if (root) await rm(root, { recursive: true, force: true, maxRetries: 5, retryDelay: 50 });
   });
 
   test('invoke resolves within 2 s to allow, deny or pending approval, and never throws', async () => {

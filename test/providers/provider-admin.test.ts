@@ -78,7 +78,7 @@ for (const backend of backends()) {
       await app.close();
       await tg.close();
       await drop();
-      rmSync(dir, { recursive: true, force: true });
+      rmSync(dir, { recursive: true, force: true, maxRetries: 5, retryDelay: 50 });
     });
 
     test('a bad Provider document refuses the whole file and writes nothing', async () => {

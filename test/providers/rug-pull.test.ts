@@ -108,7 +108,7 @@ for (const backend of backends()) {
       await app.close();
       await tg.close();
       await drop();
-      rmSync(stateDir, { recursive: true, force: true });
+      rmSync(stateDir, { recursive: true, force: true, maxRetries: 5, retryDelay: 50 });
     });
 
     test('the classified tool is listed and callable over MCP', async () => {
@@ -213,7 +213,7 @@ for (const backend of backends()) {
           ['fetch_notes'],
         );
       } finally {
-        rmSync(twinsDir, { recursive: true, force: true });
+        rmSync(twinsDir, { recursive: true, force: true, maxRetries: 5, retryDelay: 50 });
       }
     });
 

@@ -121,7 +121,7 @@ describe('server-filesystem as a sandboxed provider', () => {
   after(async () => {
     await app.close();
     await tg.close();
-    rmSync(dir, { recursive: true, force: true });
+    rmSync(dir, { recursive: true, force: true, maxRetries: 5, retryDelay: 50 });
   });
 
   test('a read inside the workspace works', async () => {

@@ -73,7 +73,7 @@ describe('upstream crash, hang and isolation between sessions', () => {
 
   after(async () => {
     await tg.close();
-    rmSync(dir, { recursive: true, force: true });
+    rmSync(dir, { recursive: true, force: true, maxRetries: 5, retryDelay: 50 });
   });
 
   test('two agents with different grants see and call only their own provider tools', async () => {

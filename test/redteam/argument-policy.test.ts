@@ -85,7 +85,8 @@ describe('red team: path arguments', () => {
   });
 
   after(async () => {
-    if (base !== '') await rm(base, { recursive: true, force: true });
+    if (base !== '')
+      await rm(base, { recursive: true, force: true, maxRetries: 5, retryDelay: 50 });
   });
 
   for (const c of pathCases) {

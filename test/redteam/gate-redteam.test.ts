@@ -495,7 +495,8 @@ class World {
     await this.inspector?.close();
     await this.tg?.close();
     await this.dropDb?.();
-    if (this.workspace) await rm(this.workspace, { recursive: true, force: true });
+    if (this.workspace)
+      await rm(this.workspace, { recursive: true, force: true, maxRetries: 5, retryDelay: 50 });
   }
 
   async issueKey(agent: string): Promise<void> {

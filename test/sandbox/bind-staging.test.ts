@@ -29,7 +29,7 @@ const skip = root
 
 const dir = mkdtempSync(join(tmpdir(), 'toolgate-staging-'));
 chmodSync(dir, 0o700);
-after(() => rmSync(dir, { recursive: true, force: true }));
+after(() => rmSync(dir, { recursive: true, force: true, maxRetries: 5, retryDelay: 50 }));
 
 test('a folder nobody may not search makes its contents unreachable; /usr is reachable', () => {
   assert.equal(reachableByNobody(join(dir, 'x')), false);

@@ -154,6 +154,6 @@ test('a tool’s path roots are bound read-only at their real path; the host roo
     // Only the workspace, through its alias, at its real path: never the host's /, /proc, /sys, /dev.
     assert.deepEqual(rootBinds, [{ source: workspace, target: workspace }]);
   } finally {
-    rmSync(dir, { recursive: true, force: true });
+    rmSync(dir, { recursive: true, force: true, maxRetries: 5, retryDelay: 50 });
   }
 });

@@ -23,7 +23,7 @@ export function conformanceSuite(runner: SandboxRunner, skips: Skips = {}): void
       chmodSync(dir, 0o755);
       writeFileSync(join(dir, 'tool-data.txt'), 'bound file\n', { mode: 0o644 });
     });
-    after(() => rmSync(dir, { recursive: true, force: true }));
+    after(() => rmSync(dir, { recursive: true, force: true, maxRetries: 5, retryDelay: 50 }));
 
     it('passes argv verbatim, never through a shell', async () => {
       const tricky = ['a b', '$(id)', '`id`', "'; echo pwned", '*', '\\n'];

@@ -41,7 +41,7 @@ describe('egress bridge: a Unix socket bound in, bridged to 127.0.0.1:3128', () 
   });
   after(async () => {
     await new Promise<void>((resolve) => server.close(() => resolve()));
-    rmSync(dir, { recursive: true, force: true });
+    rmSync(dir, { recursive: true, force: true, maxRetries: 5, retryDelay: 50 });
   });
 
   for (const runner of [new NamespaceRunner(), new GvisorRunner()]) {

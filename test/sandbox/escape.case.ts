@@ -67,7 +67,7 @@ export function escapeSuite(runner: SandboxRunner, skips: Skips = {}): void {
     });
     after(async () => {
       await probe.stop();
-      rmSync(dataDir, { recursive: true, force: true });
+      rmSync(dataDir, { recursive: true, force: true, maxRetries: 5, retryDelay: 50 });
     });
 
     it('cannot reach the cloud metadata address 169.254.169.254', async () => {

@@ -27,7 +27,7 @@ describe('writable binds', () => {
     chmodSync(ro, 0o777);
   });
 
-  after(() => rmSync(dir, { recursive: true, force: true }));
+  after(() => rmSync(dir, { recursive: true, force: true, maxRetries: 5, retryDelay: 50 }));
 
   const script = 'echo in > /ws/out.txt; echo ro > /ro/out.txt; echo root > /evil.txt; true';
   const spec = () => ({

@@ -22,7 +22,8 @@ const sqlite: Backend = {
     const dir = mkdtempSync(join(tmpdir(), 'toolgate-test-'));
     return {
       url: `sqlite:${join(dir, 'toolgate.db')}`,
-      drop: async () => rmSync(dir, { recursive: true, force: true }),
+      drop: async () =>
+        rmSync(dir, { recursive: true, force: true, maxRetries: 5, retryDelay: 50 }),
     };
   },
 };

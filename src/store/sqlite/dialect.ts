@@ -12,6 +12,8 @@ export type SqliteHandle = BetterSqlite3.Database;
 export function createSqliteDialect(path: string): {
   dialect: SqliteDialect;
   database: SqliteHandle;
+  /** Settles once the background checkpointer has closed its connection (after the store closes). */
+  checkpointerClosed: () => Promise<void>;
 } {
   if (path !== ':memory:') mkdirSync(dirname(path), { recursive: true, mode: 0o700 });
   const database = new BetterSqlite3(path);
@@ -22,9 +24,15 @@ export function createSqliteDialect(path: string): {
   // The CLI and a running server share the file; wait for the writer instead of failing.
   database.pragma('busy_timeout = 5000');
   const checkpointer = path === ':memory:' ? null : startCheckpointer(database, path);
+  const exited = checkpointer
+    ? new Promise<void>((resolve) => checkpointer.once('exit', () => resolve()))
+    : Promise.resolve();
   return {
     dialect: new SqliteDialect({ database: withStatementCache(database, checkpointer) }),
     database,
+    // Bounded: a checkpointer that does not exit in time is left to the process's own exit.
+    checkpointerClosed: () =>
+      Promise.race([exited, new Promise<void>((resolve) => setTimeout(resolve, 2_000).unref())]),
   };
 }
 
@@ -87,6 +95,8 @@ function withStatementCache(
   const prepare = database.prepare.bind(database);
   const close = () => {
     // The checkpointer closes its connection before the gateway's closes the database.
+    // Held (ref) until it exits, so whoever awaits the store's close sees it finish.
+    checkpointer?.ref();
     checkpointer?.postMessage('close');
     return database.close();
   };
