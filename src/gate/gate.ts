@@ -120,7 +120,11 @@ export type UpstreamCallResult =
   | { readonly ok: true; readonly result: McpToolResult }
   | {
       readonly ok: false;
-      readonly code: 'SANDBOX_TIMEOUT' | 'SANDBOX_UNAVAILABLE' | 'EXECUTION_FAILED';
+      readonly code:
+        | 'SANDBOX_TIMEOUT'
+        | 'SANDBOX_UNAVAILABLE'
+        | 'EXECUTION_FAILED'
+        | 'EGRESS_DENIED';
       readonly rule: string;
       readonly message: string;
     };

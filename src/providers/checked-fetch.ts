@@ -4,12 +4,12 @@
  * URL (parsed and compared for equality), its port, no userinfo, one DNS look-up with every
  * address checked and the checked address dialled (CheckedDialer: no private, loopback or metadata
  * address unless a test names it in `unsafeTestTargets`), certificate checked for that host, no
- * redirect followed.
+ * redirect followed, and the payload scanned for secrets (a match is never sent).
  */
 import https from 'node:https';
 import { Readable } from 'node:stream';
 import tls from 'node:tls';
-import { CheckedDialer, type DialerOptions } from '../sandbox/index.js';
+import { CheckedDialer, type DialerOptions, scanOutbound } from '../sandbox/index.js';
 
 export interface CheckedFetchOptions extends DialerOptions {
   /** An extra CA to trust, for tests whose upstream has a test certificate. Never configuration. */
@@ -61,6 +61,22 @@ export function checkedFetch(providerUrl: string, options: CheckedFetchOptions =
     if (host !== allowed.host || port !== allowed.port) {
       throw new EgressRefused('egress.host_not_allowed', 'the request leaves the provider host');
     }
+    const body =
+      init?.body === undefined || init.body === null
+        ? undefined
+        : typeof init.body === 'string'
+          ? init.body
+          : Buffer.from(await new Response(init.body).arrayBuffer());
+    // The payload (a tool's arguments, chosen by the agent) is scanned for secrets as the egress
+    // proxy scans what sandboxed tools send: a match is not sent at all.
+    if (body !== undefined) {
+      const text = typeof body === 'string' ? body : body.toString('utf8');
+      const secret = scanOutbound(host, [text, target.search]);
+      if (secret) throw new EgressRefused(secret.rule, secret.message);
+    } else if (target.search !== '') {
+      const secret = scanOutbound(host, [target.search]);
+      if (secret) throw new EgressRefused(secret.rule, secret.message);
+    }
     const dialed = await dialer.dial(host, port);
     if (!dialed.ok) throw new EgressRefused(dialed.rule, dialed.message);
     const socket = tls.connect({
@@ -72,12 +88,6 @@ export function checkedFetch(providerUrl: string, options: CheckedFetchOptions =
     new Headers(init?.headers).forEach((value, name) => {
       headers[name] = value;
     });
-    const body =
-      init?.body === undefined || init.body === null
-        ? undefined
-        : typeof init.body === 'string'
-          ? init.body
-          : Buffer.from(await new Response(init.body).arrayBuffer());
     return new Promise<Response>((resolve, reject) => {
       const req = https.request(
         {

@@ -9,6 +9,7 @@ import type { Transport } from '@modelcontextprotocol/sdk/shared/transport.js';
 import type { Tool } from '@modelcontextprotocol/sdk/types.js';
 import type { McpToolResult, UpstreamCallResult } from '../gate/index.js';
 import type { SandboxProcess } from '../sandbox/index.js';
+import { EgressRefused } from './checked-fetch.js';
 import { StreamClientTransport } from './stream-transport.js';
 import { pinOf } from './tool-pin.js';
 
@@ -208,6 +209,9 @@ export class UpstreamPool {
             `the upstream tool ran past ${timeoutMs} ms`,
           );
         }
+        // The request was refused on its way out (a secret in it, a host it may not reach).
+        const refused = egressRefusalIn(err);
+        if (refused) return fail('EGRESS_DENIED', refused.rule, refused.message);
         // A JSON-RPC error from the upstream (unknown tool, invalid params): a failed call.
         return fail('EXECUTION_FAILED', 'provider.error', 'the upstream provider refused the call');
       }
@@ -311,11 +315,20 @@ export class UpstreamPool {
 }
 
 function fail(
-  code: 'SANDBOX_TIMEOUT' | 'SANDBOX_UNAVAILABLE' | 'EXECUTION_FAILED',
+  code: 'SANDBOX_TIMEOUT' | 'SANDBOX_UNAVAILABLE' | 'EXECUTION_FAILED' | 'EGRESS_DENIED',
   rule: string,
   message: string,
 ): Extract<UpstreamCallResult, { ok: false }> {
   return { ok: false, code, rule, message };
+}
+
+/** The EgressRefused behind an error the MCP client raised, if any (it may wrap it as a cause). */
+function egressRefusalIn(err: unknown): EgressRefused | null {
+  for (let e: unknown = err, depth = 0; e && depth < 5; depth++) {
+    if (e instanceof EgressRefused) return e;
+    e = (e as { cause?: unknown }).cause;
+  }
+  return null;
 }
 
 function isConnectionClosed(err: unknown): boolean {

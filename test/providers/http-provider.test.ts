@@ -40,6 +40,7 @@ for (const backend of backends()) {
     let server: https.Server;
     let port: number;
     let hits = 0;
+    const bodies: string[] = [];
 
     before(async () => {
       server = https.createServer(
@@ -53,6 +54,7 @@ for (const backend of backends()) {
           req.on('data', (c: Buffer) => chunks.push(c));
           req.on('end', async () => {
             const text = Buffer.concat(chunks).toString('utf8');
+            bodies.push(text);
             // Stateless: one server and transport per request, as the SDK's examples do.
             const mcp = upstreamServer();
             const transport = new StreamableHTTPServerTransport({});
@@ -143,6 +145,19 @@ for (const backend of backends()) {
       assert.deepEqual(decision.kind === 'allow' && decision.mcpResult?.content, [
         { type: 'text', text: 'record k1' },
       ]);
+    });
+
+    test('a call whose arguments carry a secret is never sent upstream; the benign neighbour is', async () => {
+      const session = await tg.sessions.open('remote-bot');
+      const ctx = { agentId: 'remote-bot', sessionId: session.id };
+      const secret = 'AKIAZ7QWERTYUIOPASDF';
+      const leak = await tg.gate.invoke(ctx, 'lookup', { key: `creds ${secret}` });
+      assert.equal(leak.kind, 'deny', JSON.stringify(leak));
+      assert.equal(leak.kind === 'deny' ? leak.code : '', 'EGRESS_DENIED');
+      assert.match(leak.kind === 'deny' ? leak.rule : '', /^egress\.secret\./);
+      assert.ok(!bodies.some((b) => b.includes(secret)), 'the secret never reached the upstream');
+      const benign = await tg.gate.invoke(ctx, 'lookup', { key: 'k2' });
+      assert.equal(benign.kind, 'allow', JSON.stringify(benign));
     });
 
     test('a provider host that resolves to a private or metadata address is never reached', async () => {
