@@ -84,8 +84,13 @@ before(async () => {
   session = await openSession(apiKey);
 });
 
-after(() => {
-  server?.kill('SIGTERM');
+after(async () => {
+  // The server writes its last checkpoint as it stops: remove its folder only once it is gone.
+  if (server && server.exitCode === null) {
+    const exited = new Promise((r) => server.once('exit', r));
+    server.kill('SIGTERM');
+    await exited;
+  }
   if (dir) rmSync(dir, { recursive: true, force: true, maxRetries: 5, retryDelay: 50 });
 });
 
