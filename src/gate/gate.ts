@@ -124,7 +124,8 @@ export type UpstreamCallResult =
         | 'SANDBOX_TIMEOUT'
         | 'SANDBOX_UNAVAILABLE'
         | 'EXECUTION_FAILED'
-        | 'EGRESS_DENIED';
+        | 'EGRESS_DENIED'
+        | 'BUDGET_EXCEEDED';
       readonly rule: string;
       readonly message: string;
     };
@@ -137,7 +138,12 @@ export interface McpUpstream {
   call(
     def: ToolDefinition,
     args: Record<string, unknown>,
-    call: { readonly sessionId: string; readonly timeoutMs: number },
+    call: {
+      readonly sessionId: string;
+      readonly timeoutMs: number;
+      /** The session's egress budget for this call: what the upstream connection moves counts. */
+      readonly budget?: ByteBudget;
+    },
   ): Promise<UpstreamCallResult>;
 }
 
@@ -1044,6 +1050,7 @@ export class Gate {
       const r = await this.#d.upstream.call(def, args, {
         sessionId: call.sessionId,
         timeoutMs: def.sandbox.limits.wall_time_ms,
+        budget,
       });
       if (!r.ok) return failed(r.code, r.rule, r.message, { ...extras(), outcome: r.rule });
       // The upstream's structured content is what its output schema speaks of; a tool error

@@ -9,7 +9,12 @@
 import https from 'node:https';
 import { Readable } from 'node:stream';
 import tls from 'node:tls';
-import { CheckedDialer, type DialerOptions, scanOutbound } from '../sandbox/index.js';
+import {
+  type ByteBudget,
+  CheckedDialer,
+  type DialerOptions,
+  scanOutbound,
+} from '../sandbox/index.js';
 
 export interface CheckedFetchOptions extends DialerOptions {
   /** An extra CA to trust, for tests whose upstream has a test certificate. Never configuration. */
@@ -21,10 +26,22 @@ export class EgressRefused extends Error {
   constructor(
     readonly rule: string,
     message: string,
+    readonly code: 'EGRESS_DENIED' | 'BUDGET_EXCEEDED' = 'EGRESS_DENIED',
   ) {
     super(message);
   }
 }
+
+/**
+ * What one provider connection of one gate session charges its bytes to: the session's egress
+ * budget of the call in progress (set per call), and the refusal that stopped it, if any.
+ */
+export interface EgressMeter {
+  budget: ByteBudget | null;
+  refusal: EgressRefused | null;
+}
+
+const BUDGET_SPENT = "the session's egress budget is spent";
 
 /** Checks an HTTP provider's URL as configured; returns the host and port it may reach. */
 export function checkProviderUrl(raw: string): { host: string; port: number; url: URL } {
@@ -52,7 +69,15 @@ export function checkProviderUrl(raw: string): { host: string; port: number; url
  * A fetch bound to one provider URL: any request to another host or port is refused before a
  * connection is made.
  */
-export function checkedFetch(providerUrl: string, options: CheckedFetchOptions = {}): typeof fetch {
+export function checkedFetch(
+  providerUrl: string,
+  options: CheckedFetchOptions = {},
+  meter: EgressMeter | null = null,
+): typeof fetch {
+  const refuse = (refusal: EgressRefused): EgressRefused => {
+    if (meter) meter.refusal = refusal;
+    return refusal;
+  };
   const allowed = checkProviderUrl(providerUrl);
   const dialer = new CheckedDialer(options);
   return async (input, init) => {
@@ -72,10 +97,19 @@ export function checkedFetch(providerUrl: string, options: CheckedFetchOptions =
     if (body !== undefined) {
       const text = typeof body === 'string' ? body : body.toString('utf8');
       const secret = scanOutbound(host, [text, target.search]);
-      if (secret) throw new EgressRefused(secret.rule, secret.message);
+      if (secret) throw refuse(new EgressRefused(secret.rule, secret.message));
     } else if (target.search !== '') {
       const secret = scanOutbound(host, [target.search]);
-      if (secret) throw new EgressRefused(secret.rule, secret.message);
+      if (secret) throw refuse(new EgressRefused(secret.rule, secret.message));
+    }
+    // Bytes out and in count against the session's egress budget, as through the egress proxy.
+    const sending = body === undefined ? 0 : Buffer.byteLength(body);
+    const budget = meter?.budget ?? null;
+    if (budget) {
+      if (budget.remaining() < sending) {
+        throw refuse(new EgressRefused('egress.budget', BUDGET_SPENT, 'BUDGET_EXCEEDED'));
+      }
+      budget.consume(sending);
     }
     const dialed = await dialer.dial(host, port);
     if (!dialed.ok) throw new EgressRefused(dialed.rule, dialed.message);
@@ -100,6 +134,17 @@ export function checkedFetch(providerUrl: string, options: CheckedFetchOptions =
           createConnection: () => socket,
         },
         (res) => {
+          if (budget) {
+            res.on('data', (chunk: Buffer) => {
+              if (budget.remaining() < chunk.length) {
+                res.destroy(
+                  refuse(new EgressRefused('egress.budget', BUDGET_SPENT, 'BUDGET_EXCEEDED')),
+                );
+                return;
+              }
+              budget.consume(chunk.length);
+            });
+          }
           // Redirects are answered as they are: the client sees a failed request, never a new host.
           const responseHeaders = new Headers();
           for (const [name, value] of Object.entries(res.headers)) {

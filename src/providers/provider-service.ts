@@ -29,9 +29,14 @@ import {
   ToolgateError,
 } from '../core/index.js';
 import type { McpUpstream, UpstreamCallResult } from '../gate/index.js';
-import type { SandboxProcess, SandboxService } from '../sandbox/index.js';
+import type { ByteBudget, SandboxProcess, SandboxService } from '../sandbox/index.js';
 import { appendEvent, type ProviderRow, type ProviderToolRow, type Store } from '../store/index.js';
-import { type CheckedFetchOptions, checkedFetch } from './checked-fetch.js';
+import {
+  type CheckedFetchOptions,
+  checkedFetch,
+  type EgressMeter,
+  type EgressRefused,
+} from './checked-fetch.js';
 import {
   checkClassification,
   DEFAULT_IDLE_TIMEOUT_MS,
@@ -48,6 +53,8 @@ import {
   type UpstreamPoolOptions,
 } from './upstream-pool.js';
 
+/** Provider connections whose egress meter is kept; past this the oldest is dropped. */
+const MAX_METERS = 10_000;
 export type ProviderToolState = 'unclassified' | 'classified' | 'quarantined' | 'removed';
 
 export interface ProviderToolView {
@@ -116,6 +123,7 @@ export class ProviderService implements McpUpstream {
   readonly #sandbox: Pick<SandboxService, 'start'>;
   readonly #clock: Clock;
   readonly #pool: UpstreamPool;
+  readonly #meters = new Map<string, EgressMeter>();
   readonly #onError: (err: unknown) => void;
   /** Specs by name, read once per provider until it changes in this process. */
   readonly #specs = new Map<string, ProviderSpec>();
@@ -546,7 +554,12 @@ export class ProviderService implements McpUpstream {
   async call(
     def: ToolDefinition,
     args: Record<string, unknown>,
-    call: { readonly sessionId: string; readonly timeoutMs: number },
+    call: {
+      readonly sessionId: string;
+      readonly timeoutMs: number;
+      /** The session's egress budget for this call (HTTP providers charge their bytes to it). */
+      readonly budget?: ByteBudget;
+    },
   ): Promise<UpstreamCallResult> {
     if (def.runtime.kind !== 'mcp') {
       return {
@@ -568,11 +581,14 @@ export class ProviderService implements McpUpstream {
         message: 'the provider of this tool is not registered',
       };
     }
+    const meter = this.#meter(provider, call.sessionId);
+    meter.budget = call.budget ?? null;
+    meter.refusal = null;
     const result = await this.#pool.call(
       {
         provider,
         sessionId: call.sessionId,
-        launch: () => this.#launch(spec),
+        launch: () => this.#launch(spec, meter),
         idleMs: spec.idle_timeout_ms ?? DEFAULT_IDLE_TIMEOUT_MS,
       },
       tool,
@@ -589,23 +605,44 @@ export class ProviderService implements McpUpstream {
         .finally(() => this.#refreshing.delete(provider));
     }
     if (result.ok) return { ok: true, result: result.result };
+    // Refused on its way out (budget, secret): that is the answer, whatever the client made of it.
+    // (Set by the fetch during the call: not the null assigned above.)
+    const refused = meter.refusal as EgressRefused | null;
+    if (refused)
+      return { ok: false, code: refused.code, rule: refused.rule, message: refused.message };
     return { ok: false, code: result.code, rule: result.rule, message: result.message };
   }
 
   /** Ends the upstream processes of a gate session (its MCP session closed). */
   closeSession(sessionId: string): Promise<void> {
+    for (const key of this.#meters.keys()) {
+      if (key.endsWith(`\u0000${sessionId}`)) this.#meters.delete(key);
+    }
     return this.#pool.closeSession(sessionId);
+  }
+
+  /** The meter of one provider connection of one gate session (kept while the session is). */
+  #meter(provider: string, sessionId: string): EgressMeter {
+    const key = `${provider}\u0000${sessionId}`;
+    let meter = this.#meters.get(key);
+    if (!meter) {
+      if (this.#meters.size >= MAX_METERS)
+        this.#meters.delete(this.#meters.keys().next().value as string);
+      meter = { budget: null, refusal: null };
+      this.#meters.set(key, meter);
+    }
+    return meter;
   }
 
   close(): Promise<void> {
     return this.#pool.close();
   }
 
-  async #launch(spec: ProviderSpec): Promise<UpstreamLink> {
+  async #launch(spec: ProviderSpec, meter: EgressMeter | null = null): Promise<UpstreamLink> {
     if (spec.transport === 'http') {
       const url = spec.url ?? '';
       const transport = new StreamableHTTPClientTransport(new URL(url), {
-        fetch: checkedFetch(url, this.#http),
+        fetch: checkedFetch(url, this.#http, meter),
       });
       let ended: () => void = () => {};
       const done = new Promise<void>((resolve) => {

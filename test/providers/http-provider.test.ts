@@ -15,6 +15,7 @@ import { McpServer } from '@modelcontextprotocol/sdk/server/mcp.js';
 import { StreamableHTTPServerTransport } from '@modelcontextprotocol/sdk/server/streamableHttp.js';
 import { z } from 'zod';
 import type { Actor } from '../../src/core/index.js';
+import { openStore } from '../../src/store/index.js';
 import { openToolgate, type Toolgate } from '../../src/toolgate.js';
 import { backends } from '../support/backends.js';
 import { ROOT } from '../support/cli.js';
@@ -40,6 +41,7 @@ for (const backend of backends()) {
     let server: https.Server;
     let port: number;
     let hits = 0;
+    let url = '';
     const bodies: string[] = [];
 
     before(async () => {
@@ -71,6 +73,7 @@ for (const backend of backends()) {
       port = (server.address() as AddressInfo).port;
       const fresh = await backend.fresh();
       drop = fresh.drop;
+      url = fresh.url;
       tg = await openToolgate({
         db: fresh.url,
         providers: {
@@ -100,6 +103,13 @@ for (const backend of backends()) {
             },
           },
           { kind: 'Grant', spec: { agent: 'remote-bot', capabilities: ['records:read'] } },
+          { kind: 'Agent', spec: { id: 'frugal', owner: 'qa', budgets: { egress_bytes: 60 } } },
+          { kind: 'Grant', spec: { agent: 'frugal', capabilities: ['records:read'] } },
+          {
+            kind: 'Agent',
+            spec: { id: 'roomy', owner: 'qa', budgets: { egress_bytes: 1_000_000 } },
+          },
+          { kind: 'Grant', spec: { agent: 'roomy', capabilities: ['records:read'] } },
         ],
         admin,
       );
@@ -158,6 +168,35 @@ for (const backend of backends()) {
       assert.ok(!bodies.some((b) => b.includes(secret)), 'the secret never reached the upstream');
       const benign = await tg.gate.invoke(ctx, 'lookup', { key: 'k2' });
       assert.equal(benign.kind, 'allow', JSON.stringify(benign));
+    });
+
+    test('the connection’s bytes count against the session’s egress budget; a spent budget stops the call', async () => {
+      const roomy = await tg.sessions.open('roomy');
+      const ok = await tg.gate.invoke({ agentId: 'roomy', sessionId: roomy.id }, 'lookup', {
+        key: 'k3',
+      });
+      assert.equal(ok.kind, 'allow', JSON.stringify(ok));
+      const store = await openStore(url);
+      try {
+        const row = await store.db
+          .selectFrom('sessions')
+          .select('egress_bytes')
+          .where('id', '=', roomy.id)
+          .executeTakeFirstOrThrow();
+        // At least this call's request and answer (the connection's set-up too).
+        assert.ok(Number(row.egress_bytes) > 200, `charged ${row.egress_bytes} bytes`);
+      } finally {
+        await store.close();
+      }
+      const before = hits;
+      const frugal = await tg.sessions.open('frugal');
+      const cut = await tg.gate.invoke({ agentId: 'frugal', sessionId: frugal.id }, 'lookup', {
+        key: 'k4',
+      });
+      assert.equal(cut.kind, 'deny', JSON.stringify(cut));
+      assert.equal(cut.kind === 'deny' ? cut.code : '', 'BUDGET_EXCEEDED');
+      assert.equal(cut.kind === 'deny' ? cut.rule : '', 'egress.budget');
+      assert.equal(hits, before, 'a budget too small for the first request sends nothing');
     });
 
     test('a provider host that resolves to a private or metadata address is never reached', async () => {
