@@ -53,8 +53,13 @@ import {
   type UpstreamPoolOptions,
 } from './upstream-pool.js';
 
-/** Provider connections whose egress meter is kept; past this the oldest is dropped. */
-const MAX_METERS = 10_000;
+/**
+ * Provider connections whose egress meter is kept (each a few bytes; they go when their session
+ * closes). Past this the oldest is dropped, and a connection still holding it then charges nothing
+ * until it is reopened: far above any live session count, it bounds memory only.
+ */
+const MAX_METERS = 100_000;
+
 export type ProviderToolState = 'unclassified' | 'classified' | 'quarantined' | 'removed';
 
 export interface ProviderToolView {
