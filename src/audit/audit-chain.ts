@@ -55,13 +55,23 @@ export async function readHead(db: Kysely<Database> | Transaction<Database>): Pr
 
 /** Gives each row its seq, prev_hash and hash; pure, so it can run outside any lock. */
 export function chainRows(head: ChainHead, rows: readonly UnchainedRow[]): NewAuditRow[] {
+  return linkInPlace(
+    head,
+    rows.map((row) => ({ ...row })),
+  );
+}
+
+/** chainRows on rows the caller owns: each is completed where it is, and returned. */
+function linkInPlace(head: ChainHead, rows: UnchainedRow[]): NewAuditRow[] {
   let prev = head.hash;
-  return rows.map((row, i) => {
-    const linked = { ...row, seq: head.seq + 1 + i, prev_hash: prev };
-    const hash = recordHash(linked);
-    prev = hash;
-    return { ...linked, hash };
+  rows.forEach((row, i) => {
+    const linked = row as Record<string, unknown>;
+    linked.seq = head.seq + 1 + i;
+    linked.prev_hash = prev;
+    prev = recordHash(linked);
+    linked.hash = prev;
   });
+  return rows as unknown as NewAuditRow[];
 }
 
 /**
@@ -186,21 +196,20 @@ export function appendChainedSqlite(
     const run = database.transaction(
       (batch: UnchainedRow[], rawRows: readonly RawArgumentsRow[]) => {
         const last = head.get() as { seq: number | bigint; hash: string } | undefined;
-        let seq = last ? Number(last.seq) : 0;
-        let prev = last ? String(last.hash) : GENESIS_PREV_HASH;
+        const chained = linkInPlace(
+          last
+            ? { seq: Number(last.seq), hash: String(last.hash) }
+            : { seq: 0, hash: GENESIS_PREV_HASH },
+          batch,
+        );
         const values = new Array<unknown>(COLUMNS.length);
-        for (const row of batch) {
-          const linked = row as Record<string, unknown>;
-          seq += 1;
-          linked.seq = seq;
-          linked.prev_hash = prev;
-          prev = recordHash(linked);
-          linked.hash = prev;
-          for (let i = 0; i < COLUMNS.length; i++) values[i] = linked[COLUMNS[i] as string] ?? null;
+        for (const row of chained) {
+          for (let i = 0; i < COLUMNS.length; i++)
+            values[i] = row[COLUMNS[i] as keyof NewAuditRow] ?? null;
           insert.run(values);
         }
         for (const r of rawRows) insertRaw.run(r.call_id, r.at, r.args);
-        return batch as unknown as NewAuditRow[];
+        return chained;
       },
     );
     append = (batch, rawRows, sync) => {

@@ -3,9 +3,9 @@
  * stdin, its result as JSON on stdout, run through the driver its `sandbox.isolation` names.
  * Arguments never reach a command line. Anything but a JSON document on stdout is a failure.
  */
-import { existsSync, realpathSync, statSync } from 'node:fs';
+import { realpathSync, statSync } from 'node:fs';
 import type { ToolDefinition } from '../catalog/index.js';
-import { commandCodeHash } from './code-hash.js';
+import { codeFiles, commandCodeHash } from './code-hash.js';
 import type { RunOutcome } from './run-outcome.js';
 import type { DriverName, ReadOnlyBind, RunSpec } from './run-spec.js';
 
@@ -43,17 +43,10 @@ const SYSTEM_PREFIXES = ['/usr/', '/bin/', '/sbin/', '/lib/', '/lib64/', '/etc/'
  * directories, each bound read-only at its own path (the file only, never its folder).
  */
 export function toolFileBinds(argv: readonly string[]): ReadOnlyBind[] {
-  const binds: ReadOnlyBind[] = [];
-  for (const arg of argv) {
-    if (!arg.startsWith('/') || SYSTEM_PREFIXES.some((p) => arg.startsWith(p))) continue;
-    if (binds.some((b) => b.source === arg)) continue;
-    try {
-      if (existsSync(arg) && statSync(arg).isFile()) binds.push({ source: arg, target: arg });
-    } catch {
-      // Unreadable: the run fails with the program's own error.
-    }
-  }
-  return binds;
+  // The same files code_hash covers, less those the sandbox's root already shows.
+  return codeFiles(argv)
+    .filter((file) => !SYSTEM_PREFIXES.some((p) => file.startsWith(p)))
+    .map((file) => ({ source: file, target: file }));
 }
 
 /**
