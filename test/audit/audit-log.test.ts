@@ -25,6 +25,7 @@ import { appendEvent, openStore } from '../../src/store/index.js';
 import { openToolgate, type Toolgate } from '../../src/toolgate.js';
 import { backends } from '../support/backends.js';
 import { ROOT } from '../support/cli.js';
+import { deniedRecord } from '../support/fixtures.js';
 
 const ADMIN_TOKEN = 'audit-test-admin-token-0123456789abcdef';
 const admin = { id: 'test-admin', via: 'library' } as const;
@@ -182,21 +183,8 @@ for (const backend of backends()) {
                 checkpointIntervalMs: 0,
               }),
           );
-          const rec = (i: number) => ({
-            kind: 'call.denied' as const,
-            at: new Date(),
-            callId: `c-${i}`,
-            sessionId: null,
-            runId: null,
-            agentId: 'a',
-            userId: null,
-            toolId: null,
-            toolVersion: null,
-            argsHash: null,
-            argsRedacted: { i },
-            decision: 'deny' as const,
-            durationMs: Math.random(),
-          });
+          const rec = (i: number) =>
+            deniedRecord(`c-${i}`, i, { agentId: 'a', durationMs: Math.random() });
           await Promise.all([
             ...Array.from({ length: 200 }, (_, i) =>
               (logs[i % 2] as AuditLog).writer.append(rec(i)),

@@ -14,25 +14,12 @@ import { isToolgateError } from '../../src/core/index.js';
 import { appendEvent, openStore, type Store } from '../../src/store/index.js';
 import { openToolgate, type Toolgate } from '../../src/toolgate.js';
 import { backends } from '../support/backends.js';
+import { deniedRecord } from '../support/fixtures.js';
 
 const admin = { id: 'test-admin', via: 'library' } as const;
 
 function record(i: number): AuditRecord {
-  return {
-    kind: 'call.denied',
-    at: new Date(),
-    callId: `call_test_${i}`,
-    sessionId: null,
-    runId: null,
-    agentId: 'agent-a',
-    userId: null,
-    toolId: null,
-    toolVersion: null,
-    argsHash: null,
-    argsRedacted: { i },
-    decision: 'deny',
-    message: `denied ${i}`,
-  };
+  return deniedRecord(`call_test_${i}`, i, { message: `denied ${i}` });
 }
 
 async function writeOwn(tg: Toolgate, from: number, n: number): Promise<void> {

@@ -15,24 +15,12 @@ import { promisify } from 'node:util';
 import { AuditWriter } from '../../src/audit/audit-writer.js';
 import { AuditLog, type AuditRecord } from '../../src/audit/index.js';
 import { openStore, type Store } from '../../src/store/index.js';
+import { deniedRecord } from '../support/fixtures.js';
 
 const realSync = promisify(fdatasync);
 
 function record(i: number): AuditRecord {
-  return {
-    kind: 'call.denied',
-    at: new Date(),
-    callId: `call_durability_${i}`,
-    sessionId: null,
-    runId: null,
-    agentId: 'agent-a',
-    userId: null,
-    toolId: null,
-    toolVersion: null,
-    argsHash: null,
-    argsRedacted: { i },
-    decision: 'deny',
-  };
+  return deniedRecord(`call_durability_${i}`, i);
 }
 
 describe('audit writer durability on SQLite', () => {

@@ -5,12 +5,12 @@
  * by the gate's path policy before anything runs, and the tool itself cannot see the host.
  */
 import assert from 'node:assert/strict';
-import { type ChildProcess, execFile, spawn } from 'node:child_process';
+import type { ChildProcess } from 'node:child_process';
 import { mkdtempSync, rmSync, writeFileSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { after, before, test } from 'node:test';
-import { cleanEnv, ensureBuilt, MAIN, ROOT } from '../support/cli.js';
+import { ensureBuilt, listeningUrl, ROOT, runCli, spawnServe } from '../support/cli.js';
 
 let dir: string;
 let server: ChildProcess;
@@ -18,17 +18,7 @@ let base = '';
 let apiKey = '';
 let session = '';
 
-function cli(args: readonly string[]): Promise<{ code: number; stdout: string; stderr: string }> {
-  return new Promise((resolve) => {
-    execFile(
-      process.execPath,
-      [MAIN, '--db', `sqlite:${join(dir, 'tg.db')}`, '--data-dir', join(dir, 'data'), ...args],
-      { cwd: dir, env: cleanEnv() },
-      (err, stdout, stderr) =>
-        resolve({ code: err ? Number((err as { code?: number }).code ?? 1) : 0, stdout, stderr }),
-    );
-  });
-}
+const cli = (args: readonly string[]) => runCli(dir, args);
 
 async function call(tool: string, args: unknown, key = apiKey, sid = session) {
   const res = await fetch(`${base}/v1/sessions/${sid}/calls`, {
@@ -51,33 +41,8 @@ async function openSession(key: string): Promise<string> {
 before(async () => {
   ensureBuilt();
   dir = mkdtempSync(join(tmpdir(), 'toolgate-demo-tools-'));
-  server = spawn(
-    process.execPath,
-    [
-      MAIN,
-      '--db',
-      `sqlite:${join(dir, 'tg.db')}`,
-      '--data-dir',
-      join(dir, 'data'),
-      'serve',
-      '--demo',
-      '--port',
-      '0',
-    ],
-    { cwd: dir, env: cleanEnv(), stdio: ['ignore', 'pipe', 'pipe'] },
-  );
-  base = await new Promise<string>((resolve, reject) => {
-    let out = '';
-    const timer = setTimeout(() => reject(new Error(`serve did not start: ${out}`)), 20_000);
-    server.stdout?.on('data', (chunk: Buffer) => {
-      out += chunk.toString();
-      const m = /listening on (http:\/\/127\.0\.0\.1:\d+)/.exec(out);
-      if (m?.[1] && out.includes('try:')) {
-        clearTimeout(timer);
-        resolve(m[1]);
-      }
-    });
-  });
+  server = spawnServe(dir);
+  base = await listeningUrl(server);
   const created = await cli(['--json', 'agents', 'create', 'ops-bot']);
   assert.equal(created.code, 0, created.stderr);
   apiKey = (JSON.parse(created.stdout) as { api_key: string }).api_key;

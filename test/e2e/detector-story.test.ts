@@ -11,7 +11,7 @@ import type { AddressInfo } from 'node:net';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { after, before, test } from 'node:test';
-import { cleanEnv, ensureBuilt, MAIN } from '../support/cli.js';
+import { cleanEnv, ensureBuilt, listeningUrl, MAIN } from '../support/cli.js';
 
 let dir = '';
 let server: ChildProcess;
@@ -78,21 +78,7 @@ before(async () => {
     `webhook: { url: "${hook}" }\nread_then_egress: { window_seconds: 300, suspend: true }\n`,
   );
   server = startServe({ TOOLGATE_DETECTORS: join(dir, 'detectors.yaml') });
-  base = await new Promise<string>((resolve, reject) => {
-    let out = '';
-    const timer = setTimeout(() => reject(new Error(`serve did not start: ${out}`)), 20_000);
-    server.stderr?.on('data', (chunk: Buffer) => {
-      out += chunk.toString();
-    });
-    server.stdout?.on('data', (chunk: Buffer) => {
-      out += chunk.toString();
-      const m = /listening on (http:\/\/127\.0\.0\.1:\d+)/.exec(out);
-      if (m?.[1] && out.includes('try:')) {
-        clearTimeout(timer);
-        resolve(m[1]);
-      }
-    });
-  });
+  base = await listeningUrl(server);
   adminToken = readFileSync(join(dir, 'data', 'admin-token'), 'utf8').trim();
   const created = await new Promise<string>((resolve, reject) =>
     execFile(

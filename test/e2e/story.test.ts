@@ -3,12 +3,12 @@
  * agent key from the CLI, an agent over REST, an approval from the CLI honoured by the server.
  */
 import assert from 'node:assert/strict';
-import { type ChildProcess, execFile, spawn } from 'node:child_process';
+import type { ChildProcess } from 'node:child_process';
 import { mkdtempSync, readFileSync, rmSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { after, before, test } from 'node:test';
-import { cleanEnv, ensureBuilt, MAIN } from '../support/cli.js';
+import { ensureBuilt, listeningUrl, runCli, spawnServe } from '../support/cli.js';
 
 let dir: string;
 let server: ChildProcess;
@@ -16,17 +16,7 @@ let base = '';
 let apiKey = '';
 let adminToken = '';
 
-function cli(args: readonly string[]): Promise<{ code: number; stdout: string; stderr: string }> {
-  return new Promise((resolve) => {
-    execFile(
-      process.execPath,
-      [MAIN, '--db', `sqlite:${join(dir, 'tg.db')}`, '--data-dir', join(dir, 'data'), ...args],
-      { cwd: dir, env: cleanEnv() },
-      (err, stdout, stderr) =>
-        resolve({ code: err ? Number((err as { code?: number }).code ?? 1) : 0, stdout, stderr }),
-    );
-  });
-}
+const cli = (args: readonly string[]) => runCli(dir, args);
 
 async function call(method: string, path: string, body?: unknown, token = apiKey) {
   const res = await fetch(`${base}${path}`, {
@@ -43,35 +33,8 @@ async function call(method: string, path: string, body?: unknown, token = apiKey
 before(async () => {
   ensureBuilt();
   dir = mkdtempSync(join(tmpdir(), 'toolgate-story-'));
-  server = spawn(
-    process.execPath,
-    [
-      MAIN,
-      '--db',
-      `sqlite:${join(dir, 'tg.db')}`,
-      '--data-dir',
-      join(dir, 'data'),
-      'serve',
-      '--demo',
-      '--port',
-      '0',
-      '--admin-token-file',
-      join(dir, 'data', 'admin-token'),
-    ],
-    { cwd: dir, env: cleanEnv(), stdio: ['ignore', 'pipe', 'pipe'] },
-  );
-  base = await new Promise<string>((resolve, reject) => {
-    let out = '';
-    const timer = setTimeout(() => reject(new Error(`serve did not start: ${out}`)), 20_000);
-    server.stdout?.on('data', (chunk: Buffer) => {
-      out += chunk.toString();
-      const m = /listening on (http:\/\/127\.0\.0\.1:\d+)/.exec(out);
-      if (m?.[1] && out.includes('try:')) {
-        clearTimeout(timer);
-        resolve(m[1]);
-      }
-    });
-  });
+  server = spawnServe(dir, ['--admin-token-file', join(dir, 'data', 'admin-token')]);
+  base = await listeningUrl(server);
   adminToken = readFileSync(join(dir, 'data', 'admin-token'), 'utf8').trim();
   const created = await cli(['--json', 'agents', 'create', 'support-bot']);
   assert.equal(created.code, 0, created.stderr);

@@ -14,7 +14,7 @@ import { after, before, test } from 'node:test';
 import { Client } from '@modelcontextprotocol/sdk/client/index.js';
 import { StreamableHTTPClientTransport } from '@modelcontextprotocol/sdk/client/streamableHttp.js';
 import type { CallToolResult } from '@modelcontextprotocol/sdk/types.js';
-import { cleanEnv, ensureBuilt, MAIN } from '../support/cli.js';
+import { cleanEnv, ensureBuilt, listeningUrl, MAIN } from '../support/cli.js';
 
 const SESSIONS = Number(process.env.MCP_LOAD_SESSIONS ?? 200);
 const SECONDS = Number(process.env.MCP_LOAD_SECONDS ?? 60);
@@ -38,18 +38,7 @@ before(async () => {
     [MAIN, ...common, 'serve', '--demo', '--port', '0', '--admin-token-file', join(dir, 'admin')],
     { cwd: dir, env: cleanEnv(), stdio: ['ignore', 'pipe', 'pipe'] },
   );
-  base = await new Promise<string>((resolve, reject) => {
-    let out = '';
-    const timer = setTimeout(() => reject(new Error(`serve did not start: ${out}`)), 20_000);
-    server.stdout?.on('data', (chunk: Buffer) => {
-      out += chunk.toString();
-      const m = /listening on (http:\/\/127\.0\.0\.1:\d+)/.exec(out);
-      if (m?.[1] && out.includes('try:')) {
-        clearTimeout(timer);
-        resolve(m[1]);
-      }
-    });
-  });
+  base = await listeningUrl(server);
   // A built-in tool with no rate limit (the demo's have per-run limits), so allowed calls flow
   // for the whole run; support-bot holds docs:read.
   writeFileSync(

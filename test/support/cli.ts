@@ -1,5 +1,5 @@
 /** @module Running the built `toolgate` CLI in tests: build once if stale, then real child processes. */
-import { execFileSync } from 'node:child_process';
+import { type ChildProcess, execFile, execFileSync, spawn } from 'node:child_process';
 import { existsSync, readdirSync, statSync } from 'node:fs';
 import { join } from 'node:path';
 import { fileURLToPath } from 'node:url';
@@ -32,4 +32,60 @@ export function cleanEnv(): NodeJS.ProcessEnv {
   const env: NodeJS.ProcessEnv = { ...process.env };
   for (const key of Object.keys(env)) if (key.startsWith('TOOLGATE_')) delete env[key];
   return env;
+}
+
+/** The CLI pointed at a test folder: its database `tg.db` and its data folder `data`. */
+export function folderArgs(dir: string): string[] {
+  return [MAIN, '--db', `sqlite:${join(dir, 'tg.db')}`, '--data-dir', join(dir, 'data')];
+}
+
+export interface CliRun {
+  readonly code: number;
+  readonly stdout: string;
+  readonly stderr: string;
+}
+
+/** Runs the CLI on a test folder to completion; never rejects (the exit code is in the result). */
+export function runCli(dir: string, args: readonly string[]): Promise<CliRun> {
+  return new Promise((resolve) => {
+    execFile(
+      process.execPath,
+      [...folderArgs(dir), ...args],
+      { cwd: dir, env: cleanEnv() },
+      (err, stdout, stderr) =>
+        resolve({ code: err ? Number((err as { code?: number }).code ?? 1) : 0, stdout, stderr }),
+    );
+  });
+}
+
+/** `serve --demo` on a test folder, on a free loopback port; `extra` goes after `serve`. */
+export function spawnServe(
+  dir: string,
+  extra: readonly string[] = [],
+  env: NodeJS.ProcessEnv = {},
+): ChildProcess {
+  return spawn(process.execPath, [...folderArgs(dir), 'serve', '--demo', '--port', '0', ...extra], {
+    cwd: dir,
+    env: { ...cleanEnv(), ...env },
+    stdio: ['ignore', 'pipe', 'pipe'],
+  });
+}
+
+/** The base URL a `serve` child prints once it listens; rejects after 20 s with what it printed. */
+export function listeningUrl(server: ChildProcess): Promise<string> {
+  return new Promise<string>((resolve, reject) => {
+    let out = '';
+    const timer = setTimeout(() => reject(new Error(`serve did not start: ${out}`)), 20_000);
+    server.stderr?.on('data', (chunk: Buffer) => {
+      out += chunk.toString();
+    });
+    server.stdout?.on('data', (chunk: Buffer) => {
+      out += chunk.toString();
+      const m = /listening on (http:\/\/127\.0\.0\.1:\d+)/.exec(out);
+      if (m?.[1] && out.includes('try:')) {
+        clearTimeout(timer);
+        resolve(m[1]);
+      }
+    });
+  });
 }

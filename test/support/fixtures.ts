@@ -1,4 +1,5 @@
 /** @module Valid tool definitions to start from in tests; each test changes only what it is about. */
+import type { AuditRecord } from '../../src/audit/index.js';
 
 export type Definition = Record<string, unknown>;
 
@@ -81,3 +82,28 @@ export const DEMO_TOOL_IDS = [
   'search_tickets',
   'send_email',
 ];
+
+/** A `call.denied` audit record of agent-a with `{ i }` as its arguments; `extra` overrides fields. */
+export function deniedRecord(
+  callId: string,
+  i: number,
+  extra: Partial<Mutable<AuditRecord>> = {},
+): AuditRecord {
+  return {
+    kind: 'call.denied',
+    at: new Date(),
+    callId,
+    sessionId: null,
+    runId: null,
+    agentId: 'agent-a',
+    userId: null,
+    toolId: null,
+    toolVersion: null,
+    argsHash: null,
+    argsRedacted: { i },
+    decision: 'deny',
+    ...extra,
+  };
+}
+
+type Mutable<T> = { -readonly [K in keyof T]: T[K] };
