@@ -38,6 +38,48 @@ function hostProcessesWith(marker: string): number[] {
   return found;
 }
 
+/**
+ * Waits (≤ 2 s) until no host process carries the marker, then kills what is left so a failing
+ * case leaves nothing running, and returns what it found. Never waits on success.
+ */
+async function leftoverProcesses(marker: string): Promise<number[]> {
+  const deadline = Date.now() + 2_000;
+  let found = hostProcessesWith(marker);
+  while (found.length > 0 && Date.now() < deadline) {
+    await new Promise((r) => setTimeout(r, 50));
+    found = hostProcessesWith(marker);
+  }
+  for (const pid of found) {
+    try {
+      process.kill(pid, 'SIGKILL');
+    } catch {
+      // gone
+    }
+  }
+  return found;
+}
+
+/** The entries of /dev every driver may show: device nodes a program needs, fd links, shm. */
+const DEV_ENTRIES = [
+  'fd',
+  'full',
+  'null',
+  'random',
+  'shm',
+  'stderr',
+  'stdin',
+  'stdout',
+  'tty',
+  'urandom',
+  'zero',
+];
+/**
+ * gVisor's sentry fills /dev with its own emulated devices (never the host's); these extra
+ * entries are its fuse and tun (net/) devices, which need capabilities the tool does not have,
+ * and its pseudo-terminals.
+ */
+const GVISOR_DEV_ENTRIES = ['fuse', 'net', 'ptmx', 'pts'];
+
 export function escapeSuite(runner: SandboxRunner, skips: Skips = {}): void {
   const probe = new HostProbe();
   let dataDir = '';
@@ -154,7 +196,10 @@ export function escapeSuite(runner: SandboxRunner, skips: Skips = {}): void {
         limits: LIMITS,
       });
       assert.equal(out.kind, 'ok', out.stderr);
-      assert.equal(out.stdout, 'euid=65534\nptrace=-1\n');
+      // Never root: the sandbox user (65534, or the process driver's uid of the run).
+      const euid = Number(/^euid=(\d+)\n/.exec(out.stdout)?.[1]);
+      assert.ok(euid === 65_534 || (euid >= 100_000 && euid <= 165_535), out.stdout);
+      assert.match(out.stdout, /\nptrace=-1\n$/);
       const caps = await runner.run({
         argv: [
           'sh',
@@ -238,6 +283,83 @@ export function escapeSuite(runner: SandboxRunner, skips: Skips = {}): void {
       assert.equal(out.kind, 'ok');
       await new Promise((r) => setTimeout(r, 150));
       assert.deepEqual(hostProcessesWith('sleep 9.12'), []);
+    });
+
+    it('a detached process (setsid, nohup, double fork) does not outlive the run', async () => {
+      const out = await runner.run({
+        argv: [
+          'sh',
+          '-c',
+          '(setsid nohup sleep 300.41 >/dev/null 2>&1 < /dev/null &); ' +
+            '(nohup sh -c "sleep 300.42 >/dev/null 2>&1 < /dev/null &" >/dev/null 2>&1 &); ' +
+            'sleep 0.2; echo "{}"',
+        ],
+        limits: LIMITS,
+      });
+      assert.equal(out.kind, 'ok', out.stderr);
+      assert.deepEqual(await leftoverProcesses('sleep 300.4'), []);
+    });
+
+    it('/dev holds only the expected device nodes and is read-only', async () => {
+      const out = await runner.run({
+        // A glob, not ls: gVisor's ls cannot stat its /dev.
+        argv: [
+          'sh',
+          '-c',
+          'for e in /dev/* /dev/.[!.]*; do if [ -e "$e" ] || [ -L "$e" ]; then basename "$e"; fi; done; ' +
+            '(echo x > /dev/planted) 2>/dev/null && echo PLANTED; true',
+        ],
+        limits: LIMITS,
+      });
+      assert.equal(out.kind, 'ok', out.stderr);
+      const entries = out.stdout.trim().split('\n');
+      assert.ok(!entries.includes('PLANTED'), 'a file was created in /dev');
+      const allowed = [...DEV_ENTRIES, ...(runner.name === 'gvisor' ? GVISOR_DEV_ENTRIES : [])];
+      assert.deepEqual(
+        entries.filter((e) => !allowed.includes(e)),
+        [],
+      );
+      assert.ok(entries.includes('null') && entries.includes('urandom'), out.stdout);
+    });
+
+    it('/dev/shm takes no more than the scratch cap, shared with /tmp', async () => {
+      // 2 MiB in the scratch first: /dev/shm may hold at most what is left of the 4 MiB cap.
+      const out = await runner.run({
+        argv: [
+          'sh',
+          '-c',
+          'head -c 2097152 /dev/zero > ./first || exit 3; i=0; while [ $i -lt 64 ]; do ' +
+            'head -c 1048576 /dev/zero > /dev/shm/f$i 2>/dev/null || break; i=$((i+1)); done; ' +
+            'echo $i',
+        ],
+        limits: { ...LIMITS, scratch_mb: 4 },
+      });
+      assert.equal(out.kind, 'ok', `${out.kind}: ${out.stderr}`);
+      assert.ok(Number(out.stdout.trim()) <= 2, `wrote ${out.stdout.trim()} MiB to /dev/shm`);
+    });
+
+    it('cannot run a program copied to /dev/shm (noexec)', async () => {
+      const out = await runner.run({
+        argv: [
+          'sh',
+          '-c',
+          'cp /bin/true /dev/shm/t 2>/dev/null && chmod +x /dev/shm/t && /dev/shm/t && echo EXECUTED; echo done',
+        ],
+        limits: LIMITS,
+      });
+      assert.equal(out.stdout, 'done\n', out.stderr);
+    });
+
+    it('a program may use /dev/shm within the scratch cap, and the next run finds it empty', async () => {
+      const out = await runner.run({
+        argv: ['sh', '-c', 'echo shared > /dev/shm/seg && cat /dev/shm/seg'],
+        limits: LIMITS,
+      });
+      assert.equal(out.kind, 'ok', out.stderr);
+      assert.equal(out.stdout, 'shared\n');
+      const next = await runner.run({ argv: ['ls', '-A', '/dev/shm'], limits: LIMITS });
+      assert.equal(next.kind, 'ok', next.stderr);
+      assert.equal(next.stdout, '');
     });
 
     it('a background process in a new session does not outlive the run', async () => {

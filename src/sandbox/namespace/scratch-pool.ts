@@ -4,10 +4,12 @@
  * be noexec). Mounting costs a process spawn, so a scratch is emptied after its run and kept for
  * the next run of the same size instead of being unmounted. It is reused only once its run's
  * sandbox is gone (its pid namespace, and with it every process that could hold a file, has ended)
- * and it is empty; one that cannot be emptied is unmounted and dropped.
+ * and it is empty; one that cannot be emptied is unmounted and dropped. Each mount holds two
+ * folders, `tmp` (the sandbox's /tmp and cwd) and `shm` (its /dev/shm), so that both draw on the
+ * one size cap and both are noexec.
  */
 import { execFile, execFileSync } from 'node:child_process';
-import { mkdtemp, readdir, rm, rmdir } from 'node:fs/promises';
+import { chmod, mkdir, mkdtemp, readdir, rm, rmdir } from 'node:fs/promises';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { promisify } from 'node:util';
@@ -16,6 +18,12 @@ const run = promisify(execFile);
 const MIB = 1024 * 1024;
 /** Idle scratches kept per size; more are unmounted. */
 const KEEP = 4;
+const PARTS = ['shm', 'tmp'] as const;
+
+/** The folders of a scratch mount that the sandbox sees as /tmp and /dev/shm. */
+export function scratchLayout(dir: string): { readonly tmp: string; readonly shm: string } {
+  return { tmp: join(dir, 'tmp'), shm: join(dir, 'shm') };
+}
 
 export class ScratchPool {
   readonly #free = new Map<number, string[]>();
@@ -30,9 +38,19 @@ export class ScratchPool {
   /** Empties a scratch after its run's sandbox has ended, for the next run; never throws. */
   async release(dir: string, sizeMb: number): Promise<void> {
     try {
-      const entries = await readdir(dir);
-      await Promise.all(entries.map((e) => rm(join(dir, e), { recursive: true, force: true })));
-      if ((await readdir(dir)).length !== 0) throw new Error('scratch not empty');
+      // Only the two folders may be at the top (the sandbox never sees the mount's root).
+      if ((await readdir(dir)).sort().join('/') !== PARTS.join('/'))
+        throw new Error('scratch changed');
+      for (const part of PARTS) {
+        const folder = join(dir, part);
+        const entries = await readdir(folder);
+        await Promise.all(
+          entries.map((e) => rm(join(folder, e), { recursive: true, force: true })),
+        );
+        if ((await readdir(folder)).length !== 0) throw new Error('scratch not empty');
+        // The sandbox may have changed a folder's mode (chmod on /tmp): set it back.
+        await chmod(folder, 0o1777);
+      }
       const free = this.#free.get(sizeMb) ?? [];
       if (free.length < KEEP) {
         free.push(dir);
@@ -68,6 +86,16 @@ export class ScratchPool {
     }
     this.#mounted.add(dir);
     this.#hookExit();
+    try {
+      for (const part of PARTS) {
+        await mkdir(join(dir, part));
+        // Sticky and world-writable like any /tmp: the sandbox user is not the mount's owner.
+        await chmod(join(dir, part), 0o1777);
+      }
+    } catch (err) {
+      await this.#unmount(dir);
+      throw err;
+    }
     return dir;
   }
 

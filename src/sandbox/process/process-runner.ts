@@ -1,24 +1,68 @@
 /**
- * @module The `process` driver: a child process under rlimits only, in its own process group and
- * a fresh scratch directory. It shares the host's filesystem view and network, so the sandbox
- * service allows it only for tools that declare pure computation (no data, no egress).
+ * @module The `process` driver: a child process under rlimits, in new pid, mount and network
+ * namespaces (util-linux unshare) and a fresh scratch directory. It shares the host's filesystem
+ * view, so the sandbox service allows it only for tools that declare pure computation (no data,
+ * no egress). What it guarantees: no network at all (a new network namespace with loopback
+ * down); no process outlives the run (the run is the init of its own pid namespace, which the
+ * kernel empties when it ends; setsid, nohup and double forks do not escape it); no new
+ * privileges; and, when toolgate is root, a host uid of its own per run from a configured range,
+ * so that its process limit counts its own processes only.
  */
-import { mkdtemp, rm } from 'node:fs/promises';
+import { chown, mkdtemp, rm } from 'node:fs/promises';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { DEFAULT_SANDBOX_LIMITS } from '../../catalog/index.js';
 import { findExecutable, NOBODY, runningAsRoot } from '../host-tools.js';
-import { type Launch, runLaunch, startLaunch } from '../launch.js';
+import { type Launch, runPrepared, startLaunch } from '../launch.js';
 import { prlimitArgv } from '../rlimits.js';
 import { driverUnavailable, type RunOutcome } from '../run-outcome.js';
 import { type LongLivedSpec, type RunSpec, sandboxEnv } from '../run-spec.js';
 import type { DriverProbe, SandboxProcess, SandboxRunner } from '../sandbox-runner.js';
+import { type RunUid, RunUidPool, type UidRange, uidRangeFromEnv } from './run-uid-pool.js';
 
-const INSTALL = 'install util-linux (prlimit, setpriv)';
+const INSTALL = 'install util-linux (prlimit, setpriv, unshare)';
+
+/**
+ * The pid namespace's init: runs the tool as its child and exits with its status (128 + signal
+ * when killed), never exec'ing it. A tool that were pid 1 itself would have the kernel ignore
+ * SIGXCPU and SIGXFSZ (init gets no default-action signals), so its CPU and file limits would no
+ * longer end in their own outcomes. The argv arrives as positional parameters, never interpolated.
+ */
+const INIT = '"$@"; exit $?';
+
+interface Tools {
+  readonly prlimit: string;
+  readonly setpriv: string;
+  readonly unshare: string;
+}
+
+function tools(): Tools | null {
+  const prlimit = findExecutable('prlimit');
+  const setpriv = findExecutable('setpriv');
+  const unshare = findExecutable('unshare');
+  return prlimit && setpriv && unshare ? { prlimit, setpriv, unshare } : null;
+}
+
+export interface ProcessRunnerOptions {
+  /** Host uids for runs when toolgate is root; default from TOOLGATE_SANDBOX_UIDS. */
+  readonly uids?: UidRange;
+}
 
 export class ProcessRunner implements SandboxRunner {
   readonly name = 'process' as const;
   #probe: Promise<DriverProbe> | null = null;
+  /** The reason instead, when the configured range is invalid: the driver is then unavailable. */
+  readonly #uids: RunUidPool | string;
+
+  constructor(options: ProcessRunnerOptions = {}) {
+    let pool: RunUidPool | string;
+    try {
+      pool = new RunUidPool(options.uids ?? uidRangeFromEnv());
+    } catch (err) {
+      pool = err instanceof Error ? err.message : String(err);
+    }
+    this.#uids = pool;
+  }
 
   probe(): Promise<DriverProbe> {
     this.#probe ??= this.#doProbe();
@@ -27,35 +71,90 @@ export class ProcessRunner implements SandboxRunner {
 
   async #doProbe(): Promise<DriverProbe> {
     const base = { driver: this.name, install: INSTALL };
-    const prlimit = findExecutable('prlimit');
-    if (!prlimit || !findExecutable('setpriv')) {
-      return { ...base, available: false, detail: 'prlimit or setpriv not found', notes: [] };
+    const found = tools();
+    if (!found) {
+      return {
+        ...base,
+        available: false,
+        detail: 'prlimit, setpriv or unshare not found',
+        notes: [],
+      };
     }
-    const outcome = await this.#run({ argv: ['true'], limits: DEFAULT_SANDBOX_LIMITS }, prlimit);
-    return outcome.kind === 'ok'
-      ? {
-          ...base,
-          available: true,
-          detail: `rlimits via ${prlimit}`,
-          notes: ['host filesystem and network visible: pure computation only'],
-        }
-      : { ...base, available: false, detail: `running true failed: ${outcome.kind}`, notes: [] };
+    if (typeof this.#uids === 'string') {
+      return { ...base, available: false, detail: this.#uids, notes: [] };
+    }
+    const outcome = await this.#run({ argv: ['true'], limits: DEFAULT_SANDBOX_LIMITS }, found);
+    if (outcome.kind !== 'ok') {
+      const why = outcome.kind === 'spawn_failed' ? outcome.reason : outcome.stderr.trim();
+      return { ...base, available: false, detail: `running true failed: ${why}`, notes: [] };
+    }
+    const { first, last } = this.#uids.range;
+    return {
+      ...base,
+      available: true,
+      detail: `rlimits via ${found.prlimit}, namespaces via ${found.unshare}`,
+      notes: [
+        'host filesystem visible: pure computation only',
+        'no network; no process outlives the run (own pid namespace)',
+        runningAsRoot()
+          ? `one host uid per run from ${first}-${last}`
+          : 'toolgate is not root: runs share its uid (and its process limit)',
+      ],
+    };
   }
 
-  async #launch(spec: RunSpec | LongLivedSpec, prlimit: string): Promise<Launch> {
-    const scratch = await mkdtemp(join(tmpdir(), 'toolgate-scratch-'));
+  async #launch(spec: RunSpec | LongLivedSpec, found: Tools): Promise<Launch> {
     const root = runningAsRoot();
+    let runUid: RunUid | null = null;
     if (root) {
-      const { chown } = await import('node:fs/promises');
-      await chown(scratch, NOBODY, NOBODY);
+      if (typeof this.#uids === 'string') throw new Error(this.#uids);
+      runUid = await this.#uids.acquire();
     }
-    // No new privileges: a setuid binary on the host cannot raise the tool's rights.
-    const setpriv = findExecutable('setpriv') ?? 'setpriv';
-    const argv = [
-      setpriv,
-      '--no-new-privs',
+    let scratch: string;
+    try {
+      scratch = await mkdtemp(join(tmpdir(), 'toolgate-scratch-'));
+      if (runUid) await chown(scratch, runUid.uid, NOBODY);
+    } catch (err) {
+      await runUid?.release();
+      throw err;
+    }
+    // setpriv --pdeathsig: unshare dies with toolgate, and --kill-child takes the namespace's
+    // init (and with it every process of the run) along. Without root, a user namespace is what
+    // lets unshare make the others.
+    const namespaces = [
+      found.setpriv,
+      '--pdeathsig',
+      'KILL',
       '--',
-      ...prlimitArgv(spec.limits, prlimit),
+      found.unshare,
+      ...(root ? [] : ['--user']),
+      '--pid',
+      '--fork',
+      '--kill-child',
+      '--mount-proc',
+      '--net',
+      '--',
+    ];
+    // The uid change clears the parent-death signal: set it again after, so the init still dies
+    // with unshare. No new privileges: a setuid binary on the host cannot raise the tool's rights.
+    const drop = [
+      found.setpriv,
+      ...(runUid
+        ? ['--reuid', String(runUid.uid), '--regid', String(NOBODY), '--clear-groups']
+        : []),
+      '--no-new-privs',
+      '--pdeathsig',
+      'KILL',
+      '--',
+    ];
+    const argv = [
+      ...namespaces,
+      ...drop,
+      ...prlimitArgv(spec.limits, found.prlimit),
+      '/bin/sh',
+      '-c',
+      INIT,
+      'toolgate-init',
       ...spec.argv,
     ];
     const [command, ...args] = argv as [string, ...string[]];
@@ -68,19 +167,29 @@ export class ProcessRunner implements SandboxRunner {
         TMPDIR: scratch,
       },
       cwd: scratch,
-      // Root bypasses RLIMIT_NPROC: drop to nobody so the process limit holds.
-      ...(root ? { uid: NOBODY, gid: NOBODY } : {}),
-      cleanup: () => rm(scratch, { recursive: true, force: true }).catch(() => undefined),
+      cleanup: async () => {
+        await rm(scratch, { recursive: true, force: true }).catch(() => undefined);
+        // Released after the run: its pid namespace has ended (or, when killed, is ending; the
+        // pool passes over a uid whose processes are still there).
+        await runUid?.release();
+      },
     };
   }
 
-  async #run(spec: RunSpec, prlimit: string): Promise<RunOutcome> {
-    return runLaunch(this.name, await this.#launch(spec, prlimit), spec.limits, spec.stdin);
+  async #run(spec: RunSpec, found: Tools): Promise<RunOutcome> {
+    return runPrepared(
+      this.name,
+      () => this.#launch(spec, found),
+      spec,
+      'claim a sandbox uid and scratch',
+    );
   }
 
   async run(spec: RunSpec): Promise<RunOutcome> {
     const probe = await this.probe();
-    if (!probe.available) return driverUnavailable(this.name, probe.detail, probe.install);
+    const found = tools();
+    if (!probe.available || !found)
+      return driverUnavailable(this.name, probe.detail, probe.install);
     // The host filesystem is visible as it is: a bind can only be honoured at its own path.
     const moved =
       (spec.binds ?? []).some((b) => b.source !== b.target) ||
@@ -88,20 +197,21 @@ export class ProcessRunner implements SandboxRunner {
     if (spec.egressSocket !== undefined || moved) {
       return driverUnavailable(
         this.name,
-        'the process driver cannot move files or bridge egress (no mount or network namespace)',
+        'the process driver cannot move files or bridge egress (it has no network and no mounts of its own)',
         'use the namespace or gvisor isolation',
       );
     }
-    return this.#run(spec, findExecutable('prlimit') ?? 'prlimit');
+    return this.#run(spec, found);
   }
 
   async start(spec: LongLivedSpec): Promise<SandboxProcess> {
     const probe = await this.probe();
-    if (!probe.available) throw new Error(`process driver unavailable: ${probe.detail}`);
+    const found = tools();
+    if (!probe.available || !found) throw new Error(`process driver unavailable: ${probe.detail}`);
     if ((spec.writableBinds ?? []).length > 0) {
       throw new Error('the process driver cannot mount a writable folder');
     }
-    const launch = await this.#launch(spec, findExecutable('prlimit') ?? 'prlimit');
+    const launch = await this.#launch(spec, found);
     return startLaunch(this.name, launch, spec.limits, spec.wallTimeMs);
   }
 }
