@@ -9,6 +9,7 @@ import { type ChildProcess, spawn } from 'node:child_process';
 import { readFileSync } from 'node:fs';
 import { after, describe, test } from 'node:test';
 import {
+  GvisorRunner,
   NamespaceRunner,
   ProcessRunner,
   type SandboxProcess,
@@ -44,11 +45,19 @@ async function hold(runner: SandboxRunner): Promise<SandboxProcess> {
 describe('the process limit belongs to one run', { concurrency: 1 }, () => {
   const processes = new ProcessRunner();
 
-  for (const holderRunner of [new NamespaceRunner(), new ProcessRunner()]) {
-    test(`a fork bomb held in a ${holderRunner.name} run does not stop a concurrent process-driver run`, async () => {
+  /** Holder driver → the driver of the concurrent run that must still get its 8 processes. */
+  const pairs: readonly [SandboxRunner, SandboxRunner][] = [
+    [new NamespaceRunner(), processes],
+    [new GvisorRunner(), processes],
+    [new ProcessRunner(), processes],
+    [new ProcessRunner(), new NamespaceRunner()],
+    [new ProcessRunner(), new GvisorRunner()],
+  ];
+  for (const [holderRunner, victim] of pairs) {
+    test(`a fork bomb held in a ${holderRunner.name} run does not stop a concurrent ${victim.name} run`, async () => {
       const holder = await hold(holderRunner);
       try {
-        const out = await processes.run({
+        const out = await victim.run({
           argv: ['sh', '-c', NEEDS_EIGHT],
           limits: { ...LIMITS, processes: 16 },
         });
