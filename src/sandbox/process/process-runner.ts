@@ -24,8 +24,8 @@ const INSTALL = 'install util-linux (prlimit, setpriv, unshare)';
 
 /**
  * The pid namespace's init: runs the tool as its child and exits with its status (128 + signal
- * when killed), never exec'ing it. A tool that were pid 1 itself would have the kernel ignore
- * SIGXCPU and SIGXFSZ (init gets no default-action signals), so its CPU and file limits would no
+ * when killed), never exec'ing it. Were the tool pid 1 itself, the kernel would ignore its
+ * SIGXCPU and SIGXFSZ (init gets no default-action signals), and its CPU and file limits would no
  * longer end in their own outcomes. The argv arrives as positional parameters, never interpolated.
  */
 const INIT = '"$@"; exit $?';
