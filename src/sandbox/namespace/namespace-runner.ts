@@ -1,8 +1,8 @@
 /**
  * @module The `namespace` driver: bubblewrap with new user, pid, ipc, uts, net, cgroup and mount
- * namespaces, a read-only root of system directories, a size-capped noexec scratch, uid/gid
- * 65534, every capability dropped, a new session, and death with its parent; rlimits are set
- * inside by prlimit. When toolgate runs as root, bwrap itself runs as the host's nobody, so the
+ * namespaces, a read-only root of system directories and device nodes, a size-capped noexec
+ * scratch (also its /dev/shm), uid/gid 65534, every capability dropped, a new session, and death
+ * with its parent; rlimits are set inside by prlimit. When toolgate runs as root, bwrap itself runs as the host's nobody, so the
  * sandbox user maps to an unprivileged host user rather than to root.
  */
 import { DEFAULT_SANDBOX_LIMITS } from '../../catalog/index.js';
@@ -60,8 +60,14 @@ export class NamespaceRunner implements SandboxRunner {
       available: true,
       detail: `${bwrap}`,
       notes: this.#hostScratch
-        ? ['scratch: per-run tmpfs, size-capped, noexec, nosuid, nodev']
-        : ['scratch: bwrap tmpfs, size-capped, nosuid, nodev — NOT noexec (toolgate is not root)'],
+        ? [
+            'scratch: per-run tmpfs, size-capped, noexec, nosuid, nodev',
+            '/dev: read-only, device nodes only; /dev/shm on the scratch (its cap, noexec)',
+          ]
+        : [
+            'scratch: bwrap tmpfs, size-capped, nosuid, nodev — NOT noexec (toolgate is not root)',
+            '/dev: read-only, device nodes only; no /dev/shm (toolgate is not root)',
+          ],
     };
   }
 
