@@ -2,8 +2,8 @@
  * @module The `namespace` driver: bubblewrap with new user, pid, ipc, uts, net, cgroup and mount
  * namespaces, a read-only root of system directories and device nodes, a size-capped noexec
  * scratch (also its /dev/shm), uid/gid 65534, every capability dropped, a new session, and death
- * with its parent; rlimits are set inside by prlimit. When toolgate runs as root, bwrap itself runs as the host's nobody, so the
- * sandbox user maps to an unprivileged host user rather than to root.
+ * with its parent; rlimits are set inside by prlimit. When toolgate runs as root, bwrap itself
+ * runs as the host's nobody, so the sandbox user maps to an unprivileged host user, not root.
  */
 import { DEFAULT_SANDBOX_LIMITS } from '../../catalog/index.js';
 import { withEgressBridge } from '../egress-bridge.js';
