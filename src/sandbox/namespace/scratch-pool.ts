@@ -13,6 +13,7 @@ import { chmod, mkdir, mkdtemp, readdir, rm, rmdir } from 'node:fs/promises';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { promisify } from 'node:util';
+import { NOBODY } from '../host-tools.js';
 
 const run = promisify(execFile);
 const MIB = 1024 * 1024;
@@ -77,7 +78,10 @@ export class ScratchPool {
 
   async #mount(sizeMb: number): Promise<string> {
     const dir = await mkdtemp(join(tmpdir(), 'toolgate-ns-'));
-    const options = `size=${sizeMb * MIB},noexec,nosuid,nodev,mode=1777`;
+    // The mount's root lets only root and the sandbox group (bwrap runs as nobody) pass: the host
+    // path is in the mount table, and no other user or sandbox (a process-driver run has a group
+    // of its own) may reach a namespace run's /tmp or /dev/shm through it.
+    const options = `size=${sizeMb * MIB},noexec,nosuid,nodev,mode=0710,uid=0,gid=${NOBODY}`;
     try {
       await run('mount', ['-t', 'tmpfs', '-o', options, 'toolgate-scratch', dir]);
     } catch (err) {

@@ -1,18 +1,19 @@
 /**
  * @module The `process` driver: a child process under rlimits, in new pid, mount and network
- * namespaces (util-linux unshare) and a fresh scratch directory. It shares the host's filesystem
- * view, so the sandbox service allows it only for tools that declare pure computation (no data,
- * no egress). What it guarantees: no network at all (a new network namespace with loopback
- * down); no process outlives the run (the run is the init of its own pid namespace, which the
- * kernel empties when it ends; setsid, nohup and double forks do not escape it); no new
- * privileges; and, when toolgate is root, a host uid of its own per run from a configured range,
- * so that its process limit counts its own processes only.
+ * namespaces (util-linux unshare) and a fresh scratch. It shares the host's filesystem view, so
+ * the sandbox service allows it only for tools that declare pure computation (no data, no
+ * egress). What it guarantees: no network at all (a new network namespace with loopback down);
+ * no process outlives the run (the run is the init of its own pid namespace, which the kernel
+ * empties when it ends; setsid, nohup and double forks do not escape it); no new privileges; and,
+ * when toolgate is root, a host uid of its own per run from a configured range, so that its
+ * process limit counts its own processes only, and a private size-capped noexec tmpfs as its
+ * scratch and /dev/shm.
  */
-import { chown, mkdtemp, rm } from 'node:fs/promises';
+import { mkdtemp, rm } from 'node:fs/promises';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { DEFAULT_SANDBOX_LIMITS } from '../../catalog/index.js';
-import { findExecutable, NOBODY, runningAsRoot } from '../host-tools.js';
+import { findExecutable, runningAsRoot } from '../host-tools.js';
 import { type Launch, runPrepared, startLaunch } from '../launch.js';
 import { prlimitArgv } from '../rlimits.js';
 import { driverUnavailable, type RunOutcome } from '../run-outcome.js';
@@ -29,6 +30,26 @@ const INSTALL = 'install util-linux (prlimit, setpriv, unshare)';
  * longer end in their own outcomes. The argv arrives as positional parameters, never interpolated.
  */
 const INIT = '"$@"; exit $?';
+
+/**
+ * Run as root inside the new mount namespace, before the uid is dropped: mounts the run's scratch,
+ * a tmpfs (size-capped, noexec, nosuid, nodev) on the empty host folder `$1`, private to the
+ * namespace (the host sees the folder empty), with `tmp` for cwd/HOME/TMPDIR and `shm` bound on
+ * /dev/shm, so the host's own /dev/shm (memory, no cap) is out of reach and both draw on one cap.
+ * Any failure ends the run before the tool starts.
+ */
+const SETUP = [
+  'set -e',
+  'mount -t tmpfs -o "size=$2,noexec,nosuid,nodev,mode=0755" toolgate-scratch "$1"',
+  'mkdir -m 1777 "$1/tmp" "$1/shm"',
+  'if [ -d /dev/shm ]; then mount --bind "$1/shm" /dev/shm; fi',
+  // cd sets OLDPWD, which would reach the tool's environment: it gets the allow-list only.
+  'cd "$1/tmp"',
+  'unset OLDPWD',
+  'shift 2',
+  'exec "$@"',
+].join('\n');
+const MIB = 1024 * 1024;
 
 interface Tools {
   readonly prlimit: string;
@@ -96,9 +117,15 @@ export class ProcessRunner implements SandboxRunner {
       notes: [
         'host filesystem visible: pure computation only',
         'no network; no process outlives the run (own pid namespace)',
-        runningAsRoot()
-          ? `one host uid per run from ${first}-${last}`
-          : 'toolgate is not root: runs share its uid (and its process limit)',
+        ...(runningAsRoot()
+          ? [
+              `one host uid per run from ${first}-${last}`,
+              'scratch and /dev/shm: private tmpfs, size-capped, noexec, nosuid, nodev',
+            ]
+          : [
+              'toolgate is not root: runs share its uid (and its process limit)',
+              "toolgate is not root: scratch is a host folder without a size cap, /dev/shm the host's",
+            ]),
       ],
     };
   }
@@ -113,11 +140,16 @@ export class ProcessRunner implements SandboxRunner {
     let scratch: string;
     try {
       scratch = await mkdtemp(join(tmpdir(), 'toolgate-scratch-'));
-      if (runUid) await chown(scratch, runUid.uid, NOBODY);
     } catch (err) {
       await runUid?.release();
       throw err;
     }
+    // With root the scratch is a private tmpfs mounted on this folder (SETUP); without, it is the
+    // folder itself, on the host's filesystem, with no size cap but RLIMIT_FSIZE.
+    const cwd = root ? join(scratch, 'tmp') : scratch;
+    const setup = root
+      ? ['/bin/sh', '-c', SETUP, 'toolgate-setup', scratch, String(spec.limits.scratch_mb * MIB)]
+      : [];
     // setpriv --pdeathsig: unshare dies with toolgate, and --kill-child takes the namespace's
     // init (and with it every process of the run) along. Without root, a user namespace is what
     // lets unshare make the others.
@@ -135,12 +167,13 @@ export class ProcessRunner implements SandboxRunner {
       '--net',
       '--',
     ];
-    // The uid change clears the parent-death signal: set it again after, so the init still dies
+    // A gid of its own too: the sandbox group (65534) may pass into namespace runs' scratches and
+    // staged binds. The uid change clears the parent-death signal: set it again after, so the init still dies
     // with unshare. No new privileges: a setuid binary on the host cannot raise the tool's rights.
     const drop = [
       found.setpriv,
       ...(runUid
-        ? ['--reuid', String(runUid.uid), '--regid', String(NOBODY), '--clear-groups']
+        ? ['--reuid', String(runUid.uid), '--regid', String(runUid.uid), '--clear-groups']
         : []),
       '--no-new-privs',
       '--pdeathsig',
@@ -149,6 +182,7 @@ export class ProcessRunner implements SandboxRunner {
     ];
     const argv = [
       ...namespaces,
+      ...setup,
       ...drop,
       ...prlimitArgv(spec.limits, found.prlimit),
       '/bin/sh',
@@ -163,11 +197,12 @@ export class ProcessRunner implements SandboxRunner {
       args,
       env: {
         ...sandboxEnv({ ...(spec.env ? { env: spec.env } : {}) }),
-        HOME: scratch,
-        TMPDIR: scratch,
+        HOME: cwd,
+        TMPDIR: cwd,
       },
       cwd: scratch,
       cleanup: async () => {
+        // With root the folder is empty here (its tmpfs went with the mount namespace).
         await rm(scratch, { recursive: true, force: true }).catch(() => undefined);
         // Released after the run: its pid namespace has ended (or, when killed, is ending; the
         // pool passes over a uid whose processes are still there).
