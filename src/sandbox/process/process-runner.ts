@@ -21,7 +21,7 @@ import { type LongLivedSpec, type RunSpec, sandboxEnv } from '../run-spec.js';
 import type { DriverProbe, SandboxProcess, SandboxRunner } from '../sandbox-runner.js';
 import { type RunUid, RunUidPool, type UidRange, uidRangeFromEnv } from './run-uid-pool.js';
 
-const INSTALL = 'install util-linux (prlimit, setpriv, unshare)';
+const INSTALL = 'install util-linux (prlimit, setpriv, unshare, mount) and coreutils';
 
 /**
  * The pid namespace's init: runs the tool as its child and exits with its status (128 + signal
@@ -40,13 +40,15 @@ const INIT = '"$@"; exit $?';
  */
 const SETUP = [
   'set -e',
-  'mount -t tmpfs -o "size=$2,noexec,nosuid,nodev,mode=0755" toolgate-scratch "$1"',
-  'mkdir -m 1777 "$1/tmp" "$1/shm"',
-  'if [ -d /dev/shm ]; then mount --bind "$1/shm" /dev/shm; fi',
+  // mount and mkdir by the absolute paths toolgate found ($3, $4): this shell is root and runs
+  // with the tool's environment, so nothing here is looked up on its PATH.
+  '"$3" -t tmpfs -o "size=$2,noexec,nosuid,nodev,mode=0755" toolgate-scratch "$1"',
+  '"$4" -m 1777 "$1/tmp" "$1/shm"',
+  'if [ -d /dev/shm ]; then "$3" --bind "$1/shm" /dev/shm; fi',
   // cd sets OLDPWD, which would reach the tool's environment: it gets the allow-list only.
   'cd "$1/tmp"',
   'unset OLDPWD',
-  'shift 2',
+  'shift 4',
   'exec "$@"',
 ].join('\n');
 const MIB = 1024 * 1024;
@@ -55,13 +57,19 @@ interface Tools {
   readonly prlimit: string;
   readonly setpriv: string;
   readonly unshare: string;
+  readonly mount: string;
+  readonly mkdir: string;
 }
 
 function tools(): Tools | null {
   const prlimit = findExecutable('prlimit');
   const setpriv = findExecutable('setpriv');
   const unshare = findExecutable('unshare');
-  return prlimit && setpriv && unshare ? { prlimit, setpriv, unshare } : null;
+  const mount = findExecutable('mount');
+  const mkdir = findExecutable('mkdir');
+  return prlimit && setpriv && unshare && mount && mkdir
+    ? { prlimit, setpriv, unshare, mount, mkdir }
+    : null;
 }
 
 export interface ProcessRunnerOptions {
@@ -97,7 +105,7 @@ export class ProcessRunner implements SandboxRunner {
       return {
         ...base,
         available: false,
-        detail: 'prlimit, setpriv or unshare not found',
+        detail: 'prlimit, setpriv, unshare, mount or mkdir not found',
         notes: [],
       };
     }
@@ -148,7 +156,16 @@ export class ProcessRunner implements SandboxRunner {
     // folder itself, on the host's filesystem, with no size cap but RLIMIT_FSIZE.
     const cwd = root ? join(scratch, 'tmp') : scratch;
     const setup = root
-      ? ['/bin/sh', '-c', SETUP, 'toolgate-setup', scratch, String(spec.limits.scratch_mb * MIB)]
+      ? [
+          '/bin/sh',
+          '-c',
+          SETUP,
+          'toolgate-setup',
+          scratch,
+          String(spec.limits.scratch_mb * MIB),
+          found.mount,
+          found.mkdir,
+        ]
       : [];
     // setpriv --pdeathsig: unshare dies with toolgate, and --kill-child takes the namespace's
     // init (and with it every process of the run) along. Without root, a user namespace is what
