@@ -11,7 +11,7 @@ import {
 import { AuditLog, DEFAULT_ORIGIN, generateNoteSigner, type NoteSigner } from './audit/index.js';
 import { CatalogService, Discovery } from './catalog/index.js';
 import { ApplyService, ChangeDesk } from './config/index.js';
-import type { Clock } from './core/index.js';
+import { type Clock, systemActor, systemClock } from './core/index.js';
 import {
   CredentialBroker,
   configuredMasterKey,
@@ -40,7 +40,14 @@ import { PolicyService } from './policy/index.js';
 import { type CheckedFetchOptions, ProviderService } from './providers/index.js';
 import { ReportService } from './reports/index.js';
 import { EgressProxy, HttpToolRunner, SandboxService } from './sandbox/index.js';
-import { DEFAULT_DB_URL, listEvents, openStore, readRevisions, type Store } from './store/index.js';
+import {
+  appendEvent,
+  DEFAULT_DB_URL,
+  listEvents,
+  openStore,
+  readRevisions,
+  type Store,
+} from './store/index.js';
 
 export interface Toolgate {
   readonly store: Pick<Store, 'dialect' | 'location' | 'ping'>;
@@ -54,6 +61,11 @@ export interface Toolgate {
   readonly gate: Gate;
   /** An agent's identity from a bearer credential (API key, or JWT when configured), or null. */
   authenticate(token: string): Promise<JwtIdentity | null>;
+  /**
+   * Writes a security event (a refused Origin, a session presented by another principal…) to the
+   * events table and the audit chain; fronts call it for refusals no service sees.
+   */
+  securityEvent(action: string, subject: string, details: Record<string, unknown>): Promise<void>;
   readonly config: ApplyService;
   /** Four-eyes changes: privileged grants and irreversible tools waiting for approvers. */
   readonly changes: ChangeDesk;
@@ -263,10 +275,14 @@ export async function openToolgate(options: ToolgateOptions = {}): Promise<Toolg
       // A valid token for an agent toolgate does not know, or has disabled, is no identity.
       if (!identity) return null;
       const known = await agents.get(identity.agentId).catch(() => null);
-      return known?.enabled ? identity : null;
+      if (!known?.enabled) return null;
+      // Nor is a token acting for a user toolgate has disabled (an API key naming them is
+      // refused when the session opens; see SessionService.capabilities).
+      if (identity.user && (await users.disabled(identity.user.id))) return null;
+      return identity;
     }
-    const agentId = await keys.verify(token);
-    return agentId ? { agentId } : null;
+    const key = await keys.verifyKey(token);
+    return key ? { agentId: key.agentId, credential: `key:${key.keyId}` } : null;
   };
   return {
     store,
@@ -275,6 +291,12 @@ export async function openToolgate(options: ToolgateOptions = {}): Promise<Toolg
     agents,
     keys,
     authenticate,
+    securityEvent: (action, subject, details) =>
+      appendEvent(store.db, systemActor('security'), (options.clock ?? systemClock)(), {
+        action,
+        subject,
+        details,
+      }),
     users,
     sessions,
     approvals,
