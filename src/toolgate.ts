@@ -2,7 +2,7 @@
  * @module The composition root: opens the store and wires the services every front uses. Fronts
  * (REST, CLI, MCP) get a `Toolgate` and never touch the store themselves.
  */
-import { ApprovalSigner } from './approvals/index.js';
+import { ApprovalSigner, SecondFactorGuard } from './approvals/index.js';
 import {
   DetectorEngine,
   type DetectorsConfigInput,
@@ -69,6 +69,8 @@ export interface Toolgate {
   readonly config: ApplyService;
   /** Four-eyes changes: privileged grants and irreversible tools waiting for approvers. */
   readonly changes: ChangeDesk;
+  /** Approvers' second-factor attempts: backoff, lockout, and the admin unlock. */
+  readonly secondFactor: Pick<SecondFactorGuard, 'state' | 'unlock'>;
   /** Sandbox drivers: `command` tools run here; `doctor()` reports what works on this host. */
   readonly sandbox: SandboxService;
   /** Upstream MCP providers: register, refresh, classify; the gate forwards `mcp` tools here. */
@@ -172,11 +174,14 @@ export async function openToolgate(options: ToolgateOptions = {}): Promise<Toolg
   const agents = new AgentService(store, clock);
   const users = new UserService(store.db, options.clock);
   const sessions = new SessionService(store, catalog, agents, users, options.clock);
+  // One attempt counter per approver for both desks (and, through the store, every replica).
+  const secondFactor = new SecondFactorGuard(store.db, clock);
   const approvals = new ApprovalDesk(
     store.db,
     options.approvalSigner ?? ApprovalSigner.generate(),
     {
       ...clock,
+      secondFactor,
       ...(options.approverTotpSecrets ? { totpSecrets: options.approverTotpSecrets } : {}),
     },
   );
@@ -259,6 +264,7 @@ export async function openToolgate(options: ToolgateOptions = {}): Promise<Toolg
   await detectors?.start();
   const changes = new ChangeDesk(store.db, catalog, agents, {
     ...clock,
+    secondFactor,
     ...(options.approverTotpSecrets ? { totpSecrets: options.approverTotpSecrets } : {}),
   });
   catalog.setChangeRequester(async (trx, tool, required, actor) => {
@@ -302,6 +308,7 @@ export async function openToolgate(options: ToolgateOptions = {}): Promise<Toolg
     approvals,
     gate,
     changes,
+    secondFactor,
     config,
     sandbox,
     providers,

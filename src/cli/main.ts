@@ -605,9 +605,9 @@ changes
     })(),
   );
 
-program
-  .command('approvers')
-  .description('people who approve calls')
+const approvers = program.command('approvers').description('people who approve calls');
+
+approvers
   .command('enroll <id>')
   .description(
     "create an approver's second factor (TOTP); prints the secret and an otpauth URI once",
@@ -628,6 +628,32 @@ program
       process.exitCode = reportError(err, out.json);
     }
   });
+
+approvers
+  .command('status <id>')
+  .description("an approver's second-factor state: consecutive failures, backoff, lockout")
+  .action((id: string) =>
+    withToolgate(async (tg, out) => {
+      const s = await tg.secondFactor.state(id);
+      out.result(s, () =>
+        s.locked_until
+          ? `${id}: locked until ${s.locked_until} after ${s.failures} failed codes`
+          : `${id}: ${s.failures} failed codes${s.next_attempt_at ? `, next attempt at ${s.next_attempt_at}` : ''}`,
+      );
+    })(),
+  );
+
+approvers
+  .command('unlock <id>')
+  .description(
+    "clear an approver's failed second-factor codes and lockout (audited); the way out of a lockout",
+  )
+  .action((id: string) =>
+    withToolgate(async (tg, out) => {
+      const s = await tg.secondFactor.unlock(id, actor);
+      out.result(s, () => `${id}: unlocked`);
+    })(),
+  );
 
 const approvals = program.command('approvals').description('calls waiting for a human decision');
 
