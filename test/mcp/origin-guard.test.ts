@@ -6,7 +6,10 @@
  * work. Raw HTTP for the header attacks, the official SDK client for the benign neighbours.
  */
 import assert from 'node:assert/strict';
+import { mkdtempSync, rmSync } from 'node:fs';
 import { request } from 'node:http';
+import { tmpdir } from 'node:os';
+import { join } from 'node:path';
 import { after, before, describe, test } from 'node:test';
 import { Client } from '@modelcontextprotocol/sdk/client/index.js';
 import { StreamableHTTPClientTransport } from '@modelcontextprotocol/sdk/client/streamableHttp.js';
@@ -17,6 +20,7 @@ import { originPolicy } from '../../src/mcp/index.js';
 import { openStore, type Store } from '../../src/store/index.js';
 import { openToolgate, type Toolgate } from '../../src/toolgate.js';
 import { backends } from '../support/backends.js';
+import { ensureBuilt, listeningUrl, runCli, spawnServe } from '../support/cli.js';
 import { validTool } from '../support/fixtures.js';
 
 const admin: Actor = { id: 'admin', via: 'library' };
@@ -216,5 +220,50 @@ describe('/mcp Origin and Host validation', () => {
     assert.throws(() => originPolicy(['https://console.example.com/path']), /allowed origin/);
     assert.throws(() => originPolicy(['ftp://x.example']), /http or https/);
     assert.throws(() => originPolicy([], ['evil.example/x']), /allowed host/);
+  });
+});
+
+describe('toolgate serve: --allowed-origins / TOOLGATE_ALLOWED_ORIGINS', () => {
+  let dir: string;
+  before(() => {
+    ensureBuilt();
+    dir = mkdtempSync(join(tmpdir(), 'toolgate-origin-serve-'));
+  });
+  after(() => rmSync(dir, { recursive: true, force: true, maxRetries: 5, retryDelay: 50 }));
+
+  test('a malformed entry stops serve before it listens, naming the entry', async () => {
+    const run = await runCli(dir, [
+      '--json',
+      'serve',
+      '--port',
+      '0',
+      '--allowed-origins',
+      'https://console.example.com/app',
+    ]);
+    assert.equal(run.code, 1);
+    const out = JSON.parse(run.stdout || run.stderr) as {
+      error: { code: string; message: string };
+    };
+    assert.equal(out.error.code, 'INPUT_INVALID');
+    assert.match(out.error.message, /console\.example\.com\/app/);
+  });
+
+  test('the environment variable configures a running gateway: the listed origin passes, others get 403', async () => {
+    const server = spawnServe(dir, [], { TOOLGATE_ALLOWED_ORIGINS: 'https://console.example.com' });
+    try {
+      const url = await listeningUrl(server);
+      const post = (origin: string) =>
+        fetch(`${url}/mcp`, {
+          method: 'POST',
+          headers: { origin, 'content-type': 'application/json' },
+          body: INITIALIZE,
+        });
+      // No token: an allowed origin gets as far as authentication (401), a foreign one is 403.
+      assert.equal((await post('https://console.example.com')).status, 401);
+      assert.equal((await post('https://evil.example')).status, 403);
+    } finally {
+      server.kill('SIGTERM');
+      await new Promise((r) => server.once('exit', r));
+    }
   });
 });
