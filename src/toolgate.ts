@@ -2,7 +2,7 @@
  * @module The composition root: opens the store and wires the services every front uses. Fronts
  * (REST, CLI, MCP) get a `Toolgate` and never touch the store themselves.
  */
-import { ApprovalSigner } from './approvals/index.js';
+import { ApprovalSigner, SecondFactorGuard } from './approvals/index.js';
 import {
   DetectorEngine,
   type DetectorsConfigInput,
@@ -11,7 +11,7 @@ import {
 import { AuditLog, DEFAULT_ORIGIN, generateNoteSigner, type NoteSigner } from './audit/index.js';
 import { CatalogService, Discovery } from './catalog/index.js';
 import { ApplyService, ChangeDesk } from './config/index.js';
-import type { Clock } from './core/index.js';
+import { type Clock, systemActor, systemClock } from './core/index.js';
 import {
   CredentialBroker,
   configuredMasterKey,
@@ -40,7 +40,14 @@ import { PolicyService } from './policy/index.js';
 import { type CheckedFetchOptions, ProviderService } from './providers/index.js';
 import { ReportService } from './reports/index.js';
 import { EgressProxy, HttpToolRunner, SandboxService } from './sandbox/index.js';
-import { DEFAULT_DB_URL, listEvents, openStore, readRevisions, type Store } from './store/index.js';
+import {
+  appendEvent,
+  DEFAULT_DB_URL,
+  listEvents,
+  openStore,
+  readRevisions,
+  type Store,
+} from './store/index.js';
 
 export interface Toolgate {
   readonly store: Pick<Store, 'dialect' | 'location' | 'ping'>;
@@ -54,9 +61,16 @@ export interface Toolgate {
   readonly gate: Gate;
   /** An agent's identity from a bearer credential (API key, or JWT when configured), or null. */
   authenticate(token: string): Promise<JwtIdentity | null>;
+  /**
+   * Writes a security event (a refused Origin, a session presented by another principal…) to the
+   * events table and the audit chain; fronts call it for refusals no service sees.
+   */
+  securityEvent(action: string, subject: string, details: Record<string, unknown>): Promise<void>;
   readonly config: ApplyService;
   /** Four-eyes changes: privileged grants and irreversible tools waiting for approvers. */
   readonly changes: ChangeDesk;
+  /** Approvers' second-factor attempts: backoff, lockout, and the admin unlock. */
+  readonly secondFactor: Pick<SecondFactorGuard, 'state' | 'unlock'>;
   /** Sandbox drivers: `command` tools run here; `doctor()` reports what works on this host. */
   readonly sandbox: SandboxService;
   /** Upstream MCP providers: register, refresh, classify; the gate forwards `mcp` tools here. */
@@ -160,11 +174,14 @@ export async function openToolgate(options: ToolgateOptions = {}): Promise<Toolg
   const agents = new AgentService(store, clock);
   const users = new UserService(store.db, options.clock);
   const sessions = new SessionService(store, catalog, agents, users, options.clock);
+  // One attempt counter per approver for both desks (and, through the store, every replica).
+  const secondFactor = new SecondFactorGuard(store.db, clock);
   const approvals = new ApprovalDesk(
     store.db,
     options.approvalSigner ?? ApprovalSigner.generate(),
     {
       ...clock,
+      secondFactor,
       ...(options.approverTotpSecrets ? { totpSecrets: options.approverTotpSecrets } : {}),
     },
   );
@@ -247,6 +264,7 @@ export async function openToolgate(options: ToolgateOptions = {}): Promise<Toolg
   await detectors?.start();
   const changes = new ChangeDesk(store.db, catalog, agents, {
     ...clock,
+    secondFactor,
     ...(options.approverTotpSecrets ? { totpSecrets: options.approverTotpSecrets } : {}),
   });
   catalog.setChangeRequester(async (trx, tool, required, actor) => {
@@ -263,10 +281,14 @@ export async function openToolgate(options: ToolgateOptions = {}): Promise<Toolg
       // A valid token for an agent toolgate does not know, or has disabled, is no identity.
       if (!identity) return null;
       const known = await agents.get(identity.agentId).catch(() => null);
-      return known?.enabled ? identity : null;
+      if (!known?.enabled) return null;
+      // Nor is a token acting for a user toolgate has disabled (an API key naming them is
+      // refused when the session opens; see SessionService.capabilities).
+      if (identity.user && (await users.disabled(identity.user.id))) return null;
+      return identity;
     }
-    const agentId = await keys.verify(token);
-    return agentId ? { agentId } : null;
+    const key = await keys.verifyKey(token);
+    return key ? { agentId: key.agentId, credential: `key:${key.keyId}` } : null;
   };
   return {
     store,
@@ -275,11 +297,18 @@ export async function openToolgate(options: ToolgateOptions = {}): Promise<Toolg
     agents,
     keys,
     authenticate,
+    securityEvent: (action, subject, details) =>
+      appendEvent(store.db, systemActor('security'), (options.clock ?? systemClock)(), {
+        action,
+        subject,
+        details,
+      }),
     users,
     sessions,
     approvals,
     gate,
     changes,
+    secondFactor,
     config,
     sandbox,
     providers,

@@ -15,5 +15,11 @@ export {
   ApprovalSigner,
   argumentsHash,
 } from './approval-token.js';
+export {
+  DEFAULT_SECOND_FACTOR_LIMITS,
+  SecondFactorGuard,
+  type SecondFactorLimits,
+  type SecondFactorState,
+} from './second-factor-guard.js';
 export type { TotpVerification } from './totp.js';
 export { generateTotpSecret, totpAt, totpUri, verifyTotp } from './totp.js';

@@ -83,6 +83,11 @@ export function verifyTotp(
   return { ok: false, reason: replayed ? 'replayed' : 'invalid' };
 }
 
+/** Whether `code` has the shape of a code at all (checked before an attempt is counted). */
+export function isTotpCodeShaped(code: unknown): code is string {
+  return isSixAsciiDigits(code);
+}
+
 /** Exactly six characters 0–9; other Unicode digits, signs, spaces and numbers are refused. */
 function isSixAsciiDigits(code: unknown): code is string {
   if (typeof code !== 'string' || code.length !== DIGITS) return false;

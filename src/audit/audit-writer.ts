@@ -21,6 +21,8 @@ export type AuditKind =
   | 'call.post'
   | 'call.denied'
   | 'call.pending_approval'
+  /** An idempotency key answered with a finished call's result; nothing ran (issue 11). */
+  | 'call.replayed'
   | 'alert';
 
 export interface AuditRecord {

@@ -31,6 +31,14 @@ const VERSION = (
 ).version;
 
 /** Parses an integer option within bounds; anything else is a usage error, never NaN. */
+/** A comma-separated option value as its trimmed, non-empty parts. */
+function splitList(value: string | undefined): string[] {
+  return (value ?? '')
+    .split(',')
+    .map((v) => v.trim())
+    .filter((v) => v !== '');
+}
+
 function int(min: number, max: number): (value: string) => number {
   return (value) => {
     const n = Number(value);
@@ -165,6 +173,18 @@ program
       .default(1_048_576)
       .argParser(int(1024, 1_073_741_824)),
   )
+  .addOption(
+    new Option(
+      '--allowed-origins <origins>',
+      'comma-separated browser origins (scheme://host[:port]) allowed at /mcp besides loopback ones',
+    ).env('TOOLGATE_ALLOWED_ORIGINS'),
+  )
+  .addOption(
+    new Option(
+      '--allowed-hosts <hosts>',
+      'comma-separated Host names (or host:port) /mcp answers besides loopback names',
+    ).env('TOOLGATE_ALLOWED_HOSTS'),
+  )
   .action(
     async (opts: {
       host: string;
@@ -172,6 +192,8 @@ program
       demo?: boolean;
       adminTokenFile: string;
       bodyLimit: number;
+      allowedOrigins?: string;
+      allowedHosts?: string;
     }) => {
       const globals = program.opts<GlobalOptions>();
       try {
@@ -186,6 +208,8 @@ program
           adminTokenFile: opts.adminTokenFile,
           bodyLimit: opts.bodyLimit,
           version: VERSION,
+          allowedOrigins: splitList(opts.allowedOrigins),
+          allowedHosts: splitList(opts.allowedHosts),
         });
       } catch (err) {
         process.exitCode = reportError(err, globals.json === true);
@@ -581,9 +605,9 @@ changes
     })(),
   );
 
-program
-  .command('approvers')
-  .description('people who approve calls')
+const approvers = program.command('approvers').description('people who approve calls');
+
+approvers
   .command('enroll <id>')
   .description(
     "create an approver's second factor (TOTP); prints the secret and an otpauth URI once",
@@ -604,6 +628,32 @@ program
       process.exitCode = reportError(err, out.json);
     }
   });
+
+approvers
+  .command('status <id>')
+  .description("an approver's second-factor state: consecutive failures, backoff, lockout")
+  .action((id: string) =>
+    withToolgate(async (tg, out) => {
+      const s = await tg.secondFactor.state(id);
+      out.result(s, () =>
+        s.locked_until
+          ? `${id}: locked until ${s.locked_until} after ${s.failures} failed codes`
+          : `${id}: ${s.failures} failed codes${s.next_attempt_at ? `, next attempt at ${s.next_attempt_at}` : ''}`,
+      );
+    })(),
+  );
+
+approvers
+  .command('unlock <id>')
+  .description(
+    "clear an approver's failed second-factor codes and lockout (audited); the way out of a lockout",
+  )
+  .action((id: string) =>
+    withToolgate(async (tg, out) => {
+      const s = await tg.secondFactor.unlock(id, actor);
+      out.result(s, () => `${id}: unlocked`);
+    })(),
+  );
 
 const approvals = program.command('approvals').description('calls waiting for a human decision');
 

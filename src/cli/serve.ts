@@ -9,6 +9,7 @@ import { ToolgateError } from '../core/index.js';
 import { loadMasterKey } from '../credentials/index.js';
 import { buildServer } from '../http/index.js';
 import { checkAdminTokenStrength, loadOrCreateAdminToken } from '../identity/index.js';
+import { type OriginPolicy, originPolicy } from '../mcp/index.js';
 import { openToolgate, type Toolgate } from '../toolgate.js';
 import {
   approvalSigner,
@@ -27,6 +28,9 @@ export interface ServeOptions {
   readonly adminTokenFile: string;
   readonly bodyLimit: number;
   readonly version: string;
+  /** Origins and Hosts /mcp accepts besides loopback ones (DNS-rebinding and CSRF defence). */
+  readonly allowedOrigins?: readonly string[];
+  readonly allowedHosts?: readonly string[];
 }
 
 export const DEMO_CATALOG = fileURLToPath(new URL('../../demo/catalog.yaml', import.meta.url));
@@ -54,6 +58,12 @@ export async function serve(options: ServeOptions): Promise<void> {
   }
   if (!Number.isInteger(options.bodyLimit) || options.bodyLimit < 1024) {
     throw usage(`--body-limit must be an integer of at least 1024 bytes, got ${options.bodyLimit}`);
+  }
+  let origins: OriginPolicy;
+  try {
+    origins = originPolicy(options.allowedOrigins ?? [], options.allowedHosts ?? []);
+  } catch (err) {
+    throw usage(err instanceof Error ? err.message : String(err));
   }
   const fromEnv = process.env.TOOLGATE_ADMIN_TOKEN;
   let admin: { token: string; created: boolean };
@@ -114,6 +124,7 @@ export async function serve(options: ServeOptions): Promise<void> {
       bodyLimit: options.bodyLimit,
       version: options.version,
       logger: { level: process.env.TOOLGATE_LOG_LEVEL ?? 'warn' },
+      mcp: { originPolicy: origins },
     });
     const running = tg;
     const server = app;

@@ -6,11 +6,16 @@
  */
 import { randomBytes } from 'node:crypto';
 import type { Kysely, Transaction } from 'kysely';
-import { verifyTotp } from '../approvals/index.js';
+import { SecondFactorGuard } from '../approvals/index.js';
 import { approversNeeded, type CatalogService, type ToolDefinition } from '../catalog/index.js';
 import { type Actor, type Clock, problem, systemClock, ToolgateError } from '../core/index.js';
 import type { AgentService } from '../identity/index.js';
-import { appendEvent, type ChangeRequestRow, type Database, lastTotpStep } from '../store/index.js';
+import {
+  appendEvent,
+  type ChangeRequestRow,
+  type Database,
+  isUniqueViolation,
+} from '../store/index.js';
 
 export interface ChangeView {
   readonly id: string;
@@ -31,18 +36,27 @@ export class ChangeDesk {
   readonly #agents: AgentService;
   readonly #clock: Clock;
   readonly #totpSecrets: ReadonlyMap<string, string>;
+  /** Per-approver attempt counter, backoff and lockout, shared with the approval desk. */
+  readonly #secondFactor: SecondFactorGuard;
 
   constructor(
     db: Kysely<Database>,
     catalog: CatalogService,
     agents: AgentService,
-    options: { clock?: Clock; totpSecrets?: ReadonlyMap<string, string> } = {},
+    options: {
+      clock?: Clock;
+      totpSecrets?: ReadonlyMap<string, string>;
+      secondFactor?: SecondFactorGuard;
+    } = {},
   ) {
     this.#db = db;
     this.#catalog = catalog;
     this.#agents = agents;
     this.#clock = options.clock ?? systemClock;
     this.#totpSecrets = options.totpSecrets ?? new Map();
+    this.#secondFactor =
+      options.secondFactor ??
+      new SecondFactorGuard(db, options.clock ? { clock: options.clock } : {});
   }
 
   /** Capabilities that unlock gated tools, with the approvers each needs (the largest need wins). */
@@ -136,15 +150,12 @@ export class ChangeDesk {
       );
     const now = this.#clock();
     const approver: Actor = { id: approverId, via: 'cli' };
-    await this.#db.transaction().execute(async (trx) => {
+    // Checked before the transaction: a failed code must stay counted when nothing is approved.
+    // A reuse racing past this check fails on the unique (approver, step) index instead.
+    const step = await this.#secondFactor.verify(approverId, secret, totp, 'change.totp');
+    const check = { step };
+    const approveInTransaction = this.#db.transaction().execute(async (trx) => {
       const row = await this.#pending(trx, id);
-      const lastStep = await lastTotpStep(trx, approverId);
-      const check = verifyTotp(secret, totp, now, lastStep);
-      if (!check.ok) {
-        throw new ToolgateError('INPUT_INVALID', `second factor ${check.reason}`, {
-          problems: [problem('/totp', `second factor ${check.reason}`, 'change.totp')],
-        });
-      }
       const already = await trx
         .selectFrom('change_approvals')
         .select('approver_id')
@@ -185,6 +196,17 @@ export class ChangeDesk {
         );
       }
     });
+    try {
+      await approveInTransaction;
+    } catch (err) {
+      // Two approvals racing with one code: the unique (approver, step) index lets one through.
+      if (isUniqueViolation(err)) {
+        throw new ToolgateError('INPUT_INVALID', 'second factor replayed', {
+          problems: [problem('/totp', 'second factor replayed', 'change.totp')],
+        });
+      }
+      throw err;
+    }
     const applied = await this.get(id);
     if (applied.status === 'applied') {
       const row = await this.#db

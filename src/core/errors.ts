@@ -182,6 +182,12 @@ export const ERROR_CODES = {
     jsonRpc: -32052,
     summary: 'The provider tool is not in a state this operation accepts (absent, removed).',
   },
+  // Issue 11: second factors are rate-limited per approver, in the store every replica shares.
+  SECOND_FACTOR_LOCKED: {
+    http: 429,
+    jsonRpc: -32060,
+    summary: "The approver's second factor is in backoff or locked after failed codes.",
+  },
 } as const satisfies Record<string, { http: number; jsonRpc: number; summary: string }>;
 
 export type ErrorCode = keyof typeof ERROR_CODES;
@@ -239,6 +245,12 @@ export interface ErrorDetails {
   PROVIDER_NOT_FOUND: { provider: string };
   PROVIDER_UNAVAILABLE: { provider: string; reason: string };
   PROVIDER_TOOL_STATE: { provider: string; tool: string; state: string | null };
+  SECOND_FACTOR_LOCKED: {
+    approver: string;
+    reason: 'backoff' | 'locked';
+    retryAfterSeconds: number;
+    failures: number;
+  };
 }
 
 /** Names a secret (never its value). */

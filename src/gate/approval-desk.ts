@@ -6,15 +6,13 @@
  */
 import { randomBytes } from 'node:crypto';
 import type { Kysely } from 'kysely';
-import { type ApprovalBinding, type ApprovalSigner, verifyTotp } from '../approvals/index.js';
-import { type Actor, type Clock, problem, systemClock, ToolgateError } from '../core/index.js';
 import {
-  type ApprovalRow,
-  appendEvent,
-  type Database,
-  isUniqueViolation,
-  lastTotpStep,
-} from '../store/index.js';
+  type ApprovalBinding,
+  type ApprovalSigner,
+  SecondFactorGuard,
+} from '../approvals/index.js';
+import { type Actor, type Clock, problem, systemClock, ToolgateError } from '../core/index.js';
+import { type ApprovalRow, appendEvent, type Database, isUniqueViolation } from '../store/index.js';
 import type { RenderedCall } from './decision.js';
 
 export interface ApprovalView {
@@ -58,17 +56,26 @@ export class ApprovalDesk {
   readonly #clock: Clock;
   /** Second-factor secrets of approvers, by approver id (base32 TOTP secrets). */
   readonly #totpSecrets: ReadonlyMap<string, string>;
+  /** Per-approver attempt counter, backoff and lockout, shared with the change desk. */
+  readonly #secondFactor: SecondFactorGuard;
 
   constructor(
     db: Kysely<Database>,
     /** The signer, or how to load it: loaded on first use, so read-only commands create no key. */
     signer: ApprovalSigner | (() => ApprovalSigner),
-    options: { clock?: Clock; totpSecrets?: ReadonlyMap<string, string> } = {},
+    options: {
+      clock?: Clock;
+      totpSecrets?: ReadonlyMap<string, string>;
+      secondFactor?: SecondFactorGuard;
+    } = {},
   ) {
     this.#db = db;
     this.#signerSource = signer;
     this.#clock = options.clock ?? systemClock;
     this.#totpSecrets = options.totpSecrets ?? new Map();
+    this.#secondFactor =
+      options.secondFactor ??
+      new SecondFactorGuard(db, options.clock ? { clock: options.clock } : {});
   }
 
   /**
@@ -181,14 +188,12 @@ export class ApprovalDesk {
           {},
         );
       }
-      const lastStep = await lastTotpStep(this.#db, approver.id);
-      const check = verifyTotp(secret, options.totp, now, lastStep);
-      if (!check.ok) {
-        throw new ToolgateError('INPUT_INVALID', `second factor ${check.reason}`, {
-          problems: [problem('/totp', `second factor ${check.reason}`, 'approval.totp')],
-        });
-      }
-      totpStep = check.step;
+      totpStep = await this.#secondFactor.verify(
+        approver.id,
+        secret,
+        options.totp,
+        'approval.totp',
+      );
     }
     const { token, claims } = this.#signer().issue(bindingOf(row), TOKEN_TTL_S, now);
     const approveInTransaction = this.#db.transaction().execute(async (trx) => {

@@ -69,6 +69,7 @@ import {
   type McpToolResult,
   type RenderedCall,
 } from './decision.js';
+import { idempotencyScope } from './idempotency-scope.js';
 import type { InlineExecutor } from './inline-executor.js';
 import {
   checkSpentBudgets,
@@ -77,10 +78,14 @@ import {
   takeRateLimits,
 } from './limits.js';
 import { redactArguments } from './redaction.js';
+import type { SessionPrincipal } from './session-principal.js';
 import type { SessionService, SessionTool } from './session-service.js';
 
-/** Who is calling: an authenticated agent in one of its sessions. */
-export interface CallContext {
+/**
+ * Who is calling: an authenticated principal (agent, and the credential and token user the front
+ * verified) in one of its sessions. The session must have been opened by the same principal.
+ */
+export interface CallContext extends SessionPrincipal {
   readonly agentId: string;
   readonly sessionId: string;
   /** The model behind the agent, as the agent reports it (audited, not trusted). */
@@ -295,17 +300,17 @@ export class Gate {
     return value;
   }
 
-  async #session(sessionId: string, agentId: string): Promise<SessionRow> {
+  async #session(sessionId: string, who: SessionPrincipal): Promise<SessionRow> {
     const cached = this.#sessionRows.get(sessionId);
-    if (cached) return this.#d.sessions.usable(cached, sessionId, agentId);
+    if (cached) return this.#d.sessions.admit(cached, sessionId, who);
     return this.#cached(this.#sessionRows, sessionId, () =>
-      this.#d.sessions.require(sessionId, agentId),
+      this.#d.sessions.require(sessionId, who),
     );
   }
 
   /** The session as stored now: for decisions on counters other processes may have moved. */
-  async #freshSession(sessionId: string, agentId: string): Promise<SessionRow> {
-    const row = await this.#d.sessions.require(sessionId, agentId);
+  async #freshSession(sessionId: string, who: SessionPrincipal): Promise<SessionRow> {
+    const row = await this.#d.sessions.require(sessionId, who);
     if (this.#sessionRows.has(sessionId)) this.#sessionRows.set(sessionId, row);
     return row;
   }
@@ -354,7 +359,7 @@ export class Gate {
     const callId = timeOrderedId('call_');
     const started = performance.now();
     await this.#refresh();
-    let session = await this.#session(ctx.sessionId, ctx.agentId);
+    let session = await this.#session(ctx.sessionId, ctx);
     const now = this.#clock();
     const base = {
       at: now,
@@ -533,7 +538,7 @@ export class Gate {
     if (policy?.appliesTo({ id: detail.id, action_class: def.action_class, tags: def.tags })) {
       // Policies that test the session's counters decide on their stored values.
       if (policy.readsSessionCounters !== false) {
-        session = await this.#freshSession(ctx.sessionId, ctx.agentId);
+        session = await this.#freshSession(ctx.sessionId, ctx);
       }
       const user = !session.user_id
         ? null
@@ -599,6 +604,18 @@ export class Gate {
     // A replayed result or a refusal ends the call; a free key lets it go on.
     const settle = async (claimed: IdempotencyOutcome): Promise<GateDecision | null> => {
       if (claimed.kind === 'replay') {
+        // A replay runs nothing, but it is a call the principal made and was answered: audited.
+        await this.#audit.append({
+          ...base,
+          kind: 'call.replayed',
+          toolId: detail.id,
+          toolVersion: detail.version,
+          argsHash,
+          argsRedacted: redactArguments(callArgs),
+          decision: 'allow',
+          rule: 'idempotency.replay',
+          details: { replayed_call_id: claimed.callId },
+        });
         return {
           kind: 'allow',
           callId: claimed.callId,
@@ -640,7 +657,7 @@ export class Gate {
           ref,
         );
       }
-      idemKey = `${ctx.agentId}|${detail.id}|${options.idempotencyKey}`;
+      idemKey = idempotencyScope(ctx.agentId, session.user_id, detail.id, options.idempotencyKey);
       const claimed = await this.#lookupIdempotency(idemKey, argsHash);
       const settled = await settle(claimed);
       if (settled) return settled;
@@ -712,7 +729,7 @@ export class Gate {
     // retry does.
     const budgets: SessionBudgets = agent.budgets;
     if (budgets.egress_bytes !== undefined || budgets.spend_cents !== undefined) {
-      session = await this.#freshSession(ctx.sessionId, ctx.agentId);
+      session = await this.#freshSession(ctx.sessionId, ctx);
     }
     const spent = checkSpentBudgets(session, budgets);
     if (!spent.ok)

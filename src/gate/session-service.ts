@@ -9,6 +9,12 @@ import type { CatalogService, ToolVersionDetail } from '../catalog/index.js';
 import { type Clock, problem, systemClock, ToolgateError } from '../core/index.js';
 import type { AgentService, AgentTier, AgentView, UserService } from '../identity/index.js';
 import { bumpIdentityRevision, type SessionRow, type Store } from '../store/index.js';
+import {
+  asPrincipal,
+  auditPrincipalMismatch,
+  principalMatches,
+  type SessionPrincipal,
+} from './session-principal.js';
 
 export interface SessionTool {
   readonly id: string;
@@ -40,6 +46,8 @@ export interface OpenSessionOptions {
   readonly runId?: string;
   /** Seconds; default 8 hours, at most 7 days. */
   readonly ttlSeconds?: number;
+  /** The credential that authenticated the opener; every later request must present it. */
+  readonly credential?: string;
 }
 
 const TIER_RANK: Record<AgentTier, number> = { public: 0, restricted: 1, privileged: 2 };
@@ -126,6 +134,10 @@ export class SessionService {
       throw new ToolgateError('AGENT_NOT_FOUND', `no agent ${agentId}`, { agentId });
     const caps = new Set(agent.capabilities);
     if (userId !== null) {
+      // A token vouches for its user's permissions, but never for a user an admin disabled.
+      if (tokenPermissions !== null && (await this.#users.disabled(userId))) {
+        throw new ToolgateError('USER_NOT_FOUND', `no enabled user ${userId}`, { userId });
+      }
       // The token's statement of the user's permissions, else the configured user's.
       const permissions = tokenPermissions ?? (await loadUser(userId)).permissions;
       const allowed = new Set(permissions);
@@ -184,6 +196,7 @@ export class SessionService {
       spend_cents: 0,
       user_permissions: tokenPermissions ? JSON.stringify(tokenPermissions) : null,
       suspended: 0,
+      credential: options.credential ?? null,
     };
     await this.#store.db.insertInto('sessions').values(row).execute();
     return toView(row);
@@ -195,8 +208,9 @@ export class SessionService {
    * the same rules as at open: nothing outside grants ∩ permissions ∩ tier, and no unconstrained
    * egress beside private reads or after a private read in the run. Returns whether it changed.
    */
-  async refresh(sessionId: string, agentId: string): Promise<{ changed: boolean }> {
-    const session = await this.require(sessionId, agentId);
+  async refresh(sessionId: string, who: string | SessionPrincipal): Promise<{ changed: boolean }> {
+    const session = await this.require(sessionId, who);
+    const agentId = session.agent_id;
     const agent = await this.#agents.get(agentId);
     const caps = await this.capabilities(
       agentId,
@@ -227,8 +241,10 @@ export class SessionService {
     return { changed: toolSet !== session.tool_set };
   }
 
-  /** Ends a session of this agent; later calls in it are SESSION_NOT_FOUND. */
-  async close(sessionId: string, agentId: string): Promise<void> {
+  /** Ends a session of this principal; later calls in it are SESSION_NOT_FOUND. */
+  async close(sessionId: string, who: string | SessionPrincipal): Promise<void> {
+    const { agentId } = asPrincipal(who);
+    await this.require(sessionId, who);
     const result = await this.#store.db
       .updateTable('sessions')
       .set({ status: 'closed' })
@@ -275,31 +291,54 @@ export class SessionService {
     return row !== undefined;
   }
 
-  /** An open, unexpired session of this agent; anything else is SESSION_NOT_FOUND. */
-  async require(sessionId: string, agentId: string): Promise<SessionRow> {
+  /**
+   * An open, unexpired session of this principal (a bare agent id: an in-process caller, which
+   * matches only sessions opened without a credential); anything else is SESSION_NOT_FOUND.
+   */
+  async require(sessionId: string, who: string | SessionPrincipal): Promise<SessionRow> {
     const row = await this.#store.db
       .selectFrom('sessions')
       .selectAll()
       .where('id', '=', sessionId)
       .executeTakeFirst();
-    return this.usable(row, sessionId, agentId);
+    return this.admit(row, sessionId, who);
   }
 
-  /** The row if it is this agent's open, unexpired session; SESSION_NOT_FOUND otherwise. */
-  usable(row: SessionRow | undefined, sessionId: string, agentId: string): SessionRow {
-    if (
-      !row ||
-      row.agent_id !== agentId ||
-      row.status !== 'open' ||
-      Date.parse(row.expires_at) <= this.#clock().getTime()
-    ) {
+  /**
+   * As usable, and a live session presented by another principal (another user or credential
+   * of the agent, or another agent) is audited as `session.principal_mismatch` before the same
+   * SESSION_NOT_FOUND anyone else gets.
+   */
+  async admit(
+    row: SessionRow | undefined,
+    sessionId: string,
+    who: string | SessionPrincipal,
+  ): Promise<SessionRow> {
+    const principal = asPrincipal(who);
+    if (row && this.#live(row) && !principalMatches(row, principal)) {
+      await auditPrincipalMismatch(this.#store, row, principal, this.#clock);
+    }
+    return this.usable(row, sessionId, principal);
+  }
+
+  /** The row if it is this principal's open, unexpired session; SESSION_NOT_FOUND otherwise. */
+  usable(
+    row: SessionRow | undefined,
+    sessionId: string,
+    who: string | SessionPrincipal,
+  ): SessionRow {
+    if (!row || !this.#live(row) || !principalMatches(row, asPrincipal(who))) {
       throw new ToolgateError('SESSION_NOT_FOUND', 'no open session with this id', { sessionId });
     }
     return row;
   }
 
-  async view(sessionId: string, agentId: string): Promise<SessionView> {
-    return toView(await this.require(sessionId, agentId));
+  #live(row: SessionRow): boolean {
+    return row.status === 'open' && Date.parse(row.expires_at) > this.#clock().getTime();
+  }
+
+  async view(sessionId: string, who: string | SessionPrincipal): Promise<SessionView> {
+    return toView(await this.require(sessionId, who));
   }
 
   /** Admin view: the session with what was withheld and why. */
@@ -322,8 +361,12 @@ export class SessionService {
   }
 
   /** The session's tools with their definitions, in the format an agent framework expects. */
-  async exportTools(sessionId: string, agentId: string, format: ToolFormat): Promise<unknown[]> {
-    const session = await this.require(sessionId, agentId);
+  async exportTools(
+    sessionId: string,
+    who: string | SessionPrincipal,
+    format: ToolFormat,
+  ): Promise<unknown[]> {
+    const session = await this.require(sessionId, who);
     const out: unknown[] = [];
     for (const t of JSON.parse(session.tool_set) as SessionTool[]) {
       const detail = await this.#catalog.get(t.id, t.version);

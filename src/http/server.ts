@@ -34,6 +34,8 @@ declare module 'fastify' {
     agentId: string;
     /** The user a verified JWT says the agent acts for, with their permissions. */
     tokenUser: { readonly id: string; readonly permissions: readonly string[] } | null;
+    /** The credential presented (`key:<id>` or `jwt:[iss,sub]`); sessions are bound to it. */
+    credential: string;
   }
   interface FastifyContextConfig {
     auth?: RouteAuth;
@@ -47,7 +49,10 @@ export interface HttpOptions {
   readonly logger?: FastifyServerOptions['logger'];
   readonly version?: string;
   /** Limits of the MCP front at /mcp (sessions overall, per agent, idle time). */
-  readonly mcp?: Pick<McpHttpOptions, 'maxSessions' | 'maxSessionsPerAgent' | 'idleMs'>;
+  readonly mcp?: Pick<
+    McpHttpOptions,
+    'maxSessions' | 'maxSessionsPerAgent' | 'idleMs' | 'originPolicy'
+  >;
 }
 
 export const DEFAULT_BODY_LIMIT = 1024 * 1024;
@@ -171,6 +176,7 @@ export async function buildServer(tg: Toolgate, options: HttpOptions): Promise<F
   // learns nothing.
   app.decorateRequest('agentId', '');
   app.decorateRequest('tokenUser', null);
+  app.decorateRequest('credential', '');
   app.addHook('onRequest', async (req) => {
     const auth = (req.routeOptions.config as { auth?: RouteAuth } | undefined)?.auth ?? 'admin';
     if (auth === 'public' || isPublic(req.url)) return;
@@ -188,6 +194,7 @@ export async function buildServer(tg: Toolgate, options: HttpOptions): Promise<F
       }
       req.agentId = identity.agentId;
       req.tokenUser = identity.user ?? null;
+      req.credential = identity.credential;
       return;
     }
     if (!token || !adminTokenMatches(token, options.adminToken)) {

@@ -98,6 +98,11 @@ export class AgentKeys {
    * disabled agents alike: a caller learns nothing about which part failed.
    */
   async verify(presented: string): Promise<string | null> {
+    return (await this.verifyKey(presented))?.agentId ?? null;
+  }
+
+  /** As verify, with the key id: the credential a session opened with this key is bound to. */
+  async verifyKey(presented: string): Promise<{ agentId: string; keyId: string } | null> {
     const m = KEY_RE.exec(presented);
     if (!m?.[1] || !m[2]) return null;
     const row = await this.#db
@@ -115,6 +120,6 @@ export class AgentKeys {
     const given = Buffer.from(hashSecret(m[2]), 'hex');
     const match = timingSafeEqual(expected, given);
     if (!row || !match || row.revoked_at !== null || row.enabled !== 1) return null;
-    return row.agent_id;
+    return { agentId: row.agent_id, keyId: m[1] };
   }
 }

@@ -31,6 +31,12 @@ export interface JwtConfig {
 
 export interface JwtIdentity {
   readonly agentId: string;
+  /**
+   * The credential presented: `key:<key id>` for an API key, `jwt:["<iss>","<sub>"]` for a JWT.
+   * Sessions are bound to it (with the agent and the token's user): another credential of the
+   * same agent cannot use them.
+   */
+  readonly credential: string;
   readonly user?: { readonly id: string; readonly permissions: readonly string[] };
 }
 
@@ -84,8 +90,10 @@ export class JwtVerifier {
     }
     const agentId = payload[this.#config.agentClaim ?? 'sub'];
     if (typeof agentId !== 'string' || !agentRe.test(agentId)) return null;
+    // JSON keeps issuer and subject apart whatever characters they hold.
+    const credential = `jwt:${JSON.stringify([payload.iss ?? '', payload.sub ?? ''])}`;
     const userClaim = this.#config.userClaim;
-    if (!userClaim || payload[userClaim] === undefined) return { agentId };
+    if (!userClaim || payload[userClaim] === undefined) return { agentId, credential };
     const userId = payload[userClaim];
     if (typeof userId !== 'string' || userId.length === 0 || userId.length > 200) return null;
     const raw = this.#config.permissionsClaim ? payload[this.#config.permissionsClaim] : undefined;
@@ -97,6 +105,6 @@ export class JwtVerifier {
           : [];
     // A malformed permission invalidates the token rather than being skipped silently.
     if (!list.every((p): p is string => typeof p === 'string' && capabilityRe.test(p))) return null;
-    return { agentId, user: { id: userId, permissions: list } };
+    return { agentId, credential, user: { id: userId, permissions: list } };
   }
 }

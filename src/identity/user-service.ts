@@ -114,6 +114,19 @@ export class UserService {
     };
   }
 
+  /**
+   * Whether toolgate holds this user and has disabled them. A user vouched for by a JWT need not
+   * be in the users table, but one an admin disabled is refused on every path (issue 11).
+   */
+  async disabled(id: string): Promise<boolean> {
+    const row = await this.#db
+      .selectFrom('users')
+      .select('enabled')
+      .where('id', '=', id)
+      .executeTakeFirst();
+    return row !== undefined && row.enabled !== 1;
+  }
+
   async list(): Promise<UserView[]> {
     const rows = await this.#db.selectFrom('users').selectAll().orderBy('id').execute();
     return rows.map((r) => ({

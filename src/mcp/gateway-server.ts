@@ -17,10 +17,35 @@ import type { GateDecision } from '../gate/index.js';
 import { isStoreUnavailable } from '../store/index.js';
 import type { Toolgate } from '../toolgate.js';
 
-/** Who the MCP session is: the authenticated agent and its gate session. */
+/**
+ * Who the MCP session is: the authenticated principal (agent, credential, token user) and its
+ * gate session. Every request on the MCP session must come from this same principal.
+ */
 export interface McpBinding {
   readonly agentId: string;
   readonly sessionId: string;
+  readonly credential?: string;
+  readonly tokenUserId?: string;
+}
+
+/** The binding of an authenticated identity to a freshly opened gate session. */
+export function bindingOf(
+  identity: { agentId: string; credential: string; user?: { id: string } },
+  sessionId: string,
+): McpBinding {
+  return {
+    agentId: identity.agentId,
+    sessionId,
+    credential: identity.credential,
+    ...(identity.user ? { tokenUserId: identity.user.id } : {}),
+  };
+}
+
+/** Same agent, credential and token user: exact comparison of every part. */
+export function sameBinding(a: McpBinding, b: Omit<McpBinding, 'sessionId'>): boolean {
+  return (
+    a.agentId === b.agentId && a.credential === b.credential && a.tokenUserId === b.tokenUserId
+  );
 }
 
 export interface GatewayServerOptions {
@@ -141,16 +166,12 @@ export function createGatewayServer(
     },
   );
   server.setRequestHandler(ListToolsRequestSchema, async () => {
-    const tools = (await tg.sessions.exportTools(
-      binding.sessionId,
-      binding.agentId,
-      'mcp',
-    )) as Tool[];
+    const tools = (await tg.sessions.exportTools(binding.sessionId, binding, 'mcp')) as Tool[];
     return { tools };
   });
   server.setRequestHandler(CallToolRequestSchema, async (request, extra) => {
     const { name, arguments: args } = request.params;
-    const ctx = { agentId: binding.agentId, sessionId: binding.sessionId };
+    const ctx = binding;
     try {
       let decision = await tg.gate.invoke(ctx, name, args ?? {});
       if (decision.kind === 'pending_approval' && server.getClientCapabilities()?.elicitation) {

@@ -5,3 +5,4 @@
 export { createGatewayServer, type McpBinding, toolResult } from './gateway-server.js';
 export { type McpHttpOptions, registerMcpHttp } from './mcp-http.js';
 export { type McpStdioOptions, serveMcpStdio } from './mcp-stdio.js';
+export { type OriginPolicy, originPolicy } from './origin-guard.js';

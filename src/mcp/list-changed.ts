@@ -60,7 +60,7 @@ export class ListChangedWatcher {
         try {
           const { changed } = await this.#tg.sessions.refresh(
             session.binding.sessionId,
-            session.binding.agentId,
+            session.binding,
           );
           if (changed) await session.server.sendToolListChanged();
         } catch (err) {

@@ -11,8 +11,9 @@ import { isInitializeRequest } from '@modelcontextprotocol/sdk/types.js';
 import type { FastifyInstance, FastifyReply, FastifyRequest } from 'fastify';
 import { isToolgateError } from '../core/index.js';
 import type { Toolgate } from '../toolgate.js';
-import { createGatewayServer } from './gateway-server.js';
+import { bindingOf, createGatewayServer, sameBinding } from './gateway-server.js';
 import { ListChangedWatcher, type WatchedSession } from './list-changed.js';
+import { checkOriginHost, type OriginPolicy, originPolicy } from './origin-guard.js';
 
 export interface McpHttpOptions {
   readonly version: string;
@@ -24,6 +25,8 @@ export interface McpHttpOptions {
   readonly maxSessionsPerAgent?: number;
   /** An MCP session unused this long is closed with its gate session. */
   readonly idleMs?: number;
+  /** Origins and Hosts accepted besides loopback ones (checked before authentication). */
+  readonly originPolicy?: OriginPolicy;
 }
 
 interface Entry extends WatchedSession {
@@ -40,6 +43,7 @@ const PARSE_ERROR = -32700;
 const INVALID_REQUEST = -32600;
 const UNAUTHENTICATED = -32001;
 const UNAVAILABLE = -32010;
+const FORBIDDEN = -32003;
 
 function rpcError(reply: FastifyReply, status: number, code: number, message: string) {
   return reply
@@ -78,7 +82,7 @@ export async function registerMcpHttp(
     if (!entry) return;
     sessions.delete(id);
     if (closeGateSession) {
-      await tg.sessions.close(entry.binding.sessionId, entry.binding.agentId).catch(() => {});
+      await tg.sessions.close(entry.binding.sessionId, entry.binding).catch(() => {});
     }
   };
 
@@ -125,6 +129,32 @@ export async function registerMcpHttp(
     });
 
     const route = { config: { auth: 'public' as const }, schema: { hide: true } };
+    const origins = options.originPolicy ?? originPolicy();
+
+    // Before authentication: a page on another site (or one that rebound its DNS name here) is
+    // refused whatever token it carries, and the attempt is audited.
+    scope.addHook('onRequest', async (req, reply) => {
+      const origin = req.headers.origin;
+      const verdict = checkOriginHost(
+        typeof origin === 'string' ? origin : undefined,
+        req.headers.host,
+        origins,
+      );
+      if (verdict.ok) return;
+      await tg.securityEvent('mcp.origin_refused', 'mcp', {
+        reason: verdict.reason,
+        value: verdict.value,
+        remote: req.ip,
+      });
+      return rpcError(
+        reply,
+        403,
+        FORBIDDEN,
+        verdict.reason === 'origin'
+          ? 'this Origin may not use the gateway'
+          : 'this Host is not served by the gateway',
+      );
+    });
 
     const identify = async (req: FastifyRequest, reply: FastifyReply) => {
       const token = bearer(req);
@@ -137,11 +167,22 @@ export async function registerMcpHttp(
       return identity;
     };
 
-    /** The caller's own session, or a 404 that says nothing about anyone else's. */
-    const own = (req: FastifyRequest, reply: FastifyReply, agentId: string): Entry | null => {
+    /**
+     * The caller's own session — same agent, credential and token user as the one that opened
+     * it — or a 404 that says nothing about anyone else's (a live one is audited as presented by
+     * another principal).
+     */
+    const own = async (
+      req: FastifyRequest,
+      reply: FastifyReply,
+      identity: Parameters<typeof bindingOf>[0],
+    ): Promise<Entry | null> => {
       const id = req.headers['mcp-session-id'];
       const entry = typeof id === 'string' ? sessions.get(id) : undefined;
-      if (!entry || entry.binding.agentId !== agentId) {
+      const presented = bindingOf(identity, '');
+      if (!entry || !sameBinding(entry.binding, presented)) {
+        // The gate session's check writes the security event (and refuses, as here).
+        if (entry) await tg.sessions.require(entry.binding.sessionId, presented).catch(() => {});
         rpcError(reply, 404, INVALID_REQUEST, 'session not found');
         return null;
       }
@@ -159,7 +200,7 @@ export async function registerMcpHttp(
         return rpcError(reply, 400, PARSE_ERROR, 'the body is not valid JSON');
       }
       if (req.headers['mcp-session-id'] !== undefined) {
-        const entry = own(req, reply, identity.agentId);
+        const entry = await own(req, reply, identity);
         if (!entry) return reply;
         reply.hijack();
         await entry.transport.handleRequest(req.raw, reply.raw, message);
@@ -181,8 +222,9 @@ export async function registerMcpHttp(
       }
       const gateSession = await tg.sessions.open(identity.agentId, {
         ...(identity.user ? { tokenUser: identity.user } : {}),
+        credential: identity.credential,
       });
-      const binding = { agentId: identity.agentId, sessionId: gateSession.id };
+      const binding = bindingOf(identity, gateSession.id);
       const server = createGatewayServer(tg, binding, {
         version: options.version,
         onError: (err) => app.log.error({ err }, 'mcp tool call failed'),
@@ -203,7 +245,7 @@ export async function registerMcpHttp(
       await transport.handleRequest(req.raw, reply.raw, message);
       if (!transport.sessionId) {
         // The initialize was refused by the transport (e.g. a bad Accept header): nothing to keep.
-        await tg.sessions.close(binding.sessionId, binding.agentId).catch(() => {});
+        await tg.sessions.close(binding.sessionId, binding).catch(() => {});
         await server.close().catch(() => {});
       }
       return reply;
@@ -212,7 +254,7 @@ export async function registerMcpHttp(
     const passThrough = async (req: FastifyRequest, reply: FastifyReply) => {
       const identity = await identify(req, reply);
       if (!identity) return reply;
-      const entry = own(req, reply, identity.agentId);
+      const entry = await own(req, reply, identity);
       if (!entry) return reply;
       reply.hijack();
       await entry.transport.handleRequest(req.raw, reply.raw);

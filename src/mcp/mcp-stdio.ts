@@ -6,7 +6,7 @@
 import { StdioServerTransport } from '@modelcontextprotocol/sdk/server/stdio.js';
 import { ToolgateError } from '../core/index.js';
 import type { Toolgate } from '../toolgate.js';
-import { createGatewayServer } from './gateway-server.js';
+import { bindingOf, createGatewayServer } from './gateway-server.js';
 import { ListChangedWatcher } from './list-changed.js';
 
 export interface McpStdioOptions {
@@ -23,8 +23,9 @@ export async function serveMcpStdio(tg: Toolgate, options: McpStdioOptions): Pro
   }
   const gateSession = await tg.sessions.open(identity.agentId, {
     ...(identity.user ? { tokenUser: identity.user } : {}),
+    credential: identity.credential,
   });
-  const binding = { agentId: identity.agentId, sessionId: gateSession.id };
+  const binding = bindingOf(identity, gateSession.id);
   const server = createGatewayServer(tg, binding, {
     version: options.version,
     onError: (err) => options.log(`toolgate mcp: tool call failed: ${String(err)}`),
@@ -46,5 +47,5 @@ export async function serveMcpStdio(tg: Toolgate, options: McpStdioOptions): Pro
   );
   await closed;
   watcher.stop();
-  await tg.sessions.close(binding.sessionId, binding.agentId).catch(() => {});
+  await tg.sessions.close(binding.sessionId, binding).catch(() => {});
 }

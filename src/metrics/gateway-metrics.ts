@@ -159,6 +159,7 @@ export class GatewayMetrics implements DetectorSink {
         case 'call.pending_approval':
           this.#approvalsRequested.inc({ tool });
           break;
+        case 'call.replayed':
         case 'alert':
           break;
       }

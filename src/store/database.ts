@@ -91,6 +91,24 @@ export interface SessionTable {
   user_permissions: ColumnType<string | null, string | null | undefined, string | null>;
   /** 1 once a detector suspended the session: its calls are refused (migration 0009). */
   suspended: ColumnType<number, number | undefined, number>;
+  /**
+   * The credential that opened the session (`key:<key id>`, `jwt:["<iss>","<sub>"]`); null for
+   * in-process library sessions. Every later request must present the same (migration 0012).
+   */
+  credential: ColumnType<string | null, string | null | undefined, string | null>;
+}
+
+/**
+ * One approver's second-factor attempts, shared by every replica (migration 0012): consecutive
+ * failures, when the next attempt may be made (backoff), and until when the approver is locked.
+ * Times are epoch milliseconds so the conditional update that takes an attempt compares numbers.
+ */
+export interface TotpAttemptTable {
+  approver_id: string;
+  failures: number;
+  next_attempt_ms: number;
+  locked_until_ms: number;
+  updated_at: string;
 }
 
 export interface RateCounterTable {
@@ -281,6 +299,7 @@ export interface Database {
   audit_checkpoints: AuditCheckpointTable;
   providers: ProviderTable;
   provider_tools: ProviderToolTable;
+  totp_attempts: TotpAttemptTable;
 }
 
 export type ToolVersionRow = Selectable<ToolVersionTable>;

@@ -504,6 +504,24 @@ const auditIndexes: Migration = {
   },
 };
 
+/**
+ * Issue 11: a session remembers the credential that opened it (every request must present the
+ * same), and approvers' second-factor attempts are counted where every replica sees them.
+ */
+const identityBinding: Migration = {
+  async up(db: Kysely<unknown>): Promise<void> {
+    await db.schema.alterTable('sessions').addColumn('credential', 'text').execute();
+    await db.schema
+      .createTable('totp_attempts')
+      .addColumn('approver_id', 'text', (c) => c.primaryKey())
+      .addColumn('failures', 'integer', (c) => c.notNull())
+      .addColumn('next_attempt_ms', 'bigint', (c) => c.notNull())
+      .addColumn('locked_until_ms', 'bigint', (c) => c.notNull())
+      .addColumn('updated_at', 'text', (c) => c.notNull())
+      .execute();
+  },
+};
+
 export function migrationProvider(dialect: Dialect): MigrationProvider {
   return {
     async getMigrations() {
@@ -519,6 +537,7 @@ export function migrationProvider(dialect: Dialect): MigrationProvider {
         '0009_session_suspension': sessionSuspension,
         '0010_providers': providers,
         '0011_audit_indexes': auditIndexes,
+        '0012_identity_binding': identityBinding,
       };
     },
   };

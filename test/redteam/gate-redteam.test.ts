@@ -955,6 +955,9 @@ class CaseRun {
       w.lastTotp.set(approver, code);
       return code;
     }
+    // Any other code may be refused: the approver's next attempt then waits (backoff, issue 11),
+    // so each case's attempt is made after the wait, as a person would.
+    if (mode !== 'none') w.nowMs += TOTP_STEP_MS;
     if (mode === 'replay') return w.lastTotp.get(approver) ?? '000000';
     if (mode === 'previous') return w.totp(approver, w.nowMs - TOTP_STEP_MS);
     if (mode === 'wrong') {

@@ -1,5 +1,5 @@
 /** @module Agent-facing routes: open a session, list its tools, call a tool through the gate. */
-import type { FastifyInstance, FastifyReply } from 'fastify';
+import type { FastifyInstance, FastifyReply, FastifyRequest } from 'fastify';
 import { ERROR_CODES } from '../../core/index.js';
 import type { GateDecision } from '../../gate/index.js';
 import type { Toolgate } from '../../toolgate.js';
@@ -48,6 +48,15 @@ export function sendDecision(reply: FastifyReply, decision: GateDecision): Fasti
   }
 }
 
+/** The full principal of an agent request: sessions are bound to it, not to the agent alone. */
+function principalOf(req: FastifyRequest) {
+  return {
+    agentId: req.agentId,
+    credential: req.credential,
+    ...(req.tokenUser ? { tokenUserId: req.tokenUser.id } : {}),
+  };
+}
+
 export function sessionRoutes(app: FastifyInstance, tg: Toolgate): void {
   app.post(
     '/v1/sessions',
@@ -80,6 +89,7 @@ export function sessionRoutes(app: FastifyInstance, tg: Toolgate): void {
         ...(req.tokenUser ? { tokenUser: req.tokenUser } : {}),
         ...(body.run_id !== undefined ? { runId: body.run_id } : {}),
         ...(body.ttl_seconds !== undefined ? { ttlSeconds: body.ttl_seconds } : {}),
+        credential: req.credential,
       });
       return reply.status(201).send(session);
     },
@@ -108,7 +118,7 @@ export function sessionRoutes(app: FastifyInstance, tg: Toolgate): void {
     async (req) => {
       const { id } = req.params as { id: string };
       const { format } = req.query as { format: 'mcp' | 'openai' | 'anthropic' };
-      return { tools: await tg.sessions.exportTools(id, req.agentId, format) };
+      return { tools: await tg.sessions.exportTools(id, principalOf(req), format) };
     },
   );
 
@@ -147,7 +157,7 @@ export function sessionRoutes(app: FastifyInstance, tg: Toolgate): void {
       };
       const decision = await tg.gate.invoke(
         {
-          agentId: req.agentId,
+          ...principalOf(req),
           sessionId: id,
           ...(body.model !== undefined ? { model: body.model } : {}),
         },
@@ -172,7 +182,7 @@ export function sessionRoutes(app: FastifyInstance, tg: Toolgate): void {
       },
     },
     async (req, reply) => {
-      await tg.sessions.close((req.params as { id: string }).id, req.agentId);
+      await tg.sessions.close((req.params as { id: string }).id, principalOf(req));
       return reply.status(204).send();
     },
   );
