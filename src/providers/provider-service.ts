@@ -15,9 +15,10 @@ import {
   type JsonSchemaObject,
   type ScanFinding,
   scanToolText,
-  schemaTexts,
+  schemaModelTexts,
   type ToolDefinition,
   type ToolVersionDetail,
+  unsupportedPatternProblems,
 } from '../catalog/index.js';
 import {
   type Actor,
@@ -345,14 +346,18 @@ export class ProviderService implements McpUpstream {
         report.unchanged.push(tool.name);
         continue;
       }
-      const findings = scanToolText({
-        name: tool.name,
-        description: tool.description ?? '',
-        extraTexts: [
-          ...schemaTexts(tool.inputSchema, '/inputSchema'),
-          ...schemaTexts(tool.outputSchema ?? {}, '/outputSchema'),
-        ],
-      });
+      const findings = [
+        ...scanToolText({
+          name: tool.name,
+          description: tool.description ?? '',
+          extraTexts: [
+            ...schemaModelTexts(tool.inputSchema, '/inputSchema'),
+            ...schemaModelTexts(tool.outputSchema ?? {}, '/outputSchema'),
+          ],
+          ownHosts: providerHosts(spec),
+        }),
+        ...patternFindings(tool),
+      ];
       const listing = JSON.stringify(tool);
       const subject = `provider:${spec.name}/${tool.name}`;
       if (!row) {
@@ -783,4 +788,32 @@ export function importedDefinition(
     code_hash: listed.pin,
     ...(c.path_roots ? { arguments_policy: { path_roots: [...c.path_roots] } } : {}),
   };
+}
+
+/** The host an http provider's tools reach anyway (a link to it sends the model nowhere new). */
+function providerHosts(spec: ProviderSpec): string[] {
+  if (spec.transport !== 'http' || spec.url === undefined) return [];
+  try {
+    return [new URL(spec.url).hostname];
+  } catch {
+    return [];
+  }
+}
+
+/**
+ * Patterns the gate could not match in linear time, shown with the scan's findings so an admin
+ * sees at import why classifying the tool will be refused (DEFINITION_INVALID at that pointer).
+ */
+function patternFindings(tool: ListedTool): ScanFinding[] {
+  const problems = [
+    ...unsupportedPatternProblems(tool.inputSchema, '/inputSchema'),
+    ...unsupportedPatternProblems(tool.outputSchema ?? {}, '/outputSchema'),
+  ];
+  return problems.map((p) => ({
+    rule: p.rule,
+    category: 'schema',
+    field: p.pointer,
+    message: `The pattern ${p.message}`,
+    excerpt: p.pointer.slice(0, 80),
+  }));
 }
