@@ -320,6 +320,8 @@ export class CatalogService {
       description: definition.description,
       // Every string and key an export sends to a model, not only descriptions and titles.
       extraTexts: [
+        // Exports name a tool by its id where two share a name.
+        { field: '/id', text: definition.id, kind: 'key' },
         ...schemaModelTexts(definition.input_schema, '/input_schema'),
         ...schemaModelTexts(definition.output_schema, '/output_schema'),
       ],

@@ -346,7 +346,8 @@ function derivedPayloads(raw: string, kind: ModelTextKind | 'name'): Payload[] {
   const spaced = letterSpacedText(raw);
   if (spaced) out.push({ kind: 'letter-spaced', text: spaced });
   out.push(...decodedTexts(raw));
-  if (kind === 'key' || kind === 'value') {
+  // A tool's name is exported as an identifier, like a key; prose keeps its identifiers whole.
+  if (kind !== 'text') {
     const words = identifierWords(raw);
     if (words) out.push({ kind: 'identifier', text: words });
   }

@@ -53,4 +53,8 @@ export {
 export { TOOL_SCHEMA_ID, toolDefinitionSchema } from './tool-definition-schema.js';
 export type { ToolVersionDetail, ToolVersionSummary } from './tool-repository.js';
 export type { DefinitionCheck } from './validate-definition.js';
-export { checkToolDefinition } from './validate-definition.js';
+export {
+  checkToolDefinition,
+  MAX_SCHEMA_TEXT_CHARS,
+  MAX_SCHEMA_TEXT_TOTAL_CHARS,
+} from './validate-definition.js';

@@ -13,6 +13,8 @@ import {
   type CatalogService,
   type CatalogWrite,
   type JsonSchemaObject,
+  MAX_SCHEMA_TEXT_CHARS,
+  MAX_SCHEMA_TEXT_TOTAL_CHARS,
   type ScanFinding,
   scanToolText,
   schemaModelTexts,
@@ -346,18 +348,7 @@ export class ProviderService implements McpUpstream {
         report.unchanged.push(tool.name);
         continue;
       }
-      const findings = [
-        ...scanToolText({
-          name: tool.name,
-          description: tool.description ?? '',
-          extraTexts: [
-            ...schemaModelTexts(tool.inputSchema, '/inputSchema'),
-            ...schemaModelTexts(tool.outputSchema ?? {}, '/outputSchema'),
-          ],
-          ownHosts: providerHosts(spec),
-        }),
-        ...patternFindings(tool),
-      ];
+      const findings = [...scanListedTool(tool, providerHosts(spec)), ...patternFindings(tool)];
       const listing = JSON.stringify(tool);
       const subject = `provider:${spec.name}/${tool.name}`;
       if (!row) {
@@ -798,6 +789,33 @@ function providerHosts(spec: ProviderSpec): string[] {
   } catch {
     return [];
   }
+}
+
+/**
+ * The poisoning scan of one listed tool, over every string and key its schemas send to a model.
+ * An upstream's listing has no size limit of its own: schema texts over the caps a definition
+ * must meet are not scanned (a bounded cost) but reported, and classifying the tool is refused.
+ */
+function scanListedTool(tool: ListedTool, ownHosts: readonly string[]): ScanFinding[] {
+  const texts = [
+    ...schemaModelTexts(tool.inputSchema, '/inputSchema'),
+    ...schemaModelTexts(tool.outputSchema ?? {}, '/outputSchema'),
+  ];
+  const description = tool.description ?? '';
+  const total = texts.reduce((n, t) => n + t.text.length, description.length);
+  const longest = texts.find((t) => t.text.length > MAX_SCHEMA_TEXT_CHARS);
+  if (longest || total > MAX_SCHEMA_TEXT_TOTAL_CHARS) {
+    return [
+      {
+        rule: 'size.text',
+        category: 'schema',
+        field: longest?.field ?? '',
+        message: `Schema strings too long to scan (over ${MAX_SCHEMA_TEXT_CHARS} characters each or ${MAX_SCHEMA_TEXT_TOTAL_CHARS} in all)`,
+        excerpt: (longest?.field ?? '').slice(0, 80),
+      },
+    ];
+  }
+  return scanToolText({ name: tool.name, description, extraTexts: texts, ownHosts });
 }
 
 /**
