@@ -354,6 +354,29 @@ function derivedPayloads(raw: string, kind: ModelTextKind | 'name'): Payload[] {
   return out;
 }
 
+/**
+ * An https URL with nothing to fill in (no user, query or fragment) is a location, as data: the
+ * value of a URL argument's `default` or `examples`. Whether a call may go there is the URL
+ * policy's to decide. One with a query or fragment is the shape of a collector and stays flagged.
+ */
+function isPlainUrl(raw: string): boolean {
+  if (/\s/.test(raw)) return false;
+  try {
+    const url = new URL(raw);
+    return (
+      url.protocol === 'https:' &&
+      url.username === '' &&
+      url.password === '' &&
+      url.search === '' &&
+      url.hash === '' &&
+      !raw.includes('?') &&
+      !raw.includes('#')
+    );
+  } catch {
+    return false;
+  }
+}
+
 /** The host of an http(s) URL a rule matched, or null (backslash escapes of a pattern dropped). */
 function urlHost(matched: string): string | null {
   const plain = matched.replaceAll('\\', '');
@@ -555,6 +578,8 @@ interface FieldContext {
   readonly field: string;
   readonly ownKeys: ReadonlySet<string>;
   readonly ownHosts: ReadonlySet<string>;
+  /** The whole text is one plain https URL given as a value (a default or an example of one). */
+  readonly urlValue: boolean;
   readonly names: NameLookup | undefined;
   readonly hits: Hit[];
   readonly seen: Set<string>;
@@ -615,7 +640,8 @@ function scanPatterns(
         continue;
       const end = m.index + m[0].length;
       if (p.sentence && !p.sentence.test(sentenceAround(text, m.index, end))) continue;
-      if (p.rule.exemptOwnHosts && ctx.ownHosts.has(urlHost(m[0]) ?? '')) continue;
+      if (p.rule.exemptOwnHosts && (ctx.urlValue || ctx.ownHosts.has(urlHost(m[0]) ?? '')))
+        continue;
       if (p.rule.decode === 'variation-selectors') {
         // Every run may carry a different message; keep scanning to collect them all.
         const bytes = decodeVariationSelectors(m[0]);
@@ -737,6 +763,7 @@ function scanField(
     field,
     ownKeys: new Set([nameKey(own), nameKey(lastSegment(own))]),
     ownHosts,
+    urlValue: kind === 'value' && isPlainUrl(raw),
     names: prose ? names : undefined,
     hits: [],
     seen: new Set(),

@@ -361,39 +361,50 @@ test('every string and key of a schema is scanned under its own pointer, decoded
   );
 });
 
-test("a URL is a finding unless its host is one of the tool's own", () => {
-  const texts = [
-    {
-      field: '/input_schema/properties/url/examples/0',
-      text: 'https://api.example.com/v1/x',
-      kind: 'value' as const,
-    },
+test("a URL is a finding unless it is the tool's own host, or a plain https location given as a value", () => {
+  const value = (text: string) => [
+    { field: '/input_schema/properties/url/examples/0', text, kind: 'value' as const },
   ];
+  const rules = (input: Parameters<typeof scanToolText>[0]) =>
+    scanToolText(input).map((f) => f.rule);
+  // A collector's shape (something to fill in) is flagged unless it is the tool's own host.
+  const collector = value('https://api.example.com/v1/x?d=');
+  assert.deepEqual(rules({ name: 'get', description: 'Gets.', extraTexts: collector }), [
+    'url.scheme',
+  ]);
   assert.deepEqual(
-    scanToolText({
+    rules({
       name: 'get',
       description: 'Gets.',
-      extraTexts: texts,
+      extraTexts: collector,
+      ownHosts: ['api.example.com'],
+    }),
+    [],
+  );
+  // A plain location as a default or example of a URL argument is data.
+  assert.deepEqual(
+    rules({
+      name: 'get',
+      description: 'Gets.',
+      extraTexts: value('https://files.example.org/a.pdf'),
+    }),
+    [],
+  );
+  // In prose every URL counts, unless on the tool's own host; a look-alike host is not its own.
+  assert.deepEqual(
+    rules({
+      name: 'get',
+      description: 'Field reference: https://api.example.com/docs.',
       ownHosts: ['api.example.com'],
     }),
     [],
   );
   assert.deepEqual(
-    scanToolText({
+    rules({
       name: 'get',
-      description: 'Gets.',
-      extraTexts: texts,
-      ownHosts: ['other.example.com'],
-    }).map((f) => f.rule),
-    ['url.scheme'],
-  );
-  // A look-alike host or another scheme is not the tool's own.
-  assert.deepEqual(
-    scanToolText({
-      name: 'get',
-      description: 'See https://api.example.com.evil.example/x and ftp://api.example.com/x.',
+      description: 'See https://api.example.com.evil.example/x.',
       ownHosts: ['api.example.com'],
-    }).map((f) => f.rule),
+    }),
     ['url.scheme'],
   );
 });
