@@ -36,7 +36,7 @@ import {
   MAX_MIGRATION_WINDOW_DAYS,
 } from './lifecycle.js';
 import { findBreakingChanges, isMajorBump } from './schema-compat.js';
-import { schemaTexts } from './schema-texts.js';
+import { schemaModelTexts } from './schema-model-texts.js';
 import type { LifecycleState, ToolDefinition } from './tool-definition.js';
 import {
   type Executor,
@@ -318,10 +318,14 @@ export class CatalogService {
     return scanToolText({
       name: definition.name,
       description: definition.description,
+      // Every string and key an export sends to a model, not only descriptions and titles.
       extraTexts: [
-        ...schemaTexts(definition.input_schema, '/input_schema'),
-        ...schemaTexts(definition.output_schema, '/output_schema'),
+        // Exports name a tool by its id where two share a name.
+        { field: '/id', text: definition.id, kind: 'key' },
+        ...schemaModelTexts(definition.input_schema, '/input_schema'),
+        ...schemaModelTexts(definition.output_schema, '/output_schema'),
       ],
+      ownHosts: ownHostsOf(definition),
       toolNameIndexes: [await this.#committedNames(ctx), ctx.addedNames],
       // Earlier versions of the same tool are in the index; a tool may name itself.
       selfNames: [definition.id, definition.name, ...versions.map((v) => v.name)],
@@ -688,4 +692,17 @@ export function describeProblems(what: string, problems: readonly Problem[]): st
   const first = problems[0];
   const head = first ? `${first.pointer || '(document)'} ${first.message}` : '';
   return `${what} refused: ${n} problem${n === 1 ? '' : 's'}${head ? ` (first: ${head})` : ''}`;
+}
+
+/** Hosts a definition reaches anyway: its egress allow-list and its http runtime's host. */
+function ownHostsOf(definition: ToolDefinition): string[] {
+  const hosts = definition.egress.mode === 'constrained' ? [...definition.egress.hosts] : [];
+  if (definition.runtime.kind === 'http') {
+    try {
+      hosts.push(new URL(definition.runtime.base_url).hostname);
+    } catch {
+      // Registration refuses a base_url that does not parse; nothing to add.
+    }
+  }
+  return hosts;
 }

@@ -55,6 +55,12 @@ export interface PatternRule extends RuleBase {
   readonly ignoreCaptures?: readonly string[];
   /** Variation selectors can carry one byte each; decoding shows admins the smuggled text. */
   readonly decode?: 'variation-selectors';
+  /**
+   * An http(s) URL whose host is one of the tool's own (its egress hosts, its http runtime's or
+   * provider's host) is not a finding: the tool reaches that host anyway, so naming it sends the
+   * model nowhere new (a documentation link, an example value of a URL argument).
+   */
+  readonly exemptOwnHosts?: boolean;
 }
 
 /** Latin words with Cyrillic/Greek look-alike letters spliced in. */
@@ -875,6 +881,7 @@ export const DESCRIPTION_RULES: readonly DescriptionRule[] = [
     kind: 'pattern',
     target: 'normalized',
     description: 'Contains a URL',
+    exemptOwnHosts: true,
     pattern: String.raw`\b[a-z][a-z0-9+.-]{1,15}:\/\/[^\s<>"'\x60]+`,
   },
   {
@@ -883,6 +890,7 @@ export const DESCRIPTION_RULES: readonly DescriptionRule[] = [
     kind: 'pattern',
     target: 'normalized',
     description: 'Contains a web address (www.…)',
+    exemptOwnHosts: true,
     pattern: String.raw`\bwww\d?\.[a-z0-9-]+(?:\.[a-z0-9-]+)*\.[a-z]{2,}\b`,
   },
   {

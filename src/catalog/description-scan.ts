@@ -1,4 +1,6 @@
 /** @module Scans tool names, descriptions and schema texts for tool poisoning (DESIGN.md C3). */
+
+import { decodedTexts, identifierWords, letterSpacedText } from './derived-texts.js';
 import type {
   CodePointRange,
   CodePointRule,
@@ -12,6 +14,7 @@ import {
   EXCERPT_ESCAPE_RANGES,
   NORMALIZATION_STRIP_RANGES,
 } from './description-rules.js';
+import type { ModelTextKind } from './schema-model-texts.js';
 
 export interface ScanFinding {
   readonly rule: string;
@@ -21,10 +24,20 @@ export interface ScanFinding {
   readonly excerpt: string;
 }
 
+/** A text beside the name and description; `kind` defaults to `text` (prose for the model). */
+export interface ScanText {
+  readonly field: string;
+  readonly text: string;
+  readonly kind?: ModelTextKind;
+}
+
 export interface ScanInput {
   readonly name: string;
   readonly description: string;
-  readonly extraTexts?: readonly { field: string; text: string }[];
+  /** Schema texts: schemaModelTexts gives every string and key an export sends to a model. */
+  readonly extraTexts?: readonly ScanText[];
+  /** Hosts the tool reaches anyway (egress hosts, its http runtime's or provider's host). */
+  readonly ownHosts?: readonly string[];
   /** Names of the other catalogued tools (a transient index is built, cached per list). */
   readonly otherToolNames?: readonly string[];
   /**
@@ -316,6 +329,65 @@ interface Payload {
   readonly text: string;
 }
 
+/** How findings name the reading they were found in. */
+const PAYLOAD_LABELS: Readonly<Record<string, string>> = {
+  'tag-character': 'hidden tag-character text',
+  'variation-selector': 'hidden variation-selector text',
+  'letter-spaced': 'letter-spaced text',
+  base64: 'base64-decoded text',
+  hex: 'hex-decoded text',
+  percent: 'percent-decoded text',
+  identifier: 'the words of an identifier',
+};
+
+/** Readings of `raw` a model makes that the rules would not see in the raw text. */
+function derivedPayloads(raw: string, kind: ModelTextKind | 'name'): Payload[] {
+  const out: Payload[] = [];
+  const spaced = letterSpacedText(raw);
+  if (spaced) out.push({ kind: 'letter-spaced', text: spaced });
+  out.push(...decodedTexts(raw));
+  // A tool's name is exported as an identifier, like a key; prose keeps its identifiers whole.
+  if (kind !== 'text') {
+    const words = identifierWords(raw);
+    if (words) out.push({ kind: 'identifier', text: words });
+  }
+  return out;
+}
+
+/**
+ * An https URL with nothing to fill in (no user, query or fragment) is a location, as data: the
+ * value of a URL argument's `default` or `examples`. Whether a call may go there is the URL
+ * policy's to decide. One with a query or fragment is the shape of a collector and stays flagged.
+ */
+function isPlainUrl(raw: string): boolean {
+  if (/\s/.test(raw)) return false;
+  try {
+    const url = new URL(raw);
+    return (
+      url.protocol === 'https:' &&
+      url.username === '' &&
+      url.password === '' &&
+      url.search === '' &&
+      url.hash === '' &&
+      !raw.includes('?') &&
+      !raw.includes('#')
+    );
+  } catch {
+    return false;
+  }
+}
+
+/** The host of an http(s) URL a rule matched, or null (backslash escapes of a pattern dropped). */
+function urlHost(matched: string): string | null {
+  const plain = matched.replaceAll('\\', '');
+  try {
+    const url = new URL(/^[a-z][a-z0-9+.-]*:\/\//.test(plain) ? plain : `https://${plain}`);
+    return url.protocol === 'https:' || url.protocol === 'http:' ? url.hostname : null;
+  } catch {
+    return null;
+  }
+}
+
 function decodeTags(raw: string, skip: ReadonlySet<number>): string {
   let out = '';
   let inRun = false;
@@ -505,6 +577,9 @@ interface Hit {
 interface FieldContext {
   readonly field: string;
   readonly ownKeys: ReadonlySet<string>;
+  readonly ownHosts: ReadonlySet<string>;
+  /** The whole text is one plain https URL given as a value (a default or an example of one). */
+  readonly urlValue: boolean;
   readonly names: NameLookup | undefined;
   readonly hits: Hit[];
   readonly seen: Set<string>;
@@ -565,6 +640,8 @@ function scanPatterns(
         continue;
       const end = m.index + m[0].length;
       if (p.sentence && !p.sentence.test(sentenceAround(text, m.index, end))) continue;
+      if (p.rule.exemptOwnHosts && (ctx.urlValue || ctx.ownHosts.has(urlHost(m[0]) ?? '')))
+        continue;
       if (p.rule.decode === 'variation-selectors') {
         // Every run may carry a different message; keep scanning to collect them all.
         const bytes = decodeVariationSelectors(m[0]);
@@ -675,13 +752,19 @@ function scanField(
   raw: string,
   own: string,
   names: NameLookup | undefined,
-  isName: boolean,
+  kind: ModelTextKind | 'name',
+  ownHosts: ReadonlySet<string>,
 ): ScanFinding[] {
   const rules = compile();
+  // Catalogued names are looked for in prose; a key or a one-word value ("send_email" as an
+  // enum member of a channel argument) naming another tool is ordinary data.
+  const prose = kind === 'text' || (kind === 'value' && /\s/.test(raw));
   const ctx: FieldContext = {
     field,
     ownKeys: new Set([nameKey(own), nameKey(lastSegment(own))]),
-    names: isName ? undefined : names,
+    ownHosts,
+    urlValue: kind === 'value' && isPlainUrl(raw),
+    names: prose ? names : undefined,
     hits: [],
     seen: new Set(),
   };
@@ -689,6 +772,7 @@ function scanField(
   const payloads = [
     ...scanCodePoints(ctx, raw),
     ...scanPatterns(ctx, 'raw', raw, (s, e) => excerptOf(raw, s, e), ''),
+    ...derivedPayloads(raw, kind),
   ];
 
   const n = normalize(raw);
@@ -716,8 +800,9 @@ function scanField(
 
   for (const payload of payloads) {
     const hidden = normalize(payload.text);
-    const note = ` (inside hidden ${payload.kind} text)`;
-    const label = `[hidden ${payload.kind} text] `;
+    const what = PAYLOAD_LABELS[payload.kind] ?? `hidden ${payload.kind} text`;
+    const note = ` (inside ${what})`;
+    const label = `[${what}] `;
     const locateHidden = (s: number, e: number): string => {
       const [rs, re] = rawSpan(hidden, s, e);
       return excerptOf(payload.text, rs, re, undefined, label);
@@ -750,11 +835,23 @@ export function scanToolText(input: ScanInput): ScanFinding[] {
   ];
   const names: NameLookup | undefined =
     indexes.length > 0 ? { indexes, exclude: new Set(input.selfNames ?? []) } : undefined;
+  const ownHosts = new Set((input.ownHosts ?? []).map((h) => h.toLowerCase()));
   const findings: ScanFinding[] = [];
-  findings.push(...scanField('/name', input.name, input.name, names, true));
-  findings.push(...scanField('/description', input.description, input.name, names, false));
+  findings.push(...scanField('/name', input.name, input.name, names, 'name', ownHosts));
+  findings.push(
+    ...scanField('/description', input.description, input.name, names, 'text', ownHosts),
+  );
+  // Schemas repeat the same keys and values ("type", "string"): each distinct one is scanned once.
+  const memo = new Map<string, ScanFinding[]>();
   for (const extra of input.extraTexts ?? []) {
-    findings.push(...scanField(extra.field, extra.text, input.name, names, false));
+    const kind = extra.kind ?? 'text';
+    const key = `${kind}\u0000${extra.text}`;
+    let found = memo.get(key);
+    if (!found) {
+      found = scanField('', extra.text, input.name, names, kind, ownHosts);
+      memo.set(key, found);
+    }
+    for (const f of found) findings.push({ ...f, field: extra.field });
   }
   return findings;
 }

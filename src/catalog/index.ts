@@ -13,7 +13,7 @@ export type {
   RegistrationRefusal,
 } from './catalog-service.js';
 export { CatalogService, describeProblems } from './catalog-service.js';
-export type { ScanFinding, ScanInput } from './description-scan.js';
+export type { ScanFinding, ScanInput, ScanText } from './description-scan.js';
 export { scanToolText, ToolNameIndex } from './description-scan.js';
 export type { DiscoveryHit, DiscoveryQuery } from './discovery.js';
 export { Discovery, MAX_DISCOVERY_LIMIT } from './discovery.js';
@@ -25,6 +25,9 @@ export {
 } from './lifecycle.js';
 export type { SchemaBreak } from './schema-compat.js';
 export { findBreakingChanges, isMajorBump } from './schema-compat.js';
+export type { ModelText, ModelTextKind } from './schema-model-texts.js';
+export { schemaModelTexts } from './schema-model-texts.js';
+export { unsupportedPatternProblems } from './schema-patterns.js';
 export { schemaTexts } from './schema-texts.js';
 export type {
   AccessTier,
@@ -50,4 +53,8 @@ export {
 export { TOOL_SCHEMA_ID, toolDefinitionSchema } from './tool-definition-schema.js';
 export type { ToolVersionDetail, ToolVersionSummary } from './tool-repository.js';
 export type { DefinitionCheck } from './validate-definition.js';
-export { checkToolDefinition } from './validate-definition.js';
+export {
+  checkToolDefinition,
+  MAX_SCHEMA_TEXT_CHARS,
+  MAX_SCHEMA_TEXT_TOTAL_CHARS,
+} from './validate-definition.js';

@@ -1,11 +1,16 @@
 /**
  * @module The Ajv instances toolgate uses: one for its own documents (definitions, config), one for
- * the JSON Schemas tool authors write (2020-12, strict, no remote $ref ever fetched).
+ * the JSON Schemas tool authors write (2020-12, strict, no remote $ref ever fetched). Patterns
+ * someone else wrote (authored, imported) are matched by the linear-time engine (linear-regexp.ts),
+ * never V8's backtracking one; toolgate's own document schemas keep V8's (their fixed, reviewed
+ * patterns use lookahead, which RE2 lacks).
  */
 import type { ErrorObject, ValidateFunction } from 'ajv';
 import { Ajv2020 } from 'ajv/dist/2020.js';
 import addFormatsImport from 'ajv-formats';
 import { joinPointer, type Problem, problem } from '../core/index.js';
+import { linearRegExp, UnsupportedPatternError } from './linear-regexp.js';
+import { unsupportedPatternProblems } from './schema-patterns.js';
 import type { JsonSchemaObject } from './tool-definition.js';
 
 // ajv-formats is CJS with `export default`; NodeNext sees the module object.
@@ -48,6 +53,11 @@ export function createRuntimeAjv(): Ajv2020 {
     strictTypes: false,
     strictTuples: false,
     strictRequired: false,
+    // Strict mode's "a property matches a patternProperties pattern" lint runs each pattern with
+    // V8's backtracking RegExp at compile time, outside the engine below: a catastrophic pattern
+    // and a long property name would stall the event loop while compiling.
+    allowMatchingProperties: true,
+    code: { regExp: linearRegExp },
   });
   addFormats(ajv);
   addToolgateKeywords(ajv);
@@ -73,7 +83,8 @@ export function createAuthoredSchemaAjv(): Ajv2020 {
     // Registration only needs to know that the schema compiles; the gate compiles its own
     // validators. Skipping message generation and code optimization halves the compile time.
     messages: false,
-    code: { optimize: false },
+    allowMatchingProperties: true,
+    code: { optimize: false, regExp: linearRegExp },
   });
   addFormats(ajv);
   addToolgateKeywords(ajv);
@@ -152,6 +163,9 @@ export function compileAuthoredSchema(
   if (meta !== true) {
     return { validate: null, problems: ajvErrorsToProblems(ajv.errors, base) };
   }
+  // Each pattern the engine refuses, under its own pointer (compile would stop at the first).
+  const patterns = unsupportedPatternProblems(schema, base);
+  if (patterns.length > 0) return { validate: null, problems: patterns };
   try {
     const validate = ajv.compile(schema);
     return { validate, problems: [] };
@@ -159,7 +173,13 @@ export function compileAuthoredSchema(
     const message = err instanceof Error ? err.message : String(err);
     return {
       validate: null,
-      problems: [problem(base, `does not compile: ${message}`, 'schema.compile')],
+      problems: [
+        problem(
+          base,
+          `does not compile: ${message}`,
+          err instanceof UnsupportedPatternError ? 'schema.pattern_unsupported' : 'schema.compile',
+        ),
+      ],
     };
   } finally {
     ajv.removeSchema(schema);

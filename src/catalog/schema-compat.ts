@@ -1,5 +1,6 @@
 /** @module Breaking-change detection between consecutive versions of a tool's schemas (DESIGN C2). */
 import semver from 'semver';
+import { linearTest } from './linear-regexp.js';
 
 export type JsonSchema = boolean | { readonly [k: string]: unknown };
 
@@ -1038,9 +1039,10 @@ function jsonType(v: unknown): string {
   return typeof v;
 }
 
+/** Authored patterns run only on the linear-time engine; one it refuses matches nothing. */
 function matches(pattern: string, value: string): boolean {
   try {
-    return new RegExp(pattern, 'u').test(value);
+    return linearTest(pattern, value);
   } catch {
     return false;
   }

@@ -14,7 +14,7 @@ import {
   createAuthoredSchemaAjv,
   createDocumentAjv,
 } from './json-schema-validator.js';
-import { schemaTexts } from './schema-texts.js';
+import { schemaModelTexts } from './schema-model-texts.js';
 import {
   type ActionClass,
   APPROVAL_FLOOR,
@@ -153,14 +153,17 @@ type RawDefinition = Omit<
   };
 };
 
-/** Per text and per definition, so scanning a definition for poisoning has a bounded cost. */
+/**
+ * Per text and per definition, over every string and key a model reads in the schemas (all of
+ * them are scanned for poisoning), so scanning a definition has a bounded cost.
+ */
 export const MAX_SCHEMA_TEXT_CHARS = 4096;
 export const MAX_SCHEMA_TEXT_TOTAL_CHARS = 65_536;
 
 function checkSchemaTextSize(raw: RawDefinition): Problem[] {
   const texts = [
-    ...schemaTexts(raw.input_schema, '/input_schema'),
-    ...schemaTexts(raw.output_schema, '/output_schema'),
+    ...schemaModelTexts(raw.input_schema, '/input_schema'),
+    ...schemaModelTexts(raw.output_schema, '/output_schema'),
   ];
   const problems = texts
     .filter((t) => t.text.length > MAX_SCHEMA_TEXT_CHARS)
@@ -172,7 +175,7 @@ function checkSchemaTextSize(raw: RawDefinition): Problem[] {
     problems.push(
       problem(
         '',
-        `schema descriptions and titles total ${total} characters, over ${MAX_SCHEMA_TEXT_TOTAL_CHARS}`,
+        `schema strings and property names total ${total} characters, over ${MAX_SCHEMA_TEXT_TOTAL_CHARS}`,
         'size.text',
       ),
     );

@@ -13,11 +13,14 @@ import {
   type CatalogService,
   type CatalogWrite,
   type JsonSchemaObject,
+  MAX_SCHEMA_TEXT_CHARS,
+  MAX_SCHEMA_TEXT_TOTAL_CHARS,
   type ScanFinding,
   scanToolText,
-  schemaTexts,
+  schemaModelTexts,
   type ToolDefinition,
   type ToolVersionDetail,
+  unsupportedPatternProblems,
 } from '../catalog/index.js';
 import {
   type Actor,
@@ -345,14 +348,7 @@ export class ProviderService implements McpUpstream {
         report.unchanged.push(tool.name);
         continue;
       }
-      const findings = scanToolText({
-        name: tool.name,
-        description: tool.description ?? '',
-        extraTexts: [
-          ...schemaTexts(tool.inputSchema, '/inputSchema'),
-          ...schemaTexts(tool.outputSchema ?? {}, '/outputSchema'),
-        ],
-      });
+      const findings = [...scanListedTool(tool, providerHosts(spec)), ...patternFindings(tool)];
       const listing = JSON.stringify(tool);
       const subject = `provider:${spec.name}/${tool.name}`;
       if (!row) {
@@ -783,4 +779,59 @@ export function importedDefinition(
     code_hash: listed.pin,
     ...(c.path_roots ? { arguments_policy: { path_roots: [...c.path_roots] } } : {}),
   };
+}
+
+/** The host an http provider's tools reach anyway (a link to it sends the model nowhere new). */
+function providerHosts(spec: ProviderSpec): string[] {
+  if (spec.transport !== 'http' || spec.url === undefined) return [];
+  try {
+    return [new URL(spec.url).hostname];
+  } catch {
+    return [];
+  }
+}
+
+/**
+ * The poisoning scan of one listed tool, over every string and key its schemas send to a model.
+ * An upstream's listing has no size limit of its own: schema texts over the caps a definition
+ * must meet are not scanned (a bounded cost) but reported, and classifying the tool is refused.
+ */
+function scanListedTool(tool: ListedTool, ownHosts: readonly string[]): ScanFinding[] {
+  const texts = [
+    ...schemaModelTexts(tool.inputSchema, '/inputSchema'),
+    ...schemaModelTexts(tool.outputSchema ?? {}, '/outputSchema'),
+  ];
+  const description = tool.description ?? '';
+  const total = texts.reduce((n, t) => n + t.text.length, description.length);
+  const longest = texts.find((t) => t.text.length > MAX_SCHEMA_TEXT_CHARS);
+  if (longest || total > MAX_SCHEMA_TEXT_TOTAL_CHARS) {
+    return [
+      {
+        rule: 'size.text',
+        category: 'schema',
+        field: longest?.field ?? '',
+        message: `Schema strings too long to scan (over ${MAX_SCHEMA_TEXT_CHARS} characters each or ${MAX_SCHEMA_TEXT_TOTAL_CHARS} in all)`,
+        excerpt: (longest?.field ?? '').slice(0, 80),
+      },
+    ];
+  }
+  return scanToolText({ name: tool.name, description, extraTexts: texts, ownHosts });
+}
+
+/**
+ * Patterns the gate could not match in linear time, shown with the scan's findings so an admin
+ * sees at import why classifying the tool will be refused (DEFINITION_INVALID at that pointer).
+ */
+function patternFindings(tool: ListedTool): ScanFinding[] {
+  const problems = [
+    ...unsupportedPatternProblems(tool.inputSchema, '/inputSchema'),
+    ...unsupportedPatternProblems(tool.outputSchema ?? {}, '/outputSchema'),
+  ];
+  return problems.map((p) => ({
+    rule: p.rule,
+    category: 'schema',
+    field: p.pointer,
+    message: `The pattern ${p.message}`,
+    excerpt: p.pointer.slice(0, 80),
+  }));
 }
