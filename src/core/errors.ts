@@ -182,6 +182,12 @@ export const ERROR_CODES = {
     jsonRpc: -32052,
     summary: 'The provider tool is not in a state this operation accepts (absent, removed).',
   },
+  // 499 as in "client closed request": the caller itself withdrew the call.
+  CALL_CANCELLED: {
+    http: 499,
+    jsonRpc: -32800,
+    summary: 'The caller cancelled the call before it finished.',
+  },
 } as const satisfies Record<string, { http: number; jsonRpc: number; summary: string }>;
 
 export type ErrorCode = keyof typeof ERROR_CODES;
@@ -239,6 +245,7 @@ export interface ErrorDetails {
   PROVIDER_NOT_FOUND: { provider: string };
   PROVIDER_UNAVAILABLE: { provider: string; reason: string };
   PROVIDER_TOOL_STATE: { provider: string; tool: string; state: string | null };
+  CALL_CANCELLED: CallDenial;
 }
 
 /** Names a secret (never its value). */
