@@ -292,6 +292,33 @@ describe('the kept schemas are what the gate enforces', () => {
   });
 });
 
+describe('an $id in an upstream schema', () => {
+  test('two versions of a tool whose schemas carry the same $id are both served', async () => {
+    const args = { sku: 'ABC-1234' };
+    const first = await tg.sessions.open('proto-bot');
+    const a = { agentId: 'proto-bot', sessionId: first.id };
+    assert.equal((await tg.gate.invoke(a, 'rich_schema_tool', args)).kind, 'allow');
+    // A second classification registers the next major version, with the same schemas.
+    const { tool } = await tg.providers.classify(
+      'fixtures',
+      'rich_schema_tool',
+      { ...READ_PUBLIC, wall_time_ms: 15_000 },
+      admin,
+    );
+    const second = await tg.sessions.open('proto-bot');
+    const b = { agentId: 'proto-bot', sessionId: second.id };
+    const onSecond = await tg.gate.invoke(b, 'rich_schema_tool', args);
+    assert.equal(onSecond.kind, 'allow', JSON.stringify(onSecond));
+    assert.equal(onSecond.kind === 'allow' && onSecond.version, tool.version);
+    // The first session still holds the first version; the gate now compiles both.
+    const onFirst = await tg.gate.invoke(a, 'rich_schema_tool', args);
+    assert.equal(onFirst.kind, 'allow', JSON.stringify(onFirst));
+    assert.notEqual(onFirst.kind === 'allow' && onFirst.version, tool.version);
+    await tg.sessions.close(first.id, 'proto-bot');
+    await tg.sessions.close(second.id, 'proto-bot');
+  });
+});
+
 describe('progress and cancellation over Streamable HTTP', () => {
   test("the conformance progress tool's notifications reach the agent under its own token", async () => {
     const client = await connectHttp();
