@@ -28,6 +28,11 @@ export interface GatewayServerOptions {
   readonly version: string;
   /** Called when a call was refused for a reason the agent cannot fix by retrying (logging). */
   readonly onError?: (err: unknown) => void;
+  /**
+   * Called once a cancelled call has ended. The SDK sends no response for it; over Streamable
+   * HTTP the request's stream would stay open until the session ends, so the front closes it.
+   */
+  readonly onCancelled?: (requestId: string | number) => void;
 }
 
 const META = 'toolgate/decision';
@@ -187,6 +192,7 @@ export function createGatewayServer(
         }
       }
       await relay?.flush();
+      if (extra.signal.aborted) options.onCancelled?.(extra.requestId);
       return toolResult(decision);
     } catch (err) {
       if (isToolgateError(err) && err.code === 'SESSION_NOT_FOUND') {

@@ -400,6 +400,71 @@ describe('progress and cancellation over Streamable HTTP', () => {
     assert.equal((await upstreamSaw(client)).cancelled.length, 1);
   });
 
+  test("the cancelled call's stream is closed, not left open until the session ends", async () => {
+    const headers: Record<string, string> = {
+      authorization: `Bearer ${key}`,
+      'content-type': 'application/json',
+      accept: 'application/json, text/event-stream',
+    };
+    const post = (body: unknown) =>
+      fetch(`${base}/mcp`, { method: 'POST', headers, body: JSON.stringify(body) });
+    const init = await post({
+      jsonrpc: '2.0',
+      id: 1,
+      method: 'initialize',
+      params: {
+        protocolVersion: '2025-06-18',
+        capabilities: {},
+        clientInfo: { name: 'raw', version: '1.0.0' },
+      },
+    });
+    headers['mcp-session-id'] = init.headers.get('mcp-session-id') ?? '';
+    headers['mcp-protocol-version'] = '2025-06-18';
+    await init.text();
+    await (await post({ jsonrpc: '2.0', method: 'notifications/initialized' })).text();
+    const call = await post({
+      jsonrpc: '2.0',
+      id: 2,
+      method: 'tools/call',
+      params: { name: 'wait_for_cancel', arguments: {}, _meta: { progressToken: 'raw-1' } },
+    });
+    assert.equal(call.status, 200);
+    const reader = (call.body as ReadableStream<Uint8Array>).getReader();
+    const decoder = new TextDecoder();
+    let seen = '';
+    while (!seen.includes('"started"')) {
+      const chunk = await reader.read();
+      assert.equal(chunk.done, false, 'the stream ended before the upstream started');
+      seen += decoder.decode(chunk.value, { stream: true });
+    }
+    await (
+      await post({
+        jsonrpc: '2.0',
+        method: 'notifications/cancelled',
+        params: { requestId: 2, reason: 'raw client gave up' },
+      })
+    ).text();
+    // The stream ends (bounded wait) and carries no result for the cancelled request.
+    let timer: NodeJS.Timeout | undefined;
+    const ended = await Promise.race([
+      (async () => {
+        for (;;) {
+          const chunk = await reader.read();
+          if (chunk.done) return true;
+          seen += decoder.decode(chunk.value, { stream: true });
+        }
+      })(),
+      new Promise<false>((resolve) => {
+        timer = setTimeout(() => resolve(false), 10_000);
+      }),
+    ]);
+    clearTimeout(timer);
+    if (!ended) await reader.cancel();
+    assert.equal(ended, true, 'the stream of the cancelled call was left open');
+    assert.ok(!seen.includes('"result"'), seen);
+    await (await fetch(`${base}/mcp`, { method: 'DELETE', headers })).text();
+  });
+
   test('a call withdrawn before it runs never reaches the upstream', async () => {
     const session = await tg.sessions.open('proto-bot');
     const ctx = { agentId: 'proto-bot', sessionId: session.id };
