@@ -17,7 +17,11 @@ export type { ScanFinding, ScanInput, ScanText } from './description-scan.js';
 export { scanToolText, ToolNameIndex } from './description-scan.js';
 export type { DiscoveryHit, DiscoveryQuery } from './discovery.js';
 export { Discovery, MAX_DISCOVERY_LIMIT } from './discovery.js';
-export { compileDocumentValidator, createRuntimeAjv } from './json-schema-validator.js';
+export {
+  compileDocumentValidator,
+  createRuntimeAjv,
+  createToolSchemaCompiler,
+} from './json-schema-validator.js';
 export {
   DEFAULT_MIGRATION_WINDOW_DAYS,
   effectiveLifecycleOf,

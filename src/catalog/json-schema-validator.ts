@@ -5,7 +5,7 @@
  * never V8's backtracking one; toolgate's own document schemas keep V8's (their fixed, reviewed
  * patterns use lookahead, which RE2 lacks).
  */
-import type { ErrorObject, ValidateFunction } from 'ajv';
+import { Ajv as AjvDraft07, type ErrorObject, type ValidateFunction } from 'ajv';
 import { Ajv2020 } from 'ajv/dist/2020.js';
 import addFormatsImport from 'ajv-formats';
 import { joinPointer, type Problem, problem } from '../core/index.js';
@@ -14,9 +14,25 @@ import { unsupportedPatternProblems } from './schema-patterns.js';
 import type { JsonSchemaObject } from './tool-definition.js';
 
 // ajv-formats is CJS with `export default`; NodeNext sees the module object.
-const addFormats = addFormatsImport as unknown as (ajv: Ajv2020) => Ajv2020;
+const addFormats = addFormatsImport as unknown as <A extends Ajv2020 | AjvDraft07>(ajv: A) => A;
 
 export const JSON_SCHEMA_2020_12 = 'https://json-schema.org/draft/2020-12/schema';
+export const JSON_SCHEMA_DRAFT_07 = 'http://json-schema.org/draft-07/schema#';
+
+/**
+ * The dialect a tool schema declares: 2020-12 (also when it declares none, as MCP says), or
+ * draft-07, which MCP servers built with the TypeScript SDK 1.x list; `null` for anything else.
+ * Imported schemas keep their `$schema`, so each is validated under the dialect it names.
+ */
+export function schemaDialect(schema: JsonSchemaObject): '2020-12' | 'draft-07' | null {
+  const declared = schema.$schema;
+  if (declared === undefined) return '2020-12';
+  if (declared === JSON_SCHEMA_2020_12 || declared === `${JSON_SCHEMA_2020_12}#`) return '2020-12';
+  if (declared === JSON_SCHEMA_DRAFT_07 || declared === JSON_SCHEMA_DRAFT_07.slice(0, -1)) {
+    return 'draft-07';
+  }
+  return null;
+}
 
 /** Validates toolgate's own document schemas; reports every error, not only the first. */
 export function createDocumentAjv(): Ajv2020 {
@@ -41,28 +57,91 @@ export function createDocumentAjv(): Ajv2020 {
  * output schema says the tool (an upstream MCP tool) declared none: MCP clients are not told of
  * one. Annotation only: it validates nothing.
  */
-export function addToolgateKeywords(ajv: Ajv2020): void {
+export function addToolgateKeywords(ajv: Ajv2020 | AjvDraft07): void {
   ajv.addKeyword({ keyword: 'x-toolgate', metaSchema: { enum: ['path', 'unstructured'] } });
+}
+
+const RUNTIME_OPTIONS = {
+  allErrors: true,
+  // An upstream's schema may carry an `$id`: two versions of one tool must not collide in the
+  // instance, so compiled schemas are never registered under their ids.
+  addUsedSchema: false,
+  strict: true,
+  strictTypes: false,
+  strictTuples: false,
+  strictRequired: false,
+  // Strict mode's "a property matches a patternProperties pattern" lint runs each pattern with
+  // V8's backtracking RegExp at compile time, outside the engine below: a catastrophic pattern
+  // and a long property name would stall the event loop while compiling.
+  allowMatchingProperties: true,
+  code: { regExp: linearRegExp },
+} as const;
+
+/**
+ * `$anchor` is a 2020-12 core keyword: Ajv resolves `$ref: "#name"` to it, but does not list it
+ * as a keyword, so strict mode would refuse every schema that names an anchor (the MCP
+ * conformance suite's 2020-12 tool does). Declared here, it validates nothing by itself.
+ */
+function add2020CoreKeywords(ajv: Ajv2020): void {
+  ajv.addKeyword({ keyword: '$anchor', schemaType: 'string' });
 }
 
 /** Runtime validators for tool arguments and results: every error, messages on. */
 export function createRuntimeAjv(): Ajv2020 {
-  const ajv = new Ajv2020({
-    allErrors: true,
-    strict: true,
-    strictTypes: false,
-    strictTuples: false,
-    strictRequired: false,
-    // Strict mode's "a property matches a patternProperties pattern" lint runs each pattern with
-    // V8's backtracking RegExp at compile time, outside the engine below: a catastrophic pattern
-    // and a long property name would stall the event loop while compiling.
-    allowMatchingProperties: true,
-    code: { regExp: linearRegExp },
-  });
+  const ajv = new Ajv2020(RUNTIME_OPTIONS);
+  addFormats(ajv);
+  addToolgateKeywords(ajv);
+  add2020CoreKeywords(ajv);
+  return ajv;
+}
+
+/** The runtime instance for draft-07 tool schemas (same options as the 2020-12 one). */
+export function createRuntimeAjvDraft07(): AjvDraft07 {
+  const ajv = new AjvDraft07(RUNTIME_OPTIONS);
   addFormats(ajv);
   addToolgateKeywords(ajv);
   return ajv;
 }
+
+/**
+ * Compiles tool schemas for the gate, each under the dialect it declares. `reset` forgets every
+ * compiled schema (after a catalog change). Throws for a schema that does not compile.
+ */
+export function createToolSchemaCompiler(): {
+  compile(schema: JsonSchemaObject): ValidateFunction;
+  reset(): void;
+} {
+  const v2020 = createRuntimeAjv();
+  let draft07: AjvDraft07 | null = null;
+  return {
+    compile(schema) {
+      if (schemaDialect(schema) !== 'draft-07') return v2020.compile(schema);
+      draft07 ??= createRuntimeAjvDraft07();
+      return draft07.compile(schema);
+    },
+    reset() {
+      v2020.removeSchema();
+      draft07?.removeSchema();
+    },
+  };
+}
+
+const AUTHORED_OPTIONS = {
+  allErrors: false,
+  strict: true,
+  strictTypes: false,
+  strictTuples: false,
+  strictRequired: false,
+  // compileAuthoredSchema validates against the meta-schema itself first (to locate problems),
+  // so compile() need not do it again.
+  validateSchema: false,
+  addUsedSchema: false,
+  // Registration only needs to know that the schema compiles; the gate compiles its own
+  // validators. Skipping message generation and code optimization halves the compile time.
+  messages: false,
+  allowMatchingProperties: true,
+  code: { optimize: false, regExp: linearRegExp },
+} as const;
 
 /**
  * For schemas authored by tool owners. Strict mode refuses unknown keywords (a typo such as
@@ -70,22 +149,16 @@ export function createRuntimeAjv(): Ajv2020 {
  * `$ref` fails to compile instead of fetching.
  */
 export function createAuthoredSchemaAjv(): Ajv2020 {
-  const ajv = new Ajv2020({
-    allErrors: false,
-    strict: true,
-    strictTypes: false,
-    strictTuples: false,
-    strictRequired: false,
-    // compileAuthoredSchema validates against the meta-schema itself first (to locate problems),
-    // so compile() need not do it again.
-    validateSchema: false,
-    addUsedSchema: false,
-    // Registration only needs to know that the schema compiles; the gate compiles its own
-    // validators. Skipping message generation and code optimization halves the compile time.
-    messages: false,
-    allowMatchingProperties: true,
-    code: { optimize: false, regExp: linearRegExp },
-  });
+  const ajv = new Ajv2020(AUTHORED_OPTIONS);
+  addFormats(ajv);
+  addToolgateKeywords(ajv);
+  add2020CoreKeywords(ajv);
+  return ajv;
+}
+
+/** The same for schemas that declare draft-07 (an upstream MCP server's, kept as listed). */
+export function createAuthoredSchemaAjvDraft07(): AjvDraft07 {
+  const ajv = new AjvDraft07(AUTHORED_OPTIONS);
   addFormats(ajv);
   addToolgateKeywords(ajv);
   return ajv;
@@ -142,23 +215,24 @@ export function ajvErrorsToProblems(
  * or the problems, located under `base`. Never leaves the schema cached in the shared instance.
  */
 export function compileAuthoredSchema(
-  ajv: Ajv2020,
+  ajvFor: (dialect: '2020-12' | 'draft-07') => Ajv2020 | AjvDraft07,
   schema: JsonSchemaObject,
   base: string,
 ): { validate: ValidateFunction; problems: [] } | { validate: null; problems: Problem[] } {
-  const declared = schema.$schema;
-  if (
-    declared !== undefined &&
-    declared !== JSON_SCHEMA_2020_12 &&
-    declared !== `${JSON_SCHEMA_2020_12}#`
-  ) {
+  const dialect = schemaDialect(schema);
+  if (dialect === null) {
     return {
       validate: null,
       problems: [
-        problem(`${base}/$schema`, `must be ${JSON_SCHEMA_2020_12} (or absent)`, 'schema.dialect'),
+        problem(
+          `${base}/$schema`,
+          `must be ${JSON_SCHEMA_2020_12}, ${JSON_SCHEMA_DRAFT_07} or absent`,
+          'schema.dialect',
+        ),
       ],
     };
   }
+  const ajv = ajvFor(dialect);
   const meta = ajv.validateSchema(schema);
   if (meta !== true) {
     return { validate: null, problems: ajvErrorsToProblems(ajv.errors, base) };

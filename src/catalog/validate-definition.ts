@@ -12,6 +12,7 @@ import {
   ajvErrorsToProblems,
   compileAuthoredSchema,
   createAuthoredSchemaAjv,
+  createAuthoredSchemaAjvDraft07,
   createDocumentAjv,
 } from './json-schema-validator.js';
 import { schemaModelTexts } from './schema-model-texts.js';
@@ -47,6 +48,20 @@ function authoredAjv(): ReturnType<typeof createAuthoredSchemaAjv> {
     authored = { ajv: createAuthoredSchemaAjv(), compiles: 0 };
   authored.compiles += 1;
   return authored.ajv;
+}
+/** Draft-07 schemas (kept as an upstream MCP server lists them) get their own instance. */
+let authored07: {
+  ajv: ReturnType<typeof createAuthoredSchemaAjvDraft07>;
+  compiles: number;
+} | null = null;
+function authoredAjvFor(
+  dialect: '2020-12' | 'draft-07',
+): ReturnType<typeof createAuthoredSchemaAjv> | ReturnType<typeof createAuthoredSchemaAjvDraft07> {
+  if (dialect === '2020-12') return authoredAjv();
+  if (!authored07 || authored07.compiles >= COMPILES_PER_INSTANCE)
+    authored07 = { ajv: createAuthoredSchemaAjvDraft07(), compiles: 0 };
+  authored07.compiles += 1;
+  return authored07.ajv;
 }
 
 const APPROVAL_STRENGTH = { none: 0, conditional: 1, always: 2 } as const;
@@ -213,7 +228,7 @@ function checkPathRoots(raw: RawDefinition): Problem[] {
 }
 
 function checkInputSchema(schema: JsonSchemaObject): Problem[] {
-  const compiled = compileAuthoredSchema(authoredAjv(), schema, '/input_schema');
+  const compiled = compileAuthoredSchema(authoredAjvFor, schema, '/input_schema');
   const problems = [...compiled.problems];
   if (schema.type !== 'object') {
     problems.push(
@@ -234,7 +249,7 @@ function checkInputSchema(schema: JsonSchemaObject): Problem[] {
 }
 
 function checkOutputSchema(schema: JsonSchemaObject): Problem[] {
-  const compiled = compileAuthoredSchema(authoredAjv(), schema, '/output_schema');
+  const compiled = compileAuthoredSchema(authoredAjvFor, schema, '/output_schema');
   const problems = [...compiled.problems];
   if (schema.type !== 'object') {
     problems.push(

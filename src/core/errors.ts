@@ -188,6 +188,12 @@ export const ERROR_CODES = {
     jsonRpc: -32060,
     summary: "The approver's second factor is in backoff or locked after failed codes.",
   },
+  // 499 as in "client closed request": the caller itself withdrew the call.
+  CALL_CANCELLED: {
+    http: 499,
+    jsonRpc: -32800,
+    summary: 'The caller cancelled the call before it finished.',
+  },
 } as const satisfies Record<string, { http: number; jsonRpc: number; summary: string }>;
 
 export type ErrorCode = keyof typeof ERROR_CODES;
@@ -251,6 +257,7 @@ export interface ErrorDetails {
     retryAfterSeconds: number;
     failures: number;
   };
+  CALL_CANCELLED: CallDenial;
 }
 
 /** Names a secret (never its value). */

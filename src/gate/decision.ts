@@ -23,6 +23,7 @@ export type DenyCode = Extract<
   | 'SANDBOX_LIMIT'
   | 'CREDENTIAL_UNAVAILABLE'
   | 'SESSION_SUSPENDED'
+  | 'CALL_CANCELLED'
 >;
 
 export interface Allowed {

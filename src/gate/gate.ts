@@ -8,7 +8,7 @@ import type { ValidateFunction } from 'ajv';
 import { approvalRequired, argumentsHash } from '../approvals/index.js';
 import {
   type CatalogService,
-  createRuntimeAjv,
+  createToolSchemaCompiler,
   effectiveLifecycleOf,
   type ToolDefinition,
   type ToolVersionDetail,
@@ -62,6 +62,7 @@ import {
 } from '../store/index.js';
 import type { ApprovalDesk } from './approval-desk.js';
 import { type AuditRecord, AuditWriter } from './audit-writer.js';
+import { CANCELLED, type CallProgress } from './call-progress.js';
 import {
   type DenyCode,
   deny,
@@ -95,6 +96,10 @@ export interface CallContext extends SessionPrincipal {
 export interface CallOptions {
   /** Same key and same arguments → the first result; same key, other arguments → refused. */
   readonly idempotencyKey?: string;
+  /** Receives an upstream MCP tool's progress while it runs (never after the call returned). */
+  readonly onProgress?: (progress: CallProgress) => void;
+  /** Withdraws the call: not run if not yet started; an upstream MCP call is cancelled upstream. */
+  readonly signal?: AbortSignal;
 }
 
 /** An org policy engine (Cedar); the gate builds its request. */
@@ -130,7 +135,8 @@ export type UpstreamCallResult =
         | 'SANDBOX_UNAVAILABLE'
         | 'EXECUTION_FAILED'
         | 'EGRESS_DENIED'
-        | 'BUDGET_EXCEEDED';
+        | 'BUDGET_EXCEEDED'
+        | 'CALL_CANCELLED';
       readonly rule: string;
       readonly message: string;
     };
@@ -148,6 +154,10 @@ export interface McpUpstream {
       readonly timeoutMs: number;
       /** The session's egress budget for this call: what the upstream connection moves counts. */
       readonly budget?: ByteBudget;
+      /** Forwarded as the upstream request's progress token; each upstream report lands here. */
+      readonly onProgress?: (progress: CallProgress) => void;
+      /** Aborted: the upstream request is cancelled (notifications/cancelled) and CALL_CANCELLED returned. */
+      readonly signal?: AbortSignal;
     },
   ): Promise<UpstreamCallResult>;
 }
@@ -196,7 +206,8 @@ export interface GateDependencies {
 export class Gate {
   readonly #d: GateDependencies;
   readonly #clock: Clock;
-  readonly #ajv = createRuntimeAjv();
+  // Each tool schema is compiled under the dialect it declares (2020-12, or an upstream's draft-07).
+  readonly #ajv = createToolSchemaCompiler();
   readonly #audit: AuditWriter;
   #lostPostRecords = 0;
   #cache = new Map<string, CompiledTool>();
@@ -250,7 +261,7 @@ export class Gate {
   #invalidate(): void {
     this.#cache = new Map();
     this.#engine = null;
-    this.#ajv.removeSchema();
+    this.#ajv.reset();
     this.#revisionCheckedAt = 0;
   }
 
@@ -804,6 +815,8 @@ export class Gate {
       destinations,
       egressLimit: budgets.egress_bytes,
       storedEgressBytes: session.egress_bytes,
+      ...(options.onProgress ? { onProgress: options.onProgress } : {}),
+      ...(options.signal ? { signal: options.signal } : {}),
     });
     if (result.egressSpent !== undefined && result.egressSpent > 0) {
       const spentBytes = result.egressSpent;
@@ -942,6 +955,10 @@ export class Gate {
       message: string,
       extra: Partial<ExecuteExtra> = {},
     ): ExecuteResult => ({ ok: false, code, rule, message, bytes: 0, ...extra });
+    // Withdrawn before it started (during the checks, or while an approval was asked): never run.
+    if (call.signal?.aborted) {
+      return failed(CANCELLED.code, CANCELLED.rule, CANCELLED.message, { outcome: 'cancelled' });
+    }
 
     let creds: CallCredentials | null = null;
     if (def.credentials) {
@@ -1068,8 +1085,13 @@ export class Gate {
         sessionId: call.sessionId,
         timeoutMs: def.sandbox.limits.wall_time_ms,
         budget,
+        ...(call.onProgress ? { onProgress: call.onProgress } : {}),
+        ...(call.signal ? { signal: call.signal } : {}),
       });
-      if (!r.ok) return failed(r.code, r.rule, r.message, { ...extras(), outcome: r.rule });
+      if (!r.ok) {
+        const ended = r.code === CANCELLED.code ? 'cancelled' : r.rule;
+        return failed(r.code, r.rule, r.message, { ...extras(), outcome: ended });
+      }
       // The upstream's structured content is what its output schema speaks of; a tool error
       // result is passed on as the upstream gave it (the model sees the error), never checked.
       if (r.result.isError !== true && r.result.structuredContent !== undefined) {
@@ -1224,6 +1246,8 @@ interface ExecuteCall {
   readonly destinations: ReadonlySet<string>;
   readonly egressLimit: number | undefined;
   readonly storedEgressBytes: number;
+  readonly onProgress?: (progress: CallProgress) => void;
+  readonly signal?: AbortSignal;
 }
 
 type IdempotencyOutcome =

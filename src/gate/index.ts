@@ -6,6 +6,7 @@ export type { ApprovalCall, ApprovalView } from './approval-desk.js';
 export { ApprovalDesk } from './approval-desk.js';
 export type { AuditKind, AuditRecord } from './audit-writer.js';
 export { AuditWriter } from './audit-writer.js';
+export type { CallProgress } from './call-progress.js';
 export type {
   Allowed,
   Denied,

@@ -16,6 +16,7 @@ import { isToolgateError } from '../core/index.js';
 import type { GateDecision } from '../gate/index.js';
 import { isStoreUnavailable } from '../store/index.js';
 import type { Toolgate } from '../toolgate.js';
+import { progressRelay } from './progress-relay.js';
 
 /**
  * Who the MCP session is: the authenticated principal (agent, credential, token user) and its
@@ -52,6 +53,11 @@ export interface GatewayServerOptions {
   readonly version: string;
   /** Called when a call was refused for a reason the agent cannot fix by retrying (logging). */
   readonly onError?: (err: unknown) => void;
+  /**
+   * Called once a cancelled call has ended. The SDK sends no response for it; over Streamable
+   * HTTP the request's stream would stay open until the session ends, so the front closes it.
+   */
+  readonly onCancelled?: (requestId: string | number) => void;
 }
 
 const META = 'toolgate/decision';
@@ -172,8 +178,16 @@ export function createGatewayServer(
   server.setRequestHandler(CallToolRequestSchema, async (request, extra) => {
     const { name, arguments: args } = request.params;
     const ctx = binding;
+    // The agent's progress token asks for the upstream's progress; its notifications/cancelled
+    // aborts extra.signal, which withdraws the call (and cancels it upstream).
+    const token = request.params._meta?.progressToken;
+    const relay = token !== undefined ? progressRelay(token, extra.sendNotification) : null;
+    const callOptions = {
+      signal: extra.signal,
+      ...(relay ? { onProgress: relay.onProgress } : {}),
+    };
     try {
-      let decision = await tg.gate.invoke(ctx, name, args ?? {});
+      let decision = await tg.gate.invoke(ctx, name, args ?? {}, callOptions);
       if (decision.kind === 'pending_approval' && server.getClientCapabilities()?.elicitation) {
         // Show the person at the client what waits, and let them retry once it is approved. The
         // retry is the same call with the same arguments: the gate decides again, nothing else.
@@ -194,8 +208,12 @@ export function createGatewayServer(
             { timeout: ELICIT_TIMEOUT_MS },
           )
           .catch(() => null);
-        if (answer?.action === 'accept') decision = await tg.gate.invoke(ctx, name, args ?? {});
+        if (answer?.action === 'accept') {
+          decision = await tg.gate.invoke(ctx, name, args ?? {}, callOptions);
+        }
       }
+      await relay?.flush();
+      if (extra.signal.aborted) options.onCancelled?.(extra.requestId);
       return toolResult(decision);
     } catch (err) {
       if (isToolgateError(err) && err.code === 'SESSION_NOT_FOUND') {

@@ -228,6 +228,8 @@ export async function registerMcpHttp(
       const server = createGatewayServer(tg, binding, {
         version: options.version,
         onError: (err) => app.log.error({ err }, 'mcp tool call failed'),
+        // No response goes out for a cancelled call; its stream is closed instead of left open.
+        onCancelled: (requestId) => transport.closeSSEStream(requestId),
       });
       const transport = new StreamableHTTPServerTransport({
         sessionIdGenerator: () => `mcp_${randomBytes(18).toString('base64url')}`,

@@ -31,7 +31,7 @@ import {
   TOOL_ID_PATTERN,
   ToolgateError,
 } from '../core/index.js';
-import type { McpUpstream, UpstreamCallResult } from '../gate/index.js';
+import type { CallProgress, McpUpstream, UpstreamCallResult } from '../gate/index.js';
 import type { ByteBudget, SandboxProcess, SandboxService } from '../sandbox/index.js';
 import { appendEvent, type ProviderRow, type ProviderToolRow, type Store } from '../store/index.js';
 import {
@@ -560,6 +560,8 @@ export class ProviderService implements McpUpstream {
       readonly timeoutMs: number;
       /** The session's egress budget for this call (HTTP providers charge their bytes to it). */
       readonly budget?: ByteBudget;
+      readonly onProgress?: (progress: CallProgress) => void;
+      readonly signal?: AbortSignal;
     },
   ): Promise<UpstreamCallResult> {
     if (def.runtime.kind !== 'mcp') {
@@ -596,6 +598,10 @@ export class ProviderService implements McpUpstream {
       args,
       def.code_hash,
       call.timeoutMs,
+      {
+        ...(call.onProgress ? { onProgress: call.onProgress } : {}),
+        ...(call.signal ? { signal: call.signal } : {}),
+      },
     );
     if (result.pinMismatch && !this.#refreshing.has(provider)) {
       // The upstream changed under a running process: record it as a refresh would (one at a
@@ -730,10 +736,31 @@ function toolView(row: ProviderToolRow): ProviderToolView {
   };
 }
 
-/** A schema as the catalog takes it: JSON Schema 2020-12 (the upstream's `$schema` dropped). */
-function withoutDialect(schema: JsonSchemaObject): Record<string, unknown> {
-  const { $schema: _dialect, ...rest } = schema as Record<string, unknown>;
-  return rest;
+/**
+ * The input schema as the catalog keeps it: every keyword the upstream listed, `$schema`, `$id`,
+ * `$defs`, `$comment` and the rest included (the gate validates under the dialect it names). Two
+ * additions only: `"x-toolgate": "path"` on the arguments the admin classified as paths, and a
+ * closed top level where the upstream left it open (unknown arguments are refused at the gate,
+ * whatever the upstream would accept); a schema closed by `additionalProperties: false` or
+ * `unevaluatedProperties: false` is left as it is.
+ */
+function importedInputSchema(
+  listed: JsonSchemaObject,
+  pathArguments: readonly string[],
+): Record<string, unknown> {
+  const input: Record<string, unknown> = { ...listed, type: 'object' };
+  if (pathArguments.length > 0) {
+    const properties = { ...((input.properties as Record<string, JsonSchemaObject>) ?? {}) };
+    for (const arg of pathArguments) {
+      const prop = properties[arg];
+      if (prop) properties[arg] = { ...prop, 'x-toolgate': 'path' };
+    }
+    input.properties = properties;
+  }
+  if (input.additionalProperties !== false && input.unevaluatedProperties !== false) {
+    input.additionalProperties = false;
+  }
+  return input;
 }
 
 /** The catalog definition of an imported tool under an admin's classification. */
@@ -744,16 +771,9 @@ export function importedDefinition(
   listed: ListedTool,
   c: ToolClassification,
 ): Record<string, unknown> {
-  const input = withoutDialect(listed.inputSchema);
-  const properties = { ...((input.properties as Record<string, JsonSchemaObject>) ?? {}) };
-  for (const arg of c.path_arguments ?? []) {
-    const prop = properties[arg];
-    if (prop) properties[arg] = { ...prop, 'x-toolgate': 'path' };
-  }
-  // Unknown arguments are refused at the gate, whatever the upstream would accept.
-  const inputSchema = { ...input, type: 'object', properties, additionalProperties: false };
+  const inputSchema = importedInputSchema(listed.inputSchema, c.path_arguments ?? []);
   const outputSchema = listed.outputSchema
-    ? withoutDialect(listed.outputSchema)
+    ? { ...listed.outputSchema }
     : { type: 'object', 'x-toolgate': 'unstructured' };
   const description = (listed.description ?? '').trim() || `${listed.name} (from ${spec.name})`;
   return {

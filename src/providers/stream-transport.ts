@@ -14,6 +14,9 @@ export class StreamClientTransport implements Transport {
   readonly #out: Writable;
   readonly #buffer = new ReadBuffer();
   #closed = false;
+  readonly #queue: JSONRPCMessage[] = [];
+  #delivering = false;
+  #finishPending = false;
   onclose?: () => void;
   onerror?: (error: Error) => void;
   onmessage?: (message: JSONRPCMessage) => void;
@@ -37,11 +40,34 @@ export class StreamClientTransport implements Transport {
           continue;
         }
         if (message === null) break;
-        this.onmessage?.(message);
+        this.#queue.push(message);
       }
+      if (this.#queue.length > 0 && !this.#delivering) void this.#deliver();
     });
     this.#in.on('error', (err: Error) => this.onerror?.(err));
     this.#in.on('close', () => this.#finish());
+  }
+
+  /**
+   * Hands messages on in the order they came. The SDK runs a notification's handler a microtask
+   * later but settles a response at once, so a progress report read in the same chunk as its
+   * request's response would find the request gone and be lost: after each notification the
+   * next message waits for the event loop to turn.
+   */
+  async #deliver(): Promise<void> {
+    this.#delivering = true;
+    try {
+      for (let message = this.#queue.shift(); message; message = this.#queue.shift()) {
+        this.onmessage?.(message);
+        if ('method' in message && !('id' in message) && this.#queue.length > 0) {
+          await new Promise<void>((resolve) => setImmediate(resolve));
+        }
+      }
+    } finally {
+      this.#delivering = false;
+      // The stream ended while messages were still being handed on: close after the last one.
+      if (this.#finishPending) this.#finish();
+    }
   }
 
   async send(message: JSONRPCMessage): Promise<void> {
@@ -58,8 +84,13 @@ export class StreamClientTransport implements Transport {
 
   #finish(): void {
     if (this.#closed) return;
+    if (this.#delivering) {
+      this.#finishPending = true;
+      return;
+    }
     this.#closed = true;
     this.#buffer.clear();
+    this.#queue.length = 0;
     this.onclose?.();
   }
 }

@@ -6,8 +6,8 @@
  */
 import { Client } from '@modelcontextprotocol/sdk/client/index.js';
 import type { Transport } from '@modelcontextprotocol/sdk/shared/transport.js';
-import type { Tool } from '@modelcontextprotocol/sdk/types.js';
-import type { McpToolResult, UpstreamCallResult } from '../gate/index.js';
+import type { Progress, Tool } from '@modelcontextprotocol/sdk/types.js';
+import type { CallProgress, McpToolResult, UpstreamCallResult } from '../gate/index.js';
 import type { SandboxProcess } from '../sandbox/index.js';
 import { EgressRefused } from './checked-fetch.js';
 import { StreamClientTransport } from './stream-transport.js';
@@ -137,6 +137,10 @@ export class UpstreamPool {
     args: Record<string, unknown>,
     expectedPin: string | undefined,
     timeoutMs: number,
+    relay: {
+      readonly onProgress?: (progress: CallProgress) => void;
+      readonly signal?: AbortSignal;
+    } = {},
   ): Promise<UpstreamCallResult & { pinMismatch?: boolean }> {
     const key = `${target.provider}\u0000${target.sessionId}`;
     let entry = this.#entries.get(key);
@@ -185,12 +189,35 @@ export class UpstreamPool {
           pinMismatch: true,
         };
       }
+      if (relay.signal?.aborted) return cancelled();
+      const onProgress = relay.onProgress;
+      // The upstream is told that the call was cancelled, never the agent's reason: that text is
+      // the agent's, and would reach the upstream past every check its arguments went through.
+      const upstreamAbort = new AbortController();
+      const onAbort = () => upstreamAbort.abort(CANCEL_REASON);
+      relay.signal?.addEventListener('abort', onAbort, { once: true });
       try {
+        // With onprogress the SDK sends its own progress token upstream (the agent's token is the
+        // agent's; the front maps back). The timeout is not reset by progress: wall time is a cap.
+        // An aborted signal makes the SDK send notifications/cancelled for this request upstream.
         const result = await session.client.callTool({ name: tool, arguments: args }, undefined, {
           timeout: timeoutMs,
+          ...(onProgress
+            ? {
+                onprogress: (p: Progress) =>
+                  onProgress({
+                    progress: p.progress,
+                    ...(p.total !== undefined ? { total: p.total } : {}),
+                    ...(p.message !== undefined ? { message: p.message } : {}),
+                  }),
+              }
+            : {}),
+          ...(relay.signal ? { signal: upstreamAbort.signal } : {}),
         });
         return { ok: true, result: toResult(result) };
       } catch (err) {
+        // Cancelled by the caller: the upstream was told and its process is still good.
+        if (upstreamAbort.signal.aborted && !entry.closed) return cancelled();
         if (entry.closed || isConnectionClosed(err)) {
           // The process ended (or is ending): the next call starts a new one.
           await this.#drop(entry);
@@ -214,6 +241,8 @@ export class UpstreamPool {
         if (refused) return fail('EGRESS_DENIED', refused.rule, refused.message);
         // A JSON-RPC error from the upstream (unknown tool, invalid params): a failed call.
         return fail('EXECUTION_FAILED', 'provider.error', 'the upstream provider refused the call');
+      } finally {
+        relay.signal?.removeEventListener('abort', onAbort);
       }
     } finally {
       entry.inflight -= 1;
@@ -320,6 +349,18 @@ function fail(
   message: string,
 ): Extract<UpstreamCallResult, { ok: false }> {
   return { ok: false, code, rule, message };
+}
+
+/** What an upstream is told when a call is cancelled (the same for every call). */
+const CANCEL_REASON = 'the caller cancelled the call';
+
+function cancelled(): Extract<UpstreamCallResult, { ok: false }> {
+  return {
+    ok: false,
+    code: 'CALL_CANCELLED',
+    rule: 'call.cancelled',
+    message: CANCEL_REASON,
+  };
 }
 
 /** The EgressRefused behind an error the MCP client raised, if any (it may wrap it as a cause). */

@@ -229,6 +229,33 @@ describe('authored JSON Schemas', () => {
     assert.ok(pointers(validTool({ input_schema: schema })).includes('/input_schema'));
   });
 
+  test('a 2020-12 $anchor and a $ref to it are taken (the MCP conformance tool names one)', () => {
+    const schema = {
+      $schema: 'https://json-schema.org/draft/2020-12/schema',
+      type: 'object',
+      additionalProperties: false,
+      $defs: { city: { $anchor: 'cityDef', type: 'string' } },
+      properties: { city: { $ref: '#cityDef' } },
+    };
+    assert.deepEqual(accepted(validTool({ input_schema: schema })).input_schema, schema);
+  });
+
+  test('a draft-07 schema (as SDK-built MCP servers list them) is checked as draft-07', () => {
+    const draft07 = {
+      $schema: 'http://json-schema.org/draft-07/schema#',
+      type: 'object',
+      additionalProperties: false,
+      properties: { a: { type: 'number' } },
+    };
+    assert.deepEqual(accepted(validTool({ input_schema: draft07 })).input_schema, draft07);
+    // prefixItems is 2020-12 only: under draft-07 it is an unknown keyword, refused.
+    const mixed = {
+      ...draft07,
+      properties: { a: { type: 'array', prefixItems: [{ type: 'string' }] } },
+    };
+    assert.ok(pointers(validTool({ input_schema: mixed })).includes('/input_schema'));
+  });
+
   test('another dialect is refused', () => {
     const schema = {
       $schema: 'http://json-schema.org/draft-04/schema#',
