@@ -573,7 +573,7 @@ export class Gate {
         // gets the policy's own @reason when it has one.
         return refusal(
           'POLICY_DENIED',
-          `cedar.${decision.policies[0] ?? 'forbid'}`,
+          decision.rule ?? `cedar.${decision.policies[0] ?? 'forbid'}`,
           decision.reasons[0] ?? 'forbidden by policy',
           ref,
         );
