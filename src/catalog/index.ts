@@ -30,6 +30,7 @@ export type {
   AccessTier,
   ActionClass,
   Approval,
+  Cost,
   DataAccess,
   Egress,
   JsonSchemaObject,

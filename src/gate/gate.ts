@@ -63,6 +63,13 @@ import {
 import type { ApprovalDesk } from './approval-desk.js';
 import { type AuditRecord, AuditWriter } from './audit-writer.js';
 import {
+  admitCall,
+  chargeEgress,
+  readPrivateRecently,
+  recordPrivateRead,
+  sweepCeilingCounters,
+} from './ceilings.js';
+import {
   type DenyCode,
   deny,
   type GateDecision,
@@ -78,6 +85,7 @@ import {
 } from './limits.js';
 import { redactArguments } from './redaction.js';
 import type { SessionService, SessionTool } from './session-service.js';
+import { costOf } from './spend.js';
 
 /** Who is calling: an authenticated agent in one of its sessions. */
 export interface CallContext {
@@ -224,17 +232,22 @@ export class Gate {
   }
 
   /**
-   * Housekeeping for a running gateway: expired rate counters are removed, and idempotency keys
+   * Housekeeping for a running gateway: expired rate and ceiling counters are removed, and idempotency keys
    * older than IDEMPOTENCY_TTL_MS (a retry after that runs as a new call). Returns how many of each.
    */
-  async sweep(): Promise<{ rateCounters: number; idempotencyKeys: number }> {
+  async sweep(): Promise<{
+    rateCounters: number;
+    idempotencyKeys: number;
+    ceilingCounters: number;
+  }> {
     const now = this.#clock();
     const rateCounters = await sweepRateCounters(this.#d.store.db, now);
+    const ceilingCounters = await sweepCeilingCounters(this.#d.store.db, now);
     const removed = await this.#d.store.db
       .deleteFrom('idempotency')
       .where('created_at', '<', new Date(now.getTime() - IDEMPOTENCY_TTL_MS).toISOString())
       .executeTakeFirst();
-    return { rateCounters, idempotencyKeys: Number(removed.numDeletedRows) };
+    return { rateCounters, idempotencyKeys: Number(removed.numDeletedRows), ceilingCounters };
   }
 
   /** Result records that could not be written (their pre records exist). */
@@ -581,12 +594,15 @@ export class Gate {
     }
 
     // 7 flow (checked before limits so a refused call spends no budget): after a private-data
-    // read in this session, or in any session of the same run (a fresh session must not launder
-    // what the run already read), nothing may leave through unconstrained egress.
+    // read in this session, in any session of the same run, or in any session of this agent for
+    // this user within the flow window (a fresh session or run id must not launder what was
+    // read), nothing may leave through unconstrained egress.
+    const who = { agentId: ctx.agentId, userId: session.user_id, now };
     if (
       def.egress.mode === 'unconstrained' &&
       (session.private_data_read === 1 ||
-        (await this.#d.sessions.runHasReadPrivate(ctx.agentId, session.run_id)))
+        (await this.#d.sessions.runHasReadPrivate(ctx.agentId, session.run_id)) ||
+        (await readPrivateRecently(this.#d.store.db, who, agent.ceilings)))
     ) {
       return refusal(
         'TOXIC_FLOW',
@@ -752,6 +768,29 @@ export class Gate {
           ref,
         );
     }
+    // The call's cost and the agent's rolling ceilings, all charged or none (ceilings.ts); the
+    // last limit, so a call refused by another limit is charged nothing. Never refunded.
+    const cost = costOf(def.cost, callArgs);
+    if (!cost.ok) return refusal('INPUT_INVALID', 'cost.invalid', cost.message, ref);
+    const admitted = await admitCall(
+      this.#d.store,
+      {
+        ...who,
+        sessionId: session.id,
+        toolId: detail.id,
+        externalSend: def.action_class === 'external_send',
+        cents: cost.cents,
+        spendBudget: budgets.spend_cents,
+      },
+      agent.ceilings,
+    );
+    if (!admitted.ok) return refusal(admitted.code, admitted.rule, admitted.message, ref);
+    if (cost.cents > 0) {
+      this.#updateCachedSession(session.id, (r) => ({
+        ...r,
+        spend_cents: r.spend_cents + cost.cents,
+      }));
+    }
 
     // 9 audit-pre: durable before anything runs. (Records are built field by field: spreading
     // optional parts costs more than the rest of the record on this path.)
@@ -799,6 +838,7 @@ export class Gate {
         ...r,
         egress_bytes: r.egress_bytes + spentBytes,
       }));
+      await chargeEgress(this.#d.store.db, who, agent.ceilings, spentBytes);
     }
     // Only the pre record must be durable before a tool runs (DESIGN.md §1); the result record
     // joins the next group commit without holding the caller. A crash in between leaves a pre
@@ -845,6 +885,8 @@ export class Gate {
       this.#lostPostRecords += 1;
     });
     if (!result.ok) return deny(callId, result.code, result.rule, result.message);
+    if (def.data_access === 'private')
+      await recordPrivateRead(this.#d.store.db, who, agent.ceilings);
     // The flag only ever goes from 0 to 1: once this gate saw it set, there is nothing to write.
     if (def.data_access === 'private' && session.private_data_read !== 1) {
       await this.#d.store.db
