@@ -227,7 +227,15 @@ function flowWindow(ceilings: AgentCeilings): number {
   return ceilings.flow_window_seconds ?? DEFAULT_FLOW_WINDOW_SECONDS;
 }
 
-/** Remembers that this (agent, user) read private data now, for the cross-session flow rule. */
+/** Per database: the bucket each private-read counter was last written in by this process. */
+const recordedReads = new WeakMap<Kysely<Database>, Map<string, number>>();
+const RECORDED_READS_MAX = 10_000;
+
+/**
+ * Remembers that this (agent, user) read private data now, for the cross-session flow rule. One
+ * write per counter and bucket from this process: a bucket that holds a read already says all the
+ * window needs (the window is counted in whole buckets).
+ */
 export async function recordPrivateRead(
   db: Kysely<Database>,
   call: { agentId: string; userId: string | null; now: Date },
@@ -235,11 +243,16 @@ export async function recordPrivateRead(
 ): Promise<void> {
   const seconds = flowWindow(ceilings);
   if (seconds === 0) return;
-  await add(
-    db,
-    slot('private_read', 'flow', seconds, call.agentId, call.userId, null, call.now),
-    1,
-  );
+  const s = slot('private_read', 'flow', seconds, call.agentId, call.userId, null, call.now);
+  let seen = recordedReads.get(db);
+  if (seen === undefined) {
+    seen = new Map();
+    recordedReads.set(db, seen);
+  }
+  if (seen.get(s.key) === s.bucket) return;
+  await add(db, s, 1);
+  if (seen.size >= RECORDED_READS_MAX) seen.clear();
+  seen.set(s.key, s.bucket);
 }
 
 /**
