@@ -483,6 +483,10 @@ export class Gate {
     // From here on the call works on its own copy: policy resolution rewrites URL and path
     // arguments to their checked form, and that form is what is approved, hashed and run.
     const callArgs = cloneArguments(args as Record<string, unknown>);
+    // What the call would cost, read exactly now: a cost that cannot be read is bad input, refused
+    // before anything is approved or counted.
+    const cost = costOf(def.cost, callArgs);
+    if (!cost.ok) return refusal('INPUT_INVALID', 'cost.invalid', cost.message, ref);
 
     // 4 grant and tier, live: a grant revoked after the session opened stops the next call.
     // One read of the agent serves grants, budgets and the policy request.
@@ -770,8 +774,6 @@ export class Gate {
     }
     // The call's cost and the agent's rolling ceilings, all charged or none (ceilings.ts); the
     // last limit, so a call refused by another limit is charged nothing. Never refunded.
-    const cost = costOf(def.cost, callArgs);
-    if (!cost.ok) return refusal('INPUT_INVALID', 'cost.invalid', cost.message, ref);
     const admitted = await admitCall(
       this.#d.store,
       {
