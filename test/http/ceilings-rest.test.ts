@@ -15,6 +15,12 @@ import { validTool } from '../support/fixtures.js';
 
 const ADMIN = 'test-admin-token-ceilings-0123456789';
 
+interface Reply {
+  readonly status: number;
+  // biome-ignore lint/suspicious/noExplicitAny: response bodies are asserted field by field
+  readonly body: any;
+}
+
 const tool = (spec: Parameters<typeof validTool>[0]) => ({
   apiVersion: 'toolgate/v1',
   kind: 'Tool',
@@ -65,12 +71,7 @@ for (const backend of backends()) {
     let base = '';
     let key = '';
 
-    // biome-ignore lint/suspicious/noExplicitAny: response bodies are asserted field by field
-    const post = async (
-      path: string,
-      body: unknown,
-      token: string,
-    ): Promise<{ status: number; body: any }> => {
+    const post = async (path: string, body: unknown, token: string): Promise<Reply> => {
       const res = await fetch(base + path, {
         method: 'POST',
         headers: { authorization: `Bearer ${token}`, 'content-type': 'application/json' },
