@@ -21,7 +21,11 @@ const BUCKETS_PER_WINDOW = 60;
 const LOCK_CLASS = 0x7467_6365; // "tgce"
 
 export type Admission =
-  | { readonly ok: true }
+  | {
+      readonly ok: true;
+      /** Bytes the agent's egress ceilings have left (least of them); absent when none is set. */
+      readonly egressLeft?: number;
+    }
   | {
       readonly ok: false;
       readonly code: 'RATE_LIMITED' | 'BUDGET_EXCEEDED';
@@ -121,7 +125,9 @@ export async function admitCall(
   ceilings: AgentCeilings,
 ): Promise<Admission> {
   const windows = ceilings.windows ?? [];
-  // Egress is charged after calls; a window already at its ceiling stops the next one.
+  // Egress is charged after calls; a window already at its ceiling stops the next one, and what
+  // the windows have left caps what this call may move (concurrent calls each see all of it).
+  let egressLeft = Number.POSITIVE_INFINITY;
   for (const w of windows) {
     if (w.egress_bytes === undefined) continue;
     const s = slot(
@@ -133,7 +139,9 @@ export async function admitCall(
       null,
       call.now,
     );
-    if ((await total(store.db, s)) >= w.egress_bytes) {
+    const used = await total(store.db, s);
+    egressLeft = Math.min(egressLeft, w.egress_bytes - used);
+    if (used >= w.egress_bytes) {
       return {
         ok: false,
         code: 'BUDGET_EXCEEDED',
@@ -159,7 +167,8 @@ export async function admitCall(
     take('external_sends', w.external_sends, call.externalSend ? 1 : 0, null);
     take('spend_cents', w.spend_cents, call.cents, null);
   }
-  if (charges.length === 0 && call.cents === 0) return ADMITTED;
+  const admitted: Admission = Number.isFinite(egressLeft) ? { ok: true, egressLeft } : ADMITTED;
+  if (charges.length === 0 && call.cents === 0) return admitted;
   // One lock order for every transaction: no two charges can wait on each other in a cycle.
   charges.sort((a, b) => (a.s.key < b.s.key ? -1 : a.s.key > b.s.key ? 1 : 0));
   try {
@@ -202,7 +211,7 @@ export async function admitCall(
     if (error instanceof Refused) return error.admission;
     throw error;
   }
-  return ADMITTED;
+  return admitted;
 }
 
 /** Adds the egress bytes a finished call moved to every egress window of its agent. */

@@ -828,6 +828,7 @@ export class Gate {
       destinations,
       egressLimit: budgets.egress_bytes,
       storedEgressBytes: session.egress_bytes,
+      egressCeilingLeft: admitted.egressLeft,
     });
     if (result.egressSpent !== undefined && result.egressSpent > 0) {
       const spentBytes = result.egressSpent;
@@ -925,6 +926,7 @@ export class Gate {
     sessionId: string,
     limit: number | undefined,
     storedSpent: number,
+    ceilingLeft = Number.POSITIVE_INFINITY,
   ): { budget: ByteBudget; spent: () => number } {
     let shared = this.#egressBudgets.get(sessionId);
     if (!shared) {
@@ -941,7 +943,7 @@ export class Gate {
     let mine = 0;
     return {
       budget: {
-        remaining: () => pool.remaining(),
+        remaining: () => Math.min(pool.remaining(), Math.max(0, ceilingLeft - mine)),
         consume: (bytes) => {
           mine += bytes;
           pool.consume(bytes);
@@ -1003,6 +1005,7 @@ export class Gate {
       call.sessionId,
       call.egressLimit,
       call.storedEgressBytes,
+      call.egressCeilingLeft,
     );
     let output: unknown;
     let outcome: string | undefined;
@@ -1251,6 +1254,8 @@ interface ExecuteCall {
   readonly destinations: ReadonlySet<string>;
   readonly egressLimit: number | undefined;
   readonly storedEgressBytes: number;
+  /** What the agent's egress ceilings have left (ceilings.ts); this call may move no more. */
+  readonly egressCeilingLeft?: number | undefined;
 }
 
 type IdempotencyOutcome =

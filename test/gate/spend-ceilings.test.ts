@@ -315,14 +315,21 @@ for (const backend of backends()) {
         spendBudget: undefined,
         now: at,
       });
-      assert.deepEqual(await admitCall(inspector, call('s1'), ceilings), { ok: true });
+      assert.deepEqual(await admitCall(inspector, call('s1'), ceilings), {
+        ok: true,
+        egressLeft: 1000,
+      });
       await chargeEgress(
         inspector.db,
         { agentId: 'egress-bot', userId: 'u', now: at },
         ceilings,
         999,
       );
-      assert.deepEqual(await admitCall(inspector, call('s2'), ceilings), { ok: true });
+      // What is left caps the next call's egress (the gate hands it to the proxy's byte budget).
+      assert.deepEqual(await admitCall(inspector, call('s2'), ceilings), {
+        ok: true,
+        egressLeft: 1,
+      });
       await chargeEgress(
         inspector.db,
         { agentId: 'egress-bot', userId: null, now: at },
