@@ -98,6 +98,12 @@ for (const backend of backends()) {
             runtime: { kind: 'inline', handler: 't.read' },
           }),
           sendTool({
+            id: 'notify',
+            name: 'notify',
+            required_capabilities: ['notify:send'],
+            runtime: { kind: 'inline', handler: 't.post' },
+          }),
+          sendTool({
             id: 'post_anywhere',
             name: 'post_anywhere',
             description: 'Post a message to any address.',
@@ -139,10 +145,28 @@ for (const backend of backends()) {
             },
           },
           { kind: 'Grant', spec: { agent: 'wide', capabilities: ['pay:send'] } },
+          {
+            kind: 'Agent',
+            spec: {
+              id: 'sender',
+              owner: 'qa',
+              budgets: { external_sends: 5 },
+              ceilings: {
+                windows: [{ scope: 'agent_user', window_seconds: 3600, external_sends: 2 }],
+              },
+            },
+          },
+          { kind: 'Grant', spec: { agent: 'sender', capabilities: ['notify:send'] } },
           { kind: 'Agent', spec: { id: 'mixer', owner: 'qa' } },
           { kind: 'Grant', spec: { agent: 'mixer', capabilities: ['billing:read', 'web:post'] } },
-          { kind: 'User', spec: { id: 'ana@example.com', permissions: ['pay:send'] } },
-          { kind: 'User', spec: { id: 'ben@example.com', permissions: ['pay:send'] } },
+          {
+            kind: 'User',
+            spec: { id: 'ana@example.com', permissions: ['pay:send', 'notify:send'] },
+          },
+          {
+            kind: 'User',
+            spec: { id: 'ben@example.com', permissions: ['pay:send', 'notify:send'] },
+          },
         ],
         admin,
       );
@@ -298,6 +322,25 @@ for (const backend of backends()) {
         ruleOf(await tg.gate.invoke(third, 'pay_cents', { cents: 1 })),
         'BUDGET_EXCEEDED ceiling.spend_cents',
       );
+    });
+
+    test('an external-send ceiling per (agent, user) holds across sessions; another user has their own', async () => {
+      // Each send is approved (external_send's floor); the approved retry is what is counted.
+      const send = async (ctx: { agentId: string; sessionId: string }, to: string) => {
+        const args = { to, text: 'Your refund is on its way' };
+        const first = await tg.gate.invoke(ctx, 'notify', args);
+        if (first.kind !== 'pending_approval') return ruleOf(first);
+        await tg.approvals.approve(first.approvalId, admin);
+        return ruleOf(await tg.gate.invoke(ctx, 'notify', args));
+      };
+      const results: string[] = [];
+      for (let i = 0; i < 3; i++) {
+        const ctx = await open('sender', { onBehalfOf: 'ana@example.com', runId: `send-${i}` });
+        results.push(await send(ctx, `c${i}@customer.example`));
+      }
+      assert.deepEqual(results, ['allow', 'allow', 'BUDGET_EXCEEDED ceiling.external_sends']);
+      const forBen = await open('sender', { onBehalfOf: 'ben@example.com' });
+      assert.equal(await send(forBen, 'd@customer.example'), 'allow');
     });
 
     test('an egress ceiling counts bytes after calls and stops the next call in any session', async () => {
