@@ -232,8 +232,9 @@ export class Gate {
   }
 
   /**
-   * Housekeeping for a running gateway: expired rate and ceiling counters are removed, and idempotency keys
-   * older than IDEMPOTENCY_TTL_MS (a retry after that runs as a new call). Returns how many of each.
+   * Housekeeping for a running gateway: expired rate and ceiling counters are removed, and
+   * idempotency keys older than IDEMPOTENCY_TTL_MS (a retry after that runs as a new call).
+   * Returns how many of each.
    */
   async sweep(): Promise<{
     rateCounters: number;
