@@ -37,6 +37,7 @@ export type {
   AccessTier,
   ActionClass,
   Approval,
+  Cost,
   DataAccess,
   Egress,
   JsonSchemaObject,

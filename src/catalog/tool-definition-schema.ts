@@ -177,6 +177,25 @@ export const toolDefinitionSchema = {
         },
       },
     },
+    cost: {
+      oneOf: [
+        {
+          type: 'object',
+          additionalProperties: false,
+          required: ['fixed_cents'],
+          properties: { fixed_cents: { type: 'integer', minimum: 0, maximum: 100_000_000_000 } },
+        },
+        {
+          type: 'object',
+          additionalProperties: false,
+          required: ['argument', 'unit'],
+          properties: {
+            argument: { type: 'string', minLength: 1, maxLength: 200 },
+            unit: { enum: ['cents', 'major'] },
+          },
+        },
+      ],
+    },
     idempotent: { type: 'boolean' },
     sla: {
       type: 'object',

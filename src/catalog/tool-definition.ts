@@ -51,6 +51,16 @@ export interface RateLimit {
   readonly per_window?: { readonly limit: number; readonly window_seconds: number };
 }
 
+/**
+ * What one allowed call costs, charged to the spend budgets before it runs (issue 11): a fixed
+ * amount in minor units (cents), or taken from a required numeric argument, either already in
+ * cents (`unit: cents`, an integer) or in major units with at most two decimal places
+ * (`unit: major`, 12.34 → 1234 cents, exactly; a third place is refused, never rounded).
+ */
+export type Cost =
+  | { readonly fixed_cents: number }
+  | { readonly argument: string; readonly unit: 'cents' | 'major' };
+
 export interface Sla {
   readonly target_latency_ms: number;
   readonly availability_percent: number;
@@ -120,6 +130,7 @@ export interface ToolDefinition {
   readonly required_capabilities: readonly string[];
   readonly approval: Approval;
   readonly rate_limit?: RateLimit;
+  readonly cost?: Cost;
   readonly idempotent: boolean;
   readonly sla?: Sla;
   readonly sandbox: SandboxRequirements;

@@ -113,6 +113,7 @@ export function checkToolDefinition(input: unknown): DefinitionCheck {
   if (wellFormed('input_schema')) problems.push(...checkInputSchema(raw.input_schema));
   if (wellFormed('input_schema', 'arguments_policy')) problems.push(...checkPathRoots(raw));
   if (wellFormed('output_schema')) problems.push(...checkOutputSchema(raw.output_schema));
+  if (wellFormed('input_schema', 'cost')) problems.push(...checkCost(raw));
   if (wellFormed('egress', 'runtime')) problems.push(...checkEgress(raw));
   if (wellFormed('action_class', 'access_tier')) {
     problems.push(...checkTierFloor(raw.action_class, raw.access_tier));
@@ -246,6 +247,47 @@ function checkInputSchema(schema: JsonSchemaObject): Problem[] {
     );
   }
   return problems;
+}
+
+/**
+ * A cost taken from an argument must be one every call carries, as a number that cannot be
+ * negative (a negative cost would give budget back): a required top-level property typed
+ * `integer` (cents) or `number`/`integer` (major units), with `minimum` ≥ 0.
+ */
+function checkCost(raw: RawDefinition): Problem[] {
+  const cost = raw.cost;
+  if (cost === undefined || !('argument' in cost)) return [];
+  const schema = raw.input_schema as {
+    properties?: Record<string, unknown>;
+    required?: unknown;
+  };
+  const name = cost.argument;
+  const property =
+    typeof schema.properties === 'object' &&
+    schema.properties !== null &&
+    Object.hasOwn(schema.properties, name)
+      ? (schema.properties[name] as Record<string, unknown>)
+      : undefined;
+  const required = Array.isArray(schema.required) && schema.required.includes(name);
+  const types = cost.unit === 'cents' ? ['integer'] : ['integer', 'number'];
+  const fail = (why: string) => [problem('/cost/argument', why, 'cost.argument')];
+  if (property === undefined || typeof property !== 'object' || property === null || !required) {
+    return fail(
+      `must name a required property of input_schema (${JSON.stringify(name)} is not one)`,
+    );
+  }
+  if (typeof property.type !== 'string' || !types.includes(property.type)) {
+    return fail(
+      `input_schema property ${JSON.stringify(name)} must have type ${types.join(' or ')}`,
+    );
+  }
+  const floor = property.minimum ?? property.exclusiveMinimum;
+  if (typeof floor !== 'number' || floor < 0) {
+    return fail(
+      `input_schema property ${JSON.stringify(name)} needs minimum ≥ 0: a cost cannot be negative`,
+    );
+  }
+  return [];
 }
 
 function checkOutputSchema(schema: JsonSchemaObject): Problem[] {

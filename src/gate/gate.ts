@@ -64,6 +64,13 @@ import type { ApprovalDesk } from './approval-desk.js';
 import { type AuditRecord, AuditWriter } from './audit-writer.js';
 import { CANCELLED, type CallProgress } from './call-progress.js';
 import {
+  admitCall,
+  chargeEgress,
+  readPrivateRecently,
+  recordPrivateRead,
+  sweepCeilingCounters,
+} from './ceilings.js';
+import {
   type DenyCode,
   deny,
   type GateDecision,
@@ -81,6 +88,7 @@ import {
 import { redactArguments } from './redaction.js';
 import type { SessionPrincipal } from './session-principal.js';
 import type { SessionService, SessionTool } from './session-service.js';
+import { costOf } from './spend.js';
 
 /**
  * Who is calling: an authenticated principal (agent, and the credential and token user the front
@@ -240,17 +248,23 @@ export class Gate {
   }
 
   /**
-   * Housekeeping for a running gateway: expired rate counters are removed, and idempotency keys
-   * older than IDEMPOTENCY_TTL_MS (a retry after that runs as a new call). Returns how many of each.
+   * Housekeeping for a running gateway: expired rate and ceiling counters are removed, and
+   * idempotency keys older than IDEMPOTENCY_TTL_MS (a retry after that runs as a new call).
+   * Returns how many of each.
    */
-  async sweep(): Promise<{ rateCounters: number; idempotencyKeys: number }> {
+  async sweep(): Promise<{
+    rateCounters: number;
+    idempotencyKeys: number;
+    ceilingCounters: number;
+  }> {
     const now = this.#clock();
     const rateCounters = await sweepRateCounters(this.#d.store.db, now);
+    const ceilingCounters = await sweepCeilingCounters(this.#d.store.db, now);
     const removed = await this.#d.store.db
       .deleteFrom('idempotency')
       .where('created_at', '<', new Date(now.getTime() - IDEMPOTENCY_TTL_MS).toISOString())
       .executeTakeFirst();
-    return { rateCounters, idempotencyKeys: Number(removed.numDeletedRows) };
+    return { rateCounters, idempotencyKeys: Number(removed.numDeletedRows), ceilingCounters };
   }
 
   /** Result records that could not be written (their pre records exist). */
@@ -486,6 +500,10 @@ export class Gate {
     // From here on the call works on its own copy: policy resolution rewrites URL and path
     // arguments to their checked form, and that form is what is approved, hashed and run.
     const callArgs = cloneArguments(args as Record<string, unknown>);
+    // What the call would cost, read exactly now: a cost that cannot be read is bad input, refused
+    // before anything is approved or counted.
+    const cost = costOf(def.cost, callArgs);
+    if (!cost.ok) return refusal('INPUT_INVALID', 'cost.invalid', cost.message, ref);
 
     // 4 grant and tier, live: a grant revoked after the session opened stops the next call.
     // One read of the agent serves grants, budgets and the policy request.
@@ -589,7 +607,7 @@ export class Gate {
         // gets the policy's own @reason when it has one.
         return refusal(
           'POLICY_DENIED',
-          `cedar.${decision.policies[0] ?? 'forbid'}`,
+          decision.rule ?? `cedar.${decision.policies[0] ?? 'forbid'}`,
           decision.reasons[0] ?? 'forbidden by policy',
           ref,
         );
@@ -597,12 +615,15 @@ export class Gate {
     }
 
     // 7 flow (checked before limits so a refused call spends no budget): after a private-data
-    // read in this session, or in any session of the same run (a fresh session must not launder
-    // what the run already read), nothing may leave through unconstrained egress.
+    // read in this session, in any session of the same run, or in any session of this agent for
+    // this user within the flow window (a fresh session or run id must not launder what was
+    // read), nothing may leave through unconstrained egress.
+    const who = { agentId: ctx.agentId, userId: session.user_id, now };
     if (
       def.egress.mode === 'unconstrained' &&
       (session.private_data_read === 1 ||
-        (await this.#d.sessions.runHasReadPrivate(ctx.agentId, session.run_id)))
+        (await this.#d.sessions.runHasReadPrivate(ctx.agentId, session.run_id)) ||
+        (await readPrivateRecently(this.#d.store.db, who, agent.ceilings)))
     ) {
       return refusal(
         'TOXIC_FLOW',
@@ -780,6 +801,27 @@ export class Gate {
           ref,
         );
     }
+    // The call's cost and the agent's rolling ceilings, all charged or none (ceilings.ts); the
+    // last limit, so a call refused by another limit is charged nothing. Never refunded.
+    const admitted = await admitCall(
+      this.#d.store,
+      {
+        ...who,
+        sessionId: session.id,
+        toolId: detail.id,
+        externalSend: def.action_class === 'external_send',
+        cents: cost.cents,
+        spendBudget: budgets.spend_cents,
+      },
+      agent.ceilings,
+    );
+    if (!admitted.ok) return refusal(admitted.code, admitted.rule, admitted.message, ref);
+    if (cost.cents > 0) {
+      this.#updateCachedSession(session.id, (r) => ({
+        ...r,
+        spend_cents: r.spend_cents + cost.cents,
+      }));
+    }
 
     // 9 audit-pre: durable before anything runs. (Records are built field by field: spreading
     // optional parts costs more than the rest of the record on this path.)
@@ -817,6 +859,7 @@ export class Gate {
       storedEgressBytes: session.egress_bytes,
       ...(options.onProgress ? { onProgress: options.onProgress } : {}),
       ...(options.signal ? { signal: options.signal } : {}),
+      egressCeilingLeft: admitted.egressLeft,
     });
     if (result.egressSpent !== undefined && result.egressSpent > 0) {
       const spentBytes = result.egressSpent;
@@ -829,6 +872,7 @@ export class Gate {
         ...r,
         egress_bytes: r.egress_bytes + spentBytes,
       }));
+      await chargeEgress(this.#d.store.db, who, agent.ceilings, spentBytes);
     }
     // Only the pre record must be durable before a tool runs (DESIGN.md §1); the result record
     // joins the next group commit without holding the caller. A crash in between leaves a pre
@@ -875,6 +919,8 @@ export class Gate {
       this.#lostPostRecords += 1;
     });
     if (!result.ok) return deny(callId, result.code, result.rule, result.message);
+    if (def.data_access === 'private')
+      await recordPrivateRead(this.#d.store.db, who, agent.ceilings);
     // The flag only ever goes from 0 to 1: once this gate saw it set, there is nothing to write.
     if (def.data_access === 'private' && session.private_data_read !== 1) {
       await this.#d.store.db
@@ -911,6 +957,7 @@ export class Gate {
     sessionId: string,
     limit: number | undefined,
     storedSpent: number,
+    ceilingLeft = Number.POSITIVE_INFINITY,
   ): { budget: ByteBudget; spent: () => number } {
     let shared = this.#egressBudgets.get(sessionId);
     if (!shared) {
@@ -927,7 +974,7 @@ export class Gate {
     let mine = 0;
     return {
       budget: {
-        remaining: () => pool.remaining(),
+        remaining: () => Math.min(pool.remaining(), Math.max(0, ceilingLeft - mine)),
         consume: (bytes) => {
           mine += bytes;
           pool.consume(bytes);
@@ -993,6 +1040,7 @@ export class Gate {
       call.sessionId,
       call.egressLimit,
       call.storedEgressBytes,
+      call.egressCeilingLeft,
     );
     let output: unknown;
     let outcome: string | undefined;
@@ -1248,6 +1296,8 @@ interface ExecuteCall {
   readonly storedEgressBytes: number;
   readonly onProgress?: (progress: CallProgress) => void;
   readonly signal?: AbortSignal;
+  /** What the agent's egress ceilings have left (ceilings.ts); this call may move no more. */
+  readonly egressCeilingLeft?: number | undefined;
 }
 
 type IdempotencyOutcome =

@@ -90,9 +90,13 @@ export async function takeExternalSend(
       };
 }
 
-/** Egress and spend are counted after a call (by the sandbox); a session past either stops here. */
+/**
+ * Egress is counted after a call (by the proxy); a session past its byte budget stops here. Spend
+ * is charged before a call, exactly, by ceilings.ts (spent + cost ≤ budget), so a call that costs
+ * nothing is never stopped by it.
+ */
 export function checkSpentBudgets(
-  session: { egress_bytes: number; spend_cents: number },
+  session: { egress_bytes: number },
   budgets: SessionBudgets,
 ): LimitCheck {
   if (budgets.egress_bytes !== undefined && session.egress_bytes >= budgets.egress_bytes) {
@@ -101,9 +105,6 @@ export function checkSpentBudgets(
       rule: 'budget.egress_bytes',
       message: "the session's egress budget is spent",
     };
-  }
-  if (budgets.spend_cents !== undefined && session.spend_cents >= budgets.spend_cents) {
-    return { ok: false, rule: 'budget.spend', message: "the session's spend budget is spent" };
   }
   return OK;
 }

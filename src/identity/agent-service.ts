@@ -32,6 +32,27 @@ export interface SessionBudgets {
   readonly spend_cents?: number;
 }
 
+/**
+ * Ceilings that no new session or run resets (issue 11), kept in the database per agent and per
+ * (agent, user) over rolling windows; see gate/ceilings.ts.
+ */
+export interface CeilingWindow {
+  /** `agent`: all of the agent's sessions; `agent_user`: those acting for one user (or for nobody). */
+  readonly scope: 'agent' | 'agent_user';
+  readonly window_seconds: number;
+  /** Calls of any one tool. */
+  readonly calls_per_tool?: number;
+  readonly external_sends?: number;
+  readonly egress_bytes?: number;
+  readonly spend_cents?: number;
+}
+
+export interface AgentCeilings {
+  /** How long a private-data read keeps unconstrained egress refused for the same (agent, user). */
+  readonly flow_window_seconds?: number;
+  readonly windows?: readonly CeilingWindow[];
+}
+
 export interface AgentSpec {
   readonly id: string;
   readonly display_name?: string;
@@ -41,6 +62,7 @@ export interface AgentSpec {
   /** Highest access tier of the tools this agent may be offered; default restricted. */
   readonly tier?: AgentTier;
   readonly budgets?: SessionBudgets;
+  readonly ceilings?: AgentCeilings;
 }
 
 export interface GrantSpec {
@@ -56,6 +78,7 @@ export interface AgentView {
   readonly enabled: boolean;
   readonly tier: AgentTier;
   readonly budgets: SessionBudgets;
+  readonly ceilings: AgentCeilings;
   readonly created_at: string;
   readonly updated_at: string;
   readonly capabilities: readonly string[];
@@ -79,6 +102,31 @@ export const agentSpecSchema = {
         external_sends: { type: 'integer', minimum: 0, maximum: 1_000_000 },
         egress_bytes: { type: 'integer', minimum: 0, maximum: 1_099_511_627_776 },
         spend_cents: { type: 'integer', minimum: 0, maximum: 100_000_000_000 },
+      },
+    },
+    ceilings: {
+      type: 'object',
+      additionalProperties: false,
+      properties: {
+        flow_window_seconds: { type: 'integer', minimum: 0, maximum: 2_592_000 },
+        windows: {
+          type: 'array',
+          maxItems: 8,
+          items: {
+            type: 'object',
+            additionalProperties: false,
+            required: ['scope', 'window_seconds'],
+            minProperties: 3,
+            properties: {
+              scope: { enum: ['agent', 'agent_user'] },
+              window_seconds: { type: 'integer', minimum: 1, maximum: 2_592_000 },
+              calls_per_tool: { type: 'integer', minimum: 0, maximum: 1_000_000_000 },
+              external_sends: { type: 'integer', minimum: 0, maximum: 1_000_000_000 },
+              egress_bytes: { type: 'integer', minimum: 0, maximum: 1_099_511_627_776 },
+              spend_cents: { type: 'integer', minimum: 0, maximum: 100_000_000_000 },
+            },
+          },
+        },
       },
     },
   },
@@ -127,6 +175,7 @@ export class AgentService {
       enabled: spec.enabled ?? true,
       tier: spec.tier ?? 'restricted',
       budgets: spec.budgets ?? {},
+      ...(spec.ceilings !== undefined ? { ceilings: spec.ceilings } : {}),
     };
     const hash = canonicalHash(normalized);
     const before = await trx
@@ -142,6 +191,7 @@ export class AgentService {
       enabled: normalized.enabled ? 1 : 0,
       tier: normalized.tier,
       budgets: JSON.stringify(normalized.budgets),
+      ceilings: JSON.stringify(normalized.ceilings ?? {}),
       spec_hash: hash,
       updated_at: at,
     };
@@ -281,6 +331,7 @@ function toView(agent: AgentRow, grants: readonly GrantRow[]): AgentView {
     enabled: agent.enabled === 1,
     tier: agent.tier as AgentTier,
     budgets: JSON.parse(agent.budgets) as SessionBudgets,
+    ceilings: JSON.parse(agent.ceilings) as AgentCeilings,
     created_at: agent.created_at,
     updated_at: agent.updated_at,
     capabilities: grants.filter((g) => g.agent_id === agent.id).map((g) => g.capability),

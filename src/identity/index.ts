@@ -8,9 +8,11 @@ export {
 export type { IssuedKey } from './agent-keys.js';
 export { AgentKeys } from './agent-keys.js';
 export type {
+  AgentCeilings,
   AgentSpec,
   AgentTier,
   AgentView,
+  CeilingWindow,
   ChangeOutcome,
   GrantSpec,
   SessionBudgets,

@@ -48,6 +48,16 @@ export interface AgentTable {
   tier: ColumnType<string, string | undefined, string>;
   /** JSON per-session budgets: { external_sends?, egress_bytes?, spend_cents? }. */
   budgets: ColumnType<string, string | undefined, string>;
+  /** JSON ceilings over rolling windows: { flow_window_seconds?, windows? } (gate/ceilings.ts). */
+  ceilings: ColumnType<string, string | undefined, string>;
+}
+
+/** One time bucket of one rolling-window counter (gate/ceilings.ts). */
+export interface CeilingCounterTable {
+  key: string;
+  bucket: number;
+  amount: number;
+  expires_at: string;
 }
 
 /** API keys: `tgk_<key_id>_<secret>`; only the SHA-256 of the secret is stored. */
@@ -288,6 +298,7 @@ export interface Database {
   users: UserTable;
   sessions: SessionTable;
   rate_counters: RateCounterTable;
+  ceiling_counters: CeilingCounterTable;
   approvals: ApprovalTable;
   audit_log: AuditTable;
   call_arguments: CallArgumentsTable;

@@ -405,3 +405,61 @@ describe('safety floors', () => {
     );
   });
 });
+
+describe('a declared cost', () => {
+  const withAmount = (amount: Record<string, unknown>, required = ['amount']) =>
+    validTool({
+      input_schema: {
+        type: 'object',
+        additionalProperties: false,
+        required,
+        properties: { invoice: { type: 'string' }, amount },
+      },
+    });
+
+  test('a fixed amount or a required non-negative numeric argument is accepted', () => {
+    assert.deepEqual(accepted(validTool({ cost: { fixed_cents: 25 } })).cost, { fixed_cents: 25 });
+    const major = { type: 'number', minimum: 0 };
+    assert.deepEqual(
+      accepted({ ...withAmount(major), cost: { argument: 'amount', unit: 'major' } }).cost,
+      { argument: 'amount', unit: 'major' },
+    );
+    const cents = { type: 'integer', exclusiveMinimum: 0 };
+    accepted({ ...withAmount(cents), cost: { argument: 'amount', unit: 'cents' } });
+  });
+
+  test('a cost argument that is not a required, numeric, non-negative property is refused', () => {
+    const cost = { argument: 'amount', unit: 'cents' };
+    const cases: [string, unknown][] = [
+      ['unknown', { ...validTool(), cost }],
+      ['optional', { ...withAmount({ type: 'integer', minimum: 0 }, []), cost }],
+      ['a string', { ...withAmount({ type: 'string' }), cost }],
+      ['fractional for cents', { ...withAmount({ type: 'number', minimum: 0 }), cost }],
+      ['possibly negative', { ...withAmount({ type: 'integer' }), cost }],
+      ['negative floor', { ...withAmount({ type: 'integer', minimum: -1 }), cost }],
+    ];
+    for (const [why, definition] of cases) {
+      const problems = problemsOf(definition);
+      assert.deepEqual(
+        problems.map((p) => `${p.pointer} ${p.rule}`),
+        ['/cost/argument cost.argument'],
+        why,
+      );
+    }
+  });
+
+  test('a cost that is both, neither, negative or fractional is refused by shape', () => {
+    for (const cost of [
+      { fixed_cents: 1, argument: 'amount', unit: 'cents' },
+      {},
+      { fixed_cents: -1 },
+      { fixed_cents: 2.5 },
+      { argument: 'amount' },
+    ]) {
+      assert.ok(
+        pointers({ ...validTool(), cost }).some((p) => p.startsWith('/cost')),
+        JSON.stringify(cost),
+      );
+    }
+  });
+});

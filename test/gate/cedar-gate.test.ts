@@ -125,3 +125,49 @@ test('a policy that does not validate against the schema is refused and nothing 
     'allow',
   );
 });
+
+test('a numeric forbid on amount > 100 stops 100.5 and 1,000,000.5: refused as inexact (Long) or compared exactly (decimal)', async () => {
+  const amountTool = (id: string) =>
+    validTool({
+      id,
+      name: id,
+      input_schema: {
+        type: 'object',
+        additionalProperties: false,
+        required: ['amount'],
+        properties: { amount: { type: 'number' } },
+      },
+      runtime: { kind: 'inline', handler: 't.echo' },
+    });
+  await tg.config.apply(
+    [
+      { kind: 'Tool', spec: amountTool('pay_long') },
+      { kind: 'Tool', spec: amountTool('pay_decimal') },
+      {
+        kind: 'Policy',
+        spec: {
+          id: 'amount-caps',
+          text: `@id("long-cap") forbid (principal, action, resource == Toolgate::Tool::"pay_long")
+when { context.numeric_arguments.hasTag("amount") && context.numeric_arguments.getTag("amount") > 100 };
+@id("decimal-cap") forbid (principal, action, resource == Toolgate::Tool::"pay_decimal")
+when { context.decimal_arguments.hasTag("amount") && context.decimal_arguments.getTag("amount").greaterThan(decimal("100.0")) };`,
+        },
+      },
+    ],
+    admin,
+  );
+  const s = await tg.sessions.open('bot');
+  const ctx = { agentId: 'bot', sessionId: s.id };
+  const rule = async (tool: string, amount: number) => {
+    const d = await tg.gate.invoke(ctx, tool, { amount });
+    return d.kind === 'deny' ? d.rule : d.kind;
+  };
+  for (const amount of [100.5, 1_000_000.5]) {
+    assert.equal(await rule('pay_long', amount), 'cedar.number_inexact');
+    assert.equal(await rule('pay_decimal', amount), 'cedar.decimal-cap');
+  }
+  assert.equal(await rule('pay_long', 101), 'cedar.long-cap');
+  assert.equal(await rule('pay_long', 100), 'allow');
+  assert.equal(await rule('pay_decimal', 99.99), 'allow');
+  assert.equal(await rule('pay_decimal', 100.00001), 'cedar.number_inexact');
+});

@@ -170,6 +170,17 @@ for (const backend of backends()) {
             spec: { id: 'frugal', owner: 'qa', budgets: { egress_bytes: 2_500 } },
           },
           { kind: 'Grant', spec: { agent: 'frugal', capabilities: ['api:read'] } },
+          {
+            kind: 'Agent',
+            spec: {
+              id: 'metered',
+              owner: 'qa',
+              ceilings: {
+                windows: [{ scope: 'agent', window_seconds: 3600, egress_bytes: 2_500 }],
+              },
+            },
+          },
+          { kind: 'Grant', spec: { agent: 'metered', capabilities: ['api:read'] } },
         ],
         admin,
       );
@@ -269,6 +280,25 @@ for (const backend of backends()) {
       assert.ok(Number(row.egress_bytes) > 0 && Number(row.egress_bytes) <= 2_500);
       // The benign neighbour: another session of an unbudgeted agent is unaffected.
       allowed(await tg.gate.invoke(await session(), 'api_lookup', { item: 'z' }));
+    });
+
+    test("an agent's egress ceiling holds across new sessions: no call moves more than it has left", async () => {
+      const decisions: GateDecision[] = [];
+      const sessions: string[] = [];
+      for (let i = 0; i < 6; i++) {
+        const ctx = await session('metered');
+        sessions.push(ctx.sessionId);
+        decisions.push(await tg.gate.invoke(ctx, 'api_lookup', { item: `m${i}` }));
+      }
+      assert.ok(decisions.filter((d) => d.kind === 'allow').length >= 1);
+      denied(decisions.at(-1) as GateDecision, 'BUDGET_EXCEEDED');
+      const rows = await inspector.db
+        .selectFrom('sessions')
+        .select('egress_bytes')
+        .where('id', 'in', sessions)
+        .execute();
+      const total = rows.reduce((sum, r) => sum + Number(r.egress_bytes), 0);
+      assert.ok(total > 0 && total <= 2_500, `six sessions moved ${total} bytes in all`);
     });
 
     test('a budget lowered by an admin applies to an open session at once', async () => {

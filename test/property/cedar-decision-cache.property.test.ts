@@ -23,6 +23,7 @@ const POLICIES = [
   'forbid (principal, action, resource == Toolgate::Tool::"pay.send") when { context.destination_host like "*.evil.example" };',
   'forbid (principal, action, resource) when { principal.owner == context.on_behalf_of };',
   'forbid (principal, action, resource) when { context.user_permissions.isEmpty() && context.spend_cents > 10 };',
+  'forbid (principal, action, resource == Toolgate::Tool::"pay.send") when { context.decimal_arguments.hasTag("amount") && context.decimal_arguments.getTag("amount").greaterThan(decimal("100.25")) };',
 ];
 
 const requestArb: fc.Arbitrary<CedarRequest> = fc.record({
@@ -61,7 +62,8 @@ const requestArb: fc.Arbitrary<CedarRequest> = fc.record({
       fc.constantFrom('url', 'amount', 'note'),
       fc.oneof(
         fc.constantFrom('http://x', 'https://x', 'memo'),
-        fc.constantFrom(5, 500, 2.5),
+        // Whole, fractional, past four places, past every range: exact or refused, reused alike.
+        fc.constantFrom(5, 500, 2.5, 100.5, 100.25, 1e-7, 1e300),
         fc.constant({ nested: true }),
       ),
       { maxKeys: 3 },
@@ -109,6 +111,7 @@ describe('what a policy set reads', () => {
 
   test('plain attribute reads and literal tags are narrow', () => {
     assert.deepEqual(facts(POLICIES[0] as string), ['context.hour_utc']);
+    assert.deepEqual(facts(POLICIES[11] as string), ['arg:amount', 'resource.*']);
     assert.deepEqual(facts(POLICIES[1] as string), ['arg:url']);
     assert.deepEqual(facts(POLICIES[3] as string), [
       'context.user',
@@ -180,7 +183,15 @@ describe('what a policy set reads', () => {
     const big = { ...base, context: { ...base.context, arguments: { amount: 500, note: 'a' } } };
     assert.equal(engine.evaluate(big).decision, 'deny');
     assert.equal(engine.cacheHits, 1);
-    // A fractional amount is refused by the request check before any reuse.
+    // A fractional amount the Long view reads is refused, and that refusal is reused by key.
+    const half = { ...base, context: { ...base.context, arguments: { amount: 50.5, note: 'a' } } };
+    assert.equal(engine.evaluate(half).decision, 'deny');
+    assert.equal(
+      engine.evaluate({ ...half, context: { ...half.context, session_id: 'u' } }).decision,
+      'deny',
+    );
+    assert.equal(engine.cacheHits, 2);
+    // A fractional session counter is refused by the request check before any reuse.
     const bad = { ...base, context: { ...base.context, external_sends: 1.5 } };
     assert.equal(engine.evaluate(bad).decision, 'deny');
   });

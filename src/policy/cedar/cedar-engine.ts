@@ -19,8 +19,9 @@ import {
 } from '@cedar-policy/cedar-wasm/nodejs';
 import { sha256Hex } from '../../core/canonical-json.js';
 import type { CedarRequest } from './cedar-request.js';
-import { toCedarCall } from './cedar-request.js';
+import { exactIn, toCedarCall } from './cedar-request.js';
 import { TOOLGATE_CEDAR_SCHEMA } from './cedar-schema.js';
+import { type NumericReads, numericReads, readsNoNumbers } from './numeric-reads.js';
 import { type Fact, factKey, factsRead, wellTyped } from './request-facts.js';
 import type { ToolFacts, ToolScope } from './tool-scope.js';
 import { compileToolScope } from './tool-scope.js';
@@ -48,6 +49,8 @@ export type CedarDecision =
       readonly policies: readonly string[];
       /** One line each, for people: the policy's `@reason`, or what went wrong. */
       readonly reasons: readonly string[];
+      /** Set when the refusal is not a policy matching (`cedar.number_inexact`). */
+      readonly rule?: string;
     };
 
 export interface CedarLoadProblem {
@@ -86,7 +89,12 @@ interface Forbid {
   readonly id: string;
   readonly reason: string;
   readonly scope: ToolScope;
+  /** Arguments it reads as numbers; null when none. */
+  readonly numbers: NumericReads | null;
 }
+
+/** The deny rule for a number a policy reads but its view cannot hold exactly. */
+export const NUMBER_INEXACT_RULE = 'cedar.number_inexact';
 
 let schemaName: string | undefined;
 
@@ -114,6 +122,7 @@ export class CedarPolicyEngine {
   readonly #policySetId: string;
   readonly #schemaName: string;
   readonly #forbids: ReadonlyMap<string, Forbid>;
+  readonly #numeric: readonly Forbid[];
   readonly #order: ReadonlyMap<string, number>;
   /** What the forbids read (sorted), or null when decisions must not be reused. */
   readonly #facts: readonly Fact[] | null;
@@ -129,6 +138,7 @@ export class CedarPolicyEngine {
     this.#policySetId = policySetId;
     this.#schemaName = schema;
     this.#forbids = new Map(forbids.map((f) => [f.id, f]));
+    this.#numeric = forbids.filter((f) => f.numbers !== null);
     this.#order = new Map(forbids.map((f, i) => [f.id, i]));
     this.#facts = facts;
   }
@@ -184,11 +194,15 @@ export class CedarPolicyEngine {
       const message = `internal: could not prepare the policy set ${errors.join('; ')}`;
       return { ok: false, problems: [{ source: '', message }] };
     }
-    const forbids = forbidden.map((p) => ({
-      id: p.id,
-      reason: annotation(p.json, 'reason') ?? `forbidden by policy ${p.id}`,
-      scope: compileToolScope(p.json),
-    }));
+    const forbids = forbidden.map((p) => {
+      const numbers = numericReads(p.json);
+      return {
+        id: p.id,
+        reason: annotation(p.json, 'reason') ?? `forbidden by policy ${p.id}`,
+        scope: compileToolScope(p.json),
+        numbers: readsNoNumbers(numbers) ? null : numbers,
+      };
+    });
     const read = factsRead(forbidden.map((p) => p.json));
     const facts = read.all || options.reuseDecisions === false ? null : [...read.facts].sort();
     return { ok: true, engine: new CedarPolicyEngine(policySetId, schema, forbids, facts) };
@@ -235,7 +249,9 @@ export class CedarPolicyEngine {
   /**
    * Never throws. Fails closed: a request Cedar refuses (wrong types, a non-integer number) and a
    * forbid whose evaluation fails (integer overflow, an extension function error) both deny, where
-   * Cedar alone would skip the failing forbid and allow.
+   * Cedar alone would skip the failing forbid and allow. So does a number argument a forbid that
+   * may apply reads through a view that cannot hold it exactly (100.5 as a Long, 0.00001 as a
+   * decimal): Cedar would see no tag and the forbid would not fire.
    */
   evaluate(request: CedarRequest): CedarDecision {
     try {
@@ -256,13 +272,18 @@ export class CedarPolicyEngine {
           return hit;
         }
       }
-      const answer = statefulIsAuthorized({
-        ...built.call,
-        preparsedPolicySetId: this.#policySetId,
-        preparsedSchemaName: this.#schemaName,
-        validateRequest: true,
-      });
-      const decision = this.#interpret(answer);
+      // Whether a number is exact depends only on facts the key holds (the argument, and the
+      // tool facts a forbid's scope reads), so this refusal is reused like Cedar's answers.
+      const decision =
+        this.#inexactNumber(request) ??
+        this.#interpret(
+          statefulIsAuthorized({
+            ...built.call,
+            preparsedPolicySetId: this.#policySetId,
+            preparsedSchemaName: this.#schemaName,
+            validateRequest: true,
+          }),
+        );
       if (key !== undefined) {
         if (this.#decisions.size >= DECISION_CACHE_MAX) this.#decisions.clear();
         this.#decisions.set(key, freeze(decision));
@@ -271,6 +292,39 @@ export class CedarPolicyEngine {
     } catch (error) {
       return refused(error instanceof Error ? error.message : 'evaluation failed');
     }
+  }
+
+  /** The refusal for the first number a forbid reads inexactly, or null when every one is exact. */
+  #inexactNumber(request: CedarRequest): CedarDecision | null {
+    if (this.#numeric.length === 0) return null;
+    const args = request.context.arguments;
+    for (const forbid of this.#numeric) {
+      const reads = forbid.numbers;
+      if (reads === null || !forbid.scope(request.tool)) continue;
+      for (const view of ['long', 'decimal'] as const) {
+        const names = reads[view] === 'all' ? Object.keys(args) : reads[view];
+        for (const name of names) {
+          if (!Object.hasOwn(args, name)) continue;
+          const value = args[name];
+          if (typeof value !== 'number' || exactIn(view, value)) continue;
+          const as =
+            view === 'long'
+              ? 'a Cedar Long (an integer within ±9007199254740991)'
+              : 'a Cedar decimal (at most 4 decimal places, within ±922337203685477.5807)';
+          return {
+            decision: 'deny',
+            policies: [forbid.id],
+            reasons: [
+              clip(
+                `argument ${JSON.stringify(name)} is read by policy ${forbid.id} but is not exactly ${as}; refused rather than rounded`,
+              ),
+            ],
+            rule: NUMBER_INEXACT_RULE,
+          };
+        }
+      }
+    }
+    return null;
   }
 
   #interpret(answer: AuthorizationAnswer): CedarDecision {

@@ -4,6 +4,7 @@
  */
 import type { CedarValueJson, EntityJson, EntityUidJson } from '@cedar-policy/cedar-wasm/nodejs';
 import { canonicalJson } from '../../core/canonical-json.js';
+import { toFixedPoint } from '../../core/exact-decimal.js';
 import { CEDAR_TYPES, INVOKE_ACTION } from './cedar-schema.js';
 
 export interface CedarAgent {
@@ -70,7 +71,30 @@ export type CedarCallResult =
 
 const LONG_FIELDS = ['external_sends', 'egress_bytes', 'spend_cents', 'hour_utc'] as const;
 
-/** Both argument entities are one per call, so a fixed id suffices. */
+/** Cedar's decimal: a signed 64-bit count of 10^-4. */
+const DECIMAL_PLACES = 4;
+const DECIMAL_MIN = -(2n ** 63n);
+const DECIMAL_MAX = 2n ** 63n - 1n;
+
+/**
+ * The Cedar `decimal` literal that holds this number exactly, or null when none does (more than
+ * four decimal places, outside ±922337203685477.5807, NaN, not a number). Never rounds.
+ */
+export function cedarDecimalText(value: unknown): string | null {
+  const units = toFixedPoint(value, DECIMAL_PLACES);
+  if (units === null || units < DECIMAL_MIN || units > DECIMAL_MAX) return null;
+  const abs = units < 0n ? -units : units;
+  const scale = 10n ** BigInt(DECIMAL_PLACES);
+  const fraction = (abs % scale).toString().padStart(DECIMAL_PLACES, '0');
+  return `${units < 0n ? '-' : ''}${abs / scale}.${fraction}`;
+}
+
+/** True when the view a policy reads holds this number exactly (see numeric-reads.ts). */
+export function exactIn(view: 'long' | 'decimal', value: number): boolean {
+  return view === 'long' ? Number.isSafeInteger(value) : cedarDecimalText(value) !== null;
+}
+
+/** The argument entities are one per call, so a fixed id suffices. */
 const CALL_ENTITY_ID = 'call';
 
 /**
@@ -91,6 +115,7 @@ export function toCedarCall(request: CedarRequest): CedarCallResult {
   }
   const text: [string, string][] = [];
   const numeric: [string, number][] = [];
+  const decimals: [string, CedarValueJson][] = [];
   for (const [name, value] of Object.entries(context.arguments)) {
     if (value === undefined) continue;
     if (typeof value === 'string') {
@@ -105,12 +130,15 @@ export function toCedarCall(request: CedarRequest): CedarCallResult {
     }
     text.push([name, json]);
     if (typeof value === 'number' && Number.isSafeInteger(value)) numeric.push([name, value]);
+    const decimal = typeof value === 'number' ? cedarDecimalText(value) : null;
+    if (decimal !== null) decimals.push([name, { __extn: { fn: 'decimal', arg: decimal } }]);
   }
 
   const principal = { type: CEDAR_TYPES.agent, id: agent.id };
   const resource = { type: CEDAR_TYPES.tool, id: tool.id };
   const argumentsUid = { type: CEDAR_TYPES.arguments, id: CALL_ENTITY_ID };
   const numericUid = { type: CEDAR_TYPES.numericArguments, id: CALL_ENTITY_ID };
+  const decimalUid = { type: CEDAR_TYPES.decimalArguments, id: CALL_ENTITY_ID };
 
   const entities: EntityJson[] = [
     {
@@ -143,6 +171,9 @@ export function toCedarCall(request: CedarRequest): CedarCallResult {
   if (numeric.length > 0) {
     entities.push({ uid: numericUid, attrs: {}, parents: [], tags: Object.fromEntries(numeric) });
   }
+  if (decimals.length > 0) {
+    entities.push({ uid: decimalUid, attrs: {}, parents: [], tags: Object.fromEntries(decimals) });
+  }
 
   const cedarContext: Record<string, CedarValueJson> = {
     session_id: context.session_id,
@@ -157,6 +188,7 @@ export function toCedarCall(request: CedarRequest): CedarCallResult {
     destination_host: context.destination_host,
     arguments: { __entity: argumentsUid },
     numeric_arguments: { __entity: numericUid },
+    decimal_arguments: { __entity: decimalUid },
   };
   if (user !== undefined) {
     const userUid = { type: CEDAR_TYPES.user, id: user.id };

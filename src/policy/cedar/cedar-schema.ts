@@ -10,6 +10,7 @@ export const CEDAR_TYPES = {
   tool: 'Toolgate::Tool',
   arguments: 'Toolgate::Arguments',
   numericArguments: 'Toolgate::NumericArguments',
+  decimalArguments: 'Toolgate::DecimalArguments',
   action: 'Toolgate::Action',
 } as const;
 
@@ -28,6 +29,13 @@ export const INVOKE_ACTION = { type: CEDAR_TYPES.action, id: 'invoke' } as const
  *   can still match inside nested values.
  * - `context.numeric_arguments` (`NumericArguments`, tags Long): the top-level arguments whose value
  *   is an integer Cedar can hold exactly (a JS safe integer), for `<`/`>` comparisons.
+ * - `context.decimal_arguments` (`DecimalArguments`, tags decimal): the top-level numbers Cedar's
+ *   `decimal` holds exactly (at most 4 decimal places, within ±922337203685477.5807), for
+ *   `.greaterThan(decimal("100.00"))` and its siblings; 100.5 is here, not in numeric_arguments.
+ *
+ * A number read through either view that the view cannot hold exactly is not left out (a forbid
+ * on `amount > 100` would then never see 100.5): the engine refuses the call (rule
+ * `cedar.number_inexact`, see numeric-reads.ts).
  *
  * The validator refuses `getTag` unless `hasTag` guards it, so a policy can never fail at run time
  * on an absent argument:
@@ -70,6 +78,7 @@ namespace Toolgate {
   // One of each per call; see the comment in cedar-schema.ts.
   entity Arguments tags String;
   entity NumericArguments tags Long;
+  entity DecimalArguments tags decimal;
 
   action invoke appliesTo {
     principal: [Agent],
@@ -88,6 +97,7 @@ namespace Toolgate {
       destination_host: String,
       arguments: Arguments,
       numeric_arguments: NumericArguments,
+      decimal_arguments: DecimalArguments,
     },
   };
 }
