@@ -183,9 +183,11 @@ for (const backend of backends()) {
     // Concurrent calls through a second gateway only on PostgreSQL, the replicated backend: two
     // better-sqlite3 connections in one process would block each other's event loop on the lock.
     const racer = () => (backend.name === 'postgres' ? replica : tg);
-    const open = async (agentId: string, options = {}) => {
+    // A session opened for a token's user is used by that same principal (session-principal.ts).
+    const open = async (agentId: string, options: Parameters<typeof tg.sessions.open>[1] = {}) => {
       const s = await tg.sessions.open(agentId, options);
-      return { agentId, sessionId: s.id };
+      const tokenUserId = options.tokenUser?.id;
+      return { agentId, sessionId: s.id, ...(tokenUserId !== undefined ? { tokenUserId } : {}) };
     };
     const spent = async (sessionId: string) =>
       Number(
