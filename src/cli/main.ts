@@ -165,6 +165,32 @@ program
       .default(1_048_576)
       .argParser(int(1024, 1_073_741_824)),
   )
+  // Caps and admission (issue 11); README "Limits and overload" has the rule and the defaults.
+  .addOption(
+    new Option('--max-sessions-per-agent <n>', 'open sessions of one agent (REST + MCP)')
+      .default(64)
+      .argParser(int(1, 1_000_000)),
+  )
+  .addOption(
+    new Option('--max-pending-approvals-per-agent <n>', 'pending approval requests of one agent')
+      .default(50)
+      .argParser(int(1, 1_000_000)),
+  )
+  .addOption(
+    new Option('--max-mcp-sessions <n>', 'MCP sessions overall (the LRU idle one is evicted)')
+      .default(1000)
+      .argParser(int(1, 1_000_000)),
+  )
+  .addOption(
+    new Option('--max-in-flight <n>', 'requests handled at once (a bounded queue waits ≤ 2 s)')
+      .default(64)
+      .argParser(int(1, 100_000)),
+  )
+  .addOption(
+    new Option('--max-in-flight-per-caller <n>', 'running + queued requests of one credential')
+      .default(16)
+      .argParser(int(1, 100_000)),
+  )
   .action(
     async (opts: {
       host: string;
@@ -172,6 +198,11 @@ program
       demo?: boolean;
       adminTokenFile: string;
       bodyLimit: number;
+      maxSessionsPerAgent: number;
+      maxPendingApprovalsPerAgent: number;
+      maxMcpSessions: number;
+      maxInFlight: number;
+      maxInFlightPerCaller: number;
     }) => {
       const globals = program.opts<GlobalOptions>();
       try {
@@ -186,6 +217,13 @@ program
           adminTokenFile: opts.adminTokenFile,
           bodyLimit: opts.bodyLimit,
           version: VERSION,
+          limits: {
+            maxSessionsPerAgent: opts.maxSessionsPerAgent,
+            maxPendingApprovalsPerAgent: opts.maxPendingApprovalsPerAgent,
+            maxMcpSessions: opts.maxMcpSessions,
+            maxInFlight: opts.maxInFlight,
+            maxInFlightPerCaller: opts.maxInFlightPerCaller,
+          },
         });
       } catch (err) {
         process.exitCode = reportError(err, globals.json === true);

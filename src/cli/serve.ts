@@ -27,6 +27,14 @@ export interface ServeOptions {
   readonly adminTokenFile: string;
   readonly bodyLimit: number;
   readonly version: string;
+  /** Caps and admission control; each absent one keeps its default. */
+  readonly limits?: {
+    readonly maxSessionsPerAgent?: number;
+    readonly maxPendingApprovalsPerAgent?: number;
+    readonly maxMcpSessions?: number;
+    readonly maxInFlight?: number;
+    readonly maxInFlightPerCaller?: number;
+  };
 }
 
 export const DEMO_CATALOG = fileURLToPath(new URL('../../demo/catalog.yaml', import.meta.url));
@@ -55,6 +63,7 @@ export async function serve(options: ServeOptions): Promise<void> {
   if (!Number.isInteger(options.bodyLimit) || options.bodyLimit < 1024) {
     throw usage(`--body-limit must be an integer of at least 1024 bytes, got ${options.bodyLimit}`);
   }
+  const limits = options.limits ?? {};
   const fromEnv = process.env.TOOLGATE_ADMIN_TOKEN;
   let admin: { token: string; created: boolean };
   try {
@@ -98,6 +107,14 @@ export async function serve(options: ServeOptions): Promise<void> {
       ...(jwt ? { jwt } : {}),
       teams: teamsFromEnv(),
       ...detectorsFromEnv(),
+      caps: {
+        ...(limits.maxSessionsPerAgent !== undefined
+          ? { maxSessionsPerAgent: limits.maxSessionsPerAgent }
+          : {}),
+        ...(limits.maxPendingApprovalsPerAgent !== undefined
+          ? { maxPendingApprovalsPerAgent: limits.maxPendingApprovalsPerAgent }
+          : {}),
+      },
     });
     let demoSummary = '';
     if (options.demo) {
@@ -113,6 +130,19 @@ export async function serve(options: ServeOptions): Promise<void> {
       adminToken: admin.token,
       bodyLimit: options.bodyLimit,
       version: options.version,
+      mcp: {
+        ...(limits.maxMcpSessions !== undefined ? { maxSessions: limits.maxMcpSessions } : {}),
+        // One agent's MCP sessions are its gate sessions: the same cap holds on both.
+        ...(limits.maxSessionsPerAgent !== undefined
+          ? { maxSessionsPerAgent: limits.maxSessionsPerAgent }
+          : {}),
+      },
+      admission: {
+        ...(limits.maxInFlight !== undefined ? { maxInFlight: limits.maxInFlight } : {}),
+        ...(limits.maxInFlightPerCaller !== undefined
+          ? { maxInFlightPerCaller: limits.maxInFlightPerCaller }
+          : {}),
+      },
       logger: { level: process.env.TOOLGATE_LOG_LEVEL ?? 'warn' },
     });
     const running = tg;

@@ -182,6 +182,17 @@ export const ERROR_CODES = {
     jsonRpc: -32052,
     summary: 'The provider tool is not in a state this operation accepts (absent, removed).',
   },
+  // Caps and admission (issue 11): one agent cannot use up what everyone shares.
+  LIMIT_REACHED: {
+    http: 429,
+    jsonRpc: -32060,
+    summary: "The caller's own share (open sessions, requests in flight) is used up; retry later.",
+  },
+  OVERLOADED: {
+    http: 503,
+    jsonRpc: -32061,
+    summary: 'The gateway is at capacity; it answers at once instead of queueing. Retry later.',
+  },
 } as const satisfies Record<string, { http: number; jsonRpc: number; summary: string }>;
 
 export type ErrorCode = keyof typeof ERROR_CODES;
@@ -239,6 +250,15 @@ export interface ErrorDetails {
   PROVIDER_NOT_FOUND: { provider: string };
   PROVIDER_UNAVAILABLE: { provider: string; reason: string };
   PROVIDER_TOOL_STATE: { provider: string; tool: string; state: string | null };
+  LIMIT_REACHED: CapDetails;
+  OVERLOADED: CapDetails;
+}
+
+/** Which cap refused, its size, and when to retry (also sent as `Retry-After`). */
+export interface CapDetails {
+  limit: 'sessions_per_agent' | 'mcp_sessions' | 'in_flight' | 'in_flight_per_caller' | 'queue';
+  max: number;
+  retryAfterSeconds: number;
 }
 
 /** Names a secret (never its value). */

@@ -15,6 +15,7 @@ import {
   isUniqueViolation,
   lastTotpStep,
 } from '../store/index.js';
+import { DEFAULT_AGENT_CAPS, lockAgent, pendingApprovalsOf } from './agent-caps.js';
 import type { RenderedCall } from './decision.js';
 
 export interface ApprovalView {
@@ -58,13 +59,21 @@ export class ApprovalDesk {
   readonly #clock: Clock;
   /** Second-factor secrets of approvers, by approver id (base32 TOTP secrets). */
   readonly #totpSecrets: ReadonlyMap<string, string>;
+  readonly #maxPendingPerAgent: number;
 
   constructor(
     db: Kysely<Database>,
     /** The signer, or how to load it: loaded on first use, so read-only commands create no key. */
     signer: ApprovalSigner | (() => ApprovalSigner),
-    options: { clock?: Clock; totpSecrets?: ReadonlyMap<string, string> } = {},
+    options: {
+      clock?: Clock;
+      totpSecrets?: ReadonlyMap<string, string>;
+      /** Pending requests one agent may hold across its sessions (issue 11). */
+      maxPendingPerAgent?: number;
+    } = {},
   ) {
+    this.#maxPendingPerAgent =
+      options.maxPendingPerAgent ?? DEFAULT_AGENT_CAPS.maxPendingApprovalsPerAgent;
     this.#db = db;
     this.#signerSource = signer;
     this.#clock = options.clock ?? systemClock;
@@ -80,7 +89,7 @@ export class ApprovalDesk {
   ): Promise<
     | { kind: 'approved'; approvalId: string; approver: string }
     | { kind: 'pending'; approvalId: string }
-    | { kind: 'too_many' }
+    | { kind: 'too_many'; scope: 'session' | 'agent' }
   > {
     const now = this.#clock();
     const candidates = await this.#db
@@ -132,7 +141,12 @@ export class ApprovalDesk {
         .where('session_id', '=', call.sessionId)
         .where('status', '=', 'pending')
         .executeTakeFirst();
-      if (Number(open?.n ?? 0) >= MAX_PENDING_PER_SESSION) return { kind: 'too_many' as const };
+      if (Number(open?.n ?? 0) >= MAX_PENDING_PER_SESSION)
+        return { kind: 'too_many' as const, scope: 'session' as const };
+      // Nor can one agent through many sessions: reviewers' queue is shared by every agent.
+      await lockAgent(trx, call.agentId);
+      if ((await pendingApprovalsOf(trx, call.agentId, now)) >= this.#maxPendingPerAgent)
+        return { kind: 'too_many' as const, scope: 'agent' as const };
       const id = `apr_${randomBytes(12).toString('base64url')}`;
       await trx
         .insertInto('approvals')

@@ -504,6 +504,30 @@ const auditIndexes: Migration = {
   },
 };
 
+/**
+ * Per-agent caps count an agent's open sessions and pending approvals on every open and every
+ * approval request; list pages walk approvals by (created_at, id). Indexes keep those off a scan.
+ */
+const agentCaps: Migration = {
+  async up(db: Kysely<unknown>): Promise<void> {
+    await db.schema
+      .createIndex('sessions_agent_status')
+      .on('sessions')
+      .columns(['agent_id', 'status'])
+      .execute();
+    await db.schema
+      .createIndex('approvals_agent_status')
+      .on('approvals')
+      .columns(['agent_id', 'status'])
+      .execute();
+    await db.schema
+      .createIndex('approvals_page')
+      .on('approvals')
+      .columns(['created_at', 'id'])
+      .execute();
+  },
+};
+
 export function migrationProvider(dialect: Dialect): MigrationProvider {
   return {
     async getMigrations() {
@@ -519,6 +543,7 @@ export function migrationProvider(dialect: Dialect): MigrationProvider {
         '0009_session_suspension': sessionSuspension,
         '0010_providers': providers,
         '0011_audit_indexes': auditIndexes,
+        '0014_agent_caps': agentCaps,
       };
     },
   };
