@@ -7,7 +7,18 @@
 import { randomBytes } from 'node:crypto';
 import type { Kysely } from 'kysely';
 import { type ApprovalBinding, type ApprovalSigner, verifyTotp } from '../approvals/index.js';
-import { type Actor, type Clock, problem, systemClock, ToolgateError } from '../core/index.js';
+import {
+  type Actor,
+  type Clock,
+  decodeCursor,
+  type Page,
+  type PageRequest,
+  pageFromRows,
+  pageLimit,
+  problem,
+  systemClock,
+  ToolgateError,
+} from '../core/index.js';
 import {
   type ApprovalRow,
   appendEvent,
@@ -276,6 +287,40 @@ export class ApprovalDesk {
     if (status) q = q.where('status', '=', status);
     const now = this.#clock();
     return (await q.execute()).map((r) => toView(r, now));
+  }
+
+  /**
+   * One page of approvals, newest first, walked by (created_at, id): requests arriving while an
+   * admin pages are above the walk and never push older ones out of it (issue 11). `pending`
+   * means still decidable; `expired` means pending past its time.
+   */
+  async page(status: string | undefined, request: PageRequest = {}): Promise<Page<ApprovalView>> {
+    const limit = pageLimit(request.limit);
+    const now = this.#clock();
+    let q = this.#db
+      .selectFrom('approvals')
+      .selectAll()
+      .orderBy('created_at', 'desc')
+      .orderBy('id', 'desc')
+      .limit(limit + 1);
+    if (status === 'pending' || status === 'expired') {
+      q = q
+        .where('status', '=', 'pending')
+        .where('expires_at', status === 'pending' ? '>' : '<=', now.toISOString());
+    } else if (status) q = q.where('status', '=', status);
+    if (request.cursor !== undefined) {
+      const [at, id] = decodeCursor('approvals', request.cursor);
+      const createdAt = String(at);
+      const lastId = String(id);
+      q = q.where((eb) =>
+        eb.or([
+          eb('created_at', '<', createdAt),
+          eb.and([eb('created_at', '=', createdAt), eb('id', '<', lastId)]),
+        ]),
+      );
+    }
+    const rows = (await q.execute()).map((r) => toView(r, now));
+    return pageFromRows('approvals', rows, (a) => [a.created_at, a.id], limit);
   }
 
   #signer(): ApprovalSigner {
