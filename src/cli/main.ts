@@ -215,6 +215,11 @@ program
       .default(16)
       .argParser(int(1, 100_000)),
   )
+  .addOption(
+    new Option('--max-event-loop-delay-ms <ms>', 'refuse new requests while the loop lags (0: off)')
+      .default(1000)
+      .argParser(int(0, 600_000)),
+  )
   .action(
     async (opts: {
       host: string;
@@ -227,6 +232,7 @@ program
       maxMcpSessions: number;
       maxInFlight: number;
       maxInFlightPerCaller: number;
+      maxEventLoopDelayMs: number;
     }) => {
       const globals = program.opts<GlobalOptions>();
       try {
@@ -247,6 +253,7 @@ program
             maxMcpSessions: opts.maxMcpSessions,
             maxInFlight: opts.maxInFlight,
             maxInFlightPerCaller: opts.maxInFlightPerCaller,
+            maxEventLoopDelayMs: opts.maxEventLoopDelayMs,
           },
         });
       } catch (err) {

@@ -34,6 +34,7 @@ export interface ServeOptions {
     readonly maxMcpSessions?: number;
     readonly maxInFlight?: number;
     readonly maxInFlightPerCaller?: number;
+    readonly maxEventLoopDelayMs?: number;
   };
 }
 
@@ -141,6 +142,9 @@ export async function serve(options: ServeOptions): Promise<void> {
         ...(limits.maxInFlight !== undefined ? { maxInFlight: limits.maxInFlight } : {}),
         ...(limits.maxInFlightPerCaller !== undefined
           ? { maxInFlightPerCaller: limits.maxInFlightPerCaller }
+          : {}),
+        ...(limits.maxEventLoopDelayMs !== undefined
+          ? { maxEventLoopDelayMs: limits.maxEventLoopDelayMs }
           : {}),
       },
       logger: { level: process.env.TOOLGATE_LOG_LEVEL ?? 'warn' },

@@ -256,7 +256,13 @@ export interface ErrorDetails {
 
 /** Which cap refused, its size, and when to retry (also sent as `Retry-After`). */
 export interface CapDetails {
-  limit: 'sessions_per_agent' | 'mcp_sessions' | 'in_flight' | 'in_flight_per_caller' | 'queue';
+  limit:
+    | 'sessions_per_agent'
+    | 'mcp_sessions'
+    | 'in_flight'
+    | 'in_flight_per_caller'
+    | 'queue'
+    | 'event_loop';
   max: number;
   retryAfterSeconds: number;
 }

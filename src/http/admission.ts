@@ -6,6 +6,7 @@
  * agent cannot take all of them. Probes are never queued: /healthz and /readyz answer under load.
  */
 import { createHash } from 'node:crypto';
+import { type IntervalHistogram, monitorEventLoopDelay } from 'node:perf_hooks';
 import { ToolgateError } from '../core/index.js';
 
 export interface AdmissionOptions {
@@ -17,6 +18,12 @@ export interface AdmissionOptions {
   readonly maxQueued: number;
   /** The longest a request waits in the queue before it is answered 503. */
   readonly maxQueueWaitMs: number;
+  /**
+   * Event-loop delay past which new requests are refused (503) until it recovers. On a starved
+   * host the requests that wait longest have not even been read yet: the counts above never see
+   * them, the loop's delay does.
+   */
+  readonly maxEventLoopDelayMs: number;
 }
 
 export const DEFAULT_ADMISSION: AdmissionOptions = {
@@ -24,7 +31,11 @@ export const DEFAULT_ADMISSION: AdmissionOptions = {
   maxInFlightPerCaller: 16,
   maxQueued: 128,
   maxQueueWaitMs: 2_000,
+  maxEventLoopDelayMs: 1_000,
 };
+
+/** How often the event-loop delay is read (and its histogram reset). */
+const LAG_WINDOW_MS = 250;
 
 /** Seconds a refused caller is told to wait: slots free in milliseconds, so one second is plenty. */
 const RETRY_AFTER_S = 1;
@@ -54,9 +65,13 @@ export class Admission {
   /** Running plus queued requests per caller; a key is deleted at zero, so the map stays small. */
   readonly #byCaller = new Map<string, number>();
   readonly #queue: Waiter[] = [];
+  #lagging = false;
+  readonly #delay: IntervalHistogram;
+  readonly #sampler: NodeJS.Timeout;
 
   constructor(options: AdmissionOptions) {
     for (const [name, value] of Object.entries(options)) {
+      if (name === 'maxEventLoopDelayMs' && value === 0) continue; // 0: not watched
       if (!Number.isInteger(value) || value < (name === 'maxQueued' ? 0 : 1)) {
         throw new ToolgateError('INPUT_INVALID', `admission ${name} must be a positive integer`, {
           problems: [],
@@ -64,6 +79,29 @@ export class Admission {
       }
     }
     this.#o = options;
+    this.#delay = monitorEventLoopDelay({ resolution: 20 });
+    this.#delay.enable();
+    let previousOver = false;
+    this.#sampler = setInterval(() => {
+      // Two windows in a row over the limit: one long synchronous step (start-up, a big apply)
+      // is not overload. A window without lag lifts the refusal.
+      const over =
+        this.#o.maxEventLoopDelayMs > 0 && this.#delay.max / 1e6 > this.#o.maxEventLoopDelayMs;
+      this.#lagging = over && previousOver;
+      previousOver = over;
+      this.#delay.reset();
+    }, LAG_WINDOW_MS);
+    this.#sampler.unref();
+  }
+
+  /** Whether the last window's event-loop delay was over the limit (new requests are refused). */
+  get lagging(): boolean {
+    return this.#lagging;
+  }
+
+  stop(): void {
+    clearInterval(this.#sampler);
+    this.#delay.disable();
   }
 
   get running(): number {
@@ -84,6 +122,16 @@ export class Admission {
           `this caller has ${this.#o.maxInFlightPerCaller} requests running or waiting; retry after one finishes`,
           'in_flight_per_caller',
           this.#o.maxInFlightPerCaller,
+        ),
+      );
+    }
+    if (this.#lagging) {
+      return Promise.resolve(
+        refused(
+          'OVERLOADED',
+          'the gateway is too busy to answer in time; retry later',
+          'event_loop',
+          this.#o.maxEventLoopDelayMs,
         ),
       );
     }
@@ -154,7 +202,7 @@ export class Admission {
 function refused(
   code: 'LIMIT_REACHED' | 'OVERLOADED',
   message: string,
-  limit: 'in_flight_per_caller' | 'in_flight' | 'queue',
+  limit: 'in_flight_per_caller' | 'in_flight' | 'queue' | 'event_loop',
   max: number,
 ): Refused {
   return {

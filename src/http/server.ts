@@ -181,10 +181,9 @@ export async function buildServer(tg: Toolgate, options: HttpOptions): Promise<F
   // learns nothing.
   // Admission comes before authentication: checking a credential is work an overload must not
   // queue without bound either.
-  app.addHook(
-    'onRequest',
-    admissionHook(new Admission({ ...DEFAULT_ADMISSION, ...options.admission }), isProbe),
-  );
+  const admission = new Admission({ ...DEFAULT_ADMISSION, ...options.admission });
+  app.addHook('onClose', async () => admission.stop());
+  app.addHook('onRequest', admissionHook(admission, isProbe));
   app.decorateRequest('agentId', '');
   app.decorateRequest('tokenUser', null);
   app.addHook('onRequest', async (req) => {

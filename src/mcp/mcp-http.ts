@@ -231,25 +231,26 @@ export async function registerMcpHttp(
         );
         return rpcError(reply, 429, err.jsonRpcCode, err.message, err);
       }
-      if (sessions.size + opening >= maxSessions) {
-        const victim = pickVictim(
-          [...sessions].map(([id, e]) => [
-            id,
-            { agentId: e.binding.agentId, lastSeen: e.lastSeen, inFlight: e.inFlight },
-          ]),
-        );
-        if (victim === null) {
-          const err = new ToolgateError(
-            'OVERLOADED',
-            `all ${maxSessions} MCP sessions are busy; retry later`,
-            { limit: 'mcp_sessions', max: maxSessions, retryAfterSeconds: SESSION_RETRY_AFTER_S },
-          );
-          return rpcError(reply, 503, err.jsonRpcCode, err.message, err);
-        }
-        await evict(victim);
-      }
+      // The slot is taken before any await, so parallel newcomers cannot overshoot the limit.
       opening += 1;
       try {
+        if (sessions.size + opening > maxSessions) {
+          const victim = pickVictim(
+            [...sessions].map(([id, e]) => [
+              id,
+              { agentId: e.binding.agentId, lastSeen: e.lastSeen, inFlight: e.inFlight },
+            ]),
+          );
+          if (victim === null) {
+            const err = new ToolgateError(
+              'OVERLOADED',
+              `all ${maxSessions} MCP sessions are busy; retry later`,
+              { limit: 'mcp_sessions', max: maxSessions, retryAfterSeconds: SESSION_RETRY_AFTER_S },
+            );
+            return rpcError(reply, 503, err.jsonRpcCode, err.message, err);
+          }
+          await evict(victim);
+        }
         return await initialize(req, reply, identity, message);
       } finally {
         opening -= 1;

@@ -13,6 +13,7 @@ import { join } from 'node:path';
 import { after, before, test } from 'node:test';
 import type { FastifyInstance } from 'fastify';
 import { demoExecutor } from '../../src/gate/index.js';
+import { Admission } from '../../src/http/admission.js';
 import { buildServer } from '../../src/http/index.js';
 import { openToolgate, type Toolgate } from '../../src/toolgate.js';
 import { ROOT } from '../support/cli.js';
@@ -93,6 +94,8 @@ before(async () => {
       maxInFlightPerCaller: 1,
       maxQueued: 1,
       maxQueueWaitMs: QUEUE_WAIT_MS,
+      // The event-loop watch has its own test below; here only the counts may refuse.
+      maxEventLoopDelayMs: 0,
     },
   });
   base = await app.listen({ host: '127.0.0.1', port: 0 });
@@ -246,4 +249,44 @@ test('a client that gives up while queued frees its place', async () => {
   await second;
   // The caller's share is whole again: one request of it runs at once.
   assert.equal((await hold('c-bot', c)).status, 200);
+});
+
+test('a lagging event loop refuses new requests at once until it recovers', async () => {
+  const admission = new Admission({
+    maxInFlight: 10,
+    maxInFlightPerCaller: 10,
+    maxQueued: 10,
+    maxQueueWaitMs: 1000,
+    maxEventLoopDelayMs: 50,
+  });
+  try {
+    const idle = await admission.enter('caller');
+    assert.equal(idle.ok, true);
+    if (idle.ok) idle.release();
+    // Keep the loop busy in 120 ms slices until the watch has seen two windows over 50 ms.
+    for (let i = 0; i < 200 && !admission.lagging; i++) {
+      const until = Date.now() + 120;
+      while (Date.now() < until) {}
+      await new Promise((r) => setTimeout(r, 0));
+    }
+    assert.equal(admission.lagging, true);
+    const refused = await admission.enter('caller');
+    assert.equal(refused.ok, false);
+    if (!refused.ok) {
+      assert.equal(refused.error.code, 'OVERLOADED');
+      assert.deepEqual(refused.error.details, {
+        limit: 'event_loop',
+        max: 50,
+        retryAfterSeconds: 1,
+      });
+    }
+    // An idle loop lifts the refusal.
+    for (let i = 0; i < 200 && admission.lagging; i++) await new Promise((r) => setTimeout(r, 50));
+    assert.equal(admission.lagging, false);
+    const again = await admission.enter('caller');
+    assert.equal(again.ok, true);
+    if (again.ok) again.release();
+  } finally {
+    admission.stop();
+  }
 });
