@@ -30,6 +30,7 @@ export interface LoadResult {
   readonly counts: { allowed: number; denied: number; shed: number; errors: number };
   readonly waits: number[];
   readonly errors: string[];
+  readonly slow: readonly { ms: number; client: number; call: number; at_ms: number }[];
   /** The worst delay of this worker's own event loop, ms: how much of a wait was the client's. */
   readonly clientLagMs: number;
 }
@@ -75,13 +76,18 @@ async function drive(job: LoadJob, go: () => Promise<LoadGo>): Promise<LoadResul
   const counts = { allowed: 0, denied: 0, shed: 0, errors: 0 };
   const waits: number[] = [];
   const errors: string[] = [];
+  /** A few of the slowest answers: which client, its how-manyth call, when it was sent. */
+  const slow: { ms: number; client: number; call: number; at_ms: number }[] = [];
   const { end } = await go();
+  const t0 = Date.now();
   const lag = monitorEventLoopDelay({ resolution: 20 });
   lag.enable();
   await Promise.all(
     clients.map(async (c, j) => {
       const i = job.first + j;
+      let n = 0;
       while (Date.now() < end) {
+        n += 1;
         const started = Date.now();
         try {
           const result = (await c.callTool(
@@ -114,12 +120,14 @@ async function drive(job: LoadJob, go: () => Promise<LoadGo>): Promise<LoadResul
           if (errors.length < 5) errors.push(String(err));
         }
         waits.push(Date.now() - started);
+        if (Date.now() - started > 5000 && slow.length < 5)
+          slow.push({ ms: Date.now() - started, client: i, call: n, at_ms: started - t0 });
       }
     }),
   );
   lag.disable();
   await Promise.all(clients.map((c) => c.close().catch(() => {})));
-  return { counts, waits, errors, clientLagMs: Math.round(lag.max / 1e6) };
+  return { counts, waits, errors, slow, clientLagMs: Math.round(lag.max / 1e6) };
 }
 
 if (parentPort && workerData) {
