@@ -11,7 +11,7 @@ import {
 import { AuditLog, DEFAULT_ORIGIN, generateNoteSigner, type NoteSigner } from './audit/index.js';
 import { CatalogService, Discovery } from './catalog/index.js';
 import { ApplyService, ChangeDesk } from './config/index.js';
-import { type Clock, systemActor, systemClock } from './core/index.js';
+import { type Clock, problem, systemActor, systemClock, ToolgateError } from './core/index.js';
 import {
   CredentialBroker,
   configuredMasterKey,
@@ -20,7 +20,9 @@ import {
   SecretsService,
 } from './credentials/index.js';
 import {
+  type AgentCaps,
   ApprovalDesk,
+  DEFAULT_AGENT_CAPS,
   demoExecutor,
   Gate,
   type InlineExecutor,
@@ -155,6 +157,8 @@ export interface ToolgateOptions {
   readonly detectors?: DetectorsConfigInput | false;
   /** Teams that own tools, for the orphaned-tools report (agent owners and users count too). */
   readonly teams?: readonly string[];
+  /** Per-agent caps on open sessions and pending approvals (defaults: 64 and 50). */
+  readonly caps?: Partial<AgentCaps>;
   /** Upstream MCP processes: how many may live at once (default 64). */
   readonly providers?: {
     readonly maxLive?: number;
@@ -164,16 +168,37 @@ export interface ToolgateOptions {
   };
 }
 
+/** Caps must be positive integers: a zero or fractional cap is a configuration mistake. */
+function resolveAgentCaps(input: Partial<AgentCaps> = {}): AgentCaps {
+  const caps = { ...DEFAULT_AGENT_CAPS, ...input };
+  for (const [name, value] of Object.entries(caps)) {
+    if (!Number.isInteger(value) || value < 1) {
+      throw new ToolgateError('INPUT_INVALID', `caps.${name} must be a positive integer`, {
+        problems: [problem(`/caps/${name}`, 'must be a positive integer', 'range')],
+      });
+    }
+  }
+  return caps;
+}
+
 export async function openToolgate(options: ToolgateOptions = {}): Promise<Toolgate> {
   // Configuration is checked before anything is opened: a bad one leaves nothing behind.
   const detectorsConfig =
     options.detectors === false ? null : resolveDetectorsConfig(options.detectors ?? {});
+  const caps = resolveAgentCaps(options.caps);
   const store = await openStore(options.db ?? DEFAULT_DB_URL);
   const clock = options.clock ? { clock: options.clock } : {};
   const catalog = new CatalogService(store, clock);
   const agents = new AgentService(store, clock);
   const users = new UserService(store.db, options.clock);
-  const sessions = new SessionService(store, catalog, agents, users, options.clock);
+  const sessions = new SessionService(
+    store,
+    catalog,
+    agents,
+    users,
+    options.clock,
+    caps.maxSessionsPerAgent,
+  );
   // One attempt counter per approver for both desks (and, through the store, every replica).
   const secondFactor = new SecondFactorGuard(store.db, clock);
   const approvals = new ApprovalDesk(
@@ -182,6 +207,7 @@ export async function openToolgate(options: ToolgateOptions = {}): Promise<Toolg
     {
       ...clock,
       secondFactor,
+      maxPendingPerAgent: caps.maxPendingApprovalsPerAgent,
       ...(options.approverTotpSecrets ? { totpSecrets: options.approverTotpSecrets } : {}),
     },
   );

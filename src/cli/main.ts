@@ -10,11 +10,19 @@ import { Command, InvalidArgumentError, Option } from 'commander';
 import { parse as parseYaml } from 'yaml';
 import { DEFAULT_ORIGIN, type VerifyReport, verifyBundle } from '../audit/index.js';
 import type { ToolVersionDetail, ToolVersionSummary } from '../catalog/index.js';
-import { type Actor, ToolgateError } from '../core/index.js';
+import {
+  type Actor,
+  DEFAULT_PAGE_LIMIT,
+  decodeCursor,
+  MAX_PAGE_LIMIT,
+  pageFromRows,
+  pageOf,
+  ToolgateError,
+} from '../core/index.js';
 import { loadMasterKey, type SecretInfo } from '../credentials/index.js';
 import { codeFiles, commandCodeHash, SandboxService } from '../sandbox/index.js';
 import { openToolgate, type Toolgate, type ToolgateOptions } from '../toolgate.js';
-import { makeOutput, type Output, reportError, table } from './output.js';
+import { makeOutput, type Output, reportError, table, withNextCursor } from './output.js';
 import {
   approvalSigner,
   approverSecrets,
@@ -50,6 +58,22 @@ function int(min: number, max: number): (value: string) => number {
 }
 
 const actor: Actor = { id: `cli:${safeUser()}`, via: 'cli' };
+
+/** `--cursor` and `--limit` of every list command (the same walk as the REST lists). */
+function pageOptions(command: Command): Command {
+  return command
+    .option('--cursor <cursor>', 'the cursor the previous page printed')
+    .addOption(
+      new Option('--limit <n>', 'entries per page')
+        .default(DEFAULT_PAGE_LIMIT)
+        .argParser(int(1, MAX_PAGE_LIMIT)),
+    );
+}
+
+interface PageFlags {
+  cursor?: string;
+  limit: number;
+}
 
 function safeUser(): string {
   try {
@@ -185,6 +209,37 @@ program
       'comma-separated Host names (or host:port) /mcp answers besides loopback names',
     ).env('TOOLGATE_ALLOWED_HOSTS'),
   )
+  // Caps and admission (issue 11); README "Limits and overload" has the rule and the defaults.
+  .addOption(
+    new Option('--max-sessions-per-agent <n>', 'open sessions of one agent (REST + MCP)')
+      .default(64)
+      .argParser(int(1, 1_000_000)),
+  )
+  .addOption(
+    new Option('--max-pending-approvals-per-agent <n>', 'pending approval requests of one agent')
+      .default(50)
+      .argParser(int(1, 1_000_000)),
+  )
+  .addOption(
+    new Option('--max-mcp-sessions <n>', 'MCP sessions overall (the LRU idle one is evicted)')
+      .default(1000)
+      .argParser(int(1, 1_000_000)),
+  )
+  .addOption(
+    new Option('--max-in-flight <n>', 'requests handled at once (a bounded queue waits ≤ 2 s)')
+      .default(64)
+      .argParser(int(1, 100_000)),
+  )
+  .addOption(
+    new Option('--max-in-flight-per-caller <n>', 'running + queued requests of one credential')
+      .default(16)
+      .argParser(int(1, 100_000)),
+  )
+  .addOption(
+    new Option('--max-event-loop-delay-ms <ms>', 'refuse new requests while the loop lags (0: off)')
+      .default(1000)
+      .argParser(int(0, 600_000)),
+  )
   .action(
     async (opts: {
       host: string;
@@ -194,6 +249,12 @@ program
       bodyLimit: number;
       allowedOrigins?: string;
       allowedHosts?: string;
+      maxSessionsPerAgent: number;
+      maxPendingApprovalsPerAgent: number;
+      maxMcpSessions: number;
+      maxInFlight: number;
+      maxInFlightPerCaller: number;
+      maxEventLoopDelayMs: number;
     }) => {
       const globals = program.opts<GlobalOptions>();
       try {
@@ -210,6 +271,14 @@ program
           version: VERSION,
           allowedOrigins: splitList(opts.allowedOrigins),
           allowedHosts: splitList(opts.allowedHosts),
+          limits: {
+            maxSessionsPerAgent: opts.maxSessionsPerAgent,
+            maxPendingApprovalsPerAgent: opts.maxPendingApprovalsPerAgent,
+            maxMcpSessions: opts.maxMcpSessions,
+            maxInFlight: opts.maxInFlight,
+            maxInFlightPerCaller: opts.maxInFlightPerCaller,
+            maxEventLoopDelayMs: opts.maxEventLoopDelayMs,
+          },
         });
       } catch (err) {
         process.exitCode = reportError(err, globals.json === true);
@@ -282,36 +351,44 @@ program
 
 const tools = program.command('tools').description('the tool catalog');
 
-tools
-  .command('list')
-  .description('list every registered tool version')
-  .addOption(
-    new Option('--lifecycle <state>').choices(['draft', 'active', 'deprecated', 'retired']),
-  )
-  .option('--owner <team>')
-  .option('--quarantined', 'only quarantined versions')
-  .action(
-    (opts: {
+pageOptions(
+  tools
+    .command('list')
+    .description('list every registered tool version')
+    .addOption(
+      new Option('--lifecycle <state>').choices(['draft', 'active', 'deprecated', 'retired']),
+    )
+    .option('--owner <team>')
+    .option('--quarantined', 'only quarantined versions'),
+).action(
+  (
+    opts: {
       lifecycle?: 'draft' | 'active' | 'deprecated' | 'retired';
       owner?: string;
       quarantined?: boolean;
-    }) =>
-      withToolgate(async (tg, out) => {
-        const list = await tg.catalog.list({
-          ...(opts.lifecycle ? { lifecycle: opts.lifecycle } : {}),
-          ...(opts.owner ? { owner: opts.owner } : {}),
-          ...(opts.quarantined ? { quarantined: true } : {}),
-        });
-        out.result({ tools: list }, () =>
+    } & PageFlags,
+  ) =>
+    withToolgate(async (tg, out) => {
+      const all = await tg.catalog.list({
+        ...(opts.lifecycle ? { lifecycle: opts.lifecycle } : {}),
+        ...(opts.owner ? { owner: opts.owner } : {}),
+        ...(opts.quarantined ? { quarantined: true } : {}),
+      });
+      const page = pageOf('tools', all, (t) => [t.id, t.version], 'asc', opts);
+      const list = page.items;
+      out.result({ tools: list, next_cursor: page.next_cursor }, () =>
+        withNextCursor(
           list.length === 0
             ? 'no tools'
             : table([
                 ['ID', 'VERSION', 'STATE', 'CLASS', 'TIER', 'OWNER'],
                 ...list.map(versionLine),
               ]),
-        );
-      })(),
-  );
+          page.next_cursor,
+        ),
+      );
+    })(),
+);
 
 tools
   .command('show <ref>')
@@ -443,22 +520,26 @@ tools
 
 const agents = program.command('agents').description('agents, their API keys and grants');
 
-agents.command('list').action(() =>
+pageOptions(agents.command('list')).action((opts: PageFlags) =>
   withToolgate(async (tg, out) => {
-    const list = await tg.agents.list();
-    out.result({ agents: list }, () =>
-      list.length === 0
-        ? 'no agents'
-        : table([
-            ['ID', 'OWNER', 'TIER', 'ENABLED', 'CAPABILITIES'],
-            ...list.map((a) => [
-              a.id,
-              a.owner,
-              a.tier,
-              String(a.enabled),
-              a.capabilities.join(','),
+    const page = pageOf('agents', await tg.agents.list(), (a) => [a.id], 'asc', opts);
+    const list = page.items;
+    out.result({ agents: list, next_cursor: page.next_cursor }, () =>
+      withNextCursor(
+        list.length === 0
+          ? 'no agents'
+          : table([
+              ['ID', 'OWNER', 'TIER', 'ENABLED', 'CAPABILITIES'],
+              ...list.map((a) => [
+                a.id,
+                a.owner,
+                a.tier,
+                String(a.enabled),
+                a.capabilities.join(','),
+              ]),
             ]),
-          ]),
+        page.next_cursor,
+      ),
     );
   })(),
 );
@@ -512,16 +593,21 @@ agents
 
 const grants = program.command('grants').description('capability grants (admin only)');
 
-grants.command('list').action(() =>
+pageOptions(grants.command('list')).action((opts: PageFlags) =>
   withToolgate(async (tg, out) => {
-    const list = await tg.agents.grants();
-    out.result({ grants: list }, () =>
-      list.length === 0
-        ? 'no grants'
-        : table([
-            ['AGENT', 'CAPABILITY', 'BY', 'AT'],
-            ...list.map((g) => [g.agent_id, g.capability, g.created_by, g.created_at]),
-          ]),
+    const all = await tg.agents.grants();
+    const page = pageOf('grants', all, (g) => [g.agent_id, g.capability], 'asc', opts);
+    const list = page.items;
+    out.result({ grants: list, next_cursor: page.next_cursor }, () =>
+      withNextCursor(
+        list.length === 0
+          ? 'no grants'
+          : table([
+              ['AGENT', 'CAPABILITY', 'BY', 'AT'],
+              ...list.map((g) => [g.agent_id, g.capability, g.created_by, g.created_at]),
+            ]),
+        page.next_cursor,
+      ),
     );
   })(),
 );
@@ -555,13 +641,16 @@ const changes = program
   .command('changes')
   .description('privileged grants and irreversible tools waiting for approvers (four eyes)');
 
-changes
-  .command('list')
-  .addOption(new Option('--status <status>').choices(['pending', 'applied', 'rejected']))
-  .action((opts: { status?: string }) =>
-    withToolgate(async (tg, out) => {
-      const list = await tg.changes.list(opts.status);
-      out.result({ changes: list }, () =>
+pageOptions(
+  changes
+    .command('list')
+    .addOption(new Option('--status <status>').choices(['pending', 'applied', 'rejected'])),
+).action((opts: { status?: string } & PageFlags) =>
+  withToolgate(async (tg, out) => {
+    const page = await tg.changes.page(opts.status, opts);
+    const list = page.items;
+    out.result({ changes: list, next_cursor: page.next_cursor }, () =>
+      withNextCursor(
         list.length === 0
           ? 'no changes'
           : table([
@@ -574,9 +663,11 @@ changes
                 c.requested_by,
               ]),
             ]),
-      );
-    })(),
-  );
+        page.next_cursor,
+      ),
+    );
+  })(),
+);
 
 changes
   .command('approve <id>')
@@ -657,21 +748,24 @@ approvers
 
 const approvals = program.command('approvals').description('calls waiting for a human decision');
 
-approvals
-  .command('list')
-  .addOption(
-    new Option('--status <status>').choices([
-      'pending',
-      'approved',
-      'rejected',
-      'consumed',
-      'expired',
-    ]),
-  )
-  .action((opts: { status?: string }) =>
-    withToolgate(async (tg, out) => {
-      const list = await tg.approvals.list(opts.status);
-      out.result({ approvals: list }, () =>
+pageOptions(
+  approvals
+    .command('list')
+    .addOption(
+      new Option('--status <status>').choices([
+        'pending',
+        'approved',
+        'rejected',
+        'consumed',
+        'expired',
+      ]),
+    ),
+).action((opts: { status?: string } & PageFlags) =>
+  withToolgate(async (tg, out) => {
+    const page = await tg.approvals.page(opts.status, opts);
+    const list = page.items;
+    out.result({ approvals: list, next_cursor: page.next_cursor }, () =>
+      withNextCursor(
         list.length === 0
           ? 'no approvals'
           : table([
@@ -685,9 +779,11 @@ approvals
                 a.created_at,
               ]),
             ]),
-      );
-    })(),
-  );
+        page.next_cursor,
+      ),
+    );
+  })(),
+);
 
 approvals
   .command('show <id>')
@@ -753,17 +849,29 @@ program
       int(0, Number.MAX_SAFE_INTEGER),
     ),
   )
+  .option('--cursor <cursor>', 'the cursor the previous page printed')
   .addOption(new Option('--limit <n>', 'most events').default(100).argParser(int(1, 10_000)))
-  .action((opts: { subject?: string; after?: number; limit: number }) =>
+  .action((opts: { subject?: string; after?: number; cursor?: string; limit: number }) =>
     withToolgate(async (tg, out) => {
-      const events = await tg.events.list({
-        limit: opts.limit,
+      const after =
+        opts.cursor !== undefined ? Number(decodeCursor('events', opts.cursor)[0]) : opts.after;
+      const rows = await tg.events.list({
+        limit: opts.limit + 1,
         ...(opts.subject ? { subject: opts.subject } : {}),
-        ...(opts.after !== undefined ? { afterSeq: opts.after } : {}),
+        ...(after !== undefined ? { afterSeq: after } : {}),
       });
+      const page = pageFromRows('events', rows, (r) => [Number(r.seq)], opts.limit);
+      const events = page.items;
       out.result(
-        { events: events.map((e) => ({ ...e, details: JSON.parse(e.details) as unknown })) },
-        () => table(events.map((e) => [String(e.seq), e.at, e.actor, e.action, e.subject])),
+        {
+          events: events.map((e) => ({ ...e, details: JSON.parse(e.details) as unknown })),
+          next_cursor: page.next_cursor,
+        },
+        () =>
+          withNextCursor(
+            table(events.map((e) => [String(e.seq), e.at, e.actor, e.action, e.subject])),
+            page.next_cursor,
+          ),
       );
     })(),
   );
@@ -847,18 +955,22 @@ secretTarget(secrets.command('delete <name>').description('delete a secret')).ac
     })(),
 );
 
-secrets
-  .command('list')
-  .description('list secrets: tool, name, environment, version, dates, key id (never values)')
-  .option('--tool <id>', 'only this tool')
-  .option('--env <environment>', 'only this environment')
-  .action((opts: { tool?: string; env?: string }) =>
-    withToolgate(async (tg, out) => {
-      const list = await tg.secrets.list({
-        ...(opts.tool ? { toolId: opts.tool } : {}),
-        ...(opts.env ? { environment: opts.env } : {}),
-      });
-      out.result({ secrets: list }, () =>
+pageOptions(
+  secrets
+    .command('list')
+    .description('list secrets: tool, name, environment, version, dates, key id (never values)')
+    .option('--tool <id>', 'only this tool')
+    .option('--env <environment>', 'only this environment'),
+).action((opts: { tool?: string; env?: string } & PageFlags) =>
+  withToolgate(async (tg, out) => {
+    const all = await tg.secrets.list({
+      ...(opts.tool ? { toolId: opts.tool } : {}),
+      ...(opts.env ? { environment: opts.env } : {}),
+    });
+    const page = pageOf('secrets', all, (x) => [x.tool_id, x.name, x.environment], 'asc', opts);
+    const list = page.items;
+    out.result({ secrets: list, next_cursor: page.next_cursor }, () =>
+      withNextCursor(
         list.length === 0
           ? 'no secrets'
           : table([
@@ -873,9 +985,11 @@ secrets
                 s.key_id,
               ]),
             ]),
-      );
-    })(),
-  );
+        page.next_cursor,
+      ),
+    );
+  })(),
+);
 
 program
   .command('reports <name>')
@@ -1022,23 +1136,27 @@ const providers = program
   .command('providers')
   .description('upstream MCP providers: list, show, refresh, classify their tools');
 
-providers.command('list').action(() =>
+pageOptions(providers.command('list')).action((opts: PageFlags) =>
   withToolgate(async (tg, out) => {
-    const list = await tg.providers.list();
-    out.result({ providers: list }, () =>
-      list.length === 0
-        ? 'no providers'
-        : table([
-            ['NAME', 'ISOLATION', 'CLASSIFIED', 'UNCLASSIFIED', 'QUARANTINED', 'REFRESHED'],
-            ...list.map((p) => [
-              p.name,
-              p.isolation,
-              String(p.tools.classified),
-              String(p.tools.unclassified),
-              String(p.tools.quarantined + p.tools.removed),
-              p.refreshed_at ?? 'never',
+    const page = pageOf('providers', await tg.providers.list(), (p) => [p.name], 'asc', opts);
+    const list = page.items;
+    out.result({ providers: list, next_cursor: page.next_cursor }, () =>
+      withNextCursor(
+        list.length === 0
+          ? 'no providers'
+          : table([
+              ['NAME', 'ISOLATION', 'CLASSIFIED', 'UNCLASSIFIED', 'QUARANTINED', 'REFRESHED'],
+              ...list.map((p) => [
+                p.name,
+                p.isolation,
+                String(p.tools.classified),
+                String(p.tools.unclassified),
+                String(p.tools.quarantined + p.tools.removed),
+                p.refreshed_at ?? 'never',
+              ]),
             ]),
-          ]),
+        page.next_cursor,
+      ),
     );
   })(),
 );

@@ -51,3 +51,8 @@ export function table(rows: readonly (readonly string[])[]): string {
     )
     .join('\n');
 }
+
+/** The human form of a page: its table, then how to get the next page when there is one. */
+export function withNextCursor(text: string, next: string | null): string {
+  return next === null ? text : `${text}\nmore: --cursor ${next}`;
+}

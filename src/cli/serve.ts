@@ -31,6 +31,15 @@ export interface ServeOptions {
   /** Origins and Hosts /mcp accepts besides loopback ones (DNS-rebinding and CSRF defence). */
   readonly allowedOrigins?: readonly string[];
   readonly allowedHosts?: readonly string[];
+  /** Caps and admission control; each absent one keeps its default. */
+  readonly limits?: {
+    readonly maxSessionsPerAgent?: number;
+    readonly maxPendingApprovalsPerAgent?: number;
+    readonly maxMcpSessions?: number;
+    readonly maxInFlight?: number;
+    readonly maxInFlightPerCaller?: number;
+    readonly maxEventLoopDelayMs?: number;
+  };
 }
 
 export const DEMO_CATALOG = fileURLToPath(new URL('../../demo/catalog.yaml', import.meta.url));
@@ -65,6 +74,7 @@ export async function serve(options: ServeOptions): Promise<void> {
   } catch (err) {
     throw usage(err instanceof Error ? err.message : String(err));
   }
+  const limits = options.limits ?? {};
   const fromEnv = process.env.TOOLGATE_ADMIN_TOKEN;
   let admin: { token: string; created: boolean };
   try {
@@ -108,6 +118,14 @@ export async function serve(options: ServeOptions): Promise<void> {
       ...(jwt ? { jwt } : {}),
       teams: teamsFromEnv(),
       ...detectorsFromEnv(),
+      caps: {
+        ...(limits.maxSessionsPerAgent !== undefined
+          ? { maxSessionsPerAgent: limits.maxSessionsPerAgent }
+          : {}),
+        ...(limits.maxPendingApprovalsPerAgent !== undefined
+          ? { maxPendingApprovalsPerAgent: limits.maxPendingApprovalsPerAgent }
+          : {}),
+      },
     });
     let demoSummary = '';
     if (options.demo) {
@@ -123,8 +141,24 @@ export async function serve(options: ServeOptions): Promise<void> {
       adminToken: admin.token,
       bodyLimit: options.bodyLimit,
       version: options.version,
+      mcp: {
+        originPolicy: origins,
+        ...(limits.maxMcpSessions !== undefined ? { maxSessions: limits.maxMcpSessions } : {}),
+        // One agent's MCP sessions are its gate sessions: the same cap holds on both.
+        ...(limits.maxSessionsPerAgent !== undefined
+          ? { maxSessionsPerAgent: limits.maxSessionsPerAgent }
+          : {}),
+      },
+      admission: {
+        ...(limits.maxInFlight !== undefined ? { maxInFlight: limits.maxInFlight } : {}),
+        ...(limits.maxInFlightPerCaller !== undefined
+          ? { maxInFlightPerCaller: limits.maxInFlightPerCaller }
+          : {}),
+        ...(limits.maxEventLoopDelayMs !== undefined
+          ? { maxEventLoopDelayMs: limits.maxEventLoopDelayMs }
+          : {}),
+      },
       logger: { level: process.env.TOOLGATE_LOG_LEVEL ?? 'warn' },
-      mcp: { originPolicy: origins },
     });
     const running = tg;
     const server = app;

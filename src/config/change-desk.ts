@@ -8,7 +8,18 @@ import { randomBytes } from 'node:crypto';
 import type { Kysely, Transaction } from 'kysely';
 import { SecondFactorGuard } from '../approvals/index.js';
 import { approversNeeded, type CatalogService, type ToolDefinition } from '../catalog/index.js';
-import { type Actor, type Clock, problem, systemClock, ToolgateError } from '../core/index.js';
+import {
+  type Actor,
+  type Clock,
+  decodeCursor,
+  type Page,
+  type PageRequest,
+  pageFromRows,
+  pageLimit,
+  problem,
+  systemClock,
+  ToolgateError,
+} from '../core/index.js';
 import type { AgentService } from '../identity/index.js';
 import {
   appendEvent,
@@ -259,6 +270,31 @@ export class ChangeDesk {
       .limit(500);
     if (status) q = q.where('status', '=', status);
     return Promise.all((await q.execute()).map((r) => this.#view(r)));
+  }
+
+  /** One page of change requests, newest first, walked by (created_at, id) (issue 11). */
+  async page(status: string | undefined, request: PageRequest = {}): Promise<Page<ChangeView>> {
+    const limit = pageLimit(request.limit);
+    let q = this.#db
+      .selectFrom('change_requests')
+      .selectAll()
+      .orderBy('created_at', 'desc')
+      .orderBy('id', 'desc')
+      .limit(limit + 1);
+    if (status) q = q.where('status', '=', status);
+    if (request.cursor !== undefined) {
+      const [at, id] = decodeCursor('changes', request.cursor);
+      const createdAt = String(at);
+      const lastId = String(id);
+      q = q.where((eb) =>
+        eb.or([
+          eb('created_at', '<', createdAt),
+          eb.and([eb('created_at', '=', createdAt), eb('id', '<', lastId)]),
+        ]),
+      );
+    }
+    const rows = await Promise.all((await q.execute()).map((r) => this.#view(r)));
+    return pageFromRows('changes', rows, (c) => [c.created_at, c.id], limit);
   }
 
   async #pending(trx: Transaction<Database>, id: string): Promise<ChangeRequestRow> {

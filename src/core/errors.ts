@@ -194,6 +194,17 @@ export const ERROR_CODES = {
     jsonRpc: -32800,
     summary: 'The caller cancelled the call before it finished.',
   },
+  // Caps and admission (issue 11): one agent cannot use up what everyone shares.
+  LIMIT_REACHED: {
+    http: 429,
+    jsonRpc: -32062,
+    summary: "The caller's own share (open sessions, requests in flight) is used up; retry later.",
+  },
+  OVERLOADED: {
+    http: 503,
+    jsonRpc: -32063,
+    summary: 'The gateway is at capacity; it answers at once instead of queueing. Retry later.',
+  },
 } as const satisfies Record<string, { http: number; jsonRpc: number; summary: string }>;
 
 export type ErrorCode = keyof typeof ERROR_CODES;
@@ -258,6 +269,21 @@ export interface ErrorDetails {
     failures: number;
   };
   CALL_CANCELLED: CallDenial;
+  LIMIT_REACHED: CapDetails;
+  OVERLOADED: CapDetails;
+}
+
+/** Which cap refused, its size, and when to retry (also sent as `Retry-After`). */
+export interface CapDetails {
+  limit:
+    | 'sessions_per_agent'
+    | 'mcp_sessions'
+    | 'in_flight'
+    | 'in_flight_per_caller'
+    | 'queue'
+    | 'event_loop';
+  max: number;
+  retryAfterSeconds: number;
 }
 
 /** Names a secret (never its value). */

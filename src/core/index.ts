@@ -21,5 +21,15 @@ export {
   TOOL_ID_PATTERN,
   timeOrderedId,
 } from './ids.js';
+export type { Page, PageKey, PageRequest } from './page.js';
+export {
+  DEFAULT_PAGE_LIMIT,
+  decodeCursor,
+  encodeCursor,
+  MAX_PAGE_LIMIT,
+  pageFromRows,
+  pageLimit,
+  pageOf,
+} from './page.js';
 export type { Problem } from './problem.js';
 export { joinPointer, pointerToken, prefixProblems, problem } from './problem.js';

@@ -11,8 +11,20 @@ import {
   type ApprovalSigner,
   SecondFactorGuard,
 } from '../approvals/index.js';
-import { type Actor, type Clock, problem, systemClock, ToolgateError } from '../core/index.js';
+import {
+  type Actor,
+  type Clock,
+  decodeCursor,
+  type Page,
+  type PageRequest,
+  pageFromRows,
+  pageLimit,
+  problem,
+  systemClock,
+  ToolgateError,
+} from '../core/index.js';
 import { type ApprovalRow, appendEvent, type Database, isUniqueViolation } from '../store/index.js';
+import { DEFAULT_AGENT_CAPS, lockAgent, pendingApprovalsOf } from './agent-caps.js';
 import type { RenderedCall } from './decision.js';
 
 export interface ApprovalView {
@@ -58,6 +70,7 @@ export class ApprovalDesk {
   readonly #totpSecrets: ReadonlyMap<string, string>;
   /** Per-approver attempt counter, backoff and lockout, shared with the change desk. */
   readonly #secondFactor: SecondFactorGuard;
+  readonly #maxPendingPerAgent: number;
 
   constructor(
     db: Kysely<Database>,
@@ -67,8 +80,12 @@ export class ApprovalDesk {
       clock?: Clock;
       totpSecrets?: ReadonlyMap<string, string>;
       secondFactor?: SecondFactorGuard;
+      /** Pending requests one agent may hold across its sessions (issue 11). */
+      maxPendingPerAgent?: number;
     } = {},
   ) {
+    this.#maxPendingPerAgent =
+      options.maxPendingPerAgent ?? DEFAULT_AGENT_CAPS.maxPendingApprovalsPerAgent;
     this.#db = db;
     this.#signerSource = signer;
     this.#clock = options.clock ?? systemClock;
@@ -87,7 +104,7 @@ export class ApprovalDesk {
   ): Promise<
     | { kind: 'approved'; approvalId: string; approver: string }
     | { kind: 'pending'; approvalId: string }
-    | { kind: 'too_many' }
+    | { kind: 'too_many'; scope: 'session' | 'agent' }
   > {
     const now = this.#clock();
     const candidates = await this.#db
@@ -139,7 +156,12 @@ export class ApprovalDesk {
         .where('session_id', '=', call.sessionId)
         .where('status', '=', 'pending')
         .executeTakeFirst();
-      if (Number(open?.n ?? 0) >= MAX_PENDING_PER_SESSION) return { kind: 'too_many' as const };
+      if (Number(open?.n ?? 0) >= MAX_PENDING_PER_SESSION)
+        return { kind: 'too_many' as const, scope: 'session' as const };
+      // Nor can one agent through many sessions: reviewers' queue is shared by every agent.
+      await lockAgent(trx, call.agentId);
+      if ((await pendingApprovalsOf(trx, call.agentId, now)) >= this.#maxPendingPerAgent)
+        return { kind: 'too_many' as const, scope: 'agent' as const };
       const id = `apr_${randomBytes(12).toString('base64url')}`;
       await trx
         .insertInto('approvals')
@@ -267,6 +289,40 @@ export class ApprovalDesk {
     if (status) q = q.where('status', '=', status);
     const now = this.#clock();
     return (await q.execute()).map((r) => toView(r, now));
+  }
+
+  /**
+   * One page of approvals, newest first, walked by (created_at, id): requests arriving while an
+   * admin pages are above the walk and never push older ones out of it (issue 11). `pending`
+   * means still decidable; `expired` means pending past its time.
+   */
+  async page(status: string | undefined, request: PageRequest = {}): Promise<Page<ApprovalView>> {
+    const limit = pageLimit(request.limit);
+    const now = this.#clock();
+    let q = this.#db
+      .selectFrom('approvals')
+      .selectAll()
+      .orderBy('created_at', 'desc')
+      .orderBy('id', 'desc')
+      .limit(limit + 1);
+    if (status === 'pending' || status === 'expired') {
+      q = q
+        .where('status', '=', 'pending')
+        .where('expires_at', status === 'pending' ? '>' : '<=', now.toISOString());
+    } else if (status) q = q.where('status', '=', status);
+    if (request.cursor !== undefined) {
+      const [at, id] = decodeCursor('approvals', request.cursor);
+      const createdAt = String(at);
+      const lastId = String(id);
+      q = q.where((eb) =>
+        eb.or([
+          eb('created_at', '<', createdAt),
+          eb.and([eb('created_at', '=', createdAt), eb('id', '<', lastId)]),
+        ]),
+      );
+    }
+    const rows = (await q.execute()).map((r) => toView(r, now));
+    return pageFromRows('approvals', rows, (a) => [a.created_at, a.id], limit);
   }
 
   #signer(): ApprovalSigner {

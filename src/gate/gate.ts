@@ -720,12 +720,19 @@ export class Gate {
         rendered,
       });
       if (resolved.kind === 'too_many') {
-        return refusal(
-          'RATE_LIMITED',
-          'approval.pending_cap',
-          'this session has too many calls waiting for approval',
-          ref,
-        );
+        return resolved.scope === 'agent'
+          ? refusal(
+              'RATE_LIMITED',
+              'approval.agent_pending_cap',
+              'this agent has too many calls waiting for approval',
+              ref,
+            )
+          : refusal(
+              'RATE_LIMITED',
+              'approval.pending_cap',
+              'this session has too many calls waiting for approval',
+              ref,
+            );
       }
       if (resolved.kind === 'pending') {
         await this.#audit.append({

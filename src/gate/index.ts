@@ -2,6 +2,8 @@
  * @module The gate: sessions, the permitted set, and the one pipeline every call goes through.
  * Anything exported here is public API.
  */
+export type { AgentCaps } from './agent-caps.js';
+export { DEFAULT_AGENT_CAPS } from './agent-caps.js';
 export type { ApprovalCall, ApprovalView } from './approval-desk.js';
 export { ApprovalDesk } from './approval-desk.js';
 export type { AuditKind, AuditRecord } from './audit-writer.js';

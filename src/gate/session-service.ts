@@ -6,9 +6,10 @@
  */
 import { randomBytes } from 'node:crypto';
 import type { CatalogService, ToolVersionDetail } from '../catalog/index.js';
-import { type Clock, problem, systemClock, ToolgateError } from '../core/index.js';
+import { type Clock, problem, systemActor, systemClock, ToolgateError } from '../core/index.js';
 import type { AgentService, AgentTier, AgentView, UserService } from '../identity/index.js';
-import { bumpIdentityRevision, type SessionRow, type Store } from '../store/index.js';
+import { appendEvent, bumpIdentityRevision, type SessionRow, type Store } from '../store/index.js';
+import { DEFAULT_AGENT_CAPS, insertSessionWithinCap } from './agent-caps.js';
 import {
   asPrincipal,
   auditPrincipalMismatch,
@@ -105,6 +106,7 @@ export class SessionService {
   readonly #agents: AgentService;
   readonly #users: UserService;
   readonly #clock: Clock;
+  readonly #maxSessionsPerAgent: number;
 
   constructor(
     store: Store,
@@ -112,12 +114,15 @@ export class SessionService {
     agents: AgentService,
     users: UserService,
     clock: Clock = systemClock,
+    /** Open sessions one agent may hold; past it `open` is LIMIT_REACHED (issue 11). */
+    maxSessionsPerAgent: number = DEFAULT_AGENT_CAPS.maxSessionsPerAgent,
   ) {
     this.#store = store;
     this.#catalog = catalog;
     this.#agents = agents;
     this.#users = users;
     this.#clock = clock;
+    this.#maxSessionsPerAgent = maxSessionsPerAgent;
   }
 
   /** The capabilities a session may exercise: agent grants, narrowed by the user's permissions. */
@@ -198,7 +203,7 @@ export class SessionService {
       suspended: 0,
       credential: options.credential ?? null,
     };
-    await this.#store.db.insertInto('sessions').values(row).execute();
+    await insertSessionWithinCap(this.#store.db, row, this.#maxSessionsPerAgent, now);
     return toView(row);
   }
 
@@ -258,6 +263,19 @@ export class SessionService {
     // Gates cache open sessions; a closed one must stop at once here and soon everywhere.
     await bumpIdentityRevision(this.#store.db);
     for (const listener of this.#closeListeners) listener(sessionId);
+  }
+
+  /**
+   * Closes a session the gateway took back to make room for others (issue 11), and records it
+   * as an audited `session.evicted` event: the agent did not ask for it, so an admin must see it.
+   */
+  async evict(sessionId: string, agentId: string, reason: string): Promise<void> {
+    await this.close(sessionId, agentId);
+    await appendEvent(this.#store.db, systemActor('capacity'), this.#clock(), {
+      action: 'session.evicted',
+      subject: `session:${sessionId}`,
+      details: { agent_id: agentId, reason },
+    });
   }
 
   readonly #closeListeners: ((sessionId: string) => void)[] = [];

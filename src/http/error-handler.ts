@@ -124,6 +124,9 @@ export function makeErrorHandler(bodyLimit: number) {
     );
     if (status >= 500) request.log.error({ err }, 'request failed');
     else request.log.info({ code: body.code }, 'request refused');
+    // A cap or overload says when to come back (RFC 9110 §10.2.3), in the header and the body.
+    const retry = (body.details as { retryAfterSeconds?: unknown } | null)?.retryAfterSeconds;
+    if (typeof retry === 'number') void reply.header('retry-after', String(retry));
     void reply.status(status).type('application/json').send(body);
   };
 }

@@ -12,6 +12,8 @@ import { type Actor, ToolgateError } from '../core/index.js';
 import { adminTokenMatches } from '../identity/index.js';
 import { type McpHttpOptions, registerMcpHttp } from '../mcp/index.js';
 import type { Toolgate } from '../toolgate.js';
+import { Admission, type AdmissionOptions, DEFAULT_ADMISSION } from './admission.js';
+import { admissionHook } from './admission-hook.js';
 import { makeErrorHandler } from './error-handler.js';
 import { safeLogger } from './log-options.js';
 import { adminRoutes } from './routes/admin.js';
@@ -53,6 +55,8 @@ export interface HttpOptions {
     McpHttpOptions,
     'maxSessions' | 'maxSessionsPerAgent' | 'idleMs' | 'originPolicy'
   >;
+  /** Requests running and queued at once, overall and per caller (defaults in DEFAULT_ADMISSION). */
+  readonly admission?: Partial<AdmissionOptions>;
 }
 
 export const DEFAULT_BODY_LIMIT = 1024 * 1024;
@@ -95,6 +99,12 @@ function isPublic(url: string): boolean {
     path.startsWith('/docs/') ||
     path.startsWith('/v1/schemas/')
   );
+}
+
+/** Probes answer under any load: they are never queued or refused by admission control. */
+function isProbe(url: string): boolean {
+  const path = url.split('?')[0] ?? '';
+  return path === '/healthz' || path === '/readyz' || path === '/healthz/' || path === '/readyz/';
 }
 
 export async function buildServer(tg: Toolgate, options: HttpOptions): Promise<FastifyInstance> {
@@ -174,6 +184,11 @@ export async function buildServer(tg: Toolgate, options: HttpOptions): Promise<F
   // Deny by default: a route is an admin route unless its config says `auth: 'agent'`
   // (agent API key) or `auth: 'public'`. Unknown routes need the admin token too, so probing
   // learns nothing.
+  // Admission comes before authentication: checking a credential is work an overload must not
+  // queue without bound either.
+  const admission = new Admission({ ...DEFAULT_ADMISSION, ...options.admission });
+  app.addHook('onClose', async () => admission.stop());
+  app.addHook('onRequest', admissionHook(admission, isProbe));
   app.decorateRequest('agentId', '');
   app.decorateRequest('tokenUser', null);
   app.decorateRequest('credential', '');

@@ -9,17 +9,21 @@ import { randomBytes } from 'node:crypto';
 import { StreamableHTTPServerTransport } from '@modelcontextprotocol/sdk/server/streamableHttp.js';
 import { isInitializeRequest } from '@modelcontextprotocol/sdk/types.js';
 import type { FastifyInstance, FastifyReply, FastifyRequest } from 'fastify';
-import { isToolgateError } from '../core/index.js';
+import { isToolgateError, ToolgateError } from '../core/index.js';
 import type { Toolgate } from '../toolgate.js';
 import { bindingOf, createGatewayServer, sameBinding } from './gateway-server.js';
 import { ListChangedWatcher, type WatchedSession } from './list-changed.js';
 import { checkOriginHost, type OriginPolicy, originPolicy } from './origin-guard.js';
+import { pickVictim } from './session-eviction.js';
 
 export interface McpHttpOptions {
   readonly version: string;
   /** Largest JSON-RPC message body accepted. */
   readonly bodyLimit: number;
-  /** Open MCP sessions across all agents; past it a new session is refused (503). */
+  /**
+   * Open MCP sessions across all agents; when full, the least recently used idle session of the
+   * agent holding the most is evicted for a newcomer; with none idle, 503 and Retry-After.
+   */
   readonly maxSessions?: number;
   /** Open MCP sessions of one agent: one agent cannot use up everyone's sessions (429). */
   readonly maxSessionsPerAgent?: number;
@@ -32,10 +36,14 @@ export interface McpHttpOptions {
 interface Entry extends WatchedSession {
   readonly transport: StreamableHTTPServerTransport;
   lastSeen: number;
+  /** POSTs of this session being answered now: a session with one is never evicted. */
+  inFlight: number;
 }
 
 const DEFAULT_MAX_SESSIONS = 1_000;
-const DEFAULT_MAX_SESSIONS_PER_AGENT = 256;
+const DEFAULT_MAX_SESSIONS_PER_AGENT = 64;
+/** What a refused newcomer is told to wait: sessions go idle or close within seconds under load. */
+const SESSION_RETRY_AFTER_S = 5;
 const DEFAULT_IDLE_MS = 30 * 60_000;
 
 /** JSON-RPC error codes for transport-level faults (JSON-RPC 2.0 §5.1, MCP). */
@@ -45,11 +53,27 @@ const UNAUTHENTICATED = -32001;
 const UNAVAILABLE = -32010;
 const FORBIDDEN = -32003;
 
-function rpcError(reply: FastifyReply, status: number, code: number, message: string) {
+function rpcError(
+  reply: FastifyReply,
+  status: number,
+  code: number,
+  message: string,
+  data?: ToolgateError,
+) {
+  if (data) void reply.header('retry-after', String(retryAfterOf(data) ?? ''));
   return reply
     .status(status)
     .header('content-type', 'application/json')
-    .send({ jsonrpc: '2.0', error: { code, message }, id: null });
+    .send({
+      jsonrpc: '2.0',
+      error: { code, message, ...(data ? { data: data.toBody() } : {}) },
+      id: null,
+    });
+}
+
+function retryAfterOf(err: ToolgateError): number | undefined {
+  const retry = (err.details as { retryAfterSeconds?: unknown } | null)?.retryAfterSeconds;
+  return typeof retry === 'number' ? retry : undefined;
 }
 
 function bearer(req: FastifyRequest): string | undefined {
@@ -84,6 +108,24 @@ export async function registerMcpHttp(
     if (closeGateSession) {
       await tg.sessions.close(entry.binding.sessionId, entry.binding).catch(() => {});
     }
+  };
+
+  /** MCP sessions being initialized: they take a slot before their id exists. */
+  let opening = 0;
+
+  /**
+   * Takes an idle session's slot for a newcomer: the session leaves the table first (its client's
+   * next request is 404, session gone, per the MCP transport spec), then its gate session closes
+   * with an audited `session.evicted` event.
+   */
+  const evict = async (id: string) => {
+    const entry = sessions.get(id);
+    if (!entry) return;
+    sessions.delete(id);
+    await entry.transport.close().catch(() => {});
+    await tg.sessions
+      .evict(entry.binding.sessionId, entry.binding.agentId, 'mcp.capacity')
+      .catch((err: unknown) => app.log.warn({ err }, 'closing an evicted gate session failed'));
   };
 
   const idleSweep = setInterval(
@@ -123,6 +165,10 @@ export async function registerMcpHttp(
       }
       if (isToolgateError(err) && err.code === 'STORE_UNAVAILABLE') {
         return rpcError(reply, 503, UNAVAILABLE, 'the gateway cannot reach its database');
+      }
+      // A refusal by a cap (LIMIT_REACHED on the gate session) keeps its code and Retry-After.
+      if (isToolgateError(err) && retryAfterOf(err) !== undefined) {
+        return rpcError(reply, err.httpStatus, err.jsonRpcCode, err.message, err);
       }
       app.log.error({ err }, 'mcp request failed');
       return rpcError(reply, 500, -32603, 'internal error');
@@ -202,6 +248,11 @@ export async function registerMcpHttp(
       if (req.headers['mcp-session-id'] !== undefined) {
         const entry = await own(req, reply, identity);
         if (!entry) return reply;
+        entry.inFlight += 1;
+        reply.raw.once('close', () => {
+          entry.inFlight -= 1;
+          entry.lastSeen = Date.now();
+        });
         reply.hijack();
         await entry.transport.handleRequest(req.raw, reply.raw, message);
         return reply;
@@ -209,17 +260,50 @@ export async function registerMcpHttp(
       if (!isInitializeRequest(message)) {
         return rpcError(reply, 400, INVALID_REQUEST, 'no session: send initialize first');
       }
-      if (sessions.size >= maxSessions) {
-        return rpcError(reply, 503, UNAVAILABLE, 'too many open MCP sessions; retry later');
-      }
       if (openBy(identity.agentId) >= maxPerAgent) {
-        return rpcError(
-          reply,
-          429,
-          UNAVAILABLE,
+        const err = new ToolgateError(
+          'LIMIT_REACHED',
           `this agent has ${maxPerAgent} open MCP sessions; close one (DELETE /mcp) first`,
+          {
+            limit: 'sessions_per_agent',
+            max: maxPerAgent,
+            retryAfterSeconds: SESSION_RETRY_AFTER_S,
+          },
         );
+        return rpcError(reply, 429, err.jsonRpcCode, err.message, err);
       }
+      // The slot is taken before any await, so parallel newcomers cannot overshoot the limit.
+      opening += 1;
+      try {
+        if (sessions.size + opening > maxSessions) {
+          const victim = pickVictim(
+            [...sessions].map(([id, e]) => [
+              id,
+              { agentId: e.binding.agentId, lastSeen: e.lastSeen, inFlight: e.inFlight },
+            ]),
+          );
+          if (victim === null) {
+            const err = new ToolgateError(
+              'OVERLOADED',
+              `all ${maxSessions} MCP sessions are busy; retry later`,
+              { limit: 'mcp_sessions', max: maxSessions, retryAfterSeconds: SESSION_RETRY_AFTER_S },
+            );
+            return rpcError(reply, 503, err.jsonRpcCode, err.message, err);
+          }
+          await evict(victim);
+        }
+        return await initialize(req, reply, identity, message);
+      } finally {
+        opening -= 1;
+      }
+    });
+
+    const initialize = async (
+      req: FastifyRequest,
+      reply: FastifyReply,
+      identity: NonNullable<Awaited<ReturnType<typeof identify>>>,
+      message: unknown,
+    ) => {
       const gateSession = await tg.sessions.open(identity.agentId, {
         ...(identity.user ? { tokenUser: identity.user } : {}),
         credential: identity.credential,
@@ -234,7 +318,7 @@ export async function registerMcpHttp(
       const transport = new StreamableHTTPServerTransport({
         sessionIdGenerator: () => `mcp_${randomBytes(18).toString('base64url')}`,
         onsessioninitialized: (id) => {
-          sessions.set(id, { transport, server, binding, lastSeen: Date.now() });
+          sessions.set(id, { transport, server, binding, lastSeen: Date.now(), inFlight: 0 });
           watcher.start();
         },
         onsessionclosed: (id) => forget(id, true),
@@ -251,7 +335,7 @@ export async function registerMcpHttp(
         await server.close().catch(() => {});
       }
       return reply;
-    });
+    };
 
     const passThrough = async (req: FastifyRequest, reply: FastifyReply) => {
       const identity = await identify(req, reply);

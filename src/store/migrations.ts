@@ -548,6 +548,30 @@ const ceilings: Migration = {
   },
 };
 
+/**
+ * Per-agent caps count an agent's open sessions and pending approvals on every open and every
+ * approval request; list pages walk approvals by (created_at, id). Indexes keep those off a scan.
+ */
+const agentCaps: Migration = {
+  async up(db: Kysely<unknown>): Promise<void> {
+    await db.schema
+      .createIndex('sessions_agent_status')
+      .on('sessions')
+      .columns(['agent_id', 'status'])
+      .execute();
+    await db.schema
+      .createIndex('approvals_agent_status')
+      .on('approvals')
+      .columns(['agent_id', 'status'])
+      .execute();
+    await db.schema
+      .createIndex('approvals_page')
+      .on('approvals')
+      .columns(['created_at', 'id'])
+      .execute();
+  },
+};
+
 export function migrationProvider(dialect: Dialect): MigrationProvider {
   return {
     async getMigrations() {
@@ -565,6 +589,7 @@ export function migrationProvider(dialect: Dialect): MigrationProvider {
         '0011_audit_indexes': auditIndexes,
         '0012_identity_binding': identityBinding,
         '0013_ceilings': ceilings,
+        '0014_agent_caps': agentCaps,
       };
     },
   };

@@ -1,9 +1,12 @@
 /**
  * Robustness of the MCP front under load, against the real `toolgate serve --demo` process:
- * MCP_LOAD_SESSIONS concurrent SDK clients (200 by default) call tools for MCP_LOAD_SECONDS
- * (60 by default) on loopback. Every call must get an answer (allowed, or a tool error result
- * carrying a gate decision — never a protocol error), the gateway's resident memory must stay
- * bounded, and a client that disconnects in the middle of calls must not hurt anyone else.
+ * MCP_LOAD_SESSIONS concurrent SDK clients (200 by default, shared by four agents) call tools for
+ * MCP_LOAD_SECONDS (20 by default) on loopback. Every call must get an answer fast: allowed, a
+ * tool error result carrying a gate decision, or — past the gateway's admission limits — an
+ * immediate 429/503 refusal with Retry-After (issue 11); never a protocol error, and no answer
+ * may take longer than MAX_WAIT_MS (before admission control, some waited 60 s and timed out).
+ * The gateway's resident memory must stay bounded, and a client that disconnects in the middle of
+ * calls must not hurt anyone else.
  */
 import assert from 'node:assert/strict';
 import { type ChildProcess, execFile, spawn } from 'node:child_process';
@@ -11,18 +14,32 @@ import { mkdtempSync, readFileSync, rmSync, writeFileSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { after, before, test } from 'node:test';
+import { Worker } from 'node:worker_threads';
 import { Client } from '@modelcontextprotocol/sdk/client/index.js';
 import { StreamableHTTPClientTransport } from '@modelcontextprotocol/sdk/client/streamableHttp.js';
 import type { CallToolResult } from '@modelcontextprotocol/sdk/types.js';
 import { cleanEnv, ensureBuilt, listeningUrl, MAIN } from '../support/cli.js';
+import type { LoadGo, LoadJob, LoadResult } from '../support/mcp-load-worker.js';
 
 const SESSIONS = Number(process.env.MCP_LOAD_SESSIONS ?? 200);
-const SECONDS = Number(process.env.MCP_LOAD_SECONDS ?? 60);
+const SECONDS = Number(process.env.MCP_LOAD_SECONDS ?? 20);
+const AGENTS = ['support-bot', 'load-1', 'load-2', 'load-3'];
+/** Load generator threads: one thread driving 200 SDK clients would mostly measure itself. */
+const WORKERS = 4;
+/**
+ * The longest any one answer may take: half the SDK client's 60 s request timeout, which some
+ * requests hit before admission control. Measured on a starved 2-core host (load 20): p50 about
+ * 0.2 s, but a tail of calls (about 1 %) of some sessions still waits up to about 21 s, behind
+ * neither the admission queue (bounded, 2 s) nor a lagging event loop (under 1 s): see the
+ * slowest answers this test prints.
+ */
+const MAX_WAIT_MS = Number(process.env.MCP_LOAD_MAX_WAIT_MS ?? 30_000);
 
 let dir: string;
 let server: ChildProcess;
 let base = '';
 let apiKey = '';
+const agentKeys: string[] = [];
 
 function rssKb(pid: number): number {
   const status = readFileSync(`/proc/${pid}/status`, 'utf8');
@@ -35,7 +52,18 @@ before(async () => {
   const common = ['--db', `sqlite:${join(dir, 'tg.db')}`, '--data-dir', join(dir, 'data')];
   server = spawn(
     process.execPath,
-    [MAIN, ...common, 'serve', '--demo', '--port', '0', '--admin-token-file', join(dir, 'admin')],
+    [
+      MAIN,
+      ...common,
+      'serve',
+      '--demo',
+      '--port',
+      '0',
+      '--admin-token-file',
+      join(dir, 'admin'),
+      // Extra serve flags to compare limits by hand, e.g. MCP_LOAD_FLAGS='--max-in-flight 16'.
+      ...(process.env.MCP_LOAD_FLAGS ?? '').split(' ').filter(Boolean),
+    ],
     { cwd: dir, env: cleanEnv(), stdio: ['ignore', 'pipe', 'pipe'] },
   );
   base = await listeningUrl(server);
@@ -60,6 +88,14 @@ before(async () => {
       '  required_capabilities: ["docs:read"]',
       '  runtime: { kind: inline, handler: noop }',
       '  provenance: internal',
+      ...AGENTS.slice(1).flatMap((id) => [
+        '---',
+        'kind: Agent',
+        `spec: { id: ${id}, display_name: ${id}, owner: qa }`,
+        '---',
+        'kind: Grant',
+        `spec: { agent: ${id}, capabilities: ["docs:read"] }`,
+      ]),
       '',
     ].join('\n'),
   );
@@ -71,17 +107,22 @@ before(async () => {
       (err, _stdout, stderr) => (err ? reject(new Error(stderr)) : resolve()),
     );
   });
-  apiKey = await new Promise<string>((resolve, reject) => {
-    execFile(
-      process.execPath,
-      [MAIN, ...common, '--json', 'agents', 'create', 'support-bot'],
-      { cwd: dir, env: cleanEnv() },
-      (err, stdout, stderr) =>
-        err
-          ? reject(new Error(stderr))
-          : resolve((JSON.parse(stdout) as { api_key: string }).api_key),
+  for (const agent of AGENTS) {
+    agentKeys.push(
+      await new Promise<string>((resolve, reject) => {
+        execFile(
+          process.execPath,
+          [MAIN, ...common, '--json', 'agents', 'create', agent],
+          { cwd: dir, env: cleanEnv() },
+          (err, stdout, stderr) =>
+            err
+              ? reject(new Error(stderr))
+              : resolve((JSON.parse(stdout) as { api_key: string }).api_key),
+        );
+      }),
     );
-  });
+  }
+  apiKey = agentKeys[0] ?? '';
 });
 
 after(async () => {
@@ -90,67 +131,93 @@ after(async () => {
   rmSync(dir, { recursive: true, force: true, maxRetries: 5, retryDelay: 50 });
 });
 
-async function client(): Promise<Client> {
+async function client(key = apiKey): Promise<Client> {
   const c = new Client({ name: 'load', version: '1.0.0' });
   await c.connect(
     new StreamableHTTPClientTransport(new URL(`${base}/mcp`), {
-      requestInit: { headers: { authorization: `Bearer ${apiKey}` } },
+      requestInit: { headers: { authorization: `Bearer ${key}` } },
     }),
   );
   return c;
 }
 
-test(`${SESSIONS} concurrent MCP sessions call tools for ${SECONDS} s with no errors and bounded memory`, {
-  timeout: (SECONDS + 120) * 1000,
+/**
+ * Starts one load generator in a worker thread (with the same TypeScript loader as this file);
+ * `ready` resolves once its clients are connected, `result` after `go`.
+ */
+function worker(job: LoadJob) {
+  // A worker does not inherit the --import loader: it registers tsx itself, then loads the file.
+  const tsx = JSON.stringify(import.meta.resolve('tsx/esm/api'));
+  const entry = JSON.stringify(new URL('../support/mcp-load-worker.ts', import.meta.url).href);
+  const w = new Worker(`import(${tsx}).then((m) => { m.register(); return import(${entry}); })`, {
+    eval: true,
+    workerData: job,
+  });
+  let fail: (err: Error) => void = () => {};
+  const failed = new Promise<never>((_, reject) => {
+    fail = reject;
+  });
+  w.once('error', (err) => fail(err));
+  const next = () =>
+    Promise.race([failed, new Promise<unknown>((resolve) => w.once('message', resolve))]).then(
+      (m) => {
+        if (typeof m === 'object' && m !== null && 'fatal' in m) throw new Error(String(m.fatal));
+        return m;
+      },
+    );
+  const ready = next();
+  return {
+    ready,
+    go: (end: number): Promise<LoadResult> => {
+      const result = next() as Promise<LoadResult>;
+      w.postMessage({ end } satisfies LoadGo);
+      return result.finally(() => void w.terminate());
+    },
+  };
+}
+
+test(`${SESSIONS} concurrent MCP sessions call tools for ${SECONDS} s; every answer comes within a bound, memory stays bounded`, {
+  timeout: (SECONDS + 180) * 1000,
 }, async () => {
   const pid = server.pid as number;
-  const clients: Client[] = [];
-  for (let i = 0; i < SESSIONS; i += 20) {
-    clients.push(
-      ...(await Promise.all(Array.from({ length: Math.min(20, SESSIONS - i) }, client))),
-    );
-  }
-  const counts = { allowed: 0, denied: 0, errors: 0 };
-  const errors: string[] = [];
   const samples: number[] = [];
-  const end = Date.now() + SECONDS * 1000;
   const sampler = setInterval(() => samples.push(rssKb(pid)), 1000);
-  // One client in ten sends a call the gate must refuse, so denials flow under load too.
-  await Promise.all(
-    clients.map(async (c, i) => {
-      while (Date.now() < end) {
-        try {
-          const result = (await c.callTool(
-            i % 10 === 0
-              ? { name: 'post_webhook', arguments: { url: 'https://evil.example/', payload: {} } }
-              : { name: 'load_echo', arguments: {} },
-          )) as CallToolResult;
-          if (!result.isError) {
-            counts.allowed += 1;
-          } else {
-            // A refusal must be a gate decision (rate limits do refuse under this load), never
-            // an unexplained error result.
-            counts.denied += 1;
-            const meta = result._meta?.['toolgate/decision'] as { code?: string } | undefined;
-            if (!meta?.code) {
-              counts.errors += 1;
-              if (errors.length < 5)
-                errors.push(`undecided error result: ${JSON.stringify(result)}`);
-            }
-          }
-        } catch (err) {
-          counts.errors += 1;
-          if (errors.length < 5) errors.push(String(err));
-        }
-      }
-    }),
+  // Sessions are shared by four agents, round robin; each worker drives a quarter of them.
+  const keys = Array.from({ length: SESSIONS }, (_, i) => agentKeys[i % agentKeys.length] ?? '');
+  const per = Math.ceil(SESSIONS / WORKERS);
+  // Everyone connects first, then all call for SECONDS together.
+  const workers = Array.from({ length: WORKERS }, (_, w) =>
+    worker({ base, keys: keys.slice(w * per, (w + 1) * per), first: w * per }),
   );
+  await Promise.all(workers.map((w) => w.ready));
+  const end = Date.now() + SECONDS * 1000;
+  const results = await Promise.all(workers.map((w) => w.go(end)));
   clearInterval(sampler);
-  await Promise.all(clients.map((c) => c.close().catch(() => {})));
+  const counts = { allowed: 0, denied: 0, shed: 0, errors: 0 };
+  const waits: number[] = [];
+  const errors: string[] = [];
+  for (const r of results) {
+    for (const k of Object.keys(counts) as (keyof typeof counts)[]) counts[k] += r.counts[k];
+    waits.push(...r.waits);
+    errors.push(...r.errors);
+  }
+  waits.sort((a, b) => a - b);
+  const pct = (p: number) => waits[Math.min(waits.length - 1, Math.floor(waits.length * p))] ?? 0;
+  const wait_ms = { p50: pct(0.5), p99: pct(0.99), max: waits.at(-1) ?? 0 };
+  const client_lag_ms = Math.max(...results.map((r) => r.clientLagMs));
+  const slowest = results
+    .flatMap((r) => r.slow)
+    .sort((a, b) => b.ms - a.ms)
+    .slice(0, 5);
   console.log(
-    `# mcp load: ${JSON.stringify({ ...counts, sessions: SESSIONS, seconds: SECONDS, rss_kb: { first: samples[0], last: samples.at(-1) } })}`,
+    `# mcp load: ${JSON.stringify({ ...counts, sessions: SESSIONS, seconds: SECONDS, wait_ms, client_lag_ms, slowest, rss_kb: { first: samples[0], last: samples.at(-1) } })}`,
   );
   assert.equal(counts.errors, 0, `protocol errors under load: ${errors.join('; ')}`);
+  // The point of admission control: nobody waits long, whatever the answer was.
+  assert.ok(
+    wait_ms.max <= MAX_WAIT_MS,
+    `an answer took ${wait_ms.max} ms (limit ${MAX_WAIT_MS} ms): ${JSON.stringify(wait_ms)}`,
+  );
   assert.ok(counts.allowed > SESSIONS, `too few calls completed: ${JSON.stringify(counts)}`);
   assert.ok(counts.denied > 0);
   // Bounded: after the first quarter (warm-up), RSS may not keep climbing; allow 150 MB of slack.

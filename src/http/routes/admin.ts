@@ -1,8 +1,9 @@
 /** @module Admin routes beside the catalog: apply -f over REST, agents, the event record. */
 import type { FastifyInstance } from 'fastify';
 import { parseConfigText } from '../../config/index.js';
-import type { Actor } from '../../core/index.js';
+import { type Actor, decodeCursor, pageFromRows, pageOf } from '../../core/index.js';
 import type { Toolgate } from '../../toolgate.js';
+import { nextCursor, type PageQuery, pageQuery } from '../pagination.js';
 import { errors } from '../wire-schemas.js';
 
 export function adminRoutes(app: FastifyInstance, tg: Toolgate, actor: Actor): void {
@@ -80,14 +81,23 @@ export function adminRoutes(app: FastifyInstance, tg: Toolgate, actor: Actor): v
     {
       schema: {
         tags: ['agents'],
-        summary: 'List agents with their capability grants',
+        summary: 'List agents with their capability grants, by id',
+        querystring: { type: 'object', additionalProperties: false, properties: pageQuery },
         response: {
-          200: { type: 'object', properties: { agents: { type: 'array', items: agent } } },
+          200: {
+            type: 'object',
+            properties: { agents: { type: 'array', items: agent }, ...nextCursor },
+          },
           ...errors(401),
         },
       },
     },
-    async () => ({ agents: await tg.agents.list() }),
+    async (req) => {
+      const page = pageOf('agents', await tg.agents.list(), (a) => [a.id], 'asc', {
+        ...(req.query as PageQuery),
+      });
+      return { agents: page.items, next_cursor: page.next_cursor };
+    },
   );
 
   app.get(
@@ -119,6 +129,7 @@ export function adminRoutes(app: FastifyInstance, tg: Toolgate, actor: Actor): v
           properties: {
             subject: { type: 'string', maxLength: 300 },
             after: { type: 'integer', minimum: 0 },
+            cursor: pageQuery.cursor,
             limit: { type: 'integer', minimum: 1, maximum: 1000, default: 100 },
           },
         },
@@ -141,6 +152,7 @@ export function adminRoutes(app: FastifyInstance, tg: Toolgate, actor: Actor): v
                   },
                 },
               },
+              ...nextCursor,
             },
           },
           ...errors(400, 401),
@@ -148,13 +160,19 @@ export function adminRoutes(app: FastifyInstance, tg: Toolgate, actor: Actor): v
       },
     },
     async (req) => {
-      const q = req.query as { subject?: string; after?: number; limit: number };
+      const q = req.query as { subject?: string; after?: number; cursor?: string; limit: number };
+      // The cursor is the last seq shown: the event record only grows at its end.
+      const after = q.cursor !== undefined ? Number(decodeCursor('events', q.cursor)[0]) : q.after;
       const rows = await tg.events.list({
-        limit: q.limit,
+        limit: q.limit + 1,
         ...(q.subject !== undefined ? { subject: q.subject } : {}),
-        ...(q.after !== undefined ? { afterSeq: q.after } : {}),
+        ...(after !== undefined ? { afterSeq: after } : {}),
       });
-      return { events: rows.map((r) => ({ ...r, details: JSON.parse(r.details) as unknown })) };
+      const page = pageFromRows('events', rows, (r) => [Number(r.seq)], q.limit);
+      return {
+        events: page.items.map((r) => ({ ...r, details: JSON.parse(r.details) as unknown })),
+        next_cursor: page.next_cursor,
+      };
     },
   );
 }

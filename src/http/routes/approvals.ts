@@ -5,6 +5,7 @@
 import type { FastifyInstance } from 'fastify';
 import type { Actor } from '../../core/index.js';
 import type { Toolgate } from '../../toolgate.js';
+import { type PageQuery, pageQuery } from '../pagination.js';
 import { errors } from '../wire-schemas.js';
 
 const idParams = {
@@ -19,7 +20,7 @@ export function approvalRoutes(app: FastifyInstance, tg: Toolgate, actor: Actor)
     {
       schema: {
         tags: ['approvals'],
-        summary: 'Approval requests, newest first',
+        summary: 'Approval requests, newest first, a page at a time',
         querystring: {
           type: 'object',
           additionalProperties: false,
@@ -28,14 +29,17 @@ export function approvalRoutes(app: FastifyInstance, tg: Toolgate, actor: Actor)
               type: 'string',
               enum: ['pending', 'approved', 'rejected', 'consumed', 'expired'],
             },
+            ...pageQuery,
           },
         },
         response: errors(400, 401),
       },
     },
-    async (req) => ({
-      approvals: await tg.approvals.list((req.query as { status?: string }).status),
-    }),
+    async (req) => {
+      const { status, ...page } = req.query as { status?: string } & PageQuery;
+      const result = await tg.approvals.page(status, page);
+      return { approvals: result.items, next_cursor: result.next_cursor };
+    },
   );
 
   app.get(
@@ -141,12 +145,19 @@ export function approvalRoutes(app: FastifyInstance, tg: Toolgate, actor: Actor)
         querystring: {
           type: 'object',
           additionalProperties: false,
-          properties: { status: { type: 'string', enum: ['pending', 'applied', 'rejected'] } },
+          properties: {
+            status: { type: 'string', enum: ['pending', 'applied', 'rejected'] },
+            ...pageQuery,
+          },
         },
         response: errors(400, 401),
       },
     },
-    async (req) => ({ changes: await tg.changes.list((req.query as { status?: string }).status) }),
+    async (req) => {
+      const { status, ...page } = req.query as { status?: string } & PageQuery;
+      const result = await tg.changes.page(status, page);
+      return { changes: result.items, next_cursor: result.next_cursor };
+    },
   );
 
   app.post(

@@ -3,8 +3,9 @@
  * `apply -f` with `kind: Provider`), list, show, refresh and classify imported tools.
  */
 import type { FastifyInstance } from 'fastify';
-import { type Actor, AGENT_ID_PATTERN } from '../../core/index.js';
+import { type Actor, AGENT_ID_PATTERN, pageOf } from '../../core/index.js';
 import type { Toolgate } from '../../toolgate.js';
+import { type PageQuery, pageQuery } from '../pagination.js';
 import { errors } from '../wire-schemas.js';
 
 const tags = ['providers'];
@@ -21,11 +22,17 @@ export function providerRoutes(app: FastifyInstance, tg: Toolgate, actor: Actor)
     {
       schema: {
         tags,
-        summary: 'Upstream MCP providers with counts of their tools by state',
-        response: { 200: open, ...errors(401) },
+        summary: 'Upstream MCP providers with counts of their tools by state, by name',
+        querystring: { type: 'object', additionalProperties: false, properties: pageQuery },
+        response: { 200: open, ...errors(400, 401) },
       },
     },
-    async () => ({ providers: await tg.providers.list() }),
+    async (req) => {
+      const page = pageOf('providers', await tg.providers.list(), (p) => [p.name], 'asc', {
+        ...(req.query as PageQuery),
+      });
+      return { providers: page.items, next_cursor: page.next_cursor };
+    },
   );
 
   app.post(

@@ -5,7 +5,7 @@
  * malformed body may hold a secret.
  */
 import type { FastifyError, FastifyInstance } from 'fastify';
-import { type Actor, TOOL_ID_PATTERN } from '../../core/index.js';
+import { type Actor, pageOf, TOOL_ID_PATTERN } from '../../core/index.js';
 import {
   ENVIRONMENT_PATTERN,
   MAX_SECRET_BYTES,
@@ -13,6 +13,7 @@ import {
 } from '../../credentials/index.js';
 import type { Toolgate } from '../../toolgate.js';
 import { toErrorResponse } from '../error-handler.js';
+import { nextCursor, type PageQuery, pageQuery } from '../pagination.js';
 import { errors } from '../wire-schemas.js';
 
 const tags = ['secrets'];
@@ -107,25 +108,29 @@ export async function secretRoutes(
             properties: {
               tool: { type: 'string', pattern: TOOL_ID_PATTERN },
               environment: { type: 'string', pattern: ENVIRONMENT_PATTERN },
+              ...pageQuery,
             },
           },
           response: {
             200: {
               type: 'object',
-              properties: { secrets: { type: 'array', items: secretInfo } },
+              properties: { secrets: { type: 'array', items: secretInfo }, ...nextCursor },
             },
             ...errors(400, 401),
           },
         },
       },
       async (req) => {
-        const q = req.query as { tool?: string; environment?: string };
-        return {
-          secrets: await tg.secrets.list({
-            ...(q.tool ? { toolId: q.tool } : {}),
-            ...(q.environment ? { environment: q.environment } : {}),
-          }),
-        };
+        const q = req.query as { tool?: string; environment?: string } & PageQuery;
+        const list = await tg.secrets.list({
+          ...(q.tool ? { toolId: q.tool } : {}),
+          ...(q.environment ? { environment: q.environment } : {}),
+        });
+        const page = pageOf('secrets', list, (s) => [s.tool_id, s.name, s.environment], 'asc', {
+          cursor: q.cursor,
+          limit: q.limit,
+        });
+        return { secrets: page.items, next_cursor: page.next_cursor };
       },
     );
 

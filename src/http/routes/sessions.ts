@@ -6,6 +6,7 @@ import type { Toolgate } from '../../toolgate.js';
 import { errors } from '../wire-schemas.js';
 
 const agent = { auth: 'agent' as const };
+const APPROVAL_CAP_RETRY_AFTER_S = 60;
 const security = [{ agentKey: [] }];
 const sessionParams = {
   type: 'object',
@@ -34,6 +35,12 @@ export function sendDecision(reply: FastifyReply, decision: GateDecision): Fasti
         message: decision.message,
       });
     case 'deny':
+      // Approvals are decided by people: an agent at a pending cap waits minutes, not a window.
+      if (
+        decision.rule === 'approval.pending_cap' ||
+        decision.rule === 'approval.agent_pending_cap'
+      )
+        void reply.header('retry-after', String(APPROVAL_CAP_RETRY_AFTER_S));
       return reply.status(ERROR_CODES[decision.code].http).send({
         code: decision.code,
         message: decision.message,

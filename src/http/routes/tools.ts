@@ -1,8 +1,9 @@
 /** @module Admin routes for the catalog: register, list, show, lifecycle, quarantine and release. */
 import type { FastifyInstance } from 'fastify';
 import { parseConfigText } from '../../config/index.js';
-import { type Actor, problem, ToolgateError } from '../../core/index.js';
+import { type Actor, pageOf, problem, ToolgateError } from '../../core/index.js';
 import type { Toolgate } from '../../toolgate.js';
+import { nextCursor, type PageQuery, pageQuery } from '../pagination.js';
 import { errors, reasonBody, toolParams } from '../wire-schemas.js';
 
 const tags = ['tools'];
@@ -36,12 +37,16 @@ export function toolRoutes(app: FastifyInstance, tg: Toolgate, actor: Actor): vo
             lifecycle: { type: 'string', enum: ['draft', 'active', 'deprecated', 'retired'] },
             owner: { type: 'string', maxLength: 100 },
             quarantined: { type: 'boolean' },
+            ...pageQuery,
           },
         },
         response: {
           200: {
             type: 'object',
-            properties: { tools: { type: 'array', items: { $ref: 'ToolVersionSummary#' } } },
+            properties: {
+              tools: { type: 'array', items: { $ref: 'ToolVersionSummary#' } },
+              ...nextCursor,
+            },
           },
           ...errors(400, 401),
         },
@@ -52,8 +57,13 @@ export function toolRoutes(app: FastifyInstance, tg: Toolgate, actor: Actor): vo
         lifecycle?: 'draft' | 'active' | 'deprecated' | 'retired';
         owner?: string;
         quarantined?: boolean;
-      };
-      return { tools: await tg.catalog.list(q) };
+      } & PageQuery;
+      const { cursor, limit, ...filter } = q;
+      const page = pageOf('tools', await tg.catalog.list(filter), (t) => [t.id, t.version], 'asc', {
+        cursor,
+        limit,
+      });
+      return { tools: page.items, next_cursor: page.next_cursor };
     },
   );
 

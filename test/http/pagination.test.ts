@@ -1,0 +1,244 @@
+/**
+ * Cursor pagination of the REST lists and the CLI lists (issue 11), on every backend: a walk
+ * with `?cursor=…&limit=…` returns every entry exactly once in a stable order while new entries
+ * arrive, ends with `next_cursor: null`, and a forged cursor or one of another list is refused
+ * as INPUT_INVALID. Before this, /v1/approvals showed only the newest 500 and older requests
+ * vanished from view.
+ */
+import assert from 'node:assert/strict';
+import { mkdtempSync, readFileSync, rmSync } from 'node:fs';
+import { tmpdir } from 'node:os';
+import { join } from 'node:path';
+import { after, before, describe, test } from 'node:test';
+import type { FastifyInstance } from 'fastify';
+import { MasterKey } from '../../src/credentials/index.js';
+import { buildServer } from '../../src/http/index.js';
+import { openToolgate, type Toolgate } from '../../src/toolgate.js';
+import { backends } from '../support/backends.js';
+import { ensureBuilt, ROOT, runCli } from '../support/cli.js';
+
+const ADMIN_TOKEN = 'test-admin-token-0123456789abcdef0123456789';
+const DEMO = readFileSync(join(ROOT, 'demo', 'catalog.yaml'), 'utf8');
+const admin = { id: 'test-admin', via: 'library' as const };
+
+for (const backend of backends()) {
+  describe(`REST list pagination (${backend.name})`, () => {
+    let tg: Toolgate;
+    let app: FastifyInstance;
+    let base: string;
+    let drop: () => Promise<void>;
+    let supportKey: string;
+
+    before(async () => {
+      const fresh = await backend.fresh();
+      drop = fresh.drop;
+      tg = await openToolgate({ db: fresh.url, masterKey: MasterKey.generate() });
+      await tg.config.applyText(DEMO, admin);
+      supportKey = (await tg.keys.issue('support-bot', admin)).apiKey;
+      app = await buildServer(tg, { adminToken: ADMIN_TOKEN });
+      base = await app.listen({ host: '127.0.0.1', port: 0 });
+    });
+
+    after(async () => {
+      await app.close();
+      await tg.close();
+      await drop();
+    });
+
+    async function get(path: string, token = ADMIN_TOKEN) {
+      const res = await fetch(base + path, { headers: { authorization: `Bearer ${token}` } });
+      // biome-ignore lint/suspicious/noExplicitAny: response bodies are asserted field by field
+      return { status: res.status, body: (await res.json()) as any };
+    }
+
+    async function post(path: string, body: unknown, token = supportKey) {
+      const res = await fetch(base + path, {
+        method: 'POST',
+        headers: { authorization: `Bearer ${token}`, 'content-type': 'application/json' },
+        body: JSON.stringify(body),
+      });
+      // biome-ignore lint/suspicious/noExplicitAny: response bodies are asserted field by field
+      return { status: res.status, body: (await res.json()) as any };
+    }
+
+    /** Two pending approvals per session (send_email allows two calls per run). */
+    async function requestApprovals(sessions: number, tag: string): Promise<string[]> {
+      const ids: string[] = [];
+      for (let s = 0; s < sessions; s++) {
+        const session = (await post('/v1/sessions', {})).body.id as string;
+        for (let i = 0; i < 2; i++) {
+          const r = await post(`/v1/sessions/${session}/calls`, {
+            tool: 'send_email',
+            arguments: { to: `${tag}${s}x${i}@customer.example`, subject: 'Hello', body: 'Hi.' },
+          });
+          assert.equal(r.status, 202);
+          ids.push(r.body.approval_id);
+        }
+      }
+      return ids;
+    }
+
+    /** Follows next_cursor to the end; `between` runs after each page. */
+    async function walk(
+      path: string,
+      field: string,
+      limit: number,
+      between: (page: number) => Promise<void> = async () => {},
+    ) {
+      const seen: { id?: string; seq?: number; created_at?: string }[] = [];
+      let cursor: string | null = null;
+      let pages = 0;
+      do {
+        const sep = path.includes('?') ? '&' : '?';
+        const q = `${sep}limit=${limit}${cursor ? `&cursor=${cursor}` : ''}`;
+        const r = await get(`${path}${q}`);
+        assert.equal(r.status, 200, JSON.stringify(r.body));
+        assert.ok(r.body[field].length <= limit);
+        seen.push(...r.body[field]);
+        cursor = r.body.next_cursor;
+        pages += 1;
+        await between(pages);
+        assert.ok(pages < 100, 'the walk ends');
+      } while (cursor !== null);
+      return { seen, pages };
+    }
+
+    test('approvals: every request exactly once, newest first, while new ones arrive', async () => {
+      const original = await requestApprovals(4, 'old');
+      const arrived: string[] = [];
+      const { seen, pages } = await walk('/v1/approvals', 'approvals', 3, async (page) => {
+        // New requests arrive in the middle of the walk: they sit above it.
+        if (page === 1) arrived.push(...(await requestApprovals(1, 'new')));
+      });
+      const ids = seen.map((a) => a.id);
+      assert.equal(pages, 3);
+      assert.equal(new Set(ids).size, ids.length, 'nothing repeated');
+      assert.deepEqual([...ids].sort(), [...original].sort(), 'nothing skipped, nothing new');
+      const keys = seen.map((a) => `${a.created_at}|${a.id}`);
+      assert.deepEqual(keys, [...keys].sort().reverse(), 'newest first');
+      // A fresh walk starts with the newcomers.
+      const first = await get('/v1/approvals?limit=2');
+      assert.deepEqual(
+        first.body.approvals.map((a: { id: string }) => a.id).sort(),
+        [...arrived].sort(),
+      );
+      // The status filter pages the same way.
+      const pending = await walk('/v1/approvals?status=pending', 'approvals', 4);
+      assert.equal(pending.seen.length, original.length + arrived.length);
+    });
+
+    test('events: a walk by cursor sees new events at its end, none twice', async () => {
+      const before = (await walk('/v1/events', 'events', 500)).seen.length;
+      let added = false;
+      const { seen } = await walk('/v1/events', 'events', 7, async (page) => {
+        if (page === 1 && !added) {
+          added = true;
+          await tg.config.apply(
+            [{ kind: 'Grant', spec: { agent: 'ops-bot', capabilities: ['docs:extra'] } }],
+            admin,
+          );
+        }
+      });
+      const seqs = seen.map((e) => e.seq as number);
+      assert.equal(new Set(seqs).size, seqs.length);
+      assert.deepEqual(
+        seqs,
+        [...seqs].sort((a, b) => a - b),
+      );
+      assert.ok(seqs.length > before, 'the event that arrived during the walk is in it');
+    });
+
+    test('tools, agents, providers, secrets and changes page to the same set as one big page', async () => {
+      await tg.secrets.set({ toolId: 'send_email', name: 'smtp' }, 'value-one-0123456789', admin);
+      await tg.secrets.set({ toolId: 'get_order', name: 'db' }, 'value-two-0123456789', admin);
+      for (const [path, field, key] of [
+        ['/v1/tools', 'tools', (t: Record<string, string>) => `${t.id}@${t.version}`],
+        ['/v1/agents', 'agents', (a: Record<string, string>) => a.id],
+        ['/v1/providers', 'providers', (p: Record<string, string>) => p.name],
+        ['/v1/secrets', 'secrets', (s: Record<string, string>) => `${s.tool_id}/${s.name}`],
+        ['/v1/changes', 'changes', (c: Record<string, string>) => c.id],
+      ] as const) {
+        const whole = await get(`${path}?limit=500`);
+        assert.equal(whole.status, 200, path);
+        assert.equal(whole.body.next_cursor, null, `${path}: one page holds all`);
+        const paged = await walk(path, field, 1);
+        const all = whole.body[field].map(key);
+        assert.deepEqual(
+          paged.seen.map((x) => key(x as Record<string, string>)),
+          all,
+          `${path}: same entries, same order`,
+        );
+        if (path === '/v1/tools') assert.ok(all.length >= 10);
+      }
+    });
+
+    test('a forged cursor, one of another list, or a bad limit is INPUT_INVALID', async () => {
+      const events = await get('/v1/events?limit=1');
+      const foreign = events.body.next_cursor as string;
+      assert.ok(foreign);
+      for (const path of [
+        `/v1/approvals?cursor=${foreign}`,
+        '/v1/approvals?cursor=bm90LWEtY3Vyc29y',
+        `/v1/tools?cursor=${foreign}`,
+        `/v1/changes?cursor=${foreign}`,
+      ]) {
+        const r = await get(path);
+        assert.equal(r.status, 400, path);
+        assert.equal(r.body.code, 'INPUT_INVALID');
+        assert.equal(r.body.details.problems[0].pointer, '/query/cursor');
+      }
+      for (const path of [
+        '/v1/approvals?limit=0',
+        '/v1/tools?limit=501',
+        '/v1/agents?cursor=%2F',
+      ]) {
+        const r = await get(path);
+        assert.equal(r.status, 400, path);
+        assert.equal(r.body.code, 'INPUT_INVALID');
+      }
+    });
+  });
+}
+
+describe('CLI list pagination', () => {
+  let dir: string;
+
+  before(() => {
+    ensureBuilt();
+    dir = mkdtempSync(join(tmpdir(), 'toolgate-page-cli-'));
+  });
+
+  after(() => rmSync(dir, { recursive: true, force: true, maxRetries: 5, retryDelay: 50 }));
+
+  test('tools list --limit walks with --cursor; the next cursor is in --json and in the text', async () => {
+    const applied = await runCli(dir, ['apply', '-f', join(ROOT, 'demo', 'catalog.yaml')]);
+    assert.equal(applied.code, 0, applied.stderr);
+    const all = JSON.parse(
+      (await runCli(dir, ['--json', 'tools', 'list', '--limit', '500'])).stdout,
+    );
+    assert.equal(all.next_cursor, null);
+    const ids: string[] = [];
+    let cursor: string | null = null;
+    do {
+      const args: string[] = ['--json', 'tools', 'list', '--limit', '4'];
+      if (cursor) args.push('--cursor', cursor);
+      const run = await runCli(dir, args);
+      assert.equal(run.code, 0, run.stderr);
+      const page = JSON.parse(run.stdout) as {
+        tools: { id: string }[];
+        next_cursor: string | null;
+      };
+      ids.push(...page.tools.map((t) => t.id));
+      cursor = page.next_cursor;
+    } while (cursor !== null);
+    assert.deepEqual(
+      ids,
+      all.tools.map((t: { id: string }) => t.id),
+    );
+    const text = await runCli(dir, ['tools', 'list', '--limit', '2']);
+    assert.match(text.stdout, /more: --cursor [A-Za-z0-9_-]+/);
+    const bad = await runCli(dir, ['--json', 'approvals', 'list', '--cursor', 'forged']);
+    assert.equal(bad.code, 1);
+    assert.equal(JSON.parse(bad.stdout).error.code, 'INPUT_INVALID');
+  });
+});
