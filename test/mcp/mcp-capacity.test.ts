@@ -179,7 +179,7 @@ test('a session with a call in flight is never evicted: with none idle, the newc
   assert.equal(refused.status, 503);
   assert.equal(refused.retryAfter, '5');
   const error = (JSON.parse(refused.text) as { error: { code: number; data: unknown } }).error;
-  assert.equal(error.code, -32061);
+  assert.equal(error.code, -32063);
   assert.deepEqual(error.data, {
     code: 'OVERLOADED',
     message: `all ${MAX_SESSIONS} MCP sessions are busy; retry later`,
@@ -202,7 +202,7 @@ test('an agent at its own MCP session cap gets 429 with Retry-After; another age
   assert.equal(refused.status, 429);
   assert.equal(refused.retryAfter, '5');
   const error = (JSON.parse(refused.text) as { error: { code: number; data: unknown } }).error;
-  assert.equal(error.code, -32060);
+  assert.equal(error.code, -32062);
   assert.deepEqual((error.data as { details: unknown }).details, {
     limit: 'sessions_per_agent',
     max: MAX_SESSIONS,
