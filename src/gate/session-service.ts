@@ -269,8 +269,10 @@ export class SessionService {
    * Closes a session the gateway took back to make room for others (issue 11), and records it
    * as an audited `session.evicted` event: the agent did not ask for it, so an admin must see it.
    */
-  async evict(sessionId: string, agentId: string, reason: string): Promise<void> {
-    await this.close(sessionId, agentId);
+  async evict(sessionId: string, who: string | SessionPrincipal, reason: string): Promise<void> {
+    // Closed as the principal that opened it: the session is bound to all of it.
+    const { agentId } = asPrincipal(who);
+    await this.close(sessionId, who);
     await appendEvent(this.#store.db, systemActor('capacity'), this.#clock(), {
       action: 'session.evicted',
       subject: `session:${sessionId}`,

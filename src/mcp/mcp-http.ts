@@ -124,7 +124,7 @@ export async function registerMcpHttp(
     sessions.delete(id);
     await entry.transport.close().catch(() => {});
     await tg.sessions
-      .evict(entry.binding.sessionId, entry.binding.agentId, 'mcp.capacity')
+      .evict(entry.binding.sessionId, entry.binding, 'mcp.capacity')
       .catch((err: unknown) => app.log.warn({ err }, 'closing an evicted gate session failed'));
   };
 

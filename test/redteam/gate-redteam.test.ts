@@ -440,6 +440,10 @@ class World {
       clock: () => new Date(this.nowMs),
       approverTotpSecrets: this.totpSecrets,
       masterKey: MasterKey.generate(),
+      // Every case is its own conversation, and the cases share one world without closing their
+      // sessions: the per-agent caps (tested in test/http/agent-caps.test.ts) would otherwise
+      // count the whole corpus as one agent's sessions.
+      caps: { maxSessionsPerAgent: 1_000_000, maxPendingApprovalsPerAgent: 1_000_000 },
     });
     this.inspector = await openStore(fresh.url);
     this.app = await buildServer(this.tg, { adminToken: ADMIN_TOKEN });
