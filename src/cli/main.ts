@@ -8,11 +8,12 @@ import { userInfo } from 'node:os';
 import { join } from 'node:path';
 import { Command, InvalidArgumentError, Option } from 'commander';
 import { parse as parseYaml } from 'yaml';
-import { DEFAULT_ORIGIN, type VerifyReport, verifyBundle } from '../audit/index.js';
+import { DEFAULT_ORIGIN, LogVerifier, type VerifyReport, verifyBundle } from '../audit/index.js';
 import type { ToolVersionDetail, ToolVersionSummary } from '../catalog/index.js';
 import { type Actor, ToolgateError } from '../core/index.js';
 import { loadMasterKey, type SecretInfo } from '../credentials/index.js';
 import { codeFiles, commandCodeHash, SandboxService } from '../sandbox/index.js';
+import { isStoreCorrupt } from '../store/index.js';
 import { openToolgate, type Toolgate, type ToolgateOptions } from '../toolgate.js';
 import { makeOutput, type Output, reportError, table } from './output.js';
 import {
@@ -81,6 +82,8 @@ const program = new Command()
 function withToolgate(
   fn: (tg: Toolgate, out: Output) => Promise<void>,
   extra: Pick<ToolgateOptions, 'audit'> = {},
+  /** Answers an error itself (true) instead of the usual refusal; e.g. a damaged database. */
+  handled: (err: unknown, out: Output) => boolean = () => false,
 ): () => Promise<void> {
   return async () => {
     const globals = program.opts<GlobalOptions>();
@@ -103,7 +106,7 @@ function withToolgate(
       });
       await fn(tg, out);
     } catch (err) {
-      process.exitCode = reportError(err, out.json);
+      if (!handled(err, out)) process.exitCode = reportError(err, out.json);
     } finally {
       await tg?.close();
     }
@@ -925,6 +928,18 @@ audit
         printVerify(out, report, tg.store.location);
       },
       { audit: { checkpoints: false } },
+      // Damage found while opening (before any record is read) is still a verification finding.
+      (err, out) => {
+        if (!isStoreCorrupt(err)) return false;
+        const verifier = new LogVerifier({ verifiers: [] }, []);
+        verifier.storeCorrupt(
+          err instanceof Error
+            ? `${String((err as { code?: unknown }).code)}: ${err.message}`
+            : 'unreadable',
+        );
+        printVerify(out, verifier.finish(), globals.db ?? 'the database');
+        return true;
+      },
     )();
   });
 
