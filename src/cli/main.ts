@@ -95,6 +95,7 @@ function withToolgate(
         approvalSigner: () => approvalSigner(globals.dataDir),
         approverTotpSecrets: approverSecrets(globals.dataDir),
         masterKey: () => loadMasterKey({ dataDir: globals.dataDir }),
+        protectedPaths: protectedPaths(globals.dataDir),
         auditSigner: () => auditSigner(globals.dataDir, DEFAULT_ORIGIN),
         // The running gateway checkpoints what the CLI appends (within its interval); only the
         // audit commands that need a signed head write one here.
@@ -111,6 +112,12 @@ function withToolgate(
       await tg?.close();
     }
   };
+}
+
+/** The gateway's own files, which no sandbox may see (the database's are added by openToolgate). */
+function protectedPaths(dataDir: string): string[] {
+  const keyFile = process.env.TOOLGATE_MASTER_KEY_FILE;
+  return [dataDir, ...(keyFile ? [keyFile] : [])];
 }
 
 /** `id@version`; a bare id is refused for commands that change one version. */
@@ -223,6 +230,7 @@ program
         approvalSigner: () => approvalSigner(globals.dataDir),
         approverTotpSecrets: approverSecrets(globals.dataDir),
         masterKey: () => loadMasterKey({ dataDir: globals.dataDir }),
+        protectedPaths: protectedPaths(globals.dataDir),
         ...(jwt ? { jwt } : {}),
       });
       const { serveMcpStdio } = await import('../mcp/index.js');

@@ -95,6 +95,12 @@ export async function serve(options: ServeOptions): Promise<void> {
       auditSigner: () => auditSigner(options.dataDir, DEFAULT_ORIGIN),
       approverTotpSecrets: approverSecrets(options.dataDir),
       masterKey: () => loadMasterKey({ dataDir: options.dataDir }),
+      // No sandbox may see the gateway's own files (the database's are added by openToolgate).
+      protectedPaths: [
+        options.dataDir,
+        options.adminTokenFile,
+        ...(process.env.TOOLGATE_MASTER_KEY_FILE ? [process.env.TOOLGATE_MASTER_KEY_FILE] : []),
+      ],
       ...(jwt ? { jwt } : {}),
       teams: teamsFromEnv(),
       ...detectorsFromEnv(),
