@@ -13,7 +13,6 @@ export { NamespaceRunner } from './namespace/namespace-runner.js';
 export { ProcessRunner } from './process/process-runner.js';
 export {
   definitionPathProblems,
-  hostPathsOf,
   ProtectedPaths,
   providerPathProblems,
 } from './protected-paths.js';

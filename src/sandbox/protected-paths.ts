@@ -45,42 +45,39 @@ export class ProtectedPaths {
   }
 
   /**
-   * The protected path `source` would expose — it lies inside it, contains it, or is the same
-   * file under another name — or null when `source` is clear. Never throws.
+   * The protected path a bind of `source` would expose — it lies inside it, contains it (a
+   * folder only: `holds`), or is the same file under another name — or null when `source` is
+   * clear. An argv entry is not bound as a folder, so it is checked with `holds: false` (an
+   * upstream server told to serve `/` still sees only its binds). Never throws.
    */
-  exposedBy(source: string): string | null {
+  exposedBy(source: string, holds = true): string | null {
     if (this.#paths.size === 0) return null;
     const s = real(source);
     const sId = fileId(s);
     for (const p of this.#paths) {
       const r = real(p);
-      if (inside(s, r) || inside(r, s)) return p;
+      if (inside(s, r) || (holds && inside(r, s))) return p;
       if (sId !== null && sId === fileId(r)) return p;
     }
     return null;
   }
 
-  /** The first protected path any of these sources exposes, or null. */
-  firstExposed(sources: Iterable<string>): string | null {
-    for (const source of sources) {
-      const hit = this.exposedBy(source);
+  /** The first protected path a run would expose through its argv, binds or writable binds. */
+  exposedByRun(spec: {
+    readonly argv: readonly string[];
+    readonly binds?: readonly { readonly source: string }[];
+    readonly writableBinds?: readonly { readonly source: string }[];
+  }): string | null {
+    for (const arg of spec.argv) {
+      const hit = arg.startsWith('/') ? this.exposedBy(arg, false) : null;
+      if (hit !== null) return hit;
+    }
+    for (const b of [...(spec.binds ?? []), ...(spec.writableBinds ?? [])]) {
+      const hit = this.exposedBy(b.source);
       if (hit !== null) return hit;
     }
     return null;
   }
-}
-
-/** Every host path a run would show the sandbox: absolute argv entries, binds, writable binds. */
-export function hostPathsOf(spec: {
-  readonly argv: readonly string[];
-  readonly binds?: readonly { readonly source: string }[];
-  readonly writableBinds?: readonly { readonly source: string }[];
-}): string[] {
-  return [
-    ...spec.argv.filter((a) => a.startsWith('/')),
-    ...(spec.binds ?? []).map((b) => b.source),
-    ...(spec.writableBinds ?? []).map((b) => b.source),
-  ];
 }
 
 const REFUSED =
@@ -92,7 +89,7 @@ export function definitionPathProblems(guard: ProtectedPaths, def: ToolDefinitio
   const problems: Problem[] = [];
   if (def.runtime.kind === 'command') {
     def.runtime.argv.forEach((arg, i) => {
-      if (arg.startsWith('/') && guard.exposedBy(arg) !== null) {
+      if (arg.startsWith('/') && guard.exposedBy(arg, false) !== null) {
         problems.push(problem(joinPointer('/runtime/argv', i), REFUSED, 'sandbox.data_folder'));
       }
     });
@@ -119,7 +116,7 @@ export function providerPathProblems(
   if (guard.size === 0) return [];
   const problems: Problem[] = [];
   (spec.command ?? []).forEach((arg, i) => {
-    if (arg.startsWith('/') && guard.exposedBy(arg) !== null) {
+    if (arg.startsWith('/') && guard.exposedBy(arg, false) !== null) {
       problems.push(problem(joinPointer('/command', i), REFUSED, 'sandbox.data_folder'));
     }
   });

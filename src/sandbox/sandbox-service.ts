@@ -8,7 +8,7 @@ import { type CommandResult, interpretRun, planCommand } from './command-runtime
 import { GvisorRunner } from './gvisor/gvisor-runner.js';
 import { NamespaceRunner } from './namespace/namespace-runner.js';
 import { ProcessRunner } from './process/process-runner.js';
-import { hostPathsOf, ProtectedPaths } from './protected-paths.js';
+import { ProtectedPaths } from './protected-paths.js';
 import { DRIVER_NAMES, type DriverName, type LongLivedSpec } from './run-spec.js';
 import type { DriverProbe, SandboxProcess, SandboxRunner } from './sandbox-runner.js';
 
@@ -52,7 +52,7 @@ export class SandboxService {
   ): Promise<CommandResult> {
     const plan = planCommand(def, args, options);
     if (!plan.ok) return plan;
-    if (this.protectedPaths.firstExposed(hostPathsOf(plan.spec)) !== null) {
+    if (this.protectedPaths.exposedByRun(plan.spec) !== null) {
       // The caller (an agent) is not told which host path: only that the tool was not run.
       return {
         ok: false,
@@ -67,7 +67,7 @@ export class SandboxService {
 
   /** Starts a long-lived process (an MCP stdio server) in the named driver. */
   async start(driver: DriverName, spec: LongLivedSpec): Promise<SandboxProcess> {
-    if (this.protectedPaths.firstExposed(hostPathsOf(spec)) !== null) {
+    if (this.protectedPaths.exposedByRun(spec) !== null) {
       throw new Error(
         "refused: the command, binds or workspace include toolgate's data folder or database",
       );
