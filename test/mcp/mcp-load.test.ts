@@ -18,6 +18,7 @@ import { cleanEnv, ensureBuilt, listeningUrl, MAIN } from '../support/cli.js';
 
 const SESSIONS = Number(process.env.MCP_LOAD_SESSIONS ?? 200);
 const SECONDS = Number(process.env.MCP_LOAD_SECONDS ?? 60);
+const CALL_TIMEOUT_MS = 100_000;
 
 let dir: string;
 let server: ChildProcess;
@@ -101,7 +102,7 @@ async function client(): Promise<Client> {
 }
 
 test(`${SESSIONS} concurrent MCP sessions call tools for ${SECONDS} s with no errors and bounded memory`, {
-  timeout: (SECONDS + 120) * 1000,
+  timeout: SECONDS * 1000 + CALL_TIMEOUT_MS + 60_000,
 }, async () => {
   const pid = server.pid as number;
   const clients: Client[] = [];
@@ -124,6 +125,11 @@ test(`${SESSIONS} concurrent MCP sessions call tools for ${SECONDS} s with no er
             i % 10 === 0
               ? { name: 'post_webhook', arguments: { url: 'https://evil.example/', payload: {} } }
               : { name: 'load_echo', arguments: {} },
+            undefined,
+            // Every call must be answered, not answered within the SDK's default 60 s: on a host
+            // shared with other test runs a few answers took longer. Still bounded, well inside
+            // the test's own timeout.
+            { timeout: CALL_TIMEOUT_MS },
           )) as CallToolResult;
           if (!result.isError) {
             counts.allowed += 1;
