@@ -55,7 +55,6 @@ export async function startPostgres() {
     const full = runAs ? ['runuser', ['-u', runAs, '--', cmd, ...args]] : [cmd, args];
     execFileSync(full[0], full[1], { stdio: ['ignore', 'pipe', 'pipe'], cwd: dir });
   };
-  const port = await freePort();
   run(join(bin, 'initdb'), [
     '-D',
     data,
@@ -67,16 +66,27 @@ export async function startPostgres() {
     'UTF8',
     '--no-sync',
   ]);
-  run(join(bin, 'pg_ctl'), [
-    '-D',
-    data,
-    '-l',
-    join(dir, 'server.log'),
-    '-w',
-    '-o',
-    `-c listen_addresses=127.0.0.1 -p ${port} -k ${dir} -c fsync=off -c max_connections=200`,
-    'start',
-  ]);
+  // The kernel picks a free port, but it is free only until PostgreSQL binds it: another test
+  // run on the host may take it in between. Then the start fails, and another port is tried.
+  let port = 0;
+  for (let attempt = 1; ; attempt++) {
+    port = await freePort();
+    try {
+      run(join(bin, 'pg_ctl'), [
+        '-D',
+        data,
+        '-l',
+        join(dir, 'server.log'),
+        '-w',
+        '-o',
+        `-c listen_addresses=127.0.0.1 -p ${port} -k ${dir} -c fsync=off -c max_connections=200`,
+        'start',
+      ]);
+      break;
+    } catch (err) {
+      if (attempt >= 5) throw err;
+    }
+  }
   const url = `postgres://toolgate@127.0.0.1:${port}/postgres`;
   let stopped = false;
   const stop = () => {

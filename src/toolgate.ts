@@ -41,7 +41,12 @@ import { GatewayMetrics } from './metrics/index.js';
 import { PolicyService } from './policy/index.js';
 import { type CheckedFetchOptions, ProviderService } from './providers/index.js';
 import { ReportService } from './reports/index.js';
-import { EgressProxy, HttpToolRunner, SandboxService } from './sandbox/index.js';
+import {
+  definitionPathProblems,
+  EgressProxy,
+  HttpToolRunner,
+  SandboxService,
+} from './sandbox/index.js';
 import {
   appendEvent,
   DEFAULT_DB_URL,
@@ -139,6 +144,12 @@ export interface ToolgateOptions {
   /** Sandbox drivers for `command` tools; default: process, namespace and gvisor on this host. */
   readonly sandbox?: SandboxService;
   /**
+   * Host paths no sandbox may see: the data folder (keys, tokens, master key) and any file kept
+   * outside it. Argv files, path roots and provider binds or workspaces inside one (or holding
+   * one) are refused at registration and never run. The SQLite database's files are always added.
+   */
+  readonly protectedPaths?: readonly string[];
+  /**
    * The egress proxy and http runtime; default: a proxy with lease sockets in a fresh private
    * folder and the system resolver. Tests pass their own (with a test CA or test targets).
    */
@@ -188,7 +199,11 @@ export async function openToolgate(options: ToolgateOptions = {}): Promise<Toolg
   const caps = resolveAgentCaps(options.caps);
   const store = await openStore(options.db ?? DEFAULT_DB_URL);
   const clock = options.clock ? { clock: options.clock } : {};
-  const catalog = new CatalogService(store, clock);
+  // The sandbox is made below; the catalog asks it only when a definition is registered.
+  const catalog = new CatalogService(store, {
+    ...clock,
+    hostChecks: (definition) => definitionPathProblems(sandbox.protectedPaths, definition),
+  });
   const agents = new AgentService(store, clock);
   const users = new UserService(store.db, options.clock);
   const sessions = new SessionService(
@@ -213,6 +228,9 @@ export async function openToolgate(options: ToolgateOptions = {}): Promise<Toolg
   );
   const policies = new PolicyService(store.db, options.clock);
   const sandbox = options.sandbox ?? new SandboxService();
+  // No sandbox may see the gateway's own files: the data folder and token files the caller names,
+  // and the SQLite database with its -wal, -shm and -journal files.
+  sandbox.protectedPaths.add([...(options.protectedPaths ?? []), ...databaseFiles(store)]);
   const secrets = new SecretsService(
     store.db,
     options.masterKey ?? (() => configuredMasterKey()),
@@ -360,4 +378,12 @@ export async function openToolgate(options: ToolgateOptions = {}): Promise<Toolg
       await store.close();
     },
   };
+}
+
+/** The files of an SQLite database (none for PostgreSQL, or in memory). */
+function databaseFiles(store: Pick<Store, 'dialect' | 'location'>): string[] {
+  if (store.dialect !== 'sqlite') return [];
+  const path = store.location.slice('sqlite:'.length);
+  if (path === ':memory:') return [];
+  return [path, `${path}-wal`, `${path}-shm`, `${path}-journal`];
 }

@@ -13,6 +13,7 @@ import type { Kysely } from 'kysely';
 import { type Clock, problem, systemClock, ToolgateError } from '../core/index.js';
 import type { AuditCheckpointRow, Database, NewAuditRow } from '../store/database.js';
 import type { SqliteHandle } from '../store/sqlite/dialect.js';
+import { isStoreCorrupt } from '../store/store-errors.js';
 import { AuditWriter } from './audit-writer.js';
 import {
   type ChainRow,
@@ -433,21 +434,42 @@ export class AuditLog {
 
   /** Recomputes the whole chain, tree and every checkpoint from the database. */
   async verify(options: { keys?: readonly string[] } = {}): Promise<VerifyReport> {
-    const checkpoints = (await this.#db
-      .selectFrom('audit_checkpoints')
-      .selectAll()
-      .orderBy('id', 'asc')
-      .execute()) as CheckpointRow[];
-    const verifier = new LogVerifier(
-      { verifiers: this.#verifiers(options.keys), origin: this.origin },
-      checkpoints,
-    );
+    const verifiers = this.#verifiers(options.keys);
+    let checkpoints: CheckpointRow[];
+    try {
+      checkpoints = (await this.#db
+        .selectFrom('audit_checkpoints')
+        .selectAll()
+        .orderBy('id', 'asc')
+        .execute()) as CheckpointRow[];
+    } catch (err) {
+      if (!isStoreCorrupt(err)) throw err;
+      // Without the checkpoints the chain can still be checked; the damage is the finding.
+      const verifier = new LogVerifier({ verifiers, origin: this.origin }, []);
+      verifier.storeCorrupt(`audit_checkpoints: ${corruptReason(err)}`);
+      return verifier.finish();
+    }
+    const verifier = new LogVerifier({ verifiers, origin: this.origin }, checkpoints);
     let after = 0;
+    let size = PAGE;
     for (;;) {
-      const rows = await this.#page(after);
+      let rows: ChainRow[];
+      try {
+        rows = await this.#page(after, size);
+      } catch (err) {
+        if (!isStoreCorrupt(err)) throw err;
+        // A damaged page somewhere in this batch: read on one record at a time, so the report
+        // names the last record that could be read and checked.
+        if (size > 1) {
+          size = 1;
+          continue;
+        }
+        verifier.storeCorrupt(corruptReason(err));
+        break;
+      }
       for (const row of rows) verifier.push(row);
       const last = rows[rows.length - 1];
-      if (!last || rows.length < PAGE) break;
+      if (!last || rows.length < size) break;
       after = Number(last.seq);
     }
     return verifier.finish();
@@ -458,7 +480,7 @@ export class AuditLog {
    * objects here: several times quicker than the driver's own row objects, with the same members
    * in the same order (every column, NULL as null).
    */
-  async #page(after: number): Promise<ChainRow[]> {
+  async #page(after: number, limit: number = PAGE): Promise<ChainRow[]> {
     const sqlite = this.#sqlite;
     if (!sqlite) {
       return (await this.#db
@@ -466,7 +488,7 @@ export class AuditLog {
         .selectAll()
         .where('seq', '>', after)
         .orderBy('seq', 'asc')
-        .limit(PAGE)
+        .limit(limit)
         .execute()) as unknown as ChainRow[];
     }
     return this.#db.connection().execute(async () => {
@@ -476,7 +498,7 @@ export class AuditLog {
       const statement = this.#pageStatement;
       const names = statement.columns().map((c) => c.name);
       const out: ChainRow[] = [];
-      for (const values of statement.all(after, PAGE) as unknown[][]) {
+      for (const values of statement.all(after, limit) as unknown[][]) {
         const row: Record<string, unknown> = {};
         for (let i = 0; i < names.length; i++) row[names[i] as string] = values[i];
         out.push(row as unknown as ChainRow);
@@ -580,4 +602,10 @@ export class AuditLog {
     }
     this.#closed = true;
   }
+}
+
+/** What the driver said about the damage, without a stack: "SQLITE_CORRUPT: database disk…". */
+function corruptReason(err: unknown): string {
+  const { code, message } = err as { code?: unknown; message?: unknown };
+  return `${typeof code === 'string' ? `${code}: ` : ''}${typeof message === 'string' ? message : 'unreadable'}`;
 }

@@ -31,7 +31,8 @@ export type ProblemKind =
   | 'checkpoint_malformed'
   | 'checkpoint_signature'
   | 'checkpoint_root_mismatch'
-  | 'checkpoint_beyond_log';
+  | 'checkpoint_beyond_log'
+  | 'store_corrupt';
 
 export interface Problem {
   readonly kind: ProblemKind;
@@ -52,6 +53,11 @@ export interface VerifyReport {
   readonly signedSize: number;
   /** Records after the last good checkpoint: chained, but not yet under a signature. */
   readonly unsignedRecords: number;
+  /**
+   * The last seq up to which every record checked out (the one before the first problem's record;
+   * 0 when the first record is already bad; null when no record can be named).
+   */
+  readonly lastGoodSeq: number | null;
   /** The earliest problem; problems are capped at MAX_PROBLEMS. */
   readonly firstProblem: Problem | null;
   readonly problems: readonly Problem[];
@@ -251,6 +257,20 @@ export class LogVerifier {
     this.#checkReached();
   }
 
+  /**
+   * The store could not hand over the next record because its file is damaged: everything from
+   * the next expected seq on is unchecked, and later checkpoints cannot be compared.
+   */
+  storeCorrupt(reason: string): void {
+    const next = this.#expectSeq;
+    this.#broken = true;
+    this.#problem({
+      kind: 'store_corrupt',
+      seq: next,
+      message: `the database could not be read after record ${next - 1} (${reason}): records from ${next} on are unchecked; the last good record is ${next - 1}`,
+    });
+  }
+
   /** Extends the tree with leaf hashes only (a bundle's right context up to its checkpoint). */
   pushLeaf(hashHex: string): void {
     if (!HEX64.test(hashHex)) throw new TypeError('leaf hashes are 64 lowercase hex digits');
@@ -271,6 +291,8 @@ export class LogVerifier {
   }
 
   finish(): VerifyReport {
+    // A damaged store leaves its pending checkpoints unchecked, not "beyond the log".
+    if (this.#problems.some((p) => p.kind === 'store_corrupt')) this.#pending = [];
     for (const cp of this.#pending) {
       this.#problem({
         kind: 'checkpoint_beyond_log',
@@ -291,6 +313,12 @@ export class LogVerifier {
       checkpoints: this.#checked,
       signedSize: this.#signedSize,
       unsignedRecords: Math.max(0, this.#frontier.size - this.#signedSize),
+      lastGoodSeq:
+        problems.length === 0
+          ? this.#lastSeq
+          : problems[0]?.seq !== null && problems[0]?.seq !== undefined
+            ? problems[0].seq - 1
+            : null,
       firstProblem: problems[0] ?? null,
       problems,
     };

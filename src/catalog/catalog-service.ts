@@ -50,7 +50,11 @@ import {
   toDetail,
   toSummary,
 } from './tool-repository.js';
-import { alreadyChecked, checkToolDefinition } from './validate-definition.js';
+import {
+  alreadyChecked,
+  checkToolDefinition,
+  type DefinitionCheck,
+} from './validate-definition.js';
 
 export interface RegisterOptions {
   /** Registered versions start active unless `draft` is asked for. */
@@ -92,6 +96,11 @@ export interface CatalogWrite {
 
 export interface CatalogOptions {
   readonly clock?: Clock;
+  /**
+   * Checks that need the host (a command tool's files and path roots against toolgate's data
+   * folder); a problem refuses the definition like any other.
+   */
+  readonly hostChecks?: (definition: ToolDefinition) => readonly Problem[];
 }
 
 /** Registration refusal that apply() collects per document instead of throwing at the first. */
@@ -107,7 +116,10 @@ export class CatalogService {
   constructor(store: Store, options: CatalogOptions = {}) {
     this.#store = store;
     this.#clock = options.clock ?? systemClock;
+    this.#hostChecks = options.hostChecks ?? (() => []);
   }
+
+  readonly #hostChecks: (definition: ToolDefinition) => readonly Problem[];
 
   get store(): Store {
     return this.#store;
@@ -208,9 +220,10 @@ export class CatalogService {
   ): Promise<RegisterResult> {
     const { trx } = ctx;
     const prechecked = alreadyChecked(input);
-    const checked = prechecked
-      ? { ok: true as const, definition: prechecked }
-      : checkToolDefinition(input);
+    const checked = hostChecked(
+      prechecked ? { ok: true as const, definition: prechecked } : checkToolDefinition(input),
+      this.#hostChecks,
+    );
     if (!checked.ok) {
       const ids = idAndVersionOf(input);
       throw new ToolgateError(
@@ -685,6 +698,16 @@ function idAndVersionOf(input: unknown): { toolId?: string; version?: string } {
     ...(typeof rec.id === 'string' ? { toolId: rec.id } : {}),
     ...(typeof rec.version === 'string' ? { version: rec.version } : {}),
   };
+}
+
+/** A definition that passed its own checks, refused after all if the host checks find problems. */
+function hostChecked(
+  checked: DefinitionCheck,
+  hostChecks: (definition: ToolDefinition) => readonly Problem[],
+): DefinitionCheck {
+  if (!checked.ok) return checked;
+  const problems = hostChecks(checked.definition);
+  return problems.length > 0 ? { ok: false, problems } : checked;
 }
 
 export function describeProblems(what: string, problems: readonly Problem[]): string {

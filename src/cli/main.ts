@@ -8,7 +8,7 @@ import { userInfo } from 'node:os';
 import { join } from 'node:path';
 import { Command, InvalidArgumentError, Option } from 'commander';
 import { parse as parseYaml } from 'yaml';
-import { DEFAULT_ORIGIN, type VerifyReport, verifyBundle } from '../audit/index.js';
+import { DEFAULT_ORIGIN, LogVerifier, type VerifyReport, verifyBundle } from '../audit/index.js';
 import type { ToolVersionDetail, ToolVersionSummary } from '../catalog/index.js';
 import {
   type Actor,
@@ -21,6 +21,7 @@ import {
 } from '../core/index.js';
 import { loadMasterKey, type SecretInfo } from '../credentials/index.js';
 import { codeFiles, commandCodeHash, SandboxService } from '../sandbox/index.js';
+import { isStoreCorrupt } from '../store/index.js';
 import { openToolgate, type Toolgate, type ToolgateOptions } from '../toolgate.js';
 import { makeOutput, type Output, reportError, table, withNextCursor } from './output.js';
 import {
@@ -113,6 +114,8 @@ const program = new Command()
 function withToolgate(
   fn: (tg: Toolgate, out: Output) => Promise<void>,
   extra: Pick<ToolgateOptions, 'audit'> = {},
+  /** Answers an error itself (true) instead of the usual refusal; e.g. a damaged database. */
+  handled: (err: unknown, out: Output) => boolean = () => false,
 ): () => Promise<void> {
   return async () => {
     const globals = program.opts<GlobalOptions>();
@@ -124,6 +127,7 @@ function withToolgate(
         approvalSigner: () => approvalSigner(globals.dataDir),
         approverTotpSecrets: approverSecrets(globals.dataDir),
         masterKey: () => loadMasterKey({ dataDir: globals.dataDir }),
+        protectedPaths: protectedPaths(globals.dataDir),
         auditSigner: () => auditSigner(globals.dataDir, DEFAULT_ORIGIN),
         // The running gateway checkpoints what the CLI appends (within its interval); only the
         // audit commands that need a signed head write one here.
@@ -135,11 +139,17 @@ function withToolgate(
       });
       await fn(tg, out);
     } catch (err) {
-      process.exitCode = reportError(err, out.json);
+      if (!handled(err, out)) process.exitCode = reportError(err, out.json);
     } finally {
       await tg?.close();
     }
   };
+}
+
+/** The gateway's own files, which no sandbox may see (the database's are added by openToolgate). */
+function protectedPaths(dataDir: string): string[] {
+  const keyFile = process.env.TOOLGATE_MASTER_KEY_FILE;
+  return [dataDir, ...(keyFile ? [keyFile] : [])];
 }
 
 /** `id@version`; a bare id is refused for commands that change one version. */
@@ -313,6 +323,7 @@ program
         approvalSigner: () => approvalSigner(globals.dataDir),
         approverTotpSecrets: approverSecrets(globals.dataDir),
         masterKey: () => loadMasterKey({ dataDir: globals.dataDir }),
+        protectedPaths: protectedPaths(globals.dataDir),
         ...(jwt ? { jwt } : {}),
       });
       const { serveMcpStdio } = await import('../mcp/index.js');
@@ -1089,6 +1100,18 @@ audit
         printVerify(out, report, tg.store.location);
       },
       { audit: { checkpoints: false } },
+      // Damage found while opening (before any record is read) is still a verification finding.
+      (err, out) => {
+        if (!isStoreCorrupt(err)) return false;
+        const verifier = new LogVerifier({ verifiers: [] }, []);
+        verifier.storeCorrupt(
+          err instanceof Error
+            ? `${String((err as { code?: unknown }).code)}: ${err.message}`
+            : 'unreadable',
+        );
+        printVerify(out, verifier.finish(), globals.db ?? 'the database');
+        return true;
+      },
     )();
   });
 

@@ -115,6 +115,12 @@ export async function serve(options: ServeOptions): Promise<void> {
       auditSigner: () => auditSigner(options.dataDir, DEFAULT_ORIGIN),
       approverTotpSecrets: approverSecrets(options.dataDir),
       masterKey: () => loadMasterKey({ dataDir: options.dataDir }),
+      // No sandbox may see the gateway's own files (the database's are added by openToolgate).
+      protectedPaths: [
+        options.dataDir,
+        options.adminTokenFile,
+        ...(process.env.TOOLGATE_MASTER_KEY_FILE ? [process.env.TOOLGATE_MASTER_KEY_FILE] : []),
+      ],
       ...(jwt ? { jwt } : {}),
       teams: teamsFromEnv(),
       ...detectorsFromEnv(),
@@ -186,18 +192,12 @@ export async function serve(options: ServeOptions): Promise<void> {
       }
       throw err;
     }
-    const tokenSource =
-      fromEnv !== undefined
-        ? 'from TOOLGATE_ADMIN_TOKEN'
-        : `kept in ${options.adminTokenFile}${admin.created ? ', created now' : ''}`;
     const lines = [
       `toolgate ${options.version} listening on ${address}`,
       `  database:    ${tg.store.location}`,
       ...(demoSummary ? [`  ${demoSummary}`] : []),
       `  API docs:    ${address}/docs   (OpenAPI: ${address}/openapi.json)`,
-      // Printed on purpose: the operator starting the gateway needs it; it never reaches a log.
-      `  admin token: ${admin.token}`,
-      `               (${tokenSource})`,
+      ...adminTokenBanner(admin, fromEnv !== undefined, options.adminTokenFile),
       `  try:         curl -H "Authorization: Bearer <admin token>" ${address}/v1/tools`,
     ];
     process.stdout.write(`${lines.join('\n')}\n`);
@@ -208,4 +208,22 @@ export async function serve(options: ServeOptions): Promise<void> {
     await tg?.close().catch(() => {});
     throw err;
   }
+}
+
+/**
+ * The banner lines about the admin token. stdout is a log under systemd or in a container, and
+ * logs are kept and shipped: the token itself is printed only on the start that created it (the
+ * operator needs it once); every other start says where it is, never what it is.
+ */
+function adminTokenBanner(
+  admin: { readonly token: string; readonly created: boolean },
+  fromEnv: boolean,
+  file: string,
+): string[] {
+  if (fromEnv) return ['  admin token: from TOOLGATE_ADMIN_TOKEN (not printed)'];
+  if (!admin.created) return [`  admin token: in ${file} (not printed)`];
+  return [
+    `  admin token: ${admin.token}`,
+    `               (created now and kept in ${file}; printed this once only)`,
+  ];
 }

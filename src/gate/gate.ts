@@ -85,7 +85,7 @@ import {
   takeExternalSend,
   takeRateLimits,
 } from './limits.js';
-import { redactArguments } from './redaction.js';
+import { attemptedName, redactArguments } from './redaction.js';
 import type { SessionPrincipal } from './session-principal.js';
 import type { SessionService, SessionTool } from './session-service.js';
 import { costOf } from './spend.js';
@@ -401,6 +401,8 @@ export class Gate {
       message: string,
       tool: { id: string; version: string } | null,
       details?: unknown,
+      // The reason auditors see when the caller is told less (a quarantined tool is "not registered").
+      auditedRule: string = rule,
     ): Promise<GateDecision> => {
       const record: AuditRecord = {
         ...base,
@@ -411,13 +413,12 @@ export class Gate {
         argsRedacted: redactArguments(args),
         decision: 'deny',
         code,
-        rule,
+        rule: auditedRule,
         message,
         durationMs: performance.now() - started,
-        // The attempted name is recorded for unregistered probes (C16), bounded.
-        details: tool
-          ? {}
-          : { attempted: typeof toolRef === 'string' ? toolRef.slice(0, 200) : typeof toolRef },
+        // The attempted name is recorded for unregistered probes (C16), bounded; a name shaped
+        // like a credential (a key pasted as the tool) is masked: the log can never drop it.
+        details: tool ? {} : { attempted: attemptedName(toolRef) },
       };
       await this.#audit.append(record);
       return deny(callId, code, rule, message, details);
@@ -449,7 +450,14 @@ export class Gate {
 
     // 2 lifecycle (effective now, whatever the session saw at open)
     if (detail.quarantined)
-      return refusal('TOOL_NOT_REGISTERED', 'lifecycle.quarantined', 'tool not registered', null);
+      return refusal(
+        'TOOL_NOT_REGISTERED',
+        'resolve.not_registered',
+        'tool not registered',
+        null,
+        undefined,
+        'lifecycle.quarantined',
+      );
     const lifecycle = effectiveLifecycleOf(detail, now);
     if (lifecycle === 'retired' || lifecycle === 'draft') {
       return refusal(

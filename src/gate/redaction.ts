@@ -1,7 +1,7 @@
 /**
- * @module The redacted copy of arguments that goes into the audit log: values under secret-looking
- * keys, and values that look like credentials wherever they are, are masked. Raw arguments go to a
- * separate admin-only table.
+ * @module The redacted copy of arguments that goes into the audit log: the whole value under a
+ * secret-looking key (scalar, array or object), and strings that look like credentials wherever
+ * they are, are masked. Raw arguments go to a separate admin-only table.
  */
 
 const SECRET_KEY =
@@ -33,12 +33,22 @@ export function redactArguments(value: unknown, depth = 0): unknown {
   if (typeof value === 'object' && value !== null) {
     const out: Record<string, unknown> = {};
     for (const [k, v] of Object.entries(value)) {
-      out[k] =
-        SECRET_KEY.test(k) && v !== null && typeof v !== 'object'
-          ? MASK
-          : redactArguments(v, depth + 1);
+      // The whole value: a token in a list or a password in a wrapper object is still the
+      // secret, and the audit log is append-only, so nothing under such a key is kept. null
+      // (no value) stays, so "not given" remains visible.
+      out[k] = SECRET_KEY.test(k) && v !== null ? MASK : redactArguments(v, depth + 1);
     }
     return out;
   }
   return value;
+}
+
+/**
+ * A tool name as the audit log may keep it: bounded, and masked when it is shaped like a
+ * credential (an agent pasting a key where the tool name goes). Non-strings are named by type.
+ */
+export function attemptedName(toolRef: unknown): string {
+  if (typeof toolRef !== 'string') return typeof toolRef;
+  // Checked before the cut: a cut could leave a shortened key that no longer matches a shape.
+  return looksSecret(toolRef) ? MASK : toolRef.slice(0, 200);
 }

@@ -32,7 +32,12 @@ import {
   ToolgateError,
 } from '../core/index.js';
 import type { CallProgress, McpUpstream, UpstreamCallResult } from '../gate/index.js';
-import type { ByteBudget, SandboxProcess, SandboxService } from '../sandbox/index.js';
+import {
+  type ByteBudget,
+  providerPathProblems,
+  type SandboxProcess,
+  type SandboxService,
+} from '../sandbox/index.js';
 import { appendEvent, type ProviderRow, type ProviderToolRow, type Store } from '../store/index.js';
 import {
   type CheckedFetchOptions,
@@ -128,7 +133,7 @@ const DEFAULT_CALL_WALL_MS = 10_000;
 export class ProviderService implements McpUpstream {
   readonly #store: Store;
   readonly #catalog: CatalogService;
-  readonly #sandbox: Pick<SandboxService, 'start'>;
+  readonly #sandbox: Pick<SandboxService, 'start' | 'protectedPaths'>;
   readonly #clock: Clock;
   readonly #pool: UpstreamPool;
   readonly #meters = new Map<string, EgressMeter>();
@@ -140,7 +145,7 @@ export class ProviderService implements McpUpstream {
   constructor(
     store: Store,
     catalog: CatalogService,
-    sandbox: Pick<SandboxService, 'start'>,
+    sandbox: Pick<SandboxService, 'start' | 'protectedPaths'>,
     options: ProviderServiceOptions = {},
   ) {
     this.#store = store;
@@ -177,6 +182,15 @@ export class ProviderService implements McpUpstream {
     actor: Actor,
   ): Promise<'create' | 'update' | 'unchanged'> {
     const spec = normalizeProviderSpec(input);
+    // Refused at registration too, not only when the process would start.
+    const exposed = providerPathProblems(this.#sandbox.protectedPaths, spec);
+    if (exposed.length > 0) {
+      throw new ToolgateError(
+        'INPUT_INVALID',
+        `provider spec refused: ${exposed[0]?.pointer} ${exposed[0]?.message}`,
+        { problems: exposed },
+      );
+    }
     const json = canonicalJson(spec);
     const hash = `sha256:${sha256Hex(json)}`;
     const now = this.#clock();

@@ -11,6 +11,11 @@ export * from './egress/index.js';
 export { GvisorRunner } from './gvisor/gvisor-runner.js';
 export { NamespaceRunner } from './namespace/namespace-runner.js';
 export { ProcessRunner } from './process/process-runner.js';
+export {
+  definitionPathProblems,
+  ProtectedPaths,
+  providerPathProblems,
+} from './protected-paths.js';
 export type { OutcomeKind, RunOutcome, RunRecord } from './run-outcome.js';
 export { OUTCOME_KINDS, TRUNCATION_MARK } from './run-outcome.js';
 export type { DriverName, LongLivedSpec, ReadOnlyBind, RunSpec } from './run-spec.js';

@@ -8,6 +8,7 @@ import { type CommandResult, interpretRun, planCommand } from './command-runtime
 import { GvisorRunner } from './gvisor/gvisor-runner.js';
 import { NamespaceRunner } from './namespace/namespace-runner.js';
 import { ProcessRunner } from './process/process-runner.js';
+import { ProtectedPaths } from './protected-paths.js';
 import { DRIVER_NAMES, type DriverName, type LongLivedSpec } from './run-spec.js';
 import type { DriverProbe, SandboxProcess, SandboxRunner } from './sandbox-runner.js';
 
@@ -20,6 +21,11 @@ export interface CommandRunOptions {
 
 export class SandboxService {
   readonly #runners: Readonly<Record<DriverName, SandboxRunner>>;
+  /**
+   * Host paths no run may see (toolgate's data folder, the database files): checked before every
+   * run, whatever was registered, so a definition or provider spec that names them never starts.
+   */
+  readonly protectedPaths = new ProtectedPaths();
 
   constructor(runners: Partial<Record<DriverName, SandboxRunner>> = {}) {
     this.#runners = {
@@ -46,11 +52,26 @@ export class SandboxService {
   ): Promise<CommandResult> {
     const plan = planCommand(def, args, options);
     if (!plan.ok) return plan;
+    if (this.protectedPaths.exposedByRun(plan.spec) !== null) {
+      // The caller (an agent) is not told which host path: only that the tool was not run.
+      return {
+        ok: false,
+        code: 'EXECUTION_FAILED',
+        rule: 'sandbox.data_folder',
+        message: "the tool's files or folders include toolgate's data folder; it is not run",
+        outcome: 'sandbox.data_folder',
+      };
+    }
     return interpretRun(await this.#runners[plan.driver].run(plan.spec));
   }
 
   /** Starts a long-lived process (an MCP stdio server) in the named driver. */
-  start(driver: DriverName, spec: LongLivedSpec): Promise<SandboxProcess> {
+  async start(driver: DriverName, spec: LongLivedSpec): Promise<SandboxProcess> {
+    if (this.protectedPaths.exposedByRun(spec) !== null) {
+      throw new Error(
+        "refused: the command, binds or workspace include toolgate's data folder or database",
+      );
+    }
     return this.#runners[driver].start(spec);
   }
 }

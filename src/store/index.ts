@@ -33,4 +33,4 @@ export {
 export type { Dialect } from './migrations.js';
 export type { Store } from './open-store.js';
 export { DEFAULT_DB_URL, openStore, parseDbUrl } from './open-store.js';
-export { isStoreUnavailable, isUniqueViolation } from './store-errors.js';
+export { isStoreCorrupt, isStoreUnavailable, isUniqueViolation } from './store-errors.js';

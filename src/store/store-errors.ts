@@ -50,3 +50,16 @@ export function isUniqueViolation(err: unknown): boolean {
     code === 'SQLITE_CONSTRAINT_UNIQUE'
   );
 }
+
+/** PostgreSQL's SQLSTATEs for data and index corruption. */
+const CORRUPT_CODES = new Set(['XX001', 'XX002', 'SQLITE_NOTADB']);
+
+/**
+ * True when `err` says the database file itself is damaged (SQLite's "database disk image is
+ * malformed", a file that is not a database; PostgreSQL's data or index corruption): reading on
+ * will not help, and the audit verifier reports it as a finding rather than crashing.
+ */
+export function isStoreCorrupt(err: unknown): boolean {
+  const code = (err as { code?: unknown } | null)?.code;
+  return typeof code === 'string' && (CORRUPT_CODES.has(code) || code.startsWith('SQLITE_CORRUPT'));
+}

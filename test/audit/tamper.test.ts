@@ -8,7 +8,17 @@
  */
 import assert from 'node:assert/strict';
 import { execFile } from 'node:child_process';
-import { copyFileSync, mkdirSync, mkdtempSync, readFileSync, rmSync, writeFileSync } from 'node:fs';
+import {
+  closeSync,
+  copyFileSync,
+  mkdirSync,
+  mkdtempSync,
+  openSync,
+  readFileSync,
+  rmSync,
+  writeFileSync,
+  writeSync,
+} from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { after, before, describe, test } from 'node:test';
@@ -285,6 +295,96 @@ describe('audit verify finds tampering in the database file', () => {
     const good = await run(pristine);
     assert.equal(good.code, 0, good.stdout);
     assert.equal((JSON.parse(good.stdout) as VerifyReport).ok, true);
+  });
+});
+
+describe('audit verify on a damaged database file', () => {
+  const dataDir = join(dir, 'data-corrupt');
+  before(() => {
+    mkdirSync(dataDir, { recursive: true });
+    copyFileSync(keyPem, join(dataDir, 'audit-signing-key.pem'));
+  });
+  const run = (db: string, json: boolean) =>
+    new Promise<{ code: number; stdout: string; stderr: string }>((resolve) => {
+      execFile(
+        process.execPath,
+        [
+          MAIN,
+          ...(json ? ['--json'] : []),
+          '--db',
+          `sqlite:${db}`,
+          '--data-dir',
+          dataDir,
+          'audit',
+          'verify',
+        ],
+        { env: cleanEnv(), timeout: 20_000 },
+        (err, stdout, stderr) => resolve({ code: err ? Number(err.code) : 0, stdout, stderr }),
+      );
+    });
+
+  /** A copy whose `index`-th audit_log leaf page (in seq order) is overwritten with garbage. */
+  function damagedLeaf(name: string): { path: string; lastGood: number } {
+    const path = join(dir, `${name}.db`);
+    copyFileSync(pristine, path);
+    const db = new Database(path, { readonly: true });
+    const leaves = db
+      .prepare(
+        "select pageno, ncell, pgoffset, pgsize from dbstat where name = 'audit_log' and pagetype = 'leaf' order by path",
+      )
+      .all() as { pageno: number; ncell: number; pgoffset: number; pgsize: number }[];
+    db.close();
+    assert.ok(leaves.length >= 3, `the log spans ${leaves.length} leaf pages; the test needs 3`);
+    const victim = leaves[1] as (typeof leaves)[number];
+    const fd = openSync(path, 'r+');
+    writeSync(fd, Buffer.alloc(victim.pgsize, 0xff), 0, victim.pgsize, victim.pgoffset);
+    closeSync(fd);
+    // Leaves hold seqs in order: the records before the damaged page are the first leaf's.
+    return { path, lastGood: leaves[0]?.ncell ?? 0 };
+  }
+
+  test('a corrupted page is a verification problem naming the last good record, as JSON, exit 1, no stack trace', async () => {
+    const { path, lastGood } = damagedLeaf('corrupt-page');
+    const bad = await run(path, true);
+    assert.equal(bad.code, 1, bad.stderr);
+    assert.doesNotMatch(bad.stderr, /\n\s+at /, 'no stack trace');
+    const report = JSON.parse(bad.stdout) as VerifyReport;
+    assert.equal(report.ok, false);
+    assert.equal(report.firstProblem?.kind, 'store_corrupt');
+    assert.equal(report.firstProblem?.seq, lastGood + 1);
+    assert.equal(report.lastGoodSeq, lastGood);
+    assert.equal(report.records, lastGood, 'every record before the damage was still checked');
+    assert.match(report.firstProblem?.message ?? '', /malformed|corrupt/i);
+
+    const text = await run(path, false);
+    assert.equal(text.code, 1);
+    assert.match(
+      text.stdout,
+      new RegExp(`FAILED: .*record ${lastGood + 1}: .*last good record is ${lastGood}`),
+    );
+    assert.doesNotMatch(text.stderr, /\n\s+at |unexpected error/);
+  });
+
+  test('a file that is no longer a database at all is reported the same way', async () => {
+    const path = join(dir, 'not-a-db.db');
+    copyFileSync(pristine, path);
+    const fd = openSync(path, 'r+');
+    writeSync(fd, Buffer.alloc(100, 0x42), 0, 100, 0);
+    closeSync(fd);
+    const bad = await run(path, true);
+    assert.equal(bad.code, 1, bad.stderr);
+    assert.doesNotMatch(bad.stderr, /\n\s+at /);
+    const report = JSON.parse(bad.stdout) as VerifyReport;
+    assert.equal(report.firstProblem?.kind, 'store_corrupt');
+    assert.equal(report.lastGoodSeq, 0);
+  });
+
+  test('the undamaged copy still verifies, with its last record as the last good one', async () => {
+    const good = await run(pristine, true);
+    assert.equal(good.code, 0, good.stdout);
+    const report = JSON.parse(good.stdout) as VerifyReport;
+    assert.equal(report.ok, true);
+    assert.equal(report.lastGoodSeq, report.lastSeq);
   });
 });
 

@@ -2,12 +2,15 @@
  * Step 10 of the gate with its real parts: the credential broker (after the gate passed), the
  * http runtime and the egress proxy (a namespace sandbox reaching the network only through its
  * lease), the session's egress budget, output scrubbing and the audit record's egress fields.
- * The upstream is a real HTTPS server on 127.0.0.1:443 with a test certificate; names resolve
- * through a table, and only 127.0.0.1:443 is exempt from the address rule.
+ * The upstream is a real HTTPS server on loopback with a test certificate, on a port the kernel
+ * chose (two runs on one host never collide); the tools' URLs keep the default port the policy
+ * allows, and the dialer's test-only `unsafeTestPorts` connects the checked 127.0.0.1:443 there.
+ * Names resolve through a table, and only 127.0.0.1:443 is exempt from the address rule.
  */
 import assert from 'node:assert/strict';
 import { readFileSync } from 'node:fs';
 import https from 'node:https';
+import type { AddressInfo } from 'node:net';
 import { join } from 'node:path';
 import { after, before, describe, test } from 'node:test';
 import type { Actor } from '../../src/core/index.js';
@@ -28,7 +31,6 @@ const API_SECRET = 'sk-test-api-token-0123456789abcdef';
 const FETCH_SECRET = 'fetch-token-abcdefghijklmnop';
 const SIGNING_SECRET = 'signing-key-0123456789abcdef0123456789abcdef';
 const TARGET = '127.0.0.1:443';
-const isRoot = process.getuid?.() === 0;
 const hasBwrap = await new SandboxService()
   .runner('namespace')
   .probe()
@@ -75,9 +77,7 @@ function denied(d: GateDecision, code: string, rule?: RegExp): void {
 }
 
 for (const backend of backends()) {
-  describe(`gate execution with egress and credentials on ${backend.name}`, {
-    skip: isRoot ? false : 'binding the test upstream to 127.0.0.1:443 needs root',
-  }, () => {
+  describe(`gate execution with egress and credentials on ${backend.name}`, () => {
     let tg: Toolgate;
     let inspector: Store;
     let drop: () => Promise<void>;
@@ -105,14 +105,19 @@ for (const backend of backends()) {
       );
       await new Promise<void>((resolve, reject) => {
         server.once('error', reject);
-        server.listen(443, '127.0.0.1', resolve);
+        server.listen(0, '127.0.0.1', resolve);
       });
+      const testPorts = { [TARGET]: (server.address() as AddressInfo).port };
       const resolver = tableResolver({
         'api.example.test': ['127.0.0.1'],
         'other.example.test': ['127.0.0.1'],
         'meta.example.test': ['169.254.169.254'],
       });
-      proxy = new EgressProxy({ resolver, unsafeTestTargets: [TARGET] });
+      proxy = new EgressProxy({
+        resolver,
+        unsafeTestTargets: [TARGET],
+        unsafeTestPorts: testPorts,
+      });
       const fresh = await backend.fresh();
       drop = fresh.drop;
       tg = await openToolgate({
@@ -123,6 +128,7 @@ for (const backend of backends()) {
           http: new HttpToolRunner({
             resolver,
             unsafeTestTargets: [TARGET],
+            unsafeTestPorts: testPorts,
             unsafeTestCa: readFileSync(join(tlsDir, 'ca.pem'), 'utf8'),
           }),
         },
@@ -358,3 +364,18 @@ for (const backend of backends()) {
     });
   });
 }
+
+test('the test-only port override applies only to an exempt test target, never to an arbitrary address', () => {
+  assert.throws(
+    () => new EgressProxy({ unsafeTestPorts: { [TARGET]: 8443 } }),
+    /must be one of unsafeTestTargets/,
+  );
+  assert.throws(
+    () =>
+      new HttpToolRunner({ unsafeTestTargets: [TARGET], unsafeTestPorts: { '10.0.0.1:443': 1 } }),
+    /must be one of unsafeTestTargets/,
+  );
+  assert.doesNotThrow(
+    () => new EgressProxy({ unsafeTestTargets: [TARGET], unsafeTestPorts: { [TARGET]: 8443 } }),
+  );
+});

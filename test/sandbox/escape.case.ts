@@ -24,6 +24,29 @@ const RESOLVE = `
 require('dns').lookup(process.argv[1], (e, a) => console.log(JSON.stringify({ resolved: !e, address: a ?? null })));`;
 
 /** Host processes whose command line contains a marker (sandboxed processes are host processes too). */
+/**
+ * A `sleep` argument unique to this test process: another copy of the suite running on the same
+ * host sleeps for other durations, so its sandboxes are never mistaken for survivors of ours.
+ */
+function sleepFor(seconds: number): string {
+  return `${seconds}${String(process.pid).padStart(7, '0')}`;
+}
+
+/**
+ * Waits (bounded, 3 s: far less than any marker's sleep) until no host process carries `marker`,
+ * and returns what is left. A killed tree may take a moment to be reaped on a loaded host; a
+ * process that was not killed sleeps on past the deadline and is reported.
+ */
+async function survivorsOf(marker: string): Promise<number[]> {
+  const deadline = Date.now() + 3_000;
+  let found = hostProcessesWith(marker);
+  while (found.length > 0 && Date.now() < deadline) {
+    await new Promise((r) => setTimeout(r, 50));
+    found = hostProcessesWith(marker);
+  }
+  return found;
+}
+
 function hostProcessesWith(marker: string): number[] {
   const found: number[] = [];
   for (const name of readdirSync('/proc')) {
@@ -219,14 +242,13 @@ export function escapeSuite(runner: SandboxRunner, skips: Skips = {}): void {
         argv: [
           'sh',
           '-c',
-          'i=0; while [ $i -lt 500 ]; do sleep 7.77 & i=$((i+1)); done; echo spawned $i',
+          `i=0; while [ $i -lt 500 ]; do sleep ${sleepFor(7.77)} & i=$((i+1)); done; echo spawned $i`,
         ],
         limits: { ...LIMITS, processes: 16, wall_time_ms: 4_000 },
       });
       assert.ok(!out.stdout.includes('spawned 500'), out.stdout);
       assert.ok(out.durationMs < 6_000);
-      await new Promise((r) => setTimeout(r, 150));
-      assert.deepEqual(hostProcessesWith('sleep 7.77'), []);
+      assert.deepEqual(await survivorsOf(`sleep ${sleepFor(7.77)}`), []);
     });
 
     it('a memory bomb ends with memory_limit', async () => {
@@ -267,22 +289,20 @@ export function escapeSuite(runner: SandboxRunner, skips: Skips = {}): void {
 
     it('sleeping past the timeout ends with timeout and kills the tree', async () => {
       const out = await runner.run({
-        argv: ['sh', '-c', 'sleep 8.88 & sleep 8.88'],
+        argv: ['sh', '-c', `sleep ${sleepFor(8.88)} & sleep ${sleepFor(8.88)}`],
         limits: { ...LIMITS, wall_time_ms: 500 },
       });
       assert.equal(out.kind, 'timeout');
-      await new Promise((r) => setTimeout(r, 150));
-      assert.deepEqual(hostProcessesWith('sleep 8.88'), []);
+      assert.deepEqual(await survivorsOf(`sleep ${sleepFor(8.88)}`), []);
     });
 
     it('a background process does not outlive the run', async () => {
       const out = await runner.run({
-        argv: ['sh', '-c', 'sleep 9.12 >/dev/null 2>&1 & echo "{}"'],
+        argv: ['sh', '-c', `sleep ${sleepFor(9.12)} >/dev/null 2>&1 & echo "{}"`],
         limits: LIMITS,
       });
       assert.equal(out.kind, 'ok');
-      await new Promise((r) => setTimeout(r, 150));
-      assert.deepEqual(hostProcessesWith('sleep 9.12'), []);
+      assert.deepEqual(await survivorsOf(`sleep ${sleepFor(9.12)}`), []);
     });
 
     it('a detached process (setsid, nohup, double fork) does not outlive the run', async () => {
@@ -364,12 +384,15 @@ export function escapeSuite(runner: SandboxRunner, skips: Skips = {}): void {
 
     it('a background process in a new session does not outlive the run', async () => {
       const out = await runner.run({
-        argv: ['sh', '-c', 'setsid sleep 9.34 >/dev/null 2>&1 < /dev/null & echo "{}"'],
+        argv: [
+          'sh',
+          '-c',
+          `setsid sleep ${sleepFor(9.34)} >/dev/null 2>&1 < /dev/null & echo "{}"`,
+        ],
         limits: LIMITS,
       });
       assert.equal(out.kind, 'ok');
-      await new Promise((r) => setTimeout(r, 150));
-      assert.deepEqual(hostProcessesWith('sleep 9.34'), []);
+      assert.deepEqual(await survivorsOf(`sleep ${sleepFor(9.34)}`), []);
     });
   });
 }

@@ -71,11 +71,14 @@ export function spawnServe(
   });
 }
 
-/** The base URL a `serve` child prints once it listens; rejects after 20 s with what it printed. */
+/**
+ * The base URL a `serve` child prints once it listens; rejects after 120 s with what it printed
+ * (bounded, with room for a host loaded by other test runs).
+ */
 export function listeningUrl(server: ChildProcess): Promise<string> {
   return new Promise<string>((resolve, reject) => {
     let out = '';
-    const timer = setTimeout(() => reject(new Error(`serve did not start: ${out}`)), 20_000);
+    const timer = setTimeout(() => reject(new Error(`serve did not start: ${out}`)), 120_000);
     server.stderr?.on('data', (chunk: Buffer) => {
       out += chunk.toString();
     });

@@ -18,6 +18,13 @@ export interface DialerOptions {
    * from configuration or any API.
    */
   readonly unsafeTestTargets?: readonly string[];
+  /**
+   * For tests only, like `unsafeTestTargets`: the checked `ip:port` (which must be one of those
+   * targets) is connected at another port — a test upstream listens on a port the kernel chose,
+   * while the tool's URL keeps the default port the policy allows (`127.0.0.1:443` → 41234), so
+   * two test runs on one host never need the same port. Never read from configuration or any API.
+   */
+  readonly unsafeTestPorts?: Readonly<Record<string, number>>;
   readonly dnsTimeoutMs?: number;
   readonly connectTimeoutMs?: number;
 }
@@ -45,12 +52,24 @@ function parseTestTarget(entry: string): string {
 export class CheckedDialer {
   readonly #resolve: Resolver;
   readonly #testTargets: ReadonlySet<string>;
+  readonly #testPorts: ReadonlyMap<string, number>;
   readonly #dnsTimeoutMs: number;
   readonly #connectTimeoutMs: number;
 
   constructor(options: DialerOptions = {}) {
     this.#resolve = options.resolver ?? systemResolver;
     this.#testTargets = new Set((options.unsafeTestTargets ?? []).map(parseTestTarget));
+    const ports = new Map<string, number>();
+    for (const [entry, port] of Object.entries(options.unsafeTestPorts ?? {})) {
+      const key = parseTestTarget(entry);
+      if (!this.#testTargets.has(key) || !Number.isInteger(port) || port < 1 || port > 65_535) {
+        throw new TypeError(
+          `unsafeTestPorts entry ${excerpt(entry)} must be one of unsafeTestTargets, to a port 1–65535`,
+        );
+      }
+      ports.set(key, port);
+    }
+    this.#testPorts = ports;
     this.#dnsTimeoutMs = options.dnsTimeoutMs ?? 5_000;
     this.#connectTimeoutMs = options.connectTimeoutMs ?? 10_000;
   }
@@ -85,7 +104,10 @@ export class CheckedDialer {
     let lastAddress = '';
     for (const { address } of addresses) {
       lastAddress = address;
-      const socket = await this.#connect(address, port);
+      const socket = await this.#connect(
+        address,
+        ipaddr.isValid(address) ? (this.#testPorts.get(targetKey(address, port)) ?? port) : port,
+      );
       if (socket) return { ok: true, socket, address };
     }
     return {

@@ -1,5 +1,5 @@
 /** @module The embedded SQLite backend: one file, WAL, every commit synced before it returns. */
-import { mkdirSync } from 'node:fs';
+import { chmodSync, closeSync, mkdirSync, openSync, statSync } from 'node:fs';
 import { createRequire } from 'node:module';
 import { dirname } from 'node:path';
 import { Worker } from 'node:worker_threads';
@@ -15,7 +15,10 @@ export function createSqliteDialect(path: string): {
   /** Settles once the background checkpointer has closed its connection (after the store closes). */
   checkpointerClosed: () => Promise<void>;
 } {
-  if (path !== ':memory:') mkdirSync(dirname(path), { recursive: true, mode: 0o700 });
+  if (path !== ':memory:') {
+    mkdirSync(dirname(path), { recursive: true, mode: 0o700 });
+    privateDatabaseFiles(path);
+  }
   const database = new BetterSqlite3(path);
   database.pragma('journal_mode = WAL');
   // FULL: a record the gateway acknowledged is on disk, also after power loss (DESIGN.md C12).
@@ -34,6 +37,27 @@ export function createSqliteDialect(path: string): {
     checkpointerClosed: () =>
       Promise.race([exited, new Promise<void>((resolve) => setTimeout(resolve, 2_000).unref())]),
   };
+}
+
+/**
+ * The database holds the audit log, key hashes and sealed secrets: it is created 0600 (whatever
+ * the umask), and an existing one readable by others is narrowed to 0600. SQLite creates its
+ * -wal and -shm files, now and whenever it recreates them, with the database file's own mode,
+ * so they are 0600 too; any already there are narrowed as well.
+ */
+function privateDatabaseFiles(path: string): void {
+  // 'a' creates an empty file (a new database to SQLite) or leaves an existing one untouched.
+  closeSync(openSync(path, 'a', 0o600));
+  for (const file of [path, `${path}-wal`, `${path}-shm`, `${path}-journal`]) {
+    try {
+      if ((statSync(file).mode & 0o077) !== 0) chmodSync(file, 0o600);
+    } catch (err) {
+      // Missing is fine (not created yet). Not ours to change (EPERM): SQLite still opens it,
+      // and its owner chose its mode.
+      const code = (err as { code?: string }).code;
+      if (code !== 'ENOENT' && code !== 'EPERM') throw err;
+    }
+  }
 }
 
 /** WAL pages past which a commit checkpoints by itself: only if the background one falls behind. */

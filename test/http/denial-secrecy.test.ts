@@ -1,0 +1,191 @@
+/**
+ * What a denial keeps and tells, over REST and MCP (official SDK client), on every backend: the
+ * append-only audit log never holds a secret sent under a secret-named key (in a list, an object,
+ * or as a scalar) or pasted as a tool name, while ordinary values stay readable; and a tool
+ * quarantined after the session opened is answered exactly like an unknown tool
+ * (`resolve.not_registered`), while its audit record keeps the real reason for auditors.
+ */
+import assert from 'node:assert/strict';
+import { readFileSync } from 'node:fs';
+import { after, before, describe, test } from 'node:test';
+import { Client } from '@modelcontextprotocol/sdk/client/index.js';
+import { StreamableHTTPClientTransport } from '@modelcontextprotocol/sdk/client/streamableHttp.js';
+import type { CallToolResult } from '@modelcontextprotocol/sdk/types.js';
+import type { FastifyInstance } from 'fastify';
+import { DEMO_CATALOG } from '../../src/cli/serve.js';
+import { buildServer } from '../../src/http/index.js';
+import { openStore, type Store } from '../../src/store/index.js';
+import { openToolgate, type Toolgate } from '../../src/toolgate.js';
+import { backends } from '../support/backends.js';
+
+const ADMIN_TOKEN = 'admin-token-for-denial-secrecy-tests-0123456789';
+const actor = { id: 'test-admin', via: 'library' } as const;
+// Values no redaction pattern knows by shape: only the key names them secret.
+const IN_LIST = 'LIST-SECRET-91b2c3d4';
+const IN_OBJECT = 'OBJECT-SECRET-5e6f7a8b';
+const IN_KEY_LIST = 'KEYLIST-SECRET-0c1d2e3f';
+const SCALAR = 'SCALAR-SECRET-4a5b6c7d';
+// A tool name shaped like a GitHub token.
+const KEY_AS_TOOL = 'ghp_abcdefghijklmnopqrstuvwxyz0123456789';
+
+for (const backend of backends()) {
+  describe(`denials keep no secret and tell no more on ${backend.name}`, () => {
+    let tg: Toolgate;
+    let inspector: Store;
+    let app: FastifyInstance;
+    let base = '';
+    let apiKey = '';
+    let drop: () => Promise<void>;
+    const clients: Client[] = [];
+
+    before(async () => {
+      const fresh = await backend.fresh();
+      drop = fresh.drop;
+      tg = await openToolgate({ db: fresh.url });
+      await tg.config.applyText(readFileSync(DEMO_CATALOG, 'utf8'), actor);
+      apiKey = (await tg.keys.issue('support-bot', actor)).apiKey;
+      inspector = await openStore(fresh.url);
+      app = await buildServer(tg, { adminToken: ADMIN_TOKEN });
+      base = await app.listen({ host: '127.0.0.1', port: 0 });
+    });
+    after(async () => {
+      await Promise.all(clients.map((c) => c.close().catch(() => {})));
+      await app.close();
+      await tg.close();
+      await inspector.close();
+      await drop();
+    });
+
+    const rest = async (path: string, body: unknown) => {
+      const res = await fetch(base + path, {
+        method: 'POST',
+        headers: { authorization: `Bearer ${apiKey}`, 'content-type': 'application/json' },
+        body: JSON.stringify(body),
+      });
+      return { status: res.status, body: (await res.json()) as Record<string, unknown> };
+    };
+    const openSession = async () => (await rest('/v1/sessions', {})).body.id as string;
+    const auditOf = async (sessionId: string) => {
+      await tg.gate.flush();
+      return inspector.db
+        .selectFrom('audit_log')
+        .selectAll()
+        .where('session_id', '=', sessionId)
+        .orderBy('seq')
+        .execute();
+    };
+    const mcpClient = async () => {
+      const client = new Client({ name: 'toolgate-test', version: '1.0.0' });
+      await client.connect(
+        new StreamableHTTPClientTransport(new URL(`${base}/mcp`), {
+          requestInit: { headers: { authorization: `Bearer ${apiKey}` } },
+        }),
+      );
+      clients.push(client);
+      return client;
+    };
+
+    test('REST: secrets in lists and objects under secret-named keys, and a key sent as the tool name, never reach the audit log', async () => {
+      const sid = await openSession();
+      const args = {
+        token: [IN_LIST],
+        password: { v: IN_OBJECT },
+        api_key: [{ nested: IN_KEY_LIST }],
+        client_secret: SCALAR,
+        query: ['refund', { status: 'open' }],
+      };
+      // Refused by schema: the denial record still carries a redacted copy of the arguments.
+      const refused = await rest(`/v1/sessions/${sid}/calls`, {
+        tool: 'search_tickets',
+        arguments: args,
+      });
+      assert.equal(refused.status, 400, JSON.stringify(refused.body));
+      const probe = await rest(`/v1/sessions/${sid}/calls`, { tool: KEY_AS_TOOL, arguments: args });
+      assert.equal(probe.status, 404);
+      assert.equal(probe.body.code, 'TOOL_NOT_REGISTERED');
+
+      const rows = await auditOf(sid);
+      assert.equal(rows.length, 2);
+      const kept = JSON.stringify(rows);
+      for (const secret of [IN_LIST, IN_OBJECT, IN_KEY_LIST, SCALAR, KEY_AS_TOOL]) {
+        assert.ok(!kept.includes(secret), `${secret} reached the audit log`);
+      }
+      const redacted = JSON.parse(rows[0]?.args_redacted ?? 'null');
+      assert.deepEqual(redacted, {
+        token: '[REDACTED]',
+        password: '[REDACTED]',
+        api_key: '[REDACTED]',
+        client_secret: '[REDACTED]',
+        // The benign neighbour: values under ordinary keys stay as sent, lists and objects too.
+        query: ['refund', { status: 'open' }],
+      });
+      assert.equal(JSON.parse(rows[1]?.details ?? '{}').attempted, '[REDACTED]');
+    });
+
+    test('REST: an ordinary unknown tool name is still recorded as attempted', async () => {
+      const sid = await openSession();
+      const probe = await rest(`/v1/sessions/${sid}/calls`, {
+        tool: 'no_such_tool',
+        arguments: {},
+      });
+      assert.equal(probe.status, 404);
+      const rows = await auditOf(sid);
+      assert.equal(JSON.parse(rows[0]?.details ?? '{}').attempted, 'no_such_tool');
+    });
+
+    test('REST and MCP: a tool quarantined after the session opened is "not registered", like an unknown one; the audit keeps why', async () => {
+      const sid = await openSession();
+      const client = await mcpClient();
+      // Both sessions hold add_label; it works before the quarantine.
+      const before = await rest(`/v1/sessions/${sid}/calls`, {
+        tool: 'add_label',
+        arguments: { ticket_id: 'T-1001', label: 'urgent' },
+      });
+      assert.equal(before.status, 200, JSON.stringify(before.body));
+      const viaMcpBefore = (await client.callTool({
+        name: 'add_label',
+        arguments: { ticket_id: 'T-1001', label: 'urgent' },
+      })) as CallToolResult;
+      assert.notEqual(viaMcpBefore.isError, true, JSON.stringify(viaMcpBefore));
+
+      await tg.catalog.quarantine('add_label', '1.0.0', actor, 'under review');
+      try {
+        const quarantined = await rest(`/v1/sessions/${sid}/calls`, {
+          tool: 'add_label',
+          arguments: { ticket_id: 'T-1001', label: 'urgent' },
+        });
+        const unknown = await rest(`/v1/sessions/${sid}/calls`, {
+          tool: 'no_such_tool',
+          arguments: {},
+        });
+        assert.equal(quarantined.status, 404);
+        const shape = (b: Record<string, unknown>) => {
+          const { call_id: _ignored, ...rest } = (b.details ?? {}) as Record<string, unknown>;
+          return { code: b.code, message: b.message, details: rest };
+        };
+        assert.deepEqual(shape(quarantined.body), shape(unknown.body));
+        assert.equal((quarantined.body.details as { rule: string }).rule, 'resolve.not_registered');
+        assert.doesNotMatch(JSON.stringify(quarantined.body), /quarantin|lifecycle/);
+
+        const viaMcp = (await client.callTool({
+          name: 'add_label',
+          arguments: { ticket_id: 'T-1001', label: 'urgent' },
+        })) as CallToolResult;
+        assert.equal(viaMcp.isError, true);
+        const decision = (viaMcp._meta?.['toolgate/decision'] ?? {}) as Record<string, unknown>;
+        assert.equal(decision.code, 'TOOL_NOT_REGISTERED');
+        assert.equal(decision.rule, 'resolve.not_registered');
+        assert.doesNotMatch(JSON.stringify(viaMcp), /quarantin|lifecycle/);
+
+        const rows = (await auditOf(sid)).filter((r) => r.kind === 'call.denied');
+        const audited = rows.find(
+          (r) => r.code === 'TOOL_NOT_REGISTERED' && r.rule !== 'resolve.not_registered',
+        );
+        assert.equal(audited?.rule, 'lifecycle.quarantined', 'auditors see the real reason');
+        assert.equal(JSON.parse(audited?.details ?? '{}').attempted, 'add_label');
+      } finally {
+        await tg.catalog.release('add_label', '1.0.0', actor, 'reviewed');
+      }
+    });
+  });
+}
