@@ -508,6 +508,8 @@ try {
   const tg = await openToolgate({
     db: `sqlite:${dbPath}`,
     executor: demoExecutor().register('noop', () => ({})),
+    // One agent holds CONCURRENCY + 1 sessions here, more than the default per-agent cap (64).
+    caps: { maxSessionsPerAgent: CONCURRENCY + 1 },
   });
   await tg.config.apply(
     [
