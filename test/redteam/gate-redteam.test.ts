@@ -451,7 +451,13 @@ class World {
       caps: { maxSessionsPerAgent: 1_000_000, maxPendingApprovalsPerAgent: 1_000_000 },
     });
     this.inspector = await openStore(fresh.url);
-    this.app = await buildServer(this.tg, { adminToken: ADMIN_TOKEN });
+    // The race cases send up to 40 calls of one agent at once to test the gate's atomicity; the
+    // admission shares in front of it (tested in test/http/admission.test.ts) would answer some of
+    // them 429/503 before the gate decides, depending on the host's speed.
+    this.app = await buildServer(this.tg, {
+      adminToken: ADMIN_TOKEN,
+      admission: { maxInFlight: 256, maxInFlightPerCaller: 256, maxEventLoopDelayMs: 0 },
+    });
     this.base = await this.app.listen({ host: '127.0.0.1', port: 0 });
     for (const text of [
       DEMO_CATALOG,
