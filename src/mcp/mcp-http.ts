@@ -12,6 +12,7 @@ import type { FastifyInstance, FastifyReply, FastifyRequest } from 'fastify';
 import { isToolgateError, ToolgateError } from '../core/index.js';
 import type { Toolgate } from '../toolgate.js';
 import { bindingOf, createGatewayServer, sameBinding } from './gateway-server.js';
+import { hintKeepAlive } from './keep-alive-hint.js';
 import { ListChangedWatcher, type WatchedSession } from './list-changed.js';
 import { checkOriginHost, type OriginPolicy, originPolicy } from './origin-guard.js';
 import { pickVictim } from './session-eviction.js';
@@ -200,6 +201,11 @@ export async function registerMcpHttp(
           ? 'this Origin may not use the gateway'
           : 'this Host is not served by the gateway',
       );
+    });
+
+    // Clients keep their connection while idle instead of opening a new one per call.
+    scope.addHook('onRequest', async (req, reply) => {
+      hintKeepAlive(req.raw, reply.raw, app.server.keepAliveTimeout);
     });
 
     const identify = async (req: FastifyRequest, reply: FastifyReply) => {

@@ -27,13 +27,13 @@ const AGENTS = ['support-bot', 'load-1', 'load-2', 'load-3'];
 /** Load generator threads: one thread driving 200 SDK clients would mostly measure itself. */
 const WORKERS = 4;
 /**
- * The longest any one answer may take: half the SDK client's 60 s request timeout, which some
- * requests hit before admission control. Measured on a starved 2-core host (load 20): p50 about
- * 0.2 s, but a tail of calls (about 1 %) of some sessions still waits up to about 21 s, behind
- * neither the admission queue (bounded, 2 s) nor a lagging event loop (under 1 s): see the
- * slowest answers this test prints.
+ * The longest any one answer may take, from the client's send to its answer: the admission queue
+ * waits at most 2 s, so a few seconds cover it and a loaded host. Measured on the shared 2-core
+ * host: p50 0.3 s and maximum 0.7 s at low load; p50 0.7-1.8 s and maximum 2-4.5 s with a second
+ * copy of this test running beside it. The earlier ~20 s tail was calls on new connections left
+ * unaccepted in the listen queue (src/mcp/keep-alive-hint.ts, test/support/mcp-load-worker.ts).
  */
-const MAX_WAIT_MS = Number(process.env.MCP_LOAD_MAX_WAIT_MS ?? 30_000);
+const MAX_WAIT_MS = Number(process.env.MCP_LOAD_MAX_WAIT_MS ?? 5_000);
 
 let dir: string;
 let server: ChildProcess;
@@ -205,12 +205,13 @@ test(`${SESSIONS} concurrent MCP sessions call tools for ${SECONDS} s; every ans
   const pct = (p: number) => waits[Math.min(waits.length - 1, Math.floor(waits.length * p))] ?? 0;
   const wait_ms = { p50: pct(0.5), p99: pct(0.99), max: waits.at(-1) ?? 0 };
   const client_lag_ms = Math.max(...results.map((r) => r.clientLagMs));
+  const connects_under_load = results.reduce((n, r) => n + r.connectsUnderLoad, 0);
   const slowest = results
     .flatMap((r) => r.slow)
     .sort((a, b) => b.ms - a.ms)
     .slice(0, 5);
   console.log(
-    `# mcp load: ${JSON.stringify({ ...counts, sessions: SESSIONS, seconds: SECONDS, wait_ms, client_lag_ms, slowest, rss_kb: { first: samples[0], last: samples.at(-1) } })}`,
+    `# mcp load: ${JSON.stringify({ ...counts, sessions: SESSIONS, seconds: SECONDS, wait_ms, client_lag_ms, connects_under_load, slowest, rss_kb: { first: samples[0], last: samples.at(-1) } })}`,
   );
   assert.equal(counts.errors, 0, `protocol errors under load: ${errors.join('; ')}`);
   // The point of admission control: nobody waits long, whatever the answer was.

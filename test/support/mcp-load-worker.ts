@@ -3,6 +3,13 @@
  * its share of SDK clients and calls tools until the deadline, then posts its counts and every
  * answer's wait. Several of them keep the load generator from being the bottleneck on a starved
  * host (one thread driving 200 SDK clients measured its own queueing, not the gateway's).
+ *
+ * Each client has its own connection pool of two (its standing GET event stream and its POSTs),
+ * as an agent in its own process has: clients of one thread sharing one pool made that pool open
+ * a fresh connection for every call that found all pooled ones busy, a burst of ~150 at the start
+ * of the load, and a saturated Node server accepts one connection per event-loop turn (libuv), so
+ * those calls sat unaccepted in the kernel's listen queue for up to the whole run. The test
+ * prints how many connections were opened under load: 0 unless keep-alive breaks again.
  */
 import { monitorEventLoopDelay } from 'node:perf_hooks';
 import { parentPort, workerData } from 'node:worker_threads';
@@ -12,6 +19,7 @@ import {
   StreamableHTTPError,
 } from '@modelcontextprotocol/sdk/client/streamableHttp.js';
 import type { CallToolResult } from '@modelcontextprotocol/sdk/types.js';
+import { Agent, fetch as undiciFetch } from 'undici';
 
 export interface LoadJob {
   readonly base: string;
@@ -33,6 +41,22 @@ export interface LoadResult {
   readonly slow: readonly { ms: number; client: number; call: number; at_ms: number }[];
   /** The worst delay of this worker's own event loop, ms: how much of a wait was the client's. */
   readonly clientLagMs: number;
+  /** TCP connections the clients opened after the load started (a new one may wait to be accepted). */
+  readonly connectsUnderLoad: number;
+}
+
+/** One client's own pool: a standing GET stream plus sequential POSTs need two connections. */
+function ownPool(onConnect: () => void): { fetch: typeof fetch; close: () => Promise<void> } {
+  const agent = new Agent({ connections: 2 });
+  agent.on('connect', onConnect);
+  return {
+    fetch: ((url: string | URL, init?: RequestInit) =>
+      undiciFetch(url, {
+        ...(init as Parameters<typeof undiciFetch>[1]),
+        dispatcher: agent,
+      })) as unknown as typeof fetch,
+    close: () => agent.close(),
+  };
 }
 
 /** A refusal by admission control or a cap: immediate, with Retry-After, and structured. */
@@ -46,14 +70,22 @@ function shed(err: unknown): boolean {
 
 const sleep = (ms: number) => new Promise((r) => setTimeout(r, ms));
 
+let connects = 0;
+const pools: { close: () => Promise<void> }[] = [];
+
 async function client(base: string, key: string): Promise<Client> {
   // A polite client: when told to come back, it does so after Retry-After (1 s), a few times.
   for (let attempt = 0; ; attempt++) {
     const c = new Client({ name: 'load', version: '1.0.0' });
+    const pool = ownPool(() => {
+      connects += 1;
+    });
+    pools.push(pool);
     try {
       await c.connect(
         new StreamableHTTPClientTransport(new URL(`${base}/mcp`), {
           requestInit: { headers: { authorization: `Bearer ${key}` } },
+          fetch: pool.fetch,
         }),
       );
       // The SDK client lists the tools and compiles their output schemas before its first call;
@@ -80,6 +112,7 @@ async function drive(job: LoadJob, go: () => Promise<LoadGo>): Promise<LoadResul
   const slow: { ms: number; client: number; call: number; at_ms: number }[] = [];
   const { end } = await go();
   const t0 = Date.now();
+  const connectsBefore = connects;
   const lag = monitorEventLoopDelay({ resolution: 20 });
   lag.enable();
   await Promise.all(
@@ -126,8 +159,17 @@ async function drive(job: LoadJob, go: () => Promise<LoadGo>): Promise<LoadResul
     }),
   );
   lag.disable();
+  const connectsUnderLoad = connects - connectsBefore;
   await Promise.all(clients.map((c) => c.close().catch(() => {})));
-  return { counts, waits, errors, slow, clientLagMs: Math.round(lag.max / 1e6) };
+  await Promise.all(pools.map((p) => p.close().catch(() => {})));
+  return {
+    counts,
+    waits,
+    errors,
+    slow,
+    clientLagMs: Math.round(lag.max / 1e6),
+    connectsUnderLoad,
+  };
 }
 
 if (parentPort && workerData) {
