@@ -5,7 +5,9 @@
  * fifth decimal place): the tag would be absent, and a `forbid` on `amount > 100` would then not
  * fire for 100.5. Conservative: a view used in any other way reads every argument.
  */
+
 import type { PolicyJson } from '@cedar-policy/cedar-wasm/nodejs';
+import { isNode, only } from './policy-json.js';
 
 export type NumericView = 'long' | 'decimal';
 
@@ -18,17 +20,6 @@ const VIEW_OF: Readonly<Record<string, NumericView>> = {
 export interface NumericReads {
   readonly long: ReadonlySet<string> | 'all';
   readonly decimal: ReadonlySet<string> | 'all';
-}
-
-type Node = Record<string, unknown>;
-
-function isNode(value: unknown): value is Node {
-  return typeof value === 'object' && value !== null && !Array.isArray(value);
-}
-
-function only(node: Node, key: string): unknown {
-  const keys = Object.keys(node);
-  return keys.length === 1 && keys[0] === key ? node[key] : undefined;
 }
 
 /** The view an expression denotes when it is exactly `context.numeric_arguments|decimal_arguments`. */

@@ -9,9 +9,11 @@
  * of a variable depends on the whole of it, and anything not understood (an unknown variable, a
  * template slot) turns reuse off for the whole set.
  */
+
 import type { PolicyJson } from '@cedar-policy/cedar-wasm/nodejs';
 import { canonicalJson } from '../../core/canonical-json.js';
 import type { CedarRequest } from './cedar-request.js';
+import { isNode, only } from './policy-json.js';
 
 /** A fact of the request, e.g. `context.hour_utc`, `principal.*` (all of it), `arg:amount`. */
 export type Fact = string;
@@ -22,17 +24,6 @@ export type FactSet = { readonly all: true } | { readonly all: false; readonly f
 const VARIABLES = new Set(['principal', 'action', 'resource', 'context']);
 /** Context members that are entity references: reading through them reads another entity. */
 const ENTITY_MEMBERS = new Set(['user', 'arguments', 'numeric_arguments', 'decimal_arguments']);
-
-type Node = Record<string, unknown>;
-
-function isNode(value: unknown): value is Node {
-  return typeof value === 'object' && value !== null && !Array.isArray(value);
-}
-
-function only(node: Node, key: string): unknown {
-  const keys = Object.keys(node);
-  return keys.length === 1 && keys[0] === key ? node[key] : undefined;
-}
 
 /** `principal`, `resource`, `context`, or `context.user|arguments|…_arguments`; else null. */
 function pathOf(expr: unknown): string | null {
