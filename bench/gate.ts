@@ -508,8 +508,9 @@ try {
   const tg = await openToolgate({
     db: `sqlite:${dbPath}`,
     executor: demoExecutor().register('noop', () => ({})),
-    // One agent holds CONCURRENCY + 1 sessions here, more than the default per-agent cap (64).
-    caps: { maxSessionsPerAgent: CONCURRENCY + 1 },
+    // One agent holds CONCURRENCY + 4 sessions here (the callers, the sequential caller and three
+    // single-rule sessions), more than the default per-agent cap (64).
+    caps: { maxSessionsPerAgent: CONCURRENCY + 4 },
   });
   await tg.config.apply(
     [
