@@ -26,6 +26,7 @@ import {
   type ChangeRequestRow,
   type Database,
   isUniqueViolation,
+  olderThan,
 } from '../store/index.js';
 
 export interface ChangeView {
@@ -284,14 +285,7 @@ export class ChangeDesk {
     if (status) q = q.where('status', '=', status);
     if (request.cursor !== undefined) {
       const [at, id] = decodeCursor('changes', request.cursor);
-      const createdAt = String(at);
-      const lastId = String(id);
-      q = q.where((eb) =>
-        eb.or([
-          eb('created_at', '<', createdAt),
-          eb.and([eb('created_at', '=', createdAt), eb('id', '<', lastId)]),
-        ]),
-      );
+      q = q.where(olderThan(String(at), String(id)));
     }
     const rows = await Promise.all((await q.execute()).map((r) => this.#view(r)));
     return pageFromRows('changes', rows, (c) => [c.created_at, c.id], limit);

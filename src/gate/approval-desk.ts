@@ -23,7 +23,13 @@ import {
   systemClock,
   ToolgateError,
 } from '../core/index.js';
-import { type ApprovalRow, appendEvent, type Database, isUniqueViolation } from '../store/index.js';
+import {
+  type ApprovalRow,
+  appendEvent,
+  type Database,
+  isUniqueViolation,
+  olderThan,
+} from '../store/index.js';
 import { DEFAULT_AGENT_CAPS, lockAgent, pendingApprovalsOf } from './agent-caps.js';
 import type { RenderedCall } from './decision.js';
 
@@ -312,14 +318,7 @@ export class ApprovalDesk {
     } else if (status) q = q.where('status', '=', status);
     if (request.cursor !== undefined) {
       const [at, id] = decodeCursor('approvals', request.cursor);
-      const createdAt = String(at);
-      const lastId = String(id);
-      q = q.where((eb) =>
-        eb.or([
-          eb('created_at', '<', createdAt),
-          eb.and([eb('created_at', '=', createdAt), eb('id', '<', lastId)]),
-        ]),
-      );
+      q = q.where(olderThan(String(at), String(id)));
     }
     const rows = (await q.execute()).map((r) => toView(r, now));
     return pageFromRows('approvals', rows, (a) => [a.created_at, a.id], limit);

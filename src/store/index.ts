@@ -31,6 +31,7 @@ export {
   readRevisions,
 } from './events.js';
 export type { Dialect } from './migrations.js';
+export { olderThan } from './newest-first.js';
 export type { Store } from './open-store.js';
 export { DEFAULT_DB_URL, openStore, parseDbUrl } from './open-store.js';
 export { isStoreCorrupt, isStoreUnavailable, isUniqueViolation } from './store-errors.js';
