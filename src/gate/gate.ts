@@ -231,6 +231,8 @@ export class Gate {
   #identityGeneration = 0;
   #agents = new Map<string, AgentView>();
   #users = new Map<string, UserView>();
+  /** Whether a user a token vouches for is disabled here, per identity revision like #users. */
+  #usersDisabled = new Map<string, boolean>();
   #sessionRows = new Map<string, SessionRow>();
   #egressBudgets = new Map<string, ByteBudget>();
 
@@ -283,6 +285,7 @@ export class Gate {
     this.#identityGeneration += 1;
     this.#agents = new Map();
     this.#users = new Map();
+    this.#usersDisabled = new Map();
     this.#sessionRows = new Map();
     // A changed agent may have a changed egress budget: pools are rebuilt from the stored spend.
     this.#egressBudgets = new Map();
@@ -519,12 +522,15 @@ export class Gate {
       this.#d.agents.get(ctx.agentId),
     );
     const loadUser = (id: string) => this.#cached(this.#users, id, () => this.#d.users.get(id));
+    const isDisabled = (id: string) =>
+      this.#cached(this.#usersDisabled, id, () => this.#d.users.disabled(id));
     const caps = await this.#d.sessions.capabilities(
       ctx.agentId,
       session.user_id,
       session.user_permissions === null ? null : (JSON.parse(session.user_permissions) as string[]),
       agent,
       loadUser,
+      isDisabled,
     );
     const missing = def.required_capabilities.filter((c) => !caps.has(c));
     if (missing.length > 0) {

@@ -133,6 +133,7 @@ export class SessionService {
     loaded?: AgentView,
     loadUser: (id: string) => Promise<{ permissions: readonly string[] }> = (id) =>
       this.#users.get(id),
+    isDisabled: (id: string) => Promise<boolean> = (id) => this.#users.disabled(id),
   ): Promise<Set<string>> {
     const agent = loaded ?? (await this.#agents.get(agentId));
     if (!agent.enabled)
@@ -140,7 +141,7 @@ export class SessionService {
     const caps = new Set(agent.capabilities);
     if (userId !== null) {
       // A token vouches for its user's permissions, but never for a user an admin disabled.
-      if (tokenPermissions !== null && (await this.#users.disabled(userId))) {
+      if (tokenPermissions !== null && (await isDisabled(userId))) {
         throw new ToolgateError('USER_NOT_FOUND', `no enabled user ${userId}`, { userId });
       }
       // The token's statement of the user's permissions, else the configured user's.
