@@ -37,10 +37,9 @@ import {
   leafHash,
   MerkleFrontier,
   MerkleTree,
-  type UnchainedRow,
   verifyInclusion,
 } from '../src/audit/index.js';
-import { openStore } from '../src/store/index.js';
+import { openStore, type UnchainedRow } from '../src/store/index.js';
 
 const CONCURRENCY = Number(process.env.CONCURRENCY ?? 256);
 const SECONDS = Number(process.env.SECONDS ?? 5);
@@ -109,11 +108,10 @@ const signer = generateNoteSigner(DEFAULT_ORIGIN).signer;
 
 async function appendBench() {
   const store = await openStore(`sqlite:${join(dir, 'append.db')}`);
-  const log = new AuditLog(store.db, {
+  const log = new AuditLog(store, {
     signer,
     checkpointIntervalMs: 0,
     checkpointEvery: 10_000,
-    sqlite: store.sqlite,
   });
   // Warm-up: statement cache, WAL file.
   await Promise.all(Array.from({ length: 1000 }, (_, i) => log.writer.append(record(i))));
@@ -277,7 +275,7 @@ async function main() {
   console.log(`built a database log of ${VERIFY_SIZE} records in ${buildSeconds.toFixed(1)} s`);
 
   const store = await openStore(`sqlite:${bigPath}`);
-  const log = new AuditLog(store.db, { signer, checkpoints: false, sqlite: store.sqlite });
+  const log = new AuditLog(store, { signer, checkpoints: false });
   let t = performance.now();
   const verifyCpu = process.cpuUsage();
   const report = await log.verify();

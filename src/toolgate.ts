@@ -242,8 +242,7 @@ export async function openToolgate(options: ToolgateOptions = {}): Promise<Toolg
   });
   const egress = options.egress ?? { proxy: new EgressProxy(), http: new HttpToolRunner() };
   const origin = options.audit?.origin ?? DEFAULT_ORIGIN;
-  const audit = new AuditLog(store.db, {
-    sqlite: store.sqlite,
+  const audit = new AuditLog(store, {
     signer: options.auditSigner ?? (() => generateNoteSigner(origin).signer),
     origin,
     ...(options.audit?.checkpoints !== undefined ? { checkpoints: options.audit.checkpoints } : {}),

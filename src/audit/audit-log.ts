@@ -8,12 +8,10 @@
  */
 import { mkdirSync, writeFileSync } from 'node:fs';
 import { join } from 'node:path';
-import type { Statement } from 'better-sqlite3';
 import type { Kysely } from 'kysely';
-import { type Clock, problem, systemClock, ToolgateError } from '../core/index.js';
-import type { AuditCheckpointRow, Database, NewAuditRow } from '../store/database.js';
-import type { SqliteHandle } from '../store/sqlite/dialect.js';
-import { isStoreCorrupt } from '../store/store-errors.js';
+import { GENESIS_PREV_HASH, recordHash } from '../audit-chain/index.js';
+import { type Clock, isStoreCorrupt, problem, systemClock, ToolgateError } from '../core/index.js';
+import type { AuditCheckpointRow, Database, NewAuditRow, Store } from '../store/index.js';
 import { AuditWriter } from './audit-writer.js';
 import {
   type ChainRow,
@@ -22,7 +20,6 @@ import {
   type VerifyReport,
 } from './log-verifier.js';
 import { MerkleFrontier, MerkleTree } from './merkle.js';
-import { GENESIS_PREV_HASH, recordHash } from './record-hash.js';
 import {
   checkpointText,
   type NoteSigner,
@@ -52,8 +49,6 @@ export interface AuditLogOptions {
   readonly clock?: Clock;
   /** Reports failures of background checkpoints (they never reach a caller). */
   readonly onError?: (err: unknown) => void;
-  /** The SQLite handle behind `db`, for the writer's prepared-statement path. */
-  readonly sqlite?: SqliteHandle | null;
 }
 
 export interface CheckpointView {
@@ -117,21 +112,19 @@ export class AuditLog {
   #checkpointScheduled = false;
   #closed = false;
   readonly #checkpoints: boolean;
-  readonly #sqlite: SqliteHandle | null;
+  readonly #store: Pick<Store, 'db' | 'audit'>;
 
-  constructor(db: Kysely<Database>, options: AuditLogOptions = {}) {
-    this.#db = db;
+  /** `store`: its `db` for checkpoints and catch-up, its audit slot for appends and verification. */
+  constructor(store: Pick<Store, 'db' | 'audit'>, options: AuditLogOptions = {}) {
+    this.#store = store;
+    this.#db = store.db;
     this.#signerSource = options.signer ?? null;
     this.origin = options.origin ?? DEFAULT_ORIGIN;
     this.#every = options.checkpointEvery ?? 1000;
     this.#clock = options.clock ?? systemClock;
     this.#onError = options.onError ?? (() => {});
     this.#checkpoints = options.checkpoints !== false && this.#signerSource !== null;
-    this.writer = new AuditWriter(db, {
-      onCommit: (rows) => this.#committed(rows),
-      sqlite: options.sqlite ?? null,
-    });
-    this.#sqlite = options.sqlite ?? null;
+    this.writer = new AuditWriter(store, { onCommit: (rows) => this.#committed(rows) });
     const interval = options.checkpointIntervalMs ?? 10_000;
     if (this.#checkpoints && interval > 0) {
       this.#timer = setInterval(() => this.#schedule(), interval);
@@ -475,39 +468,10 @@ export class AuditLog {
     return verifier.finish();
   }
 
-  /**
-   * PAGE records after seq `after`, in seq order. On SQLite they are read as arrays and made into
-   * objects here: several times quicker than the driver's own row objects, with the same members
-   * in the same order (every column, NULL as null).
-   */
+  /** PAGE records after seq `after`, in seq order, whole (the store's slot reads them). */
   async #page(after: number, limit: number = PAGE): Promise<ChainRow[]> {
-    const sqlite = this.#sqlite;
-    if (!sqlite) {
-      return (await this.#db
-        .selectFrom('audit_log')
-        .selectAll()
-        .where('seq', '>', after)
-        .orderBy('seq', 'asc')
-        .limit(limit)
-        .execute()) as unknown as ChainRow[];
-    }
-    return this.#db.connection().execute(async () => {
-      this.#pageStatement ??= sqlite
-        .prepare<[number, number]>('select * from audit_log where seq > ? order by seq asc limit ?')
-        .raw(true);
-      const statement = this.#pageStatement;
-      const names = statement.columns().map((c) => c.name);
-      const out: ChainRow[] = [];
-      for (const values of statement.all(after, limit) as unknown[][]) {
-        const row: Record<string, unknown> = {};
-        for (let i = 0; i < names.length; i++) row[names[i] as string] = values[i];
-        out.push(row as unknown as ChainRow);
-      }
-      return out;
-    });
+    return (await this.#store.audit.page(after, limit)) as unknown as ChainRow[];
   }
-
-  #pageStatement: Statement<[number, number]> | null = null;
 
   /**
    * Writes records from..to as a bundle another machine can check with no database: records.jsonl,

@@ -1,27 +1,19 @@
 /**
- * @module Appends call records (and alerts) to the chained audit log (DESIGN.md C12). The
- * pre-execution record is committed (synchronous=FULL on SQLite) before the tool runs; nothing
- * here ever updates a record. Each group commit locks the chain head, links its records onto it
- * and inserts them in one transaction: one fsync for the batch, acknowledged only after commit.
+ * @module Appends call records (and alerts) to the chained audit log (C12). The pre-execution
+ * record is committed durably before the tool runs; nothing here ever updates a record. Each group
+ * commit goes through the store's audit slot (`Store.audit`), which locks the chain head, links
+ * the records onto it and inserts them in one transaction: one sync for the batch, acknowledged
+ * only once durable. Which database it is, and how it locks and syncs, is the slot's business:
+ * docs/architecture.md §5.
  */
-import { closeSync, fdatasync as fdatasyncCallback, fstatSync, openSync } from 'node:fs';
-import { promisify } from 'node:util';
-import type { Kysely } from 'kysely';
-import type { Database, NewAuditRow } from '../store/database.js';
-import type { SqliteHandle } from '../store/sqlite/dialect.js';
-import {
-  appendChained,
-  appendChainedSqlite,
-  type RawArgumentsRow,
-  type UnchainedRow,
-} from './audit-chain.js';
+import type { NewAuditRow, RawArgumentsRow, Store, UnchainedRow } from '../store/index.js';
 
 export type AuditKind =
   | 'call.pre'
   | 'call.post'
   | 'call.denied'
   | 'call.pending_approval'
-  /** An idempotency key answered with a finished call's result; nothing ran (issue 11). */
+  /** An idempotency key answered with a finished call's result; nothing ran. */
   | 'call.replayed'
   | 'alert';
 
@@ -85,12 +77,13 @@ function toRow(r: AuditRecord): UnchainedRow {
   };
 }
 
-/** Batches of up to this many records sync inside their commit; larger ones on the thread pool. */
+/**
+ * Batches of up to this many records are durable at their commit; the slot may sync larger ones
+ * after it, off the event loop (on SQLite: the WAL on the thread pool).
+ */
 const SYNC_INLINE_MAX = 4;
-/** WAL syncs of committed batches that may be outstanding at once. */
+/** Syncs of committed batches that may be outstanding at once. */
 const MAX_SYNCS_IN_FLIGHT = 2;
-
-const fdatasync = promisify(fdatasyncCallback);
 
 /** Longest a deferred record waits for a commit to join. */
 const DEFER_MS = 25;
@@ -111,56 +104,27 @@ export interface AuditWriterOptions {
   /** Called after each commit with the rows as written (seq order), before they are
    * acknowledged; must not throw. */
   readonly onCommit?: (rows: readonly NewAuditRow[]) => void;
-  /** The SQLite handle behind `db`: group commits then run as prepared statements. */
-  readonly sqlite?: SqliteHandle | null;
-  /** Makes the WAL file durable (fdatasync on the thread pool); replaceable for tests only. */
+  /** Replaces the slot's deferred sync (fdatasync of SQLite's WAL file); for tests only. */
   readonly syncFile?: (fd: number) => Promise<void>;
 }
 
 export class AuditWriter {
-  readonly #db: Kysely<Database>;
+  readonly #store: Pick<Store, 'audit'>;
   readonly #onCommit: ((rows: readonly NewAuditRow[]) => void) | undefined;
-  readonly #sqlite: SqliteHandle | null;
-  readonly #syncFile: (fd: number) => Promise<void>;
+  readonly #syncFile: ((fd: number) => Promise<void>) | undefined;
   #queue: Pending[] = [];
   #flushing: Promise<void> | null = null;
   #listeners: ((batch: readonly AuditRecord[], commitMs: number) => void)[] = [];
 
-  constructor(db: Kysely<Database>, options: AuditWriterOptions = {}) {
-    this.#db = db;
+  constructor(store: Pick<Store, 'audit'>, options: AuditWriterOptions = {}) {
+    this.#store = store;
     this.#onCommit = options.onCommit;
-    this.#sqlite = options.sqlite ?? null;
-    this.#syncFile = options.syncFile ?? fdatasync;
+    this.#syncFile = options.syncFile;
   }
 
   #timer: NodeJS.Timeout | null = null;
-  #wal: number | null | undefined;
-  /** WAL syncs running on the thread pool, each acknowledging its own batch when it returns. */
+  /** Deferred syncs running off the event loop, each acknowledging its own batch when done. */
   readonly #syncing = new Set<Promise<void>>();
-
-  /** A descriptor of the database's WAL file, for syncing it; null when there is none to sync. */
-  #walFd(): number | null {
-    if (typeof this.#wal === 'number') {
-      // A WAL file removed and made anew (the journal mode switched back and forth by another
-      // process) would leave this descriptor syncing a file nobody writes: open the new one.
-      try {
-        if (fstatSync(this.#wal).nlink > 0) return this.#wal;
-        closeSync(this.#wal);
-      } catch {}
-      this.#wal = undefined;
-    }
-    if (this.#wal !== undefined) return this.#wal;
-    const sqlite = this.#sqlite;
-    this.#wal = null;
-    if (sqlite && !sqlite.memory) {
-      try {
-        this.#wal = openSync(`${sqlite.name}-wal`, 'r');
-      } catch {
-        // No WAL file to hold: every batch syncs inside its commit.
-      }
-    }
-    return this.#wal;
-  }
 
   /** Called with every batch once committed (observers: detectors, metrics); never throws back. */
   onCommitted(listener: (batch: readonly AuditRecord[], commitMs: number) => void): void {
@@ -216,11 +180,10 @@ export class AuditWriter {
     }
   }
 
-  /** Flushes, then lets go of the WAL descriptor; appends after this still work (and reopen it). */
+  /** Flushes, then lets the slot close any file it holds; appends after this still work. */
   async close(): Promise<void> {
     await this.flush();
-    if (typeof this.#wal === 'number') closeSync(this.#wal);
-    this.#wal = undefined;
+    this.#store.audit.release();
   }
 
   async #drain(): Promise<void> {
@@ -245,26 +208,15 @@ export class AuditWriter {
             args: JSON.stringify(p.rawArgs),
           });
         }
-        const sqlite = this.#sqlite;
-        // A small batch (one caller) syncs inside its commit: the quickest way for that caller. A
-        // larger one commits unsynced and syncs the WAL on the thread pool, so the event loop
-        // runs other calls' checks meanwhile; either way nothing is acknowledged before the sync.
-        const wal = sqlite && rows.length > SYNC_INLINE_MAX ? this.#walFd() : null;
-        const written = sqlite
-          ? await this.#db
-              .connection()
-              .execute(async () => appendChainedSqlite(sqlite, rows, raw, wal === null))
-          : await this.#db.transaction().execute(async (trx) => {
-              const chained = await appendChained(trx, rows);
-              if (raw.length > 0) {
-                await trx
-                  .insertInto('call_arguments')
-                  .values(raw)
-                  .onConflict((oc) => oc.column('call_id').doNothing())
-                  .execute();
-              }
-              return chained;
-            });
+        // A small batch (one caller) is durable at its commit: the quickest way for that caller. A
+        // larger one may commit unsynced and sync afterwards, so the event loop runs other calls'
+        // checks meanwhile; either way nothing is acknowledged before it is durable.
+        const { rows: written, durable } = await this.#store.audit.commit(
+          rows,
+          raw,
+          rows.length > SYNC_INLINE_MAX,
+          this.#syncFile,
+        );
         // The log learns the rows (their hashes, for the checkpointer) as soon as they are in the
         // database; callers are acknowledged only once the rows are durable.
         this.#onCommit?.(written);
@@ -279,12 +231,12 @@ export class AuditWriter {
             }
           }
         };
-        if (wal === null) {
+        if (durable === null) {
           settle();
         } else {
           // The next batch may commit while this one's sync runs (its own sync, started after its
           // commit, covers both); at most MAX_SYNCS_IN_FLIGHT are outstanding.
-          const syncing: Promise<void> = this.#syncFile(wal).then(settle, (err: unknown) => {
+          const syncing: Promise<void> = durable.then(settle, (err: unknown) => {
             for (const p of batch) p.reject(err);
           });
           this.#syncing.add(syncing);

@@ -1,10 +1,11 @@
 /**
- * @module The tamper-evident audit log (DESIGN.md C12, issue 6): chained records, RFC 9162 Merkle
- * tree, Ed25519-signed checkpoints (C2SP tlog-checkpoint), proofs, verification and export
- * bundles. Anything exported here is public API.
+ * @module The tamper-evident audit log (C12): chained records, RFC 9162 Merkle tree,
+ * Ed25519-signed checkpoints (C2SP tlog-checkpoint), proofs, verification and export bundles.
+ * Anything exported here is public API; the record format (hashing and linking, from
+ * ../audit-chain/) is part of it, since an offline verifier needs it.
  */
-export type { ChainHead, UnchainedRow } from './audit-chain.js';
-export { appendChained, chainRows, eventAuditRow } from './audit-chain.js';
+export type { ChainHead } from '../audit-chain/index.js';
+export { chainRows, GENESIS_PREV_HASH, recordBytes, recordHash } from '../audit-chain/index.js';
 export type {
   AuditLogOptions,
   CheckpointView,
@@ -33,7 +34,6 @@ export {
   verifyConsistency,
   verifyInclusion,
 } from './merkle.js';
-export { GENESIS_PREV_HASH, recordBytes, recordHash } from './record-hash.js';
 export type { CheckpointBody, NoteCheck, NoteVerifier } from './signed-note.js';
 export {
   checkpointText,

@@ -4,8 +4,9 @@
  * nothing but node:crypto and canonicalize (through its sibling pure modules), so the same code
  * checks the live database and an exported bundle on a machine without toolgate's database.
  */
+
+import { GENESIS_PREV_HASH, recordHash } from '../audit-chain/index.js';
 import { MerkleFrontier } from './merkle.js';
-import { GENESIS_PREV_HASH, recordHash } from './record-hash.js';
 import { type NoteVerifier, openNote, parseCheckpointText } from './signed-note.js';
 
 export interface ChainRow {

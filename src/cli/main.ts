@@ -14,6 +14,7 @@ import {
   type Actor,
   DEFAULT_PAGE_LIMIT,
   decodeCursor,
+  isStoreCorrupt,
   MAX_PAGE_LIMIT,
   pageFromRows,
   pageOf,
@@ -21,7 +22,6 @@ import {
 } from '../core/index.js';
 import { loadMasterKey, type SecretInfo } from '../credentials/index.js';
 import { codeFiles, commandCodeHash, SandboxService } from '../sandbox/index.js';
-import { isStoreCorrupt } from '../store/index.js';
 import { openToolgate, type Toolgate, type ToolgateOptions } from '../toolgate.js';
 import { makeOutput, type Output, reportError, table, withNextCursor } from './output.js';
 import {

@@ -33,3 +33,4 @@ export {
 } from './page.js';
 export type { Problem } from './problem.js';
 export { joinPointer, pointerToken, prefixProblems, problem } from './problem.js';
+export { isStoreCorrupt, StoreCorruptError } from './store-corrupt.js';

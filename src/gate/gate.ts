@@ -239,7 +239,7 @@ export class Gate {
   constructor(deps: GateDependencies) {
     this.#d = deps;
     this.#clock = deps.clock ?? systemClock;
-    this.#audit = deps.audit ?? new AuditWriter(deps.store.db);
+    this.#audit = deps.audit ?? new AuditWriter(deps.store);
     // Changes made in this process reach the gate at once; other processes within REVISION_CHECK_MS.
     deps.catalog.onCommit(() => this.#invalidate());
   }

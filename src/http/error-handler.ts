@@ -3,14 +3,7 @@
  * the error catalogue. Unknown errors are logged and answered as INTERNAL, never echoed.
  */
 import type { FastifyError, FastifyReply, FastifyRequest } from 'fastify';
-import {
-  ERROR_CODES,
-  type ErrorBody,
-  internalErrorBody,
-  isToolgateError,
-  type Problem,
-} from '../core/index.js';
-import { isStoreUnavailable } from '../store/index.js';
+import { type ErrorBody, internalErrorBody, isToolgateError, type Problem } from '../core/index.js';
 
 interface FastifyValidationIssue {
   readonly instancePath?: string;
@@ -90,16 +83,6 @@ export function toErrorResponse(
       };
     default:
       break;
-  }
-  if (isStoreUnavailable(err)) {
-    return {
-      status: ERROR_CODES.STORE_UNAVAILABLE.http,
-      body: {
-        code: 'STORE_UNAVAILABLE',
-        message: ERROR_CODES.STORE_UNAVAILABLE.summary,
-        details: {},
-      },
-    };
   }
   // Fastify's JSON parser reports syntax errors (and __proto__ keys) as 400 without a code.
   if (fe.statusCode === 400 && err instanceof SyntaxError) {

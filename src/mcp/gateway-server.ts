@@ -14,7 +14,6 @@ import {
 } from '@modelcontextprotocol/sdk/types.js';
 import { isToolgateError } from '../core/index.js';
 import type { GateDecision } from '../gate/index.js';
-import { isStoreUnavailable } from '../store/index.js';
 import type { Toolgate } from '../toolgate.js';
 import { progressRelay } from './progress-relay.js';
 
@@ -219,7 +218,7 @@ export function createGatewayServer(
       if (isToolgateError(err) && err.code === 'SESSION_NOT_FOUND') {
         return failure('SESSION_NOT_FOUND', 'this session has ended; reconnect to start a new one');
       }
-      if (isStoreUnavailable(err) || (isToolgateError(err) && err.code === 'STORE_UNAVAILABLE')) {
+      if (isToolgateError(err) && err.code === 'STORE_UNAVAILABLE') {
         return failure('STORE_UNAVAILABLE', 'the gateway cannot reach its database; retry later');
       }
       options.onError?.(err);

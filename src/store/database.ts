@@ -327,7 +327,7 @@ export type NewAuditRow = Insertable<AuditTable>;
 export type SecretRow = Selectable<SecretTable>;
 export type AuditCheckpointRow = Selectable<AuditCheckpointTable>;
 
-/** An upstream MCP provider (issue 5): its checked spec as canonical JSON. */
+/** An upstream MCP provider: its checked spec as canonical JSON. */
 export interface ProviderTable {
   name: string;
   spec: string;

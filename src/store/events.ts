@@ -1,12 +1,13 @@
 /**
  * @module The administrative event record (who, what, when), appended inside the change's own
  * transaction. Each event is also appended to the chained audit log in that same transaction
- * (kind `event.<action>`), so grants, registrations, quarantine, approvals and configuration
- * changes are covered by the audit log's hashes and signed checkpoints (issue 6).
+ * (kind `event.<action>`) through the store's audit slot, so grants, registrations, quarantine,
+ * approvals and configuration changes are covered by the audit log's hashes and signed
+ * checkpoints: docs/architecture.md §5.
  */
 import { type Kysely, sql, type Transaction } from 'kysely';
-import { appendChained, eventAuditRow } from '../audit/audit-chain.js';
 import type { Actor } from '../core/index.js';
+import { auditSlotOf, type UnchainedRow } from './audit-append.js';
 import type { Database, EventRow } from './database.js';
 
 export interface NewEvent {
@@ -35,11 +36,55 @@ export async function appendEvent(
       .values(values)
       .returning('seq')
       .executeTakeFirstOrThrow();
-    await appendChained(trx, [eventAuditRow({ ...values, seq: Number(seq) })]);
+    await auditSlotOf(trx).appendIn(trx, [eventAuditRow({ ...values, seq: Number(seq) })]);
   };
   // The event and its audit record commit together.
   if (db.isTransaction) await write(db as Transaction<Database>);
   else await db.transaction().execute(write);
+}
+
+/** The audit record of an administrative event (kind `event.<action>`). */
+export function eventAuditRow(event: {
+  readonly seq: number;
+  readonly at: string;
+  readonly actor: string;
+  readonly via: string;
+  readonly action: string;
+  readonly subject: string;
+  readonly details: string;
+}): UnchainedRow {
+  return {
+    at: event.at,
+    kind: `event.${event.action}`,
+    call_id: null,
+    trace_id: null,
+    session_id: null,
+    run_id: null,
+    agent_id: null,
+    user_id: null,
+    tool_id: null,
+    tool_version: null,
+    args_hash: null,
+    args_redacted: null,
+    decision: 'none',
+    code: null,
+    rule: null,
+    message: null,
+    approval_id: null,
+    approver: null,
+    egress_host: null,
+    bytes_out: null,
+    duration_ms: null,
+    outcome: null,
+    model: null,
+    details: JSON.stringify({
+      event_seq: event.seq,
+      actor: event.actor,
+      via: event.via,
+      subject: event.subject,
+      details: JSON.parse(event.details) as unknown,
+    }),
+  };
 }
 
 export async function listEvents(

@@ -1,11 +1,14 @@
 /**
- * @module Storage (DESIGN.md C17): SQLite by default, PostgreSQL for replicas, one schema.
- * Anything exported here is public API. Services query through `Store.db`; fronts only open and
- * close a store and hand it to services.
+ * @module Storage (C17): SQLite by default, PostgreSQL for replicas, one schema. Anything exported
+ * here is public API. Services query through `Store.db`; the audit log appends through
+ * `Store.audit`; fronts only open and close a store and hand it to services. Driver errors never
+ * leave the store: docs/architecture.md §5.
  */
+export type { AuditAppend, AuditCommit, RawArgumentsRow, UnchainedRow } from './audit-append.js';
 export type {
   AgentRow,
   ApprovalRow,
+  AuditCheckpointRow,
   AuditRow,
   ChangeRequestRow,
   Database,
@@ -34,4 +37,4 @@ export type { Dialect } from './migrations.js';
 export { olderThan } from './newest-first.js';
 export type { Store } from './open-store.js';
 export { DEFAULT_DB_URL, openStore, parseDbUrl } from './open-store.js';
-export { isStoreCorrupt, isStoreUnavailable, isUniqueViolation } from './store-errors.js';
+export { isUniqueViolation } from './store-errors.js';

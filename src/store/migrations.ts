@@ -4,9 +4,9 @@
  * columns and queries are otherwise identical.
  */
 import { type Kysely, type Migration, type MigrationProvider, sql } from 'kysely';
-import { chainRows, eventAuditRow } from '../audit/audit-chain.js';
-import { GENESIS_PREV_HASH, recordHash } from '../audit/record-hash.js';
+import { chainRows, GENESIS_PREV_HASH, recordHash } from '../audit-chain/index.js';
 import type { Database } from './database.js';
+import { eventAuditRow } from './events.js';
 
 export type Dialect = 'sqlite' | 'postgres';
 
@@ -88,7 +88,7 @@ function initial(dialect: Dialect): Migration {
         .columns(['subject', 'seq'])
         .execute();
 
-      // The events table is append-only; the audit chain (issue 6) will rely on it.
+      // The events table is append-only; the audit chain relies on it.
       if (dialect === 'sqlite') {
         await sql`create trigger events_no_update before update on events
           begin select raise(abort, 'events are append-only'); end`.execute(db);
@@ -128,7 +128,7 @@ const rowRevision: Migration = {
   },
 };
 
-/** Identity, sessions, limits, approvals and the call audit log (issue 3, the gate). */
+/** Identity, sessions, limits, approvals and the call audit log (the gate). */
 function gate(dialect: Dialect): Migration {
   return {
     async up(db: Kysely<unknown>): Promise<void> {
@@ -341,7 +341,7 @@ const changeRequests: Migration = {
 };
 
 /**
- * Secrets (DESIGN.md C11): one row per tool × secret name × environment, the current version
+ * Secrets (C11): one row per tool × secret name × environment, the current version
  * only. The value is AES-256-GCM ciphertext under a master key that never enters the database;
  * `key_id` names that key so a wrong one is reported as such.
  */
@@ -367,7 +367,7 @@ const secrets: Migration = {
 };
 
 /**
- * The audit chain (issue 6): every audit record gets seq, prev_hash and its leaf hash; records
+ * The audit chain: every audit record gets seq, prev_hash and its leaf hash; records
  * written before this migration are chained in seq order (renumbered gap-free), followed by the
  * events recorded so far; checkpoints get their own append-only table. From here on a row without
  * its chain is refused (NOT NULL on PostgreSQL, a trigger on SQLite, which cannot add NOT NULL).
@@ -460,7 +460,7 @@ const sessionSuspension: Migration = {
   },
 };
 
-/** Upstream MCP providers (issue 5): their specs and each imported tool's pin and state. */
+/** Upstream MCP providers: their specs and each imported tool's pin and state. */
 const providers: Migration = {
   async up(db: Kysely<unknown>): Promise<void> {
     await db.schema
@@ -523,7 +523,7 @@ const identityBinding: Migration = {
 };
 
 /**
- * Ceilings no new session or run resets (issue 11): each agent's configured ceilings, and the
+ * Ceilings no new session or run resets: each agent's configured ceilings, and the
  * counters of their rolling windows, one row per (counter key, time bucket).
  */
 const ceilings: Migration = {

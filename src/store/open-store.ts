@@ -4,23 +4,23 @@
  */
 import { resolve } from 'node:path';
 import { Kysely, Migrator, sql } from 'kysely';
-import { ToolgateError } from '../core/index.js';
+import { type AuditAppend, bindAuditSlot } from './audit-append.js';
 import type { Database } from './database.js';
+import { edgeDialect } from './edge-driver.js';
 import { type Dialect, migrationProvider } from './migrations.js';
+import { auditAppend as postgresAuditAppend } from './postgres/audit-append.js';
 import { createPostgresDialect } from './postgres/dialect.js';
-import { createSqliteDialect, type SqliteHandle } from './sqlite/dialect.js';
+import { auditAppend as sqliteAuditAppend } from './sqlite/audit-append.js';
+import { createSqliteDialect } from './sqlite/dialect.js';
+import { storeError, storeUnavailable } from './store-errors.js';
 
 export interface Store {
   readonly dialect: Dialect;
   readonly db: Kysely<Database>;
   /** Where the data lives, with any password removed; safe to print. */
   readonly location: string;
-  /**
-   * The SQLite handle behind `db` (null on PostgreSQL), for hot paths that run prepared statements
-   * directly. Use only inside `db.connection().execute(…)`, which keeps every other query off the
-   * connection meanwhile.
-   */
-  readonly sqlite: SqliteHandle | null;
+  /** The audit slot of this store's dialect (audit-append.ts): the audit log appends through it. */
+  readonly audit: AuditAppend;
   ping(): Promise<void>;
   close(): Promise<void>;
 }
@@ -45,38 +45,53 @@ export function parseDbUrl(url: string): { dialect: Dialect; target: string; loc
   );
 }
 
-/** Opens and migrates; on failure the connection is closed before the error is thrown. */
+/**
+ * Opens and migrates; on failure the connection is closed before the error is thrown. Errors are
+ * the store's own (store-errors.ts): a database that cannot be reached is STORE_UNAVAILABLE, a
+ * damaged file StoreCorruptError, here as from every later query.
+ */
 export async function openStore(url: string): Promise<Store> {
   const { dialect, target, location } = parseDbUrl(url);
-  const sqlite = dialect === 'sqlite' ? createSqliteDialect(target) : null;
-  const db = new Kysely<Database>({
-    dialect: sqlite ? sqlite.dialect : createPostgresDialect(target),
-  });
+  let sqlite: ReturnType<typeof createSqliteDialect> | null;
+  try {
+    sqlite = dialect === 'sqlite' ? createSqliteDialect(target) : null;
+  } catch (err) {
+    throw storeError(err);
+  }
+  const edge = edgeDialect(sqlite ? sqlite.dialect : createPostgresDialect(target));
+  const db = new Kysely<Database>({ dialect: edge.dialect });
+  const close = async () => {
+    await edge.driver.destroy();
+    await sqlite?.checkpointerClosed();
+  };
   try {
     const migrator = new Migrator({ db, provider: migrationProvider(dialect) });
     const { error } = await migrator.migrateToLatest();
-    if (error) throw error;
+    if (error) throw storeError(error);
   } catch (err) {
-    await db.destroy();
+    await close();
     throw err;
   }
+  const audit = sqlite ? sqliteAuditAppend(db, sqlite.database) : postgresAuditAppend(db);
+  bindAuditSlot(db, audit);
   return {
     dialect,
     db,
     location,
-    sqlite: sqlite?.database ?? null,
+    audit,
     async ping() {
       try {
         await sql`select 1`.execute(db);
       } catch {
-        throw new ToolgateError('STORE_UNAVAILABLE', 'the database cannot be reached', {});
+        throw storeUnavailable();
       }
     },
-    // On SQLite, also wait for the checkpointer's connection to close: when this resolves, the
+    // Through the edge driver, not db.destroy(): later queries then answer STORE_UNAVAILABLE. On
+    // SQLite, also wait for the checkpointer's connection to close: when this resolves, the
     // database files are settled (nothing removes or recreates -wal/-shm behind the caller).
     close: async () => {
-      await db.destroy();
-      await sqlite?.checkpointerClosed();
+      audit.release();
+      await close();
     },
   };
 }

@@ -1,4 +1,10 @@
-/** @module Recognizes errors that mean "the database cannot be reached", whichever backend. */
+/**
+ * @module What a driver's error means, whichever backend, and its translation at the store's edge
+ * (src/store/edge-driver.ts): "the database cannot be reached" becomes
+ * `ToolgateError('STORE_UNAVAILABLE')` and damaged data becomes `StoreCorruptError`, so no caller
+ * of the store ever looks at a driver's codes: docs/architecture.md §5.
+ */
+import { StoreCorruptError, ToolgateError } from '../core/index.js';
 
 /** Node socket errors and PostgreSQL SQLSTATEs for connection loss, shutdown and overload. */
 const UNAVAILABLE_CODES = new Set([
@@ -24,9 +30,7 @@ const UNAVAILABLE_CODES = new Set([
  * True when `err` says the store is down or gone rather than that a query was wrong, so fronts
  * can answer 503 STORE_UNAVAILABLE (retry later) instead of 500.
  */
-export function isStoreUnavailable(err: unknown): boolean {
-  if (typeof err !== 'object' || err === null) return false;
-  const { code, message } = err as { code?: unknown; message?: unknown };
+function isUnavailable(code: unknown, message: unknown): boolean {
   if (
     typeof code === 'string' &&
     (UNAVAILABLE_CODES.has(code) || code.startsWith('SQLITE_IOERR'))
@@ -41,6 +45,44 @@ export function isStoreUnavailable(err: unknown): boolean {
   );
 }
 
+/** PostgreSQL's SQLSTATEs for data and index corruption, and SQLite's file that is no database. */
+const CORRUPT_CODES = new Set(['XX001', 'XX002', 'SQLITE_NOTADB']);
+
+/**
+ * True for a damaged database file (SQLite's "database disk image is malformed", a file that is
+ * not a database; PostgreSQL's data or index corruption): reading on will not help.
+ */
+function isCorrupt(code: unknown): code is string {
+  return typeof code === 'string' && (CORRUPT_CODES.has(code) || code.startsWith('SQLITE_CORRUPT'));
+}
+
+/** The unavailable error every front answers 503 to; the driver's words stay out of it. */
+export function storeUnavailable(): ToolgateError<'STORE_UNAVAILABLE'> {
+  return new ToolgateError('STORE_UNAVAILABLE', 'the database cannot be reached', {});
+}
+
+/**
+ * A driver's error as the store reports it: STORE_UNAVAILABLE, StoreCorruptError, or the error
+ * itself (a constraint, a syntax error: the caller's to handle). Errors already translated pass.
+ */
+export function storeError(err: unknown): unknown {
+  if (typeof err !== 'object' || err === null || err instanceof ToolgateError) return err;
+  if (err instanceof StoreCorruptError) return err;
+  const { code, message } = err as { code?: unknown; message?: unknown };
+  if (isUnavailable(code, message)) return storeUnavailable();
+  if (isCorrupt(code)) {
+    return new StoreCorruptError(code, typeof message === 'string' ? message : 'unreadable', {
+      cause: err,
+    });
+  }
+  return err;
+}
+
+/** Throws `storeError(err)`: the rejection handler of every query at the edge. */
+export function rethrowStoreError(err: unknown): never {
+  throw storeError(err);
+}
+
 /** A primary-key or unique conflict, as SQLite and PostgreSQL each spell it. */
 export function isUniqueViolation(err: unknown): boolean {
   const code = (err as { code?: unknown } | null)?.code;
@@ -49,17 +91,4 @@ export function isUniqueViolation(err: unknown): boolean {
     code === 'SQLITE_CONSTRAINT_PRIMARYKEY' ||
     code === 'SQLITE_CONSTRAINT_UNIQUE'
   );
-}
-
-/** PostgreSQL's SQLSTATEs for data and index corruption. */
-const CORRUPT_CODES = new Set(['XX001', 'XX002', 'SQLITE_NOTADB']);
-
-/**
- * True when `err` says the database file itself is damaged (SQLite's "database disk image is
- * malformed", a file that is not a database; PostgreSQL's data or index corruption): reading on
- * will not help, and the audit verifier reports it as a finding rather than crashing.
- */
-export function isStoreCorrupt(err: unknown): boolean {
-  const code = (err as { code?: unknown } | null)?.code;
-  return typeof code === 'string' && (CORRUPT_CODES.has(code) || code.startsWith('SQLITE_CORRUPT'));
 }

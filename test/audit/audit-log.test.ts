@@ -177,7 +177,7 @@ for (const backend of backends()) {
         try {
           const logs = [other, mine].map(
             (s) =>
-              new AuditLog(s.db, {
+              new AuditLog(s, {
                 signer: generateNoteSigner(DEFAULT_ORIGIN).signer,
                 checkpointEvery: 50,
                 checkpointIntervalMs: 0,

@@ -172,7 +172,7 @@ test('SIGKILL mid-load: the log verifies, executions have pre-records, answers a
   const store = await openStore(`sqlite:${dbPath}`);
   try {
     const pem = readFileSync(join(dataDir, 'audit-signing-key.pem'), 'utf8');
-    const log = new AuditLog(store.db, {
+    const log = new AuditLog(store, {
       signer: NoteSigner.fromPem(DEFAULT_ORIGIN, pem),
       checkpoints: false,
     });

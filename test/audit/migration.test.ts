@@ -48,7 +48,7 @@ for (const backend of backends()) {
 
         const store = await openStore(url);
         try {
-          const log = new AuditLog(store.db, {
+          const log = new AuditLog(store, {
             signer: generateNoteSigner(DEFAULT_ORIGIN).signer,
             checkpointIntervalMs: 0,
           });

@@ -67,7 +67,7 @@ before(async () => {
   signer = fresh.signer;
   writeFileSync(keyPem, fresh.pem, { mode: 0o600 });
   const store = await openStore(`sqlite:${pristine}`);
-  const log = new AuditLog(store.db, { signer, checkpointEvery: 10, checkpointIntervalMs: 0 });
+  const log = new AuditLog(store, { signer, checkpointEvery: 10, checkpointIntervalMs: 0 });
   for (let i = 0; i < RECORDS; i++) {
     await log.writer.append(record(i));
     if (i === 4) {
@@ -108,7 +108,7 @@ function tampered(name: string, attack: (db: Database.Database) => void): string
 async function verifyDb(path: string, keys?: string[]): Promise<VerifyReport> {
   const store = await openStore(`sqlite:${path}`);
   try {
-    const log = new AuditLog(store.db, { signer, checkpoints: false });
+    const log = new AuditLog(store, { signer, checkpoints: false });
     return await log.verify(keys ? { keys } : {});
   } finally {
     await store.close();
@@ -394,7 +394,7 @@ describe('audit verify --bundle finds tampering offline', () => {
   before(async () => {
     bundle = join(dir, 'bundle');
     const store = await openStore(`sqlite:${pristine}`);
-    const log = new AuditLog(store.db, { signer, checkpoints: false });
+    const log = new AuditLog(store, { signer, checkpoints: false });
     await log.exportBundle(bundle, { from: 11, to: 33 });
     await store.close();
   });

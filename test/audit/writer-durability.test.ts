@@ -44,8 +44,7 @@ describe('audit writer durability on SQLite', () => {
       release = r;
     });
     const synced: number[] = [];
-    const writer = new AuditWriter(s.db, {
-      sqlite: s.sqlite,
+    const writer = new AuditWriter(s, {
       syncFile: async (fd) => {
         await gate;
         await realSync(fd);
@@ -84,8 +83,7 @@ describe('audit writer durability on SQLite', () => {
 
   test('a failed sync fails every record of its batch', async () => {
     const s = await store('b.db');
-    const writer = new AuditWriter(s.db, {
-      sqlite: s.sqlite,
+    const writer = new AuditWriter(s, {
       syncFile: async () => {
         throw new Error('EIO: simulated');
       },
@@ -104,10 +102,9 @@ describe('audit writer durability on SQLite', () => {
   test('one caller’s records sync inside their own commit, never through the pool', async () => {
     const s = await store('c.db');
     let poolSyncs = 0;
-    const log = new AuditLog(s.db, { sqlite: s.sqlite, checkpoints: false });
+    const log = new AuditLog(s, { checkpoints: false });
     // The log's writer is the gateway's; a second writer on the same handle shows the rule.
-    const writer = new AuditWriter(s.db, {
-      sqlite: s.sqlite,
+    const writer = new AuditWriter(s, {
       syncFile: async (fd) => {
         poolSyncs += 1;
         await realSync(fd);

@@ -17,7 +17,7 @@ import {
   verifyConsistency,
   verifyInclusion,
 } from '../../src/audit/index.js';
-import { recordBytesReference } from '../../src/audit/record-hash.js';
+import { recordBytesReference } from '../../src/audit-chain/record-hash.js';
 
 function mth(leaves: readonly Buffer[]): Buffer {
   if (leaves.length === 0) return createHash('sha256').digest();

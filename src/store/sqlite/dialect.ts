@@ -21,7 +21,7 @@ export function createSqliteDialect(path: string): {
   }
   const database = new BetterSqlite3(path);
   database.pragma('journal_mode = WAL');
-  // FULL: a record the gateway acknowledged is on disk, also after power loss (DESIGN.md C12).
+  // FULL: a record the gateway acknowledged is on disk, also after power loss (C12).
   database.pragma('synchronous = FULL');
   database.pragma('foreign_keys = ON');
   // The CLI and a running server share the file; wait for the writer instead of failing.
