@@ -24,7 +24,12 @@ class EdgeConnection implements DatabaseConnection {
   constructor(readonly inner: DatabaseConnection) {}
 
   executeQuery<R>(query: CompiledQuery): Promise<QueryResult<R>> {
-    return this.inner.executeQuery<R>(query).catch(rethrowStoreError);
+    try {
+      return this.inner.executeQuery<R>(query).catch(rethrowStoreError);
+    } catch (err) {
+      // Kysely's SQLite connection runs the statement before it returns its promise.
+      return Promise.reject(storeError(err));
+    }
   }
 
   async *streamQuery<R>(
