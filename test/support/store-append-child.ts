@@ -12,11 +12,12 @@ const store = await openStore(url);
 process.stdout.write('ready\n');
 const seqs: number[] = [];
 for (let b = 0; b < Number(batches ?? 1); b++) {
-  const { rows } = await store.audit.commit(
+  const { rows, durable } = await store.audit.commit(
     auditRows(Number(count ?? 1), `child${b}`),
     [],
     b % 2 === 1,
   );
+  await durable;
   for (const r of rows) seqs.push(Number(r.seq));
 }
 process.stdout.write(`${JSON.stringify(seqs)}\n`);

@@ -49,6 +49,12 @@ export function auditAppend(db: Kysely<Database>, database: BetterSqlite3.Databa
   let pageStatement: BetterSqlite3.Statement<[number, number]> | null = null;
   /** The WAL file's descriptor, for syncing it; null when there is none; undefined: not looked. */
   let wal: number | null | undefined;
+  /** Deferred syncs still running: a descriptor is closed only once none of them uses it. */
+  const syncing = new Set<Promise<void>>();
+  const closeWhenIdle = (fd: number) => {
+    if (syncing.size === 0) closeSync(fd);
+    else void Promise.allSettled([...syncing]).then(() => closeSync(fd));
+  };
 
   const prepared = (): Append => {
     const head = database.prepare('select seq, hash from audit_log order by seq desc limit 1');
@@ -95,7 +101,7 @@ export function auditAppend(db: Kysely<Database>, database: BetterSqlite3.Databa
       // process) would leave this descriptor syncing a file nobody writes: open the new one.
       try {
         if (fstatSync(wal).nlink > 0) return wal;
-        closeSync(wal);
+        closeWhenIdle(wal);
       } catch {}
       wal = undefined;
     }
@@ -123,7 +129,14 @@ export function auditAppend(db: Kysely<Database>, database: BetterSqlite3.Databa
           throw storeError(err);
         }
       });
-      return { rows: written, durable: fd === null ? null : syncFile(fd) };
+      if (fd === null) return { rows: written, durable: null };
+      const durable = syncFile(fd);
+      syncing.add(durable);
+      const done = () => {
+        syncing.delete(durable);
+      };
+      durable.then(done, done);
+      return { rows: written, durable };
     },
 
     async appendIn(trx, rows) {
@@ -161,7 +174,7 @@ export function auditAppend(db: Kysely<Database>, database: BetterSqlite3.Databa
     },
 
     release() {
-      if (typeof wal === 'number') closeSync(wal);
+      if (typeof wal === 'number') closeWhenIdle(wal);
       wal = undefined;
     },
   };
