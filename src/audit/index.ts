@@ -1,5 +1,5 @@
 /**
- * @module The tamper-evident audit log (DESIGN.md C12, issue 6): chained records, RFC 9162 Merkle
+ * @module The tamper-evident audit log (C12): chained records, RFC 9162 Merkle
  * tree, Ed25519-signed checkpoints (C2SP tlog-checkpoint), proofs, verification and export
  * bundles. Anything exported here is public API.
  */

@@ -1,5 +1,5 @@
 /**
- * @module toolgate as an MCP server over Streamable HTTP at /mcp (DESIGN.md C15), on the REST
+ * @module toolgate as an MCP server over Streamable HTTP at /mcp (C15), on the REST
  * port. Every request carries a bearer token (agent API key or JWT); the MCP session is bound to
  * the agent that opened it and to one gate session. A request for another agent's MCP session is
  * answered as if the session did not exist. Protocol faults (bad JSON, oversized bodies, no

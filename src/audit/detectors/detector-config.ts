@@ -131,7 +131,7 @@ export function webhookUrlProblem(url: string, allowHosts: readonly string[]): s
   if (parsed.protocol !== 'http:' && parsed.protocol !== 'https:') return 'must be http(s)';
   const host = parsed.hostname.toLowerCase();
   if (LOOPBACK.has(host)) return null;
-  // Exact host names only, compared after parsing (DESIGN.md C6): no suffix matching.
+  // Exact host names only, compared after parsing (C6): no suffix matching.
   if (!allowHosts.map((h) => h.toLowerCase()).includes(host))
     return `host ${host} is neither loopback nor in webhook.allow_hosts`;
   if (parsed.protocol !== 'https:') return 'must be https for a non-loopback host';

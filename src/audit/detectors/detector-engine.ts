@@ -1,5 +1,5 @@
 /**
- * @module The detector engine (DESIGN.md C13): consumes every committed audit record, off the
+ * @module The detector engine (C13): consumes every committed audit record, off the
  * call path, resolves the tool and agent facts detectors need, runs each enabled detector and
  * answers every alert with an audit record (kind `alert`), an event, a webhook and, where
  * configured, the session's suspension. Bounded: a backlog past MAX_QUEUE drops records (counted).

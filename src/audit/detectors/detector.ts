@@ -1,5 +1,5 @@
 /**
- * @module What a detector sees and what it raises (DESIGN.md C13). Detectors are pure state
+ * @module What a detector sees and what it raises (C13). Detectors are pure state
  * machines over committed audit records: no I/O in `observe`, bounded memory, baselines loaded
  * once from the store.
  */

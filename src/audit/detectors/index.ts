@@ -1,5 +1,5 @@
 /**
- * @module Detectors (DESIGN.md C13) over the committed audit record stream. Anything exported
+ * @module Detectors (C13) over the committed audit record stream. Anything exported
  * here is public API.
  */
 export type { Alert, Detector, DetectorName, Observed, ToolFacts } from './detector.js';

@@ -1,7 +1,7 @@
 /**
  * @module Detector: a successful call to a private-data tool, then an egress attempt (a tool
  * whose egress is not `none`, allowed, denied or waiting for approval) in the same session
- * within the window — the exfiltration shape of DESIGN.md §5. Once per session and egress tool.
+ * within the window — the exfiltration shape of the story in docs/architecture.md §1. Once per session and egress tool.
  */
 import type { Kysely } from 'kysely';
 import type { Database } from '../../store/index.js';
