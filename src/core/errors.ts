@@ -1,7 +1,9 @@
 /**
  * @module The one error catalogue: stable string codes, each mapped once to an HTTP status and a
- * JSON-RPC code. Adding a code without a mapping does not compile; `docs/errors.md` documents the
- * `details` shape of every code (a test checks that).
+ * JSON-RPC code, for both wires (REST and MCP take every code and number from here:
+ * docs/architecture.md §7). Adding a code without a mapping does not compile; `docs/errors.md`
+ * documents the `details` shape of every code (a test checks that, and that no front sends a code
+ * or JSON-RPC number that is not here).
  */
 import type { Problem } from './problem.js';
 
