@@ -43,10 +43,10 @@ const PENDING: ReadonlySet<string> = new Set([
   'src/store/sqlite/dialect.ts',
 ]);
 
-/** Every text file under src/, docs/ and test/, and README.md, as repository-relative paths. */
+/** Every file under the repository's own folders, and README.md, as repository-relative paths. */
 function files(): string[] {
   const out = ['README.md'];
-  for (const folder of ['src', 'docs', 'test']) {
+  for (const folder of ['src', 'docs', 'test', 'bench', 'demo', 'examples', 'scripts']) {
     for (const entry of readdirSync(join(ROOT, folder), { recursive: true, withFileTypes: true })) {
       if (entry.isFile()) out.push(relative(ROOT, join(entry.parentPath, entry.name)));
     }
@@ -68,7 +68,7 @@ function outsideReferences(file: string): string[] {
   return found;
 }
 
-test('no file in src/, docs/, test/ or README.md cites a document outside the repository', () => {
+test('no file in src/, docs/, test/, bench/, demo/, examples/, scripts/ or README.md cites a document outside the repository', () => {
   const found = files()
     .filter((f) => !PENDING.has(f))
     .flatMap(outsideReferences);
