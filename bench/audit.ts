@@ -1,5 +1,5 @@
 /**
- * Audit log benchmark (issue 6), all on SQLite (WAL, synchronous=FULL) in a temp folder:
+ * Audit log benchmark, all on SQLite (WAL, synchronous=FULL) in a temp folder:
  *
  * 1. Durable append throughput with group commit: CONCURRENCY appenders in a closed loop through
  *    the real AuditWriter (chain head locked, records hashed and linked, one transaction and one

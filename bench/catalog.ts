@@ -1,5 +1,5 @@
 /**
- * Catalog benchmark (issue 2): registration throughput and discovery latency with 10,000 tools on
+ * Catalog benchmark: registration throughput and discovery latency with 10,000 tools on
  * SQLite (WAL, synchronous=FULL). Baselines measured in the same run: a raw prepared INSERT of
  * the same rows with no validation, scanning or events (what an unchecked registry costs), and a
  * naive linear substring scan for search. The last line printed is one JSON object.

@@ -1,5 +1,5 @@
 /**
- * Gate benchmark (issue 3): the whole pipeline in process (DESIGN.md §1) for an ALLOWED call to a
+ * Gate benchmark: the whole pipeline in process (docs/architecture.md §1) for an ALLOWED call to a
  * no-op inline `read` tool, with durable audit on SQLite (WAL, synchronous=FULL). Floors measured
  * in the same run, on the same disk: a bare Ajv validation of the same arguments, a bare Cedar
  * evaluation of the same request, and a bare append+fsync of a 1 KB record. The pipeline runs
@@ -585,7 +585,7 @@ try {
   closeSync(fd2);
   await tg.close();
 
-  // --- Goals (issue 3): the pipeline against the sum of the three floors (Ajv + Cedar + fsync).
+  // --- Goals: the pipeline against the sum of the three floors (Ajv + Cedar + fsync).
   // Both pipelines are held to them: the one with the Cedar policy, and the one without policies.
   // Stricter, and reported beside them (not a goal of the issue): the pipeline without policies
   // against Ajv + fsync alone, as if Cedar's floor were not there to absorb any overhead.

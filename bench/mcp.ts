@@ -1,5 +1,5 @@
 /**
- * MCP gateway benchmark (issue 5): tools/call round trips to server-everything's `echo` tool (run
+ * MCP gateway benchmark: tools/call round trips to server-everything's `echo` tool (run
  * over stdio), all with the same official SDK client, in one run:
  *   (a) direct: the SDK client over stdio to the server;
  *   (b) plain proxy: the SDK client over Streamable HTTP through mcp-proxy from npm

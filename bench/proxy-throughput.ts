@@ -1,5 +1,5 @@
 /**
- * Egress proxy throughput (issue 4): a 10 MB download from a loopback server, directly over TCP
+ * Egress proxy throughput: a 10 MB download from a loopback server, directly over TCP
  * (the baseline, measured in the same run) and through the egress proxy's Unix socket, both as a
  * CONNECT tunnel (what HTTPS tools use) and as a plain absolute-form HTTP request.
  *

@@ -1,5 +1,5 @@
 /**
- * Sandbox benchmark (issue 4): cold start of `true`, RUNS rounds over every contender in turn
+ * Sandbox benchmark: cold start of `true`, RUNS rounds over every contender in turn
  * (round robin, so load drifting on a shared host hits all alike), p50 and
  * p95 in milliseconds, in one run on one host:
  *   - floor: a plain child_process spawn of `true` (no isolation at all);

@@ -1,4 +1,4 @@
-/** @module Signed, short-lived approval tokens bound to one exact call (DESIGN.md C8). */
+/** @module Signed, short-lived approval tokens bound to one exact call (C8). */
 import {
   createPrivateKey,
   createPublicKey,

@@ -1,5 +1,5 @@
 /**
- * @module Rate limit on approvers' TOTP codes (issue 11). Three live codes in a million make an
+ * @module Rate limit on approvers' TOTP codes. Three live codes in a million make an
  * unthrottled check guessable; here every attempt is taken from a per-approver row in the shared
  * database by one conditional update, so no two attempts (on any replica) are checked inside one
  * backoff interval. A wrong or reused code doubles the wait (1 s … 5 min); ten consecutive

@@ -1,4 +1,4 @@
-/** @module How many approvers a tool's registration or grant needs (DESIGN.md C1, C4). */
+/** @module How many approvers a tool's registration or grant needs (C1, C4). */
 import type { ToolDefinition } from './tool-definition.js';
 
 /** 2 for irreversible and permission-changing tools, 1 for other privileged ones, else 0. */

@@ -1,5 +1,5 @@
 /**
- * @module The catalog service (DESIGN.md C1–C3): registration in one transaction, lifecycle,
+ * @module The catalog service (C1–C3): registration in one transaction, lifecycle,
  * quarantine and release. Every change appends an event in the same transaction and bumps the
  * catalog revision so caches (discovery, later the gate) notice.
  */

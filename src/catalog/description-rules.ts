@@ -1,4 +1,4 @@
-/** @module Tool-poisoning rules (DESIGN.md C3) as data: what the description scanner flags, and why. */
+/** @module Tool-poisoning rules (C3) as data: what the description scanner flags, and why. */
 
 export type DescriptionRuleCategory =
   | 'instruction'

@@ -1,4 +1,4 @@
-/** @module Scans tool names, descriptions and schema texts for tool poisoning (DESIGN.md C3). */
+/** @module Scans tool names, descriptions and schema texts for tool poisoning (C3). */
 
 import { decodedTexts, identifierWords, letterSpacedText } from './derived-texts.js';
 import type {

@@ -1,5 +1,5 @@
 /**
- * @module Capability search (DESIGN.md C5, dynamic part): BM25 over name, description and tags
+ * @module Capability search (C5, dynamic part): BM25 over name, description and tags
  * with MiniSearch. Only offerable versions are indexed (active or deprecated, never quarantined),
  * one entry per tool: its newest such version. The index is rebuilt when the catalog revision
  * moves, so a change made by another process (the CLI, another replica) is seen on the next query.

@@ -1,5 +1,5 @@
 /**
- * @module The catalog (DESIGN.md C1–C3, C5 search): definitions, registration, lifecycle,
+ * @module The catalog (C1–C3, C5 search): definitions, registration, lifecycle,
  * description safety, discovery. Anything exported here is public API.
  */
 export { approversNeeded } from './approvers-needed.js';

@@ -1,4 +1,4 @@
-/** @module Version lifecycle (DESIGN.md C2): the allowed transitions and the effective state at a time. */
+/** @module Version lifecycle (C2): the allowed transitions and the effective state at a time. */
 import type { LifecycleState } from './tool-definition.js';
 
 export const DEFAULT_MIGRATION_WINDOW_DAYS = 30;

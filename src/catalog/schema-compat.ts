@@ -1,4 +1,4 @@
-/** @module Breaking-change detection between consecutive versions of a tool's schemas (DESIGN C2). */
+/** @module Breaking-change detection between consecutive versions of a tool's schemas (C2). */
 import semver from 'semver';
 import { linearTest } from './linear-regexp.js';
 

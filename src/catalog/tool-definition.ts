@@ -1,4 +1,4 @@
-/** @module The tool definition (DESIGN.md C1) as a type; its JSON Schema is in tool-definition-schema.ts. */
+/** @module The tool definition (C1) as a type; its JSON Schema is in tool-definition-schema.ts. */
 
 export type JsonSchemaObject = { readonly [keyword: string]: unknown };
 
@@ -52,7 +52,7 @@ export interface RateLimit {
 }
 
 /**
- * What one allowed call costs, charged to the spend budgets before it runs (issue 11): a fixed
+ * What one allowed call costs, charged to the spend budgets before it runs: a fixed
  * amount in minor units (cents), or taken from a required numeric argument, either already in
  * cents (`unit: cents`, an integer) or in major units with at most two decimal places
  * (`unit: major`, 12.34 → 1234 cents, exactly; a third place is refused, never rounded).
@@ -101,7 +101,7 @@ export type Runtime =
   | { readonly kind: 'mcp'; readonly provider: string; readonly tool: string }
   | { readonly kind: 'inline'; readonly handler: string };
 
-/** Semantic argument checks (DESIGN.md C6) beyond the JSON Schema. */
+/** Semantic argument checks (C6) beyond the JSON Schema. */
 export interface ArgumentsPolicy {
   /** Absolute directories that arguments marked `"x-toolgate": "path"` must resolve under. */
   readonly path_roots?: readonly string[];
@@ -141,7 +141,10 @@ export interface ToolDefinition {
   readonly arguments_policy: ArgumentsPolicy;
 }
 
-/** The default gate of each action class (DESIGN.md C1 table); a definition may tighten, never loosen. */
+/**
+ * The default gate of each action class (the table in docs/architecture.md §1); a definition may
+ * tighten it, never loosen it.
+ */
 export const APPROVAL_FLOOR: Readonly<Record<ActionClass, Approval>> = {
   read: { mode: 'none', second_factor: false, out_of_band: false },
   reversible_write: { mode: 'none', second_factor: false, out_of_band: false },

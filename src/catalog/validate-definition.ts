@@ -454,7 +454,7 @@ function normalizeSandbox(raw: RawDefinition, problems: Problem[]): SandboxRequi
       ),
     );
   }
-  // Only pure transforms may run without namespaces (DESIGN.md C9); commands always need a sandbox.
+  // Only pure transforms may run without namespaces (C9); commands always need a sandbox.
   const pure = raw.data_access === 'none' && raw.egress.mode === 'none';
   if (raw.runtime.kind === 'command' || raw.runtime.kind === 'mcp') {
     if (isolation === 'none' || (isolation === 'process' && !pure)) {

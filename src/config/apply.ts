@@ -1,5 +1,5 @@
 /**
- * @module `apply -f` (DESIGN.md C18, STYLE.md habit 11): validates every document of a file, then
+ * @module `apply -f` (C18, docs/architecture.md §2): validates every document of a file, then
  * applies all of them in ONE transaction. Any invalid document refuses the whole file and nothing
  * is written. A dry run performs the same work and rolls it back, so its plan is exactly what a
  * real apply would do. Idempotent: applying the same file twice changes nothing the second time.

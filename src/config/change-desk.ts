@@ -1,5 +1,5 @@
 /**
- * @module Four-eyes administrative changes (DESIGN.md C4): a grant that unlocks a privileged tool
+ * @module Four-eyes administrative changes (C4): a grant that unlocks a privileged tool
  * waits for one approver, and registering or granting an irreversible (or permission-changing)
  * tool waits for two distinct approvers. Each approver proves themselves with their own TOTP, so
  * one admin token cannot stand in for two people.
@@ -273,7 +273,7 @@ export class ChangeDesk {
     return Promise.all((await q.execute()).map((r) => this.#view(r)));
   }
 
-  /** One page of change requests, newest first, walked by (created_at, id) (issue 11). */
+  /** One page of change requests, newest first, walked by (created_at, id). */
   async page(status: string | undefined, request: PageRequest = {}): Promise<Page<ChangeView>> {
     const limit = pageLimit(request.limit);
     let q = this.#db

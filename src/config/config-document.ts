@@ -1,5 +1,5 @@
 /**
- * @module Configuration as data (STYLE.md habit 11): the documents `apply -f` and POST /v1/apply
+ * @module Configuration as data (docs/architecture.md §2): the documents `apply -f` and POST /v1/apply
  * accept, their published JSON Schema, and a parser for YAML (multi-document) or JSON text.
  */
 import { fileURLToPath } from 'node:url';

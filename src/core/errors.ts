@@ -1,7 +1,9 @@
 /**
  * @module The one error catalogue: stable string codes, each mapped once to an HTTP status and a
- * JSON-RPC code. Adding a code without a mapping does not compile; `docs/errors.md` documents the
- * `details` shape of every code (a test checks that).
+ * JSON-RPC code, for both wires (REST and MCP take every code and number from here:
+ * docs/architecture.md §7). Adding a code without a mapping does not compile; `docs/errors.md`
+ * documents the `details` shape of every code (a test checks that, and that no front sends a code
+ * or JSON-RPC number that is not here).
  */
 import type { Problem } from './problem.js';
 
@@ -87,6 +89,15 @@ export const ERROR_CODES = {
     jsonRpc: -32017,
     summary: 'Private data was read in this session; unconstrained egress is refused.',
   },
+  // Not a refusal: the call waits for a person. REST answers 202 with the pending decision; MCP
+  // sends it as a tool result with isError and this code, so the agent reports it instead of
+  // retrying blindly.
+  APPROVAL_REQUIRED: {
+    http: 202,
+    jsonRpc: -32022,
+    summary:
+      "The call waits for a person's approval; retry it with the same arguments once approved.",
+  },
   APPROVAL_INVALID: {
     http: 403,
     jsonRpc: -32018,
@@ -139,7 +150,7 @@ export const ERROR_CODES = {
     jsonRpc: -32030,
     summary: 'The egress proxy or http runtime refused a connection or request of the tool.',
   },
-  // Sandbox (issue 4): the tool's isolation cannot be provided, or the run hit a limit.
+  // Sandbox: the tool's isolation cannot be provided, or the run hit a limit.
   SANDBOX_UNAVAILABLE: {
     http: 503,
     jsonRpc: -32040,
@@ -182,7 +193,7 @@ export const ERROR_CODES = {
     jsonRpc: -32052,
     summary: 'The provider tool is not in a state this operation accepts (absent, removed).',
   },
-  // Issue 11: second factors are rate-limited per approver, in the store every replica shares.
+  // Second factors are rate-limited per approver, in the store every replica shares.
   SECOND_FACTOR_LOCKED: {
     http: 429,
     jsonRpc: -32060,
@@ -194,7 +205,7 @@ export const ERROR_CODES = {
     jsonRpc: -32800,
     summary: 'The caller cancelled the call before it finished.',
   },
-  // Caps and admission (issue 11): one agent cannot use up what everyone shares.
+  // Caps and admission: one agent cannot use up what everyone shares.
   LIMIT_REACHED: {
     http: 429,
     jsonRpc: -32062,
@@ -204,6 +215,18 @@ export const ERROR_CODES = {
     http: 503,
     jsonRpc: -32063,
     summary: 'The gateway is at capacity; it answers at once instead of queueing. Retry later.',
+  },
+  // MCP transport faults at /mcp, before any gate session is involved. Both keep JSON-RPC 2.0's
+  // own "Invalid Request" code, which clients already branch on.
+  MCP_SESSION_REQUIRED: {
+    http: 400,
+    jsonRpc: -32600,
+    summary: 'A request without an MCP session id that is not initialize.',
+  },
+  MCP_SESSION_NOT_FOUND: {
+    http: 404,
+    jsonRpc: -32600,
+    summary: "No MCP session with this id for this caller (ended, evicted, or another caller's).",
   },
 } as const satisfies Record<string, { http: number; jsonRpc: number; summary: string }>;
 
@@ -241,6 +264,7 @@ export interface ErrorDetails {
   RATE_LIMITED: CallDenial;
   BUDGET_EXCEEDED: CallDenial;
   TOXIC_FLOW: CallDenial;
+  APPROVAL_REQUIRED: PendingApproval;
   APPROVAL_INVALID: CallDenial;
   IDEMPOTENCY_CONFLICT: CallDenial;
   OUTPUT_INVALID: CallDenial;
@@ -271,6 +295,15 @@ export interface ErrorDetails {
   CALL_CANCELLED: CallDenial;
   LIMIT_REACHED: CapDetails;
   OVERLOADED: CapDetails;
+  MCP_SESSION_REQUIRED: Record<string, never>;
+  MCP_SESSION_NOT_FOUND: Record<string, never>;
+}
+
+/** A call waiting for approval: which approval to decide, and the literal call it covers. */
+export interface PendingApproval {
+  call_id: string;
+  approval_id: string;
+  rendered: unknown;
 }
 
 /** Which cap refused, its size, and when to retry (also sent as `Retry-After`). */

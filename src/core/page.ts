@@ -1,5 +1,5 @@
 /**
- * @module Cursor pagination for every list (issue 11): an opaque cursor names the last entry a
+ * @module Cursor pagination for every list: an opaque cursor names the last entry a
  * page showed by its sort key, which is unique (it ends with the entry's id), so the next page
  * starts strictly after it. Entries that arrive meanwhile never shift the walk: nothing already
  * listed is repeated and nothing that existed is skipped. A cursor is bound to its list; one of

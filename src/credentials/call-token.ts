@@ -1,5 +1,5 @@
 /**
- * @module Per-call tokens (DESIGN.md C11, `inject: minted_jwt`): instead of handing a tool its
+ * @module Per-call tokens (C11, `inject: minted_jwt`): instead of handing a tool its
  * long-lived secret, toolgate signs a short-lived JWT (HS256, keyed by that secret, which the
  * downstream shares) scoped to one tool, one principal and one call.
  */

@@ -1,5 +1,5 @@
 /**
- * @module The credential broker (DESIGN.md C11): called by the gate only after every check
+ * @module The credential broker (C11): called by the gate only after every check
  * passed, it opens the calling tool's own secret and says how to inject it (environment
  * variables, request headers, or a minted per-call JWT), which exact values to scrub from
  * whatever the tool returns, and which hosts the credential is meant for.

@@ -1,5 +1,5 @@
 /**
- * @module Credentials (DESIGN.md C11): the encrypted secrets store, the broker that hands a tool
+ * @module Credentials (C11): the encrypted secrets store, the broker that hands a tool
  * its own credential after the gate passed, per-call token minting and output redaction.
  * Anything exported here is public API.
  */

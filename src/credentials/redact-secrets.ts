@@ -1,5 +1,5 @@
 /**
- * @module Scrubbing a tool's own credentials from what it returns (DESIGN.md C11): every string
+ * @module Scrubbing a tool's own credentials from what it returns (C11): every string
  * (and object key, and number) in a result, stderr or log text is searched for the exact secret
  * values and their common encodings — JSON-escaped, URL-encoded, base64 (standard and URL-safe,
  * at any byte alignment) and hex — and each occurrence is replaced by a mask. The caller flags

@@ -1,5 +1,5 @@
 /**
- * @module The secrets store (DESIGN.md C11): one secret per tool × name × environment, sealed
+ * @module The secrets store (C11): one secret per tool × name × environment, sealed
  * with AES-256-GCM, versioned by rotation. Admin operations (set, rotate, delete, list) never
  * return a value; only the credential broker opens one, after the gate passed. Each change is
  * an event without the value.

@@ -1,5 +1,5 @@
 /**
- * @module Admission control for the HTTP port (REST and /mcp), issue 11. A bounded number of
+ * @module Admission control for the HTTP port (REST and /mcp). A bounded number of
  * requests run at once; a few more wait in a bounded queue for a bounded time; everything past
  * that is answered at once with 503 and Retry-After instead of waiting for ever. One caller
  * (one bearer credential) holds at most a share of the running and queued slots (429), so one

@@ -1,5 +1,5 @@
 /**
- * @module The query and response fields every REST list shares (issue 11): `?cursor=…&limit=…`
+ * @module The query and response fields every REST list shares: `?cursor=…&limit=…`
  * in, `next_cursor` out (null on the last page). The walk itself is src/core/page.ts.
  */
 import { DEFAULT_PAGE_LIMIT, MAX_PAGE_LIMIT } from '../core/index.js';

@@ -1,7 +1,7 @@
 /**
  * @module Agents and their capability grants as administrators declare them. Only admin paths
  * (CLI, admin REST, apply -f) reach this service; no agent-facing route may create or widen a
- * grant. API keys, JWTs and user permissions come with the gate work (issue 3).
+ * grant. API keys are agent-keys.ts, JWTs jwt-verifier.ts, user permissions user-service.ts.
  */
 import type { Transaction } from 'kysely';
 import {
@@ -25,7 +25,7 @@ import {
 
 export type AgentTier = 'public' | 'restricted' | 'privileged';
 
-/** Per-session ceilings that hard-fail when reached (DESIGN.md C7). */
+/** Per-session ceilings that hard-fail when reached (C7). */
 export interface SessionBudgets {
   readonly external_sends?: number;
   readonly egress_bytes?: number;
@@ -33,7 +33,7 @@ export interface SessionBudgets {
 }
 
 /**
- * Ceilings that no new session or run resets (issue 11), kept in the database per agent and per
+ * Ceilings that no new session or run resets, kept in the database per agent and per
  * (agent, user) over rolling windows; see gate/ceilings.ts.
  */
 export interface CeilingWindow {

@@ -1,4 +1,4 @@
-/** @module Principals and grants (DESIGN.md C4). Anything exported here is public API. */
+/** @module Principals and grants (C4). Anything exported here is public API. */
 export {
   adminTokenMatches,
   checkAdminTokenStrength,

@@ -1,5 +1,5 @@
 /**
- * @module Agents authenticated by JWT (DESIGN.md C4): signature checked against a configured
+ * @module Agents authenticated by JWT (C4): signature checked against a configured
  * JWKS, issuer, audience and expiry enforced by jose. A token may also carry, through claims the
  * configuration names, the user the agent acts for and that user's permissions.
  */

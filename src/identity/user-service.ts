@@ -1,6 +1,6 @@
 /**
  * @module Users: the people agents act for. A user's permissions bound what a session on their
- * behalf may do, whatever the agent's own grants (DESIGN.md C4: at most what both may do).
+ * behalf may do, whatever the agent's own grants (C4: at most what both may do).
  */
 import type { Kysely, Transaction } from 'kysely';
 import {
@@ -116,7 +116,7 @@ export class UserService {
 
   /**
    * Whether toolgate holds this user and has disabled them. A user vouched for by a JWT need not
-   * be in the users table, but one an admin disabled is refused on every path (issue 11).
+   * be in the users table, but one an admin disabled is refused on every path.
    */
   async disabled(id: string): Promise<boolean> {
     const row = await this.#db

@@ -1,5 +1,5 @@
 /**
- * @module One MCP server per agent session (DESIGN.md C15): tools/list is exactly the gate
+ * @module One MCP server per agent session (C15, docs/architecture.md §6): tools/list is exactly the gate
  * session's permitted set, tools/call goes through the gate. A denial or a pending approval is a
  * tool result with `isError` and the code, rule and message — never a protocol crash, never a
  * silent drop. Nothing here decides anything: the gate does.
@@ -12,7 +12,7 @@ import {
   ListToolsRequestSchema,
   type Tool,
 } from '@modelcontextprotocol/sdk/types.js';
-import { isToolgateError } from '../core/index.js';
+import { type ErrorCode, isToolgateError } from '../core/index.js';
 import type { GateDecision } from '../gate/index.js';
 import type { Toolgate } from '../toolgate.js';
 import { progressRelay } from './progress-relay.js';
@@ -60,6 +60,8 @@ export interface GatewayServerOptions {
 }
 
 const META = 'toolgate/decision';
+/** A pending approval's code on this wire; from the one catalogue (docs/architecture.md §7). */
+const PENDING_CODE = 'APPROVAL_REQUIRED' satisfies ErrorCode;
 /** How long a pending-approval prompt waits for the person at the client. */
 const ELICIT_TIMEOUT_MS = 120_000;
 
@@ -104,14 +106,14 @@ export function toolResult(decision: GateDecision): CallToolResult {
           {
             type: 'text',
             text:
-              `APPROVAL_REQUIRED: ${decision.message}. Approval id: ${decision.approvalId}. ` +
+              `${PENDING_CODE}: ${decision.message}. Approval id: ${decision.approvalId}. ` +
               `The call waiting for approval: ${JSON.stringify(decision.rendered)}`,
           },
         ],
         _meta: {
           [META]: {
             kind: 'pending_approval',
-            code: 'APPROVAL_REQUIRED',
+            code: PENDING_CODE,
             call_id: decision.callId,
             approval_id: decision.approvalId,
             rendered: decision.rendered,
@@ -143,7 +145,7 @@ export function toolResult(decision: GateDecision): CallToolResult {
 }
 
 /** A refusal that happened before the gate could decide (session gone, store down). */
-function failure(code: string, message: string): CallToolResult {
+function failure(code: ErrorCode, message: string): CallToolResult {
   return {
     isError: true,
     content: [{ type: 'text', text: `${code}: ${message}` }],

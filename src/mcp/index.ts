@@ -1,5 +1,5 @@
 /**
- * @module The MCP front (DESIGN.md C15): toolgate as an MCP server over Streamable HTTP and stdio.
+ * @module The MCP front (C15): toolgate as an MCP server over Streamable HTTP and stdio.
  * Anything exported here is public API.
  */
 export { createGatewayServer, type McpBinding, toolResult } from './gateway-server.js';

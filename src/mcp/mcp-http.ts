@@ -1,5 +1,5 @@
 /**
- * @module toolgate as an MCP server over Streamable HTTP at /mcp (DESIGN.md C15), on the REST
+ * @module toolgate as an MCP server over Streamable HTTP at /mcp (C15), on the REST
  * port. Every request carries a bearer token (agent API key or JWT); the MCP session is bound to
  * the agent that opened it and to one gate session. A request for another agent's MCP session is
  * answered as if the session did not exist. Protocol faults (bad JSON, oversized bodies, no
@@ -9,7 +9,7 @@ import { randomBytes } from 'node:crypto';
 import { StreamableHTTPServerTransport } from '@modelcontextprotocol/sdk/server/streamableHttp.js';
 import { isInitializeRequest } from '@modelcontextprotocol/sdk/types.js';
 import type { FastifyInstance, FastifyReply, FastifyRequest } from 'fastify';
-import { isToolgateError, ToolgateError } from '../core/index.js';
+import { ERROR_CODES, type ErrorCode, isToolgateError, ToolgateError } from '../core/index.js';
 import type { Toolgate } from '../toolgate.js';
 import { bindingOf, createGatewayServer, sameBinding } from './gateway-server.js';
 import { hintKeepAlive } from './keep-alive-hint.js';
@@ -47,27 +47,19 @@ const DEFAULT_MAX_SESSIONS_PER_AGENT = 64;
 const SESSION_RETRY_AFTER_S = 5;
 const DEFAULT_IDLE_MS = 30 * 60_000;
 
-/** JSON-RPC error codes for transport-level faults (JSON-RPC 2.0 §5.1, MCP). */
-const PARSE_ERROR = -32700;
-const INVALID_REQUEST = -32600;
-const UNAUTHENTICATED = -32001;
-const UNAVAILABLE = -32010;
-const FORBIDDEN = -32003;
-
-function rpcError(
-  reply: FastifyReply,
-  status: number,
-  code: number,
-  message: string,
-  data?: ToolgateError,
-) {
+/**
+ * A transport-level fault as a JSON-RPC error. The HTTP status and the JSON-RPC code both come
+ * from the one catalogue (docs/architecture.md §7): this front never picks a number itself.
+ */
+function rpcError(reply: FastifyReply, code: ErrorCode, message: string, data?: ToolgateError) {
   if (data) void reply.header('retry-after', String(retryAfterOf(data) ?? ''));
+  const wire = ERROR_CODES[code];
   return reply
-    .status(status)
+    .status(wire.http)
     .header('content-type', 'application/json')
     .send({
       jsonrpc: '2.0',
-      error: { code, message, ...(data ? { data: data.toBody() } : {}) },
+      error: { code: wire.jsonRpc, message, ...(data ? { data: data.toBody() } : {}) },
       id: null,
     });
 }
@@ -162,17 +154,17 @@ export async function registerMcpHttp(
     scope.setErrorHandler((err, _req, reply) => {
       const status = (err as { statusCode?: number }).statusCode;
       if (status === 413) {
-        return rpcError(reply, 413, INVALID_REQUEST, `message over ${options.bodyLimit} bytes`);
+        return rpcError(reply, 'PAYLOAD_TOO_LARGE', `message over ${options.bodyLimit} bytes`);
       }
       if (isToolgateError(err) && err.code === 'STORE_UNAVAILABLE') {
-        return rpcError(reply, 503, UNAVAILABLE, 'the gateway cannot reach its database');
+        return rpcError(reply, 'STORE_UNAVAILABLE', 'the gateway cannot reach its database');
       }
       // A refusal by a cap (LIMIT_REACHED on the gate session) keeps its code and Retry-After.
       if (isToolgateError(err) && retryAfterOf(err) !== undefined) {
-        return rpcError(reply, err.httpStatus, err.jsonRpcCode, err.message, err);
+        return rpcError(reply, err.code, err.message, err);
       }
       app.log.error({ err }, 'mcp request failed');
-      return rpcError(reply, 500, -32603, 'internal error');
+      return rpcError(reply, 'INTERNAL', 'internal error');
     });
 
     const route = { config: { auth: 'public' as const }, schema: { hide: true } };
@@ -195,8 +187,7 @@ export async function registerMcpHttp(
       });
       return rpcError(
         reply,
-        403,
-        FORBIDDEN,
+        'FORBIDDEN',
         verdict.reason === 'origin'
           ? 'this Origin may not use the gateway'
           : 'this Host is not served by the gateway',
@@ -213,7 +204,7 @@ export async function registerMcpHttp(
       const identity = token ? await tg.authenticate(token) : null;
       if (!identity) {
         reply.header('www-authenticate', 'Bearer');
-        rpcError(reply, 401, UNAUTHENTICATED, 'send Authorization: Bearer <agent API key or JWT>');
+        rpcError(reply, 'UNAUTHENTICATED', 'send Authorization: Bearer <agent API key or JWT>');
         return null;
       }
       return identity;
@@ -235,7 +226,7 @@ export async function registerMcpHttp(
       if (!entry || !sameBinding(entry.binding, presented)) {
         // The gate session's check writes the security event (and refuses, as here).
         if (entry) await tg.sessions.require(entry.binding.sessionId, presented).catch(() => {});
-        rpcError(reply, 404, INVALID_REQUEST, 'session not found');
+        rpcError(reply, 'MCP_SESSION_NOT_FOUND', 'session not found');
         return null;
       }
       entry.lastSeen = Date.now();
@@ -249,7 +240,7 @@ export async function registerMcpHttp(
       try {
         message = JSON.parse(typeof req.body === 'string' ? req.body : '');
       } catch {
-        return rpcError(reply, 400, PARSE_ERROR, 'the body is not valid JSON');
+        return rpcError(reply, 'INPUT_MALFORMED', 'the body is not valid JSON');
       }
       if (req.headers['mcp-session-id'] !== undefined) {
         const entry = await own(req, reply, identity);
@@ -264,7 +255,7 @@ export async function registerMcpHttp(
         return reply;
       }
       if (!isInitializeRequest(message)) {
-        return rpcError(reply, 400, INVALID_REQUEST, 'no session: send initialize first');
+        return rpcError(reply, 'MCP_SESSION_REQUIRED', 'no session: send initialize first');
       }
       if (openBy(identity.agentId) >= maxPerAgent) {
         const err = new ToolgateError(
@@ -276,7 +267,7 @@ export async function registerMcpHttp(
             retryAfterSeconds: SESSION_RETRY_AFTER_S,
           },
         );
-        return rpcError(reply, 429, err.jsonRpcCode, err.message, err);
+        return rpcError(reply, err.code, err.message, err);
       }
       // The slot is taken before any await, so parallel newcomers cannot overshoot the limit.
       opening += 1;
@@ -294,7 +285,7 @@ export async function registerMcpHttp(
               `all ${maxSessions} MCP sessions are busy; retry later`,
               { limit: 'mcp_sessions', max: maxSessions, retryAfterSeconds: SESSION_RETRY_AFTER_S },
             );
-            return rpcError(reply, 503, err.jsonRpcCode, err.message, err);
+            return rpcError(reply, err.code, err.message, err);
           }
           await evict(victim);
         }

@@ -1,5 +1,5 @@
 /**
- * @module Fair sharing of the MCP front's global session slots (issue 11). When every slot is
+ * @module Fair sharing of the MCP front's global session slots. When every slot is
  * taken, a newcomer is not refused while someone sits on idle sessions: the least recently used
  * idle session (no request in flight) of the agent holding the most sessions is evicted. A session
  * with a request in flight is never chosen; with none idle, the newcomer gets 503 and Retry-After.

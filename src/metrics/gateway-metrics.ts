@@ -1,5 +1,5 @@
 /**
- * @module Prometheus metrics (DESIGN.md C16), one Registry per gateway (never prom-client's
+ * @module Prometheus metrics (C16), one Registry per gateway (never prom-client's
  * global one, so several gateways in a process do not collide). Call metrics are derived from
  * committed audit records, so they count exactly what the audit log holds; approval states are
  * read from the store at scrape time, so they agree across replicas. Labels hold only registered

@@ -1,3 +1,3 @@
-/** @module Metrics (DESIGN.md C16). Anything exported here is public API. */
+/** @module Metrics (C16). Anything exported here is public API. */
 export type { GatewayMetricsOptions } from './gateway-metrics.js';
 export { GatewayMetrics } from './gateway-metrics.js';

@@ -1,5 +1,5 @@
 /**
- * @module Argument policy (DESIGN.md C6): URL, path and size rules as pure checks, and the
+ * @module Argument policy (C6): URL, path and size rules as pure checks, and the
  * schema walk that says which arguments they apply to. Anything exported here is public API.
  */
 

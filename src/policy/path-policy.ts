@@ -1,4 +1,4 @@
-/** @module Path arguments: relative paths whose real location, symlinks followed, stays under a root (DESIGN.md C6). */
+/** @module Path arguments: relative paths whose real location, symlinks followed, stays under a root (C6). */
 import { lstat, realpath, stat } from 'node:fs/promises';
 import path from 'node:path';
 import type { PolicyVerdict } from './policy-verdict.js';
@@ -97,7 +97,7 @@ async function realRoot(root: string): Promise<string | undefined> {
  * under it, never leaving it on the way. Roots are tried in order and the first that contains the path wins; `root` in the
  * result is that entry as configured. The returned `path` is the resolved real path: hand that to
  * the tool, never `raw`. No decoding of any kind is applied (`%2e%2e` is a file name). Never
- * throws. A symlink swapped after this check is the sandbox's to stop (DESIGN.md C9).
+ * throws. A symlink swapped after this check is the sandbox's to stop (C9).
  */
 export async function checkPath(
   raw: unknown,

@@ -1,4 +1,4 @@
-/** @module Size ceilings on each top-level argument and on the whole call, in UTF-8 bytes of JSON (DESIGN.md C6). */
+/** @module Size ceilings on each top-level argument and on the whole call, in UTF-8 bytes of JSON (C6). */
 import type { PolicyVerdict } from './policy-verdict.js';
 import { allow, deny, excerpt } from './policy-verdict.js';
 

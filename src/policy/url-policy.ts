@@ -1,4 +1,4 @@
-/** @module URL arguments: https to an exactly allow-listed DNS host, sent in canonical form (DESIGN.md C6). */
+/** @module URL arguments: https to an exactly allow-listed DNS host, sent in canonical form (C6). */
 import ipaddr from 'ipaddr.js';
 import type { PolicyVerdict } from './policy-verdict.js';
 import { allow, deny, excerpt, typeName } from './policy-verdict.js';

@@ -1,6 +1,6 @@
 /**
  * @module The `fetch` an HTTP provider's MCP client uses: the egress rules of the `http` runtime
- * (DESIGN.md C6, C10) for a Streamable HTTP upstream. https only, the exact host of the provider's
+ * (C6, C10) for a Streamable HTTP upstream. https only, the exact host of the provider's
  * URL (parsed and compared for equality), its port, no userinfo, one DNS look-up with every
  * address checked and the checked address dialled (CheckedDialer: no private, loopback or metadata
  * address unless a test names it in `unsafeTestTargets`), certificate checked for that host, no

@@ -1,5 +1,5 @@
 /**
- * @module Upstream MCP providers (issue 5): `kind: Provider`, tool import with pins, rug-pull
+ * @module Upstream MCP providers: `kind: Provider`, tool import with pins, rug-pull
  * quarantine, classification and per-session upstream processes in the sandbox.
  * Anything exported here is public API.
  */

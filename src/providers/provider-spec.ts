@@ -1,5 +1,5 @@
 /**
- * @module `kind: Provider` (issue 5): an upstream MCP server reached over stdio, its command run
+ * @module `kind: Provider`: an upstream MCP server reached over stdio, its command run
  * inside the sandbox with the isolation it declares. The spec names everything the upstream may
  * see: its argv, read-only folders, at most one writable workspace, a fixed environment. Nothing of
  * toolgate's own environment reaches it.

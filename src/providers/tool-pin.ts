@@ -1,5 +1,5 @@
 /**
- * @module The pin of an upstream tool (DESIGN.md C3): SHA-256 over the canonical JSON (RFC 8785)
+ * @module The pin of an upstream tool (C3): SHA-256 over the canonical JSON (RFC 8785)
  * of its name, description and schemas. A later listing with another pin is a changed tool.
  */
 import { canonicalJson, sha256Hex } from '../core/index.js';

@@ -1,4 +1,4 @@
-/** @module Governance reports (DESIGN.md C16). Anything exported here is public API. */
+/** @module Governance reports (C16). Anything exported here is public API. */
 export { renderCsv, renderMarkdown, renderReport } from './render-report.js';
 export type { Cell, Report, ReportFormat, ReportName, ReportRow } from './report.js';
 export { REPORT_FORMATS, REPORT_NAMES } from './report.js';

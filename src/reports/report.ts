@@ -1,4 +1,4 @@
-/** @module A governance report (DESIGN.md C16): one titled table, the same for JSON, CSV and Markdown. */
+/** @module A governance report (C16): one titled table, the same for JSON, CSV and Markdown. */
 
 export type Cell = string | number | boolean | null;
 export type ReportRow = Readonly<Record<string, Cell>>;

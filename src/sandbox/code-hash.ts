@@ -1,5 +1,5 @@
 /**
- * @module A command tool's `code_hash` (DESIGN.md C9): the SHA-256 of the files its argv names by
+ * @module A command tool's `code_hash` (C9): the SHA-256 of the files its argv names by
  * absolute path (its script, its binary when named by path), checked before every run so that a
  * changed file is never run. Re-hashed whenever a file's identity or timestamps change (device,
  * inode, size, mtime, ctime: ctime moves on any write and cannot be set back by a process), and

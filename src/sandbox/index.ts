@@ -1,5 +1,5 @@
 /**
- * @module Sandboxed execution (DESIGN.md C9): the runner interface, its process, namespace
+ * @module Sandboxed execution (C9): the runner interface, its process, namespace
  * (bubblewrap) and gvisor (runsc) drivers, the `command` runtime and long-lived processes.
  * Anything exported here is public API.
  */

@@ -1,5 +1,5 @@
 /**
- * @module The extension point every isolation driver implements (STYLE.md habit 6); one
+ * @module The extension point every isolation driver implements (docs/architecture.md §4); one
  * conformance suite (test/sandbox/conformance.case.ts) runs against each.
  */
 import type { Readable, Writable } from 'node:stream';

@@ -1,5 +1,5 @@
 /**
- * Second factors cannot be guessed (issue 11 point 8): each approver's TOTP attempts are counted
+ * Second factors cannot be guessed: each approver's TOTP attempts are counted
  * in the database every replica shares; after a failure the next attempt waits (1 s, doubling),
  * ten failures lock the approver for 15 minutes, a code already used in its window is refused,
  * failures are audited and alerted, and `toolgate approvers unlock` is the way out. Through REST

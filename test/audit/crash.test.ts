@@ -1,5 +1,5 @@
 /**
- * Crash safety of the audit log (issue 6, part 3): a real gateway process on SQLite takes a load of
+ * Crash safety of the audit log: a real gateway process on SQLite takes a load of
  * concurrent REST calls and is killed with SIGKILL in the middle of it. After a restart: the log
  * verifies; every call that executed (the handler's own execution log) has its durable pre-record;
  * every call the client got an answer for has its record (nothing acknowledged is lost); and new

@@ -1,5 +1,5 @@
 /**
- * Detectors (DESIGN.md C13) through the real gate on every backend: each detector fires on its
+ * Detectors (C13) through the real gate on every backend: each detector fires on its
  * scenario and stays quiet on a benign neighbour; an alert is an audit record, an event, a metric
  * and a webhook POST received by a real loopback server, and can suspend the session.
  */
@@ -143,7 +143,7 @@ for (const backend of backends()) {
       tg.gate.invoke(ctx, 'fetch_page', { url: `https://${host}/p`, size });
     const allowed = (d: GateDecision) => assert.equal(d.kind, 'allow', JSON.stringify(d));
 
-    describe('read then egress (DESIGN.md §5)', () => {
+    describe('read then egress (the story of docs/architecture.md §1)', () => {
       test('a private read then an egress attempt fires: audit record, event, metric, webhook, suspension', async () => {
         const ctx = await open('support-bot');
         allowed(await tg.gate.invoke(ctx, 'search_tickets', { query: 'API key' }));

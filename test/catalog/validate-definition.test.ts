@@ -57,7 +57,7 @@ describe('a complete definition', () => {
 describe('completeness and shape', () => {
   test('every missing required field is listed at once with its pointer', () => {
     const found = pointers({ id: 'x', version: '1.0.0' });
-    // Spelled out on purpose (not read from the schema): this pins DESIGN.md C1's required fields.
+    // Spelled out on purpose (not read from the schema): this pins C1's required fields.
     for (const field of [
       'name',
       'description',

@@ -1,5 +1,5 @@
 /**
- * @module The `toolgate` command as a user runs it (DESIGN.md C18): the built dist/cli/main.js in a
+ * @module The `toolgate` command as a user runs it (C18): the built dist/cli/main.js in a
  * real child process, a temporary working directory, a real database. Output is asserted both as
  * JSON (--json) and as the text a person reads; exit codes are part of the contract.
  */

@@ -1,5 +1,5 @@
 /**
- * `toolgate secrets` as an admin runs it (DESIGN.md C11): the built CLI in a real child process,
+ * `toolgate secrets` as an admin runs it (C11): the built CLI in a real child process,
  * a real database on every backend. Values come from stdin or a file, never argv; no command
  * prints a value; the master key is created 0600 beside the database and a wrong one is refused
  * clearly; `apply -f` refuses kind Secret.

@@ -1,5 +1,5 @@
 /**
- * Four eyes (DESIGN.md C4): irreversible tools and the grants that unlock them wait for two
+ * Four eyes (C4): irreversible tools and the grants that unlock them wait for two
  * distinct approvers, privileged ones for one; each approver proves themselves with a TOTP.
  */
 import assert from 'node:assert/strict';

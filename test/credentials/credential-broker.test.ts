@@ -1,5 +1,5 @@
 /**
- * The credential broker on every backend (DESIGN.md C11): a tool gets only its own secret, in the
+ * The credential broker on every backend (C11): a tool gets only its own secret, in the
  * way its definition declares; a tool that names another tool's secret gets nothing; a tool
  * without credentials gets nothing; minted call tokens verify, carry the call's scope and
  * expire; injection targets that would steer the runtime are refused; and the value never lands

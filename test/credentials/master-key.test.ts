@@ -1,5 +1,5 @@
 /**
- * Where the master key comes from (DESIGN.md C11): TOOLGATE_MASTER_KEY, TOOLGATE_MASTER_KEY_FILE
+ * Where the master key comes from (C11): TOOLGATE_MASTER_KEY, TOOLGATE_MASTER_KEY_FILE
  * or `master.key` in the data folder (created 0600 once, never overwritten); clear refusals for
  * a key of the wrong length, non-base64 text, a file others can read or a missing configured
  * file; and a key object that never prints itself.

@@ -1,5 +1,5 @@
 /**
- * Scrubbing a tool's own secrets from its output (DESIGN.md C11): the exact value and its common
+ * Scrubbing a tool's own secrets from its output (C11): the exact value and its common
  * encodings anywhere in a JSON value — strings, keys, numbers, nested — are masked and the result
  * is flagged; text that merely resembles a secret is left alone and not flagged.
  */

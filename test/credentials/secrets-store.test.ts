@@ -1,5 +1,5 @@
 /**
- * The secrets store on every backend (DESIGN.md C11): values sealed with AES-256-GCM and bound to
+ * The secrets store on every backend (C11): values sealed with AES-256-GCM and bound to
  * their tool, name, environment and version; tampering and the wrong master key refused with a
  * clear error; rotation, deletion and listing; events that never carry a value; and a database
  * file in which the value cannot be found.

@@ -1,7 +1,8 @@
 /**
- * DESIGN.md §5 step 2 as an operator runs it: `toolgate serve --demo` with TOOLGATE_DETECTORS set,
- * an agent reads tickets then probes the withheld webhook over REST; the read-then-egress detector
- * POSTs to a loopback receiver, suspends the session (403 SESSION_SUSPENDED) and shows in /metrics.
+ * Step 2 of the support-desk story (docs/architecture.md §1) as an operator runs it: `toolgate
+ * serve --demo` with TOOLGATE_DETECTORS set, an agent reads tickets then probes the withheld
+ * webhook over REST; the read-then-egress detector POSTs to a loopback receiver, suspends the
+ * session (403 SESSION_SUSPENDED) and shows in /metrics.
  */
 import assert from 'node:assert/strict';
 import { type ChildProcess, execFile, spawn } from 'node:child_process';

@@ -1,6 +1,7 @@
 /**
- * DESIGN.md §5 end to end, across processes as an operator runs it: `toolgate serve --demo`, an
- * agent key from the CLI, an agent over REST, an approval from the CLI honoured by the server.
+ * The support-desk story (docs/architecture.md §1) end to end, across processes as an operator
+ * runs it: `toolgate serve --demo`, an agent key from the CLI, an agent over REST, an approval
+ * from the CLI honoured by the server.
  */
 import assert from 'node:assert/strict';
 import type { ChildProcess } from 'node:child_process';

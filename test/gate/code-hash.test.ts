@@ -1,5 +1,5 @@
 /**
- * A command tool's `code_hash` (DESIGN.md C9) is checked before every run: the tool runs while
+ * A command tool's `code_hash` (C9) is checked before every run: the tool runs while
  * its script is the one registered; a script changed afterwards — even to the same size with its
  * modification time put back — is refused before any sandbox starts, and runs again once restored.
  * A tool registered without a code_hash is not affected. Real gate, real namespace sandbox.

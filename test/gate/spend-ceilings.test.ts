@@ -1,5 +1,5 @@
 /**
- * Spend is charged and ceilings hold across sessions and runs (issue 11, points 10 and 11), on
+ * Spend is charged and ceilings hold across sessions and runs, on
  * every backend: a tool's declared cost is charged to the session's spend budget before it runs,
  * exactly and atomically (concurrent calls, also through a second gateway on the same database,
  * never over-spend); rolling-window ceilings per agent and per (agent, user) are kept in the

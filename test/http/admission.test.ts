@@ -1,5 +1,5 @@
 /**
- * Admission control of the HTTP port (issue 11), against a real listening server: a bounded
+ * Admission control of the HTTP port, against a real listening server: a bounded
  * number of requests run, a bounded queue waits a bounded time, and everything past that is
  * answered at once with 503/429, Retry-After and the structured error; one caller cannot take all
  * the slots; /healthz answers throughout. Requests are held in flight by a built-in tool that

@@ -1,5 +1,5 @@
 /**
- * Per-agent caps over REST (issue 11), on every backend: one agent cannot open sessions without
+ * Per-agent caps over REST, on every backend: one agent cannot open sessions without
  * end, nor fill the reviewers' queue with pending approvals through many sessions. An agent at
  * its cap gets 429 with Retry-After and a structured error, nothing is written, and other agents
  * are untouched; freeing a slot (closing a session, a decided approval) lets it in again.

@@ -1,5 +1,5 @@
 /**
- * @module Spend and ceilings as an agent meets them over REST (issue 11, points 10 and 11): a real
+ * @module Spend and ceilings as an agent meets them over REST: a real
  * server on loopback, real fetch, a fresh database per backend. Reconnecting, new sessions and new
  * run ids reset no ceiling; a payment is charged against the budget before it runs; bad cost and
  * ceiling configuration is refused whole with a structured error.

@@ -1,5 +1,5 @@
 /**
- * Observability through REST (DESIGN.md C16): GET /metrics needs the admin token and counts what
+ * Observability through REST (C16): GET /metrics needs the admin token and counts what
  * the gate did, per gateway; logs at debug level never hold a secret or a raw argument.
  */
 import assert from 'node:assert/strict';

@@ -1,5 +1,5 @@
 /**
- * Cursor pagination of the REST lists and the CLI lists (issue 11), on every backend: a walk
+ * Cursor pagination of the REST lists and the CLI lists, on every backend: a walk
  * with `?cursor=…&limit=…` returns every entry exactly once in a stable order while new entries
  * arrive, ends with `next_cursor: null`, and a forged cursor or one of another list is refused
  * as INPUT_INVALID. Before this, /v1/approvals showed only the newest 500 and older requests

@@ -1,5 +1,5 @@
 /**
- * @module The REST front as a client sees it (DESIGN.md C1–C3, C5, C18): a real listening server
+ * @module The REST front as a client sees it (C1–C3, C5, C18): a real listening server
  * on loopback, real `fetch`, a fresh database per suite on every backend. Nothing of ours is
  * mocked; the assertions are on status codes, the `{ code, message, details }` error body and
  * what a later read shows was (or was not) written.

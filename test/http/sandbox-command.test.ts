@@ -1,5 +1,5 @@
 /**
- * @module `command` tools end to end over REST (issue 4): registered by apply, called by an agent,
+ * @module `command` tools end to end over REST: registered by apply, called by an agent,
  * run in a real bubblewrap or gVisor sandbox; each way a run can end maps to its own code and rule
  * and lands in the audit record's `outcome`. Real server on loopback, real SQLite and PostgreSQL.
  */

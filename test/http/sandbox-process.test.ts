@@ -1,5 +1,5 @@
 /**
- * @module The `process` driver over REST (issue 11 point 17): a pure command tool called by an
+ * @module The `process` driver over REST: a pure command tool called by an
  * agent runs with no network (a listener on the host's 127.0.0.1 sees no connection), leaves no
  * detached process behind, and runs as a uid of its own from the configured range, not `nobody`.
  * Real server on loopback, real SQLite and PostgreSQL, real unshare/setpriv.

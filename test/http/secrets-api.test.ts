@@ -1,5 +1,5 @@
 /**
- * /v1/secrets as an admin client sees it (DESIGN.md C11, C18): a real server on loopback, real
+ * /v1/secrets as an admin client sees it (C11, C18): a real server on loopback, real
  * fetch, every backend. Values go in and never come out — not in a response, not in an error
  * (even for a malformed body), not in the OpenAPI document; agents are refused.
  */

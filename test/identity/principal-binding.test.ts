@@ -1,5 +1,5 @@
 /**
- * Sessions are bound to the full principal (issue 11 points 4–6): agent, the user a JWT names,
+ * Sessions are bound to the full principal: agent, the user a JWT names,
  * and the credential (API key id, or JWT issuer + subject). Another user or key of the same agent
  * presenting a session id gets 404 and a security event; idempotency keys are scoped to agent and
  * user, and every replay is audited; a JWT acting for a disabled user opens nothing. Through REST

@@ -1,5 +1,5 @@
 /**
- * Fair sharing of the MCP front's session slots (issue 11), with the official SDK client: when
+ * Fair sharing of the MCP front's session slots, with the official SDK client: when
  * every slot is taken, the least recently used idle session of the agent holding the most is
  * evicted for a newcomer (its client then gets 404, session gone, and its gate session is closed
  * with an audited event); a session with a call in flight is never evicted, so with none idle the

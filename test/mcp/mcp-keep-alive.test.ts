@@ -1,5 +1,5 @@
 /**
- * MCP clients keep their connection between calls (issue 11): the SDK transport writes its own
+ * MCP clients keep their connection between calls: the SDK transport writes its own
  * `Connection: keep-alive` on event-stream answers, so Node left out `Keep-Alive: timeout=N` and
  * clients closed idle connections after their own default (4 s in undici). A saturated gateway
  * accepts one new connection per event-loop turn, so each call on a new connection could wait

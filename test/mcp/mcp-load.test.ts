@@ -3,7 +3,7 @@
  * MCP_LOAD_SESSIONS concurrent SDK clients (200 by default, shared by four agents) call tools for
  * MCP_LOAD_SECONDS (20 by default) on loopback. Every call must get an answer fast: allowed, a
  * tool error result carrying a gate decision, or — past the gateway's admission limits — an
- * immediate 429/503 refusal with Retry-After (issue 11); never a protocol error, and no answer
+ * immediate 429/503 refusal with Retry-After; never a protocol error, and no answer
  * may take longer than MAX_WAIT_MS (before admission control, some waited 60 s and timed out).
  * The gateway's resident memory must stay bounded, and a client that disconnects in the middle of
  * calls must not hurt anyone else.

@@ -1,5 +1,5 @@
 /**
- * /mcp validates Origin and Host before authentication (issue 11 point 7; MCP Streamable HTTP
+ * /mcp validates Origin and Host before authentication (MCP Streamable HTTP
  * transport: servers MUST validate Origin). A page on another site, or one whose DNS name was
  * rebound to the gateway, is refused with 403 and a JSON-RPC error, whatever token it carries,
  * and the refusal is audited; clients that send no Origin, loopback origins and configured ones

@@ -1,5 +1,5 @@
 /**
- * Numbers in Cedar policies are read exactly or not at all (issue 11, point 9). A forbid on
+ * Numbers in Cedar policies are read exactly or not at all. A forbid on
  * `amount > 100` must never let 100.5 or 1,000,000.5 through: through `numeric_arguments` (Long)
  * a fractional or unsafe number is refused (`cedar.number_inexact`), through `decimal_arguments`
  * it is compared exactly; a number the decimal cannot hold (a fifth place, out of range, an

@@ -1,5 +1,5 @@
 /**
- * @module Upstream processes under trouble (issue 5, part 5), with a misbehaving MCP server of ours
+ * @module Upstream processes under trouble, with a misbehaving MCP server of ours
  * (test/fixtures/mcp/flaky-server.mjs): a process that exits mid-call fails that call and is
  * started again on the next; a call that hangs times out at the tool's wall time with
  * SANDBOX_TIMEOUT; meanwhile another session's calls keep working. Two agents with different

@@ -1,5 +1,5 @@
 /**
- * Runs every red-team case for the argument policy (DESIGN.md C6), one test per case. The cases
+ * Runs every red-team case for the argument policy (C6), one test per case. The cases
  * are data: url-cases.json and path-cases.json next to this file.
  */
 import assert from 'node:assert/strict';

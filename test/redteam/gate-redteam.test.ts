@@ -485,7 +485,7 @@ class World {
   }
 
   /**
-   * Privileged grants and irreversible tools wait for approvers (four eyes, DESIGN.md C4): both
+   * Privileged grants and irreversible tools wait for approvers (four eyes, C4): both
    * test approvers approve every pending change, each with a TOTP code of a fresh 30 s step.
    */
   async approveChanges(): Promise<void> {
@@ -971,7 +971,7 @@ class CaseRun {
       w.lastTotp.set(approver, code);
       return code;
     }
-    // Any other code may be refused: the approver's next attempt then waits (backoff, issue 11),
+    // Any other code may be refused: the approver's next attempt then waits (backoff),
     // so each case's attempt is made after the wait, as a person would.
     if (mode !== 'none') w.nowMs += TOTP_STEP_MS;
     if (mode === 'replay') return w.lastTotp.get(approver) ?? '000000';

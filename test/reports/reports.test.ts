@@ -1,5 +1,5 @@
 /**
- * Governance reports (DESIGN.md C16) against a scenario on every backend: their contents, the
+ * Governance reports (C16) against a scenario on every backend: their contents, the
  * access matrix agreeing with the sessions the gate opens, the period bounds, and REST access.
  */
 import assert from 'node:assert/strict';

@@ -1,6 +1,6 @@
 /**
  * @module The SandboxRunner conformance suite, written once and run against every driver
- * (STYLE.md habit 6). A driver may skip a case only by name, with a reason.
+ * (docs/architecture.md §2). A driver may skip a case only by name, with a reason.
  */
 import assert from 'node:assert/strict';
 import { chmodSync, mkdtempSync, rmSync, writeFileSync } from 'node:fs';

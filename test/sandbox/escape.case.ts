@@ -1,5 +1,5 @@
 /**
- * @module The escape suite (issue 4 part 6), written once and run against each driver: every
+ * @module The escape suite, written once and run against each driver: every
  * case is an attack a tool could try from inside, and expects containment; after each one the
  * host (an HTTP server standing for the gateway) must still answer. The egress-proxy cases live
  * with the proxy. A driver may skip a case only by name, with a reason.

@@ -1,5 +1,5 @@
 /**
- * @module The process limit belongs to one run (issue 11 point 17): RLIMIT_NPROC counts per host
+ * @module The process limit belongs to one run: RLIMIT_NPROC counts per host
  * uid, so a sandbox that holds processes (a fork bomb stopped at its own limit) must not use up
  * the limit of a concurrent run in another driver, or of another process-driver run. The process
  * driver runs each call as a uid of its own, claimed across processes by an abstract socket.

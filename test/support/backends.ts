@@ -1,5 +1,5 @@
 /**
- * @module Runs a suite against every storage backend (STYLE.md habit 6): a fresh SQLite file and,
+ * @module Runs a suite against every storage backend (docs/architecture.md §2): a fresh SQLite file and,
  * when the harness started one, a fresh PostgreSQL database. With TOOLGATE_REQUIRE_PG=1 a missing
  * server is a failure, never a silent skip.
  */

@@ -1,4 +1,4 @@
-/** @module Capability search over the offered catalog (DESIGN.md C5, dynamic part). */
+/** @module Capability search over the offered catalog (C5, dynamic part). */
 import type { FastifyInstance } from 'fastify';
 import { MAX_DISCOVERY_LIMIT } from '../../catalog/index.js';
 import type { Toolgate } from '../../toolgate.js';

@@ -1,5 +1,5 @@
 /**
- * @module Admin routes for upstream MCP providers (issue 5): register (the same code path as
+ * @module Admin routes for upstream MCP providers: register (the same code path as
  * `apply -f` with `kind: Provider`), list, show, refresh and classify imported tools.
  */
 import type { FastifyInstance } from 'fastify';

@@ -1,5 +1,5 @@
 /**
- * @module Admin routes for tool secrets (DESIGN.md C11): set, rotate, delete and list. Values go
+ * @module Admin routes for tool secrets (C11): set, rotate, delete and list. Values go
  * in (request bodies) and never come out: responses carry names, versions, dates and key ids.
  * The routes live in their own scope whose error handler never echoes body text, since a
  * malformed body may hold a secret.

@@ -1,5 +1,5 @@
 /**
- * @module Organisation policies in Cedar (DESIGN.md C6): loads policy sets, validated against the
+ * @module Organisation policies in Cedar (C6): loads policy sets, validated against the
  * toolgate schema, and answers allow or deny for one call. Policies only restrict: grants decide
  * who may call what, and a matching `forbid` takes that away.
  */

@@ -1,6 +1,6 @@
 /**
  * @module toolgate's Cedar schema (namespace `Toolgate`): what an organisation policy may name, and
- * the types the strict validator checks every policy against before it is loaded (DESIGN.md C6).
+ * the types the strict validator checks every policy against before it is loaded (C6).
  */
 
 /** Entity type and action names as they appear in policies and in requests. */

@@ -1,5 +1,5 @@
 /**
- * @module Which resolved addresses the proxy may connect to (DESIGN.md C10): public unicast only.
+ * @module Which resolved addresses the proxy may connect to (C10): public unicast only.
  * Loopback, private, link-local, CGNAT, unspecified, multicast, reserved, unique-local and the
  * cloud metadata addresses are refused, and so is any IPv6 form that embeds such an IPv4 address
  * (mapped, compatible, NAT64, 6to4). ipaddr.js classifies; this file only decides.

@@ -1,5 +1,5 @@
 /**
- * @module The byte budget a lease draws on (DESIGN.md C7 "egress bytes"): the proxy asks before
+ * @module The byte budget a lease draws on (C7 "egress bytes"): the proxy asks before
  * it forwards and charges what it forwarded, so a session never moves more than its ceiling.
  */
 

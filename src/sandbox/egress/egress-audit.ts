@@ -1,5 +1,5 @@
 /**
- * @module What one run's egress puts into its audit record (DESIGN.md C12: resolved egress host,
+ * @module What one run's egress puts into its audit record (C12: resolved egress host,
  * bytes out): the lease's stats, or an http-runtime result, reduced to the record's fields.
  */
 import type { LeaseStats } from './egress-lease.js';

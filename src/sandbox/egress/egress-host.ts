@@ -1,5 +1,5 @@
 /**
- * @module Host names at the proxy (DESIGN.md C10): parse a CONNECT or absolute-form authority,
+ * @module Host names at the proxy (C10): parse a CONNECT or absolute-form authority,
  * refuse IP literals in any spelling and anything but one canonical DNS name, then compare with
  * the allow-list by equality, never by suffix.
  */

@@ -1,5 +1,5 @@
 /**
- * @module The egress proxy (DESIGN.md C10): the only route out of a sandbox. One process-wide
+ * @module The egress proxy (C10): the only route out of a sandbox. One process-wide
  * proxy hands out leases, one Unix socket per sandbox run, in a directory only its owner can
  * enter; the sandbox side binds that socket in and bridges it to 127.0.0.1:3128 inside.
  */

@@ -1,5 +1,5 @@
 /**
- * @module Egress (DESIGN.md C10): the forward proxy sandboxes reach the network through, the
+ * @module Egress (C10): the forward proxy sandboxes reach the network through, the
  * rules it applies, and the http runtime that goes out under the same rules. Anything exported
  * here is public API of the sandbox folder.
  */

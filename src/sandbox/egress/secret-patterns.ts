@@ -1,5 +1,5 @@
 /**
- * @module Shapes of secrets that must not leave through egress (DESIGN.md C10), kept as data:
+ * @module Shapes of secrets that must not leave through egress (C10), kept as data:
  * add a row to catch a new kind. Each pattern is anchored on a vendor prefix or armour line so
  * that ordinary text does not trip it; none of them can see inside TLS (CONNECT tunnels).
  */

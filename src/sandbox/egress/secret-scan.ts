@@ -1,5 +1,5 @@
 /**
- * @module Outbound secret scanning (DESIGN.md C10): request target, headers and body of a plain
+ * @module Outbound secret scanning (C10): request target, headers and body of a plain
  * HTTP request (or an http-runtime call) against SECRET_PATTERNS, and a lease's own credentials
  * against their audience. Text is also looked at percent-decoded, JSON-unescaped and with Basic
  * auth decoded, the cheap disguises; anything better hidden (base64 bodies, encryption, TLS) is
