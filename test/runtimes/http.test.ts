@@ -8,16 +8,13 @@ import { readFileSync } from 'node:fs';
 import https from 'node:https';
 import type { AddressInfo } from 'node:net';
 import { after, before, describe, test } from 'node:test';
-import { checkToolDefinition, type ToolDefinition } from '../../../src/catalog/index.js';
-import {
-  createByteBudget,
-  fillPathTemplate,
-  HttpToolRunner,
-} from '../../../src/sandbox/egress/index.js';
-import { tableResolver } from '../../support/egress.js';
-import { validSendTool } from '../../support/fixtures.js';
+import { checkToolDefinition, type ToolDefinition } from '../../src/catalog/index.js';
+import { fillPathTemplate, HttpToolRunner } from '../../src/runtimes/index.js';
+import { createByteBudget } from '../../src/sandbox/index.js';
+import { tableResolver } from '../support/egress.js';
+import { validSendTool } from '../support/fixtures.js';
 
-const tlsDir = new URL('../../fixtures/egress-tls/', import.meta.url);
+const tlsDir = new URL('../fixtures/egress-tls/', import.meta.url);
 const ca = readFileSync(new URL('ca.pem', tlsDir), 'utf8');
 const TABLE: Record<string, readonly string[]> = {
   'api.example.test': ['127.0.0.1'],
