@@ -1,5 +1,5 @@
 /**
- * @module The path of an `http` runtime (DESIGN.md C6 "the tool takes a structured path and the
+ * @module The path of an `http` runtime (C6 "the tool takes a structured path and the
  * server assembles the URL"): `{name}` placeholders filled from arguments, each value one
  * percent-encoded segment, so an argument can never add a segment, climb with `..`, start a
  * query or fragment, or name a scheme or host.
