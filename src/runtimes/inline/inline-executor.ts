@@ -19,6 +19,11 @@ export class InlineExecutor {
     return this.#handlers.has(name);
   }
 
+  /** The handler registered under `name`, if any (the inline runtime calls it directly). */
+  handler(name: string): InlineHandler | undefined {
+    return this.#handlers.get(name);
+  }
+
   async run(name: string, args: Record<string, unknown>): Promise<unknown> {
     const handler = this.#handlers.get(name);
     if (!handler) throw new Error(`no inline handler ${name}`);

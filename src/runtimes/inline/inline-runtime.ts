@@ -26,7 +26,9 @@ export class InlineRuntime implements ToolRuntime {
     args: Record<string, unknown>,
     _context: RuntimeContext,
   ): Promise<RuntimeResult> {
-    if (def.runtime.kind !== 'inline' || !this.#executor.has(def.runtime.handler)) {
+    const handler =
+      def.runtime.kind === 'inline' ? this.#executor.handler(def.runtime.handler) : undefined;
+    if (!handler) {
       // Never run a tool with less isolation than it asks for: no handler here, no run.
       return runtimeFailure(
         'EXECUTION_FAILED',
@@ -35,7 +37,7 @@ export class InlineRuntime implements ToolRuntime {
       );
     }
     try {
-      return { ok: true, output: await this.#executor.run(def.runtime.handler, args) };
+      return { ok: true, output: await handler(args) };
     } catch {
       // What the handler threw is not the caller's to see.
       return runtimeFailure('EXECUTION_FAILED', 'execute.error', 'the tool failed');
