@@ -8,9 +8,10 @@
 import assert from 'node:assert/strict';
 import { after, before, describe, test } from 'node:test';
 import { ERROR_CODES } from '../../src/core/index.js';
+import { MasterKey } from '../../src/credentials/index.js';
 import { InlineExecutor, type RuntimeResult } from '../../src/runtimes/index.js';
 import { createByteBudget } from '../../src/sandbox/index.js';
-import { openToolgate } from '../../src/toolgate.js';
+import { openToolgate, type Toolgate } from '../../src/toolgate.js';
 import { backends } from '../support/backends.js';
 import { validTool } from '../support/fixtures.js';
 import {
@@ -164,8 +165,8 @@ for (const entry of ENTRIES) {
 
     test('never echoes a credential: no failure or audit field carries it', async (t) => {
       // A failure's message, rule and audit fields reach the caller and the audit record as they
-      // are; only a successful output is scrubbed after the run (the gate's result step, tested
-      // with real http and command tools in test/gate/execute-egress.test.ts).
+      // are; only a successful output is scrubbed after the run: the gate's result step, tested
+      // below ('scrubs a credential a tool echoes') and in test/gate/execute-egress.test.ts.
       let ran = 0;
       for (const s of ['crash', 'garbage', 'echo_credential'] as const) {
         const c = h.tool(s);
@@ -223,54 +224,84 @@ for (const entry of ENTRIES) {
 }
 
 describe('the layer above every runtime: the gate result step', () => {
-  test('caps what any runtime returns (result.size)', async () => {
+  let tg: Toolgate;
+  let drop: () => Promise<void>;
+  let ctx: { agentId: string; sessionId: string };
+  const actor = { id: 'conformance-admin', via: 'library' } as const;
+
+  before(async () => {
     const [sqlite] = backends();
     if (!sqlite) throw new Error('no sqlite backend');
     const fresh = await sqlite.fresh();
+    drop = fresh.drop;
     const executor = new InlineExecutor().register('conf.big', () => ({
       blob: 'b'.repeat(OUTPUT_BYTES * 2),
     }));
-    const tg = await openToolgate({ db: fresh.url, executor, detectors: false });
-    try {
-      const actor = { id: 'conformance-admin', via: 'library' } as const;
-      await tg.config.apply(
-        [
-          {
-            kind: 'Tool',
-            spec: validTool({
-              id: 'big_result',
-              name: 'big_result',
-              description: 'Return one large document for the result cap.',
-              data_access: 'public',
-              required_capabilities: ['conf:use'],
-              runtime: { kind: 'inline', handler: 'conf.big' },
-              input_schema: { type: 'object', additionalProperties: false, properties: {} },
-              output_schema: { type: 'object' },
-              sandbox: {
-                isolation: 'none',
-                limits: { wall_time_ms: WALL_MS, output_bytes: OUTPUT_BYTES },
-              },
-            }),
+    tg = await openToolgate({
+      db: fresh.url,
+      executor,
+      detectors: false,
+      masterKey: MasterKey.generate(),
+    });
+    const tool = (id: string, spec: Record<string, unknown>) => ({
+      kind: 'Tool',
+      spec: validTool({
+        id,
+        name: id,
+        description: 'A tool of the runtime conformance suite.',
+        data_access: 'none',
+        required_capabilities: ['conf:use'],
+        input_schema: { type: 'object', additionalProperties: false, properties: {} },
+        output_schema: { type: 'object' },
+        ...spec,
+      }),
+    });
+    await tg.config.apply(
+      [
+        tool('big_result', {
+          runtime: { kind: 'inline', handler: 'conf.big' },
+          sandbox: {
+            isolation: 'none',
+            limits: { wall_time_ms: WALL_MS, output_bytes: OUTPUT_BYTES },
           },
-          { kind: 'Agent', spec: { id: 'conf-agent', owner: 'qa' } },
-          { kind: 'Grant', spec: { agent: 'conf-agent', capabilities: ['conf:use'] } },
-        ],
-        actor,
-      );
-      const session = await tg.sessions.open('conf-agent');
-      const d = await tg.gate.invoke(
-        { agentId: 'conf-agent', sessionId: session.id },
-        'big_result',
-        {},
-      );
-      assert.equal(d.kind, 'deny', JSON.stringify(d).slice(0, 200));
-      if (d.kind === 'deny') {
-        assert.equal(d.code, 'OUTPUT_INVALID');
-        assert.equal(d.rule, 'result.size');
-      }
-    } finally {
-      await tg.close();
-      await fresh.drop();
+        }),
+        tool('echo_token', {
+          runtime: {
+            kind: 'command',
+            argv: ['/bin/sh', '-c', 'echo "{\\"token\\":\\"$API_TOKEN\\"}"'],
+          },
+          sandbox: { isolation: 'process' },
+          credentials: { secret: 'conf-token', inject: 'env', as: 'API_TOKEN' },
+        }),
+        { kind: 'Agent', spec: { id: 'conf-agent', owner: 'qa' } },
+        { kind: 'Grant', spec: { agent: 'conf-agent', capabilities: ['conf:use'] } },
+      ],
+      actor,
+    );
+    await tg.secrets.set({ toolId: 'echo_token', name: 'conf-token' }, SECRET, actor);
+    const session = await tg.sessions.open('conf-agent');
+    ctx = { agentId: 'conf-agent', sessionId: session.id };
+  });
+
+  after(async () => {
+    await tg?.close();
+    await drop?.();
+  });
+
+  test('caps what any runtime returns (result.size)', async () => {
+    const d = await tg.gate.invoke(ctx, 'big_result', {});
+    assert.equal(d.kind, 'deny', JSON.stringify(d).slice(0, 200));
+    if (d.kind === 'deny') {
+      assert.equal(d.code, 'OUTPUT_INVALID');
+      assert.equal(d.rule, 'result.size');
     }
+  });
+
+  test('scrubs a credential a tool echoes, whatever its runtime', async () => {
+    const d = await tg.gate.invoke(ctx, 'echo_token', {});
+    assert.equal(d.kind, 'allow', JSON.stringify(d));
+    const text = JSON.stringify(d.kind === 'allow' ? d.output : null);
+    assert.ok(!text.includes(SECRET), text);
+    assert.match(text, /token/, 'the tool did answer');
   });
 });
