@@ -1,9 +1,10 @@
 /**
  * The one conformance suite of the tool-runtime port (docs/architecture.md §4), run against every
- * runtime: inline; command in the process and namespace (bubblewrap) drivers; http against a real
- * HTTPS server on 127.0.0.1 under the real egress rules; mcp over the real upstream pool with the
- * repo's flaky fixture server as its upstream. A rule that cannot apply to a runtime is skipped by
- * name, with the reason (and, where another layer guarantees it, which one).
+ * runtime: inline; command in the process, namespace (bubblewrap) and gvisor (runsc) drivers;
+ * http against a real HTTPS server on 127.0.0.1 under the real egress rules; mcp over the real
+ * upstream pool with the repo's flaky fixture server as its upstream. A rule that cannot apply to
+ * a runtime is skipped by name, with the reason (and, where another layer guarantees it, which
+ * one). Last, the layer above every runtime: the gate's result step, with a real gateway.
  */
 import assert from 'node:assert/strict';
 import { after, before, describe, test } from 'node:test';
@@ -19,6 +20,7 @@ import {
   commandHarness,
   contextFor,
   hasBwrap,
+  hasGvisor,
   httpHarness,
   inlineHarness,
   mcpHarness,
@@ -56,6 +58,11 @@ const ENTRIES: readonly Entry[] = [
     name: 'command/namespace',
     unavailable: hasBwrap ? null : NO_BWRAP,
     open: async () => commandHarness('namespace', api),
+  },
+  {
+    name: 'command/gvisor',
+    unavailable: hasGvisor ? null : 'gVisor (runsc) is not available on this host',
+    open: async () => commandHarness('gvisor', api),
   },
   { name: 'http', unavailable: null, open: async () => httpHarness(api) },
   { name: 'mcp', unavailable: hasBwrap ? null : NO_BWRAP, open: () => mcpHarness() },

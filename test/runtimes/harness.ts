@@ -184,6 +184,10 @@ export const hasBwrap = await sandboxService
   .runner('namespace')
   .probe()
   .then((p) => p.available);
+export const hasGvisor = await sandboxService
+  .runner('gvisor')
+  .probe()
+  .then((p) => p.available);
 
 /** A real HTTPS API on 127.0.0.1 (test certificate for api.example.test) for http and proxy. */
 export interface TestApi {
@@ -237,7 +241,10 @@ const RESOLVER = {
   'meta.example.test': ['169.254.169.254'],
 };
 
-export function commandHarness(driver: 'process' | 'namespace', api: TestApi): RuntimeHarness {
+export function commandHarness(
+  driver: 'process' | 'namespace' | 'gvisor',
+  api: TestApi,
+): RuntimeHarness {
   const proxy = new EgressProxy({
     resolver: tableResolver(RESOLVER),
     unsafeTestTargets: ['127.0.0.1:443'],
