@@ -959,10 +959,9 @@ export class Gate {
   ): Promise<ExecuteResult> {
     // Withdrawn before it started (during the checks, or while an approval was asked): never run.
     if (call.signal?.aborted) {
-      return {
-        ...runtimeFailure(CANCELLED.code, CANCELLED.rule, CANCELLED.message),
+      return runtimeFailure(CANCELLED.code, CANCELLED.rule, CANCELLED.message, {
         outcome: 'cancelled',
-      };
+      });
     }
     let creds: CallCredentials | null = null;
     if (def.credentials) {
