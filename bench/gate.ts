@@ -23,8 +23,9 @@ import { performance } from 'node:perf_hooks';
 import { Ajv2020 } from 'ajv/dist/2020.js';
 import BetterSqlite3 from 'better-sqlite3';
 import type { Actor } from '../src/core/index.js';
-import { type CallContext, type CallOptions, demoExecutor } from '../src/gate/index.js';
+import type { CallContext, CallOptions } from '../src/gate/index.js';
 import { CedarPolicyEngine, type CedarRequest } from '../src/policy/index.js';
+import { demoExecutor } from '../src/runtimes/index.js';
 import { openToolgate, type Toolgate } from '../src/toolgate.js';
 
 const CALLS = Number(process.env.CALLS ?? 3_000);

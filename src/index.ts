@@ -19,20 +19,19 @@ export type {
   CallOptions,
   Denied,
   GateDecision,
-  InlineHandler,
   PendingApproval,
   RenderedCall,
   SessionTool,
   SessionView,
   ToolFormat,
 } from './gate/index.js';
-export { demoExecutor, InlineExecutor } from './gate/index.js';
-
 // The fronts, for embedding them in a host process.
 export type { HttpOptions } from './http/index.js';
 export { buildServer } from './http/index.js';
 export type { McpStdioOptions } from './mcp/index.js';
 export { serveMcpStdio } from './mcp/index.js';
+export type { InlineHandler } from './runtimes/index.js';
+export { demoExecutor, InlineExecutor } from './runtimes/index.js';
 // Open a gateway in process: the same services REST, MCP and the CLI use.
 export type { Toolgate, ToolgateOptions } from './toolgate.js';
 export { openToolgate } from './toolgate.js';

@@ -23,9 +23,7 @@ import {
   type AgentCaps,
   ApprovalDesk,
   DEFAULT_AGENT_CAPS,
-  demoExecutor,
   Gate,
-  type InlineExecutor,
   type PolicyEngine,
   SessionService,
 } from './gate/index.js';
@@ -39,14 +37,19 @@ import {
 } from './identity/index.js';
 import { GatewayMetrics } from './metrics/index.js';
 import { PolicyService } from './policy/index.js';
-import { type CheckedFetchOptions, ProviderService } from './providers/index.js';
+import { type CheckedFetchOptions, ProviderService, UpstreamPool } from './providers/index.js';
 import { ReportService } from './reports/index.js';
 import {
-  definitionPathProblems,
-  EgressProxy,
+  CommandRuntime,
+  demoExecutor,
+  HttpRuntime,
   HttpToolRunner,
-  SandboxService,
-} from './sandbox/index.js';
+  type InlineExecutor,
+  InlineRuntime,
+  McpRuntime,
+  runtimeRegistry,
+} from './runtimes/index.js';
+import { definitionPathProblems, EgressProxy, SandboxService } from './sandbox/index.js';
 import {
   appendEvent,
   DEFAULT_DB_URL,
@@ -80,7 +83,7 @@ export interface Toolgate {
   readonly secondFactor: Pick<SecondFactorGuard, 'state' | 'unlock'>;
   /** Sandbox drivers: `command` tools run here; `doctor()` reports what works on this host. */
   readonly sandbox: SandboxService;
-  /** Upstream MCP providers: register, refresh, classify; the gate forwards `mcp` tools here. */
+  /** Upstream MCP providers: register, refresh, classify (the mcp runtime forwards the calls). */
   readonly providers: ProviderService;
   readonly events: {
     list(filter: {
@@ -255,13 +258,27 @@ export async function openToolgate(options: ToolgateOptions = {}): Promise<Toolg
     ...(options.audit?.onError ? { onError: options.audit.onError } : {}),
     ...clock,
   });
-  const providers = new ProviderService(store, catalog, sandbox, {
-    ...clock,
+  // Upstream MCP processes per gate session: administration (refresh, a changed spec) closes them
+  // by provider, the mcp runtime calls through them and closes them with their session.
+  const upstreams = new UpstreamPool({
     ...(options.providers?.maxLive !== undefined ? { maxLive: options.providers.maxLive } : {}),
+    ...(options.providers?.onError ? { onError: options.providers.onError } : {}),
+  });
+  const providers = new ProviderService(store, catalog, sandbox, upstreams, {
+    ...clock,
     ...(options.providers?.onError ? { onError: options.providers.onError } : {}),
     ...(options.providers?.http ? { http: options.providers.http } : {}),
   });
-  sessions.onClose((sessionId) => void providers.closeSession(sessionId));
+  const mcp = new McpRuntime(providers, upstreams);
+  sessions.onClose((sessionId) => void mcp.closeSession(sessionId));
+  // One runtime per kind (docs/architecture.md §4). Command tools never run unsandboxed, and
+  // reach the network only through the proxy.
+  const runtimes = runtimeRegistry(
+    new InlineRuntime(options.executor ?? demoExecutor()),
+    new CommandRuntime(sandbox, egress.proxy),
+    new HttpRuntime(egress.http),
+    mcp,
+  );
   const gate = new Gate({
     audit: audit.writer,
     store,
@@ -270,11 +287,8 @@ export async function openToolgate(options: ToolgateOptions = {}): Promise<Toolg
     users,
     sessions,
     approvals,
-    executor: options.executor ?? demoExecutor(),
-    sandbox,
-    egress,
+    runtimes,
     credentials,
-    upstream: providers,
     policies: options.policy ? async () => options.policy ?? null : () => policies.engine(),
     ...clock,
   });
@@ -367,7 +381,7 @@ export async function openToolgate(options: ToolgateOptions = {}): Promise<Toolg
       options.clock,
     ),
     close: async () => {
-      await providers.close();
+      await upstreams.close();
       await gate.flush();
       // Alerts raised by what was just flushed are written before the log closes.
       await detectors?.idle();

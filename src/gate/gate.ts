@@ -45,15 +45,13 @@ import {
   valuesAt,
 } from '../policy/index.js';
 import {
-  type ByteBudget,
-  type CommandResult,
-  createByteBudget,
-  type EgressAuditFields,
-  type EgressLease,
-  type EgressProxy,
-  egressAuditFields,
-  type HttpToolRunner,
-} from '../sandbox/index.js';
+  type RuntimeContext,
+  type RuntimeFailure,
+  type RuntimeRegistry,
+  type RuntimeSuccess,
+  runtimeFailure,
+} from '../runtimes/index.js';
+import { type ByteBudget, createByteBudget } from '../sandbox/index.js';
 import {
   localIdentityChangeCount,
   readRevisions,
@@ -78,7 +76,6 @@ import {
   type RenderedCall,
 } from './decision.js';
 import { idempotencyScope } from './idempotency-scope.js';
-import type { InlineExecutor } from './inline-executor.js';
 import {
   checkSpentBudgets,
   sweepRateCounters,
@@ -118,58 +115,6 @@ export interface PolicyEngine {
   readonly readsSessionCounters?: boolean;
 }
 
-/** Runs `command` tools in the isolation they require (src/sandbox's SandboxService). */
-export interface CommandSandbox {
-  runCommand(
-    def: ToolDefinition,
-    args: unknown,
-    options?: { egressSocket?: string; env?: Readonly<Record<string, string>> },
-  ): Promise<CommandResult>;
-}
-
-/** Egress for the gate: leases on the proxy for sandboxed tools, and the http runtime. */
-export interface GateEgress {
-  readonly proxy: Pick<EgressProxy, 'openLease'>;
-  readonly http: Pick<HttpToolRunner, 'run'>;
-}
-
-/** What an upstream MCP call came to: the upstream's result, or why there is none. */
-export type UpstreamCallResult =
-  | { readonly ok: true; readonly result: McpToolResult }
-  | {
-      readonly ok: false;
-      readonly code:
-        | 'SANDBOX_TIMEOUT'
-        | 'SANDBOX_UNAVAILABLE'
-        | 'EXECUTION_FAILED'
-        | 'EGRESS_DENIED'
-        | 'BUDGET_EXCEEDED'
-        | 'CALL_CANCELLED';
-      readonly rule: string;
-      readonly message: string;
-    };
-
-/**
- * Forwards an `mcp` tool's call to its upstream provider (src/providers) as tools/call, in the
- * process kept for this gate session. Never throws; never waits past `timeoutMs`.
- */
-export interface McpUpstream {
-  call(
-    def: ToolDefinition,
-    args: Record<string, unknown>,
-    call: {
-      readonly sessionId: string;
-      readonly timeoutMs: number;
-      /** The session's egress budget for this call: what the upstream connection moves counts. */
-      readonly budget?: ByteBudget;
-      /** Forwarded as the upstream request's progress token; each upstream report lands here. */
-      readonly onProgress?: (progress: CallProgress) => void;
-      /** Aborted: the upstream request is cancelled (notifications/cancelled) and CALL_CANCELLED returned. */
-      readonly signal?: AbortSignal;
-    },
-  ): Promise<UpstreamCallResult>;
-}
-
 /** Where the gate gets its policy engine: fixed (library use) or loaded from stored policies. */
 export type PolicySupplier = () => Promise<PolicyEngine | null>;
 
@@ -195,15 +140,10 @@ export interface GateDependencies {
   readonly users: UserService;
   readonly sessions: SessionService;
   readonly approvals: ApprovalDesk;
-  readonly executor: InlineExecutor;
-  /** Runs `command` tools; without it they are refused (never run unsandboxed). */
-  readonly sandbox?: CommandSandbox;
-  /** The egress proxy (for sandboxed tools that declare hosts) and the http runtime. */
-  readonly egress?: GateEgress;
+  /** The runtime of each kind (docs/architecture.md §4); a tool of a missing kind is refused. */
+  readonly runtimes: RuntimeRegistry;
   /** Opens a tool's own credential for one call, after the gate passed. */
   readonly credentials?: Pick<CredentialBroker, 'forCall'>;
-  /** Upstream MCP providers for `mcp` tools; without it they are refused. */
-  readonly upstream?: McpUpstream;
   /** Loads the org policy engine; called again after every catalog or policy change. */
   readonly policies?: PolicySupplier;
   readonly clock?: Clock;
@@ -1006,10 +946,10 @@ export class Gate {
   }
 
   /**
-   * Step 10 and 11: the tool's credential (only now, after every check passed), the run in its
-   * runtime (inline, sandboxed command, http) with egress only through the proxy's rules, then
-   * the result: secrets scrubbed, size and output schema checked. Never throws for anything the
-   * tool does; a refusal or failure is a result with its code and rule.
+   * Step 10 and 11: the tool's credential (only now, after every check passed), the run in the
+   * runtime of its kind (docs/architecture.md §4), then the result: secrets scrubbed, size and
+   * output schema checked. Never throws for anything the tool does; a refusal or failure is a
+   * result with its code and rule.
    */
   async #execute(
     def: ToolDefinition,
@@ -1017,25 +957,22 @@ export class Gate {
     compiled: CompiledTool,
     call: ExecuteCall,
   ): Promise<ExecuteResult> {
-    const failed = (
-      code: DenyCode,
-      rule: string,
-      message: string,
-      extra: Partial<ExecuteExtra> = {},
-    ): ExecuteResult => ({ ok: false, code, rule, message, bytes: 0, ...extra });
     // Withdrawn before it started (during the checks, or while an approval was asked): never run.
     if (call.signal?.aborted) {
-      return failed(CANCELLED.code, CANCELLED.rule, CANCELLED.message, { outcome: 'cancelled' });
+      return runtimeFailure(CANCELLED.code, CANCELLED.rule, CANCELLED.message, {
+        outcome: 'cancelled',
+      });
     }
-
     let creds: CallCredentials | null = null;
     if (def.credentials) {
       if (!this.#d.credentials) {
-        return failed(
-          'CREDENTIAL_UNAVAILABLE',
-          'credentials.unavailable',
-          "this gateway cannot provide the tool's credential",
-        );
+        return {
+          ok: false,
+          code: 'CREDENTIAL_UNAVAILABLE',
+          rule: 'credentials.unavailable',
+          message: "this gateway cannot provide the tool's credential",
+          bytes: 0,
+        };
       }
       try {
         creds = await this.#d.credentials.forCall({
@@ -1049,183 +986,76 @@ export class Gate {
         if (!isToolgateError(err) || err.code !== 'CREDENTIAL_UNAVAILABLE') throw err;
         // The caller learns that the credential is missing, not which secret or why.
         const reason = (err.details as { reason?: string }).reason ?? 'unavailable';
-        return failed(
-          'CREDENTIAL_UNAVAILABLE',
-          `credentials.${reason}`,
-          "the tool's credential is not available; an administrator has to set it",
-        );
+        return {
+          ok: false,
+          code: 'CREDENTIAL_UNAVAILABLE',
+          rule: `credentials.${reason}`,
+          message: "the tool's credential is not available; an administrator has to set it",
+          bytes: 0,
+        };
       }
     }
-
+    const runtime = this.#d.runtimes[def.runtime.kind];
+    if (!runtime) {
+      // Never run a tool with less isolation than it asks for: no runtime here, no run.
+      return runtimeFailure(
+        'EXECUTION_FAILED',
+        'runtime.unavailable',
+        `the ${def.runtime.kind} runtime is not available on this gateway`,
+      );
+    }
     const { budget, spent } = this.#egressBudget(
       call.sessionId,
       call.egressLimit,
       call.storedEgressBytes,
       call.egressCeilingLeft,
     );
-    let output: unknown;
-    let outcome: string | undefined;
-    let sandbox: SandboxAudit | undefined;
-    let egress: EgressAuditFields | undefined;
-    const extras = (): Partial<ExecuteExtra> => ({
-      ...(sandbox ? { sandbox } : {}),
-      ...(egress ? { egress } : {}),
-      egressSpent: spent(),
-    });
-
-    if (def.runtime.kind === 'command' && this.#d.sandbox) {
-      let lease: EgressLease | null = null;
-      if (def.sandbox.network === 'egress_proxy' && this.#d.egress) {
-        // Constrained tools reach their registered hosts; an unconstrained one only the hosts
-        // this call's URL arguments named (checked by the URL policy, shown to any reviewer).
-        const allowHosts =
-          def.egress.mode === 'constrained' ? [...def.egress.hosts] : [...call.destinations];
-        try {
-          lease = await this.#d.egress.proxy.openLease({
-            leaseId: call.callId,
-            sessionId: call.sessionId,
-            toolId: def.id,
-            allowHosts,
-            byteBudget: budget,
-            credentials: (creds?.redact ?? []).map((value) => ({
-              value,
-              audienceHosts: creds?.audience ?? [],
-            })),
-          });
-        } catch {
-          // No lease, no route out: the tool does not run rather than run without its proxy.
-          return failed(
-            'EXECUTION_FAILED',
-            'egress.unavailable',
-            'the egress proxy could not open a route for this call',
-          );
-        }
-      }
-      let ran: CommandResult;
-      try {
-        ran = await this.#d.sandbox.runCommand(def, args, {
-          ...(lease ? { egressSocket: lease.socketPath } : {}),
-          ...(creds ? { env: creds.env } : {}),
-        });
-      } finally {
-        if (lease) {
-          egress = egressAuditFields(lease.stats());
-          await lease.close();
-        }
-      }
-      const run = ran.ok ? ran.outcome : ran.run;
-      sandbox = run
-        ? {
-            driver: run.driver,
-            outcome: run.kind,
-            exit_code: run.exitCode,
-            signal: run.signal,
-            duration_ms: Math.round(run.durationMs),
-            stdout_truncated: run.stdoutTruncated,
-            stderr_truncated: run.stderrTruncated,
-          }
-        : undefined;
-      if (!ran.ok) {
-        return {
-          ok: false,
-          code: ran.code,
-          rule: ran.rule,
-          message: ran.message,
-          bytes: run ? Buffer.byteLength(run.stdout, 'utf8') : 0,
-          outcome: ran.outcome,
-          ...extras(),
-        };
-      }
-      output = ran.output;
-      outcome = ran.outcome.kind;
-    } else if (def.runtime.kind === 'http' && this.#d.egress) {
-      const credential =
-        creds && def.credentials?.inject !== 'env' ? Object.values(creds.headers)[0] : undefined;
-      const r = await this.#d.egress.http.run(def, args, {
-        budget,
-        ...(credential !== undefined ? { credential } : {}),
-      });
-      egress = egressAuditFields(r);
-      if (!r.ok) return failed(r.code, r.rule, r.message, { ...extras(), outcome: r.rule });
-      output = r.output;
-      outcome = 'ok';
-    } else if (def.runtime.kind === 'mcp' && this.#d.upstream) {
-      const r = await this.#d.upstream.call(def, args, {
-        sessionId: call.sessionId,
-        timeoutMs: def.sandbox.limits.wall_time_ms,
-        budget,
-        ...(call.onProgress ? { onProgress: call.onProgress } : {}),
-        ...(call.signal ? { signal: call.signal } : {}),
-      });
-      if (!r.ok) {
-        const ended = r.code === CANCELLED.code ? 'cancelled' : r.rule;
-        return failed(r.code, r.rule, r.message, { ...extras(), outcome: ended });
-      }
-      // The upstream's structured content is what its output schema speaks of; a tool error
-      // result is passed on as the upstream gave it (the model sees the error), never checked.
-      if (r.result.isError !== true && r.result.structuredContent !== undefined) {
-        if (!compiled.validateOutput(r.result.structuredContent)) {
-          return failed(
-            'OUTPUT_INVALID',
-            'result.schema',
-            'the upstream returned structured content that does not match its output schema',
-            extras(),
-          );
-        }
-      }
-      output = r.result;
-      outcome = r.result.isError === true ? 'tool_error' : 'ok';
-    } else {
-      if (def.runtime.kind !== 'inline' || !this.#d.executor.has(def.runtime.handler)) {
-        // Never run a tool with less isolation than it asks for: no runtime here, no run.
-        return failed(
-          'EXECUTION_FAILED',
-          'runtime.unavailable',
-          `the ${def.runtime.kind} runtime is not available on this gateway`,
-        );
-      }
-      try {
-        output = await this.#d.executor.run(def.runtime.handler, args);
-      } catch {
-        return failed('EXECUTION_FAILED', 'execute.error', 'the tool failed');
-      }
-    }
+    const context: Mutable<RuntimeContext> = {
+      callId: call.callId,
+      sessionId: call.sessionId,
+      agentId: call.agentId,
+      userId: call.userId,
+      credentials: creds,
+      budget,
+      destinations: call.destinations,
+      wallTimeMs: def.sandbox.limits.wall_time_ms,
+      validateOutput: compiled.validateOutput,
+    };
+    if (call.onProgress) context.onProgress = call.onProgress;
+    if (call.signal) context.signal = call.signal;
+    const ran = await runtime.run(def, args, context);
+    if (!ran.ok) return { ...ran, egressSpent: spent() };
 
     // 11 result: a tool that echoes its credential gets it scrubbed, and the record says so.
-    let redacted = false;
+    const done: Mutable<ExecuteSuccess> = { ...ran, bytes: 0, egressSpent: spent() };
     if (creds && creds.redact.length > 0) {
-      const scrubbed = redactSecrets(output, creds.redact);
-      output = scrubbed.value;
-      redacted = scrubbed.redacted;
+      const scrubbed = redactSecrets(done.output, creds.redact);
+      done.output = scrubbed.value;
+      if (scrubbed.redacted) done.redacted = true;
     }
-    const extra: Partial<ExecuteExtra> = {
-      ...(outcome ? { outcome } : {}),
-      ...extras(),
-      ...(redacted ? { redacted } : {}),
-    };
-    const text = JSON.stringify(output ?? null);
-    const bytes = Buffer.byteLength(text, 'utf8');
-    if (bytes > def.sandbox.limits.output_bytes) {
+    done.bytes = Buffer.byteLength(JSON.stringify(done.output ?? null), 'utf8');
+    if (done.bytes > def.sandbox.limits.output_bytes) {
+      const { output: _tooLarge, ...audit } = done;
       return {
+        ...audit,
         ok: false,
         code: 'OUTPUT_INVALID',
         rule: 'result.size',
         message: `the result is over ${def.sandbox.limits.output_bytes} bytes`,
-        bytes,
-        ...extra,
       };
     }
-    if (def.runtime.kind !== 'mcp' && !compiled.validateOutput(output)) {
+    // An mcp tool's structured content was checked by its runtime (its schema speaks of that).
+    if (def.runtime.kind !== 'mcp' && !compiled.validateOutput(done.output)) {
+      const { output: _invalid, ...audit } = done;
       return {
+        ...audit,
         ok: false,
         code: 'OUTPUT_INVALID',
         rule: 'result.schema',
         message: 'the tool returned a result that does not match its output schema',
-        bytes,
-        ...extra,
       };
     }
-    return { ok: true, output, bytes, ...extra };
+    return done;
   }
 
   /** A finished call under this key (replay), a conflict, or nothing yet (`claimed` = free). */
@@ -1277,33 +1107,20 @@ export class Gate {
   }
 }
 
-/** What a sandboxed run adds to its audit record (never its output or stderr). */
-interface SandboxAudit {
-  readonly driver: string;
-  readonly outcome: string;
-  readonly exit_code: number | null;
-  readonly signal: string | null;
-  readonly duration_ms: number;
-  readonly stdout_truncated: boolean;
-  readonly stderr_truncated: boolean;
-}
-
-/** What a run adds to its audit record beside the decision. */
+/** What execution adds to the runtime's result for the audit record and the session's counters. */
 interface ExecuteExtra {
-  readonly outcome: string;
-  readonly sandbox: SandboxAudit;
-  readonly egress: EgressAuditFields;
   /** Egress bytes this call charged to the session's budget (persisted after the call). */
-  readonly egressSpent: number;
+  readonly egressSpent?: number;
   /** The tool's output held its credential, which was scrubbed. */
-  readonly redacted: boolean;
+  readonly redacted?: boolean;
 }
 
-type ExecuteResult = (
-  | { ok: true; output: unknown; bytes: number }
-  | { ok: false; code: DenyCode; rule: string; message: string; bytes: number }
-) &
-  Partial<ExecuteExtra>;
+type ExecuteSuccess = RuntimeSuccess & ExecuteExtra & { readonly bytes: number };
+
+/** A runtime's result after the result step, or the gate's own refusal (credential, runtime). */
+type ExecuteResult =
+  | ExecuteSuccess
+  | (Omit<RuntimeFailure, 'code'> & ExecuteExtra & { readonly code: DenyCode });
 
 /** Who and what one execution is for: the credential broker and the egress budget need it. */
 interface ExecuteCall {

@@ -21,16 +21,11 @@ export type {
 export type {
   CallContext,
   CallOptions,
-  CommandSandbox,
   GateDependencies,
-  McpUpstream,
   PolicyEngine,
   PolicySupplier,
-  UpstreamCallResult,
 } from './gate.js';
 export { Gate } from './gate.js';
-export type { InlineHandler } from './inline-executor.js';
-export { demoExecutor, InlineExecutor } from './inline-executor.js';
 export { MASK, redactArguments } from './redaction.js';
 export type {
   OpenSessionOptions,

@@ -4,7 +4,7 @@
  * Anything exported here is public API.
  */
 
-export type { CheckedFetchOptions } from './checked-fetch.js';
+export type { CheckedFetchOptions, EgressMeter } from './checked-fetch.js';
 export { checkedFetch, checkProviderUrl, EgressRefused } from './checked-fetch.js';
 export type {
   ProviderSummary,
@@ -23,7 +23,14 @@ export {
   checkClassification,
   checkProviderSpec,
   classificationSchema,
+  DEFAULT_IDLE_TIMEOUT_MS,
   normalizeProviderSpec,
   providerSpecSchema,
 } from './provider-spec.js';
 export { pinOf } from './tool-pin.js';
+export type {
+  UpstreamCallResult,
+  UpstreamLink,
+  UpstreamPoolOptions,
+} from './upstream-pool.js';
+export { UpstreamPool } from './upstream-pool.js';

@@ -1,6 +1,7 @@
 /**
- * @module Upstream MCP providers (issue 5, DESIGN.md C3, C15): registration, refresh, import and
- * classification of their tools, and the forwarding of calls. Every listed tool is pinned by the
+ * @module Upstream MCP providers, their administration (C3, C15): registration, refresh, import
+ * and classification of their tools, and the links to them (the mcp runtime, src/runtimes/mcp,
+ * forwards calls over the same links). Every listed tool is pinned by the
  * hash of its name, description and schemas and scanned for poisoning; it stays unoffered until
  * an admin classifies it, which registers the catalog entry `provider.tool`. A later listing that
  * changes a pinned tool (a rug pull), adds one or drops one quarantines it, raises an event and an
@@ -18,7 +19,6 @@ import {
   type ScanFinding,
   scanToolText,
   schemaModelTexts,
-  type ToolDefinition,
   type ToolVersionDetail,
   unsupportedPatternProblems,
 } from '../catalog/index.js';
@@ -31,23 +31,15 @@ import {
   TOOL_ID_PATTERN,
   ToolgateError,
 } from '../core/index.js';
-import type { CallProgress, McpUpstream, UpstreamCallResult } from '../gate/index.js';
 import {
-  type ByteBudget,
   providerPathProblems,
   type SandboxProcess,
   type SandboxService,
 } from '../sandbox/index.js';
 import { appendEvent, type ProviderRow, type ProviderToolRow, type Store } from '../store/index.js';
-import {
-  type CheckedFetchOptions,
-  checkedFetch,
-  type EgressMeter,
-  type EgressRefused,
-} from './checked-fetch.js';
+import { type CheckedFetchOptions, checkedFetch, type EgressMeter } from './checked-fetch.js';
 import {
   checkClassification,
-  DEFAULT_IDLE_TIMEOUT_MS,
   normalizeProviderSpec,
   PROVIDER_LIMITS,
   type ProviderSpec,
@@ -57,16 +49,8 @@ import {
   openUpstream,
   processLink,
   type UpstreamLink,
-  UpstreamPool,
-  type UpstreamPoolOptions,
+  type UpstreamPool,
 } from './upstream-pool.js';
-
-/**
- * Provider connections whose egress meter is kept (each a few bytes; they go when their session
- * closes). Past this the oldest is dropped, and a connection still holding it then charges nothing
- * until it is reopened: far above any live session count, it bounds memory only.
- */
-const MAX_METERS = 100_000;
 
 export type ProviderToolState = 'unclassified' | 'classified' | 'quarantined' | 'removed';
 
@@ -119,7 +103,8 @@ interface ListedTool {
   readonly pin: string;
 }
 
-export interface ProviderServiceOptions extends UpstreamPoolOptions {
+export interface ProviderServiceOptions {
+  readonly onError?: (err: unknown) => void;
   readonly clock?: Clock;
   /** Egress rules of HTTP providers (tests: a resolver, test targets, a test CA). */
   readonly http?: CheckedFetchOptions;
@@ -130,13 +115,12 @@ const TOOL_NAME_RE = /^[a-zA-Z][a-zA-Z0-9_-]{0,63}$/;
 const REFRESH_TIMEOUT_MS = 30_000;
 const DEFAULT_CALL_WALL_MS = 10_000;
 
-export class ProviderService implements McpUpstream {
+export class ProviderService {
   readonly #store: Store;
   readonly #catalog: CatalogService;
   readonly #sandbox: Pick<SandboxService, 'start' | 'protectedPaths'>;
   readonly #clock: Clock;
   readonly #pool: UpstreamPool;
-  readonly #meters = new Map<string, EgressMeter>();
   readonly #onError: (err: unknown) => void;
   /** Specs by name, read once per provider until it changes in this process. */
   readonly #specs = new Map<string, ProviderSpec>();
@@ -146,13 +130,14 @@ export class ProviderService implements McpUpstream {
     store: Store,
     catalog: CatalogService,
     sandbox: Pick<SandboxService, 'start' | 'protectedPaths'>,
+    pool: UpstreamPool,
     options: ProviderServiceOptions = {},
   ) {
     this.#store = store;
     this.#catalog = catalog;
     this.#sandbox = sandbox;
     this.#clock = options.clock ?? systemClock;
-    this.#pool = new UpstreamPool(options);
+    this.#pool = pool;
     this.#onError = options.onError ?? (() => {});
     this.#http = options.http ?? {};
   }
@@ -272,10 +257,10 @@ export class ProviderService implements McpUpstream {
    * with the pins. Nothing is changed when the upstream cannot be listed.
    */
   async refresh(name: string, actor: Actor): Promise<RefreshReport> {
-    const spec = await this.#spec(name);
+    const spec = await this.spec(name);
     let listed: ListedTool[];
     try {
-      const upstream = await openUpstream(() => this.#launch(spec), REFRESH_TIMEOUT_MS);
+      const upstream = await openUpstream(() => this.launch(spec), REFRESH_TIMEOUT_MS);
       try {
         listed = upstream.tools.map((t) => ({
           name: t.name,
@@ -502,7 +487,7 @@ export class ProviderService implements McpUpstream {
     actor: Actor,
   ): Promise<{ tool: ToolVersionDetail; changeId?: string }> {
     const classification = checkClassification(input);
-    const spec = await this.#spec(name);
+    const spec = await this.spec(name);
     return this.#catalog.write(async (ctx) => {
       const { trx } = ctx;
       const row = await trx
@@ -565,101 +550,23 @@ export class ProviderService implements McpUpstream {
     });
   }
 
-  /** The gate's forwarding of an `mcp` tool's call (after every check passed). Never throws. */
-  async call(
-    def: ToolDefinition,
-    args: Record<string, unknown>,
-    call: {
-      readonly sessionId: string;
-      readonly timeoutMs: number;
-      /** The session's egress budget for this call (HTTP providers charge their bytes to it). */
-      readonly budget?: ByteBudget;
-      readonly onProgress?: (progress: CallProgress) => void;
-      readonly signal?: AbortSignal;
-    },
-  ): Promise<UpstreamCallResult> {
-    if (def.runtime.kind !== 'mcp') {
-      return {
-        ok: false,
-        code: 'EXECUTION_FAILED',
-        rule: 'runtime.unavailable',
-        message: 'not an mcp tool',
-      };
-    }
-    const { provider, tool } = def.runtime;
-    let spec: ProviderSpec;
-    try {
-      spec = await this.#spec(provider);
-    } catch {
-      return {
-        ok: false,
-        code: 'EXECUTION_FAILED',
-        rule: 'provider.unknown',
-        message: 'the provider of this tool is not registered',
-      };
-    }
-    const meter = this.#meter(provider, call.sessionId);
-    meter.budget = call.budget ?? null;
-    meter.refusal = null;
-    const result = await this.#pool.call(
-      {
-        provider,
-        sessionId: call.sessionId,
-        launch: () => this.#launch(spec, meter),
-        idleMs: spec.idle_timeout_ms ?? DEFAULT_IDLE_TIMEOUT_MS,
-      },
-      tool,
-      args,
-      def.code_hash,
-      call.timeoutMs,
-      {
-        ...(call.onProgress ? { onProgress: call.onProgress } : {}),
-        ...(call.signal ? { signal: call.signal } : {}),
-      },
-    );
-    if (result.pinMismatch && !this.#refreshing.has(provider)) {
-      // The upstream changed under a running process: record it as a refresh would (one at a
-      // time per provider, however many calls ran into it).
-      this.#refreshing.add(provider);
-      void this.refresh(provider, { id: 'system:provider-pin', via: 'system' })
-        .catch(this.#onError)
-        .finally(() => this.#refreshing.delete(provider));
-    }
-    if (result.ok) return { ok: true, result: result.result };
-    // Refused on its way out (budget, secret): that is the answer, whatever the client made of it.
-    // (Set by the fetch during the call: not the null assigned above.)
-    const refused = meter.refusal as EgressRefused | null;
-    if (refused)
-      return { ok: false, code: refused.code, rule: refused.rule, message: refused.message };
-    return { ok: false, code: result.code, rule: result.rule, message: result.message };
+  /**
+   * A call found that the upstream's listing changed under a running process: record it as a
+   * refresh would (one at a time per provider, however many calls ran into it).
+   */
+  pinChanged(provider: string): void {
+    if (this.#refreshing.has(provider)) return;
+    this.#refreshing.add(provider);
+    void this.refresh(provider, { id: 'system:provider-pin', via: 'system' })
+      .catch(this.#onError)
+      .finally(() => this.#refreshing.delete(provider));
   }
 
-  /** Ends the upstream processes of a gate session (its MCP session closed). */
-  closeSession(sessionId: string): Promise<void> {
-    for (const key of this.#meters.keys()) {
-      if (key.endsWith(`\u0000${sessionId}`)) this.#meters.delete(key);
-    }
-    return this.#pool.closeSession(sessionId);
-  }
-
-  /** The meter of one provider connection of one gate session (kept while the session is). */
-  #meter(provider: string, sessionId: string): EgressMeter {
-    const key = `${provider}\u0000${sessionId}`;
-    let meter = this.#meters.get(key);
-    if (!meter) {
-      if (this.#meters.size >= MAX_METERS)
-        this.#meters.delete(this.#meters.keys().next().value as string);
-      meter = { budget: null, refusal: null };
-      this.#meters.set(key, meter);
-    }
-    return meter;
-  }
-
-  close(): Promise<void> {
-    return this.#pool.close();
-  }
-
-  async #launch(spec: ProviderSpec, meter: EgressMeter | null = null): Promise<UpstreamLink> {
+  /**
+   * Opens one link to a provider: its process in the sandbox its spec names, or its URL under the
+   * egress rules, the bytes charged to `meter` (the mcp runtime's, per gate session) when given.
+   */
+  async launch(spec: ProviderSpec, meter: EgressMeter | null = null): Promise<UpstreamLink> {
     if (spec.transport === 'http') {
       const url = spec.url ?? '';
       const transport = new StreamableHTTPClientTransport(new URL(url), {
@@ -698,7 +605,8 @@ export class ProviderService implements McpUpstream {
     });
   }
 
-  async #spec(name: string): Promise<ProviderSpec> {
+  /** A provider's registered spec, read once until it changes in this process; rejects when unknown. */
+  async spec(name: string): Promise<ProviderSpec> {
     const cached = this.#specs.get(name);
     if (cached) return cached;
     const row = await this.#require(this.#store.db, name);

@@ -7,11 +7,27 @@
 import { Client } from '@modelcontextprotocol/sdk/client/index.js';
 import type { Transport } from '@modelcontextprotocol/sdk/shared/transport.js';
 import type { Progress, Tool } from '@modelcontextprotocol/sdk/types.js';
-import type { CallProgress, McpToolResult, UpstreamCallResult } from '../gate/index.js';
+import type { CallProgress, McpToolResult } from '../gate/index.js';
 import type { SandboxProcess } from '../sandbox/index.js';
 import { EgressRefused } from './checked-fetch.js';
 import { StreamClientTransport } from './stream-transport.js';
 import { pinOf } from './tool-pin.js';
+
+/** What an upstream MCP call came to: the upstream's result, or why there is none. */
+export type UpstreamCallResult =
+  | { readonly ok: true; readonly result: McpToolResult }
+  | {
+      readonly ok: false;
+      readonly code:
+        | 'SANDBOX_TIMEOUT'
+        | 'SANDBOX_UNAVAILABLE'
+        | 'EXECUTION_FAILED'
+        | 'EGRESS_DENIED'
+        | 'BUDGET_EXCEEDED'
+        | 'CALL_CANCELLED';
+      readonly rule: string;
+      readonly message: string;
+    };
 
 /**
  * One way to an upstream: a sandboxed process's stdio, or a Streamable HTTP endpoint reached under

@@ -6,7 +6,7 @@
 import assert from 'node:assert/strict';
 import { after, before, test } from 'node:test';
 import type { Actor } from '../../src/core/index.js';
-import { demoExecutor } from '../../src/gate/index.js';
+import { demoExecutor } from '../../src/runtimes/index.js';
 import { openStore, type Store } from '../../src/store/index.js';
 import { openToolgate, type Toolgate } from '../../src/toolgate.js';
 import { backends } from '../support/backends.js';

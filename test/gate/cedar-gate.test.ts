@@ -5,7 +5,7 @@
 import assert from 'node:assert/strict';
 import { after, before, test } from 'node:test';
 import type { Actor, ToolgateError } from '../../src/core/index.js';
-import { demoExecutor } from '../../src/gate/index.js';
+import { demoExecutor } from '../../src/runtimes/index.js';
 import { openToolgate, type Toolgate } from '../../src/toolgate.js';
 import { backends } from '../support/backends.js';
 import { validTool } from '../support/fixtures.js';

@@ -12,9 +12,9 @@ import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { after, before, test } from 'node:test';
 import type { FastifyInstance } from 'fastify';
-import { demoExecutor } from '../../src/gate/index.js';
 import { Admission } from '../../src/http/admission.js';
 import { buildServer } from '../../src/http/index.js';
+import { demoExecutor } from '../../src/runtimes/index.js';
 import { openToolgate, type Toolgate } from '../../src/toolgate.js';
 import { ROOT } from '../support/cli.js';
 

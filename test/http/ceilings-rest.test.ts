@@ -7,8 +7,8 @@
 import assert from 'node:assert/strict';
 import { after, before, describe, test } from 'node:test';
 import type { FastifyInstance } from 'fastify';
-import { demoExecutor } from '../../src/gate/index.js';
 import { buildServer } from '../../src/http/index.js';
+import { demoExecutor } from '../../src/runtimes/index.js';
 import { openToolgate, type Toolgate } from '../../src/toolgate.js';
 import { backends } from '../support/backends.js';
 import { validTool } from '../support/fixtures.js';

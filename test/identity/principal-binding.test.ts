@@ -15,8 +15,8 @@ import { StreamableHTTPClientTransport } from '@modelcontextprotocol/sdk/client/
 import type { FastifyInstance } from 'fastify';
 import { exportJWK, generateKeyPair, type JWK, SignJWT } from 'jose';
 import type { Actor } from '../../src/core/index.js';
-import { InlineExecutor } from '../../src/gate/index.js';
 import { buildServer } from '../../src/http/index.js';
+import { InlineExecutor } from '../../src/runtimes/index.js';
 import { openStore, type Store } from '../../src/store/index.js';
 import { openToolgate, type Toolgate } from '../../src/toolgate.js';
 import { backends } from '../support/backends.js';

@@ -13,8 +13,8 @@ import { after, before, test } from 'node:test';
 import { Client } from '@modelcontextprotocol/sdk/client/index.js';
 import { StreamableHTTPClientTransport } from '@modelcontextprotocol/sdk/client/streamableHttp.js';
 import type { FastifyInstance } from 'fastify';
-import { demoExecutor } from '../../src/gate/index.js';
 import { buildServer } from '../../src/http/index.js';
+import { demoExecutor } from '../../src/runtimes/index.js';
 import { openToolgate, type Toolgate } from '../../src/toolgate.js';
 import { ROOT } from '../support/cli.js';
 

@@ -15,8 +15,8 @@ import { StreamableHTTPClientTransport } from '@modelcontextprotocol/sdk/client/
 import type { CallToolResult } from '@modelcontextprotocol/sdk/types.js';
 import type { FastifyInstance } from 'fastify';
 import type { Actor } from '../../src/core/index.js';
-import { InlineExecutor } from '../../src/gate/index.js';
 import { buildServer } from '../../src/http/index.js';
+import { InlineExecutor } from '../../src/runtimes/index.js';
 import { openToolgate, type Toolgate } from '../../src/toolgate.js';
 import { FIXTURES, nodeProvider } from '../providers/provider-support.js';
 import { backends } from '../support/backends.js';

@@ -8,8 +8,8 @@
 import { appendFileSync, readFileSync } from 'node:fs';
 import { DEFAULT_ORIGIN } from '../../src/audit/index.js';
 import { auditSigner } from '../../src/cli/runtime-files.js';
-import { demoExecutor } from '../../src/gate/index.js';
 import { buildServer } from '../../src/http/index.js';
+import { demoExecutor } from '../../src/runtimes/index.js';
 import { openToolgate } from '../../src/toolgate.js';
 import { ROOT } from './cli.js';
 

@@ -1,9 +1,9 @@
 /**
- * @module What one run's egress puts into its audit record (C12: resolved egress host,
- * bytes out): the lease's stats, or an http-runtime result, reduced to the record's fields.
+ * @module What one run's egress puts into its audit record (C12: resolved egress host, bytes
+ * out): the lease's stats reduced to the record's fields. (The http runtime reports the same
+ * fields of its own request.)
  */
 import type { LeaseStats } from './egress-lease.js';
-import type { HttpToolResult } from './http-runtime.js';
 
 export interface EgressAuditFields {
   /** `host=address` pairs actually connected to, comma-separated; absent when none. */
@@ -14,29 +14,14 @@ export interface EgressAuditFields {
   readonly denials: readonly { readonly rule: string; readonly host?: string }[];
 }
 
-export function egressAuditFields(source: LeaseStats | HttpToolResult): EgressAuditFields {
-  if ('leaseId' in source) {
-    const hosts = source.resolvedHosts.map((h) => `${h.host}=${h.address}`);
-    return {
-      ...(hosts.length > 0 ? { egressHost: hosts.join(',') } : {}),
-      bytesOut: source.bytesOut,
-      bytesIn: source.bytesIn,
-      denials: source.denials.map((d) =>
-        d.host === undefined ? { rule: d.rule } : { rule: d.rule, host: d.host },
-      ),
-    };
-  }
-  const connected = source.resolvedHost !== undefined && source.address !== undefined;
+export function egressAuditFields(source: LeaseStats): EgressAuditFields {
+  const hosts = source.resolvedHosts.map((h) => `${h.host}=${h.address}`);
   return {
-    ...(connected ? { egressHost: `${source.resolvedHost}=${source.address}` } : {}),
+    ...(hosts.length > 0 ? { egressHost: hosts.join(',') } : {}),
     bytesOut: source.bytesOut,
     bytesIn: source.bytesIn,
-    denials: source.ok
-      ? []
-      : [
-          source.resolvedHost === undefined
-            ? { rule: source.rule }
-            : { rule: source.rule, host: source.resolvedHost },
-        ],
+    denials: source.denials.map((d) =>
+      d.host === undefined ? { rule: d.rule } : { rule: d.rule, host: d.host },
+    ),
   };
 }

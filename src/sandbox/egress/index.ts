@@ -1,6 +1,6 @@
 /**
- * @module Egress (C10): the forward proxy sandboxes reach the network through, the
- * rules it applies, and the http runtime that goes out under the same rules. Anything exported
+ * @module Egress (C10): the forward proxy sandboxes reach the network through and the rules it
+ * applies (the http runtime, src/runtimes/http, goes out under the same rules). Anything exported
  * here is public API of the sandbox folder.
  */
 
@@ -13,21 +13,12 @@ export { CheckedDialer } from './checked-dialer.js';
 export type { EgressAuditFields } from './egress-audit.js';
 export { egressAuditFields } from './egress-audit.js';
 export type { EgressAllow, EgressDecision, EgressDeny, EgressDenyCode } from './egress-decision.js';
-export { checkHostName, parseAuthority } from './egress-host.js';
+export { checkAllowed, checkHostName, parseAuthority } from './egress-host.js';
 export type { EgressLease, LeaseOptions, LeaseStats } from './egress-lease.js';
 export type { EgressProxyOptions } from './egress-proxy.js';
 export { EgressProxy } from './egress-proxy.js';
-export type { TemplateResult } from './http-path-template.js';
-export { fillPathTemplate } from './http-path-template.js';
-export type {
-  HttpRuntimeOptions,
-  HttpToolContext,
-  HttpToolErrorCode,
-  HttpToolResult,
-} from './http-runtime.js';
-export { HttpToolRunner, runHttpTool } from './http-runtime.js';
 export type { ResolvedAddress, Resolver } from './resolver.js';
-export { systemResolver } from './resolver.js';
+export { systemResolver, withDeadline } from './resolver.js';
 export type { SecretPattern } from './secret-patterns.js';
 export { SECRET_PATTERNS } from './secret-patterns.js';
 export type { LeaseCredential } from './secret-scan.js';

@@ -1,10 +1,9 @@
-import { randomUUID } from 'node:crypto';
-
 /**
- * @module The in-process executor for built-in tools (runtime `inline`): pure handlers that ship
- * with toolgate, such as the demo catalog's. Everything else runs in the sandbox (issue 4); until
- * then the gate refuses to run it rather than run it unsandboxed.
+ * @module The in-process handlers of built-in tools (runtime `inline`): pure handlers that ship
+ * with toolgate, such as the demo catalog's. Everything else runs in the sandbox; a tool whose
+ * handler is not registered here is refused, never run some other way.
  */
+import { randomUUID } from 'node:crypto';
 
 export type InlineHandler = (args: Record<string, unknown>) => unknown | Promise<unknown>;
 
@@ -18,6 +17,11 @@ export class InlineExecutor {
 
   has(name: string): boolean {
     return this.#handlers.has(name);
+  }
+
+  /** The handler registered under `name`, if any (the inline runtime calls it directly). */
+  handler(name: string): InlineHandler | undefined {
+    return this.#handlers.get(name);
   }
 
   async run(name: string, args: Record<string, unknown>): Promise<unknown> {

@@ -8,16 +8,18 @@ import { readFileSync } from 'node:fs';
 import https from 'node:https';
 import type { AddressInfo } from 'node:net';
 import { after, before, describe, test } from 'node:test';
-import { checkToolDefinition, type ToolDefinition } from '../../../src/catalog/index.js';
+import { checkToolDefinition, type ToolDefinition } from '../../src/catalog/index.js';
 import {
-  createByteBudget,
   fillPathTemplate,
+  HttpRuntime,
   HttpToolRunner,
-} from '../../../src/sandbox/egress/index.js';
-import { tableResolver } from '../../support/egress.js';
-import { validSendTool } from '../../support/fixtures.js';
+  type RuntimeContext,
+} from '../../src/runtimes/index.js';
+import { createByteBudget } from '../../src/sandbox/index.js';
+import { tableResolver } from '../support/egress.js';
+import { validSendTool } from '../support/fixtures.js';
 
-const tlsDir = new URL('../../fixtures/egress-tls/', import.meta.url);
+const tlsDir = new URL('../fixtures/egress-tls/', import.meta.url);
 const ca = readFileSync(new URL('ca.pem', tlsDir), 'utf8');
 const TABLE: Record<string, readonly string[]> = {
   'api.example.test': ['127.0.0.1'],
@@ -385,5 +387,63 @@ describe('http runtime: egress rules', () => {
       const r = await runner.run(checked.definition, {}, { budget: budget() });
       assert.equal(r.ok, false);
     }
+  });
+});
+
+describe('the http runtime behind the port (HttpRuntime)', () => {
+  const port = () => new HttpRuntime(runner);
+  const context = (def: ToolDefinition, credentials: RuntimeContext['credentials']) => ({
+    callId: 'call-http-port',
+    sessionId: 'session-http-port',
+    agentId: 'agent-http-port',
+    userId: null,
+    credentials,
+    budget: createByteBudget(1_000_000),
+    destinations: new Set<string>(),
+    wallTimeMs: def.sandbox.limits.wall_time_ms,
+    validateOutput: () => true,
+  });
+  const TOKEN = 'sk-port-token-0123456789abcdef';
+
+  test('a header credential goes in its header; the result reports host, address and bytes', async () => {
+    const d = def(
+      { method: 'GET', path: '/items/{id}' },
+      { credentials: { secret: 'api-token', inject: 'header', as: 'X-Api-Key' } },
+    );
+    const n = seen.length;
+    const ctx = context(d, {
+      env: {},
+      headers: { 'X-Api-Key': TOKEN },
+      redact: [TOKEN],
+      audience: [],
+    });
+    const r = await port().run(d, { id: 'a1' }, ctx);
+    assert.equal(r.ok, true, JSON.stringify(r));
+    assert.equal(r.outcome, 'ok');
+    assert.equal(seen[n]?.headers['x-api-key'], TOKEN);
+    assert.equal(r.egress?.egressHost, 'api.example.test=127.0.0.1');
+    assert.equal(ctx.budget.spent(), (r.egress?.bytesOut ?? 0) + (r.egress?.bytesIn ?? 0));
+    assert.deepEqual(r.egress?.denials, []);
+  });
+
+  test('an env credential is never sent by the http runtime', async () => {
+    const d = def(
+      { method: 'GET', path: '/items/{id}' },
+      { credentials: { secret: 'api-token', inject: 'env', as: 'API_TOKEN' } },
+    );
+    const n = seen.length;
+    const creds = { env: { API_TOKEN: TOKEN }, headers: {}, redact: [TOKEN], audience: [] };
+    const r = await port().run(d, { id: 'a2' }, context(d, creds));
+    assert.equal(r.ok, true, JSON.stringify(r));
+    assert.ok(!JSON.stringify(seen[n]).includes(TOKEN));
+  });
+
+  test("a failure's outcome is its rule, and the refusal is in the egress record", async () => {
+    const d = def({ method: 'GET', path: '/missing' });
+    const r = await port().run(d, {}, context(d, null));
+    assert.equal(r.ok, false);
+    assert.equal(!r.ok && r.rule, 'http.status');
+    assert.equal(r.outcome, 'http.status');
+    assert.deepEqual(r.egress?.denials, [{ rule: 'http.status', host: 'api.example.test' }]);
   });
 });

@@ -1,5 +1,5 @@
 /**
- * @module The `http` runtime (DESIGN.md C1 runtime, C6, C10): a tool that is one call to a remote
+ * @module The `http` runtime (docs/architecture.md §4; C1 runtime, C6, C10): a tool that is one call to a remote
  * API. toolgate assembles the URL from the registered base and the path template; the model only
  * fills placeholders and parameters, never a scheme, host or port. The request goes out under the
  * proxy's rules: exact-host allow-list (the tool's egress hosts), one DNS look-up with every
@@ -11,13 +11,19 @@ import type net from 'node:net';
 import tls from 'node:tls';
 import type { ToolDefinition } from '../../catalog/index.js';
 import { excerpt } from '../../policy/index.js';
-import type { ByteBudget } from './byte-budget.js';
-import { CheckedDialer, type DialerOptions } from './checked-dialer.js';
-import type { EgressDenyCode } from './egress-decision.js';
-import { checkAllowed, checkHostName } from './egress-host.js';
+import {
+  type ByteBudget,
+  CheckedDialer,
+  checkAllowed,
+  checkHostName,
+  type DialerOptions,
+  type EgressAuditFields,
+  type EgressDenyCode,
+  scanOutbound,
+  withDeadline,
+} from '../../sandbox/index.js';
+import type { RuntimeContext, RuntimeResult, ToolRuntime } from '../tool-runtime.js';
 import { fillPathTemplate } from './http-path-template.js';
-import { withDeadline } from './resolver.js';
-import { scanOutbound } from './secret-scan.js';
 
 export interface HttpToolContext {
   /** The session's egress budget: what is sent and what comes back are both charged. */
@@ -420,17 +426,59 @@ function handshake(
   });
 }
 
-let defaultRunner: HttpToolRunner | undefined;
+/** What one http call puts into its audit record: where it connected, bytes each way, a refusal. */
+export function httpAuditFields(result: HttpToolResult): EgressAuditFields {
+  const connected = result.resolvedHost !== undefined && result.address !== undefined;
+  return {
+    ...(connected ? { egressHost: `${result.resolvedHost}=${result.address}` } : {}),
+    bytesOut: result.bytesOut,
+    bytesIn: result.bytesIn,
+    denials: result.ok
+      ? []
+      : [
+          result.resolvedHost === undefined
+            ? { rule: result.rule }
+            : { rule: result.rule, host: result.resolvedHost },
+        ],
+  };
+}
 
 /**
- * What the gate calls for a tool whose runtime is `http`, after every check passed and the audit
- * pre-record is durable. Uses the system resolver and no test exemptions.
+ * The port over HttpToolRunner: the tool's credential goes in its header (one value, sent only to
+ * the tool's host); every outcome reports its traffic, and a failure's outcome is its rule.
  */
-export function runHttpTool(
-  def: ToolDefinition,
-  args: Readonly<Record<string, unknown>>,
-  ctx: HttpToolContext,
-): Promise<HttpToolResult> {
-  defaultRunner ??= new HttpToolRunner();
-  return defaultRunner.run(def, args, ctx);
+export class HttpRuntime implements ToolRuntime {
+  readonly kind = 'http';
+  readonly #runner: Pick<HttpToolRunner, 'run'>;
+
+  constructor(runner: Pick<HttpToolRunner, 'run'> = new HttpToolRunner()) {
+    this.#runner = runner;
+  }
+
+  async run(
+    def: ToolDefinition,
+    args: Record<string, unknown>,
+    context: RuntimeContext,
+  ): Promise<RuntimeResult> {
+    const creds = context.credentials;
+    const credential =
+      creds && def.credentials?.inject !== 'env' ? Object.values(creds.headers)[0] : undefined;
+    const r = await this.#runner.run(def, args, {
+      budget: context.budget,
+      ...(credential !== undefined ? { credential } : {}),
+    });
+    const egress = httpAuditFields(r);
+    if (!r.ok) {
+      return {
+        ok: false,
+        code: r.code,
+        rule: r.rule,
+        message: r.message,
+        bytes: 0,
+        outcome: r.rule,
+        egress,
+      };
+    }
+    return { ok: true, output: r.output, outcome: 'ok', egress };
+  }
 }
