@@ -25,7 +25,7 @@ import BetterSqlite3 from 'better-sqlite3';
 import type { Actor } from '../src/core/index.js';
 import { type CallContext, type CallOptions, demoExecutor } from '../src/gate/index.js';
 import { CedarPolicyEngine, type CedarRequest } from '../src/policy/index.js';
-import { openToolgate, type Toolgate } from '../src/toolgate.js';
+import { type Gateway, openGateway } from '../src/toolgate.js';
 
 const CALLS = Number(process.env.CALLS ?? 3_000);
 const WARMUP = Number(process.env.WARMUP ?? 1_000);
@@ -338,7 +338,7 @@ async function countSql(
 // ---------------------------------------------------------------------------------------------
 
 async function sequential(
-  tg: Toolgate,
+  tg: Gateway,
   ctx: CallContext,
   toolName: string,
   n: number,
@@ -357,7 +357,7 @@ async function sequential(
 }
 
 async function allowed(
-  tg: Toolgate,
+  tg: Gateway,
   ctx: CallContext,
   toolName: string,
   options: CallOptions,
@@ -367,7 +367,7 @@ async function allowed(
 }
 
 /** CONCURRENCY closed-loop callers, each in its own session, for SECONDS. */
-async function concurrent(tg: Toolgate, sessions: readonly CallContext[], toolName: string) {
+async function concurrent(tg: Gateway, sessions: readonly CallContext[], toolName: string) {
   // Warm the sessions (first call of each), then run.
   await Promise.all(sessions.map((ctx) => allowed(tg, ctx, toolName, {})));
   gc();
@@ -505,7 +505,7 @@ try {
 
   // --- The pipeline.
   const dbPath = join(dir, 'toolgate.db');
-  const tg = await openToolgate({
+  const tg = await openGateway({
     db: `sqlite:${dbPath}`,
     executor: demoExecutor().register('noop', () => ({})),
     // One agent holds CONCURRENCY + 4 sessions here (the callers, the sequential caller and three

@@ -1,7 +1,10 @@
 /**
- * @module The composition root: opens the store and wires the services every front uses. Fronts
- * (REST, CLI, MCP) get a `Toolgate` and never touch the store themselves.
+ * @module The composition root: opens the store and wires the services. `openToolgate` hands a
+ * front only its API (`agent`, `admin`, `security`); `openGateway` returns the whole wiring, for
+ * this repository's tests and benchmarks, and is not exported from the package
+ * (docs/architecture.md §6).
  */
+import type { AdminApi, AgentApi, SecurityEvents } from './api/index.js';
 import { ApprovalSigner, SecondFactorGuard } from './approvals/index.js';
 import {
   DetectorEngine,
@@ -56,7 +59,24 @@ import {
   type Store,
 } from './store/index.js';
 
+/**
+ * What a front is given: the agent API (REST agent routes, MCP), the admin API (REST admin
+ * routes, the CLI) and the security-event sink (MCP's refusals). Nothing here is the store, the
+ * sandbox, the credential broker or the gate itself.
+ */
 export interface Toolgate {
+  readonly agent: AgentApi;
+  readonly admin: AdminApi;
+  readonly security: SecurityEvents;
+  /** Flushes the audit log and closes everything the gateway opened. */
+  close(): Promise<void>;
+}
+
+/**
+ * The whole wiring: every service, including the ones no front may hold (the sandbox, the
+ * credential broker, the gate). Tests and benchmarks use it; fronts get a `Toolgate`.
+ */
+export interface Gateway extends Toolgate {
   readonly store: Pick<Store, 'dialect' | 'location' | 'ping'>;
   readonly catalog: CatalogService;
   readonly discovery: Discovery;
@@ -68,11 +88,6 @@ export interface Toolgate {
   readonly gate: Gate;
   /** An agent's identity from a bearer credential (API key, or JWT when configured), or null. */
   authenticate(token: string): Promise<JwtIdentity | null>;
-  /**
-   * Writes a security event (a refused Origin, a session presented by another principal…) to the
-   * events table and the audit chain; fronts call it for refusals no service sees.
-   */
-  securityEvent(action: string, subject: string, details: Record<string, unknown>): Promise<void>;
   readonly config: ApplyService;
   /** Four-eyes changes: privileged grants and irreversible tools waiting for approvers. */
   readonly changes: ChangeDesk;
@@ -117,7 +132,6 @@ export interface Toolgate {
   readonly detectors: DetectorEngine | null;
   /** Governance reports (capability register, access matrix, invocations, deprecation, orphans). */
   readonly reports: ReportService;
-  close(): Promise<void>;
 }
 
 export interface ToolgateOptions {
@@ -192,7 +206,14 @@ function resolveAgentCaps(input: Partial<AgentCaps> = {}): AgentCaps {
   return caps;
 }
 
+/** Opens a gateway and hands back only what fronts may use. */
 export async function openToolgate(options: ToolgateOptions = {}): Promise<Toolgate> {
+  const { agent, admin, security, close } = await openGateway(options);
+  return { agent, admin, security, close };
+}
+
+/** Opens a gateway with its whole wiring (tests, benchmarks); fronts use `openToolgate`. */
+export async function openGateway(options: ToolgateOptions = {}): Promise<Gateway> {
   // Configuration is checked before anything is opened: a bad one leaves nothing behind.
   const detectorsConfig =
     options.detectors === false ? null : resolveDetectorsConfig(options.detectors ?? {});
@@ -334,19 +355,61 @@ export async function openToolgate(options: ToolgateOptions = {}): Promise<Toolg
     const key = await keys.verifyKey(token);
     return key ? { agentId: key.agentId, credential: `key:${key.keyId}` } : null;
   };
-  return {
-    store,
-    catalog,
-    discovery: new Discovery(catalog),
-    agents,
-    keys,
-    authenticate,
-    securityEvent: (action, subject, details) =>
+  const discovery = new Discovery(catalog);
+  const events = {
+    list: (filter: Parameters<AdminApi['events']['list']>[0]) => listEvents(store.db, filter),
+  };
+  const revisions = () => readRevisions(store.db);
+  const reports = new ReportService(
+    { db: store.db, catalog, agents, users, teams: options.teams ?? [] },
+    options.clock,
+  );
+  const security: SecurityEvents = {
+    record: (action, subject, details) =>
       appendEvent(store.db, systemActor('security'), (options.clock ?? systemClock)(), {
         action,
         subject,
         details,
       }),
+  };
+  // Bound once here: the agent API's invoke is the gate's, without a closure per call.
+  const agent: AgentApi = {
+    authenticate,
+    sessions,
+    invoke: gate.invoke.bind(gate),
+    revisions,
+  };
+  const admin: AdminApi = {
+    health: { dialect: store.dialect, location: store.location, ping: () => store.ping() },
+    catalog,
+    discovery,
+    agents,
+    keys,
+    users,
+    sessions,
+    approvals,
+    changes,
+    secondFactor,
+    config,
+    providers,
+    events,
+    secrets,
+    audit,
+    metrics,
+    reports,
+    doctor: () => sandbox.doctor(),
+    sweep: () => gate.sweep(),
+  };
+  return {
+    agent,
+    admin,
+    security,
+    store,
+    catalog,
+    discovery,
+    agents,
+    keys,
+    authenticate,
     users,
     sessions,
     approvals,
@@ -356,17 +419,14 @@ export async function openToolgate(options: ToolgateOptions = {}): Promise<Toolg
     config,
     sandbox,
     providers,
-    events: { list: (filter) => listEvents(store.db, filter) },
-    revisions: () => readRevisions(store.db),
+    events,
+    revisions,
     secrets,
     credentials,
     audit,
     metrics,
     detectors,
-    reports: new ReportService(
-      { db: store.db, catalog, agents, users, teams: options.teams ?? [] },
-      options.clock,
-    ),
+    reports,
     close: async () => {
       await providers.close();
       await gate.flush();

@@ -3,6 +3,7 @@
  * the error catalogue. Unknown errors are logged and answered as INTERNAL, never echoed.
  */
 import type { FastifyError, FastifyReply, FastifyRequest } from 'fastify';
+import { storeIsUnavailable } from '../api/index.js';
 import {
   ERROR_CODES,
   type ErrorBody,
@@ -10,7 +11,6 @@ import {
   isToolgateError,
   type Problem,
 } from '../core/index.js';
-import { isStoreUnavailable } from '../store/index.js';
 
 interface FastifyValidationIssue {
   readonly instancePath?: string;
@@ -91,7 +91,7 @@ export function toErrorResponse(
     default:
       break;
   }
-  if (isStoreUnavailable(err)) {
+  if (storeIsUnavailable(err)) {
     return {
       status: ERROR_CODES.STORE_UNAVAILABLE.http,
       body: {

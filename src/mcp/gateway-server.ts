@@ -12,10 +12,9 @@ import {
   ListToolsRequestSchema,
   type Tool,
 } from '@modelcontextprotocol/sdk/types.js';
+import { type AgentApi, storeIsUnavailable } from '../api/index.js';
 import { isToolgateError } from '../core/index.js';
 import type { GateDecision } from '../gate/index.js';
-import { isStoreUnavailable } from '../store/index.js';
-import type { Toolgate } from '../toolgate.js';
 import { progressRelay } from './progress-relay.js';
 
 /**
@@ -157,7 +156,7 @@ function failure(code: string, message: string): CallToolResult {
  * refreshed set (after list_changed) is what the client sees next.
  */
 export function createGatewayServer(
-  tg: Toolgate,
+  agent: AgentApi,
   binding: McpBinding,
   options: GatewayServerOptions,
 ): Server {
@@ -172,7 +171,7 @@ export function createGatewayServer(
     },
   );
   server.setRequestHandler(ListToolsRequestSchema, async () => {
-    const tools = (await tg.sessions.exportTools(binding.sessionId, binding, 'mcp')) as Tool[];
+    const tools = (await agent.sessions.exportTools(binding.sessionId, binding, 'mcp')) as Tool[];
     return { tools };
   });
   server.setRequestHandler(CallToolRequestSchema, async (request, extra) => {
@@ -187,7 +186,7 @@ export function createGatewayServer(
       ...(relay ? { onProgress: relay.onProgress } : {}),
     };
     try {
-      let decision = await tg.gate.invoke(ctx, name, args ?? {}, callOptions);
+      let decision = await agent.invoke(ctx, name, args ?? {}, callOptions);
       if (decision.kind === 'pending_approval' && server.getClientCapabilities()?.elicitation) {
         // Show the person at the client what waits, and let them retry once it is approved. The
         // retry is the same call with the same arguments: the gate decides again, nothing else.
@@ -209,7 +208,7 @@ export function createGatewayServer(
           )
           .catch(() => null);
         if (answer?.action === 'accept') {
-          decision = await tg.gate.invoke(ctx, name, args ?? {}, callOptions);
+          decision = await agent.invoke(ctx, name, args ?? {}, callOptions);
         }
       }
       await relay?.flush();
@@ -219,7 +218,7 @@ export function createGatewayServer(
       if (isToolgateError(err) && err.code === 'SESSION_NOT_FOUND') {
         return failure('SESSION_NOT_FOUND', 'this session has ended; reconnect to start a new one');
       }
-      if (isStoreUnavailable(err) || (isToolgateError(err) && err.code === 'STORE_UNAVAILABLE')) {
+      if (storeIsUnavailable(err) || (isToolgateError(err) && err.code === 'STORE_UNAVAILABLE')) {
         return failure('STORE_UNAVAILABLE', 'the gateway cannot reach its database; retry later');
       }
       options.onError?.(err);

@@ -6,12 +6,12 @@ import assert from 'node:assert/strict';
 import { after, before, test } from 'node:test';
 import type { Actor, ToolgateError } from '../../src/core/index.js';
 import { demoExecutor } from '../../src/gate/index.js';
-import { openToolgate, type Toolgate } from '../../src/toolgate.js';
+import { type Gateway, openGateway } from '../../src/toolgate.js';
 import { backends } from '../support/backends.js';
 import { validTool } from '../support/fixtures.js';
 
 const admin: Actor = { id: 'policy-admin', via: 'library' };
-let tg: Toolgate;
+let tg: Gateway;
 let drop: () => Promise<void>;
 
 before(async () => {
@@ -19,7 +19,7 @@ before(async () => {
   assert.ok(sqlite);
   const fresh = await sqlite.fresh();
   drop = fresh.drop;
-  tg = await openToolgate({
+  tg = await openGateway({
     db: fresh.url,
     executor: demoExecutor().register('t.echo', () => ({ status: 'ok' })),
   });
@@ -60,7 +60,7 @@ test('a forbid on one argument value denies that call and allows its neighbours'
         spec: {
           id: 'no-usd-lookups',
           text: `@id("no-usd") @reason("USD invoices are handled by finance")
-forbid (principal, action, resource == Toolgate::Tool::"lookup")
+forbid (principal, action, resource == Gateway::Tool::"lookup")
 when { context.arguments.hasTag("currency") && context.arguments.getTag("currency") == "USD" };`,
         },
       },
@@ -147,9 +147,9 @@ test('a numeric forbid on amount > 100 stops 100.5 and 1,000,000.5: refused as i
         kind: 'Policy',
         spec: {
           id: 'amount-caps',
-          text: `@id("long-cap") forbid (principal, action, resource == Toolgate::Tool::"pay_long")
+          text: `@id("long-cap") forbid (principal, action, resource == Gateway::Tool::"pay_long")
 when { context.numeric_arguments.hasTag("amount") && context.numeric_arguments.getTag("amount") > 100 };
-@id("decimal-cap") forbid (principal, action, resource == Toolgate::Tool::"pay_decimal")
+@id("decimal-cap") forbid (principal, action, resource == Gateway::Tool::"pay_decimal")
 when { context.decimal_arguments.hasTag("amount") && context.decimal_arguments.getTag("amount").greaterThan(decimal("100.0")) };`,
         },
       },

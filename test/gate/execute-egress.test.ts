@@ -18,7 +18,7 @@ import { MasterKey, verifyCallToken } from '../../src/credentials/index.js';
 import type { GateDecision } from '../../src/gate/index.js';
 import { EgressProxy, HttpToolRunner, SandboxService } from '../../src/sandbox/index.js';
 import { openStore, type Store } from '../../src/store/index.js';
-import { openToolgate, type Toolgate } from '../../src/toolgate.js';
+import { type Gateway, openGateway } from '../../src/toolgate.js';
 import { backends } from '../support/backends.js';
 import { ROOT } from '../support/cli.js';
 import { tableResolver } from '../support/egress.js';
@@ -78,7 +78,7 @@ function denied(d: GateDecision, code: string, rule?: RegExp): void {
 
 for (const backend of backends()) {
   describe(`gate execution with egress and credentials on ${backend.name}`, () => {
-    let tg: Toolgate;
+    let tg: Gateway;
     let inspector: Store;
     let drop: () => Promise<void>;
     let server: https.Server;
@@ -120,7 +120,7 @@ for (const backend of backends()) {
       });
       const fresh = await backend.fresh();
       drop = fresh.drop;
-      tg = await openToolgate({
+      tg = await openGateway({
         db: fresh.url,
         masterKey: MasterKey.generate(),
         egress: {
