@@ -4,7 +4,28 @@
  * this repository's tests and benchmarks, and is not exported from the package
  * (docs/architecture.md §6).
  */
-import type { AdminApi, AgentApi, SecurityEvents } from './api/index.js';
+import {
+  type AdminApi,
+  AGENTS_ADMIN,
+  type AgentApi,
+  APPROVALS_ADMIN,
+  AUDIT_ADMIN,
+  CATALOG_ADMIN,
+  CHANGES_ADMIN,
+  CONFIG_ADMIN,
+  DISCOVERY_ADMIN,
+  expose,
+  KEYS_ADMIN,
+  METRICS_ADMIN,
+  PROVIDERS_ADMIN,
+  REPORTS_ADMIN,
+  SECOND_FACTOR_ADMIN,
+  SECRETS_ADMIN,
+  SESSIONS_ADMIN,
+  SESSIONS_AGENT,
+  type SecurityEvents,
+  USERS_ADMIN,
+} from './api/index.js';
 import { ApprovalSigner, SecondFactorGuard } from './approvals/index.js';
 import {
   DetectorEngine,
@@ -372,34 +393,39 @@ export async function openGateway(options: ToolgateOptions = {}): Promise<Gatewa
         details,
       }),
   };
-  // Bound once here: the agent API's invoke is the gate's, without a closure per call.
-  const agent: AgentApi = {
+  // Each API holds only the members it names, bound once here (not per call): what a front is
+  // not given (a provider's `call`, the audit `writer`, a session's `suspend`) is not reachable.
+  const agent: AgentApi = Object.freeze({
     authenticate,
-    sessions,
+    sessions: expose(sessions, SESSIONS_AGENT),
     invoke: gate.invoke.bind(gate),
     revisions,
-  };
-  const admin: AdminApi = {
-    health: { dialect: store.dialect, location: store.location, ping: () => store.ping() },
-    catalog,
-    discovery,
-    agents,
-    keys,
-    users,
-    sessions,
-    approvals,
-    changes,
-    secondFactor,
-    config,
-    providers,
+  });
+  const admin: AdminApi = Object.freeze({
+    health: Object.freeze({
+      dialect: store.dialect,
+      location: store.location,
+      ping: () => store.ping(),
+    }),
+    catalog: expose(catalog, CATALOG_ADMIN),
+    discovery: expose(discovery, DISCOVERY_ADMIN),
+    agents: expose(agents, AGENTS_ADMIN),
+    keys: expose(keys, KEYS_ADMIN),
+    users: expose(users, USERS_ADMIN),
+    sessions: expose(sessions, SESSIONS_ADMIN),
+    approvals: expose(approvals, APPROVALS_ADMIN),
+    changes: expose(changes, CHANGES_ADMIN),
+    secondFactor: expose(secondFactor, SECOND_FACTOR_ADMIN),
+    config: expose(config, CONFIG_ADMIN),
+    providers: expose(providers, PROVIDERS_ADMIN),
     events,
-    secrets,
-    audit,
-    metrics,
-    reports,
+    secrets: expose(secrets, SECRETS_ADMIN),
+    audit: expose(audit, AUDIT_ADMIN),
+    metrics: expose(metrics, METRICS_ADMIN),
+    reports: expose(reports, REPORTS_ADMIN),
     doctor: () => sandbox.doctor(),
     sweep: () => gate.sweep(),
-  };
+  });
   return {
     agent,
     admin,

@@ -7,6 +7,16 @@
 import type { CallContext, CallOptions, GateDecision, SessionService } from '../gate/index.js';
 import type { JwtIdentity } from '../identity/index.js';
 
+/** The session methods an agent front is given (the type and the object share this list). */
+export const SESSIONS_AGENT = [
+  'open',
+  'close',
+  'evict',
+  'require',
+  'refresh',
+  'exportTools',
+] as const;
+
 export interface AgentApi {
   /** An agent's identity from a bearer credential (API key, or JWT when configured), or null. */
   authenticate(token: string): Promise<JwtIdentity | null>;
@@ -15,10 +25,7 @@ export interface AgentApi {
    * its permitted set (`refresh`), the tools it offers (`exportTools`, discovery as the agent sees
    * it: nothing outside its permitted set), and `evict` (a front at capacity closes one, audited).
    */
-  readonly sessions: Pick<
-    SessionService,
-    'open' | 'close' | 'evict' | 'require' | 'refresh' | 'exportTools'
-  >;
+  readonly sessions: Pick<SessionService, (typeof SESSIONS_AGENT)[number]>;
   /**
    * Runs one call through the gate: the only way a front runs a tool. Returns a decision for
    * anything the caller sends (an approval waiting is a decision too).

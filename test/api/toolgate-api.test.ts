@@ -71,6 +71,33 @@ for (const backend of backends()) {
       }
     });
 
+    test('a front cannot reach what the API types leave out: each service shows only its listed members', () => {
+      assert.deepEqual(Object.keys(tg.agent.sessions).sort(), [
+        'close',
+        'evict',
+        'exportTools',
+        'open',
+        'refresh',
+        'require',
+      ]);
+      // A provider's `call` runs an upstream tool without the gate; the audit `writer` appends to
+      // the chain; `suspend` ends any session: none is on an API object.
+      assert.deepEqual(Object.keys(tg.admin.providers).sort(), [
+        'classify',
+        'list',
+        'refresh',
+        'register',
+        'show',
+      ]);
+      assert.equal('call' in tg.admin.providers, false);
+      assert.equal('writer' in tg.admin.audit, false);
+      assert.equal('suspend' in tg.agent.sessions, false);
+      assert.equal('setChangeRequester' in tg.admin.catalog, false);
+      assert.deepEqual(Object.keys(tg.admin.sessions), ['inspect']);
+      assert.ok(Object.isFrozen(tg.admin) && Object.isFrozen(tg.admin.catalog));
+      assert.ok(Object.isFrozen(tg.agent) && Object.isFrozen(tg.agent.sessions));
+    });
+
     test('the admin API configures, the agent API calls through the gate', async () => {
       await tg.admin.config.applyText(readFileSync(DEMO, 'utf8'), actor);
       const session = await tg.agent.sessions.open('support-bot', {});
