@@ -60,7 +60,7 @@ test('a forbid on one argument value denies that call and allows its neighbours'
         spec: {
           id: 'no-usd-lookups',
           text: `@id("no-usd") @reason("USD invoices are handled by finance")
-forbid (principal, action, resource == Gateway::Tool::"lookup")
+forbid (principal, action, resource == Toolgate::Tool::"lookup")
 when { context.arguments.hasTag("currency") && context.arguments.getTag("currency") == "USD" };`,
         },
       },
@@ -147,9 +147,9 @@ test('a numeric forbid on amount > 100 stops 100.5 and 1,000,000.5: refused as i
         kind: 'Policy',
         spec: {
           id: 'amount-caps',
-          text: `@id("long-cap") forbid (principal, action, resource == Gateway::Tool::"pay_long")
+          text: `@id("long-cap") forbid (principal, action, resource == Toolgate::Tool::"pay_long")
 when { context.numeric_arguments.hasTag("amount") && context.numeric_arguments.getTag("amount") > 100 };
-@id("decimal-cap") forbid (principal, action, resource == Gateway::Tool::"pay_decimal")
+@id("decimal-cap") forbid (principal, action, resource == Toolgate::Tool::"pay_decimal")
 when { context.decimal_arguments.hasTag("amount") && context.decimal_arguments.getTag("amount").greaterThan(decimal("100.0")) };`,
         },
       },

@@ -81,7 +81,7 @@ function assertDeniedBy(decision: CedarDecision, policy: string): void {
 }
 
 describe('forbid on a specific tool', () => {
-  const engine = load('forbid (principal, action, resource == Gateway::Tool::"shell.exec");');
+  const engine = load('forbid (principal, action, resource == Toolgate::Tool::"shell.exec");');
 
   test('denies that tool and names the policy by source and position', () => {
     assertDeniedBy(engine.evaluate(request({ tool: tool('shell.exec') })), 'doc0#0');
@@ -137,7 +137,7 @@ describe('forbid with a condition fires only when the condition holds', () => {
 
   test('string argument: an http:// url is denied, an https:// one and a call without url pass', () => {
     const engine = load(
-      'forbid (principal, action, resource == Gateway::Tool::"web.fetch") when {\n' +
+      'forbid (principal, action, resource == Toolgate::Tool::"web.fetch") when {\n' +
         '  context.arguments.hasTag("url") && context.arguments.getTag("url") like "http://*"\n' +
         '};',
     );
@@ -232,8 +232,8 @@ describe('forbid with a condition fires only when the condition holds', () => {
 describe('a forbid always wins', () => {
   test("an author's permit for the same call cannot override a forbid", () => {
     const engine = load(
-      'forbid (principal, action, resource == Gateway::Tool::"shell.exec");',
-      '@id("let-me") permit (principal == Gateway::Agent::"support-bot", action, resource == Gateway::Tool::"shell.exec");',
+      'forbid (principal, action, resource == Toolgate::Tool::"shell.exec");',
+      '@id("let-me") permit (principal == Toolgate::Agent::"support-bot", action, resource == Toolgate::Tool::"shell.exec");',
     );
     assertDeniedBy(engine.evaluate(request({ tool: tool('shell.exec') })), 'doc0#0');
     assert.deepEqual(engine.forbidIds, ['doc0#0']);
@@ -242,7 +242,7 @@ describe('a forbid always wins', () => {
   test('every matching forbid is named, in load order', () => {
     const engine = load(
       '@id("b") forbid (principal, action, resource) when { context.hour_utc < 6 };\n' +
-        '@id("a") forbid (principal, action, resource == Gateway::Tool::"web.fetch");',
+        '@id("a") forbid (principal, action, resource == Toolgate::Tool::"web.fetch");',
     );
     const decision = engine.evaluate(request({ context: { hour_utc: 1 } }));
     assert.equal(decision.decision, 'deny');
@@ -340,7 +340,7 @@ describe('load refuses the whole set on any problem', () => {
 
   test('an impossible forbid is refused rather than loaded as a rule that never fires', () => {
     const problems = problemsOf([
-      { id: 'ops', text: 'forbid (principal, action, resource == Gateway::Agent::"x");' },
+      { id: 'ops', text: 'forbid (principal, action, resource == Toolgate::Agent::"x");' },
     ]);
     assert.equal(problems[0]?.source, 'ops');
   });
@@ -396,7 +396,7 @@ describe('load refuses the whole set on any problem', () => {
   test('positional ids follow source order beyond ten policies', () => {
     const text = Array.from(
       { length: 12 },
-      (_, i) => `forbid (principal, action, resource == Gateway::Tool::"t${i}");`,
+      (_, i) => `forbid (principal, action, resource == Toolgate::Tool::"t${i}");`,
     ).join('\n');
     const engine = load(text);
     assertDeniedBy(engine.evaluate(request({ tool: tool('t10') })), 'doc0#10');
@@ -409,14 +409,14 @@ describe('appliesTo', () => {
   const shell = { id: 'shell.exec', action_class: 'execute', tags: ['danger'] };
 
   test('a forbid scoped to one tool applies to that tool only', () => {
-    const engine = load('forbid (principal, action, resource == Gateway::Tool::"shell.exec");');
+    const engine = load('forbid (principal, action, resource == Toolgate::Tool::"shell.exec");');
     assert.equal(engine.appliesTo(shell), true);
     assert.equal(engine.appliesTo(read), false);
   });
 
   test('resource in a list, like on the id, and tags narrow the same way', () => {
     const list = load(
-      'forbid (principal, action, resource) when { resource in [Gateway::Tool::"a", Gateway::Tool::"shell.exec"] };',
+      'forbid (principal, action, resource) when { resource in [Toolgate::Tool::"a", Toolgate::Tool::"shell.exec"] };',
     );
     assert.equal(list.appliesTo(shell), true);
     assert.equal(list.appliesTo(read), false);
@@ -467,7 +467,7 @@ describe('appliesTo', () => {
 
   test('a scope that excludes the tool hides any failure in the conditions', () => {
     const engine = load(
-      'forbid (principal, action, resource == Gateway::Tool::"shell.exec") when {\n' +
+      'forbid (principal, action, resource == Toolgate::Tool::"shell.exec") when {\n' +
         '  context.numeric_arguments.hasTag("n") && context.numeric_arguments.getTag("n") * 1000000000000 > 5\n' +
         '};',
     );
@@ -487,11 +487,11 @@ const TAGS = ['danger', 'prod', 'pii'];
 
 /** Policies appliesTo reasons about, each with conditions on context the generator varies. */
 const SOUNDNESS_POLICIES = [
-  'forbid (principal, action, resource == Gateway::Tool::"shell.exec") when { context.hour_utc < 6 };',
+  'forbid (principal, action, resource == Toolgate::Tool::"shell.exec") when { context.hour_utc < 6 };',
   'forbid (principal, action, resource) when { resource.action_class == "payment" && context.spend_cents > 100 };',
   'forbid (principal, action, resource) unless { resource.action_class == "read" || context.private_data_read };',
   'forbid (principal, action, resource) when { resource.tags.containsAny(["danger", "pii"]) && context.external_sends > 2 };',
-  'forbid (principal, action, resource) when { resource in [Gateway::Tool::"a", Gateway::Tool::"web.fetch"] && context.destination_host like "*.evil.example" };',
+  'forbid (principal, action, resource) when { resource in [Toolgate::Tool::"a", Toolgate::Tool::"web.fetch"] && context.destination_host like "*.evil.example" };',
   'forbid (principal, action, resource) when { if resource.id like "pay*" then context.egress_bytes > 10 else false };',
   'forbid (principal, action, resource) when { context.numeric_arguments.hasTag("n") && context.numeric_arguments.getTag("n") * 5000 > 9000000000000000000 && resource.action_class == "write" };',
   'forbid (principal, action, resource) when { ["write", "execute"].contains(resource.action_class) } unless { context.hour_utc >= 9 };',

@@ -19,11 +19,11 @@ const POLICIES = [
   'forbid (principal, action, resource) when { resource.tags.contains("prod") && !principal.capabilities.contains("prod:write") };',
   'forbid (principal, action, resource) when { context.private_data_read && resource.egress == "unconstrained" };',
   'forbid (principal, action, resource) when { context.external_sends + 9223372036854775800 > 0 && context.external_sends > 5 };',
-  'forbid (principal == Gateway::Agent::"rogue", action, resource);',
-  'forbid (principal, action, resource == Gateway::Tool::"pay.send") when { context.destination_host like "*.evil.example" };',
+  'forbid (principal == Toolgate::Agent::"rogue", action, resource);',
+  'forbid (principal, action, resource == Toolgate::Tool::"pay.send") when { context.destination_host like "*.evil.example" };',
   'forbid (principal, action, resource) when { principal.owner == context.on_behalf_of };',
   'forbid (principal, action, resource) when { context.user_permissions.isEmpty() && context.spend_cents > 10 };',
-  'forbid (principal, action, resource == Gateway::Tool::"pay.send") when { context.decimal_arguments.hasTag("amount") && context.decimal_arguments.getTag("amount").greaterThan(decimal("100.25")) };',
+  'forbid (principal, action, resource == Toolgate::Tool::"pay.send") when { context.decimal_arguments.hasTag("amount") && context.decimal_arguments.getTag("amount").greaterThan(decimal("100.25")) };',
 ];
 
 const requestArb: fc.Arbitrary<CedarRequest> = fc.record({
