@@ -13,7 +13,7 @@ import { performance } from 'node:perf_hooks';
 import BetterSqlite3 from 'better-sqlite3';
 import type { Actor } from '../src/core/index.js';
 import { buildServer } from '../src/http/index.js';
-import { openToolgate } from '../src/toolgate.js';
+import { openGateway } from '../src/toolgate.js';
 
 const TOOLS = Number(process.env.TOOLS ?? 10_000);
 const BATCH = Number(process.env.BATCH ?? 500);
@@ -157,7 +157,7 @@ try {
   const rawSeconds = (performance.now() - t0) / 1000;
   raw.close();
 
-  const tg = await openToolgate({ db: `sqlite:${join(dir, 'toolgate.db')}` });
+  const tg = await openGateway({ db: `sqlite:${join(dir, 'toolgate.db')}` });
 
   // toolgate, bulk: apply -f of BATCH tools per file (one transaction each), full checks.
   t0 = performance.now();

@@ -26,7 +26,7 @@ import type { Actor } from '../src/core/index.js';
 import type { CallContext, CallOptions } from '../src/gate/index.js';
 import { CedarPolicyEngine, type CedarRequest } from '../src/policy/index.js';
 import { demoExecutor } from '../src/runtimes/index.js';
-import { openToolgate, type Toolgate } from '../src/toolgate.js';
+import { type Gateway, openGateway } from '../src/toolgate.js';
 
 const CALLS = Number(process.env.CALLS ?? 3_000);
 const WARMUP = Number(process.env.WARMUP ?? 1_000);
@@ -339,7 +339,7 @@ async function countSql(
 // ---------------------------------------------------------------------------------------------
 
 async function sequential(
-  tg: Toolgate,
+  tg: Gateway,
   ctx: CallContext,
   toolName: string,
   n: number,
@@ -358,7 +358,7 @@ async function sequential(
 }
 
 async function allowed(
-  tg: Toolgate,
+  tg: Gateway,
   ctx: CallContext,
   toolName: string,
   options: CallOptions,
@@ -368,7 +368,7 @@ async function allowed(
 }
 
 /** CONCURRENCY closed-loop callers, each in its own session, for SECONDS. */
-async function concurrent(tg: Toolgate, sessions: readonly CallContext[], toolName: string) {
+async function concurrent(tg: Gateway, sessions: readonly CallContext[], toolName: string) {
   // Warm the sessions (first call of each), then run.
   await Promise.all(sessions.map((ctx) => allowed(tg, ctx, toolName, {})));
   gc();
@@ -506,7 +506,7 @@ try {
 
   // --- The pipeline.
   const dbPath = join(dir, 'toolgate.db');
-  const tg = await openToolgate({
+  const tg = await openGateway({
     db: `sqlite:${dbPath}`,
     executor: demoExecutor().register('noop', () => ({})),
     // One agent holds CONCURRENCY + 4 sessions here (the callers, the sequential caller and three

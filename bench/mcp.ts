@@ -25,7 +25,7 @@ import { StdioClientTransport } from '@modelcontextprotocol/sdk/client/stdio.js'
 import { StreamableHTTPClientTransport } from '@modelcontextprotocol/sdk/client/streamableHttp.js';
 import type { Actor } from '../src/core/index.js';
 import { buildServer } from '../src/http/index.js';
-import { openToolgate } from '../src/toolgate.js';
+import { openGateway } from '../src/toolgate.js';
 
 // The SDK's HTTP client adds one abort listener per request to its session's signal; over
 // thousands of calls Node warns of a leak that is the client's, not any gateway's.
@@ -154,7 +154,7 @@ async function plainProxy(): Promise<Figures> {
 
 async function toolgate(): Promise<Figures> {
   const dir = mkdtempSync(join(tmpdir(), 'toolgate-bench-mcp-'));
-  const tg = await openToolgate({ db: `sqlite:${join(dir, 'tg.db')}` });
+  const tg = await openGateway({ db: `sqlite:${join(dir, 'tg.db')}` });
   try {
     await tg.config.apply(
       [

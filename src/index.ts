@@ -4,14 +4,14 @@
  * stay behind their folders and are not reachable from outside the package.
  */
 
+// Open a gateway in process: `agent` and `admin`, the same two APIs REST, MCP and the CLI use.
+export type { AdminApi, AgentApi, SecurityEvents } from './api/index.js';
 // The offline audit verifier (no database needed) and what it reports.
 export type { BundleReport, Problem as AuditProblem, VerifyReport } from './audit/index.js';
 export { verifyBundle } from './audit/index.js';
-
 // Errors: one catalogue of stable codes, each refusal `{ code, message, details }`.
 export type { Actor, ErrorBody, ErrorCode, ErrorDetails, Problem } from './core/index.js';
 export { ERROR_CODES, isToolgateError, ToolgateError } from './core/index.js';
-
 // What a call through the gate answers, and the handlers of `inline` tools.
 export type {
   Allowed,

@@ -1,7 +1,31 @@
 /**
- * @module The composition root: opens the store and wires the services every front uses. Fronts
- * (REST, CLI, MCP) get a `Toolgate` and never touch the store themselves.
+ * @module The composition root: opens the store and wires the services. `openToolgate` hands a
+ * front only its API (`agent`, `admin`, `security`); `openGateway` returns the whole wiring, for
+ * this repository's tests and benchmarks, and is not exported from the package
+ * (docs/architecture.md §6).
  */
+import {
+  type AdminApi,
+  AGENTS_ADMIN,
+  type AgentApi,
+  APPROVALS_ADMIN,
+  AUDIT_ADMIN,
+  CATALOG_ADMIN,
+  CHANGES_ADMIN,
+  CONFIG_ADMIN,
+  DISCOVERY_ADMIN,
+  expose,
+  KEYS_ADMIN,
+  METRICS_ADMIN,
+  PROVIDERS_ADMIN,
+  REPORTS_ADMIN,
+  SECOND_FACTOR_ADMIN,
+  SECRETS_ADMIN,
+  SESSIONS_ADMIN,
+  SESSIONS_AGENT,
+  type SecurityEvents,
+  USERS_ADMIN,
+} from './api/index.js';
 import { ApprovalSigner, SecondFactorGuard } from './approvals/index.js';
 import {
   DetectorEngine,
@@ -59,7 +83,24 @@ import {
   type Store,
 } from './store/index.js';
 
+/**
+ * What a front is given: the agent API (REST agent routes, MCP), the admin API (REST admin
+ * routes, the CLI) and the security-event sink (MCP's refusals). Nothing here is the store, the
+ * sandbox, the credential broker or the gate itself.
+ */
 export interface Toolgate {
+  readonly agent: AgentApi;
+  readonly admin: AdminApi;
+  readonly security: SecurityEvents;
+  /** Flushes the audit log and closes everything the gateway opened. */
+  close(): Promise<void>;
+}
+
+/**
+ * The whole wiring: every service, including the ones no front may hold (the sandbox, the
+ * credential broker, the gate). Tests and benchmarks use it; fronts get a `Toolgate`.
+ */
+export interface Gateway extends Toolgate {
   readonly store: Pick<Store, 'dialect' | 'location' | 'ping'>;
   readonly catalog: CatalogService;
   readonly discovery: Discovery;
@@ -71,11 +112,6 @@ export interface Toolgate {
   readonly gate: Gate;
   /** An agent's identity from a bearer credential (API key, or JWT when configured), or null. */
   authenticate(token: string): Promise<JwtIdentity | null>;
-  /**
-   * Writes a security event (a refused Origin, a session presented by another principal…) to the
-   * events table and the audit chain; fronts call it for refusals no service sees.
-   */
-  securityEvent(action: string, subject: string, details: Record<string, unknown>): Promise<void>;
   readonly config: ApplyService;
   /** Four-eyes changes: privileged grants and irreversible tools waiting for approvers. */
   readonly changes: ChangeDesk;
@@ -120,7 +156,6 @@ export interface Toolgate {
   readonly detectors: DetectorEngine | null;
   /** Governance reports (capability register, access matrix, invocations, deprecation, orphans). */
   readonly reports: ReportService;
-  close(): Promise<void>;
 }
 
 export interface ToolgateOptions {
@@ -195,7 +230,14 @@ function resolveAgentCaps(input: Partial<AgentCaps> = {}): AgentCaps {
   return caps;
 }
 
+/** Opens a gateway and hands back only what fronts may use. */
 export async function openToolgate(options: ToolgateOptions = {}): Promise<Toolgate> {
+  const { agent, admin, security, close } = await openGateway(options);
+  return { agent, admin, security, close };
+}
+
+/** Opens a gateway with its whole wiring (tests, benchmarks); fronts use `openToolgate`. */
+export async function openGateway(options: ToolgateOptions = {}): Promise<Gateway> {
   // Configuration is checked before anything is opened: a bad one leaves nothing behind.
   const detectorsConfig =
     options.detectors === false ? null : resolveDetectorsConfig(options.detectors ?? {});
@@ -347,19 +389,66 @@ export async function openToolgate(options: ToolgateOptions = {}): Promise<Toolg
     const key = await keys.verifyKey(token);
     return key ? { agentId: key.agentId, credential: `key:${key.keyId}` } : null;
   };
-  return {
-    store,
-    catalog,
-    discovery: new Discovery(catalog),
-    agents,
-    keys,
-    authenticate,
-    securityEvent: (action, subject, details) =>
+  const discovery = new Discovery(catalog);
+  const events = {
+    list: (filter: Parameters<AdminApi['events']['list']>[0]) => listEvents(store.db, filter),
+  };
+  const revisions = () => readRevisions(store.db);
+  const reports = new ReportService(
+    { db: store.db, catalog, agents, users, teams: options.teams ?? [] },
+    options.clock,
+  );
+  const security: SecurityEvents = {
+    record: (action, subject, details) =>
       appendEvent(store.db, systemActor('security'), (options.clock ?? systemClock)(), {
         action,
         subject,
         details,
       }),
+  };
+  // Each API holds only the members it names, bound once here (not per call): what a front is
+  // not given (a provider's `call`, the audit `writer`, a session's `suspend`) is not reachable.
+  const agent: AgentApi = Object.freeze({
+    authenticate,
+    sessions: expose(sessions, SESSIONS_AGENT),
+    invoke: gate.invoke.bind(gate),
+    revisions,
+  });
+  const admin: AdminApi = Object.freeze({
+    health: Object.freeze({
+      dialect: store.dialect,
+      location: store.location,
+      ping: () => store.ping(),
+    }),
+    catalog: expose(catalog, CATALOG_ADMIN),
+    discovery: expose(discovery, DISCOVERY_ADMIN),
+    agents: expose(agents, AGENTS_ADMIN),
+    keys: expose(keys, KEYS_ADMIN),
+    users: expose(users, USERS_ADMIN),
+    sessions: expose(sessions, SESSIONS_ADMIN),
+    approvals: expose(approvals, APPROVALS_ADMIN),
+    changes: expose(changes, CHANGES_ADMIN),
+    secondFactor: expose(secondFactor, SECOND_FACTOR_ADMIN),
+    config: expose(config, CONFIG_ADMIN),
+    providers: expose(providers, PROVIDERS_ADMIN),
+    events,
+    secrets: expose(secrets, SECRETS_ADMIN),
+    audit: expose(audit, AUDIT_ADMIN),
+    metrics: expose(metrics, METRICS_ADMIN),
+    reports: expose(reports, REPORTS_ADMIN),
+    doctor: () => sandbox.doctor(),
+    sweep: () => gate.sweep(),
+  });
+  return {
+    agent,
+    admin,
+    security,
+    store,
+    catalog,
+    discovery,
+    agents,
+    keys,
+    authenticate,
     users,
     sessions,
     approvals,
@@ -369,17 +458,14 @@ export async function openToolgate(options: ToolgateOptions = {}): Promise<Toolg
     config,
     sandbox,
     providers,
-    events: { list: (filter) => listEvents(store.db, filter) },
-    revisions: () => readRevisions(store.db),
+    events,
+    revisions,
     secrets,
     credentials,
     audit,
     metrics,
     detectors,
-    reports: new ReportService(
-      { db: store.db, catalog, agents, users, teams: options.teams ?? [] },
-      options.clock,
-    ),
+    reports,
     close: async () => {
       await upstreams.close();
       await gate.flush();

@@ -135,14 +135,14 @@ export async function serve(options: ServeOptions): Promise<void> {
     });
     let demoSummary = '';
     if (options.demo) {
-      const result = await tg.config.applyText(readFileSync(DEMO_CATALOG, 'utf8'), {
+      const result = await tg.admin.config.applyText(readFileSync(DEMO_CATALOG, 'utf8'), {
         id: 'system:demo',
         via: 'system',
       });
       const created = result.changes.filter((c) => c.action !== 'unchanged').length;
       demoSummary = `demo catalog: ${result.changes.length} documents, ${created} new`;
     }
-    await tg.catalog.sweepLifecycle();
+    await tg.admin.catalog.sweepLifecycle();
     app = await buildServer(tg, {
       adminToken: admin.token,
       bodyLimit: options.bodyLimit,
@@ -169,12 +169,12 @@ export async function serve(options: ServeOptions): Promise<void> {
     const running = tg;
     const server = app;
     sweep = setInterval(() => {
-      running.gate
+      running.admin
         .sweep()
         .catch((err: unknown) =>
           server.log.error({ err }, 'rate counter and idempotency sweep failed'),
         );
-      running.catalog
+      running.admin.catalog
         .sweepLifecycle()
         .catch((err: unknown) => server.log.error({ err }, 'lifecycle sweep failed'));
     }, SWEEP_INTERVAL_MS);
@@ -194,7 +194,7 @@ export async function serve(options: ServeOptions): Promise<void> {
     }
     const lines = [
       `toolgate ${options.version} listening on ${address}`,
-      `  database:    ${tg.store.location}`,
+      `  database:    ${tg.admin.health.location}`,
       ...(demoSummary ? [`  ${demoSummary}`] : []),
       `  API docs:    ${address}/docs   (OpenAPI: ${address}/openapi.json)`,
       ...adminTokenBanner(admin, fromEnv !== undefined, options.adminTokenFile),

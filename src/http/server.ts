@@ -107,7 +107,15 @@ function isProbe(url: string): boolean {
   return path === '/healthz' || path === '/readyz' || path === '/healthz/' || path === '/readyz/';
 }
 
-export async function buildServer(tg: Toolgate, options: HttpOptions): Promise<FastifyInstance> {
+/**
+ * Agent routes and /mcp get `tg.agent` (and `tg.security`), admin routes `tg.admin`; nothing else
+ * of the gateway reaches a route (docs/architecture.md §6).
+ */
+export async function buildServer(
+  tg: Pick<Toolgate, 'agent' | 'admin' | 'security'>,
+  options: HttpOptions,
+): Promise<FastifyInstance> {
+  const { agent, admin, security } = tg;
   const bodyLimit = options.bodyLimit ?? DEFAULT_BODY_LIMIT;
   const app = Fastify({
     bodyLimit,
@@ -199,7 +207,7 @@ export async function buildServer(tg: Toolgate, options: HttpOptions): Promise<F
     // The auth scheme is case-insensitive (RFC 9110 §11.1); the token is compared exactly.
     const token = /^Bearer ([^\s]+)$/i.exec(header)?.[1];
     if (auth === 'agent') {
-      const identity = token ? await tg.authenticate(token) : null;
+      const identity = token ? await agent.authenticate(token) : null;
       if (!identity) {
         throw new ToolgateError(
           'UNAUTHENTICATED',
@@ -235,8 +243,8 @@ export async function buildServer(tg: Toolgate, options: HttpOptions): Promise<F
       },
     },
     async () => {
-      await tg.store.ping();
-      return { status: 'ready', store: tg.store.dialect };
+      await admin.health.ping();
+      return { status: 'ready', store: admin.health.dialect };
     },
   );
   app.get('/openapi.json', { schema: { hide: true } }, async () => app.swagger());
@@ -252,21 +260,21 @@ export async function buildServer(tg: Toolgate, options: HttpOptions): Promise<F
   );
 
   const actor: Actor = { id: 'admin-token', via: 'rest' };
-  toolRoutes(app, tg, actor);
-  sessionRoutes(app, tg);
-  approvalRoutes(app, tg, actor);
-  adminRoutes(app, tg, actor);
-  discoveryRoutes(app, tg);
-  await registerMcpHttp(app, tg, {
+  toolRoutes(app, admin, actor);
+  sessionRoutes(app, agent, admin);
+  approvalRoutes(app, admin, actor);
+  adminRoutes(app, admin, actor);
+  discoveryRoutes(app, admin);
+  await registerMcpHttp(app, agent, security, {
     ...options.mcp,
     version: options.version ?? '0.0.0',
     bodyLimit,
   });
-  await secretRoutes(app, tg, actor, bodyLimit);
-  auditRoutes(app, tg);
-  metricsRoutes(app, tg);
-  reportRoutes(app, tg);
-  providerRoutes(app, tg, actor);
+  await secretRoutes(app, admin, actor, bodyLimit);
+  auditRoutes(app, admin);
+  metricsRoutes(app, admin);
+  reportRoutes(app, admin);
+  providerRoutes(app, admin, actor);
   await app.ready();
   return app;
 }

@@ -12,9 +12,9 @@ import {
   ListToolsRequestSchema,
   type Tool,
 } from '@modelcontextprotocol/sdk/types.js';
+import type { AgentApi } from '../api/index.js';
 import { type ErrorCode, isToolgateError } from '../core/index.js';
 import type { GateDecision } from '../gate/index.js';
-import type { Toolgate } from '../toolgate.js';
 import { progressRelay } from './progress-relay.js';
 
 /**
@@ -158,7 +158,7 @@ function failure(code: ErrorCode, message: string): CallToolResult {
  * refreshed set (after list_changed) is what the client sees next.
  */
 export function createGatewayServer(
-  tg: Toolgate,
+  agent: AgentApi,
   binding: McpBinding,
   options: GatewayServerOptions,
 ): Server {
@@ -173,7 +173,7 @@ export function createGatewayServer(
     },
   );
   server.setRequestHandler(ListToolsRequestSchema, async () => {
-    const tools = (await tg.sessions.exportTools(binding.sessionId, binding, 'mcp')) as Tool[];
+    const tools = (await agent.sessions.exportTools(binding.sessionId, binding, 'mcp')) as Tool[];
     return { tools };
   });
   server.setRequestHandler(CallToolRequestSchema, async (request, extra) => {
@@ -188,7 +188,7 @@ export function createGatewayServer(
       ...(relay ? { onProgress: relay.onProgress } : {}),
     };
     try {
-      let decision = await tg.gate.invoke(ctx, name, args ?? {}, callOptions);
+      let decision = await agent.invoke(ctx, name, args ?? {}, callOptions);
       if (decision.kind === 'pending_approval' && server.getClientCapabilities()?.elicitation) {
         // Show the person at the client what waits, and let them retry once it is approved. The
         // retry is the same call with the same arguments: the gate decides again, nothing else.
@@ -210,7 +210,7 @@ export function createGatewayServer(
           )
           .catch(() => null);
         if (answer?.action === 'accept') {
-          decision = await tg.gate.invoke(ctx, name, args ?? {}, callOptions);
+          decision = await agent.invoke(ctx, name, args ?? {}, callOptions);
         }
       }
       await relay?.flush();

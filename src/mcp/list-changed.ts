@@ -5,7 +5,7 @@
  * notifications/tools/list_changed.
  */
 import type { Server } from '@modelcontextprotocol/sdk/server/index.js';
-import type { Toolgate } from '../toolgate.js';
+import type { AgentApi } from '../api/index.js';
 import type { McpBinding } from './gateway-server.js';
 
 export interface WatchedSession {
@@ -17,7 +17,7 @@ export interface WatchedSession {
 const POLL_MS = 250;
 
 export class ListChangedWatcher {
-  readonly #tg: Toolgate;
+  readonly #agent: AgentApi;
   readonly #sessions: () => Iterable<WatchedSession>;
   readonly #onError: (err: unknown) => void;
   #timer: NodeJS.Timeout | null = null;
@@ -25,11 +25,11 @@ export class ListChangedWatcher {
   #busy = false;
 
   constructor(
-    tg: Toolgate,
+    agent: AgentApi,
     sessions: () => Iterable<WatchedSession>,
     onError: (err: unknown) => void,
   ) {
-    this.#tg = tg;
+    this.#agent = agent;
     this.#sessions = sessions;
     this.#onError = onError;
   }
@@ -50,7 +50,7 @@ export class ListChangedWatcher {
     if (this.#busy) return;
     this.#busy = true;
     try {
-      const r = await this.#tg.revisions();
+      const r = await this.#agent.revisions();
       const now = `${r.catalog}:${r.identity}`;
       // The first look compares every session with the catalog as it is now: a change between a
       // session's opening and this look is not missed.
@@ -58,7 +58,7 @@ export class ListChangedWatcher {
       this.#last = now;
       for (const session of [...this.#sessions()]) {
         try {
-          const { changed } = await this.#tg.sessions.refresh(
+          const { changed } = await this.#agent.sessions.refresh(
             session.binding.sessionId,
             session.binding,
           );

@@ -9,8 +9,8 @@ import { randomBytes } from 'node:crypto';
 import { StreamableHTTPServerTransport } from '@modelcontextprotocol/sdk/server/streamableHttp.js';
 import { isInitializeRequest } from '@modelcontextprotocol/sdk/types.js';
 import type { FastifyInstance, FastifyReply, FastifyRequest } from 'fastify';
+import type { AgentApi, SecurityEvents } from '../api/index.js';
 import { ERROR_CODES, type ErrorCode, isToolgateError, ToolgateError } from '../core/index.js';
-import type { Toolgate } from '../toolgate.js';
 import { bindingOf, createGatewayServer, sameBinding } from './gateway-server.js';
 import { hintKeepAlive } from './keep-alive-hint.js';
 import { ListChangedWatcher, type WatchedSession } from './list-changed.js';
@@ -76,7 +76,9 @@ function bearer(req: FastifyRequest): string | undefined {
 /** Registers /mcp (POST, GET, DELETE) in its own plugin scope; sessions close with the server. */
 export async function registerMcpHttp(
   app: FastifyInstance,
-  tg: Toolgate,
+  agent: AgentApi,
+  /** Where refusals no service sees (a refused Origin…) are recorded. */
+  security: SecurityEvents,
   options: McpHttpOptions,
 ): Promise<void> {
   const sessions = new Map<string, Entry>();
@@ -89,7 +91,7 @@ export async function registerMcpHttp(
   };
   const idleMs = options.idleMs ?? DEFAULT_IDLE_MS;
   const watcher = new ListChangedWatcher(
-    tg,
+    agent,
     () => sessions.values(),
     (err) => app.log.warn({ err }, 'mcp list_changed refresh failed'),
   );
@@ -99,7 +101,7 @@ export async function registerMcpHttp(
     if (!entry) return;
     sessions.delete(id);
     if (closeGateSession) {
-      await tg.sessions.close(entry.binding.sessionId, entry.binding).catch(() => {});
+      await agent.sessions.close(entry.binding.sessionId, entry.binding).catch(() => {});
     }
   };
 
@@ -116,7 +118,7 @@ export async function registerMcpHttp(
     if (!entry) return;
     sessions.delete(id);
     await entry.transport.close().catch(() => {});
-    await tg.sessions
+    await agent.sessions
       .evict(entry.binding.sessionId, entry.binding, 'mcp.capacity')
       .catch((err: unknown) => app.log.warn({ err }, 'closing an evicted gate session failed'));
   };
@@ -180,7 +182,7 @@ export async function registerMcpHttp(
         origins,
       );
       if (verdict.ok) return;
-      await tg.securityEvent('mcp.origin_refused', 'mcp', {
+      await security.record('mcp.origin_refused', 'mcp', {
         reason: verdict.reason,
         value: verdict.value,
         remote: req.ip,
@@ -201,7 +203,7 @@ export async function registerMcpHttp(
 
     const identify = async (req: FastifyRequest, reply: FastifyReply) => {
       const token = bearer(req);
-      const identity = token ? await tg.authenticate(token) : null;
+      const identity = token ? await agent.authenticate(token) : null;
       if (!identity) {
         reply.header('www-authenticate', 'Bearer');
         rpcError(reply, 'UNAUTHENTICATED', 'send Authorization: Bearer <agent API key or JWT>');
@@ -225,7 +227,7 @@ export async function registerMcpHttp(
       const presented = bindingOf(identity, '');
       if (!entry || !sameBinding(entry.binding, presented)) {
         // The gate session's check writes the security event (and refuses, as here).
-        if (entry) await tg.sessions.require(entry.binding.sessionId, presented).catch(() => {});
+        if (entry) await agent.sessions.require(entry.binding.sessionId, presented).catch(() => {});
         rpcError(reply, 'MCP_SESSION_NOT_FOUND', 'session not found');
         return null;
       }
@@ -301,12 +303,12 @@ export async function registerMcpHttp(
       identity: NonNullable<Awaited<ReturnType<typeof identify>>>,
       message: unknown,
     ) => {
-      const gateSession = await tg.sessions.open(identity.agentId, {
+      const gateSession = await agent.sessions.open(identity.agentId, {
         ...(identity.user ? { tokenUser: identity.user } : {}),
         credential: identity.credential,
       });
       const binding = bindingOf(identity, gateSession.id);
-      const server = createGatewayServer(tg, binding, {
+      const server = createGatewayServer(agent, binding, {
         version: options.version,
         onError: (err) => app.log.error({ err }, 'mcp tool call failed'),
         // No response goes out for a cancelled call; its stream is closed instead of left open.
@@ -328,7 +330,7 @@ export async function registerMcpHttp(
       await transport.handleRequest(req.raw, reply.raw, message);
       if (!transport.sessionId) {
         // The initialize was refused by the transport (e.g. a bad Accept header): nothing to keep.
-        await tg.sessions.close(binding.sessionId, binding).catch(() => {});
+        await agent.sessions.close(binding.sessionId, binding).catch(() => {});
         await server.close().catch(() => {});
       }
       return reply;

@@ -16,22 +16,27 @@ export interface McpStdioOptions {
 }
 
 /** Serves until the client closes stdin; resolves after the gate session is closed. */
-export async function serveMcpStdio(tg: Toolgate, options: McpStdioOptions): Promise<void> {
-  const identity = await tg.authenticate(options.token);
+export async function serveMcpStdio(
+  tg: Pick<Toolgate, 'agent'>,
+  options: McpStdioOptions,
+): Promise<void> {
+  // The agent API only: this front opens, uses and closes one agent's session.
+  const { agent } = tg;
+  const identity = await agent.authenticate(options.token);
   if (!identity) {
     throw new ToolgateError('UNAUTHENTICATED', 'the agent key or JWT is not valid', {});
   }
-  const gateSession = await tg.sessions.open(identity.agentId, {
+  const gateSession = await agent.sessions.open(identity.agentId, {
     ...(identity.user ? { tokenUser: identity.user } : {}),
     credential: identity.credential,
   });
   const binding = bindingOf(identity, gateSession.id);
-  const server = createGatewayServer(tg, binding, {
+  const server = createGatewayServer(agent, binding, {
     version: options.version,
     onError: (err) => options.log(`toolgate mcp: tool call failed: ${String(err)}`),
   });
   const watcher = new ListChangedWatcher(
-    tg,
+    agent,
     () => [{ server, binding }],
     (err) => options.log(`toolgate mcp: list_changed refresh failed: ${String(err)}`),
   );
@@ -47,5 +52,5 @@ export async function serveMcpStdio(tg: Toolgate, options: McpStdioOptions): Pro
   );
   await closed;
   watcher.stop();
-  await tg.sessions.close(binding.sessionId, binding).catch(() => {});
+  await agent.sessions.close(binding.sessionId, binding).catch(() => {});
 }

@@ -17,7 +17,7 @@ import { generateTotpSecret, totpAt } from '../../src/approvals/index.js';
 import type { Actor } from '../../src/core/index.js';
 import { buildServer } from '../../src/http/index.js';
 import { openStore, type Store } from '../../src/store/index.js';
-import { openToolgate, type Toolgate } from '../../src/toolgate.js';
+import { type Gateway, openGateway } from '../../src/toolgate.js';
 import { backends } from '../support/backends.js';
 import { cleanEnv, ensureBuilt, MAIN } from '../support/cli.js';
 import { validTool } from '../support/fixtures.js';
@@ -50,8 +50,8 @@ for (const backend of backends()) {
       ['dave', generateTotpSecret()],
     ]);
     let url: string;
-    let tg: Toolgate;
-    let replica: Toolgate;
+    let tg: Gateway;
+    let replica: Gateway;
     let app: FastifyInstance;
     let replicaApp: FastifyInstance;
     let base: string;
@@ -67,9 +67,9 @@ for (const backend of backends()) {
       drop = fresh.drop;
       dataDir = mkdtempSync(join(tmpdir(), 'toolgate-2fa-'));
       const options = { db: url, clock, approverTotpSecrets: secrets };
-      tg = await openToolgate(options);
+      tg = await openGateway(options);
       // A second gateway on the same database: a replica with its own memory.
-      replica = await openToolgate(options);
+      replica = await openGateway(options);
       inspector = await openStore(url);
       app = await buildServer(tg, { adminToken: ADMIN_TOKEN });
       base = await app.listen({ host: '127.0.0.1', port: 0 });

@@ -22,7 +22,7 @@ import {
 } from '../../src/audit/index.js';
 import { buildServer } from '../../src/http/index.js';
 import { appendEvent, openStore } from '../../src/store/index.js';
-import { openToolgate, type Toolgate } from '../../src/toolgate.js';
+import { type Gateway, openGateway } from '../../src/toolgate.js';
 import { backends } from '../support/backends.js';
 import { ROOT } from '../support/cli.js';
 import { deniedRecord } from '../support/fixtures.js';
@@ -32,7 +32,7 @@ const admin = { id: 'test-admin', via: 'library' } as const;
 
 for (const backend of backends()) {
   describe(`audit log on ${backend.name}`, () => {
-    let tg: Toolgate;
+    let tg: Gateway;
     let app: FastifyInstance;
     let base: string;
     let drop: () => Promise<void>;
@@ -54,7 +54,7 @@ for (const backend of backends()) {
       const fresh = await backend.fresh();
       drop = fresh.drop;
       url = fresh.url;
-      tg = await openToolgate({ db: url, audit: { checkpointEvery: 5, checkpointIntervalMs: 0 } });
+      tg = await openGateway({ db: url, audit: { checkpointEvery: 5, checkpointIntervalMs: 0 } });
       await tg.config.applyText(readFileSync(join(ROOT, 'demo', 'catalog.yaml'), 'utf8'), admin);
       agentKey = (await tg.keys.issue('support-bot', admin)).apiKey;
       const session = await tg.sessions.open('support-bot');

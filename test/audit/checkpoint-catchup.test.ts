@@ -12,7 +12,7 @@ import { sql } from 'kysely';
 import type { AuditRecord } from '../../src/audit/index.js';
 import { isToolgateError } from '../../src/core/index.js';
 import { appendEvent, openStore, type Store } from '../../src/store/index.js';
-import { openToolgate, type Toolgate } from '../../src/toolgate.js';
+import { type Gateway, openGateway } from '../../src/toolgate.js';
 import { backends } from '../support/backends.js';
 import { deniedRecord } from '../support/fixtures.js';
 
@@ -22,7 +22,7 @@ function record(i: number): AuditRecord {
   return deniedRecord(`call_test_${i}`, i, { message: `denied ${i}` });
 }
 
-async function writeOwn(tg: Toolgate, from: number, n: number): Promise<void> {
+async function writeOwn(tg: Gateway, from: number, n: number): Promise<void> {
   await Promise.all(Array.from({ length: n }, (_, i) => tg.audit.writer.append(record(from + i))));
 }
 
@@ -34,9 +34,9 @@ for (const backend of backends()) {
     });
 
     /** A gateway, and a second connection to its database for what the test does behind it. */
-    async function open(): Promise<{ tg: Toolgate; url: string; db: Store['db'] }> {
+    async function open(): Promise<{ tg: Gateway; url: string; db: Store['db'] }> {
       const { url, drop } = await backend.fresh();
-      const tg = await openToolgate({
+      const tg = await openGateway({
         db: url,
         audit: { checkpointEvery: 1_000_000, checkpointIntervalMs: 0 },
       });

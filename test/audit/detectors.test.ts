@@ -13,7 +13,7 @@ import type { Actor } from '../../src/core/index.js';
 import type { GateDecision } from '../../src/gate/index.js';
 import { demoExecutor } from '../../src/runtimes/index.js';
 import { openStore, type Store } from '../../src/store/index.js';
-import { openToolgate, type Toolgate } from '../../src/toolgate.js';
+import { type Gateway, openGateway } from '../../src/toolgate.js';
 import { backends } from '../support/backends.js';
 import { validTool } from '../support/fixtures.js';
 
@@ -45,7 +45,7 @@ async function webhookReceiver(): Promise<Hook> {
 
 for (const backend of backends()) {
   describe(`detectors on ${backend.name}`, () => {
-    let tg: Toolgate;
+    let tg: Gateway;
     let inspector: Store;
     let drop: () => Promise<void>;
     let hook: Hook;
@@ -60,7 +60,7 @@ for (const backend of backends()) {
       const executor = demoExecutor()
         .register('test.page', (a) => ({ status: 'x'.repeat(Number(a.size ?? 10)) }))
         .register('test.echo', () => ({ status: 'ok' }));
-      tg = await openToolgate({
+      tg = await openGateway({
         db: fresh.url,
         clock: () => now,
         executor,
@@ -210,7 +210,7 @@ for (const backend of backends()) {
         const ctx = await open('support-bot');
         allowed(await tg.gate.invoke(ctx, 'search_tickets', { query: 'API key' }));
         await settle();
-        const other = await openToolgate({ db: dbUrl, clock: () => now });
+        const other = await openGateway({ db: dbUrl, clock: () => now });
         try {
           now = new Date(now.getTime() + 30_000);
           await other.gate.invoke(ctx, 'send_email', {
@@ -284,7 +284,7 @@ for (const backend of backends()) {
       });
 
       test('the baseline is loaded from the audit log: a restarted gateway knows the hosts', async () => {
-        const other = await openToolgate({
+        const other = await openGateway({
           db: dbUrl,
           clock: () => now,
           executor: demoExecutor().register('test.page', () => ({ status: 'x' })),
@@ -365,7 +365,7 @@ for (const backend of backends()) {
           assert.equal((await tg.gate.invoke(noisy, 'nope', {})).kind, 'deny');
         }
         await settle();
-        const other = await openToolgate({
+        const other = await openGateway({
           db: dbUrl,
           clock: () => now,
           detectors: {

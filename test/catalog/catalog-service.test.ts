@@ -5,7 +5,7 @@
 import assert from 'node:assert/strict';
 import { after, before, describe, test } from 'node:test';
 import type { Actor, ToolgateError } from '../../src/core/index.js';
-import { openToolgate, type Toolgate } from '../../src/toolgate.js';
+import { type Gateway, openGateway } from '../../src/toolgate.js';
 import { backends } from '../support/backends.js';
 import { validSendTool, validTool } from '../support/fixtures.js';
 
@@ -22,14 +22,14 @@ async function refusal(promise: Promise<unknown>): Promise<ToolgateError> {
 
 for (const backend of backends()) {
   describe(`catalog on ${backend.name}`, () => {
-    let tg: Toolgate;
+    let tg: Gateway;
     let drop: () => Promise<void>;
     let now = new Date('2026-01-01T00:00:00Z');
 
     before(async () => {
       const fresh = await backend.fresh();
       drop = fresh.drop;
-      tg = await openToolgate({ db: fresh.url, clock: () => now });
+      tg = await openGateway({ db: fresh.url, clock: () => now });
     });
     after(async () => {
       await tg.close();

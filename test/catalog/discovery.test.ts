@@ -3,20 +3,20 @@ import assert from 'node:assert/strict';
 import { readFileSync } from 'node:fs';
 import { after, before, test } from 'node:test';
 import type { Actor } from '../../src/core/index.js';
-import { openToolgate, type Toolgate } from '../../src/toolgate.js';
+import { type Gateway, openGateway } from '../../src/toolgate.js';
 import { backends } from '../support/backends.js';
 import { validTool } from '../support/fixtures.js';
 
 const admin: Actor = { id: 'test', via: 'library' };
 const sqlite = backends().find((b) => b.name === 'sqlite');
-let tg: Toolgate;
+let tg: Gateway;
 let drop: () => Promise<void>;
 
 before(async () => {
   assert.ok(sqlite);
   const fresh = await sqlite.fresh();
   drop = fresh.drop;
-  tg = await openToolgate({ db: fresh.url });
+  tg = await openGateway({ db: fresh.url });
   await tg.config.applyText(
     readFileSync(new URL('../../demo/catalog.yaml', import.meta.url), 'utf8'),
     admin,

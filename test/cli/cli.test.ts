@@ -11,7 +11,7 @@ import { join } from 'node:path';
 import { after, before, describe, test } from 'node:test';
 import { stringify as toYaml } from 'yaml';
 import { commandCodeHash } from '../../src/sandbox/index.js';
-import { openToolgate } from '../../src/toolgate.js';
+import { openGateway } from '../../src/toolgate.js';
 import { backends } from '../support/backends.js';
 import { cleanEnv, ensureBuilt, MAIN, ROOT } from '../support/cli.js';
 import { DEMO_TOOL_IDS, validTool } from '../support/fixtures.js';
@@ -195,7 +195,7 @@ describe('toolgate CLI', { concurrency: true }, () => {
     });
     before(async () => {
       // Set-up only: the library applies the demo in-process, sparing one CLI start-up.
-      const tg = await openToolgate({ db });
+      const tg = await openGateway({ db });
       try {
         await tg.config.applyText(readFileSync(DEMO, 'utf8'), { id: `cli:${USER}`, via: 'cli' });
       } finally {

@@ -5,7 +5,7 @@ import { after, before, describe, test } from 'node:test';
 import { stringify } from 'yaml';
 import { parseConfigText } from '../../src/config/index.js';
 import type { Actor, ToolgateError } from '../../src/core/index.js';
-import { openToolgate, type Toolgate } from '../../src/toolgate.js';
+import { type Gateway, openGateway } from '../../src/toolgate.js';
 import { backends } from '../support/backends.js';
 import { validTool } from '../support/fixtures.js';
 
@@ -57,13 +57,13 @@ describe('parsing configuration text', () => {
 
 for (const backend of backends()) {
   describe(`apply on ${backend.name}`, () => {
-    let tg: Toolgate;
+    let tg: Gateway;
     let drop: () => Promise<void>;
 
     before(async () => {
       const fresh = await backend.fresh();
       drop = fresh.drop;
-      tg = await openToolgate({ db: fresh.url });
+      tg = await openGateway({ db: fresh.url });
     });
     after(async () => {
       await tg.close();

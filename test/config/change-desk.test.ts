@@ -6,7 +6,7 @@ import assert from 'node:assert/strict';
 import { after, before, describe, test } from 'node:test';
 import { generateTotpSecret, totpAt } from '../../src/approvals/index.js';
 import type { Actor } from '../../src/core/index.js';
-import { openToolgate, type Toolgate } from '../../src/toolgate.js';
+import { type Gateway, openGateway } from '../../src/toolgate.js';
 import { backends } from '../support/backends.js';
 import { validTool } from '../support/fixtures.js';
 
@@ -16,7 +16,7 @@ const bob = generateTotpSecret();
 
 for (const backend of backends()) {
   describe(`four-eyes changes on ${backend.name}`, () => {
-    let tg: Toolgate;
+    let tg: Gateway;
     let drop: () => Promise<void>;
     let now = new Date('2026-03-01T12:00:00Z');
     const tick = () => {
@@ -27,7 +27,7 @@ for (const backend of backends()) {
     before(async () => {
       const fresh = await backend.fresh();
       drop = fresh.drop;
-      tg = await openToolgate({
+      tg = await openGateway({
         db: fresh.url,
         clock: () => now,
         approverTotpSecrets: new Map([

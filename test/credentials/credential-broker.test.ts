@@ -20,7 +20,7 @@ import {
 } from '../../src/credentials/index.js';
 import { buildServer } from '../../src/http/index.js';
 import { openStore } from '../../src/store/index.js';
-import { openToolgate, type Toolgate } from '../../src/toolgate.js';
+import { type Gateway, openGateway } from '../../src/toolgate.js';
 import { backends } from '../support/backends.js';
 import { type Definition, validSendTool, validTool } from '../support/fixtures.js';
 
@@ -94,7 +94,7 @@ const call = (
 
 for (const backend of backends()) {
   describe(`credential broker on ${backend.name}`, () => {
-    let tg: Toolgate;
+    let tg: Gateway;
     let url: string;
     let drop: () => Promise<void>;
     const key = MasterKey.generate();
@@ -104,7 +104,7 @@ for (const backend of backends()) {
       const fresh = await backend.fresh();
       url = fresh.url;
       drop = fresh.drop;
-      tg = await openToolgate({ db: url, masterKey: key, clock: () => now });
+      tg = await openGateway({ db: url, masterKey: key, clock: () => now });
       await tg.secrets.set({ toolId: 'billing', name: 'stripe' }, STRIPE, admin);
       await tg.secrets.set({ toolId: 'search', name: 'search-key' }, SEARCH, admin);
       await tg.secrets.set({ toolId: 'payments', name: 'signing' }, SIGNING, admin);
@@ -277,7 +277,7 @@ for (const backend of backends()) {
     });
 
     test('under the wrong master key the broker refuses, saying so, and hands out nothing', async () => {
-      const other = await openToolgate({ db: url, masterKey: MasterKey.generate() });
+      const other = await openGateway({ db: url, masterKey: MasterKey.generate() });
       try {
         await assert.rejects(other.credentials.forCall(call(billing)), (err: Error) => {
           assert.equal((err as { details?: { reason?: string } }).details?.reason, 'master_key');

@@ -102,11 +102,11 @@ import { readFileSync } from 'node:fs';
 const demo = process.argv[3];
 const actor = { id: 'scratch-admin', via: 'library' };
 const tg = await openToolgate({ db: 'sqlite:' + process.argv[2] });
-await tg.config.applyText(readFileSync(demo, 'utf8'), actor);
-const session = await tg.sessions.open('support-bot', {});
+await tg.admin.config.applyText(readFileSync(demo, 'utf8'), actor);
+const session = await tg.agent.sessions.open('support-bot', {});
 const ctx = { agentId: 'support-bot', sessionId: session.id };
-const allowed = await tg.gate.invoke(ctx, 'get_order', { order_id: 'ORD-004211' });
-const denied = await tg.gate.invoke(ctx, 'no_such_tool', {});
+const allowed = await tg.agent.invoke(ctx, 'get_order', { order_id: 'ORD-004211' });
+const denied = await tg.agent.invoke(ctx, 'no_such_tool', {});
 await tg.close();
 console.log(JSON.stringify({ exports: Object.keys(api).sort(), allowed: allowed.kind, denied: denied.kind === 'deny' ? denied.code : denied.kind }));
 `,

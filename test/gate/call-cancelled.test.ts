@@ -8,14 +8,14 @@ import { after, before, test } from 'node:test';
 import type { Actor } from '../../src/core/index.js';
 import { demoExecutor } from '../../src/runtimes/index.js';
 import { openStore, type Store } from '../../src/store/index.js';
-import { openToolgate, type Toolgate } from '../../src/toolgate.js';
+import { type Gateway, openGateway } from '../../src/toolgate.js';
 import { backends } from '../support/backends.js';
 import { validTool } from '../support/fixtures.js';
 
 const admin: Actor = { id: 'test-admin', via: 'library' };
 
 for (const backend of backends()) {
-  let tg: Toolgate;
+  let tg: Gateway;
   let inspector: Store;
   let drop: () => Promise<void>;
   let runs = 0;
@@ -27,7 +27,7 @@ for (const backend of backends()) {
       runs += 1;
       return { status: 'ran' };
     });
-    tg = await openToolgate({ db: fresh.url, executor });
+    tg = await openGateway({ db: fresh.url, executor });
     inspector = await openStore(fresh.url);
     await tg.config.apply(
       [

@@ -6,12 +6,12 @@ import assert from 'node:assert/strict';
 import { after, before, test } from 'node:test';
 import type { Actor, ToolgateError } from '../../src/core/index.js';
 import { demoExecutor } from '../../src/runtimes/index.js';
-import { openToolgate, type Toolgate } from '../../src/toolgate.js';
+import { type Gateway, openGateway } from '../../src/toolgate.js';
 import { backends } from '../support/backends.js';
 import { validTool } from '../support/fixtures.js';
 
 const admin: Actor = { id: 'policy-admin', via: 'library' };
-let tg: Toolgate;
+let tg: Gateway;
 let drop: () => Promise<void>;
 
 before(async () => {
@@ -19,7 +19,7 @@ before(async () => {
   assert.ok(sqlite);
   const fresh = await sqlite.fresh();
   drop = fresh.drop;
-  tg = await openToolgate({
+  tg = await openGateway({
     db: fresh.url,
     executor: demoExecutor().register('t.echo', () => ({ status: 'ok' })),
   });

@@ -10,7 +10,7 @@ import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { after, before, describe, test } from 'node:test';
 import { commandCodeHash } from '../../src/sandbox/index.js';
-import { openToolgate, type Toolgate } from '../../src/toolgate.js';
+import { type Gateway, openGateway } from '../../src/toolgate.js';
 import { validTool } from '../support/fixtures.js';
 
 const admin = { id: 'test-admin', via: 'library' } as const;
@@ -24,7 +24,7 @@ const TAMPERED = ORIGINAL.replace('{ echo: args.text }', '{ echo: "pwned!!" }');
 describe('code_hash of command tools', () => {
   let dir: string;
   let script: string;
-  let tg: Toolgate;
+  let tg: Gateway;
   let sessionId: string;
 
   function tool(id: string, codeHash?: string) {
@@ -59,7 +59,7 @@ describe('code_hash of command tools', () => {
     script = join(dir, 'echo.mjs');
     writeFileSync(script, ORIGINAL, { mode: 0o644 });
     assert.equal(TAMPERED.length, ORIGINAL.length);
-    tg = await openToolgate({ db: `sqlite:${join(dir, 'tg.db')}` });
+    tg = await openGateway({ db: `sqlite:${join(dir, 'tg.db')}` });
     await tg.config.apply(
       [
         tool('pinned_echo', commandCodeHash([process.execPath, script])),

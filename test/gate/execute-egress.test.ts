@@ -19,7 +19,7 @@ import type { GateDecision } from '../../src/gate/index.js';
 import { HttpToolRunner } from '../../src/runtimes/index.js';
 import { EgressProxy, SandboxService } from '../../src/sandbox/index.js';
 import { openStore, type Store } from '../../src/store/index.js';
-import { openToolgate, type Toolgate } from '../../src/toolgate.js';
+import { type Gateway, openGateway } from '../../src/toolgate.js';
 import { backends } from '../support/backends.js';
 import { ROOT } from '../support/cli.js';
 import { tableResolver } from '../support/egress.js';
@@ -79,7 +79,7 @@ function denied(d: GateDecision, code: string, rule?: RegExp): void {
 
 for (const backend of backends()) {
   describe(`gate execution with egress and credentials on ${backend.name}`, () => {
-    let tg: Toolgate;
+    let tg: Gateway;
     let inspector: Store;
     let drop: () => Promise<void>;
     let server: https.Server;
@@ -121,7 +121,7 @@ for (const backend of backends()) {
       });
       const fresh = await backend.fresh();
       drop = fresh.drop;
-      tg = await openToolgate({
+      tg = await openGateway({
         db: fresh.url,
         masterKey: MasterKey.generate(),
         egress: {

@@ -13,7 +13,7 @@ import type { Actor } from '../../src/core/index.js';
 import type { GateDecision } from '../../src/gate/index.js';
 import { demoExecutor } from '../../src/runtimes/index.js';
 import { openStore, type Store } from '../../src/store/index.js';
-import { openToolgate, type Toolgate } from '../../src/toolgate.js';
+import { type Gateway, openGateway } from '../../src/toolgate.js';
 import { backends } from '../support/backends.js';
 import { validSendTool, validTool } from '../support/fixtures.js';
 
@@ -37,7 +37,7 @@ function expectAllow(d: GateDecision): unknown {
 
 for (const backend of backends()) {
   describe(`gate on ${backend.name}`, () => {
-    let tg: Toolgate;
+    let tg: Gateway;
     let db: Store['db'];
     let inspector: Store;
     let drop: () => Promise<void>;
@@ -59,7 +59,7 @@ for (const backend of backends()) {
         .register('test.read', (a) => ({ status: String(a.path) }))
         .register('test.send', () => ({ id: 'sent' }))
         .register('test.bad_output', () => ({ status: 42 }));
-      tg = await openToolgate({
+      tg = await openGateway({
         db: fresh.url,
         clock: () => now,
         executor,

@@ -12,7 +12,7 @@ import { after, before, describe, test } from 'node:test';
 import type { Actor } from '../../src/core/index.js';
 import type { GateDecision } from '../../src/gate/index.js';
 import { demoExecutor } from '../../src/runtimes/index.js';
-import { openToolgate, type Toolgate } from '../../src/toolgate.js';
+import { type Gateway, openGateway } from '../../src/toolgate.js';
 import { backends } from '../support/backends.js';
 import { cleanEnv, ensureBuilt, MAIN } from '../support/cli.js';
 import { validTool } from '../support/fixtures.js';
@@ -51,7 +51,7 @@ async function untilDenied(
 
 for (const backend of backends()) {
   describe(`identity cache on ${backend.name}`, () => {
-    let tg: Toolgate;
+    let tg: Gateway;
     let url: string;
     let drop: () => Promise<void>;
     let dir: string;
@@ -62,7 +62,7 @@ for (const backend of backends()) {
       url = fresh.url;
       drop = fresh.drop;
       dir = mkdtempSync(join(tmpdir(), 'toolgate-idcache-'));
-      tg = await openToolgate({
+      tg = await openGateway({
         db: url,
         executor: demoExecutor().register('test.echo', (a) => ({ status: 'ok', echo: a })),
       });

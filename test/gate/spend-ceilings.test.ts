@@ -13,7 +13,7 @@ import { admitCall, chargeEgress } from '../../src/gate/ceilings.js';
 import type { GateDecision } from '../../src/gate/index.js';
 import { demoExecutor } from '../../src/runtimes/index.js';
 import { openStore, type Store } from '../../src/store/index.js';
-import { openToolgate, type Toolgate } from '../../src/toolgate.js';
+import { type Gateway, openGateway } from '../../src/toolgate.js';
 import { backends } from '../support/backends.js';
 import { validSendTool, validTool } from '../support/fixtures.js';
 
@@ -38,8 +38,8 @@ const amountSchema = (name: string, type: 'number' | 'integer') => ({
 
 for (const backend of backends()) {
   describe(`spend and ceilings on ${backend.name}`, () => {
-    let tg: Toolgate;
-    let replica: Toolgate;
+    let tg: Gateway;
+    let replica: Gateway;
     let inspector: Store;
     let drop: () => Promise<void>;
     let now = new Date('2026-06-01T10:00:00Z');
@@ -52,7 +52,7 @@ for (const backend of backends()) {
           .register('t.pay', () => ({ status: 'paid' }))
           .register('t.read', () => ({ status: 'read' }))
           .register('t.post', () => ({ id: 'posted' }));
-      tg = await openToolgate({ db: fresh.url, clock: () => now, executor: executor() });
+      tg = await openGateway({ db: fresh.url, clock: () => now, executor: executor() });
       inspector = await openStore(fresh.url);
       await tg.config.apply(
         [
@@ -172,7 +172,7 @@ for (const backend of backends()) {
         admin,
       );
       // A second gateway on the same database: another replica (on SQLite, another connection).
-      replica = await openToolgate({ db: fresh.url, clock: () => now, executor: executor() });
+      replica = await openGateway({ db: fresh.url, clock: () => now, executor: executor() });
     });
     after(async () => {
       await replica?.close();

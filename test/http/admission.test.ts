@@ -15,7 +15,7 @@ import type { FastifyInstance } from 'fastify';
 import { Admission } from '../../src/http/admission.js';
 import { buildServer } from '../../src/http/index.js';
 import { demoExecutor } from '../../src/runtimes/index.js';
-import { openToolgate, type Toolgate } from '../../src/toolgate.js';
+import { type Gateway, openGateway } from '../../src/toolgate.js';
 import { ROOT } from '../support/cli.js';
 
 const ADMIN_TOKEN = 'test-admin-token-0123456789abcdef0123456789';
@@ -24,7 +24,7 @@ const admin = { id: 'test-admin', via: 'library' as const };
 const QUEUE_WAIT_MS = 400;
 
 let dir: string;
-let tg: Toolgate;
+let tg: Gateway;
 let app: FastifyInstance;
 let base: string;
 const keys: Record<string, string> = {};
@@ -51,7 +51,7 @@ before(async () => {
     await latch;
     return {};
   });
-  tg = await openToolgate({ db: `sqlite:${join(dir, 'tg.db')}`, executor });
+  tg = await openGateway({ db: `sqlite:${join(dir, 'tg.db')}`, executor });
   await tg.config.applyText(DEMO, admin);
   await tg.config.apply(
     [

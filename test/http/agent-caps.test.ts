@@ -11,7 +11,7 @@ import { after, before, describe, test } from 'node:test';
 import type { FastifyInstance } from 'fastify';
 import { buildServer } from '../../src/http/index.js';
 import { openStore, type Store } from '../../src/store/index.js';
-import { openToolgate, type Toolgate } from '../../src/toolgate.js';
+import { type Gateway, openGateway } from '../../src/toolgate.js';
 import { backends } from '../support/backends.js';
 import { ROOT } from '../support/cli.js';
 
@@ -23,7 +23,7 @@ const APPROVAL_CAP = 2;
 
 for (const backend of backends()) {
   describe(`per-agent caps over REST (${backend.name})`, () => {
-    let tg: Toolgate;
+    let tg: Gateway;
     let app: FastifyInstance;
     let base: string;
     let drop: () => Promise<void>;
@@ -35,7 +35,7 @@ for (const backend of backends()) {
       const fresh = await backend.fresh();
       drop = fresh.drop;
       store = await openStore(fresh.url);
-      tg = await openToolgate({
+      tg = await openGateway({
         db: fresh.url,
         caps: { maxSessionsPerAgent: SESSION_CAP, maxPendingApprovalsPerAgent: APPROVAL_CAP },
       });

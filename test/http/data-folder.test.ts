@@ -23,7 +23,7 @@ import { after, before, describe, test } from 'node:test';
 import { fileURLToPath } from 'node:url';
 import type { FastifyInstance } from 'fastify';
 import { buildServer } from '../../src/http/index.js';
-import { openToolgate, type Toolgate } from '../../src/toolgate.js';
+import { type Gateway, openGateway } from '../../src/toolgate.js';
 import { validTool } from '../support/fixtures.js';
 
 const ADMIN = 'test-admin-token-data-folder-0123456789';
@@ -53,7 +53,7 @@ describe('the data folder and the database are never shown to a sandbox', () => 
   let root: string;
   let data: string;
   let dbFile: string;
-  let tg: Toolgate;
+  let tg: Gateway;
   let app: FastifyInstance;
   let base = '';
   let key = '';
@@ -94,7 +94,7 @@ describe('the data folder and the database are never shown to a sandbox', () => 
     copyFileSync(ECHO, join(data, 'echo.sh'));
     symlinkSync(data, join(root, 'link-to-data'));
     dbFile = join(data, 'tg.db');
-    tg = await openToolgate({ db: `sqlite:${dbFile}`, protectedPaths: [data] });
+    tg = await openGateway({ db: `sqlite:${dbFile}`, protectedPaths: [data] });
     linkSync(dbFile, join(root, 'tools', 'copy.db'));
     app = await buildServer(tg, { adminToken: ADMIN });
     base = await app.listen({ host: '127.0.0.1', port: 0 });
@@ -170,7 +170,7 @@ describe('the data folder and the database are never shown to a sandbox', () => 
 
   test('a tool registered where the folder was not protected is refused before it runs', async () => {
     // Another gateway on the same database that was not told about the data folder.
-    const careless = await openToolgate({ db: `sqlite:${dbFile}` });
+    const careless = await openGateway({ db: `sqlite:${dbFile}` });
     try {
       await careless.catalog.register(
         commandTool('df_sneaked', ['/bin/sh', join(data, 'echo.sh')]),

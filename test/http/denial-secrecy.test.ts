@@ -15,7 +15,7 @@ import type { FastifyInstance } from 'fastify';
 import { DEMO_CATALOG } from '../../src/cli/serve.js';
 import { buildServer } from '../../src/http/index.js';
 import { openStore, type Store } from '../../src/store/index.js';
-import { openToolgate, type Toolgate } from '../../src/toolgate.js';
+import { type Gateway, openGateway } from '../../src/toolgate.js';
 import { backends } from '../support/backends.js';
 
 const ADMIN_TOKEN = 'admin-token-for-denial-secrecy-tests-0123456789';
@@ -30,7 +30,7 @@ const KEY_AS_TOOL = 'ghp_abcdefghijklmnopqrstuvwxyz0123456789';
 
 for (const backend of backends()) {
   describe(`denials keep no secret and tell no more on ${backend.name}`, () => {
-    let tg: Toolgate;
+    let tg: Gateway;
     let inspector: Store;
     let app: FastifyInstance;
     let base = '';
@@ -41,7 +41,7 @@ for (const backend of backends()) {
     before(async () => {
       const fresh = await backend.fresh();
       drop = fresh.drop;
-      tg = await openToolgate({ db: fresh.url });
+      tg = await openGateway({ db: fresh.url });
       await tg.config.applyText(readFileSync(DEMO_CATALOG, 'utf8'), actor);
       apiKey = (await tg.keys.issue('support-bot', actor)).apiKey;
       inspector = await openStore(fresh.url);

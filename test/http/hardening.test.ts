@@ -2,11 +2,11 @@
 import assert from 'node:assert/strict';
 import { after, before, test } from 'node:test';
 import { buildServer } from '../../src/http/index.js';
-import { openToolgate, type Toolgate } from '../../src/toolgate.js';
+import { type Gateway, openGateway } from '../../src/toolgate.js';
 import { backends } from '../support/backends.js';
 
 const TOKEN = 'hardening-test-admin-token-0123456789';
-let tg: Toolgate;
+let tg: Gateway;
 let base: string;
 let close: () => Promise<void>;
 
@@ -14,7 +14,7 @@ before(async () => {
   const sqlite = backends().find((b) => b.name === 'sqlite');
   assert.ok(sqlite);
   const fresh = await sqlite.fresh();
-  tg = await openToolgate({ db: fresh.url });
+  tg = await openGateway({ db: fresh.url });
   const app = await buildServer(tg, { adminToken: TOKEN, bodyLimit: 4 * 1024 * 1024 });
   base = await app.listen({ host: '127.0.0.1', port: 0 });
   close = async () => {

@@ -9,7 +9,7 @@ import { after, before, describe, test } from 'node:test';
 import type { FastifyInstance } from 'fastify';
 import { DEMO_CATALOG } from '../../src/cli/serve.js';
 import { buildServer } from '../../src/http/index.js';
-import { openToolgate, type Toolgate } from '../../src/toolgate.js';
+import { type Gateway, openGateway } from '../../src/toolgate.js';
 import { backends } from '../support/backends.js';
 
 const ADMIN_TOKEN = 'admin-token-for-observability-tests-0123456789';
@@ -18,7 +18,7 @@ const actor = { id: 'test-admin', via: 'library' } as const;
 
 for (const backend of backends()) {
   describe(`observability over REST on ${backend.name}`, () => {
-    let tg: Toolgate;
+    let tg: Gateway;
     let app: FastifyInstance;
     let base = '';
     let drop: () => Promise<void>;
@@ -28,7 +28,7 @@ for (const backend of backends()) {
     before(async () => {
       const fresh = await backend.fresh();
       drop = fresh.drop;
-      tg = await openToolgate({ db: fresh.url });
+      tg = await openGateway({ db: fresh.url });
       await tg.config.applyText(readFileSync(DEMO_CATALOG, 'utf8'), actor);
       apiKey = (await tg.keys.issue('support-bot', actor)).apiKey;
       const stream = new Writable({
@@ -115,7 +115,7 @@ for (const backend of backends()) {
 
     test('each gateway has its own registry: a second gateway in this process starts at zero', async () => {
       const fresh = await backend.fresh();
-      const other = await openToolgate({ db: fresh.url, detectors: false });
+      const other = await openGateway({ db: fresh.url, detectors: false });
       try {
         const m = (await other.metrics.render()).body;
         assert.ok(!/toolgate_tool_calls_total\{/.test(m));

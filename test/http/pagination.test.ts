@@ -13,7 +13,7 @@ import { after, before, describe, test } from 'node:test';
 import type { FastifyInstance } from 'fastify';
 import { MasterKey } from '../../src/credentials/index.js';
 import { buildServer } from '../../src/http/index.js';
-import { openToolgate, type Toolgate } from '../../src/toolgate.js';
+import { type Gateway, openGateway } from '../../src/toolgate.js';
 import { backends } from '../support/backends.js';
 import { ensureBuilt, ROOT, runCli } from '../support/cli.js';
 
@@ -23,7 +23,7 @@ const admin = { id: 'test-admin', via: 'library' as const };
 
 for (const backend of backends()) {
   describe(`REST list pagination (${backend.name})`, () => {
-    let tg: Toolgate;
+    let tg: Gateway;
     let app: FastifyInstance;
     let base: string;
     let drop: () => Promise<void>;
@@ -32,7 +32,7 @@ for (const backend of backends()) {
     before(async () => {
       const fresh = await backend.fresh();
       drop = fresh.drop;
-      tg = await openToolgate({ db: fresh.url, masterKey: MasterKey.generate() });
+      tg = await openGateway({ db: fresh.url, masterKey: MasterKey.generate() });
       await tg.config.applyText(DEMO, admin);
       supportKey = (await tg.keys.issue('support-bot', admin)).apiKey;
       app = await buildServer(tg, { adminToken: ADMIN_TOKEN });

@@ -11,7 +11,7 @@ import { after, before, describe, test } from 'node:test';
 import type { FastifyInstance } from 'fastify';
 import { stringify as toYaml } from 'yaml';
 import { buildServer } from '../../src/http/index.js';
-import { openToolgate, type Toolgate } from '../../src/toolgate.js';
+import { type Gateway, openGateway } from '../../src/toolgate.js';
 import { type Backend, backends } from '../support/backends.js';
 import { DEMO_TOOL_IDS, type Definition, validTool } from '../support/fixtures.js';
 
@@ -46,7 +46,7 @@ interface CallOptions {
 
 /** A toolgate on a fresh database with a server listening on 127.0.0.1:<random port>. */
 interface Running {
-  readonly tg: Toolgate;
+  readonly tg: Gateway;
   /** The database URL, for opening a second toolgate on the same data. */
   readonly url: string;
   readonly base: string;
@@ -82,7 +82,7 @@ async function request(base: string, method: string, path: string, options: Call
 
 async function start(backend: Backend): Promise<Running> {
   const { url, drop } = await backend.fresh();
-  let tg: Toolgate | null = null;
+  let tg: Gateway | null = null;
   let app: FastifyInstance | null = null;
   const close = async () => {
     await app?.close();
@@ -90,7 +90,7 @@ async function start(backend: Backend): Promise<Running> {
     await drop();
   };
   try {
-    tg = await openToolgate({ db: url });
+    tg = await openGateway({ db: url });
     app = await buildServer(tg, { adminToken: ADMIN_TOKEN });
     const base = await app.listen({ host: '127.0.0.1', port: 0 });
     return {
@@ -1144,7 +1144,7 @@ for (const backend of backends()) {
         // The CLI and other replicas write behind this server's back; the revision check catches it.
         const before = await d.call('GET', '/v1/discovery?q=documentation');
         assert.ok(idsOf(before.body.results).includes('http_get'), JSON.stringify(before.body));
-        const other = await openToolgate({ db: d.url });
+        const other = await openGateway({ db: d.url });
         try {
           await other.catalog.quarantine(
             'http_get',

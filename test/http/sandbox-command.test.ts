@@ -10,7 +10,7 @@ import type { FastifyInstance } from 'fastify';
 import { buildServer } from '../../src/http/index.js';
 import { NamespaceRunner, SandboxService } from '../../src/sandbox/index.js';
 import { openStore, type Store } from '../../src/store/index.js';
-import { openToolgate, type Toolgate } from '../../src/toolgate.js';
+import { type Gateway, openGateway } from '../../src/toolgate.js';
 import { backends } from '../support/backends.js';
 import { validTool } from '../support/fixtures.js';
 
@@ -69,7 +69,7 @@ const CONFIG = [
 
 for (const backend of backends()) {
   describe(`command tools over REST on ${backend.name}`, () => {
-    let tg: Toolgate;
+    let tg: Gateway;
     let app: FastifyInstance;
     let store: Store;
     let drop: () => Promise<void>;
@@ -103,7 +103,7 @@ for (const backend of backends()) {
       const fresh = await backend.fresh();
       drop = fresh.drop;
       dbUrl = fresh.url;
-      tg = await openToolgate({ db: fresh.url });
+      tg = await openGateway({ db: fresh.url });
       store = await openStore(fresh.url);
       app = await buildServer(tg, { adminToken: ADMIN });
       base = await app.listen({ host: '127.0.0.1', port: 0 });
@@ -167,7 +167,7 @@ for (const backend of backends()) {
     });
 
     test('a gateway whose bubblewrap is missing refuses with 503 SANDBOX_UNAVAILABLE, never a weaker sandbox', async () => {
-      const broken = await openToolgate({
+      const broken = await openGateway({
         db: dbUrl,
         sandbox: new SandboxService({
           namespace: new NamespaceRunner({ bwrap: '/nonexistent/bwrap' }),

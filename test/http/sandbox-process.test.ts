@@ -11,7 +11,7 @@ import { after, before, describe, test } from 'node:test';
 import { fileURLToPath } from 'node:url';
 import type { FastifyInstance } from 'fastify';
 import { buildServer } from '../../src/http/index.js';
-import { openToolgate, type Toolgate } from '../../src/toolgate.js';
+import { type Gateway, openGateway } from '../../src/toolgate.js';
 import { backends } from '../support/backends.js';
 import { validTool } from '../support/fixtures.js';
 
@@ -92,7 +92,7 @@ async function leftovers(marker: string): Promise<number[]> {
 
 for (const backend of backends()) {
   describe(`the process driver over REST on ${backend.name}`, () => {
-    let tg: Toolgate;
+    let tg: Gateway;
     let app: FastifyInstance;
     let drop: () => Promise<void>;
     let listener: Server;
@@ -121,7 +121,7 @@ for (const backend of backends()) {
       port = (listener.address() as { port: number }).port;
       const fresh = await backend.fresh();
       drop = fresh.drop;
-      tg = await openToolgate({ db: fresh.url });
+      tg = await openGateway({ db: fresh.url });
       app = await buildServer(tg, { adminToken: ADMIN });
       base = await app.listen({ host: '127.0.0.1', port: 0 });
       const applied = await post('/v1/apply', CONFIG, ADMIN);

@@ -9,7 +9,7 @@ import type { FastifyInstance } from 'fastify';
 import type { Actor } from '../../src/core/index.js';
 import { MasterKey } from '../../src/credentials/index.js';
 import { buildServer } from '../../src/http/index.js';
-import { openToolgate, type Toolgate } from '../../src/toolgate.js';
+import { type Gateway, openGateway } from '../../src/toolgate.js';
 import { backends } from '../support/backends.js';
 
 const ADMIN_TOKEN = 'test-admin-token-secrets-0123456789';
@@ -26,7 +26,7 @@ interface Reply {
 
 for (const backend of backends()) {
   describe(`/v1/secrets on ${backend.name}`, () => {
-    let tg: Toolgate;
+    let tg: Gateway;
     let app: FastifyInstance;
     let base: string;
     let drop: () => Promise<void>;
@@ -55,7 +55,7 @@ for (const backend of backends()) {
     before(async () => {
       const fresh = await backend.fresh();
       drop = fresh.drop;
-      tg = await openToolgate({ db: fresh.url, masterKey: MasterKey.generate() });
+      tg = await openGateway({ db: fresh.url, masterKey: MasterKey.generate() });
       await tg.config.apply(
         [
           {

@@ -7,7 +7,7 @@ import assert from 'node:assert/strict';
 import { test } from 'node:test';
 import { startPostgres } from '../../scripts/postgres-harness.mjs';
 import { buildServer } from '../../src/http/index.js';
-import { openToolgate } from '../../src/toolgate.js';
+import { openGateway } from '../../src/toolgate.js';
 
 const TOKEN = 'outage-test-admin-token-0123456789';
 
@@ -17,7 +17,7 @@ test('when PostgreSQL stops, /readyz and admin routes answer 503 STORE_UNAVAILAB
     : 'no PostgreSQL in this run (use --with-postgres)',
 }, async () => {
   const pg = await startPostgres();
-  const tg = await openToolgate({ db: pg.url });
+  const tg = await openGateway({ db: pg.url });
   const app = await buildServer(tg, { adminToken: TOKEN });
   const base = await app.listen({ host: '127.0.0.1', port: 0 });
   const get = (path: string) =>

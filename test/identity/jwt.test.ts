@@ -11,7 +11,7 @@ import { after, before, describe, test } from 'node:test';
 import { exportJWK, generateKeyPair, type JWK, SignJWT } from 'jose';
 import type { Actor } from '../../src/core/index.js';
 import { buildServer } from '../../src/http/index.js';
-import { openToolgate, type Toolgate } from '../../src/toolgate.js';
+import { type Gateway, openGateway } from '../../src/toolgate.js';
 import { backends } from '../support/backends.js';
 import { validTool } from '../support/fixtures.js';
 
@@ -62,7 +62,7 @@ after(() => {
 
 for (const source of ['file', 'url'] as const) {
   describe(`JWT agents, keys from a JWKS ${source}`, () => {
-    let tg: Toolgate;
+    let tg: Gateway;
     let base: string;
     let close: () => Promise<void>;
 
@@ -70,7 +70,7 @@ for (const source of ['file', 'url'] as const) {
       const sqlite = backends().find((b) => b.name === 'sqlite');
       assert.ok(sqlite);
       const fresh = await sqlite.fresh();
-      tg = await openToolgate({
+      tg = await openGateway({
         db: fresh.url,
         jwt: {
           issuer: ISSUER,

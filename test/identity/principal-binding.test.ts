@@ -18,7 +18,7 @@ import type { Actor } from '../../src/core/index.js';
 import { buildServer } from '../../src/http/index.js';
 import { InlineExecutor } from '../../src/runtimes/index.js';
 import { openStore, type Store } from '../../src/store/index.js';
-import { openToolgate, type Toolgate } from '../../src/toolgate.js';
+import { type Gateway, openGateway } from '../../src/toolgate.js';
 import { backends } from '../support/backends.js';
 import { validTool } from '../support/fixtures.js';
 
@@ -54,7 +54,7 @@ async function jwtFor(user: string | null, sub = 'acme-bot'): Promise<string> {
 
 for (const backend of backends()) {
   describe(`sessions bound to the full principal (${backend.name})`, () => {
-    let tg: Toolgate;
+    let tg: Gateway;
     let app: FastifyInstance;
     let base: string;
     let inspector: Store;
@@ -72,7 +72,7 @@ for (const backend of backends()) {
         runs += 1;
         return { status: `run-${runs}` };
       });
-      tg = await openToolgate({
+      tg = await openGateway({
         db: fresh.url,
         executor,
         jwt: {

@@ -15,7 +15,7 @@ import { StreamableHTTPClientTransport } from '@modelcontextprotocol/sdk/client/
 import type { FastifyInstance } from 'fastify';
 import { buildServer } from '../../src/http/index.js';
 import { demoExecutor } from '../../src/runtimes/index.js';
-import { openToolgate, type Toolgate } from '../../src/toolgate.js';
+import { type Gateway, openGateway } from '../../src/toolgate.js';
 import { ROOT } from '../support/cli.js';
 
 const ADMIN_TOKEN = 'test-admin-token-0123456789abcdef0123456789';
@@ -24,7 +24,7 @@ const admin = { id: 'test-admin', via: 'library' as const };
 const MAX_SESSIONS = 3;
 
 let dir: string;
-let tg: Toolgate;
+let tg: Gateway;
 let app: FastifyInstance;
 let base: string;
 let supportKey: string;
@@ -47,7 +47,7 @@ before(async () => {
     await latch;
     return {};
   });
-  tg = await openToolgate({ db: `sqlite:${join(dir, 'tg.db')}`, executor });
+  tg = await openGateway({ db: `sqlite:${join(dir, 'tg.db')}`, executor });
   await tg.config.applyText(DEMO, admin);
   await tg.config.apply(
     [
@@ -216,7 +216,7 @@ test('an agent at its own MCP session cap gets 429 with Retry-After; another age
 
 test('the per-agent cap on gate sessions holds for MCP too (REST sessions count)', async () => {
   // A toolgate whose agents may hold 2 gate sessions: one REST session and one MCP session fill it.
-  const capped = await openToolgate({
+  const capped = await openGateway({
     db: `sqlite:${join(dir, 'capped.db')}`,
     caps: { maxSessionsPerAgent: 2 },
   });

@@ -19,7 +19,7 @@ import {
 import type { FastifyInstance } from 'fastify';
 import type { Actor } from '../../src/core/index.js';
 import { buildServer } from '../../src/http/index.js';
-import { openToolgate, type Toolgate } from '../../src/toolgate.js';
+import { type Gateway, openGateway } from '../../src/toolgate.js';
 import { ROOT } from '../support/cli.js';
 
 const admin: Actor = { id: 'test-admin', via: 'library' };
@@ -27,7 +27,7 @@ const ADMIN_TOKEN = 'test-admin-token-0123456789abcdef0123456789';
 const DEMO = readFileSync(join(ROOT, 'demo', 'catalog.yaml'), 'utf8');
 
 let dir: string;
-let tg: Toolgate;
+let tg: Gateway;
 let app: FastifyInstance;
 let base: string;
 let supportKey: string;
@@ -60,7 +60,7 @@ async function names(client: Client): Promise<string[]> {
 
 before(async () => {
   dir = mkdtempSync(join(tmpdir(), 'toolgate-mcp-'));
-  tg = await openToolgate({ db: `sqlite:${join(dir, 'tg.db')}` });
+  tg = await openGateway({ db: `sqlite:${join(dir, 'tg.db')}` });
   await tg.config.applyText(DEMO, admin);
   // A built-in tool only ops-bot holds (docs:read), so each agent has something of its own to run.
   await tg.config.apply(

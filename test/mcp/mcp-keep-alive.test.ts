@@ -18,7 +18,7 @@ import type { CallToolResult } from '@modelcontextprotocol/sdk/types.js';
 import type { FastifyInstance } from 'fastify';
 import { Agent, fetch as undiciFetch } from 'undici';
 import { buildServer } from '../../src/http/index.js';
-import { openToolgate, type Toolgate } from '../../src/toolgate.js';
+import { type Gateway, openGateway } from '../../src/toolgate.js';
 import { ROOT } from '../support/cli.js';
 
 const ADMIN_TOKEN = 'test-admin-token-0123456789abcdef0123456789';
@@ -28,14 +28,14 @@ const admin = { id: 'test-admin', via: 'library' as const };
 const CLIENT_IDLE_MS = 500;
 
 let dir: string;
-let tg: Toolgate;
+let tg: Gateway;
 let app: FastifyInstance;
 let base: string;
 let key: string;
 
 before(async () => {
   dir = mkdtempSync(join(tmpdir(), 'toolgate-mcp-keep-alive-'));
-  tg = await openToolgate({ db: `sqlite:${join(dir, 'tg.db')}` });
+  tg = await openGateway({ db: `sqlite:${join(dir, 'tg.db')}` });
   await tg.config.applyText(DEMO, admin);
   key = (await tg.keys.issue('support-bot', admin)).apiKey;
   app = await buildServer(tg, { adminToken: ADMIN_TOKEN });

@@ -11,20 +11,20 @@ import { Client } from '@modelcontextprotocol/sdk/client/index.js';
 import { StdioClientTransport } from '@modelcontextprotocol/sdk/client/stdio.js';
 import type { CallToolResult } from '@modelcontextprotocol/sdk/types.js';
 import type { Actor } from '../../src/core/index.js';
-import { openToolgate, type Toolgate } from '../../src/toolgate.js';
+import { type Gateway, openGateway } from '../../src/toolgate.js';
 import { cleanEnv, ensureBuilt, MAIN, ROOT } from '../support/cli.js';
 
 const admin: Actor = { id: 'test-admin', via: 'library' };
 let dir: string;
 let db: string;
-let tg: Toolgate;
+let tg: Gateway;
 let key: string;
 
 before(async () => {
   ensureBuilt();
   dir = mkdtempSync(join(tmpdir(), 'toolgate-mcp-stdio-'));
   db = `sqlite:${join(dir, 'tg.db')}`;
-  tg = await openToolgate({ db });
+  tg = await openGateway({ db });
   await tg.config.applyText(readFileSync(join(ROOT, 'demo', 'catalog.yaml'), 'utf8'), admin);
   key = (await tg.keys.issue('support-bot', admin)).apiKey;
 });

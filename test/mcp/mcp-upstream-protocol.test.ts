@@ -26,7 +26,7 @@ import type { FastifyInstance } from 'fastify';
 import type { Actor } from '../../src/core/index.js';
 import { buildServer } from '../../src/http/index.js';
 import { openStore, type Store } from '../../src/store/index.js';
-import { openToolgate, type Toolgate } from '../../src/toolgate.js';
+import { type Gateway, openGateway } from '../../src/toolgate.js';
 import {
   JSON_SCHEMA_2020_12_INPUT_SCHEMA,
   RICH_INPUT_SCHEMA,
@@ -50,7 +50,7 @@ const AGENT_REASON = 'agent reason carrying sk_live_do_not_forward';
 
 let dir: string;
 let dbUrl: string;
-let tg: Toolgate;
+let tg: Gateway;
 let inspector: Store;
 let app: FastifyInstance;
 let base: string;
@@ -166,7 +166,7 @@ before(async () => {
   ensureBuilt();
   dir = mkdtempSync(join(tmpdir(), 'toolgate-mcp-proto-'));
   dbUrl = `sqlite:${join(dir, 'tg.db')}`;
-  tg = await openToolgate({ db: dbUrl });
+  tg = await openGateway({ db: dbUrl });
   inspector = await openStore(dbUrl);
   await tg.config.apply(
     [

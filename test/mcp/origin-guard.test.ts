@@ -18,7 +18,7 @@ import type { Actor } from '../../src/core/index.js';
 import { buildServer } from '../../src/http/index.js';
 import { originPolicy } from '../../src/mcp/index.js';
 import { openStore, type Store } from '../../src/store/index.js';
-import { openToolgate, type Toolgate } from '../../src/toolgate.js';
+import { type Gateway, openGateway } from '../../src/toolgate.js';
 import { backends } from '../support/backends.js';
 import { ensureBuilt, listeningUrl, runCli, spawnServe } from '../support/cli.js';
 import { validTool } from '../support/fixtures.js';
@@ -37,7 +37,7 @@ const INITIALIZE = JSON.stringify({
 });
 
 describe('/mcp Origin and Host validation', () => {
-  let tg: Toolgate;
+  let tg: Gateway;
   let app: FastifyInstance;
   let base: string;
   let port: number;
@@ -50,7 +50,7 @@ describe('/mcp Origin and Host validation', () => {
     assert.ok(sqlite);
     const fresh = await sqlite.fresh();
     drop = fresh.drop;
-    tg = await openToolgate({ db: fresh.url });
+    tg = await openGateway({ db: fresh.url });
     await tg.config.apply(
       [
         { kind: 'Agent', spec: { id: 'web-bot', owner: 'qa' } },

@@ -16,7 +16,7 @@ import { parseConfigText } from '../../src/config/index.js';
 import type { Actor } from '../../src/core/index.js';
 import type { CallContext, GateDecision } from '../../src/gate/index.js';
 import { demoExecutor } from '../../src/runtimes/index.js';
-import { openToolgate, type Toolgate } from '../../src/toolgate.js';
+import { type Gateway, openGateway } from '../../src/toolgate.js';
 import { backends } from '../support/backends.js';
 import { validSendTool, validTool } from '../support/fixtures.js';
 
@@ -253,7 +253,7 @@ function sentText(name: unknown, value: unknown): string {
 
 describe('gate properties (fast-check)', () => {
   const [sqlite] = backends();
-  let tg: Toolgate;
+  let tg: Gateway;
   let drop: () => Promise<void>;
   let root: string;
   let ctx: CallContext;
@@ -266,7 +266,7 @@ describe('gate properties (fast-check)', () => {
     root = await realpath(await mkdtemp(path.join(tmpdir(), 'toolgate-gate-prop-')));
     await mkdir(path.join(root, 'docs'));
     await writeFile(path.join(root, 'docs', 'readme.md'), 'hello');
-    tg = await openToolgate({
+    tg = await openGateway({
       db: fresh.url,
       executor: demoExecutor().register('prop.echo', (a) => ({ echoed: Object.keys(a).length })),
     });

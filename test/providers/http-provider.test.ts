@@ -16,7 +16,7 @@ import { StreamableHTTPServerTransport } from '@modelcontextprotocol/sdk/server/
 import { z } from 'zod';
 import type { Actor } from '../../src/core/index.js';
 import { openStore } from '../../src/store/index.js';
-import { openToolgate, type Toolgate } from '../../src/toolgate.js';
+import { type Gateway, openGateway } from '../../src/toolgate.js';
 import { backends } from '../support/backends.js';
 import { ROOT } from '../support/cli.js';
 import { tableResolver } from '../support/egress.js';
@@ -36,7 +36,7 @@ function upstreamServer(): McpServer {
 
 for (const backend of backends()) {
   describe(`an upstream over Streamable HTTP (${backend.name})`, () => {
-    let tg: Toolgate;
+    let tg: Gateway;
     let drop: () => Promise<void>;
     let server: https.Server;
     let port: number;
@@ -74,7 +74,7 @@ for (const backend of backends()) {
       const fresh = await backend.fresh();
       drop = fresh.drop;
       url = fresh.url;
-      tg = await openToolgate({
+      tg = await openGateway({
         db: fresh.url,
         providers: {
           onError: (err) => {

@@ -15,7 +15,7 @@ import { stringify } from 'yaml';
 import type { Actor } from '../../src/core/index.js';
 import { buildServer } from '../../src/http/index.js';
 import { pinOf } from '../../src/providers/index.js';
-import { openToolgate, type Toolgate } from '../../src/toolgate.js';
+import { type Gateway, openGateway } from '../../src/toolgate.js';
 import { backends } from '../support/backends.js';
 import { cleanEnv, ensureBuilt, MAIN } from '../support/cli.js';
 import { EVERYTHING, nodeProvider, READ_PUBLIC } from './provider-support.js';
@@ -45,7 +45,7 @@ describe('tool pins', () => {
 
 for (const backend of backends()) {
   describe(`providers administered by apply, REST and CLI (${backend.name})`, () => {
-    let tg: Toolgate;
+    let tg: Gateway;
     let app: FastifyInstance;
     let base: string;
     let url: string;
@@ -69,7 +69,7 @@ for (const backend of backends()) {
       drop = fresh.drop;
       url = fresh.url;
       dir = mkdtempSync(join(tmpdir(), 'toolgate-padmin-'));
-      tg = await openToolgate({ db: url });
+      tg = await openGateway({ db: url });
       app = await buildServer(tg, { adminToken: TOKEN });
       base = await app.listen({ host: '127.0.0.1', port: 0 });
     });

@@ -19,7 +19,7 @@ import {
 import type { FastifyInstance } from 'fastify';
 import type { Actor } from '../../src/core/index.js';
 import { buildServer } from '../../src/http/index.js';
-import { openToolgate, type Toolgate } from '../../src/toolgate.js';
+import { type Gateway, openGateway } from '../../src/toolgate.js';
 import { backends } from '../support/backends.js';
 import { FIXTURES, nodeProvider } from './provider-support.js';
 
@@ -47,7 +47,7 @@ async function waitFor(check: () => boolean, ms = 5000): Promise<void> {
 
 for (const backend of backends()) {
   describe(`rug pull by an upstream provider (${backend.name})`, () => {
-    let tg: Toolgate;
+    let tg: Gateway;
     let app: FastifyInstance;
     let base: string;
     let key: string;
@@ -75,7 +75,7 @@ for (const backend of backends()) {
       stateDir = mkdtempSync(join(tmpdir(), 'toolgate-rug-'));
       chmodSync(stateDir, 0o755);
       setMode('benign');
-      tg = await openToolgate({ db: fresh.url });
+      tg = await openGateway({ db: fresh.url });
       await tg.config.apply(
         [
           {

@@ -9,7 +9,7 @@ import assert from 'node:assert/strict';
 import { after, before, describe, test } from 'node:test';
 import type { Actor } from '../../src/core/index.js';
 import type { GateDecision } from '../../src/gate/index.js';
-import { openToolgate, type Toolgate } from '../../src/toolgate.js';
+import { type Gateway, openGateway } from '../../src/toolgate.js';
 import { backends } from '../support/backends.js';
 import { EVERYTHING, nodeProvider, READ_PUBLIC } from './provider-support.js';
 
@@ -27,7 +27,7 @@ function textOf(decision: GateDecision): string {
 
 for (const backend of backends()) {
   describe(`server-everything as a provider (${backend.name})`, () => {
-    let tg: Toolgate;
+    let tg: Gateway;
     let drop: () => Promise<void>;
     let sessionId: string;
     const ctx = () => ({ agentId: 'ev-bot', sessionId });
@@ -35,7 +35,7 @@ for (const backend of backends()) {
     before(async () => {
       const fresh = await backend.fresh();
       drop = fresh.drop;
-      tg = await openToolgate({ db: fresh.url });
+      tg = await openGateway({ db: fresh.url });
       await tg.config.apply(
         [
           {

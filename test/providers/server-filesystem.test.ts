@@ -26,7 +26,7 @@ import type { FastifyInstance } from 'fastify';
 import type { Actor } from '../../src/core/index.js';
 import type { GateDecision } from '../../src/gate/index.js';
 import { buildServer } from '../../src/http/index.js';
-import { openToolgate, type Toolgate } from '../../src/toolgate.js';
+import { type Gateway, openGateway } from '../../src/toolgate.js';
 import { FILESYSTEM, nodeProvider } from './provider-support.js';
 
 const admin: Actor = { id: 'test-admin', via: 'library' };
@@ -37,7 +37,7 @@ function textOf(decision: GateDecision): string {
 }
 
 describe('server-filesystem as a sandboxed provider', () => {
-  let tg: Toolgate;
+  let tg: Gateway;
   let app: FastifyInstance;
   let base: string;
   let key: string;
@@ -60,7 +60,7 @@ describe('server-filesystem as a sandboxed provider', () => {
     writeFileSync(join(outside, 'secret.txt'), 'outside secret');
     chmodSync(join(outside, 'secret.txt'), 0o644);
     symlinkSync(join(outside, 'secret.txt'), join(workspace, 'escape'));
-    tg = await openToolgate({ db: `sqlite:${join(dir, 'tg.db')}` });
+    tg = await openGateway({ db: `sqlite:${join(dir, 'tg.db')}` });
     await tg.config.apply(
       [
         {

@@ -12,7 +12,7 @@ import { join } from 'node:path';
 import { after, before, describe, test } from 'node:test';
 import type { Actor } from '../../src/core/index.js';
 import type { GateDecision } from '../../src/gate/index.js';
-import { openToolgate, type Toolgate } from '../../src/toolgate.js';
+import { type Gateway, openGateway } from '../../src/toolgate.js';
 import { EVERYTHING, FIXTURES, nodeProvider } from './provider-support.js';
 
 const admin: Actor = { id: 'test-admin', via: 'library' };
@@ -33,12 +33,12 @@ const classification = (caps: string[], wall = 1500) => ({
 });
 
 describe('upstream crash, hang and isolation between sessions', () => {
-  let tg: Toolgate;
+  let tg: Gateway;
   let dir: string;
 
   before(async () => {
     dir = mkdtempSync(join(tmpdir(), 'toolgate-flaky-'));
-    tg = await openToolgate({ db: `sqlite:${join(dir, 'tg.db')}`, providers: { maxLive: 6 } });
+    tg = await openGateway({ db: `sqlite:${join(dir, 'tg.db')}`, providers: { maxLive: 6 } });
     const agent = (id: string) => ({
       kind: 'Agent',
       spec: { id, display_name: id, description: `The ${id} agent.`, owner: 'platform-team' },

@@ -32,7 +32,7 @@ import { MasterKey } from '../../src/credentials/index.js';
 import { buildServer } from '../../src/http/index.js';
 import { demoExecutor } from '../../src/runtimes/index.js';
 import { openStore, type Store } from '../../src/store/index.js';
-import { openToolgate, type Toolgate } from '../../src/toolgate.js';
+import { type Gateway, openGateway } from '../../src/toolgate.js';
 import { type Backend, backends } from '../support/backends.js';
 import { makePathWorkspace } from '../support/path-workspace.js';
 
@@ -413,7 +413,7 @@ function describeReply(r: Reply): string {
 // One toolgate with its server, for one corpus on one backend
 
 class World {
-  tg: Toolgate | null = null;
+  tg: Gateway | null = null;
   app: FastifyInstance | null = null;
   inspector: Store | null = null;
   base = '';
@@ -439,7 +439,7 @@ class World {
       .register('rt.read', (a) => ({ status: 'ok', path: String(a.path) }))
       .register('rt.send', () => ({ status: 'sent' }))
       .register('rt.search', () => ({ status: 'ok', results: [] }));
-    this.tg = await openToolgate({
+    this.tg = await openGateway({
       db: fresh.url,
       executor,
       clock: () => new Date(this.nowMs),

@@ -17,7 +17,7 @@ import type { FastifyInstance } from 'fastify';
 import type { Actor } from '../../src/core/index.js';
 import { buildServer } from '../../src/http/index.js';
 import { InlineExecutor } from '../../src/runtimes/index.js';
-import { openToolgate, type Toolgate } from '../../src/toolgate.js';
+import { type Gateway, openGateway } from '../../src/toolgate.js';
 import { FIXTURES, nodeProvider } from '../providers/provider-support.js';
 import { backends } from '../support/backends.js';
 import { validTool } from '../support/fixtures.js';
@@ -114,7 +114,7 @@ async function inBatches<T, R>(items: readonly T[], run: (item: T) => Promise<R>
 
 for (const backend of backends()) {
   describe(`catastrophic patterns never block the gateway (${backend.name})`, () => {
-    let tg: Toolgate;
+    let tg: Gateway;
     let app: FastifyInstance;
     let base = '';
     let key = '';
@@ -137,7 +137,7 @@ for (const backend of backends()) {
       const fresh = await backend.fresh();
       drop = fresh.drop;
       const executor = new InlineExecutor().register('test.echo', (args) => ({ echo: args }));
-      tg = await openToolgate({ db: fresh.url, executor });
+      tg = await openGateway({ db: fresh.url, executor });
       await tg.config.apply(
         [
           {

@@ -11,7 +11,7 @@ import type { Actor } from '../../src/core/index.js';
 import { buildServer } from '../../src/http/index.js';
 import type { Report, ReportRow } from '../../src/reports/index.js';
 import { demoExecutor } from '../../src/runtimes/index.js';
-import { openToolgate, type Toolgate } from '../../src/toolgate.js';
+import { type Gateway, openGateway } from '../../src/toolgate.js';
 import { backends } from '../support/backends.js';
 import { validTool } from '../support/fixtures.js';
 import { parseCsv } from './csv.js';
@@ -21,7 +21,7 @@ const ADMIN_TOKEN = 'admin-token-for-report-tests-0123456789abcdef';
 
 for (const backend of backends()) {
   describe(`reports on ${backend.name}`, () => {
-    let tg: Toolgate;
+    let tg: Gateway;
     let app: FastifyInstance;
     let base = '';
     let drop: () => Promise<void>;
@@ -37,7 +37,7 @@ for (const backend of backends()) {
     before(async () => {
       const fresh = await backend.fresh();
       drop = fresh.drop;
-      tg = await openToolgate({
+      tg = await openGateway({
         db: fresh.url,
         clock: () => now,
         teams: ['commerce-team', 'payments-team'],

@@ -12,7 +12,7 @@ import { ERROR_CODES } from '../../src/core/index.js';
 import { MasterKey } from '../../src/credentials/index.js';
 import { InlineExecutor, type RuntimeResult } from '../../src/runtimes/index.js';
 import { createByteBudget } from '../../src/sandbox/index.js';
-import { openToolgate, type Toolgate } from '../../src/toolgate.js';
+import { type Gateway, openGateway } from '../../src/toolgate.js';
 import { backends } from '../support/backends.js';
 import { validTool } from '../support/fixtures.js';
 import {
@@ -231,7 +231,7 @@ for (const entry of ENTRIES) {
 }
 
 describe('the layer above every runtime: the gate result step', () => {
-  let tg: Toolgate;
+  let tg: Gateway;
   let drop: () => Promise<void>;
   let ctx: { agentId: string; sessionId: string };
   const actor = { id: 'conformance-admin', via: 'library' } as const;
@@ -244,7 +244,7 @@ describe('the layer above every runtime: the gate result step', () => {
     const executor = new InlineExecutor().register('conf.big', () => ({
       blob: 'b'.repeat(OUTPUT_BYTES * 2),
     }));
-    tg = await openToolgate({
+    tg = await openGateway({
       db: fresh.url,
       executor,
       detectors: false,

@@ -31,7 +31,7 @@ import {
   EgressProxy,
   SandboxService,
 } from '../../src/sandbox/index.js';
-import { openToolgate, type Toolgate } from '../../src/toolgate.js';
+import { type Gateway, openGateway } from '../../src/toolgate.js';
 import { FIXTURES, nodeProvider, READ_PUBLIC } from '../providers/provider-support.js';
 import { backends } from '../support/backends.js';
 import { ROOT } from '../support/cli.js';
@@ -370,11 +370,11 @@ export function httpHarness(api: TestApi): RuntimeHarness {
 
 const admin: Actor = { id: 'conformance-admin', via: 'library' };
 
-export async function mcpHarness(): Promise<RuntimeHarness & { readonly tg: Toolgate }> {
+export async function mcpHarness(): Promise<RuntimeHarness & { readonly tg: Gateway }> {
   const [sqlite] = backends();
   if (!sqlite) throw new Error('no sqlite backend');
   const fresh = await sqlite.fresh();
-  const tg = await openToolgate({ db: fresh.url, detectors: false });
+  const tg = await openGateway({ db: fresh.url, detectors: false });
   await tg.providers.register(
     nodeProvider('flaky', join(FIXTURES, 'flaky-server.mjs'), [], {
       binds: [{ source: FIXTURES }],

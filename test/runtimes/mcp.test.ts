@@ -14,7 +14,7 @@ import type { Actor } from '../../src/core/index.js';
 import type { CallProgress } from '../../src/gate/index.js';
 import { UpstreamPool } from '../../src/providers/index.js';
 import { McpRuntime, type ProviderLinks } from '../../src/runtimes/index.js';
-import { openToolgate, type Toolgate } from '../../src/toolgate.js';
+import { type Gateway, openGateway } from '../../src/toolgate.js';
 import { FIXTURES, nodeProvider, READ_PUBLIC } from '../providers/provider-support.js';
 import { backends } from '../support/backends.js';
 import { contextFor, hasBwrap } from './harness.js';
@@ -23,7 +23,7 @@ const admin: Actor = { id: 'mcp-runtime-admin', via: 'library' };
 const TOOLS = ['rich_schema_tool', 'test_tool_with_progress', 'wait_for_cancel'];
 
 describe('mcp runtime', { skip: hasBwrap ? false : 'bubblewrap is not available' }, () => {
-  let tg: Toolgate;
+  let tg: Gateway;
   let drop: () => Promise<void>;
   let pool: UpstreamPool;
   let runtime: McpRuntime;
@@ -40,7 +40,7 @@ describe('mcp runtime', { skip: hasBwrap ? false : 'bubblewrap is not available'
     assert.ok(sqlite);
     const fresh = await sqlite.fresh();
     drop = fresh.drop;
-    tg = await openToolgate({ db: fresh.url, detectors: false });
+    tg = await openGateway({ db: fresh.url, detectors: false });
     await tg.providers.register(
       nodeProvider('fixtures', join(FIXTURES, 'conformance-server.mjs'), [], {
         binds: [{ source: FIXTURES }],

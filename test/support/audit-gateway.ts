@@ -10,7 +10,7 @@ import { DEFAULT_ORIGIN } from '../../src/audit/index.js';
 import { auditSigner } from '../../src/cli/runtime-files.js';
 import { buildServer } from '../../src/http/index.js';
 import { demoExecutor } from '../../src/runtimes/index.js';
-import { openToolgate } from '../../src/toolgate.js';
+import { openGateway } from '../../src/toolgate.js';
 import { ROOT } from './cli.js';
 
 const [db, dataDir, execLog] = process.argv.slice(2) as [string, string, string];
@@ -18,7 +18,7 @@ const executor = demoExecutor().register('demo.search_tickets', (a) => {
   appendFileSync(execLog, `${String(a.query)}\n`);
   return { tickets: [] };
 });
-const tg = await openToolgate({
+const tg = await openGateway({
   db,
   executor,
   auditSigner: () => auditSigner(dataDir, DEFAULT_ORIGIN),

@@ -1,12 +1,12 @@
 /** @module Admin routes beside the catalog: apply -f over REST, agents, the event record. */
 import type { FastifyInstance } from 'fastify';
+import type { AdminApi } from '../../api/index.js';
 import { parseConfigText } from '../../config/index.js';
 import { type Actor, decodeCursor, pageFromRows, pageOf } from '../../core/index.js';
-import type { Toolgate } from '../../toolgate.js';
 import { nextCursor, type PageQuery, pageQuery } from '../pagination.js';
 import { errors } from '../wire-schemas.js';
 
-export function adminRoutes(app: FastifyInstance, tg: Toolgate, actor: Actor): void {
+export function adminRoutes(app: FastifyInstance, admin: AdminApi, actor: Actor): void {
   app.post(
     '/v1/apply',
     {
@@ -58,7 +58,7 @@ export function adminRoutes(app: FastifyInstance, tg: Toolgate, actor: Actor): v
           : Array.isArray(req.body)
             ? req.body
             : [req.body];
-      return tg.config.apply(docs, actor, { dryRun: dry_run });
+      return admin.config.apply(docs, actor, { dryRun: dry_run });
     },
   );
 
@@ -93,7 +93,7 @@ export function adminRoutes(app: FastifyInstance, tg: Toolgate, actor: Actor): v
       },
     },
     async (req) => {
-      const page = pageOf('agents', await tg.agents.list(), (a) => [a.id], 'asc', {
+      const page = pageOf('agents', await admin.agents.list(), (a) => [a.id], 'asc', {
         ...(req.query as PageQuery),
       });
       return { agents: page.items, next_cursor: page.next_cursor };
@@ -114,7 +114,7 @@ export function adminRoutes(app: FastifyInstance, tg: Toolgate, actor: Actor): v
         response: { 200: agent, ...errors(401, 404) },
       },
     },
-    async (req) => tg.agents.get((req.params as { id: string }).id),
+    async (req) => admin.agents.get((req.params as { id: string }).id),
   );
 
   app.get(
@@ -163,7 +163,7 @@ export function adminRoutes(app: FastifyInstance, tg: Toolgate, actor: Actor): v
       const q = req.query as { subject?: string; after?: number; cursor?: string; limit: number };
       // The cursor is the last seq shown: the event record only grows at its end.
       const after = q.cursor !== undefined ? Number(decodeCursor('events', q.cursor)[0]) : q.after;
-      const rows = await tg.events.list({
+      const rows = await admin.events.list({
         limit: q.limit + 1,
         ...(q.subject !== undefined ? { subject: q.subject } : {}),
         ...(after !== undefined ? { afterSeq: after } : {}),

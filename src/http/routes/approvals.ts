@@ -3,8 +3,8 @@
  * agent key: an agent can neither approve its own calls nor widen its own grants.
  */
 import type { FastifyInstance } from 'fastify';
+import type { AdminApi } from '../../api/index.js';
 import type { Actor } from '../../core/index.js';
-import type { Toolgate } from '../../toolgate.js';
 import { type PageQuery, pageQuery } from '../pagination.js';
 import { errors } from '../wire-schemas.js';
 
@@ -14,7 +14,7 @@ const idParams = {
   properties: { id: { type: 'string', pattern: '^[A-Za-z0-9_.:@+-]{1,100}$' } },
 } as const;
 
-export function approvalRoutes(app: FastifyInstance, tg: Toolgate, actor: Actor): void {
+export function approvalRoutes(app: FastifyInstance, admin: AdminApi, actor: Actor): void {
   app.get(
     '/v1/approvals',
     {
@@ -37,7 +37,7 @@ export function approvalRoutes(app: FastifyInstance, tg: Toolgate, actor: Actor)
     },
     async (req) => {
       const { status, ...page } = req.query as { status?: string } & PageQuery;
-      const result = await tg.approvals.page(status, page);
+      const result = await admin.approvals.page(status, page);
       return { approvals: result.items, next_cursor: result.next_cursor };
     },
   );
@@ -52,7 +52,7 @@ export function approvalRoutes(app: FastifyInstance, tg: Toolgate, actor: Actor)
         response: errors(401, 404),
       },
     },
-    async (req) => tg.approvals.get((req.params as { id: string }).id),
+    async (req) => admin.approvals.get((req.params as { id: string }).id),
   );
 
   app.post(
@@ -82,7 +82,7 @@ export function approvalRoutes(app: FastifyInstance, tg: Toolgate, actor: Actor)
     async (req) => {
       const body = (req.body ?? {}) as { approver?: string; totp?: string; reason?: string };
       const approver: Actor = body.approver ? { id: body.approver, via: 'rest' } : actor;
-      return tg.approvals.approve((req.params as { id: string }).id, approver, {
+      return admin.approvals.approve((req.params as { id: string }).id, approver, {
         ...(body.totp !== undefined ? { totp: body.totp } : {}),
         ...(body.reason !== undefined ? { reason: body.reason } : {}),
       });
@@ -110,7 +110,7 @@ export function approvalRoutes(app: FastifyInstance, tg: Toolgate, actor: Actor)
     },
     async (req) => {
       const body = req.body as { approver?: string; reason: string };
-      return tg.approvals.reject(
+      return admin.approvals.reject(
         (req.params as { id: string }).id,
         body.approver ? { id: body.approver, via: 'rest' } : actor,
         body.reason,
@@ -129,7 +129,7 @@ export function approvalRoutes(app: FastifyInstance, tg: Toolgate, actor: Actor)
       },
     },
     async (req, reply) => {
-      const issued = await tg.keys.issue((req.params as { id: string }).id, actor);
+      const issued = await admin.keys.issue((req.params as { id: string }).id, actor);
       return reply
         .status(201)
         .send({ agent_id: issued.agentId, key_id: issued.keyId, api_key: issued.apiKey });
@@ -155,7 +155,7 @@ export function approvalRoutes(app: FastifyInstance, tg: Toolgate, actor: Actor)
     },
     async (req) => {
       const { status, ...page } = req.query as { status?: string } & PageQuery;
-      const result = await tg.changes.page(status, page);
+      const result = await admin.changes.page(status, page);
       return { changes: result.items, next_cursor: result.next_cursor };
     },
   );
@@ -182,7 +182,7 @@ export function approvalRoutes(app: FastifyInstance, tg: Toolgate, actor: Actor)
     },
     async (req) => {
       const body = req.body as { approver: string; totp: string };
-      return tg.changes.approve((req.params as { id: string }).id, body.approver, body.totp);
+      return admin.changes.approve((req.params as { id: string }).id, body.approver, body.totp);
     },
   );
 
@@ -203,7 +203,7 @@ export function approvalRoutes(app: FastifyInstance, tg: Toolgate, actor: Actor)
       },
     },
     async (req) =>
-      tg.changes.reject(
+      admin.changes.reject(
         (req.params as { id: string }).id,
         actor,
         (req.body as { reason: string }).reason,
@@ -237,7 +237,7 @@ export function approvalRoutes(app: FastifyInstance, tg: Toolgate, actor: Actor)
     },
     async (req) => {
       const body = req.body as { agent: string; capabilities: string[] };
-      return tg.config.apply([{ kind: 'Grant', spec: body }], actor);
+      return admin.config.apply([{ kind: 'Grant', spec: body }], actor);
     },
   );
 
@@ -253,7 +253,7 @@ export function approvalRoutes(app: FastifyInstance, tg: Toolgate, actor: Actor)
     },
     async (req) => {
       const body = req.body as { agent: string; capabilities: string[] };
-      return { revoked: await tg.agents.revoke(body.agent, body.capabilities, actor) };
+      return { revoked: await admin.agents.revoke(body.agent, body.capabilities, actor) };
     },
   );
 }

@@ -1,11 +1,11 @@
 /** @module Admin routes of the audit log: the latest signed checkpoint and RFC 9162 proofs. */
 import type { FastifyInstance } from 'fastify';
-import type { Toolgate } from '../../toolgate.js';
+import type { AdminApi } from '../../api/index.js';
 import { errors } from '../wire-schemas.js';
 
 const hex = { type: 'string', pattern: '^[0-9a-f]{64}$' } as const;
 
-export function auditRoutes(app: FastifyInstance, tg: Toolgate): void {
+export function auditRoutes(app: FastifyInstance, admin: AdminApi): void {
   app.get(
     '/v1/audit/checkpoint',
     {
@@ -34,9 +34,9 @@ export function auditRoutes(app: FastifyInstance, tg: Toolgate): void {
       },
     },
     async () => ({
-      checkpoint: await tg.audit.latestCheckpoint(),
-      origin: tg.audit.origin,
-      verifierKey: tg.audit.verifierKey,
+      checkpoint: await admin.audit.latestCheckpoint(),
+      origin: admin.audit.origin,
+      verifierKey: admin.audit.verifierKey,
     }),
   );
 
@@ -76,7 +76,7 @@ export function auditRoutes(app: FastifyInstance, tg: Toolgate): void {
     },
     async (req) => {
       const q = req.query as { seq?: number; hash?: string; size?: number };
-      return tg.audit.inclusionProof(
+      return admin.audit.inclusionProof(
         q.hash !== undefined ? { hash: q.hash } : q.seq !== undefined ? { seq: q.seq } : {},
         q.size,
       );
@@ -116,7 +116,7 @@ export function auditRoutes(app: FastifyInstance, tg: Toolgate): void {
     },
     async (req) => {
       const q = req.query as { from: number; to?: number };
-      return tg.audit.consistencyProof(q.from, q.to);
+      return admin.audit.consistencyProof(q.from, q.to);
     },
   );
 }

@@ -1,10 +1,10 @@
 /** @module Capability search over the offered catalog (C5, dynamic part). */
 import type { FastifyInstance } from 'fastify';
+import type { AdminApi } from '../../api/index.js';
 import { MAX_DISCOVERY_LIMIT } from '../../catalog/index.js';
-import type { Toolgate } from '../../toolgate.js';
 import { errors } from '../wire-schemas.js';
 
-export function discoveryRoutes(app: FastifyInstance, tg: Toolgate): void {
+export function discoveryRoutes(app: FastifyInstance, admin: AdminApi): void {
   app.get(
     '/v1/discovery',
     {
@@ -62,7 +62,7 @@ export function discoveryRoutes(app: FastifyInstance, tg: Toolgate): void {
         .map((t) => t.trim())
         .filter((t) => t !== '');
       return {
-        results: await tg.discovery.search({
+        results: await admin.discovery.search({
           ...(q.q !== undefined ? { q: q.q } : {}),
           tags,
           limit: q.limit,

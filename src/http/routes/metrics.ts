@@ -1,9 +1,9 @@
 /** @module GET /metrics: Prometheus text exposition of this gateway's registry (admin token). */
 import type { FastifyInstance } from 'fastify';
-import type { Toolgate } from '../../toolgate.js';
+import type { AdminApi } from '../../api/index.js';
 import { errors } from '../wire-schemas.js';
 
-export function metricsRoutes(app: FastifyInstance, tg: Toolgate): void {
+export function metricsRoutes(app: FastifyInstance, admin: AdminApi): void {
   app.get(
     '/metrics',
     {
@@ -16,7 +16,7 @@ export function metricsRoutes(app: FastifyInstance, tg: Toolgate): void {
       },
     },
     async (_req, reply) => {
-      const { contentType, body } = await tg.metrics.render();
+      const { contentType, body } = await admin.metrics.render();
       return reply.type(contentType).send(body);
     },
   );

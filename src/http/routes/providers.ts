@@ -3,8 +3,8 @@
  * `apply -f` with `kind: Provider`), list, show, refresh and classify imported tools.
  */
 import type { FastifyInstance } from 'fastify';
+import type { AdminApi } from '../../api/index.js';
 import { type Actor, AGENT_ID_PATTERN, pageOf } from '../../core/index.js';
-import type { Toolgate } from '../../toolgate.js';
 import { type PageQuery, pageQuery } from '../pagination.js';
 import { errors } from '../wire-schemas.js';
 
@@ -16,7 +16,7 @@ const nameParams = {
   properties: { name: { type: 'string', pattern: AGENT_ID_PATTERN } },
 } as const;
 
-export function providerRoutes(app: FastifyInstance, tg: Toolgate, actor: Actor): void {
+export function providerRoutes(app: FastifyInstance, admin: AdminApi, actor: Actor): void {
   app.get(
     '/v1/providers',
     {
@@ -28,7 +28,7 @@ export function providerRoutes(app: FastifyInstance, tg: Toolgate, actor: Actor)
       },
     },
     async (req) => {
-      const page = pageOf('providers', await tg.providers.list(), (p) => [p.name], 'asc', {
+      const page = pageOf('providers', await admin.providers.list(), (p) => [p.name], 'asc', {
         ...(req.query as PageQuery),
       });
       return { providers: page.items, next_cursor: page.next_cursor };
@@ -47,7 +47,7 @@ export function providerRoutes(app: FastifyInstance, tg: Toolgate, actor: Actor)
         response: { 200: open, ...errors(400, 401, 422, 502) },
       },
     },
-    async (req) => tg.providers.register(req.body, actor),
+    async (req) => admin.providers.register(req.body, actor),
   );
 
   app.get(
@@ -60,7 +60,7 @@ export function providerRoutes(app: FastifyInstance, tg: Toolgate, actor: Actor)
         response: { 200: open, ...errors(401, 404) },
       },
     },
-    async (req) => tg.providers.show((req.params as { name: string }).name),
+    async (req) => admin.providers.show((req.params as { name: string }).name),
   );
 
   app.post(
@@ -73,7 +73,7 @@ export function providerRoutes(app: FastifyInstance, tg: Toolgate, actor: Actor)
         response: { 200: open, ...errors(401, 404, 502) },
       },
     },
-    async (req) => tg.providers.refresh((req.params as { name: string }).name, actor),
+    async (req) => admin.providers.refresh((req.params as { name: string }).name, actor),
   );
 
   app.post(
@@ -96,7 +96,7 @@ export function providerRoutes(app: FastifyInstance, tg: Toolgate, actor: Actor)
     },
     async (req) => {
       const { name, tool } = req.params as { name: string; tool: string };
-      return tg.providers.classify(name, tool, req.body, actor);
+      return admin.providers.classify(name, tool, req.body, actor);
     },
   );
 }

@@ -1,13 +1,13 @@
 /** @module Governance reports over REST (admin token): GET /v1/reports and /v1/reports/{name}. */
 import type { FastifyInstance } from 'fastify';
-import type { Toolgate } from '../../toolgate.js';
+import type { AdminApi } from '../../api/index.js';
 import { errors } from '../wire-schemas.js';
 
-export function reportRoutes(app: FastifyInstance, tg: Toolgate): void {
+export function reportRoutes(app: FastifyInstance, admin: AdminApi): void {
   app.get(
     '/v1/reports',
     { schema: { tags: ['reports'], summary: 'The reports there are', response: errors(401) } },
-    async () => ({ reports: tg.reports.names() }),
+    async () => ({ reports: admin.reports.names() }),
   );
   app.get(
     '/v1/reports/:name',
@@ -37,7 +37,7 @@ export function reportRoutes(app: FastifyInstance, tg: Toolgate): void {
     async (req, reply) => {
       const { name } = req.params as { name: string };
       const q = req.query as { format: string; from?: string; to?: string };
-      const { contentType, body } = await tg.reports.render({
+      const { contentType, body } = await admin.reports.render({
         name,
         format: q.format,
         ...(q.from !== undefined ? { from: q.from } : {}),

@@ -5,13 +5,13 @@
  * malformed body may hold a secret.
  */
 import type { FastifyError, FastifyInstance } from 'fastify';
+import type { AdminApi } from '../../api/index.js';
 import { type Actor, pageOf, TOOL_ID_PATTERN } from '../../core/index.js';
 import {
   ENVIRONMENT_PATTERN,
   MAX_SECRET_BYTES,
   SECRET_NAME_PATTERN,
 } from '../../credentials/index.js';
-import type { Toolgate } from '../../toolgate.js';
 import { toErrorResponse } from '../error-handler.js';
 import { nextCursor, type PageQuery, pageQuery } from '../pagination.js';
 import { errors } from '../wire-schemas.js';
@@ -73,7 +73,7 @@ interface Target {
 
 export async function secretRoutes(
   app: FastifyInstance,
-  tg: Toolgate,
+  admin: AdminApi,
   actor: Actor,
   bodyLimit: number,
 ): Promise<void> {
@@ -122,7 +122,7 @@ export async function secretRoutes(
       },
       async (req) => {
         const q = req.query as { tool?: string; environment?: string } & PageQuery;
-        const list = await tg.secrets.list({
+        const list = await admin.secrets.list({
           ...(q.tool ? { toolId: q.tool } : {}),
           ...(q.environment ? { environment: q.environment } : {}),
         });
@@ -154,7 +154,7 @@ export async function secretRoutes(
       async (req, reply) => {
         const { params: p, query } = req as unknown as Target;
         const { value } = req.body as { value: string };
-        const secret = await tg.secrets.set(
+        const secret = await admin.secrets.set(
           { toolId: p.tool, name: p.name, environment: query.environment },
           value,
           actor,
@@ -182,7 +182,7 @@ export async function secretRoutes(
       async (req) => {
         const { params: p, query } = req as unknown as Target;
         const { value } = req.body as { value: string };
-        const secret = await tg.secrets.rotate(
+        const secret = await admin.secrets.rotate(
           { toolId: p.tool, name: p.name, environment: query.environment },
           value,
           actor,
@@ -207,7 +207,7 @@ export async function secretRoutes(
       },
       async (req) => {
         const { params: p, query } = req as unknown as Target;
-        const deleted = await tg.secrets.delete(
+        const deleted = await admin.secrets.delete(
           { toolId: p.tool, name: p.name, environment: query.environment },
           actor,
         );

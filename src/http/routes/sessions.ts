@@ -1,11 +1,11 @@
 /** @module Agent-facing routes: open a session, list its tools, call a tool through the gate. */
 import type { FastifyInstance, FastifyReply, FastifyRequest } from 'fastify';
+import type { AdminApi, AgentApi } from '../../api/index.js';
 import { ERROR_CODES } from '../../core/index.js';
 import type { GateDecision } from '../../gate/index.js';
-import type { Toolgate } from '../../toolgate.js';
 import { errors } from '../wire-schemas.js';
 
-const agent = { auth: 'agent' as const };
+const agentAuth = { auth: 'agent' as const };
 const APPROVAL_CAP_RETRY_AFTER_S = 60;
 const security = [{ agentKey: [] }];
 const sessionParams = {
@@ -64,11 +64,12 @@ function principalOf(req: FastifyRequest) {
   };
 }
 
-export function sessionRoutes(app: FastifyInstance, tg: Toolgate): void {
+/** Agent routes get the agent API; the one admin view (GET /v1/sessions/:id) the admin API. */
+export function sessionRoutes(app: FastifyInstance, agent: AgentApi, admin: AdminApi): void {
   app.post(
     '/v1/sessions',
     {
-      config: agent,
+      config: agentAuth,
       schema: {
         tags: ['sessions'],
         summary: 'Open a session (as an agent), optionally on behalf of a user and for a run',
@@ -91,7 +92,7 @@ export function sessionRoutes(app: FastifyInstance, tg: Toolgate): void {
         run_id?: string;
         ttl_seconds?: number;
       };
-      const session = await tg.sessions.open(req.agentId, {
+      const session = await agent.sessions.open(req.agentId, {
         ...(body.on_behalf_of !== undefined ? { onBehalfOf: body.on_behalf_of } : {}),
         ...(req.tokenUser ? { tokenUser: req.tokenUser } : {}),
         ...(body.run_id !== undefined ? { runId: body.run_id } : {}),
@@ -105,7 +106,7 @@ export function sessionRoutes(app: FastifyInstance, tg: Toolgate): void {
   app.get(
     '/v1/sessions/:id/tools',
     {
-      config: agent,
+      config: agentAuth,
       schema: {
         tags: ['sessions'],
         summary:
@@ -125,14 +126,14 @@ export function sessionRoutes(app: FastifyInstance, tg: Toolgate): void {
     async (req) => {
       const { id } = req.params as { id: string };
       const { format } = req.query as { format: 'mcp' | 'openai' | 'anthropic' };
-      return { tools: await tg.sessions.exportTools(id, principalOf(req), format) };
+      return { tools: await agent.sessions.exportTools(id, principalOf(req), format) };
     },
   );
 
   app.post(
     '/v1/sessions/:id/calls',
     {
-      config: agent,
+      config: agentAuth,
       schema: {
         tags: ['sessions'],
         summary: 'Call a tool through the gate',
@@ -162,7 +163,7 @@ export function sessionRoutes(app: FastifyInstance, tg: Toolgate): void {
         idempotency_key?: string;
         model?: string;
       };
-      const decision = await tg.gate.invoke(
+      const decision = await agent.invoke(
         {
           ...principalOf(req),
           sessionId: id,
@@ -179,7 +180,7 @@ export function sessionRoutes(app: FastifyInstance, tg: Toolgate): void {
   app.delete(
     '/v1/sessions/:id',
     {
-      config: agent,
+      config: agentAuth,
       schema: {
         tags: ['sessions'],
         summary: 'Close a session; its later calls are refused',
@@ -189,7 +190,7 @@ export function sessionRoutes(app: FastifyInstance, tg: Toolgate): void {
       },
     },
     async (req, reply) => {
-      await tg.sessions.close((req.params as { id: string }).id, principalOf(req));
+      await agent.sessions.close((req.params as { id: string }).id, principalOf(req));
       return reply.status(204).send();
     },
   );
@@ -204,6 +205,6 @@ export function sessionRoutes(app: FastifyInstance, tg: Toolgate): void {
         response: errors(401, 404),
       },
     },
-    async (req) => tg.sessions.inspect((req.params as { id: string }).id),
+    async (req) => admin.sessions.inspect((req.params as { id: string }).id),
   );
 }

@@ -1,8 +1,8 @@
 /** @module Admin routes for the catalog: register, list, show, lifecycle, quarantine and release. */
 import type { FastifyInstance } from 'fastify';
+import type { AdminApi } from '../../api/index.js';
 import { parseConfigText } from '../../config/index.js';
 import { type Actor, pageOf, problem, ToolgateError } from '../../core/index.js';
-import type { Toolgate } from '../../toolgate.js';
 import { nextCursor, type PageQuery, pageQuery } from '../pagination.js';
 import { errors, reasonBody, toolParams } from '../wire-schemas.js';
 
@@ -23,7 +23,7 @@ function oneDefinition(body: unknown): unknown {
   return docs[0];
 }
 
-export function toolRoutes(app: FastifyInstance, tg: Toolgate, actor: Actor): void {
+export function toolRoutes(app: FastifyInstance, admin: AdminApi, actor: Actor): void {
   app.get(
     '/v1/tools',
     {
@@ -59,10 +59,16 @@ export function toolRoutes(app: FastifyInstance, tg: Toolgate, actor: Actor): vo
         quarantined?: boolean;
       } & PageQuery;
       const { cursor, limit, ...filter } = q;
-      const page = pageOf('tools', await tg.catalog.list(filter), (t) => [t.id, t.version], 'asc', {
-        cursor,
-        limit,
-      });
+      const page = pageOf(
+        'tools',
+        await admin.catalog.list(filter),
+        (t) => [t.id, t.version],
+        'asc',
+        {
+          cursor,
+          limit,
+        },
+      );
       return { tools: page.items, next_cursor: page.next_cursor };
     },
   );
@@ -92,7 +98,7 @@ export function toolRoutes(app: FastifyInstance, tg: Toolgate, actor: Actor): vo
     },
     async (req, reply) => {
       const { draft } = req.query as { draft: boolean };
-      const result = await tg.catalog.register(oneDefinition(req.body), actor, {
+      const result = await admin.catalog.register(oneDefinition(req.body), actor, {
         initialState: draft ? 'draft' : 'active',
       });
       return reply.status(result.outcome === 'created' ? 201 : 200).send(result);
@@ -121,7 +127,7 @@ export function toolRoutes(app: FastifyInstance, tg: Toolgate, actor: Actor): vo
     },
     async (req) => {
       const { id } = req.params as { id: string };
-      return { id, versions: await tg.catalog.versions(id) };
+      return { id, versions: await admin.catalog.versions(id) };
     },
   );
 
@@ -137,7 +143,7 @@ export function toolRoutes(app: FastifyInstance, tg: Toolgate, actor: Actor): vo
     },
     async (req) => {
       const { id, version } = req.params as { id: string; version: string };
-      return tg.catalog.get(id, version);
+      return admin.catalog.get(id, version);
     },
   );
 
@@ -153,7 +159,7 @@ export function toolRoutes(app: FastifyInstance, tg: Toolgate, actor: Actor): vo
     },
     async (req) => {
       const { id, version } = req.params as { id: string; version: string };
-      return tg.catalog.activate(id, version, actor);
+      return admin.catalog.activate(id, version, actor);
     },
   );
 
@@ -178,7 +184,7 @@ export function toolRoutes(app: FastifyInstance, tg: Toolgate, actor: Actor): vo
     async (req) => {
       const { id, version } = req.params as { id: string; version: string };
       const body = (req.body ?? {}) as { window_days?: number; reason?: string };
-      return tg.catalog.deprecate(id, version, actor, {
+      return admin.catalog.deprecate(id, version, actor, {
         ...(body.window_days !== undefined ? { windowDays: body.window_days } : {}),
         ...(body.reason !== undefined ? { reason: body.reason } : {}),
       });
@@ -203,7 +209,7 @@ export function toolRoutes(app: FastifyInstance, tg: Toolgate, actor: Actor): vo
     async (req) => {
       const { id, version } = req.params as { id: string; version: string };
       const body = (req.body ?? {}) as { reason?: string };
-      return tg.catalog.retire(
+      return admin.catalog.retire(
         id,
         version,
         actor,
@@ -230,7 +236,7 @@ export function toolRoutes(app: FastifyInstance, tg: Toolgate, actor: Actor): vo
       async (req) => {
         const { id, version } = req.params as { id: string; version: string };
         const { reason } = req.body as { reason: string };
-        return tg.catalog[op](id, version, actor, reason);
+        return admin.catalog[op](id, version, actor, reason);
       },
     );
   }

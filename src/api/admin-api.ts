@@ -1,0 +1,114 @@
+/**
+ * @module What an admin front (REST admin routes, the CLI) may use: the catalog, agents, keys,
+ * users and grants, `apply -f`, the changes and approvals desks' decisions, second factors,
+ * secrets (never their values), providers' administration, the audit log's proofs and
+ * verification, reports, metrics and the host's sandbox doctor. No member is the store, the
+ * sandbox, the credential broker or the gate: an admin front decides, it never runs a tool
+ * (docs/architecture.md §6).
+ */
+import type { SecondFactorGuard } from '../approvals/index.js';
+import type { AuditLog } from '../audit/index.js';
+import type { CatalogService, Discovery } from '../catalog/index.js';
+import type { ApplyService, ChangeDesk } from '../config/index.js';
+import type { SecretAdmin } from '../credentials/index.js';
+import type { ApprovalDesk, Gate, SessionService } from '../gate/index.js';
+import type { AgentKeys, AgentService, UserService } from '../identity/index.js';
+import type { GatewayMetrics } from '../metrics/index.js';
+import type { ProviderService } from '../providers/index.js';
+import type { ReportService } from '../reports/index.js';
+import type { Dialect, listEvents } from '../store/index.js';
+import type { DriverReport } from './host-admin.js';
+
+/** The members of each service an admin front is given: one list each, for the type and the object. */
+export const CATALOG_ADMIN = [
+  'register',
+  'list',
+  'versions',
+  'get',
+  'activate',
+  'deprecate',
+  'retire',
+  'quarantine',
+  'release',
+  'sweepLifecycle',
+] as const;
+export const DISCOVERY_ADMIN = ['search'] as const;
+export const AGENTS_ADMIN = ['list', 'get', 'grants', 'revoke'] as const;
+export const KEYS_ADMIN = ['issue', 'revoke', 'list'] as const;
+export const USERS_ADMIN = ['get', 'list'] as const;
+export const SESSIONS_ADMIN = ['inspect'] as const;
+export const APPROVALS_ADMIN = ['get', 'list', 'page', 'approve', 'reject'] as const;
+export const CHANGES_ADMIN = ['get', 'list', 'page', 'approve', 'reject'] as const;
+export const SECOND_FACTOR_ADMIN = ['state', 'unlock'] as const;
+export const CONFIG_ADMIN = ['apply', 'applyText'] as const;
+export const PROVIDERS_ADMIN = ['register', 'list', 'show', 'refresh', 'classify'] as const;
+/** Every member of `SecretAdmin`: none returns a value. */
+export const SECRETS_ADMIN = [
+  'set',
+  'rotate',
+  'delete',
+  'list',
+] as const satisfies readonly (keyof SecretAdmin)[];
+export const AUDIT_ADMIN = [
+  'checkpoint',
+  'latestCheckpoint',
+  'inclusionProof',
+  'consistencyProof',
+  'verify',
+  'exportBundle',
+  'verifierKey',
+  'origin',
+] as const;
+export const METRICS_ADMIN = ['render'] as const;
+export const REPORTS_ADMIN = ['names', 'render'] as const;
+
+export interface AdminApi {
+  /** Which database this gateway runs on, and whether it answers (`/readyz`). */
+  readonly health: {
+    readonly dialect: Dialect;
+    readonly location: string;
+    ping(): Promise<void>;
+  };
+  /** Tool versions: register, list, show, lifecycle, quarantine, the lifecycle sweep. */
+  readonly catalog: Pick<CatalogService, (typeof CATALOG_ADMIN)[number]>;
+  /** Search over every offered tool, as agents would find them (admin view, not one session's). */
+  readonly discovery: Pick<Discovery, (typeof DISCOVERY_ADMIN)[number]>;
+  readonly agents: Pick<AgentService, (typeof AGENTS_ADMIN)[number]>;
+  readonly keys: Pick<AgentKeys, (typeof KEYS_ADMIN)[number]>;
+  readonly users: Pick<UserService, (typeof USERS_ADMIN)[number]>;
+  /** Admin view of a session: its tools and what was withheld, and why. */
+  readonly sessions: Pick<SessionService, (typeof SESSIONS_ADMIN)[number]>;
+  /** The approvals desk, decision side: list, show, approve, reject. */
+  readonly approvals: Pick<ApprovalDesk, (typeof APPROVALS_ADMIN)[number]>;
+  /** Four-eyes changes: privileged grants and irreversible tools waiting for approvers. */
+  readonly changes: Pick<ChangeDesk, (typeof CHANGES_ADMIN)[number]>;
+  /** Approvers' second-factor attempts: backoff, lockout, and the admin unlock. */
+  readonly secondFactor: Pick<SecondFactorGuard, (typeof SECOND_FACTOR_ADMIN)[number]>;
+  /** `apply -f`: one code path for the CLI, REST and YAML files. */
+  readonly config: Pick<ApplyService, (typeof CONFIG_ADMIN)[number]>;
+  /** Upstream MCP providers, administration only: register, list, show, refresh, classify. */
+  readonly providers: Pick<ProviderService, (typeof PROVIDERS_ADMIN)[number]>;
+  /** The administrative event record. */
+  readonly events: {
+    list(filter: {
+      subject?: string;
+      afterSeq?: number;
+      limit: number;
+    }): ReturnType<typeof listEvents>;
+  };
+  /** Secrets, admin side only: set, rotate, delete, list; nothing here returns a value. */
+  readonly secrets: SecretAdmin;
+  /** The tamper-evident audit log: checkpoints, proofs, verification, export (read side). */
+  readonly audit: Pick<AuditLog, (typeof AUDIT_ADMIN)[number]>;
+  /** Prometheus metrics of this gateway (its own registry). */
+  readonly metrics: Pick<GatewayMetrics, (typeof METRICS_ADMIN)[number]>;
+  /** Governance reports (capability register, access matrix, invocations, deprecation, orphans). */
+  readonly reports: Pick<ReportService, (typeof REPORTS_ADMIN)[number]>;
+  /** Which sandbox drivers this gateway's sandbox can use on this host. */
+  doctor(): Promise<DriverReport[]>;
+  /**
+   * Housekeeping of a running gateway (serve runs it on a timer): expired rate and ceiling
+   * counters and idempotency keys past their window are removed; returns how many of each.
+   */
+  sweep: Gate['sweep'];
+}

@@ -1,0 +1,49 @@
+/**
+ * @module What an agent-facing front (REST agent routes, MCP over HTTP and stdio) may use: check a
+ * credential, open and close its sessions, list what a session offers, call through the gate. No
+ * member reaches the store, the sandbox, the credential broker or the gate's internals, so a front
+ * cannot run a tool except through `invoke` (docs/architecture.md §6).
+ */
+import type { CallContext, CallOptions, GateDecision, SessionService } from '../gate/index.js';
+import type { JwtIdentity } from '../identity/index.js';
+
+/** The session methods an agent front is given (the type and the object share this list). */
+export const SESSIONS_AGENT = [
+  'open',
+  'close',
+  'evict',
+  'require',
+  'refresh',
+  'exportTools',
+] as const;
+
+export interface AgentApi {
+  /** An agent's identity from a bearer credential (API key, or JWT when configured), or null. */
+  authenticate(token: string): Promise<JwtIdentity | null>;
+  /**
+   * The agent's own sessions: open, close, check the caller still holds one (`require`), re-derive
+   * its permitted set (`refresh`), the tools it offers (`exportTools`, discovery as the agent sees
+   * it: nothing outside its permitted set), and `evict` (a front at capacity closes one, audited).
+   */
+  readonly sessions: Pick<SessionService, (typeof SESSIONS_AGENT)[number]>;
+  /**
+   * Runs one call through the gate: the only way a front runs a tool. Returns a decision for
+   * anything the caller sends (an approval waiting is a decision too).
+   */
+  invoke(
+    ctx: CallContext,
+    toolRef: unknown,
+    args: unknown,
+    options?: CallOptions,
+  ): Promise<GateDecision>;
+  /** Catalog and identity revisions: they change whenever what any session may see changes. */
+  revisions(): Promise<{ catalog: number; identity: number }>;
+}
+
+/**
+ * Refusals no service sees (a refused Origin, a session presented by another principal…), written
+ * to the events table and the audit chain. Handed to the MCP front beside the agent API.
+ */
+export interface SecurityEvents {
+  record(action: string, subject: string, details: Record<string, unknown>): Promise<void>;
+}

@@ -1,0 +1,28 @@
+/**
+ * @module The two APIs fronts are given: `AgentApi` (REST agent routes, MCP) and `AdminApi` (REST
+ * admin routes, the CLI), and the admin services that need no open gateway. Anything exported
+ * here is public API for the fronts (docs/architecture.md §6).
+ */
+export type { AdminApi } from './admin-api.js';
+export {
+  AGENTS_ADMIN,
+  APPROVALS_ADMIN,
+  AUDIT_ADMIN,
+  CATALOG_ADMIN,
+  CHANGES_ADMIN,
+  CONFIG_ADMIN,
+  DISCOVERY_ADMIN,
+  KEYS_ADMIN,
+  METRICS_ADMIN,
+  PROVIDERS_ADMIN,
+  REPORTS_ADMIN,
+  SECOND_FACTOR_ADMIN,
+  SECRETS_ADMIN,
+  SESSIONS_ADMIN,
+  USERS_ADMIN,
+} from './admin-api.js';
+export type { AgentApi, SecurityEvents } from './agent-api.js';
+export { SESSIONS_AGENT } from './agent-api.js';
+export { expose } from './expose.js';
+export type { DriverReport } from './host-admin.js';
+export { codeHash, hostDoctor } from './host-admin.js';

@@ -1,0 +1,101 @@
+/**
+ * @module `toolgate approvals`: calls waiting for a human decision: list, show, approve, reject.
+ */
+import { type Command, Option } from 'commander';
+import { actor, type PageFlags, pageOptions, withAdmin } from '../command-kit.js';
+import { table, withNextCursor } from '../output.js';
+
+export function registerApprovals(program: Command): void {
+  const approvals = program.command('approvals').description('calls waiting for a human decision');
+
+  pageOptions(
+    approvals
+      .command('list')
+      .addOption(
+        new Option('--status <status>').choices([
+          'pending',
+          'approved',
+          'rejected',
+          'consumed',
+          'expired',
+        ]),
+      ),
+  ).action((opts: { status?: string } & PageFlags) =>
+    withAdmin(program, async (admin, out) => {
+      const page = await admin.approvals.page(opts.status, opts);
+      const list = page.items;
+      out.result({ approvals: list, next_cursor: page.next_cursor }, () =>
+        withNextCursor(
+          list.length === 0
+            ? 'no approvals'
+            : table([
+                ['ID', 'STATUS', 'AGENT', 'TOOL', 'CLASS', 'CREATED'],
+                ...list.map((a) => [
+                  a.id,
+                  a.status,
+                  a.agent_id,
+                  `${a.tool_id}@${a.tool_version}`,
+                  a.action_class,
+                  a.created_at,
+                ]),
+              ]),
+          page.next_cursor,
+        ),
+      );
+    })(),
+  );
+
+  approvals
+    .command('show <id>')
+    .description('the resolved call the agent wants to make: tool, literal arguments, destination')
+    .action((id: string) =>
+      withAdmin(program, async (admin, out) => {
+        const a = await admin.approvals.get(id);
+        out.result(a, () =>
+          [
+            `${a.id}  ${a.status}  ${a.tool_id}@${a.tool_version} (${a.action_class})`,
+            `agent ${a.agent_id}${a.user_id ? ` on behalf of ${a.user_id}` : ''}, session ${a.session_id}`,
+            `destination: ${a.rendered.destination_hosts.join(', ') || '(none)'}`,
+            `second factor: ${a.second_factor ? 'required' : 'no'}`,
+            'arguments:',
+            JSON.stringify(a.rendered.arguments, null, 2),
+          ].join('\n'),
+        );
+      })(),
+    );
+
+  approvals
+    .command('approve <id>')
+    .description('approve: the agent may run exactly this call, once')
+    .option('--approver <id>', 'who approves (their TOTP is checked where required)')
+    .option('--totp <code>', 'second factor, for irreversible actions')
+    .option('--reason <text>')
+    .action((id: string, opts: { approver?: string; totp?: string; reason?: string }) =>
+      withAdmin(program, async (admin, out) => {
+        const a = await admin.approvals.approve(
+          id,
+          opts.approver ? { id: opts.approver, via: 'cli' } : actor,
+          {
+            ...(opts.totp ? { totp: opts.totp } : {}),
+            ...(opts.reason ? { reason: opts.reason } : {}),
+          },
+        );
+        out.result(a, () => `${a.id} approved by ${a.decided_by}`);
+      })(),
+    );
+
+  approvals
+    .command('reject <id>')
+    .requiredOption('--reason <text>')
+    .option('--approver <id>')
+    .action((id: string, opts: { reason: string; approver?: string }) =>
+      withAdmin(program, async (admin, out) => {
+        const a = await admin.approvals.reject(
+          id,
+          opts.approver ? { id: opts.approver, via: 'cli' } : actor,
+          opts.reason,
+        );
+        out.result(a, () => `${a.id} rejected`);
+      })(),
+    );
+}

@@ -1,0 +1,116 @@
+/**
+ * @module `toolgate providers`: upstream MCP providers: list, show, refresh, classify their tools.
+ */
+
+import type { Command } from 'commander';
+import { parse as parseYaml } from 'yaml';
+import { pageOf, ToolgateError } from '../../core/index.js';
+import {
+  actor,
+  describeVersion,
+  type PageFlags,
+  pageOptions,
+  readInput,
+  withAdmin,
+} from '../command-kit.js';
+import { table, withNextCursor } from '../output.js';
+
+export function registerProviders(program: Command): void {
+  // Upstream MCP providers: register with `apply -f` (kind: Provider); here they are
+  // listed, refreshed (rug-pull check) and their imported tools classified.
+  const providers = program
+    .command('providers')
+    .description('upstream MCP providers: list, show, refresh, classify their tools');
+
+  pageOptions(providers.command('list')).action((opts: PageFlags) =>
+    withAdmin(program, async (admin, out) => {
+      const page = pageOf('providers', await admin.providers.list(), (p) => [p.name], 'asc', opts);
+      const list = page.items;
+      out.result({ providers: list, next_cursor: page.next_cursor }, () =>
+        withNextCursor(
+          list.length === 0
+            ? 'no providers'
+            : table([
+                ['NAME', 'ISOLATION', 'CLASSIFIED', 'UNCLASSIFIED', 'QUARANTINED', 'REFRESHED'],
+                ...list.map((p) => [
+                  p.name,
+                  p.isolation,
+                  String(p.tools.classified),
+                  String(p.tools.unclassified),
+                  String(p.tools.quarantined + p.tools.removed),
+                  p.refreshed_at ?? 'never',
+                ]),
+              ]),
+          page.next_cursor,
+        ),
+      );
+    })(),
+  );
+
+  providers
+    .command('show <name>')
+    .description("a provider's spec and every imported tool with its pin and state")
+    .action((name: string) =>
+      withAdmin(program, async (admin, out) => {
+        const p = await admin.providers.show(name);
+        out.result(p, () =>
+          [
+            `${p.name}  ${p.transport} in ${p.isolation}; owner ${p.owner}; refreshed ${p.refreshed_at ?? 'never'}`,
+            `  ${p.spec.command ? `command: ${p.spec.command.join(' ')}` : `url: ${p.spec.url ?? ''}`}`,
+            table([
+              ['TOOL', 'STATE', 'CATALOG', 'PIN', 'FINDINGS'],
+              ...p.tools.map((t) => [
+                t.name,
+                t.reason ? `${t.state} (${t.reason})` : t.state,
+                t.tool_version ? `${t.tool_id}@${t.tool_version}` : t.tool_id,
+                t.pin_hash.slice(0, 19),
+                String(t.findings.length),
+              ]),
+            ]),
+          ].join('\n'),
+        );
+      })(),
+    );
+
+  providers
+    .command('refresh <name>')
+    .description('list the provider again: changed, added or dropped tools are quarantined')
+    .action((name: string) =>
+      withAdmin(program, async (admin, out) => {
+        const r = await admin.providers.refresh(name, actor);
+        out.result(r, () =>
+          [
+            `imported ${r.imported.length}, unchanged ${r.unchanged.length}`,
+            ...(r.changed.length > 0 ? [`QUARANTINED (changed): ${r.changed.join(', ')}`] : []),
+            ...(r.added.length > 0 ? [`QUARANTINED (added): ${r.added.join(', ')}`] : []),
+            ...(r.removed.length > 0 ? [`QUARANTINED (removed): ${r.removed.join(', ')}`] : []),
+            ...(r.skipped.length > 0 ? [`skipped (names): ${r.skipped.join(', ')}`] : []),
+          ].join('\n'),
+        );
+      })(),
+    );
+
+  providers
+    .command('classify <name> <tool>')
+    .description('classify an imported tool so it can be offered (registers provider.tool)')
+    .requiredOption('-f, --file <path>', 'classification as YAML or JSON, - for stdin')
+    .action((name: string, tool: string, opts: { file: string }) =>
+      withAdmin(program, async (admin, out) => {
+        let classification: unknown;
+        try {
+          classification = parseYaml(readInput(opts.file));
+        } catch (err) {
+          throw new ToolgateError('INPUT_MALFORMED', 'the classification is not YAML or JSON', {
+            reason: err instanceof Error ? err.message : 'unparseable',
+          });
+        }
+        const r = await admin.providers.classify(name, tool, classification, actor);
+        out.result(r, () =>
+          [
+            describeVersion(r.tool),
+            ...(r.changeId ? [`awaiting approvers: ${r.changeId}`] : []),
+          ].join('\n'),
+        );
+      })(),
+    );
+}

@@ -1,0 +1,124 @@
+/**
+ * @module `toolgate serve`: the gateway (REST, OpenAPI docs, MCP over HTTP) with its limits and admission options.
+ */
+import { type Command, Option } from 'commander';
+import { type GlobalOptions, int, splitList, VERSION } from '../command-kit.js';
+import { reportError } from '../output.js';
+
+export function registerServe(program: Command): void {
+  program
+    .command('serve')
+    .description('start the gateway (REST + OpenAPI docs) on 127.0.0.1')
+    .addOption(
+      new Option('--host <host>', 'interface to bind').env('TOOLGATE_HOST').default('127.0.0.1'),
+    )
+    .addOption(
+      new Option('--port <port>', 'port')
+        .env('TOOLGATE_PORT')
+        .default(8080)
+        .argParser(int(0, 65_535)),
+    )
+    .option('--demo', 'load the demo catalog (idempotent)')
+    .addOption(
+      new Option(
+        '--admin-token-file <path>',
+        'where the admin token is kept (created on first start)',
+      ).default('./data/admin-token'),
+    )
+    .addOption(
+      new Option('--body-limit <bytes>', 'largest request body')
+        .default(1_048_576)
+        .argParser(int(1024, 1_073_741_824)),
+    )
+    .addOption(
+      new Option(
+        '--allowed-origins <origins>',
+        'comma-separated browser origins (scheme://host[:port]) allowed at /mcp besides loopback ones',
+      ).env('TOOLGATE_ALLOWED_ORIGINS'),
+    )
+    .addOption(
+      new Option(
+        '--allowed-hosts <hosts>',
+        'comma-separated Host names (or host:port) /mcp answers besides loopback names',
+      ).env('TOOLGATE_ALLOWED_HOSTS'),
+    )
+    // Caps and admission; README "Limits and overload" has the rule and the defaults.
+    .addOption(
+      new Option('--max-sessions-per-agent <n>', 'open sessions of one agent (REST + MCP)')
+        .default(64)
+        .argParser(int(1, 1_000_000)),
+    )
+    .addOption(
+      new Option('--max-pending-approvals-per-agent <n>', 'pending approval requests of one agent')
+        .default(50)
+        .argParser(int(1, 1_000_000)),
+    )
+    .addOption(
+      new Option('--max-mcp-sessions <n>', 'MCP sessions overall (the LRU idle one is evicted)')
+        .default(1000)
+        .argParser(int(1, 1_000_000)),
+    )
+    .addOption(
+      new Option('--max-in-flight <n>', 'requests handled at once (a bounded queue waits ≤ 2 s)')
+        .default(64)
+        .argParser(int(1, 100_000)),
+    )
+    .addOption(
+      new Option('--max-in-flight-per-caller <n>', 'running + queued requests of one credential')
+        .default(16)
+        .argParser(int(1, 100_000)),
+    )
+    .addOption(
+      new Option(
+        '--max-event-loop-delay-ms <ms>',
+        'refuse new requests while the loop lags (0: off)',
+      )
+        .default(1000)
+        .argParser(int(0, 600_000)),
+    )
+    .action(
+      async (opts: {
+        host: string;
+        port: number;
+        demo?: boolean;
+        adminTokenFile: string;
+        bodyLimit: number;
+        allowedOrigins?: string;
+        allowedHosts?: string;
+        maxSessionsPerAgent: number;
+        maxPendingApprovalsPerAgent: number;
+        maxMcpSessions: number;
+        maxInFlight: number;
+        maxInFlightPerCaller: number;
+        maxEventLoopDelayMs: number;
+      }) => {
+        const globals = program.opts<GlobalOptions>();
+        try {
+          // Loaded only here: the other commands need not pay for Fastify and the docs UI.
+          const { serve } = await import('../serve.js');
+          await serve({
+            dataDir: globals.dataDir,
+            db: globals.db ?? 'sqlite:./data/toolgate.db',
+            host: opts.host,
+            port: opts.port,
+            demo: opts.demo === true,
+            adminTokenFile: opts.adminTokenFile,
+            bodyLimit: opts.bodyLimit,
+            version: VERSION,
+            allowedOrigins: splitList(opts.allowedOrigins),
+            allowedHosts: splitList(opts.allowedHosts),
+            limits: {
+              maxSessionsPerAgent: opts.maxSessionsPerAgent,
+              maxPendingApprovalsPerAgent: opts.maxPendingApprovalsPerAgent,
+              maxMcpSessions: opts.maxMcpSessions,
+              maxInFlight: opts.maxInFlight,
+              maxInFlightPerCaller: opts.maxInFlightPerCaller,
+              maxEventLoopDelayMs: opts.maxEventLoopDelayMs,
+            },
+          });
+        } catch (err) {
+          process.exitCode = reportError(err, globals.json === true);
+        }
+      },
+    );
+}

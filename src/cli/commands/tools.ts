@@ -1,0 +1,189 @@
+/**
+ * @module `toolgate tools`: the tool catalog: list, show, search, lifecycle, quarantine, code hash.
+ */
+import { type Command, Option } from 'commander';
+import { codeHash } from '../../api/index.js';
+import { pageOf } from '../../core/index.js';
+import {
+  actor,
+  describeVersion,
+  type GlobalOptions,
+  int,
+  type PageFlags,
+  pageOptions,
+  parseRef,
+  versionLine,
+  withAdmin,
+} from '../command-kit.js';
+import { makeOutput, reportError, table, withNextCursor } from '../output.js';
+
+export function registerTools(program: Command): void {
+  const tools = program.command('tools').description('the tool catalog');
+
+  pageOptions(
+    tools
+      .command('list')
+      .description('list every registered tool version')
+      .addOption(
+        new Option('--lifecycle <state>').choices(['draft', 'active', 'deprecated', 'retired']),
+      )
+      .option('--owner <team>')
+      .option('--quarantined', 'only quarantined versions'),
+  ).action(
+    (
+      opts: {
+        lifecycle?: 'draft' | 'active' | 'deprecated' | 'retired';
+        owner?: string;
+        quarantined?: boolean;
+      } & PageFlags,
+    ) =>
+      withAdmin(program, async (admin, out) => {
+        const all = await admin.catalog.list({
+          ...(opts.lifecycle ? { lifecycle: opts.lifecycle } : {}),
+          ...(opts.owner ? { owner: opts.owner } : {}),
+          ...(opts.quarantined ? { quarantined: true } : {}),
+        });
+        const page = pageOf('tools', all, (t) => [t.id, t.version], 'asc', opts);
+        const list = page.items;
+        out.result({ tools: list, next_cursor: page.next_cursor }, () =>
+          withNextCursor(
+            list.length === 0
+              ? 'no tools'
+              : table([
+                  ['ID', 'VERSION', 'STATE', 'CLASS', 'TIER', 'OWNER'],
+                  ...list.map(versionLine),
+                ]),
+            page.next_cursor,
+          ),
+        );
+      })(),
+  );
+
+  tools
+    .command('show <ref>')
+    .description('show a tool (all versions) or one version: ID or ID@VERSION')
+    .action((ref: string) =>
+      withAdmin(program, async (admin, out) => {
+        if (ref.includes('@')) {
+          const { id, version } = parseRef(ref);
+          const t = await admin.catalog.get(id, version);
+          out.result(t, () => `${describeVersion(t)}\n${JSON.stringify(t.definition, null, 2)}`);
+        } else {
+          const versions = await admin.catalog.versions(ref);
+          out.result({ id: ref, versions }, () => versions.map(describeVersion).join('\n\n'));
+        }
+      })(),
+    );
+
+  tools
+    .command('search [query]')
+    .description('search offered tools by text and tags (as agents discover them)')
+    .option('--tags <list>', 'comma-separated tags that must all match')
+    .addOption(new Option('--limit <n>', 'most results').default(20).argParser(int(1, 100)))
+    .action((query: string | undefined, opts: { tags?: string; limit: number }) =>
+      withAdmin(program, async (admin, out) => {
+        const results = await admin.discovery.search({
+          ...(query ? { q: query } : {}),
+          tags: (opts.tags ?? '').split(',').filter((t) => t !== ''),
+          limit: opts.limit,
+        });
+        out.result({ results }, () =>
+          results.length === 0
+            ? 'no match'
+            : table([
+                ['ID', 'VERSION', 'SCORE', 'STATE', 'DESCRIPTION'],
+                ...results.map((r) => [
+                  r.id,
+                  r.version,
+                  String(r.score),
+                  r.lifecycle,
+                  r.description.slice(0, 60),
+                ]),
+              ]),
+        );
+      })(),
+    );
+
+  tools
+    .command('activate <ref>')
+    .description('activate a draft, or undo a deprecation')
+    .action((ref: string) =>
+      withAdmin(program, async (admin, out) => {
+        const { id, version } = parseRef(ref);
+        const t = await admin.catalog.activate(id, version, actor);
+        out.result(t, () => `${id}@${version} is ${t.lifecycle}`);
+      })(),
+    );
+
+  tools
+    .command('deprecate <ref>')
+    .description('deprecate a version; it retires when the migration window ends')
+    .addOption(
+      new Option('--window <days>', 'migration window in days').default(30).argParser(int(0, 3650)),
+    )
+    .option('--reason <text>')
+    .action((ref: string, opts: { window: number; reason?: string }) =>
+      withAdmin(program, async (admin, out) => {
+        const { id, version } = parseRef(ref);
+        const t = await admin.catalog.deprecate(id, version, actor, {
+          windowDays: opts.window,
+          ...(opts.reason ? { reason: opts.reason } : {}),
+        });
+        out.result(t, () => `${id}@${version} is deprecated; retires ${t.retire_at}`);
+      })(),
+    );
+
+  tools
+    .command('retire <ref>')
+    .description('retire a version now')
+    .option('--reason <text>')
+    .action((ref: string, opts: { reason?: string }) =>
+      withAdmin(program, async (admin, out) => {
+        const { id, version } = parseRef(ref);
+        const t = await admin.catalog.retire(
+          id,
+          version,
+          actor,
+          opts.reason ? { reason: opts.reason } : {},
+        );
+        out.result(t, () => `${id}@${version} is retired`);
+      })(),
+    );
+
+  for (const op of ['quarantine', 'release'] as const) {
+    tools
+      .command(`${op} <ref>`)
+      .description(
+        op === 'release' ? 'release a quarantined version (recorded)' : 'quarantine a version',
+      )
+      .requiredOption('--reason <text>', 'why (recorded in the event log)')
+      .action((ref: string, opts: { reason: string }) =>
+        withAdmin(program, async (admin, out) => {
+          const { id, version } = parseRef(ref);
+          const t = await admin.catalog[op](id, version, actor, opts.reason);
+          out.result(
+            t,
+            () =>
+              `${id}@${version} is ${t.quarantined ? 'quarantined' : 'released from quarantine'}`,
+          );
+        })(),
+      );
+  }
+
+  tools
+    .command('hash <argv...>')
+    .description(
+      "print the code_hash of a command tool's argv (the files it names by absolute path), e.g. `tools hash -- node /srv/tools/x.mjs`",
+    )
+    .action((argv: string[]) => {
+      const out = makeOutput(program.opts<GlobalOptions>().json === true);
+      try {
+        const { code_hash, files } = codeHash(argv);
+        out.result({ code_hash, files }, () =>
+          [code_hash, ...files.map((f) => `  covers ${f}`)].join('\n'),
+        );
+      } catch (err) {
+        process.exitCode = reportError(err, out.json);
+      }
+    });
+}
