@@ -2,7 +2,7 @@
  * @module The composition root: opens the store and wires the services every front uses. Fronts
  * (REST, CLI, MCP) get a `Toolgate` and never touch the store themselves.
  */
-import { ApprovalSigner, SecondFactorGuard } from './approvals/index.js';
+import { ApprovalDesk, ApprovalSigner, SecondFactorGuard } from './approvals/index.js';
 import {
   DetectorEngine,
   type DetectorsConfigInput,
@@ -19,16 +19,8 @@ import {
   type SecretAdmin,
   SecretsService,
 } from './credentials/index.js';
-import {
-  type AgentCaps,
-  ApprovalDesk,
-  DEFAULT_AGENT_CAPS,
-  demoExecutor,
-  Gate,
-  type InlineExecutor,
-  type PolicyEngine,
-  SessionService,
-} from './gate/index.js';
+import { CallCounters, demoExecutor, Gate, type InlineExecutor } from './gate/index.js';
+import { IdempotencyStore } from './idempotency/index.js';
 import {
   AgentKeys,
   AgentService,
@@ -38,7 +30,7 @@ import {
   UserService,
 } from './identity/index.js';
 import { GatewayMetrics } from './metrics/index.js';
-import { PolicyService } from './policy/index.js';
+import { type PolicyEngine, PolicyService } from './policy/index.js';
 import { type CheckedFetchOptions, ProviderService } from './providers/index.js';
 import { ReportService } from './reports/index.js';
 import {
@@ -47,6 +39,7 @@ import {
   HttpToolRunner,
   SandboxService,
 } from './sandbox/index.js';
+import { type AgentCaps, DEFAULT_AGENT_CAPS, SessionService } from './sessions/index.js';
 import {
   appendEvent,
   DEFAULT_DB_URL,
@@ -265,7 +258,9 @@ export async function openToolgate(options: ToolgateOptions = {}): Promise<Toolg
   sessions.onClose((sessionId) => void providers.closeSession(sessionId));
   const gate = new Gate({
     audit: audit.writer,
-    store,
+    counters: new CallCounters(store),
+    idempotency: new IdempotencyStore(store.db, options.clock),
+    revisions: () => readRevisions(store.db),
     catalog,
     agents,
     users,
