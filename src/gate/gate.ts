@@ -56,6 +56,29 @@ export interface GateDependencies {
   readonly steps?: readonly Step[];
 }
 
+/** The services the steps use, with fresh caches: one set per gate (and per step test). */
+export function stepDependencies(
+  deps: GateDependencies,
+  lostPostRecord: () => void,
+): StepDependencies {
+  return {
+    sessions: deps.sessions,
+    approvals: deps.approvals,
+    executor: deps.executor,
+    sandbox: deps.sandbox,
+    egress: deps.egress,
+    credentials: deps.credentials,
+    upstream: deps.upstream,
+    clock: deps.clock ?? systemClock,
+    audit: deps.audit,
+    counters: deps.counters,
+    idempotency: deps.idempotency,
+    tools: new ToolCache(deps.catalog, deps.policies),
+    identities: new IdentityCache(deps.agents, deps.users, deps.sessions),
+    lostPostRecord,
+  };
+}
+
 export class Gate {
   readonly #steps: readonly Step[];
   readonly #deps: StepDependencies;
@@ -72,28 +95,11 @@ export class Gate {
     this.#counters = deps.counters;
     this.#idempotency = deps.idempotency;
     this.#audit = deps.audit;
-    const tools = new ToolCache(deps.catalog, deps.policies);
-    const identities = new IdentityCache(deps.agents, deps.users, deps.sessions);
-    this.#watch = new RevisionWatch(deps.revisions, tools, identities);
-    this.#deps = {
-      sessions: deps.sessions,
-      approvals: deps.approvals,
-      executor: deps.executor,
-      sandbox: deps.sandbox,
-      egress: deps.egress,
-      credentials: deps.credentials,
-      upstream: deps.upstream,
-      clock: this.#clock,
-      audit: deps.audit,
-      counters: deps.counters,
-      idempotency: deps.idempotency,
-      tools,
-      identities,
+    this.#deps = stepDependencies(deps, () => {
       // Counted (lostPostRecords), never thrown into a caller whose tool already ran.
-      lostPostRecord: () => {
-        this.#lostPostRecords += 1;
-      },
-    };
+      this.#lostPostRecords += 1;
+    });
+    this.#watch = new RevisionWatch(deps.revisions, this.#deps.tools, this.#deps.identities);
     // Changes made in this process reach the gate at once; other processes within the
     // revision check (revision-watch.ts).
     deps.catalog.onCommit(() => this.#watch.catalogChanged());
