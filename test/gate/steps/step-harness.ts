@@ -31,12 +31,7 @@ export interface Harness {
   /** The clock every part reads; tests move it. */
   now: Date;
   open(agentId?: string): Promise<{ agentId: string; sessionId: string }>;
-  state(
-    ctx: CallContext,
-    tool: unknown,
-    args: unknown,
-    options?: CallOptions,
-  ): CallState;
+  state(ctx: CallContext, tool: unknown, args: unknown, options?: CallOptions): CallState;
   /** Runs the real steps before `name`, each of which must let the call go on. */
   before(state: CallState, name: string): Promise<CallState>;
   /** Runs the step `name` (awaiting it when it returns a promise). */
@@ -157,7 +152,18 @@ export async function openHarness(options: HarnessOptions = {}): Promise<Harness
           ...inline('t.echo'),
         }),
       },
-      { kind: 'Tool', spec: validSendTool({ id: 'send', name: 'send', ...inline('t.echo') }) },
+      {
+        kind: 'Tool',
+        spec: validSendTool({
+          id: 'send',
+          name: 'send',
+          // Approval only for a text that is never sent here: these calls reach the limits.
+          approval: {
+            mode: 'conditional',
+            conditions: [{ argument: '/text', op: 'eq', value: 'needs approval' }],
+          },
+        }),
+      },
       {
         kind: 'Tool',
         spec: validTool({
@@ -206,12 +212,7 @@ export async function openHarness(options: HarnessOptions = {}): Promise<Harness
       const s = await tg.sessions.open(agentId);
       return { agentId, sessionId: s.id };
     },
-    state(
-      ctx: CallContext,
-      tool: unknown,
-      args: unknown,
-      callOptions: CallOptions = {},
-    ) {
+    state(ctx: CallContext, tool: unknown, args: unknown, callOptions: CallOptions = {}) {
       calls += 1;
       return new CallState(
         deps,
