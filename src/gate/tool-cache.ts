@@ -32,6 +32,8 @@ export class ToolCache {
   readonly #ajv = createToolSchemaCompiler();
   #cache = new Map<string, CompiledTool>();
   #engine: Promise<PolicyEngine | null> | null = null;
+  /** The engine #engine resolved to; undefined until it has (or after it failed). */
+  #loadedEngine: PolicyEngine | null | undefined = undefined;
 
   constructor(catalog: CatalogService, policies?: PolicySupplier) {
     this.#catalog = catalog;
@@ -42,7 +44,13 @@ export class ToolCache {
   invalidate(): void {
     this.#cache = new Map();
     this.#engine = null;
+    this.#loadedEngine = undefined;
     this.#ajv.reset();
+  }
+
+  /** The tool version if it is compiled already: the hot path decides without an await. */
+  cached(id: string, version: string): CompiledTool | undefined {
+    return this.#cache.get(`${id}@${version}`);
   }
 
   /** The tool version compiled, or null when it is not in the catalog (or cannot be compiled). */
@@ -74,12 +82,27 @@ export class ToolCache {
 
   /** The org policy engine, loaded once per catalog revision; may reject (never means "none"). */
   policyEngine(): Promise<PolicyEngine | null> {
-    this.#engine ??= this.#policies ? this.#policies() : NO_ENGINE;
-    return this.#engine;
+    if (this.#engine) return this.#engine;
+    const loading = this.#policies ? this.#policies() : NO_ENGINE;
+    this.#engine = loading;
+    // Kept only while it is still the current load (not invalidated or dropped meanwhile).
+    loading.then(
+      (engine) => {
+        if (this.#engine === loading) this.#loadedEngine = engine;
+      },
+      () => {},
+    );
+    return loading;
+  }
+
+  /** The engine once loaded (null: no org policies); undefined while it has to be awaited. */
+  get loadedPolicyEngine(): PolicyEngine | null | undefined {
+    return this.#loadedEngine;
   }
 
   /** Forgets an engine that failed to load, so the next call tries again. */
   dropPolicyEngine(): void {
     this.#engine = null;
+    this.#loadedEngine = undefined;
   }
 }

@@ -14,13 +14,18 @@ const POLICIES_UNAVAILABLE: Refusal = {
   message: 'organisation policies could not be loaded',
 };
 
-export async function policyStep(s: CallState): Promise<StepResult> {
+export function policyStep(s: CallState): StepResult | Promise<StepResult> {
+  const def = s.def;
+  s.hosts = def.egress.mode === 'constrained' ? def.egress.hosts : [];
+  s.destinations = new Set<string>();
+  return s.compiled.targets.length > 0 ? argumentPolicy(s) : orgPolicy(s);
+}
+
+/** URL and path arguments, each rewritten to its checked form. */
+async function argumentPolicy(s: CallState): Promise<StepResult> {
   const def = s.def;
   const callArgs = s.callArgs;
-  const hosts = def.egress.mode === 'constrained' ? def.egress.hosts : [];
-  const destinations = new Set<string>();
-  s.hosts = hosts;
-  s.destinations = destinations;
+  const hosts = s.hosts;
   for (const target of s.compiled.targets) {
     for (const { pointer, value } of valuesAt(callArgs, target.pointer)) {
       if (target.kind === 'url') {
@@ -29,7 +34,7 @@ export async function policyStep(s: CallState): Promise<StepResult> {
         });
         if (!verdict.ok)
           return refuse('POLICY_DENIED', verdict.rule, `${pointer}: ${verdict.message}`);
-        destinations.add(verdict.value.host);
+        s.destinations.add(verdict.value.host);
         setAt(callArgs, pointer, verdict.value.url);
       } else {
         const verdict = await checkPath(value, { roots: def.arguments_policy.path_roots ?? [] });
@@ -39,6 +44,16 @@ export async function policyStep(s: CallState): Promise<StepResult> {
       }
     }
   }
+  return orgPolicy(s);
+}
+
+/** The org policy engine, without an await once it is loaded. */
+function orgPolicy(s: CallState): StepResult | Promise<StepResult> {
+  const loaded = s.deps.tools.loadedPolicyEngine;
+  return loaded === undefined ? loadThenDecide(s) : decide(s, loaded);
+}
+
+async function loadThenDecide(s: CallState): Promise<StepResult> {
   let policy: PolicyEngine | null;
   try {
     policy = await s.deps.tools.policyEngine();
@@ -46,20 +61,55 @@ export async function policyStep(s: CallState): Promise<StepResult> {
     s.deps.tools.dropPolicyEngine();
     return POLICIES_UNAVAILABLE;
   }
+  return decide(s, policy);
+}
+
+function decide(s: CallState, policy: PolicyEngine | null): StepResult | Promise<StepResult> {
+  const def = s.def;
   if (!policy?.appliesTo({ id: s.detail.id, action_class: def.action_class, tags: def.tags })) {
     return CONTINUE;
   }
-  // Policies that test the session's counters decide on their stored values.
+  const session = s.session;
+  // Policies that test the session's counters decide on their stored values; a token's user
+  // without its own permissions is read (through the identity cache).
+  if (
+    policy.readsSessionCounters !== false ||
+    (session.user_id && session.user_permissions === null)
+  ) {
+    return readThenEvaluate(s, policy);
+  }
+  return evaluate(s, policy, userOf(session));
+}
+
+async function readThenEvaluate(s: CallState, policy: PolicyEngine): Promise<StepResult> {
   if (policy.readsSessionCounters !== false) {
     s.session = await s.deps.identities.freshSession(s.ctx.sessionId, s.ctx);
   }
   const session = s.session;
+  const user =
+    session.user_id && session.user_permissions === null
+      ? await s.deps.identities.loadUser(session.user_id)
+      : userOf(session);
+  return evaluate(s, policy, user);
+}
+
+/** The session's user as its token vouched for it, or null when it acts for nobody. */
+function userOf(
+  session: CallState['session'],
+): { readonly id: string; readonly permissions: readonly string[] } | null {
+  return session.user_id && session.user_permissions !== null
+    ? { id: session.user_id, permissions: JSON.parse(session.user_permissions) as string[] }
+    : null;
+}
+
+function evaluate(
+  s: CallState,
+  policy: PolicyEngine,
+  user: { readonly id: string; readonly permissions: readonly string[] } | null,
+): StepResult {
+  const def = s.def;
+  const session = s.session;
   const agent = s.agent;
-  const user = !session.user_id
-    ? null
-    : session.user_permissions !== null
-      ? { id: session.user_id, permissions: JSON.parse(session.user_permissions) as string[] }
-      : await s.deps.identities.loadUser(session.user_id);
   const decision = policy.evaluate({
     agent: { id: agent.id, owner: agent.owner, capabilities: agent.capabilities },
     ...(user ? { user: { id: user.id, permissions: user.permissions } } : {}),
@@ -84,8 +134,8 @@ export async function policyStep(s: CallState): Promise<StepResult> {
       egress_bytes: session.egress_bytes,
       spend_cents: session.spend_cents,
       hour_utc: s.now.getUTCHours(),
-      destination_host: [...destinations][0] ?? '',
-      arguments: callArgs,
+      destination_host: [...s.destinations][0] ?? '',
+      arguments: s.callArgs,
     },
   });
   if (decision.decision === 'deny') {

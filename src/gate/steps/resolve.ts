@@ -5,6 +5,7 @@
  */
 import type { SessionTool } from '../../sessions/index.js';
 import type { SessionRow } from '../../store/index.js';
+import type { CompiledTool } from '../tool-cache.js';
 import { type CallState, CONTINUE, type Refusal, type StepResult } from './step.js';
 
 export const NOT_REGISTERED: Refusal = {
@@ -14,11 +15,19 @@ export const NOT_REGISTERED: Refusal = {
   message: 'tool not registered',
 };
 
-export async function resolveStep(s: CallState): Promise<StepResult> {
+export function resolveStep(s: CallState): StepResult | Promise<StepResult> {
   const entry = typeof s.toolRef === 'string' ? findTool(toolSetOf(s.session), s.toolRef) : null;
   if (!entry) return NOT_REGISTERED;
+  const hit = s.deps.tools.cached(entry.id, entry.version);
+  return hit ? resolved(s, hit) : compile(s, entry);
+}
+
+async function compile(s: CallState, entry: SessionTool): Promise<StepResult> {
   const compiled = await s.deps.tools.compiled(entry.id, entry.version);
-  if (!compiled) return NOT_REGISTERED;
+  return compiled ? resolved(s, compiled) : NOT_REGISTERED;
+}
+
+function resolved(s: CallState, compiled: CompiledTool): StepResult {
   s.compiled = compiled;
   s.detail = compiled.detail;
   s.def = compiled.detail.definition;
