@@ -21,9 +21,6 @@ export type {
   GateDecision,
   PendingApproval,
   RenderedCall,
-  SessionTool,
-  SessionView,
-  ToolFormat,
 } from './gate/index.js';
 // The fronts, for embedding them in a host process.
 export type { HttpOptions } from './http/index.js';
@@ -32,6 +29,7 @@ export type { McpStdioOptions } from './mcp/index.js';
 export { serveMcpStdio } from './mcp/index.js';
 export type { InlineHandler } from './runtimes/index.js';
 export { demoExecutor, InlineExecutor } from './runtimes/index.js';
+export type { SessionTool, SessionView, ToolFormat } from './sessions/index.js';
 // Open a gateway in process: the same services REST, MCP and the CLI use.
 export type { Toolgate, ToolgateOptions } from './toolgate.js';
 export { openToolgate } from './toolgate.js';

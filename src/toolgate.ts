@@ -26,7 +26,7 @@ import {
   type SecurityEvents,
   USERS_ADMIN,
 } from './api/index.js';
-import { ApprovalSigner, SecondFactorGuard } from './approvals/index.js';
+import { ApprovalDesk, ApprovalSigner, SecondFactorGuard } from './approvals/index.js';
 import {
   DetectorEngine,
   type DetectorsConfigInput,
@@ -43,14 +43,8 @@ import {
   type SecretAdmin,
   SecretsService,
 } from './credentials/index.js';
-import {
-  type AgentCaps,
-  ApprovalDesk,
-  DEFAULT_AGENT_CAPS,
-  Gate,
-  type PolicyEngine,
-  SessionService,
-} from './gate/index.js';
+import { CallCounters, Gate } from './gate/index.js';
+import { IdempotencyStore } from './idempotency/index.js';
 import {
   AgentKeys,
   AgentService,
@@ -60,7 +54,7 @@ import {
   UserService,
 } from './identity/index.js';
 import { GatewayMetrics } from './metrics/index.js';
-import { PolicyService } from './policy/index.js';
+import { type PolicyEngine, PolicyService } from './policy/index.js';
 import { type CheckedFetchOptions, ProviderService, UpstreamPool } from './providers/index.js';
 import { ReportService } from './reports/index.js';
 import {
@@ -74,6 +68,7 @@ import {
   runtimeRegistry,
 } from './runtimes/index.js';
 import { definitionPathProblems, EgressProxy, SandboxService } from './sandbox/index.js';
+import { type AgentCaps, DEFAULT_AGENT_CAPS, SessionService } from './sessions/index.js';
 import {
   appendEvent,
   DEFAULT_DB_URL,
@@ -323,7 +318,9 @@ export async function openGateway(options: ToolgateOptions = {}): Promise<Gatewa
   );
   const gate = new Gate({
     audit: audit.writer,
-    store,
+    counters: new CallCounters(store),
+    idempotency: new IdempotencyStore(store.db, options.clock),
+    revisions: () => readRevisions(store.db),
     catalog,
     agents,
     users,

@@ -6,16 +6,17 @@
  * sandbox, the credential broker or the gate: an admin front decides, it never runs a tool
  * (docs/architecture.md §6).
  */
-import type { SecondFactorGuard } from '../approvals/index.js';
+import type { ApprovalDesk, SecondFactorGuard } from '../approvals/index.js';
 import type { AuditLog } from '../audit/index.js';
 import type { CatalogService, Discovery } from '../catalog/index.js';
 import type { ApplyService, ChangeDesk } from '../config/index.js';
 import type { SecretAdmin } from '../credentials/index.js';
-import type { ApprovalDesk, Gate, SessionService } from '../gate/index.js';
+import type { Gate } from '../gate/index.js';
 import type { AgentKeys, AgentService, UserService } from '../identity/index.js';
 import type { GatewayMetrics } from '../metrics/index.js';
 import type { ProviderService } from '../providers/index.js';
 import type { ReportService } from '../reports/index.js';
+import type { SessionService } from '../sessions/index.js';
 import type { Dialect, listEvents } from '../store/index.js';
 import type { DriverReport } from './host-admin.js';
 

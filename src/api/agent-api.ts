@@ -4,8 +4,9 @@
  * member reaches the store, the sandbox, the credential broker or the gate's internals, so a front
  * cannot run a tool except through `invoke` (docs/architecture.md §6).
  */
-import type { CallContext, CallOptions, GateDecision, SessionService } from '../gate/index.js';
+import type { CallContext, CallOptions, GateDecision } from '../gate/index.js';
 import type { JwtIdentity } from '../identity/index.js';
+import type { SessionService } from '../sessions/index.js';
 
 /** The session methods an agent front is given (the type and the object share this list). */
 export const SESSIONS_AGENT = [

@@ -1,6 +1,9 @@
-/** @module Approvals (C8): tokens, conditions, TOTP. Anything exported here is public API. */
+/** @module Approvals (C8): the approval desk, tokens, conditions, TOTP. Anything exported here is public API. */
+
 export type { ApprovalCondition, ApprovalRequirement } from './approval-condition.js';
 export { approvalRequired } from './approval-condition.js';
+export type { ApprovalCall, ApprovalView } from './approval-desk.js';
+export { ApprovalDesk } from './approval-desk.js';
 export type {
   ApprovalBinding,
   ApprovalClaims,
@@ -15,6 +18,7 @@ export {
   ApprovalSigner,
   argumentsHash,
 } from './approval-token.js';
+export type { RenderedCall } from './rendered-call.js';
 export {
   DEFAULT_SECOND_FACTOR_LIMITS,
   SecondFactorGuard,

@@ -1,6 +1,9 @@
 /** @module What the gate answers for one call: a discriminated union, built by small factories. */
 
+import type { RenderedCall } from '../approvals/index.js';
 import type { ErrorCode } from '../core/index.js';
+
+export type { RenderedCall };
 
 /** Each denial is a code of the one error catalogue, so its HTTP status and docs exist. */
 export type DenyCode = Extract<
@@ -63,17 +66,6 @@ export interface PendingApproval {
   /** What the reviewer sees: the resolved call, not the model's account of it. */
   readonly rendered: RenderedCall;
   readonly message: string;
-}
-
-export interface RenderedCall {
-  readonly tool: string;
-  readonly version: string;
-  readonly action_class: string;
-  readonly arguments: unknown;
-  readonly destination_hosts: readonly string[];
-  readonly conditions: readonly unknown[];
-  readonly second_factor: boolean;
-  readonly out_of_band: boolean;
 }
 
 export type GateDecision = Allowed | Denied | PendingApproval;

@@ -1,13 +1,11 @@
 /**
- * @module The gate: sessions, the permitted set, and the one pipeline every call goes through.
+ * @module The gate: the one pipeline every call goes through, and what it answers.
  * Anything exported here is public API.
  */
-export type { AgentCaps } from './agent-caps.js';
-export { DEFAULT_AGENT_CAPS } from './agent-caps.js';
-export type { ApprovalCall, ApprovalView } from './approval-desk.js';
-export { ApprovalDesk } from './approval-desk.js';
 export type { AuditKind, AuditRecord } from './audit-writer.js';
 export { AuditWriter } from './audit-writer.js';
+export type { CallContext, CallOptions } from './call-context.js';
+export { CallCounters } from './call-counters.js';
 export type { CallProgress } from './call-progress.js';
 export type {
   Allowed,
@@ -18,20 +16,8 @@ export type {
   PendingApproval,
   RenderedCall,
 } from './decision.js';
-export type {
-  CallContext,
-  CallOptions,
-  GateDependencies,
-  PolicyEngine,
-  PolicySupplier,
-} from './gate.js';
+export type { GateDependencies } from './gate.js';
 export { Gate } from './gate.js';
 export { MASK, redactArguments } from './redaction.js';
-export type {
-  OpenSessionOptions,
-  SessionTool,
-  SessionView,
-  ToolFormat,
-  WithheldTool,
-} from './session-service.js';
-export { exportTool, permittedSet, SessionService } from './session-service.js';
+export { GATE_STEPS } from './steps/pipeline.js';
+export type { Step } from './steps/step.js';

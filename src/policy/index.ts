@@ -7,6 +7,7 @@ export type { CedarDecision, CedarRequest, PolicySource } from './cedar/index.js
 export { CedarPolicyEngine } from './cedar/index.js';
 export type { PathRule } from './path-policy.js';
 export { checkPath, MAX_PATH_LENGTH } from './path-policy.js';
+export type { PolicyEngine, PolicySupplier } from './policy-engine.js';
 export type { PolicySpec } from './policy-service.js';
 export { PolicyService, policySpecSchema } from './policy-service.js';
 export type { PolicyTarget, PolicyTargetKind } from './policy-targets.js';

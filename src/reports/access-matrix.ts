@@ -4,7 +4,7 @@
  * of that agent (acting for nobody) is offered.
  */
 import type { ToolVersionSummary } from '../catalog/index.js';
-import { permittedSet } from '../gate/index.js';
+import { permittedSet } from '../sessions/index.js';
 import type { Report, ReportRow } from './report.js';
 import type { ReportSources } from './report-sources.js';
 

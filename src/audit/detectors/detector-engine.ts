@@ -7,8 +7,9 @@
 import { randomBytes } from 'node:crypto';
 import type { CatalogService, ToolVersionDetail } from '../../catalog/index.js';
 import { type Clock, systemClock } from '../../core/index.js';
-import type { AuditRecord, AuditWriter, SessionService } from '../../gate/index.js';
+import type { AuditRecord, AuditWriter } from '../../gate/index.js';
 import type { AgentService } from '../../identity/index.js';
+import type { SessionService } from '../../sessions/index.js';
 import { appendEvent, type Store } from '../../store/index.js';
 import { BoundedMap } from './bounded-map.js';
 import { DenyRateDetector } from './deny-rate.js';

@@ -312,6 +312,24 @@ export class SessionService {
     return row !== undefined;
   }
 
+  /** Adds the egress bytes a finished call moved to its session's stored counter. */
+  async addEgressBytes(sessionId: string, bytes: number): Promise<void> {
+    await this.#store.db
+      .updateTable('sessions')
+      .set((eb) => ({ egress_bytes: eb('egress_bytes', '+', bytes) }))
+      .where('id', '=', sessionId)
+      .execute();
+  }
+
+  /** Marks that this session read private data (the flag only ever goes from 0 to 1). */
+  async markPrivateDataRead(sessionId: string): Promise<void> {
+    await this.#store.db
+      .updateTable('sessions')
+      .set({ private_data_read: 1 })
+      .where('id', '=', sessionId)
+      .execute();
+  }
+
   /**
    * An open, unexpired session of this principal (a bare agent id: an in-process caller, which
    * matches only sessions opened without a credential); anything else is SESSION_NOT_FOUND.

@@ -7,11 +7,6 @@
 import { randomBytes } from 'node:crypto';
 import type { Kysely } from 'kysely';
 import {
-  type ApprovalBinding,
-  type ApprovalSigner,
-  SecondFactorGuard,
-} from '../approvals/index.js';
-import {
   type Actor,
   type Clock,
   decodeCursor,
@@ -23,6 +18,7 @@ import {
   systemClock,
   ToolgateError,
 } from '../core/index.js';
+import { DEFAULT_AGENT_CAPS, lockAgent, pendingApprovalsOf } from '../sessions/index.js';
 import {
   type ApprovalRow,
   appendEvent,
@@ -30,8 +26,9 @@ import {
   isUniqueViolation,
   olderThan,
 } from '../store/index.js';
-import { DEFAULT_AGENT_CAPS, lockAgent, pendingApprovalsOf } from './agent-caps.js';
-import type { RenderedCall } from './decision.js';
+import type { ApprovalBinding, ApprovalSigner } from './approval-token.js';
+import type { RenderedCall } from './rendered-call.js';
+import { SecondFactorGuard } from './second-factor-guard.js';
 
 export interface ApprovalView {
   readonly id: string;

@@ -1,0 +1,137 @@
+/**
+ * @module The audit records of one call, built from its state: denied (a step refused), pending
+ * approval, replayed, pre (durable before anything runs) and post (the result). Records are built
+ * field by field: spreading optional parts costs more than the rest of the record on this path.
+ */
+import { argumentsHash } from '../approvals/index.js';
+import type { AuditRecord } from './audit-writer.js';
+import { attemptedName, redactArguments } from './redaction.js';
+import type { CallState, Refusal } from './steps/step.js';
+
+type Mutable<T> = { -readonly [K in keyof T]: T[K] };
+
+/** The argument hash of anything, or null when it cannot be represented (never throws). */
+export function safeHash(value: unknown): string | null {
+  try {
+    return argumentsHash(value);
+  } catch {
+    return null;
+  }
+}
+
+/** A step's refusal, as auditors see it. */
+export function deniedRecord(s: CallState, r: Refusal): AuditRecord {
+  const tool = r.anonymous ? null : s.ref;
+  return {
+    ...s.base,
+    kind: 'call.denied',
+    toolId: tool?.id ?? null,
+    toolVersion: tool?.version ?? null,
+    argsHash: safeHash(s.args),
+    argsRedacted: redactArguments(s.args),
+    decision: 'deny',
+    code: r.code,
+    rule: r.auditedRule ?? r.rule,
+    message: r.message,
+    durationMs: performance.now() - s.started,
+    // The attempted name is recorded for unregistered probes (C16), bounded; a name shaped
+    // like a credential (a key pasted as the tool) is masked: the log can never drop it.
+    details: tool ? {} : { attempted: attemptedName(s.toolRef) },
+  };
+}
+
+/** A replay runs nothing, but it is a call the principal made and was answered: audited. */
+export function replayedRecord(s: CallState, replayedCallId: string): AuditRecord {
+  return {
+    ...s.base,
+    kind: 'call.replayed',
+    toolId: s.detail.id,
+    toolVersion: s.detail.version,
+    argsHash: s.argsHash,
+    argsRedacted: redactArguments(s.callArgs),
+    decision: 'allow',
+    rule: 'idempotency.replay',
+    details: { replayed_call_id: replayedCallId },
+  };
+}
+
+export function pendingRecord(s: CallState, approvalId: string): AuditRecord {
+  return {
+    ...s.base,
+    kind: 'call.pending_approval',
+    toolId: s.detail.id,
+    toolVersion: s.detail.version,
+    argsHash: s.argsHash,
+    argsRedacted: redactArguments(s.callArgs),
+    decision: 'pending_approval',
+    approvalId,
+    rule: `approval.${s.def.action_class}`,
+  };
+}
+
+export function preRecord(s: CallState): AuditRecord {
+  const pre: Mutable<AuditRecord> = {
+    at: s.now,
+    callId: s.callId,
+    sessionId: s.session.id,
+    runId: s.session.run_id,
+    agentId: s.ctx.agentId,
+    userId: s.session.user_id,
+    kind: 'call.pre',
+    toolId: s.detail.id,
+    toolVersion: s.detail.version,
+    argsHash: s.argsHash,
+    argsRedacted: redactArguments(s.callArgs),
+    decision: 'allow',
+    details: s.warnings.length > 0 ? { warnings: s.warnings } : {},
+  };
+  if (s.base.model !== undefined) pre.model = s.base.model;
+  if (s.approval) {
+    pre.approvalId = s.approval.approvalId;
+    pre.approver = s.approval.approver;
+  }
+  if (s.destinations.size > 0) pre.egressHost = [...s.destinations].join(',');
+  return pre;
+}
+
+export function postRecord(s: CallState): AuditRecord {
+  const result = s.result;
+  const details: Record<string, unknown> = {
+    result_hash: result.ok ? safeHash(result.output) : null,
+    result_bytes: result.bytes,
+  };
+  if (result.sandbox) details.sandbox = result.sandbox;
+  if (result.egress) {
+    details.egress = { bytes_in: result.egress.bytesIn, denials: result.egress.denials };
+  }
+  if (result.redacted) {
+    details.redacted = true;
+    details.flagged = 'credential_echoed';
+  }
+  const post: Mutable<AuditRecord> = {
+    at: s.deps.clock(),
+    callId: s.callId,
+    sessionId: s.session.id,
+    runId: s.session.run_id,
+    agentId: s.ctx.agentId,
+    userId: s.session.user_id,
+    kind: 'call.post',
+    toolId: s.detail.id,
+    toolVersion: s.detail.version,
+    argsHash: s.argsHash,
+    argsRedacted: undefined,
+    decision: result.ok ? 'allow' : 'deny',
+    outcome: result.outcome ?? (result.ok ? 'ok' : result.rule),
+    bytesOut: result.egress?.bytesOut ?? 0,
+    durationMs: performance.now() - s.started,
+    details,
+  };
+  if (s.base.model !== undefined) post.model = s.base.model;
+  if (result.egress?.egressHost) post.egressHost = result.egress.egressHost;
+  if (!result.ok) {
+    post.code = result.code;
+    post.rule = result.rule;
+    post.message = result.message;
+  }
+  return post;
+}

@@ -1,0 +1,23 @@
+/** @module Who is calling, and the options of one call: what every front hands the gate. */
+import type { SessionPrincipal } from '../sessions/index.js';
+import type { CallProgress } from './call-progress.js';
+
+/**
+ * Who is calling: an authenticated principal (agent, and the credential and token user the front
+ * verified) in one of its sessions. The session must have been opened by the same principal.
+ */
+export interface CallContext extends SessionPrincipal {
+  readonly agentId: string;
+  readonly sessionId: string;
+  /** The model behind the agent, as the agent reports it (audited, not trusted). */
+  readonly model?: string;
+}
+
+export interface CallOptions {
+  /** Same key and same arguments → the first result; same key, other arguments → refused. */
+  readonly idempotencyKey?: string;
+  /** Receives an upstream MCP tool's progress while it runs (never after the call returned). */
+  readonly onProgress?: (progress: CallProgress) => void;
+  /** Withdraws the call: not run if not yet started; an upstream MCP call is cancelled upstream. */
+  readonly signal?: AbortSignal;
+}

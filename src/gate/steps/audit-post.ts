@@ -1,0 +1,62 @@
+/**
+ * @module Step 15, audit-post: the egress the call moved is charged (session counter and the
+ * agent's egress ceilings), the result record joins the next group commit, and a finished call's
+ * bookkeeping is done — the private-read marks for the flow rule and the idempotency result —
+ * before the decision is answered. Step order: docs/architecture.md §3.
+ */
+import { postRecord } from '../audit-records.js';
+import { deny, type McpToolResult } from '../decision.js';
+import type { CallState, StepResult } from './step.js';
+
+export function auditPostStep(s: CallState): StepResult | Promise<StepResult> {
+  const spent = s.result.egressSpent;
+  return spent !== undefined && spent > 0 ? chargeEgress(s, spent) : post(s);
+}
+
+async function chargeEgress(s: CallState, bytes: number): Promise<StepResult> {
+  const { sessions, identities, counters } = s.deps;
+  await sessions.addEgressBytes(s.session.id, bytes);
+  identities.addToSession(s.session.id, 'egress_bytes', bytes);
+  await counters.chargeEgress(s.who, s.agent.ceilings, bytes);
+  return post(s);
+}
+
+function post(s: CallState): StepResult | Promise<StepResult> {
+  // Only the pre record must be durable before a tool runs (docs/architecture.md §1); the result
+  // record joins the next group commit without holding the caller. A crash in between leaves a
+  // pre record without a result, which is what it then was: outcome unknown.
+  s.deps.audit.append(postRecord(s), undefined, DEFERRED).catch(s.deps.lostPostRecord);
+  const result = s.result;
+  if (!result.ok) return deny(s.callId, result.code, result.rule, result.message);
+  return s.def.data_access === 'private' || s.idemKey !== null
+    ? afterCall(s, result.output)
+    : allowed(s, result.output);
+}
+
+const DEFERRED = { deferred: true } as const;
+
+async function afterCall(s: CallState, output: unknown): Promise<StepResult> {
+  const { sessions, identities, counters, idempotency } = s.deps;
+  if (s.def.data_access === 'private') {
+    await counters.recordPrivateRead(s.who, s.agent.ceilings);
+    // The flag only ever goes from 0 to 1: once this gate saw it set, there is nothing to write.
+    if (s.session.private_data_read !== 1) {
+      await sessions.markPrivateDataRead(s.session.id);
+      identities.markPrivateRead(s.session.id);
+    }
+  }
+  if (s.idemKey !== null) await idempotency.storeResult(s.idemKey, output);
+  return allowed(s, output);
+}
+
+function allowed(s: CallState, output: unknown): StepResult {
+  return {
+    kind: 'allow',
+    callId: s.callId,
+    toolId: s.detail.id,
+    version: s.detail.version,
+    output,
+    warnings: s.warnings,
+    ...(s.def.runtime.kind === 'mcp' ? { mcpResult: output as McpToolResult } : {}),
+  };
+}

@@ -1,0 +1,222 @@
+/**
+ * @module Step 13, execute: the tool's credential is opened, then the call runs in the runtime of
+ * its kind, looked up in the gate's registry (docs/architecture.md §4); the result checks that
+ * follow are step 14 (result.ts). Step order: docs/architecture.md §3.
+ */
+import type { ToolDefinition } from '../../catalog/index.js';
+import { isToolgateError } from '../../core/index.js';
+import type { CallCredentials, CredentialBroker } from '../../credentials/index.js';
+import type { RuntimeContext, RuntimeRegistry, SandboxAudit } from '../../runtimes/index.js';
+import { type ByteBudget, createByteBudget, type EgressAuditFields } from '../../sandbox/index.js';
+import { CANCELLED, type CallProgress } from '../call-progress.js';
+import type { DenyCode } from '../decision.js';
+import { type IdentityCache, SESSION_CACHE_MAX } from '../identity-cache.js';
+import type { CompiledTool } from '../tool-cache.js';
+import { type CallState, CONTINUE, type StepResult } from './step.js';
+
+/** What the runtimes need of the gate's services. */
+export interface ExecuteDependencies {
+  /** One runtime per kind; a kind without one is refused (runtime.unavailable). */
+  readonly runtimes: RuntimeRegistry;
+  readonly credentials: Pick<CredentialBroker, 'forCall'> | undefined;
+  readonly identities: Pick<IdentityCache, 'egressBudgets'>;
+}
+
+/** What the run came to, before the result checks: the raw output and what to scrub from it. */
+export type ExecuteRun =
+  | ExecuteFailure
+  | {
+      readonly ok: true;
+      readonly output: unknown;
+      readonly bytes: number;
+      /** The call's credential values: none may reach the caller. */
+      readonly redact: readonly string[];
+      readonly extra: Partial<ExecuteExtra>;
+    };
+
+const NO_SECRETS: readonly string[] = [];
+
+/** Step 13: runs the call (a failure is a result, audited by audit-post, never a refusal). */
+export async function executeStep(s: CallState): Promise<StepResult> {
+  s.run = await execute(s.deps, s.def, s.callArgs, s.compiled, {
+    callId: s.callId,
+    sessionId: s.session.id,
+    agentId: s.ctx.agentId,
+    userId: s.session.user_id,
+    destinations: s.destinations,
+    egressLimit: s.budgets.egress_bytes,
+    storedEgressBytes: s.session.egress_bytes,
+    ...(s.options.onProgress ? { onProgress: s.options.onProgress } : {}),
+    ...(s.options.signal ? { signal: s.options.signal } : {}),
+    egressCeilingLeft: s.egressLeft,
+  });
+  return CONTINUE;
+}
+
+/**
+ * The per-session egress budget this process draws on: concurrent calls of one session share
+ * it, so together they cannot move more than the ceiling. Other replicas' spending reaches it
+ * through the stored counter the next time the session's budget is loaded here.
+ */
+function egressBudget(
+  pools: Map<string, ByteBudget>,
+  sessionId: string,
+  limit: number | undefined,
+  storedSpent: number,
+  ceilingLeft = Number.POSITIVE_INFINITY,
+): { budget: ByteBudget; spent: () => number } {
+  let shared = pools.get(sessionId);
+  if (!shared) {
+    shared = createByteBudget(
+      limit === undefined ? Number.POSITIVE_INFINITY : Math.max(0, limit - storedSpent),
+    );
+    if (pools.size >= SESSION_CACHE_MAX) {
+      const oldest = pools.keys().next();
+      if (!oldest.done) pools.delete(oldest.value);
+    }
+    pools.set(sessionId, shared);
+  }
+  const pool = shared;
+  let mine = 0;
+  return {
+    budget: {
+      remaining: () => Math.min(pool.remaining(), Math.max(0, ceilingLeft - mine)),
+      consume: (bytes) => {
+        mine += bytes;
+        pool.consume(bytes);
+      },
+    },
+    spent: () => mine,
+  };
+}
+
+/**
+ * The tool's credential (only now, after every check passed), then the run in the runtime of its
+ * kind (docs/architecture.md §4), with egress only through the proxy's rules. Never throws for
+ * anything the tool does; a refusal or failure is a result with its code and rule. What the run
+ * returned is checked next, by the result step.
+ */
+export async function execute(
+  d: ExecuteDependencies,
+  def: ToolDefinition,
+  args: Record<string, unknown>,
+  compiled: CompiledTool,
+  call: ExecuteCall,
+): Promise<ExecuteRun> {
+  // Withdrawn before it started (during the checks, or while an approval was asked): never run.
+  if (call.signal?.aborted) {
+    return failed(CANCELLED.code, CANCELLED.rule, CANCELLED.message, { outcome: 'cancelled' });
+  }
+
+  let creds: CallCredentials | null = null;
+  if (def.credentials) {
+    if (!d.credentials) {
+      return failed(
+        'CREDENTIAL_UNAVAILABLE',
+        'credentials.unavailable',
+        "this gateway cannot provide the tool's credential",
+      );
+    }
+    try {
+      creds = await d.credentials.forCall({
+        tool: def,
+        userId: call.userId,
+        agentId: call.agentId,
+        sessionId: call.sessionId,
+        callId: call.callId,
+      });
+    } catch (err) {
+      if (!isToolgateError(err) || err.code !== 'CREDENTIAL_UNAVAILABLE') throw err;
+      // The caller learns that the credential is missing, not which secret or why.
+      const reason = (err.details as { reason?: string }).reason ?? 'unavailable';
+      return failed(
+        'CREDENTIAL_UNAVAILABLE',
+        `credentials.${reason}`,
+        "the tool's credential is not available; an administrator has to set it",
+      );
+    }
+  }
+
+  const runtime = d.runtimes[def.runtime.kind];
+  if (!runtime) {
+    // Never run a tool with less isolation than it asks for: no runtime here, no run.
+    return failed(
+      'EXECUTION_FAILED',
+      'runtime.unavailable',
+      `the ${def.runtime.kind} runtime is not available on this gateway`,
+    );
+  }
+  const { budget, spent } = egressBudget(
+    d.identities.egressBudgets,
+    call.sessionId,
+    call.egressLimit,
+    call.storedEgressBytes,
+    call.egressCeilingLeft,
+  );
+  const context: Mutable<RuntimeContext> = {
+    callId: call.callId,
+    sessionId: call.sessionId,
+    agentId: call.agentId,
+    userId: call.userId,
+    credentials: creds,
+    budget,
+    destinations: call.destinations,
+    wallTimeMs: def.sandbox.limits.wall_time_ms,
+    validateOutput: compiled.validateOutput,
+  };
+  if (call.onProgress) context.onProgress = call.onProgress;
+  if (call.signal) context.signal = call.signal;
+  const ran = await runtime.run(def, args, context);
+  if (!ran.ok) return { ...ran, egressSpent: spent() };
+  const extra: Mutable<Partial<ExecuteExtra>> = { egressSpent: spent() };
+  if (ran.outcome !== undefined) extra.outcome = ran.outcome;
+  if (ran.sandbox) extra.sandbox = ran.sandbox;
+  if (ran.egress) extra.egress = ran.egress;
+  return { ok: true, output: ran.output, bytes: 0, redact: creds?.redact ?? NO_SECRETS, extra };
+}
+
+function failed(
+  code: DenyCode,
+  rule: string,
+  message: string,
+  extra: Partial<ExecuteExtra> = {},
+): ExecuteFailure {
+  return { ok: false, code, rule, message, bytes: 0, ...extra };
+}
+
+type Mutable<T> = { -readonly [K in keyof T]: T[K] };
+
+/** What a run adds to its audit record beside the decision. */
+export interface ExecuteExtra {
+  readonly outcome: string;
+  readonly sandbox: SandboxAudit;
+  readonly egress: EgressAuditFields;
+  /** Egress bytes this call charged to the session's budget (persisted after the call). */
+  readonly egressSpent: number;
+  /** The tool's output held its credential, which was scrubbed. */
+  readonly redacted: boolean;
+}
+
+export type ExecuteResult = (
+  | { ok: true; output: unknown; bytes: number }
+  | { ok: false; code: DenyCode; rule: string; message: string; bytes: number }
+) &
+  Partial<ExecuteExtra>;
+
+export type ExecuteFailure = Extract<ExecuteResult, { ok: false }>;
+
+/** Who and what one execution is for: the credential broker and the egress budget need it. */
+export interface ExecuteCall {
+  readonly callId: string;
+  readonly sessionId: string;
+  readonly agentId: string;
+  readonly userId: string | null;
+  /** Hosts this call's URL arguments named, after the URL policy checked them. */
+  readonly destinations: ReadonlySet<string>;
+  readonly egressLimit: number | undefined;
+  readonly storedEgressBytes: number;
+  readonly onProgress?: (progress: CallProgress) => void;
+  readonly signal?: AbortSignal;
+  /** What the agent's egress ceilings have left (ceilings.ts); this call may move no more. */
+  readonly egressCeilingLeft?: number | undefined;
+}

@@ -1,0 +1,31 @@
+/**
+ * @module Step 5, grant: the session's capabilities, live — a grant revoked or a user disabled
+ * after the session opened stops the next call — must cover what the tool requires. One read of
+ * the agent serves grants, budgets and the policy request. Step order: docs/architecture.md §3.
+ */
+import { type CallState, CONTINUE, refuse, type StepResult } from './step.js';
+
+export async function grantStep(s: CallState): Promise<StepResult> {
+  const { identities, sessions } = s.deps;
+  const session = s.session;
+  const agent = await identities.agent(s.ctx.agentId);
+  s.agent = agent;
+  const caps = await sessions.capabilities(
+    s.ctx.agentId,
+    session.user_id,
+    session.user_permissions === null ? null : (JSON.parse(session.user_permissions) as string[]),
+    agent,
+    identities.loadUser,
+    identities.isDisabled,
+  );
+  for (const c of s.def.required_capabilities) {
+    if (!caps.has(c)) {
+      return refuse(
+        'GRANT_MISSING',
+        'grant.capability',
+        `this session may not use ${s.detail.name}`,
+      );
+    }
+  }
+  return CONTINUE;
+}

@@ -1,0 +1,58 @@
+/**
+ * @module Step 11, limits: the session's spent budgets, the tool's rate limits, the session's
+ * external sends, then the call's cost and the agent's rolling ceilings, all charged or none
+ * (ceilings.ts). After approval, so a call waiting for a reviewer spends no slot (its approved
+ * retry does); the ceilings last, so a call refused by another limit is charged nothing. Never
+ * refunded. Step order: docs/architecture.md §3.
+ */
+import { checkSpentBudgets } from '../limits.js';
+import { type CallState, CONTINUE, refuse, type StepResult } from './step.js';
+
+export async function limitsStep(s: CallState): Promise<StepResult> {
+  const { counters, identities } = s.deps;
+  const def = s.def;
+  const budgets = s.agent.budgets;
+  s.budgets = budgets;
+  if (budgets.egress_bytes !== undefined || budgets.spend_cents !== undefined) {
+    s.session = await identities.freshSession(s.ctx.sessionId, s.ctx);
+  }
+  const session = s.session;
+  const spent = checkSpentBudgets(session, budgets);
+  if (!spent.ok) {
+    return refuse('BUDGET_EXCEEDED', spent.rule ?? 'budget', spent.message ?? 'budget spent');
+  }
+  const rate = await counters.takeRateLimits(
+    {
+      agentId: s.ctx.agentId,
+      toolId: s.detail.id,
+      runId: session.run_id,
+      now: s.now,
+      sessionExpiresAt: session.expires_at,
+    },
+    def.rate_limit,
+  );
+  if (!rate.ok) return refuse('RATE_LIMITED', rate.rule ?? 'rate', rate.message ?? 'rate limited');
+  const externalSend = def.action_class === 'external_send';
+  if (externalSend) {
+    const send = await counters.takeExternalSend(session.id, budgets);
+    if (!send.ok) {
+      return refuse('BUDGET_EXCEEDED', send.rule ?? 'budget', send.message ?? 'budget spent');
+    }
+    identities.addToSession(session.id, 'external_sends', 1);
+  }
+  const admitted = await counters.admitCall(
+    {
+      ...s.who,
+      sessionId: session.id,
+      toolId: s.detail.id,
+      externalSend,
+      cents: s.cents,
+      spendBudget: budgets.spend_cents,
+    },
+    s.agent.ceilings,
+  );
+  if (!admitted.ok) return refuse(admitted.code, admitted.rule, admitted.message);
+  s.egressLeft = admitted.egressLeft;
+  if (s.cents > 0) identities.addToSession(session.id, 'spend_cents', s.cents);
+  return CONTINUE;
+}

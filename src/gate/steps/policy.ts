@@ -1,0 +1,164 @@
+/**
+ * @module Step 6, policy: URL and path arguments are checked against the tool's argument policy
+ * and rewritten to their checked form (the tool gets the contained real path, never the caller's
+ * spelling of it), then the org policy (Cedar) decides when one applies. Policies that cannot be
+ * loaded never mean "no policies": the call is refused. Step order: docs/architecture.md §3.
+ */
+import { checkPath, checkUrl, type PolicyEngine, valuesAt } from '../../policy/index.js';
+import { type CallState, CONTINUE, type Refusal, refuse, type StepResult } from './step.js';
+
+const POLICIES_UNAVAILABLE: Refusal = {
+  kind: 'refuse',
+  code: 'POLICY_DENIED',
+  rule: 'cedar.unavailable',
+  message: 'organisation policies could not be loaded',
+};
+
+export function policyStep(s: CallState): StepResult | Promise<StepResult> {
+  const def = s.def;
+  s.hosts = def.egress.mode === 'constrained' ? def.egress.hosts : [];
+  s.destinations = new Set<string>();
+  return s.compiled.targets.length > 0 ? argumentPolicy(s) : orgPolicy(s);
+}
+
+/** URL and path arguments, each rewritten to its checked form. */
+async function argumentPolicy(s: CallState): Promise<StepResult> {
+  const def = s.def;
+  const callArgs = s.callArgs;
+  const hosts = s.hosts;
+  for (const target of s.compiled.targets) {
+    for (const { pointer, value } of valuesAt(callArgs, target.pointer)) {
+      if (target.kind === 'url') {
+        const verdict = checkUrl(value, {
+          hosts: def.egress.mode === 'unconstrained' ? 'any' : hosts,
+        });
+        if (!verdict.ok)
+          return refuse('POLICY_DENIED', verdict.rule, `${pointer}: ${verdict.message}`);
+        s.destinations.add(verdict.value.host);
+        setAt(callArgs, pointer, verdict.value.url);
+      } else {
+        const verdict = await checkPath(value, { roots: def.arguments_policy.path_roots ?? [] });
+        if (!verdict.ok)
+          return refuse('POLICY_DENIED', verdict.rule, `${pointer}: ${verdict.message}`);
+        setAt(callArgs, pointer, verdict.value.path);
+      }
+    }
+  }
+  return orgPolicy(s);
+}
+
+/** The org policy engine, without an await once it is loaded. */
+function orgPolicy(s: CallState): StepResult | Promise<StepResult> {
+  const loaded = s.deps.tools.loadedPolicyEngine;
+  return loaded === undefined ? loadThenDecide(s) : decide(s, loaded);
+}
+
+async function loadThenDecide(s: CallState): Promise<StepResult> {
+  let policy: PolicyEngine | null;
+  try {
+    policy = await s.deps.tools.policyEngine();
+  } catch {
+    s.deps.tools.dropPolicyEngine();
+    return POLICIES_UNAVAILABLE;
+  }
+  return decide(s, policy);
+}
+
+function decide(s: CallState, policy: PolicyEngine | null): StepResult | Promise<StepResult> {
+  const def = s.def;
+  if (!policy?.appliesTo({ id: s.detail.id, action_class: def.action_class, tags: def.tags })) {
+    return CONTINUE;
+  }
+  const session = s.session;
+  // Policies that test the session's counters decide on their stored values; a token's user
+  // without its own permissions is read (through the identity cache).
+  if (
+    policy.readsSessionCounters !== false ||
+    (session.user_id && session.user_permissions === null)
+  ) {
+    return readThenEvaluate(s, policy);
+  }
+  return evaluate(s, policy, userOf(session));
+}
+
+async function readThenEvaluate(s: CallState, policy: PolicyEngine): Promise<StepResult> {
+  if (policy.readsSessionCounters !== false) {
+    s.session = await s.deps.identities.freshSession(s.ctx.sessionId, s.ctx);
+  }
+  const session = s.session;
+  const user =
+    session.user_id && session.user_permissions === null
+      ? await s.deps.identities.loadUser(session.user_id)
+      : userOf(session);
+  return evaluate(s, policy, user);
+}
+
+/** The session's user as its token vouched for it, or null when it acts for nobody. */
+function userOf(
+  session: CallState['session'],
+): { readonly id: string; readonly permissions: readonly string[] } | null {
+  return session.user_id && session.user_permissions !== null
+    ? { id: session.user_id, permissions: JSON.parse(session.user_permissions) as string[] }
+    : null;
+}
+
+function evaluate(
+  s: CallState,
+  policy: PolicyEngine,
+  user: { readonly id: string; readonly permissions: readonly string[] } | null,
+): StepResult {
+  const def = s.def;
+  const session = s.session;
+  const agent = s.agent;
+  const decision = policy.evaluate({
+    agent: { id: agent.id, owner: agent.owner, capabilities: agent.capabilities },
+    ...(user ? { user: { id: user.id, permissions: user.permissions } } : {}),
+    tool: {
+      id: s.detail.id,
+      version: s.detail.version,
+      action_class: def.action_class,
+      data_access: def.data_access,
+      egress: def.egress.mode,
+      access_tier: def.access_tier,
+      owner: def.owner,
+      provenance: def.provenance,
+      tags: def.tags,
+    },
+    context: {
+      session_id: session.id,
+      run_id: session.run_id,
+      on_behalf_of: session.user_id ?? '',
+      user_permissions: user?.permissions ?? [],
+      private_data_read: session.private_data_read === 1,
+      external_sends: session.external_sends,
+      egress_bytes: session.egress_bytes,
+      spend_cents: session.spend_cents,
+      hour_utc: s.now.getUTCHours(),
+      destination_host: [...s.destinations][0] ?? '',
+      arguments: s.callArgs,
+    },
+  });
+  if (decision.decision === 'deny') {
+    // Cedar's reasons can quote request values: the audit keeps the policy id; the caller gets
+    // the policy's own @reason when it has one.
+    return refuse(
+      'POLICY_DENIED',
+      decision.rule ?? `cedar.${decision.policies[0] ?? 'forbid'}`,
+      decision.reasons[0] ?? 'forbidden by policy',
+    );
+  }
+  return CONTINUE;
+}
+
+/** Replaces the value at a concrete JSON pointer (as valuesAt returns them) in place. */
+export function setAt(root: Record<string, unknown>, pointer: string, value: unknown): void {
+  const tokens = pointer
+    .split('/')
+    .slice(1)
+    .map((t) => t.replaceAll('~1', '/').replaceAll('~0', '~'));
+  const last = tokens.pop();
+  if (last === undefined) return;
+  let node: unknown = root;
+  for (const t of tokens) node = (node as Record<string, unknown>)[t];
+  (node as Record<string, unknown>)[last] = value;
+}

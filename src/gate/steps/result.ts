@@ -1,0 +1,58 @@
+/**
+ * @module Step 14, result: what the tool returned is checked before anyone sees it — a credential
+ * it echoed is scrubbed (and the record says so), then its size and output schema. A failed run
+ * passes through unchanged. Step order: docs/architecture.md §3.
+ */
+import type { ToolDefinition } from '../../catalog/index.js';
+import { redactSecrets } from '../../credentials/index.js';
+import type { CompiledTool } from '../tool-cache.js';
+import type { ExecuteExtra, ExecuteResult, ExecuteRun } from './execute.js';
+import { type CallState, CONTINUE, type StepResult } from './step.js';
+
+export function resultStep(s: CallState): StepResult {
+  s.result = checkResult(s.def, s.compiled, s.run);
+  return CONTINUE;
+}
+
+/** The run's result as the caller may receive it, or why it may not. Never throws. */
+export function checkResult(
+  def: ToolDefinition,
+  compiled: CompiledTool,
+  run: ExecuteRun,
+): ExecuteResult {
+  if (!run.ok) return run;
+  let output = run.output;
+  // A tool that echoes its credential gets it scrubbed, and the record says so.
+  let redacted = false;
+  if (run.redact.length > 0) {
+    const scrubbed = redactSecrets(output, run.redact);
+    output = scrubbed.value;
+    redacted = scrubbed.redacted;
+  }
+  const extra: Partial<ExecuteExtra> = redacted ? { ...run.extra, redacted } : run.extra;
+  const text = JSON.stringify(output ?? null);
+  const bytes = Buffer.byteLength(text, 'utf8');
+  if (bytes > def.sandbox.limits.output_bytes) {
+    return {
+      ok: false,
+      code: 'OUTPUT_INVALID',
+      rule: 'result.size',
+      message: `the result is over ${def.sandbox.limits.output_bytes} bytes`,
+      bytes,
+      ...extra,
+    };
+  }
+  // An upstream MCP result's structured content was checked by the mcp runtime, where its shape
+  // is known; a tool error result is passed on as the upstream gave it.
+  if (def.runtime.kind !== 'mcp' && !compiled.validateOutput(output)) {
+    return {
+      ok: false,
+      code: 'OUTPUT_INVALID',
+      rule: 'result.schema',
+      message: 'the tool returned a result that does not match its output schema',
+      bytes,
+      ...extra,
+    };
+  }
+  return { ok: true, output, bytes, ...extra };
+}

@@ -1,0 +1,148 @@
+/**
+ * @module What every step of the gate shares: the state of one call, the services the steps use,
+ * and what a step answers — go on (having filled in its part of the state), refuse (the gate
+ * audits it as a denial), or a decision that ends the call (pending approval, a replayed or
+ * executed result). Step order: docs/architecture.md §3.
+ */
+import type { ApprovalDesk } from '../../approvals/index.js';
+import type { ToolDefinition, ToolVersionDetail } from '../../catalog/index.js';
+import type { Clock } from '../../core/index.js';
+import type { CredentialBroker } from '../../credentials/index.js';
+import type { IdempotencyStore } from '../../idempotency/index.js';
+import type { AgentView, SessionBudgets } from '../../identity/index.js';
+import type { RuntimeRegistry } from '../../runtimes/index.js';
+import type { SessionService } from '../../sessions/index.js';
+import type { SessionRow } from '../../store/index.js';
+import type { AuditWriter } from '../audit-writer.js';
+import type { CallContext, CallOptions } from '../call-context.js';
+import type { CallCounters, CounterPrincipal } from '../call-counters.js';
+import type { DenyCode, GateDecision } from '../decision.js';
+import type { IdentityCache } from '../identity-cache.js';
+import type { CompiledTool, ToolCache } from '../tool-cache.js';
+import type { ExecuteResult, ExecuteRun } from './execute.js';
+
+/** The services the steps call; built once per gate, shared by every call. */
+export interface StepDependencies {
+  readonly sessions: SessionService;
+  readonly approvals: ApprovalDesk;
+  /** One runtime per kind (docs/architecture.md §4). */
+  readonly runtimes: RuntimeRegistry;
+  readonly credentials: Pick<CredentialBroker, 'forCall'> | undefined;
+  readonly clock: Clock;
+  readonly audit: AuditWriter;
+  readonly counters: CallCounters;
+  readonly idempotency: IdempotencyStore;
+  readonly tools: ToolCache;
+  readonly identities: IdentityCache;
+  /** Counts a result record that could not be written (never thrown at a caller). */
+  readonly lostPostRecord: () => void;
+}
+
+/** The fields every audit record of this call shares. */
+export interface AuditBase {
+  readonly at: Date;
+  readonly callId: string;
+  readonly sessionId: string;
+  readonly runId: string;
+  readonly agentId: string;
+  readonly userId: string | null;
+  readonly model?: string;
+}
+
+/**
+ * One call on its way through the steps. Each step fills in its own fields and reads only those
+ * of the steps before it (the declared order guarantees they are set): one object per call, so
+ * going through the steps allocates nothing per step.
+ */
+export class CallState {
+  readonly deps: StepDependencies;
+  readonly ctx: CallContext;
+  readonly toolRef: unknown;
+  readonly args: unknown;
+  readonly options: CallOptions;
+  readonly callId: string;
+  readonly started: number;
+
+  // session
+  session!: SessionRow;
+  now!: Date;
+  base!: AuditBase;
+  // resolve: named in refusals from here on (null: the caller learns nothing about the tool)
+  compiled!: CompiledTool;
+  detail!: ToolVersionDetail;
+  def!: ToolDefinition;
+  ref: { readonly id: string; readonly version: string } | null = null;
+  // lifecycle
+  warnings!: string[];
+  // schema: the call's own copy of its arguments, rewritten by policy to their checked form
+  callArgs!: Record<string, unknown>;
+  cents = 0;
+  // grant
+  agent!: AgentView;
+  // policy: hosts the tool may reach, and the ones this call's URL arguments named
+  hosts!: readonly string[];
+  destinations!: Set<string>;
+  // flow
+  who!: CounterPrincipal;
+  // idempotency lookup (the hash is what approval binds and idempotency compares)
+  argsHash!: string;
+  idemKey: string | null = null;
+  // approval
+  approval: { readonly approvalId: string; readonly approver: string } | null = null;
+  // limits
+  budgets!: SessionBudgets;
+  egressLeft: number | undefined = undefined;
+  // execute, result
+  run!: ExecuteRun;
+  result!: ExecuteResult;
+
+  constructor(
+    deps: StepDependencies,
+    ctx: CallContext,
+    toolRef: unknown,
+    args: unknown,
+    options: CallOptions,
+    callId: string,
+    started: number,
+  ) {
+    this.deps = deps;
+    this.ctx = ctx;
+    this.toolRef = toolRef;
+    this.args = args;
+    this.options = options;
+    this.callId = callId;
+    this.started = started;
+  }
+}
+
+/** A step's refusal: the gate audits it as `call.denied` and answers with a denial. */
+export interface Refusal {
+  readonly kind: 'refuse';
+  readonly code: DenyCode;
+  readonly rule: string;
+  readonly message: string;
+  readonly details?: unknown;
+  /** The reason auditors see when the caller is told less (a quarantined tool is "not registered"). */
+  readonly auditedRule?: string;
+  /** The refusal names no tool (the caller is told it does not exist). */
+  readonly anonymous?: boolean;
+}
+
+/** Go on with the next step. */
+export const CONTINUE = undefined;
+
+/** Go on, refuse, or end the call with this decision. */
+export type StepResult = typeof CONTINUE | Refusal | GateDecision;
+
+export interface Step {
+  /** Stable, for traces and the order test. */
+  readonly name: string;
+  /** Synchronous where it can be: the gate awaits only a returned promise. */
+  readonly run: (state: CallState) => StepResult | Promise<StepResult>;
+}
+
+export function refuse(code: DenyCode, rule: string, message: string, details?: unknown): Refusal {
+  return details === undefined
+    ? { kind: 'refuse', code, rule, message }
+    : { kind: 'refuse', code, rule, message, details };
+}

@@ -1,0 +1,108 @@
+/**
+ * @module The gate's cache of compiled tools (each version's input and output validators and
+ * policy targets) and of the org policy engine. Both are dropped together whenever the catalog
+ * or a policy changes: a tool is never checked against a schema or policy it no longer has.
+ */
+import type { ValidateFunction } from 'ajv';
+import {
+  type CatalogService,
+  createToolSchemaCompiler,
+  type ToolVersionDetail,
+} from '../catalog/index.js';
+import {
+  type PolicyEngine,
+  type PolicySupplier,
+  type PolicyTarget,
+  policyTargets,
+} from '../policy/index.js';
+
+export interface CompiledTool {
+  readonly detail: ToolVersionDetail;
+  readonly validateInput: ValidateFunction;
+  readonly validateOutput: ValidateFunction;
+  readonly targets: readonly PolicyTarget[];
+}
+
+const NO_ENGINE: Promise<PolicyEngine | null> = Promise.resolve(null);
+
+export class ToolCache {
+  readonly #catalog: CatalogService;
+  readonly #policies: PolicySupplier | undefined;
+  // Each tool schema is compiled under the dialect it declares (2020-12, or an upstream's draft-07).
+  readonly #ajv = createToolSchemaCompiler();
+  #cache = new Map<string, CompiledTool>();
+  #engine: Promise<PolicyEngine | null> | null = null;
+  /** The engine #engine resolved to; undefined until it has (or after it failed). */
+  #loadedEngine: PolicyEngine | null | undefined = undefined;
+
+  constructor(catalog: CatalogService, policies?: PolicySupplier) {
+    this.#catalog = catalog;
+    this.#policies = policies;
+  }
+
+  /** Drops every compiled tool and the loaded policy engine. */
+  invalidate(): void {
+    this.#cache = new Map();
+    this.#engine = null;
+    this.#loadedEngine = undefined;
+    this.#ajv.reset();
+  }
+
+  /** The tool version if it is compiled already: the hot path decides without an await. */
+  cached(id: string, version: string): CompiledTool | undefined {
+    return this.#cache.get(`${id}@${version}`);
+  }
+
+  /** The tool version compiled, or null when it is not in the catalog (or cannot be compiled). */
+  async compiled(id: string, version: string): Promise<CompiledTool | null> {
+    const key = `${id}@${version}`;
+    const hit = this.#cache.get(key);
+    if (hit) return hit;
+    let detail: ToolVersionDetail;
+    try {
+      detail = await this.#catalog.get(id, version);
+    } catch {
+      return null;
+    }
+    let compiled: CompiledTool;
+    try {
+      compiled = {
+        detail,
+        validateInput: this.#ajv.compile(detail.definition.input_schema),
+        validateOutput: this.#ajv.compile(detail.definition.output_schema),
+        targets: policyTargets(detail.definition.input_schema),
+      };
+    } catch {
+      // Registration refuses such schemas; one that slipped through is treated as absent.
+      return null;
+    }
+    this.#cache.set(key, compiled);
+    return compiled;
+  }
+
+  /** The org policy engine, loaded once per catalog revision; may reject (never means "none"). */
+  policyEngine(): Promise<PolicyEngine | null> {
+    if (this.#engine) return this.#engine;
+    const loading = this.#policies ? this.#policies() : NO_ENGINE;
+    this.#engine = loading;
+    // Kept only while it is still the current load (not invalidated or dropped meanwhile).
+    loading.then(
+      (engine) => {
+        if (this.#engine === loading) this.#loadedEngine = engine;
+      },
+      () => {},
+    );
+    return loading;
+  }
+
+  /** The engine once loaded (null: no org policies); undefined while it has to be awaited. */
+  get loadedPolicyEngine(): PolicyEngine | null | undefined {
+    return this.#loadedEngine;
+  }
+
+  /** Forgets an engine that failed to load, so the next call tries again. */
+  dropPolicyEngine(): void {
+    this.#engine = null;
+    this.#loadedEngine = undefined;
+  }
+}

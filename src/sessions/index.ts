@@ -1,0 +1,15 @@
+/**
+ * @module Sessions: runs, their permitted sets, the principal a session is bound to, and the
+ * per-agent caps on open sessions and pending approvals. Anything exported here is public API.
+ */
+export type { AgentCaps } from './agent-caps.js';
+export { DEFAULT_AGENT_CAPS, lockAgent, pendingApprovalsOf } from './agent-caps.js';
+export type { SessionPrincipal } from './session-principal.js';
+export type {
+  OpenSessionOptions,
+  SessionTool,
+  SessionView,
+  ToolFormat,
+  WithheldTool,
+} from './session-service.js';
+export { exportTool, permittedSet, SessionService } from './session-service.js';

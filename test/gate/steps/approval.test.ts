@@ -1,0 +1,44 @@
+/** Step 9, approval: a call that needs approval waits (audited) with its resolved form; approved, it goes on. */
+import assert from 'node:assert/strict';
+import { after, before, test } from 'node:test';
+import { admin, type Harness, openHarness } from './step-harness.js';
+
+let h: Harness;
+let ctx: { agentId: string; sessionId: string };
+before(async () => {
+  h = await openHarness();
+  ctx = await h.open();
+});
+after(async () => {
+  await h.close();
+});
+
+async function approval(tool: string, args: unknown) {
+  const s = await h.before(h.state(ctx, tool, args), 'approval');
+  return { s, r: await h.step(s, 'approval') };
+}
+
+test('a tool without approval goes on with none', async () => {
+  const { s, r } = await approval('echo', { invoice: 'I-1' });
+  assert.equal(r, undefined);
+  assert.equal(s.approval, null);
+});
+
+test('a call that needs approval is pending with what the reviewer sees, and audited', async () => {
+  const { s, r } = await approval('approved', { invoice: 'I-1' });
+  assert.ok(r?.kind === 'pending_approval');
+  assert.equal(r.callId, s.callId);
+  assert.equal(r.rendered.tool, 'approved');
+  assert.deepEqual(r.rendered.arguments, { invoice: 'I-1' });
+  assert.deepEqual(await h.auditOf(s.callId), ['call.pending_approval']);
+});
+
+test('once approved, the same call goes on carrying the approval and its approver', async () => {
+  const first = await approval('approved', { invoice: 'I-2' });
+  assert.ok(first.r?.kind === 'pending_approval');
+  await h.tg.approvals.approve(first.r.approvalId, admin);
+  const retry = await approval('approved', { invoice: 'I-2' });
+  assert.equal(retry.r, undefined);
+  assert.equal(retry.s.approval?.approvalId, first.r.approvalId);
+  assert.equal(retry.s.approval?.approver, admin.id);
+});

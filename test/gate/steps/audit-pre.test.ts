@@ -1,0 +1,33 @@
+/** Step 12, audit-pre: the pre record is durable before the step returns, with the call's facts. */
+import assert from 'node:assert/strict';
+import { after, before, test } from 'node:test';
+import { type Harness, openHarness } from './step-harness.js';
+
+let h: Harness;
+before(async () => {
+  h = await openHarness();
+});
+after(async () => {
+  await h.close();
+});
+
+test('the pre record is committed when the step returns (before anything runs)', async () => {
+  const ctx = await h.open('surfer');
+  const s = await h.before(h.state(ctx, 'fetch', { url: 'https://example.com/x' }), 'audit-pre');
+  assert.equal(await h.step(s, 'audit-pre'), undefined);
+  // Read without flushing the writer: durable means already in the table.
+  const rows = await h.store.db
+    .selectFrom('audit_log')
+    .select(['kind', 'tool_id', 'args_hash', 'egress_host', 'decision'])
+    .where('call_id', '=', s.callId)
+    .execute();
+  assert.deepEqual(rows, [
+    {
+      kind: 'call.pre',
+      tool_id: 'fetch',
+      args_hash: s.argsHash,
+      egress_host: 'example.com',
+      decision: 'allow',
+    },
+  ]);
+});

@@ -1,0 +1,57 @@
+/** Step 7, flow: after a private read, unconstrained egress is refused — in this session and beyond. */
+import assert from 'node:assert/strict';
+import { after, before, test } from 'node:test';
+import { type Harness, openHarness } from './step-harness.js';
+
+let h: Harness;
+before(async () => {
+  h = await openHarness();
+});
+after(async () => {
+  await h.close();
+});
+
+async function flow(ctx: { agentId: string; sessionId: string }, tool: string, args: unknown) {
+  const s = await h.before(h.state(ctx, tool, args), 'flow');
+  return { s, r: await h.step(s, 'flow') };
+}
+
+test('unconstrained egress goes on before any private read', async () => {
+  const ctx = await h.open('surfer');
+  const { s, r } = await flow(ctx, 'fetch', { url: 'https://example.com/' });
+  assert.equal(r, undefined);
+  assert.deepEqual(s.who, { agentId: 'surfer', userId: null, now: s.now });
+});
+
+test("after this session's private read, unconstrained egress is TOXIC_FLOW; other tools go on", async () => {
+  const ctx = await h.open('surfer');
+  await h.store.db
+    .updateTable('sessions')
+    .set({ private_data_read: 1 })
+    .where('id', '=', ctx.sessionId)
+    .execute();
+  h.deps.identities.drop();
+  const { r } = await flow(ctx, 'fetch', { url: 'https://example.com/' });
+  assert.ok(r?.kind === 'refuse');
+  assert.equal(r.code, 'TOXIC_FLOW');
+  const other = await h.open();
+  await h.store.db
+    .updateTable('sessions')
+    .set({ private_data_read: 1 })
+    .where('id', '=', other.sessionId)
+    .execute();
+  h.deps.identities.drop();
+  assert.equal((await flow(other, 'echo', { invoice: 'I-1' })).r, undefined);
+});
+
+test('a private read recorded for the agent refuses egress in a fresh session too', async () => {
+  const agent = await h.tg.agents.get('surfer');
+  await h.deps.counters.recordPrivateRead(
+    { agentId: 'surfer', userId: null, now: h.now },
+    agent.ceilings,
+  );
+  const fresh = await h.open('surfer');
+  const { r } = await flow(fresh, 'fetch', { url: 'https://example.com/' });
+  assert.ok(r?.kind === 'refuse');
+  assert.equal(r.rule, 'flow.private_then_egress');
+});

@@ -1,0 +1,37 @@
+/** Step 5, grant: live capabilities must cover the tool's; the agent is read once for later steps. */
+import assert from 'node:assert/strict';
+import { after, before, test } from 'node:test';
+import { admin, type Harness, openHarness } from './step-harness.js';
+
+let h: Harness;
+before(async () => {
+  h = await openHarness();
+});
+after(async () => {
+  await h.close();
+});
+
+test('a granted call goes on and keeps the agent for budgets and policy', async () => {
+  const ctx = await h.open();
+  const s = await h.before(h.state(ctx, 'echo', { invoice: 'I-1' }), 'grant');
+  assert.equal(await h.step(s, 'grant'), undefined);
+  assert.equal(s.agent.id, 'bot');
+});
+
+test('a grant revoked after the session opened refuses the next call with GRANT_MISSING', async () => {
+  await h.tg.config.apply(
+    [
+      { kind: 'Agent', spec: { id: 'revoked', owner: 'qa' } },
+      { kind: 'Grant', spec: { agent: 'revoked', capabilities: ['billing:read'] } },
+    ],
+    admin,
+  );
+  const ctx = await h.open('revoked');
+  await h.tg.agents.revoke('revoked', ['billing:read'], admin);
+  h.deps.identities.drop();
+  const s = await h.before(h.state(ctx, 'echo', { invoice: 'I-1' }), 'grant');
+  const r = await h.step(s, 'grant');
+  assert.ok(r?.kind === 'refuse');
+  assert.equal(r.code, 'GRANT_MISSING');
+  assert.equal(r.rule, 'grant.capability');
+});

@@ -1,0 +1,96 @@
+/** The declared step list is the order a call runs, and gate.ts stays an orchestrator. */
+import assert from 'node:assert/strict';
+import { readFileSync } from 'node:fs';
+import { after, before, test } from 'node:test';
+import { Gate } from '../../../src/gate/gate.js';
+import { GATE_STEPS } from '../../../src/gate/steps/pipeline.js';
+import type { Step } from '../../../src/gate/steps/step.js';
+import { type Harness, openHarness } from './step-harness.js';
+
+let h: Harness;
+before(async () => {
+  h = await openHarness();
+});
+after(async () => {
+  await h.close();
+});
+
+/** A gate over the harness's services whose steps record their names as they run. */
+function watchedGate(ran: string[]): Gate {
+  const steps: Step[] = GATE_STEPS.map((s) => ({
+    name: s.name,
+    run: (state) => {
+      ran.push(s.name);
+      return s.run(state);
+    },
+  }));
+  const d = h.deps;
+  return new Gate({
+    catalog: h.tg.catalog,
+    agents: h.tg.agents,
+    users: h.tg.users,
+    sessions: d.sessions,
+    approvals: d.approvals,
+    runtimes: d.runtimes,
+    clock: d.clock,
+    audit: d.audit,
+    counters: d.counters,
+    idempotency: d.idempotency,
+    revisions: () => h.tg.revisions(),
+    steps,
+  });
+}
+
+test('an allowed call runs every declared step, in the declared order, once', async () => {
+  const ran: string[] = [];
+  const gate = watchedGate(ran);
+  const ctx = await h.open();
+  const decision = await gate.invoke(ctx, 'echo', { invoice: 'I-1' }, { idempotencyKey: 'k-1' });
+  assert.equal(decision.kind, 'allow');
+  assert.deepEqual(
+    ran,
+    GATE_STEPS.map((s) => s.name),
+  );
+  assert.deepEqual(await h.auditOf(decision.callId), ['call.pre', 'call.post']);
+});
+
+test('a refusal stops the list at the refusing step, and the gate audits it as a denial', async () => {
+  const ran: string[] = [];
+  const gate = watchedGate(ran);
+  const ctx = await h.open();
+  const decision = await gate.invoke(ctx, 'echo', { invoice: 42 });
+  assert.equal(decision.kind, 'deny');
+  assert.equal(decision.kind === 'deny' ? decision.code : '', 'INPUT_INVALID');
+  assert.deepEqual(ran, ['session', 'resolve', 'lifecycle', 'schema']);
+  assert.deepEqual(await h.auditOf(decision.callId), ['call.denied']);
+});
+
+test('the list is the one documented order: flow before limits, idempotency around approval', () => {
+  assert.deepEqual(
+    GATE_STEPS.map((s) => s.name),
+    [
+      'session',
+      'resolve',
+      'lifecycle',
+      'schema',
+      'grant',
+      'policy',
+      'flow',
+      'idempotency-lookup',
+      'approval',
+      'idempotency-claim',
+      'limits',
+      'audit-pre',
+      'execute',
+      'result',
+      'audit-post',
+    ],
+  );
+  assert.ok(Object.isFrozen(GATE_STEPS));
+});
+
+test('gate.ts is an orchestrator: at most 300 lines and no SQL of its own', () => {
+  const source = readFileSync(new URL('../../../src/gate/gate.ts', import.meta.url), 'utf8');
+  assert.ok(source.split('\n').length <= 300);
+  assert.doesNotMatch(source, /selectFrom|updateTable|insertInto|deleteFrom|\.db\b/);
+});

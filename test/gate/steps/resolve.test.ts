@@ -1,0 +1,34 @@
+/** Step 2, resolve: only within the session's own set, by name or id; nothing else is named. */
+import assert from 'node:assert/strict';
+import { after, before, test } from 'node:test';
+import { type Harness, openHarness } from './step-harness.js';
+
+let h: Harness;
+before(async () => {
+  h = await openHarness();
+});
+after(async () => {
+  await h.close();
+});
+
+test('a tool of the set resolves, compiled, and is named in refusals from then on', async () => {
+  const ctx = await h.open();
+  for (const ref of ['echo', 'send']) {
+    const s = await h.before(h.state(ctx, ref, {}), 'resolve');
+    assert.equal(await h.step(s, 'resolve'), undefined);
+    assert.equal(s.def.id, ref);
+    assert.deepEqual(s.ref, { id: ref, version: '1.0.0' });
+    assert.equal(typeof s.compiled.validateInput, 'function');
+  }
+});
+
+test('a tool outside the set, an unknown name or a non-string is "not registered", unnamed', async () => {
+  const ctx = await h.open();
+  for (const ref of ['secret', 'no_such_tool', 42, null]) {
+    const s = await h.before(h.state(ctx, ref, {}), 'resolve');
+    const r = await h.step(s, 'resolve');
+    assert.equal(r?.kind, 'refuse', String(ref));
+    assert.equal(r?.kind === 'refuse' ? r.code : '', 'TOOL_NOT_REGISTERED');
+    assert.equal(s.ref, null, 'the refusal names no tool');
+  }
+});

@@ -1,0 +1,73 @@
+/** Idempotency records on every backend: claim once, replay the finished result, expire, sweep. */
+import assert from 'node:assert/strict';
+import { after, before, describe, test } from 'node:test';
+import {
+  IDEMPOTENCY_TTL_MS,
+  IdempotencyStore,
+  idempotencyScope,
+  isIdempotencyKey,
+} from '../../src/idempotency/index.js';
+import { openStore, type Store } from '../../src/store/index.js';
+import { backends } from '../support/backends.js';
+
+for (const backend of backends()) {
+  describe(`idempotency store on ${backend.name}`, () => {
+    let store: Store;
+    let drop: () => Promise<void>;
+    let now = new Date('2026-06-01T10:00:00Z');
+    let records: IdempotencyStore;
+
+    before(async () => {
+      const fresh = await backend.fresh();
+      drop = fresh.drop;
+      store = await openStore(fresh.url);
+      records = new IdempotencyStore(store.db, () => now);
+    });
+    after(async () => {
+      await store.close();
+      await drop();
+    });
+
+    test('a free key is claimed once; the same arguments are in progress, others conflict', async () => {
+      const key = idempotencyScope('bot', null, 'tool', 'k1');
+      assert.deepEqual(await records.lookup(key, 'h1'), { kind: 'claimed' });
+      assert.deepEqual(await records.claim(key, 'h1', 'call_1', now), { kind: 'claimed' });
+      assert.equal((await records.claim(key, 'h1', 'call_2', now)).kind, 'conflict');
+      const other = await records.lookup(key, 'h2');
+      assert.equal(other.kind === 'conflict' ? other.rule : '', 'idempotency.arguments_differ');
+    });
+
+    test('a stored result is replayed under its first call id', async () => {
+      const key = idempotencyScope('bot', null, 'tool', 'k2');
+      await records.claim(key, 'h1', 'call_first', now);
+      await records.storeResult(key, { status: 'ok' });
+      assert.deepEqual(await records.lookup(key, 'h1'), {
+        kind: 'replay',
+        callId: 'call_first',
+        output: { status: 'ok' },
+      });
+    });
+
+    test('past the TTL a key is free again and the sweep removes it', async () => {
+      const key = idempotencyScope('bot', 'alice', 'tool', 'k3');
+      await records.claim(key, 'h1', 'call_old', now);
+      now = new Date(now.getTime() + IDEMPOTENCY_TTL_MS + 1000);
+      assert.deepEqual(await records.lookup(key, 'other'), { kind: 'claimed' });
+      assert.deepEqual(await records.claim(key, 'other', 'call_new', now), { kind: 'claimed' });
+      now = new Date(now.getTime() + IDEMPOTENCY_TTL_MS + 1000);
+      assert.ok((await records.sweep(now)) >= 1);
+      assert.deepEqual(await records.lookup(key, 'other'), { kind: 'claimed' });
+    });
+
+    test('keys are scoped per user and only of the allowed form', () => {
+      assert.notEqual(
+        idempotencyScope('bot', 'alice', 'tool', 'k'),
+        idempotencyScope('bot', 'bob', 'tool', 'k'),
+      );
+      assert.ok(isIdempotencyKey('order-42:retry.1'));
+      assert.ok(!isIdempotencyKey(''));
+      assert.ok(!isIdempotencyKey('a b'));
+      assert.ok(!isIdempotencyKey('x'.repeat(129)));
+    });
+  });
+}
