@@ -1,5 +1,5 @@
 /**
- * @module Approval requests and their consumption (DESIGN.md C8). A call that needs approval is
+ * @module Approval requests and their consumption (C8). A call that needs approval is
  * stored with its resolved form; an approver's decision issues a signed token bound to tool,
  * agent, session and the canonical hash of the arguments; a retry of exactly that call consumes
  * the token once. Approving happens only on admin paths, never through anything an agent sends.
@@ -83,7 +83,7 @@ export class ApprovalDesk {
       clock?: Clock;
       totpSecrets?: ReadonlyMap<string, string>;
       secondFactor?: SecondFactorGuard;
-      /** Pending requests one agent may hold across its sessions (issue 11). */
+      /** Pending requests one agent may hold across its sessions. */
       maxPendingPerAgent?: number;
     } = {},
   ) {
@@ -296,7 +296,7 @@ export class ApprovalDesk {
 
   /**
    * One page of approvals, newest first, walked by (created_at, id): requests arriving while an
-   * admin pages are above the walk and never push older ones out of it (issue 11). `pending`
+   * admin pages are above the walk and never push older ones out of it. `pending`
    * means still decidable; `expired` means pending past its time.
    */
   async page(status: string | undefined, request: PageRequest = {}): Promise<Page<ApprovalView>> {

@@ -1,5 +1,5 @@
 /**
- * @module Spend charging and the ceilings no new session or run resets (issue 11). A call's cost
+ * @module Spend charging and the ceilings no new session or run resets. A call's cost
  * is charged to its session's spend budget and to every rolling-window ceiling of its agent, and
  * its call and external-send counts to theirs, in one transaction that either takes all of them or
  * none: the database decides, so concurrent calls on any number of replicas never over-spend.

@@ -1,5 +1,5 @@
 /**
- * @module Rate limits and session budgets (DESIGN.md C7), enforced by single atomic statements so
+ * @module Rate limits and session budgets (C7), enforced by single atomic statements so
  * that concurrent calls can never be admitted past a limit: the database decides, not a read
  * followed by a write.
  */

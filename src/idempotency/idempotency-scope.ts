@@ -1,7 +1,7 @@
 /**
  * @module The stored key of an idempotency record. A key is scoped to the principal — the agent
  * and the user the session acts for — and the tool: the same key sent for another user is
- * another record, so one user never receives the result produced for another (issue 11).
+ * another record, so one user never receives the result produced for another.
  */
 
 /** JSON keeps the parts apart whatever characters a token's user id holds. */

@@ -1,5 +1,5 @@
 /**
- * @module Per-agent caps on what everyone shares (issue 11): open gate sessions and pending
+ * @module Per-agent caps on what everyone shares: open gate sessions and pending
  * approvals. Counting and inserting happen under a lock on the agent's row, so parallel opens of
  * one agent cannot slip past the cap on PostgreSQL either.
  */

@@ -1,5 +1,5 @@
 /**
- * @module Sessions and the permitted set (DESIGN.md C5, static part). A session's tool set is
+ * @module Sessions and the permitted set (C5, static part). A session's tool set is
  * agent grants ∩ the user's permissions ∩ tier ∩ offerable lifecycle ∩ not quarantined, and never
  * holds a private-data read beside an unconstrained egress tool: the egress side is withheld,
  * with a reason only admins see.
@@ -114,7 +114,7 @@ export class SessionService {
     agents: AgentService,
     users: UserService,
     clock: Clock = systemClock,
-    /** Open sessions one agent may hold; past it `open` is LIMIT_REACHED (issue 11). */
+    /** Open sessions one agent may hold; past it `open` is LIMIT_REACHED. */
     maxSessionsPerAgent: number = DEFAULT_AGENT_CAPS.maxSessionsPerAgent,
   ) {
     this.#store = store;
@@ -267,7 +267,7 @@ export class SessionService {
   }
 
   /**
-   * Closes a session the gateway took back to make room for others (issue 11), and records it
+   * Closes a session the gateway took back to make room for others, and records it
    * as an audited `session.evicted` event: the agent did not ask for it, so an admin must see it.
    */
   async evict(sessionId: string, who: string | SessionPrincipal, reason: string): Promise<void> {

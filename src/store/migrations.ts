@@ -505,7 +505,7 @@ const auditIndexes: Migration = {
 };
 
 /**
- * Issue 11: a session remembers the credential that opened it (every request must present the
+ * A session remembers the credential that opened it (every request must present the
  * same), and approvers' second-factor attempts are counted where every replica sees them.
  */
 const identityBinding: Migration = {

@@ -19,30 +19,6 @@ const OUTSIDE: readonly { name: string; pattern: RegExp }[] = [
   { name: 'an issue number', pattern: new RegExp(`\\b${'issue'} #?\\d+`, 'i') },
 ];
 
-/**
- * Files whose comments other work is rewriting right now; each is checked by the todo test below
- * until it passes, then it leaves this list. The list only ever shrinks.
- */
-const PENDING: ReadonlySet<string> = new Set([
-  'src/audit/audit-writer.ts',
-  'src/cli/main.ts',
-  'src/gate/agent-caps.ts',
-  'src/gate/approval-desk.ts',
-  'src/gate/ceilings.ts',
-  'src/gate/gate.ts',
-  'src/gate/idempotency-scope.ts',
-  'src/gate/inline-executor.ts',
-  'src/gate/limits.ts',
-  'src/gate/session-service.ts',
-  'src/providers/provider-service.ts',
-  'src/sandbox/egress/http-runtime.ts',
-  'src/store/database.ts',
-  'src/store/events.ts',
-  'src/store/index.ts',
-  'src/store/migrations.ts',
-  'src/store/sqlite/dialect.ts',
-]);
-
 /** Every file under the repository's own folders, and README.md, as repository-relative paths. */
 function files(): string[] {
   const out = ['README.md'];
@@ -69,9 +45,7 @@ function outsideReferences(file: string): string[] {
 }
 
 test('no file in src/, docs/, test/, bench/, demo/, examples/, scripts/ or README.md cites a document outside the repository', () => {
-  const found = files()
-    .filter((f) => !PENDING.has(f))
-    .flatMap(outsideReferences);
+  const found = files().flatMap(outsideReferences);
   assert.deepEqual(found, [], `cite docs/architecture.md §N instead:\n${found.join('\n')}`);
 });
 
@@ -91,17 +65,4 @@ test('the patterns find what they are meant to find', () => {
   // Words that only look alike are not references.
   for (const sample of ['github.create_issue', 'IssuedKey', 'docs/architecture.md §3', 'C13'])
     assert.ok(!OUTSIDE.some(({ pattern }) => pattern.test(sample)), `"${sample}" matched`);
-});
-
-test('files still being rewritten cite nothing outside the repository', {
-  todo: `pending: ${[...PENDING].join(', ')}`,
-}, () => {
-  const found = [...PENDING].flatMap((f) => {
-    try {
-      return outsideReferences(f);
-    } catch {
-      return []; // moved or removed: nothing left to cite
-    }
-  });
-  assert.deepEqual(found, []);
 });
