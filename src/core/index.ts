@@ -34,3 +34,4 @@ export {
 export type { Problem } from './problem.js';
 export { joinPointer, pointerToken, prefixProblems, problem } from './problem.js';
 export { isStoreCorrupt, StoreCorruptError } from './store-corrupt.js';
+export type { CallProgress, McpToolResult } from './tool-result.js';

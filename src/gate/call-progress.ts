@@ -3,12 +3,7 @@
  * not a black box: a callback for the upstream's progress, and a signal that withdraws the call.
  */
 
-/** One progress report of a running call, as the upstream MCP tool sent it. */
-export interface CallProgress {
-  readonly progress: number;
-  readonly total?: number;
-  readonly message?: string;
-}
+export type { CallProgress } from '../core/index.js';
 
 /** The rule and message of a call its caller cancelled (CALL_CANCELLED, outcome `cancelled`). */
 export const CANCELLED = {

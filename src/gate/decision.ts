@@ -1,9 +1,9 @@
 /** @module What the gate answers for one call: a discriminated union, built by small factories. */
 
 import type { RenderedCall } from '../approvals/index.js';
-import type { ErrorCode } from '../core/index.js';
+import type { ErrorCode, McpToolResult } from '../core/index.js';
 
-export type { RenderedCall };
+export type { McpToolResult, RenderedCall };
 
 /** Each denial is a code of the one error catalogue, so its HTTP status and docs exist. */
 export type DenyCode = Extract<
@@ -39,13 +39,6 @@ export interface Allowed {
   readonly warnings: readonly string[];
   /** For an upstream MCP tool: its checked result as the upstream gave it, for MCP fronts. */
   readonly mcpResult?: McpToolResult;
-}
-
-/** An upstream MCP tool's result after the gate's checks (content passed through as given). */
-export interface McpToolResult {
-  readonly content: readonly Record<string, unknown>[];
-  readonly structuredContent?: Record<string, unknown>;
-  readonly isError?: boolean;
 }
 
 export interface Denied {

@@ -7,7 +7,7 @@
 import { Client } from '@modelcontextprotocol/sdk/client/index.js';
 import type { Transport } from '@modelcontextprotocol/sdk/shared/transport.js';
 import type { Progress, Tool } from '@modelcontextprotocol/sdk/types.js';
-import type { CallProgress, McpToolResult } from '../gate/index.js';
+import type { CallProgress, McpToolResult } from '../core/index.js';
 import type { SandboxProcess } from '../sandbox/index.js';
 import { EgressRefused } from './checked-fetch.js';
 import { StreamClientTransport } from './stream-transport.js';

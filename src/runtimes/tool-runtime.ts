@@ -5,9 +5,8 @@
  * runtime up by kind and knows nothing of how it runs a tool.
  */
 import type { ToolDefinition } from '../catalog/index.js';
-import type { ErrorCode } from '../core/index.js';
+import type { CallProgress, ErrorCode } from '../core/index.js';
 import type { CallCredentials } from '../credentials/index.js';
-import type { CallProgress } from '../gate/index.js';
 import type { ByteBudget, EgressAuditFields } from '../sandbox/index.js';
 
 export type RuntimeKind = ToolDefinition['runtime']['kind'];

@@ -12,6 +12,7 @@ import { CANCELLED, type CallProgress } from '../call-progress.js';
 import type { DenyCode } from '../decision.js';
 import { type IdentityCache, SESSION_CACHE_MAX } from '../identity-cache.js';
 import type { CompiledTool } from '../tool-cache.js';
+import type { ExecuteExtra, ExecuteFailure, ExecuteRun } from './run-result.js';
 import { type CallState, CONTINUE, type StepResult } from './step.js';
 
 /** What the runtimes need of the gate's services. */
@@ -21,18 +22,6 @@ export interface ExecuteDependencies {
   readonly credentials: Pick<CredentialBroker, 'forCall'> | undefined;
   readonly identities: Pick<IdentityCache, 'egressBudgets'>;
 }
-
-/** What the run came to, before the result checks: the raw output and what to scrub from it. */
-export type ExecuteRun =
-  | ExecuteFailure
-  | {
-      readonly ok: true;
-      readonly output: unknown;
-      readonly bytes: number;
-      /** The call's credential values: none may reach the caller. */
-      readonly redact: readonly string[];
-      readonly extra: Partial<ExecuteExtra>;
-    };
 
 const NO_SECRETS: readonly string[] = [];
 
@@ -185,25 +174,6 @@ function failed(
 }
 
 type Mutable<T> = { -readonly [K in keyof T]: T[K] };
-
-/** What a run adds to its audit record beside the decision. */
-export interface ExecuteExtra {
-  readonly outcome: string;
-  readonly sandbox: SandboxAudit;
-  readonly egress: EgressAuditFields;
-  /** Egress bytes this call charged to the session's budget (persisted after the call). */
-  readonly egressSpent: number;
-  /** The tool's output held its credential, which was scrubbed. */
-  readonly redacted: boolean;
-}
-
-export type ExecuteResult = (
-  | { ok: true; output: unknown; bytes: number }
-  | { ok: false; code: DenyCode; rule: string; message: string; bytes: number }
-) &
-  Partial<ExecuteExtra>;
-
-export type ExecuteFailure = Extract<ExecuteResult, { ok: false }>;
 
 /** Who and what one execution is for: the credential broker and the egress budget need it. */
 export interface ExecuteCall {

@@ -6,7 +6,7 @@
 import type { ToolDefinition } from '../../catalog/index.js';
 import { redactSecrets } from '../../credentials/index.js';
 import type { CompiledTool } from '../tool-cache.js';
-import type { ExecuteExtra, ExecuteResult, ExecuteRun } from './execute.js';
+import type { ExecuteExtra, ExecuteResult, ExecuteRun } from './run-result.js';
 import { type CallState, CONTINUE, type StepResult } from './step.js';
 
 export function resultStep(s: CallState): StepResult {

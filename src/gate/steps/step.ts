@@ -19,7 +19,7 @@ import type { CallCounters, CounterPrincipal } from '../call-counters.js';
 import type { DenyCode, GateDecision } from '../decision.js';
 import type { IdentityCache } from '../identity-cache.js';
 import type { CompiledTool, ToolCache } from '../tool-cache.js';
-import type { ExecuteResult, ExecuteRun } from './execute.js';
+import type { ExecuteResult, ExecuteRun } from './run-result.js';
 
 /** The services the steps call; built once per gate, shared by every call. */
 export interface StepDependencies {

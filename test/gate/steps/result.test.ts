@@ -1,7 +1,7 @@
 /** Step 14, result: echoed credentials scrubbed, size capped, output schema checked. */
 import assert from 'node:assert/strict';
 import { after, before, test } from 'node:test';
-import type { ExecuteRun } from '../../../src/gate/steps/execute.js';
+import type { ExecuteRun } from '../../../src/gate/steps/run-result.js';
 import type { CallState } from '../../../src/gate/steps/step.js';
 import { type Harness, openHarness } from './step-harness.js';
 

@@ -1,0 +1,83 @@
+/**
+ * The import graph of src/ has no cycle, type-only imports included (docs/architecture.md §2): a
+ * folder's dependencies can be read from the folder table, and a file can be understood without
+ * the files that import it.
+ */
+import assert from 'node:assert/strict';
+import { readdirSync, readFileSync } from 'node:fs';
+import { dirname, join, normalize, relative } from 'node:path';
+import { test } from 'node:test';
+import { fileURLToPath } from 'node:url';
+
+const ROOT = join(dirname(fileURLToPath(import.meta.url)), '..', '..');
+const SRC = join(ROOT, 'src');
+const IMPORT = /(?:^|\n)\s*(?:import|export)\s[^;]*?from\s+'(\.[^']+)'/g;
+
+/** Each src/ file's relative imports, as repository-relative paths of .ts files. */
+function graph(): Map<string, string[]> {
+  const g = new Map<string, string[]>();
+  for (const entry of readdirSync(SRC, { recursive: true, withFileTypes: true })) {
+    if (!entry.isFile() || !entry.name.endsWith('.ts')) continue;
+    const file = join(entry.parentPath, entry.name);
+    const text = readFileSync(file, 'utf8');
+    const deps = [...text.matchAll(IMPORT)].map((m) =>
+      relative(ROOT, normalize(join(dirname(file), (m[1] as string).replace(/\.js$/, '.ts')))),
+    );
+    g.set(relative(ROOT, file), deps);
+  }
+  return g;
+}
+
+/** Every cycle's files (Tarjan's strongly connected components of more than one file, or a self-import). */
+function cycles(g: Map<string, string[]>): string[][] {
+  let next = 0;
+  const index = new Map<string, number>();
+  const low = new Map<string, number>();
+  const stack: string[] = [];
+  const onStack = new Set<string>();
+  const found: string[][] = [];
+  const visit = (v: string): void => {
+    index.set(v, next);
+    low.set(v, next);
+    next += 1;
+    stack.push(v);
+    onStack.add(v);
+    for (const w of g.get(v) ?? []) {
+      if (!g.has(w)) continue;
+      if (!index.has(w)) {
+        visit(w);
+        low.set(v, Math.min(low.get(v) as number, low.get(w) as number));
+      } else if (onStack.has(w)) {
+        low.set(v, Math.min(low.get(v) as number, index.get(w) as number));
+      }
+    }
+    if (low.get(v) === index.get(v)) {
+      const component: string[] = [];
+      let w: string;
+      do {
+        w = stack.pop() as string;
+        onStack.delete(w);
+        component.push(w);
+      } while (w !== v);
+      if (component.length > 1 || (g.get(v) ?? []).includes(v)) found.push(component.sort());
+    }
+  };
+  for (const v of g.keys()) if (!index.has(v)) visit(v);
+  return found;
+}
+
+test('no two files of src/ import each other, directly or through others', () => {
+  const g = graph();
+  assert.ok(g.size > 100, 'the scan found the source files');
+  assert.deepEqual(cycles(g), []);
+});
+
+test('the cycle finder finds a cycle', () => {
+  const g = new Map([
+    ['a.ts', ['b.ts']],
+    ['b.ts', ['c.ts']],
+    ['c.ts', ['a.ts']],
+    ['d.ts', ['a.ts']],
+  ]);
+  assert.deepEqual(cycles(g), [['a.ts', 'b.ts', 'c.ts']]);
+});
