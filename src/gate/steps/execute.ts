@@ -6,8 +6,8 @@
 import type { ToolDefinition } from '../../catalog/index.js';
 import { isToolgateError } from '../../core/index.js';
 import type { CallCredentials, CredentialBroker } from '../../credentials/index.js';
-import type { RuntimeContext, RuntimeRegistry, SandboxAudit } from '../../runtimes/index.js';
-import { type ByteBudget, createByteBudget, type EgressAuditFields } from '../../sandbox/index.js';
+import type { RuntimeContext, RuntimeRegistry } from '../../runtimes/index.js';
+import { type ByteBudget, createByteBudget } from '../../sandbox/index.js';
 import { CANCELLED, type CallProgress } from '../call-progress.js';
 import type { DenyCode } from '../decision.js';
 import { type IdentityCache, SESSION_CACHE_MAX } from '../identity-cache.js';
