@@ -43,7 +43,7 @@ import {
   type SecretAdmin,
   SecretsService,
 } from './credentials/index.js';
-import { CallCounters, Gate } from './gate/index.js';
+import { Gate } from './gate/index.js';
 import { IdempotencyStore } from './idempotency/index.js';
 import {
   AgentKeys,
@@ -53,6 +53,7 @@ import {
   JwtVerifier,
   UserService,
 } from './identity/index.js';
+import { CallCounters } from './limits/index.js';
 import { GatewayMetrics } from './metrics/index.js';
 import { type PolicyEngine, PolicyService } from './policy/index.js';
 import { type CheckedFetchOptions, ProviderService, UpstreamPool } from './providers/index.js';

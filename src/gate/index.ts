@@ -5,7 +5,6 @@
 export type { AuditKind, AuditRecord } from './audit-writer.js';
 export { AuditWriter } from './audit-writer.js';
 export type { CallContext, CallOptions } from './call-context.js';
-export { CallCounters } from './call-counters.js';
 export type { CallProgress } from './call-progress.js';
 export type {
   Allowed,

@@ -34,7 +34,7 @@ export interface SessionBudgets {
 
 /**
  * Ceilings that no new session or run resets, kept in the database per agent and per
- * (agent, user) over rolling windows; see gate/ceilings.ts.
+ * (agent, user) over rolling windows; see limits/ceilings.ts.
  */
 export interface CeilingWindow {
   /** `agent`: all of the agent's sessions; `agent_user`: those acting for one user (or for nobody). */

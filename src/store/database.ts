@@ -48,11 +48,11 @@ export interface AgentTable {
   tier: ColumnType<string, string | undefined, string>;
   /** JSON per-session budgets: { external_sends?, egress_bytes?, spend_cents? }. */
   budgets: ColumnType<string, string | undefined, string>;
-  /** JSON ceilings over rolling windows: { flow_window_seconds?, windows? } (gate/ceilings.ts). */
+  /** JSON ceilings over rolling windows: { flow_window_seconds?, windows? } (limits/ceilings.ts). */
   ceilings: ColumnType<string, string | undefined, string>;
 }
 
-/** One time bucket of one rolling-window counter (gate/ceilings.ts). */
+/** One time bucket of one rolling-window counter (limits/ceilings.ts). */
 export interface CeilingCounterTable {
   key: string;
   bucket: number;

@@ -9,8 +9,8 @@
 import assert from 'node:assert/strict';
 import { after, before, describe, test } from 'node:test';
 import type { Actor } from '../../src/core/index.js';
-import { admitCall, chargeEgress } from '../../src/gate/ceilings.js';
 import type { GateDecision } from '../../src/gate/index.js';
+import { admitCall, chargeEgress } from '../../src/limits/index.js';
 import { demoExecutor } from '../../src/runtimes/index.js';
 import { openStore, type Store } from '../../src/store/index.js';
 import { type Gateway, openGateway } from '../../src/toolgate.js';

@@ -1,6 +1,6 @@
 /** The declared step list is the order a call runs, and gate.ts stays an orchestrator. */
 import assert from 'node:assert/strict';
-import { readFileSync } from 'node:fs';
+import { readdirSync, readFileSync } from 'node:fs';
 import { after, before, test } from 'node:test';
 import { Gate } from '../../../src/gate/gate.js';
 import { GATE_STEPS } from '../../../src/gate/steps/pipeline.js';
@@ -93,4 +93,20 @@ test('gate.ts is an orchestrator: at most 300 lines and no SQL of its own', () =
   const source = readFileSync(new URL('../../../src/gate/gate.ts', import.meta.url), 'utf8');
   assert.ok(source.split('\n').length <= 300);
   assert.doesNotMatch(source, /selectFrom|updateTable|insertInto|deleteFrom|\.db\b/);
+});
+
+test('no file of the gate reads or writes a table: counters, sessions and idempotency have their own store access', () => {
+  const gate = new URL('../../../src/gate/', import.meta.url);
+  const files = readdirSync(gate, { recursive: true })
+    .map(String)
+    .filter((f) => f.endsWith('.ts'));
+  assert.ok(files.length > 20, 'the scan found the gate and its steps');
+  for (const file of files) {
+    const source = readFileSync(new URL(file, gate), 'utf8');
+    assert.doesNotMatch(
+      source,
+      /selectFrom|updateTable|insertInto|deleteFrom|\.db\b|from 'kysely'/,
+      file,
+    );
+  }
 });

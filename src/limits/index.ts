@@ -1,0 +1,14 @@
+/**
+ * @module Limits and budgets (C7) with their own store access: rate limits per run, window and
+ * agent × tool, session budgets (external sends, egress bytes, spend), a call's cost, and the
+ * agent's rolling ceilings and cross-session flow marks. The gate's limits and flow steps reach
+ * the counters only through `CallCounters` (docs/architecture.md §5: the gate reads no table).
+ */
+export type { CounterPrincipal } from './call-counters.js';
+export { CallCounters } from './call-counters.js';
+export type { Admission, CallFacts } from './ceilings.js';
+export { admitCall, chargeEgress, DEFAULT_FLOW_WINDOW_SECONDS } from './ceilings.js';
+export type { LimitCheck } from './limits.js';
+export { checkSpentBudgets } from './limits.js';
+export type { CostReading } from './spend.js';
+export { costOf } from './spend.js';
