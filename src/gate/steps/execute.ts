@@ -6,7 +6,12 @@
 import type { ToolDefinition } from '../../catalog/index.js';
 import { isToolgateError } from '../../core/index.js';
 import type { CallCredentials, CredentialBroker } from '../../credentials/index.js';
-import type { RuntimeContext, RuntimeRegistry } from '../../runtimes/index.js';
+import {
+  type RuntimeContext,
+  type RuntimeRegistry,
+  type RuntimeResult,
+  runtimeFailure,
+} from '../../runtimes/index.js';
 import { type ByteBudget, createByteBudget } from '../../sandbox/index.js';
 import { CANCELLED, type CallProgress } from '../call-progress.js';
 import type { DenyCode } from '../decision.js';
@@ -155,7 +160,14 @@ export async function execute(
   };
   if (call.onProgress) context.onProgress = call.onProgress;
   if (call.signal) context.signal = call.signal;
-  const ran = await runtime.run(def, args, context);
+  let ran: RuntimeResult;
+  try {
+    ran = await runtime.run(def, args, context);
+  } catch {
+    // The port's rule is that a runtime never throws; one that does (a driver's own bug) ends
+    // the call as a failure that audit-post records, never as an error past the pre record.
+    ran = runtimeFailure('EXECUTION_FAILED', 'runtime.error', 'the tool could not be run');
+  }
   if (!ran.ok) return { ...ran, egressSpent: spent() };
   const extra: Mutable<Partial<ExecuteExtra>> = { egressSpent: spent() };
   if (ran.outcome !== undefined) extra.outcome = ran.outcome;

@@ -1,6 +1,8 @@
 /** Step 13, execute: the run in its runtime; every failure is a result with its code, never a throw. */
 import assert from 'node:assert/strict';
 import { after, before, test } from 'node:test';
+import { execute } from '../../../src/gate/steps/execute.js';
+import type { ToolRuntime } from '../../../src/runtimes/index.js';
 import { type Harness, openHarness } from './step-harness.js';
 
 let h: Harness;
@@ -11,7 +13,7 @@ after(async () => {
   await h.close();
 });
 
-async function execute(
+async function executeOf(
   ctx: { agentId: string; sessionId: string },
   tool: string,
   args: unknown,
@@ -24,7 +26,7 @@ async function execute(
 
 test('an inline tool runs with the checked arguments; its raw output goes to the result step', async () => {
   const ctx = await h.open();
-  const run = await execute(ctx, 'echo', { invoice: 'I-1' });
+  const run = await executeOf(ctx, 'echo', { invoice: 'I-1' });
   assert.ok(run.ok);
   assert.deepEqual(run.output, { status: 'ok', echo: { invoice: 'I-1' } });
   assert.deepEqual(run.redact, []);
@@ -32,7 +34,7 @@ test('an inline tool runs with the checked arguments; its raw output goes to the
 
 test('a handler that throws is EXECUTION_FAILED, not a thrown error', async () => {
   const ctx = await h.open();
-  const run = await execute(ctx, 'failing', { invoice: 'I-1' });
+  const run = await executeOf(ctx, 'failing', { invoice: 'I-1' });
   assert.ok(!run.ok);
   assert.equal(run.code, 'EXECUTION_FAILED');
   assert.equal(run.rule, 'execute.error');
@@ -40,7 +42,7 @@ test('a handler that throws is EXECUTION_FAILED, not a thrown error', async () =
 
 test('a runtime this gateway does not have is refused, never run with less isolation', async () => {
   const ctx = await h.open();
-  const run = await execute(ctx, 'send', { to: 'a@example.com', text: 'hi' });
+  const run = await executeOf(ctx, 'send', { to: 'a@example.com', text: 'hi' });
   assert.ok(!run.ok);
   assert.equal(run.rule, 'runtime.unavailable');
 });
@@ -49,8 +51,55 @@ test('a call withdrawn before it started is not run', async () => {
   const ctx = await h.open();
   const controller = new AbortController();
   controller.abort();
-  const run = await execute(ctx, 'echo', { invoice: 'I-1' }, controller.signal);
+  const run = await executeOf(ctx, 'echo', { invoice: 'I-1' }, controller.signal);
   assert.ok(!run.ok);
   assert.equal(run.code, 'CALL_CANCELLED');
   assert.equal(run.outcome, 'cancelled');
+});
+
+test('a runtime that throws (a driver bug) is a typed failure, never an error past the pre record', async () => {
+  const ctx = await h.open();
+  const s = await h.before(h.state(ctx, 'echo', { invoice: 'I-1' }), 'execute');
+  const throwing: ToolRuntime = {
+    kind: 'inline',
+    run: async () => {
+      throw new Error('driver bug');
+    },
+  };
+  const run = await execute(
+    { runtimes: { inline: throwing }, credentials: undefined, identities: h.deps.identities },
+    s.def,
+    s.callArgs,
+    s.compiled,
+    {
+      callId: s.callId,
+      sessionId: s.session.id,
+      agentId: ctx.agentId,
+      userId: null,
+      destinations: s.destinations,
+      egressLimit: undefined,
+      storedEgressBytes: 0,
+    },
+  );
+  assert.ok(!run.ok);
+  assert.equal(run.code, 'EXECUTION_FAILED');
+  assert.equal(run.rule, 'runtime.error');
+  assert.ok(!run.message.includes('driver bug'), 'the error text is not passed on');
+  // The same tool through its real runtime runs: the catch changes nothing for a working one.
+  const real = await execute(
+    { runtimes: h.deps.runtimes, credentials: undefined, identities: h.deps.identities },
+    s.def,
+    s.callArgs,
+    s.compiled,
+    {
+      callId: s.callId,
+      sessionId: s.session.id,
+      agentId: ctx.agentId,
+      userId: null,
+      destinations: s.destinations,
+      egressLimit: undefined,
+      storedEgressBytes: 0,
+    },
+  );
+  assert.ok(real.ok);
 });
