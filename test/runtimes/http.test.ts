@@ -89,7 +89,12 @@ before(async () => {
           });
           return;
         }
-        if (req.url?.startsWith('/v1/redirect')) {
+        if (req.url?.startsWith('/v1/redirect-echo')) {
+          // Echoes the request's credential into the Location, as a careless API might.
+          const key = String(req.headers['x-api-key'] ?? '');
+          res.writeHead(302, { location: `https://login.example.test/sso?key=${key}&next=/v1` });
+          res.end();
+        } else if (req.url?.startsWith('/v1/redirect')) {
           res.writeHead(302, { location: 'https://evil.example.test/' });
           res.end();
         } else if (req.url?.startsWith('/v1/big')) {
@@ -275,6 +280,24 @@ describe('http runtime: egress rules', () => {
     if (!r.ok) {
       assert.equal(r.rule, 'egress.redirect');
       assert.equal(r.status, 302);
+    }
+  });
+
+  test("a refused redirect's message names its host, never the Location's path or query", async () => {
+    const token = 'tok-redirect-0123456789abcdef';
+    const r = await runner.run(
+      def(
+        { method: 'GET', path: '/redirect-echo' },
+        { credentials: { secret: 'api-token', inject: 'header', as: 'X-Api-Key' } },
+      ),
+      {},
+      { budget: budget(), credential: token },
+    );
+    assert.equal(r.ok, false);
+    if (!r.ok) {
+      assert.equal(r.rule, 'egress.redirect');
+      assert.ok(!JSON.stringify(r).includes(token), JSON.stringify(r));
+      assert.match(r.message, /redirect to "login\.example\.test";/);
     }
   });
 

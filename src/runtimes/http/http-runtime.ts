@@ -307,7 +307,7 @@ export class HttpToolRunner {
             failure(
               'EGRESS_DENIED',
               'egress.redirect',
-              `the API answered a redirect${to === undefined ? '' : ` to ${excerpt(to)}`}; redirects are never followed`,
+              `the API answered a redirect${redirectHost(to)}; redirects are never followed`,
               traffic(),
               status,
             ),
@@ -480,5 +480,20 @@ export class HttpRuntime implements ToolRuntime {
       };
     }
     return { ok: true, output: r.output, outcome: 'ok', egress };
+  }
+}
+
+/**
+ * Where a refused redirect pointed, for the caller's message: its host only. A Location can carry
+ * anything the API put there — a signed URL, the request's own credential in a query — and this
+ * message reaches the caller and the audit record unscrubbed, so its path and query never do.
+ */
+function redirectHost(location: string | undefined): string {
+  if (location === undefined) return '';
+  try {
+    const host = new URL(location).hostname;
+    return host === '' ? '' : ` to ${excerpt(host)}`;
+  } catch {
+    return '';
   }
 }
