@@ -334,15 +334,7 @@ export async function openGateway(options: ToolgateOptions = {}): Promise<Gatewa
   });
   // Observability: metrics and detectors consume committed audit records, off the call path.
   const metrics = new GatewayMetrics({
-    approvalStates: async () => {
-      const rows = await store.db
-        .selectFrom('approvals')
-        .select('status')
-        .select((eb) => eb.fn.countAll<number>().as('n'))
-        .groupBy('status')
-        .execute();
-      return Object.fromEntries(rows.map((r) => [r.status, Number(r.n)]));
-    },
+    approvalStates: () => approvals.statusCounts(),
   });
   audit.writer.onCommitted((batch, commitMs) => metrics.observeCommitted(batch, commitMs));
   const detectors =

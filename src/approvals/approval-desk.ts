@@ -277,6 +277,17 @@ export class ApprovalDesk {
     return this.get(id);
   }
 
+  /** How many approval requests are in each status (the metrics' approval gauge). */
+  async statusCounts(): Promise<Record<string, number>> {
+    const rows = await this.#db
+      .selectFrom('approvals')
+      .select('status')
+      .select((eb) => eb.fn.countAll<number>().as('n'))
+      .groupBy('status')
+      .execute();
+    return Object.fromEntries(rows.map((r) => [r.status, Number(r.n)]));
+  }
+
   async get(id: string): Promise<ApprovalView> {
     const row = await this.#db
       .selectFrom('approvals')
