@@ -13,10 +13,7 @@ after(async () => {
   await h.close();
 });
 
-async function approval(tool: string, args: unknown) {
-  const s = await h.before(h.state(ctx, tool, args), 'approval');
-  return { s, r: await h.step(s, 'approval') };
-}
+const approval = (tool: string, args: unknown) => h.at('approval', ctx, tool, args);
 
 test('a tool without approval goes on with none', async () => {
   const { s, r } = await approval('echo', { invoice: 'I-1' });

@@ -41,8 +41,7 @@ test('an allowed private read answers allow, marks the session and keeps the ide
 
 test('a failed run is denied with its code and its post record says so', async () => {
   const ctx = await h.open();
-  const s = await h.before(h.state(ctx, 'failing', { invoice: 'I-1' }), 'audit-post');
-  const r = await h.step(s, 'audit-post');
+  const { s, r } = await h.at('audit-post', ctx, 'failing', { invoice: 'I-1' });
   assert.ok(r?.kind === 'deny');
   assert.equal(r.code, 'EXECUTION_FAILED');
   await h.tg.audit.writer.flush();

@@ -13,8 +13,8 @@ after(async () => {
 
 test('the pre record is committed when the step returns (before anything runs)', async () => {
   const ctx = await h.open('surfer');
-  const s = await h.before(h.state(ctx, 'fetch', { url: 'https://example.com/x' }), 'audit-pre');
-  assert.equal(await h.step(s, 'audit-pre'), undefined);
+  const { s, r } = await h.at('audit-pre', ctx, 'fetch', { url: 'https://example.com/x' });
+  assert.equal(r, undefined);
   // Read without flushing the writer: durable means already in the table.
   const rows = await h.store.db
     .selectFrom('audit_log')

@@ -11,10 +11,8 @@ after(async () => {
   await h.close();
 });
 
-async function flow(ctx: { agentId: string; sessionId: string }, tool: string, args: unknown) {
-  const s = await h.before(h.state(ctx, tool, args), 'flow');
-  return { s, r: await h.step(s, 'flow') };
-}
+const flow = (ctx: { agentId: string; sessionId: string }, tool: string, args: unknown) =>
+  h.at('flow', ctx, tool, args);
 
 test('unconstrained egress goes on before any private read', async () => {
   const ctx = await h.open('surfer');

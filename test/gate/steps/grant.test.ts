@@ -13,8 +13,8 @@ after(async () => {
 
 test('a granted call goes on and keeps the agent for budgets and policy', async () => {
   const ctx = await h.open();
-  const s = await h.before(h.state(ctx, 'echo', { invoice: 'I-1' }), 'grant');
-  assert.equal(await h.step(s, 'grant'), undefined);
+  const { s, r } = await h.at('grant', ctx, 'echo', { invoice: 'I-1' });
+  assert.equal(r, undefined);
   assert.equal(s.agent.id, 'bot');
 });
 
@@ -29,8 +29,7 @@ test('a grant revoked after the session opened refuses the next call with GRANT_
   const ctx = await h.open('revoked');
   await h.tg.agents.revoke('revoked', ['billing:read'], admin);
   h.deps.identities.drop();
-  const s = await h.before(h.state(ctx, 'echo', { invoice: 'I-1' }), 'grant');
-  const r = await h.step(s, 'grant');
+  const { r } = await h.at('grant', ctx, 'echo', { invoice: 'I-1' });
   assert.ok(r?.kind === 'refuse');
   assert.equal(r.code, 'GRANT_MISSING');
   assert.equal(r.rule, 'grant.capability');

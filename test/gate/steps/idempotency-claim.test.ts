@@ -13,13 +13,14 @@ after(async () => {
   await h.close();
 });
 
-async function claim(key?: string) {
-  const s = await h.before(
-    h.state(ctx, 'echo', { invoice: 'I-1' }, key === undefined ? {} : { idempotencyKey: key }),
+const claim = (key?: string) =>
+  h.at(
     'idempotency-claim',
+    ctx,
+    'echo',
+    { invoice: 'I-1' },
+    key === undefined ? {} : { idempotencyKey: key },
   );
-  return { s, r: await h.step(s, 'idempotency-claim') };
-}
 
 test('without a key nothing is stored', async () => {
   const { r } = await claim();

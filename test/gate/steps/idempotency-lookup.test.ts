@@ -14,13 +14,8 @@ after(async () => {
   await h.close();
 });
 
-async function lookup(args: unknown, key?: string) {
-  const s = await h.before(
-    h.state(ctx, 'echo', args, key === undefined ? {} : { idempotencyKey: key }),
-    'idempotency-lookup',
-  );
-  return { s, r: await h.step(s, 'idempotency-lookup') };
-}
+const lookup = (args: unknown, key?: string) =>
+  h.at('idempotency-lookup', ctx, 'echo', args, key === undefined ? {} : { idempotencyKey: key });
 
 test('without a key the call goes on with its canonical argument hash and no key', async () => {
   const { s, r } = await lookup({ invoice: 'I-1' });

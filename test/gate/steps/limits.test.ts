@@ -11,10 +11,8 @@ after(async () => {
   await h.close();
 });
 
-async function limits(ctx: { agentId: string; sessionId: string }, tool: string, args: unknown) {
-  const s = await h.before(h.state(ctx, tool, args), 'limits');
-  return { s, r: await h.step(s, 'limits') };
-}
+const limits = (ctx: { agentId: string; sessionId: string }, tool: string, args: unknown) =>
+  h.at('limits', ctx, tool, args);
 
 test('a per-run rate limit admits the first call of the run and refuses the next', async () => {
   const ctx = await h.open();

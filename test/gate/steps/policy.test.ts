@@ -28,10 +28,8 @@ after(async () => {
   await h.close();
 });
 
-async function policy(tool: string, args: unknown) {
-  const s = await h.before(h.state(tool === 'fetch' ? surfer : ctx, tool, args), 'policy');
-  return { s, r: await h.step(s, 'policy') };
-}
+const policy = (tool: string, args: unknown) =>
+  h.at('policy', tool === 'fetch' ? surfer : ctx, tool, args);
 
 test('a URL argument goes on in its checked form and names its destination', async () => {
   const { s, r } = await policy('fetch', { url: 'https://example.com/a/../b' });

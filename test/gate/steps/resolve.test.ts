@@ -14,8 +14,8 @@ after(async () => {
 test('a tool of the set resolves, compiled, and is named in refusals from then on', async () => {
   const ctx = await h.open();
   for (const ref of ['echo', 'send']) {
-    const s = await h.before(h.state(ctx, ref, {}), 'resolve');
-    assert.equal(await h.step(s, 'resolve'), undefined);
+    const { s, r } = await h.at('resolve', ctx, ref, {});
+    assert.equal(r, undefined);
     assert.equal(s.def.id, ref);
     assert.deepEqual(s.ref, { id: ref, version: '1.0.0' });
     assert.equal(typeof s.compiled.validateInput, 'function');
@@ -25,8 +25,7 @@ test('a tool of the set resolves, compiled, and is named in refusals from then o
 test('a tool outside the set, an unknown name or a non-string is "not registered", unnamed', async () => {
   const ctx = await h.open();
   for (const ref of ['secret', 'no_such_tool', 42, null]) {
-    const s = await h.before(h.state(ctx, ref, {}), 'resolve');
-    const r = await h.step(s, 'resolve');
+    const { s, r } = await h.at('resolve', ctx, ref, {});
     assert.equal(r?.kind, 'refuse', String(ref));
     assert.equal(r?.kind === 'refuse' ? r.code : '', 'TOOL_NOT_REGISTERED');
     assert.equal(s.ref, null, 'the refusal names no tool');

@@ -14,10 +14,7 @@ after(async () => {
   await h.close();
 });
 
-async function schema(tool: string, args: unknown) {
-  const s = await h.before(h.state(ctx, tool, args), 'schema');
-  return { s, r: await h.step(s, 'schema') };
-}
+const schema = (tool: string, args: unknown) => h.at('schema', ctx, tool, args);
 
 test('valid arguments go on as a copy the caller cannot change afterwards, with their cost', async () => {
   const args = { invoice: 'I-1' };

@@ -36,6 +36,14 @@ export interface Harness {
   before(state: CallState, name: string): Promise<CallState>;
   /** Runs the step `name` (awaiting it when it returns a promise). */
   step(state: CallState, name: string): Promise<StepResult>;
+  /** A fresh call's state brought to step `name` by the real earlier steps, then that step run. */
+  at(
+    name: string,
+    ctx: CallContext,
+    tool: unknown,
+    args: unknown,
+    options?: CallOptions,
+  ): Promise<{ s: CallState; r: StepResult }>;
   /** The audit kinds written for one call, after the writer flushed. */
   auditOf(callId: string): Promise<string[]>;
   close(): Promise<void>;
@@ -234,6 +242,10 @@ export async function openHarness(options: HarnessOptions = {}): Promise<Harness
     },
     async step(state: CallState, name: string) {
       return stepNamed(name).run(state);
+    },
+    async at(name: string, ctx: CallContext, tool: unknown, args: unknown, callOptions = {}) {
+      const s = await this.before(this.state(ctx, tool, args, callOptions), name);
+      return { s, r: await this.step(s, name) };
     },
     async auditOf(callId: string) {
       await tg.audit.writer.flush();
