@@ -4,7 +4,7 @@ export interface Actor {
   /** `cli:alice`, `admin-token`, `system:lifecycle` … */
   readonly id: string;
   /** Which front the action came through. */
-  readonly via: 'cli' | 'rest' | 'system' | 'library';
+  readonly via: 'cli' | 'rest' | 'console' | 'system' | 'library';
 }
 
 export const systemActor = (what: string): Actor => ({ id: `system:${what}`, via: 'system' });

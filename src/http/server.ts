@@ -8,9 +8,10 @@ import { Ajv } from 'ajv';
 import Fastify, { type FastifyInstance, type FastifyServerOptions } from 'fastify';
 import { toolDefinitionSchema } from '../catalog/index.js';
 import { configDocumentSchema } from '../config/index.js';
-import { type Actor, ToolgateError } from '../core/index.js';
+import { ToolgateError } from '../core/index.js';
 import { adminTokenMatches } from '../identity/index.js';
 import { type McpHttpOptions, registerMcpHttp } from '../mcp/index.js';
+import { BOOTSTRAP_OPERATOR, type Operator } from '../operators/index.js';
 import type { Toolgate } from '../toolgate.js';
 import { Admission, type AdmissionOptions, DEFAULT_ADMISSION } from './admission.js';
 import { admissionHook } from './admission-hook.js';
@@ -38,6 +39,8 @@ declare module 'fastify' {
     tokenUser: { readonly id: string; readonly permissions: readonly string[] } | null;
     /** The credential presented (`key:<id>` or `jwt:[iss,sub]`); sessions are bound to it. */
     credential: string;
+    /** The authenticated operator on admin routes (docs/architecture.md §6); null elsewhere. */
+    operator: Operator | null;
   }
   interface FastifyContextConfig {
     auth?: RouteAuth;
@@ -200,6 +203,7 @@ export async function buildServer(
   app.decorateRequest('agentId', '');
   app.decorateRequest('tokenUser', null);
   app.decorateRequest('credential', '');
+  app.decorateRequest('operator', null);
   app.addHook('onRequest', async (req) => {
     const auth = (req.routeOptions.config as { auth?: RouteAuth } | undefined)?.auth ?? 'admin';
     if (auth === 'public' || isPublic(req.url)) return;
@@ -223,6 +227,7 @@ export async function buildServer(
     if (!token || !adminTokenMatches(token, options.adminToken)) {
       throw new ToolgateError('UNAUTHENTICATED', 'send Authorization: Bearer <admin token>', {});
     }
+    req.operator = BOOTSTRAP_OPERATOR;
   });
 
   app.get(
@@ -259,22 +264,21 @@ export async function buildServer(
     async (_req, reply) => reply.type('application/schema+json').send(configDocumentSchema),
   );
 
-  const actor: Actor = { id: 'admin-token', via: 'rest' };
-  toolRoutes(app, admin, actor);
+  toolRoutes(app, admin);
   sessionRoutes(app, agent, admin);
-  approvalRoutes(app, admin, actor);
-  adminRoutes(app, admin, actor);
+  approvalRoutes(app, admin);
+  adminRoutes(app, admin);
   discoveryRoutes(app, admin);
   await registerMcpHttp(app, agent, security, {
     ...options.mcp,
     version: options.version ?? '0.0.0',
     bodyLimit,
   });
-  await secretRoutes(app, admin, actor, bodyLimit);
+  await secretRoutes(app, admin, bodyLimit);
   auditRoutes(app, admin);
   metricsRoutes(app, admin);
   reportRoutes(app, admin);
-  providerRoutes(app, admin, actor);
+  providerRoutes(app, admin);
   await app.ready();
   return app;
 }

@@ -2,11 +2,12 @@
 import type { FastifyInstance } from 'fastify';
 import type { AdminApi } from '../../api/index.js';
 import { parseConfigText } from '../../config/index.js';
-import { type Actor, decodeCursor, pageFromRows, pageOf } from '../../core/index.js';
+import { decodeCursor, pageFromRows, pageOf } from '../../core/index.js';
 import { nextCursor, type PageQuery, pageQuery } from '../pagination.js';
+import { actorOf } from '../request-actor.js';
 import { errors } from '../wire-schemas.js';
 
-export function adminRoutes(app: FastifyInstance, admin: AdminApi, actor: Actor): void {
+export function adminRoutes(app: FastifyInstance, admin: AdminApi): void {
   app.post(
     '/v1/apply',
     {
@@ -58,7 +59,7 @@ export function adminRoutes(app: FastifyInstance, admin: AdminApi, actor: Actor)
           : Array.isArray(req.body)
             ? req.body
             : [req.body];
-      return admin.config.apply(docs, actor, { dryRun: dry_run });
+      return admin.config.apply(docs, actorOf(req), { dryRun: dry_run });
     },
   );
 

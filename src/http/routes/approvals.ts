@@ -6,6 +6,7 @@ import type { FastifyInstance } from 'fastify';
 import type { AdminApi } from '../../api/index.js';
 import type { Actor } from '../../core/index.js';
 import { type PageQuery, pageQuery } from '../pagination.js';
+import { actorOf } from '../request-actor.js';
 import { errors } from '../wire-schemas.js';
 
 const idParams = {
@@ -14,7 +15,7 @@ const idParams = {
   properties: { id: { type: 'string', pattern: '^[A-Za-z0-9_.:@+-]{1,100}$' } },
 } as const;
 
-export function approvalRoutes(app: FastifyInstance, admin: AdminApi, actor: Actor): void {
+export function approvalRoutes(app: FastifyInstance, admin: AdminApi): void {
   app.get(
     '/v1/approvals',
     {
@@ -81,7 +82,7 @@ export function approvalRoutes(app: FastifyInstance, admin: AdminApi, actor: Act
     },
     async (req) => {
       const body = (req.body ?? {}) as { approver?: string; totp?: string; reason?: string };
-      const approver: Actor = body.approver ? { id: body.approver, via: 'rest' } : actor;
+      const approver: Actor = body.approver ? { id: body.approver, via: 'rest' } : actorOf(req);
       return admin.approvals.approve((req.params as { id: string }).id, approver, {
         ...(body.totp !== undefined ? { totp: body.totp } : {}),
         ...(body.reason !== undefined ? { reason: body.reason } : {}),
@@ -112,7 +113,7 @@ export function approvalRoutes(app: FastifyInstance, admin: AdminApi, actor: Act
       const body = req.body as { approver?: string; reason: string };
       return admin.approvals.reject(
         (req.params as { id: string }).id,
-        body.approver ? { id: body.approver, via: 'rest' } : actor,
+        body.approver ? { id: body.approver, via: 'rest' } : actorOf(req),
         body.reason,
       );
     },
@@ -129,7 +130,7 @@ export function approvalRoutes(app: FastifyInstance, admin: AdminApi, actor: Act
       },
     },
     async (req, reply) => {
-      const issued = await admin.keys.issue((req.params as { id: string }).id, actor);
+      const issued = await admin.keys.issue((req.params as { id: string }).id, actorOf(req));
       return reply
         .status(201)
         .send({ agent_id: issued.agentId, key_id: issued.keyId, api_key: issued.apiKey });
@@ -205,7 +206,7 @@ export function approvalRoutes(app: FastifyInstance, admin: AdminApi, actor: Act
     async (req) =>
       admin.changes.reject(
         (req.params as { id: string }).id,
-        actor,
+        actorOf(req),
         (req.body as { reason: string }).reason,
       ),
   );
@@ -237,7 +238,7 @@ export function approvalRoutes(app: FastifyInstance, admin: AdminApi, actor: Act
     },
     async (req) => {
       const body = req.body as { agent: string; capabilities: string[] };
-      return admin.config.apply([{ kind: 'Grant', spec: body }], actor);
+      return admin.config.apply([{ kind: 'Grant', spec: body }], actorOf(req));
     },
   );
 
@@ -253,7 +254,7 @@ export function approvalRoutes(app: FastifyInstance, admin: AdminApi, actor: Act
     },
     async (req) => {
       const body = req.body as { agent: string; capabilities: string[] };
-      return { revoked: await admin.agents.revoke(body.agent, body.capabilities, actor) };
+      return { revoked: await admin.agents.revoke(body.agent, body.capabilities, actorOf(req)) };
     },
   );
 }

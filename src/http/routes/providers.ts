@@ -4,8 +4,9 @@
  */
 import type { FastifyInstance } from 'fastify';
 import type { AdminApi } from '../../api/index.js';
-import { type Actor, AGENT_ID_PATTERN, pageOf } from '../../core/index.js';
+import { AGENT_ID_PATTERN, pageOf } from '../../core/index.js';
 import { type PageQuery, pageQuery } from '../pagination.js';
+import { actorOf } from '../request-actor.js';
 import { errors } from '../wire-schemas.js';
 
 const tags = ['providers'];
@@ -16,7 +17,7 @@ const nameParams = {
   properties: { name: { type: 'string', pattern: AGENT_ID_PATTERN } },
 } as const;
 
-export function providerRoutes(app: FastifyInstance, admin: AdminApi, actor: Actor): void {
+export function providerRoutes(app: FastifyInstance, admin: AdminApi): void {
   app.get(
     '/v1/providers',
     {
@@ -47,7 +48,7 @@ export function providerRoutes(app: FastifyInstance, admin: AdminApi, actor: Act
         response: { 200: open, ...errors(400, 401, 422, 502) },
       },
     },
-    async (req) => admin.providers.register(req.body, actor),
+    async (req) => admin.providers.register(req.body, actorOf(req)),
   );
 
   app.get(
@@ -73,7 +74,7 @@ export function providerRoutes(app: FastifyInstance, admin: AdminApi, actor: Act
         response: { 200: open, ...errors(401, 404, 502) },
       },
     },
-    async (req) => admin.providers.refresh((req.params as { name: string }).name, actor),
+    async (req) => admin.providers.refresh((req.params as { name: string }).name, actorOf(req)),
   );
 
   app.post(
@@ -96,7 +97,7 @@ export function providerRoutes(app: FastifyInstance, admin: AdminApi, actor: Act
     },
     async (req) => {
       const { name, tool } = req.params as { name: string; tool: string };
-      return admin.providers.classify(name, tool, req.body, actor);
+      return admin.providers.classify(name, tool, req.body, actorOf(req));
     },
   );
 }

@@ -6,7 +6,7 @@
  */
 import type { FastifyError, FastifyInstance } from 'fastify';
 import type { AdminApi } from '../../api/index.js';
-import { type Actor, pageOf, TOOL_ID_PATTERN } from '../../core/index.js';
+import { pageOf, TOOL_ID_PATTERN } from '../../core/index.js';
 import {
   ENVIRONMENT_PATTERN,
   MAX_SECRET_BYTES,
@@ -14,6 +14,7 @@ import {
 } from '../../credentials/index.js';
 import { toErrorResponse } from '../error-handler.js';
 import { nextCursor, type PageQuery, pageQuery } from '../pagination.js';
+import { actorOf } from '../request-actor.js';
 import { errors } from '../wire-schemas.js';
 
 const tags = ['secrets'];
@@ -74,7 +75,6 @@ interface Target {
 export async function secretRoutes(
   app: FastifyInstance,
   admin: AdminApi,
-  actor: Actor,
   bodyLimit: number,
 ): Promise<void> {
   await app.register(async (scope) => {
@@ -157,7 +157,7 @@ export async function secretRoutes(
         const secret = await admin.secrets.set(
           { toolId: p.tool, name: p.name, environment: query.environment },
           value,
-          actor,
+          actorOf(req),
         );
         return reply.status(201).send({ secret });
       },
@@ -185,7 +185,7 @@ export async function secretRoutes(
         const secret = await admin.secrets.rotate(
           { toolId: p.tool, name: p.name, environment: query.environment },
           value,
-          actor,
+          actorOf(req),
         );
         return { secret };
       },
@@ -209,7 +209,7 @@ export async function secretRoutes(
         const { params: p, query } = req as unknown as Target;
         const deleted = await admin.secrets.delete(
           { toolId: p.tool, name: p.name, environment: query.environment },
-          actor,
+          actorOf(req),
         );
         return { deleted };
       },

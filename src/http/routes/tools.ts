@@ -2,8 +2,9 @@
 import type { FastifyInstance } from 'fastify';
 import type { AdminApi } from '../../api/index.js';
 import { parseConfigText } from '../../config/index.js';
-import { type Actor, pageOf, problem, ToolgateError } from '../../core/index.js';
+import { pageOf, problem, ToolgateError } from '../../core/index.js';
 import { nextCursor, type PageQuery, pageQuery } from '../pagination.js';
+import { actorOf } from '../request-actor.js';
 import { errors, reasonBody, toolParams } from '../wire-schemas.js';
 
 const tags = ['tools'];
@@ -23,7 +24,7 @@ function oneDefinition(body: unknown): unknown {
   return docs[0];
 }
 
-export function toolRoutes(app: FastifyInstance, admin: AdminApi, actor: Actor): void {
+export function toolRoutes(app: FastifyInstance, admin: AdminApi): void {
   app.get(
     '/v1/tools',
     {
@@ -98,7 +99,7 @@ export function toolRoutes(app: FastifyInstance, admin: AdminApi, actor: Actor):
     },
     async (req, reply) => {
       const { draft } = req.query as { draft: boolean };
-      const result = await admin.catalog.register(oneDefinition(req.body), actor, {
+      const result = await admin.catalog.register(oneDefinition(req.body), actorOf(req), {
         initialState: draft ? 'draft' : 'active',
       });
       return reply.status(result.outcome === 'created' ? 201 : 200).send(result);
@@ -159,7 +160,7 @@ export function toolRoutes(app: FastifyInstance, admin: AdminApi, actor: Actor):
     },
     async (req) => {
       const { id, version } = req.params as { id: string; version: string };
-      return admin.catalog.activate(id, version, actor);
+      return admin.catalog.activate(id, version, actorOf(req));
     },
   );
 
@@ -184,7 +185,7 @@ export function toolRoutes(app: FastifyInstance, admin: AdminApi, actor: Actor):
     async (req) => {
       const { id, version } = req.params as { id: string; version: string };
       const body = (req.body ?? {}) as { window_days?: number; reason?: string };
-      return admin.catalog.deprecate(id, version, actor, {
+      return admin.catalog.deprecate(id, version, actorOf(req), {
         ...(body.window_days !== undefined ? { windowDays: body.window_days } : {}),
         ...(body.reason !== undefined ? { reason: body.reason } : {}),
       });
@@ -212,7 +213,7 @@ export function toolRoutes(app: FastifyInstance, admin: AdminApi, actor: Actor):
       return admin.catalog.retire(
         id,
         version,
-        actor,
+        actorOf(req),
         body.reason !== undefined ? { reason: body.reason } : {},
       );
     },
@@ -236,7 +237,7 @@ export function toolRoutes(app: FastifyInstance, admin: AdminApi, actor: Actor):
       async (req) => {
         const { id, version } = req.params as { id: string; version: string };
         const { reason } = req.body as { reason: string };
-        return admin.catalog[op](id, version, actor, reason);
+        return admin.catalog[op](id, version, actorOf(req), reason);
       },
     );
   }

@@ -1,0 +1,10 @@
+/** @module Operators: accounts, roles and how they authenticate. Anything exported here is public API. */
+export type { Operator, OperatorAuthentication, OperatorRole } from './operator.js';
+export {
+  BOOTSTRAP_ACTOR_ID,
+  BOOTSTRAP_OPERATOR,
+  hasRole,
+  isBootstrap,
+  OPERATOR_ROLES,
+  operatorActor,
+} from './operator.js';
