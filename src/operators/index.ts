@@ -8,3 +8,4 @@ export {
   OPERATOR_ROLES,
   operatorActor,
 } from './operator.js';
+export type { SecondFactorCheck } from './second-factor-port.js';
