@@ -17,6 +17,7 @@ import {
   expose,
   KEYS_ADMIN,
   METRICS_ADMIN,
+  OPERATORS_ADMIN,
   PROVIDERS_ADMIN,
   REPORTS_ADMIN,
   SECOND_FACTOR_ADMIN,
@@ -55,6 +56,11 @@ import {
 } from './identity/index.js';
 import { CallCounters } from './limits/index.js';
 import { GatewayMetrics } from './metrics/index.js';
+import {
+  OperatorService,
+  type OperatorServiceOptions,
+  type SecondFactorCheck,
+} from './operators/index.js';
 import { type PolicyEngine, PolicyService } from './policy/index.js';
 import { type CheckedFetchOptions, ProviderService, UpstreamPool } from './providers/index.js';
 import { ReportService } from './reports/index.js';
@@ -152,6 +158,8 @@ export interface Gateway extends Toolgate {
   readonly detectors: DetectorEngine | null;
   /** Governance reports (capability register, access matrix, invocations, deprecation, orphans). */
   readonly reports: ReportService;
+  /** Operator accounts, local login, single sign-on upserts, personal tokens. */
+  readonly operators: OperatorService;
 }
 
 export interface ToolgateOptions {
@@ -204,6 +212,15 @@ export interface ToolgateOptions {
   readonly teams?: readonly string[];
   /** Per-agent caps on open sessions and pending approvals (defaults: 64 and 50). */
   readonly caps?: Partial<AgentCaps>;
+  /**
+   * Operators: the second factor local logins check (none: no local login succeeds), and the
+   * login rate limit and scrypt cost (tests lower them).
+   */
+  readonly operators?: {
+    readonly secondFactor?: SecondFactorCheck;
+    readonly loginLimits?: NonNullable<OperatorServiceOptions['loginLimits']>;
+    readonly scrypt?: NonNullable<OperatorServiceOptions['scrypt']>;
+  };
   /** Upstream MCP processes: how many may live at once (default 64). */
   readonly providers?: {
     readonly maxLive?: number;
@@ -267,6 +284,7 @@ export async function openGateway(options: ToolgateOptions = {}): Promise<Gatewa
       ...(options.approverTotpSecrets ? { totpSecrets: options.approverTotpSecrets } : {}),
     },
   );
+  const operators = new OperatorService(store.db, { ...clock, ...options.operators });
   const policies = new PolicyService(store.db, options.clock);
   const sandbox = options.sandbox ?? new SandboxService();
   // No sandbox may see the gateway's own files: the data folder and token files the caller names,
@@ -426,6 +444,7 @@ export async function openGateway(options: ToolgateOptions = {}): Promise<Gatewa
     audit: expose(audit, AUDIT_ADMIN),
     metrics: expose(metrics, METRICS_ADMIN),
     reports: expose(reports, REPORTS_ADMIN),
+    operators: expose(operators, OPERATORS_ADMIN),
     doctor: () => sandbox.doctor(),
     sweep: () => gate.sweep(),
   });
@@ -456,6 +475,7 @@ export async function openGateway(options: ToolgateOptions = {}): Promise<Gatewa
     metrics,
     detectors,
     reports,
+    operators,
     close: async () => {
       await upstreams.close();
       await gate.flush();

@@ -14,6 +14,7 @@ import type { SecretAdmin } from '../credentials/index.js';
 import type { Gate } from '../gate/index.js';
 import type { AgentKeys, AgentService, UserService } from '../identity/index.js';
 import type { GatewayMetrics } from '../metrics/index.js';
+import type { OperatorService } from '../operators/index.js';
 import type { ProviderService } from '../providers/index.js';
 import type { ReportService } from '../reports/index.js';
 import type { SessionService } from '../sessions/index.js';
@@ -62,6 +63,19 @@ export const AUDIT_ADMIN = [
 ] as const;
 export const METRICS_ADMIN = ['render'] as const;
 export const REPORTS_ADMIN = ['names', 'render'] as const;
+export const OPERATORS_ADMIN = [
+  'create',
+  'update',
+  'get',
+  'page',
+  'setPassword',
+  'loginLocal',
+  'fromOidc',
+  'issueToken',
+  'revokeToken',
+  'tokens',
+  'authenticateToken',
+] as const satisfies readonly (keyof OperatorService)[];
 
 export interface AdminApi {
   /** Which database this gateway runs on, and whether it answers (`/readyz`). */
@@ -105,6 +119,11 @@ export interface AdminApi {
   readonly metrics: Pick<GatewayMetrics, (typeof METRICS_ADMIN)[number]>;
   /** Governance reports (capability register, access matrix, invocations, deprecation, orphans). */
   readonly reports: Pick<ReportService, (typeof REPORTS_ADMIN)[number]>;
+  /**
+   * Operator accounts: create and change (admins), local login and single sign-on, personal
+   * tokens and their per-request check. Every change takes the authenticated operator.
+   */
+  readonly operators: Pick<OperatorService, (typeof OPERATORS_ADMIN)[number]>;
   /** Which sandbox drivers this gateway's sandbox can use on this host. */
   doctor(): Promise<DriverReport[]>;
   /**

@@ -23,6 +23,12 @@ export const ERROR_CODES = {
   UNAUTHENTICATED: { http: 401, jsonRpc: -32001, summary: 'No valid credentials were presented.' },
   FORBIDDEN: { http: 403, jsonRpc: -32003, summary: 'The caller may not perform this operation.' },
   NOT_FOUND: { http: 404, jsonRpc: -32601, summary: 'No such route or resource.' },
+  OPERATOR_NOT_FOUND: { http: 404, jsonRpc: -32004, summary: 'No operator account with this id.' },
+  OPERATOR_EXISTS: {
+    http: 409,
+    jsonRpc: -32009,
+    summary: 'An operator account with this id already exists.',
+  },
   TOOL_NOT_FOUND: { http: 404, jsonRpc: -32004, summary: 'No tool with this id (and version).' },
   AGENT_NOT_FOUND: { http: 404, jsonRpc: -32004, summary: 'No agent with this id.' },
   USER_NOT_FOUND: { http: 404, jsonRpc: -32004, summary: 'No enabled user with this id.' },
@@ -239,7 +245,10 @@ export interface ErrorDetails {
   UNSUPPORTED_MEDIA_TYPE: { contentType: string; accepted: string[] };
   PAYLOAD_TOO_LARGE: { limitBytes: number };
   UNAUTHENTICATED: Record<string, never>;
-  FORBIDDEN: Record<string, never>;
+  /** `roles`: the operator roles that would be allowed (admin routes). */
+  FORBIDDEN: { roles?: string[] };
+  OPERATOR_NOT_FOUND: { operatorId: string };
+  OPERATOR_EXISTS: { operatorId: string };
   NOT_FOUND: { method?: string; url?: string };
   TOOL_NOT_FOUND: { toolId: string; version?: string };
   AGENT_NOT_FOUND: { agentId: string };

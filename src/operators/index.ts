@@ -1,4 +1,9 @@
 /** @module Operators: accounts, roles and how they authenticate. Anything exported here is public API. */
+
+export {
+  DEFAULT_LOGIN_LIMITS,
+  type LoginLimits,
+} from './login-guard.js';
 export type { Operator, OperatorAuthentication, OperatorRole } from './operator.js';
 export {
   BOOTSTRAP_ACTOR_ID,
@@ -8,4 +13,30 @@ export {
   OPERATOR_ROLES,
   operatorActor,
 } from './operator.js';
+export type {
+  IssuedToken,
+  OidcIdentity,
+  OperatorServiceOptions,
+  OperatorSpec,
+  OperatorUpdate,
+  OperatorView,
+  TokenSpec,
+  TokenView,
+} from './operator-service.js';
+export { loginRefused, OperatorService } from './operator-service.js';
+export {
+  checkLocalId,
+  OPERATOR_ID_PATTERN,
+  oidcOperatorId,
+  RESERVED_OPERATOR_IDS,
+} from './operator-spec.js';
+export {
+  checkPasswordStrength,
+  DEFAULT_SCRYPT,
+  hashPassword,
+  MIN_PASSWORD_LENGTH,
+  type ScryptParams,
+  verifyPassword,
+} from './password-hash.js';
+export { isPersonalToken, MAX_TOKEN_DAYS, MIN_TOKEN_DAYS } from './personal-token.js';
 export type { SecondFactorCheck } from './second-factor-port.js';

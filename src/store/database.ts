@@ -1,5 +1,10 @@
 /** @module The Kysely schema: one set of tables for SQLite and PostgreSQL. */
 import type { ColumnType, Generated, Insertable, Selectable } from 'kysely';
+import type {
+  OperatorLoginAttemptTable,
+  OperatorTable,
+  OperatorTokenTable,
+} from './operator-tables.js';
 
 /** Set once at insert, never updated (also refused by triggers). */
 type InsertOnly<T> = ColumnType<T, T, never>;
@@ -311,6 +316,9 @@ export interface Database {
   providers: ProviderTable;
   provider_tools: ProviderToolTable;
   totp_attempts: TotpAttemptTable;
+  operators: OperatorTable;
+  operator_tokens: OperatorTokenTable;
+  operator_login_attempts: OperatorLoginAttemptTable;
 }
 
 export type ToolVersionRow = Selectable<ToolVersionTable>;

@@ -78,6 +78,7 @@ test('a JSON-RPC number is shared only by one family of codes', () => {
       'SESSION_NOT_FOUND',
       'SECRET_NOT_FOUND',
       'AUDIT_RECORD_NOT_FOUND',
+      'OPERATOR_NOT_FOUND',
     ],
     [-32009]: [
       'VERSION_EXISTS',
@@ -86,6 +87,7 @@ test('a JSON-RPC number is shared only by one family of codes', () => {
       'QUARANTINE_STATE',
       'APPROVAL_STATE',
       'SECRET_EXISTS',
+      'OPERATOR_EXISTS',
     ],
     [-32030]: ['EGRESS_DENIED', 'AUDIT_CHAIN_BROKEN'],
     [-32041]: ['SECRET_UNREADABLE', 'SANDBOX_TIMEOUT'],
