@@ -1,3 +1,3 @@
 /** @module The REST front. Anything exported here is public API. */
-export type { HttpOptions } from './server.js';
+export type { HttpOptions, RegisteredRoute } from './server.js';
 export { buildServer, DEFAULT_BODY_LIMIT } from './server.js';

@@ -11,17 +11,30 @@ import { configDocumentSchema } from '../config/index.js';
 import { ToolgateError } from '../core/index.js';
 import { adminTokenMatches } from '../identity/index.js';
 import { type McpHttpOptions, registerMcpHttp } from '../mcp/index.js';
-import { BOOTSTRAP_OPERATOR, type Operator } from '../operators/index.js';
+import {
+  BOOTSTRAP_OPERATOR,
+  isPersonalToken,
+  OPERATOR_ROLES,
+  type Operator,
+  type OperatorRole,
+} from '../operators/index.js';
 import type { Toolgate } from '../toolgate.js';
 import { Admission, type AdmissionOptions, DEFAULT_ADMISSION } from './admission.js';
 import { admissionHook } from './admission-hook.js';
 import { makeErrorHandler } from './error-handler.js';
 import { safeLogger } from './log-options.js';
+import {
+  checkRouteRoles,
+  checkToolOwnership,
+  DEFAULT_ROUTE_ROLES,
+  type OwnedTool,
+} from './route-roles.js';
 import { adminRoutes } from './routes/admin.js';
 import { approvalRoutes } from './routes/approvals.js';
 import { auditRoutes } from './routes/audit.js';
 import { discoveryRoutes } from './routes/discovery.js';
 import { metricsRoutes } from './routes/metrics.js';
+import { operatorRoutes } from './routes/operators.js';
 import { providerRoutes } from './routes/providers.js';
 import { reportRoutes } from './routes/reports.js';
 import { secretRoutes } from './routes/secrets.js';
@@ -42,13 +55,33 @@ declare module 'fastify' {
     /** The authenticated operator on admin routes (docs/architecture.md §6); null elsewhere. */
     operator: Operator | null;
   }
+  interface FastifyInstance {
+    /** Every route as registered, with who may call it (tests walk it: no route slips by). */
+    readonly toolgateRoutes: readonly RegisteredRoute[];
+  }
   interface FastifyContextConfig {
     auth?: RouteAuth;
+    /** Operator roles that may call this admin route; default admin only (src/http/route-roles.ts). */
+    roles?: readonly OperatorRole[];
+    /** An `owner` may call it only for a tool of their teams, named by the path. */
+    ownedTool?: OwnedTool;
   }
 }
 
+export interface RegisteredRoute {
+  readonly method: string;
+  readonly url: string;
+  readonly auth: RouteAuth;
+  /** Operator roles of an admin route (the default admin when it names none); empty otherwise. */
+  readonly roles: readonly OperatorRole[];
+}
+
 export interface HttpOptions {
-  readonly adminToken: string;
+  /**
+   * The bootstrap admin token, or null when it is disabled by configuration (then only operators'
+   * personal tokens open admin routes).
+   */
+  readonly adminToken: string | null;
   /** Largest accepted request body; default 1 MiB. */
   readonly bodyLimit?: number;
   readonly logger?: FastifyServerOptions['logger'];
@@ -100,6 +133,9 @@ function isPublic(url: string): boolean {
     path === '/openapi.json' ||
     path === '/docs' ||
     path.startsWith('/docs/') ||
+    // Discovery documents are public by definition; an unknown one is a plain 404, never a
+    // request for credentials.
+    path.startsWith('/.well-known/') ||
     path.startsWith('/v1/schemas/')
   );
 }
@@ -127,6 +163,22 @@ export async function buildServer(
     routerOptions: { ignoreTrailingSlash: true, maxParamLength: 300 },
   });
   app.setErrorHandler(makeErrorHandler(bodyLimit));
+  const registered: RegisteredRoute[] = [];
+  app.decorate('toolgateRoutes', registered);
+  // Every route is listed with its roles as it is registered; a role that is not one is a
+  // programming mistake caught at start-up, not a route nobody can call.
+  app.addHook('onRoute', (route) => {
+    const config = (route.config ?? {}) as { auth?: RouteAuth; roles?: readonly OperatorRole[] };
+    const auth = config.auth ?? 'admin';
+    const roles = auth === 'admin' ? (config.roles ?? DEFAULT_ROUTE_ROLES) : [];
+    for (const role of roles) {
+      if (!OPERATOR_ROLES.includes(role))
+        throw new Error(`route ${route.url}: unknown role ${role}`);
+    }
+    for (const method of [route.method].flat()) {
+      registered.push({ method, url: route.url, auth, roles });
+    }
+  });
   // Query strings and path parameters are text and are coerced to the declared types; bodies are
   // JSON and are taken as sent: `"tool": ["get_order"]` is an error, not a string.
   const coercing = new Ajv({
@@ -173,7 +225,11 @@ export async function buildServer(
       },
       components: {
         securitySchemes: {
-          adminToken: { type: 'http', scheme: 'bearer', description: 'The admin token' },
+          adminToken: {
+            type: 'http',
+            scheme: 'bearer',
+            description: 'A personal operator token (tgo_…) or the bootstrap admin token',
+          },
           agentKey: { type: 'http', scheme: 'bearer', description: 'An agent API key (tgk_…)' },
         },
       },
@@ -204,6 +260,23 @@ export async function buildServer(
   app.decorateRequest('tokenUser', null);
   app.decorateRequest('credential', '');
   app.decorateRequest('operator', null);
+  const adminToken = options.adminToken;
+  /** The operator a bearer credential proves: a personal token, or the bootstrap admin token. */
+  const authenticateOperator = async (token: string | undefined): Promise<Operator> => {
+    if (token !== undefined && isPersonalToken(token)) {
+      const op = await admin.operators.authenticateToken(token);
+      if (op) return op;
+    } else if (token !== undefined && adminToken !== null && adminTokenMatches(token, adminToken)) {
+      return BOOTSTRAP_OPERATOR;
+    }
+    throw new ToolgateError(
+      'UNAUTHENTICATED',
+      adminToken === null
+        ? 'send Authorization: Bearer <personal operator token>; the bootstrap admin token is disabled on this gateway'
+        : 'send Authorization: Bearer <personal operator token or admin token>',
+      {},
+    );
+  };
   app.addHook('onRequest', async (req) => {
     const auth = (req.routeOptions.config as { auth?: RouteAuth } | undefined)?.auth ?? 'admin';
     if (auth === 'public' || isPublic(req.url)) return;
@@ -224,10 +297,12 @@ export async function buildServer(
       req.credential = identity.credential;
       return;
     }
-    if (!token || !adminTokenMatches(token, options.adminToken)) {
-      throw new ToolgateError('UNAUTHENTICATED', 'send Authorization: Bearer <admin token>', {});
-    }
-    req.operator = BOOTSTRAP_OPERATOR;
+    req.operator = await authenticateOperator(token);
+    await checkRouteRoles(req, req.operator, security);
+  });
+  // Ownership needs the parsed path (and may read the catalog): after routing, before the handler.
+  app.addHook('preHandler', async (req) => {
+    if (req.operator !== null) await checkToolOwnership(req, req.operator, admin);
   });
 
   app.get(
@@ -279,6 +354,7 @@ export async function buildServer(
   metricsRoutes(app, admin);
   reportRoutes(app, admin);
   providerRoutes(app, admin);
+  operatorRoutes(app, admin);
   await app.ready();
   return app;
 }

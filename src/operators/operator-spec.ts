@@ -9,7 +9,13 @@ import { BOOTSTRAP_ACTOR_ID, OPERATOR_ROLES, type OperatorRole } from './operato
 
 export const OPERATOR_ID_PATTERN = /^[a-z][a-z0-9._-]{1,62}$/;
 /** Ids that name something other than a person (the bootstrap token, the gateway itself). */
-export const RESERVED_OPERATOR_IDS: readonly string[] = [BOOTSTRAP_ACTOR_ID, 'bootstrap', 'system'];
+export const RESERVED_OPERATOR_IDS: readonly string[] = [
+  BOOTSTRAP_ACTOR_ID,
+  'bootstrap',
+  'system',
+  // `/v1/operators/me` is the caller's own account.
+  'me',
+];
 /** Single sign-on accounts are `oidc.<hash>`; a local account may not take such an id first. */
 export const OIDC_ID_PREFIX = 'oidc.';
 const TEAM_PATTERN = /^[A-Za-z0-9][A-Za-z0-9._-]{0,62}$/;

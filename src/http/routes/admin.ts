@@ -5,12 +5,14 @@ import { parseConfigText } from '../../config/index.js';
 import { decodeCursor, pageFromRows, pageOf } from '../../core/index.js';
 import { nextCursor, type PageQuery, pageQuery } from '../pagination.js';
 import { actorOf } from '../request-actor.js';
+import { READERS } from '../route-roles.js';
 import { errors } from '../wire-schemas.js';
 
 export function adminRoutes(app: FastifyInstance, admin: AdminApi): void {
   app.post(
     '/v1/apply',
     {
+      config: { roles: ['admin'] },
       schema: {
         tags: ['config'],
         summary:
@@ -80,6 +82,7 @@ export function adminRoutes(app: FastifyInstance, admin: AdminApi): void {
   app.get(
     '/v1/agents',
     {
+      config: { roles: READERS },
       schema: {
         tags: ['agents'],
         summary: 'List agents with their capability grants, by id',
@@ -104,6 +107,7 @@ export function adminRoutes(app: FastifyInstance, admin: AdminApi): void {
   app.get(
     '/v1/agents/:id',
     {
+      config: { roles: READERS },
       schema: {
         tags: ['agents'],
         summary: 'One agent with its grants',
@@ -121,6 +125,7 @@ export function adminRoutes(app: FastifyInstance, admin: AdminApi): void {
   app.get(
     '/v1/events',
     {
+      config: { roles: READERS },
       schema: {
         tags: ['events'],
         summary: 'The administrative event record (who changed what, when), oldest first',

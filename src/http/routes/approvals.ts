@@ -7,6 +7,7 @@ import type { AdminApi } from '../../api/index.js';
 import type { Actor } from '../../core/index.js';
 import { type PageQuery, pageQuery } from '../pagination.js';
 import { actorOf } from '../request-actor.js';
+import { APPROVAL_READERS, APPROVERS } from '../route-roles.js';
 import { errors } from '../wire-schemas.js';
 
 const idParams = {
@@ -19,6 +20,7 @@ export function approvalRoutes(app: FastifyInstance, admin: AdminApi): void {
   app.get(
     '/v1/approvals',
     {
+      config: { roles: APPROVAL_READERS },
       schema: {
         tags: ['approvals'],
         summary: 'Approval requests, newest first, a page at a time',
@@ -46,6 +48,7 @@ export function approvalRoutes(app: FastifyInstance, admin: AdminApi): void {
   app.get(
     '/v1/approvals/:id',
     {
+      config: { roles: APPROVAL_READERS },
       schema: {
         tags: ['approvals'],
         summary: 'One approval with the rendered call',
@@ -59,6 +62,7 @@ export function approvalRoutes(app: FastifyInstance, admin: AdminApi): void {
   app.post(
     '/v1/approvals/:id/approve',
     {
+      config: { roles: APPROVERS },
       schema: {
         tags: ['approvals'],
         summary:
@@ -93,6 +97,7 @@ export function approvalRoutes(app: FastifyInstance, admin: AdminApi): void {
   app.post(
     '/v1/approvals/:id/reject',
     {
+      config: { roles: APPROVERS },
       schema: {
         tags: ['approvals'],
         summary: 'Reject an approval request',
@@ -122,6 +127,7 @@ export function approvalRoutes(app: FastifyInstance, admin: AdminApi): void {
   app.post(
     '/v1/agents/:id/keys',
     {
+      config: { roles: ['admin'] },
       schema: {
         tags: ['agents'],
         summary: 'Issue an API key for an agent; the key is in this response only',
@@ -140,6 +146,7 @@ export function approvalRoutes(app: FastifyInstance, admin: AdminApi): void {
   app.get(
     '/v1/changes',
     {
+      config: { roles: APPROVAL_READERS },
       schema: {
         tags: ['approvals'],
         summary: 'Privileged grants and irreversible tools waiting for approvers',
@@ -164,6 +171,7 @@ export function approvalRoutes(app: FastifyInstance, admin: AdminApi): void {
   app.post(
     '/v1/changes/:id/approve',
     {
+      config: { roles: APPROVERS },
       schema: {
         tags: ['approvals'],
         summary:
@@ -190,6 +198,7 @@ export function approvalRoutes(app: FastifyInstance, admin: AdminApi): void {
   app.post(
     '/v1/changes/:id/reject',
     {
+      config: { roles: APPROVERS },
       schema: {
         tags: ['approvals'],
         summary: 'Reject a pending change',
@@ -229,6 +238,7 @@ export function approvalRoutes(app: FastifyInstance, admin: AdminApi): void {
   app.post(
     '/v1/grants',
     {
+      config: { roles: ['admin'] },
       schema: {
         tags: ['agents'],
         summary: 'Grant capabilities to an agent (admin only)',
@@ -245,6 +255,7 @@ export function approvalRoutes(app: FastifyInstance, admin: AdminApi): void {
   app.delete(
     '/v1/grants',
     {
+      config: { roles: ['admin'] },
       schema: {
         tags: ['agents'],
         summary: 'Revoke capabilities of an agent (admin only)',

@@ -3,6 +3,7 @@ import type { FastifyInstance, FastifyReply, FastifyRequest } from 'fastify';
 import type { AdminApi, AgentApi } from '../../api/index.js';
 import { ERROR_CODES } from '../../core/index.js';
 import type { GateDecision } from '../../gate/index.js';
+import { READERS } from '../route-roles.js';
 import { errors } from '../wire-schemas.js';
 
 const agentAuth = { auth: 'agent' as const };
@@ -198,6 +199,7 @@ export function sessionRoutes(app: FastifyInstance, agent: AgentApi, admin: Admi
   app.get(
     '/v1/sessions/:id',
     {
+      config: { roles: READERS },
       schema: {
         tags: ['sessions'],
         summary: 'Admin view of a session: its tools and what was withheld, and why',

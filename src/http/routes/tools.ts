@@ -1,10 +1,11 @@
 /** @module Admin routes for the catalog: register, list, show, lifecycle, quarantine and release. */
-import type { FastifyInstance } from 'fastify';
+import type { FastifyInstance, FastifyRequest } from 'fastify';
 import type { AdminApi } from '../../api/index.js';
 import { parseConfigText } from '../../config/index.js';
 import { pageOf, problem, ToolgateError } from '../../core/index.js';
 import { nextCursor, type PageQuery, pageQuery } from '../pagination.js';
-import { actorOf } from '../request-actor.js';
+import { actorOf, operatorOf } from '../request-actor.js';
+import { assertOwnsTeam, ownerOnly, TOOL_MANAGERS, TOOL_READERS } from '../route-roles.js';
 import { errors, reasonBody, toolParams } from '../wire-schemas.js';
 
 const tags = ['tools'];
@@ -24,10 +25,32 @@ function oneDefinition(body: unknown): unknown {
   return docs[0];
 }
 
+/**
+ * An owner registers only for their own teams, and never a new version of a tool id another
+ * team holds (that would take the id over).
+ */
+async function checkDefinitionOwner(
+  req: FastifyRequest,
+  admin: AdminApi,
+  definition: unknown,
+): Promise<void> {
+  const op = operatorOf(req);
+  if (!ownerOnly(req, op)) return;
+  const { id, owner } = (definition ?? {}) as { id?: unknown; owner?: unknown };
+  assertOwnsTeam(req, op, typeof owner === 'string' ? owner : '(none)');
+  if (typeof id !== 'string') return;
+  const existing = await admin.catalog.versions(id).catch((err: unknown) => {
+    if (err instanceof ToolgateError && err.code === 'TOOL_NOT_FOUND') return [];
+    throw err;
+  });
+  for (const v of existing) assertOwnsTeam(req, op, v.owner);
+}
+
 export function toolRoutes(app: FastifyInstance, admin: AdminApi): void {
   app.get(
     '/v1/tools',
     {
+      config: { roles: TOOL_READERS },
       schema: {
         tags,
         summary: 'List every registered tool version (quarantined and retired included)',
@@ -60,16 +83,14 @@ export function toolRoutes(app: FastifyInstance, admin: AdminApi): void {
         quarantined?: boolean;
       } & PageQuery;
       const { cursor, limit, ...filter } = q;
-      const page = pageOf(
-        'tools',
-        await admin.catalog.list(filter),
-        (t) => [t.id, t.version],
-        'asc',
-        {
-          cursor,
-          limit,
-        },
-      );
+      const op = operatorOf(req);
+      const all = await admin.catalog.list(filter);
+      // An owner lists their teams' tools only.
+      const shown = ownerOnly(req, op) ? all.filter((t) => op.teams.includes(t.owner)) : all;
+      const page = pageOf('tools', shown, (t) => [t.id, t.version], 'asc', {
+        cursor,
+        limit,
+      });
       return { tools: page.items, next_cursor: page.next_cursor };
     },
   );
@@ -77,6 +98,7 @@ export function toolRoutes(app: FastifyInstance, admin: AdminApi): void {
   app.post(
     '/v1/tools',
     {
+      config: { roles: TOOL_MANAGERS },
       schema: {
         tags,
         summary:
@@ -99,7 +121,9 @@ export function toolRoutes(app: FastifyInstance, admin: AdminApi): void {
     },
     async (req, reply) => {
       const { draft } = req.query as { draft: boolean };
-      const result = await admin.catalog.register(oneDefinition(req.body), actorOf(req), {
+      const definition = oneDefinition(req.body);
+      await checkDefinitionOwner(req, admin, definition);
+      const result = await admin.catalog.register(definition, actorOf(req), {
         initialState: draft ? 'draft' : 'active',
       });
       return reply.status(result.outcome === 'created' ? 201 : 200).send(result);
@@ -109,6 +133,7 @@ export function toolRoutes(app: FastifyInstance, admin: AdminApi): void {
   app.get(
     '/v1/tools/:id',
     {
+      config: { roles: TOOL_READERS, ownedTool: 'tool' },
       schema: {
         tags,
         summary: 'All versions of one tool, oldest first',
@@ -135,6 +160,7 @@ export function toolRoutes(app: FastifyInstance, admin: AdminApi): void {
   app.get(
     '/v1/tools/:id/versions/:version',
     {
+      config: { roles: TOOL_READERS, ownedTool: 'version' },
       schema: {
         tags,
         summary: 'One tool version',
@@ -151,6 +177,7 @@ export function toolRoutes(app: FastifyInstance, admin: AdminApi): void {
   app.post(
     '/v1/tools/:id/versions/:version/activate',
     {
+      config: { roles: TOOL_MANAGERS, ownedTool: 'version' },
       schema: {
         tags,
         summary: 'Activate a draft (or undo a deprecation)',
@@ -167,6 +194,7 @@ export function toolRoutes(app: FastifyInstance, admin: AdminApi): void {
   app.post(
     '/v1/tools/:id/versions/:version/deprecate',
     {
+      config: { roles: TOOL_MANAGERS, ownedTool: 'version' },
       schema: {
         tags,
         summary: 'Deprecate a version; it retires when the migration window (default 30 days) ends',
@@ -195,6 +223,7 @@ export function toolRoutes(app: FastifyInstance, admin: AdminApi): void {
   app.post(
     '/v1/tools/:id/versions/:version/retire',
     {
+      config: { roles: TOOL_MANAGERS, ownedTool: 'version' },
       schema: {
         tags,
         summary: 'Retire a version now; calls to it are denied from then on',
@@ -223,6 +252,12 @@ export function toolRoutes(app: FastifyInstance, admin: AdminApi): void {
     app.post(
       `/v1/tools/:id/versions/:version/${op}`,
       {
+        // Taking a tool out of service is its owners' call too; letting a flagged description
+        // back in is a security decision, an admin's.
+        config:
+          op === 'quarantine'
+            ? { roles: TOOL_MANAGERS, ownedTool: 'version' as const }
+            : { roles: ['admin'] as const },
         schema: {
           tags,
           summary:
