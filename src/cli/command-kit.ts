@@ -4,13 +4,20 @@
  * the lines a tool version prints as.
  */
 import { readFileSync } from 'node:fs';
-import { userInfo } from 'node:os';
+import { join } from 'node:path';
 import { type Command, InvalidArgumentError, Option } from 'commander';
 import type { AdminApi } from '../api/index.js';
 import { DEFAULT_ORIGIN } from '../audit/index.js';
 import type { ToolVersionDetail, ToolVersionSummary } from '../catalog/index.js';
-import { type Actor, DEFAULT_PAGE_LIMIT, MAX_PAGE_LIMIT } from '../core/index.js';
+import { DEFAULT_PAGE_LIMIT, MAX_PAGE_LIMIT, ToolgateError } from '../core/index.js';
 import { loadMasterKey } from '../credentials/index.js';
+import { checkAdminTokenStrength, loadOrCreateAdminToken } from '../identity/index.js';
+import {
+  BOOTSTRAP_OPERATOR,
+  hasRole,
+  type Operator,
+  type OperatorRole,
+} from '../operators/index.js';
 import { openToolgate, type Toolgate, type ToolgateOptions } from '../toolgate.js';
 import { makeOutput, type Output, reportError } from './output.js';
 import {
@@ -31,7 +38,72 @@ export interface GlobalOptions {
   db?: string;
   json?: boolean;
   dataDir: string;
+  /** A file holding a personal operator token (instead of TOOLGATE_TOKEN). */
+  tokenFile?: string;
 }
+
+/** TOOLGATE_ADMIN_TOKEN=disabled switches the bootstrap admin token off (serve and the CLI). */
+export const ADMIN_TOKEN_DISABLED = 'disabled';
+
+export function adminTokenDisabled(env: NodeJS.ProcessEnv = process.env): boolean {
+  return env.TOOLGATE_ADMIN_TOKEN === ADMIN_TOKEN_DISABLED;
+}
+
+function unauthenticated(message: string): ToolgateError<'UNAUTHENTICATED'> {
+  return new ToolgateError('UNAUTHENTICATED', message, {});
+}
+
+/**
+ * Who this CLI run acts as. With a personal token (TOOLGATE_TOKEN or --token-file) the operator
+ * it belongs to, checked against the database this run opened (expired, revoked or disabled:
+ * refused). Without one, the bootstrap operator — if the admin token is enabled and this user
+ * can read it (TOOLGATE_ADMIN_TOKEN, or the data folder's `admin-token`, created on first use as
+ * `serve` does). Never a name the command line states.
+ */
+async function cliOperator(admin: AdminApi, globals: GlobalOptions): Promise<Operator> {
+  const token = globals.tokenFile
+    ? readFileSync(globals.tokenFile, 'utf8').trim()
+    : process.env.TOOLGATE_TOKEN?.trim();
+  if (token !== undefined && token !== '') {
+    const op = await admin.operators.authenticateToken(token);
+    if (!op) {
+      throw unauthenticated(
+        `${globals.tokenFile ? `the token in ${globals.tokenFile}` : 'TOOLGATE_TOKEN'} is not a valid personal operator token (malformed, expired, revoked, or its account disabled)`,
+      );
+    }
+    return op;
+  }
+  if (adminTokenDisabled()) {
+    throw unauthenticated(
+      'the bootstrap admin token is disabled (TOOLGATE_ADMIN_TOKEN=disabled); set TOOLGATE_TOKEN to a personal operator token (tgo_…) or pass --token-file',
+    );
+  }
+  try {
+    const fromEnv = process.env.TOOLGATE_ADMIN_TOKEN;
+    if (fromEnv !== undefined) checkAdminTokenStrength(fromEnv);
+    else loadOrCreateAdminToken(join(globals.dataDir, 'admin-token'));
+  } catch (err) {
+    throw unauthenticated(
+      `no personal token, and the bootstrap admin token is not usable: ${err instanceof Error ? err.message : String(err)}; set TOOLGATE_TOKEN to a personal operator token (tgo_…)`,
+    );
+  }
+  return BOOTSTRAP_OPERATOR;
+}
+
+/** Refuses an operator without one of `roles` (the same rule as the REST admin routes). */
+function checkRoles(op: Operator, roles: readonly OperatorRole[]): void {
+  if (roles.some((r) => hasRole(op, r))) return;
+  throw new ToolgateError(
+    'FORBIDDEN',
+    `this command needs the role ${roles.join(' or ')}; operator ${op.id} holds ${op.roles.join(', ')}`,
+    { roles: [...roles] },
+  );
+}
+
+/** Read-only commands: admins and auditors. */
+export const READERS: readonly OperatorRole[] = ['admin', 'auditor'];
+/** Every operator (whoami, one's own tokens). */
+export const ANY_OPERATOR: readonly OperatorRole[] = ['admin', 'approver', 'auditor', 'owner'];
 
 /** A comma-separated option value as its trimmed, non-empty parts. */
 export function splitList(value: string | undefined): string[] {
@@ -52,8 +124,6 @@ export function int(min: number, max: number): (value: string) => number {
   };
 }
 
-export const actor: Actor = { id: `cli:${safeUser()}`, via: 'cli' };
-
 /** `--cursor` and `--limit` of every list command (the same walk as the REST lists). */
 export function pageOptions(command: Command): Command {
   return command
@@ -70,14 +140,6 @@ export interface PageFlags {
   limit: number;
 }
 
-function safeUser(): string {
-  try {
-    return userInfo().username;
-  } catch {
-    return 'unknown';
-  }
-}
-
 /** The gateway options every command opens with: keys and secrets from the data folder. */
 function gatewayOptions(globals: GlobalOptions): ToolgateOptions {
   return {
@@ -90,13 +152,15 @@ function gatewayOptions(globals: GlobalOptions): ToolgateOptions {
 }
 
 /**
- * Opens toolgate, runs `fn` with the admin API, closes; a refusal becomes exit code 1 with a
- * structured error. Commands get the admin API only: no command runs a tool.
+ * Opens toolgate, authenticates the operator of this run, runs `fn` with the admin API and that
+ * operator (record actions as `operatorActor(operator, 'cli')`), closes; a refusal becomes exit
+ * code 1 with a structured error. Commands get the admin API only: no command runs a tool.
+ * `extra.roles`: who may run the command (default admin only).
  */
 export function withAdmin(
   program: Command,
-  fn: (admin: AdminApi, out: Output) => Promise<void>,
-  extra: Pick<ToolgateOptions, 'audit'> = {},
+  fn: (admin: AdminApi, out: Output, operator: Operator) => Promise<void>,
+  extra: Pick<ToolgateOptions, 'audit'> & { roles?: readonly OperatorRole[] } = {},
   /** Answers an error itself (true) instead of the usual refusal; e.g. a damaged database. */
   handled: (err: unknown, out: Output) => boolean = () => false,
 ): () => Promise<void> {
@@ -104,6 +168,7 @@ export function withAdmin(
     const globals = program.opts<GlobalOptions>();
     const out = makeOutput(globals.json === true);
     let tg: Toolgate | null = null;
+    const { roles = ['admin'], ...options } = extra;
     try {
       tg = await openToolgate({
         ...gatewayOptions(globals),
@@ -111,12 +176,14 @@ export function withAdmin(
         // The running gateway checkpoints what the CLI appends (within its interval); only the
         // audit commands that need a signed head write one here.
         audit: { checkpoints: false },
-        ...extra,
+        ...options,
         teams: teamsFromEnv(),
         // One-shot commands watch nothing: the detectors run in `serve`.
         detectors: false,
       });
-      await fn(tg.admin, out);
+      const operator = await cliOperator(tg.admin, globals);
+      checkRoles(operator, roles);
+      await fn(tg.admin, out, operator);
     } catch (err) {
       if (!handled(err, out)) process.exitCode = reportError(err, out.json);
     } finally {

@@ -16,6 +16,7 @@ import { registerDoctor } from './commands/doctor.js';
 import { registerEvents } from './commands/events.js';
 import { registerGrants } from './commands/grants.js';
 import { registerMcp } from './commands/mcp.js';
+import { registerOperators } from './commands/operators.js';
 import { registerProviders } from './commands/providers.js';
 import { registerReports } from './commands/reports.js';
 import { registerSecrets } from './commands/secrets.js';
@@ -41,6 +42,10 @@ const program = new Command()
       .env('TOOLGATE_DATA_DIR')
       .default('./data'),
   )
+  .option(
+    '--token-file <path>',
+    'a personal operator token (tgo_…) to act as; default TOOLGATE_TOKEN, else the bootstrap admin token',
+  )
   .showHelpAfterError();
 
 // Registered in this order: `toolgate --help` lists them so.
@@ -58,6 +63,7 @@ registerSecrets(program);
 registerReports(program);
 registerDoctor(program);
 registerAudit(program);
+registerOperators(program);
 registerProviders(program);
 
 // Usage errors (unknown option, bad number, missing --reason) are refusals like any other: with

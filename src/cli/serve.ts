@@ -11,6 +11,7 @@ import { buildServer } from '../http/index.js';
 import { checkAdminTokenStrength, loadOrCreateAdminToken } from '../identity/index.js';
 import { type OriginPolicy, originPolicy } from '../mcp/index.js';
 import { openToolgate, type Toolgate } from '../toolgate.js';
+import { adminTokenDisabled } from './command-kit.js';
 import {
   approvalSigner,
   approverSecrets,
@@ -26,6 +27,11 @@ export interface ServeOptions {
   readonly port: number;
   readonly demo: boolean;
   readonly adminTokenFile: string;
+  /**
+   * false (`--no-admin-token`, or TOOLGATE_ADMIN_TOKEN=disabled): the bootstrap admin token is
+   * off; its file is neither read nor created and only personal operator tokens open admin routes.
+   */
+  readonly adminToken?: boolean;
   readonly bodyLimit: number;
   readonly version: string;
   /** Origins and Hosts /mcp accepts besides loopback ones (DNS-rebinding and CSRF defence). */
@@ -75,14 +81,17 @@ export async function serve(options: ServeOptions): Promise<void> {
     throw usage(err instanceof Error ? err.message : String(err));
   }
   const limits = options.limits ?? {};
-  const fromEnv = process.env.TOOLGATE_ADMIN_TOKEN;
-  let admin: { token: string; created: boolean };
+  const disabled = options.adminToken === false || adminTokenDisabled();
+  const fromEnv = disabled ? undefined : process.env.TOOLGATE_ADMIN_TOKEN;
+  let admin: { token: string; created: boolean } | null = null;
   try {
     if (fromEnv !== undefined) checkAdminTokenStrength(fromEnv);
-    admin =
-      fromEnv !== undefined
-        ? { token: fromEnv, created: false }
-        : loadOrCreateAdminToken(options.adminTokenFile);
+    if (!disabled) {
+      admin =
+        fromEnv !== undefined
+          ? { token: fromEnv, created: false }
+          : loadOrCreateAdminToken(options.adminTokenFile);
+    }
   } catch (err) {
     throw usage(err instanceof Error ? err.message : String(err));
   }
@@ -144,7 +153,7 @@ export async function serve(options: ServeOptions): Promise<void> {
     }
     await tg.admin.catalog.sweepLifecycle();
     app = await buildServer(tg, {
-      adminToken: admin.token,
+      adminToken: admin?.token ?? null,
       bodyLimit: options.bodyLimit,
       version: options.version,
       mcp: {
@@ -197,8 +206,10 @@ export async function serve(options: ServeOptions): Promise<void> {
       `  database:    ${tg.admin.health.location}`,
       ...(demoSummary ? [`  ${demoSummary}`] : []),
       `  API docs:    ${address}/docs   (OpenAPI: ${address}/openapi.json)`,
-      ...adminTokenBanner(admin, fromEnv !== undefined, options.adminTokenFile),
-      `  try:         curl -H "Authorization: Bearer <admin token>" ${address}/v1/tools`,
+      ...(admin
+        ? adminTokenBanner(admin, fromEnv !== undefined, options.adminTokenFile)
+        : ['  admin token: disabled (admin routes take personal operator tokens only)']),
+      `  try:         curl -H "Authorization: Bearer <${admin ? 'admin token' : 'personal token'}>" ${address}/v1/tools`,
     ];
     process.stdout.write(`${lines.join('\n')}\n`);
   } catch (err) {

@@ -3,7 +3,8 @@
  */
 import { type Command, Option } from 'commander';
 import { pageOf } from '../../core/index.js';
-import { actor, type PageFlags, pageOptions, withAdmin } from '../command-kit.js';
+import { operatorActor } from '../../operators/index.js';
+import { type PageFlags, pageOptions, withAdmin } from '../command-kit.js';
 import { table, withNextCursor } from '../output.js';
 
 export function registerAgents(program: Command): void {
@@ -45,7 +46,7 @@ export function registerAgents(program: Command): void {
       ]),
     )
     .action((id: string, opts: { owner: string; tier?: 'public' | 'restricted' | 'privileged' }) =>
-      withAdmin(program, async (admin, out) => {
+      withAdmin(program, async (admin, out, operator) => {
         const exists = (await admin.agents.list()).some((a) => a.id === id);
         if (!exists) {
           await admin.config.apply(
@@ -55,10 +56,10 @@ export function registerAgents(program: Command): void {
                 spec: { id, owner: opts.owner, ...(opts.tier ? { tier: opts.tier } : {}) },
               },
             ],
-            actor,
+            operatorActor(operator, 'cli'),
           );
         }
-        const issued = await admin.keys.issue(id, actor);
+        const issued = await admin.keys.issue(id, operatorActor(operator, 'cli'));
         out.result(
           { agent_id: id, created: !exists, key_id: issued.keyId, api_key: issued.apiKey },
           () =>
@@ -74,8 +75,8 @@ export function registerAgents(program: Command): void {
     .command('revoke-key <keyId>')
     .description('revoke an API key')
     .action((keyId: string) =>
-      withAdmin(program, async (admin, out) => {
-        await admin.keys.revoke(keyId, actor);
+      withAdmin(program, async (admin, out, operator) => {
+        await admin.keys.revoke(keyId, operatorActor(operator, 'cli'));
         out.result({ revoked: keyId }, () => `key ${keyId} revoked`);
       })(),
     );

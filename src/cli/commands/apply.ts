@@ -3,7 +3,8 @@
  */
 
 import type { Command } from 'commander';
-import { actor, readInput, withAdmin } from '../command-kit.js';
+import { operatorActor } from '../../operators/index.js';
+import { readInput, withAdmin } from '../command-kit.js';
 
 export function registerApply(program: Command): void {
   program
@@ -12,10 +13,14 @@ export function registerApply(program: Command): void {
     .requiredOption('-f, --file <path>', 'file to apply, - for stdin')
     .option('--dry-run', 'print what would change and write nothing')
     .action((opts: { file: string; dryRun?: boolean }) =>
-      withAdmin(program, async (admin, out) => {
-        const result = await admin.config.applyText(readInput(opts.file), actor, {
-          dryRun: opts.dryRun === true,
-        });
+      withAdmin(program, async (admin, out, operator) => {
+        const result = await admin.config.applyText(
+          readInput(opts.file),
+          operatorActor(operator, 'cli'),
+          {
+            dryRun: opts.dryRun === true,
+          },
+        );
         out.result(result, () => {
           const mark = { create: '+', update: '~', unchanged: '=' } as const;
           const lines = result.changes.map((c) => `${mark[c.action]} ${c.subject}: ${c.summary}`);

@@ -2,7 +2,8 @@
  * @module `toolgate approvals`: calls waiting for a human decision: list, show, approve, reject.
  */
 import { type Command, Option } from 'commander';
-import { actor, type PageFlags, pageOptions, withAdmin } from '../command-kit.js';
+import { operatorActor } from '../../operators/index.js';
+import { type PageFlags, pageOptions, withAdmin } from '../command-kit.js';
 import { table, withNextCursor } from '../output.js';
 
 export function registerApprovals(program: Command): void {
@@ -71,10 +72,10 @@ export function registerApprovals(program: Command): void {
     .option('--totp <code>', 'second factor, for irreversible actions')
     .option('--reason <text>')
     .action((id: string, opts: { approver?: string; totp?: string; reason?: string }) =>
-      withAdmin(program, async (admin, out) => {
+      withAdmin(program, async (admin, out, operator) => {
         const a = await admin.approvals.approve(
           id,
-          opts.approver ? { id: opts.approver, via: 'cli' } : actor,
+          opts.approver ? { id: opts.approver, via: 'cli' } : operatorActor(operator, 'cli'),
           {
             ...(opts.totp ? { totp: opts.totp } : {}),
             ...(opts.reason ? { reason: opts.reason } : {}),
@@ -89,10 +90,10 @@ export function registerApprovals(program: Command): void {
     .requiredOption('--reason <text>')
     .option('--approver <id>')
     .action((id: string, opts: { reason: string; approver?: string }) =>
-      withAdmin(program, async (admin, out) => {
+      withAdmin(program, async (admin, out, operator) => {
         const a = await admin.approvals.reject(
           id,
-          opts.approver ? { id: opts.approver, via: 'cli' } : actor,
+          opts.approver ? { id: opts.approver, via: 'cli' } : operatorActor(operator, 'cli'),
           opts.reason,
         );
         out.result(a, () => `${a.id} rejected`);

@@ -3,7 +3,8 @@
  */
 
 import type { Command } from 'commander';
-import { actor, type GlobalOptions, withAdmin } from '../command-kit.js';
+import { operatorActor } from '../../operators/index.js';
+import { type GlobalOptions, withAdmin } from '../command-kit.js';
 import { makeOutput, reportError } from '../output.js';
 import { enrollApprover } from '../runtime-files.js';
 
@@ -52,8 +53,8 @@ export function registerApprovers(program: Command): void {
       "clear an approver's failed second-factor codes and lockout (audited); the way out of a lockout",
     )
     .action((id: string) =>
-      withAdmin(program, async (admin, out) => {
-        const s = await admin.secondFactor.unlock(id, actor);
+      withAdmin(program, async (admin, out, operator) => {
+        const s = await admin.secondFactor.unlock(id, operatorActor(operator, 'cli'));
         out.result(s, () => `${id}: unlocked`);
       })(),
     );

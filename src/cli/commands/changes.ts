@@ -2,7 +2,8 @@
  * @module `toolgate changes`: the four-eyes desk of privileged grants and irreversible tools.
  */
 import { type Command, Option } from 'commander';
-import { actor, type PageFlags, pageOptions, withAdmin } from '../command-kit.js';
+import { operatorActor } from '../../operators/index.js';
+import { type PageFlags, pageOptions, withAdmin } from '../command-kit.js';
 import { table, withNextCursor } from '../output.js';
 
 export function registerChanges(program: Command): void {
@@ -60,8 +61,8 @@ export function registerChanges(program: Command): void {
     .command('reject <id>')
     .requiredOption('--reason <text>')
     .action((id: string, opts: { reason: string }) =>
-      withAdmin(program, async (admin, out) => {
-        const c = await admin.changes.reject(id, actor, opts.reason);
+      withAdmin(program, async (admin, out, operator) => {
+        const c = await admin.changes.reject(id, operatorActor(operator, 'cli'), opts.reason);
         out.result(c, () => `${c.id} rejected`);
       })(),
     );

@@ -4,7 +4,8 @@
 
 import type { Command } from 'commander';
 import { pageOf } from '../../core/index.js';
-import { actor, type PageFlags, pageOptions, withAdmin } from '../command-kit.js';
+import { operatorActor } from '../../operators/index.js';
+import { type PageFlags, pageOptions, withAdmin } from '../command-kit.js';
 import { table, withNextCursor } from '../output.js';
 
 export function registerGrants(program: Command): void {
@@ -33,10 +34,10 @@ export function registerGrants(program: Command): void {
     .command('add <agent> <capabilities...>')
     .description('grant capabilities to an agent')
     .action((agent: string, capabilities: string[]) =>
-      withAdmin(program, async (admin, out) => {
+      withAdmin(program, async (admin, out, operator) => {
         const result = await admin.config.apply(
           [{ kind: 'Grant', spec: { agent, capabilities } }],
-          actor,
+          operatorActor(operator, 'cli'),
         );
         out.result(result, () => result.changes.map((c) => c.summary).join('\n'));
       })(),
@@ -46,8 +47,12 @@ export function registerGrants(program: Command): void {
     .command('remove <agent> <capabilities...>')
     .description('revoke capabilities of an agent')
     .action((agent: string, capabilities: string[]) =>
-      withAdmin(program, async (admin, out) => {
-        const revoked = await admin.agents.revoke(agent, capabilities, actor);
+      withAdmin(program, async (admin, out, operator) => {
+        const revoked = await admin.agents.revoke(
+          agent,
+          capabilities,
+          operatorActor(operator, 'cli'),
+        );
         out.result({ revoked }, () =>
           revoked.length > 0 ? `revoked ${revoked.join(', ')}` : 'nothing to revoke',
         );

@@ -5,8 +5,8 @@
 import type { Command } from 'commander';
 import { parse as parseYaml } from 'yaml';
 import { pageOf, ToolgateError } from '../../core/index.js';
+import { operatorActor } from '../../operators/index.js';
 import {
-  actor,
   describeVersion,
   type PageFlags,
   pageOptions,
@@ -76,8 +76,8 @@ export function registerProviders(program: Command): void {
     .command('refresh <name>')
     .description('list the provider again: changed, added or dropped tools are quarantined')
     .action((name: string) =>
-      withAdmin(program, async (admin, out) => {
-        const r = await admin.providers.refresh(name, actor);
+      withAdmin(program, async (admin, out, operator) => {
+        const r = await admin.providers.refresh(name, operatorActor(operator, 'cli'));
         out.result(r, () =>
           [
             `imported ${r.imported.length}, unchanged ${r.unchanged.length}`,
@@ -95,7 +95,7 @@ export function registerProviders(program: Command): void {
     .description('classify an imported tool so it can be offered (registers provider.tool)')
     .requiredOption('-f, --file <path>', 'classification as YAML or JSON, - for stdin')
     .action((name: string, tool: string, opts: { file: string }) =>
-      withAdmin(program, async (admin, out) => {
+      withAdmin(program, async (admin, out, operator) => {
         let classification: unknown;
         try {
           classification = parseYaml(readInput(opts.file));
@@ -104,7 +104,12 @@ export function registerProviders(program: Command): void {
             reason: err instanceof Error ? err.message : 'unparseable',
           });
         }
-        const r = await admin.providers.classify(name, tool, classification, actor);
+        const r = await admin.providers.classify(
+          name,
+          tool,
+          classification,
+          operatorActor(operator, 'cli'),
+        );
         out.result(r, () =>
           [
             describeVersion(r.tool),

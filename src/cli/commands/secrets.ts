@@ -5,7 +5,8 @@ import { readFileSync } from 'node:fs';
 import type { Command } from 'commander';
 import { pageOf } from '../../core/index.js';
 import type { SecretInfo } from '../../credentials/index.js';
-import { actor, type PageFlags, pageOptions, withAdmin } from '../command-kit.js';
+import { operatorActor } from '../../operators/index.js';
+import { type PageFlags, pageOptions, withAdmin } from '../command-kit.js';
 import { table, withNextCursor } from '../output.js';
 
 /** The value from --from-file or stdin, with one trailing newline (from `echo`, editors) removed. */
@@ -46,12 +47,12 @@ export function registerSecrets(program: Command): void {
   )
     .option('--from-file <path>', 'read the value from this file instead of stdin')
     .action((name: string, opts: SecretOptions) =>
-      withAdmin(program, async (admin, out) => {
+      withAdmin(program, async (admin, out, operator) => {
         const value = readSecretValue(opts.fromFile);
         const info = await admin.secrets.set(
           { toolId: opts.tool, name, environment: opts.env },
           value,
-          actor,
+          operatorActor(operator, 'cli'),
         );
         out.result({ secret: info }, () => `set ${secretLine(info)}`);
       })(),
@@ -66,12 +67,12 @@ export function registerSecrets(program: Command): void {
   )
     .option('--from-file <path>', 'read the new value from this file instead of stdin')
     .action((name: string, opts: SecretOptions) =>
-      withAdmin(program, async (admin, out) => {
+      withAdmin(program, async (admin, out, operator) => {
         const value = readSecretValue(opts.fromFile);
         const info = await admin.secrets.rotate(
           { toolId: opts.tool, name, environment: opts.env },
           value,
-          actor,
+          operatorActor(operator, 'cli'),
         );
         out.result({ secret: info }, () => `rotated ${secretLine(info)}`);
       })(),
@@ -79,10 +80,10 @@ export function registerSecrets(program: Command): void {
 
   secretTarget(secrets.command('delete <name>').description('delete a secret')).action(
     (name: string, opts: SecretOptions) =>
-      withAdmin(program, async (admin, out) => {
+      withAdmin(program, async (admin, out, operator) => {
         const info = await admin.secrets.delete(
           { toolId: opts.tool, name, environment: opts.env },
-          actor,
+          operatorActor(operator, 'cli'),
         );
         out.result({ deleted: info }, () => `deleted ${secretLine(info)}`);
       })(),

@@ -25,6 +25,10 @@ export function registerServe(program: Command): void {
         'where the admin token is kept (created on first start)',
       ).default('./data/admin-token'),
     )
+    .option(
+      '--no-admin-token',
+      'disable the bootstrap admin token (also TOOLGATE_ADMIN_TOKEN=disabled): only personal operator tokens open admin routes',
+    )
     .addOption(
       new Option('--body-limit <bytes>', 'largest request body')
         .default(1_048_576)
@@ -82,6 +86,7 @@ export function registerServe(program: Command): void {
         port: number;
         demo?: boolean;
         adminTokenFile: string;
+        adminToken: boolean;
         bodyLimit: number;
         allowedOrigins?: string;
         allowedHosts?: string;
@@ -103,6 +108,7 @@ export function registerServe(program: Command): void {
             port: opts.port,
             demo: opts.demo === true,
             adminTokenFile: opts.adminTokenFile,
+            adminToken: opts.adminToken,
             bodyLimit: opts.bodyLimit,
             version: VERSION,
             allowedOrigins: splitList(opts.allowedOrigins),

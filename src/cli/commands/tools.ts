@@ -4,8 +4,8 @@
 import { type Command, Option } from 'commander';
 import { codeHash } from '../../api/index.js';
 import { pageOf } from '../../core/index.js';
+import { operatorActor } from '../../operators/index.js';
 import {
-  actor,
   describeVersion,
   type GlobalOptions,
   int,
@@ -108,9 +108,9 @@ export function registerTools(program: Command): void {
     .command('activate <ref>')
     .description('activate a draft, or undo a deprecation')
     .action((ref: string) =>
-      withAdmin(program, async (admin, out) => {
+      withAdmin(program, async (admin, out, operator) => {
         const { id, version } = parseRef(ref);
-        const t = await admin.catalog.activate(id, version, actor);
+        const t = await admin.catalog.activate(id, version, operatorActor(operator, 'cli'));
         out.result(t, () => `${id}@${version} is ${t.lifecycle}`);
       })(),
     );
@@ -123,9 +123,9 @@ export function registerTools(program: Command): void {
     )
     .option('--reason <text>')
     .action((ref: string, opts: { window: number; reason?: string }) =>
-      withAdmin(program, async (admin, out) => {
+      withAdmin(program, async (admin, out, operator) => {
         const { id, version } = parseRef(ref);
-        const t = await admin.catalog.deprecate(id, version, actor, {
+        const t = await admin.catalog.deprecate(id, version, operatorActor(operator, 'cli'), {
           windowDays: opts.window,
           ...(opts.reason ? { reason: opts.reason } : {}),
         });
@@ -138,12 +138,12 @@ export function registerTools(program: Command): void {
     .description('retire a version now')
     .option('--reason <text>')
     .action((ref: string, opts: { reason?: string }) =>
-      withAdmin(program, async (admin, out) => {
+      withAdmin(program, async (admin, out, operator) => {
         const { id, version } = parseRef(ref);
         const t = await admin.catalog.retire(
           id,
           version,
-          actor,
+          operatorActor(operator, 'cli'),
           opts.reason ? { reason: opts.reason } : {},
         );
         out.result(t, () => `${id}@${version} is retired`);
@@ -158,9 +158,14 @@ export function registerTools(program: Command): void {
       )
       .requiredOption('--reason <text>', 'why (recorded in the event log)')
       .action((ref: string, opts: { reason: string }) =>
-        withAdmin(program, async (admin, out) => {
+        withAdmin(program, async (admin, out, operator) => {
           const { id, version } = parseRef(ref);
-          const t = await admin.catalog[op](id, version, actor, opts.reason);
+          const t = await admin.catalog[op](
+            id,
+            version,
+            operatorActor(operator, 'cli'),
+            opts.reason,
+          );
           out.result(
             t,
             () =>
