@@ -16,6 +16,7 @@ import type { FastifyInstance } from 'fastify';
 import { generateTotpSecret, totpAt } from '../../src/approvals/index.js';
 import type { Actor } from '../../src/core/index.js';
 import { buildServer } from '../../src/http/index.js';
+import { BOOTSTRAP_OPERATOR } from '../../src/operators/index.js';
 import { openStore, type Store } from '../../src/store/index.js';
 import { type Gateway, openGateway } from '../../src/toolgate.js';
 import { backends } from '../support/backends.js';
@@ -60,6 +61,7 @@ for (const backend of backends()) {
     let drop: () => Promise<void>;
     let dataDir: string;
     let tools = 0;
+    let reviewerToken = '';
 
     before(async () => {
       const fresh = await backend.fresh();
@@ -75,6 +77,15 @@ for (const backend of backends()) {
       base = await app.listen({ host: '127.0.0.1', port: 0 });
       replicaApp = await buildServer(replica, { adminToken: ADMIN_TOKEN });
       replicaBase = await replicaApp.listen({ host: '127.0.0.1', port: 0 });
+      // Deciding a change takes an approver's account; the admin token never is one.
+      await tg.operators.create(BOOTSTRAP_OPERATOR, { id: 'reviewer', roles: ['approver'] });
+      reviewerToken = (
+        await tg.operators.issueToken(BOOTSTRAP_OPERATOR, {
+          name: 'test',
+          expiresInDays: 30,
+          operatorId: 'reviewer',
+        })
+      ).token;
     });
     after(async () => {
       await app.close();
@@ -118,7 +129,7 @@ for (const backend of backends()) {
     ): Promise<Reply> => {
       const res = await fetch(`${at}/v1/changes/${change}/approve`, {
         method: 'POST',
-        headers: { authorization: `Bearer ${ADMIN_TOKEN}`, 'content-type': 'application/json' },
+        headers: { authorization: `Bearer ${reviewerToken}`, 'content-type': 'application/json' },
         body: JSON.stringify({ approver, totp }),
       });
       return { status: res.status, body: (await res.json()) as Reply['body'] };

@@ -10,6 +10,7 @@ import { join } from 'node:path';
 import { after, before, describe, test } from 'node:test';
 import type { FastifyInstance } from 'fastify';
 import { buildServer } from '../../src/http/index.js';
+import { BOOTSTRAP_OPERATOR } from '../../src/operators/index.js';
 import { openStore, type Store } from '../../src/store/index.js';
 import { type Gateway, openGateway } from '../../src/toolgate.js';
 import { backends } from '../support/backends.js';
@@ -51,6 +52,15 @@ for (const backend of backends()) {
       );
       for (const id of ['support-bot', 'ops-bot', 'burst-bot'])
         keys[id] = (await tg.keys.issue(id, admin)).apiKey;
+      // Deciding an approval takes an approver's account; the admin token never is one.
+      await tg.operators.create(BOOTSTRAP_OPERATOR, { id: 'reviewer', roles: ['approver'] });
+      keys.reviewer = (
+        await tg.operators.issueToken(BOOTSTRAP_OPERATOR, {
+          name: 'test',
+          expiresInDays: 1,
+          operatorId: 'reviewer',
+        })
+      ).token;
       // Admission is roomy here: this suite is about the caps, not concurrency.
       app = await buildServer(tg, {
         adminToken: ADMIN_TOKEN,
@@ -123,7 +133,7 @@ for (const backend of backends()) {
       assert.equal(ops.status, 202);
 
       // A decided request frees the agent's slot.
-      const rejected = await call('admin', 'POST', `/v1/approvals/${pending[0]}/reject`, {
+      const rejected = await call('reviewer', 'POST', `/v1/approvals/${pending[0]}/reject`, {
         reason: 'not now',
       });
       assert.equal(rejected.status, 200);
