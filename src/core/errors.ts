@@ -63,17 +63,17 @@ export const ERROR_CODES = {
   },
   REVIEW_REQUIRED: {
     http: 409,
-    jsonRpc: -32009,
+    jsonRpc: -32070,
     summary: 'The definition needs an approved security review of its hash before it goes live.',
   },
   REVIEW_STATE: {
     http: 409,
-    jsonRpc: -32009,
+    jsonRpc: -32071,
     summary: 'The definition has no pending security review (already decided, or none needed).',
   },
   REVIEW_HASH_MISMATCH: {
     http: 409,
-    jsonRpc: -32009,
+    jsonRpc: -32072,
     summary: 'The review names a definition hash other than the stored one.',
   },
   APPROVAL_STATE: {

@@ -4,7 +4,7 @@ import type { AdminApi } from '../../api/index.js';
 import { parseConfigText } from '../../config/index.js';
 import { pageOf, problem, ToolgateError } from '../../core/index.js';
 import { nextCursor, type PageQuery, pageQuery } from '../pagination.js';
-import { actorOf } from '../request-actor.js';
+import { actorOf, operatorOf } from '../request-actor.js';
 import { errors, reasonBody, toolParams } from '../wire-schemas.js';
 
 const tags = ['tools'];
@@ -92,8 +92,23 @@ export function toolRoutes(app: FastifyInstance, admin: AdminApi): void {
         body: { description: 'A tool definition (see /v1/schemas/tool.json)' },
         response: {
           200: { type: 'object', properties: { outcome: { const: 'unchanged' }, tool: detailRef } },
-          201: { type: 'object', properties: { outcome: { const: 'created' }, tool: detailRef } },
-          ...errors(400, 401, 409, 413, 415, 422),
+          201: {
+            type: 'object',
+            properties: {
+              outcome: { const: 'created' },
+              tool: detailRef,
+              changeId: { type: 'string' },
+              review: {
+                type: 'object',
+                description: 'Set when the definition waits for a security review',
+                properties: {
+                  id: { type: 'string' },
+                  reasons: { type: 'array', items: { type: 'string' } },
+                },
+              },
+            },
+          },
+          ...errors(400, 401, 403, 409, 413, 415, 422),
         },
       },
     },
@@ -101,6 +116,7 @@ export function toolRoutes(app: FastifyInstance, admin: AdminApi): void {
       const { draft } = req.query as { draft: boolean };
       const result = await admin.catalog.register(oneDefinition(req.body), actorOf(req), {
         initialState: draft ? 'draft' : 'active',
+        operator: operatorOf(req),
       });
       return reply.status(result.outcome === 'created' ? 201 : 200).send(result);
     },
