@@ -20,6 +20,7 @@ import {
   OPERATORS_ADMIN,
   PROVIDERS_ADMIN,
   REPORTS_ADMIN,
+  REVIEWS_ADMIN,
   SECOND_FACTOR_ADMIN,
   SECRETS_ADMIN,
   SESSIONS_ADMIN,
@@ -34,7 +35,7 @@ import {
   resolveDetectorsConfig,
 } from './audit/detectors/index.js';
 import { AuditLog, DEFAULT_ORIGIN, generateNoteSigner, type NoteSigner } from './audit/index.js';
-import { CatalogService, Discovery } from './catalog/index.js';
+import { CatalogService, Discovery, SecurityReviewDesk } from './catalog/index.js';
 import { ApplyService, ChangeDesk } from './config/index.js';
 import { type Clock, problem, systemActor, systemClock, ToolgateError } from './core/index.js';
 import {
@@ -105,6 +106,8 @@ export interface Toolgate {
 export interface Gateway extends Toolgate {
   readonly store: Pick<Store, 'dialect' | 'location' | 'ping'>;
   readonly catalog: CatalogService;
+  /** Security reviews, read side: the pending queue and one version's reviews. */
+  readonly reviews: SecurityReviewDesk;
   readonly discovery: Discovery;
   readonly agents: AgentService;
   readonly keys: AgentKeys;
@@ -398,6 +401,7 @@ export async function openGateway(options: ToolgateOptions = {}): Promise<Gatewa
     return key ? { agentId: key.agentId, credential: `key:${key.keyId}` } : null;
   };
   const discovery = new Discovery(catalog);
+  const reviews = new SecurityReviewDesk(store.db);
   const events = {
     list: (filter: Parameters<AdminApi['events']['list']>[0]) => listEvents(store.db, filter),
   };
@@ -429,6 +433,7 @@ export async function openGateway(options: ToolgateOptions = {}): Promise<Gatewa
       ping: () => store.ping(),
     }),
     catalog: expose(catalog, CATALOG_ADMIN),
+    reviews: expose(reviews, REVIEWS_ADMIN),
     discovery: expose(discovery, DISCOVERY_ADMIN),
     agents: expose(agents, AGENTS_ADMIN),
     keys: expose(keys, KEYS_ADMIN),
@@ -454,6 +459,7 @@ export async function openGateway(options: ToolgateOptions = {}): Promise<Gatewa
     security,
     store,
     catalog,
+    reviews,
     discovery,
     agents,
     keys,

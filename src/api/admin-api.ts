@@ -8,7 +8,7 @@
  */
 import type { ApprovalDesk, SecondFactorGuard } from '../approvals/index.js';
 import type { AuditLog } from '../audit/index.js';
-import type { CatalogService, Discovery } from '../catalog/index.js';
+import type { CatalogService, Discovery, SecurityReviewDesk } from '../catalog/index.js';
 import type { ApplyService, ChangeDesk } from '../config/index.js';
 import type { SecretAdmin } from '../credentials/index.js';
 import type { Gate } from '../gate/index.js';
@@ -33,7 +33,10 @@ export const CATALOG_ADMIN = [
   'quarantine',
   'release',
   'sweepLifecycle',
+  'review',
 ] as const;
+/** The reviewers' queue and one version's reviews (the decision is `catalog.review`). */
+export const REVIEWS_ADMIN = ['page', 'of'] as const;
 export const DISCOVERY_ADMIN = ['search'] as const;
 export const AGENTS_ADMIN = ['list', 'get', 'grants', 'revoke'] as const;
 export const KEYS_ADMIN = ['issue', 'revoke', 'list'] as const;
@@ -86,6 +89,8 @@ export interface AdminApi {
   };
   /** Tool versions: register, list, show, lifecycle, quarantine, the lifecycle sweep. */
   readonly catalog: Pick<CatalogService, (typeof CATALOG_ADMIN)[number]>;
+  /** Security reviews: the pending queue (the console's inbox) and a version's reviews. */
+  readonly reviews: Pick<SecurityReviewDesk, (typeof REVIEWS_ADMIN)[number]>;
   /** Search over every offered tool, as agents would find them (admin view, not one session's). */
   readonly discovery: Pick<Discovery, (typeof DISCOVERY_ADMIN)[number]>;
   readonly agents: Pick<AgentService, (typeof AGENTS_ADMIN)[number]>;

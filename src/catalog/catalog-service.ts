@@ -17,6 +17,7 @@ import {
   systemClock,
   ToolgateError,
 } from '../core/index.js';
+import { hasRole, type Operator, operatorActor } from '../operators/index.js';
 import {
   appendEvent,
   bumpCatalogRevision,
@@ -37,6 +38,17 @@ import {
 } from './lifecycle.js';
 import { findBreakingChanges, isMajorBump } from './schema-compat.js';
 import { schemaModelTexts } from './schema-model-texts.js';
+import {
+  checkReviewer,
+  findReviewRow,
+  MAX_REVIEW_NOTES,
+  openReviewIn,
+  REVIEW_STATUSES,
+  type ReviewInput,
+  type SecurityReviewView,
+  toView,
+} from './security-review.js';
+import { needsReview, reviewReasons, selfRegistrable } from './security-review-policy.js';
 import type { LifecycleState, ToolDefinition } from './tool-definition.js';
 import {
   type Executor,
@@ -57,8 +69,17 @@ import {
 } from './validate-definition.js';
 
 export interface RegisterOptions {
-  /** Registered versions start active unless `draft` is asked for. */
+  /**
+   * Registered versions start active unless `draft` is asked for, or the definition needs a
+   * security review (security-review-policy.ts): then it is a draft until an approver reviews it.
+   */
   readonly initialState?: 'active' | 'draft';
+  /**
+   * The person registering, where one is known (REST, apply). An operator without `admin` may
+   * register only what an owner may self-register, for one of their teams. Library and CLI
+   * callers on the host pass none and are held to the review rules alone.
+   */
+  readonly operator?: Operator;
 }
 
 export type RegisterOutcome = 'created' | 'unchanged';
@@ -67,6 +88,16 @@ export interface RegisterResult {
   readonly outcome: RegisterOutcome;
   readonly tool: ToolVersionDetail;
   /** Set when the tool waits for approvers before it can be activated. */
+  readonly changeId?: string;
+  /** Set when the definition waits for a security review before it can be activated. */
+  readonly review?: { readonly id: string; readonly reasons: readonly string[] };
+}
+
+/** A recorded security review, and what it did to the tool. */
+export interface ReviewResult {
+  readonly review: SecurityReviewView;
+  readonly tool: ToolVersionDetail;
+  /** Set when the approved tool now waits for its four-eyes change (irreversible tools). */
   readonly changeId?: string;
 }
 
@@ -236,6 +267,7 @@ export class CatalogService {
       );
     }
     const definition = checked.definition;
+    if (options.operator) checkRegistrant(options.operator, definition);
     const json = canonicalJson(definition);
     const hash = `sha256:${sha256Hex(json)}`;
     const now = this.#clock();
@@ -265,8 +297,12 @@ export class CatalogService {
     const quarantined = findings.length > 0;
     const at = now.toISOString();
     // Tools that need approvers are registered as drafts; a change request carries them to active.
+    // Tools that need a security review are drafts until it is approved; the change request, if
+    // any, opens then (review first, four eyes after), so approvers never activate an unreviewed tool.
     const required = approversNeeded(definition);
-    const lifecycle: LifecycleState = required > 0 ? 'draft' : (options.initialState ?? 'active');
+    const reasons = reviewReasons(definition);
+    const lifecycle: LifecycleState =
+      required > 0 || reasons.length > 0 ? 'draft' : (options.initialState ?? 'active');
     const row: ToolVersionRow = {
       tool_id: definition.id,
       version: definition.version,
@@ -294,10 +330,27 @@ export class CatalogService {
     };
     await trx.insertInto('tool_versions').values(row).execute();
     const subject = `tool:${definition.id}@${definition.version}`;
+    const reviewId =
+      reasons.length > 0
+        ? await openReviewIn(trx, {
+            toolId: definition.id,
+            version: definition.version,
+            definitionHash: hash,
+            reasons,
+            goLive: options.initialState !== 'draft',
+            registeredBy: actor.id,
+            at,
+          })
+        : undefined;
     await appendEvent(trx, actor, now, {
       action: 'tool.registered',
       subject,
-      details: { definition_hash: hash, lifecycle, quarantined },
+      details: {
+        definition_hash: hash,
+        lifecycle,
+        quarantined,
+        ...(reviewId ? { review: reviewId, review_reasons: reasons } : {}),
+      },
     });
     if (quarantined) {
       await appendEvent(trx, actor, now, {
@@ -310,7 +363,7 @@ export class CatalogService {
     ctx.addedNames.add(definition.id);
     ctx.addedNames.add(definition.name);
     let changeId: string | undefined;
-    if (required > 0 && options.initialState !== 'draft') {
+    if (required > 0 && reasons.length === 0 && options.initialState !== 'draft') {
       if (!this.#changeRequester)
         throw new Error('no change requester: gated tools cannot be registered');
       changeId = await this.#changeRequester(
@@ -320,7 +373,131 @@ export class CatalogService {
         actor,
       );
     }
-    return { outcome: 'created', tool: toDetail(row, now), ...(changeId ? { changeId } : {}) };
+    return {
+      outcome: 'created',
+      tool: toDetail(row, now),
+      ...(changeId ? { changeId } : {}),
+      ...(reviewId ? { review: { id: reviewId, reasons } } : {}),
+    };
+  }
+
+  /**
+   * An approver's security review of one version's definition (C1). The stated hash must be the
+   * stored definition's; the reviewer is the authenticated operator (checkReviewer), recorded by
+   * actor id with the decision, the hash and the notes, as a review row and an event (and so an
+   * audit record) in one transaction. An approval of a draft registered to go live activates it,
+   * or opens its four-eyes change where the tool needs approvers; a rejection leaves it a draft.
+   * A decision is final for that hash: a changed definition is a new version and a new review.
+   */
+  async review(
+    toolId: string,
+    version: string,
+    operator: Operator,
+    input: ReviewInput,
+    options: { readonly via?: Actor['via'] } = {},
+  ): Promise<ReviewResult> {
+    checkReviewInput(input);
+    const actor = operatorActor(operator, options.via ?? 'library');
+    return this.write(async (ctx) => {
+      const { trx } = ctx;
+      const now = this.#clock();
+      const at = now.toISOString();
+      const row = await requireVersion(trx, toolId, version);
+      const def = JSON.parse(row.definition) as ToolDefinition;
+      if (!needsReview(def)) {
+        throw new ToolgateError(
+          'REVIEW_STATE',
+          `${toolId}@${version} is ${def.access_tier}, ${def.provenance} and runs ${def.runtime.kind}: it needs no security review`,
+          { toolId, version, status: 'none' },
+        );
+      }
+      if (input.definition_hash !== row.definition_hash) {
+        throw new ToolgateError(
+          'REVIEW_HASH_MISMATCH',
+          `the review names ${input.definition_hash}, but ${toolId}@${version} is ${row.definition_hash}; review the stored definition`,
+          {
+            toolId,
+            version,
+            statedHash: input.definition_hash,
+            definitionHash: row.definition_hash,
+          },
+        );
+      }
+      // A draft registered before reviews existed has no row yet: it is opened now, not to go live.
+      let existing = await findReviewRow(trx, toolId, version, row.definition_hash);
+      if (!existing) {
+        await openReviewIn(trx, {
+          toolId,
+          version,
+          definitionHash: row.definition_hash,
+          reasons: reviewReasons(def),
+          goLive: false,
+          registeredBy: row.created_by,
+          at,
+        });
+        existing = await findReviewRow(trx, toolId, version, row.definition_hash);
+      }
+      if (!existing) throw new Error('security review row vanished inside its transaction');
+      if (existing.status !== 'pending') {
+        throw new ToolgateError(
+          'REVIEW_STATE',
+          `${toolId}@${version} was already ${existing.status} by ${existing.reviewer ?? 'an approver'}; a decision is final for a definition, register a new version to change it`,
+          { toolId, version, status: existing.status === 'approved' ? 'approved' : 'rejected' },
+        );
+      }
+      checkReviewer(operator, { owner: row.owner, registeredBy: existing.registered_by });
+      const updated = await trx
+        .updateTable('security_reviews')
+        .set({ status: input.decision, reviewer: actor.id, reviewed_at: at, notes: input.notes })
+        .where('id', '=', existing.id)
+        .where('status', '=', 'pending')
+        .executeTakeFirst();
+      if (Number(updated.numUpdatedRows) !== 1) {
+        throw new ToolgateError('REVIEW_STATE', `${toolId}@${version} was decided meanwhile`, {
+          toolId,
+          version,
+          status: 'approved',
+        });
+      }
+      await appendEvent(trx, actor, now, {
+        action: 'tool.reviewed',
+        subject: `tool:${toolId}@${version}`,
+        details: {
+          review: existing.id,
+          decision: input.decision,
+          definition_hash: row.definition_hash,
+          notes: input.notes,
+          reasons: JSON.parse(existing.reasons) as unknown,
+        },
+      });
+      let changeId: string | undefined;
+      if (input.decision === 'approved' && existing.go_live === 1 && row.lifecycle === 'draft') {
+        const required = approversNeeded(def);
+        const registrant: Actor = { id: existing.registered_by, via: actor.via };
+        if (required > 0) {
+          if (!this.#changeRequester)
+            throw new Error('no change requester: gated tools cannot be activated');
+          changeId = await this.#changeRequester(trx, { toolId, version }, required, registrant);
+        } else {
+          await this.#transitionIn(ctx, toolId, version, 'active', actor, {});
+        }
+      }
+      const review = await trx
+        .selectFrom('security_reviews')
+        .selectAll()
+        .where('id', '=', existing.id)
+        .executeTakeFirstOrThrow();
+      return {
+        review: toView({
+          ...review,
+          access_tier: def.access_tier,
+          provenance: def.provenance,
+          owner: row.owner,
+        }),
+        tool: toDetail(await requireVersion(trx, toolId, version), now),
+        ...(changeId ? { changeId } : {}),
+      };
+    });
   }
 
   async #scan(
@@ -461,11 +638,27 @@ export class CatalogService {
       readonly approvedChange?: string;
     },
   ): Promise<ToolVersionDetail> {
-    return this.write(async (ctx) => {
+    return this.write((ctx) => this.#transitionIn(ctx, toolId, version, to, actor, options));
+  }
+
+  async #transitionIn(
+    ctx: CatalogWrite,
+    toolId: string,
+    version: string,
+    to: LifecycleState,
+    actor: Actor,
+    options: {
+      readonly windowDays?: number;
+      readonly reason?: string;
+      readonly approvedChange?: string;
+    },
+  ): Promise<ToolVersionDetail> {
+    {
       const { trx } = ctx;
       const now = this.#clock();
       const row = await requireVersion(trx, toolId, version);
       const from = effectiveLifecycle(row.lifecycle as LifecycleState, row.retire_at, now);
+      if (from === 'draft' && to === 'active') await checkReviewed(trx, row);
       if (from === 'draft' && to === 'active' && !options.approvedChange) {
         const def = JSON.parse(row.definition) as ToolDefinition;
         if (approversNeeded(def) > 0) {
@@ -513,7 +706,7 @@ export class CatalogService {
       });
       ctx.changed = true;
       return toDetail(await requireVersion(trx, toolId, version), now);
-    });
+    }
   }
 
   /** Puts a version in quarantine by hand (it stays registered, it is no longer offered). */
@@ -634,6 +827,89 @@ export class CatalogService {
       }
       if (retired.length > 0) ctx.changed = true;
       return retired;
+    });
+  }
+}
+
+/**
+ * Refuses what this operator may not register; never returns on failure. An admin registers
+ * anything (the review rules still hold); anyone else only what an owner may self-register, for a
+ * team of theirs — the route's role gate decides who reaches registration at all, this decides what.
+ */
+function checkRegistrant(op: Operator, def: ToolDefinition): void {
+  if (hasRole(op, 'admin')) return;
+  const what = `${def.id}@${def.version} (${def.action_class}, ${def.access_tier}, ${def.provenance}, ${def.runtime.kind})`;
+  if (!hasRole(op, 'owner')) {
+    throw new ToolgateError(
+      'FORBIDDEN',
+      `operator ${op.id} may not register tools: registering takes the admin or owner role`,
+      {},
+    );
+  }
+  if (!selfRegistrable(def)) {
+    throw new ToolgateError(
+      'FORBIDDEN',
+      `an owner may register only public, read-only, internal tools; ${what} needs an admin to register it and an approver to review it`,
+      {},
+    );
+  }
+  if (!op.teams.includes(def.owner)) {
+    throw new ToolgateError(
+      'FORBIDDEN',
+      `${def.id} is owned by ${def.owner}, which is not one of operator ${op.id}'s teams (${op.teams.join(', ') || 'none'})`,
+      {},
+    );
+  }
+}
+
+/**
+ * Refuses to activate a draft that needs a security review without an approved review of exactly
+ * its stored definition hash; never returns on failure.
+ */
+async function checkReviewed(trx: Transaction<Database>, row: ToolVersionRow): Promise<void> {
+  const def = JSON.parse(row.definition) as ToolDefinition;
+  const reasons = reviewReasons(def);
+  if (reasons.length === 0) return;
+  const review = await findReviewRow(trx, row.tool_id, row.version, row.definition_hash);
+  if (review?.status === 'approved') return;
+  const state = review?.status === 'rejected' ? 'rejected' : 'pending';
+  throw new ToolgateError(
+    'REVIEW_REQUIRED',
+    state === 'rejected'
+      ? `${row.tool_id}@${row.version} was rejected in its security review (${review?.notes ?? ''}); it cannot be activated`
+      : `${row.tool_id}@${row.version} is ${reasons.join(', ')}: it goes live only after an approver reviews definition ${row.definition_hash} (toolgate tools review)`,
+    {
+      toolId: row.tool_id,
+      version: row.version,
+      definitionHash: row.definition_hash,
+      review: state,
+      reasons,
+    },
+  );
+}
+
+function checkReviewInput(input: ReviewInput): void {
+  const problems: Problem[] = [];
+  if (
+    typeof input.definition_hash !== 'string' ||
+    !/^sha256:[0-9a-f]{64}$/.test(input.definition_hash)
+  ) {
+    problems.push(
+      problem('/definition_hash', 'must be the sha256: hash of the definition reviewed', 'format'),
+    );
+  }
+  const decisions: readonly string[] = REVIEW_STATUSES.filter((d) => d !== 'pending');
+  if (!decisions.includes(input.decision)) {
+    problems.push(problem('/decision', 'must be approved or rejected', 'enum'));
+  }
+  if (typeof input.notes !== 'string' || input.notes.trim() === '') {
+    problems.push(problem('/notes', 'say what was reviewed and why', 'required'));
+  } else if (input.notes.length > MAX_REVIEW_NOTES) {
+    problems.push(problem('/notes', `at most ${MAX_REVIEW_NOTES} characters`, 'maxLength'));
+  }
+  if (problems.length > 0) {
+    throw new ToolgateError('INPUT_INVALID', describeProblems('security review', problems), {
+      problems,
     });
   }
 }

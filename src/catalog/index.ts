@@ -11,6 +11,7 @@ export type {
   RegisterOutcome,
   RegisterResult,
   RegistrationRefusal,
+  ReviewResult,
 } from './catalog-service.js';
 export { CatalogService, describeProblems } from './catalog-service.js';
 export type { ScanFinding, ScanInput, ScanText } from './description-scan.js';
@@ -33,6 +34,20 @@ export type { ModelText, ModelTextKind } from './schema-model-texts.js';
 export { schemaModelTexts } from './schema-model-texts.js';
 export { unsupportedPatternProblems } from './schema-patterns.js';
 export { schemaTexts } from './schema-texts.js';
+export type {
+  ReviewDecision,
+  ReviewInput,
+  ReviewStatus,
+  SecurityReviewView,
+} from './security-review.js';
+export { MAX_REVIEW_NOTES, REVIEW_STATUSES, SecurityReviewDesk } from './security-review.js';
+export type { ReviewReason } from './security-review-policy.js';
+export {
+  needsReview,
+  REVIEW_RULES,
+  reviewReasons,
+  selfRegistrable,
+} from './security-review-policy.js';
 export type {
   AccessTier,
   ActionClass,

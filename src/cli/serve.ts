@@ -12,6 +12,7 @@ import { checkAdminTokenStrength, loadOrCreateAdminToken } from '../identity/ind
 import { type OriginPolicy, originPolicy } from '../mcp/index.js';
 import { openToolgate, type Toolgate } from '../toolgate.js';
 import { adminTokenDisabled } from './command-kit.js';
+import { DEMO_ACTOR_ID, reviewDemoCatalog } from './demo-reviews.js';
 import {
   approvalSigner,
   approverSecrets,
@@ -145,9 +146,10 @@ export async function serve(options: ServeOptions): Promise<void> {
     let demoSummary = '';
     if (options.demo) {
       const result = await tg.admin.config.applyText(readFileSync(DEMO_CATALOG, 'utf8'), {
-        id: 'system:demo',
+        id: DEMO_ACTOR_ID,
         via: 'system',
       });
+      await reviewDemoCatalog(tg.admin);
       const created = result.changes.filter((c) => c.action !== 'unchanged').length;
       demoSummary = `demo catalog: ${result.changes.length} documents, ${created} new`;
     }

@@ -30,6 +30,7 @@ import {
   type UserSpec,
   userSpecSchema,
 } from '../identity/index.js';
+import type { Operator } from '../operators/index.js';
 import { type PolicyService, type PolicySpec, policySpecSchema } from '../policy/index.js';
 import { checkProviderSpec, type ProviderService, type ProviderSpec } from '../providers/index.js';
 import type { ChangeDesk } from './change-desk.js';
@@ -42,6 +43,15 @@ import {
 } from './config-document.js';
 
 export type ChangeAction = 'create' | 'update' | 'unchanged';
+
+export interface ApplyOptions {
+  readonly dryRun?: boolean;
+  /**
+   * The person applying, where one is known (REST): its tools are held to the catalog's
+   * registrant rules (an owner self-registers only public, read-only tools of their teams).
+   */
+  readonly operator?: Operator;
+}
 
 export interface ApplyChange {
   readonly document: number;
@@ -127,25 +137,21 @@ export class ApplyService {
     this.#policies = policies;
   }
 
-  async applyText(
-    text: string,
-    actor: Actor,
-    options: { dryRun?: boolean } = {},
-  ): Promise<ApplyResult> {
+  async applyText(text: string, actor: Actor, options: ApplyOptions = {}): Promise<ApplyResult> {
     return this.apply(parseConfigText(text), actor, options);
   }
 
   async apply(
     raw: readonly unknown[],
     actor: Actor,
-    options: { dryRun?: boolean } = {},
+    options: ApplyOptions = {},
   ): Promise<ApplyResult> {
     const dryRun = options.dryRun ?? false;
     const docs = checkDocuments(raw.map((doc) => expandDemoFolder(doc)));
     let result: ApplyResult;
     try {
       result = await this.#catalog.write(async (ctx) => {
-        const { changes, problems } = await this.#applyAll(ctx, docs, actor);
+        const { changes, problems } = await this.#applyAll(ctx, docs, actor, options.operator);
         if (problems.length > 0) throw configInvalid(problems);
         const result: ApplyResult = {
           dryRun,
@@ -203,6 +209,7 @@ export class ApplyService {
     ctx: CatalogWrite,
     docs: readonly { index: number; doc: ConfigDocument }[],
     actor: Actor,
+    operator: Operator | undefined,
   ): Promise<{ changes: ApplyChange[]; problems: ConfigProblem[] }> {
     const changes: ApplyChange[] = [];
     const problems: ConfigProblem[] = [];
@@ -243,7 +250,12 @@ export class ApplyService {
     for (const { index, doc } of tools) {
       const spec = doc.spec as ToolDefinition;
       try {
-        const { outcome, tool, changeId } = await this.#catalog.registerIn(ctx, spec, actor);
+        const { outcome, tool, changeId, review } = await this.#catalog.registerIn(
+          ctx,
+          spec,
+          actor,
+          operator ? { operator } : {},
+        );
         changes.push({
           document: index,
           kind: 'Tool',
@@ -254,7 +266,7 @@ export class ApplyService {
               ? 'unchanged'
               : tool.quarantined
                 ? `registered, QUARANTINED: ${tool.findings.map((f) => f.message).join('; ')}`
-                : `registered (${tool.lifecycle}, ${tool.action_class}, ${tool.access_tier})${changeId ? `, awaiting approvers: ${changeId}` : ''}`,
+                : `registered (${tool.lifecycle}, ${tool.action_class}, ${tool.access_tier})${review ? `, awaiting security review: ${review.id} (${review.reasons.join(', ')})` : ''}${changeId ? `, awaiting approvers: ${changeId}` : ''}`,
           quarantined: tool.quarantined,
         });
       } catch (err) {

@@ -1,5 +1,5 @@
 /** @module Configuration as code (`apply -f`). Anything exported here is public API. */
-export type { ApplyChange, ApplyResult, ChangeAction } from './apply.js';
+export type { ApplyChange, ApplyOptions, ApplyResult, ChangeAction } from './apply.js';
 export { ApplyService } from './apply.js';
 export type { ChangeView } from './change-desk.js';
 export { ChangeDesk } from './change-desk.js';

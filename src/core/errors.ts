@@ -67,6 +67,21 @@ export const ERROR_CODES = {
     jsonRpc: -32009,
     summary: 'The tool version is not in the quarantine state the operation needs.',
   },
+  REVIEW_REQUIRED: {
+    http: 409,
+    jsonRpc: -32070,
+    summary: 'The definition needs an approved security review of its hash before it goes live.',
+  },
+  REVIEW_STATE: {
+    http: 409,
+    jsonRpc: -32071,
+    summary: 'The definition has no pending security review (already decided, or none needed).',
+  },
+  REVIEW_HASH_MISMATCH: {
+    http: 409,
+    jsonRpc: -32072,
+    summary: 'The review names a definition hash other than the stored one.',
+  },
   APPROVAL_STATE: {
     http: 409,
     jsonRpc: -32009,
@@ -265,6 +280,20 @@ export interface ErrorDetails {
   };
   LIFECYCLE_INVALID: { toolId: string; version: string; from: string; to: string };
   QUARANTINE_STATE: { toolId: string; version: string; quarantined: boolean };
+  REVIEW_REQUIRED: {
+    toolId: string;
+    version: string;
+    definitionHash: string;
+    review: 'pending' | 'rejected';
+    reasons: string[];
+  };
+  REVIEW_STATE: { toolId: string; version: string; status: 'approved' | 'rejected' | 'none' };
+  REVIEW_HASH_MISMATCH: {
+    toolId: string;
+    version: string;
+    statedHash: string;
+    definitionHash: string;
+  };
   APPROVAL_STATE: { approvalId: string };
   TOOL_NOT_REGISTERED: CallDenial;
   TOOL_RETIRED: CallDenial;

@@ -37,6 +37,7 @@ import { metricsRoutes } from './routes/metrics.js';
 import { operatorRoutes } from './routes/operators.js';
 import { providerRoutes } from './routes/providers.js';
 import { reportRoutes } from './routes/reports.js';
+import { reviewRoutes } from './routes/reviews.js';
 import { secretRoutes } from './routes/secrets.js';
 import { sessionRoutes } from './routes/sessions.js';
 import { toolRoutes } from './routes/tools.js';
@@ -340,6 +341,7 @@ export async function buildServer(
   );
 
   toolRoutes(app, admin);
+  reviewRoutes(app, admin);
   sessionRoutes(app, agent, admin);
   approvalRoutes(app, admin);
   adminRoutes(app, admin);

@@ -264,6 +264,27 @@ export interface ChangeApprovalTable {
 }
 
 /** Encrypted secrets, current version only (src/credentials/); never holds a plaintext value. */
+/** Security reviews of tool definitions (C1): pending from registration, decided once. */
+export interface SecurityReviewTable {
+  id: string;
+  tool_id: string;
+  version: string;
+  /** The hash of the definition this row reviews; a review covers exactly this one. */
+  definition_hash: string;
+  /** JSON array of the reasons the definition needs a review (security-review-policy.ts). */
+  reasons: string;
+  /** 1 when the registration asked to go live: an approval then activates it. */
+  go_live: number;
+  /** `pending`, `approved` or `rejected`. */
+  status: string;
+  registered_by: string;
+  registered_at: string;
+  /** Actor id of the approver who decided (`operator:<id>`), never a stated name. */
+  reviewer: string | null;
+  reviewed_at: string | null;
+  notes: string | null;
+}
+
 export interface SecretTable {
   tool_id: string;
   name: string;
@@ -319,6 +340,7 @@ export interface Database {
   operators: OperatorTable;
   operator_tokens: OperatorTokenTable;
   operator_login_attempts: OperatorLoginAttemptTable;
+  security_reviews: SecurityReviewTable;
 }
 
 export type ToolVersionRow = Selectable<ToolVersionTable>;
@@ -328,6 +350,7 @@ export type GrantRow = Selectable<GrantTable>;
 export type EventRow = Selectable<EventTable>;
 export type UserRow = Selectable<UserTable>;
 export type ChangeRequestRow = Selectable<ChangeRequestTable>;
+export type SecurityReviewRow = Selectable<SecurityReviewTable>;
 export type SessionRow = Selectable<SessionTable>;
 export type ApprovalRow = Selectable<ApprovalTable>;
 export type AuditRow = Selectable<AuditTable>;

@@ -18,6 +18,7 @@ export type {
   ProviderRow,
   ProviderToolRow,
   SecretRow,
+  SecurityReviewRow,
   SessionRow,
   ToolVersionRow,
   UserRow,

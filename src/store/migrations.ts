@@ -8,6 +8,7 @@ import { chainRows, GENESIS_PREV_HASH, recordHash } from '../audit-chain/index.j
 import type { Database } from './database.js';
 import { eventAuditRow } from './events.js';
 import { operatorsMigration } from './migrations/operators.js';
+import { securityReviews } from './migrations/security-reviews.js';
 
 export type Dialect = 'sqlite' | 'postgres';
 
@@ -592,6 +593,7 @@ export function migrationProvider(dialect: Dialect): MigrationProvider {
         '0013_ceilings': ceilings,
         '0014_agent_caps': agentCaps,
         '0015_operators': operatorsMigration,
+        '0017_security_reviews': securityReviews,
       };
     },
   };

@@ -14,6 +14,7 @@ import { demoExecutor } from '../../src/runtimes/index.js';
 import { type Gateway, openGateway } from '../../src/toolgate.js';
 import { backends } from '../support/backends.js';
 import { validTool } from '../support/fixtures.js';
+import { approvePendingReviews } from '../support/reviews.js';
 import { parseCsv } from './csv.js';
 
 const admin: Actor = { id: 'test-admin', via: 'library' };
@@ -48,6 +49,7 @@ for (const backend of backends()) {
         }),
       });
       await tg.config.applyText(readFileSync(DEMO_CATALOG, 'utf8'), admin);
+      await approvePendingReviews(tg);
       await tg.config.apply(
         [
           {
@@ -135,7 +137,14 @@ for (const backend of backends()) {
         provenance: 'internal',
         registered_at: '2026-06-01T09:00:00.000Z',
         retire_at: null,
+        review_state: 'approved',
+        reviewer: 'operator:reviewer',
+        reviewed_at: '2026-06-01T09:00:00.000Z',
+        reviewed_hash: (await tg.catalog.get('search_tickets', '1.0.0')).definition_hash,
+        review_covers_definition: true,
       });
+      assert.equal(row(r, { tool: 'get_order' })?.review_state, 'not_required');
+      assert.equal(row(r, { tool: 'get_order' })?.review_covers_definition, true);
       assert.equal(row(r, { tool: 'add_label' })?.lifecycle, 'deprecated');
       assert.equal(row(r, { tool: 'refund_order' })?.lifecycle, 'draft');
     });

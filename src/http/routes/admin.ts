@@ -4,7 +4,7 @@ import type { AdminApi } from '../../api/index.js';
 import { parseConfigText } from '../../config/index.js';
 import { decodeCursor, pageFromRows, pageOf } from '../../core/index.js';
 import { nextCursor, type PageQuery, pageQuery } from '../pagination.js';
-import { actorOf } from '../request-actor.js';
+import { actorOf, operatorOf } from '../request-actor.js';
 import { READERS } from '../route-roles.js';
 import { errors } from '../wire-schemas.js';
 
@@ -61,7 +61,7 @@ export function adminRoutes(app: FastifyInstance, admin: AdminApi): void {
           : Array.isArray(req.body)
             ? req.body
             : [req.body];
-      return admin.config.apply(docs, actorOf(req), { dryRun: dry_run });
+      return admin.config.apply(docs, actorOf(req), { dryRun: dry_run, operator: operatorOf(req) });
     },
   );
 

@@ -114,8 +114,23 @@ export function toolRoutes(app: FastifyInstance, admin: AdminApi): void {
         body: { description: 'A tool definition (see /v1/schemas/tool.json)' },
         response: {
           200: { type: 'object', properties: { outcome: { const: 'unchanged' }, tool: detailRef } },
-          201: { type: 'object', properties: { outcome: { const: 'created' }, tool: detailRef } },
-          ...errors(400, 401, 409, 413, 415, 422),
+          201: {
+            type: 'object',
+            properties: {
+              outcome: { const: 'created' },
+              tool: detailRef,
+              changeId: { type: 'string' },
+              review: {
+                type: 'object',
+                description: 'Set when the definition waits for a security review',
+                properties: {
+                  id: { type: 'string' },
+                  reasons: { type: 'array', items: { type: 'string' } },
+                },
+              },
+            },
+          },
+          ...errors(400, 401, 403, 409, 413, 415, 422),
         },
       },
     },
@@ -125,6 +140,7 @@ export function toolRoutes(app: FastifyInstance, admin: AdminApi): void {
       await checkDefinitionOwner(req, admin, definition);
       const result = await admin.catalog.register(definition, actorOf(req), {
         initialState: draft ? 'draft' : 'active',
+        operator: operatorOf(req),
       });
       return reply.status(result.outcome === 'created' ? 201 : 200).send(result);
     },

@@ -1,0 +1,48 @@
+/**
+ * @module Security reviews in tests: an approver operator (as the REST auth hook would set it
+ * after authenticating) and helpers that record an approved review of a version, or of every
+ * draft waiting for one, so suites about something else start from live tools.
+ */
+import type { AdminApi } from '../../src/api/index.js';
+import type { ReviewResult } from '../../src/catalog/index.js';
+import type { Operator } from '../../src/operators/index.js';
+
+/** An approver in no team, so it may review any team's tool. */
+export const REVIEWER: Operator = Object.freeze({
+  id: 'reviewer',
+  name: 'Test Reviewer',
+  roles: Object.freeze(['approver'] as const),
+  teams: Object.freeze([] as string[]),
+  authenticatedBy: 'password+totp',
+});
+
+type Reviewing = { readonly catalog: Pick<AdminApi['catalog'], 'get' | 'review'> };
+type Queue = Reviewing & { readonly reviews: Pick<AdminApi['reviews'], 'page'> };
+
+/** Approves the security review of one version's stored definition (it goes live if asked to). */
+export async function approveReview(
+  tg: Reviewing,
+  toolId: string,
+  version: string,
+  reviewer: Operator = REVIEWER,
+): Promise<ReviewResult> {
+  const { definition_hash } = await tg.catalog.get(toolId, version);
+  return tg.catalog.review(toolId, version, reviewer, {
+    definition_hash,
+    decision: 'approved',
+    notes: 'reviewed in test setup',
+  });
+}
+
+/** Approves every pending security review; returns what each did. */
+export async function approvePendingReviews(
+  tg: Queue,
+  reviewer: Operator = REVIEWER,
+): Promise<ReviewResult[]> {
+  const done: ReviewResult[] = [];
+  for (;;) {
+    const page = await tg.reviews.page('pending', { limit: 500 });
+    if (page.items.length === 0) return done;
+    for (const r of page.items) done.push(await approveReview(tg, r.tool_id, r.version, reviewer));
+  }
+}
