@@ -572,6 +572,25 @@ const agentCaps: Migration = {
   },
 };
 
+/**
+ * The console's audit explorer finds records by agent, user, tool and kind, and by time. Each
+ * index keys on `(column, seq)` (or `at`, which grows with seq), so a group commit adds at the
+ * right edge of each value's range: a few pages per distinct agent, user or tool in the batch,
+ * never one random page per row.
+ */
+const pagesAuditSearch: Migration = {
+  async up(db: Kysely<unknown>): Promise<void> {
+    for (const column of ['agent_id', 'user_id', 'tool_id', 'kind']) {
+      await db.schema
+        .createIndex(`audit_${column}_seq`)
+        .on('audit_log')
+        .columns([column, 'seq'])
+        .execute();
+    }
+    await db.schema.createIndex('audit_at').on('audit_log').column('at').execute();
+  },
+};
+
 export function migrationProvider(dialect: Dialect): MigrationProvider {
   return {
     async getMigrations() {
@@ -590,6 +609,7 @@ export function migrationProvider(dialect: Dialect): MigrationProvider {
         '0012_identity_binding': identityBinding,
         '0013_ceilings': ceilings,
         '0014_agent_caps': agentCaps,
+        '0015_pages_audit_search': pagesAuditSearch,
       };
     },
   };
