@@ -4,6 +4,7 @@
  * from its own fields); and a call's raw arguments, which only an auditor's screen asks for.
  * Nothing here writes: the log is append-only and this is its read side.
  */
+import { type SqlBool, sql } from 'kysely';
 import { recordHash } from '../audit-chain/index.js';
 import {
   decodeCursor,
@@ -136,9 +137,10 @@ export class AuditSearch {
   }
 
   /**
-   * Records matching every given filter, newest first. Agent, user, tool and kind are equality
-   * on indexed `(column, seq)` pairs and the time range on the indexed `at`, so a page reads only
-   * what it shows; decision and rule narrow those further.
+   * Records matching every given filter, newest first. Agent and tool are equality on indexed
+   * `(column, seq)` pairs, alerts have their own index and the time range uses the indexed `at`,
+   * so a page reads about what it shows; user, decision and rule narrow those further (alone,
+   * they walk back by seq until a page is full).
    */
   async search(filter: AuditSearchFilter, page: PageRequest = {}): Promise<Page<AuditEntry>> {
     const limit = pageLimit(page.limit);
@@ -148,7 +150,10 @@ export class AuditSearch {
       (typeof FILTER_COLUMNS)[keyof typeof FILTER_COLUMNS],
     ][]) {
       const value = filter[key];
-      if (value !== undefined && value !== '') query = query.where(column, '=', value);
+      if (value === undefined || value === '') continue;
+      // Alerts have a partial index on `kind = 'alert'`; a planner uses it for that literal only.
+      if (key === 'kind' && value === 'alert') query = query.where(sql<SqlBool>`kind = 'alert'`);
+      else query = query.where(column, '=', value);
     }
     if (filter.from) query = query.where('at', '>=', instant(filter.from, '/from'));
     if (filter.to) query = query.where('at', '<', instant(filter.to, '/to'));
