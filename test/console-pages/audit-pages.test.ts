@@ -182,22 +182,41 @@ for (const backend of backends()) {
       assert.deepEqual(postTargets(asAuditor), [], 'no action form for an auditor');
     });
 
-    test('a record shows its hash, that it recomputes, the latest signed checkpoint and verify', async () => {
+    test('a record shows its hash, that it recomputes, its proof under the latest signed checkpoint, and verify on request', async () => {
       const [first] = (await tg.admin.auditRecords.search({ agent: 'bot-a' })).items.slice(-1);
       assert.ok(first);
       const detail = await tg.admin.auditRecords.record(first.seq);
       assert.equal(detail.hashRecomputes, true);
-      const page = await render(tg.admin, audrey, '/audit/:seq', { seq: String(first.seq) });
+      const params = { seq: String(first.seq) };
+      const page = await render(tg.admin, audrey, '/audit/:seq', params);
       assert.ok(page.includes(`<code>${detail.hash}</code>`));
       assert.match(page, /Hash recomputes from the record<\/dt><dd class="ok">yes/);
       const checkpoint = await tg.admin.audit.latestCheckpoint();
       assert.ok(checkpoint);
       assert.ok(page.includes(`root <code>${checkpoint.rootHash}</code>`));
-      assert.ok(page.includes('this record is covered by it'));
-      assert.match(page, /<dt>verify<\/dt><dd class="ok">passes: /);
+      assert.match(
+        page,
+        /<dt>In the signed log<\/dt><dd class="ok">signature valid; inclusion proof from this record's hash to the signed root checks/,
+      );
+      // The whole-log verify reads every record: a link runs it.
+      assert.ok(page.includes(`href="/console/audit/${first.seq}?verify=log"`));
+      const verified = await render(tg.admin, audrey, '/audit/:seq', params, { verify: 'log' });
+      assert.match(verified, /<dt>verify<\/dt><dd class="ok">passes: \d+ records, 1 checkpoints/);
       await assert.rejects(render(tg.admin, audrey, '/audit/:seq', { seq: '999999' }), {
         code: 'AUDIT_RECORD_NOT_FOUND',
       });
+    });
+
+    test('a record after the latest checkpoint is chained, not yet signed', async () => {
+      const checkpoint = await tg.admin.audit.latestCheckpoint();
+      assert.ok(checkpoint);
+      const s = await tg.sessions.open('bot-b');
+      await tg.gate.invoke({ agentId: 'bot-b', sessionId: s.id }, 'no_such_tool', {});
+      await tg.gate.flush();
+      const [newest] = (await tg.admin.auditRecords.search({ agent: 'bot-b' }, { limit: 1 })).items;
+      assert.ok(newest && newest.seq > checkpoint.treeSize);
+      const page = await render(tg.admin, admin, '/audit/:seq', { seq: String(newest.seq) });
+      assert.ok(page.includes('after the latest checkpoint'));
     });
 
     test('the explorer is for admins and auditors only', async () => {

@@ -1,14 +1,16 @@
 /**
  * @module The audit explorer: records found by agent, user, tool, kind, decision, rule and time,
  * newest first and cursor-paged; one record with its hash, whether that hash recomputes, the
- * latest signed checkpoint, whether the record is under it and whether `verify` passes for the
- * whole log. Arguments are shown as recorded (secret-looking values masked); the raw arguments
+ * latest signed checkpoint and whether the record is provably under it, and — on request, as it
+ * reads every record — whether `verify` passes for the whole log. Arguments are shown as recorded (secret-looking values masked); the raw arguments
  * only to an auditor — nobody else's page even asks for them.
  */
+import type { VerifyReport } from '../../audit/index.js';
 import { hasRole } from '../../operators/index.js';
 import type { ConsolePage } from '../console-page.js';
-import { html } from '../html.js';
+import { type Html, html } from '../html.js';
 import { consolePath, jsonBlock, link, pageRequest, pager, table } from './page-kit.js';
+import { type RecordProof, recordProof } from './record-proof.js';
 
 const READERS = ['admin', 'auditor'] as const;
 const FILTERS = ['agent', 'user', 'tool', 'kind', 'decision', 'rule', 'from', 'to'] as const;
@@ -45,16 +47,38 @@ ${table(
   },
 };
 
+function proofText(proof: RecordProof): Html {
+  switch (proof.state) {
+    case 'no-checkpoint':
+      return html`<dd class="bad">no signed checkpoint yet</dd>`;
+    case 'after-checkpoint':
+      return html`<dd>after the latest checkpoint (tree size ${proof.checkpoint.treeSize}): chained, not yet signed</dd>`;
+    case 'proven':
+    case 'unproven':
+      return html`<dd class="${proof.state === 'proven' ? 'ok' : 'bad'}">signature ${proof.signatureOk ? 'valid' : 'INVALID'}; inclusion proof from this record's hash to the signed root ${proof.inclusionOk ? 'checks' : 'FAILS'}</dd>`;
+  }
+}
+
+function verifyText(report: VerifyReport | null, seq: number): Html {
+  if (report === null) {
+    return html`<dd>${link(consolePath(['audit', String(seq)], { verify: 'log' }), 'Run verify over the whole log')}</dd>`;
+  }
+  return report.ok
+    ? html`<dd class="ok">passes: ${report.records} records, ${report.checkpoints} checkpoints, ${report.signedSize} signed</dd>`
+    : html`<dd class="bad">FAILS: ${report.firstProblem?.message ?? 'see toolgate audit verify'}</dd>`;
+}
+
 export const auditRecordPage: ConsolePage = {
   path: '/audit/:seq',
   title: 'Audit record',
   roles: READERS,
-  async render(ctx, params) {
+  async render(ctx, params, query) {
     const seq = Number(params.seq);
-    const [record, checkpoint, verify] = await Promise.all([
-      ctx.admin.auditRecords.record(seq),
-      ctx.admin.audit.latestCheckpoint(),
-      ctx.admin.audit.verify(),
+    const record = await ctx.admin.auditRecords.record(seq);
+    // The whole-log verify reads every record: run when asked, not on every view of a record.
+    const [proof, verify] = await Promise.all([
+      recordProof(ctx.admin, seq, record.hash),
+      query.verify === 'log' ? ctx.admin.audit.verify() : Promise.resolve(null),
     ]);
     const auditor = hasRole(ctx.operator, 'auditor');
     const raw =
@@ -83,7 +107,7 @@ export const auditRecordPage: ConsolePage = {
       ['Outcome', record.outcome],
       ['Arguments hash', record.args_hash],
     ];
-    const covered = checkpoint !== null && seq <= checkpoint.treeSize;
+    const checkpoint = proof.state === 'no-checkpoint' ? null : proof.checkpoint;
     return html`<h1>Audit record ${seq}</h1>
 <dl>${fields.filter(([, v]) => v !== null).map(([k, v]) => html`<dt>${k}</dt><dd>${v}</dd>`)}</dl>
 <h2>Arguments (as recorded, secrets masked)</h2>${jsonBlock(record.args_redacted)}
@@ -99,13 +123,10 @@ ${
 <dt>Hash recomputes from the record</dt><dd class="${record.hashRecomputes ? 'ok' : 'bad'}">${record.hashRecomputes ? 'yes' : 'NO'}</dd>
 <dt>Latest signed checkpoint</dt><dd>${
       checkpoint
-        ? html`tree size ${checkpoint.treeSize}, root <code>${checkpoint.rootHash}</code>, at ${checkpoint.at}; this record is ${covered ? 'covered by it' : 'not yet covered by it'}<pre>${checkpoint.note}</pre>`
+        ? html`tree size ${checkpoint.treeSize}, root <code>${checkpoint.rootHash}</code>, at ${checkpoint.at}<pre>${checkpoint.note}</pre>`
         : 'none yet'
     }</dd>
-<dt>verify</dt><dd class="${verify.ok ? 'ok' : 'bad'}">${
-      verify.ok
-        ? `passes: ${verify.records} records, ${verify.checkpoints} checkpoints, ${verify.signedSize} signed`
-        : `FAILS: ${verify.firstProblem?.message ?? 'see toolgate audit verify'}`
-    }</dd></dl>`;
+<dt>In the signed log</dt>${proofText(proof)}
+<dt>verify</dt>${verifyText(verify, seq)}</dl>`;
   },
 };
