@@ -86,6 +86,11 @@ describe('console agents, users and session pages', () => {
     const asAuditor = await render(tg.admin, audrey, '/sessions');
     assert.ok(asAuditor.includes(`<code>${s.id}</code>`));
     assert.deepEqual(postTargets(asAuditor), []);
+    const detail = await render(tg.admin, audrey, '/sessions/:id', { id: s.id });
+    assert.match(
+      detail,
+      /<td>lookup_invoice<\/td><td><a href="\/console\/catalog\/lookup_invoice">lookup_invoice<\/a><\/td><td>1\.0\.0<\/td>/,
+    );
   });
 
   test('suspend: refused for other roles with nothing changed; an admin’s stops the next call and is recorded', async () => {

@@ -6,7 +6,12 @@ import { catalogPage, lifecycleAction, toolPage } from './catalog-pages.js';
 import { accessMatrixPage, agentsPage, usersPage } from './identity-pages.js';
 import { providerPage, providersPage } from './provider-pages.js';
 import { quarantinePage, releaseAction } from './quarantine-pages.js';
-import { closeSessionAction, sessionsPage, suspendSessionAction } from './session-pages.js';
+import {
+  closeSessionAction,
+  sessionPage,
+  sessionsPage,
+  suspendSessionAction,
+} from './session-pages.js';
 
 export const CONSOLE_PAGES: readonly ConsolePage[] = [
   catalogPage,
@@ -18,6 +23,7 @@ export const CONSOLE_PAGES: readonly ConsolePage[] = [
   usersPage,
   accessMatrixPage,
   sessionsPage,
+  sessionPage,
   auditPage,
   auditRecordPage,
   alertsPage,

@@ -9,6 +9,7 @@ import { type Html, html } from '../html.js';
 import {
   consolePath,
   csrfField,
+  link,
   mayAct,
   pageRequest,
   pager,
@@ -36,7 +37,7 @@ export const sessionsPage: ConsolePage = {
     return html`<h1>Live sessions</h1>${table(
       ['Session', 'Agent', 'User', 'Run', 'Opened', 'Expires', 'Tools', 'State', 'Used', ''],
       page.items.map((s) => [
-        html`<code>${s.id}</code>`,
+        link(consolePath(['sessions', s.id]), html`<code>${s.id}</code>`),
         s.agent_id,
         s.user_id ?? '',
         s.run_id,
@@ -48,6 +49,25 @@ export const sessionsPage: ConsolePage = {
         sessionForms(ctx, s),
       ]),
     )}${pager(['sessions'], {}, page.next_cursor)}`;
+  },
+};
+
+export const sessionPage: ConsolePage = {
+  path: '/sessions/:id',
+  title: 'Session',
+  roles: ['admin', 'auditor'],
+  async render(ctx, params) {
+    const s = await ctx.admin.sessions.inspect(params.id ?? '');
+    return html`<h1>Session <code>${s.id}</code></h1>
+<p>Agent ${s.agent_id}${s.user_id ? ` for ${s.user_id}` : ''} · run ${s.run_id} · ${s.status}${s.suspended ? ', suspended' : ''} · opened ${s.created_at}, expires ${s.expires_at}</p>
+<h2>Tools offered</h2>${table(
+      ['Name', 'Tool', 'Version'],
+      s.tools.map((t) => [t.name, link(consolePath(['catalog', t.id]), t.id), t.version]),
+    )}
+<h2>Withheld, and why</h2>${table(
+      ['Tool', 'Version', 'Reason'],
+      s.withheld.map((w) => [w.id, w.version, w.reason]),
+    )}`;
   },
 };
 
