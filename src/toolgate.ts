@@ -10,6 +10,7 @@ import {
   type AgentApi,
   APPROVALS_ADMIN,
   AUDIT_ADMIN,
+  AUDIT_RECORDS_ADMIN,
   CATALOG_ADMIN,
   CHANGES_ADMIN,
   CONFIG_ADMIN,
@@ -34,7 +35,13 @@ import {
   type DetectorsConfigInput,
   resolveDetectorsConfig,
 } from './audit/detectors/index.js';
-import { AuditLog, DEFAULT_ORIGIN, generateNoteSigner, type NoteSigner } from './audit/index.js';
+import {
+  AuditLog,
+  AuditSearch,
+  DEFAULT_ORIGIN,
+  generateNoteSigner,
+  type NoteSigner,
+} from './audit/index.js';
 import { CatalogService, Discovery, SecurityReviewDesk } from './catalog/index.js';
 import { ApplyService, ChangeDesk } from './config/index.js';
 import { type Clock, problem, systemActor, systemClock, ToolgateError } from './core/index.js';
@@ -447,6 +454,7 @@ export async function openGateway(options: ToolgateOptions = {}): Promise<Gatewa
     events,
     secrets: expose(secrets, SECRETS_ADMIN),
     audit: expose(audit, AUDIT_ADMIN),
+    auditRecords: expose(new AuditSearch(store), AUDIT_RECORDS_ADMIN),
     metrics: expose(metrics, METRICS_ADMIN),
     reports: expose(reports, REPORTS_ADMIN),
     operators: expose(operators, OPERATORS_ADMIN),

@@ -7,7 +7,7 @@
  * (docs/architecture.md §6).
  */
 import type { ApprovalDesk, SecondFactorGuard } from '../approvals/index.js';
-import type { AuditLog } from '../audit/index.js';
+import type { AuditLog, AuditSearch } from '../audit/index.js';
 import type { CatalogService, Discovery, SecurityReviewDesk } from '../catalog/index.js';
 import type { ApplyService, ChangeDesk } from '../config/index.js';
 import type { SecretAdmin } from '../credentials/index.js';
@@ -41,7 +41,7 @@ export const DISCOVERY_ADMIN = ['search'] as const;
 export const AGENTS_ADMIN = ['list', 'get', 'grants', 'revoke'] as const;
 export const KEYS_ADMIN = ['issue', 'revoke', 'list'] as const;
 export const USERS_ADMIN = ['get', 'list'] as const;
-export const SESSIONS_ADMIN = ['inspect'] as const;
+export const SESSIONS_ADMIN = ['inspect', 'live', 'suspendBy', 'closeBy'] as const;
 export const APPROVALS_ADMIN = ['get', 'list', 'page', 'approve', 'reject'] as const;
 export const CHANGES_ADMIN = ['get', 'list', 'page', 'approve', 'reject'] as const;
 export const SECOND_FACTOR_ADMIN = ['state', 'unlock'] as const;
@@ -65,7 +65,6 @@ export const AUDIT_ADMIN = [
   'origin',
 ] as const;
 export const METRICS_ADMIN = ['render'] as const;
-export const REPORTS_ADMIN = ['names', 'render'] as const;
 export const OPERATORS_ADMIN = [
   'create',
   'update',
@@ -79,6 +78,9 @@ export const OPERATORS_ADMIN = [
   'tokens',
   'authenticateToken',
 ] as const satisfies readonly (keyof OperatorService)[];
+export const REPORTS_ADMIN = ['names', 'build', 'render'] as const;
+/** The audit log's read side for people: search, one record, a call's raw arguments. */
+export const AUDIT_RECORDS_ADMIN = ['search', 'record', 'rawArguments'] as const;
 
 export interface AdminApi {
   /** Which database this gateway runs on, and whether it answers (`/readyz`). */
@@ -96,7 +98,10 @@ export interface AdminApi {
   readonly agents: Pick<AgentService, (typeof AGENTS_ADMIN)[number]>;
   readonly keys: Pick<AgentKeys, (typeof KEYS_ADMIN)[number]>;
   readonly users: Pick<UserService, (typeof USERS_ADMIN)[number]>;
-  /** Admin view of a session: its tools and what was withheld, and why. */
+  /**
+   * Admin view of sessions: one session's tools and what was withheld, and why; the live ones;
+   * an operator's suspend and close (recorded with the operator).
+   */
   readonly sessions: Pick<SessionService, (typeof SESSIONS_ADMIN)[number]>;
   /** The approvals desk, decision side: list, show, approve, reject. */
   readonly approvals: Pick<ApprovalDesk, (typeof APPROVALS_ADMIN)[number]>;
@@ -120,6 +125,11 @@ export interface AdminApi {
   readonly secrets: SecretAdmin;
   /** The tamper-evident audit log: checkpoints, proofs, verification, export (read side). */
   readonly audit: Pick<AuditLog, (typeof AUDIT_ADMIN)[number]>;
+  /**
+   * Audit records found by agent, user, tool, kind, decision, rule and time; one record with
+   * whether its hash recomputes; a call's raw arguments (fronts show these to auditors only).
+   */
+  readonly auditRecords: Pick<AuditSearch, (typeof AUDIT_RECORDS_ADMIN)[number]>;
   /** Prometheus metrics of this gateway (its own registry). */
   readonly metrics: Pick<GatewayMetrics, (typeof METRICS_ADMIN)[number]>;
   /** Governance reports (capability register, access matrix, invocations, deprecation, orphans). */

@@ -13,6 +13,8 @@ export type {
   InclusionProof,
 } from './audit-log.js';
 export { AuditLog, DEFAULT_ORIGIN } from './audit-log.js';
+export type { AuditEntry, AuditRecordDetail, AuditSearchFilter } from './audit-search.js';
+export { AuditSearch } from './audit-search.js';
 export type { AuditKind, AuditRecord, AuditWriterOptions } from './audit-writer.js';
 export { AuditWriter } from './audit-writer.js';
 export type { BundleReport } from './bundle-verifier.js';

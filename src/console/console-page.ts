@@ -43,3 +43,16 @@ export interface ConsoleAction {
     form: Readonly<Record<string, string>>,
   ): Promise<{ readonly redirect: string; readonly flash?: string }>;
 }
+
+/** A file the console hands out (a governance report); reached by GET, changes nothing. */
+export interface ConsoleDownload {
+  /** Path under /console, e.g. `/reports/:name/download`. */
+  readonly path: string;
+  readonly roles: readonly OperatorRole[];
+  /** The shell sends `body` with `contentType` and `Content-Disposition: attachment; filename`. */
+  download(
+    ctx: ConsoleContext,
+    params: Readonly<Record<string, string>>,
+    query: Readonly<Record<string, string>>,
+  ): Promise<{ readonly filename: string; readonly contentType: string; readonly body: string }>;
+}

@@ -1,7 +1,7 @@
 /**
  * @module The redacted copy of arguments that goes into the audit log: the whole value under a
  * secret-looking key (scalar, array or object), and strings that look like credentials wherever
- * they are, are masked. Raw arguments go to a separate admin-only table.
+ * they are, are masked. Raw arguments go to a separate table that only auditors are shown.
  */
 
 const SECRET_KEY =

@@ -6,6 +6,7 @@ export type { AgentCaps } from './agent-caps.js';
 export { DEFAULT_AGENT_CAPS, lockAgent, pendingApprovalsOf } from './agent-caps.js';
 export type { SessionPrincipal } from './session-principal.js';
 export type {
+  LiveSession,
   OpenSessionOptions,
   SessionTool,
   SessionView,

@@ -6,9 +6,27 @@
  */
 import { randomBytes } from 'node:crypto';
 import type { CatalogService, ToolVersionDetail } from '../catalog/index.js';
-import { type Clock, problem, systemActor, systemClock, ToolgateError } from '../core/index.js';
+import {
+  type Actor,
+  type Clock,
+  decodeCursor,
+  encodeCursor,
+  type Page,
+  type PageRequest,
+  pageLimit,
+  problem,
+  systemActor,
+  systemClock,
+  ToolgateError,
+} from '../core/index.js';
 import type { AgentService, AgentTier, AgentView, UserService } from '../identity/index.js';
-import { appendEvent, bumpIdentityRevision, type SessionRow, type Store } from '../store/index.js';
+import {
+  appendEvent,
+  bumpIdentityRevision,
+  olderThan,
+  type SessionRow,
+  type Store,
+} from '../store/index.js';
 import { DEFAULT_AGENT_CAPS, insertSessionWithinCap } from './agent-caps.js';
 import {
   asPrincipal,
@@ -38,6 +56,14 @@ export interface SessionView {
   readonly created_at: string;
   readonly expires_at: string;
   readonly tools: readonly SessionTool[];
+}
+
+/** A live session as an operator's list shows it. */
+export interface LiveSession extends SessionView {
+  readonly suspended: boolean;
+  readonly private_data_read: boolean;
+  readonly external_sends: number;
+  readonly egress_bytes: number;
 }
 
 export interface OpenSessionOptions {
@@ -298,6 +324,92 @@ export class SessionService {
     // Gates cache open sessions; a suspended one must stop at once here and soon everywhere.
     await bumpIdentityRevision(this.#store.db);
     return Number(result.numUpdatedRows) === 1;
+  }
+
+  /**
+   * Open, unexpired sessions, newest first by `(created_at, id)`: what an operator may suspend or
+   * close. Each with whether it is suspended and what it has used so far.
+   */
+  async live(page: PageRequest = {}): Promise<Page<LiveSession>> {
+    const limit = pageLimit(page.limit);
+    let query = this.#store.db
+      .selectFrom('sessions')
+      .selectAll()
+      .where('status', '=', 'open')
+      .where('expires_at', '>', this.#clock().toISOString());
+    if (page.cursor !== undefined) {
+      const [createdAt, id] = decodeCursor('live-sessions', page.cursor);
+      query = query.where(olderThan(String(createdAt), String(id)));
+    }
+    const rows = await query
+      .orderBy('created_at', 'desc')
+      .orderBy('id', 'desc')
+      .limit(limit + 1)
+      .execute();
+    const items = rows.slice(0, limit).map((row) => ({
+      ...toView(row),
+      suspended: row.suspended === 1,
+      private_data_read: row.private_data_read === 1,
+      external_sends: Number(row.external_sends),
+      egress_bytes: Number(row.egress_bytes),
+    }));
+    const last = items.at(-1);
+    return {
+      items,
+      next_cursor:
+        rows.length > limit && last
+          ? encodeCursor('live-sessions', [last.created_at, last.id])
+          : null,
+    };
+  }
+
+  /**
+   * An operator suspends a session: its later calls are refused; recorded with who did it.
+   * Suspending a suspended session changes nothing and records nothing (false).
+   */
+  async suspendBy(sessionId: string, actor: Actor, reason: string): Promise<boolean> {
+    const row = await this.#liveRow(sessionId);
+    if (row.suspended === 1) return false;
+    await this.suspend(sessionId);
+    await appendEvent(this.#store.db, actor, this.#clock(), {
+      action: 'session.suspended',
+      subject: `session:${sessionId}`,
+      details: { agent_id: row.agent_id, reason },
+    });
+    return true;
+  }
+
+  /** An operator closes a session (as its own agent would); recorded with who did it. */
+  async closeBy(sessionId: string, actor: Actor, reason: string): Promise<void> {
+    const row = await this.#liveRow(sessionId);
+    const result = await this.#store.db
+      .updateTable('sessions')
+      .set({ status: 'closed' })
+      .where('id', '=', sessionId)
+      .where('status', '=', 'open')
+      .executeTakeFirst();
+    if (Number(result.numUpdatedRows) !== 1) {
+      throw new ToolgateError('SESSION_NOT_FOUND', 'no open session with this id', { sessionId });
+    }
+    await bumpIdentityRevision(this.#store.db);
+    for (const listener of this.#closeListeners) listener(sessionId);
+    await appendEvent(this.#store.db, actor, this.#clock(), {
+      action: 'session.closed',
+      subject: `session:${sessionId}`,
+      details: { agent_id: row.agent_id, reason },
+    });
+  }
+
+  async #liveRow(sessionId: string): Promise<SessionRow> {
+    const row = await this.#store.db
+      .selectFrom('sessions')
+      .selectAll()
+      .where('id', '=', sessionId)
+      .executeTakeFirst();
+    if (!row || !this.#live(row)) {
+      throw new ToolgateError('SESSION_NOT_FOUND', 'no open session with this id', { sessionId });
+    }
+    return row;
   }
 
   /** Whether any session of this agent's run has read private data (the flow rule is per run). */

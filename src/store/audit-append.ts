@@ -16,7 +16,7 @@ import type { AuditRow, Database, NewAuditRow } from './database.js';
 /** An audit record before it is linked: every column but seq, prev_hash and hash. */
 export type UnchainedRow = Omit<NewAuditRow, 'seq' | 'prev_hash' | 'hash'>;
 
-/** A call's raw arguments, kept beside its record (readable by admins only). */
+/** A call's raw arguments, kept beside its record (shown to auditors only). */
 export interface RawArgumentsRow {
   readonly call_id: string;
   readonly at: string;

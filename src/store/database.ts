@@ -190,7 +190,7 @@ export interface AuditTable {
   hash: InsertOnly<string>;
 }
 
-/** Raw arguments, kept apart from the audit log: readable by the admin role only. */
+/** Raw arguments, kept apart from the audit log: shown to the auditor role only (the console). */
 export interface CallArgumentsTable {
   call_id: string;
   at: string;
