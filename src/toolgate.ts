@@ -55,6 +55,13 @@ import {
 } from './identity/index.js';
 import { CallCounters } from './limits/index.js';
 import { GatewayMetrics } from './metrics/index.js';
+import {
+  type DeliveryOutcome,
+  type NotificationKind,
+  Notifier,
+  type NotifyConfigInput,
+  resolveNotifyConfig,
+} from './notify/index.js';
 import { type PolicyEngine, PolicyService } from './policy/index.js';
 import { type CheckedFetchOptions, ProviderService, UpstreamPool } from './providers/index.js';
 import { ReportService } from './reports/index.js';
@@ -150,6 +157,8 @@ export interface Gateway extends Toolgate {
   readonly metrics: GatewayMetrics;
   /** The detector engine (C13); null when detectors are switched off. */
   readonly detectors: DetectorEngine | null;
+  /** Tells reviewers' channels of pending approvals, quarantines and alerts (C8, C13). */
+  readonly notifier: Notifier;
   /** Governance reports (capability register, access matrix, invocations, deprecation, orphans). */
   readonly reports: ReportService;
 }
@@ -200,6 +209,8 @@ export interface ToolgateOptions {
   };
   /** Detector thresholds, webhook and suspension (defaults: all on, none suspends); false: off. */
   readonly detectors?: DetectorsConfigInput | false;
+  /** Notification webhooks and the console's public URL their links use; none by default. */
+  readonly notify?: NotifyConfigInput;
   /** Teams that own tools, for the orphaned-tools report (agent owners and users count too). */
   readonly teams?: readonly string[];
   /** Per-agent caps on open sessions and pending approvals (defaults: 64 and 50). */
@@ -238,6 +249,10 @@ export async function openGateway(options: ToolgateOptions = {}): Promise<Gatewa
   const detectorsConfig =
     options.detectors === false ? null : resolveDetectorsConfig(options.detectors ?? {});
   const caps = resolveAgentCaps(options.caps);
+  const notifyConfig = resolveNotifyConfig(options.notify ?? {});
+  // Outcomes are counted once the metrics exist (they are made below, before any call runs).
+  let countNotification: (kind: NotificationKind, outcome: DeliveryOutcome) => void = () => {};
+  const notifier = new Notifier(notifyConfig, (kind, outcome) => countNotification(kind, outcome));
   const store = await openStore(options.db ?? DEFAULT_DB_URL);
   const clock = options.clock ? { clock: options.clock } : {};
   // The sandbox is made below; the catalog asks it only when a definition is registered.
@@ -264,6 +279,7 @@ export async function openGateway(options: ToolgateOptions = {}): Promise<Gatewa
       ...clock,
       secondFactor,
       maxPendingPerAgent: caps.maxPendingApprovalsPerAgent,
+      ...(notifier.enabled ? { onPending: (view) => notifier.approvalPending(view) } : {}),
       ...(options.approverTotpSecrets ? { totpSecrets: options.approverTotpSecrets } : {}),
     },
   );
@@ -337,6 +353,8 @@ export async function openGateway(options: ToolgateOptions = {}): Promise<Gatewa
     approvalStates: () => approvals.statusCounts(),
   });
   audit.writer.onCommitted((batch, commitMs) => metrics.observeCommitted(batch, commitMs));
+  countNotification = (kind, outcome) => metrics.notification(kind, outcome);
+  if (notifier.enabled) catalog.onQuarantine((q) => notifier.toolQuarantined(q));
   const detectors =
     detectorsConfig === null
       ? null
@@ -348,6 +366,12 @@ export async function openGateway(options: ToolgateOptions = {}): Promise<Gatewa
           audit: audit.writer,
           config: detectorsConfig,
           sink: metrics,
+          ...(notifier.enabled
+            ? {
+                onAlert: (alert, id, suspended) =>
+                  notifier.alertRaised({ ...alert, id, suspended }),
+              }
+            : {}),
           ...clock,
         });
   await detectors?.start();
@@ -455,6 +479,7 @@ export async function openGateway(options: ToolgateOptions = {}): Promise<Gatewa
     audit,
     metrics,
     detectors,
+    notifier,
     reports,
     close: async () => {
       await upstreams.close();
@@ -462,6 +487,7 @@ export async function openGateway(options: ToolgateOptions = {}): Promise<Gatewa
       // Alerts raised by what was just flushed are written before the log closes.
       await detectors?.idle();
       await gate.flush();
+      await notifier.close();
       await audit.close();
       if (!options.egress) await egress.proxy.close();
       await store.close();
