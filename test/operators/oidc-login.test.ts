@@ -180,6 +180,13 @@ describe('attacks on the flow, each beside its benign neighbour', () => {
     await refused(login().complete(pending, query), 'token_exchange');
   });
 
+  test('a pending login with empty secrets matches nothing', async () => {
+    const l = login();
+    const { pending } = await l.begin();
+    const blank = { ...pending, state: '', nonce: '', codeVerifier: '' };
+    await refused(l.complete(blank, { state: '', code: 'x' }), 'state_mismatch');
+  });
+
   test('an expired login is refused', async () => {
     const { pending, query } = await signIn(login());
     const late = login({}, { clock: () => new Date(pending.expiresAt + 1) });
@@ -253,6 +260,13 @@ describe('attacks on the flow, each beside its benign neighbour', () => {
       l.complete(pending, { ...query, iss: 'https://evil.example' }),
       'issuer_mismatch',
     );
+    // The provider says it always names itself: a response without iss is refused too. Each
+    // refusal after the state matched uses the login up, so each case signs in afresh.
+    const second = await signIn(l);
+    const { iss: _iss, ...noIss } = second.query;
+    await refused(l.complete(second.pending, noIss), 'issuer_mismatch');
+    const third = await signIn(l);
+    assert.equal((await l.complete(third.pending, third.query)).subject, 'alice');
   });
 
   test('a provider error is refused with its code in the log message only', async () => {

@@ -11,6 +11,8 @@ export interface OidcProviderMetadata {
   readonly authorization_endpoint: string;
   readonly token_endpoint: string;
   readonly jwks_uri: string;
+  /** RFC 9207: the provider names itself in every authorization response, so `iss` is required. */
+  readonly iss_in_response: boolean;
 }
 
 const MAX_DOCUMENT_BYTES = 256 * 1024;
@@ -79,5 +81,6 @@ export async function discoverProvider(
     authorization_endpoint: endpoint('authorization_endpoint'),
     token_endpoint: endpoint('token_endpoint'),
     jwks_uri: endpoint('jwks_uri'),
+    iss_in_response: d.authorization_response_iss_parameter_supported === true,
   };
 }

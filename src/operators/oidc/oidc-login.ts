@@ -132,12 +132,21 @@ export class OidcLogin {
   /**
    * Finishes a login from the redirect's query. Never returns an identity without a verified ID
    * token of this login (its nonce) and at least one mapped role.
+   * A callback whose state matches uses the login up here, whatever its outcome; one whose state
+   * does not leaves it for the real callback.
    */
   async complete(
     pending: PendingOidcLogin,
     query: Readonly<Record<string, string>>,
   ): Promise<OidcIdentity> {
     const now = this.#clock().getTime();
+    // A pending login this class did not make (empty or short secrets) matches nothing.
+    if (
+      ![pending.state, pending.nonce, pending.codeVerifier].every(
+        (v) => typeof v === 'string' && v.length >= 43,
+      )
+    )
+      throw oidcFailure('state_mismatch', 'the pending login is malformed');
     if (!(now < pending.expiresAt))
       throw oidcFailure('login_expired', 'the login expired before it returned');
     const state = query.state;
@@ -149,11 +158,16 @@ export class OidcLogin {
         'provider_error',
         `the provider answered ${JSON.stringify(query.error.slice(0, 100))}`,
       );
-    // RFC 9207: an authorization response naming another issuer is a mix-up; refused.
-    if (query.iss !== undefined && query.iss !== this.#config.issuer)
+    // RFC 9207: an authorization response naming another issuer (or none, where the provider
+    // says it always names itself) is a mix-up; refused.
+    const { iss_in_response } = await this.metadata();
+    if (
+      (query.iss === undefined && iss_in_response) ||
+      (query.iss !== undefined && query.iss !== this.#config.issuer)
+    )
       throw oidcFailure(
         'issuer_mismatch',
-        `the authorization response names issuer ${JSON.stringify(query.iss.slice(0, 200))}`,
+        `the authorization response names issuer ${JSON.stringify((query.iss ?? '(none)').slice(0, 200))}`,
       );
     const code = query.code;
     if (!code) throw oidcFailure('provider_error', 'the redirect carries no code');
