@@ -65,6 +65,13 @@ import {
 import { CallCounters } from './limits/index.js';
 import { GatewayMetrics } from './metrics/index.js';
 import {
+  type DeliveryOutcome,
+  type NotificationKind,
+  Notifier,
+  type NotifyConfigInput,
+  resolveNotifyConfig,
+} from './notify/index.js';
+import {
   OperatorService,
   type OperatorServiceOptions,
   type SecondFactorCheck,
@@ -166,6 +173,8 @@ export interface Gateway extends Toolgate {
   readonly metrics: GatewayMetrics;
   /** The detector engine (C13); null when detectors are switched off. */
   readonly detectors: DetectorEngine | null;
+  /** Tells reviewers' channels of pending approvals, quarantines and alerts (C8, C13). */
+  readonly notifier: Notifier;
   /** Governance reports (capability register, access matrix, invocations, deprecation, orphans). */
   readonly reports: ReportService;
   /** Operator accounts, local login, single sign-on upserts, personal tokens. */
@@ -218,6 +227,8 @@ export interface ToolgateOptions {
   };
   /** Detector thresholds, webhook and suspension (defaults: all on, none suspends); false: off. */
   readonly detectors?: DetectorsConfigInput | false;
+  /** Notification webhooks and the console's public URL their links use; none by default. */
+  readonly notify?: NotifyConfigInput;
   /** Teams that own tools, for the orphaned-tools report (agent owners and users count too). */
   readonly teams?: readonly string[];
   /** Per-agent caps on open sessions and pending approvals (defaults: 64 and 50). */
@@ -265,6 +276,10 @@ export async function openGateway(options: ToolgateOptions = {}): Promise<Gatewa
   const detectorsConfig =
     options.detectors === false ? null : resolveDetectorsConfig(options.detectors ?? {});
   const caps = resolveAgentCaps(options.caps);
+  const notifyConfig = resolveNotifyConfig(options.notify ?? {});
+  // Outcomes are counted once the metrics exist (they are made below, before any call runs).
+  let countNotification: (kind: NotificationKind, outcome: DeliveryOutcome) => void = () => {};
+  const notifier = new Notifier(notifyConfig, (kind, outcome) => countNotification(kind, outcome));
   const store = await openStore(options.db ?? DEFAULT_DB_URL);
   const clock = options.clock ? { clock: options.clock } : {};
   // The sandbox is made below; the catalog asks it only when a definition is registered.
@@ -291,6 +306,7 @@ export async function openGateway(options: ToolgateOptions = {}): Promise<Gatewa
       ...clock,
       secondFactor,
       maxPendingPerAgent: caps.maxPendingApprovalsPerAgent,
+      ...(notifier.enabled ? { onPending: (view) => notifier.approvalPending(view) } : {}),
       ...(options.approverTotpSecrets ? { totpSecrets: options.approverTotpSecrets } : {}),
     },
   );
@@ -365,6 +381,8 @@ export async function openGateway(options: ToolgateOptions = {}): Promise<Gatewa
     approvalStates: () => approvals.statusCounts(),
   });
   audit.writer.onCommitted((batch, commitMs) => metrics.observeCommitted(batch, commitMs));
+  countNotification = (kind, outcome) => metrics.notification(kind, outcome);
+  if (notifier.enabled) catalog.onQuarantine((q) => notifier.toolQuarantined(q));
   const detectors =
     detectorsConfig === null
       ? null
@@ -376,6 +394,12 @@ export async function openGateway(options: ToolgateOptions = {}): Promise<Gatewa
           audit: audit.writer,
           config: detectorsConfig,
           sink: metrics,
+          ...(notifier.enabled
+            ? {
+                onAlert: (alert, id, suspended) =>
+                  notifier.alertRaised({ ...alert, id, suspended }),
+              }
+            : {}),
           ...clock,
         });
   await detectors?.start();
@@ -488,6 +512,7 @@ export async function openGateway(options: ToolgateOptions = {}): Promise<Gatewa
     audit,
     metrics,
     detectors,
+    notifier,
     reports,
     operators,
     close: async () => {
@@ -496,6 +521,7 @@ export async function openGateway(options: ToolgateOptions = {}): Promise<Gatewa
       // Alerts raised by what was just flushed are written before the log closes.
       await detectors?.idle();
       await gate.flush();
+      await notifier.close();
       await audit.close();
       if (!options.egress) await egress.proxy.close();
       await store.close();

@@ -74,6 +74,7 @@ export class ApprovalDesk {
   /** Per-approver attempt counter, backoff and lockout, shared with the change desk. */
   readonly #secondFactor: SecondFactorGuard;
   readonly #maxPendingPerAgent: number;
+  readonly #onPending: ((view: ApprovalView) => void) | undefined;
 
   constructor(
     db: Kysely<Database>,
@@ -85,8 +86,14 @@ export class ApprovalDesk {
       secondFactor?: SecondFactorGuard;
       /** Pending requests one agent may hold across its sessions. */
       maxPendingPerAgent?: number;
+      /**
+       * Told of each new pending request once it is committed (notifications). Called
+       * synchronously on the call path: it must only enqueue, never wait or throw.
+       */
+      onPending?: (view: ApprovalView) => void;
     } = {},
   ) {
+    this.#onPending = options.onPending;
     this.#maxPendingPerAgent =
       options.maxPendingPerAgent ?? DEFAULT_AGENT_CAPS.maxPendingApprovalsPerAgent;
     this.#db = db;
@@ -134,7 +141,8 @@ export class ApprovalDesk {
     }
     // Finding, counting and creating pending requests happen under a lock on the session row, so
     // parallel calls neither duplicate a request nor slip past the cap.
-    return this.#db.transaction().execute(async (trx) => {
+    let created: ApprovalRow | null = null;
+    const outcome = await this.#db.transaction().execute(async (trx) => {
       await trx
         .updateTable('sessions')
         .set((eb) => ({ status: eb.ref('status') }))
@@ -166,33 +174,41 @@ export class ApprovalDesk {
       if ((await pendingApprovalsOf(trx, call.agentId, now)) >= this.#maxPendingPerAgent)
         return { kind: 'too_many' as const, scope: 'agent' as const };
       const id = `apr_${randomBytes(12).toString('base64url')}`;
-      await trx
-        .insertInto('approvals')
-        .values({
-          id,
-          session_id: call.sessionId,
-          agent_id: call.agentId,
-          user_id: call.userId,
-          tool_id: call.toolId,
-          tool_version: call.toolVersion,
-          action_class: call.actionClass,
-          args_hash: call.argsHash,
-          rendered: JSON.stringify(call.rendered),
-          status: 'pending',
-          second_factor: call.rendered.second_factor ? 1 : 0,
-          out_of_band: call.rendered.out_of_band ? 1 : 0,
-          created_at: now.toISOString(),
-          expires_at: new Date(now.getTime() + REQUEST_TTL_MS).toISOString(),
-          decided_at: null,
-          decided_by: null,
-          reason: null,
-          token: null,
-          token_id: null,
-          consumed_at: null,
-        })
-        .execute();
+      const row: ApprovalRow = {
+        id,
+        session_id: call.sessionId,
+        agent_id: call.agentId,
+        user_id: call.userId,
+        tool_id: call.toolId,
+        tool_version: call.toolVersion,
+        action_class: call.actionClass,
+        args_hash: call.argsHash,
+        rendered: JSON.stringify(call.rendered),
+        status: 'pending',
+        second_factor: call.rendered.second_factor ? 1 : 0,
+        out_of_band: call.rendered.out_of_band ? 1 : 0,
+        created_at: now.toISOString(),
+        expires_at: new Date(now.getTime() + REQUEST_TTL_MS).toISOString(),
+        decided_at: null,
+        decided_by: null,
+        reason: null,
+        token: null,
+        token_id: null,
+        consumed_at: null,
+        totp_step: null,
+      };
+      await trx.insertInto('approvals').values(row).execute();
+      created = row;
       return { kind: 'pending' as const, approvalId: id };
     });
+    if (created && this.#onPending) {
+      try {
+        this.#onPending(toView(created, now));
+      } catch {
+        // A notification never fails the call it is about.
+      }
+    }
+    return outcome;
   }
 
   /** Admin path only. A second factor is checked when the tool requires one. */

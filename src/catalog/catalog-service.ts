@@ -123,6 +123,16 @@ export interface CatalogWrite {
   changed: boolean;
   /** The catalog revision this write started from. */
   readonly revision: number;
+  /** Versions this write put in quarantine, told to `onQuarantine` listeners after the commit. */
+  readonly quarantined: QuarantineNotice[];
+}
+
+/** A version put in quarantine: ids and counts only (never the flagged text). */
+export interface QuarantineNotice {
+  readonly toolId: string;
+  readonly version: string;
+  readonly reason: string;
+  readonly findings: number;
 }
 
 export interface CatalogOptions {
@@ -170,6 +180,7 @@ export class CatalogService {
    * Otherwise it is left stale and rebuilt on the next scan.
    */
   readonly #listeners: (() => void)[] = [];
+  readonly #quarantineListeners: ((q: QuarantineNotice) => void)[] = [];
   #changeRequester: ChangeRequester | null = null;
 
   /** Wires the change desk; without it, gated tools are refused rather than activated. */
@@ -182,8 +193,14 @@ export class CatalogService {
     this.#listeners.push(listener);
   }
 
+  /** Told of every version quarantined, once its write is committed (notifications). */
+  onQuarantine(listener: (q: QuarantineNotice) => void): void {
+    this.#quarantineListeners.push(listener);
+  }
+
   #afterCommit({ ctx, revision }: { ctx: CatalogWrite; revision: number }): void {
     for (const listener of this.#listeners) listener();
+    for (const q of ctx.quarantined) for (const listener of this.#quarantineListeners) listener(q);
     if (this.#names && this.#names.revision === ctx.revision && revision === ctx.revision + 1) {
       this.#names.index.merge(ctx.addedNames);
       this.#names.revision = revision;
@@ -210,6 +227,7 @@ export class CatalogService {
         const ctx: CatalogWrite = {
           trx,
           addedNames: new ToolNameIndex(),
+          quarantined: [],
           changed: false,
           revision: await readCatalogRevision(trx),
         };
@@ -357,6 +375,12 @@ export class CatalogService {
         action: 'tool.quarantined',
         subject,
         details: { reason: 'description scan', findings },
+      });
+      ctx.quarantined.push({
+        toolId: definition.id,
+        version: definition.version,
+        reason: 'description scan',
+        findings: findings.length,
       });
     }
     ctx.changed = true;
@@ -784,6 +808,15 @@ export class CatalogService {
         subject: `tool:${toolId}@${version}`,
         details: { reason, findings: JSON.parse(row.quarantine_findings) as unknown },
       });
+      if (quarantined) {
+        const findings = JSON.parse(row.quarantine_findings) as unknown;
+        ctx.quarantined.push({
+          toolId,
+          version,
+          reason,
+          findings: Array.isArray(findings) ? findings.length : 0,
+        });
+      }
       ctx.changed = true;
       return toDetail(await requireVersion(trx, toolId, version), now);
     }

@@ -7,6 +7,7 @@ export type {
   CatalogOptions,
   CatalogWrite,
   ChangeRequester,
+  QuarantineNotice,
   RegisterOptions,
   RegisterOutcome,
   RegisterResult,

@@ -10,6 +10,8 @@ import { loadMasterKey } from '../credentials/index.js';
 import { buildServer } from '../http/index.js';
 import { checkAdminTokenStrength, loadOrCreateAdminToken } from '../identity/index.js';
 import { type OriginPolicy, originPolicy } from '../mcp/index.js';
+import { type NotifyConfig, notifyConfigFromEnv } from '../notify/index.js';
+import { type OidcConfig, OidcLogin, oidcConfigFromEnv } from '../operators/oidc/index.js';
 import { openToolgate, type Toolgate } from '../toolgate.js';
 import { adminTokenDisabled } from './command-kit.js';
 import { DEMO_ACTOR_ID, reviewDemoCatalog } from './demo-reviews.js';
@@ -38,6 +40,8 @@ export interface ServeOptions {
   /** Origins and Hosts /mcp accepts besides loopback ones (DNS-rebinding and CSRF defence). */
   readonly allowedOrigins?: readonly string[];
   readonly allowedHosts?: readonly string[];
+  /** Where operators reach this gateway (console links, the single sign-on redirect). */
+  readonly publicUrl?: string;
   /** Caps and admission control; each absent one keeps its default. */
   readonly limits?: {
     readonly maxSessionsPerAgent?: number;
@@ -81,6 +85,10 @@ export async function serve(options: ServeOptions): Promise<void> {
   } catch (err) {
     throw usage(err instanceof Error ? err.message : String(err));
   }
+  const publicUrl = publicUrlOf(options);
+  // Single sign-on and notifications are checked before anything opens: a typo fails the start.
+  const oidc: OidcConfig | null = oidcConfigFromEnv(process.env, publicUrl);
+  const notify: NotifyConfig = notifyConfigFromEnv(process.env, publicUrl);
   const limits = options.limits ?? {};
   const disabled = options.adminToken === false || adminTokenDisabled();
   const fromEnv = disabled ? undefined : process.env.TOOLGATE_ADMIN_TOKEN;
@@ -133,6 +141,7 @@ export async function serve(options: ServeOptions): Promise<void> {
       ],
       ...(jwt ? { jwt } : {}),
       teams: teamsFromEnv(),
+      notify,
       ...detectorsFromEnv(),
       caps: {
         ...(limits.maxSessionsPerAgent !== undefined
@@ -154,6 +163,8 @@ export async function serve(options: ServeOptions): Promise<void> {
       demoSummary = `demo catalog: ${result.changes.length} documents, ${created} new`;
     }
     await tg.admin.catalog.sweepLifecycle();
+    // The relying party the console's login routes use (/console/login/oidc, its callback).
+    const sso = oidc ? new OidcLogin(oidc) : null;
     app = await buildServer(tg, {
       adminToken: admin?.token ?? null,
       bodyLimit: options.bodyLimit,
@@ -213,6 +224,17 @@ export async function serve(options: ServeOptions): Promise<void> {
         : ['  admin token: disabled (admin routes take personal operator tokens only)']),
       `  try:         curl -H "Authorization: Bearer <${admin ? 'admin token' : 'personal token'}>" ${address}/v1/tools`,
     ];
+    if (sso) {
+      lines.push(`  single sign-on: ${sso.issuer} (redirect ${oidc?.redirectUri ?? ''})`);
+      // Discovery is tried once now so a wrong issuer shows in the log before anyone signs in.
+      sso
+        .metadata()
+        .catch((err: unknown) =>
+          server.log.warn({ err }, 'single sign-on: the provider cannot be discovered yet'),
+        );
+    }
+    if (notify.webhookUrls.length > 0)
+      lines.push(`  notifications: ${notify.webhookUrls.length} webhook(s), links to ${publicUrl}`);
     process.stdout.write(`${lines.join('\n')}\n`);
   } catch (err) {
     clearInterval(sweep);
@@ -221,6 +243,23 @@ export async function serve(options: ServeOptions): Promise<void> {
     await tg?.close().catch(() => {});
     throw err;
   }
+}
+
+/** TOOLGATE_PUBLIC_URL / --public-url, else the address served (a wildcard bind as loopback). */
+function publicUrlOf(options: ServeOptions): string {
+  if (options.publicUrl !== undefined) {
+    let url: URL;
+    try {
+      url = new URL(options.publicUrl);
+    } catch {
+      throw usage(`--public-url is not a URL: ${options.publicUrl}`);
+    }
+    if ((url.protocol !== 'http:' && url.protocol !== 'https:') || url.username || url.password)
+      throw usage('--public-url must be http(s) without credentials');
+    return url.origin + url.pathname.replace(/\/$/, '');
+  }
+  const host = options.host === '0.0.0.0' || options.host === '::' ? '127.0.0.1' : options.host;
+  return `http://${host.includes(':') ? `[${host}]` : host}:${options.port}`;
 }
 
 /**

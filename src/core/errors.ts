@@ -249,6 +249,17 @@ export const ERROR_CODES = {
     jsonRpc: -32600,
     summary: "No MCP session with this id for this caller (ended, evicted, or another caller's).",
   },
+  // Single sign-on: the reason is logged; a browser is shown one generic message.
+  OIDC_LOGIN_FAILED: {
+    http: 401,
+    jsonRpc: -32070,
+    summary: 'A single sign-on did not complete: a check of the provider or its ID token failed.',
+  },
+  NOTIFY_CONFIG_INVALID: {
+    http: 422,
+    jsonRpc: -32071,
+    summary: 'A notification channel is misconfigured (URL not loopback or https, bad limits).',
+  },
 } as const satisfies Record<string, { http: number; jsonRpc: number; summary: string }>;
 
 export type ErrorCode = keyof typeof ERROR_CODES;
@@ -335,6 +346,8 @@ export interface ErrorDetails {
   OVERLOADED: CapDetails;
   MCP_SESSION_REQUIRED: Record<string, never>;
   MCP_SESSION_NOT_FOUND: Record<string, never>;
+  OIDC_LOGIN_FAILED: { reason: string };
+  NOTIFY_CONFIG_INVALID: { problems: Problem[] };
 }
 
 /** A call waiting for approval: which approval to decide, and the literal call it covers. */

@@ -7,6 +7,8 @@ export { canonicalHash, canonicalJson, sha256Hex } from './canonical-json.js';
 export type { Clock } from './clock.js';
 export { addDays, DAY_MS, systemClock } from './clock.js';
 export { exceedsDepth, MAX_DOCUMENT_DEPTH } from './depth.js';
+export type { EndpointUrlRules } from './endpoint-url.js';
+export { endpointUrlProblem, isLoopbackHost } from './endpoint-url.js';
 export type { ErrorBody, ErrorCode, ErrorDetails } from './errors.js';
 export { ERROR_CODES, internalErrorBody, isToolgateError, ToolgateError } from './errors.js';
 export type { AgentId, Brand, EventSeq, ToolId } from './ids.js';

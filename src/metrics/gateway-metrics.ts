@@ -9,6 +9,7 @@
 import { Counter, Gauge, Histogram, Registry } from 'prom-client';
 import type { Alert, DetectorSink, WebhookOutcome } from '../audit/detectors/index.js';
 import type { AuditRecord } from '../gate/index.js';
+import type { DeliveryOutcome, NotificationKind } from '../notify/index.js';
 
 export interface GatewayMetricsOptions {
   /** Counts of call approvals by status (pending, approved, rejected, expired…), read at scrape. */
@@ -29,6 +30,7 @@ export class GatewayMetrics implements DetectorSink {
   readonly #auditRecords: Counter<'kind'>;
   readonly #alerts: Counter<'detector' | 'suspended'>;
   readonly #webhooks: Counter<'outcome'>;
+  readonly #notifications: Counter<'kind' | 'outcome'>;
   readonly #detectorDropped: Counter;
   readonly #detectorFailures: Counter;
 
@@ -119,6 +121,12 @@ export class GatewayMetrics implements DetectorSink {
       labelNames: ['outcome'],
       registers,
     });
+    this.#notifications = new Counter({
+      name: 'toolgate_notifications_total',
+      help: 'Notifications to reviewers by kind and outcome (delivered, rejected, failed, dropped; retried and timed_out per attempt)',
+      labelNames: ['kind', 'outcome'],
+      registers,
+    });
     this.#detectorDropped = new Counter({
       name: 'toolgate_detector_dropped_records_total',
       help: 'Audit records the detectors could not keep up with',
@@ -172,6 +180,10 @@ export class GatewayMetrics implements DetectorSink {
 
   webhook(outcome: WebhookOutcome): void {
     this.#webhooks.inc({ outcome });
+  }
+
+  notification(kind: NotificationKind, outcome: DeliveryOutcome): void {
+    this.#notifications.inc({ kind, outcome });
   }
 
   droppedRecords(n: number): void {

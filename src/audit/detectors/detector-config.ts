@@ -4,7 +4,7 @@
  * webhook); a bad configuration is refused whole with every problem listed.
  */
 import { Ajv } from 'ajv';
-import { problem, ToolgateError } from '../../core/index.js';
+import { endpointUrlProblem, problem, ToolgateError } from '../../core/index.js';
 
 interface Common {
   readonly enabled: boolean;
@@ -117,25 +117,9 @@ export const detectorsConfigSchema = {
 
 const validate = new Ajv({ allErrors: true, strict: false }).compile(detectorsConfigSchema);
 
-const LOOPBACK = new Set(['127.0.0.1', 'localhost', '[::1]', '::1']);
-
 /** Whether a webhook may go to this URL: loopback (http or https), or https to an allowed host. */
 export function webhookUrlProblem(url: string, allowHosts: readonly string[]): string | null {
-  let parsed: URL;
-  try {
-    parsed = new URL(url);
-  } catch {
-    return 'is not a URL';
-  }
-  if (parsed.username || parsed.password) return 'must not hold credentials';
-  if (parsed.protocol !== 'http:' && parsed.protocol !== 'https:') return 'must be http(s)';
-  const host = parsed.hostname.toLowerCase();
-  if (LOOPBACK.has(host)) return null;
-  // Exact host names only, compared after parsing (C6): no suffix matching.
-  if (!allowHosts.map((h) => h.toLowerCase()).includes(host))
-    return `host ${host} is neither loopback nor in webhook.allow_hosts`;
-  if (parsed.protocol !== 'https:') return 'must be https for a non-loopback host';
-  return null;
+  return endpointUrlProblem(url, { allowHosts, allowHostsKey: 'webhook.allow_hosts' });
 }
 
 /** Validates a configuration and fills the defaults; throws INPUT_INVALID listing every problem. */

@@ -40,6 +40,8 @@ export interface DetectorEngineDependencies {
   readonly config: DetectorsConfig;
   readonly clock?: Clock;
   readonly sink?: DetectorSink;
+  /** Told of every alert with its id (notifications); must only enqueue, never wait or throw. */
+  readonly onAlert?: (alert: Alert, id: string, suspended: boolean) => void;
 }
 
 const MAX_QUEUE = 10_000;
@@ -247,6 +249,11 @@ export class DetectorEngine {
     this.#recent.push({ alert, suspended });
     if (this.#recent.length > RECENT_ALERTS) this.#recent.shift();
     this.#d.sink?.alert?.(alert, suspended);
+    try {
+      this.#d.onAlert?.(alert, id, suspended);
+    } catch {
+      this.#d.sink?.failure?.();
+    }
     this.#webhook?.send({
       type: 'toolgate.alert',
       id,

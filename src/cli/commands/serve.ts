@@ -46,6 +46,12 @@ export function registerServe(program: Command): void {
         'comma-separated Host names (or host:port) /mcp answers besides loopback names',
       ).env('TOOLGATE_ALLOWED_HOSTS'),
     )
+    .addOption(
+      new Option(
+        '--public-url <url>',
+        'where operators reach this gateway (console links, single sign-on redirect)',
+      ).env('TOOLGATE_PUBLIC_URL'),
+    )
     // Caps and admission; README "Limits and overload" has the rule and the defaults.
     .addOption(
       new Option('--max-sessions-per-agent <n>', 'open sessions of one agent (REST + MCP)')
@@ -90,6 +96,7 @@ export function registerServe(program: Command): void {
         bodyLimit: number;
         allowedOrigins?: string;
         allowedHosts?: string;
+        publicUrl?: string;
         maxSessionsPerAgent: number;
         maxPendingApprovalsPerAgent: number;
         maxMcpSessions: number;
@@ -113,6 +120,7 @@ export function registerServe(program: Command): void {
             version: VERSION,
             allowedOrigins: splitList(opts.allowedOrigins),
             allowedHosts: splitList(opts.allowedHosts),
+            ...(opts.publicUrl ? { publicUrl: opts.publicUrl } : {}),
             limits: {
               maxSessionsPerAgent: opts.maxSessionsPerAgent,
               maxPendingApprovalsPerAgent: opts.maxPendingApprovalsPerAgent,
