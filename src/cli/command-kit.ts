@@ -109,6 +109,8 @@ function checkRoles(op: Operator, roles: readonly OperatorRole[]): void {
 
 /** Read-only commands: admins and auditors. */
 export const READERS: readonly OperatorRole[] = ['admin', 'auditor'];
+/** Approvals and changes: read by approvers too. */
+export const APPROVAL_READERS: readonly OperatorRole[] = ['admin', 'approver', 'auditor'];
 /** Every operator (whoami, one's own tokens). */
 export const ANY_OPERATOR: readonly OperatorRole[] = ['admin', 'approver', 'auditor', 'owner'];
 

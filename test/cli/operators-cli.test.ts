@@ -125,6 +125,9 @@ describe('the CLI acts as an authenticated operator', () => {
     assert.deepEqual(refused.json.error.details, { roles: ['admin'] });
     const grant = await run(dir, ['agents', 'create', 'evil-bot'], env);
     assert.equal(grant.json.error.code, 'FORBIDDEN');
+    // Read-only commands are the auditor's.
+    const tools = await run(dir, ['tools', 'list'], env);
+    assert.equal(tools.code, 0, JSON.stringify(tools.json));
     const list = await run(dir, ['operators', 'list'], env);
     assert.equal(list.code, 0, JSON.stringify(list.json));
     assert.deepEqual(
