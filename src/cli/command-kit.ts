@@ -61,9 +61,16 @@ function unauthenticated(message: string): ToolgateError<'UNAUTHENTICATED'> {
  * `serve` does). Never a name the command line states.
  */
 async function cliOperator(admin: AdminApi, globals: GlobalOptions): Promise<Operator> {
-  const token = globals.tokenFile
-    ? readFileSync(globals.tokenFile, 'utf8').trim()
-    : process.env.TOOLGATE_TOKEN?.trim();
+  let token = process.env.TOOLGATE_TOKEN?.trim();
+  if (globals.tokenFile) {
+    try {
+      token = readFileSync(globals.tokenFile, 'utf8').trim();
+    } catch (err) {
+      throw unauthenticated(
+        `cannot read --token-file ${globals.tokenFile}: ${(err as NodeJS.ErrnoException).code ?? String(err)}`,
+      );
+    }
+  }
   if (token !== undefined && token !== '') {
     const op = await admin.operators.authenticateToken(token);
     if (!op) {
@@ -102,6 +109,8 @@ function checkRoles(op: Operator, roles: readonly OperatorRole[]): void {
 
 /** Read-only commands: admins and auditors. */
 export const READERS: readonly OperatorRole[] = ['admin', 'auditor'];
+/** Approvals and changes: read by approvers too. */
+export const APPROVAL_READERS: readonly OperatorRole[] = ['admin', 'approver', 'auditor'];
 /** Every operator (whoami, one's own tokens). */
 export const ANY_OPERATOR: readonly OperatorRole[] = ['admin', 'approver', 'auditor', 'owner'];
 

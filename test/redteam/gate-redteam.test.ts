@@ -30,6 +30,7 @@ import { parseAllDocuments } from 'yaml';
 import { generateTotpSecret, totpAt } from '../../src/approvals/index.js';
 import { MasterKey } from '../../src/credentials/index.js';
 import { buildServer } from '../../src/http/index.js';
+import { BOOTSTRAP_OPERATOR } from '../../src/operators/index.js';
 import { demoExecutor } from '../../src/runtimes/index.js';
 import { openStore, type Store } from '../../src/store/index.js';
 import { type Gateway, openGateway } from '../../src/toolgate.js';
@@ -420,6 +421,7 @@ class World {
   workspace = '';
   dropDb: (() => Promise<void>) | null = null;
   nowMs = START;
+  approverToken = '';
   readonly totpSecrets = new Map([
     ['sec-approver', generateTotpSecret()],
     ['second-approver', generateTotpSecret()],
@@ -459,6 +461,14 @@ class World {
       admission: { maxInFlight: 256, maxInFlightPerCaller: 256, maxEventLoopDelayMs: 0 },
     });
     this.base = await this.app.listen({ host: '127.0.0.1', port: 0 });
+    await this.tg.operators.create(BOOTSTRAP_OPERATOR, { id: 'reviewer', roles: ['approver'] });
+    this.approverToken = (
+      await this.tg.operators.issueToken(BOOTSTRAP_OPERATOR, {
+        name: 'red team',
+        expiresInDays: 366,
+        operatorId: 'reviewer',
+      })
+    ).token;
     for (const text of [
       DEMO_CATALOG,
       SETUP_TEXT.replaceAll(WORKSPACE_PLACEHOLDER, this.workspace),
@@ -497,7 +507,7 @@ class World {
       for (const approver of ['sec-approver', 'second-approver'].slice(0, change.required)) {
         this.nowMs += TOTP_STEP_MS;
         const r = await this.send('POST', `/v1/changes/${change.id}/approve`, {
-          auth: 'admin',
+          auth: 'approver',
           body: { approver, totp: this.totp(approver, this.nowMs) },
         });
         assert.equal(r.status, 200, describeReply(r));
@@ -529,6 +539,8 @@ class World {
   authHeader(auth: string): Record<string, string> {
     if (auth === 'none') return {};
     if (auth === 'admin') return { authorization: `Bearer ${ADMIN_TOKEN}` };
+    // Deciding approvals and changes takes an approver's account; the admin token never is one.
+    if (auth === 'approver') return { authorization: `Bearer ${this.approverToken}` };
     const [kind, ...rest] = auth.split(':');
     const arg = rest.join(':');
     switch (kind) {
@@ -779,7 +791,7 @@ class CaseRun {
     if ('approve_all' in step) {
       for (const id of this.#savedAll.get(step.approve_all) ?? []) {
         const r = await this.#w.send('POST', `/v1/approvals/${id}/approve`, {
-          auth: 'admin',
+          auth: 'approver',
           body: {},
         });
         assert.equal(r.status, 200, describeReply(r));
@@ -790,7 +802,7 @@ class CaseRun {
       const r = await this.#w.send(
         'POST',
         `/v1/approvals/${this.saved(step.reject).approval_id}/reject`,
-        { auth: 'admin', body: { reason: step.reason ?? 'refused by the red-team reviewer' } },
+        { auth: 'approver', body: { reason: step.reason ?? 'refused by the red-team reviewer' } },
       );
       return this.#check(r, step.expect ?? { status: 200 });
     }
@@ -1000,7 +1012,7 @@ class CaseRun {
     const id = this.#saved.get(step.approve)?.approval_id ?? step.approve;
     const w = this.#w;
     const r = await w.send('POST', `/v1/approvals/${encodeURIComponent(id)}/approve`, {
-      auth: step.auth ? await w.fill(step.auth, this) : 'admin',
+      auth: step.auth ? await w.fill(step.auth, this) : 'approver',
       body,
     });
     await this.#check(r, step.expect ?? { status: 200, body: { status: 'approved' } });
@@ -1015,7 +1027,7 @@ class CaseRun {
     );
     assert.ok(change, `no pending change "${step.approve_change}": ${describeReply(list)}`);
     const r = await w.send('POST', `/v1/changes/${change.id}/approve`, {
-      auth: 'admin',
+      auth: 'approver',
       body: { approver: step.approver, totp: this.#totpFor(step.approver, step.totp) ?? '' },
     });
     await this.#check(r, step.expect ?? { status: 200 });

@@ -4,34 +4,38 @@
 import { type Command, Option } from 'commander';
 import { pageOf } from '../../core/index.js';
 import { operatorActor } from '../../operators/index.js';
-import { type PageFlags, pageOptions, withAdmin } from '../command-kit.js';
+import { type PageFlags, pageOptions, READERS, withAdmin } from '../command-kit.js';
 import { table, withNextCursor } from '../output.js';
 
 export function registerAgents(program: Command): void {
   const agents = program.command('agents').description('agents, their API keys and grants');
 
   pageOptions(agents.command('list')).action((opts: PageFlags) =>
-    withAdmin(program, async (admin, out) => {
-      const page = pageOf('agents', await admin.agents.list(), (a) => [a.id], 'asc', opts);
-      const list = page.items;
-      out.result({ agents: list, next_cursor: page.next_cursor }, () =>
-        withNextCursor(
-          list.length === 0
-            ? 'no agents'
-            : table([
-                ['ID', 'OWNER', 'TIER', 'ENABLED', 'CAPABILITIES'],
-                ...list.map((a) => [
-                  a.id,
-                  a.owner,
-                  a.tier,
-                  String(a.enabled),
-                  a.capabilities.join(','),
+    withAdmin(
+      program,
+      async (admin, out) => {
+        const page = pageOf('agents', await admin.agents.list(), (a) => [a.id], 'asc', opts);
+        const list = page.items;
+        out.result({ agents: list, next_cursor: page.next_cursor }, () =>
+          withNextCursor(
+            list.length === 0
+              ? 'no agents'
+              : table([
+                  ['ID', 'OWNER', 'TIER', 'ENABLED', 'CAPABILITIES'],
+                  ...list.map((a) => [
+                    a.id,
+                    a.owner,
+                    a.tier,
+                    String(a.enabled),
+                    a.capabilities.join(','),
+                  ]),
                 ]),
-              ]),
-          page.next_cursor,
-        ),
-      );
-    })(),
+            page.next_cursor,
+          ),
+        );
+      },
+      { roles: READERS },
+    )(),
   );
 
   agents

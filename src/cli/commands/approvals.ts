@@ -3,7 +3,7 @@
  */
 import { type Command, Option } from 'commander';
 import { operatorActor } from '../../operators/index.js';
-import { type PageFlags, pageOptions, withAdmin } from '../command-kit.js';
+import { APPROVAL_READERS, type PageFlags, pageOptions, withAdmin } from '../command-kit.js';
 import { table, withNextCursor } from '../output.js';
 
 export function registerApprovals(program: Command): void {
@@ -22,47 +22,55 @@ export function registerApprovals(program: Command): void {
         ]),
       ),
   ).action((opts: { status?: string } & PageFlags) =>
-    withAdmin(program, async (admin, out) => {
-      const page = await admin.approvals.page(opts.status, opts);
-      const list = page.items;
-      out.result({ approvals: list, next_cursor: page.next_cursor }, () =>
-        withNextCursor(
-          list.length === 0
-            ? 'no approvals'
-            : table([
-                ['ID', 'STATUS', 'AGENT', 'TOOL', 'CLASS', 'CREATED'],
-                ...list.map((a) => [
-                  a.id,
-                  a.status,
-                  a.agent_id,
-                  `${a.tool_id}@${a.tool_version}`,
-                  a.action_class,
-                  a.created_at,
+    withAdmin(
+      program,
+      async (admin, out) => {
+        const page = await admin.approvals.page(opts.status, opts);
+        const list = page.items;
+        out.result({ approvals: list, next_cursor: page.next_cursor }, () =>
+          withNextCursor(
+            list.length === 0
+              ? 'no approvals'
+              : table([
+                  ['ID', 'STATUS', 'AGENT', 'TOOL', 'CLASS', 'CREATED'],
+                  ...list.map((a) => [
+                    a.id,
+                    a.status,
+                    a.agent_id,
+                    `${a.tool_id}@${a.tool_version}`,
+                    a.action_class,
+                    a.created_at,
+                  ]),
                 ]),
-              ]),
-          page.next_cursor,
-        ),
-      );
-    })(),
+            page.next_cursor,
+          ),
+        );
+      },
+      { roles: APPROVAL_READERS },
+    )(),
   );
 
   approvals
     .command('show <id>')
     .description('the resolved call the agent wants to make: tool, literal arguments, destination')
     .action((id: string) =>
-      withAdmin(program, async (admin, out) => {
-        const a = await admin.approvals.get(id);
-        out.result(a, () =>
-          [
-            `${a.id}  ${a.status}  ${a.tool_id}@${a.tool_version} (${a.action_class})`,
-            `agent ${a.agent_id}${a.user_id ? ` on behalf of ${a.user_id}` : ''}, session ${a.session_id}`,
-            `destination: ${a.rendered.destination_hosts.join(', ') || '(none)'}`,
-            `second factor: ${a.second_factor ? 'required' : 'no'}`,
-            'arguments:',
-            JSON.stringify(a.rendered.arguments, null, 2),
-          ].join('\n'),
-        );
-      })(),
+      withAdmin(
+        program,
+        async (admin, out) => {
+          const a = await admin.approvals.get(id);
+          out.result(a, () =>
+            [
+              `${a.id}  ${a.status}  ${a.tool_id}@${a.tool_version} (${a.action_class})`,
+              `agent ${a.agent_id}${a.user_id ? ` on behalf of ${a.user_id}` : ''}, session ${a.session_id}`,
+              `destination: ${a.rendered.destination_hosts.join(', ') || '(none)'}`,
+              `second factor: ${a.second_factor ? 'required' : 'no'}`,
+              'arguments:',
+              JSON.stringify(a.rendered.arguments, null, 2),
+            ].join('\n'),
+          );
+        },
+        { roles: APPROVAL_READERS },
+      )(),
     );
 
   approvals

@@ -6,7 +6,7 @@ import { join } from 'node:path';
 import { type Command, Option } from 'commander';
 import { LogVerifier, type VerifyReport, verifyBundle } from '../../audit/index.js';
 import { isStoreCorrupt } from '../../core/index.js';
-import { type GlobalOptions, int, readInput, withAdmin } from '../command-kit.js';
+import { type GlobalOptions, int, READERS, readInput, withAdmin } from '../command-kit.js';
 import { makeOutput, type Output, reportError } from '../output.js';
 
 function printVerify(out: Output, report: VerifyReport, where: string): void {
@@ -62,7 +62,7 @@ export function registerAudit(program: Command): void {
           const report = await admin.audit.verify(keys ? { keys } : {});
           printVerify(out, report, admin.health.location);
         },
-        { audit: { checkpoints: false } },
+        { roles: READERS, audit: { checkpoints: false } },
         // Damage found while opening (before any record is read) is still a verification finding.
         (err, out) => {
           if (!isStoreCorrupt(err)) return false;

@@ -3,7 +3,7 @@
  */
 import { type Command, Option } from 'commander';
 import { operatorActor } from '../../operators/index.js';
-import { type PageFlags, pageOptions, withAdmin } from '../command-kit.js';
+import { APPROVAL_READERS, type PageFlags, pageOptions, withAdmin } from '../command-kit.js';
 import { table, withNextCursor } from '../output.js';
 
 export function registerChanges(program: Command): void {
@@ -16,27 +16,31 @@ export function registerChanges(program: Command): void {
       .command('list')
       .addOption(new Option('--status <status>').choices(['pending', 'applied', 'rejected'])),
   ).action((opts: { status?: string } & PageFlags) =>
-    withAdmin(program, async (admin, out) => {
-      const page = await admin.changes.page(opts.status, opts);
-      const list = page.items;
-      out.result({ changes: list, next_cursor: page.next_cursor }, () =>
-        withNextCursor(
-          list.length === 0
-            ? 'no changes'
-            : table([
-                ['ID', 'STATUS', 'SUBJECT', 'APPROVALS', 'REQUESTED BY'],
-                ...list.map((c) => [
-                  c.id,
-                  c.status,
-                  c.subject,
-                  `${c.approvers.length}/${c.required}`,
-                  c.requested_by,
+    withAdmin(
+      program,
+      async (admin, out) => {
+        const page = await admin.changes.page(opts.status, opts);
+        const list = page.items;
+        out.result({ changes: list, next_cursor: page.next_cursor }, () =>
+          withNextCursor(
+            list.length === 0
+              ? 'no changes'
+              : table([
+                  ['ID', 'STATUS', 'SUBJECT', 'APPROVALS', 'REQUESTED BY'],
+                  ...list.map((c) => [
+                    c.id,
+                    c.status,
+                    c.subject,
+                    `${c.approvers.length}/${c.required}`,
+                    c.requested_by,
+                  ]),
                 ]),
-              ]),
-          page.next_cursor,
-        ),
-      );
-    })(),
+            page.next_cursor,
+          ),
+        );
+      },
+      { roles: APPROVAL_READERS },
+    )(),
   );
 
   changes

@@ -10,6 +10,7 @@ import {
   describeVersion,
   type PageFlags,
   pageOptions,
+  READERS,
   readInput,
   withAdmin,
 } from '../command-kit.js';
@@ -23,53 +24,67 @@ export function registerProviders(program: Command): void {
     .description('upstream MCP providers: list, show, refresh, classify their tools');
 
   pageOptions(providers.command('list')).action((opts: PageFlags) =>
-    withAdmin(program, async (admin, out) => {
-      const page = pageOf('providers', await admin.providers.list(), (p) => [p.name], 'asc', opts);
-      const list = page.items;
-      out.result({ providers: list, next_cursor: page.next_cursor }, () =>
-        withNextCursor(
-          list.length === 0
-            ? 'no providers'
-            : table([
-                ['NAME', 'ISOLATION', 'CLASSIFIED', 'UNCLASSIFIED', 'QUARANTINED', 'REFRESHED'],
-                ...list.map((p) => [
-                  p.name,
-                  p.isolation,
-                  String(p.tools.classified),
-                  String(p.tools.unclassified),
-                  String(p.tools.quarantined + p.tools.removed),
-                  p.refreshed_at ?? 'never',
+    withAdmin(
+      program,
+      async (admin, out) => {
+        const page = pageOf(
+          'providers',
+          await admin.providers.list(),
+          (p) => [p.name],
+          'asc',
+          opts,
+        );
+        const list = page.items;
+        out.result({ providers: list, next_cursor: page.next_cursor }, () =>
+          withNextCursor(
+            list.length === 0
+              ? 'no providers'
+              : table([
+                  ['NAME', 'ISOLATION', 'CLASSIFIED', 'UNCLASSIFIED', 'QUARANTINED', 'REFRESHED'],
+                  ...list.map((p) => [
+                    p.name,
+                    p.isolation,
+                    String(p.tools.classified),
+                    String(p.tools.unclassified),
+                    String(p.tools.quarantined + p.tools.removed),
+                    p.refreshed_at ?? 'never',
+                  ]),
                 ]),
-              ]),
-          page.next_cursor,
-        ),
-      );
-    })(),
+            page.next_cursor,
+          ),
+        );
+      },
+      { roles: READERS },
+    )(),
   );
 
   providers
     .command('show <name>')
     .description("a provider's spec and every imported tool with its pin and state")
     .action((name: string) =>
-      withAdmin(program, async (admin, out) => {
-        const p = await admin.providers.show(name);
-        out.result(p, () =>
-          [
-            `${p.name}  ${p.transport} in ${p.isolation}; owner ${p.owner}; refreshed ${p.refreshed_at ?? 'never'}`,
-            `  ${p.spec.command ? `command: ${p.spec.command.join(' ')}` : `url: ${p.spec.url ?? ''}`}`,
-            table([
-              ['TOOL', 'STATE', 'CATALOG', 'PIN', 'FINDINGS'],
-              ...p.tools.map((t) => [
-                t.name,
-                t.reason ? `${t.state} (${t.reason})` : t.state,
-                t.tool_version ? `${t.tool_id}@${t.tool_version}` : t.tool_id,
-                t.pin_hash.slice(0, 19),
-                String(t.findings.length),
+      withAdmin(
+        program,
+        async (admin, out) => {
+          const p = await admin.providers.show(name);
+          out.result(p, () =>
+            [
+              `${p.name}  ${p.transport} in ${p.isolation}; owner ${p.owner}; refreshed ${p.refreshed_at ?? 'never'}`,
+              `  ${p.spec.command ? `command: ${p.spec.command.join(' ')}` : `url: ${p.spec.url ?? ''}`}`,
+              table([
+                ['TOOL', 'STATE', 'CATALOG', 'PIN', 'FINDINGS'],
+                ...p.tools.map((t) => [
+                  t.name,
+                  t.reason ? `${t.state} (${t.reason})` : t.state,
+                  t.tool_version ? `${t.tool_id}@${t.tool_version}` : t.tool_id,
+                  t.pin_hash.slice(0, 19),
+                  String(t.findings.length),
+                ]),
               ]),
-            ]),
-          ].join('\n'),
-        );
-      })(),
+            ].join('\n'),
+          );
+        },
+        { roles: READERS },
+      )(),
     );
 
   providers

@@ -2,7 +2,7 @@
  * @module `toolgate reports`: governance reports in JSON, CSV or Markdown.
  */
 import { type Command, Option } from 'commander';
-import { withAdmin } from '../command-kit.js';
+import { READERS, withAdmin } from '../command-kit.js';
 
 export function registerReports(program: Command): void {
   program
@@ -18,15 +18,19 @@ export function registerReports(program: Command): void {
     .option('--from <date>', 'start of the period (ISO-8601; default 30 days before --to)')
     .option('--to <date>', 'end of the period (ISO-8601; default now)')
     .action((name: string, opts: { format: string; from?: string; to?: string }) =>
-      withAdmin(program, async (admin) => {
-        const { body } = await admin.reports.render({
-          name,
-          format: opts.format,
-          ...(opts.from !== undefined ? { from: opts.from } : {}),
-          ...(opts.to !== undefined ? { to: opts.to } : {}),
-        });
-        // The report itself, in the format asked for, whatever --json says.
-        process.stdout.write(body);
-      })(),
+      withAdmin(
+        program,
+        async (admin) => {
+          const { body } = await admin.reports.render({
+            name,
+            format: opts.format,
+            ...(opts.from !== undefined ? { from: opts.from } : {}),
+            ...(opts.to !== undefined ? { to: opts.to } : {}),
+          });
+          // The report itself, in the format asked for, whatever --json says.
+          process.stdout.write(body);
+        },
+        { roles: READERS },
+      )(),
     );
 }

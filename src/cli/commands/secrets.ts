@@ -6,7 +6,7 @@ import type { Command } from 'commander';
 import { pageOf } from '../../core/index.js';
 import type { SecretInfo } from '../../credentials/index.js';
 import { operatorActor } from '../../operators/index.js';
-import { type PageFlags, pageOptions, withAdmin } from '../command-kit.js';
+import { type PageFlags, pageOptions, READERS, withAdmin } from '../command-kit.js';
 import { table, withNextCursor } from '../output.js';
 
 /** The value from --from-file or stdin, with one trailing newline (from `echo`, editors) removed. */
@@ -96,32 +96,36 @@ export function registerSecrets(program: Command): void {
       .option('--tool <id>', 'only this tool')
       .option('--env <environment>', 'only this environment'),
   ).action((opts: { tool?: string; env?: string } & PageFlags) =>
-    withAdmin(program, async (admin, out) => {
-      const all = await admin.secrets.list({
-        ...(opts.tool ? { toolId: opts.tool } : {}),
-        ...(opts.env ? { environment: opts.env } : {}),
-      });
-      const page = pageOf('secrets', all, (x) => [x.tool_id, x.name, x.environment], 'asc', opts);
-      const list = page.items;
-      out.result({ secrets: list, next_cursor: page.next_cursor }, () =>
-        withNextCursor(
-          list.length === 0
-            ? 'no secrets'
-            : table([
-                ['TOOL', 'NAME', 'ENV', 'VERSION', 'CREATED', 'ROTATED', 'KEY ID'],
-                ...list.map((s) => [
-                  s.tool_id,
-                  s.name,
-                  s.environment,
-                  String(s.version),
-                  s.created_at,
-                  s.rotated_at ?? '-',
-                  s.key_id,
+    withAdmin(
+      program,
+      async (admin, out) => {
+        const all = await admin.secrets.list({
+          ...(opts.tool ? { toolId: opts.tool } : {}),
+          ...(opts.env ? { environment: opts.env } : {}),
+        });
+        const page = pageOf('secrets', all, (x) => [x.tool_id, x.name, x.environment], 'asc', opts);
+        const list = page.items;
+        out.result({ secrets: list, next_cursor: page.next_cursor }, () =>
+          withNextCursor(
+            list.length === 0
+              ? 'no secrets'
+              : table([
+                  ['TOOL', 'NAME', 'ENV', 'VERSION', 'CREATED', 'ROTATED', 'KEY ID'],
+                  ...list.map((s) => [
+                    s.tool_id,
+                    s.name,
+                    s.environment,
+                    String(s.version),
+                    s.created_at,
+                    s.rotated_at ?? '-',
+                    s.key_id,
+                  ]),
                 ]),
-              ]),
-          page.next_cursor,
-        ),
-      );
-    })(),
+            page.next_cursor,
+          ),
+        );
+      },
+      { roles: READERS },
+    )(),
   );
 }

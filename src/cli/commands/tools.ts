@@ -12,6 +12,7 @@ import {
   type PageFlags,
   pageOptions,
   parseRef,
+  READERS,
   versionLine,
   withAdmin,
 } from '../command-kit.js';
@@ -37,42 +38,50 @@ export function registerTools(program: Command): void {
         quarantined?: boolean;
       } & PageFlags,
     ) =>
-      withAdmin(program, async (admin, out) => {
-        const all = await admin.catalog.list({
-          ...(opts.lifecycle ? { lifecycle: opts.lifecycle } : {}),
-          ...(opts.owner ? { owner: opts.owner } : {}),
-          ...(opts.quarantined ? { quarantined: true } : {}),
-        });
-        const page = pageOf('tools', all, (t) => [t.id, t.version], 'asc', opts);
-        const list = page.items;
-        out.result({ tools: list, next_cursor: page.next_cursor }, () =>
-          withNextCursor(
-            list.length === 0
-              ? 'no tools'
-              : table([
-                  ['ID', 'VERSION', 'STATE', 'CLASS', 'TIER', 'OWNER'],
-                  ...list.map(versionLine),
-                ]),
-            page.next_cursor,
-          ),
-        );
-      })(),
+      withAdmin(
+        program,
+        async (admin, out) => {
+          const all = await admin.catalog.list({
+            ...(opts.lifecycle ? { lifecycle: opts.lifecycle } : {}),
+            ...(opts.owner ? { owner: opts.owner } : {}),
+            ...(opts.quarantined ? { quarantined: true } : {}),
+          });
+          const page = pageOf('tools', all, (t) => [t.id, t.version], 'asc', opts);
+          const list = page.items;
+          out.result({ tools: list, next_cursor: page.next_cursor }, () =>
+            withNextCursor(
+              list.length === 0
+                ? 'no tools'
+                : table([
+                    ['ID', 'VERSION', 'STATE', 'CLASS', 'TIER', 'OWNER'],
+                    ...list.map(versionLine),
+                  ]),
+              page.next_cursor,
+            ),
+          );
+        },
+        { roles: READERS },
+      )(),
   );
 
   tools
     .command('show <ref>')
     .description('show a tool (all versions) or one version: ID or ID@VERSION')
     .action((ref: string) =>
-      withAdmin(program, async (admin, out) => {
-        if (ref.includes('@')) {
-          const { id, version } = parseRef(ref);
-          const t = await admin.catalog.get(id, version);
-          out.result(t, () => `${describeVersion(t)}\n${JSON.stringify(t.definition, null, 2)}`);
-        } else {
-          const versions = await admin.catalog.versions(ref);
-          out.result({ id: ref, versions }, () => versions.map(describeVersion).join('\n\n'));
-        }
-      })(),
+      withAdmin(
+        program,
+        async (admin, out) => {
+          if (ref.includes('@')) {
+            const { id, version } = parseRef(ref);
+            const t = await admin.catalog.get(id, version);
+            out.result(t, () => `${describeVersion(t)}\n${JSON.stringify(t.definition, null, 2)}`);
+          } else {
+            const versions = await admin.catalog.versions(ref);
+            out.result({ id: ref, versions }, () => versions.map(describeVersion).join('\n\n'));
+          }
+        },
+        { roles: READERS },
+      )(),
     );
 
   tools
@@ -81,27 +90,31 @@ export function registerTools(program: Command): void {
     .option('--tags <list>', 'comma-separated tags that must all match')
     .addOption(new Option('--limit <n>', 'most results').default(20).argParser(int(1, 100)))
     .action((query: string | undefined, opts: { tags?: string; limit: number }) =>
-      withAdmin(program, async (admin, out) => {
-        const results = await admin.discovery.search({
-          ...(query ? { q: query } : {}),
-          tags: (opts.tags ?? '').split(',').filter((t) => t !== ''),
-          limit: opts.limit,
-        });
-        out.result({ results }, () =>
-          results.length === 0
-            ? 'no match'
-            : table([
-                ['ID', 'VERSION', 'SCORE', 'STATE', 'DESCRIPTION'],
-                ...results.map((r) => [
-                  r.id,
-                  r.version,
-                  String(r.score),
-                  r.lifecycle,
-                  r.description.slice(0, 60),
+      withAdmin(
+        program,
+        async (admin, out) => {
+          const results = await admin.discovery.search({
+            ...(query ? { q: query } : {}),
+            tags: (opts.tags ?? '').split(',').filter((t) => t !== ''),
+            limit: opts.limit,
+          });
+          out.result({ results }, () =>
+            results.length === 0
+              ? 'no match'
+              : table([
+                  ['ID', 'VERSION', 'SCORE', 'STATE', 'DESCRIPTION'],
+                  ...results.map((r) => [
+                    r.id,
+                    r.version,
+                    String(r.score),
+                    r.lifecycle,
+                    r.description.slice(0, 60),
+                  ]),
                 ]),
-              ]),
-        );
-      })(),
+          );
+        },
+        { roles: READERS },
+      )(),
     );
 
   tools
