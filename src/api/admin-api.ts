@@ -44,7 +44,8 @@ export const USERS_ADMIN = ['get', 'list'] as const;
 export const SESSIONS_ADMIN = ['inspect', 'live', 'suspendBy', 'closeBy'] as const;
 export const APPROVALS_ADMIN = ['get', 'list', 'page', 'approve', 'reject'] as const;
 export const CHANGES_ADMIN = ['get', 'list', 'page', 'approve', 'reject'] as const;
-export const SECOND_FACTOR_ADMIN = ['state', 'unlock'] as const;
+/** `verify` lets a front prove an approver by their code (counted, rate-limited, never replayable). */
+export const SECOND_FACTOR_ADMIN = ['state', 'unlock', 'verify'] as const;
 export const CONFIG_ADMIN = ['apply', 'applyText'] as const;
 export const PROVIDERS_ADMIN = ['register', 'list', 'show', 'refresh', 'classify'] as const;
 /** Every member of `SecretAdmin`: none returns a value. */

@@ -22,6 +22,7 @@ import { type Gateway, openGateway } from '../../src/toolgate.js';
 import { backends } from '../support/backends.js';
 import { cleanEnv, ensureBuilt, MAIN } from '../support/cli.js';
 import { validTool } from '../support/fixtures.js';
+import { approvePendingReviews } from '../support/reviews.js';
 
 const admin: Actor = { id: 'admin', via: 'library' };
 const ADMIN_TOKEN = 'second-factor-test-admin-token-0123456789';
@@ -115,6 +116,7 @@ for (const backend of backends()) {
         ],
         admin,
       );
+      await approvePendingReviews(tg);
       const change = (await tg.changes.list('pending')).find((c) =>
         c.subject.includes(`refund_${tools}`),
       );

@@ -16,6 +16,7 @@ import { openStore, type Store } from '../../src/store/index.js';
 import { type Gateway, openGateway } from '../../src/toolgate.js';
 import { backends } from '../support/backends.js';
 import { validTool } from '../support/fixtures.js';
+import { approvePendingReviews } from '../support/reviews.js';
 
 const admin: Actor = { id: 'test-admin', via: 'library' };
 const HOSTS = Array.from({ length: 12 }, (_, i) => `h${i}.example.com`);
@@ -75,6 +76,7 @@ for (const backend of backends()) {
       });
       inspector = await openStore(fresh.url);
       await tg.config.applyText(readFileSync(DEMO_CATALOG, 'utf8'), admin);
+      await approvePendingReviews(tg);
       const page = (id: string, hosts: string[]) =>
         validTool({
           id,
@@ -114,6 +116,7 @@ for (const backend of backends()) {
         ],
         admin,
       );
+      await approvePendingReviews(tg);
     });
     after(async () => {
       await inspector.close();
@@ -358,6 +361,7 @@ for (const backend of backends()) {
           ]),
           admin,
         );
+        await approvePendingReviews(tg);
         const noisy = await open('noisy-bot');
         // An hour of history: one denial every 100 s, six per 10-minute window.
         for (let i = 0; i < 36; i++) {

@@ -6,6 +6,7 @@ import type { Actor } from '../../src/core/index.js';
 import { type Gateway, openGateway } from '../../src/toolgate.js';
 import { backends } from '../support/backends.js';
 import { validTool } from '../support/fixtures.js';
+import { approvePendingReviews } from '../support/reviews.js';
 
 const admin: Actor = { id: 'test', via: 'library' };
 const sqlite = backends().find((b) => b.name === 'sqlite');
@@ -21,6 +22,7 @@ before(async () => {
     readFileSync(new URL('../../demo/catalog.yaml', import.meta.url), 'utf8'),
     admin,
   );
+  await approvePendingReviews(tg);
 });
 after(async () => {
   await tg.close();

@@ -10,11 +10,13 @@ import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { after, before, describe, test } from 'node:test';
 import { stringify as toYaml } from 'yaml';
+import { totpAt } from '../../src/approvals/index.js';
 import { commandCodeHash } from '../../src/sandbox/index.js';
 import { openGateway } from '../../src/toolgate.js';
 import { backends } from '../support/backends.js';
 import { cleanEnv, ensureBuilt, MAIN, ROOT } from '../support/cli.js';
 import { DEMO_TOOL_IDS, validTool } from '../support/fixtures.js';
+import { approvePendingReviews } from '../support/reviews.js';
 
 const DEMO = join(ROOT, 'demo', 'catalog.yaml');
 const DAY_MS = 24 * 60 * 60 * 1000;
@@ -91,7 +93,7 @@ describe('toolgate CLI', { concurrency: true }, () => {
       assert.ok(
         lines.some((l) =>
           l.startsWith(
-            '+ tool refund_order@1.0.0: registered (draft, irreversible, privileged), awaiting approvers: chg_',
+            '+ tool refund_order@1.0.0: registered (draft, irreversible, privileged), awaiting security review: rev_',
           ),
         ),
         run.stdout,
@@ -101,7 +103,8 @@ describe('toolgate CLI', { concurrency: true }, () => {
       const listed = await cliJson(dir, ['--db', db, 'tools', 'list']);
       assert.deepEqual(listed.tools.map((t: { id: string }) => t.id).sort(), DEMO_TOOL_IDS);
       for (const t of listed.tools) {
-        const gated = t.id === 'refund_order' || t.id === 'grant_role';
+        // Restricted and privileged tools wait for their security review; public ones are live.
+        const gated = t.access_tier !== 'public';
         assert.equal(t.lifecycle, gated ? 'draft' : 'active', t.id);
         assert.equal(t.quarantined, false);
         // Without a personal token the CLI acts as the bootstrap operator.
@@ -155,9 +158,9 @@ describe('toolgate CLI', { concurrency: true }, () => {
 
     test('events list --json shows who did what, in order', async () => {
       const { events } = await cliJson(dir, ['--db', db, 'events', 'list', '--limit', '1000']);
-      // 2 agents, 10 tools, 2 grants, 3 change requests (2 gated tools, 1 gated grant); the
-      // second apply added nothing.
-      assert.equal(events.length, 17);
+      // 2 agents, 10 tools, 2 grants, 1 change request (the gated grant; the gated tools open
+      // theirs after their security review); the second apply added nothing.
+      assert.equal(events.length, 15);
       const seqs = events.map((e: { seq: number }) => e.seq);
       assert.deepEqual(
         seqs,
@@ -178,6 +181,60 @@ describe('toolgate CLI', { concurrency: true }, () => {
       );
       assert.ok(grant, JSON.stringify(events.map((e: { action: string }) => e.action)));
     });
+
+    test('tools reviews --pending lists the drafts waiting for a security review', async () => {
+      const { reviews } = await cliJson(dir, ['--db', db, 'tools', 'reviews', '--pending']);
+      assert.deepEqual(reviews.map((r: { tool_id: string }) => r.tool_id).sort(), [
+        'create_ticket',
+        'grant_role',
+        'post_webhook',
+        'read_file',
+        'refund_order',
+        'search_tickets',
+        'send_email',
+      ]);
+      const human = await cli(dir, ['--db', db, 'tools', 'reviews', '--pending']);
+      assert.match(human.stdout.split('\n')[0] ?? '', /^ID\s+VERSION\s+STATUS\s+TIER/);
+    });
+
+    test('tools review: an enrolled approver proven by their code reviews the stated hash; a wrong hash or code is refused', async () => {
+      const { secret } = await cliJson(dir, ['approvers', 'enroll', 'carol']);
+      const shown = await cliJson(dir, ['--db', db, 'tools', 'show', 'search_tickets@1.0.0']);
+      const review = (hash: string, code: string) =>
+        cli(dir, [
+          '--db',
+          db,
+          '--json',
+          'tools',
+          'review',
+          'search_tickets',
+          '1.0.0',
+          '--decision',
+          'approved',
+          '--hash',
+          hash,
+          '--notes',
+          'read-only, bounded query',
+          '--approver',
+          'carol',
+          '--totp',
+          code,
+        ]);
+      const wrongCode = await review(shown.definition_hash, '000000');
+      assert.equal(wrongCode.code, 1);
+      assert.equal(JSON.parse(wrongCode.stdout).error.code, 'INPUT_INVALID');
+      // After a wrong code the next attempt waits out a one-second backoff.
+      await new Promise((r) => setTimeout(r, 1100));
+      const wrongHash = await review(`sha256:${'0'.repeat(64)}`, totpAt(secret, new Date()));
+      assert.equal(wrongHash.code, 1);
+      assert.equal(JSON.parse(wrongHash.stdout).error.code, 'REVIEW_HASH_MISMATCH');
+      const ok = await review(shown.definition_hash, totpAt(secret, new Date()));
+      assert.equal(ok.code, 0, ok.stdout + ok.stderr);
+      const done = JSON.parse(ok.stdout);
+      assert.equal(done.review.reviewer, 'operator:carol');
+      assert.equal(done.review.definition_hash, shown.definition_hash);
+      assert.equal(done.tool.lifecycle, 'active');
+    });
   });
 
   describe('lifecycle and quarantine', { concurrency: 1 }, () => {
@@ -191,6 +248,7 @@ describe('toolgate CLI', { concurrency: true }, () => {
       const tg = await openGateway({ db });
       try {
         await tg.config.applyText(readFileSync(DEMO, 'utf8'), { id: 'admin-token', via: 'cli' });
+        await approvePendingReviews(tg);
       } finally {
         await tg.close();
       }
@@ -287,6 +345,8 @@ describe('toolgate CLI', { concurrency: true }, () => {
       ]);
       assert.deepEqual(of('tool:send_email@1.0.0'), [
         ['tool.registered', null],
+        ['tool.reviewed', null],
+        ['tool.activated', null],
         ['tool.quarantined', 'review'],
         ['tool.released', 'ok'],
       ]);

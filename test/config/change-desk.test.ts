@@ -9,6 +9,7 @@ import type { Actor } from '../../src/core/index.js';
 import { type Gateway, openGateway } from '../../src/toolgate.js';
 import { backends } from '../support/backends.js';
 import { validTool } from '../support/fixtures.js';
+import { approvePendingReviews } from '../support/reviews.js';
 
 const admin: Actor = { id: 'cli:admin', via: 'cli' };
 const alice = generateTotpSecret();
@@ -64,6 +65,7 @@ for (const backend of backends()) {
         ],
         admin,
       );
+      await approvePendingReviews(tg);
     });
     after(async () => {
       await tg.close();

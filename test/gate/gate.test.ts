@@ -16,6 +16,7 @@ import { openStore, type Store } from '../../src/store/index.js';
 import { type Gateway, openGateway } from '../../src/toolgate.js';
 import { backends } from '../support/backends.js';
 import { validSendTool, validTool } from '../support/fixtures.js';
+import { approvePendingReviews } from '../support/reviews.js';
 
 const admin: Actor = { id: 'test-admin', via: 'library' };
 const totpSecret = generateTotpSecret();
@@ -178,6 +179,7 @@ for (const backend of backends()) {
         ],
         admin,
       );
+      await approvePendingReviews(tg);
       // The irreversible refund tool and the grants that unlock it wait for two approvers.
       const pending = await tg.changes.list('pending');
       assert.equal(pending.length, 3, JSON.stringify(pending.map((c) => c.subject)));
@@ -239,6 +241,7 @@ for (const backend of backends()) {
           ],
           admin,
         );
+        await approvePendingReviews(tg);
         const { session } = await open('poster');
         assert.deepEqual(
           session.tools.map((t) => t.name),
@@ -330,6 +333,7 @@ for (const backend of backends()) {
           [{ kind: 'Grant', spec: { agent: 'bot', capabilities: ['docs:read'] } }],
           admin,
         );
+        await approvePendingReviews(tg);
       });
 
       test('URL arguments: exact host, https only, no IP literals; the tool gets the canonical URL', async () => {
@@ -418,6 +422,7 @@ for (const backend of backends()) {
           ],
           admin,
         );
+        await approvePendingReviews(tg);
         const { ctx } = await open('mixer');
         // The set has no private tool, so egress is offered; mark a private read as happened.
         await sql`update sessions set private_data_read = 1 where id = ${ctx.sessionId}`.execute(

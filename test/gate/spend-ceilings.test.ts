@@ -16,6 +16,7 @@ import { openStore, type Store } from '../../src/store/index.js';
 import { type Gateway, openGateway } from '../../src/toolgate.js';
 import { backends } from '../support/backends.js';
 import { validSendTool, validTool } from '../support/fixtures.js';
+import { approvePendingReviews } from '../support/reviews.js';
 
 const admin: Actor = { id: 'test-admin', via: 'library' };
 
@@ -171,6 +172,7 @@ for (const backend of backends()) {
         ],
         admin,
       );
+      await approvePendingReviews(tg);
       // A second gateway on the same database: another replica (on SQLite, another connection).
       replica = await openGateway({ db: fresh.url, clock: () => now, executor: executor() });
     });

@@ -17,6 +17,7 @@ import { buildServer } from '../../src/http/index.js';
 import { openStore, type Store } from '../../src/store/index.js';
 import { type Gateway, openGateway } from '../../src/toolgate.js';
 import { backends } from '../support/backends.js';
+import { approvePendingReviews } from '../support/reviews.js';
 
 const ADMIN_TOKEN = 'admin-token-for-denial-secrecy-tests-0123456789';
 const actor = { id: 'test-admin', via: 'library' } as const;
@@ -43,6 +44,7 @@ for (const backend of backends()) {
       drop = fresh.drop;
       tg = await openGateway({ db: fresh.url });
       await tg.config.applyText(readFileSync(DEMO_CATALOG, 'utf8'), actor);
+      await approvePendingReviews(tg);
       apiKey = (await tg.keys.issue('support-bot', actor)).apiKey;
       inspector = await openStore(fresh.url);
       app = await buildServer(tg, { adminToken: ADMIN_TOKEN });

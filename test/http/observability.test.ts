@@ -11,6 +11,7 @@ import { DEMO_CATALOG } from '../../src/cli/serve.js';
 import { buildServer } from '../../src/http/index.js';
 import { type Gateway, openGateway } from '../../src/toolgate.js';
 import { backends } from '../support/backends.js';
+import { approvePendingReviews } from '../support/reviews.js';
 
 const ADMIN_TOKEN = 'admin-token-for-observability-tests-0123456789';
 const SECRET_ARG = 'ZEBRA-ARGUMENT-7f3a91c2';
@@ -30,6 +31,7 @@ for (const backend of backends()) {
       drop = fresh.drop;
       tg = await openGateway({ db: fresh.url });
       await tg.config.applyText(readFileSync(DEMO_CATALOG, 'utf8'), actor);
+      await approvePendingReviews(tg);
       apiKey = (await tg.keys.issue('support-bot', actor)).apiKey;
       const stream = new Writable({
         write(chunk: Buffer, _enc, done) {

@@ -14,6 +14,7 @@ import { buildServer } from '../../src/http/index.js';
 import { type Gateway, openGateway } from '../../src/toolgate.js';
 import { type Backend, backends } from '../support/backends.js';
 import { DEMO_TOOL_IDS, type Definition, validTool } from '../support/fixtures.js';
+import { approvePendingReviews } from '../support/reviews.js';
 
 const ADMIN_TOKEN = 'test-admin-token-0123456789abcdef';
 const DEMO_CATALOG = readFileSync(new URL('../../demo/catalog.yaml', import.meta.url), 'utf8');
@@ -1071,6 +1072,7 @@ for (const backend of backends()) {
           type: 'application/yaml',
         });
         assert.equal(applied.status, 200, JSON.stringify(applied.body));
+        await approvePendingReviews(d.tg);
         // Two tools that would match "refund" and "email" but must never be offered.
         const poisoned = await d.call('POST', '/v1/tools', {
           body: tool('refund_express', {

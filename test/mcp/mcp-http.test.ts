@@ -21,6 +21,7 @@ import type { Actor } from '../../src/core/index.js';
 import { buildServer } from '../../src/http/index.js';
 import { type Gateway, openGateway } from '../../src/toolgate.js';
 import { ROOT } from '../support/cli.js';
+import { approvePendingReviews } from '../support/reviews.js';
 
 const admin: Actor = { id: 'test-admin', via: 'library' };
 const ADMIN_TOKEN = 'test-admin-token-0123456789abcdef0123456789';
@@ -62,6 +63,7 @@ before(async () => {
   dir = mkdtempSync(join(tmpdir(), 'toolgate-mcp-'));
   tg = await openGateway({ db: `sqlite:${join(dir, 'tg.db')}` });
   await tg.config.applyText(DEMO, admin);
+  await approvePendingReviews(tg);
   // A built-in tool only ops-bot holds (docs:read), so each agent has something of its own to run.
   await tg.config.apply(
     [
@@ -88,6 +90,7 @@ before(async () => {
     ],
     admin,
   );
+  await approvePendingReviews(tg);
   supportKey = (await tg.keys.issue('support-bot', admin)).apiKey;
   opsKey = (await tg.keys.issue('ops-bot', admin)).apiKey;
   app = await buildServer(tg, {
@@ -321,6 +324,7 @@ describe('list_changed', () => {
       [{ kind: 'Grant', spec: { agent: 'ops-bot', capabilities: ['tickets:read'] } }],
       admin,
     );
+    await approvePendingReviews(tg);
     await waitFor(1);
     assert.ok((await names(client)).includes('search_tickets'));
     await tg.agents.revoke('ops-bot', ['tickets:read'], admin);

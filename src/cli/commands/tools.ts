@@ -3,7 +3,7 @@
  */
 import { type Command, Option } from 'commander';
 import { codeHash } from '../../api/index.js';
-import { pageOf } from '../../core/index.js';
+import { pageOf, ToolgateError } from '../../core/index.js';
 import { operatorActor } from '../../operators/index.js';
 import {
   describeVersion,
@@ -17,6 +17,7 @@ import {
   withAdmin,
 } from '../command-kit.js';
 import { makeOutput, reportError, table, withNextCursor } from '../output.js';
+import { approverSecrets } from '../runtime-files.js';
 
 export function registerTools(program: Command): void {
   const tools = program.command('tools').description('the tool catalog');
@@ -127,6 +128,103 @@ export function registerTools(program: Command): void {
         out.result(t, () => `${id}@${version} is ${t.lifecycle}`);
       })(),
     );
+
+  tools
+    .command('review <id> <version>')
+    .description(
+      "record an approver's security review of this version's definition (restricted, privileged, third-party tools)",
+    )
+    .addOption(
+      new Option('--decision <decision>', 'approved or rejected')
+        .choices(['approved', 'rejected'])
+        .makeOptionMandatory(),
+    )
+    .requiredOption('--hash <sha256>', 'the definition hash you reviewed (tools show prints it)')
+    .requiredOption('--notes <text>', 'what you checked, or why you reject it')
+    .requiredOption('--approver <id>', 'an enrolled approver (toolgate approvers enroll)')
+    .requiredOption('--totp <code>', "the approver's current code")
+    .action(
+      (
+        id: string,
+        version: string,
+        opts: {
+          decision: 'approved' | 'rejected';
+          hash: string;
+          notes: string;
+          approver: string;
+          totp: string;
+        },
+      ) =>
+        withAdmin(program, async (admin, out) => {
+          // The CLI proves the approver by their second factor, as `changes approve` does; the
+          // reviewer is that approver, never a name the command merely states.
+          const secret = approverSecrets(program.opts<GlobalOptions>().dataDir).get(opts.approver);
+          if (!secret) {
+            throw new ToolgateError(
+              'FORBIDDEN',
+              `approver ${opts.approver} has no second factor enrolled`,
+              {},
+            );
+          }
+          await admin.secondFactor.verify(opts.approver, secret, opts.totp, 'review.totp');
+          const r = await admin.catalog.review(
+            id,
+            version,
+            {
+              id: opts.approver,
+              name: opts.approver,
+              roles: ['approver'],
+              teams: [],
+              authenticatedBy: 'password+totp',
+            },
+            { definition_hash: opts.hash, decision: opts.decision, notes: opts.notes },
+            { via: 'cli' },
+          );
+          out.result(r, () =>
+            [
+              `${id}@${version}: review ${r.review.status} by ${r.review.reviewer} (${r.review.definition_hash})`,
+              `  lifecycle: ${r.tool.lifecycle}${r.changeId ? `, awaiting approvers: ${r.changeId}` : ''}`,
+            ].join('\n'),
+          );
+        })(),
+    );
+
+  pageOptions(
+    tools
+      .command('reviews')
+      .description('security reviews, newest registration first')
+      .option('--pending', 'only the queue: drafts waiting for a review')
+      .addOption(new Option('--status <status>').choices(['pending', 'approved', 'rejected'])),
+  ).action(
+    (opts: { pending?: boolean; status?: 'pending' | 'approved' | 'rejected' } & PageFlags) =>
+      withAdmin(program, async (admin, out) => {
+        const status = opts.pending ? 'pending' : opts.status;
+        const page = await admin.reviews.page(status, {
+          limit: opts.limit,
+          ...(opts.cursor !== undefined ? { cursor: opts.cursor } : {}),
+        });
+        out.result({ reviews: page.items, next_cursor: page.next_cursor }, () =>
+          withNextCursor(
+            page.items.length === 0
+              ? 'no reviews'
+              : table([
+                  ['ID', 'VERSION', 'STATUS', 'TIER', 'WHY', 'REGISTERED BY', 'REVIEWER', 'HASH'],
+                  ...page.items.map((r) => [
+                    r.tool_id,
+                    r.version,
+                    r.status,
+                    r.access_tier,
+                    r.reasons.join(','),
+                    r.registered_by,
+                    r.reviewer ?? '-',
+                    r.definition_hash,
+                  ]),
+                ]),
+            page.next_cursor,
+          ),
+        );
+      })(),
+  );
 
   tools
     .command('deprecate <ref>')
