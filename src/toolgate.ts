@@ -46,11 +46,16 @@ import {
 import { Gate } from './gate/index.js';
 import { IdempotencyStore } from './idempotency/index.js';
 import {
+  AccessTokenVerifier,
   AgentKeys,
   AgentService,
   type JwtConfig,
   type JwtIdentity,
   JwtVerifier,
+  type OAuthResourceServerConfig,
+  protectedResourceMetadata,
+  protectedResourceMetadataUrl,
+  scopesFor,
   UserService,
 } from './identity/index.js';
 import { CallCounters } from './limits/index.js';
@@ -166,6 +171,11 @@ export interface ToolgateOptions {
   readonly executor?: InlineExecutor;
   /** Accept JWT bearer tokens for agents, verified against this configuration. */
   readonly jwt?: JwtConfig;
+  /**
+   * Be an OAuth 2.1 resource server (MCP authorization): accept access tokens of these
+   * authorization servers, minted for this resource, mapped to agents, users and capabilities.
+   */
+  readonly oauth?: OAuthResourceServerConfig;
   /** A fixed policy engine instead of the stored policies (library use). */
   readonly policy?: PolicyEngine;
   /**
@@ -364,9 +374,14 @@ export async function openGateway(options: ToolgateOptions = {}): Promise<Gatewa
   config.setProviders(providers);
   const keys = new AgentKeys(store.db, options.clock);
   const jwt = options.jwt ? new JwtVerifier(options.jwt) : null;
+  const oauth = options.oauth ? new AccessTokenVerifier(options.oauth) : null;
   const authenticate = async (token: string): Promise<JwtIdentity | null> => {
-    if (jwt && JwtVerifier.looksLikeJwt(token)) {
-      const identity = await jwt.verify(token);
+    const looksLikeJwt = JwtVerifier.looksLikeJwt(token);
+    // A token naming a configured authorization server is judged by the OAuth rules alone: it
+    // never falls back to the agent-JWT verifier (whose audience is not this resource).
+    const verifier = looksLikeJwt && oauth?.claims(token) ? oauth : looksLikeJwt ? jwt : null;
+    if (verifier) {
+      const identity = await verifier.verify(token);
       // A valid token for an agent toolgate does not know, or has disabled, is no identity.
       if (!identity) return null;
       const known = await agents.get(identity.agentId).catch(() => null);
@@ -379,6 +394,30 @@ export async function openGateway(options: ToolgateOptions = {}): Promise<Gatewa
     const key = await keys.verifyKey(token);
     return key ? { agentId: key.agentId, credential: `key:${key.keyId}` } : null;
   };
+  const oauthFront: AgentApi['oauth'] = oauth
+    ? Object.freeze({
+        metadata: protectedResourceMetadata(oauth.config),
+        metadataUrl: protectedResourceMetadataUrl(oauth.config.resource),
+        stepUp: async (identity: JwtIdentity, toolRef: unknown): Promise<string[] | null> => {
+          if (!identity.oauth || !identity.user || typeof toolRef !== 'string') return null;
+          const held = new Set(identity.user.permissions);
+          const agent = await agents.get(identity.agentId).catch(() => null);
+          if (!agent?.enabled) return null;
+          const granted = new Set(agent.capabilities);
+          for (const tool of await catalog.offered()) {
+            if (tool.name !== toolRef && tool.id !== toolRef) continue;
+            const needed = tool.definition.required_capabilities;
+            // Beyond the agent's own grants no scope helps: refused as usual, saying nothing.
+            if (!needed.every((c) => granted.has(c))) continue;
+            const missing = needed.filter((c) => !held.has(c));
+            if (missing.length === 0) return null;
+            const scopes = scopesFor(oauth.config, missing);
+            if (scopes) return [...new Set([...identity.oauth.scopes, ...scopes])];
+          }
+          return null;
+        },
+      })
+    : null;
   const discovery = new Discovery(catalog);
   const events = {
     list: (filter: Parameters<AdminApi['events']['list']>[0]) => listEvents(store.db, filter),
@@ -400,6 +439,7 @@ export async function openGateway(options: ToolgateOptions = {}): Promise<Gatewa
   // not given (a provider's `call`, the audit `writer`, a session's `suspend`) is not reachable.
   const agent: AgentApi = Object.freeze({
     authenticate,
+    oauth: oauthFront,
     sessions: expose(sessions, SESSIONS_AGENT),
     invoke: gate.invoke.bind(gate),
     revisions,

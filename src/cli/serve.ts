@@ -16,6 +16,7 @@ import {
   approverSecrets,
   auditSigner,
   jwtConfigFromEnv,
+  oauthConfigFromEnv,
   teamsFromEnv,
 } from './runtime-files.js';
 
@@ -109,6 +110,7 @@ export async function serve(options: ServeOptions): Promise<void> {
 
   try {
     const jwt = jwtConfigFromEnv();
+    const oauth = oauthConfigFromEnv();
     tg = await openToolgate({
       db: options.db,
       approvalSigner: () => approvalSigner(options.dataDir),
@@ -122,6 +124,7 @@ export async function serve(options: ServeOptions): Promise<void> {
         ...(process.env.TOOLGATE_MASTER_KEY_FILE ? [process.env.TOOLGATE_MASTER_KEY_FILE] : []),
       ],
       ...(jwt ? { jwt } : {}),
+      ...(oauth ? { oauth } : {}),
       teams: teamsFromEnv(),
       ...detectorsFromEnv(),
       caps: {
