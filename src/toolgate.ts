@@ -4,6 +4,7 @@
  * this repository's tests and benchmarks, and is not exported from the package
  * (docs/architecture.md §6).
  */
+import { readFileSync, statSync } from 'node:fs';
 import {
   type AdminApi,
   AGENTS_ADMIN,
@@ -42,6 +43,8 @@ import {
   type MasterKey,
   type SecretAdmin,
   SecretsService,
+  SubjectTokens,
+  TokenExchanger,
 } from './credentials/index.js';
 import { Gate } from './gate/index.js';
 import { IdempotencyStore } from './idempotency/index.js';
@@ -287,9 +290,25 @@ export async function openGateway(options: ToolgateOptions = {}): Promise<Gatewa
     options.masterKey ?? (() => configuredMasterKey()),
     options.clock,
   );
+  // Held only when OAuth is configured: the callers' access tokens, for token exchange.
+  const subjects = options.oauth ? new SubjectTokens() : null;
+  const exchange = options.oauth?.tokenExchange;
   const credentials = new CredentialBroker(secrets, {
     ...clock,
     ...(options.environment ? { environment: options.environment } : {}),
+    ...(exchange && subjects
+      ? {
+          exchange: {
+            subjects,
+            exchanger: new TokenExchanger({
+              tokenEndpoint: exchange.tokenEndpoint,
+              clientId: exchange.clientId,
+              clientSecret: readClientSecret(exchange.clientSecretFile),
+              tools: exchange.tools,
+            }),
+          },
+        }
+      : {}),
   });
   const egress = options.egress ?? { proxy: new EgressProxy(), http: new HttpToolRunner() };
   const origin = options.audit?.origin ?? DEFAULT_ORIGIN;
@@ -389,6 +408,9 @@ export async function openGateway(options: ToolgateOptions = {}): Promise<Gatewa
       // Nor is a token acting for a user toolgate has disabled (an API key naming them is
       // refused when the session opens; see SessionService.capabilities).
       if (identity.user && (await users.disabled(identity.user.id))) return null;
+      // Kept in memory only, for a token exchange of this principal's calls (never stored).
+      if (identity.oauth && identity.user)
+        subjects?.remember(identity.credential, identity.user.id, token, identity.oauth.expiresAt);
       return identity;
     }
     const key = await keys.verifyKey(token);
@@ -510,6 +532,23 @@ export async function openGateway(options: ToolgateOptions = {}): Promise<Gatewa
 }
 
 /** The files of an SQLite database (none for PostgreSQL, or in memory). */
+/** toolgate's client secret at the authorization server: a file no one else may read. */
+function readClientSecret(path: string): string {
+  try {
+    if ((statSync(path).mode & 0o077) !== 0)
+      throw new TypeError(`${path} is readable by group or others: chmod 600 ${path}`);
+    const secret = readFileSync(path, 'utf8').trim();
+    if (secret === '') throw new TypeError(`${path} is empty`);
+    return secret;
+  } catch (err) {
+    throw new ToolgateError(
+      'INPUT_INVALID',
+      `the token-exchange client secret cannot be used: ${err instanceof TypeError ? err.message : `cannot read ${path}`}`,
+      { problems: [] },
+    );
+  }
+}
+
 function databaseFiles(store: Pick<Store, 'dialect' | 'location'>): string[] {
   if (store.dialect !== 'sqlite') return [];
   const path = store.location.slice('sqlite:'.length);

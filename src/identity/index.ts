@@ -28,7 +28,11 @@ export {
   protectedResourceMetadata,
   protectedResourceMetadataUrl,
 } from './oauth/protected-resource-metadata.js';
-export type { OAuthIssuer, OAuthResourceServerConfig } from './oauth/resource-server-config.js';
+export type {
+  OAuthIssuer,
+  OAuthResourceServerConfig,
+  OAuthTokenExchange,
+} from './oauth/resource-server-config.js';
 export { parseOAuthConfig, scopesFor } from './oauth/resource-server-config.js';
 export type { UserSpec, UserView } from './user-service.js';
 export { UserService, userSpecSchema } from './user-service.js';

@@ -39,8 +39,8 @@ export interface JwtIdentity {
    */
   readonly credential: string;
   readonly user?: { readonly id: string; readonly permissions: readonly string[] };
-  /** Set for an OAuth access token (MCP authorization): the scopes it was granted. */
-  readonly oauth?: { readonly scopes: readonly string[] };
+  /** Set for an OAuth access token (MCP authorization): its scopes, and when it expires (ms). */
+  readonly oauth?: { readonly scopes: readonly string[]; readonly expiresAt: number };
 }
 
 /**

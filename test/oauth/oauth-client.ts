@@ -4,7 +4,13 @@
  * plays the user at the authorization server (its sign-in and consent pages, driven by fetch with
  * a cookie jar) and keeps the code the AS redirects back with.
  */
-import type { OAuthClientProvider } from '@modelcontextprotocol/sdk/client/auth.js';
+import assert from 'node:assert/strict';
+import {
+  type OAuthClientProvider,
+  UnauthorizedError,
+} from '@modelcontextprotocol/sdk/client/auth.js';
+import { Client } from '@modelcontextprotocol/sdk/client/index.js';
+import { StreamableHTTPClientTransport } from '@modelcontextprotocol/sdk/client/streamableHttp.js';
 import type {
   OAuthClientInformationMixed,
   OAuthClientMetadata,
@@ -123,4 +129,30 @@ export class TestOAuthClient implements OAuthClientProvider {
   codeVerifier(): string {
     return this.#verifier;
   }
+}
+
+/**
+ * Connects as an MCP host does: the first attempt meets the 401, the SDK discovers the AS and
+ * sends the user to it; with the code back, `finishAuth` gets the token, and the host connects.
+ */
+export async function connectWithOAuth(
+  oauth: TestOAuthClient,
+  resource: string,
+  fetchFn: typeof fetch,
+): Promise<Client> {
+  const transport = () =>
+    new StreamableHTTPClientTransport(new URL(resource), { authProvider: oauth, fetch: fetchFn });
+  const first = transport();
+  const client = new Client({ name: 'oauth-host', version: '1.0.0' });
+  try {
+    await client.connect(first);
+    return client;
+  } catch (err) {
+    if (!(err instanceof UnauthorizedError)) throw err;
+  }
+  assert.ok(oauth.code, 'the SDK sent the user to the authorization server');
+  await first.finishAuth(oauth.code);
+  const again = new Client({ name: 'oauth-host', version: '1.0.0' });
+  await again.connect(transport());
+  return again;
 }

@@ -22,7 +22,7 @@ import { parseOAuthConfig } from '../../src/identity/index.js';
 import { type Gateway, openGateway } from '../../src/toolgate.js';
 import { ROOT } from '../support/cli.js';
 import { type AuthorizationServer, startAuthorizationServer } from './authorization-server.js';
-import { TestOAuthClient } from './oauth-client.js';
+import { connectWithOAuth, TestOAuthClient } from './oauth-client.js';
 
 const admin: Actor = { id: 'test-admin', via: 'library' };
 const ADMIN_TOKEN = 'oauth-test-admin-token-0123456789abcdef';
@@ -82,26 +82,8 @@ after(async () => {
   rmSync(dir, { recursive: true, force: true, maxRetries: 5, retryDelay: 50 });
 });
 
-/**
- * Connects as an MCP host does: the first attempt meets the 401, the SDK discovers the AS and
- * sends the user to it; with the code back, `finishAuth` gets the token, and the host connects.
- */
-async function connectWithOAuth(oauth: TestOAuthClient): Promise<Client> {
-  const transport = () =>
-    new StreamableHTTPClientTransport(new URL(RESOURCE), { authProvider: oauth, fetch: viaProxy });
-  const first = transport();
-  const client = new Client({ name: 'oauth-host', version: '1.0.0' });
-  try {
-    await client.connect(first);
-  } catch (err) {
-    if (!(err instanceof UnauthorizedError)) throw err;
-    assert.ok(oauth.code, 'the SDK sent the user to the authorization server');
-    await first.finishAuth(oauth.code);
-    const again = new Client({ name: 'oauth-host', version: '1.0.0' });
-    await again.connect(transport());
-    clients.push(again);
-    return again;
-  }
+async function connect(oauth: TestOAuthClient): Promise<Client> {
+  const client = await connectWithOAuth(oauth, RESOURCE, viaProxy);
   clients.push(client);
   return client;
 }
@@ -191,7 +173,7 @@ describe('the OAuth dance with the SDK client', () => {
   test('discovers, authorizes with PKCE and a resource indicator, lists and calls through the gate', async () => {
     as.grantable.set(RESOURCE, 'tickets.read');
     const oauth = new TestOAuthClient('support-client', 'alice');
-    const client = await connectWithOAuth(oauth);
+    const client = await connect(oauth);
     const [authorization] = oauth.authorizations;
     assert.ok(authorization);
     assert.equal(authorization.origin, as.issuer);
@@ -215,7 +197,7 @@ describe('the OAuth dance with the SDK client', () => {
   test('a tool beyond the token scopes is a step-up: 403 insufficient_scope, the SDK asks again', async () => {
     as.grantable.set(RESOURCE, 'tickets.read');
     const oauth = new TestOAuthClient('support-client', 'bob');
-    const client = await connectWithOAuth(oauth);
+    const client = await connect(oauth);
     const first = oauth.tokens()?.access_token ?? '';
 
     // Seen raw: the challenge names the scope to ask for.
@@ -265,7 +247,7 @@ describe('the OAuth dance with the SDK client', () => {
   test('scopes never widen the agent: a scope for a capability support-bot lacks gives nothing', async () => {
     as.grantable.set(RESOURCE, 'tickets.read iam.grant');
     const oauth = new TestOAuthClient('support-client', 'carol');
-    const client = await connectWithOAuth(oauth);
+    const client = await connect(oauth);
     assert.match(oauth.tokens()?.scope ?? '', /iam\.grant/);
     const names = (await client.listTools()).tools.map((t) => t.name);
     assert.ok(!names.includes('grant_role'));

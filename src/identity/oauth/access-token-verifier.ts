@@ -85,7 +85,7 @@ export class AccessTokenVerifier {
       agentId,
       credential,
       user: { id: userId, permissions: [...permissions].sort() },
-      oauth: { scopes },
+      oauth: { scopes, expiresAt: (payload.exp ?? 0) * 1000 },
     };
   }
 }

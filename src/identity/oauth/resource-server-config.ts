@@ -35,6 +35,25 @@ export interface OAuthResourceServerConfig {
   readonly scopes: Readonly<Record<string, readonly string[]>>;
   /** Accepted signature algorithms; default asymmetric only. */
   readonly algorithms?: readonly string[];
+  /**
+   * OAuth 2.0 token exchange (RFC 8693) for upstream http tools: toolgate, as its own client at
+   * the AS, exchanges the calling user's access token for one minted for the tool's upstream.
+   */
+  readonly tokenExchange?: OAuthTokenExchange;
+}
+
+export interface OAuthTokenExchange {
+  readonly tokenEndpoint: string;
+  readonly clientId: string;
+  /** A file (mode 0600) holding toolgate's client secret at the AS. */
+  readonly clientSecretFile: string;
+  /** Tool id → the upstream (`audience` and/or `resource`, optional `scope`). */
+  readonly tools: Readonly<
+    Record<
+      string,
+      { readonly audience?: string; readonly resource?: string; readonly scope?: string }
+    >
+  >;
 }
 
 const ASYMMETRIC = [
@@ -85,6 +104,29 @@ const schema = {
       },
     },
     algorithms: { type: 'array', minItems: 1, items: { enum: ASYMMETRIC } },
+    tokenExchange: {
+      type: 'object',
+      additionalProperties: false,
+      required: ['tokenEndpoint', 'clientId', 'clientSecretFile', 'tools'],
+      properties: {
+        tokenEndpoint: { type: 'string', minLength: 1 },
+        clientId: { type: 'string', minLength: 1 },
+        clientSecretFile: { type: 'string', minLength: 1 },
+        tools: {
+          type: 'object',
+          additionalProperties: {
+            type: 'object',
+            additionalProperties: false,
+            minProperties: 1,
+            properties: {
+              audience: { type: 'string', minLength: 1 },
+              resource: { type: 'string', minLength: 1 },
+              scope: { type: 'string', minLength: 1 },
+            },
+          },
+        },
+      },
+    },
   },
 } as const;
 
@@ -144,6 +186,21 @@ export function parseOAuthConfig(input: unknown): OAuthResourceServerConfig {
     problems.push(problem('/clients', 'map at least one OAuth client to an agent', 'oauth.config'));
   if (Object.keys(config.scopes).length === 0)
     problems.push(problem('/scopes', 'map at least one scope to capabilities', 'oauth.config'));
+  const exchange = config.tokenExchange;
+  if (exchange && !secureUrl(exchange.tokenEndpoint))
+    problems.push(
+      problem(
+        '/tokenExchange/tokenEndpoint',
+        'must be https (plain http only on loopback)',
+        'oauth.config',
+      ),
+    );
+  for (const [tool, target] of Object.entries(exchange?.tools ?? {})) {
+    if (!target.audience && !target.resource)
+      problems.push(
+        problem(`/tokenExchange/tools/${tool}`, 'needs an audience or a resource', 'oauth.config'),
+      );
+  }
   if (problems.length > 0)
     throw new ToolgateError('INPUT_INVALID', 'the OAuth configuration is invalid', { problems });
   return config;
