@@ -433,8 +433,10 @@ export async function openGateway(options: ToolgateOptions = {}): Promise<Gatewa
             if (!needed.every((c) => granted.has(c))) continue;
             const missing = needed.filter((c) => !held.has(c));
             if (missing.length === 0) return null;
+            // Only what this call needs (RFC 6750 §3.1, as MCP 2026-07-28 asks): the client adds
+            // it to the scopes it already holds.
             const scopes = scopesFor(oauth.config, missing);
-            if (scopes) return [...new Set([...identity.oauth.scopes, ...scopes])];
+            if (scopes) return scopes;
           }
           return null;
         },

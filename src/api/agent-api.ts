@@ -25,7 +25,8 @@ export interface OAuthFront {
   /** Where a client finds `metadata`; named in every Bearer challenge. */
   readonly metadataUrl: string;
   /**
-   * The scopes an OAuth caller must add to call `toolRef` (a step-up challenge), or null when its
+   * The scopes an OAuth caller must add to call `toolRef` (a step-up challenge: only those this
+   * call needs, not the ones the token holds already), or null when its
    * token already covers the tool, or the agent's own grants do not (then the call is refused as
    * any other, and nothing says the tool exists).
    */
