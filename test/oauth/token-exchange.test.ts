@@ -18,7 +18,7 @@ import Database from 'better-sqlite3';
 import type { FastifyInstance } from 'fastify';
 import { decodeJwt } from 'jose';
 import type { Actor } from '../../src/core/index.js';
-import { MasterKey } from '../../src/credentials/index.js';
+import { MasterKey, TokenExchanger } from '../../src/credentials/index.js';
 import { buildServer } from '../../src/http/index.js';
 import { parseOAuthConfig } from '../../src/identity/index.js';
 import { HttpToolRunner } from '../../src/runtimes/index.js';
@@ -46,6 +46,7 @@ let upstream: https.Server;
 let base = '';
 let apiKey = '';
 const seen: (string | undefined)[] = [];
+const STORED_SECRET = 'sk-catalog-api-0123456789abcdef';
 const clients: Client[] = [];
 
 const viaProxy: typeof fetch = (input, init) => {
@@ -53,7 +54,7 @@ const viaProxy: typeof fetch = (input, init) => {
   return fetch(url.startsWith(PUBLIC) ? base + url.slice(PUBLIC.length) : url, init);
 };
 
-function apiTool(id: string) {
+function apiTool(id: string, secret = 'orders-api') {
   return validSendTool({
     id,
     name: id,
@@ -65,7 +66,7 @@ function apiTool(id: string) {
     required_capabilities: ['orders:read'],
     egress: { mode: 'constrained', hosts: ['api.example.test'] },
     runtime: { kind: 'http', base_url: `${UPSTREAM}/v1`, method: 'GET', path: '/orders/{order}' },
-    credentials: { secret: 'orders-api', inject: 'header', as: 'Authorization' },
+    credentials: { secret, inject: 'header', as: 'Authorization' },
     input_schema: {
       type: 'object',
       additionalProperties: false,
@@ -121,19 +122,26 @@ before(async () => {
         tokenEndpoint: `${as.issuer}/token`,
         clientId: 'toolgate-exchange',
         clientSecretFile: secretFile,
-        tools: { orders_api: { audience: UPSTREAM } },
+        tools: {
+          orders_api: { audience: UPSTREAM },
+          // An upstream the AS does not know: it refuses the exchange.
+          ledger_api: { audience: 'https://ledger.example.test' },
+        },
       },
     }),
   });
   await tg.config.apply(
     [
       { kind: 'Tool', spec: apiTool('orders_api') },
+      { kind: 'Tool', spec: apiTool('ledger_api') },
+      { kind: 'Tool', spec: apiTool('catalog_api', 'catalog-key') },
       { kind: 'Agent', spec: { id: 'orders-bot', owner: 'qa' } },
       { kind: 'Grant', spec: { agent: 'orders-bot', capabilities: ['orders:read'] } },
       { kind: 'User', spec: { id: 'dana', permissions: ['orders:read'] } },
     ],
     admin,
   );
+  await tg.secrets.set({ toolId: 'catalog_api', name: 'catalog-key' }, STORED_SECRET, admin);
   apiKey = (await tg.keys.issue('orders-bot', admin)).apiKey;
   app = await buildServer(tg, { adminToken: 'exchange-test-admin-token-0123456789abcdef' });
   base = await app.listen({ host: '127.0.0.1', port: 0 });
@@ -195,6 +203,34 @@ describe('token exchange for an upstream http tool', () => {
     }
   });
 
+  test('a tool not configured for exchange gets its own stored secret, not the caller’s token', async () => {
+    const oauth = new TestOAuthClient('support-client', 'dana');
+    const client = await connectWithOAuth(oauth, RESOURCE, viaProxy);
+    clients.push(client);
+    const before = seen.length;
+    const result = (await client.callTool({
+      name: 'catalog_api',
+      arguments: { order: 'C-1' },
+    })) as CallToolResult;
+    assert.equal(result.isError ?? false, false, JSON.stringify(result));
+    assert.deepEqual(seen.slice(before), [STORED_SECRET]);
+  });
+
+  test('an exchange the AS refuses runs nothing and falls back to nothing', async () => {
+    const oauth = new TestOAuthClient('support-client', 'dana');
+    const client = await connectWithOAuth(oauth, RESOURCE, viaProxy);
+    clients.push(client);
+    const before = seen.length;
+    const result = (await client.callTool({
+      name: 'ledger_api',
+      arguments: { order: 'L-1' },
+    })) as CallToolResult;
+    assert.equal(result.isError, true);
+    assert.match(JSON.stringify(result), /CREDENTIAL_UNAVAILABLE/);
+    assert.doesNotMatch(JSON.stringify(result), /ledger\.example|invalid_target/);
+    assert.equal(seen.length, before, 'the upstream was not called');
+  });
+
   test('a session with no user access token (an API key) gets no credential, and nothing is sent', async () => {
     const before = seen.length;
     const open = await fetch(`${base}/v1/sessions`, {
@@ -212,6 +248,50 @@ describe('token exchange for an upstream http tool', () => {
     const body = (await call.json()) as { code?: string; rule?: string };
     assert.equal(body.code, 'CREDENTIAL_UNAVAILABLE', JSON.stringify(body));
     assert.equal(seen.length, before, 'the upstream was not called');
-    assert.equal(as.exchanges.length, 1, 'no exchange was attempted for it');
+    assert.equal(
+      as.exchanges.filter((e) => e.audience === UPSTREAM).length,
+      1,
+      'no exchange was attempted for it',
+    );
+  });
+});
+
+describe('the exchanger against the real AS', () => {
+  test('reuses a token until shortly before it expires, then exchanges again', async () => {
+    const oauth = new TestOAuthClient('support-client', 'erin');
+    const client = await connectWithOAuth(oauth, RESOURCE, viaProxy);
+    clients.push(client);
+    const subject = oauth.tokens()?.access_token ?? '';
+    let now = Date.now();
+    const exchanger = new TokenExchanger(
+      {
+        tokenEndpoint: `${as.issuer}/token`,
+        clientId: 'toolgate-exchange',
+        clientSecret: EXCHANGE_SECRET,
+        tools: { orders_api: { audience: UPSTREAM } },
+      },
+      { now: () => now },
+    );
+    const count = () => as.exchanges.filter((e) => e.subject === 'erin').length;
+    const first = await exchanger.exchange('orders_api', subject);
+    assert.equal(await exchanger.exchange('orders_api', subject), first);
+    assert.equal(count(), 1);
+    now += (300 - 31) * 1000; // the AS's tokens live 300 s; the margin is 30 s
+    assert.equal(await exchanger.exchange('orders_api', subject), first);
+    now += 2000;
+    await exchanger.exchange('orders_api', subject);
+    assert.equal(count(), 2);
+    // A wrong client secret is refused by the AS, and the error holds no token.
+    const wrong = new TokenExchanger({
+      tokenEndpoint: `${as.issuer}/token`,
+      clientId: 'toolgate-exchange',
+      clientSecret: 'not-the-secret-0123456789',
+      tools: { orders_api: { audience: UPSTREAM } },
+    });
+    await assert.rejects(wrong.exchange('orders_api', subject), (err: Error) => {
+      assert.match(err.message, /refused: invalid_client/);
+      assert.ok(!err.message.includes(subject));
+      return true;
+    });
   });
 });
