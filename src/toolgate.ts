@@ -422,6 +422,10 @@ export async function openGateway(options: ToolgateOptions = {}): Promise<Gatewa
         metadataUrl: protectedResourceMetadataUrl(oauth.config.resource),
         stepUp: async (identity: JwtIdentity, toolRef: unknown): Promise<string[] | null> => {
           if (!identity.oauth || !identity.user || typeof toolRef !== 'string') return null;
+          // A token holding every configured scope can be stepped up to nothing: no look-up on
+          // its calls' path.
+          const tokenScopes = new Set(identity.oauth.scopes);
+          if (Object.keys(oauth.config.scopes).every((scope) => tokenScopes.has(scope))) return null;
           const held = new Set(identity.user.permissions);
           const agent = await agents.get(identity.agentId).catch(() => null);
           if (!agent?.enabled) return null;
