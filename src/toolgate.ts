@@ -425,7 +425,8 @@ export async function openGateway(options: ToolgateOptions = {}): Promise<Gatewa
           // A token holding every configured scope can be stepped up to nothing: no look-up on
           // its calls' path.
           const tokenScopes = new Set(identity.oauth.scopes);
-          if (Object.keys(oauth.config.scopes).every((scope) => tokenScopes.has(scope))) return null;
+          if (Object.keys(oauth.config.scopes).every((scope) => tokenScopes.has(scope)))
+            return null;
           const held = new Set(identity.user.permissions);
           const agent = await agents.get(identity.agentId).catch(() => null);
           if (!agent?.enabled) return null;
