@@ -4,6 +4,7 @@
  * this repository's tests and benchmarks, and is not exported from the package
  * (docs/architecture.md §6).
  */
+import { readFileSync, statSync } from 'node:fs';
 import {
   type AdminApi,
   AGENTS_ADMIN,
@@ -51,15 +52,22 @@ import {
   type MasterKey,
   type SecretAdmin,
   SecretsService,
+  SubjectTokens,
+  TokenExchanger,
 } from './credentials/index.js';
 import { Gate } from './gate/index.js';
 import { IdempotencyStore } from './idempotency/index.js';
 import {
+  AccessTokenVerifier,
   AgentKeys,
   AgentService,
   type JwtConfig,
   type JwtIdentity,
   JwtVerifier,
+  type OAuthResourceServerConfig,
+  protectedResourceMetadata,
+  protectedResourceMetadataUrl,
+  scopesFor,
   UserService,
 } from './identity/index.js';
 import { CallCounters } from './limits/index.js';
@@ -193,6 +201,11 @@ export interface ToolgateOptions {
   readonly executor?: InlineExecutor;
   /** Accept JWT bearer tokens for agents, verified against this configuration. */
   readonly jwt?: JwtConfig;
+  /**
+   * Be an OAuth 2.1 resource server (MCP authorization): accept access tokens of these
+   * authorization servers, minted for this resource, mapped to agents, users and capabilities.
+   */
+  readonly oauth?: OAuthResourceServerConfig;
   /** A fixed policy engine instead of the stored policies (library use). */
   readonly policy?: PolicyEngine;
   /**
@@ -321,9 +334,25 @@ export async function openGateway(options: ToolgateOptions = {}): Promise<Gatewa
     options.masterKey ?? (() => configuredMasterKey()),
     options.clock,
   );
+  // Held only when OAuth is configured: the callers' access tokens, for token exchange.
+  const subjects = options.oauth ? new SubjectTokens() : null;
+  const exchange = options.oauth?.tokenExchange;
   const credentials = new CredentialBroker(secrets, {
     ...clock,
     ...(options.environment ? { environment: options.environment } : {}),
+    ...(exchange && subjects
+      ? {
+          exchange: {
+            subjects,
+            exchanger: new TokenExchanger({
+              tokenEndpoint: exchange.tokenEndpoint,
+              clientId: exchange.clientId,
+              clientSecret: readClientSecret(exchange.clientSecretFile),
+              tools: exchange.tools,
+            }),
+          },
+        }
+      : {}),
   });
   const egress = options.egress ?? { proxy: new EgressProxy(), http: new HttpToolRunner() };
   const origin = options.audit?.origin ?? DEFAULT_ORIGIN;
@@ -416,9 +445,14 @@ export async function openGateway(options: ToolgateOptions = {}): Promise<Gatewa
   config.setProviders(providers);
   const keys = new AgentKeys(store.db, options.clock);
   const jwt = options.jwt ? new JwtVerifier(options.jwt) : null;
+  const oauth = options.oauth ? new AccessTokenVerifier(options.oauth) : null;
   const authenticate = async (token: string): Promise<JwtIdentity | null> => {
-    if (jwt && JwtVerifier.looksLikeJwt(token)) {
-      const identity = await jwt.verify(token);
+    const looksLikeJwt = JwtVerifier.looksLikeJwt(token);
+    // A token naming a configured authorization server is judged by the OAuth rules alone: it
+    // never falls back to the agent-JWT verifier (whose audience is not this resource).
+    const verifier = looksLikeJwt && oauth?.claims(token) ? oauth : looksLikeJwt ? jwt : null;
+    if (verifier) {
+      const identity = await verifier.verify(token);
       // A valid token for an agent toolgate does not know, or has disabled, is no identity.
       if (!identity) return null;
       const known = await agents.get(identity.agentId).catch(() => null);
@@ -426,11 +460,45 @@ export async function openGateway(options: ToolgateOptions = {}): Promise<Gatewa
       // Nor is a token acting for a user toolgate has disabled (an API key naming them is
       // refused when the session opens; see SessionService.capabilities).
       if (identity.user && (await users.disabled(identity.user.id))) return null;
+      // Kept in memory only, for a token exchange of this principal's calls (never stored).
+      if (identity.oauth && identity.user)
+        subjects?.remember(identity.credential, identity.user.id, token, identity.oauth.expiresAt);
       return identity;
     }
     const key = await keys.verifyKey(token);
     return key ? { agentId: key.agentId, credential: `key:${key.keyId}` } : null;
   };
+  const oauthFront: AgentApi['oauth'] = oauth
+    ? Object.freeze({
+        metadata: protectedResourceMetadata(oauth.config),
+        metadataUrl: protectedResourceMetadataUrl(oauth.config.resource),
+        stepUp: async (identity: JwtIdentity, toolRef: unknown): Promise<string[] | null> => {
+          if (!identity.oauth || !identity.user || typeof toolRef !== 'string') return null;
+          // A token holding every configured scope can be stepped up to nothing: no look-up on
+          // its calls' path.
+          const tokenScopes = new Set(identity.oauth.scopes);
+          if (Object.keys(oauth.config.scopes).every((scope) => tokenScopes.has(scope)))
+            return null;
+          const held = new Set(identity.user.permissions);
+          const agent = await agents.get(identity.agentId).catch(() => null);
+          if (!agent?.enabled) return null;
+          const granted = new Set(agent.capabilities);
+          for (const tool of await catalog.offered()) {
+            if (tool.name !== toolRef && tool.id !== toolRef) continue;
+            const needed = tool.definition.required_capabilities;
+            // Beyond the agent's own grants no scope helps: refused as usual, saying nothing.
+            if (!needed.every((c) => granted.has(c))) continue;
+            const missing = needed.filter((c) => !held.has(c));
+            if (missing.length === 0) return null;
+            // Only what this call needs (RFC 6750 §3.1, as MCP 2026-07-28 asks): the client adds
+            // it to the scopes it already holds.
+            const scopes = scopesFor(oauth.config, missing);
+            if (scopes) return scopes;
+          }
+          return null;
+        },
+      })
+    : null;
   const discovery = new Discovery(catalog);
   const reviews = new SecurityReviewDesk(store.db);
   const events = {
@@ -453,6 +521,7 @@ export async function openGateway(options: ToolgateOptions = {}): Promise<Gatewa
   // not given (a provider's `call`, the audit `writer`, a session's `suspend`) is not reachable.
   const agent: AgentApi = Object.freeze({
     authenticate,
+    oauth: oauthFront,
     sessions: expose(sessions, SESSIONS_AGENT),
     invoke: gate.invoke.bind(gate),
     revisions,
@@ -530,6 +599,23 @@ export async function openGateway(options: ToolgateOptions = {}): Promise<Gatewa
 }
 
 /** The files of an SQLite database (none for PostgreSQL, or in memory). */
+/** toolgate's client secret at the authorization server: a file no one else may read. */
+function readClientSecret(path: string): string {
+  try {
+    if ((statSync(path).mode & 0o077) !== 0)
+      throw new TypeError(`${path} is readable by group or others: chmod 600 ${path}`);
+    const secret = readFileSync(path, 'utf8').trim();
+    if (secret === '') throw new TypeError(`${path} is empty`);
+    return secret;
+  } catch (err) {
+    throw new ToolgateError(
+      'INPUT_INVALID',
+      `the token-exchange client secret cannot be used: ${err instanceof TypeError ? err.message : `cannot read ${path}`}`,
+      { problems: [] },
+    );
+  }
+}
+
 function databaseFiles(store: Pick<Store, 'dialect' | 'location'>): string[] {
   if (store.dialect !== 'sqlite') return [];
   const path = store.location.slice('sqlite:'.length);

@@ -5,7 +5,7 @@
  * cannot run a tool except through `invoke` (docs/architecture.md §6).
  */
 import type { CallContext, CallOptions, GateDecision } from '../gate/index.js';
-import type { JwtIdentity } from '../identity/index.js';
+import type { JwtIdentity, ProtectedResourceMetadata } from '../identity/index.js';
 import type { SessionService } from '../sessions/index.js';
 
 /** The session methods an agent front is given (the type and the object share this list). */
@@ -17,6 +17,21 @@ export const SESSIONS_AGENT = [
   'refresh',
   'exportTools',
 ] as const;
+
+/** What the fronts need of the OAuth resource server (MCP authorization), when one is configured. */
+export interface OAuthFront {
+  /** The RFC 9728 document published at `metadataUrl` (and the root well-known path). */
+  readonly metadata: ProtectedResourceMetadata;
+  /** Where a client finds `metadata`; named in every Bearer challenge. */
+  readonly metadataUrl: string;
+  /**
+   * The scopes an OAuth caller must add to call `toolRef` (a step-up challenge: only those this
+   * call needs, not the ones the token holds already), or null when its
+   * token already covers the tool, or the agent's own grants do not (then the call is refused as
+   * any other, and nothing says the tool exists).
+   */
+  stepUp(identity: JwtIdentity, toolRef: unknown): Promise<string[] | null>;
+}
 
 export interface AgentApi {
   /** An agent's identity from a bearer credential (API key, or JWT when configured), or null. */
@@ -37,6 +52,8 @@ export interface AgentApi {
     args: unknown,
     options?: CallOptions,
   ): Promise<GateDecision>;
+  /** The OAuth resource server, or null when toolgate takes no OAuth access tokens. */
+  readonly oauth: OAuthFront | null;
   /** Catalog and identity revisions: they change whenever what any session may see changes. */
   revisions(): Promise<{ catalog: number; identity: number }>;
 }

@@ -24,7 +24,7 @@ export {
   SESSIONS_ADMIN,
   USERS_ADMIN,
 } from './admin-api.js';
-export type { AgentApi, SecurityEvents } from './agent-api.js';
+export type { AgentApi, OAuthFront, SecurityEvents } from './agent-api.js';
 export { SESSIONS_AGENT } from './agent-api.js';
 export { expose } from './expose.js';
 export type { DriverReport } from './host-admin.js';

@@ -6,10 +6,15 @@
  */
 import { chmodSync, existsSync, mkdirSync, readFileSync, statSync, writeFileSync } from 'node:fs';
 import { join } from 'node:path';
+import { parse as parseYaml } from 'yaml';
 import { ApprovalSigner, generateTotpSecret, totpUri } from '../approvals/index.js';
 import { generateNoteSigner, NoteSigner } from '../audit/index.js';
 import { ToolgateError } from '../core/index.js';
-import type { JwtConfig } from '../identity/index.js';
+import {
+  type JwtConfig,
+  type OAuthResourceServerConfig,
+  parseOAuthConfig,
+} from '../identity/index.js';
 
 function privateFile(path: string): string | null {
   if (!existsSync(path)) return null;
@@ -121,4 +126,32 @@ export function jwtConfigFromEnv(env: NodeJS.ProcessEnv = process.env): JwtConfi
       ? { permissionsClaim: env.TOOLGATE_JWT_PERMISSIONS_CLAIM }
       : {}),
   };
+}
+
+/**
+ * The OAuth resource-server configuration named by TOOLGATE_OAUTH_CONFIG (a JSON or YAML file),
+ * or null when unset. Checked whole at start: a wrong file stops the gateway with every problem.
+ */
+export function oauthConfigFromEnv(
+  env: NodeJS.ProcessEnv = process.env,
+): OAuthResourceServerConfig | null {
+  const file = env.TOOLGATE_OAUTH_CONFIG;
+  if (!file) return null;
+  let text: string;
+  try {
+    text = readFileSync(file, 'utf8');
+  } catch {
+    throw new ToolgateError('INPUT_INVALID', `TOOLGATE_OAUTH_CONFIG: cannot read ${file}`, {
+      problems: [],
+    });
+  }
+  let data: unknown;
+  try {
+    data = parseYaml(text);
+  } catch {
+    throw new ToolgateError('INPUT_INVALID', `TOOLGATE_OAUTH_CONFIG: ${file} is not JSON or YAML`, {
+      problems: [],
+    });
+  }
+  return parseOAuthConfig(data);
 }

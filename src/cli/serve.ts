@@ -20,6 +20,7 @@ import {
   approverSecrets,
   auditSigner,
   jwtConfigFromEnv,
+  oauthConfigFromEnv,
   teamsFromEnv,
 } from './runtime-files.js';
 
@@ -127,6 +128,7 @@ export async function serve(options: ServeOptions): Promise<void> {
 
   try {
     const jwt = jwtConfigFromEnv();
+    const oauth = oauthConfigFromEnv();
     tg = await openToolgate({
       db: options.db,
       approvalSigner: () => approvalSigner(options.dataDir),
@@ -140,6 +142,7 @@ export async function serve(options: ServeOptions): Promise<void> {
         ...(process.env.TOOLGATE_MASTER_KEY_FILE ? [process.env.TOOLGATE_MASTER_KEY_FILE] : []),
       ],
       ...(jwt ? { jwt } : {}),
+      ...(oauth ? { oauth } : {}),
       teams: teamsFromEnv(),
       notify,
       ...detectorsFromEnv(),

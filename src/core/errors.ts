@@ -22,6 +22,11 @@ export const ERROR_CODES = {
   PAYLOAD_TOO_LARGE: { http: 413, jsonRpc: -32600, summary: 'The request body is over the limit.' },
   UNAUTHENTICATED: { http: 401, jsonRpc: -32001, summary: 'No valid credentials were presented.' },
   FORBIDDEN: { http: 403, jsonRpc: -32003, summary: 'The caller may not perform this operation.' },
+  INSUFFICIENT_SCOPE: {
+    http: 403,
+    jsonRpc: -32005,
+    summary: "The OAuth access token's scopes do not cover the request (a step-up challenge).",
+  },
   NOT_FOUND: { http: 404, jsonRpc: -32601, summary: 'No such route or resource.' },
   OPERATOR_NOT_FOUND: { http: 404, jsonRpc: -32004, summary: 'No operator account with this id.' },
   OPERATOR_EXISTS: {
@@ -275,6 +280,7 @@ export interface ErrorDetails {
   FORBIDDEN: { roles?: string[] };
   OPERATOR_NOT_FOUND: { operatorId: string };
   OPERATOR_EXISTS: { operatorId: string };
+  INSUFFICIENT_SCOPE: { scope: string };
   NOT_FOUND: { method?: string; url?: string };
   TOOL_NOT_FOUND: { toolId: string; version?: string };
   AGENT_NOT_FOUND: { agentId: string };

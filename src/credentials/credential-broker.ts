@@ -12,6 +12,8 @@ import type { ToolDefinition } from '../catalog/index.js';
 import { type Clock, isToolgateError, systemClock, ToolgateError } from '../core/index.js';
 import { DEFAULT_CALL_TOKEN_TTL_S, MIN_SIGNING_KEY_BYTES, mintCallToken } from './call-token.js';
 import { DEFAULT_ENVIRONMENT, type SecretsService } from './secrets-service.js';
+import type { SubjectTokens } from './subject-tokens.js';
+import { TokenExchangeError, type TokenExchanger } from './token-exchange.js';
 
 export interface CredentialRequest {
   readonly tool: ToolDefinition;
@@ -21,6 +23,8 @@ export interface CredentialRequest {
   readonly agentId?: string;
   readonly sessionId: string;
   readonly callId: string;
+  /** The credential the session was opened with: whose subject token a token exchange uses. */
+  readonly credential?: string | null;
   /** Default `default`. */
   readonly environment?: string;
 }
@@ -40,6 +44,11 @@ export interface CredentialBrokerOptions {
   readonly tokenTtlSeconds?: number;
   /** The environment used when a request names none; default `default`. */
   readonly environment?: string;
+  /**
+   * OAuth token exchange (RFC 8693): tools it covers get a token for their upstream, exchanged
+   * for the calling user's access token (`subjects`), never a stored secret.
+   */
+  readonly exchange?: { readonly exchanger: TokenExchanger; readonly subjects: SubjectTokens };
 }
 
 /**
@@ -113,8 +122,10 @@ export class CredentialBroker {
   readonly #clock: Clock;
   readonly #ttl: number;
   readonly #environment: string;
+  readonly #exchange: CredentialBrokerOptions['exchange'];
 
   constructor(secrets: SecretsService, options: CredentialBrokerOptions = {}) {
+    this.#exchange = options.exchange;
     this.#secrets = secrets;
     this.#clock = options.clock ?? systemClock;
     this.#ttl = options.tokenTtlSeconds ?? DEFAULT_CALL_TOKEN_TTL_S;
@@ -147,6 +158,10 @@ export class CredentialBroker {
         'reserved_target',
         `tool ${tool.id} asks for its credential in ${asHeader ? 'header' : 'environment variable'} ${ref.as}, which toolgate reserves; the tool was not run`,
       );
+    }
+
+    if (this.#exchange?.exchanger.covers(tool.id)) {
+      return this.#exchanged(request, ref, unavailable, audience);
     }
 
     const environment = request.environment ?? this.#environment;
@@ -209,5 +224,46 @@ export class CredentialBroker {
       return { env: {}, headers: { [ref.as]: value }, redact, audience };
     }
     return { env: { [ref.as]: token }, headers: {}, redact, audience };
+  }
+
+  /**
+   * The upstream token of a tool covered by token exchange. Fails closed: no user access token
+   * for this session's principal, or an AS that refuses, is CREDENTIAL_UNAVAILABLE — never a
+   * fallback to a stored secret, never the caller's own token.
+   */
+  async #exchanged(
+    request: CredentialRequest,
+    ref: NonNullable<ToolDefinition['credentials']>,
+    unavailable: (reason: string, message: string) => ToolgateError,
+    audience: readonly string[],
+  ): Promise<CallCredentials> {
+    const { tool } = request;
+    if (ref.inject !== 'header' || tool.runtime.kind !== 'http') {
+      throw unavailable(
+        'exchange_needs_http_header',
+        `tool ${tool.id} is configured for token exchange, which only an http tool's header takes`,
+      );
+    }
+    const subject =
+      this.#exchange && request.credential && request.userId
+        ? this.#exchange.subjects.get(request.credential, request.userId)
+        : null;
+    if (!this.#exchange || subject === null) {
+      throw unavailable(
+        'no_subject_token',
+        `tool ${tool.id} runs on a token exchanged for the user's OAuth access token, and this session holds none`,
+      );
+    }
+    let token: string;
+    try {
+      token = await this.#exchange.exchanger.exchange(tool.id, subject);
+    } catch (err) {
+      if (err instanceof TokenExchangeError) throw unavailable(err.reason, err.message);
+      throw err;
+    }
+    const value = ref.as.toLowerCase() === 'authorization' ? `Bearer ${token}` : token;
+    // Both are scrubbed from whatever the tool returns: the exchanged token it was given, and the
+    // caller's own in case it reached the tool some other way.
+    return { env: {}, headers: { [ref.as]: value }, redact: [token, subject], audience };
   }
 }

@@ -36,3 +36,6 @@ export {
   SECRET_NAME_PATTERN,
   SecretsService,
 } from './secrets-service.js';
+export { SubjectTokens } from './subject-tokens.js';
+export type { ExchangeTarget, TokenExchangeConfig } from './token-exchange.js';
+export { TOKEN_EXCHANGE_GRANT, TokenExchanger } from './token-exchange.js';

@@ -9,7 +9,7 @@ import Fastify, { type FastifyInstance, type FastifyServerOptions } from 'fastif
 import { toolDefinitionSchema } from '../catalog/index.js';
 import { configDocumentSchema } from '../config/index.js';
 import { ToolgateError } from '../core/index.js';
-import { adminTokenMatches } from '../identity/index.js';
+import { adminTokenMatches, bearerChallenge } from '../identity/index.js';
 import { type McpHttpOptions, registerMcpHttp } from '../mcp/index.js';
 import {
   BOOTSTRAP_OPERATOR,
@@ -41,6 +41,7 @@ import { reviewRoutes } from './routes/reviews.js';
 import { secretRoutes } from './routes/secrets.js';
 import { sessionRoutes } from './routes/sessions.js';
 import { toolRoutes } from './routes/tools.js';
+import { wellKnownRoutes } from './routes/well-known.js';
 import { errorBody, errors, toolDetail, toolSummary } from './wire-schemas.js';
 
 export type RouteAuth = 'admin' | 'agent' | 'public';
@@ -278,15 +279,29 @@ export async function buildServer(
       {},
     );
   };
-  app.addHook('onRequest', async (req) => {
+  app.addHook('onRequest', async (req, reply) => {
     const auth = (req.routeOptions.config as { auth?: RouteAuth } | undefined)?.auth ?? 'admin';
     if (auth === 'public' || isPublic(req.url)) return;
+    // Well-known paths are probed by clients before they hold any credential: one toolgate
+    // serves answers publicly, every other is a plain 404, never an admin-token challenge.
+    if (req.url.startsWith('/.well-known/') && req.routeOptions.url === undefined) return;
     const header = req.headers.authorization ?? '';
     // The auth scheme is case-insensitive (RFC 9110 §11.1); the token is compared exactly.
     const token = /^Bearer ([^\s]+)$/i.exec(header)?.[1];
     if (auth === 'agent') {
       const identity = token ? await agent.authenticate(token) : null;
       if (!identity) {
+        // With OAuth configured, the challenge says where the resource metadata is (RFC 9728
+        // §5.1), and that the token sent was refused.
+        if (agent.oauth) {
+          void reply.header(
+            'www-authenticate',
+            bearerChallenge({
+              resourceMetadata: agent.oauth.metadataUrl,
+              ...(token ? { error: 'invalid_token' } : {}),
+            }),
+          );
+        }
         throw new ToolgateError(
           'UNAUTHENTICATED',
           'send Authorization: Bearer <agent API key or JWT>',
@@ -357,6 +372,7 @@ export async function buildServer(
   reportRoutes(app, admin);
   providerRoutes(app, admin);
   operatorRoutes(app, admin);
+  if (agent.oauth) wellKnownRoutes(app, agent.oauth);
   await app.ready();
   return app;
 }

@@ -20,5 +20,19 @@ export type {
 export { AgentService, agentSpecSchema, grantSpecSchema } from './agent-service.js';
 export type { JwtConfig, JwtIdentity } from './jwt-verifier.js';
 export { JwtVerifier } from './jwt-verifier.js';
+export { AccessTokenVerifier } from './oauth/access-token-verifier.js';
+export type { BearerChallenge, BearerError } from './oauth/bearer-challenge.js';
+export { bearerChallenge } from './oauth/bearer-challenge.js';
+export type { ProtectedResourceMetadata } from './oauth/protected-resource-metadata.js';
+export {
+  protectedResourceMetadata,
+  protectedResourceMetadataUrl,
+} from './oauth/protected-resource-metadata.js';
+export type {
+  OAuthIssuer,
+  OAuthResourceServerConfig,
+  OAuthTokenExchange,
+} from './oauth/resource-server-config.js';
+export { parseOAuthConfig, scopesFor } from './oauth/resource-server-config.js';
 export type { UserSpec, UserView } from './user-service.js';
 export { UserService, userSpecSchema } from './user-service.js';

@@ -1,6 +1,7 @@
 /**
  * @module Agents authenticated by JWT (C4): signature checked against a configured
- * JWKS, issuer, audience and expiry enforced by jose. A token may also carry, through claims the
+ * JWKS, issuer, audience and expiry enforced by jose (OAuth access tokens from an authorization
+ * server are `oauth/access-token-verifier.ts`, which shares the key sets made here). A token may also carry, through claims the
  * configuration names, the user the agent acts for and that user's permissions.
  */
 import { readFileSync } from 'node:fs';
@@ -38,6 +39,32 @@ export interface JwtIdentity {
    */
   readonly credential: string;
   readonly user?: { readonly id: string; readonly permissions: readonly string[] };
+  /** Set for an OAuth access token (MCP authorization): its scopes, and when it expires (ms). */
+  readonly oauth?: { readonly scopes: readonly string[]; readonly expiresAt: number };
+}
+
+/**
+ * The signing keys of one issuer: a local JWKS file, or a remote JWKS (https, plain http only on
+ * loopback) fetched by jose with its cache and cooldown.
+ */
+export function keySet(source: {
+  readonly jwksUrl?: string;
+  readonly jwksFile?: string;
+}): JWTVerifyGetKey {
+  if (!source.jwksUrl === !source.jwksFile)
+    throw new TypeError('configure exactly one of jwksUrl or jwksFile');
+  if (source.jwksFile) {
+    return createLocalJWKSet(
+      JSON.parse(readFileSync(source.jwksFile, 'utf8')) as Parameters<typeof createLocalJWKSet>[0],
+    );
+  }
+  const url = new URL(source.jwksUrl ?? '');
+  const loopback =
+    url.hostname === '127.0.0.1' || url.hostname === 'localhost' || url.hostname === '[::1]';
+  if (url.protocol !== 'https:' && !(url.protocol === 'http:' && loopback)) {
+    throw new TypeError('the JWKS URL must be https (plain http only on loopback)');
+  }
+  return createRemoteJWKSet(url, { timeoutDuration: 5000, cooldownDuration: 30_000 });
 }
 
 const DEFAULT_ALGORITHMS = ['RS256', 'PS256', 'ES256', 'ES384', 'EdDSA'];
@@ -49,24 +76,8 @@ export class JwtVerifier {
   readonly #keys: JWTVerifyGetKey;
 
   constructor(config: JwtConfig) {
-    if (!config.jwksUrl === !config.jwksFile)
-      throw new TypeError('configure exactly one of jwksUrl or jwksFile');
     this.#config = config;
-    if (config.jwksFile) {
-      this.#keys = createLocalJWKSet(
-        JSON.parse(readFileSync(config.jwksFile, 'utf8')) as Parameters<
-          typeof createLocalJWKSet
-        >[0],
-      );
-    } else {
-      const url = new URL(config.jwksUrl ?? '');
-      const loopback =
-        url.hostname === '127.0.0.1' || url.hostname === 'localhost' || url.hostname === '[::1]';
-      if (url.protocol !== 'https:' && !(url.protocol === 'http:' && loopback)) {
-        throw new TypeError('the JWKS URL must be https (plain http only on loopback)');
-      }
-      this.#keys = createRemoteJWKSet(url, { timeoutDuration: 5000, cooldownDuration: 30_000 });
-    }
+    this.#keys = keySet(config);
   }
 
   /** Looks like a JWT (three base64url parts); cheap, decides which verifier to try. */

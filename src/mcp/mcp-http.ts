@@ -11,6 +11,7 @@ import { isInitializeRequest } from '@modelcontextprotocol/sdk/types.js';
 import type { FastifyInstance, FastifyReply, FastifyRequest } from 'fastify';
 import type { AgentApi, SecurityEvents } from '../api/index.js';
 import { ERROR_CODES, type ErrorCode, isToolgateError, ToolgateError } from '../core/index.js';
+import { bearerChallenge } from '../identity/index.js';
 import { bindingOf, createGatewayServer, sameBinding } from './gateway-server.js';
 import { hintKeepAlive } from './keep-alive-hint.js';
 import { ListChangedWatcher, type WatchedSession } from './list-changed.js';
@@ -201,11 +202,28 @@ export async function registerMcpHttp(
       hintKeepAlive(req.raw, reply.raw, app.server.keepAliveTimeout);
     });
 
+    const stepUpScopes = async (
+      identity: NonNullable<Awaited<ReturnType<AgentApi['authenticate']>>>,
+      message: unknown,
+    ): Promise<string[] | null> => {
+      const m = message as { method?: unknown; params?: { name?: unknown } } | null;
+      if (typeof m !== 'object' || m === null || m.method !== 'tools/call') return null;
+      return (await agent.oauth?.stepUp(identity, m.params?.name)) ?? null;
+    };
+
     const identify = async (req: FastifyRequest, reply: FastifyReply) => {
       const token = bearer(req);
       const identity = token ? await agent.authenticate(token) : null;
       if (!identity) {
-        reply.header('www-authenticate', 'Bearer');
+        reply.header(
+          'www-authenticate',
+          agent.oauth
+            ? bearerChallenge({
+                resourceMetadata: agent.oauth.metadataUrl,
+                ...(token ? { error: 'invalid_token' } : {}),
+              })
+            : 'Bearer',
+        );
         rpcError(reply, 'UNAUTHENTICATED', 'send Authorization: Bearer <agent API key or JWT>');
         return null;
       }
@@ -243,6 +261,27 @@ export async function registerMcpHttp(
         message = JSON.parse(typeof req.body === 'string' ? req.body : '');
       } catch {
         return rpcError(reply, 'INPUT_MALFORMED', 'the body is not valid JSON');
+      }
+      // An OAuth token whose scopes do not reach a tool the agent is granted: a step-up challenge
+      // (403 insufficient_scope naming the scopes), so the client can ask for a wider token.
+      const scopes = agent.oauth && identity.oauth ? await stepUpScopes(identity, message) : null;
+      if (scopes && agent.oauth) {
+        reply.header(
+          'www-authenticate',
+          bearerChallenge({
+            resourceMetadata: agent.oauth.metadataUrl,
+            error: 'insufficient_scope',
+            scope: scopes,
+          }),
+        );
+        return rpcError(
+          reply,
+          'INSUFFICIENT_SCOPE',
+          `this token's scopes do not cover the tool; ask for: ${scopes.join(' ')}`,
+          new ToolgateError('INSUFFICIENT_SCOPE', 'insufficient scope', {
+            scope: scopes.join(' '),
+          }),
+        );
       }
       if (req.headers['mcp-session-id'] !== undefined) {
         const entry = await own(req, reply, identity);

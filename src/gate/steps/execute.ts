@@ -37,6 +37,7 @@ export async function executeStep(s: CallState): Promise<StepResult> {
     sessionId: s.session.id,
     agentId: s.ctx.agentId,
     userId: s.session.user_id,
+    credential: s.session.credential,
     destinations: s.destinations,
     egressLimit: s.budgets.egress_bytes,
     storedEgressBytes: s.session.egress_bytes,
@@ -118,6 +119,7 @@ export async function execute(
         agentId: call.agentId,
         sessionId: call.sessionId,
         callId: call.callId,
+        credential: call.credential ?? null,
       });
     } catch (err) {
       if (!isToolgateError(err) || err.code !== 'CREDENTIAL_UNAVAILABLE') throw err;
@@ -193,6 +195,8 @@ export interface ExecuteCall {
   readonly sessionId: string;
   readonly agentId: string;
   readonly userId: string | null;
+  /** The session's credential: a token exchange uses the subject token it presented. */
+  readonly credential?: string | null;
   /** Hosts this call's URL arguments named, after the URL policy checked them. */
   readonly destinations: ReadonlySet<string>;
   readonly egressLimit: number | undefined;
