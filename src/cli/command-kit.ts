@@ -9,17 +9,18 @@ import { type Command, InvalidArgumentError, Option } from 'commander';
 import type { AdminApi } from '../api/index.js';
 import { DEFAULT_ORIGIN } from '../audit/index.js';
 import type { ToolVersionDetail, ToolVersionSummary } from '../catalog/index.js';
-import { type Actor, DEFAULT_PAGE_LIMIT, MAX_PAGE_LIMIT } from '../core/index.js';
+import {
+  type Actor,
+  DEFAULT_PAGE_LIMIT,
+  MAX_PAGE_LIMIT,
+  problem,
+  ToolgateError,
+} from '../core/index.js';
 import { loadMasterKey } from '../credentials/index.js';
+import { BOOTSTRAP_OPERATOR, type Operator } from '../operators/index.js';
 import { openToolgate, type Toolgate, type ToolgateOptions } from '../toolgate.js';
 import { makeOutput, type Output, reportError } from './output.js';
-import {
-  approvalSigner,
-  approverSecrets,
-  auditSigner,
-  jwtConfigFromEnv,
-  teamsFromEnv,
-} from './runtime-files.js';
+import { approvalSigner, auditSigner, jwtConfigFromEnv, teamsFromEnv } from './runtime-files.js';
 
 export const VERSION = (
   JSON.parse(readFileSync(new URL('../../package.json', import.meta.url), 'utf8')) as {
@@ -54,6 +55,20 @@ export function int(min: number, max: number): (value: string) => number {
 
 export const actor: Actor = { id: `cli:${safeUser()}`, via: 'cli' };
 
+/**
+ * Refuses `--approver`: kept, hidden, only so that a script written for the stated-approver CLI
+ * is told why instead of "unknown option".
+ */
+export function refuseStatedApprover(opts: { approver?: string }): void {
+  if (opts.approver !== undefined) {
+    throw new ToolgateError(
+      'INPUT_INVALID',
+      'the approver is the operator this command authenticated as; drop --approver',
+      { problems: [problem('/approver', 'approver is not accepted', 'approval.approver')] },
+    );
+  }
+}
+
 /** `--cursor` and `--limit` of every list command (the same walk as the REST lists). */
 export function pageOptions(command: Command): Command {
   return command
@@ -83,19 +98,20 @@ function gatewayOptions(globals: GlobalOptions): ToolgateOptions {
   return {
     ...(globals.db ? { db: globals.db } : {}),
     approvalSigner: () => approvalSigner(globals.dataDir),
-    approverTotpSecrets: approverSecrets(globals.dataDir),
     masterKey: () => loadMasterKey({ dataDir: globals.dataDir }),
     protectedPaths: protectedPaths(globals.dataDir),
   };
 }
 
 /**
- * Opens toolgate, runs `fn` with the admin API, closes; a refusal becomes exit code 1 with a
- * structured error. Commands get the admin API only: no command runs a tool.
+ * Opens toolgate, runs `fn` with the admin API and the operator this run acts as, closes; a
+ * refusal becomes exit code 1 with a structured error. Commands get the admin API only: no
+ * command runs a tool. The operator is the bootstrap operator (holding the data folder is holding
+ * the admin token): it may administer and enrol, never approve.
  */
 export function withAdmin(
   program: Command,
-  fn: (admin: AdminApi, out: Output) => Promise<void>,
+  fn: (admin: AdminApi, out: Output, operator: Operator) => Promise<void>,
   extra: Pick<ToolgateOptions, 'audit'> = {},
   /** Answers an error itself (true) instead of the usual refusal; e.g. a damaged database. */
   handled: (err: unknown, out: Output) => boolean = () => false,
@@ -116,7 +132,7 @@ export function withAdmin(
         // One-shot commands watch nothing: the detectors run in `serve`.
         detectors: false,
       });
-      await fn(tg.admin, out);
+      await fn(tg.admin, out, BOOTSTRAP_OPERATOR);
     } catch (err) {
       if (!handled(err, out)) process.exitCode = reportError(err, out.json);
     } finally {

@@ -11,13 +11,7 @@ import { buildServer } from '../http/index.js';
 import { checkAdminTokenStrength, loadOrCreateAdminToken } from '../identity/index.js';
 import { type OriginPolicy, originPolicy } from '../mcp/index.js';
 import { openToolgate, type Toolgate } from '../toolgate.js';
-import {
-  approvalSigner,
-  approverSecrets,
-  auditSigner,
-  jwtConfigFromEnv,
-  teamsFromEnv,
-} from './runtime-files.js';
+import { approvalSigner, auditSigner, jwtConfigFromEnv, teamsFromEnv } from './runtime-files.js';
 
 export interface ServeOptions {
   readonly dataDir: string;
@@ -113,7 +107,6 @@ export async function serve(options: ServeOptions): Promise<void> {
       db: options.db,
       approvalSigner: () => approvalSigner(options.dataDir),
       auditSigner: () => auditSigner(options.dataDir, DEFAULT_ORIGIN),
-      approverTotpSecrets: approverSecrets(options.dataDir),
       masterKey: () => loadMasterKey({ dataDir: options.dataDir }),
       // No sandbox may see the gateway's own files (the database's are added by openToolgate).
       protectedPaths: [

@@ -10,6 +10,7 @@ import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { after, before, test } from 'node:test';
 import { ensureBuilt, listeningUrl, runCli, spawnServe } from '../support/cli.js';
+import { approveInFolder } from '../support/operators.js';
 
 let dir: string;
 let server: ChildProcess;
@@ -92,8 +93,11 @@ test('a legitimate email waits for approval; the CLI approves it once, for exact
   const shown = await cli(['approvals', 'show', approvalId]);
   assert.match(shown.stdout, /ana@customer\.example/);
   assert.match(shown.stdout, /mail\.example\.com/);
-  const approved = await cli(['approvals', 'approve', approvalId]);
-  assert.equal(approved.code, 0, approved.stderr);
+  // The CLI runs as the bootstrap operator, which may never approve; an approver account does.
+  const refused = await cli(['--json', 'approvals', 'approve', approvalId]);
+  assert.equal(refused.code, 1);
+  assert.match(refused.stderr + refused.stdout, /FORBIDDEN/);
+  assert.equal((await approveInFolder(dir, approvalId)).decided_by, 'operator:e2e-approver');
 
   const changed = await call('POST', `/v1/sessions/${id}/calls`, {
     tool: 'send_email',

@@ -1,8 +1,9 @@
 /**
  * @module `toolgate approvals`: calls waiting for a human decision: list, show, approve, reject.
+ * The approver is the operator this CLI run authenticated as; no option names one.
  */
 import { type Command, Option } from 'commander';
-import { actor, type PageFlags, pageOptions, withAdmin } from '../command-kit.js';
+import { type PageFlags, pageOptions, refuseStatedApprover, withAdmin } from '../command-kit.js';
 import { table, withNextCursor } from '../output.js';
 
 export function registerApprovals(program: Command): void {
@@ -66,20 +67,18 @@ export function registerApprovals(program: Command): void {
 
   approvals
     .command('approve <id>')
-    .description('approve: the agent may run exactly this call, once')
-    .option('--approver <id>', 'who approves (their TOTP is checked where required)')
-    .option('--totp <code>', 'second factor, for irreversible actions')
+    .description('approve as yourself: the agent may run exactly this call, once')
+    .option('--totp <code>', 'your second factor, for irreversible and permission-changing calls')
     .option('--reason <text>')
+    .addOption(new Option('--approver <id>').hideHelp())
     .action((id: string, opts: { approver?: string; totp?: string; reason?: string }) =>
-      withAdmin(program, async (admin, out) => {
-        const a = await admin.approvals.approve(
-          id,
-          opts.approver ? { id: opts.approver, via: 'cli' } : actor,
-          {
-            ...(opts.totp ? { totp: opts.totp } : {}),
-            ...(opts.reason ? { reason: opts.reason } : {}),
-          },
-        );
+      withAdmin(program, async (admin, out, operator) => {
+        refuseStatedApprover(opts);
+        const a = await admin.approvals.approve(id, operator, {
+          ...(opts.totp ? { totp: opts.totp } : {}),
+          ...(opts.reason ? { reason: opts.reason } : {}),
+          via: 'cli',
+        });
         out.result(a, () => `${a.id} approved by ${a.decided_by}`);
       })(),
     );
@@ -87,14 +86,11 @@ export function registerApprovals(program: Command): void {
   approvals
     .command('reject <id>')
     .requiredOption('--reason <text>')
-    .option('--approver <id>')
+    .addOption(new Option('--approver <id>').hideHelp())
     .action((id: string, opts: { reason: string; approver?: string }) =>
-      withAdmin(program, async (admin, out) => {
-        const a = await admin.approvals.reject(
-          id,
-          opts.approver ? { id: opts.approver, via: 'cli' } : actor,
-          opts.reason,
-        );
+      withAdmin(program, async (admin, out, operator) => {
+        refuseStatedApprover(opts);
+        const a = await admin.approvals.reject(id, operator, opts.reason, 'cli');
         out.result(a, () => `${a.id} rejected`);
       })(),
     );
