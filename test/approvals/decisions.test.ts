@@ -8,7 +8,6 @@
  */
 import assert from 'node:assert/strict';
 import { after, before, describe, test } from 'node:test';
-import { totpAt } from '../../src/approvals/index.js';
 import { MasterKey } from '../../src/credentials/index.js';
 import { BOOTSTRAP_OPERATOR, operatorActor } from '../../src/operators/index.js';
 import { demoExecutor } from '../../src/runtimes/index.js';

@@ -133,11 +133,13 @@ for (const backend of backends()) {
       const change = await pendingChange();
       const guesses = 300;
       const statuses: number[] = [];
-      // Bounded: 300 guesses, 20 at a time, alternating between the two gateways.
+      // Bounded: 300 guesses, 20 at a time, the batches alternating between the two gateways.
+      // (Within one process two SQLite connections must not interleave their transactions:
+      // better-sqlite3 blocks the event loop while it waits for the other's lock.)
       for (let i = 0; i < guesses; i += 20) {
         const batch = await Promise.all(
-          Array.from({ length: 20 }, (_, j) =>
-            approve(change, 'alice', wrong('alice'), (i + j) % 2 === 0 ? 'first' : 'replica'),
+          Array.from({ length: 20 }, () =>
+            approve(change, 'alice', wrong('alice'), (i / 20) % 2 === 0 ? 'first' : 'replica'),
           ),
         );
         statuses.push(...batch.map((r) => r.status));
