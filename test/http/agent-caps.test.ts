@@ -14,6 +14,7 @@ import { openStore, type Store } from '../../src/store/index.js';
 import { type Gateway, openGateway } from '../../src/toolgate.js';
 import { backends } from '../support/backends.js';
 import { ROOT } from '../support/cli.js';
+import { operator } from '../support/operators.js';
 
 const ADMIN_TOKEN = 'test-admin-token-0123456789abcdef0123456789';
 const DEMO = readFileSync(join(ROOT, 'demo', 'catalog.yaml'), 'utf8');
@@ -122,11 +123,14 @@ for (const backend of backends()) {
       const ops = await call('ops-bot', 'POST', `/v1/sessions/${opsSession}/calls`, email(5));
       assert.equal(ops.status, 202);
 
-      // A decided request frees the agent's slot.
-      const rejected = await call('admin', 'POST', `/v1/approvals/${pending[0]}/reject`, {
-        reason: 'not now',
-      });
-      assert.equal(rejected.status, 200);
+      // A decided request frees the agent's slot (decided by an approver account: the admin
+      // token of these REST calls may not decide).
+      const rejected = await tg.admin.approvals.reject(
+        pending[0] ?? '',
+        operator('reviewer'),
+        'not now',
+      );
+      assert.equal(rejected.status, 'rejected');
       const again = await call(
         'support-bot',
         'POST',
