@@ -7,7 +7,14 @@
  * one use across logins, approvals and changes, on any replica.
  */
 import type { Kysely } from 'kysely';
-import { type Actor, type Clock, problem, systemClock, ToolgateError } from '../core/index.js';
+import {
+  type Actor,
+  type Clock,
+  isToolgateError,
+  problem,
+  systemClock,
+  ToolgateError,
+} from '../core/index.js';
 import {
   type MasterKey,
   openSecret,
@@ -205,7 +212,7 @@ export class OperatorSecondFactors implements SecondFactorCheck {
       ciphertext: row.ciphertext,
       tag: row.tag,
     };
-    const secret = openSecret(this.#masterKey(), bindingOf(operatorId, version), sealed);
+    const secret = this.#open(operatorId, version, sealed);
     // The newest step used anywhere: this row's, and decisions recorded under the operator's actor.
     const steps = [
       row.last_step === null ? undefined : Number(row.last_step),
@@ -238,6 +245,21 @@ export class OperatorSecondFactors implements SecondFactorCheck {
   /** The admin's way out of a lockout; audited. */
   unlock(operatorId: string, actor: Actor): Promise<SecondFactorState> {
     return this.#guard.unlock(operatorId, actor);
+  }
+
+  /** The plaintext secret; a row that fails authentication is refused, never used. */
+  #open(operatorId: string, version: number, sealed: SealedSecret): string {
+    const binding = bindingOf(operatorId, version);
+    try {
+      return openSecret(this.#masterKey(), binding, sealed);
+    } catch (err) {
+      if (!isToolgateError(err) || err.code !== 'SECRET_UNREADABLE') throw err;
+      throw new ToolgateError(
+        'SECRET_UNREADABLE',
+        `the second factor of operator ${operatorId} failed authentication (altered or copied from another operator); an admin enrols it again`,
+        { ...binding, version },
+      );
+    }
   }
 
   #masterKey(): MasterKey {

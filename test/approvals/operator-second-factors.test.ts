@@ -150,7 +150,9 @@ for (const backend of backends()) {
       later();
       await assert.rejects(tg.secondFactor.verify('frank', totpAt(e.secret, clock())), {
         code: 'SECRET_UNREADABLE',
+        message: /second factor of operator frank failed authentication/,
       });
+      assert.equal((await tg.secondFactor.state('frank')).failures, 0, 'no attempt was taken');
     });
 
     test('one code, one use: a code accepted on one gateway is refused on the other', async () => {
