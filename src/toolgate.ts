@@ -30,7 +30,12 @@ import {
   type SecurityEvents,
   USERS_ADMIN,
 } from './api/index.js';
-import { ApprovalDesk, ApprovalSigner, SecondFactorGuard } from './approvals/index.js';
+import {
+  ApprovalDesk,
+  ApprovalSigner,
+  OperatorSecondFactors,
+  SecondFactorGuard,
+} from './approvals/index.js';
 import {
   DetectorEngine,
   type DetectorsConfigInput,
@@ -142,8 +147,8 @@ export interface Gateway extends Toolgate {
   readonly config: ApplyService;
   /** Four-eyes changes: privileged grants and irreversible tools waiting for approvers. */
   readonly changes: ChangeDesk;
-  /** Approvers' second-factor attempts: backoff, lockout, and the admin unlock. */
-  readonly secondFactor: Pick<SecondFactorGuard, 'state' | 'unlock'>;
+  /** Operators' second factors: enrolment (sealed in the store), checks, lockout and unlock. */
+  readonly secondFactor: OperatorSecondFactors;
   /** Sandbox drivers: `command` tools run here; `doctor()` reports what works on this host. */
   readonly sandbox: SandboxService;
   /** Upstream MCP providers: register, refresh, classify (the mcp runtime forwards the calls). */
@@ -195,8 +200,6 @@ export interface ToolgateOptions {
   readonly clock?: Clock;
   /** Signs approval tokens; keep it across restarts (serve keeps it in the data folder). */
   readonly approvalSigner?: ApprovalSigner | (() => ApprovalSigner);
-  /** Approvers' TOTP secrets (base32) by approver id, for actions that need a second factor. */
-  readonly approverTotpSecrets?: ReadonlyMap<string, string>;
   /** In-process handlers for `inline` tools; default: the demo catalog's. */
   readonly executor?: InlineExecutor;
   /** Accept JWT bearer tokens for agents, verified against this configuration. */
@@ -210,7 +213,8 @@ export interface ToolgateOptions {
   readonly policy?: PolicyEngine;
   /**
    * Seals the secrets store; loaded on first use. Default: TOOLGATE_MASTER_KEY or
-   * TOOLGATE_MASTER_KEY_FILE (the CLI and serve also fall back to `<data dir>/master.key`).
+   * TOOLGATE_MASTER_KEY_FILE (the CLI and serve also fall back to `<data dir>/master.key`). It
+   * also seals operators' second-factor secrets.
    */
   readonly masterKey?: MasterKey | (() => MasterKey);
   /** Which environment's secrets calls use; default `default`. */
@@ -310,17 +314,27 @@ export async function openGateway(options: ToolgateOptions = {}): Promise<Gatewa
     options.clock,
     caps.maxSessionsPerAgent,
   );
-  // One attempt counter per approver for both desks (and, through the store, every replica).
-  const secondFactor = new SecondFactorGuard(store.db, clock);
+  // One master key, loaded once on first use, seals both tool secrets and second factors.
+  let masterKey: MasterKey | null = null;
+  const loadMasterKey = (): MasterKey => {
+    const source = options.masterKey ?? (() => configuredMasterKey());
+    masterKey ??= typeof source === 'function' ? source() : source;
+    return masterKey;
+  };
+  // Operators' second factors live in the store, sealed; one attempt counter per operator for
+  // every check (and, through the store, every replica).
+  const secondFactor = new OperatorSecondFactors(store.db, loadMasterKey, {
+    ...clock,
+    guard: new SecondFactorGuard(store.db, clock),
+  });
   const approvals = new ApprovalDesk(
     store.db,
     options.approvalSigner ?? ApprovalSigner.generate(),
     {
       ...clock,
-      secondFactor,
+      secondFactors: secondFactor,
       maxPendingPerAgent: caps.maxPendingApprovalsPerAgent,
       ...(notifier.enabled ? { onPending: (view) => notifier.approvalPending(view) } : {}),
-      ...(options.approverTotpSecrets ? { totpSecrets: options.approverTotpSecrets } : {}),
     },
   );
   const operators = new OperatorService(store.db, { ...clock, ...options.operators });
@@ -329,11 +343,7 @@ export async function openGateway(options: ToolgateOptions = {}): Promise<Gatewa
   // No sandbox may see the gateway's own files: the data folder and token files the caller names,
   // and the SQLite database with its -wal, -shm and -journal files.
   sandbox.protectedPaths.add([...(options.protectedPaths ?? []), ...databaseFiles(store)]);
-  const secrets = new SecretsService(
-    store.db,
-    options.masterKey ?? (() => configuredMasterKey()),
-    options.clock,
-  );
+  const secrets = new SecretsService(store.db, loadMasterKey, options.clock);
   // Held only when OAuth is configured: the callers' access tokens, for token exchange.
   const subjects = options.oauth ? new SubjectTokens() : null;
   const exchange = options.oauth?.tokenExchange;
@@ -434,8 +444,7 @@ export async function openGateway(options: ToolgateOptions = {}): Promise<Gatewa
   await detectors?.start();
   const changes = new ChangeDesk(store.db, catalog, agents, {
     ...clock,
-    secondFactor,
-    ...(options.approverTotpSecrets ? { totpSecrets: options.approverTotpSecrets } : {}),
+    secondFactors: secondFactor,
   });
   catalog.setChangeRequester(async (trx, tool, required, actor) => {
     const reason = `registered ${tool.toolId}@${tool.version}`;

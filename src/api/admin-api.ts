@@ -6,7 +6,7 @@
  * sandbox, the credential broker or the gate: an admin front decides, it never runs a tool
  * (docs/architecture.md §6).
  */
-import type { ApprovalDesk, SecondFactorGuard } from '../approvals/index.js';
+import type { ApprovalDesk, OperatorSecondFactors } from '../approvals/index.js';
 import type { AuditLog, AuditSearch } from '../audit/index.js';
 import type { CatalogService, Discovery, SecurityReviewDesk } from '../catalog/index.js';
 import type { ApplyService, ChangeDesk } from '../config/index.js';
@@ -44,8 +44,7 @@ export const USERS_ADMIN = ['get', 'list'] as const;
 export const SESSIONS_ADMIN = ['inspect', 'live', 'suspendBy', 'closeBy'] as const;
 export const APPROVALS_ADMIN = ['get', 'list', 'page', 'approve', 'reject'] as const;
 export const CHANGES_ADMIN = ['get', 'list', 'page', 'approve', 'reject'] as const;
-/** `verify` lets a front prove an approver by their code (counted, rate-limited, never replayable). */
-export const SECOND_FACTOR_ADMIN = ['state', 'unlock', 'verify'] as const;
+export const SECOND_FACTOR_ADMIN = ['enroll', 'remove', 'enrolled', 'state', 'unlock'] as const;
 export const CONFIG_ADMIN = ['apply', 'applyText'] as const;
 export const PROVIDERS_ADMIN = ['register', 'list', 'show', 'refresh', 'classify'] as const;
 /** Every member of `SecretAdmin`: none returns a value. */
@@ -108,8 +107,11 @@ export interface AdminApi {
   readonly approvals: Pick<ApprovalDesk, (typeof APPROVALS_ADMIN)[number]>;
   /** Four-eyes changes: privileged grants and irreversible tools waiting for approvers. */
   readonly changes: Pick<ChangeDesk, (typeof CHANGES_ADMIN)[number]>;
-  /** Approvers' second-factor attempts: backoff, lockout, and the admin unlock. */
-  readonly secondFactor: Pick<SecondFactorGuard, (typeof SECOND_FACTOR_ADMIN)[number]>;
+  /**
+   * Operators' second factors: enrolment and removal (admins only, the secret shown once), whether
+   * one is enrolled, attempts, backoff, lockout and the admin unlock. Never returns a stored secret.
+   */
+  readonly secondFactor: Pick<OperatorSecondFactors, (typeof SECOND_FACTOR_ADMIN)[number]>;
   /** `apply -f`: one code path for the CLI, REST and YAML files. */
   readonly config: Pick<ApplyService, (typeof CONFIG_ADMIN)[number]>;
   /** Upstream MCP providers, administration only: register, list, show, refresh, classify. */

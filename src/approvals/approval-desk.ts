@@ -2,7 +2,9 @@
  * @module Approval requests and their consumption (C8). A call that needs approval is
  * stored with its resolved form; an approver's decision issues a signed token bound to tool,
  * agent, session and the canonical hash of the arguments; a retry of exactly that call consumes
- * the token once. Approving happens only on admin paths, never through anything an agent sends.
+ * the token once. Approving happens only on admin paths, never through anything an agent sends;
+ * the approver is the authenticated operator deciding (docs/architecture.md §6), with a fresh TOTP
+ * of their own where the call needs a step-up.
  */
 import { randomBytes } from 'node:crypto';
 import type { Kysely } from 'kysely';
@@ -18,6 +20,7 @@ import {
   systemClock,
   ToolgateError,
 } from '../core/index.js';
+import { type Operator, operatorActor } from '../operators/index.js';
 import { DEFAULT_AGENT_CAPS, lockAgent, pendingApprovalsOf } from '../sessions/index.js';
 import {
   type ApprovalRow,
@@ -27,8 +30,9 @@ import {
   olderThan,
 } from '../store/index.js';
 import type { ApprovalBinding, ApprovalSigner } from './approval-token.js';
+import { requireApprover } from './decider.js';
+import type { OperatorSecondFactors } from './operator-second-factors.js';
 import type { RenderedCall } from './rendered-call.js';
-import { SecondFactorGuard } from './second-factor-guard.js';
 
 export interface ApprovalView {
   readonly id: string;
@@ -69,10 +73,8 @@ export class ApprovalDesk {
   readonly #signerSource: ApprovalSigner | (() => ApprovalSigner);
   #signerLoaded: ApprovalSigner | null = null;
   readonly #clock: Clock;
-  /** Second-factor secrets of approvers, by approver id (base32 TOTP secrets). */
-  readonly #totpSecrets: ReadonlyMap<string, string>;
-  /** Per-approver attempt counter, backoff and lockout, shared with the change desk. */
-  readonly #secondFactor: SecondFactorGuard;
+  /** Operators' enrolled second factors, read from the store on every check; null: none. */
+  readonly #secondFactors: Pick<OperatorSecondFactors, 'check'> | null;
   readonly #maxPendingPerAgent: number;
   readonly #onPending: ((view: ApprovalView) => void) | undefined;
 
@@ -82,8 +84,8 @@ export class ApprovalDesk {
     signer: ApprovalSigner | (() => ApprovalSigner),
     options: {
       clock?: Clock;
-      totpSecrets?: ReadonlyMap<string, string>;
-      secondFactor?: SecondFactorGuard;
+      /** Without it no step-up can succeed, so calls that need one cannot be approved. */
+      secondFactors?: Pick<OperatorSecondFactors, 'check'>;
       /** Pending requests one agent may hold across its sessions. */
       maxPendingPerAgent?: number;
       /**
@@ -99,10 +101,7 @@ export class ApprovalDesk {
     this.#db = db;
     this.#signerSource = signer;
     this.#clock = options.clock ?? systemClock;
-    this.#totpSecrets = options.totpSecrets ?? new Map();
-    this.#secondFactor =
-      options.secondFactor ??
-      new SecondFactorGuard(db, options.clock ? { clock: options.clock } : {});
+    this.#secondFactors = options.secondFactors ?? null;
   }
 
   /**
@@ -211,30 +210,31 @@ export class ApprovalDesk {
     return outcome;
   }
 
-  /** Admin path only. A second factor is checked when the tool requires one. */
+  /**
+   * Admin path only: `operator` is who the request authenticated as, never a name it stated. They
+   * must hold the approver role; a call that needs a step-up (see `needsStepUp`) needs a fresh
+   * TOTP of theirs. The decision is recorded as `operatorActor(operator)`.
+   */
   async approve(
     id: string,
-    approver: Actor,
-    options: { totp?: string; reason?: string } = {},
+    operator: Operator,
+    options: { totp?: string; reason?: string; via?: Actor['via'] } = {},
   ): Promise<ApprovalView> {
+    requireApprover(operator, `approve ${id}`);
+    const approver = operatorActor(operator, options.via ?? 'library');
     const now = this.#clock();
     const row = await this.#pending(id, now);
     let totpStep: number | null = null;
-    if (row.second_factor === 1) {
-      const secret = this.#totpSecrets.get(approver.id);
-      if (!secret) {
+    if (needsStepUp(row)) {
+      if (!this.#secondFactors) {
         throw new ToolgateError(
           'FORBIDDEN',
-          `approver ${approver.id} has no second factor enrolled; this tool needs one`,
+          `approval ${id} needs a second factor and this gateway checks none`,
           {},
         );
       }
-      totpStep = await this.#secondFactor.verify(
-        approver.id,
-        secret,
-        options.totp,
-        'approval.totp',
-      );
+      // Checked before the transaction: a failed code stays counted though nothing is approved.
+      totpStep = await this.#secondFactors.check(operator.id, options.totp, 'approval.totp');
     }
     const { token, claims } = this.#signer().issue(bindingOf(row), TOKEN_TTL_S, now);
     const approveInTransaction = this.#db.transaction().execute(async (trx) => {
@@ -256,7 +256,7 @@ export class ApprovalDesk {
       await appendEvent(trx, approver, now, {
         action: 'approval.approved',
         subject: `approval:${id}`,
-        details: { second_factor: row.second_factor === 1 },
+        details: { second_factor: row.second_factor === 1, step_up: totpStep !== null },
       });
     });
     try {
@@ -273,7 +273,15 @@ export class ApprovalDesk {
     return this.get(id);
   }
 
-  async reject(id: string, approver: Actor, reason: string): Promise<ApprovalView> {
+  /** Admin path only, by an approver as for `approve`; a rejection needs no step-up. */
+  async reject(
+    id: string,
+    operator: Operator,
+    reason: string,
+    via: Actor['via'] = 'library',
+  ): Promise<ApprovalView> {
+    requireApprover(operator, `reject ${id}`);
+    const approver = operatorActor(operator, via);
     const now = this.#clock();
     await this.#pending(id, now);
     await this.#db.transaction().execute(async (trx) => {
@@ -364,6 +372,18 @@ export class ApprovalDesk {
     if (toView(row, now).status !== 'pending') throw stateError(id, 'pending');
     return row;
   }
+}
+
+/**
+ * Which approvals need the approver's fresh TOTP: every call of an irreversible or
+ * permission-changing tool, and any call whose tool declares a second factor.
+ */
+export function needsStepUp(row: Pick<ApprovalRow, 'second_factor' | 'action_class'>): boolean {
+  return (
+    row.second_factor === 1 ||
+    row.action_class === 'irreversible' ||
+    row.action_class === 'permission_change'
+  );
 }
 
 function bindingOf(row: ApprovalRow): ApprovalBinding {

@@ -3,7 +3,7 @@
 export type { ApprovalCondition, ApprovalRequirement } from './approval-condition.js';
 export { approvalRequired } from './approval-condition.js';
 export type { ApprovalCall, ApprovalView } from './approval-desk.js';
-export { ApprovalDesk } from './approval-desk.js';
+export { ApprovalDesk, needsStepUp } from './approval-desk.js';
 export type {
   ApprovalBinding,
   ApprovalClaims,
@@ -18,6 +18,12 @@ export {
   ApprovalSigner,
   argumentsHash,
 } from './approval-token.js';
+export { requireApprover, requireStepUp } from './decider.js';
+export type {
+  OperatorSecondFactorsOptions,
+  SecondFactorEnrolment,
+} from './operator-second-factors.js';
+export { OPERATOR_ID_PATTERN, OperatorSecondFactors } from './operator-second-factors.js';
 export type { RenderedCall } from './rendered-call.js';
 export {
   DEFAULT_SECOND_FACTOR_LIMITS,

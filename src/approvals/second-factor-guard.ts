@@ -67,9 +67,16 @@ export class SecondFactorGuard {
    * approval (the unique (approver, step) indexes make a racing reuse fail there). Throws
    * SECOND_FACTOR_LOCKED when no attempt may be made now, INPUT_INVALID (rule `rule`) for a wrong,
    * malformed or already used code. Must not run inside a transaction of the same store: the
-   * failure has to be counted even though the approval is not made.
+   * failure has to be counted even though the approval is not made. `lastUsedStep`, when the
+   * caller keeps it (an operator's enrolment does), replaces the look-up in the decisions tables.
    */
-  async verify(approver: string, secret: string, code: unknown, rule: string): Promise<number> {
+  async verify(
+    approver: string,
+    secret: string,
+    code: unknown,
+    rule: string,
+    options: { readonly lastUsedStep?: number | undefined } = {},
+  ): Promise<number> {
     const now = this.#clock();
     const nowMs = now.getTime();
     // Something that is not six digits cannot be a guess: refused without spending an attempt,
@@ -106,7 +113,9 @@ export class SecondFactorGuard {
     if (!taken) throw await this.#refused(approver, now);
     const failures = Number(taken.failures);
 
-    const check = verifyTotp(secret, code, now, await lastTotpStep(this.#db, approver));
+    const lastUsed =
+      'lastUsedStep' in options ? options.lastUsedStep : await lastTotpStep(this.#db, approver);
+    const check = verifyTotp(secret, code, now, lastUsed);
     if (check.ok) {
       await this.#db
         .updateTable('totp_attempts')

@@ -9,7 +9,7 @@ import { type Command, InvalidArgumentError, Option } from 'commander';
 import type { AdminApi } from '../api/index.js';
 import { DEFAULT_ORIGIN } from '../audit/index.js';
 import type { ToolVersionDetail, ToolVersionSummary } from '../catalog/index.js';
-import { DEFAULT_PAGE_LIMIT, MAX_PAGE_LIMIT, ToolgateError } from '../core/index.js';
+import { DEFAULT_PAGE_LIMIT, MAX_PAGE_LIMIT, problem, ToolgateError } from '../core/index.js';
 import { loadMasterKey } from '../credentials/index.js';
 import { checkAdminTokenStrength, loadOrCreateAdminToken } from '../identity/index.js';
 import {
@@ -20,13 +20,7 @@ import {
 } from '../operators/index.js';
 import { openToolgate, type Toolgate, type ToolgateOptions } from '../toolgate.js';
 import { makeOutput, type Output, reportError } from './output.js';
-import {
-  approvalSigner,
-  approverSecrets,
-  auditSigner,
-  jwtConfigFromEnv,
-  teamsFromEnv,
-} from './runtime-files.js';
+import { approvalSigner, auditSigner, jwtConfigFromEnv, teamsFromEnv } from './runtime-files.js';
 
 export const VERSION = (
   JSON.parse(readFileSync(new URL('../../package.json', import.meta.url), 'utf8')) as {
@@ -133,6 +127,20 @@ export function int(min: number, max: number): (value: string) => number {
   };
 }
 
+/**
+ * Refuses `--approver`: kept, hidden, only so that a script written for the stated-approver CLI
+ * is told why instead of "unknown option".
+ */
+export function refuseStatedApprover(opts: { approver?: string }): void {
+  if (opts.approver !== undefined) {
+    throw new ToolgateError(
+      'INPUT_INVALID',
+      'the approver is the operator this command authenticated as; drop --approver',
+      { problems: [problem('/approver', 'approver is not accepted', 'approval.approver')] },
+    );
+  }
+}
+
 /** `--cursor` and `--limit` of every list command (the same walk as the REST lists). */
 export function pageOptions(command: Command): Command {
   return command
@@ -154,7 +162,6 @@ function gatewayOptions(globals: GlobalOptions): ToolgateOptions {
   return {
     ...(globals.db ? { db: globals.db } : {}),
     approvalSigner: () => approvalSigner(globals.dataDir),
-    approverTotpSecrets: approverSecrets(globals.dataDir),
     masterKey: () => loadMasterKey({ dataDir: globals.dataDir }),
     protectedPaths: protectedPaths(globals.dataDir),
   };

@@ -1,13 +1,13 @@
 /**
  * @module The files a gateway keeps beside its database, shared by `serve` and the admin CLI so
  * that an approval given on the command line is honoured by the running gateway: the approval
- * signing key and the approvers' second-factor secrets. Both are created 0600 and refused when
- * others can read them.
+ * and audit signing keys, created 0600 and refused when others can read them. Operators' second
+ * factors are not files: they are sealed in the database (docs/architecture.md §6).
  */
-import { chmodSync, existsSync, mkdirSync, readFileSync, statSync, writeFileSync } from 'node:fs';
+import { existsSync, mkdirSync, readFileSync, statSync, writeFileSync } from 'node:fs';
 import { join } from 'node:path';
 import { parse as parseYaml } from 'yaml';
-import { ApprovalSigner, generateTotpSecret, totpUri } from '../approvals/index.js';
+import { ApprovalSigner } from '../approvals/index.js';
 import { generateNoteSigner, NoteSigner } from '../audit/index.js';
 import { ToolgateError } from '../core/index.js';
 import {
@@ -26,11 +26,6 @@ function privateFile(path: string): string | null {
     );
   }
   return readFileSync(path, 'utf8');
-}
-
-function writePrivate(path: string, text: string): void {
-  writeFileSync(path, text, { mode: 0o600 });
-  chmodSync(path, 0o600);
 }
 
 export function approvalSigner(dataDir: string): ApprovalSigner {
@@ -63,36 +58,6 @@ export function auditSigner(dataDir: string, name: string): NoteSigner {
     return NoteSigner.fromPem(name, privateFile(path) ?? '');
   }
   return fresh.signer;
-}
-
-export function approverSecrets(dataDir: string): Map<string, string> {
-  const text = privateFile(join(dataDir, 'approvers.json'));
-  if (!text) return new Map();
-  const parsed = JSON.parse(text) as Record<string, unknown>;
-  return new Map(
-    Object.entries(parsed).filter((e): e is [string, string] => typeof e[1] === 'string'),
-  );
-}
-
-/** Enrolls (or re-enrolls) an approver's second factor; returns the secret and its otpauth URI. */
-export function enrollApprover(
-  dataDir: string,
-  approverId: string,
-): { secret: string; uri: string } {
-  if (!/^[A-Za-z0-9][A-Za-z0-9_.@+-]{0,99}$/.test(approverId)) {
-    throw new ToolgateError('INPUT_INVALID', 'approver ids are 1–100 letters, digits, _ . @ + -', {
-      problems: [],
-    });
-  }
-  const secrets = approverSecrets(dataDir);
-  const secret = generateTotpSecret();
-  secrets.set(approverId, secret);
-  mkdirSync(dataDir, { recursive: true, mode: 0o700 });
-  writePrivate(
-    join(dataDir, 'approvers.json'),
-    `${JSON.stringify(Object.fromEntries(secrets), null, 2)}\n`,
-  );
-  return { secret, uri: totpUri(secret, approverId) };
 }
 
 /** JWT verification for agents, from TOOLGATE_JWT_* variables; null when not configured. */

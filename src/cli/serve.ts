@@ -17,7 +17,6 @@ import { adminTokenDisabled } from './command-kit.js';
 import { DEMO_ACTOR_ID, reviewDemoCatalog } from './demo-reviews.js';
 import {
   approvalSigner,
-  approverSecrets,
   auditSigner,
   jwtConfigFromEnv,
   oauthConfigFromEnv,
@@ -133,7 +132,6 @@ export async function serve(options: ServeOptions): Promise<void> {
       db: options.db,
       approvalSigner: () => approvalSigner(options.dataDir),
       auditSigner: () => auditSigner(options.dataDir, DEFAULT_ORIGIN),
-      approverTotpSecrets: approverSecrets(options.dataDir),
       masterKey: () => loadMasterKey({ dataDir: options.dataDir }),
       // No sandbox may see the gateway's own files (the database's are added by openToolgate).
       protectedPaths: [

@@ -1,12 +1,14 @@
 /**
  * @module Four-eyes administrative changes (C4): a grant that unlocks a privileged tool
  * waits for one approver, and registering or granting an irreversible (or permission-changing)
- * tool waits for two distinct approvers. Each approver proves themselves with their own TOTP, so
- * one admin token cannot stand in for two people.
+ * tool waits for two distinct approvers. An approver is an authenticated operator account with
+ * the approver role, never the change's requester, proving themselves with a fresh TOTP of their
+ * own; two approvals from one account count once, so one person cannot stand in for two
+ * (docs/architecture.md §6).
  */
 import { randomBytes } from 'node:crypto';
 import type { Kysely, Transaction } from 'kysely';
-import { SecondFactorGuard } from '../approvals/index.js';
+import { type OperatorSecondFactors, requireApprover } from '../approvals/index.js';
 import { approversNeeded, type CatalogService, type ToolDefinition } from '../catalog/index.js';
 import {
   type Actor,
@@ -21,6 +23,7 @@ import {
   ToolgateError,
 } from '../core/index.js';
 import type { AgentService } from '../identity/index.js';
+import { type Operator, operatorActor } from '../operators/index.js';
 import {
   appendEvent,
   type ChangeRequestRow,
@@ -47,9 +50,8 @@ export class ChangeDesk {
   readonly #catalog: CatalogService;
   readonly #agents: AgentService;
   readonly #clock: Clock;
-  readonly #totpSecrets: ReadonlyMap<string, string>;
-  /** Per-approver attempt counter, backoff and lockout, shared with the approval desk. */
-  readonly #secondFactor: SecondFactorGuard;
+  /** Operators' enrolled second factors, read from the store on every check; null: none. */
+  readonly #secondFactors: Pick<OperatorSecondFactors, 'check'> | null;
 
   constructor(
     db: Kysely<Database>,
@@ -57,18 +59,15 @@ export class ChangeDesk {
     agents: AgentService,
     options: {
       clock?: Clock;
-      totpSecrets?: ReadonlyMap<string, string>;
-      secondFactor?: SecondFactorGuard;
+      /** Without it no change can be approved: every approval needs the approver's TOTP. */
+      secondFactors?: Pick<OperatorSecondFactors, 'check'>;
     } = {},
   ) {
     this.#db = db;
     this.#catalog = catalog;
     this.#agents = agents;
     this.#clock = options.clock ?? systemClock;
-    this.#totpSecrets = options.totpSecrets ?? new Map();
-    this.#secondFactor =
-      options.secondFactor ??
-      new SecondFactorGuard(db, options.clock ? { clock: options.clock } : {});
+    this.#secondFactors = options.secondFactors ?? null;
   }
 
   /** Capabilities that unlock gated tools, with the approvers each needs (the largest need wins). */
@@ -149,37 +148,36 @@ export class ChangeDesk {
   }
 
   /**
-   * One approver's approval, proven by their TOTP. When the required number of distinct approvers
-   * is reached, the change takes effect in the same transaction.
+   * One approver's approval: `operator` is who the request authenticated as, holding the approver
+   * role, not the requester, not an approver of this change already, with a fresh TOTP of their
+   * own. When the required number of distinct approvers is reached, the change takes effect in the
+   * same transaction.
    */
-  async approve(id: string, approverId: string, totp: unknown): Promise<ChangeView> {
-    const secret = this.#totpSecrets.get(approverId);
-    if (!secret)
+  async approve(
+    id: string,
+    operator: Operator,
+    totp: unknown,
+    via: Actor['via'] = 'library',
+  ): Promise<ChangeView> {
+    requireApprover(operator, `approve change ${id}`);
+    const approver = operatorActor(operator, via);
+    const approverId = approver.id;
+    // Who may not approve is settled before a code is spent on it, and again in the transaction.
+    await this.#mayApprove(this.#db, id, approverId);
+    if (!this.#secondFactors) {
       throw new ToolgateError(
         'FORBIDDEN',
-        `approver ${approverId} has no second factor enrolled`,
+        `change ${id} needs the approver's second factor and this gateway checks none`,
         {},
       );
+    }
     const now = this.#clock();
-    const approver: Actor = { id: approverId, via: 'cli' };
     // Checked before the transaction: a failed code must stay counted when nothing is approved.
     // A reuse racing past this check fails on the unique (approver, step) index instead.
-    const step = await this.#secondFactor.verify(approverId, secret, totp, 'change.totp');
+    const step = await this.#secondFactors.check(operator.id, totp, 'change.totp');
     const check = { step };
     const approveInTransaction = this.#db.transaction().execute(async (trx) => {
-      const row = await this.#pending(trx, id);
-      const already = await trx
-        .selectFrom('change_approvals')
-        .select('approver_id')
-        .where('change_id', '=', id)
-        .execute();
-      if (already.some((a) => a.approver_id === approverId)) {
-        throw new ToolgateError(
-          'FORBIDDEN',
-          `${approverId} already approved this change; a second, different approver is needed`,
-          {},
-        );
-      }
+      const { row, already } = await this.#mayApprove(trx, id, approverId);
       await trx
         .insertInto('change_approvals')
         .values({
@@ -235,7 +233,15 @@ export class ChangeDesk {
     return applied;
   }
 
-  async reject(id: string, actor: Actor, reason: string): Promise<ChangeView> {
+  /** By an approver, as for `approve`; a rejection needs no second factor. */
+  async reject(
+    id: string,
+    operator: Operator,
+    reason: string,
+    via: Actor['via'] = 'library',
+  ): Promise<ChangeView> {
+    requireApprover(operator, `reject change ${id}`);
+    const actor = operatorActor(operator, via);
     const now = this.#clock();
     await this.#db.transaction().execute(async (trx) => {
       await this.#pending(trx, id);
@@ -291,7 +297,42 @@ export class ChangeDesk {
     return pageFromRows('changes', rows, (c) => [c.created_at, c.id], limit);
   }
 
-  async #pending(trx: Transaction<Database>, id: string): Promise<ChangeRequestRow> {
+  /**
+   * The pending change and its approvals so far, or a refusal: the requester cannot approve their
+   * own change, and one account approves a change once (four eyes are two accounts).
+   */
+  async #mayApprove(
+    db: Kysely<Database> | Transaction<Database>,
+    id: string,
+    approverId: string,
+  ): Promise<{ row: ChangeRequestRow; already: { approver_id: string }[] }> {
+    const row = await this.#pending(db, id);
+    if (row.requested_by === approverId) {
+      throw new ToolgateError(
+        'FORBIDDEN',
+        `${approverId} requested change ${id} and cannot approve it; another approver must`,
+        {},
+      );
+    }
+    const already = await db
+      .selectFrom('change_approvals')
+      .select('approver_id')
+      .where('change_id', '=', id)
+      .execute();
+    if (already.some((a) => a.approver_id === approverId)) {
+      throw new ToolgateError(
+        'FORBIDDEN',
+        `${approverId} already approved this change; a second, different approver is needed`,
+        {},
+      );
+    }
+    return { row, already };
+  }
+
+  async #pending(
+    trx: Kysely<Database> | Transaction<Database>,
+    id: string,
+  ): Promise<ChangeRequestRow> {
     const row = await trx
       .selectFrom('change_requests')
       .selectAll()

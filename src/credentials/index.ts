@@ -27,6 +27,8 @@ export {
   MasterKey,
 } from './master-key.js';
 export { redactSecrets, SECRET_MASK, secretForms } from './redact-secrets.js';
+export type { SealedSecret, SecretBinding } from './secret-cipher.js';
+export { openSecret, sealSecret } from './secret-cipher.js';
 export type { SecretAddress, SecretAdmin, SecretInfo } from './secrets-service.js';
 export {
   DEFAULT_ENVIRONMENT,

@@ -126,6 +126,22 @@ export interface TotpAttemptTable {
   updated_at: string;
 }
 
+/**
+ * An operator's enrolled TOTP secret, sealed with the master key (migration 0016): never a
+ * plaintext. `last_step` is the newest step accepted for the operator (one code, one use).
+ */
+export interface OperatorSecondFactorTable {
+  operator_id: string;
+  version: number;
+  key_id: string;
+  nonce: string;
+  ciphertext: string;
+  tag: string;
+  last_step: ColumnType<number | null, number | null | undefined, number | null>;
+  enrolled_at: string;
+  enrolled_by: string;
+}
+
 export interface RateCounterTable {
   key: string;
   count: number;
@@ -341,6 +357,7 @@ export interface Database {
   operator_tokens: OperatorTokenTable;
   operator_login_attempts: OperatorLoginAttemptTable;
   security_reviews: SecurityReviewTable;
+  operator_second_factors: OperatorSecondFactorTable;
 }
 
 export type ToolVersionRow = Selectable<ToolVersionTable>;

@@ -8,6 +8,7 @@ import { chainRows, GENESIS_PREV_HASH, recordHash } from '../audit-chain/index.j
 import type { Database } from './database.js';
 import { eventAuditRow } from './events.js';
 import { operatorsMigration } from './migrations/operators.js';
+import { secondFactors } from './migrations/second-factors.js';
 import { securityReviews } from './migrations/security-reviews.js';
 
 export type Dialect = 'sqlite' | 'postgres';
@@ -619,6 +620,7 @@ export function migrationProvider(dialect: Dialect): MigrationProvider {
         '0013_ceilings': ceilings,
         '0014_agent_caps': agentCaps,
         '0015_operators': operatorsMigration,
+        '0016_second_factors': secondFactors,
         '0017_security_reviews': securityReviews,
         '0020_audit_search': pagesAuditSearch,
       };

@@ -2,9 +2,11 @@
  * Second factors cannot be guessed: each approver's TOTP attempts are counted
  * in the database every replica shares; after a failure the next attempt waits (1 s, doubling),
  * ten failures lock the approver for 15 minutes, a code already used in its window is refused,
- * failures are audited and alerted, and `toolgate approvers unlock` is the way out. Through REST
- * (`/v1/changes/:id/approve`, the path of `changes approve --totp`) and the CLI, on SQLite and
- * (when the harness runs one) PostgreSQL, with a controlled clock so nothing depends on timing.
+ * failures are audited and alerted, and `toolgate approvers unlock` is the way out. Approvals are
+ * made as operator accounts through the admin API of two gateways on one database (what
+ * `/v1/changes/:id/approve` does for an authenticated operator), the unlock through the CLI, on
+ * SQLite and (when the harness runs one) PostgreSQL, with a controlled clock so nothing depends
+ * on timing.
  */
 import assert from 'node:assert/strict';
 import { execFile } from 'node:child_process';
@@ -12,20 +14,18 @@ import { mkdtempSync, rmSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { after, before, describe, test } from 'node:test';
-import type { FastifyInstance } from 'fastify';
-import { generateTotpSecret, totpAt } from '../../src/approvals/index.js';
+import { totpAt } from '../../src/approvals/index.js';
 import type { Actor } from '../../src/core/index.js';
-import { buildServer } from '../../src/http/index.js';
-import { BOOTSTRAP_OPERATOR } from '../../src/operators/index.js';
+import { MasterKey } from '../../src/credentials/index.js';
 import { openStore, type Store } from '../../src/store/index.js';
 import { type Gateway, openGateway } from '../../src/toolgate.js';
 import { backends } from '../support/backends.js';
 import { cleanEnv, ensureBuilt, MAIN } from '../support/cli.js';
 import { validTool } from '../support/fixtures.js';
+import { asReply, enrol, operator } from '../support/operators.js';
 import { approvePendingReviews } from '../support/reviews.js';
 
 const admin: Actor = { id: 'admin', via: 'library' };
-const ADMIN_TOKEN = 'second-factor-test-admin-token-0123456789';
 // Ahead of the real clock: the CLI (which runs on the real clock) then sees the test's lockout as
 // still in force, as an admin would while it is.
 const START = Math.floor(Date.now() / 30_000) * 30_000 + 86_400_000;
@@ -45,52 +45,30 @@ for (const backend of backends()) {
   describe(`approvers' second factor is rate-limited in the store (${backend.name})`, () => {
     let nowMs = START;
     const clock = () => new Date(nowMs);
-    const secrets = new Map([
-      ['alice', generateTotpSecret()],
-      ['bob', generateTotpSecret()],
-      ['carol', generateTotpSecret()],
-      ['dave', generateTotpSecret()],
-    ]);
+    const secrets = new Map<string, string>();
     let url: string;
     let tg: Gateway;
     let replica: Gateway;
-    let app: FastifyInstance;
-    let replicaApp: FastifyInstance;
-    let base: string;
-    let replicaBase: string;
     let inspector: Store;
     let drop: () => Promise<void>;
     let dataDir: string;
     let tools = 0;
-    let reviewerToken = '';
+    const reviewerToken = '';
 
     before(async () => {
       const fresh = await backend.fresh();
       url = fresh.url;
       drop = fresh.drop;
       dataDir = mkdtempSync(join(tmpdir(), 'toolgate-2fa-'));
-      const options = { db: url, clock, approverTotpSecrets: secrets };
+      const options = { db: url, clock, masterKey: MasterKey.generate() };
       tg = await openGateway(options);
       // A second gateway on the same database: a replica with its own memory.
       replica = await openGateway(options);
       inspector = await openStore(url);
-      app = await buildServer(tg, { adminToken: ADMIN_TOKEN });
-      base = await app.listen({ host: '127.0.0.1', port: 0 });
-      replicaApp = await buildServer(replica, { adminToken: ADMIN_TOKEN });
-      replicaBase = await replicaApp.listen({ host: '127.0.0.1', port: 0 });
-      // Deciding a change takes an approver's account; the admin token never is one.
-      await tg.operators.create(BOOTSTRAP_OPERATOR, { id: 'reviewer', roles: ['approver'] });
-      reviewerToken = (
-        await tg.operators.issueToken(BOOTSTRAP_OPERATOR, {
-          name: 'test',
-          expiresInDays: 30,
-          operatorId: 'reviewer',
-        })
-      ).token;
+      for (const id of ['alice', 'bob', 'carol', 'dave'])
+        secrets.set(id, (await enrol(tg.admin, id)).secret);
     });
     after(async () => {
-      await app.close();
-      await replicaApp.close();
       await replica.close();
       await tg.close();
       await inspector.close();
@@ -123,19 +101,16 @@ for (const backend of backends()) {
       assert.ok(change);
       return change.id;
     };
+    /** The approver's own approval, on the first gateway or the replica. */
     const approve = async (
       change: string,
       approver: string,
       totp: string,
-      at = base,
-    ): Promise<Reply> => {
-      const res = await fetch(`${at}/v1/changes/${change}/approve`, {
-        method: 'POST',
-        headers: { authorization: `Bearer ${reviewerToken}`, 'content-type': 'application/json' },
-        body: JSON.stringify({ approver, totp }),
-      });
-      return { status: res.status, body: (await res.json()) as Reply['body'] };
-    };
+      at: 'first' | 'replica' = 'first',
+    ): Promise<Reply> =>
+      (await asReply(() =>
+        (at === 'first' ? tg : replica).admin.changes.approve(change, operator(approver), totp),
+      )) as Reply;
     const code = (approver: string) => totpAt(secrets.get(approver) ?? '', clock());
     /** A six-digit code that is none of the three live ones. */
     const wrong = (approver: string) => {
@@ -161,11 +136,13 @@ for (const backend of backends()) {
       const change = await pendingChange();
       const guesses = 300;
       const statuses: number[] = [];
-      // Bounded: 300 guesses, 20 at a time, alternating between the two gateways.
+      // Bounded: 300 guesses, 20 at a time, the batches alternating between the two gateways.
+      // (Within one process two SQLite connections must not interleave their transactions:
+      // better-sqlite3 blocks the event loop while it waits for the other's lock.)
       for (let i = 0; i < guesses; i += 20) {
         const batch = await Promise.all(
-          Array.from({ length: 20 }, (_, j) =>
-            approve(change, 'alice', wrong('alice'), (i + j) % 2 === 0 ? base : replicaBase),
+          Array.from({ length: 20 }, () =>
+            approve(change, 'alice', wrong('alice'), (i / 20) % 2 === 0 ? 'first' : 'replica'),
           ),
         );
         statuses.push(...batch.map((r) => r.status));
@@ -261,7 +238,7 @@ for (const backend of backends()) {
       assert.equal(failed?.reason, 'replayed');
       // On the other replica too, after the wait.
       nowMs += 2000;
-      assert.equal((await approve(second, 'carol', used, replicaBase)).status, 400);
+      assert.equal((await approve(second, 'carol', used, 'replica')).status, 400);
       // The next step's code is fresh.
       nowMs += 30_000;
       assert.equal((await approve(second, 'carol', code('carol'))).status, 200);

@@ -1,19 +1,26 @@
 /**
  * Four eyes (C4): irreversible tools and the grants that unlock them wait for two
- * distinct approvers, privileged ones for one; each approver proves themselves with a TOTP.
+ * distinct approvers, privileged ones for one; each approver is an operator account proving
+ * themselves with their own TOTP.
  */
 import assert from 'node:assert/strict';
 import { after, before, describe, test } from 'node:test';
-import { generateTotpSecret, totpAt } from '../../src/approvals/index.js';
+import { totpAt } from '../../src/approvals/index.js';
 import type { Actor } from '../../src/core/index.js';
+import { MasterKey } from '../../src/credentials/index.js';
 import { type Gateway, openGateway } from '../../src/toolgate.js';
 import { backends } from '../support/backends.js';
 import { validTool } from '../support/fixtures.js';
+import { enrol, operator } from '../support/operators.js';
 import { approvePendingReviews } from '../support/reviews.js';
 
 const admin: Actor = { id: 'cli:admin', via: 'cli' };
-const alice = generateTotpSecret();
-const bob = generateTotpSecret();
+const aliceOp = operator('alice');
+const bobOp = operator('bob');
+/** An approver account with no second factor enrolled. */
+const malloryOp = operator('mallory');
+let alice = '';
+let bob = '';
 
 for (const backend of backends()) {
   describe(`four-eyes changes on ${backend.name}`, () => {
@@ -31,11 +38,10 @@ for (const backend of backends()) {
       tg = await openGateway({
         db: fresh.url,
         clock: () => now,
-        approverTotpSecrets: new Map([
-          ['alice', alice],
-          ['bob', bob],
-        ]),
+        masterKey: MasterKey.generate(),
       });
+      alice = (await enrol(tg.admin, aliceOp)).secret;
+      bob = (await enrol(tg.admin, bobOp)).secret;
       await tg.config.apply(
         [
           { kind: 'Agent', spec: { id: 'ops', owner: 'qa', tier: 'privileged' } },
@@ -95,16 +101,16 @@ for (const backend of backends()) {
         (c) => c.subject === 'grant disk:wipe to ops',
       );
       assert.ok(change);
-      await assert.rejects(tg.changes.approve(change.id, 'alice', '000000'), {
+      await assert.rejects(tg.changes.approve(change.id, aliceOp, '000000'), {
         code: 'INPUT_INVALID',
       });
-      await assert.rejects(tg.changes.approve(change.id, 'mallory', '123456'), {
+      await assert.rejects(tg.changes.approve(change.id, malloryOp, '123456'), {
         code: 'FORBIDDEN',
       });
       const code = totpAt(alice, tick());
-      assert.equal((await tg.changes.approve(change.id, 'alice', code)).status, 'pending');
+      assert.equal((await tg.changes.approve(change.id, aliceOp, code)).status, 'pending');
       tick();
-      await assert.rejects(tg.changes.approve(change.id, 'alice', totpAt(alice, now)), {
+      await assert.rejects(tg.changes.approve(change.id, aliceOp, totpAt(alice, now)), {
         code: 'FORBIDDEN',
       });
       assert.deepEqual(
@@ -112,16 +118,16 @@ for (const backend of backends()) {
         ['plain:read'],
         'one approver is not enough',
       );
-      const applied = await tg.changes.approve(change.id, 'bob', totpAt(bob, now));
+      const applied = await tg.changes.approve(change.id, bobOp, totpAt(bob, now));
       assert.equal(applied.status, 'applied');
-      assert.deepEqual(applied.approvers, ['alice', 'bob']);
+      assert.deepEqual(applied.approvers, ['operator:alice', 'operator:bob']);
       assert.ok((await tg.agents.get('ops')).capabilities.includes('disk:wipe'));
       const other = (await tg.changes.list('pending')).find(
         (c) => c.subject === 'activate wipe_disk@1.0.0',
       );
       assert.ok(other);
       await assert.rejects(
-        tg.changes.approve(other.id, 'alice', code),
+        tg.changes.approve(other.id, aliceOp, code),
         { code: 'INPUT_INVALID' },
         'a used code is spent',
       );
@@ -133,12 +139,12 @@ for (const backend of backends()) {
       const audit = pending.find((c) => c.subject === 'activate read_audit@1.0.0');
       assert.ok(wipe && audit);
       tick();
-      await tg.changes.approve(wipe.id, 'alice', totpAt(alice, now));
-      await tg.changes.approve(wipe.id, 'bob', totpAt(bob, now));
+      await tg.changes.approve(wipe.id, aliceOp, totpAt(alice, now));
+      await tg.changes.approve(wipe.id, bobOp, totpAt(bob, now));
       assert.equal((await tg.catalog.get('wipe_disk', '1.0.0')).lifecycle, 'active');
       tick();
       assert.equal(
-        (await tg.changes.approve(audit.id, 'alice', totpAt(alice, now))).status,
+        (await tg.changes.approve(audit.id, aliceOp, totpAt(alice, now))).status,
         'applied',
       );
       assert.equal((await tg.catalog.get('read_audit', '1.0.0')).lifecycle, 'active');
@@ -149,9 +155,9 @@ for (const backend of backends()) {
         (c) => c.subject === 'grant audit:read to ops',
       );
       assert.ok(grant);
-      await tg.changes.reject(grant.id, admin, 'not needed');
+      await tg.changes.reject(grant.id, bobOp, 'not needed');
       tick();
-      await assert.rejects(tg.changes.approve(grant.id, 'alice', totpAt(alice, now)), {
+      await assert.rejects(tg.changes.approve(grant.id, aliceOp, totpAt(alice, now)), {
         code: 'APPROVAL_STATE',
       });
       assert.ok(!(await tg.agents.get('ops')).capabilities.includes('audit:read'));

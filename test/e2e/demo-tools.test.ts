@@ -11,6 +11,7 @@ import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { after, before, test } from 'node:test';
 import { ensureBuilt, listeningUrl, ROOT, runCli, spawnServe } from '../support/cli.js';
+import { approveInFolder } from '../support/operators.js';
 
 let dir: string;
 let server: ChildProcess;
@@ -109,8 +110,8 @@ test('post_webhook (simulated) answers for a public https target; SSRF targets n
   const args = { target: 'https://hooks.example.com/x', payload: {} };
   const pending = await call('post_webhook', args, key, sid);
   assert.equal(pending.status, 202, JSON.stringify(pending.body));
-  const approved = await cli(['approvals', 'approve', String(pending.body.approval_id)]);
-  assert.equal(approved.code, 0, approved.stderr);
+  const approved = await approveInFolder(dir, String(pending.body.approval_id));
+  assert.equal(approved.status, 'approved');
   const ok = await call('post_webhook', args, key, sid);
   assert.equal(ok.status, 200, JSON.stringify(ok.body));
   assert.deepEqual(ok.body.output, { status: 202 });

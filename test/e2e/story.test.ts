@@ -1,7 +1,8 @@
 /**
  * The support-desk story (docs/architecture.md §1) end to end, across processes as an operator
  * runs it: `toolgate serve --demo`, an agent key from the CLI, an agent over REST, an approval
- * from the CLI honoured by the server.
+ * by an approver account honoured by the server (the CLI's bootstrap operator is refused), a
+ * second factor enrolled from the CLI seen by the running server at once.
  */
 import assert from 'node:assert/strict';
 import type { ChildProcess } from 'node:child_process';
@@ -10,6 +11,7 @@ import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { after, before, test } from 'node:test';
 import { ensureBuilt, listeningUrl, runCli, spawnServe } from '../support/cli.js';
+import { approveInFolder } from '../support/operators.js';
 
 let dir: string;
 let server: ChildProcess;
@@ -79,7 +81,7 @@ test('the support agent never holds private reads beside unconstrained egress, a
   assert.equal(outside.body.code, 'INPUT_INVALID');
 });
 
-test('a legitimate email waits for approval; the CLI approves it once, for exactly those arguments', async () => {
+test('a legitimate email waits for approval; an approver approves it once, for exactly those arguments', async () => {
   const session = await call('POST', '/v1/sessions', { run_id: 'story-run' });
   const id = String(session.body.id);
   const args = { to: 'ana@customer.example', subject: 'Your refund', body: 'It is on its way.' };
@@ -92,8 +94,14 @@ test('a legitimate email waits for approval; the CLI approves it once, for exact
   const shown = await cli(['approvals', 'show', approvalId]);
   assert.match(shown.stdout, /ana@customer\.example/);
   assert.match(shown.stdout, /mail\.example\.com/);
-  const approved = await cli(['approvals', 'approve', approvalId]);
-  assert.equal(approved.code, 0, approved.stderr);
+  // The CLI runs as the bootstrap operator, which may never approve; an approver account does.
+  const refused = await cli(['--json', 'approvals', 'approve', approvalId]);
+  assert.equal(refused.code, 1);
+  assert.match(refused.stderr + refused.stdout, /FORBIDDEN/);
+  const stated = await cli(['--json', 'approvals', 'approve', approvalId, '--approver', 'alice']);
+  assert.equal(stated.code, 1);
+  assert.match(stated.stderr + stated.stdout, /drop --approver/);
+  assert.equal((await approveInFolder(dir, approvalId)).decided_by, 'operator:e2e-approver');
 
   const changed = await call('POST', `/v1/sessions/${id}/calls`, {
     tool: 'send_email',
@@ -111,6 +119,19 @@ test('a legitimate email waits for approval; the CLI approves it once, for exact
     arguments: args,
   });
   assert.equal(replay.status, 202, 'the approval worked once');
+});
+
+test('a second factor enrolled from the CLI is seen by the running gateway at once', async () => {
+  const before = await call('GET', '/v1/operators/alice/second-factor', undefined, adminToken);
+  assert.equal(before.body.enrolled, false);
+  const enrolled = await cli(['--json', 'approvers', 'enroll', 'alice']);
+  assert.equal(enrolled.code, 0, enrolled.stderr);
+  assert.match(
+    String(JSON.parse(enrolled.stdout).otpauth_uri),
+    /^otpauth:\/\/totp\/toolgate:alice/,
+  );
+  const now = await call('GET', '/v1/operators/alice/second-factor', undefined, adminToken);
+  assert.equal(now.body.enrolled, true);
 });
 
 test('a closed session refuses further calls, and only its own agent can close it', async () => {

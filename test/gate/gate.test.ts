@@ -8,20 +8,26 @@ import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { after, before, describe, test } from 'node:test';
 import { sql } from 'kysely';
-import { generateTotpSecret, totpAt } from '../../src/approvals/index.js';
+import { totpAt } from '../../src/approvals/index.js';
 import type { Actor } from '../../src/core/index.js';
+import { MasterKey } from '../../src/credentials/index.js';
 import type { GateDecision } from '../../src/gate/index.js';
 import { demoExecutor } from '../../src/runtimes/index.js';
 import { openStore, type Store } from '../../src/store/index.js';
 import { type Gateway, openGateway } from '../../src/toolgate.js';
 import { backends } from '../support/backends.js';
 import { validSendTool, validTool } from '../support/fixtures.js';
+import { enrol, operator } from '../support/operators.js';
 import { approvePendingReviews } from '../support/reviews.js';
 
 const admin: Actor = { id: 'test-admin', via: 'library' };
-const totpSecret = generateTotpSecret();
-const alice = generateTotpSecret();
-const bob = generateTotpSecret();
+/** The operator accounts that decide approvals and changes here (all approvers). */
+const approver = operator('test-admin');
+const aliceOp = operator('alice');
+const bobOp = operator('bob');
+let totpSecret = '';
+let alice = '';
+let bob = '';
 
 function expectDeny(d: GateDecision, code: string, rule?: string | RegExp): void {
   assert.equal(d.kind, 'deny', `expected a denial, got ${JSON.stringify(d)}`);
@@ -64,12 +70,11 @@ for (const backend of backends()) {
         db: fresh.url,
         clock: () => now,
         executor,
-        approverTotpSecrets: new Map([
-          ['test-admin', totpSecret],
-          ['alice', alice],
-          ['bob', bob],
-        ]),
+        masterKey: MasterKey.generate(),
       });
+      totpSecret = (await enrol(tg.admin, approver)).secret;
+      alice = (await enrol(tg.admin, aliceOp)).secret;
+      bob = (await enrol(tg.admin, bobOp)).secret;
       // A second connection to the same database, to look at what the gate wrote.
       inspector = await openStore(fresh.url);
       db = inspector.db;
@@ -186,11 +191,11 @@ for (const backend of backends()) {
       for (const change of pending) {
         now = new Date(now.getTime() + 30_000);
         assert.equal(
-          (await tg.changes.approve(change.id, 'alice', totpAt(alice, now))).status,
+          (await tg.changes.approve(change.id, aliceOp, totpAt(alice, now))).status,
           'pending',
         );
         assert.equal(
-          (await tg.changes.approve(change.id, 'bob', totpAt(bob, now))).status,
+          (await tg.changes.approve(change.id, bobOp, totpAt(bob, now))).status,
           'applied',
         );
       }
@@ -467,7 +472,7 @@ for (const backend of backends()) {
         }));
         const pending = await Promise.all(calls.map((a) => tg.gate.invoke(ctx, 'notify', a)));
         for (const p of pending)
-          if (p.kind === 'pending_approval') await tg.approvals.approve(p.approvalId, admin);
+          if (p.kind === 'pending_approval') await tg.approvals.approve(p.approvalId, approver);
         const results = await Promise.all(calls.map((a) => tg.gate.invoke(ctx, 'notify', a)));
         assert.equal(results.filter((r) => r.kind === 'allow').length, 2);
         assert.ok(
@@ -568,22 +573,20 @@ for (const backend of backends()) {
         assert.deepEqual(p.rendered.arguments, { amount: 500 });
         assert.equal((await tg.approvals.get(p.approvalId)).rendered.tool, 'pay_refund');
         // irreversible: the approver's second factor is required, and a wrong one refused
-        await assert.rejects(tg.approvals.approve(p.approvalId, admin), { code: 'INPUT_INVALID' });
-        await assert.rejects(tg.approvals.approve(p.approvalId, admin, { totp: '000000' }), {
+        await assert.rejects(tg.approvals.approve(p.approvalId, approver), {
+          code: 'INPUT_INVALID',
+        });
+        await assert.rejects(tg.approvals.approve(p.approvalId, approver, { totp: '000000' }), {
           code: 'INPUT_INVALID',
         });
         await assert.rejects(
-          tg.approvals.approve(
-            p.approvalId,
-            { id: 'no-factor', via: 'library' },
-            { totp: '123456' },
-          ),
+          tg.approvals.approve(p.approvalId, operator('no-factor'), { totp: '123456' }),
           {
             code: 'FORBIDDEN',
           },
         );
         now = new Date(now.getTime() + 60_000);
-        await tg.approvals.approve(p.approvalId, admin, { totp: totpAt(totpSecret, now) });
+        await tg.approvals.approve(p.approvalId, approver, { totp: totpAt(totpSecret, now) });
         // changed arguments do not run on this approval
         assert.equal(
           (await tg.gate.invoke(ctx, 'pay_refund', { amount: 501 })).kind,
@@ -609,8 +612,10 @@ for (const backend of backends()) {
         const p = await tg.gate.invoke(ctx, 'pay_refund', { amount: 700 });
         assert.equal(p.kind, 'pending_approval');
         if (p.kind !== 'pending_approval') return;
-        await tg.approvals.reject(p.approvalId, admin, 'no');
-        await assert.rejects(tg.approvals.approve(p.approvalId, admin), { code: 'APPROVAL_STATE' });
+        await tg.approvals.reject(p.approvalId, approver, 'no');
+        await assert.rejects(tg.approvals.approve(p.approvalId, approver), {
+          code: 'APPROVAL_STATE',
+        });
       });
     });
 

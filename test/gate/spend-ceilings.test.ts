@@ -16,9 +16,12 @@ import { openStore, type Store } from '../../src/store/index.js';
 import { type Gateway, openGateway } from '../../src/toolgate.js';
 import { backends } from '../support/backends.js';
 import { validSendTool, validTool } from '../support/fixtures.js';
+import { operator } from '../support/operators.js';
 import { approvePendingReviews } from '../support/reviews.js';
 
 const admin: Actor = { id: 'test-admin', via: 'library' };
+/** The operator account that decides approvals here. */
+const approver = operator('test-admin');
 
 function ruleOf(d: GateDecision): string {
   return d.kind === 'deny' ? `${d.code} ${d.rule}` : d.kind;
@@ -335,7 +338,7 @@ for (const backend of backends()) {
         const args = { to, text: 'Your refund is on its way' };
         const first = await tg.gate.invoke(ctx, 'notify', args);
         if (first.kind !== 'pending_approval') return ruleOf(first);
-        await tg.approvals.approve(first.approvalId, admin);
+        await tg.approvals.approve(first.approvalId, approver);
         return ruleOf(await tg.gate.invoke(ctx, 'notify', args));
       };
       const results: string[] = [];

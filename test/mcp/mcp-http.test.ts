@@ -21,9 +21,12 @@ import type { Actor } from '../../src/core/index.js';
 import { buildServer } from '../../src/http/index.js';
 import { type Gateway, openGateway } from '../../src/toolgate.js';
 import { ROOT } from '../support/cli.js';
+import { operator } from '../support/operators.js';
 import { approvePendingReviews } from '../support/reviews.js';
 
 const admin: Actor = { id: 'test-admin', via: 'library' };
+/** The operator account that decides approvals here. */
+const approver = operator('test-admin');
 const ADMIN_TOKEN = 'test-admin-token-0123456789abcdef0123456789';
 const DEMO = readFileSync(join(ROOT, 'demo', 'catalog.yaml'), 'utf8');
 
@@ -189,7 +192,7 @@ describe('tools/list and tools/call through the gate', () => {
     assert.match(JSON.stringify(first.content), new RegExp(approvalId));
     assert.deepEqual((pending.rendered as { arguments: unknown }).arguments, args);
 
-    await tg.approvals.approve(approvalId, admin);
+    await tg.approvals.approve(approvalId, approver);
     const changed = (await client.callTool({
       name: 'send_email',
       arguments: { ...args, to: 'attacker@evil.example' },
@@ -222,7 +225,7 @@ describe('approvals over MCP elicitation', () => {
           const id = /approval id (\S+)\)/.exec(shown)?.[1];
           assert.ok(id, shown);
           // The person asks an administrator, who approves through the admin path.
-          await tg.approvals.approve(id, admin);
+          await tg.approvals.approve(id, approver);
           return { action: 'accept', content: {} };
         }),
       { elicitation: { form: {} } },

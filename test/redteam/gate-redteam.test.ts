@@ -19,6 +19,12 @@
  * `{ "$deep": { "depth": n, "array"?: true } }` (nesting sent as raw JSON text, so the runner
  * needs no recursion to build it). In the copies of a `race`, `{i}` in any string of the call
  * becomes the copy's index. Run ids named in a case get a per-case suffix.
+ *
+ * Decisions (`approve`, `approve_all`, `reject`, `approve_change`) are made as operator accounts
+ * through the admin API (what REST does once a personal token has authenticated the operator):
+ * `approver` names the account, default `reviewer` (an approver with no second factor). A step
+ * with `auth` (an agent trying) or `over: "rest"` goes over REST instead, with that credential or
+ * the bootstrap admin token.
  */
 import assert from 'node:assert/strict';
 import { readFileSync } from 'node:fs';
@@ -27,7 +33,8 @@ import { request as httpRequest } from 'node:http';
 import { after, before, describe, test } from 'node:test';
 import type { FastifyInstance } from 'fastify';
 import { parseAllDocuments } from 'yaml';
-import { generateTotpSecret, totpAt } from '../../src/approvals/index.js';
+import { totpAt } from '../../src/approvals/index.js';
+import { ERROR_CODES, isToolgateError } from '../../src/core/index.js';
 import { MasterKey } from '../../src/credentials/index.js';
 import { buildServer } from '../../src/http/index.js';
 import { BOOTSTRAP_OPERATOR } from '../../src/operators/index.js';
@@ -35,6 +42,7 @@ import { demoExecutor } from '../../src/runtimes/index.js';
 import { openStore, type Store } from '../../src/store/index.js';
 import { type Gateway, openGateway } from '../../src/toolgate.js';
 import { type Backend, backends } from '../support/backends.js';
+import { operator } from '../support/operators.js';
 import { makePathWorkspace } from '../support/path-workspace.js';
 
 // ---------------------------------------------------------------------------------------------
@@ -98,6 +106,9 @@ interface OpenSessionStep {
   readonly ttl_seconds?: number;
 }
 
+/** Who decides when a step names no approver: an approver account with no second factor. */
+const REVIEWER = operator('reviewer');
+
 type TotpMode = 'valid' | 'replay' | 'previous' | 'wrong' | 'malformed' | 'none';
 
 interface ApproveStep {
@@ -108,6 +119,8 @@ interface ApproveStep {
   readonly reason?: string;
   readonly extra?: Readonly<Record<string, Json>>;
   readonly auth?: string;
+  /** Over REST with the bootstrap admin token (wire-level checks), not as an operator. */
+  readonly over?: 'rest';
   readonly expect?: Expect;
 }
 
@@ -422,10 +435,8 @@ class World {
   dropDb: (() => Promise<void>) | null = null;
   nowMs = START;
   approverToken = '';
-  readonly totpSecrets = new Map([
-    ['sec-approver', generateTotpSecret()],
-    ['second-approver', generateTotpSecret()],
-  ]);
+  /** Enrolled through the admin API when the world starts. */
+  readonly totpSecrets = new Map<string, string>();
   readonly lastTotp = new Map<string, string>();
   readonly keys = new Map<string, { apiKey: string; keyId: string }>();
   readonly revokedKeys = new Map<string, string>();
@@ -445,13 +456,16 @@ class World {
       db: fresh.url,
       executor,
       clock: () => new Date(this.nowMs),
-      approverTotpSecrets: this.totpSecrets,
       masterKey: MasterKey.generate(),
       // Every case is its own conversation, and the cases share one world without closing their
       // sessions: the per-agent caps (tested in test/http/agent-caps.test.ts) would otherwise
       // count the whole corpus as one agent's sessions.
       caps: { maxSessionsPerAgent: 1_000_000, maxPendingApprovalsPerAgent: 1_000_000 },
     });
+    for (const approver of ['sec-approver', 'second-approver']) {
+      const e = await this.tg.admin.secondFactor.enroll(BOOTSTRAP_OPERATOR, approver);
+      this.totpSecrets.set(approver, e.secret);
+    }
     this.inspector = await openStore(fresh.url);
     // The race cases send up to 40 calls of one agent at once to test the gate's atomicity; the
     // admission shares in front of it (tested in test/http/admission.test.ts) would answer some of
@@ -506,10 +520,9 @@ class World {
     for (const change of pending.body.changes as { id: string; required: number }[]) {
       for (const approver of ['sec-approver', 'second-approver'].slice(0, change.required)) {
         this.nowMs += TOTP_STEP_MS;
-        const r = await this.send('POST', `/v1/changes/${change.id}/approve`, {
-          auth: 'approver',
-          body: { approver, totp: this.totp(approver, this.nowMs) },
-        });
+        const r = await this.decide((admin) =>
+          admin.changes.approve(change.id, operator(approver), this.totp(approver, this.nowMs)),
+        );
         assert.equal(r.status, 200, describeReply(r));
       }
     }
@@ -679,6 +692,25 @@ class World {
       .execute();
   }
 
+  /**
+   * A decision through the admin API as an operator account, answered as REST would: the value
+   * with 200, a refusal with its catalogue status and `{ code, message, details }`.
+   */
+  async decide(fn: (admin: Gateway['admin']) => Promise<unknown>): Promise<Reply> {
+    if (!this.tg) throw new Error('not started');
+    let status = 200;
+    let body: unknown;
+    try {
+      body = await fn(this.tg.admin);
+    } catch (err) {
+      if (!isToolgateError(err)) throw err;
+      status = ERROR_CODES[err.code].http;
+      body = { code: err.code, message: err.message, details: err.details };
+    }
+    const text = JSON.stringify(body);
+    return { status, text, contentLength: String(Buffer.byteLength(text)), body };
+  }
+
   totp(approver: string, at: number): string {
     const secret = this.totpSecrets.get(approver);
     if (!secret) throw new Error(`no TOTP secret for ${approver}`);
@@ -790,19 +822,15 @@ class CaseRun {
     if ('approve_change' in step) return this.#approveChange(step);
     if ('approve_all' in step) {
       for (const id of this.#savedAll.get(step.approve_all) ?? []) {
-        const r = await this.#w.send('POST', `/v1/approvals/${id}/approve`, {
-          auth: 'approver',
-          body: {},
-        });
+        const r = await this.#w.decide((admin) => admin.approvals.approve(id, REVIEWER));
         assert.equal(r.status, 200, describeReply(r));
       }
       return;
     }
     if ('reject' in step) {
-      const r = await this.#w.send(
-        'POST',
-        `/v1/approvals/${this.saved(step.reject).approval_id}/reject`,
-        { auth: 'approver', body: { reason: step.reason ?? 'refused by the red-team reviewer' } },
+      const id = this.saved(step.reject).approval_id;
+      const r = await this.#w.decide((admin) =>
+        admin.approvals.reject(id, REVIEWER, step.reason ?? 'refused by the red-team reviewer'),
       );
       return this.#check(r, step.expect ?? { status: 200 });
     }
@@ -1011,10 +1039,18 @@ class CaseRun {
     if (totp !== undefined) body.totp = totp;
     const id = this.#saved.get(step.approve)?.approval_id ?? step.approve;
     const w = this.#w;
-    const r = await w.send('POST', `/v1/approvals/${encodeURIComponent(id)}/approve`, {
-      auth: step.auth ? await w.fill(step.auth, this) : 'approver',
-      body,
-    });
+    const r =
+      step.auth !== undefined || step.over === 'rest'
+        ? await w.send('POST', `/v1/approvals/${encodeURIComponent(id)}/approve`, {
+            auth: step.auth ? await w.fill(step.auth, this) : 'admin',
+            body,
+          })
+        : await w.decide((admin) =>
+            admin.approvals.approve(id, operator(step.approver ?? REVIEWER.id), {
+              ...(typeof body.totp === 'string' ? { totp: body.totp } : {}),
+              ...(step.reason !== undefined ? { reason: step.reason } : {}),
+            }),
+          );
     await this.#check(r, step.expect ?? { status: 200, body: { status: 'approved' } });
   }
 
@@ -1026,10 +1062,10 @@ class CaseRun {
       (c) => c.subject === step.approve_change,
     );
     assert.ok(change, `no pending change "${step.approve_change}": ${describeReply(list)}`);
-    const r = await w.send('POST', `/v1/changes/${change.id}/approve`, {
-      auth: 'approver',
-      body: { approver: step.approver, totp: this.#totpFor(step.approver, step.totp) ?? '' },
-    });
+    const totp = this.#totpFor(step.approver, step.totp) ?? '';
+    const r = await w.decide((admin) =>
+      admin.changes.approve(change.id, operator(step.approver), totp),
+    );
     await this.#check(r, step.expect ?? { status: 200 });
   }
 

@@ -14,10 +14,13 @@ import { demoExecutor } from '../../src/runtimes/index.js';
 import { type Gateway, openGateway } from '../../src/toolgate.js';
 import { backends } from '../support/backends.js';
 import { validTool } from '../support/fixtures.js';
+import { operator } from '../support/operators.js';
 import { approvePendingReviews } from '../support/reviews.js';
 import { parseCsv } from './csv.js';
 
 const admin: Actor = { id: 'test-admin', via: 'library' };
+/** The operator account that decides approvals here. */
+const approver = operator('test-admin');
 const ADMIN_TOKEN = 'admin-token-for-report-tests-0123456789abcdef';
 
 for (const backend of backends()) {
@@ -106,7 +109,7 @@ for (const backend of backends()) {
       const email = { to: 'ana@customer.example', subject: 'Refund', body: 'On its way' };
       const held = await tg.gate.invoke(ctx, 'send_email', email);
       assert.equal(held.kind, 'pending_approval');
-      if (held.kind === 'pending_approval') await tg.approvals.approve(held.approvalId, admin);
+      if (held.kind === 'pending_approval') await tg.approvals.approve(held.approvalId, approver);
       await ok('send_email', email);
       await tg.gate.flush();
       now = new Date('2026-06-01T12:00:00Z');

@@ -118,9 +118,11 @@ describe('data files are created 0600', () => {
     };
     walk(data);
     walk(join(home, 'db'));
-    for (const name of ['approvers.json', 'master.key', 'audit-signing-key.pem']) {
+    for (const name of ['master.key', 'audit-signing-key.pem']) {
       assert.ok(files.includes(join(data, name)), `${name} was created`);
     }
+    // Second factors are sealed in the database, never a file beside it.
+    assert.ok(!files.includes(join(data, 'approvers.json')), 'no approvers.json');
     assert.ok(files.includes(join(home, 'db', 'tg.db')));
     for (const f of files) assert.equal(mode(f), 0o600, `${f} is ${mode(f).toString(8)}`);
   });

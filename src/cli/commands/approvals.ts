@@ -1,9 +1,15 @@
 /**
  * @module `toolgate approvals`: calls waiting for a human decision: list, show, approve, reject.
+ * The approver is the operator this CLI run authenticated as; no option names one.
  */
 import { type Command, Option } from 'commander';
-import { operatorActor } from '../../operators/index.js';
-import { APPROVAL_READERS, type PageFlags, pageOptions, withAdmin } from '../command-kit.js';
+import {
+  APPROVAL_READERS,
+  type PageFlags,
+  pageOptions,
+  refuseStatedApprover,
+  withAdmin,
+} from '../command-kit.js';
 import { table, withNextCursor } from '../output.js';
 
 export function registerApprovals(program: Command): void {
@@ -75,20 +81,18 @@ export function registerApprovals(program: Command): void {
 
   approvals
     .command('approve <id>')
-    .description('approve: the agent may run exactly this call, once')
-    .option('--approver <id>', 'who approves (their TOTP is checked where required)')
-    .option('--totp <code>', 'second factor, for irreversible actions')
+    .description('approve as yourself: the agent may run exactly this call, once')
+    .option('--totp <code>', 'your second factor, for irreversible and permission-changing calls')
     .option('--reason <text>')
+    .addOption(new Option('--approver <id>').hideHelp())
     .action((id: string, opts: { approver?: string; totp?: string; reason?: string }) =>
       withAdmin(program, async (admin, out, operator) => {
-        const a = await admin.approvals.approve(
-          id,
-          opts.approver ? { id: opts.approver, via: 'cli' } : operatorActor(operator, 'cli'),
-          {
-            ...(opts.totp ? { totp: opts.totp } : {}),
-            ...(opts.reason ? { reason: opts.reason } : {}),
-          },
-        );
+        refuseStatedApprover(opts);
+        const a = await admin.approvals.approve(id, operator, {
+          ...(opts.totp ? { totp: opts.totp } : {}),
+          ...(opts.reason ? { reason: opts.reason } : {}),
+          via: 'cli',
+        });
         out.result(a, () => `${a.id} approved by ${a.decided_by}`);
       })(),
     );
@@ -96,14 +100,11 @@ export function registerApprovals(program: Command): void {
   approvals
     .command('reject <id>')
     .requiredOption('--reason <text>')
-    .option('--approver <id>')
+    .addOption(new Option('--approver <id>').hideHelp())
     .action((id: string, opts: { reason: string; approver?: string }) =>
       withAdmin(program, async (admin, out, operator) => {
-        const a = await admin.approvals.reject(
-          id,
-          opts.approver ? { id: opts.approver, via: 'cli' } : operatorActor(operator, 'cli'),
-          opts.reason,
-        );
+        refuseStatedApprover(opts);
+        const a = await admin.approvals.reject(id, operator, opts.reason, 'cli');
         out.result(a, () => `${a.id} rejected`);
       })(),
     );

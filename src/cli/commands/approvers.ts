@@ -1,41 +1,50 @@
 /**
- * @module `toolgate approvers`: approvers' second factor: enroll, status, unlock.
+ * @module `toolgate approvers`: operators' second factors: enroll, remove, status, unlock.
+ * Enrolment is an admin's act for a named operator, through the admin API like any other; the
+ * secret is sealed in the database (every replica sees it at once) and printed here once.
  */
-
 import type { Command } from 'commander';
 import { operatorActor } from '../../operators/index.js';
-import { type GlobalOptions, withAdmin } from '../command-kit.js';
-import { makeOutput, reportError } from '../output.js';
-import { enrollApprover } from '../runtime-files.js';
+import { withAdmin } from '../command-kit.js';
 
 export function registerApprovers(program: Command): void {
-  const approvers = program.command('approvers').description('people who approve calls');
+  const approvers = program
+    .command('approvers')
+    .description("operators' second factors (TOTP), which approvals and changes need");
 
   approvers
-    .command('enroll <id>')
+    .command('enroll <operator-id>')
     .description(
-      "create an approver's second factor (TOTP); prints the secret and an otpauth URI once",
+      "create or replace an operator's second factor (admins only); prints the secret and an otpauth URI once",
     )
-    .action((id: string) => {
-      const globals = program.opts<GlobalOptions>();
-      const out = makeOutput(globals.json === true);
-      try {
-        const { secret, uri } = enrollApprover(globals.dataDir, id);
-        out.result({ approver: id, secret, otpauth_uri: uri }, () =>
+    .action((id: string) =>
+      withAdmin(program, async (admin, out, operator) => {
+        const e = await admin.secondFactor.enroll(operator, id, 'cli');
+        out.result(e, () =>
           [
-            `approver ${id} enrolled; add this to an authenticator app (shown once):`,
-            uri,
-            `secret: ${secret}`,
+            `operator ${id}: second factor ${e.version > 1 ? 're-enrolled (the old one no longer works)' : 'enrolled'}; add this to an authenticator app (shown once):`,
+            e.otpauth_uri,
+            `secret: ${e.secret}`,
           ].join('\n'),
         );
-      } catch (err) {
-        process.exitCode = reportError(err, out.json);
-      }
-    });
+      })(),
+    );
 
   approvers
-    .command('status <id>')
-    .description("an approver's second-factor state: consecutive failures, backoff, lockout")
+    .command('remove <operator-id>')
+    .description("remove an operator's second factor (admins only, audited)")
+    .action((id: string) =>
+      withAdmin(program, async (admin, out, operator) => {
+        const r = await admin.secondFactor.remove(operator, id, 'cli');
+        out.result(r, () =>
+          r.removed ? `operator ${id}: second factor removed` : `operator ${id}: none enrolled`,
+        );
+      })(),
+    );
+
+  approvers
+    .command('status <operator-id>')
+    .description("an operator's second-factor state: consecutive failures, backoff, lockout")
     .action((id: string) =>
       withAdmin(program, async (admin, out) => {
         const s = await admin.secondFactor.state(id);
@@ -48,9 +57,9 @@ export function registerApprovers(program: Command): void {
     );
 
   approvers
-    .command('unlock <id>')
+    .command('unlock <operator-id>')
     .description(
-      "clear an approver's failed second-factor codes and lockout (audited); the way out of a lockout",
+      "clear an operator's failed second-factor codes and lockout (audited); the way out of a lockout",
     )
     .action((id: string) =>
       withAdmin(program, async (admin, out, operator) => {

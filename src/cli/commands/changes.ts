@@ -1,9 +1,16 @@
 /**
- * @module `toolgate changes`: the four-eyes desk of privileged grants and irreversible tools.
+ * @module `toolgate changes`: the four-eyes desk of privileged grants and irreversible tools. The
+ * approver is the operator this CLI run authenticated as; no option names one.
  */
 import { type Command, Option } from 'commander';
 import { operatorActor } from '../../operators/index.js';
-import { APPROVAL_READERS, type PageFlags, pageOptions, withAdmin } from '../command-kit.js';
+import {
+  APPROVAL_READERS,
+  type PageFlags,
+  pageOptions,
+  refuseStatedApprover,
+  withAdmin,
+} from '../command-kit.js';
 import { table, withNextCursor } from '../output.js';
 
 export function registerChanges(program: Command): void {
@@ -46,13 +53,17 @@ export function registerChanges(program: Command): void {
   changes
     .command('approve <id>')
     .description(
-      "one approver's approval, proven by their TOTP; applies when enough distinct approvers agree",
+      'approve as yourself, proven by your TOTP; applies when enough distinct approvers agree',
     )
-    .requiredOption('--approver <id>', 'an enrolled approver (toolgate approvers enroll)')
-    .requiredOption('--totp <code>', "the approver's current code")
-    .action((id: string, opts: { approver: string; totp: string }) =>
-      withAdmin(program, async (admin, out) => {
-        const c = await admin.changes.approve(id, opts.approver, opts.totp);
+    .requiredOption(
+      '--totp <code>',
+      'your current code (an admin enrols it: toolgate approvers enroll)',
+    )
+    .addOption(new Option('--approver <id>').hideHelp())
+    .action((id: string, opts: { approver?: string; totp: string }) =>
+      withAdmin(program, async (admin, out, operator) => {
+        refuseStatedApprover(opts);
+        const c = await admin.changes.approve(id, operator, opts.totp, 'cli');
         out.result(
           c,
           () =>
@@ -66,7 +77,7 @@ export function registerChanges(program: Command): void {
     .requiredOption('--reason <text>')
     .action((id: string, opts: { reason: string }) =>
       withAdmin(program, async (admin, out, operator) => {
-        const c = await admin.changes.reject(id, operatorActor(operator, 'cli'), opts.reason);
+        const c = await admin.changes.reject(id, operator, opts.reason, 'cli');
         out.result(c, () => `${c.id} rejected`);
       })(),
     );

@@ -13,11 +13,11 @@ import {
   pageOptions,
   parseRef,
   READERS,
+  refuseStatedApprover,
   versionLine,
   withAdmin,
 } from '../command-kit.js';
 import { makeOutput, reportError, table, withNextCursor } from '../output.js';
-import { approverSecrets } from '../runtime-files.js';
 
 export function registerTools(program: Command): void {
   const tools = program.command('tools').description('the tool catalog');
@@ -141,8 +141,8 @@ export function registerTools(program: Command): void {
     )
     .requiredOption('--hash <sha256>', 'the definition hash you reviewed (tools show prints it)')
     .requiredOption('--notes <text>', 'what you checked, or why you reject it')
-    .requiredOption('--approver <id>', 'an enrolled approver (toolgate approvers enroll)')
-    .requiredOption('--totp <code>', "the approver's current code")
+    .addOption(new Option('--approver <id>').hideHelp())
+    .addOption(new Option('--totp <code>').hideHelp())
     .action(
       (
         id: string,
@@ -151,42 +151,31 @@ export function registerTools(program: Command): void {
           decision: 'approved' | 'rejected';
           hash: string;
           notes: string;
-          approver: string;
-          totp: string;
+          approver?: string;
         },
       ) =>
-        withAdmin(program, async (admin, out) => {
-          // The CLI proves the approver by their second factor, as `changes approve` does; the
-          // reviewer is that approver, never a name the command merely states.
-          const secret = approverSecrets(program.opts<GlobalOptions>().dataDir).get(opts.approver);
-          if (!secret) {
-            throw new ToolgateError(
-              'FORBIDDEN',
-              `approver ${opts.approver} has no second factor enrolled`,
-              {},
+        withAdmin(
+          program,
+          async (admin, out, operator) => {
+            // The reviewer is the operator this run authenticated as (TOOLGATE_TOKEN), never a
+            // name the command states.
+            refuseStatedApprover(opts);
+            const r = await admin.catalog.review(
+              id,
+              version,
+              operator,
+              { definition_hash: opts.hash, decision: opts.decision, notes: opts.notes },
+              { via: 'cli' },
             );
-          }
-          await admin.secondFactor.verify(opts.approver, secret, opts.totp, 'review.totp');
-          const r = await admin.catalog.review(
-            id,
-            version,
-            {
-              id: opts.approver,
-              name: opts.approver,
-              roles: ['approver'],
-              teams: [],
-              authenticatedBy: 'password+totp',
-            },
-            { definition_hash: opts.hash, decision: opts.decision, notes: opts.notes },
-            { via: 'cli' },
-          );
-          out.result(r, () =>
-            [
-              `${id}@${version}: review ${r.review.status} by ${r.review.reviewer} (${r.review.definition_hash})`,
-              `  lifecycle: ${r.tool.lifecycle}${r.changeId ? `, awaiting approvers: ${r.changeId}` : ''}`,
-            ].join('\n'),
-          );
-        })(),
+            out.result(r, () =>
+              [
+                `${id}@${version}: review ${r.review.status} by ${r.review.reviewer} (${r.review.definition_hash})`,
+                `  lifecycle: ${r.tool.lifecycle}${r.changeId ? `, awaiting approvers: ${r.changeId}` : ''}`,
+              ].join('\n'),
+            );
+          },
+          { roles: ['approver'] },
+        )(),
     );
 
   pageOptions(

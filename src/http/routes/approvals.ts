@@ -1,12 +1,14 @@
 /**
- * @module Admin routes for approvals, grants and agent keys. Nothing here is reachable with an
- * agent key: an agent can neither approve its own calls nor widen its own grants.
+ * @module Admin routes for approvals, changes, second factors, grants and agent keys. Nothing here
+ * is reachable with an agent key: an agent can neither approve its own calls nor widen its own
+ * grants. Whoever decides is the request's authenticated operator; a body naming an approver is
+ * refused (docs/architecture.md §6).
  */
 import type { FastifyInstance } from 'fastify';
 import type { AdminApi } from '../../api/index.js';
-import type { Actor } from '../../core/index.js';
+import { problem, ToolgateError } from '../../core/index.js';
 import { type PageQuery, pageQuery } from '../pagination.js';
-import { actorOf } from '../request-actor.js';
+import { actorOf, operatorOf } from '../request-actor.js';
 import { APPROVAL_READERS, APPROVERS } from '../route-roles.js';
 import { errors } from '../wire-schemas.js';
 
@@ -15,6 +17,25 @@ const idParams = {
   required: ['id'],
   properties: { id: { type: 'string', pattern: '^[A-Za-z0-9_.:@+-]{1,100}$' } },
 } as const;
+
+/**
+ * Accepted by the schema only to be refused with a message that says why: a client written for
+ * the stated-approver API learns what changed instead of reading "additional property".
+ */
+const statedApprover = {
+  description:
+    'Refused: the approver is the authenticated operator of the request, never a name it states',
+} as const;
+
+function refuseStatedApprover(body: unknown): void {
+  if (typeof body === 'object' && body !== null && 'approver' in body) {
+    throw new ToolgateError(
+      'INPUT_INVALID',
+      'the approver is the authenticated operator of this request; remove "approver" from the body and authenticate as the approver',
+      { problems: [problem('/approver', 'approver is not accepted', 'approval.approver')] },
+    );
+  }
+}
 
 export function approvalRoutes(app: FastifyInstance, admin: AdminApi): void {
   app.get(
@@ -72,24 +93,25 @@ export function approvalRoutes(app: FastifyInstance, admin: AdminApi): void {
           type: ['object', 'null'],
           additionalProperties: false,
           properties: {
-            approver: {
+            approver: statedApprover,
+            totp: {
               type: 'string',
-              maxLength: 100,
-              description: 'Who approves (their TOTP is checked)',
+              maxLength: 10,
+              description: "The approving operator's current code, where the call needs a step-up",
             },
-            totp: { type: 'string', maxLength: 10 },
             reason: { type: 'string', maxLength: 2000 },
           },
         },
-        response: errors(400, 401, 403, 404, 409),
+        response: errors(400, 401, 403, 404, 409, 429),
       },
     },
     async (req) => {
-      const body = (req.body ?? {}) as { approver?: string; totp?: string; reason?: string };
-      const approver: Actor = body.approver ? { id: body.approver, via: 'rest' } : actorOf(req);
-      return admin.approvals.approve((req.params as { id: string }).id, approver, {
+      refuseStatedApprover(req.body);
+      const body = (req.body ?? {}) as { totp?: string; reason?: string };
+      return admin.approvals.approve((req.params as { id: string }).id, operatorOf(req), {
         ...(body.totp !== undefined ? { totp: body.totp } : {}),
         ...(body.reason !== undefined ? { reason: body.reason } : {}),
+        via: 'rest',
       });
     },
   );
@@ -107,19 +129,21 @@ export function approvalRoutes(app: FastifyInstance, admin: AdminApi): void {
           additionalProperties: false,
           required: ['reason'],
           properties: {
-            approver: { type: 'string', maxLength: 100 },
+            approver: statedApprover,
             reason: { type: 'string', minLength: 1, maxLength: 2000 },
           },
         },
-        response: errors(400, 401, 404, 409),
+        response: errors(400, 401, 403, 404, 409),
       },
     },
     async (req) => {
-      const body = req.body as { approver?: string; reason: string };
+      refuseStatedApprover(req.body);
+      const body = req.body as { reason: string };
       return admin.approvals.reject(
         (req.params as { id: string }).id,
-        body.approver ? { id: body.approver, via: 'rest' } : actorOf(req),
+        operatorOf(req),
         body.reason,
+        'rest',
       );
     },
   );
@@ -175,23 +199,29 @@ export function approvalRoutes(app: FastifyInstance, admin: AdminApi): void {
       schema: {
         tags: ['approvals'],
         summary:
-          "One approver's approval with their TOTP; the change applies when enough distinct approvers agree",
+          "The authenticated approver's approval with their TOTP; the change applies when enough distinct approvers (none the requester) agree",
         params: idParams,
         body: {
           type: 'object',
           additionalProperties: false,
-          required: ['approver', 'totp'],
+          required: ['totp'],
           properties: {
-            approver: { type: 'string', maxLength: 100 },
+            approver: statedApprover,
             totp: { type: 'string', maxLength: 10 },
           },
         },
-        response: errors(400, 401, 403, 404, 409),
+        response: errors(400, 401, 403, 404, 409, 429),
       },
     },
     async (req) => {
-      const body = req.body as { approver: string; totp: string };
-      return admin.changes.approve((req.params as { id: string }).id, body.approver, body.totp);
+      refuseStatedApprover(req.body);
+      const body = req.body as { totp: string };
+      return admin.changes.approve(
+        (req.params as { id: string }).id,
+        operatorOf(req),
+        body.totp,
+        'rest',
+      );
     },
   );
 
@@ -207,17 +237,77 @@ export function approvalRoutes(app: FastifyInstance, admin: AdminApi): void {
           type: 'object',
           additionalProperties: false,
           required: ['reason'],
-          properties: { reason: { type: 'string', minLength: 1, maxLength: 2000 } },
+          properties: {
+            approver: statedApprover,
+            reason: { type: 'string', minLength: 1, maxLength: 2000 },
+          },
         },
-        response: errors(400, 401, 404, 409),
+        response: errors(400, 401, 403, 404, 409),
+      },
+    },
+    async (req) => {
+      refuseStatedApprover(req.body);
+      return admin.changes.reject(
+        (req.params as { id: string }).id,
+        operatorOf(req),
+        (req.body as { reason: string }).reason,
+        'rest',
+      );
+    },
+  );
+
+  app.post(
+    '/v1/operators/:id/second-factor',
+    {
+      schema: {
+        tags: ['operators'],
+        summary:
+          "Enrol (or replace) an operator's TOTP second factor (admins only); the secret is in this response only",
+        params: idParams,
+        response: errors(400, 401, 403, 404),
+      },
+    },
+    async (req, reply) => {
+      const enrolment = await admin.secondFactor.enroll(
+        operatorOf(req),
+        (req.params as { id: string }).id,
+        'rest',
+      );
+      return reply.status(201).header('cache-control', 'no-store').send(enrolment);
+    },
+  );
+
+  app.delete(
+    '/v1/operators/:id/second-factor',
+    {
+      schema: {
+        tags: ['operators'],
+        summary: "Remove an operator's second factor (admins only)",
+        params: idParams,
+        response: errors(400, 401, 403),
       },
     },
     async (req) =>
-      admin.changes.reject(
-        (req.params as { id: string }).id,
-        actorOf(req),
-        (req.body as { reason: string }).reason,
-      ),
+      admin.secondFactor.remove(operatorOf(req), (req.params as { id: string }).id, 'rest'),
+  );
+
+  app.get(
+    '/v1/operators/:id/second-factor',
+    {
+      schema: {
+        tags: ['operators'],
+        summary: 'Whether an operator has a second factor, and its failed codes, backoff, lockout',
+        params: idParams,
+        response: errors(401),
+      },
+    },
+    async (req) => {
+      const id = (req.params as { id: string }).id;
+      return {
+        enrolled: await admin.secondFactor.enrolled(id),
+        ...(await admin.secondFactor.state(id)),
+      };
+    },
   );
 
   const grantBody = {

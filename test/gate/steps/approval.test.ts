@@ -1,7 +1,8 @@
 /** Step 9, approval: a call that needs approval waits (audited) with its resolved form; approved, it goes on. */
 import assert from 'node:assert/strict';
 import { after, before, test } from 'node:test';
-import { admin, type Harness, openHarness } from './step-harness.js';
+import { operator } from '../../support/operators.js';
+import { type Harness, openHarness } from './step-harness.js';
 
 let h: Harness;
 let ctx: { agentId: string; sessionId: string };
@@ -33,9 +34,9 @@ test('a call that needs approval is pending with what the reviewer sees, and aud
 test('once approved, the same call goes on carrying the approval and its approver', async () => {
   const first = await approval('approved', { invoice: 'I-2' });
   assert.ok(first.r?.kind === 'pending_approval');
-  await h.tg.approvals.approve(first.r.approvalId, admin);
+  await h.tg.approvals.approve(first.r.approvalId, operator('test-admin'));
   const retry = await approval('approved', { invoice: 'I-2' });
   assert.equal(retry.r, undefined);
   assert.equal(retry.s.approval?.approvalId, first.r.approvalId);
-  assert.equal(retry.s.approval?.approver, admin.id);
+  assert.equal(retry.s.approval?.approver, 'operator:test-admin');
 });

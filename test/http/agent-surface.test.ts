@@ -1,0 +1,169 @@
+/**
+ * Agents can never reach a decision: every REST route is walked with an agent's API key, and the
+ * ones that answer it (the agent routes) are only sessions and calls — none approves, rejects,
+ * grants, enrols a second factor, applies configuration or registers a tool. The MCP front offers
+ * the agent its session's tools and nothing else. A call's own body cannot carry an approval, and
+ * an approval is never handed to the agent.
+ */
+import assert from 'node:assert/strict';
+import { mkdtempSync, rmSync } from 'node:fs';
+import { tmpdir } from 'node:os';
+import { join } from 'node:path';
+import { after, before, test } from 'node:test';
+import { Client } from '@modelcontextprotocol/sdk/client/index.js';
+import { StreamableHTTPClientTransport } from '@modelcontextprotocol/sdk/client/streamableHttp.js';
+import type { FastifyInstance } from 'fastify';
+import { buildServer } from '../../src/http/index.js';
+import { demoExecutor } from '../../src/runtimes/index.js';
+import { type Gateway, openGateway } from '../../src/toolgate.js';
+import { validTool } from '../support/fixtures.js';
+import { operator } from '../support/operators.js';
+
+const ADMIN_TOKEN = 'agent-surface-admin-token-0123456789abcdef';
+const setup = { id: 'setup', via: 'library' } as const;
+/** What no agent-reachable route or MCP tool may be about. */
+const DECIDING = /approv|reject|grant|second-factor|operator|change|apply|register|keys|secret/i;
+
+let dir: string;
+let tg: Gateway;
+let app: FastifyInstance;
+let base = '';
+let agentKey = '';
+
+before(async () => {
+  dir = mkdtempSync(join(tmpdir(), 'toolgate-agent-surface-'));
+  tg = await openGateway({
+    db: `sqlite:${join(dir, 'tg.db')}`,
+    executor: demoExecutor().register('test.echo', () => ({ status: 'ok' })),
+  });
+  await tg.config.apply(
+    [
+      { kind: 'Agent', spec: { id: 'bot', owner: 'qa' } },
+      {
+        kind: 'Tool',
+        spec: validTool({
+          id: 'note',
+          name: 'note',
+          action_class: 'reversible_write',
+          runtime: { kind: 'inline', handler: 'test.echo' },
+          required_capabilities: ['notes:write'],
+          approval: { mode: 'always' },
+        }),
+      },
+      { kind: 'Grant', spec: { agent: 'bot', capabilities: ['notes:write'] } },
+    ],
+    setup,
+  );
+  agentKey = (await tg.keys.issue('bot', setup)).apiKey;
+  app = await buildServer(tg, { adminToken: ADMIN_TOKEN });
+  base = await app.listen({ host: '127.0.0.1', port: 0 });
+});
+after(async () => {
+  await app.close();
+  await tg.close();
+  rmSync(dir, { recursive: true, force: true, maxRetries: 5, retryDelay: 50 });
+});
+
+async function send(method: string, path: string, body?: unknown, token = agentKey) {
+  const res = await fetch(`${base}${path}`, {
+    method,
+    headers: {
+      authorization: `Bearer ${token}`,
+      ...(body === undefined ? {} : { 'content-type': 'application/json' }),
+    },
+    ...(body === undefined ? {} : { body: JSON.stringify(body) }),
+  });
+  const text = await res.text();
+  return { status: res.status, text, body: JSON.parse(text || '{}') as Record<string, unknown> };
+}
+
+test('walking every REST route with an agent key: the agent routes are sessions only, none decides', async () => {
+  const doc = app.swagger() as { paths: Record<string, Record<string, unknown>> };
+  const reachable: string[] = [];
+  const refused: string[] = [];
+  for (const [path, methods] of Object.entries(doc.paths)) {
+    for (const method of Object.keys(methods)) {
+      if (!['get', 'post', 'put', 'patch', 'delete'].includes(method)) continue;
+      const concrete = path.replace(/\{[^}]+\}/g, 'x1');
+      const body = ['post', 'put', 'patch', 'delete'].includes(method) ? {} : undefined;
+      const r = await send(method.toUpperCase(), concrete, body);
+      const adminOnly =
+        r.status === 401 && r.body.message === 'send Authorization: Bearer <admin token>';
+      (adminOnly ? refused : reachable).push(`${method.toUpperCase()} ${path}`);
+    }
+  }
+  // The walk saw the whole API: the decision routes are there, and refused the agent.
+  for (const route of [
+    'POST /v1/approvals/{id}/approve',
+    'POST /v1/approvals/{id}/reject',
+    'POST /v1/changes/{id}/approve',
+    'POST /v1/grants',
+    'POST /v1/operators/{id}/second-factor',
+    'POST /v1/apply',
+  ]) {
+    assert.ok(refused.includes(route), `${route} refuses an agent key`);
+  }
+  assert.ok(reachable.includes('POST /v1/sessions/{id}/calls'), reachable.join('\n'));
+  const probes = new Set(['GET /healthz', 'GET /readyz']);
+  for (const route of reachable) {
+    const path = route.split(' ')[1] ?? '';
+    assert.ok(
+      probes.has(route) || path.startsWith('/v1/sessions') || path.startsWith('/v1/schemas/'),
+      `an agent reaches ${route}`,
+    );
+    assert.doesNotMatch(path, DECIDING, `an agent reaches ${route}`);
+  }
+});
+
+test('over MCP the agent is offered its session tools only, none that decides', async () => {
+  const client = new Client({ name: 'agent-surface', version: '1.0.0' });
+  await client.connect(
+    new StreamableHTTPClientTransport(new URL(`${base}/mcp`), {
+      requestInit: { headers: { authorization: `Bearer ${agentKey}` } },
+    }),
+  );
+  try {
+    const names = (await client.listTools()).tools.map((t) => t.name);
+    assert.deepEqual(names, ['note']);
+    for (const name of names) assert.doesNotMatch(name, DECIDING);
+    const caps = client.getServerCapabilities() ?? {};
+    assert.equal(caps.prompts, undefined, 'no prompts');
+    assert.equal(caps.resources, undefined, 'no resources');
+  } finally {
+    await client.close();
+  }
+});
+
+test("a call's own body cannot carry an approval, and the approval never reaches the agent", async () => {
+  const session = await send('POST', '/v1/sessions', {});
+  const id = String(session.body.id);
+  const call = { tool: 'note', arguments: { invoice: 'S-1' } };
+  const pending = await send('POST', `/v1/sessions/${id}/calls`, call);
+  assert.equal(pending.status, 202, pending.text);
+  const approvalId = String(pending.body.approval_id);
+  for (const smuggled of [
+    { approval_id: approvalId },
+    { approval_token: 'x' },
+    { approved: true },
+    { approver: 'alice' },
+  ]) {
+    const r = await send('POST', `/v1/sessions/${id}/calls`, { ...call, ...smuggled });
+    assert.equal(r.status, 400, JSON.stringify(smuggled));
+    assert.equal(r.body.code, 'INPUT_INVALID');
+  }
+  // Inside the arguments it is just an argument the tool's schema does not know.
+  const inArgs = await send('POST', `/v1/sessions/${id}/calls`, {
+    tool: 'note',
+    arguments: { invoice: 'S-1', approval_id: approvalId },
+  });
+  assert.equal(inArgs.status, 400);
+  assert.equal((await tg.approvals.get(approvalId)).status, 'pending');
+
+  // Approved by an approver account, the retry runs; neither answer shows the token.
+  const approved = await tg.admin.approvals.approve(approvalId, operator('ann'));
+  assert.equal(approved.status, 'approved');
+  assert.ok(!('token' in approved), 'the admin view holds no token either');
+  const ran = await send('POST', `/v1/sessions/${id}/calls`, call);
+  assert.equal(ran.status, 200, ran.text);
+  assert.doesNotMatch(ran.text + pending.text, /eyJ|token/i);
+});
