@@ -19,6 +19,7 @@ import {
   METRICS_ADMIN,
   PROVIDERS_ADMIN,
   REPORTS_ADMIN,
+  RUNS_AGENT,
   SECOND_FACTOR_ADMIN,
   SECRETS_ADMIN,
   SESSIONS_ADMIN,
@@ -69,7 +70,12 @@ import {
   runtimeRegistry,
 } from './runtimes/index.js';
 import { definitionPathProblems, EgressProxy, SandboxService } from './sandbox/index.js';
-import { type AgentCaps, DEFAULT_AGENT_CAPS, SessionService } from './sessions/index.js';
+import {
+  type AgentCaps,
+  DEFAULT_AGENT_CAPS,
+  RunService,
+  SessionService,
+} from './sessions/index.js';
 import {
   appendEvent,
   DEFAULT_DB_URL,
@@ -255,6 +261,7 @@ export async function openGateway(options: ToolgateOptions = {}): Promise<Gatewa
     options.clock,
     caps.maxSessionsPerAgent,
   );
+  const runs = new RunService(store, sessions, options.clock);
   // One attempt counter per approver for both desks (and, through the store, every replica).
   const secondFactor = new SecondFactorGuard(store.db, clock);
   const approvals = new ApprovalDesk(
@@ -401,6 +408,7 @@ export async function openGateway(options: ToolgateOptions = {}): Promise<Gatewa
   const agent: AgentApi = Object.freeze({
     authenticate,
     sessions: expose(sessions, SESSIONS_AGENT),
+    runs: expose(runs, RUNS_AGENT),
     invoke: gate.invoke.bind(gate),
     revisions,
   });

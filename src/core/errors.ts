@@ -228,6 +228,21 @@ export const ERROR_CODES = {
     jsonRpc: -32600,
     summary: "No MCP session with this id for this caller (ended, evicted, or another caller's).",
   },
+  // 2026-07-28 requests: the headers mirror the body; the spec names -32020 (HeaderMismatch).
+  MCP_HEADER_MISMATCH: {
+    http: 400,
+    jsonRpc: -32020,
+    summary:
+      'An MCP header (Mcp-Method, Mcp-Name, Mcp-Param-*) is missing or disagrees with the body.',
+  },
+  // Runs: the handle a 2026-07-28 client carries in `_meta["io.toolgate/run"]`.
+  RUN_NOT_FOUND: {
+    http: 404,
+    jsonRpc: -32064,
+    summary: "No run with this handle for this caller (unknown, or another principal's).",
+  },
+  RUN_EXPIRED: { http: 410, jsonRpc: -32065, summary: 'The run handle has expired.' },
+  RUN_REVOKED: { http: 410, jsonRpc: -32066, summary: 'The run handle was revoked.' },
 } as const satisfies Record<string, { http: number; jsonRpc: number; summary: string }>;
 
 export type ErrorCode = keyof typeof ERROR_CODES;
@@ -297,6 +312,10 @@ export interface ErrorDetails {
   OVERLOADED: CapDetails;
   MCP_SESSION_REQUIRED: Record<string, never>;
   MCP_SESSION_NOT_FOUND: Record<string, never>;
+  MCP_HEADER_MISMATCH: { header: string; reason: string };
+  RUN_NOT_FOUND: Record<string, never>;
+  RUN_EXPIRED: { run: string; expiredAt: string };
+  RUN_REVOKED: { run: string };
 }
 
 /** A call waiting for approval: which approval to decide, and the literal call it covers. */

@@ -56,7 +56,12 @@ export interface HttpOptions {
   /** Limits of the MCP front at /mcp (sessions overall, per agent, idle time). */
   readonly mcp?: Pick<
     McpHttpOptions,
-    'maxSessions' | 'maxSessionsPerAgent' | 'idleMs' | 'originPolicy'
+    | 'maxSessions'
+    | 'maxSessionsPerAgent'
+    | 'idleMs'
+    | 'originPolicy'
+    | 'listTtlMs'
+    | 'runTtlSeconds'
   >;
   /** Requests running and queued at once, overall and per caller (defaults in DEFAULT_ADMISSION). */
   readonly admission?: Partial<AdmissionOptions>;

@@ -54,6 +54,7 @@ for (const backend of backends()) {
         'authenticate',
         'invoke',
         'revisions',
+        'runs',
         'sessions',
       ]);
     });
