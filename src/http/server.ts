@@ -62,6 +62,7 @@ export interface HttpOptions {
     | 'originPolicy'
     | 'listTtlMs'
     | 'runTtlSeconds'
+    | 'refusalSample'
   >;
   /** Requests running and queued at once, overall and per caller (defaults in DEFAULT_ADMISSION). */
   readonly admission?: Partial<AdmissionOptions>;

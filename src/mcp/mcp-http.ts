@@ -40,6 +40,8 @@ export interface McpHttpOptions {
   readonly listTtlMs?: number;
   /** Lifetime of a run minted for a 2026-07-28 client (default: a gate session's). */
   readonly runTtlSeconds?: number;
+  /** Refusals before authentication recorded in full per minute and action; the rest counted. */
+  readonly refusalSample?: number;
 }
 
 const DEFAULT_LIST_TTL_MS = 5_000;
@@ -153,7 +155,9 @@ export async function registerMcpHttp(
     ...(options.runTtlSeconds !== undefined ? { runTtlSeconds: options.runTtlSeconds } : {}),
     onError: (err) => app.log.error({ err }, 'mcp request failed'),
   });
-  const mismatches = new RefusalSampler(security);
+  const mismatches = new RefusalSampler(security, {
+    ...(options.refusalSample !== undefined ? { sample: options.refusalSample } : {}),
+  });
   /** A header that does not mirror the body: 400 HeaderMismatch, audited (sampled). */
   const refuseHeaders = async (req: FastifyRequest, reply: FastifyReply, r: HeaderRefusal) => {
     await mismatches.record('mcp.header_mismatch', {

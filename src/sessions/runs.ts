@@ -67,11 +67,9 @@ export class RunService {
       .where('id', '=', handle)
       .executeTakeFirst();
     const notFound = new ToolgateError('RUN_NOT_FOUND', 'no run with this handle', {});
-    if (!row || !principalMatches(row, asPrincipal(who))) {
-      // A live one of someone else: the session check writes session.principal_mismatch.
-      await this.#sessions.require(handle, who).catch(() => {});
-      return notFound;
-    }
+    // A live one of someone else was audited (session.principal_mismatch) by the session check
+    // that refused it; this only chooses the words.
+    if (!row || !principalMatches(row, asPrincipal(who))) return notFound;
     if (row.status === 'revoked') {
       return new ToolgateError('RUN_REVOKED', 'this run was revoked; start a new one', {
         run: handle,
