@@ -49,13 +49,12 @@ export function classify(headers: Headers, body: unknown): Classified {
   });
   if (outcome.kind === 'legacy') return { era: 'legacy' };
   if (outcome.kind === 'reject') {
-    const mismatch = (outcome.data as { mismatch?: { header?: unknown } } | undefined)?.mismatch;
+    // Only a header disagreeing with the body is refused here. Any other fault (not JSON-RPC, a
+    // broken envelope) is answered where it is today, after authentication, by the session path.
+    if (!outcome.cell.includes('mismatch')) return { era: 'legacy' };
     return {
       era: 'refused',
-      refusal: {
-        header: typeof mismatch?.header === 'string' ? headerNameOf(outcome.cell) : 'body',
-        reason: outcome.message,
-      },
+      refusal: { header: headerNameOf(outcome.cell), reason: outcome.message },
     };
   }
   if (outcome.messageKind === 'notification') {

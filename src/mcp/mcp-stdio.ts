@@ -57,6 +57,17 @@ function firstMessage(): Promise<unknown> {
   });
 }
 
+/**
+ * Resumes stdin once the chosen transport listens: a stream paused on purpose does not flow again
+ * when a listener is added, and flowing with none would drop the first message.
+ */
+async function resumeWhenHeard(): Promise<void> {
+  while (process.stdin.listenerCount('data') === 0) {
+    await new Promise((resolve) => setImmediate(resolve));
+  }
+  process.stdin.resume();
+}
+
 /** Serves until the client closes stdin; resolves after the gate session is closed. */
 export async function serveMcpStdio(
   tg: Pick<Toolgate, 'agent'>,
@@ -96,6 +107,7 @@ export async function serveMcpStdio(
   });
   const transport = new StdioServerTransport();
   await server.connect(transport);
+  await resumeWhenHeard();
   process.stdin.once('end', () => void server.close());
   watcher.start();
   options.log(
@@ -131,6 +143,7 @@ async function serveModern(
       onerror: (err) => options.log(`toolgate mcp: ${String(err)}`),
     },
   );
+  await resumeWhenHeard();
   options.log(`toolgate mcp: serving agent ${identity.agentId} (2026-07-28, runs) on stdio`);
   await closed;
   await handle.close().catch(() => {});
