@@ -7,7 +7,7 @@
  * every disagreement — and a missing required header — is refused (400, HeaderMismatch) before
  * anything else looks at the request. Pure functions: the front records and answers.
  */
-import { classifyInboundRequest } from '@modelcontextprotocol/server';
+import { classifyInboundRequest, PROTOCOL_VERSION_META_KEY } from '@modelcontextprotocol/server';
 
 export interface HeaderRefusal {
   /** The header that is missing or disagrees. */
@@ -40,6 +40,9 @@ export type Classified =
  * protocol), modern (checked: every mirrored header present and equal), or refused.
  */
 export function classify(headers: Headers, body: unknown): Classified {
+  // The 2025 era's hot path: no envelope claim and no mirrored header is a session request (the
+  // classifier would say so too, after validating the whole body against the protocol's schemas).
+  if (!claimsEnvelope(body) && one(headers, 'mcp-method') === undefined) return { era: 'legacy' };
   const outcome = classifyInboundRequest({
     httpMethod: 'POST',
     ...optional('protocolVersionHeader', one(headers, 'mcp-protocol-version')),
@@ -64,6 +67,12 @@ export function classify(headers: Headers, body: unknown): Classified {
   const params = (outcome.message.params ?? {}) as Record<string, unknown>;
   const refusal = standardHeaders(headers, method, params);
   return refusal ? { era: 'refused', refusal } : { era: 'modern', method, params };
+}
+
+function claimsEnvelope(body: unknown): boolean {
+  if (body === null || typeof body !== 'object' || Array.isArray(body)) return false;
+  const meta = (body as { params?: { _meta?: unknown } }).params?._meta;
+  return meta !== null && typeof meta === 'object' && PROTOCOL_VERSION_META_KEY in meta;
 }
 
 function optional<K extends string>(key: K, value: string | undefined) {

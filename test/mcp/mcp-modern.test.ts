@@ -241,6 +241,13 @@ describe('both eras on one endpoint', () => {
     assert.ok(result.supportedVersions?.includes(MODERN), JSON.stringify(result));
     assert.ok(result.capabilities?.tools);
     assert.equal(result.capabilities?.logging, undefined);
+    // Deprecated by the revision and not adopted: logging is method-not-found.
+    const setLevel = await raw(
+      { 'mcp-protocol-version': MODERN, 'mcp-method': 'logging/setLevel' },
+      'logging/setLevel',
+      { level: 'debug' },
+    );
+    assert.equal(setLevel.body.error?.code, -32601, JSON.stringify(setLevel.body));
   });
 
   test('a 2025-11-25 client (v1 SDK) and the v2 client in legacy mode keep their sessions', async () => {
