@@ -482,7 +482,7 @@ describe('runs', () => {
 });
 
 describe('subscriptions/listen', () => {
-  test('a 2026-07-28 client listening for list changes hears of a new grant', async () => {
+  test('a 2026-07-28 client listening for list changes hears of a newly registered tool', async () => {
     const res = await fetch(`${base}/mcp`, {
       method: 'POST',
       headers: {
@@ -514,10 +514,8 @@ describe('subscriptions/listen', () => {
       assert.match(text, until);
     };
     await read(/subscriptions\/acknowledged|"result"|acknowledged/);
-    await tg.config.apply(
-      [{ kind: 'Grant', spec: { agent: 'ops-bot', capabilities: ['tickets:read'] } }],
-      admin,
-    );
+    // A tool registered for a capability ops-bot holds: its list changes.
+    await tg.config.apply([tool('ops_fresh', { required_capabilities: ['docs:read'] })], admin);
     await read(/notifications\/tools\/list_changed/);
     await reader.cancel();
   });
