@@ -23,6 +23,7 @@ import {
   PROVIDERS_ADMIN,
   REPORTS_ADMIN,
   REVIEWS_ADMIN,
+  RUNS_AGENT,
   SECOND_FACTOR_ADMIN,
   SECRETS_ADMIN,
   SESSIONS_ADMIN,
@@ -103,7 +104,12 @@ import {
   runtimeRegistry,
 } from './runtimes/index.js';
 import { definitionPathProblems, EgressProxy, SandboxService } from './sandbox/index.js';
-import { type AgentCaps, DEFAULT_AGENT_CAPS, SessionService } from './sessions/index.js';
+import {
+  type AgentCaps,
+  DEFAULT_AGENT_CAPS,
+  RunService,
+  SessionService,
+} from './sessions/index.js';
 import {
   appendEvent,
   DEFAULT_DB_URL,
@@ -314,6 +320,7 @@ export async function openGateway(options: ToolgateOptions = {}): Promise<Gatewa
     options.clock,
     caps.maxSessionsPerAgent,
   );
+  const runs = new RunService(store, sessions, options.clock);
   // One master key, loaded once on first use, seals both tool secrets and second factors.
   let masterKey: MasterKey | null = null;
   const loadMasterKey = (): MasterKey => {
@@ -532,6 +539,7 @@ export async function openGateway(options: ToolgateOptions = {}): Promise<Gatewa
     authenticate,
     oauth: oauthFront,
     sessions: expose(sessions, SESSIONS_AGENT),
+    runs: expose(runs, RUNS_AGENT),
     invoke: gate.invoke.bind(gate),
     revisions,
   });

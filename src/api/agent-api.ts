@@ -6,7 +6,7 @@
  */
 import type { CallContext, CallOptions, GateDecision } from '../gate/index.js';
 import type { JwtIdentity, ProtectedResourceMetadata } from '../identity/index.js';
-import type { SessionService } from '../sessions/index.js';
+import type { RunService, SessionService } from '../sessions/index.js';
 
 /** The session methods an agent front is given (the type and the object share this list). */
 export const SESSIONS_AGENT = [
@@ -33,6 +33,9 @@ export interface OAuthFront {
   stepUp(identity: JwtIdentity, toolRef: unknown): Promise<string[] | null>;
 }
 
+/** The run methods an agent front is given: mint a handle, explain a refused one, revoke one. */
+export const RUNS_AGENT = ['mint', 'refusal', 'revoke'] as const;
+
 export interface AgentApi {
   /** An agent's identity from a bearer credential (API key, or JWT when configured), or null. */
   authenticate(token: string): Promise<JwtIdentity | null>;
@@ -42,6 +45,8 @@ export interface AgentApi {
    * it: nothing outside its permitted set), and `evict` (a front at capacity closes one, audited).
    */
   readonly sessions: Pick<SessionService, (typeof SESSIONS_AGENT)[number]>;
+  /** Runs: the handles stateless (2026-07-28) MCP clients carry instead of an MCP session. */
+  readonly runs: Pick<RunService, (typeof RUNS_AGENT)[number]>;
   /**
    * Runs one call through the gate: the only way a front runs a tool. Returns a decision for
    * anything the caller sends (an approval waiting is a decision too).

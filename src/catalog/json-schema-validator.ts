@@ -59,6 +59,9 @@ export function createDocumentAjv(): Ajv2020 {
  */
 export function addToolgateKeywords(ajv: Ajv2020 | AjvDraft07): void {
   ajv.addKeyword({ keyword: 'x-toolgate', metaSchema: { enum: ['path', 'unstructured'] } });
+  // MCP 2026-07-28: the argument is mirrored into an `Mcp-Param-<name>` header. Annotation only;
+  // the MCP front checks the header against the argument.
+  ajv.addKeyword({ keyword: 'x-mcp-header', schemaType: 'string' });
 }
 
 const RUNTIME_OPTIONS = {

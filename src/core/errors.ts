@@ -265,6 +265,21 @@ export const ERROR_CODES = {
     jsonRpc: -32071,
     summary: 'A notification channel is misconfigured (URL not loopback or https, bad limits).',
   },
+  // 2026-07-28 requests: the headers mirror the body; the spec names -32020 (HeaderMismatch).
+  MCP_HEADER_MISMATCH: {
+    http: 400,
+    jsonRpc: -32020,
+    summary:
+      'An MCP header (Mcp-Method, Mcp-Name, Mcp-Param-*) is missing or disagrees with the body.',
+  },
+  // Runs: the handle a 2026-07-28 client carries in `_meta["io.toolgate/run"]`.
+  RUN_NOT_FOUND: {
+    http: 404,
+    jsonRpc: -32064,
+    summary: "No run with this handle for this caller (unknown, or another principal's).",
+  },
+  RUN_EXPIRED: { http: 410, jsonRpc: -32065, summary: 'The run handle has expired.' },
+  RUN_REVOKED: { http: 410, jsonRpc: -32066, summary: 'The run handle was revoked.' },
 } as const satisfies Record<string, { http: number; jsonRpc: number; summary: string }>;
 
 export type ErrorCode = keyof typeof ERROR_CODES;
@@ -354,6 +369,10 @@ export interface ErrorDetails {
   MCP_SESSION_NOT_FOUND: Record<string, never>;
   OIDC_LOGIN_FAILED: { reason: string };
   NOTIFY_CONFIG_INVALID: { problems: Problem[] };
+  MCP_HEADER_MISMATCH: { header: string; reason: string };
+  RUN_NOT_FOUND: Record<string, never>;
+  RUN_EXPIRED: { run: string; expiredAt: string };
+  RUN_REVOKED: { run: string };
 }
 
 /** A call waiting for approval: which approval to decide, and the literal call it covers. */

@@ -91,7 +91,13 @@ export interface HttpOptions {
   /** Limits of the MCP front at /mcp (sessions overall, per agent, idle time). */
   readonly mcp?: Pick<
     McpHttpOptions,
-    'maxSessions' | 'maxSessionsPerAgent' | 'idleMs' | 'originPolicy'
+    | 'maxSessions'
+    | 'maxSessionsPerAgent'
+    | 'idleMs'
+    | 'originPolicy'
+    | 'listTtlMs'
+    | 'runTtlSeconds'
+    | 'refusalSample'
   >;
   /** Requests running and queued at once, overall and per caller (defaults in DEFAULT_ADMISSION). */
   readonly admission?: Partial<AdmissionOptions>;

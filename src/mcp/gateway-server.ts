@@ -145,7 +145,7 @@ export function toolResult(decision: GateDecision): CallToolResult {
 }
 
 /** A refusal that happened before the gate could decide (session gone, store down). */
-function failure(code: ErrorCode, message: string): CallToolResult {
+export function failure(code: ErrorCode, message: string): CallToolResult {
   return {
     isError: true,
     content: [{ type: 'text', text: `${code}: ${message}` }],

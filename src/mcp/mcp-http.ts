@@ -13,9 +13,13 @@ import type { AgentApi, SecurityEvents } from '../api/index.js';
 import { ERROR_CODES, type ErrorCode, isToolgateError, ToolgateError } from '../core/index.js';
 import { bearerChallenge } from '../identity/index.js';
 import { bindingOf, createGatewayServer, sameBinding } from './gateway-server.js';
+import { classify, type HeaderRefusal } from './header-agreement.js';
 import { hintKeepAlive } from './keep-alive-hint.js';
 import { ListChangedWatcher, type WatchedSession } from './list-changed.js';
+import { ModernMcp } from './modern-http.js';
 import { checkOriginHost, type OriginPolicy, originPolicy } from './origin-guard.js';
+import { RefusalSampler } from './refusal-sampler.js';
+import { runPrincipalOf } from './run-meta.js';
 import { pickVictim } from './session-eviction.js';
 
 export interface McpHttpOptions {
@@ -33,7 +37,15 @@ export interface McpHttpOptions {
   readonly idleMs?: number;
   /** Origins and Hosts accepted besides loopback ones (checked before authentication). */
   readonly originPolicy?: OriginPolicy;
+  /** `ttlMs` on 2026-07-28 tools/list results: how long a client may reuse the list. */
+  readonly listTtlMs?: number;
+  /** Lifetime of a run minted for a 2026-07-28 client (default: a gate session's). */
+  readonly runTtlSeconds?: number;
+  /** Refusals before authentication recorded in full per minute and action; the rest counted. */
+  readonly refusalSample?: number;
 }
+
+const DEFAULT_LIST_TTL_MS = 5_000;
 
 interface Entry extends WatchedSession {
   readonly transport: StreamableHTTPServerTransport;
@@ -138,8 +150,33 @@ export async function registerMcpHttp(
   );
   idleSweep.unref();
 
+  const modern = new ModernMcp(agent, {
+    version: options.version,
+    listTtlMs: options.listTtlMs ?? DEFAULT_LIST_TTL_MS,
+    ...(options.runTtlSeconds !== undefined ? { runTtlSeconds: options.runTtlSeconds } : {}),
+    onError: (err) => app.log.error({ err }, 'mcp request failed'),
+  });
+  const mismatches = new RefusalSampler(security, {
+    ...(options.refusalSample !== undefined ? { sample: options.refusalSample } : {}),
+  });
+  /** A header that does not mirror the body: 400 HeaderMismatch, audited (sampled). */
+  const refuseHeaders = async (req: FastifyRequest, reply: FastifyReply, r: HeaderRefusal) => {
+    await mismatches.record('mcp.header_mismatch', {
+      header: r.header,
+      reason: r.reason.slice(0, 300),
+      remote: req.ip,
+    });
+    const err = new ToolgateError('MCP_HEADER_MISMATCH', r.reason, {
+      header: r.header,
+      reason: r.reason,
+    });
+    return rpcError(reply, err.code, err.message, err);
+  };
+
   app.addHook('onClose', async () => {
     clearInterval(idleSweep);
+    await modern.close().catch(() => {});
+    await mismatches.stop();
     watcher.stop();
     const open = [...sessions.values()];
     sessions.clear();
@@ -254,13 +291,29 @@ export async function registerMcpHttp(
     };
 
     scope.post('/mcp', route, async (req, reply) => {
+      const body = typeof req.body === 'string' ? req.body : '';
+      let message: unknown;
+      let parsed = true;
+      try {
+        message = JSON.parse(body);
+      } catch {
+        parsed = false;
+      }
+      // The era, chosen per request (a `_meta` envelope claim is 2026-07-28); the headers of a
+      // modern request must mirror its body before anyone looks at who sent it.
+      const era = parsed ? classify(req.headers, message) : ({ era: 'legacy' } as const);
+      if (era.era === 'refused') return refuseHeaders(req, reply, era.refusal);
       const identity = await identify(req, reply);
       if (!identity) return reply;
-      let message: unknown;
-      try {
-        message = JSON.parse(typeof req.body === 'string' ? req.body : '');
-      } catch {
-        return rpcError(reply, 'INPUT_MALFORMED', 'the body is not valid JSON');
+      if (!parsed) return rpcError(reply, 'INPUT_MALFORMED', 'the body is not valid JSON');
+      if (era.era === 'modern') {
+        const principal = runPrincipalOf(identity);
+        if (era.method === 'tools/call') {
+          const refusal = await modern.paramRefusal(principal, era.params, req.headers);
+          if (refusal) return refuseHeaders(req, reply, refusal);
+        }
+        await modern.serve(req, reply, principal, body, message);
+        return reply;
       }
       // An OAuth token whose scopes do not reach a tool the agent is granted: a step-up challenge
       // (403 insufficient_scope naming the scopes), so the client can ask for a wider token.

@@ -55,6 +55,7 @@ for (const backend of backends()) {
         'invoke',
         'oauth',
         'revisions',
+        'runs',
         'sessions',
       ]);
     });

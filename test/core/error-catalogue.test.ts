@@ -90,6 +90,8 @@ test('a JSON-RPC number is shared only by one family of codes', () => {
       'OPERATOR_EXISTS',
     ],
     [-32030]: ['EGRESS_DENIED', 'AUDIT_CHAIN_BROKEN'],
+    // The number the MCP specification fixes for HeaderMismatch.
+    [-32020]: ['OUTPUT_INVALID', 'MCP_HEADER_MISMATCH'],
     [-32041]: ['SECRET_UNREADABLE', 'SANDBOX_TIMEOUT'],
     [-32042]: ['MASTER_KEY_INVALID', 'SANDBOX_LIMIT'],
   };

@@ -7,6 +7,8 @@ import { mkdtempSync, readFileSync, rmSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { after, before, test } from 'node:test';
+import { Client as ClientV2 } from '@modelcontextprotocol/client';
+import { StdioClientTransport as StdioV2 } from '@modelcontextprotocol/client/stdio';
 import { Client } from '@modelcontextprotocol/sdk/client/index.js';
 import { StdioClientTransport } from '@modelcontextprotocol/sdk/client/stdio.js';
 import type { CallToolResult } from '@modelcontextprotocol/sdk/types.js';
@@ -61,6 +63,45 @@ test('a local agent lists its permitted set and calls through the gate over stdi
     })) as CallToolResult;
     assert.equal(denied.isError, true);
     assert.match(JSON.stringify(denied.content), /TOOL_NOT_REGISTERED/);
+  } finally {
+    await client.close();
+  }
+});
+
+test('a client pinned to 2026-07-28 lists and calls through the gate over stdio, in one run', async () => {
+  const client = new ClientV2(
+    { name: 'stdio-modern', version: '1.0.0' },
+    { versionNegotiation: { mode: { pin: '2026-07-28' } } },
+  );
+  await client.connect(
+    new StdioV2({
+      command: process.execPath,
+      args: [MAIN, '--db', db, '--data-dir', join(dir, 'data'), 'mcp'],
+      env: { ...(cleanEnv() as Record<string, string>), TOOLGATE_AGENT_KEY: key },
+      stderr: 'pipe',
+    }),
+  );
+  try {
+    const list = await client.listTools();
+    const names = list.tools.map((t) => t.name);
+    assert.deepEqual(names, [...names].sort());
+    assert.ok(names.includes('get_order'));
+    assert.ok(!names.includes('post_webhook'), 'the toxic combination is withheld');
+    const run = (list._meta as Record<string, unknown> | undefined)?.['io.toolgate/run'];
+    assert.equal(typeof run, 'string');
+    const ok = await client.callTool({
+      name: 'get_order',
+      arguments: { order_id: 'ORD-000042' },
+      _meta: { 'io.toolgate/run': run },
+    });
+    assert.notEqual(ok.isError, true, JSON.stringify(ok));
+    assert.equal((ok._meta as Record<string, unknown>)['io.toolgate/run'], run);
+    // Without a handle, the connection's own run continues.
+    const again = await client.callTool({
+      name: 'get_order',
+      arguments: { order_id: 'ORD-000042' },
+    });
+    assert.equal((again._meta as Record<string, unknown>)['io.toolgate/run'], run);
   } finally {
     await client.close();
   }

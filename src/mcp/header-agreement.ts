@@ -1,0 +1,192 @@
+/**
+ * @module Header/body agreement for 2026-07-28 requests at /mcp. The revision mirrors routing
+ * fields into headers (`MCP-Protocol-Version`, `Mcp-Method`, `Mcp-Name`, and `Mcp-Param-*` for
+ * arguments a tool's input schema marks with `x-mcp-header`) so intermediaries can act on them
+ * without reading the body. A header that disagrees with the body is how a request would make an
+ * intermediary (a WAF, a rate limiter, an audit tap) see one call while toolgate runs another, so
+ * every disagreement — and a missing required header — is refused (400, HeaderMismatch) before
+ * anything else looks at the request. Pure functions: the front records and answers.
+ */
+import { classifyInboundRequest, PROTOCOL_VERSION_META_KEY } from '@modelcontextprotocol/server';
+
+export interface HeaderRefusal {
+  /** The header that is missing or disagrees. */
+  readonly header: string;
+  readonly reason: string;
+}
+
+type Headers = Record<string, string | string[] | undefined>;
+
+function one(headers: Headers, name: string): string | undefined {
+  const v = headers[name.toLowerCase()];
+  return Array.isArray(v) ? v.join(',') : v;
+}
+
+/** The body field `Mcp-Name` mirrors, per method. */
+const NAME_SOURCE: Record<string, 'name' | 'uri'> = {
+  'tools/call': 'name',
+  'prompts/get': 'name',
+  'resources/read': 'uri',
+};
+
+/** The era of a request as the spec's versioning rules classify it, or a refusal. */
+export type Classified =
+  | { readonly era: 'legacy' }
+  | { readonly era: 'modern'; readonly method: string; readonly params: Record<string, unknown> }
+  | { readonly era: 'refused'; readonly refusal: HeaderRefusal };
+
+/**
+ * Classifies a POST body with its headers: legacy (no per-request `_meta` envelope: the session
+ * protocol), modern (checked: every mirrored header present and equal), or refused.
+ */
+export function classify(headers: Headers, body: unknown): Classified {
+  // The 2025 era's hot path: no envelope claim and no mirrored header is a session request (the
+  // classifier would say so too, after validating the whole body against the protocol's schemas).
+  if (!claimsEnvelope(body) && one(headers, 'mcp-method') === undefined) return { era: 'legacy' };
+  const outcome = classifyInboundRequest({
+    httpMethod: 'POST',
+    ...optional('protocolVersionHeader', one(headers, 'mcp-protocol-version')),
+    ...optional('mcpMethodHeader', one(headers, 'mcp-method')),
+    ...optional('mcpNameHeader', one(headers, 'mcp-name')),
+    body,
+  });
+  if (outcome.kind === 'legacy') return { era: 'legacy' };
+  if (outcome.kind === 'reject') {
+    // Only a header disagreeing with the body is refused here. Any other fault (not JSON-RPC, a
+    // broken envelope) is answered where it is today, after authentication, by the session path.
+    if (!outcome.cell.includes('mismatch')) return { era: 'legacy' };
+    return {
+      era: 'refused',
+      refusal: { header: headerNameOf(outcome.cell), reason: outcome.message },
+    };
+  }
+  if (outcome.messageKind === 'notification') {
+    return { era: 'modern', method: outcome.message.method, params: {} };
+  }
+  const { method } = outcome.message;
+  const params = (outcome.message.params ?? {}) as Record<string, unknown>;
+  const refusal = standardHeaders(headers, method, params);
+  return refusal ? { era: 'refused', refusal } : { era: 'modern', method, params };
+}
+
+function claimsEnvelope(body: unknown): boolean {
+  if (body === null || typeof body !== 'object' || Array.isArray(body)) return false;
+  const meta = (body as { params?: { _meta?: unknown } }).params?._meta;
+  return meta !== null && typeof meta === 'object' && PROTOCOL_VERSION_META_KEY in meta;
+}
+
+function optional<K extends string>(key: K, value: string | undefined) {
+  return (value === undefined ? {} : { [key]: value }) as Partial<Record<K, string>>;
+}
+
+function headerNameOf(cell: string): string {
+  if (cell.startsWith('method')) return 'Mcp-Method';
+  if (cell.startsWith('name')) return 'Mcp-Name';
+  return 'MCP-Protocol-Version';
+}
+
+/** Presence of the standard headers on a modern request, and `Mcp-Name` against the body. */
+function standardHeaders(
+  headers: Headers,
+  method: string,
+  params: Record<string, unknown>,
+): HeaderRefusal | null {
+  if (one(headers, 'mcp-protocol-version') === undefined) {
+    return { header: 'MCP-Protocol-Version', reason: 'the MCP-Protocol-Version header is missing' };
+  }
+  const m = one(headers, 'mcp-method');
+  if (m === undefined) return { header: 'Mcp-Method', reason: 'the Mcp-Method header is missing' };
+  if (m !== method) {
+    return { header: 'Mcp-Method', reason: `Mcp-Method names ${m} but the body ${method}` };
+  }
+  const source = NAME_SOURCE[method];
+  if (source === undefined) return null;
+  const body = params[source];
+  const header = one(headers, 'mcp-name');
+  if (header === undefined) return { header: 'Mcp-Name', reason: 'the Mcp-Name header is missing' };
+  const decoded = decodeValue(header);
+  if (typeof body !== 'string' || decoded !== body) {
+    return { header: 'Mcp-Name', reason: `Mcp-Name does not name the body's ${source}` };
+  }
+  return null;
+}
+
+/** One `x-mcp-header` declaration: the argument path it mirrors and the header's name. */
+export interface ParamDeclaration {
+  readonly path: readonly string[];
+  readonly header: string;
+  readonly type: string | undefined;
+}
+
+/** The `x-mcp-header` declarations of an input schema, along `properties` chains only. */
+export function paramDeclarations(schema: unknown): ParamDeclaration[] {
+  const out: ParamDeclaration[] = [];
+  const visit = (node: unknown, path: string[]) => {
+    if (node === null || typeof node !== 'object') return;
+    const s = node as Record<string, unknown>;
+    const name = s['x-mcp-header'];
+    if (path.length > 0 && typeof name === 'string' && name.length > 0) {
+      out.push({ path, header: name, type: typeof s.type === 'string' ? s.type : undefined });
+    }
+    const props = s.properties;
+    if (props !== null && typeof props === 'object') {
+      for (const [k, child] of Object.entries(props)) visit(child, [...path, k]);
+    }
+  };
+  visit(schema, []);
+  return out;
+}
+
+const SENTINEL = /^=\?base64\?([A-Za-z0-9+/]*={0,2})\?=$/;
+
+/** A header value, its `=?base64?…?=` form decoded (UTF-8); undefined when that form is broken. */
+function decodeValue(value: string): string | undefined {
+  const m = SENTINEL.exec(value);
+  if (!m) return value;
+  try {
+    return new TextDecoder('utf-8', { fatal: true }).decode(Buffer.from(m[1] ?? '', 'base64'));
+  } catch {
+    return undefined;
+  }
+}
+
+function asHeaderString(value: unknown): string | undefined {
+  if (typeof value === 'string') return value;
+  if (typeof value === 'boolean') return value ? 'true' : 'false';
+  if (typeof value === 'number' && Number.isFinite(value)) return String(value);
+  return undefined;
+}
+
+/**
+ * Every declared argument the body carries must ride in its `Mcp-Param-*` header with the same
+ * value (numbers compared as numbers); a header for an argument the body does not carry is
+ * ignored, as the revision says.
+ */
+export function paramHeaders(
+  declarations: readonly ParamDeclaration[],
+  args: unknown,
+  headers: Headers,
+): HeaderRefusal | null {
+  for (const d of declarations) {
+    let value: unknown = args;
+    for (const k of d.path) {
+      value =
+        value !== null && typeof value === 'object'
+          ? (value as Record<string, unknown>)[k]
+          : undefined;
+    }
+    const body = asHeaderString(value);
+    if (body === undefined) continue;
+    const name = `Mcp-Param-${d.header}`;
+    const raw = one(headers, name);
+    if (raw === undefined) return { header: name, reason: `the ${name} header is missing` };
+    const decoded = decodeValue(raw);
+    const equal =
+      decoded !== undefined &&
+      (typeof value === 'number'
+        ? Number(decoded) === value && decoded.trim() !== ''
+        : decoded === body);
+    if (!equal) return { header: name, reason: `${name} disagrees with the argument it mirrors` };
+  }
+  return null;
+}

@@ -1,0 +1,522 @@
+/**
+ * MCP 2026-07-28 beside 2025-11-25 on one /mcp endpoint, driven by the official SDK clients: the
+ * v2 client pinned to 2026-07-28 (stateless, runs carried in `_meta["io.toolgate/run"]`), the v2
+ * client in its legacy mode and the v1 client (sessions). Header/body agreement attacks are
+ * hand-written requests; everything else is the real client.
+ */
+import assert from 'node:assert/strict';
+import { readFileSync } from 'node:fs';
+import { join } from 'node:path';
+import { after, before, describe, test } from 'node:test';
+import {
+  Client as ClientV2,
+  StreamableHTTPClientTransport as HttpV2,
+} from '@modelcontextprotocol/client';
+import { Client as ClientV1 } from '@modelcontextprotocol/sdk/client/index.js';
+import { StreamableHTTPClientTransport as HttpV1 } from '@modelcontextprotocol/sdk/client/streamableHttp.js';
+import type { FastifyInstance } from 'fastify';
+import type { Actor } from '../../src/core/index.js';
+import { buildServer } from '../../src/http/index.js';
+import { RefusalSampler } from '../../src/mcp/refusal-sampler.js';
+import { openStore, type Store } from '../../src/store/index.js';
+import { type Gateway, openGateway } from '../../src/toolgate.js';
+import { backends } from '../support/backends.js';
+import { ROOT } from '../support/cli.js';
+
+const admin: Actor = { id: 'test-admin', via: 'library' };
+const ADMIN_TOKEN = 'modern-test-admin-token-0123456789abcdef';
+const DEMO = readFileSync(join(ROOT, 'demo', 'catalog.yaml'), 'utf8');
+const RUN = 'io.toolgate/run';
+const MODERN = '2026-07-28';
+const ENVELOPE = {
+  'io.modelcontextprotocol/protocolVersion': MODERN,
+  'io.modelcontextprotocol/clientCapabilities': {},
+  'io.modelcontextprotocol/clientInfo': { name: 'raw', version: '1' },
+};
+
+let tg: Gateway;
+let app: FastifyInstance;
+let base: string;
+let inspector: Store;
+let drop: () => Promise<void>;
+let supportKey: string;
+let supportKey2: string;
+let opsKey: string;
+let flowKey: string;
+const clients: { close(): Promise<void> }[] = [];
+
+function tool(id: string, spec: Record<string, unknown>) {
+  return {
+    kind: 'Tool',
+    spec: {
+      id,
+      version: '1.0.0',
+      name: id,
+      description: `The ${id} test tool, run inline by toolgate for the tests.`,
+      tags: ['test'],
+      owner: 'qa',
+      input_schema: { type: 'object', additionalProperties: false, properties: {} },
+      output_schema: { type: 'object' },
+      action_class: 'read',
+      data_access: 'none',
+      egress: { mode: 'none' },
+      access_tier: 'restricted',
+      required_capabilities: ['test:use'],
+      runtime: { kind: 'inline', handler: 'noop' },
+      provenance: 'internal',
+      ...spec,
+    },
+  };
+}
+
+async function modern(token: string): Promise<ClientV2> {
+  const client = new ClientV2(
+    { name: 'modern-test', version: '1.0.0' },
+    { versionNegotiation: { mode: { pin: MODERN } } },
+  );
+  await client.connect(
+    new HttpV2(new URL(`${base}/mcp`), {
+      requestInit: { headers: { authorization: `Bearer ${token}` } },
+    }),
+  );
+  clients.push(client);
+  return client;
+}
+
+type Result = { _meta?: Record<string, unknown>; isError?: boolean; [k: string]: unknown };
+
+function decisionOf(result: unknown): Record<string, unknown> {
+  return ((result as Result)._meta?.['toolgate/decision'] ?? {}) as Record<string, unknown>;
+}
+
+function runOf(result: unknown): string {
+  const handle = (result as Result)._meta?.[RUN];
+  assert.equal(typeof handle, 'string', `no run handle in ${JSON.stringify(result)}`);
+  return handle as string;
+}
+
+async function events(action: string): Promise<Record<string, unknown>[]> {
+  const rows = await inspector.db
+    .selectFrom('events')
+    .selectAll()
+    .where('action', '=', action)
+    .execute();
+  return rows.map((r) => ({ subject: r.subject, ...(JSON.parse(r.details) as object) }));
+}
+
+/** Call records of one tool in the audit log: the attacks name a tool nothing else calls. */
+async function gateCalls(toolId = 'add_label'): Promise<number> {
+  const rows = await inspector.db
+    .selectFrom('audit_log')
+    .select('seq')
+    .where('tool_id', '=', toolId)
+    .execute();
+  return rows.length;
+}
+
+/** A hand-written 2026-07-28 POST: headers as given, body with the envelope. */
+async function raw(
+  headers: Record<string, string>,
+  method: string,
+  params: Record<string, unknown>,
+  token = supportKey,
+): Promise<{
+  status: number;
+  body: { error?: { code: number; data?: unknown }; result?: Result };
+}> {
+  const res = await fetch(`${base}/mcp`, {
+    method: 'POST',
+    headers: {
+      authorization: `Bearer ${token}`,
+      'content-type': 'application/json',
+      accept: 'application/json, text/event-stream',
+      ...headers,
+    },
+    body: JSON.stringify({
+      jsonrpc: '2.0',
+      id: 7,
+      method,
+      params: { ...params, _meta: { ...ENVELOPE, ...(params._meta as object) } },
+    }),
+  });
+  return { status: res.status, body: (await res.json()) as never };
+}
+
+before(async () => {
+  const sqlite = backends().find((b) => b.name === 'sqlite');
+  assert.ok(sqlite);
+  const fresh = await sqlite.fresh();
+  drop = fresh.drop;
+  tg = await openGateway({ db: fresh.url });
+  inspector = await openStore(fresh.url);
+  await tg.config.applyText(DEMO, admin);
+  await tg.config.apply(
+    [
+      { kind: 'Agent', spec: { id: 'flow-bot', owner: 'qa' } },
+      tool('region_echo', {
+        input_schema: {
+          type: 'object',
+          additionalProperties: false,
+          properties: { region: { type: 'string', 'x-mcp-header': 'Region' } },
+        },
+      }),
+      // One call per run, three per hour for the agent: minting handles must not reset the latter.
+      tool('limited_ping', {
+        rate_limit: { per_run: 1, per_window: { limit: 3, window_seconds: 3600 } },
+      }),
+      { kind: 'Grant', spec: { agent: 'support-bot', capabilities: ['test:use'] } },
+      { kind: 'Grant', spec: { agent: 'flow-bot', capabilities: ['webhook:send'] } },
+    ],
+    admin,
+  );
+  supportKey = (await tg.keys.issue('support-bot', admin)).apiKey;
+  supportKey2 = (await tg.keys.issue('support-bot', admin)).apiKey;
+  opsKey = (await tg.keys.issue('ops-bot', admin)).apiKey;
+  flowKey = (await tg.keys.issue('flow-bot', admin)).apiKey;
+  app = await buildServer(tg, {
+    adminToken: ADMIN_TOKEN,
+    mcp: { listTtlMs: 1_500, refusalSample: 1_000 },
+  });
+  base = await app.listen({ host: '127.0.0.1', port: 0 });
+});
+
+after(async () => {
+  await Promise.all(clients.map((c) => c.close().catch(() => {})));
+  await app.close();
+  await tg.close();
+  await inspector.close();
+  await drop();
+});
+
+describe('both eras on one endpoint', () => {
+  test('a 2026-07-28 client lists (sorted, private, ttlMs) and calls through the full gate', async () => {
+    const client = await modern(supportKey);
+    const list = (await client.listTools()) as unknown as Result & { tools: { name: string }[] };
+    const names = list.tools.map((t) => t.name);
+    assert.deepEqual(names, [...names].sort(), 'deterministic order, by name');
+    assert.ok(names.includes('get_order'));
+    assert.ok(!names.includes('post_webhook'), 'the toxic combination is withheld');
+    assert.equal(list.cacheScope, 'private');
+    assert.equal(list.ttlMs, 1_500);
+    const run = runOf(list);
+    const again = (await client.listTools({ _meta: { [RUN]: run } })) as unknown as Result & {
+      tools: { name: string }[];
+    };
+    assert.deepEqual(
+      again.tools.map((t) => t.name),
+      names,
+    );
+    const ok = await client.callTool({
+      name: 'get_order',
+      arguments: { order_id: 'ORD-004211' },
+      _meta: { [RUN]: run },
+    });
+    assert.notEqual(ok.isError, true, JSON.stringify(ok));
+    assert.equal(decisionOf(ok).kind, 'allow');
+    assert.equal(runOf(ok), run, 'the call continued the run it named');
+    const denied = await client.callTool({
+      name: 'grant_role',
+      arguments: {},
+      _meta: { [RUN]: run },
+    });
+    assert.equal(denied.isError, true);
+    assert.equal(decisionOf(denied).code, 'TOOL_NOT_REGISTERED');
+    // Deprecated features are not offered to the modern era.
+    const caps = client.getServerCapabilities() ?? {};
+    assert.equal('logging' in caps, false);
+    assert.equal('sampling' in caps, false);
+  });
+
+  test('server/discover names 2026-07-28 and the tools capability', async () => {
+    const res = await raw(
+      { 'mcp-protocol-version': MODERN, 'mcp-method': 'server/discover' },
+      'server/discover',
+      {},
+    );
+    assert.equal(res.status, 200, JSON.stringify(res.body));
+    const result = res.body.result as {
+      supportedVersions?: string[];
+      capabilities?: Record<string, unknown>;
+    };
+    assert.ok(result.supportedVersions?.includes(MODERN), JSON.stringify(result));
+    assert.ok(result.capabilities?.tools);
+    assert.equal(result.capabilities?.logging, undefined);
+    // Deprecated by the revision and not adopted: logging is method-not-found.
+    const setLevel = await raw(
+      { 'mcp-protocol-version': MODERN, 'mcp-method': 'logging/setLevel' },
+      'logging/setLevel',
+      { level: 'debug' },
+    );
+    assert.equal(setLevel.body.error?.code, -32601, JSON.stringify(setLevel.body));
+  });
+
+  test('a 2025-11-25 client (v1 SDK) and the v2 client in legacy mode keep their sessions', async () => {
+    const v1 = new ClientV1({ name: 'legacy-v1', version: '1.0.0' });
+    await v1.connect(
+      new HttpV1(new URL(`${base}/mcp`), {
+        requestInit: { headers: { authorization: `Bearer ${supportKey}` } },
+      }),
+    );
+    clients.push(v1);
+    const v2 = new ClientV2({ name: 'legacy-v2', version: '1.0.0' });
+    const transport = new HttpV2(new URL(`${base}/mcp`), {
+      requestInit: { headers: { authorization: `Bearer ${supportKey}` } },
+    });
+    await v2.connect(transport);
+    clients.push(v2);
+    assert.ok(transport.sessionId?.startsWith('mcp_'), 'the legacy era has an MCP session');
+    for (const client of [v1, v2]) {
+      const names = (await client.listTools()).tools.map((t) => t.name);
+      assert.ok(names.includes('get_order'));
+      const ok = await client.callTool({
+        name: 'get_order',
+        arguments: { order_id: 'ORD-004211' },
+      });
+      assert.notEqual(ok.isError, true, JSON.stringify(ok));
+      assert.equal(decisionOf(ok).kind, 'allow');
+    }
+  });
+});
+
+describe('header/body agreement, before authentication', () => {
+  const call = { name: 'get_order', arguments: { order_id: 'ORD-004211' } };
+  const good = {
+    'mcp-protocol-version': MODERN,
+    'mcp-method': 'tools/call',
+    'mcp-name': 'get_order',
+  };
+
+  test('matching headers pass', async () => {
+    const res = await raw(good, 'tools/call', call);
+    assert.equal(res.status, 200, JSON.stringify(res.body));
+    assert.equal(decisionOf(res.body.result).kind, 'allow');
+  });
+
+  for (const [what, headers] of [
+    ['Mcp-Method names another method', { ...good, 'mcp-method': 'tools/list' }],
+    ['Mcp-Name names another tool', { ...good, 'mcp-name': 'search_tickets' }],
+    ['Mcp-Name is missing', { 'mcp-protocol-version': MODERN, 'mcp-method': 'tools/call' }],
+    ['Mcp-Method is missing', { 'mcp-protocol-version': MODERN, 'mcp-name': 'add_label' }],
+  ] as const) {
+    test(`${what}: 400 HeaderMismatch, audited, nothing runs — even without a credential`, async () => {
+      const before = (await events('mcp.header_mismatch')).length;
+      const calls = await gateCalls();
+      for (const token of [supportKey, 'not-a-key']) {
+        const res = await raw(headers, 'tools/call', call, token);
+        assert.equal(res.status, 400, JSON.stringify(res.body));
+        assert.equal(res.body.error?.code, -32020);
+        assert.equal((res.body.error?.data as { code?: string }).code, 'MCP_HEADER_MISMATCH');
+      }
+      const after = await events('mcp.header_mismatch');
+      assert.ok(after.length > before, 'the refusal is a security event');
+      assert.equal(await gateCalls(), calls, 'no call reached the gate');
+    });
+  }
+
+  test('a mirrored parameter header must equal the argument it mirrors', async () => {
+    const h = { ...good, 'mcp-name': 'region_echo' };
+    const args = { name: 'region_echo', arguments: { region: 'eu-west' } };
+    const ok = await raw({ ...h, 'mcp-param-region': 'eu-west' }, 'tools/call', args);
+    assert.equal(ok.status, 200, JSON.stringify(ok.body));
+    assert.equal(decisionOf(ok.body.result).kind, 'allow');
+    const encoded = await raw(
+      { ...h, 'mcp-param-region': `=?base64?${Buffer.from('eu-west').toString('base64')}?=` },
+      'tools/call',
+      args,
+    );
+    assert.equal(encoded.status, 200, 'the base64 form of the same value passes');
+    for (const bad of [{ 'mcp-param-region': 'us-east' }, {}]) {
+      const res = await raw({ ...h, ...bad }, 'tools/call', args);
+      assert.equal(res.status, 400, JSON.stringify(res.body));
+      assert.equal(res.body.error?.code, -32020);
+    }
+    const recorded = await events('mcp.header_mismatch');
+    assert.ok(recorded.some((e) => e.header === 'Mcp-Param-Region'));
+  });
+
+  test('audit records of refusals are bounded: a sample in full, the rest counted in one summary', async () => {
+    const sampler = new RefusalSampler(tg.security, { sample: 3, windowMs: 3_600_000 });
+    const before = (await events('test.refusal')).length;
+    for (let i = 0; i < 50; i++) await sampler.record('test.refusal', { i });
+    assert.equal((await events('test.refusal')).length, before + 3);
+    await sampler.stop();
+    const summary = (await events('test.refusal.summary')).at(-1);
+    assert.equal(summary?.not_recorded, 47);
+    assert.equal(summary?.recorded, 3);
+  });
+});
+
+describe('runs', () => {
+  test('a call without a handle gets one; a later call with it continues the same run', async () => {
+    const client = await modern(supportKey);
+    const minted = (await events('run.minted')).length;
+    const first = await client.callTool({ name: 'limited_ping', arguments: {} });
+    const run = runOf(first);
+    assert.match(run, /^ses_[A-Za-z0-9_-]{22,}$/, '128 bits or more from the CSPRNG');
+    assert.ok((await events('run.minted')).length >= minted);
+    const mint = (await events('run.minted')).find((e) => e.subject === `session:${run}`);
+    assert.ok(mint, 'minting is audited');
+    assert.equal(mint.agent, 'support-bot');
+    // The same run: its per-run budget (one call) is spent.
+    const second = await client.callTool({
+      name: 'limited_ping',
+      arguments: {},
+      _meta: { [RUN]: run },
+    });
+    assert.equal(decisionOf(second).code, 'RATE_LIMITED', JSON.stringify(second));
+  });
+
+  test('minting handles resets nothing: the per-agent window still bites', async () => {
+    const client = await modern(supportKey);
+    const results: string[] = [];
+    for (let i = 0; i < 3; i++) {
+      const run = await tg.agent.runs.mint(
+        {
+          agentId: 'support-bot',
+          credential: (await tg.agent.authenticate(supportKey))?.credential ?? '',
+        },
+        { via: 'test' },
+      );
+      const r = await client.callTool({
+        name: 'limited_ping',
+        arguments: {},
+        _meta: { [RUN]: run.handle },
+      });
+      results.push(String(decisionOf(r).kind === 'allow' ? 'allow' : decisionOf(r).code));
+    }
+    // Earlier tests spent some of the window: whatever is left, fresh runs never get past three.
+    assert.ok(
+      results.includes('RATE_LIMITED'),
+      `a fresh run does not reset the window: ${results}`,
+    );
+  });
+
+  test('the flow rule follows the principal: a private read in one run stops egress in another', async () => {
+    const client = await modern(flowKey);
+    const egressRun = runOf(await client.listTools());
+    await tg.config.apply(
+      [
+        {
+          kind: 'Grant',
+          spec: { agent: 'flow-bot', capabilities: ['webhook:send', 'orders:read'] },
+        },
+      ],
+      admin,
+    );
+    const who = {
+      agentId: 'flow-bot',
+      credential: (await tg.agent.authenticate(flowKey))?.credential ?? '',
+    };
+    const readRun = (await tg.agent.runs.mint(who, { via: 'test' })).handle;
+    const read = await client.callTool({
+      name: 'get_order',
+      arguments: { order_id: 'ORD-004211' },
+      _meta: { [RUN]: readRun },
+    });
+    assert.equal(decisionOf(read).kind, 'allow', JSON.stringify(read));
+    const send = await client.callTool({
+      name: 'post_webhook',
+      arguments: { target: 'https://hooks.example.com/x', payload: { order: 'ORD-004211' } },
+      _meta: { [RUN]: egressRun },
+    });
+    assert.equal(send.isError, true, JSON.stringify(send));
+    assert.equal(decisionOf(send).code, 'TOXIC_FLOW', JSON.stringify(send));
+  });
+
+  test("another principal's handle is 404 and audited: another agent, and the same agent with another key", async () => {
+    const client = await modern(supportKey);
+    const run = runOf(await client.listTools());
+    for (const key of [opsKey, supportKey2]) {
+      const before = (await events('session.principal_mismatch')).length;
+      const res = await raw(
+        { 'mcp-protocol-version': MODERN, 'mcp-method': 'tools/call', 'mcp-name': 'get_order' },
+        'tools/call',
+        { name: 'get_order', arguments: { order_id: 'ORD-004211' }, _meta: { [RUN]: run } },
+        key,
+      );
+      assert.equal(res.status, 404, JSON.stringify(res.body));
+      assert.equal((res.body.error?.data as { code?: string }).code, 'RUN_NOT_FOUND');
+      assert.equal((await events('session.principal_mismatch')).length, before + 1);
+    }
+    const unknown = await raw(
+      { 'mcp-protocol-version': MODERN, 'mcp-method': 'tools/list' },
+      'tools/list',
+      { _meta: { [RUN]: 'ses_doesnotexistdoesnotexist' } },
+    );
+    assert.equal(unknown.status, 404);
+  });
+
+  test('a revoked handle and an expired one are refused clearly, each audited', async () => {
+    const who = {
+      agentId: 'support-bot',
+      credential: (await tg.agent.authenticate(supportKey))?.credential ?? '',
+    };
+    const client = await modern(supportKey);
+    const revoked = (await tg.agent.runs.mint(who, { via: 'test' })).handle;
+    await tg.agent.runs.revoke(revoked, who);
+    assert.ok((await events('run.revoked')).some((e) => e.subject === `session:${revoked}`));
+    await assert.rejects(
+      client.callTool({
+        name: 'get_order',
+        arguments: { order_id: 'ORD-1' },
+        _meta: { [RUN]: revoked },
+      }),
+      (err: Error & { code?: number }) => /revoked/.test(err.message),
+    );
+    const expiring = (await tg.agent.runs.mint(who, { via: 'test', ttlSeconds: 1 })).handle;
+    await new Promise((r) => setTimeout(r, 1_100));
+    for (let i = 0; i < 2; i++) {
+      const res = await raw(
+        { 'mcp-protocol-version': MODERN, 'mcp-method': 'tools/list' },
+        'tools/list',
+        { _meta: { [RUN]: expiring } },
+      );
+      assert.equal(res.status, 410, JSON.stringify(res.body));
+      assert.equal((res.body.error?.data as { code?: string }).code, 'RUN_EXPIRED');
+    }
+    const expired = (await events('run.expired')).filter(
+      (e) => e.subject === `session:${expiring}`,
+    );
+    assert.equal(expired.length, 1, 'an expiry is audited once');
+  });
+});
+
+describe('subscriptions/listen', () => {
+  test('a 2026-07-28 client listening for list changes hears of a newly registered tool', async () => {
+    const res = await fetch(`${base}/mcp`, {
+      method: 'POST',
+      headers: {
+        authorization: `Bearer ${opsKey}`,
+        'content-type': 'application/json',
+        accept: 'application/json, text/event-stream',
+        'mcp-protocol-version': MODERN,
+        'mcp-method': 'subscriptions/listen',
+      },
+      body: JSON.stringify({
+        jsonrpc: '2.0',
+        id: 9,
+        method: 'subscriptions/listen',
+        params: { notifications: { toolsListChanged: true }, _meta: ENVELOPE },
+      }),
+    });
+    assert.equal(res.status, 200);
+    assert.ok(res.body);
+    const reader = res.body.getReader();
+    let text = '';
+    const decoder = new TextDecoder();
+    const read = async (until: RegExp) => {
+      const deadline = Date.now() + 10_000;
+      while (!until.test(text) && Date.now() < deadline) {
+        const chunk = await reader.read();
+        if (chunk.done) break;
+        text += decoder.decode(chunk.value);
+      }
+      assert.match(text, until);
+    };
+    await read(/subscriptions\/acknowledged|"result"|acknowledged/);
+    // A tool registered for a capability ops-bot holds: its list changes.
+    await tg.config.apply([tool('ops_fresh', { required_capabilities: ['docs:read'] })], admin);
+    await read(/notifications\/tools\/list_changed/);
+    await reader.cancel();
+  });
+});
