@@ -13,6 +13,7 @@ import {
   CATALOG_ADMIN,
   CHANGES_ADMIN,
   CONFIG_ADMIN,
+  CONSOLE_SESSIONS_ADMIN,
   DISCOVERY_ADMIN,
   expose,
   KEYS_ADMIN,
@@ -55,6 +56,7 @@ import {
 } from './identity/index.js';
 import { CallCounters } from './limits/index.js';
 import { GatewayMetrics } from './metrics/index.js';
+import { ConsoleSessions } from './operators/index.js';
 import { type PolicyEngine, PolicyService } from './policy/index.js';
 import { type CheckedFetchOptions, ProviderService, UpstreamPool } from './providers/index.js';
 import { ReportService } from './reports/index.js';
@@ -404,6 +406,7 @@ export async function openGateway(options: ToolgateOptions = {}): Promise<Gatewa
     invoke: gate.invoke.bind(gate),
     revisions,
   });
+  const consoleSessions = new ConsoleSessions(store.db, options.clock);
   const admin: AdminApi = Object.freeze({
     health: Object.freeze({
       dialect: store.dialect,
@@ -426,6 +429,7 @@ export async function openGateway(options: ToolgateOptions = {}): Promise<Gatewa
     audit: expose(audit, AUDIT_ADMIN),
     metrics: expose(metrics, METRICS_ADMIN),
     reports: expose(reports, REPORTS_ADMIN),
+    consoleSessions: expose(consoleSessions, CONSOLE_SESSIONS_ADMIN),
     doctor: () => sandbox.doctor(),
     sweep: () => gate.sweep(),
   });

@@ -14,6 +14,7 @@ import type { SecretAdmin } from '../credentials/index.js';
 import type { Gate } from '../gate/index.js';
 import type { AgentKeys, AgentService, UserService } from '../identity/index.js';
 import type { GatewayMetrics } from '../metrics/index.js';
+import type { ConsoleSessions } from '../operators/index.js';
 import type { ProviderService } from '../providers/index.js';
 import type { ReportService } from '../reports/index.js';
 import type { SessionService } from '../sessions/index.js';
@@ -38,8 +39,8 @@ export const AGENTS_ADMIN = ['list', 'get', 'grants', 'revoke'] as const;
 export const KEYS_ADMIN = ['issue', 'revoke', 'list'] as const;
 export const USERS_ADMIN = ['get', 'list'] as const;
 export const SESSIONS_ADMIN = ['inspect'] as const;
-export const APPROVALS_ADMIN = ['get', 'list', 'page', 'approve', 'reject'] as const;
-export const CHANGES_ADMIN = ['get', 'list', 'page', 'approve', 'reject'] as const;
+export const APPROVALS_ADMIN = ['get', 'list', 'page', 'approve', 'reject', 'countPending'] as const;
+export const CHANGES_ADMIN = ['get', 'list', 'page', 'approve', 'reject', 'countPending'] as const;
 export const SECOND_FACTOR_ADMIN = ['state', 'unlock'] as const;
 export const CONFIG_ADMIN = ['apply', 'applyText'] as const;
 export const PROVIDERS_ADMIN = ['register', 'list', 'show', 'refresh', 'classify'] as const;
@@ -62,6 +63,14 @@ export const AUDIT_ADMIN = [
 ] as const;
 export const METRICS_ADMIN = ['render'] as const;
 export const REPORTS_ADMIN = ['names', 'render'] as const;
+export const CONSOLE_SESSIONS_ADMIN = [
+  'create',
+  'lookup',
+  'revoke',
+  'beginLogin',
+  'takeLogin',
+  'sweep',
+] as const;
 
 export interface AdminApi {
   /** Which database this gateway runs on, and whether it answers (`/readyz`). */
@@ -105,6 +114,8 @@ export interface AdminApi {
   readonly metrics: Pick<GatewayMetrics, (typeof METRICS_ADMIN)[number]>;
   /** Governance reports (capability register, access matrix, invocations, deprecation, orphans). */
   readonly reports: Pick<ReportService, (typeof REPORTS_ADMIN)[number]>;
+  /** The console's sessions and pending single sign-on logins, shared by every replica. */
+  readonly consoleSessions: Pick<ConsoleSessions, (typeof CONSOLE_SESSIONS_ADMIN)[number]>;
   /** Which sandbox drivers this gateway's sandbox can use on this host. */
   doctor(): Promise<DriverReport[]>;
   /**

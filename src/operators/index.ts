@@ -9,3 +9,9 @@ export {
   operatorActor,
 } from './operator.js';
 export type { SecondFactorCheck } from './second-factor-port.js';
+export type { ConsoleSessionGrant, ConsoleSessionView } from './console-sessions.js';
+export {
+  ConsoleSessions,
+  DEFAULT_CONSOLE_IDLE_MS,
+  DEFAULT_CONSOLE_LIFETIME_MS,
+} from './console-sessions.js';

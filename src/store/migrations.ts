@@ -6,6 +6,7 @@
 import { type Kysely, type Migration, type MigrationProvider, sql } from 'kysely';
 import { chainRows, GENESIS_PREV_HASH, recordHash } from '../audit-chain/index.js';
 import type { Database } from './database.js';
+import { consoleSessions } from './migrations/console-sessions.js';
 import { eventAuditRow } from './events.js';
 
 export type Dialect = 'sqlite' | 'postgres';
@@ -590,6 +591,7 @@ export function migrationProvider(dialect: Dialect): MigrationProvider {
         '0012_identity_binding': identityBinding,
         '0013_ceilings': ceilings,
         '0014_agent_caps': agentCaps,
+        '0018_console_sessions': consoleSessions,
       };
     },
   };
