@@ -39,7 +39,14 @@ export const AGENTS_ADMIN = ['list', 'get', 'grants', 'revoke'] as const;
 export const KEYS_ADMIN = ['issue', 'revoke', 'list'] as const;
 export const USERS_ADMIN = ['get', 'list'] as const;
 export const SESSIONS_ADMIN = ['inspect'] as const;
-export const APPROVALS_ADMIN = ['get', 'list', 'page', 'approve', 'reject', 'countPending'] as const;
+export const APPROVALS_ADMIN = [
+  'get',
+  'list',
+  'page',
+  'approve',
+  'reject',
+  'countPending',
+] as const;
 export const CHANGES_ADMIN = ['get', 'list', 'page', 'approve', 'reject', 'countPending'] as const;
 export const SECOND_FACTOR_ADMIN = ['state', 'unlock'] as const;
 export const CONFIG_ADMIN = ['apply', 'applyText'] as const;

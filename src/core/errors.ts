@@ -228,6 +228,11 @@ export const ERROR_CODES = {
     jsonRpc: -32600,
     summary: "No MCP session with this id for this caller (ended, evicted, or another caller's).",
   },
+  CONSOLE_FORM_REFUSED: {
+    http: 403,
+    jsonRpc: -32071,
+    summary: 'A console form was not sent from the console itself (origin or CSRF token).',
+  },
 } as const satisfies Record<string, { http: number; jsonRpc: number; summary: string }>;
 
 export type ErrorCode = keyof typeof ERROR_CODES;
@@ -240,6 +245,7 @@ export interface ErrorDetails {
   PAYLOAD_TOO_LARGE: { limitBytes: number };
   UNAUTHENTICATED: Record<string, never>;
   FORBIDDEN: Record<string, never>;
+  CONSOLE_FORM_REFUSED: { reason: 'cross_origin' | 'csrf' };
   NOT_FOUND: { method?: string; url?: string };
   TOOL_NOT_FOUND: { toolId: string; version?: string };
   AGENT_NOT_FOUND: { agentId: string };

@@ -39,7 +39,12 @@ function parseOperator(text: string): Operator | null {
     (OPERATOR_ROLES as readonly string[]).includes(r),
   );
   const auth = v.authenticatedBy;
-  if (auth !== 'bootstrap' && auth !== 'password+totp' && auth !== 'oidc' && auth !== 'personal-token')
+  if (
+    auth !== 'bootstrap' &&
+    auth !== 'password+totp' &&
+    auth !== 'oidc' &&
+    auth !== 'personal-token'
+  )
     return null;
   return Object.freeze({
     id: v.id,

@@ -6,8 +6,8 @@
 import { type Kysely, type Migration, type MigrationProvider, sql } from 'kysely';
 import { chainRows, GENESIS_PREV_HASH, recordHash } from '../audit-chain/index.js';
 import type { Database } from './database.js';
-import { consoleSessions } from './migrations/console-sessions.js';
 import { eventAuditRow } from './events.js';
+import { consoleSessions } from './migrations/console-sessions.js';
 
 export type Dialect = 'sqlite' | 'postgres';
 
