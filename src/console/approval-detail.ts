@@ -28,6 +28,11 @@ function conditionText(c: unknown): string {
 export async function renderApproval(ctx: ConsoleContext, id: string, now: Date): Promise<Html> {
   const a = await ctx.admin.approvals.get(id);
   const r = a.rendered;
+  // The registry's description of the tool: text its author wrote, shown as text like the rest.
+  const description = await ctx.admin.catalog
+    .get(a.tool_id, a.tool_version)
+    .then((t) => t.description)
+    .catch(() => null);
   const decidable = a.status === 'pending';
   const mayDecide = ctx.operator.roles.includes('approver');
   const hidden = html`<input type="hidden" name="_csrf" value="${ctx.csrfToken}">`;
@@ -51,6 +56,7 @@ ${hidden}
   return html`<dl id="approval">
 <dt>Tool</dt><dd><code id="tool">${r.tool}</code> version <code>${r.version}</code></dd>
 <dt>Action class</dt><dd class="class-${r.action_class}">${r.action_class}</dd>
+<dt>Registered description</dt><dd id="description">${description ?? html`<span class="muted">unknown</span>`}</dd>
 <dt>Status</dt><dd>${a.status}</dd>
 <dt>Agent</dt><dd><code>${a.agent_id}</code></dd>
 <dt>User</dt><dd><code>${a.user_id ?? '—'}</code></dd>

@@ -68,10 +68,13 @@ button.link { background: none; color: var(--muted); padding: 0; margin: 0; }
 .muted { color: var(--muted); }
 `;
 
-function hashed(kind: 'js' | 'css', text: string) {
+const ICON = `<svg xmlns="http://www.w3.org/2000/svg" viewBox="0 0 16 16"><rect width="16" height="16" rx="3" fill="#1f5fbf"/><path d="M4 5h8M8 5v7" stroke="#fff" stroke-width="2"/></svg>`;
+
+function hashed(kind: 'js' | 'css' | 'svg', text: string) {
   const hash = createHash('sha256').update(text).digest('hex').slice(0, 16);
   return { path: `/console/assets/console.${hash}.${kind}`, file: `console.${hash}.${kind}`, text };
 }
 
 export const CONSOLE_SCRIPT = hashed('js', SCRIPT);
 export const CONSOLE_STYLE = hashed('css', STYLE);
+export const CONSOLE_ICON = hashed('svg', ICON);

@@ -3,7 +3,7 @@
  * the operator's roles allow, the flash message, the one stylesheet and the one script.
  */
 import type { Operator, OperatorRole } from '../operators/index.js';
-import { CONSOLE_SCRIPT, CONSOLE_STYLE } from './assets.js';
+import { CONSOLE_ICON, CONSOLE_SCRIPT, CONSOLE_STYLE } from './assets.js';
 import { type Html, html } from './html.js';
 
 export interface NavEntry {
@@ -28,6 +28,7 @@ export function document(title: string, body: Html): Html {
 <meta charset="utf-8">
 <meta name="viewport" content="width=device-width, initial-scale=1">
 <title>${title} · toolgate console</title>
+<link rel="icon" href="${CONSOLE_ICON.path}" type="image/svg+xml">
 <link rel="stylesheet" href="${CONSOLE_STYLE.path}">
 <script src="${CONSOLE_SCRIPT.path}" defer></script>
 </head>

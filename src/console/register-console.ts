@@ -10,7 +10,7 @@ import type { AdminApi } from '../api/index.js';
 import { type Clock, isToolgateError, systemClock, ToolgateError } from '../core/index.js';
 import type { Operator, OperatorRole } from '../operators/index.js';
 import { decisionActions, renderApproval, renderChange } from './approval-detail.js';
-import { CONSOLE_SCRIPT, CONSOLE_STYLE } from './assets.js';
+import { CONSOLE_ICON, CONSOLE_SCRIPT, CONSOLE_STYLE } from './assets.js';
 import type { ConsoleAction, ConsoleContext, ConsolePage } from './console-page.js';
 import { type Html, html, toHtmlString } from './html.js';
 import {
@@ -265,12 +265,16 @@ export async function registerConsole(
     {
       scope.get('/console/assets/:file', open, async (req, reply) => {
         const file = (req.params as { file?: string }).file;
-        const asset = [CONSOLE_SCRIPT, CONSOLE_STYLE].find((a) => a.file === file);
+        const asset = [CONSOLE_SCRIPT, CONSOLE_STYLE, CONSOLE_ICON].find((a) => a.file === file);
         if (!asset) return reply.status(404).type('text/plain').send('not found');
         return reply
           .header('cache-control', 'public, max-age=31536000, immutable')
           .type(
-            asset === CONSOLE_SCRIPT ? 'text/javascript; charset=utf-8' : 'text/css; charset=utf-8',
+            asset === CONSOLE_SCRIPT
+              ? 'text/javascript; charset=utf-8'
+              : asset === CONSOLE_STYLE
+                ? 'text/css; charset=utf-8'
+                : 'image/svg+xml',
           )
           .send(asset.text);
       });

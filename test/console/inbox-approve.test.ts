@@ -1,0 +1,149 @@
+/**
+ * The approvals inbox in a real browser (chromium via playwright-core): an agent's call over MCP
+ * (the official SDK client) waits; the approver finds it in the inbox, reads the resolved call,
+ * approves it; the agent's retry runs once. A reject needs a reason and is recorded as the
+ * console session's operator.
+ */
+import assert from 'node:assert/strict';
+import { after, before, test } from 'node:test';
+import type { Client } from '@modelcontextprotocol/sdk/client/index.js';
+import type { Browser } from 'playwright-core';
+import {
+  type ConsoleGateway,
+  closeMcpClient,
+  decisionOf,
+  launchChromium,
+  mcpClient,
+  operator,
+  signedInContext,
+  startConsoleGateway,
+  watchForScript,
+} from '../support/browser.js';
+
+let browser: Browser;
+let gw: ConsoleGateway;
+let agent: Client;
+const alice = operator('alice', ['approver']);
+
+before(async () => {
+  [browser, gw] = await Promise.all([launchChromium(), startConsoleGateway()]);
+  agent = await mcpClient(gw.base, gw.supportKey);
+});
+
+after(async () => {
+  await closeMcpClient(agent);
+  await browser?.close();
+  await gw?.close();
+});
+
+test('a pending call from an agent over MCP is in the inbox; approved in the console, its retry runs once', async () => {
+  const args = { to: 'ana@customer.example', subject: 'Your refund', body: 'It is on its way.' };
+  const first = await agent.callTool({ name: 'send_email', arguments: args });
+  const pending = decisionOf(first);
+  assert.equal(pending.kind, 'pending_approval');
+  const approvalId = String(pending.approval_id);
+
+  const { context, page } = await signedInContext(browser, gw, alice);
+  const script = watchForScript(page);
+  try {
+    const res = await page.goto(`${gw.base}/console`);
+    assert.equal(res?.status(), 200);
+    const row = page.locator(`#inbox tr[data-id="${approvalId}"]`);
+    assert.equal(await row.count(), 1, 'the pending approval is listed');
+    const text = await row.innerText();
+    assert.match(text, /send_email@1\.0\.0/);
+    assert.match(text, /external_send/);
+    assert.match(text, /support-bot/);
+    assert.match(text, /\d+h \d+m|\d+m/, 'the time left');
+    assert.ok(Number(await page.locator('#pending-count').innerText()) >= 1);
+
+    await row.locator('a').click();
+    await page.waitForURL(`**/console/approvals/${approvalId}`);
+    assert.equal(await page.locator('#tool').innerText(), 'send_email');
+    const shown = JSON.parse(await page.locator('#arguments').innerText());
+    assert.deepEqual(shown, args, 'the literal arguments the gate resolved');
+    assert.match(await page.locator('#hosts').innerText(), /mail\.example\.com/);
+
+    await page.locator('#approve').click();
+    await page.waitForURL(`**/console/approvals/${approvalId}`);
+    assert.match(await page.locator('.flash').innerText(), /Approved/);
+    assert.match(await page.locator('main').innerText(), /approved.*operator:alice/s);
+
+    const view = await gw.tg.approvals.get(approvalId);
+    assert.equal(view.status, 'approved');
+    assert.equal(view.decided_by, 'operator:alice', 'recorded as the session’s operator');
+    const events = await gw.tg.admin.events.list({ subject: `approval:${approvalId}`, limit: 10 });
+    assert.deepEqual(
+      events.map((e) => [e.action, e.actor, e.via]),
+      [['approval.approved', 'operator:alice', 'console']],
+    );
+
+    const retry = await agent.callTool({ name: 'send_email', arguments: args });
+    assert.notEqual(retry.isError, true, JSON.stringify(retry));
+    assert.equal(decisionOf(retry).kind, 'allow');
+    const again = await agent.callTool({ name: 'send_email', arguments: args });
+    assert.equal(decisionOf(again).kind, 'pending_approval', 'the approval is used once');
+    assert.deepEqual(script.events, []);
+  } finally {
+    await context.close();
+  }
+});
+
+test('a reject needs a reason; the rejected call is gone from the inbox and its retry waits anew', async () => {
+  const args = { to: 'ben@customer.example', subject: 'Invoice', body: 'Attached.' };
+  const approvalId = String(
+    decisionOf(await agent.callTool({ name: 'send_email', arguments: args })).approval_id,
+  );
+  const { context, page } = await signedInContext(browser, gw, alice);
+  try {
+    await page.goto(`${gw.base}/console/approvals/${approvalId}`);
+    // The browser enforces `required`; a form sent without it is refused by the server too.
+    assert.equal(await page.locator('#reason').getAttribute('required'), '');
+    const csrf = await page.locator('#reject-form input[name=_csrf]').inputValue();
+    const blank = await page.request.post(`${gw.base}/console/approvals/${approvalId}/reject`, {
+      form: { _csrf: csrf, reason: '   ' },
+      headers: { origin: gw.base },
+      maxRedirects: 0,
+    });
+    assert.equal(blank.status(), 303);
+    assert.equal((await gw.tg.approvals.get(approvalId)).status, 'pending', 'nothing changed');
+
+    await page.locator('#reason').fill('Wrong customer: Ben has no open invoice.');
+    await page.locator('#reject').click();
+    await page.waitForURL(`**/console/approvals/${approvalId}`);
+    const view = await gw.tg.approvals.get(approvalId);
+    assert.equal(view.status, 'rejected');
+    assert.equal(view.decided_by, 'operator:alice');
+    assert.equal(view.reason, 'Wrong customer: Ben has no open invoice.');
+
+    await page.goto(`${gw.base}/console/inbox`);
+    assert.equal(await page.locator(`#inbox tr[data-id="${approvalId}"]`).count(), 0);
+  } finally {
+    await context.close();
+  }
+});
+
+test('an auditor sees the inbox but gets no approve form, and a forged approve is refused', async () => {
+  const args = { to: 'cy@customer.example', subject: 'Hello', body: 'Hi.' };
+  const approvalId = String(
+    decisionOf(await agent.callTool({ name: 'send_email', arguments: args })).approval_id,
+  );
+  const { context, page } = await signedInContext(browser, gw, operator('carol', ['auditor']));
+  try {
+    await page.goto(`${gw.base}/console/approvals/${approvalId}`);
+    assert.equal(await page.locator('#approve').count(), 0);
+    const csrf = await page
+      .locator('form[action="/console/logout"] input[name=_csrf]')
+      .inputValue();
+    const forged = await page.request.post(`${gw.base}/console/approvals/${approvalId}/approve`, {
+      form: { _csrf: csrf },
+      headers: { origin: gw.base },
+      maxRedirects: 0,
+    });
+    assert.equal(forged.status(), 403);
+    assert.equal((await forged.json()).code, 'FORBIDDEN');
+    assert.equal((await gw.tg.approvals.get(approvalId)).status, 'pending');
+  } finally {
+    await context.close();
+  }
+});
