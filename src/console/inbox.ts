@@ -67,7 +67,7 @@ export function changeSource(admin: AdminApi): InboxSource {
         id: c.id,
         createdAt: c.created_at,
         href: `/console/changes/${encodeURIComponent(c.id)}`,
-        subject: `${c.kind === 'grant' ? 'grant' : 'tool'} ${c.subject}`,
+        subject: c.subject,
         actionClass: `four eyes: ${c.approvers.length}/${c.required}`,
         askedBy: [['requested by', c.requested_by]] as const,
         expiresAt: null,
