@@ -177,6 +177,9 @@ export async function serve(options: ServeOptions): Promise<void> {
       running.admin.catalog
         .sweepLifecycle()
         .catch((err: unknown) => server.log.error({ err }, 'lifecycle sweep failed'));
+      running.admin.consoleSessions
+        .sweep()
+        .catch((err: unknown) => server.log.error({ err }, 'console session sweep failed'));
     }, SWEEP_INTERVAL_MS);
     sweep.unref();
 
@@ -197,6 +200,7 @@ export async function serve(options: ServeOptions): Promise<void> {
       `  database:    ${tg.admin.health.location}`,
       ...(demoSummary ? [`  ${demoSummary}`] : []),
       `  API docs:    ${address}/docs   (OpenAPI: ${address}/openapi.json)`,
+      `  console:     ${address}/console`,
       ...adminTokenBanner(admin, fromEnv !== undefined, options.adminTokenFile),
       `  try:         curl -H "Authorization: Bearer <admin token>" ${address}/v1/tools`,
     ];
