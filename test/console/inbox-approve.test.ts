@@ -8,6 +8,7 @@ import assert from 'node:assert/strict';
 import { after, before, test } from 'node:test';
 import type { Client } from '@modelcontextprotocol/sdk/client/index.js';
 import type { Browser } from 'playwright-core';
+import { generateTotpSecret, totpAt } from '../../src/approvals/index.js';
 import {
   type ConsoleGateway,
   closeMcpClient,
@@ -17,6 +18,7 @@ import {
   operator,
   signedInContext,
   startConsoleGateway,
+  TEST_ADMIN,
   watchForScript,
 } from '../support/browser.js';
 
@@ -25,8 +27,16 @@ let gw: ConsoleGateway;
 let agent: Client;
 const alice = operator('alice', ['approver']);
 
+const ALICE_TOTP = generateTotpSecret();
+
 before(async () => {
-  [browser, gw] = await Promise.all([launchChromium(), startConsoleGateway()]);
+  [browser, gw] = await Promise.all([
+    launchChromium(),
+    // Alice's second factor, as the approvals desk looks it up (by the actor she is recorded as).
+    startConsoleGateway({
+      gateway: { approverTotpSecrets: new Map([['operator:alice', ALICE_TOTP]]) },
+    }),
+  ]);
   agent = await mcpClient(gw.base, gw.supportKey);
 });
 
@@ -145,5 +155,56 @@ test('an auditor sees the inbox but gets no approve form, and a forged approve i
     assert.equal((await gw.tg.approvals.get(approvalId)).status, 'pending');
   } finally {
     await context.close();
+  }
+});
+
+test('a call that needs a step-up is approved only with the approver’s TOTP code', async () => {
+  const base = (await gw.tg.catalog.get('send_email', '1.0.0')).definition as unknown as Record<
+    string,
+    unknown
+  >;
+  await gw.tg.config.apply(
+    [
+      {
+        kind: 'Tool',
+        spec: {
+          ...base,
+          id: 'send_email_signed',
+          name: 'send_email_signed',
+          approval: { mode: 'always', second_factor: true, out_of_band: false },
+        },
+      },
+    ],
+    TEST_ADMIN,
+  );
+  const client = await mcpClient(gw.base, gw.supportKey);
+  try {
+    const args = { to: 'dan@customer.example', subject: 'Contract', body: 'Signed copy.' };
+    const id = String(
+      decisionOf(await client.callTool({ name: 'send_email_signed', arguments: args })).approval_id,
+    );
+    const { context, page } = await signedInContext(browser, gw, alice);
+    try {
+      await page.goto(`${gw.base}/console/approvals/${id}`);
+      assert.equal(await page.locator('#totp').count(), 1, 'the form asks for the code');
+      await page.locator('#totp').fill('000000');
+      await page.locator('#approve').click();
+      await page.waitForURL(`**/console/approvals/${id}`);
+      assert.match(await page.locator('.flash').innerText(), /Refused/);
+      assert.equal((await gw.tg.approvals.get(id)).status, 'pending');
+
+      // A wrong code makes the approver wait 1 s before the next attempt (C8's backoff).
+      await new Promise((r) => setTimeout(r, 1_100));
+      await page.locator('#totp').fill(totpAt(ALICE_TOTP, new Date()));
+      await page.locator('#approve').click();
+      await page.waitForURL(`**/console/approvals/${id}`);
+      assert.equal((await gw.tg.approvals.get(id)).status, 'approved');
+      const retry = await client.callTool({ name: 'send_email_signed', arguments: args });
+      assert.equal(decisionOf(retry).kind, 'allow', JSON.stringify(retry));
+    } finally {
+      await context.close();
+    }
+  } finally {
+    await closeMcpClient(client);
   }
 });
