@@ -239,8 +239,10 @@ test('an XSS payload in a tool description and in an argument is shown as text; 
     await page.goto(`${gw.base}/console/inbox`);
     const res = await page.goto(`${gw.base}/console/approvals/${id}`);
     assert.equal(res?.headers()['content-security-policy'], CONTENT_SECURITY_POLICY);
-    assert.equal(await page.locator('#description').innerText(), XSS_DESCRIPTION);
-    const args = JSON.parse(await page.locator('#arguments').innerText()) as { body: string };
+    assert.equal((await page.locator('#description').textContent()) ?? '', XSS_DESCRIPTION);
+    const args = JSON.parse((await page.locator('#arguments').textContent()) ?? '') as {
+      body: string;
+    };
     assert.equal(args.body, XSS_BODY);
     assert.equal(await page.locator('main img').count(), 0, 'no element was made from the text');
     assert.equal(await page.locator('main script').count(), 0);
@@ -262,12 +264,16 @@ test('a wrong password gets the one generic message and no session; a login repl
     await page.locator('#password').fill('wrong');
     await page.locator('#totp').fill('123456');
     await page.locator('#login-form button').click();
-    assert.equal(await page.locator('#login-error').innerText(), LOGIN_FAILED);
+    assert.equal((await page.locator('#login-error').textContent()) ?? '', LOGIN_FAILED);
     await page.locator('#operator').fill('nobody');
     await page.locator('#password').fill(TEST_PASSWORD);
     await page.locator('#totp').fill('123456');
     await page.locator('#login-form button').click();
-    assert.equal(await page.locator('#login-error').innerText(), LOGIN_FAILED, 'the same message');
+    assert.equal(
+      (await page.locator('#login-error').textContent()) ?? '',
+      LOGIN_FAILED,
+      'the same message',
+    );
     assert.equal(await sessionCookie(context), undefined);
 
     await page.locator('#operator').fill('alice');

@@ -60,24 +60,24 @@ test('a pending call from an agent over MCP is in the inbox; approved in the con
     assert.equal(res?.status(), 200);
     const row = page.locator(`#inbox tr[data-id="${approvalId}"]`);
     assert.equal(await row.count(), 1, 'the pending approval is listed');
-    const text = await row.innerText();
+    const text = (await row.textContent()) ?? '';
     assert.match(text, /send_email@1\.0\.0/);
     assert.match(text, /external_send/);
     assert.match(text, /support-bot/);
     assert.match(text, /\d+h \d+m|\d+m/, 'the time left');
-    assert.ok(Number(await page.locator('#pending-count').innerText()) >= 1);
+    assert.ok(Number((await page.locator('#pending-count').textContent()) ?? '') >= 1);
 
     await row.locator('a').click();
     await page.waitForURL(`**/console/approvals/${approvalId}`);
-    assert.equal(await page.locator('#tool').innerText(), 'send_email');
-    const shown = JSON.parse(await page.locator('#arguments').innerText());
+    assert.equal((await page.locator('#tool').textContent()) ?? '', 'send_email');
+    const shown = JSON.parse((await page.locator('#arguments').textContent()) ?? '');
     assert.deepEqual(shown, args, 'the literal arguments the gate resolved');
-    assert.match(await page.locator('#hosts').innerText(), /mail\.example\.com/);
+    assert.match((await page.locator('#hosts').textContent()) ?? '', /mail\.example\.com/);
 
     await page.locator('#approve').click();
     await page.waitForURL(`**/console/approvals/${approvalId}`);
-    assert.match(await page.locator('.flash').innerText(), /Approved/);
-    assert.match(await page.locator('main').innerText(), /approved.*operator:alice/s);
+    assert.match((await page.locator('.flash').textContent()) ?? '', /Approved/);
+    assert.match((await page.locator('main').textContent()) ?? '', /approved.*operator:alice/s);
 
     const view = await gw.tg.approvals.get(approvalId);
     assert.equal(view.status, 'approved');
@@ -190,7 +190,7 @@ test('a call that needs a step-up is approved only with the approver’s TOTP co
       await page.locator('#totp').fill('000000');
       await page.locator('#approve').click();
       await page.waitForURL(`**/console/approvals/${id}`);
-      assert.match(await page.locator('.flash').innerText(), /Refused/);
+      assert.match((await page.locator('.flash').textContent()) ?? '', /Refused/);
       assert.equal((await gw.tg.approvals.get(id)).status, 'pending');
 
       // A wrong code makes the approver wait 1 s before the next attempt (C8's backoff).

@@ -56,7 +56,7 @@ for (const backend of backends()) {
     });
 
     test('the first page is served within the bound; the count shows all 10,000', async (t) => {
-      const { context, page } = await signedInContext(browser, gw, alice);
+      const { context } = await signedInContext(browser, gw, alice);
       try {
         const cookie = await sessionCookie(context);
         const headers = { cookie: `${cookie?.name}=${cookie?.value}` };
@@ -84,7 +84,10 @@ for (const backend of backends()) {
       const { context, page } = await signedInContext(browser, gw, alice);
       try {
         await page.goto(`${gw.base}/console/inbox`);
-        assert.equal(await page.locator('#pending-count').innerText(), String(N + baseline));
+        assert.equal(
+          (await page.locator('#pending-count').textContent()) ?? '',
+          String(N + baseline),
+        );
         const seen: string[] = [];
         for (let p = 0; p < 3; p++) {
           const rows = await page
