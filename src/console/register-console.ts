@@ -175,6 +175,11 @@ export async function registerConsole(
     routes.get(`/console${path}`, open, async (req, reply) => {
       const session = await sessionOf(req);
       if (!session) return reply.redirect('/console/login', 303);
+      if (!mayOpen(session.operator, roles) && here === '/inbox') {
+        // Not everyone decides approvals (an owner manages tools): their start is their first page.
+        const start = nav.find((n) => mayOpen(session.operator, n.roles));
+        if (start) return reply.redirect(`/console${start.path}`, 303);
+      }
       const ctx = await contextOf(session);
       if (!mayOpen(session.operator, roles))
         return framed(
