@@ -28,13 +28,19 @@ let agent: Client;
 const alice = operator('alice', ['approver']);
 
 const ALICE_TOTP = generateTotpSecret();
+const BOB_TOTP = generateTotpSecret();
 
 before(async () => {
   [browser, gw] = await Promise.all([
     launchChromium(),
     // Alice's second factor, as the approvals desk looks it up (by the actor she is recorded as).
     startConsoleGateway({
-      gateway: { approverTotpSecrets: new Map([['operator:alice', ALICE_TOTP]]) },
+      gateway: {
+        approverTotpSecrets: new Map([
+          ['operator:alice', ALICE_TOTP],
+          ['operator:bob', BOB_TOTP],
+        ]),
+      },
     }),
   ]);
   agent = await mcpClient(gw.base, gw.supportKey);
@@ -206,5 +212,43 @@ test('a call that needs a step-up is approved only with the approver’s TOTP co
     }
   } finally {
     await closeMcpClient(client);
+  }
+});
+
+test('four eyes in two browser contexts: the same operator twice is refused, a second one applies it', async () => {
+  const pending = (await gw.tg.changes.page('pending', { limit: 50 })).items;
+  const change = pending.find((c) => c.kind === 'grant' && c.required === 2);
+  assert.ok(change, 'the demo asks two approvers for a privileged grant');
+  const first = await signedInContext(browser, gw, alice);
+  const second = await signedInContext(browser, gw, operator('bob', ['approver']));
+  try {
+    await first.page.goto(`${gw.base}/console/inbox`);
+    await first.page.locator(`#inbox tr[data-id="${change.id}"] a`).click();
+    await first.page.waitForURL(`**/console/changes/${change.id}`);
+    await first.page.locator('#totp').fill(totpAt(ALICE_TOTP, new Date()));
+    await first.page.locator('#approve').click();
+    await first.page.waitForURL(`**/console/changes/${change.id}`);
+    assert.deepEqual((await gw.tg.changes.get(change.id)).approvers, ['operator:alice']);
+
+    // Alice again, with a fresh code a step later, is still one person.
+    await first.page.locator('#totp').fill(totpAt(ALICE_TOTP, new Date(Date.now() + 30_000)));
+    await first.page.locator('#approve').click();
+    await first.page.waitForURL(`**/console/changes/${change.id}`);
+    assert.match(
+      (await first.page.locator('.flash').textContent()) ?? '',
+      /already approved this change/,
+    );
+    assert.equal((await gw.tg.changes.get(change.id)).status, 'pending');
+
+    await second.page.goto(`${gw.base}/console/changes/${change.id}`);
+    await second.page.locator('#totp').fill(totpAt(BOB_TOTP, new Date()));
+    await second.page.locator('#approve').click();
+    await second.page.waitForURL(`**/console/changes/${change.id}`);
+    const done = await gw.tg.changes.get(change.id);
+    assert.equal(done.status, 'applied');
+    assert.deepEqual([...done.approvers].sort(), ['operator:alice', 'operator:bob']);
+  } finally {
+    await first.context.close();
+    await second.context.close();
   }
 });
