@@ -28,7 +28,10 @@ let agent: Client;
 const alice = operator('alice', ['approver']);
 
 const ALICE_TOTP = generateTotpSecret();
-const BOB_TOTP = generateTotpSecret();
+// Four eyes uses two operators of its own: a code Alice used in another test this half-minute
+// would be a replay (a code works once per approver).
+const ERIN_TOTP = generateTotpSecret();
+const FRANK_TOTP = generateTotpSecret();
 
 before(async () => {
   [browser, gw] = await Promise.all([
@@ -38,7 +41,8 @@ before(async () => {
       gateway: {
         approverTotpSecrets: new Map([
           ['operator:alice', ALICE_TOTP],
-          ['operator:bob', BOB_TOTP],
+          ['operator:erin', ERIN_TOTP],
+          ['operator:frank', FRANK_TOTP],
         ]),
       },
     }),
@@ -219,19 +223,20 @@ test('four eyes in two browser contexts: the same operator twice is refused, a s
   const pending = (await gw.tg.changes.page('pending', { limit: 50 })).items;
   const change = pending.find((c) => c.kind === 'grant' && c.required === 2);
   assert.ok(change, 'the demo asks two approvers for a privileged grant');
-  const first = await signedInContext(browser, gw, alice);
-  const second = await signedInContext(browser, gw, operator('bob', ['approver']));
+  const erin = operator('erin', ['approver']);
+  const first = await signedInContext(browser, gw, erin);
+  const second = await signedInContext(browser, gw, operator('frank', ['approver']));
   try {
     await first.page.goto(`${gw.base}/console/inbox`);
     await first.page.locator(`#inbox tr[data-id="${change.id}"] a`).click();
     await first.page.waitForURL(`**/console/changes/${change.id}`);
-    await first.page.locator('#totp').fill(totpAt(ALICE_TOTP, new Date()));
+    await first.page.locator('#totp').fill(totpAt(ERIN_TOTP, new Date()));
     await first.page.locator('#approve').click();
     await first.page.waitForURL(`**/console/changes/${change.id}`);
-    assert.deepEqual((await gw.tg.changes.get(change.id)).approvers, ['operator:alice']);
+    assert.deepEqual((await gw.tg.changes.get(change.id)).approvers, ['operator:erin']);
 
-    // Alice again, with a fresh code a step later, is still one person.
-    await first.page.locator('#totp').fill(totpAt(ALICE_TOTP, new Date(Date.now() + 30_000)));
+    // Erin again, with a fresh code a step later, is still one person.
+    await first.page.locator('#totp').fill(totpAt(ERIN_TOTP, new Date(Date.now() + 30_000)));
     await first.page.locator('#approve').click();
     await first.page.waitForURL(`**/console/changes/${change.id}`);
     assert.match(
@@ -241,12 +246,12 @@ test('four eyes in two browser contexts: the same operator twice is refused, a s
     assert.equal((await gw.tg.changes.get(change.id)).status, 'pending');
 
     await second.page.goto(`${gw.base}/console/changes/${change.id}`);
-    await second.page.locator('#totp').fill(totpAt(BOB_TOTP, new Date()));
+    await second.page.locator('#totp').fill(totpAt(FRANK_TOTP, new Date()));
     await second.page.locator('#approve').click();
     await second.page.waitForURL(`**/console/changes/${change.id}`);
     const done = await gw.tg.changes.get(change.id);
     assert.equal(done.status, 'applied');
-    assert.deepEqual([...done.approvers].sort(), ['operator:alice', 'operator:bob']);
+    assert.deepEqual([...done.approvers].sort(), ['operator:erin', 'operator:frank']);
   } finally {
     await first.context.close();
     await second.context.close();
