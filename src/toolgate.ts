@@ -15,6 +15,7 @@ import {
   CATALOG_ADMIN,
   CHANGES_ADMIN,
   CONFIG_ADMIN,
+  CONSOLE_SESSIONS_ADMIN,
   DISCOVERY_ADMIN,
   expose,
   KEYS_ADMIN,
@@ -86,6 +87,7 @@ import {
   resolveNotifyConfig,
 } from './notify/index.js';
 import {
+  ConsoleSessions,
   OperatorService,
   type OperatorServiceOptions,
   type SecondFactorCheck,
@@ -543,6 +545,7 @@ export async function openGateway(options: ToolgateOptions = {}): Promise<Gatewa
     invoke: gate.invoke.bind(gate),
     revisions,
   });
+  const consoleSessions = new ConsoleSessions(store.db, options.clock);
   const admin: AdminApi = Object.freeze({
     health: Object.freeze({
       dialect: store.dialect,
@@ -568,6 +571,7 @@ export async function openGateway(options: ToolgateOptions = {}): Promise<Gatewa
     metrics: expose(metrics, METRICS_ADMIN),
     reports: expose(reports, REPORTS_ADMIN),
     operators: expose(operators, OPERATORS_ADMIN),
+    consoleSessions: expose(consoleSessions, CONSOLE_SESSIONS_ADMIN),
     doctor: () => sandbox.doctor(),
     sweep: () => gate.sweep(),
   });

@@ -14,7 +14,7 @@ import type { SecretAdmin } from '../credentials/index.js';
 import type { Gate } from '../gate/index.js';
 import type { AgentKeys, AgentService, UserService } from '../identity/index.js';
 import type { GatewayMetrics } from '../metrics/index.js';
-import type { OperatorService } from '../operators/index.js';
+import type { ConsoleSessions, OperatorService } from '../operators/index.js';
 import type { ProviderService } from '../providers/index.js';
 import type { ReportService } from '../reports/index.js';
 import type { SessionService } from '../sessions/index.js';
@@ -42,8 +42,15 @@ export const AGENTS_ADMIN = ['list', 'get', 'grants', 'revoke'] as const;
 export const KEYS_ADMIN = ['issue', 'revoke', 'list'] as const;
 export const USERS_ADMIN = ['get', 'list'] as const;
 export const SESSIONS_ADMIN = ['inspect', 'live', 'suspendBy', 'closeBy'] as const;
-export const APPROVALS_ADMIN = ['get', 'list', 'page', 'approve', 'reject'] as const;
-export const CHANGES_ADMIN = ['get', 'list', 'page', 'approve', 'reject'] as const;
+export const APPROVALS_ADMIN = [
+  'get',
+  'list',
+  'page',
+  'approve',
+  'reject',
+  'countPending',
+] as const;
+export const CHANGES_ADMIN = ['get', 'list', 'page', 'approve', 'reject', 'countPending'] as const;
 export const SECOND_FACTOR_ADMIN = ['enroll', 'remove', 'enrolled', 'state', 'unlock'] as const;
 export const CONFIG_ADMIN = ['apply', 'applyText'] as const;
 export const PROVIDERS_ADMIN = ['register', 'list', 'show', 'refresh', 'classify'] as const;
@@ -81,6 +88,14 @@ export const OPERATORS_ADMIN = [
 export const REPORTS_ADMIN = ['names', 'build', 'render'] as const;
 /** The audit log's read side for people: search, one record, a call's raw arguments. */
 export const AUDIT_RECORDS_ADMIN = ['search', 'record', 'rawArguments'] as const;
+export const CONSOLE_SESSIONS_ADMIN = [
+  'create',
+  'lookup',
+  'revoke',
+  'beginLogin',
+  'takeLogin',
+  'sweep',
+] as const;
 
 export interface AdminApi {
   /** Which database this gateway runs on, and whether it answers (`/readyz`). */
@@ -142,6 +157,8 @@ export interface AdminApi {
    * tokens and their per-request check. Every change takes the authenticated operator.
    */
   readonly operators: Pick<OperatorService, (typeof OPERATORS_ADMIN)[number]>;
+  /** The console's sessions and pending single sign-on logins, shared by every replica. */
+  readonly consoleSessions: Pick<ConsoleSessions, (typeof CONSOLE_SESSIONS_ADMIN)[number]>;
   /** Which sandbox drivers this gateway's sandbox can use on this host. */
   doctor(): Promise<DriverReport[]>;
   /**

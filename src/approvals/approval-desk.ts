@@ -312,6 +312,17 @@ export class ApprovalDesk {
     return Object.fromEntries(rows.map((r) => [r.status, Number(r.n)]));
   }
 
+  /** Requests still decidable (pending, not expired): the console's count on every page. */
+  async countPending(): Promise<number> {
+    const row = await this.#db
+      .selectFrom('approvals')
+      .select((eb) => eb.fn.countAll<number>().as('n'))
+      .where('status', '=', 'pending')
+      .where('expires_at', '>', this.#clock().toISOString())
+      .executeTakeFirst();
+    return Number(row?.n ?? 0);
+  }
+
   async get(id: string): Promise<ApprovalView> {
     const row = await this.#db
       .selectFrom('approvals')

@@ -200,6 +200,9 @@ export async function serve(options: ServeOptions): Promise<void> {
       running.admin.catalog
         .sweepLifecycle()
         .catch((err: unknown) => server.log.error({ err }, 'lifecycle sweep failed'));
+      running.admin.consoleSessions
+        .sweep()
+        .catch((err: unknown) => server.log.error({ err }, 'console session sweep failed'));
     }, SWEEP_INTERVAL_MS);
     sweep.unref();
 
@@ -220,6 +223,7 @@ export async function serve(options: ServeOptions): Promise<void> {
       `  database:    ${tg.admin.health.location}`,
       ...(demoSummary ? [`  ${demoSummary}`] : []),
       `  API docs:    ${address}/docs   (OpenAPI: ${address}/openapi.json)`,
+      `  console:     ${address}/console`,
       ...(admin
         ? adminTokenBanner(admin, fromEnv !== undefined, options.adminTokenFile)
         : ['  admin token: disabled (admin routes take personal operator tokens only)']),

@@ -280,6 +280,16 @@ export class ChangeDesk {
   }
 
   /** One page of change requests, newest first, walked by (created_at, id). */
+  /** Changes waiting for approvers: the console's count on every page. */
+  async countPending(): Promise<number> {
+    const row = await this.#db
+      .selectFrom('change_requests')
+      .select((eb) => eb.fn.countAll<number>().as('n'))
+      .where('status', '=', 'pending')
+      .executeTakeFirst();
+    return Number(row?.n ?? 0);
+  }
+
   async page(status: string | undefined, request: PageRequest = {}): Promise<Page<ChangeView>> {
     const limit = pageLimit(request.limit);
     let q = this.#db

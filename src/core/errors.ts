@@ -257,12 +257,12 @@ export const ERROR_CODES = {
   // Single sign-on: the reason is logged; a browser is shown one generic message.
   OIDC_LOGIN_FAILED: {
     http: 401,
-    jsonRpc: -32070,
+    jsonRpc: -32075,
     summary: 'A single sign-on did not complete: a check of the provider or its ID token failed.',
   },
   NOTIFY_CONFIG_INVALID: {
     http: 422,
-    jsonRpc: -32071,
+    jsonRpc: -32073,
     summary: 'A notification channel is misconfigured (URL not loopback or https, bad limits).',
   },
   // 2026-07-28 requests: the headers mirror the body; the spec names -32020 (HeaderMismatch).
@@ -280,6 +280,11 @@ export const ERROR_CODES = {
   },
   RUN_EXPIRED: { http: 410, jsonRpc: -32065, summary: 'The run handle has expired.' },
   RUN_REVOKED: { http: 410, jsonRpc: -32066, summary: 'The run handle was revoked.' },
+  CONSOLE_FORM_REFUSED: {
+    http: 403,
+    jsonRpc: -32074,
+    summary: 'A console form was not sent from the console itself (origin or CSRF token).',
+  },
 } as const satisfies Record<string, { http: number; jsonRpc: number; summary: string }>;
 
 export type ErrorCode = keyof typeof ERROR_CODES;
@@ -296,6 +301,7 @@ export interface ErrorDetails {
   OPERATOR_NOT_FOUND: { operatorId: string };
   OPERATOR_EXISTS: { operatorId: string };
   INSUFFICIENT_SCOPE: { scope: string };
+  CONSOLE_FORM_REFUSED: { reason: 'cross_origin' | 'csrf' };
   NOT_FOUND: { method?: string; url?: string };
   TOOL_NOT_FOUND: { toolId: string; version?: string };
   AGENT_NOT_FOUND: { agentId: string };

@@ -8,6 +8,8 @@ import { Ajv } from 'ajv';
 import Fastify, { type FastifyInstance, type FastifyServerOptions } from 'fastify';
 import { toolDefinitionSchema } from '../catalog/index.js';
 import { configDocumentSchema } from '../config/index.js';
+import { type ConsoleOptions, registerConsole } from '../console/index.js';
+import { CONSOLE_ACTIONS, CONSOLE_PAGES } from '../console/pages/index.js';
 import { ToolgateError } from '../core/index.js';
 import { adminTokenMatches, bearerChallenge } from '../identity/index.js';
 import { type McpHttpOptions, registerMcpHttp } from '../mcp/index.js';
@@ -101,6 +103,8 @@ export interface HttpOptions {
   >;
   /** Requests running and queued at once, overall and per caller (defaults in DEFAULT_ADMISSION). */
   readonly admission?: Partial<AdmissionOptions>;
+  /** The operators' console under /console: its login ports and session timeouts. */
+  readonly console?: ConsoleOptions;
 }
 
 export const DEFAULT_BODY_LIMIT = 1024 * 1024;
@@ -379,6 +383,12 @@ export async function buildServer(
   providerRoutes(app, admin);
   operatorRoutes(app, admin);
   if (agent.oauth) wellKnownRoutes(app, agent.oauth);
+  // The console guards its own routes (`auth: 'public'` here) with its session cookie.
+  await registerConsole(app, admin, {
+    pages: CONSOLE_PAGES,
+    actions: CONSOLE_ACTIONS,
+    ...options.console,
+  });
   await app.ready();
   return app;
 }

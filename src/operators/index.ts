@@ -1,5 +1,11 @@
 /** @module Operators: accounts, roles and how they authenticate. Anything exported here is public API. */
 
+export type { ConsoleSessionGrant, ConsoleSessionView } from './console-sessions.js';
+export {
+  ConsoleSessions,
+  DEFAULT_CONSOLE_IDLE_MS,
+  DEFAULT_CONSOLE_LIFETIME_MS,
+} from './console-sessions.js';
 export {
   DEFAULT_LOGIN_LIMITS,
   type LoginLimits,

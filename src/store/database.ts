@@ -142,6 +142,26 @@ export interface OperatorSecondFactorTable {
   enrolled_by: string;
 }
 
+/** A console session: the hash of the browser's cookie, never the cookie itself. */
+export interface ConsoleSessionTable {
+  id_hash: string;
+  /** The authenticated operator, as JSON (id, name, roles, teams, how they authenticated). */
+  operator: string;
+  operator_id: string;
+  created_at: string;
+  last_seen_at: string;
+  idle_ms: number;
+  /** The absolute end of the session, whatever its activity. */
+  expires_at: string;
+}
+
+/** A single sign-on login between redirect and callback; taken once. */
+export interface ConsoleLoginTable {
+  id_hash: string;
+  pending: string;
+  expires_at: string;
+}
+
 export interface RateCounterTable {
   key: string;
   count: number;
@@ -358,6 +378,8 @@ export interface Database {
   operator_login_attempts: OperatorLoginAttemptTable;
   security_reviews: SecurityReviewTable;
   operator_second_factors: OperatorSecondFactorTable;
+  console_sessions: ConsoleSessionTable;
+  console_logins: ConsoleLoginTable;
 }
 
 export type ToolVersionRow = Selectable<ToolVersionTable>;

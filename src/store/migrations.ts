@@ -7,6 +7,7 @@ import { type Kysely, type Migration, type MigrationProvider, sql } from 'kysely
 import { chainRows, GENESIS_PREV_HASH, recordHash } from '../audit-chain/index.js';
 import type { Database } from './database.js';
 import { eventAuditRow } from './events.js';
+import { consoleSessions } from './migrations/console-sessions.js';
 import { operatorsMigration } from './migrations/operators.js';
 import { secondFactors } from './migrations/second-factors.js';
 import { securityReviews } from './migrations/security-reviews.js';
@@ -622,6 +623,7 @@ export function migrationProvider(dialect: Dialect): MigrationProvider {
         '0015_operators': operatorsMigration,
         '0016_second_factors': secondFactors,
         '0017_security_reviews': securityReviews,
+        '0018_console_sessions': consoleSessions,
         '0020_audit_search': pagesAuditSearch,
       };
     },

@@ -1,5 +1,5 @@
 /**
- * @module The fronts (src/http, src/mcp, src/cli) import neither store/ nor sandbox/, by any path,
+ * @module The fronts (src/http, src/mcp, src/cli, src/console) import neither store/ nor sandbox/, by any path,
  * nor credentials/ internals: the lint rule refuses such an import (run on probe files with the
  * repository's own biome.json), and no front file imports one today (their import graph, read
  * with the TypeScript parser, including dynamic imports and re-exports).
@@ -15,7 +15,7 @@ import ts from 'typescript';
 
 const ROOT = fileURLToPath(new URL('../../', import.meta.url));
 const BIOME = join(ROOT, 'node_modules', '.bin', 'biome');
-const FRONTS = ['src/http', 'src/mcp', 'src/cli'];
+const FRONTS = ['src/http', 'src/mcp', 'src/cli', 'src/console'];
 
 interface Diagnostic {
   readonly category: string;
@@ -112,13 +112,14 @@ function sourceFiles(dir: string): string[] {
   );
 }
 
-test('no file under src/http, src/mcp or src/cli imports store/, sandbox/ or credentials/ internals', () => {
+test('no file under src/http, src/mcp, src/cli or src/console imports store/, sandbox/ or credentials/ internals', () => {
   const files = FRONTS.flatMap((front) => sourceFiles(join(ROOT, front)));
   // The scan covers the command groups and the routes, not just the top folders.
   const names = files.map((f) => relative(ROOT, f));
   assert.ok(names.includes(join('src', 'cli', 'commands', 'doctor.ts')));
   assert.ok(names.includes(join('src', 'http', 'routes', 'sessions.ts')));
   assert.ok(names.includes(join('src', 'mcp', 'gateway-server.ts')));
+  assert.ok(names.includes(join('src', 'console', 'register-console.ts')));
   const offending: string[] = [];
   let relativeImports = 0;
   for (const file of files) {
@@ -136,5 +137,21 @@ test('no file under src/http, src/mcp or src/cli imports store/, sandbox/ or cre
     }
   }
   assert.ok(relativeImports > 100, 'the parser found the fronts’ imports');
+  assert.deepEqual(offending, []);
+});
+
+test('the console imports only api/, operators/ and core/ besides its own files', () => {
+  const files = sourceFiles(join(ROOT, 'src', 'console'));
+  assert.ok(files.length >= 5);
+  const offending: string[] = [];
+  for (const file of files) {
+    const { importedFiles } = ts.preProcessFile(readFileSync(file, 'utf8'), true, true);
+    for (const { fileName } of importedFiles) {
+      if (!fileName.startsWith('.')) continue;
+      const [top] = relative(join(ROOT, 'src'), resolve(dirname(file), fileName)).split(/[\\/]/);
+      if (!['console', 'api', 'operators', 'core'].includes(top ?? ''))
+        offending.push(`${relative(ROOT, file)} imports ${fileName}`);
+    }
+  }
   assert.deepEqual(offending, []);
 });
