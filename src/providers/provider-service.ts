@@ -477,15 +477,20 @@ export class ProviderService {
   /**
    * An admin's classification of one imported tool: registers the catalog entry `provider.tool`
    * (a new major version each time, pinned by `code_hash`) from the listing as pinned. The
-   * catalog's own checks apply: a flagged description is quarantined, a privileged or
-   * irreversible class waits for approvers.
+   * catalog's own checks apply: a flagged description is quarantined, and an imported tool is
+   * third-party code, so it is a draft until an approver records a security review of its
+   * definition hash (then a privileged or irreversible class still waits for approvers).
    */
   async classify(
     name: string,
     tool: string,
     input: unknown,
     actor: Actor,
-  ): Promise<{ tool: ToolVersionDetail; changeId?: string }> {
+  ): Promise<{
+    tool: ToolVersionDetail;
+    changeId?: string;
+    review?: { readonly id: string; readonly reasons: readonly string[] };
+  }> {
     const classification = checkClassification(input);
     const spec = await this.spec(name);
     return this.#catalog.write(async (ctx) => {
@@ -546,6 +551,7 @@ export class ProviderService {
       return {
         tool: registered.tool,
         ...(registered.changeId !== undefined ? { changeId: registered.changeId } : {}),
+        ...(registered.review !== undefined ? { review: registered.review } : {}),
       };
     });
   }

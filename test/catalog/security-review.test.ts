@@ -343,6 +343,29 @@ for (const backend of backends()) {
         assert.equal((await tg.catalog.list()).length, before);
       });
 
+      test('apply holds an owner to the same rule: a restricted tool refuses the whole file; their own public read tool applies live', async () => {
+        const before = (await tg.catalog.list()).length;
+        const err = await refusal(
+          tg.config.apply(
+            [
+              { kind: 'Tool', spec: validTool({ id: 'ap_ok', name: 'ap_ok' }) },
+              { kind: 'Tool', spec: restricted('ap_res') },
+            ],
+            operatorActor(olga, 'rest'),
+            { operator: olga },
+          ),
+        );
+        assert.equal(err.code, 'FORBIDDEN');
+        assert.equal((await tg.catalog.list()).length, before, 'nothing of the file was stored');
+        const ok = await tg.config.apply(
+          [{ kind: 'Tool', spec: validTool({ id: 'ap_ok', name: 'ap_ok' }) }],
+          operatorActor(olga, 'rest'),
+          { operator: olga },
+        );
+        assert.equal(ok.changes[0]?.action, 'create');
+        assert.equal((await tg.catalog.get('ap_ok', '1.0.0')).lifecycle, 'active');
+      });
+
       test('an admin operator registers a restricted tool as a draft awaiting review', async () => {
         const r = await tg.catalog.register(restricted('adm_res'), operatorActor(ada, 'rest'), {
           operator: ada,

@@ -8,8 +8,10 @@ import { mkdtempSync, rmSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { after, before, test } from 'node:test';
+import { openGateway } from '../../src/toolgate.js';
 import { parseCsv } from '../reports/csv.js';
 import { cleanEnv, ensureBuilt, MAIN } from '../support/cli.js';
+import { approvePendingReviews } from '../support/reviews.js';
 
 let dir = '';
 let db = '';
@@ -32,6 +34,13 @@ before(async () => {
   db = `sqlite:${join(dir, 'tg.db')}`;
   const applied = await cli(['apply', '-f', join(MAIN, '..', '..', '..', 'demo', 'catalog.yaml')]);
   assert.equal(applied.code, 0, applied.stderr);
+  // The demo's restricted tools start reviewed, as `serve --demo` leaves them.
+  const tg = await openGateway({ db });
+  try {
+    await approvePendingReviews(tg);
+  } finally {
+    await tg.close();
+  }
 });
 after(() => rmSync(dir, { recursive: true, force: true, maxRetries: 5, retryDelay: 50 }));
 

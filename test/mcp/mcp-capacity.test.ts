@@ -17,6 +17,7 @@ import { buildServer } from '../../src/http/index.js';
 import { demoExecutor } from '../../src/runtimes/index.js';
 import { type Gateway, openGateway } from '../../src/toolgate.js';
 import { ROOT } from '../support/cli.js';
+import { approvePendingReviews } from '../support/reviews.js';
 
 const ADMIN_TOKEN = 'test-admin-token-0123456789abcdef0123456789';
 const DEMO = readFileSync(join(ROOT, 'demo', 'catalog.yaml'), 'utf8');
@@ -49,6 +50,7 @@ before(async () => {
   });
   tg = await openGateway({ db: `sqlite:${join(dir, 'tg.db')}`, executor });
   await tg.config.applyText(DEMO, admin);
+  await approvePendingReviews(tg);
   await tg.config.apply(
     [
       {
@@ -73,6 +75,7 @@ before(async () => {
     ],
     admin,
   );
+  await approvePendingReviews(tg);
   supportKey = (await tg.keys.issue('support-bot', admin)).apiKey;
   opsKey = (await tg.keys.issue('ops-bot', admin)).apiKey;
   app = await buildServer(tg, {
@@ -221,6 +224,7 @@ test('the per-agent cap on gate sessions holds for MCP too (REST sessions count)
     caps: { maxSessionsPerAgent: 2 },
   });
   await capped.config.applyText(DEMO, admin);
+  await approvePendingReviews(capped);
   const key = (await capped.keys.issue('support-bot', admin)).apiKey;
   const server = await buildServer(capped, { adminToken: ADMIN_TOKEN });
   const url = await server.listen({ host: '127.0.0.1', port: 0 });

@@ -20,6 +20,7 @@ import { Agent, fetch as undiciFetch } from 'undici';
 import { buildServer } from '../../src/http/index.js';
 import { type Gateway, openGateway } from '../../src/toolgate.js';
 import { ROOT } from '../support/cli.js';
+import { approvePendingReviews } from '../support/reviews.js';
 
 const ADMIN_TOKEN = 'test-admin-token-0123456789abcdef0123456789';
 const DEMO = readFileSync(join(ROOT, 'demo', 'catalog.yaml'), 'utf8');
@@ -37,6 +38,7 @@ before(async () => {
   dir = mkdtempSync(join(tmpdir(), 'toolgate-mcp-keep-alive-'));
   tg = await openGateway({ db: `sqlite:${join(dir, 'tg.db')}` });
   await tg.config.applyText(DEMO, admin);
+  await approvePendingReviews(tg);
   key = (await tg.keys.issue('support-bot', admin)).apiKey;
   app = await buildServer(tg, { adminToken: ADMIN_TOKEN });
   base = await app.listen({ host: '127.0.0.1', port: 0 });

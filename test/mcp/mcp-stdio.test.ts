@@ -15,6 +15,7 @@ import type { CallToolResult } from '@modelcontextprotocol/sdk/types.js';
 import type { Actor } from '../../src/core/index.js';
 import { type Gateway, openGateway } from '../../src/toolgate.js';
 import { cleanEnv, ensureBuilt, MAIN, ROOT } from '../support/cli.js';
+import { approvePendingReviews } from '../support/reviews.js';
 
 const admin: Actor = { id: 'test-admin', via: 'library' };
 let dir: string;
@@ -28,6 +29,7 @@ before(async () => {
   db = `sqlite:${join(dir, 'tg.db')}`;
   tg = await openGateway({ db });
   await tg.config.applyText(readFileSync(join(ROOT, 'demo', 'catalog.yaml'), 'utf8'), admin);
+  await approvePendingReviews(tg);
   key = (await tg.keys.issue('support-bot', admin)).apiKey;
 });
 

@@ -34,6 +34,7 @@ import {
 } from '../fixtures/mcp/conformance-schemas.mjs';
 import { EVERYTHING, FIXTURES, nodeProvider, READ_PUBLIC } from '../providers/provider-support.js';
 import { cleanEnv, ensureBuilt, MAIN } from '../support/cli.js';
+import { classifyReviewed } from '../support/reviews.js';
 
 const admin: Actor = { id: 'test-admin', via: 'library' };
 const ADMIN_TOKEN = 'test-admin-token-0123456789abcdef0123456789';
@@ -195,7 +196,8 @@ before(async () => {
     ['everything', EVERYTHING_TOOLS],
   ] as const) {
     for (const tool of tools) {
-      const { tool: detail } = await tg.providers.classify(
+      const { tool: detail } = await classifyReviewed(
+        tg,
         provider,
         tool,
         { ...READ_PUBLIC, wall_time_ms: 15_000 },
@@ -299,7 +301,8 @@ describe('an $id in an upstream schema', () => {
     const a = { agentId: 'proto-bot', sessionId: first.id };
     assert.equal((await tg.gate.invoke(a, 'rich_schema_tool', args)).kind, 'allow');
     // A second classification registers the next major version, with the same schemas.
-    const { tool } = await tg.providers.classify(
+    const { tool } = await classifyReviewed(
+      tg,
       'fixtures',
       'rich_schema_tool',
       { ...READ_PUBLIC, wall_time_ms: 15_000 },

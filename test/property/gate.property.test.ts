@@ -19,6 +19,7 @@ import { demoExecutor } from '../../src/runtimes/index.js';
 import { type Gateway, openGateway } from '../../src/toolgate.js';
 import { backends } from '../support/backends.js';
 import { validSendTool, validTool } from '../support/fixtures.js';
+import { approvePendingReviews } from '../support/reviews.js';
 
 const admin: Actor = { id: 'property-admin', via: 'library' };
 const DEADLINE_MS = 2000;
@@ -271,6 +272,7 @@ describe('gate properties (fast-check)', () => {
       executor: demoExecutor().register('prop.echo', (a) => ({ echoed: Object.keys(a).length })),
     });
     await tg.config.apply(parseConfigText(DEMO_CATALOG), admin);
+    await approvePendingReviews(tg);
     const tools = [
       ...looseTools(root),
       validTool({
@@ -297,6 +299,7 @@ describe('gate properties (fast-check)', () => {
       ],
       admin,
     );
+    await approvePendingReviews(tg);
     const session = await tg.sessions.open('support-bot');
     ctx = { agentId: 'support-bot', sessionId: session.id };
     set = session.tools.flatMap((t) => [t.name, t.id]);

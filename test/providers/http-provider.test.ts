@@ -20,6 +20,7 @@ import { type Gateway, openGateway } from '../../src/toolgate.js';
 import { backends } from '../support/backends.js';
 import { ROOT } from '../support/cli.js';
 import { tableResolver } from '../support/egress.js';
+import { classifyReviewed } from '../support/reviews.js';
 
 const admin: Actor = { id: 'test-admin', via: 'library' };
 const TLS = join(ROOT, 'test', 'fixtures', 'egress-tls');
@@ -133,7 +134,8 @@ for (const backend of backends()) {
         admin,
       );
       assert.deepEqual(refresh.imported, ['lookup']);
-      await tg.providers.classify(
+      await classifyReviewed(
+        tg,
         'remote',
         'lookup',
         {

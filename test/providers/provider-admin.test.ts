@@ -18,6 +18,7 @@ import { pinOf } from '../../src/providers/index.js';
 import { type Gateway, openGateway } from '../../src/toolgate.js';
 import { backends } from '../support/backends.js';
 import { cleanEnv, ensureBuilt, MAIN } from '../support/cli.js';
+import { approveReview } from '../support/reviews.js';
 import { EVERYTHING, nodeProvider, READ_PUBLIC } from './provider-support.js';
 
 const admin: Actor = { id: 'test-admin', via: 'library' };
@@ -163,6 +164,18 @@ for (const backend of backends()) {
       const ok = await call('POST', '/v1/providers/everything/tools/echo/classify', READ_PUBLIC);
       assert.equal(ok.status, 200, JSON.stringify(ok.body));
       assert.equal((ok.body.tool as { id: string }).id, 'everything.echo');
+      // An imported tool is third-party code: a draft, never offered, until an approver reviews it.
+      assert.equal((ok.body.tool as { lifecycle: string }).lifecycle, 'draft');
+      assert.deepEqual((ok.body.review as { reasons: string[] }).reasons, [
+        'third_party',
+        'upstream',
+      ]);
+      assert.ok(!(await tg.catalog.offered()).some((t) => t.id === 'everything.echo'));
+      const activate = await call('POST', '/v1/tools/everything.echo/versions/1.0.0/activate');
+      assert.equal(activate.status, 409);
+      assert.equal(activate.body.code, 'REVIEW_REQUIRED');
+      const reviewed = await approveReview(tg, 'everything.echo', '1.0.0');
+      assert.equal(reviewed.tool.lifecycle, 'active');
       const events = await tg.events.list({ subject: 'provider:everything/echo', limit: 20 });
       assert.ok(events.some((e) => e.action === 'provider.tool_classified'));
     });
@@ -187,9 +200,11 @@ for (const backend of backends()) {
         cli('providers', 'classify', 'everything', 'get-sum', '-f', file),
       ) as {
         tool: { id: string; lifecycle: string };
+        review: { id: string };
       };
       assert.equal(classified.tool.id, 'everything.get-sum');
-      assert.equal(classified.tool.lifecycle, 'active');
+      assert.equal(classified.tool.lifecycle, 'draft');
+      assert.match(classified.review.id, /^rev_/);
       const shown = JSON.parse(cli('providers', 'show', 'everything')) as {
         tools: { name: string; state: string }[];
       };

@@ -21,6 +21,7 @@ import type { Actor } from '../../src/core/index.js';
 import { buildServer } from '../../src/http/index.js';
 import { type Gateway, openGateway } from '../../src/toolgate.js';
 import { backends } from '../support/backends.js';
+import { classifyReviewed } from '../support/reviews.js';
 import { FIXTURES, nodeProvider } from './provider-support.js';
 
 const admin: Actor = { id: 'test-admin', via: 'library' };
@@ -100,7 +101,7 @@ for (const backend of backends()) {
         }),
         admin,
       );
-      await tg.providers.classify('notes', 'fetch_notes', READ, admin);
+      await classifyReviewed(tg, 'notes', 'fetch_notes', READ, admin);
     });
 
     after(async () => {
@@ -155,7 +156,7 @@ for (const backend of backends()) {
     test('a refresh after a rug pull quarantines, alerts, and the open client gets list_changed', async () => {
       // Back to the honest definition, classified again by an admin.
       assert.deepEqual((await tg.providers.refresh('notes', admin)).changed, ['fetch_notes']);
-      await tg.providers.classify('notes', 'fetch_notes', READ, admin);
+      await classifyReviewed(tg, 'notes', 'fetch_notes', READ, admin);
       const client = await connect();
       let changed = 0;
       client.setNotificationHandler(ToolListChangedNotificationSchema, async () => {
@@ -224,7 +225,7 @@ for (const backend of backends()) {
       assert.deepEqual(report.removed, ['upload_notes']);
       const client = await connect();
       assert.deepEqual((await client.listTools()).tools, []);
-      const { tool } = await tg.providers.classify('notes', 'fetch_notes', READ, admin);
+      const { tool } = await classifyReviewed(tg, 'notes', 'fetch_notes', READ, admin);
       assert.equal(tool.version.split('.')[0] !== '1', true, 'a new major version');
       assert.equal(tool.quarantined, false);
       const fresh = await connect();

@@ -11,6 +11,7 @@ import type { Actor } from '../../src/core/index.js';
 import type { GateDecision } from '../../src/gate/index.js';
 import { type Gateway, openGateway } from '../../src/toolgate.js';
 import { backends } from '../support/backends.js';
+import { classifyReviewed } from '../support/reviews.js';
 import { EVERYTHING, nodeProvider, READ_PUBLIC } from './provider-support.js';
 
 const admin: Actor = { id: 'test-admin', via: 'library' };
@@ -91,7 +92,8 @@ for (const backend of backends()) {
         'gzip-file-as-resource',
         'get-structured-content',
       ]) {
-        const { tool: detail } = await tg.providers.classify(
+        const { tool: detail } = await classifyReviewed(
+          tg,
           'everything',
           tool,
           { ...READ_PUBLIC, wall_time_ms: 8000 },

@@ -27,6 +27,7 @@ import type { Actor } from '../../src/core/index.js';
 import type { GateDecision } from '../../src/gate/index.js';
 import { buildServer } from '../../src/http/index.js';
 import { type Gateway, openGateway } from '../../src/toolgate.js';
+import { classifyReviewed } from '../support/reviews.js';
 import { FILESYSTEM, nodeProvider } from './provider-support.js';
 
 const admin: Actor = { id: 'test-admin', via: 'library' };
@@ -92,21 +93,24 @@ describe('server-filesystem as a sandboxed provider', () => {
       required_capabilities: caps,
       ...(paths ? { path_arguments: ['path'], path_roots: [workspace] } : {}),
     });
-    await tg.providers.classify('files', 'read_text_file', read(['files:read'], true), admin);
-    await tg.providers.classify(
+    await classifyReviewed(tg, 'files', 'read_text_file', read(['files:read'], true), admin);
+    await classifyReviewed(
+      tg,
       'files',
       'list_allowed_directories',
       read(['files:read'], false),
       admin,
     );
-    await tg.providers.classify(
+    await classifyReviewed(
+      tg,
       'files',
       'write_file',
       { ...read(['files:write'], true), action_class: 'reversible_write' },
       admin,
     );
-    await tg.providers.classify('wide', 'read_text_file', read(['files:read'], false), admin);
-    await tg.providers.classify(
+    await classifyReviewed(tg, 'wide', 'read_text_file', read(['files:read'], false), admin);
+    await classifyReviewed(
+      tg,
       'wide',
       'write_file',
       { ...read(['files:write'], false), action_class: 'reversible_write' },

@@ -13,6 +13,7 @@ import { after, before, describe, test } from 'node:test';
 import type { Actor } from '../../src/core/index.js';
 import type { GateDecision } from '../../src/gate/index.js';
 import { type Gateway, openGateway } from '../../src/toolgate.js';
+import { classifyReviewed } from '../support/reviews.js';
 import { EVERYTHING, FIXTURES, nodeProvider } from './provider-support.js';
 
 const admin: Actor = { id: 'test-admin', via: 'library' };
@@ -59,16 +60,17 @@ describe('upstream crash, hang and isolation between sessions', () => {
       admin,
     );
     for (const tool of ['ping', 'crash', 'hang']) {
-      await tg.providers.classify('flaky', tool, classification(['flaky:use']), admin);
+      await classifyReviewed(tg, 'flaky', tool, classification(['flaky:use']), admin);
     }
     await tg.providers.register(nodeProvider('everything', EVERYTHING, ['stdio']), admin);
-    await tg.providers.classify(
+    await classifyReviewed(
+      tg,
       'everything',
       'echo',
       classification(['everything:use'], 5000),
       admin,
     );
-    await tg.providers.classify('everything', 'get-sum', classification(['sums:use'], 5000), admin);
+    await classifyReviewed(tg, 'everything', 'get-sum', classification(['sums:use'], 5000), admin);
   });
 
   after(async () => {

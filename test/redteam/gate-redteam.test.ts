@@ -44,6 +44,7 @@ import { type Gateway, openGateway } from '../../src/toolgate.js';
 import { type Backend, backends } from '../support/backends.js';
 import { operator } from '../support/operators.js';
 import { makePathWorkspace } from '../support/path-workspace.js';
+import { approvePendingReviews } from '../support/reviews.js';
 
 // ---------------------------------------------------------------------------------------------
 // The data format
@@ -494,6 +495,8 @@ class World {
       });
       assert.equal(r.status, 200, describeReply(r));
     }
+    // The corpus is about the gate: its restricted tools start reviewed, as a live catalog's are.
+    await this.approveReviews();
     await this.approveChanges();
     // The demo's refund_order carries its own credential (a minted JWT): without its signing
     // secret every refund would stop at CREDENTIAL_UNAVAILABLE, before the rules under test.
@@ -512,6 +515,12 @@ class World {
    * Privileged grants and irreversible tools wait for approvers (four eyes, C4): both
    * test approvers approve every pending change, each with a TOTP code of a fresh 30 s step.
    */
+  /** Approves every pending security review as a test approver (the library, not REST). */
+  async approveReviews(): Promise<void> {
+    assert.ok(this.tg);
+    await approvePendingReviews(this.tg);
+  }
+
   async approveChanges(): Promise<void> {
     const pending = await this.send('GET', '/v1/changes?status=pending', { auth: 'admin' });
     // A gateway without the change desk has nothing waiting.
@@ -796,6 +805,7 @@ class CaseRun {
       assert.equal(r.status, 200, describeReply(r));
       this.#w.toolIds.add(t.id);
     }
+    await this.#w.approveReviews();
     for (const [i, step] of this.#c.steps.entries()) {
       try {
         await this.#step(step);
@@ -1101,6 +1111,7 @@ class CaseRun {
         break;
       case 'apply':
         r = await w.send('POST', '/v1/apply', { auth: 'admin', body: step.documents ?? [] });
+        await w.approveReviews();
         break;
       case 'register': {
         const spec = SETUP_TOOLS.get(step.template ?? '');
@@ -1111,6 +1122,7 @@ class CaseRun {
           body: { ...spec, id, name: id, version },
         });
         w.toolIds.add(id);
+        await w.approveReviews();
         break;
       }
       case 'revoke_key': {

@@ -37,6 +37,7 @@ import { backends } from '../support/backends.js';
 import { ROOT } from '../support/cli.js';
 import { tableResolver } from '../support/egress.js';
 import { validTool } from '../support/fixtures.js';
+import { classifyReviewed } from '../support/reviews.js';
 
 /** What a conformance rule asks a runtime to run. */
 export type Scenario =
@@ -383,7 +384,8 @@ export async function mcpHarness(): Promise<RuntimeHarness & { readonly tg: Gate
   );
   const defs = new Map<string, ToolDefinition>();
   for (const name of ['ping', 'crash', 'hang']) {
-    const { tool } = await tg.providers.classify(
+    const { tool } = await classifyReviewed(
+      tg,
       'flaky',
       name,
       { ...READ_PUBLIC, wall_time_ms: WALL_MS },

@@ -17,6 +17,7 @@ import { McpRuntime, type ProviderLinks } from '../../src/runtimes/index.js';
 import { type Gateway, openGateway } from '../../src/toolgate.js';
 import { FIXTURES, nodeProvider, READ_PUBLIC } from '../providers/provider-support.js';
 import { backends } from '../support/backends.js';
+import { classifyReviewed } from '../support/reviews.js';
 import { contextFor, hasBwrap } from './harness.js';
 
 const admin: Actor = { id: 'mcp-runtime-admin', via: 'library' };
@@ -48,7 +49,8 @@ describe('mcp runtime', { skip: hasBwrap ? false : 'bubblewrap is not available'
       admin,
     );
     for (const name of TOOLS) {
-      const { tool } = await tg.providers.classify(
+      const { tool } = await classifyReviewed(
+        tg,
         'fixtures',
         name,
         { ...READ_PUBLIC, wall_time_ms: 15_000 },

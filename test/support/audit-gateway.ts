@@ -12,6 +12,7 @@ import { buildServer } from '../../src/http/index.js';
 import { demoExecutor } from '../../src/runtimes/index.js';
 import { openGateway } from '../../src/toolgate.js';
 import { ROOT } from './cli.js';
+import { approvePendingReviews } from './reviews.js';
 
 const [db, dataDir, execLog] = process.argv.slice(2) as [string, string, string];
 const executor = demoExecutor().register('demo.search_tickets', (a) => {
@@ -28,6 +29,7 @@ await tg.config.applyText(readFileSync(`${ROOT}/demo/catalog.yaml`, 'utf8'), {
   id: 'system:demo',
   via: 'system',
 });
+await approvePendingReviews(tg);
 const apiKey = (await tg.keys.issue('support-bot', { id: 'test', via: 'library' })).apiKey;
 const app = await buildServer(tg, { adminToken: 'crash-test-admin-token-0123456789abcdef' });
 const base = await app.listen({ host: '127.0.0.1', port: 0 });

@@ -46,3 +46,24 @@ export async function approvePendingReviews(
     for (const r of page.items) done.push(await approveReview(tg, r.tool_id, r.version, reviewer));
   }
 }
+
+type Classifying = Reviewing & {
+  readonly providers: Pick<AdminApi['providers'], 'classify'>;
+};
+
+/**
+ * Classifies an imported tool and approves its security review (an imported tool is third-party
+ * code: a draft until reviewed); returns the classification's result with the reviewed tool.
+ */
+export async function classifyReviewed(
+  tg: Classifying,
+  ...args: Parameters<AdminApi['providers']['classify']>
+): Promise<Awaited<ReturnType<AdminApi['providers']['classify']>>> {
+  const classified = await tg.providers.classify(...args);
+  const reviewed = await approveReview(tg, classified.tool.id, classified.tool.version);
+  return {
+    ...classified,
+    tool: reviewed.tool,
+    ...(reviewed.changeId !== undefined ? { changeId: reviewed.changeId } : {}),
+  };
+}

@@ -128,6 +128,9 @@ export function registerProviders(program: Command): void {
         out.result(r, () =>
           [
             describeVersion(r.tool),
+            ...(r.review
+              ? [`awaiting security review: ${r.review.id} (${r.review.reasons.join(', ')})`]
+              : []),
             ...(r.changeId ? [`awaiting approvers: ${r.changeId}`] : []),
           ].join('\n'),
         );
