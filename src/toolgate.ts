@@ -332,9 +332,15 @@ export async function openGateway(options: ToolgateOptions = {}): Promise<Gatewa
   };
   // Operators' second factors live in the store, sealed; one attempt counter per operator for
   // every check (and, through the store, every replica).
-  const secondFactor = new OperatorSecondFactors(store.db, loadMasterKey, {
+  const secondFactor: OperatorSecondFactors = new OperatorSecondFactors(store.db, loadMasterKey, {
     ...clock,
     guard: new SecondFactorGuard(store.db, clock),
+    // A second factor is enrolled for an operator account, never for a name nobody holds.
+    operatorExists: (id): Promise<boolean> =>
+      operators.get(id).then(
+        () => true,
+        () => false,
+      ),
   });
   const approvals = new ApprovalDesk(
     store.db,
@@ -346,7 +352,12 @@ export async function openGateway(options: ToolgateOptions = {}): Promise<Gatewa
       ...(notifier.enabled ? { onPending: (view) => notifier.approvalPending(view) } : {}),
     },
   );
-  const operators = new OperatorService(store.db, { ...clock, ...options.operators });
+  // Local logins check the same sealed second factors as approvals (one code, one use).
+  const operators: OperatorService = new OperatorService(store.db, {
+    ...clock,
+    secondFactor,
+    ...options.operators,
+  });
   const policies = new PolicyService(store.db, options.clock);
   const sandbox = options.sandbox ?? new SandboxService();
   // No sandbox may see the gateway's own files: the data folder and token files the caller names,

@@ -168,6 +168,7 @@ export async function serve(options: ServeOptions): Promise<void> {
     const sso = oidc ? new OidcLogin(oidc) : null;
     app = await buildServer(tg, {
       adminToken: admin?.token ?? null,
+      ...(sso ? { sso } : {}),
       bodyLimit: options.bodyLimit,
       version: options.version,
       mcp: {

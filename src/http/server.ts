@@ -20,6 +20,7 @@ import {
   type Operator,
   type OperatorRole,
 } from '../operators/index.js';
+import type { OidcLogin, PendingOidcLogin } from '../operators/oidc/index.js';
 import type { Toolgate } from '../toolgate.js';
 import { Admission, type AdmissionOptions, DEFAULT_ADMISSION } from './admission.js';
 import { admissionHook } from './admission-hook.js';
@@ -105,6 +106,11 @@ export interface HttpOptions {
   readonly admission?: Partial<AdmissionOptions>;
   /** The operators' console under /console: its login ports and session timeouts. */
   readonly console?: ConsoleOptions;
+  /**
+   * Single sign-on for the console: the OpenID Connect relying party. Its verified identity
+   * becomes an operator through `admin.operators.fromOidc` (roles and teams from the provider).
+   */
+  readonly sso?: Pick<OidcLogin, 'begin' | 'complete'>;
 }
 
 export const DEFAULT_BODY_LIMIT = 1024 * 1024;
@@ -384,9 +390,24 @@ export async function buildServer(
   operatorRoutes(app, admin);
   if (agent.oauth) wellKnownRoutes(app, agent.oauth);
   // The console guards its own routes (`auth: 'public'` here) with its session cookie.
+  // Local logins are the operators' own (password + TOTP); single sign-on when configured.
+  const sso = options.sso;
   await registerConsole(app, admin, {
     pages: CONSOLE_PAGES,
     actions: CONSOLE_ACTIONS,
+    loginLocal: (id, password, totp) => admin.operators.loginLocal(id, password, totp, 'console'),
+    ...(sso
+      ? {
+          oidc: {
+            begin: () => sso.begin(),
+            complete: async (pending, query) =>
+              admin.operators.fromOidc(
+                await sso.complete(pending as PendingOidcLogin, query),
+                'console',
+              ),
+          },
+        }
+      : {}),
     ...options.console,
   });
   await app.ready();
