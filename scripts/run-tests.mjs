@@ -45,7 +45,17 @@ process.on('SIGTERM', () => {
 
 const child = spawn(
   process.execPath,
-  ['--import', 'tsx', '--test', '--test-reporter=spec', ...files],
+  // A file whose tests have all ended exits even if a failed setup left a handle open, and no
+  // single test may hang the run: a hang is a failure with a name, not a silent CI timeout.
+  [
+    '--import',
+    'tsx',
+    '--test',
+    '--test-force-exit',
+    '--test-timeout=300000',
+    '--test-reporter=spec',
+    ...files,
+  ],
   {
     stdio: 'inherit',
     env,

@@ -16,6 +16,7 @@ import { type Gateway, openGateway } from '../../src/toolgate.js';
 import { backends } from '../support/backends.js';
 import { validTool } from '../support/fixtures.js';
 import { enrol, operator } from '../support/operators.js';
+import { approvePendingReviews } from '../support/reviews.js';
 
 const alice = operator('alice');
 const bob = operator('bob');
@@ -185,6 +186,8 @@ for (const backend of backends()) {
         ],
         requester,
       );
+      // The privileged tool's change request opens once its security review is recorded.
+      await approvePendingReviews(tg.admin);
       const changes = (await tg.admin.changes.list('pending')).filter((c) =>
         /purge/.test(c.subject),
       );

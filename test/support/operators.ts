@@ -15,12 +15,21 @@ export function operator(id: string, roles: readonly OperatorRole[] = ['approver
   return { id, name: id, roles, teams: [], authenticatedBy: 'personal-token' };
 }
 
-/** Enrols `op`'s second factor as the bootstrap admin; returns a code source for it. */
+/**
+ * Enrols `op`'s second factor as the bootstrap admin (creating its operator account first when it
+ * has none: second factors belong to accounts); returns a code source for it.
+ */
 export async function enrol(
-  admin: Pick<AdminApi, 'secondFactor'>,
+  admin: Pick<AdminApi, 'secondFactor' | 'operators'>,
   op: Operator | string,
 ): Promise<{ secret: string; code: (at: Date) => string }> {
   const id = typeof op === 'string' ? op : op.id;
+  const roles = typeof op === 'string' ? (['approver'] as const) : op.roles;
+  try {
+    await admin.operators.create(BOOTSTRAP_OPERATOR, { id, roles: [...roles] });
+  } catch (err) {
+    if (!isToolgateError(err) || err.code !== 'OPERATOR_EXISTS') throw err;
+  }
   const { secret } = await admin.secondFactor.enroll(BOOTSTRAP_OPERATOR, id);
   return { secret, code: (at) => totpAt(secret, at) };
 }
