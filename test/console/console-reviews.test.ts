@@ -1,0 +1,120 @@
+/**
+ * The security-review queue in a real browser, on real operator accounts: a restricted tool
+ * registered over REST (with an operator's personal token) is a draft waiting in the inbox; its
+ * registrant opening the review in the console is refused and nothing changes; another approver
+ * reads the stored definition and its hash, approves with a note, and the tool goes live, the
+ * review recorded as that operator.
+ */
+import assert from 'node:assert/strict';
+import { after, before, test } from 'node:test';
+import type { Browser } from 'playwright-core';
+import { BOOTSTRAP_OPERATOR } from '../../src/operators/index.js';
+import {
+  type ConsoleGateway,
+  launchChromium,
+  operator,
+  signedInContext,
+  startConsoleGateway,
+  watchForScript,
+} from '../support/browser.js';
+
+let browser: Browser;
+let gw: ConsoleGateway;
+const rita = operator('rita', ['admin', 'approver']);
+const alice = operator('alice', ['approver']);
+
+before(async () => {
+  [browser, gw] = await Promise.all([launchChromium(), startConsoleGateway()]);
+});
+
+after(async () => {
+  await browser?.close();
+  await gw?.close();
+});
+
+test('a restricted tool registered over REST waits in the inbox; its registrant may not review it; another approver approves it and it goes live', async () => {
+  const base = (await gw.tg.catalog.get('send_email', '1.0.0')).definition as unknown as Record<
+    string,
+    unknown
+  >;
+  const { context: ritaContext, page: ritaPage } = await signedInContext(browser, gw, rita);
+  const token = (
+    await gw.tg.admin.operators.issueToken(BOOTSTRAP_OPERATOR, {
+      name: 'registration',
+      expiresInDays: 1,
+      operatorId: 'rita',
+    })
+  ).token;
+  const res = await fetch(`${gw.base}/v1/tools`, {
+    method: 'POST',
+    headers: { authorization: `Bearer ${token}`, 'content-type': 'application/json' },
+    body: JSON.stringify({
+      ...base,
+      id: 'notify_partner',
+      name: 'notify_partner',
+      description: 'Sends one e-mail to a partner.',
+    }),
+  });
+  const body = (await res.json()) as {
+    tool: { lifecycle: string; definition_hash: string };
+    review?: { id: string };
+  };
+  assert.equal(res.status, 201, JSON.stringify(body));
+  assert.equal(body.tool.lifecycle, 'draft');
+  const reviewId = body.review?.id ?? '';
+  assert.match(reviewId, /^rev_/);
+
+  try {
+    // The registrant is an approver too, and still may not review their own registration.
+    await ritaPage.goto(`${gw.base}/console/reviews/${reviewId}`);
+    await ritaPage.locator('#review-notes').fill('Looks fine to me.');
+    await ritaPage.locator('#review-approve').click();
+    await ritaPage.waitForURL(`**/console/reviews/${reviewId}`);
+    assert.match(
+      (await ritaPage.locator('.flash').textContent()) ?? '',
+      /Refused: .*registered this definition/,
+    );
+    assert.equal((await gw.tg.admin.reviews.get(reviewId)).status, 'pending', 'nothing changed');
+    assert.equal((await gw.tg.catalog.get('notify_partner', '1.0.0')).lifecycle, 'draft');
+  } finally {
+    await ritaContext.close();
+  }
+
+  const { context, page } = await signedInContext(browser, gw, alice);
+  const script = watchForScript(page);
+  try {
+    await page.goto(`${gw.base}/console/inbox`);
+    const row = page.locator(`#inbox tr[data-id="${reviewId}"]`);
+    assert.equal(await row.count(), 1, 'the pending review is in the inbox');
+    const text = (await row.textContent()) ?? '';
+    assert.match(text, /review/);
+    assert.match(text, /notify_partner@1\.0\.0/);
+    assert.match(text, /operator:rita/);
+
+    await row.locator('a').click();
+    await page.waitForURL(`**/console/reviews/${reviewId}`);
+    assert.equal(await page.locator('#review-hash').textContent(), body.tool.definition_hash);
+    assert.equal(await page.locator('#review-registrant').textContent(), 'operator:rita');
+    assert.equal(await page.locator('#review-tier').textContent(), 'restricted');
+    assert.ok(((await page.locator('#review-reasons').textContent()) ?? '').length > 0);
+    const shown = JSON.parse((await page.locator('#review-definition').textContent()) ?? '');
+    assert.equal(shown.id, 'notify_partner', 'the stored definition, as text');
+    assert.equal(shown.description, 'Sends one e-mail to a partner.');
+
+    await page.locator('#review-notes').fill('Recipient and egress checked.');
+    await page.locator('#review-approve').click();
+    await page.waitForURL(`**/console/reviews/${reviewId}`);
+    assert.match((await page.locator('.flash').textContent()) ?? '', /Review approved/);
+    const review = await gw.tg.admin.reviews.get(reviewId);
+    assert.equal(review.status, 'approved');
+    assert.equal(review.reviewer, 'operator:alice', 'recorded as the session’s operator');
+    assert.equal(review.notes, 'Recipient and egress checked.');
+    assert.equal((await gw.tg.catalog.get('notify_partner', '1.0.0')).lifecycle, 'active');
+
+    await page.goto(`${gw.base}/console/inbox`);
+    assert.equal(await page.locator(`#inbox tr[data-id="${reviewId}"]`).count(), 0);
+    assert.deepEqual(script.events, []);
+  } finally {
+    await context.close();
+  }
+});
