@@ -11,6 +11,7 @@ import type { Browser } from 'playwright-core';
 import { BOOTSTRAP_OPERATOR } from '../../src/operators/index.js';
 import {
   type ConsoleGateway,
+  ensureOperator,
   launchChromium,
   operator,
   signedInContext,
@@ -32,15 +33,15 @@ after(async () => {
   await gw?.close();
 });
 
-test('a restricted tool registered over REST waits in the inbox; its registrant may not review it; another approver approves it and it goes live', async () => {
+/** Registers a restricted copy of send_email over REST as Rita (a personal token); its review. */
+async function registerAsRita(id: string): Promise<{ reviewId: string; hash: string }> {
   const base = (await gw.tg.catalog.get('send_email', '1.0.0')).definition as unknown as Record<
     string,
     unknown
   >;
-  const { context: ritaContext, page: ritaPage } = await signedInContext(browser, gw, rita);
   const token = (
     await gw.tg.admin.operators.issueToken(BOOTSTRAP_OPERATOR, {
-      name: 'registration',
+      name: `registration of ${id}`,
       expiresInDays: 1,
       operatorId: 'rita',
     })
@@ -48,12 +49,7 @@ test('a restricted tool registered over REST waits in the inbox; its registrant 
   const res = await fetch(`${gw.base}/v1/tools`, {
     method: 'POST',
     headers: { authorization: `Bearer ${token}`, 'content-type': 'application/json' },
-    body: JSON.stringify({
-      ...base,
-      id: 'notify_partner',
-      name: 'notify_partner',
-      description: 'Sends one e-mail to a partner.',
-    }),
+    body: JSON.stringify({ ...base, id, name: id, description: 'Sends one e-mail to a partner.' }),
   });
   const body = (await res.json()) as {
     tool: { lifecycle: string; definition_hash: string };
@@ -61,7 +57,12 @@ test('a restricted tool registered over REST waits in the inbox; its registrant 
   };
   assert.equal(res.status, 201, JSON.stringify(body));
   assert.equal(body.tool.lifecycle, 'draft');
-  const reviewId = body.review?.id ?? '';
+  return { reviewId: body.review?.id ?? '', hash: body.tool.definition_hash };
+}
+
+test('a restricted tool registered over REST waits in the inbox; its registrant may not review it; another approver approves it and it goes live', async () => {
+  const { context: ritaContext, page: ritaPage } = await signedInContext(browser, gw, rita);
+  const { reviewId, hash } = await registerAsRita('notify_partner');
   assert.match(reviewId, /^rev_/);
 
   try {
@@ -93,7 +94,7 @@ test('a restricted tool registered over REST waits in the inbox; its registrant 
 
     await row.locator('a').click();
     await page.waitForURL(`**/console/reviews/${reviewId}`);
-    assert.equal(await page.locator('#review-hash').textContent(), body.tool.definition_hash);
+    assert.equal(await page.locator('#review-hash').textContent(), hash);
     assert.equal(await page.locator('#review-registrant').textContent(), 'operator:rita');
     assert.equal(await page.locator('#review-tier').textContent(), 'restricted');
     assert.ok(((await page.locator('#review-reasons').textContent()) ?? '').length > 0);
@@ -114,6 +115,41 @@ test('a restricted tool registered over REST waits in the inbox; its registrant 
     await page.goto(`${gw.base}/console/inbox`);
     assert.equal(await page.locator(`#inbox tr[data-id="${reviewId}"]`).count(), 0);
     assert.deepEqual(script.events, []);
+  } finally {
+    await context.close();
+  }
+});
+
+test('a reject needs a note and keeps the draft; a decision naming another hash is refused', async () => {
+  await ensureOperator(gw, rita);
+  const { reviewId } = await registerAsRita('notify_vendor');
+  const { context, page } = await signedInContext(browser, gw, operator('bert', ['approver']));
+  try {
+    await page.goto(`${gw.base}/console/reviews/${reviewId}`);
+    assert.equal(await page.locator('#review-reason').getAttribute('required'), '');
+    // A forged approval naming a definition the reviewer was not shown changes nothing.
+    const csrf = await page.locator('#review-approve-form input[name=_csrf]').inputValue();
+    const forged = await page.request.post(`${gw.base}/console/reviews/${reviewId}/approve`, {
+      form: { _csrf: csrf, definition_hash: `sha256:${'0'.repeat(64)}`, notes: 'fine' },
+      headers: { origin: gw.base },
+      maxRedirects: 0,
+    });
+    assert.equal(forged.status(), 303);
+    assert.equal((await gw.tg.admin.reviews.get(reviewId)).status, 'pending', 'nothing changed');
+
+    await page.goto(`${gw.base}/console/reviews/${reviewId}`);
+    await page
+      .locator('#review-reason')
+      .fill('Sends to any address; needs a recipient allow-list.');
+    await page.locator('#review-reject').click();
+    await page.waitForURL(`**/console/reviews/${reviewId}`);
+    assert.match((await page.locator('.flash').textContent()) ?? '', /Review rejected/);
+    const review = await gw.tg.admin.reviews.get(reviewId);
+    assert.equal(review.status, 'rejected');
+    assert.equal(review.reviewer, 'operator:bert');
+    assert.notEqual((await gw.tg.catalog.get('notify_vendor', '1.0.0')).lifecycle, 'active');
+    await page.goto(`${gw.base}/console/inbox`);
+    assert.equal(await page.locator(`#inbox tr[data-id="${reviewId}"]`).count(), 0);
   } finally {
     await context.close();
   }
