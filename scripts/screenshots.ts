@@ -1,7 +1,7 @@
 /**
  * Saves the README's console screenshots (docs/console-inbox.png, docs/console-approval.png):
- * starts a demo gateway on 127.0.0.1 with a few calls waiting for approval, signs a demo approver
- * in through the login form, and photographs the inbox and one approval with chromium.
+ * starts a demo gateway on 127.0.0.1 with a few calls waiting for approval, creates a demo
+ * approver's account and second factor, signs them in through the login form with a TOTP code, and photographs the inbox and one approval with chromium.
  * Run: npm run screenshots
  */
 import { mkdtempSync, readFileSync, rmSync } from 'node:fs';
@@ -11,35 +11,50 @@ import { fileURLToPath } from 'node:url';
 import { Client } from '@modelcontextprotocol/sdk/client/index.js';
 import { StreamableHTTPClientTransport } from '@modelcontextprotocol/sdk/client/streamableHttp.js';
 import { chromium } from 'playwright-core';
+import { totpAt } from '../src/approvals/index.js';
+import { MasterKey } from '../src/credentials/index.js';
 import { buildServer } from '../src/http/index.js';
-import type { Operator } from '../src/operators/index.js';
+import { BOOTSTRAP_OPERATOR, type Operator } from '../src/operators/index.js';
 import { openGateway } from '../src/toolgate.js';
 
 const ROOT = fileURLToPath(new URL('../', import.meta.url));
 const admin = { id: 'screenshots', via: 'library' as const };
-const approver: Operator = {
-  id: 'alice',
-  name: 'Alice Approver',
+/** Reviews the demo's restricted tools so they are live (a reviewer's decision, not an account). */
+const reviewer: Operator = {
+  id: 'demo-reviewer',
+  name: 'Demo Reviewer',
   roles: ['approver'],
   teams: [],
   authenticatedBy: 'password+totp',
 };
-const PASSWORD = 'screenshots only';
+const PASSWORD = 'screenshots only, never a real one';
 
 const dir = mkdtempSync(join(tmpdir(), 'toolgate-screens-'));
-const tg = await openGateway({ db: `sqlite:${join(dir, 'tg.db')}` });
+const tg = await openGateway({
+  db: `sqlite:${join(dir, 'tg.db')}`,
+  masterKey: MasterKey.generate(),
+});
 try {
   await tg.config.applyText(readFileSync(join(ROOT, 'demo', 'catalog.yaml'), 'utf8'), admin);
+  for (const r of (await tg.admin.reviews.page('pending', { limit: 500 })).items) {
+    const { definition_hash } = await tg.catalog.get(r.tool_id, r.version);
+    await tg.catalog.review(r.tool_id, r.version, reviewer, {
+      definition_hash,
+      decision: 'approved',
+      notes: 'demo catalog',
+    });
+  }
   const key = (await tg.keys.issue('support-bot', admin)).apiKey;
+  // The demo approver: a real local account with a second factor, as an admin creates one.
+  await tg.admin.operators.create(BOOTSTRAP_OPERATOR, {
+    id: 'alice',
+    name: 'Alice Approver',
+    roles: ['approver'],
+    password: PASSWORD,
+  });
+  const { secret } = await tg.admin.secondFactor.enroll(BOOTSTRAP_OPERATOR, 'alice');
   const app = await buildServer(tg, {
     adminToken: 'screenshots-admin-token-0123456789abcdef0123',
-    console: {
-      // A demo account for the photographs; a real gateway signs operators in with their own.
-      loginLocal: async (id, password) => {
-        if (id !== approver.id || password !== PASSWORD) throw new Error('no');
-        return approver;
-      },
-    },
   });
   const base = await app.listen({ host: '127.0.0.1', port: 0 });
   const client = new Client({ name: 'support-bot', version: '1.0.0' });
@@ -86,9 +101,9 @@ try {
   try {
     const page = await browser.newPage({ viewport: { width: 1280, height: 720 } });
     await page.goto(`${base}/console/login`);
-    await page.locator('#operator').fill(approver.id);
+    await page.locator('#operator').fill('alice');
     await page.locator('#password').fill(PASSWORD);
-    await page.locator('#totp').fill('123456');
+    await page.locator('#totp').fill(totpAt(secret, new Date()));
     await Promise.all([
       page.waitForURL('**/console/inbox'),
       page.locator('#login-form button').click(),

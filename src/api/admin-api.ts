@@ -36,7 +36,7 @@ export const CATALOG_ADMIN = [
   'review',
 ] as const;
 /** The reviewers' queue and one version's reviews (the decision is `catalog.review`). */
-export const REVIEWS_ADMIN = ['page', 'of'] as const;
+export const REVIEWS_ADMIN = ['page', 'of', 'get', 'countPending'] as const;
 export const DISCOVERY_ADMIN = ['search'] as const;
 export const AGENTS_ADMIN = ['list', 'get', 'grants', 'revoke'] as const;
 export const KEYS_ADMIN = ['issue', 'revoke', 'list'] as const;

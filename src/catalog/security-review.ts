@@ -164,6 +164,35 @@ export class SecurityReviewDesk {
     return pageFromRows('reviews', rows, (r) => [r.registered_at, r.id], limit);
   }
 
+  /** How many drafts wait for a review (the console's pending count). */
+  async countPending(): Promise<number> {
+    const row = await this.#db
+      .selectFrom('security_reviews as r')
+      .innerJoin('tool_versions as t', (j) =>
+        j.onRef('t.tool_id', '=', 'r.tool_id').onRef('t.version', '=', 'r.version'),
+      )
+      .select((eb) => eb.fn.countAll<number | string | bigint>().as('n'))
+      .where('r.status', '=', 'pending')
+      .where('t.lifecycle', '=', 'draft')
+      .executeTakeFirst();
+    return Number(row?.n ?? 0);
+  }
+
+  /** One review by its id (the console's review page); REVIEW_NOT_FOUND when there is none. */
+  async get(id: string): Promise<SecurityReviewView> {
+    const row = await this.#db
+      .selectFrom('security_reviews as r')
+      .innerJoin('tool_versions as t', (j) =>
+        j.onRef('t.tool_id', '=', 'r.tool_id').onRef('t.version', '=', 'r.version'),
+      )
+      .selectAll('r')
+      .select(['t.access_tier', 't.provenance', 't.owner'])
+      .where('r.id', '=', String(id))
+      .executeTakeFirst();
+    if (!row) throw new ToolgateError('NOT_FOUND', `no security review ${id}`, {});
+    return toView(row);
+  }
+
   /** Every review of one version, newest first (a version holds one definition, so one row). */
   async of(toolId: string, version: string): Promise<SecurityReviewView[]> {
     const rows = await this.#db

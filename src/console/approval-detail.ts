@@ -6,7 +6,6 @@
  * reason). Four-eyes changes get the same.
  */
 import { canonicalJson, problem, ToolgateError } from '../core/index.js';
-import { operatorActor } from '../operators/index.js';
 import type { ConsoleAction, ConsoleContext } from './console-page.js';
 import { type Html, html } from './html.js';
 import { timeLeft } from './layout.js';

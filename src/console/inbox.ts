@@ -1,6 +1,6 @@
 /**
- * @module The approvals inbox: pending call approvals and pending four-eyes changes (grant
- * requests among them) in one list, newest first, walked by the keyset (created_at, id) across
+ * @module The approvals inbox: pending call approvals, pending four-eyes changes (grant
+ * requests among them) and definitions waiting for a security review in one list, newest first, walked by the keyset (created_at, id) across
  * every source at once — never by offset, so 10,000 pending items page as fast as ten.
  */
 import type { AdminApi } from '../api/index.js';
@@ -21,10 +21,7 @@ export interface InboxItem {
   readonly expiresAt: string | null;
 }
 
-/**
- * One kind of pending work: up to `limit` items strictly older than `before` (newest first).
- * A security-review queue plugs in as one more source.
- */
+/** One kind of pending work: up to `limit` items strictly older than `before` (newest first). */
 export interface InboxSource {
   page(before: PageKey | undefined, limit: number): Promise<readonly InboxItem[]>;
   count(): Promise<number>;
@@ -74,6 +71,30 @@ export function changeSource(admin: AdminApi): InboxSource {
       }));
     },
     count: () => admin.changes.countPending(),
+  };
+}
+
+/**
+ * Drafts waiting for a security review. The reviews' keyset is (registered_at, id), the same
+ * shape as the inbox's (created_at, id), so the merged cursor maps onto it directly.
+ */
+export function reviewSource(admin: AdminApi): InboxSource {
+  return {
+    async page(before, limit) {
+      const cursor = before ? encodeCursor('reviews', before) : undefined;
+      const page = await admin.reviews.page('pending', { limit, ...(cursor ? { cursor } : {}) });
+      return page.items.map((r) => ({
+        kind: 'review' as const,
+        id: r.id,
+        createdAt: r.registered_at,
+        href: `/console/reviews/${encodeURIComponent(r.id)}`,
+        subject: `${r.tool_id}@${r.version}`,
+        actionClass: `security review: ${r.access_tier}, ${r.provenance}`,
+        askedBy: [['registered by', r.registered_by]] as const,
+        expiresAt: null,
+      }));
+    },
+    count: () => admin.reviews.countPending(),
   };
 }
 

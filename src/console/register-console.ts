@@ -20,6 +20,7 @@ import {
   inboxPage,
   inboxTable,
   pendingCount,
+  reviewSource,
 } from './inbox.js';
 import { type NavEntry, page } from './layout.js';
 import {
@@ -113,6 +114,7 @@ export async function registerConsole(
   const sources: readonly InboxSource[] = [
     approvalSource(admin),
     changeSource(admin),
+    reviewSource(admin),
     ...(options.inboxSources ?? []),
   ];
   const pages = options.pages ?? [];

@@ -104,7 +104,7 @@ describe('console catalog, quarantine and provider pages', () => {
   test('an owner deprecates its own tool; the change is recorded as that operator', async () => {
     const detail = await render(tg.admin, alice, '/catalog/:id', { id: 'a_tool' });
     assert.deepEqual(postTargets(detail), ['/console/catalog/a_tool/1.0.0/lifecycle']);
-    assert.ok(detail.includes(`name="csrf" value="${CSRF}"`));
+    assert.ok(detail.includes(`name="_csrf" value="${CSRF}"`));
     const out = await actionAt('/catalog/:id/:version/lifecycle').handle(
       contextOf(tg.admin, alice),
       { id: 'a_tool', version: '1.0.0' },

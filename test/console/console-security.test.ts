@@ -13,20 +13,24 @@ import { after, before, test } from 'node:test';
 import type { Client } from '@modelcontextprotocol/sdk/client/index.js';
 import type { Browser } from 'playwright-core';
 import { CONTENT_SECURITY_POLICY, LOGIN_FAILED, SESSION_COOKIE } from '../../src/console/index.js';
+import { BOOTSTRAP_OPERATOR } from '../../src/operators/index.js';
 import {
   type ConsoleGateway,
   closeMcpClient,
   decisionOf,
+  ensureOperator,
   launchChromium,
   mcpClient,
   operator,
   sessionCookie,
   signedInContext,
   startConsoleGateway,
+  submitLogin,
   TEST_ADMIN,
   TEST_PASSWORD,
   watchForScript,
 } from '../support/browser.js';
+import { approvePendingReviews } from '../support/reviews.js';
 
 let browser: Browser;
 let gw: ConsoleGateway;
@@ -75,7 +79,7 @@ async function attackerSite(html: string): Promise<{ url: string; close: () => P
 }
 
 test('every console response carries the strict headers; the session cookie is __Host-, HttpOnly, Secure, Strict', async () => {
-  const { context, page } = await signedInContext(browser, gw, alice);
+  const { context, page } = await signedInContext(browser, gw, operator('amy', ['approver']));
   try {
     const res = await page.goto(`${gw.base}/console/inbox`);
     const h = res?.headers() ?? {};
@@ -135,7 +139,7 @@ test('without a session: a page redirects to the login, a POST is refused with 4
 
 test('a POST with a missing or wrong CSRF token is refused and changes nothing; the right one works', async () => {
   const id = await pendingSend('eve@customer.example');
-  const { context, page } = await signedInContext(browser, gw, alice);
+  const { context, page } = await signedInContext(browser, gw, operator('ann', ['approver']));
   try {
     await page.goto(`${gw.base}/console/approvals/${id}`);
     const token = await page.locator('#approve-form input[name=_csrf]').inputValue();
@@ -176,7 +180,7 @@ test('a POST with a missing or wrong CSRF token is refused and changes nothing; 
 
 test('a cross-origin form post, even one carrying the right token, is refused and changes nothing', async () => {
   const id = await pendingSend('fay@customer.example');
-  const { context, page } = await signedInContext(browser, gw, alice);
+  const { context, page } = await signedInContext(browser, gw, operator('ava', ['approver']));
   try {
     await page.goto(`${gw.base}/console/approvals/${id}`);
     // The worst case: the attacker somehow knows this session's token.
@@ -226,6 +230,8 @@ test('an XSS payload in a tool description and in an argument is shown as text; 
   // The scanner quarantines markup in a description; an admin releases it, so it reaches a
   // reviewer's screen as the registry holds it.
   await gw.tg.catalog.release('announce', '1.0.0', TEST_ADMIN, 'test: markup kept as data');
+  // A restricted tool is a draft until its security review.
+  await approvePendingReviews(gw.tg.admin);
   const client = await mcpClient(gw.base, gw.supportKey);
   clients.push(client);
   const result = await client.callTool({
@@ -235,7 +241,7 @@ test('an XSS payload in a tool description and in an argument is shown as text; 
   const id = String(decisionOf(result).approval_id);
   assert.match(id, /^apr_/, JSON.stringify(result));
 
-  const { context, page } = await signedInContext(browser, gw, alice);
+  const { context, page } = await signedInContext(browser, gw, operator('abe', ['approver']));
   const script = watchForScript(page);
   try {
     await page.goto(`${gw.base}/console/inbox`);
@@ -257,20 +263,13 @@ test('an XSS payload in a tool description and in an argument is shown as text; 
 });
 
 test('a wrong password gets the one generic message and no session; a login replaces the browser’s old session', async () => {
-  gw.operators.set('alice', alice);
+  await ensureOperator(gw, alice);
   const context = await browser.newContext();
   try {
     const page = await context.newPage();
-    await page.goto(`${gw.base}/console/login`);
-    await page.locator('#operator').fill('alice');
-    await page.locator('#password').fill('wrong');
-    await page.locator('#totp').fill('123456');
-    await page.locator('#login-form button').click();
+    await submitLogin(page, gw.base, 'alice', 'wrong password, long enough', '123456');
     assert.equal((await page.locator('#login-error').textContent()) ?? '', LOGIN_FAILED);
-    await page.locator('#operator').fill('nobody');
-    await page.locator('#password').fill(TEST_PASSWORD);
-    await page.locator('#totp').fill('123456');
-    await page.locator('#login-form button').click();
+    await submitLogin(page, gw.base, 'nobody', TEST_PASSWORD, '123456');
     assert.equal(
       (await page.locator('#login-error').textContent()) ?? '',
       LOGIN_FAILED,
@@ -278,9 +277,11 @@ test('a wrong password gets the one generic message and no session; a login repl
     );
     assert.equal(await sessionCookie(context), undefined);
 
+    // A failed attempt makes the account wait 1 s before the next (the login guard's backoff).
+    await new Promise((r) => setTimeout(r, 1_100));
     await page.locator('#operator').fill('alice');
     await page.locator('#password').fill(TEST_PASSWORD);
-    await page.locator('#totp').fill('123456');
+    await page.locator('#totp').fill(await gw.code('alice'));
     await Promise.all([
       page.waitForURL('**/console/inbox'),
       page.locator('#login-form button').click(),
@@ -288,8 +289,9 @@ test('a wrong password gets the one generic message and no session; a login repl
     const first = (await sessionCookie(context))?.value ?? '';
     assert.ok(first.length >= 43, 'a 32-byte id');
     // Signing in again (same browser) gives a new id and ends the old session.
+    await new Promise((r) => setTimeout(r, 1_100));
     const again = await page.request.post(`${gw.base}/console/login`, {
-      form: { operator: 'alice', password: TEST_PASSWORD, totp: '123456' },
+      form: { operator: 'alice', password: TEST_PASSWORD, totp: await gw.code('alice') },
       headers: { origin: gw.base },
       maxRedirects: 0,
     });
@@ -306,7 +308,11 @@ test('a wrong password gets the one generic message and no session; a login repl
         'content-type': 'application/x-www-form-urlencoded',
         origin: 'http://127.0.0.1:1',
       },
-      body: new URLSearchParams({ operator: 'alice', password: TEST_PASSWORD, totp: '123456' }),
+      body: new URLSearchParams({
+        operator: 'alice',
+        password: TEST_PASSWORD,
+        totp: '123456',
+      }),
     });
     assert.equal(crossed.status, 403);
     assert.equal(crossed.headers.get('set-cookie'), null);
@@ -315,8 +321,54 @@ test('a wrong password gets the one generic message and no session; a login repl
   }
 });
 
+test('a wrong or reused TOTP code gets the same generic message and no session', async () => {
+  const tess = operator('tess', ['approver']);
+  await ensureOperator(gw, tess);
+  const context = await browser.newContext();
+  try {
+    const page = await context.newPage();
+    const good = await gw.code('tess');
+    const wrong = good === '000000' ? '000001' : '000000';
+    await submitLogin(page, gw.base, 'tess', TEST_PASSWORD, wrong);
+    assert.equal((await page.locator('#login-error').textContent()) ?? '', LOGIN_FAILED);
+    assert.equal(await sessionCookie(context), undefined);
+    // Both guards back off after a failure: 1 s before the next attempt.
+    await new Promise((r) => setTimeout(r, 1_100));
+    await submitLogin(page, gw.base, 'tess', TEST_PASSWORD, good);
+    assert.equal(new URL(page.url()).pathname, '/console/inbox');
+    await context.clearCookies();
+    await new Promise((r) => setTimeout(r, 1_100));
+    await submitLogin(page, gw.base, 'tess', TEST_PASSWORD, good);
+    assert.equal(
+      (await page.locator('#login-error').textContent()) ?? '',
+      LOGIN_FAILED,
+      'a used code is refused like a wrong one',
+    );
+    assert.equal(await sessionCookie(context), undefined);
+  } finally {
+    await context.close();
+  }
+});
+
+test('a disabled account cannot log in, with the right password and code', async () => {
+  const dora = operator('dora', ['approver']);
+  await ensureOperator(gw, dora);
+  await gw.tg.admin.operators.update(BOOTSTRAP_OPERATOR, 'dora', { disabled: true });
+  const context = await browser.newContext();
+  try {
+    const page = await context.newPage();
+    await submitLogin(page, gw.base, 'dora', TEST_PASSWORD, await gw.code('dora'));
+    assert.equal((await page.locator('#login-error').textContent()) ?? '', LOGIN_FAILED);
+    assert.equal(await sessionCookie(context), undefined);
+    const events = await gw.tg.admin.events.list({ subject: 'operator:dora', limit: 20 });
+    assert.ok(!events.some((e) => e.action === 'operator.logged_in'));
+  } finally {
+    await context.close();
+  }
+});
+
 test('logout ends the session for good: the old cookie replayed gets the login page', async () => {
-  const { context, page } = await signedInContext(browser, gw, alice);
+  const { context, page } = await signedInContext(browser, gw, operator('ali', ['approver']));
   try {
     const secret = (await sessionCookie(context))?.value ?? '';
     await Promise.all([page.waitForURL('**/console/login'), page.locator('header button').click()]);

@@ -8,7 +8,6 @@ import assert from 'node:assert/strict';
 import { after, before, test } from 'node:test';
 import type { Client } from '@modelcontextprotocol/sdk/client/index.js';
 import type { Browser } from 'playwright-core';
-import { generateTotpSecret, totpAt } from '../../src/approvals/index.js';
 import {
   type ConsoleGateway,
   closeMcpClient,
@@ -21,32 +20,18 @@ import {
   TEST_ADMIN,
   watchForScript,
 } from '../support/browser.js';
+import { approvePendingReviews } from '../support/reviews.js';
 
 let browser: Browser;
 let gw: ConsoleGateway;
 let agent: Client;
 const alice = operator('alice', ['approver']);
-
-const ALICE_TOTP = generateTotpSecret();
-// Four eyes uses two operators of its own: a code Alice used in another test this half-minute
-// would be a replay (a code works once per approver).
-const ERIN_TOTP = generateTotpSecret();
-const FRANK_TOTP = generateTotpSecret();
+// The reject has an approver of its own, so the codes of Alice's logins and step-ups spread
+// over fewer operators (a code works once per operator, three steps in the verifier's window).
+const ada = operator('ada', ['approver']);
 
 before(async () => {
-  [browser, gw] = await Promise.all([
-    launchChromium(),
-    // Alice's second factor, as the approvals desk looks it up (by the actor she is recorded as).
-    startConsoleGateway({
-      gateway: {
-        approverTotpSecrets: new Map([
-          ['operator:alice', ALICE_TOTP],
-          ['operator:erin', ERIN_TOTP],
-          ['operator:frank', FRANK_TOTP],
-        ]),
-      },
-    }),
-  ]);
+  [browser, gw] = await Promise.all([launchChromium(), startConsoleGateway()]);
   agent = await mcpClient(gw.base, gw.supportKey);
 });
 
@@ -114,7 +99,7 @@ test('a reject needs a reason; the rejected call is gone from the inbox and its 
   const approvalId = String(
     decisionOf(await agent.callTool({ name: 'send_email', arguments: args })).approval_id,
   );
-  const { context, page } = await signedInContext(browser, gw, alice);
+  const { context, page } = await signedInContext(browser, gw, ada);
   try {
     await page.goto(`${gw.base}/console/approvals/${approvalId}`);
     // The browser enforces `required`; a form sent without it is refused by the server too.
@@ -133,7 +118,7 @@ test('a reject needs a reason; the rejected call is gone from the inbox and its 
     await page.waitForURL(`**/console/approvals/${approvalId}`);
     const view = await gw.tg.approvals.get(approvalId);
     assert.equal(view.status, 'rejected');
-    assert.equal(view.decided_by, 'operator:alice');
+    assert.equal(view.decided_by, 'operator:ada');
     assert.equal(view.reason, 'Wrong customer: Ben has no open invoice.');
 
     await page.goto(`${gw.base}/console/inbox`);
@@ -187,6 +172,8 @@ test('a call that needs a step-up is approved only with the approver’s TOTP co
     ],
     TEST_ADMIN,
   );
+  // A restricted tool is a draft until its security review.
+  await approvePendingReviews(gw.tg.admin);
   const client = await mcpClient(gw.base, gw.supportKey);
   try {
     const args = { to: 'dan@customer.example', subject: 'Contract', body: 'Signed copy.' };
@@ -205,7 +192,7 @@ test('a call that needs a step-up is approved only with the approver’s TOTP co
 
       // A wrong code makes the approver wait 1 s before the next attempt (C8's backoff).
       await new Promise((r) => setTimeout(r, 1_100));
-      await page.locator('#totp').fill(totpAt(ALICE_TOTP, new Date()));
+      await page.locator('#totp').fill(await gw.code('alice'));
       await page.locator('#approve').click();
       await page.waitForURL(`**/console/approvals/${id}`);
       assert.equal((await gw.tg.approvals.get(id)).status, 'approved');
@@ -230,13 +217,13 @@ test('four eyes in two browser contexts: the same operator twice is refused, a s
     await first.page.goto(`${gw.base}/console/inbox`);
     await first.page.locator(`#inbox tr[data-id="${change.id}"] a`).click();
     await first.page.waitForURL(`**/console/changes/${change.id}`);
-    await first.page.locator('#totp').fill(totpAt(ERIN_TOTP, new Date()));
+    await first.page.locator('#totp').fill(await gw.code('erin'));
     await first.page.locator('#approve').click();
     await first.page.waitForURL(`**/console/changes/${change.id}`);
     assert.deepEqual((await gw.tg.changes.get(change.id)).approvers, ['operator:erin']);
 
-    // Erin again, with a fresh code a step later, is still one person.
-    await first.page.locator('#totp').fill(totpAt(ERIN_TOTP, new Date(Date.now() + 30_000)));
+    // Erin again, with a fresh code (a later step), is still one person.
+    await first.page.locator('#totp').fill(await gw.code('erin'));
     await first.page.locator('#approve').click();
     await first.page.waitForURL(`**/console/changes/${change.id}`);
     assert.match(
@@ -246,7 +233,7 @@ test('four eyes in two browser contexts: the same operator twice is refused, a s
     assert.equal((await gw.tg.changes.get(change.id)).status, 'pending');
 
     await second.page.goto(`${gw.base}/console/changes/${change.id}`);
-    await second.page.locator('#totp').fill(totpAt(FRANK_TOTP, new Date()));
+    await second.page.locator('#totp').fill(await gw.code('frank'));
     await second.page.locator('#approve').click();
     await second.page.waitForURL(`**/console/changes/${change.id}`);
     const done = await gw.tg.changes.get(change.id);

@@ -10,13 +10,16 @@ import { Client } from '@modelcontextprotocol/sdk/client/index.js';
 import { StreamableHTTPClientTransport } from '@modelcontextprotocol/sdk/client/streamableHttp.js';
 import type { FastifyInstance } from 'fastify';
 import { type Browser, type BrowserContext, chromium, type Page } from 'playwright-core';
+import { totpAt, totpStep } from '../../src/approvals/totp.js';
 import type { ConsoleOptions } from '../../src/console/index.js';
 import { SESSION_COOKIE } from '../../src/console/index.js';
 import type { Actor } from '../../src/core/index.js';
-import { buildServer } from '../../src/http/index.js';
-import type { Operator } from '../../src/operators/index.js';
+import { MasterKey } from '../../src/credentials/index.js';
+import { buildServer, type HttpOptions } from '../../src/http/index.js';
+import { BOOTSTRAP_OPERATOR, type Operator } from '../../src/operators/index.js';
 import { type Gateway, openGateway, type ToolgateOptions } from '../../src/toolgate.js';
 import { ROOT } from './cli.js';
+import { approvePendingReviews } from './reviews.js';
 
 export const CHROMIUM = '/usr/bin/chromium';
 export const TEST_ADMIN: Actor = { id: 'test-admin', via: 'library' };
@@ -47,49 +50,104 @@ export function operator(id: string, roles: Operator['roles'], teams: string[] =
   };
 }
 
+export const TEST_PASSWORD = 'correct horse battery staple';
+/** A low scrypt cost for the tests' accounts (stored hashes carry their own parameters). */
+const TEST_SCRYPT = { N: 2 ** 10, r: 8, p: 1 };
+
 export interface ConsoleGateway {
   readonly tg: Gateway;
   readonly app: FastifyInstance;
   readonly base: string;
   /** An API key of the demo's support-bot (holds send_email, which waits for approval). */
   readonly supportKey: string;
-  /** Operators the test's local-login port knows (password {@link TEST_PASSWORD}, any code). */
-  readonly operators: Map<string, Operator>;
+  /** Second-factor secrets of the accounts {@link ensureOperator} enrolled, by operator id. */
+  readonly secrets: Map<string, string>;
+  /**
+   * A code of `id`'s second factor that the gateway will accept once, each call a later step
+   * than the last (one code works once per operator, for logins and step-ups alike).
+   */
+  code(id: string): Promise<string>;
   close(): Promise<void>;
 }
 
-export const TEST_PASSWORD = 'correct horse battery staple';
+const STEP_MS = 30_000;
+/** The previous step's code is used only while this much of the current step remains. */
+const PREVIOUS_STEP_MARGIN_MS = 20_000;
+
+/**
+ * Codes for distinct steps, chosen from the clock: the verifier accepts the current step ±1 and
+ * refuses any step at or below the last one used. The next code is the lowest unused step in that
+ * window — the previous step only while 20 s of the current one remain, so it is still in the
+ * window when the server checks it; a later step is valid for at least 30 s. Only when all three
+ * are used does it wait for the next step.
+ */
+function codeSource(secrets: Map<string, string>): (id: string) => Promise<string> {
+  const lastStep = new Map<string, number>();
+  return async (id) => {
+    const secret = secrets.get(id);
+    if (!secret) throw new Error(`no second factor enrolled for ${id} in this test`);
+    for (;;) {
+      const now = Date.now();
+      const current = totpStep(new Date(now));
+      const lowest =
+        now - current * STEP_MS <= STEP_MS - PREVIOUS_STEP_MARGIN_MS ? current - 1 : current;
+      const step = Math.max((lastStep.get(id) ?? -1) + 1, lowest);
+      if (step <= current + 1) {
+        lastStep.set(id, step);
+        return totpAt(secret, new Date(step * STEP_MS));
+      }
+      // All of the window is used: wait for the clock's next step.
+      await new Promise((r) => setTimeout(r, (current + 1) * STEP_MS - now + 10));
+    }
+  };
+}
 
 /** A gateway with the demo catalog and the console, listening on 127.0.0.1:0. */
 export async function startConsoleGateway(
-  options: { console?: ConsoleOptions; gateway?: ToolgateOptions; db?: string } = {},
+  options: {
+    console?: ConsoleOptions;
+    gateway?: ToolgateOptions;
+    db?: string;
+    /** Single sign-on, built once the gateway's address (its callback URL) is known. */
+    sso?: (base: string) => Promise<HttpOptions['sso']>;
+  } = {},
 ): Promise<ConsoleGateway> {
   const dir = mkdtempSync(join(tmpdir(), 'toolgate-console-'));
   const tg = await openGateway({
     db: options.db ?? `sqlite:${join(dir, 'tg.db')}`,
+    masterKey: MasterKey.generate(),
+    operators: { scrypt: TEST_SCRYPT },
     ...options.gateway,
   });
   await tg.config.applyText(readFileSync(join(ROOT, 'demo', 'catalog.yaml'), 'utf8'), TEST_ADMIN);
+  // The demo's restricted tools are drafts until reviewed; these suites start from live ones.
+  await approvePendingReviews(tg.admin);
   const supportKey = (await tg.keys.issue('support-bot', TEST_ADMIN)).apiKey;
-  const operators = new Map<string, Operator>();
-  // The local-login port as the operators' service fills it: an operator for the right
-  // password, a rejection (whatever the reason) otherwise.
-  const loginLocal = async (id: string, password: string, totp: string): Promise<Operator> => {
-    const op = operators.get(id);
-    if (!op || password !== TEST_PASSWORD || !/^\d{6}$/.test(totp)) throw new Error('no');
-    return op;
-  };
+  const secrets = new Map<string, string>();
+  // The relying party's redirect URI is the console's callback on the gateway's real port, known
+  // only after listening; the port hands each login to it once it is built.
+  let sso: HttpOptions['sso'];
   const app = await buildServer(tg, {
     adminToken: ADMIN_TOKEN,
-    console: { loginLocal, ...options.console },
+    ...(options.sso
+      ? {
+          sso: {
+            begin: () => must(sso).begin(),
+            complete: (pending, query) => must(sso).complete(pending, query),
+          },
+        }
+      : {}),
+    ...(options.console ? { console: options.console } : {}),
   });
   const base = await app.listen({ host: '127.0.0.1', port: 0 });
+  if (options.sso) sso = await options.sso(base);
   return {
     tg,
     app,
     base,
     supportKey,
-    operators,
+    secrets,
+    code: codeSource(secrets),
     close: async () => {
       await app.close();
       await tg.close();
@@ -98,21 +156,63 @@ export async function startConsoleGateway(
   };
 }
 
-/** Signs an operator in through the console's login form in a fresh browser context. */
+function must<T>(value: T | undefined): T {
+  if (value === undefined) throw new Error('single sign-on is not built yet');
+  return value;
+}
+
+/**
+ * Creates `op`'s local account (password {@link TEST_PASSWORD}) as the bootstrap admin if it is
+ * missing, and enrols its second factor through the admin API, keeping the secret in `gw`.
+ */
+export async function ensureOperator(gw: ConsoleGateway, op: Operator): Promise<void> {
+  if (gw.secrets.has(op.id)) return;
+  await gw.tg.admin.operators.create(BOOTSTRAP_OPERATOR, {
+    id: op.id,
+    name: op.name,
+    roles: op.roles,
+    teams: op.teams,
+    password: TEST_PASSWORD,
+  });
+  const { secret } = await gw.tg.admin.secondFactor.enroll(BOOTSTRAP_OPERATOR, op.id);
+  gw.secrets.set(op.id, secret);
+}
+
+/** Fills and sends the console's login form (whatever it answers). */
+export async function submitLogin(
+  page: Page,
+  base: string,
+  id: string,
+  password: string,
+  totp: string,
+): Promise<void> {
+  if (!page.url().endsWith('/console/login')) await page.goto(`${base}/console/login`);
+  await page.locator('#operator').fill(id);
+  await page.locator('#password').fill(password);
+  await page.locator('#totp').fill(totp);
+  await Promise.all([page.waitForLoadState(), page.locator('#login-form button').click()]);
+}
+
+/**
+ * Signs an operator in through the console's login form in a fresh browser context: its real
+ * account, password and a real TOTP code.
+ */
 export async function signedInContext(
   browser: Browser,
   gw: ConsoleGateway,
   op: Operator,
 ): Promise<{ context: BrowserContext; page: Page }> {
-  gw.operators.set(op.id, op);
+  await ensureOperator(gw, op);
   const context = await browser.newContext();
   const page = await context.newPage();
   await page.goto(`${gw.base}/console/login`);
   await page.locator('#operator').fill(op.id);
   await page.locator('#password').fill(TEST_PASSWORD);
-  await page.locator('#totp').fill('123456');
+  await page.locator('#totp').fill(await gw.code(op.id));
   await Promise.all([
-    page.waitForURL('**/console/inbox'),
+    page.waitForURL(
+      (url) => url.pathname.startsWith('/console/') && !url.pathname.startsWith('/console/login'),
+    ),
     page.locator('#login-form button').click(),
   ]);
   return { context, page };

@@ -6,6 +6,7 @@ import { catalogPage, lifecycleAction, toolPage } from './catalog-pages.js';
 import { accessMatrixPage, agentsPage, usersPage } from './identity-pages.js';
 import { providerPage, providersPage } from './provider-pages.js';
 import { quarantinePage, releaseAction } from './quarantine-pages.js';
+import { reviewApproveAction, reviewPage, reviewRejectAction } from './review-pages.js';
 import {
   closeSessionAction,
   sessionPage,
@@ -17,6 +18,7 @@ export const CONSOLE_PAGES: readonly ConsolePage[] = [
   catalogPage,
   toolPage,
   quarantinePage,
+  reviewPage,
   providersPage,
   providerPage,
   agentsPage,
@@ -32,6 +34,8 @@ export const CONSOLE_PAGES: readonly ConsolePage[] = [
 export const CONSOLE_ACTIONS: readonly ConsoleAction[] = [
   lifecycleAction,
   releaseAction,
+  reviewApproveAction,
+  reviewRejectAction,
   suspendSessionAction,
   closeSessionAction,
 ];

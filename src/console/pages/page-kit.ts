@@ -36,7 +36,7 @@ export function requireRole(op: Operator, roles: readonly OperatorRole[], what: 
 
 /** The hidden field every form carries; the shell checks it before any action runs. */
 export function csrfField(ctx: ConsoleContext): Html {
-  return html`<input type="hidden" name="csrf" value="${ctx.csrfToken}">`;
+  return html`<input type="hidden" name="_csrf" value="${ctx.csrfToken}">`;
 }
 
 /** A path under /console with its segments and query encoded (values are attacker text). */
