@@ -53,7 +53,6 @@ for (const backend of backends()) {
     let drop: () => Promise<void>;
     let dataDir: string;
     let tools = 0;
-    const reviewerToken = '';
 
     before(async () => {
       const fresh = await backend.fresh();

@@ -305,7 +305,7 @@ describe('header/body agreement, before authentication', () => {
         const res = await raw(headers, 'tools/call', call, token);
         assert.equal(res.status, 400, JSON.stringify(res.body));
         assert.equal(res.body.error?.code, -32020);
-        assert.equal((res.body.error?.data as { code?: string }).code, 'MCP_HEADER_MISMATCH');
+        assert.equal((res.body.error?.data as { code?: string } | undefined)?.code, 'MCP_HEADER_MISMATCH');
       }
       const after = await events('mcp.header_mismatch');
       assert.ok(after.length > before, 'the refusal is a security event');
@@ -435,7 +435,7 @@ describe('runs', () => {
         key,
       );
       assert.equal(res.status, 404, JSON.stringify(res.body));
-      assert.equal((res.body.error?.data as { code?: string }).code, 'RUN_NOT_FOUND');
+      assert.equal((res.body.error?.data as { code?: string } | undefined)?.code, 'RUN_NOT_FOUND');
       assert.equal((await events('session.principal_mismatch')).length, before + 1);
     }
     const unknown = await raw(
@@ -472,7 +472,7 @@ describe('runs', () => {
         { _meta: { [RUN]: expiring } },
       );
       assert.equal(res.status, 410, JSON.stringify(res.body));
-      assert.equal((res.body.error?.data as { code?: string }).code, 'RUN_EXPIRED');
+      assert.equal((res.body.error?.data as { code?: string } | undefined)?.code, 'RUN_EXPIRED');
     }
     const expired = (await events('run.expired')).filter(
       (e) => e.subject === `session:${expiring}`,
