@@ -37,6 +37,9 @@ for (const backend of backends()) {
       tg = await openGateway(options);
       replica = await openGateway(options);
       inspector = await openStore(fresh.url);
+      // Second factors belong to operator accounts.
+      for (const id of ['alice', 'bob', 'carol', 'erin', 'frank', 'gina'])
+        await tg.operators.create(BOOTSTRAP_OPERATOR, { id, roles: ['approver'] });
     });
     after(async () => {
       await replica.close();
@@ -130,6 +133,8 @@ for (const backend of backends()) {
         { clock, operatorExists: async (id) => id === 'dora' },
       );
       await assert.rejects(factors.enroll(admin, 'nobody'), { code: 'NOT_FOUND' });
+      // The gateway's own wiring asks its operator accounts.
+      await assert.rejects(tg.admin.secondFactor.enroll(admin, 'nobody'), { code: 'NOT_FOUND' });
       assert.equal(await factors.enrolled('nobody'), false);
       assert.equal((await factors.enroll(admin, 'dora')).version, 1);
     });

@@ -26,6 +26,7 @@ import { type Gateway, openGateway } from '../../src/toolgate.js';
 import { backends } from '../support/backends.js';
 import { ROOT } from '../support/cli.js';
 import { deniedRecord } from '../support/fixtures.js';
+import { approvePendingReviews } from '../support/reviews.js';
 
 const ADMIN_TOKEN = 'audit-test-admin-token-0123456789abcdef';
 const admin = { id: 'test-admin', via: 'library' } as const;
@@ -56,6 +57,7 @@ for (const backend of backends()) {
       url = fresh.url;
       tg = await openGateway({ db: url, audit: { checkpointEvery: 5, checkpointIntervalMs: 0 } });
       await tg.config.applyText(readFileSync(join(ROOT, 'demo', 'catalog.yaml'), 'utf8'), admin);
+      await approvePendingReviews(tg.admin);
       agentKey = (await tg.keys.issue('support-bot', admin)).apiKey;
       const session = await tg.sessions.open('support-bot');
       for (let i = 0; i < 12; i++) {

@@ -22,6 +22,7 @@ import { openStore, type Store } from '../../src/store/index.js';
 import { type Gateway, openGateway } from '../../src/toolgate.js';
 import { backends } from '../support/backends.js';
 import { ROOT } from '../support/cli.js';
+import { approvePendingReviews } from '../support/reviews.js';
 
 const admin: Actor = { id: 'test-admin', via: 'library' };
 const ADMIN_TOKEN = 'modern-test-admin-token-0123456789abcdef';
@@ -169,6 +170,7 @@ before(async () => {
     ],
     admin,
   );
+  await approvePendingReviews(tg.admin);
   supportKey = (await tg.keys.issue('support-bot', admin)).apiKey;
   supportKey2 = (await tg.keys.issue('support-bot', admin)).apiKey;
   opsKey = (await tg.keys.issue('ops-bot', admin)).apiKey;
@@ -305,7 +307,10 @@ describe('header/body agreement, before authentication', () => {
         const res = await raw(headers, 'tools/call', call, token);
         assert.equal(res.status, 400, JSON.stringify(res.body));
         assert.equal(res.body.error?.code, -32020);
-        assert.equal((res.body.error?.data as { code?: string } | undefined)?.code, 'MCP_HEADER_MISMATCH');
+        assert.equal(
+          (res.body.error?.data as { code?: string } | undefined)?.code,
+          'MCP_HEADER_MISMATCH',
+        );
       }
       const after = await events('mcp.header_mismatch');
       assert.ok(after.length > before, 'the refusal is a security event');

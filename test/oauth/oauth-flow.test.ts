@@ -21,6 +21,7 @@ import { buildServer } from '../../src/http/index.js';
 import { parseOAuthConfig } from '../../src/identity/index.js';
 import { type Gateway, openGateway } from '../../src/toolgate.js';
 import { ROOT } from '../support/cli.js';
+import { approvePendingReviews } from '../support/reviews.js';
 import { type AuthorizationServer, startAuthorizationServer } from './authorization-server.js';
 import { connectWithOAuth, TestOAuthClient } from './oauth-client.js';
 
@@ -70,6 +71,7 @@ before(async () => {
     }),
   });
   await tg.config.applyText(DEMO, admin);
+  await approvePendingReviews(tg.admin);
   app = await buildServer(tg, { adminToken: ADMIN_TOKEN });
   base = await app.listen({ host: '127.0.0.1', port: 0 });
 });
