@@ -6,7 +6,9 @@
  * an irreversible tool (alice, not alice twice, not the requester, bob → applied); an agent's
  * irreversible call waits, alice approves with her TOTP, the retry runs once; everyone else is
  * refused; a security review by alice activates a restricted tool, the registrant cannot review
- * their own, a changed definition needs a new review. Events name `operator:<id>`.
+ * their own, a changed definition needs a new review. Events name `operator:<id>`. Two gateways
+ * on one database: a token issued on one works on the other, a revocation or a disabled account
+ * is refused on both at once, a second factor enrolled on one proves its operator on the other.
  */
 import assert from 'node:assert/strict';
 import { after, before, describe, test } from 'node:test';
@@ -373,6 +375,127 @@ for (const backend of backends()) {
         `the old hash reviews nothing: ${JSON.stringify(stale.body)}`,
       );
       assert.equal((await tg.catalog.get('ledger', '1.1.0')).lifecycle, 'draft');
+    });
+  });
+}
+
+/**
+ * Two gateways on one database (replicas behind a load balancer): what one does about operators
+ * holds on the other from the next request, with no cache in between.
+ */
+for (const backend of backends()) {
+  describe(`operators across two replicas on one database (${backend.name})`, () => {
+    const gateways: Gateway[] = [];
+    const apps: FastifyInstance[] = [];
+    const bases: string[] = [];
+    let drop: () => Promise<void>;
+    let rootToken = '';
+
+    const on = async (
+      replica: 0 | 1,
+      method: string,
+      path: string,
+      token: string,
+      body?: unknown,
+    ): Promise<Reply> => {
+      const res = await fetch(bases[replica] + path, {
+        method,
+        headers: {
+          authorization: `Bearer ${token}`,
+          ...(body !== undefined ? { 'content-type': 'application/json' } : {}),
+        },
+        ...(body !== undefined ? { body: JSON.stringify(body) } : {}),
+      });
+      const text = await res.text();
+      return { status: res.status, body: text.startsWith('{') ? JSON.parse(text) : text };
+    };
+
+    before(async () => {
+      const fresh = await backend.fresh();
+      drop = fresh.drop;
+      const options = {
+        db: fresh.url,
+        masterKey: MasterKey.generate(),
+        operators: { scrypt: FAST_SCRYPT },
+      };
+      for (let i = 0; i < 2; i++) {
+        const tg = await openGateway(options);
+        gateways.push(tg);
+        const app = await buildServer(tg, { adminToken: ADMIN_TOKEN });
+        apps.push(app);
+        bases.push(await app.listen({ host: '127.0.0.1', port: 0 }));
+      }
+      const root = await on(0, 'POST', '/v1/operators', ADMIN_TOKEN, {
+        id: 'root',
+        roles: ['admin'],
+      });
+      assert.equal(root.status, 201, JSON.stringify(root.body));
+      const t = await on(0, 'POST', '/v1/operators/root/tokens', ADMIN_TOKEN, {
+        name: 'setup',
+        expires_in_days: 1,
+      });
+      rootToken = t.body.token;
+      const alice = await on(0, 'POST', '/v1/operators', rootToken, {
+        id: 'alice',
+        roles: ['approver'],
+        password: PASSWORD,
+      });
+      assert.equal(alice.status, 201, JSON.stringify(alice.body));
+    });
+    after(async () => {
+      for (const app of apps) await app.close();
+      for (const tg of gateways) await tg.close();
+      await drop();
+    });
+
+    test('a token issued on one replica works on the other; revoked on one, refused on the other at once', async () => {
+      const issued = await on(0, 'POST', '/v1/operators/alice/tokens', rootToken, {
+        name: 'laptop',
+        expires_in_days: 7,
+      });
+      assert.equal(issued.status, 201, JSON.stringify(issued.body));
+      const me = await on(1, 'GET', '/v1/operators/me', issued.body.token);
+      assert.equal(me.status, 200, JSON.stringify(me.body));
+      assert.equal(me.body.id, 'alice');
+
+      const revoked = await on(
+        1,
+        'DELETE',
+        `/v1/operators/alice/tokens/${issued.body.id}`,
+        rootToken,
+      );
+      assert.equal(revoked.status, 200, JSON.stringify(revoked.body));
+      for (const replica of [0, 1] as const) {
+        const gone = await on(replica, 'GET', '/v1/operators/me', issued.body.token);
+        assert.equal(gone.status, 401, `replica ${replica}: ${JSON.stringify(gone.body)}`);
+        assert.equal(gone.body.code, 'UNAUTHENTICATED');
+      }
+    });
+
+    test('a second factor enrolled on one replica proves its operator on the other; a disabled account is refused on both', async () => {
+      const enrolled = await on(0, 'POST', '/v1/operators/alice/second-factor', rootToken);
+      assert.equal(enrolled.status, 201, JSON.stringify(enrolled.body));
+      const first = await on(0, 'POST', '/v1/operators/alice/tokens', rootToken, {
+        name: 'first',
+        expires_in_days: 1,
+      });
+      // Issuing one's own token is a login (password and code): here on the other replica.
+      const own = await on(1, 'POST', '/v1/operators/me/tokens', first.body.token, {
+        name: 'own',
+        expires_in_days: 1,
+        password: PASSWORD,
+        totp: totpAt(enrolled.body.secret, new Date()),
+      });
+      assert.equal(own.status, 201, JSON.stringify(own.body));
+
+      const disabled = await on(1, 'POST', '/v1/operators/alice/disable', rootToken);
+      assert.equal(disabled.status, 200, JSON.stringify(disabled.body));
+      for (const replica of [0, 1] as const) {
+        for (const token of [first.body.token, own.body.token]) {
+          const refused = await on(replica, 'GET', '/v1/operators/me', token);
+          assert.equal(refused.status, 401, `replica ${replica}: ${JSON.stringify(refused.body)}`);
+        }
+      }
     });
   });
 }
