@@ -3,7 +3,6 @@
  * approver is the operator this CLI run authenticated as; no option names one.
  */
 import { type Command, Option } from 'commander';
-import { operatorActor } from '../../operators/index.js';
 import {
   APPROVAL_READERS,
   APPROVERS,

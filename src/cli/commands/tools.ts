@@ -3,7 +3,7 @@
  */
 import { type Command, Option } from 'commander';
 import { codeHash } from '../../api/index.js';
-import { pageOf, ToolgateError } from '../../core/index.js';
+import { pageOf } from '../../core/index.js';
 import { operatorActor } from '../../operators/index.js';
 import {
   APPROVAL_READERS,
