@@ -5,7 +5,15 @@
  */
 import assert from 'node:assert/strict';
 import { type ChildProcess, execFile, spawn } from 'node:child_process';
-import { existsSync, mkdtempSync, readFileSync, rmSync, statSync, writeFileSync } from 'node:fs';
+import {
+  existsSync,
+  mkdtempSync,
+  readdirSync,
+  readFileSync,
+  rmSync,
+  statSync,
+  writeFileSync,
+} from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { after, before, describe, test } from 'node:test';
@@ -532,8 +540,9 @@ describe('toolgate CLI', { concurrency: true }, () => {
           [...Array(15).keys()].map((i) => i + 1),
         );
         assert.ok(events.every((e: { via: string }) => e.via === 'cli'));
-        // No ./data appears: everything went to PostgreSQL.
-        assert.ok(!existsSync(join(dir, 'data')));
+        // Everything went to PostgreSQL: ./data holds only the bootstrap admin token the CLI
+        // created on first use to act as the bootstrap operator, no database file.
+        assert.deepEqual(readdirSync(join(dir, 'data')), ['admin-token']);
       } finally {
         await drop();
         rmSync(dir, { recursive: true, force: true, maxRetries: 5, retryDelay: 50 });
