@@ -15,6 +15,7 @@ import { checkAdminTokenStrength, loadOrCreateAdminToken } from '../identity/ind
 import {
   BOOTSTRAP_OPERATOR,
   hasRole,
+  isBootstrap,
   type Operator,
   type OperatorRole,
 } from '../operators/index.js';
@@ -94,17 +95,19 @@ async function cliOperator(admin: AdminApi, globals: GlobalOptions): Promise<Ope
 /** Refuses an operator without one of `roles` (the same rule as the REST admin routes). */
 function checkRoles(op: Operator, roles: readonly OperatorRole[]): void {
   if (roles.some((r) => hasRole(op, r))) return;
-  throw new ToolgateError(
-    'FORBIDDEN',
-    `this command needs the role ${roles.join(' or ')}; operator ${op.id} holds ${op.roles.join(', ')}`,
-    { roles: [...roles] },
-  );
+  // Without a token the CLI is the bootstrap admin; where a person must act, say how to be one.
+  const message = isBootstrap(op)
+    ? `the bootstrap admin token cannot run this command: it needs the role ${roles.join(' or ')}, held only by operator accounts; set TOOLGATE_TOKEN to your personal operator token (tgo_…)`
+    : `this command needs the role ${roles.join(' or ')}; operator ${op.id} holds ${op.roles.join(', ')}`;
+  throw new ToolgateError('FORBIDDEN', message, { roles: [...roles] });
 }
 
 /** Read-only commands: admins and auditors. */
 export const READERS: readonly OperatorRole[] = ['admin', 'auditor'];
 /** Approvals and changes: read by approvers too. */
 export const APPROVAL_READERS: readonly OperatorRole[] = ['admin', 'approver', 'auditor'];
+/** Deciding approvals and changes, and security reviews: approvers only (as over REST). */
+export const APPROVERS: readonly OperatorRole[] = ['approver'];
 /** Every operator (whoami, one's own tokens). */
 export const ANY_OPERATOR: readonly OperatorRole[] = ['admin', 'approver', 'auditor', 'owner'];
 

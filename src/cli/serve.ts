@@ -15,6 +15,7 @@ import { type OidcConfig, OidcLogin, oidcConfigFromEnv } from '../operators/oidc
 import { openToolgate, type Toolgate } from '../toolgate.js';
 import { adminTokenDisabled } from './command-kit.js';
 import { DEMO_ACTOR_ID, reviewDemoCatalog } from './demo-reviews.js';
+import { firstAdminBanner } from './first-admin.js';
 import {
   approvalSigner,
   auditSigner,
@@ -219,12 +220,25 @@ export async function serve(options: ServeOptions): Promise<void> {
       }
       throw err;
     }
+    const accounts = (await tg.admin.operators.page({ limit: 1 })).items.length;
     const lines = [
       `toolgate ${options.version} listening on ${address}`,
       `  database:    ${tg.admin.health.location}`,
       ...(demoSummary ? [`  ${demoSummary}`] : []),
       `  API docs:    ${address}/docs   (OpenAPI: ${address}/openapi.json)`,
       `  console:     ${address}/console`,
+      ...firstAdminBanner(
+        {
+          consoleUrl: `${address}/console`,
+          bootstrapEnabled: admin !== null,
+          demo: options.demo,
+          script: process.argv[1] ?? 'toolgate',
+          cwd: process.cwd(),
+          db: options.db,
+          dataDir: options.dataDir,
+        },
+        accounts,
+      ),
       ...(admin
         ? adminTokenBanner(admin, fromEnv !== undefined, options.adminTokenFile)
         : ['  admin token: disabled (admin routes take personal operator tokens only)']),

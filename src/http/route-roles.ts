@@ -7,7 +7,7 @@
 import type { FastifyRequest } from 'fastify';
 import type { AdminApi, SecurityEvents } from '../api/index.js';
 import { ToolgateError } from '../core/index.js';
-import type { Operator, OperatorRole } from '../operators/index.js';
+import { isBootstrap, type Operator, type OperatorRole } from '../operators/index.js';
 
 export const DEFAULT_ROUTE_ROLES: readonly OperatorRole[] = ['admin'];
 /** Read-only views of configuration and state. */
@@ -62,11 +62,11 @@ export async function checkRouteRoles(
       held: [...op.roles],
     })
     .catch(() => undefined);
-  throw new ToolgateError(
-    'FORBIDDEN',
-    `${req.method} ${route} needs the role ${roles.join(' or ')}; operator ${op.id} holds ${op.roles.join(', ') || 'none'}`,
-    { roles: [...roles] },
-  );
+  // The bootstrap token is refused only where a person must act (decisions, reviews): say so.
+  const message = isBootstrap(op)
+    ? `the bootstrap admin token cannot call ${req.method} ${route}: it needs the role ${roles.join(' or ')}, held only by operator accounts`
+    : `${req.method} ${route} needs the role ${roles.join(' or ')}; operator ${op.id} holds ${op.roles.join(', ') || 'none'}`;
+  throw new ToolgateError('FORBIDDEN', message, { roles: [...roles] });
 }
 
 /** Refuses an owner-only caller for a team that is not theirs. */

@@ -5,12 +5,19 @@
  */
 import assert from 'node:assert/strict';
 import { type ChildProcess, execFile, spawn } from 'node:child_process';
-import { existsSync, mkdtempSync, readFileSync, rmSync, statSync, writeFileSync } from 'node:fs';
+import {
+  existsSync,
+  mkdtempSync,
+  readdirSync,
+  readFileSync,
+  rmSync,
+  statSync,
+  writeFileSync,
+} from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { after, before, describe, test } from 'node:test';
 import { stringify as toYaml } from 'yaml';
-import { totpAt } from '../../src/approvals/index.js';
 import { commandCodeHash } from '../../src/sandbox/index.js';
 import { openGateway } from '../../src/toolgate.js';
 import { backends } from '../support/backends.js';
@@ -197,14 +204,30 @@ describe('toolgate CLI', { concurrency: true }, () => {
       assert.match(human.stdout.split('\n')[0] ?? '', /^ID\s+VERSION\s+STATUS\s+TIER/);
     });
 
-    test('tools review: an enrolled approver proven by their code reviews the stated hash; a wrong hash or code is refused', async () => {
-      const { secret } = await cliJson(dir, ['approvers', 'enroll', 'carol']);
+    test('tools review: the approver of the token reviews the stated hash; the bootstrap operator, a stated approver and a wrong hash are refused', async () => {
+      await cliJson(dir, ['--db', db, 'operators', 'create', 'carol', '--roles', 'approver']);
+      const { token } = await cliJson(dir, [
+        '--db',
+        db,
+        'operators',
+        'token',
+        'issue',
+        '--for',
+        'carol',
+        '--name',
+        'review',
+        '--days',
+        '1',
+      ]);
+      const tokenFile = join(dir, 'carol.token');
+      writeFileSync(tokenFile, `${token}\n`, { mode: 0o600 });
       const shown = await cliJson(dir, ['--db', db, 'tools', 'show', 'search_tickets@1.0.0']);
-      const review = (hash: string, code: string) =>
+      const review = (hash: string, extra: readonly string[] = [], asCarol = true) =>
         cli(dir, [
           '--db',
           db,
           '--json',
+          ...(asCarol ? ['--token-file', tokenFile] : []),
           'tools',
           'review',
           'search_tickets',
@@ -215,20 +238,19 @@ describe('toolgate CLI', { concurrency: true }, () => {
           hash,
           '--notes',
           'read-only, bounded query',
-          '--approver',
-          'carol',
-          '--totp',
-          code,
+          ...extra,
         ]);
-      const wrongCode = await review(shown.definition_hash, '000000');
-      assert.equal(wrongCode.code, 1);
-      assert.equal(JSON.parse(wrongCode.stdout).error.code, 'INPUT_INVALID');
-      // After a wrong code the next attempt waits out a one-second backoff.
-      await new Promise((r) => setTimeout(r, 1100));
-      const wrongHash = await review(`sha256:${'0'.repeat(64)}`, totpAt(secret, new Date()));
+      const bootstrap = await review(shown.definition_hash, [], false);
+      assert.equal(bootstrap.code, 1);
+      assert.equal(JSON.parse(bootstrap.stdout).error.code, 'FORBIDDEN');
+      assert.match(JSON.parse(bootstrap.stdout).error.message, /bootstrap admin token cannot/);
+      const stated = await review(shown.definition_hash, ['--approver', 'carol']);
+      assert.equal(stated.code, 1);
+      assert.equal(JSON.parse(stated.stdout).error.code, 'INPUT_INVALID');
+      const wrongHash = await review(`sha256:${'0'.repeat(64)}`);
       assert.equal(wrongHash.code, 1);
       assert.equal(JSON.parse(wrongHash.stdout).error.code, 'REVIEW_HASH_MISMATCH');
-      const ok = await review(shown.definition_hash, totpAt(secret, new Date()));
+      const ok = await review(shown.definition_hash);
       assert.equal(ok.code, 0, ok.stdout + ok.stderr);
       const done = JSON.parse(ok.stdout);
       assert.equal(done.review.reviewer, 'operator:carol');
@@ -509,15 +531,18 @@ describe('toolgate CLI', { concurrency: true }, () => {
         const found = await cliJson(dir, ['--db', url, 'tools', 'search', 'order']);
         assert.equal(found.results[0]?.id, 'get_order');
         const { events } = await cliJson(dir, ['--db', url, 'events', 'list', '--limit', '1000']);
-        assert.equal(events.length, 17);
+        // 2 agents, 10 tools, 2 grants and the one grant change; the four-eyes changes of the
+        // irreversible tools open only once their security reviews are recorded.
+        assert.equal(events.length, 15);
         // bigserial comes back as a number, as from SQLite.
         assert.deepEqual(
           events.map((e: { seq: number }) => e.seq),
-          [...Array(17).keys()].map((i) => i + 1),
+          [...Array(15).keys()].map((i) => i + 1),
         );
         assert.ok(events.every((e: { via: string }) => e.via === 'cli'));
-        // No ./data appears: everything went to PostgreSQL.
-        assert.ok(!existsSync(join(dir, 'data')));
+        // Everything went to PostgreSQL: ./data holds only the bootstrap admin token the CLI
+        // created on first use to act as the bootstrap operator, no database file.
+        assert.deepEqual(readdirSync(join(dir, 'data')), ['admin-token']);
       } finally {
         await drop();
         rmSync(dir, { recursive: true, force: true, maxRetries: 5, retryDelay: 50 });

@@ -1,8 +1,9 @@
 /**
  * The support-desk story (docs/architecture.md §1) end to end, across processes as an operator
  * runs it: `toolgate serve --demo`, an agent key from the CLI, an agent over REST, an approval
- * by an approver account honoured by the server (the CLI's bootstrap operator is refused), a
- * second factor enrolled from the CLI seen by the running server at once.
+ * from the CLI with an approver account's personal token honoured by the server (the CLI's
+ * bootstrap operator is refused), a second factor enrolled from the CLI seen by the running
+ * server at once.
  */
 import assert from 'node:assert/strict';
 import type { ChildProcess } from 'node:child_process';
@@ -11,7 +12,6 @@ import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { after, before, test } from 'node:test';
 import { ensureBuilt, listeningUrl, runCli, spawnServe } from '../support/cli.js';
-import { approveInFolder } from '../support/operators.js';
 
 let dir: string;
 let server: ChildProcess;
@@ -94,14 +94,38 @@ test('a legitimate email waits for approval; an approver approves it once, for e
   const shown = await cli(['approvals', 'show', approvalId]);
   assert.match(shown.stdout, /ana@customer\.example/);
   assert.match(shown.stdout, /mail\.example\.com/);
-  // The CLI runs as the bootstrap operator, which may never approve; an approver account does.
+  // Without a token the CLI is the bootstrap operator, which may never approve; an approver
+  // account created by it, acting with its personal token, does.
   const refused = await cli(['--json', 'approvals', 'approve', approvalId]);
   assert.equal(refused.code, 1);
-  assert.match(refused.stderr + refused.stdout, /FORBIDDEN/);
-  const stated = await cli(['--json', 'approvals', 'approve', approvalId, '--approver', 'alice']);
+  assert.equal(JSON.parse(refused.stdout).error.code, 'FORBIDDEN');
+  assert.match(refused.stdout, /bootstrap admin token cannot.*TOOLGATE_TOKEN/);
+  const sam = await cli(['--json', 'operators', 'create', 'sam', '--roles', 'approver']);
+  assert.equal(sam.code, 0, sam.stdout + sam.stderr);
+  const issued = await cli([
+    '--json',
+    'operators',
+    'token',
+    'issue',
+    '--for',
+    'sam',
+    '--name',
+    'story',
+    '--days',
+    '1',
+  ]);
+  assert.equal(issued.code, 0, issued.stdout + issued.stderr);
+  const asSam = { TOOLGATE_TOKEN: String(JSON.parse(issued.stdout).token) };
+  const stated = await runCli(
+    dir,
+    ['--json', 'approvals', 'approve', approvalId, '--approver', 'alice'],
+    asSam,
+  );
   assert.equal(stated.code, 1);
   assert.match(stated.stderr + stated.stdout, /drop --approver/);
-  assert.equal((await approveInFolder(dir, approvalId)).decided_by, 'operator:e2e-approver');
+  const approved = await runCli(dir, ['--json', 'approvals', 'approve', approvalId], asSam);
+  assert.equal(approved.code, 0, approved.stdout + approved.stderr);
+  assert.equal(JSON.parse(approved.stdout).decided_by, 'operator:sam');
 
   const changed = await call('POST', `/v1/sessions/${id}/calls`, {
     tool: 'send_email',
@@ -124,6 +148,9 @@ test('a legitimate email waits for approval; an approver approves it once, for e
 test('a second factor enrolled from the CLI is seen by the running gateway at once', async () => {
   const before = await call('GET', '/v1/operators/alice/second-factor', undefined, adminToken);
   assert.equal(before.body.enrolled, false);
+  // Second factors are enrolled for operator accounts only.
+  const account = await cli(['--json', 'operators', 'create', 'alice', '--roles', 'approver']);
+  assert.equal(account.code, 0, account.stdout + account.stderr);
   const enrolled = await cli(['--json', 'approvers', 'enroll', 'alice']);
   assert.equal(enrolled.code, 0, enrolled.stderr);
   assert.match(

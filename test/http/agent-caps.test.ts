@@ -15,6 +15,7 @@ import { openStore, type Store } from '../../src/store/index.js';
 import { type Gateway, openGateway } from '../../src/toolgate.js';
 import { backends } from '../support/backends.js';
 import { ROOT } from '../support/cli.js';
+import { approvePendingReviews } from '../support/reviews.js';
 
 const ADMIN_TOKEN = 'test-admin-token-0123456789abcdef0123456789';
 const DEMO = readFileSync(join(ROOT, 'demo', 'catalog.yaml'), 'utf8');
@@ -41,6 +42,8 @@ for (const backend of backends()) {
         caps: { maxSessionsPerAgent: SESSION_CAP, maxPendingApprovalsPerAgent: APPROVAL_CAP },
       });
       await tg.config.applyText(DEMO, admin);
+      // The demo's restricted and third-party tools are drafts until reviewed.
+      await approvePendingReviews(tg.admin);
       await tg.config.apply(
         [
           { kind: 'Agent', spec: { id: 'burst-bot', display_name: 'burst', owner: 'qa' } },

@@ -11,10 +11,12 @@ import type { FastifyInstance } from 'fastify';
 import { totpAt } from '../../src/approvals/index.js';
 import { MasterKey } from '../../src/credentials/index.js';
 import { buildServer } from '../../src/http/index.js';
+import { BOOTSTRAP_OPERATOR } from '../../src/operators/index.js';
 import { demoExecutor } from '../../src/runtimes/index.js';
 import { type Gateway, openGateway } from '../../src/toolgate.js';
 import { backends } from '../support/backends.js';
 import { validTool } from '../support/fixtures.js';
+import { approveReview } from '../support/reviews.js';
 
 const ADMIN_TOKEN = 'approvals-rest-admin-token-0123456789abcdef';
 const setup = { id: 'setup', via: 'library' } as const;
@@ -29,6 +31,7 @@ for (const backend of backends()) {
     let drop: () => Promise<void>;
     let approvalId = '';
     let changeId = '';
+    let approverToken = '';
 
     before(async () => {
       const fresh = await backend.fresh();
@@ -73,10 +76,21 @@ for (const backend of backends()) {
       });
       assert.equal(r.kind, 'pending_approval');
       if (r.kind === 'pending_approval') approvalId = r.approvalId;
+      // A privileged tool is a draft until an approver's security review, which opens its change.
+      await approveReview(tg, 'audit_read', '1.0.0');
       const change = (await tg.changes.list('pending'))[0];
       assert.ok(change);
       changeId = change.id;
       agentKey = (await tg.keys.issue('bot', setup)).apiKey;
+      // An approver account with a personal token: a stated approver is refused even from one.
+      await tg.admin.operators.create(BOOTSTRAP_OPERATOR, { id: 'alice', roles: ['approver'] });
+      approverToken = (
+        await tg.admin.operators.issueToken(BOOTSTRAP_OPERATOR, {
+          operatorId: 'alice',
+          name: 'test',
+          expiresInDays: 1,
+        })
+      ).token;
       app = await buildServer(tg, { adminToken: ADMIN_TOKEN });
       base = await app.listen({ host: '127.0.0.1', port: 0 });
     });
@@ -114,7 +128,7 @@ for (const backend of backends()) {
         assert.equal(r.status, 403, `${path}: ${JSON.stringify(r.body)}`);
         assert.equal(r.body.code, 'FORBIDDEN');
         assert.match(String(r.body.message), /bootstrap admin token cannot/);
-        assert.deepEqual(r.body.details, {});
+        assert.deepEqual(r.body.details, { roles: ['approver'] });
       }
       assert.equal((await tg.approvals.get(approvalId)).status, 'pending');
       assert.equal((await tg.changes.get(changeId)).status, 'pending');
@@ -127,7 +141,7 @@ for (const backend of backends()) {
         [`/v1/changes/${changeId}/approve`, { approver: 'alice', totp: '123456' }],
         [`/v1/changes/${changeId}/reject`, { approver: 'alice', reason: 'no' }],
       ] as const) {
-        const r = await send('POST', path, body);
+        const r = await send('POST', path, body, approverToken);
         assert.equal(r.status, 400, `${path}: ${JSON.stringify(r.body)}`);
         assert.equal(r.body.code, 'INPUT_INVALID');
         assert.match(String(r.body.message), /approver is the authenticated operator/);

@@ -16,6 +16,7 @@ import { buildServer } from '../../src/http/index.js';
 import { type Gateway, openGateway } from '../../src/toolgate.js';
 import { backends } from '../support/backends.js';
 import { ensureBuilt, ROOT, runCli } from '../support/cli.js';
+import { approvePendingReviews } from '../support/reviews.js';
 
 const ADMIN_TOKEN = 'test-admin-token-0123456789abcdef0123456789';
 const DEMO = readFileSync(join(ROOT, 'demo', 'catalog.yaml'), 'utf8');
@@ -34,6 +35,8 @@ for (const backend of backends()) {
       drop = fresh.drop;
       tg = await openGateway({ db: fresh.url, masterKey: MasterKey.generate() });
       await tg.config.applyText(DEMO, admin);
+      // The demo's restricted and third-party tools are drafts until reviewed.
+      await approvePendingReviews(tg.admin);
       supportKey = (await tg.keys.issue('support-bot', admin)).apiKey;
       app = await buildServer(tg, { adminToken: ADMIN_TOKEN });
       base = await app.listen({ host: '127.0.0.1', port: 0 });

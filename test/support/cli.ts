@@ -45,13 +45,20 @@ export interface CliRun {
   readonly stderr: string;
 }
 
-/** Runs the CLI on a test folder to completion; never rejects (the exit code is in the result). */
-export function runCli(dir: string, args: readonly string[]): Promise<CliRun> {
+/**
+ * Runs the CLI on a test folder to completion; never rejects (the exit code is in the result).
+ * `env` adds settings, e.g. TOOLGATE_TOKEN to act as an operator.
+ */
+export function runCli(
+  dir: string,
+  args: readonly string[],
+  env: NodeJS.ProcessEnv = {},
+): Promise<CliRun> {
   return new Promise((resolve) => {
     execFile(
       process.execPath,
       [...folderArgs(dir), ...args],
-      { cwd: dir, env: cleanEnv() },
+      { cwd: dir, env: { ...cleanEnv(), ...env } },
       (err, stdout, stderr) =>
         resolve({ code: err ? Number((err as { code?: number }).code ?? 1) : 0, stdout, stderr }),
     );

@@ -5,6 +5,7 @@
 import { type Command, Option } from 'commander';
 import {
   APPROVAL_READERS,
+  APPROVERS,
   type PageFlags,
   pageOptions,
   refuseStatedApprover,
@@ -86,15 +87,19 @@ export function registerApprovals(program: Command): void {
     .option('--reason <text>')
     .addOption(new Option('--approver <id>').hideHelp())
     .action((id: string, opts: { approver?: string; totp?: string; reason?: string }) =>
-      withAdmin(program, async (admin, out, operator) => {
-        refuseStatedApprover(opts);
-        const a = await admin.approvals.approve(id, operator, {
-          ...(opts.totp ? { totp: opts.totp } : {}),
-          ...(opts.reason ? { reason: opts.reason } : {}),
-          via: 'cli',
-        });
-        out.result(a, () => `${a.id} approved by ${a.decided_by}`);
-      })(),
+      withAdmin(
+        program,
+        async (admin, out, operator) => {
+          refuseStatedApprover(opts);
+          const a = await admin.approvals.approve(id, operator, {
+            ...(opts.totp ? { totp: opts.totp } : {}),
+            ...(opts.reason ? { reason: opts.reason } : {}),
+            via: 'cli',
+          });
+          out.result(a, () => `${a.id} approved by ${a.decided_by}`);
+        },
+        { roles: APPROVERS },
+      )(),
     );
 
   approvals
@@ -102,10 +107,14 @@ export function registerApprovals(program: Command): void {
     .requiredOption('--reason <text>')
     .addOption(new Option('--approver <id>').hideHelp())
     .action((id: string, opts: { reason: string; approver?: string }) =>
-      withAdmin(program, async (admin, out, operator) => {
-        refuseStatedApprover(opts);
-        const a = await admin.approvals.reject(id, operator, opts.reason, 'cli');
-        out.result(a, () => `${a.id} rejected`);
-      })(),
+      withAdmin(
+        program,
+        async (admin, out, operator) => {
+          refuseStatedApprover(opts);
+          const a = await admin.approvals.reject(id, operator, opts.reason, 'cli');
+          out.result(a, () => `${a.id} rejected`);
+        },
+        { roles: APPROVERS },
+      )(),
     );
 }

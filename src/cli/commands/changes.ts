@@ -5,6 +5,7 @@
 import { type Command, Option } from 'commander';
 import {
   APPROVAL_READERS,
+  APPROVERS,
   type PageFlags,
   pageOptions,
   refuseStatedApprover,
@@ -60,24 +61,32 @@ export function registerChanges(program: Command): void {
     )
     .addOption(new Option('--approver <id>').hideHelp())
     .action((id: string, opts: { approver?: string; totp: string }) =>
-      withAdmin(program, async (admin, out, operator) => {
-        refuseStatedApprover(opts);
-        const c = await admin.changes.approve(id, operator, opts.totp, 'cli');
-        out.result(
-          c,
-          () =>
-            `${c.id}: ${c.subject}: ${c.status} (${c.approvers.length}/${c.required} approvers)`,
-        );
-      })(),
+      withAdmin(
+        program,
+        async (admin, out, operator) => {
+          refuseStatedApprover(opts);
+          const c = await admin.changes.approve(id, operator, opts.totp, 'cli');
+          out.result(
+            c,
+            () =>
+              `${c.id}: ${c.subject}: ${c.status} (${c.approvers.length}/${c.required} approvers)`,
+          );
+        },
+        { roles: APPROVERS },
+      )(),
     );
 
   changes
     .command('reject <id>')
     .requiredOption('--reason <text>')
     .action((id: string, opts: { reason: string }) =>
-      withAdmin(program, async (admin, out, operator) => {
-        const c = await admin.changes.reject(id, operator, opts.reason, 'cli');
-        out.result(c, () => `${c.id} rejected`);
-      })(),
+      withAdmin(
+        program,
+        async (admin, out, operator) => {
+          const c = await admin.changes.reject(id, operator, opts.reason, 'cli');
+          out.result(c, () => `${c.id} rejected`);
+        },
+        { roles: APPROVERS },
+      )(),
     );
 }

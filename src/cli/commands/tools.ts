@@ -6,6 +6,8 @@ import { codeHash } from '../../api/index.js';
 import { pageOf } from '../../core/index.js';
 import { operatorActor } from '../../operators/index.js';
 import {
+  APPROVAL_READERS,
+  APPROVERS,
   describeVersion,
   type GlobalOptions,
   int,
@@ -174,7 +176,7 @@ export function registerTools(program: Command): void {
               ].join('\n'),
             );
           },
-          { roles: ['approver'] },
+          { roles: APPROVERS },
         )(),
     );
 
@@ -186,33 +188,37 @@ export function registerTools(program: Command): void {
       .addOption(new Option('--status <status>').choices(['pending', 'approved', 'rejected'])),
   ).action(
     (opts: { pending?: boolean; status?: 'pending' | 'approved' | 'rejected' } & PageFlags) =>
-      withAdmin(program, async (admin, out) => {
-        const status = opts.pending ? 'pending' : opts.status;
-        const page = await admin.reviews.page(status, {
-          limit: opts.limit,
-          ...(opts.cursor !== undefined ? { cursor: opts.cursor } : {}),
-        });
-        out.result({ reviews: page.items, next_cursor: page.next_cursor }, () =>
-          withNextCursor(
-            page.items.length === 0
-              ? 'no reviews'
-              : table([
-                  ['ID', 'VERSION', 'STATUS', 'TIER', 'WHY', 'REGISTERED BY', 'REVIEWER', 'HASH'],
-                  ...page.items.map((r) => [
-                    r.tool_id,
-                    r.version,
-                    r.status,
-                    r.access_tier,
-                    r.reasons.join(','),
-                    r.registered_by,
-                    r.reviewer ?? '-',
-                    r.definition_hash,
+      withAdmin(
+        program,
+        async (admin, out) => {
+          const status = opts.pending ? 'pending' : opts.status;
+          const page = await admin.reviews.page(status, {
+            limit: opts.limit,
+            ...(opts.cursor !== undefined ? { cursor: opts.cursor } : {}),
+          });
+          out.result({ reviews: page.items, next_cursor: page.next_cursor }, () =>
+            withNextCursor(
+              page.items.length === 0
+                ? 'no reviews'
+                : table([
+                    ['ID', 'VERSION', 'STATUS', 'TIER', 'WHY', 'REGISTERED BY', 'REVIEWER', 'HASH'],
+                    ...page.items.map((r) => [
+                      r.tool_id,
+                      r.version,
+                      r.status,
+                      r.access_tier,
+                      r.reasons.join(','),
+                      r.registered_by,
+                      r.reviewer ?? '-',
+                      r.definition_hash,
+                    ]),
                   ]),
-                ]),
-            page.next_cursor,
-          ),
-        );
-      })(),
+              page.next_cursor,
+            ),
+          );
+        },
+        { roles: APPROVAL_READERS },
+      )(),
   );
 
   tools

@@ -8,9 +8,11 @@ import type { AdminApi } from '../../api/index.js';
 import { MAX_REVIEW_NOTES, REVIEW_STATUSES, type ReviewDecision } from '../../catalog/index.js';
 import { nextCursor, type PageQuery, pageQuery } from '../pagination.js';
 import { operatorOf } from '../request-actor.js';
+import { APPROVAL_READERS } from '../route-roles.js';
 import { errors, toolParams } from '../wire-schemas.js';
 
 const tags = ['reviews'];
+const REVIEW_CALLERS = ['admin', 'approver'] as const;
 
 const review = {
   type: 'object',
@@ -36,6 +38,7 @@ export function reviewRoutes(app: FastifyInstance, admin: AdminApi): void {
   app.get(
     '/v1/reviews',
     {
+      config: { roles: APPROVAL_READERS },
       schema: {
         tags,
         summary: 'Security reviews, newest registration first (status=pending: the queue)',
@@ -68,6 +71,9 @@ export function reviewRoutes(app: FastifyInstance, admin: AdminApi): void {
   app.post(
     '/v1/tools/:id/versions/:version/review',
     {
+      // Approvers review. Admins reach the handler too, so a body is checked first and an admin
+      // without the approver role (or the bootstrap token) hears why from the review rules.
+      config: { roles: REVIEW_CALLERS },
       schema: {
         tags,
         summary: "Record an approver's security review of this version's definition",
