@@ -18,6 +18,7 @@ import { openStore, readRevisions, type Store } from '../../../src/store/index.j
 import { type Gateway, openGateway } from '../../../src/toolgate.js';
 import { backends } from '../../support/backends.js';
 import { validSendTool, validTool } from '../../support/fixtures.js';
+import { approvePendingReviews } from '../../support/reviews.js';
 
 export const admin: Actor = { id: 'steps-admin', via: 'library' };
 
@@ -187,6 +188,8 @@ export async function openHarness(options: HarnessOptions = {}): Promise<Harness
     ],
     admin,
   );
+  // Restricted tools (the send tool) go live only after their security review.
+  await approvePendingReviews(tg.admin);
   const store = await openStore(fresh.url);
   const lost = { count: 0 };
   const gateDeps: GateDependencies = {
