@@ -464,6 +464,11 @@ class World {
       caps: { maxSessionsPerAgent: 1_000_000, maxPendingApprovalsPerAgent: 1_000_000 },
     });
     for (const approver of ['sec-approver', 'second-approver']) {
+      // A second factor belongs to an operator account.
+      await this.tg.admin.operators.create(BOOTSTRAP_OPERATOR, {
+        id: approver,
+        roles: ['approver'],
+      });
       const e = await this.tg.admin.secondFactor.enroll(BOOTSTRAP_OPERATOR, approver);
       this.totpSecrets.set(approver, e.secret);
     }
@@ -1052,7 +1057,8 @@ class CaseRun {
     const r =
       step.auth !== undefined || step.over === 'rest'
         ? await w.send('POST', `/v1/approvals/${encodeURIComponent(id)}/approve`, {
-            auth: step.auth ? await w.fill(step.auth, this) : 'admin',
+            // Over REST a decision takes an approver's personal token unless the case names another.
+            auth: step.auth ? await w.fill(step.auth, this) : 'approver',
             body,
           })
         : await w.decide((admin) =>
