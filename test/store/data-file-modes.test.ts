@@ -104,6 +104,8 @@ describe('data files are created 0600', () => {
       }
       return child;
     };
+    // A second factor belongs to an operator account: create it, then enrol it.
+    await cli(['operators', 'create', 'alice', '--roles', 'approver']);
     await cli(['approvers', 'enroll', 'alice']);
     await cli(['secrets', 'set', 'api', '--tool', 'billing'], 'a-secret-value-0123456789');
     await cli(['audit', 'checkpoint']);
