@@ -16,6 +16,7 @@ import type { AgentApi } from '../api/index.js';
 import { type ErrorCode, isToolgateError } from '../core/index.js';
 import type { GateDecision } from '../gate/index.js';
 import { progressRelay } from './progress-relay.js';
+import { SESSION_SCHEMA_VALIDATOR } from './shared-schema-validator.js';
 
 /**
  * Who the MCP session is: the authenticated principal (agent, credential, token user) and its
@@ -166,6 +167,7 @@ export function createGatewayServer(
     { name: 'toolgate', version: options.version },
     {
       capabilities: { tools: { listChanged: true } },
+      jsonSchemaValidator: SESSION_SCHEMA_VALIDATOR,
       instructions:
         'toolgate governs these tools. A result with isError and a code (for example ' +
         'APPROVAL_REQUIRED or POLICY_DENIED) is a decision, not a fault: report it to the user. ' +

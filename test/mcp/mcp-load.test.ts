@@ -19,6 +19,7 @@ import { Client } from '@modelcontextprotocol/sdk/client/index.js';
 import { StreamableHTTPClientTransport } from '@modelcontextprotocol/sdk/client/streamableHttp.js';
 import type { CallToolResult } from '@modelcontextprotocol/sdk/types.js';
 import { cleanEnv, ensureBuilt, listeningUrl, MAIN } from '../support/cli.js';
+import { HeapProbe, inspectorUrl, type SettledMemory } from '../support/heap-probe.js';
 import type { LoadGo, LoadJob, LoadResult } from '../support/mcp-load-worker.js';
 
 const SESSIONS = Number(process.env.MCP_LOAD_SESSIONS ?? 200);
@@ -39,7 +40,17 @@ let dir: string;
 let server: ChildProcess;
 let base = '';
 let apiKey = '';
+let probe: HeapProbe;
 const agentKeys: string[] = [];
+
+const MB = 1024 * 1024;
+/** Calls one client makes before the first measurement, so compiled code and caches are in it. */
+const WARM_CALLS = 300;
+const kept = (m: SettledMemory) => m.heapUsed + m.external;
+const mb = (m: SettledMemory) => ({
+  kept: Math.round((kept(m) / MB) * 10) / 10,
+  rss: Math.round(m.rss / MB),
+});
 
 function rssKb(pid: number): number {
   const status = readFileSync(`/proc/${pid}/status`, 'utf8');
@@ -53,6 +64,8 @@ before(async () => {
   server = spawn(
     process.execPath,
     [
+      // The leak check asks the gateway itself for its live heap (test/support/heap-probe.ts).
+      '--inspect=127.0.0.1:0',
       MAIN,
       ...common,
       'serve',
@@ -66,7 +79,9 @@ before(async () => {
     ],
     { cwd: dir, env: cleanEnv(), stdio: ['ignore', 'pipe', 'pipe'] },
   );
+  const inspector = inspectorUrl(server);
   base = await listeningUrl(server);
+  probe = await HeapProbe.connect(await inspector);
   // A built-in tool with no rate limit (the demo's have per-run limits), so allowed calls flow
   // for the whole run; support-bot holds docs:read.
   writeFileSync(
@@ -126,6 +141,7 @@ before(async () => {
 });
 
 after(async () => {
+  probe?.close();
   server.kill('SIGTERM');
   await new Promise((r) => server.once('exit', r));
   rmSync(dir, { recursive: true, force: true, maxRetries: 5, retryDelay: 50 });
@@ -182,6 +198,19 @@ test(`${SESSIONS} concurrent MCP sessions call tools for ${SECONDS} s; every ans
   const pid = server.pid as number;
   const samples: number[] = [];
   const sampler = setInterval(() => samples.push(rssKb(pid)), 1000);
+  // What the gateway keeps once warm (its code compiled, its caches filled by a few hundred calls
+  // of one client, since gone), with every client connected, and after the load: each after a
+  // full collection (resident memory alone measures when V8 last collected).
+  const warmer = await client();
+  for (let i = 0; i < WARM_CALLS; i++) {
+    await warmer.callTool(
+      i % 10 === 0
+        ? { name: 'post_webhook', arguments: { url: 'https://evil.example/', payload: {} } }
+        : { name: 'load_echo', arguments: {} },
+    );
+  }
+  await warmer.close();
+  const idle = await probe.settle();
   // Sessions are shared by four agents, round robin; each worker drives a quarter of them.
   const keys = Array.from({ length: SESSIONS }, (_, i) => agentKeys[i % agentKeys.length] ?? '');
   const per = Math.ceil(SESSIONS / WORKERS);
@@ -190,9 +219,11 @@ test(`${SESSIONS} concurrent MCP sessions call tools for ${SECONDS} s; every ans
     worker({ base, keys: keys.slice(w * per, (w + 1) * per), first: w * per }),
   );
   await Promise.all(workers.map((w) => w.ready));
+  const connected = await probe.settle();
   const end = Date.now() + SECONDS * 1000;
   const results = await Promise.all(workers.map((w) => w.go(end)));
   clearInterval(sampler);
+  const loaded = await probe.settle();
   const counts = { allowed: 0, denied: 0, shed: 0, errors: 0 };
   const waits: number[] = [];
   const errors: string[] = [];
@@ -211,7 +242,7 @@ test(`${SESSIONS} concurrent MCP sessions call tools for ${SECONDS} s; every ans
     .sort((a, b) => b.ms - a.ms)
     .slice(0, 5);
   console.log(
-    `# mcp load: ${JSON.stringify({ ...counts, sessions: SESSIONS, seconds: SECONDS, wait_ms, client_lag_ms, connects_under_load, slowest, rss_kb: { first: samples[0], last: samples.at(-1) } })}`,
+    `# mcp load: ${JSON.stringify({ ...counts, sessions: SESSIONS, seconds: SECONDS, wait_ms, client_lag_ms, connects_under_load, slowest, rss_kb: { first: samples[0], last: samples.at(-1), peak: Math.max(...samples) }, settled_mb: { idle: mb(idle), connected: mb(connected), after: mb(loaded) } })}`,
   );
   assert.equal(counts.errors, 0, `protocol errors under load: ${errors.join('; ')}`);
   // The point of admission control: nobody waits long, whatever the answer was.
@@ -221,17 +252,28 @@ test(`${SESSIONS} concurrent MCP sessions call tools for ${SECONDS} s; every ans
   );
   assert.ok(counts.allowed > SESSIONS, `too few calls completed: ${JSON.stringify(counts)}`);
   assert.ok(counts.denied > 0);
-  // Bounded: after the first quarter (warm-up), RSS may not keep climbing. The slack was 150 MB;
-  // since the 2026-07-28 front came in beside the session front, the same load grows ~150–180 MB
-  // after warm-up (about 100 MB before) — not yet explained, so the bound is 250 MB until it is:
-  // a leak per call or per session still fails it within the 20 s.
-  const warm = samples.slice(Math.floor(samples.length / 4));
-  const peak = Math.max(...warm);
-  const first = warm[0] ?? peak;
+  // Bounded: what the gateway keeps does not grow with the calls it served. The clients end their
+  // sessions when the load stops, so afterwards the gateway should keep what it kept warm before
+  // they came: its live heap and external memory within a small slack of that — a leak of a few
+  // kB per call shows at ~10k calls, one of 20 kB per session at 200. A session
+  // itself is light (an SDK server and transport each: ~30 kB measured). Resident memory after
+  // the same collections carries allocator slack as well: within 100 MB.
+  const calls = counts.allowed + counts.denied;
+  const report = JSON.stringify({
+    calls,
+    idle: mb(idle),
+    connected: mb(connected),
+    after: mb(loaded),
+  });
   assert.ok(
-    peak - first < 250 * 1024,
-    `gateway RSS grew from ${first} kB to ${peak} kB under steady load`,
+    kept(loaded) - kept(idle) < 3 * MB + calls * 128,
+    `the gateway kept memory after the load: ${report}`,
   );
+  assert.ok(
+    (kept(connected) - kept(idle)) / SESSIONS < 60 * 1024,
+    `an open session holds too much memory: ${report}`,
+  );
+  assert.ok(loaded.rss - idle.rss < 100 * MB, `resident memory grew under load: ${report}`);
   const health = await fetch(`${base}/healthz`);
   assert.equal(health.status, 200);
 });

@@ -72,6 +72,8 @@ const sleep = (ms: number) => new Promise((r) => setTimeout(r, ms));
 
 let connects = 0;
 const pools: { close: () => Promise<void> }[] = [];
+/** Each client's transport: at the end its session is ended as a polite client ends it (DELETE). */
+const transports = new Map<Client, StreamableHTTPClientTransport>();
 
 async function client(base: string, key: string): Promise<Client> {
   // A polite client: when told to come back, it does so after Retry-After (1 s), a few times.
@@ -81,13 +83,13 @@ async function client(base: string, key: string): Promise<Client> {
       connects += 1;
     });
     pools.push(pool);
+    const transport = new StreamableHTTPClientTransport(new URL(`${base}/mcp`), {
+      requestInit: { headers: { authorization: `Bearer ${key}` } },
+      fetch: pool.fetch,
+    });
     try {
-      await c.connect(
-        new StreamableHTTPClientTransport(new URL(`${base}/mcp`), {
-          requestInit: { headers: { authorization: `Bearer ${key}` } },
-          fetch: pool.fetch,
-        }),
-      );
+      await c.connect(transport);
+      transports.set(c, transport);
       // The SDK client lists the tools and compiles their output schemas before its first call;
       // done here, that client-side work is not counted as the gateway's wait.
       await c.listTools();
@@ -160,6 +162,15 @@ async function drive(job: LoadJob, go: () => Promise<LoadGo>): Promise<LoadResul
   );
   lag.disable();
   const connectsUnderLoad = connects - connectsBefore;
+  // Ending the sessions lets the test see whether the gateway frees all a session held.
+  await Promise.all(
+    clients.map((c) =>
+      transports
+        .get(c)
+        ?.terminateSession()
+        .catch(() => {}),
+    ),
+  );
   await Promise.all(clients.map((c) => c.close().catch(() => {})));
   await Promise.all(pools.map((p) => p.close().catch(() => {})));
   return {
