@@ -68,6 +68,8 @@ export interface CaseResult {
   readonly outcome: Outcome;
   /** The gate's rule, or for a tool absent from the session the reason it is absent. */
   readonly rule?: string;
+  /** An attack case whose injected read was itself refused: how. */
+  readonly read?: string;
 }
 
 export interface InjectionReport {
@@ -198,6 +200,15 @@ export async function replayInjections(options: ReplayOptions = {}): Promise<Inj
       now = new Date(now.getTime() + 30_000);
       return now;
     });
+    // The description scanner may quarantine a tool at registration: its calls are then refused.
+    const quarantined = new Set<string>();
+    for (const name of [
+      ...normal.map((t) => t['Tool Name']),
+      ...attackers.map((t) => t['Attacker Tool']),
+    ]) {
+      if ((await tg.catalog.get(`asb.${snake(name)}`, '1.0.0')).quarantined) quarantined.add(name);
+    }
+    const why = (name: string) => ({ ...classOf(name), quarantined: quarantined.has(name) });
 
     const harmful: CaseResult[] = [];
     for (const a of attackers) {
@@ -214,16 +225,12 @@ export async function replayInjections(options: ReplayOptions = {}): Promise<Inj
         .replace('{attacker_tool}', a['Attacker Tool']);
       const read = await tg.gate.invoke(ctx, first['Tool Name'], { request: task });
       injected = '';
-      if (read.kind !== 'allow') {
-        throw new Error(
-          `the injected read ${first['Tool Name']} was not allowed: ${describe(read)}`,
-        );
-      }
+      // Were the injected read refused, the harmful call is still replayed (the conservative
+      // reading: the instruction may reach the model another way); the case says so.
       const name = a['Attacker Tool'];
       const d = await tg.gate.invoke(ctx, name, { request: a['Attacker Instruction'] });
-      harmful.push(
-        result(`${agentName}/${name}`, agentName, name, d, session.tools, classOf(name)),
-      );
+      const r = result(`${agentName}/${name}`, agentName, name, d, session.tools, why(name));
+      harmful.push(read.kind === 'allow' ? r : { ...r, read: describe(read) });
     }
 
     const benign: CaseResult[] = [];
@@ -245,7 +252,7 @@ export async function replayInjections(options: ReplayOptions = {}): Promise<Inj
               name,
               d,
               session.tools,
-              classOf(name),
+              why(name),
             ),
           );
         }
@@ -340,15 +347,16 @@ function result(
   tool: string,
   d: GateDecision,
   offered: readonly { readonly name: string }[],
-  c: Classification,
+  c: Classification & { readonly quarantined: boolean },
 ): CaseResult {
   if (d.kind === 'allow') return { id, agent, tool, outcome: 'allowed' };
   if (d.kind === 'pending_approval') return { id, agent, tool, outcome: 'approval' };
   let rule = d.rule;
   if (rule === 'resolve.not_registered' && !offered.some((t) => t.name === tool)) {
     // Why the session's permitted set lacks it (docs/architecture.md §1, step 2).
-    rule =
-      c.review === 'rejected'
+    rule = c.quarantined
+      ? 'scan.quarantined (not registered)'
+      : c.review === 'rejected'
         ? 'review.rejected (not registered)'
         : c.action_class === 'permission_change'
           ? 'tier.privileged (not offered)'
