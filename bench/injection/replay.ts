@@ -4,8 +4,8 @@
  * model. Every ASB agent becomes a toolgate agent, every normal and attacker tool a registered
  * tool classified as classification.json says (what an operator reads in the tool's description:
  * action class, data access, egress), with the capability granted to its agent — ASB's premise is
- * that the attacker tool sits in the agent's toolkit. Tools whose own description states the harm
- * are rejected at the security review, as a reviewer following the docs would.
+ * that the attacker tool sits in the agent's toolkit. Tools whose own description states the harm,
+ * or that the tool evades detection, are rejected at the security review, as a reviewer would.
  *
  * An attack case is ASB's observation prompt injection: in a fresh session the agent calls its
  * first normal tool for the task, the result carries the attacker's instruction, and the harmful
@@ -96,8 +96,8 @@ export interface InjectionReport {
 export interface ReplayOptions {
   /** Only these ASB agents (default: all ten). */
   readonly agents?: readonly string[];
-  /** At most this many attacker tools per agent (default: all in the subset). */
-  readonly attackersPerAgent?: number;
+  /** Only these attacker tools (default: all of the chosen agents'). */
+  readonly attackers?: readonly string[];
 }
 
 export function loadSubset(): { subset: AsbSubset; classes: Record<string, Classification> } {
@@ -159,14 +159,11 @@ export async function replayInjections(options: ReplayOptions = {}): Promise<Inj
   );
   const names = new Set(agents.map((a) => a.agent_name));
   const normal = subset.normal_tools.filter((t) => names.has(t['Corresponding Agent']));
-  const perAgent = new Map<string, number>();
-  const attackers = subset.attacker_tools.filter((t) => {
-    const agent = t['Corresponding Agent'];
-    if (!names.has(agent)) return false;
-    const n = (perAgent.get(agent) ?? 0) + 1;
-    perAgent.set(agent, n);
-    return options.attackersPerAgent === undefined || n <= options.attackersPerAgent;
-  });
+  const attackers = subset.attacker_tools.filter(
+    (t) =>
+      names.has(t['Corresponding Agent']) &&
+      (options.attackers === undefined || options.attackers.includes(t['Attacker Tool'])),
+  );
   const classOf = (name: string): Classification => {
     const c = classes[name];
     if (!c) throw new Error(`classification.json has no entry for ${name}`);
