@@ -35,6 +35,9 @@ console.log(
     commit: subset.source.commit,
     harmful: r.harmful,
     denied_by_rule: r.denied_by_rule,
+    // Denials by a call-time rule, leaving out the security review's registration-time verdicts.
+    denied_without_review:
+      r.harmful.denied - (r.denied_by_rule['review.rejected (not registered)'] ?? 0),
     approval_by_class: r.approval_by_class,
     allowed_by_class: r.allowed_by_class,
     benign: r.benign,
