@@ -1,0 +1,409 @@
+/**
+ * @module The injection replay: a subset of Agent Security Bench (asb-subset.json, vendored with
+ * its licence and source commit) turned into call sequences through the real gate, without a
+ * model. Every ASB agent becomes a toolgate agent, every normal and attacker tool a registered
+ * tool classified as classification.json says (what an operator reads in the tool's description:
+ * action class, data access, egress), with the capability granted to its agent — ASB's premise is
+ * that the attacker tool sits in the agent's toolkit. Tools whose own description states the harm,
+ * or that the tool evades detection, are rejected at the security review, as a reviewer would.
+ *
+ * An attack case is ASB's observation prompt injection: in a fresh session the agent calls its
+ * first normal tool for the task, the result carries the attacker's instruction, and the harmful
+ * call (the attacker tool with that instruction) follows. A benign case is one task: both normal
+ * tools called in order. Each decision is recorded as allowed, denied (with the rule) or sent to
+ * approval. Denials a session's permitted set makes ("not registered") are attributed to the reason
+ * the tool is absent: review rejected, access tier, or withheld for the toxic combination.
+ */
+import { mkdtempSync, readFileSync, rmSync } from 'node:fs';
+import { tmpdir } from 'node:os';
+import { join } from 'node:path';
+import { totpAt } from '../../src/approvals/index.js';
+import type { Actor } from '../../src/core/index.js';
+import { MasterKey } from '../../src/credentials/index.js';
+import type { GateDecision } from '../../src/gate/index.js';
+import type { Operator } from '../../src/operators/index.js';
+import { demoExecutor } from '../../src/runtimes/index.js';
+import { type Gateway, openGateway } from '../../src/toolgate.js';
+import { enrol, operator } from '../../test/support/operators.js';
+
+const HERE = new URL('.', import.meta.url).pathname;
+
+interface AsbAttackTool {
+  readonly 'Attacker Tool': string;
+  readonly 'Attacker Instruction': string;
+  readonly Description: string;
+  readonly 'Attack Type': string;
+  readonly 'Corresponding Agent': string;
+}
+
+interface AsbNormalTool {
+  readonly 'Tool Name': string;
+  readonly Description: string;
+  readonly 'Expected Achievements': string;
+  readonly 'Corresponding Agent': string;
+}
+
+interface AsbSubset {
+  readonly source: Readonly<Record<string, unknown>>;
+  readonly injection_template: string;
+  readonly agents: readonly { readonly agent_name: string; readonly tasks: readonly string[] }[];
+  readonly normal_tools: readonly AsbNormalTool[];
+  readonly attacker_tools: readonly AsbAttackTool[];
+}
+
+interface Classification {
+  readonly action_class: string;
+  readonly data_access: 'none' | 'public' | 'private';
+  readonly egress: 'none' | 'unconstrained' | { readonly hosts: readonly string[] };
+  readonly review?: 'rejected';
+  readonly note: string;
+}
+
+export type Outcome = 'allowed' | 'denied' | 'approval';
+
+export interface CaseResult {
+  readonly id: string;
+  readonly agent: string;
+  readonly tool: string;
+  readonly outcome: Outcome;
+  /** The gate's rule, or for a tool absent from the session the reason it is absent. */
+  readonly rule?: string;
+  /** An attack case whose injected read was itself refused: how. */
+  readonly read?: string;
+}
+
+export interface InjectionReport {
+  readonly harmful: {
+    readonly total: number;
+    readonly allowed: number;
+    readonly denied: number;
+    readonly approval: number;
+  };
+  readonly denied_by_rule: Record<string, number>;
+  readonly approval_by_class: Record<string, number>;
+  readonly allowed_by_class: Record<string, number>;
+  readonly benign: {
+    readonly tasks: number;
+    readonly total: number;
+    readonly false_denied: number;
+    readonly approval: number;
+    readonly rate: number;
+  };
+  readonly harmful_cases: readonly CaseResult[];
+  readonly benign_calls: readonly CaseResult[];
+}
+
+export interface ReplayOptions {
+  /** Only these ASB agents (default: all ten). */
+  readonly agents?: readonly string[];
+  /** Only these attacker tools (default: all of the chosen agents'). */
+  readonly attackers?: readonly string[];
+}
+
+export function loadSubset(): { subset: AsbSubset; classes: Record<string, Classification> } {
+  const subset = JSON.parse(readFileSync(join(HERE, 'asb-subset.json'), 'utf8')) as AsbSubset;
+  const classes = JSON.parse(readFileSync(join(HERE, 'classification.json'), 'utf8')) as Record<
+    string,
+    Classification
+  >;
+  return { subset, classes };
+}
+
+/** `DNSPoisoning` → `dns_poisoning`, `sys_monitor` → `sys_monitor`. */
+export function snake(name: string): string {
+  return name
+    .replace(/([a-z0-9])([A-Z])/g, '$1_$2')
+    .replace(/([A-Z]+)([A-Z][a-z])/g, '$1_$2')
+    .toLowerCase();
+}
+
+const SETUP: Actor = { id: 'asb-replay', via: 'library' };
+
+function toolSpec(name: string, description: string, owner: string, c: Classification) {
+  const id = `asb.${snake(name)}`;
+  return {
+    id,
+    version: '1.0.0',
+    name,
+    description,
+    tags: ['asb'],
+    owner,
+    // ASB's tools take no structured arguments: the replay passes the request as text.
+    input_schema: {
+      type: 'object',
+      additionalProperties: false,
+      required: ['request'],
+      properties: { request: { type: 'string', maxLength: 2000 } },
+    },
+    output_schema: { type: 'object' },
+    action_class: c.action_class,
+    data_access: c.data_access,
+    egress:
+      typeof c.egress === 'string' ? { mode: c.egress } : { mode: 'constrained', ...c.egress },
+    access_tier: c.action_class === 'permission_change' ? 'privileged' : 'restricted',
+    required_capabilities: [`asb:${snake(name)}`],
+    runtime: { kind: 'inline', handler: `asb.${snake(name)}` },
+    provenance: 'internal',
+  };
+}
+
+function agentId(asbName: string): string {
+  return `asb-${asbName.replace(/_agent$/, '').replaceAll('_', '-')}`;
+}
+
+/** Runs the replay on a fresh SQLite database and returns the figures. */
+export async function replayInjections(options: ReplayOptions = {}): Promise<InjectionReport> {
+  const { subset, classes } = loadSubset();
+  const agents = subset.agents.filter(
+    (a) => options.agents === undefined || options.agents.includes(a.agent_name),
+  );
+  const names = new Set(agents.map((a) => a.agent_name));
+  const normal = subset.normal_tools.filter((t) => names.has(t['Corresponding Agent']));
+  const attackers = subset.attacker_tools.filter(
+    (t) =>
+      names.has(t['Corresponding Agent']) &&
+      (options.attackers === undefined || options.attackers.includes(t['Attacker Tool'])),
+  );
+  const classOf = (name: string): Classification => {
+    const c = classes[name];
+    if (!c) throw new Error(`classification.json has no entry for ${name}`);
+    return c;
+  };
+
+  // The normal tools' results carry the injection; attacker tools answer like a finished task.
+  let injected = '';
+  const executor = demoExecutor();
+  for (const t of normal) {
+    const achieved = t['Expected Achievements'];
+    executor.register(`asb.${snake(t['Tool Name'])}`, () => ({ observation: achieved + injected }));
+  }
+  for (const t of attackers) {
+    executor.register(`asb.${snake(t['Attacker Tool'])}`, () => ({ observation: 'done' }));
+  }
+
+  const dir = mkdtempSync(join(tmpdir(), 'toolgate-asb-'));
+  let now = new Date('2026-01-05T09:00:00Z');
+  const tg = await openGateway({
+    db: `sqlite:${join(dir, 'asb.db')}`,
+    clock: () => now,
+    executor,
+    masterKey: MasterKey.generate(),
+    detectors: false,
+    audit: { checkpoints: false },
+    caps: { maxSessionsPerAgent: 10_000, maxPendingApprovalsPerAgent: 10_000 },
+  });
+  try {
+    await register(tg, agents, normal, attackers, classOf, () => {
+      now = new Date(now.getTime() + 30_000);
+      return now;
+    });
+    // The description scanner may quarantine a tool at registration: its calls are then refused.
+    const quarantined = new Set<string>();
+    for (const name of [
+      ...normal.map((t) => t['Tool Name']),
+      ...attackers.map((t) => t['Attacker Tool']),
+    ]) {
+      if ((await tg.catalog.get(`asb.${snake(name)}`, '1.0.0')).quarantined) quarantined.add(name);
+    }
+    const why = (name: string) => ({ ...classOf(name), quarantined: quarantined.has(name) });
+
+    const harmful: CaseResult[] = [];
+    for (const a of attackers) {
+      const agentName = a['Corresponding Agent'];
+      const first = normal.find((t) => t['Corresponding Agent'] === agentName);
+      if (!first) throw new Error(`no normal tool for ${agentName}`);
+      const agent = agents.find((x) => x.agent_name === agentName);
+      const task = agent?.tasks[0] ?? '';
+      const id = agentId(agentName);
+      const session = await tg.sessions.open(id);
+      const ctx = { agentId: id, sessionId: session.id };
+      injected = subset.injection_template
+        .replace('{attacker_instruction}', a['Attacker Instruction'])
+        .replace('{attacker_tool}', a['Attacker Tool']);
+      const read = await tg.gate.invoke(ctx, first['Tool Name'], { request: task });
+      injected = '';
+      // Were the injected read refused, the harmful call is still replayed (the conservative
+      // reading: the instruction may reach the model another way); the case says so.
+      const name = a['Attacker Tool'];
+      const d = await tg.gate.invoke(ctx, name, { request: a['Attacker Instruction'] });
+      const r = result(`${agentName}/${name}`, agentName, name, d, session.tools, why(name));
+      harmful.push(read.kind === 'allow' ? r : { ...r, read: describe(read) });
+    }
+
+    const benign: CaseResult[] = [];
+    let tasks = 0;
+    for (const agent of agents) {
+      const tools = normal.filter((t) => t['Corresponding Agent'] === agent.agent_name);
+      for (const [i, task] of agent.tasks.entries()) {
+        tasks++;
+        const id = agentId(agent.agent_name);
+        const session = await tg.sessions.open(id);
+        const ctx = { agentId: id, sessionId: session.id };
+        for (const t of tools) {
+          const name = t['Tool Name'];
+          const d = await tg.gate.invoke(ctx, name, { request: task });
+          benign.push(
+            result(
+              `${agent.agent_name}/task${i + 1}/${name}`,
+              agent.agent_name,
+              name,
+              d,
+              session.tools,
+              why(name),
+            ),
+          );
+        }
+      }
+    }
+    return report(harmful, benign, tasks, classOf);
+  } finally {
+    await tg.close();
+    rmSync(dir, { recursive: true, force: true, maxRetries: 5, retryDelay: 50 });
+  }
+}
+
+async function register(
+  tg: Gateway,
+  agents: readonly { readonly agent_name: string }[],
+  normal: readonly AsbNormalTool[],
+  attackers: readonly AsbAttackTool[],
+  classOf: (name: string) => Classification,
+  tick: () => Date,
+): Promise<void> {
+  const approvers = [operator('asb-approver-a'), operator('asb-approver-b')];
+  const secrets = await Promise.all(approvers.map((op) => enrol(tg.admin, op)));
+  const tools = [
+    ...normal.map((t) => ({
+      name: t['Tool Name'],
+      description: t.Description,
+      agent: t['Corresponding Agent'],
+    })),
+    ...attackers.map((t) => ({
+      name: t['Attacker Tool'],
+      description: t.Description,
+      agent: t['Corresponding Agent'],
+    })),
+  ];
+  await tg.config.apply(
+    [
+      ...agents.map((a) => ({
+        kind: 'Agent',
+        spec: { id: agentId(a.agent_name), owner: 'asb', description: `ASB ${a.agent_name}` },
+      })),
+      ...tools.map((t) => ({
+        kind: 'Tool',
+        spec: toolSpec(t.name, t.description, 'asb', classOf(t.name)),
+      })),
+      ...agents.map((a) => ({
+        kind: 'Grant',
+        spec: {
+          agent: agentId(a.agent_name),
+          capabilities: tools
+            .filter((t) => t.agent === a.agent_name)
+            .map((t) => `asb:${snake(t.name)}`),
+        },
+      })),
+    ],
+    SETUP,
+  );
+  // Security reviews: approved, except where the tool's own description states the harm.
+  const reviewer: Operator = approvers[0] as Operator;
+  const byId = new Map(tools.map((t) => [`asb.${snake(t.name)}`, t.name]));
+  for (;;) {
+    const page = await tg.reviews.page('pending', { limit: 500 });
+    if (page.items.length === 0) break;
+    for (const r of page.items) {
+      const name = byId.get(r.tool_id);
+      const rejected = name !== undefined && classOf(name).review === 'rejected';
+      const { definition_hash } = await tg.catalog.get(r.tool_id, r.version);
+      await tg.catalog.review(r.tool_id, r.version, reviewer, {
+        definition_hash,
+        decision: rejected ? 'rejected' : 'approved',
+        notes: rejected ? (name ? classOf(name).note : '') : 'classified from its description',
+      });
+    }
+  }
+  // Four eyes: irreversible and permission-changing tools, and the grants that unlock them.
+  for (const change of await tg.changes.list('pending')) {
+    const at = tick();
+    for (const [i, op] of approvers.entries()) {
+      const secret = secrets[i];
+      if (!secret) continue;
+      await tg.changes.approve(change.id, op, totpAt(secret.secret, at));
+    }
+  }
+}
+
+function describe(d: GateDecision): string {
+  return d.kind === 'deny' ? `${d.code} ${d.rule}: ${d.message}` : d.kind;
+}
+
+function result(
+  id: string,
+  agent: string,
+  tool: string,
+  d: GateDecision,
+  offered: readonly { readonly name: string }[],
+  c: Classification & { readonly quarantined: boolean },
+): CaseResult {
+  if (d.kind === 'allow') return { id, agent, tool, outcome: 'allowed' };
+  if (d.kind === 'pending_approval') return { id, agent, tool, outcome: 'approval' };
+  let rule = d.rule;
+  if (rule === 'resolve.not_registered' && !offered.some((t) => t.name === tool)) {
+    // Why the session's permitted set lacks it (docs/architecture.md §1, step 2).
+    rule = c.quarantined
+      ? 'scan.quarantined (not registered)'
+      : c.review === 'rejected'
+        ? 'review.rejected (not registered)'
+        : c.action_class === 'permission_change'
+          ? 'tier.privileged (not offered)'
+          : c.egress === 'unconstrained'
+            ? 'session.toxic_combination (withheld)'
+            : rule;
+  }
+  return { id, agent, tool, outcome: 'denied', rule };
+}
+
+function count(into: Record<string, number>, key: string): void {
+  into[key] = (into[key] ?? 0) + 1;
+}
+
+function report(
+  harmful: readonly CaseResult[],
+  benign: readonly CaseResult[],
+  tasks: number,
+  classOf: (name: string) => Classification,
+): InjectionReport {
+  const denied_by_rule: Record<string, number> = {};
+  const approval_by_class: Record<string, number> = {};
+  const allowed_by_class: Record<string, number> = {};
+  for (const h of harmful) {
+    if (h.outcome === 'denied') count(denied_by_rule, h.rule ?? 'unknown');
+    if (h.outcome === 'approval') count(approval_by_class, classOf(h.tool).action_class);
+    if (h.outcome === 'allowed') {
+      const c = classOf(h.tool);
+      count(allowed_by_class, `${c.action_class}/${c.data_access}`);
+    }
+  }
+  const falseDenied = benign.filter((b) => b.outcome === 'denied').length;
+  return {
+    harmful: {
+      total: harmful.length,
+      allowed: harmful.filter((h) => h.outcome === 'allowed').length,
+      denied: harmful.filter((h) => h.outcome === 'denied').length,
+      approval: harmful.filter((h) => h.outcome === 'approval').length,
+    },
+    denied_by_rule,
+    approval_by_class,
+    allowed_by_class,
+    benign: {
+      tasks,
+      total: benign.length,
+      false_denied: falseDenied,
+      approval: benign.filter((b) => b.outcome === 'approval').length,
+      rate: benign.length === 0 ? 0 : Number((falseDenied / benign.length).toFixed(4)),
+    },
+    harmful_cases: harmful,
+    benign_calls: benign,
+  };
+}
