@@ -36,7 +36,12 @@ const SUITE = join(
 const ERAS = ['2026-07-28', '2025-11-25'] as const;
 type Era = (typeof ERAS)[number];
 
-/** The fixture's tools the suite calls or lists; all are offered to the agent. */
+/**
+ * The fixture's tools the suite calls or lists; all are offered to the agent. The fixture also
+ * serves the suite's resources, resource template and prompts: once upstream resources and
+ * prompts are governed, classifying them here is what turns their scenarios from expected
+ * failures into passes.
+ */
 const FIXTURE_TOOLS = [
   'test_simple_text',
   'test_image_content',
