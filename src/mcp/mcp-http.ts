@@ -64,7 +64,13 @@ const DEFAULT_IDLE_MS = 30 * 60_000;
  * A transport-level fault as a JSON-RPC error. The HTTP status and the JSON-RPC code both come
  * from the one catalogue (docs/architecture.md §7): this front never picks a number itself.
  */
-function rpcError(reply: FastifyReply, code: ErrorCode, message: string, data?: ToolgateError) {
+function rpcError(
+  reply: FastifyReply,
+  code: ErrorCode,
+  message: string,
+  data?: ToolgateError,
+  id: string | number | null = null,
+) {
   if (data) void reply.header('retry-after', String(retryAfterOf(data) ?? ''));
   const wire = ERROR_CODES[code];
   return reply
@@ -73,7 +79,7 @@ function rpcError(reply: FastifyReply, code: ErrorCode, message: string, data?: 
     .send({
       jsonrpc: '2.0',
       error: { code: wire.jsonRpc, message, ...(data ? { data: data.toBody() } : {}) },
-      id: null,
+      id,
     });
 }
 
@@ -306,6 +312,9 @@ export async function registerMcpHttp(
       const identity = await identify(req, reply);
       if (!identity) return reply;
       if (!parsed) return rpcError(reply, 'INPUT_MALFORMED', 'the body is not valid JSON');
+      if (era.era === 'invalid') {
+        return rpcError(reply, 'INPUT_INVALID', era.message, undefined, era.id);
+      }
       if (era.era === 'modern') {
         const principal = runPrincipalOf(identity);
         if (era.method === 'tools/call') {

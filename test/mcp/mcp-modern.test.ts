@@ -330,13 +330,52 @@ describe('header/body agreement, before authentication', () => {
       args,
     );
     assert.equal(encoded.status, 200, 'the base64 form of the same value passes');
-    for (const bad of [{ 'mcp-param-region': 'us-east' }, {}]) {
+    // A base64 form that is not canonical (no padding, a character outside the alphabet) cannot
+    // be read as the same value, whatever a lenient decoder would make of it.
+    const unpadded = Buffer.from('eu-west').toString('base64').replace(/=+$/, '');
+    for (const bad of [
+      { 'mcp-param-region': 'us-east' },
+      {},
+      { 'mcp-param-region': `=?base64?${unpadded}?=` },
+      { 'mcp-param-region': `=?base64?ZXUt!!!d2VzdA==?=` },
+    ]) {
       const res = await raw({ ...h, ...bad }, 'tools/call', args);
       assert.equal(res.status, 400, JSON.stringify(res.body));
       assert.equal(res.body.error?.code, -32020);
     }
     const recorded = await events('mcp.header_mismatch');
     assert.ok(recorded.some((e) => e.header === 'Mcp-Param-Region'));
+  });
+
+  test('a request naming 2026-07-28 without its _meta envelope: -32602 with its own id, nothing runs', async () => {
+    const calls = await gateCalls('get_order');
+    for (const [id, params] of [
+      [101, { name: 'get_order', arguments: { order_id: 'ORD-004211' } }],
+      [
+        102,
+        {
+          name: 'add_label',
+          arguments: {},
+          _meta: { 'io.modelcontextprotocol/clientCapabilities': {} },
+        },
+      ],
+    ] as const) {
+      const res = await fetch(`${base}/mcp`, {
+        method: 'POST',
+        headers: {
+          authorization: `Bearer ${supportKey}`,
+          'content-type': 'application/json',
+          accept: 'application/json, text/event-stream',
+          ...good,
+        },
+        body: JSON.stringify({ jsonrpc: '2.0', id, method: 'tools/call', params }),
+      });
+      const body = (await res.json()) as { id?: unknown; error?: { code?: number } };
+      assert.equal(res.status, 400, JSON.stringify(body));
+      assert.equal(body.error?.code, -32602);
+      assert.equal(body.id, id, 'the error answers the request it refuses');
+    }
+    assert.equal(await gateCalls('get_order'), calls, 'no call reached the gate');
   });
 
   test('audit records of refusals are bounded: a sample in full, the rest counted in one summary', async () => {
