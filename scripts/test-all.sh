@@ -48,7 +48,8 @@ if ! cmp -s "$REQS" .venv-test/.installed-requirements 2>/dev/null; then
   echo "# installing $(grep -v '^#' "$REQS" | tr '\n' ' ')in .venv-test"
   rm -rf .venv-test
   python3 -m venv .venv-test
-  .venv-test/bin/pip install --quiet --disable-pip-version-check -r "$REQS"
+  # No retries against an index that cannot be reached: a mirror listed beside it answers at once.
+  .venv-test/bin/pip install --quiet --disable-pip-version-check --retries 0 --timeout 15 -r "$REQS"
   cp "$REQS" .venv-test/.installed-requirements
 fi
 export TOOLGATE_REQUIRE_PYTHON=1
