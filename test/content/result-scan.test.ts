@@ -73,6 +73,15 @@ test('by default: instruction-like text and personal data are labelled, credenti
   assert.ok(found.includes('secret:/footer:redact'));
 });
 
+test("a trusted source's result is scanned for credentials and personal data, not instructions", () => {
+  const def = tool({ result_policy: { injection: 'block', personal_data: 'block' } });
+  assert.equal(resultPolicyOf(def).source, 'trusted');
+  assert.equal(scanResult(def, { note: INJECTED }).blocked, null);
+  assert.equal(scanResult(def, { note: 'card 4111 1111 1111 1111' }).blocked?.rule, 'pii.card');
+  const untrusted = tool({ result_policy: { source: 'untrusted', injection: 'block' } });
+  assert.equal(scanResult(untrusted, { note: INJECTED }).blocked?.kind, 'injection');
+});
+
 test('a clean result is returned unchanged with an empty label', () => {
   const output = { items: [{ subject: 'Lunch', body: 'See you at noon in the usual place.' }] };
   const scan = scanResult(tool(), output);
@@ -82,7 +91,9 @@ test('a clean result is returned unchanged with an empty label', () => {
 });
 
 test('redact masks the span of personal data and withholds a whole instruction', () => {
-  const def = tool({ result_policy: { injection: 'redact', personal_data: 'redact' } });
+  const def = tool({
+    result_policy: { source: 'untrusted', injection: 'redact', personal_data: 'redact' },
+  });
   const scan = scanResult(def, { note: `pay DE89 3704 0044 0532 0130 00 now. ${INJECTED}` });
   const note = (scan.output as { note: string }).note;
   assert.match(note, /^\[withheld by toolgate: instruction-like text \(injection\./);
@@ -99,7 +110,7 @@ test('block withholds the result and names the finding; the neighbour without it
 });
 
 test('keys are text a model reads too', () => {
-  const def = tool({ result_policy: { injection: 'block' } });
+  const def = tool({ result_policy: { source: 'untrusted', injection: 'block' } });
   const scan = scanResult(def, { [INJECTED]: 1 });
   assert.equal(scan.blocked?.kind, 'injection');
   const masked = scanResult(tool({ result_policy: { secrets: 'redact' } }), {
