@@ -59,6 +59,8 @@ export type {
   JsonSchemaObject,
   LifecycleState,
   RateLimit,
+  ResultAction,
+  ResultPolicy,
   Runtime,
   SandboxLimits,
   ToolDefinition,
@@ -70,6 +72,7 @@ export {
   DATA_ACCESS,
   DEFAULT_SANDBOX_LIMITS,
   LIFECYCLE_STATES,
+  RESULT_ACTIONS,
 } from './tool-definition.js';
 export { TOOL_SCHEMA_ID, toolDefinitionSchema } from './tool-definition-schema.js';
 export type { ToolVersionDetail, ToolVersionSummary } from './tool-repository.js';

@@ -9,6 +9,7 @@ import {
   DATA_ACCESS,
   ISOLATION_LEVELS,
   PROVENANCES,
+  RESULT_ACTIONS,
 } from './tool-definition.js';
 
 export const TOOL_SCHEMA_ID = 'https://toolgate.dev/schemas/tool.json';
@@ -296,6 +297,16 @@ export const toolDefinitionSchema = {
       ],
     },
     provenance: { enum: [...PROVENANCES] },
+    result_policy: {
+      type: 'object',
+      additionalProperties: false,
+      properties: {
+        source: { enum: ['trusted', 'untrusted'] },
+        injection: { enum: [...RESULT_ACTIONS] },
+        secrets: { enum: [...RESULT_ACTIONS] },
+        personal_data: { enum: [...RESULT_ACTIONS] },
+      },
+    },
     arguments_policy: {
       type: 'object',
       additionalProperties: false,

@@ -113,6 +113,24 @@ export interface ArgumentsPolicy {
 export const DEFAULT_MAX_ARGUMENT_BYTES = 65_536;
 export const DEFAULT_MAX_CALL_BYTES = 262_144;
 
+/** What the gate does with a finding in a tool's result (docs/architecture.md §3, step 14). */
+export const RESULT_ACTIONS = ['label', 'redact', 'block'] as const;
+export type ResultAction = (typeof RESULT_ACTIONS)[number];
+
+/**
+ * How a tool's results are treated. `source` says whether what it returns may carry text someone
+ * outside the organisation wrote (a web page, an e-mail, an upstream's reply); left out, it is
+ * derived (`untrusted` unless the tool is internal and reaches nothing outside). Each kind of
+ * finding has an action; left out, the defaults in content/result-policy.ts apply. Not filled in
+ * at registration, so definitions registered before it existed keep their hash.
+ */
+export interface ResultPolicy {
+  readonly source?: 'trusted' | 'untrusted';
+  readonly injection?: ResultAction;
+  readonly secrets?: ResultAction;
+  readonly personal_data?: ResultAction;
+}
+
 /** A definition as registered, with every default filled in (what is stored and hashed). */
 export interface ToolDefinition {
   readonly id: string;
@@ -139,6 +157,7 @@ export interface ToolDefinition {
   readonly provenance: Provenance;
   readonly code_hash?: string;
   readonly arguments_policy: ArgumentsPolicy;
+  readonly result_policy?: ResultPolicy;
 }
 
 /**

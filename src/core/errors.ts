@@ -140,6 +140,11 @@ export const ERROR_CODES = {
     summary: 'The tool returned a result its schema refuses.',
   },
   EXECUTION_FAILED: { http: 502, jsonRpc: -32021, summary: 'The tool could not be run or failed.' },
+  RESULT_BLOCKED: {
+    http: 502,
+    jsonRpc: -32067,
+    summary: 'The tool result held what its result policy blocks; it is not returned.',
+  },
   SECRET_NOT_FOUND: {
     http: 404,
     jsonRpc: -32004,
@@ -345,6 +350,7 @@ export interface ErrorDetails {
   IDEMPOTENCY_CONFLICT: CallDenial;
   OUTPUT_INVALID: CallDenial;
   EXECUTION_FAILED: CallDenial;
+  RESULT_BLOCKED: CallDenial;
   SECRET_NOT_FOUND: SecretRef;
   SECRET_EXISTS: SecretRef & { version: number };
   SECRET_UNREADABLE: SecretRef & { version: number };

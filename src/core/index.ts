@@ -35,5 +35,7 @@ export {
 } from './page.js';
 export type { Problem } from './problem.js';
 export { joinPointer, pointerToken, prefixProblems, problem } from './problem.js';
+export type { SecretPattern } from './secret-patterns.js';
+export { SECRET_PATTERNS } from './secret-patterns.js';
 export { isStoreCorrupt, StoreCorruptError } from './store-corrupt.js';
 export type { CallProgress, McpToolResult } from './tool-result.js';

@@ -4,6 +4,7 @@
  * field by field: spreading optional parts costs more than the rest of the record on this path.
  */
 import { argumentsHash } from '../approvals/index.js';
+import { untrustedSourcesOf } from '../sessions/index.js';
 import type { AuditRecord } from './audit-writer.js';
 import { attemptedName, redactArguments } from './redaction.js';
 import type { CallState, Refusal } from './steps/step.js';
@@ -108,6 +109,24 @@ export function postRecord(s: CallState): AuditRecord {
     details.redacted = true;
     details.flagged = 'credential_echoed';
   }
+  if (result.trust) {
+    const t = result.trust;
+    details.trust = {
+      source: t.source,
+      injection: t.injection,
+      findings: t.findings.map((f) => ({
+        kind: f.kind,
+        rule: f.rule,
+        at: f.pointer,
+        action: f.action,
+      })),
+      ...(t.truncated ? { truncated: true } : {}),
+    };
+  }
+  // The untrusted sources that had entered the session before this call ran; this call's own
+  // result is described by `trust`.
+  const sources = untrustedSourcesOf(s.session.untrusted_sources);
+  if (sources.length > 0) details.untrusted_sources = sources;
   const post: Mutable<AuditRecord> = {
     at: s.deps.clock(),
     callId: s.callId,

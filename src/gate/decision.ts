@@ -1,6 +1,7 @@
 /** @module What the gate answers for one call: a discriminated union, built by small factories. */
 
 import type { RenderedCall } from '../approvals/index.js';
+import type { TrustLabel } from '../content/index.js';
 import type { ErrorCode, McpToolResult } from '../core/index.js';
 
 export type { McpToolResult, RenderedCall };
@@ -19,6 +20,7 @@ export type DenyCode = Extract<
   | 'APPROVAL_INVALID'
   | 'IDEMPOTENCY_CONFLICT'
   | 'OUTPUT_INVALID'
+  | 'RESULT_BLOCKED'
   | 'EXECUTION_FAILED'
   | 'EGRESS_DENIED'
   | 'SANDBOX_UNAVAILABLE'
@@ -39,6 +41,8 @@ export interface Allowed {
   readonly warnings: readonly string[];
   /** For an upstream MCP tool: its checked result as the upstream gave it, for MCP fronts. */
   readonly mcpResult?: McpToolResult;
+  /** Where the result came from and what its scan found; fronts pass it on (MCP `_meta`, REST `trust`). */
+  readonly trust?: TrustLabel;
 }
 
 export interface Denied {

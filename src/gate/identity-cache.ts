@@ -79,6 +79,22 @@ export class IdentityCache {
     if (row) this.#sessionRows.set(sessionId, { ...row, [counter]: row[counter] + amount });
   }
 
+  /** After the store recorded an untrusted source: the cached row says what the store says. */
+  noteUntrustedSources(
+    sessionId: string,
+    sources: readonly string[],
+    injectionSeen: boolean,
+  ): void {
+    const row = this.#sessionRows.get(sessionId);
+    if (row) {
+      this.#sessionRows.set(sessionId, {
+        ...row,
+        untrusted_sources: JSON.stringify(sources),
+        injection_seen: injectionSeen ? 1 : row.injection_seen,
+      });
+    }
+  }
+
   markPrivateRead(sessionId: string): void {
     const row = this.#sessionRows.get(sessionId);
     if (row) this.#sessionRows.set(sessionId, { ...row, private_data_read: 1 });

@@ -13,6 +13,7 @@ import {
   type Tool,
 } from '@modelcontextprotocol/sdk/types.js';
 import type { AgentApi } from '../api/index.js';
+import { TRUST_META_KEY } from '../content/index.js';
 import { type ErrorCode, isToolgateError } from '../core/index.js';
 import type { GateDecision } from '../gate/index.js';
 import { progressRelay } from './progress-relay.js';
@@ -78,6 +79,8 @@ export function toolResult(decision: GateDecision): CallToolResult {
           version: decision.version,
           warnings: decision.warnings,
         },
+        // Where the text came from and what the gateway's scan found in it (README "Results").
+        ...(decision.trust ? { [TRUST_META_KEY]: decision.trust } : {}),
       };
       if (decision.mcpResult) {
         // An upstream provider's result, checked by the gate, passed on as the upstream gave it.

@@ -14,4 +14,10 @@ export type {
   ToolFormat,
   WithheldTool,
 } from './session-service.js';
-export { exportTool, permittedSet, SessionService } from './session-service.js';
+export {
+  exportTool,
+  MAX_UNTRUSTED_SOURCES,
+  permittedSet,
+  SessionService,
+  untrustedSourcesOf,
+} from './session-service.js';

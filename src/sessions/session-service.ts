@@ -229,6 +229,8 @@ export class SessionService {
       user_permissions: tokenPermissions ? JSON.stringify(tokenPermissions) : null,
       suspended: 0,
       credential: options.credential ?? null,
+      untrusted_sources: null,
+      injection_seen: 0,
     };
     await insertSessionWithinCap(this.#store.db, row, this.#maxSessionsPerAgent, now);
     return toView(row);
@@ -434,6 +436,47 @@ export class SessionService {
   }
 
   /** Marks that this session read private data (the flag only ever goes from 0 to 1). */
+  /**
+   * Records that an untrusted source's result entered the session (and whether it held
+   * instruction-like text); returns the session's sources as stored after. The list only grows:
+   * a compare-and-set on the stored text, retried on a concurrent writer, so two calls of one
+   * session on two replicas never lose each other's source.
+   */
+  async addUntrustedSource(
+    sessionId: string,
+    toolId: string,
+    injection: boolean,
+  ): Promise<{ readonly sources: readonly string[]; readonly injectionSeen: boolean }> {
+    for (let attempt = 0; attempt < 8; attempt++) {
+      const row = await this.#store.db
+        .selectFrom('sessions')
+        .select(['untrusted_sources', 'injection_seen'])
+        .where('id', '=', sessionId)
+        .executeTakeFirst();
+      if (!row) return { sources: [], injectionSeen: false };
+      const sources = untrustedSourcesOf(row.untrusted_sources);
+      const known = sources.includes(toolId);
+      if (known && (!injection || row.injection_seen === 1)) {
+        return { sources, injectionSeen: row.injection_seen === 1 };
+      }
+      const next = known ? sources : [...sources, toolId].slice(-MAX_UNTRUSTED_SOURCES);
+      const nextText = JSON.stringify(next);
+      let update = this.#store.db
+        .updateTable('sessions')
+        .set({ untrusted_sources: nextText, injection_seen: injection ? 1 : row.injection_seen })
+        .where('id', '=', sessionId);
+      update =
+        row.untrusted_sources === null
+          ? update.where('untrusted_sources', 'is', null)
+          : update.where('untrusted_sources', '=', row.untrusted_sources);
+      const result = await update.executeTakeFirst();
+      if (Number(result.numUpdatedRows) === 1) {
+        return { sources: next, injectionSeen: injection || row.injection_seen === 1 };
+      }
+    }
+    throw new ToolgateError('STORE_UNAVAILABLE', 'the session could not be updated', {});
+  }
+
   async markPrivateDataRead(sessionId: string): Promise<void> {
     await this.#store.db
       .updateTable('sessions')
@@ -583,4 +626,18 @@ function toView(row: SessionRow): SessionView {
     expires_at: row.expires_at,
     tools: JSON.parse(row.tool_set) as SessionTool[],
   };
+}
+
+/** Sources a session keeps; past it the oldest are dropped (the flag stays, the list is a sample). */
+export const MAX_UNTRUSTED_SOURCES = 64;
+
+/** The stored JSON list of a session's untrusted sources; anything unreadable is none. */
+export function untrustedSourcesOf(text: string | null): string[] {
+  if (text === null) return [];
+  try {
+    const parsed: unknown = JSON.parse(text);
+    return Array.isArray(parsed) ? parsed.filter((x): x is string => typeof x === 'string') : [];
+  } catch {
+    return [];
+  }
 }

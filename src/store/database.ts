@@ -111,6 +111,10 @@ export interface SessionTable {
    * in-process library sessions. Every later request must present the same (migration 0012).
    */
   credential: ColumnType<string | null, string | null | undefined, string | null>;
+  /** JSON array of tool ids whose untrusted results entered the session; null: none (0025). */
+  untrusted_sources: ColumnType<string | null, string | null | undefined, string | null>;
+  /** 1 once a result in the session held instruction-like text (0025). */
+  injection_seen: ColumnType<number, number | undefined, number>;
 }
 
 /**

@@ -602,6 +602,21 @@ const pagesAuditSearch: Migration = {
   },
 };
 
+/**
+ * A session remembers which untrusted sources entered it (tool ids whose results may carry text
+ * written outside the organisation, JSON array; null: none) and whether any result held
+ * instruction-like text; audit records and Cedar policies read both (docs/architecture.md §3).
+ */
+const untrustedSources: Migration = {
+  async up(db: Kysely<unknown>): Promise<void> {
+    await db.schema.alterTable('sessions').addColumn('untrusted_sources', 'text').execute();
+    await db.schema
+      .alterTable('sessions')
+      .addColumn('injection_seen', 'integer', (c) => c.notNull().defaultTo(0))
+      .execute();
+  },
+};
+
 export function migrationProvider(dialect: Dialect): MigrationProvider {
   return {
     async getMigrations() {
@@ -625,6 +640,7 @@ export function migrationProvider(dialect: Dialect): MigrationProvider {
         '0017_security_reviews': securityReviews,
         '0018_console_sessions': consoleSessions,
         '0020_audit_search': pagesAuditSearch,
+        '0025_untrusted_sources': untrustedSources,
       };
     },
   };

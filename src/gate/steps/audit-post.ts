@@ -1,9 +1,12 @@
 /**
  * @module Step 15, audit-post: the egress the call moved is charged (session counter and the
  * agent's egress ceilings), the result record joins the next group commit, and a finished call's
- * bookkeeping is done — the private-read marks for the flow rule and the idempotency result —
- * before the decision is answered. Step order: docs/architecture.md §3.
+ * bookkeeping is done — the private-read marks for the flow rule, the untrusted source that
+ * entered the session, and the idempotency result — before the decision is answered. Step
+ * order: docs/architecture.md §3.
  */
+import type { TrustLabel } from '../../content/index.js';
+import { untrustedSourcesOf } from '../../sessions/index.js';
 import { postRecord } from '../audit-records.js';
 import { deny, type McpToolResult } from '../decision.js';
 import type { CallState, StepResult } from './step.js';
@@ -28,9 +31,16 @@ function post(s: CallState): StepResult | Promise<StepResult> {
   s.deps.audit.append(postRecord(s), undefined, DEFERRED).catch(s.deps.lostPostRecord);
   const result = s.result;
   if (!result.ok) return deny(s.callId, result.code, result.rule, result.message);
-  return s.def.data_access === 'private' || s.idemKey !== null
+  return s.def.data_access === 'private' || s.idemKey !== null || entersUntrusted(s, result.trust)
     ? afterCall(s, result.output)
     : allowed(s, result.output);
+}
+
+/** True when this result is untrusted text the session has not yet recorded (as this gate sees it). */
+function entersUntrusted(s: CallState, trust: TrustLabel | undefined): boolean {
+  if (trust === undefined || trust.source !== 'untrusted') return false;
+  const known = untrustedSourcesOf(s.session.untrusted_sources).includes(s.detail.id);
+  return !known || (trust.injection && s.session.injection_seen !== 1);
 }
 
 const DEFERRED = { deferred: true } as const;
@@ -45,11 +55,17 @@ async function afterCall(s: CallState, output: unknown): Promise<StepResult> {
       identities.markPrivateRead(s.session.id);
     }
   }
+  const trust = s.result.ok ? s.result.trust : undefined;
+  if (trust && entersUntrusted(s, trust)) {
+    const stored = await sessions.addUntrustedSource(s.session.id, s.detail.id, trust.injection);
+    identities.noteUntrustedSources(s.session.id, stored.sources, stored.injectionSeen);
+  }
   if (s.idemKey !== null) await idempotency.storeResult(s.idemKey, output);
   return allowed(s, output);
 }
 
 function allowed(s: CallState, output: unknown): StepResult {
+  const trust = s.result.ok ? s.result.trust : undefined;
   return {
     kind: 'allow',
     callId: s.callId,
@@ -57,6 +73,7 @@ function allowed(s: CallState, output: unknown): StepResult {
     version: s.detail.version,
     output,
     warnings: s.warnings,
+    ...(trust ? { trust } : {}),
     ...(s.def.runtime.kind === 'mcp' ? { mcpResult: output as McpToolResult } : {}),
   };
 }

@@ -5,6 +5,7 @@
  * loaded never mean "no policies": the call is refused. Step order: docs/architecture.md §3.
  */
 import { checkPath, checkUrl, type PolicyEngine, valuesAt } from '../../policy/index.js';
+import { untrustedSourcesOf } from '../../sessions/index.js';
 import { type CallState, CONTINUE, type Refusal, refuse, type StepResult } from './step.js';
 
 const POLICIES_UNAVAILABLE: Refusal = {
@@ -130,6 +131,8 @@ function evaluate(
       on_behalf_of: session.user_id ?? '',
       user_permissions: user?.permissions ?? [],
       private_data_read: session.private_data_read === 1,
+      untrusted_sources: untrustedSourcesOf(session.untrusted_sources),
+      injection_seen: session.injection_seen === 1,
       external_sends: session.external_sends,
       egress_bytes: session.egress_bytes,
       spend_cents: session.spend_cents,

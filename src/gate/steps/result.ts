@@ -1,9 +1,12 @@
 /**
  * @module Step 14, result: what the tool returned is checked before anyone sees it — a credential
- * it echoed is scrubbed (and the record says so), then its size and output schema. A failed run
- * passes through unchanged. Step order: docs/architecture.md §3.
+ * it echoed is scrubbed (and the record says so), then its size and output schema, then every
+ * string in it is scanned for instruction-like text, credentials and personal data and labelled,
+ * masked or blocked as the tool's result policy says (content/). A failed run passes through
+ * unchanged. Step order: docs/architecture.md §3.
  */
 import type { ToolDefinition } from '../../catalog/index.js';
+import { type LabelledFinding, MAX_SCAN_DEPTH, scanResult } from '../../content/index.js';
 import { redactSecrets } from '../../credentials/index.js';
 import type { CompiledTool } from '../tool-cache.js';
 import type { ExecuteExtra, ExecuteResult, ExecuteRun } from './run-result.js';
@@ -54,5 +57,23 @@ export function checkResult(
       ...extra,
     };
   }
-  return { ok: true, output, bytes, ...extra };
+  const scan = scanResult(def, output);
+  if (scan.blocked) {
+    return {
+      ok: false,
+      code: 'RESULT_BLOCKED',
+      rule: `result.${scan.blocked.rule}`,
+      message: `the result was withheld: ${describe(scan.blocked)} (${scan.blocked.rule} at ${scan.blocked.pointer || '/'})`,
+      bytes,
+      ...extra,
+      trust: scan.label,
+    };
+  }
+  return { ok: true, output: scan.output, bytes, ...extra, trust: scan.label };
+}
+
+function describe(f: LabelledFinding): string {
+  if (f.rule === 'depth') return `it is nested deeper than ${MAX_SCAN_DEPTH} levels`;
+  if (f.kind === 'injection') return 'it held instruction-like text';
+  return f.kind === 'secret' ? 'it held a credential' : 'it held personal data';
 }

@@ -3,6 +3,7 @@
  * run's outcome with the fields its audit record needs. Types only, in their own file so that the
  * call's state (step.ts) and the steps that fill it import them without importing each other.
  */
+import type { TrustLabel } from '../../content/index.js';
 import type { SandboxAudit } from '../../runtimes/index.js';
 import type { EgressAuditFields } from '../../sandbox/index.js';
 import type { DenyCode } from '../decision.js';
@@ -28,6 +29,8 @@ export interface ExecuteExtra {
   readonly egressSpent: number;
   /** The tool's output held its credential, which was scrubbed. */
   readonly redacted: boolean;
+  /** Where the result came from and what its scan found (step 14). */
+  readonly trust: TrustLabel;
 }
 
 export type ExecuteResult = (

@@ -26,6 +26,7 @@ export function sendDecision(reply: FastifyReply, decision: GateDecision): Fasti
         version: decision.version,
         output: decision.output,
         warnings: decision.warnings,
+        ...(decision.trust ? { trust: decision.trust } : {}),
       });
     case 'pending_approval':
       return reply.status(202).send({

@@ -71,7 +71,14 @@ const BASE_PERMIT = 'permit (principal, action == Toolgate::Action::"invoke", re
 const DECISION_CACHE_MAX = 4096;
 const DECISION_KEY_MAX_CHARS = 2048;
 /** Context members the gate has to read fresh from the session when a policy reads them. */
-const SESSION_COUNTERS = ['private_data_read', 'external_sends', 'egress_bytes', 'spend_cents'];
+const SESSION_COUNTERS = [
+  'private_data_read',
+  'external_sends',
+  'egress_bytes',
+  'spend_cents',
+  'untrusted_sources',
+  'injection_seen',
+];
 
 /** Longest Cedar message quoted in a deny reason: it may echo request values. */
 const MAX_REASON_CHARS = 300;

@@ -38,6 +38,10 @@ export interface CedarContext {
   readonly on_behalf_of: string;
   readonly user_permissions: readonly string[];
   readonly private_data_read: boolean;
+  /** Tools whose untrusted results entered the session (content/, step 14); none when absent. */
+  readonly untrusted_sources?: readonly string[];
+  /** A result in the session held instruction-like text; false when absent. */
+  readonly injection_seen?: boolean;
   readonly external_sends: number;
   readonly egress_bytes: number;
   readonly spend_cents: number;
@@ -181,6 +185,8 @@ export function toCedarCall(request: CedarRequest): CedarCallResult {
     on_behalf_of: context.on_behalf_of,
     user_permissions: [...context.user_permissions],
     private_data_read: context.private_data_read,
+    untrusted_sources: [...(context.untrusted_sources ?? [])],
+    injection_seen: context.injection_seen ?? false,
     external_sends: context.external_sends,
     egress_bytes: context.egress_bytes,
     spend_cents: context.spend_cents,

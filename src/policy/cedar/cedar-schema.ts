@@ -90,6 +90,8 @@ namespace Toolgate {
       user?: User,
       user_permissions: Set<String>,
       private_data_read: Bool,
+      untrusted_sources: Set<String>,
+      injection_seen: Bool,
       external_sends: Long,
       egress_bytes: Long,
       spend_cents: Long,

@@ -167,6 +167,8 @@ export function wellTyped(request: CedarRequest): boolean {
     ) &&
     strs(context.user_permissions) &&
     typeof context.private_data_read === 'boolean' &&
+    (context.untrusted_sources === undefined || strs(context.untrusted_sources)) &&
+    (context.injection_seen === undefined || typeof context.injection_seen === 'boolean') &&
     [context.external_sends, context.egress_bytes, context.spend_cents, context.hour_utc].every(
       long,
     ) &&

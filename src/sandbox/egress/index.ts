@@ -4,6 +4,8 @@
  * here is public API of the sandbox folder.
  */
 
+export type { SecretPattern } from '../../core/index.js';
+export { SECRET_PATTERNS } from '../../core/index.js';
 export type { AddressVerdict } from './address-policy.js';
 export { checkAddress, METADATA_ADDRESSES } from './address-policy.js';
 export type { ByteBudget } from './byte-budget.js';
@@ -19,7 +21,5 @@ export type { EgressProxyOptions } from './egress-proxy.js';
 export { EgressProxy } from './egress-proxy.js';
 export type { ResolvedAddress, Resolver } from './resolver.js';
 export { systemResolver, withDeadline } from './resolver.js';
-export type { SecretPattern } from './secret-patterns.js';
-export { SECRET_PATTERNS } from './secret-patterns.js';
 export type { LeaseCredential } from './secret-scan.js';
 export { scanOutbound } from './secret-scan.js';

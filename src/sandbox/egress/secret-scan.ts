@@ -5,9 +5,10 @@
  * auth decoded, the cheap disguises; anything better hidden (base64 bodies, encryption, TLS) is
  * out of its reach, which is why the host allow-list and byte budget stand beside it.
  */
+
+import { SECRET_PATTERNS } from '../../core/index.js';
 import { excerpt } from '../../policy/index.js';
 import { type EgressRefusal, refusal } from './egress-decision.js';
-import { SECRET_PATTERNS } from './secret-patterns.js';
 
 /** A secret handed to a tool, and the only hosts it may be sent to. */
 export interface LeaseCredential {

@@ -39,6 +39,14 @@ test('a valid result passes with its size and the run facts', async () => {
     bytes: Buffer.byteLength('{"status":"fine"}'),
     outcome: 'ok',
     egressSpent: 0,
+    // The scan found nothing; the label says where the text came from.
+    trust: {
+      source: 'trusted',
+      provenance: 'internal',
+      data_access: 'none',
+      injection: false,
+      findings: [],
+    },
   });
 });
 

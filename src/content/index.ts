@@ -1,0 +1,11 @@
+/** @module What a model reads from a tool: the result scan, the result policy and the trust label. */
+export type { Finding, FindingKind } from './finding.js';
+export { findInjection } from './injection-findings.js';
+export { findPersonalData } from './personal-data.js';
+export type { EffectiveResultPolicy } from './result-policy.js';
+export { DEFAULT_RESULT_ACTIONS, derivedSource, resultPolicyOf } from './result-policy.js';
+export type { ResultScan } from './result-scan.js';
+export { MAX_SCAN_DEPTH, scanResult } from './result-scan.js';
+export { findSecrets } from './secret-findings.js';
+export type { LabelledFinding, TrustLabel } from './trust-label.js';
+export { MAX_LABELLED_FINDINGS, TRUST_META_KEY } from './trust-label.js';
