@@ -15,6 +15,7 @@ export {
   MAX_SCHEMA_DEPTH,
   MAX_SCHEMA_VISITS,
   policyTargets,
+  URL_FORMATS,
   valuesAt,
 } from './policy-targets.js';
 export type { PolicyVerdict } from './policy-verdict.js';

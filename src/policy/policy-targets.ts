@@ -19,7 +19,9 @@ export const MAX_SCHEMA_DEPTH = 32;
 /** Schema nodes one walk may visit; past it the schema is refused rather than half-walked. */
 export const MAX_SCHEMA_VISITS = 10_000;
 
-const URL_FORMATS = new Set(['uri', 'url', 'iri']);
+/** The `format`s that mark a URL argument too, beside `"x-toolgate": "url"` (older definitions, upstream tools). */
+export const URL_FORMATS: readonly string[] = ['uri', 'url', 'iri'];
+const URL_FORMAT_SET = new Set(URL_FORMATS);
 
 /** Keywords whose subschemas describe the same value as their parent. */
 const SAME_VALUE_LISTS = ['allOf', 'anyOf', 'oneOf'] as const;
@@ -96,8 +98,9 @@ function isArrayIndex(token: string): boolean {
 }
 
 /**
- * Lists the arguments `inputSchema` marks for argument policy: strings with `format` `uri`,
- * `url` or `iri` (kind `url`) and anything with `"x-toolgate": "path"` (kind `path`), as JSON
+ * Lists the arguments `inputSchema` marks for argument policy: anything with `"x-toolgate":
+ * "url"` or a `format` of `uri`, `url` or `iri` (kind `url`) and anything with `"x-toolgate":
+ * "path"` (kind `path`), as JSON
  * pointers into the arguments. Follows `properties`, `items`/`prefixItems` (and the older array
  * form of `items`), the keywords that apply to every member (`additionalProperties`,
  * `patternProperties`…, as `*`), `allOf`/`anyOf`/`oneOf`/`then`/`else`, and local `$ref`s.
@@ -129,8 +132,10 @@ export function policyTargets(inputSchema: unknown): PolicyTarget[] {
     }
 
     const format = own(schema, 'format');
-    if (typeof format === 'string' && URL_FORMATS.has(format)) add(pointer, 'url');
-    if (own(schema, 'x-toolgate') === 'path') add(pointer, 'path');
+    if (typeof format === 'string' && URL_FORMAT_SET.has(format)) add(pointer, 'url');
+    const mark = own(schema, 'x-toolgate');
+    if (mark === 'url') add(pointer, 'url');
+    if (mark === 'path') add(pointer, 'path');
 
     const ref = own(schema, '$ref');
     if (typeof ref === 'string') {
