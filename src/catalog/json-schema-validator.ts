@@ -9,7 +9,7 @@ import { Ajv as AjvDraft07, type ErrorObject, type ValidateFunction } from 'ajv'
 import { Ajv2020 } from 'ajv/dist/2020.js';
 import addFormatsImport from 'ajv-formats';
 import { joinPointer, type Problem, problem } from '../core/index.js';
-import { URL_FORMATS } from '../policy/index.js';
+import { CODE_LANGUAGES, URL_FORMATS } from '../policy/index.js';
 import { linearRegExp, UnsupportedPatternError } from './linear-regexp.js';
 import { unsupportedPatternProblems } from './schema-patterns.js';
 import type { JsonSchemaObject } from './tool-definition.js';
@@ -61,6 +61,9 @@ export function createDocumentAjv(): Ajv2020 {
  */
 export function addToolgateKeywords(ajv: Ajv2020 | AjvDraft07): void {
   ajv.addKeyword({ keyword: 'x-toolgate', metaSchema: { enum: ['path', 'url', 'unstructured'] } });
+  // A string argument holding code in this language: the gate's static code guard parses it and
+  // refuses what it must not do before any sandbox starts. Annotation only here.
+  ajv.addKeyword({ keyword: 'x-toolgate-code', metaSchema: { enum: [...CODE_LANGUAGES] } });
   // MCP 2026-07-28: the argument is mirrored into an `Mcp-Param-<name>` header. Annotation only;
   // the MCP front checks the header against the argument.
   ajv.addKeyword({ keyword: 'x-mcp-header', schemaType: 'string' });
