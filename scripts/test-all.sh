@@ -9,11 +9,13 @@ have_pg() { ls /usr/lib/postgresql/*/bin/initdb >/dev/null 2>&1; }
 # Unix socket into a sandbox.
 # prlimit, setpriv and mount (util-linux, mount) set the sandboxes' limits and scratch mounts;
 # curl is the client inside a sandbox in the egress bridge test; chromium runs the console's
-# browser tests (driven by playwright-core).
+# browser tests (driven by playwright-core); python3 (its `ast` module) parses Python code
+# arguments for the static code guard.
 have_tools() {
   have_pg && command -v bwrap >/dev/null && command -v runsc >/dev/null && command -v socat >/dev/null &&
     command -v prlimit >/dev/null && command -v setpriv >/dev/null && command -v mount >/dev/null &&
-    command -v perl >/dev/null && command -v curl >/dev/null && [ -x /usr/bin/chromium ]
+    command -v perl >/dev/null && command -v curl >/dev/null && [ -x /usr/bin/chromium ] &&
+    command -v python3 >/dev/null
 }
 
 if ! have_tools; then
@@ -23,10 +25,10 @@ if ! have_tools; then
     # The package's own service start may fail without an init system; only the binaries matter
     # here (the tests start their own throwaway server), so check for them instead.
     DEBIAN_FRONTEND=noninteractive apt-get install -y -qq --no-install-recommends \
-      postgresql bubblewrap runsc socat util-linux mount perl-base curl chromium ca-certificates >/dev/null || true
+      postgresql bubblewrap runsc socat util-linux mount perl-base curl chromium python3 ca-certificates >/dev/null || true
     have_tools || { echo "installing postgresql, bubblewrap, runsc, socat or chromium failed" >&2; exit 1; }
   else
-    echo "missing system packages: run 'sudo apt-get install postgresql bubblewrap runsc socat util-linux mount perl-base curl chromium' and retry" >&2
+    echo "missing system packages: run 'sudo apt-get install postgresql bubblewrap runsc socat util-linux mount perl-base curl chromium python3' and retry" >&2
     exit 1
   fi
 fi
