@@ -150,6 +150,14 @@ function judge(node: AnyNode, parent: AnyNode | undefined, key: string): CodeVer
       if (typeof name === 'string' && DANGEROUS_MEMBERS.has(name)) {
         return refuseCode('code.dynamic_eval', `reads the member ${excerpt(name)}`, lineOf(node));
       }
+      // The global object can be had without naming it (`this` in a sloppy function): its
+      // evaluating and networking members are refused on whatever object they are read.
+      if (typeof name === 'string' && (EVAL_GLOBALS.has(name) || name === 'Reflect')) {
+        return refuseCode('code.dynamic_eval', `reads the member ${excerpt(name)}`, lineOf(node));
+      }
+      if (typeof name === 'string' && NETWORK_GLOBALS.has(name)) {
+        return refuseCode('code.network', `reads the member ${excerpt(name)}`, lineOf(node));
+      }
       if (DANGEROUS_ROOTS.has(rootName)) {
         if (node.computed) {
           return refuseCode(

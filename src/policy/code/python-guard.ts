@@ -52,6 +52,8 @@ const REFUSED_NAMES: Readonly<Record<string, string>> = {
   exec: 'code.dynamic_eval',
   compile: 'code.dynamic_eval',
   breakpoint: 'code.dynamic_eval',
+  // help() imports pydoc, which may start a pager process.
+  help: 'code.dynamic_import',
   __import__: 'code.dynamic_import',
   globals: 'code.dynamic_scope',
   locals: 'code.dynamic_scope',
