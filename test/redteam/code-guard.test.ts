@@ -53,6 +53,15 @@ describe('bounded cost', () => {
     }
   });
 
+  test('code that is not well-formed Unicode is refused unchecked; a surrogate pair is fine', async () => {
+    for (const language of ['javascript', 'python'] as const) {
+      const lone = await checkCode("x = '\ud800'", language);
+      assert.equal(lone.ok ? '' : lone.rule, 'code.syntax');
+      const pair = await checkCode("x = '\u{1f600}'", language);
+      assert.ok(pair.ok, language);
+    }
+  });
+
   test('a parse past the timeout, or no interpreter, refuses the code (fail closed)', async () => {
     const slow = await checkCode('x = 1', 'python', { timeoutMs: 1 });
     assert.equal(slow.ok ? '' : slow.rule, 'code.timeout');

@@ -34,5 +34,24 @@ export async function checkCode(
       `code is ${raw.length} characters; at most ${MAX_CODE_CHARS} are checked`,
     );
   }
+  // A lone surrogate would reach the Python parser as U+FFFD: what is checked must be exactly
+  // what runs, so code that is not well-formed UTF-16 is not checked at all.
+  if (hasLoneSurrogate(raw)) {
+    return deny('code.syntax', 'code holds a lone surrogate (not well-formed Unicode)');
+  }
   return language === 'javascript' ? checkJavaScript(raw) : checkPython(raw, options);
+}
+
+function hasLoneSurrogate(text: string): boolean {
+  for (let i = 0; i < text.length; i++) {
+    const unit = text.charCodeAt(i);
+    if (unit >= 0xd800 && unit <= 0xdbff) {
+      const next = text.charCodeAt(i + 1);
+      if (next >= 0xdc00 && next <= 0xdfff) i += 1;
+      else return true;
+    } else if (unit >= 0xdc00 && unit <= 0xdfff) {
+      return true;
+    }
+  }
+  return false;
 }
