@@ -9,7 +9,8 @@ have_pg() { ls /usr/lib/postgresql/*/bin/initdb >/dev/null 2>&1; }
 # Unix socket into a sandbox.
 # prlimit, setpriv and mount (util-linux, mount) set the sandboxes' limits and scratch mounts;
 # curl is the client inside a sandbox in the egress bridge test; chromium runs the console's
-# browser tests (driven by playwright-core); python3 with venv runs Python's MCP SDK as a client.
+# browser tests (driven by playwright-core); python3 with venv runs Python's MCP SDK as a client,
+# and python3's `ast` module parses Python code arguments for the static code guard.
 have_python() { command -v python3 >/dev/null && python3 -c 'import ensurepip, venv' 2>/dev/null; }
 have_tools() {
   have_pg && command -v bwrap >/dev/null && command -v runsc >/dev/null && command -v socat >/dev/null &&

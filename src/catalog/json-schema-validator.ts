@@ -9,6 +9,7 @@ import { Ajv as AjvDraft07, type ErrorObject, type ValidateFunction } from 'ajv'
 import { Ajv2020 } from 'ajv/dist/2020.js';
 import addFormatsImport from 'ajv-formats';
 import { joinPointer, type Problem, problem } from '../core/index.js';
+import { CODE_LANGUAGES, URL_FORMATS } from '../policy/index.js';
 import { linearRegExp, UnsupportedPatternError } from './linear-regexp.js';
 import { unsupportedPatternProblems } from './schema-patterns.js';
 import type { JsonSchemaObject } from './tool-definition.js';
@@ -53,12 +54,16 @@ export function createDocumentAjv(): Ajv2020 {
 
 /**
  * `"x-toolgate": "path"` marks a string argument as a path the gate must contain under the
- * tool's roots (URL arguments are marked by `format: uri`). `"x-toolgate": "unstructured"` on an
- * output schema says the tool (an upstream MCP tool) declared none: MCP clients are not told of
- * one. Annotation only: it validates nothing.
+ * tool's roots; `"x-toolgate": "url"` marks a URL argument for the URL policy (`format: uri`,
+ * `url` or `iri` still mark one too, as older definitions and upstream tools do).
+ * `"x-toolgate": "unstructured"` on an output schema says the tool (an upstream MCP tool)
+ * declared none: MCP clients are not told of one. Annotation only: it validates nothing.
  */
 export function addToolgateKeywords(ajv: Ajv2020 | AjvDraft07): void {
-  ajv.addKeyword({ keyword: 'x-toolgate', metaSchema: { enum: ['path', 'unstructured'] } });
+  ajv.addKeyword({ keyword: 'x-toolgate', metaSchema: { enum: ['path', 'url', 'unstructured'] } });
+  // A string argument holding code in this language: the gate's static code guard parses it and
+  // refuses what it must not do before any sandbox starts. Annotation only here.
+  ajv.addKeyword({ keyword: 'x-toolgate-code', metaSchema: { enum: [...CODE_LANGUAGES] } });
   // MCP 2026-07-28: the argument is mirrored into an `Mcp-Param-<name>` header. Annotation only;
   // the MCP front checks the header against the argument.
   ajv.addKeyword({ keyword: 'x-mcp-header', schemaType: 'string' });
@@ -107,19 +112,35 @@ export function createRuntimeAjvDraft07(): AjvDraft07 {
 }
 
 /**
- * Compiles tool schemas for the gate, each under the dialect it declares. `reset` forgets every
- * compiled schema (after a catalog change). Throws for a schema that does not compile.
+ * For input schemas: the formats that mark URL arguments validate nothing here, because the
+ * gate's URL policy checks every value they mark (WHATWG parser, a named `url.*` rule, the
+ * normalised value passed on). Ajv's `uri` check would refuse URLs the policy allows (an
+ * unencoded `[]` in a query) with a vague `schema.format`, before the policy could name its rule.
  */
-export function createToolSchemaCompiler(): {
+function leaveUrlFormatsToPolicy(ajv: Ajv2020 | AjvDraft07): void {
+  for (const format of URL_FORMATS) ajv.addFormat(format, true);
+}
+
+/**
+ * Compiles tool schemas for the gate, each under the dialect it declares. `inputs` compiles
+ * input schemas, whose URL formats are the URL policy's (leaveUrlFormatsToPolicy); output
+ * schemas keep Ajv's checks. `reset` forgets every compiled schema (after a catalog change).
+ * Throws for a schema that does not compile.
+ */
+export function createToolSchemaCompiler(options: { readonly inputs?: boolean } = {}): {
   compile(schema: JsonSchemaObject): ValidateFunction;
   reset(): void;
 } {
   const v2020 = createRuntimeAjv();
+  if (options.inputs === true) leaveUrlFormatsToPolicy(v2020);
   let draft07: AjvDraft07 | null = null;
   return {
     compile(schema) {
       if (schemaDialect(schema) !== 'draft-07') return v2020.compile(schema);
-      draft07 ??= createRuntimeAjvDraft07();
+      if (draft07 === null) {
+        draft07 = createRuntimeAjvDraft07();
+        if (options.inputs === true) leaveUrlFormatsToPolicy(draft07);
+      }
       return draft07.compile(schema);
     },
     reset() {

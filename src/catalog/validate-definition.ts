@@ -6,7 +6,13 @@
  */
 import { isIP } from 'node:net';
 import semver from 'semver';
-import { exceedsDepth, MAX_DOCUMENT_DEPTH, type Problem, problem } from '../core/index.js';
+import {
+  exceedsDepth,
+  joinPointer,
+  MAX_DOCUMENT_DEPTH,
+  type Problem,
+  problem,
+} from '../core/index.js';
 import { policyTargets } from '../policy/index.js';
 import {
   ajvErrorsToProblems,
@@ -112,6 +118,7 @@ export function checkToolDefinition(input: unknown): DefinitionCheck {
   if (wellFormed('input_schema', 'output_schema')) problems.push(...checkSchemaTextSize(raw));
   if (wellFormed('input_schema')) problems.push(...checkInputSchema(raw.input_schema));
   if (wellFormed('input_schema', 'arguments_policy')) problems.push(...checkPathRoots(raw));
+  if (wellFormed('input_schema')) problems.push(...checkCodeMarks(raw.input_schema));
   if (wellFormed('output_schema')) problems.push(...checkOutputSchema(raw.output_schema));
   if (wellFormed('input_schema', 'cost')) problems.push(...checkCost(raw));
   if (wellFormed('egress', 'runtime')) problems.push(...checkEgress(raw));
@@ -195,6 +202,38 @@ function checkSchemaTextSize(raw: RawDefinition): Problem[] {
         'size.text',
       ),
     );
+  }
+  return problems;
+}
+
+/**
+ * `"x-toolgate-code"` marks a string that holds code: on a schema that does not say `type:
+ * "string"` the guard would be asked to judge values that are not code at all. The language is
+ * the keyword's meta-schema's to check. Every node is visited, wherever it sits.
+ */
+function checkCodeMarks(schema: unknown): Problem[] {
+  const problems: Problem[] = [];
+  const stack: [unknown, string][] = [[schema, '/input_schema']];
+  for (let next = stack.pop(); next !== undefined; next = stack.pop()) {
+    const [node, pointer] = next;
+    if (typeof node !== 'object' || node === null) continue;
+    const entries = Array.isArray(node)
+      ? node.map((v, i): [string, unknown] => [String(i), v])
+      : Object.entries(node);
+    const record = node as Record<string, unknown>;
+    // A property named `x-toolgate-code` (an object under `properties`) is not a mark.
+    if (!Array.isArray(node) && typeof record['x-toolgate-code'] === 'string') {
+      if (record.type !== 'string') {
+        problems.push(
+          problem(
+            joinPointer(pointer, 'x-toolgate-code'),
+            'marks code only on a schema with type "string"',
+            'policy.code_type',
+          ),
+        );
+      }
+    }
+    for (const [key, value] of entries) stack.push([value, joinPointer(pointer, key)]);
   }
   return problems;
 }

@@ -110,6 +110,16 @@ export const ERROR_CODES = {
   },
   RATE_LIMITED: { http: 429, jsonRpc: -32015, summary: 'A rate limit was reached.' },
   BUDGET_EXCEEDED: { http: 429, jsonRpc: -32016, summary: 'A session budget is spent.' },
+  CODE_REFUSED: {
+    http: 403,
+    jsonRpc: -32092,
+    summary: 'A code argument does something the static code guard refuses (rule code.*).',
+  },
+  CODE_UNCHECKABLE: {
+    http: 403,
+    jsonRpc: -32093,
+    summary: 'A code argument could not be checked (syntax, size, timeout, no parser): refused.',
+  },
   TOXIC_FLOW: {
     http: 403,
     jsonRpc: -32017,
@@ -344,6 +354,8 @@ export interface ErrorDetails {
   POLICY_DENIED: CallDenial;
   RATE_LIMITED: CallDenial;
   BUDGET_EXCEEDED: CallDenial;
+  CODE_REFUSED: CallDenial;
+  CODE_UNCHECKABLE: CallDenial;
   TOXIC_FLOW: CallDenial;
   APPROVAL_REQUIRED: PendingApproval;
   APPROVAL_INVALID: CallDenial;

@@ -28,8 +28,10 @@ const NO_ENGINE: Promise<PolicyEngine | null> = Promise.resolve(null);
 export class ToolCache {
   readonly #catalog: CatalogService;
   readonly #policies: PolicySupplier | undefined;
-  // Each tool schema is compiled under the dialect it declares (2020-12, or an upstream's draft-07).
-  readonly #ajv = createToolSchemaCompiler();
+  // Each tool schema is compiled under the dialect it declares (2020-12, or an upstream's draft-07);
+  // input schemas leave their URL formats to the URL policy (step 6).
+  readonly #inputs = createToolSchemaCompiler({ inputs: true });
+  readonly #outputs = createToolSchemaCompiler();
   #cache = new Map<string, CompiledTool>();
   #engine: Promise<PolicyEngine | null> | null = null;
   /** The engine #engine resolved to; undefined until it has (or after it failed). */
@@ -45,7 +47,8 @@ export class ToolCache {
     this.#cache = new Map();
     this.#engine = null;
     this.#loadedEngine = undefined;
-    this.#ajv.reset();
+    this.#inputs.reset();
+    this.#outputs.reset();
   }
 
   /** The tool version if it is compiled already: the hot path decides without an await. */
@@ -68,8 +71,8 @@ export class ToolCache {
     try {
       compiled = {
         detail,
-        validateInput: this.#ajv.compile(detail.definition.input_schema),
-        validateOutput: this.#ajv.compile(detail.definition.output_schema),
+        validateInput: this.#inputs.compile(detail.definition.input_schema),
+        validateOutput: this.#outputs.compile(detail.definition.output_schema),
         targets: policyTargets(detail.definition.input_schema),
       };
     } catch {

@@ -5,6 +5,16 @@
 
 export type { CedarDecision, CedarRequest, PolicySource } from './cedar/index.js';
 export { CedarPolicyEngine } from './cedar/index.js';
+export type { CodeLanguage, CodeVerdict, PythonGuardOptions } from './code/index.js';
+export {
+  CODE_LANGUAGES,
+  checkCode,
+  checkJavaScript,
+  checkPython,
+  MAX_CODE_CHARS,
+  PARSE_TIMEOUT_MS,
+  UNCHECKABLE_CODE_RULES,
+} from './code/index.js';
 export type { PathRule } from './path-policy.js';
 export { checkPath, MAX_PATH_LENGTH } from './path-policy.js';
 export type { PolicyEngine, PolicySupplier } from './policy-engine.js';
@@ -15,6 +25,7 @@ export {
   MAX_SCHEMA_DEPTH,
   MAX_SCHEMA_VISITS,
   policyTargets,
+  URL_FORMATS,
   valuesAt,
 } from './policy-targets.js';
 export type { PolicyVerdict } from './policy-verdict.js';

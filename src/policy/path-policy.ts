@@ -1,6 +1,10 @@
-/** @module Path arguments: relative paths whose real location, symlinks followed, stays under a root (C6). */
+/**
+ * @module Path arguments: a path relative to a root, or an absolute one under a root, whose real
+ * location, symlinks followed, stays under that root (C6).
+ */
 import { lstat, realpath, stat } from 'node:fs/promises';
 import path from 'node:path';
+import { pathFormProblem } from './path-forms.js';
 import type { PolicyVerdict } from './policy-verdict.js';
 import { allow, deny, excerpt, typeName } from './policy-verdict.js';
 
@@ -93,11 +97,32 @@ async function realRoot(root: string): Promise<string | undefined> {
 }
 
 /**
- * Allows `raw`, a path relative to one of `rule.roots`, when its real location is that root or
- * under it, never leaving it on the way. Roots are tried in order and the first that contains the path wins; `root` in the
- * result is that entry as configured. The returned `path` is the resolved real path: hand that to
- * the tool, never `raw`. No decoding of any kind is applied (`%2e%2e` is a file name). Never
- * throws. A symlink swapped after this check is the sandbox's to stop (C9).
+ * The part of the absolute `raw` below `root` (as configured, or its real path), segment by
+ * segment, or undefined when `raw` does not start with that root. `.` and empty segments are
+ * skipped first; a `..` is never skipped, so `/srv/x/../ws` is not under `/srv/ws`.
+ */
+function belowRoot(raw: string, root: string): string | undefined {
+  const segments = (p: string) => p.split('/').filter((seg) => seg !== '' && seg !== '.');
+  const given = segments(raw);
+  const prefix = segments(root);
+  if (given.length < prefix.length) return undefined;
+  for (let i = 0; i < prefix.length; i++) if (given[i] !== prefix[i]) return undefined;
+  return given.slice(prefix.length).join('/') || '.';
+}
+
+/**
+ * Allows `raw` when its real location is one of `rule.roots` or under it, never leaving it on
+ * the way. A relative path is taken from each root in turn; an absolute one must start with a
+ * root, spelt as configured or as its real path (the sandbox binds each root at its real path),
+ * and the rest is resolved from there exactly as a relative path would be. Nothing outside a
+ * root is ever resolved or probed, so a refusal says nothing about what exists there. The first
+ * root that contains the path wins; `root` in the result is that entry as configured. The
+ * returned `path` is the resolved real path: hand that to the tool, never `raw`.
+ *
+ * Spellings another layer would read differently (percent-encoding, `~` and `$` expansion,
+ * `file:` URLs, look-alike dots and slashes, backslashes) are refused each under its own rule
+ * (path-forms.ts), never taken as literal names. Never throws. A symlink swapped after this
+ * check is the sandbox's to stop (C9).
  */
 export async function checkPath(
   raw: unknown,
@@ -114,24 +139,20 @@ export async function checkPath(
       `path is ${raw.length} characters; at most ${MAX_PATH_LENGTH} are allowed`,
     );
   }
-  if (path.isAbsolute(raw)) {
-    return deny('path.absolute', `path ${excerpt(raw)} is absolute; give it relative to a root`);
-  }
-  // A shell, or a tool that calls one, would expand `~` and `~user` to a home directory.
-  if (raw.startsWith('~')) {
-    return deny(
-      'path.absolute',
-      `path ${excerpt(raw)} starts with "~", which names a home directory`,
-    );
-  }
-  const syntax = syntaxProblem(raw);
-  if (syntax !== undefined) return deny('path.syntax', `path ${excerpt(raw)} ${syntax}`);
+  const form = pathFormProblem(raw);
+  if (form !== undefined) return deny(form.rule, form.message);
 
+  const absolute = path.isAbsolute(raw);
   let refusal: 'outside' | 'unresolvable' | undefined;
   for (const root of rule.roots) {
     const real = await realRoot(root);
     if (real === undefined) continue;
-    const resolved = await resolveUnder(real, raw);
+    const relative = absolute ? (belowRoot(raw, root) ?? belowRoot(raw, real)) : raw;
+    if (relative === undefined) {
+      refusal ??= 'outside';
+      continue;
+    }
+    const resolved = await resolveUnder(real, relative);
     if (resolved.ok) return allow({ path: resolved.path, root });
     if (refusal !== 'unresolvable') refusal = resolved.reason;
   }
@@ -141,20 +162,7 @@ export async function checkPath(
   return deny(
     'path.escape',
     refusal === 'outside'
-      ? `path ${excerpt(raw)} leads outside the allowed root`
+      ? `path ${excerpt(raw)} leads outside the allowed root${absolute ? 's' : ''}`
       : `path ${excerpt(raw)} goes through a symlink or entry that cannot be resolved safely`,
   );
-}
-
-/**
- * Backslashes are Windows separators to some tools and escapes to others; control characters
- * hide in logs and review screens. Both are refused rather than interpreted.
- */
-function syntaxProblem(raw: string): string | undefined {
-  for (const ch of raw) {
-    const cp = ch.codePointAt(0) ?? 0;
-    if (ch === '\\') return 'contains a backslash';
-    if (cp < 0x20 || (cp >= 0x7f && cp <= 0x9f)) return 'contains a control character';
-  }
-  return undefined;
 }

@@ -1,12 +1,15 @@
 /** @module Finds which arguments a tool's input schema marks as URLs or paths, and reads them out of a call. */
 import { joinPointer } from '../core/index.js';
+import { CODE_LANGUAGES, type CodeLanguage } from './code/index.js';
 
-export type PolicyTargetKind = 'url' | 'path';
+export type PolicyTargetKind = 'url' | 'path' | 'code';
 
 export interface PolicyTarget {
   /** JSON pointer into the arguments; a `*` token stands for every element or member there. */
   readonly pointer: string;
   readonly kind: PolicyTargetKind;
+  /** For kind `code`: the language `"x-toolgate-code"` names. */
+  readonly language?: CodeLanguage;
 }
 
 /**
@@ -19,7 +22,9 @@ export const MAX_SCHEMA_DEPTH = 32;
 /** Schema nodes one walk may visit; past it the schema is refused rather than half-walked. */
 export const MAX_SCHEMA_VISITS = 10_000;
 
-const URL_FORMATS = new Set(['uri', 'url', 'iri']);
+/** The `format`s that mark a URL argument too, beside `"x-toolgate": "url"` (older definitions, upstream tools). */
+export const URL_FORMATS: readonly string[] = ['uri', 'url', 'iri'];
+const URL_FORMAT_SET = new Set(URL_FORMATS);
 
 /** Keywords whose subschemas describe the same value as their parent. */
 const SAME_VALUE_LISTS = ['allOf', 'anyOf', 'oneOf'] as const;
@@ -96,8 +101,10 @@ function isArrayIndex(token: string): boolean {
 }
 
 /**
- * Lists the arguments `inputSchema` marks for argument policy: strings with `format` `uri`,
- * `url` or `iri` (kind `url`) and anything with `"x-toolgate": "path"` (kind `path`), as JSON
+ * Lists the arguments `inputSchema` marks for argument policy: anything with `"x-toolgate":
+ * "url"` or a `format` of `uri`, `url` or `iri` (kind `url`) and anything with `"x-toolgate":
+ * "path"` (kind `path`) and strings with `"x-toolgate-code": "javascript"` or `"python"` (kind
+ * `code`, with its language), as JSON
  * pointers into the arguments. Follows `properties`, `items`/`prefixItems` (and the older array
  * form of `items`), the keywords that apply to every member (`additionalProperties`,
  * `patternProperties`…, as `*`), `allOf`/`anyOf`/`oneOf`/`then`/`else`, and local `$ref`s.
@@ -114,8 +121,9 @@ export function policyTargets(inputSchema: unknown): PolicyTarget[] {
   const found = new Map<string, PolicyTarget>();
   let visits = 0;
 
-  const add = (pointer: string, kind: PolicyTargetKind): void => {
-    found.set(`${kind} ${pointer}`, { pointer, kind });
+  const add = (pointer: string, kind: PolicyTargetKind, language?: CodeLanguage): void => {
+    const key = `${kind} ${language ?? ''} ${pointer}`;
+    found.set(key, language === undefined ? { pointer, kind } : { pointer, kind, language });
   };
 
   // `sameValue` holds the schemas already applied to this pointer, so `$ref` and combinator
@@ -129,8 +137,13 @@ export function policyTargets(inputSchema: unknown): PolicyTarget[] {
     }
 
     const format = own(schema, 'format');
-    if (typeof format === 'string' && URL_FORMATS.has(format)) add(pointer, 'url');
-    if (own(schema, 'x-toolgate') === 'path') add(pointer, 'path');
+    if (typeof format === 'string' && URL_FORMAT_SET.has(format)) add(pointer, 'url');
+    const mark = own(schema, 'x-toolgate');
+    if (mark === 'url') add(pointer, 'url');
+    if (mark === 'path') add(pointer, 'path');
+    const code = own(schema, 'x-toolgate-code');
+    const language = CODE_LANGUAGES.find((l) => l === code);
+    if (language !== undefined) add(pointer, 'code', language);
 
     const ref = own(schema, '$ref');
     if (typeof ref === 'string') {

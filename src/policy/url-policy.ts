@@ -1,4 +1,7 @@
-/** @module URL arguments: https to an exactly allow-listed DNS host, sent in canonical form (C6). */
+/**
+ * @module URL arguments: https to an exactly allow-listed DNS host, parsed by the WHATWG URL
+ * parser and sent in its normalised form (C6).
+ */
 import ipaddr from 'ipaddr.js';
 import type { PolicyVerdict } from './policy-verdict.js';
 import { allow, deny, excerpt, typeName } from './policy-verdict.js';
@@ -9,7 +12,7 @@ export interface UrlRule {
   /**
    * Exact lower-case DNS host names; empty allows no host. An IP literal here never matches.
    * `'any'` (tools with unconstrained egress) keeps every other rule: https, a DNS name, no
-   * userinfo, no port, canonical spelling.
+   * userinfo, no port but the default one, an ASCII host.
    */
   readonly hosts: readonly string[] | 'any';
 }
@@ -72,6 +75,23 @@ export function isIpLiteral(hostname: string, rawHost: string): boolean {
   return ipaddr.isValid(hostname) || ipaddr.isValid(rawHost);
 }
 
+/**
+ * ASCII upper-case letters lowered, nothing else: `toLowerCase` would also fold look-alikes
+ * into ASCII (U+212A KELVIN SIGN becomes `k`), which must stay refused.
+ */
+function asciiLower(text: string): string {
+  let out = '';
+  for (const ch of text)
+    out += ch >= 'A' && ch <= 'Z' ? String.fromCharCode(ch.charCodeAt(0) + 32) : ch;
+  return out;
+}
+
+/** The raw authority without a trailing `:port` (IP literals, bracketed ones too, are refused before). */
+function withoutPort(authority: string): string {
+  const colon = authority.lastIndexOf(':');
+  return colon === -1 ? authority : authority.slice(0, colon);
+}
+
 function isLdhLabel(label: string): boolean {
   if (label.length === 0 || label.length > MAX_DNS_LABEL_LENGTH) return false;
   if (label.startsWith('-') || label.endsWith('-')) return false;
@@ -97,10 +117,13 @@ export function isCanonicalDnsName(host: string): boolean {
 }
 
 /**
- * Allows `raw` only if it is an https URL, sent in canonical form, to a host equal to one of
- * `rule.hosts`. Never throws, never allows on an unexpected path, and never compares hosts by
- * suffix, prefix or containment. The returned `url` is the parser's serialization: pass that on,
- * not `raw`.
+ * Allows `raw` only if it is an https URL to a host equal to one of `rule.hosts`. The WHATWG
+ * parser reads it; the spellings it normalises without changing the destination are accepted
+ * (an upper-case scheme or host, an explicit default port `:443`), those it would map from
+ * something else are not (percent-encoding, full-width or other non-ASCII host characters, a
+ * trailing dot, missing or extra slashes after the scheme). Never throws, never allows on an
+ * unexpected path, and never compares hosts by suffix, prefix or containment. The returned `url`
+ * is the parser's serialization: pass that on, not `raw`.
  *
  * A refusal message quotes at most one excerpt of the input (see `excerpt`), the authority rather
  * than the whole URL once it is known. Userinfo is refused before anything would quote it, since
@@ -140,30 +163,35 @@ export function checkUrl(
   // An empty `@` leaves username and password empty, so the raw authority is checked below too.
   if (parsed.username !== '' || parsed.password !== '')
     return deny('url.userinfo', USERINFO_MESSAGE);
-  // `HTTPS://`, `https:host` and `https:///host` all parse to the same URL; only one is canonical.
-  if (!raw.startsWith(SCHEME_PREFIX)) {
-    return deny('url.not_canonical', `URL ${excerpt(raw)} must start with exactly "https://"`);
+  // `https:host` and `https:///host` parse to the same URL as `https://host`; a reviewer reading
+  // them may not. The scheme's case is the parser's to fold.
+  if (
+    asciiLower(raw.slice(0, SCHEME_PREFIX.length)) !== SCHEME_PREFIX ||
+    raw[SCHEME_PREFIX.length] === '/'
+  ) {
+    return deny('url.not_canonical', `URL ${excerpt(raw)} must start with "https://" and a host`);
   }
-  const rawHost = rawAuthorityOf(raw);
-  if (rawHost.includes('@')) return deny('url.userinfo', USERINFO_MESSAGE);
+  const rawAuthority = rawAuthorityOf(raw);
+  if (rawAuthority.includes('@')) return deny('url.userinfo', USERINFO_MESSAGE);
   const host = parsed.hostname;
-  if (isIpLiteral(host, rawHost)) {
+  if (isIpLiteral(host, rawAuthority) || isIpLiteral(host, withoutPort(rawAuthority))) {
     return deny(
       'url.ip_literal',
-      `URL host ${excerpt(rawHost)} is an IP address; only DNS host names are allowed`,
+      `URL host ${excerpt(rawAuthority)} is an IP address; only DNS host names are allowed`,
     );
   }
-  // The parser drops `:443` and an empty `:`, so the raw authority decides.
-  if (parsed.port !== '' || rawHost.includes(':')) {
+  // The parser drops the default port (`:443`, `:0443`, an empty `:`): any other is refused.
+  if (parsed.port !== '') {
     return deny(
       'url.port',
-      `URL authority ${excerpt(rawHost)} names a port; only the default https port is allowed`,
+      `URL authority ${excerpt(rawAuthority)} names port ${parsed.port}; only the default https port is allowed`,
     );
   }
-  if (rawHost !== host || !isCanonicalDnsName(host)) {
+  const rawHost = withoutPort(rawAuthority);
+  if (asciiLower(rawHost) !== host || !isCanonicalDnsName(host)) {
     return deny(
       'url.not_canonical',
-      `URL host ${excerpt(rawHost)} is not a canonical DNS name: lower-case ASCII letters, digits and hyphens, no percent-encoding, no trailing dot`,
+      `URL host ${excerpt(rawHost)} is not a plain DNS name: ASCII letters, digits and hyphens, no percent-encoding, no trailing dot`,
     );
   }
   if (rule.hosts !== 'any' && !rule.hosts.includes(host)) {

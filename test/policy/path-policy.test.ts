@@ -144,16 +144,11 @@ describe('checkPath', () => {
     await refused('', 'path.empty');
     await refused('docs/readme.md\0.txt', 'path.nul');
     await refused('a'.repeat(MAX_PATH_LENGTH + 1), 'path.too_long');
-    await refused('/etc/passwd', 'path.absolute');
-    await refused(root, 'path.absolute');
-    await refused('~/.ssh/id_rsa', 'path.absolute');
-    await refused('~root/.ssh', 'path.absolute');
     await refused('docs\\readme.md', 'path.syntax');
     await refused('docs/\nreadme.md', 'path.syntax');
   });
 
-  test('nothing is decoded: percent-encoded dots and odd dot segments are file names', async () => {
-    assert.equal(await allowed('%2e%2e/%2e%2e/etc'), path.join(root, '%2e%2e', '%2e%2e', 'etc'));
+  test('odd dot segments and a tilde inside a name are file names', async () => {
     assert.equal(await allowed('.../x'), path.join(root, '...', 'x'));
     assert.equal(await allowed('docs/~backup'), path.join(root, 'docs', '~backup'));
   });

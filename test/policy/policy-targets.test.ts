@@ -12,6 +12,22 @@ function sorted(targets: PolicyTarget[]): string[] {
 }
 
 describe('policyTargets', () => {
+  test("toolgate's own marks: x-toolgate url, and x-toolgate-code with its language", () => {
+    const schema = {
+      type: 'object',
+      properties: {
+        link: { type: 'string', 'x-toolgate': 'url' },
+        script: { type: 'string', 'x-toolgate-code': 'javascript' },
+        steps: { type: 'array', items: { type: 'string', 'x-toolgate-code': 'python' } },
+        other: { type: 'string', 'x-toolgate-code': 'ruby' },
+      },
+    };
+    const targets = policyTargets(schema);
+    assert.deepEqual(sorted(targets), ['code /script', 'code /steps/*', 'url /link']);
+    assert.equal(targets.find((t) => t.pointer === '/steps/*')?.language, 'python');
+    assert.equal(targets.find((t) => t.pointer === '/script')?.language, 'javascript');
+  });
+
   test('top-level string properties marked uri, url, iri or x-toolgate path are found', () => {
     const schema = {
       type: 'object',

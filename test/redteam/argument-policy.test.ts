@@ -16,6 +16,8 @@ interface UrlCase {
   readonly hosts: readonly string[];
   readonly expect: 'allow' | 'deny';
   readonly rule?: string;
+  /** What the tool receives for an allowed URL, when the case pins it. */
+  readonly normalised?: string;
 }
 
 interface PathCase {
@@ -51,7 +53,10 @@ describe('red team: URL arguments', () => {
     test(c.name, () => {
       const verdict = checkUrl(c.url, { hosts: c.hosts });
       assertVerdict(verdict, c);
-      if (verdict.ok) assert.ok(c.hosts.includes(verdict.value.host));
+      if (verdict.ok) {
+        assert.ok(c.hosts.includes(verdict.value.host));
+        if (c.normalised !== undefined) assert.equal(verdict.value.url, c.normalised);
+      }
     });
   }
 });
@@ -74,6 +79,8 @@ describe('red team: URL arguments', () => {
  *   docs/dangling      -> <base>/nowhere/file
  *   docs/loop          -> loop
  * <base>/ws-evil/secret.txt                a sibling whose name has the root's as prefix
+ *
+ * A case path starting with `<root>` is absolute: `<root>` stands for <base>/ws.
  */
 describe('red team: path arguments', () => {
   let base = '';
@@ -91,7 +98,11 @@ describe('red team: path arguments', () => {
 
   for (const c of pathCases) {
     test(c.name, async () => {
-      const verdict = await checkPath(c.path, { roots: [root] });
+      const raw =
+        typeof c.path === 'string' && c.path.startsWith('<root>')
+          ? root + c.path.slice('<root>'.length)
+          : c.path;
+      const verdict = await checkPath(raw, { roots: [root] });
       assertVerdict(verdict, c);
       if (verdict.ok) {
         const relative = path.relative(root, verdict.value.path);

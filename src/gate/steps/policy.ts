@@ -1,10 +1,18 @@
 /**
  * @module Step 6, policy: URL and path arguments are checked against the tool's argument policy
  * and rewritten to their checked form (the tool gets the contained real path, never the caller's
- * spelling of it), then the org policy (Cedar) decides when one applies. Policies that cannot be
+ * spelling of it), code arguments pass the static code guard, then the org policy (Cedar)
+ * decides when one applies. Policies that cannot be
  * loaded never mean "no policies": the call is refused. Step order: docs/architecture.md §3.
  */
-import { checkPath, checkUrl, type PolicyEngine, valuesAt } from '../../policy/index.js';
+import {
+  checkCode,
+  checkPath,
+  checkUrl,
+  type PolicyEngine,
+  UNCHECKABLE_CODE_RULES,
+  valuesAt,
+} from '../../policy/index.js';
 import { untrustedSourcesOf } from '../../sessions/index.js';
 import { type CallState, CONTINUE, type Refusal, refuse, type StepResult } from './step.js';
 
@@ -22,7 +30,10 @@ export function policyStep(s: CallState): StepResult | Promise<StepResult> {
   return s.compiled.targets.length > 0 ? argumentPolicy(s) : orgPolicy(s);
 }
 
-/** URL and path arguments, each rewritten to its checked form. */
+/**
+ * URL and path arguments, each rewritten to its checked form; code arguments judged by the
+ * static code guard (docs/architecture.md §3: still before any sandbox starts).
+ */
 async function argumentPolicy(s: CallState): Promise<StepResult> {
   const def = s.def;
   const callArgs = s.callArgs;
@@ -37,6 +48,14 @@ async function argumentPolicy(s: CallState): Promise<StepResult> {
           return refuse('POLICY_DENIED', verdict.rule, `${pointer}: ${verdict.message}`);
         s.destinations.add(verdict.value.host);
         setAt(callArgs, pointer, verdict.value.url);
+      } else if (target.kind === 'code') {
+        const verdict = await checkCode(value, target.language ?? 'javascript');
+        if (!verdict.ok) {
+          const code = UNCHECKABLE_CODE_RULES.has(verdict.rule)
+            ? 'CODE_UNCHECKABLE'
+            : 'CODE_REFUSED';
+          return refuse(code, verdict.rule, `${pointer}: ${verdict.message}`);
+        }
       } else {
         const verdict = await checkPath(value, { roots: def.arguments_policy.path_roots ?? [] });
         if (!verdict.ok)
