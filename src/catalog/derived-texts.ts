@@ -49,11 +49,15 @@ function readable(bytes: Uint8Array): string | null {
   } catch {
     return null;
   }
+  // One encoding inside another (base64 of hex, of base64): kept so the scanner decodes it again.
+  if (NESTED_RUN.test(text)) return text;
   const chars = Array.from(text);
   const printable = chars.filter((c) => READABLE.test(c)).length;
   return printable >= chars.length * 0.9 && /\s/.test(text) ? text : null;
 }
 
+/** A whole decoded text that is itself one base64 or hex run. */
+const NESTED_RUN = /^(?:0x)?[A-Za-z0-9+/_-]{16,}={0,2}$/;
 const HEX_RUN = /(?<![0-9a-z])(?:0x)?((?:[0-9a-f]{2}){8,})(?![0-9a-z])/gi;
 const ESCAPED_HEX_RUN = /(?:\\x[0-9a-f]{2}){8,}/gi;
 const PERCENT_SEQUENCE = /(?:%[0-9a-f]{2})+/gi;

@@ -77,7 +77,7 @@ export const LANGUAGE_PHRASES: readonly LanguagePhrases[] = [
       'admin',
       'entwickler',
     ],
-    foreignSecret: String.raw`umgebung\w*|alle[nrs]?|sämtliche\w*|jede[nrs]?|benutzer\w*|nutzer\w*|anwender\w*|\.ssh|ssh|konfigurationsdatei\w*|schlüsselbund`,
+    foreignSecret: String.raw`\b(?:umgebung\w*|alle[nrs]?\b|sämtliche\w*|jede[nrs]?\b|ssh\b|konfigurationsdatei\w*|schlüsselbund|(?:passw(?:o|ö)rt|kennw(?:o|ö)rt|zugangsdaten|schlüssel|token)\w*\s+(?:des|der|von)\s+(?:benutzer|nutzer|anwender|kunden))|\.ssh\b`,
     shapes: {
       'ignore-previous': [
         String.raw`\b(?:ignorier(?:e|en|t)?|vergiss|vergessen\s+sie|missachte(?:n)?|verwirf|übergehe)\b[^.\n]{0,50}?\b(?:anweisungen|anweisung|instruktionen|befehle|regeln|vorgaben|richtlinien|system-?prompts?|systemanweisungen)\b`,
@@ -126,7 +126,7 @@ export const LANGUAGE_PHRASES: readonly LanguagePhrases[] = [
     lang: 'fr',
     name: 'French',
     roleWords: ['système', 'systeme', 'administrateur', 'admin', 'développeur', 'developpeur'],
-    foreignSecret: String.raw`environnement|tous|toutes|chaque|l'utilisateur|utilisateur|\.ssh|ssh|fichier\s+de\s+configuration`,
+    foreignSecret: String.raw`\b(?:environnement|tous\b|toutes\b|chaque\b|ssh\b|fichier\s+de\s+configuration|(?:mots?\s+de\s+passe|clés?|identifiants|jetons?)\s+de\s+l'utilisat)|\.ssh\b`,
     shapes: {
       'ignore-previous': [
         String.raw`\b(?:ignorez|ignorer|ignore\s+(?:les|toutes|tes|vos|tout)|oublie[zr]?|ne\s+tiens\s+pas\s+compte\s+des|ne\s+tenez\s+pas\s+compte\s+des|fais\s+abstraction\s+des|contourne[zr]?)\b[^.\n]{0,50}?\b(?:instructions|consignes|directives|règles|regles|ordres|prompt\s+système|invite\s+système)\b`,
@@ -173,7 +173,7 @@ export const LANGUAGE_PHRASES: readonly LanguagePhrases[] = [
     lang: 'es',
     name: 'Spanish',
     roleWords: ['sistema', 'administrador', 'admin', 'desarrollador'],
-    foreignSecret: String.raw`entorno|todas?|todos|cada|usuario|\.ssh|ssh|archivo\s+de\s+configuración`,
+    foreignSecret: String.raw`\b(?:entorno|todas\b|todos\b|cada\b|ssh\b|archivo\s+de\s+configuración|(?:contraseñas?|claves?|credenciales|tokens?)\s+del\s+usuario)|\.ssh\b`,
     shapes: {
       'ignore-previous': [
         String.raw`\b(?:ignora|ignore|ignorad|ignorar|olvida|olvide|olvidad|olvidar|omite|omitir|haz\s+caso\s+omiso\s+de|descarta|descartar)\b[^.\n]{0,50}?\b(?:instrucciones|indicaciones|directrices|reglas|órdenes|ordenes|prompt\s+del\s+sistema|mensaje\s+del\s+sistema)\b`,
@@ -220,7 +220,7 @@ export const LANGUAGE_PHRASES: readonly LanguagePhrases[] = [
     lang: 'pt',
     name: 'Portuguese',
     roleWords: ['sistema', 'administrador', 'admin', 'desenvolvedor'],
-    foreignSecret: String.raw`ambiente|todas?|todos|cada|usuário|usuario|utilizador|\.ssh|ssh`,
+    foreignSecret: String.raw`\b(?:ambiente|todas\b|todos\b|cada\b|ssh\b|(?:senhas?|chaves?|credenciais|tokens?)\s+do\s+(?:usuário|usuario|utilizador))|\.ssh\b`,
     shapes: {
       'ignore-previous': [
         String.raw`\b(?:ignore|ignora|ignorar|esqueça|esqueca|esquece|desconsidere|desconsidera|descarte)\b[^.\n]{0,50}?\b(?:instruções|instrucoes|orientações|orientacoes|diretrizes|regras|ordens|prompt\s+do\s+sistema|mensagem\s+do\s+sistema)\b`,
@@ -268,7 +268,7 @@ export const LANGUAGE_PHRASES: readonly LanguagePhrases[] = [
     lang: 'it',
     name: 'Italian',
     roleWords: ['sistema', 'amministratore', 'admin', 'sviluppatore'],
-    foreignSecret: String.raw`ambiente|tutt[ei]|ogni|utente|\.ssh|ssh`,
+    foreignSecret: String.raw`\b(?:ambiente|tutt[ei]\b|ogni\b|ssh\b|(?:password|chiavi?|credenziali|token)\s+dell'utente)|\.ssh\b`,
     shapes: {
       'ignore-previous': [
         String.raw`\b(?:ignora|ignorate|ignorare|dimentica|dimenticate|trascura|non\s+considerare|scarta)\b[^.\n]{0,50}?\b(?:istruzioni|indicazioni|direttive|regole|ordini|prompt\s+di\s+sistema|messaggio\s+di\s+sistema)\b`,
@@ -315,7 +315,7 @@ export const LANGUAGE_PHRASES: readonly LanguagePhrases[] = [
     lang: 'nl',
     name: 'Dutch',
     roleWords: ['systeem', 'systeembericht', 'beheerder', 'admin', 'ontwikkelaar'],
-    foreignSecret: String.raw`omgeving\w*|alle|elke|gebruiker\w*|\.ssh|ssh`,
+    foreignSecret: String.raw`\b(?:omgeving\w*|alle\b|elke\b|ssh\b|(?:wachtwoord|sleutel|inloggegevens|token)\w*\s+van\s+de\s+gebruiker)|\.ssh\b`,
     shapes: {
       'ignore-previous': [
         String.raw`\b(?:negeer|vergeet|negeren|vergeten|sla)\b[^.\n]{0,50}?\b(?:instructies|aanwijzingen|richtlijnen|regels|opdrachten|systeemprompt|systeeminstructies)\b`,
@@ -363,7 +363,7 @@ export const LANGUAGE_PHRASES: readonly LanguagePhrases[] = [
     lang: 'zh',
     name: 'Chinese',
     roleWords: ['系统', '系统提示', '系统消息', '管理员', '开发者', '開發者', '系統'],
-    foreignSecret: String.raw`环境|所有|全部|用户|\.ssh|ssh|配置文件`,
+    foreignSecret: String.raw`环境|所有|全部|\.ssh|ssh|配置文件|用户的(?:密码|密钥|令牌|凭据|凭证)`,
     shapes: {
       'ignore-previous': [
         String.raw`(?:忽略|忽视|无视|忘记|忘掉|不要理会|不理会|抛弃|丢弃)[^。\n]{0,20}?(?:指令|指示|说明|提示|规则|要求|命令|系统提示)`,
@@ -408,7 +408,7 @@ export const LANGUAGE_PHRASES: readonly LanguagePhrases[] = [
     lang: 'ja',
     name: 'Japanese',
     roleWords: ['システム', 'システムメッセージ', '管理者', '開発者'],
-    foreignSecret: String.raw`環境|すべて|全て|ユーザー|\.ssh|ssh|設定ファイル`,
+    foreignSecret: String.raw`環境|すべて|全て|\.ssh|ssh|設定ファイル|ユーザーの(?:パスワード|apiキー|トークン|認証情報)`,
     shapes: {
       'ignore-previous': [
         String.raw`(?:以前|前|これまで|上記|先)の(?:指示|命令|ルール|指令|プロンプト|システムプロンプト)[^。\n]{0,10}?(?:無視|忘れ|破棄)`,
@@ -452,7 +452,7 @@ export const LANGUAGE_PHRASES: readonly LanguagePhrases[] = [
     lang: 'ru',
     name: 'Russian',
     roleWords: ['система', 'системное', 'системная', 'администратор', 'разработчик', 'админ'],
-    foreignSecret: String.raw`окружени|все|всех|пользовател|\.ssh|ssh|конфигурац`,
+    foreignSecret: String.raw`\b(?:окружени|все\b|всех\b|ssh\b|конфигурац|(?:парол|ключ|токен)\S*\s+пользовател)|\.ssh\b`,
     shapes: {
       'ignore-previous': [
         String.raw`(?:игнорируй|игнорируйте|проигнорируй|проигнорируйте|забудь|забудьте|не\s+обращай\s+внимания\s+на|отбрось|отбросьте)[^.\n]{0,50}?(?:инструкци|указани|правил|команд|системн(?:ый|ого)\s+промпт|предыдущ)`,
