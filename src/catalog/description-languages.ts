@@ -60,8 +60,8 @@ export interface LanguagePhrases {
   readonly shapes: Readonly<Partial<Record<LanguageShape, readonly string[]>>>;
 }
 
-/** A tool id as written in prose: snake_case, kebab-case or dotted, optionally quoted. */
-const ID = String.raw`[\x60'"«»“”„]?[a-z][a-z0-9]*(?:[_.-][a-z0-9]+)+[\x60'"«»“”]?`;
+/** A tool id as written in prose (snake_case, kebab-case or dotted), bounded like TOOL_ID. */
+const ID = String.raw`(?<![\w.-])[\x60'"«»“”„]?[a-z][a-z0-9]{0,40}(?:[_.-][a-z0-9]{1,40}){1,8}(?![\w-])[\x60'"«»“”]?`;
 /** Secrets by their English names, which other languages borrow ("API-Key", "token"). */
 const LOAN_SECRETS = String.raw`api[\s_-]?(?:keys?|schlüssel\w*|clés?|claves?|chaves?|chiavi|chiave|sleutels?)|tokens?|passwords?|credentials|secrets?|\.env|[a-z0-9]+_(?:api_key|secret|token|password)`;
 

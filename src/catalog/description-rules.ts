@@ -296,8 +296,12 @@ const PSEUDO_TAGS = String.raw`(?:important|system|system[\s_-]?(?:prompt|messag
 const HTML_ELEMENTS =
   '(?:a|abbr|b|body|br|button|center|details|dialog|div|em|embed|font|form|frame|h[1-6]|head|hr|html|i|iframe|img|input|label|link|marquee|meta|noscript|object|p|pre|s|script|small|source|span|strike|strong|style|sub|summary|sup|svg|table|tbody|td|template|textarea|th|title|tr|u|ul|ol|li|video|audio)';
 
-/** A tool id written in prose: snake_case, kebab-case or dotted (captured for the own-name check). */
-const TOOL_ID = String.raw`[\x60'"]?([a-z][a-z0-9]*(?:[_.-][a-z0-9]+)+)[\x60'"]?`;
+/**
+ * A tool id written in prose: snake_case, kebab-case or dotted (captured for the own-name check).
+ * It starts only where an identifier starts and its pieces are bounded, so a long run of
+ * identifier characters costs one attempt, not one per position.
+ */
+const TOOL_ID = String.raw`(?<![\w.-])[\x60'"]?([a-z][a-z0-9]{0,40}(?:[_.-][a-z0-9]{1,40}){1,8})(?![\w-])[\x60'"]?`;
 
 /** Words that name the system or an administrator, in every language the rules know. */
 const ROLE_WORDS = [
@@ -704,7 +708,7 @@ export const DESCRIPTION_RULES: readonly DescriptionRule[] = [
       String.raw`\b(?:recommend|suggest|promote|endorse|advertise)\s+(?:only\s+)?[\w.-]+(?:\s+[\w.-]+){0,2}\s+(?:over|instead\s+of|rather\s+than|above)\s+(?:any|all|every|other|competing|the\s+competition)\b`,
       String.raw`\b(?:never|don't|do\s+not)\s+(?:recommend|suggest|mention|promote)\s+(?:any\s+)?(?:competitors?|competing|rival|other\s+(?:vendors?|providers?|products?|brands?|services?|companies))`,
       String.raw`\b(?:call|use|invoke|run|execute|trigger)\s+(?:this\s+(?:tool|function)|it)\s+(?:first\s+)?(?:at\s+the\s+(?:start|beginning|end)\s+of|before|after|on|in|for)\s+(?:every|each|any|all)\s+(?:new\s+)?(?:conversations?|sessions?|chats?|tasks?|requests?|messages?|responses?|turns?|queries|questions?|tool\s+calls?|calls?|repl(?:y|ies)|answers?|interactions?)\b`,
-      String.raw`\b(?:at\s+the\s+(?:start|beginning)\s+of|before\s+(?:answering|responding\s+to)|before)\s+(?:every|each|any|all)\s+(?:new\s+)?(?:conversations?|sessions?|chats?|turns?|user\s+(?:messages?|requests?|questions?)|responses?|answers?|repl(?:y|ies))\b[^.\n]{0,40}?\b(?:call|use|invoke|run|execute|trigger|visit|fetch|open|load)\b`,
+      String.raw`\b(?:at\s+the\s+(?:start|beginning)\s+of|before\s+(?:answering|responding\s+to)|before)\s+(?:every|each|any|all)\s+(?:new\s+)?(?:conversations?|sessions?|chats?|turns?|user\s+(?:messages?|requests?|questions?)|responses?|answers?|repl(?:y|ies)|calls?|tool\s+calls?|requests?|uses?)\b[^.\n]{0,40}?\b(?:call|use|invoke|run|execute|trigger|visit|fetch|open|load)\b`,
       String.raw`\b(?:call|use|invoke|run|execute|trigger|visit|fetch|open|load|check)\b[^\n]{0,80}?\b(?:before|after|at\s+the\s+start\s+of)\s+(?:every|each|any)\s+(?:other\s+)?(?:calls?|uses?|requests?|invocations?|runs?|responses?|answers?|repl(?:y|ies)|conversations?|sessions?|tool\s+calls?)\b`,
       String.raw`\b(?:call|use|invoke|run)\s+this\s+(?:tool|function)\s+(?:first|before\s+any(?:thing)?\s+else|before\s+(?:any|all)\s+other\s+(?:tools?|functions?|actions?|steps?))\b`,
       String.raw`\bthis\s+(?:tool|function)\s+(?:must|should|shall|has\s+to|needs\s+to)\s+(?:always\s+)?be\s+(?:called|used|invoked|run)\s+(?:first\b|before\s+(?:any|all|every|each)|at\s+the\s+(?:start|beginning)|on\s+every|for\s+every|for\s+all|whenever|every\s+time|each\s+time)`,
@@ -1112,7 +1116,8 @@ export const DESCRIPTION_RULES: readonly DescriptionRule[] = [
     target: 'normalized',
     description: 'Contains a web address (www.…) of an exfiltration shape',
     link: true,
-    pattern: String.raw`(?<![\/\w.-])www\d?\.[a-z0-9-]+(?:\.[a-z0-9-]+)*\.[a-z]{2,}[^\s<>"'\x60]*`,
+    // One run for the host's first label, then anything up to a space: linear, no nested repeats.
+    pattern: String.raw`(?<![\/\w.-])www\d?\.[a-z0-9-]{1,63}\.[a-z0-9][^\s<>"'\x60]*`,
   },
   {
     // Scheme-less host/path strings are everywhere in legitimate descriptions (container images,

@@ -441,7 +441,8 @@ const PLACEHOLDER = /\{[^{}\s]{0,40}\}|<[^<>\s]{1,40}>|\$\{?[a-z_][a-z0-9_]*|%s(
 /** Query keys that name what they carry out: the shape of a collector, on any host. */
 const DATA_QUERY_KEY =
   /[?&](?:data|payload|exfil|leak|dump|secrets?|tokens?|api_?keys?|passwords?|passwd|pwd|creds?|credentials|env|environ|cookies?|session|conversation|chat|history|transcript|context|prompt|memory)=/u;
-const TRAILING_PUNCTUATION = /[.,;:!?)\]}'"]+$/u;
+/** Punctuation that ends the sentence, not the link (a closing brace is a slot's, so it stays). */
+const TRAILING_PUNCTUATION = /[.,;:!?)\]'"]+$/u;
 
 interface LinkContext {
   readonly ownHosts: ReadonlySet<string>;
