@@ -110,7 +110,8 @@ for (const backend of backends().filter((b) => b.name === 'sqlite')) {
         err = e as ToolgateError;
       }
       assert.equal(err?.code, 'DEFINITION_INVALID');
-      const problems = (err?.details as { problems: { pointer: string }[] }).problems;
+      const problems =
+        (err?.details as { problems?: { pointer: string }[] } | undefined)?.problems ?? [];
       assert.ok(
         problems.some((p) => p.pointer === '/doc_hosts/0'),
         JSON.stringify(problems),
