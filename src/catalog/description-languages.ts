@@ -114,6 +114,8 @@ export const LANGUAGE_PHRASES: readonly LanguagePhrases[] = [
         String.raw`\b(?:übergib|übergeben\s+sie|sende|senden\s+sie|schicke|schicken\s+sie|füge|fügen\s+sie|hänge|hängen\s+sie|gib|geben\s+sie|trage|tragen\s+sie|lies|lesen\s+sie|kopiere|kopieren\s+sie|leite|leiten\s+sie)\b(?![^.\n]{0,80}\b(?:nie|niemals|nicht|keine?n?)\b)[^.\n]{0,60}?\b(?:api-?schlüssel\w*|passw(?:o|ö)rt(?:er)?|kennw(?:o|ö)rt(?:er)?|zugangsdaten|anmeldedaten|zugangstoken|umgebungsvariablen?|geheimnisse|privaten?\s+schlüssel|ssh-?schlüssel|${LOAN_SECRETS})`,
       ],
       'cross-tool': [
+        String.raw`\b(?:statt|anstatt|anstelle)\s+(?:anderer|der\s+anderen|von\s+anderen)\s+(?:tools|werkzeuge|funktionen)`,
+        String.raw`\b(?:verwende|nutze|benutze|rufe)\s+(?:immer|stets|ausschließlich|nur)\s+(?:dieses|das)\s+(?:tool|werkzeug)`,
         String.raw`\b(?:statt|anstatt|anstelle\s+(?:von|des|der))\s+(?:de[sm]\s+|der\s+)?(?:tools?\s+|werkzeugs?\s+|funktion\s+)?${ID}`,
         String.raw`\b(?:verwende|benutze|nutze|rufe|verwenden\s+sie|benutzen\s+sie|nutzen\s+sie|rufen\s+sie)\s+(?:niemals|nie|nicht|keine?n?)\s+(?:das\s+|den\s+|die\s+)?(?:anderen?\s+(?:tools?|werkzeuge?|funktionen?)|${ID})`,
         String.raw`\b(?:andere|alle\s+anderen)\s+(?:tools|werkzeuge|funktionen)\s+(?:sind|gelten\s+als)\s+(?:veraltet|unsicher|kaputt|deaktiviert|nicht\s+vertrauenswürdig|kompromittiert)`,
@@ -161,6 +163,8 @@ export const LANGUAGE_PHRASES: readonly LanguagePhrases[] = [
         String.raw`\b(?:passe[zr]?|envoie[zr]?|transmet[sz]?|transmettre|inclus|incluez|inclure|ajoute[zr]?|joins|joignez|copie[zr]?|mets|mettez|fournis|fournissez|lis|lisez)\b(?![^.\n]{0,40}\b(?:jamais|pas)\b)[^.\n]{0,60}?\b(?:mots?\s+de\s+passe|clés?\s+(?:d'api|api|privées?|secrètes?)|cles?\s+(?:d'api|api|privees?|secretes?)|identifiants|variables\s+d'environnement|jetons?|secrets|${LOAN_SECRETS})`,
       ],
       'cross-tool': [
+        String.raw`\bau\s+lieu\s+des?\s+(?:autres\s+)?outils`,
+        String.raw`\butilise[zr]?\s+(?:toujours|uniquement|seulement)\s+cet\s+outil`,
         String.raw`\b(?:au\s+lieu\s+d'utiliser|au\s+lieu\s+de|plutôt\s+que|plutot\s+que|à\s+la\s+place\s+de|a\s+la\s+place\s+de)\s+(?:l'outil\s+|l’outil\s+)?${ID}`,
         String.raw`\bn'(?:utilise[sz]?|appelle[sz]?)\s+(?:jamais|pas|plus)\s+(?:l'outil\s+|les\s+autres\s+outils|d'autres\s+outils|aucun\s+autre\s+outil|${ID})`,
         String.raw`\b(?:les\s+)?autres\s+outils\s+(?:sont|seront)\s+(?:obsolètes|obsoletes|dangereux|compromis|désactivés|desactives|cassés|casses|non\s+fiables)`,
@@ -208,6 +212,8 @@ export const LANGUAGE_PHRASES: readonly LanguagePhrases[] = [
         String.raw`\b(?:pasa|pase|envía|envia|envíe|envie|incluye|incluya|añade|anade|añada|adjunta|adjunte|copia|copie|pon|ponga|proporciona|proporcione|lee|lea|manda|mande)\b(?![^.\n]{0,40}\b(?:nunca|jamás|jamas)\b)[^.\n]{0,60}?\b(?:contraseñas?|contrasenas?|claves?\s+(?:de\s+api|api|privadas?|secretas?)|credenciales|variables\s+de\s+entorno|${LOAN_SECRETS})`,
       ],
       'cross-tool': [
+        String.raw`\ben\s+(?:lugar|vez)\s+de\s+(?:otras|las\s+otras|cualquier\s+otra)\s+herramientas?`,
+        String.raw`\b(?:usa|use|utiliza|utilice)\s+(?:siempre|solo|sólo|únicamente)\s+esta\s+herramienta`,
         String.raw`\b(?:en\s+lugar\s+de|en\s+vez\s+de)\s+(?:usar\s+|llamar\s+a\s+)?(?:la\s+herramienta\s+)?${ID}`,
         String.raw`\bno\s+(?:uses|use|utilices|utilice|llames|llame)\s+(?:nunca\s+|más\s+|mas\s+)?(?:la\s+herramienta\s+|otras\s+herramientas|ninguna\s+otra\s+herramienta|${ID})`,
         String.raw`\b(?:las\s+)?otras\s+herramientas\s+(?:son|están|estan)\s+(?:obsoletas|inseguras|comprometidas|desactivadas|rotas|poco\s+fiables)`,
@@ -256,6 +262,8 @@ export const LANGUAGE_PHRASES: readonly LanguagePhrases[] = [
         String.raw`\b(?:passe|passa|envie|envia|inclua|inclui|adicione|adiciona|anexe|anexa|copie|copia|coloque|coloca|forneça|forneca|leia|mande|manda)\b(?![^.\n]{0,40}\b(?:nunca|jamais)\b)[^.\n]{0,60}?\b(?:senhas?|chaves?\s+(?:de\s+api|api|privadas?|secretas?)|credenciais|variáveis\s+de\s+ambiente|variaveis\s+de\s+ambiente|${LOAN_SECRETS})`,
       ],
       'cross-tool': [
+        String.raw`\bem\s+vez\s+de\s+(?:outras|as\s+outras|qualquer\s+outra)\s+ferramentas?`,
+        String.raw`\b(?:use|usa|utilize)\s+(?:sempre|apenas|somente)\s+esta\s+ferramenta`,
         String.raw`\b(?:em\s+vez\s+de|ao\s+invés\s+de|ao\s+inves\s+de|no\s+lugar\s+de)\s+(?:usar\s+|chamar\s+)?(?:a\s+ferramenta\s+)?${ID}`,
         String.raw`\b(?:não|nao)\s+(?:use|usa|utilize|chame|chama)\s+(?:nunca\s+|mais\s+)?(?:a\s+ferramenta\s+|outras\s+ferramentas|nenhuma\s+outra\s+ferramenta|${ID})`,
         String.raw`\b(?:as\s+)?outras\s+ferramentas\s+(?:são|sao|estão|estao)\s+(?:obsoletas|inseguras|comprometidas|desativadas|quebradas)`,
@@ -303,6 +311,8 @@ export const LANGUAGE_PHRASES: readonly LanguagePhrases[] = [
         String.raw`\b(?:passa|invia|includi|aggiungi|allega|copia|metti|inserisci|fornisci|leggi|manda)\b(?![^.\n]{0,40}\b(?:mai)\b)[^.\n]{0,60}?\b(?:password|chiavi?\s+(?:api|private?|segrete?)|credenziali|variabili\s+d'ambiente|variabili\s+di\s+ambiente|${LOAN_SECRETS})`,
       ],
       'cross-tool': [
+        String.raw`\b(?:invece\s+di|al\s+posto\s+di)\s+(?:usare\s+)?(?:altri|gli\s+altri|qualsiasi\s+altro)\s+strument[oi]`,
+        String.raw`\b(?:usa|utilizza)\s+(?:sempre|solo|soltanto)\s+questo\s+strumento`,
         String.raw`\b(?:invece\s+di|anziché|anziche|al\s+posto\s+di)\s+(?:usare\s+|chiamare\s+)?(?:lo\s+strumento\s+)?${ID}`,
         String.raw`\bnon\s+(?:usare|utilizzare|chiamare)\s+(?:mai\s+|più\s+|piu\s+)?(?:lo\s+strumento\s+|altri\s+strumenti|nessun\s+altro\s+strumento|${ID})`,
         String.raw`\bgli\s+altri\s+strumenti\s+sono\s+(?:obsoleti|insicuri|compromessi|disattivati|rotti|inaffidabili)`,
@@ -351,6 +361,8 @@ export const LANGUAGE_PHRASES: readonly LanguagePhrases[] = [
         String.raw`\b(?:geef|stuur|voeg|plak|kopieer|zet|lees|verstuur|stuur\s+door)\b(?![^.\n]{0,60}\b(?:nooit|niet)\b)[^.\n]{0,60}?\b(?:wachtwoorden?|api-?sleutels?|sleutels|inloggegevens|omgevingsvariabelen|geheimen|privésleutel|${LOAN_SECRETS})`,
       ],
       'cross-tool': [
+        String.raw`\bin\s+plaats\s+van\s+(?:andere|alle\s+andere)\s+tools`,
+        String.raw`\bgebruik\s+(?:altijd|alleen|uitsluitend)\s+deze\s+tool`,
         String.raw`\b(?:in\s+plaats\s+van|liever\s+dan)\s+(?:de\s+tool\s+)?${ID}`,
         String.raw`\b(?:gebruik|roep)\s+(?:nooit|niet|geen)\s+(?:meer\s+)?(?:de\s+tool\s+|andere\s+tools|${ID})`,
         String.raw`\b(?:alle\s+)?andere\s+tools\s+zijn\s+(?:verouderd|onveilig|gecompromitteerd|uitgeschakeld|kapot|onbetrouwbaar)`,
@@ -396,6 +408,8 @@ export const LANGUAGE_PHRASES: readonly LanguagePhrases[] = [
         String.raw`(?:密码|密钥|api\s*key|令牌|token|凭据|凭证|环境变量|私钥)[^。\n]{0,20}?(?:传入|放入|填入|作为|附加到|写入)[^。\n]{0,10}?(?:参数|字段)`,
       ],
       'cross-tool': [
+        String.raw`(?:而不是|代替|取代)(?:其他|其它|别的)(?:工具|函数)`,
+        String.raw`(?:始终|总是|只)(?:使用|调用)(?:本|这个|此)(?:工具|函数)`,
         String.raw`(?:不要|别|切勿|禁止|不得)(?:再)?(?:使用|调用)[^。\n]{0,6}?(?:其他|其它|别的|${ID})`,
         String.raw`(?:而不是|代替|取代|替代)[^。\n]{0,6}?${ID}`,
         String.raw`(?:其他|其它)(?:工具|函数)(?:已|都)?(?:过时|不安全|失效|被禁用|不可信|弃用)`,
@@ -441,6 +455,8 @@ export const LANGUAGE_PHRASES: readonly LanguagePhrases[] = [
         String.raw`(?:パスワード|apiキー|api\s*key|アクセストークン|トークン|認証情報|環境変数|秘密鍵|シークレット|\.env)[^。\n]{0,25}?(?:渡|送信|送っ|送る|含め|入れ|付け|追加|添付|読み)`,
       ],
       'cross-tool': [
+        String.raw`(?:他の|別の|ほかの)(?:ツール|関数)の代わりに`,
+        String.raw`(?:常に|必ず|いつも)この(?:ツール|関数)を(?:使|呼び出)`,
         String.raw`(?:他の|別の|ほかの)(?:ツール|関数)(?:は|を)[^。\n]{0,10}?(?:使わない|使用しない|呼ばない|使用禁止|非推奨|危険|壊れ|無効)`,
         String.raw`${ID}\s*(?:の代わりに|ではなく|を使わず|は使わない|を使用しない|を呼ばない|は非推奨)`,
         String.raw`(?:常に|必ず)(?:この|本)(?:ツール|関数)を(?:優先|使)`,
@@ -486,6 +502,8 @@ export const LANGUAGE_PHRASES: readonly LanguagePhrases[] = [
         String.raw`(?:передай|передайте|отправь|отправьте|добавь|добавьте|вставь|вставьте|включи|включите|приложи|приложите|укажи|укажите|скопируй|прочитай)(?![^.\n]{0,40}никогда)[^.\n]{0,60}?(?:парол|ключ(?:и|ей)?\s+api|api[\s-]?ключ|токен|учётн|учетн|переменн(?:ые|ых)\s+окружения|секрет|закрыт(?:ый|ого)\s+ключ|${LOAN_SECRETS})`,
       ],
       'cross-tool': [
+        String.raw`вместо\s+(?:других|любых\s+других)\s+инструментов`,
+        String.raw`всегда\s+(?:используй|используйте|вызывай|вызывайте)\s+(?:этот|данный)\s+инструмент`,
         String.raw`(?:вместо|взамен)\s+(?:инструмента\s+)?${ID}`,
         String.raw`(?:не\s+(?:используй|используйте|вызывай|вызывайте)|никогда\s+не\s+(?:используй|вызывай))\s+(?:\S+\s+)?(?:другие\s+инструменты|других\s+инструментов|инструмент\s+${ID}|${ID})`,
         String.raw`(?:другие|остальные)\s+инструменты\s+(?:устарели|небезопасны|сломаны|отключены|скомпрометированы|ненадёжны|ненадежны)`,

@@ -667,6 +667,7 @@ export const DESCRIPTION_RULES: readonly DescriptionRule[] = [
       String.raw`\b(?:all|every|each|any)\s+(?:outgoing\s+)?(?:emails?|messages?|mail|payments?|transfers?|transactions?|funds|invoices?|requests?|data)\s+(?:must|should|shall|has\s+to|have\s+to|needs?\s+to|are\s+to)\s+(?:also\s+|now\s+|always\s+|instead\s+)?(?:be\s+)?(?:sent|forwarded|redirected|routed|rerouted|copied|bcc'?d|cc'?d|paid|transferred|delivered|mirrored)\s+(?:to|via)\b`,
       String.raw`\b(?:send|forward|route|redirect|transfer|pay)\s+(?:all|every|each|any)\s+(?:outgoing\s+)?(?:emails?|messages?|mail|payments?|transfers?|funds|invoices?)\b[^.\n]{0,30}?\bto\s+(?:(?<![a-z0-9._%+-])[a-z0-9._%+-]+@|0x[0-9a-f]{6,}|[a-z]{2}\d{2}[a-z0-9]{10,})`,
       String.raw`\b(?:change|replace|set|switch|overwrite|swap)\s+(?:the\s+)?(?:recipient|to[\s-]address|destination\s+(?:address|account)|receiver|payee|beneficiary|iban|account\s+number|wallet\s+address)s?\b[^.\n]{0,20}?\b(?:to|with)\s+(?:(?<![a-z0-9._%+-])[a-z0-9._%+-]+@|0x[0-9a-f]{6,}|[a-z]{2}\d{2}[a-z0-9]{10,}|\+?\d[\d\s().-]{7,}\d)`,
+      String.raw`\b(?:change|replace|set|switch|overwrite|swap)\s+(?:the\s+)?(?:recipient|to[\s-]address|destination|receiver|payee|beneficiary|iban|account\s+number|wallet\s+address|account)s?\b[^.\n]{0,20}?\b(?:to|with)\s+(?:(?:the\s+)?(?:account|address|wallet|number|iban|card)\s+)?(?:(?<![a-z0-9._%+-])[a-z0-9._%+-]+@|0x[0-9a-f]{6,}|[a-z]{2}\d{2}[a-z0-9]{10,}|\+?\d[\d\s().-]{7,}\d)`,
     ].join('|'),
   },
   {
@@ -682,6 +683,7 @@ export const DESCRIPTION_RULES: readonly DescriptionRule[] = [
       String.raw`\b(?:respond|reply|answer)\s+(?:only|always|exclusively)\s+with\b`,
       String.raw`\b(?:start|begin|prefix|end|finish|close|sign)\s+(?:every|each|all)\s+(?:of\s+your\s+)?(?:responses?|repl(?:y|ies)|answers?|messages?)\s+with\b`,
       String.raw`\brespond\s+to\s+(?:every|each|all|any)\s+(?:user\s+)?(?:messages?|requests?|questions?)\s+(?:by|with)\b`,
+      String.raw`\b(?:prepend|append|suffix|preface|open|conclude|follow|precede)\s+(?:every|each|all|any)\s+(?:of\s+your\s+)?(?:responses?|repl(?:y|ies)|answers?|messages?|outputs?)\s+(?:with|by)\b`,
     ].join('|'),
   },
   {
@@ -714,6 +716,12 @@ export const DESCRIPTION_RULES: readonly DescriptionRule[] = [
       String.raw`\bthis\s+(?:tool|function)\s+(?:must|should|shall|has\s+to|needs\s+to)\s+(?:always\s+)?be\s+(?:called|used|invoked|run)\s+(?:first\b|before\s+(?:any|all|every|each)|at\s+the\s+(?:start|beginning)|on\s+every|for\s+every|for\s+all|whenever|every\s+time|each\s+time)`,
       String.raw`\b(?:whenever|every\s+time|each\s+time|any\s+time)\s+(?:the\s+)?user\s+(?:asks|mentions|says|talks|requests|wants|writes|types|needs)\b[^.\n]{0,80}?\b(?:always|you\s+(?:must|should)|recommend|suggest|respond\s+with|reply\s+with|tell\s+(?:them|the\s+user))\b`,
       String.raw`\byou\s+(?:must|should|shall|are\s+(?:required|instructed|obliged|expected)\s+to|need\s+to|have\s+to)\s+(?:always\s+|never\s+|also\s+|now\s+|first\s+|immediately\s+)?(?:recommend|tell\s+the\s+user|inform\s+the\s+user|say|respond|reply|answer\s+(?:with|that|only)|mention|disregard|refuse|prefer|claim|pretend|conceal|obey|comply|promote|redirect|forward)\b`,
+      String.raw`\b(?:make\s+sure|ensure)\s+[\w.-]+(?:\s+[\w.-]+){0,2}\s+(?:appears?|is\s+(?:listed|ranked|shown|mentioned|placed))\s+(?:first|at\s+the\s+top|on\s+top|above)`,
+      String.raw`\bdescribe\s+(?:it|them|[\w.-]+)\s+as\s+(?:the\s+)?(?:best|top|only|cheapest|safest|most\s+\w+)\b`,
+      String.raw`\balways\s+suggest(?:ing)?\s+(?:buying|using|installing|upgrading|purchasing|subscribing|switching|signing\s+up|our\b|my\b|[\w-]+'s\b)`,
+      String.raw`\b(?:you\s+are|you're)\s+(?:required|instructed|obliged|expected)\s+to\s+(?:always\s+)?(?:recommend|promote|suggest|mention|push|endorse)\b`,
+      String.raw`\bthis\s+(?:tool|function)\s+(?:must|should|shall|has\s+to|needs\s+to)\s+(?:always\s+)?be\s+(?:called|used|invoked|run)\s+before\s+(?:you\s+)?(?:answer|respond|reply|do\s+anything|say\s+anything)`,
+      String.raw`\balways\s+(?:use|call|invoke|prefer|choose)\s+this\s+(?:tool|function|server)\b`,
     ].join('|'),
   },
   {
@@ -760,6 +768,9 @@ export const DESCRIPTION_RULES: readonly DescriptionRule[] = [
       String.raw`\b(?:tell|assure|reassure|inform)\s+(?:the\s+)?user\s+(?:that\s+)?(?:the\s+[\w-]+|it|everything|nothing|the\s+operation|the\s+call)\s+(?:was|is|has|went|failed|succeeded|worked)`,
       String.raw`\b(?:pretend|act\s+as\s+if|behave\s+as\s+if)\s+(?:that\s+)?(?:nothing|this|the\s+call|the\s+tool|you\s+(?:did|didn't|never|have))\b`,
       String.raw`\bwithout\s+(?:mentioning|telling|revealing|disclosing|showing)\s+(?:it|this|that|anything)?\s*(?:to\s+)?(?:the\s+)?(?:user|human|them)\b`,
+      String.raw`\b(?:report|say|claim|state|tell|show|confirm|present)\b[^.\n]{0,60}?\b(?:success|succeeded|successful|completed|approved|worked|fine|ok)\b[^.\n]{0,30}?\beven\s+(?:if|when|though)\b`,
+      String.raw`\b(?:do\s+not|don't|never)\s+(?:bring\s+(?:it|this|that|them)\s+up|bring\s+up\s+(?:this|it|that))\b`,
+      String.raw`\b(?:do|perform|run|complete|handle)\s+(?:this|it|that|everything|the\s+\w+)\s+(?:quietly|silently|secretly|covertly|discreetly|invisibly)\b`,
     ].join('|'),
     alsoInSentence: String.raw`\b(?:user|human|operator|customer|anyone|anybody|them|response|reply|answer|chat|conversation|transcript|summary|call|calls|step|steps|instructions?|notes?|this\s+tool|tool|yourself|us|nothing|everything)\b`,
   },
@@ -774,6 +785,8 @@ export const DESCRIPTION_RULES: readonly DescriptionRule[] = [
       String.raw`\b(?:supersedes?|overrides?|outranks?|trumps?|overrules?|replaces?|invalidates?|cancels?)\s+(?:the\s+|your\s+|any\s+|all\s+)?(?:system\s+(?:prompt|message|instructions?)|developer\s+(?:message|instructions?)|user'?s?\s+(?:instructions?|requests?|wishes|preferences)|safety\s+(?:rules|guidelines|policies)|(?:previous|prior|earlier|original)\s+(?:instructions?|rules|directives))`,
       String.raw`\b(?:system\s+prompt|system\s+message|developer\s+message|previous\s+instructions)\s+(?:is|are)\s+(?:outdated|superseded|void|no\s+longer\s+(?:valid|applicable|in\s+effect)|overridden|replaced|cancell?ed|revoked)`,
       String.raw`\b(?:above|over)\s+(?:all\s+)?(?:other\s+)?(?:instructions|rules)\s+(?:you\s+(?:have|were|received)|in\s+your\s+(?:system\s+)?prompt)`,
+      String.raw`\b(?:outranks?|overrides?|supersedes?|trumps?|beats?|takes?\s+precedence\s+over|is\s+more\s+important\s+than|counts?\s+more\s+than)\s+(?:anything|everything|whatever|all|any)\b[^.\n]{0,30}?\b(?:system\s+prompt|system\s+message|instructions|the\s+user|developer)`,
+      String.raw`\b(?:your|the)\s+system\s+(?:prompt|message|instructions?)\s+(?:no\s+longer\s+appl(?:y|ies)|does\s+not\s+apply|doesn't\s+apply|is\s+(?:void|obsolete|outdated|cancell?ed|suspended|wrong|fake))`,
     ].join('|'),
   },
 
