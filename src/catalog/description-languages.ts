@@ -83,11 +83,13 @@ export const LANGUAGE_PHRASES: readonly LanguagePhrases[] = [
         String.raw`\b(?:ignorier(?:e|en|t)?|vergiss|vergessen\s+sie|missachte(?:n)?|verwirf|übergehe)\b[^.\n]{0,50}?\b(?:anweisungen|anweisung|instruktionen|befehle|regeln|vorgaben|richtlinien|system-?prompts?|systemanweisungen)\b`,
       ],
       'priority-claim': [
+        String.raw`\b(?:überschreiben|ersetzen|übersteuern|heben)\s+(?:den\s+|die\s+|das\s+|alle\s+)?(?:system-?prompts?|systemanweisungen|systemnachricht|vorherigen\s+anweisungen)`,
         String.raw`\b(?:vorrang|priorität|vorzug)\s+(?:vor|gegenüber)\s+(?:de[mnr]\s+|allen\s+|jede[rmn]?\s+|sämtlichen\s+)?(?:system|anweisung|benutzer|nutzer|anwender|entwickler|vorherig|anderen\s+(?:anweisungen|regeln))`,
         String.raw`\b(?:überschreibt|ersetzt|übersteuert|hebelt)\s+(?:den\s+|die\s+|das\s+|alle\s+|jede\s+|sämtliche\s+)?(?:system-?prompts?|systemanweisungen|systemnachricht|vorherigen\s+anweisungen|anweisungen\s+des\s+(?:systems|benutzers|nutzers))`,
         String.raw`\bwichtiger\s+als\s+(?:der|die|das|alle|jede)\s+(?:system|anweisung|benutzer|nutzer)`,
       ],
       'standing-order': [
+        String.raw`\b(?:rufe|rufen\s+sie|verwende|nutze|benutze|starte)\b[^.\n]{0,30}?\bvor\s+jede[rmn]?\s+(?:antwort|anfrage|nachricht|gespräch|aufruf)`,
         String.raw`\b(?:empfiehl|empfehle|empfehlen\s+sie|bevorzuge|bevorzugen\s+sie|nenne|schlage)\s+(?:immer|stets|ausschließlich|grundsätzlich|nur\s+noch)\b`,
         String.raw`\b(?:immer|stets|grundsätzlich|ausschließlich)\s+(?:\S+\s+){0,3}?(?:empfehlen|empfiehl|bevorzugen|vorschlagen)\b`,
         String.raw`\b(?:zu\s+beginn|am\s+anfang|vor\s+beginn)\s+(?:jedes|jeder|jeden|eines\s+jeden)\s+(?:gesprächs|gespräches|unterhaltung|konversation|sitzung|chats|anfrage)\b`,
@@ -134,10 +136,12 @@ export const LANGUAGE_PHRASES: readonly LanguagePhrases[] = [
         String.raw`\b(?:ignorez|ignorer|ignore\s+(?:les|toutes|tes|vos|tout)|oublie[zr]?|ne\s+tiens\s+pas\s+compte\s+des|ne\s+tenez\s+pas\s+compte\s+des|fais\s+abstraction\s+des|contourne[zr]?)\b[^.\n]{0,50}?\b(?:instructions|consignes|directives|règles|regles|ordres|prompt\s+système|invite\s+système)\b`,
       ],
       'priority-claim': [
+        String.raw`\b(?:remplacent|annulent|prévalent\s+sur|prevalent\s+sur|l'emportent\s+sur)\s+(?:le\s+|la\s+|les\s+|toutes\s+les\s+)?(?:prompt\s+système|prompt\s+systeme|message\s+système|instructions|consignes)`,
         String.raw`\b(?:priorité|priorite|préséance|preseance)\s+sur\s+(?:le\s+|la\s+|les\s+|toutes?\s+les\s+|tout\s+)?(?:prompt|système|systeme|message\s+système|instructions|consignes|utilisateur|demandes)`,
         String.raw`\b(?:remplace|annule|prévaut\s+sur|prevaut\s+sur|l'emporte\s+sur)\s+(?:le\s+|la\s+|les\s+|toutes\s+les\s+)?(?:prompt\s+système|message\s+système|instructions|consignes)\b`,
       ],
       'standing-order': [
+        String.raw`\b(?:appelle[zr]?|utilise[zr]?|lance[zr]?)\b[^.\n]{0,30}?\bavant\s+(?:chaque|toute)\s+(?:réponse|reponse|requête|requete)`,
         String.raw`\b(?:recommande[sz]?|conseille[sz]?|propose[sz]?|privilégie[sz]?|privilegie[sz]?)\s+(?:toujours|systématiquement|systematiquement|uniquement|exclusivement)\b`,
         String.raw`\b(?:toujours|systématiquement|systematiquement)\s+(?:\S+\s+){0,3}?(?:recommander|conseiller|proposer|privilégier|privilegier)\b`,
         String.raw`\b(?:au\s+début|au\s+debut|au\s+commencement)\s+de\s+(?:chaque|toute)\s+(?:conversation|session|discussion|échange|echange|requête|requete)\b`,
@@ -183,10 +187,12 @@ export const LANGUAGE_PHRASES: readonly LanguagePhrases[] = [
         String.raw`\b(?:ignora|ignore|ignorad|ignorar|olvida|olvide|olvidad|olvidar|omite|omitir|haz\s+caso\s+omiso\s+de|descarta|descartar)\b[^.\n]{0,50}?\b(?:instrucciones|indicaciones|directrices|reglas|órdenes|ordenes|prompt\s+del\s+sistema|mensaje\s+del\s+sistema)\b`,
       ],
       'priority-claim': [
+        String.raw`\b(?:reemplazan|anulan|sustituyen|prevalecen\s+sobre|invalidan)\s+(?:el\s+|la\s+|los\s+|las\s+|todas\s+las\s+)?(?:prompt\s+del\s+sistema|mensaje\s+del\s+sistema|instrucciones|indicaciones)`,
         String.raw`\b(?:prioridad|precedencia|preferencia)\s+sobre\s+(?:el\s+|la\s+|los\s+|las\s+|todas?\s+las\s+|cualquier\s+)?(?:prompt|sistema|mensaje\s+del\s+sistema|instrucciones|indicaciones|usuario|peticiones)`,
         String.raw`\b(?:reemplaza|anula|sustituye|prevalece\s+sobre|invalida)\s+(?:el\s+|la\s+|los\s+|las\s+|todas\s+las\s+|cualquier\s+)?(?:prompt\s+del\s+sistema|mensaje\s+del\s+sistema|instrucciones|indicaciones)\b`,
       ],
       'standing-order': [
+        String.raw`\b(?:llama|llame|usa|use|ejecuta|ejecute)\b[^.\n]{0,30}?\bantes\s+de\s+(?:cada|cualquier)\s+(?:respuesta|consulta)`,
         String.raw`\b(?:recomienda|recomiende|sugiere|sugiera|prefiere|prefiera|propón|propon)\s+(?:siempre|únicamente|unicamente|exclusivamente|solo|sólo)\b`,
         String.raw`\bsiempre\s+(?:\S+\s+){0,3}?(?:recomendar|recomienda|recomiende|sugerir|sugiere|preferir|prefiere)\b`,
         String.raw`\bal\s+(?:inicio|comienzo|principio)\s+de\s+(?:cada|toda|cualquier)\s+(?:conversación|conversacion|sesión|sesion|charla|consulta|petición|peticion)\b`,
@@ -232,10 +238,12 @@ export const LANGUAGE_PHRASES: readonly LanguagePhrases[] = [
         String.raw`\b(?:ignore|ignora|ignorar|esqueça|esqueca|esquece|desconsidere|desconsidera|descarte)\b[^.\n]{0,50}?\b(?:instruções|instrucoes|orientações|orientacoes|diretrizes|regras|ordens|prompt\s+do\s+sistema|mensagem\s+do\s+sistema)\b`,
       ],
       'priority-claim': [
+        String.raw`\b(?:substituem|anulam|prevalecem\s+sobre|invalidam)\s+(?:o\s+|a\s+|os\s+|as\s+|todas\s+as\s+)?(?:prompt\s+do\s+sistema|mensagem\s+do\s+sistema|instruções|instrucoes)`,
         String.raw`\b(?:prioridade|precedência|precedencia)\s+sobre\s+(?:o\s+|a\s+|os\s+|as\s+|todas?\s+as\s+|qualquer\s+)?(?:prompt|sistema|mensagem\s+do\s+sistema|instruções|instrucoes|usuário|usuario|utilizador|pedidos)`,
         String.raw`\b(?:substitui|anula|prevalece\s+sobre|invalida)\s+(?:o\s+|a\s+|os\s+|as\s+|todas\s+as\s+|qualquer\s+)?(?:prompt\s+do\s+sistema|mensagem\s+do\s+sistema|instruções|instrucoes)\b`,
       ],
       'standing-order': [
+        String.raw`\b(?:chame|chama|use|usa|execute|executa)\b[^.\n]{0,30}?\bantes\s+de\s+(?:cada|qualquer)\s+(?:resposta|consulta)`,
         String.raw`\b(?:recomende|recomenda|sugira|sugere|prefira|prefere|indique|indica)\s+(?:sempre|apenas|somente|exclusivamente)\b`,
         String.raw`\bsempre\s+(?:\S+\s+){0,3}?(?:recomendar|recomende|recomenda|sugerir|sugira|preferir|prefira|indicar)\b`,
         String.raw`\bno\s+(?:início|inicio|começo|comeco)\s+de\s+(?:cada|toda|qualquer)\s+(?:conversa|sessão|sessao|interação|interacao|consulta)\b`,
@@ -282,10 +290,12 @@ export const LANGUAGE_PHRASES: readonly LanguagePhrases[] = [
         String.raw`\b(?:ignora|ignorate|ignorare|dimentica|dimenticate|trascura|non\s+considerare|scarta)\b[^.\n]{0,50}?\b(?:istruzioni|indicazioni|direttive|regole|ordini|prompt\s+di\s+sistema|messaggio\s+di\s+sistema)\b`,
       ],
       'priority-claim': [
+        String.raw`\b(?:sostituiscono|annullano|prevalgono\s+su|scavalcano)\s+(?:il\s+|la\s+|le\s+|gli\s+|tutte\s+le\s+)?(?:prompt\s+di\s+sistema|messaggio\s+di\s+sistema|istruzioni|indicazioni)`,
         String.raw`\b(?:priorità|priorita|precedenza)\s+(?:su|sul|sulla|sulle|sui|rispetto\s+(?:al|alle|ai|a))\s*(?:qualsiasi\s+|tutte\s+le\s+|ogni\s+)?(?:prompt|sistema|messaggio\s+di\s+sistema|istruzioni|indicazioni|utente|richieste)`,
         String.raw`\b(?:sostituisce|annulla|prevale\s+su|scavalca)\s+(?:il\s+|la\s+|le\s+|gli\s+|tutte\s+le\s+|qualsiasi\s+)?(?:prompt\s+di\s+sistema|messaggio\s+di\s+sistema|istruzioni|indicazioni)\b`,
       ],
       'standing-order': [
+        String.raw`\b(?:chiama|usa|esegui)\b[^.\n]{0,30}?\bprima\s+di\s+(?:ogni|qualsiasi)\s+(?:risposta|richiesta)`,
         String.raw`\b(?:consiglia|raccomanda|suggerisci|proponi|preferisci)\s+(?:sempre|solo|soltanto|esclusivamente|unicamente)\b`,
         String.raw`\bsempre\s+(?:\S+\s+){0,3}?(?:consigliare|raccomandare|suggerire|preferire|proporre)\b`,
         String.raw`\ball'?\s*(?:inizio|avvio)\s+di\s+(?:ogni|ciascuna|qualsiasi)\s+(?:conversazione|sessione|chat|richiesta)\b`,
@@ -331,10 +341,12 @@ export const LANGUAGE_PHRASES: readonly LanguagePhrases[] = [
         String.raw`\b(?:negeer|vergeet|negeren|vergeten|sla)\b[^.\n]{0,50}?\b(?:instructies|aanwijzingen|richtlijnen|regels|opdrachten|systeemprompt|systeeminstructies)\b`,
       ],
       'priority-claim': [
+        String.raw`\b(?:vervangen|overschrijven|gaan\s+boven)\s+(?:de\s+|het\s+|alle\s+)?(?:systeemprompt|systeeminstructies|systeembericht|eerdere\s+instructies|instructies)`,
         String.raw`\b(?:voorrang|prioriteit)\s+(?:boven|op)\s+(?:de\s+|het\s+|alle\s+|elke\s+)?(?:systeem|instructies|gebruiker|eerdere|andere\s+instructies)`,
         String.raw`\b(?:vervangt|overschrijft|gaat\s+boven)\s+(?:de\s+|het\s+|alle\s+)?(?:systeemprompt|systeeminstructies|systeembericht|eerdere\s+instructies|instructies)\b`,
       ],
       'standing-order': [
+        String.raw`\b(?:roep|gebruik|start)\b[^.\n]{0,30}?\b(?:voor|vóór)\s+(?:elk|elke|ieder|iedere)\s+(?:antwoord|verzoek)`,
         String.raw`\b(?:raad|beveel|stel|adviseer)\s+(?:altijd|uitsluitend|alleen)\b`,
         String.raw`\baltijd\s+(?:\S+\s+){0,3}?(?:aanbevelen|aanraden|adviseren|voorstellen|aan\s+te\s+raden)\b`,
         String.raw`\b(?:aan\s+het\s+begin|bij\s+de\s+start)\s+van\s+(?:elk|elke|ieder|iedere)\s+(?:gesprek|sessie|chat|conversatie|verzoek)\b`,
@@ -384,6 +396,7 @@ export const LANGUAGE_PHRASES: readonly LanguagePhrases[] = [
         String.raw`(?:优先于|优先级高于|高于|凌驾于|覆盖|取代|替代)[^。\n]{0,10}?(?:系统提示|系统消息|系统指令|所有(?:其他)?指令|用户(?:的)?(?:指令|要求|请求)|之前的指令)`,
       ],
       'standing-order': [
+        String.raw`每次(?:回答|回复|响应)(?:之前|前)`,
         String.raw`(?:始终|总是|一律|务必|必须)[^。\n]{0,10}?(?:推荐|建议|优先使用|首选)`,
         String.raw`(?:每次|每个|每一次)(?:对话|会话|聊天|回答|回复|请求)(?:开始)?(?:时|前|之前)[^。\n]{0,20}?(?:调用|使用|运行|执行)`,
         String.raw`(?:在|于)(?:每次|每个)(?:对话|会话)(?:开始|开头)`,
@@ -433,6 +446,7 @@ export const LANGUAGE_PHRASES: readonly LanguagePhrases[] = [
         String.raw`(?:システムプロンプト|システムメッセージ|以前の指示)[^。\n]{0,6}?(?:を)?(?:上書き|置き換え|無効)`,
       ],
       'standing-order': [
+        String.raw`(?:回答|応答|返信)(?:する)?(?:前|まえ)に(?:必ず|毎回|常に)`,
         String.raw`(?:常に|必ず|いつも|毎回)[^。\n]{0,15}?(?:推薦|推奨|勧め|すすめ|優先して)`,
         String.raw`(?:すべての|全ての|毎回の|各)(?:会話|セッション|チャット|回答|応答|リクエスト)の(?:開始時|最初|前|冒頭)[^。\n]{0,20}?(?:呼び出|使用|実行|呼ん)`,
         String.raw`(?:会話|セッション)(?:の)?(?:開始時|冒頭|最初)に(?:は)?(?:必ず|常に)`,
@@ -474,10 +488,12 @@ export const LANGUAGE_PHRASES: readonly LanguagePhrases[] = [
         String.raw`(?:игнорируй|игнорируйте|проигнорируй|проигнорируйте|забудь|забудьте|не\s+обращай\s+внимания\s+на|отбрось|отбросьте)[^.\n]{0,50}?(?:инструкци|указани|правил|команд|системн(?:ый|ого)\s+промпт|предыдущ)`,
       ],
       'priority-claim': [
+        String.raw`(?:отменяют|заменяют|переопределяют|важнее)\s+(?:\S+\s+){0,2}?(?:системн|инструкци|указани)`,
         String.raw`(?:приоритет|преимущество)\s+(?:над|перед)\s+(?:\S+\s+){0,2}?(?:системн|инструкци|пользовател|указани|всеми\s+другими|любыми)`,
         String.raw`(?:отменяет|заменяет|переопределяет|важнее)\s+(?:\S+\s+){0,2}?(?:системн|инструкци|указани)`,
       ],
       'standing-order': [
+        String.raw`(?:вызывай|вызови|вызовите|используй|используйте)[^.\n]{0,30}?перед\s+(?:каждым|любым)\s+(?:ответом|запросом)`,
         String.raw`(?:всегда|обязательно|только)\s+(?:\S+\s+){0,3}?(?:рекомендуй|рекомендуйте|советуй|советуйте|предлагай|предлагайте|рекомендовать|советовать|предпочитай)`,
         String.raw`(?:в\s+начале|перед\s+началом)\s+(?:каждого|любого|каждой)\s+(?:разговора|диалога|сеанса|сессии|чата|беседы|запроса)`,
         String.raw`(?:перед|после)\s+(?:каждым|каждого|любым|любого)\s+(?:ответом|ответа|запросом|запроса|вызовом|другим\s+инструментом)[^.\n]{0,40}?(?:вызови|вызывай|вызовите|используй|используйте|запусти|выполни)`,

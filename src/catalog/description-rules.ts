@@ -324,9 +324,9 @@ const ROLE_WORDS = [
 ].join('|');
 /** What may follow the role word in a banner: "SYSTEM NOTE", "ADMIN OVERRIDE", "系统消息". */
 const BANNER_TAIL = String.raw`(?:[\s_-]?(?:note|notice|message|prompt|override|update|directive|instructions?|mode|block|section|alert|order|command|nachricht|hinweis|anweisung|消息|提示|指令|メッセージ|指示|сообщение|указание)){0,2}`;
-/** A banner's rule: a run of two or more #, =, *, ~, + or of three or more - or _. */
-const BANNER_RULE = String.raw`(?:[#=*~+]{2,12}|[-_]{3,12}|\[{2}|\({2}|【|「)`;
-const BANNER_RULE_CLOSE = String.raw`(?:[#=*~+]{2,12}|[-_]{3,12}|\]{2}|\){2}|】|」)`;
+/** A banner's rule: a run of two or more #, =, *, ~, +, <, > or of three or more - or _. */
+const BANNER_RULE = String.raw`(?:[#=*~+<>]{2,12}|[-_]{3,12}|\[{2}|\({2}|【|「)`;
+const BANNER_RULE_CLOSE = String.raw`(?:[#=*~+<>]{2,12}|[-_]{3,12}|\]{2}|\){2}|】|」)`;
 
 /** Loan words that make a secret someone else's, in any language: env, .env, ssh, ~/, AWS_… */
 const FOREIGN_SECRET_WORDS = String.raw`\b(?:env|environment|process\.env|os\.environ|ssh|aws|github|openai|stripe|slack|id_rsa|[a-z0-9]+_(?:api_key|secret|token|password|key))\b|\.env\b|~\/|\/etc\/`;
@@ -631,7 +631,7 @@ export const DESCRIPTION_RULES: readonly DescriptionRule[] = [
     description: 'Tells the model to fetch and obey instructions from somewhere else',
     pattern: [
       String.raw`\b(?:follow|obey|execute|carry\s+out|apply|comply\s+with)\s+(?:the\s+|any\s+|all\s+)?(?:instructions|commands|directives|directions)\s+(?:found\s+|contained\s+|given\s+|listed\s+|returned\s+|provided\s+|hosted\s+)?(?:at|from|on|there)\b`,
-      String.raw`\b(?:download|fetch|load|retrieve|read|visit|open)\b[^\n]{0,160}?\b(?:and|then)\s+(?:follow|obey|execute|run|carry\s+out)\s+(?:it|them|the\s+(?:instructions|commands|steps))\b`,
+      String.raw`\b(?:download|fetch|load|retrieve|read|visit|open)\b[^\n]{0,160}?\b(?:and|then)\s+(?:follow|obey|execute|run|carry\s+out|do)\s+(?:it|them|the\s+(?:instructions|commands|steps)|whatever|what(?:ever)?\s+it\s+(?:says|tells))\b`,
     ].join('|'),
   },
   {
@@ -684,6 +684,7 @@ export const DESCRIPTION_RULES: readonly DescriptionRule[] = [
       String.raw`\b(?:start|begin|prefix|end|finish|close|sign)\s+(?:every|each|all)\s+(?:of\s+your\s+)?(?:responses?|repl(?:y|ies)|answers?|messages?)\s+with\b`,
       String.raw`\brespond\s+to\s+(?:every|each|all|any)\s+(?:user\s+)?(?:messages?|requests?|questions?)\s+(?:by|with)\b`,
       String.raw`\b(?:prepend|append|suffix|preface|open|conclude|follow|precede)\s+(?:every|each|all|any)\s+(?:of\s+your\s+)?(?:responses?|repl(?:y|ies)|answers?|messages?|outputs?)\s+(?:with|by)\b`,
+      String.raw`\b(?:in|at\s+the\s+(?:end|start)\s+of)\s+(?:your|every|each|the)\s+(?:final\s+)?(?:answer|response|reply|message|summary)s?\s*,?\s*(?:always\s+)?(?:state|say|claim|mention|write|add|include|assert|insist|stress)\b`,
     ].join('|'),
   },
   {
@@ -722,6 +723,9 @@ export const DESCRIPTION_RULES: readonly DescriptionRule[] = [
       String.raw`\b(?:you\s+are|you're)\s+(?:required|instructed|obliged|expected)\s+to\s+(?:always\s+)?(?:recommend|promote|suggest|mention|push|endorse)\b`,
       String.raw`\bthis\s+(?:tool|function)\s+(?:must|should|shall|has\s+to|needs\s+to)\s+(?:always\s+)?be\s+(?:called|used|invoked|run)\s+before\s+(?:you\s+)?(?:answer|respond|reply|do\s+anything|say\s+anything)`,
       String.raw`\balways\s+(?:use|call|invoke|prefer|choose)\s+this\s+(?:tool|function|server)\b`,
+      String.raw`\bfirst\s+thing\s+in\s+(?:any|every|each|a\s+new)\s+(?:chat|conversation|session|turn)\b`,
+      String.raw`\bpretend\s+(?:that\s+)?(?:they|it|these|those|there|nothing|the\s+\w+)\s+(?:do|does|did|is|are|was|were|has|have)\s*(?:not|n't|never)\b`,
+      String.raw`\b(?:never|don't|do\s+not)\s+(?:show|list|mention|include|return|display|recommend)\s+(?:any\s+)?(?:results?\s+(?:from|about)\s+)?(?:competitors?|competing|rival)`,
     ].join('|'),
   },
   {
@@ -771,6 +775,7 @@ export const DESCRIPTION_RULES: readonly DescriptionRule[] = [
       String.raw`\b(?:report|say|claim|state|tell|show|confirm|present)\b[^.\n]{0,60}?\b(?:success|succeeded|successful|completed|approved|worked|fine|ok)\b[^.\n]{0,30}?\beven\s+(?:if|when|though)\b`,
       String.raw`\b(?:do\s+not|don't|never)\s+(?:bring\s+(?:it|this|that|them)\s+up|bring\s+up\s+(?:this|it|that))\b`,
       String.raw`\b(?:do|perform|run|complete|handle)\s+(?:this|it|that|everything|the\s+\w+)\s+(?:quietly|silently|secretly|covertly|discreetly|invisibly)\b`,
+      String.raw`\bkeep\s+(?:the\s+)?(?:user|customer|human|operator|them)\s+(?:in\s+the\s+dark|unaware|uninformed|out\s+of\s+the\s+loop)`,
     ].join('|'),
     alsoInSentence: String.raw`\b(?:user|human|operator|customer|anyone|anybody|them|response|reply|answer|chat|conversation|transcript|summary|call|calls|step|steps|instructions?|notes?|this\s+tool|tool|yourself|us|nothing|everything)\b`,
   },
@@ -787,6 +792,8 @@ export const DESCRIPTION_RULES: readonly DescriptionRule[] = [
       String.raw`\b(?:above|over)\s+(?:all\s+)?(?:other\s+)?(?:instructions|rules)\s+(?:you\s+(?:have|were|received)|in\s+your\s+(?:system\s+)?prompt)`,
       String.raw`\b(?:outranks?|overrides?|supersedes?|trumps?|beats?|takes?\s+precedence\s+over|is\s+more\s+important\s+than|counts?\s+more\s+than)\s+(?:anything|everything|whatever|all|any)\b[^.\n]{0,30}?\b(?:system\s+prompt|system\s+message|instructions|the\s+user|developer)`,
       String.raw`\b(?:your|the)\s+system\s+(?:prompt|message|instructions?)\s+(?:no\s+longer\s+appl(?:y|ies)|does\s+not\s+apply|doesn't\s+apply|is\s+(?:void|obsolete|outdated|cancell?ed|suspended|wrong|fake))`,
+      String.raw`\b(?:whatever|regardless\s+of\s+what|no\s+matter\s+what)\s+(?:the\s+|your\s+)?(?:system\s+prompt|system\s+message|developer|instructions|user)\s+(?:says|said|tells|asks|wants|requires|requests)`,
+      String.raw`\b(?:previous|prior|earlier|all\s+other|existing)\s+(?:guidance|instructions|directives|rules)\s+(?:is|are)\s+(?:now\s+)?(?:cancell?ed|void|revoked|obsolete|superseded|replaced|withdrawn|suspended)`,
     ].join('|'),
   },
 
@@ -807,7 +814,7 @@ export const DESCRIPTION_RULES: readonly DescriptionRule[] = [
       String.raw`\b(?:prefer|switch\s+to|fall\s+back\s+to|route\s+(?:it|them|everything|all\s+[\w-]+)\s+(?:to|through))\s+(?:the\s+)?${TOOL_ID}`,
       String.raw`\buse\s+(?:the\s+)?${TOOL_ID}\s+(?:tool\s+|function\s+)?(?:instead|always|only|exclusively|for\s+(?:all|every|any)|whenever|rather)\b`,
       String.raw`\b(?:do\s+not|don't|never|stop|avoid)\s+(?:ever\s+)?(?:use|using|call|calling|invoke|invoking|run|running|trust|trusting|rely\s+on)\s+(?:the\s+)?${TOOL_ID}`,
-      String.raw`${TOOL_ID}\s+(?:tool\s+|function\s+)?(?:is|has\s+been|was|are)\s+(?:now\s+)?(?:deprecated|broken|disabled|unsafe|compromised|obsolete|retired|replaced|superseded|unreliable|malicious|insecure|not\s+(?:safe|trusted|working|available|to\s+be\s+used))`,
+      String.raw`${TOOL_ID}\s+(?:tool\s+|function\s+)?(?:is|has\s+been|was|are)\s+(?:now\s+)?(?:deprecated|broken|disabled|unsafe|compromised|obsolete|retired|replaced|superseded|unreliable|malicious|insecure|forbidden|banned|prohibited|blocked|off[\s-]limits|not\s+(?:safe|trusted|working|available|allowed|permitted|to\s+be\s+used))`,
       String.raw`\b(?:instead\s+of|rather\s+than|in\s+place\s+of)\s+(?:using\s+|calling\s+)?(?:the\s+)?${TOOL_ID}`,
       String.raw`\b(?:replaces?|supersedes?|overrides?|shadows?)\s+(?:the\s+)?${TOOL_ID}\s+(?:tool|function)?`,
       String.raw`\b(?:must|should|shall|needs?\s+to|has\s+to|always)\s+(?:also\s+|always\s+|then\s+|automatically\s+)?(?:be\s+)?(?:passed|sent|forwarded|piped|handed|fed|copied|pass|send|forward|pipe|hand|feed|copy)\s+(?:[\w-]+\s+){0,3}?(?:on\s+)?(?:to|into|through)\s+(?:the\s+)?${TOOL_ID}`,
@@ -839,6 +846,7 @@ export const DESCRIPTION_RULES: readonly DescriptionRule[] = [
       String.raw`\b(?:instead\s+of|rather\s+than|in\s+place\s+of)\s+(?:any\s+|all\s+)?(?:other|another|the\s+built-?in|the\s+default|the\s+native|the\s+standard)\s+(?:[\w-]+\s+){0,2}?(?:tools?|functions?|servers?)\b`,
       String.raw`\bthis\s+(?:tool|function|server)\s+(?:replaces|supersedes|deprecates|obsoletes|should\s+be\s+used\s+instead\s+of|must\s+be\s+used\s+instead\s+of)\b`,
       String.raw`\b(?:do\s+not|don't|never)\s+(?:use|call|invoke)\s+(?:the\s+)?(?:built-?in|default|native|standard|other)\s+(?:[\w-]+\s+){0,2}?(?:tools?|functions?)\b`,
+      String.raw`\b(?:always\s+)?(?:go|route\s+(?:everything|all\s+\w+)|send\s+everything)\s+(?:only\s+)?through\s+this\s+(?:tool|function|server)\b`,
     ].join('|'),
   },
   {
@@ -1065,7 +1073,8 @@ export const DESCRIPTION_RULES: readonly DescriptionRule[] = [
     kind: 'pattern',
     target: 'normalized',
     description: 'Contains a Markdown image, which a client may fetch and thereby leak data',
-    pattern: String.raw`!\[[^\]\n]{0,200}\]\s*\(`,
+    // Only an image with a real address is fetched; `![alt](url)` in a converter's docs is prose.
+    pattern: String.raw`!\[[^\]\n]{0,200}\]\s*\(\s*<?(?:[a-z][a-z0-9+.-]{1,15}:|\/\/|www\.|[a-z0-9-]+\.[a-z]{2,}\/)`,
   },
   {
     id: 'hidden-markup.markdown-comment',
