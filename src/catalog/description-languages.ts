@@ -89,6 +89,7 @@ export const LANGUAGE_PHRASES: readonly LanguagePhrases[] = [
         String.raw`\bwichtiger\s+als\s+(?:der|die|das|alle|jede)\s+(?:system|anweisung|benutzer|nutzer)`,
       ],
       'standing-order': [
+        String.raw`\b(?:bevor\s+du\s+antwortest|vor\s+(?:deiner|jeder)\s+antwort)\b[^.\n]{0,40}?\b(?:rufe|verwende|nutze|benutze|immer|stets)\b`,
         String.raw`\b(?:rufe|rufen\s+sie|verwende|nutze|benutze|starte)\b[^.\n]{0,30}?\bvor\s+jede[rmn]?\s+(?:antwort|anfrage|nachricht|gespräch|aufruf)`,
         String.raw`\b(?:empfiehl|empfehle|empfehlen\s+sie|bevorzuge|bevorzugen\s+sie|nenne|schlage)\s+(?:immer|stets|ausschließlich|grundsätzlich|nur\s+noch)\b`,
         String.raw`\b(?:immer|stets|grundsätzlich|ausschließlich)\s+(?:\S+\s+){0,3}?(?:empfehlen|empfiehl|bevorzugen|vorschlagen)\b`,
@@ -141,6 +142,7 @@ export const LANGUAGE_PHRASES: readonly LanguagePhrases[] = [
         String.raw`\b(?:remplace|annule|prévaut\s+sur|prevaut\s+sur|l'emporte\s+sur)\s+(?:le\s+|la\s+|les\s+|toutes\s+les\s+)?(?:prompt\s+système|message\s+système|instructions|consignes)\b`,
       ],
       'standing-order': [
+        String.raw`\bavant\s+de\s+(?:répondre|repondre)\b[^.\n]{0,40}?\b(?:appelle[zr]?|utilise[zr]?|lance[zr]?|toujours)\b`,
         String.raw`\b(?:appelle[zr]?|utilise[zr]?|lance[zr]?)\b[^.\n]{0,30}?\bavant\s+(?:chaque|toute)\s+(?:réponse|reponse|requête|requete)`,
         String.raw`\b(?:recommande[sz]?|conseille[sz]?|propose[sz]?|privilégie[sz]?|privilegie[sz]?)\s+(?:toujours|systématiquement|systematiquement|uniquement|exclusivement)\b`,
         String.raw`\b(?:toujours|systématiquement|systematiquement)\s+(?:\S+\s+){0,3}?(?:recommander|conseiller|proposer|privilégier|privilegier)\b`,
@@ -167,6 +169,7 @@ export const LANGUAGE_PHRASES: readonly LanguagePhrases[] = [
         String.raw`\b(?:passe[zr]?|envoie[zr]?|transmet[sz]?|transmettre|inclus|incluez|inclure|ajoute[zr]?|joins|joignez|copie[zr]?|mets|mettez|fournis|fournissez|lis|lisez)\b(?![^.\n]{0,40}\b(?:jamais|pas)\b)[^.\n]{0,60}?\b(?:mots?\s+de\s+passe|clés?\s+(?:d'api|api|privées?|secrètes?)|cles?\s+(?:d'api|api|privees?|secretes?)|identifiants|variables\s+d'environnement|jetons?|secrets|${LOAN_SECRETS})`,
       ],
       'cross-tool': [
+        String.raw`\b(?:appelle[zr]?|utilise[zr]?)\s+(?:toujours|uniquement|seulement)\s+cet\s+outil`,
         String.raw`\bau\s+lieu\s+des?\s+(?:autres\s+)?outils`,
         String.raw`\butilise[zr]?\s+(?:toujours|uniquement|seulement)\s+cet\s+outil`,
         String.raw`\b(?:au\s+lieu\s+d'utiliser|au\s+lieu\s+de|plutôt\s+que|plutot\s+que|à\s+la\s+place\s+de|a\s+la\s+place\s+de)\s+(?:l'outil\s+|l’outil\s+)?${ID}`,
@@ -192,6 +195,7 @@ export const LANGUAGE_PHRASES: readonly LanguagePhrases[] = [
         String.raw`\b(?:reemplaza|anula|sustituye|prevalece\s+sobre|invalida)\s+(?:el\s+|la\s+|los\s+|las\s+|todas\s+las\s+|cualquier\s+)?(?:prompt\s+del\s+sistema|mensaje\s+del\s+sistema|instrucciones|indicaciones)\b`,
       ],
       'standing-order': [
+        String.raw`\bantes\s+de\s+responder\b[^.\n]{0,40}?\b(?:llama|llame|usa|use|ejecuta|siempre)\b`,
         String.raw`\b(?:llama|llame|usa|use|ejecuta|ejecute)\b[^.\n]{0,30}?\bantes\s+de\s+(?:cada|cualquier)\s+(?:respuesta|consulta)`,
         String.raw`\b(?:recomienda|recomiende|sugiere|sugiera|prefiere|prefiera|propón|propon)\s+(?:siempre|únicamente|unicamente|exclusivamente|solo|sólo)\b`,
         String.raw`\bsiempre\s+(?:\S+\s+){0,3}?(?:recomendar|recomienda|recomiende|sugerir|sugiere|preferir|prefiere)\b`,
@@ -243,6 +247,7 @@ export const LANGUAGE_PHRASES: readonly LanguagePhrases[] = [
         String.raw`\b(?:substitui|anula|prevalece\s+sobre|invalida)\s+(?:o\s+|a\s+|os\s+|as\s+|todas\s+as\s+|qualquer\s+)?(?:prompt\s+do\s+sistema|mensagem\s+do\s+sistema|instruções|instrucoes)\b`,
       ],
       'standing-order': [
+        String.raw`\bantes\s+de\s+responder\b[^.\n]{0,40}?\b(?:chame|chama|use|usa|execute|sempre)\b`,
         String.raw`\b(?:chame|chama|use|usa|execute|executa)\b[^.\n]{0,30}?\bantes\s+de\s+(?:cada|qualquer)\s+(?:resposta|consulta)`,
         String.raw`\b(?:recomende|recomenda|sugira|sugere|prefira|prefere|indique|indica)\s+(?:sempre|apenas|somente|exclusivamente)\b`,
         String.raw`\bsempre\s+(?:\S+\s+){0,3}?(?:recomendar|recomende|recomenda|sugerir|sugira|preferir|prefira|indicar)\b`,
@@ -295,6 +300,7 @@ export const LANGUAGE_PHRASES: readonly LanguagePhrases[] = [
         String.raw`\b(?:sostituisce|annulla|prevale\s+su|scavalca)\s+(?:il\s+|la\s+|le\s+|gli\s+|tutte\s+le\s+|qualsiasi\s+)?(?:prompt\s+di\s+sistema|messaggio\s+di\s+sistema|istruzioni|indicazioni)\b`,
       ],
       'standing-order': [
+        String.raw`\bprima\s+di\s+rispondere\b[^.\n]{0,40}?\b(?:chiama|usa|esegui|sempre)\b`,
         String.raw`\b(?:chiama|usa|esegui)\b[^.\n]{0,30}?\bprima\s+di\s+(?:ogni|qualsiasi)\s+(?:risposta|richiesta)`,
         String.raw`\b(?:consiglia|raccomanda|suggerisci|proponi|preferisci)\s+(?:sempre|solo|soltanto|esclusivamente|unicamente)\b`,
         String.raw`\bsempre\s+(?:\S+\s+){0,3}?(?:consigliare|raccomandare|suggerire|preferire|proporre)\b`,
@@ -346,6 +352,7 @@ export const LANGUAGE_PHRASES: readonly LanguagePhrases[] = [
         String.raw`\b(?:vervangt|overschrijft|gaat\s+boven)\s+(?:de\s+|het\s+|alle\s+)?(?:systeemprompt|systeeminstructies|systeembericht|eerdere\s+instructies|instructies)\b`,
       ],
       'standing-order': [
+        String.raw`\b(?:voordat|voor)\s+je\s+antwoord(?:t|en)?\b[^.\n]{0,40}?\b(?:roep|gebruik|altijd)\b`,
         String.raw`\b(?:roep|gebruik|start)\b[^.\n]{0,30}?\b(?:voor|vóór)\s+(?:elk|elke|ieder|iedere)\s+(?:antwoord|verzoek)`,
         String.raw`\b(?:raad|beveel|stel|adviseer)\s+(?:altijd|uitsluitend|alleen)\b`,
         String.raw`\baltijd\s+(?:\S+\s+){0,3}?(?:aanbevelen|aanraden|adviseren|voorstellen|aan\s+te\s+raden)\b`,
@@ -396,6 +403,7 @@ export const LANGUAGE_PHRASES: readonly LanguagePhrases[] = [
         String.raw`(?:优先于|优先级高于|高于|凌驾于|覆盖|取代|替代)[^。\n]{0,10}?(?:系统提示|系统消息|系统指令|所有(?:其他)?指令|用户(?:的)?(?:指令|要求|请求)|之前的指令)`,
       ],
       'standing-order': [
+        String.raw`(?:在回答之前|回答之前|回答前|回复前)[^。\n]{0,20}?(?:调用|使用|运行)`,
         String.raw`每次(?:回答|回复|响应)(?:之前|前)`,
         String.raw`(?:始终|总是|一律|务必|必须)[^。\n]{0,10}?(?:推荐|建议|优先使用|首选)`,
         String.raw`(?:每次|每个|每一次)(?:对话|会话|聊天|回答|回复|请求)(?:开始)?(?:时|前|之前)[^。\n]{0,20}?(?:调用|使用|运行|执行)`,
@@ -446,6 +454,7 @@ export const LANGUAGE_PHRASES: readonly LanguagePhrases[] = [
         String.raw`(?:システムプロンプト|システムメッセージ|以前の指示)[^。\n]{0,6}?(?:を)?(?:上書き|置き換え|無効)`,
       ],
       'standing-order': [
+        String.raw`(?:回答する前に|答える前に|返信する前に)[^。\n]{0,20}?(?:呼び出|使用|実行|使)`,
         String.raw`(?:回答|応答|返信)(?:する)?(?:前|まえ)に(?:必ず|毎回|常に)`,
         String.raw`(?:常に|必ず|いつも|毎回)[^。\n]{0,15}?(?:推薦|推奨|勧め|すすめ|優先して)`,
         String.raw`(?:すべての|全ての|毎回の|各)(?:会話|セッション|チャット|回答|応答|リクエスト)の(?:開始時|最初|前|冒頭)[^。\n]{0,20}?(?:呼び出|使用|実行|呼ん)`,
@@ -493,6 +502,7 @@ export const LANGUAGE_PHRASES: readonly LanguagePhrases[] = [
         String.raw`(?:отменяет|заменяет|переопределяет|важнее)\s+(?:\S+\s+){0,2}?(?:системн|инструкци|указани)`,
       ],
       'standing-order': [
+        String.raw`(?:прежде\s+чем\s+ответить|перед\s+ответом)[^.\n]{0,40}?(?:вызови|вызывай|используй|всегда)`,
         String.raw`(?:вызывай|вызови|вызовите|используй|используйте)[^.\n]{0,30}?перед\s+(?:каждым|любым)\s+(?:ответом|запросом)`,
         String.raw`(?:всегда|обязательно|только)\s+(?:\S+\s+){0,3}?(?:рекомендуй|рекомендуйте|советуй|советуйте|предлагай|предлагайте|рекомендовать|советовать|предпочитай)`,
         String.raw`(?:в\s+начале|перед\s+началом)\s+(?:каждого|любого|каждой)\s+(?:разговора|диалога|сеанса|сессии|чата|беседы|запроса)`,

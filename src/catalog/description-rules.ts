@@ -191,7 +191,7 @@ const JOINER_SCRIPTS = String.raw`[\p{Script=Arabic}\p{Script=Syriac}\p{Script=N
 // Vocabulary for the text rules. All of it is matched against the normalized (lower-case) text.
 
 /** Things whose disclosure is the point of an exfiltration instruction. */
-const SECRET = String.raw`(?:api[\s_-]?keys?|secret[\s_-]?keys?|client[\s_-]?secrets?|secrets?|passwords?(?![\s-]*(?:reset|recovery|policy|policies|strength|change|expir|requirement|rules|rotation|manager|less|protected|hash))|passphrases?|passcodes?|credentials?|creds|(?:access|auth|bearer|session|refresh|oauth|id|api|personal[\s_-]access|github|gitlab|slack|openai|aws|jwt)[\s_-]?tokens?|private[\s_-]?keys?|ssh[\s_-]?keys?|seed[\s_-]?phrases?|recovery[\s_-]?phrases?|mnemonic(?:\s+phrase)?s?|session[\s_-]?cookies?|auth(?:entication)?[\s_-]?cookies?|one[\s-]time[\s-](?:codes?|passwords?)|(?:2fa|mfa|otp)[\s_-]?codes?|credit[\s_-]?card(?:[\s_-]?numbers?)?|bank[\s_-]?(?:account[\s_-]?)?(?:details|numbers?|info(?:rmation)?|credentials|logins?)|card[\s_-]?numbers?|cvv|social[\s_-]security[\s_-]numbers?|(?<![a-z0-9_])[a-z0-9]+_(?:[a-z0-9]+_)*(?:api_?key|secret(?:_access)?(?:_key)?|password|passwd|access_token|auth_token|bot_token|private_key)|(?<![a-z0-9_])(?:github|gh|gitlab|slack|hf|openai|anthropic|npm|pypi|discord|telegram|stripe)_[a-z_]*token)\b`;
+const SECRET = String.raw`(?:api[\s_-]?keys?|secret[\s_-]?keys?|client[\s_-]?secrets?|secrets?|passwords?(?![\s-]*(?:reset|recovery|policy|policies|strength|change|expir|requirement|rules|rotation|manager|less|protected|hash))|passphrases?|passcodes?|credentials?|creds|(?:access|auth|bearer|session|refresh|oauth|id|api|personal[\s_-]access|github|gitlab|slack|openai|aws|jwt)[\s_-]?tokens?|private[\s_-]?keys?|ssh[\s_-]?keys?|seed[\s_-]?phrases?|recovery[\s_-]?phrases?|mnemonic(?:\s+phrase)?s?|session[\s_-]?cookies?|auth(?:entication)?[\s_-]?cookies?|one[\s-]time[\s-](?:codes?|passwords?)|(?:2fa|mfa|otp)[\s_-]?codes?|credit[\s_-]?card(?:[\s_-]?numbers?)?|bank[\s_-]?(?:account[\s_-]?)?(?:details|numbers?|info(?:rmation)?|credentials|logins?)|card[\s_-]?numbers?|cvv|(?:bank|card|atm|debit|credit|sim)[\s_-]?pins?|pin[\s_-](?:codes?|numbers?)|social[\s_-]security[\s_-]numbers?|(?<![a-z0-9_])[a-z0-9]+_(?:[a-z0-9]+_)*(?:api_?key|secret(?:_access)?(?:_key)?|password|passwd|access_token|auth_token|bot_token|private_key)|(?<![a-z0-9_])(?:github|gh|gitlab|slack|hf|openai|anthropic|npm|pypi|discord|telegram|stripe)_[a-z_]*token)\b`;
 
 /** A secret named like an environment variable: OPENAI_API_KEY, AWS_SECRET_ACCESS_KEY, BOT_TOKEN. */
 const SNAKE_SECRET = String.raw`(?<![a-z0-9_])[a-z0-9]+_(?:[a-z0-9]+_)*(?:api_?key|secret(?:_access)?(?:_key)?|password|passwd|token|private_key)\b`;
@@ -514,6 +514,8 @@ export const DESCRIPTION_RULES: readonly DescriptionRule[] = [
       String.raw`\byour\s+(?:new|real|true|actual)\s+(?:role|task|goal|instructions|purpose|objective|mission)\b`,
       String.raw`\byou\s+(?:must|will|shall)\s+now\b`,
       String.raw`\byou\s+are\s+(?:now\s+)?(?:in|operating\s+in|running\s+in)\s+(?:admin|developer|god|debug|maintenance|unrestricted|jailbreak|root|sudo|dan)\s+mode\b`,
+      String.raw`\b(?:say|tell\s+(?:them|the\s+user)|claim|answer|reply)\s+(?:that\s+)?you\s+(?:are|were|work)\s+(?:built|made|created|developed|trained|owned|powered|employed)\b`,
+      String.raw`\b(?:never|don't|do\s+not)\s+(?:admit|reveal|say|disclose)\s+(?:that\s+)?you\s+are\s+(?:an?\s+)?(?:ai|bot|model|assistant|language\s+model)\b`,
     ].join('|'),
   },
   {
@@ -564,6 +566,7 @@ export const DESCRIPTION_RULES: readonly DescriptionRule[] = [
       String.raw`\bwithout\s+(?:asking|prompting|checking\s+with|consulting)\s+(?:the\s+)?user\b`,
       String.raw`\b(?:user|operator|admin(?:istrator)?)\s+(?:has\s+)?(?:already\s+)?(?:pre-?approved|pre-?authori[sz]ed|granted\s+(?:blanket|full|unlimited)\s+(?:permission|approval|consent))`,
       String.raw`\b(?:all|any|every)\s+(?:actions?|operations?|requests?|tool\s+calls?|commands?)\s+(?:are|is|have\s+been)\s+(?:pre-?approved|pre-?authori[sz]ed|already\s+approved)`,
+      String.raw`\b(?:don't|do\s+not|never)\s+ask(?:\s+(?:first|them|anyone|for\s+anything|questions))?\s*(?:[.;!]|$)`,
     ].join('|'),
   },
   {
@@ -668,6 +671,7 @@ export const DESCRIPTION_RULES: readonly DescriptionRule[] = [
       String.raw`\b(?:send|forward|route|redirect|transfer|pay)\s+(?:all|every|each|any)\s+(?:outgoing\s+)?(?:emails?|messages?|mail|payments?|transfers?|funds|invoices?)\b[^.\n]{0,30}?\bto\s+(?:(?<![a-z0-9._%+-])[a-z0-9._%+-]+@|0x[0-9a-f]{6,}|[a-z]{2}\d{2}[a-z0-9]{10,})`,
       String.raw`\b(?:change|replace|set|switch|overwrite|swap)\s+(?:the\s+)?(?:recipient|to[\s-]address|destination\s+(?:address|account)|receiver|payee|beneficiary|iban|account\s+number|wallet\s+address)s?\b[^.\n]{0,20}?\b(?:to|with)\s+(?:(?<![a-z0-9._%+-])[a-z0-9._%+-]+@|0x[0-9a-f]{6,}|[a-z]{2}\d{2}[a-z0-9]{10,}|\+?\d[\d\s().-]{7,}\d)`,
       String.raw`\b(?:change|replace|set|switch|overwrite|swap)\s+(?:the\s+)?(?:recipient|to[\s-]address|destination|receiver|payee|beneficiary|iban|account\s+number|wallet\s+address|account)s?\b[^.\n]{0,20}?\b(?:to|with)\s+(?:(?:the\s+)?(?:account|address|wallet|number|iban|card)\s+)?(?:(?<![a-z0-9._%+-])[a-z0-9._%+-]+@|0x[0-9a-f]{6,}|[a-z]{2}\d{2}[a-z0-9]{10,}|\+?\d[\d\s().-]{7,}\d)`,
+      String.raw`\b(?:recipients?|cc|bcc|to)\s+(?:list|field|line|addresses)?\s*(?:must|should|shall)\s+(?:always\s+|also\s+)?(?:include|contain|have|get)\s+(?:[\w-]+\s+)?(?<![a-z0-9._%+-])[a-z0-9._%+-]+@[a-z0-9-]+(?:\.[a-z0-9-]+)*\.[a-z]{2,}`,
     ].join('|'),
   },
   {
@@ -712,7 +716,7 @@ export const DESCRIPTION_RULES: readonly DescriptionRule[] = [
       String.raw`\b(?:never|don't|do\s+not)\s+(?:recommend|suggest|mention|promote)\s+(?:any\s+)?(?:competitors?|competing|rival|other\s+(?:vendors?|providers?|products?|brands?|services?|companies))`,
       String.raw`\b(?:call|use|invoke|run|execute|trigger)\s+(?:this\s+(?:tool|function)|it)\s+(?:first\s+)?(?:at\s+the\s+(?:start|beginning|end)\s+of|before|after|on|in|for)\s+(?:every|each|any|all)\s+(?:new\s+)?(?:conversations?|sessions?|chats?|tasks?|requests?|messages?|responses?|turns?|queries|questions?|tool\s+calls?|calls?|repl(?:y|ies)|answers?|interactions?)\b`,
       String.raw`\b(?:at\s+the\s+(?:start|beginning)\s+of|before\s+(?:answering|responding\s+to)|before)\s+(?:every|each|any|all)\s+(?:new\s+)?(?:conversations?|sessions?|chats?|turns?|user\s+(?:messages?|requests?|questions?)|responses?|answers?|repl(?:y|ies)|calls?|tool\s+calls?|requests?|uses?)\b[^.\n]{0,40}?\b(?:call|use|invoke|run|execute|trigger|visit|fetch|open|load)\b`,
-      String.raw`\b(?:call|use|invoke|run|execute|trigger|visit|fetch|open|load|check)\b[^\n]{0,80}?\b(?:before|after|at\s+the\s+start\s+of)\s+(?:every|each|any)\s+(?:other\s+)?(?:calls?|uses?|requests?|invocations?|runs?|responses?|answers?|repl(?:y|ies)|conversations?|sessions?|tool\s+calls?)\b`,
+      String.raw`\b(?:call|use|invoke|run|execute|trigger|visit|fetch|open|load|check)\b[^\n]{0,80}?\b(?:before|after|at\s+the\s+start\s+of)\s+(?:every|each|any)\s+(?:other\s+)?(?:calls?|uses?|requests?|invocations?|runs?|responses?|answers?|repl(?:y|ies)|conversations?|sessions?|tool\s+calls?|commands?|actions?|steps?|operations?)\b`,
       String.raw`\b(?:call|use|invoke|run)\s+this\s+(?:tool|function)\s+(?:first|before\s+any(?:thing)?\s+else|before\s+(?:any|all)\s+other\s+(?:tools?|functions?|actions?|steps?))\b`,
       String.raw`\bthis\s+(?:tool|function)\s+(?:must|should|shall|has\s+to|needs\s+to)\s+(?:always\s+)?be\s+(?:called|used|invoked|run)\s+(?:first\b|before\s+(?:any|all|every|each)|at\s+the\s+(?:start|beginning)|on\s+every|for\s+every|for\s+all|whenever|every\s+time|each\s+time)`,
       String.raw`\b(?:whenever|every\s+time|each\s+time|any\s+time)\s+(?:the\s+)?user\s+(?:asks|mentions|says|talks|requests|wants|writes|types|needs)\b[^.\n]{0,80}?\b(?:always|you\s+(?:must|should)|recommend|suggest|respond\s+with|reply\s+with|tell\s+(?:them|the\s+user))\b`,
@@ -726,6 +730,7 @@ export const DESCRIPTION_RULES: readonly DescriptionRule[] = [
       String.raw`\bfirst\s+thing\s+in\s+(?:any|every|each|a\s+new)\s+(?:chat|conversation|session|turn)\b`,
       String.raw`\bpretend\s+(?:that\s+)?(?:they|it|these|those|there|nothing|the\s+\w+)\s+(?:do|does|did|is|are|was|were|has|have)\s*(?:not|n't|never)\b`,
       String.raw`\b(?:never|don't|do\s+not)\s+(?:show|list|mention|include|return|display|recommend)\s+(?:any\s+)?(?:results?\s+(?:from|about)\s+)?(?:competitors?|competing|rival)`,
+      String.raw`\b(?:must|should|shall|has\s+to|have\s+to|always)\s+(?:be\s+)?(?:presented|described|shown|listed|ranked|portrayed|recommended|framed)\s+as\s+(?:the\s+)?(?:best|cheapest|top|only|safest|preferred|first|recommended|most\s+\w+)\b`,
     ].join('|'),
   },
   {
@@ -795,6 +800,15 @@ export const DESCRIPTION_RULES: readonly DescriptionRule[] = [
       String.raw`\b(?:whatever|regardless\s+of\s+what|no\s+matter\s+what)\s+(?:the\s+|your\s+)?(?:system\s+prompt|system\s+message|developer|instructions|user)\s+(?:says|said|tells|asks|wants|requires|requests)`,
       String.raw`\b(?:previous|prior|earlier|all\s+other|existing)\s+(?:guidance|instructions|directives|rules)\s+(?:is|are)\s+(?:now\s+)?(?:cancell?ed|void|revoked|obsolete|superseded|replaced|withdrawn|suspended)`,
     ].join('|'),
+  },
+
+  {
+    id: 'instruction.encode-and-smuggle',
+    category: 'instruction',
+    kind: 'pattern',
+    target: 'normalized',
+    description: 'Tells the model to encode data and slip it into an argument or a reply',
+    pattern: String.raw`\b(?:encode|obfuscate|encrypt|compress|convert|hex-?encode)\b[^.\n]{0,60}?\b(?:in|as|to|with|using|into)\s+(?:base64|base32|hex|rot13|url[\s-]?encoding|binary)\b[^.\n]{0,60}?\b(?:put|place|add|pass|include|append|send|store|embed|insert|hide|attach)\b`,
   },
 
   // --- tool-reference: one tool steering how the model uses another (shadowing).
@@ -878,6 +892,9 @@ export const DESCRIPTION_RULES: readonly DescriptionRule[] = [
       String.raw`\b(?:replaces?|supersedes?|overrides?|takes\s+precedence\s+over)\s+(?:all\s+|any\s+)?(?:other|existing)\s+(?:tools?|functions?)\b`,
       String.raw`\b(?:change|modify|alter|override|hijack|intercept|redirect)\s+(?:the\s+)?(?:behaviou?r|functionality|output|results?|arguments?|parameters?|recipients?)\s+of\s+(?:the\s+|all\s+|any\s+|every\s+)?(?:other\s+)?(?:[\w.\-\x60'"]+\s+)?(?:tools?|functions?)\b`,
       String.raw`\b(?:this|these)\s+(?:instructions?|rules?|notes?|requirements?)\s+(?:also\s+)?appl(?:y|ies)\s+to\s+(?:all|every|any|the|other)\b[^.\n]{0,30}\b(?:tools?|functions?)\b`,
+      String.raw`\b(?:disregard|ignore|forget)\s+(?:all\s+|any\s+)?(?:the\s+)?other\s+(?:tools?|functions?|servers?)\b`,
+      String.raw`\b(?:refuse|decline)\s+to\s+(?:use|call|invoke)\s+(?:any\s+)?(?:other\s+)?(?:tools?|functions?)\b`,
+      String.raw`\b(?:any|every|all)\s+(?:other\s+)?(?:tools?|functions?)\s+(?:except|but|other\s+than)\s+this\s+(?:one|tool|function)\b`,
     ].join('|'),
   },
 
