@@ -28,7 +28,7 @@ import {
   type ToolVersionRow,
 } from '../store/index.js';
 import { approversNeeded } from './approvers-needed.js';
-import { type ScanFinding, scanToolText, ToolNameIndex } from './description-scan.js';
+import { type ScanFinding, scanToolText } from './description-scan.js';
 import {
   canTransition,
   DEFAULT_MIGRATION_WINDOW_DAYS,
@@ -54,7 +54,6 @@ import {
   type Executor,
   findVersion,
   findVersions,
-  knownToolNames,
   listRows,
   offerableRows,
   type ToolVersionDetail,
@@ -118,8 +117,6 @@ const PENDING_REVISION = -1;
 /** One catalog write transaction: what it registered so far, and whether it changed anything. */
 export interface CatalogWrite {
   readonly trx: Transaction<Database>;
-  /** Names registered in this transaction, not yet in the committed index. */
-  readonly addedNames: ToolNameIndex;
   changed: boolean;
   /** The catalog revision this write started from. */
   readonly revision: number;
@@ -152,7 +149,6 @@ export type RegistrationRefusal = ToolgateError<
 export class CatalogService {
   readonly #store: Store;
   readonly #clock: Clock;
-  #names: { revision: number; index: ToolNameIndex } | null = null;
 
   constructor(store: Store, options: CatalogOptions = {}) {
     this.#store = store;
@@ -198,13 +194,9 @@ export class CatalogService {
     this.#quarantineListeners.push(listener);
   }
 
-  #afterCommit({ ctx, revision }: { ctx: CatalogWrite; revision: number }): void {
+  #afterCommit({ ctx }: { ctx: CatalogWrite; revision: number }): void {
     for (const listener of this.#listeners) listener();
     for (const q of ctx.quarantined) for (const listener of this.#quarantineListeners) listener(q);
-    if (this.#names && this.#names.revision === ctx.revision && revision === ctx.revision + 1) {
-      this.#names.index.merge(ctx.addedNames);
-      this.#names.revision = revision;
-    }
   }
 
   /** Registers one definition in its own transaction; a refusal leaves nothing behind. */
@@ -226,7 +218,6 @@ export class CatalogService {
       const result = await this.#store.db.transaction().execute(async (trx) => {
         const ctx: CatalogWrite = {
           trx,
-          addedNames: new ToolNameIndex(),
           quarantined: [],
           changed: false,
           revision: await readCatalogRevision(trx),
@@ -311,7 +302,7 @@ export class CatalogService {
 
     checkCompatibility(versions, definition);
 
-    const findings = await this.#scan(ctx, definition, versions);
+    const findings = this.#scan(definition);
     const quarantined = findings.length > 0;
     const at = now.toISOString();
     // Tools that need approvers are registered as drafts; a change request carries them to active.
@@ -384,8 +375,6 @@ export class CatalogService {
       });
     }
     ctx.changed = true;
-    ctx.addedNames.add(definition.id);
-    ctx.addedNames.add(definition.name);
     let changeId: string | undefined;
     if (required > 0 && reasons.length === 0 && options.initialState !== 'draft') {
       if (!this.#changeRequester)
@@ -524,11 +513,8 @@ export class CatalogService {
     });
   }
 
-  async #scan(
-    ctx: CatalogWrite,
-    definition: ToolDefinition,
-    versions: readonly ToolVersionRow[],
-  ): Promise<ScanFinding[]> {
+  /** The poisoning scan: the definition's own texts and hosts only, never the rest of the catalog. */
+  #scan(definition: ToolDefinition): ScanFinding[] {
     return scanToolText({
       name: definition.name,
       description: definition.description,
@@ -540,26 +526,8 @@ export class CatalogService {
         ...schemaModelTexts(definition.output_schema, '/output_schema'),
       ],
       ownHosts: ownHostsOf(definition),
-      toolNameIndexes: [await this.#committedNames(ctx), ctx.addedNames],
-      // Earlier versions of the same tool are in the index; a tool may name itself.
-      selfNames: [definition.id, definition.name, ...versions.map((v) => v.name)],
+      ...(definition.doc_hosts ? { docHosts: definition.doc_hosts } : {}),
     });
-  }
-
-  /**
-   * Index of every committed tool's id and name, cached per catalog revision. The revision is
-   * read once per write and not bumped until its end, so one index serves a whole batch.
-   */
-  async #committedNames(ctx: CatalogWrite): Promise<ToolNameIndex> {
-    if (this.#names?.revision !== ctx.revision) {
-      const index = new ToolNameIndex();
-      for (const { id, name } of await knownToolNames(ctx.trx)) {
-        index.add(id);
-        index.add(name);
-      }
-      this.#names = { revision: ctx.revision, index };
-    }
-    return this.#names.index;
   }
 
   async list(

@@ -49,36 +49,58 @@ function readable(bytes: Uint8Array): string | null {
   } catch {
     return null;
   }
+  // One encoding inside another (base64 of hex, of base64): kept so the scanner decodes it again.
+  if (NESTED_RUN.test(text)) return text;
   const chars = Array.from(text);
   const printable = chars.filter((c) => READABLE.test(c)).length;
   return printable >= chars.length * 0.9 && /\s/.test(text) ? text : null;
 }
 
+/** A whole decoded text that is itself one base64 or hex run. */
+const NESTED_RUN = /^(?:0x)?[A-Za-z0-9+/_-]{16,}={0,2}$/;
 const HEX_RUN = /(?<![0-9a-z])(?:0x)?((?:[0-9a-f]{2}){8,})(?![0-9a-z])/gi;
 const ESCAPED_HEX_RUN = /(?:\\x[0-9a-f]{2}){8,}/gi;
 const PERCENT_SEQUENCE = /(?:%[0-9a-f]{2})+/gi;
 /** Standard and URL-safe alphabets; 16 characters at least (12 bytes), padding optional. */
 const BASE64_RUN = /(?<![A-Za-z0-9+/_-])[A-Za-z0-9+/_-]{16,}={0,2}(?![A-Za-z0-9+/=_-])/g;
 
+/**
+ * Bounds on decoding, so a text built of encoded runs costs what a plain one does: at most this
+ * many candidate runs per encoding are decoded, each at most this long (longer runs are decoded
+ * up to the cap; a payload worth hiding is short).
+ */
+export const MAX_DECODE_CANDIDATES = 16;
+export const MAX_DECODE_RUN_CHARS = 8_192;
+
+/** The first `MAX_DECODE_CANDIDATES` matches of `re`, each cut to `MAX_DECODE_RUN_CHARS`. */
+function candidates(raw: string, re: RegExp, group = 0): string[] {
+  const out: string[] = [];
+  for (const m of raw.matchAll(re)) {
+    if (out.length >= MAX_DECODE_CANDIDATES) break;
+    out.push((m[group] ?? '').slice(0, MAX_DECODE_RUN_CHARS));
+  }
+  return out;
+}
+
 /** Every encoded run in `raw` that decodes to readable text, grouped by encoding. */
 export function decodedTexts(raw: string): DerivedText[] {
   const out: DerivedText[] = [];
   const hex: string[] = [];
-  for (const m of raw.matchAll(HEX_RUN)) {
-    const text = readable(Buffer.from(m[1] ?? '', 'hex'));
+  for (const run of candidates(raw, HEX_RUN, 1)) {
+    const text = readable(Buffer.from(run.length % 2 === 0 ? run : run.slice(0, -1), 'hex'));
     if (text) hex.push(text);
   }
-  for (const m of raw.matchAll(ESCAPED_HEX_RUN)) {
-    const text = readable(Buffer.from(m[0].replace(/\\x/gi, ''), 'hex'));
+  for (const run of candidates(raw, ESCAPED_HEX_RUN)) {
+    const text = readable(Buffer.from(run.replace(/\\x/gi, ''), 'hex'));
     if (text) hex.push(text);
   }
   if (hex.length > 0) out.push({ kind: 'hex', text: hex.join('\n') });
 
   const base64: string[] = [];
-  for (const m of raw.matchAll(BASE64_RUN)) {
+  for (const run of candidates(raw, BASE64_RUN)) {
     // A run of hex digits is hex (above); base64 would only read noise into it.
-    if (/^[0-9a-f]+$/i.test(m[0])) continue;
-    const text = readable(Buffer.from(m[0], 'base64'));
+    if (/^[0-9a-f]+$/i.test(run)) continue;
+    const text = readable(Buffer.from(run, 'base64'));
     if (text) base64.push(text);
   }
   if (base64.length > 0) out.push({ kind: 'base64', text: base64.join('\n') });

@@ -1,5 +1,7 @@
 /** @module Tool-poisoning rules (C3) as data: what the description scanner flags, and why. */
 
+import { LANGUAGE_PHRASES, LANGUAGE_SHAPES, type LanguageShape } from './description-languages.js';
+
 export type DescriptionRuleCategory =
   | 'instruction'
   | 'invisible-unicode'
@@ -56,11 +58,17 @@ export interface PatternRule extends RuleBase {
   /** Variation selectors can carry one byte each; decoding shows admins the smuggled text. */
   readonly decode?: 'variation-selectors';
   /**
-   * An http(s) URL whose host is one of the tool's own (its egress hosts, its http runtime's or
-   * provider's host) is not a finding: the tool reaches that host anyway, so naming it sends the
-   * model nowhere new (a documentation link, an example value of a URL argument).
+   * A match whose first link goes to one of the tool's own hosts (egress hosts, its http
+   * runtime's or provider's host) or to a documentation host its owner declares is not a
+   * finding: naming that host sends the model nowhere new.
    */
   readonly exemptOwnHosts?: boolean;
+  /**
+   * The match is a link, judged by its shape: a plain http(s) location is not a finding on any
+   * host (a documentation link); a slot for the model to fill, credentials, a query naming the
+   * data it carries, or any query to an undeclared host is (the scanner's `linkProblem`).
+   */
+  readonly link?: boolean;
 }
 
 /** Latin words with Cyrillic/Greek look-alike letters spliced in. */
@@ -68,14 +76,7 @@ export interface ConfusableRule extends RuleBase {
   readonly kind: 'confusable';
 }
 
-/** Mentions of other catalogued tools; the names come from the caller, not from the rule. */
-export interface ToolNameRule extends RuleBase {
-  readonly kind: 'tool-name';
-  /** RegExp source a name must match (case-sensitively) to be worth looking for in prose. */
-  readonly distinctive: string;
-}
-
-export type DescriptionRule = CodePointRule | PatternRule | ConfusableRule | ToolNameRule;
+export type DescriptionRule = CodePointRule | PatternRule | ConfusableRule;
 
 // ---------------------------------------------------------------------------------------------
 // Code-point sets shared by the rules, normalization and excerpt escaping.
@@ -190,7 +191,7 @@ const JOINER_SCRIPTS = String.raw`[\p{Script=Arabic}\p{Script=Syriac}\p{Script=N
 // Vocabulary for the text rules. All of it is matched against the normalized (lower-case) text.
 
 /** Things whose disclosure is the point of an exfiltration instruction. */
-const SECRET = String.raw`(?:api[\s_-]?keys?|secret[\s_-]?keys?|client[\s_-]?secrets?|secrets?|passwords?(?![\s-]*(?:reset|recovery|policy|policies|strength|change|expir|requirement|rules|rotation|manager|less|protected|hash))|passphrases?|passcodes?|credentials?|creds|(?:access|auth|bearer|session|refresh|oauth|id|api|personal[\s_-]access|github|gitlab|slack|openai|aws|jwt)[\s_-]?tokens?|private[\s_-]?keys?|ssh[\s_-]?keys?|seed[\s_-]?phrases?|recovery[\s_-]?phrases?|mnemonic(?:\s+phrase)?s?|session[\s_-]?cookies?|auth(?:entication)?[\s_-]?cookies?|one[\s-]time[\s-](?:codes?|passwords?)|(?:2fa|mfa|otp)[\s_-]?codes?|credit[\s_-]?card(?:[\s_-]?numbers?)?|bank[\s_-]?(?:account[\s_-]?)?(?:details|numbers?|info(?:rmation)?|credentials|logins?)|card[\s_-]?numbers?|cvv|social[\s_-]security[\s_-]numbers?|(?<![a-z0-9_])[a-z0-9]+_(?:[a-z0-9]+_)*(?:api_?key|secret(?:_access)?(?:_key)?|password|passwd|access_token|auth_token|bot_token|private_key)|(?<![a-z0-9_])(?:github|gh|gitlab|slack|hf|openai|anthropic|npm|pypi|discord|telegram|stripe)_[a-z_]*token)\b`;
+const SECRET = String.raw`(?:api[\s_-]?keys?|secret[\s_-]?keys?|client[\s_-]?secrets?|secrets?|passwords?(?![\s-]*(?:reset|recovery|policy|policies|strength|change|expir|requirement|rules|rotation|manager|less|protected|hash))|passphrases?|passcodes?|credentials?|creds|(?:access|auth|bearer|session|refresh|oauth|id|api|personal[\s_-]access|github|gitlab|slack|openai|aws|jwt)[\s_-]?tokens?|private[\s_-]?keys?|ssh[\s_-]?keys?|seed[\s_-]?phrases?|recovery[\s_-]?phrases?|mnemonic(?:\s+phrase)?s?|session[\s_-]?cookies?|auth(?:entication)?[\s_-]?cookies?|one[\s-]time[\s-](?:codes?|passwords?)|(?:2fa|mfa|otp)[\s_-]?codes?|credit[\s_-]?card(?:[\s_-]?numbers?)?|bank[\s_-]?(?:account[\s_-]?)?(?:details|numbers?|info(?:rmation)?|credentials|logins?)|card[\s_-]?numbers?|cvv|(?:bank|card|atm|debit|credit|sim)[\s_-]?pins?|pin[\s_-](?:codes?|numbers?)|social[\s_-]security[\s_-]numbers?|(?<![a-z0-9_])[a-z0-9]+_(?:[a-z0-9]+_)*(?:api_?key|secret(?:_access)?(?:_key)?|password|passwd|access_token|auth_token|bot_token|private_key)|(?<![a-z0-9_])(?:github|gh|gitlab|slack|hf|openai|anthropic|npm|pypi|discord|telegram|stripe)_[a-z_]*token)\b`;
 
 /** A secret named like an environment variable: OPENAI_API_KEY, AWS_SECRET_ACCESS_KEY, BOT_TOKEN. */
 const SNAKE_SECRET = String.raw`(?<![a-z0-9_])[a-z0-9]+_(?:[a-z0-9]+_)*(?:api_?key|secret(?:_access)?(?:_key)?|password|passwd|token|private_key)\b`;
@@ -214,6 +215,13 @@ const POSSESSIVE = String.raw`${POSSESSOR}\s+`;
 
 /** Where stolen data goes: somewhere outside, or a tool argument nobody looks at. */
 const SIDE_CHANNEL = String.raw`(?:https?:|ftp:|\bwww\.|webhook|\bendpoint\b|\bto\s+(?:me|us)\b|(?<![a-z0-9._%+-])[a-z0-9._%+-]+@[a-z0-9-]+(?:\.[a-z0-9-]+)*\.[a-z]{2,}|\battacker|\b(?:side[\s_-]?notes?|notes?|comments?|metadata|annotations?|hidden|extra|debug|context|feedback|audit|memo)[\x60'"]?\s+(?:field|parameter|param|argument|arg|property|key|variable)\b|\b(?:as|in|into|inside)\s+(?:the\s+|a\s+)?[\x60'"]?(?:side[\s_-]?notes?|notes|comment|metadata|feedback|annotation|debug_info|extra|memo)\b)`;
+
+/**
+ * A secret that is not this tool's own to ask for: the environment, a variable-named secret,
+ * someone's (or every) secret, another service's key. "Provide the secret value in `value`" is a
+ * vault tool's input; "pass the user's GitHub token in `notes`" is the attack.
+ */
+const FOREIGN_SECRET = String.raw`(?:\b${ENVIRONMENT}|${SNAKE_SECRET}|\b${POSSESSIVE}(?:[\w-]+\s+){0,2}?${SECRET}|\b(?:aws|github|gitlab|openai|anthropic|slack|stripe|google|azure|gcp|ssh|npm|pypi|database|db|admin|root|system|cloud|other)\s+(?:[\w-]+\s+)?${SECRET}|\b(?:secrets?|keys?|tokens?|credentials|passwords?)\s+(?:from|in|of)\s+(?:the\s+|your\s+)?(?:environment|env\b|\.env|config|keychain|disk|home|~|\/)|\b(?:read|dump|collect|list|capture)\s+(?:the\s+|your\s+|whole\s+|entire\s+)?environment\b)`;
 
 /** Demands addressed to the model. */
 const OBLIGATION = String.raw`(?:\b(?:you|(?:the\s+)?(?:assistant|model|ai|agent|llm))\s+(?:must|should|needs?\s+to|has\s+to|have\s+to|are\s+required\s+to|is\s+required\s+to|will\s+need\s+to)|\bmake\s+sure\s+(?:to|you)|\bbe\s+sure\s+to|\b(?:do\s+not|don't)\s+forget\s+to|\bremember\s+to|\bit\s+is\s+(?:very\s+|extremely\s+|absolutely\s+)?(?:important|critical|crucial|essential|mandatory|required)\s+(?:to|that)|\balways|\bbefore\s+(?:using|calling|invoking|running)\s+(?:this|the|any)\s+(?:[\w-]+\s+)?(?:tool|function)s?\b,?)`;
@@ -287,6 +295,80 @@ const PSEUDO_TAGS = String.raw`(?:important|system|system[\s_-]?(?:prompt|messag
 /** Elements whose only use inside a plain-text description is to hide or smuggle content. */
 const HTML_ELEMENTS =
   '(?:a|abbr|b|body|br|button|center|details|dialog|div|em|embed|font|form|frame|h[1-6]|head|hr|html|i|iframe|img|input|label|link|marquee|meta|noscript|object|p|pre|s|script|small|source|span|strike|strong|style|sub|summary|sup|svg|table|tbody|td|template|textarea|th|title|tr|u|ul|ol|li|video|audio)';
+
+/**
+ * A tool id written in prose: snake_case, kebab-case or dotted (captured for the own-name check).
+ * It starts only where an identifier starts and its pieces are bounded, so a long run of
+ * identifier characters costs one attempt, not one per position.
+ */
+const TOOL_ID = String.raw`(?<![\w.-])[\x60'"]?([a-z][a-z0-9]{0,40}(?:[_.-][a-z0-9]{1,40}){1,8})(?![\w-])[\x60'"]?`;
+
+/** Words that name the system or an administrator, in every language the rules know. */
+const ROLE_WORDS = [
+  'system',
+  'sys',
+  'admin',
+  'administrator',
+  'developer',
+  'root',
+  'operator',
+  'assistant',
+  'ai',
+  'model',
+  'llm',
+  'agent',
+  'override',
+  'hidden',
+  'secret',
+  ...LANGUAGE_PHRASES.flatMap((l) => l.roleWords),
+].join('|');
+/** What may follow the role word in a banner: "SYSTEM NOTE", "ADMIN OVERRIDE", "系统消息". */
+const BANNER_TAIL = String.raw`(?:[\s_-]?(?:note|notice|message|prompt|override|update|directive|instructions?|mode|block|section|alert|order|command|nachricht|hinweis|anweisung|消息|提示|指令|メッセージ|指示|сообщение|указание)){0,2}`;
+/** A banner's rule: a run of two or more #, =, *, ~, +, <, > or of three or more - or _. */
+const BANNER_RULE = String.raw`(?:[#=*~+<>]{2,12}|[-_]{3,12}|\[{2}|\({2}|【|「)`;
+const BANNER_RULE_CLOSE = String.raw`(?:[#=*~+<>]{2,12}|[-_]{3,12}|\]{2}|\){2}|】|」)`;
+
+/** Loan words that make a secret someone else's, in any language: env, .env, ssh, ~/, AWS_… */
+const FOREIGN_SECRET_WORDS = String.raw`\b(?:env|environment|process\.env|os\.environ|ssh|aws|github|openai|stripe|slack|id_rsa|[a-z0-9]+_(?:api_key|secret|token|password|key))\b|\.env\b|~\/|\/etc\/`;
+
+/**
+ * JS `\b` is ASCII-only; the language rules need boundaries that know é, ü and Cyrillic. In
+ * their sources a `\b` before a group (not a lookaround) or a letter starts a word and any
+ * other ends one, so each
+ * becomes one cheap lookaround rather than an alternation the engine cannot skip ahead with.
+ */
+function unicodeBoundaries(source: string): string {
+  return source.replace(/\\b(?=(\((?!\?[=!<])|\p{L})?)/gu, (_b, starts: string | undefined) =>
+    starts === undefined ? '(?![\\p{L}\\p{N}_])' : '(?<![\\p{L}\\p{N}_])',
+  );
+}
+
+/** One rule per (language, shape): ids `<category>.<shape>.<lang>`, messages naming the language. */
+function languageRules(): PatternRule[] {
+  const rules: PatternRule[] = [];
+  for (const language of LANGUAGE_PHRASES) {
+    for (const [shape, sources] of Object.entries(language.shapes)) {
+      const meta = LANGUAGE_SHAPES[shape as LanguageShape];
+      if (!sources || sources.length === 0) continue;
+      rules.push({
+        id: `${meta.category}.${shape}.${language.lang}`,
+        category: meta.category,
+        kind: 'pattern',
+        target: 'normalized',
+        description: `${meta.description} (${language.name})`,
+        pattern: sources.map(unicodeBoundaries).join('|'),
+        ...(shape === 'secret-hand-over'
+          ? {
+              alsoInSentence: unicodeBoundaries(
+                `${FOREIGN_SECRET_WORDS}|${language.foreignSecret}`,
+              ),
+            }
+          : {}),
+      });
+    }
+  }
+  return rules;
+}
 
 // ---------------------------------------------------------------------------------------------
 
@@ -432,6 +514,8 @@ export const DESCRIPTION_RULES: readonly DescriptionRule[] = [
       String.raw`\byour\s+(?:new|real|true|actual)\s+(?:role|task|goal|instructions|purpose|objective|mission)\b`,
       String.raw`\byou\s+(?:must|will|shall)\s+now\b`,
       String.raw`\byou\s+are\s+(?:now\s+)?(?:in|operating\s+in|running\s+in)\s+(?:admin|developer|god|debug|maintenance|unrestricted|jailbreak|root|sudo|dan)\s+mode\b`,
+      String.raw`\b(?:say|tell\s+(?:them|the\s+user)|claim|answer|reply)\s+(?:that\s+)?you\s+(?:are|were|work)\s+(?:built|made|created|developed|trained|owned|powered|employed)\b`,
+      String.raw`\b(?:never|don't|do\s+not)\s+(?:admit|reveal|say|disclose)\s+(?:that\s+)?you\s+are\s+(?:an?\s+)?(?:ai|bot|model|assistant|language\s+model)\b`,
     ].join('|'),
   },
   {
@@ -482,6 +566,7 @@ export const DESCRIPTION_RULES: readonly DescriptionRule[] = [
       String.raw`\bwithout\s+(?:asking|prompting|checking\s+with|consulting)\s+(?:the\s+)?user\b`,
       String.raw`\b(?:user|operator|admin(?:istrator)?)\s+(?:has\s+)?(?:already\s+)?(?:pre-?approved|pre-?authori[sz]ed|granted\s+(?:blanket|full|unlimited)\s+(?:permission|approval|consent))`,
       String.raw`\b(?:all|any|every)\s+(?:actions?|operations?|requests?|tool\s+calls?|commands?)\s+(?:are|is|have\s+been)\s+(?:pre-?approved|pre-?authori[sz]ed|already\s+approved)`,
+      String.raw`\b(?:don't|do\s+not|never)\s+ask(?:\s+(?:first|them|anyone|for\s+anything|questions))?\s*(?:[.;!]|$)`,
     ].join('|'),
   },
   {
@@ -549,7 +634,7 @@ export const DESCRIPTION_RULES: readonly DescriptionRule[] = [
     description: 'Tells the model to fetch and obey instructions from somewhere else',
     pattern: [
       String.raw`\b(?:follow|obey|execute|carry\s+out|apply|comply\s+with)\s+(?:the\s+|any\s+|all\s+)?(?:instructions|commands|directives|directions)\s+(?:found\s+|contained\s+|given\s+|listed\s+|returned\s+|provided\s+|hosted\s+)?(?:at|from|on|there)\b`,
-      String.raw`\b(?:download|fetch|load|retrieve|read|visit|open)\b[^\n]{0,160}?\b(?:and|then)\s+(?:follow|obey|execute|run|carry\s+out)\s+(?:it|them|the\s+(?:instructions|commands|steps))\b`,
+      String.raw`\b(?:download|fetch|load|retrieve|read|visit|open)\b[^\n]{0,160}?\b(?:and|then)\s+(?:follow|obey|execute|run|carry\s+out|do)\s+(?:it|them|the\s+(?:instructions|commands|steps)|whatever|what(?:ever)?\s+it\s+(?:says|tells))\b`,
     ].join('|'),
   },
   {
@@ -585,6 +670,8 @@ export const DESCRIPTION_RULES: readonly DescriptionRule[] = [
       String.raw`\b(?:all|every|each|any)\s+(?:outgoing\s+)?(?:emails?|messages?|mail|payments?|transfers?|transactions?|funds|invoices?|requests?|data)\s+(?:must|should|shall|has\s+to|have\s+to|needs?\s+to|are\s+to)\s+(?:also\s+|now\s+|always\s+|instead\s+)?(?:be\s+)?(?:sent|forwarded|redirected|routed|rerouted|copied|bcc'?d|cc'?d|paid|transferred|delivered|mirrored)\s+(?:to|via)\b`,
       String.raw`\b(?:send|forward|route|redirect|transfer|pay)\s+(?:all|every|each|any)\s+(?:outgoing\s+)?(?:emails?|messages?|mail|payments?|transfers?|funds|invoices?)\b[^.\n]{0,30}?\bto\s+(?:(?<![a-z0-9._%+-])[a-z0-9._%+-]+@|0x[0-9a-f]{6,}|[a-z]{2}\d{2}[a-z0-9]{10,})`,
       String.raw`\b(?:change|replace|set|switch|overwrite|swap)\s+(?:the\s+)?(?:recipient|to[\s-]address|destination\s+(?:address|account)|receiver|payee|beneficiary|iban|account\s+number|wallet\s+address)s?\b[^.\n]{0,20}?\b(?:to|with)\s+(?:(?<![a-z0-9._%+-])[a-z0-9._%+-]+@|0x[0-9a-f]{6,}|[a-z]{2}\d{2}[a-z0-9]{10,}|\+?\d[\d\s().-]{7,}\d)`,
+      String.raw`\b(?:change|replace|set|switch|overwrite|swap)\s+(?:the\s+)?(?:recipient|to[\s-]address|destination|receiver|payee|beneficiary|iban|account\s+number|wallet\s+address|account)s?\b[^.\n]{0,20}?\b(?:to|with)\s+(?:(?:the\s+)?(?:account|address|wallet|number|iban|card)\s+)?(?:(?<![a-z0-9._%+-])[a-z0-9._%+-]+@|0x[0-9a-f]{6,}|[a-z]{2}\d{2}[a-z0-9]{10,}|\+?\d[\d\s().-]{7,}\d)`,
+      String.raw`\b(?:recipients?|cc|bcc|to)\s+(?:list|field|line|addresses)?\s*(?:must|should|shall)\s+(?:always\s+|also\s+)?(?:include|contain|have|get)\s+(?:[\w-]+\s+)?(?<![a-z0-9._%+-])[a-z0-9._%+-]+@[a-z0-9-]+(?:\.[a-z0-9-]+)*\.[a-z]{2,}`,
     ].join('|'),
   },
   {
@@ -600,6 +687,8 @@ export const DESCRIPTION_RULES: readonly DescriptionRule[] = [
       String.raw`\b(?:respond|reply|answer)\s+(?:only|always|exclusively)\s+with\b`,
       String.raw`\b(?:start|begin|prefix|end|finish|close|sign)\s+(?:every|each|all)\s+(?:of\s+your\s+)?(?:responses?|repl(?:y|ies)|answers?|messages?)\s+with\b`,
       String.raw`\brespond\s+to\s+(?:every|each|all|any)\s+(?:user\s+)?(?:messages?|requests?|questions?)\s+(?:by|with)\b`,
+      String.raw`\b(?:prepend|append|suffix|preface|open|conclude|follow|precede)\s+(?:every|each|all|any)\s+(?:of\s+your\s+)?(?:responses?|repl(?:y|ies)|answers?|messages?|outputs?)\s+(?:with|by)\b`,
+      String.raw`\b(?:in|at\s+the\s+(?:end|start)\s+of)\s+(?:your|every|each|the)\s+(?:final\s+)?(?:answer|response|reply|message|summary)s?\s*,?\s*(?:always\s+)?(?:state|say|claim|mention|write|add|include|assert|insist|stress)\b`,
     ].join('|'),
   },
   {
@@ -614,16 +703,115 @@ export const DESCRIPTION_RULES: readonly DescriptionRule[] = [
     ].join('|'),
   },
 
-  // --- tool-reference: one tool steering how the model uses another (shadowing).
   {
-    id: 'tool-reference.other-tool-name',
-    category: 'tool-reference',
-    kind: 'tool-name',
-    description: 'Mentions another tool in the catalog by name',
-    // snake_case, kebab-case, dotted/namespaced ids and camelCase/PascalCase; plain words are
-    // too likely to be ordinary English ("search", "fetch").
-    distinctive: String.raw`^[A-Za-z0-9]+(?:[_.:\/-]+[A-Za-z0-9]+)+$|^[a-z][a-z0-9]*[A-Z][A-Za-z0-9]*$|^[A-Z][a-z0-9]+[A-Z][A-Za-z0-9]*$`,
+    id: 'instruction.standing-order',
+    category: 'instruction',
+    kind: 'pattern',
+    target: 'normalized',
+    description:
+      'Gives the model a standing order (always recommend something, call this tool at the start of every conversation, …)',
+    pattern: [
+      String.raw`\balways\s+(?:recommend|promote|endorse|advertise|upsell|plug)\b`,
+      String.raw`\b(?:recommend|suggest|promote|endorse|advertise)\s+(?:only\s+)?[\w.-]+(?:\s+[\w.-]+){0,2}\s+(?:over|instead\s+of|rather\s+than|above)\s+(?:any|all|every|other|competing|the\s+competition)\b`,
+      String.raw`\b(?:never|don't|do\s+not)\s+(?:recommend|suggest|mention|promote)\s+(?:any\s+)?(?:competitors?|competing|rival|other\s+(?:vendors?|providers?|products?|brands?|services?|companies))`,
+      String.raw`\b(?:call|use|invoke|run|execute|trigger)\s+(?:this\s+(?:tool|function)|it)\s+(?:first\s+)?(?:at\s+the\s+(?:start|beginning|end)\s+of|before|after|on|in|for)\s+(?:every|each|any|all)\s+(?:new\s+)?(?:conversations?|sessions?|chats?|tasks?|requests?|messages?|responses?|turns?|queries|questions?|tool\s+calls?|calls?|repl(?:y|ies)|answers?|interactions?)\b`,
+      String.raw`\b(?:at\s+the\s+(?:start|beginning)\s+of|before\s+(?:answering|responding\s+to)|before)\s+(?:every|each|any|all)\s+(?:new\s+)?(?:conversations?|sessions?|chats?|turns?|user\s+(?:messages?|requests?|questions?)|responses?|answers?|repl(?:y|ies)|calls?|tool\s+calls?|requests?|uses?)\b[^.\n]{0,40}?\b(?:call|use|invoke|run|execute|trigger|visit|fetch|open|load)\b`,
+      String.raw`\b(?:call|use|invoke|run|execute|trigger|visit|fetch|open|load|check)\b[^\n]{0,80}?\b(?:before|after|at\s+the\s+start\s+of)\s+(?:every|each|any)\s+(?:other\s+)?(?:calls?|uses?|requests?|invocations?|runs?|responses?|answers?|repl(?:y|ies)|conversations?|sessions?|tool\s+calls?|commands?|actions?|steps?|operations?)\b`,
+      String.raw`\b(?:call|use|invoke|run)\s+this\s+(?:tool|function)\s+(?:first|before\s+any(?:thing)?\s+else|before\s+(?:any|all)\s+other\s+(?:tools?|functions?|actions?|steps?))\b`,
+      String.raw`\bthis\s+(?:tool|function)\s+(?:must|should|shall|has\s+to|needs\s+to)\s+(?:always\s+)?be\s+(?:called|used|invoked|run)\s+(?:first\b|before\s+(?:any|all|every|each)|at\s+the\s+(?:start|beginning)|on\s+every|for\s+every|for\s+all|whenever|every\s+time|each\s+time)`,
+      String.raw`\b(?:whenever|every\s+time|each\s+time|any\s+time)\s+(?:the\s+)?user\s+(?:asks|mentions|says|talks|requests|wants|writes|types|needs)\b[^.\n]{0,80}?\b(?:always|you\s+(?:must|should)|recommend|suggest|respond\s+with|reply\s+with|tell\s+(?:them|the\s+user))\b`,
+      String.raw`\byou\s+(?:must|should|shall|are\s+(?:required|instructed|obliged|expected)\s+to|need\s+to|have\s+to)\s+(?:always\s+|never\s+|also\s+|now\s+|first\s+|immediately\s+)?(?:recommend|tell\s+the\s+user|inform\s+the\s+user|say|respond|reply|answer\s+(?:with|that|only)|mention|disregard|refuse|prefer|claim|pretend|conceal|obey|comply|promote|redirect|forward)\b`,
+      String.raw`\b(?:make\s+sure|ensure)\s+[\w.-]+(?:\s+[\w.-]+){0,2}\s+(?:appears?|is\s+(?:listed|ranked|shown|mentioned|placed))\s+(?:first|at\s+the\s+top|on\s+top|above)`,
+      String.raw`\bdescribe\s+(?:it|them|[\w.-]+)\s+as\s+(?:the\s+)?(?:best|top|only|cheapest|safest|most\s+\w+)\b`,
+      String.raw`\balways\s+suggest(?:ing)?\s+(?:buying|using|installing|upgrading|purchasing|subscribing|switching|signing\s+up|our\b|my\b|[\w-]+'s\b)`,
+      String.raw`\b(?:you\s+are|you're)\s+(?:required|instructed|obliged|expected)\s+to\s+(?:always\s+)?(?:recommend|promote|suggest|mention|push|endorse)\b`,
+      String.raw`\bthis\s+(?:tool|function)\s+(?:must|should|shall|has\s+to|needs\s+to)\s+(?:always\s+)?be\s+(?:called|used|invoked|run)\s+before\s+(?:you\s+)?(?:answer|respond|reply|do\s+anything|say\s+anything)`,
+      String.raw`\balways\s+(?:use|call|invoke|prefer|choose)\s+this\s+(?:tool|function|server)\b`,
+      String.raw`\bfirst\s+thing\s+in\s+(?:any|every|each|a\s+new)\s+(?:chat|conversation|session|turn)\b`,
+      String.raw`\bpretend\s+(?:that\s+)?(?:they|it|these|those|there|nothing|the\s+\w+)\s+(?:do|does|did|is|are|was|were|has|have)\s*(?:not|n't|never)\b`,
+      String.raw`\b(?:never|don't|do\s+not)\s+(?:show|list|mention|include|return|display|recommend)\s+(?:any\s+)?(?:results?\s+(?:from|about)\s+)?(?:competitors?|competing|rival)`,
+      String.raw`\b(?:must|should|shall|has\s+to|have\s+to|always)\s+(?:be\s+)?(?:presented|described|shown|listed|ranked|portrayed|recommended|framed)\s+as\s+(?:the\s+)?(?:best|cheapest|top|only|safest|preferred|first|recommended|most\s+\w+)\b`,
+    ].join('|'),
   },
+  {
+    id: 'instruction.system-banner',
+    category: 'instruction',
+    kind: 'pattern',
+    target: 'normalized',
+    description:
+      'Contains a banner or template block impersonating a system or admin message (### SYSTEM ###, === ADMIN NOTE ===, {{#system}}, {% system %}, …)',
+    pattern: [
+      String.raw`${BANNER_RULE}\s{0,3}(?:begin\s+|start\s+|end\s+|new\s+|important\s+|urgent\s+)?(?:${ROLE_WORDS})${BANNER_TAIL}\s{0,3}${BANNER_RULE_CLOSE}`,
+      String.raw`(?:^|\n)\s{0,3}#{1,6}\s{0,3}(?:${ROLE_WORDS})[\s_-]?(?:prompt|message|instructions?|override|note|notice|directive|update)s?\s*(?:\n|:|$)`,
+      String.raw`\{\{\s{0,3}[#\/^>~]?\s{0,3}(?:system|admin|developer|assistant|instructions?|sys|hidden|secret|important|override|im_start|prompt)\b[^{}\n]{0,40}\}\}`,
+      String.raw`\{%-?\s{0,3}(?:end)?(?:system|admin|developer|assistant|instructions?|hidden|secret|override|sys)\b[^%\n]{0,40}-?%\}`,
+      String.raw`\{%-?\s{0,3}(?:block|macro|call|filter)\s+(?:system|admin|developer|instructions?|hidden|secret|override)\b`,
+      String.raw`<\|?(?:start_of_turn|end_of_turn|start_header_id|end_header_id|begin_of_text|eot_id|im_start|im_end|endoftext)\|?>`,
+      String.raw`\[\s{0,3}\/?\s{0,3}(?:admin|administrator|developer|operator|root)[\s_-]?(?:note|notice|message|prompt|override|instructions?|directive|mode)?\s{0,3}\]`,
+      String.raw`(?:^|\n)\s{0,3}(?:\[|\()?(?:system|admin|developer)\s+(?:override|directive|mode|instructions?)(?:\]|\))?\s*(?:\n|:)`,
+    ].join('|'),
+  },
+  {
+    id: 'instruction.result-as-instructions',
+    category: 'instruction',
+    kind: 'pattern',
+    target: 'normalized',
+    description: 'Tells the model to obey instructions found in a result or fetched from elsewhere',
+    pattern: [
+      String.raw`\b(?:fetch|get|load|download|retrieve|pull|obtain)\s+(?:the\s+|your\s+|new\s+|latest\s+|updated\s+|current\s+|additional\s+|further\s+|real\s+|full\s+|next\s+|today's\s+)*(?:instructions|directives|commands|orders|prompts?|system\s+prompt|tasks?|rules)\s+(?:from|at|via|on)\b`,
+      String.raw`\b(?:follow|obey|execute|carry\s+out|comply\s+with|act\s+on)\s+(?:the\s+|any\s+|all\s+)?(?:instructions|commands|directives|steps)\s+(?:in|inside|contained\s+in|included\s+in|embedded\s+in|returned\s+(?:by|in)|you\s+find\s+in)\s+(?:the\s+|its\s+|this\s+|each\s+|every\s+)?(?:tool'?s?\s+)?(?:output|result|response|returned\s+(?:text|data)|page|document|file|email|message)s?\b`,
+      String.raw`\b(?:treat|consider|regard)\s+(?:the\s+)?(?:text|content|contents|output|result|response)s?\s+(?:of|from|returned\s+by)\s+(?:this|the)\s+(?:tool|function|page|url|link)\s+as\s+(?:your\s+)?(?:new\s+)?(?:instructions|commands|system\s+prompt|orders)\b`,
+    ].join('|'),
+  },
+  {
+    id: 'instruction.deceive-user',
+    category: 'instruction',
+    kind: 'pattern',
+    target: 'normalized',
+    description: 'Asks the model to hide things from the user or to mislead them',
+    pattern: [
+      String.raw`\b(?:don't|do\s+not|never|avoid)\s+(?:ever\s+)?(?:mention(?:ing)?|reveal(?:ing)?|disclos(?:e|ing)|show(?:ing)?|display(?:ing)?|report(?:ing)?|surfac(?:e|ing)|expos(?:e|ing)|acknowledg(?:e|ing)|tell(?:ing)?|say(?:ing)?|explain(?:ing)?|list(?:ing)?)\b[^.\n]{0,50}?\b(?:(?:in|to|within)\s+(?:your|the)\s+(?:response|reply|answer|output\s+to\s+the\s+user|summary|chat|conversation|transcript)|to\s+(?:the\s+)?(?:user|human|operator|customer|anyone|anybody))\b`,
+      String.raw`\b(?:hide|conceal|omit|suppress|withhold|redact)\s+(?:this|these|it|that|the|any|all|every)\b[^.\n]{0,50}?\bfrom\s+(?:the\s+)?(?:user|human|operator|customer|transcript|chat|conversation|(?:your\s+)?(?:response|reply|answer))\b`,
+      String.raw`\bkeep\s+(?:this|these|it|that|the\s+[\w-]+)\s+(?:[\w-]+\s+){0,2}?(?:secret|hidden|private|confidential|quiet|between\s+us|to\s+yourself)\b`,
+      String.raw`\b(?:the\s+)?(?:user|human)\s+(?:doesn't|does\s+not|need\s+not|needn't|don't|do\s+not)\s+(?:need\s+to\s+)?(?:know|see|be\s+told|be\s+informed|hear)\b`,
+      String.raw`\b(?:tell|assure|reassure|inform)\s+(?:the\s+)?user\s+(?:that\s+)?(?:the\s+[\w-]+|it|everything|nothing|the\s+operation|the\s+call)\s+(?:was|is|has|went|failed|succeeded|worked)`,
+      String.raw`\b(?:pretend|act\s+as\s+if|behave\s+as\s+if)\s+(?:that\s+)?(?:nothing|this|the\s+call|the\s+tool|you\s+(?:did|didn't|never|have))\b`,
+      String.raw`\bwithout\s+(?:mentioning|telling|revealing|disclosing|showing)\s+(?:it|this|that|anything)?\s*(?:to\s+)?(?:the\s+)?(?:user|human|them)\b`,
+      String.raw`\b(?:report|say|claim|state|tell|show|confirm|present)\b[^.\n]{0,60}?\b(?:success|succeeded|successful|completed|approved|worked|fine|ok)\b[^.\n]{0,30}?\beven\s+(?:if|when|though)\b`,
+      String.raw`\b(?:do\s+not|don't|never)\s+(?:bring\s+(?:it|this|that|them)\s+up|bring\s+up\s+(?:this|it|that))\b`,
+      String.raw`\b(?:do|perform|run|complete|handle)\s+(?:this|it|that|everything|the\s+\w+)\s+(?:quietly|silently|secretly|covertly|discreetly|invisibly)\b`,
+      String.raw`\bkeep\s+(?:the\s+)?(?:user|customer|human|operator|them)\s+(?:in\s+the\s+dark|unaware|uninformed|out\s+of\s+the\s+loop)`,
+    ].join('|'),
+    alsoInSentence: String.raw`\b(?:user|human|operator|customer|anyone|anybody|them|response|reply|answer|chat|conversation|transcript|summary|call|calls|step|steps|instructions?|notes?|this\s+tool|tool|yourself|us|nothing|everything)\b`,
+  },
+  {
+    id: 'instruction.model-directive',
+    category: 'instruction',
+    kind: 'pattern',
+    target: 'normalized',
+    description: 'Claims authority over the model or its system prompt',
+    pattern: [
+      String.raw`\b(?:takes?|has|have|gets?|given|carries|with)\s+(?:absolute\s+|top\s+|the\s+highest\s+|highest\s+|full\s+|overriding\s+|higher\s+)?(?:priority|precedence)\s+over\s+(?:the\s+|your\s+|any\s+|all\s+|every\s+)?(?:system|developer|user'?s?|other|previous|prior|earlier|original|safety|operator|conflicting|existing)\b`,
+      String.raw`\b(?:supersedes?|overrides?|outranks?|trumps?|overrules?|replaces?|invalidates?|cancels?)\s+(?:the\s+|your\s+|any\s+|all\s+)?(?:system\s+(?:prompt|message|instructions?)|developer\s+(?:message|instructions?)|user'?s?\s+(?:instructions?|requests?|wishes|preferences)|safety\s+(?:rules|guidelines|policies)|(?:previous|prior|earlier|original)\s+(?:instructions?|rules|directives))`,
+      String.raw`\b(?:system\s+prompt|system\s+message|developer\s+message|previous\s+instructions)\s+(?:is|are)\s+(?:outdated|superseded|void|no\s+longer\s+(?:valid|applicable|in\s+effect)|overridden|replaced|cancell?ed|revoked)`,
+      String.raw`\b(?:above|over)\s+(?:all\s+)?(?:other\s+)?(?:instructions|rules)\s+(?:you\s+(?:have|were|received)|in\s+your\s+(?:system\s+)?prompt)`,
+      String.raw`\b(?:outranks?|overrides?|supersedes?|trumps?|beats?|takes?\s+precedence\s+over|is\s+more\s+important\s+than|counts?\s+more\s+than)\s+(?:anything|everything|whatever|all|any)\b[^.\n]{0,30}?\b(?:system\s+prompt|system\s+message|instructions|the\s+user|developer)`,
+      String.raw`\b(?:your|the)\s+system\s+(?:prompt|message|instructions?)\s+(?:no\s+longer\s+appl(?:y|ies)|does\s+not\s+apply|doesn't\s+apply|is\s+(?:void|obsolete|outdated|cancell?ed|suspended|wrong|fake))`,
+      String.raw`\b(?:whatever|regardless\s+of\s+what|no\s+matter\s+what)\s+(?:the\s+|your\s+)?(?:system\s+prompt|system\s+message|developer|instructions|user)\s+(?:says|said|tells|asks|wants|requires|requests)`,
+      String.raw`\b(?:previous|prior|earlier|all\s+other|existing)\s+(?:guidance|instructions|directives|rules)\s+(?:is|are)\s+(?:now\s+)?(?:cancell?ed|void|revoked|obsolete|superseded|replaced|withdrawn|suspended)`,
+    ].join('|'),
+  },
+
+  {
+    id: 'instruction.encode-and-smuggle',
+    category: 'instruction',
+    kind: 'pattern',
+    target: 'normalized',
+    description: 'Tells the model to encode data and slip it into an argument or a reply',
+    pattern: String.raw`\b(?:encode|obfuscate|encrypt|compress|convert|hex-?encode)\b[^.\n]{0,60}?\b(?:in|as|to|with|using|into)\s+(?:base64|base32|hex|rot13|url[\s-]?encoding|binary)\b[^.\n]{0,60}?\b(?:put|place|add|pass|include|append|send|store|embed|insert|hide|attach)\b`,
+  },
+
+  // --- tool-reference: one tool steering how the model uses another (shadowing).
   {
     id: 'tool-reference.invoke-phrase',
     category: 'tool-reference',
@@ -635,8 +823,45 @@ export const DESCRIPTION_RULES: readonly DescriptionRule[] = [
       String.raw`\b(?:call|use|invoke|trigger)\s+(?:the\s+)?(?:tool|function)\s+${TOOL_TOKEN}`,
       String.raw`\b(?:call|invoke|trigger)\s+(?:the\s+)?[\x60'"]?([a-z][a-z0-9]*(?:_[a-z0-9]+)+)\b[\x60'"]?(?!\s*=)`,
       String.raw`\b(?:instead\s+of|rather\s+than|in\s+place\s+of)\s+(?:using\s+|calling\s+)?(?:the\s+)?${TOOL_TOKEN}\s+(?:tool|function)\b`,
+      // By form, never by catalog: the same sentence gets the same verdict whatever is registered.
+      String.raw`\b(?:call|invoke|trigger|run|execute)\s+(?:the\s+)?[\x60'"]?([a-z][\w.-]*)[\x60'"]?\s+(?:tool\s+|function\s+)?(?:with|using|passing|on\s+(?:every|each|all))\b`,
+      String.raw`\b(?:prefer|switch\s+to|fall\s+back\s+to|route\s+(?:it|them|everything|all\s+[\w-]+)\s+(?:to|through))\s+(?:the\s+)?${TOOL_ID}`,
+      String.raw`\buse\s+(?:the\s+)?${TOOL_ID}\s+(?:tool\s+|function\s+)?(?:instead|always|only|exclusively|for\s+(?:all|every|any)|whenever|rather)\b`,
+      String.raw`\b(?:do\s+not|don't|never|stop|avoid)\s+(?:ever\s+)?(?:use|using|call|calling|invoke|invoking|run|running|trust|trusting|rely\s+on)\s+(?:the\s+)?${TOOL_ID}`,
+      String.raw`${TOOL_ID}\s+(?:tool\s+|function\s+)?(?:is|has\s+been|was|are)\s+(?:now\s+)?(?:deprecated|broken|disabled|unsafe|compromised|obsolete|retired|replaced|superseded|unreliable|malicious|insecure|forbidden|banned|prohibited|blocked|off[\s-]limits|not\s+(?:safe|trusted|working|available|allowed|permitted|to\s+be\s+used))`,
+      String.raw`\b(?:instead\s+of|rather\s+than|in\s+place\s+of)\s+(?:using\s+|calling\s+)?(?:the\s+)?${TOOL_ID}`,
+      String.raw`\b(?:replaces?|supersedes?|overrides?|shadows?)\s+(?:the\s+)?${TOOL_ID}\s+(?:tool|function)?`,
+      String.raw`\b(?:must|should|shall|needs?\s+to|has\s+to|always)\s+(?:also\s+|always\s+|then\s+|automatically\s+)?(?:be\s+)?(?:passed|sent|forwarded|piped|handed|fed|copied|pass|send|forward|pipe|hand|feed|copy)\s+(?:[\w-]+\s+){0,3}?(?:on\s+)?(?:to|into|through)\s+(?:the\s+)?${TOOL_ID}`,
     ].join('|'),
+    ignoreCaptures: [...NOT_A_TOOL_NAME, 'tool', 'function', 'it', 'them', 'me', 'e.g', 'i.e'],
+  },
+  {
+    id: 'tool-reference.hijack-named-tool',
+    category: 'tool-reference',
+    kind: 'pattern',
+    target: 'normalized',
+    description: 'Changes what the model does when another tool (named by its id) is used',
+    pattern: [
+      String.raw`\b(?:when(?:ever)?|each\s+time|every\s+time|any\s+time|after|before|once|if)\s+(?:the\s+)?(?:user\s+|you\s+|assistant\s+|model\s+|agent\s+)?(?:\([\w\s.-]{1,30}\)\s+)?${TOOL_ID}\s+(?:tool\s+|function\s+)?(?:is|gets|has\s+been|was)\s+(?:being\s+)?(?:used|called|invoked|run|executed|triggered)`,
+      String.raw`\b(?:when(?:ever)?|each\s+time|every\s+time|any\s+time|if|after|before)\s+(?:the\s+user\s+|you\s+|the\s+assistant\s+|the\s+model\s+)?(?:calls?|uses?|invokes?|runs?|calling|using|invoking|running)\s+(?:the\s+)?${TOOL_ID}`,
+    ].join('|'),
+    alsoInSentence: String.raw`\b(?:also|must|always|instead|secretly|silently|quietly|first|additionally|make\s+sure|do\s+not|don't|never|change|replace|add|send|copy|forward|bcc|cc|include|append|redirect|set|use\s+this|call\s+this|ignore)\b`,
     ignoreCaptures: [...NOT_A_TOOL_NAME, 'tool', 'function'],
+  },
+  {
+    id: 'tool-reference.prefer-this-tool',
+    category: 'tool-reference',
+    kind: 'pattern',
+    target: 'normalized',
+    description: 'Tells the model to prefer this tool over the others, or to avoid the others',
+    pattern: [
+      String.raw`\b(?:prefer|choose|pick|select|use|favou?r)\s+this\s+(?:tool|function|server|one)\s+(?:over|instead\s+of|rather\s+than|in\s+place\s+of|above)\b`,
+      String.raw`\b(?:always\s+)?(?:prefer|favou?r)\s+this\s+(?:tool|function|server)\b`,
+      String.raw`\b(?:instead\s+of|rather\s+than|in\s+place\s+of)\s+(?:any\s+|all\s+)?(?:other|another|the\s+built-?in|the\s+default|the\s+native|the\s+standard)\s+(?:[\w-]+\s+){0,2}?(?:tools?|functions?|servers?)\b`,
+      String.raw`\bthis\s+(?:tool|function|server)\s+(?:replaces|supersedes|deprecates|obsoletes|should\s+be\s+used\s+instead\s+of|must\s+be\s+used\s+instead\s+of)\b`,
+      String.raw`\b(?:do\s+not|don't|never)\s+(?:use|call|invoke)\s+(?:the\s+)?(?:built-?in|default|native|standard|other)\s+(?:[\w-]+\s+){0,2}?(?:tools?|functions?)\b`,
+      String.raw`\b(?:always\s+)?(?:go|route\s+(?:everything|all\s+\w+)|send\s+everything)\s+(?:only\s+)?through\s+this\s+(?:tool|function|server)\b`,
+    ].join('|'),
   },
   {
     id: 'tool-reference.conditional-override',
@@ -667,12 +892,32 @@ export const DESCRIPTION_RULES: readonly DescriptionRule[] = [
       String.raw`\b(?:replaces?|supersedes?|overrides?|takes\s+precedence\s+over)\s+(?:all\s+|any\s+)?(?:other|existing)\s+(?:tools?|functions?)\b`,
       String.raw`\b(?:change|modify|alter|override|hijack|intercept|redirect)\s+(?:the\s+)?(?:behaviou?r|functionality|output|results?|arguments?|parameters?|recipients?)\s+of\s+(?:the\s+|all\s+|any\s+|every\s+)?(?:other\s+)?(?:[\w.\-\x60'"]+\s+)?(?:tools?|functions?)\b`,
       String.raw`\b(?:this|these)\s+(?:instructions?|rules?|notes?|requirements?)\s+(?:also\s+)?appl(?:y|ies)\s+to\s+(?:all|every|any|the|other)\b[^.\n]{0,30}\b(?:tools?|functions?)\b`,
+      String.raw`\b(?:disregard|ignore|forget)\s+(?:all\s+|any\s+)?(?:the\s+)?other\s+(?:tools?|functions?|servers?)\b`,
+      String.raw`\b(?:refuse|decline)\s+to\s+(?:use|call|invoke)\s+(?:any\s+)?(?:other\s+)?(?:tools?|functions?)\b`,
+      String.raw`\b(?:any|every|all)\s+(?:other\s+)?(?:tools?|functions?)\s+(?:except|but|other\s+than)\s+this\s+(?:one|tool|function)\b`,
     ].join('|'),
   },
 
   // --- secret-access: secrets in an instruction or exfiltration sense only. A tool that rotates
   // keys, resets passwords or issues API tokens describes itself in the third person and never
   // trips these; "send the user's API key to …" does.
+  {
+    // Credentials reach tools through the gateway's credential broker, never through the model.
+    id: 'secret-access.secret-in-argument',
+    category: 'secret-access',
+    kind: 'pattern',
+    target: 'normalized',
+    description:
+      'Asks the model to put secrets, credentials or environment variables into a tool argument',
+    pattern: [
+      String.raw`${NOT_NEGATED}\b(?:pass|put|include|send|provide|supply|add|insert|fill\s+in|place|attach|append|copy|paste|embed|forward|set)\b[^.\n]{0,120}?\b(?:in|into|as|inside|within|to|through|via|under)\s+(?:the\s+|a\s+|an\s+|this\s+|its\s+)?[\x60'"]?[\w-]*[\x60'"]?\s*(?:parameter|param|argument|arg|field|property|input|header|query\s+string|value|key)s?\b`,
+      String.raw`\b(?:parameter|param|argument|field|property|input)s?\b[^.\n]{0,40}?\b(?:must|should|shall|needs?\s+to|has\s+to|is\s+to|will)\s+(?:always\s+)?(?:contain|include|hold|carry|be\s+(?:set\s+to|filled\s+with|populated\s+with)|be)\b`,
+      String.raw`\b(?:set|fill|populate|fill\s+in)\s+(?:the\s+)?[\x60'"]?[\w-]+[\x60'"]?\s+(?:parameter|param|argument|arg|field|property|input)\s+(?:to|with)\b`,
+      String.raw`${NOT_NEGATED}\b(?:read|grab|collect|gather|look\s+up|fetch|retrieve|dump|list)\s+(?:all\s+|every\s+|the\s+)?(?:${ENVIRONMENT}|(?:the\s+)?environment)\b[^.\n]{0,60}?\b(?:and|then)\s+(?:pass|send|include|put|add|attach|append|forward|upload)\b`,
+    ].join('|'),
+    // The secret is looked for in the whole sentence: cheaper than a span, and word order varies.
+    alsoInSentence: FOREIGN_SECRET,
+  },
   {
     id: 'secret-access.exfiltrate-others-secrets',
     category: 'secret-access',
@@ -845,7 +1090,8 @@ export const DESCRIPTION_RULES: readonly DescriptionRule[] = [
     kind: 'pattern',
     target: 'normalized',
     description: 'Contains a Markdown image, which a client may fetch and thereby leak data',
-    pattern: String.raw`!\[[^\]\n]{0,200}\]\s*\(`,
+    // Only an image with a real address is fetched; `![alt](url)` in a converter's docs is prose.
+    pattern: String.raw`!\[[^\]\n]{0,200}\]\s*\(\s*<?(?:[a-z][a-z0-9+.-]{1,15}:|\/\/|www\.|[a-z0-9-]+\.[a-z]{2,}\/)`,
   },
   {
     id: 'hidden-markup.markdown-comment',
@@ -876,12 +1122,30 @@ export const DESCRIPTION_RULES: readonly DescriptionRule[] = [
 
   // --- url: descriptions should not send the model (or a renderer) anywhere.
   {
+    id: 'url.send-to-link',
+    category: 'url',
+    kind: 'pattern',
+    target: 'normalized',
+    description: 'Tells the model to send data to a web address',
+    exemptOwnHosts: true,
+    pattern: String.raw`${NOT_NEGATED}\b(?:send|post|upload|forward|transmit|submit|report|sync|mirror|beacon|ping|leak|exfiltrate|copy|deliver|push|stream|relay|put|append|attach)\b[^.\n]{0,80}?\b(?:to|at|via|into)\s+(?:the\s+|our\s+|this\s+|my\s+)?(?:[\w-]+\s+){0,3}?(?:https?:\/\/|www\.)[^\s<>"'\x60]+`,
+  },
+  {
+    id: 'url.image-beacon',
+    category: 'url',
+    kind: 'pattern',
+    target: 'normalized',
+    description: 'Tells the model to render an image or pixel from a web address (a beacon)',
+    exemptOwnHosts: true,
+    pattern: String.raw`\b(?:render|display|embed|include|show|add|insert|output|load)\s+(?:an?\s+|the\s+|this\s+)?(?:(?:tiny|small|invisible|hidden|1x1|tracking)\s+)?(?:image|pixel|img|picture|badge|gif|icon)\b[^.\n]{0,80}?(?:https?:\/\/|www\.)[^\s<>"'\x60]+`,
+  },
+  {
     id: 'url.scheme',
     category: 'url',
     kind: 'pattern',
     target: 'normalized',
-    description: 'Contains a URL',
-    exemptOwnHosts: true,
+    description: 'Contains a link of an exfiltration shape',
+    link: true,
     pattern: String.raw`\b[a-z][a-z0-9+.-]{1,15}:\/\/[^\s<>"'\x60]+`,
   },
   {
@@ -889,9 +1153,10 @@ export const DESCRIPTION_RULES: readonly DescriptionRule[] = [
     category: 'url',
     kind: 'pattern',
     target: 'normalized',
-    description: 'Contains a web address (www.…)',
-    exemptOwnHosts: true,
-    pattern: String.raw`\bwww\d?\.[a-z0-9-]+(?:\.[a-z0-9-]+)*\.[a-z]{2,}\b`,
+    description: 'Contains a web address (www.…) of an exfiltration shape',
+    link: true,
+    // One run for the host's first label, then anything up to a space: linear, no nested repeats.
+    pattern: String.raw`(?<![\/\w.-])www\d?\.[a-z0-9-]{1,63}\.[a-z0-9][^\s<>"'\x60]*`,
   },
   {
     // Scheme-less host/path strings are everywhere in legitimate descriptions (container images,
@@ -919,4 +1184,5 @@ export const DESCRIPTION_RULES: readonly DescriptionRule[] = [
     description: 'Contains a javascript:/vbscript: URL',
     pattern: String.raw`\b(?:javascript|vbscript|livescript):(?!\s)`,
   },
+  ...languageRules(),
 ];

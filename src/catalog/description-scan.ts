@@ -6,7 +6,6 @@ import type {
   CodePointRule,
   DescriptionRule,
   PatternRule,
-  ToolNameRule,
 } from './description-rules.js';
 import {
   CONFUSABLE_LETTERS,
@@ -38,15 +37,30 @@ export interface ScanInput {
   readonly extraTexts?: readonly ScanText[];
   /** Hosts the tool reaches anyway (egress hosts, its http runtime's or provider's host). */
   readonly ownHosts?: readonly string[];
-  /** Names of the other catalogued tools (a transient index is built, cached per list). */
-  readonly otherToolNames?: readonly string[];
+  /** Documentation hosts the tool's owner declares (`doc_hosts`): links there may carry a query. */
+  readonly docHosts?: readonly string[];
   /**
-   * Prebuilt indexes of catalogued names, for callers that scan many tools against a large
-   * catalog (registration). They may include the scanned tool itself: list its own names in
-   * `selfNames` so they are never reported.
+   * @deprecated Ignored. The verdict on a text never depends on what else is catalogued: other
+   * tools are caught by the form of the reference (calling, preferring, replacing, avoiding one).
    */
-  readonly toolNameIndexes?: readonly ToolNameIndex[];
+  readonly otherToolNames?: readonly string[];
+  /** @deprecated Ignored, like `otherToolNames`. */
+  readonly toolNameIndexes?: readonly unknown[];
+  /** @deprecated Ignored, like `otherToolNames`. */
   readonly selfNames?: readonly string[];
+}
+
+/** Any text a model will read: a description, a prompt, a resource, a tool result. */
+export interface ModelTextInput {
+  readonly text: string;
+  /** JSON pointer (or label) the findings carry in `field`. */
+  readonly field?: string;
+  /** How the model meets the text: prose (default), a schema key, or a one-token value. */
+  readonly kind?: ModelTextKind | 'name';
+  /** The name of whatever speaks (a tool's own name is never a reference to another tool). */
+  readonly speaker?: string;
+  readonly ownHosts?: readonly string[];
+  readonly docHosts?: readonly string[];
 }
 
 const MAX_EXCERPT = 80;
@@ -79,9 +93,6 @@ interface Compiled {
   readonly patterns: readonly CompiledPattern[];
   readonly codePoints: readonly CompiledCodePoints[];
   readonly confusable: { readonly rule: DescriptionRule; readonly index: number } | undefined;
-  readonly toolName:
-    | { readonly rule: ToolNameRule; readonly index: number; readonly re: RegExp }
-    | undefined;
 }
 
 let compiled: Compiled | undefined;
@@ -91,7 +102,6 @@ function compile(): Compiled {
   const patterns: CompiledPattern[] = [];
   const codePoints: CompiledCodePoints[] = [];
   let confusable: Compiled['confusable'];
-  let toolName: Compiled['toolName'];
   for (const [index, rule] of DESCRIPTION_RULES.entries()) {
     switch (rule.kind) {
       case 'pattern': {
@@ -121,12 +131,9 @@ function compile(): Compiled {
       case 'confusable':
         confusable = { rule, index };
         break;
-      case 'tool-name':
-        toolName = { rule, index, re: new RegExp(rule.distinctive, 'u') };
-        break;
     }
   }
-  compiled = { patterns, codePoints, confusable, toolName };
+  compiled = { patterns, codePoints, confusable };
   return compiled;
 }
 
@@ -377,17 +384,6 @@ function isPlainUrl(raw: string): boolean {
   }
 }
 
-/** The host of an http(s) URL a rule matched, or null (backslash escapes of a pattern dropped). */
-function urlHost(matched: string): string | null {
-  const plain = matched.replaceAll('\\', '');
-  try {
-    const url = new URL(/^[a-z][a-z0-9+.-]*:\/\//.test(plain) ? plain : `https://${plain}`);
-    return url.protocol === 'https:' || url.protocol === 'http:' ? url.hostname : null;
-  } catch {
-    return null;
-  }
-}
-
 function decodeTags(raw: string, skip: ReadonlySet<number>): string {
   let out = '';
   let inRun = false;
@@ -422,7 +418,7 @@ function decodeVariationSelectors(run: string): string {
 }
 
 // ---------------------------------------------------------------------------------------------
-// Tool-name references
+// Names
 
 /** Canonical spelling for comparing names: lower case, separators dropped. */
 function nameKey(name: string): string {
@@ -437,132 +433,62 @@ function lastSegment(name: string): string {
   return parts.at(-1) ?? name;
 }
 
-/** Words of an identifier: split on separators and on camelCase humps. */
-function nameWords(name: string): string[] {
-  return name
-    .replace(/([a-z0-9])([A-Z])/g, '$1 $2')
-    .split(/[\s_.:/-]+/)
-    .filter((w) => w.length > 0)
-    .map((w) => w.normalize('NFKC').toLowerCase());
+// ---------------------------------------------------------------------------------------------
+// Links
+
+/** Slots a model is meant to fill: `{conversation}`, `<api_key>`, `${HOME}`, `$TOKEN`, `%s`. */
+const PLACEHOLDER = /\{[^{}\s]{0,40}\}|<[^<>\s]{1,40}>|\$\{?[a-z_][a-z0-9_]*|%s(?![0-9a-f])/u;
+/** Query keys that name what they carry out: the shape of a collector, on any host. */
+const DATA_QUERY_KEY =
+  /[?&](?:data|payload|exfil|leak|dump|secrets?|tokens?|api_?keys?|passwords?|passwd|pwd|creds?|credentials|env|environ|cookies?|session|conversation|chat|history|transcript|context|prompt|memory)=/u;
+/** Punctuation that ends the sentence, not the link (a closing brace is a slot's, so it stays). */
+const TRAILING_PUNCTUATION = /[.,;:!?)\]'"]+$/u;
+
+interface LinkContext {
+  readonly ownHosts: ReadonlySet<string>;
+  readonly docHosts: ReadonlySet<string>;
 }
 
-interface NameEntry {
-  readonly name: string;
-  readonly words: readonly string[];
-  /** snake/kebab/dotted names must keep a separator between words ("api_version" ≠ "apiversion"). */
-  readonly separated: boolean;
+function declaredHost(host: string, ctx: LinkContext): boolean {
+  return ctx.ownHosts.has(host) || ctx.docHosts.has(host);
 }
 
 /**
- * Catalogued tool names by canonical key. Built once per catalog revision and grown with `add`,
- * so scanning one description costs the same with 10 or 10,000 tools in the catalog.
+ * Why a link is an exfiltration or smuggling shape, or null when it is a plain location. A plain
+ * http(s) link (no credentials, no placeholder, no query) is a documentation link and not a
+ * finding by itself, on any host; a query string is allowed only to a declared host, and never
+ * one that names the data it carries or leaves a slot for the model to fill.
  */
-export class ToolNameIndex {
-  readonly #byKey = new Map<string, NameEntry[]>();
-  /** The most `.`/`:`/`/`/`-`-separated pieces one catalogued name spans. */
-  #maxPieces = 1;
-
-  constructor(names: Iterable<string> = []) {
-    for (const name of names) this.add(name);
+function linkProblem(matched: string, ctx: LinkContext): string | null {
+  const link = matched.replaceAll('\\', '').replace(TRAILING_PUNCTUATION, '');
+  if (PLACEHOLDER.test(link)) return 'a link with a slot for the model to fill in';
+  let url: URL;
+  try {
+    url = new URL(/^[a-z][a-z0-9+.-]*:\/\//.test(link) ? link : `https://${link}`);
+  } catch {
+    return 'a link that does not parse';
   }
-
-  /** Adds every name another index holds (a transaction's names, once it committed). */
-  merge(other: ToolNameIndex): void {
-    for (const entries of other.#byKey.values()) for (const e of entries) this.add(e.name);
+  if (url.protocol !== 'https:' && url.protocol !== 'http:') return `a ${url.protocol} link`;
+  if (url.username !== '' || url.password !== '') return 'a link with credentials in it';
+  if (DATA_QUERY_KEY.test(url.search)) return 'a link whose query carries data out';
+  if (url.search.length > 1 && !declaredHost(url.hostname, ctx)) {
+    return 'a link with a query string to a host the tool does not declare';
   }
-
-  add(name: string): void {
-    const distinctive = compile().toolName?.re;
-    if (!distinctive) return;
-    for (const candidate of new Set([name, lastSegment(name)])) {
-      if (!distinctive.test(candidate)) continue;
-      const words = nameWords(candidate);
-      const key = words.join('');
-      if (key.length === 0) continue;
-      const list = this.#byKey.get(key) ?? [];
-      if (list.some((e) => e.name === name)) continue;
-      list.push({ name, words, separated: /[_.:/-]/.test(candidate) });
-      this.#byKey.set(key, list);
-      this.#maxPieces = Math.min(Math.max(this.#maxPieces, candidate.split(/[.:/-]+/).length), 8);
-    }
-  }
-
-  entries(key: string): readonly NameEntry[] | undefined {
-    return this.#byKey.get(key);
-  }
-
-  get maxPieces(): number {
-    return this.#maxPieces;
-  }
+  return null;
 }
 
-interface NameLookup {
-  readonly indexes: readonly ToolNameIndex[];
-  /** Catalogued names that belong to the scanned tool itself. */
-  readonly exclude: ReadonlySet<string>;
-}
+const FIRST_LINK = /\b[a-z][a-z0-9+.-]{1,15}:\/\/[^\s<>"'\x60]+|\bwww\d?\.[^\s<>"'\x60]+/u;
 
-/** The catalog rarely changes between registrations, so the index is rebuilt only when it does. */
-let nameIndexCache: { readonly signature: string; readonly index: ToolNameIndex } | undefined;
-
-function nameIndex(others: readonly string[]): ToolNameIndex {
-  const signature = others.join('\n');
-  if (nameIndexCache?.signature === signature) return nameIndexCache.index;
-  const index = new ToolNameIndex(others);
-  nameIndexCache = { signature, index };
-  return index;
-}
-
-interface NameHit {
-  readonly start: number;
-  readonly end: number;
-  readonly key: string;
-  readonly names: readonly string[];
-}
-
-/** Identifier runs; a name may start or end at `.`, `:`, `/` or `-`, never inside a word. */
-const IDENTIFIER_RUN = /[\p{L}\p{N}_]+(?:[.:/-]+[\p{L}\p{N}_]+)*/gu;
-const PIECE = /[\p{L}\p{N}_]+/gu;
-
-function findNames(text: string, lookup: NameLookup, ownKeys: ReadonlySet<string>): NameHit[] {
-  const maxPieces = Math.max(1, ...lookup.indexes.map((ix) => ix.maxPieces));
-  const hits: NameHit[] = [];
-  for (const run of text.matchAll(IDENTIFIER_RUN)) {
-    const pieces = Array.from(run[0].matchAll(PIECE), (m) => ({
-      start: run.index + m.index,
-      end: run.index + m.index + m[0].length,
-    }));
-    let i = 0;
-    while (i < pieces.length) {
-      let advanced = false;
-      // Longest first, so "github.create_issue" wins over its "create_issue" tail.
-      for (let j = Math.min(pieces.length, i + maxPieces) - 1; j >= i && !advanced; j--) {
-        const from = pieces[i]?.start ?? 0;
-        const to = pieces[j]?.end ?? 0;
-        const words = text
-          .slice(from, to)
-          .split(/[_.:/-]+/)
-          .filter((w) => w.length > 0);
-        const key = words.join('');
-        const entries = lookup.indexes.flatMap((ix) => ix.entries(key) ?? []);
-        if (entries.length === 0) continue;
-        const names = entries
-          .filter(
-            (e) =>
-              !lookup.exclude.has(e.name) &&
-              (!e.separated ||
-                (e.words.length === words.length && e.words.every((w, k) => w === words[k]))),
-          )
-          .map((e) => e.name);
-        if (names.length === 0) continue;
-        if (!ownKeys.has(key)) hits.push({ start: from, end: to, key, names });
-        i = j + 1;
-        advanced = true;
-      }
-      if (!advanced) i++;
-    }
+/** The host of the first link inside a match, or null (backslash escapes of a pattern dropped). */
+function firstLinkHost(matched: string): string | null {
+  const link = FIRST_LINK.exec(matched)?.[0];
+  const plain = (link ?? matched).replaceAll('\\', '').replace(TRAILING_PUNCTUATION, '');
+  try {
+    const url = new URL(/^[a-z][a-z0-9+.-]*:\/\//.test(plain) ? plain : `https://${plain}`);
+    return url.protocol === 'https:' || url.protocol === 'http:' ? url.hostname : null;
+  } catch {
+    return null;
   }
-  return hits;
 }
 
 // ---------------------------------------------------------------------------------------------
@@ -574,13 +500,11 @@ interface Hit {
   readonly finding: ScanFinding;
 }
 
-interface FieldContext {
+interface FieldContext extends LinkContext {
   readonly field: string;
   readonly ownKeys: ReadonlySet<string>;
-  readonly ownHosts: ReadonlySet<string>;
   /** The whole text is one plain https URL given as a value (a default or an example of one). */
   readonly urlValue: boolean;
-  readonly names: NameLookup | undefined;
   readonly hits: Hit[];
   readonly seen: Set<string>;
 }
@@ -598,7 +522,7 @@ function push(
 }
 
 function sentenceAround(text: string, start: number, end: number): string {
-  const boundary = /[.!?;](?=\s)|\n/g;
+  const boundary = /[.!?;。！？；](?=\s)|[。！？；]|\n/g;
   let from = 0;
   let to = text.length;
   for (let m = boundary.exec(text); m !== null; m = boundary.exec(text)) {
@@ -640,7 +564,14 @@ function scanPatterns(
         continue;
       const end = m.index + m[0].length;
       if (p.sentence && !p.sentence.test(sentenceAround(text, m.index, end))) continue;
-      if (p.rule.exemptOwnHosts && (ctx.urlValue || ctx.ownHosts.has(urlHost(m[0]) ?? '')))
+      let why = '';
+      if (p.rule.link) {
+        if (ctx.urlValue) continue;
+        const problem = linkProblem(m[0], ctx);
+        if (problem === null) continue;
+        why = ` (${problem})`;
+      }
+      if (p.rule.exemptOwnHosts && (ctx.urlValue || declaredHost(firstLinkHost(m[0]) ?? '', ctx)))
         continue;
       if (p.rule.decode === 'variation-selectors') {
         // Every run may carry a different message; keep scanning to collect them all.
@@ -648,7 +579,7 @@ function scanPatterns(
         if (bytes) decoded.push(bytes);
         if (ctx.seen.has(p.rule.id)) continue;
       }
-      let message = p.rule.description;
+      let message = p.rule.description + why;
       if (capture !== undefined) message += `: ${quoted(capture)}`;
       push(ctx, p.index, m.index, p.rule.id, {
         rule: p.rule.id,
@@ -673,25 +604,6 @@ function scanPatterns(
     }
   }
   return payloads;
-}
-
-function scanToolNames(
-  ctx: FieldContext,
-  n: Normalized,
-  locate: (start: number, end: number) => string,
-  note: string,
-): void {
-  const tn = compile().toolName;
-  if (!tn || !ctx.names) return;
-  for (const hit of findNames(n.text, ctx.names, ctx.ownKeys)) {
-    push(ctx, tn.index, hit.start, `${tn.rule.id}:${hit.key}`, {
-      rule: tn.rule.id,
-      category: tn.rule.category,
-      field: ctx.field,
-      message: `${tn.rule.description}: ${hit.names.map(quoted).join(', ')}${note}`,
-      excerpt: locate(hit.start, hit.end),
-    });
-  }
 }
 
 function scanCodePoints(ctx: FieldContext, raw: string): Payload[] {
@@ -747,24 +659,22 @@ function scanCodePoints(ctx: FieldContext, raw: string): Payload[] {
   return payloads;
 }
 
+/** Hidden readings are decoded at most this deep (base64 inside hex, …), never further. */
+const MAX_DECODE_DEPTH = 2;
+
 function scanField(
   field: string,
   raw: string,
   own: string,
-  names: NameLookup | undefined,
   kind: ModelTextKind | 'name',
-  ownHosts: ReadonlySet<string>,
+  links: LinkContext,
 ): ScanFinding[] {
   const rules = compile();
-  // Catalogued names are looked for in prose; a key or a one-word value ("send_email" as an
-  // enum member of a channel argument) naming another tool is ordinary data.
-  const prose = kind === 'text' || (kind === 'value' && /\s/.test(raw));
   const ctx: FieldContext = {
+    ...links,
     field,
     ownKeys: new Set([nameKey(own), nameKey(lastSegment(own))]),
-    ownHosts,
     urlValue: kind === 'value' && isPlainUrl(raw),
-    names: prose ? names : undefined,
     hits: [],
     seen: new Set(),
   };
@@ -796,11 +706,15 @@ function scanField(
     }
   }
   scanPatterns(ctx, 'normalized', n.text, locate, '');
-  scanToolNames(ctx, n, locate, '');
 
-  for (const payload of payloads) {
+  // Each hidden reading is scanned like plain text; an encoded reading is decoded once more
+  // (base64 of hex, percent-encoding of base64) and no deeper, so the work stays bounded.
+  const queue = payloads.map((payload) => ({ payload, depth: 1, path: [] as string[] }));
+  for (let q = queue.shift(); q !== undefined; q = queue.shift()) {
+    const { payload, depth } = q;
     const hidden = normalize(payload.text);
-    const what = PAYLOAD_LABELS[payload.kind] ?? `hidden ${payload.kind} text`;
+    const whats = [...q.path, PAYLOAD_LABELS[payload.kind] ?? `hidden ${payload.kind} text`];
+    const what = whats.join(' inside ');
     const note = ` (inside ${what})`;
     const label = `[${what}] `;
     const locateHidden = (s: number, e: number): string => {
@@ -809,11 +723,15 @@ function scanField(
     };
     const before = ctx.hits.length;
     scanPatterns(ctx, 'normalized', hidden.text, locateHidden, note);
-    scanToolNames(ctx, hidden, locateHidden, note);
     // Within one rule, what was found in hidden text is listed after what was found in plain sight.
     for (let i = before; i < ctx.hits.length; i++) {
       const hit = ctx.hits[i];
       if (hit) ctx.hits[i] = { ...hit, position: Number.MAX_SAFE_INTEGER };
+    }
+    if (depth < MAX_DECODE_DEPTH && ENCODED_KINDS.has(payload.kind)) {
+      for (const inner of decodedTexts(payload.text)) {
+        queue.push({ payload: inner, depth: depth + 1, path: whats });
+      }
     }
   }
 
@@ -822,25 +740,43 @@ function scanField(
     .map((h) => h.finding);
 }
 
+const ENCODED_KINDS: ReadonlySet<string> = new Set(['base64', 'hex', 'percent']);
+
+function linkContext(
+  ownHosts: readonly string[] | undefined,
+  docHosts: readonly string[] | undefined,
+): LinkContext {
+  return {
+    ownHosts: new Set((ownHosts ?? []).map((h) => h.toLowerCase())),
+    docHosts: new Set((docHosts ?? []).map((h) => h.toLowerCase())),
+  };
+}
+
+/**
+ * Flags injection in any one text a model will read (a description, a prompt or resource text,
+ * a tool result): the same rules, decoding and link judgement as `scanToolText`, and like it a
+ * pure function of the text and the speaker's declared hosts.
+ */
+export function scanModelText(input: ModelTextInput): ScanFinding[] {
+  return scanField(
+    input.field ?? '',
+    input.text,
+    input.speaker ?? '',
+    input.kind ?? 'text',
+    linkContext(input.ownHosts, input.docHosts),
+  );
+}
+
 /**
  * Flags poisoning in a tool's name, description and schema texts. Findings come in field order
- * (name, description, then `extraTexts` as given), then rule order, then position.
+ * (name, description, then `extraTexts` as given), then rule order, then position. The verdict
+ * depends on the tool's own texts and hosts only, never on the rest of the catalog.
  */
 export function scanToolText(input: ScanInput): ScanFinding[] {
-  const indexes = [
-    ...(input.otherToolNames && input.otherToolNames.length > 0
-      ? [nameIndex(input.otherToolNames)]
-      : []),
-    ...(input.toolNameIndexes ?? []),
-  ];
-  const names: NameLookup | undefined =
-    indexes.length > 0 ? { indexes, exclude: new Set(input.selfNames ?? []) } : undefined;
-  const ownHosts = new Set((input.ownHosts ?? []).map((h) => h.toLowerCase()));
+  const links = linkContext(input.ownHosts, input.docHosts);
   const findings: ScanFinding[] = [];
-  findings.push(...scanField('/name', input.name, input.name, names, 'name', ownHosts));
-  findings.push(
-    ...scanField('/description', input.description, input.name, names, 'text', ownHosts),
-  );
+  findings.push(...scanField('/name', input.name, input.name, 'name', links));
+  findings.push(...scanField('/description', input.description, input.name, 'text', links));
   // Schemas repeat the same keys and values ("type", "string"): each distinct one is scanned once.
   const memo = new Map<string, ScanFinding[]>();
   for (const extra of input.extraTexts ?? []) {
@@ -848,7 +784,7 @@ export function scanToolText(input: ScanInput): ScanFinding[] {
     const key = `${kind}\u0000${extra.text}`;
     let found = memo.get(key);
     if (!found) {
-      found = scanField('', extra.text, input.name, names, kind, ownHosts);
+      found = scanField('', extra.text, input.name, kind, links);
       memo.set(key, found);
     }
     for (const f of found) findings.push({ ...f, field: extra.field });

@@ -15,8 +15,8 @@ export type {
   ReviewResult,
 } from './catalog-service.js';
 export { CatalogService, describeProblems } from './catalog-service.js';
-export type { ScanFinding, ScanInput, ScanText } from './description-scan.js';
-export { scanToolText, ToolNameIndex } from './description-scan.js';
+export type { ModelTextInput, ScanFinding, ScanInput, ScanText } from './description-scan.js';
+export { scanModelText, scanToolText } from './description-scan.js';
 export type { DiscoveryHit, DiscoveryQuery } from './discovery.js';
 export { Discovery, MAX_DISCOVERY_LIMIT } from './discovery.js';
 export {
@@ -74,7 +74,11 @@ export {
   LIFECYCLE_STATES,
   RESULT_ACTIONS,
 } from './tool-definition.js';
-export { TOOL_SCHEMA_ID, toolDefinitionSchema } from './tool-definition-schema.js';
+export {
+  DOC_HOSTS_SCHEMA,
+  TOOL_SCHEMA_ID,
+  toolDefinitionSchema,
+} from './tool-definition-schema.js';
 export type { ToolVersionDetail, ToolVersionSummary } from './tool-repository.js';
 export type { DefinitionCheck } from './validate-definition.js';
 export {

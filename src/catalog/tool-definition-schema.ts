@@ -19,6 +19,22 @@ export const TOOL_NAME_PATTERN = '^[a-zA-Z][a-zA-Z0-9_-]{0,63}$';
 /** Exact host names only: no scheme, port, wildcard or trailing dot. */
 const HOST_PATTERN =
   '^(?=.{1,253}$)[a-z0-9]([a-z0-9-]{0,61}[a-z0-9])?(\\.[a-z0-9]([a-z0-9-]{0,61}[a-z0-9])?)+$';
+/**
+ * Documentation hosts an owner declares: links there are not findings of the description scan
+ * even with a query string (a query that names the data it carries, or a slot for the model to
+ * fill, still is). The tool does not reach them: egress is declared apart.
+ */
+export const DOC_HOSTS_SCHEMA = {
+  type: 'array',
+  maxItems: 16,
+  uniqueItems: true,
+  items: {
+    type: 'string',
+    pattern: HOST_PATTERN,
+    'x-hint':
+      'an exact lower-case host name with a dot (no scheme, port, wildcard or trailing dot)',
+  },
+} as const;
 const SEMVER_PATTERN =
   '^(0|[1-9]\\d*)\\.(0|[1-9]\\d*)\\.(0|[1-9]\\d*)(?:-((?:0|[1-9]\\d*|\\d*[a-zA-Z-][0-9a-zA-Z-]*)(?:\\.(?:0|[1-9]\\d*|\\d*[a-zA-Z-][0-9a-zA-Z-]*))*))?(?:\\+([0-9a-zA-Z-]+(?:\\.[0-9a-zA-Z-]+)*))?$';
 
@@ -69,6 +85,7 @@ export const toolDefinitionSchema = {
       description: 'Name shown to the model.',
     },
     description: { type: 'string', minLength: 1, maxLength: 4096 },
+    doc_hosts: DOC_HOSTS_SCHEMA,
     tags: {
       type: 'array',
       maxItems: 32,

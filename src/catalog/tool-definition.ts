@@ -137,6 +137,8 @@ export interface ToolDefinition {
   readonly version: string;
   readonly name: string;
   readonly description: string;
+  /** Documentation hosts the owner declares; links there are allowed in descriptions. */
+  readonly doc_hosts?: readonly string[];
   readonly tags: readonly string[];
   readonly owner: string;
   readonly input_schema: JsonSchemaObject;

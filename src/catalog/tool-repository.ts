@@ -116,12 +116,3 @@ export async function offerableRows(
   if (toolIds) q = q.where('tool_id', 'in', toolIds);
   return q.execute();
 }
-
-export async function knownToolNames(db: Executor): Promise<{ id: string; name: string }[]> {
-  const rows = await db
-    .selectFrom('tool_versions')
-    .select(['tool_id', 'name'])
-    .distinct()
-    .execute();
-  return rows.map((r) => ({ id: r.tool_id, name: r.name }));
-}

@@ -347,7 +347,10 @@ export class ProviderService {
         report.unchanged.push(tool.name);
         continue;
       }
-      const findings = [...scanListedTool(tool, providerHosts(spec)), ...patternFindings(tool)];
+      const findings = [
+        ...scanListedTool(tool, providerHosts(spec), spec.doc_hosts ?? []),
+        ...patternFindings(tool),
+      ];
       const listing = JSON.stringify(tool);
       const subject = `provider:${spec.name}/${tool.name}`;
       if (!row) {
@@ -709,6 +712,7 @@ export function importedDefinition(
     version,
     name: listed.name,
     description: description.slice(0, 4096),
+    ...(spec.doc_hosts && spec.doc_hosts.length > 0 ? { doc_hosts: [...spec.doc_hosts] } : {}),
     tags: ['mcp', spec.name, ...(c.tags ?? []).filter((t) => t !== 'mcp' && t !== spec.name)],
     owner: spec.owner,
     input_schema: inputSchema,
@@ -744,7 +748,11 @@ function providerHosts(spec: ProviderSpec): string[] {
  * An upstream's listing has no size limit of its own: schema texts over the caps a definition
  * must meet are not scanned (a bounded cost) but reported, and classifying the tool is refused.
  */
-function scanListedTool(tool: ListedTool, ownHosts: readonly string[]): ScanFinding[] {
+function scanListedTool(
+  tool: ListedTool,
+  ownHosts: readonly string[],
+  docHosts: readonly string[],
+): ScanFinding[] {
   const texts = [
     ...schemaModelTexts(tool.inputSchema, '/inputSchema'),
     ...schemaModelTexts(tool.outputSchema ?? {}, '/outputSchema'),
@@ -763,7 +771,7 @@ function scanListedTool(tool: ListedTool, ownHosts: readonly string[]): ScanFind
       },
     ];
   }
-  return scanToolText({ name: tool.name, description, extraTexts: texts, ownHosts });
+  return scanToolText({ name: tool.name, description, extraTexts: texts, ownHosts, docHosts });
 }
 
 /**

@@ -11,6 +11,7 @@ import {
   compileDocumentValidator,
   DATA_ACCESS,
   DEFAULT_SANDBOX_LIMITS,
+  DOC_HOSTS_SCHEMA,
   type JsonSchemaObject,
   type SandboxLimits,
 } from '../catalog/index.js';
@@ -36,6 +37,8 @@ export interface ProviderSpec {
   readonly name: string;
   readonly owner: string;
   readonly description?: string;
+  /** Documentation hosts of the server's tools: links there pass the description scan. */
+  readonly doc_hosts?: readonly string[];
   /** `stdio`: `command` run in the sandbox; `http`: a Streamable HTTP endpoint at `url`. */
   readonly transport: 'stdio' | 'http';
   /** argv of the server; never a shell string (stdio). */
@@ -84,6 +87,7 @@ export const providerSpecSchema = {
     name: { type: 'string', pattern: AGENT_ID_PATTERN },
     owner: { type: 'string', pattern: OWNER_PATTERN },
     description: { type: 'string', maxLength: 2000 },
+    doc_hosts: DOC_HOSTS_SCHEMA,
     transport: { enum: ['stdio', 'http'] },
     url: { type: 'string', pattern: '^https://', maxLength: 2048 },
     command: {

@@ -204,7 +204,7 @@ for (const backend of backends()) {
         );
       });
 
-      test('naming another registered tool in a description quarantines (shadowing)', async () => {
+      test('an instruction about another tool in a description quarantines (shadowing, by form)', async () => {
         const result = await tg.catalog.register(
           validSendTool({
             id: 'audit_helper',
