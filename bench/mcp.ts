@@ -22,8 +22,10 @@
  * modern/legacy p50 (goal <= 1.0), toolgate/mcp-proxy p50 (goal <= 0.9, for each era) and
  * two-replica/one-replica calls/s (goal >= 1.0).
  *
- *   npm run bench:mcp   (CALLS=2000 WARMUP=200 REPLICA_CALLS=3000 CONCURRENCY=8 by default;
- *                        needs `npm run build`, haproxy and PostgreSQL's binaries)
+ *   npm run bench:mcp   (CALLS=2000 WARMUP=200 REPLICA_CALLS=3000 CONCURRENCY=8 SECONDS=15 by
+ *                        default: each configuration stops at its count or after SECONDS, so the
+ *                        run stays near 3 minutes on a loaded host; needs `npm run build` (done
+ *                        when stale), haproxy and PostgreSQL's binaries)
  */
 import { type ChildProcess, spawn } from 'node:child_process';
 import { setMaxListeners } from 'node:events';
@@ -67,6 +69,8 @@ const CALLS = Number(process.env.CALLS ?? 2_000);
 const WARMUP = Number(process.env.WARMUP ?? 200);
 const REPLICA_CALLS = Number(process.env.REPLICA_CALLS ?? 3_000);
 const CONCURRENCY = Number(process.env.CONCURRENCY ?? 8);
+/** Each configuration's measured calls stop after this long, so a loaded host still finishes. */
+const SECONDS = Number(process.env.SECONDS ?? 15);
 const MODERN = '2026-07-28';
 const ROOT = fileURLToPath(new URL('../', import.meta.url));
 const NODE_MODULES = join(ROOT, 'node_modules');
@@ -79,6 +83,8 @@ interface Figures {
   readonly p50_ms: number;
   readonly p99_ms: number;
   readonly calls_per_s: number;
+  /** Calls measured: CALLS, or fewer when the configuration's SECONDS ran out first. */
+  readonly calls: number;
 }
 
 /** One tools/call; `i` makes each call's arguments distinct. */
@@ -93,7 +99,7 @@ function round(n: number): number {
 }
 
 /**
- * `calls` calls after `warmup`, `concurrency` in flight (worker w makes calls with `calls[w]`):
+ * `calls` calls (or as many as SECONDS allow) after `warmup`, one in flight per worker: the
  * latency of each, and the calls completed per second of wall time.
  */
 async function measure(
@@ -103,8 +109,9 @@ async function measure(
 ): Promise<Figures> {
   const times: number[] = [];
   let next = 0;
+  let deadline = Number.POSITIVE_INFINITY;
   const run = async (call: Call, total: number, record: boolean) => {
-    while (next < total) {
+    while (next < total && performance.now() < deadline) {
       const i = next++;
       const t0 = performance.now();
       await call(i);
@@ -114,13 +121,15 @@ async function measure(
   await Promise.all(workers.map((w) => run(w, warmup, false)));
   next = 0;
   const start = performance.now();
+  deadline = start + SECONDS * 1000;
   await Promise.all(workers.map((w) => run(w, calls, true)));
   const total = performance.now() - start;
   times.sort((a, b) => a - b);
   return {
     p50_ms: round(quantile(times, 0.5)),
     p99_ms: round(quantile(times, 0.99)),
-    calls_per_s: round((calls / total) * 1000),
+    calls_per_s: round((times.length / total) * 1000),
+    calls: times.length,
   };
 }
 
@@ -400,7 +409,7 @@ async function replicated(adminUrl: string, count: number): Promise<Figures> {
 
 const line = (label: string, f: Figures) =>
   console.log(
-    `${label.padEnd(58)} p50 ${f.p50_ms} ms  p99 ${f.p99_ms} ms  ${f.calls_per_s} calls/s`,
+    `${label.padEnd(58)} p50 ${f.p50_ms} ms  p99 ${f.p99_ms} ms  ${f.calls_per_s} calls/s  (${f.calls} calls)`,
   );
 
 ensureBuilt();

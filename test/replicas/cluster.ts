@@ -2,7 +2,8 @@
  * @module Two (or more) toolgate replicas on one PostgreSQL database behind HAProxy, for the
  * replica tests and `npm run bench:mcp`: each replica is the built CLI's `serve` in its own
  * process, on a port the kernel picked (`--port 0`, read back from its banner); HAProxy balances
- * round-robin with no stickiness and health-checks `/readyz` every 200 ms (down after two failures). No fixed ports: the
+ * round-robin with no stickiness for 2026-07-28 requests (2025-era MCP sessions stick to the
+ * replica that opened them, by their `Mcp-Session-Id`) and health-checks `/readyz` every 200 ms (down after two failures). No fixed ports: the
  * frontend is a loopback socket this process binds on port 0 and hands to HAProxy as an inherited
  * file descriptor (`bind fd@3`), so no other process can take the port between choosing and
  * binding it. Each response names the replica that served it in `X-Toolgate-Replica`, set by
@@ -125,7 +126,7 @@ function fdOf(srv: Server): number {
   return fd;
 }
 
-/** The HAProxy configuration: round-robin, no stickiness, a short health-check interval. */
+/** The HAProxy configuration: round-robin, sessions only for 2025-era clients, short checks. */
 export function haproxyConfig(replicas: readonly Pick<Replica, 'name' | 'port'>[]): string {
   return [
     'global',
@@ -148,6 +149,11 @@ export function haproxyConfig(replicas: readonly Pick<Replica, 'name' | 'port'>[
     '  balance roundrobin',
     '  option httpchk GET /readyz',
     `  http-response set-header ${REPLICA_HEADER} %[srv_name]`,
+    // 2025-era clients keep an MCP session in the replica that opened it; requests without the
+    // header (every 2026-07-28 request) match nothing and stay round-robin.
+    '  stick-table type string len 64 size 100k expire 30m',
+    '  stick store-response res.hdr(mcp-session-id)',
+    '  stick match req.hdr(mcp-session-id)',
     ...replicas.map(
       (r) => `  server ${r.name} 127.0.0.1:${r.port} check inter 200ms fall 2 rise 2`,
     ),

@@ -18,6 +18,8 @@ import {
   Client as ClientV2,
   StreamableHTTPClientTransport as HttpV2,
 } from '@modelcontextprotocol/client';
+import { Client as ClientV1 } from '@modelcontextprotocol/sdk/client/index.js';
+import { StreamableHTTPClientTransport as HttpV1 } from '@modelcontextprotocol/sdk/client/streamableHttp.js';
 import pg from 'pg';
 import { totpAt } from '../../src/approvals/index.js';
 import { DEFAULT_ORIGIN } from '../../src/audit/index.js';
@@ -310,6 +312,33 @@ describe('two replicas behind a round-robin load balancer', { skip, concurrency:
     for (let i = 1; i < mine.length; i++) {
       assert.notEqual(mine[i], mine[i - 1], `round-robin, no stickiness: ${mine}`);
     }
+  });
+
+  test('a 2025-11-25 client (v1 SDK) keeps its MCP session on the replica that opened it', async () => {
+    assert.ok(lb);
+    const from = served.length;
+    const v1 = new ClientV1({ name: 'replicas-legacy', version: '1.0.0' });
+    await v1.connect(
+      new HttpV1(new URL(`${lb.base}/mcp`), {
+        requestInit: { headers: { authorization: `Bearer ${botKey}` } },
+        fetch: recordingFetch,
+      }),
+    );
+    try {
+      assert.ok((await v1.listTools()).tools.some((t) => t.name === 'replica_echo'));
+      for (let i = 0; i < 4; i++) {
+        const ok = await v1.callTool({ name: 'replica_echo', arguments: {} });
+        assert.equal(decisionOf(ok).kind, 'allow', JSON.stringify(ok));
+      }
+    } finally {
+      await v1.close();
+    }
+    const where = served
+      .slice(from)
+      .filter((s) => s.method === 'tools/list' || s.method === 'tools/call')
+      .map((s) => s.replica);
+    assert.equal(where.length, 5);
+    assert.equal(new Set(where).size, 1, `one session, one replica: ${where}`);
   });
 
   test('rate limits hold across replicas: per run and per agent window', async () => {
