@@ -55,7 +55,7 @@ import {
   type Balancer,
   type Replica,
   startBalancer,
-  startReplica,
+  startReplicas,
   stopReplica,
 } from '../test/replicas/cluster.js';
 import { ensureBuilt } from '../test/support/cli.js';
@@ -71,6 +71,8 @@ const REPLICA_CALLS = Number(process.env.REPLICA_CALLS ?? 3_000);
 const CONCURRENCY = Number(process.env.CONCURRENCY ?? 8);
 /** Each configuration's measured calls stop after this long, so a loaded host still finishes. */
 const SECONDS = Number(process.env.SECONDS ?? 15);
+/** A warm-up stops after this long too (or at its count). */
+const WARMUP_SECONDS = 3;
 const MODERN = '2026-07-28';
 const ROOT = fileURLToPath(new URL('../', import.meta.url));
 const NODE_MODULES = join(ROOT, 'node_modules');
@@ -99,7 +101,8 @@ function round(n: number): number {
 }
 
 /**
- * `calls` calls (or as many as SECONDS allow) after `warmup`, one in flight per worker: the
+ * `calls` calls (or as many as SECONDS allow) after `warmup` (at most WARMUP_SECONDS), one in
+ * flight per worker: the
  * latency of each, and the calls completed per second of wall time.
  */
 async function measure(
@@ -109,7 +112,7 @@ async function measure(
 ): Promise<Figures> {
   const times: number[] = [];
   let next = 0;
-  let deadline = Number.POSITIVE_INFINITY;
+  let deadline = performance.now() + WARMUP_SECONDS * 1000;
   const run = async (call: Call, total: number, record: boolean) => {
     while (next < total && performance.now() < deadline) {
       const i = next++;
@@ -383,9 +386,7 @@ async function replicated(adminUrl: string, count: number): Promise<Figures> {
     const who = await tg.agent.authenticate(key);
     if (!who) throw new Error('the bench key does not authenticate');
     const options = { db, dataDir, cwd: dir, adminToken: ADMIN_TOKEN };
-    replicas = await Promise.all(
-      Array.from({ length: count }, (_, i) => startReplica(String.fromCharCode(97 + i), options)),
-    );
+    replicas = await startReplicas(count, options);
     lb = await startBalancer(replicas, dir);
     const workers: Call[] = [];
     for (let w = 0; w < CONCURRENCY; w++) {

@@ -104,6 +104,20 @@ export function startReplica(name: string, options: ReplicaOptions): Promise<Rep
   });
 }
 
+/** Starts replicas `a`, `b`, … at once; if one fails to start, the others are stopped. */
+export async function startReplicas(count: number, options: ReplicaOptions): Promise<Replica[]> {
+  const started = await Promise.allSettled(
+    Array.from({ length: count }, (_, i) => startReplica(String.fromCharCode(97 + i), options)),
+  );
+  const replicas = started.flatMap((r) => (r.status === 'fulfilled' ? [r.value] : []));
+  const failed = started.find((r) => r.status === 'rejected');
+  if (failed) {
+    await Promise.all(replicas.map((r) => stopReplica(r)));
+    throw failed.reason;
+  }
+  return replicas;
+}
+
 export interface Balancer {
   /** http://127.0.0.1:PORT — the frontend clients use. */
   readonly base: string;
@@ -181,6 +195,9 @@ export async function startBalancer(replicas: readonly Replica[], dir: string): 
     out += c.toString();
   });
   const exited = new Promise<void>((resolve) => child.once('exit', () => resolve()));
+  child.once('error', (err) => {
+    out += `${err.message}\n`;
+  });
   const base = `http://127.0.0.1:${port}`;
   const stop = async () => {
     if (child.exitCode === null && child.signalCode === null) child.kill('SIGTERM');
@@ -189,7 +206,8 @@ export async function startBalancer(replicas: readonly Replica[], dir: string): 
   const seen = new Set<string>();
   const until = Date.now() + 30_000;
   while (seen.size < replicas.length) {
-    if (child.exitCode !== null) throw new Error(`haproxy exited:\n${out}`);
+    if (child.exitCode !== null || child.pid === undefined)
+      throw new Error(`haproxy exited:\n${out}`);
     if (Date.now() > until) {
       await stop();
       throw new Error(`haproxy did not reach every replica in 30 s (saw ${[...seen]}):\n${out}`);

@@ -39,7 +39,7 @@ import {
   REPLICA_HEADER,
   type Replica,
   startBalancer,
-  startReplica,
+  startReplicas,
   stopReplica,
 } from './cluster.js';
 
@@ -197,6 +197,7 @@ describe('two replicas behind a round-robin load balancer', { skip, concurrency:
 
   before(async () => {
     if (!postgres) return;
+    assert.ok(haproxyAvailable(), 'haproxy is not installed: apt-get install haproxy');
     ensureBuilt();
     dir = mkdtempSync(join(tmpdir(), 'toolgate-replicas-'));
     dataDir = join(dir, 'data');
@@ -251,7 +252,7 @@ describe('two replicas behind a round-robin load balancer', { skip, concurrency:
     await inspector.connect();
 
     const options = { db, dataDir, cwd: dir, adminToken: ADMIN_TOKEN };
-    replicas = await Promise.all([startReplica('a', options), startReplica('b', options)]);
+    replicas = await startReplicas(2, options);
     lb = await startBalancer(replicas, dir);
   });
 
