@@ -1,31 +1,65 @@
 /**
- * MCP gateway benchmark: tools/call round trips to server-everything's `echo` tool (run
- * over stdio), all with the same official SDK client, in one run:
- *   (a) direct: the SDK client over stdio to the server;
- *   (b) plain proxy: the SDK client over Streamable HTTP through mcp-proxy from npm
- *       (`mcp-proxy --host 127.0.0.1 --port P --server stream -- node EV stdio`), no security;
- *   (c) toolgate: the SDK client over Streamable HTTP to toolgate's /mcp — bearer authentication,
- *       the whole gate (schema, grants, policy, limits, flow, approvals), durable audit (SQLite,
- *       group commit), the upstream in the namespace sandbox (bubblewrap), pinned.
- * Sequential calls (one in flight), after a warm-up. Prints p50, p99 and calls/s of each, ratios
- * to (a) and c/b (goal: c/b <= 1.0). The last line printed is one JSON object.
+ * MCP gateway benchmark, in one run.
  *
- *   npm run bench:mcp   (CALLS=2000 WARMUP=200 by default)
+ * Part 1: tools/call round trips to server-everything's `echo` tool (run over stdio), one call in
+ * flight, after a warm-up:
+ *   (a) direct: the v1 SDK client over stdio to the server;
+ *   (b) plain proxy: the v1 SDK client over Streamable HTTP through mcp-proxy from npm
+ *       (`mcp-proxy --host 127.0.0.1 --port P --server stream -- node EV stdio`), no security;
+ *   (c) toolgate, 2025-11-25: the v1 SDK client (an MCP session) over Streamable HTTP to
+ *       toolgate's /mcp — bearer authentication, the whole gate (schema, grants, policy, limits,
+ *       flow, approvals), durable audit (SQLite, group commit), the upstream in the namespace
+ *       sandbox (bubblewrap), pinned;
+ *   (d) toolgate, 2026-07-28: the v2 SDK client pinned to 2026-07-28 (stateless, the run handle
+ *       carried in `_meta`) to the same gateway, the same tool.
+ *
+ * Part 2: replicas. The built CLI's `serve` on a fresh PostgreSQL database (the test harness's
+ * throwaway server), behind HAProxy (round-robin, test/replicas/cluster.ts): one replica, then
+ * two, each under the same load — the v2 client pinned to 2026-07-28, CONCURRENCY calls in flight,
+ * each worker in its own run, an inline tool (so the gateway, not an upstream, is measured).
+ *
+ * Prints p50, p99 and calls/s of each. The last line printed is one JSON object with the ratios:
+ * modern/legacy p50 (goal <= 1.0), toolgate/mcp-proxy p50 (goal <= 0.9, for each era) and
+ * two-replica/one-replica calls/s (goal >= 1.0).
+ *
+ *   npm run bench:mcp   (CALLS=2000 WARMUP=200 REPLICA_CALLS=3000 CONCURRENCY=8 SECONDS=15 by
+ *                        default: each configuration stops at its count or after SECONDS, so the
+ *                        run stays near 3 minutes on a loaded host; needs `npm run build` (done
+ *                        when stale), haproxy and PostgreSQL's binaries)
  */
 import { type ChildProcess, spawn } from 'node:child_process';
 import { setMaxListeners } from 'node:events';
-import { mkdtempSync, rmSync } from 'node:fs';
+import { mkdirSync, mkdtempSync, rmSync } from 'node:fs';
 import { createServer } from 'node:net';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { performance } from 'node:perf_hooks';
 import { fileURLToPath } from 'node:url';
+import {
+  Client as ClientV2,
+  StreamableHTTPClientTransport as HttpV2,
+} from '@modelcontextprotocol/client';
 import { Client } from '@modelcontextprotocol/sdk/client/index.js';
 import { StdioClientTransport } from '@modelcontextprotocol/sdk/client/stdio.js';
 import { StreamableHTTPClientTransport } from '@modelcontextprotocol/sdk/client/streamableHttp.js';
+import pg from 'pg';
+import { startPostgres } from '../scripts/postgres-harness.mjs';
+import { DEFAULT_ORIGIN } from '../src/audit/index.js';
+import { approvalSigner, auditSigner } from '../src/cli/runtime-files.js';
 import type { Actor } from '../src/core/index.js';
+import { loadMasterKey } from '../src/credentials/index.js';
 import { buildServer } from '../src/http/index.js';
-import { openGateway } from '../src/toolgate.js';
+import { RUN_META_KEY } from '../src/mcp/run-meta.js';
+import { openGateway, openToolgate } from '../src/toolgate.js';
+import {
+  type Balancer,
+  type Replica,
+  startBalancer,
+  startReplicas,
+  stopReplica,
+} from '../test/replicas/cluster.js';
+import { ensureBuilt } from '../test/support/cli.js';
+import { approvePendingReviews } from '../test/support/reviews.js';
 
 // The SDK's HTTP client adds one abort listener per request to its session's signal; over
 // thousands of calls Node warns of a leak that is the client's, not any gateway's.
@@ -33,46 +67,105 @@ setMaxListeners(0);
 
 const CALLS = Number(process.env.CALLS ?? 2_000);
 const WARMUP = Number(process.env.WARMUP ?? 200);
+const REPLICA_CALLS = Number(process.env.REPLICA_CALLS ?? 3_000);
+const CONCURRENCY = Number(process.env.CONCURRENCY ?? 8);
+/** Each configuration's measured calls stop after this long, so a loaded host still finishes. */
+const SECONDS = Number(process.env.SECONDS ?? 15);
+/** A warm-up stops after this long too (or at its count). */
+const WARMUP_SECONDS = 3;
+const MODERN = '2026-07-28';
 const ROOT = fileURLToPath(new URL('../', import.meta.url));
 const NODE_MODULES = join(ROOT, 'node_modules');
 const EVERYTHING = join(NODE_MODULES, '@modelcontextprotocol/server-everything/dist/index.js');
 const MCP_PROXY = join(NODE_MODULES, '.bin', 'mcp-proxy');
+const ADMIN_TOKEN = 'bench-admin-token-0123456789abcdef0123';
 const admin: Actor = { id: 'bench', via: 'library' };
 
 interface Figures {
   readonly p50_ms: number;
   readonly p99_ms: number;
   readonly calls_per_s: number;
+  /** Calls measured: CALLS, or fewer when the configuration's SECONDS ran out first. */
+  readonly calls: number;
 }
+
+/** One tools/call; `i` makes each call's arguments distinct. */
+type Call = (i: number) => Promise<void>;
 
 function quantile(sorted: readonly number[], q: number): number {
   return sorted[Math.min(sorted.length - 1, Math.floor(q * sorted.length))] ?? Number.NaN;
 }
 
-async function measure(client: Client): Promise<Figures> {
-  const call = async (i: number) => {
-    const r = await client.callTool({ name: 'echo', arguments: { message: `m${i}` } });
-    if (r.isError) throw new Error(`echo failed: ${JSON.stringify(r)}`);
-  };
-  for (let i = 0; i < WARMUP; i += 1) await call(i);
+function round(n: number): number {
+  return Math.round(n * 1000) / 1000;
+}
+
+/**
+ * `calls` calls (or as many as SECONDS allow) after `warmup` (at most WARMUP_SECONDS), one in
+ * flight per worker: the
+ * latency of each, and the calls completed per second of wall time.
+ */
+async function measure(
+  workers: readonly Call[],
+  calls: number,
+  warmup: number = WARMUP,
+): Promise<Figures> {
   const times: number[] = [];
+  let next = 0;
+  let deadline = performance.now() + WARMUP_SECONDS * 1000;
+  const run = async (call: Call, total: number, record: boolean) => {
+    while (next < total && performance.now() < deadline) {
+      const i = next++;
+      const t0 = performance.now();
+      await call(i);
+      if (record) times.push(performance.now() - t0);
+    }
+  };
+  await Promise.all(workers.map((w) => run(w, warmup, false)));
+  next = 0;
   const start = performance.now();
-  for (let i = 0; i < CALLS; i += 1) {
-    const t0 = performance.now();
-    await call(i);
-    times.push(performance.now() - t0);
-  }
+  deadline = start + SECONDS * 1000;
+  await Promise.all(workers.map((w) => run(w, calls, true)));
   const total = performance.now() - start;
   times.sort((a, b) => a - b);
   return {
     p50_ms: round(quantile(times, 0.5)),
     p99_ms: round(quantile(times, 0.99)),
-    calls_per_s: round((CALLS / total) * 1000),
+    calls_per_s: round((times.length / total) * 1000),
+    calls: times.length,
   };
 }
 
-function round(n: number): number {
-  return Math.round(n * 1000) / 1000;
+type ToolResult = { isError?: unknown; _meta?: Record<string, unknown> };
+
+function checked(r: ToolResult): ToolResult {
+  if (r.isError) throw new Error(`call failed: ${JSON.stringify(r)}`);
+  return r;
+}
+
+/** Sequential calls of server-everything's echo with a v1 client. */
+function echoV1(client: Client): Call {
+  return async (i) => {
+    checked(
+      (await client.callTool({ name: 'echo', arguments: { message: `m${i}` } })) as ToolResult,
+    );
+  };
+}
+
+/** Calls of `name` with a v2 client pinned to 2026-07-28, carrying the run handle it was given. */
+function callV2(client: ClientV2, name: string, run?: string): Call {
+  let handle = run;
+  return async (i) => {
+    const r = checked(
+      (await client.callTool({
+        name,
+        arguments: { message: `m${i}` },
+        ...(handle ? { _meta: { [RUN_META_KEY]: handle } } : {}),
+      })) as ToolResult,
+    );
+    const given = r._meta?.[RUN_META_KEY];
+    if (handle === undefined && typeof given === 'string') handle = given;
+  };
 }
 
 async function freePort(): Promise<number> {
@@ -97,6 +190,17 @@ async function httpClient(url: string, token?: string): Promise<Client> {
   return client;
 }
 
+async function modernClient(url: string, token: string): Promise<ClientV2> {
+  const client = new ClientV2(
+    { name: 'bench', version: '1.0.0' },
+    { versionNegotiation: { mode: { pin: MODERN } } },
+  );
+  await client.connect(
+    new HttpV2(new URL(url), { requestInit: { headers: { authorization: `Bearer ${token}` } } }),
+  );
+  return client;
+}
+
 async function direct(): Promise<Figures> {
   const client = new Client({ name: 'bench', version: '1.0.0' });
   await client.connect(
@@ -107,7 +211,7 @@ async function direct(): Promise<Figures> {
     }),
   );
   try {
-    return await measure(client);
+    return await measure([echoV1(client)], CALLS);
   } finally {
     await client.close();
   }
@@ -143,7 +247,7 @@ async function plainProxy(): Promise<Figures> {
       }
     }
     try {
-      return await measure(client);
+      return await measure([echoV1(client)], CALLS);
     } finally {
       await client.close();
     }
@@ -152,7 +256,8 @@ async function plainProxy(): Promise<Figures> {
   }
 }
 
-async function toolgate(): Promise<Figures> {
+/** (c) and (d): one gateway, the same upstream tool, a v1 (session) and a v2 (stateless) client. */
+async function toolgate(): Promise<{ legacy: Figures; modern: Figures }> {
   const dir = mkdtempSync(join(tmpdir(), 'toolgate-bench-mcp-'));
   const tg = await openGateway({ db: `sqlite:${join(dir, 'tg.db')}` });
   try {
@@ -188,15 +293,24 @@ async function toolgate(): Promise<Figures> {
       },
       admin,
     );
+    // A classified upstream tool is offered once its security review is recorded.
+    await approvePendingReviews(tg.admin);
     const key = (await tg.keys.issue('bench-agent', admin)).apiKey;
-    const app = await buildServer(tg, { adminToken: 'bench-admin-token-0123456789abcdef0123' });
+    const app = await buildServer(tg, { adminToken: ADMIN_TOKEN });
     const base = await app.listen({ host: '127.0.0.1', port: 0 });
     try {
-      const client = await httpClient(`${base}/mcp`, key);
+      const v1 = await httpClient(`${base}/mcp`, key);
+      let legacy: Figures;
       try {
-        return await measure(client);
+        legacy = await measure([echoV1(v1)], CALLS);
       } finally {
-        await client.close();
+        await v1.close();
+      }
+      const v2 = await modernClient(`${base}/mcp`, key);
+      try {
+        return { legacy, modern: await measure([callV2(v2, 'echo')], CALLS) };
+      } finally {
+        await v2.close();
       }
     } finally {
       await app.close();
@@ -207,31 +321,141 @@ async function toolgate(): Promise<Figures> {
   }
 }
 
+async function freshDatabase(adminUrl: string): Promise<string> {
+  const name = `bench_${Date.now().toString(36)}_${Math.random().toString(36).slice(2, 8)}`;
+  const c = new pg.Client(adminUrl);
+  await c.connect();
+  await c.query(`create database ${name}`);
+  await c.end();
+  const url = new URL(adminUrl);
+  url.pathname = `/${name}`;
+  return url.toString();
+}
+
+/** `count` replicas of `serve` on a fresh PostgreSQL database behind HAProxy, under one load. */
+async function replicated(adminUrl: string, count: number): Promise<Figures> {
+  const dir = mkdtempSync(join(tmpdir(), 'toolgate-bench-replicas-'));
+  const dataDir = join(dir, 'data');
+  mkdirSync(dataDir, { recursive: true });
+  const db = await freshDatabase(adminUrl);
+  const tg = await openToolgate({
+    db,
+    approvalSigner: () => approvalSigner(dataDir),
+    auditSigner: () => auditSigner(dataDir, DEFAULT_ORIGIN),
+    masterKey: () => loadMasterKey({ dataDir }),
+    audit: { checkpoints: false },
+    detectors: false,
+  });
+  let replicas: Replica[] = [];
+  let lb: Balancer | null = null;
+  const clients: ClientV2[] = [];
+  try {
+    await tg.admin.config.apply(
+      [
+        { kind: 'Agent', spec: { id: 'bench-agent', owner: 'bench' } },
+        {
+          kind: 'Tool',
+          spec: {
+            id: 'bench_echo',
+            version: '1.0.0',
+            name: 'bench_echo',
+            description: 'Answers with nothing; run inline by toolgate for the benchmark.',
+            tags: ['bench'],
+            owner: 'bench',
+            input_schema: {
+              type: 'object',
+              additionalProperties: false,
+              properties: { message: { type: 'string', maxLength: 100 } },
+            },
+            output_schema: { type: 'object' },
+            action_class: 'read',
+            data_access: 'public',
+            egress: { mode: 'none' },
+            access_tier: 'public',
+            required_capabilities: ['bench:use'],
+            runtime: { kind: 'inline', handler: 'noop' },
+            provenance: 'internal',
+          },
+        },
+        { kind: 'Grant', spec: { agent: 'bench-agent', capabilities: ['bench:use'] } },
+      ],
+      admin,
+    );
+    await approvePendingReviews(tg.admin);
+    const key = (await tg.admin.keys.issue('bench-agent', admin)).apiKey;
+    const who = await tg.agent.authenticate(key);
+    if (!who) throw new Error('the bench key does not authenticate');
+    const options = { db, dataDir, cwd: dir, adminToken: ADMIN_TOKEN };
+    replicas = await startReplicas(count, options);
+    lb = await startBalancer(replicas, dir);
+    const workers: Call[] = [];
+    for (let w = 0; w < CONCURRENCY; w++) {
+      const client = await modernClient(`${lb.base}/mcp`, key);
+      clients.push(client);
+      const run = await tg.agent.runs.mint(
+        { agentId: who.agentId, credential: who.credential },
+        { via: 'bench' },
+      );
+      workers.push(callV2(client, 'bench_echo', run.handle));
+    }
+    return await measure(workers, REPLICA_CALLS, WARMUP * 2);
+  } finally {
+    await Promise.all(clients.map((c) => c.close().catch(() => {})));
+    await lb?.stop();
+    await Promise.all(replicas.map((r) => stopReplica(r)));
+    await tg.close();
+    rmSync(dir, { recursive: true, force: true });
+  }
+}
+
+const line = (label: string, f: Figures) =>
+  console.log(
+    `${label.padEnd(58)} p50 ${f.p50_ms} ms  p99 ${f.p99_ms} ms  ${f.calls_per_s} calls/s  (${f.calls} calls)`,
+  );
+
+ensureBuilt();
 const a = await direct();
-console.log(
-  `(a) SDK client over stdio, direct:           p50 ${a.p50_ms} ms  p99 ${a.p99_ms} ms  ${a.calls_per_s} calls/s`,
-);
+line('(a) v1 client over stdio, direct:', a);
 const b = await plainProxy();
-console.log(
-  `(b) SDK client over HTTP through mcp-proxy:  p50 ${b.p50_ms} ms  p99 ${b.p99_ms} ms  ${b.calls_per_s} calls/s`,
-);
-const c = await toolgate();
-console.log(
-  `(c) SDK client over HTTP through toolgate:   p50 ${c.p50_ms} ms  p99 ${c.p99_ms} ms  ${c.calls_per_s} calls/s`,
-);
+line('(b) v1 client over HTTP through mcp-proxy:', b);
+const { legacy: c, modern: d } = await toolgate();
+line('(c) 2025-11-25 v1 client over HTTP through toolgate:', c);
+line('(d) 2026-07-28 v2 client over HTTP through toolgate:', d);
+const postgres = await startPostgres();
+let one: Figures;
+let two: Figures;
+try {
+  one = await replicated(postgres.url, 1);
+  line(`(e) one replica behind HAProxy, ${CONCURRENCY} in flight:`, one);
+  two = await replicated(postgres.url, 2);
+  line(`(f) two replicas behind HAProxy, ${CONCURRENCY} in flight:`, two);
+} finally {
+  postgres.stop();
+}
 const ratio = (x: number, y: number) => Math.round((x / y) * 100) / 100;
 const result = {
   bench: 'mcp',
   calls: CALLS,
+  replica_calls: REPLICA_CALLS,
+  concurrency: CONCURRENCY,
   direct_stdio: a,
   mcp_proxy_http: b,
   toolgate_http: c,
+  toolgate_modern_http: d,
+  replicas_one: one,
+  replicas_two: two,
   ratio_p50_b_to_a: ratio(b.p50_ms, a.p50_ms),
   ratio_p50_c_to_a: ratio(c.p50_ms, a.p50_ms),
   ratio_p99_c_to_a: ratio(c.p99_ms, a.p99_ms),
   ratio_p50_c_to_b: ratio(c.p50_ms, b.p50_ms),
   ratio_p99_c_to_b: ratio(c.p99_ms, b.p99_ms),
   ratio_calls_per_s_c_to_b: ratio(c.calls_per_s, b.calls_per_s),
-  goal_c_over_b_p50_le_1: c.p50_ms <= b.p50_ms,
+  ratio_p50_modern_to_legacy: ratio(d.p50_ms, c.p50_ms),
+  ratio_p99_modern_to_legacy: ratio(d.p99_ms, c.p99_ms),
+  ratio_p50_modern_to_proxy: ratio(d.p50_ms, b.p50_ms),
+  ratio_calls_per_s_two_to_one_replica: ratio(two.calls_per_s, one.calls_per_s),
+  goal_modern_over_legacy_p50_le_1: d.p50_ms <= c.p50_ms,
+  goal_toolgate_over_proxy_p50_le_0_9: c.p50_ms <= 0.9 * b.p50_ms && d.p50_ms <= 0.9 * b.p50_ms,
+  goal_two_over_one_replica_calls_per_s_ge_1: two.calls_per_s >= one.calls_per_s,
 };
 console.log(JSON.stringify(result));
