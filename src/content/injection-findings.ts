@@ -4,7 +4,7 @@
  * except those about what a description may mention (links, sensitive file names), which a
  * legitimate result shows all the time (a directory listing names `.ssh`, a page has links).
  */
-import { type ScanFinding, scanToolText } from '../catalog/index.js';
+import { type ScanFinding, scanModelText } from '../catalog/index.js';
 import type { Finding } from './finding.js';
 
 /** Scanner categories that mean "text aimed at the model", in a result as in a description. */
@@ -21,10 +21,10 @@ const INJECTION_CATEGORIES: ReadonlySet<string> = new Set([
  * redaction then withholds (an instruction is not made harmless by masking a few words of it).
  */
 export function findInjection(text: string): Finding[] {
-  const found: ScanFinding[] = scanToolText({ name: '', description: text });
+  const found: ScanFinding[] = scanModelText({ text, field: '/result' });
   const out: Finding[] = [];
   for (const f of found) {
-    if (f.field !== '/description' || !INJECTION_CATEGORIES.has(f.category)) continue;
+    if (!INJECTION_CATEGORIES.has(f.category)) continue;
     out.push({ kind: 'injection', rule: `injection.${f.rule}`, start: 0, end: text.length });
   }
   return out;
