@@ -2,7 +2,8 @@
  * @module Keeps MCP sessions' tool sets current: when the catalog or an identity changes (a
  * grant, a lifecycle step, a quarantine, in this process or another), each open session's
  * permitted set is recomputed by the session service and, where it changed, the client gets
- * notifications/tools/list_changed.
+ * notifications/tools/list_changed (and the resources and prompts ones: governed entries are in
+ * the same set).
  */
 import type { Server } from '@modelcontextprotocol/sdk/server/index.js';
 import type { AgentApi } from '../api/index.js';
@@ -62,7 +63,13 @@ export class ListChangedWatcher {
             session.binding.sessionId,
             session.binding,
           );
-          if (changed) await session.server.sendToolListChanged();
+          if (changed) {
+            // The set holds tools and governed resources and prompts alike: whichever moved, the
+            // client lists all three again (cheap, and never misses an entry's change).
+            await session.server.sendToolListChanged();
+            await session.server.sendResourceListChanged();
+            await session.server.sendPromptListChanged();
+          }
         } catch (err) {
           // An ended session or a closed stream concerns that session only.
           if ((err as { code?: string }).code !== 'SESSION_NOT_FOUND') this.#onError(err);

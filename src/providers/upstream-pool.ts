@@ -5,6 +5,7 @@
  * at its deadline and its process killed, so it never holds another session's calls.
  */
 import { Client } from '@modelcontextprotocol/sdk/client/index.js';
+import type { RequestOptions } from '@modelcontextprotocol/sdk/shared/protocol.js';
 import type { Transport } from '@modelcontextprotocol/sdk/shared/transport.js';
 import type { Progress, Tool } from '@modelcontextprotocol/sdk/types.js';
 import type { CallProgress, McpToolResult } from '../core/index.js';
@@ -12,6 +13,7 @@ import type { SandboxProcess } from '../sandbox/index.js';
 import { EgressRefused } from './checked-fetch.js';
 import { StreamClientTransport } from './stream-transport.js';
 import { pinOf } from './tool-pin.js';
+import { entryPinKey, entryPinOf, type ListedEntry, listEntries } from './upstream-entries.js';
 
 /** What an upstream MCP call came to: the upstream's result, or why there is none. */
 export type UpstreamCallResult =
@@ -62,13 +64,20 @@ export interface UpstreamPoolOptions {
   readonly onError?: (err: unknown) => void;
 }
 
-/** A started, initialized upstream with the pins of the tools it listed when it started. */
+/**
+ * A started, initialized upstream with the pins of the tools (by name) and of the resources,
+ * templates and prompts (by `entryPinKey`) it listed when it started.
+ */
 export interface UpstreamSession {
   readonly client: Client;
   readonly link: UpstreamLink;
   readonly pins: ReadonlyMap<string, string>;
   readonly tools: readonly Tool[];
+  readonly entries: readonly ListedEntry[];
 }
+
+/** One request to an upstream on behalf of a gated call: tools/call, resources/read, prompts/get. */
+export type UpstreamRequest = (client: Client, options: RequestOptions) => Promise<McpToolResult>;
 
 interface Entry {
   readonly key: string;
@@ -109,13 +118,29 @@ export async function openUpstream(
       cursor = listed.nextCursor;
       if (cursor === undefined) break;
     }
+    const entries = await listEntries(client, timeoutMs);
     const pins = new Map(tools.map((t) => [t.name, pinOf(t)]));
-    return { client, link, pins, tools };
+    for (const e of entries) pins.set(entryPinKey(e.kind, e.key), entryPinOf(e));
+    return { client, link, pins, tools, entries };
   } catch (err) {
     await client.close().catch(() => {});
     await link.close();
     throw err;
   }
+}
+
+/** Which provider process a request goes to: one per (provider, gate session). */
+export interface UpstreamTarget {
+  readonly provider: string;
+  readonly sessionId: string;
+  readonly launch: UpstreamLauncher;
+  readonly idleMs: number;
+}
+
+/** The caller's progress listener and cancellation, relayed to and from the upstream. */
+export interface UpstreamRelay {
+  readonly onProgress?: (progress: CallProgress) => void;
+  readonly signal?: AbortSignal;
 }
 
 export class UpstreamPool {
@@ -142,22 +167,33 @@ export class UpstreamPool {
    * classified under: a process whose listing differs (the upstream changed since the refresh) is
    * not called. Never throws; never waits past `timeoutMs`.
    */
-  async call(
-    target: {
-      readonly provider: string;
-      readonly sessionId: string;
-      readonly launch: UpstreamLauncher;
-      readonly idleMs: number;
-    },
+  call(
+    target: UpstreamTarget,
     tool: string,
     args: Record<string, unknown>,
     expectedPin: string | undefined,
     timeoutMs: number,
-    relay: {
-      readonly onProgress?: (progress: CallProgress) => void;
-      readonly signal?: AbortSignal;
-    } = {},
+    relay: UpstreamRelay = {},
   ): Promise<UpstreamCallResult & { pinMismatch?: boolean }> {
+    return this.request(target, tool, expectedPin, timeoutMs, relay, (client, options) =>
+      client.callTool({ name: tool, arguments: args }, undefined, options).then(toResult),
+    );
+  }
+
+  /**
+   * Sends one request to the provider's process for this session once the pin listed under
+   * `pinKey` (a tool's name, or an entry's `entryPinKey`) is `expectedPin`: the same process,
+   * deadline, cancellation and failure handling as a tool call. Never throws.
+   */
+  async request(
+    target: UpstreamTarget,
+    pinKey: string,
+    expectedPin: string | undefined,
+    timeoutMs: number,
+    relay: UpstreamRelay,
+    send: UpstreamRequest,
+  ): Promise<UpstreamCallResult & { pinMismatch?: boolean }> {
+    const tool = pinKey;
     const key = `${target.provider}\u0000${target.sessionId}`;
     let entry = this.#entries.get(key);
     if (!entry) {
@@ -216,7 +252,7 @@ export class UpstreamPool {
         // With onprogress the SDK sends its own progress token upstream (the agent's token is the
         // agent's; the front maps back). The timeout is not reset by progress: wall time is a cap.
         // An aborted signal makes the SDK send notifications/cancelled for this request upstream.
-        const result = await session.client.callTool({ name: tool, arguments: args }, undefined, {
+        const result = await send(session.client, {
           timeout: timeoutMs,
           ...(onProgress
             ? {
@@ -230,7 +266,7 @@ export class UpstreamPool {
             : {}),
           ...(relay.signal ? { signal: upstreamAbort.signal } : {}),
         });
-        return { ok: true, result: toResult(result) };
+        return { ok: true, result };
       } catch (err) {
         // Cancelled by the caller: the upstream was told and its process is still good.
         if (upstreamAbort.signal.aborted && !entry.closed) return cancelled();
