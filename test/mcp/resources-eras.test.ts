@@ -198,7 +198,7 @@ describe('resources and prompts on both eras', () => {
       arguments: { text: 'hi' },
       _meta: { [RUN]: run },
     });
-    assert.equal((got.messages[0]?.content as { text: string }).text, 'Summarize in one line: hi');
+    assert.deepEqual(got.messages[0]?.content, { type: 'text', text: 'Summarize in one line: hi' });
     assert.equal(await refusedCode(client.readResource({ uri: 'notes://customers' })), -32084);
   });
 
