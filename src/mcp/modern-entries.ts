@@ -5,7 +5,13 @@
  * call of the entry in the run (entry-requests.ts). A refusal is a protocol error with the
  * catalogue's number and body.
  */
-import { ProtocolError, type Server, type ServerContext } from '@modelcontextprotocol/server';
+import {
+  type GetPromptResult,
+  ProtocolError,
+  type ReadResourceResult,
+  type Server,
+  type ServerContext,
+} from '@modelcontextprotocol/server';
 import type { AgentApi } from '../api/index.js';
 import { ERROR_CODES, isToolgateError } from '../core/index.js';
 import type { CallContext } from '../gate/index.js';
@@ -75,7 +81,8 @@ export function registerModernEntryHandlers(server: Server, deps: ModernEntryDep
           signal: ctx.mcpReq.signal,
         },
       );
-      return { ...read, _meta: { [RUN_META_KEY]: run.handle } } as never;
+      // The upstream's contents, passed on as it gave them once the gate allowed the read.
+      return { ...read, _meta: { [RUN_META_KEY]: run.handle } } as ReadResourceResult;
     } catch (err) {
       return fail(run.handle, err);
     }
@@ -90,7 +97,7 @@ export function registerModernEntryHandlers(server: Server, deps: ModernEntryDep
         request.params.arguments,
         { signal: ctx.mcpReq.signal },
       );
-      return { ...got, _meta: { [RUN_META_KEY]: run.handle } } as never;
+      return { ...got, _meta: { [RUN_META_KEY]: run.handle } } as GetPromptResult;
     } catch (err) {
       return fail(run.handle, err);
     }

@@ -229,12 +229,31 @@ for (const backend of backends()) {
       const client = await connect();
       assert.equal((await client.listResources()).resources.length, 1);
       setMode('changed');
-      const report = await tg.providers.refresh('notes', admin);
-      assert.deepEqual(report.entries.changed, ['resource:notes://readme']);
-      const entry = (await tg.providers.show('notes')).entries.find(
-        (e) => e.key === 'notes://readme',
+      // A new session starts its own upstream process, which lists the changed description: the
+      // read is refused by its pin before anything is read, and sets off a refresh.
+      const started = await connect();
+      const pinned = await refusal(started.readResource({ uri: 'notes://readme' }));
+      assert.equal(pinned.code, -32086);
+      const decision = (pinned.data as { details: { code: string; rule: string } }).details;
+      assert.deepEqual(
+        [decision.code, decision.rule],
+        ['EXECUTION_FAILED', 'provider.pin_mismatch'],
       );
+      const stateOf = async () =>
+        (await tg.providers.show('notes')).entries.find((e) => e.key === 'notes://readme');
+      let entry = await stateOf();
+      for (
+        const until = Date.now() + 10_000;
+        entry?.state !== 'quarantined' && Date.now() < until;
+      ) {
+        await new Promise((r) => setTimeout(r, 50));
+        entry = await stateOf();
+      }
       assert.equal(entry?.state, 'quarantined');
+      // An admin's refresh finds nothing more to change: the pin is the new one, still quarantined.
+      const report = await tg.providers.refresh('notes', admin);
+      assert.deepEqual(report.entries.changed, []);
+      assert.ok(report.entries.unchanged.includes('resource:notes://readme'));
       assert.equal(entry?.reason, 'definition changed');
       assert.ok((await tg.catalog.versions(entry?.tool_id ?? '')).every((v) => v.quarantined));
       const events = await tg.events.list({
