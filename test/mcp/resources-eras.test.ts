@@ -207,6 +207,12 @@ describe('resources and prompts on both eras', () => {
     const read = await client.readResource({ uri: 'notes://topics/tea' });
     assert.equal((read.contents[0] as { text: string }).text, 'notes about tea');
     assert.equal(await refusedCode(client.readResource({ uri: 'notes://customers' })), -32084);
+    // An encoded separator binds a variable that would not expand back to the same URI: the
+    // gate's arguments would not say what is read, so it matches nothing.
+    assert.equal(
+      await refusedCode(client.readResource({ uri: 'notes://topics/..%2Fcustomers' })),
+      -32084,
+    );
     // A URI that matches no template and no resource.
     assert.equal(await refusedCode(client.readResource({ uri: 'notes://topics/a/b' })), -32084);
   });
