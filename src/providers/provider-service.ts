@@ -52,7 +52,7 @@ import {
   type ProviderSpec,
   type ToolClassification,
 } from './provider-spec.js';
-import { ENTRY_KINDS, type EntryKind, type ListedEntry } from './upstream-entries.js';
+import { ENTRY_KINDS, type EntryKind, type ListedEntry, listEntries } from './upstream-entries.js';
 import {
   openUpstream,
   processLink,
@@ -290,7 +290,7 @@ export class ProviderService {
             : {}),
           pin: upstream.pins.get(t.name) ?? '',
         }));
-        entries = [...upstream.entries];
+        entries = await listEntries(upstream.client, REFRESH_TIMEOUT_MS);
       } finally {
         await upstream.client.close().catch(() => {});
         await upstream.link.close();

@@ -66,6 +66,10 @@ export function entryPinKey(kind: EntryKind, key: string): string {
   return `${kind}\u0000${key}`;
 }
 
+export function isEntryPinKey(pinKey: string): boolean {
+  return pinKey.includes('\u0000');
+}
+
 function text(value: unknown): string | undefined {
   return typeof value === 'string' ? value : undefined;
 }

@@ -13,7 +13,7 @@ import type { SandboxProcess } from '../sandbox/index.js';
 import { EgressRefused } from './checked-fetch.js';
 import { StreamClientTransport } from './stream-transport.js';
 import { pinOf } from './tool-pin.js';
-import { entryPinKey, entryPinOf, type ListedEntry, listEntries } from './upstream-entries.js';
+import { entryPinKey, entryPinOf, isEntryPinKey, listEntries } from './upstream-entries.js';
 
 /** What an upstream MCP call came to: the upstream's result, or why there is none. */
 export type UpstreamCallResult =
@@ -65,15 +65,16 @@ export interface UpstreamPoolOptions {
 }
 
 /**
- * A started, initialized upstream with the pins of the tools (by name) and of the resources,
- * templates and prompts (by `entryPinKey`) it listed when it started.
+ * A started, initialized upstream with the pins of the tools it listed when it started (by name),
+ * and those of its resources, templates and prompts (by `entryPinKey`), listed once on the first
+ * request that needs them: a tool call never waits for that listing.
  */
 export interface UpstreamSession {
   readonly client: Client;
   readonly link: UpstreamLink;
   readonly pins: ReadonlyMap<string, string>;
   readonly tools: readonly Tool[];
-  readonly entries: readonly ListedEntry[];
+  entryPins(): Promise<ReadonlyMap<string, string>>;
 }
 
 /** One request to an upstream on behalf of a gated call: tools/call, resources/read, prompts/get. */
@@ -96,7 +97,8 @@ const BACKOFF_BASE_MS = 200;
 const BACKOFF_MAX_MS = 10_000;
 
 /**
- * Connects an MCP client to a started process and reads its whole tool listing. The client
+ * Connects an MCP client to a started process and reads its whole tool listing (its entries are
+ * listed when first needed: `entryPins`). The client
  * declares no capabilities: no roots (an agent's roots never reach an upstream, which could widen
  * what it may touch), no sampling, no elicitation.
  */
@@ -118,10 +120,17 @@ export async function openUpstream(
       cursor = listed.nextCursor;
       if (cursor === undefined) break;
     }
-    const entries = await listEntries(client, timeoutMs);
     const pins = new Map(tools.map((t) => [t.name, pinOf(t)]));
-    for (const e of entries) pins.set(entryPinKey(e.kind, e.key), entryPinOf(e));
-    return { client, link, pins, tools, entries };
+    let entryPins: Promise<ReadonlyMap<string, string>> | null = null;
+    const listOnce = () => {
+      // A listing that fails pins nothing: every entry request of this process is then refused.
+      entryPins ??= listEntries(client, timeoutMs).then(
+        (entries) => new Map(entries.map((e) => [entryPinKey(e.kind, e.key), entryPinOf(e)])),
+        () => new Map<string, string>(),
+      );
+      return entryPins;
+    };
+    return { client, link, pins, tools, entryPins: listOnce };
   } catch (err) {
     await client.close().catch(() => {});
     await link.close();
@@ -193,7 +202,6 @@ export class UpstreamPool {
     relay: UpstreamRelay,
     send: UpstreamRequest,
   ): Promise<UpstreamCallResult & { pinMismatch?: boolean }> {
-    const tool = pinKey;
     const key = `${target.provider}\u0000${target.sessionId}`;
     let entry = this.#entries.get(key);
     if (!entry) {
@@ -231,7 +239,8 @@ export class UpstreamPool {
         );
       }
       this.#failures.delete(target.provider);
-      if (expectedPin === undefined || session.pins.get(tool) !== expectedPin) {
+      const pins = isEntryPinKey(pinKey) ? await session.entryPins() : session.pins;
+      if (expectedPin === undefined || pins.get(pinKey) !== expectedPin) {
         return {
           ...fail(
             'EXECUTION_FAILED',
