@@ -14,6 +14,17 @@ export interface WatchedSession {
   readonly binding: McpBinding;
 }
 
+/**
+ * What a change of a permitted set is announced as: tools and the governed resources and prompts
+ * share the set, so each change sends all three. A `subscriptions/listen` stream (2026-07-28)
+ * announcing list changes sends these same methods.
+ */
+export const LIST_CHANGED_NOTIFICATIONS = [
+  'notifications/tools/list_changed',
+  'notifications/resources/list_changed',
+  'notifications/prompts/list_changed',
+] as const;
+
 /** How often the revisions are read while any MCP session is open. */
 const POLL_MS = 250;
 
@@ -64,11 +75,10 @@ export class ListChangedWatcher {
             session.binding,
           );
           if (changed) {
-            // The set holds tools and governed resources and prompts alike: whichever moved, the
-            // client lists all three again (cheap, and never misses an entry's change).
-            await session.server.sendToolListChanged();
-            await session.server.sendResourceListChanged();
-            await session.server.sendPromptListChanged();
+            // Whichever moved, the client lists all three again (LIST_CHANGED_NOTIFICATIONS).
+            for (const method of LIST_CHANGED_NOTIFICATIONS) {
+              await session.server.notification({ method });
+            }
           }
         } catch (err) {
           // An ended session or a closed stream concerns that session only.

@@ -13,7 +13,10 @@ import { join } from 'node:path';
 import { after, before, describe, test } from 'node:test';
 import { Client } from '@modelcontextprotocol/sdk/client/index.js';
 import { StreamableHTTPClientTransport } from '@modelcontextprotocol/sdk/client/streamableHttp.js';
-import { McpError } from '@modelcontextprotocol/sdk/types.js';
+import {
+  McpError,
+  ResourceListChangedNotificationSchema,
+} from '@modelcontextprotocol/sdk/types.js';
 import type { FastifyInstance } from 'fastify';
 import type { Actor } from '../../src/core/index.js';
 import { buildServer } from '../../src/http/index.js';
@@ -227,6 +230,10 @@ for (const backend of backends()) {
 
     test('an upstream that changes a description has its entry quarantined, alerted and unreadable', async () => {
       const client = await connect();
+      let announced = 0;
+      client.setNotificationHandler(ResourceListChangedNotificationSchema, async () => {
+        announced += 1;
+      });
       assert.equal((await client.listResources()).resources.length, 1);
       setMode('changed');
       // A new session starts its own upstream process, which lists the changed description: the
@@ -264,6 +271,12 @@ for (const backend of backends()) {
       assert.ok(alert, 'an alert event is recorded');
       assert.equal((JSON.parse(alert.details) as { change: string }).change, 'changed');
 
+      // The open client is told its resource list changed, and lists it without the readme.
+      for (const until = Date.now() + 10_000; announced === 0 && Date.now() < until; ) {
+        await new Promise((r) => setTimeout(r, 25));
+      }
+      assert.ok(announced > 0, 'notifications/resources/list_changed reached the open client');
+      assert.deepEqual((await client.listResources()).resources, []);
       const fresh = await connect();
       assert.deepEqual((await fresh.listResources()).resources, []);
       assert.equal((await refusal(fresh.readResource({ uri: 'notes://readme' }))).code, -32084);
