@@ -132,29 +132,14 @@ export function registerProviders(program: Command): void {
     .requiredOption('-f, --file <path>', 'classification as YAML or JSON, - for stdin')
     .action((name: string, tool: string, opts: { file: string }) =>
       withAdmin(program, async (admin, out, operator) => {
-        let classification: unknown;
-        try {
-          classification = parseYaml(readInput(opts.file));
-        } catch (err) {
-          throw new ToolgateError('INPUT_MALFORMED', 'the classification is not YAML or JSON', {
-            reason: err instanceof Error ? err.message : 'unparseable',
-          });
-        }
+        const classification = readClassification(opts.file);
         const r = await admin.providers.classify(
           name,
           tool,
           classification,
           operatorActor(operator, 'cli'),
         );
-        out.result(r, () =>
-          [
-            describeVersion(r.tool),
-            ...(r.review
-              ? [`awaiting security review: ${r.review.id} (${r.review.reasons.join(', ')})`]
-              : []),
-            ...(r.changeId ? [`awaiting approvers: ${r.changeId}`] : []),
-          ].join('\n'),
-        );
+        out.result(r, () => describeClassified(r));
       })(),
     );
 
@@ -166,14 +151,7 @@ export function registerProviders(program: Command): void {
     .requiredOption('-f, --file <path>', 'classification as YAML or JSON, - for stdin')
     .action((name: string, kind: string, key: string, opts: { file: string }) =>
       withAdmin(program, async (admin, out, operator) => {
-        let classification: unknown;
-        try {
-          classification = parseYaml(readInput(opts.file));
-        } catch (err) {
-          throw new ToolgateError('INPUT_MALFORMED', 'the classification is not YAML or JSON', {
-            reason: err instanceof Error ? err.message : 'unparseable',
-          });
-        }
+        const classification = readClassification(opts.file);
         const r = await admin.providers.classifyEntry(
           name,
           kind,
@@ -181,15 +159,33 @@ export function registerProviders(program: Command): void {
           classification,
           operatorActor(operator, 'cli'),
         );
-        out.result(r, () =>
-          [
-            describeVersion(r.tool),
-            ...(r.review
-              ? [`awaiting security review: ${r.review.id} (${r.review.reasons.join(', ')})`]
-              : []),
-            ...(r.changeId ? [`awaiting approvers: ${r.changeId}`] : []),
-          ].join('\n'),
-        );
+        out.result(r, () => describeClassified(r));
       })(),
     );
+}
+
+/** A classification file (YAML or JSON, `-` for stdin); INPUT_MALFORMED when it does not parse. */
+function readClassification(file: string): unknown {
+  try {
+    return parseYaml(readInput(file));
+  } catch (err) {
+    throw new ToolgateError('INPUT_MALFORMED', 'the classification is not YAML or JSON', {
+      reason: err instanceof Error ? err.message : 'unparseable',
+    });
+  }
+}
+
+/** What a classification registered, and what it still waits for. */
+function describeClassified(r: {
+  tool: Parameters<typeof describeVersion>[0];
+  changeId?: string;
+  review?: { readonly id: string; readonly reasons: readonly string[] };
+}): string {
+  return [
+    describeVersion(r.tool),
+    ...(r.review
+      ? [`awaiting security review: ${r.review.id} (${r.review.reasons.join(', ')})`]
+      : []),
+    ...(r.changeId ? [`awaiting approvers: ${r.changeId}`] : []),
+  ].join('\n');
 }
