@@ -17,6 +17,7 @@ import {
   CONFIG_ADMIN,
   CONSOLE_SESSIONS_ADMIN,
   DISCOVERY_ADMIN,
+  ENTRIES_AGENT,
   expose,
   KEYS_ADMIN,
   METRICS_ADMIN,
@@ -110,6 +111,7 @@ import {
   type AgentCaps,
   DEFAULT_AGENT_CAPS,
   RunService,
+  SessionEntries,
   SessionService,
 } from './sessions/index.js';
 import {
@@ -553,6 +555,7 @@ export async function openGateway(options: ToolgateOptions = {}): Promise<Gatewa
     oauth: oauthFront,
     sessions: expose(sessions, SESSIONS_AGENT),
     runs: expose(runs, RUNS_AGENT),
+    entries: expose(new SessionEntries(sessions, catalog), ENTRIES_AGENT),
     invoke: gate.invoke.bind(gate),
     revisions,
   });

@@ -53,7 +53,14 @@ export const APPROVALS_ADMIN = [
 export const CHANGES_ADMIN = ['get', 'list', 'page', 'approve', 'reject', 'countPending'] as const;
 export const SECOND_FACTOR_ADMIN = ['enroll', 'remove', 'enrolled', 'state', 'unlock'] as const;
 export const CONFIG_ADMIN = ['apply', 'applyText'] as const;
-export const PROVIDERS_ADMIN = ['register', 'list', 'show', 'refresh', 'classify'] as const;
+export const PROVIDERS_ADMIN = [
+  'register',
+  'list',
+  'show',
+  'refresh',
+  'classify',
+  'classifyEntry',
+] as const;
 /** Every member of `SecretAdmin`: none returns a value. */
 export const SECRETS_ADMIN = [
   'set',
@@ -129,7 +136,10 @@ export interface AdminApi {
   readonly secondFactor: Pick<OperatorSecondFactors, (typeof SECOND_FACTOR_ADMIN)[number]>;
   /** `apply -f`: one code path for the CLI, REST and YAML files. */
   readonly config: Pick<ApplyService, (typeof CONFIG_ADMIN)[number]>;
-  /** Upstream MCP providers, administration only: register, list, show, refresh, classify. */
+  /**
+   * Upstream MCP providers, administration only: register, list, show, refresh, classify a tool,
+   * classify a resource, resource template or prompt (`classifyEntry`).
+   */
   readonly providers: Pick<ProviderService, (typeof PROVIDERS_ADMIN)[number]>;
   /** The administrative event record. */
   readonly events: {

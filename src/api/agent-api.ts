@@ -6,7 +6,7 @@
  */
 import type { CallContext, CallOptions, GateDecision } from '../gate/index.js';
 import type { JwtIdentity, ProtectedResourceMetadata } from '../identity/index.js';
-import type { RunService, SessionService } from '../sessions/index.js';
+import type { RunService, SessionEntries, SessionService } from '../sessions/index.js';
 
 /** The session methods an agent front is given (the type and the object share this list). */
 export const SESSIONS_AGENT = [
@@ -33,6 +33,9 @@ export interface OAuthFront {
   stepUp(identity: JwtIdentity, toolRef: unknown): Promise<string[] | null>;
 }
 
+/** The entry methods an agent front is given: list the offered ones, map a request to a gate call. */
+export const ENTRIES_AGENT = ['list', 'resolveResource', 'resolvePrompt'] as const;
+
 /** The run methods an agent front is given: mint a handle, explain a refused one, revoke one. */
 export const RUNS_AGENT = ['mint', 'refusal', 'revoke'] as const;
 
@@ -45,6 +48,12 @@ export interface AgentApi {
    * it: nothing outside its permitted set), and `evict` (a front at capacity closes one, audited).
    */
   readonly sessions: Pick<SessionService, (typeof SESSIONS_AGENT)[number]>;
+  /**
+   * Upstream resources, resource templates and prompts the session offers (governed entries:
+   * classified, reviewed, granted), and the gate call a read or get of one becomes: a front runs
+   * it with `invoke`, like a tool call.
+   */
+  readonly entries: Pick<SessionEntries, (typeof ENTRIES_AGENT)[number]>;
   /** Runs: the handles stateless (2026-07-28) MCP clients carry instead of an MCP session. */
   readonly runs: Pick<RunService, (typeof RUNS_AGENT)[number]>;
   /**

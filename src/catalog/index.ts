@@ -19,6 +19,7 @@ export type { ModelTextInput, ScanFinding, ScanInput, ScanText } from './descrip
 export { scanModelText, scanToolText } from './description-scan.js';
 export type { DiscoveryHit, DiscoveryQuery } from './discovery.js';
 export { Discovery, MAX_DISCOVERY_LIMIT } from './discovery.js';
+export { expandTemplate, matchTemplate, templateVariables } from './entry-uri.js';
 export {
   compileDocumentValidator,
   createRuntimeAjv,
@@ -58,6 +59,7 @@ export type {
   Egress,
   JsonSchemaObject,
   LifecycleState,
+  McpEntry,
   RateLimit,
   ResultAction,
   ResultPolicy,

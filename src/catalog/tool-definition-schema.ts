@@ -12,6 +12,37 @@ import {
   RESULT_ACTIONS,
 } from './tool-definition.js';
 
+const entryText = { type: 'string', minLength: 1, maxLength: 2048 } as const;
+
+/** An upstream resource, resource template or prompt behind an mcp runtime (McpEntry). */
+const mcpEntrySchema = {
+  type: 'object',
+  additionalProperties: false,
+  required: ['kind', 'name'],
+  properties: {
+    kind: { enum: ['resource', 'resource_template', 'prompt'] },
+    name: { type: 'string', minLength: 1, maxLength: 256 },
+    title: { type: 'string', maxLength: 256 },
+    uri: entryText,
+    uri_template: entryText,
+    mime_type: { type: 'string', maxLength: 256 },
+    arguments: {
+      type: 'array',
+      maxItems: 64,
+      items: {
+        type: 'object',
+        additionalProperties: false,
+        required: ['name'],
+        properties: {
+          name: { type: 'string', minLength: 1, maxLength: 128 },
+          description: { type: 'string', maxLength: 4096 },
+          required: { type: 'boolean' },
+        },
+      },
+    },
+  },
+} as const;
+
 export const TOOL_SCHEMA_ID = 'https://toolgate.dev/schemas/tool.json';
 
 /** Tool names follow the strictest of the MCP, OpenAI and Anthropic rules so every export works. */
@@ -301,6 +332,7 @@ export const toolDefinitionSchema = {
             kind: { const: 'mcp' },
             provider: { type: 'string', pattern: '^[a-z][a-z0-9_-]{0,62}$' },
             tool: { type: 'string', minLength: 1, maxLength: 128 },
+            entry: mcpEntrySchema,
           },
         },
         {

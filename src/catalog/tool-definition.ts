@@ -98,8 +98,46 @@ export type Runtime =
       readonly method: 'GET' | 'POST' | 'PUT' | 'PATCH' | 'DELETE';
       readonly path: string;
     }
-  | { readonly kind: 'mcp'; readonly provider: string; readonly tool: string }
+  | {
+      readonly kind: 'mcp';
+      readonly provider: string;
+      /** The upstream tool; for an entry, its name (the entry says what is read). */
+      readonly tool: string;
+      /** Set for an upstream resource, resource template or prompt (not a tool). */
+      readonly entry?: McpEntry;
+    }
   | { readonly kind: 'inline'; readonly handler: string };
+
+/**
+ * An upstream MCP resource, resource template or prompt, governed as a catalog entry: the gate
+ * decides a `resources/read` or `prompts/get` of it as it decides a tool call (docs/architecture.md
+ * §6). What the MCP listing shows besides the definition's description lives here.
+ */
+export type McpEntry =
+  | {
+      readonly kind: 'resource';
+      readonly name: string;
+      readonly uri: string;
+      readonly title?: string;
+      readonly mime_type?: string;
+    }
+  | {
+      readonly kind: 'resource_template';
+      readonly name: string;
+      readonly uri_template: string;
+      readonly title?: string;
+      readonly mime_type?: string;
+    }
+  | {
+      readonly kind: 'prompt';
+      readonly name: string;
+      readonly title?: string;
+      readonly arguments: readonly {
+        readonly name: string;
+        readonly description?: string;
+        readonly required?: boolean;
+      }[];
+    };
 
 /** Semantic argument checks (C6) beyond the JSON Schema. */
 export interface ArgumentsPolicy {

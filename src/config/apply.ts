@@ -190,9 +190,11 @@ export class ApplyService {
       try {
         const r = await providers.refresh(name, actor);
         const n = r.imported.length + r.added.length;
+        const entries = r.entries.imported.length + r.entries.added.length;
+        const changed = [...r.changed, ...r.entries.changed];
         changes.push({
           ...change,
-          summary: `${change.summary}; ${n} tools imported, unclassified until classified${r.changed.length > 0 ? `; QUARANTINED (changed): ${r.changed.join(', ')}` : ''}`,
+          summary: `${change.summary}; ${n} tools imported, unclassified until classified${entries > 0 ? `; ${entries} resources or prompts too` : ''}${changed.length > 0 ? `; QUARANTINED (changed): ${changed.join(', ')}` : ''}`,
         });
       } catch (err) {
         const code = err instanceof ToolgateError ? err.code : 'INTERNAL';

@@ -234,6 +234,27 @@ export const ERROR_CODES = {
     jsonRpc: -32052,
     summary: 'The provider tool is not in a state this operation accepts (absent, removed).',
   },
+  // Governed upstream resources, resource templates and prompts (docs/architecture.md §6).
+  RESOURCE_NOT_FOUND: {
+    http: 404,
+    jsonRpc: -32084,
+    summary: 'No resource with this URI is offered to the caller (never says whether one exists).',
+  },
+  PROMPT_NOT_FOUND: {
+    http: 404,
+    jsonRpc: -32085,
+    summary: 'No prompt with this name is offered to the caller (never says whether one exists).',
+  },
+  ENTRY_DENIED: {
+    http: 403,
+    jsonRpc: -32086,
+    summary: 'The gate refused a resources/read or prompts/get; details carry its decision.',
+  },
+  PROVIDER_ENTRY_STATE: {
+    http: 409,
+    jsonRpc: -32087,
+    summary: 'The provider resource or prompt is not in a state this operation accepts.',
+  },
   // Second factors are rate-limited per approver, in the store every replica shares.
   SECOND_FACTOR_LOCKED: {
     http: 429,
@@ -380,6 +401,17 @@ export interface ErrorDetails {
   PROVIDER_NOT_FOUND: { provider: string };
   PROVIDER_UNAVAILABLE: { provider: string; reason: string };
   PROVIDER_TOOL_STATE: { provider: string; tool: string; state: string | null };
+  RESOURCE_NOT_FOUND: { uri: string };
+  PROMPT_NOT_FOUND: { name: string };
+  /** The gate's decision: its code, rule and call id (`approval_id` when one waits). */
+  ENTRY_DENIED: {
+    code: string;
+    rule: string;
+    call_id: string;
+    approval_id?: string;
+    details?: unknown;
+  };
+  PROVIDER_ENTRY_STATE: { provider: string; kind: string; key: string; state: string | null };
   SECOND_FACTOR_LOCKED: {
     approver: string;
     reason: 'backoff' | 'locked';

@@ -9,13 +9,22 @@ import {
   CallToolRequestSchema,
   type CallToolResult,
   ElicitResultSchema,
+  GetPromptRequestSchema,
+  type GetPromptResult,
+  ListPromptsRequestSchema,
+  ListResourcesRequestSchema,
+  ListResourceTemplatesRequestSchema,
   ListToolsRequestSchema,
+  McpError,
+  ReadResourceRequestSchema,
+  type ReadResourceResult,
   type Tool,
 } from '@modelcontextprotocol/sdk/types.js';
 import type { AgentApi } from '../api/index.js';
 import { TRUST_META_KEY } from '../content/index.js';
-import { type ErrorCode, isToolgateError } from '../core/index.js';
+import { ERROR_CODES, type ErrorCode, isToolgateError } from '../core/index.js';
 import type { GateDecision } from '../gate/index.js';
+import { getPrompt, listEntries, readResource } from './entry-requests.js';
 import { progressRelay } from './progress-relay.js';
 import { SESSION_SCHEMA_VALIDATOR } from './shared-schema-validator.js';
 
@@ -169,7 +178,13 @@ export function createGatewayServer(
   const server = new Server(
     { name: 'toolgate', version: options.version },
     {
-      capabilities: { tools: { listChanged: true } },
+      // Resources and prompts are always advertised (lists empty when nothing is granted): a grant
+      // or classification later shows up after list_changed, as a tool's does.
+      capabilities: {
+        tools: { listChanged: true },
+        resources: { listChanged: true },
+        prompts: { listChanged: true },
+      },
       jsonSchemaValidator: SESSION_SCHEMA_VALIDATOR,
       instructions:
         'toolgate governs these tools. A result with isError and a code (for example ' +
@@ -181,6 +196,7 @@ export function createGatewayServer(
     const tools = (await agent.sessions.exportTools(binding.sessionId, binding, 'mcp')) as Tool[];
     return { tools };
   });
+  registerEntryHandlers(server, agent, binding, options);
   server.setRequestHandler(CallToolRequestSchema, async (request, extra) => {
     const { name, arguments: args } = request.params;
     const ctx = binding;
@@ -233,4 +249,52 @@ export function createGatewayServer(
     }
   });
   return server;
+}
+
+/** A refusal of an entry request as a JSON-RPC error of the catalogue; unknown errors logged. */
+function entryError(err: unknown, onError: ((err: unknown) => void) | undefined): McpError {
+  if (isToolgateError(err))
+    return new McpError(ERROR_CODES[err.code].jsonRpc, err.message, err.toBody());
+  onError?.(err);
+  return new McpError(ERROR_CODES.INTERNAL.jsonRpc, 'an unexpected error; it has been logged');
+}
+
+/** resources/*, prompts/* of one session: governed entries only, reads through the gate. */
+function registerEntryHandlers(
+  server: Server,
+  agent: AgentApi,
+  binding: McpBinding,
+  options: GatewayServerOptions,
+): void {
+  const lists = () =>
+    listEntries(agent, binding.sessionId, binding).catch((err: unknown) => {
+      throw entryError(err, options.onError);
+    });
+  server.setRequestHandler(ListResourcesRequestSchema, async () => ({
+    resources: [...(await lists()).resources],
+  }));
+  server.setRequestHandler(ListResourceTemplatesRequestSchema, async () => ({
+    resourceTemplates: [...(await lists()).resourceTemplates],
+  }));
+  server.setRequestHandler(ListPromptsRequestSchema, async () => ({
+    prompts: (await lists()).prompts.map((p) => ({ ...p, arguments: [...p.arguments] })),
+  }));
+  server.setRequestHandler(ReadResourceRequestSchema, async (request, extra) => {
+    try {
+      const read = await readResource(agent, binding, request.params.uri, { signal: extra.signal });
+      return read as ReadResourceResult;
+    } catch (err) {
+      throw entryError(err, options.onError);
+    }
+  });
+  server.setRequestHandler(GetPromptRequestSchema, async (request, extra) => {
+    try {
+      const got = await getPrompt(agent, binding, request.params.name, request.params.arguments, {
+        signal: extra.signal,
+      });
+      return got as GetPromptResult;
+    } catch (err) {
+      throw entryError(err, options.onError);
+    }
+  });
 }

@@ -2,7 +2,8 @@
  * @module Keeps MCP sessions' tool sets current: when the catalog or an identity changes (a
  * grant, a lifecycle step, a quarantine, in this process or another), each open session's
  * permitted set is recomputed by the session service and, where it changed, the client gets
- * notifications/tools/list_changed.
+ * notifications/tools/list_changed (and the resources and prompts ones: governed entries are in
+ * the same set).
  */
 import type { Server } from '@modelcontextprotocol/sdk/server/index.js';
 import type { AgentApi } from '../api/index.js';
@@ -12,6 +13,17 @@ export interface WatchedSession {
   readonly server: Server;
   readonly binding: McpBinding;
 }
+
+/**
+ * What a change of a permitted set is announced as: tools and the governed resources and prompts
+ * share the set, so each change sends all three. A `subscriptions/listen` stream (2026-07-28)
+ * announcing list changes sends these same methods.
+ */
+export const LIST_CHANGED_NOTIFICATIONS = [
+  'notifications/tools/list_changed',
+  'notifications/resources/list_changed',
+  'notifications/prompts/list_changed',
+] as const;
 
 /** How often the revisions are read while any MCP session is open. */
 const POLL_MS = 250;
@@ -62,7 +74,12 @@ export class ListChangedWatcher {
             session.binding.sessionId,
             session.binding,
           );
-          if (changed) await session.server.sendToolListChanged();
+          if (changed) {
+            // Whichever moved, the client lists all three again (LIST_CHANGED_NOTIFICATIONS).
+            for (const method of LIST_CHANGED_NOTIFICATIONS) {
+              await session.server.notification({ method });
+            }
+          }
         } catch (err) {
           // An ended session or a closed stream concerns that session only.
           if ((err as { code?: string }).code !== 'SESSION_NOT_FOUND') this.#onError(err);

@@ -17,6 +17,7 @@ import {
 import type { AgentApi } from '../api/index.js';
 import { ERROR_CODES, type ErrorCode, isToolgateError, type ToolgateError } from '../core/index.js';
 import { failure, toolResult } from './gateway-server.js';
+import { registerModernEntryHandlers } from './modern-entries.js';
 import { progressRelay } from './progress-relay.js';
 import { RUN_META_KEY, type RunPrincipal, type RunResolver } from './run-meta.js';
 
@@ -50,8 +51,20 @@ export function createModernServer(
   const server = new Server(
     { name: 'toolgate', version: options.version },
     {
-      capabilities: { tools: { listChanged: true } },
-      cacheHints: { 'tools/list': { ttlMs: options.listTtlMs, cacheScope: 'private' } },
+      // Resources and prompts always advertised, their lists empty when nothing is granted
+      // (modern-entries.ts); a read is gated per request, so never cached beyond it.
+      capabilities: {
+        tools: { listChanged: true },
+        resources: { listChanged: true },
+        prompts: { listChanged: true },
+      },
+      cacheHints: {
+        'tools/list': { ttlMs: options.listTtlMs, cacheScope: 'private' },
+        'resources/list': { ttlMs: options.listTtlMs, cacheScope: 'private' },
+        'resources/templates/list': { ttlMs: options.listTtlMs, cacheScope: 'private' },
+        'prompts/list': { ttlMs: options.listTtlMs, cacheScope: 'private' },
+        'resources/read': { ttlMs: 0, cacheScope: 'private' },
+      },
       instructions:
         'toolgate governs these tools. A result with isError and a code (for example ' +
         'APPROVAL_REQUIRED or POLICY_DENIED) is a decision, not a fault: report it to the user. ' +
@@ -72,6 +85,13 @@ export function createModernServer(
     throw err;
   };
 
+  registerModernEntryHandlers(server, {
+    agent,
+    who,
+    runs,
+    refused,
+    ...(options.onError ? { onError: options.onError } : {}),
+  });
   server.setRequestHandler('tools/list', async (request) => {
     const run = await runs.resolve(handleOf(request.params?._meta));
     // A run follows grant and catalog changes as an MCP session does, at the client's next list.

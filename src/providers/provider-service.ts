@@ -6,7 +6,8 @@
  * an admin classifies it, which registers the catalog entry `provider.tool`. A later listing that
  * changes a pinned tool (a rug pull), adds one or drops one quarantines it, raises an event and an
  * alert (`alert.provider_changed`), and moves the catalog revision, so MCP sessions get
- * list_changed. Upstream prompts and resources are never passed through.
+ * list_changed. Its resources, resource templates and prompts are governed the same way
+ * (provider-entries.ts): nothing of them passes through unclassified.
  */
 import { StreamableHTTPClientTransport } from '@modelcontextprotocol/sdk/client/streamableHttp.js';
 import semver from 'semver';
@@ -39,12 +40,19 @@ import {
 import { appendEvent, type ProviderRow, type ProviderToolRow, type Store } from '../store/index.js';
 import { type CheckedFetchOptions, checkedFetch, type EgressMeter } from './checked-fetch.js';
 import {
+  type EntryRefreshReport,
+  ProviderEntries,
+  type ProviderEntryState,
+  type ProviderEntryView,
+} from './provider-entries.js';
+import {
   checkClassification,
   normalizeProviderSpec,
   PROVIDER_LIMITS,
   type ProviderSpec,
   type ToolClassification,
 } from './provider-spec.js';
+import { ENTRY_KINDS, type EntryKind, type ListedEntry, listEntries } from './upstream-entries.js';
 import {
   openUpstream,
   processLink,
@@ -73,11 +81,14 @@ export interface ProviderSummary {
   readonly isolation: string;
   readonly refreshed_at: string | null;
   readonly tools: Readonly<Record<ProviderToolState, number>>;
+  /** Resources, resource templates and prompts, by state. */
+  readonly entries: Readonly<Record<ProviderEntryState, number>>;
 }
 
-export interface ProviderView extends Omit<ProviderSummary, 'tools'> {
+export interface ProviderView extends Omit<ProviderSummary, 'tools' | 'entries'> {
   readonly spec: ProviderSpec;
   readonly tools: readonly ProviderToolView[];
+  readonly entries: readonly ProviderEntryView[];
 }
 
 export interface RefreshReport {
@@ -93,6 +104,8 @@ export interface RefreshReport {
   readonly unchanged: readonly string[];
   /** Listed tools whose names cannot be catalog names; never imported. */
   readonly skipped: readonly string[];
+  /** The same for resources, resource templates and prompts, each named `kind:key`. */
+  readonly entries: EntryRefreshReport;
 }
 
 interface ListedTool {
@@ -125,6 +138,7 @@ export class ProviderService {
   /** Specs by name, read once per provider until it changes in this process. */
   readonly #specs = new Map<string, ProviderSpec>();
   readonly #refreshing = new Set<string>();
+  readonly #entries: ProviderEntries;
 
   constructor(
     store: Store,
@@ -140,6 +154,7 @@ export class ProviderService {
     this.#pool = pool;
     this.#onError = options.onError ?? (() => {});
     this.#http = options.http ?? {};
+    this.#entries = new ProviderEntries(store, catalog, this.#clock);
   }
 
   readonly #http: CheckedFetchOptions;
@@ -223,6 +238,7 @@ export class ProviderService {
       .selectFrom('provider_tools')
       .select(['provider', 'state'])
       .execute();
+    const entries = await this.#entries.counts();
     return rows.map((row) => {
       const counts: Record<ProviderToolState, number> = {
         unclassified: 0,
@@ -233,7 +249,8 @@ export class ProviderService {
       for (const t of tools) {
         if (t.provider === row.name) counts[t.state as ProviderToolState] += 1;
       }
-      return { ...summaryOf(row), tools: counts };
+      const none = { unclassified: 0, classified: 0, quarantined: 0, removed: 0 };
+      return { ...summaryOf(row), tools: counts, entries: entries.get(row.name) ?? none };
     });
   }
 
@@ -249,6 +266,7 @@ export class ProviderService {
       ...summaryOf(row),
       spec: JSON.parse(row.spec) as ProviderSpec,
       tools: tools.map(toolView),
+      entries: await this.#entries.views(name),
     };
   }
 
@@ -259,6 +277,7 @@ export class ProviderService {
   async refresh(name: string, actor: Actor): Promise<RefreshReport> {
     const spec = await this.spec(name);
     let listed: ListedTool[];
+    let entries: ListedEntry[];
     try {
       const upstream = await openUpstream(() => this.launch(spec), REFRESH_TIMEOUT_MS);
       try {
@@ -271,6 +290,7 @@ export class ProviderService {
             : {}),
           pin: upstream.pins.get(t.name) ?? '',
         }));
+        entries = await listEntries(upstream.client, REFRESH_TIMEOUT_MS);
       } finally {
         await upstream.client.close().catch(() => {});
         await upstream.link.close();
@@ -286,10 +306,17 @@ export class ProviderService {
         },
       );
     }
-    const report = await this.#catalog.write((ctx) => this.#compare(ctx, spec, listed, actor));
+    const report = await this.#catalog.write((ctx) =>
+      this.#compare(ctx, spec, listed, entries, actor),
+    );
     // Processes that listed the old definitions would be refused at their next call anyway
     // (pin check); closing them makes the next call list afresh.
-    if (report.changed.length + report.removed.length > 0) await this.#pool.closeProvider(name);
+    const gone =
+      report.changed.length +
+      report.removed.length +
+      report.entries.changed.length +
+      report.entries.removed.length;
+    if (gone > 0) await this.#pool.closeProvider(name);
     return report;
   }
 
@@ -297,6 +324,7 @@ export class ProviderService {
     ctx: CatalogWrite,
     spec: ProviderSpec,
     listed: readonly ListedTool[],
+    entries: readonly ListedEntry[],
     actor: Actor,
   ): Promise<RefreshReport> {
     const { trx } = ctx;
@@ -315,6 +343,13 @@ export class ProviderService {
     );
     const report = {
       provider: spec.name,
+      entries: {
+        imported: [],
+        added: [],
+        changed: [],
+        removed: [],
+        unchanged: [],
+      } as EntryRefreshReport,
       imported: [] as string[],
       added: [] as string[],
       changed: [] as string[],
@@ -421,6 +456,19 @@ export class ProviderService {
         null,
       );
     }
+    report.entries = await this.#entries.compareIn(
+      ctx,
+      spec,
+      entries,
+      firstImport,
+      providerHosts(spec),
+      actor,
+      {
+        quarantine: (c, toolId, reason) => this.#quarantineCatalog(c, toolId, actor, reason),
+        alert: (t, subject, change, pinned, listedPin) =>
+          this.#alert(t, actor, now, subject, change, pinned, listedPin),
+      },
+    );
     await trx
       .updateTable('providers')
       .set({ refreshed_at: at })
@@ -436,6 +484,13 @@ export class ProviderService {
         removed: report.removed,
         unchanged: report.unchanged.length,
         skipped: report.skipped,
+        entries: {
+          imported: report.entries.imported.length,
+          added: report.entries.added,
+          changed: report.entries.changed,
+          removed: report.entries.removed,
+          unchanged: report.entries.unchanged.length,
+        },
       },
     });
     // Catalog listeners (gate caches, list_changed) see the refresh as a catalog change.
@@ -560,6 +615,27 @@ export class ProviderService {
   }
 
   /**
+   * An admin's classification of one imported resource, resource template or prompt (`kind`,
+   * and its `key`: URI, URI template or name): registers its catalog entry, reviewed and
+   * quarantined as an imported tool's is (provider-entries.ts).
+   */
+  async classifyEntry(
+    name: string,
+    kind: string,
+    key: string,
+    input: unknown,
+    actor: Actor,
+  ): ReturnType<ProviderEntries['classify']> {
+    const spec = await this.spec(name);
+    if (!ENTRY_KINDS.includes(kind as EntryKind)) {
+      throw new ToolgateError('INPUT_INVALID', `kind must be one of ${ENTRY_KINDS.join(', ')}`, {
+        problems: [{ pointer: '/kind', message: 'unknown entry kind', rule: 'enum' }],
+      });
+    }
+    return this.#entries.classify(spec, kind as EntryKind, key, input, actor);
+  }
+
+  /**
    * A call found that the upstream's listing changed under a running process: record it as a
    * refresh would (one at a time per provider, however many calls ran into it).
    */
@@ -639,7 +715,7 @@ export class ProviderService {
   }
 }
 
-function summaryOf(row: ProviderRow): Omit<ProviderSummary, 'tools'> {
+function summaryOf(row: ProviderRow): Omit<ProviderSummary, 'tools' | 'entries'> {
   const spec = JSON.parse(row.spec) as ProviderSpec;
   return {
     name: row.name,

@@ -5,6 +5,7 @@
  * at its deadline and its process killed, so it never holds another session's calls.
  */
 import { Client } from '@modelcontextprotocol/sdk/client/index.js';
+import type { RequestOptions } from '@modelcontextprotocol/sdk/shared/protocol.js';
 import type { Transport } from '@modelcontextprotocol/sdk/shared/transport.js';
 import type { Progress, Tool } from '@modelcontextprotocol/sdk/types.js';
 import type { CallProgress, McpToolResult } from '../core/index.js';
@@ -12,6 +13,7 @@ import type { SandboxProcess } from '../sandbox/index.js';
 import { EgressRefused } from './checked-fetch.js';
 import { StreamClientTransport } from './stream-transport.js';
 import { pinOf } from './tool-pin.js';
+import { entryPinKey, entryPinOf, isEntryPinKey, listEntries } from './upstream-entries.js';
 
 /** What an upstream MCP call came to: the upstream's result, or why there is none. */
 export type UpstreamCallResult =
@@ -62,13 +64,21 @@ export interface UpstreamPoolOptions {
   readonly onError?: (err: unknown) => void;
 }
 
-/** A started, initialized upstream with the pins of the tools it listed when it started. */
+/**
+ * A started, initialized upstream with the pins of the tools it listed when it started (by name),
+ * and those of its resources, templates and prompts (by `entryPinKey`), listed once on the first
+ * request that needs them: a tool call never waits for that listing.
+ */
 export interface UpstreamSession {
   readonly client: Client;
   readonly link: UpstreamLink;
   readonly pins: ReadonlyMap<string, string>;
   readonly tools: readonly Tool[];
+  entryPins(): Promise<ReadonlyMap<string, string>>;
 }
+
+/** One request to an upstream on behalf of a gated call: tools/call, resources/read, prompts/get. */
+export type UpstreamRequest = (client: Client, options: RequestOptions) => Promise<McpToolResult>;
 
 interface Entry {
   readonly key: string;
@@ -87,7 +97,8 @@ const BACKOFF_BASE_MS = 200;
 const BACKOFF_MAX_MS = 10_000;
 
 /**
- * Connects an MCP client to a started process and reads its whole tool listing. The client
+ * Connects an MCP client to a started process and reads its whole tool listing (its entries are
+ * listed when first needed: `entryPins`). The client
  * declares no capabilities: no roots (an agent's roots never reach an upstream, which could widen
  * what it may touch), no sampling, no elicitation.
  */
@@ -110,12 +121,35 @@ export async function openUpstream(
       if (cursor === undefined) break;
     }
     const pins = new Map(tools.map((t) => [t.name, pinOf(t)]));
-    return { client, link, pins, tools };
+    let entryPins: Promise<ReadonlyMap<string, string>> | null = null;
+    const listOnce = () => {
+      // A listing that fails pins nothing: every entry request of this process is then refused.
+      entryPins ??= listEntries(client, timeoutMs).then(
+        (entries) => new Map(entries.map((e) => [entryPinKey(e.kind, e.key), entryPinOf(e)])),
+        () => new Map<string, string>(),
+      );
+      return entryPins;
+    };
+    return { client, link, pins, tools, entryPins: listOnce };
   } catch (err) {
     await client.close().catch(() => {});
     await link.close();
     throw err;
   }
+}
+
+/** Which provider process a request goes to: one per (provider, gate session). */
+export interface UpstreamTarget {
+  readonly provider: string;
+  readonly sessionId: string;
+  readonly launch: UpstreamLauncher;
+  readonly idleMs: number;
+}
+
+/** The caller's progress listener and cancellation, relayed to and from the upstream. */
+export interface UpstreamRelay {
+  readonly onProgress?: (progress: CallProgress) => void;
+  readonly signal?: AbortSignal;
 }
 
 export class UpstreamPool {
@@ -142,21 +176,31 @@ export class UpstreamPool {
    * classified under: a process whose listing differs (the upstream changed since the refresh) is
    * not called. Never throws; never waits past `timeoutMs`.
    */
-  async call(
-    target: {
-      readonly provider: string;
-      readonly sessionId: string;
-      readonly launch: UpstreamLauncher;
-      readonly idleMs: number;
-    },
+  call(
+    target: UpstreamTarget,
     tool: string,
     args: Record<string, unknown>,
     expectedPin: string | undefined,
     timeoutMs: number,
-    relay: {
-      readonly onProgress?: (progress: CallProgress) => void;
-      readonly signal?: AbortSignal;
-    } = {},
+    relay: UpstreamRelay = {},
+  ): Promise<UpstreamCallResult & { pinMismatch?: boolean }> {
+    return this.request(target, tool, expectedPin, timeoutMs, relay, (client, options) =>
+      client.callTool({ name: tool, arguments: args }, undefined, options).then(toResult),
+    );
+  }
+
+  /**
+   * Sends one request to the provider's process for this session once the pin listed under
+   * `pinKey` (a tool's name, or an entry's `entryPinKey`) is `expectedPin`: the same process,
+   * deadline, cancellation and failure handling as a tool call. Never throws.
+   */
+  async request(
+    target: UpstreamTarget,
+    pinKey: string,
+    expectedPin: string | undefined,
+    timeoutMs: number,
+    relay: UpstreamRelay,
+    send: UpstreamRequest,
   ): Promise<UpstreamCallResult & { pinMismatch?: boolean }> {
     const key = `${target.provider}\u0000${target.sessionId}`;
     let entry = this.#entries.get(key);
@@ -195,7 +239,8 @@ export class UpstreamPool {
         );
       }
       this.#failures.delete(target.provider);
-      if (expectedPin === undefined || session.pins.get(tool) !== expectedPin) {
+      const pins = isEntryPinKey(pinKey) ? await session.entryPins() : session.pins;
+      if (expectedPin === undefined || pins.get(pinKey) !== expectedPin) {
         return {
           ...fail(
             'EXECUTION_FAILED',
@@ -216,7 +261,7 @@ export class UpstreamPool {
         // With onprogress the SDK sends its own progress token upstream (the agent's token is the
         // agent's; the front maps back). The timeout is not reset by progress: wall time is a cap.
         // An aborted signal makes the SDK send notifications/cancelled for this request upstream.
-        const result = await session.client.callTool({ name: tool, arguments: args }, undefined, {
+        const result = await send(session.client, {
           timeout: timeoutMs,
           ...(onProgress
             ? {
@@ -230,7 +275,7 @@ export class UpstreamPool {
             : {}),
           ...(relay.signal ? { signal: upstreamAbort.signal } : {}),
         });
-        return { ok: true, result: toResult(result) };
+        return { ok: true, result };
       } catch (err) {
         // Cancelled by the caller: the upstream was told and its process is still good.
         if (upstreamAbort.signal.aborted && !entry.closed) return cancelled();

@@ -5,6 +5,14 @@
 export type { AgentCaps } from './agent-caps.js';
 export { DEFAULT_AGENT_CAPS, lockAgent, pendingApprovalsOf } from './agent-caps.js';
 export { type RunHandle, RunService } from './runs.js';
+export type {
+  EntryCall,
+  OfferedEntries,
+  OfferedPrompt,
+  OfferedResource,
+  OfferedResourceTemplate,
+} from './session-entries.js';
+export { SessionEntries } from './session-entries.js';
 export type { SessionPrincipal } from './session-principal.js';
 export type {
   LiveSession,

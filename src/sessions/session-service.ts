@@ -564,6 +564,8 @@ export class SessionService {
     const out: unknown[] = [];
     for (const t of JSON.parse(session.tool_set) as SessionTool[]) {
       const detail = await this.#catalog.get(t.id, t.version);
+      // Upstream resources and prompts are offered as such (session-entries.ts), never as tools.
+      if (detail.definition.runtime.kind === 'mcp' && detail.definition.runtime.entry) continue;
       // A tool retired or quarantined since the session opened is no longer offered.
       if (
         detail.quarantined ||

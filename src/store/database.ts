@@ -376,6 +376,7 @@ export interface Database {
   audit_checkpoints: AuditCheckpointTable;
   providers: ProviderTable;
   provider_tools: ProviderToolTable;
+  provider_entries: ProviderEntryTable;
   totp_attempts: TotpAttemptTable;
   operators: OperatorTable;
   operator_tokens: OperatorTokenTable;
@@ -432,3 +433,23 @@ export interface ProviderToolTable {
 
 export type ProviderRow = Selectable<ProviderTable>;
 export type ProviderToolRow = Selectable<ProviderToolTable>;
+
+/** An upstream resource, resource template or prompt: pinned and classified as a tool is. */
+export interface ProviderEntryTable {
+  provider: string;
+  /** `resource`, `resource_template` or `prompt`. */
+  kind: string;
+  /** The upstream's key: a resource's URI, a template's URI template, a prompt's name. */
+  key: string;
+  pin_hash: string;
+  listing: string;
+  state: string;
+  reason: string | null;
+  findings: string;
+  classification: string | null;
+  tool_id: string;
+  tool_version: string | null;
+  updated_at: string;
+}
+
+export type ProviderEntryRow = Selectable<ProviderEntryTable>;

@@ -15,6 +15,7 @@ export type {
   EventRow,
   GrantRow,
   NewAuditRow,
+  ProviderEntryRow,
   ProviderRow,
   ProviderToolRow,
   SecretRow,

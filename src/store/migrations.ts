@@ -9,6 +9,7 @@ import type { Database } from './database.js';
 import { eventAuditRow } from './events.js';
 import { consoleSessions } from './migrations/console-sessions.js';
 import { operatorsMigration } from './migrations/operators.js';
+import { providerEntries } from './migrations/provider-entries.js';
 import { secondFactors } from './migrations/second-factors.js';
 import { securityReviews } from './migrations/security-reviews.js';
 
@@ -640,6 +641,7 @@ export function migrationProvider(dialect: Dialect): MigrationProvider {
         '0017_security_reviews': securityReviews,
         '0018_console_sessions': consoleSessions,
         '0020_audit_search': pagesAuditSearch,
+        '0022_provider_entries': providerEntries,
         '0025_untrusted_sources': untrustedSources,
       };
     },

@@ -52,6 +52,7 @@ for (const backend of backends()) {
       assert.deepEqual(Object.keys(tg).sort(), ['admin', 'agent', 'close', 'security']);
       assert.deepEqual(Object.keys(tg.agent).sort(), [
         'authenticate',
+        'entries',
         'invoke',
         'oauth',
         'revisions',
@@ -86,6 +87,7 @@ for (const backend of backends()) {
       // the chain; `suspend` ends any session: none is on an API object.
       assert.deepEqual(Object.keys(tg.admin.providers).sort(), [
         'classify',
+        'classifyEntry',
         'list',
         'refresh',
         'register',
@@ -94,6 +96,12 @@ for (const backend of backends()) {
       assert.equal('call' in tg.admin.providers, false);
       assert.equal('writer' in tg.admin.audit, false);
       assert.equal('suspend' in tg.agent.sessions, false);
+      // Entries: listed and mapped to a gate call; reading one is `invoke`, like any tool call.
+      assert.deepEqual(Object.keys(tg.agent.entries).sort(), [
+        'list',
+        'resolvePrompt',
+        'resolveResource',
+      ]);
       assert.equal('setChangeRequester' in tg.admin.catalog, false);
       // An operator suspends or closes a session through its own methods, recorded with who did it.
       assert.deepEqual(Object.keys(tg.admin.sessions), ['inspect', 'live', 'suspendBy', 'closeBy']);

@@ -141,9 +141,13 @@ test('over MCP the agent is offered its session tools only, none that decides', 
     const names = (await client.listTools()).tools.map((t) => t.name);
     assert.deepEqual(names, ['note']);
     for (const name of names) assert.doesNotMatch(name, DECIDING);
+    // Resources and prompts are advertised (governed upstream entries), and with no provider
+    // entry classified and granted there is none to list.
     const caps = client.getServerCapabilities() ?? {};
-    assert.equal(caps.prompts, undefined, 'no prompts');
-    assert.equal(caps.resources, undefined, 'no resources');
+    assert.ok(caps.prompts && caps.resources);
+    assert.deepEqual((await client.listPrompts()).prompts, [], 'no prompts');
+    assert.deepEqual((await client.listResources()).resources, [], 'no resources');
+    assert.deepEqual((await client.listResourceTemplates()).resourceTemplates, []);
   } finally {
     await client.close();
   }

@@ -1,5 +1,6 @@
 /**
- * @module `toolgate providers`: upstream MCP providers: list, show, refresh, classify their tools.
+ * @module `toolgate providers`: upstream MCP providers: list, show, refresh, classify their tools,
+ * resources, resource templates and prompts.
  */
 
 import type { Command } from 'commander';
@@ -21,7 +22,7 @@ export function registerProviders(program: Command): void {
   // listed, refreshed (rug-pull check) and their imported tools classified.
   const providers = program
     .command('providers')
-    .description('upstream MCP providers: list, show, refresh, classify their tools');
+    .description('upstream MCP providers: list, show, refresh, classify their tools and entries');
 
   pageOptions(providers.command('list')).action((opts: PageFlags) =>
     withAdmin(
@@ -80,6 +81,20 @@ export function registerProviders(program: Command): void {
                   String(t.findings.length),
                 ]),
               ]),
+              ...(p.entries.length > 0
+                ? [
+                    table([
+                      ['ENTRY', 'KEY', 'STATE', 'CATALOG', 'FINDINGS'],
+                      ...p.entries.map((e) => [
+                        e.kind,
+                        e.key,
+                        e.reason ? `${e.state} (${e.reason})` : e.state,
+                        e.tool_version ? `${e.tool_id}@${e.tool_version}` : e.tool_id,
+                        String(e.findings.length),
+                      ]),
+                    ]),
+                  ]
+                : []),
             ].join('\n'),
           );
         },
@@ -100,6 +115,12 @@ export function registerProviders(program: Command): void {
             ...(r.added.length > 0 ? [`QUARANTINED (added): ${r.added.join(', ')}`] : []),
             ...(r.removed.length > 0 ? [`QUARANTINED (removed): ${r.removed.join(', ')}`] : []),
             ...(r.skipped.length > 0 ? [`skipped (names): ${r.skipped.join(', ')}`] : []),
+            `entries: imported ${r.entries.imported.length}, unchanged ${r.entries.unchanged.length}`,
+            ...(r.entries.changed.length + r.entries.added.length + r.entries.removed.length > 0
+              ? [
+                  `QUARANTINED entries: ${[...r.entries.changed, ...r.entries.added, ...r.entries.removed].join(', ')}`,
+                ]
+              : []),
           ].join('\n'),
         );
       })(),
@@ -111,29 +132,60 @@ export function registerProviders(program: Command): void {
     .requiredOption('-f, --file <path>', 'classification as YAML or JSON, - for stdin')
     .action((name: string, tool: string, opts: { file: string }) =>
       withAdmin(program, async (admin, out, operator) => {
-        let classification: unknown;
-        try {
-          classification = parseYaml(readInput(opts.file));
-        } catch (err) {
-          throw new ToolgateError('INPUT_MALFORMED', 'the classification is not YAML or JSON', {
-            reason: err instanceof Error ? err.message : 'unparseable',
-          });
-        }
+        const classification = readClassification(opts.file);
         const r = await admin.providers.classify(
           name,
           tool,
           classification,
           operatorActor(operator, 'cli'),
         );
-        out.result(r, () =>
-          [
-            describeVersion(r.tool),
-            ...(r.review
-              ? [`awaiting security review: ${r.review.id} (${r.review.reasons.join(', ')})`]
-              : []),
-            ...(r.changeId ? [`awaiting approvers: ${r.changeId}`] : []),
-          ].join('\n'),
-        );
+        out.result(r, () => describeClassified(r));
       })(),
     );
+
+  providers
+    .command('classify-entry <name> <kind> <key>')
+    .description(
+      'classify an imported resource, resource_template or prompt (key: its URI, URI template or name) so it can be offered',
+    )
+    .requiredOption('-f, --file <path>', 'classification as YAML or JSON, - for stdin')
+    .action((name: string, kind: string, key: string, opts: { file: string }) =>
+      withAdmin(program, async (admin, out, operator) => {
+        const classification = readClassification(opts.file);
+        const r = await admin.providers.classifyEntry(
+          name,
+          kind,
+          key,
+          classification,
+          operatorActor(operator, 'cli'),
+        );
+        out.result(r, () => describeClassified(r));
+      })(),
+    );
+}
+
+/** A classification file (YAML or JSON, `-` for stdin); INPUT_MALFORMED when it does not parse. */
+function readClassification(file: string): unknown {
+  try {
+    return parseYaml(readInput(file));
+  } catch (err) {
+    throw new ToolgateError('INPUT_MALFORMED', 'the classification is not YAML or JSON', {
+      reason: err instanceof Error ? err.message : 'unparseable',
+    });
+  }
+}
+
+/** What a classification registered, and what it still waits for. */
+function describeClassified(r: {
+  tool: Parameters<typeof describeVersion>[0];
+  changeId?: string;
+  review?: { readonly id: string; readonly reasons: readonly string[] };
+}): string {
+  return [
+    describeVersion(r.tool),
+    ...(r.review
+      ? [`awaiting security review: ${r.review.id} (${r.review.reasons.join(', ')})`]
+      : []),
+    ...(r.changeId ? [`awaiting approvers: ${r.changeId}`] : []),
+  ].join('\n');
 }

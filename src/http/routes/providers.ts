@@ -1,6 +1,7 @@
 /**
  * @module Admin routes for upstream MCP providers: register (the same code path as
- * `apply -f` with `kind: Provider`), list, show, refresh and classify imported tools.
+ * `apply -f` with `kind: Provider`), list, show, refresh and classify imported tools, resources,
+ * resource templates and prompts.
  */
 import type { FastifyInstance } from 'fastify';
 import type { AdminApi } from '../../api/index.js';
@@ -104,6 +105,42 @@ export function providerRoutes(app: FastifyInstance, admin: AdminApi): void {
     async (req) => {
       const { name, tool } = req.params as { name: string; tool: string };
       return admin.providers.classify(name, tool, req.body, actorOf(req));
+    },
+  );
+
+  app.post(
+    '/v1/providers/:name/entries/classify',
+    {
+      config: { roles: ['admin'] },
+      schema: {
+        tags,
+        summary: 'Classify an imported resource, resource template or prompt so it can be offered',
+        description:
+          'The entry is named in the body (a URI does not fit a path segment): kind, key (URI, URI template or prompt name) and the classification. Registers its catalog entry, a draft until its security review; PROVIDER_ENTRY_STATE when the last listing does not have it.',
+        params: nameParams,
+        body: {
+          type: 'object',
+          additionalProperties: false,
+          required: ['kind', 'key', 'classification'],
+          properties: {
+            kind: { enum: ['resource', 'resource_template', 'prompt'] },
+            key: { type: 'string', minLength: 1, maxLength: 2048 },
+            classification: open,
+          },
+        },
+        response: { 200: open, ...errors(400, 401, 404, 409, 422) },
+      },
+    },
+    async (req) => {
+      const { name } = req.params as { name: string };
+      const body = req.body as { kind: string; key: string; classification: unknown };
+      return admin.providers.classifyEntry(
+        name,
+        body.kind,
+        body.key,
+        body.classification,
+        actorOf(req),
+      );
     },
   );
 }

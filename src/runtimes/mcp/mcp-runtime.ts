@@ -5,14 +5,16 @@
  * relayed, cancellation forwarded, and the upstream's structured content checked against the
  * tool's output schema. Provider administration (register, refresh, classify) is src/providers'.
  */
-import type { ToolDefinition } from '../../catalog/index.js';
+import { expandTemplate, type McpEntry, type ToolDefinition } from '../../catalog/index.js';
 import {
   DEFAULT_IDLE_TIMEOUT_MS,
   type EgressMeter,
   type EgressRefused,
+  entryPinKey,
   type ProviderSpec,
   type UpstreamLink,
   type UpstreamPool,
+  type UpstreamRequest,
 } from '../../providers/index.js';
 import {
   type RuntimeContext,
@@ -74,22 +76,27 @@ export class McpRuntime implements ToolRuntime {
     const meter = this.#meter(provider, context.sessionId);
     meter.budget = context.budget;
     meter.refusal = null;
-    const result = await this.#pool.call(
-      {
-        provider,
-        sessionId: context.sessionId,
-        launch: () => this.#links.launch(spec, meter),
-        idleMs: spec.idle_timeout_ms ?? DEFAULT_IDLE_TIMEOUT_MS,
-      },
-      tool,
-      args,
-      def.code_hash,
-      context.wallTimeMs,
-      {
-        ...(context.onProgress ? { onProgress: context.onProgress } : {}),
-        ...(context.signal ? { signal: context.signal } : {}),
-      },
-    );
+    const target = {
+      provider,
+      sessionId: context.sessionId,
+      launch: () => this.#links.launch(spec, meter),
+      idleMs: spec.idle_timeout_ms ?? DEFAULT_IDLE_TIMEOUT_MS,
+    };
+    const relay = {
+      ...(context.onProgress ? { onProgress: context.onProgress } : {}),
+      ...(context.signal ? { signal: context.signal } : {}),
+    };
+    const entry = def.runtime.entry;
+    const result = entry
+      ? await this.#pool.request(
+          target,
+          entryPinKey(entry.kind, entryKey(entry)),
+          def.code_hash,
+          context.wallTimeMs,
+          relay,
+          entryRequest(entry, args),
+        )
+      : await this.#pool.call(target, tool, args, def.code_hash, context.wallTimeMs, relay);
     if (result.pinMismatch) this.#links.pinChanged(provider);
     if (!result.ok) {
       // Refused on its way out (budget, secret): that is the answer, whatever the client made of
@@ -101,6 +108,8 @@ export class McpRuntime implements ToolRuntime {
       });
     }
     const r = result.result;
+    // An entry's read is passed on as the upstream gave it (its shape is MCP's, not a schema's).
+    if (entry) return { ok: true, output: r, outcome: 'ok' };
     // The upstream's structured content is what its output schema speaks of; a tool error result
     // is passed on as the upstream gave it (the model sees the error), never checked.
     if (r.isError !== true && r.structuredContent !== undefined) {
@@ -134,5 +143,50 @@ export class McpRuntime implements ToolRuntime {
       this.#meters.set(key, meter);
     }
     return meter;
+  }
+}
+
+/** What the upstream knows an entry by: its URI, URI template or name (its pin's key). */
+function entryKey(entry: McpEntry): string {
+  switch (entry.kind) {
+    case 'resource':
+      return entry.uri;
+    case 'resource_template':
+      return entry.uri_template;
+    case 'prompt':
+      return entry.name;
+  }
+}
+
+/**
+ * The upstream request of a gated entry read, its answer carried as structured content (the MCP
+ * front gives it back as `resources/read` or `prompts/get` results). A template's URI is the one
+ * its checked arguments expand to, never a string the agent sent.
+ */
+function entryRequest(entry: McpEntry, args: Record<string, unknown>): UpstreamRequest {
+  switch (entry.kind) {
+    case 'resource':
+    case 'resource_template': {
+      const uri = entry.kind === 'resource' ? entry.uri : expandTemplate(entry.uri_template, args);
+      return async (client, options) => {
+        if (uri === null) throw new Error('the resource template does not parse');
+        const read = await client.readResource({ uri }, options);
+        return { content: [], structuredContent: { contents: read.contents } };
+      };
+    }
+    case 'prompt': {
+      const strings: Record<string, string> = {};
+      for (const [k, v] of Object.entries(args)) if (typeof v === 'string') strings[k] = v;
+      return async (client, options) => {
+        const got = await client.getPrompt({ name: entry.name, arguments: strings }, options);
+        return {
+          content: [],
+          structuredContent: {
+            ...(got.description !== undefined ? { description: got.description } : {}),
+            messages: got.messages,
+          },
+        };
+      };
+    }
   }
 }
