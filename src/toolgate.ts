@@ -36,6 +36,8 @@ import {
   ApprovalDesk,
   ApprovalSigner,
   OperatorSecondFactors,
+  REQUEST_STATE_KEY_LABEL,
+  RequestStateSealer,
   SecondFactorGuard,
 } from './approvals/index.js';
 import {
@@ -554,6 +556,10 @@ export async function openGateway(options: ToolgateOptions = {}): Promise<Gatewa
     sessions: expose(sessions, SESSIONS_AGENT),
     runs: expose(runs, RUNS_AGENT),
     invoke: gate.invoke.bind(gate),
+    requestStates: new RequestStateSealer(
+      () => loadMasterKey().derive(REQUEST_STATE_KEY_LABEL),
+      options.clock ? { clock: options.clock } : {},
+    ),
     revisions,
   });
   const consoleSessions = new ConsoleSessions(store.db, options.clock);

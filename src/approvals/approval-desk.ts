@@ -36,7 +36,7 @@ import type { RenderedCall } from './rendered-call.js';
 
 export interface ApprovalView {
   readonly id: string;
-  readonly status: 'pending' | 'approved' | 'rejected' | 'consumed' | 'expired';
+  readonly status: 'pending' | 'approved' | 'rejected' | 'consumed' | 'expired' | 'withdrawn';
   readonly session_id: string;
   readonly agent_id: string;
   readonly user_id: string | null;
@@ -208,6 +208,63 @@ export class ApprovalDesk {
       }
     }
     return outcome;
+  }
+
+  /**
+   * The approval a retried call names (its sealed `requestState`): consumes it if approved, else
+   * says why not. Never opens a request and never consumes another one: the call runs only on the
+   * approval it was sealed with, once. One primary-key read (and the consuming update).
+   */
+  async resolveBound(
+    approvalId: string,
+    call: ApprovalCall,
+  ): Promise<
+    | { kind: 'approved'; approvalId: string; approver: string }
+    | { kind: 'pending'; approvalId: string }
+    | { kind: 'rejected'; reason: string | null }
+    | { kind: 'refused'; why: 'mismatch' | 'used' | 'expired' }
+  > {
+    const now = this.#clock();
+    const row = await this.#db
+      .selectFrom('approvals')
+      .selectAll()
+      .where('id', '=', approvalId)
+      .executeTakeFirst();
+    // The state was sealed for this approval and this call: anything else is another call's.
+    if (
+      !row ||
+      row.session_id !== call.sessionId ||
+      row.agent_id !== call.agentId ||
+      row.tool_id !== call.toolId ||
+      row.tool_version !== call.toolVersion ||
+      row.args_hash !== call.argsHash
+    )
+      return { kind: 'refused', why: 'mismatch' };
+    const status = toView(row, now).status;
+    switch (status) {
+      case 'pending':
+        return { kind: 'pending', approvalId };
+      case 'rejected':
+        return { kind: 'rejected', reason: row.reason };
+      case 'expired':
+        return { kind: 'refused', why: 'expired' };
+      case 'consumed':
+      case 'withdrawn':
+        return { kind: 'refused', why: 'used' };
+      case 'approved': {
+        if (!this.#signer().verify(row.token, bindingOf(row), now).ok)
+          return { kind: 'refused', why: 'expired' };
+        const used = await this.#db
+          .updateTable('approvals')
+          .set({ status: 'consumed', consumed_at: now.toISOString() })
+          .where('id', '=', row.id)
+          .where('status', '=', 'approved')
+          .executeTakeFirst();
+        // Two retries racing with one state: exactly one moves the row, the other ran nothing.
+        if (Number(used.numUpdatedRows) !== 1) return { kind: 'refused', why: 'used' };
+        return { kind: 'approved', approvalId: row.id, approver: row.decided_by ?? '' };
+      }
+    }
   }
 
   /**
