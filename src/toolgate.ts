@@ -113,6 +113,7 @@ import {
   DEFAULT_AGENT_CAPS,
   RunService,
   SessionService,
+  withdrawEndedRunApprovals,
 } from './sessions/index.js';
 import {
   appendEvent,
@@ -590,7 +591,13 @@ export async function openGateway(options: ToolgateOptions = {}): Promise<Gatewa
     operators: expose(operators, OPERATORS_ADMIN),
     consoleSessions: expose(consoleSessions, CONSOLE_SESSIONS_ADMIN),
     doctor: () => sandbox.doctor(),
-    sweep: () => gate.sweep(),
+    sweep: async () => ({
+      ...(await gate.sweep()),
+      withdrawnApprovals: await withdrawEndedRunApprovals(
+        store.db,
+        (options.clock ?? systemClock)(),
+      ),
+    }),
   });
   return {
     agent,

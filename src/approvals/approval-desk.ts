@@ -21,7 +21,12 @@ import {
   ToolgateError,
 } from '../core/index.js';
 import { type Operator, operatorActor } from '../operators/index.js';
-import { DEFAULT_AGENT_CAPS, lockAgent, pendingApprovalsOf } from '../sessions/index.js';
+import {
+  DEFAULT_AGENT_CAPS,
+  lockAgent,
+  pendingApprovalsOf,
+  withdrawRunApprovals,
+} from '../sessions/index.js';
 import {
   type ApprovalRow,
   appendEvent,
@@ -437,7 +442,21 @@ export class ApprovalDesk {
       .where('id', '=', id)
       .executeTakeFirst();
     if (!row) throw new ToolgateError('NOT_FOUND', `no approval ${id}`, {});
-    if (toView(row, now).status !== 'pending') throw stateError(id, 'pending');
+    const status = toView(row, now).status;
+    if (status === 'withdrawn') throw withdrawnError(id, row.reason);
+    if (status !== 'pending') throw stateError(id, 'pending');
+    // A run that ended without anyone noticing yet: its approval is withdrawn now, not decided.
+    const run = await this.#db
+      .selectFrom('sessions')
+      .select(['status', 'expires_at'])
+      .where('id', '=', row.session_id)
+      .executeTakeFirst();
+    const ended = !run || run.status !== 'open' || Date.parse(run.expires_at) <= now.getTime();
+    if (ended) {
+      const reason = run?.status === 'open' ? 'run expired' : 'run ended';
+      await withdrawRunApprovals(this.#db, row.session_id, reason, now);
+      throw withdrawnError(id, reason);
+    }
     return row;
   }
 }
@@ -463,6 +482,14 @@ function bindingOf(row: ApprovalRow): ApprovalBinding {
     sessionId: row.session_id,
     argsHash: row.args_hash,
   };
+}
+
+function withdrawnError(id: string, reason: string | null): ToolgateError {
+  return new ToolgateError(
+    'APPROVAL_STATE',
+    `approval ${id} was withdrawn (${reason ?? 'its run ended'}): no retry can use it, so it cannot be decided`,
+    { approvalId: id },
+  );
 }
 
 function stateError(id: string, expected: string): ToolgateError {

@@ -15,3 +15,4 @@ export type {
   WithheldTool,
 } from './session-service.js';
 export { exportTool, permittedSet, SessionService } from './session-service.js';
+export { withdrawEndedRunApprovals, withdrawRunApprovals } from './withdraw-approvals.js';
