@@ -451,7 +451,7 @@ export class ApprovalDesk {
       .select(['status', 'expires_at'])
       .where('id', '=', row.session_id)
       .executeTakeFirst();
-    const ended = !run || run.status !== 'open' || Date.parse(run.expires_at) <= now.getTime();
+    const ended = run?.status !== 'open' || Date.parse(run.expires_at) <= now.getTime();
     if (ended) {
       const reason = run?.status === 'open' ? 'run expired' : 'run ended';
       await withdrawRunApprovals(this.#db, row.session_id, reason, now);
