@@ -12,6 +12,7 @@ import { after, before, test } from 'node:test';
 import { Client } from '@modelcontextprotocol/client';
 import { StdioClientTransport } from '@modelcontextprotocol/client/stdio';
 import type { Actor } from '../../src/core/index.js';
+import { openStore } from '../../src/store/index.js';
 import { type Gateway, openGateway } from '../../src/toolgate.js';
 import { cleanEnv, ensureBuilt, MAIN, ROOT } from '../support/cli.js';
 import { approveInFolder } from '../support/operators.js';
@@ -97,11 +98,13 @@ test('over stdio: input required, approve, a new process completes it once, a re
   } finally {
     await second.close();
   }
-  const pre = await tg.store.db
+  const inspector = await openStore(db);
+  const pre = await inspector.db
     .selectFrom('audit_log')
     .select('seq')
     .where('tool_id', '=', 'send_email')
     .where('kind', '=', 'call.pre')
     .execute();
+  await inspector.close();
   assert.equal(pre.length, 1, 'ran once');
 });
