@@ -557,9 +557,12 @@ export async function openGateway(options: ToolgateOptions = {}): Promise<Gatewa
     sessions: expose(sessions, SESSIONS_AGENT),
     runs: expose(runs, RUNS_AGENT),
     invoke: gate.invoke.bind(gate),
-    requestStates: new RequestStateSealer(
-      () => loadMasterKey().derive(REQUEST_STATE_KEY_LABEL),
-      options.clock ? { clock: options.clock } : {},
+    requestStates: expose(
+      new RequestStateSealer(
+        () => loadMasterKey().derive(REQUEST_STATE_KEY_LABEL),
+        options.clock ? { clock: options.clock } : {},
+      ),
+      ['seal', 'open'],
     ),
     revisions,
   });

@@ -54,6 +54,7 @@ for (const backend of backends()) {
         'authenticate',
         'invoke',
         'oauth',
+        'requestStates',
         'revisions',
         'runs',
         'sessions',
