@@ -33,6 +33,8 @@ export interface ModernServerOptions {
   /** How long a client may reuse a tools/list result (`ttlMs`). */
   readonly listTtlMs: number;
   readonly onError?: (err: unknown) => void;
+  /** Told of each echoed `requestState` refused before the gate (forged, expired, someone else's). */
+  readonly onRefusedState?: (err: ToolgateError) => Promise<void>;
 }
 
 /** A protocol error for a refused run or header, with its catalogue number and body. */
@@ -103,7 +105,10 @@ export function createModernServer(
       try {
         bound = boundApprovalOf(agent, String(echoed), principal, handle);
       } catch (err) {
-        throw isToolgateError(err) ? protocolError(err) : err;
+        if (!isToolgateError(err)) throw err;
+        // Recorded before the answer: the refusal is in the log when the client learns of it.
+        await options.onRefusedState?.(err);
+        throw protocolError(err);
       }
     }
     const run = await runs.resolve(bound?.run ?? handle);

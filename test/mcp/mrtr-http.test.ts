@@ -308,6 +308,19 @@ for (const backend of backends()) {
       assert.equal(garbage.code, -32080);
 
       assert.equal(await runs(), before, 'no attack ran anything');
+      // Refusals before the gate are security events (sampled, as header mismatches are).
+      const audited = await inspector.db
+        .selectFrom('events')
+        .select('details')
+        .where('action', '=', 'mcp.request_state_refused')
+        .execute();
+      const codes = audited.map((r) => (JSON.parse(r.details) as { code: string }).code);
+      for (const code of [
+        'REQUEST_STATE_MISMATCH',
+        'REQUEST_STATE_EXPIRED',
+        'REQUEST_STATE_INVALID',
+      ])
+        assert.ok(codes.includes(code), `${code} audited: ${codes}`);
       assert.equal((await tg.admin.approvals.get(approvalId)).status, 'approved');
       // The benign neighbour: the owner's own retry still works.
       const ok = await call(c, args, { run, state });
