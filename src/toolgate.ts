@@ -37,6 +37,8 @@ import {
   ApprovalDesk,
   ApprovalSigner,
   OperatorSecondFactors,
+  REQUEST_STATE_KEY_LABEL,
+  RequestStateSealer,
   SecondFactorGuard,
 } from './approvals/index.js';
 import {
@@ -113,6 +115,7 @@ import {
   RunService,
   SessionEntries,
   SessionService,
+  withdrawEndedRunApprovals,
 } from './sessions/index.js';
 import {
   appendEvent,
@@ -557,6 +560,13 @@ export async function openGateway(options: ToolgateOptions = {}): Promise<Gatewa
     runs: expose(runs, RUNS_AGENT),
     entries: expose(new SessionEntries(sessions, catalog), ENTRIES_AGENT),
     invoke: gate.invoke.bind(gate),
+    requestStates: expose(
+      new RequestStateSealer(
+        () => loadMasterKey().derive(REQUEST_STATE_KEY_LABEL),
+        options.clock ? { clock: options.clock } : {},
+      ),
+      ['seal', 'open'],
+    ),
     revisions,
   });
   const consoleSessions = new ConsoleSessions(store.db, options.clock);
@@ -587,7 +597,13 @@ export async function openGateway(options: ToolgateOptions = {}): Promise<Gatewa
     operators: expose(operators, OPERATORS_ADMIN),
     consoleSessions: expose(consoleSessions, CONSOLE_SESSIONS_ADMIN),
     doctor: () => sandbox.doctor(),
-    sweep: () => gate.sweep(),
+    sweep: async () => ({
+      ...(await gate.sweep()),
+      withdrawnApprovals: await withdrawEndedRunApprovals(
+        store.db,
+        (options.clock ?? systemClock)(),
+      ),
+    }),
   });
   return {
     agent,

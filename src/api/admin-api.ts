@@ -173,7 +173,13 @@ export interface AdminApi {
   doctor(): Promise<DriverReport[]>;
   /**
    * Housekeeping of a running gateway (serve runs it on a timer): expired rate and ceiling
-   * counters and idempotency keys past their window are removed; returns how many of each.
+   * counters and idempotency keys past their window are removed, and the approvals of runs that
+   * ended are withdrawn; returns how many of each.
    */
-  sweep: Gate['sweep'];
+  sweep: () => Promise<
+    Awaited<ReturnType<Gate['sweep']>> & {
+      /** Approvals of runs that ended (closed, revoked, expired) marked `withdrawn`. */
+      withdrawnApprovals: number;
+    }
+  >;
 }

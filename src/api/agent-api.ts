@@ -4,6 +4,7 @@
  * member reaches the store, the sandbox, the credential broker or the gate's internals, so a front
  * cannot run a tool except through `invoke` (docs/architecture.md §6).
  */
+import type { RequestStateSealer } from '../approvals/index.js';
 import type { CallContext, CallOptions, GateDecision } from '../gate/index.js';
 import type { JwtIdentity, ProtectedResourceMetadata } from '../identity/index.js';
 import type { RunService, SessionEntries, SessionService } from '../sessions/index.js';
@@ -66,6 +67,11 @@ export interface AgentApi {
     args: unknown,
     options?: CallOptions,
   ): Promise<GateDecision>;
+  /**
+   * Seals and opens the `requestState` of a call waiting for approval (MCP 2026-07-28): the key
+   * stays inside; a front sees only the claims of a state that verified.
+   */
+  readonly requestStates: Pick<RequestStateSealer, 'seal' | 'open'>;
   /** The OAuth resource server, or null when toolgate takes no OAuth access tokens. */
   readonly oauth: OAuthFront | null;
   /** Catalog and identity revisions: they change whenever what any session may see changes. */

@@ -21,7 +21,12 @@ import {
   ToolgateError,
 } from '../core/index.js';
 import { type Operator, operatorActor } from '../operators/index.js';
-import { DEFAULT_AGENT_CAPS, lockAgent, pendingApprovalsOf } from '../sessions/index.js';
+import {
+  DEFAULT_AGENT_CAPS,
+  lockAgent,
+  pendingApprovalsOf,
+  withdrawRunApprovals,
+} from '../sessions/index.js';
 import {
   type ApprovalRow,
   appendEvent,
@@ -36,7 +41,7 @@ import type { RenderedCall } from './rendered-call.js';
 
 export interface ApprovalView {
   readonly id: string;
-  readonly status: 'pending' | 'approved' | 'rejected' | 'consumed' | 'expired';
+  readonly status: 'pending' | 'approved' | 'rejected' | 'consumed' | 'expired' | 'withdrawn';
   readonly session_id: string;
   readonly agent_id: string;
   readonly user_id: string | null;
@@ -211,6 +216,63 @@ export class ApprovalDesk {
   }
 
   /**
+   * The approval a retried call names (its sealed `requestState`): consumes it if approved, else
+   * says why not. Never opens a request and never consumes another one: the call runs only on the
+   * approval it was sealed with, once. One primary-key read (and the consuming update).
+   */
+  async resolveBound(
+    approvalId: string,
+    call: ApprovalCall,
+  ): Promise<
+    | { kind: 'approved'; approvalId: string; approver: string }
+    | { kind: 'pending'; approvalId: string }
+    | { kind: 'rejected'; reason: string | null }
+    | { kind: 'refused'; why: 'mismatch' | 'used' | 'expired' }
+  > {
+    const now = this.#clock();
+    const row = await this.#db
+      .selectFrom('approvals')
+      .selectAll()
+      .where('id', '=', approvalId)
+      .executeTakeFirst();
+    // The state was sealed for this approval and this call: anything else is another call's.
+    if (
+      !row ||
+      row.session_id !== call.sessionId ||
+      row.agent_id !== call.agentId ||
+      row.tool_id !== call.toolId ||
+      row.tool_version !== call.toolVersion ||
+      row.args_hash !== call.argsHash
+    )
+      return { kind: 'refused', why: 'mismatch' };
+    const status = toView(row, now).status;
+    switch (status) {
+      case 'pending':
+        return { kind: 'pending', approvalId };
+      case 'rejected':
+        return { kind: 'rejected', reason: row.reason };
+      case 'expired':
+        return { kind: 'refused', why: 'expired' };
+      case 'consumed':
+      case 'withdrawn':
+        return { kind: 'refused', why: 'used' };
+      case 'approved': {
+        if (!this.#signer().verify(row.token, bindingOf(row), now).ok)
+          return { kind: 'refused', why: 'expired' };
+        const used = await this.#db
+          .updateTable('approvals')
+          .set({ status: 'consumed', consumed_at: now.toISOString() })
+          .where('id', '=', row.id)
+          .where('status', '=', 'approved')
+          .executeTakeFirst();
+        // Two retries racing with one state: exactly one moves the row, the other ran nothing.
+        if (Number(used.numUpdatedRows) !== 1) return { kind: 'refused', why: 'used' };
+        return { kind: 'approved', approvalId: row.id, approver: row.decided_by ?? '' };
+      }
+    }
+  }
+
+  /**
    * Admin path only: `operator` is who the request authenticated as, never a name it stated. They
    * must hold the approver role; a call that needs a step-up (see `needsStepUp`) needs a fresh
    * TOTP of theirs. The decision is recorded as `operatorActor(operator)`.
@@ -380,7 +442,21 @@ export class ApprovalDesk {
       .where('id', '=', id)
       .executeTakeFirst();
     if (!row) throw new ToolgateError('NOT_FOUND', `no approval ${id}`, {});
-    if (toView(row, now).status !== 'pending') throw stateError(id, 'pending');
+    const status = toView(row, now).status;
+    if (status === 'withdrawn') throw withdrawnError(id, row.reason);
+    if (status !== 'pending') throw stateError(id, 'pending');
+    // A run that ended without anyone noticing yet: its approval is withdrawn now, not decided.
+    const run = await this.#db
+      .selectFrom('sessions')
+      .select(['status', 'expires_at'])
+      .where('id', '=', row.session_id)
+      .executeTakeFirst();
+    const ended = run?.status !== 'open' || Date.parse(run.expires_at) <= now.getTime();
+    if (ended) {
+      const reason = run?.status === 'open' ? 'run expired' : 'run ended';
+      await withdrawRunApprovals(this.#db, row.session_id, reason, now);
+      throw withdrawnError(id, reason);
+    }
     return row;
   }
 }
@@ -406,6 +482,14 @@ function bindingOf(row: ApprovalRow): ApprovalBinding {
     sessionId: row.session_id,
     argsHash: row.args_hash,
   };
+}
+
+function withdrawnError(id: string, reason: string | null): ToolgateError {
+  return new ToolgateError(
+    'APPROVAL_STATE',
+    `approval ${id} was withdrawn (${reason ?? 'its run ended'}): no retry can use it, so it cannot be decided`,
+    { approvalId: id },
+  );
 }
 
 function stateError(id: string, expected: string): ToolgateError {

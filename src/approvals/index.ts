@@ -25,6 +25,12 @@ export type {
 } from './operator-second-factors.js';
 export { OPERATOR_ID_PATTERN, OperatorSecondFactors } from './operator-second-factors.js';
 export type { RenderedCall } from './rendered-call.js';
+export type { RequestStateClaims } from './request-state.js';
+export {
+  REQUEST_STATE_KEY_LABEL,
+  REQUEST_STATE_TTL_MS,
+  RequestStateSealer,
+} from './request-state.js';
 export {
   DEFAULT_SECOND_FACTOR_LIMITS,
   SecondFactorGuard,

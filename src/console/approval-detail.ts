@@ -35,11 +35,14 @@ export async function renderApproval(ctx: ConsoleContext, id: string, now: Date)
   const decidable = a.status === 'pending';
   const mayDecide = ctx.operator.roles.includes('approver');
   const hidden = html`<input type="hidden" name="_csrf" value="${ctx.csrfToken}">`;
-  const forms = !decidable
-    ? html`<p class="muted">Decided: <strong>${a.status}</strong>${a.decided_by ? html` by <code>${a.decided_by}</code>` : ''}${a.decided_at ? html` at ${a.decided_at}` : ''}${a.reason ? html` — ${a.reason}` : ''}</p>`
-    : !mayDecide
-      ? html`<p class="muted">Only an approver can decide this call.</p>`
-      : html`<div class="actions">
+  const forms =
+    a.status === 'withdrawn'
+      ? html`<p class="muted">Withdrawn: <strong>${a.reason ?? 'its run ended'}</strong>${a.decided_at ? html` at ${a.decided_at}` : ''}. No retry can use it, so it cannot be decided.</p>`
+      : !decidable
+        ? html`<p class="muted">Decided: <strong>${a.status}</strong>${a.decided_by ? html` by <code>${a.decided_by}</code>` : ''}${a.decided_at ? html` at ${a.decided_at}` : ''}${a.reason ? html` — ${a.reason}` : ''}</p>`
+        : !mayDecide
+          ? html`<p class="muted">Only an approver can decide this call.</p>`
+          : html`<div class="actions">
 <form method="post" action="/console/approvals/${encodeURIComponent(a.id)}/approve" id="approve-form">
 ${hidden}
 ${a.second_factor ? html`<label for="totp">Your TOTP code (this action class needs a step-up)</label><input type="text" id="totp" name="totp" inputmode="numeric" autocomplete="one-time-code" required pattern="[0-9]{6}">` : ''}

@@ -316,6 +316,27 @@ export const ERROR_CODES = {
   },
   RUN_EXPIRED: { http: 410, jsonRpc: -32065, summary: 'The run handle has expired.' },
   RUN_REVOKED: { http: 410, jsonRpc: -32066, summary: 'The run handle was revoked.' },
+  // 2026-07-28 approvals as multi round-trip requests: the sealed `requestState` a retry echoes.
+  REQUEST_STATE_INVALID: {
+    http: 400,
+    jsonRpc: -32080,
+    summary: 'The requestState is not one this gateway sealed (malformed, tampered, other key).',
+  },
+  REQUEST_STATE_EXPIRED: {
+    http: 410,
+    jsonRpc: -32081,
+    summary: 'The requestState (or the approval it names) has expired.',
+  },
+  REQUEST_STATE_MISMATCH: {
+    http: 403,
+    jsonRpc: -32082,
+    summary: 'The requestState was sealed for another principal, run, tool or arguments.',
+  },
+  REQUEST_STATE_REPLAYED: {
+    http: 409,
+    jsonRpc: -32083,
+    summary: 'The approval this requestState names was already used (or withdrawn).',
+  },
   CONSOLE_FORM_REFUSED: {
     http: 403,
     jsonRpc: -32074,
@@ -429,6 +450,20 @@ export interface ErrorDetails {
   RUN_NOT_FOUND: Record<string, never>;
   RUN_EXPIRED: { run: string; expiredAt: string };
   RUN_REVOKED: { run: string };
+  REQUEST_STATE_INVALID: RequestStateRefusal;
+  REQUEST_STATE_EXPIRED: RequestStateRefusal;
+  REQUEST_STATE_MISMATCH: RequestStateRefusal;
+  REQUEST_STATE_REPLAYED: RequestStateRefusal;
+}
+
+/**
+ * Why a retried call's `requestState` was refused: `reason` names the check that failed; a
+ * refusal by the gate (arguments changed, approval used) also names its rule and audited call.
+ */
+export interface RequestStateRefusal {
+  reason: string;
+  rule?: string;
+  call_id?: string;
 }
 
 /** A call waiting for approval: which approval to decide, and the literal call it covers. */

@@ -4,7 +4,7 @@
  * the database (created 0600 on first use). Its key id (a hash prefix) is stored with each secret
  * so that a different key is reported as the wrong key rather than as tampering.
  */
-import { createHash, randomBytes } from 'node:crypto';
+import { createHash, hkdfSync, randomBytes } from 'node:crypto';
 import { existsSync, mkdirSync, readFileSync, statSync, writeFileSync } from 'node:fs';
 import { join } from 'node:path';
 import { ToolgateError } from '../core/index.js';
@@ -33,6 +33,14 @@ export class MasterKey {
   /** Never call from a front: the raw key is for the cipher only. */
   bytes(): Buffer {
     return this.#key;
+  }
+
+  /**
+   * A separate 32-byte key for one purpose, derived with HKDF-SHA256 under `label` (its info): a
+   * key derived for one label reveals neither the master key nor a key of another label.
+   */
+  derive(label: string): Buffer {
+    return Buffer.from(hkdfSync('sha256', this.#key, Buffer.alloc(0), label, MASTER_KEY_BYTES));
   }
 
   static generate(): MasterKey {

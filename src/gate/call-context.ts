@@ -20,4 +20,18 @@ export interface CallOptions {
   readonly onProgress?: (progress: CallProgress) => void;
   /** Withdraws the call: not run if not yet started; an upstream MCP call is cancelled upstream. */
   readonly signal?: AbortSignal;
+  /**
+   * The approval a retried call names (from a verified MCP `requestState`): only this approval
+   * may let the call run, only for the very call it was opened for, and never a second time; a
+   * call that still waits gets this approval back, never a new one.
+   */
+  readonly boundApproval?: BoundApproval;
+}
+
+/** What a sealed `requestState` binds of the call it was minted for. */
+export interface BoundApproval {
+  readonly approvalId: string;
+  readonly toolId: string;
+  readonly toolVersion: string;
+  readonly argsHash: string;
 }

@@ -31,6 +31,9 @@ export type DenyCode = Extract<
   | 'CREDENTIAL_UNAVAILABLE'
   | 'SESSION_SUSPENDED'
   | 'CALL_CANCELLED'
+  | 'REQUEST_STATE_EXPIRED'
+  | 'REQUEST_STATE_MISMATCH'
+  | 'REQUEST_STATE_REPLAYED'
 >;
 
 export interface Allowed {
@@ -65,6 +68,8 @@ export interface PendingApproval {
   /** What the reviewer sees: the resolved call, not the model's account of it. */
   readonly rendered: RenderedCall;
   readonly message: string;
+  /** The canonical-argument hash the approval binds (a sealed MCP `requestState` binds it too). */
+  readonly argsHash: string;
 }
 
 export type GateDecision = Allowed | Denied | PendingApproval;

@@ -4,7 +4,7 @@
  */
 export type { AuditKind, AuditRecord } from './audit-writer.js';
 export { AuditWriter } from './audit-writer.js';
-export type { CallContext, CallOptions } from './call-context.js';
+export type { BoundApproval, CallContext, CallOptions } from './call-context.js';
 export type { CallProgress } from './call-progress.js';
 export type {
   Allowed,

@@ -156,14 +156,22 @@ export async function registerMcpHttp(
   );
   idleSweep.unref();
 
+  const mismatches = new RefusalSampler(security, {
+    ...(options.refusalSample !== undefined ? { sample: options.refusalSample } : {}),
+  });
   const modern = new ModernMcp(agent, {
     version: options.version,
     listTtlMs: options.listTtlMs ?? DEFAULT_LIST_TTL_MS,
     ...(options.runTtlSeconds !== undefined ? { runTtlSeconds: options.runTtlSeconds } : {}),
     onError: (err) => app.log.error({ err }, 'mcp request failed'),
-  });
-  const mismatches = new RefusalSampler(security, {
-    ...(options.refusalSample !== undefined ? { sample: options.refusalSample } : {}),
+    // Audited like a header mismatch (sampled): a flood of forged states cannot flood the log.
+    onRefusedState: (err) =>
+      mismatches
+        .record('mcp.request_state_refused', {
+          code: err.code,
+          reason: String((err.details as { reason?: unknown }).reason ?? ''),
+        })
+        .catch((e: unknown) => app.log.error({ err: e }, 'security event not recorded')),
   });
   /** A header that does not mirror the body: 400 HeaderMismatch, audited (sampled). */
   const refuseHeaders = async (req: FastifyRequest, reply: FastifyReply, r: HeaderRefusal) => {

@@ -9,7 +9,7 @@ import { Readable } from 'node:stream';
 import { createMcpHandler, type McpHttpHandler } from '@modelcontextprotocol/server';
 import type { FastifyReply, FastifyRequest } from 'fastify';
 import type { AgentApi } from '../api/index.js';
-import { ERROR_CODES, type ErrorCode } from '../core/index.js';
+import { ERROR_CODES, type ErrorCode, type ToolgateError } from '../core/index.js';
 import {
   type HeaderRefusal,
   type ParamDeclaration,
@@ -24,6 +24,8 @@ export interface ModernHttpOptions {
   readonly listTtlMs: number;
   readonly runTtlSeconds?: number;
   readonly onError: (err: unknown) => void;
+  /** A refused `requestState` (a security signal: forged, replayed across principals). */
+  readonly onRefusedState?: (err: ToolgateError) => Promise<void>;
 }
 
 /** How often the revisions are read while a listen stream may be open. */
@@ -63,6 +65,7 @@ export class ModernMcp {
           version: options.version,
           listTtlMs: options.listTtlMs,
           onError: options.onError,
+          ...(options.onRefusedState ? { onRefusedState: options.onRefusedState } : {}),
         });
       },
       { legacy: 'reject', onerror: (err) => options.onError(err) },

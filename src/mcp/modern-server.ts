@@ -9,13 +9,21 @@
  */
 import {
   type CallToolResult,
+  type InputRequiredResult,
   ProtocolError,
   Server,
   type ServerContext,
   type Tool,
 } from '@modelcontextprotocol/server';
 import type { AgentApi } from '../api/index.js';
-import { ERROR_CODES, type ErrorCode, isToolgateError, type ToolgateError } from '../core/index.js';
+import {
+  ERROR_CODES,
+  type ErrorCode,
+  isToolgateError,
+  type RequestStateRefusal,
+  ToolgateError,
+} from '../core/index.js';
+import { approvalInputRequired, boundApprovalOf, canElicit } from './approval-input.js';
 import { failure, toolResult } from './gateway-server.js';
 import { registerModernEntryHandlers } from './modern-entries.js';
 import { progressRelay } from './progress-relay.js';
@@ -26,6 +34,8 @@ export interface ModernServerOptions {
   /** How long a client may reuse a tools/list result (`ttlMs`). */
   readonly listTtlMs: number;
   readonly onError?: (err: unknown) => void;
+  /** Told of each echoed `requestState` refused before the gate (forged, expired, someone else's). */
+  readonly onRefusedState?: (err: ToolgateError) => Promise<void>;
 }
 
 /** A protocol error for a refused run or header, with its catalogue number and body. */
@@ -106,14 +116,30 @@ export function createModernServer(
 
   server.setRequestHandler('tools/call', async (request, ctx: ServerContext) => {
     const { name, arguments: args } = request.params;
-    const run = await runs.resolve(handleOf(request.params._meta));
+    const handle = handleOf(request.params._meta);
+    // A retry of a call that waited for approval echoes its sealed state: it names the approval
+    // (and the run) this call may use, and nothing else (docs/architecture.md §6).
+    const echoed = ctx.mcpReq.requestState<unknown>();
+    let bound: ReturnType<typeof boundApprovalOf> | undefined;
+    if (echoed !== undefined) {
+      try {
+        bound = boundApprovalOf(agent, String(echoed), principal, handle);
+      } catch (err) {
+        if (!isToolgateError(err)) throw err;
+        // Recorded before the answer: the refusal is in the log when the client learns of it.
+        await options.onRefusedState?.(err);
+        throw protocolError(err);
+      }
+    }
+    const run = await runs.resolve(bound?.run ?? handle);
     const token = request.params._meta?.progressToken;
     const relay = token !== undefined ? progressRelay(token, ctx.mcpReq.notify) : null;
     const callOptions = {
       signal: ctx.mcpReq.signal,
       ...(relay ? { onProgress: relay.onProgress } : {}),
+      ...(bound ? { boundApproval: bound.approval } : {}),
     };
-    let result: CallToolResult;
+    let result: CallToolResult | InputRequiredResult;
     try {
       const decision = await agent.invoke(
         { ...who, sessionId: run.handle },
@@ -122,14 +148,43 @@ export function createModernServer(
         callOptions,
       );
       await relay?.flush();
-      result = toolResult(decision) as CallToolResult;
+      if (decision.kind === 'deny' && isRequestStateCode(decision.code)) {
+        // A refused state is a protocol error with its own number, as a forged one is.
+        throw protocolError(
+          new ToolgateError(
+            decision.code,
+            decision.message,
+            decision.details as RequestStateRefusal,
+          ),
+        );
+      }
+      result =
+        decision.kind === 'pending_approval'
+          ? approvalInputRequired(agent, decision, principal, run.handle, {
+              firstRound: bound === undefined,
+              elicit: canElicit(ctx.mcpReq.envelope),
+            })
+          : (toolResult(decision) as CallToolResult);
     } catch (err) {
+      if (err instanceof ProtocolError) throw err;
       if (isToolgateError(err) && err.code === 'SESSION_NOT_FOUND') return refused(run.handle, err);
       result = failureFor(err, options.onError) as CallToolResult;
     }
     return { ...result, _meta: { ...result._meta, [RUN_META_KEY]: run.handle } };
   });
   return server;
+}
+
+const REQUEST_STATE_CODES: ReadonlySet<ErrorCode> = new Set([
+  'REQUEST_STATE_EXPIRED',
+  'REQUEST_STATE_MISMATCH',
+  'REQUEST_STATE_REPLAYED',
+]);
+
+function isRequestStateCode(
+  code: ErrorCode,
+): code is 'REQUEST_STATE_EXPIRED' | 'REQUEST_STATE_MISMATCH' | 'REQUEST_STATE_REPLAYED' {
+  return REQUEST_STATE_CODES.has(code);
 }
 
 function failureFor(err: unknown, onError: ((err: unknown) => void) | undefined) {

@@ -29,3 +29,4 @@ export {
   SessionService,
   untrustedSourcesOf,
 } from './session-service.js';
+export { withdrawEndedRunApprovals, withdrawRunApprovals } from './withdraw-approvals.js';

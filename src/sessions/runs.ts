@@ -12,6 +12,7 @@ import { type Clock, systemActor, systemClock, ToolgateError } from '../core/ind
 import { appendEvent, bumpIdentityRevision, type Store } from '../store/index.js';
 import { asPrincipal, principalMatches, type SessionPrincipal } from './session-principal.js';
 import type { OpenSessionOptions, SessionService } from './session-service.js';
+import { withdrawRunApprovals } from './withdraw-approvals.js';
 
 /** What a minted run's holder needs: its handle and when it ends. */
 export interface RunHandle {
@@ -110,6 +111,8 @@ export class RunService {
       subject: `session:${handle}`,
       details: { agent: row.agent_id, user: row.user_id, reason },
     });
+    // Its approvals can no longer be completed by anyone: withdrawn, not left in the inbox.
+    await withdrawRunApprovals(this.#store.db, handle, 'run revoked', this.#clock());
   }
 
   async #markExpired(handle: string, agentId: string, expiresAt: string): Promise<void> {
@@ -126,5 +129,6 @@ export class RunService {
       subject: `session:${handle}`,
       details: { agent: agentId, expired_at: expiresAt },
     });
+    await withdrawRunApprovals(this.#store.db, handle, 'run expired', this.#clock());
   }
 }

@@ -34,6 +34,7 @@ import {
   principalMatches,
   type SessionPrincipal,
 } from './session-principal.js';
+import { withdrawRunApprovals } from './withdraw-approvals.js';
 
 export interface SessionTool {
   readonly id: string;
@@ -292,6 +293,7 @@ export class SessionService {
     // Gates cache open sessions; a closed one must stop at once here and soon everywhere.
     await bumpIdentityRevision(this.#store.db);
     for (const listener of this.#closeListeners) listener(sessionId);
+    await withdrawRunApprovals(this.#store.db, sessionId, 'run closed', this.#clock());
   }
 
   /**
@@ -395,6 +397,7 @@ export class SessionService {
     }
     await bumpIdentityRevision(this.#store.db);
     for (const listener of this.#closeListeners) listener(sessionId);
+    await withdrawRunApprovals(this.#store.db, sessionId, 'run closed', this.#clock());
     await appendEvent(this.#store.db, actor, this.#clock(), {
       action: 'session.closed',
       subject: `session:${sessionId}`,

@@ -55,6 +55,7 @@ for (const backend of backends()) {
         'entries',
         'invoke',
         'oauth',
+        'requestStates',
         'revisions',
         'runs',
         'sessions',

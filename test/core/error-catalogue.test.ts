@@ -109,6 +109,7 @@ test('the MCP front sends a pending approval under its catalogue code', () => {
     kind: 'pending_approval',
     callId: 'call_1',
     approvalId: 'apr_1',
+    argsHash: 'h',
     rendered: {
       tool: 'send_email',
       version: '1.0.0',

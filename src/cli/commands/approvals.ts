@@ -26,6 +26,7 @@ export function registerApprovals(program: Command): void {
           'rejected',
           'consumed',
           'expired',
+          'withdrawn',
         ]),
       ),
   ).action((opts: { status?: string } & PageFlags) =>

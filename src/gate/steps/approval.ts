@@ -4,9 +4,10 @@
  * consumes the approval and goes on. Limits come after this step, so a waiting call spends no
  * slot. Step order: docs/architecture.md §3.
  */
-import { approvalRequired, type RenderedCall } from '../../approvals/index.js';
+import { type ApprovalCall, approvalRequired, type RenderedCall } from '../../approvals/index.js';
 import { pendingRecord } from '../audit-records.js';
-import { type CallState, CONTINUE, type Refusal, type StepResult } from './step.js';
+import type { BoundApproval } from '../call-context.js';
+import { type CallState, CONTINUE, type Refusal, refuse, type StepResult } from './step.js';
 
 const AGENT_PENDING_CAP: Refusal = {
   kind: 'refuse',
@@ -25,7 +26,9 @@ const SESSION_PENDING_CAP: Refusal = {
 export function approvalStep(s: CallState): StepResult | Promise<StepResult> {
   const def = s.def;
   const need = approvalRequired(def.approval.mode, def.approval.conditions, s.callArgs);
-  if (!need.required) return CONTINUE;
+  // A retry naming its approval is checked even where none is needed now: a used or foreign
+  // state runs nothing, whatever the tool's approval rule has become.
+  if (!need.required && s.options.boundApproval === undefined) return CONTINUE;
   const rendered: RenderedCall = {
     tool: s.detail.id,
     version: s.detail.version,
@@ -36,36 +39,97 @@ export function approvalStep(s: CallState): StepResult | Promise<StepResult> {
     second_factor: def.approval.second_factor,
     out_of_band: def.approval.out_of_band,
   };
-  return resolveApproval(s, rendered);
+  const bound = s.options.boundApproval;
+  return bound ? resolveBound(s, bound, rendered) : resolveApproval(s, rendered);
 }
 
-async function resolveApproval(s: CallState, rendered: RenderedCall): Promise<StepResult> {
-  const def = s.def;
-  const resolved = await s.deps.approvals.resolve({
+function approvalCall(s: CallState, rendered: RenderedCall): ApprovalCall {
+  return {
     sessionId: s.session.id,
     agentId: s.ctx.agentId,
     userId: s.session.user_id,
     toolId: s.detail.id,
     toolVersion: s.detail.version,
-    actionClass: def.action_class,
+    actionClass: s.def.action_class,
     argsHash: s.argsHash,
     rendered,
-  });
+  };
+}
+
+/** The sealed state names one approval of one call: this call must be it (same hash, same tool). */
+async function resolveBound(
+  s: CallState,
+  bound: BoundApproval,
+  rendered: RenderedCall,
+): Promise<StepResult> {
+  if (
+    bound.toolId !== s.detail.id ||
+    bound.toolVersion !== s.detail.version ||
+    bound.argsHash !== s.argsHash
+  ) {
+    return stateRefusal('REQUEST_STATE_MISMATCH', 'request_state.call_changed', s, 'call_changed');
+  }
+  const resolved = await s.deps.approvals.resolveBound(bound.approvalId, approvalCall(s, rendered));
+  switch (resolved.kind) {
+    case 'approved':
+      s.approval = resolved;
+      return CONTINUE;
+    case 'pending':
+      return pending(s, resolved.approvalId, rendered);
+    case 'rejected':
+      return refuse(
+        'APPROVAL_INVALID',
+        'approval.rejected',
+        `an approver rejected this call${resolved.reason ? `: ${resolved.reason}` : ''}`,
+      );
+    case 'refused':
+      return resolved.why === 'mismatch'
+        ? stateRefusal('REQUEST_STATE_MISMATCH', 'request_state.call_changed', s, 'call_changed')
+        : resolved.why === 'expired'
+          ? stateRefusal('REQUEST_STATE_EXPIRED', 'request_state.approval_expired', s, 'expired')
+          : stateRefusal('REQUEST_STATE_REPLAYED', 'request_state.replayed', s, 'replayed');
+  }
+}
+
+function stateRefusal(
+  code: 'REQUEST_STATE_MISMATCH' | 'REQUEST_STATE_EXPIRED' | 'REQUEST_STATE_REPLAYED',
+  rule: string,
+  s: CallState,
+  reason: string,
+): Refusal {
+  const message =
+    code === 'REQUEST_STATE_MISMATCH'
+      ? 'this requestState was sealed for another call; nothing ran'
+      : code === 'REQUEST_STATE_EXPIRED'
+        ? 'the approval this requestState names has expired; nothing ran'
+        : 'the approval this requestState names was already used; nothing ran';
+  return refuse(code, rule, message, { reason, rule, call_id: s.callId });
+}
+
+async function pending(
+  s: CallState,
+  approvalId: string,
+  rendered: RenderedCall,
+): Promise<StepResult> {
+  await s.deps.audit.append(pendingRecord(s, approvalId));
+  return {
+    kind: 'pending_approval',
+    callId: s.callId,
+    approvalId,
+    rendered,
+    argsHash: s.argsHash,
+    message: s.def.approval.out_of_band
+      ? 'this call needs an administrator approval out of band; retry the same call once approved'
+      : 'this call needs approval; retry the same call with the same arguments once approved',
+  };
+}
+
+async function resolveApproval(s: CallState, rendered: RenderedCall): Promise<StepResult> {
+  const resolved = await s.deps.approvals.resolve(approvalCall(s, rendered));
   if (resolved.kind === 'too_many') {
     return resolved.scope === 'agent' ? AGENT_PENDING_CAP : SESSION_PENDING_CAP;
   }
-  if (resolved.kind === 'pending') {
-    await s.deps.audit.append(pendingRecord(s, resolved.approvalId));
-    return {
-      kind: 'pending_approval',
-      callId: s.callId,
-      approvalId: resolved.approvalId,
-      rendered,
-      message: def.approval.out_of_band
-        ? 'this call needs an administrator approval out of band; retry the same call once approved'
-        : 'this call needs approval; retry the same call with the same arguments once approved',
-    };
-  }
+  if (resolved.kind === 'pending') return pending(s, resolved.approvalId, rendered);
   s.approval = resolved;
   return CONTINUE;
 }

@@ -51,7 +51,7 @@ export function approvalRoutes(app: FastifyInstance, admin: AdminApi): void {
           properties: {
             status: {
               type: 'string',
-              enum: ['pending', 'approved', 'rejected', 'consumed', 'expired'],
+              enum: ['pending', 'approved', 'rejected', 'consumed', 'expired', 'withdrawn'],
             },
             ...pageQuery,
           },
