@@ -129,10 +129,14 @@ export async function serve(options: ServeOptions): Promise<void> {
   try {
     const jwt = jwtConfigFromEnv();
     const oauth = oauthConfigFromEnv();
+    // The checkpoint key exists from the start, not from the first checkpoint: `audit verify`
+    // on this data folder can check whatever the log holds, even if the server died before
+    // signing anything (replicas sharing the folder create it once: the file is written `wx`).
+    const checkpointKey = auditSigner(options.dataDir, DEFAULT_ORIGIN);
     tg = await openToolgate({
       db: options.db,
       approvalSigner: () => approvalSigner(options.dataDir),
-      auditSigner: () => auditSigner(options.dataDir, DEFAULT_ORIGIN),
+      auditSigner: () => checkpointKey,
       masterKey: () => loadMasterKey({ dataDir: options.dataDir }),
       // No sandbox may see the gateway's own files (the database's are added by openToolgate).
       protectedPaths: [
