@@ -20,7 +20,7 @@ import { type Gateway, openGateway } from '../../src/toolgate.js';
 import { FIXTURES, nodeProvider, READ_PUBLIC } from '../providers/provider-support.js';
 import { type BearerProxy, startBearerProxy } from '../support/bearer-proxy.js';
 import { ROOT } from '../support/cli.js';
-import { classifyReviewed } from '../support/reviews.js';
+import { approvePendingReviews, classifyReviewed } from '../support/reviews.js';
 
 const admin: Actor = { id: 'test-admin', via: 'library' };
 const ADMIN_TOKEN = 'conformance-admin-token-0123456789abcdef0123';
@@ -173,6 +173,18 @@ before(async () => {
     );
     assert.equal(tool.quarantined, false, `${name}: ${JSON.stringify(tool.findings)}`);
   }
+  // The fixture's resources, resource template and prompts are governed entries: classified
+  // (public, the agent's capability) and reviewed like its tools before anything offers them.
+  for (const entry of (await tg.providers.show('fixtures')).entries) {
+    await tg.providers.classifyEntry(
+      'fixtures',
+      entry.kind,
+      entry.key,
+      { data_access: 'public', access_tier: 'public', required_capabilities: ['everything:use'] },
+      admin,
+    );
+  }
+  await approvePendingReviews(tg.admin);
   const { apiKey } = await tg.keys.issue('conformance-bot', admin);
   app = await buildServer(tg, { adminToken: ADMIN_TOKEN, bodyLimit: 256 * 1024 });
   const base = await app.listen({ host: '127.0.0.1', port: 0 });
