@@ -25,7 +25,9 @@ const SESSION_PENDING_CAP: Refusal = {
 export function approvalStep(s: CallState): StepResult | Promise<StepResult> {
   const def = s.def;
   const need = approvalRequired(def.approval.mode, def.approval.conditions, s.callArgs);
-  if (!need.required) return CONTINUE;
+  // A value first seen in untrusted content escalates the call whatever the mode (provenance.ts).
+  const untrusted = s.untrustedDestinations;
+  if (!need.required && untrusted.length === 0) return CONTINUE;
   const rendered: RenderedCall = {
     tool: s.detail.id,
     version: s.detail.version,
@@ -35,6 +37,7 @@ export function approvalStep(s: CallState): StepResult | Promise<StepResult> {
     conditions: need.matched,
     second_factor: def.approval.second_factor,
     out_of_band: def.approval.out_of_band,
+    ...(untrusted.length > 0 ? { untrusted_destinations: untrusted } : {}),
   };
   return resolveApproval(s, rendered);
 }
@@ -63,7 +66,9 @@ async function resolveApproval(s: CallState, rendered: RenderedCall): Promise<St
       rendered,
       message: def.approval.out_of_band
         ? 'this call needs an administrator approval out of band; retry the same call once approved'
-        : 'this call needs approval; retry the same call with the same arguments once approved',
+        : rendered.untrusted_destinations
+          ? 'this call carries a destination first seen in untrusted content and needs approval; retry the same call with the same arguments once approved'
+          : 'this call needs approval; retry the same call with the same arguments once approved',
     };
   }
   s.approval = resolved;
