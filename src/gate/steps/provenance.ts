@@ -88,9 +88,7 @@ export function recordLiterals(
 }
 
 /** What audit records say of an escalated call: kinds, arguments and first sightings. */
-export function provenanceDetails(
-  s: CallState,
-): {
+export function provenanceDetails(s: CallState): {
   readonly rule: string;
   readonly untrusted_destinations: readonly UntrustedDestination[];
 } | null {
