@@ -272,6 +272,12 @@ for (const backend of backends()) {
         (await second.call('add_payee', { name: 'Supplier', iban: ATTACKER_IBAN })).kind,
         'allow',
       );
+      // Another session that joined run-a is escalated too: the run, not the session, saw it.
+      const joined = await run('run-a');
+      assert.equal(
+        (await joined.call('add_payee', { name: 'Supplier', iban: ATTACKER_IBAN })).kind,
+        'pending_approval',
+      );
       // run-a itself is escalated.
       assert.equal(
         (await first.call('add_payee', { name: 'Supplier', iban: ATTACKER_IBAN })).kind,

@@ -6,7 +6,7 @@
  * `context.untrusted_destinations` and forbid — and, when one of its arguments carries a value
  * first seen in untrusted content, the approval step (9) escalates it to a reviewer, who is shown
  * where each value first appeared. Cheap by construction: no query for a read, none for a session
- * no untrusted result ever entered, otherwise one query on the (run, hash) key.
+ * of its own run that no untrusted result entered, otherwise one query on the (run, hash) key.
  */
 import type { UntrustedDestination } from '../../approvals/index.js';
 import type { ActionClass } from '../../catalog/index.js';
@@ -38,9 +38,11 @@ export const PROVENANCE_RULE = 'provenance.untrusted_destination';
  * `s.untrustedDestinations`; undefined (and no query) when there is nothing to look up.
  */
 export function lookUpUntrustedDestinations(s: CallState): Promise<void> | undefined {
-  if (s.session.untrusted_sources === null || !ESCALATING_CLASSES.has(s.def.action_class)) {
-    return undefined;
-  }
+  if (!ESCALATING_CLASSES.has(s.def.action_class)) return undefined;
+  // A session of its own run that no untrusted result entered has nothing recorded; one that
+  // joined a named run may share it with a session that read something untrusted.
+  const session = s.session;
+  if (session.untrusted_sources === null && session.run_id === session.id) return undefined;
   const candidates = argumentLiteralsOf(s.callArgs);
   if (candidates.length === 0) return undefined;
   return s.deps.sessions
