@@ -56,7 +56,7 @@ test('each kind is found in text and normalised', () => {
 
 test('file names, versions, issue numbers and an invalid IBAN are not destinations', () => {
   const found = destinationLiteralsOf(
-    'See report.pdf and node.js 20.1, issue #123, build v1.2.3, code XX00 1234 5678 9012 34, the CONFIGURED flag.',
+    'See report.pdf and node.js 20.1, ticket #123, build v1.2.3, code XX00 1234 5678 9012 34, the CONFIGURED flag.',
   );
   assert.deepEqual(kinds(found), []);
 });
