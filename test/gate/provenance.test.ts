@@ -9,6 +9,8 @@
 import assert from 'node:assert/strict';
 import { after, before, describe, test } from 'node:test';
 import type { FastifyInstance } from 'fastify';
+import { renderApproval } from '../../src/console/approval-detail.js';
+import { toHtmlString } from '../../src/console/html.js';
 import type { Actor } from '../../src/core/index.js';
 import { buildServer } from '../../src/http/index.js';
 import { BOOTSTRAP_OPERATOR } from '../../src/operators/index.js';
@@ -203,6 +205,22 @@ for (const backend of backends()) {
       assert.deepEqual(
         view.rendered.untrusted_destinations?.map((d) => [d.kind, d.tool_id, d.call_id]),
         [['iban', 'read_email', mailCallId]],
+      );
+
+      // And in the console's approval page.
+      const page = toHtmlString(
+        await renderApproval(
+          { operator: operator('rita'), admin: tg.admin, csrfToken: 'csrf', pendingCount: 1 },
+          payee.approvalId,
+          new Date(),
+        ),
+      );
+      assert.match(
+        page,
+        new RegExp(
+          `id="untrusted-destinations".*this <strong>iban</strong> \\(<code>/iban</code>\\) first appeared in the result of <code>read_email</code> \\(call <code>${mailCallId}</code>\\)`,
+          's',
+        ),
       );
 
       // The escalation is in the call's audit record, with its own rule.
