@@ -185,8 +185,12 @@ function walk(v: unknown, pointer: string, depth: number, c: Collector, whole: b
       walk(v[i], `${pointer}/${i}`, depth + 1, c, whole);
     return;
   }
-  for (const [key, item] of Object.entries(v as Record<string, unknown>)) {
+  const record = v as Record<string, unknown>;
+  // An MCP image's or blob's base64 is not text anyone reads (as in the result scan).
+  const binary = typeof record.mimeType === 'string';
+  for (const [key, item] of Object.entries(record)) {
     if (c.full) return;
+    if (binary && (key === 'data' || key === 'blob')) continue;
     walk(
       item,
       `${pointer}/${key.replaceAll('~', '~0').replaceAll('/', '~1')}`,

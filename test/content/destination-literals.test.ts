@@ -61,6 +61,11 @@ test('file names, versions, issue numbers and an invalid IBAN are not destinatio
   assert.deepEqual(kinds(found), []);
 });
 
+test("an MCP image's base64 is not read", () => {
+  const image = { type: 'image', mimeType: 'image/png', data: 'AAAA+C0123ABCD9+evil.example' };
+  assert.deepEqual(kinds(destinationLiteralsOf({ content: [image] })), []);
+});
+
 test("an e-mail's domain is the e-mail's, not a separate host", () => {
   assert.deepEqual(kinds(destinationLiteralsOf('mail ops@evil.example')), ['email']);
   assert.deepEqual(kinds(destinationLiteralsOf('visit www.evil.example.')), ['host']);
