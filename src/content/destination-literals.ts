@@ -90,10 +90,11 @@ class Collector {
 
   add(kind: DestinationKind, value: string, pointer: string): void {
     if (this.full || value === '') return;
-    const hash = literalHash(kind, value);
-    if (this.#seen.has(hash)) return;
-    this.#seen.add(hash);
-    this.out.push({ kind, hash, pointer });
+    // Repeats are common (a page of one address): compared as text, hashed once.
+    const key = `${kind}:${value}`;
+    if (this.#seen.has(key)) return;
+    this.#seen.add(key);
+    this.out.push({ kind, hash: literalHash(kind, value), pointer });
   }
 }
 
