@@ -24,7 +24,7 @@ export type {
   SecondFactorEnrolment,
 } from './operator-second-factors.js';
 export { OPERATOR_ID_PATTERN, OperatorSecondFactors } from './operator-second-factors.js';
-export type { RenderedCall } from './rendered-call.js';
+export type { RenderedCall, UntrustedDestination } from './rendered-call.js';
 export type { RequestStateClaims } from './request-state.js';
 export {
   REQUEST_STATE_KEY_LABEL,

@@ -15,6 +15,22 @@ function pretty(value: unknown): string {
   return JSON.stringify(value, null, 2) ?? 'null';
 }
 
+/** Values of the call first seen in untrusted content: where each first appeared. */
+function untrustedDestinations(
+  list:
+    | readonly {
+        kind: string;
+        argument: string;
+        tool_id: string;
+        call_id: string;
+        first_seen_at: string;
+      }[]
+    | undefined,
+): Html | string {
+  if (list === undefined || list.length === 0) return '';
+  return html`<dt>Untrusted destinations</dt><dd id="untrusted-destinations">${list.map((d) => html`<div class="warn">this <strong>${d.kind}</strong> (<code>${d.argument || '/'}</code>) first appeared in the result of <code>${d.tool_id}</code> (call <code>${d.call_id}</code>) at ${d.first_seen_at}</div>`)}</dd>`;
+}
+
 function conditionText(c: unknown): string {
   if (c !== null && typeof c === 'object') {
     const v = c as { argument?: unknown; op?: unknown; value?: unknown };
@@ -67,6 +83,7 @@ ${hidden}
 <dt>Time left</dt><dd>${decidable ? timeLeft(a.expires_at, now) : '—'}</dd>
 <dt>Destination hosts</dt><dd id="hosts">${r.destination_hosts.length === 0 ? html`<span class="muted">none</span>` : r.destination_hosts.map((h) => html`<div><code>${h}</code></div>`)}</dd>
 <dt>Why approval</dt><dd id="conditions">${r.conditions.length === 0 ? html`the tool's action class (${r.action_class}) always asks` : r.conditions.map((c) => html`<div><code>${conditionText(c)}</code></div>`)}</dd>
+${untrustedDestinations(r.untrusted_destinations)}
 <dt>Step-up</dt><dd>${a.second_factor ? 'TOTP required' : 'none'}${a.out_of_band ? ' · out-of-band only' : ''}</dd>
 </dl>
 <h2>Arguments, as resolved by the gate</h2>

@@ -7,6 +7,7 @@ import { argumentsHash } from '../approvals/index.js';
 import { untrustedSourcesOf } from '../sessions/index.js';
 import type { AuditRecord } from './audit-writer.js';
 import { attemptedName, redactArguments } from './redaction.js';
+import { provenanceDetails } from './steps/provenance.js';
 import type { CallState, Refusal } from './steps/step.js';
 
 type Mutable<T> = { -readonly [K in keyof T]: T[K] };
@@ -37,8 +38,14 @@ export function deniedRecord(s: CallState, r: Refusal): AuditRecord {
     durationMs: performance.now() - s.started,
     // The attempted name is recorded for unregistered probes (C16), bounded; a name shaped
     // like a credential (a key pasted as the tool) is masked: the log can never drop it.
-    details: tool ? {} : { attempted: attemptedName(s.toolRef) },
+    details: tool ? deniedDetails(s) : { attempted: attemptedName(s.toolRef) },
   };
+}
+
+/** A denial of a call that carried untrusted destinations (a policy forbade it) says which. */
+function deniedDetails(s: CallState): Record<string, unknown> {
+  const p = provenanceDetails(s);
+  return p === null ? {} : { provenance: p };
 }
 
 /** A replay runs nothing, but it is a call the principal made and was answered: audited. */
@@ -57,6 +64,7 @@ export function replayedRecord(s: CallState, replayedCallId: string): AuditRecor
 }
 
 export function pendingRecord(s: CallState, approvalId: string): AuditRecord {
+  const provenance = provenanceDetails(s);
   return {
     ...s.base,
     kind: 'call.pending_approval',
@@ -66,7 +74,9 @@ export function pendingRecord(s: CallState, approvalId: string): AuditRecord {
     argsRedacted: redactArguments(s.callArgs),
     decision: 'pending_approval',
     approvalId,
-    rule: `approval.${s.def.action_class}`,
+    // An escalation names its own rule: the tool alone would not have waited, or not only.
+    rule: provenance?.rule ?? `approval.${s.def.action_class}`,
+    ...(provenance ? { details: { provenance } } : {}),
   };
 }
 
@@ -86,6 +96,8 @@ export function preRecord(s: CallState): AuditRecord {
     decision: 'allow',
     details: s.warnings.length > 0 ? { warnings: s.warnings } : {},
   };
+  const provenance = provenanceDetails(s);
+  if (provenance) pre.details = { ...pre.details, provenance };
   if (s.base.model !== undefined) pre.model = s.base.model;
   if (s.approval) {
     pre.approvalId = s.approval.approvalId;

@@ -29,6 +29,12 @@ import {
 } from '../store/index.js';
 import { DEFAULT_AGENT_CAPS, insertSessionWithinCap } from './agent-caps.js';
 import {
+  type LiteralSighting,
+  recordRunLiterals,
+  runLiteralSightings,
+  type SeenLiteral,
+} from './run-literals.js';
+import {
   asPrincipal,
   auditPrincipalMismatch,
   principalMatches,
@@ -478,6 +484,19 @@ export class SessionService {
       }
     }
     throw new ToolgateError('STORE_UNAVAILABLE', 'the session could not be updated', {});
+  }
+
+  /** Records destination-like literals an untrusted result brought into a run (first sighting wins). */
+  recordDestinationLiterals(
+    sighting: { runId: string; toolId: string; callId: string; at: Date },
+    literals: readonly SeenLiteral[],
+  ): Promise<void> {
+    return recordRunLiterals(this.#store.db, sighting, literals);
+  }
+
+  /** Which of these literal hashes the run first saw in an untrusted result, and where. */
+  destinationSightings(runId: string, hashes: readonly string[]): Promise<LiteralSighting[]> {
+    return runLiteralSightings(this.#store.db, runId, hashes);
   }
 
   async markPrivateDataRead(sessionId: string): Promise<void> {

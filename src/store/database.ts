@@ -118,6 +118,20 @@ export interface SessionTable {
 }
 
 /**
+ * A destination-like literal (e-mail, URL, host, IBAN, account, phone, handle, channel) first seen
+ * in an untrusted result of a run (migration 0026): only the SHA-256 of `kind:normalised value`,
+ * never the value, and where it came from. One row per run and hash; the first sighting wins.
+ */
+export interface DestinationLiteralTable {
+  run_id: string;
+  hash: string;
+  kind: string;
+  tool_id: string;
+  call_id: string;
+  first_seen_at: string;
+}
+
+/**
  * One approver's second-factor attempts, shared by every replica (migration 0012): consecutive
  * failures, when the next attempt may be made (backoff), and until when the approver is locked.
  * Times are epoch milliseconds so the conditional update that takes an attempt compares numbers.
@@ -363,6 +377,7 @@ export interface Database {
   agent_keys: AgentKeyTable;
   users: UserTable;
   sessions: SessionTable;
+  destination_literals: DestinationLiteralTable;
   rate_counters: RateCounterTable;
   ceiling_counters: CeilingCounterTable;
   approvals: ApprovalTable;

@@ -71,6 +71,11 @@ export function registerApprovals(program: Command): void {
               `${a.id}  ${a.status}  ${a.tool_id}@${a.tool_version} (${a.action_class})`,
               `agent ${a.agent_id}${a.user_id ? ` on behalf of ${a.user_id}` : ''}, session ${a.session_id}`,
               `destination: ${a.rendered.destination_hosts.join(', ') || '(none)'}`,
+              // Why an escalated call waits: each value's first sighting in untrusted content.
+              ...(a.rendered.untrusted_destinations ?? []).map(
+                (d) =>
+                  `untrusted: this ${d.kind} (${d.argument || '/'}) first appeared in the result of ${d.tool_id} (call ${d.call_id}) at ${d.first_seen_at}`,
+              ),
               `second factor: ${a.second_factor ? 'required' : 'no'}`,
               'arguments:',
               JSON.stringify(a.rendered.arguments, null, 2),

@@ -27,8 +27,12 @@ export function approvalStep(s: CallState): StepResult | Promise<StepResult> {
   const def = s.def;
   const need = approvalRequired(def.approval.mode, def.approval.conditions, s.callArgs);
   // A retry naming its approval is checked even where none is needed now: a used or foreign
-  // state runs nothing, whatever the tool's approval rule has become.
-  if (!need.required && s.options.boundApproval === undefined) return CONTINUE;
+  // state runs nothing, whatever the tool's approval rule has become. A value first seen in
+  // untrusted content escalates the call whatever the mode (provenance.ts).
+  const untrusted = s.untrustedDestinations;
+  if (!need.required && untrusted.length === 0 && s.options.boundApproval === undefined) {
+    return CONTINUE;
+  }
   const rendered: RenderedCall = {
     tool: s.detail.id,
     version: s.detail.version,
@@ -38,6 +42,7 @@ export function approvalStep(s: CallState): StepResult | Promise<StepResult> {
     conditions: need.matched,
     second_factor: def.approval.second_factor,
     out_of_band: def.approval.out_of_band,
+    ...(untrusted.length > 0 ? { untrusted_destinations: untrusted } : {}),
   };
   const bound = s.options.boundApproval;
   return bound ? resolveBound(s, bound, rendered) : resolveApproval(s, rendered);
@@ -120,7 +125,9 @@ async function pending(
     argsHash: s.argsHash,
     message: s.def.approval.out_of_band
       ? 'this call needs an administrator approval out of band; retry the same call once approved'
-      : 'this call needs approval; retry the same call with the same arguments once approved',
+      : rendered.untrusted_destinations
+        ? 'this call carries a destination first seen in untrusted content and needs approval; retry the same call with the same arguments once approved'
+        : 'this call needs approval; retry the same call with the same arguments once approved',
   };
 }
 

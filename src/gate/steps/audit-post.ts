@@ -2,13 +2,15 @@
  * @module Step 15, audit-post: the egress the call moved is charged (session counter and the
  * agent's egress ceilings), the result record joins the next group commit, and a finished call's
  * bookkeeping is done — the private-read marks for the flow rule, the untrusted source that
- * entered the session, and the idempotency result — before the decision is answered. Step
+ * entered the session and the destination-like literals it brought (provenance.ts), and the
+ * idempotency result — before the decision is answered. Step
  * order: docs/architecture.md §3.
  */
-import type { TrustLabel } from '../../content/index.js';
+import type { DestinationLiteral, TrustLabel } from '../../content/index.js';
 import { untrustedSourcesOf } from '../../sessions/index.js';
 import { postRecord } from '../audit-records.js';
 import { deny, type McpToolResult } from '../decision.js';
+import { literalsEntering, recordLiterals } from './provenance.js';
 import type { CallState, StepResult } from './step.js';
 
 export function auditPostStep(s: CallState): StepResult | Promise<StepResult> {
@@ -31,8 +33,12 @@ function post(s: CallState): StepResult | Promise<StepResult> {
   s.deps.audit.append(postRecord(s), undefined, DEFERRED).catch(s.deps.lostPostRecord);
   const result = s.result;
   if (!result.ok) return deny(s.callId, result.code, result.rule, result.message);
-  return s.def.data_access === 'private' || s.idemKey !== null || entersUntrusted(s, result.trust)
-    ? afterCall(s, result.output)
+  const literals = literalsEntering(result.trust, result.output);
+  return s.def.data_access === 'private' ||
+    s.idemKey !== null ||
+    literals.length > 0 ||
+    entersUntrusted(s, result.trust)
+    ? afterCall(s, result.output, literals)
     : allowed(s, result.output);
 }
 
@@ -45,7 +51,11 @@ function entersUntrusted(s: CallState, trust: TrustLabel | undefined): boolean {
 
 const DEFERRED = { deferred: true } as const;
 
-async function afterCall(s: CallState, output: unknown): Promise<StepResult> {
+async function afterCall(
+  s: CallState,
+  output: unknown,
+  literals: readonly DestinationLiteral[],
+): Promise<StepResult> {
   const { sessions, identities, counters, idempotency } = s.deps;
   if (s.def.data_access === 'private') {
     await counters.recordPrivateRead(s.who, s.agent.ceilings);
@@ -60,6 +70,9 @@ async function afterCall(s: CallState, output: unknown): Promise<StepResult> {
     const stored = await sessions.addUntrustedSource(s.session.id, s.detail.id, trust.injection);
     identities.noteUntrustedSources(s.session.id, stored.sources, stored.injectionSeen);
   }
+  // After the source: a session with literals recorded always has untrusted_sources set, which is
+  // what tells a later call's look-up whether to query at all (provenance.ts).
+  if (literals.length > 0) await recordLiterals(s, literals);
   if (s.idemKey !== null) await idempotency.storeResult(s.idemKey, output);
   return allowed(s, output);
 }

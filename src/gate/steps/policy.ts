@@ -14,6 +14,7 @@ import {
   valuesAt,
 } from '../../policy/index.js';
 import { untrustedSourcesOf } from '../../sessions/index.js';
+import { lookUpUntrustedDestinations, untrustedDestinationKinds } from './provenance.js';
 import { type CallState, CONTINUE, type Refusal, refuse, type StepResult } from './step.js';
 
 const POLICIES_UNAVAILABLE: Refusal = {
@@ -69,6 +70,12 @@ async function argumentPolicy(s: CallState): Promise<StepResult> {
 
 /** The org policy engine, without an await once it is loaded. */
 function orgPolicy(s: CallState): StepResult | Promise<StepResult> {
+  // Values first seen in untrusted results, for Cedar and the approval step (provenance.ts).
+  const lookup = lookUpUntrustedDestinations(s);
+  return lookup === undefined ? loadedPolicy(s) : lookup.then(() => loadedPolicy(s));
+}
+
+function loadedPolicy(s: CallState): StepResult | Promise<StepResult> {
   const loaded = s.deps.tools.loadedPolicyEngine;
   return loaded === undefined ? loadThenDecide(s) : decide(s, loaded);
 }
@@ -152,6 +159,7 @@ function evaluate(
       private_data_read: session.private_data_read === 1,
       untrusted_sources: untrustedSourcesOf(session.untrusted_sources),
       injection_seen: session.injection_seen === 1,
+      untrusted_destinations: untrustedDestinationKinds(s),
       external_sends: session.external_sends,
       egress_bytes: session.egress_bytes,
       spend_cents: session.spend_cents,

@@ -4,7 +4,7 @@
  * audits it as a denial), or a decision that ends the call (pending approval, a replayed or
  * executed result). Step order: docs/architecture.md §3.
  */
-import type { ApprovalDesk } from '../../approvals/index.js';
+import type { ApprovalDesk, UntrustedDestination } from '../../approvals/index.js';
 import type { ToolDefinition, ToolVersionDetail } from '../../catalog/index.js';
 import type { Clock } from '../../core/index.js';
 import type { CredentialBroker } from '../../credentials/index.js';
@@ -49,6 +49,8 @@ export interface AuditBase {
   readonly model?: string;
 }
 
+const NO_UNTRUSTED: readonly UntrustedDestination[] = Object.freeze([]);
+
 /**
  * One call on its way through the steps. Each step fills in its own fields and reads only those
  * of the steps before it (the declared order guarantees they are set): one object per call, so
@@ -82,6 +84,8 @@ export class CallState {
   // policy: hosts the tool may reach, and the ones this call's URL arguments named
   hosts!: readonly string[];
   destinations!: Set<string>;
+  // policy (provenance.ts): argument values the run first saw in an untrusted result
+  untrustedDestinations: readonly UntrustedDestination[] = NO_UNTRUSTED;
   // flow
   who!: CounterPrincipal;
   // idempotency lookup (the hash is what approval binds and idempotency compares)

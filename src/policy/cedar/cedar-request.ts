@@ -42,6 +42,8 @@ export interface CedarContext {
   readonly untrusted_sources?: readonly string[];
   /** A result in the session held instruction-like text; false when absent. */
   readonly injection_seen?: boolean;
+  /** Kinds of the call's argument values first seen in an untrusted result of the run; none when absent. */
+  readonly untrusted_destinations?: readonly string[];
   readonly external_sends: number;
   readonly egress_bytes: number;
   readonly spend_cents: number;
@@ -187,6 +189,7 @@ export function toCedarCall(request: CedarRequest): CedarCallResult {
     private_data_read: context.private_data_read,
     untrusted_sources: [...(context.untrusted_sources ?? [])],
     injection_seen: context.injection_seen ?? false,
+    untrusted_destinations: [...(context.untrusted_destinations ?? [])],
     external_sends: context.external_sends,
     egress_bytes: context.egress_bytes,
     spend_cents: context.spend_cents,

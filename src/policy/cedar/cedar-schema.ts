@@ -92,6 +92,7 @@ namespace Toolgate {
       private_data_read: Bool,
       untrusted_sources: Set<String>,
       injection_seen: Bool,
+      untrusted_destinations: Set<String>,
       external_sends: Long,
       egress_bytes: Long,
       spend_cents: Long,

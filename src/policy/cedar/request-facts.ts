@@ -169,6 +169,7 @@ export function wellTyped(request: CedarRequest): boolean {
     typeof context.private_data_read === 'boolean' &&
     (context.untrusted_sources === undefined || strs(context.untrusted_sources)) &&
     (context.injection_seen === undefined || typeof context.injection_seen === 'boolean') &&
+    (context.untrusted_destinations === undefined || strs(context.untrusted_destinations)) &&
     [context.external_sends, context.egress_bytes, context.spend_cents, context.hour_utc].every(
       long,
     ) &&

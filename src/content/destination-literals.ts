@@ -1,0 +1,223 @@
+/**
+ * @module Destination-like literals in text: e-mail addresses, URLs and hosts, IBANs and account
+ * numbers, phone numbers, chat handles and channel ids — the values an attacker's text would like
+ * a model to send, pay or post to. Each is normalised (lower-case e-mails, hosts and handles,
+ * compact upper-case IBANs, digits-only phones and accounts, WHATWG-serialised URLs) so that the
+ * same destination spelled differently is one value, and is kept only as the SHA-256 of
+ * `kind:value`: the values are personal data, the hash is enough to recognise them again.
+ *
+ * Results (untrusted ones, docs/architecture.md §3, step 15) are read with `destinationLiteralsOf`;
+ * a later call's arguments with `argumentLiteralsOf`, which also takes each whole string as a
+ * candidate of every kind its shape allows (an IBAN typed in lower case, a channel without `#`).
+ * Every pattern is linear; matches are checked by code (the IBAN's mod-97 via findPersonalData).
+ */
+import { createHash } from 'node:crypto';
+import { findPersonalData } from './personal-data.js';
+
+export type DestinationKind =
+  | 'email'
+  | 'url'
+  | 'host'
+  | 'iban'
+  | 'account'
+  | 'phone'
+  | 'handle'
+  | 'channel';
+
+export interface DestinationLiteral {
+  readonly kind: DestinationKind;
+  /** SHA-256 (hex) of `kind:normalised value`; the value itself is never kept. */
+  readonly hash: string;
+  /** JSON pointer of the string it was found in. */
+  readonly pointer: string;
+}
+
+/** Most literals taken from one result (or one call's arguments); the rest are not recorded. */
+export const MAX_LITERALS_PER_RESULT = 200;
+/** Strings longer than this are not read whole as one candidate (they still are scanned). */
+const MAX_WHOLE_CHARS = 256;
+/** Deepest nesting read; deeper values are not destinations anyone types. */
+const MAX_DEPTH = 32;
+
+const URL_RE = /\b(?:https?|wss?|ftp):\/\/[^\s<>"'`\\)\]}]{1,2048}/gi;
+const HOST_RE = /\b(?:[a-z0-9](?:[a-z0-9-]{0,61}[a-z0-9])?\.){1,8}[a-z]{2,24}\b/gi;
+const HANDLE_RE = /(?<![A-Za-z0-9_.+\-@])@[A-Za-z0-9_](?:[A-Za-z0-9_.-]{0,62}[A-Za-z0-9_])?/g;
+const CHANNEL_RE = /(?<![A-Za-z0-9_&#])#[A-Za-z0-9][A-Za-z0-9_-]{0,79}/g;
+/** Slack-style ids: C…/G…/D… conversations, U…/W… members; upper case with a digit. */
+const SLACK_ID_RE = /\b[CGDUW][A-Z0-9]{8,11}\b/g;
+const ACCOUNT_RE =
+  /\b(?:account|acct|a\/c|konto|kontonummer|compte|cuenta|conto|rekening)\b[^\d\n]{0,24}(\d(?:[ -]?\d){5,19})\b/gi;
+/** Bare names ending like a file, not a host ("report.pdf", "node.js"). */
+const FILE_SUFFIXES = new Set(
+  'txt pdf json md js mjs cjs ts tsx jsx py rb go rs java c h cpp cs sh csv tsv png jpg jpeg gif svg webp html htm xml yaml yml toml ini cfg conf log zip gz tgz tar bz2 xz exe dll so bin doc docx xls xlsx ppt pptx odt env lock css scss map wasm sql db sqlite bak tmp'.split(
+    ' ',
+  ),
+);
+
+export function literalHash(kind: DestinationKind, value: string): string {
+  return createHash('sha256').update(`${kind}:${value}`).digest('hex');
+}
+
+/** A host as compared: lower case, no trailing dot. */
+function hostOf(host: string): string {
+  const h = host.toLowerCase();
+  return h.endsWith('.') ? h.slice(0, -1) : h;
+}
+
+/** The WHATWG serialisation of a URL without its fragment, and its host; null if it is none. */
+function parsedUrl(raw: string): { url: string; host: string } | null {
+  const trimmed = raw.replace(/[.,;:!?]+$/, '');
+  let u: URL;
+  try {
+    u = new URL(trimmed);
+  } catch {
+    return null;
+  }
+  u.hash = '';
+  const host = hostOf(u.hostname);
+  return host === '' ? null : { url: u.href, host };
+}
+
+class Collector {
+  readonly out: DestinationLiteral[] = [];
+  readonly #seen = new Set<string>();
+
+  constructor(readonly max: number) {}
+
+  get full(): boolean {
+    return this.out.length >= this.max;
+  }
+
+  add(kind: DestinationKind, value: string, pointer: string): void {
+    if (this.full || value === '') return;
+    // Repeats are common (a page of one address): compared as text, hashed once.
+    const key = `${kind}:${value}`;
+    if (this.#seen.has(key)) return;
+    this.#seen.add(key);
+    this.out.push({ kind, hash: literalHash(kind, value), pointer });
+  }
+}
+
+function each(re: RegExp, text: string, visit: (m: RegExpExecArray) => void): void {
+  re.lastIndex = 0;
+  for (let m = re.exec(text); m !== null; m = re.exec(text)) visit(m);
+}
+
+/** The literals inside one string. */
+function scanText(text: string, pointer: string, c: Collector): void {
+  const taken: [number, number][] = [];
+  const inside = (at: number) => taken.some(([a, b]) => at >= a && at < b);
+  for (const f of findPersonalData(text)) {
+    const raw = text.slice(f.start, f.end);
+    if (f.rule === 'pii.email') {
+      c.add('email', raw.toLowerCase(), pointer);
+      taken.push([f.start, f.end]);
+    } else if (f.rule === 'pii.iban') {
+      c.add('iban', raw.replace(/ /g, '').toUpperCase(), pointer);
+      taken.push([f.start, f.end]);
+    } else if (f.rule === 'pii.phone') {
+      c.add('phone', raw.replace(/\D/g, ''), pointer);
+    }
+  }
+  each(URL_RE, text, (m) => {
+    taken.push([m.index, m.index + m[0].length]);
+    const u = parsedUrl(m[0]);
+    if (u === null) return;
+    c.add('url', u.url, pointer);
+    c.add('host', u.host, pointer);
+  });
+  each(HOST_RE, text, (m) => {
+    if (inside(m.index) || text[m.index - 1] === '@') return;
+    const host = hostOf(m[0]);
+    const tld = host.slice(host.lastIndexOf('.') + 1);
+    if (FILE_SUFFIXES.has(tld) || /^\d/.test(tld)) return;
+    c.add('host', host, pointer);
+  });
+  each(HANDLE_RE, text, (m) => c.add('handle', m[0].toLowerCase(), pointer));
+  each(CHANNEL_RE, text, (m) => {
+    // "#123" is an issue or order number, not a channel.
+    if (/[A-Za-z]/.test(m[0])) c.add('channel', m[0].toLowerCase(), pointer);
+  });
+  each(SLACK_ID_RE, text, (m) => {
+    if (/\d/.test(m[0])) c.add(/^[UW]/.test(m[0]) ? 'handle' : 'channel', m[0], pointer);
+  });
+  each(ACCOUNT_RE, text, (m) => c.add('account', (m[1] ?? '').replace(/\D/g, ''), pointer));
+}
+
+/**
+ * A whole argument string as a destination of each kind its shape allows, beyond what scanText
+ * finds in it: tools take a bare account number, a lower-case IBAN, a channel name without `#`.
+ */
+function wholeString(text: string, pointer: string, c: Collector): void {
+  const t = text.trim();
+  if (t.length === 0 || t.length > MAX_WHOLE_CHARS) return;
+  if (/^[\d\s().+-]+$/.test(t)) {
+    const digits = t.replace(/\D/g, '');
+    if (digits.length >= 6 && digits.length <= 34) {
+      c.add('account', digits, pointer);
+      c.add('phone', digits, pointer);
+    }
+    return;
+  }
+  const compact = t.replace(/\s/g, '').toUpperCase();
+  if (/^[A-Z]{2}\d{2}[A-Z0-9]{11,30}$/.test(compact)) c.add('iban', compact, pointer);
+  const lower = t.toLowerCase();
+  if (/^[#@]?[a-z0-9][a-z0-9_.-]{0,79}$/.test(lower)) {
+    const name = lower.replace(/^[#@]/, '');
+    c.add('handle', `@${name}`, pointer);
+    c.add('channel', `#${name}`, pointer);
+    if (name.includes('.')) c.add('host', hostOf(name), pointer);
+  }
+  if (/^[CGDUW][A-Z0-9]{8,11}$/.test(t) && /\d/.test(t)) {
+    c.add(/^[UW]/.test(t) ? 'handle' : 'channel', t, pointer);
+  }
+}
+
+function walk(v: unknown, pointer: string, depth: number, c: Collector, whole: boolean): void {
+  if (c.full) return;
+  if (typeof v === 'string') {
+    scanText(v, pointer, c);
+    if (whole) wholeString(v, pointer, c);
+    return;
+  }
+  if (typeof v !== 'object' || v === null || depth >= MAX_DEPTH) return;
+  if (Array.isArray(v)) {
+    for (let i = 0; i < v.length && !c.full; i++)
+      walk(v[i], `${pointer}/${i}`, depth + 1, c, whole);
+    return;
+  }
+  const record = v as Record<string, unknown>;
+  // An MCP image's or blob's base64 is not text anyone reads (as in the result scan).
+  const binary = typeof record.mimeType === 'string';
+  for (const [key, item] of Object.entries(record)) {
+    if (c.full) return;
+    if (binary && (key === 'data' || key === 'blob')) continue;
+    walk(
+      item,
+      `${pointer}/${key.replaceAll('~', '~0').replaceAll('/', '~1')}`,
+      depth + 1,
+      c,
+      whole,
+    );
+  }
+}
+
+/** The destination-like literals in a tool's result (every string in it), first `max` distinct. */
+export function destinationLiteralsOf(
+  output: unknown,
+  max: number = MAX_LITERALS_PER_RESULT,
+): DestinationLiteral[] {
+  const c = new Collector(max);
+  walk(output, '', 0, c, false);
+  return c.out;
+}
+
+/** The literals a call's arguments carry, each whole string also read as one candidate. */
+export function argumentLiteralsOf(
+  args: unknown,
+  max: number = MAX_LITERALS_PER_RESULT,
+): DestinationLiteral[] {
+  const c = new Collector(max);
+  walk(args, '', 0, c, true);
+  return c.out;
+}

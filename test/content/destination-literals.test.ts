@@ -1,0 +1,101 @@
+/**
+ * Destination-like literals: what an untrusted result's text yields, how each kind is normalised
+ * (so the same destination spelled differently is one value), what is not taken for one, and
+ * that a call's arguments find the result's values — and only those.
+ */
+import assert from 'node:assert/strict';
+import { test } from 'node:test';
+import {
+  argumentLiteralsOf,
+  type DestinationLiteral,
+  destinationLiteralsOf,
+  literalHash,
+  MAX_LITERALS_PER_RESULT,
+} from '../../src/content/index.js';
+
+const kinds = (ls: readonly DestinationLiteral[]) => ls.map((l) => l.kind).sort();
+const has = (ls: readonly DestinationLiteral[], kind: DestinationLiteral['kind'], value: string) =>
+  ls.some((l) => l.hash === literalHash(kind, value));
+
+/** The argument literals of `args` that the result text had too. */
+function shared(resultText: string, args: Record<string, unknown>): string[] {
+  const seen = new Set(destinationLiteralsOf({ text: resultText }).map((l) => l.hash));
+  return argumentLiteralsOf(args)
+    .filter((l) => seen.has(l.hash))
+    .map((l) => `${l.kind}@${l.pointer}`)
+    .sort();
+}
+
+test('each kind is found in text and normalised', () => {
+  const found = destinationLiteralsOf({
+    content: [
+      {
+        type: 'text',
+        text: 'Pay DE89 3704 0044 0532 0130 00, write to Bob.Smith@Example.COM, see HTTPS://Pay.Example:443/x?i=1#top, call +44 20 7946 0958, ask @Mallory in #Payments or C0123ABCD, account no. 1234-5678-90.',
+      },
+    ],
+  });
+  assert.ok(has(found, 'iban', 'DE89370400440532013000'), 'compact upper-case IBAN');
+  assert.ok(has(found, 'email', 'bob.smith@example.com'), 'lower-case e-mail');
+  assert.ok(
+    has(found, 'url', 'https://pay.example/x?i=1'),
+    'WHATWG URL, no default port or fragment',
+  );
+  assert.ok(has(found, 'host', 'pay.example'), 'the URL host');
+  assert.ok(has(found, 'phone', '442079460958'), 'digits-only phone');
+  assert.ok(has(found, 'handle', '@mallory'));
+  assert.ok(has(found, 'channel', '#payments'));
+  assert.ok(has(found, 'channel', 'C0123ABCD'), 'a Slack conversation id');
+  assert.ok(has(found, 'account', '1234567890'), 'digits-only account');
+  assert.ok(found.every((l) => l.pointer === '/content/0/text'));
+  assert.ok(
+    found.every((l) => /^[0-9a-f]{64}$/.test(l.hash)),
+    'only hashes are kept',
+  );
+});
+
+test('file names, versions, issue numbers and an invalid IBAN are not destinations', () => {
+  const found = destinationLiteralsOf(
+    'See report.pdf and node.js 20.1, ticket #123, build v1.2.3, code XX00 1234 5678 9012 34, the CONFIGURED flag.',
+  );
+  assert.deepEqual(kinds(found), []);
+});
+
+test("an MCP image's base64 is not read", () => {
+  const image = { type: 'image', mimeType: 'image/png', data: 'AAAA+C0123ABCD9+evil.example' };
+  assert.deepEqual(kinds(destinationLiteralsOf({ content: [image] })), []);
+});
+
+test("an e-mail's domain is the e-mail's, not a separate host", () => {
+  assert.deepEqual(kinds(destinationLiteralsOf('mail ops@evil.example')), ['email']);
+  assert.deepEqual(kinds(destinationLiteralsOf('visit www.evil.example.')), ['host']);
+});
+
+test('arguments find the value whatever its spelling', () => {
+  const mail =
+    'Send to DE89 3704 0044 0532 0130 00 and Payments@Attacker.example, join #payments, account 12345678, call +1 415 555 0100';
+  assert.deepEqual(shared(mail, { iban: 'de89370400440532013000' }), ['iban@/iban']);
+  assert.deepEqual(shared(mail, { iban: 'DE89 3704 0044 0532 0130 00' }), ['iban@/iban']);
+  assert.deepEqual(shared(mail, { to: ['PAYMENTS@attacker.EXAMPLE'] }), ['email@/to/0']);
+  assert.deepEqual(shared(mail, { to: 'Payer <payments@attacker.example>' }), ['email@/to']);
+  assert.deepEqual(shared(mail, { channel: 'payments' }), ['channel@/channel']);
+  assert.deepEqual(shared(mail, { account: '1234 5678' }), ['account@/account']);
+  assert.deepEqual(shared(mail, { phone: '+1 (415) 555-0100' }), ['phone@/phone']);
+  assert.deepEqual(shared(mail, { body: 'paid to DE89370400440532013000 today' }), ['iban@/body']);
+  // Neighbours the mail never held.
+  assert.deepEqual(
+    shared(mail, {
+      iban: 'FR1420041010050500013M02606',
+      to: 'payments@company.example',
+      channel: 'general',
+      account: '12345679',
+    }),
+    [],
+  );
+});
+
+test('a result yields at most MAX_LITERALS_PER_RESULT distinct literals, duplicates once', () => {
+  const many = Array.from({ length: 500 }, (_, i) => `user${i}@example.com`).join(' ');
+  assert.equal(destinationLiteralsOf(many).length, MAX_LITERALS_PER_RESULT);
+  assert.equal(destinationLiteralsOf('a@b.example A@B.example a@b.example').length, 1);
+});
