@@ -109,6 +109,67 @@ test('a client pinned to 2026-07-28 lists and calls through the gate over stdio,
   }
 });
 
+test('a 2026-07-28 client listening on stdio hears of a catalog change and lists the new tool', {
+  timeout: 60_000,
+}, async () => {
+  const client = new ClientV2(
+    { name: 'stdio-listen', version: '1.0.0' },
+    { versionNegotiation: { mode: { pin: '2026-07-28' } } },
+  );
+  await client.connect(
+    new StdioV2({
+      command: process.execPath,
+      args: [MAIN, '--db', db, '--data-dir', join(dir, 'data'), 'mcp'],
+      env: { ...(cleanEnv() as Record<string, string>), TOOLGATE_AGENT_KEY: key },
+      stderr: 'pipe',
+    }),
+  );
+  try {
+    const before = (await client.listTools()).tools.map((t) => t.name);
+    assert.ok(!before.includes('stdio_fresh'));
+    let heard!: () => void;
+    const changed = new Promise<void>((resolve) => {
+      heard = resolve;
+    });
+    client.setNotificationHandler('notifications/tools/list_changed', () => heard());
+    const sub = await client.listen({ toolsListChanged: true });
+    assert.equal(sub.honoredFilter.toolsListChanged, true);
+    // A tool for a capability support-bot holds, registered by another process (this test's).
+    await tg.config.apply(
+      [
+        {
+          kind: 'Tool',
+          spec: {
+            id: 'stdio_fresh',
+            version: '1.0.0',
+            name: 'stdio_fresh',
+            description: 'The stdio_fresh test tool, run inline by toolgate for the tests.',
+            tags: ['test'],
+            owner: 'qa',
+            input_schema: { type: 'object', additionalProperties: false, properties: {} },
+            output_schema: { type: 'object' },
+            action_class: 'read',
+            data_access: 'none',
+            egress: { mode: 'none' },
+            access_tier: 'restricted',
+            required_capabilities: ['docs:read'],
+            runtime: { kind: 'inline', handler: 'noop' },
+            provenance: 'internal',
+          },
+        },
+      ],
+      admin,
+    );
+    await approvePendingReviews(tg);
+    await changed;
+    const after = (await client.listTools()).tools.map((t) => t.name);
+    assert.ok(after.includes('stdio_fresh'), JSON.stringify(after));
+    await sub.close();
+  } finally {
+    await client.close();
+  }
+});
+
 test('a bad agent key ends the process before it serves anything', async () => {
   const client = new Client({ name: 'stdio-test', version: '1.0.0' });
   const t = transport('tgk_definitely_not_valid');
