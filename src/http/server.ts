@@ -41,6 +41,7 @@ import { operatorRoutes } from './routes/operators.js';
 import { providerRoutes } from './routes/providers.js';
 import { reportRoutes } from './routes/reports.js';
 import { reviewRoutes } from './routes/reviews.js';
+import { runRoutes } from './routes/runs.js';
 import { secretRoutes } from './routes/secrets.js';
 import { sessionRoutes } from './routes/sessions.js';
 import { toolRoutes } from './routes/tools.js';
@@ -374,6 +375,7 @@ export async function buildServer(
   toolRoutes(app, admin);
   reviewRoutes(app, admin);
   sessionRoutes(app, agent, admin);
+  runRoutes(app, admin);
   approvalRoutes(app, admin);
   adminRoutes(app, admin);
   discoveryRoutes(app, admin);
