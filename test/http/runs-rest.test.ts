@@ -126,7 +126,6 @@ describe('runs revoked by operators over REST', () => {
 
   test('an auditor or an approver cannot revoke: 403, and the run still works', async () => {
     const { client, run } = await holder();
-    const before = (await tg.events.list({ limit: 10_000 })).length;
     for (const who of ['audrey', 'april']) {
       const res = await call(tokens[who] ?? '', 'POST', `/v1/runs/${run}/revoke`, {
         reason: 'not mine to end',
