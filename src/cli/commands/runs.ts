@@ -4,8 +4,9 @@
  */
 import type { Command } from 'commander';
 import { operatorActor } from '../../operators/index.js';
-import { type PageFlags, pageOptions, READERS, withAdmin } from '../command-kit.js';
-import { table, withNextCursor } from '../output.js';
+import type { LiveSession } from '../../sessions/index.js';
+import { READERS, withAdmin } from '../command-kit.js';
+import { registerList } from '../list-command.js';
 
 export function registerRuns(program: Command): void {
   const runs = program
@@ -14,39 +15,23 @@ export function registerRuns(program: Command): void {
       'open runs (the handles 2026-07-28 clients carry; gate sessions) and revoking one',
     );
 
-  pageOptions(runs.command('list').option('--agent <id>', 'only the runs of this agent')).action(
-    (opts: { agent?: string } & PageFlags) =>
-      withAdmin(
-        program,
-        async (admin, out) => {
-          const { agent, ...paging } = opts;
-          const page = await admin.runs.open({
-            ...paging,
-            ...(agent !== undefined ? { agentId: agent } : {}),
-          });
-          const list = page.items;
-          out.result({ runs: list, next_cursor: page.next_cursor }, () =>
-            withNextCursor(
-              list.length === 0
-                ? 'no open runs'
-                : table([
-                    ['HANDLE', 'AGENT', 'USER', 'OPENED', 'EXPIRES', 'STATE'],
-                    ...list.map((r) => [
-                      r.id,
-                      r.agent_id,
-                      r.user_id ?? '',
-                      r.created_at,
-                      r.expires_at,
-                      r.suspended ? 'suspended' : 'open',
-                    ]),
-                  ]),
-              page.next_cursor,
-            ),
-          );
-        },
-        { roles: READERS },
-      )(),
-  );
+  registerList<LiveSession, { agent?: string }>(program, runs, {
+    key: 'runs',
+    empty: 'no open runs',
+    header: ['HANDLE', 'AGENT', 'USER', 'OPENED', 'EXPIRES', 'STATE'],
+    row: (r) => [
+      r.id,
+      r.agent_id,
+      r.user_id ?? '',
+      r.created_at,
+      r.expires_at,
+      r.suspended ? 'suspended' : 'open',
+    ],
+    roles: READERS,
+    options: (command) => command.option('--agent <id>', 'only the runs of this agent'),
+    page: (admin, { agent, status: _status, ...paging }) =>
+      admin.runs.open({ ...paging, ...(agent !== undefined ? { agentId: agent } : {}) }),
+  });
 
   runs
     .command('revoke <handle>')
