@@ -15,6 +15,7 @@ import type { CallToolResult } from '@modelcontextprotocol/sdk/types.js';
 import type { Actor } from '../../src/core/index.js';
 import { type Gateway, openGateway } from '../../src/toolgate.js';
 import { cleanEnv, ensureBuilt, MAIN, ROOT } from '../support/cli.js';
+import { validTool } from '../support/fixtures.js';
 import { approvePendingReviews } from '../support/reviews.js';
 
 const admin: Actor = { id: 'test-admin', via: 'library' };
@@ -47,6 +48,23 @@ function transport(agentKey: string): StdioClientTransport {
   });
 }
 
+/** A v2 SDK client pinned to 2026-07-28, spawning the built CLI over stdio. */
+async function modernClient(name: string): Promise<ClientV2> {
+  const client = new ClientV2(
+    { name, version: '1.0.0' },
+    { versionNegotiation: { mode: { pin: '2026-07-28' } } },
+  );
+  await client.connect(
+    new StdioV2({
+      command: process.execPath,
+      args: [MAIN, '--db', db, '--data-dir', join(dir, 'data'), 'mcp'],
+      env: { ...(cleanEnv() as Record<string, string>), TOOLGATE_AGENT_KEY: key },
+      stderr: 'pipe',
+    }),
+  );
+  return client;
+}
+
 test('a local agent lists its permitted set and calls through the gate over stdio', async () => {
   const client = new Client({ name: 'stdio-test', version: '1.0.0' });
   await client.connect(transport(key));
@@ -71,18 +89,7 @@ test('a local agent lists its permitted set and calls through the gate over stdi
 });
 
 test('a client pinned to 2026-07-28 lists and calls through the gate over stdio, in one run', async () => {
-  const client = new ClientV2(
-    { name: 'stdio-modern', version: '1.0.0' },
-    { versionNegotiation: { mode: { pin: '2026-07-28' } } },
-  );
-  await client.connect(
-    new StdioV2({
-      command: process.execPath,
-      args: [MAIN, '--db', db, '--data-dir', join(dir, 'data'), 'mcp'],
-      env: { ...(cleanEnv() as Record<string, string>), TOOLGATE_AGENT_KEY: key },
-      stderr: 'pipe',
-    }),
-  );
+  const client = await modernClient('stdio-modern');
   try {
     const list = await client.listTools();
     const names = list.tools.map((t) => t.name);
@@ -112,18 +119,7 @@ test('a client pinned to 2026-07-28 lists and calls through the gate over stdio,
 test('a 2026-07-28 client listening on stdio hears of a catalog change and lists the new tool', {
   timeout: 60_000,
 }, async () => {
-  const client = new ClientV2(
-    { name: 'stdio-listen', version: '1.0.0' },
-    { versionNegotiation: { mode: { pin: '2026-07-28' } } },
-  );
-  await client.connect(
-    new StdioV2({
-      command: process.execPath,
-      args: [MAIN, '--db', db, '--data-dir', join(dir, 'data'), 'mcp'],
-      env: { ...(cleanEnv() as Record<string, string>), TOOLGATE_AGENT_KEY: key },
-      stderr: 'pipe',
-    }),
-  );
+  const client = await modernClient('stdio-listen');
   try {
     const before = (await client.listTools()).tools.map((t) => t.name);
     assert.ok(!before.includes('stdio_fresh'));
@@ -139,23 +135,12 @@ test('a 2026-07-28 client listening on stdio hears of a catalog change and lists
       [
         {
           kind: 'Tool',
-          spec: {
+          spec: validTool({
             id: 'stdio_fresh',
-            version: '1.0.0',
             name: 'stdio_fresh',
-            description: 'The stdio_fresh test tool, run inline by toolgate for the tests.',
-            tags: ['test'],
-            owner: 'qa',
-            input_schema: { type: 'object', additionalProperties: false, properties: {} },
-            output_schema: { type: 'object' },
-            action_class: 'read',
             data_access: 'none',
-            egress: { mode: 'none' },
-            access_tier: 'restricted',
             required_capabilities: ['docs:read'],
-            runtime: { kind: 'inline', handler: 'noop' },
-            provenance: 'internal',
-          },
+          }),
         },
       ],
       admin,
