@@ -5,18 +5,15 @@
  * SDK client — is refused with RUN_REVOKED at its next call.
  */
 import assert from 'node:assert/strict';
-import { readFileSync } from 'node:fs';
-import { join } from 'node:path';
 import { after, before, describe, test } from 'node:test';
 import { Client, StreamableHTTPClientTransport } from '@modelcontextprotocol/client';
 import type { FastifyInstance } from 'fastify';
 import type { Actor } from '../../src/core/index.js';
 import { buildServer } from '../../src/http/index.js';
 import { BOOTSTRAP_OPERATOR } from '../../src/operators/index.js';
-import { type Gateway, openGateway } from '../../src/toolgate.js';
+import type { Gateway } from '../../src/toolgate.js';
 import { backends } from '../support/backends.js';
-import { ROOT } from '../support/cli.js';
-import { approvePendingReviews } from '../support/reviews.js';
+import { openDemoGateway } from '../support/demo-gateway.js';
 
 const ADMIN_TOKEN = 'runs-rest-admin-token-0123456789abcdef';
 const admin: Actor = { id: 'test-admin', via: 'library' };
@@ -78,9 +75,7 @@ describe('runs revoked by operators over REST', () => {
     assert.ok(sqlite);
     const fresh = await sqlite.fresh();
     drop = fresh.drop;
-    tg = await openGateway({ db: fresh.url });
-    await tg.config.applyText(readFileSync(join(ROOT, 'demo', 'catalog.yaml'), 'utf8'), admin);
-    await approvePendingReviews(tg.admin);
+    tg = await openDemoGateway({ db: fresh.url }, admin);
     agentKey = (await tg.keys.issue('support-bot', admin)).apiKey;
     for (const [id, role] of [
       ['ada', 'admin'],

@@ -3,7 +3,7 @@
  * agent key comes from the environment; a bad key ends the process before any tool is offered.
  */
 import assert from 'node:assert/strict';
-import { mkdtempSync, readFileSync, rmSync } from 'node:fs';
+import { mkdtempSync, rmSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { after, before, test } from 'node:test';
@@ -13,8 +13,9 @@ import { Client } from '@modelcontextprotocol/sdk/client/index.js';
 import { StdioClientTransport } from '@modelcontextprotocol/sdk/client/stdio.js';
 import type { CallToolResult } from '@modelcontextprotocol/sdk/types.js';
 import type { Actor } from '../../src/core/index.js';
-import { type Gateway, openGateway } from '../../src/toolgate.js';
-import { cleanEnv, ensureBuilt, MAIN, ROOT } from '../support/cli.js';
+import type { Gateway } from '../../src/toolgate.js';
+import { cleanEnv, ensureBuilt, MAIN } from '../support/cli.js';
+import { openDemoGateway } from '../support/demo-gateway.js';
 import { validTool } from '../support/fixtures.js';
 import { approvePendingReviews } from '../support/reviews.js';
 
@@ -28,9 +29,7 @@ before(async () => {
   ensureBuilt();
   dir = mkdtempSync(join(tmpdir(), 'toolgate-mcp-stdio-'));
   db = `sqlite:${join(dir, 'tg.db')}`;
-  tg = await openGateway({ db });
-  await tg.config.applyText(readFileSync(join(ROOT, 'demo', 'catalog.yaml'), 'utf8'), admin);
-  await approvePendingReviews(tg);
+  tg = await openDemoGateway({ db }, admin);
   key = (await tg.keys.issue('support-bot', admin)).apiKey;
 });
 
