@@ -17,7 +17,7 @@ import type { GatewayMetrics } from '../metrics/index.js';
 import type { ConsoleSessions, OperatorService } from '../operators/index.js';
 import type { ProviderService } from '../providers/index.js';
 import type { ReportService } from '../reports/index.js';
-import type { SessionService } from '../sessions/index.js';
+import type { RunService, SessionService } from '../sessions/index.js';
 import type { Dialect, listEvents } from '../store/index.js';
 import type { DriverReport } from './host-admin.js';
 
@@ -42,6 +42,8 @@ export const AGENTS_ADMIN = ['list', 'get', 'grants', 'revoke'] as const;
 export const KEYS_ADMIN = ['issue', 'revoke', 'list'] as const;
 export const USERS_ADMIN = ['get', 'list'] as const;
 export const SESSIONS_ADMIN = ['inspect', 'live', 'suspendBy', 'closeBy'] as const;
+/** Runs, operator side: the open ones and an operator's revoke of any (the holder's is agent-side). */
+export const RUNS_ADMIN = ['open', 'revokeBy'] as const;
 export const APPROVALS_ADMIN = [
   'get',
   'list',
@@ -125,6 +127,8 @@ export interface AdminApi {
    * an operator's suspend and close (recorded with the operator).
    */
   readonly sessions: Pick<SessionService, (typeof SESSIONS_ADMIN)[number]>;
+  /** Open runs (optionally of one agent) and an operator's revoke, recorded with the operator. */
+  readonly runs: Pick<RunService, (typeof RUNS_ADMIN)[number]>;
   /** The approvals desk, decision side: list, show, approve, reject. */
   readonly approvals: Pick<ApprovalDesk, (typeof APPROVALS_ADMIN)[number]>;
   /** Four-eyes changes: privileged grants and irreversible tools waiting for approvers. */

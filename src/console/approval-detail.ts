@@ -144,48 +144,41 @@ function totpOf(form: Readonly<Record<string, string>>): string | undefined {
  * name the form states: the form has no field for one.
  */
 export function decisionActions(): readonly ConsoleAction[] {
-  const approverOnly = ['approver'] as const;
-  const back = (kind: string, id: string) => `/${kind}/${encodeURIComponent(id)}`;
+  /** One approver-only decision on `/<kind>/:id/<verb>`, back to the item's page with a flash. */
+  const decision = (
+    kind: 'approvals' | 'changes',
+    verb: 'approve' | 'reject',
+    flash: string,
+    decide: (
+      ctx: ConsoleContext,
+      id: string,
+      form: Readonly<Record<string, string>>,
+    ) => Promise<unknown>,
+  ): ConsoleAction => ({
+    path: `/${kind}/:id/${verb}`,
+    roles: ['approver'],
+    async handle(ctx, params, form) {
+      const id = params.id ?? '';
+      await decide(ctx, id, form);
+      return { redirect: `/${kind}/${encodeURIComponent(id)}`, flash };
+    },
+  });
   return [
-    {
-      path: '/approvals/:id/approve',
-      roles: approverOnly,
-      async handle(ctx, params, form) {
-        const id = params.id ?? '';
-        const totp = totpOf(form);
-        await ctx.admin.approvals.approve(id, ctx.operator, {
-          ...(totp ? { totp } : {}),
-          via: 'console',
-        });
-        return { redirect: back('approvals', id), flash: 'Approved. The agent’s retry runs once.' };
-      },
-    },
-    {
-      path: '/approvals/:id/reject',
-      roles: approverOnly,
-      async handle(ctx, params, form) {
-        const id = params.id ?? '';
-        await ctx.admin.approvals.reject(id, ctx.operator, reasonOf(form), 'console');
-        return { redirect: back('approvals', id), flash: 'Rejected.' };
-      },
-    },
-    {
-      path: '/changes/:id/approve',
-      roles: approverOnly,
-      async handle(ctx, params, form) {
-        const id = params.id ?? '';
-        await ctx.admin.changes.approve(id, ctx.operator, totpOf(form), 'console');
-        return { redirect: back('changes', id), flash: 'Your approval is recorded.' };
-      },
-    },
-    {
-      path: '/changes/:id/reject',
-      roles: approverOnly,
-      async handle(ctx, params, form) {
-        const id = params.id ?? '';
-        await ctx.admin.changes.reject(id, ctx.operator, reasonOf(form), 'console');
-        return { redirect: back('changes', id), flash: 'Rejected.' };
-      },
-    },
+    decision('approvals', 'approve', 'Approved. The agent’s retry runs once.', (ctx, id, form) => {
+      const totp = totpOf(form);
+      return ctx.admin.approvals.approve(id, ctx.operator, {
+        ...(totp ? { totp } : {}),
+        via: 'console',
+      });
+    }),
+    decision('approvals', 'reject', 'Rejected.', (ctx, id, form) =>
+      ctx.admin.approvals.reject(id, ctx.operator, reasonOf(form), 'console'),
+    ),
+    decision('changes', 'approve', 'Your approval is recorded.', (ctx, id, form) =>
+      ctx.admin.changes.approve(id, ctx.operator, totpOf(form), 'console'),
+    ),
+    decision('changes', 'reject', 'Rejected.', (ctx, id, form) =>
+      ctx.admin.changes.reject(id, ctx.operator, reasonOf(form), 'console'),
+    ),
   ];
 }

@@ -23,6 +23,8 @@ export {
   TOOL_ID_PATTERN,
   timeOrderedId,
 } from './ids.js';
+export { ASYMMETRIC_JWS_ALGS } from './jws-algs.js';
+export type { Mutable } from './mutable.js';
 export type { Page, PageKey, PageRequest } from './page.js';
 export {
   DEFAULT_PAGE_LIMIT,

@@ -3,14 +3,14 @@
  * approval, replayed, pre (durable before anything runs) and post (the result). Records are built
  * field by field: spreading optional parts costs more than the rest of the record on this path.
  */
+
 import { argumentsHash } from '../approvals/index.js';
+import type { Mutable } from '../core/index.js';
 import { untrustedSourcesOf } from '../sessions/index.js';
 import type { AuditRecord } from './audit-writer.js';
 import { attemptedName, redactArguments } from './redaction.js';
 import { provenanceDetails } from './steps/provenance.js';
 import type { CallState, Refusal } from './steps/step.js';
-
-type Mutable<T> = { -readonly [K in keyof T]: T[K] };
 
 /** The argument hash of anything, or null when it cannot be represented (never throws). */
 export function safeHash(value: unknown): string | null {

@@ -41,6 +41,7 @@ import { operatorRoutes } from './routes/operators.js';
 import { providerRoutes } from './routes/providers.js';
 import { reportRoutes } from './routes/reports.js';
 import { reviewRoutes } from './routes/reviews.js';
+import { runRoutes } from './routes/runs.js';
 import { secretRoutes } from './routes/secrets.js';
 import { sessionRoutes } from './routes/sessions.js';
 import { toolRoutes } from './routes/tools.js';
@@ -57,6 +58,8 @@ declare module 'fastify' {
     tokenUser: { readonly id: string; readonly permissions: readonly string[] } | null;
     /** The credential presented (`key:<id>` or `jwt:[iss,sub]`); sessions are bound to it. */
     credential: string;
+    /** An OAuth access token's scopes and expiry (a step-up may be due); null for other credentials. */
+    oauthToken: { readonly scopes: readonly string[]; readonly expiresAt: number } | null;
     /** The authenticated operator on admin routes (docs/architecture.md §6); null elsewhere. */
     operator: Operator | null;
   }
@@ -277,6 +280,7 @@ export async function buildServer(
   app.decorateRequest('agentId', '');
   app.decorateRequest('tokenUser', null);
   app.decorateRequest('credential', '');
+  app.decorateRequest('oauthToken', null);
   app.decorateRequest('operator', null);
   const adminToken = options.adminToken;
   /** The operator a bearer credential proves: a personal token, or the bootstrap admin token. */
@@ -327,6 +331,7 @@ export async function buildServer(
       req.agentId = identity.agentId;
       req.tokenUser = identity.user ?? null;
       req.credential = identity.credential;
+      req.oauthToken = identity.oauth ?? null;
       return;
     }
     req.operator = await authenticateOperator(token);
@@ -374,6 +379,7 @@ export async function buildServer(
   toolRoutes(app, admin);
   reviewRoutes(app, admin);
   sessionRoutes(app, agent, admin);
+  runRoutes(app, admin);
   approvalRoutes(app, admin);
   adminRoutes(app, admin);
   discoveryRoutes(app, admin);

@@ -34,5 +34,7 @@ export type {
   OAuthTokenExchange,
 } from './oauth/resource-server-config.js';
 export { parseOAuthConfig, scopesFor } from './oauth/resource-server-config.js';
+export type { StepUp, StepUpSource } from './oauth/step-up.js';
+export { stepUpFor } from './oauth/step-up.js';
 export type { UserSpec, UserView } from './user-service.js';
 export { UserService, userSpecSchema } from './user-service.js';

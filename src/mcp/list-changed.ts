@@ -3,7 +3,8 @@
  * grant, a lifecycle step, a quarantine, in this process or another), each open session's
  * permitted set is recomputed by the session service and, where it changed, the client gets
  * notifications/tools/list_changed (and the resources and prompts ones: governed entries are in
- * the same set).
+ * the same set). 2026-07-28 fronts (HTTP and stdio) have no sessions to refresh: they publish a
+ * change to their open `subscriptions/listen` streams (`watchRevisions`).
  */
 import type { Server } from '@modelcontextprotocol/sdk/server/index.js';
 import type { AgentApi } from '../api/index.js';
@@ -25,8 +26,49 @@ export const LIST_CHANGED_NOTIFICATIONS = [
   'notifications/prompts/list_changed',
 ] as const;
 
-/** How often the revisions are read while any MCP session is open. */
+/** How often the revisions are read while any MCP session or listen stream may be open. */
 const POLL_MS = 250;
+
+export interface RevisionWatch {
+  stop(): void;
+}
+
+/**
+ * Calls `onMoved` whenever the catalog or identity revision moves past the one read at start:
+ * resolves once that first read is in, so a change made after it is never taken for the
+ * baseline. Then one revisions read per interval, none once stopped. A failed read is skipped
+ * (the next one catches up); errors go to `onError`.
+ */
+export async function watchRevisions(
+  agent: Pick<AgentApi, 'revisions'>,
+  onMoved: () => void | Promise<void>,
+  onError: (err: unknown) => void,
+): Promise<RevisionWatch> {
+  const key = (r: { catalog: number; identity: number }) => `${r.catalog}:${r.identity}`;
+  let last: string | null = await agent.revisions().then(key, (err: unknown) => {
+    onError(err);
+    return null;
+  });
+  let busy = false;
+  const timer = setInterval(() => {
+    if (busy) return;
+    busy = true;
+    agent
+      .revisions()
+      .then(async (r) => {
+        const now = key(r);
+        const moved = last !== null && now !== last;
+        last = now;
+        if (moved) await onMoved();
+      })
+      .catch(onError)
+      .finally(() => {
+        busy = false;
+      });
+  }, POLL_MS);
+  timer.unref();
+  return { stop: () => clearInterval(timer) };
+}
 
 export class ListChangedWatcher {
   readonly #agent: AgentApi;

@@ -11,7 +11,7 @@ import { isInitializeRequest } from '@modelcontextprotocol/sdk/types.js';
 import type { FastifyInstance, FastifyReply, FastifyRequest } from 'fastify';
 import type { AgentApi, SecurityEvents } from '../api/index.js';
 import { ERROR_CODES, type ErrorCode, isToolgateError, ToolgateError } from '../core/index.js';
-import { bearerChallenge } from '../identity/index.js';
+import { bearerChallenge, type StepUp, stepUpFor } from '../identity/index.js';
 import { bindingOf, createGatewayServer, sameBinding } from './gateway-server.js';
 import { classify, type HeaderRefusal } from './header-agreement.js';
 import { hintKeepAlive } from './keep-alive-hint.js';
@@ -253,13 +253,14 @@ export async function registerMcpHttp(
       hintKeepAlive(req.raw, reply.raw, app.server.keepAliveTimeout);
     });
 
-    const stepUpScopes = async (
+    /** The step-up refusal of a tools/call whose OAuth token's scopes miss the tool, or null. */
+    const stepUp = async (
       identity: NonNullable<Awaited<ReturnType<AgentApi['authenticate']>>>,
       message: unknown,
-    ): Promise<string[] | null> => {
+    ): Promise<StepUp | null> => {
       const m = message as { method?: unknown; params?: { name?: unknown } } | null;
       if (typeof m !== 'object' || m === null || m.method !== 'tools/call') return null;
-      return (await agent.oauth?.stepUp(identity, m.params?.name)) ?? null;
+      return stepUpFor(agent.oauth, identity, m.params?.name);
     };
 
     const identify = async (req: FastifyRequest, reply: FastifyReply) => {
@@ -323,6 +324,13 @@ export async function registerMcpHttp(
       if (era.era === 'invalid') {
         return rpcError(reply, 'INPUT_INVALID', era.message, undefined, era.id);
       }
+      // An OAuth token whose scopes do not reach a tool the agent is granted: a step-up challenge
+      // (403 insufficient_scope naming the scopes), so the client can ask for a wider token.
+      const refused = await stepUp(identity, message);
+      if (refused) {
+        reply.header('www-authenticate', refused.challenge);
+        return rpcError(reply, 'INSUFFICIENT_SCOPE', refused.error.message, refused.error);
+      }
       if (era.era === 'modern') {
         const principal = runPrincipalOf(identity);
         if (era.method === 'tools/call') {
@@ -331,27 +339,6 @@ export async function registerMcpHttp(
         }
         await modern.serve(req, reply, principal, body, message);
         return reply;
-      }
-      // An OAuth token whose scopes do not reach a tool the agent is granted: a step-up challenge
-      // (403 insufficient_scope naming the scopes), so the client can ask for a wider token.
-      const scopes = agent.oauth && identity.oauth ? await stepUpScopes(identity, message) : null;
-      if (scopes && agent.oauth) {
-        reply.header(
-          'www-authenticate',
-          bearerChallenge({
-            resourceMetadata: agent.oauth.metadataUrl,
-            error: 'insufficient_scope',
-            scope: scopes,
-          }),
-        );
-        return rpcError(
-          reply,
-          'INSUFFICIENT_SCOPE',
-          `this token's scopes do not cover the tool; ask for: ${scopes.join(' ')}`,
-          new ToolgateError('INSUFFICIENT_SCOPE', 'insufficient scope', {
-            scope: scopes.join(' '),
-          }),
-        );
       }
       if (req.headers['mcp-session-id'] !== undefined) {
         const entry = await own(req, reply, identity);

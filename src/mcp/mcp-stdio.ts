@@ -3,17 +3,18 @@
  * is checked once at start. The client's first message chooses the era, as the versioning rules
  * say: an `initialize` (or any message without a `_meta` envelope) is the 2025 session protocol,
  * served with one gate session until stdin closes; a 2026-07-28 message is served by the v2
- * SDK's stdio entry, statelessly, with runs (run-meta.ts). stdout carries only JSON-RPC:
+ * SDK's stdio entry, statelessly, with runs (run-meta.ts); its `subscriptions/listen` streams hear
+ * of catalog and grant changes. stdout carries only JSON-RPC:
  * anything for people goes to stderr.
  */
 import { StdioServerTransport } from '@modelcontextprotocol/sdk/server/stdio.js';
-import { classifyInboundRequest } from '@modelcontextprotocol/server';
+import { classifyInboundRequest, type Server } from '@modelcontextprotocol/server';
 import { serveStdio } from '@modelcontextprotocol/server/stdio';
 import type { AgentApi } from '../api/index.js';
 import { ToolgateError } from '../core/index.js';
 import type { Toolgate } from '../toolgate.js';
 import { bindingOf, createGatewayServer } from './gateway-server.js';
-import { ListChangedWatcher } from './list-changed.js';
+import { ListChangedWatcher, watchRevisions } from './list-changed.js';
 import { createModernServer } from './modern-server.js';
 import { DefaultRuns, runPrincipalOf } from './run-meta.js';
 
@@ -130,21 +131,33 @@ async function serveModern(
     process.stdin.once('end', () => resolve());
     process.stdin.once('close', () => resolve());
   });
+  // The instance serving this connection: a catalog or grant change is sent through it, and the
+  // SDK's stdio entry routes it onto the client's open `subscriptions/listen` streams.
+  let served: Server | null = null;
   const handle = serveStdio(
-    () =>
-      createModernServer(agent, principal, runs.for(principal), {
+    () => {
+      served = createModernServer(agent, principal, runs.for(principal), {
         version: options.version,
         listTtlMs: options.listTtlMs ?? DEFAULT_LIST_TTL_MS,
         onError: (err) => options.log(`toolgate mcp: tool call failed: ${String(err)}`),
-      }),
+      });
+      return served;
+    },
     {
       // The era is chosen already: this connection speaks 2026-07-28.
       legacy: 'reject',
       onerror: (err) => options.log(`toolgate mcp: ${String(err)}`),
     },
   );
+  // Before the first message is read: a change after the client's listen is never the baseline.
+  const watch = await watchRevisions(
+    agent,
+    () => served?.sendToolListChanged(),
+    (err) => options.log(`toolgate mcp: list_changed failed: ${String(err)}`),
+  );
   await resumeWhenHeard();
   options.log(`toolgate mcp: serving agent ${identity.agentId} (2026-07-28, runs) on stdio`);
   await closed;
+  watch.stop();
   await handle.close().catch(() => {});
 }

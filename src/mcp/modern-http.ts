@@ -16,6 +16,7 @@ import {
   paramDeclarations,
   paramHeaders,
 } from './header-agreement.js';
+import { type RevisionWatch, watchRevisions } from './list-changed.js';
 import { createModernServer } from './modern-server.js';
 import { DefaultRuns, RUN_META_KEY, type RunPrincipal } from './run-meta.js';
 
@@ -28,8 +29,6 @@ export interface ModernHttpOptions {
   readonly onRefusedState?: (err: ToolgateError) => Promise<void>;
 }
 
-/** How often the revisions are read while a listen stream may be open. */
-const POLL_MS = 250;
 /** Declarations cached per run and tool; a schema change reaches the check within this time. */
 const DECLARATIONS_TTL_MS = 5_000;
 const MAX_DECLARATIONS = 10_000;
@@ -47,8 +46,7 @@ export class ModernMcp {
   readonly #runs: DefaultRuns;
   readonly #principals = new WeakMap<Request, RunPrincipal>();
   readonly #declarations = new Map<string, { at: number; list: ParamDeclaration[] }>();
-  #poll: NodeJS.Timeout | null = null;
-  #last: string | null = null;
+  #watch: Promise<RevisionWatch> | null = null;
 
   constructor(agent: AgentApi, options: ModernHttpOptions) {
     this.#agent = agent;
@@ -120,7 +118,15 @@ export class ModernMcp {
     body: string,
     message: unknown,
   ): Promise<void> {
-    this.#watch();
+    // Publishes list changes to listen streams; nothing is read before the first request, and
+    // that request waits for the baseline (a change right after a first listen is not missed).
+    this.#watch ??= watchRevisions(
+      this.#agent,
+      () => this.#handler.notify.toolsChanged(),
+      // A failed read is retried at the next interval; a database outage is reported elsewhere.
+      () => {},
+    );
+    await this.#watch;
     const headers = new Headers();
     for (const [k, v] of Object.entries(req.headers)) {
       if (v !== undefined) headers.set(k, Array.isArray(v) ? v.join(', ') : v);
@@ -150,24 +156,8 @@ export class ModernMcp {
     stream.pipe(raw);
   }
 
-  /** Publishes list changes to listen streams: one revisions read per interval, none when idle. */
-  #watch(): void {
-    if (this.#poll) return;
-    this.#poll = setInterval(() => {
-      void this.#agent.revisions().then(
-        (r) => {
-          const now = `${r.catalog}:${r.identity}`;
-          if (this.#last !== null && now !== this.#last) this.#handler.notify.toolsChanged();
-          this.#last = now;
-        },
-        () => {},
-      );
-    }, POLL_MS);
-    this.#poll.unref();
-  }
-
   async close(): Promise<void> {
-    if (this.#poll) clearInterval(this.#poll);
+    (await this.#watch)?.stop();
     await this.#handler.close();
   }
 }

@@ -92,9 +92,9 @@ export interface RuntimeSuccess extends RuntimeAudit {
  * A run that came to no result. Distinct causes are distinct rules (and outcomes): a timeout is
  * not a crash, a refused egress is not bad output.
  */
-export interface RuntimeFailure extends RuntimeAudit {
+export interface RuntimeFailure<C extends ErrorCode = RuntimeFailureCode> extends RuntimeAudit {
   readonly ok: false;
-  readonly code: RuntimeFailureCode;
+  readonly code: C;
   readonly rule: string;
   readonly message: string;
   /** Bytes of output the run produced before it failed (0 when none), for the record. */
@@ -121,12 +121,12 @@ export interface ToolRuntime {
 export type RuntimeRegistry = Readonly<Partial<Record<RuntimeKind, ToolRuntime>>>;
 
 /** A failure with no output and no audit extras. */
-export function runtimeFailure(
-  code: RuntimeFailureCode,
+export function runtimeFailure<C extends ErrorCode = RuntimeFailureCode>(
+  code: C,
   rule: string,
   message: string,
   audit?: RuntimeAudit,
-): RuntimeFailure {
+): RuntimeFailure<C> {
   return audit === undefined
     ? { ok: false, code, rule, message, bytes: 0 }
     : { ok: false, code, rule, message, bytes: 0, ...audit };

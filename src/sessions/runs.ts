@@ -8,10 +8,18 @@
  * expiry are audited; nothing here resets what attaches to the principal over a window (rate
  * limits, ceilings, the flow window), which the gate keeps per agent and user.
  */
-import { type Clock, systemActor, systemClock, ToolgateError } from '../core/index.js';
-import { appendEvent, bumpIdentityRevision, type Store } from '../store/index.js';
+import {
+  type Actor,
+  type Clock,
+  type Page,
+  type PageRequest,
+  systemActor,
+  systemClock,
+  ToolgateError,
+} from '../core/index.js';
+import { appendEvent, bumpIdentityRevision, type SessionRow, type Store } from '../store/index.js';
 import { asPrincipal, principalMatches, type SessionPrincipal } from './session-principal.js';
-import type { OpenSessionOptions, SessionService } from './session-service.js';
+import type { LiveSession, OpenSessionOptions, SessionService } from './session-service.js';
 import { withdrawRunApprovals } from './withdraw-approvals.js';
 
 /** What a minted run's holder needs: its handle and when it ends. */
@@ -95,6 +103,40 @@ export class RunService {
     reason = 'revoked by its holder',
   ): Promise<void> {
     const row = await this.#sessions.require(handle, who);
+    await this.#revoke(row, systemActor('runs'), reason);
+  }
+
+  /**
+   * An operator ends any open run at once, audited as `run.revoked` with the operator as actor;
+   * the holder's next request is refused with RUN_REVOKED. An unknown handle, or a run no
+   * longer open (closed, expired, revoked), is RUN_NOT_FOUND and changes nothing.
+   */
+  async revokeBy(handle: string, actor: Actor, reason: string): Promise<void> {
+    const row = await this.#store.db
+      .selectFrom('sessions')
+      .selectAll()
+      .where('id', '=', handle)
+      .executeTakeFirst();
+    if (row?.status !== 'open' || Date.parse(row.expires_at) <= this.#clock().getTime()) {
+      throw new ToolgateError('RUN_NOT_FOUND', 'no open run with this handle', {});
+    }
+    await this.#revoke(row, actor, reason);
+  }
+
+  /**
+   * Open, unexpired runs, newest first, optionally of one agent: what an operator may revoke.
+   * The same view (and the same handles) as the live sessions list shows admins and auditors.
+   */
+  async open(filter: { readonly agentId?: string } & PageRequest = {}): Promise<Page<LiveSession>> {
+    return this.#sessions.live(filter);
+  }
+
+  /**
+   * The one revoke path, for the holder and for operators alike: anything a revoke must also do
+   * (closing what hangs on the run) belongs here, so both kinds of revoke do it.
+   */
+  async #revoke(row: SessionRow, actor: Actor, reason: string): Promise<void> {
+    const handle = row.id;
     const result = await this.#store.db
       .updateTable('sessions')
       .set({ status: 'revoked' })
@@ -106,7 +148,7 @@ export class RunService {
     }
     // Gates cache session rows: a revoked run must stop at once here and soon everywhere.
     await bumpIdentityRevision(this.#store.db);
-    await appendEvent(this.#store.db, systemActor('runs'), this.#clock(), {
+    await appendEvent(this.#store.db, actor, this.#clock(), {
       action: 'run.revoked',
       subject: `session:${handle}`,
       details: { agent: row.agent_id, user: row.user_id, reason },

@@ -338,15 +338,16 @@ export class SessionService {
 
   /**
    * Open, unexpired sessions, newest first by `(created_at, id)`: what an operator may suspend or
-   * close. Each with whether it is suspended and what it has used so far.
+   * close, optionally of one agent. Each with whether it is suspended and what it has used so far.
    */
-  async live(page: PageRequest = {}): Promise<Page<LiveSession>> {
+  async live(page: PageRequest & { readonly agentId?: string } = {}): Promise<Page<LiveSession>> {
     const limit = pageLimit(page.limit);
     let query = this.#store.db
       .selectFrom('sessions')
       .selectAll()
       .where('status', '=', 'open')
       .where('expires_at', '>', this.#clock().toISOString());
+    if (page.agentId !== undefined) query = query.where('agent_id', '=', page.agentId);
     if (page.cursor !== undefined) {
       const [createdAt, id] = decodeCursor('live-sessions', page.cursor);
       query = query.where(olderThan(String(createdAt), String(id)));

@@ -235,7 +235,10 @@ forbid (principal, action, resource) when { resource.action_class != "read" && c
         assert.equal(label.source, 'untrusted');
         assert.equal(label.injection, true);
         const notes = await client.callTool({ name: 'read_notes', arguments: { invoice: 'I-1' } });
-        assert.equal((notes._meta?.['io.toolgate/trust'] as { source: string }).source, 'trusted');
+        assert.equal(
+          (notes._meta?.['io.toolgate/trust'] as { source: string } | undefined)?.source,
+          'trusted',
+        );
       } finally {
         await client.close();
       }

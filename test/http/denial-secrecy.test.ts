@@ -6,18 +6,16 @@
  * (`resolve.not_registered`), while its audit record keeps the real reason for auditors.
  */
 import assert from 'node:assert/strict';
-import { readFileSync } from 'node:fs';
 import { after, before, describe, test } from 'node:test';
 import { Client } from '@modelcontextprotocol/sdk/client/index.js';
 import { StreamableHTTPClientTransport } from '@modelcontextprotocol/sdk/client/streamableHttp.js';
 import type { CallToolResult } from '@modelcontextprotocol/sdk/types.js';
 import type { FastifyInstance } from 'fastify';
-import { DEMO_CATALOG } from '../../src/cli/serve.js';
 import { buildServer } from '../../src/http/index.js';
 import { openStore, type Store } from '../../src/store/index.js';
-import { type Gateway, openGateway } from '../../src/toolgate.js';
+import type { Gateway } from '../../src/toolgate.js';
 import { backends } from '../support/backends.js';
-import { approvePendingReviews } from '../support/reviews.js';
+import { openDemoGateway } from '../support/demo-gateway.js';
 
 const ADMIN_TOKEN = 'admin-token-for-denial-secrecy-tests-0123456789';
 const actor = { id: 'test-admin', via: 'library' } as const;
@@ -42,9 +40,7 @@ for (const backend of backends()) {
     before(async () => {
       const fresh = await backend.fresh();
       drop = fresh.drop;
-      tg = await openGateway({ db: fresh.url });
-      await tg.config.applyText(readFileSync(DEMO_CATALOG, 'utf8'), actor);
-      await approvePendingReviews(tg);
+      tg = await openDemoGateway({ db: fresh.url }, actor);
       apiKey = (await tg.keys.issue('support-bot', actor)).apiKey;
       inspector = await openStore(fresh.url);
       app = await buildServer(tg, { adminToken: ADMIN_TOKEN });

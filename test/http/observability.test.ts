@@ -3,15 +3,13 @@
  * the gate did, per gateway; logs at debug level never hold a secret or a raw argument.
  */
 import assert from 'node:assert/strict';
-import { readFileSync } from 'node:fs';
 import { Writable } from 'node:stream';
 import { after, before, describe, test } from 'node:test';
 import type { FastifyInstance } from 'fastify';
-import { DEMO_CATALOG } from '../../src/cli/serve.js';
 import { buildServer } from '../../src/http/index.js';
 import { type Gateway, openGateway } from '../../src/toolgate.js';
 import { backends } from '../support/backends.js';
-import { approvePendingReviews } from '../support/reviews.js';
+import { openDemoGateway } from '../support/demo-gateway.js';
 
 const ADMIN_TOKEN = 'admin-token-for-observability-tests-0123456789';
 const SECRET_ARG = 'ZEBRA-ARGUMENT-7f3a91c2';
@@ -29,9 +27,7 @@ for (const backend of backends()) {
     before(async () => {
       const fresh = await backend.fresh();
       drop = fresh.drop;
-      tg = await openGateway({ db: fresh.url });
-      await tg.config.applyText(readFileSync(DEMO_CATALOG, 'utf8'), actor);
-      await approvePendingReviews(tg);
+      tg = await openDemoGateway({ db: fresh.url }, actor);
       apiKey = (await tg.keys.issue('support-bot', actor)).apiKey;
       const stream = new Writable({
         write(chunk: Buffer, _enc, done) {

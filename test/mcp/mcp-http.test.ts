@@ -19,8 +19,9 @@ import {
 import type { FastifyInstance } from 'fastify';
 import type { Actor } from '../../src/core/index.js';
 import { buildServer } from '../../src/http/index.js';
-import { type Gateway, openGateway } from '../../src/toolgate.js';
+import type { Gateway } from '../../src/toolgate.js';
 import { ROOT } from '../support/cli.js';
+import { openDemoGateway } from '../support/demo-gateway.js';
 import { operator } from '../support/operators.js';
 import { approvePendingReviews } from '../support/reviews.js';
 
@@ -28,7 +29,7 @@ const admin: Actor = { id: 'test-admin', via: 'library' };
 /** The operator account that decides approvals here. */
 const approver = operator('test-admin');
 const ADMIN_TOKEN = 'test-admin-token-0123456789abcdef0123456789';
-const DEMO = readFileSync(join(ROOT, 'demo', 'catalog.yaml'), 'utf8');
+const _DEMO = readFileSync(join(ROOT, 'demo', 'catalog.yaml'), 'utf8');
 
 let dir: string;
 let tg: Gateway;
@@ -64,9 +65,7 @@ async function names(client: Client): Promise<string[]> {
 
 before(async () => {
   dir = mkdtempSync(join(tmpdir(), 'toolgate-mcp-'));
-  tg = await openGateway({ db: `sqlite:${join(dir, 'tg.db')}` });
-  await tg.config.applyText(DEMO, admin);
-  await approvePendingReviews(tg);
+  tg = await openDemoGateway({ db: `sqlite:${join(dir, 'tg.db')}` }, admin);
   // A built-in tool only ops-bot holds (docs:read), so each agent has something of its own to run.
   await tg.config.apply(
     [

@@ -18,12 +18,12 @@ import type { CallToolResult } from '@modelcontextprotocol/sdk/types.js';
 import type { FastifyInstance } from 'fastify';
 import { Agent, fetch as undiciFetch } from 'undici';
 import { buildServer } from '../../src/http/index.js';
-import { type Gateway, openGateway } from '../../src/toolgate.js';
+import type { Gateway } from '../../src/toolgate.js';
 import { ROOT } from '../support/cli.js';
-import { approvePendingReviews } from '../support/reviews.js';
+import { openDemoGateway } from '../support/demo-gateway.js';
 
 const ADMIN_TOKEN = 'test-admin-token-0123456789abcdef0123456789';
-const DEMO = readFileSync(join(ROOT, 'demo', 'catalog.yaml'), 'utf8');
+const _DEMO = readFileSync(join(ROOT, 'demo', 'catalog.yaml'), 'utf8');
 const admin = { id: 'test-admin', via: 'library' as const };
 /** The client's own idle timeout, used when the server gives no hint. */
 const CLIENT_IDLE_MS = 500;
@@ -36,9 +36,7 @@ let key: string;
 
 before(async () => {
   dir = mkdtempSync(join(tmpdir(), 'toolgate-mcp-keep-alive-'));
-  tg = await openGateway({ db: `sqlite:${join(dir, 'tg.db')}` });
-  await tg.config.applyText(DEMO, admin);
-  await approvePendingReviews(tg);
+  tg = await openDemoGateway({ db: `sqlite:${join(dir, 'tg.db')}` }, admin);
   key = (await tg.keys.issue('support-bot', admin)).apiKey;
   app = await buildServer(tg, { adminToken: ADMIN_TOKEN });
   base = await app.listen({ host: '127.0.0.1', port: 0 });

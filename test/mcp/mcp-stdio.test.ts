@@ -3,7 +3,7 @@
  * agent key comes from the environment; a bad key ends the process before any tool is offered.
  */
 import assert from 'node:assert/strict';
-import { mkdtempSync, readFileSync, rmSync } from 'node:fs';
+import { mkdtempSync, rmSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { after, before, test } from 'node:test';
@@ -13,8 +13,10 @@ import { Client } from '@modelcontextprotocol/sdk/client/index.js';
 import { StdioClientTransport } from '@modelcontextprotocol/sdk/client/stdio.js';
 import type { CallToolResult } from '@modelcontextprotocol/sdk/types.js';
 import type { Actor } from '../../src/core/index.js';
-import { type Gateway, openGateway } from '../../src/toolgate.js';
-import { cleanEnv, ensureBuilt, MAIN, ROOT } from '../support/cli.js';
+import type { Gateway } from '../../src/toolgate.js';
+import { cleanEnv, ensureBuilt, MAIN } from '../support/cli.js';
+import { openDemoGateway } from '../support/demo-gateway.js';
+import { validTool } from '../support/fixtures.js';
 import { approvePendingReviews } from '../support/reviews.js';
 
 const admin: Actor = { id: 'test-admin', via: 'library' };
@@ -27,9 +29,7 @@ before(async () => {
   ensureBuilt();
   dir = mkdtempSync(join(tmpdir(), 'toolgate-mcp-stdio-'));
   db = `sqlite:${join(dir, 'tg.db')}`;
-  tg = await openGateway({ db });
-  await tg.config.applyText(readFileSync(join(ROOT, 'demo', 'catalog.yaml'), 'utf8'), admin);
-  await approvePendingReviews(tg);
+  tg = await openDemoGateway({ db }, admin);
   key = (await tg.keys.issue('support-bot', admin)).apiKey;
 });
 
@@ -45,6 +45,23 @@ function transport(agentKey: string): StdioClientTransport {
     env: { ...(cleanEnv() as Record<string, string>), TOOLGATE_AGENT_KEY: agentKey },
     stderr: 'pipe',
   });
+}
+
+/** A v2 SDK client pinned to 2026-07-28, spawning the built CLI over stdio. */
+async function modernClient(name: string): Promise<ClientV2> {
+  const client = new ClientV2(
+    { name, version: '1.0.0' },
+    { versionNegotiation: { mode: { pin: '2026-07-28' } } },
+  );
+  await client.connect(
+    new StdioV2({
+      command: process.execPath,
+      args: [MAIN, '--db', db, '--data-dir', join(dir, 'data'), 'mcp'],
+      env: { ...(cleanEnv() as Record<string, string>), TOOLGATE_AGENT_KEY: key },
+      stderr: 'pipe',
+    }),
+  );
+  return client;
 }
 
 test('a local agent lists its permitted set and calls through the gate over stdio', async () => {
@@ -71,18 +88,7 @@ test('a local agent lists its permitted set and calls through the gate over stdi
 });
 
 test('a client pinned to 2026-07-28 lists and calls through the gate over stdio, in one run', async () => {
-  const client = new ClientV2(
-    { name: 'stdio-modern', version: '1.0.0' },
-    { versionNegotiation: { mode: { pin: '2026-07-28' } } },
-  );
-  await client.connect(
-    new StdioV2({
-      command: process.execPath,
-      args: [MAIN, '--db', db, '--data-dir', join(dir, 'data'), 'mcp'],
-      env: { ...(cleanEnv() as Record<string, string>), TOOLGATE_AGENT_KEY: key },
-      stderr: 'pipe',
-    }),
-  );
+  const client = await modernClient('stdio-modern');
   try {
     const list = await client.listTools();
     const names = list.tools.map((t) => t.name);
@@ -104,6 +110,45 @@ test('a client pinned to 2026-07-28 lists and calls through the gate over stdio,
       arguments: { order_id: 'ORD-000042' },
     });
     assert.equal((again._meta as Record<string, unknown>)['io.toolgate/run'], run);
+  } finally {
+    await client.close();
+  }
+});
+
+test('a 2026-07-28 client listening on stdio hears of a catalog change and lists the new tool', {
+  timeout: 60_000,
+}, async () => {
+  const client = await modernClient('stdio-listen');
+  try {
+    const before = (await client.listTools()).tools.map((t) => t.name);
+    assert.ok(!before.includes('stdio_fresh'));
+    let heard!: () => void;
+    const changed = new Promise<void>((resolve) => {
+      heard = resolve;
+    });
+    client.setNotificationHandler('notifications/tools/list_changed', () => heard());
+    const sub = await client.listen({ toolsListChanged: true });
+    assert.equal(sub.honoredFilter.toolsListChanged, true);
+    // A tool for a capability support-bot holds, registered by another process (this test's).
+    await tg.config.apply(
+      [
+        {
+          kind: 'Tool',
+          spec: validTool({
+            id: 'stdio_fresh',
+            name: 'stdio_fresh',
+            data_access: 'none',
+            required_capabilities: ['docs:read'],
+          }),
+        },
+      ],
+      admin,
+    );
+    await approvePendingReviews(tg);
+    await changed;
+    const after = (await client.listTools()).tools.map((t) => t.name);
+    assert.ok(after.includes('stdio_fresh'), JSON.stringify(after));
+    await sub.close();
   } finally {
     await client.close();
   }

@@ -82,7 +82,9 @@ test('over stdio: input required, approve, a new process completes it once, a re
     assert.equal(waiting.resultType, 'input_required', JSON.stringify(waiting));
     state = waiting.requestState as string;
     run = waiting._meta?.[RUN] as string;
-    approvalId = (waiting._meta?.['io.toolgate/approval'] as { approval_id: string }).approval_id;
+    approvalId =
+      (waiting._meta?.['io.toolgate/approval'] as { approval_id: string } | undefined)
+        ?.approval_id ?? '';
   } finally {
     await first.close();
   }

@@ -2,9 +2,15 @@
  * The client half of the OAuth dance, as an MCP host would run it with the official SDK: an
  * `OAuthClientProvider` for a pre-registered public client, whose `redirectToAuthorization`
  * plays the user at the authorization server (its sign-in and consent pages, driven by fetch with
- * a cookie jar) and keeps the code the AS redirects back with.
+ * a cookie jar) and keeps the code the AS redirects back with. The same provider serves the v1
+ * SDK client and the v2 one (`@modelcontextprotocol/client`).
  */
 import assert from 'node:assert/strict';
+import {
+  Client as ClientV2,
+  StreamableHTTPClientTransport as HttpV2,
+  UnauthorizedError as UnauthorizedErrorV2,
+} from '@modelcontextprotocol/client';
 import {
   type OAuthClientProvider,
   UnauthorizedError,
@@ -19,7 +25,7 @@ import type {
 import { REDIRECT_URI } from './authorization-server.js';
 
 /** Follows the AS's redirects and forms as a browser would, signing in as `user`. */
-async function playUser(start: URL, user: string): Promise<string> {
+async function playUser(start: URL, user: string): Promise<{ code: string; iss: string | null }> {
   const jar = new Map<string, string>();
   const cookie = () => [...jar].map(([k, v]) => `${k}=${v}`).join('; ');
   const keep = (res: Response) => {
@@ -45,7 +51,8 @@ async function playUser(start: URL, user: string): Promise<string> {
       if (next.href.startsWith(REDIRECT_URI)) {
         const code = next.searchParams.get('code');
         if (!code) throw new Error(`the AS refused: ${next.searchParams.get('error')}`);
-        return code;
+        // The issuer the AS names in its response (RFC 9207), which the v2 SDK checks.
+        return { code, iss: next.searchParams.get('iss') };
       }
       url = next.href;
       continue;
@@ -83,6 +90,8 @@ export class TestOAuthClient implements OAuthClientProvider {
   #verifier = '';
   /** The code of the last authorization, for `transport.finishAuth`. */
   code: string | null = null;
+  /** The `iss` of the last authorization response (RFC 9207), when the AS sent one. */
+  iss: string | null = null;
   /** Every authorization URL the SDK sent the user to (scope and resource are checked). */
   readonly authorizations: URL[] = [];
 
@@ -119,7 +128,9 @@ export class TestOAuthClient implements OAuthClientProvider {
 
   async redirectToAuthorization(url: URL): Promise<void> {
     this.authorizations.push(url);
-    this.code = await playUser(url, this.#user);
+    const { code, iss } = await playUser(url, this.#user);
+    this.code = code;
+    this.iss = iss;
   }
 
   saveCodeVerifier(verifier: string): void {
@@ -131,28 +142,68 @@ export class TestOAuthClient implements OAuthClientProvider {
   }
 }
 
+/** What the dance needs of a client and its transport, whichever SDK they come from. */
+interface Dancer<T> {
+  connect(transport: T): Promise<void>;
+}
+
 /**
  * Connects as an MCP host does: the first attempt meets the 401, the SDK discovers the AS and
  * sends the user to it; with the code back, `finishAuth` gets the token, and the host connects.
  */
-export async function connectWithOAuth(
+async function dance<
+  T extends { finishAuth(code: string, iss?: string): Promise<void> },
+  C extends Dancer<T>,
+>(
+  oauth: TestOAuthClient,
+  transport: () => T,
+  client: () => C,
+  unauthorized: (err: unknown) => boolean,
+): Promise<C> {
+  const first = transport();
+  const attempt = client();
+  try {
+    await attempt.connect(first);
+    return attempt;
+  } catch (err) {
+    if (!unauthorized(err)) throw err;
+  }
+  assert.ok(oauth.code, 'the SDK sent the user to the authorization server');
+  await first.finishAuth(oauth.code, oauth.iss ?? undefined);
+  const again = client();
+  await again.connect(transport());
+  return again;
+}
+
+/** The dance with the v1 SDK client (the 2025 session era). */
+export function connectWithOAuth(
   oauth: TestOAuthClient,
   resource: string,
   fetchFn: typeof fetch,
 ): Promise<Client> {
-  const transport = () =>
-    new StreamableHTTPClientTransport(new URL(resource), { authProvider: oauth, fetch: fetchFn });
-  const first = transport();
-  const client = new Client({ name: 'oauth-host', version: '1.0.0' });
-  try {
-    await client.connect(first);
-    return client;
-  } catch (err) {
-    if (!(err instanceof UnauthorizedError)) throw err;
-  }
-  assert.ok(oauth.code, 'the SDK sent the user to the authorization server');
-  await first.finishAuth(oauth.code);
-  const again = new Client({ name: 'oauth-host', version: '1.0.0' });
-  await again.connect(transport());
-  return again;
+  return dance(
+    oauth,
+    () =>
+      new StreamableHTTPClientTransport(new URL(resource), { authProvider: oauth, fetch: fetchFn }),
+    () => new Client({ name: 'oauth-host', version: '1.0.0' }),
+    (err) => err instanceof UnauthorizedError,
+  );
+}
+
+/** The dance with the v2 SDK client pinned to 2026-07-28 (discovery starts at `server/discover`). */
+export function connectWithOAuthV2(
+  oauth: TestOAuthClient,
+  resource: string,
+  fetchFn: typeof fetch,
+): Promise<ClientV2> {
+  return dance(
+    oauth,
+    () => new HttpV2(new URL(resource), { authProvider: oauth, fetch: fetchFn }),
+    () =>
+      new ClientV2(
+        { name: 'oauth-host-v2', version: '1.0.0' },
+        { versionNegotiation: { mode: { pin: '2026-07-28' } } },
+      ),
+    (err) => err instanceof UnauthorizedErrorV2,
+  );
 }

@@ -23,7 +23,7 @@ import { type Gateway, openGateway } from '../../src/toolgate.js';
 import { ROOT } from '../support/cli.js';
 import { approvePendingReviews } from '../support/reviews.js';
 import { type AuthorizationServer, startAuthorizationServer } from './authorization-server.js';
-import { connectWithOAuth, TestOAuthClient } from './oauth-client.js';
+import { connectWithOAuth, connectWithOAuthV2, TestOAuthClient } from './oauth-client.js';
 
 const admin: Actor = { id: 'test-admin', via: 'library' };
 const ADMIN_TOKEN = 'oauth-test-admin-token-0123456789abcdef';
@@ -38,7 +38,7 @@ let as: AuthorizationServer;
 let tg: Gateway;
 let app: FastifyInstance;
 let base = '';
-const clients: Client[] = [];
+const clients: { close(): Promise<void> }[] = [];
 
 /** What a reverse proxy in front of toolgate does: the public origin reaches the listener. */
 const viaProxy: typeof fetch = (input, init) => {
@@ -261,6 +261,137 @@ describe('the OAuth dance with the SDK client', () => {
     })) as CallToolResult;
     assert.equal(result.isError, true);
     assert.match(JSON.stringify(result), /TOOL_NOT_REGISTERED/);
+  });
+});
+
+describe('the OAuth dance with the v2 SDK client, 2026-07-28', () => {
+  test('discovers from the 401, authorizes with PKCE and a resource indicator, lists and calls through the gate', async () => {
+    as.grantable.set(RESOURCE, 'tickets.read');
+    const oauth = new TestOAuthClient('support-client', 'vera');
+    const seen: string[] = [];
+    const watching: typeof fetch = (input, init) => {
+      seen.push(new URL(input instanceof Request ? input.url : String(input)).pathname);
+      return viaProxy(input, init);
+    };
+    const client = await connectWithOAuthV2(oauth, RESOURCE, watching);
+    clients.push(client);
+    // Discovery walked from toolgate's challenge to its metadata, then to the AS.
+    assert.ok(seen.includes('/.well-known/oauth-protected-resource/mcp'), seen.join(' '));
+    const [authorization] = oauth.authorizations;
+    assert.ok(authorization);
+    assert.equal(authorization.origin, as.issuer);
+    assert.equal(authorization.searchParams.get('resource'), RESOURCE);
+    assert.equal(authorization.searchParams.get('code_challenge_method'), 'S256');
+    assert.ok(authorization.searchParams.get('code_challenge'));
+    const token = oauth.tokens()?.access_token ?? '';
+    const claims = JSON.parse(Buffer.from(token.split('.')[1] ?? '', 'base64url').toString());
+    assert.equal(claims.aud, RESOURCE);
+
+    const list = await client.listTools();
+    assert.deepEqual(
+      list.tools.map((t) => t.name),
+      ['get_order', 'search_tickets'],
+    );
+    const run = (list._meta as Record<string, unknown> | undefined)?.['io.toolgate/run'];
+    assert.equal(typeof run, 'string', 'a 2026-07-28 client gets a run');
+    const result = await client.callTool({
+      name: 'get_order',
+      arguments: { order_id: 'ORD-004211' },
+      _meta: { 'io.toolgate/run': run },
+    });
+    assert.equal(result.isError ?? false, false, JSON.stringify(result));
+    assert.match(JSON.stringify(result.structuredContent), /ORD-004211/);
+    assert.equal((result._meta as Record<string, unknown>)['io.toolgate/run'], run);
+    // The gate saw the call as the token's user.
+    const records = await tg.admin.auditRecords.search(
+      { tool: 'get_order', user: 'vera' },
+      { limit: 10 },
+    );
+    assert.ok(records.items.length > 0, 'audited as the signed-in user');
+  });
+});
+
+describe('step-up on the REST call route and the 2026-07-28 era', () => {
+  const CHALLENGE = `Bearer resource_metadata="${PUBLIC}/.well-known/oauth-protected-resource/mcp", error="insufficient_scope", scope="tickets.write"`;
+
+  /** A real access token (tickets.read only) from the AS, by the SDK's dance. */
+  async function readToken(user: string): Promise<string> {
+    as.grantable.set(RESOURCE, 'tickets.read');
+    const oauth = new TestOAuthClient('support-client', user);
+    await connect(oauth);
+    return oauth.tokens()?.access_token ?? '';
+  }
+
+  test('REST: a tool beyond the token scopes is 403 INSUFFICIENT_SCOPE with the challenge; a covered tool runs', async () => {
+    const token = await readToken('dora');
+    const auth = { authorization: `Bearer ${token}`, 'content-type': 'application/json' };
+    const opened = await fetch(`${base}/v1/sessions`, {
+      method: 'POST',
+      headers: auth,
+      body: '{}',
+    });
+    assert.equal(opened.status, 201);
+    const { id } = (await opened.json()) as { id: string };
+    const before = (await tg.admin.auditRecords.search({ tool: 'add_label' }, { limit: 500 })).items
+      .length;
+    const refused = await fetch(`${base}/v1/sessions/${id}/calls`, {
+      method: 'POST',
+      headers: auth,
+      body: JSON.stringify({ tool: 'add_label', arguments: { ticket_id: 'T-1', label: 'bug' } }),
+    });
+    assert.equal(refused.status, 403);
+    assert.equal(refused.headers.get('www-authenticate'), CHALLENGE);
+    const body = (await refused.json()) as { code: string; details: unknown };
+    assert.equal(body.code, 'INSUFFICIENT_SCOPE');
+    assert.deepEqual(body.details, { scope: 'tickets.write' });
+    const after = (await tg.admin.auditRecords.search({ tool: 'add_label' }, { limit: 500 })).items
+      .length;
+    assert.equal(after, before, 'the gate never saw the call');
+    // The benign neighbour: a tool the token's scope covers runs through the gate.
+    const ok = await fetch(`${base}/v1/sessions/${id}/calls`, {
+      method: 'POST',
+      headers: auth,
+      body: JSON.stringify({ tool: 'get_order', arguments: { order_id: 'ORD-004211' } }),
+    });
+    assert.equal(ok.status, 200, await ok.clone().text());
+    assert.equal(ok.headers.get('www-authenticate'), null);
+  });
+
+  test('2026-07-28: tools/call beyond the token scopes is the same step-up challenge', async () => {
+    const token = await readToken('erin');
+    const post = (name: string, args: Record<string, unknown>) =>
+      fetch(`${base}/mcp`, {
+        method: 'POST',
+        headers: {
+          'content-type': 'application/json',
+          accept: 'application/json, text/event-stream',
+          authorization: `Bearer ${token}`,
+          'mcp-protocol-version': '2026-07-28',
+          'mcp-method': 'tools/call',
+          'mcp-name': name,
+        },
+        body: JSON.stringify({
+          jsonrpc: '2.0',
+          id: 1,
+          method: 'tools/call',
+          params: {
+            name,
+            arguments: args,
+            _meta: {
+              'io.modelcontextprotocol/protocolVersion': '2026-07-28',
+              'io.modelcontextprotocol/clientCapabilities': {},
+              'io.modelcontextprotocol/clientInfo': { name: 'raw', version: '1' },
+            },
+          },
+        }),
+      });
+    const refused = await post('add_label', { ticket_id: 'T-1', label: 'bug' });
+    assert.equal(refused.status, 403);
+    assert.equal(refused.headers.get('www-authenticate'), CHALLENGE);
+    const body = (await refused.json()) as { error: { data: { code: string } } };
+    assert.equal(body.error.data.code, 'INSUFFICIENT_SCOPE');
+    const ok = await post('get_order', { order_id: 'ORD-004211' });
+    assert.equal(ok.status, 200, await ok.clone().text());
   });
 });
 

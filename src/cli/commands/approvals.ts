@@ -3,59 +3,32 @@
  * The approver is the operator this CLI run authenticated as; no option names one.
  */
 import { type Command, Option } from 'commander';
-import {
-  APPROVAL_READERS,
-  APPROVERS,
-  type PageFlags,
-  pageOptions,
-  refuseStatedApprover,
-  withAdmin,
-} from '../command-kit.js';
-import { table, withNextCursor } from '../output.js';
+import type { AdminApi } from '../../api/index.js';
+import { APPROVAL_READERS, APPROVERS, refuseStatedApprover, withAdmin } from '../command-kit.js';
+import { registerList } from '../list-command.js';
 
 export function registerApprovals(program: Command): void {
   const approvals = program.command('approvals').description('calls waiting for a human decision');
 
-  pageOptions(
-    approvals
-      .command('list')
-      .addOption(
-        new Option('--status <status>').choices([
-          'pending',
-          'approved',
-          'rejected',
-          'consumed',
-          'expired',
-          'withdrawn',
-        ]),
-      ),
-  ).action((opts: { status?: string } & PageFlags) =>
-    withAdmin(
-      program,
-      async (admin, out) => {
-        const page = await admin.approvals.page(opts.status, opts);
-        const list = page.items;
-        out.result({ approvals: list, next_cursor: page.next_cursor }, () =>
-          withNextCursor(
-            list.length === 0
-              ? 'no approvals'
-              : table([
-                  ['ID', 'STATUS', 'AGENT', 'TOOL', 'CLASS', 'CREATED'],
-                  ...list.map((a) => [
-                    a.id,
-                    a.status,
-                    a.agent_id,
-                    `${a.tool_id}@${a.tool_version}`,
-                    a.action_class,
-                    a.created_at,
-                  ]),
-                ]),
-            page.next_cursor,
-          ),
-        );
-      },
-      { roles: APPROVAL_READERS },
-    )(),
+  registerList<Awaited<ReturnType<AdminApi['approvals']['page']>>['items'][number], object>(
+    program,
+    approvals,
+    {
+      key: 'approvals',
+      empty: 'no approvals',
+      header: ['ID', 'STATUS', 'AGENT', 'TOOL', 'CLASS', 'CREATED'],
+      row: (a) => [
+        a.id,
+        a.status,
+        a.agent_id,
+        `${a.tool_id}@${a.tool_version}`,
+        a.action_class,
+        a.created_at,
+      ],
+      roles: APPROVAL_READERS,
+      statuses: ['pending', 'approved', 'rejected', 'consumed', 'expired', 'withdrawn'],
+      page: (admin, { status, ...paging }) => admin.approvals.page(status, paging),
+    },
   );
 
   approvals

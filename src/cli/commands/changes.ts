@@ -3,51 +3,33 @@
  * approver is the operator this CLI run authenticated as; no option names one.
  */
 import { type Command, Option } from 'commander';
-import {
-  APPROVAL_READERS,
-  APPROVERS,
-  type PageFlags,
-  pageOptions,
-  refuseStatedApprover,
-  withAdmin,
-} from '../command-kit.js';
-import { table, withNextCursor } from '../output.js';
+import type { AdminApi } from '../../api/index.js';
+import { APPROVAL_READERS, APPROVERS, refuseStatedApprover, withAdmin } from '../command-kit.js';
+import { registerList } from '../list-command.js';
 
 export function registerChanges(program: Command): void {
   const changes = program
     .command('changes')
     .description('privileged grants and irreversible tools waiting for approvers (four eyes)');
 
-  pageOptions(
-    changes
-      .command('list')
-      .addOption(new Option('--status <status>').choices(['pending', 'applied', 'rejected'])),
-  ).action((opts: { status?: string } & PageFlags) =>
-    withAdmin(
-      program,
-      async (admin, out) => {
-        const page = await admin.changes.page(opts.status, opts);
-        const list = page.items;
-        out.result({ changes: list, next_cursor: page.next_cursor }, () =>
-          withNextCursor(
-            list.length === 0
-              ? 'no changes'
-              : table([
-                  ['ID', 'STATUS', 'SUBJECT', 'APPROVALS', 'REQUESTED BY'],
-                  ...list.map((c) => [
-                    c.id,
-                    c.status,
-                    c.subject,
-                    `${c.approvers.length}/${c.required}`,
-                    c.requested_by,
-                  ]),
-                ]),
-            page.next_cursor,
-          ),
-        );
-      },
-      { roles: APPROVAL_READERS },
-    )(),
+  registerList<Awaited<ReturnType<AdminApi['changes']['page']>>['items'][number], object>(
+    program,
+    changes,
+    {
+      key: 'changes',
+      empty: 'no changes',
+      header: ['ID', 'STATUS', 'SUBJECT', 'APPROVALS', 'REQUESTED BY'],
+      row: (c) => [
+        c.id,
+        c.status,
+        c.subject,
+        `${c.approvers.length}/${c.required}`,
+        c.requested_by,
+      ],
+      roles: APPROVAL_READERS,
+      statuses: ['pending', 'applied', 'rejected'],
+      page: (admin, { status, ...paging }) => admin.changes.page(status, paging),
+    },
   );
 
   changes

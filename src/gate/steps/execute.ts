@@ -4,7 +4,7 @@
  * follow are step 14 (result.ts). Step order: docs/architecture.md §3.
  */
 import type { ToolDefinition } from '../../catalog/index.js';
-import { isToolgateError } from '../../core/index.js';
+import { isToolgateError, type Mutable } from '../../core/index.js';
 import type { CallCredentials, CredentialBroker } from '../../credentials/index.js';
 import {
   type RuntimeContext,
@@ -14,10 +14,9 @@ import {
 } from '../../runtimes/index.js';
 import { type ByteBudget, createByteBudget } from '../../sandbox/index.js';
 import { CANCELLED, type CallProgress } from '../call-progress.js';
-import type { DenyCode } from '../decision.js';
 import { type IdentityCache, SESSION_CACHE_MAX } from '../identity-cache.js';
 import type { CompiledTool } from '../tool-cache.js';
-import type { ExecuteExtra, ExecuteFailure, ExecuteRun } from './run-result.js';
+import type { ExecuteExtra, ExecuteRun } from './run-result.js';
 import { type CallState, CONTINUE, type StepResult } from './step.js';
 
 /** What the runtimes need of the gate's services. */
@@ -100,13 +99,15 @@ export async function execute(
 ): Promise<ExecuteRun> {
   // Withdrawn before it started (during the checks, or while an approval was asked): never run.
   if (call.signal?.aborted) {
-    return failed(CANCELLED.code, CANCELLED.rule, CANCELLED.message, { outcome: 'cancelled' });
+    return runtimeFailure(CANCELLED.code, CANCELLED.rule, CANCELLED.message, {
+      outcome: 'cancelled',
+    });
   }
 
   let creds: CallCredentials | null = null;
   if (def.credentials) {
     if (!d.credentials) {
-      return failed(
+      return runtimeFailure(
         'CREDENTIAL_UNAVAILABLE',
         'credentials.unavailable',
         "this gateway cannot provide the tool's credential",
@@ -125,7 +126,7 @@ export async function execute(
       if (!isToolgateError(err) || err.code !== 'CREDENTIAL_UNAVAILABLE') throw err;
       // The caller learns that the credential is missing, not which secret or why.
       const reason = (err.details as { reason?: string }).reason ?? 'unavailable';
-      return failed(
+      return runtimeFailure(
         'CREDENTIAL_UNAVAILABLE',
         `credentials.${reason}`,
         "the tool's credential is not available; an administrator has to set it",
@@ -136,7 +137,7 @@ export async function execute(
   const runtime = d.runtimes[def.runtime.kind];
   if (!runtime) {
     // Never run a tool with less isolation than it asks for: no runtime here, no run.
-    return failed(
+    return runtimeFailure(
       'EXECUTION_FAILED',
       'runtime.unavailable',
       `the ${def.runtime.kind} runtime is not available on this gateway`,
@@ -177,17 +178,6 @@ export async function execute(
   if (ran.egress) extra.egress = ran.egress;
   return { ok: true, output: ran.output, bytes: 0, redact: creds?.redact ?? NO_SECRETS, extra };
 }
-
-function failed(
-  code: DenyCode,
-  rule: string,
-  message: string,
-  extra: Partial<ExecuteExtra> = {},
-): ExecuteFailure {
-  return { ok: false, code, rule, message, bytes: 0, ...extra };
-}
-
-type Mutable<T> = { -readonly [K in keyof T]: T[K] };
 
 /** Who and what one execution is for: the credential broker and the egress budget need it. */
 export interface ExecuteCall {

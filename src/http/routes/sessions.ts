@@ -3,6 +3,7 @@ import type { FastifyInstance, FastifyReply, FastifyRequest } from 'fastify';
 import type { AdminApi, AgentApi } from '../../api/index.js';
 import { ERROR_CODES } from '../../core/index.js';
 import type { GateDecision } from '../../gate/index.js';
+import { type JwtIdentity, stepUpFor } from '../../identity/index.js';
 import { READERS } from '../route-roles.js';
 import { errors } from '../wire-schemas.js';
 
@@ -63,6 +64,16 @@ function principalOf(req: FastifyRequest) {
     agentId: req.agentId,
     credential: req.credential,
     ...(req.tokenUser ? { tokenUserId: req.tokenUser.id } : {}),
+  };
+}
+
+/** The authenticated agent request as the identity it was authenticated as (for a step-up). */
+function identityOf(req: FastifyRequest): JwtIdentity {
+  return {
+    agentId: req.agentId,
+    credential: req.credential,
+    ...(req.tokenUser ? { user: req.tokenUser } : {}),
+    ...(req.oauthToken ? { oauth: req.oauthToken } : {}),
   };
 }
 
@@ -140,7 +151,7 @@ export function sessionRoutes(app: FastifyInstance, agent: AgentApi, admin: Admi
         tags: ['sessions'],
         summary: 'Call a tool through the gate',
         description:
-          '200 with the output when allowed; 202 with the approval id and the rendered call when it needs approval (retry the same call once approved); otherwise the denial as `{ code, message, details: { rule, call_id } }`.',
+          '200 with the output when allowed; 202 with the approval id and the rendered call when it needs approval (retry the same call once approved); otherwise the denial as `{ code, message, details: { rule, call_id } }`. An OAuth token whose scopes do not cover the tool gets 403 INSUFFICIENT_SCOPE with a step-up challenge (`WWW-Authenticate: Bearer error="insufficient_scope", scope=…`).',
         security,
         params: sessionParams,
         body: {
@@ -165,6 +176,12 @@ export function sessionRoutes(app: FastifyInstance, agent: AgentApi, admin: Admi
         idempotency_key?: string;
         model?: string;
       };
+      // An OAuth token whose scopes miss the tool: the same step-up challenge as MCP tools/call.
+      const refused = await stepUpFor(agent.oauth, identityOf(req), body.tool);
+      if (refused) {
+        void reply.header('www-authenticate', refused.challenge);
+        throw refused.error;
+      }
       const decision = await agent.invoke(
         {
           ...principalOf(req),

@@ -5,7 +5,13 @@
  * starts, so a wrong configuration is an error at start, never a door left open at run time.
  */
 import { Ajv } from 'ajv';
-import { CAPABILITY_PATTERN, type Problem, problem, ToolgateError } from '../../core/index.js';
+import {
+  ASYMMETRIC_JWS_ALGS,
+  CAPABILITY_PATTERN,
+  type Problem,
+  problem,
+  ToolgateError,
+} from '../../core/index.js';
 
 export interface OAuthIssuer {
   /** The authorization server's issuer identifier, compared exactly with a token's `iss`. */
@@ -56,19 +62,6 @@ export interface OAuthTokenExchange {
   >;
 }
 
-const ASYMMETRIC = [
-  'RS256',
-  'RS384',
-  'RS512',
-  'PS256',
-  'PS384',
-  'PS512',
-  'ES256',
-  'ES384',
-  'ES512',
-  'EdDSA',
-];
-
 const schema = {
   type: 'object',
   additionalProperties: false,
@@ -103,7 +96,7 @@ const schema = {
         items: { type: 'string', pattern: CAPABILITY_PATTERN },
       },
     },
-    algorithms: { type: 'array', minItems: 1, items: { enum: ASYMMETRIC } },
+    algorithms: { type: 'array', minItems: 1, items: { enum: [...ASYMMETRIC_JWS_ALGS] } },
     tokenExchange: {
       type: 'object',
       additionalProperties: false,

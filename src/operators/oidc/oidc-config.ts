@@ -3,23 +3,17 @@
  * (every problem listed), and its reading from the TOOLGATE_OIDC_* environment.
  */
 import { readFileSync } from 'node:fs';
-import { endpointUrlProblem, type Problem, problem, ToolgateError } from '../../core/index.js';
+import {
+  ASYMMETRIC_JWS_ALGS,
+  endpointUrlProblem,
+  type Problem,
+  problem,
+  ToolgateError,
+} from '../../core/index.js';
 import { OPERATOR_ROLES, type OperatorRole } from '../operator.js';
 
-/** Asymmetric algorithms only: `none` and HS* (a shared secret posing as a key) never verify. */
-export const OIDC_ASYMMETRIC_ALGS = [
-  'RS256',
-  'RS384',
-  'RS512',
-  'PS256',
-  'PS384',
-  'PS512',
-  'ES256',
-  'ES384',
-  'ES512',
-  'EdDSA',
-  'Ed25519',
-] as const;
+/** Asymmetric algorithms only (and `Ed25519`, the fully specified name of EdDSA on that curve). */
+export const OIDC_ASYMMETRIC_ALGS = [...ASYMMETRIC_JWS_ALGS, 'Ed25519'] as const;
 
 export interface OidcConfig {
   /** Compared exactly (no trailing-slash or case folding) with the discovery document's and every token's `iss`. */
