@@ -34,7 +34,7 @@ export type Classified =
   | { readonly era: 'legacy' }
   | { readonly era: 'modern'; readonly method: string; readonly params: Record<string, unknown> }
   | { readonly era: 'refused'; readonly refusal: HeaderRefusal }
-  /** A 2026-07-28 request whose `_meta` envelope is missing or broken: -32602, its own id. */
+  /** A 2026-07-28 request whose `_meta` envelope is missing or broken: INPUT_INVALID, its own id. */
   | { readonly era: 'invalid'; readonly message: string; readonly id: string | number | null };
 
 /**
