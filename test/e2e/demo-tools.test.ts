@@ -87,12 +87,15 @@ test('every way out of the workspace is denied by the path policy, before anythi
 });
 
 test('a file that is not there is the tool failing, not a leak of what exists elsewhere', async () => {
-  // A percent-encoded slash is a file name of its own on a file system: it is looked up, inside.
-  for (const path of ['runbooks/missing.md', '..%2fcatalog.yaml']) {
-    const { status, body } = await call('read_file', { path });
-    assert.equal(status, 502, JSON.stringify(body));
-    assert.equal(body.code, 'EXECUTION_FAILED', JSON.stringify(body));
-  }
+  const { status, body } = await call('read_file', { path: 'runbooks/missing.md' });
+  assert.equal(status, 502, JSON.stringify(body));
+  assert.equal(body.code, 'EXECUTION_FAILED', JSON.stringify(body));
+  // A percent-encoded slash was once looked up as a file name of its own; an encoded form is now
+  // refused by its own rule before the tool runs (a tool that decodes it would climb out).
+  const encoded = await call('read_file', { path: '..%2fcatalog.yaml' });
+  assert.equal(encoded.status, 403, JSON.stringify(encoded.body));
+  const refusal = encoded.body as { details: { rule: string } };
+  assert.equal(refusal.details.rule, 'path.encoded', JSON.stringify(refusal));
 });
 
 test('post_webhook (simulated) answers for a public https target; SSRF targets never reach it', async () => {
