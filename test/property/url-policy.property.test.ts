@@ -86,7 +86,21 @@ test('https://h/ plus any path is allowed for an allowed host h', () => {
   );
 });
 
-test('a longer host, a sub-domain and plain http of an allowed host are all refused', () => {
+test('an explicit default port or an upper-case host is the same URL: accepted and normalised', () => {
+  fc.assert(
+    fc.property(hostName, pathText, (host, rest) => {
+      for (const raw of [`https://${host}:443/${rest}`, `HTTPS://${host.toUpperCase()}/${rest}`]) {
+        const verdict = checkUrl(raw, { hosts: [host] });
+        assert.ok(verdict.ok, verdict.ok ? '' : `${raw}: ${verdict.rule}`);
+        assert.equal(verdict.value.host, host);
+        assert.equal(verdict.value.url, new URL(`https://${host}/${rest}`).href);
+      }
+    }),
+    { numRuns: 1_000 },
+  );
+});
+
+test('a longer host, a sub-domain, another port and plain http of an allowed host are all refused', () => {
   fc.assert(
     fc.property(hostName, label, pathText, (host, extra, rest) => {
       const rule = { hosts: [host] };
@@ -95,7 +109,7 @@ test('a longer host, a sub-domain and plain http of an allowed host are all refu
         `https://${extra}.${host}/${rest}`,
         `http://${host}/${rest}`,
         `https://${host}${extra}/${rest}`,
-        `https://${host}:443/${rest}`,
+        `https://${host}:8443/${rest}`,
         `https://${host}@${extra}.com/${rest}`,
       ]) {
         const verdict = checkUrl(raw, rule);
