@@ -43,25 +43,40 @@ process.on('SIGTERM', () => {
   process.exit(143);
 });
 
-const child = spawn(
-  process.execPath,
-  // A file whose tests have all ended exits even if a failed setup left a handle open, and no
-  // single test may hang the run: a hang is a failure with a name, not a silent CI timeout.
-  [
-    '--import',
-    'tsx',
-    '--test',
-    '--test-force-exit',
-    '--test-timeout=300000',
-    '--test-reporter=spec',
-    ...files,
-  ],
-  {
-    stdio: 'inherit',
-    env,
-  },
-);
-child.on('exit', (code, signal) => {
-  cleanup();
-  process.exit(code ?? (signal ? 1 : 0));
-});
+/**
+ * Files whose assertions bound latency or elapsed time (load, capacity, ReDoS timing, replicas
+ * behind a balancer): they run alone, after the rest. Everything else runs two files at a time —
+ * the tests are hermetic (kernel ports, their own folders and databases), and one file at a time
+ * left one of the two cores idle while a file waited on a child process or a server.
+ */
+const ALONE = [/mcp-load\.test/, /mcp-capacity\.test/, /redos\.test/, /scan-redos\.test/, /\/replicas\//];
+const alone = files.filter((f) => ALONE.some((re) => re.test(f)));
+const together = files.filter((f) => !alone.includes(f));
+
+function run(group, concurrency) {
+  if (group.length === 0) return Promise.resolve(0);
+  return new Promise((resolve) => {
+    const child = spawn(
+      process.execPath,
+      // A file whose tests have all ended exits even if a failed setup left a handle open, and no
+      // single test may hang the run: a hang is a failure with a name, not a silent CI timeout.
+      [
+        '--import',
+        'tsx',
+        '--test',
+        '--test-force-exit',
+        '--test-timeout=300000',
+        `--test-concurrency=${concurrency}`,
+        '--test-reporter=spec',
+        ...group,
+      ],
+      { stdio: 'inherit', env },
+    );
+    child.on('exit', (code, signal) => resolve(code ?? (signal ? 1 : 0)));
+  });
+}
+
+const first = await run(together, 2);
+const second = await run(alone, 1);
+cleanup();
+process.exit(first !== 0 ? first : second);
