@@ -49,7 +49,13 @@ process.on('SIGTERM', () => {
  * the tests are hermetic (kernel ports, their own folders and databases), and one file at a time
  * left one of the two cores idle while a file waited on a child process or a server.
  */
-const ALONE = [/mcp-load\.test/, /mcp-capacity\.test/, /redos\.test/, /scan-redos\.test/, /\/replicas\//];
+const ALONE = [
+  /mcp-load\.test/,
+  /mcp-capacity\.test/,
+  /redos\.test/,
+  /scan-redos\.test/,
+  /\/replicas\//,
+];
 const alone = files.filter((f) => ALONE.some((re) => re.test(f)));
 const together = files.filter((f) => !alone.includes(f));
 
