@@ -6,7 +6,6 @@
  * entry, so a `resources/read` or `prompts/get` is a gate call like any other. A later listing
  * that changes, adds or drops one quarantines it with an alert, as for tools.
  */
-import semver from 'semver';
 import {
   type CatalogService,
   type CatalogWrite,
@@ -19,6 +18,7 @@ import {
 import { type Actor, type Clock, sha256Hex, ToolgateError } from '../core/index.js';
 import { appendEvent, type ProviderEntryRow, type Store } from '../store/index.js';
 import { checkEntryClassification, type EntryClassification } from './entry-classification.js';
+import { nextMajorVersion } from './next-version.js';
 import type { ProviderSpec } from './provider-spec.js';
 import { type EntryKind, entryPinOf, type ListedEntry } from './upstream-entries.js';
 
@@ -309,16 +309,11 @@ export class ProviderEntries {
         );
       }
       const listed = JSON.parse(row.listing) as ListedEntry;
-      const versions = await trx
-        .selectFrom('tool_versions')
-        .select('version')
-        .where('tool_id', '=', row.tool_id)
-        .execute();
-      const top = versions.map((v) => semver.major(v.version)).reduce((a, b) => Math.max(a, b), 0);
+      const version = await nextMajorVersion(trx, row.tool_id);
       const definition = entryDefinition(
         spec,
         row.tool_id,
-        `${top + 1}.0.0`,
+        version,
         listed,
         row.pin_hash,
         classification,

@@ -9,8 +9,8 @@
  * list_changed. Its resources, resource templates and prompts are governed the same way
  * (provider-entries.ts): nothing of them passes through unclassified.
  */
+
 import { StreamableHTTPClientTransport } from '@modelcontextprotocol/sdk/client/streamableHttp.js';
-import semver from 'semver';
 import {
   type CatalogService,
   type CatalogWrite,
@@ -39,6 +39,7 @@ import {
 } from '../sandbox/index.js';
 import { appendEvent, type ProviderRow, type ProviderToolRow, type Store } from '../store/index.js';
 import { type CheckedFetchOptions, checkedFetch, type EgressMeter } from './checked-fetch.js';
+import { nextMajorVersion } from './next-version.js';
 import {
   type EntryRefreshReport,
   ProviderEntries,
@@ -567,19 +568,8 @@ export class ProviderService {
         );
       }
       const listed = JSON.parse(row.listing) as ListedTool;
-      const versions = await trx
-        .selectFrom('tool_versions')
-        .select('version')
-        .where('tool_id', '=', row.tool_id)
-        .execute();
-      const top = versions.map((v) => semver.major(v.version)).reduce((a, b) => Math.max(a, b), 0);
-      const definition = importedDefinition(
-        spec,
-        row.tool_id,
-        `${top + 1}.0.0`,
-        listed,
-        classification,
-      );
+      const version = await nextMajorVersion(trx, row.tool_id);
+      const definition = importedDefinition(spec, row.tool_id, version, listed, classification);
       const registered = await this.#catalog.registerIn(ctx, definition, actor);
       const now = this.#clock();
       await trx
