@@ -226,7 +226,7 @@ describe('ranking by match, health, SLA and tier', () => {
     const hits = await discover(alphaKey, 'q=look+up+invoice');
     assert.deepEqual(ids(hits), ['invoice_lookup_x']);
     assert.deepEqual(
-      (hits[0]?.alternatives as { id: string }[]).map((a) => a.id),
+      ((hits[0]?.alternatives ?? []) as { id: string }[]).map((a) => a.id),
       [],
       'ledger_balance is unchecked, not healthy',
     );
