@@ -153,7 +153,7 @@ function qualityOf(doc: Doc, health: ToolHealthView): number {
 
 /** Indexes kept, and documents across them (a set of 10,000 tools is one large index). */
 const MAX_CACHED_SETS = 64;
-const MAX_CACHED_DOCS = 100_000;
+const MAX_CACHED_DOCS = 50_000;
 /** Past this many changed tools a full reload is cheaper than patching the documents. */
 const MAX_INCREMENTAL_TOOLS = 500;
 
@@ -213,10 +213,6 @@ export class ScopedDiscovery {
     } else {
       // Every word first, then some, each list read best first. A score never exceeds its
       // match, so a list is read only while its match can still beat the limit-th rank.
-      const all = set.index.search(text, { ...SEARCH_OPTIONS, prefix, combineWith: 'AND' });
-      let some = set.index.search(text, { ...SEARCH_OPTIONS, prefix });
-      if (some.length === 0) some = set.index.search(text, { ...SEARCH_OPTIONS, fuzzy: 0.34 });
-      // The best match among the tools that may be returned is 1.
       const firstEligible = (results: readonly { id: unknown; score: number }[]) => {
         for (const r of results) {
           const entry = set.docs.get(r.id as string);
@@ -224,7 +220,6 @@ export class ScopedDiscovery {
         }
         return 0;
       };
-      const top = Math.max(firstEligible(all), firstEligible(some));
       const seen = new Set<string>();
       // The best `limit` scores so far, descending: the last is what a newcomer must beat.
       const best: number[] = [];
@@ -235,9 +230,13 @@ export class ScopedDiscovery {
         best.splice(i, 0, score);
         if (best.length > limit) best.pop();
       };
-      const read = (results: readonly { id: unknown; score: number }[], weight: number) => {
+      const read = (
+        results: readonly { id: unknown; score: number }[],
+        top: number,
+        weight: number,
+      ) => {
         for (const r of results) {
-          const match = (r.score / top) * weight;
+          const match = Math.min(1, r.score / top) * weight;
           if (best.length === limit && match < (best[limit - 1] ?? 0)) break;
           const key = r.id as string;
           if (seen.has(key)) continue;
@@ -249,9 +248,17 @@ export class ScopedDiscovery {
           keep(score);
         }
       };
-      if (top > 0) {
-        read(all, 1);
-        read(some, PARTIAL_MATCH_WEIGHT);
+      // The best tool matching every word has match 1; a tool matching only some counts at
+      // most half, so that list is searched only while such a tool could still make the results.
+      const all = set.index.search(text, { ...SEARCH_OPTIONS, prefix, combineWith: 'AND' });
+      const topAll = firstEligible(all);
+      if (topAll > 0) read(all, topAll, 1);
+      if (!(best.length === limit && (best[limit - 1] ?? 0) >= PARTIAL_MATCH_WEIGHT)) {
+        let some = set.index.search(text, { ...SEARCH_OPTIONS, prefix });
+        // Typo-tolerant only when nothing in the set matched any word.
+        if (some.length === 0) some = set.index.search(text, { ...SEARCH_OPTIONS, fuzzy: 0.34 });
+        const top = topAll > 0 ? topAll : firstEligible(some);
+        if (top > 0) read(some, top, PARTIAL_MATCH_WEIGHT);
       }
     }
     ranked.sort((a, b) => b.score - a.score || a.doc.id.localeCompare(b.doc.id));
@@ -349,12 +356,14 @@ export class ScopedDiscovery {
   /** The revision the documents are current at (reloaded when the catalog revision moved). */
   async #fresh(): Promise<number> {
     const revision = await this.#catalog.revision();
-    if (this.#revision === revision) return revision;
-    this.#loading ??= this.#load(revision).finally(() => {
-      this.#loading = null;
-    });
-    await this.#loading;
-    return revision;
+    // A load already under way may be for an older revision: wait for it, then load again.
+    while (this.#revision === null || this.#revision < revision) {
+      this.#loading ??= this.#load(revision).finally(() => {
+        this.#loading = null;
+      });
+      await this.#loading;
+    }
+    return this.#revision;
   }
 
   async #load(revision: number): Promise<void> {
