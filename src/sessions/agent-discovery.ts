@@ -19,7 +19,7 @@ import {
 } from '../catalog/index.js';
 import { type Problem, problem, ToolgateError } from '../core/index.js';
 import type { AgentService, AgentTier } from '../identity/index.js';
-import type { SessionRow, Store } from '../store/index.js';
+import { readRevisions, type SessionRow, type Store } from '../store/index.js';
 import type { SessionPrincipal } from './session-principal.js';
 import {
   exportNames,
@@ -53,8 +53,8 @@ export class AgentDiscovery {
   readonly #search: ScopedDiscovery;
   #offered: { revision: number; tools: Promise<ToolVersionDetail[]> } | null = null;
   readonly #sets = new Map<string, { key: string; tools: ScopedTool[] }>();
-  /** Parsed tool sets by session id, reused while the stored text is the same. */
-  readonly #parsed = new Map<string, { text: string; tools: SessionTool[]; key: string }>();
+  /** Parsed tool sets by session id, reused while the identity revision is the same. */
+  readonly #parsed = new Map<string, { identity: number; tools: SessionTool[]; key: string }>();
 
   constructor(
     store: Store,
@@ -80,8 +80,9 @@ export class AgentDiscovery {
     query: unknown,
   ): Promise<AgentDiscoveryResult> {
     const checked = checkQuery(query);
-    const row = await this.#sessions.require(sessionId, who);
-    return this.#searchSession(row, checked);
+    const identity = (await readRevisions(this.#store.db)).identity;
+    const row = await this.#sessions.admit(await this.#row(sessionId), sessionId, who);
+    return this.#searchSession(row, identity, checked);
   }
 
   /**
@@ -91,15 +92,64 @@ export class AgentDiscovery {
    */
   async forGatedCall(sessionId: string, query: unknown): Promise<AgentDiscoveryResult> {
     const checked = checkQuery(query);
+    const identity = (await readRevisions(this.#store.db)).identity;
+    const row = await this.#row(sessionId);
+    if (!row || row.status !== 'open')
+      throw new ToolgateError('SESSION_NOT_FOUND', 'no open session with this id', { sessionId });
+    return this.#searchSession(row, identity, checked);
+  }
+
+  /**
+   * The session row without its tool set: a set of thousands of tools is a large text, read
+   * again only when the identity revision moved (every change of a stored set moves it).
+   */
+  async #row(sessionId: string): Promise<SessionRow | undefined> {
     const row = await this.#store.db
       .selectFrom('sessions')
-      .selectAll()
+      .select([
+        'id',
+        'agent_id',
+        'user_id',
+        'run_id',
+        'created_at',
+        'expires_at',
+        'status',
+        'private_data_read',
+        'external_sends',
+        'egress_bytes',
+        'spend_cents',
+        'user_permissions',
+        'suspended',
+        'credential',
+        'untrusted_sources',
+        'injection_seen',
+      ])
       .where('id', '=', sessionId)
-      .where('status', '=', 'open')
       .executeTakeFirst();
-    if (!row)
-      throw new ToolgateError('SESSION_NOT_FOUND', 'no open session with this id', { sessionId });
-    return this.#searchSession(row, checked);
+    // The set is read separately (#toolsOf); nothing here uses these two.
+    return row ? { ...row, tool_set: '', withheld: '' } : undefined;
+  }
+
+  async #toolsOf(
+    sessionId: string,
+    identity: number,
+  ): Promise<{ tools: SessionTool[]; key: string }> {
+    const cached = this.#parsed.get(sessionId);
+    if (cached?.identity === identity) return cached;
+    const row = await this.#store.db
+      .selectFrom('sessions')
+      .select('tool_set')
+      .where('id', '=', sessionId)
+      .executeTakeFirst();
+    const tools = row ? (JSON.parse(row.tool_set) as SessionTool[]) : [];
+    const parsed = { identity, tools, key: scopeKey(tools) };
+    this.#parsed.delete(sessionId);
+    this.#parsed.set(sessionId, parsed);
+    for (const k of this.#parsed.keys()) {
+      if (this.#parsed.size <= MAX_CACHED_SETS) break;
+      this.#parsed.delete(k);
+    }
+    return parsed;
   }
 
   /** Searches the set a session opened now would be offered, without opening one. */
@@ -128,7 +178,11 @@ export class AgentDiscovery {
     return { results: await this.#search.search(set, checked) };
   }
 
-  async #searchSession(row: SessionRow, query: AgentDiscoveryQuery): Promise<AgentDiscoveryResult> {
+  async #searchSession(
+    row: SessionRow,
+    identity: number,
+    query: AgentDiscoveryQuery,
+  ): Promise<AgentDiscoveryResult> {
     const agent = await this.#agents.get(row.agent_id);
     const caps = await this.#sessions.capabilities(
       row.agent_id,
@@ -136,17 +190,7 @@ export class AgentDiscovery {
       row.user_permissions === null ? null : (JSON.parse(row.user_permissions) as string[]),
       agent,
     );
-    let parsed = this.#parsed.get(row.id);
-    if (parsed?.text !== row.tool_set) {
-      const tools = JSON.parse(row.tool_set) as SessionTool[];
-      parsed = { text: row.tool_set, tools, key: scopeKey(tools) };
-      this.#parsed.delete(row.id);
-      this.#parsed.set(row.id, parsed);
-      for (const k of this.#parsed.keys()) {
-        if (this.#parsed.size <= MAX_CACHED_SETS) break;
-        this.#parsed.delete(k);
-      }
-    }
+    const parsed = await this.#toolsOf(row.id, identity);
     const tier = agent.tier;
     // A grant revoked, or a tier lowered, since the session opened stops the next call (the
     // gate's grant step): such a tool is not found either.

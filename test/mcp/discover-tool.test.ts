@@ -9,6 +9,10 @@ import { mkdtempSync, readFileSync, rmSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { after, before, test } from 'node:test';
+import {
+  Client as ClientV2,
+  StreamableHTTPClientTransport as HttpV2,
+} from '@modelcontextprotocol/client';
 import { Client } from '@modelcontextprotocol/sdk/client/index.js';
 import { StreamableHTTPClientTransport } from '@modelcontextprotocol/sdk/client/streamableHttp.js';
 import type { CallToolResult } from '@modelcontextprotocol/sdk/types.js';
@@ -42,7 +46,7 @@ let tg: Gateway;
 let app: FastifyInstance;
 let base: string;
 const keys: Record<string, string> = {};
-const clients: Client[] = [];
+const clients: { close(): Promise<void> }[] = [];
 
 async function connect(key: string): Promise<Client> {
   const client = new Client({ name: 'discover-test', version: '1.0.0' });
@@ -223,4 +227,30 @@ test("bad arguments are refused by the gate's schema step and run nothing", asyn
   assert.equal(result.isError, true);
   const decision = (result._meta as Record<string, { code?: string }>)['toolgate/decision'];
   assert.equal(decision?.code, 'INPUT_INVALID');
+});
+
+test('the 2026-07-28 era (the v2 SDK client, stateless runs) gets the same tool and answer', async () => {
+  states.clear();
+  const client = new ClientV2(
+    { name: 'discover-modern', version: '1.0.0' },
+    { versionNegotiation: { mode: { pin: '2026-07-28' } } },
+  );
+  await client.connect(
+    new HttpV2(new URL(`${base}/mcp`), {
+      requestInit: { headers: { authorization: `Bearer ${keys.finder}` } },
+    }),
+  );
+  clients.push(client);
+  const listed = (await client.listTools()).tools.map((t) => t.name);
+  assert.ok(listed.includes('discover_tools'), listed.join(','));
+  const modern = await client.callTool({
+    name: 'discover_tools',
+    arguments: { query: 'look up invoice' },
+  });
+  const legacy = await (await connect(keys.finder ?? '')).callTool({
+    name: 'discover_tools',
+    arguments: { query: 'look up invoice' },
+  });
+  assert.deepEqual(resultsOf(modern), resultsOf(legacy));
+  assert.ok(!JSON.stringify(modern).includes('payroll'));
 });
