@@ -105,6 +105,8 @@ interface SetIndex {
   readonly index: MiniSearch<{ key: string }>;
   /** The set's documents by key, and the call name of each. */
   readonly docs: ReadonlyMap<string, { readonly doc: Doc; readonly name: string }>;
+  /** The set's documents by tag (alternatives that share one). */
+  readonly byTag: ReadonlyMap<string, readonly { readonly doc: Doc; readonly name: string }[]>;
 }
 
 /**
@@ -206,9 +208,10 @@ export class ScopedDiscovery {
     const ranked: Ranked[] = [];
     const text = query.q?.trim() ?? '';
     if (text === '') {
+      // Listed by quality: only the best `limit` are kept (a set may hold 10,000 tools).
       for (const { doc, name } of set.docs.values()) {
         if (!eligible(doc)) continue;
-        ranked.push({ doc, name, match: 1, score: qualityOf(doc, healthOf(doc)) });
+        insertRanked(ranked, { doc, name, match: 1, score: qualityOf(doc, healthOf(doc)) }, limit);
       }
     } else {
       // Every word first, then some, each list read best first. A score never exceeds its
@@ -261,7 +264,9 @@ export class ScopedDiscovery {
         if (top > 0) read(some, top, PARTIAL_MATCH_WEIGHT);
       }
     }
-    ranked.sort((a, b) => b.score - a.score || a.doc.id.localeCompare(b.doc.id));
+    ranked.sort(
+      (a, b) => b.score - a.score || (a.doc.id < b.doc.id ? -1 : a.doc.id > b.doc.id ? 1 : 0),
+    );
     const picked = ranked.slice(0, limit);
 
     const alternativesFor = (degraded: Ranked): DiscoveryAlternative[] => {
@@ -278,17 +283,23 @@ export class ScopedDiscovery {
         });
       };
       // Those that matched the query, best first; then tools sharing a tag, healthiest first.
-      for (const r of ranked) take(r);
-      if (out.length < MAX_ALTERNATIVES && degraded.doc.tags.length > 0) {
-        const sharing = [...set.docs.values()]
-          .filter((e) => e.doc.tags.some((t) => degraded.doc.tags.includes(t)))
-          .sort(
-            (a, b) =>
-              qualityOf(b.doc, healthOf(b.doc)) - qualityOf(a.doc, healthOf(a.doc)) ||
-              a.doc.id.localeCompare(b.doc.id),
-          );
-        for (const e of sharing) take(e);
+      for (const r of ranked) {
+        if (out.length === MAX_ALTERNATIVES) return out;
+        take(r);
       }
+      const sharing: Ranked[] = [];
+      const considered = new Set<string>();
+      for (const tag of degraded.doc.tags) {
+        for (const e of set.byTag.get(tag) ?? []) {
+          if (considered.has(e.doc.key)) continue;
+          considered.add(e.doc.key);
+          if (e.doc.key === degraded.doc.key || healthOf(e.doc).state !== 'healthy') continue;
+          if (!usable(e.doc)) continue;
+          const score = qualityOf(e.doc, healthOf(e.doc));
+          insertRanked(sharing, { ...e, match: 0, score }, MAX_ALTERNATIVES * 2);
+        }
+      }
+      for (const e of sharing) take(e);
       return out;
     };
 
@@ -341,7 +352,15 @@ export class ScopedDiscovery {
       tokenize,
     });
     index.addAll([...docs.values()].map((e) => e.doc));
-    const built: SetIndex = { index, docs };
+    const byTag = new Map<string, { doc: Doc; name: string }[]>();
+    for (const e of docs.values()) {
+      for (const tag of e.doc.tags) {
+        const list = byTag.get(tag) ?? [];
+        list.push(e);
+        byTag.set(tag, list);
+      }
+    }
+    const built: SetIndex = { index, docs, byTag };
     this.#sets.set(cacheKey, built);
     this.#cachedDocs += docs.size;
     for (const [k, v] of this.#sets) {
@@ -418,6 +437,21 @@ export class ScopedDiscovery {
 }
 
 const prefix = (term: string) => term.length >= 4;
+
+/** Inserts into a list kept sorted best first (score, then id) and at most `cap` long. */
+function insertRanked<T extends { readonly doc: Doc; readonly score: number }>(
+  list: T[],
+  item: T,
+  cap: number,
+): void {
+  const before = (a: T, b: T) => a.score > b.score || (a.score === b.score && a.doc.id < b.doc.id);
+  const last = list[list.length - 1];
+  if (list.length === cap && last && !before(item, last)) return;
+  let i = list.length;
+  while (i > 0 && before(item, list[i - 1] as T)) i--;
+  list.splice(i, 0, item);
+  if (list.length > cap) list.pop();
+}
 /** As the catalog's own search weighs them (catalog/discovery.ts). */
 const SEARCH_OPTIONS = {
   boost: { title: 3, tagText: 2, description: 1 },
