@@ -99,6 +99,8 @@ interface Doc {
   readonly retire_at: string | null;
   readonly sla: Sla | null;
   readonly definition_hash: string;
+  /** The SLA and tier part of the quality, fixed for a version. */
+  readonly staticQuality: number;
 }
 
 interface SetIndex {
@@ -146,10 +148,7 @@ function slaFactor(sla: Sla | null): number {
 
 /** 0.5–1: the factor match is multiplied by. Never above 1, which the early stop relies on. */
 function qualityOf(doc: Doc, health: ToolHealthView): number {
-  const quality =
-    QUALITY.health * healthFactor(health) +
-    QUALITY.sla * slaFactor(doc.sla) +
-    QUALITY.tier * TIER_FACTOR[doc.access_tier];
+  const quality = QUALITY.health * healthFactor(health) + doc.staticQuality;
   return (0.5 + 0.5 * quality) * (doc.lifecycle === 'deprecated' ? DEPRECATED_WEIGHT : 1);
 }
 
@@ -186,7 +185,6 @@ export class ScopedDiscovery {
     const now = this.#catalog.now();
     const limit = Math.min(Math.max(query.limit ?? DEFAULT_LIMIT, 1), MAX_AGENT_DISCOVERY_LIMIT);
     const tags = query.tags ?? [];
-    const admits = scope.admits ?? (() => true);
     const healthCache = new Map<string, ToolHealthView>();
     const healthOf = (doc: Doc): ToolHealthView => {
       let h = healthCache.get(doc.key);
@@ -198,18 +196,28 @@ export class ScopedDiscovery {
     };
     // The sweep may not have run yet: never offer a version whose window has ended. An
     // unavailable tool is not offered (C14), so it is neither found nor suggested.
+    // (`scope.admits` was applied when the set's index was built: its key covers it.)
     const usable = (doc: Doc) =>
       isOfferable(effectiveLifecycle(doc.lifecycle, doc.retire_at, now)) &&
-      admits(doc) &&
       healthOf(doc).state !== 'unavailable';
-    const eligible = (doc: Doc) => usable(doc) && tags.every((t) => doc.tags.includes(t));
+    const eligible = (doc: Doc) => tags.every((t) => doc.tags.includes(t)) && usable(doc);
 
     type Ranked = { doc: Doc; name: string; match: number; score: number };
     const ranked: Ranked[] = [];
     const text = query.q?.trim() ?? '';
     if (text === '') {
       // Listed by quality: only the best `limit` are kept (a set may hold 10,000 tools).
-      for (const { doc, name } of set.docs.values()) {
+      // With tags, only the tools carrying the rarest of them need to be looked at.
+      let candidates: Iterable<{ doc: Doc; name: string }> = set.docs.values();
+      let fewest = Number.POSITIVE_INFINITY;
+      for (const tag of tags) {
+        const tagged = set.byTag.get(tag) ?? [];
+        if (tagged.length < fewest) {
+          fewest = tagged.length;
+          candidates = tagged;
+        }
+      }
+      for (const { doc, name } of candidates) {
         if (!eligible(doc)) continue;
         insertRanked(ranked, { doc, name, match: 1, score: qualityOf(doc, healthOf(doc)) }, limit);
       }
@@ -483,6 +491,9 @@ function toDoc(row: ToolVersionRow): Doc | null {
     retire_at: row.retire_at,
     sla: definition.sla ?? null,
     definition_hash: row.definition_hash,
+    staticQuality:
+      QUALITY.sla * slaFactor(definition.sla ?? null) +
+      QUALITY.tier * TIER_FACTOR[row.access_tier as AccessTier],
   };
 }
 
