@@ -17,6 +17,7 @@ import {
   CONFIG_ADMIN,
   CONSOLE_SESSIONS_ADMIN,
   DISCOVERY_ADMIN,
+  DISCOVERY_AGENT,
   ENTRIES_AGENT,
   expose,
   KEYS_ADMIN,
@@ -54,7 +55,14 @@ import {
   generateNoteSigner,
   type NoteSigner,
 } from './audit/index.js';
-import { CatalogService, Discovery, SecurityReviewDesk } from './catalog/index.js';
+import {
+  CatalogService,
+  DISCOVER_TOOLS_HANDLER,
+  Discovery,
+  type HealthReader,
+  ScopedDiscovery,
+  SecurityReviewDesk,
+} from './catalog/index.js';
 import { ApplyService, ChangeDesk } from './config/index.js';
 import { type Clock, problem, systemActor, systemClock, ToolgateError } from './core/index.js';
 import {
@@ -104,7 +112,7 @@ import {
   demoExecutor,
   HttpRuntime,
   HttpToolRunner,
-  type InlineExecutor,
+  InlineExecutor,
   InlineRuntime,
   McpRuntime,
   runtimeRegistry,
@@ -112,6 +120,7 @@ import {
 import { definitionPathProblems, EgressProxy, SandboxService } from './sandbox/index.js';
 import {
   type AgentCaps,
+  AgentDiscovery,
   DEFAULT_AGENT_CAPS,
   RunService,
   SessionEntries,
@@ -216,6 +225,11 @@ export interface ToolgateOptions {
   readonly approvalSigner?: ApprovalSigner | (() => ApprovalSigner);
   /** In-process handlers for `inline` tools; default: the demo catalog's. */
   readonly executor?: InlineExecutor;
+  /**
+   * Tool health as the health monitor reports it, for discovery's ranking and marks (C14);
+   * default: every tool `unchecked`, score 0.
+   */
+  readonly health?: HealthReader;
   /** Accept JWT bearer tokens for agents, verified against this configuration. */
   readonly jwt?: JwtConfig;
   /**
@@ -418,10 +432,22 @@ export async function openGateway(options: ToolgateOptions = {}): Promise<Gatewa
   });
   const mcp = new McpRuntime(providers, upstreams);
   sessions.onClose((sessionId) => void mcp.closeSession(sessionId));
+  // Agent discovery searches only the caller's permitted set (docs/architecture.md §6); the
+  // built-in discovery tool runs it for the session the gate admitted the call in.
+  const agentDiscovery = new AgentDiscovery(
+    store,
+    catalog,
+    agents,
+    sessions,
+    new ScopedDiscovery(catalog, options.health),
+  );
+  const builtins = new InlineExecutor().register(DISCOVER_TOOLS_HANDLER, (args, call) =>
+    agentDiscovery.forGatedCall(call.sessionId, args),
+  );
   // One runtime per kind (docs/architecture.md §4). Command tools never run unsandboxed, and
   // reach the network only through the proxy.
   const runtimes = runtimeRegistry(
-    new InlineRuntime(options.executor ?? demoExecutor()),
+    new InlineRuntime(options.executor ?? demoExecutor(), builtins),
     new CommandRuntime(sandbox, egress.proxy),
     new HttpRuntime(egress.http),
     mcp,
@@ -560,6 +586,7 @@ export async function openGateway(options: ToolgateOptions = {}): Promise<Gatewa
     sessions: expose(sessions, SESSIONS_AGENT),
     runs: expose(runs, RUNS_AGENT),
     entries: expose(new SessionEntries(sessions, catalog), ENTRIES_AGENT),
+    discovery: expose(agentDiscovery, DISCOVERY_AGENT),
     invoke: gate.invoke.bind(gate),
     requestStates: expose(
       new RequestStateSealer(

@@ -7,7 +7,12 @@
 import type { RequestStateSealer } from '../approvals/index.js';
 import type { CallContext, CallOptions, GateDecision } from '../gate/index.js';
 import type { JwtIdentity, ProtectedResourceMetadata } from '../identity/index.js';
-import type { RunService, SessionEntries, SessionService } from '../sessions/index.js';
+import type {
+  AgentDiscovery,
+  RunService,
+  SessionEntries,
+  SessionService,
+} from '../sessions/index.js';
 
 /** The session methods an agent front is given (the type and the object share this list). */
 export const SESSIONS_AGENT = [
@@ -37,6 +42,9 @@ export interface OAuthFront {
 /** The entry methods an agent front is given: list the offered ones, map a request to a gate call. */
 export const ENTRIES_AGENT = ['list', 'resolveResource', 'resolvePrompt'] as const;
 
+/** The discovery methods an agent front is given: search its own session, or its own set. */
+export const DISCOVERY_AGENT = ['inSession', 'forAgent'] as const;
+
 /** The run methods an agent front is given: mint a handle, explain a refused one, revoke one. */
 export const RUNS_AGENT = ['mint', 'refusal', 'revoke'] as const;
 
@@ -55,6 +63,11 @@ export interface AgentApi {
    * it with `invoke`, like a tool call.
    */
   readonly entries: Pick<SessionEntries, (typeof ENTRIES_AGENT)[number]>;
+  /**
+   * Capability search with the agent's own credential, within its own permitted set only (a
+   * session's, or the set a session opened now would get): never the global catalog.
+   */
+  readonly discovery: Pick<AgentDiscovery, (typeof DISCOVERY_AGENT)[number]>;
   /** Runs: the handles stateless (2026-07-28) MCP clients carry instead of an MCP session. */
   readonly runs: Pick<RunService, (typeof RUNS_AGENT)[number]>;
   /**

@@ -27,7 +27,7 @@ export {
   USERS_ADMIN,
 } from './admin-api.js';
 export type { AgentApi, OAuthFront, SecurityEvents } from './agent-api.js';
-export { ENTRIES_AGENT, RUNS_AGENT, SESSIONS_AGENT } from './agent-api.js';
+export { DISCOVERY_AGENT, ENTRIES_AGENT, RUNS_AGENT, SESSIONS_AGENT } from './agent-api.js';
 export { expose } from './expose.js';
 export type { DriverReport } from './host-admin.js';
 export { codeHash, hostDoctor } from './host-admin.js';

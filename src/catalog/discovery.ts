@@ -54,7 +54,7 @@ const STOP_WORDS = new Set(
 );
 
 /** Splits identifiers too, so `search_tickets` matches "tickets". */
-const tokenize = (text: string): string[] =>
+export const tokenize = (text: string): string[] =>
   text
     .replace(/([a-z])([A-Z])/g, '$1 $2')
     .toLowerCase()

@@ -3,6 +3,11 @@
  * description safety, discovery. Anything exported here is public API.
  */
 export { approversNeeded } from './approvers-needed.js';
+export {
+  DISCOVER_TOOLS_CAPABILITY,
+  DISCOVER_TOOLS_HANDLER,
+  discoverToolsDefinition,
+} from './builtin-tools.js';
 export type {
   CatalogOptions,
   CatalogWrite,
@@ -36,6 +41,15 @@ export type { ModelText, ModelTextKind } from './schema-model-texts.js';
 export { schemaModelTexts } from './schema-model-texts.js';
 export { unsupportedPatternProblems } from './schema-patterns.js';
 export { schemaTexts } from './schema-texts.js';
+export type {
+  AgentDiscoveryHit,
+  AgentDiscoveryQuery,
+  DiscoveryAlternative,
+  DiscoveryScope,
+  ScopedTool,
+  ScopedToolFacts,
+} from './scoped-discovery.js';
+export { MAX_AGENT_DISCOVERY_LIMIT, ScopedDiscovery, scopeKey } from './scoped-discovery.js';
 export type {
   ReviewDecision,
   ReviewInput,
@@ -81,6 +95,8 @@ export {
   TOOL_SCHEMA_ID,
   toolDefinitionSchema,
 } from './tool-definition-schema.js';
+export type { HealthReader, HealthState, ToolHealthView } from './tool-health-view.js';
+export { UNCHECKED_HEALTH } from './tool-health-view.js';
 export type { ToolVersionDetail, ToolVersionSummary } from './tool-repository.js';
 export type { DefinitionCheck } from './validate-definition.js';
 export {

@@ -33,6 +33,7 @@ import {
   type OwnedTool,
 } from './route-roles.js';
 import { adminRoutes } from './routes/admin.js';
+import { agentDiscoveryRoutes } from './routes/agent-discovery.js';
 import { approvalRoutes } from './routes/approvals.js';
 import { auditRoutes } from './routes/audit.js';
 import { discoveryRoutes } from './routes/discovery.js';
@@ -379,6 +380,7 @@ export async function buildServer(
   toolRoutes(app, admin);
   reviewRoutes(app, admin);
   sessionRoutes(app, agent, admin);
+  agentDiscoveryRoutes(app, agent);
   runRoutes(app, admin);
   approvalRoutes(app, admin);
   adminRoutes(app, admin);

@@ -14,9 +14,9 @@ export type {
   HttpToolResult,
 } from './http/http-runtime.js';
 export { HttpRuntime, HttpToolRunner, httpAuditFields } from './http/http-runtime.js';
-export type { InlineHandler } from './inline/inline-executor.js';
+export type { InlineCallContext, InlineHandler } from './inline/inline-executor.js';
 export { demoExecutor, InlineExecutor } from './inline/inline-executor.js';
-export { InlineRuntime } from './inline/inline-runtime.js';
+export { BUILTIN_PREFIX, InlineRuntime } from './inline/inline-runtime.js';
 export type { ProviderLinks } from './mcp/mcp-runtime.js';
 export { McpRuntime } from './mcp/mcp-runtime.js';
 export type {

@@ -123,7 +123,7 @@ export function permittedSet(
 }
 
 /** Names the model sees; a clash (two providers' `search`) falls back to the tool id. */
-function exportNames(tools: readonly ToolVersionDetail[]): SessionTool[] {
+export function exportNames(tools: readonly ToolVersionDetail[]): SessionTool[] {
   const count = new Map<string, number>();
   for (const t of tools) count.set(t.name, (count.get(t.name) ?? 0) + 1);
   return tools.map((t) => ({

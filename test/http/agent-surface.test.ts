@@ -113,13 +113,15 @@ test('walking every REST route with an agent key: the agent routes are sessions 
     assert.ok(refused.includes(route), `${route} refuses an agent key`);
   }
   assert.ok(reachable.includes('POST /v1/sessions/{id}/calls'), reachable.join('\n'));
+  assert.ok(reachable.includes('GET /v1/discover'), reachable.join('\n'));
   // With an agent key and no console session, no console form changes anything.
   for (const route of consoleRoutes) {
     const [method, , status] = route.split(' ');
     if (method !== 'GET')
       assert.ok(Number(status) >= 300, `${route}: a console change without a session`);
   }
-  const probes = new Set(['GET /healthz', 'GET /readyz']);
+  // Probes, and the agent's own discovery (its permitted set only, docs/architecture.md §6).
+  const probes = new Set(['GET /healthz', 'GET /readyz', 'GET /v1/discover']);
   for (const route of reachable) {
     const path = route.split(' ')[1] ?? '';
     assert.ok(

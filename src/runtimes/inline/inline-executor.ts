@@ -5,7 +5,18 @@
  */
 import { randomUUID } from 'node:crypto';
 
-export type InlineHandler = (args: Record<string, unknown>) => unknown | Promise<unknown>;
+/** Who the call is for, as the gate resolved it (a built-in such as discovery answers per session). */
+export interface InlineCallContext {
+  readonly callId: string;
+  readonly sessionId: string;
+  readonly agentId: string;
+  readonly userId: string | null;
+}
+
+export type InlineHandler = (
+  args: Record<string, unknown>,
+  context: InlineCallContext,
+) => unknown | Promise<unknown>;
 
 export class InlineExecutor {
   readonly #handlers = new Map<string, InlineHandler>();
@@ -24,10 +35,14 @@ export class InlineExecutor {
     return this.#handlers.get(name);
   }
 
-  async run(name: string, args: Record<string, unknown>): Promise<unknown> {
+  async run(
+    name: string,
+    args: Record<string, unknown>,
+    context: InlineCallContext = { callId: '', sessionId: '', agentId: '', userId: null },
+  ): Promise<unknown> {
     const handler = this.#handlers.get(name);
     if (!handler) throw new Error(`no inline handler ${name}`);
-    return handler(args);
+    return handler(args, context);
   }
 }
 

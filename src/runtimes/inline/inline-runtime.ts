@@ -13,21 +13,35 @@ import {
 } from '../tool-runtime.js';
 import type { InlineExecutor } from './inline-executor.js';
 
+/** Handler names the gateway reserves for its own built-in tools. */
+export const BUILTIN_PREFIX = 'toolgate.';
+
 export class InlineRuntime implements ToolRuntime {
   readonly kind = 'inline';
   readonly #executor: InlineExecutor;
+  readonly #builtins: InlineExecutor | null;
 
-  constructor(executor: InlineExecutor) {
+  /**
+   * `builtins`: the gateway's own handlers (names under `toolgate.`, e.g. agent discovery),
+   * looked up first, so a caller's executor cannot stand in for one.
+   */
+  constructor(executor: InlineExecutor, builtins: InlineExecutor | null = null) {
     this.#executor = executor;
+    this.#builtins = builtins;
   }
 
   async run(
     def: ToolDefinition,
     args: Record<string, unknown>,
-    _context: RuntimeContext,
+    context: RuntimeContext,
   ): Promise<RuntimeResult> {
+    const name = def.runtime.kind === 'inline' ? def.runtime.handler : undefined;
     const handler =
-      def.runtime.kind === 'inline' ? this.#executor.handler(def.runtime.handler) : undefined;
+      name === undefined
+        ? undefined
+        : name.startsWith(BUILTIN_PREFIX)
+          ? this.#builtins?.handler(name)
+          : this.#executor.handler(name);
     if (!handler) {
       // Never run a tool with less isolation than it asks for: no handler here, no run.
       return runtimeFailure(
@@ -37,7 +51,15 @@ export class InlineRuntime implements ToolRuntime {
       );
     }
     try {
-      return { ok: true, output: await handler(args) };
+      return {
+        ok: true,
+        output: await handler(args, {
+          callId: context.callId,
+          sessionId: context.sessionId,
+          agentId: context.agentId,
+          userId: context.userId,
+        }),
+      };
     } catch {
       // What the handler threw is not the caller's to see.
       return runtimeFailure('EXECUTION_FAILED', 'execute.error', 'the tool failed');
