@@ -57,6 +57,7 @@ function abortable(ms: number, signal: AbortSignal | undefined): Promise<void> {
 export class ToolgateClient<Tools extends ToolTypes = ToolTypes> {
   readonly #transport: Transport;
   readonly #cache: DefinitionsCache;
+  readonly #changed: (() => void)[] = [];
 
   constructor(options: ClientOptions) {
     const common = {
@@ -76,7 +77,26 @@ export class ToolgateClient<Tools extends ToolTypes = ToolTypes> {
             ...(options.session ? { session: options.session } : {}),
           });
     this.#cache = new DefinitionsCache(options.cache);
-    this.#transport.onListChanged(() => this.#cache.drop());
+    this.#transport.onListChanged(() => this.#stale());
+  }
+
+  /**
+   * Tells `listener` each time the gateway says the tool set changed (MCP `list_changed`, a
+   * refusal naming a tool gone): the cached set is dropped then, and `tools()` fetches anew.
+   */
+  onToolsChanged(listener: () => void): void {
+    this.#changed.push(listener);
+  }
+
+  #stale(): void {
+    this.#cache.drop();
+    for (const listener of this.#changed) {
+      try {
+        listener();
+      } catch {
+        // An agent's listener never breaks the client.
+      }
+    }
   }
 
   /** How many times the gateway said the cached tool set was stale (it was dropped then). */
@@ -126,7 +146,7 @@ export class ToolgateClient<Tools extends ToolTypes = ToolTypes> {
   }
 
   #settle<TOutput>(call: WireCall, answer: WireAnswer): CallResult<TOutput> {
-    if (answer.kind === 'deny' && STALE_CODES.has(answer.code)) this.#cache.drop();
+    if (answer.kind === 'deny' && STALE_CODES.has(answer.code)) this.#stale();
     if (answer.kind !== 'pending_approval') return answer as Settled<TOutput>;
     const pending: CallPending<TOutput> = {
       kind: 'pending_approval',
@@ -154,7 +174,7 @@ export class ToolgateClient<Tools extends ToolTypes = ToolTypes> {
       await abortable(Math.min(pollMs, Math.max(0, deadline - Date.now())), options.signal);
       const next = await this.#transport.follow(followed, pending);
       if (next.kind !== 'pending_approval') {
-        if (next.kind === 'deny' && STALE_CODES.has(next.code)) this.#cache.drop();
+        if (next.kind === 'deny' && STALE_CODES.has(next.code)) this.#stale();
         return next as Settled<TOutput>;
       }
       pending = next;

@@ -14,21 +14,17 @@ import type { AddressInfo } from 'node:net';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { after, before, describe, test } from 'node:test';
-import type { FastifyInstance } from 'fastify';
 import { ApprovalSigner } from '../../src/approvals/index.js';
 import { generateNoteSigner } from '../../src/audit/index.js';
 import type * as ClientModule from '../../src/client/index.js';
 import { MasterKey } from '../../src/credentials/index.js';
-import { buildServer } from '../../src/http/index.js';
 import { demoExecutor } from '../../src/runtimes/index.js';
 import { openStore, type Store } from '../../src/store/index.js';
-import { type Gateway, openGateway, type ToolgateOptions } from '../../src/toolgate.js';
 import { ensureBuilt } from '../support/cli.js';
-import { openDemoGateway } from '../support/demo-gateway.js';
 import { operator } from '../support/operators.js';
+import { ADMIN_TOKEN, RestartableGateway } from '../support/restartable-gateway.js';
 
 type Client = typeof ClientModule;
-const ADMIN_TOKEN = 'client-sdk-admin-token-0123456789abcdef';
 const setup = { id: 'setup', via: 'library' } as const;
 const FAST_RETRY = { attempts: 3, baseDelayMs: 20, maxDelayMs: 40 };
 
@@ -37,40 +33,6 @@ async function builtEntry(): Promise<Client> {
   ensureBuilt();
   const specifier = 'toolgate/client';
   return (await import(specifier)) as Client;
-}
-
-/** One gateway on one SQLite file, stopped and started again on the same port. */
-class RestartableGateway {
-  tg: Gateway | null = null;
-  app: FastifyInstance | null = null;
-  port = 0;
-  constructor(readonly options: ToolgateOptions) {}
-
-  get url(): string {
-    return `http://127.0.0.1:${this.port}`;
-  }
-
-  async start(first = false): Promise<Gateway> {
-    const tg = first ? await openDemoGateway(this.options) : await openGateway(this.options);
-    const app = await buildServer(tg, { adminToken: ADMIN_TOKEN });
-    await app.listen({ host: '127.0.0.1', port: this.port });
-    this.port = (app.server.address() as AddressInfo).port;
-    this.tg = tg;
-    this.app = app;
-    return tg;
-  }
-
-  async stop(): Promise<void> {
-    await this.app?.close();
-    await this.tg?.close();
-    this.app = null;
-    this.tg = null;
-  }
-
-  gateway(): Gateway {
-    assert.ok(this.tg, 'the gateway is running');
-    return this.tg;
-  }
 }
 
 /**
