@@ -51,6 +51,18 @@ export class ApprovalWaitTimeoutError extends Error {
   }
 }
 
+/** The MCP transport was chosen but its optional peer `@modelcontextprotocol/client` is not installed. */
+export class McpClientMissingError extends Error {
+  override readonly name = 'McpClientMissingError';
+  readonly code = 'MCP_CLIENT_MISSING' as const;
+  constructor(cause: unknown) {
+    super(
+      "the MCP transport needs @modelcontextprotocol/client 2.4.0 (an optional peer dependency of toolgate): npm install --save-exact @modelcontextprotocol/client@2.4.0, or use transport: 'rest'",
+      { cause },
+    );
+  }
+}
+
 export function isGatewayUnavailable(err: unknown): err is GatewayUnavailableError {
   return err instanceof GatewayUnavailableError;
 }

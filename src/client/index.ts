@@ -21,6 +21,7 @@ export {
   GatewayRequestError,
   GatewayUnavailableError,
   isGatewayUnavailable,
+  McpClientMissingError,
 } from './client-errors.js';
 export type { CacheOptions, ToolDescriptor, ToolSet } from './definitions-cache.js';
 export type { RetryPolicy } from './retry-policy.js';

@@ -12,7 +12,11 @@ import type { Client } from '@modelcontextprotocol/client';
 import type { RenderedCall } from '../approvals/index.js';
 import type { ErrorCode } from '../core/index.js';
 import type { CallNotApproved } from './call-result.js';
-import { GatewayRequestError, type UnavailableCause } from './client-errors.js';
+import {
+  GatewayRequestError,
+  McpClientMissingError,
+  type UnavailableCause,
+} from './client-errors.js';
 import type { ToolDescriptor } from './definitions-cache.js';
 import { type RetryPolicy, withRetries } from './retry-policy.js';
 import type { ListAnswer, Transport, WireAnswer, WireCall, WirePending } from './transport.js';
@@ -221,7 +225,7 @@ export class McpTransport implements Transport {
           connected = true;
           return { kind: 'done' as const, value: await request(c) };
         } catch (err) {
-          if (signal?.aborted) throw err;
+          if (signal?.aborted || err instanceof McpClientMissingError) throw err;
           const mod = this.#mod;
           if (mod !== null && err instanceof mod.ProtocolError) {
             const data = record(err.data);
@@ -267,7 +271,11 @@ export class McpTransport implements Transport {
 
   async #connect(signal: AbortSignal | undefined): Promise<Client> {
     // Loaded here, not at the top: an agent on REST never needs the MCP SDK installed.
-    this.#mod ??= await import('@modelcontextprotocol/client');
+    try {
+      this.#mod ??= await import('@modelcontextprotocol/client');
+    } catch (err) {
+      throw new McpClientMissingError(err);
+    }
     const { Client: McpClient, StreamableHTTPClientTransport } = this.#mod;
     const client = new McpClient(
       { name: 'toolgate-client', version: '1' },

@@ -121,6 +121,7 @@ test('an agent imports toolgate/client by name, with its types, through the pack
     'ApprovalWaitTimeoutError',
     'GatewayRequestError',
     'GatewayUnavailableError',
+    'McpClientMissingError',
     'ToolgateClient',
     'isGatewayUnavailable',
   ]);
