@@ -344,6 +344,23 @@ describe('the client SDK over REST rides out a gateway restart', () => {
     assert.equal(unknown.status, 404);
     const bad = await rest('GET', `/v1/sessions/${mine}/approvals/${'x'.repeat(101)}`, agentKey);
     assert.equal(bad.status, 400, 'a malformed id is refused by the schema');
+    // The route reads; nothing under it decides, whatever the agent sends.
+    for (const verb of ['POST', 'PUT', 'PATCH', 'DELETE']) {
+      const attempt = await fetch(`${gw.url}/v1/sessions/${mine}/approvals/${approval}`, {
+        method: verb,
+        headers: { authorization: `Bearer ${agentKey}`, 'content-type': 'application/json' },
+        body: JSON.stringify({ decision: 'approved' }),
+      });
+      assert.ok([401, 404].includes(attempt.status), `${verb}: refused (${attempt.status})`);
+    }
+    const approve = await rest(
+      'POST',
+      `/v1/sessions/${mine}/approvals/${approval}/approve`,
+      agentKey,
+      {},
+    );
+    assert.ok([401, 404].includes(approve.status), `approve: refused (${approve.status})`);
+    assert.equal((await status(mine, agentKey)).body.status, 'pending', 'still pending');
     const admin = await status(mine, ADMIN_TOKEN);
     assert.equal(admin.status, 401, 'an agent route: an admin token is no agent key');
   });
