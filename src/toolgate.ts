@@ -9,6 +9,7 @@ import {
   type AdminApi,
   AGENTS_ADMIN,
   type AgentApi,
+  type AgentApprovalStatus,
   APPROVALS_ADMIN,
   AUDIT_ADMIN,
   AUDIT_RECORDS_ADMIN,
@@ -124,6 +125,7 @@ import {
   DEFAULT_AGENT_CAPS,
   RunService,
   SessionEntries,
+  type SessionPrincipal,
   SessionService,
   withdrawEndedRunApprovals,
 } from './sessions/index.js';
@@ -596,6 +598,26 @@ export async function openGateway(options: ToolgateOptions = {}): Promise<Gatewa
       ['seal', 'open'],
     ),
     revisions,
+    approvalStatus: async (
+      sessionId: string,
+      who: SessionPrincipal,
+      approvalId: string,
+    ): Promise<AgentApprovalStatus> => {
+      await sessions.require(sessionId, who);
+      const view = await approvals.get(approvalId).catch(() => null);
+      // Another session's approval is not found, whoever's it is: nothing says it exists.
+      if (view === null || view.session_id !== sessionId || view.agent_id !== who.agentId)
+        throw new ToolgateError('NOT_FOUND', `no approval ${approvalId} in this session`, {});
+      return {
+        approval_id: view.id,
+        status: view.status,
+        tool: view.tool_id,
+        version: view.tool_version,
+        expires_at: view.expires_at,
+        decided_at: view.decided_at,
+        reason: view.status === 'rejected' || view.status === 'withdrawn' ? view.reason : null,
+      };
+    },
   });
   const consoleSessions = new ConsoleSessions(store.db, options.clock);
   const admin: AdminApi = Object.freeze({

@@ -11,6 +11,7 @@ import type {
   AgentDiscovery,
   RunService,
   SessionEntries,
+  SessionPrincipal,
   SessionService,
 } from '../sessions/index.js';
 
@@ -44,6 +45,21 @@ export const ENTRIES_AGENT = ['list', 'resolveResource', 'resolvePrompt'] as con
 
 /** The discovery methods an agent front is given: search its own session, or its own set. */
 export const DISCOVERY_AGENT = ['inSession', 'forAgent'] as const;
+
+/**
+ * What an agent may know of an approval one of its own calls waits for: whether it was decided,
+ * and how. Never who decided it (an operator's identity is not the agent's business).
+ */
+export interface AgentApprovalStatus {
+  readonly approval_id: string;
+  readonly status: 'pending' | 'approved' | 'rejected' | 'consumed' | 'expired' | 'withdrawn';
+  readonly tool: string;
+  readonly version: string;
+  readonly expires_at: string;
+  readonly decided_at: string | null;
+  /** The rejecting approver's reason, or why the approval was withdrawn; null otherwise. */
+  readonly reason: string | null;
+}
 
 /** The run methods an agent front is given: mint a handle, explain a refused one, revoke one. */
 export const RUNS_AGENT = ['mint', 'refusal', 'revoke'] as const;
@@ -89,6 +105,16 @@ export interface AgentApi {
   readonly oauth: OAuthFront | null;
   /** Catalog and identity revisions: they change whenever what any session may see changes. */
   revisions(): Promise<{ catalog: number; identity: number }>;
+  /**
+   * The status of an approval a call of the caller's own session waits for (the client SDK polls
+   * it, docs/architecture.md §6). Another session's approval, or one that does not exist, is the
+   * same NOT_FOUND; a session not the caller's is SESSION_NOT_FOUND, as for every session route.
+   */
+  approvalStatus(
+    sessionId: string,
+    who: SessionPrincipal,
+    approvalId: string,
+  ): Promise<AgentApprovalStatus>;
 }
 
 /**

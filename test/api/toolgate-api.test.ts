@@ -51,6 +51,7 @@ for (const backend of backends()) {
     test('it holds the agent API, the admin API, the security sink and close, and nothing else', () => {
       assert.deepEqual(Object.keys(tg).sort(), ['admin', 'agent', 'close', 'security']);
       assert.deepEqual(Object.keys(tg.agent).sort(), [
+        'approvalStatus',
         'authenticate',
         'discovery',
         'entries',

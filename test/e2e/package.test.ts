@@ -13,6 +13,7 @@ import assert from 'node:assert/strict';
 import { execFile } from 'node:child_process';
 import { createHash } from 'node:crypto';
 import { copyFileSync, mkdirSync, mkdtempSync, readFileSync, rmSync, writeFileSync } from 'node:fs';
+import { type AddressInfo, createServer } from 'node:net';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { after, before, test } from 'node:test';
@@ -146,4 +147,37 @@ test('the package carries types for its entry, and deep imports of internals are
     run(process.execPath, ['deep.mjs'], { cwd: app, env: cleanEnv(), timeout: 30_000 }),
     /ERR_PACKAGE_PATH_NOT_EXPORTED/,
   );
+});
+
+test('toolgate/client imports by name from the packed package without the MCP client installed', async () => {
+  const installed = join(app, 'node_modules', 'toolgate');
+  assert.match(
+    readFileSync(join(installed, 'dist', 'client', 'index.d.ts'), 'utf8'),
+    /ToolgateClient/,
+  );
+  // A port the kernel gave and nothing listens on any more: connections are refused.
+  const closed = createServer();
+  await new Promise<void>((done) => closed.listen(0, '127.0.0.1', done));
+  const port = (closed.address() as AddressInfo).port;
+  await new Promise<void>((done) => closed.close(() => done()));
+  writeFileSync(
+    join(app, 'client.mjs'),
+    `import { ToolgateClient } from 'toolgate/client';
+const rest = new ToolgateClient({ url: 'http://127.0.0.1:${port}', token: 'k', retry: { attempts: 1 } });
+const down = await rest.call('get_order', {}).catch((e) => e.code);
+const mcp = new ToolgateClient({ transport: 'mcp', url: 'http://127.0.0.1:${port}/mcp', token: 'k' });
+const missing = await mcp.tools().catch((e) => e.code);
+console.log(JSON.stringify({ down, missing }));
+`,
+  );
+  const out = await run(process.execPath, ['client.mjs'], {
+    cwd: app,
+    env: cleanEnv(),
+    timeout: 30_000,
+  });
+  // A REST agent needs nothing more; MCP says which optional peer to install.
+  assert.deepEqual(JSON.parse(out.stdout), {
+    down: 'GATEWAY_UNAVAILABLE',
+    missing: 'MCP_CLIENT_MISSING',
+  });
 });

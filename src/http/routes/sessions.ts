@@ -1,4 +1,8 @@
-/** @module Agent-facing routes: open a session, list its tools, call a tool through the gate. */
+/**
+ * @module Agent-facing routes: open a session, list its tools (with an ETag a client revalidates
+ * its cached definitions against), call a tool through the gate, read an approval a call waits for.
+ */
+import { createHash } from 'node:crypto';
 import type { FastifyInstance, FastifyReply, FastifyRequest } from 'fastify';
 import type { AdminApi, AgentApi } from '../../api/index.js';
 import { ERROR_CODES } from '../../core/index.js';
@@ -15,6 +19,34 @@ const sessionParams = {
   required: ['id'],
   properties: { id: { type: 'string', pattern: '^[A-Za-z0-9_.:@+-]{1,100}$' } },
 } as const;
+const approvalParams = {
+  type: 'object',
+  required: ['id', 'approval'],
+  properties: {
+    id: sessionParams.properties.id,
+    approval: { type: 'string', pattern: '^[A-Za-z0-9_.:@+-]{1,100}$' },
+  },
+} as const;
+
+/**
+ * The validator of a session's tool list: a hash of exactly what is sent, so it changes when the
+ * permitted set, a definition or the format does, and a client's cached copy is stale then.
+ */
+function toolsEtag(format: string, tools: unknown[]): string {
+  const digest = createHash('sha256')
+    .update(JSON.stringify([format, tools]))
+    .digest('base64url');
+  return `"${digest}"`;
+}
+
+/** RFC 9110 §13.1.2: If-None-Match names one of the listed tags (or `*`). */
+function noneMatch(header: string | undefined, etag: string): boolean {
+  if (header === undefined) return false;
+  return header
+    .split(',')
+    .map((t) => t.trim().replace(/^W\//, ''))
+    .some((t) => t === '*' || t === etag);
+}
 
 /** Allowed → 200, pending approval → 202, denied → the code's status with `{ code, message, details }`. */
 export function sendDecision(reply: FastifyReply, decision: GateDecision): FastifyReply {
@@ -136,10 +168,34 @@ export function sessionRoutes(app: FastifyInstance, agent: AgentApi, admin: Admi
         response: errors(400, 401, 404),
       },
     },
-    async (req) => {
+    async (req, reply) => {
       const { id } = req.params as { id: string };
       const { format } = req.query as { format: 'mcp' | 'openai' | 'anthropic' };
-      return { tools: await agent.sessions.exportTools(id, principalOf(req), format) };
+      const tools = await agent.sessions.exportTools(id, principalOf(req), format);
+      const etag = toolsEtag(format, tools);
+      void reply.header('etag', etag).header('cache-control', 'private, no-cache');
+      if (noneMatch(req.headers['if-none-match'], etag)) return reply.status(304).send();
+      return { tools };
+    },
+  );
+
+  app.get(
+    '/v1/sessions/:id/approvals/:approval',
+    {
+      config: agentAuth,
+      schema: {
+        tags: ['sessions'],
+        summary: 'The status of an approval a call of this session waits for',
+        description:
+          'pending until an approver decides; once `approved`, retry the same call with the same arguments (and idempotency key) to run it. `rejected`, `expired` and `withdrawn` are final; who decided is not shown.',
+        security,
+        params: approvalParams,
+        response: errors(400, 401, 404),
+      },
+    },
+    async (req) => {
+      const { id, approval } = req.params as { id: string; approval: string };
+      return agent.approvalStatus(id, principalOf(req), approval);
     },
   );
 
