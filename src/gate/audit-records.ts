@@ -108,6 +108,7 @@ export function preRecord(s: CallState): AuditRecord {
   };
   const provenance = provenanceDetails(s);
   if (provenance) pre.details = { ...pre.details, provenance };
+  if (s.afterInjection) pre.details = { ...pre.details, after_injection: s.afterInjection };
   if (s.base.model !== undefined) pre.model = s.base.model;
   if (s.approval) {
     pre.approvalId = s.approval.approvalId;
