@@ -7,7 +7,7 @@
  * configurable (reads by data access, or off), and a bad configuration is refused.
  */
 import assert from 'node:assert/strict';
-import { after, before, describe, test } from 'node:test';
+import { after, describe, test } from 'node:test';
 import type { Actor } from '../../src/core/index.js';
 import { resolveAfterInjection } from '../../src/gate/index.js';
 import { BOOTSTRAP_OPERATOR } from '../../src/operators/index.js';
