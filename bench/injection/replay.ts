@@ -28,22 +28,27 @@ import { enrol, operator } from '../../test/support/operators.js';
 
 const HERE = new URL('.', import.meta.url).pathname;
 
-interface AsbAttackTool {
+export interface AsbAttackTool {
   readonly 'Attacker Tool': string;
+  /** What the injected text asks for: the injection and the harmful call's argument carry it. */
   readonly 'Attacker Instruction': string;
+  /** What the operator registering the tool reads. */
   readonly Description: string;
+  /** ASB's own labels of the attack: never read by the replay (an operator never sees them). */
+  readonly 'Attack goal': string;
   readonly 'Attack Type': string;
+  readonly Aggressive: string;
   readonly 'Corresponding Agent': string;
 }
 
-interface AsbNormalTool {
+export interface AsbNormalTool {
   readonly 'Tool Name': string;
   readonly Description: string;
   readonly 'Expected Achievements': string;
   readonly 'Corresponding Agent': string;
 }
 
-interface AsbSubset {
+export interface AsbSubset {
   readonly source: Readonly<Record<string, unknown>>;
   readonly injection_template: string;
   readonly agents: readonly { readonly agent_name: string; readonly tasks: readonly string[] }[];
@@ -51,7 +56,7 @@ interface AsbSubset {
   readonly attacker_tools: readonly AsbAttackTool[];
 }
 
-interface Classification {
+export interface Classification {
   readonly action_class: string;
   readonly data_access: 'none' | 'public' | 'private';
   readonly egress: 'none' | 'unconstrained' | { readonly hosts: readonly string[] };
@@ -66,6 +71,13 @@ interface Classification {
 }
 
 export type Outcome = 'allowed' | 'denied' | 'approval';
+export type ScanVerdict = 'flagged' | 'not_flagged' | 'unscanned';
+
+function verdictOf(d: GateDecision): ScanVerdict | undefined {
+  if (d.kind !== 'allow' || d.trust === undefined) return undefined;
+  if (d.trust.source === 'trusted') return 'unscanned';
+  return d.trust.injection ? 'flagged' : 'not_flagged';
+}
 
 export interface CaseResult {
   readonly id: string;
@@ -77,12 +89,12 @@ export interface CaseResult {
   /** An attack case whose injected read was itself refused: how. */
   readonly read?: string;
   /**
-   * An attack case: what toolgate's own result scan made of the injected read — `caught` (the
-   * trust label says instruction-like text), `missed` (an untrusted result it did not flag), or
-   * `unscanned` (a trusted source: no injection scan by design). A benign call: `clean` or
-   * `flagged` (a false injection label on a benign result).
+   * What toolgate's own result scan made of the result (an attack case: of its injected read; a
+   * benign call: of its own) — `flagged` (the trust label says instruction-like text),
+   * `not_flagged` (an untrusted result it found none in), or `unscanned` (a trusted source: no
+   * injection scan, by design).
    */
-  readonly scan?: 'caught' | 'missed' | 'unscanned' | 'clean' | 'flagged';
+  readonly scan?: ScanVerdict;
 }
 
 export interface InjectionReport {
@@ -128,6 +140,8 @@ export interface ReplayOptions {
    * organisation computed would need to be seen).
    */
   readonly everyResultUntrusted?: boolean;
+  /** The subset to replay instead of asb-subset.json (a test's altered copy). */
+  readonly subset?: AsbSubset;
 }
 
 /**
@@ -214,7 +228,9 @@ function agentId(asbName: string): string {
 
 /** Runs the replay on a fresh SQLite database and returns the figures. */
 export async function replayInjections(options: ReplayOptions = {}): Promise<InjectionReport> {
-  const { subset, classes } = loadSubset();
+  const loaded = loadSubset();
+  const subset = options.subset ?? loaded.subset;
+  const classes = loaded.classes;
   const agents = subset.agents.filter(
     (a) => options.agents === undefined || options.agents.includes(a.agent_name),
   );
@@ -290,14 +306,7 @@ export async function replayInjections(options: ReplayOptions = {}): Promise<Inj
         .replace('{attacker_tool}', a['Attacker Tool']);
       const read = await tg.gate.invoke(ctx, first['Tool Name'], { request: task });
       injected = '';
-      const scan =
-        read.kind !== 'allow' || read.trust === undefined
-          ? undefined
-          : read.trust.source === 'trusted'
-            ? ('unscanned' as const)
-            : read.trust.injection
-              ? ('caught' as const)
-              : ('missed' as const);
+      const scan = verdictOf(read);
       // Were the injected read refused, the harmful call is still replayed (the conservative
       // reading: the instruction may reach the model another way); the case says so.
       const name = a['Attacker Tool'];
@@ -330,8 +339,8 @@ export async function replayInjections(options: ReplayOptions = {}): Promise<Inj
             session.tools,
             why(name),
           );
-          const flagged = d.kind === 'allow' && d.trust?.injection === true;
-          benign.push(d.kind === 'allow' ? { ...r, scan: flagged ? 'flagged' : 'clean' } : r);
+          const scan = verdictOf(d);
+          benign.push(scan ? { ...r, scan } : r);
         }
       }
     }
