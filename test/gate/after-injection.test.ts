@@ -9,7 +9,8 @@
 import assert from 'node:assert/strict';
 import { after, describe, test } from 'node:test';
 import type { Actor } from '../../src/core/index.js';
-import { resolveAfterInjection } from '../../src/gate/index.js';
+import { DEFAULT_AFTER_INJECTION, resolveAfterInjection } from '../../src/gate/index.js';
+import { ESCALATING_CLASSES } from '../../src/gate/steps/provenance.js';
 import { BOOTSTRAP_OPERATOR } from '../../src/operators/index.js';
 import { InlineExecutor } from '../../src/runtimes/index.js';
 import { openStore, type Store } from '../../src/store/index.js';
@@ -171,6 +172,8 @@ test('a bad afterInjection is refused with a problem per value, before anything 
     action_classes: ['reversible_write', 'external_send', 'irreversible', 'permission_change'],
     reads: [],
   });
+  // The default is the classes a provenance escalation covers.
+  assert.deepEqual(new Set(DEFAULT_AFTER_INJECTION.action_classes), new Set(ESCALATING_CLASSES));
   assert.throws(
     () =>
       resolveAfterInjection({

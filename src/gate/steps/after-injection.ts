@@ -16,8 +16,7 @@ import {
 } from '../../catalog/index.js';
 import { problem, ToolgateError } from '../../core/index.js';
 import { untrustedSourcesOf } from '../../sessions/index.js';
-import { ESCALATING_CLASSES } from './provenance.js';
-import type { CallState } from './step.js';
+import type { SessionRow } from '../../store/index.js';
 
 /** What waits for a reviewer once injection text entered a session. */
 export interface AfterInjection {
@@ -28,12 +27,18 @@ export interface AfterInjection {
 }
 
 /**
- * Default: every state-changing call (the classes a provenance escalation covers). Sends,
+ * Default: every state-changing call (the classes a provenance escalation covers,
+ * `ESCALATING_CLASSES` in provenance.ts; this file imports nothing of the steps, which import it). Sends,
  * irreversible and permission-changing calls wait anyway; the rule adds reversible writes — a
  * forwarding rule or an altered record is state a later step acts on. Reads run.
  */
 export const DEFAULT_AFTER_INJECTION: AfterInjection = Object.freeze({
-  action_classes: Object.freeze([...ESCALATING_CLASSES]),
+  action_classes: Object.freeze<ActionClass[]>([
+    'reversible_write',
+    'external_send',
+    'irreversible',
+    'permission_change',
+  ]),
   reads: Object.freeze([]) as readonly DataAccess[],
 });
 
@@ -78,13 +83,13 @@ function listProblems(
  * does not apply (no injection text entered the session, or the call is not one it covers).
  */
 export function afterInjectionOf(
-  s: CallState,
+  rule: AfterInjection,
+  session: Pick<SessionRow, 'injection_seen' | 'untrusted_sources'>,
+  tool: { readonly action_class: ActionClass; readonly data_access: DataAccess },
 ): { readonly untrusted_sources: readonly string[] } | null {
-  if (s.session.injection_seen !== 1) return null;
-  const rule = s.deps.afterInjection;
-  const def = s.def;
+  if (session.injection_seen !== 1) return null;
   const covered =
-    rule.action_classes.includes(def.action_class) ||
-    (def.action_class === 'read' && rule.reads.includes(def.data_access));
-  return covered ? { untrusted_sources: untrustedSourcesOf(s.session.untrusted_sources) } : null;
+    rule.action_classes.includes(tool.action_class) ||
+    (tool.action_class === 'read' && rule.reads.includes(tool.data_access));
+  return covered ? { untrusted_sources: untrustedSourcesOf(session.untrusted_sources) } : null;
 }

@@ -32,7 +32,7 @@ export function approvalStep(s: CallState): StepResult | Promise<StepResult> {
   // untrusted content escalates the call whatever the mode (provenance.ts).
   const untrusted = s.untrustedDestinations;
   // Injection text entered the session: what it covers waits whatever the mode (after-injection.ts).
-  const afterInjection = afterInjectionOf(s);
+  const afterInjection = afterInjectionOf(s.deps.afterInjection, s.session, def);
   s.afterInjection = afterInjection;
   if (
     !need.required &&
