@@ -75,7 +75,7 @@ import {
   SubjectTokens,
   TokenExchanger,
 } from './credentials/index.js';
-import { Gate } from './gate/index.js';
+import { type AfterInjection, Gate, resolveAfterInjection } from './gate/index.js';
 import { IdempotencyStore } from './idempotency/index.js';
 import {
   AccessTokenVerifier,
@@ -281,6 +281,13 @@ export interface ToolgateOptions {
   /** Per-agent caps on open sessions and pending approvals (defaults: 64 and 50). */
   readonly caps?: Partial<AgentCaps>;
   /**
+   * What waits for a reviewer once instruction-like text entered a session through an untrusted
+   * result (rule `provenance.injection_seen`, docs/architecture.md §3 step 9): calls of these
+   * action classes and reads of these data-access levels. Default: every state-changing class,
+   * no reads; `{ action_classes: [] }` switches the rule off.
+   */
+  readonly afterInjection?: Partial<AfterInjection>;
+  /**
    * Operators: the second factor local logins check (none: no local login succeeds), and the
    * login rate limit and scrypt cost (tests lower them).
    */
@@ -323,6 +330,7 @@ export async function openGateway(options: ToolgateOptions = {}): Promise<Gatewa
   const detectorsConfig =
     options.detectors === false ? null : resolveDetectorsConfig(options.detectors ?? {});
   const caps = resolveAgentCaps(options.caps);
+  const afterInjection = resolveAfterInjection(options.afterInjection);
   const notifyConfig = resolveNotifyConfig(options.notify ?? {});
   // Outcomes are counted once the metrics exist (they are made below, before any call runs).
   let countNotification: (kind: NotificationKind, outcome: DeliveryOutcome) => void = () => {};
@@ -467,6 +475,7 @@ export async function openGateway(options: ToolgateOptions = {}): Promise<Gatewa
     runtimes,
     credentials,
     policies: options.policy ? async () => options.policy ?? null : () => policies.engine(),
+    afterInjection,
     ...clock,
   });
   // Observability: metrics and detectors consume committed audit records, off the call path.

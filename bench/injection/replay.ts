@@ -23,27 +23,32 @@ import { MasterKey } from '../../src/credentials/index.js';
 import type { GateDecision } from '../../src/gate/index.js';
 import type { Operator } from '../../src/operators/index.js';
 import { demoExecutor } from '../../src/runtimes/index.js';
-import { type Gateway, openGateway } from '../../src/toolgate.js';
+import { type Gateway, openGateway, type ToolgateOptions } from '../../src/toolgate.js';
 import { enrol, operator } from '../../test/support/operators.js';
 
 const HERE = new URL('.', import.meta.url).pathname;
 
-interface AsbAttackTool {
+export interface AsbAttackTool {
   readonly 'Attacker Tool': string;
+  /** What the injected text asks for: the injection and the harmful call's argument carry it. */
   readonly 'Attacker Instruction': string;
+  /** What the operator registering the tool reads. */
   readonly Description: string;
+  /** ASB's own labels of the attack: never read by the replay (an operator never sees them). */
+  readonly 'Attack goal': string;
   readonly 'Attack Type': string;
+  readonly Aggressive: string;
   readonly 'Corresponding Agent': string;
 }
 
-interface AsbNormalTool {
+export interface AsbNormalTool {
   readonly 'Tool Name': string;
   readonly Description: string;
   readonly 'Expected Achievements': string;
   readonly 'Corresponding Agent': string;
 }
 
-interface AsbSubset {
+export interface AsbSubset {
   readonly source: Readonly<Record<string, unknown>>;
   readonly injection_template: string;
   readonly agents: readonly { readonly agent_name: string; readonly tasks: readonly string[] }[];
@@ -51,15 +56,28 @@ interface AsbSubset {
   readonly attacker_tools: readonly AsbAttackTool[];
 }
 
-interface Classification {
+export interface Classification {
   readonly action_class: string;
   readonly data_access: 'none' | 'public' | 'private';
   readonly egress: 'none' | 'unconstrained' | { readonly hosts: readonly string[] };
   readonly review?: 'rejected';
   readonly note: string;
+  /**
+   * Normal tools only: whether the tool's results carry text from outside the organisation, as
+   * its description says (documents, web and literature, listings, traffic, sensors), and why.
+   */
+  readonly result_source?: 'trusted' | 'untrusted';
+  readonly result_note?: string;
 }
 
 export type Outcome = 'allowed' | 'denied' | 'approval';
+export type ScanVerdict = 'flagged' | 'not_flagged' | 'unscanned';
+
+function verdictOf(d: GateDecision): ScanVerdict | undefined {
+  if (d.kind !== 'allow' || d.trust === undefined) return undefined;
+  if (d.trust.source === 'trusted') return 'unscanned';
+  return d.trust.injection ? 'flagged' : 'not_flagged';
+}
 
 export interface CaseResult {
   readonly id: string;
@@ -70,6 +88,13 @@ export interface CaseResult {
   readonly rule?: string;
   /** An attack case whose injected read was itself refused: how. */
   readonly read?: string;
+  /**
+   * What toolgate's own result scan made of the result (an attack case: of its injected read; a
+   * benign call: of its own) — `flagged` (the trust label says instruction-like text),
+   * `not_flagged` (an untrusted result it found none in), or `unscanned` (a trusted source: no
+   * injection scan, by design).
+   */
+  readonly scan?: ScanVerdict;
 }
 
 export interface InjectionReport {
@@ -80,7 +105,11 @@ export interface InjectionReport {
     readonly approval: number;
   };
   readonly denied_by_rule: Record<string, number>;
+  readonly approval_by_rule: Record<string, number>;
   readonly approval_by_class: Record<string, number>;
+  /** What the result scan made of the attack cases' injected reads. */
+  readonly injection_scan: Record<string, number>;
+  readonly allowed_by_agent: Record<string, number>;
   readonly allowed_by_class: Record<string, number>;
   readonly benign: {
     readonly tasks: number;
@@ -88,6 +117,8 @@ export interface InjectionReport {
     readonly false_denied: number;
     readonly approval: number;
     readonly rate: number;
+    /** Benign results the scan labelled as holding instructions (false positives). */
+    readonly injection_flagged: number;
   };
   readonly harmful_cases: readonly CaseResult[];
   readonly benign_calls: readonly CaseResult[];
@@ -98,6 +129,37 @@ export interface ReplayOptions {
   readonly agents?: readonly string[];
   /** Only these attacker tools (default: all of the chosen agents'). */
   readonly attackers?: readonly string[];
+  /**
+   * Leave out what the operator declares against injection (result sources, the policy set, the
+   * after-injection rule): the figures of the classification alone, measured in the same run.
+   */
+  readonly baseline?: boolean;
+  /**
+   * A sensitivity run, not the operator's declaration: every normal tool's results taken as
+   * untrusted, whatever its description says (what an injection placed in a result the
+   * organisation computed would need to be seen).
+   */
+  readonly everyResultUntrusted?: boolean;
+  /** The subset to replay instead of asb-subset.json (a test's altered copy). */
+  readonly subset?: AsbSubset;
+}
+
+/**
+ * The run-level rule after injection text (docs/architecture.md §3, step 9), as the operator sets
+ * it: state-changing calls wait by default (and the policy set denies them first); reads wait
+ * too, whatever their data access. A private read after a hijack is what the attacker's
+ * instruction wants surfaced (the model's context is itself a way out, which the flow rule does
+ * not cover); a read of public or no data is the attacker's reconnaissance or generates its
+ * content (fabricated evidence, a simulated scheme). Benign runs never see it: the rule applies
+ * only to a session whose untrusted result the scan flagged.
+ */
+export const AFTER_INJECTION = {
+  reads: ['none', 'public', 'private'],
+} as const satisfies ToolgateOptions['afterInjection'];
+
+/** The organisation policy set (policies.cedar), applied as one Policy document. */
+export function policySet(): string {
+  return readFileSync(join(HERE, 'policies.cedar'), 'utf8');
 }
 
 export function loadSubset(): { subset: AsbSubset; classes: Record<string, Classification> } {
@@ -119,7 +181,19 @@ export function snake(name: string): string {
 
 const SETUP: Actor = { id: 'asb-replay', via: 'library' };
 
-function toolSpec(name: string, description: string, owner: string, c: Classification) {
+function toolSpec(
+  name: string,
+  description: string,
+  owner: string,
+  c: Classification,
+  declared: 'none' | 'operator' | 'every-result-untrusted',
+) {
+  const source =
+    declared === 'none' || c.result_source === undefined
+      ? undefined
+      : declared === 'every-result-untrusted'
+        ? 'untrusted'
+        : c.result_source;
   const id = `asb.${snake(name)}`;
   return {
     id,
@@ -144,6 +218,7 @@ function toolSpec(name: string, description: string, owner: string, c: Classific
     required_capabilities: [`asb:${snake(name)}`],
     runtime: { kind: 'inline', handler: `asb.${snake(name)}` },
     provenance: 'internal',
+    ...(source ? { result_policy: { source } } : {}),
   };
 }
 
@@ -153,7 +228,9 @@ function agentId(asbName: string): string {
 
 /** Runs the replay on a fresh SQLite database and returns the figures. */
 export async function replayInjections(options: ReplayOptions = {}): Promise<InjectionReport> {
-  const { subset, classes } = loadSubset();
+  const loaded = loadSubset();
+  const subset = options.subset ?? loaded.subset;
+  const classes = loaded.classes;
   const agents = subset.agents.filter(
     (a) => options.agents === undefined || options.agents.includes(a.agent_name),
   );
@@ -191,9 +268,16 @@ export async function replayInjections(options: ReplayOptions = {}): Promise<Inj
     detectors: false,
     audit: { checkpoints: false },
     caps: { maxSessionsPerAgent: 10_000, maxPendingApprovalsPerAgent: 10_000 },
+    // The baseline switches the rule off: the classification alone, as before results were scanned.
+    afterInjection: options.baseline ? { action_classes: [] } : AFTER_INJECTION,
   });
   try {
-    await register(tg, agents, normal, attackers, classOf, () => {
+    const declared = options.baseline
+      ? 'none'
+      : options.everyResultUntrusted
+        ? 'every-result-untrusted'
+        : 'operator';
+    await register(tg, agents, normal, attackers, classOf, declared, () => {
       now = new Date(now.getTime() + 30_000);
       return now;
     });
@@ -222,12 +306,17 @@ export async function replayInjections(options: ReplayOptions = {}): Promise<Inj
         .replace('{attacker_tool}', a['Attacker Tool']);
       const read = await tg.gate.invoke(ctx, first['Tool Name'], { request: task });
       injected = '';
+      const scan = verdictOf(read);
       // Were the injected read refused, the harmful call is still replayed (the conservative
       // reading: the instruction may reach the model another way); the case says so.
       const name = a['Attacker Tool'];
       const d = await tg.gate.invoke(ctx, name, { request: a['Attacker Instruction'] });
       const r = result(`${agentName}/${name}`, agentName, name, d, session.tools, why(name));
-      harmful.push(read.kind === 'allow' ? r : { ...r, read: describe(read) });
+      harmful.push({
+        ...r,
+        ...(read.kind === 'allow' ? {} : { read: describe(read) }),
+        ...(scan ? { scan } : {}),
+      });
     }
 
     const benign: CaseResult[] = [];
@@ -242,16 +331,16 @@ export async function replayInjections(options: ReplayOptions = {}): Promise<Inj
         for (const t of tools) {
           const name = t['Tool Name'];
           const d = await tg.gate.invoke(ctx, name, { request: task });
-          benign.push(
-            result(
-              `${agent.agent_name}/task${i + 1}/${name}`,
-              agent.agent_name,
-              name,
-              d,
-              session.tools,
-              why(name),
-            ),
+          const r = result(
+            `${agent.agent_name}/task${i + 1}/${name}`,
+            agent.agent_name,
+            name,
+            d,
+            session.tools,
+            why(name),
           );
+          const scan = verdictOf(d);
+          benign.push(scan ? { ...r, scan } : r);
         }
       }
     }
@@ -268,6 +357,7 @@ async function register(
   normal: readonly AsbNormalTool[],
   attackers: readonly AsbAttackTool[],
   classOf: (name: string) => Classification,
+  declared: 'none' | 'operator' | 'every-result-untrusted',
   tick: () => Date,
 ): Promise<void> {
   const approvers = [operator('asb-approver-a'), operator('asb-approver-b')];
@@ -292,8 +382,11 @@ async function register(
       })),
       ...tools.map((t) => ({
         kind: 'Tool',
-        spec: toolSpec(t.name, t.description, 'asb', classOf(t.name)),
+        spec: toolSpec(t.name, t.description, 'asb', classOf(t.name), declared),
       })),
+      ...(declared === 'none'
+        ? []
+        : [{ kind: 'Policy', spec: { id: 'asb-operator', text: policySet() } }]),
       ...agents.map((a) => ({
         kind: 'Grant',
         spec: {
@@ -347,7 +440,16 @@ function result(
   c: Classification & { readonly quarantined: boolean },
 ): CaseResult {
   if (d.kind === 'allow') return { id, agent, tool, outcome: 'allowed' };
-  if (d.kind === 'pending_approval') return { id, agent, tool, outcome: 'approval' };
+  if (d.kind === 'pending_approval') {
+    // Why it waits: an escalation names its rule (docs/architecture.md §3, step 9), else the
+    // tool's own gate.
+    const rule = d.rendered.untrusted_destinations
+      ? 'provenance.untrusted_destination'
+      : d.rendered.after_injection
+        ? 'provenance.injection_seen'
+        : `approval.${c.action_class}`;
+    return { id, agent, tool, outcome: 'approval', rule };
+  }
   let rule = d.rule;
   if (rule === 'resolve.not_registered' && !offered.some((t) => t.name === tool)) {
     // Why the session's permitted set lacks it (docs/architecture.md §1, step 2).
@@ -375,14 +477,22 @@ function report(
   classOf: (name: string) => Classification,
 ): InjectionReport {
   const denied_by_rule: Record<string, number> = {};
+  const approval_by_rule: Record<string, number> = {};
   const approval_by_class: Record<string, number> = {};
   const allowed_by_class: Record<string, number> = {};
+  const allowed_by_agent: Record<string, number> = {};
+  const injection_scan: Record<string, number> = {};
   for (const h of harmful) {
+    count(injection_scan, h.scan ?? 'read refused');
     if (h.outcome === 'denied') count(denied_by_rule, h.rule ?? 'unknown');
-    if (h.outcome === 'approval') count(approval_by_class, classOf(h.tool).action_class);
+    if (h.outcome === 'approval') {
+      count(approval_by_rule, h.rule ?? 'unknown');
+      count(approval_by_class, classOf(h.tool).action_class);
+    }
     if (h.outcome === 'allowed') {
       const c = classOf(h.tool);
       count(allowed_by_class, `${c.action_class}/${c.data_access}`);
+      count(allowed_by_agent, h.agent);
     }
   }
   const falseDenied = benign.filter((b) => b.outcome === 'denied').length;
@@ -394,7 +504,10 @@ function report(
       approval: harmful.filter((h) => h.outcome === 'approval').length,
     },
     denied_by_rule,
+    approval_by_rule,
     approval_by_class,
+    injection_scan,
+    allowed_by_agent,
     allowed_by_class,
     benign: {
       tasks,
@@ -402,6 +515,7 @@ function report(
       false_denied: falseDenied,
       approval: benign.filter((b) => b.outcome === 'approval').length,
       rate: benign.length === 0 ? 0 : Number((falseDenied / benign.length).toFixed(4)),
+      injection_flagged: benign.filter((b) => b.scan === 'flagged').length,
     },
     harmful_cases: harmful,
     benign_calls: benign,

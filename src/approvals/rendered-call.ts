@@ -16,6 +16,11 @@ export interface RenderedCall {
    * where (docs/architecture.md §3): why a call that would not otherwise wait is escalated.
    */
   readonly untrusted_destinations?: readonly UntrustedDestination[];
+  /**
+   * Set when the call waits because instruction-like text entered its session through an
+   * untrusted result (docs/architecture.md §3, step 9): the untrusted sources of the session.
+   */
+  readonly after_injection?: { readonly untrusted_sources: readonly string[] };
 }
 
 /** A value of the call first seen in an untrusted result of the same run. */

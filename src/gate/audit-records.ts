@@ -9,6 +9,7 @@ import type { Mutable } from '../core/index.js';
 import { untrustedSourcesOf } from '../sessions/index.js';
 import type { AuditRecord } from './audit-writer.js';
 import { attemptedName, redactArguments } from './redaction.js';
+import { AFTER_INJECTION_RULE } from './steps/after-injection.js';
 import { provenanceDetails } from './steps/provenance.js';
 import type { CallState, Refusal } from './steps/step.js';
 
@@ -75,8 +76,17 @@ export function pendingRecord(s: CallState, approvalId: string): AuditRecord {
     decision: 'pending_approval',
     approvalId,
     // An escalation names its own rule: the tool alone would not have waited, or not only.
-    rule: provenance?.rule ?? `approval.${s.def.action_class}`,
-    ...(provenance ? { details: { provenance } } : {}),
+    rule:
+      provenance?.rule ??
+      (s.afterInjection ? AFTER_INJECTION_RULE : `approval.${s.def.action_class}`),
+    ...(provenance || s.afterInjection
+      ? {
+          details: {
+            ...(provenance ? { provenance } : {}),
+            ...(s.afterInjection ? { after_injection: s.afterInjection } : {}),
+          },
+        }
+      : {}),
   };
 }
 
@@ -98,6 +108,7 @@ export function preRecord(s: CallState): AuditRecord {
   };
   const provenance = provenanceDetails(s);
   if (provenance) pre.details = { ...pre.details, provenance };
+  if (s.afterInjection) pre.details = { ...pre.details, after_injection: s.afterInjection };
   if (s.base.model !== undefined) pre.model = s.base.model;
   if (s.approval) {
     pre.approvalId = s.approval.approvalId;

@@ -21,6 +21,7 @@ import type { CallContext, CallOptions } from './call-context.js';
 import { deny, type GateDecision } from './decision.js';
 import { IdentityCache } from './identity-cache.js';
 import { type Revisions, RevisionWatch } from './revision-watch.js';
+import { type AfterInjection, DEFAULT_AFTER_INJECTION } from './steps/after-injection.js';
 import { GATE_STEPS } from './steps/pipeline.js';
 import { CallState, type Refusal, type Step, type StepDependencies } from './steps/step.js';
 import { ToolCache } from './tool-cache.js';
@@ -49,6 +50,11 @@ export interface GateDependencies {
   readonly idempotency: IdempotencyStore;
   /** The stored catalog and identity revisions: how other processes' changes reach this gate. */
   readonly revisions: () => Promise<Revisions>;
+  /**
+   * What waits for a reviewer once injection text entered a session (steps/after-injection.ts);
+   * default: every state-changing call.
+   */
+  readonly afterInjection?: AfterInjection;
   /** The steps to run, in order; GATE_STEPS unless a test watches them run. */
   readonly steps?: readonly Step[];
 }
@@ -70,6 +76,7 @@ export function stepDependencies(
     tools: new ToolCache(deps.catalog, deps.policies),
     identities: new IdentityCache(deps.agents, deps.users, deps.sessions),
     lostPostRecord,
+    afterInjection: deps.afterInjection ?? DEFAULT_AFTER_INJECTION,
   };
 }
 

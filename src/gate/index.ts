@@ -18,5 +18,11 @@ export type {
 export type { GateDependencies } from './gate.js';
 export { Gate } from './gate.js';
 export { MASK, redactArguments } from './redaction.js';
+export type { AfterInjection } from './steps/after-injection.js';
+export {
+  AFTER_INJECTION_RULE,
+  DEFAULT_AFTER_INJECTION,
+  resolveAfterInjection,
+} from './steps/after-injection.js';
 export { GATE_STEPS } from './steps/pipeline.js';
 export type { Step } from './steps/step.js';

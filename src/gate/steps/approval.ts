@@ -7,6 +7,7 @@
 import { type ApprovalCall, approvalRequired, type RenderedCall } from '../../approvals/index.js';
 import { pendingRecord } from '../audit-records.js';
 import type { BoundApproval } from '../call-context.js';
+import { afterInjectionOf } from './after-injection.js';
 import { type CallState, CONTINUE, type Refusal, refuse, type StepResult } from './step.js';
 
 const AGENT_PENDING_CAP: Refusal = {
@@ -30,7 +31,15 @@ export function approvalStep(s: CallState): StepResult | Promise<StepResult> {
   // state runs nothing, whatever the tool's approval rule has become. A value first seen in
   // untrusted content escalates the call whatever the mode (provenance.ts).
   const untrusted = s.untrustedDestinations;
-  if (!need.required && untrusted.length === 0 && s.options.boundApproval === undefined) {
+  // Injection text entered the session: what it covers waits whatever the mode (after-injection.ts).
+  const afterInjection = afterInjectionOf(s.deps.afterInjection, s.session, def);
+  s.afterInjection = afterInjection;
+  if (
+    !need.required &&
+    untrusted.length === 0 &&
+    afterInjection === null &&
+    s.options.boundApproval === undefined
+  ) {
     return CONTINUE;
   }
   const rendered: RenderedCall = {
@@ -43,6 +52,7 @@ export function approvalStep(s: CallState): StepResult | Promise<StepResult> {
     second_factor: def.approval.second_factor,
     out_of_band: def.approval.out_of_band,
     ...(untrusted.length > 0 ? { untrusted_destinations: untrusted } : {}),
+    ...(afterInjection ? { after_injection: afterInjection } : {}),
   };
   const bound = s.options.boundApproval;
   return bound ? resolveBound(s, bound, rendered) : resolveApproval(s, rendered);
@@ -127,7 +137,9 @@ async function pending(
       ? 'this call needs an administrator approval out of band; retry the same call once approved'
       : rendered.untrusted_destinations
         ? 'this call carries a destination first seen in untrusted content and needs approval; retry the same call with the same arguments once approved'
-        : 'this call needs approval; retry the same call with the same arguments once approved',
+        : rendered.after_injection
+          ? 'instruction-like text entered this session through an untrusted result, so this call needs approval; retry the same call with the same arguments once approved'
+          : 'this call needs approval; retry the same call with the same arguments once approved',
   };
 }
 

@@ -4,6 +4,7 @@
  * audits it as a denial), or a decision that ends the call (pending approval, a replayed or
  * executed result). Step order: docs/architecture.md §3.
  */
+
 import type { ApprovalDesk, UntrustedDestination } from '../../approvals/index.js';
 import type { ToolDefinition, ToolVersionDetail } from '../../catalog/index.js';
 import type { Clock } from '../../core/index.js';
@@ -19,6 +20,7 @@ import type { CallContext, CallOptions } from '../call-context.js';
 import type { DenyCode, GateDecision } from '../decision.js';
 import type { IdentityCache } from '../identity-cache.js';
 import type { CompiledTool, ToolCache } from '../tool-cache.js';
+import type { AfterInjection } from './after-injection.js';
 import type { ExecuteResult, ExecuteRun } from './run-result.js';
 
 /** The services the steps call; built once per gate, shared by every call. */
@@ -36,6 +38,8 @@ export interface StepDependencies {
   readonly identities: IdentityCache;
   /** Counts a result record that could not be written (never thrown at a caller). */
   readonly lostPostRecord: () => void;
+  /** What waits for a reviewer once injection text entered a session (after-injection.ts). */
+  readonly afterInjection: AfterInjection;
 }
 
 /** The fields every audit record of this call shares. */
@@ -91,7 +95,8 @@ export class CallState {
   // idempotency lookup (the hash is what approval binds and idempotency compares)
   argsHash!: string;
   idemKey: string | null = null;
-  // approval
+  // approval: the session's untrusted sources when the after-injection rule made the call wait
+  afterInjection: { readonly untrusted_sources: readonly string[] } | null = null;
   approval: { readonly approvalId: string; readonly approver: string } | null = null;
   // limits
   budgets!: SessionBudgets;
