@@ -97,9 +97,9 @@ import {
   type OperatorServiceOptions,
   type SecondFactorCheck,
 } from './operators/index.js';
+import { OwnerChannels, OwnerNotices, type OwnerNoticesOptions } from './owners/index.js';
 import { type PolicyEngine, PolicyService } from './policy/index.js';
 import { type CheckedFetchOptions, ProviderService, UpstreamPool } from './providers/index.js';
-import { OwnerChannels, OwnerNotices, type OwnerNoticesOptions } from './owners/index.js';
 import { ReportService } from './reports/index.js';
 import {
   CommandRuntime,

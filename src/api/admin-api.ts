@@ -15,8 +15,8 @@ import type { Gate } from '../gate/index.js';
 import type { AgentKeys, AgentService, UserService } from '../identity/index.js';
 import type { GatewayMetrics } from '../metrics/index.js';
 import type { ConsoleSessions, OperatorService } from '../operators/index.js';
-import type { ProviderService } from '../providers/index.js';
 import type { OwnerChannels } from '../owners/index.js';
+import type { ProviderService } from '../providers/index.js';
 import type { ReportService } from '../reports/index.js';
 import type { RunService, SessionService } from '../sessions/index.js';
 import type { Dialect, listEvents } from '../store/index.js';
@@ -97,7 +97,11 @@ export const OPERATORS_ADMIN = [
 ] as const satisfies readonly (keyof OperatorService)[];
 export const REPORTS_ADMIN = ['names', 'build', 'render'] as const;
 /** Owner teams' notification channels: add, list (URL origins only), remove. */
-export const OWNER_CHANNELS_ADMIN = ['add', 'list', 'remove'] as const satisfies readonly (keyof OwnerChannels)[];
+export const OWNER_CHANNELS_ADMIN = [
+  'add',
+  'list',
+  'remove',
+] as const satisfies readonly (keyof OwnerChannels)[];
 /** The audit log's read side for people: search, one record, a call's raw arguments. */
 export const AUDIT_RECORDS_ADMIN = ['search', 'record', 'rawArguments'] as const;
 export const CONSOLE_SESSIONS_ADMIN = [

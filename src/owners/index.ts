@@ -6,6 +6,12 @@
 export type { Crossing, ErrorRateOptions } from './error-rate-window.js';
 export { DEFAULT_ERROR_RATE, ErrorRateWindow } from './error-rate-window.js';
 export type {
+  NewOwnerChannel,
+  OwnerChannelView,
+  TeamScope,
+} from './owner-channels.js';
+export { MAX_CHANNELS_PER_TEAM, OwnerChannels } from './owner-channels.js';
+export type {
   FactValue,
   NoticeFacts,
   OwnerNoticeKind,
@@ -13,12 +19,6 @@ export type {
   ToolEvent,
 } from './owner-notice.js';
 export { OWNER_NOTICE_KINDS, ownerNoticeMessage } from './owner-notice.js';
-export type {
-  NewOwnerChannel,
-  OwnerChannelView,
-  TeamScope,
-} from './owner-channels.js';
-export { MAX_CHANNELS_PER_TEAM, OwnerChannels } from './owner-channels.js';
 export type {
   CallOutcomeRecord,
   NoticeDelivery,

@@ -16,6 +16,7 @@ import { type Kysely, sql } from 'kysely';
 import { type Clock, isToolId, systemActor, systemClock } from '../core/index.js';
 import { type DeliveryOutcome, WebhookDelivery } from '../notify/index.js';
 import { appendEvent, type Database } from '../store/index.js';
+import { type ErrorRateOptions, ErrorRateWindow } from './error-rate-window.js';
 import type { OwnerChannels } from './owner-channels.js';
 import {
   boundFacts,
@@ -24,7 +25,6 @@ import {
   ownerNoticeMessage,
   type ToolEvent,
 } from './owner-notice.js';
-import { type ErrorRateOptions, ErrorRateWindow } from './error-rate-window.js';
 
 /** What became of one notice. */
 export type NoticeOutcome =
@@ -357,7 +357,11 @@ export class OwnerNotices {
     }
     const facts = boundFacts(e.facts);
     const outcome: NoticeOutcome =
-      targets.length === 0 ? 'unrouted' : this.#takeSlot(team, now.getTime()) ? 'sent' : 'rate_limited';
+      targets.length === 0
+        ? 'unrouted'
+        : this.#takeSlot(team, now.getTime())
+          ? 'sent'
+          : 'rate_limited';
     if (outcome === 'sent') {
       const payload = ownerNoticeMessage(e, owner, facts, this.#d.delivery.publicUrl);
       for (const t of targets) this.#deliveryFor(t.id, t.url).send(payload);
@@ -445,5 +449,3 @@ export class OwnerNotices {
     await Promise.all([...this.#deliveries.values()].map((d) => d.close(graceMs)));
   }
 }
-
-

@@ -80,20 +80,31 @@ describe('owner channels over REST', () => {
     assert.equal(res.status, 201);
     const text = await res.text();
     assert.ok(!text.includes('verysecretpart'));
-    const created = JSON.parse(text) as { id: string; team: string; url_hint: string; created_by: string };
+    const created = JSON.parse(text) as {
+      id: string;
+      team: string;
+      url_hint: string;
+      created_by: string;
+    };
     assert.equal(created.team, 'billing-team');
     assert.equal(created.created_by, 'operator:olga');
     const list = await call('GET', '/v1/owner-channels', 'admin');
     assert.equal(list.status, 200);
     assert.ok(!(await list.text()).includes('verysecretpart'));
-    const ev = (await tg.events.list({ limit: 1000 })).filter((e) => e.action === 'owner_channel.added');
+    const ev = (await tg.events.list({ limit: 1000 })).filter(
+      (e) => e.action === 'owner_channel.added',
+    );
     assert.deepEqual(
       ev.map((e) => [e.actor, e.via, e.subject]),
       [['operator:olga', 'rest', 'team:billing-team']],
     );
     // The channel is live: a notice for the team's tool reaches it.
     assert.equal(
-      await tg.ownerNotices.toolEvent({ kind: 'unhealthy', tool_id: 'lookup_invoice', version: '1.0.0' }),
+      await tg.ownerNotices.toolEvent({
+        kind: 'unhealthy',
+        tool_id: 'lookup_invoice',
+        version: '1.0.0',
+      }),
       'sent',
     );
     await hook.received(1);
@@ -147,7 +158,12 @@ describe('owner channels over REST', () => {
     assert.ok(c);
     assert.equal((await call('DELETE', `/v1/owner-channels/${c.id}`, 'olga')).status, 204);
     assert.deepEqual(await tg.ownerChannels.list({ team: 'billing-team' }), []);
-    const ev = (await tg.events.list({ limit: 1000 })).filter((e) => e.action === 'owner_channel.removed');
-    assert.deepEqual(ev.map((e) => e.actor), ['operator:olga']);
+    const ev = (await tg.events.list({ limit: 1000 })).filter(
+      (e) => e.action === 'owner_channel.removed',
+    );
+    assert.deepEqual(
+      ev.map((e) => e.actor),
+      ['operator:olga'],
+    );
   });
 });

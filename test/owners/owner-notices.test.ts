@@ -41,7 +41,9 @@ const executor = () =>
       return { status: 'ok' };
     });
 
-async function noticeEvents(tg: Gateway): Promise<{ kind: string; outcome: string; subject: string }[]> {
+async function noticeEvents(
+  tg: Gateway,
+): Promise<{ kind: string; outcome: string; subject: string }[]> {
   const rows = await tg.events.list({ limit: 10_000 });
   return rows
     .filter((e) => e.action === 'owner.notice')
@@ -55,9 +57,7 @@ async function metric(tg: Gateway, kind: string, outcome: string): Promise<numbe
   const { body } = await tg.metrics.render();
   const line = body
     .split('\n')
-    .find((l) =>
-      l.startsWith(`toolgate_owner_notices_total{kind="${kind}",outcome="${outcome}"}`),
-    );
+    .find((l) => l.startsWith(`toolgate_owner_notices_total{kind="${kind}",outcome="${outcome}"}`));
   return line ? Number(line.split(' ').at(-1)) : 0;
 }
 
@@ -180,7 +180,10 @@ for (const backend of backends()) {
       await tg.ownerNotices.settled();
       await hook.received(n + 2);
       const msgs = hook.json<OwnerNoticePayload>().slice(n);
-      assert.deepEqual(msgs.map((m) => m.toolgate.type).sort(), ['owner.deprecated', 'owner.retiring']);
+      assert.deepEqual(msgs.map((m) => m.toolgate.type).sort(), [
+        'owner.deprecated',
+        'owner.retiring',
+      ]);
       for (const m of msgs) {
         assert.equal(m.toolgate.team, 'billing-team');
         assert.equal(m.toolgate.tool_id, 'lookup_invoice');
@@ -190,22 +193,27 @@ for (const backend of backends()) {
         assert.match(m.text, /lookup_invoice@1\.0\.0/);
       }
       const retireAt = new Date(T0 + 3 * 86_400_000).toISOString();
-      assert.equal(msgs.find((m) => m.toolgate.type === 'owner.retiring')?.toolgate.facts.retire_at, retireAt);
-      assert.ok(!hook.bodies.slice(n).join('').includes('U123'), 'the operator’s reason was sent on');
+      assert.equal(
+        msgs.find((m) => m.toolgate.type === 'owner.retiring')?.toolgate.facts.retire_at,
+        retireAt,
+      );
+      assert.ok(
+        !hook.bodies.slice(n).join('').includes('U123'),
+        'the operator’s reason was sent on',
+      );
       // The next checks, a day later too, send neither again.
       await tg.ownerNotices.check();
       clock.advance(86_400_000);
       await tg.ownerNotices.check();
       await tg.ownerNotices.settled();
       assert.equal(hook.bodies.length, n + 2);
-      const recorded = (await noticeEvents(tg)).filter((e) => e.subject === 'tool:lookup_invoice@1.0.0');
-      assert.deepEqual(
-        recorded.map((e) => [e.kind, e.outcome]).sort(),
-        [
-          ['deprecated', 'sent'],
-          ['retiring', 'sent'],
-        ],
+      const recorded = (await noticeEvents(tg)).filter(
+        (e) => e.subject === 'tool:lookup_invoice@1.0.0',
       );
+      assert.deepEqual(recorded.map((e) => [e.kind, e.outcome]).sort(), [
+        ['deprecated', 'sent'],
+        ['retiring', 'sent'],
+      ]);
       assert.equal(await metric(tg, 'deprecated', 'sent'), 1);
       assert.ok((await metric(tg, 'retiring', 'deduplicated')) >= 1);
     });
@@ -262,7 +270,9 @@ for (const backend of backends()) {
       assert.equal(orphaned[0]?.toolgate.tool_id, 'stray');
       assert.equal(orphaned[0]?.toolgate.facts.reason, 'owner unknown');
       // A known team's tools are not orphans.
-      assert.ok(!(await noticeEvents(tg)).some((e) => e.kind === 'orphaned' && e.subject.includes('flaky')));
+      assert.ok(
+        !(await noticeEvents(tg)).some((e) => e.kind === 'orphaned' && e.subject.includes('flaky')),
+      );
     });
 
     test('the health monitor’s entry: `unhealthy` is sent once per window, then again after it', async () => {
@@ -324,7 +334,11 @@ for (const backend of backends()) {
         .filter((m) => m.toolgate.type === 'owner.error_rate');
       assert.equal(rate.length, 1);
       assert.deepEqual(
-        [rate[0]?.toolgate.facts.calls, rate[0]?.toolgate.facts.errors, rate[0]?.toolgate.facts.threshold_percent],
+        [
+          rate[0]?.toolgate.facts.calls,
+          rate[0]?.toolgate.facts.errors,
+          rate[0]?.toolgate.facts.threshold_percent,
+        ],
         [23, 3, 10],
       );
       assert.equal((await noticeEvents(tg)).filter((e) => e.kind === 'error_rate').length, 1);

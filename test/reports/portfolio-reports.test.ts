@@ -148,16 +148,29 @@ for (const backend of backends()) {
       });
       assert.deepEqual(
         portfolio.rows.map((r) => r.tool),
-        ['export_status', 'invoice_status', 'lookup_invoice', 'refund_lookup', 'vendor_rates', 'vendor_search'],
+        [
+          'export_status',
+          'invoice_status',
+          'lookup_invoice',
+          'refund_lookup',
+          'vendor_rates',
+          'vendor_search',
+        ],
       );
     });
 
     test('usage and errors come from the calls that ran', () => {
       const l = byTool(portfolio, 'lookup_invoice');
-      assert.deepEqual([l?.calls, l?.errors, l?.agents_calling, l?.last_call], [3, 0, 1, '2026-06-01T11:00:00.000Z']);
+      assert.deepEqual(
+        [l?.calls, l?.errors, l?.agents_calling, l?.last_call],
+        [3, 0, 1, '2026-06-01T11:00:00.000Z'],
+      );
       const r = byTool(portfolio, 'refund_lookup');
       assert.deepEqual([r?.calls, r?.errors, r?.error_rate], [2, 1, 0.5]);
-      assert.deepEqual([byTool(portfolio, 'export_status')?.calls, byTool(portfolio, 'export_status')?.last_call], [0, null]);
+      assert.deepEqual(
+        [byTool(portfolio, 'export_status')?.calls, byTool(portfolio, 'export_status')?.last_call],
+        [0, null],
+      );
     });
 
     test('a period before the calls counts none of them', async () => {
@@ -195,13 +208,22 @@ for (const backend of backends()) {
     test('the security review record: who reviewed which hash, when, the verdict', async () => {
       const r = await tg.reports.build({ name: 'security-review-record' });
       assert.equal(r.period, null);
-      const rows = r.rows.map((x) => [x.tool, x.verdict, x.reviewer, x.reviewed_at, x.hash_is_registered]);
+      const rows = r.rows.map((x) => [
+        x.tool,
+        x.verdict,
+        x.reviewer,
+        x.reviewed_at,
+        x.hash_is_registered,
+      ]);
       assert.deepEqual(rows.sort(), [
         ['vendor_rates', 'rejected', 'operator:reviewer', '2026-06-01T10:00:00.000Z', true],
         ['vendor_search', 'approved', 'operator:reviewer', '2026-06-01T10:00:00.000Z', true],
       ]);
       const search = r.rows.find((x) => x.tool === 'vendor_search');
-      assert.equal(search?.definition_hash, (await tg.catalog.get('vendor_search', '1.0.0')).definition_hash);
+      assert.equal(
+        search?.definition_hash,
+        (await tg.catalog.get('vendor_search', '1.0.0')).definition_hash,
+      );
       assert.equal(search?.registered_by, 'test-admin');
       assert.match(String(search?.reasons), /third_party|restricted/);
       // A period before any review holds none.
@@ -232,7 +254,10 @@ for (const backend of backends()) {
       const pmd = await (await get('/v1/reports/portfolio-audit?format=md')).text();
       assert.match(pmd, /\| invoice_status \|/);
       const names = (await (await get('/v1/reports')).json()) as { reports: string[] };
-      assert.ok(names.reports.includes('portfolio-audit') && names.reports.includes('security-review-record'));
+      assert.ok(
+        names.reports.includes('portfolio-audit') &&
+          names.reports.includes('security-review-record'),
+      );
     });
   });
 }

@@ -57,20 +57,18 @@ export function registerChannels(program: Command): void {
         { roles: READERS },
       )(),
     );
-  channels
-    .command('remove <id>')
-    .action((id: string) =>
-      withAdmin(
-        program,
-        async (admin, out, op) => {
-          await admin.ownerChannels.remove(
-            id,
-            operatorActor(op, 'cli'),
-            op.roles.includes('admin') ? null : op.teams,
-          );
-          out.result({ removed: id }, () => `removed ${id}`);
-        },
-        { roles: MANAGERS },
-      )(),
-    );
+  channels.command('remove <id>').action((id: string) =>
+    withAdmin(
+      program,
+      async (admin, out, op) => {
+        await admin.ownerChannels.remove(
+          id,
+          operatorActor(op, 'cli'),
+          op.roles.includes('admin') ? null : op.teams,
+        );
+        out.result({ removed: id }, () => `removed ${id}`);
+      },
+      { roles: MANAGERS },
+    )(),
+  );
 }
