@@ -40,50 +40,69 @@ interface Entry {
   readonly words: Set<string>;
 }
 
-/** For each tool, the others that overlap it and why; candidates by shared uncommon words. */
+/**
+ * For each tool, the others that overlap it and why. Description candidates are pairs sharing an
+ * uncommon word, found per tool through the word postings (no all-pairs pass), then compared
+ * exactly.
+ */
 export function redundancy(entries: readonly Entry[]): Map<string, string[]> {
   const out = new Map<string, string[]>();
-  const add = (a: string, b: string, why: string) =>
-    out.set(a, [...(out.get(a) ?? []), `${b} (${why})`]);
+  const add = (a: string, b: string, why: string) => {
+    const list = out.get(a);
+    if (list) list.push(`${b} (${why})`);
+    else out.set(a, [`${b} (${why})`]);
+  };
+  const capsKey = entries.map((e) =>
+    e.caps.length === 0 ? null : `${e.tool.action_class}|${[...e.caps].sort().join(',')}`,
+  );
   const byCaps = new Map<string, number[]>();
-  entries.forEach((e, i) => {
-    if (e.caps.length === 0) return;
-    const key = `${e.tool.action_class}|${[...e.caps].sort().join(',')}`;
-    byCaps.set(key, [...(byCaps.get(key) ?? []), i]);
+  capsKey.forEach((key, i) => {
+    if (key === null) return;
+    const group = byCaps.get(key);
+    if (group) group.push(i);
+    else byCaps.set(key, [i]);
   });
-  const pairs = new Set<string>();
   for (const group of byCaps.values())
     for (const i of group)
-      for (const j of group)
-        if (i < j) {
-          pairs.add(`${i} ${j}`);
-          const [a, b] = [entries[i], entries[j]];
-          if (a && b) {
-            add(a.tool.id, b.tool.id, 'same capabilities');
-            add(b.tool.id, a.tool.id, 'same capabilities');
-          }
-        }
+      for (const j of group) {
+        const [a, b] = [entries[i], entries[j]];
+        if (i !== j && a && b) add(a.tool.id, b.tool.id, 'same capabilities');
+      }
   const postings = new Map<string, number[]>();
   entries.forEach((e, i) => {
-    for (const w of e.words) postings.set(w, [...(postings.get(w) ?? []), i]);
+    for (const w of e.words) {
+      const list = postings.get(w);
+      if (list) list.push(i);
+      else postings.set(w, [i]);
+    }
   });
-  const candidates = new Set<string>();
-  for (const list of postings.values()) {
-    if (list.length > COMMON_WORD) continue;
-    for (const i of list) for (const j of list) if (i < j) candidates.add(`${i} ${j}`);
-  }
-  for (const pair of candidates) {
-    if (pairs.has(pair)) continue;
-    const [i, j] = pair.split(' ').map(Number) as [number, number];
-    const [a, b] = [entries[i], entries[j]];
-    if (!a || !b) continue;
-    const sim = jaccard(a.words, b.words);
-    if (sim < NEAR_DUPLICATE) continue;
-    const why = `similar description ${sim.toFixed(2)}`;
-    add(a.tool.id, b.tool.id, why);
-    add(b.tool.id, a.tool.id, why);
-  }
-  for (const [k, v] of out) out.set(k, v.sort());
+  // Jaccard ≥ t means shared ≥ t/(1+t)·(|A|+|B|); shared is at most the uncommon words counted
+  // through the postings plus A's common words, so most pairs are dropped without comparing.
+  const bound = NEAR_DUPLICATE / (1 + NEAR_DUPLICATE);
+  entries.forEach((a, i) => {
+    const counts = new Map<number, number>();
+    let common = 0;
+    for (const w of a.words) {
+      const list = postings.get(w) ?? [];
+      if (list.length > COMMON_WORD) {
+        common += 1;
+        continue;
+      }
+      for (const j of list) if (j > i) counts.set(j, (counts.get(j) ?? 0) + 1);
+    }
+    for (const [j, n] of counts) {
+      const b = entries[j];
+      // A pair with the same capabilities is listed once, for that reason.
+      if (!b || (capsKey[i] !== null && capsKey[i] === capsKey[j])) continue;
+      if (n + common < bound * (a.words.size + b.words.size)) continue;
+      const sim = jaccard(a.words, b.words);
+      if (sim < NEAR_DUPLICATE) continue;
+      const why = `similar description ${sim.toFixed(2)}`;
+      add(a.tool.id, b.tool.id, why);
+      add(b.tool.id, a.tool.id, why);
+    }
+  });
+  for (const v of out.values()) v.sort();
   return out;
 }
 
