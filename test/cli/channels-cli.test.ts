@@ -79,13 +79,7 @@ test('channels are added, listed without their URL, and removed; each change aud
   );
 
   // A deprecation made by the CLI is seen by the gateway's next check and reaches the channel.
-  const dep = await runCli(dir, [
-    'tools',
-    'deprecate',
-    'lookup_invoice@1.0.0',
-    '--window',
-    '3',
-  ]);
+  const dep = await runCli(dir, ['tools', 'deprecate', 'lookup_invoice@1.0.0', '--window', '3']);
   assert.equal(dep.code, 0, dep.stderr);
   await tg.ownerNotices.check();
   await tg.ownerNotices.settled();
