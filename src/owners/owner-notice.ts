@@ -108,7 +108,9 @@ export function ownerNoticeMessage(
   facts: NoticeFacts,
   publicUrl: string,
 ): OwnerNoticePayload {
-  const href = `${publicUrl.replace(/\/$/, '')}/console/tools/${encodeURIComponent(e.tool_id)}`;
+  // The console's catalog page of the tool; a quarantined one, its quarantine page.
+  const page = e.kind === 'quarantined' ? 'quarantine' : 'catalog';
+  const href = `${publicUrl.replace(/\/$/, '')}/console/${page}/${encodeURIComponent(e.tool_id)}`;
   const first = esc(headline(e, facts));
   const lines = [
     first,

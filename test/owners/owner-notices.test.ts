@@ -188,7 +188,7 @@ for (const backend of backends()) {
         assert.equal(m.toolgate.team, 'billing-team');
         assert.equal(m.toolgate.tool_id, 'lookup_invoice');
         assert.equal(m.toolgate.tool_version, '1.0.0');
-        assert.equal(m.toolgate.link, `${PUBLIC}/console/tools/lookup_invoice`);
+        assert.equal(m.toolgate.link, `${PUBLIC}/console/catalog/lookup_invoice`);
         assert.equal(m.blocks[0].type, 'section');
         assert.match(m.text, /lookup_invoice@1\.0\.0/);
       }
@@ -239,6 +239,7 @@ for (const backend of backends()) {
       await other.received(n + 1);
       const m = other.json<OwnerNoticePayload>()[n];
       assert.equal(m?.toolgate.type, 'owner.quarantined');
+      assert.equal(m?.toolgate.link, `${PUBLIC}/console/quarantine/poisoned`);
       assert.equal(m?.toolgate.team, 'ops-team');
       assert.ok(Number(m?.toolgate.facts.findings) >= 1);
       const rules = m?.toolgate.facts.rules as string[];
