@@ -24,6 +24,7 @@ import {
   KEYS_ADMIN,
   METRICS_ADMIN,
   OPERATORS_ADMIN,
+  OWNER_CHANNELS_ADMIN,
   PROVIDERS_ADMIN,
   REPORTS_ADMIN,
   REVIEWS_ADMIN,
@@ -105,6 +106,7 @@ import {
   type OperatorServiceOptions,
   type SecondFactorCheck,
 } from './operators/index.js';
+import { OwnerChannels, OwnerNotices, type OwnerNoticesOptions } from './owners/index.js';
 import { type PolicyEngine, PolicyService } from './policy/index.js';
 import { type CheckedFetchOptions, ProviderService, UpstreamPool } from './providers/index.js';
 import { ReportService } from './reports/index.js';
@@ -215,6 +217,10 @@ export interface Gateway extends Toolgate {
   readonly notifier: Notifier;
   /** Governance reports (capability register, access matrix, invocations, deprecation, orphans). */
   readonly reports: ReportService;
+  /** Owner teams' notification channels, and the notices sent to them (C16). */
+  readonly ownerChannels: OwnerChannels;
+  /** Tells owner teams about their tools; `toolEvent` is the one entry (the health monitor's). */
+  readonly ownerNotices: OwnerNotices;
   /** Operator accounts, local login, single sign-on upserts, personal tokens. */
   readonly operators: OperatorService;
 }
@@ -278,6 +284,12 @@ export interface ToolgateOptions {
   readonly notify?: NotifyConfigInput;
   /** Teams that own tools, for the orphaned-tools report (agent owners and users count too). */
   readonly teams?: readonly string[];
+  /**
+   * Owner notices: the scheduled check's period (default 0: no timer; `serve` sets one), the
+   * dedupe window, the per-team cap, the retire lead time, the orphans' fallback team and the
+   * error-rate window.
+   */
+  readonly owners?: Partial<OwnerNoticesOptions>;
   /** Per-agent caps on open sessions and pending approvals (defaults: 64 and 50). */
   readonly caps?: Partial<AgentCaps>;
   /**
@@ -581,6 +593,38 @@ export async function openGateway(options: ToolgateOptions = {}): Promise<Gatewa
     { db: store.db, catalog, agents, users, teams: options.teams ?? [] },
     options.clock,
   );
+  const ownerChannels = new OwnerChannels(store.db, options.clock);
+  const ownerNotices = new OwnerNotices({
+    db: store.db,
+    channels: ownerChannels,
+    ownerOf: (id, version) =>
+      catalog.get(id, version).then(
+        (t) => t.owner,
+        () => null,
+      ),
+    deprecated: async () =>
+      (await catalog.list({ lifecycle: 'deprecated' })).map((t) => ({
+        id: t.id,
+        version: t.version,
+        owner: t.owner,
+        retire_at: t.retire_at,
+      })),
+    orphans: async () =>
+      (await reports.build({ name: 'orphaned-tools' })).rows.map((r) => ({
+        tool: String(r.tool),
+        version: String(r.version),
+        owner: String(r.owner),
+        reason: String(r.reason),
+      })),
+    delivery: notifyConfig,
+    sink: metrics,
+    ...clock,
+    ...(options.owners ? { options: options.owners } : {}),
+  });
+  // Error rates come from the call outcomes already committed: no query per call.
+  audit.writer.onCommitted((batch) => ownerNotices.observe(batch));
+  await ownerNotices.init();
+  ownerNotices.start();
   const security: SecurityEvents = {
     record: (action, subject, details) =>
       appendEvent(store.db, systemActor('security'), (options.clock ?? systemClock)(), {
@@ -654,6 +698,7 @@ export async function openGateway(options: ToolgateOptions = {}): Promise<Gatewa
     auditRecords: expose(new AuditSearch(store), AUDIT_RECORDS_ADMIN),
     metrics: expose(metrics, METRICS_ADMIN),
     reports: expose(reports, REPORTS_ADMIN),
+    ownerChannels: expose(ownerChannels, OWNER_CHANNELS_ADMIN),
     operators: expose(operators, OPERATORS_ADMIN),
     consoleSessions: expose(consoleSessions, CONSOLE_SESSIONS_ADMIN),
     doctor: () => sandbox.doctor(),
@@ -694,6 +739,8 @@ export async function openGateway(options: ToolgateOptions = {}): Promise<Gatewa
     detectors,
     notifier,
     reports,
+    ownerChannels,
+    ownerNotices,
     operators,
     close: async () => {
       await upstreams.close();
@@ -702,6 +749,7 @@ export async function openGateway(options: ToolgateOptions = {}): Promise<Gatewa
       await detectors?.idle();
       await gate.flush();
       await notifier.close();
+      await ownerNotices.close();
       await audit.close();
       if (!options.egress) await egress.proxy.close();
       await store.close();

@@ -15,6 +15,7 @@ import type { Gate } from '../gate/index.js';
 import type { AgentKeys, AgentService, UserService } from '../identity/index.js';
 import type { GatewayMetrics } from '../metrics/index.js';
 import type { ConsoleSessions, OperatorService } from '../operators/index.js';
+import type { OwnerChannels } from '../owners/index.js';
 import type { ProviderService } from '../providers/index.js';
 import type { ReportService } from '../reports/index.js';
 import type { RunService, SessionService } from '../sessions/index.js';
@@ -95,6 +96,12 @@ export const OPERATORS_ADMIN = [
   'authenticateToken',
 ] as const satisfies readonly (keyof OperatorService)[];
 export const REPORTS_ADMIN = ['names', 'build', 'render'] as const;
+/** Owner teams' notification channels: add, list (URL origins only), remove. */
+export const OWNER_CHANNELS_ADMIN = [
+  'add',
+  'list',
+  'remove',
+] as const satisfies readonly (keyof OwnerChannels)[];
 /** The audit log's read side for people: search, one record, a call's raw arguments. */
 export const AUDIT_RECORDS_ADMIN = ['search', 'record', 'rawArguments'] as const;
 export const CONSOLE_SESSIONS_ADMIN = [
@@ -166,6 +173,8 @@ export interface AdminApi {
   readonly metrics: Pick<GatewayMetrics, (typeof METRICS_ADMIN)[number]>;
   /** Governance reports (capability register, access matrix, invocations, deprecation, orphans). */
   readonly reports: Pick<ReportService, (typeof REPORTS_ADMIN)[number]>;
+  /** Owner teams' notification channels (webhooks); a channel's URL is never shown once stored. */
+  readonly ownerChannels: Pick<OwnerChannels, (typeof OWNER_CHANNELS_ADMIN)[number]>;
   /**
    * Operator accounts: create and change (admins), local login and single sign-on, personal
    * tokens and their per-request check. Every change takes the authenticated operator.

@@ -148,6 +148,12 @@ export async function serve(options: ServeOptions): Promise<void> {
       ...(oauth ? { oauth } : {}),
       teams: teamsFromEnv(),
       notify,
+      // Owner notices: the event record, retire dates and orphans checked every minute; an
+      // orphan whose team has no channel goes to TOOLGATE_OWNER_FALLBACK_TEAM's, if set.
+      owners: {
+        checkIntervalMs: 60_000,
+        fallbackTeam: process.env.TOOLGATE_OWNER_FALLBACK_TEAM?.trim() || null,
+      },
       ...detectorsFromEnv(),
       caps: {
         ...(limits.maxSessionsPerAgent !== undefined

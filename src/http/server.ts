@@ -39,6 +39,7 @@ import { auditRoutes } from './routes/audit.js';
 import { discoveryRoutes } from './routes/discovery.js';
 import { metricsRoutes } from './routes/metrics.js';
 import { operatorRoutes } from './routes/operators.js';
+import { ownerChannelRoutes } from './routes/owner-channels.js';
 import { providerRoutes } from './routes/providers.js';
 import { reportRoutes } from './routes/reports.js';
 import { reviewRoutes } from './routes/reviews.js';
@@ -394,6 +395,7 @@ export async function buildServer(
   auditRoutes(app, admin);
   metricsRoutes(app, admin);
   reportRoutes(app, admin);
+  ownerChannelRoutes(app, admin);
   providerRoutes(app, admin);
   operatorRoutes(app, admin);
   if (agent.oauth) wellKnownRoutes(app, agent.oauth);

@@ -10,13 +10,14 @@ import { Counter, Gauge, Histogram, Registry } from 'prom-client';
 import type { Alert, DetectorSink, WebhookOutcome } from '../audit/detectors/index.js';
 import type { AuditRecord } from '../gate/index.js';
 import type { DeliveryOutcome, NotificationKind } from '../notify/index.js';
+import type { NoticeOutcome, OwnerNoticeKind, OwnerNoticeSink } from '../owners/index.js';
 
 export interface GatewayMetricsOptions {
   /** Counts of call approvals by status (pending, approved, rejected, expired…), read at scrape. */
   readonly approvalStates?: () => Promise<Record<string, number>>;
 }
 
-export class GatewayMetrics implements DetectorSink {
+export class GatewayMetrics implements DetectorSink, OwnerNoticeSink {
   readonly registry = new Registry();
   readonly #calls: Counter<'tool'>;
   readonly #errors: Counter<'tool' | 'rule'>;
@@ -31,6 +32,8 @@ export class GatewayMetrics implements DetectorSink {
   readonly #alerts: Counter<'detector' | 'suspended'>;
   readonly #webhooks: Counter<'outcome'>;
   readonly #notifications: Counter<'kind' | 'outcome'>;
+  readonly #ownerNotices: Counter<'kind' | 'outcome'>;
+  readonly #ownerDeliveries: Counter<'outcome'>;
   readonly #detectorDropped: Counter;
   readonly #detectorFailures: Counter;
 
@@ -127,6 +130,18 @@ export class GatewayMetrics implements DetectorSink {
       labelNames: ['kind', 'outcome'],
       registers,
     });
+    this.#ownerNotices = new Counter({
+      name: 'toolgate_owner_notices_total',
+      help: 'Notices to tool owners by kind (deprecated, retiring, quarantined, orphaned, unhealthy, error_rate) and outcome (sent, deduplicated, rate_limited, unrouted, unknown_tool, invalid, failed)',
+      labelNames: ['kind', 'outcome'],
+      registers,
+    });
+    this.#ownerDeliveries = new Counter({
+      name: 'toolgate_owner_notice_deliveries_total',
+      help: 'Owner notice webhook deliveries by outcome (delivered, rejected, failed, dropped; retried and timed_out per attempt)',
+      labelNames: ['outcome'],
+      registers,
+    });
     this.#detectorDropped = new Counter({
       name: 'toolgate_detector_dropped_records_total',
       help: 'Audit records the detectors could not keep up with',
@@ -184,6 +199,14 @@ export class GatewayMetrics implements DetectorSink {
 
   notification(kind: NotificationKind, outcome: DeliveryOutcome): void {
     this.#notifications.inc({ kind, outcome });
+  }
+
+  ownerNotice(kind: OwnerNoticeKind, outcome: NoticeOutcome): void {
+    this.#ownerNotices.inc({ kind, outcome });
+  }
+
+  ownerNoticeDelivery(outcome: DeliveryOutcome): void {
+    this.#ownerDeliveries.inc({ outcome });
   }
 
   droppedRecords(n: number): void {

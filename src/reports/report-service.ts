@@ -5,6 +5,7 @@ import { capabilityRegister } from './capability-register.js';
 import { deprecationImpact } from './deprecation-impact.js';
 import { invocations } from './invocations.js';
 import { orphanedTools } from './orphaned-tools.js';
+import { portfolioAudit } from './portfolio-audit.js';
 import { renderReport } from './render-report.js';
 import {
   isReportFormat,
@@ -14,6 +15,7 @@ import {
   type Report,
 } from './report.js';
 import type { Period, ReportSources } from './report-sources.js';
+import { securityReviewRecord } from './security-review-record.js';
 
 export interface ReportRequest {
   readonly name: string;
@@ -24,6 +26,8 @@ export interface ReportRequest {
 }
 
 const DEFAULT_DAYS = 30;
+/** The portfolio audit is quarterly: its default period is the 90 days up to now. */
+const DEFAULT_DAYS_OF: Partial<Record<string, number>> = { 'portfolio-audit': 90 };
 
 function invalid(pointer: string, message: string, rule: string): ToolgateError<'INPUT_INVALID'> {
   return new ToolgateError('INPUT_INVALID', message, {
@@ -68,7 +72,7 @@ export class ReportService {
     const from =
       request.from !== undefined
         ? instant(request.from, '/from')
-        : new Date(to.getTime() - DEFAULT_DAYS * 86_400_000);
+        : new Date(to.getTime() - (DEFAULT_DAYS_OF[name] ?? DEFAULT_DAYS) * 86_400_000);
     if (from.getTime() >= to.getTime()) throw invalid('/from', 'from must be before to', 'range');
     const period: Period = { from: from.toISOString(), to: to.toISOString() };
     switch (name) {
@@ -82,6 +86,10 @@ export class ReportService {
         return deprecationImpact(this.#src, given ? period : null, now);
       case 'orphaned-tools':
         return orphanedTools(this.#src, now);
+      case 'portfolio-audit':
+        return portfolioAudit(this.#src, period, now);
+      case 'security-review-record':
+        return securityReviewRecord(this.#src, given ? period : null, now);
     }
   }
 

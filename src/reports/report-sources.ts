@@ -11,6 +11,8 @@ export interface ReportSources {
   readonly users: UserService;
   /** Teams known to own tools (besides agent owners and users); see orphaned-tools. */
   readonly teams: readonly string[];
+  /** A tool version's health state, once a health monitor judges tools (else `unchecked`). */
+  readonly health?: (toolId: string, version: string) => string | null;
 }
 
 /** A half-open period [from, to) as ISO-8601 UTC text, comparable with the audit log's `at`. */

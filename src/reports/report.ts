@@ -9,6 +9,8 @@ export const REPORT_NAMES = [
   'invocations',
   'deprecation-impact',
   'orphaned-tools',
+  'portfolio-audit',
+  'security-review-record',
 ] as const;
 export type ReportName = (typeof REPORT_NAMES)[number];
 

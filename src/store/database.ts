@@ -400,6 +400,8 @@ export interface Database {
   operator_second_factors: OperatorSecondFactorTable;
   console_sessions: ConsoleSessionTable;
   console_logins: ConsoleLoginTable;
+  owner_channels: OwnerChannelTable;
+  owner_notice_marks: OwnerNoticeMarkTable;
 }
 
 export type ToolVersionRow = Selectable<ToolVersionTable>;
@@ -468,3 +470,21 @@ export interface ProviderEntryTable {
 }
 
 export type ProviderEntryRow = Selectable<ProviderEntryTable>;
+
+/** An owner team's notification channel (migration 0033); `url` is never shown once stored. */
+export interface OwnerChannelTable {
+  id: string;
+  team: string;
+  kind: 'webhook';
+  url: string;
+  created_at: string;
+  created_by: string;
+}
+
+/** When a notice of a kind was last sent for a tool version (deduplication, migration 0033). */
+export interface OwnerNoticeMarkTable {
+  kind: string;
+  tool_id: string;
+  tool_version: string;
+  sent_at: string;
+}

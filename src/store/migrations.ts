@@ -9,6 +9,7 @@ import type { Database } from './database.js';
 import { eventAuditRow } from './events.js';
 import { consoleSessions } from './migrations/console-sessions.js';
 import { operatorsMigration } from './migrations/operators.js';
+import { ownerNotices } from './migrations/owner-notices.js';
 import { providerEntries } from './migrations/provider-entries.js';
 import { secondFactors } from './migrations/second-factors.js';
 import { securityReviews } from './migrations/security-reviews.js';
@@ -664,6 +665,7 @@ export function migrationProvider(dialect: Dialect): MigrationProvider {
         '0022_provider_entries': providerEntries,
         '0025_untrusted_sources': untrustedSources,
         '0026_destination_literals': destinationLiterals,
+        '0033_owner_notices': ownerNotices,
       };
     },
   };

@@ -303,6 +303,8 @@ for (const backend of backends()) {
           'invocations',
           'deprecation-impact',
           'orphaned-tools',
+          'portfolio-audit',
+          'security-review-record',
         ],
       });
     });

@@ -8,7 +8,7 @@ export function registerReports(program: Command): void {
   program
     .command('reports <name>')
     .description(
-      'governance reports: capability-register, access-matrix, invocations, deprecation-impact, orphaned-tools',
+      'governance reports: capability-register, access-matrix, invocations, deprecation-impact, orphaned-tools, portfolio-audit, security-review-record',
     )
     .addOption(
       new Option('--format <format>', 'output format')

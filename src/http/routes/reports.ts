@@ -21,7 +21,7 @@ export function reportRoutes(app: FastifyInstance, admin: AdminApi): void {
         tags: ['reports'],
         summary: 'One governance report as JSON, CSV or Markdown',
         description:
-          'Reports: capability-register, access-matrix, invocations, deprecation-impact, orphaned-tools. `from`/`to` (ISO-8601; default the last 30 days) bound the reports over the audit log. CSV is RFC 4180 with text cells starting with = + - @ prefixed by an apostrophe.',
+          'Reports: capability-register, access-matrix, invocations, deprecation-impact, orphaned-tools, portfolio-audit, security-review-record. `from`/`to` (ISO-8601; default the last 30 days, 90 for portfolio-audit) bound the reports over the audit log. CSV is RFC 4180 with text cells starting with = + - @ prefixed by an apostrophe.',
         params: {
           type: 'object',
           required: ['name'],

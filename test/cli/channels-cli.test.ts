@@ -1,0 +1,99 @@
+/**
+ * @module `toolgate channels add|list|remove` as an operator runs it (the built CLI in a child
+ * process on a real database): the URL never printed, the change audited as the CLI's operator,
+ * a bad URL refused with exit code 1 and nothing stored; and a deprecation made by the CLI (another
+ * process) reaches the owner's channel when the gateway next checks the event record.
+ */
+import assert from 'node:assert/strict';
+import { mkdtempSync, rmSync } from 'node:fs';
+import { tmpdir } from 'node:os';
+import { join } from 'node:path';
+import { after, before, test } from 'node:test';
+import type { OwnerNoticePayload } from '../../src/owners/index.js';
+import { type Gateway, openGateway } from '../../src/toolgate.js';
+import { ensureBuilt, runCli } from '../support/cli.js';
+import { validTool } from '../support/fixtures.js';
+import { type Receiver, webhookReceiver } from '../support/webhook-receiver.js';
+
+let dir = '';
+let hook: Receiver;
+let tg: Gateway;
+
+before(async () => {
+  ensureBuilt();
+  hook = await webhookReceiver();
+  dir = mkdtempSync(join(tmpdir(), 'toolgate-channels-cli-'));
+  tg = await openGateway({
+    db: `sqlite:${join(dir, 'tg.db')}`,
+    detectors: false,
+    teams: ['billing-team'],
+  });
+  await tg.config.apply([{ kind: 'Tool', spec: validTool() }], { id: 'setup', via: 'library' });
+});
+after(async () => {
+  await tg.close();
+  await hook.close();
+  rmSync(dir, { recursive: true, force: true, maxRetries: 5, retryDelay: 50 });
+});
+
+test('channels are added, listed without their URL, and removed; each change audited', async () => {
+  const url = `${hook.url}/T9/B9/cli-secret-part`;
+  const added = await runCli(dir, [
+    '--json',
+    'channels',
+    'add',
+    '--team',
+    'billing-team',
+    '--url',
+    url,
+  ]);
+  assert.equal(added.code, 0, added.stderr);
+  assert.ok(!added.stdout.includes('cli-secret-part'));
+  const channel = JSON.parse(added.stdout) as { id: string; team: string; url_hint: string };
+  assert.equal(channel.team, 'billing-team');
+  const listed = await runCli(dir, ['--json', 'channels', 'list']);
+  assert.equal(listed.code, 0, listed.stderr);
+  assert.ok(!listed.stdout.includes('cli-secret-part'));
+  assert.deepEqual(
+    (JSON.parse(listed.stdout) as { channels: { id: string }[] }).channels.map((c) => c.id),
+    [channel.id],
+  );
+  const bad = await runCli(dir, [
+    '--json',
+    'channels',
+    'add',
+    '--team',
+    'billing-team',
+    '--url',
+    'http://hooks.example.com/x',
+  ]);
+  assert.equal(bad.code, 1);
+  assert.equal((JSON.parse(bad.stdout) as { error: { code: string } }).error.code, 'INPUT_INVALID');
+  assert.equal((await tg.ownerChannels.list()).length, 1);
+  const events = (await tg.events.list({ limit: 100 })).filter((e) =>
+    e.action.startsWith('owner_channel.'),
+  );
+  assert.deepEqual(
+    events.map((e) => [e.action, e.via]),
+    [['owner_channel.added', 'cli']],
+  );
+
+  // A deprecation made by the CLI is seen by the gateway's next check and reaches the channel.
+  const dep = await runCli(dir, ['tools', 'deprecate', 'lookup_invoice@1.0.0', '--window', '3']);
+  assert.equal(dep.code, 0, dep.stderr);
+  await tg.ownerNotices.check();
+  await tg.ownerNotices.settled();
+  await hook.received(1);
+  const types = hook
+    .json<OwnerNoticePayload>()
+    .map((m) => m.toolgate.type)
+    .sort();
+  assert.deepEqual(types, ['owner.deprecated', 'owner.retiring']);
+
+  const removed = await runCli(dir, ['channels', 'remove', channel.id]);
+  assert.equal(removed.code, 0, removed.stderr);
+  assert.deepEqual(await tg.ownerChannels.list(), []);
+  const missing = await runCli(dir, ['--json', 'channels', 'remove', channel.id]);
+  assert.equal(missing.code, 1);
+  assert.equal((JSON.parse(missing.stdout) as { error: { code: string } }).error.code, 'NOT_FOUND');
+});

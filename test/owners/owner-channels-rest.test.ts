@@ -1,0 +1,169 @@
+/**
+ * @module Owner channels over REST (docs/architecture.md §6, §8): an admin adds a channel for any
+ * team and the URL never comes back; an owner manages only their own teams' channels (another
+ * team's: FORBIDDEN to add, not found to remove, absent from lists); an auditor reads and cannot
+ * change; bad bodies are refused with a structured error and store nothing; every change is an
+ * audited event naming the operator. The notice then reaches the real receiver.
+ */
+import assert from 'node:assert/strict';
+import { after, before, describe, test } from 'node:test';
+import type { FastifyInstance } from 'fastify';
+import type { Actor } from '../../src/core/index.js';
+import { buildServer } from '../../src/http/index.js';
+import { BOOTSTRAP_OPERATOR } from '../../src/operators/index.js';
+import type { OwnerNoticePayload } from '../../src/owners/index.js';
+import { type Gateway, openGateway } from '../../src/toolgate.js';
+import { backends } from '../support/backends.js';
+import { validTool } from '../support/fixtures.js';
+import { type Receiver, webhookReceiver } from '../support/webhook-receiver.js';
+
+const admin: Actor = { id: 'test-admin', via: 'library' };
+const ADMIN_TOKEN = 'admin-token-for-owner-channel-tests-0123456789';
+
+describe('owner channels over REST', () => {
+  let tg: Gateway;
+  let app: FastifyInstance;
+  let base = '';
+  let hook: Receiver;
+  let drop: () => Promise<void>;
+  const tokens: Record<string, string> = {};
+
+  const call = (method: string, path: string, who: string, body?: unknown) =>
+    fetch(`${base}${path}`, {
+      method,
+      headers: {
+        authorization: `Bearer ${who === 'admin' ? ADMIN_TOKEN : tokens[who]}`,
+        ...(body !== undefined ? { 'content-type': 'application/json' } : {}),
+      },
+      ...(body !== undefined ? { body: JSON.stringify(body) } : {}),
+    });
+
+  before(async () => {
+    hook = await webhookReceiver();
+    const backend = backends()[0];
+    assert.ok(backend);
+    const fresh = await backend.fresh();
+    drop = fresh.drop;
+    tg = await openGateway({ db: fresh.url, detectors: false, teams: ['billing-team'] });
+    await tg.config.apply([{ kind: 'Tool', spec: validTool() }], admin);
+    for (const [id, roles, teams] of [
+      ['olga', ['owner'], ['billing-team']],
+      ['otto', ['owner'], ['ops-team']],
+      ['audrey', ['auditor'], []],
+    ] as const) {
+      await tg.admin.operators.create(BOOTSTRAP_OPERATOR, {
+        id,
+        roles: [...roles],
+        teams: [...teams],
+      });
+      tokens[id] = (
+        await tg.admin.operators.issueToken(BOOTSTRAP_OPERATOR, {
+          operatorId: id,
+          name: 'test',
+          expiresInDays: 1,
+        })
+      ).token;
+    }
+    app = await buildServer(tg, { adminToken: ADMIN_TOKEN });
+    base = await app.listen({ host: '127.0.0.1', port: 0 });
+  });
+  after(async () => {
+    await app.close();
+    await tg.close();
+    await hook.close();
+    await drop();
+  });
+
+  test('an owner adds a channel for their team; the URL is never returned, the event names them', async () => {
+    const url = `${hook.url}/T01/B02/verysecretpart`;
+    const res = await call('POST', '/v1/owner-channels', 'olga', { team: 'billing-team', url });
+    assert.equal(res.status, 201);
+    const text = await res.text();
+    assert.ok(!text.includes('verysecretpart'));
+    const created = JSON.parse(text) as {
+      id: string;
+      team: string;
+      url_hint: string;
+      created_by: string;
+    };
+    assert.equal(created.team, 'billing-team');
+    assert.equal(created.created_by, 'operator:olga');
+    const list = await call('GET', '/v1/owner-channels', 'admin');
+    assert.equal(list.status, 200);
+    assert.ok(!(await list.text()).includes('verysecretpart'));
+    const ev = (await tg.events.list({ limit: 1000 })).filter(
+      (e) => e.action === 'owner_channel.added',
+    );
+    assert.deepEqual(
+      ev.map((e) => [e.actor, e.via, e.subject]),
+      [['operator:olga', 'rest', 'team:billing-team']],
+    );
+    // The channel is live: a notice for the team's tool reaches it.
+    assert.equal(
+      await tg.ownerNotices.toolEvent({
+        kind: 'unhealthy',
+        tool_id: 'lookup_invoice',
+        version: '1.0.0',
+      }),
+      'sent',
+    );
+    await hook.received(1);
+    const msg = hook.json<OwnerNoticePayload>()[0];
+    assert.equal(msg?.toolgate.type, 'owner.unhealthy');
+    assert.equal(msg?.toolgate.team, 'billing-team');
+  });
+
+  test('an owner of another team cannot add, see or remove the channel', async () => {
+    const before = await tg.ownerChannels.list();
+    const add = await call('POST', '/v1/owner-channels', 'otto', {
+      team: 'billing-team',
+      url: 'https://hooks.example.com/x',
+    });
+    assert.equal(add.status, 403);
+    assert.equal(((await add.json()) as { code: string }).code, 'FORBIDDEN');
+    const list = (await (await call('GET', '/v1/owner-channels', 'otto')).json()) as {
+      channels: unknown[];
+    };
+    assert.deepEqual(list.channels, []);
+    const id = before[0]?.id ?? '';
+    const del = await call('DELETE', `/v1/owner-channels/${id}`, 'otto');
+    assert.equal(del.status, 404);
+    // An auditor reads every team's and changes none.
+    const seen = (await (await call('GET', '/v1/owner-channels', 'audrey')).json()) as {
+      channels: unknown[];
+    };
+    assert.equal(seen.channels.length, before.length);
+    assert.equal((await call('DELETE', `/v1/owner-channels/${id}`, 'audrey')).status, 403);
+    assert.deepEqual(await tg.ownerChannels.list(), before);
+  });
+
+  test('bad bodies are refused with a structured error and store nothing', async () => {
+    const before = await tg.ownerChannels.list();
+    for (const body of [
+      { team: 'billing-team', url: 'http://hooks.example.com/plain-http' },
+      { team: 'billing-team', url: 'https://169.254.169.254.nip.io:8443/x', extra: 1 },
+      { team: 'billing-team' },
+      { team: '../etc', url: 'https://hooks.example.com/x' },
+    ]) {
+      const res = await call('POST', '/v1/owner-channels', 'admin', body);
+      assert.equal(res.status, 400, JSON.stringify(body));
+      const err = (await res.json()) as { code: string };
+      assert.ok(['INPUT_INVALID'].includes(err.code), err.code);
+    }
+    assert.deepEqual(await tg.ownerChannels.list(), before);
+  });
+
+  test('the owner removes their channel; removal is audited', async () => {
+    const [c] = await tg.ownerChannels.list({ team: 'billing-team' });
+    assert.ok(c);
+    assert.equal((await call('DELETE', `/v1/owner-channels/${c.id}`, 'olga')).status, 204);
+    assert.deepEqual(await tg.ownerChannels.list({ team: 'billing-team' }), []);
+    const ev = (await tg.events.list({ limit: 1000 })).filter(
+      (e) => e.action === 'owner_channel.removed',
+    );
+    assert.deepEqual(
+      ev.map((e) => e.actor),
+      ['operator:olga'],
+    );
+  });
+});
