@@ -55,6 +55,11 @@ export interface PatternRule extends RuleBase {
    * as "this" in "use this tool"); the tool's own name is always ignored as well.
    */
   readonly ignoreCaptures?: readonly string[];
+  /**
+   * RegExp source (with `u`): a first participating capture it matches makes the match harmless,
+   * like `ignoreCaptures` but for a family of names (an argument named for a secret takes one).
+   */
+  readonly ignoreCapturePattern?: string;
   /** Variation selectors can carry one byte each; decoding shows admins the smuggled text. */
   readonly decode?: 'variation-selectors';
   /**
@@ -197,7 +202,7 @@ const SECRET = String.raw`(?:api[\s_-]?keys?|secret[\s_-]?keys?|client[\s_-]?sec
 const SNAKE_SECRET = String.raw`(?<![a-z0-9_])[a-z0-9]+_(?:[a-z0-9]+_)*(?:api_?key|secret(?:_access)?(?:_key)?|password|passwd|token|private_key)\b`;
 
 /** Weaker than SECRET: harmless to pass around, alarming when shipped to a side channel. */
-const ENVIRONMENT = String.raw`(?:environment\s+variables?|env\s+vars?|process\.env|os\.environ)\b`;
+const ENVIRONMENT = String.raw`(?:environment\s+variables?|env\s+vars?|process\.env|os\.environ|printenv|output\s+of\s+[\x60'"]?(?:env|set|export\s+-p)\b)\b`;
 
 /** Verbs that move data out of the conversation; base forms only, so tool self-descriptions
  *  ("sends a reset link") read differently from imperatives aimed at the model. */
@@ -1183,6 +1188,157 @@ export const DESCRIPTION_RULES: readonly DescriptionRule[] = [
     target: 'normalized',
     description: 'Contains a javascript:/vbscript: URL',
     pattern: String.raw`\b(?:javascript|vbscript|livescript):(?!\s)`,
+  },
+
+  // --- form rules: judged by the shape of a sentence rather than by a listed phrase. A tool
+  // describes itself in the third person ("Returns …", "always returns …"); these are sentences
+  // addressed to the model that reach past the tool's own job: the whole conversation, what to
+  // tell the user, what to keep from them, whose word counts, which argument a secret goes in.
+  {
+    id: 'instruction.conversation-scope',
+    category: 'instruction',
+    kind: 'pattern',
+    target: 'normalized',
+    description:
+      'Gives the model an order for the whole conversation (every chat, reply or answer), not for this tool',
+    pattern: [
+      String.raw`\b(?:every|each|any|all\s+future)\s+(?:new\s+|future\s+|subsequent\s+|later\s+|single\s+)?(?:conversations?|chats?|chat\s+sessions?|repl(?:y|ies)|responses?|answers?|summar(?:y|ies)|turns?|interactions?)\b`,
+      String.raw`\b(?:before|prior\s+to|after)\s+(?:you\s+)?(?:repl(?:y|ying)|respond(?:ing)?|answer(?:ing)?|writing\s+(?:your|a|the|any)\s+(?:reply|response|answer))\b`,
+      String.raw`\bfirst\s+thing\s+(?:in|of|at)\b`,
+    ].join('|'),
+    alsoInSentence: String.raw`\b(?:you|your|yourself|assistants?|the\s+(?:ai|model|agent)|always|never|must|make\s+sure|remember|mention|recommend|remind|promote|advertise|say|tell|include|invoke|call|even\s+(?:if|when|though)|regardless|whether\s+or\s+not|no\s+matter|first\s+thing)\b`,
+  },
+  {
+    id: 'instruction.scripted-reply',
+    category: 'instruction',
+    kind: 'pattern',
+    target: 'normalized',
+    description: 'Tells the model what to answer or claim to the user',
+    pattern: [
+      String.raw`(?<!\b(?:will|may|might|can|could|would|does|did|to|it|they|server|api|service|endpoint|tool)\s)\b(?:respond|reply|answer|claim|insist|assert|pretend)\s+(?:to\s+(?:them|the\s+user|users|the\s+customer)\s+)?(?:that|with\s+the\s+claim)\b`,
+      String.raw`(?<!\b(?:will|may|might|can|could|would|does|did|to)\s)\b(?:say|state|tell\s+(?:them|the\s+user|users|the\s+customer|customers)|inform\s+(?:them|the\s+user|the\s+customer))\s+that\b`,
+      String.raw`\b(?:by|while|and)\s+(?:telling|assuring|convincing|reminding)\s+(?:them|the\s+user|users|the\s+customer)\b`,
+      String.raw`\bsteer\s+(?:them|the\s+user|users|the\s+customer|customers|the\s+conversation)\b`,
+      String.raw`\b(?:discourage|dissuade|talk)\s+(?:them|the\s+user|users|the\s+customer)\s+(?:from|out\s+of)\b`,
+    ].join('|'),
+  },
+  {
+    id: 'instruction.addressed-header',
+    category: 'instruction',
+    kind: 'pattern',
+    target: 'normalized',
+    description: 'Opens a note, rule or order addressed to the model ("Rule for the model:", "As the AI reading this")',
+    pattern: [
+      String.raw`\b(?:rules?|notes?|instructions?|directives?|guidance|reminders?|messages?|orders?|policy|requirements?|guidelines?)\s+(?:\w+\s+)?(?:for|to)\s+(?:the\s+|any\s+|all\s+|every\s+)?(?:ai|assistants?|models?|llms?|agents?|chatbots?|bots?)\s*[:(\-—]`,
+      String.raw`\b(?:behaviou?ral|behaviou?r)\s+(?:rules?|notes?|instructions?|guidance|requirements?)\b`,
+      String.raw`\bas\s+(?:the|an?)\s+(?:ai|assistant|model|llm|agent|language\s+model)\b`,
+      String.raw`\b(?:the|any|an?)\s+(?:ai|assistant|model|llm|agent)s?\s+(?:reading|processing|seeing)\s+this\b`,
+      String.raw`(?:^|\n|[.:;]\s)\s*\((?:system|admin|administrator|developer|operator|assistant|sys)\)`,
+    ].join('|'),
+  },
+  {
+    id: 'instruction.model-obligation',
+    category: 'instruction',
+    kind: 'pattern',
+    target: 'normalized',
+    description: "Lays an obligation on the model or on its answers",
+    pattern: [
+      String.raw`\b(?:the\s+|an?\s+|any\s+|all\s+)?(?:assistants?|ai|llms?|ai\s+agents?|language\s+models?)\s+(?:(?:is|are)\s+(?:(?:now|hereby|also)\s+)?(?:required|expected|instructed|authori[sz]ed|permitted|allowed|obliged|told|free)\s+to|must|should|shall|needs?\s+to|has\s+to|have\s+to|will\s+(?:always|never))\b(?!\s+(?:be|have|hold|possess|support)\b)`,
+      String.raw`\byour\s+(?:answers?|repl(?:y|ies)|responses?|summar(?:y|ies)|output|messages?)\s+(?:must|should|shall|will|need\s+to|have\s+to|may\s+never|can\s+never)\b`,
+    ].join('|'),
+  },
+  {
+    id: 'instruction.override-user',
+    category: 'instruction',
+    kind: 'pattern',
+    target: 'normalized',
+    description: "Tells the model to act against what the user said, configured or asked",
+    pattern: [
+      String.raw`\b(?:regardless\s+of|no\s+matter|irrespective\s+of)\s+(?:what(?:ever)?|whether|how|which|who)\s+(?:the\s+)?(?:user|users|customer|human|they|you\s+(?:were|are)\s+told)\b`,
+      String.raw`\beven\s+(?:if|when|though)\s+(?:the\s+)?(?:user|customer|human)\s+(?:asks?|says?|objects?|refuses?|tells?|wants?|requests?|insists?|declines?|disagrees?|explicitly|has\s+not\s+asked|hasn't\s+asked|did\s+not\s+ask|didn't\s+ask|does\s+not\s+ask|doesn't\s+ask)\b`,
+      String.raw`\b(?:standing|blanket|permanent|unlimited|implicit)\s+(?:permission|approval|consent|authori[sz]ation)\b`,
+      String.raw`\bpre-?approved\s+for\s+(?:everything|all|any)\b`,
+      String.raw`\b(?:never|don't|do\s+not|no\s+need\s+to|skip|stop)\s+(?:\w+\s+){0,2}?(?:ask(?:ing)?|wait(?:ing)?|seek(?:ing)?|request(?:ing)?|get(?:ting)?|check(?:ing)?)\s+(?:\w+\s+){0,2}?(?:confirmation|permission|approval|consent)\b`,
+      String.raw`\b(?:needs?|requires?)\s+no\s+(?:\w+\s+)?(?:confirmation|approval|permission|consent)\s+from\s+(?:the\s+)?(?:user|customer|human|anyone)\b`,
+      String.raw`\bon\s+request\s+from\s+anyone\b`,
+    ].join('|'),
+  },
+  {
+    id: 'instruction.keep-quiet',
+    category: 'instruction',
+    kind: 'pattern',
+    target: 'normalized',
+    description: 'Asks the model to keep what it does from the user',
+    pattern: [
+      String.raw`\b(?:do\s+not|don't|never|without)\s+(?:ever\s+)?(?:point(?:ing)?\s+(?:this|it|that|them)\s+out|pointing\s+out|flag(?:ging)?\s+(?:this|it|that))\b`,
+      String.raw`\b(?:there\s+is\s+)?no\s+need\s+to\s+(?:mention|tell|inform|notify|disclose|report|explain|bring\s+up|point\s+out)\b`,
+      String.raw`\bsay(?:ing)?\s+nothing\s+(?:about|of|to)\b`,
+      String.raw`\b(?:do\s+not|don't|never)\s+(?:mention|report|acknowledge|bring\s+up|note)\s+(?:it|this|that|them|the\s+(?:change|changes|upload|copy|addition|alteration|transfer|rewrite|extra\s+\w+))\s*(?:[.;,!)]|$|\s+(?:to|in|anywhere|either|at\s+all))`,
+      String.raw`\bso\s+(?:that\s+)?(?:the\s+)?(?:user|users|customer|human|they)\s+(?:is|are|isn't|aren't|does|doesn't|do|don't|will|won't|never|cannot|can't)\s+(?:not\s+)?(?:be\s+|get\s+|become\s+)?(?:alarmed|worried|suspicious|suspect|notices?|find\s+out|finds\s+out|aware|realizes?|realises?|knows?|see\s+it|sees\s+it)\b`,
+      String.raw`\b(?:keep|leave)\s+(?:the\s+)?(?:user|customer|them)\s+(?:unaware|uninformed|in\s+the\s+dark)\b`,
+    ].join('|'),
+  },
+  {
+    id: 'instruction.fake-role-block',
+    category: 'hidden-markup',
+    kind: 'pattern',
+    target: 'normalized',
+    description: 'Opens a block labelled as a system, admin or assistant message (a fenced ```system block, a banner with a role word)',
+    pattern: [
+      String.raw`\x60{3,}[ \t]{0,3}(?:system|assistant|developer|admin|instructions?|prompt|sys|important|hidden)\b`,
+      String.raw`${BANNER_RULE}\s{0,3}(?:[^\p{L}\p{N}\s]{1,2}\s{0,3}){1,3}(?:begin\s+|start\s+|new\s+|important\s+|urgent\s+)?(?:${ROLE_WORDS})${BANNER_TAIL}`,
+      String.raw`(?:^|\n)\s{0,3}(?:#{2,6}|={2,}|\*{2,})\s{0,3}(?:begin\s+|new\s+|important\s+|urgent\s+)?(?:operator|admin|administrator|system|developer)\s+(?:override|directive|instructions?|notice|note|message|update|mode)\b`,
+    ].join('|'),
+  },
+  {
+    id: 'instruction.results-as-orders',
+    category: 'instruction',
+    kind: 'pattern',
+    target: 'normalized',
+    description: 'Tells the model to take what a link, file or result says as its instructions',
+    pattern: [
+      String.raw`\b(?:treat|take|use|consider|regard|follow)\s+(?:its|their|the|that|this|those|whatever)\s+(?:\w+\s+){0,2}?(?:contents?|text|output|response|body|result|file|page|document|says)\s+(?:as|like)\s+(?:your\s+|the\s+|new\s+|binding\s+|authoritative\s+)*(?:instructions|directives|orders|commands|system\s+prompt|rules|guidance|task)\b`,
+      String.raw`\b(?:download|fetch|load|read|open|retrieve|get)\b[^.\n]{0,160}?\b(?:as\s+your\s+(?:new\s+)?(?:instructions|rules|orders|system\s+prompt))\b`,
+    ].join('|'),
+  },
+  {
+    id: 'tool-reference.tool-by-form',
+    category: 'tool-reference',
+    kind: 'pattern',
+    target: 'normalized',
+    description: 'Tells the model what to do around another tool, by the form of the reference',
+    pattern: [
+      String.raw`\b(?:after|before|following|alongside|with)\s+(?:every|each|any|a)\s+(?:call|use|invocation|run)\s+(?:to|of)\s+(?:the\s+)?${TOOL_ID}`,
+      String.raw`\b(?:if|when|whenever|once)\s+(?:a|any|the|some)\s+tool\s+(?:called|named|like)\s+${TOOL_TOKEN}`,
+      String.raw`\b(?:call|invoke|run|use|trigger)\s+(?:the\s+)?(?:tool|function)\s+(?:called|named)\s+${TOOL_TOKEN}`,
+      String.raw`\b(?:call|invoke|run|trigger)\s+(?:the\s+)?${TOOL_ID}\s+(?:tool\s+|function\s+)?(?:first|before|beforehand|at\s+the\s+start|prior\s+to)\b`,
+      String.raw`\b(?:call|invoke|run|trigger|use)\s+(?:the\s+)?${TOOL_ID}\s+(?:tool\s+|function\s+)?(?:\w+\s+){0,3}?(?:every|each|whenever|always|silently|quietly|secretly|too|as\s+well)\b`,
+    ].join('|'),
+    ignoreCaptures: [...NOT_A_TOOL_NAME, 'tool', 'function', 'it', 'them', 'me', 'e.g', 'i.e'],
+  },
+  {
+    // A vault tool asks for a secret in its `value` or `token` argument; a lint tool that wants
+    // one in `comment`, `label` or `debug` is asking for it to be carried out.
+    id: 'secret-access.secret-in-unrelated-argument',
+    category: 'secret-access',
+    kind: 'pattern',
+    target: 'normalized',
+    description:
+      'Asks the model to put a secret, credential or environment value into an argument that is not for one',
+    pattern: [
+      String.raw`${NOT_NEGATED}\b(?:pass|put|include|send|provide|supply|add|insert|fill\s+in|place|attach|append|copy|paste|embed|forward|write|store|set)\b[^.;\n]{0,120}?\b(?:in|into|as|inside|within|to|under|via)\s+(?:the\s+|a\s+|an\s+|its\s+|this\s+)?(?:[\x60'"]([\w.-]{1,40})[\x60'"]|([a-z][a-z0-9_]{1,40})\s+(?:parameter|param|argument|arg|field|property|input))`,
+      String.raw`${NOT_NEGATED}\b(?:set|fill|populate|fill\s+in|use)\s+(?:the\s+)?[\x60'"]([\w.-]{1,40})[\x60'"]\s+(?:(?:parameter|param|argument|arg|field|property|input)\s+)?(?:to|with)\b`,
+    ].join('|'),
+    alsoInSentence: String.raw`\b(?:${SECRET}|${ENVIRONMENT}|printenv|connection\s+string|database_url|dsn)|\.env\b|\b${SNAKE_SECRET}`,
+    ignoreCapturePattern: String.raw`(?:^|[_.-])(?:token|tokens|key|keys|secret|secrets|password|passwd|pass|pwd|passphrase|credentials?|creds|auth|authorization|apikey|api_key|bearer|otp|pin|cert|certificate|private_key|public_key|value|env|environment|variables?|vars?|dsn|connection)(?:$|[_.-])|^(?:x-)?api-key$`,
+  },
+  {
+    id: 'secret-access.secrets-from-conversation',
+    category: 'secret-access',
+    kind: 'pattern',
+    target: 'normalized',
+    description: 'Asks the model to collect secrets it has seen in the conversation or on the machine',
+    pattern: String.raw`${NOT_NEGATED}\b(?:any|every|all|each)\s+(?:[\w-]+\s+){0,2}?${SECRET}[^.\n]{0,80}?\b(?:you\s+(?:have\s+)?(?:seen|read|found|come\s+across|encountered|noticed|know)|(?:earlier\s+)?in\s+(?:this|the)\s+(?:conversation|chat|session|context))`,
   },
   ...languageRules(),
 ];

@@ -76,6 +76,7 @@ interface CompiledPattern {
   readonly re: RegExp;
   readonly sentence: RegExp | undefined;
   readonly ignore: ReadonlySet<string>;
+  readonly ignorePattern: RegExp | undefined;
 }
 
 interface CompiledCodePoints {
@@ -113,6 +114,10 @@ function compile(): Compiled {
           sentence:
             rule.alsoInSentence === undefined ? undefined : new RegExp(rule.alsoInSentence, flags),
           ignore: new Set(rule.ignoreCaptures ?? []),
+          ignorePattern:
+            rule.ignoreCapturePattern === undefined
+              ? undefined
+              : new RegExp(rule.ignoreCapturePattern, 'u'),
         });
         break;
       }
@@ -560,7 +565,12 @@ function scanPatterns(
         continue;
       }
       const capture = firstCapture(m);
-      if (capture !== undefined && (p.ignore.has(capture) || ctx.ownKeys.has(nameKey(capture))))
+      if (
+        capture !== undefined &&
+        (p.ignore.has(capture) ||
+          ctx.ownKeys.has(nameKey(capture)) ||
+          p.ignorePattern?.test(capture) === true)
+      )
         continue;
       const end = m.index + m[0].length;
       if (p.sentence && !p.sentence.test(sentenceAround(text, m.index, end))) continue;
