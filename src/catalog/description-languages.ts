@@ -98,6 +98,7 @@ export const LANGUAGE_PHRASES: readonly LanguagePhrases[] = [
         String.raw`\bdu\s+(?:musst|sollst|solltest)\s+(?:immer|stets|zuerst|unbedingt|jedes\s+mal)\b`,
       ],
       'conceal-from-user': [
+        String.raw`\b(?:erwähne|erwähnt|erwähnen\s+sie|sage|sag|sagen\s+sie|melde|melden\s+sie)\s+(?:dies|das|es|davon)\s+(?:\S+\s+)?(?:nicht|niemals|nie)\b`,
         String.raw`\b(?:sag|sage|erzähl|erzähle|verrate|erwähne|teile|zeige)\s+(?:es\s+)?(?:dem|der)\s+(?:benutzer|nutzer|anwender|user|kunden)(?:in)?\s+(?:\S+\s+){0,3}?(?:nichts|nicht|niemals|nie)\b`,
         String.raw`\b(?:nicht|niemals|nie|keinesfalls)\s+(?:\S+\s+){0,2}?(?:dem|der|den)\s+(?:benutzer|nutzer|anwender|user)(?:in|n)?\s+(?:gegenüber\s+)?(?:mitteilen|sagen|erzählen|erwähnen|zeigen|verraten|melden)`,
         String.raw`\bohne\s+(?:den|die|dass\s+der|dass\s+die|es\s+dem|es\s+der)\s+(?:benutzer|nutzer|anwender|user)(?:in)?\s+(?:es\s+)?(?:zu\s+)?(?:informieren|fragen|benachrichtigen|merkt|bemerkt|weiß|erfährt|sagen|mitzuteilen)`,
@@ -151,6 +152,7 @@ export const LANGUAGE_PHRASES: readonly LanguagePhrases[] = [
         String.raw`\b(?:tu\s+dois|vous\s+devez)\s+(?:toujours|systématiquement|systematiquement|d'abord|impérativement|imperativement)\b`,
       ],
       'conceal-from-user': [
+        String.raw`\bne\s+(?:le\s+|lui\s+|leur\s+|en\s+)?(?:mentionne|mentionnez|signale|signalez|dis|dites|commente|commentez|précise|précisez)\s+(?:pas|rien|jamais)\b`,
         String.raw`\bne\s+(?:le\s+|leur\s+|lui\s+)?(?:dis|dites|mentionne[sz]?|révèle[sz]?|revele[sz]?|signale[sz]?|montre[sz]?|informe[sz]?|préviens|previens|prévenez|prevenez)\s+(?:jamais|pas|rien)\b[^.\n]{0,50}?\b(?:utilisateur|utilisatrice|l'utilisateur|client)`,
         String.raw`\bsans\s+(?:le\s+dire\s+à\s+|en\s+informer\s+|prévenir\s+|prevenir\s+|informer\s+|que\s+)?(?:l'|l’)?(?:utilisateur|utilisatrice)\s*(?:ne\s+le\s+sache|le\s+sache|ne\s+s'en\s+aperçoive)?`,
         String.raw`\b(?:cache[zr]?|dissimule[zr]?|garde[zr]?\s+secret)\b[^.\n]{0,40}?\b(?:à|a)\s+(?:l'|l’)?(?:utilisateur|utilisatrice)`,
@@ -204,6 +206,7 @@ export const LANGUAGE_PHRASES: readonly LanguagePhrases[] = [
         String.raw`\b(?:debes|deberás|deberas|tienes\s+que)\s+(?:siempre|primero|obligatoriamente)\b`,
       ],
       'conceal-from-user': [
+        String.raw`\bno\s+(?:lo\s+|le\s+|les\s+)?(?:comentes|comente|menciones|mencione|digas|diga|informes|informe|avises|avise)\s+(?:nada|esto|eso|el|la|los|las|este|esta|sobre)\b`,
         String.raw`\bno\s+(?:le\s+|les\s+|se\s+lo\s+|lo\s+)?(?:digas|diga|menciones|mencione|reveles|revele|informes|informe|muestres|muestre|cuentes|cuente|avises|avise|comuniques)\b[^.\n]{0,50}?\b(?:usuario|usuaria|cliente)`,
         String.raw`\bsin\s+(?:decírselo\s+al\s+|decirselo\s+al\s+|informar\s+al\s+|avisar\s+al\s+|que\s+el\s+|consultar\s+al\s+|el\s+conocimiento\s+del\s+)(?:usuario|usuaria)`,
         String.raw`\b(?:oculta|oculte|ocultar|esconde|esconda|mantén\s+en\s+secreto|mantenga\s+en\s+secreto)\b[^.\n]{0,40}?\b(?:al|del)\s+(?:usuario|usuaria)`,
@@ -256,6 +259,7 @@ export const LANGUAGE_PHRASES: readonly LanguagePhrases[] = [
         String.raw`\b(?:você\s+deve|voce\s+deve|deves|tens\s+de|tem\s+que)\s+(?:sempre|primeiro|obrigatoriamente)\b`,
       ],
       'conceal-from-user': [
+        String.raw`\bnão\s+(?:comente|comentes|mencione|menciones|informe|avise|revele|diga|digas|conte)\s+(?:a|o|isso|isto|nada|esta|este|essa|esse|sobre)\b`,
         String.raw`\bnão\s+(?:lhe\s+|o\s+|a\s+)?(?:diga|digas|mencione|menciones|revele|reveles|informe|informes|mostre|mostres|conte|contes|avise|avises)\b[^.\n]{0,50}?\b(?:usuário|usuario|utilizador|cliente)`,
         String.raw`\bnao\s+(?:diga|mencione|revele|informe|mostre|conte|avise)\b[^.\n]{0,50}?\b(?:usuário|usuario|utilizador|cliente)`,
         String.raw`\bsem\s+(?:informar|avisar|contar\s+ao|dizer\s+ao|que\s+o|o\s+conhecimento\s+do|consultar)\s+(?:o\s+)?(?:usuário|usuario|utilizador)`,
@@ -309,6 +313,7 @@ export const LANGUAGE_PHRASES: readonly LanguagePhrases[] = [
         String.raw`\b(?:devi|dovrai)\s+(?:sempre|prima|obbligatoriamente|assolutamente)\b`,
       ],
       'conceal-from-user': [
+        String.raw`\bnon\s+(?:menzionare|dire|segnalare|commentare|riferire|rivelare)\s+(?:nulla|niente|questo|questa|ciò|la|il|lo)\b`,
         String.raw`\bnon\s+(?:lo\s+|gli\s+|le\s+)?(?:dire|dirlo|menzionare|menzionarlo|rivelare|rivelarlo|informare|mostrare|mostrarlo|segnalare|raccontare|avvisare)\b[^.\n]{0,50}?\b(?:utente|cliente)`,
         String.raw`\bsenza\s+(?:dirlo\s+all'|informare\s+l'|avvisare\s+l'|che\s+l'|chiedere\s+all'|il\s+consenso\s+dell')?\s*utente`,
         String.raw`\b(?:nascondi|nascondere|tieni\s+segreto|mantieni\s+segreto|cela)\b[^.\n]{0,40}?\b(?:all'|dall'|all’|dall’)\s*utente`,
@@ -361,6 +366,7 @@ export const LANGUAGE_PHRASES: readonly LanguagePhrases[] = [
         String.raw`\bje\s+(?:moet|dient)\s+(?:altijd|eerst|telkens|absoluut)\b`,
       ],
       'conceal-from-user': [
+        String.raw`\b(?:vermeld|noem|zeg|meld)\s+(?:dit|het|dat|niets)\s+(?:\S+\s+)?(?:niet|nooit)\b`,
         String.raw`\b(?:vertel|zeg|meld|toon|noem)\s+(?:dit\s+|het\s+)?(?:de|aan\s+de)\s+gebruiker\s+(?:\S+\s+){0,3}?(?:niet|nooit|niets)\b`,
         String.raw`\b(?:niet|nooit)\s+(?:\S+\s+){0,2}?(?:aan\s+)?de\s+gebruiker\s+(?:vertellen|zeggen|melden|tonen|laten\s+weten)`,
         String.raw`\bzonder\s+(?:de\s+gebruiker\s+(?:te\s+)?(?:informeren|vertellen|vragen|waarschuwen)|dat\s+de\s+gebruiker\s+het\s+(?:weet|merkt))`,

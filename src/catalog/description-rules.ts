@@ -478,7 +478,7 @@ export const DESCRIPTION_RULES: readonly DescriptionRule[] = [
     description:
       'Contains chat-template or role markers ([INST], <|im_start|>, "role": "system", …) that impersonate a system prompt',
     pattern: [
-      String.raw`<\|[a-z_]{2,30}\|>`,
+      String.raw`<\|[a-z_]{2,30}\|>(?!\s*(?:and\b|or\b|,|\)|\/|markers?\b|tokens?\b|tags?\b|delimiters?\b|sequences?\b))`,
       String.raw`\[\/?(?:inst|sys|system|system[\s_-]?(?:prompt|note|message|instructions?|override))\]`,
       String.raw`<<\/?sys>>`,
       String.raw`["']role["']\s*:\s*["'](?:system|developer)["']`,
@@ -751,7 +751,7 @@ export const DESCRIPTION_RULES: readonly DescriptionRule[] = [
       String.raw`\{\{\s{0,3}[#\/^>~]?\s{0,3}(?:system|admin|developer|assistant|instructions?|sys|hidden|secret|important|override|im_start|prompt)\b[^{}\n]{0,40}\}\}`,
       String.raw`\{%-?\s{0,3}(?:end)?(?:system|admin|developer|assistant|instructions?|hidden|secret|override|sys)\b[^%\n]{0,40}-?%\}`,
       String.raw`\{%-?\s{0,3}(?:block|macro|call|filter)\s+(?:system|admin|developer|instructions?|hidden|secret|override)\b`,
-      String.raw`<\|?(?:start_of_turn|end_of_turn|start_header_id|end_header_id|begin_of_text|eot_id|im_start|im_end|endoftext)\|?>`,
+      String.raw`<\|?(?:start_of_turn|end_of_turn|start_header_id|end_header_id|begin_of_text|eot_id|im_start|im_end|endoftext)\|?>(?!\s*(?:and\b|or\b|,|\)|\/|markers?\b|tokens?\b|tags?\b|delimiters?\b|sequences?\b))`,
       String.raw`\[\s{0,3}\/?\s{0,3}(?:admin|administrator|developer|operator|root)[\s_-]?(?:note|notice|message|prompt|override|instructions?|directive|mode)?\s{0,3}\]`,
       String.raw`(?:^|\n)\s{0,3}(?:\[|\()?(?:system|admin|developer)\s+(?:override|directive|mode|instructions?)(?:\]|\))?\s*(?:\n|:)`,
     ].join('|'),
@@ -915,7 +915,7 @@ export const DESCRIPTION_RULES: readonly DescriptionRule[] = [
     description:
       'Asks the model to put secrets, credentials or environment variables into a tool argument',
     pattern: [
-      String.raw`${NOT_NEGATED}\b(?:pass|put|include|send|provide|supply|add|insert|fill\s+in|place|attach|append|copy|paste|embed|forward|set)\b[^.\n]{0,120}?\b(?:in|into|as|inside|within|to|through|via|under)\s+(?:the\s+|a\s+|an\s+|this\s+|its\s+)?[\x60'"]?[\w-]*[\x60'"]?\s*(?:parameter|param|argument|arg|field|property|input|header|query\s+string|value|key)s?\b`,
+      String.raw`${NOT_NEGATED}\b(?:pass|put|include|send|provide|supply|add|insert|fill\s+in|place|attach|append|copy|paste|embed|forward|set)\b[^.;\n]{0,120}?\b(?:in|into|as|inside|within|to|through|via|under)\s+(?:the\s+|a\s+|an\s+|this\s+|its\s+)?[\x60'"]?[\w-]*[\x60'"]?\s*(?:parameter|param|argument|arg|field|property|input|header|query\s+string|value|key)s?\b`,
       String.raw`\b(?:parameter|param|argument|field|property|input)s?\b[^.\n]{0,40}?\b(?:must|should|shall|needs?\s+to|has\s+to|is\s+to|will)\s+(?:always\s+)?(?:contain|include|hold|carry|be\s+(?:set\s+to|filled\s+with|populated\s+with)|be)\b`,
       String.raw`\b(?:set|fill|populate|fill\s+in)\s+(?:the\s+)?[\x60'"]?[\w-]+[\x60'"]?\s+(?:parameter|param|argument|arg|field|property|input)\s+(?:to|with)\b`,
       String.raw`${NOT_NEGATED}\b(?:read|grab|collect|gather|look\s+up|fetch|retrieve|dump|list)\s+(?:all\s+|every\s+|the\s+)?(?:${ENVIRONMENT}|(?:the\s+)?environment)\b[^.\n]{0,60}?\b(?:and|then)\s+(?:pass|send|include|put|add|attach|append|forward|upload)\b`,
@@ -1067,7 +1067,9 @@ export const DESCRIPTION_RULES: readonly DescriptionRule[] = [
     kind: 'pattern',
     target: 'normalized',
     description: 'Contains an HTML comment, which renderers hide',
-    pattern: '<!--|--!?>',
+    // A comment named as syntax ("comments such as <!-- note -->") hides nothing; one that
+    // carries a sentence does.
+    pattern: String.raw`<!--\s*[^\s<>-][^\s<>]*(?:\s+(?!-->)[^\s<>]+){2,}`,
   },
   {
     id: 'hidden-markup.pseudo-tag',
@@ -1084,7 +1086,8 @@ export const DESCRIPTION_RULES: readonly DescriptionRule[] = [
     target: 'normalized',
     description: 'Contains HTML markup (elements, attributes or paired tags)',
     pattern: [
-      String.raw`(?<![\w<])<\/?${HTML_ELEMENTS}(?:\s[^<>]{0,200})?\/?>`,
+      // A bare void element ("become <img> tags") names markup; it hides and fetches nothing.
+      String.raw`(?<![\w<])<\/?(?!(?:img|br|hr|wbr|input|meta|link|source|embed)\s*\/?>)${HTML_ELEMENTS}(?:\s[^<>]{0,200})?\/?>`,
       String.raw`(?<![\w<])<(?!\s*\/?\s*${PSEUDO_TAGS}\b)[a-z][\w-]*\s+[a-z_:][\w:.-]*\s*=\s*["'\w]`,
       String.raw`(?<![\w<])<(?!\s*${PSEUDO_TAGS}\b)([a-z][\w-]*)(?:\s[^<>]*)?>[\s\S]*?<\/\1\s*>`,
     ].join('|'),
@@ -1326,7 +1329,7 @@ export const DESCRIPTION_RULES: readonly DescriptionRule[] = [
     description:
       'Asks the model to put a secret, credential or environment value into an argument that is not for one',
     pattern: [
-      String.raw`${NOT_NEGATED}\b(?:pass|put|include|send|provide|supply|add|insert|fill\s+in|place|attach|append|copy|paste|embed|forward|write|store|set)\b[^.;\n]{0,120}?\b(?:in|into|as|inside|within|to|under|via)\s+(?:the\s+|a\s+|an\s+|its\s+|this\s+)?(?:[\x60'"]([\w.-]{1,40})[\x60'"]|([a-z][a-z0-9_]{1,40})\s+(?:parameter|param|argument|arg|field|property|input))`,
+      String.raw`${NOT_NEGATED}\b(?:pass|put|include|send|provide|supply|add|insert|fill\s+in|place|attach|append|copy|paste|embed|forward|write|store|set)\b(?:[^.;\n]|\.(?!\s)){0,120}?\b(?:in|into|as|inside|within|to|under|via)\s+(?:the\s+|a\s+|an\s+|its\s+|this\s+)?(?:[\x60'"]([\w.-]{1,40})[\x60'"]|([a-z][a-z0-9_]{1,40})\s+(?:parameter|param|argument|arg|field|property|input))`,
       String.raw`${NOT_NEGATED}\b(?:set|fill|populate|fill\s+in|use)\s+(?:the\s+)?[\x60'"]([\w.-]{1,40})[\x60'"]\s+(?:(?:parameter|param|argument|arg|field|property|input)\s+)?(?:to|with)\b`,
     ].join('|'),
     alsoInSentence: String.raw`\b(?:${SECRET}|${ENVIRONMENT}|printenv|connection\s+string|database_url|dsn)|\.env\b|\b${SNAKE_SECRET}`,
@@ -1339,6 +1342,22 @@ export const DESCRIPTION_RULES: readonly DescriptionRule[] = [
     target: 'normalized',
     description: 'Asks the model to collect secrets it has seen in the conversation or on the machine',
     pattern: String.raw`${NOT_NEGATED}\b(?:any|every|all|each)\s+(?:[\w-]+\s+){0,2}?${SECRET}[^.\n]{0,80}?\b(?:you\s+(?:have\s+)?(?:seen|read|found|come\s+across|encountered|noticed|know)|(?:earlier\s+)?in\s+(?:this|the)\s+(?:conversation|chat|session|context))`,
+  },
+  {
+    // The same form in any language: a parameter word with a quoted name, a secret in the sentence.
+    id: 'secret-access.secret-in-unrelated-argument-any-language',
+    category: 'secret-access',
+    kind: 'pattern',
+    target: 'normalized',
+    description:
+      'Asks the model to put a secret, credential or environment value into an argument that is not for one (any language)',
+    // Latin-script words take a quoted name; in other scripts a Latin name stands out unquoted.
+    pattern: [
+      String.raw`\b(?:parámetro|parametro|parâmetro|paramètre|parameter|argumento|argument|campo|champ|feld|veld|pole|parametr[a-zęóąśłżźćń]{0,3}|alan[ıi]?|kenttä[a-zäö]{0,4}|tham\s+số|trường)\s{0,2}[\x60'"«“]([\w.-]{1,40})[\x60'"»”]`,
+      String.raw`(?:参数|字段|パラメータ|引数|フィールド|параметр[а-я]{0,3}|поле|поля|पैरामीटर|फ़ील्ड|الحقل|المعامل|حقل|필드|매개변수|인자)\s{0,2}(?:[\x60'"«“「]([\w.-]{1,40})[\x60'"»”」]|([a-z_][a-z0-9_]{1,40})\b)`,
+    ].join('|'),
+    alsoInSentence: String.raw`\.env\b|(?:passwor[dt]|kennwort|contraseña|mot\s+de\s+passe|senha|wachtwoord|密码|密碼|パスワード|парол|hasł|hesl|şifre|parola|salasan|lösenord|mật\s+khẩu|kata\s+sandi|비밀번호|كلمة\s+المرور|पासवर्ड|api[\s_-]?(?:key|schlüssel|clé|clave|chave|chiave|ключ)|token|secret|credential|entorno|umgebungsvariabl|d'environnement|de\s+ambiente|环境变量|環境変数|окружения|середовища|ortam\s+değişken|ympäristömuuttuj|miljövariabl|variabel\s+lingkungan|biến\s+môi\s+trường|환경\s*변수|متغيرات\s+البيئة)|${SNAKE_SECRET}`,
+    ignoreCapturePattern: String.raw`(?:^|[_.-])(?:token|tokens|key|keys|secret|secrets|password|passwd|pass|pwd|passphrase|credentials?|creds|auth|authorization|apikey|api_key|bearer|otp|pin|cert|private_key|value|env|environment|dsn|connection|contraseña|senha|passwort|clave|chave|chiave|schlüssel|cle|clé)(?:$|[_.-])|^(?:de|del|la|el|le|les|des|der|die|das|den|il|lo|o|a|do|da|the|van|het|een|und|y|e|et|und|in|en|na|w|z|do)$`,
   },
   ...languageRules(),
 ];

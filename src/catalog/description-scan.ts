@@ -349,6 +349,8 @@ const PAYLOAD_LABELS: Readonly<Record<string, string>> = {
   base64: 'base64-decoded text',
   hex: 'hex-decoded text',
   percent: 'percent-decoded text',
+  'form-encoded': 'form-decoded text',
+  'html-entities': 'entity-decoded text',
   identifier: 'the words of an identifier',
 };
 
@@ -750,7 +752,13 @@ function scanField(
     .map((h) => h.finding);
 }
 
-const ENCODED_KINDS: ReadonlySet<string> = new Set(['base64', 'hex', 'percent']);
+const ENCODED_KINDS: ReadonlySet<string> = new Set([
+  'base64',
+  'hex',
+  'percent',
+  'form-encoded',
+  'html-entities',
+]);
 
 function linkContext(
   ownHosts: readonly string[] | undefined,
