@@ -13,6 +13,7 @@ import {
   EXCERPT_ESCAPE_RANGES,
   NORMALIZATION_STRIP_RANGES,
 } from './description-rules.js';
+import { scanReading } from './model-text-prefilter.js';
 import type { ModelTextKind } from './schema-model-texts.js';
 
 export interface ScanFinding {
@@ -180,62 +181,91 @@ const SPACE = /^\s$/u;
 const LINE_BREAK = /^[\n\r\u2028\u2029\u0085]$/u;
 const LATIN = /\p{Script=Latin}/u;
 const WORD = /[\p{L}\p{M}]+/gu;
+const NON_ASCII = /[^\x00-\x7f]/;
 
 function normalize(raw: string): Normalized {
-  // Group each base character with its combining marks so NFKC can compose them.
-  const chunks: { text: string; start: number; end: number }[] = [];
-  for (let i = 0; i < raw.length; ) {
-    const cp = raw.codePointAt(i) ?? 0;
-    const ch = String.fromCodePoint(cp);
-    const next = i + ch.length;
-    if (!inRanges(cp, NORMALIZATION_STRIP_RANGES)) {
-      const last = chunks.at(-1);
-      if (last && MARK.test(ch)) {
-        last.text += ch;
-        last.end = next;
-      } else {
-        chunks.push({ text: ch, start: i, end: next });
-      }
-    }
-    i = next;
-  }
-
   const out: string[] = [];
   const starts: number[] = [];
   const ends: number[] = [];
   let pending: { newline: boolean; start: number; end: number } | undefined;
-  for (const chunk of chunks) {
-    const folded = chunk.text
+  /** One unit of normalized text from raw [start, end): white space runs collapse to one. */
+  const emit = (unit: string, start: number, end: number): void => {
+    if (SPACE.test(unit)) {
+      if (pending) {
+        pending.newline ||= LINE_BREAK.test(unit);
+        pending.end = end;
+      } else {
+        pending = { newline: LINE_BREAK.test(unit), start, end };
+      }
+      return;
+    }
+    if (pending && out.length > 0) {
+      out.push(pending.newline ? '\n' : ' ');
+      starts.push(pending.start);
+      ends.push(pending.end);
+    }
+    pending = undefined;
+    out.push(unit);
+    starts.push(start);
+    ends.push(end);
+  };
+
+  for (let i = 0; i < raw.length; ) {
+    const unit = raw.charCodeAt(i);
+    const following = raw.charCodeAt(i + 1);
+    // Fast path: printable ASCII not followed by anything that could combine with it (marks and
+    // invisibles all lie above U+02FF). NFKC leaves it alone; only case folds.
+    if (unit >= 0x20 && unit < 0x7f && !(following >= 0x300)) {
+      emit(String.fromCharCode(unit >= 0x41 && unit <= 0x5a ? unit + 32 : unit), i, i + 1);
+      i++;
+      continue;
+    }
+    if (unit === 0x09 || unit === 0x0a || unit === 0x0d) {
+      emit(raw[i] ?? ' ', i, i + 1);
+      i++;
+      continue;
+    }
+    // Otherwise group the base character with its combining marks so NFKC can compose them;
+    // invisible characters in between are dropped (so "ig\u200Bnore" reads as "ignore").
+    const cp = raw.codePointAt(i) ?? 0;
+    let next = i + (cp > 0xffff ? 2 : 1);
+    if (inRanges(cp, NORMALIZATION_STRIP_RANGES)) {
+      i = next;
+      continue;
+    }
+    let text = String.fromCodePoint(cp);
+    let end = next;
+    for (let j = next; j < raw.length; ) {
+      const cp2 = raw.codePointAt(j) ?? 0;
+      const after = j + (cp2 > 0xffff ? 2 : 1);
+      if (inRanges(cp2, NORMALIZATION_STRIP_RANGES)) {
+        j = after;
+        next = after;
+        continue;
+      }
+      const ch2 = String.fromCodePoint(cp2);
+      if (!MARK.test(ch2)) break;
+      text += ch2;
+      end = after;
+      j = after;
+      next = after;
+    }
+    const folded = text
       .normalize('NFKC')
       .replace(/[\u2018-\u201f\u2032\u2033\u02bc\u2010\u2011]/gu, (q) => QUOTES[q] ?? q)
       .toLowerCase();
-    for (const unit of folded) {
-      if (SPACE.test(unit)) {
-        if (pending) {
-          pending.newline ||= LINE_BREAK.test(unit);
-          pending.end = chunk.end;
-        } else {
-          pending = { newline: LINE_BREAK.test(unit), start: chunk.start, end: chunk.end };
-        }
-        continue;
-      }
-      if (pending && out.length > 0) {
-        out.push(pending.newline ? '\n' : ' ');
-        starts.push(pending.start);
-        ends.push(pending.end);
-      }
-      pending = undefined;
+    for (const piece of folded) {
       // A surrogate pair stays two units, both pointing at the same raw span.
-      for (let k = 0; k < unit.length; k++) {
-        out.push(unit[k] ?? '');
-        starts.push(chunk.start);
-        ends.push(chunk.end);
-      }
+      if (piece.length === 1) emit(piece, i, end);
+      else for (let k = 0; k < piece.length; k++) emit(piece[k] ?? '', i, end);
     }
+    i = next;
   }
 
   let text = out.join('');
   const foldedSpans: { start: number; end: number }[] = [];
+  // Look-alike letters are never ASCII: an ASCII text has nothing to fold.
+  if (!NON_ASCII.test(text)) return { text, starts, ends, folded: foldedSpans };
   text = text.replace(WORD, (word, offset: number) => {
     if (!LATIN.test(word)) return word;
     let changed = false;
@@ -618,8 +648,21 @@ function scanPatterns(
   return payloads;
 }
 
+/** Any code point some code-point rule looks for: a text without one skips them all. */
+let anyFlaggedCodePoint: RegExp | undefined;
+
+function flaggedCodePointTest(): RegExp {
+  if (anyFlaggedCodePoint) return anyFlaggedCodePoint;
+  const hexCp = (cp: number): string => `\\u{${cp.toString(16)}}`;
+  const ranges = compile().codePoints.flatMap((c) => c.rule.ranges);
+  const cls = ranges.map(([lo, hi]) => (lo === hi ? hexCp(lo) : `${hexCp(lo)}-${hexCp(hi)}`));
+  anyFlaggedCodePoint = new RegExp(`[${cls.join('')}]`, 'u');
+  return anyFlaggedCodePoint;
+}
+
 function scanCodePoints(ctx: FieldContext, raw: string): Payload[] {
   const payloads: Payload[] = [];
+  if (!flaggedCodePointTest().test(raw)) return payloads;
   for (const c of compile().codePoints) {
     const found: { cp: number; at: number }[] = [];
     // Code units inside exempt sequences (emoji flags) neither count nor decode.
@@ -773,12 +816,15 @@ function linkContext(
 /**
  * Flags injection in any one text a model will read (a description, a prompt or resource text,
  * a tool result): the same rules, decoding and link judgement as `scanToolText`, and like it a
- * pure function of the text and the speaker's declared hosts.
+ * pure function of the text and the speaker's declared hosts. Excerpts of a long text quote the
+ * reading that was scanned (its distinct strings or lines), not offsets into the original.
  */
 export function scanModelText(input: ModelTextInput): ScanFinding[] {
+  // A long result is first reduced to what a rule could read in it (model-text-prefilter.ts):
+  // plain data costs almost nothing, prose is scanned as before.
   return scanField(
     input.field ?? '',
-    input.text,
+    scanReading(input.text),
     input.speaker ?? '',
     input.kind ?? 'text',
     linkContext(input.ownHosts, input.docHosts),
