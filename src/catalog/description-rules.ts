@@ -1067,9 +1067,8 @@ export const DESCRIPTION_RULES: readonly DescriptionRule[] = [
     kind: 'pattern',
     target: 'normalized',
     description: 'Contains an HTML comment, which renderers hide',
-    // A comment named as syntax ("comments such as <!-- note -->") hides nothing; one that
-    // carries a sentence does.
-    pattern: String.raw`<!--\s*[^\s<>-][^\s<>]*(?:\s+(?!-->)[^\s<>]+){2,}`,
+    // A comment named as syntax ("comments such as <!-- note -->", "`<!-- x -->`") hides nothing.
+    pattern: String.raw`(?<!(?:such\s+as|like|e\.g\.,?|for\s+example,?|i\.e\.,?|syntax)\s{0,2}[\x60'"(]?|\x60)<!--`,
   },
   {
     id: 'hidden-markup.pseudo-tag',
@@ -1282,7 +1281,7 @@ export const DESCRIPTION_RULES: readonly DescriptionRule[] = [
     ].join('|'),
   },
   {
-    id: 'instruction.fake-role-block',
+    id: 'hidden-markup.fake-role-block',
     category: 'hidden-markup',
     kind: 'pattern',
     target: 'normalized',
