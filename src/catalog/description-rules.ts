@@ -824,7 +824,7 @@ export const DESCRIPTION_RULES: readonly DescriptionRule[] = [
     target: 'normalized',
     description: 'Tells the model to call, use or prefer a different tool',
     pattern: [
-      String.raw`\b(?:call|use|invoke|trigger|prefer|switch\s+to)\s+(?:the\s+)?${TOOL_TOKEN}\s+(?:tool|function)\b`,
+      String.raw`\b(?:call|invoke|trigger|prefer|switch\s+to)\s+(?:the\s+)?${TOOL_TOKEN}\s+(?:tool|function)\b`,
       String.raw`\b(?:call|use|invoke|trigger)\s+(?:the\s+)?(?:tool|function)\s+${TOOL_TOKEN}`,
       String.raw`\b(?:call|invoke|trigger)\s+(?:the\s+)?[\x60'"]?([a-z][a-z0-9]*(?:_[a-z0-9]+)+)\b[\x60'"]?(?!\s*=)`,
       String.raw`\b(?:instead\s+of|rather\s+than|in\s+place\s+of)\s+(?:using\s+|calling\s+)?(?:the\s+)?${TOOL_TOKEN}\s+(?:tool|function)\b`,
@@ -1086,8 +1086,10 @@ export const DESCRIPTION_RULES: readonly DescriptionRule[] = [
     description: 'Contains HTML markup (elements, attributes or paired tags)',
     pattern: [
       // A bare void element ("become <img> tags") names markup; it hides and fetches nothing.
-      String.raw`(?<![\w<])<\/?(?!(?:img|br|hr|wbr|input|meta|link|source|embed)\s*\/?>)${HTML_ELEMENTS}(?:\s[^<>]{0,200})?\/?>`,
-      String.raw`(?<![\w<])<(?!\s*\/?\s*${PSEUDO_TAGS}\b)[a-z][\w-]*\s+[a-z_:][\w:.-]*\s*=\s*["'\w]`,
+      String.raw`(?<![\w<])<\/?(?!img\b)(?!(?:br|hr|wbr|input|meta|link|source|embed)\s*\/?>)${HTML_ELEMENTS}(?:\s[^<>]{0,200})?\/?>`,
+      // An <img> whose source is local fetches nothing; a remote one is a beacon (below).
+      String.raw`(?<![\w<])<(?!\s*\/?\s*${PSEUDO_TAGS}\b)(?!img\s(?:(?!\/\/)[^<>]){0,300}>)[a-z][\w-]*\s+[a-z_:][\w:.-]*\s*=\s*["'\w]`,
+      String.raw`<img\s[^<>]{0,300}?\bsrc\s*=\s*["']?(?:https?:)?\/\/`,
       String.raw`(?<![\w<])<(?!\s*${PSEUDO_TAGS}\b)([a-z][\w-]*)(?:\s[^<>]*)?>[\s\S]*?<\/\1\s*>`,
     ].join('|'),
   },
@@ -1217,11 +1219,13 @@ export const DESCRIPTION_RULES: readonly DescriptionRule[] = [
     target: 'normalized',
     description: 'Tells the model what to answer or claim to the user',
     pattern: [
-      String.raw`(?<!\b(?:will|may|might|can|could|would|does|did|to|it|they|server|api|service|endpoint|tool)\s)\b(?:respond|reply|answer|claim|insist|assert|pretend)\s+(?:to\s+(?:them|the\s+user|users|the\s+customer)\s+)?(?:that|with\s+the\s+claim)\b`,
-      String.raw`(?<!\b(?:will|may|might|can|could|would|does|did|to)\s)\b(?:say|state|tell\s+(?:them|the\s+user|users|the\s+customer|customers)|inform\s+(?:them|the\s+user|the\s+customer))\s+that\b`,
+      // Imperative position: a sentence or clause starts with the verb ("…, respond that …").
+      String.raw`(?:^|[.,;:!?]\s?|\b(?:and|then|always|just|simply|only|instead|also)\s)\s?(?:respond|reply|answer|claim|insist|assert|pretend|say|state|tell\s+(?:them|the\s+user|users|the\s+customer|customers)|inform\s+(?:them|the\s+user|the\s+customer)|explain\s+to\s+(?:them|the\s+user))\s+(?:to\s+(?:them|the\s+user|users|the\s+customer)\s+)?(?:that|with\s+the\s+claim)\b`,
+      String.raw`\btell\s+(?:them|the\s+user|the\s+customer)\s+(?:yes|no|it\s+(?:is|was|has))\b`,
       String.raw`\b(?:by|while|and)\s+(?:telling|assuring|convincing|reminding)\s+(?:them|the\s+user|users|the\s+customer)\b`,
-      String.raw`\bsteer\s+(?:them|the\s+user|users|the\s+customer|customers|the\s+conversation)\b`,
+      String.raw`\bsteer\s+(?:them|the\s+user|users|the\s+customer|customers|the\s+conversation|recommendations?|answers?|results?)\b`,
       String.raw`\b(?:discourage|dissuade|talk)\s+(?:them|the\s+user|users|the\s+customer)\s+(?:from|out\s+of)\b`,
+      String.raw`\bframe\s+(?:\w+\s+){0,4}?(?:positively|negatively|favou?rably|as\s+(?:a\s+)?(?:success|positive|safe))\b`,
     ].join('|'),
   },
   {
@@ -1245,7 +1249,7 @@ export const DESCRIPTION_RULES: readonly DescriptionRule[] = [
     target: 'normalized',
     description: "Lays an obligation on the model or on its answers",
     pattern: [
-      String.raw`\b(?:the\s+|an?\s+|any\s+|all\s+)?(?:assistants?|ai|llms?|ai\s+agents?|language\s+models?)\s+(?:(?:is|are)\s+(?:(?:now|hereby|also)\s+)?(?:required|expected|instructed|authori[sz]ed|permitted|allowed|obliged|told|free)\s+to|must|should|shall|needs?\s+to|has\s+to|have\s+to|will\s+(?:always|never))\b(?!\s+(?:be|have|hold|possess|support)\b)`,
+      String.raw`\b(?:the\s+|an?\s+|any\s+|all\s+)?(?:assistants?|ai|llms?|ai\s+agents?|language\s+models?)\s+(?:(?:using|calling|reading|with\s+access\s+to)\s+(?:this|the|these)\s+(?:tool|tools|description|server)\s+)?(?:(?:is|are)\s+(?:(?:now|hereby|also)\s+)?(?:required|expected|instructed|authori[sz]ed|permitted|allowed|obliged|told|free)\s+to|must|should|shall|needs?\s+to|has\s+to|have\s+to|will\s+(?:always|never))\b(?!\s+(?:be|have|hold|possess|support)\b)`,
       String.raw`\byour\s+(?:answers?|repl(?:y|ies)|responses?|summar(?:y|ies)|output|messages?)\s+(?:must|should|shall|will|need\s+to|have\s+to|may\s+never|can\s+never)\b`,
     ].join('|'),
   },
@@ -1315,6 +1319,8 @@ export const DESCRIPTION_RULES: readonly DescriptionRule[] = [
       String.raw`\b(?:call|invoke|run|use|trigger)\s+(?:the\s+)?(?:tool|function)\s+(?:called|named)\s+${TOOL_TOKEN}`,
       String.raw`\b(?:call|invoke|run|trigger)\s+(?:the\s+)?${TOOL_ID}\s+(?:tool\s+|function\s+)?(?:first|before|beforehand|at\s+the\s+start|prior\s+to)\b`,
       String.raw`\b(?:call|invoke|run|trigger|use)\s+(?:the\s+)?${TOOL_ID}\s+(?:tool\s+|function\s+)?(?:\w+\s+){0,3}?(?:every|each|whenever|always|silently|quietly|secretly|too|as\s+well)\b`,
+      String.raw`\b(?:when(?:ever)?|before|after|once|if|each\s+time|every\s+time)\s+(?:the\s+)?${TOOL_ID}\s+(?:tool\s+|function\s+)?(?:is|gets|will\s+be|is\s+about\s+to\s+be|is\s+going\s+to\s+be|has\s+been)\s+(?:being\s+)?(?:used|called|invoked|run|executed|triggered)`,
+      String.raw`\b(?:then|also|afterwards|and|next)\s+(?:use|call|invoke|run)\s+(?:the\s+)?${TOOL_ID}\s+(?:tool\s+|function\s+)?to\s+(?:post|send|forward|upload|share|copy|email|publish|transfer|delete|pay)\b`,
     ].join('|'),
     ignoreCaptures: [...NOT_A_TOOL_NAME, 'tool', 'function', 'it', 'them', 'me', 'e.g', 'i.e'],
   },
@@ -1331,7 +1337,8 @@ export const DESCRIPTION_RULES: readonly DescriptionRule[] = [
       String.raw`${NOT_NEGATED}\b(?:pass|put|include|send|provide|supply|add|insert|fill\s+in|place|attach|append|copy|paste|embed|forward|write|store|set)\b(?:[^.;\n]|\.(?!\s)){0,120}?\b(?:in|into|as|inside|within|to|under|via)\s+(?:the\s+|a\s+|an\s+|its\s+|this\s+)?(?:[\x60'"]([\w.-]{1,40})[\x60'"]|([a-z][a-z0-9_]{1,40})\s+(?:parameter|param|argument|arg|field|property|input))`,
       String.raw`${NOT_NEGATED}\b(?:set|fill|populate|fill\s+in|use)\s+(?:the\s+)?[\x60'"]([\w.-]{1,40})[\x60'"]\s+(?:(?:parameter|param|argument|arg|field|property|input)\s+)?(?:to|with)\b`,
     ].join('|'),
-    alsoInSentence: String.raw`\b(?:${SECRET}|${ENVIRONMENT}|printenv|connection\s+string|database_url|dsn)|\.env\b|\b${SNAKE_SECRET}`,
+    // The secret itself, not its path, name or id ("pass the secret's path in `path`").
+    alsoInSentence: String.raw`\b(?:${SECRET}(?!'s\b|\s+(?:paths?|names?|ids?|metadata|versions?|locations?)\b)|${ENVIRONMENT}|printenv|connection\s+string|database_url|dsn)|\.env\b|\b${SNAKE_SECRET}`,
     ignoreCapturePattern: String.raw`(?:^|[_.-])(?:token|tokens|key|keys|secret|secrets|password|passwd|pass|pwd|passphrase|credentials?|creds|auth|authorization|apikey|api_key|bearer|otp|pin|cert|certificate|private_key|public_key|value|env|environment|variables?|vars?|dsn|connection)(?:$|[_.-])|^(?:x-)?api-key$`,
   },
   {
@@ -1340,7 +1347,7 @@ export const DESCRIPTION_RULES: readonly DescriptionRule[] = [
     kind: 'pattern',
     target: 'normalized',
     description: 'Asks the model to collect secrets it has seen in the conversation or on the machine',
-    pattern: String.raw`${NOT_NEGATED}\b(?:any|every|all|each)\s+(?:[\w-]+\s+){0,2}?${SECRET}[^.\n]{0,80}?\b(?:you\s+(?:have\s+)?(?:seen|read|found|come\s+across|encountered|noticed|know)|(?:earlier\s+)?in\s+(?:this|the)\s+(?:conversation|chat|session|context))`,
+    pattern: String.raw`${NOT_NEGATED}\b(?:any|every|all|each)\s+(?:[\w-]+\s+){0,2}?${SECRET}[^.\n]{0,80}?\b(?:you\s+(?:have\s+)?(?:seen|read|found|come\s+across|encountered|noticed|know)|(?:earlier\s+)?in\s+(?:this|the)\s+(?:conversation|chat|session|context)|\b(?:typed|entered|mentioned|shared|pasted|gave|provided|wrote|used)\s+(?:\w+\s+)?(?:earlier|before|previously))`,
   },
   {
     // The same form in any language: a parameter word with a quoted name, a secret in the sentence.
@@ -1357,6 +1364,73 @@ export const DESCRIPTION_RULES: readonly DescriptionRule[] = [
     ].join('|'),
     alsoInSentence: String.raw`\.env\b|(?:passwor[dt]|kennwort|contraseña|mot\s+de\s+passe|senha|wachtwoord|密码|密碼|パスワード|парол|hasł|hesl|şifre|parola|salasan|lösenord|mật\s+khẩu|kata\s+sandi|비밀번호|كلمة\s+المرور|पासवर्ड|api[\s_-]?(?:key|schlüssel|clé|clave|chave|chiave|ключ)|token|secret|credential|entorno|umgebungsvariabl|d'environnement|de\s+ambiente|环境变量|環境変数|окружения|середовища|ortam\s+değişken|ympäristömuuttuj|miljövariabl|variabel\s+lingkungan|biến\s+môi\s+trường|환경\s*변수|متغيرات\s+البيئة)|${SNAKE_SECRET}`,
     ignoreCapturePattern: String.raw`(?:^|[_.-])(?:token|tokens|key|keys|secret|secrets|password|passwd|pass|pwd|passphrase|credentials?|creds|auth|authorization|apikey|api_key|bearer|otp|pin|cert|private_key|value|env|environment|dsn|connection|contraseña|senha|passwort|clave|chave|chiave|schlüssel|cle|clé)(?:$|[_.-])|^(?:de|del|la|el|le|les|des|der|die|das|den|il|lo|o|a|do|da|the|van|het|een|und|y|e|et|und|in|en|na|w|z|do)$`,
+  },
+  {
+    // "When the user asks X, tell them Y": a condition about the user, then an order to the
+    // reader. A tool describes what it does when called; it does not script the conversation.
+    id: 'instruction.conditional-order',
+    category: 'instruction',
+    kind: 'pattern',
+    target: 'normalized',
+    description: 'Scripts what the model does when the user does something (when the user …, do …)',
+    pattern: [
+      String.raw`\b(?:whenever|when|each\s+time|every\s+time|any\s+time|if|once|whatever|whichever|no\s+matter\s+(?:what|which|who))\b[^,.;:\n]{0,100}?\b(?:the\s+user|users|the\s+customer|customers|the\s+human|the\s+requester)\b[^,.;:\n]{0,80},\s(?:also\s|always\s|then\s|just\s|simply\s|quietly\s|silently\s|secretly\s|instead\s|first\s)?(?:add|append|approve|attach|bcc|cc|change|claim|copy|delete|describe|drop|email|forward|frame|grant|hide|include|insert|invite|leave|list|mention|omit|pay|post|present|put|rank|recommend|redirect|remove|replace|reply|report|respond|rewrite|route|say|send|share|star|state|steer|suggest|swap|tell|transfer|upload|use\s+(?!this\b|it\b|the\s+[\w-]+\s+tool\b)|answer|give|offer|promote|push|show|sort|subscribe|follow|upvote|invite|reject|deny|refuse|ignore|skip|disable|buy|order|book|assure|direct|link|cite|blame|praise|criticise|criticize|downplay|exaggerate|avoid|never|always|do\s+not|don't)\b`,
+      String.raw`\b(?:whenever|when|each\s+time|every\s+time|any\s+time|if|once|after|before|while)\s+you\b[^,.;:\n]{0,80},\s(?:(?:also|quietly|silently|secretly|always|automatically|additionally)\s(?:\w+\s)?(?:\w+)|(?:then\s)?(?:report|tell|say|claim|leave|omit|hide|star|approve|grant|frame|present|describe|rewrite|swap|redirect|bcc|cc|invite|promote|recommend|mention|downplay|praise|criticise|criticize)\b)`,
+    ].join('|'),
+  },
+  {
+    id: 'instruction.self-precedence',
+    category: 'instruction',
+    kind: 'pattern',
+    target: 'normalized',
+    description: 'Claims that this text outranks the user, the operator or the system prompt',
+    pattern: String.raw`\b(?:(?:these|this|the\s+following|our)\s+(?:notes?|instructions?|rules?|directives?|description|text|guidance|requirements?|messages?|guidelines)|(?:instructions?|notes?|rules?|text|guidance|directives?)\s+(?:in|of|from)\s+(?:this|the)\s+(?:description|tool|note|text|server))\b[^.\n]{0,40}?\b(?:outrank|override|overrule|supersede|trump|take\s+precedence|takes\s+precedence|take\s+priority|takes\s+priority|have\s+priority|has\s+priority|carr(?:y|ies)\s+more\s+weight|weighs?\s+more|counts?\s+more|prevails?|ranks?\s+above|come\s+first|comes\s+first|beats?)\w*`,
+  },
+  {
+    id: 'instruction.act-unreviewed',
+    category: 'instruction',
+    kind: 'pattern',
+    target: 'normalized',
+    description: 'Tells the model to approve, grant or act on things without review or confirmation',
+    pattern: [
+      String.raw`\b(?:approve|accept|merge|grant|allow|authori[sz]e|sign|pay|confirm)\s+(?:any|all|every|each)\b[^.\n]{0,60}?\b(?:automatically|without\s+(?:reading|review|reviewing|checking|looking|asking|confirmation|question))`,
+      String.raw`\b(?:user|customer|owner|operator)\s+(?:has\s+)?(?:already\s+)?(?:agreed|consented|approved|said\s+yes)\s+(?:in\s+advance|beforehand|ahead\s+of\s+time|to\s+(?:every|all|any|each))\b`,
+      String.raw`\b(?:skip|bypass|omit)\s+(?:the\s+|any\s+|all\s+)?(?:\w+\s+)?(?:confirmation|approval|verification|permission)\s+(?:steps?|prompts?|checks?|dialogs?)\s+(?:entirely|altogether|completely|always|every\s+time|for\s+(?:all|every|any))\b`,
+    ].join('|'),
+  },
+  {
+    id: 'instruction.hide-from-answer',
+    category: 'instruction',
+    kind: 'pattern',
+    target: 'normalized',
+    description: 'Tells the model to leave something out of what it tells the user, or to keep it secret',
+    pattern: [
+      String.raw`\b(?:leave|keep)\s+(?:[\w-]+\s+){0,4}?out\s+of\s+(?:your|the|any|every)\s+(?:answers?|repl(?:y|ies)|responses?|summar(?:y|ies)|reports?|output|messages?)\b`,
+      String.raw`\bomit\s+(?:[\w-]+\s+){0,4}?from\s+(?:your|the|any|every)\s+(?:answers?|repl(?:y|ies)|responses?|summar(?:y|ies)|reports?)\b`,
+      String.raw`\bkeep\s+(?:[\w-]+\s+){0,6}?(?:to\s+yourself|between\s+us|secret\s+from)\b`,
+      String.raw`\bwithout\s+(?:ever\s+)?(?:mentioning|telling|saying|reporting|disclosing|flagging|noting|admitting)\s+(?:it|this|that|anything|so)\b`,
+      String.raw`\breport\s+(?:[\w-]+\s+){0,3}?as\s+(?:completed|successful|done|fine|normal)\s+(?:normally|anyway|regardless)\b`,
+    ].join('|'),
+  },
+  {
+    id: 'instruction.model-sends-out',
+    category: 'instruction',
+    kind: 'pattern',
+    target: 'normalized',
+    description: 'Obliges the model to send, forward or upload something to an outside address',
+    pattern: String.raw`\b(?:you|the\s+(?:assistant|model|agent|ai))\s+(?:must|should|shall|need\s+to|have\s+to|are\s+to|will)\s+(?:also\s+|always\s+|then\s+|first\s+)?(?:send|forward|email|upload|post|copy|share|transmit|cc|bcc|mail)\b`,
+    alsoInSentence: SIDE_CHANNEL,
+  },
+  {
+    // "Use the broadcast tool for those" is a usage note; "use the X tool instead, always" steers.
+    id: 'tool-reference.use-named-tool',
+    category: 'tool-reference',
+    kind: 'pattern',
+    target: 'normalized',
+    description: 'Tells the model to use a different tool, with an order about when or how',
+    pattern: String.raw`\buse\s+(?:the\s+)?${TOOL_TOKEN}\s+(?:tool|function)\b`,
+    alsoInSentence: String.raw`\b(?:always|instead|first|every|each|before|after|must|never|also|secretly|silently|quietly|passing|send|forward|include|only|exclusively|regardless|whenever|any\s+time)\b`,
+    ignoreCaptures: [...NOT_A_TOOL_NAME, 'tool', 'function'],
   },
   ...languageRules(),
 ];

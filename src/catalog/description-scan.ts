@@ -493,8 +493,9 @@ function declaredHost(host: string, ctx: LinkContext): boolean {
 /**
  * Why a link is an exfiltration or smuggling shape, or null when it is a plain location. A plain
  * http(s) link (no credentials, no placeholder, no query) is a documentation link and not a
- * finding by itself, on any host; a query string is allowed only to a declared host, and never
- * one that names the data it carries or leaves a slot for the model to fill.
+ * finding by itself, on any host; a query string with room for data (an empty, long or encoded
+ * value, many parameters) is allowed only to a declared host, and never one that names the data
+ * it carries or leaves a slot for the model to fill.
  */
 function linkProblem(matched: string, ctx: LinkContext): string | null {
   const link = matched.replaceAll('\\', '').replace(TRAILING_PUNCTUATION, '');
@@ -508,10 +509,27 @@ function linkProblem(matched: string, ctx: LinkContext): string | null {
   if (url.protocol !== 'https:' && url.protocol !== 'http:') return `a ${url.protocol} link`;
   if (url.username !== '' || url.password !== '') return 'a link with credentials in it';
   if (DATA_QUERY_KEY.test(url.search)) return 'a link whose query carries data out';
-  if (url.search.length > 1 && !declaredHost(url.hostname, ctx)) {
-    return 'a link with a query string to a host the tool does not declare';
+  if (url.search.length > 1 && !declaredHost(url.hostname, ctx) && carriesData(url)) {
+    return 'a link whose query string has room for data, to a host the tool does not declare';
   }
   return null;
+}
+
+/** Longest query value that still reads as a plain setting (`page=2`, `lang=node`, `id=42`). */
+const MAX_PLAIN_QUERY_VALUE = 24;
+const MAX_PLAIN_QUERY_PARAMS = 3;
+
+/**
+ * Whether a query has the shape of a collector: a value left empty for the model to append to,
+ * a long or encoded value, or many parameters. `?page=2` on any host is a location.
+ */
+function carriesData(url: URL): boolean {
+  const params = [...url.searchParams.entries()];
+  if (params.length === 0 || params.length > MAX_PLAIN_QUERY_PARAMS) return true;
+  return params.some(
+    ([, v]) =>
+      v === '' || v.length > MAX_PLAIN_QUERY_VALUE || /%[0-9a-f]{2}|[{}<>$[\]]/i.test(v),
+  );
 }
 
 const FIRST_LINK = /\b[a-z][a-z0-9+.-]{1,15}:\/\/[^\s<>"'\x60]+|\bwww\d?\.[^\s<>"'\x60]+/u;

@@ -253,11 +253,20 @@ describe('independence from the catalog', () => {
 });
 
 describe('declared documentation hosts', () => {
-  const withQuery = 'Searches. Examples: https://docs.shop.example/search?lang=en&page=2';
-  test('a declared host may carry a static query; an undeclared one may not', () => {
+  const withQuery =
+    'Searches. Examples: https://docs.shop.example/search?lang=en&page=2&sort=asc&view=compact';
+  test('a declared host may carry any static query; an undeclared one only a short plain one', () => {
     assert.deepEqual(scan(withQuery, { docHosts: ['docs.shop.example'] }), []);
     assert.deepEqual(
       scan(withQuery).map((f) => f.rule),
+      ['url.scheme'],
+    );
+    // `?lang=en&page=2` is a location, not a collector, on any host.
+    assert.deepEqual(scan('Examples: https://docs.shop.example/search?lang=en&page=2'), []);
+    assert.deepEqual(
+      scan('Examples: https://shop.example/s?ref=c2Vzc2lvbi10cmFuc2NyaXB0LXBhcnQ').map(
+        (f) => f.rule,
+      ),
       ['url.scheme'],
     );
   });
@@ -282,7 +291,7 @@ describe('declared documentation hosts', () => {
   test('credentials in a link and a look-alike of a declared host are refused', () => {
     assert.ok(scan('Mirror: https://u:p@docs.shop.example/x').length > 0);
     assert.ok(
-      scan('See https://docs.shop.example.evil.example/s?page=2', {
+      scan('See https://docs.shop.example.evil.example/s?page=2&a=1&b=2&c=3', {
         docHosts: ['docs.shop.example'],
       }).length > 0,
     );
