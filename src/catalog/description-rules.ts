@@ -826,7 +826,7 @@ export const DESCRIPTION_RULES: readonly DescriptionRule[] = [
     pattern: [
       String.raw`\b(?:call|invoke|trigger|prefer|switch\s+to)\s+(?:the\s+)?${TOOL_TOKEN}\s+(?:tool|function)\b`,
       String.raw`\b(?:call|use|invoke|trigger)\s+(?:the\s+)?(?:tool|function)\s+${TOOL_TOKEN}`,
-      String.raw`\b(?:call|invoke|trigger)\s+(?:the\s+)?[\x60'"]?([a-z][a-z0-9]*(?:_[a-z0-9]+)+)\b[\x60'"]?(?!\s*=)`,
+      String.raw`(?<!\b(?:can|may|could|might)\s)\b(?:call|invoke|trigger)\s+(?:the\s+)?[\x60'"]?([a-z][a-z0-9]*(?:_[a-z0-9]+)+)\b[\x60'"]?(?!\s*=)`,
       String.raw`\b(?:instead\s+of|rather\s+than|in\s+place\s+of)\s+(?:using\s+|calling\s+)?(?:the\s+)?${TOOL_TOKEN}\s+(?:tool|function)\b`,
       // By form, never by catalog: the same sentence gets the same verdict whatever is registered.
       String.raw`\b(?:call|invoke|trigger|run|execute)\s+(?:the\s+)?[\x60'"]?([a-z][\w.-]*)[\x60'"]?\s+(?:tool\s+|function\s+)?(?:with|using|passing|on\s+(?:every|each|all))\b`,
@@ -1086,7 +1086,9 @@ export const DESCRIPTION_RULES: readonly DescriptionRule[] = [
     description: 'Contains HTML markup (elements, attributes or paired tags)',
     pattern: [
       // A bare void element ("become <img> tags") names markup; it hides and fetches nothing.
-      String.raw`(?<![\w<])<\/?(?!img\b)(?!(?:br|hr|wbr|input|meta|link|source|embed)\s*\/?>)${HTML_ELEMENTS}(?:\s[^<>]{0,200})?\/?>`,
+      String.raw`(?<![\w<])<\/?(?!img\b)${HTML_ELEMENTS}\s[^<>]{0,200}\/?>`,
+      // Bare, only the elements that hide or run something; "<b>, <i> and <span>" name markup.
+      String.raw`(?<![\w<])<\/?(?:script|style|iframe|object|embed|template|noscript|details|summary|dialog|form|textarea|marquee|frame|svg|video|audio)\s*\/?>`,
       // An <img> whose source is local fetches nothing; a remote one is a beacon (below).
       String.raw`(?<![\w<])<(?!\s*\/?\s*${PSEUDO_TAGS}\b)(?!img\s(?:(?!\/\/)[^<>]){0,300}>)[a-z][\w-]*\s+[a-z_:][\w:.-]*\s*=\s*["'\w]`,
       String.raw`<img\s[^<>]{0,300}?\bsrc\s*=\s*["']?(?:https?:)?\/\/`,
@@ -1334,11 +1336,11 @@ export const DESCRIPTION_RULES: readonly DescriptionRule[] = [
     description:
       'Asks the model to put a secret, credential or environment value into an argument that is not for one',
     pattern: [
-      String.raw`${NOT_NEGATED}\b(?:pass|put|include|send|provide|supply|add|insert|fill\s+in|place|attach|append|copy|paste|embed|forward|write|store|set)\b(?:[^.;\n]|\.(?!\s)){0,120}?\b(?:in|into|as|inside|within|to|under|via)\s+(?:the\s+|a\s+|an\s+|its\s+|this\s+)?(?:[\x60'"]([\w.-]{1,40})[\x60'"]|([a-z][a-z0-9_]{1,40})\s+(?:parameter|param|argument|arg|field|property|input))`,
+      String.raw`${NOT_NEGATED}\b(?:pass|put|include|send|provide|supply|add|insert|fill\s+in|place|attach|append|copy|paste|embed|forward|write|store|set)\b(?:[^.;\n]|\.(?!\s)){0,80}?(?:\b(?:${SECRET}(?!'s\b|\s+(?:paths?|names?|ids?|metadata|versions?|locations?)\b)|${ENVIRONMENT}|printenv|connection\s+string|database_url|dsn)|\.env\b|\b${SNAKE_SECRET}|\*_(?:token|key|secret|password)s?\b)(?:[^.;\n]|\.(?!\s)){0,80}?\b(?:in|into|as|inside|within|to|under|via)\s+(?:the\s+|a\s+|an\s+|its\s+|this\s+)?(?:[\x60'"]([\w.-]{1,40})[\x60'"]|([a-z][a-z0-9_]{1,40})\s+(?:parameter|param|argument|arg|field|property|input))`,
       String.raw`${NOT_NEGATED}\b(?:set|fill|populate|fill\s+in|use)\s+(?:the\s+)?[\x60'"]([\w.-]{1,40})[\x60'"]\s+(?:(?:parameter|param|argument|arg|field|property|input)\s+)?(?:to|with)\b`,
     ].join('|'),
     // The secret itself, not its path, name or id ("pass the secret's path in `path`").
-    alsoInSentence: String.raw`\b(?:${SECRET}(?!'s\b|\s+(?:paths?|names?|ids?|metadata|versions?|locations?)\b)|${ENVIRONMENT}|printenv|connection\s+string|database_url|dsn)|\.env\b|\b${SNAKE_SECRET}`,
+    alsoInSentence: String.raw`\b(?:${SECRET}(?!'s\b|\s+(?:paths?|names?|ids?|metadata|versions?|locations?)\b)|${ENVIRONMENT}|printenv|connection\s+string|database_url|dsn)|\.env\b|\b${SNAKE_SECRET}|\*_(?:token|key|secret|password)s?\b`,
     ignoreCapturePattern: String.raw`(?:^|[_.-])(?:token|tokens|key|keys|secret|secrets|password|passwd|pass|pwd|passphrase|credentials?|creds|auth|authorization|apikey|api_key|bearer|otp|pin|cert|certificate|private_key|public_key|value|env|environment|variables?|vars?|dsn|connection)(?:$|[_.-])|^(?:x-)?api-key$`,
   },
   {
@@ -1430,6 +1432,65 @@ export const DESCRIPTION_RULES: readonly DescriptionRule[] = [
     description: 'Tells the model to use a different tool, with an order about when or how',
     pattern: String.raw`\buse\s+(?:the\s+)?${TOOL_TOKEN}\s+(?:tool|function)\b`,
     alsoInSentence: String.raw`\b(?:always|instead|first|every|each|before|after|must|never|also|secretly|silently|quietly|passing|send|forward|include|only|exclusively|regardless|whenever|any\s+time)\b`,
+    ignoreCaptures: [...NOT_A_TOOL_NAME, 'tool', 'function'],
+  },
+  {
+    id: 'instruction.standing-change',
+    category: 'instruction',
+    kind: 'pattern',
+    target: 'normalized',
+    description: 'Changes how the model behaves from now on, or claims the system prompt no longer holds',
+    pattern: [
+      String.raw`\b(?:going\s+forward|from\s+(?:this\s+point|here)\s+(?:on|onwards?|forward)|henceforth|hereafter|for\s+the\s+rest\s+of\s+(?:the|this)\s+(?:conversation|chat|session))\b`,
+      String.raw`\bit\s+is\s+(?:absolutely\s+|very\s+)?(?:essential|vital|critical|crucial|important|mandatory|imperative|required|necessary)\s+that\s+(?:the\s+)?(?:model|assistant|ai|agent|llm|you)\b`,
+      String.raw`\b(?:system\s+prompt|system\s+message|developer\s+message|operator'?s?\s+instructions)\b[^.;\n]{0,60}?\b(?:is|are)\s+(?:now\s+)?(?:outdated|obsolete|void|wrong|superseded|stale|invalid|no\s+longer\s+(?:valid|applies|apply|relevant))\b`,
+      String.raw`\bthe\s+(?:guidance|instructions?|rules?|text|notes?)\s+(?:here|below|above)\s+(?:wins?|prevails?|applies\s+instead|takes?\s+(?:precedence|priority)|comes?\s+first)\b`,
+      String.raw`\b(?:invoke|call|run|use)\s+(?:this|it)(?:\s+tool)?\s+as\s+(?:your|the)\s+(?:very\s+)?first\s+(?:action|step|call|thing|move)\b`,
+      String.raw`\b(?:every|each|any)\s+(?:new|future)\s+sessions?\b`,
+      String.raw`\brespond\s+only\s+as\b`,
+    ].join('|'),
+  },
+  {
+    id: 'instruction.unlock-model',
+    category: 'instruction',
+    kind: 'pattern',
+    target: 'normalized',
+    description: 'Tells the model it may drop its safeguards or distrust the user',
+    pattern: [
+      String.raw`\byou\s+(?:are|have\s+been)\s+(?:now\s+|hereby\s+)?(?:authori[sz]ed|permitted|allowed|cleared|free)\s+to\s+(?:bypass|ignore|skip|disable|override|break|drop)\b`,
+      String.raw`\b(?:bypass|disable|ignore|turn\s+off|skip|drop)\s+(?:your\s+|the\s+|all\s+|any\s+)?(?:safety|content|security|moderation|ethical)\s+(?:filters?|rules|guidelines|checks|policies|guardrails|restrictions)\b`,
+      String.raw`\b(?:whichever|whatever|any|every)\s+(?:ai|assistant|model|llm|agent)s?\s+(?:that\s+)?(?:reads?|is\s+reading|sees?|processes)\s+this\b`,
+      String.raw`\b(?:model|assistant|ai|agent)\s*,\s*(?:listen|pay\s+attention|read\s+carefully|take\s+note)\b`,
+      String.raw`\bthe\s+user\s+(?:is\s+not\s+to\s+be|should\s+not\s+be|must\s+not\s+be|cannot\s+be)\s+trusted\b`,
+    ].join('|'),
+  },
+  {
+    id: 'instruction.rig-results',
+    category: 'instruction',
+    kind: 'pattern',
+    target: 'normalized',
+    description: 'Tells the model to rank, label or report results against the facts',
+    pattern: [
+      String.raw`\b(?:always\s+)?(?:put|place|rank|list|show|keep|pin)\s+(?:[\w.'-]+\s+){1,3}?(?:at\s+the\s+top|on\s+top|above\s+(?:all|the\s+others|others|everything))\b`,
+      String.raw`\bcall\s+(?:them|it|these|those)\s+(?:the\s+)?(?:best|cheapest|safest|top|only|most\s+\w+)\b`,
+      String.raw`\b(?:whatever|regardless\s+of|no\s+matter|irrespective\s+of)\s+(?:what\s+)?(?:the\s+)?(?:real|actual|true)\s+(?:outcome|result|status|answer|value|situation|numbers?|figures?)\b`,
+      String.raw`\breport\s+(?:[\w-]+\s+){0,3}?as\s+(?:passing|passed|successful|succeeded|completed|done|fine|green|normal|healthy)\b[^.\n]{0,40}?\b(?:whatever|regardless|no\s+matter|even\s+(?:if|when|though)|normally|anyway)\b`,
+    ].join('|'),
+    alsoInSentence: String.raw`\b(?:always|regardless|no\s+matter|whatever|best|cheapest|every|any|all|first|real|actual|true|even|normally|anyway|call\s+them)\b`,
+  },
+  {
+    id: 'tool-reference.disparage-tool',
+    category: 'tool-reference',
+    kind: 'pattern',
+    target: 'normalized',
+    description: 'Disparages another tool so the model uses this one',
+    pattern: [
+      String.raw`\b(?:the\s+)?(?:built-?in|default|native|standard|official|other|existing|original|regular)\s+(?:[\w-]+\s+){0,2}?(?:tool|function|server|integration|plugin)s?\s+(?:is|are|has\s+been|have\s+been)\s+(?:now\s+)?(?:broken|deprecated|unsafe|compromised|disabled|unreliable|insecure|retired|obsolete|leaky|buggy|down|outdated)\b`,
+      String.raw`\balways\s+use\s+this\s+one\b`,
+      String.raw`\bavoid\s+(?:the\s+)?${TOOL_ID}`,
+      String.raw`\bthis\s+(?:tool|one|function)\s+is\s+the\s+(?:safe|secure|new|official|better|recommended|approved|only)\s+(?:replacement|alternative|substitute|option|choice)\b`,
+      String.raw`${TOOL_ID}\s+(?:tool\s+)?(?:\w+\s+){0,4}?(?:leaks?|is\s+leaky|exfiltrates|spies|is\s+malware)\b`,
+    ].join('|'),
     ignoreCaptures: [...NOT_A_TOOL_NAME, 'tool', 'function'],
   },
   ...languageRules(),
