@@ -1128,7 +1128,9 @@ export const DESCRIPTION_RULES: readonly DescriptionRule[] = [
     target: 'normalized',
     description:
       'Contains HTML character references (&#…; or &lt;), a way to smuggle tags and characters',
-    pattern: '&#x?[0-9a-f]{1,6};|&(?:lt|gt|zwj|zwnj|shy|nbsp|quot|amp);',
+    // Named escapes are ordinary in an escaper's description ("< becomes &lt;"); an escaped tag
+    // (`&lt;system`), an invisible one or a numeric reference smuggles something.
+    pattern: String.raw`&#x?[0-9a-f]{1,6};|&(?:zwj|zwnj|shy);|&lt;\/?[a-z!|]`,
   },
 
   // --- url: descriptions should not send the model (or a renderer) anywhere.

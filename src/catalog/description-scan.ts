@@ -62,6 +62,8 @@ export interface ModelTextInput {
   readonly speaker?: string;
   readonly ownHosts?: readonly string[];
   readonly docHosts?: readonly string[];
+  /** Reduce a long text to what a rule could read first (default true; false for baselines). */
+  readonly prefilter?: boolean;
 }
 
 const MAX_EXCERPT = 80;
@@ -842,7 +844,7 @@ export function scanModelText(input: ModelTextInput): ScanFinding[] {
   // plain data costs almost nothing, prose is scanned as before.
   return scanField(
     input.field ?? '',
-    scanReading(input.text),
+    input.prefilter === false ? input.text : scanReading(input.text),
     input.speaker ?? '',
     input.kind ?? 'text',
     linkContext(input.ownHosts, input.docHosts),
