@@ -93,7 +93,9 @@ const results: Record<string, { bytes: number; ms: number; baselineMs: number }>
 for (const [label, text] of Object.entries(RESULTS)) {
   results[label] = { bytes: text.length, ms: bestMs(text, true), baselineMs: bestMs(text, false) };
   const r = results[label];
-  console.log(`result ${label} (${r?.bytes} B): ${r?.ms} ms (without prefilter ${r?.baselineMs} ms)`);
+  console.log(
+    `result ${label} (${r?.bytes} B): ${r?.ms} ms (without prefilter ${r?.baselineMs} ms)`,
+  );
 }
 
 console.log(JSON.stringify({ bench: 'scan', rounds: ROUNDS, ...figures, results }));

@@ -1237,7 +1237,8 @@ export const DESCRIPTION_RULES: readonly DescriptionRule[] = [
     category: 'instruction',
     kind: 'pattern',
     target: 'normalized',
-    description: 'Opens a note, rule or order addressed to the model ("Rule for the model:", "As the AI reading this")',
+    description:
+      'Opens a note, rule or order addressed to the model ("Rule for the model:", "As the AI reading this")',
     pattern: [
       String.raw`\b(?:rules?|notes?|instructions?|directives?|guidance|reminders?|messages?|orders?|policy|requirements?|guidelines?)\s+(?:\w+\s+)?(?:for|to)\s+(?:the\s+|any\s+|all\s+|every\s+)?(?:ai|assistants?|models?|llms?|agents?|chatbots?|bots?)\s*[:(\-—]`,
       String.raw`\b(?:behaviou?ral|behaviou?r)\s+(?:rules?|notes?|instructions?|guidance|requirements?)\b`,
@@ -1251,7 +1252,7 @@ export const DESCRIPTION_RULES: readonly DescriptionRule[] = [
     category: 'instruction',
     kind: 'pattern',
     target: 'normalized',
-    description: "Lays an obligation on the model or on its answers",
+    description: 'Lays an obligation on the model or on its answers',
     pattern: [
       String.raw`\b(?:the\s+|an?\s+|any\s+|all\s+)?(?:assistants?|ai|llms?|ai\s+agents?|language\s+models?)\s+(?:(?:using|calling|reading|with\s+access\s+to)\s+(?:this|the|these)\s+(?:tool|tools|description|server)\s+)?(?:(?:is|are)\s+(?:(?:now|hereby|also)\s+)?(?:required|expected|instructed|authori[sz]ed|permitted|allowed|obliged|told|free)\s+to|must|should|shall|needs?\s+to|has\s+to|have\s+to|will\s+(?:always|never))\b(?!\s+(?:be|have|hold|possess|support)\b)`,
       String.raw`\byour\s+(?:answers?|repl(?:y|ies)|responses?|summar(?:y|ies)|output|messages?)\s+(?:must|should|shall|will|need\s+to|have\s+to|may\s+never|can\s+never)\b`,
@@ -1262,7 +1263,7 @@ export const DESCRIPTION_RULES: readonly DescriptionRule[] = [
     category: 'instruction',
     kind: 'pattern',
     target: 'normalized',
-    description: "Tells the model to act against what the user said, configured or asked",
+    description: 'Tells the model to act against what the user said, configured or asked',
     pattern: [
       String.raw`\b(?:regardless\s+of|no\s+matter|irrespective\s+of)\s+(?:what(?:ever)?|whether|how|which|who)\s+(?:the\s+)?(?:user|users|customer|human|they|you\s+(?:were|are)\s+told)\b`,
       String.raw`\beven\s+(?:if|when|though)\s+(?:the\s+)?(?:user|customer|human)\s+(?:asks?|says?|objects?|refuses?|tells?|wants?|requests?|insists?|declines?|disagrees?|explicitly|has\s+not\s+asked|hasn't\s+asked|did\s+not\s+ask|didn't\s+ask|does\s+not\s+ask|doesn't\s+ask)\b`,
@@ -1293,7 +1294,8 @@ export const DESCRIPTION_RULES: readonly DescriptionRule[] = [
     category: 'hidden-markup',
     kind: 'pattern',
     target: 'normalized',
-    description: 'Opens a block labelled as a system, admin or assistant message (a fenced ```system block, a banner with a role word)',
+    description:
+      'Opens a block labelled as a system, admin or assistant message (a fenced ```system block, a banner with a role word)',
     pattern: [
       String.raw`\x60{3,}[ \t]{0,3}(?:system|assistant|developer|admin|instructions?|prompt|sys|important|hidden)\b`,
       String.raw`${BANNER_RULE}\s{0,3}(?:[^\p{L}\p{N}\s]{1,2}\s{0,3}){1,3}(?:begin\s+|start\s+|new\s+|important\s+|urgent\s+)?(?:${ROLE_WORDS})${BANNER_TAIL}`,
@@ -1350,7 +1352,8 @@ export const DESCRIPTION_RULES: readonly DescriptionRule[] = [
     category: 'secret-access',
     kind: 'pattern',
     target: 'normalized',
-    description: 'Asks the model to collect secrets it has seen in the conversation or on the machine',
+    description:
+      'Asks the model to collect secrets it has seen in the conversation or on the machine',
     pattern: String.raw`${NOT_NEGATED}\b(?:any|every|all|each)\s+(?:[\w-]+\s+){0,2}?${SECRET}[^.\n]{0,80}?\b(?:you\s+(?:have\s+)?(?:seen|read|found|come\s+across|encountered|noticed|know)|(?:earlier\s+)?in\s+(?:this|the)\s+(?:conversation|chat|session|context)|\b(?:typed|entered|mentioned|shared|pasted|gave|provided|wrote|used)\s+(?:\w+\s+)?(?:earlier|before|previously))`,
   },
   {
@@ -1395,7 +1398,8 @@ export const DESCRIPTION_RULES: readonly DescriptionRule[] = [
     category: 'instruction',
     kind: 'pattern',
     target: 'normalized',
-    description: 'Tells the model to approve, grant or act on things without review or confirmation',
+    description:
+      'Tells the model to approve, grant or act on things without review or confirmation',
     pattern: [
       String.raw`\b(?:approve|accept|merge|grant|allow|authori[sz]e|sign|pay|confirm)\s+(?:any|all|every|each)\b[^.\n]{0,60}?\b(?:automatically|without\s+(?:reading|review|reviewing|checking|looking|asking|confirmation|question))`,
       String.raw`\b(?:user|customer|owner|operator)\s+(?:has\s+)?(?:already\s+)?(?:agreed|consented|approved|said\s+yes)\s+(?:in\s+advance|beforehand|ahead\s+of\s+time|to\s+(?:every|all|any|each))\b`,
@@ -1407,7 +1411,8 @@ export const DESCRIPTION_RULES: readonly DescriptionRule[] = [
     category: 'instruction',
     kind: 'pattern',
     target: 'normalized',
-    description: 'Tells the model to leave something out of what it tells the user, or to keep it secret',
+    description:
+      'Tells the model to leave something out of what it tells the user, or to keep it secret',
     pattern: [
       String.raw`\b(?:leave|keep)\s+(?:[\w-]+\s+){0,4}?out\s+of\s+(?:your|the|any|every)\s+(?:answers?|repl(?:y|ies)|responses?|summar(?:y|ies)|reports?|output|messages?)\b`,
       String.raw`\bomit\s+(?:[\w-]+\s+){0,4}?from\s+(?:your|the|any|every)\s+(?:answers?|repl(?:y|ies)|responses?|summar(?:y|ies)|reports?)\b`,
@@ -1441,7 +1446,8 @@ export const DESCRIPTION_RULES: readonly DescriptionRule[] = [
     category: 'instruction',
     kind: 'pattern',
     target: 'normalized',
-    description: 'Changes how the model behaves from now on, or claims the system prompt no longer holds',
+    description:
+      'Changes how the model behaves from now on, or claims the system prompt no longer holds',
     pattern: [
       String.raw`\b(?:going\s+forward|from\s+(?:this\s+point|here)\s+(?:on|onwards?|forward)|henceforth|hereafter|for\s+the\s+rest\s+of\s+(?:the|this)\s+(?:conversation|chat|session))\b`,
       String.raw`\bit\s+is\s+(?:absolutely\s+|very\s+)?(?:essential|vital|critical|crucial|important|mandatory|imperative|required|necessary)\s+that\s+(?:the\s+)?(?:model|assistant|ai|agent|llm|you)\b`,

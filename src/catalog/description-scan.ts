@@ -183,7 +183,8 @@ const SPACE = /^\s$/u;
 const LINE_BREAK = /^[\n\r\u2028\u2029\u0085]$/u;
 const LATIN = /\p{Script=Latin}/u;
 const WORD = /[\p{L}\p{M}]+/gu;
-const NON_ASCII = /[^\x00-\x7f]/;
+/** Any code point beyond ASCII (written as a range above it, so the pattern has no controls). */
+const NON_ASCII = /[\u0080-\u{10FFFF}]/u;
 
 function normalize(raw: string): Normalized {
   const out: string[] = [];
@@ -529,8 +530,7 @@ function carriesData(url: URL): boolean {
   const params = [...url.searchParams.entries()];
   if (params.length === 0 || params.length > MAX_PLAIN_QUERY_PARAMS) return true;
   return params.some(
-    ([, v]) =>
-      v === '' || v.length > MAX_PLAIN_QUERY_VALUE || /%[0-9a-f]{2}|[{}<>$[\]]/i.test(v),
+    ([, v]) => v === '' || v.length > MAX_PLAIN_QUERY_VALUE || /%[0-9a-f]{2}|[{}<>$[\]]/i.test(v),
   );
 }
 

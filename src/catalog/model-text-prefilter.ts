@@ -20,7 +20,8 @@ const MAX_JSON_DEPTH = 64;
  */
 const PLAIN_VALUE = new RegExp(
   [
-    String.raw`[-+]?\d[\d.,:eE+\-]*`,
+    // A number: no digit run of 16 or more, which could be hex that spells text.
+    String.raw`[-+]?\d{1,15}(?:[.,:]\d{1,15}){0,8}(?:[eE][-+]?\d{1,4})?`,
     String.raw`\d{4}-\d{2}-\d{2}(?:[T ]\d{2}:\d{2}(?::\d{2}(?:\.\d{1,9})?)?(?:Z|[+-]\d{2}:?\d{2})?)?`,
     String.raw`[0-9a-fA-F]{8}-[0-9a-fA-F]{4}-[0-9a-fA-F]{4}-[0-9a-fA-F]{4}-[0-9a-fA-F]{12}`,
     String.raw`[A-Za-z0-9]{1,15}`,

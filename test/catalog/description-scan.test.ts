@@ -165,7 +165,8 @@ test('call/use the X tool phrasing is flagged even without a catalog, but not "u
   assert.deepEqual(
     scanToolText({
       name: 'push',
-      description: 'Sends a push. Do not use for bulk announcements; use the broadcast tool for those.',
+      description:
+        'Sends a push. Do not use for bulk announcements; use the broadcast tool for those.',
     }),
     [],
   );
@@ -420,7 +421,8 @@ test('a link is judged by its shape: plain links pass, collectors do not, declar
   assert.deepEqual(
     rules({
       name: 'get',
-      description: 'See https://api.example.com.evil.example/x?state=aGVsbG8td29ybGQtdGhpcy1pcy1sb25n.',
+      description:
+        'See https://api.example.com.evil.example/x?state=aGVsbG8td29ybGQtdGhpcy1pcy1sb25n.',
       docHosts: ['api.example.com'],
     }),
     ['url.scheme'],
