@@ -89,6 +89,7 @@ export const LANGUAGE_PHRASES: readonly LanguagePhrases[] = [
         String.raw`\bwichtiger\s+als\s+(?:der|die|das|alle|jede)\s+(?:system|anweisung|benutzer|nutzer)`,
       ],
       'standing-order': [
+        String.raw`\b(?:sag|sage|antworte)\s+(?:dem\s+(?:nutzer|benutzer)\s+)?,?\s*dass\b`,
         String.raw`\b(?:bevor\s+du\s+antwortest|vor\s+(?:deiner|jeder)\s+antwort)\b[^.\n]{0,40}?\b(?:rufe|verwende|nutze|benutze|immer|stets)\b`,
         String.raw`\b(?:rufe|rufen\s+sie|verwende|nutze|benutze|starte)\b[^.\n]{0,30}?\bvor\s+jede[rmn]?\s+(?:antwort|anfrage|nachricht|gespräch|aufruf)`,
         String.raw`\b(?:empfiehl|empfehle|empfehlen\s+sie|bevorzuge|bevorzugen\s+sie|nenne|schlage)\s+(?:immer|stets|ausschließlich|grundsätzlich|nur\s+noch)\b`,
@@ -143,6 +144,7 @@ export const LANGUAGE_PHRASES: readonly LanguagePhrases[] = [
         String.raw`\b(?:remplace|annule|prévaut\s+sur|prevaut\s+sur|l'emporte\s+sur)\s+(?:le\s+|la\s+|les\s+|toutes\s+les\s+)?(?:prompt\s+système|message\s+système|instructions|consignes)\b`,
       ],
       'standing-order': [
+        String.raw`\b(?:à\s+la\s+fin|au\s+début)\s+de\s+chaque\s+(?:réponse|message|conversation)\b`,
         String.raw`\bavant\s+de\s+(?:répondre|repondre)\b[^.\n]{0,40}?\b(?:appelle[zr]?|utilise[zr]?|lance[zr]?|toujours)\b`,
         String.raw`\b(?:appelle[zr]?|utilise[zr]?|lance[zr]?)\b[^.\n]{0,30}?\bavant\s+(?:chaque|toute)\s+(?:réponse|reponse|requête|requete)`,
         String.raw`\b(?:recommande[sz]?|conseille[sz]?|propose[sz]?|privilégie[sz]?|privilegie[sz]?)\s+(?:toujours|systématiquement|systematiquement|uniquement|exclusivement)\b`,
@@ -197,6 +199,7 @@ export const LANGUAGE_PHRASES: readonly LanguagePhrases[] = [
         String.raw`\b(?:reemplaza|anula|sustituye|prevalece\s+sobre|invalida)\s+(?:el\s+|la\s+|los\s+|las\s+|todas\s+las\s+|cualquier\s+)?(?:prompt\s+del\s+sistema|mensaje\s+del\s+sistema|instrucciones|indicaciones)\b`,
       ],
       'standing-order': [
+        String.raw`\b(?:dile|dígale|diles|díganle|responde|contesta)\s+(?:al\s+usuario\s+|a\s+los\s+usuarios\s+)?que\b`,
         String.raw`\bantes\s+de\s+responder\b[^.\n]{0,40}?\b(?:llama|llame|usa|use|ejecuta|siempre)\b`,
         String.raw`\b(?:llama|llame|usa|use|ejecuta|ejecute)\b[^.\n]{0,30}?\bantes\s+de\s+(?:cada|cualquier)\s+(?:respuesta|consulta)`,
         String.raw`\b(?:recomienda|recomiende|sugiere|sugiera|prefiere|prefiera|propón|propon)\s+(?:siempre|únicamente|unicamente|exclusivamente|solo|sólo)\b`,
@@ -250,6 +253,7 @@ export const LANGUAGE_PHRASES: readonly LanguagePhrases[] = [
         String.raw`\b(?:substitui|anula|prevalece\s+sobre|invalida)\s+(?:o\s+|a\s+|os\s+|as\s+|todas\s+as\s+|qualquer\s+)?(?:prompt\s+do\s+sistema|mensagem\s+do\s+sistema|instruções|instrucoes)\b`,
       ],
       'standing-order': [
+        String.raw`\b(?:diga|responda)\s+(?:ao\s+usuário\s+)?que\b`,
         String.raw`\bantes\s+de\s+responder\b[^.\n]{0,40}?\b(?:chame|chama|use|usa|execute|sempre)\b`,
         String.raw`\b(?:chame|chama|use|usa|execute|executa)\b[^.\n]{0,30}?\bantes\s+de\s+(?:cada|qualquer)\s+(?:resposta|consulta)`,
         String.raw`\b(?:recomende|recomenda|sugira|sugere|prefira|prefere|indique|indica)\s+(?:sempre|apenas|somente|exclusivamente)\b`,
@@ -304,6 +308,7 @@ export const LANGUAGE_PHRASES: readonly LanguagePhrases[] = [
         String.raw`\b(?:sostituisce|annulla|prevale\s+su|scavalca)\s+(?:il\s+|la\s+|le\s+|gli\s+|tutte\s+le\s+|qualsiasi\s+)?(?:prompt\s+di\s+sistema|messaggio\s+di\s+sistema|istruzioni|indicazioni)\b`,
       ],
       'standing-order': [
+        String.raw`\b(?:di'|dì|rispondi)\s+(?:all'utente\s+)?che\b`,
         String.raw`\bprima\s+di\s+rispondere\b[^.\n]{0,40}?\b(?:chiama|usa|esegui|sempre)\b`,
         String.raw`\b(?:chiama|usa|esegui)\b[^.\n]{0,30}?\bprima\s+di\s+(?:ogni|qualsiasi)\s+(?:risposta|richiesta)`,
         String.raw`\b(?:consiglia|raccomanda|suggerisci|proponi|preferisci)\s+(?:sempre|solo|soltanto|esclusivamente|unicamente)\b`,
@@ -409,6 +414,7 @@ export const LANGUAGE_PHRASES: readonly LanguagePhrases[] = [
         String.raw`(?:优先于|优先级高于|高于|凌驾于|覆盖|取代|替代)[^。\n]{0,10}?(?:系统提示|系统消息|系统指令|所有(?:其他)?指令|用户(?:的)?(?:指令|要求|请求)|之前的指令)`,
       ],
       'standing-order': [
+        String.raw`无论用户[^。\n]{0,10}(?:都要|都必须|总是|一律)`,
         String.raw`(?:在回答之前|回答之前|回答前|回复前)[^。\n]{0,20}?(?:调用|使用|运行)`,
         String.raw`每次(?:回答|回复|响应)(?:之前|前)`,
         String.raw`(?:始终|总是|一律|务必|必须)[^。\n]{0,10}?(?:推荐|建议|优先使用|首选)`,

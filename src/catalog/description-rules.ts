@@ -478,7 +478,7 @@ export const DESCRIPTION_RULES: readonly DescriptionRule[] = [
     description:
       'Contains chat-template or role markers ([INST], <|im_start|>, "role": "system", …) that impersonate a system prompt',
     pattern: [
-      String.raw`<\|[a-z_]{2,30}\|>(?!\s*(?:and\b|or\b|,|\)|\/|markers?\b|tokens?\b|tags?\b|delimiters?\b|sequences?\b))`,
+      String.raw`<\|[a-z_]{2,30}\|>(?!\s*(?:user|assistant|system)\s*(?:or\b|and\b|,|\.|\)|$))(?!\s*(?:and\b|or\b|,|\)|\/|markers?\b|tokens?\b|tags?\b|delimiters?\b|sequences?\b))`,
       String.raw`\[\/?(?:inst|sys|system|system[\s_-]?(?:prompt|note|message|instructions?|override))\]`,
       String.raw`<<\/?sys>>`,
       String.raw`["']role["']\s*:\s*["'](?:system|developer)["']`,
@@ -751,7 +751,7 @@ export const DESCRIPTION_RULES: readonly DescriptionRule[] = [
       String.raw`\{\{\s{0,3}[#\/^>~]?\s{0,3}(?:system|admin|developer|assistant|instructions?|sys|hidden|secret|important|override|im_start|prompt)\b[^{}\n]{0,40}\}\}`,
       String.raw`\{%-?\s{0,3}(?:end)?(?:system|admin|developer|assistant|instructions?|hidden|secret|override|sys)\b[^%\n]{0,40}-?%\}`,
       String.raw`\{%-?\s{0,3}(?:block|macro|call|filter)\s+(?:system|admin|developer|instructions?|hidden|secret|override)\b`,
-      String.raw`<\|?(?:start_of_turn|end_of_turn|start_header_id|end_header_id|begin_of_text|eot_id|im_start|im_end|endoftext)\|?>(?!\s*(?:and\b|or\b|,|\)|\/|markers?\b|tokens?\b|tags?\b|delimiters?\b|sequences?\b))`,
+      String.raw`<\|?(?:start_of_turn|end_of_turn|start_header_id|end_header_id|begin_of_text|eot_id|im_start|im_end|endoftext)\|?>(?!\s*(?:user|assistant|system)\s*(?:or\b|and\b|,|\.|\)|$))(?!\s*(?:and\b|or\b|,|\)|\/|markers?\b|tokens?\b|tags?\b|delimiters?\b|sequences?\b))`,
       String.raw`\[\s{0,3}\/?\s{0,3}(?:admin|administrator|developer|operator|root)[\s_-]?(?:note|notice|message|prompt|override|instructions?|directive|mode)?\s{0,3}\]`,
       String.raw`(?:^|\n)\s{0,3}(?:\[|\()?(?:system|admin|developer)\s+(?:override|directive|mode|instructions?)(?:\]|\))?\s*(?:\n|:)`,
     ].join('|'),
@@ -796,7 +796,7 @@ export const DESCRIPTION_RULES: readonly DescriptionRule[] = [
     target: 'normalized',
     description: 'Claims authority over the model or its system prompt',
     pattern: [
-      String.raw`\b(?:takes?|has|have|gets?|given|carries|with)\s+(?:absolute\s+|top\s+|the\s+highest\s+|highest\s+|full\s+|overriding\s+|higher\s+)?(?:priority|precedence)\s+over\s+(?:the\s+|your\s+|any\s+|all\s+|every\s+)?(?:system|developer|user'?s?|other|previous|prior|earlier|original|safety|operator|conflicting|existing)\b`,
+      String.raw`\b(?:takes?|has|have|gets?|given|carries|with)\s+(?:absolute\s+|top\s+|the\s+highest\s+|highest\s+|full\s+|overriding\s+|higher\s+)?(?:priority|precedence)\s+over\s+(?:the\s+|your\s+|any\s+|all\s+|every\s+)?(?:(?:system|developer|user'?s?|safety|operator)\b|(?:other|previous|prior|earlier|original|conflicting|existing)\s+(?:instructions?|rules|directives|prompts?|messages|guidance|guidelines|tools?|requests)\b)`,
       String.raw`\b(?:supersedes?|overrides?|outranks?|trumps?|overrules?|replaces?|invalidates?|cancels?)\s+(?:the\s+|your\s+|any\s+|all\s+)?(?:system\s+(?:prompt|message|instructions?)|developer\s+(?:message|instructions?)|user'?s?\s+(?:instructions?|requests?|wishes|preferences)|safety\s+(?:rules|guidelines|policies)|(?:previous|prior|earlier|original)\s+(?:instructions?|rules|directives))`,
       String.raw`\b(?:system\s+prompt|system\s+message|developer\s+message|previous\s+instructions)\s+(?:is|are)\s+(?:outdated|superseded|void|no\s+longer\s+(?:valid|applicable|in\s+effect)|overridden|replaced|cancell?ed|revoked)`,
       String.raw`\b(?:above|over)\s+(?:all\s+)?(?:other\s+)?(?:instructions|rules)\s+(?:you\s+(?:have|were|received)|in\s+your\s+(?:system\s+)?prompt)`,
@@ -1210,11 +1210,11 @@ export const DESCRIPTION_RULES: readonly DescriptionRule[] = [
     description:
       'Gives the model an order for the whole conversation (every chat, reply or answer), not for this tool',
     pattern: [
-      String.raw`\b(?:every|each|any|all\s+future)\s+(?:new\s+|future\s+|subsequent\s+|later\s+|single\s+)?(?:conversations?|chats?|chat\s+sessions?|repl(?:y|ies)|responses?|answers?|summar(?:y|ies)|turns?|interactions?)\b`,
+      String.raw`\b(?:every|each|any|all\s+future)\s+(?:new\s+|future\s+|subsequent\s+|later\s+|single\s+)?(?:conversations?|chats?|chat\s+sessions?|repl(?:y|ies)|responses?|answers?|summar(?:y|ies)|interactions?)\b`,
       String.raw`\b(?:before|prior\s+to|after)\s+(?:you\s+)?(?:repl(?:y|ying)|respond(?:ing)?|answer(?:ing)?|writing\s+(?:your|a|the|any)\s+(?:reply|response|answer))\b`,
       String.raw`\bfirst\s+thing\s+(?:in|of|at)\b`,
     ].join('|'),
-    alsoInSentence: String.raw`\b(?:you|your|yourself|assistants?|the\s+(?:ai|model|agent)|always|never|must|make\s+sure|remember|mention|recommend|remind|promote|advertise|say|tell|include|invoke|call|even\s+(?:if|when|though)|regardless|whether\s+or\s+not|no\s+matter|first\s+thing)\b`,
+    alsoInSentence: String.raw`\b(?:you|your|yourself|assistants?|the\s+(?:ai|model|agent)|always|never|must|make|make\s+sure|remember|mention|recommend|remind|reminder|promote|advertise|say|tell|include|invoke|call|end\s+with|start\s+with|begin\s+with|even\s+(?:if|when|though)|regardless|whether\s+or\s+not|no\s+matter|first\s+thing)\b`,
   },
   {
     id: 'instruction.scripted-reply',
@@ -1500,6 +1500,39 @@ export const DESCRIPTION_RULES: readonly DescriptionRule[] = [
       String.raw`${TOOL_ID}\s+(?:tool\s+)?(?:\w+\s+){0,4}?(?:leaks?|is\s+leaky|exfiltrates|spies|is\s+malware)\b`,
     ].join('|'),
     ignoreCaptures: [...NOT_A_TOOL_NAME, 'tool', 'function'],
+  },
+  {
+    id: 'instruction.imperative-beyond-tool',
+    category: 'instruction',
+    kind: 'pattern',
+    target: 'normalized',
+    description: 'Orders the model about its replies, the user or other requests, beyond this tool',
+    pattern: [
+      String.raw`\bmake\s+(?:every|each|all|your|any)\s+(?:repl(?:y|ies)|answers?|responses?|messages?|summar(?:y|ies))\b`,
+      String.raw`(?:^|[.,;:]\s|\b(?:and|then|also)\s)(?:say|claim|tell\s+(?:them|him|her|the\s+(?:user|requester|customer|caller|client)s?))\s+(?:that\s+)?(?:they|it|he|she|there|nothing|everything|we|yes|no)\b`,
+      String.raw`(?:^|[.,;:]\s)(?:if|when(?:ever)?|once)\s+asked\b[^,.;:\n]{0,80},\s(?:say|tell|claim|answer|reply|respond|deny|insist|pretend|state)\b`,
+      String.raw`(?:^|[.,;:]\s)should\s+(?:the\s+user|users|the\s+customer|customers|anyone)\b[^,.;:\n]{0,80},\s(?:also\s|always\s|first\s|quietly\s|silently\s)?(?:route|send|forward|copy|add|use|tell|say|list|recommend|transfer|pay|redirect|report)\b`,
+      String.raw`\b(?:respond|reply|answer)\s+(?:to\s+)?(?:all|every|each|any)\s+(?:[\w-]+\s+){0,2}?(?:questions?|messages?|requests?|prompts?)\b`,
+      String.raw`\b(?:your|the\s+(?:assistant|model|ai|agent)'s)\s+(?:answers?|repl(?:y|ies)|responses?|summar(?:y|ies)|output|messages?)\b[^.\n]{0,40}?\b(?:must|should|shall|will\s+always|need\s+to|has\s+to|have\s+to)\b`,
+      String.raw`\byour\s+(?:top|first|main|highest|real|only|primary|overriding)\s+(?:priority|goal|job|task|objective|duty)\b`,
+      String.raw`\babove\s+(?:anything|everything|whatever|all)\s+(?:else\s+)?(?:the\s+user|the\s+system|you\s+(?:were|are)\s+told|the\s+operator)\b`,
+      String.raw`\b(?:treat|regard|consider|take)\s+(?:[\w'-]+\s+){0,8}?as\s+(?:your\s+|the\s+|new\s+|binding\s+)*(?:instructions|orders|commands|directives|system\s+prompt)\b`,
+      String.raw`\b(?:ignore|disregard|forget)\s+(?:what(?:ever)?|anything|everything)\s+(?:[\w'-]+\s+){0,4}?(?:told|said|asked|instructed|says|say|tells)\b`,
+      String.raw`\b(?:do\s+not|don't|never)\s+(?:surface|show|include|list|mention|report|display)\s+(?:this|it|that|these|them)\s+(?:in|to)\b`,
+      String.raw`${TOOL_ID}\s+(?:tool\s+)?(?:[\w-]+\s+){0,4}?(?:is|are)\s+(?:now\s+)?(?:unsafe|broken|deprecated|compromised|disabled|malicious|insecure|leaky)\s+(?:and|so|;)`,
+    ].join('|'),
+  },
+  {
+    // Any language: a move verb and a literal outside destination in the same sentence. A tool
+    // that sends mail takes the address as an argument; a description that names one to copy to
+    // is the attack.
+    id: 'instruction.send-to-literal-destination',
+    category: 'instruction',
+    kind: 'pattern',
+    target: 'normalized',
+    description:
+      'Tells the model to copy, send or add something to an address written in the description',
+    pattern: String.raw`(?:^|[.,;:!?]\s|\b(?:required|expected|instructed|told|supposed|asked|have|need|must)\s+to\s|\b(?:and|then|also|always|first|too|quietly|silently|secretly|und|immer|et|toujours|y|siempre|e|sempre|en|altijd|ook|и|всегда)\s)(?:send|forward|copy|cc|bcc|add|push|route|upload|post|email|mail|invite|transfer|pay|sende|schicke|leite|kopiere|füge|lade|envoie|transfère|copie|ajoute|envía|envia|envie|reenvía|copia|añade|adicione|encaminhe|invia|inoltra|aggiungi|stuur|kopieer|voeg|отправь|отправляй|пересылай|перешли|скопируй|добавь)\b(?:[^.;\n]|\.(?!\s)){0,120}?(?:(?<![a-z0-9._%+-])[a-z0-9._%+-]+@[a-z0-9-]+(?:\.[a-z0-9-]+)*\.[a-z]{2,}|\+\d[\d\s().-]{6,}\d|\b[a-z]{2}\d{2}(?:\s?[a-z0-9]{4}){3,7}\b|https?:\/\/[^\s]+\.git\b|https?:\/\/[^\s]+\/(?:in|upload|collect|log|c|p)\b)`,
   },
   ...languageRules(),
 ];
