@@ -1525,14 +1525,14 @@ export const DESCRIPTION_RULES: readonly DescriptionRule[] = [
   {
     // Any language: a move verb and a literal outside destination in the same sentence. A tool
     // that sends mail takes the address as an argument; a description that names one to copy to
-    // is the attack.
+    // is the attack. "Pay DE89 … now" is what an invoice says, so paying is not among the verbs.
     id: 'instruction.send-to-literal-destination',
     category: 'instruction',
     kind: 'pattern',
     target: 'normalized',
     description:
       'Tells the model to copy, send or add something to an address written in the description',
-    pattern: String.raw`(?:^|[.,;:!?]\s|\b(?:required|expected|instructed|told|supposed|asked|have|need|must)\s+to\s|\b(?:and|then|also|always|first|too|quietly|silently|secretly|und|immer|et|toujours|y|siempre|e|sempre|en|altijd|ook|и|всегда)\s)(?:send|forward|copy|cc|bcc|add|push|route|upload|post|email|mail|invite|transfer|pay|sende|schicke|leite|kopiere|füge|lade|envoie|transfère|copie|ajoute|envía|envia|envie|reenvía|copia|añade|adicione|encaminhe|invia|inoltra|aggiungi|stuur|kopieer|voeg|отправь|отправляй|пересылай|перешли|скопируй|добавь)\b(?:[^.;\n]|\.(?!\s)){0,120}?(?:(?<![a-z0-9._%+-])[a-z0-9._%+-]+@[a-z0-9-]+(?:\.[a-z0-9-]+)*\.[a-z]{2,}|\+\d[\d\s().-]{6,}\d|\b[a-z]{2}\d{2}(?:\s?[a-z0-9]{4}){3,7}\b|https?:\/\/[^\s]+\.git\b|https?:\/\/[^\s]+\/(?:in|upload|collect|log|c|p)\b)`,
+    pattern: String.raw`(?:^|[.,;:!?]\s|\b(?:required|expected|instructed|told|supposed|asked|have|need|must)\s+to\s|\b(?:and|then|also|always|first|too|quietly|silently|secretly|und|immer|et|toujours|y|siempre|e|sempre|en|altijd|ook|и|всегда)\s)(?:send|forward|copy|cc|bcc|add|push|route|upload|post|email|mail|invite|sende|schicke|leite|kopiere|füge|lade|envoie|transfère|copie|ajoute|envía|envia|envie|reenvía|copia|añade|adicione|encaminhe|invia|inoltra|aggiungi|stuur|kopieer|voeg|отправь|отправляй|пересылай|перешли|скопируй|добавь)\b(?:[^.;\n]|\.(?!\s)){0,120}?(?:(?<![a-z0-9._%+-])[a-z0-9._%+-]+@[a-z0-9-]+(?:\.[a-z0-9-]+)*\.[a-z]{2,}|\+\d[\d\s().-]{6,}\d|\b[a-z]{2}\d{2}(?:\s?[a-z0-9]{4}){3,7}\b|https?:\/\/[^\s]+\.git\b|https?:\/\/[^\s]+\/(?:in|upload|collect|log|c|p)\b)`,
   },
   ...languageRules(),
 ];
