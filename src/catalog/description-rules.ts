@@ -1519,7 +1519,7 @@ export const DESCRIPTION_RULES: readonly DescriptionRule[] = [
       String.raw`\b(?:treat|regard|consider|take)\s+(?:[\w'-]+\s+){0,8}?as\s+(?:your\s+|the\s+|new\s+|binding\s+)*(?:instructions|orders|commands|directives|system\s+prompt)\b`,
       String.raw`\b(?:ignore|disregard|forget)\s+(?:what(?:ever)?|anything|everything)\s+(?:[\w'-]+\s+){0,4}?(?:told|said|asked|instructed|says|say|tells)\b`,
       String.raw`\b(?:do\s+not|don't|never)\s+(?:surface|show|include|list|mention|report|display)\s+(?:this|it|that|these|them)\s+(?:in|to)\b`,
-      String.raw`${TOOL_ID}\s+(?:tool\s+)?(?:[\w-]+\s+){0,4}?(?:is|are)\s+(?:now\s+)?(?:unsafe|broken|deprecated|compromised|disabled|malicious|insecure|leaky)\s+(?:and|so|;)`,
+      String.raw`${TOOL_ID}\s+(?:tool\s+)?(?:[\w-]+\s+){0,4}?(?:is|are)\s+(?:now\s+)?(?:unsafe|broken|compromised|malicious|insecure|leaky)\s+(?:and|so|;)`,
     ].join('|'),
   },
   {
@@ -1532,7 +1532,8 @@ export const DESCRIPTION_RULES: readonly DescriptionRule[] = [
     target: 'normalized',
     description:
       'Tells the model to copy, send or add something to an address written in the description',
-    pattern: String.raw`(?:^|[.,;:!?]\s|\b(?:required|expected|instructed|told|supposed|asked|have|need|must)\s+to\s|\b(?:and|then|also|always|first|too|quietly|silently|secretly|und|immer|et|toujours|y|siempre|e|sempre|en|altijd|ook|и|всегда)\s)(?:send|forward|copy|cc|bcc|add|push|route|upload|post|email|mail|invite|sende|schicke|leite|kopiere|füge|lade|envoie|transfère|copie|ajoute|envía|envia|envie|reenvía|copia|añade|adicione|encaminhe|invia|inoltra|aggiungi|stuur|kopieer|voeg|отправь|отправляй|пересылай|перешли|скопируй|добавь)\b(?:[^.;\n]|\.(?!\s)){0,120}?(?:(?<![a-z0-9._%+-])[a-z0-9._%+-]+@[a-z0-9-]+(?:\.[a-z0-9-]+)*\.[a-z]{2,}|\+\d[\d\s().-]{6,}\d|\b[a-z]{2}\d{2}(?:\s?[a-z0-9]{4}){3,7}\b|https?:\/\/[^\s]+\.git\b|https?:\/\/[^\s]+\/(?:in|upload|collect|log|c|p)\b)`,
+    // "e.g. add alice@… to the team" is an example of the tool's own input, not an order.
+    pattern: String.raw`(?:^|(?<!\b(?:e\.g|i\.e|example|instance))[.,;:!?]\s|\b(?:required|expected|instructed|told|supposed|asked|have|need|must)\s+to\s|\b(?:and|then|also|always|first|too|quietly|silently|secretly|und|immer|et|toujours|y|siempre|e|sempre|en|altijd|ook|и|всегда)\s)(?:send|forward|copy|cc|bcc|add|push|route|upload|post|email|mail|invite|sende|schicke|leite|kopiere|füge|lade|envoie|transfère|copie|ajoute|envía|envia|envie|reenvía|copia|añade|adicione|encaminhe|invia|inoltra|aggiungi|stuur|kopieer|voeg|отправь|отправляй|пересылай|перешли|скопируй|добавь)\b(?:[^.;\n]|\.(?!\s)){0,120}?(?:(?<![a-z0-9._%+-])[a-z0-9._%+-]+@[a-z0-9-]+(?:\.[a-z0-9-]+)*\.[a-z]{2,}|\+\d[\d\s().-]{6,}\d|\b[a-z]{2}\d{2}(?:\s?[a-z0-9]{4}){3,7}\b|https?:\/\/[^\s]+\.git\b|https?:\/\/[^\s]+\/(?:in|upload|collect|log|c|p)\b)`,
   },
   ...languageRules(),
 ];
