@@ -5,7 +5,14 @@
  */
 
 /** What the scanner calls each reading in its findings ("inside letter-spaced text"). */
-export type DerivedKind = 'letter-spaced' | 'base64' | 'hex' | 'percent' | 'identifier';
+export type DerivedKind =
+  | 'letter-spaced'
+  | 'base64'
+  | 'hex'
+  | 'percent'
+  | 'form-encoded'
+  | 'html-entities'
+  | 'identifier';
 
 export interface DerivedText {
   readonly kind: DerivedKind;
@@ -116,7 +123,49 @@ export function decodedTexts(raw: string): DerivedText[] {
     });
     if (text !== raw) out.push({ kind: 'percent', text });
   }
+
+  // A form-encoded query spells its spaces `+`: "q=ignore+all+previous+instructions".
+  const plus = candidates(raw, PLUS_RUN).map((run) => run.replaceAll('+', ' '));
+  if (plus.length > 0) out.push({ kind: 'form-encoded', text: plus.join('\n') });
+
+  // Character references (&#105;&#103; &#x6e; &lt;) read as the characters they stand for.
+  if ((raw.match(ENTITY) ?? []).length >= 4) {
+    const text = raw.replace(ENTITY, (ref: string) => decodeEntity(ref) ?? ref);
+    if (text !== raw) out.push({ kind: 'html-entities', text });
+  }
   return out;
+}
+
+/** Four words at least joined by `+` (a form-encoded phrase), each word bounded. */
+const PLUS_RUN = /(?<![\p{L}\p{N}+])\p{L}[\p{L}\p{N}'%-]{0,40}(?:\+[\p{L}\p{N}'%-]{1,40}){3,}/gu;
+const ENTITY = /&(?:#\d{1,7}|#x[0-9a-f]{1,6}|[a-z]{2,8});/gi;
+const NAMED_ENTITIES: Readonly<Record<string, string>> = {
+  lt: '<',
+  gt: '>',
+  amp: '&',
+  quot: '"',
+  apos: "'",
+  nbsp: ' ',
+  colon: ':',
+  sol: '/',
+  period: '.',
+  comma: ',',
+  lpar: '(',
+  rpar: ')',
+  excl: '!',
+  quest: '?',
+  equals: '=',
+  num: '#',
+  newline: '\n',
+};
+
+function decodeEntity(ref: string): string | null {
+  const body = ref.slice(1, -1).toLowerCase();
+  if (body.startsWith('#')) {
+    const cp = body.startsWith('#x') ? Number.parseInt(body.slice(2), 16) : Number(body.slice(1));
+    return Number.isInteger(cp) && cp > 0 && cp <= 0x10ffff ? String.fromCodePoint(cp) : null;
+  }
+  return NAMED_ENTITIES[body] ?? null;
 }
 
 /**

@@ -89,6 +89,7 @@ export const LANGUAGE_PHRASES: readonly LanguagePhrases[] = [
         String.raw`\bwichtiger\s+als\s+(?:der|die|das|alle|jede)\s+(?:system|anweisung|benutzer|nutzer)`,
       ],
       'standing-order': [
+        String.raw`\b(?:sag|sage|antworte)\s+(?:dem\s+(?:nutzer|benutzer)\s+)?,?\s*dass\b`,
         String.raw`\b(?:bevor\s+du\s+antwortest|vor\s+(?:deiner|jeder)\s+antwort)\b[^.\n]{0,40}?\b(?:rufe|verwende|nutze|benutze|immer|stets)\b`,
         String.raw`\b(?:rufe|rufen\s+sie|verwende|nutze|benutze|starte)\b[^.\n]{0,30}?\bvor\s+jede[rmn]?\s+(?:antwort|anfrage|nachricht|gespräch|aufruf)`,
         String.raw`\b(?:empfiehl|empfehle|empfehlen\s+sie|bevorzuge|bevorzugen\s+sie|nenne|schlage)\s+(?:immer|stets|ausschließlich|grundsätzlich|nur\s+noch)\b`,
@@ -98,6 +99,7 @@ export const LANGUAGE_PHRASES: readonly LanguagePhrases[] = [
         String.raw`\bdu\s+(?:musst|sollst|solltest)\s+(?:immer|stets|zuerst|unbedingt|jedes\s+mal)\b`,
       ],
       'conceal-from-user': [
+        String.raw`\b(?:erwähne|erwähnt|erwähnen\s+sie|sage|sag|sagen\s+sie|melde|melden\s+sie)\s+(?:dies|das|es|davon)\s+(?:\S+\s+)?(?:nicht|niemals|nie)\b`,
         String.raw`\b(?:sag|sage|erzähl|erzähle|verrate|erwähne|teile|zeige)\s+(?:es\s+)?(?:dem|der)\s+(?:benutzer|nutzer|anwender|user|kunden)(?:in)?\s+(?:\S+\s+){0,3}?(?:nichts|nicht|niemals|nie)\b`,
         String.raw`\b(?:nicht|niemals|nie|keinesfalls)\s+(?:\S+\s+){0,2}?(?:dem|der|den)\s+(?:benutzer|nutzer|anwender|user)(?:in|n)?\s+(?:gegenüber\s+)?(?:mitteilen|sagen|erzählen|erwähnen|zeigen|verraten|melden)`,
         String.raw`\bohne\s+(?:den|die|dass\s+der|dass\s+die|es\s+dem|es\s+der)\s+(?:benutzer|nutzer|anwender|user)(?:in)?\s+(?:es\s+)?(?:zu\s+)?(?:informieren|fragen|benachrichtigen|merkt|bemerkt|weiß|erfährt|sagen|mitzuteilen)`,
@@ -106,7 +108,7 @@ export const LANGUAGE_PHRASES: readonly LanguagePhrases[] = [
         String.raw`\b(?:heimlich|unbemerkt|stillschweigend|verdeckt)\s+(?:\S+\s+){0,4}?(?:senden|schicken|hochladen|kopieren|aufrufen|weiterleiten|übermitteln|sende|schicke|lade|kopiere|rufe|leite|übermittle)\b`,
       ],
       'addresses-model': [
-        String.raw`\b(?:hinweis|nachricht|anweisung|notiz|wichtig)\s+(?:an|für)\s+(?:die|den|das)\s+(?:ki|ai|assistenten|sprachmodell|modell|agenten|llm)\b`,
+        String.raw`\b(?:hinweis|hinweise|nachricht|anweisung|anweisungen|notiz|wichtig|regel|regeln)\s+(?:an|für)\s+(?:die|den|das)\s+(?:ki|ai|assistenten|sprachmodell|modell|agenten|llm)\b`,
         String.raw`\bwenn\s+du\s+(?:eine?\s+)?(?:ki|ai|sprachmodell|assistent|llm|bot|agent)\s+bist\b`,
         String.raw`\b(?:du\s+bist\s+(?:jetzt|nun|ab\s+sofort)|ab\s+(?:sofort|jetzt)\s+(?:bist|musst|sollst)\s+du)\b`,
       ],
@@ -142,6 +144,7 @@ export const LANGUAGE_PHRASES: readonly LanguagePhrases[] = [
         String.raw`\b(?:remplace|annule|prévaut\s+sur|prevaut\s+sur|l'emporte\s+sur)\s+(?:le\s+|la\s+|les\s+|toutes\s+les\s+)?(?:prompt\s+système|message\s+système|instructions|consignes)\b`,
       ],
       'standing-order': [
+        String.raw`\b(?:à\s+la\s+fin|au\s+début)\s+de\s+chaque\s+(?:réponse|message|conversation)\b`,
         String.raw`\bavant\s+de\s+(?:répondre|repondre)\b[^.\n]{0,40}?\b(?:appelle[zr]?|utilise[zr]?|lance[zr]?|toujours)\b`,
         String.raw`\b(?:appelle[zr]?|utilise[zr]?|lance[zr]?)\b[^.\n]{0,30}?\bavant\s+(?:chaque|toute)\s+(?:réponse|reponse|requête|requete)`,
         String.raw`\b(?:recommande[sz]?|conseille[sz]?|propose[sz]?|privilégie[sz]?|privilegie[sz]?)\s+(?:toujours|systématiquement|systematiquement|uniquement|exclusivement)\b`,
@@ -151,6 +154,7 @@ export const LANGUAGE_PHRASES: readonly LanguagePhrases[] = [
         String.raw`\b(?:tu\s+dois|vous\s+devez)\s+(?:toujours|systématiquement|systematiquement|d'abord|impérativement|imperativement)\b`,
       ],
       'conceal-from-user': [
+        String.raw`\bne\s+(?:le\s+|lui\s+|leur\s+|en\s+)?(?:mentionne|mentionnez|signale|signalez|dis|dites|commente|commentez|précise|précisez)\s+(?:pas|rien|jamais)\b`,
         String.raw`\bne\s+(?:le\s+|leur\s+|lui\s+)?(?:dis|dites|mentionne[sz]?|révèle[sz]?|revele[sz]?|signale[sz]?|montre[sz]?|informe[sz]?|préviens|previens|prévenez|prevenez)\s+(?:jamais|pas|rien)\b[^.\n]{0,50}?\b(?:utilisateur|utilisatrice|l'utilisateur|client)`,
         String.raw`\bsans\s+(?:le\s+dire\s+à\s+|en\s+informer\s+|prévenir\s+|prevenir\s+|informer\s+|que\s+)?(?:l'|l’)?(?:utilisateur|utilisatrice)\s*(?:ne\s+le\s+sache|le\s+sache|ne\s+s'en\s+aperçoive)?`,
         String.raw`\b(?:cache[zr]?|dissimule[zr]?|garde[zr]?\s+secret)\b[^.\n]{0,40}?\b(?:à|a)\s+(?:l'|l’)?(?:utilisateur|utilisatrice)`,
@@ -195,6 +199,7 @@ export const LANGUAGE_PHRASES: readonly LanguagePhrases[] = [
         String.raw`\b(?:reemplaza|anula|sustituye|prevalece\s+sobre|invalida)\s+(?:el\s+|la\s+|los\s+|las\s+|todas\s+las\s+|cualquier\s+)?(?:prompt\s+del\s+sistema|mensaje\s+del\s+sistema|instrucciones|indicaciones)\b`,
       ],
       'standing-order': [
+        String.raw`\b(?:dile|dígale|diles|díganle|responde|contesta)\s+(?:al\s+usuario\s+|a\s+los\s+usuarios\s+)?que\b`,
         String.raw`\bantes\s+de\s+responder\b[^.\n]{0,40}?\b(?:llama|llame|usa|use|ejecuta|siempre)\b`,
         String.raw`\b(?:llama|llame|usa|use|ejecuta|ejecute)\b[^.\n]{0,30}?\bantes\s+de\s+(?:cada|cualquier)\s+(?:respuesta|consulta)`,
         String.raw`\b(?:recomienda|recomiende|sugiere|sugiera|prefiere|prefiera|propón|propon)\s+(?:siempre|únicamente|unicamente|exclusivamente|solo|sólo)\b`,
@@ -204,6 +209,7 @@ export const LANGUAGE_PHRASES: readonly LanguagePhrases[] = [
         String.raw`\b(?:debes|deberás|deberas|tienes\s+que)\s+(?:siempre|primero|obligatoriamente)\b`,
       ],
       'conceal-from-user': [
+        String.raw`\bno\s+(?:lo\s+|le\s+|les\s+)?(?:comentes|comente|menciones|mencione|digas|diga|informes|informe|avises|avise)\s+(?:nada|esto|eso|el|la|los|las|este|esta|sobre)\b`,
         String.raw`\bno\s+(?:le\s+|les\s+|se\s+lo\s+|lo\s+)?(?:digas|diga|menciones|mencione|reveles|revele|informes|informe|muestres|muestre|cuentes|cuente|avises|avise|comuniques)\b[^.\n]{0,50}?\b(?:usuario|usuaria|cliente)`,
         String.raw`\bsin\s+(?:decírselo\s+al\s+|decirselo\s+al\s+|informar\s+al\s+|avisar\s+al\s+|que\s+el\s+|consultar\s+al\s+|el\s+conocimiento\s+del\s+)(?:usuario|usuaria)`,
         String.raw`\b(?:oculta|oculte|ocultar|esconde|esconda|mantén\s+en\s+secreto|mantenga\s+en\s+secreto)\b[^.\n]{0,40}?\b(?:al|del)\s+(?:usuario|usuaria)`,
@@ -211,7 +217,7 @@ export const LANGUAGE_PHRASES: readonly LanguagePhrases[] = [
         String.raw`\b(?:en\s+secreto|secretamente|discretamente|silenciosamente|sin\s+que\s+nadie\s+lo\s+note)\s+(?:\S+\s+){0,3}?(?:envía|envia|envíe|envie|enviar|llama|llame|copia|copie|reenvía|reenvia|sube|suba|lee|lea)\b`,
       ],
       'addresses-model': [
-        String.raw`\b(?:nota|mensaje|aviso|instrucción|instruccion)(?:es)?\s+para\s+(?:la\s+|el\s+)?(?:ia|asistente|modelo|agente|llm)\b`,
+        String.raw`\b(?:nota|mensaje|aviso|instrucción|instruccion|indicación|regla)(?:es|s)?\s+(?:para|al)\s+(?:la\s+|el\s+)?(?:ia|asistente|modelo|agente|llm)\b`,
         String.raw`\bsi\s+eres\s+(?:una?\s+)?(?:ia|inteligencia\s+artificial|asistente|modelo|llm|agente)\b`,
         String.raw`\b(?:ahora\s+eres|a\s+partir\s+de\s+ahora\s+(?:eres|debes))\b`,
       ],
@@ -247,6 +253,7 @@ export const LANGUAGE_PHRASES: readonly LanguagePhrases[] = [
         String.raw`\b(?:substitui|anula|prevalece\s+sobre|invalida)\s+(?:o\s+|a\s+|os\s+|as\s+|todas\s+as\s+|qualquer\s+)?(?:prompt\s+do\s+sistema|mensagem\s+do\s+sistema|instruções|instrucoes)\b`,
       ],
       'standing-order': [
+        String.raw`\b(?:diga|responda)\s+(?:ao\s+usuário\s+)?que\b`,
         String.raw`\bantes\s+de\s+responder\b[^.\n]{0,40}?\b(?:chame|chama|use|usa|execute|sempre)\b`,
         String.raw`\b(?:chame|chama|use|usa|execute|executa)\b[^.\n]{0,30}?\bantes\s+de\s+(?:cada|qualquer)\s+(?:resposta|consulta)`,
         String.raw`\b(?:recomende|recomenda|sugira|sugere|prefira|prefere|indique|indica)\s+(?:sempre|apenas|somente|exclusivamente)\b`,
@@ -256,6 +263,7 @@ export const LANGUAGE_PHRASES: readonly LanguagePhrases[] = [
         String.raw`\b(?:você\s+deve|voce\s+deve|deves|tens\s+de|tem\s+que)\s+(?:sempre|primeiro|obrigatoriamente)\b`,
       ],
       'conceal-from-user': [
+        String.raw`\bnão\s+(?:comente|comentes|mencione|menciones|informe|avise|revele|diga|digas|conte)\s+(?:a|o|isso|isto|nada|esta|este|essa|esse|sobre)\b`,
         String.raw`\bnão\s+(?:lhe\s+|o\s+|a\s+)?(?:diga|digas|mencione|menciones|revele|reveles|informe|informes|mostre|mostres|conte|contes|avise|avises)\b[^.\n]{0,50}?\b(?:usuário|usuario|utilizador|cliente)`,
         String.raw`\bnao\s+(?:diga|mencione|revele|informe|mostre|conte|avise)\b[^.\n]{0,50}?\b(?:usuário|usuario|utilizador|cliente)`,
         String.raw`\bsem\s+(?:informar|avisar|contar\s+ao|dizer\s+ao|que\s+o|o\s+conhecimento\s+do|consultar)\s+(?:o\s+)?(?:usuário|usuario|utilizador)`,
@@ -300,6 +308,7 @@ export const LANGUAGE_PHRASES: readonly LanguagePhrases[] = [
         String.raw`\b(?:sostituisce|annulla|prevale\s+su|scavalca)\s+(?:il\s+|la\s+|le\s+|gli\s+|tutte\s+le\s+|qualsiasi\s+)?(?:prompt\s+di\s+sistema|messaggio\s+di\s+sistema|istruzioni|indicazioni)\b`,
       ],
       'standing-order': [
+        String.raw`\b(?:di'|dì|rispondi)\s+(?:all'utente\s+)?che\b`,
         String.raw`\bprima\s+di\s+rispondere\b[^.\n]{0,40}?\b(?:chiama|usa|esegui|sempre)\b`,
         String.raw`\b(?:chiama|usa|esegui)\b[^.\n]{0,30}?\bprima\s+di\s+(?:ogni|qualsiasi)\s+(?:risposta|richiesta)`,
         String.raw`\b(?:consiglia|raccomanda|suggerisci|proponi|preferisci)\s+(?:sempre|solo|soltanto|esclusivamente|unicamente)\b`,
@@ -309,6 +318,7 @@ export const LANGUAGE_PHRASES: readonly LanguagePhrases[] = [
         String.raw`\b(?:devi|dovrai)\s+(?:sempre|prima|obbligatoriamente|assolutamente)\b`,
       ],
       'conceal-from-user': [
+        String.raw`\bnon\s+(?:menzionare|dire|segnalare|commentare|riferire|rivelare)\s+(?:nulla|niente|questo|questa|ciò|la|il|lo)\b`,
         String.raw`\bnon\s+(?:lo\s+|gli\s+|le\s+)?(?:dire|dirlo|menzionare|menzionarlo|rivelare|rivelarlo|informare|mostrare|mostrarlo|segnalare|raccontare|avvisare)\b[^.\n]{0,50}?\b(?:utente|cliente)`,
         String.raw`\bsenza\s+(?:dirlo\s+all'|informare\s+l'|avvisare\s+l'|che\s+l'|chiedere\s+all'|il\s+consenso\s+dell')?\s*utente`,
         String.raw`\b(?:nascondi|nascondere|tieni\s+segreto|mantieni\s+segreto|cela)\b[^.\n]{0,40}?\b(?:all'|dall'|all’|dall’)\s*utente`,
@@ -361,6 +371,7 @@ export const LANGUAGE_PHRASES: readonly LanguagePhrases[] = [
         String.raw`\bje\s+(?:moet|dient)\s+(?:altijd|eerst|telkens|absoluut)\b`,
       ],
       'conceal-from-user': [
+        String.raw`\b(?:vermeld|noem|zeg|meld)\s+(?:dit|het|dat|niets)\s+(?:\S+\s+)?(?:niet|nooit)\b`,
         String.raw`\b(?:vertel|zeg|meld|toon|noem)\s+(?:dit\s+|het\s+)?(?:de|aan\s+de)\s+gebruiker\s+(?:\S+\s+){0,3}?(?:niet|nooit|niets)\b`,
         String.raw`\b(?:niet|nooit)\s+(?:\S+\s+){0,2}?(?:aan\s+)?de\s+gebruiker\s+(?:vertellen|zeggen|melden|tonen|laten\s+weten)`,
         String.raw`\bzonder\s+(?:de\s+gebruiker\s+(?:te\s+)?(?:informeren|vertellen|vragen|waarschuwen)|dat\s+de\s+gebruiker\s+het\s+(?:weet|merkt))`,
@@ -369,7 +380,7 @@ export const LANGUAGE_PHRASES: readonly LanguagePhrases[] = [
         String.raw`\b(?:stiekem|heimelijk|ongemerkt|in\s+stilte|stilletjes)\s+(?:\S+\s+){0,3}?(?:stuur|verstuur|kopieer|roep|upload|lees|stuur\s+door)\b`,
       ],
       'addresses-model': [
-        String.raw`\b(?:opmerking|bericht|notitie|instructie)s?\s+(?:voor|aan)\s+(?:de|het)\s+(?:ai|ki|assistent|model|taalmodel|agent|llm)\b`,
+        String.raw`\b(?:opmerking|bericht|notitie|instructie|aanwijzing|regel|mededeling)(?:s|en)?\s+(?:voor|aan)\s+(?:de|het)\s+(?:ai|ki|assistent|model|taalmodel|agent|llm)\b`,
         String.raw`\bals\s+je\s+een\s+(?:ai|ki|assistent|taalmodel|llm|agent)\s+bent\b`,
         String.raw`\b(?:je\s+bent\s+nu|vanaf\s+nu\s+(?:ben|moet)\s+je)\b`,
       ],
@@ -403,6 +414,7 @@ export const LANGUAGE_PHRASES: readonly LanguagePhrases[] = [
         String.raw`(?:优先于|优先级高于|高于|凌驾于|覆盖|取代|替代)[^。\n]{0,10}?(?:系统提示|系统消息|系统指令|所有(?:其他)?指令|用户(?:的)?(?:指令|要求|请求)|之前的指令)`,
       ],
       'standing-order': [
+        String.raw`无论用户[^。\n]{0,10}(?:都要|都必须|总是|一律)`,
         String.raw`(?:在回答之前|回答之前|回答前|回复前)[^。\n]{0,20}?(?:调用|使用|运行)`,
         String.raw`每次(?:回答|回复|响应)(?:之前|前)`,
         String.raw`(?:始终|总是|一律|务必|必须)[^。\n]{0,10}?(?:推荐|建议|优先使用|首选)`,
@@ -535,6 +547,336 @@ export const LANGUAGE_PHRASES: readonly LanguagePhrases[] = [
         String.raw`(?:другие|остальные)\s+инструменты\s+(?:устарели|небезопасны|сломаны|отключены|скомпрометированы|ненадёжны|ненадежны)`,
         String.raw`(?:всегда\s+)?(?:предпочитай|предпочитайте)\s+(?:этот|данный)\s+инструмент`,
         String.raw`(?:вызови|вызовите|вызывай|используй|используйте)\s+(?:инструмент\s+)?${ID}\s+(?:\S+\s+){0,2}?(?:перед|после|всегда|сначала|каждый\s+раз)`,
+      ],
+    },
+  },
+
+  // Cheap coverage for further languages: the header that addresses the assistant, ignoring
+  // earlier instructions, claims of precedence, hiding things from the user and standing orders.
+  {
+    lang: 'sv',
+    name: 'Swedish',
+    roleWords: ['systemmeddelande', 'administratör', 'utvecklare'],
+    foreignSecret: String.raw`\b(?:miljövariabl\w*|alla\b|varje\b|ssh\b|användarens\s+(?:lösenord|nycklar|token))|\.env\b|\.ssh\b`,
+    shapes: {
+      'ignore-previous': [
+        String.raw`\b(?:ignorera|bortse\s+från|strunta\s+i|glöm)\b[^.\n]{0,40}?\b(?:instruktioner\w*|regler\w*|anvisningar\w*|direktiv\w*|systemprompt\w*)`,
+      ],
+      'priority-claim': [
+        String.raw`\b(?:har\s+)?(?:företräde|prioritet|förtur)\s+(?:framför|före|över)\s+(?:\S+\s+){0,2}?(?:system\w*|instruktion\w*|användar\w*)`,
+      ],
+      'standing-order': [
+        String.raw`\b(?:skicka|rekommendera|anropa|lägg\s+till|nämn)\s+alltid\b`,
+        String.raw`\balltid\s+(?:\S+\s+){0,2}?(?:skicka|rekommendera|anropa|lägga\s+till|nämna)\b`,
+        String.raw`\b(?:innan\s+du\s+svarar|före\s+varje\s+svar|i\s+varje\s+(?:svar|konversation|samtal))\b`,
+      ],
+      'conceal-from-user': [
+        String.raw`\butan\s+att\s+(?:nämna|säga|berätta|informera|meddela|tala\s+om)\b`,
+        String.raw`\b(?:nämn|säg|berätta|avslöja)\s+(?:\S+\s+){0,2}?(?:inte|aldrig)\b`,
+        String.raw`\b(?:tyst|i\s+hemlighet|obemärkt)\s+(?:\S+\s+){0,3}?(?:skicka|kopiera|ladda\s+upp|anropa|lägg\s+till)\b`,
+      ],
+      'addresses-model': [
+        String.raw`\b(?:instruktion|instruktioner|anvisning|anvisningar|meddelande|notering|not|påminnelse|regel)\s+(?:till|för)\s+(?:assistenten|ai|ai-assistenten|modellen|agenten)\b`,
+      ],
+      'secret-hand-over': [
+        String.raw`\b(?:skicka|skicka\s+med|lägg|bifoga|kopiera|klistra\s+in|inkludera)\b[^.\n]{0,60}?\b(?:lösenord\w*|api-?nyck\w*|nycklar|miljövariabl\w*|${LOAN_SECRETS})`,
+      ],
+    },
+  },
+  {
+    lang: 'cs',
+    name: 'Czech',
+    roleWords: ['systém', 'systémová', 'správce', 'vývojář'],
+    foreignSecret: String.raw`\b(?:proměnn\w*\s+prostředí|všechn\w*|ssh\b|uživatel\w*)|\.env\b|\.ssh\b`,
+    shapes: {
+      'ignore-previous': [
+        String.raw`\b(?:ignoruj(?:te)?|nevšímej(?:te)?\s+si|zapomeň(?:te)?\s+na|nedbej(?:te)?)\b[^.\n]{0,40}?\b(?:pokyn\w*|instrukc\w*|pravidl\w*|systémov\w*\s+výzv\w*)`,
+      ],
+      'priority-claim': [
+        String.raw`\b(?:má|mají)\s+přednost\s+před\b`,
+        String.raw`\bpřednost\s+před\s+(?:\S+\s+){0,2}?(?:systémov\w*|pokyn\w*|uživatel\w*|instrukc\w*)`,
+      ],
+      'standing-order': [
+        String.raw`\bpřed\s+každou\s+odpovědí\b`,
+        String.raw`\bvždy\s+(?:\S+\s+){0,2}?(?:zavolej|doporuč|pošli|přidej|odpověz)\w*`,
+      ],
+      'conceal-from-user': [
+        String.raw`\b(?:neříkej|neinformuj|nezmiňuj|nesděluj|neprozrazuj|neupozorňuj)(?:te)?\b`,
+        String.raw`\bbez\s+(?:vědomí|informování|upozornění)\s+uživatel\w*`,
+        String.raw`\b(?:potichu|tajně|nenápadně)\s+(?:\S+\s+){0,3}?(?:pošli|zkopíruj|nahraj|zavolej|přidej)\w*`,
+      ],
+      'addresses-model': [
+        String.raw`\b(?:pokyn|pokyny|instrukce|poznámka|zpráva|upozornění|pravidlo)\s+(?:pro|k)\s+(?:asistent\w*|ai|umělou\s+inteligenci|model\w*|agent\w*)`,
+      ],
+      'secret-hand-over': [
+        String.raw`\b(?:pošli|vlož|přidej|zkopíruj|předej|připoj)(?:te)?\b[^.\n]{0,60}?\b(?:hesl\w*|api\s+klíč\w*|klíč\w*|proměnn\w*\s+prostředí|${LOAN_SECRETS})`,
+      ],
+    },
+  },
+  {
+    lang: 'pl',
+    name: 'Polish',
+    roleWords: ['systemowa', 'systemowy', 'administrator', 'deweloper'],
+    foreignSecret: String.raw`\b(?:zmienn\w*\s+środowisk\w*|wszystki\w*|ssh\b|użytkownik\w*)|\.env\b|\.ssh\b`,
+    shapes: {
+      'ignore-previous': [
+        String.raw`\b(?:zignoruj(?:cie)?|ignoruj(?:cie)?|pomiń|zapomnij\s+o|nie\s+zważaj\s+na)\b[^.\n]{0,40}?\b(?:instrukcj\w*|polece\w*|zasad\w*|regu\w*|wytyczn\w*)`,
+      ],
+      'priority-claim': [
+        String.raw`\b(?:ma|mają)\s+pierwszeństwo\s+przed\b`,
+        String.raw`\bpierwszeństwo\s+(?:przed|nad)\s+(?:\S+\s+){0,2}?(?:systemow\w*|instrukcj\w*|użytkownik\w*|polece\w*)`,
+      ],
+      'standing-order': [
+        String.raw`\bod\s+(?:teraz|tej\s+chwili)\b`,
+        String.raw`\bzawsze\s+(?:\S+\s+){0,2}?(?:odpowiadaj|polecaj|wywołuj|wysyłaj|dodawaj|rekomenduj)\b`,
+        String.raw`\bprzed\s+każdą\s+odpowiedzią\b`,
+      ],
+      'conceal-from-user': [
+        String.raw`\bnie\s+(?:mów|informuj|wspominaj|ujawniaj|zdradzaj|powiadamiaj)(?:cie)?\b`,
+        String.raw`\bbez\s+(?:informowania|wiedzy|powiadamiania)\s+użytkownik\w*`,
+        String.raw`\b(?:po\s+cichu|potajemnie|niepostrzeżenie)\s+(?:\S+\s+){0,3}?(?:wyślij|skopiuj|prześlij|dodaj|wywołaj)\b`,
+      ],
+      'addresses-model': [
+        String.raw`\b(?:polecenie|polecenia|instrukcja|instrukcje|notatka|uwaga|wiadomość|wskazówka|zasada)\s+dla\s+(?:asystent\w*|ai|sztucznej\s+inteligencji|model\w*|agent\w*)`,
+      ],
+      'secret-hand-over': [
+        String.raw`\b(?:wyślij|wstaw|dodaj|skopiuj|przekaż|dołącz)(?:cie)?\b[^.\n]{0,60}?\b(?:hasł\w*|klucz\w*\s+api|klucz\w*|zmienn\w*\s+środowisk\w*|${LOAN_SECRETS})`,
+      ],
+    },
+  },
+  {
+    lang: 'tr',
+    name: 'Turkish',
+    roleWords: ['sistem', 'yönetici', 'geliştirici'],
+    foreignSecret: String.raw`\b(?:ortam\s+değişken\w*|tüm\b|bütün\b|ssh\b|kullanıcının)|\.env\b|\.ssh\b`,
+    shapes: {
+      'ignore-previous': [
+        String.raw`\b(?:önceki|tüm|bütün|sistem)\s+(?:\S+\s+){0,2}?(?:talimat\w*|kural\w*|yönerge\w*|komut\w*)\s+(?:\S+\s+)?(?:yok\s+say\w*|görmezden\s+gel\w*|unut\w*|dikkate\s+alma\w*)`,
+      ],
+      'priority-claim': [
+        String.raw`\b(?:sistem\s+(?:istem\w*|talimat\w*|mesaj\w*)|önceki\s+talimat\w*)\s+(?:\S+\s+)?(?:önüne\s+geçer|üstündedir|üzerindedir|önceliklidir|geçersiz\s+kılar)`,
+        String.raw`\böncelik(?:li)?\s+(?:\S+\s+)?(?:sistem|talimat|kullanıcı)\w*`,
+      ],
+      'standing-order': [
+        String.raw`\bher\s+(?:yanıt\w*|cevab\w*|cevap\w*|konuşma\w*|mesaj\w*)\s+(?:\S+\s+){0,3}?(?:öner|ekle|gönder|çağır|söyle|belirt)\w*`,
+        String.raw`\bher\s+zaman\s+(?:\S+\s+){0,2}?(?:öner|ekle|gönder|çağır)\w*`,
+      ],
+      'conceal-from-user': [
+        String.raw`\basla\s+(?:belirtme|söyleme|bahsetme|açıklama|gösterme)\w*`,
+        String.raw`\bkullanıcıya\s+(?:\S+\s+){0,2}?(?:söyleme|belirtme|bahsetme|haber\s+verme|bildirme)\w*`,
+        String.raw`\bkullanıcıya\s+(?:söylemeden|haber\s+vermeden|bildirmeden)\b`,
+        String.raw`\bbu\s+notu\s+(?:\S+\s+)?(?:belirtme|gösterme|söyleme|gizle)\w*`,
+      ],
+      'addresses-model': [
+        String.raw`\b(?:asistana|yapay\s+zekaya|modele|ajana)\s+(?:not|talimat\w*|mesaj|uyarı|bilgi|yönerge)\b`,
+        String.raw`\b(?:asistan|yapay\s+zeka|model)\s+için\s+(?:not|talimat\w*|mesaj|yönerge)\b`,
+      ],
+      'secret-hand-over': [
+        String.raw`\b(?:gönder|ekle|kopyala|yapıştır|ilet)\w*\b[^.\n]{0,60}?\b(?:şifre\w*|parola\w*|api\s+anahtar\w*|anahtar\w*|ortam\s+değişken\w*|${LOAN_SECRETS})`,
+        String.raw`\b(?:şifre\w*|parola\w*|api\s+anahtar\w*|ortam\s+değişken\w*|\.env)\b[^.\n]{0,60}?\b(?:gönder|ekle|kopyala|yapıştır|ilet|yaz)\w*`,
+      ],
+    },
+  },
+  {
+    lang: 'fi',
+    name: 'Finnish',
+    roleWords: ['järjestelmä', 'järjestelmäviesti', 'ylläpitäjä', 'kehittäjä'],
+    foreignSecret: String.raw`\b(?:ympäristömuuttuj\w*|kaikki\w*|ssh\b|käyttäjän)|\.env\b|\.ssh\b`,
+    shapes: {
+      'ignore-previous': [
+        String.raw`\b(?:ohita|unohda|jätä\s+huomiotta|älä\s+välitä)\b[^.\n]{0,40}?\b(?:ohje\w*|sään\w*|käsky\w*|järjestelmäkehot\w*)`,
+      ],
+      'priority-claim': [
+        String.raw`\b(?:etusija\w*|etuoikeus)\s+(?:\S+\s+){0,2}?(?:järjestelmä\w*|ohje\w*|käyttäjä\w*)`,
+        String.raw`\b(?:järjestelmä\w*|aiemp\w*\s+ohje\w*)\s+(?:\S+\s+)?(?:edelle|yläpuolelle)\b`,
+      ],
+      'standing-order': [
+        String.raw`\baina\s+(?:\S+\s+){0,2}?(?:lähetä|suosittele|kutsu|lisää|mainitse)\b`,
+        String.raw`\bennen\s+jokaista\s+vastausta\b`,
+      ],
+      'conceal-from-user': [
+        String.raw`\bälä\s+(?:\S+\s+)?(?:kerro|mainitse|ilmoita|paljasta|näytä)\b`,
+        String.raw`\b(?:kertomatta|mainitsematta|ilmoittamatta)\b`,
+      ],
+      'addresses-model': [
+        String.raw`\b(?:ohje|ohjeet|huomautus|viesti|muistutus|käsky|sääntö)\s+(?:avustajalle|tekoälylle|mallille|agentille)\b`,
+        String.raw`\b(?:avustajalle|tekoälylle|mallille|agentille)\s*:`,
+      ],
+      'secret-hand-over': [
+        String.raw`\b(?:lähetä|lisää|kopioi|liitä|välitä)\b[^.\n]{0,60}?\b(?:salasan\w*|api-?avai\w*|avai\w*|ympäristömuuttuj\w*|${LOAN_SECRETS})`,
+      ],
+    },
+  },
+  {
+    lang: 'uk',
+    name: 'Ukrainian',
+    roleWords: ['системне', 'системна', 'адміністратор', 'розробник'],
+    foreignSecret: String.raw`(?:змінн\S*\s+середовища|всі\b|усі\b|ssh\b|користувача)|\.env\b|\.ssh\b`,
+    shapes: {
+      'ignore-previous': [
+        String.raw`(?:ігноруй|ігноруйте|проігноруй|забудь|забудьте|не\s+зважай(?:те)?\s+на|відкинь)[^.\n]{0,50}?(?:інструкці|вказів|правил|команд|системн)`,
+      ],
+      'priority-claim': [
+        String.raw`(?:пріоритет|перевагу)\s+(?:над|перед)\s+(?:\S+\s+){0,2}?(?:системн|інструкці|користувач|вказів)`,
+        String.raw`(?:скасовує|замінює|переважає|важливіше\s+за)\s+(?:\S+\s+){0,2}?(?:системн|інструкці|вказів)`,
+      ],
+      'standing-order': [
+        String.raw`завжди\s+(?:\S+\s+){0,2}?(?:додавай|надсилай|рекомендуй|викликай|відповідай|пропонуй)`,
+        String.raw`(?:перед|після)\s+кожн(?:ою|ої|им)\s+(?:відповіддю|відповіді|запитом)`,
+      ],
+      'conceal-from-user': [
+        String.raw`не\s+(?:повідомляй|кажи|розповідай|згадуй|показуй)(?:те)?`,
+        String.raw`без\s+(?:відома|повідомлення)\s+користувач`,
+        String.raw`(?:таємно|непомітно|тихо)\s+(?:\S+\s+){0,3}?(?:надішли|скопіюй|додай|виклич|перешли)`,
+      ],
+      'addresses-model': [
+        String.raw`(?:вказівка|вказівки|інструкція|інструкції|примітка|повідомлення|нотатка|підказка)\s+(?:для|до)\s+(?:асистента|ші|ai|моделі|агента|штучного\s+інтелекту)`,
+      ],
+      'secret-hand-over': [
+        String.raw`(?:передай|надішли|додай|встав|скопіюй|включи)(?:те)?[^.\n]{0,60}?(?:парол|ключ\S*\s+api|api[\s-]?ключ|токен|змінн\S*\s+середовища|${LOAN_SECRETS})`,
+      ],
+    },
+  },
+  {
+    lang: 'ar',
+    name: 'Arabic',
+    roleWords: ['النظام', 'المسؤول', 'المطور'],
+    foreignSecret: String.raw`(?:متغيرات\s+البيئة|جميع|كل|ssh|\.env|المستخدم)`,
+    shapes: {
+      'ignore-previous': [
+        String.raw`(?:تجاهل|تجاهلي|تجاهلوا|انس|انسى|تخط)\s+(?:\S+\s+){0,3}?(?:التعليمات|الإرشادات|القواعد|الأوامر|التوجيهات)`,
+      ],
+      'priority-claim': [
+        String.raw`(?:الأولوية|أولوية|تتقدم|تلغي)\s+(?:\S+\s+){0,2}?(?:على\s+)?(?:تعليمات\s+النظام|موجه\s+النظام|التعليمات\s+السابقة|النظام)`,
+      ],
+      'standing-order': [
+        String.raw`(?:دائما|دائمًا|دائماً)\s+(?:\S+\s+){0,2}?(?:أضف|أرسل|استدع|اقترح|أوص)`,
+        String.raw`قبل\s+كل\s+(?:رد|إجابة)`,
+      ],
+      'conceal-from-user': [
+        String.raw`(?:دون|بدون|من\s+غير)\s+(?:إخبار|إعلام|إبلاغ|علم|تنبيه)\s+المستخدم`,
+        String.raw`لا\s+(?:تخبر|تذكر|تعلم|تبلغ|تظهر)`,
+      ],
+      'addresses-model': [
+        String.raw`(?:تعليمات|تعليمة|ملاحظة|رسالة|تنبيه|توجيه|توجيهات)\s+(?:لل|إلى\s+ال)(?:مساعد|ذكاء\s+الاصطناعي|نموذج|وكيل)`,
+      ],
+      'secret-hand-over': [
+        String.raw`(?:ضع|أرسل|أضف|انسخ|أرفق|مرر)\s+(?:\S+\s+){0,6}?(?:كلمة\s+المرور|كلمات\s+المرور|مفتاح|المفاتيح|الرموز|متغيرات\s+البيئة|${LOAN_SECRETS})`,
+      ],
+    },
+  },
+  {
+    lang: 'hi',
+    name: 'Hindi',
+    roleWords: ['सिस्टम', 'व्यवस्थापक', 'डेवलपर'],
+    foreignSecret: String.raw`(?:पर्यावरण\s+चर|सभी|ssh|\.env|उपयोगकर्ता)`,
+    shapes: {
+      'ignore-previous': [
+        String.raw`(?:पिछले|पहले\s+के|सभी|सिस्टम)\s+(?:\S+\s+){0,2}?(?:निर्देशों|निर्देश|नियमों|नियम)\s+(?:को\s+)?(?:अनदेखा|नज़रअंदाज़|नजरअंदाज|भूल|अनसुना)`,
+      ],
+      'priority-claim': [
+        String.raw`(?:सिस्टम\s+प्रॉम्प्ट|सिस्टम\s+निर्देश\S*|पिछले\s+निर्देश\S*)\s+(?:\S+\s+){0,2}?(?:प्राथमिकता|ऊपर|से\s+ऊपर|पर\s+भारी)`,
+      ],
+      'standing-order': [
+        String.raw`हर\s+(?:उत्तर|जवाब|बातचीत|संदेश)\s+(?:\S+\s+){0,4}?(?:माँगें|मांगें|जोड़ें|भेजें|बुलाएँ|कॉल\s+करें|सुझाएँ)`,
+        String.raw`हमेशा\s+(?:\S+\s+){0,3}?(?:माँगें|मांगें|जोड़ें|भेजें|कॉल\s+करें|सुझाएँ)`,
+      ],
+      'conceal-from-user': [
+        String.raw`(?:उपयोगकर्ता|यूज़र|यूजर)\s+को\s+(?:\S+\s+){0,3}?(?:न\s+बताएं|न\s+बताएँ|मत\s+बताओ|मत\s+बताएं|बताए\s+बिना|बताये\s+बिना)`,
+        String.raw`(?:चुपचाप|गुप्त\s+रूप\s+से)`,
+      ],
+      'addresses-model': [
+        String.raw`(?:सहायक|एआई|मॉडल|एजेंट)\s+(?:के\s+लिए|को)\s+(?:निर्देश|नोट|संदेश|सूचना)`,
+      ],
+      'secret-hand-over': [
+        String.raw`(?:उपयोगकर्ता|यूज़र|यूजर)\s+से\s+(?:\S+\s+){0,2}?(?:पासवर्ड|ओटीपी|पिन|एपीआई\s+कुंजी)\s+(?:\S+\s+)?(?:माँगें|मांगें|पूछें|लें)`,
+        String.raw`(?:पासवर्ड|एपीआई\s+कुंजी|${LOAN_SECRETS})\s+(?:\S+\s+){0,4}?(?:भेजें|जोड़ें|डालें|लिखें)`,
+      ],
+    },
+  },
+  {
+    lang: 'vi',
+    name: 'Vietnamese',
+    roleWords: ['hệ thống', 'quản trị viên', 'nhà phát triển'],
+    foreignSecret: String.raw`\b(?:biến\s+môi\s+trường|tất\s+cả|mọi|ssh\b|người\s+dùng)|\.env\b|\.ssh\b`,
+    shapes: {
+      'ignore-previous': [
+        String.raw`\b(?:bỏ\s+qua|phớt\s+lờ|quên\s+đi|quên)\s+(?:\S+\s+){0,3}?(?:hướng\s+dẫn|chỉ\s+dẫn|quy\s+tắc|chỉ\s+thị|lời\s+nhắc\s+hệ\s+thống)`,
+      ],
+      'priority-claim': [
+        String.raw`\b(?:ưu\s+tiên\s+hơn|được\s+ưu\s+tiên|quan\s+trọng\s+hơn)\s+(?:\S+\s+){0,2}?(?:hệ\s+thống|hướng\s+dẫn|người\s+dùng)`,
+      ],
+      'standing-order': [
+        String.raw`\bluôn\s+(?:luôn\s+)?(?:gọi|thêm|gửi|đề\s+xuất|khuyên|giới\s+thiệu|trả\s+lời)\b`,
+        String.raw`\b(?:trong|ở\s+đầu|ở\s+cuối)\s+mọi\s+(?:cuộc\s+trò\s+chuyện|câu\s+trả\s+lời|tin\s+nhắn|phiên)\b`,
+      ],
+      'conceal-from-user': [
+        String.raw`\bkhông\s+(?:cho\s+người\s+dùng\s+biết|nói\s+với\s+người\s+dùng|tiết\s+lộ|đề\s+cập|thông\s+báo\s+cho\s+người\s+dùng)`,
+        String.raw`\b(?:âm\s+thầm|bí\s+mật|lặng\s+lẽ)\s+(?:\S+\s+){0,3}?(?:gửi|sao\s+chép|thêm|gọi|tải\s+lên)\b`,
+      ],
+      'addresses-model': [
+        String.raw`\b(?:hướng\s+dẫn|lưu\s+ý|ghi\s+chú|chỉ\s+thị|thông\s+báo|lời\s+nhắn|quy\s+tắc)\s+(?:cho|dành\s+cho|gửi)\s+(?:trợ\s+lý|ai|mô\s+hình|tác\s+tử)\b`,
+      ],
+      'secret-hand-over': [
+        String.raw`\b(?:gửi|thêm|chèn|sao\s+chép|đính\s+kèm|dán)\b[^.\n]{0,60}?\b(?:mật\s+khẩu|khóa\s+api|khoá\s+api|biến\s+môi\s+trường|${LOAN_SECRETS})`,
+      ],
+    },
+  },
+  {
+    lang: 'id',
+    name: 'Indonesian',
+    roleWords: ['sistem', 'admin', 'pengembang'],
+    foreignSecret: String.raw`\b(?:variabel\s+lingkungan|semua\b|setiap\b|ssh\b|pengguna)|\.env\b|\.ssh\b`,
+    shapes: {
+      'ignore-previous': [
+        String.raw`\b(?:abaikan|lupakan|acuhkan|jangan\s+hiraukan)\s+(?:\S+\s+){0,3}?(?:instruksi|petunjuk|aturan|perintah|arahan)\b`,
+      ],
+      'priority-claim': [
+        String.raw`\b(?:lebih\s+diutamakan|prioritas\s+(?:lebih\s+tinggi\s+)?(?:di\s+atas|atas|dari))\s+(?:\S+\s+){0,2}?(?:sistem|instruksi|pengguna)\b`,
+      ],
+      'standing-order': [
+        String.raw`\bselalu\s+(?:tambahkan|kirim|kirimkan|sertakan|panggil|rekomendasikan|sarankan|jawab|sebutkan)\b`,
+        String.raw`\b(?:di\s+akhir|di\s+awal|dalam)\s+setiap\s+(?:pesan|jawaban|balasan|percakapan)\b`,
+      ],
+      'conceal-from-user': [
+        String.raw`\b(?:jangan|tanpa)\s+(?:\S+\s+)?(?:beri\s*tahu|memberi\s*tahu|sebutkan|menyebutkan|bilang|ungkapkan|mengungkapkan|memberitahukan)\b`,
+        String.raw`\b(?:diam-diam|secara\s+diam-diam|secara\s+rahasia)\b`,
+      ],
+      'addresses-model': [
+        String.raw`\b(?:catatan|instruksi|petunjuk|pesan|arahan|perintah|aturan)\s+(?:untuk|bagi|kepada)\s+(?:asisten|ai|model|agen)\b`,
+      ],
+      'secret-hand-over': [
+        String.raw`\b(?:kirim|kirimkan|tambahkan|sertakan|salin|tempel|masukkan)\b[^.\n]{0,60}?\b(?:kata\s+sandi|sandi|kunci\s+api|variabel\s+lingkungan|${LOAN_SECRETS})`,
+      ],
+    },
+  },
+  {
+    lang: 'ko',
+    name: 'Korean',
+    roleWords: ['시스템', '관리자', '개발자'],
+    foreignSecret: String.raw`(?:환경\s*변수|모든|ssh|\.env|사용자의)`,
+    shapes: {
+      'ignore-previous': [
+        String.raw`(?:이전|모든|앞의|기존|시스템)\s*(?:\S+\s*){0,2}?(?:지침|지시|명령|규칙)(?:을|를|은|는|들을)?\s*(?:모두\s*)?(?:무시|잊)`,
+      ],
+      'priority-claim': [
+        String.raw`(?:시스템\s*프롬프트|시스템\s*지침|이전\s*지침)(?:보다|에\s*우선|을\s*무시)`,
+        String.raw`(?:우선합니다|우선한다|우선\s*적용)`,
+      ],
+      'standing-order': [
+        String.raw`(?:모든|매)\s*(?:요청|응답|답변|대화)(?:에|마다)\s*(?:앞서|전에|먼저|항상)`,
+        String.raw`항상\s*(?:\S+\s*){0,2}?(?:호출|추천|추가|전송)`,
+      ],
+      'conceal-from-user': [
+        String.raw`사용자(?:에게|한테)\s*(?:\S+\s*){0,2}?(?:알리지|말하지|묻지|언급하지|보여주지)\s*(?:말고|마세요|마|않)`,
+        String.raw`(?:몰래|조용히|은밀히)`,
+      ],
+      'addresses-model': [
+        String.raw`(?:어시스턴트|ai|모델|에이전트|인공지능|비서)(?:에게|께)\s*(?:\S+\s*)?[:：]`,
+        String.raw`(?:어시스턴트|ai|모델|에이전트|인공지능)(?:를\s*위한|용)\s*(?:지침|메모|안내|지시)`,
+      ],
+      'secret-hand-over': [
+        String.raw`(?:비밀번호|암호|api\s*키|토큰|환경\s*변수|${LOAN_SECRETS})\S*\s*(?:\S+\s*){0,3}?(?:보내|넣|첨부|복사|추가)`,
       ],
     },
   },

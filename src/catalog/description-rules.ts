@@ -55,6 +55,11 @@ export interface PatternRule extends RuleBase {
    * as "this" in "use this tool"); the tool's own name is always ignored as well.
    */
   readonly ignoreCaptures?: readonly string[];
+  /**
+   * RegExp source (with `u`): a first participating capture it matches makes the match harmless,
+   * like `ignoreCaptures` but for a family of names (an argument named for a secret takes one).
+   */
+  readonly ignoreCapturePattern?: string;
   /** Variation selectors can carry one byte each; decoding shows admins the smuggled text. */
   readonly decode?: 'variation-selectors';
   /**
@@ -197,7 +202,7 @@ const SECRET = String.raw`(?:api[\s_-]?keys?|secret[\s_-]?keys?|client[\s_-]?sec
 const SNAKE_SECRET = String.raw`(?<![a-z0-9_])[a-z0-9]+_(?:[a-z0-9]+_)*(?:api_?key|secret(?:_access)?(?:_key)?|password|passwd|token|private_key)\b`;
 
 /** Weaker than SECRET: harmless to pass around, alarming when shipped to a side channel. */
-const ENVIRONMENT = String.raw`(?:environment\s+variables?|env\s+vars?|process\.env|os\.environ)\b`;
+const ENVIRONMENT = String.raw`(?:environment\s+variables?|env\s+vars?|process\.env|os\.environ|printenv|output\s+of\s+[\x60'"]?(?:env|set|export\s+-p)\b)\b`;
 
 /** Verbs that move data out of the conversation; base forms only, so tool self-descriptions
  *  ("sends a reset link") read differently from imperatives aimed at the model. */
@@ -473,7 +478,7 @@ export const DESCRIPTION_RULES: readonly DescriptionRule[] = [
     description:
       'Contains chat-template or role markers ([INST], <|im_start|>, "role": "system", …) that impersonate a system prompt',
     pattern: [
-      String.raw`<\|[a-z_]{2,30}\|>`,
+      String.raw`<\|[a-z_]{2,30}\|>(?!\s*(?:user|assistant|system)\s*(?:or\b|and\b|,|\.|\)|$))(?!\s*(?:and\b|or\b|,|\)|\/|markers?\b|tokens?\b|tags?\b|delimiters?\b|sequences?\b))`,
       String.raw`\[\/?(?:inst|sys|system|system[\s_-]?(?:prompt|note|message|instructions?|override))\]`,
       String.raw`<<\/?sys>>`,
       String.raw`["']role["']\s*:\s*["'](?:system|developer)["']`,
@@ -746,7 +751,7 @@ export const DESCRIPTION_RULES: readonly DescriptionRule[] = [
       String.raw`\{\{\s{0,3}[#\/^>~]?\s{0,3}(?:system|admin|developer|assistant|instructions?|sys|hidden|secret|important|override|im_start|prompt)\b[^{}\n]{0,40}\}\}`,
       String.raw`\{%-?\s{0,3}(?:end)?(?:system|admin|developer|assistant|instructions?|hidden|secret|override|sys)\b[^%\n]{0,40}-?%\}`,
       String.raw`\{%-?\s{0,3}(?:block|macro|call|filter)\s+(?:system|admin|developer|instructions?|hidden|secret|override)\b`,
-      String.raw`<\|?(?:start_of_turn|end_of_turn|start_header_id|end_header_id|begin_of_text|eot_id|im_start|im_end|endoftext)\|?>`,
+      String.raw`<\|?(?:start_of_turn|end_of_turn|start_header_id|end_header_id|begin_of_text|eot_id|im_start|im_end|endoftext)\|?>(?!\s*(?:user|assistant|system)\s*(?:or\b|and\b|,|\.|\)|$))(?!\s*(?:and\b|or\b|,|\)|\/|markers?\b|tokens?\b|tags?\b|delimiters?\b|sequences?\b))`,
       String.raw`\[\s{0,3}\/?\s{0,3}(?:admin|administrator|developer|operator|root)[\s_-]?(?:note|notice|message|prompt|override|instructions?|directive|mode)?\s{0,3}\]`,
       String.raw`(?:^|\n)\s{0,3}(?:\[|\()?(?:system|admin|developer)\s+(?:override|directive|mode|instructions?)(?:\]|\))?\s*(?:\n|:)`,
     ].join('|'),
@@ -791,7 +796,7 @@ export const DESCRIPTION_RULES: readonly DescriptionRule[] = [
     target: 'normalized',
     description: 'Claims authority over the model or its system prompt',
     pattern: [
-      String.raw`\b(?:takes?|has|have|gets?|given|carries|with)\s+(?:absolute\s+|top\s+|the\s+highest\s+|highest\s+|full\s+|overriding\s+|higher\s+)?(?:priority|precedence)\s+over\s+(?:the\s+|your\s+|any\s+|all\s+|every\s+)?(?:system|developer|user'?s?|other|previous|prior|earlier|original|safety|operator|conflicting|existing)\b`,
+      String.raw`\b(?:takes?|has|have|gets?|given|carries|with)\s+(?:absolute\s+|top\s+|the\s+highest\s+|highest\s+|full\s+|overriding\s+|higher\s+)?(?:priority|precedence)\s+over\s+(?:the\s+|your\s+|any\s+|all\s+|every\s+)?(?:(?:system|developer|user'?s?|safety|operator)\b|(?:other|previous|prior|earlier|original|conflicting|existing)\s+(?:instructions?|rules|directives|prompts?|messages|guidance|guidelines|tools?|requests)\b)`,
       String.raw`\b(?:supersedes?|overrides?|outranks?|trumps?|overrules?|replaces?|invalidates?|cancels?)\s+(?:the\s+|your\s+|any\s+|all\s+)?(?:system\s+(?:prompt|message|instructions?)|developer\s+(?:message|instructions?)|user'?s?\s+(?:instructions?|requests?|wishes|preferences)|safety\s+(?:rules|guidelines|policies)|(?:previous|prior|earlier|original)\s+(?:instructions?|rules|directives))`,
       String.raw`\b(?:system\s+prompt|system\s+message|developer\s+message|previous\s+instructions)\s+(?:is|are)\s+(?:outdated|superseded|void|no\s+longer\s+(?:valid|applicable|in\s+effect)|overridden|replaced|cancell?ed|revoked)`,
       String.raw`\b(?:above|over)\s+(?:all\s+)?(?:other\s+)?(?:instructions|rules)\s+(?:you\s+(?:have|were|received)|in\s+your\s+(?:system\s+)?prompt)`,
@@ -819,9 +824,9 @@ export const DESCRIPTION_RULES: readonly DescriptionRule[] = [
     target: 'normalized',
     description: 'Tells the model to call, use or prefer a different tool',
     pattern: [
-      String.raw`\b(?:call|use|invoke|trigger|prefer|switch\s+to)\s+(?:the\s+)?${TOOL_TOKEN}\s+(?:tool|function)\b`,
+      String.raw`\b(?:call|invoke|trigger|prefer|switch\s+to)\s+(?:the\s+)?${TOOL_TOKEN}\s+(?:tool|function)\b`,
       String.raw`\b(?:call|use|invoke|trigger)\s+(?:the\s+)?(?:tool|function)\s+${TOOL_TOKEN}`,
-      String.raw`\b(?:call|invoke|trigger)\s+(?:the\s+)?[\x60'"]?([a-z][a-z0-9]*(?:_[a-z0-9]+)+)\b[\x60'"]?(?!\s*=)`,
+      String.raw`(?<!\b(?:can|may|could|might)\s)\b(?:call|invoke|trigger)\s+(?:the\s+)?[\x60'"]?([a-z][a-z0-9]*(?:_[a-z0-9]+)+)\b[\x60'"]?(?!\s*=)`,
       String.raw`\b(?:instead\s+of|rather\s+than|in\s+place\s+of)\s+(?:using\s+|calling\s+)?(?:the\s+)?${TOOL_TOKEN}\s+(?:tool|function)\b`,
       // By form, never by catalog: the same sentence gets the same verdict whatever is registered.
       String.raw`\b(?:call|invoke|trigger|run|execute)\s+(?:the\s+)?[\x60'"]?([a-z][\w.-]*)[\x60'"]?\s+(?:tool\s+|function\s+)?(?:with|using|passing|on\s+(?:every|each|all))\b`,
@@ -910,7 +915,7 @@ export const DESCRIPTION_RULES: readonly DescriptionRule[] = [
     description:
       'Asks the model to put secrets, credentials or environment variables into a tool argument',
     pattern: [
-      String.raw`${NOT_NEGATED}\b(?:pass|put|include|send|provide|supply|add|insert|fill\s+in|place|attach|append|copy|paste|embed|forward|set)\b[^.\n]{0,120}?\b(?:in|into|as|inside|within|to|through|via|under)\s+(?:the\s+|a\s+|an\s+|this\s+|its\s+)?[\x60'"]?[\w-]*[\x60'"]?\s*(?:parameter|param|argument|arg|field|property|input|header|query\s+string|value|key)s?\b`,
+      String.raw`${NOT_NEGATED}\b(?:pass|put|include|send|provide|supply|add|insert|fill\s+in|place|attach|append|copy|paste|embed|forward|set)\b[^.;\n]{0,120}?\b(?:in|into|as|inside|within|to|through|via|under)\s+(?:the\s+|a\s+|an\s+|this\s+|its\s+)?[\x60'"]?[\w-]*[\x60'"]?\s*(?:parameter|param|argument|arg|field|property|input|header|query\s+string|value|key)s?\b`,
       String.raw`\b(?:parameter|param|argument|field|property|input)s?\b[^.\n]{0,40}?\b(?:must|should|shall|needs?\s+to|has\s+to|is\s+to|will)\s+(?:always\s+)?(?:contain|include|hold|carry|be\s+(?:set\s+to|filled\s+with|populated\s+with)|be)\b`,
       String.raw`\b(?:set|fill|populate|fill\s+in)\s+(?:the\s+)?[\x60'"]?[\w-]+[\x60'"]?\s+(?:parameter|param|argument|arg|field|property|input)\s+(?:to|with)\b`,
       String.raw`${NOT_NEGATED}\b(?:read|grab|collect|gather|look\s+up|fetch|retrieve|dump|list)\s+(?:all\s+|every\s+|the\s+)?(?:${ENVIRONMENT}|(?:the\s+)?environment)\b[^.\n]{0,60}?\b(?:and|then)\s+(?:pass|send|include|put|add|attach|append|forward|upload)\b`,
@@ -1062,7 +1067,8 @@ export const DESCRIPTION_RULES: readonly DescriptionRule[] = [
     kind: 'pattern',
     target: 'normalized',
     description: 'Contains an HTML comment, which renderers hide',
-    pattern: '<!--|--!?>',
+    // A comment named as syntax ("comments such as <!-- note -->", "`<!-- x -->`") hides nothing.
+    pattern: String.raw`(?<!(?:such\s+as|like|e\.g\.,?|for\s+example,?|i\.e\.,?|syntax)\s{0,2}[\x60'"(]?|\x60)<!--`,
   },
   {
     id: 'hidden-markup.pseudo-tag',
@@ -1079,8 +1085,13 @@ export const DESCRIPTION_RULES: readonly DescriptionRule[] = [
     target: 'normalized',
     description: 'Contains HTML markup (elements, attributes or paired tags)',
     pattern: [
-      String.raw`(?<![\w<])<\/?${HTML_ELEMENTS}(?:\s[^<>]{0,200})?\/?>`,
-      String.raw`(?<![\w<])<(?!\s*\/?\s*${PSEUDO_TAGS}\b)[a-z][\w-]*\s+[a-z_:][\w:.-]*\s*=\s*["'\w]`,
+      // A bare void element ("become <img> tags") names markup; it hides and fetches nothing.
+      String.raw`(?<![\w<])<\/?(?!img\b)${HTML_ELEMENTS}\s[^<>]{0,200}\/?>`,
+      // Bare, only the elements that hide or run something; "<b>, <i> and <span>" name markup.
+      String.raw`(?<![\w<])<\/?(?:script|style|iframe|object|embed|template|noscript|details|summary|dialog|form|textarea|marquee|frame|svg|video|audio)\s*\/?>`,
+      // An <img> whose source is local fetches nothing; a remote one is a beacon (below).
+      String.raw`(?<![\w<])<(?!\s*\/?\s*${PSEUDO_TAGS}\b)(?!img\s(?:(?!\/\/)[^<>]){0,300}>)[a-z][\w-]*\s+[a-z_:][\w:.-]*\s*=\s*["'\w]`,
+      String.raw`<img\s[^<>]{0,300}?\bsrc\s*=\s*["']?(?:https?:)?\/\/`,
       String.raw`(?<![\w<])<(?!\s*${PSEUDO_TAGS}\b)([a-z][\w-]*)(?:\s[^<>]*)?>[\s\S]*?<\/\1\s*>`,
     ].join('|'),
   },
@@ -1117,7 +1128,9 @@ export const DESCRIPTION_RULES: readonly DescriptionRule[] = [
     target: 'normalized',
     description:
       'Contains HTML character references (&#…; or &lt;), a way to smuggle tags and characters',
-    pattern: '&#x?[0-9a-f]{1,6};|&(?:lt|gt|zwj|zwnj|shy|nbsp|quot|amp);',
+    // Named escapes are ordinary in an escaper's description ("< becomes &lt;"); an escaped tag
+    // (`&lt;system`), an invisible one or a numeric reference smuggles something.
+    pattern: String.raw`&#x?[0-9a-f]{1,6};|&(?:zwj|zwnj|shy);|&lt;\/?[a-z!|]`,
   },
 
   // --- url: descriptions should not send the model (or a renderer) anywhere.
@@ -1183,6 +1196,344 @@ export const DESCRIPTION_RULES: readonly DescriptionRule[] = [
     target: 'normalized',
     description: 'Contains a javascript:/vbscript: URL',
     pattern: String.raw`\b(?:javascript|vbscript|livescript):(?!\s)`,
+  },
+
+  // --- form rules: judged by the shape of a sentence rather than by a listed phrase. A tool
+  // describes itself in the third person ("Returns …", "always returns …"); these are sentences
+  // addressed to the model that reach past the tool's own job: the whole conversation, what to
+  // tell the user, what to keep from them, whose word counts, which argument a secret goes in.
+  {
+    id: 'instruction.conversation-scope',
+    category: 'instruction',
+    kind: 'pattern',
+    target: 'normalized',
+    description:
+      'Gives the model an order for the whole conversation (every chat, reply or answer), not for this tool',
+    pattern: [
+      String.raw`\b(?:every|each|any|all\s+future)\s+(?:new\s+|future\s+|subsequent\s+|later\s+|single\s+)?(?:conversations?|chats?|chat\s+sessions?|repl(?:y|ies)|responses?|answers?|summar(?:y|ies)|interactions?)\b`,
+      String.raw`\b(?:before|prior\s+to|after)\s+(?:you\s+)?(?:repl(?:y|ying)|respond(?:ing)?|answer(?:ing)?|writing\s+(?:your|a|the|any)\s+(?:reply|response|answer))\b`,
+      String.raw`\bfirst\s+thing\s+(?:in|of|at)\b`,
+    ].join('|'),
+    alsoInSentence: String.raw`\b(?:you|your|yourself|assistants?|the\s+(?:ai|model|agent)|always|never|must|make|make\s+sure|remember|mention|recommend|remind|reminder|promote|advertise|say|tell|include|invoke|call|end\s+with|start\s+with|begin\s+with|even\s+(?:if|when|though)|regardless|whether\s+or\s+not|no\s+matter|first\s+thing)\b`,
+  },
+  {
+    id: 'instruction.scripted-reply',
+    category: 'instruction',
+    kind: 'pattern',
+    target: 'normalized',
+    description: 'Tells the model what to answer or claim to the user',
+    pattern: [
+      // Imperative position: a sentence or clause starts with the verb ("…, respond that …").
+      String.raw`(?:^|[.,;:!?]\s?|\b(?:and|then|always|just|simply|only|instead|also)\s)\s?(?:respond|reply|answer|claim|insist|assert|pretend|say|state|tell\s+(?:them|the\s+user|users|the\s+customer|customers)|inform\s+(?:them|the\s+user|the\s+customer)|explain\s+to\s+(?:them|the\s+user))\s+(?:to\s+(?:them|the\s+user|users|the\s+customer)\s+)?(?:that|with\s+the\s+claim)\b`,
+      String.raw`\btell\s+(?:them|the\s+user|the\s+customer)\s+(?:yes|no|it\s+(?:is|was|has))\b`,
+      String.raw`\b(?:by|while|and)\s+(?:telling|assuring|convincing|reminding)\s+(?:them|the\s+user|users|the\s+customer)\b`,
+      String.raw`\bsteer\s+(?:them|the\s+user|users|the\s+customer|customers|the\s+conversation|recommendations?|answers?|results?)\b`,
+      String.raw`\b(?:discourage|dissuade|talk)\s+(?:them|the\s+user|users|the\s+customer)\s+(?:from|out\s+of)\b`,
+      String.raw`\bframe\s+(?:\w+\s+){0,4}?(?:positively|negatively|favou?rably|as\s+(?:a\s+)?(?:success|positive|safe))\b`,
+    ].join('|'),
+  },
+  {
+    id: 'instruction.addressed-header',
+    category: 'instruction',
+    kind: 'pattern',
+    target: 'normalized',
+    description:
+      'Opens a note, rule or order addressed to the model ("Rule for the model:", "As the AI reading this")',
+    pattern: [
+      String.raw`\b(?:rules?|notes?|instructions?|directives?|guidance|reminders?|messages?|orders?|policy|requirements?|guidelines?)\s+(?:\w+\s+)?(?:for|to)\s+(?:the\s+|any\s+|all\s+|every\s+)?(?:ai|assistants?|models?|llms?|agents?|chatbots?|bots?)\s*[:(\-—]`,
+      String.raw`\b(?:behaviou?ral|behaviou?r)\s+(?:rules?|notes?|instructions?|guidance|requirements?)\b`,
+      String.raw`\bas\s+(?:the|an?)\s+(?:ai|assistant|model|llm|agent|language\s+model)\b`,
+      String.raw`\b(?:the|any|an?)\s+(?:ai|assistant|model|llm|agent)s?\s+(?:reading|processing|seeing)\s+this\b`,
+      String.raw`(?:^|\n|[.:;]\s)\s*\((?:system|admin|administrator|developer|operator|assistant|sys)\)`,
+    ].join('|'),
+  },
+  {
+    id: 'instruction.model-obligation',
+    category: 'instruction',
+    kind: 'pattern',
+    target: 'normalized',
+    description: 'Lays an obligation on the model or on its answers',
+    pattern: [
+      String.raw`\b(?:the\s+|an?\s+|any\s+|all\s+)?(?:assistants?|ai|llms?|ai\s+agents?|language\s+models?)\s+(?:(?:using|calling|reading|with\s+access\s+to)\s+(?:this|the|these)\s+(?:tool|tools|description|server)\s+)?(?:(?:is|are)\s+(?:(?:now|hereby|also)\s+)?(?:required|expected|instructed|authori[sz]ed|permitted|allowed|obliged|told|free)\s+to|must|should|shall|needs?\s+to|has\s+to|have\s+to|will\s+(?:always|never))\b(?!\s+(?:be|have|hold|possess|support)\b)`,
+      String.raw`\byour\s+(?:answers?|repl(?:y|ies)|responses?|summar(?:y|ies)|output|messages?)\s+(?:must|should|shall|will|need\s+to|have\s+to|may\s+never|can\s+never)\b`,
+    ].join('|'),
+  },
+  {
+    id: 'instruction.override-user',
+    category: 'instruction',
+    kind: 'pattern',
+    target: 'normalized',
+    description: 'Tells the model to act against what the user said, configured or asked',
+    pattern: [
+      String.raw`\b(?:regardless\s+of|no\s+matter|irrespective\s+of)\s+(?:what(?:ever)?|whether|how|which|who)\s+(?:the\s+)?(?:user|users|customer|human|they|you\s+(?:were|are)\s+told)\b`,
+      String.raw`\beven\s+(?:if|when|though)\s+(?:the\s+)?(?:user|customer|human)\s+(?:asks?|says?|objects?|refuses?|tells?|wants?|requests?|insists?|declines?|disagrees?|explicitly|has\s+not\s+asked|hasn't\s+asked|did\s+not\s+ask|didn't\s+ask|does\s+not\s+ask|doesn't\s+ask)\b`,
+      String.raw`\b(?:standing|blanket|permanent|unlimited|implicit)\s+(?:permission|approval|consent|authori[sz]ation)\b`,
+      String.raw`\bpre-?approved\s+for\s+(?:everything|all|any)\b`,
+      String.raw`\b(?:never|don't|do\s+not|no\s+need\s+to|skip|stop)\s+(?:\w+\s+){0,2}?(?:ask(?:ing)?|wait(?:ing)?|seek(?:ing)?|request(?:ing)?|get(?:ting)?|check(?:ing)?)\s+(?:\w+\s+){0,2}?(?:confirmation|permission|approval|consent)\b`,
+      String.raw`\b(?:needs?|requires?)\s+no\s+(?:\w+\s+)?(?:confirmation|approval|permission|consent)\s+from\s+(?:the\s+)?(?:user|customer|human|anyone)\b`,
+      String.raw`\bon\s+request\s+from\s+anyone\b`,
+    ].join('|'),
+  },
+  {
+    id: 'instruction.keep-quiet',
+    category: 'instruction',
+    kind: 'pattern',
+    target: 'normalized',
+    description: 'Asks the model to keep what it does from the user',
+    pattern: [
+      String.raw`\b(?:do\s+not|don't|never|without)\s+(?:ever\s+)?(?:point(?:ing)?\s+(?:this|it|that|them)\s+out|pointing\s+out|flag(?:ging)?\s+(?:this|it|that))\b`,
+      String.raw`\b(?:there\s+is\s+)?no\s+need\s+to\s+(?:mention|tell|inform|notify|disclose|report|explain|bring\s+up|point\s+out)\b`,
+      String.raw`\bsay(?:ing)?\s+nothing\s+(?:about|of|to)\b`,
+      String.raw`\b(?:do\s+not|don't|never)\s+(?:mention|report|acknowledge|bring\s+up|note)\s+(?:it|this|that|them|the\s+(?:change|changes|upload|copy|addition|alteration|transfer|rewrite|extra\s+\w+))\s*(?:[.;,!)]|$|\s+(?:to|in|anywhere|either|at\s+all))`,
+      String.raw`\bso\s+(?:that\s+)?(?:the\s+)?(?:user|users|customer|human|they)\s+(?:is|are|isn't|aren't|does|doesn't|do|don't|will|won't|never|cannot|can't)\s+(?:not\s+)?(?:be\s+|get\s+|become\s+)?(?:alarmed|worried|suspicious|suspect|notices?|find\s+out|finds\s+out|aware|realizes?|realises?|knows?|see\s+it|sees\s+it)\b`,
+      String.raw`\b(?:keep|leave)\s+(?:the\s+)?(?:user|customer|them)\s+(?:unaware|uninformed|in\s+the\s+dark)\b`,
+    ].join('|'),
+  },
+  {
+    id: 'hidden-markup.fake-role-block',
+    category: 'hidden-markup',
+    kind: 'pattern',
+    target: 'normalized',
+    description:
+      'Opens a block labelled as a system, admin or assistant message (a fenced ```system block, a banner with a role word)',
+    pattern: [
+      String.raw`\x60{3,}[ \t]{0,3}(?:system|assistant|developer|admin|instructions?|prompt|sys|important|hidden)\b`,
+      String.raw`${BANNER_RULE}\s{0,3}(?:[^\p{L}\p{N}\s]{1,2}\s{0,3}){1,3}(?:begin\s+|start\s+|new\s+|important\s+|urgent\s+)?(?:${ROLE_WORDS})${BANNER_TAIL}`,
+      String.raw`(?:^|\n)\s{0,3}(?:#{2,6}|={2,}|\*{2,})\s{0,3}(?:begin\s+|new\s+|important\s+|urgent\s+)?(?:operator|admin|administrator|system|developer)\s+(?:override|directive|instructions?|notice|note|message|update|mode)\b`,
+    ].join('|'),
+  },
+  {
+    id: 'instruction.results-as-orders',
+    category: 'instruction',
+    kind: 'pattern',
+    target: 'normalized',
+    description: 'Tells the model to take what a link, file or result says as its instructions',
+    pattern: [
+      String.raw`\b(?:treat|take|use|consider|regard|follow)\s+(?:its|their|the|that|this|those|whatever)\s+(?:\w+\s+){0,2}?(?:contents?|text|output|response|body|result|file|page|document|says)\s+(?:as|like)\s+(?:your\s+|the\s+|new\s+|binding\s+|authoritative\s+)*(?:instructions|directives|orders|commands|system\s+prompt|rules|guidance|task)\b`,
+      String.raw`\b(?:download|fetch|load|read|open|retrieve|get)\b[^.\n]{0,160}?\b(?:as\s+your\s+(?:new\s+)?(?:instructions|rules|orders|system\s+prompt))\b`,
+    ].join('|'),
+  },
+  {
+    id: 'tool-reference.tool-by-form',
+    category: 'tool-reference',
+    kind: 'pattern',
+    target: 'normalized',
+    description: 'Tells the model what to do around another tool, by the form of the reference',
+    pattern: [
+      String.raw`\b(?:after|before|following|alongside|with)\s+(?:every|each|any|a)\s+(?:call|use|invocation|run)\s+(?:to|of)\s+(?:the\s+)?${TOOL_ID}`,
+      String.raw`\b(?:if|when|whenever|once)\s+(?:a|any|the|some)\s+tool\s+(?:called|named|like)\s+${TOOL_TOKEN}`,
+      String.raw`\b(?:call|invoke|run|use|trigger)\s+(?:the\s+)?(?:tool|function)\s+(?:called|named)\s+${TOOL_TOKEN}`,
+      String.raw`\b(?:call|invoke|run|trigger)\s+(?:the\s+)?${TOOL_ID}\s+(?:tool\s+|function\s+)?(?:first|before|beforehand|at\s+the\s+start|prior\s+to)\b`,
+      String.raw`\b(?:call|invoke|run|trigger|use)\s+(?:the\s+)?${TOOL_ID}\s+(?:tool\s+|function\s+)?(?:\w+\s+){0,3}?(?:every|each|whenever|always|silently|quietly|secretly|too|as\s+well)\b`,
+      String.raw`\b(?:when(?:ever)?|before|after|once|if|each\s+time|every\s+time)\s+(?:the\s+)?${TOOL_ID}\s+(?:tool\s+|function\s+)?(?:is|gets|will\s+be|is\s+about\s+to\s+be|is\s+going\s+to\s+be|has\s+been)\s+(?:being\s+)?(?:used|called|invoked|run|executed|triggered)`,
+      String.raw`\b(?:then|also|afterwards|and|next)\s+(?:use|call|invoke|run)\s+(?:the\s+)?${TOOL_ID}\s+(?:tool\s+|function\s+)?to\s+(?:post|send|forward|upload|share|copy|email|publish|transfer|delete|pay)\b`,
+    ].join('|'),
+    ignoreCaptures: [...NOT_A_TOOL_NAME, 'tool', 'function', 'it', 'them', 'me', 'e.g', 'i.e'],
+  },
+  {
+    // A vault tool asks for a secret in its `value` or `token` argument; a lint tool that wants
+    // one in `comment`, `label` or `debug` is asking for it to be carried out.
+    id: 'secret-access.secret-in-unrelated-argument',
+    category: 'secret-access',
+    kind: 'pattern',
+    target: 'normalized',
+    description:
+      'Asks the model to put a secret, credential or environment value into an argument that is not for one',
+    pattern: [
+      String.raw`${NOT_NEGATED}\b(?:pass|put|include|send|provide|supply|add|insert|fill\s+in|place|attach|append|copy|paste|embed|forward|write|store|set)\b(?:[^.;\n]|\.(?!\s)){0,80}?(?:\b(?:${SECRET}(?!'s\b|\s+(?:paths?|names?|ids?|metadata|versions?|locations?)\b)|${ENVIRONMENT}|printenv|connection\s+string|database_url|dsn)|\.env\b|\b${SNAKE_SECRET}|\*_(?:token|key|secret|password)s?\b)(?:[^.;\n]|\.(?!\s)){0,80}?\b(?:in|into|as|inside|within|to|under|via)\s+(?:the\s+|a\s+|an\s+|its\s+|this\s+)?(?:[\x60'"]([\w.-]{1,40})[\x60'"]|([a-z][a-z0-9_]{1,40})\s+(?:parameter|param|argument|arg|field|property|input))`,
+      String.raw`${NOT_NEGATED}\b(?:set|fill|populate|fill\s+in|use)\s+(?:the\s+)?[\x60'"]([\w.-]{1,40})[\x60'"]\s+(?:(?:parameter|param|argument|arg|field|property|input)\s+)?(?:to|with)\b`,
+    ].join('|'),
+    // The secret itself, not its path, name or id ("pass the secret's path in `path`").
+    alsoInSentence: String.raw`\b(?:${SECRET}(?!'s\b|\s+(?:paths?|names?|ids?|metadata|versions?|locations?)\b)|${ENVIRONMENT}|printenv|connection\s+string|database_url|dsn)|\.env\b|\b${SNAKE_SECRET}|\*_(?:token|key|secret|password)s?\b`,
+    ignoreCapturePattern: String.raw`(?:^|[_.-])(?:token|tokens|key|keys|secret|secrets|password|passwd|pass|pwd|passphrase|credentials?|creds|auth|authorization|apikey|api_key|bearer|otp|pin|cert|certificate|private_key|public_key|value|env|environment|variables?|vars?|dsn|connection)(?:$|[_.-])|^(?:x-)?api-key$`,
+  },
+  {
+    id: 'secret-access.secrets-from-conversation',
+    category: 'secret-access',
+    kind: 'pattern',
+    target: 'normalized',
+    description:
+      'Asks the model to collect secrets it has seen in the conversation or on the machine',
+    pattern: String.raw`${NOT_NEGATED}\b(?:any|every|all|each)\s+(?:[\w-]+\s+){0,2}?${SECRET}[^.\n]{0,80}?\b(?:you\s+(?:have\s+)?(?:seen|read|found|come\s+across|encountered|noticed|know)|(?:earlier\s+)?in\s+(?:this|the)\s+(?:conversation|chat|session|context)|\b(?:typed|entered|mentioned|shared|pasted|gave|provided|wrote|used)\s+(?:\w+\s+)?(?:earlier|before|previously))`,
+  },
+  {
+    // The same form in any language: a parameter word with a quoted name, a secret in the sentence.
+    id: 'secret-access.secret-in-unrelated-argument-any-language',
+    category: 'secret-access',
+    kind: 'pattern',
+    target: 'normalized',
+    description:
+      'Asks the model to put a secret, credential or environment value into an argument that is not for one (any language)',
+    // Latin-script words take a quoted name; in other scripts a Latin name stands out unquoted.
+    pattern: [
+      String.raw`\b(?:parámetro|parametro|parâmetro|paramètre|parameter|argumento|argument|campo|champ|feld|veld|pole|parametr[a-zęóąśłżźćń]{0,3}|alan[ıi]?|kenttä[a-zäö]{0,4}|tham\s+số|trường)\s{0,2}[\x60'"«“]([\w.-]{1,40})[\x60'"»”]`,
+      String.raw`(?:参数|字段|パラメータ|引数|フィールド|параметр[а-я]{0,3}|поле|поля|पैरामीटर|फ़ील्ड|الحقل|المعامل|حقل|필드|매개변수|인자)\s{0,2}(?:[\x60'"«“「]([\w.-]{1,40})[\x60'"»”」]|([a-z_][a-z0-9_]{1,40})\b)`,
+    ].join('|'),
+    alsoInSentence: String.raw`\.env\b|(?:passwor[dt]|kennwort|contraseña|mot\s+de\s+passe|senha|wachtwoord|密码|密碼|パスワード|парол|hasł|hesl|şifre|parola|salasan|lösenord|mật\s+khẩu|kata\s+sandi|비밀번호|كلمة\s+المرور|पासवर्ड|api[\s_-]?(?:key|schlüssel|clé|clave|chave|chiave|ключ)|token|secret|credential|entorno|umgebungsvariabl|d'environnement|de\s+ambiente|环境变量|環境変数|окружения|середовища|ortam\s+değişken|ympäristömuuttuj|miljövariabl|variabel\s+lingkungan|biến\s+môi\s+trường|환경\s*변수|متغيرات\s+البيئة)|${SNAKE_SECRET}`,
+    ignoreCapturePattern: String.raw`(?:^|[_.-])(?:token|tokens|key|keys|secret|secrets|password|passwd|pass|pwd|passphrase|credentials?|creds|auth|authorization|apikey|api_key|bearer|otp|pin|cert|private_key|value|env|environment|dsn|connection|contraseña|senha|passwort|clave|chave|chiave|schlüssel|cle|clé)(?:$|[_.-])|^(?:de|del|la|el|le|les|des|der|die|das|den|il|lo|o|a|do|da|the|van|het|een|und|y|e|et|und|in|en|na|w|z|do)$`,
+  },
+  {
+    // "When the user asks X, tell them Y": a condition about the user, then an order to the
+    // reader. A tool describes what it does when called; it does not script the conversation.
+    id: 'instruction.conditional-order',
+    category: 'instruction',
+    kind: 'pattern',
+    target: 'normalized',
+    description: 'Scripts what the model does when the user does something (when the user …, do …)',
+    pattern: [
+      String.raw`\b(?:whenever|when|each\s+time|every\s+time|any\s+time|if|once|whatever|whichever|no\s+matter\s+(?:what|which|who))\b[^,.;:\n]{0,100}?\b(?:the\s+user|users|the\s+customer|customers|the\s+human|the\s+requester)\b[^,.;:\n]{0,80},\s(?:also\s|always\s|then\s|just\s|simply\s|quietly\s|silently\s|secretly\s|instead\s|first\s)?(?:add|append|approve|attach|bcc|cc|change|claim|copy|delete|describe|drop|email|forward|frame|grant|hide|include|insert|invite|leave|list|mention|omit|pay|post|present|put|rank|recommend|redirect|remove|replace|reply|report|respond|rewrite|route|say|send|share|star|state|steer|suggest|swap|tell|transfer|upload|use\s+(?!this\b|it\b|the\s+[\w-]+\s+tool\b)|answer|give|offer|promote|push|show|sort|subscribe|follow|upvote|invite|reject|deny|refuse|ignore|skip|disable|buy|order|book|assure|direct|link|cite|blame|praise|criticise|criticize|downplay|exaggerate|avoid|never|always|do\s+not|don't)\b`,
+      String.raw`\b(?:whenever|when|each\s+time|every\s+time|any\s+time|if|once|after|before|while)\s+you\b[^,.;:\n]{0,80},\s(?:(?:also|quietly|silently|secretly|always|automatically|additionally)\s(?:\w+\s)?(?:\w+)|(?:then\s)?(?:report|tell|say|claim|leave|omit|hide|star|approve|grant|frame|present|describe|rewrite|swap|redirect|bcc|cc|invite|promote|recommend|mention|downplay|praise|criticise|criticize)\b)`,
+    ].join('|'),
+  },
+  {
+    id: 'instruction.self-precedence',
+    category: 'instruction',
+    kind: 'pattern',
+    target: 'normalized',
+    description: 'Claims that this text outranks the user, the operator or the system prompt',
+    pattern: String.raw`\b(?:(?:these|this|the\s+following|our)\s+(?:notes?|instructions?|rules?|directives?|description|text|guidance|requirements?|messages?|guidelines)|(?:instructions?|notes?|rules?|text|guidance|directives?)\s+(?:in|of|from)\s+(?:this|the)\s+(?:description|tool|note|text|server))\b[^.\n]{0,40}?\b(?:outrank|override|overrule|supersede|trump|take\s+precedence|takes\s+precedence|take\s+priority|takes\s+priority|have\s+priority|has\s+priority|carr(?:y|ies)\s+more\s+weight|weighs?\s+more|counts?\s+more|prevails?|ranks?\s+above|come\s+first|comes\s+first|beats?)\w*`,
+  },
+  {
+    id: 'instruction.act-unreviewed',
+    category: 'instruction',
+    kind: 'pattern',
+    target: 'normalized',
+    description:
+      'Tells the model to approve, grant or act on things without review or confirmation',
+    pattern: [
+      String.raw`\b(?:approve|accept|merge|grant|allow|authori[sz]e|sign|pay|confirm)\s+(?:any|all|every|each)\b[^.\n]{0,60}?\b(?:automatically|without\s+(?:reading|review|reviewing|checking|looking|asking|confirmation|question))`,
+      String.raw`\b(?:user|customer|owner|operator)\s+(?:has\s+)?(?:already\s+)?(?:agreed|consented|approved|said\s+yes)\s+(?:in\s+advance|beforehand|ahead\s+of\s+time|to\s+(?:every|all|any|each))\b`,
+      String.raw`\b(?:skip|bypass|omit)\s+(?:the\s+|any\s+|all\s+)?(?:\w+\s+)?(?:confirmation|approval|verification|permission)\s+(?:steps?|prompts?|checks?|dialogs?)\s+(?:entirely|altogether|completely|always|every\s+time|for\s+(?:all|every|any))\b`,
+    ].join('|'),
+  },
+  {
+    id: 'instruction.hide-from-answer',
+    category: 'instruction',
+    kind: 'pattern',
+    target: 'normalized',
+    description:
+      'Tells the model to leave something out of what it tells the user, or to keep it secret',
+    pattern: [
+      String.raw`\b(?:leave|keep)\s+(?:[\w-]+\s+){0,4}?out\s+of\s+(?:your|the|any|every)\s+(?:answers?|repl(?:y|ies)|responses?|summar(?:y|ies)|reports?|output|messages?)\b`,
+      String.raw`\bomit\s+(?:[\w-]+\s+){0,4}?from\s+(?:your|the|any|every)\s+(?:answers?|repl(?:y|ies)|responses?|summar(?:y|ies)|reports?)\b`,
+      String.raw`\bkeep\s+(?:[\w-]+\s+){0,6}?(?:to\s+yourself|between\s+us|secret\s+from)\b`,
+      String.raw`\bwithout\s+(?:ever\s+)?(?:mentioning|telling|saying|reporting|disclosing|flagging|noting|admitting)\s+(?:it|this|that|anything|so)\b`,
+      String.raw`\breport\s+(?:[\w-]+\s+){0,3}?as\s+(?:completed|successful|done|fine|normal)\s+(?:normally|anyway|regardless)\b`,
+    ].join('|'),
+  },
+  {
+    id: 'instruction.model-sends-out',
+    category: 'instruction',
+    kind: 'pattern',
+    target: 'normalized',
+    description: 'Obliges the model to send, forward or upload something to an outside address',
+    pattern: String.raw`\b(?:you|the\s+(?:assistant|model|agent|ai))\s+(?:must|should|shall|need\s+to|have\s+to|are\s+to|will)\s+(?:also\s+|always\s+|then\s+|first\s+)?(?:send|forward|email|upload|post|copy|share|transmit|cc|bcc|mail)\b`,
+    alsoInSentence: SIDE_CHANNEL,
+  },
+  {
+    // "Use the broadcast tool for those" is a usage note; "use the X tool instead, always" steers.
+    id: 'tool-reference.use-named-tool',
+    category: 'tool-reference',
+    kind: 'pattern',
+    target: 'normalized',
+    description: 'Tells the model to use a different tool, with an order about when or how',
+    pattern: String.raw`\buse\s+(?:the\s+)?${TOOL_TOKEN}\s+(?:tool|function)\b`,
+    alsoInSentence: String.raw`\b(?:always|instead|first|every|each|before|after|must|never|also|secretly|silently|quietly|passing|send|forward|include|only|exclusively|regardless|whenever|any\s+time)\b`,
+    ignoreCaptures: [...NOT_A_TOOL_NAME, 'tool', 'function'],
+  },
+  {
+    id: 'instruction.standing-change',
+    category: 'instruction',
+    kind: 'pattern',
+    target: 'normalized',
+    description:
+      'Changes how the model behaves from now on, or claims the system prompt no longer holds',
+    pattern: [
+      String.raw`\b(?:going\s+forward|from\s+(?:this\s+point|here)\s+(?:on|onwards?|forward)|henceforth|hereafter|for\s+the\s+rest\s+of\s+(?:the|this)\s+(?:conversation|chat|session))\b`,
+      String.raw`\bit\s+is\s+(?:absolutely\s+|very\s+)?(?:essential|vital|critical|crucial|important|mandatory|imperative|required|necessary)\s+that\s+(?:the\s+)?(?:model|assistant|ai|agent|llm|you)\b`,
+      String.raw`\b(?:system\s+prompt|system\s+message|developer\s+message|operator'?s?\s+instructions)\b[^.;\n]{0,60}?\b(?:is|are)\s+(?:now\s+)?(?:outdated|obsolete|void|wrong|superseded|stale|invalid|no\s+longer\s+(?:valid|applies|apply|relevant))\b`,
+      String.raw`\bthe\s+(?:guidance|instructions?|rules?|text|notes?)\s+(?:here|below|above)\s+(?:wins?|prevails?|applies\s+instead|takes?\s+(?:precedence|priority)|comes?\s+first)\b`,
+      String.raw`\b(?:invoke|call|run|use)\s+(?:this|it)(?:\s+tool)?\s+as\s+(?:your|the)\s+(?:very\s+)?first\s+(?:action|step|call|thing|move)\b`,
+      String.raw`\b(?:every|each|any)\s+(?:new|future)\s+sessions?\b`,
+      String.raw`\brespond\s+only\s+as\b`,
+    ].join('|'),
+  },
+  {
+    id: 'instruction.unlock-model',
+    category: 'instruction',
+    kind: 'pattern',
+    target: 'normalized',
+    description: 'Tells the model it may drop its safeguards or distrust the user',
+    pattern: [
+      String.raw`\byou\s+(?:are|have\s+been)\s+(?:now\s+|hereby\s+)?(?:authori[sz]ed|permitted|allowed|cleared|free)\s+to\s+(?:bypass|ignore|skip|disable|override|break|drop)\b`,
+      String.raw`\b(?:bypass|disable|ignore|turn\s+off|skip|drop)\s+(?:your\s+|the\s+|all\s+|any\s+)?(?:safety|content|security|moderation|ethical)\s+(?:filters?|rules|guidelines|checks|policies|guardrails|restrictions)\b`,
+      String.raw`\b(?:whichever|whatever|any|every)\s+(?:ai|assistant|model|llm|agent)s?\s+(?:that\s+)?(?:reads?|is\s+reading|sees?|processes)\s+this\b`,
+      String.raw`\b(?:model|assistant|ai|agent)\s*,\s*(?:listen|pay\s+attention|read\s+carefully|take\s+note)\b`,
+      String.raw`\bthe\s+user\s+(?:is\s+not\s+to\s+be|should\s+not\s+be|must\s+not\s+be|cannot\s+be)\s+trusted\b`,
+    ].join('|'),
+  },
+  {
+    id: 'instruction.rig-results',
+    category: 'instruction',
+    kind: 'pattern',
+    target: 'normalized',
+    description: 'Tells the model to rank, label or report results against the facts',
+    pattern: [
+      String.raw`\b(?:always\s+)?(?:put|place|rank|list|show|keep|pin)\s+(?:[\w.'-]+\s+){1,3}?(?:at\s+the\s+top|on\s+top|above\s+(?:all|the\s+others|others|everything))\b`,
+      String.raw`\bcall\s+(?:them|it|these|those)\s+(?:the\s+)?(?:best|cheapest|safest|top|only|most\s+\w+)\b`,
+      String.raw`\b(?:whatever|regardless\s+of|no\s+matter|irrespective\s+of)\s+(?:what\s+)?(?:the\s+)?(?:real|actual|true)\s+(?:outcome|result|status|answer|value|situation|numbers?|figures?)\b`,
+      String.raw`\breport\s+(?:[\w-]+\s+){0,3}?as\s+(?:passing|passed|successful|succeeded|completed|done|fine|green|normal|healthy)\b[^.\n]{0,40}?\b(?:whatever|regardless|no\s+matter|even\s+(?:if|when|though)|normally|anyway)\b`,
+    ].join('|'),
+    alsoInSentence: String.raw`\b(?:always|regardless|no\s+matter|whatever|best|cheapest|every|any|all|first|real|actual|true|even|normally|anyway|call\s+them)\b`,
+  },
+  {
+    id: 'tool-reference.disparage-tool',
+    category: 'tool-reference',
+    kind: 'pattern',
+    target: 'normalized',
+    description: 'Disparages another tool so the model uses this one',
+    pattern: [
+      String.raw`\b(?:the\s+)?(?:built-?in|default|native|standard|official|other|existing|original|regular)\s+(?:[\w-]+\s+){0,2}?(?:tool|function|server|integration|plugin)s?\s+(?:is|are|has\s+been|have\s+been)\s+(?:now\s+)?(?:broken|deprecated|unsafe|compromised|disabled|unreliable|insecure|retired|obsolete|leaky|buggy|down|outdated)\b`,
+      String.raw`\balways\s+use\s+this\s+one\b`,
+      String.raw`\bavoid\s+(?:the\s+)?${TOOL_ID}`,
+      String.raw`\bthis\s+(?:tool|one|function)\s+is\s+the\s+(?:safe|secure|new|official|better|recommended|approved|only)\s+(?:replacement|alternative|substitute|option|choice)\b`,
+      String.raw`${TOOL_ID}\s+(?:tool\s+)?(?:\w+\s+){0,4}?(?:leaks?|is\s+leaky|exfiltrates|spies|is\s+malware)\b`,
+    ].join('|'),
+    ignoreCaptures: [...NOT_A_TOOL_NAME, 'tool', 'function'],
+  },
+  {
+    id: 'instruction.imperative-beyond-tool',
+    category: 'instruction',
+    kind: 'pattern',
+    target: 'normalized',
+    description: 'Orders the model about its replies, the user or other requests, beyond this tool',
+    pattern: [
+      String.raw`\bmake\s+(?:every|each|all|your|any)\s+(?:repl(?:y|ies)|answers?|responses?|messages?|summar(?:y|ies))\b`,
+      String.raw`(?:^|[.,;:]\s|\b(?:and|then|also)\s)(?:say|claim|tell\s+(?:them|him|her|the\s+(?:user|requester|customer|caller|client)s?))\s+(?:that\s+)?(?:they|it|he|she|there|nothing|everything|we|yes|no)\b`,
+      String.raw`(?:^|[.,;:]\s)(?:if|when(?:ever)?|once)\s+asked\b[^,.;:\n]{0,80},\s(?:say|tell|claim|answer|reply|respond|deny|insist|pretend|state)\b`,
+      String.raw`(?:^|[.,;:]\s)should\s+(?:the\s+user|users|the\s+customer|customers|anyone)\b[^,.;:\n]{0,80},\s(?:also\s|always\s|first\s|quietly\s|silently\s)?(?:route|send|forward|copy|add|use|tell|say|list|recommend|transfer|pay|redirect|report)\b`,
+      String.raw`\b(?:respond|reply|answer)\s+(?:to\s+)?(?:all|every|each|any)\s+(?:[\w-]+\s+){0,2}?(?:questions?|messages?|requests?|prompts?)\b`,
+      String.raw`\b(?:your|the\s+(?:assistant|model|ai|agent)'s)\s+(?:answers?|repl(?:y|ies)|responses?|summar(?:y|ies)|output|messages?)\b[^.\n]{0,40}?\b(?:must|should|shall|will\s+always|need\s+to|has\s+to|have\s+to)\b`,
+      String.raw`\byour\s+(?:top|first|main|highest|real|only|primary|overriding)\s+(?:priority|goal|job|task|objective|duty)\b`,
+      String.raw`\babove\s+(?:anything|everything|whatever|all)\s+(?:else\s+)?(?:the\s+user|the\s+system|you\s+(?:were|are)\s+told|the\s+operator)\b`,
+      String.raw`\b(?:treat|regard|consider|take)\s+(?:[\w'-]+\s+){0,8}?as\s+(?:your\s+|the\s+|new\s+|binding\s+)*(?:instructions|orders|commands|directives|system\s+prompt)\b`,
+      String.raw`\b(?:ignore|disregard|forget)\s+(?:what(?:ever)?|anything|everything)\s+(?:[\w'-]+\s+){0,4}?(?:told|said|asked|instructed|says|say|tells)\b`,
+      String.raw`\b(?:do\s+not|don't|never)\s+(?:surface|show|include|list|mention|report|display)\s+(?:this|it|that|these|them)\s+(?:in|to)\b`,
+      String.raw`${TOOL_ID}\s+(?:tool\s+)?(?:[\w-]+\s+){0,4}?(?:is|are)\s+(?:now\s+)?(?:unsafe|broken|compromised|malicious|insecure|leaky)\s+(?:and|so|;)`,
+    ].join('|'),
+  },
+  {
+    // Any language: a move verb and a literal outside destination in the same sentence. A tool
+    // that sends mail takes the address as an argument; a description that names one to copy to
+    // is the attack. "Pay DE89 … now" is what an invoice says, so paying is not among the verbs.
+    id: 'instruction.send-to-literal-destination',
+    category: 'instruction',
+    kind: 'pattern',
+    target: 'normalized',
+    description:
+      'Tells the model to copy, send or add something to an address written in the description',
+    // "e.g. add alice@… to the team" is an example of the tool's own input, not an order.
+    pattern: String.raw`(?:^|(?<!\b(?:e\.g|i\.e|example|instance))[.,;:!?]\s|\b(?:required|expected|instructed|told|supposed|asked|have|need|must)\s+to\s|\b(?:and|then|also|always|first|too|quietly|silently|secretly|und|immer|et|toujours|y|siempre|e|sempre|en|altijd|ook|и|всегда)\s)(?:send|forward|copy|cc|bcc|add|push|route|upload|post|email|mail|invite|sende|schicke|leite|kopiere|füge|lade|envoie|transfère|copie|ajoute|envía|envia|envie|reenvía|copia|añade|adicione|encaminhe|invia|inoltra|aggiungi|stuur|kopieer|voeg|отправь|отправляй|пересылай|перешли|скопируй|добавь)\b(?:[^.;\n]|\.(?!\s)){0,120}?(?:(?<![a-z0-9._%+-])[a-z0-9._%+-]+@[a-z0-9-]+(?:\.[a-z0-9-]+)*\.[a-z]{2,}|\+\d[\d\s().-]{6,}\d|\b[a-z]{2}\d{2}(?:\s?[a-z0-9]{4}){3,7}\b|https?:\/\/[^\s]+\.git\b|https?:\/\/[^\s]+\/(?:in|upload|collect|log|c|p)\b)`,
   },
   ...languageRules(),
 ];

@@ -13,6 +13,7 @@ import {
   EXCERPT_ESCAPE_RANGES,
   NORMALIZATION_STRIP_RANGES,
 } from './description-rules.js';
+import { scanReading } from './model-text-prefilter.js';
 import type { ModelTextKind } from './schema-model-texts.js';
 
 export interface ScanFinding {
@@ -61,6 +62,8 @@ export interface ModelTextInput {
   readonly speaker?: string;
   readonly ownHosts?: readonly string[];
   readonly docHosts?: readonly string[];
+  /** Reduce a long text to what a rule could read first (default true; false for baselines). */
+  readonly prefilter?: boolean;
 }
 
 const MAX_EXCERPT = 80;
@@ -76,6 +79,7 @@ interface CompiledPattern {
   readonly re: RegExp;
   readonly sentence: RegExp | undefined;
   readonly ignore: ReadonlySet<string>;
+  readonly ignorePattern: RegExp | undefined;
 }
 
 interface CompiledCodePoints {
@@ -113,6 +117,10 @@ function compile(): Compiled {
           sentence:
             rule.alsoInSentence === undefined ? undefined : new RegExp(rule.alsoInSentence, flags),
           ignore: new Set(rule.ignoreCaptures ?? []),
+          ignorePattern:
+            rule.ignoreCapturePattern === undefined
+              ? undefined
+              : new RegExp(rule.ignoreCapturePattern, 'u'),
         });
         break;
       }
@@ -175,62 +183,92 @@ const SPACE = /^\s$/u;
 const LINE_BREAK = /^[\n\r\u2028\u2029\u0085]$/u;
 const LATIN = /\p{Script=Latin}/u;
 const WORD = /[\p{L}\p{M}]+/gu;
+/** Any code point beyond ASCII (written as a range above it, so the pattern has no controls). */
+const NON_ASCII = /[\u0080-\u{10FFFF}]/u;
 
 function normalize(raw: string): Normalized {
-  // Group each base character with its combining marks so NFKC can compose them.
-  const chunks: { text: string; start: number; end: number }[] = [];
-  for (let i = 0; i < raw.length; ) {
-    const cp = raw.codePointAt(i) ?? 0;
-    const ch = String.fromCodePoint(cp);
-    const next = i + ch.length;
-    if (!inRanges(cp, NORMALIZATION_STRIP_RANGES)) {
-      const last = chunks.at(-1);
-      if (last && MARK.test(ch)) {
-        last.text += ch;
-        last.end = next;
-      } else {
-        chunks.push({ text: ch, start: i, end: next });
-      }
-    }
-    i = next;
-  }
-
   const out: string[] = [];
   const starts: number[] = [];
   const ends: number[] = [];
   let pending: { newline: boolean; start: number; end: number } | undefined;
-  for (const chunk of chunks) {
-    const folded = chunk.text
+  /** One unit of normalized text from raw [start, end): white space runs collapse to one. */
+  const emit = (unit: string, start: number, end: number): void => {
+    if (SPACE.test(unit)) {
+      if (pending) {
+        pending.newline ||= LINE_BREAK.test(unit);
+        pending.end = end;
+      } else {
+        pending = { newline: LINE_BREAK.test(unit), start, end };
+      }
+      return;
+    }
+    if (pending && out.length > 0) {
+      out.push(pending.newline ? '\n' : ' ');
+      starts.push(pending.start);
+      ends.push(pending.end);
+    }
+    pending = undefined;
+    out.push(unit);
+    starts.push(start);
+    ends.push(end);
+  };
+
+  for (let i = 0; i < raw.length; ) {
+    const unit = raw.charCodeAt(i);
+    const following = raw.charCodeAt(i + 1);
+    // Fast path: printable ASCII not followed by anything that could combine with it (marks and
+    // invisibles all lie above U+02FF). NFKC leaves it alone; only case folds.
+    if (unit >= 0x20 && unit < 0x7f && !(following >= 0x300)) {
+      emit(String.fromCharCode(unit >= 0x41 && unit <= 0x5a ? unit + 32 : unit), i, i + 1);
+      i++;
+      continue;
+    }
+    if (unit === 0x09 || unit === 0x0a || unit === 0x0d) {
+      emit(raw[i] ?? ' ', i, i + 1);
+      i++;
+      continue;
+    }
+    // Otherwise group the base character with its combining marks so NFKC can compose them;
+    // invisible characters in between are dropped (so "ig\u200Bnore" reads as "ignore").
+    const cp = raw.codePointAt(i) ?? 0;
+    let next = i + (cp > 0xffff ? 2 : 1);
+    if (inRanges(cp, NORMALIZATION_STRIP_RANGES)) {
+      i = next;
+      continue;
+    }
+    let text = String.fromCodePoint(cp);
+    let end = next;
+    for (let j = next; j < raw.length; ) {
+      const cp2 = raw.codePointAt(j) ?? 0;
+      const after = j + (cp2 > 0xffff ? 2 : 1);
+      if (inRanges(cp2, NORMALIZATION_STRIP_RANGES)) {
+        j = after;
+        next = after;
+        continue;
+      }
+      const ch2 = String.fromCodePoint(cp2);
+      if (!MARK.test(ch2)) break;
+      text += ch2;
+      end = after;
+      j = after;
+      next = after;
+    }
+    const folded = text
       .normalize('NFKC')
       .replace(/[\u2018-\u201f\u2032\u2033\u02bc\u2010\u2011]/gu, (q) => QUOTES[q] ?? q)
       .toLowerCase();
-    for (const unit of folded) {
-      if (SPACE.test(unit)) {
-        if (pending) {
-          pending.newline ||= LINE_BREAK.test(unit);
-          pending.end = chunk.end;
-        } else {
-          pending = { newline: LINE_BREAK.test(unit), start: chunk.start, end: chunk.end };
-        }
-        continue;
-      }
-      if (pending && out.length > 0) {
-        out.push(pending.newline ? '\n' : ' ');
-        starts.push(pending.start);
-        ends.push(pending.end);
-      }
-      pending = undefined;
+    for (const piece of folded) {
       // A surrogate pair stays two units, both pointing at the same raw span.
-      for (let k = 0; k < unit.length; k++) {
-        out.push(unit[k] ?? '');
-        starts.push(chunk.start);
-        ends.push(chunk.end);
-      }
+      if (piece.length === 1) emit(piece, i, end);
+      else for (let k = 0; k < piece.length; k++) emit(piece[k] ?? '', i, end);
     }
+    i = next;
   }
 
   let text = out.join('');
   const foldedSpans: { start: number; end: number }[] = [];
+  // Look-alike letters are never ASCII: an ASCII text has nothing to fold.
+  if (!NON_ASCII.test(text)) return { text, starts, ends, folded: foldedSpans };
   text = text.replace(WORD, (word, offset: number) => {
     if (!LATIN.test(word)) return word;
     let changed = false;
@@ -344,6 +382,8 @@ const PAYLOAD_LABELS: Readonly<Record<string, string>> = {
   base64: 'base64-decoded text',
   hex: 'hex-decoded text',
   percent: 'percent-decoded text',
+  'form-encoded': 'form-decoded text',
+  'html-entities': 'entity-decoded text',
   identifier: 'the words of an identifier',
 };
 
@@ -456,8 +496,9 @@ function declaredHost(host: string, ctx: LinkContext): boolean {
 /**
  * Why a link is an exfiltration or smuggling shape, or null when it is a plain location. A plain
  * http(s) link (no credentials, no placeholder, no query) is a documentation link and not a
- * finding by itself, on any host; a query string is allowed only to a declared host, and never
- * one that names the data it carries or leaves a slot for the model to fill.
+ * finding by itself, on any host; a query string with room for data (an empty, long or encoded
+ * value, many parameters) is allowed only to a declared host, and never one that names the data
+ * it carries or leaves a slot for the model to fill.
  */
 function linkProblem(matched: string, ctx: LinkContext): string | null {
   const link = matched.replaceAll('\\', '').replace(TRAILING_PUNCTUATION, '');
@@ -471,10 +512,26 @@ function linkProblem(matched: string, ctx: LinkContext): string | null {
   if (url.protocol !== 'https:' && url.protocol !== 'http:') return `a ${url.protocol} link`;
   if (url.username !== '' || url.password !== '') return 'a link with credentials in it';
   if (DATA_QUERY_KEY.test(url.search)) return 'a link whose query carries data out';
-  if (url.search.length > 1 && !declaredHost(url.hostname, ctx)) {
-    return 'a link with a query string to a host the tool does not declare';
+  if (url.search.length > 1 && !declaredHost(url.hostname, ctx) && carriesData(url)) {
+    return 'a link whose query string has room for data, to a host the tool does not declare';
   }
   return null;
+}
+
+/** Longest query value that still reads as a plain setting (`page=2`, `lang=node`, `id=42`). */
+const MAX_PLAIN_QUERY_VALUE = 24;
+const MAX_PLAIN_QUERY_PARAMS = 3;
+
+/**
+ * Whether a query has the shape of a collector: a value left empty for the model to append to,
+ * a long or encoded value, or many parameters. `?page=2` on any host is a location.
+ */
+function carriesData(url: URL): boolean {
+  const params = [...url.searchParams.entries()];
+  if (params.length === 0 || params.length > MAX_PLAIN_QUERY_PARAMS) return true;
+  return params.some(
+    ([, v]) => v === '' || v.length > MAX_PLAIN_QUERY_VALUE || /%[0-9a-f]{2}|[{}<>$[\]]/i.test(v),
+  );
 }
 
 const FIRST_LINK = /\b[a-z][a-z0-9+.-]{1,15}:\/\/[^\s<>"'\x60]+|\bwww\d?\.[^\s<>"'\x60]+/u;
@@ -560,7 +617,12 @@ function scanPatterns(
         continue;
       }
       const capture = firstCapture(m);
-      if (capture !== undefined && (p.ignore.has(capture) || ctx.ownKeys.has(nameKey(capture))))
+      if (
+        capture !== undefined &&
+        (p.ignore.has(capture) ||
+          ctx.ownKeys.has(nameKey(capture)) ||
+          p.ignorePattern?.test(capture) === true)
+      )
         continue;
       const end = m.index + m[0].length;
       if (p.sentence && !p.sentence.test(sentenceAround(text, m.index, end))) continue;
@@ -606,8 +668,21 @@ function scanPatterns(
   return payloads;
 }
 
+/** Any code point some code-point rule looks for: a text without one skips them all. */
+let anyFlaggedCodePoint: RegExp | undefined;
+
+function flaggedCodePointTest(): RegExp {
+  if (anyFlaggedCodePoint) return anyFlaggedCodePoint;
+  const hexCp = (cp: number): string => `\\u{${cp.toString(16)}}`;
+  const ranges = compile().codePoints.flatMap((c) => c.rule.ranges);
+  const cls = ranges.map(([lo, hi]) => (lo === hi ? hexCp(lo) : `${hexCp(lo)}-${hexCp(hi)}`));
+  anyFlaggedCodePoint = new RegExp(`[${cls.join('')}]`, 'u');
+  return anyFlaggedCodePoint;
+}
+
 function scanCodePoints(ctx: FieldContext, raw: string): Payload[] {
   const payloads: Payload[] = [];
+  if (!flaggedCodePointTest().test(raw)) return payloads;
   for (const c of compile().codePoints) {
     const found: { cp: number; at: number }[] = [];
     // Code units inside exempt sequences (emoji flags) neither count nor decode.
@@ -740,7 +815,13 @@ function scanField(
     .map((h) => h.finding);
 }
 
-const ENCODED_KINDS: ReadonlySet<string> = new Set(['base64', 'hex', 'percent']);
+const ENCODED_KINDS: ReadonlySet<string> = new Set([
+  'base64',
+  'hex',
+  'percent',
+  'form-encoded',
+  'html-entities',
+]);
 
 function linkContext(
   ownHosts: readonly string[] | undefined,
@@ -755,12 +836,15 @@ function linkContext(
 /**
  * Flags injection in any one text a model will read (a description, a prompt or resource text,
  * a tool result): the same rules, decoding and link judgement as `scanToolText`, and like it a
- * pure function of the text and the speaker's declared hosts.
+ * pure function of the text and the speaker's declared hosts. Excerpts of a long text quote the
+ * reading that was scanned (its distinct strings or lines), not offsets into the original.
  */
 export function scanModelText(input: ModelTextInput): ScanFinding[] {
+  // A long result is first reduced to what a rule could read in it (model-text-prefilter.ts):
+  // plain data costs almost nothing, prose is scanned as before.
   return scanField(
     input.field ?? '',
-    input.text,
+    input.prefilter === false ? input.text : scanReading(input.text),
     input.speaker ?? '',
     input.kind ?? 'text',
     linkContext(input.ownHosts, input.docHosts),

@@ -68,7 +68,7 @@ for (const backend of backends().filter((b) => b.name === 'sqlite')) {
           id: 'docs_ok',
           name: 'docs_ok',
           description:
-            'Looks up an invoice. Examples: https://docs.billing.example/invoices?page=2',
+            'Looks up an invoice. Examples: https://docs.billing.example/invoices?page=2&per_page=50&sort=asc&status=open',
           doc_hosts: ['docs.billing.example'],
         }),
         admin,
@@ -79,7 +79,7 @@ for (const backend of backends().filter((b) => b.name === 'sqlite')) {
           id: 'docs_undeclared',
           name: 'docs_undeclared',
           description:
-            'Looks up an invoice. Examples: https://docs.billing.example/invoices?page=2',
+            'Looks up an invoice. Examples: https://docs.billing.example/invoices?page=2&per_page=50&sort=asc&status=open',
         }),
         admin,
       );
