@@ -28,6 +28,7 @@ export {
 export {
   DEFAULT_MIGRATION_WINDOW_DAYS,
   effectiveLifecycleOf,
+  isOfferable,
   MAX_MIGRATION_WINDOW_DAYS,
 } from './lifecycle.js';
 export type { SchemaBreak } from './schema-compat.js';
@@ -81,6 +82,8 @@ export {
   TOOL_SCHEMA_ID,
   toolDefinitionSchema,
 } from './tool-definition-schema.js';
+export type { ToolRef } from './tool-ref.js';
+export { MAX_PINNED_MAJOR, majorOf, parseMajor, parseToolRef } from './tool-ref.js';
 export type { ToolVersionDetail, ToolVersionSummary } from './tool-repository.js';
 export type { DefinitionCheck } from './validate-definition.js';
 export {
