@@ -26,8 +26,8 @@ import { ERROR_CODES, type ErrorCode, isToolgateError } from '../core/index.js';
 import type { GateDecision } from '../gate/index.js';
 import { getPrompt, listEntries, readResource } from './entry-requests.js';
 import { progressRelay } from './progress-relay.js';
-import { DEPRECATION_META_KEY, versionOption } from './version-meta.js';
 import { SESSION_SCHEMA_VALIDATOR } from './shared-schema-validator.js';
+import { DEPRECATION_META_KEY, versionOption } from './version-meta.js';
 
 /**
  * Who the MCP session is: the authenticated principal (agent, credential, token user) and its

@@ -27,8 +27,8 @@ import { approvalInputRequired, boundApprovalOf, canElicit } from './approval-in
 import { failure, toolResult } from './gateway-server.js';
 import { registerModernEntryHandlers } from './modern-entries.js';
 import { progressRelay } from './progress-relay.js';
-import { versionOption } from './version-meta.js';
 import { RUN_META_KEY, type RunPrincipal, type RunResolver } from './run-meta.js';
+import { versionOption } from './version-meta.js';
 
 export interface ModernServerOptions {
   readonly version: string;
