@@ -290,7 +290,10 @@ describe('library API: both majors through the window', () => {
     const [old, current] = await preRecords(ctx.sessionId);
     assert.equal(old?.version, '1.0.0');
     assert.equal(old?.details.version_pin, 1);
-    assert.deepEqual((old?.details.deprecation as Record<string, unknown>).successor, '2.0.0');
+    assert.deepEqual(
+      (old?.details.deprecation as Record<string, unknown> | undefined)?.successor,
+      '2.0.0',
+    );
     assert.ok(Array.isArray(old?.details.warnings));
     assert.equal(current?.version, '2.0.0');
     assert.equal(current?.details.deprecation, undefined);
@@ -593,7 +596,7 @@ describe('MCP with the real SDK clients', () => {
       'ticket_id',
     ]);
     assert.deepEqual(
-      (entry?._meta?.['io.toolgate/versions'] as Record<string, unknown>[]).map((v) => [
+      ((entry?._meta?.['io.toolgate/versions'] ?? []) as Record<string, unknown>[]).map((v) => [
         v.major,
         v.version,
         v.lifecycle,
