@@ -1,5 +1,5 @@
 /**
- * Versions side by side (C2, issue 16 point 2): after `add_label@2.0.0` adds a required field and
+ * Versions side by side (C2, docs/architecture.md §3): after `add_label@2.0.0` adds a required field and
  * 1.0.0 is deprecated, both are callable through the window — the newest active by default, the
  * old major when pinned (`add_label@1` over REST and the library, `_meta["io.toolgate/version"]`
  * over MCP with the real SDK clients) — with a deprecation notice (REST `Deprecation`/`Sunset`
