@@ -8,6 +8,7 @@
 import semver from 'semver';
 import { effectiveLifecycleOf, isOfferable, type ToolVersionDetail } from '../../catalog/index.js';
 import type { SessionTool } from '../../sessions/index.js';
+import { liveCapabilities } from './grant.js';
 import type { CallState } from './step.js';
 
 /** What a caller is told to call instead of a retired or deprecated version. */
@@ -20,20 +21,11 @@ const TIER_RANK: Readonly<Record<string, number>> = { public: 0, restricted: 1, 
 
 /** Whether this session's principal could be offered this version: tier and live grants. */
 async function mayUse(s: CallState, detail: ToolVersionDetail): Promise<boolean> {
-  const { identities, sessions } = s.deps;
-  const agent = await identities.agent(s.ctx.agentId);
+  const agent = await s.deps.identities.agent(s.ctx.agentId);
   const tier = TIER_RANK[detail.access_tier];
   const held = TIER_RANK[agent.tier];
   if (tier === undefined || held === undefined || tier > held) return false;
-  const session = s.session;
-  const caps = await sessions.capabilities(
-    s.ctx.agentId,
-    session.user_id,
-    session.user_permissions === null ? null : (JSON.parse(session.user_permissions) as string[]),
-    agent,
-    identities.loadUser,
-    identities.isDisabled,
-  );
+  const caps = await liveCapabilities(s, agent);
   return detail.definition.required_capabilities.every((c) => caps.has(c));
 }
 
@@ -91,17 +83,17 @@ export async function successorOf(
   return null;
 }
 
-/** The successor the session itself holds for a deprecated version it called: no I/O. */
+/**
+ * The successor the session itself holds for a deprecated version it called, no I/O: its default
+ * version when that is later (the newest active one), else the newest later major it may pin.
+ */
 export function heldSuccessor(s: CallState, entry: SessionTool | null): Successor | null {
   if (!entry || s.ref === null) return null;
   const current = s.ref.version;
-  const candidates = [entry.version, ...(entry.pins ?? []).map((p) => p.version)].filter((v) =>
-    semver.gt(v, current),
-  );
-  const best =
-    entry.version !== current && semver.gt(entry.version, current) ? entry.version : null;
-  const version = best ?? candidates.sort(semver.rcompare)[0] ?? null;
-  return version === null ? null : successorNamed(entry.name, version);
+  if (semver.gt(entry.version, current)) return successorNamed(entry.name, entry.version);
+  const later = (entry.pins ?? []).map((p) => p.version).filter((v) => semver.gt(v, current));
+  const newest = later.sort(semver.rcompare)[0];
+  return newest === undefined ? null : successorNamed(entry.name, newest);
 }
 
 function successorNamed(name: string, version: string): Successor {
