@@ -62,6 +62,8 @@ import {
   DISCOVER_TOOLS_HANDLER,
   Discovery,
   type HealthReader,
+  majorOf,
+  parseToolRef,
   ScopedDiscovery,
   SecurityReviewDesk,
 } from './catalog/index.js';
@@ -567,8 +569,15 @@ export async function openGateway(options: ToolgateOptions = {}): Promise<Gatewa
           const agent = await agents.get(identity.agentId).catch(() => null);
           if (!agent?.enabled) return null;
           const granted = new Set(agent.capabilities);
-          for (const tool of await catalog.offered()) {
-            if (tool.name !== toolRef && tool.id !== toolRef) continue;
+          // `name@1` asks about that major's own definition (C2): its capabilities may differ.
+          const ref = parseToolRef(toolRef);
+          if (!ref) return null;
+          const candidates =
+            ref.major === null
+              ? await catalog.offered()
+              : (await catalog.offeredMajors()).filter((t) => majorOf(t.version) === ref.major);
+          for (const tool of candidates) {
+            if (tool.name !== ref.name && tool.id !== ref.name) continue;
             const needed = tool.definition.required_capabilities;
             // Beyond the agent's own grants no scope helps: refused as usual, saying nothing.
             if (!needed.every((c) => granted.has(c))) continue;

@@ -30,6 +30,7 @@ export const CATALOG_ADMIN = [
   'get',
   'activate',
   'deprecate',
+  'extendDeprecation',
   'retire',
   'quarantine',
   'release',

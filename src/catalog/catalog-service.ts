@@ -559,6 +559,26 @@ export class CatalogService {
     return [...newest.values()].sort((a, b) => a.id.localeCompare(b.id));
   }
 
+  /**
+   * What may be offered now, one version per major: per tool and major, its newest version that
+   * is active or deprecated (window not ended) and not quarantined (C2: during a deprecation
+   * window the old major stays callable beside the new one). Sorted by id, then version.
+   */
+  async offeredMajors(): Promise<ToolVersionDetail[]> {
+    const now = this.#clock();
+    const newest = new Map<string, ToolVersionDetail>();
+    for (const row of await offerableRows(this.#store.db)) {
+      const detail = toDetail(row, now);
+      if (!isOfferable(detail.lifecycle)) continue;
+      const key = `${detail.id}@${semver.major(detail.version)}`;
+      const current = newest.get(key);
+      if (!current || semver.gt(detail.version, current.version)) newest.set(key, detail);
+    }
+    return [...newest.values()].sort(
+      (a, b) => a.id.localeCompare(b.id) || semver.compare(a.version, b.version),
+    );
+  }
+
   async versions(toolId: string): Promise<ToolVersionDetail[]> {
     const now = this.#clock();
     const rows = await findVersions(this.#store.db, toolId);
@@ -607,6 +627,73 @@ export class CatalogService {
     return this.#transition(toolId, version, 'deprecated', actor, {
       windowDays,
       ...(options.reason !== undefined ? { reason: options.reason } : {}),
+    });
+  }
+
+  /**
+   * Extends a deprecated version's migration window by `days` (C2): the version stays callable,
+   * with its warning, until the later date. Only a window that has not ended can be extended (a
+   * retired version stays retired), and never beyond the longest window from now. Audited as
+   * `tool.deprecation_extended` with both dates.
+   */
+  async extendDeprecation(
+    toolId: string,
+    version: string,
+    actor: Actor,
+    options: { readonly days: number; readonly reason?: string },
+  ): Promise<ToolVersionDetail> {
+    const days = options.days;
+    if (!Number.isInteger(days) || days < 1 || days > MAX_MIGRATION_WINDOW_DAYS) {
+      throw new ToolgateError(
+        'INPUT_INVALID',
+        `an extension must be 1–${MAX_MIGRATION_WINDOW_DAYS} whole days`,
+        {
+          problems: [
+            problem('/days', `must be an integer from 1 to ${MAX_MIGRATION_WINDOW_DAYS}`, 'range'),
+          ],
+        },
+      );
+    }
+    return this.write(async (ctx) => {
+      const { trx } = ctx;
+      const now = this.#clock();
+      const row = await requireVersion(trx, toolId, version);
+      const from = effectiveLifecycle(row.lifecycle as LifecycleState, row.retire_at, now);
+      if (from !== 'deprecated' || row.retire_at === null) {
+        throw new ToolgateError(
+          'LIFECYCLE_INVALID',
+          `${toolId}@${version} is ${from}: only a deprecated version whose window has not ended can be extended`,
+          { toolId, version, from, to: 'deprecated' },
+        );
+      }
+      const retireAt = addDays(new Date(row.retire_at), days);
+      if (retireAt.getTime() > addDays(now, MAX_MIGRATION_WINDOW_DAYS).getTime()) {
+        throw new ToolgateError(
+          'INPUT_INVALID',
+          `the window would end more than ${MAX_MIGRATION_WINDOW_DAYS} days from now`,
+          { problems: [problem('/days', 'extends the window too far', 'range')] },
+        );
+      }
+      const at = now.toISOString();
+      await trx
+        .updateTable('tool_versions')
+        .set({ retire_at: retireAt.toISOString(), updated_at: at, revision: PENDING_REVISION })
+        .where('tool_id', '=', toolId)
+        .where('version', '=', version)
+        .where('lifecycle', '=', 'deprecated')
+        .execute();
+      await appendEvent(trx, actor, now, {
+        action: 'tool.deprecation_extended',
+        subject: `tool:${toolId}@${version}`,
+        details: {
+          from_retire_at: row.retire_at,
+          retire_at: retireAt.toISOString(),
+          days,
+          ...(options.reason !== undefined ? { reason: options.reason } : {}),
+        },
+      });
+      ctx.changed = true;
+      return toDetail(await requireVersion(trx, toolId, version), now);
     });
   }
 

@@ -33,6 +33,7 @@ export {
 export {
   DEFAULT_MIGRATION_WINDOW_DAYS,
   effectiveLifecycleOf,
+  isOfferable,
   MAX_MIGRATION_WINDOW_DAYS,
 } from './lifecycle.js';
 export type { SchemaBreak } from './schema-compat.js';
@@ -97,6 +98,8 @@ export {
 } from './tool-definition-schema.js';
 export type { HealthReader, HealthState, ToolHealthView } from './tool-health-view.js';
 export { UNCHECKED_HEALTH } from './tool-health-view.js';
+export type { ToolRef } from './tool-ref.js';
+export { MAX_PINNED_MAJOR, majorOf, parseMajor, parseToolRef } from './tool-ref.js';
 export type { ToolVersionDetail, ToolVersionSummary } from './tool-repository.js';
 export type { DefinitionCheck } from './validate-definition.js';
 export {

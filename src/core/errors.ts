@@ -391,7 +391,10 @@ export interface ErrorDetails {
   };
   APPROVAL_STATE: { approvalId: string };
   TOOL_NOT_REGISTERED: CallDenial;
-  TOOL_RETIRED: CallDenial;
+  TOOL_RETIRED: CallDenial & {
+    /** What to call instead (`name@<major>`) and its version; null when the caller may use none. */
+    successor: { tool: string; version: string } | null;
+  };
   GRANT_MISSING: CallDenial;
   POLICY_DENIED: CallDenial;
   RATE_LIMITED: CallDenial;

@@ -106,6 +106,9 @@ export function preRecord(s: CallState): AuditRecord {
     decision: 'allow',
     details: s.warnings.length > 0 ? { warnings: s.warnings } : {},
   };
+  // Versions side by side (C2): which version a deprecated call ran, and whether it was pinned.
+  if (s.deprecation) pre.details = { ...pre.details, deprecation: s.deprecation };
+  if (s.pinnedMajor !== null) pre.details = { ...pre.details, version_pin: s.pinnedMajor };
   const provenance = provenanceDetails(s);
   if (provenance) pre.details = { ...pre.details, provenance };
   if (s.afterInjection) pre.details = { ...pre.details, after_injection: s.afterInjection };

@@ -14,6 +14,11 @@ export interface CallContext extends SessionPrincipal {
 }
 
 export interface CallOptions {
+  /**
+   * A major version to pin, as the front received it (MCP `_meta["io.toolgate/version"]`): a
+   * non-negative integer or its decimal spelling. The same as `name@<major>`; both given must agree.
+   */
+  readonly version?: unknown;
   /** Same key and same arguments → the first result; same key, other arguments → refused. */
   readonly idempotencyKey?: string;
   /** Receives an upstream MCP tool's progress while it runs (never after the call returned). */

@@ -44,10 +44,24 @@ export interface Allowed {
   readonly output: unknown;
   /** e.g. a deprecation notice with the retirement date. */
   readonly warnings: readonly string[];
+  /** The version called is deprecated: when, when it retires, what replaces it (C2). */
+  readonly deprecation?: DeprecationNotice;
   /** For an upstream MCP tool: its checked result as the upstream gave it, for MCP fronts. */
   readonly mcpResult?: McpToolResult;
   /** Where the result came from and what its scan found; fronts pass it on (MCP `_meta`, REST `trust`). */
   readonly trust?: TrustLabel;
+}
+
+/**
+ * A deprecated version's notice (C2): REST sends it as `Deprecation` (RFC 9745) and `Sunset`
+ * (RFC 8594) headers, MCP as `_meta["io.toolgate/deprecation"]`, the audit in the pre record.
+ */
+export interface DeprecationNotice {
+  readonly version: string;
+  readonly deprecated_at: string | null;
+  readonly retire_at: string | null;
+  /** The version callers should move to, if the session may call one (its default version). */
+  readonly successor: string | null;
 }
 
 export interface Denied {

@@ -10,6 +10,7 @@ export type {
   Allowed,
   Denied,
   DenyCode,
+  DeprecationNotice,
   GateDecision,
   McpToolResult,
   PendingApproval,

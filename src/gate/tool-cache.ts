@@ -83,6 +83,14 @@ export class ToolCache {
     return compiled;
   }
 
+  /**
+   * Every stored version of a tool, read now (not cached: only a pin to a major the session does
+   * not offer, or a retired version's successor, asks). Empty when the tool is unknown.
+   */
+  async versions(id: string): Promise<ToolVersionDetail[]> {
+    return this.#catalog.versions(id).catch(() => []);
+  }
+
   /** The org policy engine, loaded once per catalog revision; may reject (never means "none"). */
   policyEngine(): Promise<PolicyEngine | null> {
     if (this.#engine) return this.#engine;

@@ -27,6 +27,7 @@ import type { GateDecision } from '../gate/index.js';
 import { getPrompt, listEntries, readResource } from './entry-requests.js';
 import { progressRelay } from './progress-relay.js';
 import { SESSION_SCHEMA_VALIDATOR } from './shared-schema-validator.js';
+import { DEPRECATION_META_KEY, versionOption } from './version-meta.js';
 
 /**
  * Who the MCP session is: the authenticated principal (agent, credential, token user) and its
@@ -90,6 +91,8 @@ export function toolResult(decision: GateDecision): CallToolResult {
         },
         // Where the text came from and what the gateway's scan found in it (README "Results").
         ...(decision.trust ? { [TRUST_META_KEY]: decision.trust } : {}),
+        // A deprecated version's notice: when it retires and what to move to (C2).
+        ...(decision.deprecation ? { [DEPRECATION_META_KEY]: decision.deprecation } : {}),
       };
       if (decision.mcpResult) {
         // An upstream provider's result, checked by the gate, passed on as the upstream gave it.
@@ -207,6 +210,7 @@ export function createGatewayServer(
     const callOptions = {
       signal: extra.signal,
       ...(relay ? { onProgress: relay.onProgress } : {}),
+      ...versionOption(request.params._meta),
     };
     try {
       let decision = await agent.invoke(ctx, name, args ?? {}, callOptions);

@@ -28,6 +28,7 @@ import { failure, toolResult } from './gateway-server.js';
 import { registerModernEntryHandlers } from './modern-entries.js';
 import { progressRelay } from './progress-relay.js';
 import { RUN_META_KEY, type RunPrincipal, type RunResolver } from './run-meta.js';
+import { versionOption } from './version-meta.js';
 
 export interface ModernServerOptions {
   readonly version: string;
@@ -138,6 +139,7 @@ export function createModernServer(
       signal: ctx.mcpReq.signal,
       ...(relay ? { onProgress: relay.onProgress } : {}),
       ...(bound ? { boundApproval: bound.approval } : {}),
+      ...versionOption(request.params._meta),
     };
     let result: CallToolResult | InputRequiredResult;
     try {

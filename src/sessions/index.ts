@@ -19,17 +19,21 @@ export { SessionEntries } from './session-entries.js';
 export type { SessionPrincipal } from './session-principal.js';
 export type {
   LiveSession,
+  OfferedMajor,
   OpenSessionOptions,
+  SessionPin,
   SessionTool,
   SessionView,
   ToolFormat,
   WithheldTool,
 } from './session-service.js';
 export {
+  byTool,
   exportTool,
   MAX_UNTRUSTED_SOURCES,
   permittedSet,
   SessionService,
   untrustedSourcesOf,
+  VERSIONS_META_KEY,
 } from './session-service.js';
 export { withdrawEndedRunApprovals, withdrawRunApprovals } from './withdraw-approvals.js';

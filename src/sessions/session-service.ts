@@ -5,6 +5,7 @@
  * with a reason only admins see.
  */
 import { randomBytes } from 'node:crypto';
+import semver from 'semver';
 import type { CatalogService, ToolVersionDetail } from '../catalog/index.js';
 import {
   type Actor,
@@ -44,9 +45,22 @@ import { withdrawRunApprovals } from './withdraw-approvals.js';
 
 export interface SessionTool {
   readonly id: string;
+  /** The default version: the newest active one the session may use (else the newest deprecated). */
   readonly version: string;
   /** The name the model sees; unique within the session. */
   readonly name: string;
+  /**
+   * The other majors of this tool the session may call by pinning (`name@1`), each its newest
+   * offerable version that passed the same grant, tier and toxic-combination rules (C2). Absent
+   * when there are none.
+   */
+  readonly pins?: readonly SessionPin[];
+}
+
+/** One more major of a tool a session may call when the caller pins it. */
+export interface SessionPin {
+  readonly major: number;
+  readonly version: string;
 }
 
 export interface WithheldTool {
@@ -122,14 +136,47 @@ export function permittedSet(
   };
 }
 
+/**
+ * Groups a permitted set holding one version per major (`CatalogService.offeredMajors`) into one
+ * entry per tool: the default is the newest active version, else the newest deprecated one; every
+ * other permitted major can be pinned. Each version got here through the rules on its own
+ * definition, so a pinned old major never escapes a rule the new one has, nor the reverse.
+ */
+export function byTool(
+  tools: readonly ToolVersionDetail[],
+): { readonly detail: ToolVersionDetail; readonly pins: readonly ToolVersionDetail[] }[] {
+  const groups = new Map<string, ToolVersionDetail[]>();
+  for (const t of tools) {
+    const group = groups.get(t.id);
+    if (group) group.push(t);
+    else groups.set(t.id, [t]);
+  }
+  const out: { detail: ToolVersionDetail; pins: ToolVersionDetail[] }[] = [];
+  for (const group of groups.values()) {
+    const newestFirst = [...group].sort((a, b) => semver.rcompare(a.version, b.version));
+    const detail =
+      newestFirst.find((t) => t.lifecycle === 'active') ?? (newestFirst[0] as ToolVersionDetail);
+    out.push({ detail, pins: newestFirst.filter((t) => t !== detail) });
+  }
+  return out;
+}
+
 /** Names the model sees; a clash (two providers' `search`) falls back to the tool id. */
 export function exportNames(tools: readonly ToolVersionDetail[]): SessionTool[] {
+  const grouped = byTool(tools);
   const count = new Map<string, number>();
-  for (const t of tools) count.set(t.name, (count.get(t.name) ?? 0) + 1);
-  return tools.map((t) => ({
+  for (const { detail: t } of grouped) count.set(t.name, (count.get(t.name) ?? 0) + 1);
+  return grouped.map(({ detail: t, pins }) => ({
     id: t.id,
     version: t.version,
     name: (count.get(t.name) ?? 0) > 1 ? t.id.replaceAll('.', '__') : t.name,
+    ...(pins.length > 0
+      ? {
+          pins: pins
+            .map((p) => ({ major: semver.major(p.version), version: p.version }))
+            .sort((a, b) => a.major - b.major),
+        }
+      : {}),
   }));
 }
 
@@ -212,7 +259,7 @@ export class SessionService {
     const runId = options.runId ?? null;
     const runReadPrivate = runId !== null && (await this.runHasReadPrivate(agentId, runId));
     const { tools, withheld } = permittedSet(
-      await this.#catalog.offered(),
+      await this.#catalog.offeredMajors(),
       caps,
       agent.tier,
       runReadPrivate,
@@ -262,7 +309,7 @@ export class SessionService {
     const runReadPrivate =
       session.private_data_read === 1 || (await this.runHasReadPrivate(agentId, session.run_id));
     const { tools, withheld } = permittedSet(
-      await this.#catalog.offered(),
+      await this.#catalog.offeredMajors(),
       caps,
       agent.tier,
       runReadPrivate,
@@ -595,10 +642,54 @@ export class SessionService {
         (detail.lifecycle !== 'active' && detail.lifecycle !== 'deprecated')
       )
         continue;
-      out.push(exportTool(t.name, detail, format));
+      const tool = exportTool(t.name, detail, format);
+      out.push(
+        format === 'mcp' && t.pins
+          ? { ...(tool as object), _meta: { [VERSIONS_META_KEY]: await this.#majors(t, detail) } }
+          : tool,
+      );
     }
     return out;
   }
+
+  /** The majors a caller may pin, default first, as MCP clients read them in `tools/list`. */
+  async #majors(t: SessionTool, detail: ToolVersionDetail): Promise<OfferedMajor[]> {
+    const out: OfferedMajor[] = [offeredMajor(detail, true)];
+    for (const pin of t.pins ?? []) {
+      const pinned = await this.#catalog.get(t.id, pin.version).catch(() => null);
+      if (!pinned || pinned.quarantined || !isOfferableState(pinned.lifecycle)) continue;
+      out.push(offeredMajor(pinned, false));
+    }
+    return out;
+  }
+}
+
+/**
+ * Where an MCP `tools/list` entry names the majors a caller may pin, and where a `tools/call` pins
+ * one (`_meta["io.toolgate/version"]`, README "Versions side by side").
+ */
+export const VERSIONS_META_KEY = 'io.toolgate/versions';
+
+export interface OfferedMajor {
+  readonly major: number;
+  readonly version: string;
+  readonly lifecycle: 'active' | 'deprecated';
+  readonly retire_at: string | null;
+  readonly default: boolean;
+}
+
+function offeredMajor(detail: ToolVersionDetail, isDefault: boolean): OfferedMajor {
+  return {
+    major: semver.major(detail.version),
+    version: detail.version,
+    lifecycle: detail.lifecycle === 'deprecated' ? 'deprecated' : 'active',
+    retire_at: detail.lifecycle === 'deprecated' ? detail.retire_at : null,
+    default: isDefault,
+  };
+}
+
+function isOfferableState(state: string): boolean {
+  return state === 'active' || state === 'deprecated';
 }
 
 export type ToolFormat = 'mcp' | 'openai' | 'anthropic';

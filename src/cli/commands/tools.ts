@@ -240,6 +240,27 @@ export function registerTools(program: Command): void {
     );
 
   tools
+    .command('extend <ref>')
+    .description("extend a deprecated version's migration window (audited)")
+    .requiredOption('--days <days>', 'days to add to the window', int(1, 3650))
+    .option('--reason <text>')
+    .action((ref: string, opts: { days: number; reason?: string }) =>
+      withAdmin(program, async (admin, out, operator) => {
+        const { id, version } = parseRef(ref);
+        const t = await admin.catalog.extendDeprecation(
+          id,
+          version,
+          operatorActor(operator, 'cli'),
+          {
+            days: opts.days,
+            ...(opts.reason ? { reason: opts.reason } : {}),
+          },
+        );
+        out.result(t, () => `${id}@${version} stays deprecated; retires ${t.retire_at}`);
+      })(),
+    );
+
+  tools
     .command('retire <ref>')
     .description('retire a version now')
     .option('--reason <text>')

@@ -86,6 +86,7 @@ function allowed(s: CallState, output: unknown): StepResult {
     version: s.detail.version,
     output,
     warnings: s.warnings,
+    ...(s.deprecation ? { deprecation: s.deprecation } : {}),
     ...(trust ? { trust } : {}),
     ...(s.def.runtime.kind === 'mcp' ? { mcpResult: output as McpToolResult } : {}),
   };

@@ -3,21 +3,13 @@
  * after the session opened stops the next call — must cover what the tool requires. One read of
  * the agent serves grants, budgets and the policy request. Step order: docs/architecture.md §3.
  */
+import type { AgentView } from '../../identity/index.js';
 import { type CallState, CONTINUE, refuse, type StepResult } from './step.js';
 
 export async function grantStep(s: CallState): Promise<StepResult> {
-  const { identities, sessions } = s.deps;
-  const session = s.session;
-  const agent = await identities.agent(s.ctx.agentId);
+  const agent = await s.deps.identities.agent(s.ctx.agentId);
   s.agent = agent;
-  const caps = await sessions.capabilities(
-    s.ctx.agentId,
-    session.user_id,
-    session.user_permissions === null ? null : (JSON.parse(session.user_permissions) as string[]),
-    agent,
-    identities.loadUser,
-    identities.isDisabled,
-  );
+  const caps = await liveCapabilities(s, agent);
   for (const c of s.def.required_capabilities) {
     if (!caps.has(c)) {
       return refuse(
@@ -28,4 +20,18 @@ export async function grantStep(s: CallState): Promise<StepResult> {
     }
   }
   return CONTINUE;
+}
+
+/** The session's capabilities now: the agent's grants narrowed by its user's permissions. */
+export function liveCapabilities(s: CallState, agent: AgentView): Promise<Set<string>> {
+  const { identities, sessions } = s.deps;
+  const session = s.session;
+  return sessions.capabilities(
+    s.ctx.agentId,
+    session.user_id,
+    session.user_permissions === null ? null : (JSON.parse(session.user_permissions) as string[]),
+    agent,
+    identities.loadUser,
+    identities.isDisabled,
+  );
 }

@@ -58,6 +58,7 @@ export async function settle(s: CallState, claimed: IdempotencyOutcome): Promise
       version: s.detail.version,
       output: claimed.output,
       warnings: s.warnings,
+      ...(s.deprecation ? { deprecation: s.deprecation } : {}),
       // An upstream MCP tool's stored result is replayed as the result it was.
       ...(s.def.runtime.kind === 'mcp' ? { mcpResult: claimed.output as McpToolResult } : {}),
     };

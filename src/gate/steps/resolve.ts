@@ -1,12 +1,17 @@
 /**
  * @module Step 2, resolve: the tool is looked up only within the session's own set, by exported
- * name or id, and compiled (validators, policy targets). Anything else is "not registered": the
- * caller learns nothing about tools outside its set. Step order: docs/architecture.md §3.
+ * name or id, and compiled (validators, policy targets). A caller may pin a major (`name@1`, or
+ * the call's `version` option): the session's version of that major, which passed the same rules
+ * as the default one. Anything else is "not registered": the caller learns nothing about tools
+ * outside its set; a pinned major whose versions have all retired is refused as retired, naming
+ * the successor. Step order and versions: docs/architecture.md §3.
  */
+import { parseMajor, parseToolRef } from '../../catalog/index.js';
 import type { SessionTool } from '../../sessions/index.js';
 import type { SessionRow } from '../../store/index.js';
 import type { CompiledTool } from '../tool-cache.js';
-import { type CallState, CONTINUE, type Refusal, type StepResult } from './step.js';
+import { type CallState, CONTINUE, type Refusal, refuse, type StepResult } from './step.js';
+import { pinnedVersion, retiredMajor, successorOf } from './version-pin.js';
 
 export const NOT_REGISTERED: Refusal = {
   kind: 'refuse',
@@ -15,16 +20,60 @@ export const NOT_REGISTERED: Refusal = {
   message: 'tool not registered',
 };
 
+/** A pin that is not a major (`tool@1.2.0`, `"v1"`), or two pins that disagree. */
+const BAD_PIN: Refusal = {
+  kind: 'refuse',
+  code: 'INPUT_INVALID',
+  rule: 'resolve.version_pin',
+  message: 'a version pin is a major version number: name@1, or the version option 1',
+  details: {
+    problems: [
+      {
+        pointer: '/tool',
+        message: 'must be a tool name, optionally followed by @ and a major version (name@1)',
+        rule: 'version.pin',
+      },
+    ],
+  },
+  anonymous: true,
+};
+
 export function resolveStep(s: CallState): StepResult | Promise<StepResult> {
-  const entry = typeof s.toolRef === 'string' ? findTool(toolSetOf(s.session), s.toolRef) : null;
+  if (typeof s.toolRef !== 'string') return NOT_REGISTERED;
+  const ref = parseToolRef(s.toolRef);
+  if (ref === null) return BAD_PIN;
+  let major = ref.major;
+  if (s.options.version !== undefined) {
+    const option = parseMajor(s.options.version);
+    if (option === null || (major !== null && major !== option)) return BAD_PIN;
+    major = option;
+  }
+  const entry = findTool(toolSetOf(s.session), ref.name);
   if (!entry) return NOT_REGISTERED;
-  const hit = s.deps.tools.cached(entry.id, entry.version);
-  return hit ? resolved(s, hit) : compile(s, entry);
+  s.entry = entry;
+  s.pinnedMajor = major;
+  const version = major === null ? entry.version : pinnedVersion(entry, major);
+  if (version === null) return unheldMajor(s, entry, major as number);
+  const hit = s.deps.tools.cached(entry.id, version);
+  return hit ? resolved(s, hit) : compile(s, entry.id, version);
 }
 
-async function compile(s: CallState, entry: SessionTool): Promise<StepResult> {
-  const compiled = await s.deps.tools.compiled(entry.id, entry.version);
+async function compile(s: CallState, id: string, version: string): Promise<StepResult> {
+  const compiled = await s.deps.tools.compiled(id, version);
   return compiled ? resolved(s, compiled) : NOT_REGISTERED;
+}
+
+/** A pinned major the session does not hold: retired (and once usable by this caller), or unknown. */
+async function unheldMajor(s: CallState, entry: SessionTool, major: number): Promise<StepResult> {
+  const retired = await retiredMajor(s, entry, major);
+  if (!retired) return NOT_REGISTERED;
+  s.ref = { id: retired.id, version: retired.version };
+  return refuse(
+    'TOOL_RETIRED',
+    'lifecycle.retired',
+    `${entry.name}@${major} is retired and can no longer be called`,
+    { successor: await successorOf(s, retired, entry) },
+  );
 }
 
 function resolved(s: CallState, compiled: CompiledTool): StepResult {

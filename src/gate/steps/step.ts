@@ -13,11 +13,11 @@ import type { IdempotencyStore } from '../../idempotency/index.js';
 import type { AgentView, SessionBudgets } from '../../identity/index.js';
 import type { CallCounters, CounterPrincipal } from '../../limits/index.js';
 import type { RuntimeRegistry } from '../../runtimes/index.js';
-import type { SessionService } from '../../sessions/index.js';
+import type { SessionService, SessionTool } from '../../sessions/index.js';
 import type { SessionRow } from '../../store/index.js';
 import type { AuditWriter } from '../audit-writer.js';
 import type { CallContext, CallOptions } from '../call-context.js';
-import type { DenyCode, GateDecision } from '../decision.js';
+import type { DenyCode, DeprecationNotice, GateDecision } from '../decision.js';
 import type { IdentityCache } from '../identity-cache.js';
 import type { CompiledTool, ToolCache } from '../tool-cache.js';
 import type { AfterInjection } from './after-injection.js';
@@ -78,8 +78,14 @@ export class CallState {
   detail!: ToolVersionDetail;
   def!: ToolDefinition;
   ref: { readonly id: string; readonly version: string } | null = null;
+  /** The session's entry for the tool (its default version and the majors it may pin). */
+  entry: SessionTool | null = null;
+  /** The major the caller pinned (`name@1`), null for the session's default version. */
+  pinnedMajor: number | null = null;
   // lifecycle
   warnings!: string[];
+  /** Set when the version is deprecated: what the fronts turn into headers and `_meta`. */
+  deprecation: DeprecationNotice | null = null;
   // schema: the call's own copy of its arguments, rewritten by policy to their checked form
   callArgs!: Record<string, unknown>;
   cents = 0;

@@ -6,7 +6,7 @@ import { createHash } from 'node:crypto';
 import type { FastifyInstance, FastifyReply, FastifyRequest } from 'fastify';
 import type { AdminApi, AgentApi } from '../../api/index.js';
 import { ERROR_CODES } from '../../core/index.js';
-import type { GateDecision } from '../../gate/index.js';
+import type { DeprecationNotice, GateDecision } from '../../gate/index.js';
 import { type JwtIdentity, stepUpFor } from '../../identity/index.js';
 import { READERS } from '../route-roles.js';
 import { errors } from '../wire-schemas.js';
@@ -52,6 +52,7 @@ function noneMatch(header: string | undefined, etag: string): boolean {
 export function sendDecision(reply: FastifyReply, decision: GateDecision): FastifyReply {
   switch (decision.kind) {
     case 'allow':
+      if (decision.deprecation) deprecationHeaders(reply, decision.deprecation);
       return reply.status(200).send({
         kind: 'allow',
         call_id: decision.callId,
@@ -59,6 +60,7 @@ export function sendDecision(reply: FastifyReply, decision: GateDecision): Fasti
         version: decision.version,
         output: decision.output,
         warnings: decision.warnings,
+        ...(decision.deprecation ? { deprecation: decision.deprecation } : {}),
         ...(decision.trust ? { trust: decision.trust } : {}),
       });
     case 'pending_approval':
@@ -88,6 +90,22 @@ export function sendDecision(reply: FastifyReply, decision: GateDecision): Fasti
         },
       });
   }
+}
+
+/**
+ * A deprecated version's call (C2): `Deprecation` as an RFC 9745 structured date (`@` and Unix
+ * seconds), `Sunset` as an RFC 8594 HTTP-date (the end of the migration window).
+ */
+function deprecationHeaders(reply: FastifyReply, notice: DeprecationNotice): void {
+  const deprecated = notice.deprecated_at === null ? Number.NaN : Date.parse(notice.deprecated_at);
+  if (Number.isFinite(deprecated)) {
+    void reply.header('deprecation', `@${Math.floor(deprecated / 1000)}`);
+  } else {
+    // Deprecated at an unknown time: RFC 9745 still wants a date; the epoch says "already".
+    void reply.header('deprecation', '@0');
+  }
+  const sunset = notice.retire_at === null ? Number.NaN : Date.parse(notice.retire_at);
+  if (Number.isFinite(sunset)) void reply.header('sunset', new Date(sunset).toUTCString());
 }
 
 /** The full principal of an agent request: sessions are bound to it, not to the agent alone. */
@@ -207,7 +225,7 @@ export function sessionRoutes(app: FastifyInstance, agent: AgentApi, admin: Admi
         tags: ['sessions'],
         summary: 'Call a tool through the gate',
         description:
-          '200 with the output when allowed; 202 with the approval id and the rendered call when it needs approval (retry the same call once approved); otherwise the denial as `{ code, message, details: { rule, call_id } }`. An OAuth token whose scopes do not cover the tool gets 403 INSUFFICIENT_SCOPE with a step-up challenge (`WWW-Authenticate: Bearer error="insufficient_scope", scope=…`).',
+          '200 with the output when allowed (a deprecated version adds `Deprecation` and `Sunset` headers and a `deprecation` member); 202 with the approval id and the rendered call when it needs approval (retry the same call once approved); otherwise the denial as `{ code, message, details: { rule, call_id } }`. An OAuth token whose scopes do not cover the tool gets 403 INSUFFICIENT_SCOPE with a step-up challenge (`WWW-Authenticate: Bearer error="insufficient_scope", scope=…`).',
         security,
         params: sessionParams,
         body: {
@@ -215,7 +233,12 @@ export function sessionRoutes(app: FastifyInstance, agent: AgentApi, admin: Admi
           additionalProperties: false,
           required: ['tool', 'arguments'],
           properties: {
-            tool: { type: 'string', maxLength: 200 },
+            tool: {
+              type: 'string',
+              maxLength: 200,
+              description:
+                'The tool name or id; `name@<major>` pins a major version the session offers (README "Versions side by side")',
+            },
             arguments: { description: 'The tool arguments (a JSON object)' },
             idempotency_key: { type: 'string', maxLength: 128 },
             model: { type: 'string', maxLength: 200 },

@@ -237,6 +237,37 @@ export function toolRoutes(app: FastifyInstance, admin: AdminApi): void {
   );
 
   app.post(
+    '/v1/tools/:id/versions/:version/extend',
+    {
+      config: { roles: TOOL_MANAGERS, ownedTool: 'version' },
+      schema: {
+        tags,
+        summary:
+          "Extend a deprecated version's migration window by whole days (audited); it stays callable, with its warning, until then",
+        params: toolParams,
+        body: {
+          type: 'object',
+          additionalProperties: false,
+          required: ['days'],
+          properties: {
+            days: { type: 'integer', minimum: 1, maximum: 3650 },
+            reason: { type: 'string', maxLength: 2000 },
+          },
+        },
+        response: { 200: detailRef, ...errors(400, 401, 404, 409) },
+      },
+    },
+    async (req) => {
+      const { id, version } = req.params as { id: string; version: string };
+      const body = req.body as { days: number; reason?: string };
+      return admin.catalog.extendDeprecation(id, version, actorOf(req), {
+        days: body.days,
+        ...(body.reason !== undefined ? { reason: body.reason } : {}),
+      });
+    },
+  );
+
+  app.post(
     '/v1/tools/:id/versions/:version/retire',
     {
       config: { roles: TOOL_MANAGERS, ownedTool: 'version' },
