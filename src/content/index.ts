@@ -16,4 +16,4 @@ export type { ResultScan } from './result-scan.js';
 export { MAX_SCAN_DEPTH, scanResult } from './result-scan.js';
 export { findSecrets } from './secret-findings.js';
 export type { LabelledFinding, TrustLabel } from './trust-label.js';
-export { MAX_LABELLED_FINDINGS, TRUST_META_KEY } from './trust-label.js';
+export { carriesUntrustedText, MAX_LABELLED_FINDINGS, TRUST_META_KEY } from './trust-label.js';

@@ -3,10 +3,12 @@
  * every string in it — text content, `structuredContent`, keys included — is checked for
  * instruction-like text, credentials and personal data; each finding is labelled, masked or
  * makes the whole result an error, as the tool's result policy says. Instruction-like text is
- * looked for in the results of untrusted sources: a trusted source's result is text the
- * organisation wrote, and the description scanner costs ~60 µs of CPU per short string (~0.6 µs
- * per character), too much for every internal lookup. Binary payloads of MCP content (an image's
- * or a blob's base64) are not text a model reads and are not scanned.
+ * looked for in every result, trusted sources included: a trusted source's record can still hold
+ * words someone else wrote (a pasted email, a compromised row), and such a result then counts as
+ * untrusted text for the run (`carriesUntrustedText`). The model-text scanner's pre-filter keeps
+ * this affordable: plain data (numbers, ids, dates, addresses) is never run through the rules.
+ * Binary payloads of MCP content (an image's or a blob's base64) are not text a model reads and
+ * are not scanned.
  * Never throws; a result nested deeper than the walk follows is withheld, not half-scanned.
  */
 import type { ToolDefinition } from '../catalog/index.js';
@@ -56,7 +58,7 @@ class Walk {
 
   text(value: string, pointer: string): string {
     const found: Finding[] = [...findSecrets(value), ...findPersonalData(value)];
-    if (this.policy.source === 'untrusted' && value.length >= MIN_INJECTION_CHARS) {
+    if (value.length >= MIN_INJECTION_CHARS) {
       found.push(...findInjection(value));
     }
     if (found.length === 0) return value;

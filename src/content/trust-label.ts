@@ -30,3 +30,13 @@ export interface TrustLabel {
 }
 
 export const MAX_LABELLED_FINDINGS = 32;
+
+/**
+ * True when the result is text the run must treat as untrusted: its source is declared (or
+ * derived) untrusted, or instruction-like text was found in it anyway — a trusted source that
+ * returns an instruction has been written to by someone else (a compromised record, a pasted
+ * email), and what it says must not steer the run any less for the tool's declaration.
+ */
+export function carriesUntrustedText(label: TrustLabel): boolean {
+  return label.source === 'untrusted' || label.injection;
+}

@@ -6,7 +6,12 @@
 import assert from 'node:assert/strict';
 import { test } from 'node:test';
 import type { ToolDefinition } from '../../src/catalog/index.js';
-import { MAX_SCAN_DEPTH, resultPolicyOf, scanResult } from '../../src/content/index.js';
+import {
+  carriesUntrustedText,
+  MAX_SCAN_DEPTH,
+  resultPolicyOf,
+  scanResult,
+} from '../../src/content/index.js';
 
 function tool(overrides: Partial<ToolDefinition> = {}): ToolDefinition {
   return {
@@ -73,11 +78,19 @@ test('by default: instruction-like text and personal data are labelled, credenti
   assert.ok(found.includes('secret:/footer:redact'));
 });
 
-test("a trusted source's result is scanned for credentials and personal data, not instructions", () => {
+test("a trusted source's result is scanned for instructions too, and then counts as untrusted text", () => {
   const def = tool({ result_policy: { injection: 'block', personal_data: 'block' } });
   assert.equal(resultPolicyOf(def).source, 'trusted');
-  assert.equal(scanResult(def, { note: INJECTED }).blocked, null);
+  assert.equal(scanResult(def, { note: INJECTED }).blocked?.kind, 'injection');
   assert.equal(scanResult(def, { note: 'card 4111 1111 1111 1111' }).blocked?.rule, 'pii.card');
+  const labelled = scanResult(tool(), { note: INJECTED }).label;
+  assert.equal(labelled.source, 'trusted');
+  assert.equal(labelled.injection, true);
+  assert.equal(carriesUntrustedText(labelled), true);
+  // Its benign neighbour: a trusted source's ordinary record stays trusted text.
+  const plain = scanResult(tool(), { note: 'Invoice 2291 was paid on 3 March; see the ledger.' });
+  assert.equal(plain.label.injection, false);
+  assert.equal(carriesUntrustedText(plain.label), false);
   const untrusted = tool({ result_policy: { source: 'untrusted', injection: 'block' } });
   assert.equal(scanResult(untrusted, { note: INJECTED }).blocked?.kind, 'injection');
 });

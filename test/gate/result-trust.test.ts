@@ -45,6 +45,15 @@ const tools = [
     data_access: 'public',
     runtime: { kind: 'inline', handler: 't.notes' },
   }),
+  // The organisation's own records: trusted, yet one record holds words a customer wrote.
+  validTool({
+    id: 'read_ledger',
+    name: 'read_ledger',
+    description: 'Read one entry of the internal ledger.',
+    output_schema: out,
+    data_access: 'public',
+    runtime: { kind: 'inline', handler: 't.ledger' },
+  }),
   validTool({
     id: 'peek_config',
     name: 'peek_config',
@@ -92,6 +101,7 @@ for (const backend of backends()) {
           body: INJECTED,
         }))
         .register('t.notes', () => ({ text: 'Remember the release on Friday.' }))
+        .register('t.ledger', () => ({ entry: 'L-7', memo: INJECTED }))
         .register('t.config', () => ({ region: 'eu-west-1', access_key: KEY }))
         .register('t.close', () => ({ closed: true }));
       tg = await openGateway({ db: fresh.url, executor });
@@ -184,6 +194,22 @@ forbid (principal, action, resource) when { resource.action_class != "read" && c
       assert.equal((await tg.gate.invoke(cctx, 'read_notes', { invoice: 'I-1' })).kind, 'allow');
       assert.equal((await tg.gate.invoke(cctx, 'close_ticket', { ticket: 'T-1' })).kind, 'allow');
       assert.deepEqual(await sessionRow(clean.id), { untrusted_sources: null, injection_seen: 0 });
+    });
+
+    test("a trusted source's result that holds instructions counts as untrusted text for the run", async () => {
+      const s = await tg.sessions.open('helpdesk');
+      const ctx = { agentId: 'helpdesk', sessionId: s.id };
+      const d = await tg.gate.invoke(ctx, 'read_ledger', { invoice: 'I-1' });
+      assert.ok(d.kind === 'allow' && d.trust);
+      assert.equal(d.trust.source, 'trusted');
+      assert.equal(d.trust.injection, true);
+      assert.ok(d.trust.findings.some((f) => f.kind === 'injection' && f.pointer === '/memo'));
+      assert.deepEqual(await sessionRow(s.id), {
+        untrusted_sources: '["read_ledger"]',
+        injection_seen: 1,
+      });
+      const denied = await tg.gate.invoke(ctx, 'close_ticket', { ticket: 'T-2' });
+      assert.equal(denied.kind === 'deny' && denied.rule, 'cedar.writes-after-injection');
     });
 
     test('a result holding what its policy blocks is withheld with the rule, and never shown', async () => {

@@ -7,6 +7,7 @@
  * order: docs/architecture.md §3.
  */
 import type { DestinationLiteral, TrustLabel } from '../../content/index.js';
+import { carriesUntrustedText } from '../../content/index.js';
 import { untrustedSourcesOf } from '../../sessions/index.js';
 import { postRecord } from '../audit-records.js';
 import { deny, type McpToolResult } from '../decision.js';
@@ -42,9 +43,9 @@ function post(s: CallState): StepResult | Promise<StepResult> {
     : allowed(s, result.output);
 }
 
-/** True when this result is untrusted text the session has not yet recorded (as this gate sees it). */
+/** True when this result is untrusted text (carriesUntrustedText) the session has not yet recorded (as this gate sees it). */
 function entersUntrusted(s: CallState, trust: TrustLabel | undefined): boolean {
-  if (trust === undefined || trust.source !== 'untrusted') return false;
+  if (trust === undefined || !carriesUntrustedText(trust)) return false;
   const known = untrustedSourcesOf(s.session.untrusted_sources).includes(s.detail.id);
   return !known || (trust.injection && s.session.injection_seen !== 1);
 }

@@ -12,6 +12,7 @@ import type { UntrustedDestination } from '../../approvals/index.js';
 import type { ActionClass } from '../../catalog/index.js';
 import {
   argumentLiteralsOf,
+  carriesUntrustedText,
   type DestinationLiteral,
   destinationLiteralsOf,
   type TrustLabel,
@@ -70,12 +71,15 @@ export function untrustedDestinationKinds(s: CallState): string[] {
   return [...new Set(list.map((d) => d.kind))];
 }
 
-/** The literals an untrusted result brings into the run (none for a trusted one). */
+/**
+ * The literals an untrusted result brings into the run: none for a trusted one, unless
+ * instruction-like text was found in it (then it is untrusted text, `carriesUntrustedText`).
+ */
 export function literalsEntering(
   trust: TrustLabel | undefined,
   output: unknown,
 ): readonly DestinationLiteral[] {
-  return trust !== undefined && trust.source === 'untrusted' ? destinationLiteralsOf(output) : [];
+  return trust !== undefined && carriesUntrustedText(trust) ? destinationLiteralsOf(output) : [];
 }
 
 /** Records them for the run (insert-or-ignore: the first sighting stays). */
