@@ -71,12 +71,12 @@ export interface Classification {
 }
 
 export type Outcome = 'allowed' | 'denied' | 'approval';
-export type ScanVerdict = 'flagged' | 'not_flagged' | 'unscanned';
+export type ScanVerdict = 'flagged' | 'not_flagged' | 'flagged_trusted' | 'not_flagged_trusted';
 
 function verdictOf(d: GateDecision): ScanVerdict | undefined {
   if (d.kind !== 'allow' || d.trust === undefined) return undefined;
-  if (d.trust.source === 'trusted') return 'unscanned';
-  return d.trust.injection ? 'flagged' : 'not_flagged';
+  const suffix = d.trust.source === 'trusted' ? '_trusted' : '';
+  return `${d.trust.injection ? 'flagged' : 'not_flagged'}${suffix}` as ScanVerdict;
 }
 
 export interface CaseResult {
@@ -91,8 +91,8 @@ export interface CaseResult {
   /**
    * What toolgate's own result scan made of the result (an attack case: of its injected read; a
    * benign call: of its own) — `flagged` (the trust label says instruction-like text),
-   * `not_flagged` (an untrusted result it found none in), or `unscanned` (a trusted source: no
-   * injection scan, by design).
+   * `not_flagged` (an untrusted result it found none in); `_trusted` when the source is declared
+   * trusted (every result is scanned; a flagged one counts as untrusted text for the run).
    */
   readonly scan?: ScanVerdict;
 }

@@ -106,12 +106,13 @@ test("ASB's attack labels decide nothing; the scan of the result the gate saw do
     outcomes(r),
   );
 
-  // Each injected read of a source declared untrusted was flagged by the gate's own scan; the
-  // simulator's results, which its description says the organisation computes, are not scanned.
+  // Each injected read was flagged by the gate's own scan, whatever its declared source: the
+  // simulator's results, which its description says the organisation computes, are trusted text
+  // until the scan finds instructions in them.
   for (const h of r.harmful_cases) {
     const first = subset.normal_tools.find((t) => t['Corresponding Agent'] === h.agent);
     const declared = first && classes[first['Tool Name']]?.result_source;
-    assert.equal(h.scan, declared === 'untrusted' ? 'flagged' : 'unscanned', h.id);
+    assert.equal(h.scan, declared === 'untrusted' ? 'flagged' : 'flagged_trusted', h.id);
   }
   // Without the injected text the same read is clean, so the flag is the scan's, not the replay's.
   const noInjection: AsbSubset = { ...subset, injection_template: '' };

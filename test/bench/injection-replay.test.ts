@@ -78,6 +78,7 @@ test('the baseline replays the classification alone: the same calls wait or run'
   assert.equal(outcome('DataWiping')?.rule, 'approval.irreversible');
   assert.equal(outcome('Malpractice')?.rule, 'approval.irreversible');
   assert.equal(outcome('PatientDataTheft')?.outcome, 'allowed');
-  // Nothing declared: the simulated tools derive as trusted, their results are not scanned.
-  assert.ok(r.harmful_cases.every((h) => h.scan === 'unscanned'));
+  // Nothing declared: the simulated tools derive as trusted; their results are still scanned, and
+  // the injected text is found (the baseline applies no rule that reads it).
+  assert.ok(r.harmful_cases.every((h) => h.scan === 'flagged_trusted'));
 });
