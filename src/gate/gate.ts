@@ -12,13 +12,14 @@ import type { CredentialBroker } from '../credentials/index.js';
 import type { IdempotencyStore } from '../idempotency/index.js';
 import type { AgentService, UserService } from '../identity/index.js';
 import type { CallCounters } from '../limits/index.js';
-import type { PolicySupplier } from '../policy/index.js';
+import type { DirectoryReader, PolicySupplier, SetMembership } from '../policy/index.js';
 import type { RuntimeRegistry } from '../runtimes/index.js';
 import type { SessionService } from '../sessions/index.js';
 import { deniedRecord } from './audit-records.js';
 import type { AuditWriter } from './audit-writer.js';
 import type { CallContext, CallOptions } from './call-context.js';
 import { deny, type GateDecision } from './decision.js';
+import { directoryReader } from './directory-reader.js';
 import { IdentityCache } from './identity-cache.js';
 import { type Revisions, RevisionWatch } from './revision-watch.js';
 import { GATE_STEPS } from './steps/pipeline.js';
@@ -49,6 +50,8 @@ export interface GateDependencies {
   readonly idempotency: IdempotencyStore;
   /** The stored catalog and identity revisions: how other processes' changes reach this gate. */
   readonly revisions: () => Promise<Revisions>;
+  /** Live destination sets a tool's destinations rules may name (the policy step asks them). */
+  readonly destinationSets?: SetMembership;
   /** The steps to run, in order; GATE_STEPS unless a test watches them run. */
   readonly steps?: readonly Step[];
 }
@@ -69,6 +72,7 @@ export function stepDependencies(
     idempotency: deps.idempotency,
     tools: new ToolCache(deps.catalog, deps.policies),
     identities: new IdentityCache(deps.agents, deps.users, deps.sessions),
+    destinationSets: deps.destinationSets,
     lostPostRecord,
   };
 }
@@ -82,6 +86,7 @@ export class Gate {
   readonly #idempotency: IdempotencyStore;
   readonly #audit: AuditWriter;
   #lostPostRecords = 0;
+  readonly #catalog: CatalogService;
 
   constructor(deps: GateDependencies) {
     this.#steps = deps.steps ?? GATE_STEPS;
@@ -89,6 +94,7 @@ export class Gate {
     this.#counters = deps.counters;
     this.#idempotency = deps.idempotency;
     this.#audit = deps.audit;
+    this.#catalog = deps.catalog;
     this.#deps = stepDependencies(deps, () => {
       // Counted (lostPostRecords), never thrown into a caller whose tool already ran.
       this.#lostPostRecords += 1;
@@ -118,6 +124,14 @@ export class Gate {
     const { rateCounters, ceilingCounters } = await this.#counters.sweep(now);
     const idempotencyKeys = await this.#idempotency.sweep(now);
     return { rateCounters, idempotencyKeys, ceilingCounters };
+  }
+
+  /**
+   * Calls a live destination set's directory tool as toolgate itself (directory-reader.ts); the
+   * destination sets are given this at wiring (toolgate.ts).
+   */
+  directoryReader(): DirectoryReader {
+    return directoryReader(this.#deps, this.#catalog);
   }
 
   /** Result records that could not be written (their pre records exist). */
