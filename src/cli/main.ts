@@ -17,6 +17,7 @@ import { registerEvents } from './commands/events.js';
 import { registerGrants } from './commands/grants.js';
 import { registerMcp } from './commands/mcp.js';
 import { registerOperators } from './commands/operators.js';
+import { registerDestinationSets } from './commands/destination-sets.js';
 import { registerProviders } from './commands/providers.js';
 import { registerReports } from './commands/reports.js';
 import { registerRuns } from './commands/runs.js';
@@ -67,6 +68,7 @@ registerDoctor(program);
 registerAudit(program);
 registerOperators(program);
 registerProviders(program);
+registerDestinationSets(program);
 
 // Usage errors (unknown option, bad number, missing --reason) are refusals like any other: with
 // --json they are printed as { error: { code: 'INPUT_INVALID', … } }.

@@ -38,6 +38,7 @@ import { auditRoutes } from './routes/audit.js';
 import { discoveryRoutes } from './routes/discovery.js';
 import { metricsRoutes } from './routes/metrics.js';
 import { operatorRoutes } from './routes/operators.js';
+import { destinationSetRoutes } from './routes/destination-sets.js';
 import { providerRoutes } from './routes/providers.js';
 import { reportRoutes } from './routes/reports.js';
 import { reviewRoutes } from './routes/reviews.js';
@@ -393,6 +394,7 @@ export async function buildServer(
   metricsRoutes(app, admin);
   reportRoutes(app, admin);
   providerRoutes(app, admin);
+  destinationSetRoutes(app, admin);
   operatorRoutes(app, admin);
   if (agent.oauth) wellKnownRoutes(app, agent.oauth);
   // The console guards its own routes (`auth: 'public'` here) with its session cookie.
