@@ -126,7 +126,11 @@ export const ERROR_CODES = {
     summary:
       "A destination argument (recipient, account, phone, channel) is outside its tool's allow-list.",
   },
-  DESTINATION_SET_NOT_FOUND: { http: 404, jsonRpc: -32024, summary: 'No destination set with this name.' },
+  DESTINATION_SET_NOT_FOUND: {
+    http: 404,
+    jsonRpc: -32024,
+    summary: 'No destination set with this name.',
+  },
   DESTINATION_SET_EXISTS: {
     http: 409,
     jsonRpc: -32025,

@@ -414,7 +414,7 @@ for (const backend of backends()) {
       assert.ok(fixed.tool.id === 'post_status');
     });
 
-    test('a destination-constrained sender sits beside a private read (DESIGN §5); the refusal is audited', async () => {
+    test('a destination-constrained sender sits beside a private read (docs/architecture.md §1); the refusal is audited', async () => {
       const { s, call } = await session();
       const offered = s.tools.map((t) => t.id);
       assert.ok(
