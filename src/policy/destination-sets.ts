@@ -403,7 +403,12 @@ export class DestinationSets implements SetMembership {
     if (source !== null) {
       const now = this.#clock().getTime();
       const refreshed = row.refreshed_at === null ? 0 : Date.parse(row.refreshed_at);
-      if (now - refreshed >= (source.refresh_seconds ?? DEFAULT_REFRESH_SECONDS) * 1000) {
+      const attempted = this.#attempted.get(name) ?? 0;
+      // A directory that keeps failing is asked at most once per miss interval, not per call.
+      if (
+        now - refreshed >= (source.refresh_seconds ?? DEFAULT_REFRESH_SECONDS) * 1000 &&
+        now - attempted >= (source.miss_seconds ?? DEFAULT_MISS_SECONDS) * 1000
+      ) {
         await this.#refreshOnce(name);
       }
     }
