@@ -17,6 +17,7 @@ import {
   CHANGES_ADMIN,
   CONFIG_ADMIN,
   CONSOLE_SESSIONS_ADMIN,
+  DESTINATION_SETS_ADMIN,
   DISCOVERY_ADMIN,
   DISCOVERY_AGENT,
   ENTRIES_AGENT,
@@ -109,7 +110,7 @@ import {
   type SecondFactorCheck,
 } from './operators/index.js';
 import { OwnerChannels, OwnerNotices, type OwnerNoticesOptions } from './owners/index.js';
-import { type PolicyEngine, PolicyService } from './policy/index.js';
+import { DestinationSets, type PolicyEngine, PolicyService } from './policy/index.js';
 import { type CheckedFetchOptions, ProviderService, UpstreamPool } from './providers/index.js';
 import { ReportService } from './reports/index.js';
 import {
@@ -213,6 +214,8 @@ export interface Gateway extends Toolgate {
   >;
   /** Prometheus metrics of this gateway (its own registry). */
   readonly metrics: GatewayMetrics;
+  /** Live destination sets (admin-managed or from a directory tool). */
+  readonly destinationSets: DestinationSets;
   /** The detector engine (C13); null when detectors are switched off. */
   readonly detectors: DetectorEngine | null;
   /** Tells reviewers' channels of pending approvals, quarantines and alerts (C8, C13). */
@@ -403,6 +406,7 @@ export async function openGateway(options: ToolgateOptions = {}): Promise<Gatewa
     ...options.operators,
   });
   const policies = new PolicyService(store.db, options.clock);
+  const destinationSets = new DestinationSets(store.db, options.clock);
   const sandbox = options.sandbox ?? new SandboxService();
   // No sandbox may see the gateway's own files: the data folder and token files the caller names,
   // and the SQLite database with its -wal, -shm and -journal files.
@@ -490,8 +494,11 @@ export async function openGateway(options: ToolgateOptions = {}): Promise<Gatewa
     credentials,
     policies: options.policy ? async () => options.policy ?? null : () => policies.engine(),
     afterInjection,
+    destinationSets,
     ...clock,
   });
+  // Directory sets are read by toolgate itself, through the gate's runtimes (never an agent's).
+  destinationSets.useDirectory(gate.directoryReader());
   // Observability: metrics and detectors consume committed audit records, off the call path.
   const metrics = new GatewayMetrics({
     approvalStates: () => approvals.statusCounts(),
@@ -706,6 +713,7 @@ export async function openGateway(options: ToolgateOptions = {}): Promise<Gatewa
     audit: expose(audit, AUDIT_ADMIN),
     auditRecords: expose(new AuditSearch(store), AUDIT_RECORDS_ADMIN),
     metrics: expose(metrics, METRICS_ADMIN),
+    destinationSets: expose(destinationSets, DESTINATION_SETS_ADMIN),
     reports: expose(reports, REPORTS_ADMIN),
     ownerChannels: expose(ownerChannels, OWNER_CHANNELS_ADMIN),
     operators: expose(operators, OPERATORS_ADMIN),
@@ -745,6 +753,7 @@ export async function openGateway(options: ToolgateOptions = {}): Promise<Gatewa
     credentials,
     audit,
     metrics,
+    destinationSets,
     detectors,
     notifier,
     reports,

@@ -16,6 +16,7 @@ import type { AgentKeys, AgentService, UserService } from '../identity/index.js'
 import type { GatewayMetrics } from '../metrics/index.js';
 import type { ConsoleSessions, OperatorService } from '../operators/index.js';
 import type { OwnerChannels } from '../owners/index.js';
+import type { DestinationSets } from '../policy/index.js';
 import type { ProviderService } from '../providers/index.js';
 import type { ReportService } from '../reports/index.js';
 import type { RunService, SessionService } from '../sessions/index.js';
@@ -83,6 +84,16 @@ export const AUDIT_ADMIN = [
   'origin',
 ] as const;
 export const METRICS_ADMIN = ['render'] as const;
+/** Live destination sets: create, list, show, members, add, remove, refresh from the directory. */
+export const DESTINATION_SETS_ADMIN = [
+  'create',
+  'list',
+  'get',
+  'members',
+  'add',
+  'remove',
+  'refresh',
+] as const satisfies readonly (keyof DestinationSets)[];
 export const OPERATORS_ADMIN = [
   'create',
   'update',
@@ -170,6 +181,11 @@ export interface AdminApi {
    * whether its hash recomputes; a call's raw arguments (fronts show these to auditors only).
    */
   readonly auditRecords: Pick<AuditSearch, (typeof AUDIT_RECORDS_ADMIN)[number]>;
+  /**
+   * Live destination sets a tool's `destinations` rules name: admin-managed members, or a
+   * directory tool's (refreshed by toolgate itself). Every change is an event and audit record.
+   */
+  readonly destinationSets: Pick<DestinationSets, (typeof DESTINATION_SETS_ADMIN)[number]>;
   /** Prometheus metrics of this gateway (its own registry). */
   readonly metrics: Pick<GatewayMetrics, (typeof METRICS_ADMIN)[number]>;
   /** Governance reports (capability register, access matrix, invocations, deprecation, orphans). */

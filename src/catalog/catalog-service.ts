@@ -276,6 +276,7 @@ export class CatalogService {
       );
     }
     const definition = checked.definition;
+    await checkDestinationSets(trx, definition);
     if (options.operator) checkRegistrant(options.operator, definition);
     const json = canonicalJson(definition);
     const hash = `sha256:${sha256Hex(json)}`;
@@ -1092,4 +1093,40 @@ function ownHostsOf(definition: ToolDefinition): string[] {
     }
   }
   return hosts;
+}
+
+/**
+ * A destinations rule naming a set that does not exist is an unverifiable claim: refused at
+ * registration (docs/architecture.md §3 step 6), every such rule named.
+ */
+async function checkDestinationSets(
+  trx: Transaction<Database>,
+  definition: ToolDefinition,
+): Promise<void> {
+  const named = (definition.destinations ?? []).flatMap((r, i) =>
+    (r.allow.sets ?? []).map((set, j) => ({ set, pointer: `/destinations/${i}/allow/sets/${j}` })),
+  );
+  if (named.length === 0) return;
+  const rows = await trx
+    .selectFrom('destination_sets')
+    .select('name')
+    .where('name', 'in', [...new Set(named.map((n) => n.set))])
+    .execute();
+  const found = new Set(rows.map((r) => r.name));
+  const problems = named
+    .filter((n) => !found.has(n.set))
+    .map((n) =>
+      problem(
+        n.pointer,
+        `names destination set ${JSON.stringify(n.set)}, which does not exist`,
+        'destinations.set',
+      ),
+    );
+  if (problems.length > 0) {
+    throw new ToolgateError('DEFINITION_INVALID', describeProblems('tool definition', problems), {
+      toolId: definition.id,
+      version: definition.version,
+      problems,
+    });
+  }
 }

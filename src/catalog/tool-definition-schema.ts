@@ -3,6 +3,7 @@
  * /v1/schemas/tool.json. Fields with defaults are optional here and filled in by normalization.
  */
 import { CAPABILITY_PATTERN, OWNER_PATTERN, TOOL_ID_PATTERN } from '../core/index.js';
+import { DESTINATION_KINDS, DESTINATION_SET_NAME_PATTERN } from '../policy/index.js';
 import {
   ACCESS_TIERS,
   ACTION_CLASSES,
@@ -346,6 +347,59 @@ export const toolDefinitionSchema = {
       ],
     },
     provenance: { enum: [...PROVENANCES] },
+    destinations: {
+      type: 'array',
+      minItems: 1,
+      maxItems: 32,
+      description:
+        'Arguments that name a destination (recipient, account, phone, channel), each constrained element by element to an allow-list.',
+      items: {
+        type: 'object',
+        additionalProperties: false,
+        required: ['argument', 'kind', 'allow'],
+        properties: {
+          argument: {
+            type: 'string',
+            pattern: '^(/[^/]+)+$',
+            maxLength: 256,
+            'x-hint': 'a JSON pointer to the argument, e.g. /to or /recipients',
+          },
+          kind: { enum: [...DESTINATION_KINDS] },
+          allow: {
+            type: 'object',
+            additionalProperties: false,
+            minProperties: 1,
+            properties: {
+              values: {
+                type: 'array',
+                minItems: 1,
+                maxItems: 1024,
+                uniqueItems: true,
+                items: { type: 'string', minLength: 1, maxLength: 512 },
+              },
+              email_domains: {
+                type: 'array',
+                minItems: 1,
+                maxItems: 64,
+                uniqueItems: true,
+                items: {
+                  type: 'string',
+                  pattern: '^(\\*\\.)?[a-z0-9.-]{1,253}$',
+                  'x-hint': 'a lower-case domain, or *.domain for its sub-domains',
+                },
+              },
+              sets: {
+                type: 'array',
+                minItems: 1,
+                maxItems: 16,
+                uniqueItems: true,
+                items: { type: 'string', pattern: DESTINATION_SET_NAME_PATTERN },
+              },
+            },
+          },
+        },
+      },
+    },
     result_policy: {
       type: 'object',
       additionalProperties: false,

@@ -1,4 +1,5 @@
 /** @module The tool definition (C1) as a type; its JSON Schema is in tool-definition-schema.ts. */
+import type { DestinationRule } from '../policy/index.js';
 
 export type JsonSchemaObject = { readonly [keyword: string]: unknown };
 
@@ -198,6 +199,13 @@ export interface ToolDefinition {
   readonly code_hash?: string;
   readonly arguments_policy: ArgumentsPolicy;
   readonly result_policy?: ResultPolicy;
+  /**
+   * Arguments that name a destination other than a network host (a recipient, an account, a
+   * phone, a chat channel), each constrained element by element to an allow-list (C6,
+   * docs/architecture.md §3 step 6). Not filled in at registration, so older definitions keep
+   * their hash.
+   */
+  readonly destinations?: readonly DestinationRule[];
 }
 
 /**

@@ -13,7 +13,12 @@ import {
   type Problem,
   problem,
 } from '../core/index.js';
-import { policyTargets } from '../policy/index.js';
+import {
+  type DestinationRule,
+  destinationDomain,
+  normaliseDestination,
+  policyTargets,
+} from '../policy/index.js';
 import {
   ajvErrorsToProblems,
   compileAuthoredSchema,
@@ -122,6 +127,10 @@ export function checkToolDefinition(input: unknown): DefinitionCheck {
   if (wellFormed('output_schema')) problems.push(...checkOutputSchema(raw.output_schema));
   if (wellFormed('input_schema', 'cost')) problems.push(...checkCost(raw));
   if (wellFormed('egress', 'runtime')) problems.push(...checkEgress(raw));
+  if (wellFormed('input_schema', 'destinations')) problems.push(...checkDestinations(raw));
+  if (wellFormed('input_schema', 'destinations', 'egress', 'action_class')) {
+    problems.push(...checkConstrainedClaim(raw));
+  }
   if (wellFormed('action_class', 'access_tier')) {
     problems.push(...checkTierFloor(raw.action_class, raw.access_tier));
   }
@@ -385,6 +394,156 @@ function checkEgress(raw: RawDefinition): Problem[] {
     }
   }
   return problems;
+}
+
+/**
+ * The schema at a rule's argument pointer: `properties` for a name, `items` for `*` or an index.
+ * Null when the input schema has no such argument (a rule on it would constrain nothing).
+ */
+function schemaAt(schema: JsonSchemaObject, pointer: string): Record<string, unknown> | null {
+  let node: unknown = schema;
+  for (const raw of pointer.slice(1).split('/')) {
+    const token = raw.replaceAll('~1', '/').replaceAll('~0', '~');
+    if (typeof node !== 'object' || node === null) return null;
+    const n = node as Record<string, unknown>;
+    if (token === '*' || /^(0|[1-9][0-9]*)$/.test(token)) {
+      node = n.items;
+      continue;
+    }
+    const props = n.properties;
+    if (typeof props !== 'object' || props === null || !Object.hasOwn(props, token)) return null;
+    node = (props as Record<string, unknown>)[token];
+  }
+  return typeof node === 'object' && node !== null ? (node as Record<string, unknown>) : null;
+}
+
+/** A string argument, or an array of strings (checked element by element). */
+function holdsStrings(node: Record<string, unknown>): boolean {
+  if (node.type === 'string') return true;
+  const items = node.items as Record<string, unknown> | undefined;
+  return node.type === 'array' && typeof items === 'object' && items?.type === 'string';
+}
+
+/**
+ * Each destination rule names an argument the input schema has (a string or an array of
+ * strings), lists only well-formed values of its kind, and uses the e-mail domain rule only for
+ * e-mail (docs/architecture.md §3 step 6). That the named sets exist is the catalog's check.
+ */
+function checkDestinations(raw: RawDefinition): Problem[] {
+  const problems: Problem[] = [];
+  (raw.destinations ?? []).forEach((rule, i) => {
+    const at = `/destinations/${i}`;
+    const node = schemaAt(raw.input_schema, rule.argument);
+    if (node === null) {
+      problems.push(
+        problem(
+          `${at}/argument`,
+          `names ${JSON.stringify(rule.argument)}, which the input schema does not have`,
+          'destinations.argument',
+        ),
+      );
+    } else if (!holdsStrings(node)) {
+      problems.push(
+        problem(
+          `${at}/argument`,
+          'must name a string argument or an array of strings',
+          'destinations.argument',
+        ),
+      );
+    }
+    (rule.allow.values ?? []).forEach((v, j) => {
+      const n = normaliseDestination(rule.kind, v);
+      if (!n.ok) {
+        problems.push(problem(`${at}/allow/values/${j}`, n.message, 'destinations.value'));
+      }
+    });
+    if (rule.allow.email_domains !== undefined && rule.kind !== 'email') {
+      problems.push(
+        problem(
+          `${at}/allow/email_domains`,
+          'applies to kind "email" only',
+          'destinations.email_domain',
+        ),
+      );
+    }
+    (rule.allow.email_domains ?? []).forEach((d, j) => {
+      const domain = destinationDomain(d.startsWith('*.') ? d.slice(2) : d);
+      if (!domain.ok || domain.value !== (d.startsWith('*.') ? d.slice(2) : d)) {
+        problems.push(
+          problem(
+            `${at}/allow/email_domains/${j}`,
+            `must be a lower-case domain or *.domain (${domain.ok ? 'not lower case' : domain.message})`,
+            'destinations.email_domain',
+          ),
+        );
+      }
+    });
+  });
+  return problems;
+}
+
+/**
+ * Argument names that say "where this goes" for a sending or state-changing tool. With a
+ * `format: email` (or `idn-email`) argument they are what a constrained egress claim must cover:
+ * a relay's host constrains nothing when the relay sends anywhere.
+ */
+export const RECIPIENT_ARGUMENT_NAMES: readonly string[] = [
+  'to',
+  'cc',
+  'bcc',
+  'recipient',
+  'recipients',
+  'email',
+  'email_address',
+  'phone',
+  'phone_number',
+  'iban',
+  'account',
+  'account_number',
+  'channel',
+  'channel_id',
+];
+const RECIPIENT_NAMES = new Set(RECIPIENT_ARGUMENT_NAMES);
+
+/** Top-level arguments shaped like a recipient (by name, or by an e-mail format on it or its items). */
+function recipientArguments(schema: JsonSchemaObject): string[] {
+  const props = schema.properties;
+  if (typeof props !== 'object' || props === null) return [];
+  const found: string[] = [];
+  for (const [name, node] of Object.entries(props as Record<string, unknown>)) {
+    if (typeof node !== 'object' || node === null) continue;
+    const n = node as Record<string, unknown>;
+    const items = n.items as Record<string, unknown> | undefined;
+    const format = n.format ?? (typeof items === 'object' ? items?.format : undefined);
+    if (RECIPIENT_NAMES.has(name.toLowerCase()) || format === 'email' || format === 'idn-email') {
+      found.push(joinPointer('', name));
+    }
+  }
+  return found;
+}
+
+/**
+ * A sending or state-changing tool that declares its egress `constrained` must name what
+ * constrains it: every recipient-shaped argument needs a destinations rule, since the hosts it
+ * reaches (a mail relay, a payments API) do not bound where the relay sends.
+ */
+function checkConstrainedClaim(raw: RawDefinition): Problem[] {
+  if (raw.egress.mode !== 'constrained' || raw.action_class === 'read') return [];
+  const covered = new Set<string>();
+  for (const rule of raw.destinations ?? []) {
+    covered.add(rule.argument.endsWith('/*') ? rule.argument.slice(0, -2) : rule.argument);
+  }
+  return recipientArguments(raw.input_schema)
+    .filter((pointer) => !covered.has(pointer))
+    .map((pointer) =>
+      problem(
+        '/destinations',
+        `must constrain argument ${pointer}: egress is declared constrained, but the hosts ${JSON.stringify(
+          raw.egress.mode === 'constrained' ? raw.egress.hosts : [],
+        )} do not bound where ${pointer} sends`,
+        'egress.unverified_constraint',
+      ),
+    );
 }
 
 function checkTierFloor(actionClass: ActionClass, tier: string): Problem[] {

@@ -13,6 +13,7 @@ import { registerApprovers } from './commands/approvers.js';
 import { registerAudit } from './commands/audit.js';
 import { registerChanges } from './commands/changes.js';
 import { registerChannels } from './commands/channels.js';
+import { registerDestinationSets } from './commands/destination-sets.js';
 import { registerDoctor } from './commands/doctor.js';
 import { registerEvents } from './commands/events.js';
 import { registerGrants } from './commands/grants.js';
@@ -69,6 +70,7 @@ registerDoctor(program);
 registerAudit(program);
 registerOperators(program);
 registerProviders(program);
+registerDestinationSets(program);
 
 // Usage errors (unknown option, bad number, missing --reason) are refusals like any other: with
 // --json they are printed as { error: { code: 'INPUT_INVALID', … } }.

@@ -120,6 +120,27 @@ export const ERROR_CODES = {
     jsonRpc: -32093,
     summary: 'A code argument could not be checked (syntax, size, timeout, no parser): refused.',
   },
+  DESTINATION_NOT_ALLOWED: {
+    http: 403,
+    jsonRpc: -32023,
+    summary:
+      "A destination argument (recipient, account, phone, channel) is outside its tool's allow-list.",
+  },
+  DESTINATION_SET_NOT_FOUND: {
+    http: 404,
+    jsonRpc: -32024,
+    summary: 'No destination set with this name.',
+  },
+  DESTINATION_SET_EXISTS: {
+    http: 409,
+    jsonRpc: -32025,
+    summary: 'A destination set with this name already exists.',
+  },
+  DESTINATION_SET_UNAVAILABLE: {
+    http: 502,
+    jsonRpc: -32026,
+    summary: "A destination set's directory tool could not be read; its members are unchanged.",
+  },
   TOXIC_FLOW: {
     http: 403,
     jsonRpc: -32017,
@@ -402,6 +423,11 @@ export interface ErrorDetails {
   CODE_REFUSED: CallDenial;
   CODE_UNCHECKABLE: CallDenial;
   TOXIC_FLOW: CallDenial;
+  /** `argument`: the concrete JSON pointer of the refused value (`/cc/1`); never the allow-list. */
+  DESTINATION_NOT_ALLOWED: CallDenial & { argument: string };
+  DESTINATION_SET_NOT_FOUND: { set: string };
+  DESTINATION_SET_EXISTS: { set: string };
+  DESTINATION_SET_UNAVAILABLE: { set: string; reason: string };
   APPROVAL_REQUIRED: PendingApproval;
   APPROVAL_INVALID: CallDenial;
   IDEMPOTENCY_CONFLICT: CallDenial;

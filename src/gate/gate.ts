@@ -12,13 +12,14 @@ import type { CredentialBroker } from '../credentials/index.js';
 import type { IdempotencyStore } from '../idempotency/index.js';
 import type { AgentService, UserService } from '../identity/index.js';
 import type { CallCounters } from '../limits/index.js';
-import type { PolicySupplier } from '../policy/index.js';
+import type { DirectoryReader, PolicySupplier, SetMembership } from '../policy/index.js';
 import type { RuntimeRegistry } from '../runtimes/index.js';
 import type { SessionService } from '../sessions/index.js';
 import { deniedRecord } from './audit-records.js';
 import type { AuditWriter } from './audit-writer.js';
 import type { CallContext, CallOptions } from './call-context.js';
 import { deny, type GateDecision } from './decision.js';
+import { directoryReader } from './directory-reader.js';
 import { IdentityCache } from './identity-cache.js';
 import { type Revisions, RevisionWatch } from './revision-watch.js';
 import { type AfterInjection, DEFAULT_AFTER_INJECTION } from './steps/after-injection.js';
@@ -55,6 +56,8 @@ export interface GateDependencies {
    * default: every state-changing call.
    */
   readonly afterInjection?: AfterInjection;
+  /** Live destination sets a tool's destinations rules may name (the policy step asks them). */
+  readonly destinationSets?: SetMembership;
   /** The steps to run, in order; GATE_STEPS unless a test watches them run. */
   readonly steps?: readonly Step[];
 }
@@ -75,6 +78,7 @@ export function stepDependencies(
     idempotency: deps.idempotency,
     tools: new ToolCache(deps.catalog, deps.policies),
     identities: new IdentityCache(deps.agents, deps.users, deps.sessions),
+    destinationSets: deps.destinationSets,
     lostPostRecord,
     afterInjection: deps.afterInjection ?? DEFAULT_AFTER_INJECTION,
   };
@@ -89,6 +93,7 @@ export class Gate {
   readonly #idempotency: IdempotencyStore;
   readonly #audit: AuditWriter;
   #lostPostRecords = 0;
+  readonly #catalog: CatalogService;
 
   constructor(deps: GateDependencies) {
     this.#steps = deps.steps ?? GATE_STEPS;
@@ -96,6 +101,7 @@ export class Gate {
     this.#counters = deps.counters;
     this.#idempotency = deps.idempotency;
     this.#audit = deps.audit;
+    this.#catalog = deps.catalog;
     this.#deps = stepDependencies(deps, () => {
       // Counted (lostPostRecords), never thrown into a caller whose tool already ran.
       this.#lostPostRecords += 1;
@@ -125,6 +131,14 @@ export class Gate {
     const { rateCounters, ceilingCounters } = await this.#counters.sweep(now);
     const idempotencyKeys = await this.#idempotency.sweep(now);
     return { rateCounters, idempotencyKeys, ceilingCounters };
+  }
+
+  /**
+   * Calls a live destination set's directory tool as toolgate itself (directory-reader.ts); the
+   * destination sets are given this at wiring (toolgate.ts).
+   */
+  directoryReader(): DirectoryReader {
+    return directoryReader(this.#deps, this.#catalog);
   }
 
   /** Result records that could not be written (their pre records exist). */

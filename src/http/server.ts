@@ -36,6 +36,7 @@ import { adminRoutes } from './routes/admin.js';
 import { agentDiscoveryRoutes } from './routes/agent-discovery.js';
 import { approvalRoutes } from './routes/approvals.js';
 import { auditRoutes } from './routes/audit.js';
+import { destinationSetRoutes } from './routes/destination-sets.js';
 import { discoveryRoutes } from './routes/discovery.js';
 import { metricsRoutes } from './routes/metrics.js';
 import { operatorRoutes } from './routes/operators.js';
@@ -397,6 +398,7 @@ export async function buildServer(
   reportRoutes(app, admin);
   ownerChannelRoutes(app, admin);
   providerRoutes(app, admin);
+  destinationSetRoutes(app, admin);
   operatorRoutes(app, admin);
   if (agent.oauth) wellKnownRoutes(app, agent.oauth);
   // The console guards its own routes (`auth: 'public'` here) with its session cookie.

@@ -15,6 +15,33 @@ export {
   PARSE_TIMEOUT_MS,
   UNCHECKABLE_CODE_RULES,
 } from './code/index.js';
+export type {
+  DestinationAllow,
+  DestinationRule,
+  DestinationRuleKind,
+  DestinationVerdict,
+  SetMembership,
+} from './destination-policy.js';
+export {
+  checkDestination,
+  DESTINATION_KINDS,
+  destinationDomain,
+  destinationValues,
+  emailDomainAdmits,
+  normaliseDestination,
+} from './destination-policy.js';
+export type {
+  DestinationSetSpec,
+  DestinationSetView,
+  DirectoryReader,
+  DirectorySource,
+} from './destination-sets.js';
+export {
+  DESTINATION_SET_NAME_PATTERN,
+  DestinationSets,
+  destinationSetSpecSchema,
+  MAX_SET_MEMBERS,
+} from './destination-sets.js';
 export type { PathRule } from './path-policy.js';
 export { checkPath, MAX_PATH_LENGTH } from './path-policy.js';
 export type { PolicyEngine, PolicySupplier } from './policy-engine.js';

@@ -283,6 +283,33 @@ export interface MetaTable {
   value: string;
 }
 
+/**
+ * Live destination sets (docs/architecture.md §5): named allow-lists a tool's `destinations`
+ * rule names; members an admin manages, or a registered directory tool supplies.
+ */
+export interface DestinationSetTable {
+  name: string;
+  kind: string;
+  /** `admin` or `directory`. */
+  source: string;
+  /** JSON of the directory source (tool, version, members pointer, intervals); null for admin sets. */
+  directory: string | null;
+  description: string;
+  created_at: string;
+  created_by: string;
+  updated_at: string;
+  /** When the directory tool last answered; null for admin sets and before the first refresh. */
+  refreshed_at: string | null;
+}
+
+/** One member of a destination set, normalised for its kind. */
+export interface DestinationSetMemberTable {
+  set_name: string;
+  value: string;
+  added_at: string;
+  added_by: string;
+}
+
 /** Organisation policies (Cedar), one policy set per configuration document. */
 export interface PolicyTable {
   id: string;
@@ -372,6 +399,8 @@ export interface Database {
   change_requests: ChangeRequestTable;
   change_approvals: ChangeApprovalTable;
   policies: PolicyTable;
+  destination_sets: DestinationSetTable;
+  destination_set_members: DestinationSetMemberTable;
   tool_versions: ToolVersionTable;
   agents: AgentTable;
   agent_keys: AgentKeyTable;

@@ -129,9 +129,16 @@ test('a legitimate email waits for approval; an approver approves it once, for e
 
   const changed = await call('POST', `/v1/sessions/${id}/calls`, {
     tool: 'send_email',
-    arguments: { ...args, to: 'attacker@evil.example' },
+    arguments: { ...args, to: 'ben@customer.example' },
   });
   assert.equal(changed.status, 202, 'changed arguments are a new request, not the approved call');
+  // A recipient outside the company's domains never reaches a reviewer (send_email's destinations).
+  const outside = await call('POST', `/v1/sessions/${id}/calls`, {
+    tool: 'send_email',
+    arguments: { ...args, to: 'attacker@evil.example' },
+  });
+  assert.equal(outside.status, 403);
+  assert.equal((outside.body as { code: string }).code, 'DESTINATION_NOT_ALLOWED');
   const sent = await call('POST', `/v1/sessions/${id}/calls`, {
     tool: 'send_email',
     arguments: args,

@@ -194,7 +194,7 @@ describe('tools/list and tools/call through the gate', () => {
     await tg.approvals.approve(approvalId, approver);
     const changed = (await client.callTool({
       name: 'send_email',
-      arguments: { ...args, to: 'attacker@evil.example' },
+      arguments: { ...args, to: 'ben@customer.example' },
     })) as CallToolResult;
     assert.equal(decisionOf(changed).kind, 'pending_approval', 'changed arguments need their own');
     const retry = (await client.callTool({

@@ -37,9 +37,13 @@ export function validTool(overrides: Definition = {}): Definition {
   };
 }
 
-/** A valid external_send tool with a constrained egress host and an http runtime. */
+/**
+ * A valid external_send tool with a constrained egress host and an http runtime. The notification
+ * service sends anywhere, so its `to` recipient is what constrains it (a destinations rule on
+ * the customer domains the tests use), kept only while the input schema has a `to`.
+ */
 export function validSendTool(overrides: Definition = {}): Definition {
-  return validTool({
+  const tool = validTool({
     id: 'notify_customer',
     name: 'notify_customer',
     description: 'Send a short notification message to one customer.',
@@ -67,6 +71,17 @@ export function validSendTool(overrides: Definition = {}): Definition {
     output_schema: { type: 'object', properties: { id: { type: 'string' } } },
     ...overrides,
   });
+  const props = (tool.input_schema as { properties?: Record<string, unknown> }).properties ?? {};
+  if (tool.destinations === undefined && Object.hasOwn(props, 'to')) {
+    tool.destinations = [
+      {
+        argument: '/to',
+        kind: 'email',
+        allow: { email_domains: ['customer.example', 'example.com', 'b.example'] },
+      },
+    ];
+  }
+  return tool;
 }
 
 /** The ten tools of demo/catalog.yaml, sorted. */

@@ -7,8 +7,10 @@
  */
 import {
   checkCode,
+  checkDestination,
   checkPath,
   checkUrl,
+  destinationValues,
   type PolicyEngine,
   UNCHECKABLE_CODE_RULES,
   valuesAt,
@@ -28,7 +30,32 @@ export function policyStep(s: CallState): StepResult | Promise<StepResult> {
   const def = s.def;
   s.hosts = def.egress.mode === 'constrained' ? def.egress.hosts : [];
   s.destinations = new Set<string>();
-  return s.compiled.targets.length > 0 ? argumentPolicy(s) : orgPolicy(s);
+  return s.compiled.targets.length > 0 ? argumentPolicy(s) : destinationsThenOrg(s);
+}
+
+function destinationsThenOrg(s: CallState): StepResult | Promise<StepResult> {
+  return s.def.destinations === undefined ? orgPolicy(s) : destinationPolicy(s);
+}
+
+/**
+ * Destinations that are not hosts (docs/architecture.md §3 step 6): every value a rule names,
+ * element by element, against its allow-list; the first outside it refuses the call with its
+ * pointer and rule (never the list). A value that passes is passed on normalised (the tool gets
+ * what was checked), except a URL, whose host was checked and whose spelling the URL policy owns.
+ */
+async function destinationPolicy(s: CallState): Promise<StepResult> {
+  for (const rule of s.def.destinations ?? []) {
+    for (const at of destinationValues(s.callArgs, rule)) {
+      const verdict = await checkDestination(rule, at, s.deps.destinationSets);
+      if (!verdict.ok) {
+        return refuse('DESTINATION_NOT_ALLOWED', verdict.rule, verdict.message, {
+          argument: verdict.pointer,
+        });
+      }
+      if (rule.kind !== 'url') setAt(s.callArgs, at.pointer, verdict.value);
+    }
+  }
+  return orgPolicy(s);
 }
 
 /**
@@ -65,7 +92,7 @@ async function argumentPolicy(s: CallState): Promise<StepResult> {
       }
     }
   }
-  return orgPolicy(s);
+  return destinationsThenOrg(s);
 }
 
 /** The org policy engine, without an await once it is loaded. */

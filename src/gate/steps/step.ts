@@ -12,6 +12,7 @@ import type { CredentialBroker } from '../../credentials/index.js';
 import type { IdempotencyStore } from '../../idempotency/index.js';
 import type { AgentView, SessionBudgets } from '../../identity/index.js';
 import type { CallCounters, CounterPrincipal } from '../../limits/index.js';
+import type { SetMembership } from '../../policy/index.js';
 import type { RuntimeRegistry } from '../../runtimes/index.js';
 import type { SessionService, SessionTool } from '../../sessions/index.js';
 import type { SessionRow } from '../../store/index.js';
@@ -36,6 +37,8 @@ export interface StepDependencies {
   readonly idempotency: IdempotencyStore;
   readonly tools: ToolCache;
   readonly identities: IdentityCache;
+  /** Live destination sets (policy step); none: a rule naming a set refuses (fail closed). */
+  readonly destinationSets: SetMembership | undefined;
   /** Counts a result record that could not be written (never thrown at a caller). */
   readonly lostPostRecord: () => void;
   /** What waits for a reviewer once injection text entered a session (after-injection.ts). */

@@ -122,8 +122,26 @@ export function toCedarCall(request: CedarRequest): CedarCallResult {
   const text: [string, string][] = [];
   const numeric: [string, number][] = [];
   const decimals: [string, CedarValueJson][] = [];
+  const lists: [string, CedarValueJson][] = [];
   for (const [name, value] of Object.entries(context.arguments)) {
     if (value === undefined) continue;
+    if (Array.isArray(value)) {
+      // A list is also a set of its elements (strings as themselves, others as canonical JSON),
+      // so a policy can test membership element by element (cedar-schema.ts).
+      const members: string[] = [];
+      for (const element of value) {
+        if (typeof element === 'string') {
+          members.push(element);
+          continue;
+        }
+        try {
+          members.push(canonicalJson(element));
+        } catch {
+          return { ok: false, message: 'an argument has no JSON representation' };
+        }
+      }
+      lists.push([name, members]);
+    }
     if (typeof value === 'string') {
       text.push([name, value]);
       continue;
@@ -145,6 +163,7 @@ export function toCedarCall(request: CedarRequest): CedarCallResult {
   const argumentsUid = { type: CEDAR_TYPES.arguments, id: CALL_ENTITY_ID };
   const numericUid = { type: CEDAR_TYPES.numericArguments, id: CALL_ENTITY_ID };
   const decimalUid = { type: CEDAR_TYPES.decimalArguments, id: CALL_ENTITY_ID };
+  const listUid = { type: CEDAR_TYPES.listArguments, id: CALL_ENTITY_ID };
 
   const entities: EntityJson[] = [
     {
@@ -180,6 +199,9 @@ export function toCedarCall(request: CedarRequest): CedarCallResult {
   if (decimals.length > 0) {
     entities.push({ uid: decimalUid, attrs: {}, parents: [], tags: Object.fromEntries(decimals) });
   }
+  if (lists.length > 0) {
+    entities.push({ uid: listUid, attrs: {}, parents: [], tags: Object.fromEntries(lists) });
+  }
 
   const cedarContext: Record<string, CedarValueJson> = {
     session_id: context.session_id,
@@ -198,6 +220,7 @@ export function toCedarCall(request: CedarRequest): CedarCallResult {
     arguments: { __entity: argumentsUid },
     numeric_arguments: { __entity: numericUid },
     decimal_arguments: { __entity: decimalUid },
+    list_arguments: { __entity: listUid },
   };
   if (user !== undefined) {
     const userUid = { type: CEDAR_TYPES.user, id: user.id };

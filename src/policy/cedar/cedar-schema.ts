@@ -11,6 +11,7 @@ export const CEDAR_TYPES = {
   arguments: 'Toolgate::Arguments',
   numericArguments: 'Toolgate::NumericArguments',
   decimalArguments: 'Toolgate::DecimalArguments',
+  listArguments: 'Toolgate::ListArguments',
   action: 'Toolgate::Action',
 } as const;
 
@@ -32,6 +33,12 @@ export const INVOKE_ACTION = { type: CEDAR_TYPES.action, id: 'invoke' } as const
  * - `context.decimal_arguments` (`DecimalArguments`, tags decimal): the top-level numbers Cedar's
  *   `decimal` holds exactly (at most 4 decimal places, within ±922337203685477.5807), for
  *   `.greaterThan(decimal("100.00"))` and its siblings; 100.5 is here, not in numeric_arguments.
+ *
+ * - `context.list_arguments` (`ListArguments`, tags Set<String>): the top-level arguments that are
+ *   arrays, each as the set of its elements (a string element is itself, any other its canonical
+ *   JSON), so a policy tests membership element by element — `.contains("x")`, `.containsAll([…])`,
+ *   `.containsAny([…])`. The same array stays a canonical-JSON string in `context.arguments`, so
+ *   policies written before keep working.
  *
  * A number read through either view that the view cannot hold exactly is not left out (a forbid
  * on `amount > 100` would then never see 100.5): the engine refuses the call (rule
@@ -79,6 +86,7 @@ namespace Toolgate {
   entity Arguments tags String;
   entity NumericArguments tags Long;
   entity DecimalArguments tags decimal;
+  entity ListArguments tags Set<String>;
 
   action invoke appliesTo {
     principal: [Agent],
@@ -101,6 +109,7 @@ namespace Toolgate {
       arguments: Arguments,
       numeric_arguments: NumericArguments,
       decimal_arguments: DecimalArguments,
+      list_arguments: ListArguments,
     },
   };
 }

@@ -5,7 +5,7 @@
  *
  * Conservative by construction: a narrow fact is recorded only for the exact shapes
  * `principal.a`, `resource.a`, `context.a`, `context.user.a` (as `.` or `has`) and a literal tag
- * of `context.arguments` / `numeric_arguments` / `decimal_arguments` (as `hasTag` or `getTag`); any other use
+ * of `context.arguments` / `numeric_arguments` / `decimal_arguments` / `list_arguments` (as `hasTag` or `getTag`); any other use
  * of a variable depends on the whole of it, and anything not understood (an unknown variable, a
  * template slot) turns reuse off for the whole set.
  */
@@ -23,7 +23,13 @@ export type FactSet = { readonly all: true } | { readonly all: false; readonly f
 
 const VARIABLES = new Set(['principal', 'action', 'resource', 'context']);
 /** Context members that are entity references: reading through them reads another entity. */
-const ENTITY_MEMBERS = new Set(['user', 'arguments', 'numeric_arguments', 'decimal_arguments']);
+const ENTITY_MEMBERS = new Set([
+  'user',
+  'arguments',
+  'numeric_arguments',
+  'decimal_arguments',
+  'list_arguments',
+]);
 
 /** `principal`, `resource`, `context`, or `context.user|arguments|…_arguments`; else null. */
 function pathOf(expr: unknown): string | null {
@@ -77,7 +83,8 @@ class Collector {
         if (
           (path === 'context.arguments' ||
             path === 'context.numeric_arguments' ||
-            path === 'context.decimal_arguments') &&
+            path === 'context.decimal_arguments' ||
+            path === 'context.list_arguments') &&
           typeof tag === 'string'
         ) {
           this.facts.add(`arg:${tag}`);
@@ -125,7 +132,12 @@ function factValue(request: CedarRequest, fact: Fact): unknown {
   if (rest === '*') return [request.context, request.user ?? ABSENT];
   if (rest === 'user') return request.user ?? ABSENT;
   if (rest.startsWith('user.')) return member(request.user, rest.slice(5));
-  if (rest === 'arguments' || rest === 'numeric_arguments' || rest === 'decimal_arguments') {
+  if (
+    rest === 'arguments' ||
+    rest === 'numeric_arguments' ||
+    rest === 'decimal_arguments' ||
+    rest === 'list_arguments'
+  ) {
     return request.context.arguments;
   }
   return member(request.context, rest);
