@@ -32,6 +32,7 @@ import {
   SESSIONS_ADMIN,
   SESSIONS_AGENT,
   type SecurityEvents,
+  TOOL_HEALTH_ADMIN,
   USERS_ADMIN,
 } from './api/index.js';
 import {
@@ -67,6 +68,12 @@ import {
   TokenExchanger,
 } from './credentials/index.js';
 import { Gate } from './gate/index.js';
+import {
+  type HealthConfigInput,
+  HealthMonitor,
+  resolveHealthConfig,
+  ToolProber,
+} from './health/index.js';
 import { IdempotencyStore } from './idempotency/index.js';
 import {
   AccessTokenVerifier,
@@ -206,6 +213,8 @@ export interface Gateway extends Toolgate {
   readonly reports: ReportService;
   /** Operator accounts, local login, single sign-on upserts, personal tokens. */
   readonly operators: OperatorService;
+  /** The health monitor (C14): probes, scores, breakers, overrides, coverage; `on` for events. */
+  readonly health: HealthMonitor;
 }
 
 export interface ToolgateOptions {
@@ -273,6 +282,12 @@ export interface ToolgateOptions {
     readonly loginLimits?: NonNullable<OperatorServiceOptions['loginLimits']>;
     readonly scrypt?: NonNullable<OperatorServiceOptions['scrypt']>;
   };
+  /**
+   * The health monitor (C14): probe intervals by tier, breaker, thresholds, scheduler bounds
+   * (defaults in src/health/health-config.ts); `false` starts no probes (state comes from live
+   * calls only).
+   */
+  readonly health?: HealthConfigInput | false;
   /** Upstream MCP processes: how many may live at once (default 64). */
   readonly providers?: {
     readonly maxLive?: number;
@@ -308,6 +323,7 @@ export async function openGateway(options: ToolgateOptions = {}): Promise<Gatewa
     options.detectors === false ? null : resolveDetectorsConfig(options.detectors ?? {});
   const caps = resolveAgentCaps(options.caps);
   const notifyConfig = resolveNotifyConfig(options.notify ?? {});
+  const healthConfig = resolveHealthConfig(options.health === false ? {} : (options.health ?? {}));
   // Outcomes are counted once the metrics exist (they are made below, before any call runs).
   let countNotification: (kind: NotificationKind, outcome: DeliveryOutcome) => void = () => {};
   const notifier = new Notifier(notifyConfig, (kind, outcome) => countNotification(kind, outcome));
@@ -426,7 +442,24 @@ export async function openGateway(options: ToolgateOptions = {}): Promise<Gatewa
     new HttpRuntime(egress.http),
     mcp,
   );
+  // Observability: metrics and detectors consume committed audit records, off the call path.
+  const metrics = new GatewayMetrics({
+    approvalStates: () => approvals.statusCounts(),
+  });
+  // The health monitor probes through the same runtimes (and so sandbox and egress rules) the
+  // gate runs calls through, with each tool's own credential (docs/architecture.md §8, C14).
+  const health = new HealthMonitor({
+    store,
+    catalog,
+    prober: new ToolProber({ runtimes, credentials, http: egress.http, providers }),
+    config: healthConfig,
+    registry: metrics.registry,
+    ...clock,
+    ...(options.providers?.onError ? { onError: options.providers.onError } : {}),
+  });
+  sessions.setHealth(health);
   const gate = new Gate({
+    health,
     audit: audit.writer,
     counters: new CallCounters(store),
     idempotency: new IdempotencyStore(store.db, options.clock),
@@ -440,10 +473,6 @@ export async function openGateway(options: ToolgateOptions = {}): Promise<Gatewa
     credentials,
     policies: options.policy ? async () => options.policy ?? null : () => policies.engine(),
     ...clock,
-  });
-  // Observability: metrics and detectors consume committed audit records, off the call path.
-  const metrics = new GatewayMetrics({
-    approvalStates: () => approvals.statusCounts(),
   });
   audit.writer.onCommitted((batch, commitMs) => metrics.observeCommitted(batch, commitMs));
   countNotification = (kind, outcome) => metrics.notification(kind, outcome);
@@ -468,6 +497,8 @@ export async function openGateway(options: ToolgateOptions = {}): Promise<Gatewa
           ...clock,
         });
   await detectors?.start();
+  if (options.health === false) await health.sync();
+  else await health.start();
   const changes = new ChangeDesk(store.db, catalog, agents, {
     ...clock,
     secondFactors: secondFactor,
@@ -598,6 +629,7 @@ export async function openGateway(options: ToolgateOptions = {}): Promise<Gatewa
     reports: expose(reports, REPORTS_ADMIN),
     operators: expose(operators, OPERATORS_ADMIN),
     consoleSessions: expose(consoleSessions, CONSOLE_SESSIONS_ADMIN),
+    toolHealth: expose(health, TOOL_HEALTH_ADMIN),
     doctor: () => sandbox.doctor(),
     sweep: async () => ({
       ...(await gate.sweep()),
@@ -637,7 +669,9 @@ export async function openGateway(options: ToolgateOptions = {}): Promise<Gatewa
     notifier,
     reports,
     operators,
+    health,
     close: async () => {
+      await health.stop();
       await upstreams.close();
       await gate.flush();
       // Alerts raised by what was just flushed are written before the log closes.

@@ -60,6 +60,7 @@ export type {
   JsonSchemaObject,
   LifecycleState,
   McpEntry,
+  Probe,
   RateLimit,
   ResultAction,
   ResultPolicy,

@@ -122,6 +122,7 @@ export function checkToolDefinition(input: unknown): DefinitionCheck {
   if (wellFormed('output_schema')) problems.push(...checkOutputSchema(raw.output_schema));
   if (wellFormed('input_schema', 'cost')) problems.push(...checkCost(raw));
   if (wellFormed('egress', 'runtime')) problems.push(...checkEgress(raw));
+  if (wellFormed('probe', 'egress', 'action_class', 'runtime')) problems.push(...checkProbe(raw));
   if (wellFormed('action_class', 'access_tier')) {
     problems.push(...checkTierFloor(raw.action_class, raw.access_tier));
   }
@@ -385,6 +386,50 @@ function checkEgress(raw: RawDefinition): Problem[] {
     }
   }
   return problems;
+}
+
+/**
+ * A probe must be harmless (C14): a call probe only of a `read` tool; a health URL only to a host
+ * the tool may already reach (egress.hosts), https on the default port, no userinfo — the same
+ * rules as an http runtime's base URL, since the probe runs under the same egress rules.
+ */
+function checkProbe(raw: RawDefinition): Problem[] {
+  const probe = raw.probe;
+  if (!probe) return [];
+  if (probe.kind === 'call') {
+    return raw.action_class === 'read'
+      ? []
+      : [problem('/probe/kind', 'only a read tool may be probed by a call', 'probe.not_harmless')];
+  }
+  if (raw.runtime.kind === 'mcp') {
+    return [
+      problem(
+        '/probe/kind',
+        "an upstream MCP provider's tools are probed by listing the provider",
+        'probe.kind',
+      ),
+    ];
+  }
+  let url: URL;
+  try {
+    url = new URL(probe.url);
+  } catch {
+    return [problem('/probe/url', 'is not a valid URL', 'probe.url')];
+  }
+  const hosts = raw.egress.mode === 'constrained' ? raw.egress.hosts : [];
+  const why =
+    url.protocol !== 'https:'
+      ? 'must use https'
+      : url.username !== '' || url.password !== ''
+        ? 'must not carry user information'
+        : url.port !== ''
+          ? 'must use the default port'
+          : url.search !== '' || url.hash !== ''
+            ? 'must not have a query or fragment'
+            : !hosts.includes(url.hostname)
+              ? `host ${url.hostname} must be listed in egress.hosts (mode constrained)`
+              : null;
+  return why ? [problem('/probe/url', why, 'probe.url')] : [];
 }
 
 function checkTierFloor(actionClass: ActionClass, tier: string): Problem[] {

@@ -400,6 +400,18 @@ export interface Database {
   operator_second_factors: OperatorSecondFactorTable;
   console_sessions: ConsoleSessionTable;
   console_logins: ConsoleLoginTable;
+  tool_health_overrides: ToolHealthOverrideTable;
+}
+
+/** An admin's override of one tool version's health state, in force until `expires_at`. */
+export interface ToolHealthOverrideTable {
+  tool_id: string;
+  version: string;
+  state: string;
+  reason: string;
+  set_by: string;
+  set_at: string;
+  expires_at: string;
 }
 
 export type ToolVersionRow = Selectable<ToolVersionTable>;

@@ -8,6 +8,7 @@ import { chainRows, GENESIS_PREV_HASH, recordHash } from '../audit-chain/index.j
 import type { Database } from './database.js';
 import { eventAuditRow } from './events.js';
 import { consoleSessions } from './migrations/console-sessions.js';
+import { healthOverrides } from './migrations/health-overrides.js';
 import { operatorsMigration } from './migrations/operators.js';
 import { providerEntries } from './migrations/provider-entries.js';
 import { secondFactors } from './migrations/second-factors.js';
@@ -664,6 +665,7 @@ export function migrationProvider(dialect: Dialect): MigrationProvider {
         '0022_provider_entries': providerEntries,
         '0025_untrusted_sources': untrustedSources,
         '0026_destination_literals': destinationLiterals,
+        '0029_health_overrides': healthOverrides,
       };
     },
   };

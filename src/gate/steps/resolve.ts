@@ -6,7 +6,7 @@
 import type { SessionTool } from '../../sessions/index.js';
 import type { SessionRow } from '../../store/index.js';
 import type { CompiledTool } from '../tool-cache.js';
-import { type CallState, CONTINUE, type Refusal, type StepResult } from './step.js';
+import { type CallState, CONTINUE, type Refusal, refuse, type StepResult } from './step.js';
 
 export const NOT_REGISTERED: Refusal = {
   kind: 'refuse',
@@ -32,7 +32,10 @@ function resolved(s: CallState, compiled: CompiledTool): StepResult {
   s.detail = compiled.detail;
   s.def = compiled.detail.definition;
   s.ref = { id: compiled.detail.id, version: compiled.detail.version };
-  return CONTINUE;
+  // C14: a tool of the caller's set that its health monitor marks unavailable fails fast, before
+  // anything is checked, spent or run (state read from memory, docs/architecture.md §3).
+  const unavailable = s.deps.health.admit(s.ref.id, s.ref.version);
+  return unavailable ? refuse('TOOL_UNAVAILABLE', unavailable.rule, unavailable.message) : CONTINUE;
 }
 
 function findTool(set: readonly SessionTool[], ref: string): SessionTool | null {

@@ -8,6 +8,7 @@ import type { ApprovalDesk, UntrustedDestination } from '../../approvals/index.j
 import type { ToolDefinition, ToolVersionDetail } from '../../catalog/index.js';
 import type { Clock } from '../../core/index.js';
 import type { CredentialBroker } from '../../credentials/index.js';
+import type { HealthGate } from '../../health/index.js';
 import type { IdempotencyStore } from '../../idempotency/index.js';
 import type { AgentView, SessionBudgets } from '../../identity/index.js';
 import type { CallCounters, CounterPrincipal } from '../../limits/index.js';
@@ -36,6 +37,8 @@ export interface StepDependencies {
   readonly identities: IdentityCache;
   /** Counts a result record that could not be written (never thrown at a caller). */
   readonly lostPostRecord: () => void;
+  /** The health monitor's hot-path side (C14): fail fast on an unavailable tool, passive health. */
+  readonly health: HealthGate;
 }
 
 /** The fields every audit record of this call shares. */
