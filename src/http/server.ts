@@ -36,6 +36,7 @@ import { adminRoutes } from './routes/admin.js';
 import { approvalRoutes } from './routes/approvals.js';
 import { auditRoutes } from './routes/audit.js';
 import { discoveryRoutes } from './routes/discovery.js';
+import { healthRoutes } from './routes/health.js';
 import { metricsRoutes } from './routes/metrics.js';
 import { operatorRoutes } from './routes/operators.js';
 import { providerRoutes } from './routes/providers.js';
@@ -383,6 +384,7 @@ export async function buildServer(
   approvalRoutes(app, admin);
   adminRoutes(app, admin);
   discoveryRoutes(app, admin);
+  healthRoutes(app, admin);
   await registerMcpHttp(app, agent, security, {
     ...options.mcp,
     version: options.version ?? '0.0.0',
