@@ -116,7 +116,8 @@ export function checkToolDefinition(input: unknown): DefinitionCheck {
     problems.push(problem('/version', 'must be a SemVer 2.0.0 version', 'semver'));
   }
   if (wellFormed('input_schema', 'output_schema')) problems.push(...checkSchemaTextSize(raw));
-  if (wellFormed('input_schema')) problems.push(...checkInputSchema(raw.input_schema));
+  if (wellFormed('input_schema', 'probe'))
+    problems.push(...checkInputSchema(raw.input_schema, raw.probe));
   if (wellFormed('input_schema', 'arguments_policy')) problems.push(...checkPathRoots(raw));
   if (wellFormed('input_schema')) problems.push(...checkCodeMarks(raw.input_schema));
   if (wellFormed('output_schema')) problems.push(...checkOutputSchema(raw.output_schema));
@@ -268,9 +269,16 @@ function checkPathRoots(raw: RawDefinition): Problem[] {
   return [];
 }
 
-function checkInputSchema(schema: JsonSchemaObject): Problem[] {
+function checkInputSchema(schema: JsonSchemaObject, probe: RawDefinition['probe']): Problem[] {
   const compiled = compileAuthoredSchema(authoredAjvFor, schema, '/input_schema');
   const problems = [...compiled.problems];
+  // A call probe's fixed arguments are checked once, here, against the schema just compiled:
+  // the monitor then never compiles a schema per tool (docs/architecture.md §8, C14).
+  if (probe?.kind === 'call' && compiled.validate && !compiled.validate(probe.arguments)) {
+    problems.push(
+      problem('/probe/arguments', "must match the tool's input schema", 'probe.arguments'),
+    );
+  }
   if (schema.type !== 'object') {
     problems.push(
       problem('/input_schema/type', 'must be "object": arguments are named', 'input.object'),

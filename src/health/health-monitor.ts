@@ -122,6 +122,18 @@ const SYNC_DEBOUNCE_MS = 20;
 
 const keyOf = (id: string, version: string): string => `${id}\u0000${version}`;
 
+/**
+ * The next probe of a tool after a good one: at its own phase of the interval (a stable offset
+ * from the epoch), at least half an interval away. However tools were registered — ten thousand
+ * in one file — their probes stay spread evenly over the interval, never bunched.
+ */
+function nextSlot(key: string, intervalMs: number, now: number): number {
+  const phase = spreadOffset(key, intervalMs);
+  let slot = now - ((now - phase) % intervalMs) + intervalMs;
+  if (slot - now < intervalMs / 2) slot += intervalMs;
+  return slot;
+}
+
 export class HealthMonitor implements HealthReader, HealthGate {
   readonly #store: Store;
   readonly #catalog: HealthMonitorDependencies['catalog'];
@@ -139,6 +151,7 @@ export class HealthMonitor implements HealthReader, HealthGate {
   #timers: NodeJS.Timeout[] = [];
   #syncTimer: NodeJS.Timeout | null = null;
   #started = false;
+  #paused = false;
   #stopped = false;
   #lastRevision = -1;
   #syncing: Promise<void> | null = null;
@@ -200,6 +213,18 @@ export class HealthMonitor implements HealthReader, HealthGate {
     await Promise.allSettled([...this.#inFlight]);
     await this.#syncing?.catch(() => {});
     await this.flush();
+  }
+
+  /**
+   * Pauses probing (nothing new starts; what runs finishes) and resumes it; probes that fell due
+   * meanwhile run on resume, as many at once as the bound allows. Live calls still count.
+   */
+  pause(): void {
+    this.#paused = true;
+  }
+
+  resume(): void {
+    this.#paused = false;
   }
 
   /** Subscribes to health changes, code-hash mismatches and coverage alerts; returns unsubscribe. */
@@ -483,7 +508,7 @@ export class HealthMonitor implements HealthReader, HealthGate {
   // --- the scheduler -------------------------------------------------------------------------
 
   #tick(): void {
-    if (this.#stopped) return;
+    if (this.#stopped || this.#paused) return;
     const now = this.#now();
     for (const [key, o] of this.#overrides) {
       if (o.expiresMs > now) continue;
@@ -545,7 +570,7 @@ export class HealthMonitor implements HealthReader, HealthGate {
         t.breaker.state === 'open'
           ? t.breaker.halfOpensAt
           : outcome.ok
-            ? now + t.intervalMs
+            ? nextSlot(t.key, t.intervalMs, now)
             : now + Math.min(t.intervalMs, this.#config.confirmAfterMs);
       this.#schedule.set(t.key, next);
     }
@@ -609,6 +634,9 @@ export class HealthMonitor implements HealthReader, HealthGate {
       at: at.toISOString(),
     });
     if ((from === 'unavailable') !== (state === 'unavailable')) this.#offeredMoved = true;
+    // A new tool's first good probe is no change worth a record (ten thousand at a registration);
+    // every other change is audited.
+    if (from === 'unchecked' && state === 'healthy') return;
     this.#queue('tool.health_changed', `tool:${t.id}@${t.version}`, at, {
       from,
       to: state,
@@ -692,7 +720,7 @@ export class HealthMonitor implements HealthReader, HealthGate {
     try {
       await Promise.resolve();
       while (this.#pending.length > 0) {
-        const batch = this.#pending.splice(0, 500);
+        const batch = this.#pending.splice(0, 100);
         const bump = this.#offeredMoved;
         this.#offeredMoved = false;
         try {
