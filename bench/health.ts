@@ -12,7 +12,7 @@
  *    unavailable, left out of a new session), for a restricted tool on a WATCH_MS interval
  *    (goal: one interval + 5 s).
  *
- *   npm run bench:health   (TOOLS=10000 INTERVAL_MS=20000 WATCH_MS=2000 ROUNDS=3 ROUND_S=4
+ *   npm run bench:health   (TOOLS=10000 INTERVAL_MS=60000 WATCH_MS=2000 ROUNDS=3 ROUND_S=4
  *                           CONCURRENCY=8 by default)
  *
  * The last line printed is one JSON object.
@@ -27,7 +27,7 @@ import { openGateway } from '../src/toolgate.js';
 import { approvePendingReviews } from '../test/support/reviews.js';
 
 const TOOLS = Number(process.env.TOOLS ?? 10_000);
-const INTERVAL_MS = Number(process.env.INTERVAL_MS ?? 20_000);
+const INTERVAL_MS = Number(process.env.INTERVAL_MS ?? 60_000);
 const WATCH_MS = Number(process.env.WATCH_MS ?? 2_000);
 const ROUNDS = Number(process.env.ROUNDS ?? 3);
 const ROUND_S = Number(process.env.ROUND_S ?? 4);

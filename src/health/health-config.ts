@@ -27,6 +27,8 @@ export interface HealthConfig {
   readonly tickMs: number;
   /** How often coverage is computed (and alerted on). */
   readonly coverageEveryMs: number;
+  /** A probe later than its interval by more than this is overdue (coverage, the alert). */
+  readonly coverageGraceMs: number;
   /** How often the catalog revision is read, for changes made by other replicas. */
   readonly syncEveryMs: number;
   /** Longest admin override. */
@@ -44,6 +46,7 @@ export const DEFAULT_HEALTH_CONFIG: HealthConfig = Object.freeze({
   defaultTargetLatencyMs: 1_000,
   tickMs: 100,
   coverageEveryMs: 5_000,
+  coverageGraceMs: 5_000,
   syncEveryMs: 2_000,
   maxOverrideMs: 30 * 86_400_000,
 });
@@ -75,6 +78,7 @@ export function resolveHealthConfig(input: HealthConfigInput = {}): HealthConfig
     'defaultTargetLatencyMs',
     'tickMs',
     'coverageEveryMs',
+    'coverageGraceMs',
     'syncEveryMs',
     'maxOverrideMs',
   ] as const)

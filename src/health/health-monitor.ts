@@ -143,6 +143,8 @@ export class HealthMonitor implements HealthReader, HealthGate {
   readonly #onError: (err: unknown) => void;
   readonly #metrics: HealthMetrics | null;
   readonly #tracked = new Map<string, Tracked>();
+  /** The same versions by id, then version: the gate's look-ups build no key string. */
+  readonly #byId = new Map<string, Map<string, Tracked>>();
   readonly #overrides = new Map<string, HealthOverride & { readonly expiresMs: number }>();
   readonly #schedule = new ProbeSchedule();
   readonly #listeners = new Set<(e: HealthEvent) => void>();
@@ -236,21 +238,21 @@ export class HealthMonitor implements HealthReader, HealthGate {
   // --- the gate's side: synchronous, memory only -------------------------------------------
 
   healthOf(toolId: string, version: string): ToolHealthView {
-    const t = this.#tracked.get(keyOf(toolId, version));
+    const t = this.#byId.get(toolId)?.get(version);
     if (t) return t.view;
+    if (this.#overrides.size === 0) return UNCHECKED;
     const o = this.#overrides.get(keyOf(toolId, version));
     return o ? { state: o.state, score: 0 } : UNCHECKED;
   }
 
   admit(toolId: string, version: string): HealthRefusal | null {
-    const key = keyOf(toolId, version);
-    const o = this.#overrides.get(key);
+    const o = this.#overrides.size === 0 ? undefined : this.#overrides.get(keyOf(toolId, version));
     if (o) {
       return o.state === 'unavailable'
         ? { rule: 'health.override', message: 'the tool is marked unavailable by an administrator' }
         : null;
     }
-    const t = this.#tracked.get(key);
+    const t = this.#byId.get(toolId)?.get(version);
     if (!t) return null;
     const b = t.breaker.state;
     if (b === 'closed') return null;
@@ -263,7 +265,7 @@ export class HealthMonitor implements HealthReader, HealthGate {
   }
 
   observe(toolId: string, version: string, ok: boolean, durationMs: number): void {
-    const t = this.#tracked.get(keyOf(toolId, version));
+    const t = this.#byId.get(toolId)?.get(version);
     if (!t) return;
     const now = this.#now();
     t.calls.push(outcomeQuality(ok, durationMs, t.targetMs));
@@ -461,6 +463,12 @@ export class HealthMonitor implements HealthReader, HealthGate {
       t.intervalMs = intervalMs;
       t.targetMs = def.sla?.target_latency_ms ?? this.#config.defaultTargetLatencyMs;
       this.#tracked.set(key, t);
+      let versions = this.#byId.get(t.id);
+      if (!versions) {
+        versions = new Map();
+        this.#byId.set(t.id, versions);
+      }
+      versions.set(t.version, t);
       if (kind !== null) {
         // Registered while running: probed at once. Found at start: spread over the interval.
         this.#schedule.set(key, this.#started ? now : now + spreadOffset(key, intervalMs));
@@ -468,6 +476,12 @@ export class HealthMonitor implements HealthReader, HealthGate {
     }
     for (const key of [...this.#tracked.keys()]) {
       if (seen.has(key)) continue;
+      const gone = this.#tracked.get(key);
+      if (gone) {
+        const versions = this.#byId.get(gone.id);
+        versions?.delete(gone.version);
+        if (versions?.size === 0) this.#byId.delete(gone.id);
+      }
       this.#tracked.delete(key);
       this.#schedule.delete(key);
     }
@@ -675,7 +689,9 @@ export class HealthMonitor implements HealthReader, HealthGate {
 
   #isOverdue(t: Tracked, now: number): boolean {
     const since = t.lastProbeAt ?? t.trackedAt;
-    const grace = 5_000 + (t.breaker.state === 'closed' ? 0 : this.#config.breakerOpenMs);
+    const grace =
+      this.#config.coverageGraceMs +
+      (t.breaker.state === 'closed' ? 0 : this.#config.breakerOpenMs);
     return now - since > t.intervalMs + grace;
   }
 
