@@ -36,6 +36,7 @@ import {
   SESSIONS_ADMIN,
   SESSIONS_AGENT,
   type SecurityEvents,
+  TOOL_HEALTH_ADMIN,
   USERS_ADMIN,
 } from './api/index.js';
 import {
@@ -80,6 +81,12 @@ import {
   TokenExchanger,
 } from './credentials/index.js';
 import { type AfterInjection, Gate, resolveAfterInjection } from './gate/index.js';
+import {
+  type HealthConfigInput,
+  HealthMonitor,
+  resolveHealthConfig,
+  ToolProber,
+} from './health/index.js';
 import { IdempotencyStore } from './idempotency/index.js';
 import {
   AccessTokenVerifier,
@@ -228,6 +235,8 @@ export interface Gateway extends Toolgate {
   readonly ownerNotices: OwnerNotices;
   /** Operator accounts, local login, single sign-on upserts, personal tokens. */
   readonly operators: OperatorService;
+  /** The health monitor (C14): probes, scores, breakers, overrides, coverage; `on` for events. */
+  readonly health: HealthMonitor;
 }
 
 export interface ToolgateOptions {
@@ -239,10 +248,10 @@ export interface ToolgateOptions {
   /** In-process handlers for `inline` tools; default: the demo catalog's. */
   readonly executor?: InlineExecutor;
   /**
-   * Tool health as the health monitor reports it, for discovery's ranking and marks (C14);
-   * default: every tool `unchecked`, score 0.
+   * Where agents' discovery reads tool health for its ranking and marks (C5, C14); default: this
+   * gateway's health monitor. Another source (a fleet-wide health service) may stand in for it.
    */
-  readonly health?: HealthReader;
+  readonly discoveryHealth?: HealthReader;
   /** Accept JWT bearer tokens for agents, verified against this configuration. */
   readonly jwt?: JwtConfig;
   /**
@@ -313,6 +322,12 @@ export interface ToolgateOptions {
     readonly loginLimits?: NonNullable<OperatorServiceOptions['loginLimits']>;
     readonly scrypt?: NonNullable<OperatorServiceOptions['scrypt']>;
   };
+  /**
+   * The health monitor (C14): probe intervals by tier, breaker, thresholds, scheduler bounds
+   * (defaults in src/health/health-config.ts); `false` starts no probes (state comes from live
+   * calls only).
+   */
+  readonly health?: HealthConfigInput | false;
   /** Upstream MCP processes: how many may live at once (default 64). */
   readonly providers?: {
     readonly maxLive?: number;
@@ -349,6 +364,7 @@ export async function openGateway(options: ToolgateOptions = {}): Promise<Gatewa
   const caps = resolveAgentCaps(options.caps);
   const afterInjection = resolveAfterInjection(options.afterInjection);
   const notifyConfig = resolveNotifyConfig(options.notify ?? {});
+  const healthConfig = resolveHealthConfig(options.health === false ? {} : (options.health ?? {}));
   // Outcomes are counted once the metrics exist (they are made below, before any call runs).
   let countNotification: (kind: NotificationKind, outcome: DeliveryOutcome) => void = () => {};
   const notifier = new Notifier(notifyConfig, (kind, outcome) => countNotification(kind, outcome));
@@ -467,7 +483,12 @@ export async function openGateway(options: ToolgateOptions = {}): Promise<Gatewa
     catalog,
     agents,
     sessions,
-    new ScopedDiscovery(catalog, options.health),
+    // Ranked by the health monitor's state and score (C14); `health` is made below, and read
+    // only when an agent searches, after the gateway is open.
+    new ScopedDiscovery(
+      catalog,
+      options.discoveryHealth ?? { healthOf: (id, version) => health.healthOf(id, version) },
+    ),
   );
   const builtins = new InlineExecutor().register(DISCOVER_TOOLS_HANDLER, (args, call) =>
     agentDiscovery.forGatedCall(call.sessionId, args),
@@ -480,7 +501,24 @@ export async function openGateway(options: ToolgateOptions = {}): Promise<Gatewa
     new HttpRuntime(egress.http),
     mcp,
   );
+  // Observability: metrics and detectors consume committed audit records, off the call path.
+  const metrics = new GatewayMetrics({
+    approvalStates: () => approvals.statusCounts(),
+  });
+  // The health monitor probes through the same runtimes (and so sandbox and egress rules) the
+  // gate runs calls through, with each tool's own credential (docs/architecture.md §8, C14).
+  const health = new HealthMonitor({
+    store,
+    catalog,
+    prober: new ToolProber({ runtimes, credentials, http: egress.http, providers }),
+    config: healthConfig,
+    registry: metrics.registry,
+    ...clock,
+    ...(options.providers?.onError ? { onError: options.providers.onError } : {}),
+  });
+  sessions.setHealth(health);
   const gate = new Gate({
+    health,
     audit: audit.writer,
     counters: new CallCounters(store),
     idempotency: new IdempotencyStore(store.db, options.clock),
@@ -499,10 +537,6 @@ export async function openGateway(options: ToolgateOptions = {}): Promise<Gatewa
   });
   // Directory sets are read by toolgate itself, through the gate's runtimes (never an agent's).
   destinationSets.useDirectory(gate.directoryReader());
-  // Observability: metrics and detectors consume committed audit records, off the call path.
-  const metrics = new GatewayMetrics({
-    approvalStates: () => approvals.statusCounts(),
-  });
   audit.writer.onCommitted((batch, commitMs) => metrics.observeCommitted(batch, commitMs));
   countNotification = (kind, outcome) => metrics.notification(kind, outcome);
   if (notifier.enabled) catalog.onQuarantine((q) => notifier.toolQuarantined(q));
@@ -526,6 +560,8 @@ export async function openGateway(options: ToolgateOptions = {}): Promise<Gatewa
           ...clock,
         });
   await detectors?.start();
+  if (options.health === false) await health.sync();
+  else await health.start();
   const changes = new ChangeDesk(store.db, catalog, agents, {
     ...clock,
     secondFactors: secondFactor,
@@ -606,7 +642,14 @@ export async function openGateway(options: ToolgateOptions = {}): Promise<Gatewa
   };
   const revisions = () => readRevisions(store.db);
   const reports = new ReportService(
-    { db: store.db, catalog, agents, users, teams: options.teams ?? [] },
+    {
+      db: store.db,
+      catalog,
+      agents,
+      users,
+      teams: options.teams ?? [],
+      health: (id, version) => health.healthOf(id, version).state,
+    },
     options.clock,
   );
   const ownerChannels = new OwnerChannels(store.db, options.clock);
@@ -641,6 +684,18 @@ export async function openGateway(options: ToolgateOptions = {}): Promise<Gatewa
   audit.writer.onCommitted((batch) => ownerNotices.observe(batch));
   await ownerNotices.init();
   ownerNotices.start();
+  // A tool that turns degraded or unavailable is the owner's news (C14, C16; bounded and
+  // deduplicated by the notices themselves).
+  health.on((e) => {
+    if (e.kind !== 'health_changed' || (e.to !== 'degraded' && e.to !== 'unavailable')) return;
+    void ownerNotices.toolEvent({
+      kind: 'unhealthy',
+      tool_id: e.toolId,
+      version: e.version,
+      owner: e.owner,
+      facts: { from: e.from, to: e.to, score: e.score, cause: e.cause, rule: e.rule },
+    });
+  });
   const security: SecurityEvents = {
     record: (action, subject, details) =>
       appendEvent(store.db, systemActor('security'), (options.clock ?? systemClock)(), {
@@ -718,6 +773,7 @@ export async function openGateway(options: ToolgateOptions = {}): Promise<Gatewa
     ownerChannels: expose(ownerChannels, OWNER_CHANNELS_ADMIN),
     operators: expose(operators, OPERATORS_ADMIN),
     consoleSessions: expose(consoleSessions, CONSOLE_SESSIONS_ADMIN),
+    toolHealth: expose(health, TOOL_HEALTH_ADMIN),
     doctor: () => sandbox.doctor(),
     sweep: async () => ({
       ...(await gate.sweep()),
@@ -760,7 +816,9 @@ export async function openGateway(options: ToolgateOptions = {}): Promise<Gatewa
     ownerChannels,
     ownerNotices,
     operators,
+    health,
     close: async () => {
+      await health.stop();
       await upstreams.close();
       await gate.flush();
       // Alerts raised by what was just flushed are written before the log closes.

@@ -12,6 +12,7 @@ import type { CatalogService, Discovery, SecurityReviewDesk } from '../catalog/i
 import type { ApplyService, ChangeDesk } from '../config/index.js';
 import type { SecretAdmin } from '../credentials/index.js';
 import type { Gate } from '../gate/index.js';
+import type { HealthMonitor } from '../health/index.js';
 import type { AgentKeys, AgentService, UserService } from '../identity/index.js';
 import type { GatewayMetrics } from '../metrics/index.js';
 import type { ConsoleSessions, OperatorService } from '../operators/index.js';
@@ -41,6 +42,14 @@ export const CATALOG_ADMIN = [
 /** The reviewers' queue and one version's reviews (the decision is `catalog.review`). */
 export const REVIEWS_ADMIN = ['page', 'of', 'get', 'countPending'] as const;
 export const DISCOVERY_ADMIN = ['search'] as const;
+export const TOOL_HEALTH_ADMIN = [
+  'status',
+  'list',
+  'coverage',
+  'probeNow',
+  'setOverride',
+  'clearOverride',
+] as const;
 export const AGENTS_ADMIN = ['list', 'get', 'grants', 'revoke'] as const;
 export const KEYS_ADMIN = ['issue', 'revoke', 'list'] as const;
 export const USERS_ADMIN = ['get', 'list'] as const;
@@ -199,6 +208,11 @@ export interface AdminApi {
   readonly operators: Pick<OperatorService, (typeof OPERATORS_ADMIN)[number]>;
   /** The console's sessions and pending single sign-on logins, shared by every replica. */
   readonly consoleSessions: Pick<ConsoleSessions, (typeof CONSOLE_SESSIONS_ADMIN)[number]>;
+  /**
+   * Tool health (C14): each monitored version's state, score, breaker and last probe, probe
+   * coverage, a probe on demand, and admins' overrides (audited, with a reason and an expiry).
+   */
+  readonly toolHealth: Pick<HealthMonitor, (typeof TOOL_HEALTH_ADMIN)[number]>;
   /** Which sandbox drivers this gateway's sandbox can use on this host. */
   doctor(): Promise<DriverReport[]>;
   /**

@@ -26,6 +26,7 @@ export {
   SECOND_FACTOR_ADMIN,
   SECRETS_ADMIN,
   SESSIONS_ADMIN,
+  TOOL_HEALTH_ADMIN,
   USERS_ADMIN,
 } from './admin-api.js';
 export type { AgentApi, AgentApprovalStatus, OAuthFront, SecurityEvents } from './agent-api.js';

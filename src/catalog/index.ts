@@ -75,6 +75,7 @@ export type {
   JsonSchemaObject,
   LifecycleState,
   McpEntry,
+  Probe,
   RateLimit,
   ResultAction,
   ResultPolicy,

@@ -430,6 +430,34 @@ export const toolDefinitionSchema = {
         max_call_bytes: positiveInt(67_108_864),
       },
     },
+    probe: {
+      type: 'object',
+      required: ['kind'],
+      discriminator: { propertyName: 'kind' },
+      oneOf: [
+        {
+          additionalProperties: false,
+          required: ['kind', 'arguments'],
+          properties: {
+            kind: { const: 'call' },
+            arguments: { type: 'object', maxProperties: 64 },
+          },
+        },
+        {
+          additionalProperties: false,
+          required: ['kind', 'url'],
+          properties: {
+            kind: { const: 'http' },
+            url: {
+              type: 'string',
+              pattern: '^https://',
+              maxLength: 2048,
+              'x-hint': 'an https:// URL',
+            },
+          },
+        },
+      ],
+    },
     code_hash: {
       type: 'string',
       pattern: '^sha256:[0-9a-f]{64}$',

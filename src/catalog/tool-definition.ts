@@ -170,6 +170,17 @@ export interface ResultPolicy {
   readonly personal_data?: ResultAction;
 }
 
+/**
+ * A harmless check of a tool's health (C14, docs/architecture.md §8): a call with fixed arguments,
+ * run through the tool's own runtime and sandbox with its own credential (never an agent's), or
+ * a GET of its upstream's health URL under the egress rules. Only a `read` tool may be probed by
+ * a call. Not filled in at registration, so definitions registered before it existed keep their
+ * hash. Tools of an upstream MCP provider are probed by listing the provider, probe or not.
+ */
+export type Probe =
+  | { readonly kind: 'call'; readonly arguments: Readonly<Record<string, unknown>> }
+  | { readonly kind: 'http'; readonly url: string };
+
 /** A definition as registered, with every default filled in (what is stored and hashed). */
 export interface ToolDefinition {
   readonly id: string;
@@ -206,6 +217,7 @@ export interface ToolDefinition {
    * their hash.
    */
   readonly destinations?: readonly DestinationRule[];
+  readonly probe?: Probe;
 }
 
 /**

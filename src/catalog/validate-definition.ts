@@ -121,7 +121,8 @@ export function checkToolDefinition(input: unknown): DefinitionCheck {
     problems.push(problem('/version', 'must be a SemVer 2.0.0 version', 'semver'));
   }
   if (wellFormed('input_schema', 'output_schema')) problems.push(...checkSchemaTextSize(raw));
-  if (wellFormed('input_schema')) problems.push(...checkInputSchema(raw.input_schema));
+  if (wellFormed('input_schema', 'probe'))
+    problems.push(...checkInputSchema(raw.input_schema, raw.probe));
   if (wellFormed('input_schema', 'arguments_policy')) problems.push(...checkPathRoots(raw));
   if (wellFormed('input_schema')) problems.push(...checkCodeMarks(raw.input_schema));
   if (wellFormed('output_schema')) problems.push(...checkOutputSchema(raw.output_schema));
@@ -131,6 +132,7 @@ export function checkToolDefinition(input: unknown): DefinitionCheck {
   if (wellFormed('input_schema', 'destinations', 'egress', 'action_class')) {
     problems.push(...checkConstrainedClaim(raw));
   }
+  if (wellFormed('probe', 'egress', 'action_class', 'runtime')) problems.push(...checkProbe(raw));
   if (wellFormed('action_class', 'access_tier')) {
     problems.push(...checkTierFloor(raw.action_class, raw.access_tier));
   }
@@ -276,9 +278,16 @@ function checkPathRoots(raw: RawDefinition): Problem[] {
   return [];
 }
 
-function checkInputSchema(schema: JsonSchemaObject): Problem[] {
+function checkInputSchema(schema: JsonSchemaObject, probe: RawDefinition['probe']): Problem[] {
   const compiled = compileAuthoredSchema(authoredAjvFor, schema, '/input_schema');
   const problems = [...compiled.problems];
+  // A call probe's fixed arguments are checked once, here, against the schema just compiled:
+  // the monitor then never compiles a schema per tool (docs/architecture.md §8, C14).
+  if (probe?.kind === 'call' && compiled.validate && !compiled.validate(probe.arguments)) {
+    problems.push(
+      problem('/probe/arguments', "must match the tool's input schema", 'probe.arguments'),
+    );
+  }
   if (schema.type !== 'object') {
     problems.push(
       problem('/input_schema/type', 'must be "object": arguments are named', 'input.object'),
@@ -544,6 +553,50 @@ function checkConstrainedClaim(raw: RawDefinition): Problem[] {
         'egress.unverified_constraint',
       ),
     );
+}
+
+/**
+ * A probe must be harmless (C14): a call probe only of a `read` tool; a health URL only to a host
+ * the tool may already reach (egress.hosts), https on the default port, no userinfo — the same
+ * rules as an http runtime's base URL, since the probe runs under the same egress rules.
+ */
+function checkProbe(raw: RawDefinition): Problem[] {
+  const probe = raw.probe;
+  if (!probe) return [];
+  if (probe.kind === 'call') {
+    return raw.action_class === 'read'
+      ? []
+      : [problem('/probe/kind', 'only a read tool may be probed by a call', 'probe.not_harmless')];
+  }
+  if (raw.runtime.kind === 'mcp') {
+    return [
+      problem(
+        '/probe/kind',
+        "an upstream MCP provider's tools are probed by listing the provider",
+        'probe.kind',
+      ),
+    ];
+  }
+  let url: URL;
+  try {
+    url = new URL(probe.url);
+  } catch {
+    return [problem('/probe/url', 'is not a valid URL', 'probe.url')];
+  }
+  const hosts = raw.egress.mode === 'constrained' ? raw.egress.hosts : [];
+  const why =
+    url.protocol !== 'https:'
+      ? 'must use https'
+      : url.username !== '' || url.password !== ''
+        ? 'must not carry user information'
+        : url.port !== ''
+          ? 'must use the default port'
+          : url.search !== '' || url.hash !== ''
+            ? 'must not have a query or fragment'
+            : !hosts.includes(url.hostname)
+              ? `host ${url.hostname} must be listed in egress.hosts (mode constrained)`
+              : null;
+  return why ? [problem('/probe/url', why, 'probe.url')] : [];
 }
 
 function checkTierFloor(actionClass: ActionClass, tier: string): Problem[] {

@@ -197,8 +197,9 @@ export function withAdmin(
         audit: { checkpoints: false },
         ...options,
         teams: teamsFromEnv(),
-        // One-shot commands watch nothing: the detectors run in `serve`.
+        // One-shot commands watch nothing: the detectors and the health monitor run in `serve`.
         detectors: false,
+        health: false,
       });
       const operator = await cliOperator(tg.admin, globals);
       checkRoles(operator, roles);

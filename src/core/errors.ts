@@ -98,6 +98,16 @@ export const ERROR_CODES = {
     summary: 'No such tool in the session (never says whether it exists elsewhere).',
   },
   TOOL_RETIRED: { http: 410, jsonRpc: -32012, summary: 'The tool version is retired.' },
+  TOOL_UNAVAILABLE: {
+    http: 503,
+    jsonRpc: -32032,
+    summary: 'The tool is unavailable (its health monitor withdrew it); the call was not run.',
+  },
+  HEALTH_OVERRIDE_NOT_FOUND: {
+    http: 404,
+    jsonRpc: -32033,
+    summary: 'The tool version has no health override in force.',
+  },
   GRANT_MISSING: {
     http: 403,
     jsonRpc: -32013,
@@ -416,6 +426,8 @@ export interface ErrorDetails {
     /** What to call instead (`name@<major>`) and its version; null when the caller may use none. */
     successor: { tool: string; version: string } | null;
   };
+  TOOL_UNAVAILABLE: CallDenial;
+  HEALTH_OVERRIDE_NOT_FOUND: { toolId: string; version: string };
   GRANT_MISSING: CallDenial;
   POLICY_DENIED: CallDenial;
   RATE_LIMITED: CallDenial;

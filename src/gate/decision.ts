@@ -11,6 +11,7 @@ export type DenyCode = Extract<
   ErrorCode,
   | 'TOOL_NOT_REGISTERED'
   | 'TOOL_RETIRED'
+  | 'TOOL_UNAVAILABLE'
   | 'INPUT_INVALID'
   | 'GRANT_MISSING'
   | 'POLICY_DENIED'

@@ -9,6 +9,7 @@ import type { ApprovalDesk } from '../approvals/index.js';
 import type { CatalogService } from '../catalog/index.js';
 import { type Clock, systemClock, timeOrderedId } from '../core/index.js';
 import type { CredentialBroker } from '../credentials/index.js';
+import type { HealthGate } from '../health/index.js';
 import type { IdempotencyStore } from '../idempotency/index.js';
 import type { AgentService, UserService } from '../identity/index.js';
 import type { CallCounters } from '../limits/index.js';
@@ -58,6 +59,8 @@ export interface GateDependencies {
   readonly afterInjection?: AfterInjection;
   /** Live destination sets a tool's destinations rules may name (the policy step asks them). */
   readonly destinationSets?: SetMembership;
+  /** The health monitor (C14): unavailable tools fail fast, live outcomes feed passive health. */
+  readonly health?: HealthGate;
   /** The steps to run, in order; GATE_STEPS unless a test watches them run. */
   readonly steps?: readonly Step[];
 }
@@ -81,8 +84,15 @@ export function stepDependencies(
     destinationSets: deps.destinationSets,
     lostPostRecord,
     afterInjection: deps.afterInjection ?? DEFAULT_AFTER_INJECTION,
+    health: deps.health ?? NO_HEALTH,
   };
 }
+
+/** Without a monitor every tool is admitted and nothing is observed. */
+const NO_HEALTH: HealthGate = Object.freeze({
+  admit: () => null,
+  observe: () => {},
+});
 
 export class Gate {
   readonly #steps: readonly Step[];

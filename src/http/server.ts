@@ -38,6 +38,7 @@ import { approvalRoutes } from './routes/approvals.js';
 import { auditRoutes } from './routes/audit.js';
 import { destinationSetRoutes } from './routes/destination-sets.js';
 import { discoveryRoutes } from './routes/discovery.js';
+import { healthRoutes } from './routes/health.js';
 import { metricsRoutes } from './routes/metrics.js';
 import { operatorRoutes } from './routes/operators.js';
 import { ownerChannelRoutes } from './routes/owner-channels.js';
@@ -387,6 +388,7 @@ export async function buildServer(
   approvalRoutes(app, admin);
   adminRoutes(app, admin);
   discoveryRoutes(app, admin);
+  healthRoutes(app, admin);
   await registerMcpHttp(app, agent, security, {
     ...options.mcp,
     version: options.version ?? '0.0.0',

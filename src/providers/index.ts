@@ -45,4 +45,4 @@ export type {
   UpstreamPoolOptions,
   UpstreamRequest,
 } from './upstream-pool.js';
-export { UpstreamPool } from './upstream-pool.js';
+export { openUpstream, UpstreamPool } from './upstream-pool.js';

@@ -20,6 +20,7 @@ import {
   systemClock,
   ToolgateError,
 } from '../core/index.js';
+import type { HealthReader } from '../health/index.js';
 import type { AgentService, AgentTier, AgentView, UserService } from '../identity/index.js';
 import {
   appendEvent,
@@ -183,6 +184,7 @@ export function exportNames(tools: readonly ToolVersionDetail[]): SessionTool[] 
 export class SessionService {
   readonly #store: Store;
   readonly #catalog: CatalogService;
+  #health: HealthReader | null = null;
   readonly #agents: AgentService;
   readonly #users: UserService;
   readonly #clock: Clock;
@@ -203,6 +205,23 @@ export class SessionService {
     this.#users = users;
     this.#clock = clock;
     this.#maxSessionsPerAgent = maxSessionsPerAgent;
+  }
+
+  /**
+   * Wires the health monitor (C14): a tool it marks unavailable is left out of every permitted
+   * set computed from now on (open, refresh) and of exported lists, until it comes back.
+   */
+  setHealth(health: HealthReader): void {
+    this.#health = health;
+  }
+
+  /** What may be offered now, less what the health monitor withdrew. */
+  async #offered(): Promise<ToolVersionDetail[]> {
+    const offered = await this.#catalog.offeredMajors();
+    const health = this.#health;
+    return health
+      ? offered.filter((t) => health.healthOf(t.id, t.version).state !== 'unavailable')
+      : offered;
   }
 
   /** The capabilities a session may exercise: agent grants, narrowed by the user's permissions. */
@@ -259,7 +278,7 @@ export class SessionService {
     const runId = options.runId ?? null;
     const runReadPrivate = runId !== null && (await this.runHasReadPrivate(agentId, runId));
     const { tools, withheld } = permittedSet(
-      await this.#catalog.offeredMajors(),
+      await this.#offered(),
       caps,
       agent.tier,
       runReadPrivate,
@@ -309,7 +328,7 @@ export class SessionService {
     const runReadPrivate =
       session.private_data_read === 1 || (await this.runHasReadPrivate(agentId, session.run_id));
     const { tools, withheld } = permittedSet(
-      await this.#catalog.offeredMajors(),
+      await this.#offered(),
       caps,
       agent.tier,
       runReadPrivate,
@@ -636,9 +655,11 @@ export class SessionService {
       const detail = await this.#catalog.get(t.id, t.version);
       // Upstream resources and prompts are offered as such (session-entries.ts), never as tools.
       if (detail.definition.runtime.kind === 'mcp' && detail.definition.runtime.entry) continue;
-      // A tool retired or quarantined since the session opened is no longer offered.
+      // A tool retired, quarantined or withdrawn as unavailable since the session opened is no
+      // longer offered.
       if (
         detail.quarantined ||
+        this.#health?.healthOf(t.id, t.version).state === 'unavailable' ||
         (detail.lifecycle !== 'active' && detail.lifecycle !== 'deprecated')
       )
         continue;

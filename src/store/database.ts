@@ -431,6 +431,18 @@ export interface Database {
   console_logins: ConsoleLoginTable;
   owner_channels: OwnerChannelTable;
   owner_notice_marks: OwnerNoticeMarkTable;
+  tool_health_overrides: ToolHealthOverrideTable;
+}
+
+/** An admin's override of one tool version's health state, in force until `expires_at`. */
+export interface ToolHealthOverrideTable {
+  tool_id: string;
+  version: string;
+  state: string;
+  reason: string;
+  set_by: string;
+  set_at: string;
+  expires_at: string;
 }
 
 export type ToolVersionRow = Selectable<ToolVersionTable>;

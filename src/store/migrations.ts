@@ -8,6 +8,7 @@ import { chainRows, GENESIS_PREV_HASH, recordHash } from '../audit-chain/index.j
 import type { Database } from './database.js';
 import { eventAuditRow } from './events.js';
 import { consoleSessions } from './migrations/console-sessions.js';
+import { healthOverrides } from './migrations/health-overrides.js';
 import { operatorsMigration } from './migrations/operators.js';
 import { ownerNotices } from './migrations/owner-notices.js';
 import { providerEntries } from './migrations/provider-entries.js';
@@ -698,6 +699,7 @@ export function migrationProvider(dialect: Dialect): MigrationProvider {
         '0025_untrusted_sources': untrustedSources,
         '0026_destination_literals': destinationLiterals,
         '0027_destination_sets': destinationSets,
+        '0029_health_overrides': healthOverrides,
         '0033_owner_notices': ownerNotices,
       };
     },

@@ -59,7 +59,9 @@ describe('code_hash of command tools', () => {
     script = join(dir, 'echo.mjs');
     writeFileSync(script, ORIGINAL, { mode: 0o644 });
     assert.equal(TAMPERED.length, ORIGINAL.length);
-    tg = await openGateway({ db: `sqlite:${join(dir, 'tg.db')}` });
+    // The runtime's own check is under test: no health probe (which would quarantine the
+    // tampered tool, test/health/health-monitor.test.ts) may race the swaps below.
+    tg = await openGateway({ db: `sqlite:${join(dir, 'tg.db')}`, health: false });
     await tg.config.apply(
       [
         tool('pinned_echo', commandCodeHash([process.execPath, script])),

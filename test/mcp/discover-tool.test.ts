@@ -79,7 +79,7 @@ const tool = (id: string, description: string, caps: string[], extra = {}) =>
 
 before(async () => {
   dir = mkdtempSync(join(tmpdir(), 'toolgate-discover-'));
-  tg = await openGateway({ db: `sqlite:${join(dir, 'tg.db')}`, health });
+  tg = await openGateway({ db: `sqlite:${join(dir, 'tg.db')}`, discoveryHealth: health });
   await tg.config.applyText(EXAMPLE, admin);
   await tg.config.apply(
     [

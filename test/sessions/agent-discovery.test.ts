@@ -83,7 +83,7 @@ for (const backend of backends()) {
     before(async () => {
       const fresh = await backend.fresh();
       drop = fresh.drop;
-      tg = await openGateway({ db: fresh.url, health });
+      tg = await openGateway({ db: fresh.url, discoveryHealth: health });
       await tg.config.apply(
         [
           {

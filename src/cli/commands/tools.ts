@@ -1,5 +1,6 @@
 /**
- * @module `toolgate tools`: the tool catalog: list, show, search, lifecycle, quarantine, code hash.
+ * @module `toolgate tools`: the tool catalog: list, show, search, lifecycle, quarantine, health,
+ * code hash.
  */
 import { type Command, Option } from 'commander';
 import { codeHash } from '../../api/index.js';
@@ -301,6 +302,62 @@ export function registerTools(program: Command): void {
         })(),
       );
   }
+
+  // Tool health (C14). The monitor's live state is in `serve` (GET /v1/health/tools); here a
+  // probe runs once in this process, and overrides go to the store every replica follows.
+  const health = tools.command('health').description('tool health: probe, override, clear');
+  health
+    .command('probe <ref>')
+    .description("run a tool version's probe once, here, and show the outcome")
+    .action((ref: string) =>
+      withAdmin(program, async (admin, out) => {
+        const { id, version } = parseRef(ref);
+        const s = await admin.toolHealth.probeNow(id, version);
+        out.result(s, () =>
+          s.probe === null
+            ? `${id}@${version} has no probe (its health comes from live calls)`
+            : `${id}@${version}: ${s.state} (score ${s.score}), probe ${s.probe} ${s.last_probe_ok ? 'ok' : `failed: ${s.last_rule}`} in ${s.last_latency_ms} ms`,
+        );
+      })(),
+    );
+  health
+    .command('override <ref>')
+    .description("override a tool version's health state until a time (recorded)")
+    .addOption(
+      new Option('--state <state>', 'the state to hold')
+        .choices(['healthy', 'degraded', 'unavailable'])
+        .makeOptionMandatory(),
+    )
+    .requiredOption('--reason <text>', 'why (recorded in the event log)')
+    .requiredOption('--until <time>', 'when the override ends (ISO 8601)')
+    .action((ref: string, opts: { state: string; reason: string; until: string }) =>
+      withAdmin(program, async (admin, out, operator) => {
+        const { id, version } = parseRef(ref);
+        const view = await admin.toolHealth.setOverride(
+          id,
+          version,
+          { state: opts.state, reason: opts.reason, expires_at: opts.until },
+          operatorActor(operator, 'cli'),
+        );
+        out.result(view, () => `${id}@${version} is held ${view.state} until ${opts.until}`);
+      })(),
+    );
+  health
+    .command('clear <ref>')
+    .description("clear a tool version's health override (recorded)")
+    .option('--reason <text>', 'why (recorded in the event log)', 'cleared')
+    .action((ref: string, opts: { reason: string }) =>
+      withAdmin(program, async (admin, out, operator) => {
+        const { id, version } = parseRef(ref);
+        const view = await admin.toolHealth.clearOverride(
+          id,
+          version,
+          operatorActor(operator, 'cli'),
+          opts.reason,
+        );
+        out.result(view, () => `${id}@${version}: override cleared (${view.state})`);
+      })(),
+    );
 
   tools
     .command('hash <argv...>')

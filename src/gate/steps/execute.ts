@@ -31,6 +31,7 @@ const NO_SECRETS: readonly string[] = [];
 
 /** Step 13: runs the call (a failure is a result, audited by audit-post, never a refusal). */
 export async function executeStep(s: CallState): Promise<StepResult> {
+  const started = performance.now();
   s.run = await execute(s.deps, s.def, s.callArgs, s.compiled, {
     callId: s.callId,
     sessionId: s.session.id,
@@ -44,7 +45,15 @@ export async function executeStep(s: CallState): Promise<StepResult> {
     ...(s.options.signal ? { signal: s.options.signal } : {}),
     egressCeilingLeft: s.egressLeft,
   });
+  // Passive health (C14): the tool's own outcome, recorded in memory without holding the call.
+  if (s.ref && countsForHealth(s.run))
+    s.deps.health.observe(s.ref.id, s.ref.version, s.run.ok, performance.now() - started);
   return CONTINUE;
+}
+
+/** A cancelled call or a spent budget says nothing about the tool's health. */
+function countsForHealth(run: ExecuteRun): boolean {
+  return run.ok || (run.code !== 'CALL_CANCELLED' && run.code !== 'BUDGET_EXCEEDED');
 }
 
 /**

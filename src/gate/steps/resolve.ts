@@ -81,7 +81,10 @@ function resolved(s: CallState, compiled: CompiledTool): StepResult {
   s.detail = compiled.detail;
   s.def = compiled.detail.definition;
   s.ref = { id: compiled.detail.id, version: compiled.detail.version };
-  return CONTINUE;
+  // C14: a tool of the caller's set that its health monitor marks unavailable fails fast, before
+  // anything is checked, spent or run (state read from memory, docs/architecture.md §3).
+  const unavailable = s.deps.health.admit(s.ref.id, s.ref.version);
+  return unavailable ? refuse('TOOL_UNAVAILABLE', unavailable.rule, unavailable.message) : CONTINUE;
 }
 
 function findTool(set: readonly SessionTool[], ref: string): SessionTool | null {

@@ -9,6 +9,7 @@ import type { ApprovalDesk, UntrustedDestination } from '../../approvals/index.j
 import type { ToolDefinition, ToolVersionDetail } from '../../catalog/index.js';
 import type { Clock } from '../../core/index.js';
 import type { CredentialBroker } from '../../credentials/index.js';
+import type { HealthGate } from '../../health/index.js';
 import type { IdempotencyStore } from '../../idempotency/index.js';
 import type { AgentView, SessionBudgets } from '../../identity/index.js';
 import type { CallCounters, CounterPrincipal } from '../../limits/index.js';
@@ -43,6 +44,8 @@ export interface StepDependencies {
   readonly lostPostRecord: () => void;
   /** What waits for a reviewer once injection text entered a session (after-injection.ts). */
   readonly afterInjection: AfterInjection;
+  /** The health monitor's hot-path side (C14): fail fast on an unavailable tool, passive health. */
+  readonly health: HealthGate;
 }
 
 /** The fields every audit record of this call shares. */

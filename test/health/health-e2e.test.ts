@@ -1,0 +1,309 @@
+/**
+ * The health monitor end to end (C14) with a real upstream: an HTTPS server on loopback with a
+ * test certificate (names resolve through a table; only 127.0.0.1:443 is exempt from the address
+ * rule and is connected at the kernel's port), stopped and started again on the same port. One
+ * tool is probed by its upstream's health URL, one by a harmless call with fixed arguments, both
+ * under the http runtime's egress rules. The upstream dies: both are marked unavailable, left out
+ * of new sessions and of a refreshed one (what MCP list_changed follows), calls fail fast with
+ * TOOL_UNAVAILABLE, each change is an audit record; it comes back: so do they.
+ */
+import assert from 'node:assert/strict';
+import { readFileSync } from 'node:fs';
+import https from 'node:https';
+import type { AddressInfo } from 'node:net';
+import { join } from 'node:path';
+import { after, before, describe, test } from 'node:test';
+import type { Actor } from '../../src/core/index.js';
+import type { HealthEvent, HealthState } from '../../src/health/index.js';
+import { HttpToolRunner } from '../../src/runtimes/index.js';
+import { EgressProxy } from '../../src/sandbox/index.js';
+import { type Gateway, openGateway } from '../../src/toolgate.js';
+import { backends } from '../support/backends.js';
+import { ROOT } from '../support/cli.js';
+import { tableResolver } from '../support/egress.js';
+import { validSendTool } from '../support/fixtures.js';
+
+const admin: Actor = { id: 'test-admin', via: 'library' };
+const tlsDir = join(ROOT, 'test', 'fixtures', 'egress-tls');
+const TARGET = '127.0.0.1:443';
+const INTERVAL_MS = 400;
+
+function apiTool(id: string, extra: Record<string, unknown>) {
+  return validSendTool({
+    id,
+    name: id,
+    description: 'Look up one catalogue item by its id.',
+    action_class: 'read',
+    data_access: 'public',
+    access_tier: 'public',
+    approval: { mode: 'none' },
+    required_capabilities: ['api:read'],
+    egress: { mode: 'constrained', hosts: ['api.example.test'] },
+    runtime: {
+      kind: 'http',
+      base_url: 'https://api.example.test/v1',
+      method: 'GET',
+      path: '/items/{item}',
+    },
+    input_schema: {
+      type: 'object',
+      additionalProperties: false,
+      required: ['item'],
+      properties: { item: { type: 'string', maxLength: 40 } },
+    },
+    output_schema: { type: 'object' },
+    ...extra,
+  });
+}
+
+/** A real HTTPS upstream that can be stopped and started again on the same port. */
+class Upstream {
+  server: https.Server | null = null;
+  port = 0;
+  readonly seen: string[] = [];
+
+  async start(): Promise<void> {
+    const server = https.createServer(
+      {
+        key: readFileSync(join(tlsDir, 'server.key')),
+        cert: readFileSync(join(tlsDir, 'server.pem')),
+      },
+      (req, res) => {
+        this.seen.push(req.url ?? '');
+        res.writeHead(200, { 'content-type': 'application/json' });
+        res.end(JSON.stringify({ ok: true, path: req.url }));
+      },
+    );
+    await new Promise<void>((resolve, reject) => {
+      server.once('error', reject);
+      server.listen(this.port, '127.0.0.1', resolve);
+    });
+    this.port = (server.address() as AddressInfo).port;
+    this.server = server;
+  }
+
+  async stop(): Promise<void> {
+    const server = this.server;
+    this.server = null;
+    if (!server) return;
+    server.closeAllConnections();
+    await new Promise((r) => server.close(r));
+  }
+}
+
+for (const backend of backends()) {
+  describe(`health monitor with a real upstream on ${backend.name}`, () => {
+    let tg: Gateway;
+    let proxy: EgressProxy;
+    let drop: () => Promise<void>;
+    const upstream = new Upstream();
+    const events: HealthEvent[] = [];
+
+    /** Resolves at the first change of `tool` to `state` from now on. */
+    function reaches(tool: string, state: HealthState): Promise<number> {
+      const started = performance.now();
+      if (tg.health.healthOf(tool, '1.0.0').state === state) return Promise.resolve(0);
+      return new Promise((resolve, reject) => {
+        // The monitor's timers do not hold the process open; this wait does, with a deadline.
+        const deadline = setTimeout(() => {
+          off();
+          reject(new Error(`${tool} did not become ${state}`));
+        }, 20_000);
+        const off = tg.health.on((e) => {
+          if (e.kind === 'health_changed' && e.toolId === tool && e.to === state) {
+            off();
+            clearTimeout(deadline);
+            resolve(performance.now() - started);
+          }
+        });
+      });
+    }
+
+    before(async () => {
+      await upstream.start();
+      const testPorts = { [TARGET]: upstream.port };
+      const resolver = tableResolver({ 'api.example.test': ['127.0.0.1'] });
+      proxy = new EgressProxy({
+        resolver,
+        unsafeTestTargets: [TARGET],
+        unsafeTestPorts: testPorts,
+      });
+      const fresh = await backend.fresh();
+      drop = fresh.drop;
+      tg = await openGateway({
+        db: fresh.url,
+        egress: {
+          proxy,
+          http: new HttpToolRunner({
+            resolver,
+            unsafeTestTargets: [TARGET],
+            unsafeTestPorts: testPorts,
+            unsafeTestCa: readFileSync(join(tlsDir, 'ca.pem'), 'utf8'),
+          }),
+        },
+        health: {
+          intervalMs: { public: INTERVAL_MS, restricted: INTERVAL_MS, privileged: INTERVAL_MS },
+          confirmAfterMs: 100,
+          breakerOpenMs: 300,
+          tickMs: 20,
+          probeTimeoutMs: 2_000,
+        },
+      });
+      tg.health.on((e) => events.push(e));
+      await tg.config.apply(
+        [
+          { kind: 'Agent', spec: { id: 'caller', owner: 'qa' } },
+          { kind: 'Grant', spec: { agent: 'caller', capabilities: ['api:read'] } },
+        ],
+        admin,
+      );
+    });
+
+    after(async () => {
+      await tg.close();
+      await proxy.close();
+      await drop();
+      await upstream.stop();
+    });
+
+    async function session() {
+      const s = await tg.sessions.open('caller');
+      return { agentId: 'caller', sessionId: s.id };
+    }
+
+    async function offered(sessionId: string): Promise<string[]> {
+      const tools = (await tg.sessions.exportTools(sessionId, 'caller', 'mcp')) as {
+        name: string;
+      }[];
+      return tools.map((t) => t.name).sort();
+    }
+
+    test('a tool is unchecked (score 0) until its first probe, which runs at registration', async () => {
+      assert.deepEqual(tg.health.healthOf('api_by_url', '1.0.0'), { state: 'unchecked', score: 0 });
+      const healthy = Promise.all([
+        reaches('api_by_url', 'healthy'),
+        reaches('api_by_call', 'healthy'),
+      ]);
+      await tg.config.apply(
+        [
+          apiTool('api_by_url', {
+            probe: { kind: 'http', url: 'https://api.example.test/healthz' },
+          }),
+          apiTool('api_by_call', { probe: { kind: 'call', arguments: { item: 'probe-item' } } }),
+        ].map((spec) => ({ kind: 'Tool', spec })),
+        admin,
+      );
+      await healthy;
+      assert.ok(upstream.seen.includes('/healthz'), 'the health URL was asked');
+      assert.ok(upstream.seen.includes('/v1/items/probe-item'), 'the probe call ran');
+      const view = tg.health.healthOf('api_by_url', '1.0.0');
+      assert.equal(view.state, 'healthy');
+      assert.ok(view.score > 0.8 && view.score <= 1);
+      assert.equal(tg.admin.toolHealth.status('api_by_call', '1.0.0').probe, 'call');
+    });
+
+    test('the upstream dies: marked unavailable within an interval, withdrawn, calls fail fast; it comes back', async () => {
+      const s = await session();
+      assert.deepEqual(await offered(s.sessionId), ['api_by_call', 'api_by_url']);
+      const ok = await tg.gate.invoke(s, 'api_by_url', { item: 'abc' });
+      assert.equal(ok.kind, 'allow', JSON.stringify(ok));
+
+      const down = Promise.all([
+        reaches('api_by_url', 'unavailable'),
+        reaches('api_by_call', 'unavailable'),
+      ]);
+      await upstream.stop();
+      const [msUrl, msCall] = await down;
+      // One interval until the next probe, then two quick confirmations (breaker: 3 failures).
+      assert.ok(
+        Math.max(msUrl, msCall) < INTERVAL_MS + 5_000,
+        `withdrawn after ${msUrl}/${msCall} ms`,
+      );
+
+      const seenBefore = upstream.seen.length;
+      const refused = await tg.gate.invoke(s, 'api_by_url', { item: 'abc' });
+      assert.equal(refused.kind, 'deny');
+      if (refused.kind === 'deny') {
+        assert.equal(refused.code, 'TOOL_UNAVAILABLE');
+        assert.equal(refused.rule, 'health.circuit_open');
+      }
+      assert.equal(upstream.seen.length, seenBefore, 'nothing was sent upstream');
+      // Not offered: a new session's set, and the old session's refreshed set (list_changed).
+      const fresh = await session();
+      assert.deepEqual(await offered(fresh.sessionId), []);
+      assert.equal((await tg.sessions.refresh(s.sessionId, 'caller')).changed, true);
+      assert.deepEqual(await offered(s.sessionId), []);
+
+      const up = Promise.all([reaches('api_by_url', 'healthy'), reaches('api_by_call', 'healthy')]);
+      await upstream.start();
+      await up;
+      assert.equal((await tg.sessions.refresh(s.sessionId, 'caller')).changed, true);
+      assert.deepEqual(await offered(s.sessionId), ['api_by_call', 'api_by_url']);
+      const again = await tg.gate.invoke(s, 'api_by_url', { item: 'abc' });
+      assert.equal(again.kind, 'allow', JSON.stringify(again));
+
+      // Every change is an audit record (event.tool.health_changed), the denial too.
+      await tg.health.flush();
+      const changes = (
+        await tg.events.list({ subject: 'tool:api_by_url@1.0.0', limit: 50 })
+      ).filter((e) => e.action === 'tool.health_changed');
+      const path = changes.map((e) => (JSON.parse(e.details) as { to: string }).to);
+      assert.ok(path.includes('unavailable') && path.at(-1) === 'healthy', path.join(' → '));
+      const metrics = (await tg.metrics.render()).body;
+      assert.match(metrics, /toolgate_health_probes_total\{kind="http",outcome="failed"\} [1-9]/);
+      assert.match(metrics, /toolgate_health_changes_total\{to="unavailable"\} [1-9]/);
+    });
+
+    test('an admin override withdraws a healthy tool until cleared; audited with its reason', async () => {
+      const s = await session();
+      const expires = new Date(Date.now() + 3_600_000).toISOString();
+      await assert.rejects(
+        tg.admin.toolHealth.setOverride(
+          'api_by_url',
+          '1.0.0',
+          { state: 'unavailable', reason: ' ', expires_at: expires },
+          admin,
+        ),
+        (err: { code?: string }) => err.code === 'INPUT_INVALID',
+      );
+      await assert.rejects(
+        tg.admin.toolHealth.setOverride(
+          'api_by_url',
+          '1.0.0',
+          { state: 'broken', reason: 'x', expires_at: 'yesterday' },
+          admin,
+        ),
+        (err: { code?: string; details?: { problems: { pointer: string }[] } }) =>
+          err.code === 'INPUT_INVALID' &&
+          (err.details?.problems ?? []).map((p) => p.pointer).join(',') === '/state,/expires_at',
+      );
+      assert.equal(
+        tg.admin.toolHealth.status('api_by_url', '1.0.0').override,
+        null,
+        'nothing changed',
+      );
+      const view = await tg.admin.toolHealth.setOverride(
+        'api_by_url',
+        '1.0.0',
+        { state: 'unavailable', reason: 'upstream maintenance window', expires_at: expires },
+        admin,
+      );
+      assert.equal(view.state, 'unavailable');
+      const refused = await tg.gate.invoke(s, 'api_by_url', { item: 'abc' });
+      assert.equal(refused.kind === 'deny' && refused.rule, 'health.override');
+      // The neighbour is untouched.
+      assert.equal((await tg.gate.invoke(s, 'api_by_call', { item: 'abc' })).kind, 'allow');
+      await tg.admin.toolHealth.clearOverride('api_by_url', '1.0.0', admin, 'maintenance over');
+      await assert.rejects(
+        tg.admin.toolHealth.clearOverride('api_by_url', '1.0.0', admin),
+        (err: { code?: string }) => err.code === 'HEALTH_OVERRIDE_NOT_FOUND',
+      );
+      assert.equal((await tg.gate.invoke(s, 'api_by_url', { item: 'abc' })).kind, 'allow');
+      const audit = (await tg.events.list({ subject: 'tool:api_by_url@1.0.0', limit: 100 })).map(
+        (e) => e.action,
+      );
+      assert.ok(audit.includes('tool.health_override_set'));
+      assert.ok(audit.includes('tool.health_override_cleared'));
+    });
+  });
+}
