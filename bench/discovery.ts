@@ -169,7 +169,10 @@ async function measure(
 
 const dir = mkdtempSync(join(tmpdir(), 'toolgate-bench-discovery-'));
 try {
-  const tg = await openGateway({ db: `sqlite:${join(dir, 'toolgate.db')}`, discoveryHealth: health });
+  const tg = await openGateway({
+    db: `sqlite:${join(dir, 'toolgate.db')}`,
+    discoveryHealth: health,
+  });
   for (let i = 0; i < TOOLS; i += BATCH) {
     await tg.config.apply(
       Array.from({ length: Math.min(BATCH, TOOLS - i) }, (_, j) => ({
