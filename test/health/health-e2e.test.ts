@@ -5,7 +5,9 @@
  * tool is probed by its upstream's health URL, one by a harmless call with fixed arguments, both
  * under the http runtime's egress rules. The upstream dies: both are marked unavailable, left out
  * of new sessions and of a refreshed one (what MCP list_changed follows), calls fail fast with
- * TOOL_UNAVAILABLE, each change is an audit record; it comes back: so do they.
+ * TOOL_UNAVAILABLE, each change is an audit record, the owner team hears of it on its channel,
+ * and the agent's own discovery offers the healthy alternative in its set (a local mirror of the
+ * catalogue); it comes back: so do they.
  */
 import assert from 'node:assert/strict';
 import { readFileSync } from 'node:fs';
@@ -15,13 +17,14 @@ import { join } from 'node:path';
 import { after, before, describe, test } from 'node:test';
 import type { Actor } from '../../src/core/index.js';
 import type { HealthEvent, HealthState } from '../../src/health/index.js';
-import { HttpToolRunner } from '../../src/runtimes/index.js';
+import { HttpToolRunner, InlineExecutor } from '../../src/runtimes/index.js';
 import { EgressProxy } from '../../src/sandbox/index.js';
 import { type Gateway, openGateway } from '../../src/toolgate.js';
 import { backends } from '../support/backends.js';
 import { ROOT } from '../support/cli.js';
 import { tableResolver } from '../support/egress.js';
-import { validSendTool } from '../support/fixtures.js';
+import { validSendTool, validTool } from '../support/fixtures.js';
+import { type Receiver, webhookReceiver } from '../support/webhook-receiver.js';
 
 const admin: Actor = { id: 'test-admin', via: 'library' };
 const tlsDir = join(ROOT, 'test', 'fixtures', 'egress-tls');
@@ -33,6 +36,8 @@ function apiTool(id: string, extra: Record<string, unknown>) {
     id,
     name: id,
     description: 'Look up one catalogue item by its id.',
+    owner: 'catalog-team',
+    tags: ['catalogue'],
     action_class: 'read',
     data_access: 'public',
     access_tier: 'public',
@@ -97,6 +102,7 @@ for (const backend of backends()) {
     let proxy: EgressProxy;
     let drop: () => Promise<void>;
     const upstream = new Upstream();
+    let hook: Receiver;
     const events: HealthEvent[] = [];
 
     /** Resolves at the first change of `tool` to `state` from now on. */
@@ -121,6 +127,7 @@ for (const backend of backends()) {
 
     before(async () => {
       await upstream.start();
+      hook = await webhookReceiver();
       const testPorts = { [TARGET]: upstream.port };
       const resolver = tableResolver({ 'api.example.test': ['127.0.0.1'] });
       proxy = new EgressProxy({
@@ -132,6 +139,7 @@ for (const backend of backends()) {
       drop = fresh.drop;
       tg = await openGateway({
         db: fresh.url,
+        executor: new InlineExecutor().register('t.mirror', () => ({ ok: true })),
         egress: {
           proxy,
           http: new HttpToolRunner({
@@ -154,9 +162,25 @@ for (const backend of backends()) {
         [
           { kind: 'Agent', spec: { id: 'caller', owner: 'qa' } },
           { kind: 'Grant', spec: { agent: 'caller', capabilities: ['api:read'] } },
+          {
+            kind: 'Tool',
+            spec: validTool({
+              id: 'mirror_item',
+              name: 'mirror_item',
+              description: 'Look up one catalogue item by its id in the local mirror.',
+              owner: 'mirror-team',
+              tags: ['catalogue'],
+              data_access: 'public',
+              access_tier: 'public',
+              required_capabilities: ['api:read'],
+              runtime: { kind: 'inline', handler: 't.mirror' },
+              probe: { kind: 'call', arguments: { invoice: 'probe' } },
+            }),
+          },
         ],
         admin,
       );
+      await tg.admin.ownerChannels.add({ team: 'catalog-team', url: hook.url }, admin);
     });
 
     after(async () => {
@@ -164,6 +188,7 @@ for (const backend of backends()) {
       await proxy.close();
       await drop();
       await upstream.stop();
+      await hook.close();
     });
 
     async function session() {
@@ -175,7 +200,10 @@ for (const backend of backends()) {
       const tools = (await tg.sessions.exportTools(sessionId, 'caller', 'mcp')) as {
         name: string;
       }[];
-      return tools.map((t) => t.name).sort();
+      return tools
+        .map((t) => t.name)
+        .filter((n) => n !== 'mirror_item')
+        .sort();
     }
 
     test('a tool is unchecked (score 0) until its first probe, which runs at registration', async () => {
@@ -228,6 +256,22 @@ for (const backend of backends()) {
         assert.equal(refused.rule, 'health.circuit_open');
       }
       assert.equal(upstream.seen.length, seenBefore, 'nothing was sent upstream');
+      // The owner team is told, once per tool; the agent's discovery offers the healthy mirror.
+      await hook.received(2);
+      const told = hook
+        .json<{ toolgate: { type: string; team: string }; text: string }>()
+        .filter((n) => n.toolgate.type === 'owner.unhealthy');
+      assert.equal(told.length, 2, JSON.stringify(told));
+      assert.ok(told.every((n) => n.toolgate.team === 'catalog-team'));
+      assert.ok(told.some((n) => n.text.includes('api_by_url')));
+      const found = await tg.agent.discovery.forAgent(
+        { agentId: 'caller' },
+        { q: 'catalogue item' },
+      );
+      assert.deepEqual(
+        found.results.map((r) => r.id),
+        ['mirror_item'],
+      );
       // Not offered: a new session's set, and the old session's refreshed set (list_changed).
       const fresh = await session();
       assert.deepEqual(await offered(fresh.sessionId), []);
