@@ -1,0 +1,188 @@
+/**
+ * An upstream MCP provider is probed by listing it (C14): a real MCP server over Streamable HTTP
+ * (the SDK's McpServer behind node:https with a test certificate) whose imported tool is healthy
+ * after its first listing, unavailable within an interval once the server stops (and refused fast,
+ * nothing sent upstream), and healthy again once it is back on the same port.
+ */
+import assert from 'node:assert/strict';
+import { readFileSync } from 'node:fs';
+import https from 'node:https';
+import type { AddressInfo } from 'node:net';
+import { join } from 'node:path';
+import { after, before, test } from 'node:test';
+import { McpServer } from '@modelcontextprotocol/sdk/server/mcp.js';
+import { StreamableHTTPServerTransport } from '@modelcontextprotocol/sdk/server/streamableHttp.js';
+import { z } from 'zod';
+import type { Actor } from '../../src/core/index.js';
+import type { HealthState } from '../../src/health/index.js';
+import { type Gateway, openGateway } from '../../src/toolgate.js';
+import { backends } from '../support/backends.js';
+import { ROOT } from '../support/cli.js';
+import { tableResolver } from '../support/egress.js';
+import { classifyReviewed } from '../support/reviews.js';
+
+const admin: Actor = { id: 'test-admin', via: 'library' };
+const TLS = join(ROOT, 'test', 'fixtures', 'egress-tls');
+const INTERVAL_MS = 400;
+
+/** A real MCP server over HTTPS that can be stopped and started again on the same port. */
+class McpUpstream {
+  server: https.Server | null = null;
+  port = 0;
+  requests = 0;
+
+  async start(): Promise<void> {
+    const server = https.createServer(
+      { key: readFileSync(join(TLS, 'server.key')), cert: readFileSync(join(TLS, 'server.pem')) },
+      (req, res) => {
+        this.requests += 1;
+        const chunks: Buffer[] = [];
+        req.on('data', (c: Buffer) => chunks.push(c));
+        req.on('end', async () => {
+          const text = Buffer.concat(chunks).toString('utf8');
+          const mcp = new McpServer({ name: 'remote', version: '1.0.0' });
+          mcp.registerTool(
+            'lookup',
+            { description: 'Look up a record by key.', inputSchema: { key: z.string() } },
+            async ({ key }) => ({ content: [{ type: 'text', text: `record ${key}` }] }),
+          );
+          const transport = new StreamableHTTPServerTransport({});
+          res.on('close', () => {
+            void transport.close();
+            void mcp.close();
+          });
+          await mcp.connect(transport);
+          await transport.handleRequest(req, res, text ? JSON.parse(text) : undefined);
+        });
+      },
+    );
+    await new Promise<void>((resolve, reject) => {
+      server.once('error', reject);
+      server.listen(this.port, '127.0.0.1', resolve);
+    });
+    this.port = (server.address() as AddressInfo).port;
+    this.server = server;
+  }
+
+  async stop(): Promise<void> {
+    const server = this.server;
+    this.server = null;
+    if (!server) return;
+    server.closeAllConnections();
+    await new Promise((r) => server.close(r));
+  }
+}
+
+const sqlite = backends().find((b) => b.name === 'sqlite');
+assert.ok(sqlite);
+const upstream = new McpUpstream();
+let tg: Gateway;
+let drop: () => Promise<void>;
+let toolId = '';
+
+/** Resolves at the first change of the tool to `state` from now on (or at once if it is there). */
+function reaches(state: HealthState): Promise<void> {
+  if (toolId !== '' && tg.health.healthOf(toolId, '1.0.0').state === state)
+    return Promise.resolve();
+  return new Promise((resolve, reject) => {
+    const deadline = setTimeout(() => {
+      off();
+      reject(new Error(`${toolId} did not become ${state}`));
+    }, 20_000);
+    const off = tg.health.on((e) => {
+      if (e.kind === 'health_changed' && e.toolId === toolId && e.to === state) {
+        off();
+        clearTimeout(deadline);
+        resolve();
+      }
+    });
+  });
+}
+
+before(async () => {
+  await upstream.start();
+  const fresh = await sqlite.fresh();
+  drop = fresh.drop;
+  tg = await openGateway({
+    db: fresh.url,
+    providers: {
+      http: {
+        resolver: tableResolver({ 'api.example.test': ['127.0.0.1'] }),
+        unsafeTestTargets: [`127.0.0.1:${upstream.port}`],
+        unsafeTestCa: readFileSync(join(TLS, 'ca.pem'), 'utf8'),
+      },
+    },
+    health: {
+      intervalMs: { public: INTERVAL_MS, restricted: INTERVAL_MS, privileged: INTERVAL_MS },
+      confirmAfterMs: 100,
+      breakerOpenMs: 300,
+      tickMs: 20,
+      probeTimeoutMs: 2_000,
+    },
+  });
+  await tg.config.apply(
+    [
+      { kind: 'Agent', spec: { id: 'remote-bot', owner: 'platform-team' } },
+      { kind: 'Grant', spec: { agent: 'remote-bot', capabilities: ['records:read'] } },
+    ],
+    admin,
+  );
+});
+
+after(async () => {
+  await tg.close();
+  await drop();
+  await upstream.stop();
+});
+
+test('a provider tool is probed by listing: down, withdrawn and refused fast; back, offered again', async () => {
+  await tg.providers.register(
+    {
+      name: 'remote',
+      owner: 'platform-team',
+      transport: 'http',
+      url: `https://api.example.test:${upstream.port}/mcp`,
+    },
+    admin,
+  );
+  const classified = await classifyReviewed(
+    tg,
+    'remote',
+    'lookup',
+    {
+      action_class: 'read',
+      data_access: 'public',
+      egress: { mode: 'none' },
+      access_tier: 'public',
+      required_capabilities: ['records:read'],
+    },
+    admin,
+  );
+  toolId = classified.tool.id;
+  await reaches('healthy');
+  assert.equal(tg.admin.toolHealth.status(toolId, '1.0.0').probe, 'mcp_list');
+
+  const session = await tg.sessions.open('remote-bot');
+  const ctx = { agentId: 'remote-bot', sessionId: session.id };
+  const down = reaches('unavailable');
+  await upstream.stop();
+  await down;
+  const before = upstream.requests;
+  const refused = await tg.gate.invoke(ctx, toolId, { key: 'k1' });
+  assert.equal(refused.kind === 'deny' && refused.code, 'TOOL_UNAVAILABLE');
+  assert.equal(upstream.requests, before, 'nothing was sent upstream');
+  // Withdrawn: the open session's refreshed set (what MCP list_changed follows), and a new one.
+  await tg.sessions.refresh(session.id, 'remote-bot');
+  assert.deepEqual(await tg.sessions.exportTools(session.id, 'remote-bot', 'mcp'), []);
+  const fresh = await tg.sessions.open('remote-bot');
+  assert.deepEqual(await tg.sessions.exportTools(fresh.id, 'remote-bot', 'mcp'), []);
+
+  const up = reaches('healthy');
+  await upstream.start();
+  await up;
+  const again = await tg.sessions.open('remote-bot');
+  const ok = await tg.gate.invoke({ agentId: 'remote-bot', sessionId: again.id }, toolId, {
+    key: 'k2',
+  });
+  assert.equal(ok.kind, 'allow', JSON.stringify(ok));
+});
