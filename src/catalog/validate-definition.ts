@@ -14,7 +14,6 @@ import {
   problem,
 } from '../core/index.js';
 import {
-  type DestinationRule,
   destinationDomain,
   normaliseDestination,
   policyTargets,
@@ -380,29 +379,42 @@ function checkEgress(raw: RawDefinition): Problem[] {
     }
   });
   if (raw.runtime.kind === 'http') {
-    let url: URL | null = null;
-    try {
-      url = new URL(raw.runtime.base_url);
-    } catch {
-      problems.push(problem('/runtime/base_url', 'is not a valid URL', 'runtime.base_url'));
-    }
-    if (url) {
-      const why =
-        url.protocol !== 'https:'
-          ? 'must use https'
-          : url.username !== '' || url.password !== ''
-            ? 'must not carry user information'
-            : url.port !== ''
-              ? 'must use the default port'
-              : url.search !== '' || url.hash !== ''
-                ? 'must not have a query or fragment'
-                : !hosts.includes(url.hostname)
-                  ? `host ${url.hostname} must be listed in egress.hosts (mode constrained)`
-                  : null;
-      if (why) problems.push(problem('/runtime/base_url', why, 'runtime.base_url'));
-    }
+    problems.push(
+      ...upstreamUrlProblems(raw.runtime.base_url, hosts, '/runtime/base_url', 'runtime.base_url'),
+    );
   }
   return problems;
+}
+
+/**
+ * An upstream URL toolgate itself connects to (an http runtime's base URL, a health URL): https
+ * on the default port, no user information, query or fragment, on one of the tool's egress hosts.
+ */
+function upstreamUrlProblems(
+  text: string,
+  hosts: readonly string[],
+  pointer: string,
+  rule: string,
+): Problem[] {
+  let url: URL;
+  try {
+    url = new URL(text);
+  } catch {
+    return [problem(pointer, 'is not a valid URL', rule)];
+  }
+  const why =
+    url.protocol !== 'https:'
+      ? 'must use https'
+      : url.username !== '' || url.password !== ''
+        ? 'must not carry user information'
+        : url.port !== ''
+          ? 'must use the default port'
+          : url.search !== '' || url.hash !== ''
+            ? 'must not have a query or fragment'
+            : !hosts.includes(url.hostname)
+              ? `host ${url.hostname} must be listed in egress.hosts (mode constrained)`
+              : null;
+  return why ? [problem(pointer, why, rule)] : [];
 }
 
 /**
@@ -577,26 +589,8 @@ function checkProbe(raw: RawDefinition): Problem[] {
       ),
     ];
   }
-  let url: URL;
-  try {
-    url = new URL(probe.url);
-  } catch {
-    return [problem('/probe/url', 'is not a valid URL', 'probe.url')];
-  }
   const hosts = raw.egress.mode === 'constrained' ? raw.egress.hosts : [];
-  const why =
-    url.protocol !== 'https:'
-      ? 'must use https'
-      : url.username !== '' || url.password !== ''
-        ? 'must not carry user information'
-        : url.port !== ''
-          ? 'must use the default port'
-          : url.search !== '' || url.hash !== ''
-            ? 'must not have a query or fragment'
-            : !hosts.includes(url.hostname)
-              ? `host ${url.hostname} must be listed in egress.hosts (mode constrained)`
-              : null;
-  return why ? [problem('/probe/url', why, 'probe.url')] : [];
+  return upstreamUrlProblems(probe.url, hosts, '/probe/url', 'probe.url');
 }
 
 function checkTierFloor(actionClass: ActionClass, tier: string): Problem[] {
