@@ -13,11 +13,7 @@ import {
   type Problem,
   problem,
 } from '../core/index.js';
-import {
-  destinationDomain,
-  normaliseDestination,
-  policyTargets,
-} from '../policy/index.js';
+import { destinationDomain, normaliseDestination, policyTargets } from '../policy/index.js';
 import {
   ajvErrorsToProblems,
   compileAuthoredSchema,
