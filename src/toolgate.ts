@@ -374,6 +374,8 @@ export async function openGateway(options: ToolgateOptions = {}): Promise<Gatewa
   const catalog = new CatalogService(store, {
     ...clock,
     hostChecks: (definition) => definitionPathProblems(sandbox.protectedPaths, definition),
+    // Made below: a reviewer's step-up checks the same sealed second factors as approvals.
+    secondFactors: { check: (id, code, rule) => secondFactor.check(id, code, rule) },
   });
   const agents = new AgentService(store, clock);
   const users = new UserService(store.db, options.clock);

@@ -24,6 +24,7 @@ import {
 } from '../credentials/index.js';
 import {
   BOOTSTRAP_ACTOR_ID,
+  endSessionsOf,
   hasRole,
   isBootstrap,
   type Operator,
@@ -132,6 +133,8 @@ export class OperatorSecondFactors implements SecondFactorCheck {
           .values({ operator_id: operatorId, last_step: null, ...values })
           .execute();
       }
+      // A replaced second factor is a credential reset: the sessions the old one opened end.
+      if (existing) await endSessionsOf(trx, operatorId);
       await appendEvent(trx, operatorActor(by, via), now, {
         action: existing ? 'second_factor.replaced' : 'second_factor.enrolled',
         subject: `operator:${operatorId}`,
@@ -161,6 +164,7 @@ export class OperatorSecondFactors implements SecondFactorCheck {
         .where('operator_id', '=', operatorId)
         .executeTakeFirst();
       if (Number(done.numDeletedRows) !== 1) return false;
+      await endSessionsOf(trx, operatorId);
       await appendEvent(trx, operatorActor(by, via), now, {
         action: 'second_factor.removed',
         subject: `operator:${operatorId}`,

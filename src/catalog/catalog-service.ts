@@ -45,6 +45,8 @@ import {
   openReviewIn,
   REVIEW_STATUSES,
   type ReviewInput,
+  reviewNeedsStepUp,
+  reviewViaFront,
   type SecurityReviewView,
   toView,
 } from './security-review.js';
@@ -139,6 +141,14 @@ export interface CatalogOptions {
    * folder); a problem refuses the definition like any other.
    */
   readonly hostChecks?: (definition: ToolDefinition) => readonly Problem[];
+  /**
+   * The operators' second factors: a review that makes a restricted, privileged or third-party
+   * tool callable checks the reviewer's code here. Without it such a review made through a
+   * front is refused.
+   */
+  readonly secondFactors?: {
+    check(operatorId: string, code: unknown, rule: string): Promise<number>;
+  };
 }
 
 /** Registration refusal that apply() collects per document instead of throwing at the first. */
@@ -154,7 +164,10 @@ export class CatalogService {
     this.#store = store;
     this.#clock = options.clock ?? systemClock;
     this.#hostChecks = options.hostChecks ?? (() => []);
+    this.#secondFactors = options.secondFactors ?? null;
   }
+
+  readonly #secondFactors: CatalogOptions['secondFactors'] | null;
 
   readonly #hostChecks: (definition: ToolDefinition) => readonly Problem[];
 
@@ -408,10 +421,20 @@ export class CatalogService {
     version: string,
     operator: Operator,
     input: ReviewInput,
-    options: { readonly via?: Actor['via'] } = {},
+    options: { readonly via?: Actor['via']; readonly totp?: unknown } = {},
   ): Promise<ReviewResult> {
     checkReviewInput(input);
     const actor = operatorActor(operator, options.via ?? 'library');
+    // The step-up is checked before the transaction (a failed code stays counted) and only for
+    // the definition the reviewer names; the transaction refuses any other definition.
+    const steppedUp = await this.#reviewStepUp(
+      toolId,
+      version,
+      operator,
+      input,
+      actor.via,
+      options,
+    );
     return this.write(async (ctx) => {
       const { trx } = ctx;
       const now = this.#clock();
@@ -460,6 +483,14 @@ export class CatalogService {
         );
       }
       checkReviewer(operator, { owner: row.owner, registeredBy: existing.registered_by });
+      if (
+        input.decision === 'approved' &&
+        reviewViaFront(actor.via) &&
+        reviewNeedsStepUp(def) &&
+        !steppedUp
+      ) {
+        throw stepUpRequired(toolId, version);
+      }
       const updated = await trx
         .updateTable('security_reviews')
         .set({ status: input.decision, reviewer: actor.id, reviewed_at: at, notes: input.notes })
@@ -512,6 +543,47 @@ export class CatalogService {
         ...(changeId ? { changeId } : {}),
       };
     });
+  }
+
+  /**
+   * The reviewer's second factor, where approving this definition through a front needs one;
+   * true once a code was accepted. Refuses before any code is spent on someone who may not
+   * review at all (the bootstrap token, a non-approver).
+   */
+  async #reviewStepUp(
+    toolId: string,
+    version: string,
+    operator: Operator,
+    input: ReviewInput,
+    via: Actor['via'],
+    options: { readonly totp?: unknown },
+  ): Promise<boolean> {
+    if (input.decision !== 'approved' || !reviewViaFront(via)) return false;
+    const row = await this.#store.db
+      .selectFrom('tool_versions')
+      .select(['definition', 'definition_hash', 'owner', 'created_by'])
+      .where('tool_id', '=', toolId)
+      .where('version', '=', version)
+      .executeTakeFirst();
+    if (!row || row.definition_hash !== input.definition_hash) return false;
+    if (!reviewNeedsStepUp(JSON.parse(row.definition) as ToolDefinition)) return false;
+    const open = await findReviewRow(this.#store.db, toolId, version, row.definition_hash);
+    if (open && open.status !== 'pending') return false;
+    checkReviewer(operator, {
+      owner: row.owner,
+      registeredBy: open?.registered_by ?? row.created_by,
+    });
+    if (typeof options.totp !== 'string' || options.totp === '')
+      throw stepUpRequired(toolId, version);
+    if (!this.#secondFactors) {
+      throw new ToolgateError(
+        'FORBIDDEN',
+        `approving ${toolId}@${version} needs the reviewer's second factor and this gateway checks none`,
+        {},
+      );
+    }
+    await this.#secondFactors.check(operator.id, options.totp, 'review.totp');
+    return true;
   }
 
   /** The poisoning scan: the definition's own texts and hosts only, never the rest of the catalog. */
@@ -1045,6 +1117,14 @@ function checkCompatibility(versions: readonly ToolVersionRow[], definition: Too
 }
 
 /** The row of one version; TOOL_NOT_FOUND if there is none. Never returns undefined. */
+function stepUpRequired(toolId: string, version: string): ToolgateError<'INPUT_INVALID'> {
+  return new ToolgateError(
+    'INPUT_INVALID',
+    `approving the review of ${toolId}@${version} makes a restricted, privileged or third-party tool callable: it needs your second factor (totp)`,
+    { problems: [problem('/totp', 'second factor required', 'review.totp')] },
+  );
+}
+
 async function requireVersion(
   db: Executor,
   toolId: string,

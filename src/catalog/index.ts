@@ -57,7 +57,11 @@ export type {
   ReviewStatus,
   SecurityReviewView,
 } from './security-review.js';
-export { MAX_REVIEW_NOTES, REVIEW_STATUSES, SecurityReviewDesk } from './security-review.js';
+export {
+  MAX_REVIEW_NOTES,
+  REVIEW_STATUSES,
+  SecurityReviewDesk,
+} from './security-review.js';
 export type { ReviewReason } from './security-review-policy.js';
 export {
   needsReview,

@@ -7,6 +7,7 @@
 import { randomBytes } from 'node:crypto';
 import { type Kysely, type SqlBool, sql, type Transaction } from 'kysely';
 import {
+  type Actor,
   decodeCursor,
   type Page,
   type PageRequest,
@@ -16,7 +17,7 @@ import {
 } from '../core/index.js';
 import { hasRole, isBootstrap, type Operator, operatorActor } from '../operators/index.js';
 import type { Database, SecurityReviewRow } from '../store/index.js';
-import type { ReviewReason } from './security-review-policy.js';
+import { needsReview, type ReviewReason } from './security-review-policy.js';
 import type { AccessTier, Provenance } from './tool-definition.js';
 
 export const REVIEW_STATUSES = ['pending', 'approved', 'rejected'] as const;
@@ -124,6 +125,25 @@ export function checkReviewer(
   if (op.teams.includes(tool.owner)) {
     refuse(`operator ${op.id} is in ${tool.owner}, the team that owns this tool`);
   }
+}
+
+/**
+ * Whether approving a review of `def` needs the reviewer's second factor: always where the
+ * definition needs a review at all, since each reason (restricted, privileged, third-party, open
+ * source, an upstream server) makes the approval one of the weight of the four-eyes changes,
+ * which all need one. Named apart so that a future, lighter review reason must choose.
+ */
+export function reviewNeedsStepUp(def: Parameters<typeof needsReview>[0]): boolean {
+  return needsReview(def);
+}
+
+/**
+ * A front's review is a person's decision made through a credential (REST, CLI, console): it
+ * needs the step-up. The in-process library and system paths (an embedding host, `serve --demo`'s
+ * seed) hold the database and the master key already and are not asked.
+ */
+export function reviewViaFront(via: Actor['via']): boolean {
+  return via === 'rest' || via === 'cli' || via === 'console';
 }
 
 /** The read side of security reviews: the reviewers' queue and one version's reviews. */

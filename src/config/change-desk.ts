@@ -45,6 +45,24 @@ export interface ChangeView {
   readonly decided_at: string | null;
 }
 
+/**
+ * Locks the change's row for the rest of the transaction while it is pending (a no-op update:
+ * a row lock on PostgreSQL, the write lock on SQLite). A decision that waited for another one
+ * reads what that one committed.
+ */
+async function lockPending(trx: Transaction<Database>, id: string): Promise<void> {
+  await trx
+    .updateTable('change_requests')
+    .set((eb) => ({ status: eb.ref('status') }))
+    .where('id', '=', id)
+    .where('status', '=', 'pending')
+    .execute();
+}
+
+function changeState(id: string, status: string): ToolgateError<'APPROVAL_STATE'> {
+  return new ToolgateError('APPROVAL_STATE', `change ${id} is ${status}`, { approvalId: id });
+}
+
 export class ChangeDesk {
   readonly #db: Kysely<Database>;
   readonly #catalog: CatalogService;
@@ -176,7 +194,11 @@ export class ChangeDesk {
     // A reuse racing past this check fails on the unique (approver, step) index instead.
     const step = await this.#secondFactors.check(operator.id, totp, 'change.totp');
     const check = { step };
-    const approveInTransaction = this.#db.transaction().execute(async (trx) => {
+    const approveInTransaction = this.#db.transaction().execute(async (trx): Promise<boolean> => {
+      // Deciding is serialised per change: the row is locked before the approvals are counted,
+      // so of two approvers deciding at once the second counts the first's approval (on
+      // PostgreSQL's read committed as on SQLite) and exactly one of them applies the change.
+      await lockPending(trx, id);
       const { row, already } = await this.#mayApprove(trx, id, approverId);
       await trx
         .insertInto('change_approvals')
@@ -192,12 +214,14 @@ export class ChangeDesk {
         subject: `change:${id}`,
         details: { approvals: already.length + 1, required: row.required },
       });
-      if (already.length + 1 < row.required) return;
-      await trx
+      if (already.length + 1 < row.required) return false;
+      const applied = await trx
         .updateTable('change_requests')
         .set({ status: 'applied', decided_at: now.toISOString() })
         .where('id', '=', id)
-        .execute();
+        .where('status', '=', 'pending')
+        .executeTakeFirst();
+      if (Number(applied.numUpdatedRows) !== 1) throw changeState(id, 'decided');
       if (row.kind === 'grant' && row.agent_id && row.capability) {
         await this.#agents.grantIn(
           trx,
@@ -205,9 +229,11 @@ export class ChangeDesk {
           approver,
         );
       }
+      return true;
     });
+    let appliedHere: boolean;
     try {
-      await approveInTransaction;
+      appliedHere = await approveInTransaction;
     } catch (err) {
       // Two approvals racing with one code: the unique (approver, step) index lets one through.
       if (isUniqueViolation(err)) {
@@ -218,7 +244,8 @@ export class ChangeDesk {
       throw err;
     }
     const applied = await this.get(id);
-    if (applied.status === 'applied') {
+    // Only the approval that applied the change activates its tool: never twice.
+    if (appliedHere) {
       const row = await this.#db
         .selectFrom('change_requests')
         .selectAll()
@@ -244,12 +271,17 @@ export class ChangeDesk {
     const actor = operatorActor(operator, via);
     const now = this.#clock();
     await this.#db.transaction().execute(async (trx) => {
+      await lockPending(trx, id);
       await this.#pending(trx, id);
-      await trx
+      // Only a pending change is rejected: a rejection racing the approval that applies it
+      // never turns an applied change (its grant already made) into a rejected one.
+      const done = await trx
         .updateTable('change_requests')
         .set({ status: 'rejected', decided_at: now.toISOString() })
         .where('id', '=', id)
-        .execute();
+        .where('status', '=', 'pending')
+        .executeTakeFirst();
+      if (Number(done.numUpdatedRows) !== 1) throw changeState(id, 'decided');
       await appendEvent(trx, actor, now, {
         action: 'change.rejected',
         subject: `change:${id}`,

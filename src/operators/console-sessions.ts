@@ -1,10 +1,13 @@
 /**
  * @module Console sessions (C19): a browser holds a random 32-byte id in a cookie; the database
  * every replica shares holds only its SHA-256, the operator it authenticated, an idle timeout and
- * an absolute end. Pending single sign-on logins are kept the same way and taken once.
+ * an absolute end. Pending single sign-on logins are kept the same way and taken once. A session
+ * remembers only who signed in and how: the account's enabled flag, roles, teams and name are
+ * read from the operators table on every lookup, and disabling an account, changing its roles or
+ * teams, or resetting its password or second factor ends its sessions (`endSessionsOf`).
  */
 import { createHash, randomBytes } from 'node:crypto';
-import type { Kysely } from 'kysely';
+import type { Kysely, Transaction } from 'kysely';
 import { type Clock, systemClock } from '../core/index.js';
 import type { Database } from '../store/index.js';
 import { OPERATOR_ROLES, type Operator, type OperatorRole } from './operator.js';
@@ -30,6 +33,22 @@ export interface ConsoleSessionView {
 
 function hashOf(secret: string): string {
   return createHash('sha256').update(secret).digest('hex');
+}
+
+function jsonList(text: string): string[] {
+  const value: unknown = JSON.parse(text);
+  return Array.isArray(value) ? value.filter((v): v is string => typeof v === 'string') : [];
+}
+
+/**
+ * Ends every console session of `operatorId`, inside the transaction that disables the account,
+ * changes its roles or teams, or resets a credential of it: for every replica at once.
+ */
+export async function endSessionsOf(
+  trx: Kysely<Database> | Transaction<Database>,
+  operatorId: string,
+): Promise<void> {
+  await trx.deleteFrom('console_sessions').where('operator_id', '=', operatorId).execute();
 }
 
 function parseOperator(text: string): Operator | null {
@@ -92,24 +111,51 @@ export class ConsoleSessions {
     return { secret, expiresAt };
   }
 
-  /** The live session a cookie names, its activity noted; null when unknown, idle or over. */
+  /**
+   * The live session a cookie names, its activity noted, with the operator as the store has the
+   * account now (name, roles, teams); null when unknown, idle, over, or when the account is gone
+   * or disabled (the session is then deleted). What was true at sign-in decides nothing.
+   */
   async lookup(secret: string): Promise<ConsoleSessionView | null> {
     if (secret.length === 0 || secret.length > 128) return null;
     const idHash = hashOf(secret);
     const row = await this.#db
-      .selectFrom('console_sessions')
-      .selectAll()
-      .where('id_hash', '=', idHash)
+      .selectFrom('console_sessions as s')
+      .leftJoin('operators as o', 'o.id', 's.operator_id')
+      .selectAll('s')
+      .select([
+        'o.id as account_id',
+        'o.name as account_name',
+        'o.roles as account_roles',
+        'o.teams as account_teams',
+        'o.disabled as account_disabled',
+      ])
+      .where('s.id_hash', '=', idHash)
       .executeTakeFirst();
     if (!row) return null;
     const now = this.#clock().getTime();
     const lastSeen = Date.parse(row.last_seen_at);
-    if (now >= Date.parse(row.expires_at) || now - lastSeen >= Number(row.idle_ms)) {
+    const signedIn = parseOperator(row.operator);
+    if (
+      now >= Date.parse(row.expires_at) ||
+      now - lastSeen >= Number(row.idle_ms) ||
+      !signedIn ||
+      row.account_id === null ||
+      Number(row.account_disabled) === 1
+    ) {
       await this.#db.deleteFrom('console_sessions').where('id_hash', '=', idHash).execute();
       return null;
     }
-    const operator = parseOperator(row.operator);
-    if (!operator) return null;
+    const roles = jsonList(row.account_roles ?? '[]').filter((r): r is OperatorRole =>
+      (OPERATOR_ROLES as readonly string[]).includes(r),
+    );
+    const operator: Operator = Object.freeze({
+      id: row.account_id,
+      name: row.account_name ?? row.account_id,
+      roles: Object.freeze(roles),
+      teams: Object.freeze(jsonList(row.account_teams ?? '[]')),
+      authenticatedBy: signedIn.authenticatedBy,
+    });
     if (now - lastSeen >= TOUCH_EVERY_MS) {
       await this.#db
         .updateTable('console_sessions')

@@ -5,6 +5,7 @@ export {
   ConsoleSessions,
   DEFAULT_CONSOLE_IDLE_MS,
   DEFAULT_CONSOLE_LIFETIME_MS,
+  endSessionsOf,
 } from './console-sessions.js';
 export {
   DEFAULT_LOGIN_LIMITS,

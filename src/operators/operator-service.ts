@@ -19,6 +19,7 @@ import {
   ToolgateError,
 } from '../core/index.js';
 import { appendEvent, type Database, isUniqueViolation } from '../store/index.js';
+import { endSessionsOf } from './console-sessions.js';
 import { LoginGuard, type LoginLimits } from './login-guard.js';
 import {
   BOOTSTRAP_ACTOR_ID,
@@ -352,6 +353,11 @@ export class OperatorService {
         .set({ ...set, updated_at: now.toISOString() })
         .where('id', '=', id)
         .execute();
+      // A console session acts on the account as it is now: a lost role, another team or a
+      // disabled account ends the sessions it had (a name change alone does not).
+      if (set.roles !== undefined || set.teams !== undefined || set.disabled !== undefined) {
+        await endSessionsOf(trx, id);
+      }
       await appendEvent(trx, operatorActor(by, via), now, {
         action: change.disabled === true ? 'operator.disabled' : 'operator.updated',
         subject: `operator:${id}`,
@@ -409,6 +415,8 @@ export class OperatorService {
         .set({ password_hash: hash, updated_at: now.toISOString() })
         .where('id', '=', id)
         .execute();
+      // A reset password ends every console session the old one opened.
+      await endSessionsOf(trx, id);
       await appendEvent(trx, operatorActor(by, via), now, {
         action: 'operator.password_set',
         subject: `operator:${id}`,

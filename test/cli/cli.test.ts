@@ -18,6 +18,7 @@ import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { after, before, describe, test } from 'node:test';
 import { stringify as toYaml } from 'yaml';
+import { totpAt } from '../../src/approvals/index.js';
 import { commandCodeHash } from '../../src/sandbox/index.js';
 import { openGateway } from '../../src/toolgate.js';
 import { backends } from '../support/backends.js';
@@ -206,6 +207,7 @@ describe('toolgate CLI', { concurrency: true }, () => {
 
     test('tools review: the approver of the token reviews the stated hash; the bootstrap operator, a stated approver and a wrong hash are refused', async () => {
       await cliJson(dir, ['--db', db, 'operators', 'create', 'carol', '--roles', 'approver']);
+      const { secret } = await cliJson(dir, ['--db', db, 'approvers', 'enroll', 'carol']);
       const { token } = await cliJson(dir, [
         '--db',
         db,
@@ -250,7 +252,16 @@ describe('toolgate CLI', { concurrency: true }, () => {
       const wrongHash = await review(`sha256:${'0'.repeat(64)}`);
       assert.equal(wrongHash.code, 1);
       assert.equal(JSON.parse(wrongHash.stdout).error.code, 'REVIEW_HASH_MISMATCH');
-      const ok = await review(shown.definition_hash);
+      // Approving a restricted tool needs the reviewer's own second factor.
+      const bare = await review(shown.definition_hash);
+      assert.equal(bare.code, 1);
+      assert.equal(JSON.parse(bare.stdout).error.code, 'INPUT_INVALID');
+      assert.match(JSON.parse(bare.stdout).error.message, /second factor/);
+      assert.equal(
+        (await cliJson(dir, ['--db', db, 'tools', 'show', 'search_tickets@1.0.0'])).lifecycle,
+        'draft',
+      );
+      const ok = await review(shown.definition_hash, ['--totp', totpAt(secret, new Date())]);
       assert.equal(ok.code, 0, ok.stdout + ok.stderr);
       const done = JSON.parse(ok.stdout);
       assert.equal(done.review.reviewer, 'operator:carol');

@@ -69,6 +69,7 @@ test('a restricted tool registered over REST waits in the inbox; its registrant 
     // The registrant is an approver too, and still may not review their own registration.
     await ritaPage.goto(`${gw.base}/console/reviews/${reviewId}`);
     await ritaPage.locator('#review-notes').fill('Looks fine to me.');
+    await ritaPage.locator('#review-totp').fill(await gw.code(rita.id));
     await ritaPage.locator('#review-approve').click();
     await ritaPage.waitForURL(`**/console/reviews/${reviewId}`);
     assert.match(
@@ -103,6 +104,18 @@ test('a restricted tool registered over REST waits in the inbox; its registrant 
     assert.equal(shown.description, 'Sends one e-mail to a partner.');
 
     await page.locator('#review-notes').fill('Recipient and egress checked.');
+    // Approving makes a restricted tool callable: the form asks for the reviewer's own code, and
+    // a forged approval without one (the browser would not send it) changes nothing.
+    assert.equal(await page.locator('#review-totp').getAttribute('required'), '');
+    const csrf = await page.locator('#review-approve-form input[name=_csrf]').inputValue();
+    const bare = await page.request.post(`${gw.base}/console/reviews/${reviewId}/approve`, {
+      form: { _csrf: csrf, definition_hash: hash, notes: 'no code' },
+      headers: { origin: gw.base },
+      maxRedirects: 0,
+    });
+    assert.equal(bare.status(), 303);
+    assert.equal((await gw.tg.admin.reviews.get(reviewId)).status, 'pending', 'nothing changed');
+    await page.locator('#review-totp').fill(await gw.code(alice.id));
     await page.locator('#review-approve').click();
     await page.waitForURL(`**/console/reviews/${reviewId}`);
     assert.match((await page.locator('.flash').textContent()) ?? '', /Review approved/);

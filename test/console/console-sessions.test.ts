@@ -6,7 +6,7 @@
  */
 import assert from 'node:assert/strict';
 import { after, before, describe, test } from 'node:test';
-import type { Operator } from '../../src/operators/index.js';
+import { BOOTSTRAP_OPERATOR, type Operator } from '../../src/operators/index.js';
 import { openStore } from '../../src/store/index.js';
 import { type Gateway, openGateway } from '../../src/toolgate.js';
 import { type Backend, backends } from '../support/backends.js';
@@ -31,6 +31,13 @@ for (const backend of backends()) {
       db = await backend.fresh();
       a = await openGateway({ db: db.url, clock });
       b = await openGateway({ db: db.url, clock });
+      // A session acts on a stored account: Alice's, as the store has it.
+      await a.admin.operators.create(BOOTSTRAP_OPERATOR, {
+        id: alice.id,
+        name: alice.name,
+        roles: alice.roles,
+        teams: alice.teams,
+      });
     });
     after(async () => {
       await a?.close();
@@ -86,6 +93,39 @@ for (const backend of backends()) {
       assert.ok(await b.admin.consoleSessions.lookup(grant.secret));
       await a.admin.consoleSessions.revoke(grant.secret);
       assert.equal(await b.admin.consoleSessions.lookup(grant.secret), null);
+    });
+
+    test('a session acts on the account as the store has it now, on every replica; disabling it or changing its roles ends it', async () => {
+      await a.admin.operators.create(BOOTSTRAP_OPERATOR, {
+        id: 'bea',
+        roles: ['approver', 'auditor'],
+        teams: ['support-team'],
+      });
+      const bea: Operator = {
+        id: 'bea',
+        name: 'bea',
+        roles: ['approver', 'auditor'],
+        teams: ['support-team'],
+        authenticatedBy: 'password+totp',
+      };
+      // What a session row remembers of roles decides nothing: a forged row is read through.
+      const forged = await a.admin.consoleSessions.create({ ...bea, roles: ['admin'], teams: [] });
+      assert.deepEqual((await b.admin.consoleSessions.lookup(forged.secret))?.operator, bea);
+      // A name change is not authority: the session goes on and shows the new name.
+      await b.admin.operators.update(BOOTSTRAP_OPERATOR, 'bea', { name: 'Bea' });
+      assert.equal((await a.admin.consoleSessions.lookup(forged.secret))?.operator.name, 'Bea');
+      // A role change on one replica ends the session on the other.
+      await b.admin.operators.update(BOOTSTRAP_OPERATOR, 'bea', { roles: ['auditor'] });
+      assert.equal(await a.admin.consoleSessions.lookup(forged.secret), null);
+      const again = await a.admin.consoleSessions.create({ ...bea, roles: ['auditor'] });
+      assert.deepEqual((await a.admin.consoleSessions.lookup(again.secret))?.operator.roles, [
+        'auditor',
+      ]);
+      await b.admin.operators.update(BOOTSTRAP_OPERATOR, 'bea', { disabled: true });
+      assert.equal(await a.admin.consoleSessions.lookup(again.secret), null, 'disabled');
+      // A session of an account that does not exist is nothing.
+      const ghost = await a.admin.consoleSessions.create({ ...bea, id: 'nobody' });
+      assert.equal(await b.admin.consoleSessions.lookup(ghost.secret), null);
     });
 
     test('a pending single sign-on login is taken once, and not after its time', async () => {

@@ -11,7 +11,8 @@ import {
   html,
   SESSION_COOKIE,
 } from '../../src/console/index.js';
-import type { Operator } from '../../src/operators/index.js';
+import { isToolgateError } from '../../src/core/index.js';
+import { BOOTSTRAP_OPERATOR, type Operator } from '../../src/operators/index.js';
 import { type ConsoleGateway, operator, startConsoleGateway } from '../support/browser.js';
 
 let gw: ConsoleGateway;
@@ -51,7 +52,18 @@ after(async () => {
   await gw?.close();
 });
 
+/** A session of `op`'s account (created first: a session acts on the account as it is stored). */
 async function cookieFor(op: Operator): Promise<string> {
+  try {
+    await gw.tg.admin.operators.create(BOOTSTRAP_OPERATOR, {
+      id: op.id,
+      name: op.name,
+      roles: op.roles,
+      teams: op.teams,
+    });
+  } catch (err) {
+    if (!isToolgateError(err) || err.code !== 'OPERATOR_EXISTS') throw err;
+  }
   return `${SESSION_COOKIE}=${(await gw.tg.admin.consoleSessions.create(op)).secret}`;
 }
 

@@ -145,7 +145,10 @@ export function registerTools(program: Command): void {
     .requiredOption('--hash <sha256>', 'the definition hash you reviewed (tools show prints it)')
     .requiredOption('--notes <text>', 'what you checked, or why you reject it')
     .addOption(new Option('--approver <id>').hideHelp())
-    .addOption(new Option('--totp <code>').hideHelp())
+    .option(
+      '--totp <code>',
+      'your second factor: needed to approve a restricted, privileged or third-party tool',
+    )
     .action(
       (
         id: string,
@@ -155,6 +158,7 @@ export function registerTools(program: Command): void {
           hash: string;
           notes: string;
           approver?: string;
+          totp?: string;
         },
       ) =>
         withAdmin(
@@ -168,7 +172,7 @@ export function registerTools(program: Command): void {
               version,
               operator,
               { definition_hash: opts.hash, decision: opts.decision, notes: opts.notes },
-              { via: 'cli' },
+              { via: 'cli', ...(opts.totp !== undefined ? { totp: opts.totp } : {}) },
             );
             out.result(r, () =>
               [

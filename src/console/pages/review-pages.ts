@@ -6,6 +6,7 @@
  * session's operator, and the reviewer rules (approver, not the registrant, not the owner team)
  * are the catalog's own.
  */
+
 import type { ConsoleAction, ConsoleContext, ConsolePage } from '../console-page.js';
 import { type Html, html } from '../html.js';
 import {
@@ -28,10 +29,14 @@ function decisionForms(
   pending: boolean,
 ): Html {
   if (!pending || !mayAct(ctx.operator, REVIEWERS)) return html``;
+  // Everything that waits for a review is restricted, privileged or third-party code: its
+  // approval needs the reviewer's second factor (a rejection does not).
+  const totp = html`<label for="review-totp">Your TOTP code (approving makes a restricted, privileged or third-party tool callable)</label><input type="text" id="review-totp" name="totp" inputmode="numeric" autocomplete="one-time-code" required pattern="[0-9]{6}">`;
   const hash = html`<input type="hidden" name="definition_hash" value="${definitionHash}">`;
   return html`<section class="decide">
 <form id="review-approve-form" method="post" action="${consolePath(['reviews', id, 'approve'])}">${csrfField(ctx)}${hash}
 <label>Review notes <textarea id="review-notes" name="notes" required maxlength="4000"></textarea></label>
+${totp}
 <button id="review-approve" type="submit">Approve — it may go live</button></form>
 <form id="review-reject-form" method="post" action="${consolePath(['reviews', id, 'reject'])}">${csrfField(ctx)}${hash}
 <label>Why not <textarea id="review-reason" name="notes" required maxlength="4000"></textarea></label>
@@ -85,7 +90,12 @@ function reviewAction(decision: 'approved' | 'rejected'): ConsoleAction {
           decision,
           notes: form.notes ?? '',
         },
-        { via: 'console' },
+        {
+          via: 'console',
+          ...(decision === 'approved' && (form.totp ?? '').trim() !== ''
+            ? { totp: (form.totp ?? '').trim() }
+            : {}),
+        },
       );
       return {
         redirect: redirectPath(['reviews', review.id]),

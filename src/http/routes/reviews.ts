@@ -88,6 +88,12 @@ export function reviewRoutes(app: FastifyInstance, admin: AdminApi): void {
             definition_hash: { type: 'string', pattern: '^sha256:[0-9a-f]{64}$' },
             decision: { type: 'string', enum: ['approved', 'rejected'] },
             notes: { type: 'string', minLength: 1, maxLength: MAX_REVIEW_NOTES },
+            totp: {
+              type: 'string',
+              maxLength: 16,
+              description:
+                "the reviewer's own second factor; required to approve a restricted, privileged or third-party tool",
+            },
           },
         },
         response: {
@@ -105,8 +111,16 @@ export function reviewRoutes(app: FastifyInstance, admin: AdminApi): void {
     },
     async (req) => {
       const { id, version } = req.params as { id: string; version: string };
-      const body = req.body as { definition_hash: string; decision: ReviewDecision; notes: string };
-      return admin.catalog.review(id, version, operatorOf(req), body, { via: 'rest' });
+      const { totp, ...body } = req.body as {
+        definition_hash: string;
+        decision: ReviewDecision;
+        notes: string;
+        totp?: string;
+      };
+      return admin.catalog.review(id, version, operatorOf(req), body, {
+        via: 'rest',
+        ...(totp !== undefined ? { totp } : {}),
+      });
     },
   );
 }

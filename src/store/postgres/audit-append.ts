@@ -16,7 +16,7 @@ import {
 import type { AuditRow, Database, NewAuditRow } from '../database.js';
 
 /** Any 64-bit number, the same for every replica: the lock that orders audit appends. */
-const CHAIN_LOCK_KEY = 7_220_410_006n;
+export const CHAIN_LOCK_KEY = 7_220_410_006n;
 
 async function lockChain(trx: Transaction<Database>): Promise<void> {
   await sql`select pg_advisory_xact_lock(${sql.lit(CHAIN_LOCK_KEY.toString())}::bigint)`.execute(
