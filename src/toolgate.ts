@@ -92,6 +92,7 @@ import {
   AccessTokenVerifier,
   AgentKeys,
   AgentService,
+  exchangeIssuer,
   type JwtConfig,
   type JwtIdentity,
   JwtVerifier,
@@ -439,6 +440,7 @@ export async function openGateway(options: ToolgateOptions = {}): Promise<Gatewa
           exchange: {
             subjects,
             exchanger: new TokenExchanger({
+              issuer: exchangeIssuer(options.oauth),
               tokenEndpoint: exchange.tokenEndpoint,
               clientId: exchange.clientId,
               clientSecret: readClientSecret(exchange.clientSecretFile),
@@ -591,7 +593,12 @@ export async function openGateway(options: ToolgateOptions = {}): Promise<Gatewa
       if (identity.user && (await users.disabled(identity.user.id))) return null;
       // Kept in memory only, for a token exchange of this principal's calls (never stored).
       if (identity.oauth && identity.user)
-        subjects?.remember(identity.credential, identity.user.id, token, identity.oauth.expiresAt);
+        subjects?.remember(
+          identity.credential,
+          identity.user.id,
+          { token, issuer: identity.oauth.issuer },
+          identity.oauth.expiresAt,
+        );
       return identity;
     }
     const key = await keys.verifyKey(token);

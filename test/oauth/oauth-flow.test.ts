@@ -18,7 +18,7 @@ import type { FastifyInstance } from 'fastify';
 import { exportJWK, generateKeyPair, SignJWT } from 'jose';
 import type { Actor } from '../../src/core/index.js';
 import { buildServer } from '../../src/http/index.js';
-import { parseOAuthConfig } from '../../src/identity/index.js';
+import { oauthUserId, parseOAuthConfig } from '../../src/identity/index.js';
 import { type Gateway, openGateway } from '../../src/toolgate.js';
 import { ROOT } from '../support/cli.js';
 import { approvePendingReviews } from '../support/reviews.js';
@@ -302,9 +302,9 @@ describe('the OAuth dance with the v2 SDK client, 2026-07-28', () => {
     assert.equal(result.isError ?? false, false, JSON.stringify(result));
     assert.match(JSON.stringify(result.structuredContent), /ORD-004211/);
     assert.equal((result._meta as Record<string, unknown>)['io.toolgate/run'], run);
-    // The gate saw the call as the token's user.
+    // The gate saw the call as the token's user: the AS's vera, by issuer and subject.
     const records = await tg.admin.auditRecords.search(
-      { tool: 'get_order', user: 'vera' },
+      { tool: 'get_order', user: oauthUserId(as.issuer, 'vera') },
       { limit: 10 },
     );
     assert.ok(records.items.length > 0, 'audited as the signed-in user');
