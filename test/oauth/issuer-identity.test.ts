@@ -108,6 +108,13 @@ async function call(bearer: string, session: string, key: string) {
   return { status: res.status, body };
 }
 
+/** The `auth.refused` events of support-bot, oldest first. */
+async function refusals(): Promise<Record<string, unknown>[]> {
+  return (await tg.admin.events.list({ subject: 'agent:support-bot', limit: 10_000 }))
+    .filter((e) => e.action === 'auth.refused')
+    .map((e) => JSON.parse(e.details) as Record<string, unknown>);
+}
+
 describe('a user is an issuer and a subject', () => {
   test("issuer B's alice never receives issuer A's alice's replayed result; A's alice does", async () => {
     const a = await tokenOf(asA, 'alice');
@@ -177,8 +184,15 @@ describe('a user is an issuer and a subject', () => {
     const id = oauthUserId(asA.issuer, 'alice');
     await tg.config.apply([{ kind: 'User', spec: { id, permissions: [], enabled: false } }], admin);
     try {
+      const before = (await refusals()).length;
       const refused = await openSession(await tokenOf(asA, 'alice'));
       assert.equal(refused.status, 401);
+      // The refused token named its caller: audited, with the whole user.
+      const audited = (await refusals()).slice(before);
+      assert.deepEqual(
+        audited.map((d) => [d.reason, d.user]),
+        [['user_disabled', id]],
+      );
       assert.equal((await openSession(await tokenOf(asB, 'alice'))).status, 201);
       assert.equal((await openSession(apiKey, { on_behalf_of: 'alice' })).status, 201);
     } finally {
@@ -201,5 +215,42 @@ describe('a user is an issuer and a subject', () => {
       'oauth:{"0":"a","1":"b"}',
     ])
       assert.equal(parseOAuthUserId(other), null, other);
+  });
+});
+
+describe('refusals at the edge that name a caller are audited', () => {
+  test('a known agent’s key with a wrong secret is refused and audited on REST and MCP; the right key and a key naming nothing are not', async () => {
+    const keyId = apiKey.slice('tgk_'.length, 'tgk_'.length + 16);
+    const wrong = `tgk_${keyId}_${'A'.repeat(43)}`;
+    const nobody = `tgk_${'B'.repeat(16)}_${'A'.repeat(43)}`;
+    const before = (await refusals()).length;
+    assert.equal((await openSession(wrong)).status, 401);
+    const mcp = await fetch(`${base}/mcp`, {
+      method: 'POST',
+      headers: {
+        authorization: `Bearer ${wrong}`,
+        'content-type': 'application/json',
+        accept: 'application/json, text/event-stream',
+      },
+      body: JSON.stringify({
+        jsonrpc: '2.0',
+        id: 1,
+        method: 'initialize',
+        params: {
+          protocolVersion: '2025-06-18',
+          capabilities: {},
+          clientInfo: { name: 'raw', version: '1' },
+        },
+      }),
+    });
+    assert.equal(mcp.status, 401);
+    assert.deepEqual((await refusals()).slice(before), [
+      { credential: `key:${keyId}`, reason: 'api_key_refused' },
+      { credential: `key:${keyId}`, reason: 'api_key_refused' },
+    ]);
+    // Benign neighbours: a key naming no stored key identifies nobody; the right key works.
+    assert.equal((await openSession(nobody)).status, 401);
+    assert.equal((await openSession(apiKey, { on_behalf_of: 'alice' })).status, 201);
+    assert.equal((await refusals()).length, before + 2);
   });
 });

@@ -258,6 +258,14 @@ export function sessionRoutes(app: FastifyInstance, agent: AgentApi, admin: Admi
       // An OAuth token whose scopes miss the tool: the same step-up challenge as MCP tools/call.
       const refused = await stepUpFor(agent.oauth, identityOf(req), body.tool);
       if (refused) {
+        // Audited in the caller's session like any refusal (an unknown session is an event).
+        await agent.auditStepUp(
+          { ...principalOf(req), sessionId: id },
+          body.tool,
+          body.arguments,
+          refused,
+          'rest',
+        );
         void reply.header('www-authenticate', refused.challenge);
         throw refused.error;
       }
