@@ -424,15 +424,10 @@ describe('step-up on the REST call route and the 2026-07-28 era', () => {
     // No run named: audited as an event of the principal, naming the tool and the scope asked.
     const after = await events();
     assert.equal(after.length, before + 1, 'the step-up refusal is in the audit log');
-    const event = after.find(
-      (e) => (e.details as { user?: string }).user === oauthUserId(as.issuer, 'erin'),
-    );
+    const event = after.find((e) => e.details.user === oauthUserId(as.issuer, 'erin'));
+    assert.ok(event);
     assert.deepEqual(
-      {
-        tool: (event?.details as { tool?: string }).tool,
-        scope: (event?.details as { scope?: string }).scope,
-        via: (event?.details as { via?: string }).via,
-      },
+      { tool: event.details.tool, scope: event.details.scope, via: event.details.via },
       { tool: 'add_label', scope: 'tickets.write', via: 'mcp' },
     );
     const ok = await post('get_order', { order_id: 'ORD-004211' });
