@@ -70,7 +70,14 @@ import {
   SecurityReviewDesk,
 } from './catalog/index.js';
 import { ApplyService, ChangeDesk } from './config/index.js';
-import { type Clock, problem, systemActor, systemClock, ToolgateError } from './core/index.js';
+import {
+  type Clock,
+  isToolgateError,
+  problem,
+  systemActor,
+  systemClock,
+  ToolgateError,
+} from './core/index.js';
 import {
   CredentialBroker,
   configuredMasterKey,
@@ -80,7 +87,7 @@ import {
   SubjectTokens,
   TokenExchanger,
 } from './credentials/index.js';
-import { type AfterInjection, Gate, resolveAfterInjection } from './gate/index.js';
+import { type AfterInjection, attemptedName, Gate, resolveAfterInjection } from './gate/index.js';
 import {
   type HealthConfigInput,
   HealthMonitor,
@@ -92,6 +99,7 @@ import {
   AccessTokenVerifier,
   AgentKeys,
   AgentService,
+  exchangeIssuer,
   type JwtConfig,
   type JwtIdentity,
   JwtVerifier,
@@ -441,6 +449,7 @@ export async function openGateway(options: ToolgateOptions = {}): Promise<Gatewa
           exchange: {
             subjects,
             exchanger: new TokenExchanger({
+              issuer: exchangeIssuer(options.oauth),
               tokenEndpoint: exchange.tokenEndpoint,
               clientId: exchange.clientId,
               clientSecret: readClientSecret(exchange.clientSecretFile),
@@ -586,18 +595,42 @@ export async function openGateway(options: ToolgateOptions = {}): Promise<Gatewa
       const identity = await verifier.verify(token);
       // A valid token for an agent toolgate does not know, or has disabled, is no identity.
       if (!identity) return null;
+      // A verified token names its caller: refusing it from here on is audited.
+      const refuse = async (reason: string): Promise<null> => {
+        await security.record('auth.refused', `agent:${identity.agentId}`, {
+          credential: identity.credential,
+          user: identity.user?.id ?? null,
+          reason,
+        });
+        return null;
+      };
       const known = await agents.get(identity.agentId).catch(() => null);
-      if (!known?.enabled) return null;
+      if (!known?.enabled) return refuse('agent_unknown_or_disabled');
       // Nor is a token acting for a user toolgate has disabled (an API key naming them is
       // refused when the session opens; see SessionService.capabilities).
-      if (identity.user && (await users.disabled(identity.user.id))) return null;
+      if (identity.user && (await users.disabled(identity.user.id))) return refuse('user_disabled');
       // Kept in memory only, for a token exchange of this principal's calls (never stored).
       if (identity.oauth && identity.user)
-        subjects?.remember(identity.credential, identity.user.id, token, identity.oauth.expiresAt);
+        subjects?.remember(
+          identity.credential,
+          identity.user.id,
+          { token, issuer: identity.oauth.issuer },
+          identity.oauth.expiresAt,
+        );
       return identity;
     }
     const key = await keys.verifyKey(token);
-    return key ? { agentId: key.agentId, credential: `key:${key.keyId}` } : null;
+    if (key) return { agentId: key.agentId, credential: `key:${key.keyId}` };
+    // A key that names a stored key (a wrong secret, a revoked key, a disabled agent) was meant
+    // for a known agent: audited. A key naming nothing identifies nobody and is not.
+    const named = await keys.namedAgent(token);
+    if (named) {
+      await security.record('auth.refused', `agent:${named.agentId}`, {
+        credential: `key:${named.keyId}`,
+        reason: 'api_key_refused',
+      });
+    }
+    return null;
   };
   const oauthFront: AgentApi['oauth'] = oauth
     ? Object.freeze({
@@ -716,6 +749,36 @@ export async function openGateway(options: ToolgateOptions = {}): Promise<Gatewa
     entries: expose(new SessionEntries(sessions, catalog), ENTRIES_AGENT),
     discovery: expose(agentDiscovery, DISCOVERY_AGENT),
     invoke: gate.invoke.bind(gate),
+    auditStepUp: async (
+      ...[who, toolRef, args, refused, via]: Parameters<AgentApi['auditStepUp']>
+    ): Promise<void> => {
+      const refusal = {
+        kind: 'refuse' as const,
+        code: refused.error.code,
+        rule: 'oauth.insufficient_scope',
+        message: refused.error.message,
+        details: refused.error.details,
+      };
+      const { sessionId, ...principal } = who;
+      if (sessionId !== undefined) {
+        try {
+          await gate.refuseAtEdge({ ...principal, sessionId }, toolRef, args, refusal);
+          return;
+        } catch (err) {
+          // Not the caller's session (that attempt is audited by the session check): the step-up
+          // is still recorded, as an event of the principal.
+          if (!isToolgateError(err) || err.code !== 'SESSION_NOT_FOUND') throw err;
+        }
+      }
+      await security.record('call.step_up_refused', `agent:${who.agentId}`, {
+        credential: who.credential ?? null,
+        user: who.tokenUserId ?? null,
+        session: sessionId ?? null,
+        tool: attemptedName(toolRef),
+        scope: refused.error.details.scope,
+        via,
+      });
+    },
     requestStates: expose(
       new RequestStateSealer(
         () => loadMasterKey().derive(REQUEST_STATE_KEY_LABEL),

@@ -6,7 +6,7 @@
  */
 import type { RequestStateSealer } from '../approvals/index.js';
 import type { CallContext, CallOptions, GateDecision } from '../gate/index.js';
-import type { JwtIdentity, ProtectedResourceMetadata } from '../identity/index.js';
+import type { JwtIdentity, ProtectedResourceMetadata, StepUp } from '../identity/index.js';
 import type {
   AgentDiscovery,
   RunService,
@@ -96,6 +96,19 @@ export interface AgentApi {
     args: unknown,
     options?: CallOptions,
   ): Promise<GateDecision>;
+  /**
+   * Audits an OAuth step-up refusal (INSUFFICIENT_SCOPE) a front answered itself: `call.denied`
+   * (rule `oauth.insufficient_scope`) in the caller's own session when the request named one,
+   * else — no session, or one not the caller's — a `call.step_up_refused` security event naming
+   * the principal and the tool asked for. Every front calls it before it answers the step-up.
+   */
+  auditStepUp(
+    who: SessionPrincipal & { readonly sessionId?: string },
+    toolRef: unknown,
+    args: unknown,
+    refused: StepUp,
+    via: string,
+  ): Promise<void>;
   /**
    * Seals and opens the `requestState` of a call waiting for approval (MCP 2026-07-28): the key
    * stays inside; a front sees only the claims of a state that verified.

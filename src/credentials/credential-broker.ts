@@ -264,6 +264,6 @@ export class CredentialBroker {
     const value = ref.as.toLowerCase() === 'authorization' ? `Bearer ${token}` : token;
     // Both are scrubbed from whatever the tool returns: the exchanged token it was given, and the
     // caller's own in case it reached the tool some other way.
-    return { env: {}, headers: { [ref.as]: value }, redact: [token, subject], audience };
+    return { env: {}, headers: { [ref.as]: value }, redact: [token, subject.token], audience };
   }
 }

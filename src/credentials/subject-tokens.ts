@@ -6,8 +6,13 @@
  * it: every request carries its bearer, and it is remembered as it is authenticated.
  */
 
-interface Held {
+/** A caller's access token, with the issuer that signed it (verified when it was presented). */
+export interface SubjectToken {
   readonly token: string;
+  readonly issuer: string;
+}
+
+interface Held extends SubjectToken {
   readonly expiresAt: number;
 }
 
@@ -26,22 +31,25 @@ export class SubjectTokens {
     return JSON.stringify([credential, userId]);
   }
 
-  /** Keeps `token` (valid until `expiresAtMs`) as the principal's current subject token. */
-  remember(credential: string, userId: string, token: string, expiresAtMs: number): void {
+  /**
+   * Keeps `token` of `issuer` (valid until `expiresAtMs`) as the principal's current subject
+   * token. The issuer is the one the token was verified against, never a claim read unverified.
+   */
+  remember(credential: string, userId: string, subject: SubjectToken, expiresAtMs: number): void {
     const key = SubjectTokens.#key(credential, userId);
     const current = this.#held.get(key);
     // The later-expiring token wins: a slow request with an older token never replaces a newer.
     if (current && current.expiresAt > expiresAtMs) return;
     this.#held.delete(key);
-    this.#held.set(key, { token, expiresAt: expiresAtMs });
+    this.#held.set(key, { token: subject.token, issuer: subject.issuer, expiresAt: expiresAtMs });
     if (this.#held.size > MAX_HELD) {
       const oldest = this.#held.keys().next().value;
       if (oldest !== undefined) this.#held.delete(oldest);
     }
   }
 
-  /** The principal's unexpired subject token, or null. */
-  get(credential: string, userId: string): string | null {
+  /** The principal's unexpired subject token and its issuer, or null. */
+  get(credential: string, userId: string): SubjectToken | null {
     const key = SubjectTokens.#key(credential, userId);
     const held = this.#held.get(key);
     if (!held) return null;
@@ -49,6 +57,6 @@ export class SubjectTokens {
       this.#held.delete(key);
       return null;
     }
-    return held.token;
+    return { token: held.token, issuer: held.issuer };
   }
 }

@@ -2,10 +2,14 @@
  * @module OAuth 2.0 Token Exchange (RFC 8693) for upstream APIs: instead of a stored secret, an
  * `http` tool configured for it gets a token the authorization server issues for the upstream
  * (audience / resource) on behalf of the user whose access token the call came with. toolgate
- * authenticates as its own client; the caller's token never goes upstream. Exchanged tokens are
- * cached per subject token and upstream until shortly before they expire; none is ever logged.
+ * authenticates as its own client; the caller's token never goes upstream. The token endpoint
+ * belongs to one issuer, and only that issuer's tokens are sent there: another trusted issuer's
+ * token is refused here, before anything leaves (a credential goes only where it belongs).
+ * Exchanged tokens are cached per subject token and upstream until shortly before they expire;
+ * none is ever logged.
  */
 import { createHash } from 'node:crypto';
+import type { SubjectToken } from './subject-tokens.js';
 
 export const TOKEN_EXCHANGE_GRANT = 'urn:ietf:params:oauth:grant-type:token-exchange';
 export const ACCESS_TOKEN_TYPE = 'urn:ietf:params:oauth:token-type:access_token';
@@ -20,6 +24,8 @@ export interface ExchangeTarget {
 }
 
 export interface TokenExchangeConfig {
+  /** The issuer the token endpoint belongs to: only its tokens are exchanged there. */
+  readonly issuer: string;
   /** The authorization server's token endpoint (https; plain http only on loopback). */
   readonly tokenEndpoint: string;
   /** toolgate's own client at the AS, authenticated with client_secret_basic. */
@@ -43,7 +49,11 @@ const MAX_CACHED = 10_000;
 const DEFAULT_LIFETIME_S = 60;
 
 export class TokenExchangeError extends Error {
-  readonly reason: 'exchange_refused' | 'exchange_unreachable' | 'exchange_malformed';
+  readonly reason:
+    | 'exchange_refused'
+    | 'exchange_unreachable'
+    | 'exchange_malformed'
+    | 'exchange_foreign_issuer';
   constructor(reason: TokenExchangeError['reason'], message: string) {
     super(message);
     this.reason = reason;
@@ -80,12 +90,21 @@ export class TokenExchanger {
 
   /**
    * A token for `toolId`'s upstream on behalf of the subject token's user. Throws
-   * TokenExchangeError (whose message never holds a token) when the AS refuses or cannot be
-   * reached; never returns the subject token itself.
+   * TokenExchangeError (whose message never holds a token) when the subject token is of another
+   * issuer than the endpoint's (nothing is sent), or when the AS refuses or cannot be reached;
+   * never returns the subject token itself.
    */
-  async exchange(toolId: string, subjectToken: string): Promise<string> {
+  async exchange(toolId: string, subject: SubjectToken): Promise<string> {
     const target = this.#config.tools[toolId];
     if (!target) throw new TokenExchangeError('exchange_refused', `no exchange for ${toolId}`);
+    // Exact comparison with the issuer the token was verified against: another issuer's token
+    // never reaches this endpoint, whatever the token's own claims say.
+    if (subject.issuer !== this.#config.issuer)
+      throw new TokenExchangeError(
+        'exchange_foreign_issuer',
+        "the caller's access token is of another issuer than the token endpoint's; it was not sent",
+      );
+    const subjectToken = subject.token;
     // The cache key holds a hash of the subject token, never the token.
     const key = createHash('sha256')
       .update(

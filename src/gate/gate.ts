@@ -25,6 +25,7 @@ import { IdentityCache } from './identity-cache.js';
 import { type Revisions, RevisionWatch } from './revision-watch.js';
 import { type AfterInjection, DEFAULT_AFTER_INJECTION } from './steps/after-injection.js';
 import { GATE_STEPS } from './steps/pipeline.js';
+import { sessionStep } from './steps/session.js';
 import { CallState, type Refusal, type Step, type StepDependencies } from './steps/step.js';
 import { ToolCache } from './tool-cache.js';
 
@@ -181,6 +182,33 @@ export class Gate {
     }
     // The last step always answers; a list that ends without one is a broken list.
     throw new Error('the gate ran out of steps without a decision');
+  }
+
+  /**
+   * A refusal a front made before the call entered the steps — an OAuth step-up, which MCP must
+   * answer at the HTTP level with its challenge — audited like a step's: `call.denied` in the
+   * caller's own session. Throws SESSION_NOT_FOUND (the session check audits another principal's
+   * attempt) when the session is not the caller's; never runs anything.
+   */
+  async refuseAtEdge(
+    ctx: CallContext,
+    toolRef: unknown,
+    args: unknown,
+    refusal: Refusal,
+  ): Promise<GateDecision> {
+    const refreshed = this.#watch.refresh();
+    if (refreshed) await refreshed;
+    const state = new CallState(
+      this.#deps,
+      ctx,
+      toolRef,
+      args,
+      {},
+      timeOrderedId('call_'),
+      performance.now(),
+    );
+    await sessionStep(state);
+    return this.#refuse(state, refusal);
   }
 
   /** A step's refusal: audited as `call.denied` (durable), then answered as a denial. */

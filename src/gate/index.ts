@@ -18,7 +18,7 @@ export type {
 } from './decision.js';
 export type { GateDependencies } from './gate.js';
 export { Gate } from './gate.js';
-export { MASK, redactArguments } from './redaction.js';
+export { attemptedName, MASK, redactArguments } from './redaction.js';
 export type { AfterInjection } from './steps/after-injection.js';
 export {
   AFTER_INJECTION_RULE,

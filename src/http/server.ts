@@ -63,7 +63,11 @@ declare module 'fastify' {
     /** The credential presented (`key:<id>` or `jwt:[iss,sub]`); sessions are bound to it. */
     credential: string;
     /** An OAuth access token's scopes and expiry (a step-up may be due); null for other credentials. */
-    oauthToken: { readonly scopes: readonly string[]; readonly expiresAt: number } | null;
+    oauthToken: {
+      readonly issuer: string;
+      readonly scopes: readonly string[];
+      readonly expiresAt: number;
+    } | null;
     /** The authenticated operator on admin routes (docs/architecture.md §6); null elsewhere. */
     operator: Operator | null;
   }

@@ -101,6 +101,21 @@ export class AgentKeys {
     return (await this.verifyKey(presented))?.agentId ?? null;
   }
 
+  /**
+   * The agent whose stored key a presented key names by its key id, whatever its secret: only to
+   * audit a refused key of a known agent (who was tried), never to authenticate.
+   */
+  async namedAgent(presented: string): Promise<{ agentId: string; keyId: string } | null> {
+    const m = KEY_RE.exec(presented);
+    if (!m?.[1]) return null;
+    const row = await this.#db
+      .selectFrom('agent_keys')
+      .select('agent_id')
+      .where('key_id', '=', m[1])
+      .executeTakeFirst();
+    return row ? { agentId: row.agent_id, keyId: m[1] } : null;
+  }
+
   /** As verify, with the key id: the credential a session opened with this key is bound to. */
   async verifyKey(presented: string): Promise<{ agentId: string; keyId: string } | null> {
     const m = KEY_RE.exec(presented);

@@ -33,8 +33,15 @@ export type {
   OAuthResourceServerConfig,
   OAuthTokenExchange,
 } from './oauth/resource-server-config.js';
-export { parseOAuthConfig, scopesFor } from './oauth/resource-server-config.js';
+export { exchangeIssuer, parseOAuthConfig, scopesFor } from './oauth/resource-server-config.js';
 export type { StepUp, StepUpSource } from './oauth/step-up.js';
 export { stepUpFor } from './oauth/step-up.js';
+export {
+  isLocalUserId,
+  isUserId,
+  oauthUserId,
+  parseOAuthUserId,
+  USER_ID_PATTERN,
+} from './user-id.js';
 export type { UserSpec, UserView } from './user-service.js';
 export { UserService, userSpecSchema } from './user-service.js';

@@ -13,6 +13,7 @@ import {
   jwtVerify,
 } from 'jose';
 import { AGENT_ID_PATTERN, CAPABILITY_PATTERN } from '../core/index.js';
+import { isLocalUserId } from './user-id.js';
 
 export interface JwtConfig {
   readonly issuer: string;
@@ -38,9 +39,20 @@ export interface JwtIdentity {
    * same agent cannot use them.
    */
   readonly credential: string;
+  /**
+   * The user the token acts for: a local user id (USER_ID_PATTERN) from an agent JWT, or
+   * `oauth:["<iss>","<sub>"]` from an OAuth access token (user-id.ts) — never a bare subject.
+   */
   readonly user?: { readonly id: string; readonly permissions: readonly string[] };
-  /** Set for an OAuth access token (MCP authorization): its scopes, and when it expires (ms). */
-  readonly oauth?: { readonly scopes: readonly string[]; readonly expiresAt: number };
+  /**
+   * Set for an OAuth access token (MCP authorization): the issuer that signed it, its scopes,
+   * and when it expires (ms).
+   */
+  readonly oauth?: {
+    readonly issuer: string;
+    readonly scopes: readonly string[];
+    readonly expiresAt: number;
+  };
 }
 
 /**
@@ -106,7 +118,9 @@ export class JwtVerifier {
     const userClaim = this.#config.userClaim;
     if (!userClaim || payload[userClaim] === undefined) return { agentId, credential };
     const userId = payload[userClaim];
-    if (typeof userId !== 'string' || userId.length === 0 || userId.length > 200) return null;
+    // The configured agent-JWT issuer names toolgate's own (local) users: an id in another form
+    // could pass for an OAuth user (user-id.ts), so the token is refused.
+    if (typeof userId !== 'string' || !isLocalUserId(userId)) return null;
     const raw = this.#config.permissionsClaim ? payload[this.#config.permissionsClaim] : undefined;
     const list =
       typeof raw === 'string'

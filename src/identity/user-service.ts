@@ -1,6 +1,9 @@
 /**
  * @module Users: the people agents act for. A user's permissions bound what a session on their
- * behalf may do, whatever the agent's own grants (C4: at most what both may do).
+ * behalf may do, whatever the agent's own grants (C4: at most what both may do). A user is held
+ * by its id in one of the two forms of user-id.ts: a local id, or an OAuth user's
+ * `oauth:["<issuer>","<subject>"]` (held so that an admin can disable that one person of that
+ * one issuer; an OAuth user's permissions come from its token's scopes).
  */
 import type { Kysely, Transaction } from 'kysely';
 import {
@@ -8,10 +11,12 @@ import {
   CAPABILITY_PATTERN,
   type Clock,
   canonicalHash,
+  problem,
   systemClock,
   ToolgateError,
 } from '../core/index.js';
 import { appendEvent, bumpIdentityRevision, type Database } from '../store/index.js';
+import { isUserId } from './user-id.js';
 
 export interface UserSpec {
   readonly id: string;
@@ -28,14 +33,18 @@ export interface UserView {
   readonly enabled: boolean;
 }
 
-export const USER_ID_PATTERN = '^[A-Za-z0-9][A-Za-z0-9_.@+-]{0,199}$';
-
 export const userSpecSchema = {
   type: 'object',
   additionalProperties: false,
   required: ['id', 'permissions'],
   properties: {
-    id: { type: 'string', pattern: USER_ID_PATTERN },
+    // A local id, or an OAuth user's `oauth:[…]` (checked exactly by isUserId when applied).
+    id: {
+      type: 'string',
+      minLength: 1,
+      maxLength: 2500,
+      pattern: '^(?:[A-Za-z0-9][A-Za-z0-9_.@+-]{0,199}|oauth:\\[.*\\])$',
+    },
     display_name: { type: 'string', minLength: 1, maxLength: 200 },
     permissions: {
       type: 'array',
@@ -61,6 +70,21 @@ export class UserService {
     spec: UserSpec,
     actor: Actor,
   ): Promise<'created' | 'updated' | 'unchanged'> {
+    if (!isUserId(spec.id)) {
+      throw new ToolgateError(
+        'INPUT_INVALID',
+        'the user id is neither a local id nor an OAuth user',
+        {
+          problems: [
+            problem(
+              '/id',
+              'must match ^[A-Za-z0-9][A-Za-z0-9_.@+-]{0,199}$ or be oauth:["<issuer>","<subject>"]',
+              'pattern',
+            ),
+          ],
+        },
+      );
+    }
     const now = this.#clock();
     const normalized = {
       id: spec.id,

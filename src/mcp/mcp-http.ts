@@ -19,7 +19,7 @@ import { ListChangedWatcher, type WatchedSession } from './list-changed.js';
 import { ModernMcp } from './modern-http.js';
 import { checkOriginHost, type OriginPolicy, originPolicy } from './origin-guard.js';
 import { RefusalSampler } from './refusal-sampler.js';
-import { runPrincipalOf } from './run-meta.js';
+import { RUN_META_KEY, runPrincipalOf } from './run-meta.js';
 import { pickVictim } from './session-eviction.js';
 
 export interface McpHttpOptions {
@@ -254,13 +254,46 @@ export async function registerMcpHttp(
     });
 
     /** The step-up refusal of a tools/call whose OAuth token's scopes miss the tool, or null. */
+    /**
+     * The step-up refusal of a tools/call whose OAuth token's scopes miss the tool, or null; a
+     * refusal is audited first, in the session or run the request names (the gate checks it is
+     * the caller's), else as an event of the principal.
+     */
     const stepUp = async (
+      req: FastifyRequest,
       identity: NonNullable<Awaited<ReturnType<AgentApi['authenticate']>>>,
       message: unknown,
     ): Promise<StepUp | null> => {
-      const m = message as { method?: unknown; params?: { name?: unknown } } | null;
+      const m = message as {
+        method?: unknown;
+        params?: { name?: unknown; arguments?: unknown; _meta?: Record<string, unknown> };
+      } | null;
       if (typeof m !== 'object' || m === null || m.method !== 'tools/call') return null;
-      return stepUpFor(agent.oauth, identity, m.params?.name);
+      const refused = await stepUpFor(agent.oauth, identity, m.params?.name);
+      if (!refused) return null;
+      // 2026-07-28: the run handle (a gate session id); earlier eras: the MCP session's.
+      const run = m.params?._meta?.[RUN_META_KEY];
+      const header = req.headers['mcp-session-id'];
+      const sessionId =
+        typeof run === 'string'
+          ? run
+          : typeof header === 'string'
+            ? sessions.get(header)?.binding.sessionId
+            : undefined;
+      const principal = runPrincipalOf(identity);
+      await agent.auditStepUp(
+        {
+          agentId: principal.agentId,
+          ...(principal.credential !== undefined ? { credential: principal.credential } : {}),
+          ...(principal.tokenUserId !== undefined ? { tokenUserId: principal.tokenUserId } : {}),
+          ...(sessionId !== undefined ? { sessionId } : {}),
+        },
+        m.params?.name,
+        m.params?.arguments,
+        refused,
+        'mcp',
+      );
+      return refused;
     };
 
     const identify = async (req: FastifyRequest, reply: FastifyReply) => {
@@ -326,7 +359,7 @@ export async function registerMcpHttp(
       }
       // An OAuth token whose scopes do not reach a tool the agent is granted: a step-up challenge
       // (403 insufficient_scope naming the scopes), so the client can ask for a wider token.
-      const refused = await stepUp(identity, message);
+      const refused = await stepUp(req, identity, message);
       if (refused) {
         reply.header('www-authenticate', refused.challenge);
         return rpcError(reply, 'INSUFFICIENT_SCOPE', refused.error.message, refused.error);

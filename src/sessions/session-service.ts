@@ -21,7 +21,14 @@ import {
   ToolgateError,
 } from '../core/index.js';
 import type { HealthReader } from '../health/index.js';
-import type { AgentService, AgentTier, AgentView, UserService } from '../identity/index.js';
+import {
+  type AgentService,
+  type AgentTier,
+  type AgentView,
+  isLocalUserId,
+  isUserId,
+  type UserService,
+} from '../identity/index.js';
 import {
   appendEvent,
   bumpIdentityRevision,
@@ -261,6 +268,18 @@ export class SessionService {
     if (options.runId !== undefined && !RUN_ID_PATTERN.test(options.runId)) {
       throw new ToolgateError('INPUT_INVALID', 'run_id has an invalid format', {
         problems: [problem('/run_id', 'must be 1–128 letters, digits, _ . : -', 'pattern')],
+      });
+    }
+    // `on_behalf_of` names a local user only: an OAuth user is (issuer, subject) and only that
+    // issuer's token can name them, so no agent can act for one by writing its id (user-id.ts).
+    if (options.onBehalfOf !== undefined && !isLocalUserId(options.onBehalfOf)) {
+      throw new ToolgateError('INPUT_INVALID', 'on_behalf_of is not a user id', {
+        problems: [problem('/on_behalf_of', 'must be a local user id', 'pattern')],
+      });
+    }
+    if (options.tokenUser && !isUserId(options.tokenUser.id)) {
+      throw new ToolgateError('INPUT_INVALID', 'the token names no valid user', {
+        problems: [problem('/user', 'must be a local or an OAuth user id', 'pattern')],
       });
     }
     if (

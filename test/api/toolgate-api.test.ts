@@ -52,6 +52,7 @@ for (const backend of backends()) {
       assert.deepEqual(Object.keys(tg).sort(), ['admin', 'agent', 'close', 'security']);
       assert.deepEqual(Object.keys(tg.agent).sort(), [
         'approvalStatus',
+        'auditStepUp',
         'authenticate',
         'discovery',
         'entries',

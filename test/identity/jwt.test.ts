@@ -140,6 +140,22 @@ for (const source of ['file', 'url'] as const) {
       assert.equal(mismatch.status, 403);
     });
 
+    test('a JWT agent names local users only: a user id in the OAuth form is refused, not taken for that OAuth user', async () => {
+      const posing = await open(
+        await token({
+          sub: 'jwt-bot',
+          act_for: 'oauth:["https://as.example","carol"]',
+          scope: 'a:read',
+        }),
+      );
+      assert.equal(posing.status, 401);
+      assert.equal(posing.body.code, 'UNAUTHENTICATED');
+      // Benign neighbour: the local user of the same name acts as before.
+      const local = await open(await token({ sub: 'jwt-bot', act_for: 'carol', scope: 'a:read' }));
+      assert.equal(local.status, 201);
+      assert.equal(local.body.user_id, 'carol');
+    });
+
     test('expired, wrong issuer, wrong audience, foreign key, unknown agent and malformed permissions are refused', async () => {
       const bad = [
         await token({ sub: 'jwt-bot' }, { exp: Math.floor(Date.now() / 1000) - 60 }),

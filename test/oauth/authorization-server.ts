@@ -23,6 +23,8 @@ export interface AuthorizationServer {
   mint(claims: Record<string, unknown>): Promise<string>;
   /** Every token exchange the AS answered: who asked, for which audience. */
   readonly exchanges: { client: string; audience: string; subject: string }[];
+  /** Every subject token sent to the AS's token-exchange grant, answered or not. */
+  readonly exchangeAttempts: string[];
   close(): Promise<void>;
 }
 
@@ -50,6 +52,7 @@ export async function startAuthorizationServer(
   const signing: JWK = { ...(await exportJWK(privateKey)), kid: 'as-1', alg: 'ES256', use: 'sig' };
   const grantable = new Map(Object.entries(options.resources));
   const exchanges: AuthorizationServer['exchanges'] = [];
+  const exchangeAttempts: string[] = [];
   const ttl = options.accessTokenTtl ?? 300;
 
   const provider = new Provider(issuer, {
@@ -106,6 +109,7 @@ export async function startAuthorizationServer(
     async (ctx: KoaContextWithOIDC) => {
       const params = ctx.oidc.params as Record<string, string | undefined>;
       const client = ctx.oidc.client?.clientId ?? '';
+      exchangeAttempts.push(params.subject_token ?? '');
       if (params.subject_token_type !== ACCESS_TOKEN_TYPE || !params.subject_token)
         throw new errors.InvalidRequest('subject_token of type access_token required');
       const audience = params.audience ?? params.resource;
@@ -155,6 +159,7 @@ export async function startAuthorizationServer(
     provider,
     grantable,
     exchanges,
+    exchangeAttempts,
     mint: (claims) =>
       new SignJWT(claims)
         .setProtectedHeader({ alg: 'ES256', kid: 'as-1', typ: 'at+jwt' })

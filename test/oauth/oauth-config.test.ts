@@ -12,6 +12,7 @@ import { oauthConfigFromEnv } from '../../src/cli/runtime-files.js';
 import { isToolgateError } from '../../src/core/index.js';
 import {
   bearerChallenge,
+  exchangeIssuer,
   parseOAuthConfig,
   protectedResourceMetadataUrl,
   scopesFor,
@@ -55,6 +56,42 @@ test('a scope mapped to a malformed capability, or an unknown field, is refused'
   assert.deepEqual(problemsOf({ ...VALID, scopes: { s: ['Not A Capability'] } }), ['/scopes/s/0']);
   assert.deepEqual(problemsOf({ ...VALID, audience: 'x' }), ['']);
   assert.deepEqual(problemsOf({ ...VALID, algorithms: ['HS256'] }), ['/algorithms/0']);
+});
+
+test('the token endpoint belongs to one trusted issuer: named, or the only one trusted', () => {
+  const exchange = {
+    tokenEndpoint: 'https://as.example.com/token',
+    clientId: 'toolgate',
+    clientSecretFile: '/run/secret',
+    tools: { api: { audience: 'https://api.example.com' } },
+  };
+  const two = [
+    ...VALID.issuers,
+    { issuer: 'https://as2.example.com', jwksUrl: 'https://as2.example.com/jwks' },
+  ];
+  // One issuer trusted: the endpoint is its own.
+  assert.equal(
+    exchangeIssuer(parseOAuthConfig({ ...VALID, tokenExchange: exchange })),
+    VALID.issuers[0]?.issuer,
+  );
+  // Several: the configuration must say which, and name one of them.
+  assert.deepEqual(problemsOf({ ...VALID, issuers: two, tokenExchange: exchange }), [
+    '/tokenExchange/issuer',
+  ]);
+  assert.deepEqual(
+    problemsOf({
+      ...VALID,
+      issuers: two,
+      tokenExchange: { ...exchange, issuer: 'https://as3.example.com' },
+    }),
+    ['/tokenExchange/issuer'],
+  );
+  const named = parseOAuthConfig({
+    ...VALID,
+    issuers: two,
+    tokenExchange: { ...exchange, issuer: 'https://as2.example.com' },
+  });
+  assert.equal(exchangeIssuer(named), 'https://as2.example.com');
 });
 
 test('token exchange needs a secure endpoint and an upstream per tool', () => {

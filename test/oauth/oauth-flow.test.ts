@@ -18,7 +18,7 @@ import type { FastifyInstance } from 'fastify';
 import { exportJWK, generateKeyPair, SignJWT } from 'jose';
 import type { Actor } from '../../src/core/index.js';
 import { buildServer } from '../../src/http/index.js';
-import { parseOAuthConfig } from '../../src/identity/index.js';
+import { oauthUserId, parseOAuthConfig } from '../../src/identity/index.js';
 import { type Gateway, openGateway } from '../../src/toolgate.js';
 import { ROOT } from '../support/cli.js';
 import { approvePendingReviews } from '../support/reviews.js';
@@ -231,6 +231,16 @@ describe('the OAuth dance with the SDK client', () => {
     as.grantable.set(RESOURCE, 'tickets.read tickets.write');
     const args = { name: 'add_label', arguments: { ticket_id: 'T-1', label: 'bug' } };
     await assert.rejects(client.callTool(args), UnauthorizedError);
+    // The SDK's refused call is audited in its MCP session's gate session, as this AS's bob.
+    await tg.gate.flush();
+    const audited = await tg.admin.auditRecords.search(
+      { rule: 'oauth.insufficient_scope', user: oauthUserId(as.issuer, 'bob') },
+      { limit: 10 },
+    );
+    assert.ok(
+      audited.items.some((r) => r.kind === 'call.denied' && r.session_id !== null),
+      'the step-up refusal is in the audit log',
+    );
     const asked = oauth.authorizations.at(-1);
     assert.match(asked?.searchParams.get('scope') ?? '', /\btickets\.write\b/);
     assert.ok(oauth.code);
@@ -302,9 +312,9 @@ describe('the OAuth dance with the v2 SDK client, 2026-07-28', () => {
     assert.equal(result.isError ?? false, false, JSON.stringify(result));
     assert.match(JSON.stringify(result.structuredContent), /ORD-004211/);
     assert.equal((result._meta as Record<string, unknown>)['io.toolgate/run'], run);
-    // The gate saw the call as the token's user.
+    // The gate saw the call as the token's user: the AS's vera, by issuer and subject.
     const records = await tg.admin.auditRecords.search(
-      { tool: 'get_order', user: 'vera' },
+      { tool: 'get_order', user: oauthUserId(as.issuer, 'vera') },
       { limit: 10 },
     );
     assert.ok(records.items.length > 0, 'audited as the signed-in user');
@@ -332,8 +342,9 @@ describe('step-up on the REST call route and the 2026-07-28 era', () => {
     });
     assert.equal(opened.status, 201);
     const { id } = (await opened.json()) as { id: string };
-    const before = (await tg.admin.auditRecords.search({ tool: 'add_label' }, { limit: 500 })).items
-      .length;
+    const stepUps = () =>
+      tg.admin.auditRecords.search({ rule: 'oauth.insufficient_scope' }, { limit: 500 });
+    const before = (await stepUps()).items.length;
     const refused = await fetch(`${base}/v1/sessions/${id}/calls`, {
       method: 'POST',
       headers: auth,
@@ -344,9 +355,24 @@ describe('step-up on the REST call route and the 2026-07-28 era', () => {
     const body = (await refused.json()) as { code: string; details: unknown };
     assert.equal(body.code, 'INSUFFICIENT_SCOPE');
     assert.deepEqual(body.details, { scope: 'tickets.write' });
-    const after = (await tg.admin.auditRecords.search({ tool: 'add_label' }, { limit: 500 })).items
-      .length;
-    assert.equal(after, before, 'the gate never saw the call');
+    // The refusal is audited in the caller's session, as the token's user, naming the tool.
+    await tg.gate.flush();
+    const after = (await stepUps()).items;
+    assert.equal(after.length, before + 1, 'the step-up refusal is in the audit log');
+    const record = after[0];
+    assert.equal(record?.kind, 'call.denied');
+    assert.equal(record?.code, 'INSUFFICIENT_SCOPE');
+    assert.equal(record?.session_id, id);
+    assert.equal(record?.user_id, oauthUserId(as.issuer, 'dora'));
+    assert.deepEqual(record?.details, { attempted: 'add_label' });
+    const ran = await tg.admin.auditRecords.search(
+      { tool: 'add_label', kind: 'call.pre' },
+      { limit: 500 },
+    );
+    assert.ok(
+      ran.items.every((r) => r.session_id !== id),
+      'nothing ran',
+    );
     // The benign neighbour: a tool the token's scope covers runs through the gate.
     const ok = await fetch(`${base}/v1/sessions/${id}/calls`, {
       method: 'POST',
@@ -385,11 +411,25 @@ describe('step-up on the REST call route and the 2026-07-28 era', () => {
           },
         }),
       });
+    const events = async () =>
+      (await tg.admin.events.list({ subject: 'agent:support-bot', limit: 10_000 }))
+        .filter((e) => e.action === 'call.step_up_refused')
+        .map((e) => ({ details: JSON.parse(e.details) as Record<string, unknown> }));
+    const before = (await events()).length;
     const refused = await post('add_label', { ticket_id: 'T-1', label: 'bug' });
     assert.equal(refused.status, 403);
     assert.equal(refused.headers.get('www-authenticate'), CHALLENGE);
     const body = (await refused.json()) as { error: { data: { code: string } } };
     assert.equal(body.error.data.code, 'INSUFFICIENT_SCOPE');
+    // No run named: audited as an event of the principal, naming the tool and the scope asked.
+    const after = await events();
+    assert.equal(after.length, before + 1, 'the step-up refusal is in the audit log');
+    const event = after.find((e) => e.details.user === oauthUserId(as.issuer, 'erin'));
+    assert.ok(event);
+    assert.deepEqual(
+      { tool: event.details.tool, scope: event.details.scope, via: event.details.via },
+      { tool: 'add_label', scope: 'tickets.write', via: 'mcp' },
+    );
     const ok = await post('get_order', { order_id: 'ORD-004211' });
     assert.equal(ok.status, 200, await ok.clone().text());
   });

@@ -40,6 +40,8 @@ const EXCHANGE_SECRET = 'toolgate-exchange-secret-0123456789abcdef';
 
 let dir: string;
 let as: AuthorizationServer;
+/** Another authorization server toolgate trusts, whose tokens the exchange must never send to `as`. */
+let other: AuthorizationServer;
 let tg: Gateway;
 let app: FastifyInstance;
 let upstream: https.Server;
@@ -84,6 +86,11 @@ before(async () => {
     exchangeClients: { 'toolgate-exchange': EXCHANGE_SECRET },
     resources: { [RESOURCE]: 'orders.read', [UPSTREAM]: 'orders.api' },
   });
+  other = await startAuthorizationServer({
+    publicClients: ['support-client'],
+    exchangeClients: {},
+    resources: { [RESOURCE]: 'orders.read' },
+  });
   upstream = https.createServer(
     {
       key: readFileSync(join(tlsDir, 'server.key')),
@@ -115,10 +122,15 @@ before(async () => {
     },
     oauth: parseOAuthConfig({
       resource: RESOURCE,
-      issuers: [{ issuer: as.issuer, jwksUrl: as.jwksUrl }],
+      issuers: [
+        { issuer: as.issuer, jwksUrl: as.jwksUrl },
+        { issuer: other.issuer, jwksUrl: other.jwksUrl },
+      ],
       clients: { 'support-client': 'orders-bot' },
       scopes: { 'orders.read': ['orders:read'] },
       tokenExchange: {
+        // The endpoint is `as`'s: only its tokens are exchanged there.
+        issuer: as.issuer,
         tokenEndpoint: `${as.issuer}/token`,
         clientId: 'toolgate-exchange',
         clientSecretFile: secretFile,
@@ -152,6 +164,7 @@ after(async () => {
   await app?.close();
   await tg?.close();
   await as?.close();
+  await other?.close();
   await new Promise<void>((r) => upstream.close(() => r()));
   rmSync(dir, { recursive: true, force: true, maxRetries: 5, retryDelay: 50 });
 });
@@ -256,15 +269,79 @@ describe('token exchange for an upstream http tool', () => {
   });
 });
 
+describe('a token goes only to its own issuer’s token endpoint', () => {
+  /** An access token `server` signs for `sub`, as it signs the ones it issues. */
+  function tokenOf(server: AuthorizationServer, sub: string): Promise<string> {
+    const now = Math.floor(Date.now() / 1000);
+    return server.mint({
+      iss: server.issuer,
+      sub,
+      aud: RESOURCE,
+      client_id: 'support-client',
+      scope: 'orders.read',
+      iat: now,
+      exp: now + 300,
+    });
+  }
+
+  async function callOrders(token: string, order: string) {
+    const auth = { authorization: `Bearer ${token}`, 'content-type': 'application/json' };
+    const open = await fetch(`${base}/v1/sessions`, { method: 'POST', headers: auth, body: '{}' });
+    assert.equal(open.status, 201, await open.clone().text());
+    const session = (await open.json()) as { id: string };
+    const call = await fetch(`${base}/v1/sessions/${session.id}/calls`, {
+      method: 'POST',
+      headers: auth,
+      body: JSON.stringify({ tool: 'orders_api', arguments: { order } }),
+    });
+    return (await call.json()) as {
+      code?: string;
+      message?: string;
+      details?: { rule?: string; call_id?: string };
+    };
+  }
+
+  test('another trusted issuer’s token is refused with a structured, audited error and never sent', async () => {
+    const foreign = await tokenOf(other, 'fay');
+    const attempts = as.exchangeAttempts.length;
+    const calls = seen.length;
+    const refused = await callOrders(foreign, 'F-1');
+    assert.equal(refused.code, 'CREDENTIAL_UNAVAILABLE', JSON.stringify(refused));
+    assert.equal(refused.details?.rule, 'credentials.exchange_foreign_issuer');
+    assert.equal(as.exchangeAttempts.length, attempts, 'nothing was sent to the token endpoint');
+    assert.ok(!as.exchangeAttempts.includes(foreign));
+    assert.equal(seen.length, calls, 'the upstream was not called');
+    await tg.gate.flush();
+    const audited = await tg.admin.auditRecords.search(
+      { rule: 'credentials.exchange_foreign_issuer' },
+      { limit: 10 },
+    );
+    assert.ok(
+      audited.items.some(
+        (r) => r.call_id === refused.details?.call_id && r.code === 'CREDENTIAL_UNAVAILABLE',
+      ),
+      'the refusal is in the audit log',
+    );
+
+    // Benign neighbour: a token of the endpoint's own issuer is exchanged as before.
+    const own = await tokenOf(as, 'gus');
+    const ok = (await callOrders(own, 'G-1')) as { code?: string; output?: unknown };
+    assert.equal(ok.code, undefined, JSON.stringify(ok));
+    assert.ok(as.exchangeAttempts.includes(own));
+    assert.equal(seen.length, calls + 1);
+  });
+});
+
 describe('the exchanger against the real AS', () => {
   test('reuses a token until shortly before it expires, then exchanges again', async () => {
     const oauth = new TestOAuthClient('support-client', 'erin');
     const client = await connectWithOAuth(oauth, RESOURCE, viaProxy);
     clients.push(client);
-    const subject = oauth.tokens()?.access_token ?? '';
+    const subject = { token: oauth.tokens()?.access_token ?? '', issuer: as.issuer };
     let now = Date.now();
     const exchanger = new TokenExchanger(
       {
+        issuer: as.issuer,
         tokenEndpoint: `${as.issuer}/token`,
         clientId: 'toolgate-exchange',
         clientSecret: EXCHANGE_SECRET,
@@ -283,6 +360,7 @@ describe('the exchanger against the real AS', () => {
     assert.equal(count(), 2);
     // A wrong client secret is refused by the AS, and the error holds no token.
     const wrong = new TokenExchanger({
+      issuer: as.issuer,
       tokenEndpoint: `${as.issuer}/token`,
       clientId: 'toolgate-exchange',
       clientSecret: 'not-the-secret-0123456789',
@@ -290,7 +368,7 @@ describe('the exchanger against the real AS', () => {
     });
     await assert.rejects(wrong.exchange('orders_api', subject), (err: Error) => {
       assert.match(err.message, /refused: invalid_client/);
-      assert.ok(!err.message.includes(subject));
+      assert.ok(!err.message.includes(subject.token));
       return true;
     });
   });

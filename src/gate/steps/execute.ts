@@ -138,7 +138,9 @@ export async function execute(
       return runtimeFailure(
         'CREDENTIAL_UNAVAILABLE',
         `credentials.${reason}`,
-        "the tool's credential is not available; an administrator has to set it",
+        reason === 'exchange_foreign_issuer'
+          ? "this tool's upstream token is exchanged only for access tokens of its own authorization server, and this session's token is of another issuer"
+          : "the tool's credential is not available; an administrator has to set it",
       );
     }
   }

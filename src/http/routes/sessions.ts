@@ -7,7 +7,7 @@ import type { FastifyInstance, FastifyReply, FastifyRequest } from 'fastify';
 import type { AdminApi, AgentApi } from '../../api/index.js';
 import { ERROR_CODES } from '../../core/index.js';
 import type { DeprecationNotice, GateDecision } from '../../gate/index.js';
-import { type JwtIdentity, stepUpFor } from '../../identity/index.js';
+import { type JwtIdentity, stepUpFor, USER_ID_PATTERN } from '../../identity/index.js';
 import { READERS } from '../route-roles.js';
 import { errors } from '../wire-schemas.js';
 
@@ -141,7 +141,7 @@ export function sessionRoutes(app: FastifyInstance, agent: AgentApi, admin: Admi
           type: ['object', 'null'],
           additionalProperties: false,
           properties: {
-            on_behalf_of: { type: 'string', pattern: '^[A-Za-z0-9][A-Za-z0-9_.@+-]{0,199}$' },
+            on_behalf_of: { type: 'string', pattern: USER_ID_PATTERN },
             run_id: { type: 'string', pattern: '^[A-Za-z0-9][A-Za-z0-9_.:-]{0,127}$' },
             ttl_seconds: { type: 'integer', minimum: 1, maximum: 604_800 },
           },
@@ -258,6 +258,14 @@ export function sessionRoutes(app: FastifyInstance, agent: AgentApi, admin: Admi
       // An OAuth token whose scopes miss the tool: the same step-up challenge as MCP tools/call.
       const refused = await stepUpFor(agent.oauth, identityOf(req), body.tool);
       if (refused) {
+        // Audited in the caller's session like any refusal (an unknown session is an event).
+        await agent.auditStepUp(
+          { ...principalOf(req), sessionId: id },
+          body.tool,
+          body.arguments,
+          refused,
+          'rest',
+        );
         void reply.header('www-authenticate', refused.challenge);
         throw refused.error;
       }

@@ -3,12 +3,14 @@
  * authorization server: accepted only when issued by a trusted issuer (compared exactly), signed
  * by one of its keys with an asymmetric algorithm, within exp/nbf, and minted for this resource
  * (audience = the resource, RFC 8707). The client is mapped to a registered agent by
- * configuration (an unmapped client is refused), the user is `sub`, and the scopes become the
+ * configuration (an unmapped client is refused), the user is the pair (issuer, `sub`) — never the
+ * bare subject, so two issuers' `alice` are two users (user-id.ts) — and the scopes become the
  * capabilities the token may use — which narrow the agent's grants, never widen them.
  */
 import { decodeJwt, type JWTPayload, type JWTVerifyGetKey, jwtVerify } from 'jose';
 import { AGENT_ID_PATTERN } from '../../core/index.js';
 import { type JwtIdentity, keySet } from '../jwt-verifier.js';
+import { oauthUserId } from '../user-id.js';
 import type { OAuthResourceServerConfig } from './resource-server-config.js';
 
 const DEFAULT_ALGORITHMS = ['RS256', 'PS256', 'ES256', 'ES384', 'EdDSA'];
@@ -70,8 +72,11 @@ export class AccessTokenVerifier {
     if (typeof client !== 'string' || !Object.hasOwn(this.#config.clients, client)) return null;
     const agentId = this.#config.clients[client];
     if (typeof agentId !== 'string' || !agentRe.test(agentId)) return null;
-    const userId = payload[this.#config.userClaim ?? 'sub'];
-    if (typeof userId !== 'string' || userId.length === 0 || userId.length > 200) return null;
+    const subject = payload[this.#config.userClaim ?? 'sub'];
+    if (typeof subject !== 'string' || subject.length === 0 || subject.length > 200) return null;
+    // The issuer jose verified (exactly a configured one) is part of who the user is.
+    const issuer = payload.iss;
+    if (typeof issuer !== 'string') return null;
     const scopes = scopesOf(payload);
     if (scopes === null) return null;
     const permissions = new Set<string>();
@@ -80,12 +85,12 @@ export class AccessTokenVerifier {
       for (const capability of this.#config.scopes[scope] ?? []) permissions.add(capability);
     }
     // JSON keeps issuer, client and subject apart whatever characters they hold.
-    const credential = `oauth:${JSON.stringify([payload.iss ?? '', client, payload.sub ?? ''])}`;
+    const credential = `oauth:${JSON.stringify([issuer, client, payload.sub ?? ''])}`;
     return {
       agentId,
       credential,
-      user: { id: userId, permissions: [...permissions].sort() },
-      oauth: { scopes, expiresAt: (payload.exp ?? 0) * 1000 },
+      user: { id: oauthUserId(issuer, subject), permissions: [...permissions].sort() },
+      oauth: { issuer, scopes, expiresAt: (payload.exp ?? 0) * 1000 },
     };
   }
 }

@@ -49,6 +49,11 @@ export interface OAuthResourceServerConfig {
 }
 
 export interface OAuthTokenExchange {
+  /**
+   * The issuer (one of `issuers`) whose token endpoint this is: only that issuer's access tokens
+   * are exchanged there. May be left out when exactly one issuer is trusted.
+   */
+  readonly issuer?: string;
   readonly tokenEndpoint: string;
   readonly clientId: string;
   /** A file (mode 0600) holding toolgate's client secret at the AS. */
@@ -102,6 +107,7 @@ const schema = {
       additionalProperties: false,
       required: ['tokenEndpoint', 'clientId', 'clientSecretFile', 'tools'],
       properties: {
+        issuer: { type: 'string', minLength: 1 },
         tokenEndpoint: { type: 'string', minLength: 1 },
         clientId: { type: 'string', minLength: 1 },
         clientSecretFile: { type: 'string', minLength: 1 },
@@ -188,6 +194,18 @@ export function parseOAuthConfig(input: unknown): OAuthResourceServerConfig {
         'oauth.config',
       ),
     );
+  if (exchange?.issuer !== undefined && !seen.has(exchange.issuer))
+    problems.push(
+      problem('/tokenExchange/issuer', 'must be one of the configured issuers', 'oauth.config'),
+    );
+  if (exchange && exchange.issuer === undefined && config.issuers.length !== 1)
+    problems.push(
+      problem(
+        '/tokenExchange/issuer',
+        'name the issuer whose token endpoint this is (several issuers are trusted)',
+        'oauth.config',
+      ),
+    );
   for (const [tool, target] of Object.entries(exchange?.tools ?? {})) {
     if (!target.audience && !target.resource)
       problems.push(
@@ -197,6 +215,24 @@ export function parseOAuthConfig(input: unknown): OAuthResourceServerConfig {
   if (problems.length > 0)
     throw new ToolgateError('INPUT_INVALID', 'the OAuth configuration is invalid', { problems });
   return config;
+}
+
+/**
+ * The issuer whose tokens the token endpoint exchanges: the one named, else the only one trusted.
+ * Throws (at start) when neither says which: a token is never sent to a guessed endpoint.
+ */
+export function exchangeIssuer(config: OAuthResourceServerConfig): string {
+  const named = config.tokenExchange?.issuer;
+  const trusted = config.issuers.map((i) => i.issuer);
+  if (named !== undefined) {
+    if (!trusted.includes(named))
+      throw new TypeError('tokenExchange.issuer must be one of the configured issuers');
+    return named;
+  }
+  const [only] = trusted;
+  if (only === undefined || trusted.length !== 1)
+    throw new TypeError('tokenExchange.issuer must name the issuer whose token endpoint it is');
+  return only;
 }
 
 /** The scopes whose capabilities cover every one of `needed`, fewest first; null if none can. */

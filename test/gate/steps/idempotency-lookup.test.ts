@@ -36,7 +36,7 @@ test('a key of the wrong form is INPUT_INVALID; a free key goes on, scoped to th
   assert.equal(bad.r.rule, 'idempotency.key');
   const free = await lookup({ invoice: 'I-1' }, 'free-key');
   assert.equal(free.r, undefined);
-  assert.equal(free.s.idemKey, JSON.stringify(['v2', 'bot', null, 'echo', 'free-key']));
+  assert.equal(free.s.idemKey, JSON.stringify(['v3', 'bot', null, 'echo', 'free-key']));
 });
 
 test('a finished call under the key is replayed (audited) and other arguments conflict', async () => {
