@@ -143,6 +143,7 @@ import {
   type AgentCaps,
   AgentDiscovery,
   DEFAULT_AGENT_CAPS,
+  GovernedUris,
   RunService,
   SessionEntries,
   type SessionPrincipal,
@@ -528,8 +529,10 @@ export async function openGateway(options: ToolgateOptions = {}): Promise<Gatewa
     ...(options.providers?.onError ? { onError: options.providers.onError } : {}),
   });
   sessions.setHealth(health);
+  const governedUris = new GovernedUris(store);
   const gate = new Gate({
     health,
+    governedUris,
     audit: audit.writer,
     counters: new CallCounters(store),
     idempotency: new IdempotencyStore(store.db, options.clock),
@@ -746,7 +749,7 @@ export async function openGateway(options: ToolgateOptions = {}): Promise<Gatewa
     oauth: oauthFront,
     sessions: expose(sessions, SESSIONS_AGENT),
     runs: expose(runs, RUNS_AGENT),
-    entries: expose(new SessionEntries(sessions, catalog), ENTRIES_AGENT),
+    entries: expose(new SessionEntries(sessions, catalog, governedUris), ENTRIES_AGENT),
     discovery: expose(agentDiscovery, DISCOVERY_AGENT),
     invoke: gate.invoke.bind(gate),
     auditStepUp: async (

@@ -36,6 +36,7 @@ import {
   isOfferable,
   MAX_MIGRATION_WINDOW_DAYS,
 } from './lifecycle.js';
+import { reachesOtherTeams } from './owner-reach.js';
 import { findBreakingChanges, isMajorBump } from './schema-compat.js';
 import { schemaModelTexts } from './schema-model-texts.js';
 import {
@@ -50,7 +51,12 @@ import {
   type SecurityReviewView,
   toView,
 } from './security-review.js';
-import { needsReview, reviewReasons, selfRegistrable } from './security-review-policy.js';
+import {
+  needsReview,
+  type ReviewReason,
+  reviewReasons,
+  selfRegistrable,
+} from './security-review-policy.js';
 import type { LifecycleState, ToolDefinition } from './tool-definition.js';
 import {
   type Executor,
@@ -291,6 +297,12 @@ export class CatalogService {
     const definition = checked.definition;
     await checkDestinationSets(trx, definition);
     if (options.operator) checkRegistrant(options.operator, definition);
+    // An owner's tool goes live on its own only when it reaches their own teams' agents alone.
+    const op = options.operator;
+    const otherTeams =
+      op !== undefined &&
+      !hasRole(op, 'admin') &&
+      (await reachesOtherTeams(trx, definition, op.teams));
     const json = canonicalJson(definition);
     const hash = `sha256:${sha256Hex(json)}`;
     const now = this.#clock();
@@ -323,7 +335,10 @@ export class CatalogService {
     // Tools that need a security review are drafts until it is approved; the change request, if
     // any, opens then (review first, four eyes after), so approvers never activate an unreviewed tool.
     const required = approversNeeded(definition);
-    const reasons = reviewReasons(definition);
+    const reasons: ReviewReason[] = [
+      ...reviewReasons(definition),
+      ...(otherTeams ? (['other_teams'] as const) : []),
+    ];
     const lifecycle: LifecycleState =
       required > 0 || reasons.length > 0 ? 'draft' : (options.initialState ?? 'active');
     const row: ToolVersionRow = {
@@ -441,7 +456,10 @@ export class CatalogService {
       const at = now.toISOString();
       const row = await requireVersion(trx, toolId, version);
       const def = JSON.parse(row.definition) as ToolDefinition;
-      if (!needsReview(def)) {
+      // A review opened at registration (an owner's tool that reaches other teams) is decided
+      // like any other, though the definition alone would need none.
+      const opened = await findReviewRow(trx, toolId, version, row.definition_hash);
+      if (!needsReview(def) && opened === undefined) {
         throw new ToolgateError(
           'REVIEW_STATE',
           `${toolId}@${version} is ${def.access_tier}, ${def.provenance} and runs ${def.runtime.kind}: it needs no security review`,
@@ -461,7 +479,7 @@ export class CatalogService {
         );
       }
       // A draft registered before reviews existed has no row yet: it is opened now, not to go live.
-      let existing = await findReviewRow(trx, toolId, version, row.definition_hash);
+      let existing = opened;
       if (!existing) {
         await openReviewIn(trx, {
           toolId,
@@ -1029,9 +1047,15 @@ function checkRegistrant(op: Operator, def: ToolDefinition): void {
  */
 async function checkReviewed(trx: Transaction<Database>, row: ToolVersionRow): Promise<void> {
   const def = JSON.parse(row.definition) as ToolDefinition;
-  const reasons = reviewReasons(def);
-  if (reasons.length === 0) return;
   const review = await findReviewRow(trx, row.tool_id, row.version, row.definition_hash);
+  // The reasons the definition gives, and those its registration gave (other_teams).
+  const reasons = [
+    ...new Set([
+      ...reviewReasons(def),
+      ...(review ? (JSON.parse(review.reasons) as ReviewReason[]) : []),
+    ]),
+  ];
+  if (reasons.length === 0) return;
   if (review?.status === 'approved') return;
   const state = review?.status === 'rejected' ? 'rejected' : 'pending';
   throw new ToolgateError(

@@ -6,7 +6,14 @@
 import type { ToolDefinition } from './tool-definition.js';
 
 /** Why a definition needs a review; several may hold at once. */
-export type ReviewReason = 'restricted' | 'privileged' | 'third_party' | 'oss' | 'upstream';
+export type ReviewReason =
+  | 'restricted'
+  | 'privileged'
+  | 'third_party'
+  | 'oss'
+  | 'upstream'
+  /** An owner's self-registration that other teams' agents would be offered (owner-reach.ts). */
+  | 'other_teams';
 
 type Reviewed = Pick<ToolDefinition, 'access_tier' | 'provenance' | 'runtime'>;
 

@@ -15,7 +15,7 @@ import type { AgentService, UserService } from '../identity/index.js';
 import type { CallCounters } from '../limits/index.js';
 import type { DirectoryReader, PolicySupplier, SetMembership } from '../policy/index.js';
 import type { RuntimeRegistry } from '../runtimes/index.js';
-import type { SessionService } from '../sessions/index.js';
+import type { GovernedUris, SessionService } from '../sessions/index.js';
 import { deniedRecord } from './audit-records.js';
 import type { AuditWriter } from './audit-writer.js';
 import type { CallContext, CallOptions } from './call-context.js';
@@ -62,6 +62,11 @@ export interface GateDependencies {
   readonly destinationSets?: SetMembership;
   /** The health monitor (C14): unavailable tools fail fast, live outcomes feed passive health. */
   readonly health?: HealthGate;
+  /**
+   * What a resource URI names over every provider (policy step): a template's read must name
+   * that template. None: every template read is refused (fail closed).
+   */
+  readonly governedUris?: Pick<GovernedUris, 'resolve'>;
   /** The steps to run, in order; GATE_STEPS unless a test watches them run. */
   readonly steps?: readonly Step[];
 }
@@ -86,6 +91,7 @@ export function stepDependencies(
     lostPostRecord,
     afterInjection: deps.afterInjection ?? DEFAULT_AFTER_INJECTION,
     health: deps.health ?? NO_HEALTH,
+    governedUris: deps.governedUris,
   };
 }
 

@@ -79,7 +79,11 @@ export function assertOwnsTeam(req: FastifyRequest, op: Operator, team: string):
   );
 }
 
-/** For routes with `config.ownedTool`: an owner-only caller must own the tool in the path. */
+/**
+ * For routes with `config.ownedTool`: an owner-only caller must own the tool in the path. Another
+ * team's tool is answered exactly as a tool that does not exist (same code, message and details),
+ * so an owner learns neither that it exists nor which team holds it.
+ */
 export async function checkToolOwnership(
   req: FastifyRequest,
   op: Operator,
@@ -88,9 +92,18 @@ export async function checkToolOwnership(
   const owned = configOf(req).ownedTool;
   if (owned === undefined || !ownerOnly(req, op)) return;
   const { id, version } = req.params as { id: string; version?: string };
-  const owners =
-    owned === 'version' && version !== undefined
-      ? [(await admin.catalog.get(id, version)).owner]
-      : (await admin.catalog.versions(id)).map((v) => v.owner);
-  for (const owner of new Set(owners)) assertOwnsTeam(req, op, owner);
+  if (owned === 'version' && version !== undefined) {
+    const { owner } = await admin.catalog.get(id, version);
+    if (!op.teams.includes(owner)) {
+      throw new ToolgateError('TOOL_NOT_FOUND', `no tool ${id}@${version}`, {
+        toolId: id,
+        version,
+      });
+    }
+    return;
+  }
+  const owners = (await admin.catalog.versions(id)).map((v) => v.owner);
+  if (owners.some((owner) => !op.teams.includes(owner))) {
+    throw new ToolgateError('TOOL_NOT_FOUND', `no tool ${id}`, { toolId: id });
+  }
 }

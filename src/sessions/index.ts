@@ -6,6 +6,8 @@ export type { AgentCaps } from './agent-caps.js';
 export { DEFAULT_AGENT_CAPS, lockAgent, pendingApprovalsOf } from './agent-caps.js';
 export type { AgentDiscoveryResult, DiscoveryCaller } from './agent-discovery.js';
 export { AgentDiscovery } from './agent-discovery.js';
+export type { GovernedRead, GovernedUriEntry } from './governed-uris.js';
+export { GovernedUris, governedEntryOf, resolveGovernedUri, uriAliasKey } from './governed-uris.js';
 export type { LiteralSighting, SeenLiteral } from './run-literals.js';
 export { type RunHandle, RunService } from './runs.js';
 export type {

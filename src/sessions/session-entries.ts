@@ -5,13 +5,8 @@
  * gate call a `resources/read` or `prompts/get` becomes. Nothing outside the set is named, and a
  * miss never says whether the upstream has such an entry.
  */
-import {
-  type CatalogService,
-  expandTemplate,
-  type McpEntry,
-  matchTemplate,
-  type ToolVersionDetail,
-} from '../catalog/index.js';
+import type { CatalogService, McpEntry, ToolVersionDetail } from '../catalog/index.js';
+import { type GovernedUris, governedEntryOf } from './governed-uris.js';
 import type { SessionPrincipal } from './session-principal.js';
 import type { SessionService, SessionTool } from './session-service.js';
 
@@ -73,10 +68,16 @@ function offerable(detail: ToolVersionDetail): boolean {
 export class SessionEntries {
   readonly #sessions: Pick<SessionService, 'require'>;
   readonly #catalog: Pick<CatalogService, 'get'>;
+  readonly #governed: Pick<GovernedUris, 'resolve'>;
 
-  constructor(sessions: Pick<SessionService, 'require'>, catalog: Pick<CatalogService, 'get'>) {
+  constructor(
+    sessions: Pick<SessionService, 'require'>,
+    catalog: Pick<CatalogService, 'get'>,
+    governed: Pick<GovernedUris, 'resolve'>,
+  ) {
     this.#sessions = sessions;
     this.#catalog = catalog;
+    this.#governed = governed;
   }
 
   /** The session's offered entries, by catalog id (the order every later step keeps). */
@@ -105,8 +106,10 @@ export class SessionEntries {
   }
 
   /**
-   * The gate call reading `uri`: an offered resource with exactly this URI, else the first offered
-   * template (by catalog id) that matches it and expands back to exactly it. Null when none does.
+   * The gate call reading `uri`: the one governed thing the URI names over every provider's
+   * resources and templates (governed-uris.ts), when it is offered to this session. Null when the
+   * URI names nothing, more than one thing, or something this session is not offered: a static
+   * resource is never read through a template, whoever is offered which.
    */
   async resolveResource(
     sessionId: string,
@@ -114,17 +117,10 @@ export class SessionEntries {
     uri: string,
   ): Promise<EntryCall | null> {
     const offered = await this.#offered(sessionId, who);
-    for (const o of offered) {
-      if (o.entry.kind === 'resource' && o.entry.uri === uri) return { toolId: o.id, args: {} };
-    }
-    for (const o of offered) {
-      if (o.entry.kind !== 'resource_template') continue;
-      const args = matchTemplate(o.entry.uri_template, uri);
-      // A URI that does not expand back to itself could read something other than what the
-      // arguments say: it matches nothing.
-      if (args && expandTemplate(o.entry.uri_template, args) === uri) return { toolId: o.id, args };
-    }
-    return null;
+    const own = offered.flatMap((o) => governedEntryOf(o.id, o.entry) ?? []);
+    const named = await this.#governed.resolve(uri, own);
+    if (named === null || !offered.some((o) => o.id === named.id)) return null;
+    return { toolId: named.id, args: named.kind === 'resource' ? {} : named.args };
   }
 
   /** The gate call getting the prompt listed under `name`, or null when none is offered. */

@@ -248,9 +248,11 @@ for (const backend of backends()) {
         'own-a',
         {},
       );
-      assert.equal(other.status, 403);
+      // Another team's tool is answered as a tool that does not exist (test/owners/owner-reach.test.ts).
+      assert.equal(other.status, 404);
+      assert.equal(other.body.code, 'TOOL_NOT_FOUND');
       assert.equal((await tg.catalog.get('tool_team_b', '1.0.0')).lifecycle, 'active');
-      assert.equal((await req('GET', '/v1/tools/tool_team_b', 'own-a')).status, 403);
+      assert.equal((await req('GET', '/v1/tools/tool_team_b', 'own-a')).status, 404);
       assert.equal((await req('GET', '/v1/tools/tool_team_a/versions/1.0.0', 'own-a')).status, 200);
       const listed = await req('GET', '/v1/tools', 'own-a');
       assert.deepEqual(

@@ -5,6 +5,8 @@
  * decides when one applies. Policies that cannot be
  * loaded never mean "no policies": the call is refused. Step order: docs/architecture.md §3.
  */
+
+import { expandTemplate } from '../../catalog/index.js';
 import {
   checkCode,
   checkDestination,
@@ -30,7 +32,37 @@ export function policyStep(s: CallState): StepResult | Promise<StepResult> {
   const def = s.def;
   s.hosts = def.egress.mode === 'constrained' ? def.egress.hosts : [];
   s.destinations = new Set<string>();
+  if (def.runtime.kind === 'mcp' && def.runtime.entry?.kind === 'resource_template') {
+    return templateUri(s, def.runtime.entry.uri_template);
+  }
+  return argumentsThenOrg(s);
+}
+
+function argumentsThenOrg(s: CallState): StepResult | Promise<StepResult> {
   return s.compiled.targets.length > 0 ? argumentPolicy(s) : destinationsThenOrg(s);
+}
+
+const URI_NOT_THIS_TEMPLATE: Refusal = {
+  kind: 'refuse',
+  code: 'POLICY_DENIED',
+  rule: 'resource.not_this_template',
+  message: "the URI these arguments give is not this resource template's to read",
+};
+
+/**
+ * A template's read, whichever front asked for it (resources/read, or a tool call naming the
+ * entry): the URI its arguments expand to must name this template and nothing else over every
+ * provider's resources and templates (docs/security-model.md "Resources and templates: one URI,
+ * one governed thing"). A static resource is never read through a template.
+ */
+async function templateUri(s: CallState, template: string): Promise<StepResult> {
+  const governed = s.deps.governedUris;
+  const uri = expandTemplate(template, s.callArgs);
+  if (governed === undefined || uri === null) return URI_NOT_THIS_TEMPLATE;
+  const self = { id: s.detail.id, kind: 'resource_template', key: template, listed: true } as const;
+  const named = await governed.resolve(uri, [self]);
+  if (named?.kind !== 'resource_template' || named.id !== s.detail.id) return URI_NOT_THIS_TEMPLATE;
+  return argumentsThenOrg(s);
 }
 
 function destinationsThenOrg(s: CallState): StepResult | Promise<StepResult> {

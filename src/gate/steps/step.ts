@@ -15,7 +15,7 @@ import type { AgentView, SessionBudgets } from '../../identity/index.js';
 import type { CallCounters, CounterPrincipal } from '../../limits/index.js';
 import type { SetMembership } from '../../policy/index.js';
 import type { RuntimeRegistry } from '../../runtimes/index.js';
-import type { SessionService, SessionTool } from '../../sessions/index.js';
+import type { GovernedUris, SessionService, SessionTool } from '../../sessions/index.js';
 import type { SessionRow } from '../../store/index.js';
 import type { AuditWriter } from '../audit-writer.js';
 import type { CallContext, CallOptions } from '../call-context.js';
@@ -46,6 +46,8 @@ export interface StepDependencies {
   readonly afterInjection: AfterInjection;
   /** The health monitor's hot-path side (C14): fail fast on an unavailable tool, passive health. */
   readonly health: HealthGate;
+  /** What a resource URI names over every provider; none: template reads are refused. */
+  readonly governedUris: Pick<GovernedUris, 'resolve'> | undefined;
 }
 
 /** The fields every audit record of this call shares. */

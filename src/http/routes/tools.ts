@@ -43,7 +43,14 @@ async function checkDefinitionOwner(
     if (err instanceof ToolgateError && err.code === 'TOOL_NOT_FOUND') return [];
     throw err;
   });
-  for (const v of existing) assertOwnsTeam(req, op, v.owner);
+  // The id is taken, which a refusal cannot hide; which team holds it is not said.
+  if (existing.some((v) => !op.teams.includes(v.owner))) {
+    throw new ToolgateError(
+      'FORBIDDEN',
+      `the tool id ${id} is held by a team that is not one of operator ${op.id}'s; choose another id`,
+      { roles: ['admin'] },
+    );
+  }
 }
 
 export function toolRoutes(app: FastifyInstance, admin: AdminApi): void {

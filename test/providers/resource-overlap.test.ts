@@ -1,0 +1,219 @@
+/**
+ * @module One URI, one governed thing (docs/security-model.md "Resources and templates: one URI,
+ * one governed thing"), with two real upstream MCP servers (test/fixtures/mcp/
+ * overlap-resources-server.mjs, in the namespace sandbox) and the official SDK client over
+ * Streamable HTTP: a broad public template never reads a provider's restricted static resource,
+ * whatever the spelling or the front; a URI two providers' templates match, or another
+ * provider's static, is refused; what the template alone governs is still read.
+ */
+import assert from 'node:assert/strict';
+import { join } from 'node:path';
+import { after, before, describe, test } from 'node:test';
+import { Client } from '@modelcontextprotocol/sdk/client/index.js';
+import { StreamableHTTPClientTransport } from '@modelcontextprotocol/sdk/client/streamableHttp.js';
+import { McpError } from '@modelcontextprotocol/sdk/types.js';
+import type { FastifyInstance } from 'fastify';
+import type { Actor } from '../../src/core/index.js';
+import { buildServer } from '../../src/http/index.js';
+import { openStore, type Store } from '../../src/store/index.js';
+import { type Gateway, openGateway } from '../../src/toolgate.js';
+import { backends } from '../support/backends.js';
+import { approvePendingReviews } from '../support/reviews.js';
+import { FIXTURES, nodeProvider } from './provider-support.js';
+
+const admin: Actor = { id: 'test-admin', via: 'library' };
+const ADMIN_TOKEN = 'overlap-admin-token-0123456789abcdef0123456';
+const SERVER = join(FIXTURES, 'overlap-resources-server.mjs');
+const PUBLIC = {
+  data_access: 'public',
+  access_tier: 'public',
+  required_capabilities: ['docs:read'],
+};
+const SECRET = {
+  data_access: 'private',
+  access_tier: 'restricted',
+  required_capabilities: ['docs:read', 'rt:admin'],
+};
+
+async function refusal(promise: Promise<unknown>): Promise<McpError> {
+  try {
+    await promise;
+  } catch (err) {
+    assert.ok(err instanceof McpError, String(err));
+    return err;
+  }
+  assert.fail('the read was not refused');
+}
+
+const textOf = (r: { contents: unknown[] }) => (r.contents[0] as { text: string }).text;
+
+for (const backend of backends()) {
+  describe(`a resource URI names one governed thing (${backend.name})`, () => {
+    let tg: Gateway;
+    let app: FastifyInstance;
+    let base: string;
+    let inspector: Store;
+    let drop: () => Promise<void>;
+    const keys: Record<string, string> = {};
+    const ids: Record<string, string> = {};
+    const clients: Client[] = [];
+
+    async function connect(agent: string): Promise<Client> {
+      const client = new Client({ name: 'overlap-test', version: '1.0.0' });
+      await client.connect(
+        new StreamableHTTPClientTransport(new URL(`${base}/mcp`), {
+          requestInit: { headers: { authorization: `Bearer ${keys[agent]}` } },
+        }),
+      );
+      clients.push(client);
+      return client;
+    }
+
+    async function classify(provider: string, kind: string, key: string, c: object) {
+      const res = await app.inject({
+        method: 'POST',
+        url: `/v1/providers/${provider}/entries/classify`,
+        headers: { authorization: `Bearer ${ADMIN_TOKEN}` },
+        payload: { kind, key, classification: c },
+      });
+      assert.equal(res.statusCode, 200, res.body);
+      ids[key] = (res.json() as { tool: { id: string } }).tool.id;
+    }
+
+    before(async () => {
+      const fresh = await backend.fresh();
+      drop = fresh.drop;
+      tg = await openGateway({ db: fresh.url });
+      inspector = await openStore(fresh.url);
+      const agent = (id: string) => ({
+        kind: 'Agent',
+        spec: { id, display_name: id, description: 'Reads docs.', owner: 'platform-team' },
+      });
+      await tg.config.apply(
+        [
+          agent('reader'),
+          agent('root-reader'),
+          { kind: 'Grant', spec: { agent: 'reader', capabilities: ['docs:read'] } },
+          {
+            kind: 'Grant',
+            spec: { agent: 'root-reader', capabilities: ['docs:read', 'rt:admin'] },
+          },
+        ],
+        admin,
+      );
+      keys.reader = (await tg.keys.issue('reader', admin)).apiKey;
+      keys['root-reader'] = (await tg.keys.issue('root-reader', admin)).apiKey;
+      app = await buildServer(tg, { adminToken: ADMIN_TOKEN });
+      base = await app.listen({ host: '127.0.0.1', port: 0 });
+      for (const name of ['docs', 'wiki']) {
+        await tg.providers.register(
+          nodeProvider(name, SERVER, [name], { binds: [{ source: FIXTURES }] }),
+          admin,
+        );
+      }
+      await classify('docs', 'resource', 'docs://internal/secret', SECRET);
+      await classify('docs', 'resource', 'docs://public/readme', PUBLIC);
+      await classify('docs', 'resource_template', 'docs://{+path}', PUBLIC);
+      await classify('wiki', 'resource_template', 'docs://shared/{name}', PUBLIC);
+      await approvePendingReviews(tg);
+    });
+
+    after(async () => {
+      await Promise.all(clients.map((c) => c.close().catch(() => {})));
+      await app.close();
+      await inspector.close();
+      await tg.close();
+      await drop();
+    });
+
+    test('a public template never reads a restricted static resource, in any spelling', async () => {
+      const client = await connect('reader');
+      const offered = (await client.listResources()).resources.map((r) => r.uri);
+      assert.deepEqual(offered, ['docs://public/readme']);
+      for (const uri of [
+        'docs://internal/secret',
+        'docs://internal/./secret',
+        'docs://public/../internal/secret',
+        'docs://internal//secret',
+        'docs://INTERNAL/Secret',
+        'docs://internal/secret/',
+        'docs://internal/secret?x=1',
+      ]) {
+        const err = await refusal(client.readResource({ uri }));
+        assert.equal(err.code, -32084, uri);
+        assert.equal((err.data as { code: string }).code, 'RESOURCE_NOT_FOUND', uri);
+      }
+      // The benign neighbours: the public static, and a page only the template governs.
+      assert.equal(
+        textOf(await client.readResource({ uri: 'docs://public/readme' })),
+        'the public readme',
+      );
+      assert.equal(
+        textOf(await client.readResource({ uri: 'docs://notes/today' })),
+        'page notes/today',
+      );
+    });
+
+    test('the same template named as a tool cannot read the static resource either', async () => {
+      const client = await connect('reader');
+      const template = ids['docs://{+path}'] ?? '';
+      const denied = await client.callTool({
+        name: template,
+        arguments: { path: 'internal/secret' },
+      });
+      assert.equal(denied.isError, true);
+      const decision = (denied._meta as Record<string, { code: string; rule: string }>)[
+        'toolgate/decision'
+      ];
+      assert.deepEqual(
+        [decision?.code, decision?.rule],
+        ['POLICY_DENIED', 'resource.not_this_template'],
+      );
+      assert.ok(!JSON.stringify(denied).includes('s3cr3t'));
+      const dotted = await client.callTool({
+        name: template,
+        arguments: { path: 'public/../internal/secret' },
+      });
+      assert.equal(dotted.isError, true);
+      assert.ok(!JSON.stringify(dotted).includes('s3cr3t'));
+      const records = await inspector.db
+        .selectFrom('audit_log')
+        .select(['decision', 'rule'])
+        .where('tool_id', '=', template)
+        .where('rule', '=', 'resource.not_this_template')
+        .execute();
+      assert.ok(records.length >= 2, 'the refusals are audited');
+    });
+
+    test('the holder of rt:admin reads the static resource as the private resource it is', async () => {
+      const client = await connect('root-reader');
+      const read = await client.readResource({ uri: 'docs://internal/secret' });
+      assert.match(textOf(read), /s3cr3t/);
+      const secretId = ids['docs://internal/secret'] ?? '';
+      const records = await inspector.db
+        .selectFrom('audit_log')
+        .select(['kind', 'decision'])
+        .where('tool_id', '=', secretId)
+        .execute();
+      assert.ok(records.some((r) => r.kind === 'call.post' && r.decision === 'allow'));
+      // Still never through the template, even for a caller offered both.
+      const err = await refusal(client.readResource({ uri: 'docs://internal/./secret' }));
+      assert.equal(err.code, -32084);
+    });
+
+    test("a URI two providers' templates match, or another provider's static, names nothing", async () => {
+      const client = await connect('reader');
+      // docs://{+path} (docs) and docs://shared/{name} (wiki) both match it.
+      const both = await refusal(client.readResource({ uri: 'docs://shared/x' }));
+      assert.equal(both.code, -32084);
+      // wiki's own static, unclassified: never read through docs' template.
+      const other = await refusal(client.readResource({ uri: 'docs://wiki/private' }));
+      assert.equal(other.code, -32084);
+      // What only one template matches is still read.
+      assert.equal(
+        textOf(await client.readResource({ uri: 'docs://wiki/public' })),
+        'page wiki/public',
+      );
+    });
+  });
+}
