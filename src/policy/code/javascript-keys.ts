@@ -41,8 +41,18 @@ export function constantString(node: unknown): string | undefined {
   if (node.type === 'TemplateLiteral') {
     const quasis = node.quasis as AnyNode[];
     const expressions = node.expressions as AnyNode[];
-    if (expressions.length > 0) return undefined;
-    return (quasis[0]?.value as { cooked?: string } | undefined)?.cooked ?? undefined;
+    let text = '';
+    for (const [i, quasi] of quasis.entries()) {
+      const cooked = (quasi.value as { cooked?: string | null }).cooked;
+      if (typeof cooked !== 'string') return undefined;
+      text += cooked;
+      if (i < expressions.length) {
+        const part = constantString(expressions[i]);
+        if (part === undefined) return undefined;
+        text += part;
+      }
+    }
+    return text;
   }
   if (node.type === 'BinaryExpression' && node.operator === '+') {
     const left = constantString(node.left);
@@ -85,9 +95,10 @@ function keyShape(node: AnyNode): (string | null)[] | undefined {
   if (node.type === 'TemplateLiteral') {
     const quasis = node.quasis as AnyNode[];
     const shape: (string | null)[] = [];
+    const expressions = node.expressions as AnyNode[];
     quasis.forEach((q, i) => {
       shape.push((q.value as { cooked?: string }).cooked ?? '');
-      if (i < quasis.length - 1) shape.push(null);
+      if (i < quasis.length - 1) shape.push(constantString(expressions[i]) ?? null);
     });
     return shape;
   }
