@@ -1,10 +1,10 @@
 /**
  * @module The Python modules code may use, and what each of them re-exports: for every allowed
- * module (and every module reachable from one through its attributes or submodules whose package
- * is allowed), which attributes are themselves modules. `random._os` is `os` and `typing.sys` is
- * `sys`: the list is computed by the host's python3 (the same one whose grammar parses), once
- * per interpreter, in a bounded child that imports only the allowed modules and runs no code of
- * any argument.
+ * module (and every module an allowed module loads itself), which attributes are themselves
+ * modules. `random._os` is `os` and `typing.sys` is `sys`: the list is computed by the host's
+ * python3 (the same one whose grammar parses), once per interpreter, in a bounded child that
+ * imports only the allowed modules (and what they import themselves) and runs no code of any
+ * argument.
  */
 import { type PythonGuardOptions, runPython } from './python-child.js';
 
@@ -51,9 +51,11 @@ export function isAllowedModule(name: string): boolean {
 export type ModuleMap = ReadonlyMap<string, ReadonlyMap<string, string>>;
 
 /**
- * Reads the allowed names on stdin; prints `{module: {attribute: module name}}`. Submodules of an
- * allowed package count as attributes (`from json import tool` imports one). A module that does
- * not import is left out, so nothing about it is taken as known.
+ * Reads the allowed names on stdin; prints `{module: {attribute: module name}}` for the allowed
+ * modules and the modules they load themselves (`json.decoder`, `collections.abc`). Submodules of
+ * an allowed package count as attributes (`from json import tool` imports one) but are listed
+ * only when the package loads them: the guard knows nothing of what the others re-export. A
+ * module that does not import is left out, so nothing about it is taken as known.
  */
 const INTROSPECT = `
 import importlib, json, pkgutil, sys, types
@@ -76,12 +78,14 @@ while queue:
             continue
         if isinstance(v, types.ModuleType):
             attrs[a] = v.__name__
-    for info in pkgutil.iter_modules(getattr(m, "__path__", None) or []):
-        attrs.setdefault(info.name, name + "." + info.name)
-    out[name] = attrs
     for target in attrs.values():
         if target.split(".")[0] in allowed and target not in out:
             queue.append(target)
+    # Submodules the package does not load itself are named but not listed: importing one is
+    # refused, as is reading it (json.tool re-exports pathlib.Path).
+    for info in pkgutil.iter_modules(getattr(m, "__path__", None) or []):
+        attrs.setdefault(info.name, name + "." + info.name)
+    out[name] = attrs
 sys.stdout.write(json.dumps(out))
 `;
 
