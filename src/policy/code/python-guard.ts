@@ -68,6 +68,21 @@ const INTROSPECTION_ATTRIBUTES = new Set([
   'func_code',
 ]);
 
+/**
+ * What allowed modules offer that evaluates a string as code: typing's `get_type_hints` and a
+ * `ForwardRef`'s `_evaluate` run `eval` on string annotations (`def f(x: "open('/etc/passwd')")`,
+ * or a name bound to such a string), and functools' single dispatch calls `get_type_hints` on
+ * what it registers. Found by reading the allowed modules for `eval`/`exec`; the `exec` of
+ * dataclasses and namedtuple only ever sees identifiers they validate.
+ */
+const EVALUATING_ATTRIBUTES = new Set([
+  'get_type_hints',
+  'ForwardRef',
+  '_evaluate',
+  'singledispatch',
+  'singledispatchmethod',
+]);
+
 /** Dunder attributes that reach nothing beyond the object itself. */
 const PLAIN_DUNDERS = new Set([
   '__init__',
@@ -246,6 +261,9 @@ function isLoad(node: PyNode): boolean {
 function attributeNameRule(attr: string, what: string, at: PyNode): CodeVerdict | undefined {
   if (isDunder(attr) && !PLAIN_DUNDERS.has(attr)) {
     return refuseCode('code.dunder_access', `${what} ${excerpt(attr)}`, line(at));
+  }
+  if (EVALUATING_ATTRIBUTES.has(attr)) {
+    return refuseCode('code.dynamic_eval', `${what} ${excerpt(attr)}`, line(at));
   }
   if (INTROSPECTION_ATTRIBUTES.has(attr)) {
     return refuseCode('code.introspection', `${what} ${excerpt(attr)}`, line(at));
