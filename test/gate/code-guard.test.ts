@@ -51,6 +51,20 @@ function codeTool(id: string, language: string, argv: string[]) {
   });
 }
 
+/** The same runner with a plain string argument: the guard never reads it. */
+function unmarkedTool(id: string, argv: string[]) {
+  const tool = codeTool(id, 'javascript', argv);
+  return {
+    ...tool,
+    input_schema: {
+      type: 'object',
+      additionalProperties: false,
+      required: ['code'],
+      properties: { code: { type: 'string' } },
+    },
+  };
+}
+
 describe('static code guard in the gate', () => {
   let dir: string;
   let tg: Gateway;
@@ -68,6 +82,7 @@ describe('static code guard in the gate', () => {
     await tg.config.apply(
       [
         { kind: 'Tool', spec: codeTool('run_js', 'javascript', [process.execPath, script]) },
+        { kind: 'Tool', spec: unmarkedTool('run_js_unmarked', [process.execPath, script]) },
         // Never run here: the Python calls below are all decided before the runtime.
         { kind: 'Tool', spec: codeTool('run_py', 'python', ['/usr/bin/python3', '-c', 'pass']) },
         { kind: 'Agent', spec: { id: 'coder', owner: 'qa' } },
@@ -150,9 +165,9 @@ describe('static code guard in the gate', () => {
     });
   });
 
-  test('code the guard cannot see through is still contained by the sandbox', async () => {
-    // A key chosen at run time reaches the Function constructor without naming it: no static
-    // reader can follow that. The sandbox still shows the code no host file and no network.
+  test('a key chosen at run time is refused by the guard, and the sandbox still contains such code where no guard looks', async () => {
+    // A key chosen at run time reaches the Function constructor without naming it: the guard
+    // refuses a read under a key it cannot prove harmless once the value read is passed on.
     const sneaky =
       "const k = ['constr', 'uctor'].join(''); const F = [][k][k]; const p = F('return process')();" +
       " const get = p[['getBuiltin', 'Module'].join('')]; const fs = get.call(p, 'fs');" +
@@ -160,7 +175,12 @@ describe('static code guard in the gate', () => {
       " const f = F('return fe' + 'tch')();" +
       " let net = 'none'; try { await f('http://127.0.0.1:9/'); net = 'reached'; } catch (e) { net = 'blocked'; }" +
       ' return file + " " + net;';
-    const d = await call('run_js', sneaky);
+    await refused('run_js', sneaky, 'CODE_REFUSED', 'code.computed_access');
+    // The same code given to a tool whose argument carries no code mark is not read by the
+    // guard at all: the sandbox still shows it no host file and no network.
+    const d = await tg.gate.invoke({ agentId: 'coder', sessionId }, 'run_js_unmarked', {
+      code: sneaky,
+    });
     assert.equal(d.kind, 'allow', JSON.stringify(d));
     const result = d.kind === 'allow' ? String((d.output as { result: string }).result) : '';
     assert.match(result, /^(ENOENT|EACCES|none) blocked$/, result);

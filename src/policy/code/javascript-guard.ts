@@ -8,6 +8,14 @@
 import { type Node, parse } from 'acorn';
 import { excerpt } from '../policy-verdict.js';
 import { type CodeVerdict, refuseCode } from './code-verdict.js';
+import {
+  type AnyNode,
+  constantString,
+  harmlessBindings,
+  isNode,
+  type KeyKind,
+  keyKind,
+} from './javascript-keys.js';
 
 /**
  * Modules code may import: computation only. Everything else (fs, child_process, net, http,
@@ -70,6 +78,16 @@ const ROOT_MEMBERS: Readonly<Record<string, ReadonlySet<string>>> = {
 const DANGEROUS_MEMBERS = new Set([
   'constructor',
   '__proto__',
+  // The built-ins' prototypes are shared with whatever else runs in the same realm (the tool's
+  // own harness): changing them reaches code the guard never read.
+  'prototype',
+  // A sloppy caller or callee is a function the code was not given; V8's stack-trace hooks hand
+  // out call sites whose getThis/getFunction reach the global object and the caller's functions.
+  'caller',
+  'callee',
+  'prepareStackTrace',
+  'getThis',
+  'getFunction',
   '__defineGetter__',
   '__defineSetter__',
   '__lookupGetter__',
@@ -82,33 +100,44 @@ const DANGEROUS_MEMBERS = new Set([
   '_load',
 ]);
 
-interface AnyNode extends Node {
-  readonly [key: string]: unknown;
-}
+/**
+ * Members refused wherever they are read except as the callee of `Object.<name>(…)` itself,
+ * where the name the descriptor is read under is judged (`const { getOwnPropertyDescriptor: d }
+ * = Object` would hide it).
+ */
+const DESCRIPTOR_READERS = new Set(['getOwnPropertyDescriptor', 'getOwnPropertyDescriptors']);
 
-function isNode(value: unknown): value is AnyNode {
-  return typeof value === 'object' && value !== null && typeof (value as Node).type === 'string';
-}
+/**
+ * Every name a key built at run time must be proven unable to reach: the refused members, and
+ * the refused globals (the global object is refused, but a key is judged on any object).
+ */
+const REFUSED_KEYS: ReadonlySet<string> = new Set([
+  ...DANGEROUS_MEMBERS,
+  ...EVAL_GLOBALS,
+  ...NETWORK_GLOBALS,
+  ...DANGEROUS_ROOTS,
+  'require',
+  'Reflect',
+  ...DESCRIPTOR_READERS,
+]);
 
-/** The value of a key the guard can compute without running anything, or undefined. */
-function constantString(node: unknown): string | undefined {
-  if (!isNode(node)) return undefined;
-  if (node.type === 'Literal') {
-    const v = node.value;
-    return typeof v === 'string' || typeof v === 'number' ? String(v) : undefined;
-  }
-  if (node.type === 'TemplateLiteral') {
-    const quasis = node.quasis as AnyNode[];
-    const expressions = node.expressions as AnyNode[];
-    if (expressions.length > 0) return undefined;
-    return (quasis[0]?.value as { cooked?: string } | undefined)?.cooked ?? undefined;
-  }
-  if (node.type === 'BinaryExpression' && node.operator === '+') {
-    const left = constantString(node.left);
-    const right = constantString(node.right);
-    return left === undefined || right === undefined ? undefined : left + right;
-  }
-  return undefined;
+/**
+ * `Object` functions that hand back the values of properties not named in the code: every
+ * descriptor (the non-enumerable `constructor` among them), or every own value of a function.
+ */
+const OBJECT_VALUE_READERS = new Set(['values', 'entries']);
+
+/** The members that invoke the function they are read on. */
+const INVOKERS = new Set(['call', 'apply', 'bind']);
+
+/** What the walk knows about the whole program while it judges one node. */
+interface Context {
+  /** Each node's parent and the field of the parent it sits in. */
+  readonly parents: WeakMap<AnyNode, readonly [AnyNode, string]>;
+  /** Names bound only to harmless keys (javascript-keys.ts). */
+  readonly harmless: ReadonlySet<string>;
+  /** Names bound to functions or classes (a declaration, or a const initialised with one). */
+  readonly functions: ReadonlySet<string>;
 }
 
 function lineOf(node: AnyNode): number | undefined {
@@ -133,7 +162,12 @@ function unchain(node: unknown): unknown {
  * The rule one node breaks, judged with its parent (an identifier is a reference unless it is a
  * member name, a property key or a label), or undefined.
  */
-function judge(node: AnyNode, parent: AnyNode | undefined, key: string): CodeVerdict | undefined {
+function judge(
+  node: AnyNode,
+  parent: AnyNode | undefined,
+  key: string,
+  context: Context,
+): CodeVerdict | undefined {
   switch (node.type) {
     case 'WithStatement':
       return refuseCode('code.dynamic_scope', 'uses a with statement', lineOf(node));
@@ -147,17 +181,12 @@ function judge(node: AnyNode, parent: AnyNode | undefined, key: string): CodeVer
       const object = unchain(node.object);
       const name = node.computed ? constantString(node.property) : (node.property as AnyNode).name;
       const rootName = isNode(object) && object.type === 'Identifier' ? String(object.name) : '';
-      if (typeof name === 'string' && DANGEROUS_MEMBERS.has(name)) {
-        return refuseCode('code.dynamic_eval', `reads the member ${excerpt(name)}`, lineOf(node));
-      }
-      // The global object can be had without naming it (`this` in a sloppy function): its
-      // evaluating and networking members are refused on whatever object they are read.
-      if (typeof name === 'string' && (EVAL_GLOBALS.has(name) || name === 'Reflect')) {
-        return refuseCode('code.dynamic_eval', `reads the member ${excerpt(name)}`, lineOf(node));
-      }
-      if (typeof name === 'string' && NETWORK_GLOBALS.has(name)) {
-        return refuseCode('code.network', `reads the member ${excerpt(name)}`, lineOf(node));
-      }
+      const direct = typeof name === 'string' && isDirectObjectCall(node, rootName, parent, key);
+      const named =
+        typeof name === 'string' && !direct
+          ? memberNameRule(name, 'reads the member', node)
+          : undefined;
+      if (named !== undefined) return named;
       if (DANGEROUS_ROOTS.has(rootName)) {
         if (node.computed) {
           return refuseCode(
@@ -173,8 +202,11 @@ function judge(node: AnyNode, parent: AnyNode | undefined, key: string): CodeVer
           lineOf(node),
         );
       }
+      if (node.computed && name === undefined) return judgeComputedRead(node, context);
       return undefined;
     }
+    case 'ObjectPattern':
+      return judgePattern(node, context);
     case 'CallExpression':
     case 'NewExpression': {
       const callee = unchain(node.callee);
@@ -195,12 +227,264 @@ function judge(node: AnyNode, parent: AnyNode | undefined, key: string): CodeVer
           lineOf(node),
         );
       }
-      return undefined;
+      return judgeObjectReflection(callee, args, node, context);
     }
     case 'Identifier':
       return judgeIdentifier(node, parent, key);
     default:
       return undefined;
+  }
+}
+
+/**
+ * The rule a member name breaks wherever it is read: as `a.name`, `a['name']`, or a pattern key
+ * `{ name: x } = a`. The global object can be had without naming it, so its evaluating and
+ * networking members are refused on whatever object they are read.
+ */
+function memberNameRule(name: string, what: string, at: AnyNode): CodeVerdict | undefined {
+  if (DESCRIPTOR_READERS.has(name)) {
+    return refuseCode(
+      'code.reflection',
+      `${what} ${excerpt(name)} other than to call it on Object`,
+      lineOf(at),
+    );
+  }
+  if (DANGEROUS_MEMBERS.has(name) || EVAL_GLOBALS.has(name) || name === 'Reflect') {
+    return refuseCode('code.dynamic_eval', `${what} ${excerpt(name)}`, lineOf(at));
+  }
+  if (NETWORK_GLOBALS.has(name)) {
+    return refuseCode('code.network', `${what} ${excerpt(name)}`, lineOf(at));
+  }
+  return undefined;
+}
+
+/** `Object.getOwnPropertyDescriptor(…)` itself: judged by judgeObjectReflection. */
+function isDirectObjectCall(
+  member: AnyNode,
+  rootName: string,
+  parent: AnyNode | undefined,
+  key: string,
+): boolean {
+  return (
+    rootName === 'Object' &&
+    member.computed !== true &&
+    key === 'callee' &&
+    parent?.type === 'CallExpression'
+  );
+}
+
+function keyOf(node: unknown, context: Context): KeyKind {
+  return keyKind(node, REFUSED_KEYS, context.harmless);
+}
+
+/** The refusal for a key the guard could not prove harmless (`what` says where it was used). */
+function unknownKey(kind: KeyKind, what: string, at: AnyNode): CodeVerdict {
+  const may = kind.kind === 'unknown' && kind.mayBe ? ` (it may build ${excerpt(kind.mayBe)})` : '';
+  return refuseCode('code.computed_access', `${what}${may}`, lineOf(at));
+}
+
+/**
+ * `obj[key]` with a key the guard cannot compute: allowed when the key is proven harmless (a
+ * number, a name bound only to harmless values, a concatenation that cannot build a refused
+ * name), or when what it reads is only ever used as data (see usedAsData); refused otherwise,
+ * since a value read under an unknown name may be the Function constructor.
+ */
+function judgeComputedRead(node: AnyNode, context: Context): CodeVerdict | undefined {
+  const kind = keyOf(node.property, context);
+  if (kind.kind === 'harmless') return undefined;
+  if (kind.kind === 'named') return memberNameRule(kind.name, 'reads the member', node);
+  if (usedAsData(node, context)) return undefined;
+  return unknownKey(kind, 'reads a member chosen at run time and passes it on', node);
+}
+
+/**
+ * True when the value of `node` can only be combined into a primitive, tested, compared or
+ * thrown away, or is the place written to: never called, never read further, never bound to a
+ * name, passed, returned or stored. Follows `a || b`, `c ? a : b`, `(x, a)` and `await a` up,
+ * since their value may be `a` itself.
+ */
+function usedAsData(start: AnyNode, context: Context): boolean {
+  let node = start;
+  for (;;) {
+    const up = context.parents.get(node);
+    if (up === undefined) return true;
+    const [parent, key] = up;
+    switch (parent.type) {
+      case 'BinaryExpression':
+      case 'UnaryExpression':
+      case 'UpdateExpression':
+      case 'ExpressionStatement':
+      case 'IfStatement':
+      case 'WhileStatement':
+      case 'DoWhileStatement':
+      case 'SwitchStatement':
+      case 'SwitchCase':
+      case 'ForStatement':
+      case 'ForInStatement':
+      case 'ArrayPattern':
+      case 'RestElement':
+        return true;
+      case 'ForOfStatement':
+      case 'AssignmentPattern':
+        // The place written to; iterating the value, or defaulting to it, passes it on.
+        return key === 'left';
+      case 'TemplateLiteral': {
+        const above = context.parents.get(parent);
+        return above?.[0].type !== 'TaggedTemplateExpression';
+      }
+      case 'AssignmentExpression': {
+        const op = String(parent.operator);
+        const logical = op === '||=' || op === '&&=' || op === '??=';
+        if (key === 'left' && !logical) return true;
+        if (key === 'right' && op !== '=' && !logical) return true;
+        if (key === 'right') return false;
+        node = parent;
+        continue;
+      }
+      case 'MemberExpression':
+        // As a key it is only turned into a string (the outer read is judged on its own).
+        if (key === 'property') return true;
+        return namedReadOfOpaque(parent, context);
+      case 'Property': {
+        // A computed key is turned into a string; a pattern's value is the place written to.
+        const above = context.parents.get(parent);
+        return key === 'key' || above?.[0].type === 'ObjectPattern';
+      }
+      case 'ConditionalExpression':
+        if (key === 'test') return true;
+        node = parent;
+        continue;
+      case 'SequenceExpression': {
+        const expressions = parent.expressions as AnyNode[];
+        if (expressions[expressions.length - 1] !== node) return true;
+        node = parent;
+        continue;
+      }
+      case 'LogicalExpression':
+      case 'ChainExpression':
+      case 'AwaitExpression':
+      case 'ParenthesizedExpression':
+        node = parent;
+        continue;
+      default:
+        return false;
+    }
+  }
+}
+
+/**
+ * `opaque.name` or `opaque[0]` (grouping: `groups[key].push(x)`): one more read under a name the
+ * guard can judge. Whatever an unknown key reached (a constructor, a prototype, a method), its
+ * members under a harmless name are no more than the named rules allow, except the three that
+ * invoke the value itself (`.call`, `.apply`, `.bind`); and writing through it (`({})[k].x = 1`
+ * with k = `__proto__`) would change a built-in prototype, so a write is refused.
+ */
+function namedReadOfOpaque(member: AnyNode, context: Context): boolean {
+  const name = member.computed
+    ? constantString(member.property)
+    : String((member.property as AnyNode).name);
+  if (name === undefined) {
+    if (keyOf(member.property, context).kind !== 'harmless') return false;
+  } else if (INVOKERS.has(name) || REFUSED_KEYS.has(name)) {
+    return false;
+  }
+  const up = context.parents.get(member);
+  if (up === undefined) return true;
+  const [parent, key] = up;
+  const written =
+    (parent.type === 'AssignmentExpression' && key === 'left') ||
+    parent.type === 'UpdateExpression' ||
+    (parent.type === 'UnaryExpression' && parent.operator === 'delete') ||
+    parent.type === 'ArrayPattern' ||
+    parent.type === 'RestElement' ||
+    (parent.type === 'AssignmentPattern' && key === 'left') ||
+    ((parent.type === 'ForOfStatement' || parent.type === 'ForInStatement') && key === 'left') ||
+    (parent.type === 'Property' && context.parents.get(parent)?.[0].type === 'ObjectPattern');
+  return !written;
+}
+
+/**
+ * `{ key: x } = value` reads `value.key`, wherever the pattern stands (a declaration, a parameter,
+ * a catch clause, a for…of head, an assignment, nested in another pattern): its keys are judged
+ * as member names, and a computed key the guard cannot prove harmless is refused (what it reads
+ * is bound to a name).
+ */
+function judgePattern(node: AnyNode, context: Context): CodeVerdict | undefined {
+  for (const property of node.properties as AnyNode[]) {
+    if (property.type !== 'Property') continue;
+    const keyNode = property.key as AnyNode;
+    const name = property.computed
+      ? constantString(keyNode)
+      : keyNode.type === 'Identifier'
+        ? String(keyNode.name)
+        : constantString(keyNode);
+    if (name !== undefined) {
+      const refused = memberNameRule(name, 'destructures the member', property);
+      if (refused !== undefined) return refused;
+      continue;
+    }
+    const kind = keyOf(keyNode, context);
+    if (kind.kind === 'named')
+      return memberNameRule(kind.name, 'destructures the member', property);
+    if (kind.kind === 'unknown') {
+      return unknownKey(kind, 'destructures a member chosen at run time', property);
+    }
+  }
+  return undefined;
+}
+
+/**
+ * Reflection through `Object`: a descriptor read under a name (`getOwnPropertyDescriptor(f,
+ * 'constructor')`) is a member read and judged like one; every descriptor at once, or every
+ * value of a function, hands back members the code never names, and is refused.
+ */
+function judgeObjectReflection(
+  callee: unknown,
+  args: readonly AnyNode[],
+  at: AnyNode,
+  context: Context,
+): CodeVerdict | undefined {
+  if (!isNode(callee) || callee.type !== 'MemberExpression' || callee.computed) return undefined;
+  const object = unchain(callee.object);
+  if (!isNode(object) || object.type !== 'Identifier' || object.name !== 'Object') return undefined;
+  const method = String((callee.property as AnyNode).name);
+  if (method === 'getOwnPropertyDescriptors') {
+    return refuseCode(
+      'code.reflection',
+      'reads every property descriptor of an object',
+      lineOf(at),
+    );
+  }
+  if (method === 'getOwnPropertyDescriptor') {
+    const kind = keyOf(args[1], context);
+    if (kind.kind === 'named') return memberNameRule(kind.name, 'reads the descriptor of', at);
+    if (kind.kind === 'unknown') {
+      return unknownKey(kind, 'reads the descriptor of a member chosen at run time', at);
+    }
+    return undefined;
+  }
+  if (OBJECT_VALUE_READERS.has(method) && isFunctionValue(args[0], context.functions)) {
+    return refuseCode(
+      'code.reflection',
+      `reads every value of a function (Object.${method})`,
+      lineOf(at),
+    );
+  }
+  return undefined;
+}
+
+/** True for a function or class written in place, or a name the code binds to one. */
+function isFunctionValue(node: unknown, functions: ReadonlySet<string>): boolean {
+  if (!isNode(node)) return false;
+  switch (node.type) {
+    case 'FunctionExpression':
+    case 'ArrowFunctionExpression':
+    case 'ClassExpression':
+      return true;
+    case 'Identifier':
+      return functions.has(String(node.name));
+    default:
+      return false;
   }
 }
 
@@ -272,6 +556,50 @@ function parseEither(code: string): Node {
   }
 }
 
+/** Names the code binds to a function or class, to know what `Object.values(f)` reads. */
+function functionBindings(tree: AnyNode): Set<string> {
+  const names = new Set<string>();
+  const stack: AnyNode[] = [tree];
+  for (let node = stack.pop(); node !== undefined; node = stack.pop()) {
+    if (
+      (node.type === 'FunctionDeclaration' || node.type === 'ClassDeclaration') &&
+      isNode(node.id)
+    ) {
+      names.add(String(node.id.name));
+    }
+    if (node.type === 'VariableDeclarator' && isNode(node.id) && node.id.type === 'Identifier') {
+      const init = node.init;
+      if (isFunctionValue(init, names)) {
+        names.add(String(node.id.name));
+      }
+    }
+    for (const [key, value] of Object.entries(node)) {
+      if (key === 'loc') continue;
+      if (Array.isArray(value)) for (const child of value) isNode(child) && stack.push(child);
+      else if (isNode(value)) stack.push(value);
+    }
+  }
+  return names;
+}
+
+/**
+ * `this` outside a class body: in sloppy code (a script, a function body the tool's harness
+ * builds with `new Function`) a function called without a receiver gets the global object as
+ * `this`, and with it every global the guard refuses by name. Class bodies are always strict,
+ * so `this` there is an instance, a class or undefined. Judged after every other rule, so code
+ * that also names what it reaches is refused for that.
+ */
+function judgeThis(node: AnyNode, insideClass: boolean): CodeVerdict | undefined {
+  if (node.type === 'ThisExpression' && !insideClass) {
+    return refuseCode(
+      'code.dangerous_global',
+      'uses this outside a class (it may be the global object)',
+      lineOf(node),
+    );
+  }
+  return undefined;
+}
+
 /**
  * Checks JavaScript `code`: the first rule it breaks, or allowed. Never throws; code that does
  * not parse (as a module or as a script) is refused, `code.syntax`. The walk is iterative, so a
@@ -285,22 +613,37 @@ export function checkJavaScript(code: string): CodeVerdict {
     const line = (error as { loc?: { line?: number } }).loc?.line;
     return refuseCode('code.syntax', 'is not valid JavaScript', line);
   }
-  const stack: [AnyNode, AnyNode | undefined, string][] = [[tree as AnyNode, undefined, '']];
+  const root = tree as AnyNode;
+  const parents = new WeakMap<AnyNode, readonly [AnyNode, string]>();
+  const context: Context = {
+    parents,
+    harmless: harmlessBindings(root, REFUSED_KEYS),
+    functions: functionBindings(root),
+  };
+  let thisVerdict: CodeVerdict | undefined;
+  const stack: [AnyNode, AnyNode | undefined, string, boolean][] = [[root, undefined, '', false]];
   for (let next = stack.pop(); next !== undefined; next = stack.pop()) {
-    const [node, parent, key] = next;
-    const verdict = judge(node, parent, key);
+    const [node, parent, key, insideClass] = next;
+    const verdict = judge(node, parent, key, context);
     if (verdict !== undefined) return verdict;
+    thisVerdict ??= judgeThis(node, insideClass);
+    const inside = insideClass || node.type === 'ClassBody';
     for (const [childKey, value] of Object.entries(node)) {
       if (childKey === 'loc') continue;
       if (Array.isArray(value)) {
         for (let i = value.length - 1; i >= 0; i--) {
           const child: unknown = value[i];
-          if (isNode(child)) stack.push([child, node, childKey]);
+          if (isNode(child)) {
+            parents.set(child, [node, childKey]);
+            stack.push([child, node, childKey, inside]);
+          }
         }
       } else if (isNode(value)) {
-        stack.push([value, node, childKey]);
+        parents.set(value, [node, childKey]);
+        stack.push([value, node, childKey, inside]);
       }
     }
   }
+  if (thisVerdict !== undefined) return thisVerdict;
   return { ok: true, value: { language: 'javascript' } };
 }

@@ -8,43 +8,12 @@
  * sandbox escapes reach `os` or `subprocess` without importing them. Fails closed: no parser,
  * a timeout or an unreadable answer refuses the code.
  */
-import { spawn } from 'node:child_process';
 import { excerpt } from '../policy-verdict.js';
-import { type CodeVerdict, PARSE_TIMEOUT_MS, refuseCode } from './code-verdict.js';
+import { type CodeVerdict, refuseCode } from './code-verdict.js';
+import { type PythonGuardOptions, runPython } from './python-child.js';
+import { isAllowedModule, type ModuleMap, moduleMap } from './python-modules.js';
 
-/** Modules code may import: computation only (no os, sys, subprocess, socket, io, importlib…). */
-const ALLOWED_MODULES = new Set([
-  'array',
-  'base64',
-  'binascii',
-  'bisect',
-  'calendar',
-  'cmath',
-  'collections',
-  'copy',
-  'dataclasses',
-  'datetime',
-  'decimal',
-  'difflib',
-  'enum',
-  'fractions',
-  'functools',
-  'hashlib',
-  'heapq',
-  'hmac',
-  'itertools',
-  'json',
-  'math',
-  'pprint',
-  'random',
-  're',
-  'statistics',
-  'string',
-  'textwrap',
-  'typing',
-  'unicodedata',
-  'uuid',
-]);
+export type { PythonGuardOptions } from './python-child.js';
 
 /** Names whose every use is refused, with the rule each breaks. */
 const REFUSED_NAMES: Readonly<Record<string, string>> = {
@@ -67,6 +36,53 @@ const REFUSED_NAMES: Readonly<Record<string, string>> = {
 /** Builtins that read or write an attribute named by their second argument. */
 const ATTRIBUTE_FUNCTIONS = new Set(['getattr', 'setattr', 'delattr', 'hasattr']);
 
+/**
+ * The interpreter's own introspection attributes: frames of generators, coroutines and
+ * tracebacks, and what a frame holds (its globals, its builtins: `eval` among them) or a code
+ * object. Refused as attributes, as getattr names, as class-pattern keywords and inside strings
+ * (`string.Formatter().get_field('0.gi_frame', …)` reads one by name).
+ */
+const INTROSPECTION_ATTRIBUTES = new Set([
+  'gi_frame',
+  'gi_code',
+  'gi_yieldfrom',
+  'cr_frame',
+  'cr_code',
+  'cr_await',
+  'cr_origin',
+  'ag_frame',
+  'ag_code',
+  'ag_await',
+  'f_back',
+  'f_builtins',
+  'f_code',
+  'f_globals',
+  'f_locals',
+  'f_trace',
+  'tb_frame',
+  'tb_next',
+  'co_code',
+  'co_consts',
+  'co_names',
+  'func_globals',
+  'func_code',
+]);
+
+/**
+ * What allowed modules offer that evaluates a string as code: typing's `get_type_hints` and a
+ * `ForwardRef`'s `_evaluate` run `eval` on string annotations (`def f(x: "open('/etc/passwd')")`,
+ * or a name bound to such a string), and functools' single dispatch calls `get_type_hints` on
+ * what it registers. Found by reading the allowed modules for `eval`/`exec`; the `exec` of
+ * dataclasses and namedtuple only ever sees identifiers they validate.
+ */
+const EVALUATING_ATTRIBUTES = new Set([
+  'get_type_hints',
+  'ForwardRef',
+  '_evaluate',
+  'singledispatch',
+  'singledispatchmethod',
+]);
+
 /** Dunder attributes that reach nothing beyond the object itself. */
 const PLAIN_DUNDERS = new Set([
   '__init__',
@@ -76,9 +92,6 @@ const PLAIN_DUNDERS = new Set([
   '__repr__',
   '__str__',
 ]);
-
-/** Longest JSON answer the parser may give before it is stopped (a tree of MAX_CODE_CHARS fits). */
-const MAX_ANSWER_BYTES = 32 * 1024 * 1024;
 
 /**
  * Reads the code from stdin, parses it, prints one JSON line: the tree (each node its type `_t`,
@@ -122,62 +135,23 @@ type ParseAnswer =
   | { readonly error: 'syntax'; readonly line: number | null }
   | { readonly failed: 'timeout' | 'unavailable' | 'answer' };
 
-export interface PythonGuardOptions {
-  /** The interpreter whose `ast` parses; `python3` on PATH by default. */
-  readonly python?: string;
-  readonly timeoutMs?: number;
-}
-
 function isPyNode(value: unknown): value is PyNode {
   return typeof value === 'object' && value !== null && typeof (value as PyNode)._t === 'string';
 }
 
 /** Runs the parser on `code`; never rejects. */
-function parsePython(code: string, options: PythonGuardOptions): Promise<ParseAnswer> {
-  return new Promise((resolve) => {
-    let settled = false;
-    const done = (answer: ParseAnswer): void => {
-      if (settled) return;
-      settled = true;
-      clearTimeout(timer);
-      child.kill('SIGKILL');
-      resolve(answer);
-    };
-    const child = spawn(options.python ?? 'python3', ['-I', '-S', '-B', '-c', PARSER], {
-      env: { PATH: process.env.PATH ?? '/usr/bin:/bin', PYTHONIOENCODING: 'utf-8' },
-      stdio: ['pipe', 'pipe', 'ignore'],
-    });
-    const timer = setTimeout(
-      () => done({ failed: 'timeout' }),
-      options.timeoutMs ?? PARSE_TIMEOUT_MS,
-    );
-    const chunks: Buffer[] = [];
-    let bytes = 0;
-    child.on('error', () => done({ failed: 'unavailable' }));
-    child.stdout.on('data', (chunk: Buffer) => {
-      bytes += chunk.length;
-      if (bytes > MAX_ANSWER_BYTES) done({ failed: 'answer' });
-      else chunks.push(chunk);
-    });
-    child.on('close', (status) => {
-      if (status !== 0) return done({ failed: 'answer' });
-      try {
-        const parsed = JSON.parse(Buffer.concat(chunks).toString('utf8')) as unknown;
-        if (typeof parsed === 'object' && parsed !== null) {
-          if ('tree' in parsed && isPyNode(parsed.tree)) return done({ tree: parsed.tree });
-          if ('error' in parsed && parsed.error === 'syntax') {
-            const line = 'line' in parsed && typeof parsed.line === 'number' ? parsed.line : null;
-            return done({ error: 'syntax', line });
-          }
-        }
-      } catch {
-        // Falls through: an answer that is not the parser's is no answer.
-      }
-      done({ failed: 'answer' });
-    });
-    child.stdin.on('error', () => done({ failed: 'answer' }));
-    child.stdin.end(code, 'utf8');
-  });
+async function parsePython(code: string, options: PythonGuardOptions): Promise<ParseAnswer> {
+  const answer = await runPython(PARSER, code, options);
+  if ('failed' in answer) return answer;
+  const parsed = answer.json;
+  if (typeof parsed === 'object' && parsed !== null) {
+    if ('tree' in parsed && isPyNode(parsed.tree)) return { tree: parsed.tree };
+    if ('error' in parsed && parsed.error === 'syntax') {
+      const line = 'line' in parsed && typeof parsed.line === 'number' ? parsed.line : null;
+      return { error: 'syntax', line };
+    }
+  }
+  return { failed: 'answer' };
 }
 
 function line(node: PyNode): number | undefined {
@@ -204,8 +178,7 @@ function moduleRule(name: string | null, level: number, at: PyNode): CodeVerdict
   if (level > 0 || name === null) {
     return refuseCode('code.import_not_allowed', 'imports a relative module', line(at));
   }
-  const root = name.split('.')[0] ?? name;
-  if (ALLOWED_MODULES.has(root)) return undefined;
+  if (isAllowedModule(name)) return undefined;
   return refuseCode('code.import_not_allowed', `imports ${excerpt(name)}`, line(at));
 }
 
@@ -213,49 +186,223 @@ function isConstantString(node: unknown): node is PyNode & { value: string } {
   return isPyNode(node) && node._t === 'Constant' && typeof node.value === 'string';
 }
 
-function judge(node: PyNode, parent: PyNode | undefined, field: string): CodeVerdict | undefined {
+/** What the walk knows about the whole program while it judges one node. */
+interface Context {
+  /** The interpreter's modules and which of their attributes are modules (python-modules.ts). */
+  readonly modules: ModuleMap;
+  /** Names an import binds to a module, each with the module's name. */
+  readonly bindings: ReadonlyMap<string, string>;
+}
+
+function judge(
+  node: PyNode,
+  parent: PyNode | undefined,
+  field: string,
+  context: Context,
+): CodeVerdict | undefined {
   switch (node._t) {
     case 'Import':
       for (const alias of (node.names as PyNode[]) ?? []) {
-        const refused = moduleRule(typeof alias.name === 'string' ? alias.name : null, 0, node);
+        const name = typeof alias.name === 'string' ? alias.name : null;
+        const refused = moduleRule(name, 0, node) ?? knownModule(name ?? '', node, context);
         if (refused) return refused;
       }
       return undefined;
-    case 'ImportFrom': {
-      const refused = moduleRule(
-        typeof node.module === 'string' ? node.module : null,
-        typeof node.level === 'number' ? node.level : 0,
-        node,
-      );
-      if (refused) return refused;
-      // `from m import *` binds names the guard cannot list.
-      if (((node.names as PyNode[]) ?? []).some((a) => a.name === '*')) {
-        return refuseCode('code.star_import', 'imports * from a module', line(node));
-      }
-      return undefined;
-    }
+    case 'ImportFrom':
+      return judgeImportFrom(node, context);
     case 'Name': {
       const id = String(node.id);
       const rule = REFUSED_NAMES[id];
       if (rule !== undefined) return refuseCode(rule, `uses ${id}`, line(node));
       if (ATTRIBUTE_FUNCTIONS.has(id)) return judgeAttributeFunction(node, parent, field);
-      return undefined;
+      const module = isLoad(node) ? context.bindings.get(id) : undefined;
+      return module === undefined ? undefined : moduleUse(module, parent, field, node);
     }
     case 'Attribute': {
       const attr = String(node.attr);
-      if (isDunder(attr) && !PLAIN_DUNDERS.has(attr)) {
-        return refuseCode('code.dunder_access', `reads the attribute ${excerpt(attr)}`, line(node));
+      const named = attributeNameRule(attr, 'reads the attribute', node);
+      if (named !== undefined) return named;
+      const owner = moduleOf(node.value, context);
+      if (owner === undefined) return undefined;
+      const refused = moduleAttributeRule(owner, attr, node, context);
+      if (refused !== undefined) return refused;
+      const module = context.modules.get(owner)?.get(attr);
+      return module === undefined ? undefined : moduleUse(module, parent, field, node);
+    }
+    case 'MatchClass':
+      // `case C(attr=p)` reads `subject.attr`.
+      for (const attr of (node.kwd_attrs as unknown[]) ?? []) {
+        const refused = attributeNameRule(String(attr), 'matches the attribute', node);
+        if (refused !== undefined) return refused;
       }
       return undefined;
-    }
     case 'Constant':
       if (typeof node.value === 'string' && holdsDunderName(node.value)) {
         return refuseCode('code.dunder_access', 'names a dunder attribute in a string', line(node));
+      }
+      if (typeof node.value === 'string' && holdsIntrospectionName(node.value)) {
+        return refuseCode(
+          'code.introspection',
+          'names a frame or code attribute in a string',
+          line(node),
+        );
       }
       return undefined;
     default:
       return undefined;
   }
+}
+
+function isLoad(node: PyNode): boolean {
+  return isPyNode(node.ctx) && node.ctx._t === 'Load';
+}
+
+/** The rule an attribute name breaks on any object, however it is read. */
+function attributeNameRule(attr: string, what: string, at: PyNode): CodeVerdict | undefined {
+  if (isDunder(attr) && !PLAIN_DUNDERS.has(attr)) {
+    return refuseCode('code.dunder_access', `${what} ${excerpt(attr)}`, line(at));
+  }
+  if (EVALUATING_ATTRIBUTES.has(attr)) {
+    return refuseCode('code.dynamic_eval', `${what} ${excerpt(attr)}`, line(at));
+  }
+  if (INTROSPECTION_ATTRIBUTES.has(attr)) {
+    return refuseCode('code.introspection', `${what} ${excerpt(attr)}`, line(at));
+  }
+  return undefined;
+}
+
+function holdsIntrospectionName(text: string): boolean {
+  for (const word of text.split(/[^A-Za-z0-9_]+/))
+    if (INTROSPECTION_ATTRIBUTES.has(word)) return true;
+  return false;
+}
+
+/** The module an expression denotes (an imported name, or a chain of module attributes). */
+function moduleOf(node: unknown, context: Context): string | undefined {
+  if (!isPyNode(node)) return undefined;
+  if (node._t === 'Name') return isLoad(node) ? context.bindings.get(String(node.id)) : undefined;
+  if (node._t === 'Attribute') {
+    const owner = moduleOf(node.value, context);
+    return owner === undefined ? undefined : context.modules.get(owner)?.get(String(node.attr));
+  }
+  return undefined;
+}
+
+/**
+ * `module.attr`: refused when the name is private (`random._os`, `string._re`: never the module's
+ * interface), when it is a module outside the list (`typing.sys`, `uuid.os`, `enum.bltns`), or
+ * when the guard does not know the module's attributes at all.
+ */
+function moduleAttributeRule(
+  module: string,
+  attr: string,
+  at: PyNode,
+  context: Context,
+): CodeVerdict | undefined {
+  if (!isAllowedModule(module)) {
+    return refuseCode('code.module_attribute', `reaches the module ${excerpt(module)}`, line(at));
+  }
+  const attributes = context.modules.get(module);
+  if (attributes === undefined) {
+    return refuseCode(
+      'code.module_attribute',
+      `reads an attribute of ${excerpt(module)}, whose attributes the guard cannot list`,
+      line(at),
+    );
+  }
+  if (attr.startsWith('_') && !PLAIN_DUNDERS.has(attr)) {
+    return refuseCode(
+      'code.module_attribute',
+      `reads the private attribute ${excerpt(`${module}.${attr}`)}`,
+      line(at),
+    );
+  }
+  const target = attributes.get(attr);
+  if (target !== undefined && !isAllowedModule(target)) {
+    return refuseCode(
+      'code.module_attribute',
+      `reaches the module ${excerpt(target)} through ${excerpt(`${module}.${attr}`)}`,
+      line(at),
+    );
+  }
+  return undefined;
+}
+
+/**
+ * A module may only have its attributes read (`json.dumps`): bound to another name, passed,
+ * returned, stored or formatted, it would carry `random._os` past the attribute rule above.
+ */
+function moduleUse(
+  module: string,
+  parent: PyNode | undefined,
+  field: string,
+  at: PyNode,
+): CodeVerdict | undefined {
+  if (parent?._t === 'Attribute' && field === 'value') return undefined;
+  return refuseCode(
+    'code.module_attribute',
+    `uses the module ${excerpt(module)} other than to read its attributes`,
+    line(at),
+  );
+}
+
+/** The guard's module map must know the module: what it re-exports is then known too. */
+function knownModule(name: string, at: PyNode, context: Context): CodeVerdict | undefined {
+  if (context.modules.has(name)) return undefined;
+  return refuseCode(
+    'code.module_attribute',
+    `imports ${excerpt(name)}, whose attributes the guard cannot list`,
+    line(at),
+  );
+}
+
+/** `from m import a`: an allowed, known m, and each `a` judged as the attribute `m.a`. */
+function judgeImportFrom(node: PyNode, context: Context): CodeVerdict | undefined {
+  const module = typeof node.module === 'string' ? node.module : null;
+  const refused = moduleRule(module, typeof node.level === 'number' ? node.level : 0, node);
+  if (refused) return refused;
+  const names = (node.names as PyNode[]) ?? [];
+  // `from m import *` binds names the guard cannot list.
+  if (names.some((a) => a.name === '*')) {
+    return refuseCode('code.star_import', 'imports * from a module', line(node));
+  }
+  const unknown = knownModule(module ?? '', node, context);
+  if (unknown) return unknown;
+  for (const alias of names) {
+    const attr = String(alias.name);
+    const rule =
+      attributeNameRule(attr, 'imports the attribute', node) ??
+      moduleAttributeRule(module ?? '', attr, node, context);
+    if (rule !== undefined) return rule;
+  }
+  return undefined;
+}
+
+/** Every name an import binds to a module: `import a.b` binds a, `import a.b as c` binds c. */
+function moduleBindings(tree: PyNode, modules: ModuleMap): Map<string, string> {
+  const bindings = new Map<string, string>();
+  const stack: PyNode[] = [tree];
+  for (let node = stack.pop(); node !== undefined; node = stack.pop()) {
+    if (node._t === 'Import') {
+      for (const alias of (node.names as PyNode[]) ?? []) {
+        const name = String(alias.name);
+        const root = name.split('.')[0] ?? name;
+        if (typeof alias.asname === 'string') bindings.set(alias.asname, name);
+        else bindings.set(root, root);
+      }
+    } else if (node._t === 'ImportFrom' && typeof node.module === 'string') {
+      for (const alias of (node.names as PyNode[]) ?? []) {
+        const target = modules.get(node.module)?.get(String(alias.name));
+        const bound = typeof alias.asname === 'string' ? alias.asname : String(alias.name);
+        if (target !== undefined) bindings.set(bound, target);
+      }
+    }
+    for (const value of Object.values(node)) {
+      if (Array.isArray(value)) for (const child of value) isPyNode(child) && stack.push(child);
+      else if (isPyNode(value)) stack.push(value);
+    }
+  }
+  return bindings;
 }
 
 /** getattr(obj, 'name') with a literal, non-dunder name is plain attribute access; else refused. */
@@ -266,7 +413,9 @@ function judgeAttributeFunction(
 ): CodeVerdict | undefined {
   const args = parent?._t === 'Call' && field === 'func' ? (parent.args as unknown[]) : undefined;
   const name = args?.[1];
-  if (args !== undefined && isConstantString(name) && !isDunder(name.value)) return undefined;
+  if (args !== undefined && isConstantString(name)) {
+    return attributeNameRule(name.value, `uses ${String(node.id)} on`, node);
+  }
   return refuseCode(
     'code.dynamic_attribute',
     `uses ${String(node.id)} with an attribute name chosen at run time`,
@@ -283,7 +432,7 @@ export async function checkPython(
   code: string,
   options: PythonGuardOptions = {},
 ): Promise<CodeVerdict> {
-  const answer = await parsePython(code, options);
+  const [answer, modules] = await Promise.all([parsePython(code, options), moduleMap(options)]);
   if ('failed' in answer) {
     switch (answer.failed) {
       case 'timeout':
@@ -301,10 +450,15 @@ export async function checkPython(
   if ('error' in answer) {
     return refuseCode('code.syntax', 'is not valid Python', answer.line ?? undefined);
   }
+  // Without the module map the guard cannot tell `random.choice` from `random._os`.
+  if (modules === undefined) {
+    return refuseCode('code.parser_unavailable', 'cannot be checked (no module map)', undefined);
+  }
+  const context: Context = { modules, bindings: moduleBindings(answer.tree, modules) };
   const stack: [PyNode, PyNode | undefined, string][] = [[answer.tree, undefined, '']];
   for (let next = stack.pop(); next !== undefined; next = stack.pop()) {
     const [node, parent, field] = next;
-    const verdict = judge(node, parent, field);
+    const verdict = judge(node, parent, field, context);
     if (verdict !== undefined) return verdict;
     for (const [key, value] of Object.entries(node)) {
       if (Array.isArray(value)) {
