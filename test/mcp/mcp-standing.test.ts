@@ -15,6 +15,7 @@ import { join } from 'node:path';
 import { after, before, test } from 'node:test';
 import { Client } from '@modelcontextprotocol/sdk/client/index.js';
 import { StreamableHTTPClientTransport } from '@modelcontextprotocol/sdk/client/streamableHttp.js';
+import { type CallToolResult, ElicitRequestSchema } from '@modelcontextprotocol/sdk/types.js';
 import type { FastifyInstance } from 'fastify';
 import { buildServer } from '../../src/http/index.js';
 import { demoExecutor } from '../../src/runtimes/index.js';
@@ -96,6 +97,7 @@ before(async () => {
   keys.mallory = [];
   for (let i = 0; i < 4; i++) keys.mallory.push((await tg.keys.issue('mallory', admin)).apiKey);
   keys.alice = [(await tg.keys.issue('alice', admin)).apiKey];
+  keys.support = [(await tg.keys.issue('support-bot', admin)).apiKey];
   app = await buildServer(tg, {
     adminToken: ADMIN_TOKEN,
     admission: {
@@ -105,7 +107,10 @@ before(async () => {
       maxQueueWaitMs: 300,
       maxEventLoopDelayMs: 0,
     },
-    standing: { streams: { max: 16, maxPerAgent: STREAMS_PER_AGENT, maxPerUser: 16 } },
+    standing: {
+      streams: { max: 16, maxPerAgent: STREAMS_PER_AGENT, maxPerUser: 16 },
+      waits: { max: 16, maxPerAgent: 1, maxPerUser: 16 },
+    },
   });
   base = await app.listen({ host: '127.0.0.1', port: 0 });
 });
@@ -206,8 +211,13 @@ async function sessionStream(token: string) {
   return { status: 200, body: null };
 }
 
-async function connect(token: string): Promise<Client> {
-  const client = new Client({ name: 'standing-test', version: '1.0.0' });
+async function connect(
+  token: string,
+  setup: (client: Client) => void = () => {},
+  capabilities: Record<string, unknown> = {},
+): Promise<Client> {
+  const client = new Client({ name: 'standing-test', version: '1.0.0' }, { capabilities });
+  setup(client);
   await client.connect(
     new StreamableHTTPClientTransport(new URL(`${base}/mcp`), {
       requestInit: { headers: { authorization: `Bearer ${token}` } },
@@ -351,4 +361,48 @@ test("a full agents' lane leaves the console, admin routes and probes their own"
   release();
   for (const res of held) assert.equal((await res).status, 200);
   await (await queued).text();
+});
+
+test('a call waiting for the person at the client holds no request slot; waits are bounded per agent', async () => {
+  const key = keys.support?.[0] ?? '';
+  let shown = 0;
+  let answer: (a: { action: 'decline' }) => void = () => {};
+  const answered = new Promise<{ action: 'decline' }>((r) => {
+    answer = r;
+  });
+  const asked: (() => void)[] = [];
+  const elicits = (c: Client) =>
+    c.setRequestHandler(ElicitRequestSchema, async () => {
+      shown += 1;
+      for (const r of asked.splice(0)) r();
+      return answered;
+    });
+  const waiting = await connect(key, elicits, { elicitation: { form: {} } });
+  const args = { to: 'ben@customer.example', subject: 'Order update', body: 'Shipped today.' };
+  const first = waiting.callTool({ name: 'send_email', arguments: args });
+  while (shown < 1) await new Promise<void>((r) => asked.push(r));
+  // While the person decides, the agent's share of running requests is whole: two calls run.
+  const sessionIds = await Promise.all([restSession(key), restSession(key)]);
+  closeLatch();
+  entered = 0;
+  const held = sessionIds.map((id) => hold(key, id));
+  await arrived(2);
+  release();
+  for (const res of held) assert.equal((await res).status, 200, 'the waiting call held no slot');
+  // Attack: a second wait of the same agent past its bound is not asked; the call stays pending.
+  const second = await connect(key, elicits, { elicitation: { form: {} } });
+  const refused = (await second.callTool({
+    name: 'send_email',
+    arguments: { ...args, subject: 'Another update' },
+  })) as CallToolResult;
+  const decision = (refused._meta?.['toolgate/decision'] ?? {}) as { kind?: string };
+  assert.equal(decision.kind, 'pending_approval');
+  assert.equal(shown, 1, 'the person was not asked a second time');
+  // The first wait ends as the person answers; its call comes back as work and answers.
+  answer({ action: 'decline' });
+  const done = (await first) as CallToolResult;
+  assert.equal(
+    ((done._meta?.['toolgate/decision'] ?? {}) as { kind?: string }).kind,
+    'pending_approval',
+  );
 });
