@@ -198,7 +198,7 @@ async function main(): Promise<void> {
     let refused = 0;
     t0 = performance.now();
     for (let i = 0; i < N; i++)
-      if (tg.health.admit(`bench.status_${i % TOOLS}`, '1.0.0')) refused++;
+      if (tg.health.admit(`bench.status_${i % TOOLS}`, '1.0.0', 'bench')) refused++;
     const admitNs = ((performance.now() - t0) * 1e6) / N;
 
     // Down → withdrawn, for the watched tool (WATCH_MS interval).

@@ -521,6 +521,12 @@ export interface CapDetails {
     | 'mcp_sessions'
     | 'in_flight'
     | 'in_flight_per_caller'
+    | 'in_flight_per_agent'
+    | 'in_flight_per_user'
+    | 'streams_per_agent'
+    | 'streams_per_user'
+    | 'waits_per_agent'
+    | 'waits_per_user'
     | 'queue'
     | 'event_loop';
   max: number;

@@ -9,7 +9,13 @@ export { addDays, DAY_MS, systemClock } from './clock.js';
 export { exceedsDepth, MAX_DOCUMENT_DEPTH } from './depth.js';
 export type { EndpointUrlRules } from './endpoint-url.js';
 export { endpointUrlProblem, isLoopbackHost } from './endpoint-url.js';
-export type { ErrorBody, ErrorCode, ErrorDetails, RequestStateRefusal } from './errors.js';
+export type {
+  CapDetails,
+  ErrorBody,
+  ErrorCode,
+  ErrorDetails,
+  RequestStateRefusal,
+} from './errors.js';
 export { ERROR_CODES, internalErrorBody, isToolgateError, ToolgateError } from './errors.js';
 export type { AgentId, Brand, EventSeq, ToolId } from './ids.js';
 export {

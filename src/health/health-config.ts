@@ -17,6 +17,11 @@ export interface HealthConfig {
   readonly confirmAfterMs: number;
   /** Consecutive failures (probes or calls) that open a tool's breaker. */
   readonly breakerFailures: number;
+  /**
+   * Distinct callers (agent and user) whose failed calls it takes to open a tool's breaker, or to
+   * lower its score, when no probe failed: one caller alone never takes a tool away from others.
+   */
+  readonly breakerCallers: number;
   /** How long an open breaker waits before it half-opens to test. */
   readonly breakerOpenMs: number;
   /** Score at or above which a checked tool is healthy; below it, degraded. */
@@ -41,6 +46,7 @@ export const DEFAULT_HEALTH_CONFIG: HealthConfig = Object.freeze({
   probeTimeoutMs: 10_000,
   confirmAfterMs: 1_000,
   breakerFailures: 3,
+  breakerCallers: 2,
   breakerOpenMs: 30_000,
   healthyAtScore: 0.8,
   defaultTargetLatencyMs: 1_000,
@@ -74,6 +80,7 @@ export function resolveHealthConfig(input: HealthConfigInput = {}): HealthConfig
     'probeTimeoutMs',
     'confirmAfterMs',
     'breakerFailures',
+    'breakerCallers',
     'breakerOpenMs',
     'defaultTargetLatencyMs',
     'tickMs',

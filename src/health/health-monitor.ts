@@ -27,7 +27,7 @@ import {
   readCatalogRevision,
   type Store,
 } from '../store/index.js';
-import { CircuitBreaker } from './circuit-breaker.js';
+import { CircuitBreaker, PROBE_SOURCE } from './circuit-breaker.js';
 import { DEFAULT_HEALTH_CONFIG, type HealthConfig } from './health-config.js';
 import { HealthMetrics } from './health-metrics.js';
 import {
@@ -38,7 +38,7 @@ import {
   type OverrideState,
   writeOverride,
 } from './health-overrides.js';
-import { healthScore, OutcomeWindow, outcomeQuality } from './health-score.js';
+import { CallWindow, healthScore, OutcomeWindow, outcomeQuality } from './health-score.js';
 import type {
   BreakerState,
   HealthCause,
@@ -105,7 +105,7 @@ interface Tracked {
   intervalMs: number;
   targetMs: number;
   readonly probes: OutcomeWindow;
-  readonly calls: OutcomeWindow;
+  readonly calls: CallWindow;
   readonly breaker: CircuitBreaker;
   view: ToolHealthView;
   readonly trackedAt: number;
@@ -245,7 +245,7 @@ export class HealthMonitor implements HealthReader, HealthGate {
     return o ? { state: o.state, score: 0 } : UNCHECKED;
   }
 
-  admit(toolId: string, version: string): HealthRefusal | null {
+  admit(toolId: string, version: string, caller: string): HealthRefusal | null {
     const o = this.#overrides.size === 0 ? undefined : this.#overrides.get(keyOf(toolId, version));
     if (o) {
       return o.state === 'unavailable'
@@ -257,22 +257,22 @@ export class HealthMonitor implements HealthReader, HealthGate {
     const b = t.breaker.state;
     if (b === 'closed') return null;
     // Half-open: a probed tool is tested by its probe; one without lets one live call through.
-    if (b === 'half_open' && t.kind === null && t.breaker.takeTrial()) return null;
+    if (b === 'half_open' && t.kind === null && t.breaker.takeTrial(caller)) return null;
     return {
       rule: 'health.circuit_open',
       message: 'the tool is failing and unavailable for now; try again later or use an alternative',
     };
   }
 
-  observe(toolId: string, version: string, ok: boolean, durationMs: number): void {
+  observe(toolId: string, version: string, ok: boolean, durationMs: number, caller: string): void {
     const t = this.#byId.get(toolId)?.get(version);
     if (!t) return;
     const now = this.#now();
-    t.calls.push(outcomeQuality(ok, durationMs, t.targetMs));
+    const quality = outcomeQuality(ok, durationMs, t.targetMs);
     const was = t.breaker.state;
-    t.breaker.record(ok, now);
-    if (ok && was !== 'closed')
-      this.#freshHistory(t, outcomeQuality(ok, durationMs, t.targetMs), 'calls');
+    t.breaker.record(ok, now, { kind: 'call', caller });
+    if (ok && was !== 'closed') this.#freshHistory(t);
+    t.calls.push(quality, caller);
     if (t.breaker.state === 'open' && was !== 'open')
       this.#schedule.set(t.key, t.breaker.halfOpensAt);
     this.#recompute(t, 'call', ok ? null : 'call.failed');
@@ -448,8 +448,12 @@ export class HealthMonitor implements HealthReader, HealthGate {
         intervalMs,
         targetMs: def.sla?.target_latency_ms ?? this.#config.defaultTargetLatencyMs,
         probes: new OutcomeWindow(10),
-        calls: new OutcomeWindow(50),
-        breaker: new CircuitBreaker(this.#config.breakerFailures, this.#config.breakerOpenMs),
+        calls: new CallWindow(50, this.#config.breakerCallers),
+        breaker: new CircuitBreaker(
+          this.#config.breakerFailures,
+          this.#config.breakerOpenMs,
+          this.#config.breakerCallers,
+        ),
         view: UNCHECKED,
         trackedAt: now,
         lastProbeAt: null,
@@ -576,9 +580,9 @@ export class HealthMonitor implements HealthReader, HealthGate {
     this.#metrics?.probe(t.kind ?? 'none', outcome.ok, outcome.latencyMs);
     const quality = outcomeQuality(outcome.ok, outcome.latencyMs, t.targetMs);
     const was = t.breaker.state;
-    t.breaker.record(outcome.ok, now);
-    if (outcome.ok && was !== 'closed') this.#freshHistory(t, quality, 'probes');
-    else t.probes.push(quality);
+    t.breaker.record(outcome.ok, now, PROBE_SOURCE);
+    if (outcome.ok && was !== 'closed') this.#freshHistory(t);
+    t.probes.push(quality);
     if (!this.#stopped) {
       const next =
         t.breaker.state === 'open'
@@ -592,11 +596,10 @@ export class HealthMonitor implements HealthReader, HealthGate {
     if (!outcome.ok && outcome.codeHash) await this.#codeHashMismatch(t, outcome.codeHash);
   }
 
-  /** Recovered after an open breaker: history starts again from this success. */
-  #freshHistory(t: Tracked, quality: number, into: 'probes' | 'calls'): void {
+  /** Recovered after an open breaker: history starts again from the success that follows. */
+  #freshHistory(t: Tracked): void {
     t.probes.clear();
     t.calls.clear();
-    t[into].push(quality);
   }
 
   /** Seed §8: the code on disk is not the code registered — quarantined, the owner told. */

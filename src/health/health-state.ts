@@ -33,11 +33,12 @@ export interface HealthRefusal {
 
 /**
  * What the gate needs of the monitor, both synchronous and O(1): `admit` before a call runs
- * (null: go on), `observe` once it ran (passive health). Neither ever throws or awaits.
+ * (null: go on), `observe` once it ran (passive health). Neither ever throws or awaits. `caller`
+ * is the calling principal (agent and user, as the gate keys it): one caller's outcomes alone never move what all share.
  */
 export interface HealthGate {
-  admit(toolId: string, version: string): HealthRefusal | null;
-  observe(toolId: string, version: string, ok: boolean, durationMs: number): void;
+  admit(toolId: string, version: string, caller: string): HealthRefusal | null;
+  observe(toolId: string, version: string, ok: boolean, durationMs: number, caller: string): void;
 }
 
 /** The circuit breaker of one tool version. */

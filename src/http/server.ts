@@ -5,7 +5,11 @@
 import swagger from '@fastify/swagger';
 import swaggerUi from '@fastify/swagger-ui';
 import { Ajv } from 'ajv';
-import Fastify, { type FastifyInstance, type FastifyServerOptions } from 'fastify';
+import Fastify, {
+  type FastifyInstance,
+  type FastifyRequest,
+  type FastifyServerOptions,
+} from 'fastify';
 import { toolDefinitionSchema } from '../catalog/index.js';
 import { configDocumentSchema } from '../config/index.js';
 import { type ConsoleOptions, registerConsole } from '../console/index.js';
@@ -22,7 +26,13 @@ import {
 } from '../operators/index.js';
 import type { OidcLogin, PendingOidcLogin } from '../operators/oidc/index.js';
 import type { Toolgate } from '../toolgate.js';
-import { Admission, type AdmissionOptions, DEFAULT_ADMISSION } from './admission.js';
+import {
+  Admission,
+  type AdmissionOptions,
+  DEFAULT_ADMISSION,
+  DEFAULT_OPERATOR_ADMISSION,
+  principalShares,
+} from './admission.js';
 import { admissionHook } from './admission-hook.js';
 import { makeErrorHandler } from './error-handler.js';
 import { safeLogger } from './log-options.js';
@@ -50,6 +60,12 @@ import { secretRoutes } from './routes/secrets.js';
 import { sessionRoutes } from './routes/sessions.js';
 import { toolRoutes } from './routes/tools.js';
 import { wellKnownRoutes } from './routes/well-known.js';
+import {
+  DEFAULT_STREAMS,
+  DEFAULT_WAITS,
+  StandingLimits,
+  type StandingOptions,
+} from './standing-limits.js';
 import { errorBody, errors, toolDetail, toolSummary } from './wire-schemas.js';
 
 export type RouteAuth = 'admin' | 'agent' | 'public';
@@ -113,8 +129,16 @@ export interface HttpOptions {
     | 'runTtlSeconds'
     | 'refusalSample'
   >;
-  /** Requests running and queued at once, overall and per caller (defaults in DEFAULT_ADMISSION). */
+  /**
+   * Agents' requests running and queued at once, overall and per caller (defaults in
+   * DEFAULT_ADMISSION); the console's and admin routes' lane has its own (DEFAULT_OPERATOR_ADMISSION).
+   */
   readonly admission?: Partial<AdmissionOptions>;
+  /** Standing event streams and waits, overall, per agent and per user (standing-limits.ts). */
+  readonly standing?: {
+    readonly streams?: Partial<StandingOptions>;
+    readonly waits?: Partial<StandingOptions>;
+  };
   /** The operators' console under /console: its login ports and session timeouts. */
   readonly console?: ConsoleOptions;
   /**
@@ -173,6 +197,17 @@ function isPublic(url: string): boolean {
 function isProbe(url: string): boolean {
   const path = url.split('?')[0] ?? '';
   return path === '/healthz' || path === '/readyz' || path === '/healthz/' || path === '/readyz/';
+}
+
+/**
+ * Agents' lane: agent routes, /mcp and the OAuth discovery documents agents' clients read. Every
+ * other request (console, admin routes, docs, unknown paths) is in the operators' lane, which
+ * agents' load cannot fill.
+ */
+function isAgentRequest(req: FastifyRequest): boolean {
+  const path = req.url.split('?')[0] ?? '';
+  if (path === '/mcp' || path === '/mcp/' || path.startsWith('/.well-known/')) return true;
+  return (req.routeOptions.config as { auth?: RouteAuth } | undefined)?.auth === 'agent';
 }
 
 /**
@@ -283,8 +318,23 @@ export async function buildServer(
   // Admission comes before authentication: checking a credential is work an overload must not
   // queue without bound either.
   const admission = new Admission({ ...DEFAULT_ADMISSION, ...options.admission });
-  app.addHook('onClose', async () => admission.stop());
-  app.addHook('onRequest', admissionHook(admission, isProbe));
+  // Operators are few, and they are who stops an abusive agent: their lane is not refused for a
+  // lagging event loop that agents' load may cause.
+  const operatorLane = new Admission({ ...DEFAULT_OPERATOR_ADMISSION, maxEventLoopDelayMs: 0 });
+  app.addHook('onClose', async () => {
+    admission.stop();
+    operatorLane.stop();
+  });
+  app.decorateRequest('admission', null);
+  app.addHook(
+    'onRequest',
+    admissionHook({ agents: admission, operators: operatorLane }, isProbe, isAgentRequest),
+  );
+  const streams = new StandingLimits('streams', {
+    ...DEFAULT_STREAMS,
+    ...options.standing?.streams,
+  });
+  const waits = new StandingLimits('waits', { ...DEFAULT_WAITS, ...options.standing?.waits });
   app.decorateRequest('agentId', '');
   app.decorateRequest('tokenUser', null);
   app.decorateRequest('credential', '');
@@ -336,6 +386,9 @@ export async function buildServer(
           {},
         );
       }
+      // The principal's share of the agents' lane: its agent and its user, whatever credential.
+      const refusal = req.admission?.claim(principalShares(identity.agentId, identity.user?.id));
+      if (refusal) throw refusal.error;
       req.agentId = identity.agentId;
       req.tokenUser = identity.user ?? null;
       req.credential = identity.credential;
@@ -397,6 +450,17 @@ export async function buildServer(
     ...options.mcp,
     version: options.version ?? '0.0.0',
     bodyLimit,
+    holdOf: (req) => {
+      const ticket = req.admission;
+      if (!ticket) return null;
+      return {
+        claim: (agentId, userId) => ticket.claim(principalShares(agentId, userId))?.error ?? null,
+        pause: () => ticket.pause(),
+        resume: async () => (await ticket.resume())?.error ?? null,
+      };
+    },
+    streams,
+    waits,
   });
   await secretRoutes(app, admin, bodyLimit);
   auditRoutes(app, admin);

@@ -69,6 +69,16 @@ export interface GatewayServerOptions {
    * HTTP the request's stream would stay open until the session ends, so the front closes it.
    */
   readonly onCancelled?: (requestId: string | number) => void;
+  /**
+   * Runs a wait for the person at the client (a pending approval's prompt) as a standing wait:
+   * without the request's slot, counted and bounded for the principal; `wait` must end when its
+   * signal aborts. `{ ok: false }` when the wait was refused, or the slot could not be had again
+   * after it (the call is then answered as still pending). Absent: the wait runs as is.
+   */
+  readonly standBy?: <T>(
+    requestId: string | number,
+    wait: (signal: AbortSignal) => Promise<T>,
+  ) => Promise<{ readonly ok: true; readonly value: T } | { readonly ok: false }>;
 }
 
 const META = 'toolgate/decision';
@@ -217,23 +227,31 @@ export function createGatewayServer(
       if (decision.kind === 'pending_approval' && server.getClientCapabilities()?.elicitation) {
         // Show the person at the client what waits, and let them retry once it is approved. The
         // retry is the same call with the same arguments: the gate decides again, nothing else.
-        const answer = await extra
-          .sendRequest(
-            {
-              method: 'elicitation/create',
-              params: {
-                mode: 'form',
-                message:
-                  `toolgate: this call needs approval (approval id ${decision.approvalId}): ` +
-                  `${JSON.stringify(decision.rendered)}. Accept once an administrator has ` +
-                  'approved it to run it now; decline to leave it waiting.',
-                requestedSchema: { type: 'object', properties: {} },
+        const pending = decision;
+        const ask = (signal?: AbortSignal) =>
+          extra
+            .sendRequest(
+              {
+                method: 'elicitation/create',
+                params: {
+                  mode: 'form',
+                  message:
+                    `toolgate: this call needs approval (approval id ${pending.approvalId}): ` +
+                    `${JSON.stringify(pending.rendered)}. Accept once an administrator has ` +
+                    'approved it to run it now; decline to leave it waiting.',
+                  requestedSchema: { type: 'object', properties: {} },
+                },
               },
-            },
-            ElicitResultSchema,
-            { timeout: ELICIT_TIMEOUT_MS },
-          )
-          .catch(() => null);
+              ElicitResultSchema,
+              { timeout: ELICIT_TIMEOUT_MS, ...(signal ? { signal } : {}) },
+            )
+            .catch(() => null);
+        // The person may take minutes: the wait holds no request slot (standBy), and a wait that
+        // is refused, or a slot not had again after it, leaves the call pending, as declined.
+        const waited = options.standBy
+          ? await options.standBy(extra.requestId, ask)
+          : { ok: true as const, value: await ask() };
+        const answer = waited.ok ? waited.value : null;
         if (answer?.action === 'accept') {
           decision = await agent.invoke(ctx, name, args ?? {}, callOptions);
         }

@@ -3,7 +3,10 @@
  * port. Every request carries a bearer token (agent API key or JWT); the MCP session is bound to
  * the agent that opened it and to one gate session. A request for another agent's MCP session is
  * answered as if the session did not exist. Protocol faults (bad JSON, oversized bodies, no
- * session) are JSON-RPC errors; the gateway keeps serving everyone else.
+ * session) are JSON-RPC errors; the gateway keeps serving everyone else. A request's slot is
+ * claimed for its principal (agent and user) once authenticated; what then stands open — a
+ * `subscriptions/listen` stream, a session's GET stream, a call waiting for the person at the
+ * client — gives the slot back and is counted apart, per agent and per user (`streams`, `waits`).
  */
 import { randomBytes } from 'node:crypto';
 import { StreamableHTTPServerTransport } from '@modelcontextprotocol/sdk/server/streamableHttp.js';
@@ -43,6 +46,34 @@ export interface McpHttpOptions {
   readonly runTtlSeconds?: number;
   /** Refusals before authentication recorded in full per minute and action; the rest counted. */
   readonly refusalSample?: number;
+  /** The request's admission ticket; null or absent: the request holds nothing to give back. */
+  readonly holdOf?: (req: FastifyRequest) => RequestHold | null;
+  /** Standing event streams (listen, a session's GET stream); absent: not bounded here. */
+  readonly streams?: StandingBound;
+  /** Calls waiting for the person at the client; absent: not bounded here. */
+  readonly waits?: StandingBound;
+}
+
+/**
+ * The admission ticket of one request as this front uses it (the HTTP server's, src/http): claim
+ * it for the principal; give the slot back while the request stands and take it again after.
+ */
+export interface RequestHold {
+  /** A refusal (429) when the agent's or the user's share of running requests is used up. */
+  claim(agentId: string, userId: string | undefined): ToolgateError | null;
+  pause(): void;
+  resume(): Promise<ToolgateError | null>;
+}
+
+/** Bounds on standing streams or waits, per agent, per user and overall (src/http). */
+export interface StandingBound {
+  enter(
+    agentId: string,
+    userId: string | undefined,
+    evict: () => void,
+  ):
+    | { readonly ok: true; readonly close: () => void }
+    | { readonly ok: false; readonly error: ToolgateError };
 }
 
 const DEFAULT_LIST_TTL_MS = 5_000;
@@ -52,6 +83,8 @@ interface Entry extends WatchedSession {
   lastSeen: number;
   /** POSTs of this session being answered now: a session with one is never evicted. */
   inFlight: number;
+  /** The admission ticket of each JSON-RPC request of this session being answered now. */
+  readonly holds: Map<string | number, RequestHold>;
 }
 
 const DEFAULT_MAX_SESSIONS = 1_000;
@@ -86,6 +119,16 @@ function rpcError(
 function retryAfterOf(err: ToolgateError): number | undefined {
   const retry = (err.details as { retryAfterSeconds?: unknown } | null)?.retryAfterSeconds;
   return typeof retry === 'number' ? retry : undefined;
+}
+
+/** The ids of the JSON-RPC requests in a message (one, or a batch). */
+function requestIds(message: unknown): (string | number)[] {
+  const out: (string | number)[] = [];
+  for (const m of Array.isArray(message) ? message : [message]) {
+    const id = (m as { id?: unknown } | null)?.id;
+    if (typeof id === 'string' || typeof id === 'number') out.push(id);
+  }
+  return out;
 }
 
 function bearer(req: FastifyRequest): string | undefined {
@@ -312,7 +355,33 @@ export async function registerMcpHttp(
         rpcError(reply, 'UNAUTHENTICATED', 'send Authorization: Bearer <agent API key or JWT>');
         return null;
       }
+      // The principal's share of running requests: its agent and its user, whatever credential.
+      const refusal = options.holdOf?.(req)?.claim(identity.agentId, identity.user?.id);
+      if (refusal) {
+        rpcError(reply, refusal.code, refusal.message, refusal);
+        return null;
+      }
       return identity;
+    };
+
+    /**
+     * Counts the response as a standing stream of the principal (refused at its bound: answered
+     * here, and false), and gives the request's slot back once the stream stands.
+     */
+    const stand = (
+      req: FastifyRequest,
+      reply: FastifyReply,
+      identity: { agentId: string; user?: { id: string } },
+    ): (() => void) | null => {
+      const standing = options.streams?.enter(identity.agentId, identity.user?.id, () =>
+        reply.raw.destroy(),
+      );
+      if (standing && !standing.ok) {
+        rpcError(reply, standing.error.code, standing.error.message, standing.error);
+        return null;
+      }
+      if (standing) reply.raw.once('close', standing.close);
+      return () => options.holdOf?.(req)?.pause();
     };
 
     /**
@@ -370,16 +439,24 @@ export async function registerMcpHttp(
           const refusal = await modern.paramRefusal(principal, era.params, req.headers);
           if (refusal) return refuseHeaders(req, reply, refusal);
         }
+        // A listen stream stands until the client leaves: counted as a stream, not a request.
+        const stood = era.method === 'subscriptions/listen' ? stand(req, reply, identity) : null;
+        if (era.method === 'subscriptions/listen' && !stood) return reply;
         await modern.serve(req, reply, principal, body, message);
+        stood?.();
         return reply;
       }
       if (req.headers['mcp-session-id'] !== undefined) {
         const entry = await own(req, reply, identity);
         if (!entry) return reply;
         entry.inFlight += 1;
+        const hold = options.holdOf?.(req) ?? null;
+        const ids = hold ? requestIds(message) : [];
+        for (const id of ids) if (hold) entry.holds.set(id, hold);
         reply.raw.once('close', () => {
           entry.inFlight -= 1;
           entry.lastSeen = Date.now();
+          for (const id of ids) if (entry.holds.get(id) === hold) entry.holds.delete(id);
         });
         reply.hijack();
         await entry.transport.handleRequest(req.raw, reply.raw, message);
@@ -442,11 +519,36 @@ export async function registerMcpHttp(
         onError: (err) => app.log.error({ err }, 'mcp tool call failed'),
         // No response goes out for a cancelled call; its stream is closed instead of left open.
         onCancelled: (requestId) => transport.closeSSEStream(requestId),
+        standBy: async (requestId, wait) => {
+          const entry = transport.sessionId ? sessions.get(transport.sessionId) : undefined;
+          const hold = entry?.holds.get(requestId) ?? null;
+          const stop = new AbortController();
+          const standing = options.waits?.enter(binding.agentId, binding.tokenUserId, () =>
+            stop.abort(),
+          );
+          if (standing && !standing.ok) return { ok: false };
+          hold?.pause();
+          try {
+            const value = await wait(stop.signal);
+            // The call goes on as work again: it queues for a slot like a new request.
+            if (hold && (await hold.resume())) return { ok: false };
+            return { ok: true, value };
+          } finally {
+            if (standing) standing.close();
+          }
+        },
       });
       const transport = new StreamableHTTPServerTransport({
         sessionIdGenerator: () => `mcp_${randomBytes(18).toString('base64url')}`,
         onsessioninitialized: (id) => {
-          sessions.set(id, { transport, server, binding, lastSeen: Date.now(), inFlight: 0 });
+          sessions.set(id, {
+            transport,
+            server,
+            binding,
+            lastSeen: Date.now(),
+            inFlight: 0,
+            holds: new Map(),
+          });
           watcher.start();
         },
         onsessionclosed: (id) => forget(id, true),
@@ -470,6 +572,11 @@ export async function registerMcpHttp(
       if (!identity) return reply;
       const entry = await own(req, reply, identity);
       if (!entry) return reply;
+      // A session's GET stream stands until the session ends: counted as a stream, not a request.
+      const stood = req.method === 'GET' ? stand(req, reply, identity) : null;
+      if (req.method === 'GET' && !stood) return reply;
+      // The transport answers a GET only when its stream ends: the slot is given back before.
+      stood?.();
       reply.hijack();
       await entry.transport.handleRequest(req.raw, reply.raw);
       return reply;

@@ -1,6 +1,7 @@
 /**
  * The health monitor's rules (C14) on the real gate, runtimes and store: passive health and the
- * circuit breaker for a tool without a probe (opens after repeated failures, fails fast, half-opens
+ * circuit breaker for a tool without a probe (opens after repeated failures of more than one caller
+ * — test/health/health-breaker-callers.test.ts pins that one caller's never do —, fails fast, half-opens
  * to let one trial call through, closes on its success); a probe that finds a command tool's
  * code_hash no longer matches the file on disk quarantines that tool (seed §8) and leaves its
  * unchanged neighbour alone; probe coverage falls when probes cannot keep up, raising one alert
@@ -81,6 +82,8 @@ describe('passive health and the circuit breaker', () => {
         },
         { kind: 'Agent', spec: { id: 'reader', owner: 'qa' } },
         { kind: 'Grant', spec: { agent: 'reader', capabilities: ['billing:read'] } },
+        { kind: 'Agent', spec: { id: 'second-reader', owner: 'qa' } },
+        { kind: 'Grant', spec: { agent: 'second-reader', capabilities: ['billing:read'] } },
       ],
       admin,
     );
@@ -92,13 +95,15 @@ describe('passive health and the circuit breaker', () => {
     rmSync(dir, { recursive: true, force: true, maxRetries: 5, retryDelay: 50 });
   });
 
-  test('three failed calls open the breaker; calls then fail fast; one trial after the cool-down closes it', async () => {
+  test('three failed calls of two callers open the breaker; calls then fail fast; one trial after the cool-down closes it', async () => {
     const s = await tg.sessions.open('reader');
     const ctx = { agentId: 'reader', sessionId: s.id };
+    const other = await tg.sessions.open('second-reader');
+    const otherCtx = { agentId: 'second-reader', sessionId: other.id };
     const args = { invoice: 'INV-1' };
     assert.equal(tg.health.healthOf('flaky_lookup', '1.0.0').state, 'unchecked');
-    for (let i = 0; i < 3; i++) {
-      const d = await tg.gate.invoke(ctx, 'flaky_lookup', args);
+    for (const c of [ctx, ctx, otherCtx]) {
+      const d = await tg.gate.invoke(c, 'flaky_lookup', args);
       assert.equal(d.kind === 'deny' && d.code, 'EXECUTION_FAILED');
     }
     assert.deepEqual(tg.health.healthOf('flaky_lookup', '1.0.0'), {

@@ -74,7 +74,10 @@ export function registerServe(program: Command): void {
         .argParser(int(1, 100_000)),
     )
     .addOption(
-      new Option('--max-in-flight-per-caller <n>', 'running + queued requests of one credential')
+      new Option(
+        '--max-in-flight-per-caller <n>',
+        'running requests of one agent or user (and of one credential before authentication)',
+      )
         .default(16)
         .argParser(int(1, 100_000)),
     )

@@ -17,7 +17,7 @@ import { CANCELLED, type CallProgress } from '../call-progress.js';
 import { type IdentityCache, SESSION_CACHE_MAX } from '../identity-cache.js';
 import type { CompiledTool } from '../tool-cache.js';
 import type { ExecuteExtra, ExecuteRun } from './run-result.js';
-import { type CallState, CONTINUE, type StepResult } from './step.js';
+import { type CallState, CONTINUE, healthCaller, type StepResult } from './step.js';
 
 /** What the runtimes need of the gate's services. */
 export interface ExecuteDependencies {
@@ -47,7 +47,13 @@ export async function executeStep(s: CallState): Promise<StepResult> {
   });
   // Passive health (C14): the tool's own outcome, recorded in memory without holding the call.
   if (s.ref && countsForHealth(s.run))
-    s.deps.health.observe(s.ref.id, s.ref.version, s.run.ok, performance.now() - started);
+    s.deps.health.observe(
+      s.ref.id,
+      s.ref.version,
+      s.run.ok,
+      performance.now() - started,
+      healthCaller(s),
+    );
   return CONTINUE;
 }
 

@@ -10,7 +10,14 @@ import { parseMajor, parseToolRef } from '../../catalog/index.js';
 import type { SessionTool } from '../../sessions/index.js';
 import type { SessionRow } from '../../store/index.js';
 import type { CompiledTool } from '../tool-cache.js';
-import { type CallState, CONTINUE, type Refusal, refuse, type StepResult } from './step.js';
+import {
+  type CallState,
+  CONTINUE,
+  healthCaller,
+  type Refusal,
+  refuse,
+  type StepResult,
+} from './step.js';
 import { pinnedVersion, retiredMajor, successorOf } from './version-pin.js';
 
 export const NOT_REGISTERED: Refusal = {
@@ -83,7 +90,7 @@ function resolved(s: CallState, compiled: CompiledTool): StepResult {
   s.ref = { id: compiled.detail.id, version: compiled.detail.version };
   // C14: a tool of the caller's set that its health monitor marks unavailable fails fast, before
   // anything is checked, spent or run (state read from memory, docs/architecture.md §3).
-  const unavailable = s.deps.health.admit(s.ref.id, s.ref.version);
+  const unavailable = s.deps.health.admit(s.ref.id, s.ref.version, healthCaller(s));
   return unavailable ? refuse('TOOL_UNAVAILABLE', unavailable.rule, unavailable.message) : CONTINUE;
 }
 

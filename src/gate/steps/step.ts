@@ -169,3 +169,12 @@ export function refuse(code: DenyCode, rule: string, message: string, details?: 
     ? { kind: 'refuse', code, rule, message }
     : { kind: 'refuse', code, rule, message, details };
 }
+
+/**
+ * The principal a call's health outcome is attributed to (C14): the session's agent and the user
+ * it acts for, never a credential string. The monitor needs several of them to fail before it
+ * takes a tool away from everyone (src/health/circuit-breaker.ts).
+ */
+export function healthCaller(s: CallState): string {
+  return JSON.stringify([s.session.agent_id, s.session.user_id]);
+}
