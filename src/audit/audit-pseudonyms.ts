@@ -14,7 +14,6 @@
 import { createHmac, randomBytes } from 'node:crypto';
 import { findPersonalData } from '../content/index.js';
 import { canonicalJson } from '../core/index.js';
-import type { AuditRecord } from './audit-writer.js';
 
 /** The HKDF label the pseudonym key is derived from the master key under. */
 export const PSEUDONYM_KEY_LABEL = 'toolgate audit pseudonyms v1';
@@ -35,6 +34,14 @@ const ECHO_PREFIX = 100;
 const MAX_DEPTH = 32;
 /** Argument strings looked for in one message at most (the longest first). */
 const MAX_ECHOES = 256;
+
+/** The fields of an audit record (audit-writer.ts) that can carry what a caller supplied. */
+export interface MaskableRecord {
+  readonly argsRedacted: unknown;
+  readonly message?: string;
+  readonly details?: Readonly<Record<string, unknown>>;
+  readonly egressHost?: string;
+}
 
 export class AuditPseudonyms {
   readonly #source: Buffer | (() => Buffer);
@@ -130,8 +137,8 @@ export class AuditPseudonyms {
    * The record as the log may keep it. `raw`: the call's arguments as sent, when the caller has
    * them; their strings are what a message may have echoed.
    */
-  maskRecord(record: AuditRecord, raw: unknown): AuditRecord {
-    const masked: { -readonly [K in keyof AuditRecord]: AuditRecord[K] } = { ...record };
+  maskRecord<R extends MaskableRecord>(record: R, raw: unknown): R {
+    const masked: { -readonly [K in keyof MaskableRecord]: MaskableRecord[K] } = { ...record };
     if (record.argsRedacted !== undefined) {
       masked.argsRedacted = this.maskArguments(record.argsRedacted);
     }
@@ -142,7 +149,7 @@ export class AuditPseudonyms {
       masked.details = this.maskDetails(record.details) as Record<string, unknown>;
     }
     if (record.egressHost !== undefined) masked.egressHost = this.maskText(record.egressHost);
-    return masked;
+    return masked as R;
   }
 }
 
