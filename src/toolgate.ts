@@ -4,6 +4,7 @@
  * this repository's tests and benchmarks, and is not exported from the package
  * (docs/architecture.md §6).
  */
+import { randomBytes } from 'node:crypto';
 import { readFileSync, statSync } from 'node:fs';
 import {
   type AdminApi,
@@ -15,6 +16,7 @@ import {
   AUDIT_RECORDS_ADMIN,
   CATALOG_ADMIN,
   CHANGES_ADMIN,
+  CLASSIFIED_ADMIN,
   CONFIG_ADMIN,
   CONSOLE_SESSIONS_ADMIN,
   DESTINATION_SETS_ADMIN,
@@ -54,10 +56,13 @@ import {
 } from './audit/detectors/index.js';
 import {
   AuditLog,
+  AuditPseudonyms,
   AuditSearch,
+  ClassifiedArguments,
   DEFAULT_ORIGIN,
   generateNoteSigner,
   type NoteSigner,
+  PSEUDONYM_KEY_LABEL,
 } from './audit/index.js';
 import {
   CatalogService,
@@ -300,6 +305,11 @@ export interface ToolgateOptions {
     readonly checkpointIntervalMs?: number;
     readonly origin?: string;
     readonly onError?: (err: unknown) => void;
+    /**
+     * Days the classified store keeps a call's raw arguments (default 30); the sweep removes
+     * older ones (docs/security-model.md, "Personal data and the audit log").
+     */
+    readonly classifiedRetentionDays?: number;
   };
   /** Detector thresholds, webhook and suspension (defaults: all on, none suspends); false: off. */
   readonly detectors?: DetectorsConfigInput | false;
@@ -462,7 +472,29 @@ export async function openGateway(options: ToolgateOptions = {}): Promise<Gatewa
   });
   const egress = options.egress ?? { proxy: new EgressProxy(), http: new HttpToolRunner() };
   const origin = options.audit?.origin ?? DEFAULT_ORIGIN;
+  // The key of the log's keyed hashes is derived from the master key (never stored); without a
+  // configured master key (library use) it is this process's own, so hashes match within it only.
+  // A configured key that cannot be read fails the record, never writes it unmasked.
+  const pseudonyms = new AuditPseudonyms(() => {
+    try {
+      return loadMasterKey().derive(PSEUDONYM_KEY_LABEL);
+    } catch (err) {
+      const notConfigured =
+        options.masterKey === undefined &&
+        err instanceof ToolgateError &&
+        (err.details as { reason?: unknown }).reason === 'not_configured';
+      if (notConfigured) return randomBytes(32);
+      throw err;
+    }
+  });
+  const classified = new ClassifiedArguments(store, pseudonyms, {
+    ...clock,
+    ...(options.audit?.classifiedRetentionDays !== undefined
+      ? { retentionDays: options.audit.classifiedRetentionDays }
+      : {}),
+  });
   const audit = new AuditLog(store, {
+    pseudonyms,
     signer: options.auditSigner ?? (() => generateNoteSigner(origin).signer),
     origin,
     ...(options.audit?.checkpoints !== undefined ? { checkpoints: options.audit.checkpoints } : {}),
@@ -835,6 +867,7 @@ export async function openGateway(options: ToolgateOptions = {}): Promise<Gatewa
     secrets: expose(secrets, SECRETS_ADMIN),
     audit: expose(audit, AUDIT_ADMIN),
     auditRecords: expose(new AuditSearch(store), AUDIT_RECORDS_ADMIN),
+    classified: expose(classified, CLASSIFIED_ADMIN),
     metrics: expose(metrics, METRICS_ADMIN),
     destinationSets: expose(destinationSets, DESTINATION_SETS_ADMIN),
     reports: expose(reports, REPORTS_ADMIN),
@@ -845,6 +878,7 @@ export async function openGateway(options: ToolgateOptions = {}): Promise<Gatewa
     doctor: () => sandbox.doctor(),
     sweep: async () => ({
       ...(await gate.sweep()),
+      classifiedArguments: await classified.sweep(),
       withdrawnApprovals: await withdrawEndedRunApprovals(
         store.db,
         (options.clock ?? systemClock)(),

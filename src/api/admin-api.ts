@@ -7,7 +7,7 @@
  * (docs/architecture.md §6).
  */
 import type { ApprovalDesk, OperatorSecondFactors } from '../approvals/index.js';
-import type { AuditLog, AuditSearch } from '../audit/index.js';
+import type { AuditLog, AuditSearch, ClassifiedArguments } from '../audit/index.js';
 import type { CatalogService, Discovery, SecurityReviewDesk } from '../catalog/index.js';
 import type { ApplyService, ChangeDesk } from '../config/index.js';
 import type { SecretAdmin } from '../credentials/index.js';
@@ -123,8 +123,20 @@ export const OWNER_CHANNELS_ADMIN = [
   'list',
   'remove',
 ] as const satisfies readonly (keyof OwnerChannels)[];
-/** The audit log's read side for people: search, one record, a call's raw arguments. */
-export const AUDIT_RECORDS_ADMIN = ['search', 'record', 'rawArguments'] as const;
+/** The audit log's read side for people: search, one record. */
+export const AUDIT_RECORDS_ADMIN = ['search', 'record'] as const;
+/**
+ * The classified store of raw arguments: an audited read, an audited search (by value or user),
+ * erasure, the retention sweep, the keyed hash of a value and the retention period.
+ */
+export const CLASSIFIED_ADMIN = [
+  'read',
+  'search',
+  'erase',
+  'sweep',
+  'tokenOf',
+  'retentionDays',
+] as const satisfies readonly (keyof ClassifiedArguments)[];
 export const CONSOLE_SESSIONS_ADMIN = [
   'create',
   'lookup',
@@ -187,9 +199,14 @@ export interface AdminApi {
   readonly audit: Pick<AuditLog, (typeof AUDIT_ADMIN)[number]>;
   /**
    * Audit records found by agent, user, tool, kind, decision, rule and time; one record with
-   * whether its hash recomputes; a call's raw arguments (fronts show these to auditors only).
+   * whether its hash recomputes. Argument values there are keyed hashes.
    */
   readonly auditRecords: Pick<AuditSearch, (typeof AUDIT_RECORDS_ADMIN)[number]>;
+  /**
+   * The classified store of calls' raw arguments (admins and auditors; every read and search is
+   * an audit record naming the operator): read, search by value or user, erase, sweep.
+   */
+  readonly classified: Pick<ClassifiedArguments, (typeof CLASSIFIED_ADMIN)[number]>;
   /**
    * Live destination sets a tool's `destinations` rules name: admin-managed members, or a
    * directory tool's (refreshed by toolgate itself). Every change is an event and audit record.
@@ -224,6 +241,8 @@ export interface AdminApi {
     Awaited<ReturnType<Gate['sweep']>> & {
       /** Approvals of runs that ended (closed, revoked, expired) marked `withdrawn`. */
       withdrawnApprovals: number;
+      /** Raw arguments older than the classified store's retention period, removed. */
+      classifiedArguments: number;
     }
   >;
 }

@@ -12,6 +12,7 @@ import type { Kysely } from 'kysely';
 import { GENESIS_PREV_HASH, recordHash } from '../audit-chain/index.js';
 import { type Clock, isStoreCorrupt, problem, systemClock, ToolgateError } from '../core/index.js';
 import type { AuditCheckpointRow, Database, NewAuditRow, Store } from '../store/index.js';
+import type { AuditPseudonyms } from './audit-pseudonyms.js';
 import { AuditWriter } from './audit-writer.js';
 import {
   type ChainRow,
@@ -49,6 +50,8 @@ export interface AuditLogOptions {
   readonly clock?: Clock;
   /** Reports failures of background checkpoints (they never reach a caller). */
   readonly onError?: (err: unknown) => void;
+  /** Keyed hashes of caller-supplied values (the writer's; default a per-process key). */
+  readonly pseudonyms?: AuditPseudonyms;
 }
 
 export interface CheckpointView {
@@ -124,7 +127,10 @@ export class AuditLog {
     this.#clock = options.clock ?? systemClock;
     this.#onError = options.onError ?? (() => {});
     this.#checkpoints = options.checkpoints !== false && this.#signerSource !== null;
-    this.writer = new AuditWriter(store, { onCommit: (rows) => this.#committed(rows) });
+    this.writer = new AuditWriter(store, {
+      onCommit: (rows) => this.#committed(rows),
+      ...(options.pseudonyms ? { pseudonyms: options.pseudonyms } : {}),
+    });
     const interval = options.checkpointIntervalMs ?? 10_000;
     if (this.#checkpoints && interval > 0) {
       this.#timer = setInterval(() => this.#schedule(), interval);

@@ -1,7 +1,8 @@
 /**
  * @module Reads the audit log for people: records found by agent, user, tool, kind, decision, rule
- * and time, newest first, cursor-paged by seq; one record whole (with whether its hash recomputes
- * from its own fields); and a call's raw arguments, which only an auditor's screen asks for.
+ * and time, newest first, cursor-paged by seq; and one record whole (with whether its hash
+ * recomputes from its own fields). A call's raw arguments are not here: they are in the classified
+ * store (classified-arguments.ts), whose every read is audited.
  * Nothing here writes: the log is append-only and this is its read side.
  */
 import { type SqlBool, sql } from 'kysely';
@@ -44,7 +45,10 @@ export interface AuditEntry {
   readonly tool_id: string | null;
   readonly tool_version: string | null;
   readonly args_hash: string | null;
-  /** The arguments with secret-looking values masked, as the gate recorded them. */
+  /**
+   * The arguments as the log keeps them: secret-looking values masked, every other string (and
+   * large number, and odd key) a keyed hash (audit-pseudonyms.ts).
+   */
   readonly args_redacted: unknown;
   readonly decision: string;
   readonly code: string | null;
@@ -189,18 +193,5 @@ export class AuditSearch {
     }
     const whole = row as unknown as Readonly<Record<string, unknown>>;
     return { ...toEntry(row), hashRecomputes: recordHash(whole) === row.hash };
-  }
-
-  /**
-   * The arguments of a call as the agent sent them, unmasked; null when none were kept. Only the
-   * auditor role may be shown these (the console checks the role before it asks).
-   */
-  async rawArguments(callId: string): Promise<unknown> {
-    const row = await this.#store.db
-      .selectFrom('call_arguments')
-      .select('args')
-      .where('call_id', '=', callId)
-      .executeTakeFirst();
-    return row ? parsed(row.args) : null;
   }
 }

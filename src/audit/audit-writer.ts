@@ -7,6 +7,7 @@
  * docs/architecture.md §5.
  */
 import type { NewAuditRow, RawArgumentsRow, Store, UnchainedRow } from '../store/index.js';
+import { AuditPseudonyms } from './audit-pseudonyms.js';
 
 export type AuditKind =
   | 'call.pre'
@@ -106,12 +107,18 @@ export interface AuditWriterOptions {
   readonly onCommit?: (rows: readonly NewAuditRow[]) => void;
   /** Replaces the slot's deferred sync (fdatasync of SQLite's WAL file); for tests only. */
   readonly syncFile?: (fd: number) => Promise<void>;
+  /**
+   * Keyed hashes for what callers supplied (audit-pseudonyms.ts); default a per-process key, so
+   * hashes match within this process only.
+   */
+  readonly pseudonyms?: AuditPseudonyms;
 }
 
 export class AuditWriter {
   readonly #store: Pick<Store, 'audit'>;
   readonly #onCommit: ((rows: readonly NewAuditRow[]) => void) | undefined;
   readonly #syncFile: ((fd: number) => Promise<void>) | undefined;
+  readonly #pseudonyms: AuditPseudonyms;
   #queue: Pending[] = [];
   #flushing: Promise<void> | null = null;
   #listeners: ((batch: readonly AuditRecord[], commitMs: number) => void)[] = [];
@@ -120,6 +127,7 @@ export class AuditWriter {
     this.#store = store;
     this.#onCommit = options.onCommit;
     this.#syncFile = options.syncFile;
+    this.#pseudonyms = options.pseudonyms ?? AuditPseudonyms.ephemeral();
   }
 
   #timer: NodeJS.Timeout | null = null;
@@ -132,17 +140,26 @@ export class AuditWriter {
   }
 
   /**
-   * Queues a record. `deferred` records (results of calls that already ran) ride along with the
-   * next durable commit, or go out within DEFER_MS when nothing else is written: they never cost
-   * a call an fsync of its own.
+   * Queues a record. What the log keeps of caller-supplied values is masked here, for every
+   * record kind (audit-pseudonyms.ts); `rawArgs`, when given, go to the classified store beside
+   * the record, never into the chain. `deferred` records (results of calls that already ran) ride
+   * along with the next durable commit, or go out within DEFER_MS when nothing else is written:
+   * they never cost a call an fsync of its own.
    */
   append(
     record: AuditRecord,
     rawArgs?: unknown,
     options: { deferred?: boolean } = {},
   ): Promise<void> {
+    let masked: AuditRecord;
+    try {
+      masked = this.#pseudonyms.maskRecord(record, rawArgs);
+    } catch (err) {
+      // No key, no record: a record that cannot be masked is not written raw (fail closed).
+      return Promise.reject(err);
+    }
     return new Promise<void>((resolve, reject) => {
-      this.#queue.push({ record, rawArgs, resolve, reject });
+      this.#queue.push({ record: masked, rawArgs, resolve, reject });
       if (options.deferred && !this.#flushing) {
         this.#timer ??= setTimeout(() => this.#start(), DEFER_MS);
         this.#timer.unref();
@@ -202,10 +219,20 @@ export class AuditWriter {
         const raw: RawArgumentsRow[] = [];
         for (const p of batch) {
           if (p.rawArgs === undefined) continue;
+          let args: string;
+          try {
+            args = JSON.stringify(p.rawArgs);
+          } catch {
+            continue; // not representable (the record says so: no argument hash)
+          }
+          if (args === undefined) continue;
           raw.push({
             call_id: p.record.callId,
             at: p.record.at.toISOString(),
-            args: JSON.stringify(p.rawArgs),
+            agent_id: p.record.agentId,
+            user_id: p.record.userId,
+            tool_id: p.record.toolId,
+            args,
           });
         }
         // A small batch (one caller) is durable at its commit: the quickest way for that caller. A

@@ -13,12 +13,25 @@ export type {
   InclusionProof,
 } from './audit-log.js';
 export { AuditLog, DEFAULT_ORIGIN } from './audit-log.js';
+export { AuditPseudonyms, PSEUDONYM_KEY_LABEL, PSEUDONYM_PREFIX } from './audit-pseudonyms.js';
 export type { AuditEntry, AuditRecordDetail, AuditSearchFilter } from './audit-search.js';
 export { AuditSearch } from './audit-search.js';
 export type { AuditKind, AuditRecord, AuditWriterOptions } from './audit-writer.js';
 export { AuditWriter } from './audit-writer.js';
 export type { BundleReport } from './bundle-verifier.js';
 export { verifyBundle } from './bundle-verifier.js';
+export type {
+  ClassifiedOptions,
+  ClassifiedRecord,
+  ClassifiedSearch,
+  ClassifiedSelector,
+} from './classified-arguments.js';
+export {
+  ClassifiedArguments,
+  checkSelector,
+  DEFAULT_CLASSIFIED_RETENTION_DAYS,
+  MIN_VALUE_LENGTH,
+} from './classified-arguments.js';
 export type {
   ChainRow,
   CheckpointRow,

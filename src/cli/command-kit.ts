@@ -161,6 +161,28 @@ export interface PageFlags {
 }
 
 /** The gateway options every command opens with: keys and secrets from the data folder. */
+/**
+ * TOOLGATE_CLASSIFIED_RETENTION_DAYS: days the classified store keeps raw arguments (serve and
+ * the CLI read the same variable, so `audit classified sweep` removes what serve would).
+ */
+export function classifiedRetentionFromEnv(): { classifiedRetentionDays?: number } {
+  const text = process.env.TOOLGATE_CLASSIFIED_RETENTION_DAYS?.trim();
+  if (text === undefined || text === '') return {};
+  const days = Number(text);
+  if (!/^\d+$/.test(text) || !Number.isSafeInteger(days) || days < 1 || days > 36_500) {
+    throw new ToolgateError(
+      'INPUT_INVALID',
+      'TOOLGATE_CLASSIFIED_RETENTION_DAYS must be a whole number of days from 1 to 36500',
+      {
+        problems: [
+          problem('/TOOLGATE_CLASSIFIED_RETENTION_DAYS', 'must be 1–36500 days', 'retention'),
+        ],
+      },
+    );
+  }
+  return { classifiedRetentionDays: days };
+}
+
 function gatewayOptions(globals: GlobalOptions): ToolgateOptions {
   return {
     ...(globals.db ? { db: globals.db } : {}),
@@ -192,10 +214,10 @@ export function withAdmin(
       tg = await openToolgate({
         ...gatewayOptions(globals),
         auditSigner: () => auditSigner(globals.dataDir, DEFAULT_ORIGIN),
+        ...options,
         // The running gateway checkpoints what the CLI appends (within its interval); only the
         // audit commands that need a signed head write one here.
-        audit: { checkpoints: false },
-        ...options,
+        audit: { checkpoints: false, ...classifiedRetentionFromEnv(), ...options.audit },
         teams: teamsFromEnv(),
         // One-shot commands watch nothing: the detectors and the health monitor run in `serve`.
         detectors: false,

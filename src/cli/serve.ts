@@ -13,7 +13,7 @@ import { type OriginPolicy, originPolicy } from '../mcp/index.js';
 import { type NotifyConfig, notifyConfigFromEnv } from '../notify/index.js';
 import { type OidcConfig, OidcLogin, oidcConfigFromEnv } from '../operators/oidc/index.js';
 import { openToolgate, type Toolgate } from '../toolgate.js';
-import { adminTokenDisabled } from './command-kit.js';
+import { adminTokenDisabled, classifiedRetentionFromEnv } from './command-kit.js';
 import { DEMO_ACTOR_ID, reviewDemoCatalog } from './demo-reviews.js';
 import { firstAdminBanner } from './first-admin.js';
 import {
@@ -138,6 +138,7 @@ export async function serve(options: ServeOptions): Promise<void> {
       approvalSigner: () => approvalSigner(options.dataDir),
       auditSigner: () => checkpointKey,
       masterKey: () => loadMasterKey({ dataDir: options.dataDir }),
+      audit: classifiedRetentionFromEnv(),
       // No sandbox may see the gateway's own files (the database's are added by openToolgate).
       protectedPaths: [
         options.dataDir,
@@ -207,7 +208,10 @@ export async function serve(options: ServeOptions): Promise<void> {
       running.admin
         .sweep()
         .catch((err: unknown) =>
-          server.log.error({ err }, 'rate counter and idempotency sweep failed'),
+          server.log.error(
+            { err },
+            'rate counter, idempotency and classified-store retention sweep failed',
+          ),
         );
       running.admin.catalog
         .sweepLifecycle()

@@ -219,7 +219,7 @@ export class Gate {
 
   /** A step's refusal: audited as `call.denied` (durable), then answered as a denial. */
   async #refuse(state: CallState, refusal: Refusal): Promise<GateDecision> {
-    await this.#audit.append(deniedRecord(state, refusal));
+    await this.#audit.append(deniedRecord(state, refusal), state.args);
     return deny(state.callId, refusal.code, refusal.rule, refusal.message, refusal.details);
   }
 }

@@ -46,6 +46,7 @@ import { adminRoutes } from './routes/admin.js';
 import { agentDiscoveryRoutes } from './routes/agent-discovery.js';
 import { approvalRoutes } from './routes/approvals.js';
 import { auditRoutes } from './routes/audit.js';
+import { classifiedRoutes } from './routes/classified.js';
 import { destinationSetRoutes } from './routes/destination-sets.js';
 import { discoveryRoutes } from './routes/discovery.js';
 import { healthRoutes } from './routes/health.js';
@@ -464,6 +465,7 @@ export async function buildServer(
   });
   await secretRoutes(app, admin, bodyLimit);
   auditRoutes(app, admin);
+  classifiedRoutes(app, admin);
   metricsRoutes(app, admin);
   reportRoutes(app, admin);
   ownerChannelRoutes(app, admin);

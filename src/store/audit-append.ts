@@ -16,10 +16,17 @@ import type { AuditRow, Database, NewAuditRow } from './database.js';
 /** An audit record before it is linked: every column but seq, prev_hash and hash. */
 export type UnchainedRow = Omit<NewAuditRow, 'seq' | 'prev_hash' | 'hash'>;
 
-/** A call's raw arguments, kept beside its record (shown to auditors only). */
+/**
+ * A call's raw arguments, kept beside its record in the classified store (`call_arguments`):
+ * never chained, read only by admins and auditors (each read audited), removed by the retention
+ * sweep or an erasure.
+ */
 export interface RawArgumentsRow {
   readonly call_id: string;
   readonly at: string;
+  readonly agent_id: string | null;
+  readonly user_id: string | null;
+  readonly tool_id: string | null;
   readonly args: string;
 }
 

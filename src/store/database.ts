@@ -245,9 +245,17 @@ export interface AuditTable {
 }
 
 /** Raw arguments, kept apart from the audit log: shown to the auditor role only (the console). */
+/**
+ * The classified store: a call's raw arguments, apart from the chained log (which keeps keyed
+ * hashes only). Rows are removed by the retention sweep and by erasure; agent, user and tool
+ * (migration 0034; null in rows written before it) let an erasure find a user's calls.
+ */
 export interface CallArgumentsTable {
   call_id: string;
   at: string;
+  agent_id: ColumnType<string | null, string | null | undefined, never>;
+  user_id: ColumnType<string | null, string | null | undefined, never>;
+  tool_id: ColumnType<string | null, string | null | undefined, never>;
   args: string;
 }
 

@@ -7,6 +7,7 @@ import { type Kysely, type Migration, type MigrationProvider, sql } from 'kysely
 import { chainRows, GENESIS_PREV_HASH, recordHash } from '../audit-chain/index.js';
 import type { Database } from './database.js';
 import { eventAuditRow } from './events.js';
+import { classifiedArguments } from './migrations/classified-arguments.js';
 import { consoleSessions } from './migrations/console-sessions.js';
 import { healthOverrides } from './migrations/health-overrides.js';
 import { operatorsMigration } from './migrations/operators.js';
@@ -701,6 +702,7 @@ export function migrationProvider(dialect: Dialect): MigrationProvider {
         '0027_destination_sets': destinationSets,
         '0029_health_overrides': healthOverrides,
         '0033_owner_notices': ownerNotices,
+        '0034_classified_arguments': classifiedArguments,
       };
     },
   };

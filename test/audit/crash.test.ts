@@ -143,12 +143,14 @@ test('SIGKILL mid-load: the log verifies, executions have pre-records, answers a
   const tailBefore = db
     .prepare('select seq, hash from audit_log order by seq desc limit 1')
     .get() as { seq: number; hash: string };
-  const pre = db.prepare("select args_redacted from audit_log where kind = 'call.pre'").all() as {
-    args_redacted: string;
-  }[];
-  const preQueries = new Set(
-    pre.map((r) => (JSON.parse(r.args_redacted) as { query: string }).query),
-  );
+  // The log keeps keyed hashes of arguments; the raw ones are in the classified store, written
+  // in the pre record's own transaction, keyed by its call.
+  const pre = db
+    .prepare(
+      "select a.args from audit_log l join call_arguments a on a.call_id = l.call_id where l.kind = 'call.pre'",
+    )
+    .all() as { args: string }[];
+  const preQueries = new Set(pre.map((r) => (JSON.parse(r.args) as { query: string }).query));
   const ids = new Set(
     (
       db.prepare('select call_id from audit_log where call_id is not null').all() as {

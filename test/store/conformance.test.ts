@@ -101,7 +101,16 @@ for (const backend of backends()) {
       try {
         const first = await store.audit.commit(
           auditRows(3, 'a'),
-          [{ call_id: 'call_a_0', at: '2026-01-01T00:00:00.000Z', args: '{"city":"Oslo"}' }],
+          [
+            {
+              call_id: 'call_a_0',
+              at: '2026-01-01T00:00:00.000Z',
+              agent_id: 'agent-a',
+              user_id: 'user-a',
+              tool_id: 'weather',
+              args: '{"city":"Oslo"}',
+            },
+          ],
           false,
         );
         assert.equal(first.durable, null, 'a batch that may not defer is durable at commit');
@@ -121,8 +130,8 @@ for (const backend of backends()) {
         assert.equal(firstBreak(GENESIS_HEAD, log), null);
         const raw = await store.db.selectFrom('call_arguments').selectAll().execute();
         assert.deepEqual(
-          raw.map((r) => [r.call_id, r.args]),
-          [['call_a_0', '{"city":"Oslo"}']],
+          raw.map((r) => [r.call_id, r.user_id, r.tool_id, r.args]),
+          [['call_a_0', 'user-a', 'weather', '{"city":"Oslo"}']],
         );
         const audit = new AuditLog(store, { checkpoints: false });
         const report = await audit.verify();

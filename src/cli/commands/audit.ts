@@ -1,11 +1,19 @@
 /**
- * @module `toolgate audit`: verify, checkpoint and export the tamper-evident audit log.
+ * @module `toolgate audit`: verify, checkpoint and export the tamper-evident audit log; read,
+ * search, erase and sweep the classified store of raw arguments (every read audited).
  */
 import { existsSync } from 'node:fs';
 import { join } from 'node:path';
 import { type Command, Option } from 'commander';
-import { LogVerifier, type VerifyReport, verifyBundle } from '../../audit/index.js';
+import {
+  type ClassifiedRecord,
+  checkSelector,
+  LogVerifier,
+  type VerifyReport,
+  verifyBundle,
+} from '../../audit/index.js';
 import { isStoreCorrupt } from '../../core/index.js';
+import { operatorActor } from '../../operators/index.js';
 import { type GlobalOptions, int, READERS, readInput, withAdmin } from '../command-kit.js';
 import { makeOutput, type Output, reportError } from '../output.js';
 
@@ -25,6 +33,8 @@ export function registerAudit(program: Command): void {
   const audit = program
     .command('audit')
     .description('the tamper-evident audit log: verify, checkpoint, export');
+
+  registerClassified(program, audit);
 
   audit
     .command('verify')
@@ -116,5 +126,108 @@ export function registerAudit(program: Command): void {
         },
         { audit: { checkpoints: true, checkpointIntervalMs: 0 } },
       )(),
+    );
+}
+
+function describeRecord(r: ClassifiedRecord): string {
+  return [
+    `call ${r.call_id} at ${r.at} (agent ${r.agent_id ?? '-'}, user ${r.user_id ?? '-'}, tool ${r.tool_id ?? '-'})`,
+    `  args:   ${JSON.stringify(r.args)}`,
+    `  masked: ${JSON.stringify(r.masked)}`,
+  ].join('\n');
+}
+
+interface SelectorOptions {
+  value?: string;
+  user?: string;
+  call?: string;
+}
+
+function selectorOf(opts: SelectorOptions) {
+  return checkSelector({
+    ...(opts.value !== undefined ? { value: opts.value } : {}),
+    ...(opts.user !== undefined ? { user: opts.user } : {}),
+    ...(opts.call !== undefined ? { call_id: opts.call } : {}),
+  });
+}
+
+/**
+ * `toolgate audit classified`: the raw arguments kept apart from the chained log, for admins and
+ * auditors (erasure and the sweep: admins). docs/security-model.md, "Personal data and the audit
+ * log".
+ */
+export function registerClassified(program: Command, audit: Command): void {
+  const classified = audit
+    .command('classified')
+    .description(
+      "calls' raw arguments, kept apart from the audit log with a retention period: read, search, erase, sweep",
+    );
+
+  classified
+    .command('show <call-id>')
+    .description("one call's raw arguments and their keyed hashes (the read is audited)")
+    .action((callId: string) =>
+      withAdmin(
+        program,
+        async (admin, out, operator) => {
+          const r = await admin.classified.read(callId, operatorActor(operator, 'cli'));
+          out.result(r, () => describeRecord(r));
+        },
+        { roles: READERS },
+      )(),
+    );
+
+  classified
+    .command('search')
+    .description('find raw arguments carrying a value, or of a user (the search is audited)')
+    .option('--value <text>', 'a value the arguments carry (an e-mail address, an IBAN)')
+    .option('--user <id>', "a user's calls")
+    .action((opts: SelectorOptions) =>
+      withAdmin(
+        program,
+        async (admin, out, operator) => {
+          const found = await admin.classified.search(
+            selectorOf(opts),
+            operatorActor(operator, 'cli'),
+          );
+          out.result(found, () =>
+            [
+              ...(found.token !== null ? [`keyed hash in the audit log: ${found.token}`] : []),
+              `${found.items.length} call(s)${found.omitted > 0 ? ` (${found.omitted} more not shown)` : ''}`,
+              ...found.items.map(describeRecord),
+            ].join('\n'),
+          );
+        },
+        { roles: READERS },
+      )(),
+    );
+
+  classified
+    .command('erase')
+    .description(
+      'erase raw arguments carrying a value, of a user, or of one call (the audit log and its verification are untouched)',
+    )
+    .option('--value <text>', 'every call whose arguments carry this value')
+    .option('--user <id>', 'every call of this user')
+    .option('--call <call-id>', 'one call')
+    .action((opts: SelectorOptions) =>
+      withAdmin(program, async (admin, out, operator) => {
+        const r = await admin.classified.erase(selectorOf(opts), operatorActor(operator, 'cli'));
+        out.result(r, () => `erased the raw arguments of ${r.erased} call(s)`);
+      })(),
+    );
+
+  classified
+    .command('sweep')
+    .description('remove raw arguments older than the retention period now')
+    .action(() =>
+      withAdmin(program, async (admin, out) => {
+        const removed = await admin.classified.sweep();
+        const days = admin.classified.retentionDays;
+        out.result(
+          { removed, retention_days: days },
+          () => `removed the raw arguments of ${removed} call(s) older than ${days} days`,
+        );
+      })(),
     );
 }

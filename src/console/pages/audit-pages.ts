@@ -2,11 +2,13 @@
  * @module The audit explorer: records found by agent, user, tool, kind, decision, rule and time,
  * newest first and cursor-paged; one record with its hash, whether that hash recomputes, the
  * latest signed checkpoint and whether the record is provably under it, and — on request, as it
- * reads every record — whether `verify` passes for the whole log. Arguments are shown as recorded (secret-looking values masked); the raw arguments
- * only to an auditor — nobody else's page even asks for them.
+ * reads every record — whether `verify` passes for the whole log. Arguments are shown as recorded
+ * (secrets masked, values as keyed hashes); the raw arguments only to an auditor who asks for them
+ * — the read from the classified store is itself recorded; nobody else's page even offers it.
  */
 import type { VerifyReport } from '../../audit/index.js';
-import { hasRole } from '../../operators/index.js';
+import { ToolgateError } from '../../core/index.js';
+import { hasRole, operatorActor } from '../../operators/index.js';
 import type { ConsolePage } from '../console-page.js';
 import { type Html, html } from '../html.js';
 import { consolePath, jsonBlock, link, pageRequest, pager, table } from './page-kit.js';
@@ -80,11 +82,19 @@ export const auditRecordPage: ConsolePage = {
       recordProof(ctx.admin, seq, record.hash),
       query.verify === 'log' ? ctx.admin.audit.verify() : Promise.resolve(null),
     ]);
+    // The raw arguments are read from the classified store only when the auditor asks: every
+    // read there is itself an audit record.
     const auditor = hasRole(ctx.operator, 'auditor');
     const raw =
-      auditor && record.call_id !== null
-        ? await ctx.admin.auditRecords.rawArguments(record.call_id)
-        : null;
+      auditor && record.call_id !== null && query.raw === '1'
+        ? await ctx.admin.classified
+            .read(record.call_id, operatorActor(ctx.operator, 'console'))
+            .then((r) => r.args)
+            .catch((err: unknown) => {
+              if (err instanceof ToolgateError && err.code === 'NOT_FOUND') return null;
+              throw err;
+            })
+        : undefined;
     const fields: [string, string | number | null][] = [
       ['At', record.at],
       ['Kind', record.kind],
@@ -110,11 +120,13 @@ export const auditRecordPage: ConsolePage = {
     const checkpoint = proof.state === 'no-checkpoint' ? null : proof.checkpoint;
     return html`<h1>Audit record ${seq}</h1>
 <dl>${fields.filter(([, v]) => v !== null).map(([k, v]) => html`<dt>${k}</dt><dd>${v}</dd>`)}</dl>
-<h2>Arguments (as recorded, secrets masked)</h2>${jsonBlock(record.args_redacted)}
+<h2>Arguments (as recorded: secrets masked, values as keyed hashes)</h2>${jsonBlock(record.args_redacted)}
 ${
-  auditor
-    ? html`<h2>Raw arguments (auditor)</h2>${raw === null ? html`<p>None kept for this record.</p>` : jsonBlock(raw)}`
-    : html``
+  !auditor || record.call_id === null
+    ? html``
+    : raw === undefined
+      ? html`<h2>Raw arguments (auditor)</h2><p>${link(consolePath(['audit', String(seq)], { raw: '1' }), 'Read the raw arguments from the classified store')} (the read is recorded).</p>`
+      : html`<h2>Raw arguments (auditor)</h2>${raw === null ? html`<p>None kept for this record (never kept, erased, or past the retention period).</p>` : jsonBlock(raw)}`
 }
 <h2>Details</h2>${jsonBlock(record.details)}
 <h2>Integrity</h2>

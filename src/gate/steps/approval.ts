@@ -126,7 +126,7 @@ async function pending(
   approvalId: string,
   rendered: RenderedCall,
 ): Promise<StepResult> {
-  await s.deps.audit.append(pendingRecord(s, approvalId));
+  await s.deps.audit.append(pendingRecord(s, approvalId), s.callArgs);
   return {
     kind: 'pending_approval',
     callId: s.callId,

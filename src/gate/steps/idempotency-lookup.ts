@@ -50,7 +50,7 @@ async function lookup(s: CallState, key: string): Promise<StepResult> {
 /** A replayed result or a refusal ends the call; a free key lets it go on. */
 export async function settle(s: CallState, claimed: IdempotencyOutcome): Promise<StepResult> {
   if (claimed.kind === 'replay') {
-    await s.deps.audit.append(replayedRecord(s, claimed.callId));
+    await s.deps.audit.append(replayedRecord(s, claimed.callId), s.callArgs);
     return {
       kind: 'allow',
       callId: claimed.callId,

@@ -62,7 +62,7 @@ export function auditAppend(db: Kysely<Database>, database: BetterSqlite3.Databa
       `insert into audit_log (${AUDIT_COLUMNS.join(',')}) values (${AUDIT_COLUMNS.map(() => '?').join(',')})`,
     );
     const insertRaw = database.prepare(
-      'insert into call_arguments (call_id, at, args) values (?, ?, ?) on conflict (call_id) do nothing',
+      'insert into call_arguments (call_id, at, agent_id, user_id, tool_id, args) values (?, ?, ?, ?, ?, ?) on conflict (call_id) do nothing',
     );
     const normal = database.prepare('pragma synchronous = NORMAL');
     const full = database.prepare('pragma synchronous = FULL');
@@ -79,7 +79,9 @@ export function auditAppend(db: Kysely<Database>, database: BetterSqlite3.Databa
             values[i] = row[AUDIT_COLUMNS[i] as keyof NewAuditRow] ?? null;
           insert.run(values);
         }
-        for (const r of rawRows) insertRaw.run(r.call_id, r.at, r.args);
+        for (const r of rawRows) {
+          insertRaw.run(r.call_id, r.at, r.agent_id, r.user_id, r.tool_id, r.args);
+        }
         return chained as NewAuditRow[];
       },
     );
