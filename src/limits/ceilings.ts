@@ -15,6 +15,18 @@ import type { Database, Store } from '../store/index.js';
 
 /** The cross-session private-read window when an agent configures none. */
 export const DEFAULT_FLOW_WINDOW_SECONDS = 3600;
+/**
+ * How long the destinations and instruction-like text an untrusted result brought are remembered
+ * for its (agent, user) across sessions and runs, when the agent configures no
+ * `untrusted_window_seconds`: a day, longer than a working session an attacker's text could steer.
+ */
+export const DEFAULT_UNTRUSTED_WINDOW_SECONDS = 86_400;
+
+/** The start of the untrusted-memory window at `now`; 0 seconds: the run only (never matches). */
+export function untrustedSince(ceilings: AgentCeilings, now: Date): Date {
+  const seconds = ceilings.untrusted_window_seconds ?? DEFAULT_UNTRUSTED_WINDOW_SECONDS;
+  return seconds === 0 ? new Date(8.64e15) : new Date(now.getTime() - seconds * 1000);
+}
 /** Buckets per window: the window's resolution (at worst it counts one bucket too many). */
 const BUCKETS_PER_WINDOW = 60;
 /** Advisory-lock class of ceiling counters on PostgreSQL (the audit chain uses the one-key form). */

@@ -7,7 +7,13 @@
 export type { CounterPrincipal } from './call-counters.js';
 export { CallCounters } from './call-counters.js';
 export type { Admission, CallFacts } from './ceilings.js';
-export { admitCall, chargeEgress, DEFAULT_FLOW_WINDOW_SECONDS } from './ceilings.js';
+export {
+  admitCall,
+  chargeEgress,
+  DEFAULT_FLOW_WINDOW_SECONDS,
+  DEFAULT_UNTRUSTED_WINDOW_SECONDS,
+  untrustedSince,
+} from './ceilings.js';
 export type { LimitCheck } from './limits.js';
 export { checkSpentBudgets } from './limits.js';
 export type { CostReading } from './spend.js';

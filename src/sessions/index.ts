@@ -6,7 +6,8 @@ export type { AgentCaps } from './agent-caps.js';
 export { DEFAULT_AGENT_CAPS, lockAgent, pendingApprovalsOf } from './agent-caps.js';
 export type { AgentDiscoveryResult, DiscoveryCaller } from './agent-discovery.js';
 export { AgentDiscovery } from './agent-discovery.js';
-export type { LiteralSighting, SeenLiteral } from './run-literals.js';
+export type { LiteralScopes, LiteralSighting, SeenLiteral } from './run-literals.js';
+export { principalScope, UNRECORDED_HASH, UNRECORDED_KIND } from './run-literals.js';
 export { type RunHandle, RunService } from './runs.js';
 export type {
   EntryCall,

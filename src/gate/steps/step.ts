@@ -102,6 +102,11 @@ export class CallState {
   destinations!: Set<string>;
   // policy (provenance.ts): argument values the run first saw in an untrusted result
   untrustedDestinations: readonly UntrustedDestination[] = NO_UNTRUSTED;
+  /**
+   * policy (provenance.ts): sources whose instruction-like text reached this run or this (agent,
+   * user) within the window though not this session; null when none did or nobody looked.
+   */
+  injectionElsewhere: readonly string[] | null = null;
   // flow
   who!: CounterPrincipal;
   // idempotency lookup (the hash is what approval binds and idempotency compares)
