@@ -10,8 +10,13 @@ export type { Admission, CallFacts } from './ceilings.js';
 export {
   admitCall,
   chargeEgress,
+  DEFAULT_CALLS_PER_TOOL,
+  DEFAULT_CEILING_WINDOW_SECONDS,
+  DEFAULT_EXTERNAL_SENDS,
   DEFAULT_FLOW_WINDOW_SECONDS,
+  DEFAULT_SESSION_BUDGETS_PER_DAY,
   DEFAULT_UNTRUSTED_WINDOW_SECONDS,
+  effectiveWindows,
   untrustedSince,
 } from './ceilings.js';
 export type { LimitCheck } from './limits.js';

@@ -23,7 +23,7 @@ async function chargeEgress(s: CallState, bytes: number): Promise<StepResult> {
   const { sessions, identities, counters } = s.deps;
   await sessions.addEgressBytes(s.session.id, bytes);
   identities.addToSession(s.session.id, 'egress_bytes', bytes);
-  await counters.chargeEgress(s.who, s.agent.ceilings, bytes);
+  await counters.chargeEgress(s.who, s.ceilings, bytes);
   return post(s);
 }
 
