@@ -78,7 +78,7 @@ async function afterCall(
   // Instruction-like text is remembered beyond this session: for the run and the (agent, user)
   // over the untrusted window, so a new session does not start clean (after-injection.ts).
   if (trust?.injection === true) await recordInjection(s);
-  if (s.idemKey !== null) await idempotency.storeResult(s.idemKey, output);
+  if (s.idemKey !== null) await idempotency.storeResult(s.idemKey, output, trust);
   return allowed(s, output);
 }
 
