@@ -32,11 +32,21 @@ export interface DestinationLiteral {
   readonly pointer: string;
 }
 
-/** Most literals taken from one result (or one call's arguments); the rest are not recorded. */
-export const MAX_LITERALS_PER_RESULT = 200;
+/**
+ * Most literals recorded from one result, and most looked up for one call's arguments. Going over
+ * either is never silent (`LiteralScan.complete` false): the gate escalates instead (provenance.ts).
+ */
+export const MAX_LITERALS_PER_RESULT = 1000;
+export const MAX_LITERALS_PER_ARGUMENTS = 200;
+
+/** What one scan found, and whether that is all there was (false: it stopped at its bound). */
+export interface LiteralScan {
+  readonly literals: readonly DestinationLiteral[];
+  readonly complete: boolean;
+}
 /** Strings longer than this are not read whole as one candidate (they still are scanned). */
 const MAX_WHOLE_CHARS = 256;
-/** Deepest nesting read; deeper values are not destinations anyone types. */
+/** Deepest nesting read; anything deeper makes the scan incomplete (fail closed). */
 const MAX_DEPTH = 32;
 
 const URL_RE = /\b(?:https?|wss?|ftp):\/\/[^\s<>"'`\\)\]}]{1,2048}/gi;
@@ -81,18 +91,24 @@ function parsedUrl(raw: string): { url: string; host: string } | null {
 class Collector {
   readonly out: DestinationLiteral[] = [];
   readonly #seen = new Set<string>();
+  /** Set when a distinct literal came after the bound: the scan is then not the whole input. */
+  overflowed = false;
 
   constructor(readonly max: number) {}
 
   get full(): boolean {
-    return this.out.length >= this.max;
+    return this.overflowed;
   }
 
   add(kind: DestinationKind, value: string, pointer: string): void {
-    if (this.full || value === '') return;
+    if (this.overflowed || value === '') return;
     // Repeats are common (a page of one address): compared as text, hashed once.
     const key = `${kind}:${value}`;
     if (this.#seen.has(key)) return;
+    if (this.out.length >= this.max) {
+      this.overflowed = true;
+      return;
+    }
     this.#seen.add(key);
     this.out.push({ kind, hash: literalHash(kind, value), pointer });
   }
@@ -180,7 +196,12 @@ function walk(v: unknown, pointer: string, depth: number, c: Collector, whole: b
     if (whole) wholeString(v, pointer, c);
     return;
   }
-  if (typeof v !== 'object' || v === null || depth >= MAX_DEPTH) return;
+  if (typeof v !== 'object' || v === null) return;
+  if (depth >= MAX_DEPTH) {
+    // Not read is not clean: a value nested this deep makes the scan incomplete.
+    c.overflowed = true;
+    return;
+  }
   if (Array.isArray(v)) {
     for (let i = 0; i < v.length && !c.full; i++)
       walk(v[i], `${pointer}/${i}`, depth + 1, c, whole);
@@ -207,17 +228,40 @@ export function destinationLiteralsOf(
   output: unknown,
   max: number = MAX_LITERALS_PER_RESULT,
 ): DestinationLiteral[] {
+  return [...scanResultLiterals(output, max).literals];
+}
+
+/** As destinationLiteralsOf, saying whether the bound cut the scan short. */
+export function scanResultLiterals(
+  output: unknown,
+  max: number = MAX_LITERALS_PER_RESULT,
+): LiteralScan {
   const c = new Collector(max);
   walk(output, '', 0, c, false);
-  return c.out;
+  return { literals: c.out, complete: !c.overflowed };
 }
 
 /** The literals a call's arguments carry, each whole string also read as one candidate. */
 export function argumentLiteralsOf(
   args: unknown,
-  max: number = MAX_LITERALS_PER_RESULT,
+  max: number = MAX_LITERALS_PER_ARGUMENTS,
 ): DestinationLiteral[] {
+  return [...scanArgumentLiterals(args, [], max).literals];
+}
+
+/**
+ * As argumentLiteralsOf, the destination arguments first: `first` lists the values the tool's
+ * destination and URL rules name (concrete pointers), read before anything else, so that padding
+ * the other arguments cannot push the real recipient past the bound. Says whether the bound cut
+ * the scan short (the caller then fails closed).
+ */
+export function scanArgumentLiterals(
+  args: unknown,
+  first: readonly { readonly pointer: string; readonly value: unknown }[],
+  max: number = MAX_LITERALS_PER_ARGUMENTS,
+): LiteralScan {
   const c = new Collector(max);
+  for (const at of first) walk(at.value, at.pointer, 0, c, true);
   walk(args, '', 0, c, true);
-  return c.out;
+  return { literals: c.out, complete: !c.overflowed };
 }

@@ -1,11 +1,14 @@
 /** @module What a model reads from a tool: the result scan, the result policy and the trust label. */
 
-export type { DestinationKind, DestinationLiteral } from './destination-literals.js';
+export type { DestinationKind, DestinationLiteral, LiteralScan } from './destination-literals.js';
 export {
   argumentLiteralsOf,
   destinationLiteralsOf,
   literalHash,
+  MAX_LITERALS_PER_ARGUMENTS,
   MAX_LITERALS_PER_RESULT,
+  scanArgumentLiterals,
+  scanResultLiterals,
 } from './destination-literals.js';
 export type { Finding, FindingKind } from './finding.js';
 export { findInjection } from './injection-findings.js';

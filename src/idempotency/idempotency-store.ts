@@ -7,6 +7,9 @@ import type { Kysely } from 'kysely';
 import { type Clock, systemClock, ToolgateError } from '../core/index.js';
 import type { Database } from '../store/index.js';
 
+/** Starts a stored result that carries its trust label (an ASCII record separator). */
+const LABELLED = '\u001e';
+
 /** How long an idempotency key answers with its first result (and refuses other arguments). */
 export const IDEMPOTENCY_TTL_MS = 24 * 60 * 60 * 1000;
 
@@ -19,7 +22,13 @@ export function isIdempotencyKey(key: string): boolean {
 
 export type IdempotencyOutcome =
   | { readonly kind: 'claimed' }
-  | { readonly kind: 'replay'; readonly callId: string; readonly output: unknown }
+  | {
+      readonly kind: 'replay';
+      readonly callId: string;
+      readonly output: unknown;
+      /** The trust label the result carried when it was first answered, if it had one. */
+      readonly trust?: unknown;
+    }
   | { readonly kind: 'conflict'; readonly rule: string; readonly message: string };
 
 const CLAIMED: IdempotencyOutcome = { kind: 'claimed' };
@@ -83,10 +92,17 @@ export class IdempotencyStore {
   }
 
   /** Stores a finished call's result under its key: later retries are answered with it. */
-  async storeResult(key: string, output: unknown): Promise<void> {
+  async storeResult(key: string, output: unknown, trust?: unknown): Promise<void> {
     await this.#db
       .updateTable('idempotency')
-      .set({ result: JSON.stringify(output) })
+      .set({
+        // A labelled result keeps its label, so a replay carries it too: stored behind a
+        // separator no JSON text begins with (rows stored before hold the output alone).
+        result:
+          trust === undefined
+            ? JSON.stringify(output)
+            : `${LABELLED}${JSON.stringify({ output, trust })}`,
+      })
       .where('key', '=', key)
       .execute();
   }
@@ -119,6 +135,13 @@ function judgeIdempotency(
       rule: 'idempotency.in_progress',
       message: 'a call with this idempotency key is still running or failed; use a new key',
     };
+  }
+  if (row.result.startsWith(LABELLED)) {
+    const stored = JSON.parse(row.result.slice(LABELLED.length)) as {
+      output: unknown;
+      trust: unknown;
+    };
+    return { kind: 'replay', callId: row.call_id, output: stored.output, trust: stored.trust };
   }
   return { kind: 'replay', callId: row.call_id, output: JSON.parse(row.result) as unknown };
 }

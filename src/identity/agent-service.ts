@@ -50,6 +50,11 @@ export interface CeilingWindow {
 export interface AgentCeilings {
   /** How long a private-data read keeps unconstrained egress refused for the same (agent, user). */
   readonly flow_window_seconds?: number;
+  /**
+   * How long destinations and instruction-like text from untrusted results are remembered for the
+   * same (agent, user) across sessions and runs (default a day; 0: the run only).
+   */
+  readonly untrusted_window_seconds?: number;
   readonly windows?: readonly CeilingWindow[];
 }
 
@@ -109,6 +114,7 @@ export const agentSpecSchema = {
       additionalProperties: false,
       properties: {
         flow_window_seconds: { type: 'integer', minimum: 0, maximum: 2_592_000 },
+        untrusted_window_seconds: { type: 'integer', minimum: 0, maximum: 2_592_000 },
         windows: {
           type: 'array',
           maxItems: 8,

@@ -33,7 +33,14 @@ export class CallCounters {
   }
 
   takeRateLimits(
-    call: { agentId: string; toolId: string; runId: string; now: Date; sessionExpiresAt: string },
+    call: {
+      agentId: string;
+      userId: string | null;
+      toolId: string;
+      runId: string;
+      now: Date;
+      sessionExpiresAt: string;
+    },
     limit: RateLimit | undefined,
   ): Promise<LimitCheck> {
     return takeRateLimits(this.#store.db, call, limit);

@@ -10,11 +10,60 @@
  * a window already at its ceiling stops the next call.
  */
 import { type Kysely, sql } from 'kysely';
-import type { AgentCeilings, CeilingWindow } from '../identity/index.js';
+import type { AgentCeilings, CeilingWindow, SessionBudgets } from '../identity/index.js';
 import type { Database, Store } from '../store/index.js';
 
 /** The cross-session private-read window when an agent configures none. */
 export const DEFAULT_FLOW_WINDOW_SECONDS = 3600;
+/**
+ * How long the destinations and instruction-like text an untrusted result brought are remembered
+ * for its (agent, user) across sessions and runs, when the agent configures no
+ * `untrusted_window_seconds`: a day, longer than a working session an attacker's text could steer.
+ */
+export const DEFAULT_UNTRUSTED_WINDOW_SECONDS = 86_400;
+
+/** The window of the ceilings an agent gets when it configures no `windows`: a day. */
+export const DEFAULT_CEILING_WINDOW_SECONDS = 86_400;
+/** How many sessions' worth of a session budget the default day ceiling allows. */
+export const DEFAULT_SESSION_BUDGETS_PER_DAY = 10;
+/** Calls of any one tool per (agent, user) per day, when the agent configures no `windows`. */
+export const DEFAULT_CALLS_PER_TOOL = 10_000;
+/** External sends per (agent, user) per day when neither a window nor a session budget says. */
+export const DEFAULT_EXTERNAL_SENDS = 1_000;
+
+/**
+ * The rolling ceilings that hold for an agent: its own `windows` when it configures them (an
+ * empty list turns them off, on purpose), otherwise one default day window per (agent, user), so
+ * that in the default configuration no new session or run starts a fresh allowance: calls of any
+ * tool, external sends, and every session budget it sets, at DEFAULT_SESSION_BUDGETS_PER_DAY
+ * sessions' worth a day.
+ */
+export function effectiveWindows(
+  ceilings: AgentCeilings,
+  budgets: SessionBudgets,
+): readonly CeilingWindow[] {
+  if (ceilings.windows !== undefined) return ceilings.windows;
+  const times = (n: number | undefined) =>
+    n === undefined ? undefined : n * DEFAULT_SESSION_BUDGETS_PER_DAY;
+  const egress = times(budgets.egress_bytes);
+  const spend = times(budgets.spend_cents);
+  return [
+    {
+      scope: 'agent_user',
+      window_seconds: DEFAULT_CEILING_WINDOW_SECONDS,
+      calls_per_tool: DEFAULT_CALLS_PER_TOOL,
+      external_sends: times(budgets.external_sends) ?? DEFAULT_EXTERNAL_SENDS,
+      ...(egress !== undefined ? { egress_bytes: egress } : {}),
+      ...(spend !== undefined ? { spend_cents: spend } : {}),
+    },
+  ];
+}
+
+/** The start of the untrusted-memory window at `now`; 0 seconds: the run only (never matches). */
+export function untrustedSince(ceilings: AgentCeilings, now: Date): Date {
+  const seconds = ceilings.untrusted_window_seconds ?? DEFAULT_UNTRUSTED_WINDOW_SECONDS;
+  return seconds === 0 ? new Date(8.64e15) : new Date(now.getTime() - seconds * 1000);
+}
 /** Buckets per window: the window's resolution (at worst it counts one bucket too many). */
 const BUCKETS_PER_WINDOW = 60;
 /** Advisory-lock class of ceiling counters on PostgreSQL (the audit chain uses the one-key form). */

@@ -7,7 +7,18 @@
 export type { CounterPrincipal } from './call-counters.js';
 export { CallCounters } from './call-counters.js';
 export type { Admission, CallFacts } from './ceilings.js';
-export { admitCall, chargeEgress, DEFAULT_FLOW_WINDOW_SECONDS } from './ceilings.js';
+export {
+  admitCall,
+  chargeEgress,
+  DEFAULT_CALLS_PER_TOOL,
+  DEFAULT_CEILING_WINDOW_SECONDS,
+  DEFAULT_EXTERNAL_SENDS,
+  DEFAULT_FLOW_WINDOW_SECONDS,
+  DEFAULT_SESSION_BUDGETS_PER_DAY,
+  DEFAULT_UNTRUSTED_WINDOW_SECONDS,
+  effectiveWindows,
+  untrustedSince,
+} from './ceilings.js';
 export type { LimitCheck } from './limits.js';
 export { checkSpentBudgets } from './limits.js';
 export type { CostReading } from './spend.js';

@@ -16,6 +16,10 @@ export interface LimitCheck {
 
 const OK: LimitCheck = { ok: true };
 
+const DAY_SECONDS = 86_400;
+/** How many runs' worth of a tool's `per_run` limit one (agent, user) may use in a UTC day. */
+export const RUNS_PER_DAY = 10;
+
 /**
  * Takes one slot of a counter if fewer than `limit` are taken. One statement: insert the counter
  * at 1, or add one only while below the limit; no row back means the limit was reached.
@@ -36,7 +40,14 @@ async function takeSlot(
 
 export async function takeRateLimits(
   db: Kysely<Database>,
-  call: { agentId: string; toolId: string; runId: string; now: Date; sessionExpiresAt: string },
+  call: {
+    agentId: string;
+    userId: string | null;
+    toolId: string;
+    runId: string;
+    now: Date;
+    sessionExpiresAt: string;
+  },
   limit: RateLimit | undefined,
 ): Promise<LimitCheck> {
   if (!limit) return OK;
@@ -47,6 +58,20 @@ export async function takeRateLimits(
         ok: false,
         rule: 'rate.per_run',
         message: `at most ${limit.per_run} calls of this tool per run`,
+      };
+    }
+    // A new run must not be a fresh allowance: the same (agent, user) gets at most
+    // RUNS_PER_DAY runs' worth a day, whatever the run ids (after the run's own slot, so
+    // that a call the run refuses spends none of the day).
+    const day = Math.floor(call.now.getTime() / 1000 / DAY_SECONDS);
+    const dayKey = `runday|${JSON.stringify([call.agentId, call.userId, call.toolId])}|${day}`;
+    const dayMax = limit.per_run * RUNS_PER_DAY;
+    const dayExpires = new Date((day + 1) * DAY_SECONDS * 1000).toISOString();
+    if (!(await takeSlot(db, dayKey, dayMax, dayExpires))) {
+      return {
+        ok: false,
+        rule: 'rate.per_run_daily',
+        message: `at most ${dayMax} calls of this tool per day across runs (${RUNS_PER_DAY} runs' worth)`,
       };
     }
   }

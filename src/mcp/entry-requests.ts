@@ -2,10 +2,12 @@
  * @module resources/list, resources/templates/list, resources/read, prompts/list and prompts/get
  * for both MCP eras (C15, docs/architecture.md §6): lists are the session's governed entries
  * (session-entries.ts), and a read or get is a gate call of the entry (grant, policy, flow, limits,
- * audit pre and post), its upstream answer passed on only when the gate allowed it. Era-neutral:
+ * audit pre and post), its upstream answer passed on only when the gate allowed it, with its trust
+ * label in `_meta` as a tool result carries it. Era-neutral:
  * a refusal is a ToolgateError each server turns into its own protocol error.
  */
 import type { AgentApi } from '../api/index.js';
+import { TRUST_META_KEY } from '../content/index.js';
 import { ToolgateError } from '../core/index.js';
 import type { CallContext, CallOptions, GateDecision } from '../gate/index.js';
 import type { OfferedEntries } from '../sessions/index.js';
@@ -41,6 +43,14 @@ function denied(decision: Exclude<GateDecision, { kind: 'allow' }>): ToolgateErr
   );
 }
 
+/**
+ * The trust label of an allowed entry call, as a result's `_meta` carries it (README "Results"):
+ * a resource's contents and a prompt's messages are outside content like a tool's result.
+ */
+function labelOf(decision: GateDecision): { readonly [TRUST_META_KEY]?: unknown } {
+  return decision.kind === 'allow' && decision.trust ? { [TRUST_META_KEY]: decision.trust } : {};
+}
+
 /** The upstream's answer of an allowed entry call, as the mcp runtime carried it. */
 function answer(decision: GateDecision): Record<string, unknown> {
   if (decision.kind !== 'allow') throw denied(decision);
@@ -61,13 +71,14 @@ export async function readResource(
   ctx: CallContext,
   uri: string,
   options: CallOptions,
-): Promise<{ contents: unknown[] }> {
+): Promise<{ contents: unknown[]; _meta: Record<string, unknown> }> {
   const call = await agent.entries.resolveResource(ctx.sessionId, ctx, uri);
   if (!call) {
     throw new ToolgateError('RESOURCE_NOT_FOUND', 'no resource with this URI is offered', { uri });
   }
-  const out = answer(await agent.invoke(ctx, call.toolId, call.args, options));
-  return { contents: Array.isArray(out.contents) ? out.contents : [] };
+  const decision = await agent.invoke(ctx, call.toolId, call.args, options);
+  const out = answer(decision);
+  return { contents: Array.isArray(out.contents) ? out.contents : [], _meta: labelOf(decision) };
 }
 
 /** prompts/get of `name`: PROMPT_NOT_FOUND unless an offered prompt is listed under it. */
@@ -77,7 +88,7 @@ export async function getPrompt(
   name: string,
   args: Readonly<Record<string, unknown>> | undefined,
   options: CallOptions,
-): Promise<{ description?: string; messages: unknown[] }> {
+): Promise<{ description?: string; messages: unknown[]; _meta: Record<string, unknown> }> {
   const toolId = await agent.entries.resolvePrompt(ctx.sessionId, ctx, name);
   if (!toolId) {
     throw new ToolgateError('PROMPT_NOT_FOUND', 'no prompt with this name is offered', { name });
@@ -89,9 +100,11 @@ export async function getPrompt(
     });
   }
   // The gate checks the arguments against the prompt's schema (strings, the declared names only).
-  const out = answer(await agent.invoke(ctx, toolId, given, options));
+  const decision = await agent.invoke(ctx, toolId, given, options);
+  const out = answer(decision);
   return {
     ...(typeof out.description === 'string' ? { description: out.description } : {}),
     messages: Array.isArray(out.messages) ? out.messages : [],
+    _meta: labelOf(decision),
   };
 }

@@ -127,24 +127,69 @@ export interface ParamDeclaration {
   readonly path: readonly string[];
   readonly header: string;
   readonly type: string | undefined;
+  /**
+   * Reached through a `$ref`: the revision does not make clients mirror it (such an annotation is
+   * outside the `properties` chain), so a missing header is not refused, but a header that is
+   * sent must agree all the same: an intermediary may act on it.
+   */
+  readonly viaRef: boolean;
 }
 
-/** The `x-mcp-header` declarations of an input schema, along `properties` chains only. */
+/** Deepest `properties`/`$ref` chain followed; a schema deeper than this is not a tool's. */
+const MAX_DECLARATION_DEPTH = 32;
+
+/** The schema a local `$ref` (`#` or `#/…`, JSON pointer) names in `root`, or undefined. */
+function resolveRef(root: unknown, ref: string): unknown {
+  if (ref === '#') return root;
+  if (!ref.startsWith('#/')) return undefined;
+  let node: unknown = root;
+  for (const raw of ref.slice(2).split('/')) {
+    let token: string;
+    try {
+      token = decodeURIComponent(raw).replaceAll('~1', '/').replaceAll('~0', '~');
+    } catch {
+      return undefined;
+    }
+    if (node === null || typeof node !== 'object' || !Object.hasOwn(node, token)) return undefined;
+    node = (node as Record<string, unknown>)[token];
+  }
+  return node;
+}
+
+/**
+ * The `x-mcp-header` declarations of an input schema, along `properties` chains and through
+ * local `$ref`s (bounded in depth; a `$ref` already on the current chain is not followed again,
+ * so a recursive schema ends).
+ */
 export function paramDeclarations(schema: unknown): ParamDeclaration[] {
   const out: ParamDeclaration[] = [];
-  const visit = (node: unknown, path: string[]) => {
-    if (node === null || typeof node !== 'object') return;
+  const visit = (
+    node: unknown,
+    path: string[],
+    viaRef: boolean,
+    refs: ReadonlySet<string>,
+  ): void => {
+    if (node === null || typeof node !== 'object' || path.length > MAX_DECLARATION_DEPTH) return;
     const s = node as Record<string, unknown>;
     const name = s['x-mcp-header'];
     if (path.length > 0 && typeof name === 'string' && name.length > 0) {
-      out.push({ path, header: name, type: typeof s.type === 'string' ? s.type : undefined });
+      out.push({
+        path,
+        header: name,
+        type: typeof s.type === 'string' ? s.type : undefined,
+        viaRef,
+      });
+    }
+    const ref = s.$ref;
+    if (typeof ref === 'string' && !refs.has(ref) && refs.size < MAX_DECLARATION_DEPTH) {
+      visit(resolveRef(schema, ref), path, true, new Set([...refs, ref]));
     }
     const props = s.properties;
     if (props !== null && typeof props === 'object') {
-      for (const [k, child] of Object.entries(props)) visit(child, [...path, k]);
+      for (const [k, child] of Object.entries(props)) visit(child, [...path, k], viaRef, refs);
     }
   };
-  visit(schema, []);
+  visit(schema, [], false, new Set());
   return out;
 }
 
@@ -176,10 +221,28 @@ function asHeaderString(value: unknown): string | undefined {
   return undefined;
 }
 
+/** An integer's header form: its decimal digits, no sign but `-`, no leading zero; `.0…` allowed. */
+const INTEGER_FORM = /^(-?(?:0|[1-9][0-9]*))(?:\.0+)?$/;
+
+/**
+ * Whether a decoded header value is the body value's canonical form (2026-07-28, "Custom Headers
+ * from Tool Parameters": strings as they are, booleans `true`/`false`, integers in decimal; the
+ * revision lets `42.0` agree with 42). Compared as text, never through `Number()`: `0x3E8`, `1e3`,
+ * `+1000`, `01000` and ` 1000` are other spellings an intermediary may read differently.
+ */
+function agrees(decoded: string, value: unknown, canonical: string): boolean {
+  if (typeof value === 'number' && Number.isInteger(value)) {
+    const m = INTEGER_FORM.exec(decoded);
+    return m !== null && m[1] === canonical;
+  }
+  return decoded === canonical;
+}
+
 /**
  * Every declared argument the body carries must ride in its `Mcp-Param-*` header with the same
- * value (numbers compared as numbers); a header for an argument the body does not carry is
- * ignored, as the revision says.
+ * value in its canonical form (`agrees`); a header for an argument the body does not carry is
+ * ignored, as the revision says. A declaration reached through `$ref` is checked when its header
+ * is sent.
  */
 export function paramHeaders(
   declarations: readonly ParamDeclaration[],
@@ -198,13 +261,12 @@ export function paramHeaders(
     if (body === undefined) continue;
     const name = `Mcp-Param-${d.header}`;
     const raw = one(headers, name);
-    if (raw === undefined) return { header: name, reason: `the ${name} header is missing` };
+    if (raw === undefined) {
+      if (d.viaRef) continue;
+      return { header: name, reason: `the ${name} header is missing` };
+    }
     const decoded = decodeValue(raw);
-    const equal =
-      decoded !== undefined &&
-      (typeof value === 'number'
-        ? Number(decoded) === value && decoded.trim() !== ''
-        : decoded === body);
+    const equal = decoded !== undefined && agrees(decoded, value, body);
     if (!equal) return { header: name, reason: `${name} disagrees with the argument it mirrors` };
   }
   return null;

@@ -82,7 +82,10 @@ export function registerModernEntryHandlers(server: Server, deps: ModernEntryDep
         },
       );
       // The upstream's contents, passed on as it gave them once the gate allowed the read.
-      return { ...read, _meta: { [RUN_META_KEY]: run.handle } } as ReadResourceResult;
+      return {
+        ...read,
+        _meta: { ...read._meta, [RUN_META_KEY]: run.handle },
+      } as ReadResourceResult;
     } catch (err) {
       return fail(run.handle, err);
     }
@@ -97,7 +100,7 @@ export function registerModernEntryHandlers(server: Server, deps: ModernEntryDep
         request.params.arguments,
         { signal: ctx.mcpReq.signal },
       );
-      return { ...got, _meta: { [RUN_META_KEY]: run.handle } } as GetPromptResult;
+      return { ...got, _meta: { ...got._meta, [RUN_META_KEY]: run.handle } } as GetPromptResult;
     } catch (err) {
       return fail(run.handle, err);
     }

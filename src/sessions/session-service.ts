@@ -38,7 +38,11 @@ import {
 } from '../store/index.js';
 import { DEFAULT_AGENT_CAPS, insertSessionWithinCap } from './agent-caps.js';
 import {
+  anyLiteralSighting,
+  injectionSources,
+  type LiteralScopes,
   type LiteralSighting,
+  recordInjectionMark,
   recordRunLiterals,
   runLiteralSightings,
   type SeenLiteral,
@@ -572,17 +576,52 @@ export class SessionService {
     throw new ToolgateError('STORE_UNAVAILABLE', 'the session could not be updated', {});
   }
 
-  /** Records destination-like literals an untrusted result brought into a run (first sighting wins). */
+  /**
+   * Records destination-like literals an untrusted result brought in, for its run (first sighting
+   * wins) and its (agent, user) principal over the window (renewed once older).
+   */
   recordDestinationLiterals(
-    sighting: { runId: string; toolId: string; callId: string; at: Date },
+    sighting: {
+      runId: string;
+      principal: string;
+      since: Date;
+      toolId: string;
+      callId: string;
+      at: Date;
+    },
     literals: readonly SeenLiteral[],
   ): Promise<void> {
     return recordRunLiterals(this.#store.db, sighting, literals);
   }
 
-  /** Which of these literal hashes the run first saw in an untrusted result, and where. */
-  destinationSightings(runId: string, hashes: readonly string[]): Promise<LiteralSighting[]> {
-    return runLiteralSightings(this.#store.db, runId, hashes);
+  /** Records that a result of this tool held instruction-like text, for the run and principal. */
+  recordInjection(sighting: {
+    runId: string;
+    principal: string;
+    since: Date;
+    toolId: string;
+    callId: string;
+    at: Date;
+  }): Promise<void> {
+    return recordInjectionMark(this.#store.db, sighting);
+  }
+
+  /** Which of these literal hashes the run or the principal's window saw, and where first. */
+  destinationSightings(
+    scopes: LiteralScopes,
+    hashes: readonly string[],
+  ): Promise<LiteralSighting[]> {
+    return runLiteralSightings(this.#store.db, scopes, hashes);
+  }
+
+  /** Any destination the run or the principal's window saw in an untrusted result (the oldest). */
+  anyDestinationSighting(scopes: LiteralScopes): Promise<LiteralSighting | undefined> {
+    return anyLiteralSighting(this.#store.db, scopes);
+  }
+
+  /** The sources whose results brought instruction-like text into the run or the window. */
+  injectionSources(scopes: LiteralScopes): Promise<string[]> {
+    return injectionSources(this.#store.db, scopes);
   }
 
   async markPrivateDataRead(sessionId: string): Promise<void> {

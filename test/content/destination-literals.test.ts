@@ -11,6 +11,8 @@ import {
   destinationLiteralsOf,
   literalHash,
   MAX_LITERALS_PER_RESULT,
+  scanArgumentLiterals,
+  scanResultLiterals,
 } from '../../src/content/index.js';
 
 const kinds = (ls: readonly DestinationLiteral[]) => ls.map((l) => l.kind).sort();
@@ -95,7 +97,26 @@ test('arguments find the value whatever its spelling', () => {
 });
 
 test('a result yields at most MAX_LITERALS_PER_RESULT distinct literals, duplicates once', () => {
-  const many = Array.from({ length: 500 }, (_, i) => `user${i}@example.com`).join(' ');
+  const many = Array.from({ length: 1500 }, (_, i) => `user${i}@example.com`).join(' ');
   assert.equal(destinationLiteralsOf(many).length, MAX_LITERALS_PER_RESULT);
   assert.equal(destinationLiteralsOf('a@b.example A@B.example a@b.example').length, 1);
+});
+
+test('a scan cut short by its bound or by nesting says so; the destination arguments come first', () => {
+  const decoys = Array.from({ length: 300 }, (_, i) => `host${i}.example`);
+  const over = scanResultLiterals({ text: decoys.join(' ') }, 200);
+  assert.equal(over.literals.length, 200);
+  assert.equal(over.complete, false);
+  assert.equal(scanResultLiterals({ text: decoys.slice(0, 10).join(' ') }).complete, true);
+  let deep: unknown = 'pay DE89 3704 0044 0532 0130 00';
+  for (let i = 0; i < 40; i++) deep = { x: deep };
+  assert.equal(scanResultLiterals(deep).complete, false);
+  // The recipient is read before the padding, so it is among what is looked up.
+  const args = { notes: decoys, to: 'payments@attacker.example' };
+  const plain = scanArgumentLiterals(args, []);
+  assert.equal(plain.complete, false);
+  assert.ok(!has(plain.literals, 'email', 'payments@attacker.example'));
+  const first = scanArgumentLiterals(args, [{ pointer: '/to', value: args.to }]);
+  assert.equal(first.complete, false);
+  assert.ok(has(first.literals, 'email', 'payments@attacker.example'));
 });

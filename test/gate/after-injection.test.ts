@@ -83,8 +83,10 @@ for (const backend of backends()) {
       await tg.config.apply(
         [
           { kind: 'Agent', spec: { id: 'helpdesk', owner: 'qa' } },
+          { kind: 'Agent', spec: { id: 'triage', owner: 'qa' } },
           ...tools.map((spec) => ({ kind: 'Tool' as const, spec })),
           { kind: 'Grant', spec: { agent: 'helpdesk', capabilities: ['billing:read'] } },
+          { kind: 'Grant', spec: { agent: 'triage', capabilities: ['billing:read'] } },
         ],
         admin,
       );
@@ -139,6 +141,29 @@ for (const backend of backends()) {
       // Reads run under the default, the private one included.
       assert.equal((await call('read_notes', { invoice: 'I-1' })).kind, 'allow');
       assert.equal((await call('read_customer', { invoice: 'I-1' })).kind, 'allow');
+    });
+
+    test('a new session or run of the same agent and user is still covered; another agent is not', async () => {
+      const { tg, call } = await gateway();
+      const mail = await call('read_mail', { invoice: 'I-1' });
+      assert.ok(mail.kind === 'allow' && mail.trust?.injection === true);
+      async function fresh(agentId: string, runId?: string) {
+        const s = await tg.sessions.open(agentId, runId ? { runId } : {});
+        return (tool: string, args: Record<string, unknown>) =>
+          tg.gate.invoke({ agentId, sessionId: s.id }, tool, args);
+      }
+      // The attacker's text does not leave the model's context because the client reconnects.
+      const again = await fresh('helpdesk');
+      const write = await again('close_ticket', { ticket: 'T-2' });
+      assert.equal(write.kind, 'pending_approval', JSON.stringify(write));
+      if (write.kind === 'pending_approval') {
+        assert.deepEqual(write.rendered.after_injection, { untrusted_sources: ['read_mail'] });
+      }
+      const named = await fresh('helpdesk', 'another-run');
+      assert.equal((await named('close_ticket', { ticket: 'T-3' })).kind, 'pending_approval');
+      // Another agent never read it: its writes run.
+      const other = await fresh('triage');
+      assert.equal((await other('close_ticket', { ticket: 'T-4' })).kind, 'allow');
     });
 
     test('benign neighbours: trusted text, or untrusted text without instructions, leave writes alone', async () => {

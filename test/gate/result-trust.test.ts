@@ -108,8 +108,10 @@ for (const backend of backends()) {
       await tg.config.apply(
         [
           { kind: 'Agent', spec: { id: 'helpdesk', owner: 'qa' } },
+          { kind: 'Agent', spec: { id: 'frontdesk', owner: 'qa' } },
           ...tools.map((spec) => ({ kind: 'Tool' as const, spec })),
           { kind: 'Grant', spec: { agent: 'helpdesk', capabilities: ['billing:read'] } },
+          { kind: 'Grant', spec: { agent: 'frontdesk', capabilities: ['billing:read'] } },
           {
             kind: 'Policy',
             spec: {
@@ -188,9 +190,14 @@ forbid (principal, action, resource) when { resource.action_class != "read" && c
       const denied = await tg.gate.invoke(ctx, 'close_ticket', { ticket: 'T-1' });
       assert.equal(denied.kind, 'deny');
       assert.equal(denied.kind === 'deny' && denied.rule, 'cedar.writes-after-injection');
-      // The benign neighbour: a run that read only trusted text closes its ticket.
-      const clean = await tg.sessions.open('helpdesk');
-      const cctx = { agentId: 'helpdesk', sessionId: clean.id };
+      // The mark outlives the session: a new session of the same agent for the same user is refused
+      // too (the attacker's text is still in the model's context).
+      const reopened = await tg.sessions.open('helpdesk');
+      const rctx = { agentId: 'helpdesk', sessionId: reopened.id };
+      assert.equal((await tg.gate.invoke(rctx, 'close_ticket', { ticket: 'T-1' })).kind, 'deny');
+      // The benign neighbour: an agent that read only trusted text closes its ticket.
+      const clean = await tg.sessions.open('frontdesk');
+      const cctx = { agentId: 'frontdesk', sessionId: clean.id };
       assert.equal((await tg.gate.invoke(cctx, 'read_notes', { invoice: 'I-1' })).kind, 'allow');
       assert.equal((await tg.gate.invoke(cctx, 'close_ticket', { ticket: 'T-1' })).kind, 'allow');
       assert.deepEqual(await sessionRow(clean.id), { untrusted_sources: null, injection_seen: 0 });
@@ -241,6 +248,27 @@ forbid (principal, action, resource) when { resource.action_class != "read" && c
       const body = (await res.json()) as { trust: { source: string; injection: boolean } };
       assert.equal(body.trust.source, 'untrusted');
       assert.equal(body.trust.injection, true);
+      // A replay under an idempotency key is the same outside content: labelled the same.
+      const keyed = JSON.stringify({
+        tool: 'read_mail',
+        arguments: { invoice: 'I-2' },
+        idempotency_key: 'trust-replay-1',
+      });
+      const first = await fetch(`${base}/v1/sessions/${id}/calls`, {
+        method: 'POST',
+        headers,
+        body: keyed,
+      });
+      const firstBody = (await first.json()) as { call_id: string; trust: unknown };
+      const again = await fetch(`${base}/v1/sessions/${id}/calls`, {
+        method: 'POST',
+        headers,
+        body: keyed,
+      });
+      assert.equal(again.status, 200);
+      const replayed = (await again.json()) as { call_id: string; trust?: unknown };
+      assert.equal(replayed.call_id, firstBody.call_id, 'the stored result was replayed');
+      assert.deepEqual(replayed.trust, firstBody.trust);
       const blocked = await fetch(`${base}/v1/sessions/${id}/calls`, {
         method: 'POST',
         headers,

@@ -161,6 +161,18 @@ before(async () => {
           properties: { region: { type: 'string', 'x-mcp-header': 'Region' } },
         },
       }),
+      // An integer mirrored in a header, and a header declared through a $ref.
+      tool('quota_echo', {
+        input_schema: {
+          type: 'object',
+          additionalProperties: false,
+          $defs: { zone: { type: 'string', maxLength: 20, 'x-mcp-header': 'Zone' } },
+          properties: {
+            limit: { type: 'integer', 'x-mcp-header': 'Limit' },
+            zone: { $ref: '#/$defs/zone' },
+          },
+        },
+      }),
       // One call per run, three per hour for the agent: minting handles must not reset the latter.
       tool('limited_ping', {
         rate_limit: { per_run: 1, per_window: { limit: 3, window_seconds: 3600 } },
@@ -345,6 +357,34 @@ describe('header/body agreement, before authentication', () => {
     }
     const recorded = await events('mcp.header_mismatch');
     assert.ok(recorded.some((e) => e.header === 'Mcp-Param-Region'));
+  });
+
+  test('a mirrored integer must be its canonical decimal form; a $ref declaration is checked too', async () => {
+    const h = { ...good, 'mcp-name': 'quota_echo' };
+    const args = { name: 'quota_echo', arguments: { limit: 1000, zone: 'eu' } };
+    const b64 = (v: string) => `=?base64?${Buffer.from(v).toString('base64')}?=`;
+    // The canonical form, the revision's 1000.0, and a $ref header left out or sent equal pass.
+    for (const good of [
+      { 'mcp-param-limit': '1000' },
+      { 'mcp-param-limit': '1000.0' },
+      { 'mcp-param-limit': '1000', 'mcp-param-zone': 'eu' },
+    ]) {
+      const res = await raw({ ...h, ...good }, 'tools/call', args);
+      assert.equal(res.status, 200, `${JSON.stringify(good)}: ${JSON.stringify(res.body)}`);
+    }
+    // Other spellings Number() would take, and a $ref header that disagrees, are refused.
+    for (const bad of [
+      { 'mcp-param-limit': '0x3E8' },
+      { 'mcp-param-limit': '1e3' },
+      { 'mcp-param-limit': '01000' },
+      { 'mcp-param-limit': '+1000' },
+      { 'mcp-param-limit': b64(' 1000') },
+      { 'mcp-param-limit': '1000', 'mcp-param-zone': 'us' },
+    ]) {
+      const res = await raw({ ...h, ...bad }, 'tools/call', args);
+      assert.equal(res.status, 400, `${JSON.stringify(bad)}: ${JSON.stringify(res.body)}`);
+      assert.equal(res.body.error?.code, -32020);
+    }
   });
 
   test('a request naming 2026-07-28 without its _meta envelope: -32602 with its own id, nothing runs', async () => {

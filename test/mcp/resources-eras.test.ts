@@ -27,6 +27,12 @@ import { approvePendingReviews } from '../support/reviews.js';
 
 const admin: Actor = { id: 'test-admin', via: 'library' };
 const RUN = 'io.toolgate/run';
+const TRUST = 'io.toolgate/trust';
+
+/** The trust label an answer carries: the upstream's text reaches the model labelled. */
+function labelOf(result: unknown): { source?: string; provenance?: string; injection?: boolean } {
+  return ((result as Meta)._meta?.[TRUST] ?? {}) as Record<string, never>;
+}
 const MODERN = '2026-07-28';
 
 let tg: Gateway;
@@ -193,12 +199,16 @@ describe('resources and prompts on both eras', () => {
     const read = await client.readResource({ uri: 'notes://readme', _meta: { [RUN]: run } });
     assert.equal((read.contents[0] as { text: string }).text, 'hello from the readme');
     assert.equal((read as unknown as Meta)._meta?.[RUN], run);
+    assert.equal(typeof labelOf(read).source, 'string', JSON.stringify(read));
+    assert.equal(labelOf(read).injection, false);
     const got = await client.getPrompt({
       name: 'summarize',
       arguments: { text: 'hi' },
       _meta: { [RUN]: run },
     });
     assert.deepEqual(got.messages[0]?.content, { type: 'text', text: 'Summarize in one line: hi' });
+    assert.equal((got as unknown as Meta)._meta?.[RUN], run);
+    assert.equal(typeof labelOf(got).source, 'string', JSON.stringify(got));
     assert.equal(await refusedCode(client.readResource({ uri: 'notes://customers' })), -32084);
   });
 
@@ -206,6 +216,9 @@ describe('resources and prompts on both eras', () => {
     const client = await legacy('lister');
     const read = await client.readResource({ uri: 'notes://topics/tea' });
     assert.equal((read.contents[0] as { text: string }).text, 'notes about tea');
+    assert.equal(typeof labelOf(read).source, 'string', JSON.stringify(read));
+    const got = await client.getPrompt({ name: 'summarize', arguments: { text: 'hi' } });
+    assert.equal(typeof labelOf(got).source, 'string', JSON.stringify(got));
     assert.equal(await refusedCode(client.readResource({ uri: 'notes://customers' })), -32084);
     // An encoded separator binds a variable that would not expand back to the same URI: the
     // gate's arguments would not say what is read, so it matches nothing.

@@ -4,8 +4,10 @@
  * `injection_seen`), what the model asks for next may be the attacker's choice, not the user's.
  * Calls of the configured action classes, and reads of the configured data-access levels, then
  * wait for a reviewer whatever the tool's own approval mode, who is shown the untrusted sources
- * that entered the session (rule `provenance.injection_seen`). A session no flagged result entered
- * is untouched. Organisation policies may go further and deny (Cedar, `context.injection_seen`):
+ * that entered the session (rule `provenance.injection_seen`). The mark outlives the session: a
+ * flagged result is also remembered for its run and its (agent, user) over the untrusted window
+ * (provenance.ts), so a fresh session of the same agent for the same user is covered too. A
+ * principal no flagged result reached is untouched. Organisation policies may go further and deny (Cedar, `context.injection_seen`):
  * the policy step runs before this one, so a forbid wins.
  */
 import {
@@ -86,10 +88,13 @@ export function afterInjectionOf(
   rule: AfterInjection,
   session: Pick<SessionRow, 'injection_seen' | 'untrusted_sources'>,
   tool: { readonly action_class: ActionClass; readonly data_access: DataAccess },
+  elsewhere: readonly string[] | null = null,
 ): { readonly untrusted_sources: readonly string[] } | null {
-  if (session.injection_seen !== 1) return null;
+  if (session.injection_seen !== 1 && elsewhere === null) return null;
   const covered =
     rule.action_classes.includes(tool.action_class) ||
     (tool.action_class === 'read' && rule.reads.includes(tool.data_access));
-  return covered ? { untrusted_sources: untrustedSourcesOf(session.untrusted_sources) } : null;
+  if (!covered) return null;
+  const own = session.injection_seen === 1 ? untrustedSourcesOf(session.untrusted_sources) : [];
+  return { untrusted_sources: [...new Set([...own, ...(elsewhere ?? [])])] };
 }

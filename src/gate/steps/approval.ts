@@ -32,7 +32,12 @@ export function approvalStep(s: CallState): StepResult | Promise<StepResult> {
   // untrusted content escalates the call whatever the mode (provenance.ts).
   const untrusted = s.untrustedDestinations;
   // Injection text entered the session: what it covers waits whatever the mode (after-injection.ts).
-  const afterInjection = afterInjectionOf(s.deps.afterInjection, s.session, def);
+  const afterInjection = afterInjectionOf(
+    s.deps.afterInjection,
+    s.session,
+    def,
+    s.injectionElsewhere,
+  );
   s.afterInjection = afterInjection;
   if (
     !need.required &&

@@ -6,12 +6,12 @@
  * idempotency result — before the decision is answered. Step
  * order: docs/architecture.md §3.
  */
-import type { DestinationLiteral, TrustLabel } from '../../content/index.js';
+import type { TrustLabel } from '../../content/index.js';
 import { carriesUntrustedText } from '../../content/index.js';
 import { untrustedSourcesOf } from '../../sessions/index.js';
 import { postRecord } from '../audit-records.js';
 import { deny, type McpToolResult } from '../decision.js';
-import { literalsEntering, recordLiterals } from './provenance.js';
+import { literalsEntering, recordInjection, recordLiterals } from './provenance.js';
 import type { CallState, StepResult } from './step.js';
 
 export function auditPostStep(s: CallState): StepResult | Promise<StepResult> {
@@ -23,7 +23,7 @@ async function chargeEgress(s: CallState, bytes: number): Promise<StepResult> {
   const { sessions, identities, counters } = s.deps;
   await sessions.addEgressBytes(s.session.id, bytes);
   identities.addToSession(s.session.id, 'egress_bytes', bytes);
-  await counters.chargeEgress(s.who, s.agent.ceilings, bytes);
+  await counters.chargeEgress(s.who, s.ceilings, bytes);
   return post(s);
 }
 
@@ -38,6 +38,7 @@ function post(s: CallState): StepResult | Promise<StepResult> {
   return s.def.data_access === 'private' ||
     s.idemKey !== null ||
     literals.length > 0 ||
+    result.trust?.injection === true ||
     entersUntrusted(s, result.trust)
     ? afterCall(s, result.output, literals)
     : allowed(s, result.output);
@@ -55,7 +56,7 @@ const DEFERRED = { deferred: true } as const;
 async function afterCall(
   s: CallState,
   output: unknown,
-  literals: readonly DestinationLiteral[],
+  literals: readonly { readonly kind: string; readonly hash: string }[],
 ): Promise<StepResult> {
   const { sessions, identities, counters, idempotency } = s.deps;
   if (s.def.data_access === 'private') {
@@ -74,7 +75,10 @@ async function afterCall(
   // After the source: a session with literals recorded always has untrusted_sources set, which is
   // what tells a later call's look-up whether to query at all (provenance.ts).
   if (literals.length > 0) await recordLiterals(s, literals);
-  if (s.idemKey !== null) await idempotency.storeResult(s.idemKey, output);
+  // Instruction-like text is remembered beyond this session: for the run and the (agent, user)
+  // over the untrusted window, so a new session does not start clean (after-injection.ts).
+  if (trust?.injection === true) await recordInjection(s);
+  if (s.idemKey !== null) await idempotency.storeResult(s.idemKey, output, trust);
   return allowed(s, output);
 }
 

@@ -6,6 +6,7 @@
  * Step order: docs/architecture.md §3.
  */
 import { argumentsHash } from '../../approvals/index.js';
+import type { TrustLabel } from '../../content/index.js';
 import {
   type IdempotencyOutcome,
   idempotencyScope,
@@ -59,6 +60,8 @@ export async function settle(s: CallState, claimed: IdempotencyOutcome): Promise
       output: claimed.output,
       warnings: s.warnings,
       ...(s.deprecation ? { deprecation: s.deprecation } : {}),
+      // The label the result was first answered with: a replay is the same outside content.
+      ...(claimed.trust !== undefined ? { trust: claimed.trust as TrustLabel } : {}),
       // An upstream MCP tool's stored result is replayed as the result it was.
       ...(s.def.runtime.kind === 'mcp' ? { mcpResult: claimed.output as McpToolResult } : {}),
     };

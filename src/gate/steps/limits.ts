@@ -5,7 +5,7 @@
  * retry does); the ceilings last, so a call refused by another limit is charged nothing. Never
  * refunded. Step order: docs/architecture.md §3.
  */
-import { checkSpentBudgets } from '../../limits/index.js';
+import { checkSpentBudgets, effectiveWindows } from '../../limits/index.js';
 import { type CallState, CONTINUE, refuse, type StepResult } from './step.js';
 
 export async function limitsStep(s: CallState): Promise<StepResult> {
@@ -13,6 +13,9 @@ export async function limitsStep(s: CallState): Promise<StepResult> {
   const def = s.def;
   const budgets = s.agent.budgets;
   s.budgets = budgets;
+  // No new session or run starts a fresh allowance: without windows of its own, an agent gets
+  // the default day ceilings per (agent, user) (limits/ceilings.ts).
+  s.ceilings = { ...s.agent.ceilings, windows: effectiveWindows(s.agent.ceilings, budgets) };
   if (budgets.egress_bytes !== undefined || budgets.spend_cents !== undefined) {
     s.session = await identities.freshSession(s.ctx.sessionId, s.ctx);
   }
@@ -24,6 +27,7 @@ export async function limitsStep(s: CallState): Promise<StepResult> {
   const rate = await counters.takeRateLimits(
     {
       agentId: s.ctx.agentId,
+      userId: session.user_id,
       toolId: s.detail.id,
       runId: session.run_id,
       now: s.now,
@@ -49,7 +53,7 @@ export async function limitsStep(s: CallState): Promise<StepResult> {
       cents: s.cents,
       spendBudget: budgets.spend_cents,
     },
-    s.agent.ceilings,
+    s.ceilings,
   );
   if (!admitted.ok) return refuse(admitted.code, admitted.rule, admitted.message);
   s.egressLeft = admitted.egressLeft;

@@ -216,8 +216,13 @@ function evaluate(
       on_behalf_of: session.user_id ?? '',
       user_permissions: user?.permissions ?? [],
       private_data_read: session.private_data_read === 1,
-      untrusted_sources: untrustedSourcesOf(session.untrusted_sources),
-      injection_seen: session.injection_seen === 1,
+      untrusted_sources: [
+        ...new Set([
+          ...untrustedSourcesOf(session.untrusted_sources),
+          ...(s.injectionElsewhere ?? []),
+        ]),
+      ],
+      injection_seen: session.injection_seen === 1 || s.injectionElsewhere !== null,
       untrusted_destinations: untrustedDestinationKinds(s),
       external_sends: session.external_sends,
       egress_bytes: session.egress_bytes,

@@ -1,22 +1,37 @@
 /**
  * @module Where a call's values came from (docs/architecture.md §3). An untrusted result's
- * destination-like literals (content/destination-literals.ts) are recorded for its run by
- * audit-post (step 15); a later call of the run that sends, pays or changes state is looked up by
- * the policy step (6) — so that Cedar policies can read the kinds as
+ * destination-like literals (content/destination-literals.ts) are recorded by audit-post (step 15)
+ * for its run and for its (agent, user) over the untrusted window (sessions/run-literals.ts), so
+ * that neither a new session nor a new run id forgets them; a later call that sends, pays or
+ * changes state is looked up by the policy step (6) — so that Cedar policies can read the kinds as
  * `context.untrusted_destinations` and forbid — and, when one of its arguments carries a value
  * first seen in untrusted content, the approval step (9) escalates it to a reviewer, who is shown
- * where each value first appeared. Cheap by construction: no query for a read, none for a session
- * of its own run that no untrusted result entered, otherwise one query on the (run, hash) key.
+ * where each value first appeared. The same look-up finds instruction-like text that reached the
+ * run or the principal from another session (after-injection.ts).
+ *
+ * No bound drops silently: a result with more literals than are recorded leaves an `unrecorded`
+ * mark that escalates every later such call within the window, and a call whose arguments hold
+ * more literals than are looked up (its destination arguments read first) is escalated whenever
+ * anything untrusted is on record for it.
  */
 import type { UntrustedDestination } from '../../approvals/index.js';
 import type { ActionClass } from '../../catalog/index.js';
 import {
-  argumentLiteralsOf,
   carriesUntrustedText,
-  type DestinationLiteral,
-  destinationLiteralsOf,
+  type LiteralScan,
+  scanArgumentLiterals,
+  scanResultLiterals,
   type TrustLabel,
 } from '../../content/index.js';
+import { untrustedSince } from '../../limits/index.js';
+import { destinationValues, valuesAt } from '../../policy/index.js';
+import {
+  type LiteralScopes,
+  type LiteralSighting,
+  principalScope,
+  UNRECORDED_HASH,
+  UNRECORDED_KIND,
+} from '../../sessions/index.js';
 import type { CallState } from './step.js';
 
 /**
@@ -34,34 +49,75 @@ export const ESCALATING_CLASSES: ReadonlySet<ActionClass> = new Set<ActionClass>
 /** The audit rule of an escalated call. */
 export const PROVENANCE_RULE = 'provenance.untrusted_destination';
 
+/** Kind shown for a call whose arguments held more literals than were looked up. */
+export const UNCHECKED_KIND = 'unchecked';
+
+/** Where this call's records are kept and looked up: its run and its (agent, user) window. */
+export function literalScopes(s: CallState): LiteralScopes {
+  return {
+    runId: s.session.run_id,
+    principal: principalScope(s.ctx.agentId, s.session.user_id),
+    since: untrustedSince(s.agent.ceilings, s.now),
+  };
+}
+
+/** The values the tool's destination and URL rules name: read before the other arguments. */
+function destinationArguments(s: CallState): { pointer: string; value: unknown }[] {
+  const out: { pointer: string; value: unknown }[] = [];
+  for (const rule of s.def.destinations ?? []) out.push(...destinationValues(s.callArgs, rule));
+  for (const target of s.compiled.targets) {
+    if (target.kind === 'url') out.push(...valuesAt(s.callArgs, target.pointer));
+  }
+  return out;
+}
+
 /**
- * Looks up which of the call's argument values the run first saw in an untrusted result and sets
- * `s.untrustedDestinations`; undefined (and no query) when there is nothing to look up.
+ * Looks up which of the call's argument values the run or the principal's window first saw in
+ * an untrusted result and sets `s.untrustedDestinations`, and the instruction-like text that
+ * reached them from elsewhere (`s.injectionElsewhere`); undefined (no query) for a read.
  */
 export function lookUpUntrustedDestinations(s: CallState): Promise<void> | undefined {
-  if (!ESCALATING_CLASSES.has(s.def.action_class)) return undefined;
-  // A session of its own run that no untrusted result entered has nothing recorded; one that
-  // joined a named run may share it with a session that read something untrusted.
-  const session = s.session;
-  if (session.untrusted_sources === null && session.run_id === session.id) return undefined;
-  const candidates = argumentLiteralsOf(s.callArgs);
-  if (candidates.length === 0) return undefined;
-  return s.deps.sessions
-    .destinationSightings(
-      s.session.run_id,
-      candidates.map((c) => c.hash),
-    )
-    .then((sightings) => {
-      if (sightings.length === 0) return;
-      const at = new Map(candidates.map((c) => [c.hash, c.pointer]));
-      s.untrustedDestinations = sightings.map((r) => ({
-        kind: r.kind,
-        argument: at.get(r.hash) ?? '',
-        tool_id: r.tool_id,
-        call_id: r.call_id,
-        first_seen_at: r.first_seen_at,
-      }));
-    });
+  const escalating = ESCALATING_CLASSES.has(s.def.action_class);
+  const injectionCovered =
+    s.session.injection_seen !== 1 &&
+    (s.deps.afterInjection.action_classes.includes(s.def.action_class) ||
+      (s.def.action_class === 'read' && s.deps.afterInjection.reads.includes(s.def.data_access)));
+  if (!escalating && !injectionCovered) return undefined;
+  return lookUp(s, escalating, injectionCovered);
+}
+
+async function lookUp(s: CallState, escalating: boolean, injectionCovered: boolean): Promise<void> {
+  const scopes = literalScopes(s);
+  const sessions = s.deps.sessions;
+  if (injectionCovered) {
+    const sources = await sessions.injectionSources(scopes);
+    if (sources.length > 0) s.injectionElsewhere = sources;
+  }
+  if (!escalating) return;
+  const scan = scanArgumentLiterals(s.callArgs, destinationArguments(s));
+  const candidates = scan.literals;
+  const sightings = await sessions.destinationSightings(scopes, [
+    ...candidates.map((c) => c.hash),
+    UNRECORDED_HASH,
+  ]);
+  const at = new Map(candidates.map((c) => [c.hash, c.pointer]));
+  const found: UntrustedDestination[] = sightings.map((r) => sightingOf(r, at.get(r.hash) ?? ''));
+  if (!scan.complete && found.length === 0) {
+    // More literals than were looked up: unseen is not clean when anything untrusted is on record.
+    const any = await sessions.anyDestinationSighting(scopes);
+    if (any !== undefined) found.push({ ...sightingOf(any, ''), kind: UNCHECKED_KIND });
+  }
+  if (found.length > 0) s.untrustedDestinations = found;
+}
+
+function sightingOf(r: LiteralSighting, argument: string): UntrustedDestination {
+  return {
+    kind: r.kind,
+    argument,
+    tool_id: r.tool_id,
+    call_id: r.call_id,
+    first_seen_at: r.first_seen_at,
+  };
 }
 
 /** The kinds of the call's untrusted destinations, for Cedar (`context.untrusted_destinations`). */
@@ -71,26 +127,41 @@ export function untrustedDestinationKinds(s: CallState): string[] {
   return [...new Set(list.map((d) => d.kind))];
 }
 
+const NOTHING_ENTERS: LiteralScan = Object.freeze({ literals: [], complete: true });
+
 /**
  * The literals an untrusted result brings into the run: none for a trusted one, unless
  * instruction-like text was found in it (then it is untrusted text, `carriesUntrustedText`).
+ * An incomplete scan adds the `unrecorded` mark, so that what was not recorded still escalates.
  */
 export function literalsEntering(
   trust: TrustLabel | undefined,
   output: unknown,
-): readonly DestinationLiteral[] {
-  return trust !== undefined && carriesUntrustedText(trust) ? destinationLiteralsOf(output) : [];
+): readonly { readonly kind: string; readonly hash: string }[] {
+  const scan =
+    trust !== undefined && carriesUntrustedText(trust)
+      ? scanResultLiterals(output)
+      : NOTHING_ENTERS;
+  return scan.complete
+    ? scan.literals
+    : [...scan.literals, { kind: UNRECORDED_KIND, hash: UNRECORDED_HASH }];
 }
 
-/** Records them for the run (insert-or-ignore: the first sighting stays). */
+/** Records them for the run (first sighting stays) and the principal's window (renewed). */
 export function recordLiterals(
   s: CallState,
-  literals: readonly DestinationLiteral[],
+  literals: readonly { readonly kind: string; readonly hash: string }[],
 ): Promise<void> {
-  return s.deps.sessions.recordDestinationLiterals(
-    { runId: s.session.run_id, toolId: s.detail.id, callId: s.callId, at: s.now },
-    literals,
-  );
+  return s.deps.sessions.recordDestinationLiterals(sightingAt(s), literals);
+}
+
+/** Records that this result held instruction-like text, for the run and the principal's window. */
+export function recordInjection(s: CallState): Promise<void> {
+  return s.deps.sessions.recordInjection(sightingAt(s));
+}
+
+function sightingAt(s: CallState) {
+  return { ...literalScopes(s), toolId: s.detail.id, callId: s.callId, at: s.now };
 }
 
 /** What audit records say of an escalated call: kinds, arguments and first sightings. */

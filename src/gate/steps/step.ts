@@ -11,7 +11,7 @@ import type { Clock } from '../../core/index.js';
 import type { CredentialBroker } from '../../credentials/index.js';
 import type { HealthGate } from '../../health/index.js';
 import type { IdempotencyStore } from '../../idempotency/index.js';
-import type { AgentView, SessionBudgets } from '../../identity/index.js';
+import type { AgentCeilings, AgentView, SessionBudgets } from '../../identity/index.js';
 import type { CallCounters, CounterPrincipal } from '../../limits/index.js';
 import type { SetMembership } from '../../policy/index.js';
 import type { RuntimeRegistry } from '../../runtimes/index.js';
@@ -104,6 +104,11 @@ export class CallState {
   destinations!: Set<string>;
   // policy (provenance.ts): argument values the run first saw in an untrusted result
   untrustedDestinations: readonly UntrustedDestination[] = NO_UNTRUSTED;
+  /**
+   * policy (provenance.ts): sources whose instruction-like text reached this run or this (agent,
+   * user) within the window though not this session; null when none did or nobody looked.
+   */
+  injectionElsewhere: readonly string[] | null = null;
   // flow
   who!: CounterPrincipal;
   // idempotency lookup (the hash is what approval binds and idempotency compares)
@@ -112,8 +117,9 @@ export class CallState {
   // approval: the session's untrusted sources when the after-injection rule made the call wait
   afterInjection: { readonly untrusted_sources: readonly string[] } | null = null;
   approval: { readonly approvalId: string; readonly approver: string } | null = null;
-  // limits
+  // limits: the session budgets, and the rolling ceilings that hold (the defaults filled in)
   budgets!: SessionBudgets;
+  ceilings!: AgentCeilings;
   egressLeft: number | undefined = undefined;
   // execute, result
   run!: ExecuteRun;
