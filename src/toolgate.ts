@@ -10,6 +10,7 @@ import {
   AGENTS_ADMIN,
   type AgentApi,
   type AgentApprovalStatus,
+  type AgentCallOutcome,
   APPROVALS_ADMIN,
   AUDIT_ADMIN,
   AUDIT_RECORDS_ADMIN,
@@ -87,7 +88,7 @@ import {
   resolveHealthConfig,
   ToolProber,
 } from './health/index.js';
-import { IdempotencyStore } from './idempotency/index.js';
+import { IdempotencyStore, keyOutcome } from './idempotency/index.js';
 import {
   AccessTokenVerifier,
   AgentKeys,
@@ -517,11 +518,12 @@ export async function openGateway(options: ToolgateOptions = {}): Promise<Gatewa
     ...(options.providers?.onError ? { onError: options.providers.onError } : {}),
   });
   sessions.setHealth(health);
+  const idempotency = new IdempotencyStore(store.db, options.clock);
   const gate = new Gate({
     health,
     audit: audit.writer,
     counters: new CallCounters(store),
-    idempotency: new IdempotencyStore(store.db, options.clock),
+    idempotency,
     revisions: () => readRevisions(store.db),
     catalog,
     agents,
@@ -741,6 +743,23 @@ export async function openGateway(options: ToolgateOptions = {}): Promise<Gatewa
         decided_at: view.decided_at,
         reason: view.status === 'rejected' || view.status === 'withdrawn' ? view.reason : null,
       };
+    },
+    callOutcome: async (
+      sessionId: string,
+      who: SessionPrincipal,
+      tool: string,
+      key: string,
+    ): Promise<AgentCallOutcome> => {
+      const session = await sessions.require(sessionId, who);
+      // `name@1` names the same tool as `name`: a key is scoped to the tool, not its major.
+      const ref = parseToolRef(tool);
+      const tools = JSON.parse(session.tool_set) as { id: string; name: string }[];
+      return keyOutcome(
+        idempotency,
+        { agentId: who.agentId, userId: session.user_id, tools },
+        ref?.name ?? tool,
+        key,
+      );
     },
   });
   const consoleSessions = new ConsoleSessions(store.db, options.clock);

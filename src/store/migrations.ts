@@ -9,6 +9,7 @@ import type { Database } from './database.js';
 import { eventAuditRow } from './events.js';
 import { consoleSessions } from './migrations/console-sessions.js';
 import { healthOverrides } from './migrations/health-overrides.js';
+import { idempotencyOutcomes } from './migrations/idempotency-outcomes.js';
 import { operatorsMigration } from './migrations/operators.js';
 import { ownerNotices } from './migrations/owner-notices.js';
 import { providerEntries } from './migrations/provider-entries.js';
@@ -701,6 +702,7 @@ export function migrationProvider(dialect: Dialect): MigrationProvider {
         '0027_destination_sets': destinationSets,
         '0029_health_overrides': healthOverrides,
         '0033_owner_notices': ownerNotices,
+        '0036_idempotency_outcomes': idempotencyOutcomes,
       };
     },
   };

@@ -45,6 +45,7 @@ for (const backend of backends()) {
         kind: 'replay',
         callId: 'call_first',
         output: { status: 'ok' },
+        trust: null,
       });
     });
 
