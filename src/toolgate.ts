@@ -11,6 +11,7 @@ import {
   AGENTS_ADMIN,
   type AgentApi,
   type AgentApprovalStatus,
+  type AgentCallOutcome,
   APPROVALS_ADMIN,
   AUDIT_ADMIN,
   AUDIT_RECORDS_ADMIN,
@@ -99,7 +100,7 @@ import {
   resolveHealthConfig,
   ToolProber,
 } from './health/index.js';
-import { IdempotencyStore } from './idempotency/index.js';
+import { IdempotencyStore, keyOutcome } from './idempotency/index.js';
 import {
   AccessTokenVerifier,
   AgentKeys,
@@ -562,12 +563,13 @@ export async function openGateway(options: ToolgateOptions = {}): Promise<Gatewa
   });
   sessions.setHealth(health);
   const governedUris = new GovernedUris(store);
+  const idempotency = new IdempotencyStore(store.db, options.clock);
   const gate = new Gate({
     health,
     governedUris,
     audit: audit.writer,
     counters: new CallCounters(store),
-    idempotency: new IdempotencyStore(store.db, options.clock),
+    idempotency,
     revisions: () => readRevisions(store.db),
     catalog,
     agents,
@@ -841,6 +843,23 @@ export async function openGateway(options: ToolgateOptions = {}): Promise<Gatewa
         decided_at: view.decided_at,
         reason: view.status === 'rejected' || view.status === 'withdrawn' ? view.reason : null,
       };
+    },
+    callOutcome: async (
+      sessionId: string,
+      who: SessionPrincipal,
+      tool: string,
+      key: string,
+    ): Promise<AgentCallOutcome> => {
+      const session = await sessions.require(sessionId, who);
+      // `name@1` names the same tool as `name`: a key is scoped to the tool, not its major.
+      const ref = parseToolRef(tool);
+      const tools = JSON.parse(session.tool_set) as { id: string; name: string }[];
+      return keyOutcome(
+        idempotency,
+        { agentId: who.agentId, userId: session.user_id, tools },
+        ref?.name ?? tool,
+        key,
+      );
     },
   });
   const consoleSessions = new ConsoleSessions(store.db, options.clock);

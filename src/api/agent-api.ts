@@ -6,6 +6,7 @@
  */
 import type { RequestStateSealer } from '../approvals/index.js';
 import type { CallContext, CallOptions, GateDecision } from '../gate/index.js';
+import type { KeyOutcomeView } from '../idempotency/index.js';
 import type { JwtIdentity, ProtectedResourceMetadata, StepUp } from '../identity/index.js';
 import type {
   AgentDiscovery,
@@ -60,6 +61,14 @@ export interface AgentApprovalStatus {
   /** The rejecting approver's reason, or why the approval was withdrawn; null otherwise. */
   readonly reason: string | null;
 }
+
+/**
+ * What became of the call a principal made under an idempotency key (`GET
+ * /v1/sessions/:id/idempotency/:key`): `succeeded` with its output and trust label, `failed` with
+ * its code, rule and message, `running` (it has not ended yet), or `unknown` (it was started and
+ * its outcome was not recorded: it may have run). Never "use a new key".
+ */
+export type AgentCallOutcome = KeyOutcomeView;
 
 /** The run methods an agent front is given: mint a handle, explain a refused one, revoke one. */
 export const RUNS_AGENT = ['mint', 'refusal', 'revoke'] as const;
@@ -128,6 +137,19 @@ export interface AgentApi {
     who: SessionPrincipal,
     approvalId: string,
   ): Promise<AgentApprovalStatus>;
+  /**
+   * The outcome of the call the caller's principal (its agent and the session's user) made under
+   * an idempotency key to a tool of the caller's own session (the SDK asks after its own retry was
+   * told the first call has not finished). A key never used, expired, of another principal or of
+   * a tool outside the session's set is the same IDEMPOTENCY_KEY_NOT_FOUND; a session not the
+   * caller's is SESSION_NOT_FOUND, as for every session route.
+   */
+  callOutcome(
+    sessionId: string,
+    who: SessionPrincipal,
+    tool: string,
+    idempotencyKey: string,
+  ): Promise<AgentCallOutcome>;
 }
 
 /**

@@ -30,7 +30,13 @@ export {
   TOOL_HEALTH_ADMIN,
   USERS_ADMIN,
 } from './admin-api.js';
-export type { AgentApi, AgentApprovalStatus, OAuthFront, SecurityEvents } from './agent-api.js';
+export type {
+  AgentApi,
+  AgentApprovalStatus,
+  AgentCallOutcome,
+  OAuthFront,
+  SecurityEvents,
+} from './agent-api.js';
 export { DISCOVERY_AGENT, ENTRIES_AGENT, RUNS_AGENT, SESSIONS_AGENT } from './agent-api.js';
 export { expose } from './expose.js';
 export type { DriverReport } from './host-admin.js';

@@ -43,6 +43,29 @@ export class GatewayRequestError extends Error {
   }
 }
 
+/**
+ * The gateway started the call under this idempotency key and its outcome is not known here: it
+ * was still running when the wait ended (`state: 'running'`), or the gateway recorded no outcome
+ * for it and it may have run (`state: 'unknown'`). Never send it again under a new key — that
+ * would run it a second time; ask later with `ToolgateClient.outcome(tool, idempotencyKey)`.
+ */
+export class CallOutcomeUnknownError extends Error {
+  override readonly name = 'CallOutcomeUnknownError';
+  readonly code = 'CALL_OUTCOME_UNKNOWN' as const;
+  constructor(
+    readonly tool: string,
+    readonly idempotencyKey: string,
+    readonly state: 'running' | 'unknown',
+    readonly callId: string | null,
+  ) {
+    super(
+      state === 'running'
+        ? `the call under idempotency key ${idempotencyKey} is still running on the gateway; ask for its outcome later with the same key (do not send it under a new key: it would run twice)`
+        : `the call under idempotency key ${idempotencyKey} was started and the gateway recorded no outcome: it may have run; do not send it under a new key`,
+    );
+  }
+}
+
 /** Waiting for an approval outlasted `timeoutMs`; the approval is still pending on the gateway. */
 export class ApprovalWaitTimeoutError extends Error {
   override readonly name = 'ApprovalWaitTimeoutError';

@@ -18,6 +18,7 @@ export type {
 export type { UnavailableCause } from './client-errors.js';
 export {
   ApprovalWaitTimeoutError,
+  CallOutcomeUnknownError,
   GatewayRequestError,
   GatewayUnavailableError,
   isGatewayUnavailable,
@@ -27,3 +28,4 @@ export type { CacheOptions, ToolDescriptor, ToolSet } from './definitions-cache.
 export type { RetryPolicy } from './retry-policy.js';
 export type { CallOptions, ClientOptions } from './toolgate-client.js';
 export { ToolgateClient } from './toolgate-client.js';
+export type { KeyOutcome } from './transport.js';

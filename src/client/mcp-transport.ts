@@ -19,7 +19,14 @@ import {
 } from './client-errors.js';
 import type { ToolDescriptor } from './definitions-cache.js';
 import { type RetryPolicy, withRetries } from './retry-policy.js';
-import type { ListAnswer, Transport, WireAnswer, WireCall, WirePending } from './transport.js';
+import type {
+  KeyOutcome,
+  ListAnswer,
+  Transport,
+  WireAnswer,
+  WireCall,
+  WirePending,
+} from './transport.js';
 
 export interface McpTransportOptions {
   /** The gateway's MCP endpoint, e.g. `http://127.0.0.1:8080/mcp`. */
@@ -89,6 +96,20 @@ export class McpTransport implements Transport {
 
   async call(call: WireCall): Promise<WireAnswer> {
     return this.#callTool(call, null);
+  }
+
+  /**
+   * MCP `tools/call` carries no idempotency key on this gateway, so there is no key to ask about:
+   * a call that may have reached it is never resent (above), and nothing here answers "use a new
+   * key". Asking is refused as a request the transport cannot make.
+   */
+  async outcome(): Promise<KeyOutcome | null> {
+    throw new GatewayRequestError(
+      0,
+      'NOT_SUPPORTED',
+      'MCP calls carry no idempotency key: use the REST transport to ask for a key’s outcome',
+      {},
+    );
   }
 
   async follow(call: WireCall, pending: WirePending): Promise<WireAnswer | CallNotApproved> {

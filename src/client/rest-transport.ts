@@ -7,7 +7,7 @@
 import type { RenderedCall } from '../approvals/index.js';
 import type { ErrorCode } from '../core/index.js';
 import type { CallDenied, CallNotApproved } from './call-result.js';
-import { GatewayRequestError } from './client-errors.js';
+import { CallOutcomeUnknownError, GatewayRequestError } from './client-errors.js';
 import type { ToolDescriptor } from './definitions-cache.js';
 import {
   type Attempt,
@@ -15,9 +15,17 @@ import {
   neverSent,
   type RetryPolicy,
   retryAfterMs,
+  sleep,
   withRetries,
 } from './retry-policy.js';
-import type { ListAnswer, Transport, WireAnswer, WireCall, WirePending } from './transport.js';
+import type {
+  KeyOutcome,
+  ListAnswer,
+  Transport,
+  WireAnswer,
+  WireCall,
+  WirePending,
+} from './transport.js';
 
 export interface RestTransportOptions {
   /** The gateway's base URL, e.g. `http://127.0.0.1:8080`. */
@@ -31,7 +39,18 @@ export interface RestTransportOptions {
   readonly retry?: RetryPolicy;
   /** Per attempt; default 30 s. */
   readonly requestTimeoutMs?: number;
+  /**
+   * How long a call told that its first attempt under the same key has not finished waits for
+   * that attempt's outcome before throwing `CallOutcomeUnknownError`; default 2 minutes.
+   */
+  readonly outcomeWaitMs?: number;
 }
+
+/** The gateway's rules for a key whose first call has no outcome yet (or never will). */
+const IN_PROGRESS = 'idempotency.in_progress';
+const OUTCOME_UNKNOWN = 'idempotency.outcome_unknown';
+/** How many times a call is sent again once its first attempt's outcome is known. */
+const MAX_RESENDS = 3;
 
 interface Answer {
   readonly status: number;
@@ -117,7 +136,86 @@ export class RestTransport implements Transport {
     };
   }
 
+  /**
+   * Sends the call (the bounded retries carry one key). When the gateway says the first attempt
+   * under the key has not finished — our own earlier attempt whose answer was lost, most often —
+   * the SDK never reports that as a denial nor tells anyone to use a new key (that would run the
+   * call twice): it waits for that attempt's outcome, then sends the call again under the same
+   * key, which the gateway answers with the stored result or failure (or runs, if the first
+   * attempt was refused before running and gave the key back). No outcome within `outcomeWaitMs`,
+   * or one the gateway could not record, is `CallOutcomeUnknownError`.
+   */
   async call(call: WireCall): Promise<WireAnswer> {
+    let answer = await this.#send(call);
+    for (let resends = 0; ; resends++) {
+      if (answer.kind !== 'deny' || answer.code !== 'IDEMPOTENCY_CONFLICT') return answer;
+      if (answer.rule !== IN_PROGRESS && answer.rule !== OUTCOME_UNKNOWN) return answer;
+      if (answer.rule === OUTCOME_UNKNOWN)
+        throw new CallOutcomeUnknownError(call.name, call.idempotencyKey, 'unknown', null);
+      const outcome = await this.#awaitOutcome(call);
+      if (outcome !== null && (outcome.state === 'running' || outcome.state === 'unknown'))
+        throw new CallOutcomeUnknownError(
+          call.name,
+          call.idempotencyKey,
+          outcome.state,
+          outcome.callId,
+        );
+      if (resends >= MAX_RESENDS)
+        throw new CallOutcomeUnknownError(call.name, call.idempotencyKey, 'running', null);
+      answer = await this.#send(call);
+    }
+  }
+
+  /** Polls the key's outcome until it is no longer running, or the wait is over. */
+  async #awaitOutcome(call: WireCall): Promise<KeyOutcome | null> {
+    const deadline = Date.now() + (this.#options.outcomeWaitMs ?? 120_000);
+    let pause = 50;
+    for (;;) {
+      const outcome = await this.outcome(call.name, call.idempotencyKey, call.signal);
+      if (outcome === null || outcome.state !== 'running') return outcome;
+      const left = deadline - Date.now();
+      if (left <= 0) return outcome;
+      await sleep(Math.min(pause, left), call.signal);
+      pause = Math.min(pause * 2, 1000);
+    }
+  }
+
+  async outcome(tool: string, key: string, signal?: AbortSignal): Promise<KeyOutcome | null> {
+    const id = await this.sessionId(signal);
+    const answer = await this.#request(
+      'GET',
+      `/v1/sessions/${encodeURIComponent(id)}/idempotency/${encodeURIComponent(key)}?tool=${encodeURIComponent(tool)}`,
+      undefined,
+      {},
+      null,
+      signal,
+    );
+    const b = answer.body;
+    if (answer.status === 404 && b?.code === 'IDEMPOTENCY_KEY_NOT_FOUND') return null;
+    if (answer.status !== 200 || b === null) throw refusal(answer);
+    const callId = String(b.call_id);
+    switch (b.state) {
+      case 'succeeded':
+        return { state: 'succeeded', callId, output: b.output, trust: b.trust ?? null };
+      case 'failed': {
+        const e = record(b.error);
+        return {
+          state: 'failed',
+          callId,
+          code: String(e.code),
+          rule: String(e.rule),
+          message: String(e.message),
+        };
+      }
+      case 'running':
+      case 'unknown':
+        return { state: b.state, callId };
+      default:
+        throw new GatewayRequestError(200, 'INTERNAL', `unexpected outcome state ${b.state}`, {});
+    }
+  }
+
+  async #send(call: WireCall): Promise<WireAnswer> {
     const id = await this.sessionId(call.signal);
     const answer = await this.#request(
       'POST',

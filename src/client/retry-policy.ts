@@ -62,7 +62,8 @@ export function retryAfterMs(header: string | null, now: number): number | null 
   return Number.isNaN(at) ? null : Math.max(0, at - now);
 }
 
-function sleep(ms: number, signal: AbortSignal | undefined): Promise<void> {
+/** Waits `ms`, or rejects with the signal's reason once it aborts. */
+export function sleep(ms: number, signal: AbortSignal | undefined): Promise<void> {
   return new Promise((resolve, reject) => {
     if (signal?.aborted) return reject(signal.reason);
     const timer = setTimeout(() => {

@@ -12,7 +12,7 @@ import { type CacheOptions, DefinitionsCache, type ToolSet } from './definitions
 import { McpTransport } from './mcp-transport.js';
 import { RestTransport } from './rest-transport.js';
 import type { RetryPolicy } from './retry-policy.js';
-import type { Transport, WireAnswer, WireCall, WirePending } from './transport.js';
+import type { KeyOutcome, Transport, WireAnswer, WireCall, WirePending } from './transport.js';
 
 export interface ClientOptions {
   /** `rest`: the base URL (`http://host:port`); `mcp`: the MCP endpoint (`http://host:port/mcp`). */
@@ -28,6 +28,11 @@ export interface ClientOptions {
   readonly cache?: CacheOptions;
   /** Per attempt; default 30 s. */
   readonly requestTimeoutMs?: number;
+  /**
+   * REST: how long a call whose first attempt under the same key has not finished waits for its
+   * outcome before throwing `CallOutcomeUnknownError`; default 2 minutes.
+   */
+  readonly outcomeWaitMs?: number;
 }
 
 export interface CallOptions {
@@ -75,6 +80,9 @@ export class ToolgateClient<Tools extends ToolTypes = ToolTypes> {
             ...common,
             ...(options.sessionId !== undefined ? { sessionId: options.sessionId } : {}),
             ...(options.session ? { session: options.session } : {}),
+            ...(options.outcomeWaitMs !== undefined
+              ? { outcomeWaitMs: options.outcomeWaitMs }
+              : {}),
           });
     this.#cache = new DefinitionsCache(options.cache);
     this.#transport.onListChanged(() => this.#stale());
@@ -139,6 +147,21 @@ export class ToolgateClient<Tools extends ToolTypes = ToolTypes> {
       ...(options.signal ? { signal: options.signal } : {}),
     };
     return this.#settle<Tools[K]['output']>(call, await this.#transport.call(call));
+  }
+
+  /**
+   * What became of the call made under `idempotencyKey` to `name` (REST): `succeeded`, `failed`,
+   * `running` or `unknown` (started, no outcome recorded: it may have run); null when the gateway
+   * knows no such call of this agent (never made, expired, or refused before it ran). Use it after
+   * a `GatewayUnavailableError` or `CallOutcomeUnknownError` instead of sending the call under a
+   * new key, which would run it again.
+   */
+  async outcome(
+    name: keyof Tools & string,
+    idempotencyKey: string,
+    signal?: AbortSignal,
+  ): Promise<KeyOutcome | null> {
+    return this.#transport.outcome(name, idempotencyKey, signal);
   }
 
   async close(): Promise<void> {

@@ -36,7 +36,30 @@ export interface WireCall {
   readonly signal?: AbortSignal;
 }
 
+/**
+ * What the gateway says of a call made under an idempotency key (REST
+ * `GET /v1/sessions/:id/idempotency/:key`): null when it knows no such call of this principal
+ * (never made, expired, or given back because it was refused before running).
+ */
+export type KeyOutcome =
+  | {
+      readonly state: 'succeeded';
+      readonly callId: string;
+      readonly output: unknown;
+      readonly trust: unknown;
+    }
+  | {
+      readonly state: 'failed';
+      readonly callId: string;
+      readonly code: string;
+      readonly rule: string;
+      readonly message: string;
+    }
+  | { readonly state: 'running' | 'unknown'; readonly callId: string };
+
 export interface Transport {
+  /** The outcome of the call made under `key` to `tool`, or null (REST only: MCP carries no key). */
+  outcome(tool: string, key: string, signal?: AbortSignal): Promise<KeyOutcome | null>;
   /** The session's tools; `revision` is the held set's validator, answered `unchanged` if current. */
   listTools(revision: string | null, signal?: AbortSignal): Promise<ListAnswer>;
   call(call: WireCall): Promise<WireAnswer>;

@@ -173,7 +173,14 @@ export const ERROR_CODES = {
   IDEMPOTENCY_CONFLICT: {
     http: 409,
     jsonRpc: -32019,
-    summary: 'The idempotency key was used with other arguments, or its call is still running.',
+    summary:
+      'The idempotency key was used with other arguments, or its first call has not finished (or its outcome is unknown).',
+  },
+  IDEMPOTENCY_KEY_NOT_FOUND: {
+    http: 404,
+    jsonRpc: -32097,
+    summary:
+      "No call of this principal under this idempotency key and tool (never made, expired, or another principal's).",
   },
   OUTPUT_INVALID: {
     http: 502,
@@ -443,6 +450,7 @@ export interface ErrorDetails {
   APPROVAL_REQUIRED: PendingApproval;
   APPROVAL_INVALID: CallDenial;
   IDEMPOTENCY_CONFLICT: CallDenial;
+  IDEMPOTENCY_KEY_NOT_FOUND: { tool: string; idempotencyKey: string };
   OUTPUT_INVALID: CallDenial;
   EXECUTION_FAILED: CallDenial;
   RESULT_BLOCKED: CallDenial;

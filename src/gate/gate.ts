@@ -24,6 +24,7 @@ import { directoryReader } from './directory-reader.js';
 import { IdentityCache } from './identity-cache.js';
 import { type Revisions, RevisionWatch } from './revision-watch.js';
 import { type AfterInjection, DEFAULT_AFTER_INJECTION } from './steps/after-injection.js';
+import { releaseClaim } from './steps/idempotency-claim.js';
 import { GATE_STEPS } from './steps/pipeline.js';
 import { sessionStep } from './steps/session.js';
 import { CallState, type Refusal, type Step, type StepDependencies } from './steps/step.js';
@@ -179,12 +180,19 @@ export class Gate {
     if (refreshed) await refreshed;
     const state = new CallState(this.#deps, ctx, toolRef, args, options, callId, started);
     const steps = this.#steps;
-    for (let i = 0; i < steps.length; i++) {
-      // A synchronous step is not awaited: most checks decide without I/O.
-      let result = (steps[i] as Step).run(state);
-      if (result instanceof Promise) result = await result;
-      if (result === undefined) continue;
-      return result.kind === 'refuse' ? this.#refuse(state, result) : result;
+    try {
+      for (let i = 0; i < steps.length; i++) {
+        // A synchronous step is not awaited: most checks decide without I/O.
+        let result = (steps[i] as Step).run(state);
+        if (result instanceof Promise) result = await result;
+        if (result === undefined) continue;
+        return result.kind === 'refuse' ? await this.#refuse(state, result) : result;
+      }
+    } catch (err) {
+      // A store error before the tool started: nothing ran, so the key this call took is given
+      // back (best effort; the error that ended the call is the one answered).
+      if (!state.runStarted) await releaseClaim(state).catch(() => {});
+      throw err;
     }
     // The last step always answers; a list that ends without one is a broken list.
     throw new Error('the gate ran out of steps without a decision');
@@ -217,8 +225,13 @@ export class Gate {
     return this.#refuse(state, refusal);
   }
 
-  /** A step's refusal: audited as `call.denied` (durable), then answered as a denial. */
+  /**
+   * A step's refusal: audited as `call.denied` (durable), then answered as a denial. A refusal
+   * after the idempotency claim (the limits step) gives the key back first: a key is held only by
+   * a call that runs (docs/architecture.md §3).
+   */
   async #refuse(state: CallState, refusal: Refusal): Promise<GateDecision> {
+    await releaseClaim(state);
     await this.#audit.append(deniedRecord(state, refusal), state.args);
     return deny(state.callId, refusal.code, refusal.rule, refusal.message, refusal.details);
   }

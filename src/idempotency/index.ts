@@ -1,7 +1,15 @@
 /**
- * @module Idempotency keys: their scope (principal and tool), lookup, claim, stored result and
- * sweep. Anything exported here is public API.
+ * @module Idempotency keys: their scope (principal and tool), lookup, claim, release, stored
+ * result or failure, the outcome a key's owner may ask for, and sweep. Anything exported here is
+ * public API.
  */
 export { idempotencyScope } from './idempotency-scope.js';
-export type { IdempotencyOutcome } from './idempotency-store.js';
-export { IDEMPOTENCY_TTL_MS, IdempotencyStore, isIdempotencyKey } from './idempotency-store.js';
+export type { IdempotencyFailure, IdempotencyOutcome, KeyOutcome } from './idempotency-store.js';
+export {
+  IDEMPOTENCY_GRACE_MS,
+  IDEMPOTENCY_TTL_MS,
+  IdempotencyStore,
+  isIdempotencyKey,
+} from './idempotency-store.js';
+export type { KeyOutcomeView, KeyOwner } from './key-outcome.js';
+export { keyOutcome } from './key-outcome.js';

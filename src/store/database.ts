@@ -263,9 +263,15 @@ export interface IdempotencyTable {
   key: string;
   args_hash: string;
   call_id: string;
-  /** JSON of the first result; null while that call is still running. */
+  /** JSON of the first result; null while that call is still running, or when it failed. */
   result: string | null;
+  /** JSON of the first result's trust label, when it had one (migration 0036). */
+  trust: string | null;
+  /** JSON `{ code, rule, message }` of a call that ran and failed (migration 0036). */
+  failure: string | null;
   created_at: string;
+  /** When the claimed call must have ended (claim + wall time + grace); null on older rows. */
+  run_by: string | null;
 }
 
 export interface GrantTable {

@@ -10,6 +10,7 @@ import { eventAuditRow } from './events.js';
 import { classifiedArguments } from './migrations/classified-arguments.js';
 import { consoleSessions } from './migrations/console-sessions.js';
 import { healthOverrides } from './migrations/health-overrides.js';
+import { idempotencyOutcomes } from './migrations/idempotency-outcomes.js';
 import { operatorsMigration } from './migrations/operators.js';
 import { ownerNotices } from './migrations/owner-notices.js';
 import { providerEntries } from './migrations/provider-entries.js';
@@ -703,6 +704,7 @@ export function migrationProvider(dialect: Dialect): MigrationProvider {
         '0029_health_overrides': healthOverrides,
         '0033_owner_notices': ownerNotices,
         '0034_classified_arguments': classifiedArguments,
+        '0036_idempotency_outcomes': idempotencyOutcomes,
       };
     },
   };

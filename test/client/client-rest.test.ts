@@ -44,6 +44,8 @@ class LossyHop {
   readonly server: Server;
   readonly calls: Record<string, unknown>[] = [];
   loseNextCallAnswer = false;
+  /** Hears every request the hop carries (`GET /v1/sessions/…/idempotency/…`, say). */
+  onRequest: ((method: string, url: string) => void) | null = null;
   answerNextWith: { status: number; headers: Record<string, string>; body: string } | null = null;
 
   constructor(readonly upstream: () => number) {
@@ -52,6 +54,7 @@ class LossyHop {
       req.on('data', (c: Buffer) => chunks.push(c));
       req.on('end', () => {
         const body = Buffer.concat(chunks);
+        this.onRequest?.(req.method ?? '', req.url ?? '');
         const isCall = req.method === 'POST' && (req.url ?? '').endsWith('/calls');
         if (isCall) this.calls.push(JSON.parse(body.toString('utf8')) as Record<string, unknown>);
         if (isCall && this.answerNextWith) {
@@ -109,6 +112,8 @@ describe('the client SDK over REST rides out a gateway restart', () => {
   let agentKey: string;
   let hop: LossyHop;
   let hopUrl: string;
+  /** While set, the next add_label run waits for it before it finishes. */
+  let hold: Promise<void> | null = null;
 
   /** How many times a tool started running (its `call.pre` records), and replays answered. */
   async function auditCount(tool: string, kind: string): Promise<number> {
@@ -124,12 +129,24 @@ describe('the client SDK over REST rides out a gateway restart', () => {
   before(async () => {
     dir = mkdtempSync(join(tmpdir(), 'toolgate-client-'));
     const db = `sqlite:${join(dir, 'tg.db')}`;
+    // add_label can be held running (until the test lets it finish) to show a retry meeting
+    // its own first attempt still in progress.
+    const executor = demoExecutor();
+    const addLabel = executor.handler('demo.add_label');
+    executor.register('demo.add_label', async (args, context) => {
+      const held = hold;
+      if (held !== null) {
+        hold = null;
+        await held;
+      }
+      return addLabel?.(args, context);
+    });
     gw = new RestartableGateway({
       db,
       masterKey: MasterKey.generate(),
       approvalSigner: ApprovalSigner.generate(),
       auditSigner: generateNoteSigner('client-test').signer,
-      executor: demoExecutor(),
+      executor,
     });
     const tg = await gw.start(true);
     agentKey = (await tg.keys.issue('support-bot', setup)).apiKey;
@@ -234,6 +251,93 @@ describe('the client SDK over REST rides out a gateway restart', () => {
     assert.equal(await auditCount('create_ticket', 'call.pre'), ranBefore + 1, 'ran once');
     assert.equal(await auditCount('create_ticket', 'call.replayed'), replayedBefore + 1);
     if (result.kind === 'allow') assert.equal(result.idempotencyKey, first?.idempotency_key);
+  });
+
+  test('a retry told its first attempt is still running waits for that outcome: never a denial, never a new key, and the call runs once', async () => {
+    const { ToolgateClient } = await import('../../src/client/index.js');
+    // Each attempt gives up after 300 ms; the first one's tool is held running until the SDK,
+    // having been told "in progress" on its own retry, asks the gateway for the key's outcome.
+    const client = new ToolgateClient({
+      url: hopUrl,
+      token: agentKey,
+      retry: FAST_RETRY,
+      requestTimeoutMs: 300,
+    });
+    const ranBefore = await auditCount('add_label', 'call.pre');
+    let finish: () => void = () => {};
+    hold = new Promise<void>((resolve) => {
+      finish = resolve;
+    });
+    const asked: string[] = [];
+    hop.onRequest = (method, url) => {
+      if (method === 'GET' && url.includes('/idempotency/')) {
+        asked.push(url);
+        finish();
+      }
+    };
+    hop.calls.length = 0;
+    try {
+      const result = await client.call('add_label', { ticket_id: 'T-2001', label: 'urgent' });
+      assert.equal(result.kind, 'allow', JSON.stringify(result));
+      assert.ok(asked.length >= 1, 'the SDK asked for the outcome of its key');
+      assert.match(asked[0] ?? '', /\?tool=add_label$/);
+      assert.ok(hop.calls.length >= 3, `attempt, retry, resend: ${hop.calls.length}`);
+      const keys = new Set(hop.calls.map((c) => c.idempotency_key));
+      assert.equal(keys.size, 1, 'one key on every send');
+      assert.equal(await auditCount('add_label', 'call.pre'), ranBefore + 1, 'ran once');
+      if (result.kind === 'allow') {
+        const known = await client.outcome('add_label', result.idempotencyKey ?? '');
+        assert.equal(known?.state, 'succeeded');
+        assert.equal(known?.callId, result.callId);
+      }
+      assert.equal(await client.outcome('add_label', 'never-sent-key'), null);
+    } finally {
+      finish();
+      hold = null;
+      hop.onRequest = null;
+    }
+  });
+
+  test('a gateway that recorded no outcome for the key is CallOutcomeUnknownError, not a denial', async () => {
+    const { ToolgateClient, CallOutcomeUnknownError } = await import('../../src/client/index.js');
+    const client = new ToolgateClient({ url: hopUrl, token: agentKey, retry: FAST_RETRY });
+    hop.calls.length = 0;
+    hop.answerNextWith = {
+      status: 409,
+      headers: {},
+      body: JSON.stringify({
+        code: 'IDEMPOTENCY_CONFLICT',
+        message: 'the call with this idempotency key was started and its outcome was not recorded',
+        details: { rule: 'idempotency.outcome_unknown', call_id: 'call_x' },
+      }),
+    };
+    const err = await client
+      .call('add_label', { ticket_id: 'T-2002', label: 'bug' }, { idempotencyKey: 'lost-1' })
+      .then(
+        (r) => assert.fail(`answered ${JSON.stringify(r)}`),
+        (e: unknown) => e,
+      );
+    assert.ok(err instanceof CallOutcomeUnknownError, String(err));
+    assert.equal(err.idempotencyKey, 'lost-1');
+    assert.equal(err.state, 'unknown');
+    assert.doesNotMatch(err.message, /use a new key/i);
+    assert.equal(hop.calls.length, 1, 'not sent again');
+    // Its benign neighbour: another key's call (arguments differ) is the gateway's denial as is.
+    const first = await client.call(
+      'add_label',
+      { ticket_id: 'T-2003', label: 'bug' },
+      { idempotencyKey: 'reused-1' },
+    );
+    assert.equal(first.kind, 'allow');
+    const differ = await client.call(
+      'add_label',
+      { ticket_id: 'T-2004', label: 'bug' },
+      { idempotencyKey: 'reused-1' },
+    );
+    assert.equal(
+      differ.kind === 'deny' ? differ.rule : differ.kind,
+      'idempotency.arguments_differ',
+    );
   });
 
   test('503 with Retry-After is retried; a denial is answered at once and never retried', async () => {

@@ -2,6 +2,7 @@
 import assert from 'node:assert/strict';
 import { after, before, describe, test } from 'node:test';
 import {
+  IDEMPOTENCY_GRACE_MS,
   IDEMPOTENCY_TTL_MS,
   IdempotencyStore,
   idempotencyScope,
@@ -45,6 +46,7 @@ for (const backend of backends()) {
         kind: 'replay',
         callId: 'call_first',
         output: { status: 'ok' },
+        trust: null,
       });
     });
 
@@ -57,6 +59,38 @@ for (const backend of backends()) {
       now = new Date(now.getTime() + IDEMPOTENCY_TTL_MS + 1000);
       assert.ok((await records.sweep(now)) >= 1);
       assert.deepEqual(await records.lookup(key, 'other'), { kind: 'claimed' });
+    });
+
+    test('a claim is given back only by its own call, and only while it has no outcome', async () => {
+      const key = idempotencyScope('bot', null, 'tool', 'k-release');
+      await records.claim(key, 'h1', 'call_a', now);
+      await records.release(key, 'call_other');
+      assert.equal((await records.claim(key, 'h1', 'call_b', now)).kind, 'conflict', 'still held');
+      await records.release(key, 'call_a');
+      assert.deepEqual(await records.claim(key, 'h1', 'call_c', now), { kind: 'claimed' });
+      await records.storeFailure(key, {
+        code: 'EXECUTION_FAILED',
+        rule: 'runtime.error',
+        message: 'x',
+      });
+      await records.release(key, 'call_c');
+      const replay = await records.lookup(key, 'h1');
+      assert.equal(replay.kind, 'replay_failure', 'a call that ran keeps its key');
+      assert.equal((await records.outcome(key))?.state, 'failed');
+    });
+
+    test('an unfinished claim is running until its call must have ended, then unknown; never "use a new key"', async () => {
+      const key = idempotencyScope('bot', null, 'tool', 'k-overdue');
+      await records.claim(key, 'h1', 'call_slow', now, 1_000);
+      const running = await records.lookup(key, 'h1');
+      assert.equal(running.kind === 'conflict' ? running.rule : '', 'idempotency.in_progress');
+      assert.doesNotMatch(running.kind === 'conflict' ? running.message : '', /use a new key/);
+      assert.deepEqual(await records.outcome(key), { state: 'running', callId: 'call_slow' });
+      now = new Date(now.getTime() + 1_000 + IDEMPOTENCY_GRACE_MS + 1);
+      const overdue = await records.lookup(key, 'h1');
+      assert.equal(overdue.kind === 'conflict' ? overdue.rule : '', 'idempotency.outcome_unknown');
+      assert.deepEqual(await records.outcome(key), { state: 'unknown', callId: 'call_slow' });
+      assert.equal(await records.outcome(idempotencyScope('bot', null, 'tool', 'nope')), null);
     });
 
     test('keys are scoped per user and only of the allowed form', () => {

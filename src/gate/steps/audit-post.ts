@@ -11,7 +11,9 @@ import { carriesUntrustedText } from '../../content/index.js';
 import { untrustedSourcesOf } from '../../sessions/index.js';
 import { postRecord } from '../audit-records.js';
 import { deny, type McpToolResult } from '../decision.js';
+import { releaseClaim } from './idempotency-claim.js';
 import { literalsEntering, recordInjection, recordLiterals } from './provenance.js';
+import type { ExecuteFailure } from './run-result.js';
 import type { CallState, StepResult } from './step.js';
 
 export function auditPostStep(s: CallState): StepResult | Promise<StepResult> {
@@ -33,7 +35,7 @@ function post(s: CallState): StepResult | Promise<StepResult> {
   // pre record without a result, which is what it then was: outcome unknown.
   s.deps.audit.append(postRecord(s), undefined, DEFERRED).catch(s.deps.lostPostRecord);
   const result = s.result;
-  if (!result.ok) return deny(s.callId, result.code, result.rule, result.message);
+  if (!result.ok) return s.idemKey !== null ? failedUnderKey(s, result) : denied(result, s);
   const literals = literalsEntering(result.trust, result.output);
   return s.def.data_access === 'private' ||
     s.idemKey !== null ||
@@ -78,8 +80,29 @@ async function afterCall(
   // Instruction-like text is remembered beyond this session: for the run and the (agent, user)
   // over the untrusted window, so a new session does not start clean (after-injection.ts).
   if (trust?.injection === true) await recordInjection(s);
-  if (s.idemKey !== null) await idempotency.storeResult(s.idemKey, output, trust);
+  if (s.idemKey !== null) {
+    await idempotency.storeResult(s.idemKey, output, trust);
+    s.claimHeld = false;
+  }
   return allowed(s, output);
+}
+
+function denied(result: ExecuteFailure, s: CallState): StepResult {
+  return deny(s.callId, result.code, result.rule, result.message);
+}
+
+/**
+ * A call under an idempotency key that failed: when its tool ran, the failure is stored, so a
+ * retry is answered with it and never runs the tool again; when it never started, the key is given
+ * back (nothing ran under it).
+ */
+async function failedUnderKey(s: CallState, result: ExecuteFailure): Promise<StepResult> {
+  if (result.notRun === true) await releaseClaim(s);
+  else if (s.idemKey !== null) {
+    await s.deps.idempotency.storeFailure(s.idemKey, result);
+    s.claimHeld = false;
+  }
+  return denied(result, s);
 }
 
 function allowed(s: CallState, output: unknown): StepResult {

@@ -16,7 +16,7 @@ import { type ByteBudget, createByteBudget } from '../../sandbox/index.js';
 import { CANCELLED, type CallProgress } from '../call-progress.js';
 import { type IdentityCache, SESSION_CACHE_MAX } from '../identity-cache.js';
 import type { CompiledTool } from '../tool-cache.js';
-import type { ExecuteExtra, ExecuteRun } from './run-result.js';
+import type { ExecuteExtra, ExecuteFailure, ExecuteRun } from './run-result.js';
 import { type CallState, CONTINUE, healthCaller, type StepResult } from './step.js';
 
 /** What the runtimes need of the gate's services. */
@@ -31,6 +31,7 @@ const NO_SECRETS: readonly string[] = [];
 
 /** Step 13: runs the call (a failure is a result, audited by audit-post, never a refusal). */
 export async function executeStep(s: CallState): Promise<StepResult> {
+  s.runStarted = true;
   const started = performance.now();
   s.run = await execute(s.deps, s.def, s.callArgs, s.compiled, {
     callId: s.callId,
@@ -114,18 +115,22 @@ export async function execute(
 ): Promise<ExecuteRun> {
   // Withdrawn before it started (during the checks, or while an approval was asked): never run.
   if (call.signal?.aborted) {
-    return runtimeFailure(CANCELLED.code, CANCELLED.rule, CANCELLED.message, {
-      outcome: 'cancelled',
-    });
+    return notRun(
+      runtimeFailure(CANCELLED.code, CANCELLED.rule, CANCELLED.message, {
+        outcome: 'cancelled',
+      }),
+    );
   }
 
   let creds: CallCredentials | null = null;
   if (def.credentials) {
     if (!d.credentials) {
-      return runtimeFailure(
-        'CREDENTIAL_UNAVAILABLE',
-        'credentials.unavailable',
-        "this gateway cannot provide the tool's credential",
+      return notRun(
+        runtimeFailure(
+          'CREDENTIAL_UNAVAILABLE',
+          'credentials.unavailable',
+          "this gateway cannot provide the tool's credential",
+        ),
       );
     }
     try {
@@ -141,12 +146,14 @@ export async function execute(
       if (!isToolgateError(err) || err.code !== 'CREDENTIAL_UNAVAILABLE') throw err;
       // The caller learns that the credential is missing, not which secret or why.
       const reason = (err.details as { reason?: string }).reason ?? 'unavailable';
-      return runtimeFailure(
-        'CREDENTIAL_UNAVAILABLE',
-        `credentials.${reason}`,
-        reason === 'exchange_foreign_issuer'
-          ? "this tool's upstream token is exchanged only for access tokens of its own authorization server, and this session's token is of another issuer"
-          : "the tool's credential is not available; an administrator has to set it",
+      return notRun(
+        runtimeFailure(
+          'CREDENTIAL_UNAVAILABLE',
+          `credentials.${reason}`,
+          reason === 'exchange_foreign_issuer'
+            ? "this tool's upstream token is exchanged only for access tokens of its own authorization server, and this session's token is of another issuer"
+            : "the tool's credential is not available; an administrator has to set it",
+        ),
       );
     }
   }
@@ -154,10 +161,12 @@ export async function execute(
   const runtime = d.runtimes[def.runtime.kind];
   if (!runtime) {
     // Never run a tool with less isolation than it asks for: no runtime here, no run.
-    return runtimeFailure(
-      'EXECUTION_FAILED',
-      'runtime.unavailable',
-      `the ${def.runtime.kind} runtime is not available on this gateway`,
+    return notRun(
+      runtimeFailure(
+        'EXECUTION_FAILED',
+        'runtime.unavailable',
+        `the ${def.runtime.kind} runtime is not available on this gateway`,
+      ),
     );
   }
   const { budget, spent } = egressBudget(
@@ -194,6 +203,11 @@ export async function execute(
   if (ran.sandbox) extra.sandbox = ran.sandbox;
   if (ran.egress) extra.egress = ran.egress;
   return { ok: true, output: ran.output, bytes: 0, redact: creds?.redact ?? NO_SECRETS, extra };
+}
+
+/** A failure before the runtime was reached: nothing ran, so an idempotency key is given back. */
+function notRun(failure: ExecuteFailure): ExecuteFailure {
+  return { ...failure, notRun: true };
 }
 
 /** Who and what one execution is for: the credential broker and the egress budget need it. */

@@ -1,6 +1,8 @@
 /**
  * @module Step 10, idempotency claim: once the call may run (approved, or needing no approval),
- * its key is taken; a call that took the key meanwhile is replayed or refused as in step 8.
+ * its key is taken; a call that took the key meanwhile is replayed or refused as in step 8. The
+ * claim lasts only if the call runs: a refusal after it (step 11, limits) or a stop before the
+ * tool starts gives the key back (`releaseClaim`), so a refused call never holds a key.
  * Step order: docs/architecture.md §3.
  */
 import { settle } from './idempotency-lookup.js';
@@ -11,5 +13,24 @@ export function idempotencyClaimStep(s: CallState): StepResult | Promise<StepRes
 }
 
 async function claim(s: CallState, key: string): Promise<StepResult> {
-  return settle(s, await s.deps.idempotency.claim(key, s.argsHash, s.callId, s.now));
+  const outcome = await s.deps.idempotency.claim(
+    key,
+    s.argsHash,
+    s.callId,
+    s.now,
+    s.def.sandbox.limits.wall_time_ms,
+  );
+  if (outcome.kind === 'claimed') s.claimHeld = true;
+  return settle(s, outcome);
+}
+
+/**
+ * Gives this call's key back when nothing ran under it: a refusal after the claim, a store error
+ * before the tool started, a failure before the runtime was reached. Only this call's own
+ * unfinished claim is removed (IdempotencyStore.release).
+ */
+export async function releaseClaim(s: CallState): Promise<void> {
+  if (!s.claimHeld || s.idemKey === null) return;
+  s.claimHeld = false;
+  await s.deps.idempotency.release(s.idemKey, s.callId);
 }

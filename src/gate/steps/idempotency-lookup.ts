@@ -13,7 +13,7 @@ import {
   isIdempotencyKey,
 } from '../../idempotency/index.js';
 import { replayedRecord } from '../audit-records.js';
-import type { McpToolResult } from '../decision.js';
+import { type DenyCode, deny, type McpToolResult } from '../decision.js';
 import { type CallState, CONTINUE, type Refusal, refuse, type StepResult } from './step.js';
 
 const NOT_UNICODE: Refusal = {
@@ -48,8 +48,16 @@ async function lookup(s: CallState, key: string): Promise<StepResult> {
   return settle(s, await s.deps.idempotency.lookup(key, s.argsHash));
 }
 
-/** A replayed result or a refusal ends the call; a free key lets it go on. */
+/**
+ * A replayed result, a replayed failure or a refusal ends the call; a free key lets it go on. A
+ * call that ran and failed is answered with the same failure: it is never run a second time.
+ */
 export async function settle(s: CallState, claimed: IdempotencyOutcome): Promise<StepResult> {
+  if (claimed.kind === 'replay_failure') {
+    await s.deps.audit.append(replayedRecord(s, claimed.callId));
+    const f = claimed.failure;
+    return deny(claimed.callId, f.code as DenyCode, f.rule, f.message);
+  }
   if (claimed.kind === 'replay') {
     await s.deps.audit.append(replayedRecord(s, claimed.callId), s.callArgs);
     return {
@@ -60,8 +68,8 @@ export async function settle(s: CallState, claimed: IdempotencyOutcome): Promise
       output: claimed.output,
       warnings: s.warnings,
       ...(s.deprecation ? { deprecation: s.deprecation } : {}),
-      // The label the result was first answered with: a replay is the same outside content.
-      ...(claimed.trust !== undefined ? { trust: claimed.trust as TrustLabel } : {}),
+      // The first answer's trust label: a replay of outside content is labelled as it was.
+      ...(claimed.trust !== null ? { trust: claimed.trust as TrustLabel } : {}),
       // An upstream MCP tool's stored result is replayed as the result it was.
       ...(s.def.runtime.kind === 'mcp' ? { mcpResult: claimed.output as McpToolResult } : {}),
     };

@@ -35,7 +35,15 @@ export interface ExecuteExtra {
 
 export type ExecuteResult = (
   | { ok: true; output: unknown; bytes: number }
-  | { ok: false; code: DenyCode; rule: string; message: string; bytes: number }
+  | {
+      ok: false;
+      code: DenyCode;
+      rule: string;
+      message: string;
+      bytes: number;
+      /** The tool was never started (withdrawn first, no credential, no runtime): nothing ran. */
+      notRun?: true;
+    }
 ) &
   Partial<ExecuteExtra>;
 

@@ -114,6 +114,8 @@ export class CallState {
   // idempotency lookup (the hash is what approval binds and idempotency compares)
   argsHash!: string;
   idemKey: string | null = null;
+  // idempotency claim: this call holds its key (given back if nothing runs, claim step)
+  claimHeld = false;
   // approval: the session's untrusted sources when the after-injection rule made the call wait
   afterInjection: { readonly untrusted_sources: readonly string[] } | null = null;
   approval: { readonly approvalId: string; readonly approver: string } | null = null;
@@ -122,6 +124,8 @@ export class CallState {
   ceilings!: AgentCeilings;
   egressLeft: number | undefined = undefined;
   // execute, result
+  /** Set as the execute step begins: from here on the tool may have run. */
+  runStarted = false;
   run!: ExecuteRun;
   result!: ExecuteResult;
 

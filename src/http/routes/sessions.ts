@@ -1,6 +1,7 @@
 /**
  * @module Agent-facing routes: open a session, list its tools (with an ETag a client revalidates
- * its cached definitions against), call a tool through the gate, read an approval a call waits for.
+ * its cached definitions against), call a tool through the gate, read an approval a call waits for
+ * and the outcome of a call made under an idempotency key.
  */
 import { createHash } from 'node:crypto';
 import type { FastifyInstance, FastifyReply, FastifyRequest } from 'fastify';
@@ -214,6 +215,40 @@ export function sessionRoutes(app: FastifyInstance, agent: AgentApi, admin: Admi
     async (req) => {
       const { id, approval } = req.params as { id: string; approval: string };
       return agent.approvalStatus(id, principalOf(req), approval);
+    },
+  );
+
+  app.get(
+    '/v1/sessions/:id/idempotency/:key',
+    {
+      config: agentAuth,
+      schema: {
+        tags: ['sessions'],
+        summary: 'The outcome of the call this principal made under an idempotency key',
+        description:
+          "`succeeded` (with `output` and its `trust` label), `failed` (with `error`: the code, rule and message it ended with; a retry under the key is answered the same and never runs it again), `running` (it has not ended: ask again later), or `unknown` (it was started and its outcome was not recorded — it may have run; do not send it again under a new key). The key belongs to the agent and the session's user and is scoped to `tool` (the name or id the call used); a key never used, expired, or another principal's is 404 IDEMPOTENCY_KEY_NOT_FOUND alike.",
+        security,
+        params: {
+          type: 'object',
+          required: ['id', 'key'],
+          properties: {
+            id: sessionParams.properties.id,
+            key: { type: 'string', pattern: '^[A-Za-z0-9_.:-]{1,128}$' },
+          },
+        },
+        querystring: {
+          type: 'object',
+          additionalProperties: false,
+          required: ['tool'],
+          properties: { tool: { type: 'string', minLength: 1, maxLength: 200 } },
+        },
+        response: errors(400, 401, 404),
+      },
+    },
+    async (req) => {
+      const { id, key } = req.params as { id: string; key: string };
+      const { tool } = req.query as { tool: string };
+      return agent.callOutcome(id, principalOf(req), tool, key);
     },
   );
 
