@@ -91,8 +91,8 @@ function tokenFor(agent: string, user: string): Promise<string> {
     .sign(privateKey);
 }
 
-async function listen(token: string) {
-  const res = await fetch(`${base}/mcp`, {
+async function listen(token: string, at = base) {
+  const res = await fetch(`${at}/mcp`, {
     method: 'POST',
     headers: {
       authorization: `Bearer ${token}`,
@@ -110,7 +110,7 @@ async function listen(token: string) {
   });
   if (res.status !== 200 || !res.body) {
     const body = (await res.json()) as { error?: { data?: { details?: unknown } } };
-    return { status: res.status, details: body.error?.data?.details };
+    return { status: res.status, details: body.error?.data?.details, reader: null };
   }
   const reader = res.body.getReader();
   open.push(reader);
@@ -122,7 +122,7 @@ async function listen(token: string) {
     text += decoder.decode(chunk.value);
   }
   assert.match(text, /acknowledged/);
-  return { status: 200, details: undefined };
+  return { status: 200, details: undefined, reader };
 }
 
 test("one user's tokens, through two agents, share one bound of streams; another user opens theirs", async () => {
@@ -130,10 +130,43 @@ test("one user's tokens, through two agents, share one bound of streams; another
   assert.equal((await listen(await tokenFor('bot-b', 'u1'))).status, 200);
   // Attack: a third token string of the same user, through an agent with room to spare.
   const refused = await listen(await tokenFor('bot-a', 'u1'));
-  assert.deepEqual(refused, {
-    status: 429,
-    details: { limit: 'streams_per_user', max: PER_USER, retryAfterSeconds: 5 },
-  });
+  assert.deepEqual(
+    { status: refused.status, details: refused.details },
+    { status: 429, details: { limit: 'streams_per_user', max: PER_USER, retryAfterSeconds: 5 } },
+  );
   // Benign neighbour: another user of the same agent.
   assert.equal((await listen(await tokenFor('bot-a', 'u2'))).status, 200);
+});
+
+test('with every stream place taken, the oldest stream of the agent holding the most makes room', {
+  timeout: 30_000,
+}, async () => {
+  const small = await buildServer(tg, {
+    adminToken: 'standing-users-admin-token-0123456789abcdef',
+    standing: { streams: { max: 3, maxPerAgent: 32, maxPerUser: 32 } },
+  });
+  const at = await small.listen({ host: '127.0.0.1', port: 0 });
+  try {
+    const oldest = await listen(await tokenFor('bot-a', 'u1'), at);
+    assert.equal((await listen(await tokenFor('bot-a', 'u2'), at)).status, 200);
+    const theirs = await listen(await tokenFor('bot-b', 'u2'), at);
+    // A newcomer: bot-a holds the most, so its oldest stream is closed for it.
+    assert.equal((await listen(await tokenFor('bot-b', 'u1'), at)).status, 200);
+    // The evicted stream ends (the server cut it: done, or the connection terminated).
+    let ended = false;
+    try {
+      for (;;) {
+        const chunk = await oldest.reader?.read();
+        if (!chunk || chunk.done) break;
+      }
+      ended = true;
+    } catch {
+      ended = true;
+    }
+    assert.ok(ended, 'the evicted stream ended');
+    assert.equal(theirs.status, 200, "the smaller holder's stream stays");
+  } finally {
+    for (const r of open.splice(0)) await r.cancel().catch(() => {});
+    await small.close();
+  }
 });
