@@ -1,0 +1,172 @@
+/**
+ * Standing streams are bounded per user as well as per agent (docs/security-model.md "Shared
+ * slots, streams and breakers"): a user's tokens, through two agents and as many token strings as
+ * it likes, share one bound of open MCP 2026-07-28 `subscriptions/listen` streams (429 past it),
+ * while another user of the same agents still opens theirs. JWTs signed here with a local JWKS.
+ */
+import assert from 'node:assert/strict';
+import { randomUUID } from 'node:crypto';
+import { mkdtempSync, rmSync, writeFileSync } from 'node:fs';
+import { tmpdir } from 'node:os';
+import { join } from 'node:path';
+import { after, before, test } from 'node:test';
+import type { FastifyInstance } from 'fastify';
+import { exportJWK, generateKeyPair, type JWK, SignJWT } from 'jose';
+import type { Actor } from '../../src/core/index.js';
+import { buildServer } from '../../src/http/index.js';
+import { type Gateway, openGateway } from '../../src/toolgate.js';
+import { validTool } from '../support/fixtures.js';
+
+const admin: Actor = { id: 'admin', via: 'library' };
+const ISSUER = 'https://idp.example.com';
+const AUDIENCE = 'toolgate';
+const MODERN = '2026-07-28';
+const ENVELOPE = {
+  'io.modelcontextprotocol/protocolVersion': MODERN,
+  'io.modelcontextprotocol/clientCapabilities': {},
+  'io.modelcontextprotocol/clientInfo': { name: 'raw', version: '1' },
+};
+const PER_USER = 2;
+type Key = Awaited<ReturnType<typeof generateKeyPair>>['privateKey'];
+
+let dir: string;
+let privateKey: Key;
+let tg: Gateway;
+let app: FastifyInstance;
+let base: string;
+const open: ReadableStreamDefaultReader<Uint8Array>[] = [];
+
+before(async () => {
+  dir = mkdtempSync(join(tmpdir(), 'toolgate-standing-users-'));
+  const pair = await generateKeyPair('ES256', { extractable: true });
+  privateKey = pair.privateKey;
+  const jwk: JWK = { ...(await exportJWK(pair.publicKey)), kid: 'k1', alg: 'ES256', use: 'sig' };
+  writeFileSync(join(dir, 'jwks.json'), JSON.stringify({ keys: [jwk] }));
+  tg = await openGateway({
+    db: `sqlite:${join(dir, 'tg.db')}`,
+    jwt: {
+      issuer: ISSUER,
+      audience: AUDIENCE,
+      jwksFile: join(dir, 'jwks.json'),
+      userClaim: 'act_for',
+      permissionsClaim: 'scope',
+    },
+  });
+  await tg.config.apply(
+    [
+      { kind: 'Tool', spec: validTool() },
+      ...['bot-a', 'bot-b'].flatMap((id) => [
+        { kind: 'Agent', spec: { id, owner: 'qa' } },
+        { kind: 'Grant', spec: { agent: id, capabilities: ['billing:read'] } },
+      ]),
+      { kind: 'User', spec: { id: 'u1', permissions: ['billing:read'] } },
+      { kind: 'User', spec: { id: 'u2', permissions: ['billing:read'] } },
+    ],
+    admin,
+  );
+  app = await buildServer(tg, {
+    adminToken: 'standing-users-admin-token-0123456789abcdef',
+    standing: { streams: { max: 64, maxPerAgent: 32, maxPerUser: PER_USER } },
+  });
+  base = await app.listen({ host: '127.0.0.1', port: 0 });
+});
+
+after(async () => {
+  for (const r of open.splice(0)) await r.cancel().catch(() => {});
+  await app.close();
+  await tg.close();
+  rmSync(dir, { recursive: true, force: true, maxRetries: 5, retryDelay: 50 });
+});
+
+/** A fresh token string of `agent` acting for `user` (each one different: its own jti). */
+function tokenFor(agent: string, user: string): Promise<string> {
+  return new SignJWT({ act_for: user, scope: 'billing:read' })
+    .setProtectedHeader({ alg: 'ES256', kid: 'k1' })
+    .setSubject(agent)
+    .setIssuer(ISSUER)
+    .setAudience(AUDIENCE)
+    .setJti(randomUUID())
+    .setIssuedAt()
+    .setExpirationTime('10m')
+    .sign(privateKey);
+}
+
+async function listen(token: string, at = base) {
+  const res = await fetch(`${at}/mcp`, {
+    method: 'POST',
+    headers: {
+      authorization: `Bearer ${token}`,
+      'content-type': 'application/json',
+      accept: 'application/json, text/event-stream',
+      'mcp-protocol-version': MODERN,
+      'mcp-method': 'subscriptions/listen',
+    },
+    body: JSON.stringify({
+      jsonrpc: '2.0',
+      id: 3,
+      method: 'subscriptions/listen',
+      params: { notifications: { toolsListChanged: true }, _meta: ENVELOPE },
+    }),
+  });
+  if (res.status !== 200 || !res.body) {
+    const body = (await res.json()) as { error?: { data?: { details?: unknown } } };
+    return { status: res.status, details: body.error?.data?.details, reader: null };
+  }
+  const reader = res.body.getReader();
+  open.push(reader);
+  const decoder = new TextDecoder();
+  let text = '';
+  while (!/acknowledged/.test(text)) {
+    const chunk = await reader.read();
+    if (chunk.done) break;
+    text += decoder.decode(chunk.value);
+  }
+  assert.match(text, /acknowledged/);
+  return { status: 200, details: undefined, reader };
+}
+
+test("one user's tokens, through two agents, share one bound of streams; another user opens theirs", async () => {
+  assert.equal((await listen(await tokenFor('bot-a', 'u1'))).status, 200);
+  assert.equal((await listen(await tokenFor('bot-b', 'u1'))).status, 200);
+  // Attack: a third token string of the same user, through an agent with room to spare.
+  const refused = await listen(await tokenFor('bot-a', 'u1'));
+  assert.deepEqual(
+    { status: refused.status, details: refused.details },
+    { status: 429, details: { limit: 'streams_per_user', max: PER_USER, retryAfterSeconds: 5 } },
+  );
+  // Benign neighbour: another user of the same agent.
+  assert.equal((await listen(await tokenFor('bot-a', 'u2'))).status, 200);
+});
+
+test('with every stream place taken, the oldest stream of the agent holding the most makes room', {
+  timeout: 30_000,
+}, async () => {
+  const small = await buildServer(tg, {
+    adminToken: 'standing-users-admin-token-0123456789abcdef',
+    standing: { streams: { max: 3, maxPerAgent: 32, maxPerUser: 32 } },
+  });
+  const at = await small.listen({ host: '127.0.0.1', port: 0 });
+  try {
+    const oldest = await listen(await tokenFor('bot-a', 'u1'), at);
+    assert.equal((await listen(await tokenFor('bot-a', 'u2'), at)).status, 200);
+    const theirs = await listen(await tokenFor('bot-b', 'u2'), at);
+    // A newcomer: bot-a holds the most, so its oldest stream is closed for it.
+    assert.equal((await listen(await tokenFor('bot-b', 'u1'), at)).status, 200);
+    // The evicted stream ends (the server cut it: done, or the connection terminated).
+    let ended = false;
+    try {
+      for (;;) {
+        const chunk = await oldest.reader?.read();
+        if (!chunk || chunk.done) break;
+      }
+      ended = true;
+    } catch {
+      ended = true;
+    }
+    assert.ok(ended, 'the evicted stream ended');
+    assert.equal(theirs.status, 200, "the smaller holder's stream stays");
+  } finally {
+    for (const r of open.splice(0)) await r.cancel().catch(() => {});
+    await small.close();
+  }
+});
