@@ -9,7 +9,6 @@ import type { Kysely } from 'kysely';
 import {
   type Actor,
   type Clock,
-  endpointUrlProblem,
   type Outbound,
   OWNER_PATTERN,
   problem,

@@ -13,7 +13,7 @@ import type { FastifyInstance } from 'fastify';
 import { buildServer } from '../../src/http/index.js';
 import { BOOTSTRAP_OPERATOR } from '../../src/operators/index.js';
 import { OutboundGuard, type Resolver } from '../../src/sandbox/index.js';
-import { type Gateway, openGateway } from '../../src/toolgate.js';
+import { openGateway } from '../../src/toolgate.js';
 import { backends } from '../support/backends.js';
 import { validTool } from '../support/fixtures.js';
 import { type Receiver, webhookReceiver } from '../support/webhook-receiver.js';
