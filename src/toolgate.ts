@@ -144,7 +144,13 @@ import {
   McpRuntime,
   runtimeRegistry,
 } from './runtimes/index.js';
-import { definitionPathProblems, EgressProxy, SandboxService } from './sandbox/index.js';
+import {
+  definitionPathProblems,
+  EgressProxy,
+  OutboundGuard,
+  type OutboundOptions,
+  SandboxService,
+} from './sandbox/index.js';
 import {
   type AgentCaps,
   AgentDiscovery,
@@ -270,6 +276,12 @@ export interface ToolgateOptions {
   /** Accept JWT bearer tokens for agents, verified against this configuration. */
   readonly jwt?: JwtConfig;
   /**
+   * The rules of outbound requests to URLs people configure (owner channels, reviewer and alert
+   * webhooks): the tool-egress rules. `allowLoopback` is the admin's gateway-wide permission for
+   * loopback receivers (serve `--allow-loopback-outbound`); default false. `resolver` for tests.
+   */
+  readonly outbound?: OutboundOptions;
+  /**
    * Be an OAuth 2.1 resource server (MCP authorization): accept access tokens of these
    * authorization servers, minted for this resource, mapped to agents, users and capabilities.
    */
@@ -387,7 +399,10 @@ export async function openGateway(options: ToolgateOptions = {}): Promise<Gatewa
   const healthConfig = resolveHealthConfig(options.health === false ? {} : (options.health ?? {}));
   // Outcomes are counted once the metrics exist (they are made below, before any call runs).
   let countNotification: (kind: NotificationKind, outcome: DeliveryOutcome) => void = () => {};
-  const notifier = new Notifier(notifyConfig, (kind, outcome) => countNotification(kind, outcome));
+  const outbound = new OutboundGuard(options.outbound ?? {});
+  const notifier = new Notifier(notifyConfig, outbound, (kind, outcome) =>
+    countNotification(kind, outcome),
+  );
   const store = await openStore(options.db ?? DEFAULT_DB_URL);
   const clock = options.clock ? { clock: options.clock } : {};
   // The sandbox is made below; the catalog asks it only when a definition is registered.
@@ -598,6 +613,7 @@ export async function openGateway(options: ToolgateOptions = {}): Promise<Gatewa
           sessions,
           audit: audit.writer,
           config: detectorsConfig,
+          outbound,
           sink: metrics,
           ...(notifier.enabled
             ? {
@@ -724,7 +740,7 @@ export async function openGateway(options: ToolgateOptions = {}): Promise<Gatewa
     },
     options.clock,
   );
-  const ownerChannels = new OwnerChannels(store.db, options.clock);
+  const ownerChannels = new OwnerChannels(store.db, outbound, options.clock);
   const ownerNotices = new OwnerNotices({
     db: store.db,
     channels: ownerChannels,
@@ -748,6 +764,7 @@ export async function openGateway(options: ToolgateOptions = {}): Promise<Gatewa
         reason: String(r.reason),
       })),
     delivery: notifyConfig,
+    outbound,
     sink: metrics,
     ...clock,
     ...(options.owners ? { options: options.owners } : {}),

@@ -21,7 +21,13 @@ import {
 } from '../operators/index.js';
 import { openToolgate, type Toolgate, type ToolgateOptions } from '../toolgate.js';
 import { makeOutput, type Output, reportError } from './output.js';
-import { approvalSigner, auditSigner, jwtConfigFromEnv, teamsFromEnv } from './runtime-files.js';
+import {
+  approvalSigner,
+  auditSigner,
+  jwtConfigFromEnv,
+  outboundFromEnv,
+  teamsFromEnv,
+} from './runtime-files.js';
 
 export const VERSION = (
   JSON.parse(readFileSync(new URL('../../package.json', import.meta.url), 'utf8')) as {
@@ -219,6 +225,7 @@ export function withAdmin(
         // audit commands that need a signed head write one here.
         audit: { checkpoints: false, ...classifiedRetentionFromEnv(), ...options.audit },
         teams: teamsFromEnv(),
+        outbound: outboundFromEnv(),
         // One-shot commands watch nothing: the detectors and the health monitor run in `serve`.
         detectors: false,
         health: false,

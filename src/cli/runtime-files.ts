@@ -69,6 +69,14 @@ export function teamsFromEnv(): string[] {
     .filter((t) => t.length > 0);
 }
 
+/**
+ * The admin's gateway-wide permission for loopback receivers of outbound URLs people configure
+ * (owner channels, webhooks): TOOLGATE_OUTBOUND_ALLOW_LOOPBACK=1. Anything else: not allowed.
+ */
+export function outboundFromEnv(env: NodeJS.ProcessEnv = process.env): { allowLoopback: boolean } {
+  return { allowLoopback: env.TOOLGATE_OUTBOUND_ALLOW_LOOPBACK === '1' };
+}
+
 export function jwtConfigFromEnv(env: NodeJS.ProcessEnv = process.env): JwtConfig | null {
   const issuer = env.TOOLGATE_JWT_ISSUER;
   const audience = env.TOOLGATE_JWT_AUDIENCE;

@@ -21,6 +21,7 @@ import {
   auditSigner,
   jwtConfigFromEnv,
   oauthConfigFromEnv,
+  outboundFromEnv,
   teamsFromEnv,
 } from './runtime-files.js';
 
@@ -148,6 +149,7 @@ export async function serve(options: ServeOptions): Promise<void> {
       ...(jwt ? { jwt } : {}),
       ...(oauth ? { oauth } : {}),
       teams: teamsFromEnv(),
+      outbound: outboundFromEnv(),
       notify,
       // Owner notices: the event record, retire dates and orphans checked every minute; an
       // orphan whose team has no channel goes to TOOLGATE_OWNER_FALLBACK_TEAM's, if set.

@@ -31,6 +31,7 @@ export {
 } from './ids.js';
 export { ASYMMETRIC_JWS_ALGS } from './jws-algs.js';
 export type { Mutable } from './mutable.js';
+export type { Outbound, OutboundProblem } from './outbound.js';
 export type { Page, PageKey, PageRequest } from './page.js';
 export {
   DEFAULT_PAGE_LIMIT,

@@ -3,6 +3,7 @@
  * detector alert. Each method only builds a small message and enqueues it: nothing here is ever
  * awaited on an agent's call path, and nothing throws.
  */
+import type { Outbound } from '../core/index.js';
 import {
   type AlertFacts,
   alertMessage,
@@ -23,7 +24,11 @@ export class Notifier {
   readonly #sink: NotifySink;
   readonly #channels: Map<NotificationKind, WebhookDelivery>[];
 
-  constructor(config: NotifyConfig, sink: NotifySink = () => {}) {
+  constructor(
+    config: NotifyConfig,
+    outbound: Pick<Outbound, 'fetch'>,
+    sink: NotifySink = () => {},
+  ) {
     this.#config = config;
     this.#sink = sink;
     // One delivery per channel and kind, so the outcome is counted under the kind it was for.
@@ -41,6 +46,7 @@ export class Notifier {
               maxInFlight: config.maxInFlight,
               maxQueue: config.maxQueue,
               userAgent: 'toolgate-notify',
+              fetch: outbound.fetch,
             },
             (o) => this.#sink(kind, o),
           ),

@@ -27,6 +27,11 @@ export interface WebhookDeliveryOptions {
   /** Messages waiting behind those in flight (0: drop at once when all are busy). */
   readonly maxQueue: number;
   readonly userAgent: string;
+  /**
+   * How the request goes out: the egress rules' fetch (core Outbound), which checks the URL and
+   * the address it dials at this moment. Never the global fetch.
+   */
+  readonly fetch: typeof fetch;
 }
 
 export class WebhookDelivery {
@@ -94,7 +99,7 @@ export class WebhookDelivery {
 
   async #attempt(body: string): Promise<'delivered' | 'rejected' | 'retry'> {
     try {
-      const res = await fetch(this.#o.url, {
+      const res = await this.#o.fetch(this.#o.url, {
         method: 'POST',
         headers: { 'content-type': 'application/json', 'user-agent': this.#o.userAgent },
         body,

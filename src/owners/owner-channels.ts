@@ -9,7 +9,7 @@ import type { Kysely } from 'kysely';
 import {
   type Actor,
   type Clock,
-  endpointUrlProblem,
+  type Outbound,
   OWNER_PATTERN,
   problem,
   systemClock,
@@ -85,8 +85,15 @@ export class OwnerChannels {
   readonly #clock: Clock;
   readonly #changed: (() => void)[] = [];
 
-  constructor(db: Kysely<Database>, clock: Clock = systemClock) {
+  readonly #outbound: Pick<Outbound, 'problem'>;
+
+  constructor(
+    db: Kysely<Database>,
+    outbound: Pick<Outbound, 'problem'>,
+    clock: Clock = systemClock,
+  ) {
     this.#db = db;
+    this.#outbound = outbound;
     this.#clock = clock;
   }
 
@@ -107,9 +114,11 @@ export class OwnerChannels {
     if (kind !== 'webhook') throw invalid('/kind', 'kind must be webhook', 'enum');
     if (typeof url !== 'string' || url.length > 2_000)
       throw invalid('/url', 'url must be a URL of at most 2000 characters', 'format');
-    const p = endpointUrlProblem(url);
-    if (p) throw invalid('/url', `webhook URL ${p}`, 'notify.url');
+    // The tool-egress rules: resolved now, public addresses only, loopback only where the
+    // gateway's admin allowed it; delivery checks and dials again (owner-notices.ts).
     checkScope(scope, team);
+    const p = await this.#outbound.problem(url);
+    if (p) throw invalid('/url', `webhook URL ${p.message}`, p.rule);
     const now = this.#clock();
     const row = {
       id: timeOrderedId('ch_', now.getTime()),

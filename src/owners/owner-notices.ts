@@ -13,7 +13,7 @@
  * here throws into a caller.
  */
 import { type Kysely, sql } from 'kysely';
-import { type Clock, isToolId, systemActor, systemClock } from '../core/index.js';
+import { type Clock, isToolId, type Outbound, systemActor, systemClock } from '../core/index.js';
 import { type DeliveryOutcome, WebhookDelivery } from '../notify/index.js';
 import { appendEvent, type Database } from '../store/index.js';
 import { type ErrorRateOptions, ErrorRateWindow } from './error-rate-window.js';
@@ -99,6 +99,8 @@ export interface OwnerNoticesDeps {
     readonly { tool: string; version: string; owner: string; reason: string }[]
   >;
   readonly delivery: NoticeDelivery;
+  /** The egress rules every delivery goes out under (checked again at each delivery). */
+  readonly outbound: Pick<Outbound, 'fetch'>;
   readonly sink?: OwnerNoticeSink;
   readonly clock?: Clock;
   readonly options?: Partial<OwnerNoticesOptions>;
@@ -417,6 +419,7 @@ export class OwnerNotices {
           maxInFlight: c.maxInFlight,
           maxQueue: c.maxQueue,
           userAgent: 'toolgate-owner-notices',
+          fetch: this.#d.outbound.fetch,
         },
         (o) => this.#d.sink?.ownerNoticeDelivery(o),
       );

@@ -12,6 +12,7 @@ import {
   type WebhookOutcome,
 } from '../../src/audit/detectors/index.js';
 import { WebhookSender } from '../../src/audit/detectors/webhook.js';
+import { loopbackFetch } from '../support/webhook-receiver.js';
 
 describe('detector configuration', () => {
   test('defaults: every detector on, none suspends, no webhook, a 5-minute read-then-egress window', () => {
@@ -92,7 +93,9 @@ describe('webhook delivery', () => {
   });
 
   const sender = (url: string, outcomes: WebhookOutcome[], max = 8) =>
-    new WebhookSender({ url, timeout_ms: 200, max_in_flight: max }, (o) => outcomes.push(o));
+    new WebhookSender({ url, timeout_ms: 200, max_in_flight: max, fetch: loopbackFetch }, (o) =>
+      outcomes.push(o),
+    );
 
   test('delivers to a loopback receiver and counts ok', async () => {
     const outcomes: WebhookOutcome[] = [];

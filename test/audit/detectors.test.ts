@@ -17,6 +17,7 @@ import { type Gateway, openGateway } from '../../src/toolgate.js';
 import { backends } from '../support/backends.js';
 import { validTool } from '../support/fixtures.js';
 import { approvePendingReviews } from '../support/reviews.js';
+import { LOOPBACK_OUTBOUND } from '../support/webhook-receiver.js';
 
 const admin: Actor = { id: 'test-admin', via: 'library' };
 const HOSTS = Array.from({ length: 12 }, (_, i) => `h${i}.example.com`);
@@ -62,6 +63,7 @@ for (const backend of backends()) {
         .register('test.page', (a) => ({ status: 'x'.repeat(Number(a.size ?? 10)) }))
         .register('test.echo', () => ({ status: 'ok' }));
       tg = await openGateway({
+        outbound: LOOPBACK_OUTBOUND,
         db: fresh.url,
         clock: () => now,
         executor,
@@ -213,7 +215,11 @@ for (const backend of backends()) {
         const ctx = await open('support-bot');
         allowed(await tg.gate.invoke(ctx, 'search_tickets', { query: 'API key' }));
         await settle();
-        const other = await openGateway({ db: dbUrl, clock: () => now });
+        const other = await openGateway({
+          outbound: LOOPBACK_OUTBOUND,
+          db: dbUrl,
+          clock: () => now,
+        });
         try {
           now = new Date(now.getTime() + 30_000);
           await other.gate.invoke(ctx, 'send_email', {
@@ -288,6 +294,7 @@ for (const backend of backends()) {
 
       test('the baseline is loaded from the audit log: a restarted gateway knows the hosts', async () => {
         const other = await openGateway({
+          outbound: LOOPBACK_OUTBOUND,
           db: dbUrl,
           clock: () => now,
           executor: demoExecutor().register('test.page', () => ({ status: 'x' })),
@@ -370,6 +377,7 @@ for (const backend of backends()) {
         }
         await settle();
         const other = await openGateway({
+          outbound: LOOPBACK_OUTBOUND,
           db: dbUrl,
           clock: () => now,
           detectors: {

@@ -13,7 +13,10 @@ import type { OwnerNoticePayload } from '../../src/owners/index.js';
 import { type Gateway, openGateway } from '../../src/toolgate.js';
 import { ensureBuilt, runCli } from '../support/cli.js';
 import { validTool } from '../support/fixtures.js';
-import { type Receiver, webhookReceiver } from '../support/webhook-receiver.js';
+import { LOOPBACK_OUTBOUND, type Receiver, webhookReceiver } from '../support/webhook-receiver.js';
+
+/** The admin's setting this test's loopback receiver needs, for every CLI run. */
+const LOOPBACK_ENV = { TOOLGATE_OUTBOUND_ALLOW_LOOPBACK: '1' };
 
 let dir = '';
 let hook: Receiver;
@@ -27,6 +30,7 @@ before(async () => {
     db: `sqlite:${join(dir, 'tg.db')}`,
     detectors: false,
     teams: ['billing-team'],
+    outbound: LOOPBACK_OUTBOUND,
   });
   await tg.config.apply([{ kind: 'Tool', spec: validTool() }], { id: 'setup', via: 'library' });
 });
@@ -38,35 +42,27 @@ after(async () => {
 
 test('channels are added, listed without their URL, and removed; each change audited', async () => {
   const url = `${hook.url}/T9/B9/cli-secret-part`;
-  const added = await runCli(dir, [
-    '--json',
-    'channels',
-    'add',
-    '--team',
-    'billing-team',
-    '--url',
-    url,
-  ]);
+  const added = await runCli(
+    dir,
+    ['--json', 'channels', 'add', '--team', 'billing-team', '--url', url],
+    LOOPBACK_ENV,
+  );
   assert.equal(added.code, 0, added.stderr);
   assert.ok(!added.stdout.includes('cli-secret-part'));
   const channel = JSON.parse(added.stdout) as { id: string; team: string; url_hint: string };
   assert.equal(channel.team, 'billing-team');
-  const listed = await runCli(dir, ['--json', 'channels', 'list']);
+  const listed = await runCli(dir, ['--json', 'channels', 'list'], LOOPBACK_ENV);
   assert.equal(listed.code, 0, listed.stderr);
   assert.ok(!listed.stdout.includes('cli-secret-part'));
   assert.deepEqual(
     (JSON.parse(listed.stdout) as { channels: { id: string }[] }).channels.map((c) => c.id),
     [channel.id],
   );
-  const bad = await runCli(dir, [
-    '--json',
-    'channels',
-    'add',
-    '--team',
-    'billing-team',
-    '--url',
-    'http://hooks.example.com/x',
-  ]);
+  const bad = await runCli(
+    dir,
+    ['--json', 'channels', 'add', '--team', 'billing-team', '--url', 'http://hooks.example.com/x'],
+    LOOPBACK_ENV,
+  );
   assert.equal(bad.code, 1);
   assert.equal((JSON.parse(bad.stdout) as { error: { code: string } }).error.code, 'INPUT_INVALID');
   assert.equal((await tg.ownerChannels.list()).length, 1);
@@ -79,7 +75,11 @@ test('channels are added, listed without their URL, and removed; each change aud
   );
 
   // A deprecation made by the CLI is seen by the gateway's next check and reaches the channel.
-  const dep = await runCli(dir, ['tools', 'deprecate', 'lookup_invoice@1.0.0', '--window', '3']);
+  const dep = await runCli(
+    dir,
+    ['tools', 'deprecate', 'lookup_invoice@1.0.0', '--window', '3'],
+    LOOPBACK_ENV,
+  );
   assert.equal(dep.code, 0, dep.stderr);
   await tg.ownerNotices.check();
   await tg.ownerNotices.settled();
@@ -90,10 +90,10 @@ test('channels are added, listed without their URL, and removed; each change aud
     .sort();
   assert.deepEqual(types, ['owner.deprecated', 'owner.retiring']);
 
-  const removed = await runCli(dir, ['channels', 'remove', channel.id]);
+  const removed = await runCli(dir, ['channels', 'remove', channel.id], LOOPBACK_ENV);
   assert.equal(removed.code, 0, removed.stderr);
   assert.deepEqual(await tg.ownerChannels.list(), []);
-  const missing = await runCli(dir, ['--json', 'channels', 'remove', channel.id]);
+  const missing = await runCli(dir, ['--json', 'channels', 'remove', channel.id], LOOPBACK_ENV);
   assert.equal(missing.code, 1);
   assert.equal((JSON.parse(missing.stdout) as { error: { code: string } }).error.code, 'NOT_FOUND');
 });

@@ -24,7 +24,7 @@ import { backends } from '../support/backends.js';
 import { ROOT } from '../support/cli.js';
 import { tableResolver } from '../support/egress.js';
 import { validSendTool, validTool } from '../support/fixtures.js';
-import { type Receiver, webhookReceiver } from '../support/webhook-receiver.js';
+import { LOOPBACK_OUTBOUND, type Receiver, webhookReceiver } from '../support/webhook-receiver.js';
 
 const admin: Actor = { id: 'test-admin', via: 'library' };
 const tlsDir = join(ROOT, 'test', 'fixtures', 'egress-tls');
@@ -138,6 +138,7 @@ for (const backend of backends()) {
       const fresh = await backend.fresh();
       drop = fresh.drop;
       tg = await openGateway({
+        outbound: LOOPBACK_OUTBOUND,
         db: fresh.url,
         executor: new InlineExecutor().register('t.mirror', () => ({ ok: true })),
         egress: {

@@ -13,7 +13,7 @@ import type { Actor } from '../../src/core/index.js';
 import { type Gateway, openGateway } from '../../src/toolgate.js';
 import { validTool } from '../support/fixtures.js';
 import { approvePendingReviews } from '../support/reviews.js';
-import { type Receiver, webhookReceiver } from '../support/webhook-receiver.js';
+import { LOOPBACK_OUTBOUND, type Receiver, webhookReceiver } from '../support/webhook-receiver.js';
 
 const admin: Actor = { id: 'health-admin', via: 'library' };
 let dir: string;
@@ -34,7 +34,7 @@ const tool = (id: string, description: string) =>
 before(async () => {
   dir = mkdtempSync(join(tmpdir(), 'toolgate-health-wiring-'));
   hook = await webhookReceiver();
-  tg = await openGateway({ db: `sqlite:${join(dir, 'tg.db')}` });
+  tg = await openGateway({ outbound: LOOPBACK_OUTBOUND, db: `sqlite:${join(dir, 'tg.db')}` });
   await tg.config.apply(
     [
       { kind: 'Agent', spec: { id: 'finder', owner: 'billing-team', tier: 'public' } },

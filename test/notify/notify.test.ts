@@ -21,6 +21,7 @@ import {
 import { demoExecutor } from '../../src/runtimes/index.js';
 import { type Gateway, openGateway } from '../../src/toolgate.js';
 import { validTool } from '../support/fixtures.js';
+import { LOOPBACK_OUTBOUND, loopbackFetch } from '../support/webhook-receiver.js';
 
 type Reply = number | 'hang';
 
@@ -69,6 +70,7 @@ describe('notifications from a running gateway', () => {
     hook = await receiver();
     dir = mkdtempSync(join(tmpdir(), 'tg-notify-'));
     tg = await openGateway({
+      outbound: LOOPBACK_OUTBOUND,
       db: `sqlite:${join(dir, 'toolgate.db')}`,
       executor: demoExecutor().register('test.transfer', () => ({ status: 'sent' })),
       notify: { webhookUrls: [hook.url], publicUrl: PUBLIC, backoffMs: 10 },
@@ -225,6 +227,7 @@ describe('webhook delivery', () => {
         maxInFlight: 4,
         maxQueue: 10,
         userAgent: 'test',
+        fetch: loopbackFetch,
         ...over,
       },
       (o) => outcomes.push(o),
@@ -321,6 +324,7 @@ describe('notification configuration', () => {
   test('a gateway with a refused channel does not open', async () => {
     await assert.rejects(
       openGateway({
+        outbound: LOOPBACK_OUTBOUND,
         db: 'sqlite::memory:',
         notify: { webhookUrls: ['http://hooks.example.com/h'] },
       }),

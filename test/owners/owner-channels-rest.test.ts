@@ -15,7 +15,7 @@ import type { OwnerNoticePayload } from '../../src/owners/index.js';
 import { type Gateway, openGateway } from '../../src/toolgate.js';
 import { backends } from '../support/backends.js';
 import { validTool } from '../support/fixtures.js';
-import { type Receiver, webhookReceiver } from '../support/webhook-receiver.js';
+import { LOOPBACK_OUTBOUND, type Receiver, webhookReceiver } from '../support/webhook-receiver.js';
 
 const admin: Actor = { id: 'test-admin', via: 'library' };
 const ADMIN_TOKEN = 'admin-token-for-owner-channel-tests-0123456789';
@@ -44,7 +44,12 @@ describe('owner channels over REST', () => {
     assert.ok(backend);
     const fresh = await backend.fresh();
     drop = fresh.drop;
-    tg = await openGateway({ db: fresh.url, detectors: false, teams: ['billing-team'] });
+    tg = await openGateway({
+      outbound: LOOPBACK_OUTBOUND,
+      db: fresh.url,
+      detectors: false,
+      teams: ['billing-team'],
+    });
     await tg.config.apply([{ kind: 'Tool', spec: validTool() }], admin);
     for (const [id, roles, teams] of [
       ['olga', ['owner'], ['billing-team']],

@@ -16,7 +16,7 @@ import { demoExecutor } from '../../src/runtimes/index.js';
 import { type Gateway, openGateway } from '../../src/toolgate.js';
 import { backends } from '../support/backends.js';
 import { validTool } from '../support/fixtures.js';
-import { type Receiver, webhookReceiver } from '../support/webhook-receiver.js';
+import { LOOPBACK_OUTBOUND, type Receiver, webhookReceiver } from '../support/webhook-receiver.js';
 
 const admin: Actor = { id: 'test-admin', via: 'library' };
 const PUBLIC = 'https://toolgate.example.com';
@@ -74,6 +74,7 @@ for (const backend of backends()) {
       other = await webhookReceiver();
       db = await backend.fresh();
       tg = await openGateway({
+        outbound: LOOPBACK_OUTBOUND,
         db: db.url,
         clock,
         executor: executor(),
@@ -354,6 +355,7 @@ for (const backend of backends()) {
 
     test('two gateways sharing the database send one notice between them', async () => {
       const twin = await openGateway({
+        outbound: LOOPBACK_OUTBOUND,
         db: db.url,
         clock,
         executor: executor(),
@@ -390,6 +392,7 @@ describe('owner notices are bounded and never slow the gate', () => {
     const db = await backends()[0]?.fresh();
     assert.ok(db);
     const tg = await openGateway({
+      outbound: LOOPBACK_OUTBOUND,
       db: db.url,
       executor: executor(),
       notify: { publicUrl: PUBLIC, backoffMs: 5, maxAttempts: 3 },

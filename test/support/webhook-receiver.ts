@@ -5,6 +5,7 @@
  */
 import { createServer, type Server } from 'node:http';
 import type { AddressInfo } from 'node:net';
+import { OutboundGuard } from '../../src/sandbox/index.js';
 
 export type Reply = number | 'hang';
 
@@ -56,3 +57,12 @@ export async function webhookReceiver(path = '/hook'): Promise<Receiver> {
     },
   };
 }
+
+/**
+ * The gateway setting these tests need: their receivers live on loopback, which a gateway allows
+ * for outbound URLs people configure only when its admin says so (docs/security-model.md).
+ */
+export const LOOPBACK_OUTBOUND = Object.freeze({ allowLoopback: true });
+
+/** The egress rules' fetch with loopback allowed, for tests that build a delivery themselves. */
+export const loopbackFetch: typeof fetch = new OutboundGuard(LOOPBACK_OUTBOUND).fetch;

@@ -6,7 +6,7 @@
  */
 import { randomBytes } from 'node:crypto';
 import type { CatalogService, ToolVersionDetail } from '../../catalog/index.js';
-import { type Clock, systemClock } from '../../core/index.js';
+import { type Clock, type Outbound, systemClock } from '../../core/index.js';
 import type { AuditRecord, AuditWriter } from '../../gate/index.js';
 import type { AgentService } from '../../identity/index.js';
 import type { SessionService } from '../../sessions/index.js';
@@ -38,6 +38,8 @@ export interface DetectorEngineDependencies {
   readonly sessions: SessionService;
   readonly audit: AuditWriter;
   readonly config: DetectorsConfig;
+  /** The egress rules the alert webhook goes out under (checked again at each delivery). */
+  readonly outbound: Pick<Outbound, 'fetch'>;
   readonly clock?: Clock;
   readonly sink?: DetectorSink;
   /** Told of every alert with its id (notifications); must only enqueue, never wait or throw. */
@@ -94,7 +96,9 @@ export class DetectorEngine {
     this.#detectors = buildDetectors(deps.config);
     const url = deps.config.webhook.url;
     this.#webhook = url
-      ? new WebhookSender({ ...deps.config.webhook, url }, (o) => deps.sink?.webhook?.(o))
+      ? new WebhookSender({ ...deps.config.webhook, url, fetch: deps.outbound.fetch }, (o) =>
+          deps.sink?.webhook?.(o),
+        )
       : null;
     // Versions are immutable, so tool facts by id@version stay; what is offered changes.
     deps.catalog.onCommit(() => {

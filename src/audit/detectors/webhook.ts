@@ -12,7 +12,7 @@ export class WebhookSender {
   readonly #delivery: WebhookDelivery;
 
   constructor(
-    options: { url: string; timeout_ms: number; max_in_flight: number },
+    options: { url: string; timeout_ms: number; max_in_flight: number; fetch: typeof fetch },
     onOutcome: (o: WebhookOutcome) => void,
   ) {
     this.#delivery = new WebhookDelivery(
@@ -24,6 +24,7 @@ export class WebhookSender {
         maxInFlight: options.max_in_flight,
         maxQueue: 0,
         userAgent: 'toolgate-detectors',
+        fetch: options.fetch,
       },
       (o) => {
         if (o === 'delivered') onOutcome('ok');

@@ -27,11 +27,23 @@ export interface DialerOptions {
   readonly unsafeTestPorts?: Readonly<Record<string, number>>;
   readonly dnsTimeoutMs?: number;
   readonly connectTimeoutMs?: number;
+  /**
+   * Loopback addresses (127.0.0.0/8, ::1) pass the address rule, any port. Only where an admin
+   * allows it for the whole gateway (outbound URLs people configure); never for tool egress.
+   */
+  readonly allowLoopback?: boolean;
 }
 
 export type DialResult =
   | { readonly ok: true; readonly socket: net.Socket; readonly address: string }
   | ({ readonly ok: false; readonly address?: string } & EgressRefusal);
+
+/** 127.0.0.0/8 or ::1 (an IPv4-mapped loopback is not: it is refused as the rule says). */
+export function isLoopbackAddress(address: string): boolean {
+  if (!ipaddr.isValid(address)) return false;
+  const ip = ipaddr.parse(address);
+  return ip.range() === 'loopback';
+}
 
 /** `ip:port` in one spelling, so a test target matches however it was written. */
 function targetKey(address: string, port: number): string {
@@ -55,6 +67,7 @@ export class CheckedDialer {
   readonly #testPorts: ReadonlyMap<string, number>;
   readonly #dnsTimeoutMs: number;
   readonly #connectTimeoutMs: number;
+  readonly #allowLoopback: boolean;
 
   constructor(options: DialerOptions = {}) {
     this.#resolve = options.resolver ?? systemResolver;
@@ -72,6 +85,7 @@ export class CheckedDialer {
     this.#testPorts = ports;
     this.#dnsTimeoutMs = options.dnsTimeoutMs ?? 5_000;
     this.#connectTimeoutMs = options.connectTimeoutMs ?? 10_000;
+    this.#allowLoopback = options.allowLoopback === true;
   }
 
   /**
@@ -91,7 +105,7 @@ export class CheckedDialer {
     // Every answer is checked, not just the one used: a mixed answer is a rebinding attempt.
     for (const { address } of addresses) {
       const exempt = ipaddr.isValid(address) && this.#testTargets.has(targetKey(address, port));
-      if (exempt) continue;
+      if (exempt || (this.#allowLoopback && isLoopbackAddress(address))) continue;
       const verdict = checkAddress(address);
       if (!verdict.ok) {
         return {
