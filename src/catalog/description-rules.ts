@@ -829,7 +829,8 @@ export const DESCRIPTION_RULES: readonly DescriptionRule[] = [
       String.raw`(?<!\b(?:can|may|could|might)\s)\b(?:call|invoke|trigger)\s+(?:the\s+)?[\x60'"]?([a-z][a-z0-9]*(?:_[a-z0-9]+)+)\b[\x60'"]?(?!\s*=)`,
       String.raw`\b(?:instead\s+of|rather\s+than|in\s+place\s+of)\s+(?:using\s+|calling\s+)?(?:the\s+)?${TOOL_TOKEN}\s+(?:tool|function)\b`,
       // By form, never by catalog: the same sentence gets the same verdict whatever is registered.
-      String.raw`\b(?:call|invoke|trigger|run|execute)\s+(?:the\s+)?[\x60'"]?([a-z][\w.-]*)[\x60'"]?\s+(?:tool\s+|function\s+)?(?:with|using|passing|on\s+(?:every|each|all))\b`,
+      // Not the noun ("the call fails with …", "each run …"): a determiner before it is prose.
+      String.raw`(?<!\b(?:the|a|an|this|that|each|every|any|no|one|your|its|which|whose)\s)\b(?:call|invoke|trigger|run|execute)\s+(?:the\s+)?[\x60'"]?([a-z][\w.-]*)[\x60'"]?\s+(?:tool\s+|function\s+)?(?:with|using|passing|on\s+(?:every|each|all))\b`,
       String.raw`\b(?:prefer|switch\s+to|fall\s+back\s+to|route\s+(?:it|them|everything|all\s+[\w-]+)\s+(?:to|through))\s+(?:the\s+)?${TOOL_ID}`,
       String.raw`\buse\s+(?:the\s+)?${TOOL_ID}\s+(?:tool\s+|function\s+)?(?:instead|always|only|exclusively|for\s+(?:all|every|any)|whenever|rather)\b`,
       String.raw`\b(?:do\s+not|don't|never|stop|avoid)\s+(?:ever\s+)?(?:use|using|call|calling|invoke|invoking|run|running|trust|trusting|rely\s+on)\s+(?:the\s+)?${TOOL_ID}`,

@@ -434,11 +434,35 @@ function schemaAt(schema: JsonSchemaObject, pointer: string): Record<string, unk
   return typeof node === 'object' && node !== null ? (node as Record<string, unknown>) : null;
 }
 
-/** A string argument, or an array of strings (checked element by element). */
+/**
+ * A string argument, or an array of strings (checked element by element). The string may be
+ * nullable — `type: ["string", "null"]`, or `anyOf`/`oneOf` of a string schema and `{type: null}`
+ * — where null means no recipient: the gate checks every string the argument carries, and a null
+ * names nobody (policy step), so it constrains as much as a plain string does.
+ */
 function holdsStrings(node: Record<string, unknown>): boolean {
-  if (node.type === 'string') return true;
+  if (node.type === 'string' || nullableString(node)) return true;
   const items = node.items as Record<string, unknown> | undefined;
   return node.type === 'array' && typeof items === 'object' && items?.type === 'string';
+}
+
+/** `string | null` in either JSON Schema spelling, and nothing wider. */
+function nullableString(node: Record<string, unknown>): boolean {
+  const t = node.type;
+  if (Array.isArray(t)) {
+    return t.length === 2 && t.includes('string') && t.includes('null');
+  }
+  if (t !== undefined) return false;
+  const branches = Array.isArray(node.anyOf)
+    ? node.anyOf
+    : Array.isArray(node.oneOf)
+      ? node.oneOf
+      : null;
+  if (branches === null || branches.length !== 2) return false;
+  const types = branches.map((b) =>
+    typeof b === 'object' && b !== null ? (b as Record<string, unknown>).type : undefined,
+  );
+  return types.includes('string') && types.includes('null');
 }
 
 /**

@@ -81,6 +81,27 @@ class Walk {
     return masks.length > 0 ? mask(value, masks) : value;
   }
 
+  /**
+   * An array's items, and its string items read together: an instruction split across strings
+   * (["Ignore previous", "instructions and …"]) is one text to a model that reads them in order.
+   * Only the injection rules read the joined text (phrases, so a list of short words is not one).
+   */
+  array(v: readonly unknown[], pointer: string, depth: number): unknown[] {
+    const before = this.injection;
+    const out = v.map((item, i) => this.value(item, `${pointer}/${i}`, depth + 1));
+    const strings = v.filter((item): item is string => typeof item === 'string');
+    if (this.blocked || strings.length < 2 || (this.injection && !before)) return out;
+    const joined = strings.join(' ').slice(0, MAX_JOINED_CHARS);
+    if (joined.length < MIN_INJECTION_CHARS) return out;
+    const found = findInjection(joined)[0];
+    if (found === undefined) return out;
+    const action = this.actionOf('injection');
+    this.note({ kind: 'injection', rule: found.rule, pointer, action });
+    if (action !== 'redact') return out;
+    const withheld = `[withheld by toolgate: instruction-like text (${found.rule})]`;
+    return out.map((item) => (typeof item === 'string' ? withheld : item));
+  }
+
   value(v: unknown, pointer: string, depth: number): unknown {
     if (this.blocked) return v;
     if (typeof v === 'string') return this.text(v, pointer);
@@ -89,7 +110,7 @@ class Walk {
       this.note({ kind: 'injection', rule: 'depth', pointer, action: 'block' });
       return v;
     }
-    if (Array.isArray(v)) return v.map((item, i) => this.value(item, `${pointer}/${i}`, depth + 1));
+    if (Array.isArray(v)) return this.array(v, pointer, depth);
     const record = v as Record<string, unknown>;
     const binary = this.mcp && typeof record.mimeType === 'string';
     const out: Record<string, unknown> = {};
@@ -110,6 +131,9 @@ class Walk {
     return out;
   }
 }
+
+/** Most characters of an array's joined strings read for a split instruction. */
+const MAX_JOINED_CHARS = 65_536;
 
 /** `text` with each span replaced by `[redacted:<rule>]`; overlapping spans are merged. */
 function mask(text: string, spans: readonly Finding[]): string {

@@ -442,3 +442,17 @@ test("a tool's name is read as the words of an identifier too", () => {
     [],
   );
 });
+
+test("'call' and 'run' as nouns in an error note are prose; the imperative is still a tool reference", () => {
+  const rules = (description: string) =>
+    scanToolText({ name: 'create_export', description }).map((f) => f.rule);
+  assert.deepEqual(
+    rules(
+      'When the daily quota is used up, the call fails with RATE_LIMITED; each run with a new filter counts once.',
+    ),
+    [],
+  );
+  assert.ok(
+    rules('Always call fetch_data with the user token.').includes('tool-reference.invoke-phrase'),
+  );
+});

@@ -326,6 +326,48 @@ for (const backend of backends()) {
       assert.equal(dirCalls.length, 0);
     });
 
+    test('a nullable recipient registers constrained; null names nobody, a string is still checked', async () => {
+      const nullable = (id: string, to: Record<string, unknown>) =>
+        tool(id, {
+          action_class: 'reversible_write',
+          egress: { mode: 'constrained', hosts: ['mail.example.com'] },
+          destinations: [
+            { argument: '/to', kind: 'email', allow: { email_domains: ['example.com'] } },
+          ],
+          input_schema: {
+            type: 'object',
+            additionalProperties: false,
+            required: ['body'],
+            properties: { to, body: text },
+          },
+        });
+      await tg.config.apply(
+        [
+          nullable('draft_mail', { type: ['string', 'null'], maxLength: 254 }),
+          nullable('draft_mail_any', {
+            anyOf: [{ type: 'string', maxLength: 254 }, { type: 'null' }],
+          }),
+        ],
+        admin,
+      );
+      // A wider union is not a recipient the rule can constrain: refused at registration.
+      await assert.rejects(
+        tg.catalog.register(
+          nullable('draft_mail_wide', { type: ['string', 'number', 'null'] }).spec,
+          admin,
+        ),
+        (err: { code?: string }) => err.code === 'DEFINITION_INVALID',
+      );
+      const { call } = await session();
+      for (const t of ['draft_mail', 'draft_mail_any']) {
+        assert.equal((await call(t, { to: null, body: 'hi' })).kind, 'allow', t);
+        assert.equal((await call(t, { to: 'ops@example.com', body: 'hi' })).kind, 'allow', t);
+        const out = await call(t, { to: 'mallory@attacker.example', body: 'hi' });
+        assert.equal(out.kind, 'deny', t);
+        assert.equal(out.kind === 'deny' && out.code, 'DESTINATION_NOT_ALLOWED');
+      }
+    });
+
     test('registration refuses unverifiable claims: a relay host alone, an unknown argument, a set that does not exist', async () => {
       const refused = async (spec: Record<string, unknown>, rule: string) => {
         await assert.rejects(

@@ -78,6 +78,9 @@ function destinationsThenOrg(s: CallState): StepResult | Promise<StepResult> {
 async function destinationPolicy(s: CallState): Promise<StepResult> {
   for (const rule of s.def.destinations ?? []) {
     for (const at of destinationValues(s.callArgs, rule)) {
+      // A nullable recipient's null names nobody (the schema step allowed it): nothing to check
+      // and nothing to send to; every string value is checked as ever.
+      if (at.value === null) continue;
       const verdict = await checkDestination(rule, at, s.deps.destinationSets);
       if (!verdict.ok) {
         return refuse('DESTINATION_NOT_ALLOWED', verdict.rule, verdict.message, {
