@@ -15,16 +15,56 @@ export function makeOutput(json: boolean): Output {
   };
 }
 
-/** Prints a refusal as `{ code, message, details }` (JSON) or readable lines; returns the exit code. */
+/** What an operating-system error code means, in the words an operator reads. */
+const ERRNO_WORDS: Readonly<Record<string, string>> = {
+  ENOENT: 'no such file or directory',
+  EACCES: 'permission denied',
+  EPERM: 'operation not permitted',
+  EISDIR: 'is a directory',
+  ENOTDIR: 'not a directory',
+  EROFS: 'read-only file system',
+  ENOSPC: 'no space left on device',
+  EEXIST: 'already exists',
+  ECONNREFUSED: 'connection refused',
+  ENOTFOUND: 'host not found',
+  ETIMEDOUT: 'timed out',
+};
+
+/**
+ * A failed system call of this command (a file it was told to read, a folder it must create) as
+ * one line naming the path: an operator's mistake or the host's state, not a bug.
+ */
+function systemErrorBody(err: unknown): ErrorBody | null {
+  const e = err as { code?: unknown; syscall?: unknown; path?: unknown } | null;
+  if (typeof e !== 'object' || e === null) return null;
+  if (typeof e.code !== 'string' || typeof e.syscall !== 'string') return null;
+  const what = ERRNO_WORDS[e.code] ?? e.code;
+  const path = typeof e.path === 'string' ? ` ${e.path}` : '';
+  return {
+    code: 'INPUT_INVALID',
+    message: `cannot ${e.syscall}${path}: ${what}`,
+    details: { problems: [] },
+  };
+}
+
+/**
+ * Prints a refusal as `{ code, message, details }` (JSON) or readable lines; returns the exit code.
+ * Never prints a stack trace: an operational error (a missing file, a locked or unreachable
+ * database, a bad option) is one clear line; a bug is one line too, its stack only with
+ * TOOLGATE_DEBUG=1.
+ */
 export function reportError(err: unknown, json: boolean): number {
   let body: ErrorBody;
+  const system = systemErrorBody(err);
   if (isToolgateError(err)) body = err.toBody();
   else if (err instanceof TypeError || (err instanceof Error && err.name === 'CommanderError')) {
     body = { code: 'INPUT_INVALID', message: err.message, details: { problems: [] } };
+  } else if (system !== null) {
+    body = system;
   } else {
-    process.stderr.write(
-      `toolgate: unexpected error: ${err instanceof Error ? (err.stack ?? err.message) : String(err)}\n`,
-    );
+    const debug = process.env.TOOLGATE_DEBUG === '1' && err instanceof Error && err.stack;
+    const line = err instanceof Error ? err.message.split('\n')[0] : String(err);
+    process.stderr.write(`toolgate: unexpected error: ${debug ? err.stack : line}\n`);
     body = internalErrorBody();
   }
   if (json) {

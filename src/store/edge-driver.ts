@@ -7,14 +7,14 @@
  * Cost on the hot path: one rejection handler per query, no allocation per query otherwise
  * (each of the dialect's connections is wrapped once and the wrapper kept).
  */
-import type {
+import {
   CompiledQuery,
-  DatabaseConnection,
-  Dialect,
-  Driver,
-  QueryCompiler,
-  QueryResult,
-  TransactionSettings,
+  type DatabaseConnection,
+  type Dialect,
+  type Driver,
+  type QueryCompiler,
+  type QueryResult,
+  type TransactionSettings,
 } from 'kysely';
 import { rethrowStoreError, storeError, storeUnavailable } from './store-errors.js';
 
@@ -54,8 +54,18 @@ export class EdgeDriver implements Driver {
   readonly #wrapped = new WeakMap<DatabaseConnection, EdgeConnection>();
   #closed: Promise<void> | null = null;
 
-  constructor(driver: Driver) {
+  readonly #immediate: boolean;
+
+  /**
+   * `immediateTransactions` (SQLite): a transaction takes the write lock when it begins. SQLite's
+   * deferred `begin` takes it at the first write instead, and a transaction that read first and
+   * then finds another process (a running gateway, the CLI) wrote meanwhile fails at once with
+   * SQLITE_BUSY — the busy timeout never applies to that upgrade. `begin immediate` waits for the
+   * lock under the busy timeout like any other write.
+   */
+  constructor(driver: Driver, options: { readonly immediateTransactions?: boolean } = {}) {
     this.#inner = driver;
+    this.#immediate = options.immediateTransactions === true;
   }
 
   init(): Promise<void> {
@@ -79,6 +89,11 @@ export class EdgeDriver implements Driver {
   }
 
   beginTransaction(connection: DatabaseConnection, settings: TransactionSettings): Promise<void> {
+    if (this.#immediate) {
+      return inner(connection)
+        .executeQuery(CompiledQuery.raw('begin immediate'))
+        .then(() => undefined, rethrowStoreError);
+    }
     return this.#inner.beginTransaction(inner(connection), settings).catch(rethrowStoreError);
   }
 
@@ -123,8 +138,11 @@ export class EdgeDriver implements Driver {
 }
 
 /** The dialect with its driver behind the edge; `driver` is the one Kysely will use. */
-export function edgeDialect(dialect: Dialect): { dialect: Dialect; driver: EdgeDriver } {
-  const driver = new EdgeDriver(dialect.createDriver());
+export function edgeDialect(
+  dialect: Dialect,
+  options: { readonly immediateTransactions?: boolean } = {},
+): { dialect: Dialect; driver: EdgeDriver } {
+  const driver = new EdgeDriver(dialect.createDriver(), options);
   const edge: Dialect = {
     createDriver: () => driver,
     createQueryCompiler: () => dialect.createQueryCompiler(),

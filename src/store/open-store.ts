@@ -58,7 +58,11 @@ export async function openStore(url: string): Promise<Store> {
   } catch (err) {
     throw storeError(err);
   }
-  const edge = edgeDialect(sqlite ? sqlite.dialect : createPostgresDialect(target));
+  // SQLite: every transaction waits for the write lock under the busy timeout (edge-driver.ts),
+  // so a CLI command beside a running gateway waits instead of failing "database is locked".
+  const edge = sqlite
+    ? edgeDialect(sqlite.dialect, { immediateTransactions: true })
+    : edgeDialect(createPostgresDialect(target));
   const db = new Kysely<Database>({ dialect: edge.dialect });
   const close = async () => {
     await edge.driver.destroy();

@@ -21,7 +21,6 @@ const UNAVAILABLE_CODES = new Set([
   '08003', // connection_does_not_exist
   '08006', // connection_failure
   '53300', // too_many_connections
-  'SQLITE_BUSY',
   'SQLITE_CANTOPEN',
   'SQLITE_IOERR',
 ]);
@@ -56,6 +55,26 @@ function isCorrupt(code: unknown): code is string {
   return typeof code === 'string' && (CORRUPT_CODES.has(code) || code.startsWith('SQLITE_CORRUPT'));
 }
 
+/**
+ * SQLite's "database is locked" in every spelling (SQLITE_BUSY and its extended codes, e.g.
+ * BUSY_SNAPSHOT, BUSY_RECOVERY, BUSY_TIMEOUT; SQLITE_LOCKED): another connection held the lock past
+ * the busy timeout. Nothing was written by the statement; trying again later is safe.
+ */
+function isBusy(code: unknown): boolean {
+  return (
+    typeof code === 'string' && (code.startsWith('SQLITE_BUSY') || code.startsWith('SQLITE_LOCKED'))
+  );
+}
+
+/** The database stayed locked by another process past the wait: a 503 that says so. */
+export function storeBusy(): ToolgateError<'STORE_UNAVAILABLE'> {
+  return new ToolgateError(
+    'STORE_UNAVAILABLE',
+    'the database stayed locked by another process (a running gateway or command) past the wait; nothing was changed by this statement, try again',
+    {},
+  );
+}
+
 /** The unavailable error every front answers 503 to; the driver's words stay out of it. */
 export function storeUnavailable(): ToolgateError<'STORE_UNAVAILABLE'> {
   return new ToolgateError('STORE_UNAVAILABLE', 'the database cannot be reached', {});
@@ -69,6 +88,7 @@ export function storeError(err: unknown): unknown {
   if (typeof err !== 'object' || err === null || err instanceof ToolgateError) return err;
   if (err instanceof StoreCorruptError) return err;
   const { code, message } = err as { code?: unknown; message?: unknown };
+  if (isBusy(code)) return storeBusy();
   if (isUnavailable(code, message)) return storeUnavailable();
   if (isCorrupt(code)) {
     return new StoreCorruptError(code, typeof message === 'string' ? message : 'unreadable', {

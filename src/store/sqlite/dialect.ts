@@ -9,6 +9,12 @@ import { SqliteDialect } from 'kysely';
 /** The embedded database's own handle, for the few hot paths that bypass the query builder. */
 export type SqliteHandle = BetterSqlite3.Database;
 
+/**
+ * How long a statement waits for another connection's write lock before SQLITE_BUSY: a running
+ * gateway's group commit holds it for milliseconds, a CLI command's transaction for a little more.
+ */
+export const SQLITE_BUSY_TIMEOUT_MS = 10_000;
+
 export function createSqliteDialect(path: string): {
   dialect: SqliteDialect;
   database: SqliteHandle;
@@ -20,12 +26,13 @@ export function createSqliteDialect(path: string): {
     privateDatabaseFiles(path);
   }
   const database = new BetterSqlite3(path);
+  // First: the CLI and a running server share the file, so every statement from here on —
+  // switching to WAL and the migrations' check included — waits for the writer instead of failing.
+  database.pragma(`busy_timeout = ${SQLITE_BUSY_TIMEOUT_MS}`);
   database.pragma('journal_mode = WAL');
   // FULL: a record the gateway acknowledged is on disk, also after power loss (C12).
   database.pragma('synchronous = FULL');
   database.pragma('foreign_keys = ON');
-  // The CLI and a running server share the file; wait for the writer instead of failing.
-  database.pragma('busy_timeout = 5000');
   const checkpointer = path === ':memory:' ? null : startCheckpointer(database, path);
   const exited = checkpointer
     ? new Promise<void>((resolve) => checkpointer.once('exit', () => resolve()))
