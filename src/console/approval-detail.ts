@@ -5,11 +5,10 @@
  * actions that approve (with TOTP where the action class needs a step-up) or reject (with a
  * reason). Four-eyes changes get the same.
  */
-import { canonicalJson, problem, ToolgateError } from '../core/index.js';
+import { canonicalJson, problem, ToolgateError, visibleEscapes } from '../core/index.js';
 import type { ConsoleAction, ConsoleContext } from './console-page.js';
 import { type Html, html } from './html.js';
 import { timeLeft } from './layout.js';
-import { visibleEscapes } from './visible-text.js';
 
 /**
  * Arguments as a reader sees them: indented JSON text, escaped like everything else, with bidi

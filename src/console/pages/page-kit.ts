@@ -6,11 +6,10 @@
  */
 
 import type { PageKey, PageRequest } from '../../core/index.js';
-import { pageOf, ToolgateError } from '../../core/index.js';
+import { pageOf, ToolgateError, visibleEscapes } from '../../core/index.js';
 import { hasRole, type Operator, type OperatorRole } from '../../operators/index.js';
 import type { ConsoleContext } from '../console-page.js';
 import { type Html, type HtmlValue, html } from '../html.js';
-import { visibleEscapes } from '../visible-text.js';
 
 /** Roles that read the whole catalog; an operator holding only `owner` sees its teams' tools. */
 const CATALOG_READERS: readonly OperatorRole[] = ['admin', 'auditor', 'approver'];
