@@ -29,6 +29,7 @@ import {
   isBootstrap,
   type Operator,
   operatorActor,
+  refuseBootstrapAfterSetup,
   type SecondFactorCheck,
 } from '../operators/index.js';
 import { appendEvent, type Database, lastTotpStep } from '../store/index.js';
@@ -295,5 +296,8 @@ export class OperatorSecondFactors implements SecondFactorCheck {
     if (mustExist && this.#operatorExists && !(await this.#operatorExists(operatorId))) {
       throw new ToolgateError('NOT_FOUND', `no operator ${operatorId}`, {});
     }
+    // A second factor arms an account to decide: the shared bootstrap secret stops doing it once
+    // the first admin is set up.
+    await refuseBootstrapAfterSetup(this.#db, by, `${what} a second factor`);
   }
 }

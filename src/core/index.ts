@@ -48,3 +48,4 @@ export type { SecretPattern } from './secret-patterns.js';
 export { SECRET_PATTERNS } from './secret-patterns.js';
 export { isStoreCorrupt, StoreCorruptError } from './store-corrupt.js';
 export type { CallProgress, McpToolResult } from './tool-result.js';
+export { visibleEscapes } from './visible-text.js';

@@ -30,7 +30,12 @@ export type {
   TokenSpec,
   TokenView,
 } from './operator-service.js';
-export { loginRefused, OperatorService } from './operator-service.js';
+export {
+  firstAdminSetUp,
+  loginRefused,
+  OperatorService,
+  refuseBootstrapAfterSetup,
+} from './operator-service.js';
 export {
   checkLocalId,
   OPERATOR_ID_PATTERN,

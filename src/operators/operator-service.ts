@@ -152,6 +152,36 @@ function requireAdmin(by: Operator): void {
   if (!hasRole(by, 'admin')) throw forbidden(`operator ${by.id} is not an admin`, ['admin']);
 }
 
+/**
+ * Whether the install's first admin is set up: an enabled account holding `admin` with a second
+ * factor enrolled. From then on the bootstrap token makes no more people who decide (see
+ * `refuseBootstrapAfterSetup`).
+ */
+export async function firstAdminSetUp(db: Db): Promise<boolean> {
+  const rows = await db
+    .selectFrom('operators')
+    .innerJoin('operator_second_factors', 'operator_second_factors.operator_id', 'operators.id')
+    .select('operators.roles')
+    .where('operators.disabled', '=', 0)
+    .where('operators.roles', 'like', '%"admin"%')
+    .execute();
+  return rows.some((r) => rolesOf(r.roles).includes('admin'));
+}
+
+/**
+ * Four eyes means two people: once the first admin is set up, the shared bootstrap secret can no
+ * longer create, promote or arm anyone who decides or administers (grant `approver` or `admin`,
+ * enrol or remove a second factor, issue a personal token). Never returns on refusal.
+ */
+export async function refuseBootstrapAfterSetup(db: Db, by: Operator, what: string): Promise<void> {
+  if (!isBootstrap(by)) return;
+  if (await firstAdminSetUp(db)) {
+    throw forbidden(
+      `the bootstrap admin token cannot ${what} once the first admin is set up: an admin does it as their own account`,
+    );
+  }
+}
+
 function notFound(id: string): ToolgateError<'OPERATOR_NOT_FOUND'> {
   return new ToolgateError('OPERATOR_NOT_FOUND', `no operator ${id}`, { operatorId: id });
 }
@@ -260,6 +290,9 @@ export class OperatorService {
     requireAdmin(by);
     checkLocalId(spec.id);
     const roles = parseRoles(spec.roles);
+    if (roles.includes('approver') || roles.includes('admin')) {
+      await refuseBootstrapAfterSetup(this.#db, by, 'create an approver or an admin');
+    }
     const teams = parseTeams(spec.teams ?? []);
     const name = parseName(spec.name, spec.id);
     let passwordHash: string | null = null;
@@ -341,8 +374,16 @@ export class OperatorService {
     }
     if (!isBootstrap(by) && by.id === id) {
       if (change.disabled === true) throw forbidden('an admin cannot disable their own account');
-      if (set.roles !== undefined && !(details.roles as OperatorRole[]).includes('admin')) {
-        throw forbidden('an admin cannot take the admin role from their own account');
+      // Four eyes: nobody changes their own roles (an admin giving themself `approver` would be
+      // the second pair of eyes of their own changes); another admin does it.
+      if (set.roles !== undefined) {
+        throw forbidden('an operator cannot change their own roles; another admin does it');
+      }
+    }
+    if (set.roles !== undefined) {
+      const roles = details.roles as OperatorRole[];
+      if (roles.includes('approver') || roles.includes('admin')) {
+        await refuseBootstrapAfterSetup(this.#db, by, 'grant the approver or admin role');
       }
     }
     const now = this.#clock();
@@ -594,6 +635,7 @@ export class OperatorService {
         );
       }
     } else requireAdmin(by);
+    await refuseBootstrapAfterSetup(this.#db, by, 'issue personal tokens');
     const name = parseTokenName(spec.name);
     const days = parseDays(spec.expiresInDays);
     const { id, token, hash } = generatePersonalToken();

@@ -177,7 +177,11 @@ describe('the operator CLI decides and reviews as the personal token it runs wit
     assert.equal(admin.json.error.code, 'FORBIDDEN');
     assert.match(admin.json.error.message, /needs the role approver; operator root holds admin/);
 
-    const reviewed = await run(review, 'alice');
+    // Approving makes a restricted tool callable: it needs alice's own second factor.
+    const bare = await run(review, 'alice');
+    assert.equal(bare.code, 1);
+    assert.equal(bare.json.error.code, 'INPUT_INVALID');
+    const reviewed = await run([...review, '--totp', await code('alice')], 'alice');
     assert.equal(reviewed.code, 0, JSON.stringify(reviewed.json));
     assert.equal(reviewed.json.review.reviewer, 'operator:alice');
     assert.match(reviewed.json.changeId, /^chg_/);

@@ -149,3 +149,21 @@ test('a role change ends the session even when the roles stay the same; signed i
   assert.equal(await approveInConsole(fresh, approvalId), 303);
   assert.equal((await gw.tg.approvals.get(approvalId)).status, 'approved');
 });
+
+test('an approval page shows bidi and zero-width characters of the arguments as visible escapes, never raw', async () => {
+  const cookie = await signIn('vera');
+  const subject = 'Refund \u202Eoverride\u202C and\u200Bhidden';
+  const args = { to: 'ana@customer.example', subject, body: 'plain text stays as it is' };
+  const d = decisionOf(await agent.callTool({ name: 'send_email', arguments: args }));
+  assert.equal(d.kind, 'pending_approval');
+  const res = await fetch(`${gw.base}/console/approvals/${String(d.approval_id)}`, {
+    headers: { cookie },
+    redirect: 'manual',
+  });
+  assert.equal(res.status, 200);
+  const body = await res.text();
+  const shown = /<pre id="arguments">([\s\S]*?)<\/pre>/.exec(body)?.[1] ?? '';
+  assert.ok(!/[\u202A-\u202E\u200B]/.test(shown), 'no raw bidi or zero-width character');
+  assert.match(shown, /Refund \\u202Eoverride\\u202C and\\u200Bhidden/);
+  assert.match(shown, /plain text stays as it is/);
+});

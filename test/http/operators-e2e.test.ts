@@ -176,6 +176,7 @@ for (const backend of backends()) {
         definition_hash,
         decision: 'approved',
         notes: 'irreversible: amount bounded, one account',
+        totp: code('bob'),
       });
       assert.equal(reviewed.status, 200, JSON.stringify(reviewed.body));
       assert.equal(reviewed.body.review.reviewer, 'operator:bob');
@@ -311,7 +312,7 @@ for (const backend of backends()) {
       );
     });
 
-    test('a security review with alice’s token activates a restricted tool; the registrant cannot review their own; a changed definition needs a new review', async () => {
+    test('a security review with an approver’s token and code activates a restricted tool; the registrant cannot review their own; a changed definition needs a new review', async () => {
       const restricted = (description: string) =>
         validTool({
           id: 'ledger',
@@ -350,9 +351,20 @@ for (const backend of backends()) {
       }
       assert.equal((await tg.catalog.get('ledger', '1.0.0')).lifecycle, 'draft');
 
-      const reviewed = await req('POST', reviewPath, 'alice', review);
+      // The review needs the reviewer's own code; alice spent this window's codes above, so a
+      // fresh approver, dana, reviews (the verifier takes three steps, each once).
+      const dana = await req('POST', '/v1/operators', 'root', { id: 'dana', roles: ['approver'] });
+      assert.equal(dana.status, 201, JSON.stringify(dana.body));
+      secrets.dana = (await req('POST', '/v1/operators/dana/second-factor', 'root')).body.secret;
+      tokens.dana = (
+        await req('POST', '/v1/operators/dana/tokens', 'root', { name: 'e2e', expires_in_days: 1 })
+      ).body.token;
+      const bare = await req('POST', reviewPath, 'dana', review);
+      assert.equal(bare.status, 400, `no code: ${JSON.stringify(bare.body)}`);
+      assert.equal((await tg.catalog.get('ledger', '1.0.0')).lifecycle, 'draft');
+      const reviewed = await req('POST', reviewPath, 'dana', { ...review, totp: code('dana') });
       assert.equal(reviewed.status, 200, JSON.stringify(reviewed.body));
-      assert.equal(reviewed.body.review.reviewer, 'operator:alice');
+      assert.equal(reviewed.body.review.reviewer, 'operator:dana');
       assert.equal(reviewed.body.tool.lifecycle, 'active');
 
       const changed = await req(
@@ -368,7 +380,7 @@ for (const backend of backends()) {
       });
       assert.equal(next.status, 201, JSON.stringify(next.body));
       assert.equal(next.body.tool.lifecycle, 'draft', 'a changed definition waits for a review');
-      const stale = await req('POST', '/v1/tools/ledger/versions/1.1.0/review', 'alice', review);
+      const stale = await req('POST', '/v1/tools/ledger/versions/1.1.0/review', 'dana', review);
       assert.equal(
         stale.status,
         409,

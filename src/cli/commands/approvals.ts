@@ -4,6 +4,7 @@
  */
 import { type Command, Option } from 'commander';
 import type { AdminApi } from '../../api/index.js';
+import { visibleEscapes } from '../../core/index.js';
 import { APPROVAL_READERS, APPROVERS, refuseStatedApprover, withAdmin } from '../command-kit.js';
 import { registerList } from '../list-command.js';
 
@@ -51,7 +52,8 @@ export function registerApprovals(program: Command): void {
               ),
               `second factor: ${a.second_factor ? 'required' : 'no'}`,
               'arguments:',
-              JSON.stringify(a.rendered.arguments, null, 2),
+              // Bidi and zero-width characters as visible escapes: a terminal reorders them too.
+              visibleEscapes(JSON.stringify(a.rendered.arguments, null, 2)),
             ].join('\n'),
           );
         },

@@ -4,8 +4,9 @@
  * their query escaped, tables, JSON shown as text, and the cursor pager. Everything is built with
  * `html`, so every value stays text.
  */
+
 import type { PageKey, PageRequest } from '../../core/index.js';
-import { pageOf, ToolgateError } from '../../core/index.js';
+import { pageOf, ToolgateError, visibleEscapes } from '../../core/index.js';
 import { hasRole, type Operator, type OperatorRole } from '../../operators/index.js';
 import type { ConsoleContext } from '../console-page.js';
 import { type Html, type HtmlValue, html } from '../html.js';
@@ -82,7 +83,8 @@ export function jsonBlock(value: unknown): Html {
   } catch {
     text = String(value);
   }
-  return html`<pre class="json">${text}</pre>`;
+  // Review and audit pages: bidi and zero-width characters as visible escapes, never raw.
+  return html`<pre class="json">${visibleEscapes(text)}</pre>`;
 }
 
 /** "Next page" link for a cursor, keeping the page's other query values. */
