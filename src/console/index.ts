@@ -8,4 +8,4 @@ export type { InboxItem, InboxSource } from './inbox.js';
 export type { LocalLogin, OidcLogin, SessionPolicy } from './login.js';
 export { LOGIN_FAILED, startConsoleSession } from './login.js';
 export { type ConsoleOptions, registerConsole } from './register-console.js';
-export { CONTENT_SECURITY_POLICY, SESSION_COOKIE } from './security.js';
+export { CONTENT_SECURITY_POLICY, SESSION_COOKIE, setSecurityHeaders } from './security.js';

@@ -12,7 +12,7 @@ import Fastify, {
 } from 'fastify';
 import { toolDefinitionSchema } from '../catalog/index.js';
 import { configDocumentSchema } from '../config/index.js';
-import { type ConsoleOptions, registerConsole } from '../console/index.js';
+import { type ConsoleOptions, registerConsole, setSecurityHeaders } from '../console/index.js';
 import { CONSOLE_ACTIONS, CONSOLE_PAGES } from '../console/pages/index.js';
 import { ToolgateError } from '../core/index.js';
 import { adminTokenMatches, bearerChallenge } from '../identity/index.js';
@@ -311,7 +311,16 @@ export async function buildServer(
       return withToolDefinitionSchema(doc as OpenApiDocument);
     },
   });
-  await app.register(swaggerUi, { routePrefix: '/docs' });
+  // The API description's pages share the console's origin, so they carry the console's headers
+  // (its CSP without inline script, no framing): a framed or script-injected /docs page would be a
+  // way around the console's own rules on the same origin.
+  await app.register(async (scope) => {
+    scope.addHook('onSend', async (_req, reply, payload) => {
+      setSecurityHeaders(reply);
+      return payload;
+    });
+    await scope.register(swaggerUi, { routePrefix: '/docs', uiConfig: { validatorUrl: null } });
+  });
 
   // Deny by default: a route is an admin route unless its config says `auth: 'agent'`
   // (agent API key) or `auth: 'public'`. Unknown routes need the admin token too, so probing
