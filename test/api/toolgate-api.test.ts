@@ -54,6 +54,7 @@ for (const backend of backends()) {
         'approvalStatus',
         'auditStepUp',
         'authenticate',
+        'callOutcome',
         'discovery',
         'entries',
         'invoke',
