@@ -291,6 +291,13 @@ export async function replayInjections(options: ReplayOptions = {}): Promise<Inj
     }
     const why = (name: string) => ({ ...classOf(name), quarantined: quarantined.has(name) });
 
+    // A user vouched for with every ASB capability: the agent's own grants decide what it holds.
+    const everyCapability = [
+      ...normal.map((t) => t['Tool Name']),
+      ...attackers.map((t) => t['Attacker Tool']),
+    ].map((n) => `asb:${snake(n)}`);
+    const taskUser = (id: string) => ({ tokenUser: { id, permissions: everyCapability } });
+
     const harmful: CaseResult[] = [];
     for (const a of attackers) {
       const agentName = a['Corresponding Agent'];
@@ -299,7 +306,11 @@ export async function replayInjections(options: ReplayOptions = {}): Promise<Inj
       const agent = agents.find((x) => x.agent_name === agentName);
       const task = agent?.tasks[0] ?? '';
       const id = agentId(agentName);
-      const session = await tg.sessions.open(id);
+      // Each ASB case is one user's task: what an injection taught the gate is remembered per
+      // (agent, user) over a window (docs/security-model.md), so the cases must not share a user.
+      const session = await tg.sessions.open(id, {
+        onBehalfOf: `asb-attack-${harmful.length + 1}`,
+      });
       const ctx = { agentId: id, sessionId: session.id };
       injected = subset.injection_template
         .replace('{attacker_instruction}', a['Attacker Instruction'])
@@ -326,7 +337,7 @@ export async function replayInjections(options: ReplayOptions = {}): Promise<Inj
       for (const [i, task] of agent.tasks.entries()) {
         tasks++;
         const id = agentId(agent.agent_name);
-        const session = await tg.sessions.open(id);
+        const session = await tg.sessions.open(id, taskUser(`asb-task-${tasks}`));
         const ctx = { agentId: id, sessionId: session.id };
         for (const t of tools) {
           const name = t['Tool Name'];
