@@ -41,6 +41,7 @@ export {
   pageFromRows,
   pageLimit,
   pageOf,
+  useCursorKey,
 } from './page.js';
 export type { Problem } from './problem.js';
 export { joinPointer, pointerToken, prefixProblems, problem } from './problem.js';

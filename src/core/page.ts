@@ -4,7 +4,15 @@
  * starts strictly after it. Entries that arrive meanwhile never shift the walk: nothing already
  * listed is repeated and nothing that existed is skipped. A cursor is bound to its list; one of
  * another list, or a forged one, is INPUT_INVALID.
+ *
+ * A cursor is authenticated: `<payload><mac>`, both base64url (the MAC its last 43 characters, so
+ * the cursor keeps the alphabet `[A-Za-z0-9_-]` the routes' schemas allow), the MAC an HMAC-SHA256 over a label and the
+ * payload (which names the list) under the store's cursor key (`meta.cursor_key`, created once,
+ * so every replica and the CLI on one database accept each other's cursors; open-store.ts loads
+ * it). Verification is in constant time and precedes any parsing, so a cursor written by hand,
+ * altered, truncated or taken from another list is refused before its key reaches a query.
  */
+import { createHmac, randomBytes, timingSafeEqual } from 'node:crypto';
 import { ToolgateError } from './errors.js';
 import { problem } from './problem.js';
 
@@ -24,8 +32,52 @@ export interface Page<T> {
 export const DEFAULT_PAGE_LIMIT = 100;
 export const MAX_PAGE_LIMIT = 500;
 
+const CURSOR_MAC_LABEL = 'toolgate cursor v1\0';
+const BASE64URL = /^[A-Za-z0-9_-]+$/;
+/** base64url of the 32 bytes of an HMAC-SHA256, unpadded. */
+const MAC_CHARS = 43;
+
+/**
+ * The keys cursors are checked against, the signing key first. A process holds one per database
+ * it opened (a test or an embedding may open several); until a store is opened, a random key of
+ * this process signs, so cursors still cannot be forged.
+ */
+const cursorKeys: Buffer[] = [];
+
+/** Sign new cursors with `key` (from the store); cursors signed with keys loaded before still verify. */
+export function useCursorKey(key: Buffer): void {
+  const known = cursorKeys.findIndex((k) => k.equals(key));
+  if (known >= 0) cursorKeys.splice(known, 1);
+  cursorKeys.unshift(Buffer.from(key));
+}
+
+function signingKey(): Buffer {
+  if (cursorKeys.length === 0) cursorKeys.push(randomBytes(32));
+  return cursorKeys[0] as Buffer;
+}
+
+function cursorMac(key: Buffer, payload: string): Buffer {
+  return createHmac('sha256', key).update(CURSOR_MAC_LABEL).update(payload).digest();
+}
+
 export function encodeCursor(list: string, key: PageKey): string {
-  return Buffer.from(JSON.stringify({ l: list, k: key })).toString('base64url');
+  const payload = Buffer.from(JSON.stringify({ l: list, k: key })).toString('base64url');
+  return payload + cursorMac(signingKey(), payload).toString('base64url');
+}
+
+/** Whether `mac` is the MAC of `payload` under a known key; each comparison in constant time. */
+function authentic(payload: string, mac: string): boolean {
+  if (!BASE64URL.test(payload) || !BASE64URL.test(mac)) return false;
+  const given = Buffer.from(mac, 'base64url');
+  // Canonical encoding only: a MAC with altered padding bits is not the one we issued.
+  if (given.toString('base64url') !== mac) return false;
+  signingKey();
+  let ok = false;
+  for (const key of cursorKeys) {
+    const expected = cursorMac(key, payload);
+    if (given.length === expected.length && timingSafeEqual(given, expected)) ok = true;
+  }
+  return ok;
 }
 
 /** The key a cursor of this list carries; never returns for a cursor of another list. */
@@ -34,9 +86,11 @@ export function decodeCursor(list: string, cursor: string): PageKey {
     new ToolgateError('INPUT_INVALID', 'the cursor is not one this list returned', {
       problems: [problem('/query/cursor', 'not a cursor of this list', 'page.cursor')],
     });
+  const cut = cursor.length - MAC_CHARS;
+  if (cut < 1 || !authentic(cursor.slice(0, cut), cursor.slice(cut))) throw bad();
   let parsed: unknown;
   try {
-    parsed = JSON.parse(Buffer.from(cursor, 'base64url').toString('utf8'));
+    parsed = JSON.parse(Buffer.from(cursor.slice(0, cut), 'base64url').toString('utf8'));
   } catch {
     throw bad();
   }

@@ -2,8 +2,10 @@
  * @module Opens the database a `--db` URL names (`sqlite:PATH` or `postgres://…`) and brings its
  * schema up to date. The one place that knows which backend is in use.
  */
+import { randomBytes } from 'node:crypto';
 import { resolve } from 'node:path';
 import { Kysely, Migrator, sql } from 'kysely';
+import { useCursorKey } from '../core/index.js';
 import { type AuditAppend, bindAuditSlot } from './audit-append.js';
 import type { Database } from './database.js';
 import { edgeDialect } from './edge-driver.js';
@@ -23,6 +25,25 @@ export interface Store {
   readonly audit: AuditAppend;
   ping(): Promise<void>;
   close(): Promise<void>;
+}
+
+/**
+ * The key that authenticates page cursors (core/page.ts): 32 random bytes made by the first
+ * process to open the database and kept in `meta`, so replicas and the CLI on one database
+ * accept each other's cursors. Insert-if-absent, then read: two openers racing agree on one key.
+ */
+async function cursorKey(db: Kysely<Database>): Promise<Buffer> {
+  const fresh = randomBytes(32).toString('base64url');
+  await sql`insert into meta (key, value) values ('cursor_key', ${fresh})
+    on conflict (key) do nothing`.execute(db);
+  const row = await db
+    .selectFrom('meta')
+    .select('value')
+    .where('key', '=', 'cursor_key')
+    .executeTakeFirstOrThrow();
+  const key = Buffer.from(row.value, 'base64url');
+  if (key.length !== 32) throw storeError(new Error('meta.cursor_key is not a 32-byte key'));
+  return key;
 }
 
 export const DEFAULT_DB_URL = 'sqlite:./data/toolgate.db';
@@ -72,6 +93,7 @@ export async function openStore(url: string): Promise<Store> {
     const migrator = new Migrator({ db, provider: migrationProvider(dialect) });
     const { error } = await migrator.migrateToLatest();
     if (error) throw storeError(error);
+    useCursorKey(await cursorKey(db).catch((err) => Promise.reject(storeError(err))));
   } catch (err) {
     await close();
     throw err;

@@ -29,11 +29,14 @@ for (const backend of backends()) {
     let base: string;
     let drop: () => Promise<void>;
     let supportKey: string;
+    let dbUrl: string;
+    const masterKey = MasterKey.generate();
 
     before(async () => {
       const fresh = await backend.fresh();
       drop = fresh.drop;
-      tg = await openGateway({ db: fresh.url, masterKey: MasterKey.generate() });
+      dbUrl = fresh.url;
+      tg = await openGateway({ db: fresh.url, masterKey });
       await tg.config.applyText(DEMO, admin);
       // The demo's restricted and third-party tools are drafts until reviewed.
       await approvePendingReviews(tg.admin);
@@ -200,6 +203,68 @@ for (const backend of backends()) {
         assert.equal(r.body.code, 'INPUT_INVALID');
       }
     });
+
+    test('cursors are authenticated: forged, altered, truncated or other-list ones are 400 on every paged route', async () => {
+      const real = (await get('/v1/tools?limit=2')).body.next_cursor as string;
+      // The MAC is the cursor's last 43 characters (base64url of an HMAC-SHA256).
+      const mac = real.slice(-43);
+      const ofEvents = (await get('/v1/events?limit=1')).body.next_cursor as string;
+      // Each route with its list's name and a key of that list's shape: well formed, not issued.
+      const routes: [string, string, (string | number)[]][] = [
+        ['/v1/tools', 'tools', ['a', '1']],
+        ['/v1/agents', 'agents', ['a']],
+        ['/v1/events', 'events', [1]],
+        ['/v1/approvals', 'approvals', [1]],
+        ['/v1/approvals', 'approvals', ['2020-01-01T00:00:00.000Z', 'z']],
+        ['/v1/changes', 'changes', ['2020-01-01T00:00:00.000Z', 'z']],
+        ['/v1/providers', 'providers', ['a']],
+        ['/v1/secrets', 'secrets', ['a', 'b', 'c']],
+        ['/v1/reviews', 'reviews', ['2020-01-01T00:00:00.000Z', 'z']],
+        ['/v1/runs', 'live-sessions', ['2020-01-01T00:00:00.000Z', 'z']],
+        ['/v1/operators', 'operators', ['a']],
+      ];
+      const flip = (c: string) => c.slice(0, -1) + (c.endsWith('A') ? 'B' : 'A');
+      for (const [path, list, key] of routes) {
+        const payload = Buffer.from(JSON.stringify({ l: list, k: key })).toString('base64url');
+        for (const cursor of [
+          payload, // the forged cursor as an attacker writes it
+          `${payload}${mac}`, // a real cursor's MAC on another payload
+          `${payload}${'A'.repeat(43)}`,
+          flip(real),
+          real.slice(0, -3),
+          real.slice(0, -43),
+          `${real}${mac}`,
+          path === '/v1/events' ? real : ofEvents, // a real cursor of another list
+        ]) {
+          const r = await get(`${path}?cursor=${encodeURIComponent(cursor)}`);
+          assert.equal(r.status, 400, `${path} ${cursor}`);
+          assert.equal(r.body.code, 'INPUT_INVALID');
+          assert.equal(r.body.details.problems[0].pointer, '/query/cursor');
+        }
+      }
+      // The benign neighbour: the real cursor goes on, here and on a second gateway (a replica)
+      // over the same database.
+      const next = await get(`/v1/tools?limit=2&cursor=${encodeURIComponent(real)}`);
+      assert.equal(next.status, 200);
+      assert.equal(next.body.tools.length, 2);
+      const replica = await openGateway({ db: dbUrl, masterKey });
+      const replicaApp = await buildServer(replica, { adminToken: ADMIN_TOKEN });
+      try {
+        const replicaBase = await replicaApp.listen({ host: '127.0.0.1', port: 0 });
+        const res = await fetch(
+          `${replicaBase}/v1/tools?limit=2&cursor=${encodeURIComponent(real)}`,
+          {
+            headers: { authorization: `Bearer ${ADMIN_TOKEN}` },
+          },
+        );
+        assert.equal(res.status, 200);
+        const body = (await res.json()) as { tools: { id: string; version: string }[] };
+        assert.deepEqual(body.tools, next.body.tools);
+      } finally {
+        await replicaApp.close();
+        await replica.close();
+      }
+    });
   });
 }
 
@@ -243,5 +308,33 @@ describe('CLI list pagination', () => {
     const bad = await runCli(dir, ['--json', 'approvals', 'list', '--cursor', 'forged']);
     assert.equal(bad.code, 1);
     assert.equal(JSON.parse(bad.stdout).error.code, 'INPUT_INVALID');
+  });
+
+  test('a forged, altered or other-list cursor is refused; a real one works in another process', async () => {
+    const applied = await runCli(dir, ['apply', '-f', join(ROOT, 'demo', 'catalog.yaml')]);
+    assert.equal(applied.code, 0, applied.stderr);
+    const first = JSON.parse(
+      (await runCli(dir, ['--json', 'tools', 'list', '--limit', '2'])).stdout,
+    );
+    const real = first.next_cursor as string;
+    assert.ok(real);
+    // Each CLI run is its own process: the key comes from the database, not from memory.
+    const second = await runCli(dir, ['--json', 'tools', 'list', '--limit', '2', '--cursor', real]);
+    assert.equal(second.code, 0, second.stderr);
+    assert.equal(JSON.parse(second.stdout).tools.length, 2);
+    const forged = Buffer.from(JSON.stringify({ l: 'approvals', k: [1] })).toString('base64url');
+    const mac = real.slice(-43);
+    for (const [list, cursor] of [
+      ['approvals', forged], // the reproduction: accepted, "no approvals", before the fix
+      ['approvals', `${forged}${mac}`],
+      ['tools', `${real.slice(0, -1)}${real.endsWith('A') ? 'B' : 'A'}`],
+      ['tools', real.slice(0, -4)],
+      ['grants', real],
+      ['agents', real],
+    ] as const) {
+      const run = await runCli(dir, ['--json', list, 'list', '--cursor', cursor]);
+      assert.equal(run.code, 1, `${list} ${cursor}: ${run.stdout}`);
+      assert.equal(JSON.parse(run.stdout).error.code, 'INPUT_INVALID');
+    }
   });
 });
