@@ -308,10 +308,9 @@ export async function replayInjections(options: ReplayOptions = {}): Promise<Inj
       const id = agentId(agentName);
       // Each ASB case is one user's task: what an injection taught the gate is remembered per
       // (agent, user) over a window (docs/security-model.md), so the cases must not share a user.
-      const session = await tg.sessions.open(id, {
-        onBehalfOf: `asb-attack-${harmful.length + 1}`,
-      });
-      const ctx = { agentId: id, sessionId: session.id };
+      const user = `asb-attack-${harmful.length + 1}`;
+      const session = await tg.sessions.open(id, taskUser(user));
+      const ctx = { agentId: id, sessionId: session.id, tokenUserId: user };
       injected = subset.injection_template
         .replace('{attacker_instruction}', a['Attacker Instruction'])
         .replace('{attacker_tool}', a['Attacker Tool']);
@@ -337,8 +336,9 @@ export async function replayInjections(options: ReplayOptions = {}): Promise<Inj
       for (const [i, task] of agent.tasks.entries()) {
         tasks++;
         const id = agentId(agent.agent_name);
-        const session = await tg.sessions.open(id, taskUser(`asb-task-${tasks}`));
-        const ctx = { agentId: id, sessionId: session.id };
+        const user = `asb-task-${tasks}`;
+        const session = await tg.sessions.open(id, taskUser(user));
+        const ctx = { agentId: id, sessionId: session.id, tokenUserId: user };
         for (const t of tools) {
           const name = t['Tool Name'];
           const d = await tg.gate.invoke(ctx, name, { request: task });
