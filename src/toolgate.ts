@@ -130,6 +130,7 @@ import {
   type OperatorServiceOptions,
   type SecondFactorCheck,
 } from './operators/index.js';
+import { type OidcConfig, OidcLogin, type OidcLoginOptions } from './operators/oidc/index.js';
 import { OwnerChannels, OwnerNotices, type OwnerNoticesOptions } from './owners/index.js';
 import { DestinationSets, type PolicyEngine, PolicyService } from './policy/index.js';
 import { type CheckedFetchOptions, ProviderService, UpstreamPool } from './providers/index.js';
@@ -382,6 +383,50 @@ function resolveAgentCaps(input: Partial<AgentCaps> = {}): AgentCaps {
   return caps;
 }
 
+/**
+ * Checks configured outbound URLs (shape, then every resolved address) under the outbound rules,
+ * at start;
+ * throws INPUT_INVALID listing each refused one at its configuration key, with the egress rule.
+ */
+async function refuseOutboundProblems(
+  outbound: OutboundGuard,
+  urls: readonly { readonly at: string; readonly url: string }[],
+): Promise<void> {
+  const found = await Promise.all(
+    urls.map(async ({ at, url }) => {
+      const p = await outbound.problem(url);
+      // A name that does not resolve at start is not fatal: each request resolves and checks
+      // again, and is refused then if it still points nowhere allowed.
+      return p && p.rule !== 'egress.dns'
+        ? problem(at, `${at.slice(1)} ${p.message}`, p.rule)
+        : null;
+    }),
+  );
+  const problems = found.filter((p) => p !== null);
+  if (problems.length > 0) {
+    throw new ToolgateError(
+      'INPUT_INVALID',
+      `a configured outbound URL is refused: ${problems.map((p) => p.message).join('; ')}`,
+      { problems },
+    );
+  }
+}
+
+/**
+ * The OpenID Connect relying party under the outbound rules (`outbound` as for `openToolgate`):
+ * its issuer is checked now, resolved (INPUT_INVALID at `/issuer` with the egress rule), and every
+ * request to the provider — discovery, token, JWKS, the endpoints discovery names — again when made.
+ */
+export async function openOidcLogin(
+  config: OidcConfig,
+  outbound: OutboundOptions = {},
+  options: Omit<OidcLoginOptions, 'outbound'> = {},
+): Promise<OidcLogin> {
+  const guard = new OutboundGuard(outbound);
+  await refuseOutboundProblems(guard, [{ at: '/issuer', url: config.issuer }]);
+  return new OidcLogin(config, { ...options, outbound: guard });
+}
+
 /** Opens a gateway and hands back only what fronts may use. */
 export async function openToolgate(options: ToolgateOptions = {}): Promise<Toolgate> {
   const { agent, admin, security, close } = await openGateway(options);
@@ -400,6 +445,26 @@ export async function openGateway(options: ToolgateOptions = {}): Promise<Gatewa
   // Outcomes are counted once the metrics exist (they are made below, before any call runs).
   let countNotification: (kind: NotificationKind, outcome: DeliveryOutcome) => void = () => {};
   const outbound = new OutboundGuard(options.outbound ?? {});
+  // The URLs fetched or sent to that this configuration names go under the outbound rules now,
+  // resolved: one that points somewhere they refuse stops the start with nothing opened.
+  await refuseOutboundProblems(outbound, [
+    ...notifyConfig.webhookUrls.map((url, i) => ({ at: `/notify/webhookUrls/${i}`, url })),
+    ...(detectorsConfig?.webhook.url
+      ? [{ at: '/detectors/webhook/url', url: detectorsConfig.webhook.url }]
+      : []),
+    ...(options.jwt?.jwksUrl ? [{ at: '/jwt/jwksUrl', url: options.jwt.jwksUrl }] : []),
+    ...(options.oauth?.issuers ?? []).flatMap((issuer, i) =>
+      issuer.jwksUrl ? [{ at: `/oauth/issuers/${i}/jwksUrl`, url: issuer.jwksUrl }] : [],
+    ),
+    ...(options.oauth?.tokenExchange
+      ? [
+          {
+            at: '/oauth/tokenExchange/tokenEndpoint',
+            url: options.oauth.tokenExchange.tokenEndpoint,
+          },
+        ]
+      : []),
+  ]);
   const notifier = new Notifier(notifyConfig, outbound, (kind, outcome) =>
     countNotification(kind, outcome),
   );
@@ -475,13 +540,16 @@ export async function openGateway(options: ToolgateOptions = {}): Promise<Gatewa
       ? {
           exchange: {
             subjects,
-            exchanger: new TokenExchanger({
-              issuer: exchangeIssuer(options.oauth),
-              tokenEndpoint: exchange.tokenEndpoint,
-              clientId: exchange.clientId,
-              clientSecret: readClientSecret(exchange.clientSecretFile),
-              tools: exchange.tools,
-            }),
+            exchanger: new TokenExchanger(
+              {
+                issuer: exchangeIssuer(options.oauth),
+                tokenEndpoint: exchange.tokenEndpoint,
+                clientId: exchange.clientId,
+                clientSecret: readClientSecret(exchange.clientSecretFile),
+                tools: exchange.tools,
+              },
+              { fetch: outbound.fetch },
+            ),
           },
         }
       : {}),
@@ -637,8 +705,8 @@ export async function openGateway(options: ToolgateOptions = {}): Promise<Gatewa
   const config = new ApplyService(catalog, agents, users, policies, changes);
   config.setProviders(providers);
   const keys = new AgentKeys(store.db, options.clock);
-  const jwt = options.jwt ? new JwtVerifier(options.jwt) : null;
-  const oauth = options.oauth ? new AccessTokenVerifier(options.oauth) : null;
+  const jwt = options.jwt ? new JwtVerifier(options.jwt, outbound.fetch) : null;
+  const oauth = options.oauth ? new AccessTokenVerifier(options.oauth, outbound.fetch) : null;
   const authenticate = async (token: string): Promise<JwtIdentity | null> => {
     const looksLikeJwt = JwtVerifier.looksLikeJwt(token);
     // A token naming a configured authorization server is judged by the OAuth rules alone: it

@@ -11,8 +11,8 @@ import { buildServer } from '../http/index.js';
 import { checkAdminTokenStrength, loadOrCreateAdminToken } from '../identity/index.js';
 import { type OriginPolicy, originPolicy } from '../mcp/index.js';
 import { type NotifyConfig, notifyConfigFromEnv } from '../notify/index.js';
-import { type OidcConfig, OidcLogin, oidcConfigFromEnv } from '../operators/oidc/index.js';
-import { openToolgate, type Toolgate } from '../toolgate.js';
+import { type OidcConfig, oidcConfigFromEnv } from '../operators/oidc/index.js';
+import { openOidcLogin, openToolgate, type Toolgate } from '../toolgate.js';
 import { adminTokenDisabled, classifiedRetentionFromEnv } from './command-kit.js';
 import { DEMO_ACTOR_ID, reviewDemoCatalog } from './demo-reviews.js';
 import { firstAdminBanner } from './first-admin.js';
@@ -91,6 +91,9 @@ export async function serve(options: ServeOptions): Promise<void> {
   // Single sign-on and notifications are checked before anything opens: a typo fails the start.
   const oidc: OidcConfig | null = oidcConfigFromEnv(process.env, publicUrl);
   const notify: NotifyConfig = notifyConfigFromEnv(process.env, publicUrl);
+  // The relying party the console's login routes use (/console/login/oidc, its callback); its
+  // issuer is checked under the outbound rules here, resolved.
+  const sso = oidc ? await openOidcLogin(oidc, outboundFromEnv()) : null;
   const limits = options.limits ?? {};
   const disabled = options.adminToken === false || adminTokenDisabled();
   const fromEnv = disabled ? undefined : process.env.TOOLGATE_ADMIN_TOKEN;
@@ -178,8 +181,6 @@ export async function serve(options: ServeOptions): Promise<void> {
       demoSummary = `demo catalog: ${result.changes.length} documents, ${created} new`;
     }
     await tg.admin.catalog.sweepLifecycle();
-    // The relying party the console's login routes use (/console/login/oidc, its callback).
-    const sso = oidc ? new OidcLogin(oidc) : null;
     app = await buildServer(tg, {
       adminToken: admin?.token ?? null,
       ...(sso ? { sso } : {}),

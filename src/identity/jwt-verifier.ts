@@ -8,6 +8,7 @@ import { readFileSync } from 'node:fs';
 import {
   createLocalJWKSet,
   createRemoteJWKSet,
+  customFetch,
   type JWTPayload,
   type JWTVerifyGetKey,
   jwtVerify,
@@ -59,10 +60,14 @@ export interface JwtIdentity {
  * The signing keys of one issuer: a local JWKS file, or a remote JWKS (https, plain http only on
  * loopback) fetched by jose with its cache and cooldown.
  */
-export function keySet(source: {
-  readonly jwksUrl?: string;
-  readonly jwksFile?: string;
-}): JWTVerifyGetKey {
+export function keySet(
+  source: {
+    readonly jwksUrl?: string;
+    readonly jwksFile?: string;
+  },
+  /** How the JWKS URL is fetched: the outbound rules (Outbound.fetch) where the gateway wires it. */
+  fetchImpl?: typeof fetch,
+): JWTVerifyGetKey {
   if (!source.jwksUrl === !source.jwksFile)
     throw new TypeError('configure exactly one of jwksUrl or jwksFile');
   if (source.jwksFile) {
@@ -76,7 +81,11 @@ export function keySet(source: {
   if (url.protocol !== 'https:' && !(url.protocol === 'http:' && loopback)) {
     throw new TypeError('the JWKS URL must be https (plain http only on loopback)');
   }
-  return createRemoteJWKSet(url, { timeoutDuration: 5000, cooldownDuration: 30_000 });
+  return createRemoteJWKSet(url, {
+    timeoutDuration: 5000,
+    cooldownDuration: 30_000,
+    ...(fetchImpl ? { [customFetch]: fetchImpl } : {}),
+  });
 }
 
 const DEFAULT_ALGORITHMS = ['RS256', 'PS256', 'ES256', 'ES384', 'EdDSA'];
@@ -87,9 +96,9 @@ export class JwtVerifier {
   readonly #config: JwtConfig;
   readonly #keys: JWTVerifyGetKey;
 
-  constructor(config: JwtConfig) {
+  constructor(config: JwtConfig, fetchImpl?: typeof fetch) {
     this.#config = config;
-    this.#keys = keySet(config);
+    this.#keys = keySet(config, fetchImpl);
   }
 
   /** Looks like a JWT (three base64url parts); cheap, decides which verifier to try. */

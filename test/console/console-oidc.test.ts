@@ -11,6 +11,7 @@ import type { Browser } from 'playwright-core';
 import { LOGIN_FAILED } from '../../src/console/index.js';
 import { oidcOperatorId } from '../../src/operators/index.js';
 import { OidcLogin, resolveOidcConfig } from '../../src/operators/oidc/index.js';
+import { OutboundGuard } from '../../src/sandbox/egress/index.js';
 import {
   type ConsoleGateway,
   launchChromium,
@@ -18,6 +19,7 @@ import {
   startConsoleGateway,
 } from '../support/browser.js';
 import { startOidcProvider, type TestOidcProvider } from '../support/oidc-provider.js';
+import { LOOPBACK_OUTBOUND } from '../support/webhook-receiver.js';
 
 const SECRET = 'confidential-client-secret-0123456789';
 
@@ -63,6 +65,7 @@ before(async () => {
             teamsClaim: 'groups',
             roleMap: { 'toolgate-approvers': 'approver' },
           }),
+          { outbound: new OutboundGuard(LOOPBACK_OUTBOUND) },
         );
       },
     }),

@@ -14,6 +14,7 @@ import { buildServer } from '../../src/http/index.js';
 import { type Gateway, openGateway } from '../../src/toolgate.js';
 import { backends } from '../support/backends.js';
 import { validTool } from '../support/fixtures.js';
+import { LOOPBACK_OUTBOUND } from '../support/webhook-receiver.js';
 
 const admin: Actor = { id: 'admin', via: 'library' };
 type Key = Awaited<ReturnType<typeof generateKeyPair>>['privateKey'];
@@ -71,6 +72,8 @@ for (const source of ['file', 'url'] as const) {
       assert.ok(sqlite);
       const fresh = await sqlite.fresh();
       tg = await openGateway({
+        // The test authorization server listens on loopback: the admin's setting allows it.
+        outbound: LOOPBACK_OUTBOUND,
         db: fresh.url,
         jwt: {
           issuer: ISSUER,

@@ -17,6 +17,7 @@ import { oauthUserId, parseOAuthConfig, parseOAuthUserId } from '../../src/ident
 import { type Gateway, openGateway } from '../../src/toolgate.js';
 import { ROOT } from '../support/cli.js';
 import { approvePendingReviews } from '../support/reviews.js';
+import { LOOPBACK_OUTBOUND } from '../support/webhook-receiver.js';
 import { type AuthorizationServer, startAuthorizationServer } from './authorization-server.js';
 
 const admin: Actor = { id: 'test-admin', via: 'library' };
@@ -41,6 +42,8 @@ before(async () => {
   asA = await startAuthorizationServer(options);
   asB = await startAuthorizationServer(options);
   tg = await openGateway({
+    // The test authorization server listens on loopback: the admin's setting allows it.
+    outbound: LOOPBACK_OUTBOUND,
     db: `sqlite:${join(dir, 'tg.db')}`,
     oauth: parseOAuthConfig({
       resource: RESOURCE,

@@ -22,6 +22,7 @@ import { oauthUserId, parseOAuthConfig } from '../../src/identity/index.js';
 import { type Gateway, openGateway } from '../../src/toolgate.js';
 import { ROOT } from '../support/cli.js';
 import { approvePendingReviews } from '../support/reviews.js';
+import { LOOPBACK_OUTBOUND } from '../support/webhook-receiver.js';
 import { type AuthorizationServer, startAuthorizationServer } from './authorization-server.js';
 import { connectWithOAuth, connectWithOAuthV2, TestOAuthClient } from './oauth-client.js';
 
@@ -58,6 +59,8 @@ before(async () => {
     },
   });
   tg = await openGateway({
+    // The test authorization server listens on loopback: the admin's setting allows it.
+    outbound: LOOPBACK_OUTBOUND,
     db: `sqlite:${join(dir, 'tg.db')}`,
     oauth: parseOAuthConfig({
       resource: RESOURCE,

@@ -27,6 +27,7 @@ import { type Gateway, openGateway } from '../../src/toolgate.js';
 import { ROOT } from '../support/cli.js';
 import { tableResolver } from '../support/egress.js';
 import { validSendTool } from '../support/fixtures.js';
+import { LOOPBACK_OUTBOUND } from '../support/webhook-receiver.js';
 import { type AuthorizationServer, startAuthorizationServer } from './authorization-server.js';
 import { connectWithOAuth, TestOAuthClient } from './oauth-client.js';
 
@@ -109,6 +110,8 @@ before(async () => {
   writeFileSync(secretFile, EXCHANGE_SECRET);
   chmodSync(secretFile, 0o600);
   tg = await openGateway({
+    // The test authorization server listens on loopback: the admin's setting allows it.
+    outbound: LOOPBACK_OUTBOUND,
     db: `sqlite:${join(dir, 'tg.db')}`,
     masterKey: MasterKey.generate(),
     egress: {

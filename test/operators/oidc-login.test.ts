@@ -15,7 +15,9 @@ import {
   type PendingOidcLogin,
   resolveOidcConfig,
 } from '../../src/operators/oidc/index.js';
+import { OutboundGuard } from '../../src/sandbox/egress/index.js';
 import { authorize, startOidcProvider, type TestOidcProvider } from '../support/oidc-provider.js';
+import { LOOPBACK_OUTBOUND } from '../support/webhook-receiver.js';
 
 const REDIRECT = 'http://127.0.0.1:8080/console/login/oidc/callback';
 const SECRET = 'confidential-client-secret-0123456789';
@@ -63,7 +65,8 @@ function login(over: Partial<OidcConfigInput> = {}, options = {}): OidcLogin {
       roleMap: { 'toolgate-approvers': 'approver' },
       ...over,
     }),
-    options,
+    // The test provider listens on loopback: the admin's setting allows it here.
+    { outbound: new OutboundGuard(LOOPBACK_OUTBOUND), ...options },
   );
 }
 

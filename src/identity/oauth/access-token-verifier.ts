@@ -29,9 +29,10 @@ export class AccessTokenVerifier {
   readonly #config: OAuthResourceServerConfig;
   readonly #keys: ReadonlyMap<string, JWTVerifyGetKey>;
 
-  constructor(config: OAuthResourceServerConfig) {
+  /** `fetchImpl`: how JWKS URLs are fetched (the gateway passes its Outbound rules). */
+  constructor(config: OAuthResourceServerConfig, fetchImpl?: typeof fetch) {
     this.#config = config;
-    this.#keys = new Map(config.issuers.map((i) => [i.issuer, keySet(i)]));
+    this.#keys = new Map(config.issuers.map((i) => [i.issuer, keySet(i, fetchImpl)]));
   }
 
   get config(): OAuthResourceServerConfig {

@@ -1,9 +1,10 @@
 /**
  * @module OpenID provider discovery: the metadata document at the issuer's well-known address,
  * accepted only when its `issuer` is the configured one exactly and every endpoint is https (or
- * loopback). A redirect is refused: the issuer's own address is the one trusted.
+ * loopback); fetched, with the endpoints toolgate fetches, under the outbound rules (loopback only
+ * where the admin allowed it). A redirect is refused: the issuer's own address is the one trusted.
  */
-import { endpointUrlProblem } from '../../core/index.js';
+import { endpointUrlProblem, type Outbound } from '../../core/index.js';
 import { oidcFailure } from './oidc-failure.js';
 
 export interface OidcProviderMetadata {
@@ -37,10 +38,11 @@ export async function boundedJson(res: Response, max: number): Promise<unknown> 
 export async function discoverProvider(
   issuer: string,
   timeoutMs: number,
+  outbound: Outbound,
 ): Promise<OidcProviderMetadata> {
   let res: Response;
   try {
-    res = await fetch(discoveryUrl(issuer), {
+    res = await outbound.fetch(discoveryUrl(issuer), {
       headers: { accept: 'application/json' },
       redirect: 'error',
       signal: AbortSignal.timeout(timeoutMs),
@@ -65,12 +67,21 @@ export async function discoverProvider(
       'issuer_mismatch',
       `the discovery document names issuer ${JSON.stringify(d.issuer)}, not the configured ${JSON.stringify(issuer)}`,
     );
-  const endpoint = (key: string): string => {
+  // The browser goes to the authorization endpoint (its shape is checked); toolgate itself
+  // fetches the token endpoint and the JWKS, so they are checked under the outbound rules now,
+  // resolved, and again at each request.
+  const endpoint = async (key: string, fetched: boolean): Promise<string> => {
     const value = d[key];
     if (typeof value !== 'string')
       throw oidcFailure('discovery', `the discovery document has no ${key}`);
     const p = endpointUrlProblem(value);
     if (p) throw oidcFailure('discovery', `the discovery document's ${key} ${p}`);
+    const refused = fetched ? await outbound.problem(value) : null;
+    if (refused)
+      throw oidcFailure(
+        'discovery',
+        `the discovery document's ${key} is refused (${refused.rule}): ${refused.message}`,
+      );
     return value;
   };
   const methods = d.code_challenge_methods_supported;
@@ -78,9 +89,9 @@ export async function discoverProvider(
     throw oidcFailure('discovery', 'the provider does not support PKCE with S256');
   return {
     issuer,
-    authorization_endpoint: endpoint('authorization_endpoint'),
-    token_endpoint: endpoint('token_endpoint'),
-    jwks_uri: endpoint('jwks_uri'),
+    authorization_endpoint: await endpoint('authorization_endpoint', false),
+    token_endpoint: await endpoint('token_endpoint', true),
+    jwks_uri: await endpoint('jwks_uri', true),
     iss_in_response: d.authorization_response_iss_parameter_supported === true,
   };
 }

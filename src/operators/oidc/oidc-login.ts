@@ -6,8 +6,14 @@
  * is shown only OIDC_BROWSER_MESSAGE.
  */
 import { createHash, randomBytes, timingSafeEqual } from 'node:crypto';
-import { createRemoteJWKSet, type JWTPayload, errors as joseErrors, jwtVerify } from 'jose';
-import { type Clock, systemClock } from '../../core/index.js';
+import {
+  createRemoteJWKSet,
+  customFetch,
+  type JWTPayload,
+  errors as joseErrors,
+  jwtVerify,
+} from 'jose';
+import { type Clock, type Outbound, systemClock } from '../../core/index.js';
 import type { OperatorRole } from '../operator.js';
 import { claimValues, mapRoles, mapTeams } from './oidc-claims.js';
 import type { OidcConfig } from './oidc-config.js';
@@ -39,6 +45,11 @@ export interface PendingOidcLogin {
 }
 
 export interface OidcLoginOptions {
+  /**
+   * The outbound rules every request to the provider goes under (discovery, token, JWKS, and the
+   * endpoints discovery names): the gateway's, so loopback only where its admin allowed it.
+   */
+  readonly outbound: Outbound;
   readonly clock?: Clock;
   /** Allowed clock difference with the provider for exp/iat/nbf (seconds). */
   readonly clockToleranceSeconds?: number;
@@ -72,13 +83,15 @@ export class OidcLogin {
   readonly #clock: Clock;
   readonly #tolerance: number;
   readonly #timeoutMs: number;
+  readonly #outbound: Outbound;
   #provider: { at: number; metadata: Promise<OidcProviderMetadata> } | null = null;
   #jwks: { uri: string; keys: ReturnType<typeof createRemoteJWKSet> } | null = null;
   /** States already completed here, until they expire: a replayed callback is refused. */
   readonly #consumed = new Map<string, number>();
 
-  constructor(config: OidcConfig, options: OidcLoginOptions = {}) {
+  constructor(config: OidcConfig, options: OidcLoginOptions) {
     this.#config = config;
+    this.#outbound = options.outbound;
     this.#clock = options.clock ?? systemClock;
     this.#tolerance = options.clockToleranceSeconds ?? 60;
     this.#timeoutMs = options.timeoutMs ?? 5_000;
@@ -92,7 +105,7 @@ export class OidcLogin {
   metadata(): Promise<OidcProviderMetadata> {
     const now = Date.now();
     if (!this.#provider || now - this.#provider.at > DISCOVERY_TTL_MS) {
-      const metadata = discoverProvider(this.#config.issuer, this.#timeoutMs);
+      const metadata = discoverProvider(this.#config.issuer, this.#timeoutMs, this.#outbound);
       const entry = { at: now, metadata };
       this.#provider = entry;
       metadata.catch(() => {
@@ -181,7 +194,10 @@ export class OidcLogin {
     if (this.#jwks?.uri !== metadata.jwks_uri) {
       this.#jwks = {
         uri: metadata.jwks_uri,
-        keys: createRemoteJWKSet(new URL(metadata.jwks_uri), { timeoutDuration: this.#timeoutMs }),
+        keys: createRemoteJWKSet(new URL(metadata.jwks_uri), {
+          timeoutDuration: this.#timeoutMs,
+          [customFetch]: this.#outbound.fetch,
+        }),
       };
     }
     let claims: JWTPayload;
@@ -270,7 +286,7 @@ export class OidcLogin {
     }
     let res: Response;
     try {
-      res = await fetch(metadata.token_endpoint, {
+      res = await this.#outbound.fetch(metadata.token_endpoint, {
         method: 'POST',
         headers,
         body,

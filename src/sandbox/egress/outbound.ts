@@ -163,7 +163,11 @@ async function request(url: URL, socket: net.Socket, init: RequestInit | undefin
       {
         method: init?.method ?? 'GET',
         path: `${url.pathname}${url.search}`,
-        headers: { ...headers, host: url.host },
+        headers: {
+          ...headers,
+          ...(body !== undefined ? { 'content-length': String(Buffer.byteLength(body)) } : {}),
+          host: url.host,
+        },
         // No agent: the checked, already-connected socket is the only one this request uses.
         createConnection: () => socket,
       },
