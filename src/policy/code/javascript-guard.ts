@@ -101,6 +101,54 @@ const DANGEROUS_MEMBERS = new Set([
 ]);
 
 /**
+ * Members that read or change an object's prototype, or define properties behind an assignment's
+ * back: `Object.getPrototypeOf({})` is `Object.prototype` without the word `prototype`, and
+ * `defineProperty`/`setPrototypeOf` change a built-in the tool's own harness shares. Refused
+ * wherever they are read (`code.reflection`), on `Object` as on any other object.
+ */
+const PROTOTYPE_MEMBERS = new Set([
+  'getPrototypeOf',
+  'setPrototypeOf',
+  'defineProperty',
+  'defineProperties',
+]);
+
+/**
+ * The only member names that may be read on a value reached through a key the guard could not
+ * prove harmless (`groups[k].push(x)`, `m[k].length`). That value may be any property of any
+ * object (`o['constructor']` is `Object`, `a['__proto__']` is `Array.prototype`), so a name is
+ * listed only when, on every built-in it could be, it reads data or does nothing beyond the
+ * value itself: not `assign`, `create`, `call`, `apply`, `bind`, `defineProperty`, `keys`.
+ */
+const OPAQUE_MEMBERS = new Set([
+  'length',
+  'push',
+  'concat',
+  'join',
+  'slice',
+  'includes',
+  'indexOf',
+  'lastIndexOf',
+  'at',
+  'toFixed',
+  'toPrecision',
+  'toString',
+  'toLocaleString',
+  'trim',
+  'trimStart',
+  'trimEnd',
+  'toUpperCase',
+  'toLowerCase',
+  'split',
+  'startsWith',
+  'endsWith',
+  'padStart',
+  'padEnd',
+  'charAt',
+  'size',
+]);
+
+/**
  * Members refused wherever they are read except as the callee of `Object.<name>(…)` itself,
  * where the name the descriptor is read under is judged (`const { getOwnPropertyDescriptor: d }
  * = Object` would hide it).
@@ -118,7 +166,9 @@ const REFUSED_KEYS: ReadonlySet<string> = new Set([
   ...DANGEROUS_ROOTS,
   'require',
   'Reflect',
+  'arguments',
   ...DESCRIPTOR_READERS,
+  ...PROTOTYPE_MEMBERS,
 ]);
 
 /**
@@ -126,9 +176,6 @@ const REFUSED_KEYS: ReadonlySet<string> = new Set([
  * descriptor (the non-enumerable `constructor` among them), or every own value of a function.
  */
 const OBJECT_VALUE_READERS = new Set(['values', 'entries']);
-
-/** The members that invoke the function they are read on. */
-const INVOKERS = new Set(['call', 'apply', 'bind']);
 
 /** What the walk knows about the whole program while it judges one node. */
 interface Context {
@@ -181,7 +228,10 @@ function judge(
       const object = unchain(node.object);
       const name = node.computed ? constantString(node.property) : (node.property as AnyNode).name;
       const rootName = isNode(object) && object.type === 'Identifier' ? String(object.name) : '';
-      const direct = typeof name === 'string' && isDirectObjectCall(node, rootName, parent, key);
+      const direct =
+        typeof name === 'string' &&
+        DESCRIPTOR_READERS.has(name) &&
+        isDirectObjectCall(node, rootName, parent, key);
       const named =
         typeof name === 'string' && !direct
           ? memberNameRule(name, 'reads the member', node)
@@ -231,6 +281,16 @@ function judge(
     }
     case 'Identifier':
       return judgeIdentifier(node, parent, key);
+    case 'Property':
+      // `{ __proto__: p }` sets the new object's prototype, whatever p is.
+      if (parent?.type === 'ObjectExpression' && !node.computed && !node.shorthand) {
+        const k = node.key as AnyNode;
+        const name = k.type === 'Identifier' ? String(k.name) : constantString(k);
+        if (name === '__proto__') {
+          return refuseCode('code.dynamic_eval', 'sets a prototype with __proto__', lineOf(node));
+        }
+      }
+      return undefined;
     default:
       return undefined;
   }
@@ -242,6 +302,13 @@ function judge(
  * networking members are refused on whatever object they are read.
  */
 function memberNameRule(name: string, what: string, at: AnyNode): CodeVerdict | undefined {
+  if (PROTOTYPE_MEMBERS.has(name)) {
+    return refuseCode(
+      'code.reflection',
+      `${what} ${excerpt(name)} (it reads or changes a prototype)`,
+      lineOf(at),
+    );
+  }
   if (DESCRIPTOR_READERS.has(name)) {
     return refuseCode(
       'code.reflection',
@@ -373,11 +440,11 @@ function usedAsData(start: AnyNode, context: Context): boolean {
 }
 
 /**
- * `opaque.name` or `opaque[0]` (grouping: `groups[key].push(x)`): one more read under a name the
- * guard can judge. Whatever an unknown key reached (a constructor, a prototype, a method), its
- * members under a harmless name are no more than the named rules allow, except the three that
- * invoke the value itself (`.call`, `.apply`, `.bind`); and writing through it (`({})[k].x = 1`
- * with k = `__proto__`) would change a built-in prototype, so a write is refused.
+ * `opaque.name` or `opaque[0]` (grouping: `groups[key].push(x)`): one more read, under a number or
+ * a name of OPAQUE_MEMBERS. Whatever an unknown key reached (a constructor, a prototype, a
+ * method), `o[k].assign(…)` with k = `constructor` is `Object.assign`, so only names harmless on
+ * every built-in pass; and writing through it (`({})[k].x = 1` with k = `__proto__`) would change
+ * a built-in prototype, so a write is refused.
  */
 function namedReadOfOpaque(member: AnyNode, context: Context): boolean {
   const name = member.computed
@@ -385,7 +452,7 @@ function namedReadOfOpaque(member: AnyNode, context: Context): boolean {
     : String((member.property as AnyNode).name);
   if (name === undefined) {
     if (keyOf(member.property, context).kind !== 'harmless') return false;
-  } else if (INVOKERS.has(name) || REFUSED_KEYS.has(name)) {
+  } else if (!/^(0|[1-9][0-9]*)$/.test(name) && !OPAQUE_MEMBERS.has(name)) {
     return false;
   }
   const up = context.parents.get(member);
@@ -501,6 +568,11 @@ function judgeIdentifier(
   if (NETWORK_GLOBALS.has(name)) {
     return refuseCode('code.network', `uses ${name}`, lineOf(node));
   }
+  // Outside a function `arguments` is the harness's own (in a CommonJS wrapper `arguments[1]` is
+  // `require`); inside one it is an alias of the parameters. Refused everywhere, as a binding too.
+  if (name === 'arguments') {
+    return refuseCode('code.dangerous_global', 'uses arguments', lineOf(node));
+  }
   if (name === 'require') {
     const calledDirectly =
       parent !== undefined &&
@@ -583,11 +655,16 @@ function functionBindings(tree: AnyNode): Set<string> {
 }
 
 /**
- * `this` outside a class body: in sloppy code (a script, a function body the tool's harness
- * builds with `new Function`) a function called without a receiver gets the global object as
- * `this`, and with it every global the guard refuses by name. Class bodies are always strict,
- * so `this` there is an instance, a class or undefined. Judged after every other rule, so code
- * that also names what it reaches is refused for that.
+ * `this` where it is not provably an instance or a class: in sloppy code (a script, a function
+ * body the tool's harness builds with `new Function`) a function called without a receiver gets
+ * the global object as `this`, and with it every global the guard refuses by name. Allowed only
+ * inside a class element: a method's, getter's, setter's or constructor's body, a field's
+ * initialiser, a static block (the class itself), and arrows and functions nested there (class
+ * code is strict, so an unbound call's `this` is undefined). A class element's computed key and
+ * the class heritage are evaluated in the enclosing scope, with the enclosing `this`
+ * (`class { [(g = this, 'm')]() {} }` hands out the global object), so they inherit the
+ * enclosing judgement. Judged after every other rule, so code that also names what it reaches is
+ * refused for that.
  */
 function judgeThis(node: AnyNode, insideClass: boolean): CodeVerdict | undefined {
   if (node.type === 'ThisExpression' && !insideClass) {
@@ -598,6 +675,22 @@ function judgeThis(node: AnyNode, insideClass: boolean): CodeVerdict | undefined
     );
   }
   return undefined;
+}
+
+/**
+ * True for the part of a class element whose `this` is an instance or the class: a method's
+ * function, a field's initialiser, a static block's statements; never a key (see judgeThis).
+ */
+function isClassElementBody(node: AnyNode, childKey: string): boolean {
+  switch (node.type) {
+    case 'MethodDefinition':
+    case 'PropertyDefinition':
+      return childKey === 'value';
+    case 'StaticBlock':
+      return childKey === 'body';
+    default:
+      return false;
+  }
 }
 
 /**
@@ -627,9 +720,9 @@ export function checkJavaScript(code: string): CodeVerdict {
     const verdict = judge(node, parent, key, context);
     if (verdict !== undefined) return verdict;
     thisVerdict ??= judgeThis(node, insideClass);
-    const inside = insideClass || node.type === 'ClassBody';
     for (const [childKey, value] of Object.entries(node)) {
       if (childKey === 'loc') continue;
+      const inside = insideClass || isClassElementBody(node, childKey);
       if (Array.isArray(value)) {
         for (let i = value.length - 1; i >= 0; i--) {
           const child: unknown = value[i];

@@ -83,6 +83,72 @@ const EVALUATING_ATTRIBUTES = new Set([
   'singledispatchmethod',
 ]);
 
+/**
+ * What reads attributes named by a string at run time through a format string: a Formatter's
+ * `get_field('0.' + name, …)` is a getattr, and so are `vformat`, `format_field`, `get_value`,
+ * `format_map`. Refused by name as attributes, imports and getattr literals (`code.dynamic_attribute`).
+ */
+const FORMAT_READERS = new Set([
+  'Formatter',
+  'get_field',
+  'get_value',
+  'vformat',
+  'format_field',
+  'format_map',
+]);
+
+/**
+ * The dunder methods a class may define: construction, representation, comparison, containers,
+ * iteration, arithmetic. Every other one changes how the interpreter itself treats the class
+ * (`__instancecheck__` makes any subject match a class pattern, `__getattr__`, `__set_name__`,
+ * `__init_subclass__`, `__class_getitem__`, `__reduce__`…) and is refused (`code.dunder_access`).
+ */
+const ALLOWED_DUNDER_METHODS = new Set([
+  '__init__',
+  '__repr__',
+  '__str__',
+  '__eq__',
+  '__ne__',
+  '__lt__',
+  '__le__',
+  '__gt__',
+  '__ge__',
+  '__hash__',
+  '__len__',
+  '__iter__',
+  '__next__',
+  '__contains__',
+  '__getitem__',
+  '__bool__',
+  '__post_init__',
+  ...[
+    'add',
+    'sub',
+    'mul',
+    'matmul',
+    'truediv',
+    'floordiv',
+    'mod',
+    'pow',
+    'and',
+    'or',
+    'xor',
+    'lshift',
+    'rshift',
+  ].flatMap((op) => [`__${op}__`, `__r${op}__`, `__i${op}__`]),
+  '__neg__',
+  '__pos__',
+  '__abs__',
+  '__invert__',
+]);
+
+/**
+ * PEP 263: a comment on one of the first two lines that declares the source's encoding. Python
+ * decodes a file by it (`utf-7` turns `+AGkAbQ…-` into `import os`), while the guard parses the
+ * text it was given, so any declaration but UTF-8 is refused.
+ */
+const CODING_DECLARATION = /^[ \t\f]*#.*?coding[:=][ \t]*([-\w.]+)/;
+
 /** Dunder attributes that reach nothing beyond the object itself. */
 const PLAIN_DUNDERS = new Set([
   '__init__',
@@ -214,6 +280,9 @@ function judge(
       const id = String(node.id);
       const rule = REFUSED_NAMES[id];
       if (rule !== undefined) return refuseCode(rule, `uses ${id}`, line(node));
+      const bound = judgeDunderTarget(node, parent);
+      if (bound !== undefined) return bound;
+      if (FORMAT_READERS.has(id)) return attributeNameRule(id, 'uses', node);
       if (ATTRIBUTE_FUNCTIONS.has(id)) return judgeAttributeFunction(node, parent, field);
       const module = isLoad(node) ? context.bindings.get(id) : undefined;
       return module === undefined ? undefined : moduleUse(module, parent, field, node);
@@ -237,17 +306,20 @@ function judge(
       }
       return undefined;
     case 'Constant':
-      if (typeof node.value === 'string' && holdsDunderName(node.value)) {
-        return refuseCode('code.dunder_access', 'names a dunder attribute in a string', line(node));
-      }
-      if (typeof node.value === 'string' && holdsIntrospectionName(node.value)) {
-        return refuseCode(
-          'code.introspection',
-          'names a frame or code attribute in a string',
-          line(node),
-        );
-      }
-      return undefined;
+      return typeof node.value === 'string' ? stringRule(node.value, node) : undefined;
+    case 'BinOp':
+    case 'JoinedStr': {
+      // `'_' + '_class__'` is a dunder string too.
+      const folded = foldString(node);
+      return folded === undefined ? undefined : stringRule(folded, node);
+    }
+    case 'Call':
+      return judgeFormatCall(node);
+    case 'ClassDef':
+      return judgeClassDef(node);
+    case 'FunctionDef':
+    case 'AsyncFunctionDef':
+      return judgeFunctionDef(node);
     default:
       return undefined;
   }
@@ -267,6 +339,144 @@ function attributeNameRule(attr: string, what: string, at: PyNode): CodeVerdict 
   }
   if (INTROSPECTION_ATTRIBUTES.has(attr)) {
     return refuseCode('code.introspection', `${what} ${excerpt(attr)}`, line(at));
+  }
+  if (FORMAT_READERS.has(attr)) {
+    return refuseCode(
+      'code.dynamic_attribute',
+      `${what} ${excerpt(attr)} (it reads attributes named at run time)`,
+      line(at),
+    );
+  }
+  return undefined;
+}
+
+/** The rule a string breaks, wherever it stands: it names a dunder or a frame attribute. */
+function stringRule(text: string, at: PyNode): CodeVerdict | undefined {
+  if (holdsDunderName(text)) {
+    return refuseCode('code.dunder_access', 'names a dunder attribute in a string', line(at));
+  }
+  if (holdsIntrospectionName(text)) {
+    return refuseCode(
+      'code.introspection',
+      'names a frame or code attribute in a string',
+      line(at),
+    );
+  }
+  return undefined;
+}
+
+/**
+ * The value of a string the code builds from constants only (`'_' + '_class__'`, an f-string of
+ * constants, `'x' * 2`), or undefined.
+ */
+function foldString(node: unknown): string | undefined {
+  if (!isPyNode(node)) return undefined;
+  if (isConstantString(node)) return node.value;
+  if (node._t === 'BinOp' && isPyNode(node.op) && node.op._t === 'Add') {
+    const left = foldString(node.left);
+    const right = foldString(node.right);
+    return left === undefined || right === undefined ? undefined : left + right;
+  }
+  if (node._t === 'JoinedStr') {
+    let text = '';
+    for (const part of (node.values as unknown[]) ?? []) {
+      if (isPyNode(part) && part._t === 'FormattedValue') {
+        const inner = foldString(part.value);
+        if (inner === undefined || part.format_spec !== null) return undefined;
+        text += inner;
+      } else {
+        const piece = foldString(part);
+        if (piece === undefined) return undefined;
+        text += piece;
+      }
+    }
+    return text;
+  }
+  return undefined;
+}
+
+/**
+ * `fmt.format(…)` reads the attributes its format string names (`'{0.__globals__}'`): allowed
+ * only on a string the guard can read (a literal, or one folded from literals), which the string
+ * rules then judge; `str.format(fmt, …)` and a format string held in a name are refused.
+ */
+function judgeFormatCall(node: PyNode): CodeVerdict | undefined {
+  const func = node.func;
+  if (!isPyNode(func) || func._t !== 'Attribute' || func.attr !== 'format') return undefined;
+  const text = foldString(func.value);
+  if (text !== undefined) return stringRule(text, node);
+  return refuseCode(
+    'code.dynamic_attribute',
+    'formats with a format string that is not a literal (it may read any attribute)',
+    line(node),
+  );
+}
+
+/**
+ * A class definition: no metaclass (`metaclass=M` with `__instancecheck__` makes any subject
+ * match a class pattern), and no other keyword (`__init_subclass__` arguments).
+ */
+function judgeClassDef(node: PyNode): CodeVerdict | undefined {
+  for (const keyword of (node.keywords as PyNode[]) ?? []) {
+    return refuseCode(
+      'code.dunder_access',
+      `defines a class with the keyword ${excerpt(String(keyword.arg ?? '**'))}`,
+      line(node),
+    );
+  }
+  return undefined;
+}
+
+/** `def __name__`: only the dunder methods of ALLOWED_DUNDER_METHODS. */
+function judgeFunctionDef(node: PyNode): CodeVerdict | undefined {
+  const name = String(node.name);
+  if (isDunder(name) && !ALLOWED_DUNDER_METHODS.has(name)) {
+    return refuseCode('code.dunder_access', `defines the method ${excerpt(name)}`, line(node));
+  }
+  return undefined;
+}
+
+/**
+ * A dunder name bound by an assignment (`__match_args__ = …`, `__getattr__ = f`): only
+ * `__match_args__` and `__slots__`, to a tuple or list of literal plain names, since a class
+ * pattern reads the attributes `__match_args__` names (`('gi_' + 'frame',)`).
+ */
+function judgeDunderTarget(node: PyNode, parent: PyNode | undefined): CodeVerdict | undefined {
+  const id = String(node.id);
+  if (!isDunder(id) || isLoad(node) || PLAIN_DUNDERS.has(id) || ALLOWED_DUNDER_METHODS.has(id)) {
+    return undefined;
+  }
+  const value = parent?._t === 'Assign' || parent?._t === 'AnnAssign' ? parent.value : undefined;
+  if ((id === '__match_args__' || id === '__slots__') && isPlainNames(value)) return undefined;
+  return refuseCode('code.dunder_access', `binds the name ${excerpt(id)}`, line(node));
+}
+
+/** A tuple or list of string literals, each a plain identifier that no attribute rule refuses. */
+function isPlainNames(node: unknown): boolean {
+  if (!isPyNode(node) || (node._t !== 'Tuple' && node._t !== 'List')) return false;
+  return ((node.elts as unknown[]) ?? []).every(
+    (e) =>
+      isConstantString(e) &&
+      /^[A-Za-z_][A-Za-z0-9_]*$/.test(e.value) &&
+      !e.value.startsWith('__') &&
+      attributeNameRule(e.value, '', e) === undefined,
+  );
+}
+
+/** PEP 263 declarations on the first two lines: only UTF-8 (`utf-8`, `utf8`, `utf_8`). */
+function codingRule(code: string): CodeVerdict | undefined {
+  const lines = code.replace(/^\uFEFF/, '').split(/\r\n|\r|\n/, 2);
+  for (const [i, text] of lines.entries()) {
+    const found = CODING_DECLARATION.exec(text);
+    if (found === null) continue;
+    const name = (found[1] ?? '').toLowerCase().replaceAll('_', '-');
+    if (name !== 'utf-8' && name !== 'utf8') {
+      return refuseCode(
+        'code.syntax',
+        `declares the source encoding ${excerpt(found[1] ?? '')}, not UTF-8`,
+        i + 1,
+      );
+    }
   }
   return undefined;
 }
@@ -432,6 +642,8 @@ export async function checkPython(
   code: string,
   options: PythonGuardOptions = {},
 ): Promise<CodeVerdict> {
+  const coding = codingRule(code);
+  if (coding !== undefined) return coding;
   const [answer, modules] = await Promise.all([parsePython(code, options), moduleMap(options)]);
   if ('failed' in answer) {
     switch (answer.failed) {
