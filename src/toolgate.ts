@@ -61,6 +61,7 @@ import {
   AuditSearch,
   ClassifiedArguments,
   DEFAULT_ORIGIN,
+  declaredPropertyNames,
   generateNoteSigner,
   type NoteSigner,
   PSEUDONYM_KEY_LABEL,
@@ -573,6 +574,14 @@ export async function openGateway(options: ToolgateOptions = {}): Promise<Gatewa
   });
   const classified = new ClassifiedArguments(store, pseudonyms, {
     ...clock,
+    // The keys the log kept readable: those a version of the tool declares (audit-pseudonyms.ts).
+    declaredKeys: async (toolId) => {
+      const names = new Set<string>();
+      for (const v of await catalog.versions(toolId)) {
+        for (const n of declaredPropertyNames(v.definition.input_schema)) names.add(n);
+      }
+      return names;
+    },
     ...(options.audit?.classifiedRetentionDays !== undefined
       ? { retentionDays: options.audit.classifiedRetentionDays }
       : {}),

@@ -25,15 +25,35 @@ const SECRET_MASK = '[REDACTED]';
  * identifier written as a number (a phone or account number, a date of birth) and are hashed.
  */
 const PLAIN_NUMBER_LIMIT = 1_000_000;
-/** An object key is kept only when it reads like a schema's property name. */
+/** An object key can be kept only when it reads like a schema's property name. */
 const PLAIN_KEY = /^[A-Za-z_][A-Za-z0-9_-]{0,63}$/;
-/** Argument values shorter than this are not looked for in messages (too likely by chance). */
+/** Argument values and their tokens shorter than this are not looked for in messages. */
 const MIN_ECHO = 4;
 /** A refusal quotes at most this many characters of a value (policy-verdict.ts excerpt). */
 const ECHO_PREFIX = 100;
+/** The tokens of an argument string: its words (letters, digits, _) and its blank-separated runs. */
+const WORD = /[\p{L}\p{N}_]+/gu;
+const RUN = /\S+/gu;
+/** A quoted segment of a message: "…", or '…' not inside a word (so "the tool's" is no quote). */
+const QUOTED = /"([^"\n]*)"|(?<![\p{L}\p{N}])'([^'\n]*)'(?![\p{L}\p{N}])/gu;
+const WORD_CHAR = /[\p{L}\p{N}_]/u;
+/**
+ * `details` fields that are a caller's value as a whole (a probe's attempted tool name): hashed
+ * outright, as an argument string is, whatever the detectors say.
+ */
+const CALLER_FIELDS: ReadonlySet<string> = new Set(['attempted']);
 const MAX_DEPTH = 32;
 /** Argument strings looked for in one message at most (the longest first). */
-const MAX_ECHOES = 256;
+const MAX_ECHOES = 4096;
+
+/**
+ * The one form a string is hashed in, wherever it is found (an argument, a quote in a message, a
+ * detector's find): NFKC-normalised and lower-cased, so `Jane@Example.org` in an argument and
+ * `jane@example.org` in a refusal give one hash.
+ */
+export function canonicalForm(text: string): string {
+  return text.normalize('NFKC').toLowerCase();
+}
 
 /** The fields of an audit record (audit-writer.ts) that can carry what a caller supplied. */
 export interface MaskableRecord {
@@ -62,11 +82,14 @@ export class AuditPseudonyms {
     return this.#key;
   }
 
-  /** The keyed hash of one JSON value (a string, a number); the same value, the same token. */
+  /**
+   * The keyed hash of one JSON value (a string, a number); the same value, the same token. A
+   * string is hashed in its canonical form (canonicalForm).
+   */
   token(value: unknown): string {
     let text: string;
     try {
-      text = canonicalJson(value);
+      text = canonicalJson(typeof value === 'string' ? canonicalForm(value) : value);
     } catch {
       text = String(value);
     }
@@ -75,10 +98,12 @@ export class AuditPseudonyms {
   }
 
   /**
-   * The log's copy of (already secret-masked) arguments: the shape kept, every string, large
-   * number and odd key hashed, booleans and null as they are. Never throws, never returns the input.
+   * The log's copy of (already secret-masked) arguments: the shape kept, every string and large
+   * number hashed, booleans and null as they are; an object key kept only when it is a property
+   * name the tool's input schema declares (`declared`; none when the schema is not at hand), and
+   * hashed otherwise. Never throws, never returns the input.
    */
-  maskArguments(value: unknown, depth = 0): unknown {
+  maskArguments(value: unknown, declared: ReadonlySet<string> | null = null, depth = 0): unknown {
     if (depth > MAX_DEPTH) return SECRET_MASK;
     if (typeof value === 'string') return value === SECRET_MASK ? value : this.token(value);
     if (typeof value === 'number') {
@@ -87,88 +112,153 @@ export class AuditPseudonyms {
         : this.token(value);
     }
     if (typeof value === 'boolean' || value === null) return value;
-    if (Array.isArray(value)) return value.map((v) => this.maskArguments(v, depth + 1));
+    if (Array.isArray(value)) return value.map((v) => this.maskArguments(v, declared, depth + 1));
     if (typeof value === 'object') {
       const out: Record<string, unknown> = {};
       for (const [k, v] of Object.entries(value)) {
-        out[this.#key_(k)] = this.maskArguments(v, depth + 1);
+        out[keptKey(k, declared) ? k : this.token(k)] = this.maskArguments(v, declared, depth + 1);
       }
       return out;
     }
     return null;
   }
 
-  #key_(k: string): string {
-    return PLAIN_KEY.test(k) && findPersonalData(k).length === 0 ? k : this.token(k);
+  /**
+   * Free text with every quoted segment ("…", '…'), every given argument value or token of one
+   * (`echoes`, found whatever their case) and every piece of personal data the detectors find
+   * replaced by its keyed hash. Spans are found in the text as given and overlapping ones merged,
+   * so no part of a caller's value survives beside a hash, and no hash is searched again.
+   */
+  maskText(text: string, echoes: readonly string[] = [], quotes = true): string {
+    const spans: [number, number][] = [];
+    if (quotes) {
+      for (const m of text.matchAll(QUOTED)) {
+        const inner = m[1] ?? m[2] ?? '';
+        if (inner.length === 0 || isToken(inner)) continue;
+        const start = (m.index ?? 0) + 1;
+        spans.push([start, start + inner.length]);
+      }
+    }
+    const lower = text.toLowerCase();
+    for (const echo of echoes) {
+      const needle = echo.toLowerCase();
+      if (!lower.includes(needle)) continue;
+      const bounded = WORD_CHAR.test(needle.at(0) ?? '') && WORD_CHAR.test(needle.at(-1) ?? '');
+      for (let at = lower.indexOf(needle); at >= 0; at = lower.indexOf(needle, at + 1)) {
+        const end = at + needle.length;
+        // A token is the caller's where it stands as a word, not inside a longer one.
+        if (bounded && (WORD_CHAR.test(lower[at - 1] ?? '') || WORD_CHAR.test(lower[end] ?? ''))) {
+          continue;
+        }
+        spans.push([at, end]);
+      }
+    }
+    for (const f of findPersonalData(text)) spans.push([f.start, f.end]);
+    if (spans.length === 0) return text;
+    spans.sort((a, b) => a[0] - b[0] || b[1] - a[1]);
+    let masked = '';
+    let at = 0;
+    let open: [number, number] | null = null;
+    const close = (span: [number, number]): void => {
+      masked += text.slice(at, span[0]) + this.token(text.slice(span[0], span[1]));
+      at = span[1];
+    };
+    for (const span of spans) {
+      if (open && span[0] < open[1]) {
+        open[1] = Math.max(open[1], span[1]);
+        continue;
+      }
+      if (open) close(open);
+      open = [span[0], span[1]];
+    }
+    if (open) close(open);
+    return masked + text.slice(at);
   }
 
   /**
-   * Free text with the given argument values (and their quoted prefix) and every piece of
-   * personal data the detectors find replaced by their keyed hashes.
+   * Every string inside `value` through maskText (argument values and tokens, quoted segments,
+   * personal data), a caller's own field (CALLER_FIELDS) hashed whole; keys and shape kept.
    */
-  maskText(text: string, echoes: readonly string[] = []): string {
-    let out = text;
-    for (const echo of echoes) {
-      if (out.includes(echo)) out = out.split(echo).join(this.token(echo));
-    }
-    const found = findPersonalData(out).sort((a, b) => a.start - b.start || b.end - a.end);
-    if (found.length === 0) return out;
-    let masked = '';
-    let at = 0;
-    for (const f of found) {
-      if (f.start < at) continue; // overlaps a span already replaced
-      masked += out.slice(at, f.start) + this.token(out.slice(f.start, f.end));
-      at = f.end;
-    }
-    return masked + out.slice(at);
-  }
-
-  /** Every string inside `value` through maskText (personal data only); keys and shape kept. */
-  maskDetails(value: unknown, depth = 0): unknown {
-    if (typeof value === 'string') return this.maskText(value);
+  maskDetails(value: unknown, echoes: readonly string[] = [], depth = 0): unknown {
+    if (typeof value === 'string') return this.maskText(value, echoes);
     if (depth > MAX_DEPTH || typeof value !== 'object' || value === null) return value;
-    if (Array.isArray(value)) return value.map((v) => this.maskDetails(v, depth + 1));
+    if (Array.isArray(value)) return value.map((v) => this.maskDetails(v, echoes, depth + 1));
     const out: Record<string, unknown> = {};
-    for (const [k, v] of Object.entries(value)) out[k] = this.maskDetails(v, depth + 1);
+    for (const [k, v] of Object.entries(value)) {
+      out[k] =
+        CALLER_FIELDS.has(k) && typeof v === 'string' && v !== SECRET_MASK
+          ? this.token(v)
+          : this.maskDetails(v, echoes, depth + 1);
+    }
     return out;
   }
 
   /**
    * The record as the log may keep it. `raw`: the call's arguments as sent, when the caller has
-   * them; their strings are what a message may have echoed.
+   * them; their strings (and tokens, and keys the schema does not declare) are what a message or
+   * a detail may have echoed. `declared`: the property names of the tool's input schema, null
+   * when no tool was resolved (every key is then hashed).
    */
-  maskRecord<R extends MaskableRecord>(record: R, raw: unknown): R {
+  maskRecord<R extends MaskableRecord>(
+    record: R,
+    raw: unknown,
+    declared: ReadonlySet<string> | null = null,
+  ): R {
     const masked: { -readonly [K in keyof MaskableRecord]: MaskableRecord[K] } = { ...record };
     if (record.argsRedacted !== undefined) {
-      masked.argsRedacted = this.maskArguments(record.argsRedacted);
+      masked.argsRedacted = this.maskArguments(record.argsRedacted, declared);
     }
-    if (record.message !== undefined) {
-      masked.message = this.maskText(record.message, echoesOf(raw ?? record.argsRedacted));
-    }
+    const echoes =
+      record.message !== undefined || record.details !== undefined
+        ? echoesOf(raw ?? record.argsRedacted, declared)
+        : [];
+    if (record.message !== undefined) masked.message = this.maskText(record.message, echoes);
     if (record.details !== undefined) {
-      masked.details = this.maskDetails(record.details) as Record<string, unknown>;
+      masked.details = this.maskDetails(record.details, echoes) as Record<string, unknown>;
     }
-    if (record.egressHost !== undefined) masked.egressHost = this.maskText(record.egressHost);
+    if (record.egressHost !== undefined) {
+      masked.egressHost = this.maskText(record.egressHost, [], false);
+    }
     return masked as R;
   }
 }
 
-/** The argument strings a message may quote, longest first, each also cut as a refusal quotes it. */
-function echoesOf(args: unknown): string[] {
+/** Whether an object key is the tool's vocabulary (declared by its schema), kept as it is. */
+function keptKey(k: string, declared: ReadonlySet<string> | null): boolean {
+  return declared?.has(k) === true && PLAIN_KEY.test(k) && findPersonalData(k).length === 0;
+}
+
+/** Whether a quoted segment is already one keyed hash. */
+function isToken(text: string): boolean {
+  return /^hmac:[0-9a-f]{32}$/.test(text);
+}
+
+/**
+ * What a message or a detail may have echoed of the arguments, longest first: every string value
+ * (and its first 100 characters, as a refusal quotes it), every token of one (words and
+ * blank-separated runs) and every key the schema does not declare, each at least 4 long.
+ */
+function echoesOf(args: unknown, declared: ReadonlySet<string> | null): string[] {
   const out = new Set<string>();
+  const add = (v: string): void => {
+    if (v.length < MIN_ECHO || v === SECRET_MASK || out.size >= MAX_ECHOES) return;
+    out.add(v);
+    if (v.length > ECHO_PREFIX) out.add(v.slice(0, ECHO_PREFIX));
+    for (const m of v.matchAll(RUN)) if (m[0].length >= MIN_ECHO && m[0] !== v) out.add(m[0]);
+    for (const m of v.matchAll(WORD)) if (m[0].length >= MIN_ECHO && m[0] !== v) out.add(m[0]);
+  };
   const walk = (v: unknown, depth: number): void => {
     if (out.size >= MAX_ECHOES || depth > MAX_DEPTH) return;
     if (typeof v === 'string') {
-      if (v.length >= MIN_ECHO && v !== SECRET_MASK) {
-        out.add(v);
-        if (v.length > ECHO_PREFIX) out.add(v.slice(0, ECHO_PREFIX));
-      }
+      add(v);
+    } else if (typeof v === 'number' && Math.abs(v) >= PLAIN_NUMBER_LIMIT) {
+      add(String(v));
     } else if (Array.isArray(v)) {
       for (const x of v) walk(x, depth + 1);
     } else if (typeof v === 'object' && v !== null) {
       for (const [k, x] of Object.entries(v)) {
-        // A property name is the schema's, and messages name it; an odd key is the caller's.
-        if (!PLAIN_KEY.test(k)) walk(k, depth + 1);
+        // A declared property name is the schema's, and messages name it; any other is the caller's.
+        if (!keptKey(k, declared)) add(k);
         walk(x, depth + 1);
       }
     }
@@ -176,3 +266,31 @@ function echoesOf(args: unknown): string[] {
   walk(args, 0);
   return [...out].sort((a, b) => b.length - a.length);
 }
+
+/**
+ * The property names a JSON Schema declares anywhere in it (`properties` of every nested object
+ * schema, under items, combinators and definitions alike): the keys a record may keep readable.
+ */
+export function declaredPropertyNames(schema: unknown): ReadonlySet<string> {
+  const cached = typeof schema === 'object' && schema !== null ? DECLARED.get(schema) : undefined;
+  if (cached) return cached;
+  const names = new Set<string>();
+  const walk = (v: unknown, depth: number): void => {
+    if (depth > MAX_DEPTH || typeof v !== 'object' || v === null) return;
+    if (Array.isArray(v)) {
+      for (const x of v) walk(x, depth + 1);
+      return;
+    }
+    for (const [k, x] of Object.entries(v)) {
+      if (k === 'properties' && typeof x === 'object' && x !== null && !Array.isArray(x)) {
+        for (const name of Object.keys(x)) names.add(name);
+      }
+      walk(x, depth + 1);
+    }
+  };
+  walk(schema, 0);
+  if (typeof schema === 'object' && schema !== null) DECLARED.set(schema, names);
+  return names;
+}
+
+const DECLARED = new WeakMap<object, ReadonlySet<string>>();

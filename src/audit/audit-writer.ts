@@ -130,6 +130,11 @@ export class AuditWriter {
     this.#pseudonyms = options.pseudonyms ?? AuditPseudonyms.ephemeral();
   }
 
+  /** The keyed hashes records are masked with (a detector matches a probe's hashed name by them). */
+  get pseudonyms(): AuditPseudonyms {
+    return this.#pseudonyms;
+  }
+
   #timer: NodeJS.Timeout | null = null;
   /** Deferred syncs running off the event loop, each acknowledging its own batch when done. */
   readonly #syncing = new Set<Promise<void>>();
@@ -144,16 +149,17 @@ export class AuditWriter {
    * record kind (audit-pseudonyms.ts); `rawArgs`, when given, go to the classified store beside
    * the record, never into the chain. `deferred` records (results of calls that already ran) ride
    * along with the next durable commit, or go out within DEFER_MS when nothing else is written:
-   * they never cost a call an fsync of its own.
+   * they never cost a call an fsync of its own. `declared`: the property names the tool's input
+   * schema declares, the only keys kept readable (none given: every key is hashed).
    */
   append(
     record: AuditRecord,
     rawArgs?: unknown,
-    options: { deferred?: boolean } = {},
+    options: { deferred?: boolean; declared?: ReadonlySet<string> | null } = {},
   ): Promise<void> {
     let masked: AuditRecord;
     try {
-      masked = this.#pseudonyms.maskRecord(record, rawArgs);
+      masked = this.#pseudonyms.maskRecord(record, rawArgs, options.declared ?? null);
     } catch (err) {
       // No key, no record: a record that cannot be masked is not written raw (fail closed).
       return Promise.reject(err);

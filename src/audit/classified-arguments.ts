@@ -22,7 +22,10 @@ import type { AuditPseudonyms } from './audit-pseudonyms.js';
 
 /** How long raw arguments are kept when nothing else is configured. */
 export const DEFAULT_CLASSIFIED_RETENTION_DAYS = 30;
-/** Shortest value an erasure or search by value takes: a shorter one would match nearly anything. */
+/**
+ * Fewest non-space characters a value an erasure or search takes: a shorter one (or one of
+ * blanks, which matches any indented code) would match nearly anything.
+ */
 export const MIN_VALUE_LENGTH = 4;
 /** Rows read per batch while looking for a value. */
 const BATCH = 500;
@@ -61,6 +64,11 @@ export interface ClassifiedOptions {
   /** Days raw arguments are kept (default DEFAULT_CLASSIFIED_RETENTION_DAYS). */
   readonly retentionDays?: number;
   readonly clock?: Clock;
+  /**
+   * The property names a tool's input schema declares (every version it has), so that the masked
+   * copy keeps the keys the log kept; without it, or for a call with no tool, every key is hashed.
+   */
+  readonly declaredKeys?: (toolId: string) => Promise<ReadonlySet<string> | null>;
 }
 
 interface Row {
@@ -105,7 +113,10 @@ function invalid(pointer: string, message: string): ToolgateError<'INPUT_INVALID
   });
 }
 
-/** Exactly one of value, user, call_id, each non-empty; a value at least MIN_VALUE_LENGTH long. */
+/**
+ * Exactly one of value, user, call_id, each a string not blank after trimming; a value with at
+ * least MIN_VALUE_LENGTH characters other than white space.
+ */
 export function checkSelector(selector: Partial<Record<string, unknown>>): ClassifiedSelector {
   const given = (['value', 'user', 'call_id'] as const).filter((k) => selector[k] !== undefined);
   if (given.length !== 1) {
@@ -113,9 +124,14 @@ export function checkSelector(selector: Partial<Record<string, unknown>>): Class
   }
   const key = given[0] as 'value' | 'user' | 'call_id';
   const v = selector[key];
-  if (typeof v !== 'string' || v.length === 0) throw invalid(`/${key}`, `${key} must be a string`);
-  if (key === 'value' && [...v].length < MIN_VALUE_LENGTH) {
-    throw invalid('/value', `a value must be at least ${MIN_VALUE_LENGTH} characters`);
+  if (typeof v !== 'string' || v.trim().length === 0) {
+    throw invalid(`/${key}`, `${key} must be a string that is not blank`);
+  }
+  if (key === 'value' && [...v.replace(/\s/gu, '')].length < MIN_VALUE_LENGTH) {
+    throw invalid(
+      '/value',
+      `a value must have at least ${MIN_VALUE_LENGTH} characters other than white space`,
+    );
   }
   return key === 'value' ? { value: v } : key === 'user' ? { user: v } : { call_id: v };
 }
@@ -124,6 +140,7 @@ export class ClassifiedArguments {
   readonly #store: Pick<Store, 'db'>;
   readonly #pseudonyms: AuditPseudonyms;
   readonly #clock: Clock;
+  readonly #declaredKeys: ClassifiedOptions['declaredKeys'];
   readonly retentionDays: number;
 
   constructor(store: Pick<Store, 'db'>, pseudonyms: AuditPseudonyms, options: ClassifiedOptions) {
@@ -134,11 +151,16 @@ export class ClassifiedArguments {
     this.#store = store;
     this.#pseudonyms = pseudonyms;
     this.#clock = options.clock ?? systemClock;
+    this.#declaredKeys = options.declaredKeys;
     this.retentionDays = days;
   }
 
-  #record(row: Row): ClassifiedRecord {
+  async #record(row: Row): Promise<ClassifiedRecord> {
     const args = parsed(row.args);
+    const declared =
+      row.tool_id !== null && this.#declaredKeys
+        ? await this.#declaredKeys(row.tool_id).catch(() => null)
+        : null;
     return {
       call_id: row.call_id,
       at: row.at,
@@ -146,7 +168,7 @@ export class ClassifiedArguments {
       user_id: row.user_id,
       tool_id: row.tool_id,
       args,
-      masked: this.#pseudonyms.maskArguments(args),
+      masked: this.#pseudonyms.maskArguments(args, declared),
     };
   }
 
@@ -236,7 +258,7 @@ export class ClassifiedArguments {
     });
     return {
       token: 'value' in selector ? this.tokenOf(selector.value) : null,
-      items: rows.slice(0, MAX_SEARCH_RESULTS).map((r) => this.#record(r)),
+      items: await Promise.all(rows.slice(0, MAX_SEARCH_RESULTS).map((r) => this.#record(r))),
       omitted: all - Math.min(all, MAX_SEARCH_RESULTS),
     };
   }

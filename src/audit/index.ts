@@ -13,7 +13,13 @@ export type {
   InclusionProof,
 } from './audit-log.js';
 export { AuditLog, DEFAULT_ORIGIN } from './audit-log.js';
-export { AuditPseudonyms, PSEUDONYM_KEY_LABEL, PSEUDONYM_PREFIX } from './audit-pseudonyms.js';
+export {
+  AuditPseudonyms,
+  canonicalForm,
+  declaredPropertyNames,
+  PSEUDONYM_KEY_LABEL,
+  PSEUDONYM_PREFIX,
+} from './audit-pseudonyms.js';
 export type { AuditEntry, AuditRecordDetail, AuditSearchFilter } from './audit-search.js';
 export { AuditSearch } from './audit-search.js';
 export type { AuditKind, AuditRecord, AuditWriterOptions } from './audit-writer.js';

@@ -5,6 +5,7 @@
  */
 
 import { argumentsHash } from '../approvals/index.js';
+import { declaredPropertyNames } from '../audit/index.js';
 import type { Mutable } from '../core/index.js';
 import { untrustedSourcesOf } from '../sessions/index.js';
 import type { AuditRecord } from './audit-writer.js';
@@ -20,6 +21,17 @@ export function safeHash(value: unknown): string | null {
   } catch {
     return null;
   }
+}
+
+/**
+ * The keys a record of this call may keep readable: the property names of the resolved tool's
+ * input schema; null (every key hashed) before a tool is resolved or when the refusal must not
+ * name it.
+ */
+export function declaredKeys(s: CallState, anonymous = false): ReadonlySet<string> | null {
+  return anonymous || s.ref === null || s.def === undefined
+    ? null
+    : declaredPropertyNames(s.def.input_schema);
 }
 
 /** A step's refusal, as auditors see it. */

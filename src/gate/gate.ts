@@ -16,7 +16,7 @@ import type { CallCounters } from '../limits/index.js';
 import type { DirectoryReader, PolicySupplier, SetMembership } from '../policy/index.js';
 import type { RuntimeRegistry } from '../runtimes/index.js';
 import type { GovernedUris, SessionService } from '../sessions/index.js';
-import { deniedRecord } from './audit-records.js';
+import { declaredKeys, deniedRecord } from './audit-records.js';
 import type { AuditWriter } from './audit-writer.js';
 import type { CallContext, CallOptions } from './call-context.js';
 import { deny, type GateDecision } from './decision.js';
@@ -232,7 +232,9 @@ export class Gate {
    */
   async #refuse(state: CallState, refusal: Refusal): Promise<GateDecision> {
     await releaseClaim(state);
-    await this.#audit.append(deniedRecord(state, refusal), state.args);
+    await this.#audit.append(deniedRecord(state, refusal), state.args, {
+      declared: declaredKeys(state, refusal.anonymous),
+    });
     return deny(state.callId, refusal.code, refusal.rule, refusal.message, refusal.details);
   }
 }

@@ -111,16 +111,18 @@ for (const backend of backends()) {
       }
       const redacted = JSON.parse(rows[0]?.args_redacted ?? 'null');
       const hashed = /^hmac:[0-9a-f]{32}$/;
-      assert.deepEqual(redacted.token, '[REDACTED]');
+      // Keys the tool's schema does not declare are the caller's, and hashed like values.
+      const token = (v: string) => tg.audit.writer.pseudonyms.token(v);
+      assert.deepEqual(redacted[token('token')], '[REDACTED]');
       assert.deepEqual(
-        [redacted.password, redacted.api_key, redacted.client_secret],
+        [redacted[token('password')], redacted[token('api_key')], redacted[token('client_secret')]],
         ['[REDACTED]', '[REDACTED]', '[REDACTED]'],
       );
       // The benign neighbour: values under ordinary keys keep their shape (lists and objects
       // too), each value a keyed hash (the log keeps no personal data); the raw value is in the
       // classified store, for auditors.
       assert.match(redacted.query[0], hashed);
-      assert.match(redacted.query[1].status, hashed);
+      assert.match(redacted.query[1][token('status')], hashed);
       assert.equal(Object.keys(redacted).length, 5);
       const raw = await inspector.db
         .selectFrom('call_arguments')
@@ -131,7 +133,7 @@ for (const backend of backends()) {
       assert.equal(JSON.parse(rows[1]?.details ?? '{}').attempted, '[REDACTED]');
     });
 
-    test('REST: an ordinary unknown tool name is still recorded as attempted', async () => {
+    test('REST: an ordinary unknown tool name is still recorded as attempted, as its keyed hash', async () => {
       const sid = await openSession();
       const probe = await rest(`/v1/sessions/${sid}/calls`, {
         tool: 'no_such_tool',
@@ -139,7 +141,10 @@ for (const backend of backends()) {
       });
       assert.equal(probe.status, 404);
       const rows = await auditOf(sid);
-      assert.equal(JSON.parse(rows[0]?.details ?? '{}').attempted, 'no_such_tool');
+      assert.equal(
+        JSON.parse(rows[0]?.details ?? '{}').attempted,
+        tg.audit.writer.pseudonyms.token('no_such_tool'),
+      );
     });
 
     test('REST and MCP: a tool quarantined after the session opened is "not registered", like an unknown one; the audit keeps why', async () => {
@@ -191,7 +196,10 @@ for (const backend of backends()) {
           (r) => r.code === 'TOOL_NOT_REGISTERED' && r.rule !== 'resolve.not_registered',
         );
         assert.equal(audited?.rule, 'lifecycle.quarantined', 'auditors see the real reason');
-        assert.equal(JSON.parse(audited?.details ?? '{}').attempted, 'add_label');
+        assert.equal(
+          JSON.parse(audited?.details ?? '{}').attempted,
+          tg.audit.writer.pseudonyms.token('add_label'),
+        );
       } finally {
         await tg.catalog.release('add_label', '1.0.0', actor, 'reviewed');
       }

@@ -192,9 +192,13 @@ export class DetectorEngine {
     if (!this.#offered || now - this.#offered.at > OFFERED_TTL_MS) {
       const tools = await this.#d.catalog.offered();
       const byRef = new Map<string, ToolFacts>();
+      const pseudonyms = this.#d.audit.pseudonyms;
       for (const t of tools) {
         byRef.set(t.name, factsOf(t));
         byRef.set(t.id, factsOf(t));
+        // The log keeps a probe's attempted name as its keyed hash (audit-pseudonyms.ts).
+        byRef.set(pseudonyms.token(t.name), factsOf(t));
+        byRef.set(pseudonyms.token(t.id), factsOf(t));
       }
       this.#offered = { at: now, byRef, tools };
     }
@@ -210,7 +214,7 @@ export class DetectorEngine {
       this.#tools.set(key, facts);
       return facts;
     }
-    // A probe of a tool outside the session's set names it only in details.attempted.
+    // A probe of a tool outside the session's set names it only in details.attempted (hashed).
     const attempted = r.details?.attempted;
     if (r.kind === 'call.denied' && typeof attempted === 'string') {
       return (await this.#offeredIndex()).byRef.get(attempted) ?? null;

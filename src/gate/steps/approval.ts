@@ -5,7 +5,7 @@
  * slot. Step order: docs/architecture.md §3.
  */
 import { type ApprovalCall, approvalRequired, type RenderedCall } from '../../approvals/index.js';
-import { pendingRecord } from '../audit-records.js';
+import { declaredKeys, pendingRecord } from '../audit-records.js';
 import type { BoundApproval } from '../call-context.js';
 import { afterInjectionOf } from './after-injection.js';
 import { type CallState, CONTINUE, type Refusal, refuse, type StepResult } from './step.js';
@@ -131,7 +131,9 @@ async function pending(
   approvalId: string,
   rendered: RenderedCall,
 ): Promise<StepResult> {
-  await s.deps.audit.append(pendingRecord(s, approvalId), s.callArgs);
+  await s.deps.audit.append(pendingRecord(s, approvalId), s.callArgs, {
+    declared: declaredKeys(s),
+  });
   return {
     kind: 'pending_approval',
     callId: s.callId,

@@ -2,10 +2,10 @@
  * @module Step 12, audit-pre: the call's pre record is durable before anything runs; a call whose
  * record cannot be written does not run. Step order: docs/architecture.md §3.
  */
-import { preRecord } from '../audit-records.js';
+import { declaredKeys, preRecord } from '../audit-records.js';
 import { type CallState, CONTINUE, type StepResult } from './step.js';
 
 export async function auditPreStep(s: CallState): Promise<StepResult> {
-  await s.deps.audit.append(preRecord(s), s.callArgs);
+  await s.deps.audit.append(preRecord(s), s.callArgs, { declared: declaredKeys(s) });
   return CONTINUE;
 }

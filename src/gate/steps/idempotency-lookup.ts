@@ -12,7 +12,7 @@ import {
   idempotencyScope,
   isIdempotencyKey,
 } from '../../idempotency/index.js';
-import { replayedRecord } from '../audit-records.js';
+import { declaredKeys, replayedRecord } from '../audit-records.js';
 import { type DenyCode, deny, type McpToolResult } from '../decision.js';
 import { type CallState, CONTINUE, type Refusal, refuse, type StepResult } from './step.js';
 
@@ -54,12 +54,16 @@ async function lookup(s: CallState, key: string): Promise<StepResult> {
  */
 export async function settle(s: CallState, claimed: IdempotencyOutcome): Promise<StepResult> {
   if (claimed.kind === 'replay_failure') {
-    await s.deps.audit.append(replayedRecord(s, claimed.callId));
+    await s.deps.audit.append(replayedRecord(s, claimed.callId), undefined, {
+      declared: declaredKeys(s),
+    });
     const f = claimed.failure;
     return deny(claimed.callId, f.code as DenyCode, f.rule, f.message);
   }
   if (claimed.kind === 'replay') {
-    await s.deps.audit.append(replayedRecord(s, claimed.callId), s.callArgs);
+    await s.deps.audit.append(replayedRecord(s, claimed.callId), s.callArgs, {
+      declared: declaredKeys(s),
+    });
     return {
       kind: 'allow',
       callId: claimed.callId,
