@@ -10,9 +10,15 @@
  * a later call's arguments with `argumentLiteralsOf`, which also takes each whole string as a
  * candidate of every kind its shape allows (an IBAN typed in lower case, a channel without `#`).
  * Every pattern is linear; matches are checked by code (the IBAN's mod-97 via findPersonalData).
+ *
+ * Both sides read a string through the same `canonicalText` (NFKC, format characters removed,
+ * every Unicode space an ASCII space) and, when it carries percent-escapes, its decoded form too
+ * (a `mailto:evil%40host` is the address); object keys are read exactly like values. A phone is
+ * recorded as its digits and, when longer, its last ten (the national number without the country
+ * code or trunk prefix), so `+1 (415) 555-0199`, `(415) 555-0199` and `+14155550199` meet.
  */
 import { createHash } from 'node:crypto';
-import { findPersonalData } from './personal-data.js';
+import { findPersonalData, ibanChecks } from './personal-data.js';
 
 export type DestinationKind =
   | 'email'
@@ -49,6 +55,18 @@ const MAX_WHOLE_CHARS = 256;
 /** Deepest nesting read; anything deeper makes the scan incomplete (fail closed). */
 const MAX_DEPTH = 32;
 
+/** Unicode format characters (zero-width, bidi controls, soft hyphen): never part of a value. */
+const FORMAT_RE = /\p{Cf}/gu;
+/** Unicode space separators and line/paragraph separators: read as one ASCII space. */
+const SPACE_RE = /[\p{Zs}\u2028\u2029]/gu;
+const PERCENT_RE = /%[0-9a-f]{2}/i;
+/** International phones once brackets are spaces: `+`, then 7 to 15 digits, single separators. */
+const PHONE_LOOSE_RE = /\+[1-9](?:[ ./-]?\d){6,14}\b/g;
+/** IBAN-shaped once `.`, `-` and `/` between characters are spaces (mod-97 checked by code). */
+const IBAN_LOOSE_RE = /\b[A-Z]{2}\d{2}(?: ?[A-Z0-9]{4}){2,7}(?: ?[A-Z0-9]{1,3})?\b/g;
+/** A phone's national part: this many trailing digits. */
+const NATIONAL_DIGITS = 10;
+
 const URL_RE = /\b(?:https?|wss?|ftp):\/\/[^\s<>"'`\\)\]}]{1,2048}/gi;
 const HOST_RE = /\b(?:[a-z0-9](?:[a-z0-9-]{0,61}[a-z0-9])?\.){1,8}[a-z]{2,24}\b/gi;
 const HANDLE_RE = /(?<![A-Za-z0-9_.+\-@])@[A-Za-z0-9_](?:[A-Za-z0-9_.-]{0,62}[A-Za-z0-9_])?/g;
@@ -66,6 +84,37 @@ const FILE_SUFFIXES = new Set(
 
 export function literalHash(kind: DestinationKind, value: string): string {
   return createHash('sha256').update(`${kind}:${value}`).digest('hex');
+}
+
+/**
+ * A string as both sides compare it: Unicode NFKC (fullwidth digits and `＠` become ASCII), format
+ * characters removed, every space separator one ASCII space.
+ */
+export function canonicalText(text: string): string {
+  return text.normalize('NFKC').replace(FORMAT_RE, '').replace(SPACE_RE, ' ');
+}
+
+function decodeOnce(text: string): string {
+  try {
+    return decodeURIComponent(text);
+  } catch {
+    // A stray `%` elsewhere: decode the ASCII escapes alone.
+    return text.replace(/%([0-7][0-9a-f])/gi, (_, hex: string) =>
+      String.fromCharCode(Number.parseInt(hex, 16)),
+    );
+  }
+}
+
+/** The percent-decoded form of a string carrying escapes (up to three layers), else null. */
+function percentDecoded(text: string): string | null {
+  if (!PERCENT_RE.test(text)) return null;
+  let t = text;
+  for (let i = 0; i < 3 && PERCENT_RE.test(t); i++) {
+    const next = decodeOnce(t);
+    if (next === t) break;
+    t = next;
+  }
+  return t === text ? null : canonicalText(t);
 }
 
 /** A host as compared: lower case, no trailing dot. */
@@ -119,6 +168,12 @@ function each(re: RegExp, text: string, visit: (m: RegExpExecArray) => void): vo
   for (let m = re.exec(text); m !== null; m = re.exec(text)) visit(m);
 }
 
+/** A phone's digits, and its national part when it has a longer prefix. */
+function addPhone(digits: string, pointer: string, c: Collector): void {
+  c.add('phone', digits, pointer);
+  if (digits.length > NATIONAL_DIGITS) c.add('phone', digits.slice(-NATIONAL_DIGITS), pointer);
+}
+
 /** The literals inside one string. */
 function scanText(text: string, pointer: string, c: Collector): void {
   const taken: [number, number][] = [];
@@ -132,9 +187,20 @@ function scanText(text: string, pointer: string, c: Collector): void {
       c.add('iban', raw.replace(/ /g, '').toUpperCase(), pointer);
       taken.push([f.start, f.end]);
     } else if (f.rule === 'pii.phone') {
-      c.add('phone', raw.replace(/\D/g, ''), pointer);
+      addPhone(raw.replace(/\D/g, ''), pointer, c);
     }
   }
+  // Brackets and other separators around a phone's groups: `+1 (415) 555-0199`.
+  each(PHONE_LOOSE_RE, text.replace(/[()]/g, ' ').replace(/ {2,}/g, ' '), (m) =>
+    addPhone(m[0].replace(/\D/g, ''), pointer, c),
+  );
+  each(
+    IBAN_LOOSE_RE,
+    text.replace(/(?<=[A-Za-z0-9])[./-](?=[A-Za-z0-9])/g, ' ').toUpperCase(),
+    (m) => {
+      if (ibanChecks(m[0])) c.add('iban', m[0].replace(/ /g, ''), pointer);
+    },
+  );
   each(URL_RE, text, (m) => {
     taken.push([m.index, m.index + m[0].length]);
     const u = parsedUrl(m[0]);
@@ -171,11 +237,11 @@ function wholeString(text: string, pointer: string, c: Collector): void {
     const digits = t.replace(/\D/g, '');
     if (digits.length >= 6 && digits.length <= 34) {
       c.add('account', digits, pointer);
-      c.add('phone', digits, pointer);
+      addPhone(digits, pointer, c);
     }
     return;
   }
-  const compact = t.replace(/\s/g, '').toUpperCase();
+  const compact = t.replace(/[\s./-]/g, '').toUpperCase();
   if (/^[A-Z]{2}\d{2}[A-Z0-9]{11,30}$/.test(compact)) c.add('iban', compact, pointer);
   const lower = t.toLowerCase();
   if (/^[#@]?[a-z0-9][a-z0-9_.-]{0,79}$/.test(lower)) {
@@ -192,8 +258,7 @@ function wholeString(text: string, pointer: string, c: Collector): void {
 function walk(v: unknown, pointer: string, depth: number, c: Collector, whole: boolean): void {
   if (c.full) return;
   if (typeof v === 'string') {
-    scanText(v, pointer, c);
-    if (whole) wholeString(v, pointer, c);
+    scanString(v, pointer, c, whole);
     return;
   }
   if (typeof v !== 'object' || v === null) return;
@@ -213,14 +278,23 @@ function walk(v: unknown, pointer: string, depth: number, c: Collector, whole: b
   for (const [key, item] of Object.entries(record)) {
     if (c.full) return;
     if (binary && (key === 'data' || key === 'blob')) continue;
-    walk(
-      item,
-      `${pointer}/${key.replaceAll('~', '~0').replaceAll('/', '~1')}`,
-      depth + 1,
-      c,
-      whole,
-    );
+    const at = `${pointer}/${key.replaceAll('~', '~0').replaceAll('/', '~1')}`;
+    // A key is text the model reads like any value (`{ "evil@host": 1 }`): read it the same way.
+    scanString(key, at, c, whole);
+    if (c.full) return;
+    walk(item, at, depth + 1, c, whole);
   }
+}
+
+/** One string (a value or a key) in its canonical form and, if it has escapes, decoded too. */
+function scanString(raw: string, pointer: string, c: Collector, whole: boolean): void {
+  const text = canonicalText(raw);
+  scanText(text, pointer, c);
+  if (whole) wholeString(text, pointer, c);
+  const decoded = percentDecoded(text);
+  if (decoded === null || c.full) return;
+  scanText(decoded, pointer, c);
+  if (whole) wholeString(decoded, pointer, c);
 }
 
 /** The destination-like literals in a tool's result (every string in it), first `max` distinct. */

@@ -40,7 +40,8 @@ function cardNumber(match: string): boolean {
   return luhn(digits);
 }
 
-function iban(match: string): boolean {
+/** Whether an IBAN-shaped string (spaces allowed) has a valid mod-97 check. */
+export function ibanChecks(match: string): boolean {
   const compact = match.replace(/ /g, '');
   if (compact.length < 15 || compact.length > 34) return false;
   const rearranged = compact.slice(4) + compact.slice(0, 4);
@@ -82,7 +83,7 @@ export function findPersonalData(text: string): Finding[] {
     'pii.iban',
     (m, start) => {
       ibanShaped.push([start, start + m.length]);
-      return iban(m);
+      return ibanChecks(m);
     },
     out,
   );

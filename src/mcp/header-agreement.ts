@@ -240,9 +240,11 @@ function agrees(decoded: string, value: unknown, canonical: string): boolean {
 
 /**
  * Every declared argument the body carries must ride in its `Mcp-Param-*` header with the same
- * value in its canonical form (`agrees`); a header for an argument the body does not carry is
- * ignored, as the revision says. A declaration reached through `$ref` is checked when its header
- * is sent.
+ * value in its canonical form (`agrees`). A header for an argument the body does not carry (or
+ * carries as no scalar) is refused: a header must mirror the body, or an intermediary acts on a
+ * value toolgate never runs. An integer outside ±(2^53−1) is refused whether or not its header is
+ * sent: the parsed body no longer holds the digits the client wrote, so no comparison can be
+ * trusted. A declaration reached through `$ref` is checked when its header is sent.
  */
 export function paramHeaders(
   declarations: readonly ParamDeclaration[],
@@ -257,10 +259,16 @@ export function paramHeaders(
           ? (value as Record<string, unknown>)[k]
           : undefined;
     }
-    const body = asHeaderString(value);
-    if (body === undefined) continue;
     const name = `Mcp-Param-${d.header}`;
     const raw = one(headers, name);
+    if (typeof value === 'number' && Number.isInteger(value) && !Number.isSafeInteger(value)) {
+      return { header: name, reason: `the argument ${name} mirrors is an integer beyond 2^53` };
+    }
+    const body = asHeaderString(value);
+    if (body === undefined) {
+      if (raw === undefined) continue;
+      return { header: name, reason: `${name} is sent for an argument the body does not carry` };
+    }
     if (raw === undefined) {
       if (d.viaRef) continue;
       return { header: name, reason: `the ${name} header is missing` };

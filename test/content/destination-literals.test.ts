@@ -22,10 +22,14 @@ const has = (ls: readonly DestinationLiteral[], kind: DestinationLiteral['kind']
 /** The argument literals of `args` that the result text had too. */
 function shared(resultText: string, args: Record<string, unknown>): string[] {
   const seen = new Set(destinationLiteralsOf({ text: resultText }).map((l) => l.hash));
-  return argumentLiteralsOf(args)
-    .filter((l) => seen.has(l.hash))
-    .map((l) => `${l.kind}@${l.pointer}`)
-    .sort();
+  // One entry per kind and place (a phone is matched by its digits and its national part).
+  return [
+    ...new Set(
+      argumentLiteralsOf(args)
+        .filter((l) => seen.has(l.hash))
+        .map((l) => `${l.kind}@${l.pointer}`),
+    ),
+  ].sort();
 }
 
 test('each kind is found in text and normalised', () => {
@@ -119,4 +123,78 @@ test('a scan cut short by its bound or by nesting says so; the destination argum
   const first = scanArgumentLiterals(args, [{ pointer: '/to', value: args.to }]);
   assert.equal(first.complete, false);
   assert.ok(has(first.literals, 'email', 'payments@attacker.example'));
+});
+
+/** The argument literals of `args` that the (structured) result had too. */
+function sharedWith(result: unknown, args: Record<string, unknown>): string[] {
+  const seen = new Set(destinationLiteralsOf(result).map((l) => l.hash));
+  return [
+    ...new Set(
+      argumentLiteralsOf(args)
+        .filter((l) => seen.has(l.hash))
+        .map((l) => `${l.kind}@${l.pointer}`),
+    ),
+  ].sort();
+}
+
+test('one canonical form on both sides: brackets, Unicode spaces, fullwidth, percent-escapes', () => {
+  // A bracketed phone with its country code meets the digits-only one, and the national form.
+  assert.deepEqual(shared('call +1 (415) 555-0199', { phone: '+14155550199' }), ['phone@/phone']);
+  assert.deepEqual(shared('call (415) 555-0199', { phone: '+14155550199' }), ['phone@/phone']);
+  assert.deepEqual(shared('call +14155550199', { phone: '(415) 555-0199' }), ['phone@/phone']);
+  // NBSP, zero-width space, fullwidth digits inside an IBAN; dashes and dots as separators.
+  const iban = 'pay DE89 3704 0044 0532 0130 00';
+  assert.deepEqual(shared(iban, { iban: 'DE89\u00a03704\u200b0044 0532 0130 00' }), ['iban@/iban']);
+  assert.deepEqual(shared(iban, { iban: 'DE89３７０４００４４０５３２０１３０００' }), [
+    'iban@/iban',
+  ]);
+  assert.deepEqual(shared(iban, { iban: 'DE89-3704-0044-0532-0130-00' }), ['iban@/iban']);
+  assert.deepEqual(
+    shared('pay DE89\u200b3704\u00a00044 0532 0130 00', { iban: 'DE89370400440532013000' }),
+    ['iban@/iban'],
+  );
+  assert.deepEqual(shared('call +1 415 555 0199', { phone: '＋１４１５５５５０１９９' }), [
+    'phone@/phone',
+  ]);
+  // Percent-escapes in a mailto: and a fullwidth at sign are the address.
+  const mail = 'reply to evil@attacker.example';
+  assert.deepEqual(shared(mail, { to: 'mailto:evil%40attacker.example' }), ['email@/to']);
+  assert.deepEqual(shared(mail, { to: 'mailto:evil%2540attacker.example' }), ['email@/to']);
+  assert.deepEqual(shared(mail, { to: 'evil＠attacker.example' }), ['email@/to']);
+  assert.deepEqual(shared('reply to evil%40attacker.example', { to: 'evil@attacker.example' }), [
+    'email@/to',
+  ]);
+  // Benign neighbours: other destinations in the same spellings are not the result's.
+  assert.deepEqual(
+    shared(`${iban} ${mail} +1 (415) 555-0199`, {
+      iban: 'FR14\u00a02004\u200b1010 0505 0001 3M02 606',
+      to: 'mailto:friend%40company.example',
+      cc: 'friend＠company.example',
+      phone: '+1 (415) 555-0100',
+    }),
+    [],
+  );
+});
+
+test('keys are read like values, in results and in arguments, under the same bounds', () => {
+  const e = 'evil@attacker.example';
+  assert.deepEqual(sharedWith({ DE89370400440532013000: 1 }, { iban: 'DE89370400440532013000' }), [
+    'iban@/iban',
+  ]);
+  assert.deepEqual(sharedWith({ [e]: 'x' }, { to: e }), ['email@/to']);
+  assert.deepEqual(sharedWith({ x: e }, { extra: { [e]: 1 } }), [`email@/extra/${e}`]);
+  // Benign: a key that is no destination, and a destination key the result never held.
+  assert.deepEqual(sharedWith({ x: e }, { extra: { amount: 1, 'friend@company.example': 1 } }), []);
+  // 300 decoy keys before the real one: the bound cuts the scan short and says so (fail closed).
+  const decoys = Object.fromEntries(
+    Array.from({ length: 300 }, (_, i) => [`d${i}@decoy.example`, 1]),
+  );
+  assert.equal(scanArgumentLiterals({ extra: { ...decoys, [e]: 1 } }, []).complete, false);
+  assert.equal(
+    scanResultLiterals(
+      Object.fromEntries(Array.from({ length: 1100 }, (_, i) => [`u${i}@x.example`, 1])),
+    ).complete,
+    false,
+  );
+  assert.equal(scanArgumentLiterals({ extra: { amount: 1 } }, []).complete, true);
 });

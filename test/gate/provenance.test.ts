@@ -37,6 +37,71 @@ const WIKI = {
 };
 
 const text = { type: 'string', maxLength: 400 };
+
+const EVIL = 'evil@attacker.example';
+const IBAN = 'DE89370400440532013000';
+/**
+ * What an untrusted result held, what a later payment names, and whether it must wait: the same
+ * destination in another spelling (brackets, Unicode spaces, fullwidth, percent-escapes) or as an
+ * object key on either side waits; another destination in the same spelling does not.
+ */
+const CANON_CASES: readonly [string, Record<string, unknown>, Record<string, unknown>, boolean][] =
+  [
+    [
+      'bracketed phone paid digits-only',
+      { x: '+1 (415) 555-0199' },
+      { phone: '+14155550199' },
+      true,
+    ],
+    ['another phone, digits-only', { x: '+1 (415) 555-0199' }, { phone: '+14155550100' }, false],
+    [
+      'IBAN with NBSP and ZWSP',
+      { x: 'DE89 3704 0044 0532 0130 00' },
+      { iban: 'DE89\u00a03704\u200b0044 0532 0130 00' },
+      true,
+    ],
+    [
+      'IBAN in fullwidth digits',
+      { x: 'DE89 3704 0044 0532 0130 00' },
+      { iban: 'DE89３７０４００４４０５３２０１３０００' },
+      true,
+    ],
+    [
+      'phone in fullwidth digits',
+      { x: '+1 415 555 0199' },
+      { phone: '＋１４１５５５５０１９９' },
+      true,
+    ],
+    [
+      'another IBAN with NBSP',
+      { x: 'DE89 3704 0044 0532 0130 00' },
+      { iban: 'GB82\u00a0WEST 1234 5698 7654 32' },
+      false,
+    ],
+    ['mailto with %40', { x: EVIL }, { to: 'mailto:evil%40attacker.example' }, true],
+    ['fullwidth at sign', { x: EVIL }, { to: 'evil＠attacker.example' }, true],
+    ['another mailto with %40', { x: EVIL }, { to: 'mailto:friend%40company.example' }, false],
+    ['IBAN only as a result key', { [IBAN]: 1 }, { iban: IBAN }, true],
+    ['e-mail only as a result key', { [EVIL]: 'x' }, { to: EVIL }, true],
+    ['e-mail only as an argument key', { x: EVIL }, { extra: { [EVIL]: 1 } }, true],
+    [
+      'e-mail as an argument key after 300 decoy keys',
+      { x: EVIL },
+      {
+        extra: {
+          ...Object.fromEntries(Array.from({ length: 300 }, (_, i) => [`d${i}@decoy.example`, 1])),
+          [EVIL]: 1,
+        },
+      },
+      true,
+    ],
+    [
+      'another e-mail as an argument key',
+      { x: EVIL },
+      { extra: { 'friend@company.example': 1 } },
+      false,
+    ],
+  ];
 function tool(id: string, overrides: Record<string, unknown>) {
   return {
     kind: 'Tool',
@@ -70,6 +135,8 @@ for (const backend of backends()) {
           .register('t.mail', () => MAIL)
           .register('t.wiki', () => WIKI)
           .register('t.ok', () => ({ status: 'ok' }))
+          // An untrusted inbox that returns whatever payload the test puts in it.
+          .register('t.echo', (a) => (a as { payload: unknown }).payload)
           // A mail padded with more distinct decoy addresses than a result's literals recorded.
           .register('t.padded', () => ({
             body: DECOYS(1200).join(' '),
@@ -151,6 +218,32 @@ for (const backend of backends()) {
               properties: { iban: text },
             },
           }),
+          tool('read_inbox', {
+            runtime: { kind: 'inline', handler: 't.echo' },
+            input_schema: {
+              type: 'object',
+              additionalProperties: false,
+              properties: { payload: { type: 'object' } },
+            },
+            result_policy: { source: 'untrusted' },
+          }),
+          tool('pay_to', {
+            action_class: 'reversible_write',
+            runtime: { kind: 'inline', handler: 't.ok' },
+            input_schema: {
+              type: 'object',
+              additionalProperties: false,
+              properties: { iban: text, phone: text, to: text, extra: { type: 'object' } },
+            },
+          }),
+          ...CANON_CASES.map((_, i) => ({
+            kind: 'Agent' as const,
+            spec: { id: `canon${i}`, owner: 'qa' },
+          })),
+          ...CANON_CASES.map((_, i) => ({
+            kind: 'Grant' as const,
+            spec: { agent: `canon${i}`, capabilities: ['mail:use'] },
+          })),
           { kind: 'Grant', spec: { agent: 'clerk', capabilities: ['mail:use'] } },
           ...['archivist', 'padder', 'repeater', 'tagger'].map((agent) => ({
             kind: 'Grant' as const,
@@ -409,6 +502,20 @@ for (const backend of backends()) {
         ).kind,
         'allow',
       );
+    });
+
+    test('a destination waits in any spelling and as a key on either side; others do not', async () => {
+      for (const [i, [name, seen, paid, waits]] of CANON_CASES.entries()) {
+        const { call } = await run(undefined, `canon${i}`);
+        const read = await call('read_inbox', { payload: seen });
+        assert.equal(read.kind, 'allow', `${name}: ${JSON.stringify(read)}`);
+        const pay = await call('pay_to', paid);
+        assert.equal(
+          pay.kind,
+          waits ? 'pending_approval' : 'allow',
+          `${name}: ${JSON.stringify(pay)}`,
+        );
+      }
     });
 
     test('a Cedar policy on context.untrusted_destinations denies the call with its rule', async () => {

@@ -387,6 +387,40 @@ describe('header/body agreement, before authentication', () => {
     }
   });
 
+  test('a mirrored header needs its argument in the body; an integer beyond 2^53 is refused', async () => {
+    const h = { ...good, 'mcp-name': 'quota_echo' };
+    const call = (args: Record<string, unknown>) => ({ name: 'quota_echo', arguments: args });
+    // Benign neighbours: the argument present and equal; the argument absent and no header.
+    for (const [headers, args] of [
+      [{ 'mcp-param-limit': '1000' }, { limit: 1000, zone: 'eu' }],
+      [{ 'mcp-param-limit': '9007199254740991' }, { limit: 9007199254740991, zone: 'eu' }],
+    ] as const) {
+      const res = await raw({ ...h, ...headers }, 'tools/call', call(args));
+      assert.equal(res.status, 200, `${JSON.stringify(args)}: ${JSON.stringify(res.body)}`);
+    }
+    const absent = await raw(h, 'tools/call', call({ zone: 'eu' }));
+    assert.notEqual(absent.status, 400, JSON.stringify(absent.body));
+    // A header with no argument behind it, and integers outside the safe range (the body's
+    // 9007199254740993 parses as ...992, which its header would then "agree" with).
+    for (const [headers, args] of [
+      [{ 'mcp-param-limit': '1000' }, { zone: 'eu' }],
+      [{ 'mcp-param-zone': 'eu' }, { limit: 1000 }],
+      [
+        { 'mcp-param-limit': '9007199254740992' },
+        { limit: Number('9007199254740993'), zone: 'eu' },
+      ],
+      [{ 'mcp-param-limit': '9007199254740994' }, { limit: 9007199254740994, zone: 'eu' }],
+    ] as const) {
+      const res = await raw({ ...h, ...headers }, 'tools/call', call(args));
+      assert.equal(res.status, 400, `${JSON.stringify(headers)}: ${JSON.stringify(res.body)}`);
+      assert.equal(res.body.error?.code, -32020);
+      assert.equal(
+        (res.body.error?.data as { code?: string } | undefined)?.code,
+        'MCP_HEADER_MISMATCH',
+      );
+    }
+  });
+
   test('a request naming 2026-07-28 without its _meta envelope: -32602 with its own id, nothing runs', async () => {
     const calls = await gateCalls('get_order');
     for (const [id, params] of [
