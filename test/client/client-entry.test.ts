@@ -119,6 +119,7 @@ test('an agent imports toolgate/client by name, with its types, through the pack
   const out = JSON.parse(stdout.trim()) as Record<string, unknown>;
   assert.deepEqual(out.exports, [
     'ApprovalWaitTimeoutError',
+    'CallOutcomeUnknownError',
     'GatewayRequestError',
     'GatewayUnavailableError',
     'McpClientMissingError',
