@@ -8,7 +8,6 @@
 import assert from 'node:assert/strict';
 import { after, before, test } from 'node:test';
 import type { Browser } from 'playwright-core';
-import { BOOTSTRAP_OPERATOR } from '../../src/operators/index.js';
 import {
   type ConsoleGateway,
   ensureOperator,
@@ -40,7 +39,7 @@ async function registerAsRita(id: string): Promise<{ reviewId: string; hash: str
     unknown
   >;
   const token = (
-    await gw.tg.admin.operators.issueToken(BOOTSTRAP_OPERATOR, {
+    await gw.tg.admin.operators.issueToken(operator('root', ['admin']), {
       name: `registration of ${id}`,
       expiresInDays: 1,
       operatorId: 'rita',

@@ -16,7 +16,7 @@ import { SESSION_COOKIE } from '../../src/console/index.js';
 import type { Actor } from '../../src/core/index.js';
 import { MasterKey } from '../../src/credentials/index.js';
 import { buildServer, type HttpOptions } from '../../src/http/index.js';
-import { BOOTSTRAP_OPERATOR, type Operator } from '../../src/operators/index.js';
+import type { Operator } from '../../src/operators/index.js';
 import { type Gateway, openGateway, type ToolgateOptions } from '../../src/toolgate.js';
 import { ROOT } from './cli.js';
 import { approvePendingReviews } from './reviews.js';
@@ -167,14 +167,17 @@ function must<T>(value: T | undefined): T {
  */
 export async function ensureOperator(gw: ConsoleGateway, op: Operator): Promise<void> {
   if (gw.secrets.has(op.id)) return;
-  await gw.tg.admin.operators.create(BOOTSTRAP_OPERATOR, {
+  // An admin's account sets operators up: once a first admin exists the bootstrap token may not
+  // create or enrol anyone who decides (docs/security-model.md, four eyes).
+  const setup = operator('test-setup', ['admin']);
+  await gw.tg.admin.operators.create(setup, {
     id: op.id,
     name: op.name,
     roles: op.roles,
     teams: op.teams,
     password: TEST_PASSWORD,
   });
-  const { secret } = await gw.tg.admin.secondFactor.enroll(BOOTSTRAP_OPERATOR, op.id);
+  const { secret } = await gw.tg.admin.secondFactor.enroll(setup, op.id);
   gw.secrets.set(op.id, secret);
 }
 
