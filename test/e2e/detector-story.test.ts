@@ -78,7 +78,11 @@ before(async () => {
     join(dir, 'detectors.yaml'),
     `webhook: { url: "${hook}" }\nread_then_egress: { window_seconds: 300, suspend: true }\n`,
   );
-  server = startServe({ TOOLGATE_DETECTORS: join(dir, 'detectors.yaml') });
+  // The webhook receiver listens on loopback: the admin allows loopback outbound explicitly.
+  server = startServe({
+    TOOLGATE_DETECTORS: join(dir, 'detectors.yaml'),
+    TOOLGATE_OUTBOUND_ALLOW_LOOPBACK: '1',
+  });
   base = await listeningUrl(server);
   adminToken = readFileSync(join(dir, 'data', 'admin-token'), 'utf8').trim();
   const created = await new Promise<string>((resolve, reject) =>
