@@ -33,9 +33,18 @@ export interface Store {
  * accept each other's cursors. Insert-if-absent, then read: two openers racing agree on one key.
  */
 async function cursorKey(db: Kysely<Database>): Promise<Buffer> {
-  const fresh = randomBytes(32).toString('base64url');
-  await sql`insert into meta (key, value) values ('cursor_key', ${fresh})
-    on conflict (key) do nothing`.execute(db);
+  // Read first: once the key exists, opening a store never writes, so it never waits for (or
+  // deadlocks with) another process holding the write lock.
+  const existing = await db
+    .selectFrom('meta')
+    .select('value')
+    .where('key', '=', 'cursor_key')
+    .executeTakeFirst();
+  if (existing === undefined) {
+    const fresh = randomBytes(32).toString('base64url');
+    await sql`insert into meta (key, value) values ('cursor_key', ${fresh})
+      on conflict (key) do nothing`.execute(db);
+  }
   const row = await db
     .selectFrom('meta')
     .select('value')
