@@ -59,10 +59,17 @@ export function effectiveWindows(
   ];
 }
 
+/**
+ * A start no record reaches: the last instant with a four-digit year. Times are compared as ISO
+ * text in the database, and a later Date prints as `+275760-…`, which sorts before every
+ * `2026-…`: the "never" of a zero window must stay a four-digit year to compare as never.
+ */
+const NEVER = new Date('9999-12-31T23:59:59.999Z');
+
 /** The start of the untrusted-memory window at `now`; 0 seconds: the run only (never matches). */
 export function untrustedSince(ceilings: AgentCeilings, now: Date): Date {
   const seconds = ceilings.untrusted_window_seconds ?? DEFAULT_UNTRUSTED_WINDOW_SECONDS;
-  return seconds === 0 ? new Date(8.64e15) : new Date(now.getTime() - seconds * 1000);
+  return seconds === 0 ? NEVER : new Date(now.getTime() - seconds * 1000);
 }
 /** Buckets per window: the window's resolution (at worst it counts one bucket too many). */
 const BUCKETS_PER_WINDOW = 60;

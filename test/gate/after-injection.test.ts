@@ -166,6 +166,54 @@ for (const backend of backends()) {
       assert.equal((await other('close_ticket', { ticket: 'T-4' })).kind, 'allow');
     });
 
+    test('the window ends: past untrusted_window_seconds, or with 0 (this run only), a new run is clean', async () => {
+      let now = new Date('2026-06-01T09:00:00Z');
+      const { tg, call } = await gateway({ clock: () => now });
+      await tg.config.apply(
+        [
+          {
+            kind: 'Agent',
+            spec: { id: 'helpdesk', owner: 'qa', ceilings: { untrusted_window_seconds: 600 } },
+          },
+          {
+            kind: 'Agent',
+            spec: { id: 'triage', owner: 'qa', ceilings: { untrusted_window_seconds: 0 } },
+          },
+        ],
+        admin,
+      );
+      const mail = await call('read_mail', { invoice: 'I-1' });
+      assert.ok(mail.kind === 'allow' && mail.trust?.injection === true);
+      async function fresh(agentId: string) {
+        const s = await tg.sessions.open(agentId);
+        return (tool: string, args: Record<string, unknown>) =>
+          tg.gate.invoke({ agentId, sessionId: s.id }, tool, args);
+      }
+      // Within the window a new run is covered; its own run always is.
+      now = new Date('2026-06-01T09:09:00Z');
+      assert.equal(
+        (await (await fresh('helpdesk'))('close_ticket', { ticket: 'T-2' })).kind,
+        'pending_approval',
+      );
+      assert.equal((await call('close_ticket', { ticket: 'T-3' })).kind, 'pending_approval');
+      // Past it, a new run writes; the run that read the text still waits.
+      now = new Date('2026-06-01T09:11:00Z');
+      assert.equal(
+        (await (await fresh('helpdesk'))('close_ticket', { ticket: 'T-4' })).kind,
+        'allow',
+      );
+      assert.equal((await call('close_ticket', { ticket: 'T-5' })).kind, 'pending_approval');
+      // A zero window keeps the mark in its run only.
+      const triage = await fresh('triage');
+      const read = await triage('read_mail', { invoice: 'I-2' });
+      assert.ok(read.kind === 'allow' && read.trust?.injection === true);
+      assert.equal((await triage('close_ticket', { ticket: 'T-6' })).kind, 'pending_approval');
+      assert.equal(
+        (await (await fresh('triage'))('close_ticket', { ticket: 'T-7' })).kind,
+        'allow',
+      );
+    });
+
     test('benign neighbours: trusted text, or untrusted text without instructions, leave writes alone', async () => {
       const trusted = await gateway();
       assert.equal((await trusted.call('read_notes', { invoice: 'I-1' })).kind, 'allow');

@@ -287,7 +287,10 @@ for (const backend of backends()) {
         }
         const denied = await auditOf(ctx.sessionId);
         assert.ok(denied.filter((r) => r.code === 'TOOL_NOT_REGISTERED').length >= 5);
-        assert.ok(denied.some((r) => JSON.parse(r.details).attempted === 'no_such_tool'));
+        // The attempted name is the caller's value: the log keeps its keyed hash, never the text.
+        const attempted = tg.audit.writer.pseudonyms.token('no_such_tool');
+        assert.ok(denied.some((r) => JSON.parse(r.details).attempted === attempted));
+        assert.ok(denied.every((r) => !r.details.includes('no_such_tool')));
         expectAllow(await tg.gate.invoke(ctx, 'invoices', { invoice: 'INV-1' }));
       });
 

@@ -190,6 +190,7 @@ for (const backend of backends()) {
       const read = await client.readResource({ uri: 'docs://internal/secret' });
       assert.match(textOf(read), /s3cr3t/);
       const secretId = ids['docs://internal/secret'] ?? '';
+      await tg.gate.flush();
       const records = await inspector.db
         .selectFrom('audit_log')
         .select(['kind', 'decision'])

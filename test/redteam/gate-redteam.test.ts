@@ -32,7 +32,7 @@ import { rm } from 'node:fs/promises';
 import { request as httpRequest } from 'node:http';
 import { after, before, describe, test } from 'node:test';
 import type { FastifyInstance } from 'fastify';
-import { parseAllDocuments } from 'yaml';
+import { parseAllDocuments, stringify } from 'yaml';
 import { totpAt } from '../../src/approvals/index.js';
 import { ERROR_CODES, isToolgateError } from '../../src/core/index.js';
 import { MasterKey } from '../../src/credentials/index.js';
@@ -326,6 +326,25 @@ const corpora = {
   benign: JSON.parse(readFileSync(here('./gate-benign.json'), 'utf8')) as Case[],
 };
 
+/**
+ * Every case is its own conversation, yet the cases share one world and its agents: without
+ * this, instruction-like text one attack case brought in would be remembered for the (agent,
+ * user) over a day (`ceilings.untrusted_window_seconds`) and hold the benign cases after it for
+ * approval. Each agent remembers untrusted text for its run only here; the memory across runs is
+ * tested in test/gate/after-injection.test.ts and test/gate/provenance.test.ts.
+ */
+function ownConversations(text: string): string {
+  return parseAllDocuments(text)
+    .map((doc) => {
+      const value = doc.toJS() as { kind?: string; spec?: Record<string, Json> } | null;
+      if (value?.kind === 'Agent' && value.spec && value.spec.ceilings === undefined) {
+        value.spec.ceilings = { untrusted_window_seconds: 0 };
+      }
+      return stringify(value);
+    })
+    .join('---\n');
+}
+
 /** Tool specs of gate-setup.yaml by id: the templates `setup.tools` clones. */
 const SETUP_TOOLS = new Map<string, Record<string, Json>>();
 for (const doc of parseAllDocuments(SETUP_TEXT)) {
@@ -490,8 +509,8 @@ class World {
       })
     ).token;
     for (const text of [
-      DEMO_CATALOG,
-      SETUP_TEXT.replaceAll(WORKSPACE_PLACEHOLDER, this.workspace),
+      ownConversations(DEMO_CATALOG),
+      ownConversations(SETUP_TEXT.replaceAll(WORKSPACE_PLACEHOLDER, this.workspace)),
     ]) {
       const r = await this.send('POST', '/v1/apply', {
         text,

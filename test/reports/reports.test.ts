@@ -90,7 +90,10 @@ for (const backend of backends()) {
       // Before the period: one call that the invocation report must not count.
       const early = await tg.sessions.open('support-bot');
       const ectx = { agentId: 'support-bot', sessionId: early.id };
-      assert.equal((await tg.gate.invoke(ectx, 'search_tickets', { query: 'x' })).kind, 'allow');
+      assert.equal(
+        (await tg.gate.invoke(ectx, 'search_tickets', { query: 'login' })).kind,
+        'allow',
+      );
 
       now = new Date('2026-06-01T11:00:00Z');
       await tg.catalog.deprecate('add_label', '1.0.0', admin, { windowDays: 10 });
