@@ -182,6 +182,29 @@ export async function refuseBootstrapAfterSetup(db: Db, by: Operator, what: stri
   }
 }
 
+/** Whether a role list holds a role that decides (`approver`) or administers (`admin`). */
+function decides(roles: readonly OperatorRole[]): boolean {
+  return roles.includes('approver') || roles.includes('admin');
+}
+
+/**
+ * Once the first admin is set up, the bootstrap token changes nothing about an account that holds
+ * a deciding role, or would hold one after the change: no enable or disable, password, name, teams,
+ * roles, second factor or token. Accounts that decide nothing (auditor, owner) it still manages.
+ * Read inside the caller's transaction, on the row it is about to change. Never returns on refusal.
+ */
+async function refuseBootstrapOnDecider(
+  db: Db,
+  by: Operator,
+  row: { roles: string },
+  after: readonly OperatorRole[] | undefined,
+  what: string,
+): Promise<void> {
+  if (!isBootstrap(by)) return;
+  if (!decides(rolesOf(row.roles)) && !(after !== undefined && decides(after))) return;
+  await refuseBootstrapAfterSetup(db, by, `${what} of an approver or an admin`);
+}
+
 function notFound(id: string): ToolgateError<'OPERATOR_NOT_FOUND'> {
   return new ToolgateError('OPERATOR_NOT_FOUND', `no operator ${id}`, { operatorId: id });
 }
@@ -388,7 +411,15 @@ export class OperatorService {
     }
     const now = this.#clock();
     await this.#db.transaction().execute(async (trx) => {
-      if (!(await selectOperator(trx, id))) throw notFound(id);
+      const row = await selectOperator(trx, id);
+      if (!row) throw notFound(id);
+      await refuseBootstrapOnDecider(
+        trx,
+        by,
+        row,
+        details.roles as OperatorRole[] | undefined,
+        'change the account',
+      );
       await trx
         .updateTable('operators')
         .set({ ...set, updated_at: now.toISOString() })
@@ -448,6 +479,7 @@ export class OperatorService {
     await this.#db.transaction().execute(async (trx) => {
       const row = await selectOperator(trx, id);
       if (!row) throw notFound(id);
+      await refuseBootstrapOnDecider(trx, by, row, undefined, 'set the password');
       if (row.kind !== 'local') {
         throw forbidden(`operator ${id} signs in with single sign-on and has no password`);
       }
@@ -696,6 +728,8 @@ export class OperatorService {
         throw new ToolgateError('NOT_FOUND', `no token ${tokenId}`, {});
       }
       if (row.revoked_at !== null) return tokenView(row);
+      const owner = await selectOperator(trx, row.operator_id);
+      if (owner) await refuseBootstrapOnDecider(trx, by, owner, undefined, 'revoke a token');
       const revokedAt = now.toISOString();
       await trx
         .updateTable('operator_tokens')

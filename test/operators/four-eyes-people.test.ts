@@ -109,4 +109,35 @@ describe('four eyes are two people: the bootstrap token and self-promotion', () 
     const armed = await call('POST', '/v1/operators/bob/second-factor', aliceToken);
     assert.equal(armed.status, 201, JSON.stringify(armed.body));
   });
+  test('once the first admin is set up, the bootstrap token changes nothing about an approver; an admin does, and it still manages an auditor', async () => {
+    const disabled = await call('PATCH', '/v1/operators/bob', aliceToken, { disabled: true });
+    assert.equal(disabled.status, 200, JSON.stringify(disabled.body));
+    const password = 'a-long-passphrase-for-four-eyes-7391';
+    const refused = [
+      await call('PATCH', '/v1/operators/bob', ADMIN_TOKEN, { disabled: false }),
+      await call('PUT', '/v1/operators/bob/password', ADMIN_TOKEN, { password }),
+      await call('PATCH', '/v1/operators/bob', ADMIN_TOKEN, { teams: ['payments'] }),
+      await call('PATCH', '/v1/operators/bob', ADMIN_TOKEN, { name: 'Bob' }),
+      await call('PATCH', '/v1/operators/bob', ADMIN_TOKEN, { roles: ['auditor'] }),
+      await call('PATCH', '/v1/operators/alice', ADMIN_TOKEN, { disabled: true }),
+    ];
+    for (const r of refused) assert.equal(r.status, 403, JSON.stringify(r.body));
+    const bob = await tg.admin.operators.get('bob');
+    assert.equal(bob.disabled, true);
+    assert.deepEqual(bob.teams, []);
+    assert.deepEqual(bob.roles, ['approver']);
+    assert.equal((await tg.admin.operators.get('alice')).disabled, false);
+    // The benign neighbours: an admin's own account re-enables bob; the bootstrap token still
+    // manages an account that decides nothing.
+    const enabled = await call('PATCH', '/v1/operators/bob', aliceToken, { disabled: false });
+    assert.equal(enabled.status, 200, JSON.stringify(enabled.body));
+    const teams = await call('PATCH', '/v1/operators/audrey', ADMIN_TOKEN, { teams: ['payments'] });
+    assert.equal(teams.status, 200, JSON.stringify(teams.body));
+    const reset = await fetch(`${base}/v1/operators/audrey/password`, {
+      method: 'PUT',
+      headers: { authorization: `Bearer ${ADMIN_TOKEN}`, 'content-type': 'application/json' },
+      body: JSON.stringify({ password }),
+    });
+    assert.equal(reset.status, 204, await reset.text());
+  });
 });
