@@ -25,7 +25,7 @@ import { registerRuns } from './commands/runs.js';
 import { registerSecrets } from './commands/secrets.js';
 import { registerServe } from './commands/serve.js';
 import { registerTools } from './commands/tools.js';
-import { reportError } from './output.js';
+import { jsonText, reportError } from './output.js';
 
 const program = new Command()
   .name('toolgate')
@@ -99,7 +99,7 @@ try {
     const message = err instanceof Error ? err.message.replace(/^error: /, '') : String(err);
     if (wantsJson) {
       process.stdout.write(
-        `${JSON.stringify({ error: { code: 'INPUT_INVALID', message, details: { problems: [] } } }, null, 2)}\n`,
+        `${jsonText({ error: { code: 'INPUT_INVALID', message, details: { problems: [] } } })}\n`,
       );
     }
     process.exitCode = 1;

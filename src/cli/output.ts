@@ -6,11 +6,32 @@ export interface Output {
   result(value: unknown, human: () => string): void;
 }
 
+/**
+ * Invisible format characters (Unicode Cf: bidi controls, zero-width, tags), the line and
+ * paragraph separators and the blank Hangul fillers: JSON string escaping leaves them raw.
+ */
+const INVISIBLE_IN_JSON = /[\p{Cf}\u2028\u2029\u115F\u1160\u3164\uFFA0]/gu;
+
+/**
+ * The one way the CLI writes JSON: indented, with every invisible or reordering character as a
+ * `\uXXXX` escape (a surrogate pair beyond the first plane). Still valid JSON that parses to the
+ * same value, but a terminal shows what the value holds instead of obeying it.
+ */
+export function jsonText(value: unknown): string {
+  return JSON.stringify(value, null, 2).replace(INVISIBLE_IN_JSON, (c) => {
+    let out = '';
+    for (let i = 0; i < c.length; i++) {
+      out += `\\u${c.charCodeAt(i).toString(16).toUpperCase().padStart(4, '0')}`;
+    }
+    return out;
+  });
+}
+
 export function makeOutput(json: boolean): Output {
   return {
     json,
     result(value, human) {
-      process.stdout.write(json ? `${JSON.stringify(value, null, 2)}\n` : `${human()}\n`);
+      process.stdout.write(json ? `${jsonText(value)}\n` : `${human()}\n`);
     },
   };
 }
@@ -68,7 +89,7 @@ export function reportError(err: unknown, json: boolean): number {
     body = internalErrorBody();
   }
   if (json) {
-    process.stdout.write(`${JSON.stringify({ error: body }, null, 2)}\n`);
+    process.stdout.write(`${jsonText({ error: body })}\n`);
   } else {
     process.stderr.write(`error ${body.code}: ${body.message}\n`);
     const problems =

@@ -79,3 +79,24 @@ test('approvals show names the tool, call and time the IBAN first appeared in', 
     ),
   );
 });
+
+test('--json prints invisible and reordering characters of arguments as \\u escapes that parse back to the value', async () => {
+  const s = await tg.sessions.open('clerk');
+  const ctx = { agentId: 'clerk', sessionId: s.id };
+  await tg.gate.invoke(ctx, 'read_email', {});
+  const iban = '\u202ENL91ABNA0417164300\u200B\u2066x\u2069\uFEFF\u061C\u2028\u{E0041}';
+  const pending = await tg.gate.invoke(ctx, 'add_payee', { iban });
+  assert.equal(pending.kind, 'pending_approval');
+  if (pending.kind !== 'pending_approval') return;
+  const r = await runCli(dir, ['--json', 'approvals', 'show', pending.approvalId]);
+  assert.equal(r.code, 0, r.stderr);
+  assert.doesNotMatch(r.stdout, /[\p{Cf}\u2028\u2029]/u);
+  assert.match(r.stdout, /\\u202E/);
+  const shown = JSON.parse(r.stdout) as Record<string, unknown>;
+  assert.ok(
+    JSON.stringify(shown).includes(JSON.stringify(iban)),
+    'the value parses back unchanged',
+  );
+  // The benign neighbour: plain text is printed as it is.
+  assert.match(r.stdout, /NL91ABNA0417164300/);
+});
