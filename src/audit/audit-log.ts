@@ -6,11 +6,19 @@
  * processes or replicas are read back in seq order — after recomputing each record's hash and
  * link, so a checkpoint never signs a record that does not match its hash.
  */
-import { mkdirSync, writeFileSync } from 'node:fs';
+
+import { writeFileSync } from 'node:fs';
 import { join } from 'node:path';
 import type { Kysely } from 'kysely';
 import { GENESIS_PREV_HASH, recordHash } from '../audit-chain/index.js';
-import { type Clock, isStoreCorrupt, problem, systemClock, ToolgateError } from '../core/index.js';
+import {
+  type Clock,
+  isStoreCorrupt,
+  makeDirs,
+  problem,
+  systemClock,
+  ToolgateError,
+} from '../core/index.js';
 import type { AuditCheckpointRow, Database, NewAuditRow, Store } from '../store/index.js';
 import type { AuditPseudonyms } from './audit-pseudonyms.js';
 import { AuditWriter } from './audit-writer.js';
@@ -508,7 +516,7 @@ export class AuditLog {
     if (!cover) throw badInput('/to', `no checkpoint covers record ${to} yet`);
     const coverSize = Number(cover.tree_size);
     const checkpoints = all.filter((c) => Number(c.tree_size) <= coverSize);
-    mkdirSync(dir, { recursive: true });
+    makeDirs(dir);
     const lines: string[] = [];
     let after = from - 1;
     while (after < to) {

@@ -4,12 +4,13 @@
  * and audit signing keys, created 0600 and refused when others can read them. Operators' second
  * factors are not files: they are sealed in the database (docs/architecture.md §6).
  */
-import { existsSync, mkdirSync, readFileSync, statSync, writeFileSync } from 'node:fs';
+
+import { existsSync, readFileSync, statSync, writeFileSync } from 'node:fs';
 import { join } from 'node:path';
 import { parse as parseYaml } from 'yaml';
 import { ApprovalSigner } from '../approvals/index.js';
 import { generateNoteSigner, NoteSigner } from '../audit/index.js';
-import { ToolgateError } from '../core/index.js';
+import { makeDirs, ToolgateError } from '../core/index.js';
 import {
   type JwtConfig,
   type OAuthResourceServerConfig,
@@ -32,7 +33,7 @@ export function approvalSigner(dataDir: string): ApprovalSigner {
   const path = join(dataDir, 'approval-signing-key.pem');
   const pem = privateFile(path);
   if (pem) return ApprovalSigner.fromPem(pem);
-  mkdirSync(dataDir, { recursive: true, mode: 0o700 });
+  makeDirs(dataDir, 0o700);
   const signer = ApprovalSigner.generate();
   try {
     // 'wx': if the server and the CLI create it at once, one wins and the other reads it.
@@ -49,7 +50,7 @@ export function auditSigner(dataDir: string, name: string): NoteSigner {
   const path = join(dataDir, 'audit-signing-key.pem');
   const pem = privateFile(path);
   if (pem) return NoteSigner.fromPem(name, pem);
-  mkdirSync(dataDir, { recursive: true, mode: 0o700 });
+  makeDirs(dataDir, 0o700);
   const fresh = generateNoteSigner(name);
   try {
     writeFileSync(path, fresh.pem, { mode: 0o600, flag: 'wx' });

@@ -4,10 +4,11 @@
  * the database (created 0600 on first use). Its key id (a hash prefix) is stored with each secret
  * so that a different key is reported as the wrong key rather than as tampering.
  */
+
 import { createHash, hkdfSync, randomBytes } from 'node:crypto';
-import { existsSync, mkdirSync, readFileSync, statSync, writeFileSync } from 'node:fs';
+import { existsSync, readFileSync, statSync, writeFileSync } from 'node:fs';
 import { join } from 'node:path';
-import { ToolgateError } from '../core/index.js';
+import { makeDirs, ToolgateError } from '../core/index.js';
 
 export const MASTER_KEY_BYTES = 32;
 export const MASTER_KEY_FILE_NAME = 'master.key';
@@ -117,7 +118,7 @@ export function loadMasterKey(source: MasterKeySource): MasterKey {
   }
   const path = join(source.dataDir, MASTER_KEY_FILE_NAME);
   if (existsSync(path)) return readKeyFile(path);
-  mkdirSync(source.dataDir, { recursive: true, mode: 0o700 });
+  makeDirs(source.dataDir, 0o700);
   const key = MasterKey.generate();
   try {
     // 'wx': if the server and the CLI create it at once, one wins and the other reads it.

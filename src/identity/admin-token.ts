@@ -2,9 +2,11 @@
  * @module The bootstrap admin credential: a random bearer token kept in a file readable only by
  * its owner (or given by TOOLGATE_ADMIN_TOKEN). Compared in constant time; never logged.
  */
+
 import { createHash, randomBytes, timingSafeEqual } from 'node:crypto';
-import { chmodSync, existsSync, mkdirSync, readFileSync, statSync, writeFileSync } from 'node:fs';
+import { chmodSync, existsSync, readFileSync, statSync, writeFileSync } from 'node:fs';
 import { dirname } from 'node:path';
+import { makeDirs } from '../core/index.js';
 
 const MIN_TOKEN_LENGTH = 24;
 
@@ -25,7 +27,7 @@ export function loadOrCreateAdminToken(path: string): { token: string; created: 
     }
     return { token, created: false };
   }
-  mkdirSync(dirname(path), { recursive: true, mode: 0o700 });
+  makeDirs(dirname(path), 0o700);
   const token = generateAdminToken();
   writeFileSync(path, `${token}\n`, { mode: 0o600, flag: 'wx' });
   chmodSync(path, 0o600);

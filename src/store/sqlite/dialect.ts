@@ -1,10 +1,12 @@
 /** @module The embedded SQLite backend: one file, WAL, every commit synced before it returns. */
-import { chmodSync, closeSync, mkdirSync, openSync, statSync } from 'node:fs';
+
+import { chmodSync, closeSync, openSync, statSync } from 'node:fs';
 import { createRequire } from 'node:module';
 import { dirname } from 'node:path';
 import { Worker } from 'node:worker_threads';
 import BetterSqlite3 from 'better-sqlite3';
 import { SqliteDialect } from 'kysely';
+import { makeDirs } from '../../core/index.js';
 
 /** The embedded database's own handle, for the few hot paths that bypass the query builder. */
 export type SqliteHandle = BetterSqlite3.Database;
@@ -22,7 +24,7 @@ export function createSqliteDialect(path: string): {
   checkpointerClosed: () => Promise<void>;
 } {
   if (path !== ':memory:') {
-    mkdirSync(dirname(path), { recursive: true, mode: 0o700 });
+    makeDirs(dirname(path), 0o700);
     privateDatabaseFiles(path);
   }
   const database = new BetterSqlite3(path);
