@@ -84,7 +84,7 @@ test('--json prints invisible and reordering characters of arguments as \\u esca
   const s = await tg.sessions.open('clerk');
   const ctx = { agentId: 'clerk', sessionId: s.id };
   await tg.gate.invoke(ctx, 'read_email', {});
-  const iban = '\u202ENL91ABNA0417164300\u200B\u2066x\u2069\uFEFF\u061C\u2028\u{E0041}';
+  const iban = '\u2066x\u2069 \u202ENL91ABNA0417164300\u200B\uFEFF\u061C\u2028\u{E0041}';
   const pending = await tg.gate.invoke(ctx, 'add_payee', { iban });
   assert.equal(pending.kind, 'pending_approval');
   if (pending.kind !== 'pending_approval') return;
