@@ -370,7 +370,12 @@ describe('the client SDK over REST rides out a gateway restart', () => {
 
   test('an approval is a pending result: wait() follows it and completes the call once approved', async () => {
     const { ToolgateClient } = await import('../../src/client/index.js');
-    const client = new ToolgateClient({ url: gw.url, token: agentKey, retry: FAST_RETRY });
+    // Retries enough to span a restart on a slow machine (up to about 30 s), and no more.
+    const client = new ToolgateClient({
+      url: gw.url,
+      token: agentKey,
+      retry: { attempts: 60, baseDelayMs: 50, maxDelayMs: 500 },
+    });
     const args = { to: 'customer@example.com', subject: 'Your refund', body: 'It is on its way.' };
     const first = await client.call('send_email', args);
     assert.equal(first.kind, 'pending_approval', JSON.stringify(first));
@@ -380,11 +385,18 @@ describe('the client SDK over REST rides out a gateway restart', () => {
     const ranBefore = await auditCount('send_email', 'call.pre');
 
     // The approver decides while the agent waits; the wait outlives a gateway restart too.
-    const waiting = first.wait({ pollMs: 25, timeoutMs: 30_000 });
+    const waiting = first.wait({ pollMs: 25, timeoutMs: 60_000 });
+    // Settled as a value, so a failure of the wait surfaces at its assertion, after the restart.
+    const outcome = waiting.then(
+      (v) => ({ ok: true as const, v }),
+      (e: unknown) => ({ ok: false as const, e }),
+    );
     await gw.stop();
     await gw.start();
     await gw.gateway().admin.approvals.approve(first.approvalId, operator('alice'), {});
-    const settled = await waiting;
+    const result = await outcome;
+    assert.ok(result.ok, `the wait outlives the restart: ${String(!result.ok && result.e)}`);
+    const settled = result.v;
     assert.equal(settled.kind, 'allow', JSON.stringify(settled));
     assert.equal(await auditCount('send_email', 'call.pre'), ranBefore + 1, 'ran once');
 
