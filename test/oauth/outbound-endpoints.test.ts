@@ -40,6 +40,12 @@ const NEVER: readonly (readonly [string, string])[] = [
   ['https://[::ffff:a9fe:a9fe]/hook', 'egress.metadata_address'],
   ['https://mapped.example.com/hook', 'egress.metadata_address'],
   ['https://[::ffff:127.0.0.1]/hook', 'egress.address_forbidden'],
+  ['https://[64:ff9b::a9fe:a9fe]/hook', 'egress.metadata_address'],
+  ['https://[2002:7f00:1::]/hook', 'egress.address_forbidden'],
+  ['https://[::127.0.0.1]/hook', 'egress.address_forbidden'],
+  ['https://[fd00:ec2::254]/hook', 'egress.metadata_address'],
+  ['https://[fe80::1]/hook', 'egress.address_forbidden'],
+  ['https://0.0.0.0/hook', 'egress.address_forbidden'],
   ['http://idp.example.com/hook', 'egress.scheme'],
   ['https://idp.example.com:8443/hook', 'egress.port'],
 ];
@@ -47,6 +53,7 @@ const NEVER: readonly (readonly [string, string])[] = [
 const LOOPBACK: readonly string[] = [
   'http://127.0.0.1:9/hook',
   'http://127.1.2.3:9/hook',
+  'http://0177.0.0.1:9/hook',
   'http://localhost:9/hook',
   'http://[::1]:9/hook',
   'https://sneaky.example.com/hook',
