@@ -279,8 +279,9 @@ export interface ToolgateOptions {
   readonly jwt?: JwtConfig;
   /**
    * The rules of outbound requests to URLs people configure (owner channels, reviewer and alert
-   * webhooks): the tool-egress rules. `allowLoopback` is the admin's gateway-wide permission for
-   * loopback receivers (serve `--allow-loopback-outbound`); default false. `resolver` for tests.
+   * webhooks, JWKS and token-exchange endpoints; `openOidcLogin` takes the same): the tool-egress
+   * rules. `allowLoopback` is the admin's gateway-wide permission for
+   * loopback receivers (`TOOLGATE_OUTBOUND_ALLOW_LOOPBACK=1` for serve); default false. `resolver` for tests.
    */
   readonly outbound?: OutboundOptions;
   /**

@@ -9,6 +9,7 @@
  * none is ever logged.
  */
 import { createHash } from 'node:crypto';
+import { endpointUrlProblem } from '../core/index.js';
 import type { SubjectToken } from './subject-tokens.js';
 
 export const TOKEN_EXCHANGE_GRANT = 'urn:ietf:params:oauth:grant-type:token-exchange';
@@ -26,7 +27,7 @@ export interface ExchangeTarget {
 export interface TokenExchangeConfig {
   /** The issuer the token endpoint belongs to: only its tokens are exchanged there. */
   readonly issuer: string;
-  /** The authorization server's token endpoint (https; plain http only on loopback). */
+  /** The authorization server's token endpoint (under the outbound rules). */
   readonly tokenEndpoint: string;
   /** toolgate's own client at the AS, authenticated with client_secret_basic. */
   readonly clientId: string;
@@ -68,19 +69,22 @@ export class TokenExchanger {
 
   constructor(
     config: TokenExchangeConfig,
-    options: { now?: () => number; fetch?: typeof fetch } = {},
+    /**
+     * `fetch`: how the token endpoint is reached — the outbound rules' (Outbound.fetch), which
+     * decide where it may point (resolved, public addresses, loopback only with the admin's
+     * setting) at every request. Required: there is no unchecked default.
+     */
+    options: { now?: () => number; fetch: typeof fetch },
   ) {
-    const url = new URL(config.tokenEndpoint);
-    const loopback = url.hostname === '127.0.0.1' || url.hostname === 'localhost';
-    if (url.protocol !== 'https:' && !(url.protocol === 'http:' && loopback))
-      throw new TypeError('the token endpoint must be https (plain http only on loopback)');
+    const p = endpointUrlProblem(config.tokenEndpoint);
+    if (p) throw new TypeError(`the token endpoint ${p.message}`);
     for (const [tool, target] of Object.entries(config.tools)) {
       if (!target.audience && !target.resource)
         throw new TypeError(`token exchange for ${tool} needs an audience or a resource`);
     }
     this.#config = config;
     this.#now = options.now ?? Date.now;
-    this.#fetch = options.fetch ?? fetch;
+    this.#fetch = options.fetch;
   }
 
   /** Whether calls of `toolId` get an exchanged token (and never a stored secret). */

@@ -13,13 +13,13 @@ import {
   type JWTVerifyGetKey,
   jwtVerify,
 } from 'jose';
-import { AGENT_ID_PATTERN, CAPABILITY_PATTERN } from '../core/index.js';
+import { AGENT_ID_PATTERN, CAPABILITY_PATTERN, endpointUrlProblem } from '../core/index.js';
 import { isLocalUserId } from './user-id.js';
 
 export interface JwtConfig {
   readonly issuer: string;
   readonly audience: string;
-  /** Where the signing keys are: an https URL (or loopback http) or a local JWKS file. */
+  /** Where the signing keys are: a URL (under the outbound rules) or a local JWKS file. */
   readonly jwksUrl?: string;
   readonly jwksFile?: string;
   /** Claim naming the agent; default `sub`. */
@@ -57,16 +57,19 @@ export interface JwtIdentity {
 }
 
 /**
- * The signing keys of one issuer: a local JWKS file, or a remote JWKS (https, plain http only on
- * loopback) fetched by jose with its cache and cooldown.
+ * The signing keys of one issuer: a local JWKS file, or a remote JWKS fetched by jose with its
+ * cache and cooldown through the outbound rules' fetch.
  */
 export function keySet(
   source: {
     readonly jwksUrl?: string;
     readonly jwksFile?: string;
   },
-  /** How the JWKS URL is fetched: the outbound rules (Outbound.fetch) where the gateway wires it. */
-  fetchImpl?: typeof fetch,
+  /**
+   * How a JWKS URL is fetched: the outbound rules' (Outbound.fetch), which decide where it may
+   * point at every request. Required for a URL: there is no unchecked default.
+   */
+  fetchImpl: typeof fetch | null,
 ): JWTVerifyGetKey {
   if (!source.jwksUrl === !source.jwksFile)
     throw new TypeError('configure exactly one of jwksUrl or jwksFile');
@@ -75,16 +78,13 @@ export function keySet(
       JSON.parse(readFileSync(source.jwksFile, 'utf8')) as Parameters<typeof createLocalJWKSet>[0],
     );
   }
-  const url = new URL(source.jwksUrl ?? '');
-  const loopback =
-    url.hostname === '127.0.0.1' || url.hostname === 'localhost' || url.hostname === '[::1]';
-  if (url.protocol !== 'https:' && !(url.protocol === 'http:' && loopback)) {
-    throw new TypeError('the JWKS URL must be https (plain http only on loopback)');
-  }
-  return createRemoteJWKSet(url, {
+  const p = endpointUrlProblem(source.jwksUrl ?? '');
+  if (p) throw new TypeError(`the JWKS URL ${p.message}`);
+  if (!fetchImpl) throw new TypeError('a JWKS URL is fetched only under the outbound rules');
+  return createRemoteJWKSet(new URL(source.jwksUrl ?? ''), {
     timeoutDuration: 5000,
     cooldownDuration: 30_000,
-    ...(fetchImpl ? { [customFetch]: fetchImpl } : {}),
+    [customFetch]: fetchImpl,
   });
 }
 
@@ -96,7 +96,7 @@ export class JwtVerifier {
   readonly #config: JwtConfig;
   readonly #keys: JWTVerifyGetKey;
 
-  constructor(config: JwtConfig, fetchImpl?: typeof fetch) {
+  constructor(config: JwtConfig, fetchImpl: typeof fetch | null) {
     this.#config = config;
     this.#keys = keySet(config, fetchImpl);
   }

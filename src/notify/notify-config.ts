@@ -1,7 +1,10 @@
 /**
- * @module Notification channels as data: webhook URLs (loopback, or https), the console's public
- * URL the links point to, and the bounds of delivery. Checked whole when the gateway opens; a
- * bad one is refused with every problem listed (NOTIFY_CONFIG_INVALID).
+ * @module Notification channels as data: webhook URLs, the console's public URL the links point
+ * to, and the bounds of delivery. Checked whole when the gateway opens; a bad one is refused with
+ * every problem listed (NOTIFY_CONFIG_INVALID). Where a webhook URL may point (https, a public
+ * resolved address, loopback only with the admin's setting) is the outbound rules' alone: the
+ * gateway checks each URL under them at start (INPUT_INVALID with the egress rule) and at every
+ * delivery.
  */
 import { endpointUrlProblem, type Problem, problem, ToolgateError } from '../core/index.js';
 
@@ -44,7 +47,7 @@ export function resolveNotifyConfig(input: NotifyConfigInput = {}): NotifyConfig
   const problems: Problem[] = [];
   c.webhookUrls.forEach((url, i) => {
     const p = endpointUrlProblem(url);
-    if (p) problems.push(problem(`/webhookUrls/${i}`, `webhook URL ${p}`, 'notify.url'));
+    if (p) problems.push(problem(`/webhookUrls/${i}`, `webhook URL ${p.message}`, 'notify.url'));
   });
   if (c.webhookUrls.length > 10)
     problems.push(problem('/webhookUrls', 'at most 10 webhook URLs', 'notify.url'));

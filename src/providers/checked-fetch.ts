@@ -4,15 +4,15 @@
  * URL (parsed and compared for equality), its port, no userinfo, one DNS look-up with every
  * address checked and the checked address dialled (CheckedDialer: no private, loopback or metadata
  * address unless a test names it in `unsafeTestTargets`), certificate checked for that host, no
- * redirect followed, and the payload scanned for secrets (a match is never sent).
+ * redirect followed, and the payload scanned for secrets (a match is never sent). The request
+ * itself is the outbound rules' one (src/sandbox/egress/checked-request.ts).
  */
-import https from 'node:https';
-import { Readable } from 'node:stream';
-import tls from 'node:tls';
 import {
   type ByteBudget,
   CheckedDialer,
   type DialerOptions,
+  requestBody,
+  requestOver,
   scanOutbound,
 } from '../sandbox/index.js';
 
@@ -86,12 +86,7 @@ export function checkedFetch(
     if (host !== allowed.host || port !== allowed.port) {
       throw new EgressRefused('egress.host_not_allowed', 'the request leaves the provider host');
     }
-    const body =
-      init?.body === undefined || init.body === null
-        ? undefined
-        : typeof init.body === 'string'
-          ? init.body
-          : Buffer.from(await new Response(init.body).arrayBuffer());
+    const body = await requestBody(init);
     // The payload (a tool's arguments, chosen by the agent) is scanned for secrets as the egress
     // proxy scans what sandboxed tools send: a match is not sent at all.
     if (body !== undefined) {
@@ -113,58 +108,24 @@ export function checkedFetch(
     }
     const dialed = await dialer.dial(host, port);
     if (!dialed.ok) throw new EgressRefused(dialed.rule, dialed.message);
-    const socket = tls.connect({
-      socket: dialed.socket,
-      servername: host,
-      ...(options.unsafeTestCa !== undefined ? { ca: options.unsafeTestCa } : {}),
-    });
-    const headers: Record<string, string> = {};
-    new Headers(init?.headers).forEach((value, name) => {
-      headers[name] = value;
-    });
-    return new Promise<Response>((resolve, reject) => {
-      const req = https.request(
-        {
-          method: init?.method ?? 'GET',
-          host,
-          port,
-          path: `${target.pathname}${target.search}`,
-          headers: { ...headers, host: port === 443 ? host : `${host}:${port}` },
-          // No agent: the checked, already-connected socket is the only one this request uses.
-          createConnection: () => socket,
-        },
-        (res) => {
-          if (budget) {
-            res.on('data', (chunk: Buffer) => {
-              if (budget.remaining() < chunk.length) {
-                res.destroy(
-                  refuse(new EgressRefused('egress.budget', BUDGET_SPENT, 'BUDGET_EXCEEDED')),
-                );
-                return;
-              }
-              budget.consume(chunk.length);
-            });
+    // Redirects are answered as they are: the client sees a failed request, never a new host.
+    return requestOver(target, host, dialed.socket, init, body, {
+      ...(options.unsafeTestCa !== undefined ? { unsafeTestCa: options.unsafeTestCa } : {}),
+      ...(budget
+        ? {
+            onResponse: (res) => {
+              res.on('data', (chunk: Buffer) => {
+                if (budget.remaining() < chunk.length) {
+                  res.destroy(
+                    refuse(new EgressRefused('egress.budget', BUDGET_SPENT, 'BUDGET_EXCEEDED')),
+                  );
+                  return;
+                }
+                budget.consume(chunk.length);
+              });
+            },
           }
-          // Redirects are answered as they are: the client sees a failed request, never a new host.
-          const responseHeaders = new Headers();
-          for (const [name, value] of Object.entries(res.headers)) {
-            if (value === undefined) continue;
-            for (const v of Array.isArray(value) ? value : [value]) responseHeaders.append(name, v);
-          }
-          const status = res.statusCode ?? 502;
-          const hasBody = status !== 204 && status !== 304 && (init?.method ?? 'GET') !== 'HEAD';
-          resolve(
-            new Response(hasBody ? (Readable.toWeb(res) as ReadableStream<Uint8Array>) : null, {
-              status,
-              headers: responseHeaders,
-            }),
-          );
-        },
-      );
-      req.on('error', reject);
-      init?.signal?.addEventListener('abort', () => req.destroy(new Error('aborted')));
-      if (body !== undefined) req.end(body);
-      else req.end();
+        : {}),
     });
   };
 }

@@ -1,5 +1,6 @@
 /**
- * The alert webhook goes only to loopback or an allow-listed https host, never waits on a call,
+ * The alert webhook goes only to a host of allow_hosts (plain http and loopback are the outbound
+ * rules' to refuse: test/oauth/outbound-endpoints.test.ts), never waits on a call,
  * times out, and counts every outcome; a bad detector configuration is refused whole.
  */
 import assert from 'node:assert/strict';
@@ -22,9 +23,18 @@ describe('detector configuration', () => {
     assert.ok(Object.values(c).every((s) => !('suspend' in s) || s.suspend === false));
   });
 
-  test('webhook URLs: loopback or an allow-listed https host only', () => {
-    for (const url of ['http://127.0.0.1:9/x', 'http://localhost:9/x', 'http://[::1]:9/x']) {
-      assert.equal(resolveDetectorsConfig({ webhook: { url } }).webhook.url, url);
+  test('webhook URLs: a host of allow_hosts only, loopback too (the outbound rules apply besides)', () => {
+    for (const [url, host] of [
+      ['http://127.0.0.1:9/x', '127.0.0.1'],
+      ['http://localhost:9/x', 'localhost'],
+      ['http://[::1]:9/x', '[::1]'],
+    ] as const) {
+      assert.equal(
+        resolveDetectorsConfig({ webhook: { url, allow_hosts: [host] } }).webhook.url,
+        url,
+      );
+      // Loopback is no exception to the list: unlisted, it is refused here already.
+      assert.throws(() => resolveDetectorsConfig({ webhook: { url } }), { code: 'INPUT_INVALID' });
     }
     assert.equal(
       resolveDetectorsConfig({
@@ -34,7 +44,6 @@ describe('detector configuration', () => {
     );
     const refused = [
       { url: 'https://hooks.example.com/a' },
-      { url: 'http://hooks.example.com/a', allow_hosts: ['hooks.example.com'] },
       { url: 'https://evilhooks.example.com/a', allow_hosts: ['hooks.example.com'] },
       { url: 'https://hooks.example.com.evil.net/a', allow_hosts: ['hooks.example.com'] },
       { url: 'https://user:pw@127.0.0.1/a' },

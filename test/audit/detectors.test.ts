@@ -68,7 +68,7 @@ for (const backend of backends()) {
         clock: () => now,
         executor,
         detectors: {
-          webhook: { url: hook.url, timeout_ms: 2000 },
+          webhook: { url: hook.url, allow_hosts: ['127.0.0.1'], timeout_ms: 2000 },
           new_destination: { min_history: 3 },
           read_then_egress: { suspend: true },
           egress_volume: { min_history: 20, fan_out: 5 },

@@ -295,20 +295,16 @@ describe('webhook delivery', () => {
 });
 
 describe('notification configuration', () => {
-  test('webhooks go to loopback or https only; a plain-http remote URL is refused', () => {
+  test('webhooks are http(s) URLs without credentials; where they point is the outbound rules', () => {
     for (const url of [
       'http://127.0.0.1:9/h',
       'http://localhost:9/h',
+      'http://hooks.example.com/h',
       'https://hooks.slack.com/services/T/B/X',
     ]) {
       assert.deepEqual(resolveNotifyConfig({ webhookUrls: [url] }).webhookUrls, [url]);
     }
-    for (const url of [
-      'http://hooks.example.com/h',
-      'https://u:p@hooks.example.com/h',
-      'file:///etc/passwd',
-      'nope',
-    ]) {
+    for (const url of ['https://u:p@hooks.example.com/h', 'file:///etc/passwd', 'nope']) {
       assert.throws(
         () => resolveNotifyConfig({ webhookUrls: [url] }),
         { code: 'NOTIFY_CONFIG_INVALID' },
@@ -326,9 +322,25 @@ describe('notification configuration', () => {
       openGateway({
         outbound: LOOPBACK_OUTBOUND,
         db: 'sqlite::memory:',
-        notify: { webhookUrls: ['http://hooks.example.com/h'] },
+        notify: { webhookUrls: ['https://u:p@hooks.example.com/h'] },
       }),
       { code: 'NOTIFY_CONFIG_INVALID' },
+    );
+    // Plain http to a remote host is the outbound rules' to refuse, loopback setting or not.
+    await assert.rejects(
+      openGateway({
+        outbound: LOOPBACK_OUTBOUND,
+        db: 'sqlite::memory:',
+        notify: { webhookUrls: ['http://hooks.example.com/h'] },
+      }),
+      (err: { code: string; details: { problems: { pointer: string; rule: string }[] } }) => {
+        assert.equal(err.code, 'INPUT_INVALID');
+        assert.deepEqual(
+          err.details.problems.map((p) => [p.pointer, p.rule]),
+          [['/notify/webhookUrls/0', 'egress.scheme']],
+        );
+        return true;
+      },
     );
   });
 });

@@ -105,7 +105,9 @@ test('token exchange needs a secure endpoint and an upstream per tool', () => {
   assert.deepEqual(
     problemsOf({
       ...VALID,
-      tokenExchange: { ...exchange, tokenEndpoint: 'http://as.example.com/t' },
+      // Plain http to a remote host is the outbound rules' to refuse when the gateway opens
+      // (test/oauth/outbound-endpoints.test.ts); here, a URL with credentials is not one at all.
+      tokenExchange: { ...exchange, tokenEndpoint: 'https://u:p@as.example.com/t' },
     }),
     ['/tokenExchange/tokenEndpoint'],
   );

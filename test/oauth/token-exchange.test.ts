@@ -27,7 +27,7 @@ import { type Gateway, openGateway } from '../../src/toolgate.js';
 import { ROOT } from '../support/cli.js';
 import { tableResolver } from '../support/egress.js';
 import { validSendTool } from '../support/fixtures.js';
-import { LOOPBACK_OUTBOUND } from '../support/webhook-receiver.js';
+import { LOOPBACK_OUTBOUND, loopbackFetch } from '../support/webhook-receiver.js';
 import { type AuthorizationServer, startAuthorizationServer } from './authorization-server.js';
 import { connectWithOAuth, TestOAuthClient } from './oauth-client.js';
 
@@ -350,7 +350,7 @@ describe('the exchanger against the real AS', () => {
         clientSecret: EXCHANGE_SECRET,
         tools: { orders_api: { audience: UPSTREAM } },
       },
-      { now: () => now },
+      { now: () => now, fetch: loopbackFetch },
     );
     const count = () => as.exchanges.filter((e) => e.subject === 'erin').length;
     const first = await exchanger.exchange('orders_api', subject);
@@ -362,13 +362,16 @@ describe('the exchanger against the real AS', () => {
     await exchanger.exchange('orders_api', subject);
     assert.equal(count(), 2);
     // A wrong client secret is refused by the AS, and the error holds no token.
-    const wrong = new TokenExchanger({
-      issuer: as.issuer,
-      tokenEndpoint: `${as.issuer}/token`,
-      clientId: 'toolgate-exchange',
-      clientSecret: 'not-the-secret-0123456789',
-      tools: { orders_api: { audience: UPSTREAM } },
-    });
+    const wrong = new TokenExchanger(
+      {
+        issuer: as.issuer,
+        tokenEndpoint: `${as.issuer}/token`,
+        clientId: 'toolgate-exchange',
+        clientSecret: 'not-the-secret-0123456789',
+        tools: { orders_api: { audience: UPSTREAM } },
+      },
+      { fetch: loopbackFetch },
+    );
     await assert.rejects(wrong.exchange('orders_api', subject), (err: Error) => {
       assert.match(err.message, /refused: invalid_client/);
       assert.ok(!err.message.includes(subject.token));

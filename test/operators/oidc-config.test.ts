@@ -1,7 +1,8 @@
 /**
  * @module Single sign-on configuration: checked whole at start with every problem named, from
- * the TOOLGATE_OIDC_* environment; insecure choices (plain http to a remote issuer, HS256 or none,
- * a role that does not exist) are refused, their safe neighbours accepted.
+ * the TOOLGATE_OIDC_* environment; insecure choices (plain http to a remote issuer or loopback
+ * without the admin's outbound setting, HS256 or none, a role that does not exist) are refused,
+ * their safe neighbours accepted.
  */
 
 import assert from 'node:assert/strict';
@@ -11,6 +12,7 @@ import { join } from 'node:path';
 import { test } from 'node:test';
 import { isToolgateError } from '../../src/core/index.js';
 import { oidcConfigFromEnv, resolveOidcConfig } from '../../src/operators/oidc/index.js';
+import { openOidcLogin } from '../../src/toolgate.js';
 
 const base = {
   issuer: 'https://id.example.com/realms/main',
@@ -38,15 +40,24 @@ test('defaults: openid profile email, roles and groups claims, asymmetric algori
   assert.equal(c.clientSecret, undefined);
 });
 
-test('plain http is refused for a remote issuer and accepted for loopback', () => {
-  assert.deepEqual(
-    problemsOf(() => resolveOidcConfig({ ...base, issuer: 'http://id.example.com' })),
-    ['/issuer'],
-  );
-  assert.equal(
-    resolveOidcConfig({ ...base, issuer: 'http://127.0.0.1:9000' }).issuer,
-    'http://127.0.0.1:9000',
-  );
+test('plain http is refused for a remote issuer, and loopback only with the admin setting', async () => {
+  // The configuration holds a URL; where it may point is the outbound rules', at openOidcLogin.
+  const remote = resolveOidcConfig({ ...base, issuer: 'http://id.example.com' });
+  const loopback = resolveOidcConfig({ ...base, issuer: 'http://127.0.0.1:9000' });
+  const refusal = async (config: typeof remote, outbound: { allowLoopback?: boolean }) => {
+    try {
+      await openOidcLogin(config, outbound);
+    } catch (err) {
+      assert.ok(isToolgateError(err) && err.code === 'INPUT_INVALID', String(err));
+      const { problems } = err.details as { problems: { pointer: string; rule: string }[] };
+      return problems.map((p) => [p.pointer, p.rule]);
+    }
+    return [];
+  };
+  assert.deepEqual(await refusal(remote, {}), [['/issuer', 'egress.scheme']]);
+  assert.deepEqual(await refusal(remote, { allowLoopback: true }), [['/issuer', 'egress.scheme']]);
+  assert.deepEqual(await refusal(loopback, {}), [['/issuer', 'egress.address_forbidden']]);
+  assert.deepEqual(await refusal(loopback, { allowLoopback: true }), []);
   assert.deepEqual(
     problemsOf(() => resolveOidcConfig({ ...base, issuer: 'https://user:pw@id.example.com' })),
     ['/issuer'],

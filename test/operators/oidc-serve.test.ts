@@ -34,7 +34,7 @@ test('a plain-http remote issuer stops the start, naming the setting', async () 
   process.env.TOOLGATE_OIDC_CLIENT_ID = 'toolgate';
   await assert.rejects(start(), (err: Error & { code?: string }) => {
     assert.equal(err.code, 'INPUT_INVALID');
-    assert.match(err.message, /issuer must be https for a non-loopback host/);
+    assert.match(err.message, /issuer must be https/);
     return true;
   });
 });
@@ -50,6 +50,14 @@ test('a role map to a role that does not exist stops the start', async () => {
 });
 
 test('a plain-http remote notification webhook stops the start', async () => {
+  // Where a webhook may point is the outbound rules' (INPUT_INVALID with the egress rule).
   process.env.TOOLGATE_NOTIFY_WEBHOOK_URL = 'http://hooks.example.com/x';
+  await assert.rejects(start(), (err: Error & { code?: string }) => {
+    assert.equal(err.code, 'INPUT_INVALID');
+    assert.match(err.message, /notify\/webhookUrls\/0 must be https/);
+    return true;
+  });
+  // A URL with credentials is not a webhook URL at all.
+  process.env.TOOLGATE_NOTIFY_WEBHOOK_URL = 'https://u:p@hooks.example.com/x';
   await assert.rejects(start(), { code: 'NOTIFY_CONFIG_INVALID' });
 });

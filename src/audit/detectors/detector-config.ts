@@ -15,7 +15,7 @@ interface Common {
 export interface DetectorsConfig {
   readonly webhook: {
     readonly url: string | null;
-    /** Hosts besides loopback a webhook may go to (exact names; https only). */
+    /** The only hosts the webhook may go to (exact names, loopback ones too; the outbound rules apply besides). */
     readonly allow_hosts: readonly string[];
     readonly timeout_ms: number;
     /** Deliveries in flight at once; beyond it an alert's webhook is dropped and counted. */
@@ -117,9 +117,15 @@ export const detectorsConfigSchema = {
 
 const validate = new Ajv({ allErrors: true, strict: false }).compile(detectorsConfigSchema);
 
-/** Whether a webhook may go to this URL: loopback (http or https), or https to an allowed host. */
+/**
+ * Whether a webhook URL names one of `allow_hosts` (exactly; loopback must be listed too). Where
+ * it may point beyond that — https, public resolved addresses, loopback only with the admin's
+ * setting — is the outbound rules', checked at start and at every delivery.
+ */
 export function webhookUrlProblem(url: string, allowHosts: readonly string[]): string | null {
-  return endpointUrlProblem(url, { allowHosts, allowHostsKey: 'webhook.allow_hosts' });
+  return (
+    endpointUrlProblem(url, { allowHosts, allowHostsKey: 'webhook.allow_hosts' })?.message ?? null
+  );
 }
 
 /** Validates a configuration and fills the defaults; throws INPUT_INVALID listing every problem. */

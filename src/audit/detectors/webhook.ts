@@ -1,6 +1,6 @@
 /**
- * @module Alert webhooks: a JSON POST to the configured URL (loopback or an allow-listed https
- * host, checked when configured), with a bounded timeout and a bounded number in flight — the
+ * @module Alert webhooks: a JSON POST to the configured URL (a host of `allow_hosts`, under the
+ * outbound rules when configured and at each delivery through the fetch given), with a bounded timeout and a bounded number in flight — the
  * notifications' webhook delivery with one attempt and no queue. Never awaited by a call; never
  * throws; every outcome is counted.
  */

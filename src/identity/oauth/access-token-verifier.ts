@@ -30,7 +30,7 @@ export class AccessTokenVerifier {
   readonly #keys: ReadonlyMap<string, JWTVerifyGetKey>;
 
   /** `fetchImpl`: how JWKS URLs are fetched (the gateway passes its Outbound rules). */
-  constructor(config: OAuthResourceServerConfig, fetchImpl?: typeof fetch) {
+  constructor(config: OAuthResourceServerConfig, fetchImpl: typeof fetch | null) {
     this.#config = config;
     this.#keys = new Map(config.issuers.map((i) => [i.issuer, keySet(i, fetchImpl)]));
   }

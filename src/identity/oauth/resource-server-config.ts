@@ -8,6 +8,7 @@ import { Ajv } from 'ajv';
 import {
   ASYMMETRIC_JWS_ALGS,
   CAPABILITY_PATTERN,
+  endpointUrlProblem,
   type Problem,
   problem,
   ToolgateError,
@@ -16,7 +17,7 @@ import {
 export interface OAuthIssuer {
   /** The authorization server's issuer identifier, compared exactly with a token's `iss`. */
   readonly issuer: string;
-  /** Its signing keys: an https URL (plain http only on loopback) or a local JWKS file. */
+  /** Its signing keys: a URL (fetched under the outbound rules) or a local JWKS file. */
   readonly jwksUrl?: string;
   readonly jwksFile?: string;
 }
@@ -172,27 +173,21 @@ export function parseOAuthConfig(input: unknown): OAuthResourceServerConfig {
       problems.push(
         problem(`/issuers/${i}`, 'needs exactly one of jwksUrl or jwksFile', 'oauth.config'),
       );
-    if (entry.jwksUrl && !secureUrl(entry.jwksUrl))
-      problems.push(
-        problem(
-          `/issuers/${i}/jwksUrl`,
-          'must be https (plain http only on loopback)',
-          'oauth.config',
-        ),
-      );
+    // A URL toolgate fetches: only its syntax here; where it may point is the outbound rules',
+    // checked when the gateway opens (with its loopback setting) and at each request.
+    const jwks = entry.jwksUrl ? endpointUrlProblem(entry.jwksUrl) : null;
+    if (jwks)
+      problems.push(problem(`/issuers/${i}/jwksUrl`, `jwksUrl ${jwks.message}`, 'oauth.config'));
   });
   if (Object.keys(config.clients).length === 0)
     problems.push(problem('/clients', 'map at least one OAuth client to an agent', 'oauth.config'));
   if (Object.keys(config.scopes).length === 0)
     problems.push(problem('/scopes', 'map at least one scope to capabilities', 'oauth.config'));
   const exchange = config.tokenExchange;
-  if (exchange && !secureUrl(exchange.tokenEndpoint))
+  const endpoint = exchange ? endpointUrlProblem(exchange.tokenEndpoint) : null;
+  if (endpoint)
     problems.push(
-      problem(
-        '/tokenExchange/tokenEndpoint',
-        'must be https (plain http only on loopback)',
-        'oauth.config',
-      ),
+      problem('/tokenExchange/tokenEndpoint', `tokenEndpoint ${endpoint.message}`, 'oauth.config'),
     );
   if (exchange?.issuer !== undefined && !seen.has(exchange.issuer))
     problems.push(

@@ -6,6 +6,7 @@ import { readFileSync } from 'node:fs';
 import {
   ASYMMETRIC_JWS_ALGS,
   endpointUrlProblem,
+  isLoopbackHost,
   type Problem,
   problem,
   ToolgateError,
@@ -57,12 +58,23 @@ function isRole(value: string): value is OperatorRole {
 /** Checks a configuration and fills the defaults; throws INPUT_INVALID listing every problem. */
 export function resolveOidcConfig(input: OidcConfigInput): OidcConfig {
   const problems: Problem[] = [];
-  const urlCheck = (key: string, url: string) => {
-    const p = endpointUrlProblem(url);
-    if (p) problems.push(problem(`/${key}`, `${key} ${p}`, 'oidc.url'));
-  };
-  urlCheck('issuer', input.issuer);
-  urlCheck('redirectUri', input.redirectUri);
+  // The issuer is only a URL here: where it may point is the outbound rules' (openOidcLogin
+  // checks it, resolved, with the gateway's loopback setting), as for every request to it.
+  const issuer = endpointUrlProblem(input.issuer);
+  if (issuer) problems.push(problem('/issuer', `issuer ${issuer.message}`, 'oidc.url'));
+  // The redirect URI is the gateway's own address, which the browser is sent to: https, or http
+  // on loopback (a gateway tried out locally). Toolgate never sends a request to it.
+  const redirect = endpointUrlProblem(input.redirectUri);
+  if (redirect) {
+    problems.push(problem('/redirectUri', `redirectUri ${redirect.message}`, 'oidc.url'));
+  } else if (
+    new URL(input.redirectUri).protocol !== 'https:' &&
+    !isLoopbackHost(new URL(input.redirectUri).hostname)
+  ) {
+    problems.push(
+      problem('/redirectUri', 'redirectUri must be https unless it is loopback', 'oidc.url'),
+    );
+  }
   if (!input.clientId) problems.push(problem('/clientId', 'clientId is required', 'oidc.client'));
   if (input.clientSecret === '')
     problems.push(problem('/clientSecret', 'clientSecret is empty', 'oidc.client'));

@@ -1,10 +1,11 @@
 /**
  * @module OpenID provider discovery: the metadata document at the issuer's well-known address,
- * accepted only when its `issuer` is the configured one exactly and every endpoint is https (or
- * loopback); fetched, with the endpoints toolgate fetches, under the outbound rules (loopback only
- * where the admin allowed it). A redirect is refused: the issuer's own address is the one trusted.
+ * accepted only when its `issuer` is the configured one exactly and every endpoint it names passes
+ * the outbound rules, resolved (loopback only where the admin allowed it); fetched, as the
+ * endpoints toolgate fetches are, under the same rules. A redirect is refused: the issuer's own
+ * address is the one trusted.
  */
-import { endpointUrlProblem, type Outbound } from '../../core/index.js';
+import type { Outbound } from '../../core/index.js';
 import { oidcFailure } from './oidc-failure.js';
 
 export interface OidcProviderMetadata {
@@ -67,16 +68,14 @@ export async function discoverProvider(
       'issuer_mismatch',
       `the discovery document names issuer ${JSON.stringify(d.issuer)}, not the configured ${JSON.stringify(issuer)}`,
     );
-  // The browser goes to the authorization endpoint (its shape is checked); toolgate itself
-  // fetches the token endpoint and the JWKS, so they are checked under the outbound rules now,
-  // resolved, and again at each request.
-  const endpoint = async (key: string, fetched: boolean): Promise<string> => {
+  // Every endpoint the document names goes under the outbound rules now, resolved: toolgate
+  // fetches the token endpoint and the JWKS (checked again at each request), and sends the
+  // browser to the authorization endpoint, which is held to the same bar as the issuer's own.
+  const endpoint = async (key: string): Promise<string> => {
     const value = d[key];
     if (typeof value !== 'string')
       throw oidcFailure('discovery', `the discovery document has no ${key}`);
-    const p = endpointUrlProblem(value);
-    if (p) throw oidcFailure('discovery', `the discovery document's ${key} ${p}`);
-    const refused = fetched ? await outbound.problem(value) : null;
+    const refused = await outbound.problem(value);
     if (refused)
       throw oidcFailure(
         'discovery',
@@ -89,9 +88,9 @@ export async function discoverProvider(
     throw oidcFailure('discovery', 'the provider does not support PKCE with S256');
   return {
     issuer,
-    authorization_endpoint: await endpoint('authorization_endpoint', false),
-    token_endpoint: await endpoint('token_endpoint', true),
-    jwks_uri: await endpoint('jwks_uri', true),
+    authorization_endpoint: await endpoint('authorization_endpoint'),
+    token_endpoint: await endpoint('token_endpoint'),
+    jwks_uri: await endpoint('jwks_uri'),
     iss_in_response: d.authorization_response_iss_parameter_supported === true,
   };
 }

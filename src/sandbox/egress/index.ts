@@ -12,6 +12,8 @@ export type { ByteBudget } from './byte-budget.js';
 export { createByteBudget } from './byte-budget.js';
 export type { DialerOptions } from './checked-dialer.js';
 export { CheckedDialer, isLoopbackAddress } from './checked-dialer.js';
+export type { CheckedRequestOptions } from './checked-request.js';
+export { requestBody, requestOver } from './checked-request.js';
 export type { EgressAuditFields } from './egress-audit.js';
 export { egressAuditFields } from './egress-audit.js';
 export type { EgressAllow, EgressDecision, EgressDeny, EgressDenyCode } from './egress-decision.js';

@@ -8,14 +8,11 @@
  * checked address dialled (CheckedDialer), so a DNS answer that changes in between reaches
  * nothing it did not pass. Redirects are never followed.
  */
-import http from 'node:http';
-import type net from 'node:net';
-import { Readable } from 'node:stream';
-import tls from 'node:tls';
 import ipaddr from 'ipaddr.js';
-import type { Outbound, OutboundProblem } from '../../core/index.js';
+import { endpointUrlProblem, type Outbound, type OutboundProblem } from '../../core/index.js';
 import { checkAddress } from './address-policy.js';
 import { CheckedDialer, type DialerOptions, isLoopbackAddress } from './checked-dialer.js';
+import { requestBody, requestOver } from './checked-request.js';
 import { systemResolver, withDeadline } from './resolver.js';
 
 export interface OutboundOptions extends DialerOptions {
@@ -67,16 +64,10 @@ export class OutboundGuard implements Outbound {
   }
 
   #shape(raw: string): Shape {
-    let url: URL;
-    try {
-      url = new URL(raw);
-    } catch {
-      return refused('egress.url', 'is not a URL');
-    }
-    if (url.username !== '' || url.password !== '')
-      return refused('egress.userinfo', 'must not hold credentials');
-    if (url.protocol !== 'http:' && url.protocol !== 'https:')
-      return refused('egress.scheme', 'must be https');
+    // The syntax first (a URL, http(s), no credentials): the one check of core/endpoint-url.ts.
+    const syntax = endpointUrlProblem(raw);
+    if (syntax) return refused(syntax.rule, syntax.message);
+    const url = new URL(raw);
     const host = url.hostname.replace(/^\[(.*)\]$/, '$1').toLowerCase();
     const port = url.port === '' ? (url.protocol === 'https:' ? 443 : 80) : Number(url.port);
     const literal = ipaddr.isValid(host);
@@ -132,71 +123,13 @@ export class OutboundGuard implements Outbound {
     const raw = typeof input === 'string' || input instanceof URL ? String(input) : input.url;
     const shape = this.#shape(raw);
     if (!shape.ok) throw new OutboundRefused(shape.rule, `the URL ${shape.message}`);
+    const body = await requestBody(init);
     const dialed = await this.#dialer.dial(shape.host, shape.port);
     if (!dialed.ok) throw new OutboundRefused(dialed.rule, dialed.message);
-    const socket: net.Socket =
-      shape.url.protocol === 'https:'
-        ? tls.connect({
-            socket: dialed.socket,
-            servername: shape.host,
-            ...(this.#options.unsafeTestCa !== undefined ? { ca: this.#options.unsafeTestCa } : {}),
-          })
-        : dialed.socket;
-    return request(shape.url, socket, init);
-  };
-}
-
-/** One request over an already-dialled socket; the response as the receiver gave it. */
-async function request(url: URL, socket: net.Socket, init: RequestInit | undefined) {
-  const body =
-    init?.body === undefined || init.body === null
-      ? undefined
-      : typeof init.body === 'string'
-        ? init.body
-        : Buffer.from(await new Response(init.body).arrayBuffer());
-  const headers: Record<string, string> = {};
-  new Headers(init?.headers).forEach((value, name) => {
-    headers[name] = value;
-  });
-  return new Promise<Response>((resolve, reject) => {
-    const req = http.request(
-      {
-        method: init?.method ?? 'GET',
-        path: `${url.pathname}${url.search}`,
-        headers: {
-          ...headers,
-          ...(body !== undefined ? { 'content-length': String(Buffer.byteLength(body)) } : {}),
-          host: url.host,
-        },
-        // No agent: the checked, already-connected socket is the only one this request uses.
-        createConnection: () => socket,
-      },
-      (res) => {
-        const responseHeaders = new Headers();
-        for (const [name, value] of Object.entries(res.headers)) {
-          if (value === undefined) continue;
-          for (const v of Array.isArray(value) ? value : [value]) responseHeaders.append(name, v);
-        }
-        const status = res.statusCode ?? 502;
-        const hasBody = status !== 204 && status !== 304 && (init?.method ?? 'GET') !== 'HEAD';
-        resolve(
-          new Response(hasBody ? (Readable.toWeb(res) as ReadableStream<Uint8Array>) : null, {
-            status,
-            headers: responseHeaders,
-          }),
-        );
-      },
-    );
-    req.on('error', (err) => {
-      socket.destroy();
-      reject(err);
+    return requestOver(shape.url, shape.host, dialed.socket, init, body, {
+      ...(this.#options.unsafeTestCa !== undefined
+        ? { unsafeTestCa: this.#options.unsafeTestCa }
+        : {}),
     });
-    const signal = init?.signal;
-    if (signal) {
-      if (signal.aborted) req.destroy(signal.reason as Error);
-      else signal.addEventListener('abort', () => req.destroy(signal.reason as Error));
-    }
-    if (body !== undefined) req.end(body);
-    else req.end();
-  });
+  };
 }
