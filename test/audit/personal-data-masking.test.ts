@@ -43,7 +43,7 @@ const NAME_AS_TOOL = 'Erika_Mustermann_1964';
 const NUMBER_AS_TOOL = 'KD-77341902-Mustermann';
 const MCP_NAME_AS_TOOL = 'Rosalind_Franklin_Kundin';
 // Customers as the keys of a map the schema leaves open.
-const CUSTOMER_KEYS = ['Mustermann', 'gabriele_schwarzenegger', 'Kundennummer-5512'];
+const CUSTOMER_KEYS = ['Zimmermann', 'gabriele_schwarzenegger', 'Kontonummer-5512'];
 // A chat handle: the refusal quotes it lower-cased.
 const HANDLE = '@Hildegard.Knef_Privat';
 // Free text longer than the 100 characters a refusal quotes, with letters it escapes (ß, ö).
