@@ -139,7 +139,7 @@ export class AuditPseudonyms {
         spans.push([start, start + inner.length]);
       }
     }
-    const lower = text.toLowerCase();
+    const { lower, from, to } = lowered(text);
     for (const echo of echoes) {
       const needle = echo.toLowerCase();
       if (!lower.includes(needle)) continue;
@@ -150,7 +150,8 @@ export class AuditPseudonyms {
         if (bounded && (WORD_CHAR.test(lower[at - 1] ?? '') || WORD_CHAR.test(lower[end] ?? ''))) {
           continue;
         }
-        spans.push([at, end]);
+        // Back to the text's own positions: lower-casing may lengthen a character (İ → i̇).
+        spans.push([from[at] ?? 0, to[end - 1] ?? text.length]);
       }
     }
     for (const f of findPersonalData(text)) spans.push([f.start, f.end]);
@@ -223,6 +224,29 @@ export class AuditPseudonyms {
   }
 }
 
+/**
+ * `text` lower-cased, with, for each UTF-16 unit of the result, where the character it came from
+ * starts (`from`) and ends (`to`) in `text`: lower-casing may change a character's length (`İ`
+ * becomes `i` and a combining dot), and a span found in the lower-cased copy must be cut from the
+ * text at the same characters, not at shifted offsets.
+ */
+function lowered(text: string): { lower: string; from: number[]; to: number[] } {
+  let lower = '';
+  const from: number[] = [];
+  const to: number[] = [];
+  let at = 0;
+  for (const ch of text) {
+    const l = ch.toLowerCase();
+    lower += l;
+    for (let i = 0; i < l.length; i++) {
+      from.push(at);
+      to.push(at + ch.length);
+    }
+    at += ch.length;
+  }
+  return { lower, from, to };
+}
+
 /** Whether an object key is the tool's vocabulary (declared by its schema), kept as it is. */
 function keptKey(k: string, declared: ReadonlySet<string> | null): boolean {
   return declared?.has(k) === true && PLAIN_KEY.test(k) && findPersonalData(k).length === 0;
@@ -257,8 +281,12 @@ function echoesOf(args: unknown, declared: ReadonlySet<string> | null): string[]
       for (const x of v) walk(x, depth + 1);
     } else if (typeof v === 'object' && v !== null) {
       for (const [k, x] of Object.entries(v)) {
-        // A declared property name is the schema's, and messages name it; any other is the caller's.
-        if (!keptKey(k, declared)) add(k);
+        // A declared property name is the schema's, and messages name it; any other is the
+        // caller's, also as a JSON pointer in a refusal spells it (`~` as `~0`, `/` as `~1`).
+        if (!keptKey(k, declared)) {
+          add(k);
+          add(k.replaceAll('~', '~0').replaceAll('/', '~1'));
+        }
         walk(x, depth + 1);
       }
     }

@@ -156,6 +156,31 @@ for (const backend of backends()) {
               ],
             }),
           },
+          {
+            kind: 'Tool',
+            spec: validTool({
+              id: 'link_customers',
+              name: 'link_customers',
+              description: 'Attach documentation links to customers, grouped by team.',
+              required_capabilities: ['docs:read'],
+              egress: { mode: 'constrained', hosts: ['docs.example.com'] },
+              runtime: { kind: 'inline', handler: 'test.route_notes' },
+              input_schema: {
+                type: 'object',
+                additionalProperties: false,
+                properties: {
+                  // Team, then customer, then a URL: both keys are the caller's.
+                  links: {
+                    type: 'object',
+                    additionalProperties: {
+                      type: 'object',
+                      additionalProperties: { type: 'string', 'x-toolgate': 'url' },
+                    },
+                  },
+                },
+              },
+            }),
+          },
         ],
         setup,
       );
@@ -311,6 +336,50 @@ for (const backend of backends()) {
         [callIdOf(long)],
       );
       assert.equal(JSON.parse(longRecord.args_redacted ?? 'null').channel, token(LONG));
+    });
+
+    test('a refusal naming caller keys in a pointer keeps none of them, after a character that lower-casing lengthens and in JSON pointer escapes', async () => {
+      const sid = await session();
+      const cases = [
+        // `İ` lower-cases to two units: spans found in a lower-cased copy must not shift.
+        { team: 'İİİİ-Kundenteam', customer: 'Mustermann_Erika' },
+        // A JSON pointer spells `~` as `~0` and `/` as `~1`.
+        { team: 'Vertrieb/Nord', customer: 'Liesel~Rosenkranz' },
+      ];
+      for (const { team, customer } of cases) {
+        const r = await call(sid, 'link_customers', {
+          links: { [team]: { [customer]: 'https://evil.example/x' } },
+        });
+        assert.equal(r.status, 403, JSON.stringify(r.body));
+        assert.equal(r.body.code, 'POLICY_DENIED');
+        const record = await firstOf(callIdOf(r));
+        const spelled = (k: string) => k.replaceAll('~', '~0').replaceAll('/', '~1');
+        assert.equal(
+          record.message,
+          `/links/${token(spelled(team))}/${token(spelled(customer))}: host "${token('evil.example')}" is not allowed for this argument`,
+        );
+      }
+      // The benign neighbour: a link to the tool's own host passes; the host, which the tool
+      // declares, stays readable, the caller's keys do not.
+      const ok = await call(sid, 'link_customers', {
+        links: { Vertrieb: { Mustermann_Erika: 'https://docs.example.com/pages/refunds' } },
+      });
+      assert.equal(ok.status, 200, JSON.stringify(ok.body));
+      const pre = await firstOf(callIdOf(ok));
+      assert.equal(pre.egress_host, 'docs.example.com');
+      const text = await everything();
+      for (const fragment of [
+        'kundenteam',
+        'mustermann',
+        'erika',
+        'vertrieb',
+        'nord',
+        'liesel',
+        'rosenkranz',
+        'evil.example',
+      ]) {
+        assert.ok(!text.includes(fragment), `${fragment} is in the append-only log`);
+      }
     });
 
     test('one value in any case or compatibility form has one hash, in arguments, refusals and the search', async () => {
