@@ -198,12 +198,14 @@ export class AuditPseudonyms {
    * The record as the log may keep it. `raw`: the call's arguments as sent, when the caller has
    * them; their strings (and tokens, and keys the schema does not declare) are what a message or
    * a detail may have echoed. `declared`: the property names of the tool's input schema, null
-   * when no tool was resolved (every key is then hashed).
+   * when no tool was resolved (every key is then hashed). `hosts`: the egress hosts the tool's
+   * definition names, the only ones `egressHost` keeps readable.
    */
   maskRecord<R extends MaskableRecord>(
     record: R,
     raw: unknown,
     declared: ReadonlySet<string> | null = null,
+    hosts: readonly string[] = [],
   ): R {
     const masked: { -readonly [K in keyof MaskableRecord]: MaskableRecord[K] } = { ...record };
     if (record.argsRedacted !== undefined) {
@@ -218,9 +220,29 @@ export class AuditPseudonyms {
       masked.details = this.maskDetails(record.details, echoes) as Record<string, unknown>;
     }
     if (record.egressHost !== undefined) {
-      masked.egressHost = this.maskText(record.egressHost, [], false);
+      masked.egressHost = this.maskHosts(record.egressHost, hosts);
     }
     return masked as R;
+  }
+
+  /**
+   * An egress host list (`host` or `host=address`, comma-separated): a host the tool's definition
+   * names (`hosts`, its constrained egress) stays as it is — the tool's vocabulary; any other was
+   * chosen by the caller (a URL argument of a tool with unconstrained egress) and is replaced by
+   * its keyed hash, its address too. The list's shape is kept, so one host is one token wherever
+   * it appears (the new-destination detector compares them).
+   */
+  maskHosts(list: string, hosts: readonly string[] = []): string {
+    const named = new Set(hosts.map((h) => h.toLowerCase()));
+    return list
+      .split(',')
+      .map((item) => {
+        const at = item.indexOf('=');
+        const host = at < 0 ? item : item.slice(0, at);
+        if (named.has(host.trim().toLowerCase())) return this.maskText(item, [], false);
+        return at < 0 ? this.token(host) : `${this.token(host)}=${this.token(item.slice(at + 1))}`;
+      })
+      .join(',');
   }
 }
 

@@ -63,6 +63,7 @@ for (const backend of backends()) {
     let app: FastifyInstance;
     let base = '';
     let apiKey = '';
+    let webKey = '';
     let auditorToken = '';
     let drop: () => Promise<void>;
     const clients: Client[] = [];
@@ -181,10 +182,32 @@ for (const backend of backends()) {
               },
             }),
           },
+          {
+            kind: 'Tool',
+            spec: validTool({
+              id: 'open_link',
+              name: 'open_link',
+              description: 'Open any web page a customer sent and return its title.',
+              required_capabilities: ['web:open'],
+              data_access: 'public',
+              egress: { mode: 'unconstrained' },
+              runtime: { kind: 'inline', handler: 'test.route_notes' },
+              input_schema: {
+                type: 'object',
+                additionalProperties: false,
+                required: ['url'],
+                properties: { url: { type: 'string', 'x-toolgate': 'url' } },
+              },
+            }),
+          },
+          // Its own agent: a session that can read private data is offered no unconstrained egress.
+          { kind: 'Agent', spec: { id: 'web-bot', owner: 'qa' } },
+          { kind: 'Grant', spec: { agent: 'web-bot', capabilities: ['web:open'] } },
         ],
         setup,
       );
       await approvePendingReviews(tg);
+      webKey = (await tg.keys.issue('web-bot', setup)).apiKey;
       apiKey = (await tg.keys.issue('support-bot', setup)).apiKey;
       await tg.admin.operators.create(BOOTSTRAP_OPERATOR, { id: 'ines', roles: ['auditor'] });
       auditorToken = (
@@ -380,6 +403,33 @@ for (const backend of backends()) {
       ]) {
         assert.ok(!text.includes(fragment), `${fragment} is in the append-only log`);
       }
+    });
+
+    test("egress_host keeps the hosts the tool's definition names and hashes a host the caller chose", async () => {
+      const webSid = (await send('POST', '/v1/sessions', {}, webKey)).body.id as string;
+      const chosen = await send(
+        'POST',
+        `/v1/sessions/${webSid}/calls`,
+        { tool: 'open_link', arguments: { url: 'https://Annegret-Kramp.Example/lebenslauf' } },
+        webKey,
+      );
+      assert.equal(chosen.status, 200, JSON.stringify(chosen.body));
+      const pre = await firstOf(callIdOf(chosen));
+      assert.equal(pre.kind, 'call.pre');
+      // One host, one token: the investigator's hash of the host, in any case, matches it.
+      assert.equal(pre.egress_host, token('annegret-kramp.example'));
+      assert.equal(pre.egress_host, token('Annegret-Kramp.Example'));
+      const text = await everything();
+      for (const fragment of ['annegret', 'kramp', 'lebenslauf']) {
+        assert.ok(!text.includes(fragment), `${fragment} is in the append-only log`);
+      }
+      // The benign neighbour: a constrained tool's own host stays readable.
+      const sid = await session();
+      const named = await call(sid, 'link_customers', {
+        links: { Einkauf: { Kunde_Eins: 'https://docs.example.com/pages/a' } },
+      });
+      assert.equal(named.status, 200, JSON.stringify(named.body));
+      assert.equal((await firstOf(callIdOf(named))).egress_host, 'docs.example.com');
     });
 
     test('one value in any case or compatibility form has one hash, in arguments, refusals and the search', async () => {
