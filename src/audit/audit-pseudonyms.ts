@@ -61,6 +61,8 @@ export interface MaskableRecord {
   readonly message?: string;
   readonly details?: Readonly<Record<string, unknown>>;
   readonly egressHost?: string;
+  /** The model behind the agent, as the agent reports it: the caller's own free text. */
+  readonly model?: string;
 }
 
 export class AuditPseudonyms {
@@ -182,7 +184,9 @@ export class AuditPseudonyms {
    */
   maskDetails(value: unknown, echoes: readonly string[] = [], depth = 0): unknown {
     if (typeof value === 'string') return this.maskText(value, echoes);
-    if (depth > MAX_DEPTH || typeof value !== 'object' || value === null) return value;
+    // Deeper than the walk goes, nothing is kept as it is (it was never looked at).
+    if (depth > MAX_DEPTH) return SECRET_MASK;
+    if (typeof value !== 'object' || value === null) return value;
     if (Array.isArray(value)) return value.map((v) => this.maskDetails(v, echoes, depth + 1));
     const out: Record<string, unknown> = {};
     for (const [k, v] of Object.entries(value)) {
@@ -222,6 +226,8 @@ export class AuditPseudonyms {
     if (record.egressHost !== undefined) {
       masked.egressHost = this.maskHosts(record.egressHost, hosts);
     }
+    // Nobody declares it and the caller may write anything there: hashed whole, like an argument.
+    if (record.model !== undefined) masked.model = this.token(record.model);
     return masked as R;
   }
 

@@ -23,6 +23,7 @@ import { after, before, describe, test } from 'node:test';
 import { Client } from '@modelcontextprotocol/sdk/client/index.js';
 import { StreamableHTTPClientTransport } from '@modelcontextprotocol/sdk/client/streamableHttp.js';
 import type { FastifyInstance } from 'fastify';
+import { AuditPseudonyms } from '../../src/audit/index.js';
 import { MasterKey } from '../../src/credentials/index.js';
 import { buildServer } from '../../src/http/index.js';
 import { BOOTSTRAP_OPERATOR } from '../../src/operators/index.js';
@@ -432,6 +433,31 @@ for (const backend of backends()) {
       assert.equal((await firstOf(callIdOf(named))).egress_host, 'docs.example.com');
     });
 
+    test('the model an agent reports is kept as its keyed hash, since the agent may write anything there', async () => {
+      const sid = await session();
+      const model = 'Assistent-von-Bertha-Suttner';
+      const r = await send(
+        'POST',
+        `/v1/sessions/${sid}/calls`,
+        { tool: 'route_notes', arguments: { priority: 1 }, model },
+        apiKey,
+      );
+      assert.equal(r.status, 200, JSON.stringify(r.body));
+      const records = await recordsOf(callIdOf(r));
+      assert.deepEqual(
+        records.map((x) => [x.kind, x.model]),
+        [
+          ['call.pre', token(model)],
+          ['call.post', token(model)],
+        ],
+      );
+      const text = await everything();
+      assert.ok(!text.includes('bertha') && !text.includes('suttner'));
+      // The benign neighbour: a call that reports no model records none.
+      const plain = await call(sid, 'route_notes', { priority: 1 });
+      assert.equal((await firstOf(callIdOf(plain))).model, null);
+    });
+
     test('one value in any case or compatibility form has one hash, in arguments, refusals and the search', async () => {
       const sid = await session();
       const ids: string[] = [];
@@ -525,3 +551,37 @@ for (const backend of backends()) {
     });
   });
 }
+
+describe('details deeper than the masking walks are not kept as they are', () => {
+  test('a string past the depth limit is masked; one within it goes through the message pass', () => {
+    const pseudonyms = AuditPseudonyms.ephemeral();
+    const nest = (depth: number, leaf: unknown): unknown =>
+      depth === 0 ? leaf : { level: nest(depth - 1, leaf) };
+    const text = (v: unknown) => JSON.stringify(v);
+    const deep = pseudonyms.maskRecord(
+      {
+        argsRedacted: undefined,
+        details: { trail: nest(40, 'write to jane.roe@customer.example') },
+      },
+      undefined,
+    );
+    assert.ok(!text(deep).includes('jane.roe'), text(deep));
+    // The benign neighbour: within the limit, the same text keeps its words, the address hashed.
+    const shallow = pseudonyms.maskRecord(
+      {
+        argsRedacted: undefined,
+        details: { trail: nest(3, 'write to jane.roe@customer.example') },
+      },
+      undefined,
+    );
+    assert.equal(
+      text(shallow),
+      text({
+        argsRedacted: undefined,
+        details: {
+          trail: nest(3, `write to ${pseudonyms.token('jane.roe@customer.example')}`),
+        },
+      }),
+    );
+  });
+});
