@@ -133,12 +133,14 @@ export class AuditPseudonyms {
    */
   maskText(text: string, echoes: readonly string[] = [], quotes = true): string {
     const spans: [number, number][] = [];
+    const quoted = new Set<string>();
     if (quotes) {
       for (const m of text.matchAll(QUOTED)) {
         const inner = m[1] ?? m[2] ?? '';
         if (inner.length === 0 || isToken(inner)) continue;
         const start = (m.index ?? 0) + 1;
         spans.push([start, start + inner.length]);
+        quoted.add(`${start}:${start + inner.length}`);
       }
     }
     const { lower, from, to } = lowered(text);
@@ -163,7 +165,12 @@ export class AuditPseudonyms {
     let at = 0;
     let open: [number, number] | null = null;
     const close = (span: [number, number]): void => {
-      masked += text.slice(at, span[0]) + this.token(text.slice(span[0], span[1]));
+      const found = text.slice(span[0], span[1]);
+      // A quote exactly as a refusal wrote it (policy-verdict.ts `excerpt`, which spells what is
+      // not printable ASCII, `"` and `\` as `\u{…}`) is hashed as the value it quotes, so it
+      // gives the argument's own hash.
+      const value = quoted.has(`${span[0]}:${span[1]}`) ? unescapeExcerpt(found) : found;
+      masked += text.slice(at, span[0]) + this.token(value);
       at = span[1];
     };
     for (const span of spans) {
@@ -278,6 +285,14 @@ function lowered(text: string): { lower: string; from: number[]; to: number[] } 
 /** Whether an object key is the tool's vocabulary (declared by its schema), kept as it is. */
 function keptKey(k: string, declared: ReadonlySet<string> | null): boolean {
   return declared?.has(k) === true && PLAIN_KEY.test(k) && findPersonalData(k).length === 0;
+}
+
+/** The text an excerpt quoted: each `\u{hex}` back to its character (excerpt escapes `\` too). */
+function unescapeExcerpt(text: string): string {
+  return text.replace(/\\u\{([0-9a-f]{1,6})\}/g, (whole, hex: string) => {
+    const cp = Number.parseInt(hex, 16);
+    return cp <= 0x10ffff ? String.fromCodePoint(cp) : whole;
+  });
 }
 
 /** Whether a quoted segment is already one keyed hash. */

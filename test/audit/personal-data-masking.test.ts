@@ -50,6 +50,8 @@ const HANDLE = '@Hildegard.Knef_Privat';
 // Free text longer than the 100 characters a refusal quotes, with letters it escapes (ß, ö).
 const LONG =
   'Frau Eleonore Brautigam, Heidestraße 17, 51147 Köln, Kundennummer KD-99887766, ruft wegen Rückerstattung an, Geburtstag 1961';
+// Short, with letters a refusal escapes, and a backslash.
+const UMLAUTS = 'Grüße an Jürgen Schwarzwälder \\ Büro';
 // Their distinctive fragments, each a token of at least 4 characters.
 const LONG_FRAGMENTS = ['eleonore', 'brautigam', 'heidestra', '51147', 'kundennummer', '99887766'];
 // One address in three spellings: mixed case, lower case, full-width compatibility forms.
@@ -310,6 +312,9 @@ for (const backend of backends()) {
       assert.equal(handle.body.code, 'DESTINATION_NOT_ALLOWED');
       const long = await call(sid, 'route_notes', { channel: LONG });
       assert.equal(long.status, 403, JSON.stringify(long.body));
+      // Quoted with its letters escaped (\u{fc}): hashed as the value, the argument's own hash.
+      const escaped = await call(sid, 'route_notes', { channel: UMLAUTS });
+      assert.equal(escaped.status, 403, JSON.stringify(escaped.body));
       // Refused by the size policy, which names the (undeclared) argument.
       const keyed = await call(sid, 'route_notes', { Rosenkranz_Liesel: 'x'.repeat(2000) });
       assert.equal(keyed.status, 400, JSON.stringify(keyed.body));
@@ -325,6 +330,8 @@ for (const backend of backends()) {
         ...LONG_FRAGMENTS,
         'rosenkranz',
         'liesel',
+        'rgen',
+        'schwarzw',
       ]) {
         assert.ok(!text.includes(fragment), `${fragment} is in the append-only log`);
       }
@@ -340,6 +347,12 @@ for (const backend of backends()) {
       const longRecord = await firstOf(callIdOf(long));
       assert.match(longRecord.message ?? '', /^\/channel: "hmac:[0-9a-f]{32}"… /);
       assert.match(longRecord.message ?? '', /\(chat destination\)$/);
+      const escapedRecord = await firstOf(callIdOf(escaped));
+      assert.equal(
+        escapedRecord.message,
+        `/channel: "${token(UMLAUTS)}" must be printable ASCII (chat destination)`,
+      );
+      assert.equal(JSON.parse(escapedRecord.args_redacted ?? 'null').channel, token(UMLAUTS));
       const keyedRecord = await firstOf(callIdOf(keyed));
       assert.equal(
         keyedRecord.message,
