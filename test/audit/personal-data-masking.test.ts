@@ -4,12 +4,15 @@
  * client for probes) on every backend. No detector recognises the values used here (a name, a
  * customer number, a chat handle), so only the masking rule itself keeps them out:
  *
- * - a probe's tool name is kept as its keyed hash, whatever it looks like (REST and MCP);
+ * - a probe's tool name is kept as its keyed hash, whatever it looks like (REST and MCP), and a
+ *   large number in nested lists too;
  * - a map keyed by customers keeps its shape, its keys hashed, while the property names the
  *   tool's schema declares stay readable;
  * - a refusal that quotes a value (case-changed, cut to its first 100 characters, escaped) or
- *   names a caller's key keeps no fragment of it, while messages the gateway wrote
- *   alone stay readable;
+ *   names a caller's key keeps no fragment of it, while messages the gateway wrote alone stay
+ *   readable; keys in a pointer are found after `İ` and in `~0`/`~1` escapes;
+ * - an egress host the caller chose, and the model the agent reports, are kept as keyed hashes,
+ *   while the hosts the tool's definition names stay readable;
  * - one value in any case or Unicode compatibility form has one hash, in arguments and messages,
  *   and it is the hash the classified store's search gives;
  * - search and erasure by value refuse blank and short values (REST and the library API) and
@@ -241,6 +244,13 @@ for (const backend of backends()) {
         assert.equal(r.body.code, 'TOOL_NOT_REGISTERED');
         ids[name] = callIdOf(r);
       }
+      // A large number in nested lists (an account number) is hashed; a small one is kept.
+      const numbers = await call(sid, NUMBER_AS_TOOL, { accounts: [[4711000123, 12]] });
+      assert.equal(numbers.status, 404, JSON.stringify(numbers.body));
+      const numbersRecord = await firstOf(callIdOf(numbers));
+      assert.deepEqual(JSON.parse(numbersRecord.args_redacted ?? 'null'), {
+        [token('accounts')]: [[token(4711000123), 12]],
+      });
       const client = await mcpClient();
       const viaMcp = await client.callTool({ name: MCP_NAME_AS_TOOL, arguments: { query: 'x' } });
       assert.equal(viaMcp.isError, true);
@@ -250,6 +260,7 @@ for (const backend of backends()) {
         assert.ok(!text.includes(name.toLowerCase()), `${name} is in the append-only log`);
       }
       assert.ok(!text.includes('mustermann') && !text.includes('rosalind'));
+      assert.ok(!text.includes('4711000123'));
       // The benign neighbour: each probe is recorded, its name as the hash an investigator who
       // knows the name computes (an ordinary name too, so the detectors can match it).
       for (const [name, callId] of Object.entries(ids)) {
