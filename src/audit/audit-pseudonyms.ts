@@ -61,6 +61,8 @@ export interface MaskableRecord {
   readonly message?: string;
   readonly details?: Readonly<Record<string, unknown>>;
   readonly egressHost?: string;
+  /** The model behind the agent, as the agent reports it: the caller's own free text. */
+  readonly model?: string;
 }
 
 export class AuditPseudonyms {
@@ -131,15 +133,17 @@ export class AuditPseudonyms {
    */
   maskText(text: string, echoes: readonly string[] = [], quotes = true): string {
     const spans: [number, number][] = [];
+    const quoted = new Set<string>();
     if (quotes) {
       for (const m of text.matchAll(QUOTED)) {
         const inner = m[1] ?? m[2] ?? '';
         if (inner.length === 0 || isToken(inner)) continue;
         const start = (m.index ?? 0) + 1;
         spans.push([start, start + inner.length]);
+        quoted.add(`${start}:${start + inner.length}`);
       }
     }
-    const lower = text.toLowerCase();
+    const { lower, from, to } = lowered(text);
     for (const echo of echoes) {
       const needle = echo.toLowerCase();
       if (!lower.includes(needle)) continue;
@@ -150,7 +154,8 @@ export class AuditPseudonyms {
         if (bounded && (WORD_CHAR.test(lower[at - 1] ?? '') || WORD_CHAR.test(lower[end] ?? ''))) {
           continue;
         }
-        spans.push([at, end]);
+        // Back to the text's own positions: lower-casing may lengthen a character (İ → i̇).
+        spans.push([from[at] ?? 0, to[end - 1] ?? text.length]);
       }
     }
     for (const f of findPersonalData(text)) spans.push([f.start, f.end]);
@@ -160,7 +165,12 @@ export class AuditPseudonyms {
     let at = 0;
     let open: [number, number] | null = null;
     const close = (span: [number, number]): void => {
-      masked += text.slice(at, span[0]) + this.token(text.slice(span[0], span[1]));
+      const found = text.slice(span[0], span[1]);
+      // A quote exactly as a refusal wrote it (policy-verdict.ts `excerpt`, which spells what is
+      // not printable ASCII, `"` and `\` as `\u{…}`) is hashed as the value it quotes, so it
+      // gives the argument's own hash.
+      const value = quoted.has(`${span[0]}:${span[1]}`) ? unescapeExcerpt(found) : found;
+      masked += text.slice(at, span[0]) + this.token(value);
       at = span[1];
     };
     for (const span of spans) {
@@ -181,7 +191,9 @@ export class AuditPseudonyms {
    */
   maskDetails(value: unknown, echoes: readonly string[] = [], depth = 0): unknown {
     if (typeof value === 'string') return this.maskText(value, echoes);
-    if (depth > MAX_DEPTH || typeof value !== 'object' || value === null) return value;
+    // Deeper than the walk goes, nothing is kept as it is (it was never looked at).
+    if (depth > MAX_DEPTH) return SECRET_MASK;
+    if (typeof value !== 'object' || value === null) return value;
     if (Array.isArray(value)) return value.map((v) => this.maskDetails(v, echoes, depth + 1));
     const out: Record<string, unknown> = {};
     for (const [k, v] of Object.entries(value)) {
@@ -197,12 +209,14 @@ export class AuditPseudonyms {
    * The record as the log may keep it. `raw`: the call's arguments as sent, when the caller has
    * them; their strings (and tokens, and keys the schema does not declare) are what a message or
    * a detail may have echoed. `declared`: the property names of the tool's input schema, null
-   * when no tool was resolved (every key is then hashed).
+   * when no tool was resolved (every key is then hashed). `hosts`: the egress hosts the tool's
+   * definition names, the only ones `egressHost` keeps readable.
    */
   maskRecord<R extends MaskableRecord>(
     record: R,
     raw: unknown,
     declared: ReadonlySet<string> | null = null,
+    hosts: readonly string[] = [],
   ): R {
     const masked: { -readonly [K in keyof MaskableRecord]: MaskableRecord[K] } = { ...record };
     if (record.argsRedacted !== undefined) {
@@ -217,15 +231,68 @@ export class AuditPseudonyms {
       masked.details = this.maskDetails(record.details, echoes) as Record<string, unknown>;
     }
     if (record.egressHost !== undefined) {
-      masked.egressHost = this.maskText(record.egressHost, [], false);
+      masked.egressHost = this.maskHosts(record.egressHost, hosts);
     }
+    // Nobody declares it and the caller may write anything there: hashed whole, like an argument.
+    if (record.model !== undefined) masked.model = this.token(record.model);
     return masked as R;
   }
+
+  /**
+   * An egress host list (`host` or `host=address`, comma-separated): a host the tool's definition
+   * names (`hosts`, its constrained egress) stays as it is — the tool's vocabulary; any other was
+   * chosen by the caller (a URL argument of a tool with unconstrained egress) and is replaced by
+   * its keyed hash, its address too. The list's shape is kept, so one host is one token wherever
+   * it appears (the new-destination detector compares them).
+   */
+  maskHosts(list: string, hosts: readonly string[] = []): string {
+    const named = new Set(hosts.map((h) => h.toLowerCase()));
+    return list
+      .split(',')
+      .map((item) => {
+        const at = item.indexOf('=');
+        const host = at < 0 ? item : item.slice(0, at);
+        if (named.has(host.trim().toLowerCase())) return this.maskText(item, [], false);
+        return at < 0 ? this.token(host) : `${this.token(host)}=${this.token(item.slice(at + 1))}`;
+      })
+      .join(',');
+  }
+}
+
+/**
+ * `text` lower-cased, with, for each UTF-16 unit of the result, where the character it came from
+ * starts (`from`) and ends (`to`) in `text`: lower-casing may change a character's length (`İ`
+ * becomes `i` and a combining dot), and a span found in the lower-cased copy must be cut from the
+ * text at the same characters, not at shifted offsets.
+ */
+function lowered(text: string): { lower: string; from: number[]; to: number[] } {
+  let lower = '';
+  const from: number[] = [];
+  const to: number[] = [];
+  let at = 0;
+  for (const ch of text) {
+    const l = ch.toLowerCase();
+    lower += l;
+    for (let i = 0; i < l.length; i++) {
+      from.push(at);
+      to.push(at + ch.length);
+    }
+    at += ch.length;
+  }
+  return { lower, from, to };
 }
 
 /** Whether an object key is the tool's vocabulary (declared by its schema), kept as it is. */
 function keptKey(k: string, declared: ReadonlySet<string> | null): boolean {
   return declared?.has(k) === true && PLAIN_KEY.test(k) && findPersonalData(k).length === 0;
+}
+
+/** The text an excerpt quoted: each `\u{hex}` back to its character (excerpt escapes `\` too). */
+function unescapeExcerpt(text: string): string {
+  return text.replace(/\\u\{([0-9a-f]{1,6})\}/g, (whole, hex: string) => {
+    const cp = Number.parseInt(hex, 16);
+    return cp <= 0x10ffff ? String.fromCodePoint(cp) : whole;
+  });
 }
 
 /** Whether a quoted segment is already one keyed hash. */
@@ -257,8 +324,12 @@ function echoesOf(args: unknown, declared: ReadonlySet<string> | null): string[]
       for (const x of v) walk(x, depth + 1);
     } else if (typeof v === 'object' && v !== null) {
       for (const [k, x] of Object.entries(v)) {
-        // A declared property name is the schema's, and messages name it; any other is the caller's.
-        if (!keptKey(k, declared)) add(k);
+        // A declared property name is the schema's, and messages name it; any other is the
+        // caller's, also as a JSON pointer in a refusal spells it (`~` as `~0`, `/` as `~1`).
+        if (!keptKey(k, declared)) {
+          add(k);
+          add(k.replaceAll('~', '~0').replaceAll('/', '~1'));
+        }
         walk(x, depth + 1);
       }
     }

@@ -150,16 +150,26 @@ export class AuditWriter {
    * the record, never into the chain. `deferred` records (results of calls that already ran) ride
    * along with the next durable commit, or go out within DEFER_MS when nothing else is written:
    * they never cost a call an fsync of its own. `declared`: the property names the tool's input
-   * schema declares, the only keys kept readable (none given: every key is hashed).
+   * schema declares, the only keys kept readable (none given: every key is hashed). `hosts`: the
+   * egress hosts the tool's definition names, the only egress hosts kept readable.
    */
   append(
     record: AuditRecord,
     rawArgs?: unknown,
-    options: { deferred?: boolean; declared?: ReadonlySet<string> | null } = {},
+    options: {
+      deferred?: boolean;
+      declared?: ReadonlySet<string> | null;
+      hosts?: readonly string[];
+    } = {},
   ): Promise<void> {
     let masked: AuditRecord;
     try {
-      masked = this.#pseudonyms.maskRecord(record, rawArgs, options.declared ?? null);
+      masked = this.#pseudonyms.maskRecord(
+        record,
+        rawArgs,
+        options.declared ?? null,
+        options.hosts ?? [],
+      );
     } catch (err) {
       // No key, no record: a record that cannot be masked is not written raw (fail closed).
       return Promise.reject(err);

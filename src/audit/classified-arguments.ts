@@ -247,7 +247,9 @@ export class ClassifiedArguments {
    * keyed hash, to search the audit log with. Recorded as who searched and how many matched —
    * never the value.
    */
-  async search(selector: ClassifiedSelector, actor: Actor): Promise<ClassifiedSearch> {
+  async search(given: ClassifiedSelector, actor: Actor): Promise<ClassifiedSearch> {
+    // Checked here too, not only by the fronts: the library's admin API reaches this directly.
+    const selector = checkSelector(given);
     const rows = await this.#matching(selector, MAX_SEARCH_RESULTS + 1);
     const all =
       rows.length > MAX_SEARCH_RESULTS ? (await this.#matching(selector)).length : rows.length;
@@ -267,7 +269,8 @@ export class ClassifiedArguments {
    * Removes every row the selector names, with an audit record of who erased how many rows of
    * which calls (the call ids are the log's own; the erased value is not written anywhere).
    */
-  async erase(selector: ClassifiedSelector, actor: Actor): Promise<{ erased: number }> {
+  async erase(given: ClassifiedSelector, actor: Actor): Promise<{ erased: number }> {
+    const selector = checkSelector(given);
     const ids = [...new Set((await this.#matching(selector)).map((r) => r.call_id))];
     const now = this.#clock();
     await this.#store.db.transaction().execute(async (trx) => {

@@ -3,8 +3,9 @@
  * built CLI in real child processes on a real SQLite file and data folder: an auditor finds a
  * call by the e-mail address it carried and matches the keyed hash to the log's record (which
  * holds no address), and reads one call (recorded); an approver is refused; an auditor may not
- * erase; an admin's erasure by value removes only the rows carrying it and `audit verify` still
- * passes; the sweep removes rows past TOOLGATE_CLASSIFIED_RETENTION_DAYS and keeps newer ones.
+ * erase; a blank or short value is refused; an admin's erasure by value removes only the rows
+ * carrying it and `audit verify` still passes; the sweep removes rows past
+ * TOOLGATE_CLASSIFIED_RETENTION_DAYS and keeps newer ones.
  */
 import assert from 'node:assert/strict';
 import { mkdtempSync, rmSync } from 'node:fs';
@@ -156,6 +157,30 @@ test('an approver may not read the classified store; an auditor may not erase', 
   const erase = await runCli(dir, ['audit', 'classified', 'erase', '--value', EMAIL], as('audrey'));
   assert.notEqual(erase.code, 0);
   assert.match(erase.stderr, /FORBIDDEN/);
+});
+
+test('a blank or short value is refused (INPUT_INVALID) and changes nothing; four characters other than blanks work', async () => {
+  const rowsBefore = (await inspector.db.selectFrom('call_arguments').select('call_id').execute())
+    .length;
+  for (const value of ['    ', ' \t  \t ', '  ab  ', 'a b c']) {
+    for (const command of ['search', 'erase']) {
+      const r = await runCli(dir, ['audit', 'classified', command, '--value', value], as('root'));
+      assert.notEqual(r.code, 0, `${command} ${JSON.stringify(value)}: ${r.stdout}`);
+      assert.match(r.stderr, /INPUT_INVALID/);
+    }
+  }
+  const left = await inspector.db.selectFrom('call_arguments').select('call_id').execute();
+  assert.equal(left.length, rowsBefore, 'nothing was erased');
+  const padded = await runCli(
+    dir,
+    ['--json', 'audit', 'classified', 'search', '--value', ' back'],
+    as('audrey'),
+  );
+  assert.equal(padded.code, 0, padded.stderr);
+  assert.deepEqual(
+    (JSON.parse(padded.stdout) as { items: { call_id: string }[] }).items.map((i) => i.call_id),
+    [calls.email],
+  );
 });
 
 test('an admin erases by value, only the rows carrying it, and audit verify still passes', async () => {

@@ -33,7 +33,9 @@ function post(s: CallState): StepResult | Promise<StepResult> {
   // Only the pre record must be durable before a tool runs (docs/architecture.md §1); the result
   // record joins the next group commit without holding the caller. A crash in between leaves a
   // pre record without a result, which is what it then was: outcome unknown.
-  s.deps.audit.append(postRecord(s), undefined, DEFERRED).catch(s.deps.lostPostRecord);
+  s.deps.audit
+    .append(postRecord(s), undefined, { deferred: true, hosts: s.hosts })
+    .catch(s.deps.lostPostRecord);
   const result = s.result;
   if (!result.ok) return s.idemKey !== null ? failedUnderKey(s, result) : denied(result, s);
   const literals = literalsEntering(result.trust, result.output);
@@ -52,8 +54,6 @@ function entersUntrusted(s: CallState, trust: TrustLabel | undefined): boolean {
   const known = untrustedSourcesOf(s.session.untrusted_sources).includes(s.detail.id);
   return !known || (trust.injection && s.session.injection_seen !== 1);
 }
-
-const DEFERRED = { deferred: true } as const;
 
 async function afterCall(
   s: CallState,

@@ -6,6 +6,9 @@ import { declaredKeys, preRecord } from '../audit-records.js';
 import { type CallState, CONTINUE, type StepResult } from './step.js';
 
 export async function auditPreStep(s: CallState): Promise<StepResult> {
-  await s.deps.audit.append(preRecord(s), s.callArgs, { declared: declaredKeys(s) });
+  await s.deps.audit.append(preRecord(s), s.callArgs, {
+    declared: declaredKeys(s),
+    hosts: s.hosts,
+  });
   return CONTINUE;
 }

@@ -26,7 +26,9 @@ test('the pre record is committed when the step returns (before anything runs)',
       kind: 'call.pre',
       tool_id: 'fetch',
       args_hash: s.argsHash,
-      egress_host: 'example.com',
+      // `fetch` has unconstrained egress: the host is the caller's choice, kept as its keyed hash
+      // (docs/security-model.md, "Personal data and the audit log").
+      egress_host: h.tg.audit.writer.pseudonyms.token('example.com'),
       decision: 'allow',
     },
   ]);
