@@ -101,14 +101,16 @@ describe('webhook delivery', () => {
     await new Promise((r) => stuck.close(r));
   });
 
-  const sender = (url: string, outcomes: WebhookOutcome[], max = 8) =>
-    new WebhookSender({ url, timeout_ms: 200, max_in_flight: max, fetch: loopbackFetch }, (o) =>
+  // 200 ms bounds the tests of a receiver that never answers; one that answers gets 10 s, so a
+  // loaded machine cannot turn its delivery into a timeout.
+  const sender = (url: string, outcomes: WebhookOutcome[], max = 8, timeout_ms = 200) =>
+    new WebhookSender({ url, timeout_ms, max_in_flight: max, fetch: loopbackFetch }, (o) =>
       outcomes.push(o),
     );
 
   test('delivers to a loopback receiver and counts ok', async () => {
     const outcomes: WebhookOutcome[] = [];
-    const s = sender(okUrl, outcomes);
+    const s = sender(okUrl, outcomes, 8, 10_000);
     s.send({ a: 1 });
     await s.settled();
     assert.deepEqual(outcomes, ['ok']);
