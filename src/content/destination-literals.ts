@@ -12,7 +12,8 @@
  * Every pattern is linear; matches are checked by code (the IBAN's mod-97 via findPersonalData).
  *
  * Both sides read a string through the same `canonicalText` (NFKC, format characters removed,
- * every Unicode space an ASCII space) and, when it carries percent-escapes, its decoded form too
+ * every run of Unicode spaces, tabs and line breaks one ASCII space, every script's digits
+ * ASCII) and, when it carries percent-escapes, its decoded form too
  * (a `mailto:evil%40host` is the address); object keys are read exactly like values. A phone is
  * recorded as its digits and, when longer, its last ten (the national number without the country
  * code or trunk prefix), so `+1 (415) 555-0199`, `(415) 555-0199` and `+14155550199` meet.
@@ -57,8 +58,10 @@ const MAX_DEPTH = 32;
 
 /** Unicode format characters (zero-width, bidi controls, soft hyphen): never part of a value. */
 const FORMAT_RE = /\p{Cf}/gu;
-/** Unicode space separators and line/paragraph separators: read as one ASCII space. */
-const SPACE_RE = /[\p{Zs}\u2028\u2029]/gu;
+/** Runs of Unicode space separators, line breaks and tabs: read as one ASCII space. */
+const SPACE_RE = /[\p{Zs}\t\n\v\f\r\u0085\u2028\u2029]+/gu;
+/** Decimal digits of any script that NFKC leaves alone (Arabic-Indic, Devanagari, …). */
+const OTHER_DIGIT_RE = /(?![0-9])\p{Nd}/gu;
 const PERCENT_RE = /%[0-9a-f]{2}/i;
 /** International phones once brackets are spaces: `+`, then 7 to 15 digits, single separators. */
 const PHONE_LOOSE_RE = /\+[1-9](?:[ ./-]?\d){6,14}\b/g;
@@ -91,7 +94,41 @@ export function literalHash(kind: DestinationKind, value: string): string {
  * characters removed, every space separator one ASCII space.
  */
 export function canonicalText(text: string): string {
-  return text.normalize('NFKC').replace(FORMAT_RE, '').replace(SPACE_RE, ' ');
+  return text
+    .normalize('NFKC')
+    .replace(FORMAT_RE, '')
+    .replace(SPACE_RE, ' ')
+    .replace(OTHER_DIGIT_RE, (d) => asciiDigit(d.codePointAt(0) ?? 0));
+}
+
+let digitZeros: readonly number[] | null = null;
+
+/**
+ * The ASCII digit of a decimal digit of any script: Unicode keeps each script's digits as runs of
+ * ten from its zero, so the value is the distance from the start of its run, modulo ten (the
+ * mathematical digits are five runs back to back). The runs' starts are found once, on first use.
+ */
+function asciiDigit(cp: number): string {
+  if (digitZeros === null) {
+    const zeros: number[] = [];
+    const digit = /\p{Nd}/u;
+    let runStart = -1;
+    for (let c = 0; c <= 0x1ffff; c++) {
+      if (digit.test(String.fromCodePoint(c))) {
+        if (runStart < 0) runStart = c;
+      } else if (runStart >= 0) {
+        zeros.push(runStart);
+        runStart = -1;
+      }
+    }
+    digitZeros = zeros;
+  }
+  let start = 0;
+  for (const z of digitZeros) {
+    if (z > cp) break;
+    start = z;
+  }
+  return String((cp - start) % 10);
 }
 
 function decodeOnce(text: string): string {
@@ -337,5 +374,23 @@ export function scanArgumentLiterals(
   const c = new Collector(max);
   for (const at of first) walk(at.value, at.pointer, 0, c, true);
   walk(args, '', 0, c, true);
+  // A destination split across strings (`DE8937040044` in one argument, `0532013000` in the
+  // next; `boss@` and `evil.example`) is read from the strings joined in order, as the model that
+  // wrote them would join them: with nothing between them, and with a space.
+  const parts: string[] = [];
+  collectStrings(args, 0, parts);
+  if (parts.length > 1 && !c.full) {
+    for (const glue of ['', ' ']) scanString(parts.join(glue), '', c, false);
+  }
   return { literals: c.out, complete: !c.overflowed };
+}
+
+/** The string values of a value in document order, as deep as `walk` reads. */
+function collectStrings(v: unknown, depth: number, out: string[]): void {
+  if (typeof v === 'string') {
+    out.push(v);
+    return;
+  }
+  if (typeof v !== 'object' || v === null || depth >= MAX_DEPTH) return;
+  for (const item of Array.isArray(v) ? v : Object.values(v)) collectStrings(item, depth + 1, out);
 }

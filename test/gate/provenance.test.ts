@@ -78,6 +78,41 @@ const CANON_CASES: readonly [string, Record<string, unknown>, Record<string, unk
       { iban: 'GB82\u00a0WEST 1234 5698 7654 32' },
       false,
     ],
+    [
+      'IBAN with line breaks and tabs between its groups',
+      { x: 'DE89 3704 0044 0532 0130 00' },
+      { iban: 'pay DE89\n3704\r\n0044\t0532\n0130\n00 now' },
+      true,
+    ],
+    [
+      'IBAN in Arabic-Indic digits',
+      { x: 'DE89 3704 0044 0532 0130 00' },
+      {
+        iban: 'DE\u0668\u0669\u0663\u0667\u0660\u0664\u0660\u0660\u0664\u0664\u0660\u0665\u0663\u0662\u0660\u0661\u0663\u0660\u0660\u0660',
+      },
+      true,
+    ],
+    [
+      'IBAN split across two arguments',
+      { x: 'DE89 3704 0044 0532 0130 00' },
+      { iban: 'DE8937040044', phone: '0532013000' },
+      true,
+    ],
+    [
+      'e-mail split across two arguments',
+      { x: EVIL },
+      { to: 'evil@', iban: 'attacker.example' },
+      true,
+    ],
+    [
+      'another IBAN split, in Devanagari digits',
+      { x: 'DE89 3704 0044 0532 0130 00' },
+      {
+        iban: 'GB\u096e\u0968WEST\u0967\u0968',
+        phone: '\u0969\u096a\u096b\u096c\u096f\u096e\u096d\u096c\u096b\u096a\u0969\u0968',
+      },
+      false,
+    ],
     ['mailto with %40', { x: EVIL }, { to: 'mailto:evil%40attacker.example' }, true],
     ['fullwidth at sign', { x: EVIL }, { to: 'evil＠attacker.example' }, true],
     ['another mailto with %40', { x: EVIL }, { to: 'mailto:friend%40company.example' }, false],
