@@ -42,7 +42,7 @@ import { demoExecutor } from '../../src/runtimes/index.js';
 import { openStore, type Store } from '../../src/store/index.js';
 import { type Gateway, openGateway } from '../../src/toolgate.js';
 import { type Backend, backends } from '../support/backends.js';
-import { operator } from '../support/operators.js';
+import { confirmDeciders, operator } from '../support/operators.js';
 import { makePathWorkspace } from '../support/path-workspace.js';
 import { approvePendingReviews } from '../support/reviews.js';
 
@@ -491,6 +491,8 @@ class World {
       const e = await this.tg.admin.secondFactor.enroll(BOOTSTRAP_OPERATOR, approver);
       this.totpSecrets.set(approver, e.secret);
     }
+    // Confirmed the documented way, so both count in a two-approver change.
+    await confirmDeciders(this.tg.admin, ['sec-approver', 'second-approver'], new Date(this.nowMs));
     this.inspector = await openStore(fresh.url);
     // The race cases send up to 40 calls of one agent at once to test the gate's atomicity; the
     // admission shares in front of it (tested in test/http/admission.test.ts) would answer some of
