@@ -491,8 +491,6 @@ class World {
       const e = await this.tg.admin.secondFactor.enroll(BOOTSTRAP_OPERATOR, approver);
       this.totpSecrets.set(approver, e.secret);
     }
-    // Confirmed the documented way, so both count in a two-approver change.
-    await confirmDeciders(this.tg.admin, ['sec-approver', 'second-approver'], new Date(this.nowMs));
     this.inspector = await openStore(fresh.url);
     // The race cases send up to 40 calls of one agent at once to test the gate's atomicity; the
     // admission shares in front of it (tested in test/http/admission.test.ts) would answer some of
@@ -510,6 +508,9 @@ class World {
         operatorId: 'reviewer',
       })
     ).token;
+    // Confirmed the documented way (after the bootstrap token's last account: the world's first
+    // admin is then set up), so both approvers count in a two-approver change.
+    await confirmDeciders(this.tg.admin, ['sec-approver', 'second-approver'], new Date(this.nowMs));
     for (const text of [
       ownConversations(DEMO_CATALOG),
       ownConversations(SETUP_TEXT.replaceAll(WORKSPACE_PLACEHOLDER, this.workspace)),
