@@ -244,6 +244,12 @@ for (const backend of backends()) {
 
     test('the genesis never reopens: with the second person demoted, the first still confirms nobody it set up', async () => {
       await setUp('alice', 'mallory3', ['approver']);
+      // alice takes the approvers over again and demotes bob: she is the only confirmed decider.
+      for (const id of ['mallory1', 'mallory2']) {
+        const rearmed = await call('POST', `/v1/operators/${id}/second-factor`, as('alice'));
+        assert.equal(rearmed.status, 201, JSON.stringify(rearmed.body));
+        assert.equal((await show(id)).confirmed, false);
+      }
       const demoted = await call('PATCH', '/v1/operators/bob', as('alice'), {
         roles: ['auditor'],
       });
