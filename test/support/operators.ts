@@ -36,16 +36,28 @@ function creatorOf(admin: Admin): Operator {
   return confirming.get(admin)?.genesis ?? BOOTSTRAP_OPERATOR;
 }
 
-/** A fresh code of `op` at or around `at` (the verifier accepts ±1 step), newer than its last. */
-function nextCode(world: ConfirmingAdmins, op: Operator, at: Date): string {
-  const now = totpStep(at);
+/**
+ * A fresh code of `op`, newer than its last (the verifier accepts ±1 step around its clock). With
+ * `at` (a test's fixed clock) any of the three steps around it; on the real clock the previous
+ * step only while 20 s of the current one remain (so it is still in the window when checked), and
+ * when the window is used up it waits for the next step.
+ */
+async function nextCode(world: ConfirmingAdmins, op: Operator, at?: Date): Promise<string> {
   const last = world.lastStep.get(op.id) ?? Number.NEGATIVE_INFINITY;
-  const step = [now - 1, now, now + 1].find((s) => s > last);
-  if (step === undefined) {
-    throw new Error(`${op.id} has used every code of this 30 s step; move the clock on`);
+  for (;;) {
+    const ms = (at ?? new Date()).getTime();
+    const now = totpStep(new Date(ms));
+    const previousOk = at !== undefined || ms - now * 30_000 <= 10_000;
+    const step = [previousOk ? now - 1 : now, now, now + 1].find((s) => s > last);
+    if (step !== undefined) {
+      world.lastStep.set(op.id, step);
+      return totpAt(world.secrets.get(op.id) ?? '', new Date(step * 30_000));
+    }
+    if (at !== undefined) {
+      throw new Error(`${op.id} has used every code of this 30 s step; move the clock on`);
+    }
+    await new Promise((r) => setTimeout(r, (now + 1) * 30_000 - ms + 10));
   }
-  world.lastStep.set(op.id, step);
-  return totpAt(world.secrets.get(op.id) ?? '', new Date(step * 30_000));
 }
 
 /**
@@ -54,7 +66,7 @@ function nextCode(world: ConfirmingAdmins, op: Operator, at: Date): string {
  * enrols the first one's second factor; the first admin, as its own account, enrols the second's
  * and, being the only confirmed decider, confirms it.
  */
-async function confirmingAdmins(admin: Admin, at: Date): Promise<ConfirmingAdmins> {
+async function confirmingAdmins(admin: Admin, at?: Date): Promise<ConfirmingAdmins> {
   const known = confirming.get(admin);
   if (known) return known;
   const genesis = operator('world-genesis', ['admin']);
@@ -73,25 +85,25 @@ async function confirmingAdmins(admin: Admin, at: Date): Promise<ConfirmingAdmin
   );
   // The first admin is set up: from here on it, as its own account, arms the second.
   world.secrets.set(confirmer.id, (await admin.secondFactor.enroll(genesis, confirmer.id)).secret);
-  await admin.operators.confirm(genesis, confirmer.id, nextCode(world, genesis, at));
+  await admin.operators.confirm(genesis, confirmer.id, await nextCode(world, genesis, at));
   confirming.set(admin, world);
   return world;
 }
 
 /**
  * Confirms each of `ids` (approver or admin accounts) the documented way, as the world's second
- * admin, so they count in four-eyes changes. `at` is the gateway's clock now (its codes must be
- * current). Call it after the accounts' second factors are enrolled: an enrolment by someone else
+ * admin, so they count in four-eyes changes. `at` is the gateway's fixed clock now, if it has
+ * one (its codes must be current); without it the real clock. Call it after the accounts' second factors are enrolled: an enrolment by someone else
  * clears a confirmation.
  */
 export async function confirmDeciders(
   admin: Admin,
   ids: readonly string[],
-  at: Date = new Date(),
+  at?: Date,
 ): Promise<void> {
   const world = await confirmingAdmins(admin, at);
   for (const id of ids) {
-    await admin.operators.confirm(world.confirmer, id, nextCode(world, world.confirmer, at));
+    await admin.operators.confirm(world.confirmer, id, await nextCode(world, world.confirmer, at));
   }
 }
 
