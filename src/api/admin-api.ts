@@ -115,6 +115,7 @@ export const OPERATORS_ADMIN = [
   'revokeToken',
   'tokens',
   'authenticateToken',
+  'confirm',
 ] as const satisfies readonly (keyof OperatorService)[];
 export const REPORTS_ADMIN = ['names', 'build', 'render'] as const;
 /** Owner teams' notification channels: add, list (URL origins only), remove. */

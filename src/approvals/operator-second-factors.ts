@@ -29,6 +29,7 @@ import {
   isBootstrap,
   type Operator,
   operatorActor,
+  recordHandOver,
   refuseBootstrapAfterSetup,
   type SecondFactorCheck,
 } from '../operators/index.js';
@@ -136,6 +137,9 @@ export class OperatorSecondFactors implements SecondFactorCheck {
       }
       // A replaced second factor is a credential reset: the sessions the old one opened end.
       if (existing) await endSessionsOf(trx, operatorId);
+      // A second factor enrolled by someone else is one they held: the account counts in a
+      // two-person decision again only once another person confirms it.
+      await recordHandOver(trx, by, operatorId, via, now);
       await appendEvent(trx, operatorActor(by, via), now, {
         action: existing ? 'second_factor.replaced' : 'second_factor.enrolled',
         subject: `operator:${operatorId}`,

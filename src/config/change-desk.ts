@@ -59,6 +59,13 @@ async function lockPending(trx: Transaction<Database>, id: string): Promise<void
     .execute();
 }
 
+/** FORBIDDEN: an unconfirmed account's approval of a change that needs two people. */
+class UnconfirmedApprover extends ToolgateError<'FORBIDDEN'> {
+  constructor(message: string) {
+    super('FORBIDDEN', message, {});
+  }
+}
+
 function changeState(id: string, status: string): ToolgateError<'APPROVAL_STATE'> {
   return new ToolgateError('APPROVAL_STATE', `change ${id} is ${status}`, { approvalId: id });
 }
@@ -181,7 +188,19 @@ export class ChangeDesk {
     const approver = operatorActor(operator, via);
     const approverId = approver.id;
     // Who may not approve is settled before a code is spent on it, and again in the transaction.
-    await this.#mayApprove(this.#db, id, approverId);
+    try {
+      await this.#mayApprove(this.#db, id, approverId);
+    } catch (err) {
+      // An unconfirmed account's approval is a refusal of four eyes: audited (invariant 14).
+      if (err instanceof UnconfirmedApprover) {
+        await appendEvent(this.#db, approver, this.#clock(), {
+          action: 'change.approval_refused',
+          subject: `change:${id}`,
+          details: { reason: 'unconfirmed', message: err.message },
+        });
+      }
+      throw err;
+    }
     if (!this.#secondFactors) {
       throw new ToolgateError(
         'FORBIDDEN',
@@ -368,7 +387,29 @@ export class ChangeDesk {
         {},
       );
     }
+    // Four eyes are two people: in a change that needs two approvers, an account counts only
+    // while it is confirmed (docs/security-model.md, "Four eyes: two people, not two accounts").
+    if (row.required >= 2) await this.#requireConfirmed(db, id, approverId);
     return { row, already };
+  }
+
+  async #requireConfirmed(
+    db: Kysely<Database> | Transaction<Database>,
+    id: string,
+    approverId: string,
+  ): Promise<void> {
+    const operatorId = approverId.startsWith('operator:')
+      ? approverId.slice('operator:'.length)
+      : '';
+    const account = await db
+      .selectFrom('operators')
+      .select('confirmed_by')
+      .where('id', '=', operatorId)
+      .executeTakeFirst();
+    if (account && account.confirmed_by !== null) return;
+    throw new UnconfirmedApprover(
+      `operator ${operatorId || approverId} is not confirmed and does not count toward change ${id}, which needs two people: another confirmed approver or admin confirms it first (toolgate operators confirm ${operatorId || approverId})`,
+    );
   }
 
   async #pending(

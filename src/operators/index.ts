@@ -1,5 +1,6 @@
 /** @module Operators: accounts, roles and how they authenticate. Anything exported here is public API. */
 
+export { genesisOpen, recordHandOver } from './confirmation.js';
 export type { ConsoleSessionGrant, ConsoleSessionView } from './console-sessions.js';
 export {
   ConsoleSessions,

@@ -19,6 +19,7 @@ import {
   ToolgateError,
 } from '../core/index.js';
 import { appendEvent, type Database, isUniqueViolation } from '../store/index.js';
+import { checkConfirmation, confirmIn, recordHandOver } from './confirmation.js';
 import { endSessionsOf } from './console-sessions.js';
 import { LoginGuard, type LoginLimits } from './login-guard.js';
 import {
@@ -66,6 +67,13 @@ export interface OperatorView {
   readonly created_at: string;
   readonly created_by: string;
   readonly updated_at: string;
+  /** Who last handed the account credentials or a deciding role; null: nobody yet. */
+  readonly set_up_by: string | null;
+  /** Whether the account counts in a decision that needs two people (four-eyes changes). */
+  readonly confirmed: boolean;
+  /** Who confirmed it (`admin-token` at the genesis, `upgrade` for accounts from before). */
+  readonly confirmed_by: string | null;
+  readonly confirmed_at: string | null;
 }
 
 export interface OperatorSpec {
@@ -231,6 +239,10 @@ function toView(row: NonNullable<OperatorRow>): OperatorView {
     created_at: row.created_at,
     created_by: row.created_by,
     updated_at: row.updated_at,
+    set_up_by: row.set_up_by,
+    confirmed: row.confirmed_by !== null,
+    confirmed_by: row.confirmed_by,
+    confirmed_at: row.confirmed_at,
   };
 }
 
@@ -350,6 +362,7 @@ export class OperatorService {
           subject: `operator:${spec.id}`,
           details: { kind: 'local', roles, teams, password: passwordHash !== null },
         });
+        if (decides(roles)) await recordHandOver(trx, by, spec.id, via, new Date(now));
       });
     } catch (err) {
       if (isUniqueViolation(err)) {
@@ -425,6 +438,13 @@ export class OperatorService {
         .set({ ...set, updated_at: now.toISOString() })
         .where('id', '=', id)
         .execute();
+      // Granting a deciding role the account did not hold hands it deciding power: it counts in a
+      // two-person decision again only once another person confirms it.
+      const before = rolesOf(row.roles);
+      const granted = ((details.roles as OperatorRole[] | undefined) ?? []).filter(
+        (r) => (r === 'approver' || r === 'admin') && !before.includes(r),
+      );
+      if (granted.length > 0) await recordHandOver(trx, by, id, via, now);
       // A console session acts on the account as it is now: a lost role, another team or a
       // disabled account ends the sessions it had (a name change alone does not).
       if (set.roles !== undefined || set.teams !== undefined || set.disabled !== undefined) {
@@ -488,6 +508,8 @@ export class OperatorService {
         .set({ password_hash: hash, updated_at: now.toISOString() })
         .where('id', '=', id)
         .execute();
+      // A password set by someone else is a credential they know.
+      await recordHandOver(trx, by, id, via, now);
       // A reset password ends every console session the old one opened.
       await endSessionsOf(trx, id);
       await appendEvent(trx, operatorActor(by, via), now, {
@@ -496,6 +518,58 @@ export class OperatorService {
         details: {},
       });
     });
+  }
+
+  /**
+   * Confirms that account `id` is a person of its own, so that it counts in a decision that needs
+   * two people (docs/security-model.md, "Four eyes: two people, not two accounts"). `by` proves
+   * themself with a fresh code of their own second factor; they must be an enabled, confirmed
+   * approver or admin, neither the account nor who set it up (but at the genesis, see
+   * `confirmIn`). The bootstrap token confirms nobody. A refusal is FORBIDDEN naming why, and is
+   * audited (`operator.confirm_refused`); a confirmation is `operator.confirmed`.
+   */
+  async confirm(
+    by: Operator,
+    id: string,
+    totp: unknown,
+    via: Actor['via'] = 'library',
+  ): Promise<OperatorView> {
+    const actor = operatorActor(by, via);
+    const refusedHere = async (err: unknown): Promise<never> => {
+      if (err instanceof ToolgateError && err.code === 'FORBIDDEN') {
+        await appendEvent(this.#db, actor, this.#clock(), {
+          action: 'operator.confirm_refused',
+          subject: `operator:${String(id)}`,
+          details: { message: err.message },
+        });
+      }
+      throw err;
+    };
+    const target = typeof id === 'string' ? await selectOperator(this.#db, id) : undefined;
+    if (!target) throw notFound(String(id));
+    // Who may confirm is settled before a code is spent on it, and again in the transaction.
+    try {
+      await checkConfirmation(this.#db, by, id, via);
+    } catch (err) {
+      await refusedHere(err);
+    }
+    if (typeof totp !== 'string' || totp === '') {
+      throw new ToolgateError('INPUT_INVALID', 'confirming an account needs your second factor', {
+        problems: [problem('/totp', 'second factor required', 'confirm.totp')],
+      });
+    }
+    if (!this.#secondFactor) {
+      await refusedHere(
+        forbidden(`confirming ${id} needs your second factor and this gateway checks none`),
+      );
+    }
+    await this.#secondFactor?.verify(by.id, totp);
+    try {
+      await this.#db.transaction().execute((trx) => confirmIn(trx, by, id, via, this.#clock()));
+    } catch (err) {
+      await refusedHere(err);
+    }
+    return this.get(id);
   }
 
   /**
@@ -616,6 +690,10 @@ export class OperatorService {
         }
         if (row.disabled === 1) throw loginRefused();
         const changed = row.roles !== JSON.stringify(roles) || row.teams !== JSON.stringify(teams);
+        // A deciding role the identity provider newly grants is unconfirmed until another
+        // confirmed decider confirms it, as for a role an admin grants.
+        const held = rolesOf(row.roles);
+        const granted = roles.some((r) => (r === 'approver' || r === 'admin') && !held.includes(r));
         await trx
           .updateTable('operators')
           .set({
@@ -624,6 +702,7 @@ export class OperatorService {
             roles: JSON.stringify(roles),
             teams: JSON.stringify(teams),
             updated_at: now.toISOString(),
+            ...(granted ? { confirmed_by: null, confirmed_at: null } : {}),
           })
           .where('id', '=', id)
           .execute();
@@ -706,6 +785,8 @@ export class OperatorService {
         subject: `operator:${operatorId}`,
         details: { token_id: id, name, roles, expires_at: expiresAt },
       });
+      // A token issued by someone else is a credential they held: confirmation starts over.
+      await recordHandOver(trx, by, operatorId, via, now);
     });
     return { id, token, operator_id: operatorId, roles, expires_at: expiresAt };
   }

@@ -11,6 +11,7 @@ import { classifiedArguments } from './migrations/classified-arguments.js';
 import { consoleSessions } from './migrations/console-sessions.js';
 import { healthOverrides } from './migrations/health-overrides.js';
 import { idempotencyOutcomes } from './migrations/idempotency-outcomes.js';
+import { operatorConfirmation } from './migrations/operator-confirmation.js';
 import { operatorsMigration } from './migrations/operators.js';
 import { ownerNotices } from './migrations/owner-notices.js';
 import { providerEntries } from './migrations/provider-entries.js';
@@ -705,6 +706,7 @@ export function migrationProvider(dialect: Dialect): MigrationProvider {
         '0033_owner_notices': ownerNotices,
         '0034_classified_arguments': classifiedArguments,
         '0036_idempotency_outcomes': idempotencyOutcomes,
+        '0037_operator_confirmation': operatorConfirmation,
       };
     },
   };

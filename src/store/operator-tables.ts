@@ -20,6 +20,11 @@ export interface OperatorTable {
   created_at: string;
   created_by: string;
   updated_at: string;
+  /** Who last handed the account credentials or a deciding role (an actor id); null: nobody yet. */
+  set_up_by: string | null;
+  /** The operator who confirmed the account since (`admin-token` at genesis, `upgrade`); or null. */
+  confirmed_by: string | null;
+  confirmed_at: string | null;
 }
 
 export interface OperatorTokenTable {

@@ -15,7 +15,7 @@ import { openStore, type Store } from '../../src/store/index.js';
 import { type Gateway, openGateway } from '../../src/toolgate.js';
 import { backends } from '../support/backends.js';
 import { validTool } from '../support/fixtures.js';
-import { enrol, operator } from '../support/operators.js';
+import { confirmDeciders, enrol, operator } from '../support/operators.js';
 import { approvePendingReviews } from '../support/reviews.js';
 
 const alice = operator('alice');
@@ -56,7 +56,11 @@ for (const backend of backends()) {
         executor: demoExecutor().register('test.echo', () => ({ status: 'ok' })),
       });
       inspector = await openStore(fresh.url);
+      // The world's admins first (carol, an admin, is then set up by them, not by the bootstrap
+      // token); the approvers are confirmed once their second factors are enrolled.
+      await confirmDeciders(tg.admin, [], clock());
       for (const op of [alice, bob, carol]) codes.set(op.id, (await enrol(tg.admin, op)).code);
+      await confirmDeciders(tg.admin, [alice.id, bob.id, carol.id], clock());
       const inline = { kind: 'inline', handler: 'test.echo' };
       await tg.config.apply(
         [

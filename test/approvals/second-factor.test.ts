@@ -22,7 +22,7 @@ import { type Gateway, openGateway } from '../../src/toolgate.js';
 import { backends } from '../support/backends.js';
 import { cleanEnv, ensureBuilt, MAIN } from '../support/cli.js';
 import { validTool } from '../support/fixtures.js';
-import { asReply, enrol, operator } from '../support/operators.js';
+import { asReply, confirmDeciders, enrol, operator } from '../support/operators.js';
 import { approvePendingReviews } from '../support/reviews.js';
 
 const admin: Actor = { id: 'admin', via: 'library' };
@@ -66,6 +66,10 @@ for (const backend of backends()) {
       inspector = await openStore(url);
       for (const id of ['alice', 'bob', 'carol', 'dave'])
         secrets.set(id, (await enrol(tg.admin, id)).secret);
+      // Confirmed, so they count in a two-person change; three codes of the confirmer a step.
+      await confirmDeciders(tg.admin, ['alice', 'bob', 'carol'], clock());
+      nowMs += 90_000;
+      await confirmDeciders(tg.admin, ['dave'], clock());
     });
     after(async () => {
       await replica.close();

@@ -1,7 +1,9 @@
 /**
  * The operator CLI end to end with personal tokens: the bootstrap operator creates the first
  * admin; that admin (TOOLGATE_TOKEN) creates approvers alice and bob, enrols their second factors
- * and issues their tokens; an irreversible tool goes live by alice's security review and both
+ * and issues their tokens; `operators confirm --totp` makes them count as two people (root, the
+ * genesis admin, confirms alice; alice confirms bob; the bootstrap token, root for itself and root
+ * for bob are refused); an irreversible tool goes live by alice's security review and both
  * approvers' four eyes (`tools review`, `changes approve --totp`), its grant by four eyes too;
  * an agent's call waits and `approvals approve --totp` with alice's token lets the retry run
  * once, recorded as operator:alice. Without a token (the bootstrap operator) and with an admin
@@ -135,6 +137,48 @@ describe('the operator CLI decides and reviews as the personal token it runs wit
       assert.equal(t.code, 0, JSON.stringify(t.json));
       tokens[id] = t.json.token;
     }
+    // Four eyes are two people: alice and bob, set up by root, count in a two-approver change
+    // only once confirmed. root, the genesis admin (set up through the bootstrap token, the only
+    // confirmed decider), confirms alice; from then on root confirms nobody it set up, and alice,
+    // the second confirmed account, confirms bob.
+    const rootFactor = await run(['approvers', 'enroll', 'root']);
+    assert.equal(rootFactor.code, 0, JSON.stringify(rootFactor.json));
+    secrets.root = rootFactor.json.secret;
+    const unconfirmed = await run(['operators', 'show', 'bob'], 'root');
+    assert.equal(unconfirmed.json.confirmed, false, JSON.stringify(unconfirmed.json));
+    assert.equal(unconfirmed.json.set_up_by, 'operator:root');
+    const bootstrap = await run(['operators', 'confirm', 'alice', '--totp', '123456']);
+    assert.equal(bootstrap.code, 1);
+    assert.equal(bootstrap.json.error.code, 'FORBIDDEN');
+    assert.match(bootstrap.json.error.message, /bootstrap admin token confirms nobody/);
+    const alice = await run(
+      ['operators', 'confirm', 'alice', '--totp', await code('root')],
+      'root',
+    );
+    assert.equal(alice.code, 0, JSON.stringify(alice.json));
+    assert.equal(alice.json.confirmed_by, 'operator:root');
+    const self = await run(['operators', 'confirm', 'root', '--totp', await code('root')], 'root');
+    assert.equal(self.code, 1);
+    assert.match(self.json.error.message, /cannot confirm their own account/);
+    const byRoot = await run(['operators', 'confirm', 'bob', '--totp', await code('root')], 'root');
+    assert.equal(byRoot.code, 1, JSON.stringify(byRoot.json));
+    assert.equal(byRoot.json.error.code, 'FORBIDDEN');
+    assert.match(byRoot.json.error.message, /set up bob .* cannot confirm it/);
+    const bob = await run(['operators', 'confirm', 'bob', '--totp', await code('alice')], 'alice');
+    assert.equal(bob.code, 0, JSON.stringify(bob.json));
+    assert.equal(bob.json.confirmed_by, 'operator:alice');
+    const listed = await run(['operators', 'list'], 'root');
+    assert.deepEqual(
+      (listed.json.operators as { id: string; confirmed: boolean }[]).map((o) => [
+        o.id,
+        o.confirmed,
+      ]),
+      [
+        ['alice', true],
+        ['bob', true],
+        ['root', true],
+      ],
+    );
   });
   after(() => rmSync(dir, { recursive: true, force: true, maxRetries: 5, retryDelay: 50 }));
 

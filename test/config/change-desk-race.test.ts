@@ -15,7 +15,7 @@ import { CHAIN_LOCK_KEY } from '../../src/store/postgres/audit-append.js';
 import { type Gateway, openGateway } from '../../src/toolgate.js';
 import { backends } from '../support/backends.js';
 import { validTool } from '../support/fixtures.js';
-import { enrol, operator } from '../support/operators.js';
+import { confirmDeciders, enrol, operator } from '../support/operators.js';
 
 const admin: Actor = { id: 'cli:admin', via: 'cli' };
 const ops = { alice: operator('alice'), bob: operator('bob'), carol: operator('carol') };
@@ -69,6 +69,11 @@ for (const backend of backends()) {
       if (backend.name === 'postgres') url = fresh.url;
       tg = await openGateway({ db: fresh.url, clock: () => now, masterKey: MasterKey.generate() });
       for (const [id, op] of Object.entries(ops)) secrets[id] = (await enrol(tg.admin, op)).secret;
+      await confirmDeciders(
+        tg.admin,
+        Object.values(ops).map((op) => op.id),
+        now,
+      );
       await tg.config.apply(
         [
           { kind: 'Agent', spec: { id: 'ops', owner: 'qa', tier: 'privileged' } },

@@ -11,7 +11,7 @@ import { MasterKey } from '../../src/credentials/index.js';
 import { type Gateway, openGateway } from '../../src/toolgate.js';
 import { backends } from '../support/backends.js';
 import { validTool } from '../support/fixtures.js';
-import { enrol, operator } from '../support/operators.js';
+import { confirmDeciders, enrol, operator } from '../support/operators.js';
 import { approvePendingReviews } from '../support/reviews.js';
 
 const admin: Actor = { id: 'cli:admin', via: 'cli' };
@@ -42,6 +42,7 @@ for (const backend of backends()) {
       });
       alice = (await enrol(tg.admin, aliceOp)).secret;
       bob = (await enrol(tg.admin, bobOp)).secret;
+      await confirmDeciders(tg.admin, [aliceOp.id, bobOp.id], now);
       await tg.config.apply(
         [
           { kind: 'Agent', spec: { id: 'ops', owner: 'qa', tier: 'privileged' } },

@@ -7,7 +7,6 @@
 import assert from 'node:assert/strict';
 import { after, before, test } from 'node:test';
 import type { Client } from '@modelcontextprotocol/sdk/client/index.js';
-import { BOOTSTRAP_OPERATOR } from '../../src/operators/index.js';
 import {
   type ConsoleGateway,
   closeMcpClient,
@@ -18,6 +17,12 @@ import {
   startConsoleGateway,
   TEST_PASSWORD,
 } from '../support/browser.js';
+
+/**
+ * An admin's account does the setting up: the world's first admin is set up (its confirming
+ * admins, test/support/operators.ts), so the bootstrap token changes no decider any more.
+ */
+const SETUP_ADMIN = operator('test-setup', ['admin']);
 
 let gw: ConsoleGateway;
 let agent: Client;
@@ -96,12 +101,12 @@ test('disabling, demoting or resetting an approver ends their open console sessi
     assert.equal(res.status, 200);
   }
 
-  await gw.tg.admin.operators.update(BOOTSTRAP_OPERATOR, 'alice', { disabled: true });
-  await gw.tg.admin.operators.update(BOOTSTRAP_OPERATOR, 'bob', { roles: ['auditor'] });
-  await gw.tg.admin.operators.setPassword(BOOTSTRAP_OPERATOR, 'carol', 'a brand new passphrase 42');
-  await gw.tg.admin.secondFactor.enroll(BOOTSTRAP_OPERATOR, 'erin');
+  await gw.tg.admin.operators.update(SETUP_ADMIN, 'alice', { disabled: true });
+  await gw.tg.admin.operators.update(SETUP_ADMIN, 'bob', { roles: ['auditor'] });
+  await gw.tg.admin.operators.setPassword(SETUP_ADMIN, 'carol', 'a brand new passphrase 42');
+  await gw.tg.admin.secondFactor.enroll(SETUP_ADMIN, 'erin');
   // A display name is not authority: dave's session goes on.
-  await gw.tg.admin.operators.update(BOOTSTRAP_OPERATOR, 'dave', { name: 'David' });
+  await gw.tg.admin.operators.update(SETUP_ADMIN, 'dave', { name: 'David' });
 
   for (const id of ['alice', 'bob', 'carol', 'erin'] as const) {
     const approvalId = await pendingCall(`for ${id}`);
@@ -137,7 +142,7 @@ test('disabling, demoting or resetting an approver ends their open console sessi
 
 test('a role change ends the session even when the roles stay the same; signed in again, the approver decides', async () => {
   const cookie = await signIn('gail');
-  await gw.tg.admin.operators.update(BOOTSTRAP_OPERATOR, 'gail', { roles: ['approver'] });
+  await gw.tg.admin.operators.update(SETUP_ADMIN, 'gail', { roles: ['approver'] });
   // A role change ends the session even when the roles end up the same: sign in again.
   const stale = await fetch(`${gw.base}/console/inbox`, {
     headers: { cookie },

@@ -17,7 +17,7 @@ import { openStore, type Store } from '../../src/store/index.js';
 import { type Gateway, openGateway } from '../../src/toolgate.js';
 import { backends } from '../support/backends.js';
 import { validSendTool, validTool } from '../support/fixtures.js';
-import { enrol, operator } from '../support/operators.js';
+import { confirmDeciders, enrol, operator } from '../support/operators.js';
 import { approvePendingReviews } from '../support/reviews.js';
 
 const admin: Actor = { id: 'test-admin', via: 'library' };
@@ -75,6 +75,7 @@ for (const backend of backends()) {
       totpSecret = (await enrol(tg.admin, approver)).secret;
       alice = (await enrol(tg.admin, aliceOp)).secret;
       bob = (await enrol(tg.admin, bobOp)).secret;
+      await confirmDeciders(tg.admin, [aliceOp.id, bobOp.id], now);
       // A second connection to the same database, to look at what the gate wrote.
       inspector = await openStore(fresh.url);
       db = inspector.db;

@@ -2,7 +2,8 @@
  * Operators end to end over REST with personal tokens, as an installation runs it: the bootstrap
  * token creates the first admin; that admin creates approvers (alice, bob), an auditor, an owner
  * and an admin who also approves (carol), enrols the approvers' second factors over REST and
- * issues each a personal token. Then, with those tokens only: four eyes on a grant that unlocks
+ * issues each a personal token; root (the genesis admin) confirms carol, carol confirms alice and
+ * bob, so they count as two people. Then, with those tokens only: four eyes on a grant that unlocks
  * an irreversible tool (alice, not alice twice, not the requester, bob → applied); an agent's
  * irreversible call waits, alice approves with her TOTP, the retry runs once; everyone else is
  * refused; a security review by alice activates a restricted tool, the registrant cannot review
@@ -119,6 +120,11 @@ for (const backend of backends()) {
       });
       assert.equal(rootToken.status, 201, JSON.stringify(rootToken.body));
       tokens.root = rootToken.body.token;
+      // root's second factor from the bootstrap token: root is then the first admin, set up and
+      // confirmed at the genesis (the install's root of trust).
+      const rootFactor = await req('POST', '/v1/operators/root/second-factor', 'bootstrap');
+      assert.equal(rootFactor.status, 201, JSON.stringify(rootFactor.body));
+      secrets.root = rootFactor.body.secret;
 
       for (const a of [
         { id: 'alice', roles: ['approver'] },
@@ -142,6 +148,24 @@ for (const backend of backends()) {
         assert.equal(t.status, 201, JSON.stringify(t.body));
         assert.match(t.body.token, /^tgo_/);
         tokens[a.id] = t.body.token;
+      }
+
+      // Four eyes are two people: root, the only confirmed decider, brings in carol as the second
+      // person; carol confirms the approvers root set up, so they count in two-approver changes.
+      const carol = await req('POST', '/v1/operators/carol/confirm', 'root', {
+        totp: code('root'),
+      });
+      assert.equal(carol.status, 200, JSON.stringify(carol.body));
+      for (const id of ['alice', 'bob']) {
+        const byRoot = await req('POST', `/v1/operators/${id}/confirm`, 'root', {
+          totp: code('root', false),
+        });
+        assert.equal(byRoot.status, 403, JSON.stringify(byRoot.body));
+        const confirmed = await req('POST', `/v1/operators/${id}/confirm`, 'carol', {
+          totp: code('carol'),
+        });
+        assert.equal(confirmed.status, 200, JSON.stringify(confirmed.body));
+        assert.equal(confirmed.body.confirmed_by, 'operator:carol');
       }
 
       const applied = await req('POST', '/v1/apply', 'carol', [

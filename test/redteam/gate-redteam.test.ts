@@ -42,7 +42,7 @@ import { demoExecutor } from '../../src/runtimes/index.js';
 import { openStore, type Store } from '../../src/store/index.js';
 import { type Gateway, openGateway } from '../../src/toolgate.js';
 import { type Backend, backends } from '../support/backends.js';
-import { operator } from '../support/operators.js';
+import { confirmDeciders, operator } from '../support/operators.js';
 import { makePathWorkspace } from '../support/path-workspace.js';
 import { approvePendingReviews } from '../support/reviews.js';
 
@@ -508,6 +508,9 @@ class World {
         operatorId: 'reviewer',
       })
     ).token;
+    // Confirmed the documented way (after the bootstrap token's last account: the world's first
+    // admin is then set up), so both approvers count in a two-approver change.
+    await confirmDeciders(this.tg.admin, ['sec-approver', 'second-approver'], new Date(this.nowMs));
     for (const text of [
       ownConversations(DEMO_CATALOG),
       ownConversations(SETUP_TEXT.replaceAll(WORKSPACE_PLACEHOLDER, this.workspace)),

@@ -19,6 +19,7 @@ import { buildServer, type HttpOptions } from '../../src/http/index.js';
 import type { Operator } from '../../src/operators/index.js';
 import { type Gateway, openGateway, type ToolgateOptions } from '../../src/toolgate.js';
 import { ROOT } from './cli.js';
+import { confirmDeciders } from './operators.js';
 import { approvePendingReviews } from './reviews.js';
 
 export const CHROMIUM = '/usr/bin/chromium';
@@ -167,6 +168,8 @@ function must<T>(value: T | undefined): T {
  */
 export async function ensureOperator(gw: ConsoleGateway, op: Operator): Promise<void> {
   if (gw.secrets.has(op.id)) return;
+  // The world's confirming admins first, set up through the bootstrap token before any admin is.
+  await confirmDeciders(gw.tg.admin, []);
   // An admin's account sets operators up: once a first admin exists the bootstrap token may not
   // create or enrol anyone who decides (docs/security-model.md, four eyes).
   const setup = operator('test-setup', ['admin']);
@@ -179,6 +182,11 @@ export async function ensureOperator(gw: ConsoleGateway, op: Operator): Promise<
   });
   const { secret } = await gw.tg.admin.secondFactor.enroll(setup, op.id);
   gw.secrets.set(op.id, secret);
+  // Four eyes are two people: a decider counts in a two-approver change once a second person
+  // confirmed it (docs/security-model.md); the world's confirming admins do it.
+  if (op.roles.includes('approver') || op.roles.includes('admin')) {
+    await confirmDeciders(gw.tg.admin, [op.id]);
+  }
 }
 
 /** Fills and sends the console's login form (whatever it answers). */

@@ -1,10 +1,13 @@
 /**
  * Operators for tests: plain Operator values, what the REST hook or the console sets after
- * authenticating a credential, and their second factors enrolled through the admin API.
+ * authenticating a credential, their second factors enrolled through the admin API, and their
+ * confirmation the documented way (docs/security-model.md, "Four eyes: two people, not two
+ * accounts"), so a test world's approvers count in four-eyes changes.
  */
 import { join } from 'node:path';
 import type { AdminApi } from '../../src/api/index.js';
 import { type ApprovalView, totpAt } from '../../src/approvals/index.js';
+import { totpStep } from '../../src/approvals/totp.js';
 import { approvalSigner } from '../../src/cli/runtime-files.js';
 import { ERROR_CODES, isToolgateError } from '../../src/core/index.js';
 import { loadMasterKey } from '../../src/credentials/index.js';
@@ -15,9 +18,99 @@ export function operator(id: string, roles: readonly OperatorRole[] = ['approver
   return { id, name: id, roles, teams: [], authenticatedBy: 'personal-token' };
 }
 
+type Admin = Pick<AdminApi, 'secondFactor' | 'operators'>;
+
+/** A test world's two admins who confirm its deciders, with their second factors. */
+interface ConfirmingAdmins {
+  readonly genesis: Operator;
+  readonly confirmer: Operator;
+  readonly secrets: Map<string, string>;
+  /** The newest TOTP step each of them has used (a code is good for one use). */
+  readonly lastStep: Map<string, number>;
+}
+
+const confirming = new WeakMap<object, ConfirmingAdmins>();
+
+/** The world's genesis admin, once `confirmDeciders` has set it up; otherwise the bootstrap. */
+function creatorOf(admin: Admin): Operator {
+  return confirming.get(admin)?.genesis ?? BOOTSTRAP_OPERATOR;
+}
+
 /**
- * Enrols `op`'s second factor as the bootstrap admin (creating its operator account first when it
- * has none: second factors belong to accounts); returns a code source for it.
+ * A fresh code of `op`, newer than its last (the verifier accepts ±1 step around its clock). With
+ * `at` (a test's fixed clock) any of the three steps around it; on the real clock the previous
+ * step only while 20 s of the current one remain (so it is still in the window when checked), and
+ * when the window is used up it waits for the next step.
+ */
+async function nextCode(world: ConfirmingAdmins, op: Operator, at?: Date): Promise<string> {
+  const last = world.lastStep.get(op.id) ?? Number.NEGATIVE_INFINITY;
+  for (;;) {
+    const ms = (at ?? new Date()).getTime();
+    const now = totpStep(new Date(ms));
+    const previousOk = at !== undefined || ms - now * 30_000 <= 10_000;
+    const step = [previousOk ? now - 1 : now, now, now + 1].find((s) => s > last);
+    if (step !== undefined) {
+      world.lastStep.set(op.id, step);
+      return totpAt(world.secrets.get(op.id) ?? '', new Date(step * 30_000));
+    }
+    if (at !== undefined) {
+      throw new Error(`${op.id} has used every code of this 30 s step; move the clock on`);
+    }
+    await new Promise((r) => setTimeout(r, (now + 1) * 30_000 - ms + 10));
+  }
+}
+
+/**
+ * Sets up the world's confirming admins, the documented way: the bootstrap token creates the
+ * first admin (`world-genesis`, confirmed at the genesis) and a second (`world-confirmer`) and
+ * enrols the first one's second factor; the first admin, as its own account, enrols the second's
+ * and, being the only confirmed decider, confirms it.
+ */
+async function confirmingAdmins(admin: Admin, at?: Date): Promise<ConfirmingAdmins> {
+  const known = confirming.get(admin);
+  if (known) return known;
+  const genesis = operator('world-genesis', ['admin']);
+  const confirmer = operator('world-confirmer', ['admin']);
+  const world: ConfirmingAdmins = {
+    genesis,
+    confirmer,
+    secrets: new Map(),
+    lastStep: new Map(),
+  };
+  await admin.operators.create(BOOTSTRAP_OPERATOR, { id: genesis.id, roles: ['admin'] });
+  await admin.operators.create(BOOTSTRAP_OPERATOR, { id: confirmer.id, roles: ['admin'] });
+  world.secrets.set(
+    genesis.id,
+    (await admin.secondFactor.enroll(BOOTSTRAP_OPERATOR, genesis.id)).secret,
+  );
+  // The first admin is set up: from here on it, as its own account, arms the second.
+  world.secrets.set(confirmer.id, (await admin.secondFactor.enroll(genesis, confirmer.id)).secret);
+  await admin.operators.confirm(genesis, confirmer.id, await nextCode(world, genesis, at));
+  confirming.set(admin, world);
+  return world;
+}
+
+/**
+ * Confirms each of `ids` (approver or admin accounts) the documented way, as the world's second
+ * admin, so they count in four-eyes changes. `at` is the gateway's fixed clock now, if it has
+ * one (its codes must be current); without it the real clock. Call it after the accounts' second factors are enrolled: an enrolment by someone else
+ * clears a confirmation.
+ */
+export async function confirmDeciders(
+  admin: Admin,
+  ids: readonly string[],
+  at?: Date,
+): Promise<void> {
+  const world = await confirmingAdmins(admin, at);
+  for (const id of ids) {
+    await admin.operators.confirm(world.confirmer, id, await nextCode(world, world.confirmer, at));
+  }
+}
+
+/**
+ * Enrols `op`'s second factor as the bootstrap admin, or once `confirmDeciders` has set up the
+ * world's admins as its genesis admin (creating its operator account first when it has none:
+ * second factors belong to accounts); returns a code source for it.
  */
 export async function enrol(
   admin: Pick<AdminApi, 'secondFactor' | 'operators'>,
@@ -26,11 +119,11 @@ export async function enrol(
   const id = typeof op === 'string' ? op : op.id;
   const roles = typeof op === 'string' ? (['approver'] as const) : op.roles;
   try {
-    await admin.operators.create(BOOTSTRAP_OPERATOR, { id, roles: [...roles] });
+    await admin.operators.create(creatorOf(admin), { id, roles: [...roles] });
   } catch (err) {
     if (!isToolgateError(err) || err.code !== 'OPERATOR_EXISTS') throw err;
   }
-  const { secret } = await admin.secondFactor.enroll(BOOTSTRAP_OPERATOR, id);
+  const { secret } = await admin.secondFactor.enroll(creatorOf(admin), id);
   return { secret, code: (at) => totpAt(secret, at) };
 }
 

@@ -41,6 +41,8 @@ function describe(o: OperatorView): string {
     `  roles:   ${o.roles.join(', ')}`,
     `  teams:   ${o.teams.join(', ') || '-'}`,
     `  created: ${o.created_at} by ${o.created_by}`,
+    `  set up by: ${o.set_up_by ?? '-'}`,
+    `  confirmed: ${o.confirmed ? `yes, by ${o.confirmed_by} at ${o.confirmed_at}` : 'no (counts in no two-person decision)'}`,
   ].join('\n');
 }
 
@@ -110,13 +112,14 @@ export function registerOperators(program: Command): void {
               page.items.length === 0
                 ? 'no operators'
                 : table([
-                    ['ID', 'KIND', 'ROLES', 'TEAMS', 'DISABLED'],
+                    ['ID', 'KIND', 'ROLES', 'TEAMS', 'DISABLED', 'CONFIRMED BY'],
                     ...page.items.map((o) => [
                       o.id,
                       o.kind,
                       o.roles.join(','),
                       o.teams.join(',') || '-',
                       String(o.disabled),
+                      o.confirmed_by ?? '-',
                     ]),
                   ]),
               page.next_cursor,
@@ -167,6 +170,23 @@ export function registerOperators(program: Command): void {
           );
           out.result(o, () => describe(o));
         })(),
+    );
+
+  operators
+    .command('confirm <id>')
+    .description(
+      'confirm that an account is a person of its own, so it counts in two-person decisions (you must be a confirmed approver or admin, and not who set it up)',
+    )
+    .requiredOption('--totp <code>', 'your current second-factor code')
+    .action((id: string, opts: { totp: string }) =>
+      withAdmin(
+        program,
+        async (admin, out, operator) => {
+          const o = await admin.operators.confirm(operator, id, opts.totp, 'cli');
+          out.result(o, () => `operator ${id} confirmed by ${o.confirmed_by}\n${describe(o)}`);
+        },
+        { roles: ['admin', 'approver'] },
+      )(),
     );
 
   operators

@@ -50,6 +50,16 @@ const operatorView = {
     created_at: { type: 'string' },
     created_by: { type: 'string' },
     updated_at: { type: 'string' },
+    set_up_by: {
+      type: ['string', 'null'],
+      description: 'Who last handed the account credentials or a deciding role',
+    },
+    confirmed: {
+      type: 'boolean',
+      description: 'Whether the account counts in a decision that needs two people',
+    },
+    confirmed_by: { type: ['string', 'null'] },
+    confirmed_at: { type: ['string', 'null'] },
   },
 } as const;
 
@@ -323,6 +333,35 @@ export function operatorRoutes(app: FastifyInstance, admin: AdminApi): void {
       },
     },
     async (req) => admin.operators.update(operatorOf(req), idOf(req), { disabled: true }, 'rest'),
+  );
+
+  app.post(
+    '/v1/operators/:id/confirm',
+    {
+      config: { roles: ['admin', 'approver'] },
+      schema: {
+        tags,
+        summary:
+          'Confirm that an account is a person of its own, so it counts in a decision that needs two people',
+        description:
+          "The confirmer proves themself with their own TOTP; they must be an enabled, confirmed approver or admin, and neither the account nor who set it up (at a fresh install's genesis, its first admin may confirm the second person). The bootstrap admin token confirms nobody.",
+        params: idParams,
+        body: {
+          type: 'object',
+          additionalProperties: false,
+          required: ['totp'],
+          properties: { totp: { type: 'string', maxLength: 10 } },
+        },
+        response: { 200: operatorView, ...errors(400, 401, 403, 404, 429) },
+      },
+    },
+    async (req) =>
+      admin.operators.confirm(
+        operatorOf(req),
+        idOf(req),
+        (req.body as { totp: string }).totp,
+        'rest',
+      ),
   );
 
   app.put(

@@ -1,0 +1,268 @@
+/**
+ * Four eyes are two people, not two accounts one person set up, over REST on every backend: an
+ * account counts in a two-approver change only while it is confirmed. One admin who creates two
+ * approvers, enrols their second factors and issues their tokens gets two accounts that count for
+ * nothing (the change stays pending); the bootstrap token confirms nobody; no account confirms
+ * itself; who set an account up cannot confirm it once two confirmed deciders exist; a second
+ * factor replaced, a token issued or a password set by an admin unconfirms the account again. The
+ * benign neighbour: the genesis admin brings in a second admin and confirms it; that admin
+ * confirms the approvers the first one set up; two confirmed approvers apply the change.
+ */
+import assert from 'node:assert/strict';
+import { after, before, describe, test } from 'node:test';
+import type { FastifyInstance } from 'fastify';
+import { totpAt } from '../../src/approvals/index.js';
+import type { Actor } from '../../src/core/index.js';
+import { MasterKey } from '../../src/credentials/index.js';
+import { buildServer } from '../../src/http/index.js';
+import { type Gateway, openGateway } from '../../src/toolgate.js';
+import { backends } from '../support/backends.js';
+import { validTool } from '../support/fixtures.js';
+import { approvePendingReviews } from '../support/reviews.js';
+
+const ADMIN_TOKEN = 'admin-token-for-confirmed-deciders-0123456789abcdef';
+const setup: Actor = { id: 'cli:setup', via: 'cli' };
+
+type Reply = { status: number; body: Record<string, unknown> };
+
+for (const backend of backends()) {
+  describe(`four eyes count confirmed people (${backend.name})`, () => {
+    let tg: Gateway;
+    let app: FastifyInstance;
+    let base = '';
+    let drop: () => Promise<void>;
+    let now = new Date('2026-05-04T10:00:00Z');
+    const tokens: Record<string, string> = {};
+    const secrets: Record<string, string> = {};
+    /** A fresh code of `id`: each call moves the clock one TOTP step on (a code is good once). */
+    const code = (id: string) => {
+      now = new Date(now.getTime() + 30_000);
+      return totpAt(secrets[id] ?? '', now);
+    };
+
+    const call = async (
+      method: string,
+      path: string,
+      bearer: string,
+      body?: unknown,
+    ): Promise<Reply> => {
+      const res = await fetch(base + path, {
+        method,
+        headers: {
+          authorization: `Bearer ${bearer}`,
+          ...(body !== undefined ? { 'content-type': 'application/json' } : {}),
+        },
+        ...(body !== undefined ? { body: JSON.stringify(body) } : {}),
+      });
+      const text = await res.text();
+      return { status: res.status, body: text === '' ? {} : JSON.parse(text) };
+    };
+    const as = (id: string) => tokens[id] ?? '';
+    /** Creates `id` as `by`, enrols its second factor and issues its token, all as `by`. */
+    const setUp = async (by: string, id: string, roles: string[]) => {
+      const bearer = by === 'bootstrap' ? ADMIN_TOKEN : as(by);
+      const created = await call('POST', '/v1/operators', bearer, { id, roles });
+      assert.equal(created.status, 201, JSON.stringify(created.body));
+      const issued = await call('POST', `/v1/operators/${id}/tokens`, bearer, {
+        name: 'laptop',
+        expires_in_days: 30,
+      });
+      assert.equal(issued.status, 201, JSON.stringify(issued.body));
+      tokens[id] = String(issued.body.token);
+      const enrolled = await call('POST', `/v1/operators/${id}/second-factor`, bearer);
+      assert.equal(enrolled.status, 201, JSON.stringify(enrolled.body));
+      secrets[id] = String(enrolled.body.secret);
+    };
+    const show = async (id: string) => (await call('GET', `/v1/operators/${id}`, as('alice'))).body;
+    const confirm = (by: string, id: string) =>
+      call('POST', `/v1/operators/${id}/confirm`, as(by), { totp: code(by) });
+    const approve = (by: string, change: string) =>
+      call('POST', `/v1/changes/${change}/approve`, as(by), { totp: code(by) });
+    /** Registers an irreversible tool: its activation is a change that needs two approvers. */
+    let tools = 0;
+    const twoPersonChange = async (): Promise<string> => {
+      tools += 1;
+      const id = `wipe_${tools}`;
+      await tg.config.apply(
+        [
+          {
+            kind: 'Tool',
+            spec: validTool({
+              id,
+              name: id,
+              action_class: 'irreversible',
+              access_tier: 'privileged',
+              required_capabilities: ['disk:wipe'],
+            }),
+          },
+        ],
+        setup,
+      );
+      await approvePendingReviews(tg);
+      const change = (await tg.changes.list('pending')).find((c) => c.subject.includes(id));
+      assert.ok(change);
+      assert.equal(change.required, 2);
+      return change.id;
+    };
+    const events = async (action: string) =>
+      (await tg.admin.events.list({ limit: 1000 })).filter((e) => e.action === action);
+
+    before(async () => {
+      const fresh = await backend.fresh();
+      drop = fresh.drop;
+      tg = await openGateway({ db: fresh.url, clock: () => now, masterKey: MasterKey.generate() });
+      app = await buildServer(tg, { adminToken: ADMIN_TOKEN });
+      base = await app.listen({ host: '127.0.0.1', port: 0 });
+    });
+    after(async () => {
+      await app?.close();
+      await tg?.close();
+      await drop?.();
+    });
+
+    test('genesis: the first admin set up through the bootstrap token is confirmed; the bootstrap token confirms nobody', async () => {
+      await setUp('bootstrap', 'alice', ['admin']);
+      const alice = await show('alice');
+      assert.equal(alice.confirmed, true, JSON.stringify(alice));
+      assert.equal(alice.confirmed_by, 'admin-token');
+      assert.equal(alice.set_up_by, 'admin-token');
+      const refused = await call('POST', '/v1/operators/alice/confirm', ADMIN_TOKEN, {
+        totp: '123456',
+      });
+      assert.equal(refused.status, 403, JSON.stringify(refused.body));
+      assert.equal(refused.body.code, 'FORBIDDEN');
+      assert.match(String(refused.body.message), /bootstrap admin token confirms nobody/);
+    });
+
+    test('the attack: one admin sets up two approvers; they count for nothing and the change stays pending', async () => {
+      await setUp('alice', 'mallory1', ['approver']);
+      await setUp('alice', 'mallory2', ['approver']);
+      for (const id of ['mallory1', 'mallory2']) {
+        const view = await show(id);
+        assert.equal(view.confirmed, false);
+        assert.equal(view.set_up_by, 'operator:alice');
+      }
+      const change = await twoPersonChange();
+      for (const id of ['mallory1', 'mallory2']) {
+        const r = await approve(id, change);
+        assert.equal(r.status, 403, JSON.stringify(r.body));
+        assert.equal(r.body.code, 'FORBIDDEN');
+        assert.match(String(r.body.message), new RegExp(`operator ${id} is not confirmed`));
+      }
+      const pending = await tg.changes.get(change);
+      assert.equal(pending.status, 'pending');
+      assert.deepEqual(pending.approvers, []);
+      assert.equal((await events('change.approval_refused')).length, 2);
+      // No account confirms itself; an unconfirmed one confirms nobody.
+      const self = await confirm('mallory1', 'mallory1');
+      assert.equal(self.status, 403, JSON.stringify(self.body));
+      assert.match(String(self.body.message), /cannot confirm their own account/);
+      const peer = await confirm('mallory1', 'mallory2');
+      assert.equal(peer.status, 403, JSON.stringify(peer.body));
+      assert.match(String(peer.body.message), /is not confirmed itself/);
+      assert.equal((await show('mallory2')).confirmed, false);
+      assert.ok((await events('operator.confirm_refused')).length >= 2);
+    });
+
+    test('the genesis admin brings in a second admin and confirms it; from then on it confirms nobody it set up', async () => {
+      await setUp('alice', 'bob', ['admin']);
+      assert.equal((await show('bob')).confirmed, false);
+      const confirmed = await confirm('alice', 'bob');
+      assert.equal(confirmed.status, 200, JSON.stringify(confirmed.body));
+      assert.equal(confirmed.body.confirmed, true);
+      assert.equal(confirmed.body.confirmed_by, 'operator:alice');
+      const [event] = await events('operator.confirmed').then((e) =>
+        e.filter((x) => x.subject === 'operator:bob'),
+      );
+      assert.ok(event);
+      assert.equal(event.actor, 'operator:alice');
+      // Two confirmed deciders exist: alice set mallory1 up and cannot confirm it.
+      const refused = await confirm('alice', 'mallory1');
+      assert.equal(refused.status, 403, JSON.stringify(refused.body));
+      assert.match(String(refused.body.message), /set up mallory1 .* cannot confirm it/);
+    });
+
+    test('the benign neighbour: the second person confirms the approvers the first set up, and two confirmed approvers apply the change', async () => {
+      for (const id of ['mallory1', 'mallory2']) {
+        const r = await confirm('bob', id);
+        assert.equal(r.status, 200, JSON.stringify(r.body));
+        assert.equal(r.body.confirmed_by, 'operator:bob');
+      }
+      const listed = await call('GET', '/v1/operators', as('alice'));
+      const rows = listed.body.operators as { id: string; confirmed: boolean }[];
+      assert.deepEqual(
+        rows.filter((o) => o.confirmed).map((o) => o.id),
+        ['alice', 'bob', 'mallory1', 'mallory2'],
+      );
+      const change = (await tg.changes.list('pending'))[0]?.id ?? '';
+      assert.equal((await approve('mallory1', change)).body.status, 'pending');
+      const applied = await approve('mallory2', change);
+      assert.equal(applied.status, 200, JSON.stringify(applied.body));
+      assert.equal(applied.body.status, 'applied');
+    });
+
+    test('a second factor replaced, a token issued or a password set by an admin unconfirms the account; its own acts do not', async () => {
+      const rearmed = await call('POST', '/v1/operators/mallory1/second-factor', as('alice'));
+      assert.equal(rearmed.status, 201, JSON.stringify(rearmed.body));
+      secrets.mallory1 = String(rearmed.body.secret);
+      const view = await show('mallory1');
+      assert.equal(view.confirmed, false);
+      assert.equal(view.confirmed_by, null);
+      assert.equal(view.set_up_by, 'operator:alice');
+      assert.ok(
+        (await events('operator.unconfirmed')).some((e) => e.subject === 'operator:mallory1'),
+      );
+      const change = await twoPersonChange();
+      const refused = await approve('mallory1', change);
+      assert.equal(refused.status, 403, JSON.stringify(refused.body));
+      assert.match(String(refused.body.message), /operator mallory1 is not confirmed/);
+      assert.deepEqual((await tg.changes.get(change)).approvers, []);
+      // A token issued or a password set by someone else: the same.
+      const token = await call('POST', '/v1/operators/mallory2/tokens', as('alice'), {
+        name: 'spare',
+        expires_in_days: 1,
+      });
+      assert.equal(token.status, 201, JSON.stringify(token.body));
+      assert.equal((await show('mallory2')).confirmed, false);
+      assert.equal((await confirm('bob', 'mallory2')).status, 200);
+      const password = await call('PUT', '/v1/operators/mallory2/password', as('alice'), {
+        password: 'a-long-passphrase-for-confirmation-5821',
+      });
+      assert.equal(password.status, 204, JSON.stringify(password.body));
+      assert.equal((await show('mallory2')).confirmed, false);
+      // The account's own act leaves it confirmed: alice replaces her own second factor.
+      const own = await call('POST', '/v1/operators/alice/second-factor', as('alice'));
+      assert.equal(own.status, 201, JSON.stringify(own.body));
+      secrets.alice = String(own.body.secret);
+      assert.equal((await show('alice')).confirmed, true);
+      // Confirmed again by the second person, both count.
+      assert.equal((await confirm('bob', 'mallory1')).status, 200);
+      assert.equal((await confirm('bob', 'mallory2')).status, 200);
+      assert.equal((await approve('mallory1', change)).body.status, 'pending');
+      assert.equal((await approve('mallory2', change)).body.status, 'applied');
+    });
+
+    test('the genesis never reopens: with the second person demoted, the first still confirms nobody it set up', async () => {
+      await setUp('alice', 'mallory3', ['approver']);
+      // alice takes the approvers over again and demotes bob: she is the only confirmed decider.
+      for (const id of ['mallory1', 'mallory2']) {
+        const rearmed = await call('POST', `/v1/operators/${id}/second-factor`, as('alice'));
+        assert.equal(rearmed.status, 201, JSON.stringify(rearmed.body));
+        assert.equal((await show(id)).confirmed, false);
+      }
+      const demoted = await call('PATCH', '/v1/operators/bob', as('alice'), {
+        roles: ['auditor'],
+      });
+      assert.equal(demoted.status, 200, JSON.stringify(demoted.body));
+      const refused = await confirm('alice', 'mallory3');
+      assert.equal(refused.status, 403, JSON.stringify(refused.body));
+      assert.match(String(refused.body.message), /set up mallory3 .* cannot confirm it/);
+      // Granting admin back hands bob deciding power again: he is unconfirmed, and alice, who
+      // granted it, cannot confirm him.
+      const restored = await call('PATCH', '/v1/operators/bob', as('alice'), { roles: ['admin'] });
+      assert.equal(restored.status, 200, JSON.stringify(restored.body));
+      assert.equal((await show('bob')).confirmed, false);
+      assert.equal((await confirm('alice', 'bob')).status, 403);
+    });
+  });
+}
