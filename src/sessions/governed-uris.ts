@@ -103,7 +103,9 @@ export function canonicalResourceUri(uri: string): {
   readonly key: string;
   readonly dotted: boolean;
 } {
-  let s = foldText(decodeEscapes(foldText(uri))).trim().toLowerCase();
+  let s = foldText(decodeEscapes(foldText(uri)))
+    .trim()
+    .toLowerCase();
   for (const stop of ['#', '?']) {
     const at = s.indexOf(stop);
     if (at >= 0) s = s.slice(0, at);
