@@ -4,8 +4,9 @@
  * any provider lists (whatever its state, whoever is offered it), never over the caller's offered
  * set alone, so a broad template can never read what a static resource or another provider's
  * template governs. A URI that names a static resource is that resource; otherwise it is the one
- * template that matches it; anything else (two statics, two templates, a spelling that may alias a
- * static, a dot segment) names nothing. The caller checks the answer against what it is offered.
+ * template that matches it; anything else (two statics, two templates, a spelling whose canonical
+ * form is a static's, a dot segment, userinfo in the authority) names nothing. The caller checks
+ * the answer against what it is offered.
  */
 import { expandTemplate, type McpEntry, matchTemplate } from '../catalog/index.js';
 import type { Store } from '../store/index.js';
@@ -39,24 +40,72 @@ export function governedEntryOf(id: string, entry: McpEntry | undefined): Govern
 
 const MAX_DECODE_ROUNDS = 4;
 
+/** Every run of escapes decoded as UTF-8, or byte by byte where it is not UTF-8. */
 function decodeEscapes(s: string): string {
   let out = s;
   for (let i = 0; i < MAX_DECODE_ROUNDS && /%[0-9a-f]{2}/i.test(out); i += 1) {
-    out = out.replace(/%([0-9a-f]{2})/gi, (_, hex: string) =>
-      String.fromCharCode(Number.parseInt(hex, 16)),
-    );
+    out = out.replace(/(?:%[0-9a-f]{2})+/gi, (run) => {
+      try {
+        return decodeURIComponent(run);
+      } catch {
+        return run.replace(/%([0-9a-f]{2})/gi, (_, hex: string) =>
+          String.fromCharCode(Number.parseInt(hex, 16)),
+        );
+      }
+    });
   }
   return out;
 }
 
+/** Compatibility forms folded, format and control characters (which parsers drop) removed. */
+function foldText(s: string): string {
+  return s.normalize('NFKC').replace(/[\p{Cf}\p{Cc}]/gu, '');
+}
+
+/** The authority of `s` (after `scheme://`, up to the path, query or fragment), or null. */
+function authorityOf(s: string): string | null {
+  const m = /^[^:/?#]*:[/\\]{2}([^/\\?#]*)/.exec(s);
+  return m ? (m[1] ?? '') : null;
+}
+
 /**
- * The form under which two spellings may reach one upstream thing: case folded, escapes decoded
- * (repeatedly), query and fragment dropped, backslashes as slashes, empty and dot segments
- * resolved. `dotted` says a dot segment was present: an upstream may resolve it to anywhere.
- * Used only to refuse look-alikes, never to pick what is read.
+ * True when the URI's authority holds userinfo (`user@`, `u:p@`, `@`), in the raw spelling or
+ * once folded and decoded: no resource URI an agent reads has a use for it, and an upstream that
+ * parses the URI drops it, so it only ever disguises another URI.
  */
-export function uriAliasKey(uri: string): { readonly key: string; readonly dotted: boolean } {
-  let s = decodeEscapes(uri.toLowerCase()).toLowerCase();
+export function hasUserinfo(uri: string): boolean {
+  for (const s of [uri, foldText(decodeEscapes(foldText(uri)))]) {
+    if (authorityOf(s)?.includes('@')) return true;
+  }
+  return false;
+}
+
+/** The host of an authority: userinfo, any port (an empty one too) and trailing dots removed. */
+function hostOf(authority: string): string {
+  const host = authority.slice(authority.lastIndexOf('@') + 1);
+  if (host.startsWith('[')) {
+    const end = host.indexOf(']');
+    return end >= 0 ? host.slice(0, end + 1) : host;
+  }
+  const colon = host.indexOf(':');
+  return (colon >= 0 ? host.slice(0, colon) : host).replace(/\.+$/, '');
+}
+
+/**
+ * The canonical form under which two spellings may reach one upstream thing: compatibility
+ * forms folded, format and control characters removed, escapes decoded (repeatedly), case
+ * folded, query and fragment dropped, backslashes as slashes, userinfo and any port dropped from
+ * the authority, `;params` dropped from every segment, empty segments and trailing dots dropped,
+ * dot segments resolved. `dotted` says a dot segment was present: an upstream may resolve it to
+ * anywhere. Used only to refuse look-alikes, never to pick what is read.
+ */
+export function canonicalResourceUri(uri: string): {
+  readonly key: string;
+  readonly dotted: boolean;
+} {
+  let s = foldText(decodeEscapes(foldText(uri)))
+    .trim()
+    .toLowerCase();
   for (const stop of ['#', '?']) {
     const at = s.indexOf(stop);
     if (at >= 0) s = s.slice(0, at);
@@ -64,39 +113,47 @@ export function uriAliasKey(uri: string): { readonly key: string; readonly dotte
   s = s.replaceAll('\\', '/');
   const colon = s.indexOf(':');
   const scheme = colon >= 0 ? s.slice(0, colon) : '';
+  const rest = s.slice(colon + 1);
+  const parts = rest.split('/');
+  // After `//`, the authority: only its host reaches a parser that reads it (`urn:a:b` has none).
+  if (rest.startsWith('//')) parts[2] = hostOf(parts[2] ?? '');
   const segments: string[] = [];
   let dotted = false;
-  for (const seg of s.slice(colon + 1).split('/')) {
-    if (seg === '') continue;
+  for (const raw of parts) {
+    const param = raw.indexOf(';');
+    const seg = (param >= 0 ? raw.slice(0, param) : raw).trim();
     if (seg === '.' || seg === '..') {
       dotted = true;
       if (seg === '..') segments.pop();
       continue;
     }
-    segments.push(seg);
+    const bare = seg.replace(/[.\s]+$/u, '');
+    if (bare !== '') segments.push(bare);
   }
   return { key: `${scheme}:${segments.join('/')}`, dotted };
 }
 
 /**
  * The one governed thing `uri` names among `entries` (every provider's, deduplicated by id), or
- * null. Never returns a template for a URI some static resource has, or may have under another
- * spelling, and never picks between two matching templates.
+ * null. Never returns a template for a URI some static resource has, or whose canonical form is
+ * some static resource's, never picks between two matching templates, and never resolves a URI
+ * whose authority holds userinfo.
  */
 export function resolveGovernedUri(
   uri: string,
   entries: readonly GovernedUriEntry[],
 ): GovernedRead | null {
+  if (hasUserinfo(uri)) return null;
   const statics = new Set<string>();
   for (const e of entries) if (e.kind === 'resource' && e.key === uri) statics.add(e.id);
   if (statics.size > 0) {
     const [only] = statics;
     return statics.size === 1 && only !== undefined ? { kind: 'resource', id: only } : null;
   }
-  const alias = uriAliasKey(uri);
-  if (alias.dotted) return null;
+  const canonical = canonicalResourceUri(uri);
+  if (canonical.dotted) return null;
   for (const e of entries) {
-    if (e.kind === 'resource' && uriAliasKey(e.key).key === alias.key) return null;
+    if (e.kind === 'resource' && canonicalResourceUri(e.key).key === canonical.key) return null;
   }
   let found: GovernedRead | null = null;
   const matched = new Set<string>();

@@ -7,7 +7,13 @@ export { DEFAULT_AGENT_CAPS, lockAgent, pendingApprovalsOf } from './agent-caps.
 export type { AgentDiscoveryResult, DiscoveryCaller } from './agent-discovery.js';
 export { AgentDiscovery } from './agent-discovery.js';
 export type { GovernedRead, GovernedUriEntry } from './governed-uris.js';
-export { GovernedUris, governedEntryOf, resolveGovernedUri, uriAliasKey } from './governed-uris.js';
+export {
+  canonicalResourceUri,
+  GovernedUris,
+  governedEntryOf,
+  hasUserinfo,
+  resolveGovernedUri,
+} from './governed-uris.js';
 export type { LiteralScopes, LiteralSighting, SeenLiteral } from './run-literals.js';
 export { principalScope, UNRECORDED_HASH, UNRECORDED_KIND } from './run-literals.js';
 export { type RunHandle, RunService } from './runs.js';

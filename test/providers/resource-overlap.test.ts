@@ -4,11 +4,18 @@
  * overlap-resources-server.mjs, in the namespace sandbox) and the official SDK client over
  * Streamable HTTP: a broad public template never reads a provider's restricted static resource,
  * whatever the spelling or the front; a URI two providers' templates match, or another
- * provider's static, is refused; what the template alone governs is still read.
+ * provider's static, is refused; what the template alone governs is still read. The upstream's
+ * template reads a URI as a URL parser would (userinfo and port dropped, `;params` and a trailing
+ * dot stripped), so every spelling the gateway let through would read the secret; both MCP eras
+ * (v1 SDK on 2025-11-25, v2 client pinned to 2026-07-28) are refused alike.
  */
 import assert from 'node:assert/strict';
 import { join } from 'node:path';
 import { after, before, describe, test } from 'node:test';
+import {
+  Client as ClientV2,
+  StreamableHTTPClientTransport as HttpV2,
+} from '@modelcontextprotocol/client';
 import { Client } from '@modelcontextprotocol/sdk/client/index.js';
 import { StreamableHTTPClientTransport } from '@modelcontextprotocol/sdk/client/streamableHttp.js';
 import { McpError } from '@modelcontextprotocol/sdk/types.js';
@@ -56,12 +63,26 @@ for (const backend of backends()) {
     let drop: () => Promise<void>;
     const keys: Record<string, string> = {};
     const ids: Record<string, string> = {};
-    const clients: Client[] = [];
+    const clients: { close(): Promise<void> }[] = [];
 
     async function connect(agent: string): Promise<Client> {
       const client = new Client({ name: 'overlap-test', version: '1.0.0' });
       await client.connect(
         new StreamableHTTPClientTransport(new URL(`${base}/mcp`), {
+          requestInit: { headers: { authorization: `Bearer ${keys[agent]}` } },
+        }),
+      );
+      clients.push(client);
+      return client;
+    }
+
+    async function connectModern(agent: string): Promise<ClientV2> {
+      const client = new ClientV2(
+        { name: 'overlap-test', version: '1.0.0' },
+        { versionNegotiation: { mode: { pin: '2026-07-28' } } },
+      );
+      await client.connect(
+        new HttpV2(new URL(`${base}/mcp`), {
           requestInit: { headers: { authorization: `Bearer ${keys[agent]}` } },
         }),
       );
@@ -154,6 +175,55 @@ for (const backend of backends()) {
       );
     });
 
+    test('another spelling of a static URI through the template names nothing, in both eras', async () => {
+      const eras = [
+        ['2025-11-25', await connect('reader')],
+        ['2026-07-28', await connectModern('reader')],
+      ] as const;
+      for (const [era, client] of eras) {
+        for (const uri of [
+          // Any port, an empty one included: a URL parser drops it.
+          'docs://internal:80/secret',
+          'docs://internal:443/secret',
+          'docs://internal:0/secret',
+          'docs://internal:/secret',
+          'docs://internal%3A80/secret',
+          'docs://INTERNAL.:8080/secret',
+          // Userinfo in the authority, refused outright.
+          'docs://user@internal/secret',
+          'docs://u:p@internal/secret',
+          'docs://@internal/secret',
+          'docs://user%40internal/secret',
+          'docs://user@public/other',
+          // Path parameters, trailing dots, format and compatibility characters.
+          'docs://internal/secret;x',
+          'docs://internal/secret.',
+          'docs://internal/..;/internal/secret',
+          'docs://internal/sec%E2%80%8Bret',
+          'docs://ｉｎｔｅｒｎａｌ/secret',
+        ]) {
+          let err: { code?: number; data?: { code?: string } } | undefined;
+          try {
+            const read = await client.readResource({ uri });
+            assert.fail(`${era} ${uri} was read: ${JSON.stringify(read)}`);
+          } catch (caught) {
+            if (caught instanceof assert.AssertionError) throw caught;
+            err = caught as typeof err;
+          }
+          assert.equal(err?.code, -32084, `${era} ${uri}`);
+          assert.equal(err?.data?.code, 'RESOURCE_NOT_FOUND', `${era} ${uri}`);
+        }
+        // The benign neighbours: the offered static exactly, other pages the template governs
+        // (nested too), and a port no static resource canonicalises to.
+        const read = async (uri: string) =>
+          ((await client.readResource({ uri })).contents[0] as { text: string }).text;
+        assert.equal(await read('docs://public/readme'), 'the public readme', era);
+        assert.equal(await read('docs://public/other'), 'page public/other', era);
+        assert.equal(await read('docs://notes/2026/today.md'), 'page notes/2026/today.md', era);
+        assert.equal(await read('docs://public:8080/other'), 'page public/other', era);
+      }
+    });
+
     test('the same template named as a tool cannot read the static resource either', async () => {
       const client = await connect('reader');
       const template = ids['docs://{+path}'] ?? '';
@@ -170,6 +240,11 @@ for (const backend of backends()) {
         ['POLICY_DENIED', 'resource.not_this_template'],
       );
       assert.ok(!JSON.stringify(denied).includes('s3cr3t'));
+      for (const path of ['internal:80/secret', 'user@internal/secret', 'internal/secret;x']) {
+        const spelled = await client.callTool({ name: template, arguments: { path } });
+        assert.equal(spelled.isError, true, path);
+        assert.ok(!JSON.stringify(spelled).includes('s3cr3t'), path);
+      }
       const dotted = await client.callTool({
         name: template,
         arguments: { path: 'public/../internal/secret' },
@@ -182,7 +257,7 @@ for (const backend of backends()) {
         .where('tool_id', '=', template)
         .where('rule', '=', 'resource.not_this_template')
         .execute();
-      assert.ok(records.length >= 2, 'the refusals are audited');
+      assert.ok(records.length >= 5, 'the refusals are audited');
     });
 
     test('the holder of rt:admin reads the static resource as the private resource it is', async () => {
