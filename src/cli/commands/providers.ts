@@ -5,6 +5,7 @@
 
 import type { Command } from 'commander';
 import { parse as parseYaml } from 'yaml';
+import { MAX_CONFIG_BYTES } from '../../config/index.js';
 import { pageOf, ToolgateError } from '../../core/index.js';
 import { operatorActor } from '../../operators/index.js';
 import {
@@ -167,7 +168,7 @@ export function registerProviders(program: Command): void {
 /** A classification file (YAML or JSON, `-` for stdin); INPUT_MALFORMED when it does not parse. */
 function readClassification(file: string): unknown {
   try {
-    return parseYaml(readInput(file));
+    return parseYaml(readInput(file, '-f', MAX_CONFIG_BYTES));
   } catch (err) {
     throw new ToolgateError('INPUT_MALFORMED', 'the classification is not YAML or JSON', {
       reason: err instanceof Error ? err.message : 'unparseable',
