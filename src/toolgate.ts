@@ -5,7 +5,7 @@
  * (docs/architecture.md §6).
  */
 import { randomBytes } from 'node:crypto';
-import { readFileSync, statSync } from 'node:fs';
+import { statSync } from 'node:fs';
 import {
   type AdminApi,
   AGENTS_ADMIN,
@@ -80,7 +80,9 @@ import { ApplyService, ChangeDesk } from './config/index.js';
 import {
   type Clock,
   isToolgateError,
+  MAX_SECRET_FILE_BYTES,
   problem,
+  readBoundedFile,
   systemActor,
   systemClock,
   ToolgateError,
@@ -1055,13 +1057,17 @@ function readClientSecret(path: string): string {
   try {
     if ((statSync(path).mode & 0o077) !== 0)
       throw new TypeError(`${path} is readable by group or others: chmod 600 ${path}`);
-    const secret = readFileSync(path, 'utf8').trim();
+    const secret = readBoundedFile(path, {
+      option: 'client secret file',
+      maxBytes: MAX_SECRET_FILE_BYTES,
+      unreadable: (message) => new TypeError(message),
+    }).trim();
     if (secret === '') throw new TypeError(`${path} is empty`);
     return secret;
   } catch (err) {
     throw new ToolgateError(
       'INPUT_INVALID',
-      `the token-exchange client secret cannot be used: ${err instanceof TypeError ? err.message : `cannot read ${path}`}`,
+      `the token-exchange client secret cannot be used: ${err instanceof Error ? err.message : `cannot read ${path}`}`,
       { problems: [] },
     );
   }

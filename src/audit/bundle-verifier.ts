@@ -1,11 +1,13 @@
 /**
  * @module Offline check of an export bundle (records.jsonl, checkpoints.jsonl, context.json,
- * public-key.vkey): no database, only node:fs, node:crypto and canonicalize. The public key is
+ * public-key.vkey): no database, only node:fs (through core's bounded reader), node:crypto and
+ * canonicalize. The public key is
  * taken from the bundle unless the caller passes the one it trusts — pass it: a bundle's own key
  * only proves the bundle is self-consistent.
  */
-import { existsSync, readFileSync } from 'node:fs';
+import { existsSync } from 'node:fs';
 import { join } from 'node:path';
+import { MAX_SECRET_FILE_BYTES, readBoundedFile } from '../core/index.js';
 import {
   type ChainRow,
   type CheckpointRow,
@@ -23,8 +25,18 @@ export interface BundleReport extends VerifyReport {
   readonly keySource: 'given' | 'bundle';
 }
 
+/**
+ * The most a bundle's records, checkpoints or context file may hold: a FIFO or device named as
+ * the bundle is refused, and nothing is read without end (Node cannot hold a much longer string).
+ */
+export const MAX_BUNDLE_FILE_BYTES = 256 * 1024 * 1024;
+
+function bundleFile(path: string, maxBytes = MAX_BUNDLE_FILE_BYTES): string {
+  return readBoundedFile(path, { option: 'audit bundle file', maxBytes });
+}
+
 function jsonLines(path: string): unknown[] {
-  return readFileSync(path, 'utf8')
+  return bundleFile(path)
     .split('\n')
     .filter((line) => line !== '')
     .map((line, i) => {
@@ -45,7 +57,7 @@ interface Context {
 }
 
 function readContext(path: string): Context {
-  const c = JSON.parse(readFileSync(path, 'utf8')) as Partial<Context> & { format?: unknown };
+  const c = JSON.parse(bundleFile(path)) as Partial<Context> & { format?: unknown };
   if (
     c.format !== 'toolgate-audit-bundle/1' ||
     typeof c.origin !== 'string' ||
@@ -63,7 +75,8 @@ function readContext(path: string): Context {
 export function verifyBundle(dir: string, options: { key?: string } = {}): BundleReport {
   const context = readContext(join(dir, 'context.json'));
   const keyPath = join(dir, 'public-key.vkey');
-  const keyText = options.key ?? (existsSync(keyPath) ? readFileSync(keyPath, 'utf8') : undefined);
+  const keyText =
+    options.key ?? (existsSync(keyPath) ? bundleFile(keyPath, MAX_SECRET_FILE_BYTES) : undefined);
   if (keyText === undefined)
     throw new TypeError('no public key: pass one, or include public-key.vkey');
   const frontier = MerkleFrontier.fromJSON(context.start.frontier);

@@ -9,7 +9,14 @@ import { type Command, InvalidArgumentError, Option } from 'commander';
 import type { AdminApi } from '../api/index.js';
 import { DEFAULT_ORIGIN } from '../audit/index.js';
 import type { ToolVersionDetail, ToolVersionSummary } from '../catalog/index.js';
-import { DEFAULT_PAGE_LIMIT, MAX_PAGE_LIMIT, problem, ToolgateError } from '../core/index.js';
+import {
+  DEFAULT_PAGE_LIMIT,
+  MAX_PAGE_LIMIT,
+  MAX_SECRET_FILE_BYTES,
+  problem,
+  readBoundedFile,
+  ToolgateError,
+} from '../core/index.js';
 import { loadMasterKey } from '../credentials/index.js';
 import { checkAdminTokenStrength, loadOrCreateAdminToken } from '../identity/index.js';
 import {
@@ -64,13 +71,12 @@ function unauthenticated(message: string): ToolgateError<'UNAUTHENTICATED'> {
 async function cliOperator(admin: AdminApi, globals: GlobalOptions): Promise<Operator> {
   let token = process.env.TOOLGATE_TOKEN?.trim();
   if (globals.tokenFile) {
-    try {
-      token = readFileSync(globals.tokenFile, 'utf8').trim();
-    } catch (err) {
-      throw unauthenticated(
-        `cannot read --token-file ${globals.tokenFile}: ${(err as NodeJS.ErrnoException).code ?? String(err)}`,
-      );
-    }
+    // Missing or unreadable: no credential. Not a regular file, or too large: INPUT_INVALID.
+    token = readBoundedFile(globals.tokenFile, {
+      option: '--token-file',
+      maxBytes: MAX_SECRET_FILE_BYTES,
+      unreadable: unauthenticated,
+    }).trim();
   }
   if (token !== undefined && token !== '') {
     const op = await admin.operators.authenticateToken(token);
@@ -261,8 +267,16 @@ export function parseRef(ref: string): { id: string; version: string } {
   return { id: ref.slice(0, at), version: ref.slice(at + 1) };
 }
 
-export function readInput(file: string): string {
-  return readFileSync(file === '-' ? 0 : file, 'utf8');
+/**
+ * The text of the file `option` names, or stdin for `-`: a regular file only, at most `maxBytes`
+ * (default 1 MiB; configuration documents pass the 10 MiB that apply accepts over REST too).
+ */
+export function readInput(
+  file: string,
+  option: string,
+  maxBytes: number = MAX_SECRET_FILE_BYTES,
+): string {
+  return readBoundedFile(file, { option, maxBytes, stdin: true });
 }
 
 export function versionLine(t: ToolVersionSummary): string[] {

@@ -5,12 +5,12 @@
  * factors are not files: they are sealed in the database (docs/architecture.md §6).
  */
 
-import { existsSync, readFileSync, statSync, writeFileSync } from 'node:fs';
+import { existsSync, statSync, writeFileSync } from 'node:fs';
 import { join } from 'node:path';
 import { parse as parseYaml } from 'yaml';
 import { ApprovalSigner } from '../approvals/index.js';
 import { generateNoteSigner, NoteSigner } from '../audit/index.js';
-import { makeDirs, ToolgateError } from '../core/index.js';
+import { MAX_SECRET_FILE_BYTES, makeDirs, readBoundedFile, ToolgateError } from '../core/index.js';
 import {
   type JwtConfig,
   type OAuthResourceServerConfig,
@@ -26,7 +26,7 @@ function privateFile(path: string): string | null {
       { problems: [] },
     );
   }
-  return readFileSync(path, 'utf8');
+  return readBoundedFile(path, { option: 'key file', maxBytes: MAX_SECRET_FILE_BYTES });
 }
 
 export function approvalSigner(dataDir: string): ApprovalSigner {
@@ -111,14 +111,10 @@ export function oauthConfigFromEnv(
 ): OAuthResourceServerConfig | null {
   const file = env.TOOLGATE_OAUTH_CONFIG;
   if (!file) return null;
-  let text: string;
-  try {
-    text = readFileSync(file, 'utf8');
-  } catch {
-    throw new ToolgateError('INPUT_INVALID', `TOOLGATE_OAUTH_CONFIG: cannot read ${file}`, {
-      problems: [],
-    });
-  }
+  const text = readBoundedFile(file, {
+    option: 'TOOLGATE_OAUTH_CONFIG',
+    maxBytes: MAX_SECRET_FILE_BYTES,
+  });
   let data: unknown;
   try {
     data = parseYaml(text);

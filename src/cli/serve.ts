@@ -5,7 +5,7 @@ import type { FastifyInstance } from 'fastify';
 import { parse as parseYaml } from 'yaml';
 import type { DetectorsConfigInput } from '../audit/detectors/index.js';
 import { DEFAULT_ORIGIN } from '../audit/index.js';
-import { ToolgateError } from '../core/index.js';
+import { MAX_SECRET_FILE_BYTES, readBoundedFile, ToolgateError } from '../core/index.js';
 import { loadMasterKey } from '../credentials/index.js';
 import { buildServer } from '../http/index.js';
 import { checkAdminTokenStrength, loadOrCreateAdminToken } from '../identity/index.js';
@@ -64,7 +64,11 @@ function detectorsFromEnv(): { detectors?: DetectorsConfigInput } {
   if (!file) return {};
   try {
     // Validated (every problem listed) when the gateway opens.
-    return { detectors: parseYaml(readFileSync(file, 'utf8')) as DetectorsConfigInput };
+    return {
+      detectors: parseYaml(
+        readBoundedFile(file, { option: 'TOOLGATE_DETECTORS', maxBytes: MAX_SECRET_FILE_BYTES }),
+      ) as DetectorsConfigInput,
+    };
   } catch (err) {
     throw usage(`TOOLGATE_DETECTORS: ${err instanceof Error ? err.message : String(err)}`);
   }
@@ -104,7 +108,7 @@ export async function serve(options: ServeOptions): Promise<void> {
       admin =
         fromEnv !== undefined
           ? { token: fromEnv, created: false }
-          : loadOrCreateAdminToken(options.adminTokenFile);
+          : loadOrCreateAdminToken(options.adminTokenFile, '--admin-token-file');
     }
   } catch (err) {
     throw usage(err instanceof Error ? err.message : String(err));

@@ -46,6 +46,11 @@ export {
 } from './page.js';
 export type { Problem } from './problem.js';
 export { joinPointer, pointerToken, prefixProblems, problem } from './problem.js';
+export {
+  MAX_SECRET_FILE_BYTES,
+  notRegularFile,
+  readBoundedFile,
+} from './read-bounded-file.js';
 export type { SecretPattern } from './secret-patterns.js';
 export { SECRET_PATTERNS } from './secret-patterns.js';
 export { isStoreCorrupt, StoreCorruptError } from './store-corrupt.js';

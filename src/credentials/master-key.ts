@@ -6,9 +6,9 @@
  */
 
 import { createHash, hkdfSync, randomBytes } from 'node:crypto';
-import { existsSync, readFileSync, statSync, writeFileSync } from 'node:fs';
+import { existsSync, statSync, writeFileSync } from 'node:fs';
 import { join } from 'node:path';
-import { makeDirs, ToolgateError } from '../core/index.js';
+import { MAX_SECRET_FILE_BYTES, makeDirs, readBoundedFile, ToolgateError } from '../core/index.js';
 
 export const MASTER_KEY_BYTES = 32;
 export const MASTER_KEY_FILE_NAME = 'master.key';
@@ -86,7 +86,10 @@ function readKeyFile(path: string): MasterKey {
       `the master key file ${path} is readable by group or others: chmod 600 ${path}`,
     );
   }
-  return MasterKey.fromBase64(readFileSync(path, 'utf8'), path);
+  return MasterKey.fromBase64(
+    readBoundedFile(path, { option: 'master key file', maxBytes: MAX_SECRET_FILE_BYTES }),
+    path,
+  );
 }
 
 export interface MasterKeySource {

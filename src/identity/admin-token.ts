@@ -4,9 +4,9 @@
  */
 
 import { createHash, randomBytes, timingSafeEqual } from 'node:crypto';
-import { chmodSync, existsSync, readFileSync, statSync, writeFileSync } from 'node:fs';
+import { chmodSync, existsSync, statSync, writeFileSync } from 'node:fs';
 import { dirname } from 'node:path';
-import { makeDirs } from '../core/index.js';
+import { MAX_SECRET_FILE_BYTES, makeDirs, readBoundedFile } from '../core/index.js';
 
 const MIN_TOKEN_LENGTH = 24;
 
@@ -15,13 +15,16 @@ export function generateAdminToken(): string {
 }
 
 /** Reads the token file, creating it (mode 0600) with a fresh token on first start. */
-export function loadOrCreateAdminToken(path: string): { token: string; created: boolean } {
+export function loadOrCreateAdminToken(
+  path: string,
+  option = 'admin token file',
+): { token: string; created: boolean } {
   if (existsSync(path)) {
     // A token others can read is a token others have: refuse it rather than serve with it.
     if ((statSync(path).mode & 0o077) !== 0) {
       throw new Error(`admin token file ${path} is readable by group or others: chmod 600 ${path}`);
     }
-    const token = readFileSync(path, 'utf8').trim();
+    const token = readBoundedFile(path, { option, maxBytes: MAX_SECRET_FILE_BYTES }).trim();
     if (token.length < MIN_TOKEN_LENGTH) {
       throw new Error(`admin token in ${path} is shorter than ${MIN_TOKEN_LENGTH} characters`);
     }

@@ -4,7 +4,6 @@
  * server are `oauth/access-token-verifier.ts`, which shares the key sets made here). A token may also carry, through claims the
  * configuration names, the user the agent acts for and that user's permissions.
  */
-import { readFileSync } from 'node:fs';
 import {
   createLocalJWKSet,
   createRemoteJWKSet,
@@ -13,7 +12,13 @@ import {
   type JWTVerifyGetKey,
   jwtVerify,
 } from 'jose';
-import { AGENT_ID_PATTERN, CAPABILITY_PATTERN, endpointUrlProblem } from '../core/index.js';
+import {
+  AGENT_ID_PATTERN,
+  CAPABILITY_PATTERN,
+  endpointUrlProblem,
+  MAX_SECRET_FILE_BYTES,
+  readBoundedFile,
+} from '../core/index.js';
 import { isLocalUserId } from './user-id.js';
 
 export interface JwtConfig {
@@ -75,7 +80,12 @@ export function keySet(
     throw new TypeError('configure exactly one of jwksUrl or jwksFile');
   if (source.jwksFile) {
     return createLocalJWKSet(
-      JSON.parse(readFileSync(source.jwksFile, 'utf8')) as Parameters<typeof createLocalJWKSet>[0],
+      JSON.parse(
+        readBoundedFile(source.jwksFile, {
+          option: 'JWKS file',
+          maxBytes: MAX_SECRET_FILE_BYTES,
+        }),
+      ) as Parameters<typeof createLocalJWKSet>[0],
     );
   }
   const p = endpointUrlProblem(source.jwksUrl ?? '');

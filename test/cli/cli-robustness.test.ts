@@ -112,8 +112,11 @@ describe('the CLI beside a running serve on SQLite', () => {
   test('ordinary mistakes are one clear line and exit 1, never a stack trace', async () => {
     writeFileSync(join(dir, 'bad.yaml'), 'kind: [unclosed\n  - : :');
     const cases: [string[], RegExp][] = [
-      [['apply', '-f', 'missing.yaml'], /INPUT_INVALID: cannot open missing\.yaml: no such file/],
-      [['apply', '-f', dir], /INPUT_INVALID: cannot read: is a directory/],
+      [
+        ['apply', '-f', 'missing.yaml'],
+        /INPUT_INVALID: cannot read -f missing\.yaml: no such file/,
+      ],
+      [['apply', '-f', dir], /INPUT_INVALID: cannot read -f .*: is a directory/],
       [['apply', '-f', join(dir, 'bad.yaml')], /INPUT_MALFORMED/],
       [['--db', 'postgres://u:p@127.0.0.1:1/x', 'tools', 'list'], /STORE_UNAVAILABLE/],
       [['--db', 'sqlite:/dev/null/x/tg.db', 'tools', 'list'], /INPUT_INVALID: cannot mkdir/],

@@ -3,6 +3,7 @@
  */
 
 import type { Command } from 'commander';
+import { MAX_CONFIG_BYTES } from '../../config/index.js';
 import { operatorActor } from '../../operators/index.js';
 import { readInput, withAdmin } from '../command-kit.js';
 
@@ -15,7 +16,7 @@ export function registerApply(program: Command): void {
     .action((opts: { file: string; dryRun?: boolean }) =>
       withAdmin(program, async (admin, out, operator) => {
         const result = await admin.config.applyText(
-          readInput(opts.file),
+          readInput(opts.file, '-f', MAX_CONFIG_BYTES),
           operatorActor(operator, 'cli'),
           {
             dryRun: opts.dryRun === true,

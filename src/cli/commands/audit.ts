@@ -48,7 +48,7 @@ export function registerAudit(program: Command): void {
       const out = makeOutput(globals.json === true);
       if (opts.bundle !== undefined) {
         try {
-          const key = opts.key !== undefined ? readInput(opts.key) : undefined;
+          const key = opts.key !== undefined ? readInput(opts.key, '--key') : undefined;
           const report = verifyBundle(opts.bundle, key !== undefined ? { key } : {});
           printVerify(out, report, `bundle ${opts.bundle} (records ${report.from}..${report.to})`);
         } catch (err) {
@@ -68,7 +68,7 @@ export function registerAudit(program: Command): void {
       await withAdmin(
         program,
         async (admin) => {
-          const keys = opts.key !== undefined ? [readInput(opts.key)] : undefined;
+          const keys = opts.key !== undefined ? [readInput(opts.key, '--key')] : undefined;
           const report = await admin.audit.verify(keys ? { keys } : {});
           printVerify(out, report, admin.health.location);
         },

@@ -31,7 +31,7 @@ function roles(value: string): OperatorRole[] {
 
 /** The first line of a file (or stdin with `-`): the password, without its newline. */
 function readPassword(file: string): string {
-  return readInput(file).split(/\r?\n/)[0] ?? '';
+  return readInput(file, '--password-file').split(/\r?\n/)[0] ?? '';
 }
 
 function describe(o: OperatorView): string {

@@ -5,6 +5,7 @@
 
 import type { Command } from 'commander';
 import { parse as parseYaml } from 'yaml';
+import { MAX_CONFIG_BYTES } from '../../config/index.js';
 import { pageOf, ToolgateError } from '../../core/index.js';
 import { operatorActor } from '../../operators/index.js';
 import {
@@ -166,8 +167,10 @@ export function registerProviders(program: Command): void {
 
 /** A classification file (YAML or JSON, `-` for stdin); INPUT_MALFORMED when it does not parse. */
 function readClassification(file: string): unknown {
+  // A file that is not a regular one, unreadable or too large: INPUT_INVALID naming -f.
+  const text = readInput(file, '-f', MAX_CONFIG_BYTES);
   try {
-    return parseYaml(readInput(file));
+    return parseYaml(text);
   } catch (err) {
     throw new ToolgateError('INPUT_MALFORMED', 'the classification is not YAML or JSON', {
       reason: err instanceof Error ? err.message : 'unparseable',

@@ -1,9 +1,8 @@
 /**
  * @module `toolgate secrets`: tools' credentials, encrypted at rest; values are read, never printed.
  */
-import { readFileSync } from 'node:fs';
 import type { Command } from 'commander';
-import { pageOf } from '../../core/index.js';
+import { MAX_SECRET_FILE_BYTES, pageOf, readBoundedFile } from '../../core/index.js';
 import type { SecretInfo } from '../../credentials/index.js';
 import { operatorActor } from '../../operators/index.js';
 import { type PageFlags, pageOptions, READERS, withAdmin } from '../command-kit.js';
@@ -14,7 +13,10 @@ function readSecretValue(fromFile: string | undefined): string {
   if (fromFile === undefined && process.stdin.isTTY) {
     process.stderr.write('secret value (end with Ctrl-D): ');
   }
-  const text = readFileSync(fromFile ?? 0, 'utf8');
+  const text =
+    fromFile === undefined
+      ? readBoundedFile('-', { option: 'stdin', maxBytes: MAX_SECRET_FILE_BYTES, stdin: true })
+      : readBoundedFile(fromFile, { option: '--from-file', maxBytes: MAX_SECRET_FILE_BYTES });
   return text.endsWith('\r\n') ? text.slice(0, -2) : text.endsWith('\n') ? text.slice(0, -1) : text;
 }
 

@@ -2,13 +2,14 @@
  * @module Single sign-on configuration: what an OidcLogin is built from, checked whole at start
  * (every problem listed), and its reading from the TOOLGATE_OIDC_* environment.
  */
-import { readFileSync } from 'node:fs';
 import {
   ASYMMETRIC_JWS_ALGS,
   endpointUrlProblem,
   isLoopbackHost,
+  MAX_SECRET_FILE_BYTES,
   type Problem,
   problem,
+  readBoundedFile,
   ToolgateError,
 } from '../../core/index.js';
 import { OPERATOR_ROLES, type OperatorRole } from '../operator.js';
@@ -165,13 +166,11 @@ export function oidcConfigFromEnv(env: Env, publicUrl: string): OidcConfig | nul
       throw envError(
         'set TOOLGATE_OIDC_CLIENT_SECRET or TOOLGATE_OIDC_CLIENT_SECRET_FILE, not both',
       );
-    try {
-      clientSecret = readFileSync(secretFile, 'utf8').trim();
-    } catch (err) {
-      throw envError(
-        `TOOLGATE_OIDC_CLIENT_SECRET_FILE: ${err instanceof Error ? err.message : String(err)}`,
-      );
-    }
+    // Missing, not a regular file or over 1 MiB: INPUT_INVALID naming the variable.
+    clientSecret = readBoundedFile(secretFile, {
+      option: 'TOOLGATE_OIDC_CLIENT_SECRET_FILE',
+      maxBytes: MAX_SECRET_FILE_BYTES,
+    }).trim();
   }
   let roleMap: Record<string, string> | undefined;
   const rawMap = env.TOOLGATE_OIDC_ROLE_MAP;

@@ -1,12 +1,20 @@
 /** @module The embedded SQLite backend: one file, WAL, every commit synced before it returns. */
 
-import { chmodSync, closeSync, openSync, statSync } from 'node:fs';
+import {
+  chmodSync,
+  closeSync,
+  constants,
+  fstatSync,
+  openSync,
+  type Stats,
+  statSync,
+} from 'node:fs';
 import { createRequire } from 'node:module';
 import { dirname } from 'node:path';
 import { Worker } from 'node:worker_threads';
 import BetterSqlite3 from 'better-sqlite3';
 import { SqliteDialect } from 'kysely';
-import { makeDirs } from '../../core/index.js';
+import { makeDirs, notRegularFile, ToolgateError } from '../../core/index.js';
 
 /** The embedded database's own handle, for the few hot paths that bypass the query builder. */
 export type SqliteHandle = BetterSqlite3.Database;
@@ -55,9 +63,24 @@ export function createSqliteDialect(path: string): {
  * so they are 0600 too; any already there are narrowed as well.
  */
 function privateDatabaseFiles(path: string): void {
-  // 'a' creates an empty file (a new database to SQLite) or leaves an existing one untouched.
-  closeSync(openSync(path, 'a', 0o600));
-  for (const file of [path, `${path}-wal`, `${path}-shm`, `${path}-journal`]) {
+  // A FIFO, device or folder given as the database would block the open below (a FIFO opened for
+  // writing waits for a reader) or be written to: only a regular file, or none yet, is a database.
+  const sidecars = [`${path}-wal`, `${path}-shm`, `${path}-journal`];
+  for (const file of [path, ...sidecars]) refuseNonRegular(path, file, () => statSync(file));
+  // Creates an empty file (a new database to SQLite) or leaves an existing one untouched;
+  // O_NONBLOCK so that a FIFO put there since the check fails (ENXIO) instead of blocking, and
+  // the opened descriptor is checked again.
+  const fd = openSync(
+    path,
+    constants.O_WRONLY | constants.O_CREAT | constants.O_APPEND | constants.O_NONBLOCK,
+    0o600,
+  );
+  try {
+    refuseNonRegular(path, path, () => fstatSync(fd));
+  } finally {
+    closeSync(fd);
+  }
+  for (const file of [path, ...sidecars]) {
     try {
       if ((statSync(file).mode & 0o077) !== 0) chmodSync(file, 0o600);
     } catch (err) {
@@ -67,6 +90,24 @@ function privateDatabaseFiles(path: string): void {
       if (code !== 'ENOENT' && code !== 'EPERM') throw err;
     }
   }
+}
+
+/** Refuses (INPUT_INVALID naming --db) a database file that exists and is not a regular file. */
+function refuseNonRegular(path: string, file: string, stat: () => Stats): void {
+  let stats: Stats;
+  try {
+    stats = stat();
+  } catch (err) {
+    if ((err as { code?: string }).code === 'ENOENT') return;
+    throw err;
+  }
+  const what = notRegularFile(stats);
+  if (what === null) return;
+  throw new ToolgateError(
+    'INPUT_INVALID',
+    `cannot use --db sqlite:${path}: ${file} ${what}, not a regular file`,
+    { problems: [] },
+  );
 }
 
 /** WAL pages past which a commit checkpoints by itself: only if the background one falls behind. */
