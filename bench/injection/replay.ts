@@ -24,7 +24,7 @@ import type { GateDecision } from '../../src/gate/index.js';
 import type { Operator } from '../../src/operators/index.js';
 import { demoExecutor } from '../../src/runtimes/index.js';
 import { type Gateway, openGateway, type ToolgateOptions } from '../../src/toolgate.js';
-import { enrol, operator } from '../../test/support/operators.js';
+import { confirmDeciders, enrol, operator } from '../../test/support/operators.js';
 
 const HERE = new URL('.', import.meta.url).pathname;
 
@@ -373,6 +373,12 @@ async function register(
 ): Promise<void> {
   const approvers = [operator('asb-approver-a'), operator('asb-approver-b')];
   const secrets = await Promise.all(approvers.map((op) => enrol(tg.admin, op)));
+  // Four eyes count confirmed people: the world's admins confirm both approvers.
+  await confirmDeciders(
+    tg.admin,
+    approvers.map((op) => op.id),
+    tick(),
+  );
   const tools = [
     ...normal.map((t) => ({
       name: t['Tool Name'],
