@@ -91,7 +91,8 @@ export function literalHash(kind: DestinationKind, value: string): string {
 
 /**
  * A string as both sides compare it: Unicode NFKC (fullwidth digits and `＠` become ASCII), format
- * characters removed, every space separator one ASCII space.
+ * characters removed, every run of spaces, tabs and line breaks one ASCII space, and every
+ * script's decimal digits ASCII.
  */
 export function canonicalText(text: string): string {
   return text
