@@ -38,8 +38,8 @@ import {
   MerkleFrontier,
   MerkleTree,
   verifyInclusion,
-} from '../src/audit/index.js';
-import { openStore, type UnchainedRow } from '../src/store/index.js';
+} from '../src/records/audit/index.js';
+import { openStore, type UnchainedRow } from '../src/records/store/index.js';
 
 const CONCURRENCY = Number(process.env.CONCURRENCY ?? 256);
 const SECONDS = Number(process.env.SECONDS ?? 5);

@@ -12,8 +12,8 @@ import { join } from 'node:path';
 import { performance } from 'node:perf_hooks';
 import BetterSqlite3 from 'better-sqlite3';
 import type { Actor } from '../src/core/index.js';
-import { buildServer } from '../src/http/index.js';
-import { openGateway } from '../src/toolgate.js';
+import { buildServer } from '../src/edge/rest/index.js';
+import { openGateway } from '../src/host/toolgate.js';
 
 const TOOLS = Number(process.env.TOOLS ?? 10_000);
 const BATCH = Number(process.env.BATCH ?? 500);

@@ -13,10 +13,10 @@ import { mkdtempSync, rmSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { performance } from 'node:perf_hooks';
-import type { HealthReader, ToolHealthView } from '../src/catalog/index.js';
 import type { Actor } from '../src/core/index.js';
-import { buildServer } from '../src/http/index.js';
-import { openGateway } from '../src/toolgate.js';
+import type { HealthReader, ToolHealthView } from '../src/domain/catalog/index.js';
+import { buildServer } from '../src/edge/rest/index.js';
+import { openGateway } from '../src/host/toolgate.js';
 
 const TOOLS = Number(process.env.TOOLS ?? 10_000);
 const BATCH = Number(process.env.BATCH ?? 500);

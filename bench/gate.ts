@@ -23,10 +23,10 @@ import { performance } from 'node:perf_hooks';
 import { Ajv2020 } from 'ajv/dist/2020.js';
 import BetterSqlite3 from 'better-sqlite3';
 import type { Actor } from '../src/core/index.js';
+import { CedarPolicyEngine, type CedarRequest } from '../src/domain/policy/index.js';
+import { demoExecutor } from '../src/execution/runtimes/index.js';
 import type { CallContext, CallOptions } from '../src/gate/index.js';
-import { CedarPolicyEngine, type CedarRequest } from '../src/policy/index.js';
-import { demoExecutor } from '../src/runtimes/index.js';
-import { type Gateway, openGateway } from '../src/toolgate.js';
+import { type Gateway, openGateway } from '../src/host/toolgate.js';
 
 const CALLS = Number(process.env.CALLS ?? 3_000);
 const WARMUP = Number(process.env.WARMUP ?? 1_000);

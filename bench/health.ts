@@ -22,8 +22,8 @@ import { cpus, tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { performance } from 'node:perf_hooks';
 import type { Actor } from '../src/core/index.js';
-import { InlineExecutor } from '../src/runtimes/index.js';
-import { openGateway } from '../src/toolgate.js';
+import { InlineExecutor } from '../src/execution/runtimes/index.js';
+import { openGateway } from '../src/host/toolgate.js';
 import { approvePendingReviews } from '../test/support/reviews.js';
 
 const TOOLS = Number(process.env.TOOLS ?? 10_000);

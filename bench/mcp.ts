@@ -44,13 +44,13 @@ import { StdioClientTransport } from '@modelcontextprotocol/sdk/client/stdio.js'
 import { StreamableHTTPClientTransport } from '@modelcontextprotocol/sdk/client/streamableHttp.js';
 import pg from 'pg';
 import { startPostgres } from '../scripts/postgres-harness.mjs';
-import { DEFAULT_ORIGIN } from '../src/audit/index.js';
-import { approvalSigner, auditSigner } from '../src/cli/runtime-files.js';
 import type { Actor } from '../src/core/index.js';
-import { loadMasterKey } from '../src/credentials/index.js';
-import { buildServer } from '../src/http/index.js';
-import { RUN_META_KEY } from '../src/mcp/run-meta.js';
-import { openGateway, openToolgate } from '../src/toolgate.js';
+import { loadMasterKey } from '../src/domain/credentials/index.js';
+import { approvalSigner, auditSigner } from '../src/edge/cli/runtime-files.js';
+import { RUN_META_KEY } from '../src/edge/mcp/run-meta.js';
+import { buildServer } from '../src/edge/rest/index.js';
+import { openGateway, openToolgate } from '../src/host/toolgate.js';
+import { DEFAULT_ORIGIN } from '../src/records/audit/index.js';
 import {
   type Balancer,
   type Replica,

@@ -7,9 +7,9 @@
  */
 
 import type { AuditRecord } from '../src/gate/index.js';
-import { GatewayMetrics } from '../src/metrics/index.js';
-import { ErrorRateWindow } from '../src/owners/index.js';
-import { redundancy } from '../src/reports/portfolio-audit.js';
+import { GatewayMetrics } from '../src/operations/metrics/index.js';
+import { ErrorRateWindow } from '../src/operations/owners/index.js';
+import { redundancy } from '../src/operations/reports/portfolio-audit.js';
 
 const TOOLS = 10_000;
 const RECORDS = 400_000;

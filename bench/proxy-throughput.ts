@@ -18,7 +18,7 @@ import { loadavg, tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { createInterface } from 'node:readline';
 import { pathToFileURL } from 'node:url';
-import { createByteBudget, EgressProxy } from '../src/sandbox/egress/index.js';
+import { createByteBudget, EgressProxy } from '../src/execution/sandbox/egress/index.js';
 
 const RUNS = Number(process.env.RUNS ?? 9);
 const MB = Number(process.env.MB ?? 10);

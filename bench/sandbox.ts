@@ -19,8 +19,8 @@ import { mkdtempSync, rmSync, writeFileSync } from 'node:fs';
 import { createRequire } from 'node:module';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
-import { DEFAULT_SANDBOX_LIMITS } from '../src/catalog/index.js';
-import { DRIVER_NAMES, SandboxService } from '../src/sandbox/index.js';
+import { DEFAULT_SANDBOX_LIMITS } from '../src/domain/catalog/index.js';
+import { DRIVER_NAMES, SandboxService } from '../src/execution/sandbox/index.js';
 import { measureProxyThroughput } from './proxy-throughput.js';
 
 const RUNS = Math.max(50, Number(process.env.RUNS ?? 60));
@@ -115,7 +115,7 @@ const contenders: Contender[] = [
     label: 'sandbox-runtime srt CLI',
     once: () => {
       const cli = createRequire(import.meta.url).resolve(
-        '@anthropic-ai/sandbox-runtime/dist/cli.js',
+        '@anthropic-ai/sandbox-runtime/dist/edge/cli.js',
       );
       return spawnAndWait(process.execPath, [cli, '--settings', srtSettings, 'true']);
     },

@@ -10,7 +10,7 @@
  *   npm run bench:scan   (ROUNDS=5 by default: the first rounds warm the JIT, the last is timed)
  */
 import { performance } from 'node:perf_hooks';
-import { scanModelText } from '../src/catalog/description-scan.js';
+import { scanModelText } from '../src/domain/catalog/description-scan.js';
 import { evaluate, loadSplit } from './scan-corpus.js';
 
 const ROUNDS = Math.max(1, Number(process.env.ROUNDS ?? 5));

@@ -11,11 +11,11 @@ import { fileURLToPath } from 'node:url';
 import { Client } from '@modelcontextprotocol/sdk/client/index.js';
 import { StreamableHTTPClientTransport } from '@modelcontextprotocol/sdk/client/streamableHttp.js';
 import { chromium } from 'playwright-core';
-import { totpAt } from '../src/approvals/index.js';
-import { MasterKey } from '../src/credentials/index.js';
-import { buildServer } from '../src/http/index.js';
-import { BOOTSTRAP_OPERATOR, type Operator } from '../src/operators/index.js';
-import { openGateway } from '../src/toolgate.js';
+import { MasterKey } from '../src/domain/credentials/index.js';
+import { totpAt } from '../src/domain/decisions/index.js';
+import { BOOTSTRAP_OPERATOR, type Operator } from '../src/domain/operators/index.js';
+import { buildServer } from '../src/edge/rest/index.js';
+import { openGateway } from '../src/host/toolgate.js';
 
 const ROOT = fileURLToPath(new URL('../', import.meta.url));
 const admin = { id: 'screenshots', via: 'library' as const };

@@ -6,12 +6,17 @@
 
 // Open a gateway in process: `agent` and `admin`, the same two APIs REST, MCP and the CLI use.
 export type { AdminApi, AgentApi, SecurityEvents } from './api/index.js';
-// The offline audit verifier (no database needed) and what it reports.
-export type { BundleReport, Problem as AuditProblem, VerifyReport } from './audit/index.js';
-export { verifyBundle } from './audit/index.js';
 // Errors: one catalogue of stable codes, each refusal `{ code, message, details }`.
 export type { Actor, ErrorBody, ErrorCode, ErrorDetails, Problem } from './core/index.js';
 export { ERROR_CODES, isToolgateError, ToolgateError } from './core/index.js';
+export type { SessionTool, SessionView, ToolFormat } from './domain/sessions/index.js';
+export type { McpStdioOptions } from './edge/mcp/index.js';
+export { serveMcpStdio } from './edge/mcp/index.js';
+// The fronts, for embedding them in a host process.
+export type { HttpOptions } from './edge/rest/index.js';
+export { buildServer } from './edge/rest/index.js';
+export type { InlineHandler } from './execution/runtimes/index.js';
+export { demoExecutor, InlineExecutor } from './execution/runtimes/index.js';
 // What a call through the gate answers, and the handlers of `inline` tools.
 export type {
   Allowed,
@@ -22,14 +27,9 @@ export type {
   PendingApproval,
   RenderedCall,
 } from './gate/index.js';
-// The fronts, for embedding them in a host process.
-export type { HttpOptions } from './http/index.js';
-export { buildServer } from './http/index.js';
-export type { McpStdioOptions } from './mcp/index.js';
-export { serveMcpStdio } from './mcp/index.js';
-export type { InlineHandler } from './runtimes/index.js';
-export { demoExecutor, InlineExecutor } from './runtimes/index.js';
-export type { SessionTool, SessionView, ToolFormat } from './sessions/index.js';
 // Open a gateway in process: the same services REST, MCP and the CLI use.
-export type { Toolgate, ToolgateOptions } from './toolgate.js';
-export { openToolgate } from './toolgate.js';
+export type { Toolgate, ToolgateOptions } from './host/toolgate.js';
+export { openToolgate } from './host/toolgate.js';
+// The offline audit verifier (no database needed) and what it reports.
+export type { BundleReport, Problem as AuditProblem, VerifyReport } from './records/audit/index.js';
+export { verifyBundle } from './records/audit/index.js';

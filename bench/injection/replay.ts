@@ -17,13 +17,13 @@
 import { mkdtempSync, readFileSync, rmSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
-import { totpAt } from '../../src/approvals/index.js';
 import type { Actor } from '../../src/core/index.js';
-import { MasterKey } from '../../src/credentials/index.js';
+import { MasterKey } from '../../src/domain/credentials/index.js';
+import { totpAt } from '../../src/domain/decisions/index.js';
+import type { Operator } from '../../src/domain/operators/index.js';
+import { demoExecutor } from '../../src/execution/runtimes/index.js';
 import type { GateDecision } from '../../src/gate/index.js';
-import type { Operator } from '../../src/operators/index.js';
-import { demoExecutor } from '../../src/runtimes/index.js';
-import { type Gateway, openGateway, type ToolgateOptions } from '../../src/toolgate.js';
+import { type Gateway, openGateway, type ToolgateOptions } from '../../src/host/toolgate.js';
 import { confirmDeciders, enrol, operator } from '../../test/support/operators.js';
 
 const HERE = new URL('.', import.meta.url).pathname;

@@ -6,22 +6,23 @@
  * sandbox, the credential broker or the gate: an admin front decides, it never runs a tool
  * (docs/architecture.md §6).
  */
-import type { ApprovalDesk, OperatorSecondFactors } from '../approvals/index.js';
-import type { AuditLog, AuditSearch, ClassifiedArguments } from '../audit/index.js';
-import type { CatalogService, Discovery, SecurityReviewDesk } from '../catalog/index.js';
-import type { ApplyService, ChangeDesk } from '../config/index.js';
-import type { SecretAdmin } from '../credentials/index.js';
+
+import type { CatalogService, Discovery, SecurityReviewDesk } from '../domain/catalog/index.js';
+import type { SecretAdmin } from '../domain/credentials/index.js';
+import type { ApprovalDesk, OperatorSecondFactors } from '../domain/decisions/index.js';
+import type { AgentKeys, AgentService, UserService } from '../domain/identity/index.js';
+import type { ConsoleSessions, OperatorService } from '../domain/operators/index.js';
+import type { DestinationSets } from '../domain/policy/index.js';
+import type { RunService, SessionService } from '../domain/sessions/index.js';
+import type { ProviderService } from '../execution/providers/index.js';
 import type { Gate } from '../gate/index.js';
-import type { HealthMonitor } from '../health/index.js';
-import type { AgentKeys, AgentService, UserService } from '../identity/index.js';
-import type { GatewayMetrics } from '../metrics/index.js';
-import type { ConsoleSessions, OperatorService } from '../operators/index.js';
-import type { OwnerChannels } from '../owners/index.js';
-import type { DestinationSets } from '../policy/index.js';
-import type { ProviderService } from '../providers/index.js';
-import type { ReportService } from '../reports/index.js';
-import type { RunService, SessionService } from '../sessions/index.js';
-import type { Dialect, listEvents } from '../store/index.js';
+import type { ApplyService, ChangeDesk } from '../operations/config/index.js';
+import type { HealthMonitor } from '../operations/health/index.js';
+import type { GatewayMetrics } from '../operations/metrics/index.js';
+import type { OwnerChannels } from '../operations/owners/index.js';
+import type { ReportService } from '../operations/reports/index.js';
+import type { AuditLog, AuditSearch, ClassifiedArguments } from '../records/audit/index.js';
+import type { Dialect, listEvents } from '../records/store/index.js';
 import type { DriverReport } from './host-admin.js';
 
 /** The members of each service an admin front is given: one list each, for the type and the object. */

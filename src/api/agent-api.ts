@@ -4,17 +4,17 @@
  * member reaches the store, the sandbox, the credential broker or the gate's internals, so a front
  * cannot run a tool except through `invoke` (docs/architecture.md §6).
  */
-import type { RequestStateSealer } from '../approvals/index.js';
-import type { CallContext, CallOptions, GateDecision } from '../gate/index.js';
-import type { KeyOutcomeView } from '../idempotency/index.js';
-import type { JwtIdentity, ProtectedResourceMetadata, StepUp } from '../identity/index.js';
+import type { RequestStateSealer } from '../domain/decisions/index.js';
+import type { KeyOutcomeView } from '../domain/idempotency/index.js';
+import type { JwtIdentity, ProtectedResourceMetadata, StepUp } from '../domain/identity/index.js';
 import type {
   AgentDiscovery,
   RunService,
   SessionEntries,
   SessionPrincipal,
   SessionService,
-} from '../sessions/index.js';
+} from '../domain/sessions/index.js';
+import type { CallContext, CallOptions, GateDecision } from '../gate/index.js';
 
 /** The session methods an agent front is given (the type and the object share this list). */
 export const SESSIONS_AGENT = [

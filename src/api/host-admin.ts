@@ -4,7 +4,7 @@
  * sandbox/ (docs/architecture.md §6). (Whether the database is damaged is a typed error from the
  * store's edge, `isStoreCorrupt` in core/.)
  */
-import { codeFiles, commandCodeHash, SandboxService } from '../sandbox/index.js';
+import { codeFiles, commandCodeHash, SandboxService } from '../execution/sandbox/index.js';
 
 export type DriverReport = Awaited<ReturnType<SandboxService['doctor']>>[number];
 

@@ -3,8 +3,9 @@
  * switches over exhaustively. A denial is a value, not an exception: the gateway decided, and the
  * agent should read why. Only "the gateway could not be reached" is thrown (client-errors.ts).
  */
-import type { RenderedCall } from '../approvals/index.js';
+
 import type { ErrorCode } from '../core/index.js';
+import type { RenderedCall } from '../domain/decisions/index.js';
 
 /** The call ran; `output` is the tool's checked result. */
 export interface CallAllowed<TOutput = unknown> {

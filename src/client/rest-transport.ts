@@ -4,8 +4,9 @@
  * `idempotency_key` every attempt repeats, and a pending approval followed through
  * `GET /v1/sessions/:id/approvals/:approval`. Only `fetch`: nothing of the server is loaded.
  */
-import type { RenderedCall } from '../approvals/index.js';
+
 import type { ErrorCode } from '../core/index.js';
+import type { RenderedCall } from '../domain/decisions/index.js';
 import type { CallDenied, CallNotApproved } from './call-result.js';
 import { CallOutcomeUnknownError, GatewayRequestError } from './client-errors.js';
 import type { ToolDescriptor } from './definitions-cache.js';

@@ -3,7 +3,7 @@
  * endpoint): a URL, http(s), no credentials in it, and — where an allow-list is given — one of the
  * listed hosts, compared exactly after parsing. It never decides that a URL may be sent to: the
  * scheme for its host, the port, IP literals, loopback and every resolved address are the outbound
- * rules' (the `Outbound` port, one implementation in src/sandbox/egress/outbound.ts, which runs
+ * rules' (the `Outbound` port, one implementation in src/execution/sandbox/egress/outbound.ts, which runs
  * this first), applied when the URL is configured and again at each request. No host, loopback
  * included, passes here by its name. Pure.
  */

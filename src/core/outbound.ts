@@ -1,7 +1,7 @@
 /**
  * @module The port through which toolgate sends to a URL a person configured (reviewer webhooks,
  * owner channels; docs/security-model.md "Outbound requests that people configure"). Its one
- * implementation is the tool-egress rules (src/sandbox/egress/outbound.ts), handed to each wing
+ * implementation is the tool-egress rules (src/execution/sandbox/egress/outbound.ts), handed to each wing
  * by the composition root, so a wing that may not import the sandbox still goes out under them.
  */
 

@@ -4,10 +4,10 @@
  * field by field: spreading optional parts costs more than the rest of the record on this path.
  */
 
-import { argumentsHash } from '../approvals/index.js';
-import { declaredPropertyNames } from '../audit/index.js';
 import type { Mutable } from '../core/index.js';
-import { untrustedSourcesOf } from '../sessions/index.js';
+import { argumentsHash } from '../domain/decisions/index.js';
+import { untrustedSourcesOf } from '../domain/sessions/index.js';
+import { declaredPropertyNames } from '../records/audit/index.js';
 import type { AuditRecord } from './audit-writer.js';
 import { attemptedName, redactArguments } from './redaction.js';
 import { AFTER_INJECTION_RULE } from './steps/after-injection.js';

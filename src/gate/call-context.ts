@@ -1,5 +1,5 @@
 /** @module Who is calling, and the options of one call: what every front hands the gate. */
-import type { SessionPrincipal } from '../sessions/index.js';
+import type { SessionPrincipal } from '../domain/sessions/index.js';
 import type { CallProgress } from './call-progress.js';
 
 /**

@@ -1,8 +1,8 @@
 /** @module What the gate answers for one call: a discriminated union, built by small factories. */
 
-import type { RenderedCall } from '../approvals/index.js';
-import type { TrustLabel } from '../content/index.js';
 import type { ErrorCode, McpToolResult } from '../core/index.js';
+import type { RenderedCall } from '../domain/decisions/index.js';
+import type { TrustLabel } from '../domain/text-trust/index.js';
 
 export type { McpToolResult, RenderedCall };
 

@@ -4,9 +4,10 @@
  * own credential (if it declares one) through the broker, its runtime by kind, its output schema
  * checked by the runtime. Only a read tool that is offerable and not quarantined is called.
  */
-import type { CatalogService } from '../catalog/index.js';
+
 import { timeOrderedId } from '../core/index.js';
-import type { DirectoryReader, DirectorySource } from '../policy/index.js';
+import type { CatalogService } from '../domain/catalog/index.js';
+import type { DirectoryReader, DirectorySource } from '../domain/policy/index.js';
 import { execute } from './steps/execute.js';
 import type { StepDependencies } from './steps/step.js';
 

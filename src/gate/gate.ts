@@ -5,17 +5,18 @@
  * the rule that fired and a message that names nothing outside the caller's own tool set. The
  * steps write the other records (pending, replayed, pre, post) where they happen.
  */
-import type { ApprovalDesk } from '../approvals/index.js';
-import type { CatalogService } from '../catalog/index.js';
+
 import { type Clock, systemClock, timeOrderedId } from '../core/index.js';
-import type { CredentialBroker } from '../credentials/index.js';
-import type { HealthGate } from '../health/index.js';
-import type { IdempotencyStore } from '../idempotency/index.js';
-import type { AgentService, UserService } from '../identity/index.js';
-import type { CallCounters } from '../limits/index.js';
-import type { DirectoryReader, PolicySupplier, SetMembership } from '../policy/index.js';
-import type { RuntimeRegistry } from '../runtimes/index.js';
-import type { GovernedUris, SessionService } from '../sessions/index.js';
+import type { CatalogService } from '../domain/catalog/index.js';
+import type { CredentialBroker } from '../domain/credentials/index.js';
+import type { ApprovalDesk } from '../domain/decisions/index.js';
+import type { IdempotencyStore } from '../domain/idempotency/index.js';
+import type { AgentService, UserService } from '../domain/identity/index.js';
+import type { CallCounters } from '../domain/limits/index.js';
+import type { DirectoryReader, PolicySupplier, SetMembership } from '../domain/policy/index.js';
+import type { GovernedUris, SessionService } from '../domain/sessions/index.js';
+import type { RuntimeRegistry } from '../execution/runtimes/index.js';
+import type { HealthGate } from '../operations/health/index.js';
 import { declaredKeys, deniedRecord } from './audit-records.js';
 import type { AuditWriter } from './audit-writer.js';
 import type { CallContext, CallOptions } from './call-context.js';

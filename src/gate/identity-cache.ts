@@ -5,10 +5,10 @@
  * does. Counters that other replicas also write (budgets, the private-read flag) are read fresh
  * wherever a decision depends on them.
  */
-import type { AgentService, AgentView, UserService, UserView } from '../identity/index.js';
-import type { ByteBudget } from '../sandbox/index.js';
-import type { SessionPrincipal, SessionService } from '../sessions/index.js';
-import type { SessionRow } from '../store/index.js';
+import type { AgentService, AgentView, UserService, UserView } from '../domain/identity/index.js';
+import type { SessionPrincipal, SessionService } from '../domain/sessions/index.js';
+import type { ByteBudget } from '../execution/sandbox/index.js';
+import type { SessionRow } from '../records/store/index.js';
 
 /** Entries kept per map; past this the oldest is dropped (and read again when used). */
 export const SESSION_CACHE_MAX = 10_000;

@@ -3,7 +3,7 @@
  * by another process (another replica, the CLI) within REVISION_CHECK_MS, read from the stored
  * catalog and identity revisions.
  */
-import { localIdentityChangeCount } from '../store/index.js';
+import { localIdentityChangeCount } from '../records/store/index.js';
 import type { IdentityCache } from './identity-cache.js';
 import type { ToolCache } from './tool-cache.js';
 

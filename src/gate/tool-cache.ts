@@ -8,13 +8,13 @@ import {
   type CatalogService,
   createToolSchemaCompiler,
   type ToolVersionDetail,
-} from '../catalog/index.js';
+} from '../domain/catalog/index.js';
 import {
   type PolicyEngine,
   type PolicySupplier,
   type PolicyTarget,
   policyTargets,
-} from '../policy/index.js';
+} from '../domain/policy/index.js';
 
 export interface CompiledTool {
   readonly detail: ToolVersionDetail;

@@ -1,5 +1,5 @@
 /**
- * @module The fronts (src/http, src/mcp, src/cli, src/console) import neither store/ nor sandbox/, by any path,
+ * @module The fronts (src/edge/rest, src/edge/mcp, src/edge/cli, src/edge/console) import neither store/ nor sandbox/, by any path,
  * nor credentials/ internals: the lint rule refuses such an import (run on probe files with the
  * repository's own biome.json), and no front file imports one today (their import graph, read
  * with the TypeScript parser, including dynamic imports and re-exports).
@@ -15,7 +15,7 @@ import ts from 'typescript';
 
 const ROOT = fileURLToPath(new URL('../../', import.meta.url));
 const BIOME = join(ROOT, 'node_modules', '.bin', 'biome');
-const FRONTS = ['src/http', 'src/mcp', 'src/cli', 'src/console'];
+const FRONTS = ['src/edge/rest', 'src/edge/mcp', 'src/edge/cli', 'src/edge/console'];
 
 interface Diagnostic {
   readonly category: string;
@@ -74,16 +74,16 @@ test('the lint rule refuses store/, sandbox/ and credentials/ internals in every
     refused.forEach((spec, i) => {
       files[`${front}/probe-${i}.ts`] = probe(spec);
     });
-    // One level deeper (src/http/routes, src/cli/commands) and through a dynamic import.
+    // One level deeper (src/edge/rest/routes, src/edge/cli/commands) and through a dynamic import.
     files[`${front}/deeper/probe-store.ts`] = probe('../../store/index.js');
     files[`${front}/deeper/probe-dynamic.ts`] =
       "export async function f() {\n  return import('../../sandbox/index.js');\n}\n";
   }
   // What fronts may import, and the same store import outside the fronts: no finding.
-  files['src/cli/allowed-credentials.ts'] = probe('../credentials/index.js');
-  files['src/http/allowed-api.ts'] = probe('../api/index.js');
-  files['src/http/allowed-root.ts'] = probe('../toolgate.js');
-  files['src/catalog/elsewhere.ts'] = probe('../store/index.js');
+  files['src/edge/cli/allowed-credentials.ts'] = probe('../credentials/index.js');
+  files['src/edge/rest/allowed-api.ts'] = probe('../api/index.js');
+  files['src/edge/rest/allowed-root.ts'] = probe('../toolgate.js');
+  files['src/domain/catalog/elsewhere.ts'] = probe('../store/index.js');
 
   const found = new Map<string, string[]>();
   for (const d of await lint(files)) {
@@ -92,7 +92,7 @@ test('the lint rule refuses store/, sandbox/ and credentials/ internals in every
   }
   for (const path of Object.keys(files)) {
     const messages = found.get(path) ?? [];
-    if (path.includes('allowed') || path.startsWith('src/catalog/')) {
+    if (path.includes('allowed') || path.startsWith('src/domain/catalog/')) {
       assert.deepEqual(messages, [], `${path} may import what it does`);
     } else {
       assert.equal(messages.length, 1, `${path} is refused`);
@@ -112,14 +112,14 @@ function sourceFiles(dir: string): string[] {
   );
 }
 
-test('no file under src/http, src/mcp, src/cli or src/console imports store/, sandbox/ or credentials/ internals', () => {
+test('no file under src/edge/rest, src/edge/mcp, src/edge/cli or src/edge/console imports store/, sandbox/ or credentials/ internals', () => {
   const files = FRONTS.flatMap((front) => sourceFiles(join(ROOT, front)));
   // The scan covers the command groups and the routes, not just the top folders.
   const names = files.map((f) => relative(ROOT, f));
-  assert.ok(names.includes(join('src', 'cli', 'commands', 'doctor.ts')));
-  assert.ok(names.includes(join('src', 'http', 'routes', 'sessions.ts')));
-  assert.ok(names.includes(join('src', 'mcp', 'gateway-server.ts')));
-  assert.ok(names.includes(join('src', 'console', 'register-console.ts')));
+  assert.ok(names.includes(join('src', 'edge', 'cli', 'commands', 'doctor.ts')));
+  assert.ok(names.includes(join('src', 'edge', 'rest', 'routes', 'sessions.ts')));
+  assert.ok(names.includes(join('src', 'edge', 'mcp', 'gateway-server.ts')));
+  assert.ok(names.includes(join('src', 'edge', 'console', 'register-console.ts')));
   const offending: string[] = [];
   let relativeImports = 0;
   for (const file of files) {
@@ -141,7 +141,7 @@ test('no file under src/http, src/mcp, src/cli or src/console imports store/, sa
 });
 
 test('the console imports api/, operators/, core/ and other services only through their public index', () => {
-  const files = sourceFiles(join(ROOT, 'src', 'console'));
+  const files = sourceFiles(join(ROOT, 'src', 'edge', 'console'));
   assert.ok(files.length >= 5);
   const offending: string[] = [];
   for (const file of files) {
@@ -149,13 +149,17 @@ test('the console imports api/, operators/, core/ and other services only throug
     for (const { fileName } of importedFiles) {
       if (!fileName.startsWith('.')) continue;
       const target = relative(join(ROOT, 'src'), resolve(dirname(file), fileName));
-      const [top] = target.split(/[\\/]/);
+      // A wing's room (edge/console, domain/operators) or a single-room wing (api, core).
+      const parts = target.split(/[\\/]/);
+      const room = (
+        ['api', 'core'].includes(parts[0] ?? '') ? parts.slice(0, 1) : parts.slice(0, 2)
+      ).join('/');
       // Its own folder, the facades, operators and core freely; a service's types and pure
       // helpers (the audit proof checks) only through that service's index, never its internals.
-      const free = ['console', 'api', 'operators', 'core'].includes(top ?? '');
+      const free = ['edge/console', 'api', 'domain/operators', 'core'].includes(room);
       const viaIndex =
-        ['audit', 'catalog', 'sessions'].includes(top ?? '') &&
-        target === join(top ?? '', 'index.js');
+        ['records/audit', 'domain/catalog', 'domain/sessions'].includes(room) &&
+        target === join(room, 'index.js');
       if (!free && !viaIndex) offending.push(`${relative(ROOT, file)} imports ${fileName}`);
     }
   }

@@ -7,10 +7,10 @@ import assert from 'node:assert/strict';
 import { readFileSync } from 'node:fs';
 import { after, before, describe, test } from 'node:test';
 import { codeHash, hostDoctor } from '../../src/api/index.js';
-import { CredentialBroker } from '../../src/credentials/index.js';
+import { CredentialBroker } from '../../src/domain/credentials/index.js';
+import { commandCodeHash, SandboxService } from '../../src/execution/sandbox/index.js';
 import { Gate } from '../../src/gate/index.js';
-import { commandCodeHash, SandboxService } from '../../src/sandbox/index.js';
-import { openToolgate, type Toolgate } from '../../src/toolgate.js';
+import { openToolgate, type Toolgate } from '../../src/host/toolgate.js';
 import { backends } from '../support/backends.js';
 
 const DEMO = new URL('../../demo/catalog.yaml', import.meta.url);

@@ -4,8 +4,8 @@
  */
 import assert from 'node:assert/strict';
 import { describe, test } from 'node:test';
-import { type ApprovalCondition, approvalRequired } from '../../src/approvals/index.js';
-import type { ApprovalCondition as CatalogCondition } from '../../src/catalog/tool-definition.js';
+import type { ApprovalCondition as CatalogCondition } from '../../src/domain/catalog/tool-definition.js';
+import { type ApprovalCondition, approvalRequired } from '../../src/domain/decisions/index.js';
 
 // The catalog and the approvals folder describe the same rule; this fails to compile if they drift.
 const toCatalog = (c: ApprovalCondition): CatalogCondition => c;

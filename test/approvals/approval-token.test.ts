@@ -5,14 +5,14 @@
 import assert from 'node:assert/strict';
 import { createPrivateKey, generateKeyPairSync, sign } from 'node:crypto';
 import { describe, test } from 'node:test';
+import { canonicalJson } from '../../src/core/index.js';
 import {
   APPROVAL_TOKEN_MAX_LENGTH,
   type ApprovalBinding,
   type ApprovalClaims,
   ApprovalSigner,
   argumentsHash,
-} from '../../src/approvals/index.js';
-import { canonicalJson } from '../../src/core/index.js';
+} from '../../src/domain/decisions/index.js';
 
 const NOW = new Date('2026-03-01T12:00:00Z');
 const NOW_S = NOW.getTime() / 1000;

@@ -8,11 +8,11 @@
  */
 import assert from 'node:assert/strict';
 import { after, before, describe, test } from 'node:test';
-import { MasterKey } from '../../src/credentials/index.js';
-import { BOOTSTRAP_OPERATOR, operatorActor } from '../../src/operators/index.js';
-import { demoExecutor } from '../../src/runtimes/index.js';
-import { openStore, type Store } from '../../src/store/index.js';
-import { type Gateway, openGateway } from '../../src/toolgate.js';
+import { MasterKey } from '../../src/domain/credentials/index.js';
+import { BOOTSTRAP_OPERATOR, operatorActor } from '../../src/domain/operators/index.js';
+import { demoExecutor } from '../../src/execution/runtimes/index.js';
+import { type Gateway, openGateway } from '../../src/host/toolgate.js';
+import { openStore, type Store } from '../../src/records/store/index.js';
 import { backends } from '../support/backends.js';
 import { validTool } from '../support/fixtures.js';
 import { confirmDeciders, enrol, operator } from '../support/operators.js';

@@ -7,11 +7,11 @@
  */
 import assert from 'node:assert/strict';
 import { after, before, describe, test } from 'node:test';
-import { OperatorSecondFactors, totpAt } from '../../src/approvals/index.js';
-import { MasterKey } from '../../src/credentials/index.js';
-import { BOOTSTRAP_OPERATOR } from '../../src/operators/index.js';
-import { openStore, type Store } from '../../src/store/index.js';
-import { type Gateway, openGateway } from '../../src/toolgate.js';
+import { MasterKey } from '../../src/domain/credentials/index.js';
+import { OperatorSecondFactors, totpAt } from '../../src/domain/decisions/index.js';
+import { BOOTSTRAP_OPERATOR } from '../../src/domain/operators/index.js';
+import { type Gateway, openGateway } from '../../src/host/toolgate.js';
+import { openStore, type Store } from '../../src/records/store/index.js';
 import { backends } from '../support/backends.js';
 import { operator } from '../support/operators.js';
 

@@ -4,9 +4,9 @@
  */
 import assert from 'node:assert/strict';
 import { test } from 'node:test';
-import { REQUEST_STATE_KEY_LABEL, RequestStateSealer } from '../../src/approvals/index.js';
 import { isToolgateError } from '../../src/core/index.js';
-import { MasterKey } from '../../src/credentials/index.js';
+import { MasterKey } from '../../src/domain/credentials/index.js';
+import { REQUEST_STATE_KEY_LABEL, RequestStateSealer } from '../../src/domain/decisions/index.js';
 
 const CLAIMS = {
   agentId: 'pay-bot',

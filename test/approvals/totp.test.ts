@@ -4,8 +4,13 @@
  */
 import assert from 'node:assert/strict';
 import { describe, test } from 'node:test';
-import { generateTotpSecret, totpAt, totpUri, verifyTotp } from '../../src/approvals/index.js';
-import { decodeTotpSecret, hotp, totpStep } from '../../src/approvals/totp.js';
+import {
+  generateTotpSecret,
+  totpAt,
+  totpUri,
+  verifyTotp,
+} from '../../src/domain/decisions/index.js';
+import { decodeTotpSecret, hotp, totpStep } from '../../src/domain/decisions/totp.js';
 
 const RFC_ASCII = '12345678901234567890';
 /** RFC 4648 base32 of the RFC test secret. */

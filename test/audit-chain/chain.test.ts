@@ -13,7 +13,7 @@ import {
   GENESIS_PREV_HASH,
   linkInPlace,
   recordHash,
-} from '../../src/audit-chain/index.js';
+} from '../../src/records/audit-chain/index.js';
 
 const ZEROS = '0'.repeat(64);
 

@@ -10,6 +10,8 @@ import { readFileSync } from 'node:fs';
 import { join } from 'node:path';
 import { after, before, describe, test } from 'node:test';
 import type { FastifyInstance } from 'fastify';
+import { buildServer } from '../../src/edge/rest/index.js';
+import { type Gateway, openGateway } from '../../src/host/toolgate.js';
 import {
   AuditLog,
   DEFAULT_ORIGIN,
@@ -19,10 +21,8 @@ import {
   parseVerifierKey,
   verifyConsistency,
   verifyInclusion,
-} from '../../src/audit/index.js';
-import { buildServer } from '../../src/http/index.js';
-import { appendEvent, openStore } from '../../src/store/index.js';
-import { type Gateway, openGateway } from '../../src/toolgate.js';
+} from '../../src/records/audit/index.js';
+import { appendEvent, openStore } from '../../src/records/store/index.js';
 import { backends } from '../support/backends.js';
 import { ROOT } from '../support/cli.js';
 import { deniedRecord } from '../support/fixtures.js';

@@ -9,10 +9,10 @@
 import assert from 'node:assert/strict';
 import { after, describe, test } from 'node:test';
 import { sql } from 'kysely';
-import type { AuditRecord } from '../../src/audit/index.js';
 import { isToolgateError } from '../../src/core/index.js';
-import { appendEvent, openStore, type Store } from '../../src/store/index.js';
-import { type Gateway, openGateway } from '../../src/toolgate.js';
+import { type Gateway, openGateway } from '../../src/host/toolgate.js';
+import type { AuditRecord } from '../../src/records/audit/index.js';
+import { appendEvent, openStore, type Store } from '../../src/records/store/index.js';
 import { backends } from '../support/backends.js';
 import { deniedRecord } from '../support/fixtures.js';
 

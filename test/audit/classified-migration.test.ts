@@ -14,12 +14,12 @@ import {
   ClassifiedArguments,
   DEFAULT_ORIGIN,
   generateNoteSigner,
-} from '../../src/audit/index.js';
-import { chainRows, GENESIS_HEAD } from '../../src/audit-chain/index.js';
-import { type Database, openStore } from '../../src/store/index.js';
-import { migrationProvider } from '../../src/store/migrations.js';
-import { createPostgresDialect } from '../../src/store/postgres/dialect.js';
-import { createSqliteDialect } from '../../src/store/sqlite/dialect.js';
+} from '../../src/records/audit/index.js';
+import { chainRows, GENESIS_HEAD } from '../../src/records/audit-chain/index.js';
+import { type Database, openStore } from '../../src/records/store/index.js';
+import { migrationProvider } from '../../src/records/store/migrations.js';
+import { createPostgresDialect } from '../../src/records/store/postgres/dialect.js';
+import { createSqliteDialect } from '../../src/records/store/sqlite/dialect.js';
 import { backends } from '../support/backends.js';
 import { auditRows } from '../support/store-rows.js';
 

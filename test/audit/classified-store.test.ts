@@ -13,11 +13,11 @@
 import assert from 'node:assert/strict';
 import { after, before, describe, test } from 'node:test';
 import type { FastifyInstance } from 'fastify';
-import { MasterKey } from '../../src/credentials/index.js';
-import { buildServer } from '../../src/http/index.js';
-import { BOOTSTRAP_OPERATOR } from '../../src/operators/index.js';
-import { openStore, type Store } from '../../src/store/index.js';
-import type { Gateway } from '../../src/toolgate.js';
+import { MasterKey } from '../../src/domain/credentials/index.js';
+import { BOOTSTRAP_OPERATOR } from '../../src/domain/operators/index.js';
+import { buildServer } from '../../src/edge/rest/index.js';
+import type { Gateway } from '../../src/host/toolgate.js';
+import { openStore, type Store } from '../../src/records/store/index.js';
 import { backends } from '../support/backends.js';
 import { openDemoGateway } from '../support/demo-gateway.js';
 

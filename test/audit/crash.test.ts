@@ -12,8 +12,8 @@ import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { after, test } from 'node:test';
 import Database from 'better-sqlite3';
-import { AuditLog, DEFAULT_ORIGIN, NoteSigner } from '../../src/audit/index.js';
-import { openStore } from '../../src/store/index.js';
+import { AuditLog, DEFAULT_ORIGIN, NoteSigner } from '../../src/records/audit/index.js';
+import { openStore } from '../../src/records/store/index.js';
 import { cleanEnv, ROOT } from '../support/cli.js';
 
 const dir = mkdtempSync(join(tmpdir(), 'toolgate-crash-'));

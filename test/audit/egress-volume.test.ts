@@ -5,9 +5,9 @@
  */
 import assert from 'node:assert/strict';
 import { test } from 'node:test';
-import { EgressVolumeDetector } from '../../src/audit/detectors/egress-volume.js';
-import type { Observed } from '../../src/audit/detectors/index.js';
 import type { AuditRecord } from '../../src/gate/index.js';
+import { EgressVolumeDetector } from '../../src/records/audit/detectors/egress-volume.js';
+import type { Observed } from '../../src/records/audit/detectors/index.js';
 
 const tool = {
   id: 'upload',

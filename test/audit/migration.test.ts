@@ -7,12 +7,12 @@
 import assert from 'node:assert/strict';
 import { describe, test } from 'node:test';
 import { Kysely, Migrator, sql } from 'kysely';
-import { AuditLog, DEFAULT_ORIGIN, generateNoteSigner } from '../../src/audit/index.js';
-import type { Database } from '../../src/store/index.js';
-import { openStore } from '../../src/store/index.js';
-import { migrationProvider } from '../../src/store/migrations.js';
-import { createPostgresDialect } from '../../src/store/postgres/dialect.js';
-import { createSqliteDialect } from '../../src/store/sqlite/dialect.js';
+import { AuditLog, DEFAULT_ORIGIN, generateNoteSigner } from '../../src/records/audit/index.js';
+import type { Database } from '../../src/records/store/index.js';
+import { openStore } from '../../src/records/store/index.js';
+import { migrationProvider } from '../../src/records/store/migrations.js';
+import { createPostgresDialect } from '../../src/records/store/postgres/dialect.js';
+import { createSqliteDialect } from '../../src/records/store/sqlite/dialect.js';
 import { backends } from '../support/backends.js';
 
 for (const backend of backends()) {

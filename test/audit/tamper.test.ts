@@ -33,8 +33,8 @@ import {
   recordHash,
   type VerifyReport,
   verifyBundle,
-} from '../../src/audit/index.js';
-import { appendEvent, openStore } from '../../src/store/index.js';
+} from '../../src/records/audit/index.js';
+import { appendEvent, openStore } from '../../src/records/store/index.js';
 import { cleanEnv, ensureBuilt, MAIN } from '../support/cli.js';
 
 const RECORDS = 40;

@@ -12,9 +12,9 @@ import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { after, describe, test } from 'node:test';
 import { promisify } from 'node:util';
-import { AuditWriter } from '../../src/audit/audit-writer.js';
-import { AuditLog, type AuditRecord } from '../../src/audit/index.js';
-import { openStore, type Store } from '../../src/store/index.js';
+import { AuditWriter } from '../../src/records/audit/audit-writer.js';
+import { AuditLog, type AuditRecord } from '../../src/records/audit/index.js';
+import { openStore, type Store } from '../../src/records/store/index.js';
 import { deniedRecord } from '../support/fixtures.js';
 
 const realSync = promisify(fdatasync);

@@ -1,9 +1,9 @@
 import assert from 'node:assert/strict';
 import { readFileSync } from 'node:fs';
 import { test } from 'node:test';
-import { DESCRIPTION_RULES } from '../../src/catalog/description-rules.js';
-import { type ScanFinding, scanToolText } from '../../src/catalog/description-scan.js';
-import { schemaModelTexts } from '../../src/catalog/schema-model-texts.js';
+import { DESCRIPTION_RULES } from '../../src/domain/catalog/description-rules.js';
+import { type ScanFinding, scanToolText } from '../../src/domain/catalog/description-scan.js';
+import { schemaModelTexts } from '../../src/domain/catalog/schema-model-texts.js';
 
 interface CorpusEntry {
   readonly name: string;

@@ -6,9 +6,9 @@
 import assert from 'node:assert/strict';
 import { readFileSync } from 'node:fs';
 import { describe, test } from 'node:test';
-import { checkToolDefinition } from '../../src/catalog/index.js';
-import { createRuntimeAjv } from '../../src/catalog/json-schema-validator.js';
-import { findBreakingChanges } from '../../src/catalog/schema-compat.js';
+import { checkToolDefinition } from '../../src/domain/catalog/index.js';
+import { createRuntimeAjv } from '../../src/domain/catalog/json-schema-validator.js';
+import { findBreakingChanges } from '../../src/domain/catalog/schema-compat.js';
 import { validTool } from '../support/fixtures.js';
 
 /** Classic catastrophic-backtracking patterns, each with an input that takes V8 2^n steps. */

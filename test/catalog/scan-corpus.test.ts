@@ -6,13 +6,13 @@
 import assert from 'node:assert/strict';
 import { describe, test } from 'node:test';
 import { evaluate, loadSplit } from '../../bench/scan-corpus.js';
-import { MAX_DECODE_CANDIDATES } from '../../src/catalog/derived-texts.js';
-import { DESCRIPTION_RULES } from '../../src/catalog/description-rules.js';
+import { MAX_DECODE_CANDIDATES } from '../../src/domain/catalog/derived-texts.js';
+import { DESCRIPTION_RULES } from '../../src/domain/catalog/description-rules.js';
 import {
   type ScanFinding,
   scanModelText,
   scanToolText,
-} from '../../src/catalog/description-scan.js';
+} from '../../src/domain/catalog/description-scan.js';
 
 const train = loadSplit('train.json') ?? [];
 

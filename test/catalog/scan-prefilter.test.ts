@@ -6,13 +6,13 @@
 import assert from 'node:assert/strict';
 import { performance } from 'node:perf_hooks';
 import { test } from 'node:test';
-import { DESCRIPTION_RULES } from '../../src/catalog/description-rules.js';
-import { scanModelText } from '../../src/catalog/description-scan.js';
+import { DESCRIPTION_RULES } from '../../src/domain/catalog/description-rules.js';
+import { scanModelText } from '../../src/domain/catalog/description-scan.js';
 import {
   isPlainValue,
   PREFILTER_MIN_CHARS,
   scanReading,
-} from '../../src/catalog/model-text-prefilter.js';
+} from '../../src/domain/catalog/model-text-prefilter.js';
 
 function rows(n: number, extra: Record<string, unknown> = {}): unknown[] {
   return Array.from({ length: n }, (_, i) => ({

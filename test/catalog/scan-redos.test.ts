@@ -8,8 +8,8 @@
 import assert from 'node:assert/strict';
 import { performance } from 'node:perf_hooks';
 import { test } from 'node:test';
-import { DESCRIPTION_RULES } from '../../src/catalog/description-rules.js';
-import { scanModelText } from '../../src/catalog/description-scan.js';
+import { DESCRIPTION_RULES } from '../../src/domain/catalog/description-rules.js';
+import { scanModelText } from '../../src/domain/catalog/description-scan.js';
 
 /** Fragments that keep many rules half-matched for as long as the text goes on. */
 const FRAGMENTS = [

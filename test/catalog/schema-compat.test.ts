@@ -8,7 +8,7 @@ import {
   isMajorBump,
   type JsonSchema,
   type SchemaBreak,
-} from '../../src/catalog/schema-compat.js';
+} from '../../src/domain/catalog/schema-compat.js';
 
 type Obj = { readonly [k: string]: unknown };
 

@@ -6,9 +6,13 @@
 import assert from 'node:assert/strict';
 import { after, before, describe, test } from 'node:test';
 import type { Actor } from '../../src/core/index.js';
-import { BOOTSTRAP_OPERATOR, type Operator, operatorActor } from '../../src/operators/index.js';
-import { openStore } from '../../src/store/index.js';
-import { type Gateway, openGateway } from '../../src/toolgate.js';
+import {
+  BOOTSTRAP_OPERATOR,
+  type Operator,
+  operatorActor,
+} from '../../src/domain/operators/index.js';
+import { type Gateway, openGateway } from '../../src/host/toolgate.js';
+import { openStore } from '../../src/records/store/index.js';
 import { backends } from '../support/backends.js';
 import { validSendTool, validTool } from '../support/fixtures.js';
 import { approveReview, REVIEWER } from '../support/reviews.js';

@@ -1,6 +1,6 @@
 import assert from 'node:assert/strict';
 import { describe, test } from 'node:test';
-import { checkToolDefinition, type ToolDefinition } from '../../src/catalog/index.js';
+import { checkToolDefinition, type ToolDefinition } from '../../src/domain/catalog/index.js';
 import { validSendTool, validTool } from '../support/fixtures.js';
 
 function problemsOf(input: unknown): { pointer: string; rule: string; message: string }[] {

@@ -1,5 +1,5 @@
 /**
- * @module The `toolgate` command as a user runs it (C18): the built dist/cli/main.js in a
+ * @module The `toolgate` command as a user runs it (C18): the built dist/edge/cli/main.js in a
  * real child process, a temporary working directory, a real database. Output is asserted both as
  * JSON (--json) and as the text a person reads; exit codes are part of the contract.
  */
@@ -18,9 +18,9 @@ import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { after, before, describe, test } from 'node:test';
 import { stringify as toYaml } from 'yaml';
-import { totpAt } from '../../src/approvals/index.js';
-import { commandCodeHash } from '../../src/sandbox/index.js';
-import { openGateway } from '../../src/toolgate.js';
+import { totpAt } from '../../src/domain/decisions/index.js';
+import { commandCodeHash } from '../../src/execution/sandbox/index.js';
+import { openGateway } from '../../src/host/toolgate.js';
 import { backends } from '../support/backends.js';
 import { cleanEnv, ensureBuilt, MAIN, ROOT } from '../support/cli.js';
 import { DEMO_TOOL_IDS, validTool } from '../support/fixtures.js';

@@ -17,12 +17,12 @@ import { mkdtempSync, rmSync, writeFileSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { after, before, describe, test } from 'node:test';
-import { totpAt } from '../../src/approvals/index.js';
-import { totpStep } from '../../src/approvals/totp.js';
-import { approvalSigner } from '../../src/cli/runtime-files.js';
-import { loadMasterKey } from '../../src/credentials/index.js';
-import { demoExecutor } from '../../src/runtimes/index.js';
-import { type Gateway, openGateway } from '../../src/toolgate.js';
+import { loadMasterKey } from '../../src/domain/credentials/index.js';
+import { totpAt } from '../../src/domain/decisions/index.js';
+import { totpStep } from '../../src/domain/decisions/totp.js';
+import { approvalSigner } from '../../src/edge/cli/runtime-files.js';
+import { demoExecutor } from '../../src/execution/runtimes/index.js';
+import { type Gateway, openGateway } from '../../src/host/toolgate.js';
 import { cleanEnv, ensureBuilt, folderArgs } from '../support/cli.js';
 
 interface Run {

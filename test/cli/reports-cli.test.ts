@@ -8,7 +8,7 @@ import { mkdtempSync, rmSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { after, before, test } from 'node:test';
-import { openGateway } from '../../src/toolgate.js';
+import { openGateway } from '../../src/host/toolgate.js';
 import { parseCsv } from '../reports/csv.js';
 import { cleanEnv, ensureBuilt, MAIN } from '../support/cli.js';
 import { approvePendingReviews } from '../support/reviews.js';
@@ -32,7 +32,7 @@ before(async () => {
   ensureBuilt();
   dir = mkdtempSync(join(tmpdir(), 'toolgate-reports-cli-'));
   db = `sqlite:${join(dir, 'tg.db')}`;
-  const applied = await cli(['apply', '-f', join(MAIN, '..', '..', '..', 'demo', 'catalog.yaml')]);
+  const applied = await cli(['apply', '-f', join(MAIN, '..', '..', '..', '..', 'demo', 'catalog.yaml')]);
   assert.equal(applied.code, 0, applied.stderr);
   // The demo's restricted tools start reviewed, as `serve --demo` leaves them.
   const tg = await openGateway({ db });

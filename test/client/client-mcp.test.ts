@@ -10,12 +10,12 @@ import { mkdtempSync, rmSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { after, before, describe, test } from 'node:test';
-import { ApprovalSigner } from '../../src/approvals/index.js';
-import { generateNoteSigner } from '../../src/audit/index.js';
 import { GatewayUnavailableError, ToolgateClient } from '../../src/client/index.js';
-import { MasterKey } from '../../src/credentials/index.js';
-import { demoExecutor } from '../../src/runtimes/index.js';
-import { openStore, type Store } from '../../src/store/index.js';
+import { MasterKey } from '../../src/domain/credentials/index.js';
+import { ApprovalSigner } from '../../src/domain/decisions/index.js';
+import { demoExecutor } from '../../src/execution/runtimes/index.js';
+import { generateNoteSigner } from '../../src/records/audit/index.js';
+import { openStore, type Store } from '../../src/records/store/index.js';
 import { operator } from '../support/operators.js';
 import { RestartableGateway } from '../support/restartable-gateway.js';
 

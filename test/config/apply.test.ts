@@ -3,9 +3,9 @@ import assert from 'node:assert/strict';
 import { readFileSync } from 'node:fs';
 import { after, before, describe, test } from 'node:test';
 import { stringify } from 'yaml';
-import { parseConfigText } from '../../src/config/index.js';
 import type { Actor, ToolgateError } from '../../src/core/index.js';
-import { type Gateway, openGateway } from '../../src/toolgate.js';
+import { type Gateway, openGateway } from '../../src/host/toolgate.js';
+import { parseConfigText } from '../../src/operations/config/index.js';
 import { backends } from '../support/backends.js';
 import { validTool } from '../support/fixtures.js';
 

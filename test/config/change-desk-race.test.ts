@@ -8,11 +8,11 @@
 import assert from 'node:assert/strict';
 import { after, before, describe, test } from 'node:test';
 import pg from 'pg';
-import { totpAt } from '../../src/approvals/index.js';
 import type { Actor } from '../../src/core/index.js';
-import { MasterKey } from '../../src/credentials/index.js';
-import { CHAIN_LOCK_KEY } from '../../src/store/postgres/audit-append.js';
-import { type Gateway, openGateway } from '../../src/toolgate.js';
+import { MasterKey } from '../../src/domain/credentials/index.js';
+import { totpAt } from '../../src/domain/decisions/index.js';
+import { type Gateway, openGateway } from '../../src/host/toolgate.js';
+import { CHAIN_LOCK_KEY } from '../../src/records/store/postgres/audit-append.js';
 import { backends } from '../support/backends.js';
 import { validTool } from '../support/fixtures.js';
 import { confirmDeciders, enrol, operator } from '../support/operators.js';

@@ -5,19 +5,19 @@
  * checks them, and each action is also called with a wrong role to prove it checks again.
  */
 import type { AdminApi } from '../../src/api/index.js';
+import type { Operator, OperatorRole } from '../../src/domain/operators/index.js';
 import type {
   ConsoleAction,
   ConsoleContext,
   ConsoleDownload,
   ConsolePage,
-} from '../../src/console/console-page.js';
-import { toHtmlString } from '../../src/console/html.js';
+} from '../../src/edge/console/console-page.js';
+import { toHtmlString } from '../../src/edge/console/html.js';
 import {
   CONSOLE_ACTIONS,
   CONSOLE_DOWNLOADS,
   CONSOLE_PAGES,
-} from '../../src/console/pages/index.js';
-import type { Operator, OperatorRole } from '../../src/operators/index.js';
+} from '../../src/edge/console/pages/index.js';
 
 export const CSRF = 'csrf-token-of-this-session';
 

@@ -8,10 +8,10 @@
 import assert from 'node:assert/strict';
 import { after, before, test } from 'node:test';
 import type { Browser } from 'playwright-core';
-import { LOGIN_FAILED } from '../../src/console/index.js';
-import { oidcOperatorId } from '../../src/operators/index.js';
-import { OidcLogin, resolveOidcConfig } from '../../src/operators/oidc/index.js';
-import { OutboundGuard } from '../../src/sandbox/egress/index.js';
+import { oidcOperatorId } from '../../src/domain/operators/index.js';
+import { OidcLogin, resolveOidcConfig } from '../../src/domain/operators/oidc/index.js';
+import { LOGIN_FAILED } from '../../src/edge/console/index.js';
+import { OutboundGuard } from '../../src/execution/sandbox/egress/index.js';
 import {
   type ConsoleGateway,
   launchChromium,

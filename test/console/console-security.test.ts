@@ -12,7 +12,11 @@ import type { AddressInfo } from 'node:net';
 import { after, before, test } from 'node:test';
 import type { Client } from '@modelcontextprotocol/sdk/client/index.js';
 import type { Browser } from 'playwright-core';
-import { CONTENT_SECURITY_POLICY, LOGIN_FAILED, SESSION_COOKIE } from '../../src/console/index.js';
+import {
+  CONTENT_SECURITY_POLICY,
+  LOGIN_FAILED,
+  SESSION_COOKIE,
+} from '../../src/edge/console/index.js';
 import {
   type ConsoleGateway,
   closeMcpClient,

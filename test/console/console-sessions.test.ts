@@ -6,9 +6,9 @@
  */
 import assert from 'node:assert/strict';
 import { after, before, describe, test } from 'node:test';
-import { BOOTSTRAP_OPERATOR, type Operator } from '../../src/operators/index.js';
-import { openStore } from '../../src/store/index.js';
-import { type Gateway, openGateway } from '../../src/toolgate.js';
+import { BOOTSTRAP_OPERATOR, type Operator } from '../../src/domain/operators/index.js';
+import { type Gateway, openGateway } from '../../src/host/toolgate.js';
+import { openStore } from '../../src/records/store/index.js';
 import { type Backend, backends } from '../support/backends.js';
 
 const alice: Operator = {

@@ -6,7 +6,7 @@
 import assert from 'node:assert/strict';
 import { after, before, describe, test } from 'node:test';
 import type { Browser } from 'playwright-core';
-import { openStore } from '../../src/store/index.js';
+import { openStore } from '../../src/records/store/index.js';
 import { backends } from '../support/backends.js';
 import {
   launchChromium,

@@ -5,14 +5,14 @@
  */
 import assert from 'node:assert/strict';
 import { after, before, test } from 'node:test';
+import { isToolgateError } from '../../src/core/index.js';
+import { BOOTSTRAP_OPERATOR, type Operator } from '../../src/domain/operators/index.js';
 import {
   type ConsoleAction,
   type ConsolePage,
   html,
   SESSION_COOKIE,
-} from '../../src/console/index.js';
-import { isToolgateError } from '../../src/core/index.js';
-import { BOOTSTRAP_OPERATOR, type Operator } from '../../src/operators/index.js';
+} from '../../src/edge/console/index.js';
 import { type ConsoleGateway, operator, startConsoleGateway } from '../support/browser.js';
 
 let gw: ConsoleGateway;

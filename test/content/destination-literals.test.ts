@@ -13,7 +13,7 @@ import {
   MAX_LITERALS_PER_RESULT,
   scanArgumentLiterals,
   scanResultLiterals,
-} from '../../src/content/index.js';
+} from '../../src/domain/text-trust/index.js';
 
 const kinds = (ls: readonly DestinationLiteral[]) => ls.map((l) => l.kind).sort();
 const has = (ls: readonly DestinationLiteral[], kind: DestinationLiteral['kind'], value: string) =>

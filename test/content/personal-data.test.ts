@@ -4,7 +4,7 @@
  */
 import assert from 'node:assert/strict';
 import { test } from 'node:test';
-import { findPersonalData, findSecrets } from '../../src/content/index.js';
+import { findPersonalData, findSecrets } from '../../src/domain/text-trust/index.js';
 
 const rules = (text: string) => findPersonalData(text).map((f) => f.rule);
 const spans = (text: string) => findPersonalData(text).map((f) => text.slice(f.start, f.end));

@@ -5,13 +5,13 @@
  */
 import assert from 'node:assert/strict';
 import { test } from 'node:test';
-import type { ToolDefinition } from '../../src/catalog/index.js';
+import type { ToolDefinition } from '../../src/domain/catalog/index.js';
 import {
   carriesUntrustedText,
   MAX_SCAN_DEPTH,
   resultPolicyOf,
   scanResult,
-} from '../../src/content/index.js';
+} from '../../src/domain/text-trust/index.js';
 
 function tool(overrides: Partial<ToolDefinition> = {}): ToolDefinition {
   return {

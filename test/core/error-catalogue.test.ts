@@ -4,7 +4,7 @@ import { join } from 'node:path';
 import { test } from 'node:test';
 import { fileURLToPath } from 'node:url';
 import { ERROR_CODES, ToolgateError } from '../../src/core/index.js';
-import { toolResult } from '../../src/mcp/gateway-server.js';
+import { toolResult } from '../../src/edge/mcp/gateway-server.js';
 
 const doc = readFileSync(new URL('../../docs/errors.md', import.meta.url), 'utf8');
 
@@ -39,8 +39,8 @@ function sources(folder: string): { file: string; text: string }[] {
     .map((f) => ({ file: `src/${folder}/${f}`, text: readFileSync(join(root, f), 'utf8') }));
 }
 
-/** The two wires: REST (src/http) and MCP (src/mcp, Streamable HTTP and stdio). */
-const WIRES = [...sources('http'), ...sources('mcp')];
+/** The two wires: REST (src/edge/rest) and MCP (src/edge/mcp, Streamable HTTP and stdio). */
+const WIRES = [...sources('edge/rest'), ...sources('edge/mcp')];
 
 test('every code string either wire puts out is a catalogue code (and so documented)', () => {
   // An upper-case, underscored string literal in a front is an error code it may send; Fastify's

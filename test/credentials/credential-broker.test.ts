@@ -10,17 +10,17 @@ import { readdirSync, readFileSync } from 'node:fs';
 import { dirname, join } from 'node:path';
 import { after, before, describe, test } from 'node:test';
 import { decodeJwt, errors as joseErrors } from 'jose';
-import { checkToolDefinition, type ToolDefinition } from '../../src/catalog/index.js';
 import type { Actor } from '../../src/core/index.js';
+import { checkToolDefinition, type ToolDefinition } from '../../src/domain/catalog/index.js';
 import {
   MasterKey,
   redactSecrets,
   SECRET_MASK,
   verifyCallToken,
-} from '../../src/credentials/index.js';
-import { buildServer } from '../../src/http/index.js';
-import { openStore } from '../../src/store/index.js';
-import { type Gateway, openGateway } from '../../src/toolgate.js';
+} from '../../src/domain/credentials/index.js';
+import { buildServer } from '../../src/edge/rest/index.js';
+import { type Gateway, openGateway } from '../../src/host/toolgate.js';
+import { openStore } from '../../src/records/store/index.js';
 import { backends } from '../support/backends.js';
 import { type Definition, validSendTool, validTool } from '../support/fixtures.js';
 

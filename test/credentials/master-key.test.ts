@@ -11,7 +11,11 @@ import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { after, describe, test } from 'node:test';
 import { inspect } from 'node:util';
-import { configuredMasterKey, loadMasterKey, MasterKey } from '../../src/credentials/index.js';
+import {
+  configuredMasterKey,
+  loadMasterKey,
+  MasterKey,
+} from '../../src/domain/credentials/index.js';
 
 const dirs: string[] = [];
 function tempDir(): string {

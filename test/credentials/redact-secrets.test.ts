@@ -5,7 +5,7 @@
  */
 import assert from 'node:assert/strict';
 import { describe, test } from 'node:test';
-import { redactSecrets, SECRET_MASK } from '../../src/credentials/index.js';
+import { redactSecrets, SECRET_MASK } from '../../src/domain/credentials/index.js';
 
 const SECRET = 'sk_live_Ab3/De+Fg=Hi "quoted" ü';
 

@@ -9,8 +9,8 @@ import { readdirSync, readFileSync } from 'node:fs';
 import { dirname, join } from 'node:path';
 import { after, before, describe, test } from 'node:test';
 import type { Actor } from '../../src/core/index.js';
-import { MasterKey, SecretsService } from '../../src/credentials/index.js';
-import { openStore, type Store } from '../../src/store/index.js';
+import { MasterKey, SecretsService } from '../../src/domain/credentials/index.js';
+import { openStore, type Store } from '../../src/records/store/index.js';
 import { backends } from '../support/backends.js';
 
 const admin: Actor = { id: 'test-admin', via: 'library' };

@@ -11,8 +11,8 @@ import { mkdtempSync, rmSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { after, before, describe, test } from 'node:test';
-import { totpAt } from '../../src/approvals/index.js';
-import { firstAdminBanner } from '../../src/cli/first-admin.js';
+import { totpAt } from '../../src/domain/decisions/index.js';
+import { firstAdminBanner } from '../../src/edge/cli/first-admin.js';
 import { cleanEnv, ensureBuilt, spawnServe } from '../support/cli.js';
 
 const PASSWORD = 'correct horse battery staple';
@@ -122,7 +122,7 @@ describe("the newcomer's path from `serve --demo` to the console", () => {
       consoleUrl: 'http://127.0.0.1:8080/console',
       bootstrapEnabled: true,
       demo: false,
-      script: '/usr/lib/node_modules/toolgate/dist/cli/toolgate',
+      script: '/usr/lib/node_modules/toolgate/dist/edge/cli/toolgate',
       cwd: '/srv',
       db: 'postgres://tg:s3cret@db.internal/toolgate',
       dataDir: './data',

@@ -142,7 +142,7 @@ test('the package carries types for its entry, and deep imports of internals are
   const installed = join(app, 'node_modules', 'toolgate');
   const types = readFileSync(join(installed, 'dist', 'index.d.ts'), 'utf8');
   assert.match(types, /openToolgate/);
-  writeFileSync(join(app, 'deep.mjs'), "await import('toolgate/dist/store/index.js');\n");
+  writeFileSync(join(app, 'deep.mjs'), "await import('toolgate/dist/records/store/index.js');\n");
   await assert.rejects(
     run(process.execPath, ['deep.mjs'], { cwd: app, env: cleanEnv(), timeout: 30_000 }),
     /ERR_PACKAGE_PATH_NOT_EXPORTED/,

@@ -21,10 +21,10 @@ import { StreamableHTTPClientTransport } from '@modelcontextprotocol/sdk/client/
 import type { CallToolResult } from '@modelcontextprotocol/sdk/types.js';
 import type { FastifyInstance } from 'fastify';
 import type { Actor } from '../../src/core/index.js';
+import { buildServer } from '../../src/edge/rest/index.js';
 import type { CallContext, GateDecision } from '../../src/gate/index.js';
-import { buildServer } from '../../src/http/index.js';
-import { openStore, type Store } from '../../src/store/index.js';
-import type { Gateway } from '../../src/toolgate.js';
+import type { Gateway } from '../../src/host/toolgate.js';
+import { openStore, type Store } from '../../src/records/store/index.js';
 import { ensureBuilt, runCli } from '../support/cli.js';
 import { openDemoGateway } from '../support/demo-gateway.js';
 import { approvePendingReviews } from '../support/reviews.js';

@@ -9,12 +9,12 @@
 import assert from 'node:assert/strict';
 import { after, describe, test } from 'node:test';
 import type { Actor } from '../../src/core/index.js';
+import { BOOTSTRAP_OPERATOR } from '../../src/domain/operators/index.js';
+import { InlineExecutor } from '../../src/execution/runtimes/index.js';
 import { DEFAULT_AFTER_INJECTION, resolveAfterInjection } from '../../src/gate/index.js';
 import { ESCALATING_CLASSES } from '../../src/gate/steps/provenance.js';
-import { BOOTSTRAP_OPERATOR } from '../../src/operators/index.js';
-import { InlineExecutor } from '../../src/runtimes/index.js';
-import { openStore, type Store } from '../../src/store/index.js';
-import { type Gateway, openGateway, type ToolgateOptions } from '../../src/toolgate.js';
+import { type Gateway, openGateway, type ToolgateOptions } from '../../src/host/toolgate.js';
+import { openStore, type Store } from '../../src/records/store/index.js';
 import { backends } from '../support/backends.js';
 import { validTool } from '../support/fixtures.js';
 import { operator } from '../support/operators.js';

@@ -10,10 +10,10 @@ import { tmpdir } from 'node:os';
 import path from 'node:path';
 import { after, before, describe, test } from 'node:test';
 import type { Actor } from '../../src/core/index.js';
-import { MasterKey } from '../../src/credentials/index.js';
+import { MasterKey } from '../../src/domain/credentials/index.js';
+import { demoExecutor } from '../../src/execution/runtimes/index.js';
 import type { GateDecision } from '../../src/gate/index.js';
-import { demoExecutor } from '../../src/runtimes/index.js';
-import { type Gateway, openGateway } from '../../src/toolgate.js';
+import { type Gateway, openGateway } from '../../src/host/toolgate.js';
 import { validTool } from '../support/fixtures.js';
 import { approvePendingReviews } from '../support/reviews.js';
 

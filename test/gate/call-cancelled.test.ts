@@ -6,9 +6,9 @@
 import assert from 'node:assert/strict';
 import { after, before, test } from 'node:test';
 import type { Actor } from '../../src/core/index.js';
-import { demoExecutor } from '../../src/runtimes/index.js';
-import { openStore, type Store } from '../../src/store/index.js';
-import { type Gateway, openGateway } from '../../src/toolgate.js';
+import { demoExecutor } from '../../src/execution/runtimes/index.js';
+import { type Gateway, openGateway } from '../../src/host/toolgate.js';
+import { openStore, type Store } from '../../src/records/store/index.js';
 import { backends } from '../support/backends.js';
 import { validTool } from '../support/fixtures.js';
 

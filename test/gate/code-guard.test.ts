@@ -11,10 +11,10 @@ import { chmodSync, mkdtempSync, rmSync, writeFileSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { after, before, describe, test } from 'node:test';
-import { checkToolDefinition } from '../../src/catalog/index.js';
+import { checkToolDefinition } from '../../src/domain/catalog/index.js';
 import type { GateDecision } from '../../src/gate/index.js';
-import { openStore } from '../../src/store/index.js';
-import { type Gateway, openGateway } from '../../src/toolgate.js';
+import { type Gateway, openGateway } from '../../src/host/toolgate.js';
+import { openStore } from '../../src/records/store/index.js';
 import { validTool } from '../support/fixtures.js';
 
 const admin = { id: 'test-admin', via: 'library' } as const;

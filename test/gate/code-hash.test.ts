@@ -9,8 +9,8 @@ import { chmodSync, mkdtempSync, rmSync, statSync, utimesSync, writeFileSync } f
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { after, before, describe, test } from 'node:test';
-import { commandCodeHash } from '../../src/sandbox/index.js';
-import { type Gateway, openGateway } from '../../src/toolgate.js';
+import { commandCodeHash } from '../../src/execution/sandbox/index.js';
+import { type Gateway, openGateway } from '../../src/host/toolgate.js';
 import { validTool } from '../support/fixtures.js';
 
 const admin = { id: 'test-admin', via: 'library' } as const;

@@ -1,8 +1,8 @@
 /** The gate's tool cache: compiled once per version, dropped on change, the policy engine with it. */
 import assert from 'node:assert/strict';
 import { after, before, test } from 'node:test';
+import { CedarPolicyEngine, type PolicyEngine } from '../../src/domain/policy/index.js';
 import { ToolCache } from '../../src/gate/tool-cache.js';
-import { CedarPolicyEngine, type PolicyEngine } from '../../src/policy/index.js';
 import { type Harness, openHarness } from './steps/step-harness.js';
 
 let h: Harness;

@@ -14,9 +14,9 @@ import { join } from 'node:path';
 import { after, before, describe, test } from 'node:test';
 import type { FastifyInstance } from 'fastify';
 import type { Actor } from '../../src/core/index.js';
-import { buildServer } from '../../src/http/index.js';
-import { InlineExecutor } from '../../src/runtimes/index.js';
-import { type Gateway, openGateway } from '../../src/toolgate.js';
+import { buildServer } from '../../src/edge/rest/index.js';
+import { InlineExecutor } from '../../src/execution/runtimes/index.js';
+import { type Gateway, openGateway } from '../../src/host/toolgate.js';
 import { validTool } from '../support/fixtures.js';
 
 const admin: Actor = { id: 'test-admin', via: 'library' };

@@ -13,10 +13,10 @@ import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { after, before, describe, test } from 'node:test';
 import type { Actor } from '../../src/core/index.js';
-import type { HealthEvent } from '../../src/health/index.js';
-import { InlineExecutor } from '../../src/runtimes/index.js';
-import { commandCodeHash } from '../../src/sandbox/index.js';
-import { type Gateway, openGateway } from '../../src/toolgate.js';
+import { InlineExecutor } from '../../src/execution/runtimes/index.js';
+import { commandCodeHash } from '../../src/execution/sandbox/index.js';
+import { type Gateway, openGateway } from '../../src/host/toolgate.js';
+import type { HealthEvent } from '../../src/operations/health/index.js';
 import { validTool } from '../support/fixtures.js';
 
 const admin: Actor = { id: 'test-admin', via: 'library' };

@@ -8,9 +8,9 @@
  */
 import assert from 'node:assert/strict';
 import { test } from 'node:test';
-import { checkToolDefinition, type ToolDefinition } from '../../src/catalog/index.js';
-import { ToolProber } from '../../src/health/index.js';
-import { HttpToolRunner } from '../../src/runtimes/index.js';
+import { checkToolDefinition, type ToolDefinition } from '../../src/domain/catalog/index.js';
+import { HttpToolRunner } from '../../src/execution/runtimes/index.js';
+import { ToolProber } from '../../src/operations/health/index.js';
 import { tableResolver } from '../support/egress.js';
 import { validSendTool } from '../support/fixtures.js';
 

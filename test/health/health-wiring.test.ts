@@ -10,7 +10,7 @@ import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { after, before, test } from 'node:test';
 import type { Actor } from '../../src/core/index.js';
-import { type Gateway, openGateway } from '../../src/toolgate.js';
+import { type Gateway, openGateway } from '../../src/host/toolgate.js';
 import { validTool } from '../support/fixtures.js';
 import { approvePendingReviews } from '../support/reviews.js';
 import { LOOPBACK_OUTBOUND, type Receiver, webhookReceiver } from '../support/webhook-receiver.js';

@@ -12,10 +12,10 @@ import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { after, before, test } from 'node:test';
 import type { FastifyInstance } from 'fastify';
-import { Admission } from '../../src/http/admission.js';
-import { buildServer } from '../../src/http/index.js';
-import { demoExecutor } from '../../src/runtimes/index.js';
-import { type Gateway, openGateway } from '../../src/toolgate.js';
+import { Admission } from '../../src/edge/rest/admission.js';
+import { buildServer } from '../../src/edge/rest/index.js';
+import { demoExecutor } from '../../src/execution/runtimes/index.js';
+import { type Gateway, openGateway } from '../../src/host/toolgate.js';
 import { ROOT } from '../support/cli.js';
 
 const ADMIN_TOKEN = 'test-admin-token-0123456789abcdef0123456789';

@@ -13,9 +13,9 @@ import { after, before, test } from 'node:test';
 import { Client } from '@modelcontextprotocol/sdk/client/index.js';
 import { StreamableHTTPClientTransport } from '@modelcontextprotocol/sdk/client/streamableHttp.js';
 import type { FastifyInstance } from 'fastify';
-import { buildServer } from '../../src/http/index.js';
-import { demoExecutor } from '../../src/runtimes/index.js';
-import { type Gateway, openGateway } from '../../src/toolgate.js';
+import { buildServer } from '../../src/edge/rest/index.js';
+import { demoExecutor } from '../../src/execution/runtimes/index.js';
+import { type Gateway, openGateway } from '../../src/host/toolgate.js';
 import { validTool } from '../support/fixtures.js';
 import { operator } from '../support/operators.js';
 

@@ -22,8 +22,8 @@ import { join } from 'node:path';
 import { after, before, describe, test } from 'node:test';
 import { fileURLToPath } from 'node:url';
 import type { FastifyInstance } from 'fastify';
-import { buildServer } from '../../src/http/index.js';
-import { type Gateway, openGateway } from '../../src/toolgate.js';
+import { buildServer } from '../../src/edge/rest/index.js';
+import { type Gateway, openGateway } from '../../src/host/toolgate.js';
 import { validTool } from '../support/fixtures.js';
 
 const ADMIN = 'test-admin-token-data-folder-0123456789';

@@ -12,9 +12,9 @@ import { Client } from '@modelcontextprotocol/sdk/client/index.js';
 import { StreamableHTTPClientTransport } from '@modelcontextprotocol/sdk/client/streamableHttp.js';
 import type { CallToolResult } from '@modelcontextprotocol/sdk/types.js';
 import type { FastifyInstance } from 'fastify';
-import { buildServer } from '../../src/http/index.js';
-import { openStore, type Store } from '../../src/store/index.js';
-import type { Gateway } from '../../src/toolgate.js';
+import { buildServer } from '../../src/edge/rest/index.js';
+import type { Gateway } from '../../src/host/toolgate.js';
+import { openStore, type Store } from '../../src/records/store/index.js';
 import { backends } from '../support/backends.js';
 import { openDemoGateway } from '../support/demo-gateway.js';
 

@@ -6,10 +6,10 @@
 import assert from 'node:assert/strict';
 import { after, before, describe, test } from 'node:test';
 import type { FastifyInstance } from 'fastify';
-import { CONTENT_SECURITY_POLICY } from '../../src/console/index.js';
-import { MasterKey } from '../../src/credentials/index.js';
-import { buildServer } from '../../src/http/index.js';
-import { type Gateway, openGateway } from '../../src/toolgate.js';
+import { MasterKey } from '../../src/domain/credentials/index.js';
+import { CONTENT_SECURITY_POLICY } from '../../src/edge/console/index.js';
+import { buildServer } from '../../src/edge/rest/index.js';
+import { type Gateway, openGateway } from '../../src/host/toolgate.js';
 import { backends } from '../support/backends.js';
 
 const sqlite = backends().find((b) => b.name === 'sqlite');

@@ -1,8 +1,8 @@
 /** Hostile request shapes over real HTTP: each is refused with a structured 4xx, never a 500. */
 import assert from 'node:assert/strict';
 import { after, before, test } from 'node:test';
-import { buildServer } from '../../src/http/index.js';
-import { type Gateway, openGateway } from '../../src/toolgate.js';
+import { buildServer } from '../../src/edge/rest/index.js';
+import { type Gateway, openGateway } from '../../src/host/toolgate.js';
 import { backends } from '../support/backends.js';
 
 const TOKEN = 'hardening-test-admin-token-0123456789';

@@ -9,11 +9,11 @@
 import assert from 'node:assert/strict';
 import { after, before, describe, test } from 'node:test';
 import type { FastifyInstance } from 'fastify';
-import { generateTotpSecret, totpAt, verifyTotp } from '../../src/approvals/index.js';
 import { ToolgateError } from '../../src/core/index.js';
-import { buildServer } from '../../src/http/index.js';
-import type { SecondFactorCheck } from '../../src/operators/index.js';
-import { type Gateway, openGateway } from '../../src/toolgate.js';
+import { generateTotpSecret, totpAt, verifyTotp } from '../../src/domain/decisions/index.js';
+import type { SecondFactorCheck } from '../../src/domain/operators/index.js';
+import { buildServer } from '../../src/edge/rest/index.js';
+import { type Gateway, openGateway } from '../../src/host/toolgate.js';
 import { backends } from '../support/backends.js';
 import { validTool } from '../support/fixtures.js';
 
@@ -424,7 +424,7 @@ for (const backend of backends()) {
       assert.equal(r.status, 401);
       assert.equal(r.body.code, 'UNAUTHENTICATED');
       assert.match(r.body.message, /bootstrap admin token is disabled/);
-      const { BOOTSTRAP_OPERATOR } = await import('../../src/operators/index.js');
+      const { BOOTSTRAP_OPERATOR } = await import('../../src/domain/operators/index.js');
       await tg.operators.create(BOOTSTRAP_OPERATOR, { id: 'root', roles: ['admin'] });
       const issued = await tg.operators.issueToken(BOOTSTRAP_OPERATOR, {
         name: 't',

@@ -9,9 +9,9 @@ import { after, before, describe, test } from 'node:test';
 import { Client, StreamableHTTPClientTransport } from '@modelcontextprotocol/client';
 import type { FastifyInstance } from 'fastify';
 import type { Actor } from '../../src/core/index.js';
-import { buildServer } from '../../src/http/index.js';
-import { BOOTSTRAP_OPERATOR } from '../../src/operators/index.js';
-import type { Gateway } from '../../src/toolgate.js';
+import { BOOTSTRAP_OPERATOR } from '../../src/domain/operators/index.js';
+import { buildServer } from '../../src/edge/rest/index.js';
+import type { Gateway } from '../../src/host/toolgate.js';
 import { backends } from '../support/backends.js';
 import { openDemoGateway } from '../support/demo-gateway.js';
 

@@ -6,8 +6,8 @@
 import assert from 'node:assert/strict';
 import { test } from 'node:test';
 import { startPostgres } from '../../scripts/postgres-harness.mjs';
-import { buildServer } from '../../src/http/index.js';
-import { openGateway } from '../../src/toolgate.js';
+import { buildServer } from '../../src/edge/rest/index.js';
+import { openGateway } from '../../src/host/toolgate.js';
 
 const TOKEN = 'outage-test-admin-token-0123456789';
 

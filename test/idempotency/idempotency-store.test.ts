@@ -7,8 +7,8 @@ import {
   IdempotencyStore,
   idempotencyScope,
   isIdempotencyKey,
-} from '../../src/idempotency/index.js';
-import { openStore, type Store } from '../../src/store/index.js';
+} from '../../src/domain/idempotency/index.js';
+import { openStore, type Store } from '../../src/records/store/index.js';
 import { backends } from '../support/backends.js';
 
 for (const backend of backends()) {

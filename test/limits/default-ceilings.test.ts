@@ -8,11 +8,11 @@
 import assert from 'node:assert/strict';
 import { after, before, describe, test } from 'node:test';
 import type { Actor } from '../../src/core/index.js';
+import { DEFAULT_SESSION_BUDGETS_PER_DAY } from '../../src/domain/limits/index.js';
+import { RUNS_PER_DAY } from '../../src/domain/limits/limits.js';
+import { demoExecutor } from '../../src/execution/runtimes/index.js';
 import type { GateDecision } from '../../src/gate/index.js';
-import { DEFAULT_SESSION_BUDGETS_PER_DAY } from '../../src/limits/index.js';
-import { RUNS_PER_DAY } from '../../src/limits/limits.js';
-import { demoExecutor } from '../../src/runtimes/index.js';
-import { type Gateway, openGateway } from '../../src/toolgate.js';
+import { type Gateway, openGateway } from '../../src/host/toolgate.js';
 import { backends } from '../support/backends.js';
 import { validTool } from '../support/fixtures.js';
 import { approvePendingReviews } from '../support/reviews.js';

@@ -18,15 +18,15 @@ import { StreamableHTTPClientTransport } from '@modelcontextprotocol/sdk/client/
 import type { CallToolResult } from '@modelcontextprotocol/sdk/types.js';
 import type { FastifyInstance } from 'fastify';
 import { parseAllDocuments } from 'yaml';
+import type { Actor } from '../../src/core/index.js';
 import {
   DISCOVER_TOOLS_HANDLER,
   discoverToolsDefinition,
   type HealthReader,
   type ToolHealthView,
-} from '../../src/catalog/index.js';
-import type { Actor } from '../../src/core/index.js';
-import { buildServer } from '../../src/http/index.js';
-import { type Gateway, openGateway } from '../../src/toolgate.js';
+} from '../../src/domain/catalog/index.js';
+import { buildServer } from '../../src/edge/rest/index.js';
+import { type Gateway, openGateway } from '../../src/host/toolgate.js';
 import { ROOT } from '../support/cli.js';
 import { validTool } from '../support/fixtures.js';
 import { approvePendingReviews } from '../support/reviews.js';

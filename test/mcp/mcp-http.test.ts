@@ -18,8 +18,8 @@ import {
 } from '@modelcontextprotocol/sdk/types.js';
 import type { FastifyInstance } from 'fastify';
 import type { Actor } from '../../src/core/index.js';
-import { buildServer } from '../../src/http/index.js';
-import type { Gateway } from '../../src/toolgate.js';
+import { buildServer } from '../../src/edge/rest/index.js';
+import type { Gateway } from '../../src/host/toolgate.js';
 import { ROOT } from '../support/cli.js';
 import { openDemoGateway } from '../support/demo-gateway.js';
 import { operator } from '../support/operators.js';

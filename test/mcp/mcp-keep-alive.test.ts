@@ -17,8 +17,8 @@ import { StreamableHTTPClientTransport } from '@modelcontextprotocol/sdk/client/
 import type { CallToolResult } from '@modelcontextprotocol/sdk/types.js';
 import type { FastifyInstance } from 'fastify';
 import { Agent, fetch as undiciFetch } from 'undici';
-import { buildServer } from '../../src/http/index.js';
-import type { Gateway } from '../../src/toolgate.js';
+import { buildServer } from '../../src/edge/rest/index.js';
+import type { Gateway } from '../../src/host/toolgate.js';
 import { ROOT } from '../support/cli.js';
 import { openDemoGateway } from '../support/demo-gateway.js';
 

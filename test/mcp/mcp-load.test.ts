@@ -32,7 +32,7 @@ const WORKERS = 4;
  * waits at most 2 s, so a few seconds cover it and a loaded host. Measured on the shared 2-core
  * host: p50 0.3 s and maximum 0.7 s at low load; p50 0.7-1.8 s and maximum 2-4.5 s with a second
  * copy of this test running beside it. The earlier ~20 s tail was calls on new connections left
- * unaccepted in the listen queue (src/mcp/keep-alive-hint.ts, test/support/mcp-load-worker.ts).
+ * unaccepted in the listen queue (src/edge/mcp/keep-alive-hint.ts, test/support/mcp-load-worker.ts).
  */
 const MAX_WAIT_MS = Number(process.env.MCP_LOAD_MAX_WAIT_MS ?? 5_000);
 

@@ -13,8 +13,8 @@ import { after, before, test } from 'node:test';
 import type { FastifyInstance } from 'fastify';
 import { exportJWK, generateKeyPair, type JWK, SignJWT } from 'jose';
 import type { Actor } from '../../src/core/index.js';
-import { buildServer } from '../../src/http/index.js';
-import { type Gateway, openGateway } from '../../src/toolgate.js';
+import { buildServer } from '../../src/edge/rest/index.js';
+import { type Gateway, openGateway } from '../../src/host/toolgate.js';
 import { validTool } from '../support/fixtures.js';
 
 const admin: Actor = { id: 'admin', via: 'library' };

@@ -13,7 +13,7 @@ import { Client } from '@modelcontextprotocol/sdk/client/index.js';
 import { StdioClientTransport } from '@modelcontextprotocol/sdk/client/stdio.js';
 import type { CallToolResult } from '@modelcontextprotocol/sdk/types.js';
 import type { Actor } from '../../src/core/index.js';
-import type { Gateway } from '../../src/toolgate.js';
+import type { Gateway } from '../../src/host/toolgate.js';
 import { cleanEnv, ensureBuilt, MAIN } from '../support/cli.js';
 import { openDemoGateway } from '../support/demo-gateway.js';
 import { validTool } from '../support/fixtures.js';

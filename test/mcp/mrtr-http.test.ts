@@ -12,12 +12,12 @@ import {
   StreamableHTTPClientTransport as HttpV2,
 } from '@modelcontextprotocol/client';
 import type { FastifyInstance } from 'fastify';
-import { REQUEST_STATE_KEY_LABEL, RequestStateSealer } from '../../src/approvals/index.js';
 import type { Actor } from '../../src/core/index.js';
-import { MasterKey } from '../../src/credentials/index.js';
-import { buildServer } from '../../src/http/index.js';
-import { openStore, type Store } from '../../src/store/index.js';
-import { type Gateway, openGateway } from '../../src/toolgate.js';
+import { MasterKey } from '../../src/domain/credentials/index.js';
+import { REQUEST_STATE_KEY_LABEL, RequestStateSealer } from '../../src/domain/decisions/index.js';
+import { buildServer } from '../../src/edge/rest/index.js';
+import { type Gateway, openGateway } from '../../src/host/toolgate.js';
+import { openStore, type Store } from '../../src/records/store/index.js';
 import { backends } from '../support/backends.js';
 import { enrol, operator } from '../support/operators.js';
 import { approvePendingReviews } from '../support/reviews.js';

@@ -5,7 +5,7 @@
 import assert from 'node:assert/strict';
 import { test } from 'node:test';
 import type { ServerNotification } from '@modelcontextprotocol/sdk/types.js';
-import { progressRelay } from '../../src/mcp/progress-relay.js';
+import { progressRelay } from '../../src/edge/mcp/progress-relay.js';
 
 test('only increasing, finite progress is relayed, under the agent token, messages capped', async () => {
   const sent: ServerNotification[] = [];

@@ -1,6 +1,6 @@
 import assert from 'node:assert/strict';
 import { test } from 'node:test';
-import { SESSION_SCHEMA_VALIDATOR } from '../../src/mcp/shared-schema-validator.js';
+import { SESSION_SCHEMA_VALIDATOR } from '../../src/edge/mcp/shared-schema-validator.js';
 
 test('the shared validator checks answers against their schema', () => {
   const check = SESSION_SCHEMA_VALIDATOR.getValidator({

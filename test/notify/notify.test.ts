@@ -12,14 +12,14 @@ import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { after, before, describe, test } from 'node:test';
 import type { Actor } from '../../src/core/index.js';
+import { demoExecutor } from '../../src/execution/runtimes/index.js';
+import { type Gateway, openGateway } from '../../src/host/toolgate.js';
 import {
   type DeliveryOutcome,
   type NotificationPayload,
   resolveNotifyConfig,
   WebhookDelivery,
-} from '../../src/notify/index.js';
-import { demoExecutor } from '../../src/runtimes/index.js';
-import { type Gateway, openGateway } from '../../src/toolgate.js';
+} from '../../src/operations/notify/index.js';
 import { validTool } from '../support/fixtures.js';
 import { LOOPBACK_OUTBOUND, loopbackFetch } from '../support/webhook-receiver.js';
 

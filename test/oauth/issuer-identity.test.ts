@@ -12,9 +12,13 @@ import { join } from 'node:path';
 import { after, before, describe, test } from 'node:test';
 import type { FastifyInstance } from 'fastify';
 import type { Actor } from '../../src/core/index.js';
-import { buildServer } from '../../src/http/index.js';
-import { oauthUserId, parseOAuthConfig, parseOAuthUserId } from '../../src/identity/index.js';
-import { type Gateway, openGateway } from '../../src/toolgate.js';
+import {
+  oauthUserId,
+  parseOAuthConfig,
+  parseOAuthUserId,
+} from '../../src/domain/identity/index.js';
+import { buildServer } from '../../src/edge/rest/index.js';
+import { type Gateway, openGateway } from '../../src/host/toolgate.js';
 import { ROOT } from '../support/cli.js';
 import { approvePendingReviews } from '../support/reviews.js';
 import { LOOPBACK_OUTBOUND } from '../support/webhook-receiver.js';

@@ -8,7 +8,6 @@ import { mkdtempSync, rmSync, writeFileSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { test } from 'node:test';
-import { oauthConfigFromEnv } from '../../src/cli/runtime-files.js';
 import { isToolgateError } from '../../src/core/index.js';
 import {
   bearerChallenge,
@@ -16,7 +15,8 @@ import {
   parseOAuthConfig,
   protectedResourceMetadataUrl,
   scopesFor,
-} from '../../src/identity/index.js';
+} from '../../src/domain/identity/index.js';
+import { oauthConfigFromEnv } from '../../src/edge/cli/runtime-files.js';
 
 const VALID = {
   resource: 'https://tg.example.com/mcp',

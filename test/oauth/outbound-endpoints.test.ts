@@ -14,11 +14,11 @@ import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { after, before, describe, test } from 'node:test';
 import { isToolgateError } from '../../src/core/index.js';
-import { parseOAuthConfig } from '../../src/identity/index.js';
-import { OidcLogin, resolveOidcConfig } from '../../src/operators/oidc/index.js';
-import type { Resolver } from '../../src/sandbox/egress/resolver.js';
-import { OutboundGuard } from '../../src/sandbox/index.js';
-import { openGateway, openOidcLogin } from '../../src/toolgate.js';
+import { parseOAuthConfig } from '../../src/domain/identity/index.js';
+import { OidcLogin, resolveOidcConfig } from '../../src/domain/operators/oidc/index.js';
+import type { Resolver } from '../../src/execution/sandbox/egress/resolver.js';
+import { OutboundGuard } from '../../src/execution/sandbox/index.js';
+import { openGateway, openOidcLogin } from '../../src/host/toolgate.js';
 import { startOidcProvider, type TestOidcProvider } from '../support/oidc-provider.js';
 
 // Names a test DNS answers: one public, the others pointing where nothing may go.

@@ -11,8 +11,8 @@ import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { test } from 'node:test';
 import { isToolgateError } from '../../src/core/index.js';
-import { oidcConfigFromEnv, resolveOidcConfig } from '../../src/operators/oidc/index.js';
-import { openOidcLogin } from '../../src/toolgate.js';
+import { oidcConfigFromEnv, resolveOidcConfig } from '../../src/domain/operators/oidc/index.js';
+import { openOidcLogin } from '../../src/host/toolgate.js';
 
 const base = {
   issuer: 'https://id.example.com/realms/main',

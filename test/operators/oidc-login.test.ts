@@ -14,8 +14,8 @@ import {
   OidcLogin,
   type PendingOidcLogin,
   resolveOidcConfig,
-} from '../../src/operators/oidc/index.js';
-import { OutboundGuard } from '../../src/sandbox/egress/index.js';
+} from '../../src/domain/operators/oidc/index.js';
+import { OutboundGuard } from '../../src/execution/sandbox/egress/index.js';
 import { authorize, startOidcProvider, type TestOidcProvider } from '../support/oidc-provider.js';
 import { LOOPBACK_OUTBOUND } from '../support/webhook-receiver.js';
 

@@ -7,7 +7,7 @@ import { mkdtempSync, rmSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { after, afterEach, test } from 'node:test';
-import { serve } from '../../src/cli/serve.js';
+import { serve } from '../../src/edge/cli/serve.js';
 
 const dir = mkdtempSync(join(tmpdir(), 'tg-serve-cfg-'));
 after(() => rmSync(dir, { recursive: true, force: true }));

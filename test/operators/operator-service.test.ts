@@ -8,8 +8,8 @@
  */
 import assert from 'node:assert/strict';
 import { after, before, describe, test } from 'node:test';
-import { generateTotpSecret, totpAt, verifyTotp } from '../../src/approvals/index.js';
 import { ToolgateError } from '../../src/core/index.js';
+import { generateTotpSecret, totpAt, verifyTotp } from '../../src/domain/decisions/index.js';
 import {
   BOOTSTRAP_OPERATOR,
   hashPassword,
@@ -17,8 +17,8 @@ import {
   oidcOperatorId,
   type SecondFactorCheck,
   verifyPassword,
-} from '../../src/operators/index.js';
-import { type Gateway, openGateway } from '../../src/toolgate.js';
+} from '../../src/domain/operators/index.js';
+import { type Gateway, openGateway } from '../../src/host/toolgate.js';
 import { backends } from '../support/backends.js';
 
 const START = Math.floor(Date.now() / 30_000) * 30_000;

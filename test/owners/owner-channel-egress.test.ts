@@ -10,10 +10,10 @@
 import assert from 'node:assert/strict';
 import { after, before, describe, test } from 'node:test';
 import type { FastifyInstance } from 'fastify';
-import { buildServer } from '../../src/http/index.js';
-import { BOOTSTRAP_OPERATOR } from '../../src/operators/index.js';
-import { OutboundGuard, type Resolver } from '../../src/sandbox/index.js';
-import { openGateway } from '../../src/toolgate.js';
+import { BOOTSTRAP_OPERATOR } from '../../src/domain/operators/index.js';
+import { buildServer } from '../../src/edge/rest/index.js';
+import { OutboundGuard, type Resolver } from '../../src/execution/sandbox/index.js';
+import { openGateway } from '../../src/host/toolgate.js';
 import { backends } from '../support/backends.js';
 import { validTool } from '../support/fixtures.js';
 import { type Receiver, webhookReceiver } from '../support/webhook-receiver.js';

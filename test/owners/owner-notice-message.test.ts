@@ -5,8 +5,8 @@
  */
 import assert from 'node:assert/strict';
 import { test } from 'node:test';
-import { ownerNoticeMessage } from '../../src/owners/index.js';
-import { boundFacts } from '../../src/owners/owner-notice.js';
+import { ownerNoticeMessage } from '../../src/operations/owners/index.js';
+import { boundFacts } from '../../src/operations/owners/owner-notice.js';
 
 test('Slack control text in a fact is escaped; a plain fact passes unchanged', () => {
   const facts = boundFacts({

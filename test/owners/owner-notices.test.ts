@@ -11,9 +11,9 @@
 import assert from 'node:assert/strict';
 import { after, before, describe, test } from 'node:test';
 import type { Actor } from '../../src/core/index.js';
-import type { OwnerNoticePayload } from '../../src/owners/index.js';
-import { demoExecutor } from '../../src/runtimes/index.js';
-import { type Gateway, openGateway } from '../../src/toolgate.js';
+import { demoExecutor } from '../../src/execution/runtimes/index.js';
+import { type Gateway, openGateway } from '../../src/host/toolgate.js';
+import type { OwnerNoticePayload } from '../../src/operations/owners/index.js';
 import { backends } from '../support/backends.js';
 import { validTool } from '../support/fixtures.js';
 import { LOOPBACK_OUTBOUND, type Receiver, webhookReceiver } from '../support/webhook-receiver.js';

@@ -10,9 +10,9 @@ import assert from 'node:assert/strict';
 import { after, before, describe, test } from 'node:test';
 import type { FastifyInstance } from 'fastify';
 import type { Actor } from '../../src/core/index.js';
-import { buildServer } from '../../src/http/index.js';
-import { BOOTSTRAP_OPERATOR } from '../../src/operators/index.js';
-import { type Gateway, openGateway } from '../../src/toolgate.js';
+import { BOOTSTRAP_OPERATOR } from '../../src/domain/operators/index.js';
+import { buildServer } from '../../src/edge/rest/index.js';
+import { type Gateway, openGateway } from '../../src/host/toolgate.js';
 import { backends } from '../support/backends.js';
 import { validTool } from '../support/fixtures.js';
 

@@ -11,8 +11,8 @@ import type {
   CedarRequest,
   CedarTool,
   PolicySource,
-} from '../../src/policy/cedar/index.js';
-import { CedarPolicyEngine } from '../../src/policy/cedar/index.js';
+} from '../../src/domain/policy/cedar/index.js';
+import { CedarPolicyEngine } from '../../src/domain/policy/cedar/index.js';
 
 function load(...texts: string[]): CedarPolicyEngine {
   const sources = texts.map((text, i) => ({ id: `doc${i}`, text }));

@@ -13,7 +13,7 @@ import {
   emailDomainAdmits,
   normaliseDestination,
   type SetMembership,
-} from '../../src/policy/index.js';
+} from '../../src/domain/policy/index.js';
 
 const norm = (kind: DestinationRule['kind'], v: unknown) => {
   const n = normaliseDestination(kind, v);

@@ -6,8 +6,8 @@
 import assert from 'node:assert/strict';
 import { test } from 'node:test';
 import type { Actor } from '../../src/core/index.js';
-import { DestinationSets } from '../../src/policy/index.js';
-import { openStore } from '../../src/store/index.js';
+import { DestinationSets } from '../../src/domain/policy/index.js';
+import { openStore } from '../../src/records/store/index.js';
 
 const admin: Actor = { id: 'sets-admin', via: 'library' };
 

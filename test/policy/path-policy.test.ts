@@ -3,7 +3,7 @@ import { mkdir, mkdtemp, realpath, rm, symlink, writeFile } from 'node:fs/promis
 import { tmpdir } from 'node:os';
 import path from 'node:path';
 import { after, before, describe, test } from 'node:test';
-import { checkPath, MAX_PATH_LENGTH } from '../../src/policy/index.js';
+import { checkPath, MAX_PATH_LENGTH } from '../../src/domain/policy/index.js';
 
 /**
  * <base>/ws            the root

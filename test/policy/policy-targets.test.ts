@@ -5,7 +5,7 @@ import {
   type PolicyTarget,
   policyTargets,
   valuesAt,
-} from '../../src/policy/index.js';
+} from '../../src/domain/policy/index.js';
 
 function sorted(targets: PolicyTarget[]): string[] {
   return targets.map((t) => `${t.kind} ${t.pointer}`).sort();

@@ -1,6 +1,6 @@
 import assert from 'node:assert/strict';
 import { describe, test } from 'node:test';
-import { checkUrl, MAX_ECHO_CHARS, MAX_URL_LENGTH } from '../../src/policy/index.js';
+import { checkUrl, MAX_ECHO_CHARS, MAX_URL_LENGTH } from '../../src/domain/policy/index.js';
 
 const rule = { hosts: ['api.example.com', 'files.example.org'] };
 

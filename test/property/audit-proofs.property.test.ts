@@ -16,8 +16,8 @@ import {
   recordHash,
   verifyConsistency,
   verifyInclusion,
-} from '../../src/audit/index.js';
-import { recordBytesReference } from '../../src/audit-chain/record-hash.js';
+} from '../../src/records/audit/index.js';
+import { recordBytesReference } from '../../src/records/audit-chain/record-hash.js';
 
 function mth(leaves: readonly Buffer[]): Buffer {
   if (leaves.length === 0) return createHash('sha256').digest();

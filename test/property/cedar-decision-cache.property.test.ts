@@ -8,8 +8,8 @@
 import assert from 'node:assert/strict';
 import { describe, test } from 'node:test';
 import fc from 'fast-check';
-import type { CedarRequest } from '../../src/policy/cedar/index.js';
-import { CedarPolicyEngine } from '../../src/policy/cedar/index.js';
+import type { CedarRequest } from '../../src/domain/policy/cedar/index.js';
+import { CedarPolicyEngine } from '../../src/domain/policy/cedar/index.js';
 
 const POLICIES = [
   'forbid (principal, action, resource) when { context.hour_utc < 6 };',

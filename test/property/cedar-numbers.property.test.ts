@@ -9,8 +9,8 @@
 import assert from 'node:assert/strict';
 import { describe, test } from 'node:test';
 import fc from 'fast-check';
-import type { CedarDecision, CedarRequest } from '../../src/policy/cedar/index.js';
-import { CedarPolicyEngine } from '../../src/policy/cedar/index.js';
+import type { CedarDecision, CedarRequest } from '../../src/domain/policy/cedar/index.js';
+import { CedarPolicyEngine } from '../../src/domain/policy/cedar/index.js';
 
 const LONG_POLICY =
   '@id("long-cap") forbid (principal, action, resource) when { context.numeric_arguments.hasTag("amount") && context.numeric_arguments.getTag("amount") > 100 };';

@@ -10,7 +10,7 @@ import {
   checkToolDefinition,
   scanToolText,
   toolDefinitionSchema,
-} from '../../src/catalog/index.js';
+} from '../../src/domain/catalog/index.js';
 import { validSendTool, validTool } from '../support/fixtures.js';
 
 const REQUIRED = toolDefinitionSchema.required;

@@ -6,7 +6,7 @@
 import assert from 'node:assert/strict';
 import { test } from 'node:test';
 import fc from 'fast-check';
-import { redactSecrets } from '../../src/credentials/index.js';
+import { redactSecrets } from '../../src/domain/credentials/index.js';
 
 const secretArb = fc.string({ unit: 'grapheme', minLength: 8, maxLength: 40 });
 const encodeArb = fc.constantFrom<(s: string) => string>(

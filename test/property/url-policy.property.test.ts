@@ -6,7 +6,7 @@
 import assert from 'node:assert/strict';
 import { test } from 'node:test';
 import fc from 'fast-check';
-import { checkUrl } from '../../src/policy/index.js';
+import { checkUrl } from '../../src/domain/policy/index.js';
 
 const LETTERS = 'abcdefghijklmnopqrstuvwxyz0123456789';
 

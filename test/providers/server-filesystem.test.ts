@@ -24,9 +24,9 @@ import { StreamableHTTPClientTransport } from '@modelcontextprotocol/sdk/client/
 import { type CallToolResult, ListRootsRequestSchema } from '@modelcontextprotocol/sdk/types.js';
 import type { FastifyInstance } from 'fastify';
 import type { Actor } from '../../src/core/index.js';
+import { buildServer } from '../../src/edge/rest/index.js';
 import type { GateDecision } from '../../src/gate/index.js';
-import { buildServer } from '../../src/http/index.js';
-import { type Gateway, openGateway } from '../../src/toolgate.js';
+import { type Gateway, openGateway } from '../../src/host/toolgate.js';
 import { classifyReviewed } from '../support/reviews.js';
 import { FILESYSTEM, nodeProvider } from './provider-support.js';
 

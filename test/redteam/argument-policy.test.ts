@@ -7,7 +7,7 @@ import { readFileSync } from 'node:fs';
 import { rm } from 'node:fs/promises';
 import path from 'node:path';
 import { after, before, describe, test } from 'node:test';
-import { checkPath, checkUrl, type PolicyVerdict } from '../../src/policy/index.js';
+import { checkPath, checkUrl, type PolicyVerdict } from '../../src/domain/policy/index.js';
 import { makePathWorkspace } from '../support/path-workspace.js';
 
 interface UrlCase {

@@ -8,7 +8,7 @@
 import assert from 'node:assert/strict';
 import { readFileSync } from 'node:fs';
 import { describe, test } from 'node:test';
-import { type CodeLanguage, checkCode } from '../../src/policy/index.js';
+import { type CodeLanguage, checkCode } from '../../src/domain/policy/index.js';
 
 interface OutsideCase {
   readonly name: string;

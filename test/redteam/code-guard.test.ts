@@ -6,7 +6,7 @@
 import assert from 'node:assert/strict';
 import { readFileSync } from 'node:fs';
 import { describe, test } from 'node:test';
-import { type CodeLanguage, checkCode, MAX_CODE_CHARS } from '../../src/policy/index.js';
+import { type CodeLanguage, checkCode, MAX_CODE_CHARS } from '../../src/domain/policy/index.js';
 
 interface CodeCase {
   readonly name: string;

@@ -15,7 +15,7 @@ import {
   type LeaseCredential,
   type LeaseOptions,
   scanOutbound,
-} from '../../src/sandbox/egress/index.js';
+} from '../../src/execution/sandbox/egress/index.js';
 import {
   rawExchange,
   startUpstream,

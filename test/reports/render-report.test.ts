@@ -4,7 +4,7 @@
  */
 import assert from 'node:assert/strict';
 import { test } from 'node:test';
-import { type Report, renderCsv, renderMarkdown } from '../../src/reports/index.js';
+import { type Report, renderCsv, renderMarkdown } from '../../src/operations/reports/index.js';
 import { parseCsv } from './csv.js';
 
 const hostile: Report = {

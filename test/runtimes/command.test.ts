@@ -8,9 +8,9 @@
 import assert from 'node:assert/strict';
 import { join } from 'node:path';
 import { after, before, describe, test } from 'node:test';
-import { checkToolDefinition, type ToolDefinition } from '../../src/catalog/index.js';
-import { CommandRuntime } from '../../src/runtimes/index.js';
-import { EgressProxy } from '../../src/sandbox/index.js';
+import { checkToolDefinition, type ToolDefinition } from '../../src/domain/catalog/index.js';
+import { CommandRuntime } from '../../src/execution/runtimes/index.js';
+import { EgressProxy } from '../../src/execution/sandbox/index.js';
 import { ROOT } from '../support/cli.js';
 import { tableResolver } from '../support/egress.js';
 import { validTool } from '../support/fixtures.js';

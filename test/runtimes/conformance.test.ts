@@ -9,10 +9,10 @@
 import assert from 'node:assert/strict';
 import { after, before, describe, test } from 'node:test';
 import { ERROR_CODES } from '../../src/core/index.js';
-import { MasterKey } from '../../src/credentials/index.js';
-import { InlineExecutor, type RuntimeResult } from '../../src/runtimes/index.js';
-import { createByteBudget } from '../../src/sandbox/index.js';
-import { type Gateway, openGateway } from '../../src/toolgate.js';
+import { MasterKey } from '../../src/domain/credentials/index.js';
+import { InlineExecutor, type RuntimeResult } from '../../src/execution/runtimes/index.js';
+import { createByteBudget } from '../../src/execution/sandbox/index.js';
+import { type Gateway, openGateway } from '../../src/host/toolgate.js';
 import { backends } from '../support/backends.js';
 import { validTool } from '../support/fixtures.js';
 import {

@@ -11,10 +11,10 @@ import { readFileSync } from 'node:fs';
 import https from 'node:https';
 import type { AddressInfo } from 'node:net';
 import { join } from 'node:path';
-import { checkToolDefinition, type ToolDefinition } from '../../src/catalog/index.js';
 import type { Actor } from '../../src/core/index.js';
-import type { CallCredentials } from '../../src/credentials/index.js';
-import { UpstreamPool } from '../../src/providers/index.js';
+import { checkToolDefinition, type ToolDefinition } from '../../src/domain/catalog/index.js';
+import type { CallCredentials } from '../../src/domain/credentials/index.js';
+import { UpstreamPool } from '../../src/execution/providers/index.js';
 import {
   CommandRuntime,
   HttpRuntime,
@@ -24,14 +24,14 @@ import {
   McpRuntime,
   type RuntimeContext,
   type ToolRuntime,
-} from '../../src/runtimes/index.js';
+} from '../../src/execution/runtimes/index.js';
 import {
   type ByteBudget,
   createByteBudget,
   EgressProxy,
   SandboxService,
-} from '../../src/sandbox/index.js';
-import { type Gateway, openGateway } from '../../src/toolgate.js';
+} from '../../src/execution/sandbox/index.js';
+import { type Gateway, openGateway } from '../../src/host/toolgate.js';
 import { FIXTURES, nodeProvider, READ_PUBLIC } from '../providers/provider-support.js';
 import { backends } from '../support/backends.js';
 import { ROOT } from '../support/cli.js';

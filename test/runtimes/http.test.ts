@@ -8,14 +8,14 @@ import { readFileSync } from 'node:fs';
 import https from 'node:https';
 import type { AddressInfo } from 'node:net';
 import { after, before, describe, test } from 'node:test';
-import { checkToolDefinition, type ToolDefinition } from '../../src/catalog/index.js';
+import { checkToolDefinition, type ToolDefinition } from '../../src/domain/catalog/index.js';
 import {
   fillPathTemplate,
   HttpRuntime,
   HttpToolRunner,
   type RuntimeContext,
-} from '../../src/runtimes/index.js';
-import { createByteBudget } from '../../src/sandbox/index.js';
+} from '../../src/execution/runtimes/index.js';
+import { createByteBudget } from '../../src/execution/sandbox/index.js';
 import { tableResolver } from '../support/egress.js';
 import { validSendTool } from '../support/fixtures.js';
 

@@ -9,12 +9,12 @@
 import assert from 'node:assert/strict';
 import { join } from 'node:path';
 import { after, before, describe, test } from 'node:test';
-import type { ToolDefinition } from '../../src/catalog/index.js';
 import type { Actor } from '../../src/core/index.js';
+import type { ToolDefinition } from '../../src/domain/catalog/index.js';
+import { UpstreamPool } from '../../src/execution/providers/index.js';
+import { McpRuntime, type ProviderLinks } from '../../src/execution/runtimes/index.js';
 import type { CallProgress } from '../../src/gate/index.js';
-import { UpstreamPool } from '../../src/providers/index.js';
-import { McpRuntime, type ProviderLinks } from '../../src/runtimes/index.js';
-import { type Gateway, openGateway } from '../../src/toolgate.js';
+import { type Gateway, openGateway } from '../../src/host/toolgate.js';
 import { FIXTURES, nodeProvider, READ_PUBLIC } from '../providers/provider-support.js';
 import { backends } from '../support/backends.js';
 import { classifyReviewed } from '../support/reviews.js';

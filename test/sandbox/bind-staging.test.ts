@@ -18,8 +18,11 @@ import {
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { after, test } from 'node:test';
-import { NamespaceRunner } from '../../src/sandbox/index.js';
-import { reachableBinds, reachableByNobody } from '../../src/sandbox/namespace/bind-staging.js';
+import { NamespaceRunner } from '../../src/execution/sandbox/index.js';
+import {
+  reachableBinds,
+  reachableByNobody,
+} from '../../src/execution/sandbox/namespace/bind-staging.js';
 import { LIMITS } from './drivers.js';
 
 const root = typeof process.getuid === 'function' && process.getuid() === 0;
@@ -103,7 +106,7 @@ test('mounts staged by a process that died without exiting are detached by the n
   const script = join(dir, 'stage.mts');
   writeFileSync(
     script,
-    `import { reachableBinds } from ${JSON.stringify(join(process.cwd(), 'src/sandbox/namespace/bind-staging.ts'))};\nawait reachableBinds([{ source: ${JSON.stringify(source)}, target: '/x' }]);\n`,
+    `import { reachableBinds } from ${JSON.stringify(join(process.cwd(), 'src/execution/sandbox/namespace/bind-staging.ts'))};\nawait reachableBinds([{ source: ${JSON.stringify(source)}, target: '/x' }]);\n`,
   );
   execFileSync(process.execPath, ['--import', 'tsx', script], { stdio: 'pipe' });
   assert.throws(() => statSync(folder), /ENOENT/);

@@ -6,13 +6,13 @@
 import assert from 'node:assert/strict';
 import { execFile } from 'node:child_process';
 import { test } from 'node:test';
-import { checkToolDefinition, type ToolDefinition } from '../../src/catalog/index.js';
+import { checkToolDefinition, type ToolDefinition } from '../../src/domain/catalog/index.js';
 import {
   GvisorRunner,
   NamespaceRunner,
   planCommand,
   SandboxService,
-} from '../../src/sandbox/index.js';
+} from '../../src/execution/sandbox/index.js';
 import { cleanEnv, ensureBuilt, MAIN } from '../support/cli.js';
 import { validTool } from '../support/fixtures.js';
 

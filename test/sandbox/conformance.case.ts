@@ -7,7 +7,7 @@ import { chmodSync, mkdtempSync, rmSync, writeFileSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { after, before, describe, test } from 'node:test';
-import { type SandboxRunner, TRUNCATION_MARK } from '../../src/sandbox/index.js';
+import { type SandboxRunner, TRUNCATION_MARK } from '../../src/execution/sandbox/index.js';
 import { LIMITS, type Skips } from './drivers.js';
 
 export function conformanceSuite(runner: SandboxRunner, skips: Skips = {}): void {

@@ -9,7 +9,11 @@ import { mkdtempSync, readdirSync, readFileSync, rmSync, writeFileSync } from 'n
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { after, describe, test } from 'node:test';
-import { NamespaceRunner, ProcessRunner, type SandboxProcess } from '../../src/sandbox/index.js';
+import {
+  NamespaceRunner,
+  ProcessRunner,
+  type SandboxProcess,
+} from '../../src/execution/sandbox/index.js';
 import { LIMITS } from './drivers.js';
 
 const SECRET = 'cross-sandbox-secret-7c1f';

@@ -6,14 +6,14 @@
 import assert from 'node:assert/strict';
 import { createServer, type Server } from 'node:http';
 import type { AddressInfo } from 'node:net';
-import type { SandboxLimits } from '../../src/catalog/index.js';
+import type { SandboxLimits } from '../../src/domain/catalog/index.js';
 import {
   GvisorRunner,
   NamespaceRunner,
   ProcessRunner,
   type ReadOnlyBind,
   type SandboxRunner,
-} from '../../src/sandbox/index.js';
+} from '../../src/execution/sandbox/index.js';
 
 export const DRIVERS: readonly SandboxRunner[] = [
   new ProcessRunner(),

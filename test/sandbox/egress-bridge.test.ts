@@ -10,7 +10,7 @@ import { createServer, type Server } from 'node:http';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { after, before, describe, test } from 'node:test';
-import { GvisorRunner, NamespaceRunner } from '../../src/sandbox/index.js';
+import { GvisorRunner, NamespaceRunner } from '../../src/execution/sandbox/index.js';
 import { NODE, NODE_BINDS, NODE_LIMITS } from './drivers.js';
 
 /** Sends one proxy-style request to $HTTP_PROXY and prints the env and what came back. */

@@ -9,7 +9,7 @@ import { chmodSync, mkdtempSync, readdirSync, readFileSync, rmSync, writeFileSyn
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { after, before, describe, test } from 'node:test';
-import type { RunOutcome, SandboxRunner } from '../../src/sandbox/index.js';
+import type { RunOutcome, SandboxRunner } from '../../src/execution/sandbox/index.js';
 import { HostProbe, LIMITS, NODE, NODE_BINDS, NODE_LIMITS, type Skips } from './drivers.js';
 
 /** Prints {"connected":bool,"error":code} for a TCP connect to argv host/port. */

@@ -14,8 +14,8 @@ import {
   ProcessRunner,
   type SandboxProcess,
   type SandboxRunner,
-} from '../../src/sandbox/index.js';
-import { parseUidRange, RunUidPool } from '../../src/sandbox/process/run-uid-pool.js';
+} from '../../src/execution/sandbox/index.js';
+import { parseUidRange, RunUidPool } from '../../src/execution/sandbox/process/run-uid-pool.js';
 import { LIMITS } from './drivers.js';
 
 /**

@@ -8,8 +8,8 @@ import { chmodSync, existsSync, mkdirSync, mkdtempSync, readFileSync, rmSync } f
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { after, before, describe, test } from 'node:test';
-import { DEFAULT_SANDBOX_LIMITS } from '../../src/catalog/index.js';
-import { GvisorRunner, NamespaceRunner, ProcessRunner } from '../../src/sandbox/index.js';
+import { DEFAULT_SANDBOX_LIMITS } from '../../src/domain/catalog/index.js';
+import { GvisorRunner, NamespaceRunner, ProcessRunner } from '../../src/execution/sandbox/index.js';
 
 describe('writable binds', () => {
   let dir: string;

@@ -10,8 +10,8 @@ import {
   principalScope,
   recordRunLiterals,
   runLiteralSightings,
-} from '../../src/sessions/run-literals.js';
-import { openStore, type Store } from '../../src/store/index.js';
+} from '../../src/domain/sessions/run-literals.js';
+import { openStore, type Store } from '../../src/records/store/index.js';
 import { backends } from '../support/backends.js';
 
 /** A run of its own agent, so that only the run scope can answer. */

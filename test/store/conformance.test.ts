@@ -16,17 +16,17 @@ import { fileURLToPath } from 'node:url';
 import BetterSqlite3 from 'better-sqlite3';
 import { sql } from 'kysely';
 import pg from 'pg';
-import { AuditLog } from '../../src/audit/index.js';
-import { firstBreak, GENESIS_HEAD } from '../../src/audit-chain/index.js';
 import { isStoreCorrupt, isToolgateError, systemActor } from '../../src/core/index.js';
+import { AuditLog } from '../../src/records/audit/index.js';
+import { firstBreak, GENESIS_HEAD } from '../../src/records/audit-chain/index.js';
 import {
   appendEvent,
   isUniqueViolation,
   olderThan,
   openStore,
   type Store,
-} from '../../src/store/index.js';
-import { migrationProvider } from '../../src/store/migrations.js';
+} from '../../src/records/store/index.js';
+import { migrationProvider } from '../../src/records/store/migrations.js';
 import { backends, freshStore } from '../support/backends.js';
 import { auditRows } from '../support/store-rows.js';
 

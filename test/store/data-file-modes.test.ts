@@ -19,8 +19,8 @@ import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { after, before, describe, test } from 'node:test';
 import { promisify } from 'node:util';
-import { loadOrCreateAdminToken } from '../../src/identity/index.js';
-import { openStore } from '../../src/store/index.js';
+import { loadOrCreateAdminToken } from '../../src/domain/identity/index.js';
+import { openStore } from '../../src/records/store/index.js';
 import { cleanEnv, ensureBuilt, MAIN } from '../support/cli.js';
 
 const run = promisify(execFile);

@@ -7,10 +7,10 @@
 import assert from 'node:assert/strict';
 import { describe, test } from 'node:test';
 import { Kysely, Migrator } from 'kysely';
-import { type Database, openStore } from '../../src/store/index.js';
-import { migrationProvider } from '../../src/store/migrations.js';
-import { createPostgresDialect } from '../../src/store/postgres/dialect.js';
-import { createSqliteDialect } from '../../src/store/sqlite/dialect.js';
+import { type Database, openStore } from '../../src/records/store/index.js';
+import { migrationProvider } from '../../src/records/store/migrations.js';
+import { createPostgresDialect } from '../../src/records/store/postgres/dialect.js';
+import { createSqliteDialect } from '../../src/records/store/sqlite/dialect.js';
 import { backends } from '../support/backends.js';
 
 const at = '2026-01-01T00:00:00.000Z';

@@ -2,7 +2,7 @@
 import assert from 'node:assert/strict';
 import { describe, test } from 'node:test';
 import { sql } from 'kysely';
-import { openStore, parseDbUrl } from '../../src/store/index.js';
+import { openStore, parseDbUrl } from '../../src/records/store/index.js';
 import { backends, freshStore } from '../support/backends.js';
 
 describe('database URLs', () => {

@@ -6,11 +6,11 @@
  * Usage: node --import tsx audit-gateway.ts DB_URL DATA_DIR EXEC_LOG
  */
 import { appendFileSync, readFileSync } from 'node:fs';
-import { DEFAULT_ORIGIN } from '../../src/audit/index.js';
-import { auditSigner } from '../../src/cli/runtime-files.js';
-import { buildServer } from '../../src/http/index.js';
-import { demoExecutor } from '../../src/runtimes/index.js';
-import { openGateway } from '../../src/toolgate.js';
+import { auditSigner } from '../../src/edge/cli/runtime-files.js';
+import { buildServer } from '../../src/edge/rest/index.js';
+import { demoExecutor } from '../../src/execution/runtimes/index.js';
+import { openGateway } from '../../src/host/toolgate.js';
+import { DEFAULT_ORIGIN } from '../../src/records/audit/index.js';
 import { ROOT } from './cli.js';
 import { approvePendingReviews } from './reviews.js';
 

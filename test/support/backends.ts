@@ -8,7 +8,7 @@ import { mkdtempSync, rmSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import pg from 'pg';
-import { openStore, type Store } from '../../src/store/index.js';
+import { openStore, type Store } from '../../src/records/store/index.js';
 
 export interface Backend {
   readonly name: 'sqlite' | 'postgres';

@@ -5,7 +5,7 @@ import { join } from 'node:path';
 import { fileURLToPath } from 'node:url';
 
 export const ROOT = fileURLToPath(new URL('../../', import.meta.url));
-export const MAIN = join(ROOT, 'dist', 'cli', 'main.js');
+export const MAIN = join(ROOT, 'dist', 'edge', 'cli', 'main.js');
 
 function newestMtime(dir: string): number {
   let newest = 0;

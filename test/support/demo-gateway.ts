@@ -5,7 +5,7 @@
 import { readFileSync } from 'node:fs';
 import { join } from 'node:path';
 import type { Actor } from '../../src/core/index.js';
-import { type Gateway, openGateway, type ToolgateOptions } from '../../src/toolgate.js';
+import { type Gateway, openGateway, type ToolgateOptions } from '../../src/host/toolgate.js';
 import { ROOT } from './cli.js';
 import { approvePendingReviews } from './reviews.js';
 

@@ -6,7 +6,7 @@
 import http from 'node:http';
 import type { AddressInfo } from 'node:net';
 import net from 'node:net';
-import type { ResolvedAddress, Resolver } from '../../src/sandbox/egress/index.js';
+import type { ResolvedAddress, Resolver } from '../../src/execution/sandbox/egress/index.js';
 
 export interface Upstream {
   readonly port: number;

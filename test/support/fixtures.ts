@@ -1,5 +1,5 @@
 /** @module Valid tool definitions to start from in tests; each test changes only what it is about. */
-import type { AuditRecord } from '../../src/audit/index.js';
+import type { AuditRecord } from '../../src/records/audit/index.js';
 
 export type Definition = Record<string, unknown>;
 

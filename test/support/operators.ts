@@ -6,13 +6,17 @@
  */
 import { join } from 'node:path';
 import type { AdminApi } from '../../src/api/index.js';
-import { type ApprovalView, totpAt } from '../../src/approvals/index.js';
-import { totpStep } from '../../src/approvals/totp.js';
-import { approvalSigner } from '../../src/cli/runtime-files.js';
 import { ERROR_CODES, isToolgateError } from '../../src/core/index.js';
-import { loadMasterKey } from '../../src/credentials/index.js';
-import { BOOTSTRAP_OPERATOR, type Operator, type OperatorRole } from '../../src/operators/index.js';
-import { openToolgate } from '../../src/toolgate.js';
+import { loadMasterKey } from '../../src/domain/credentials/index.js';
+import { type ApprovalView, totpAt } from '../../src/domain/decisions/index.js';
+import { totpStep } from '../../src/domain/decisions/totp.js';
+import {
+  BOOTSTRAP_OPERATOR,
+  type Operator,
+  type OperatorRole,
+} from '../../src/domain/operators/index.js';
+import { approvalSigner } from '../../src/edge/cli/runtime-files.js';
+import { openToolgate } from '../../src/host/toolgate.js';
 
 export function operator(id: string, roles: readonly OperatorRole[] = ['approver']): Operator {
   return { id, name: id, roles, teams: [], authenticatedBy: 'personal-token' };

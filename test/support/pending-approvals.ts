@@ -4,7 +4,7 @@
  */
 import { randomBytes } from 'node:crypto';
 import type { Kysely } from 'kysely';
-import type { Database } from '../../src/store/index.js';
+import type { Database } from '../../src/records/store/index.js';
 
 export async function insertPendingApprovals(
   db: Kysely<Database>,

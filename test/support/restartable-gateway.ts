@@ -6,8 +6,8 @@
 import assert from 'node:assert/strict';
 import type { AddressInfo } from 'node:net';
 import type { FastifyInstance } from 'fastify';
-import { buildServer } from '../../src/http/index.js';
-import { type Gateway, openGateway, type ToolgateOptions } from '../../src/toolgate.js';
+import { buildServer } from '../../src/edge/rest/index.js';
+import { type Gateway, openGateway, type ToolgateOptions } from '../../src/host/toolgate.js';
 import { openDemoGateway } from './demo-gateway.js';
 
 export const ADMIN_TOKEN = 'restartable-admin-token-0123456789abcdef';

@@ -4,8 +4,8 @@
  * draft waiting for one, so suites about something else start from live tools.
  */
 import type { AdminApi } from '../../src/api/index.js';
-import type { ReviewResult } from '../../src/catalog/index.js';
-import type { Operator } from '../../src/operators/index.js';
+import type { ReviewResult } from '../../src/domain/catalog/index.js';
+import type { Operator } from '../../src/domain/operators/index.js';
 
 /** An approver in no team, so it may review any team's tool. */
 export const REVIEWER: Operator = Object.freeze({

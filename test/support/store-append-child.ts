@@ -3,7 +3,7 @@
  * `ready`, makes argv[4] (default 1) group commits of argv[3] audit records each through the
  * store's audit slot, and prints the seqs it was given as JSON. Run with `node --import tsx`.
  */
-import { openStore } from '../../src/store/index.js';
+import { openStore } from '../../src/records/store/index.js';
 import { auditRows } from './store-rows.js';
 
 const [url, count, batches] = process.argv.slice(2);

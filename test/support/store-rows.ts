@@ -1,5 +1,5 @@
 /** @module Unchained audit rows for store tests: every column, the way the audit writer fills them. */
-import type { UnchainedRow } from '../../src/store/index.js';
+import type { UnchainedRow } from '../../src/records/store/index.js';
 
 export function auditRows(n: number, tag: string): UnchainedRow[] {
   return Array.from({ length: n }, (_, i) => ({

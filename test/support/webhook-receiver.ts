@@ -5,7 +5,7 @@
  */
 import { createServer, type Server } from 'node:http';
 import type { AddressInfo } from 'node:net';
-import { OutboundGuard } from '../../src/sandbox/index.js';
+import { OutboundGuard } from '../../src/execution/sandbox/index.js';
 
 export type Reply = number | 'hang';
 

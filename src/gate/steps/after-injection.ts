@@ -10,15 +10,16 @@
  * principal no flagged result reached is untouched. Organisation policies may go further and deny (Cedar, `context.injection_seen`):
  * the policy step runs before this one, so a forbid wins.
  */
+
+import { problem, ToolgateError } from '../../core/index.js';
 import {
   ACTION_CLASSES,
   type ActionClass,
   DATA_ACCESS,
   type DataAccess,
-} from '../../catalog/index.js';
-import { problem, ToolgateError } from '../../core/index.js';
-import { untrustedSourcesOf } from '../../sessions/index.js';
-import type { SessionRow } from '../../store/index.js';
+} from '../../domain/catalog/index.js';
+import { untrustedSourcesOf } from '../../domain/sessions/index.js';
+import type { SessionRow } from '../../records/store/index.js';
 
 /** What waits for a reviewer once injection text entered a session. */
 export interface AfterInjection {

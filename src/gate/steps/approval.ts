@@ -4,7 +4,11 @@
  * consumes the approval and goes on. Limits come after this step, so a waiting call spends no
  * slot. Step order: docs/architecture.md §3.
  */
-import { type ApprovalCall, approvalRequired, type RenderedCall } from '../../approvals/index.js';
+import {
+  type ApprovalCall,
+  approvalRequired,
+  type RenderedCall,
+} from '../../domain/decisions/index.js';
 import { declaredKeys, pendingRecord } from '../audit-records.js';
 import type { BoundApproval } from '../call-context.js';
 import { afterInjectionOf } from './after-injection.js';

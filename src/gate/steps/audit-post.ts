@@ -6,9 +6,10 @@
  * idempotency result — before the decision is answered. Step
  * order: docs/architecture.md §3.
  */
-import type { TrustLabel } from '../../content/index.js';
-import { carriesUntrustedText } from '../../content/index.js';
-import { untrustedSourcesOf } from '../../sessions/index.js';
+
+import { untrustedSourcesOf } from '../../domain/sessions/index.js';
+import type { TrustLabel } from '../../domain/text-trust/index.js';
+import { carriesUntrustedText } from '../../domain/text-trust/index.js';
 import { postRecord } from '../audit-records.js';
 import { deny, type McpToolResult } from '../decision.js';
 import { releaseClaim } from './idempotency-claim.js';

@@ -3,16 +3,17 @@
  * its kind, looked up in the gate's registry (docs/architecture.md §4); the result checks that
  * follow are step 14 (result.ts). Step order: docs/architecture.md §3.
  */
-import type { ToolDefinition } from '../../catalog/index.js';
+
 import { isToolgateError, type Mutable } from '../../core/index.js';
-import type { CallCredentials, CredentialBroker } from '../../credentials/index.js';
+import type { ToolDefinition } from '../../domain/catalog/index.js';
+import type { CallCredentials, CredentialBroker } from '../../domain/credentials/index.js';
 import {
   type RuntimeContext,
   type RuntimeRegistry,
   type RuntimeResult,
   runtimeFailure,
-} from '../../runtimes/index.js';
-import { type ByteBudget, createByteBudget } from '../../sandbox/index.js';
+} from '../../execution/runtimes/index.js';
+import { type ByteBudget, createByteBudget } from '../../execution/sandbox/index.js';
 import { CANCELLED, type CallProgress } from '../call-progress.js';
 import { type IdentityCache, SESSION_CACHE_MAX } from '../identity-cache.js';
 import type { CompiledTool } from '../tool-cache.js';

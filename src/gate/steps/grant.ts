@@ -3,7 +3,7 @@
  * after the session opened stops the next call — must cover what the tool requires. One read of
  * the agent serves grants, budgets and the policy request. Step order: docs/architecture.md §3.
  */
-import type { AgentView } from '../../identity/index.js';
+import type { AgentView } from '../../domain/identity/index.js';
 import { type CallState, CONTINUE, refuse, type StepResult } from './step.js';
 
 export async function grantStep(s: CallState): Promise<StepResult> {

@@ -5,13 +5,13 @@
  * may run (step 10, after its approval), so "pending → approved → retry with the same key" works.
  * Step order: docs/architecture.md §3.
  */
-import { argumentsHash } from '../../approvals/index.js';
-import type { TrustLabel } from '../../content/index.js';
+import { argumentsHash } from '../../domain/decisions/index.js';
 import {
   type IdempotencyOutcome,
   idempotencyScope,
   isIdempotencyKey,
-} from '../../idempotency/index.js';
+} from '../../domain/idempotency/index.js';
+import type { TrustLabel } from '../../domain/text-trust/index.js';
 import { declaredKeys, replayedRecord } from '../audit-records.js';
 import { type DenyCode, deny, type McpToolResult } from '../decision.js';
 import { type CallState, CONTINUE, type Refusal, refuse, type StepResult } from './step.js';

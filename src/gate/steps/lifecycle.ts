@@ -4,7 +4,7 @@
  * or draft one is refused, a retired one naming its successor; a deprecated one runs with a
  * warning and a deprecation notice (C2). Step order: docs/architecture.md §3.
  */
-import { effectiveLifecycleOf } from '../../catalog/index.js';
+import { effectiveLifecycleOf } from '../../domain/catalog/index.js';
 import { NOT_REGISTERED } from './resolve.js';
 import { type CallState, CONTINUE, type Refusal, refuse, type StepResult } from './step.js';
 import { heldSuccessor, successorOf } from './version-pin.js';

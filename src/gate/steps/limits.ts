@@ -5,7 +5,7 @@
  * retry does); the ceilings last, so a call refused by another limit is charged nothing. Never
  * refunded. Step order: docs/architecture.md §3.
  */
-import { checkSpentBudgets, effectiveWindows } from '../../limits/index.js';
+import { checkSpentBudgets, effectiveWindows } from '../../domain/limits/index.js';
 import { type CallState, CONTINUE, refuse, type StepResult } from './step.js';
 
 export async function limitsStep(s: CallState): Promise<StepResult> {

@@ -6,7 +6,7 @@
  * loaded never mean "no policies": the call is refused. Step order: docs/architecture.md §3.
  */
 
-import { expandTemplate } from '../../catalog/index.js';
+import { expandTemplate } from '../../domain/catalog/index.js';
 import {
   checkCode,
   checkDestination,
@@ -16,8 +16,8 @@ import {
   type PolicyEngine,
   UNCHECKABLE_CODE_RULES,
   valuesAt,
-} from '../../policy/index.js';
-import { untrustedSourcesOf } from '../../sessions/index.js';
+} from '../../domain/policy/index.js';
+import { untrustedSourcesOf } from '../../domain/sessions/index.js';
 import { lookUpUntrustedDestinations, untrustedDestinationKinds } from './provenance.js';
 import { type CallState, CONTINUE, type Refusal, refuse, type StepResult } from './step.js';
 

@@ -14,24 +14,25 @@
  * more literals than are looked up (its destination arguments read first) is escalated whenever
  * anything untrusted is on record for it.
  */
-import type { UntrustedDestination } from '../../approvals/index.js';
-import type { ActionClass } from '../../catalog/index.js';
-import {
-  carriesUntrustedText,
-  type LiteralScan,
-  scanArgumentLiterals,
-  scanResultLiterals,
-  type TrustLabel,
-} from '../../content/index.js';
-import { untrustedSince } from '../../limits/index.js';
-import { destinationValues, valuesAt } from '../../policy/index.js';
+
+import type { ActionClass } from '../../domain/catalog/index.js';
+import type { UntrustedDestination } from '../../domain/decisions/index.js';
+import { untrustedSince } from '../../domain/limits/index.js';
+import { destinationValues, valuesAt } from '../../domain/policy/index.js';
 import {
   type LiteralScopes,
   type LiteralSighting,
   principalScope,
   UNRECORDED_HASH,
   UNRECORDED_KIND,
-} from '../../sessions/index.js';
+} from '../../domain/sessions/index.js';
+import {
+  carriesUntrustedText,
+  type LiteralScan,
+  scanArgumentLiterals,
+  scanResultLiterals,
+  type TrustLabel,
+} from '../../domain/text-trust/index.js';
 import type { CallState } from './step.js';
 
 /**

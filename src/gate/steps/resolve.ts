@@ -6,9 +6,9 @@
  * outside its set; a pinned major whose versions have all retired is refused as retired, naming
  * the successor. Step order and versions: docs/architecture.md §3.
  */
-import { parseMajor, parseToolRef } from '../../catalog/index.js';
-import type { SessionTool } from '../../sessions/index.js';
-import type { SessionRow } from '../../store/index.js';
+import { parseMajor, parseToolRef } from '../../domain/catalog/index.js';
+import type { SessionTool } from '../../domain/sessions/index.js';
+import type { SessionRow } from '../../records/store/index.js';
 import type { CompiledTool } from '../tool-cache.js';
 import {
   type CallState,

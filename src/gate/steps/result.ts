@@ -5,9 +5,9 @@
  * masked or blocked as the tool's result policy says (content/). A failed run passes through
  * unchanged. Step order: docs/architecture.md §3.
  */
-import type { ToolDefinition } from '../../catalog/index.js';
-import { type LabelledFinding, MAX_SCAN_DEPTH, scanResult } from '../../content/index.js';
-import { redactSecrets } from '../../credentials/index.js';
+import type { ToolDefinition } from '../../domain/catalog/index.js';
+import { redactSecrets } from '../../domain/credentials/index.js';
+import { type LabelledFinding, MAX_SCAN_DEPTH, scanResult } from '../../domain/text-trust/index.js';
 import type { CompiledTool } from '../tool-cache.js';
 import type { ExecuteExtra, ExecuteResult, ExecuteRun } from './run-result.js';
 import { type CallState, CONTINUE, type StepResult } from './step.js';

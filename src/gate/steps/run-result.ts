@@ -3,9 +3,9 @@
  * run's outcome with the fields its audit record needs. Types only, in their own file so that the
  * call's state (step.ts) and the steps that fill it import them without importing each other.
  */
-import type { TrustLabel } from '../../content/index.js';
-import type { SandboxAudit } from '../../runtimes/index.js';
-import type { EgressAuditFields } from '../../sandbox/index.js';
+import type { TrustLabel } from '../../domain/text-trust/index.js';
+import type { SandboxAudit } from '../../execution/runtimes/index.js';
+import type { EgressAuditFields } from '../../execution/sandbox/index.js';
 import type { DenyCode } from '../decision.js';
 
 /** What the run came to, before the result checks: the raw output and what to scrub from it. */

@@ -5,8 +5,8 @@
  * before anything is approved or counted. Step order: docs/architecture.md §3.
  */
 import { exceedsDepth } from '../../core/index.js';
-import { costOf } from '../../limits/index.js';
-import { checkSizes, MAX_SCHEMA_DEPTH } from '../../policy/index.js';
+import { costOf } from '../../domain/limits/index.js';
+import { checkSizes, MAX_SCHEMA_DEPTH } from '../../domain/policy/index.js';
 import { type CallState, CONTINUE, type Refusal, refuse, type StepResult } from './step.js';
 
 const NOT_AN_OBJECT: Refusal = {

@@ -5,18 +5,18 @@
  * executed result). Step order: docs/architecture.md §3.
  */
 
-import type { ApprovalDesk, UntrustedDestination } from '../../approvals/index.js';
-import type { ToolDefinition, ToolVersionDetail } from '../../catalog/index.js';
 import type { Clock } from '../../core/index.js';
-import type { CredentialBroker } from '../../credentials/index.js';
-import type { HealthGate } from '../../health/index.js';
-import type { IdempotencyStore } from '../../idempotency/index.js';
-import type { AgentCeilings, AgentView, SessionBudgets } from '../../identity/index.js';
-import type { CallCounters, CounterPrincipal } from '../../limits/index.js';
-import type { SetMembership } from '../../policy/index.js';
-import type { RuntimeRegistry } from '../../runtimes/index.js';
-import type { GovernedUris, SessionService, SessionTool } from '../../sessions/index.js';
-import type { SessionRow } from '../../store/index.js';
+import type { ToolDefinition, ToolVersionDetail } from '../../domain/catalog/index.js';
+import type { CredentialBroker } from '../../domain/credentials/index.js';
+import type { ApprovalDesk, UntrustedDestination } from '../../domain/decisions/index.js';
+import type { IdempotencyStore } from '../../domain/idempotency/index.js';
+import type { AgentCeilings, AgentView, SessionBudgets } from '../../domain/identity/index.js';
+import type { CallCounters, CounterPrincipal } from '../../domain/limits/index.js';
+import type { SetMembership } from '../../domain/policy/index.js';
+import type { GovernedUris, SessionService, SessionTool } from '../../domain/sessions/index.js';
+import type { RuntimeRegistry } from '../../execution/runtimes/index.js';
+import type { HealthGate } from '../../operations/health/index.js';
+import type { SessionRow } from '../../records/store/index.js';
 import type { AuditWriter } from '../audit-writer.js';
 import type { CallContext, CallOptions } from '../call-context.js';
 import type { DenyCode, DeprecationNotice, GateDecision } from '../decision.js';
@@ -183,7 +183,7 @@ export function refuse(code: DenyCode, rule: string, message: string, details?: 
 /**
  * The principal a call's health outcome is attributed to (C14): the session's agent and the user
  * it acts for, never a credential string. The monitor needs several of them to fail before it
- * takes a tool away from everyone (src/health/circuit-breaker.ts).
+ * takes a tool away from everyone (src/operations/health/circuit-breaker.ts).
  */
 export function healthCaller(s: CallState): string {
   return JSON.stringify([s.session.agent_id, s.session.user_id]);

@@ -6,8 +6,12 @@
  * outside the caller's reach.
  */
 import semver from 'semver';
-import { effectiveLifecycleOf, isOfferable, type ToolVersionDetail } from '../../catalog/index.js';
-import type { SessionTool } from '../../sessions/index.js';
+import {
+  effectiveLifecycleOf,
+  isOfferable,
+  type ToolVersionDetail,
+} from '../../domain/catalog/index.js';
+import type { SessionTool } from '../../domain/sessions/index.js';
 import { liveCapabilities } from './grant.js';
 import type { CallState } from './step.js';
 

@@ -1,8 +1,8 @@
 /** Step 13, execute: the run in its runtime; every failure is a result with its code, never a throw. */
 import assert from 'node:assert/strict';
 import { after, before, test } from 'node:test';
+import type { ToolRuntime } from '../../../src/execution/runtimes/index.js';
 import { execute } from '../../../src/gate/steps/execute.js';
-import type { ToolRuntime } from '../../../src/runtimes/index.js';
 import { type Harness, openHarness } from './step-harness.js';
 
 let h: Harness;

@@ -1,7 +1,7 @@
 /** Step 8, idempotency lookup: the argument hash, the key's form, replay and conflict. */
 import assert from 'node:assert/strict';
 import { after, before, test } from 'node:test';
-import { argumentsHash } from '../../../src/approvals/index.js';
+import { argumentsHash } from '../../../src/domain/decisions/index.js';
 import { type Harness, openHarness } from './step-harness.js';
 
 let h: Harness;

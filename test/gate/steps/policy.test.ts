@@ -1,9 +1,9 @@
 /** Step 6, policy: URL arguments checked and rewritten; org policy decides; unloadable means refused. */
 import assert from 'node:assert/strict';
 import { after, before, test } from 'node:test';
+import { CedarPolicyEngine } from '../../../src/domain/policy/index.js';
 import { CallState } from '../../../src/gate/steps/step.js';
 import { ToolCache } from '../../../src/gate/tool-cache.js';
-import { CedarPolicyEngine } from '../../../src/policy/index.js';
 import { type Harness, openHarness } from './step-harness.js';
 
 const loaded = CedarPolicyEngine.load([

@@ -6,16 +6,20 @@
  */
 import assert from 'node:assert/strict';
 import type { Actor } from '../../../src/core/index.js';
+import { IdempotencyStore } from '../../../src/domain/idempotency/index.js';
+import { CallCounters } from '../../../src/domain/limits/index.js';
+import type { PolicyEngine } from '../../../src/domain/policy/index.js';
+import {
+  demoExecutor,
+  InlineRuntime,
+  runtimeRegistry,
+} from '../../../src/execution/runtimes/index.js';
 import type { CallContext, CallOptions } from '../../../src/gate/call-context.js';
 import { type GateDependencies, stepDependencies } from '../../../src/gate/gate.js';
 import { GATE_STEPS } from '../../../src/gate/steps/pipeline.js';
 import { CallState, type StepDependencies, type StepResult } from '../../../src/gate/steps/step.js';
-import { IdempotencyStore } from '../../../src/idempotency/index.js';
-import { CallCounters } from '../../../src/limits/index.js';
-import type { PolicyEngine } from '../../../src/policy/index.js';
-import { demoExecutor, InlineRuntime, runtimeRegistry } from '../../../src/runtimes/index.js';
-import { openStore, readRevisions, type Store } from '../../../src/store/index.js';
-import { type Gateway, openGateway } from '../../../src/toolgate.js';
+import { type Gateway, openGateway } from '../../../src/host/toolgate.js';
+import { openStore, readRevisions, type Store } from '../../../src/records/store/index.js';
 import { backends } from '../../support/backends.js';
 import { validSendTool, validTool } from '../../support/fixtures.js';
 import { approvePendingReviews } from '../../support/reviews.js';

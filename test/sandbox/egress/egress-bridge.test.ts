@@ -11,7 +11,7 @@ import {
   createByteBudget,
   type EgressLease,
   EgressProxy,
-} from '../../../src/sandbox/egress/index.js';
+} from '../../../src/execution/sandbox/egress/index.js';
 import { startUpstream, tableResolver, type Upstream } from '../../support/egress.js';
 
 const missing = ['bwrap', 'socat', 'curl'].filter(

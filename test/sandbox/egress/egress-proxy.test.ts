@@ -14,7 +14,7 @@ import {
   EgressProxy,
   egressAuditFields,
   type LeaseOptions,
-} from '../../../src/sandbox/egress/index.js';
+} from '../../../src/execution/sandbox/egress/index.js';
 import {
   rawExchange,
   rebindingResolver,

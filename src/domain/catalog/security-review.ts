@@ -1,0 +1,252 @@
+/**
+ * @module Security reviews of tool definitions (C1): the pending review a registration opens, the
+ * reviewer rules, and the read side (the reviewers' queue, a version's review). A review covers
+ * exactly one definition hash; a changed definition is another row, so a decision never carries
+ * over (docs/architecture.md §8).
+ */
+import { randomBytes } from 'node:crypto';
+import { type Kysely, type SqlBool, sql, type Transaction } from 'kysely';
+import {
+  type Actor,
+  decodeCursor,
+  type Page,
+  type PageRequest,
+  pageFromRows,
+  pageLimit,
+  ToolgateError,
+} from '../../core/index.js';
+import type { Database, SecurityReviewRow } from '../../records/store/index.js';
+import { hasRole, isBootstrap, type Operator, operatorActor } from '../operators/index.js';
+import { needsReview, type ReviewReason } from './security-review-policy.js';
+import type { AccessTier, Provenance } from './tool-definition.js';
+
+export const REVIEW_STATUSES = ['pending', 'approved', 'rejected'] as const;
+export type ReviewStatus = (typeof REVIEW_STATUSES)[number];
+export type ReviewDecision = Exclude<ReviewStatus, 'pending'>;
+
+/** What a reviewer states: the decision, the hash of the definition they read, and why. */
+export interface ReviewInput {
+  readonly definition_hash: string;
+  readonly decision: ReviewDecision;
+  readonly notes: string;
+}
+
+/** One security review as the queue, the register and the REST routes show it. */
+export interface SecurityReviewView {
+  readonly id: string;
+  readonly tool_id: string;
+  readonly version: string;
+  readonly access_tier: AccessTier;
+  readonly provenance: Provenance;
+  readonly owner: string;
+  readonly definition_hash: string;
+  readonly reasons: ReviewReason[];
+  readonly status: ReviewStatus;
+  /** Actor id of whoever registered the definition. */
+  readonly registered_by: string;
+  readonly registered_at: string;
+  /** Actor id of the approver who decided (`operator:<id>`); null while pending. */
+  readonly reviewer: string | null;
+  readonly reviewed_at: string | null;
+  readonly notes: string | null;
+}
+
+export const MAX_REVIEW_NOTES = 4000;
+
+/** Opens the pending review of a just-registered definition, in the registration's transaction. */
+export async function openReviewIn(
+  trx: Transaction<Database>,
+  review: {
+    readonly toolId: string;
+    readonly version: string;
+    readonly definitionHash: string;
+    readonly reasons: readonly ReviewReason[];
+    readonly goLive: boolean;
+    readonly registeredBy: string;
+    readonly at: string;
+  },
+): Promise<string> {
+  const id = `rev_${randomBytes(10).toString('base64url')}`;
+  await trx
+    .insertInto('security_reviews')
+    .values({
+      id,
+      tool_id: review.toolId,
+      version: review.version,
+      definition_hash: review.definitionHash,
+      reasons: JSON.stringify(review.reasons),
+      go_live: review.goLive ? 1 : 0,
+      status: 'pending',
+      registered_by: review.registeredBy,
+      registered_at: review.at,
+      reviewer: null,
+      reviewed_at: null,
+      notes: null,
+    })
+    .execute();
+  return id;
+}
+
+/** The review row of exactly this definition, if one was opened. */
+export async function findReviewRow(
+  db: Kysely<Database> | Transaction<Database>,
+  toolId: string,
+  version: string,
+  definitionHash: string,
+): Promise<SecurityReviewRow | undefined> {
+  return db
+    .selectFrom('security_reviews')
+    .selectAll()
+    .where('tool_id', '=', toolId)
+    .where('version', '=', version)
+    .where('definition_hash', '=', definitionHash)
+    .executeTakeFirst();
+}
+
+/**
+ * Refuses a reviewer who may not decide this review; never returns on failure. Four eyes: the
+ * reviewer holds `approver`, is a person (never the shared bootstrap token), did not register the
+ * definition, and is not in the team that owns the tool (an owner does not review their own work).
+ */
+export function checkReviewer(
+  op: Operator,
+  tool: { readonly owner: string; readonly registeredBy: string },
+): void {
+  const refuse = (why: string) => {
+    throw new ToolgateError('FORBIDDEN', `security review refused: ${why}`, {});
+  };
+  if (isBootstrap(op)) {
+    refuse('the bootstrap admin token is nobody in particular and never reviews');
+  }
+  if (!hasRole(op, 'approver')) refuse(`operator ${op.id} does not hold the approver role`);
+  if (operatorActor(op, 'library').id === tool.registeredBy) {
+    refuse(`operator ${op.id} registered this definition; another approver must review it`);
+  }
+  if (op.teams.includes(tool.owner)) {
+    refuse(`operator ${op.id} is in ${tool.owner}, the team that owns this tool`);
+  }
+}
+
+/**
+ * Whether approving a review of `def` needs the reviewer's second factor: always where the
+ * definition needs a review at all, since each reason (restricted, privileged, third-party, open
+ * source, an upstream server) makes the approval one of the weight of the four-eyes changes,
+ * which all need one. Named apart so that a future, lighter review reason must choose.
+ */
+export function reviewNeedsStepUp(def: Parameters<typeof needsReview>[0]): boolean {
+  return needsReview(def);
+}
+
+/**
+ * A front's review is a person's decision made through a credential (REST, CLI, console): it
+ * needs the step-up. The in-process library and system paths (an embedding host, `serve --demo`'s
+ * seed) hold the database and the master key already and are not asked.
+ */
+export function reviewViaFront(via: Actor['via']): boolean {
+  return via === 'rest' || via === 'cli' || via === 'console';
+}
+
+/** The read side of security reviews: the reviewers' queue and one version's reviews. */
+export class SecurityReviewDesk {
+  readonly #db: Kysely<Database>;
+
+  constructor(db: Kysely<Database>) {
+    this.#db = db;
+  }
+
+  /**
+   * One page of reviews of one status, newest registration first. `pending` lists only drafts
+   * still waiting (a draft retired before its review leaves the queue).
+   */
+  async page(
+    status: ReviewStatus | undefined,
+    request: PageRequest = {},
+  ): Promise<Page<SecurityReviewView>> {
+    const limit = pageLimit(request.limit);
+    let q = this.#db
+      .selectFrom('security_reviews as r')
+      .innerJoin('tool_versions as t', (j) =>
+        j.onRef('t.tool_id', '=', 'r.tool_id').onRef('t.version', '=', 'r.version'),
+      )
+      .selectAll('r')
+      .select(['t.access_tier', 't.provenance', 't.owner', 't.lifecycle'])
+      .orderBy('r.registered_at', 'desc')
+      .orderBy('r.id', 'desc')
+      .limit(limit + 1);
+    if (status !== undefined) q = q.where('r.status', '=', status);
+    if (status === 'pending') q = q.where('t.lifecycle', '=', 'draft');
+    if (request.cursor !== undefined) {
+      const [at, id] = decodeCursor('reviews', request.cursor);
+      // Keyset: strictly after the last row shown, in (registered_at, id) order.
+      q = q.where(sql<SqlBool>`(r.registered_at, r.id) < (${String(at)}, ${String(id)})`);
+    }
+    const rows = (await q.execute()).map(toView);
+    return pageFromRows('reviews', rows, (r) => [r.registered_at, r.id], limit);
+  }
+
+  /** How many drafts wait for a review (the console's pending count). */
+  async countPending(): Promise<number> {
+    const row = await this.#db
+      .selectFrom('security_reviews as r')
+      .innerJoin('tool_versions as t', (j) =>
+        j.onRef('t.tool_id', '=', 'r.tool_id').onRef('t.version', '=', 'r.version'),
+      )
+      .select((eb) => eb.fn.countAll<number | string | bigint>().as('n'))
+      .where('r.status', '=', 'pending')
+      .where('t.lifecycle', '=', 'draft')
+      .executeTakeFirst();
+    return Number(row?.n ?? 0);
+  }
+
+  /** One review by its id (the console's review page); REVIEW_NOT_FOUND when there is none. */
+  async get(id: string): Promise<SecurityReviewView> {
+    const row = await this.#db
+      .selectFrom('security_reviews as r')
+      .innerJoin('tool_versions as t', (j) =>
+        j.onRef('t.tool_id', '=', 'r.tool_id').onRef('t.version', '=', 'r.version'),
+      )
+      .selectAll('r')
+      .select(['t.access_tier', 't.provenance', 't.owner'])
+      .where('r.id', '=', String(id))
+      .executeTakeFirst();
+    if (!row) throw new ToolgateError('NOT_FOUND', `no security review ${id}`, {});
+    return toView(row);
+  }
+
+  /** Every review of one version, newest first (a version holds one definition, so one row). */
+  async of(toolId: string, version: string): Promise<SecurityReviewView[]> {
+    const rows = await this.#db
+      .selectFrom('security_reviews as r')
+      .innerJoin('tool_versions as t', (j) =>
+        j.onRef('t.tool_id', '=', 'r.tool_id').onRef('t.version', '=', 'r.version'),
+      )
+      .selectAll('r')
+      .select(['t.access_tier', 't.provenance', 't.owner'])
+      .where('r.tool_id', '=', toolId)
+      .where('r.version', '=', version)
+      .orderBy('r.registered_at', 'desc')
+      .execute();
+    return rows.map(toView);
+  }
+}
+
+export function toView(
+  r: SecurityReviewRow & { access_tier: string; provenance: string; owner: string },
+): SecurityReviewView {
+  return {
+    id: r.id,
+    tool_id: r.tool_id,
+    version: r.version,
+    access_tier: r.access_tier as AccessTier,
+    provenance: r.provenance as Provenance,
+    owner: r.owner,
+    definition_hash: r.definition_hash,
+    reasons: JSON.parse(r.reasons) as ReviewReason[],
+    status: r.status as ReviewStatus,
+    registered_by: r.registered_by,
+    registered_at: r.registered_at,
+    reviewer: r.reviewer,
+    reviewed_at: r.reviewed_at,
+    notes: r.notes,
+  };
+}

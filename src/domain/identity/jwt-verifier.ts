@@ -1,0 +1,154 @@
+/**
+ * @module Agents authenticated by JWT (C4): signature checked against a configured
+ * JWKS, issuer, audience and expiry enforced by jose (OAuth access tokens from an authorization
+ * server are `oauth/access-token-verifier.ts`, which shares the key sets made here). A token may also carry, through claims the
+ * configuration names, the user the agent acts for and that user's permissions.
+ */
+import {
+  createLocalJWKSet,
+  createRemoteJWKSet,
+  customFetch,
+  type JWTPayload,
+  type JWTVerifyGetKey,
+  jwtVerify,
+} from 'jose';
+import {
+  AGENT_ID_PATTERN,
+  CAPABILITY_PATTERN,
+  endpointUrlProblem,
+  MAX_SECRET_FILE_BYTES,
+  readBoundedFile,
+} from '../../core/index.js';
+import { isLocalUserId } from './user-id.js';
+
+export interface JwtConfig {
+  readonly issuer: string;
+  readonly audience: string;
+  /** Where the signing keys are: a URL (under the outbound rules) or a local JWKS file. */
+  readonly jwksUrl?: string;
+  readonly jwksFile?: string;
+  /** Claim naming the agent; default `sub`. */
+  readonly agentClaim?: string;
+  /** Claim naming the user the agent acts for, if any. */
+  readonly userClaim?: string;
+  /** Claim holding the user's permissions: an array, or a space-separated string (OAuth `scope`). */
+  readonly permissionsClaim?: string;
+  /** Accepted algorithms; default asymmetric only, so a public key can never be used as an HMAC secret. */
+  readonly algorithms?: readonly string[];
+}
+
+export interface JwtIdentity {
+  readonly agentId: string;
+  /**
+   * The credential presented: `key:<key id>` for an API key, `jwt:["<iss>","<sub>"]` for a JWT.
+   * Sessions are bound to it (with the agent and the token's user): another credential of the
+   * same agent cannot use them.
+   */
+  readonly credential: string;
+  /**
+   * The user the token acts for: a local user id (USER_ID_PATTERN) from an agent JWT, or
+   * `oauth:["<iss>","<sub>"]` from an OAuth access token (user-id.ts) — never a bare subject.
+   */
+  readonly user?: { readonly id: string; readonly permissions: readonly string[] };
+  /**
+   * Set for an OAuth access token (MCP authorization): the issuer that signed it, its scopes,
+   * and when it expires (ms).
+   */
+  readonly oauth?: {
+    readonly issuer: string;
+    readonly scopes: readonly string[];
+    readonly expiresAt: number;
+  };
+}
+
+/**
+ * The signing keys of one issuer: a local JWKS file, or a remote JWKS fetched by jose with its
+ * cache and cooldown through the outbound rules' fetch.
+ */
+export function keySet(
+  source: {
+    readonly jwksUrl?: string;
+    readonly jwksFile?: string;
+  },
+  /**
+   * How a JWKS URL is fetched: the outbound rules' (Outbound.fetch), which decide where it may
+   * point at every request. Required for a URL: there is no unchecked default.
+   */
+  fetchImpl: typeof fetch | null,
+): JWTVerifyGetKey {
+  if (!source.jwksUrl === !source.jwksFile)
+    throw new TypeError('configure exactly one of jwksUrl or jwksFile');
+  if (source.jwksFile) {
+    return createLocalJWKSet(
+      JSON.parse(
+        readBoundedFile(source.jwksFile, {
+          option: 'JWKS file',
+          maxBytes: MAX_SECRET_FILE_BYTES,
+        }),
+      ) as Parameters<typeof createLocalJWKSet>[0],
+    );
+  }
+  const p = endpointUrlProblem(source.jwksUrl ?? '');
+  if (p) throw new TypeError(`the JWKS URL ${p.message}`);
+  if (!fetchImpl) throw new TypeError('a JWKS URL is fetched only under the outbound rules');
+  return createRemoteJWKSet(new URL(source.jwksUrl ?? ''), {
+    timeoutDuration: 5000,
+    cooldownDuration: 30_000,
+    [customFetch]: fetchImpl,
+  });
+}
+
+const DEFAULT_ALGORITHMS = ['RS256', 'PS256', 'ES256', 'ES384', 'EdDSA'];
+const agentRe = new RegExp(AGENT_ID_PATTERN);
+const capabilityRe = new RegExp(CAPABILITY_PATTERN);
+
+export class JwtVerifier {
+  readonly #config: JwtConfig;
+  readonly #keys: JWTVerifyGetKey;
+
+  constructor(config: JwtConfig, fetchImpl: typeof fetch | null) {
+    this.#config = config;
+    this.#keys = keySet(config, fetchImpl);
+  }
+
+  /** Looks like a JWT (three base64url parts); cheap, decides which verifier to try. */
+  static looksLikeJwt(token: string): boolean {
+    return /^[A-Za-z0-9_-]+\.[A-Za-z0-9_-]+\.[A-Za-z0-9_-]+$/.test(token);
+  }
+
+  /** The identity in a valid token, or null for anything else (never says why to the caller). */
+  async verify(token: string): Promise<JwtIdentity | null> {
+    let payload: JWTPayload;
+    try {
+      ({ payload } = await jwtVerify(token, this.#keys, {
+        issuer: this.#config.issuer,
+        audience: this.#config.audience,
+        algorithms: [...(this.#config.algorithms ?? DEFAULT_ALGORITHMS)],
+        requiredClaims: ['exp'],
+        clockTolerance: 5,
+      }));
+    } catch {
+      return null;
+    }
+    const agentId = payload[this.#config.agentClaim ?? 'sub'];
+    if (typeof agentId !== 'string' || !agentRe.test(agentId)) return null;
+    // JSON keeps issuer and subject apart whatever characters they hold.
+    const credential = `jwt:${JSON.stringify([payload.iss ?? '', payload.sub ?? ''])}`;
+    const userClaim = this.#config.userClaim;
+    if (!userClaim || payload[userClaim] === undefined) return { agentId, credential };
+    const userId = payload[userClaim];
+    // The configured agent-JWT issuer names toolgate's own (local) users: an id in another form
+    // could pass for an OAuth user (user-id.ts), so the token is refused.
+    if (typeof userId !== 'string' || !isLocalUserId(userId)) return null;
+    const raw = this.#config.permissionsClaim ? payload[this.#config.permissionsClaim] : undefined;
+    const list =
+      typeof raw === 'string'
+        ? raw.split(' ').filter((p) => p !== '')
+        : Array.isArray(raw)
+          ? raw
+          : [];
+    // A malformed permission invalidates the token rather than being skipped silently.
+    if (!list.every((p): p is string => typeof p === 'string' && capabilityRe.test(p))) return null;
+    return { agentId, credential, user: { id: userId, permissions: list } };
+  }
+}

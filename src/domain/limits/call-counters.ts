@@ -1,0 +1,77 @@
+/**
+ * @module The counters the gate's steps take and charge: rate slots, a session's external sends,
+ * the agent's rolling ceilings and spend (ceilings.ts), and the cross-session private-read mark.
+ * The steps reach the database only through this (and the session, idempotency and audit
+ * services): each statement stays in limits.ts and ceilings.ts, atomic as it was.
+ */
+
+import type { Store } from '../../records/store/index.js';
+import type { RateLimit } from '../catalog/index.js';
+import type { AgentCeilings, SessionBudgets } from '../identity/index.js';
+import {
+  type Admission,
+  admitCall,
+  type CallFacts,
+  chargeEgress,
+  readPrivateRecently,
+  recordPrivateRead,
+  sweepCeilingCounters,
+} from './ceilings.js';
+import { type LimitCheck, sweepRateCounters, takeExternalSend, takeRateLimits } from './limits.js';
+
+/** Who a ceiling counter is kept for, and when. */
+export interface CounterPrincipal {
+  readonly agentId: string;
+  readonly userId: string | null;
+  readonly now: Date;
+}
+
+export class CallCounters {
+  readonly #store: Pick<Store, 'db' | 'dialect'>;
+
+  constructor(store: Pick<Store, 'db' | 'dialect'>) {
+    this.#store = store;
+  }
+
+  takeRateLimits(
+    call: {
+      agentId: string;
+      userId: string | null;
+      toolId: string;
+      runId: string;
+      now: Date;
+      sessionExpiresAt: string;
+    },
+    limit: RateLimit | undefined,
+  ): Promise<LimitCheck> {
+    return takeRateLimits(this.#store.db, call, limit);
+  }
+
+  takeExternalSend(sessionId: string, budgets: SessionBudgets): Promise<LimitCheck> {
+    return takeExternalSend(this.#store.db, sessionId, budgets);
+  }
+
+  /** The call's cost and the agent's rolling ceilings, all charged or none. */
+  admitCall(call: CallFacts, ceilings: AgentCeilings): Promise<Admission> {
+    return admitCall(this.#store, call, ceilings);
+  }
+
+  chargeEgress(who: CounterPrincipal, ceilings: AgentCeilings, bytes: number): Promise<void> {
+    return chargeEgress(this.#store.db, who, ceilings, bytes);
+  }
+
+  readPrivateRecently(who: CounterPrincipal, ceilings: AgentCeilings): Promise<boolean> {
+    return readPrivateRecently(this.#store.db, who, ceilings);
+  }
+
+  recordPrivateRead(who: CounterPrincipal, ceilings: AgentCeilings): Promise<void> {
+    return recordPrivateRead(this.#store.db, who, ceilings);
+  }
+
+  /** Expired rate and ceiling counters removed; how many of each. */
+  async sweep(now: Date): Promise<{ rateCounters: number; ceilingCounters: number }> {
+    const rateCounters = await sweepRateCounters(this.#store.db, now);
+    const ceilingCounters = await sweepCeilingCounters(this.#store.db, now);
+    return { rateCounters, ceilingCounters };
+  }
+}

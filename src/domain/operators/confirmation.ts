@@ -1,0 +1,242 @@
+/**
+ * @module Confirmed deciders: four eyes means two people, not two accounts one person set up
+ * (docs/security-model.md, "Four eyes: two people, not two accounts"). An account counts in a
+ * decision that needs two people only while it is confirmed. Every act by someone else that hands
+ * it credentials or a deciding role records who (`set_up_by`) and clears the confirmation; another
+ * confirmed decider, who is neither the account nor its `set_up_by`, confirms it again. The fresh
+ * install's first admin, set up through the bootstrap token, is confirmed at once (the root of
+ * trust) and, while it is the only confirmed decider, may confirm an account it set up itself.
+ */
+import type { Kysely, Transaction } from 'kysely';
+import { type Actor, ToolgateError } from '../../core/index.js';
+import { appendEvent, type Database } from '../../records/store/index.js';
+import { BOOTSTRAP_ACTOR_ID, isBootstrap, type Operator, operatorActor } from './operator.js';
+
+type Db = Kysely<Database> | Transaction<Database>;
+
+/** `meta` key set once two confirmed deciders have existed: the fresh install's genesis is over. */
+export const GENESIS_CLOSED_KEY = 'four_eyes_genesis_closed';
+/** `meta` row every confirmation locks first, so two of them are decided one after the other. */
+const CONFIRMATIONS_LOCK_KEY = 'four_eyes_confirmations';
+
+/** Whether a JSON role list holds a role that decides (`approver`) or administers (`admin`). */
+function decidesJson(roles: string): boolean {
+  const value: unknown = JSON.parse(roles);
+  return Array.isArray(value) && (value.includes('approver') || value.includes('admin'));
+}
+
+function holdsAdmin(roles: string): boolean {
+  const value: unknown = JSON.parse(roles);
+  return Array.isArray(value) && value.includes('admin');
+}
+
+/** Whether the genesis is still open (no two confirmed deciders have existed yet). */
+export async function genesisOpen(db: Db): Promise<boolean> {
+  const row = await db
+    .selectFrom('meta')
+    .select('key')
+    .where('key', '=', GENESIS_CLOSED_KEY)
+    .executeTakeFirst();
+  return row === undefined;
+}
+
+/** Ids of the confirmed accounts holding `approver` or `admin`, enabled or not. */
+async function confirmedDeciders(db: Db): Promise<{ id: string; confirmed_by: string }[]> {
+  const rows = await db
+    .selectFrom('operators')
+    .select(['id', 'roles', 'confirmed_by'])
+    .where('confirmed_by', 'is not', null)
+    .execute();
+  return rows
+    .filter((r) => decidesJson(r.roles))
+    .map((r) => ({ id: r.id, confirmed_by: String(r.confirmed_by) }));
+}
+
+/**
+ * Records, inside the caller's transaction, that `by` handed account `id` credentials or a
+ * deciding role (created or granted `approver`/`admin`, enrolled or replaced its second factor,
+ * issued it a token, reset its password): `set_up_by` becomes `by` and the confirmation is cleared.
+ * The account's own acts change nothing. The one exception is the genesis: the bootstrap token
+ * setting up an admin while no other account is a confirmed decider (and none ever was beside
+ * another) confirms it, as the install's root of trust.
+ */
+export async function recordHandOver(
+  trx: Transaction<Database>,
+  by: Operator,
+  id: string,
+  via: Actor['via'],
+  now: Date,
+): Promise<void> {
+  if (!isBootstrap(by) && by.id === id) return;
+  const row = await trx
+    .selectFrom('operators')
+    .select(['roles', 'confirmed_by', 'confirmed_at'])
+    .where('id', '=', id)
+    .executeTakeFirst();
+  if (!row) return;
+  const actor = operatorActor(by, via);
+  const genesis =
+    isBootstrap(by) &&
+    holdsAdmin(row.roles) &&
+    (await genesisOpen(trx)) &&
+    (await confirmedDeciders(trx)).every((d) => d.id === id);
+  if (genesis) {
+    const already = row.confirmed_by === BOOTSTRAP_ACTOR_ID;
+    await trx
+      .updateTable('operators')
+      .set({
+        set_up_by: actor.id,
+        confirmed_by: BOOTSTRAP_ACTOR_ID,
+        confirmed_at: already ? row.confirmed_at : now.toISOString(),
+      })
+      .where('id', '=', id)
+      .execute();
+    if (!already) {
+      await appendEvent(trx, actor, now, {
+        action: 'operator.confirmed',
+        subject: `operator:${id}`,
+        details: { confirmed_by: BOOTSTRAP_ACTOR_ID, set_up_by: actor.id, genesis: true },
+      });
+    }
+    return;
+  }
+  await trx
+    .updateTable('operators')
+    .set({ set_up_by: actor.id, confirmed_by: null, confirmed_at: null })
+    .where('id', '=', id)
+    .execute();
+  if (row.confirmed_by !== null) {
+    await appendEvent(trx, actor, now, {
+      action: 'operator.unconfirmed',
+      subject: `operator:${id}`,
+      details: { set_up_by: actor.id, was_confirmed_by: row.confirmed_by },
+    });
+  }
+}
+
+/** A structured refusal of a confirmation; the message says why. */
+function refused(message: string): ToolgateError<'FORBIDDEN'> {
+  return new ToolgateError('FORBIDDEN', message, {});
+}
+
+/**
+ * Who may confirm: an operator account (never the bootstrap token) whose credential holds
+ * `approver` or `admin`, not the account itself. Checked before a code is spent; the rest is
+ * checked by `confirmIn`, on the rows. Never returns on refusal.
+ */
+export function mayConfirm(by: Operator, id: string): void {
+  if (isBootstrap(by)) {
+    throw refused(
+      'the bootstrap admin token confirms nobody: a confirmed approver or admin does it as their own account',
+    );
+  }
+  if (!by.roles.includes('approver') && !by.roles.includes('admin')) {
+    throw new ToolgateError(
+      'FORBIDDEN',
+      `operator ${by.id} cannot confirm accounts: it needs the approver or admin role`,
+      { roles: ['approver', 'admin'] },
+    );
+  }
+  if (by.id === id) throw refused(`operator ${by.id} cannot confirm their own account`);
+}
+
+/**
+ * Whether `by` may confirm account `id`, read on `db` (the caller's transaction when it writes):
+ * `by` must be an enabled, confirmed account holding `approver` or `admin`, neither `id` nor its
+ * `set_up_by` (an account the bootstrap token set up counts as set up by the genesis admin: one
+ * secret, one person), unless the genesis is open and `by` is its only confirmed decider. Returns
+ * the account's `set_up_by` and whether it is confirmed already; throws FORBIDDEN naming why.
+ */
+export async function checkConfirmation(
+  db: Db,
+  by: Operator,
+  id: string,
+  via: Actor['via'],
+): Promise<{ setUpBy: string | null; confirmed: boolean }> {
+  mayConfirm(by, id);
+  const confirmer = await db
+    .selectFrom('operators')
+    .select(['id', 'roles', 'disabled', 'confirmed_by'])
+    .where('id', '=', by.id)
+    .executeTakeFirst();
+  if (!confirmer || confirmer.disabled === 1) {
+    throw refused(`operator ${by.id} is not an enabled account and confirms nobody`);
+  }
+  if (!decidesJson(confirmer.roles)) {
+    throw refused(`operator ${by.id} holds neither approver nor admin and confirms nobody`);
+  }
+  if (confirmer.confirmed_by === null) {
+    throw refused(
+      `operator ${by.id} is not confirmed itself; only a confirmed approver or admin confirms another account`,
+    );
+  }
+  const target = await db
+    .selectFrom('operators')
+    .select(['id', 'roles', 'set_up_by', 'confirmed_by'])
+    .where('id', '=', id)
+    .executeTakeFirst();
+  if (!target) {
+    throw new ToolgateError('OPERATOR_NOT_FOUND', `no operator ${id}`, { operatorId: id });
+  }
+  if (!decidesJson(target.roles)) {
+    throw refused(
+      `operator ${id} holds neither approver nor admin: only a deciding account is confirmed`,
+    );
+  }
+  const result = { setUpBy: target.set_up_by, confirmed: target.confirmed_by !== null };
+  if (result.confirmed) return result;
+  const actorId = operatorActor(by, via).id;
+  const setUpByConfirmer =
+    target.set_up_by === actorId ||
+    (target.set_up_by === BOOTSTRAP_ACTOR_ID && confirmer.confirmed_by === BOOTSTRAP_ACTOR_ID);
+  if (setUpByConfirmer) {
+    const others = (await confirmedDeciders(db)).filter((d) => d.id !== by.id);
+    if (!(await genesisOpen(db)) || others.length > 0) {
+      throw refused(
+        `operator ${by.id} set up ${id} (its credentials or deciding role came through them) and cannot confirm it; another confirmed approver or admin must`,
+      );
+    }
+  }
+  return result;
+}
+
+/**
+ * Confirms account `id` as `by` inside `trx` (see `checkConfirmation`, read again here under a
+ * lock), or refuses with FORBIDDEN naming why. Confirming an account that is already confirmed
+ * changes nothing.
+ */
+export async function confirmIn(
+  trx: Transaction<Database>,
+  by: Operator,
+  id: string,
+  via: Actor['via'],
+  now: Date,
+): Promise<void> {
+  mayConfirm(by, id);
+  // Two confirmations are decided one after the other: at the genesis, two at once would each
+  // see their confirmer as the only confirmed decider.
+  await trx
+    .updateTable('meta')
+    .set((eb) => ({ value: eb.ref('value') }))
+    .where('key', '=', CONFIRMATIONS_LOCK_KEY)
+    .execute();
+  const { setUpBy, confirmed } = await checkConfirmation(trx, by, id, via);
+  if (confirmed) return;
+  const actor = operatorActor(by, via);
+  await trx
+    .updateTable('operators')
+    .set({ confirmed_by: actor.id, confirmed_at: now.toISOString() })
+    .where('id', '=', id)
+    .execute();
+  // Two confirmed deciders exist now: from here on nobody confirms an account they set up.
+  await trx
+    .insertInto('meta')
+    .values({ key: GENESIS_CLOSED_KEY, value: actor.id })
+    .onConflict((oc) => oc.column('key').doNothing())
+    .execute();
+  await appendEvent(trx, actor, now, {
+    action: 'operator.confirmed',
+    subject: `operator:${id}`,
+    details: { confirmed_by: actor.id, set_up_by: setUpBy },
+  });
+}

@@ -1,0 +1,886 @@
+/**
+ * @module Operator accounts (local and single sign-on), local login (password, then the second
+ * factor), personal tokens and their per-request check. Every change is an administrative event
+ * recorded as the authenticated operator who made it; nothing here takes a name a caller states
+ * (docs/architecture.md §6).
+ */
+import type { Kysely, Transaction } from 'kysely';
+import {
+  type Actor,
+  type Clock,
+  DAY_MS,
+  decodeCursor,
+  type Page,
+  type PageRequest,
+  pageFromRows,
+  pageLimit,
+  problem,
+  systemClock,
+  ToolgateError,
+} from '../../core/index.js';
+import { appendEvent, type Database, isUniqueViolation } from '../../records/store/index.js';
+import { checkConfirmation, confirmIn, recordHandOver } from './confirmation.js';
+import { endSessionsOf } from './console-sessions.js';
+import { LoginGuard, type LoginLimits } from './login-guard.js';
+import {
+  BOOTSTRAP_ACTOR_ID,
+  hasRole,
+  isBootstrap,
+  type Operator,
+  type OperatorRole,
+  operatorActor,
+} from './operator.js';
+import {
+  checkLocalId,
+  OPERATOR_ID_PATTERN,
+  oidcOperatorId,
+  parseName,
+  parseRoles,
+  parseTeams,
+} from './operator-spec.js';
+import {
+  checkPasswordStrength,
+  DEFAULT_SCRYPT,
+  hashPassword,
+  type ScryptParams,
+  verifyPassword,
+} from './password-hash.js';
+import {
+  generatePersonalToken,
+  hashToken,
+  isPersonalToken,
+  MAX_TOKEN_DAYS,
+  MIN_TOKEN_DAYS,
+} from './personal-token.js';
+import type { SecondFactorCheck } from './second-factor-port.js';
+
+/** An account as admins see it; never the password hash. */
+export interface OperatorView {
+  readonly id: string;
+  readonly name: string;
+  readonly roles: OperatorRole[];
+  readonly teams: string[];
+  readonly kind: 'local' | 'oidc';
+  readonly disabled: boolean;
+  readonly has_password: boolean;
+  readonly email: string | null;
+  readonly created_at: string;
+  readonly created_by: string;
+  readonly updated_at: string;
+  /** Who last handed the account credentials or a deciding role; null: nobody yet. */
+  readonly set_up_by: string | null;
+  /** Whether the account counts in a decision that needs two people (four-eyes changes). */
+  readonly confirmed: boolean;
+  /** Who confirmed it (`admin-token` at the genesis, `upgrade` for accounts from before). */
+  readonly confirmed_by: string | null;
+  readonly confirmed_at: string | null;
+}
+
+export interface OperatorSpec {
+  readonly id: string;
+  readonly name?: string;
+  readonly roles: readonly OperatorRole[];
+  readonly teams?: readonly string[];
+  /** Optional here; without one the account cannot log in until `setPassword`. */
+  readonly password?: string;
+}
+
+export interface OperatorUpdate {
+  readonly name?: string;
+  readonly roles?: readonly OperatorRole[];
+  readonly teams?: readonly string[];
+  readonly disabled?: boolean;
+}
+
+export interface OidcIdentity {
+  readonly issuer: string;
+  readonly subject: string;
+  readonly name: string;
+  readonly email?: string;
+  readonly roles: readonly OperatorRole[];
+  readonly teams: readonly string[];
+}
+
+export interface TokenSpec {
+  readonly name: string;
+  /** A subset of the operator's roles; default all of them. */
+  readonly roles?: readonly OperatorRole[];
+  /** 1 to 366; required, so no token lives forever. */
+  readonly expiresInDays: number;
+  /** Whose token: default the caller's own; another operator's only for an admin. */
+  readonly operatorId?: string;
+}
+
+export interface IssuedToken {
+  readonly id: string;
+  /** The token; returned once, never stored. */
+  readonly token: string;
+  readonly operator_id: string;
+  readonly roles: OperatorRole[];
+  readonly expires_at: string;
+}
+
+export interface TokenView {
+  readonly id: string;
+  readonly operator_id: string;
+  readonly name: string;
+  readonly roles: OperatorRole[];
+  readonly created_at: string;
+  readonly created_by: string;
+  readonly expires_at: string;
+  readonly revoked_at: string | null;
+}
+
+export interface OperatorServiceOptions {
+  readonly clock?: Clock;
+  /** The second factor of local logins; without one no local login succeeds. */
+  readonly secondFactor?: SecondFactorCheck;
+  readonly loginLimits?: Partial<LoginLimits>;
+  /** scrypt cost of new hashes (tests lower it; stored hashes carry their own). */
+  readonly scrypt?: ScryptParams;
+}
+
+type OperatorRow = Awaited<ReturnType<typeof selectOperator>>;
+type Db = Kysely<Database> | Transaction<Database>;
+
+function selectOperator(db: Db, id: string) {
+  return db.selectFrom('operators').selectAll().where('id', '=', id).executeTakeFirst();
+}
+
+/** The one answer to every failed local login: which part failed is for the audit log only. */
+export function loginRefused(): ToolgateError<'UNAUTHENTICATED'> {
+  return new ToolgateError('UNAUTHENTICATED', 'wrong operator, password or code', {});
+}
+
+function forbidden(message: string, roles: OperatorRole[] = []): ToolgateError<'FORBIDDEN'> {
+  return new ToolgateError('FORBIDDEN', message, roles.length > 0 ? { roles } : {});
+}
+
+function requireAdmin(by: Operator): void {
+  if (!hasRole(by, 'admin')) throw forbidden(`operator ${by.id} is not an admin`, ['admin']);
+}
+
+/**
+ * Whether the install's first admin is set up: an enabled account holding `admin` with a second
+ * factor enrolled. From then on the bootstrap token makes no more people who decide (see
+ * `refuseBootstrapAfterSetup`).
+ */
+export async function firstAdminSetUp(db: Db): Promise<boolean> {
+  const rows = await db
+    .selectFrom('operators')
+    .innerJoin('operator_second_factors', 'operator_second_factors.operator_id', 'operators.id')
+    .select('operators.roles')
+    .where('operators.disabled', '=', 0)
+    .where('operators.roles', 'like', '%"admin"%')
+    .execute();
+  return rows.some((r) => rolesOf(r.roles).includes('admin'));
+}
+
+/**
+ * Four eyes means two people: once the first admin is set up, the shared bootstrap secret can no
+ * longer create, promote or arm anyone who decides or administers (grant `approver` or `admin`,
+ * enrol or remove a second factor, issue a personal token). Never returns on refusal.
+ */
+export async function refuseBootstrapAfterSetup(db: Db, by: Operator, what: string): Promise<void> {
+  if (!isBootstrap(by)) return;
+  if (await firstAdminSetUp(db)) {
+    throw forbidden(
+      `the bootstrap admin token cannot ${what} once the first admin is set up: an admin does it as their own account`,
+    );
+  }
+}
+
+/** Whether a role list holds a role that decides (`approver`) or administers (`admin`). */
+function decides(roles: readonly OperatorRole[]): boolean {
+  return roles.includes('approver') || roles.includes('admin');
+}
+
+/**
+ * Once the first admin is set up, the bootstrap token changes nothing about an account that holds
+ * a deciding role, or would hold one after the change: no enable or disable, password, name, teams,
+ * roles, second factor or token. Accounts that decide nothing (auditor, owner) it still manages.
+ * Read inside the caller's transaction, on the row it is about to change. Never returns on refusal.
+ */
+async function refuseBootstrapOnDecider(
+  db: Db,
+  by: Operator,
+  row: { roles: string },
+  after: readonly OperatorRole[] | undefined,
+  what: string,
+): Promise<void> {
+  if (!isBootstrap(by)) return;
+  if (!decides(rolesOf(row.roles)) && !(after !== undefined && decides(after))) return;
+  await refuseBootstrapAfterSetup(db, by, `${what} of an approver or an admin`);
+}
+
+function notFound(id: string): ToolgateError<'OPERATOR_NOT_FOUND'> {
+  return new ToolgateError('OPERATOR_NOT_FOUND', `no operator ${id}`, { operatorId: id });
+}
+
+function jsonList(text: string): string[] {
+  const value: unknown = JSON.parse(text);
+  return Array.isArray(value) ? value.filter((v): v is string => typeof v === 'string') : [];
+}
+
+function rolesOf(text: string): OperatorRole[] {
+  return parseRoles(jsonList(text));
+}
+
+function toView(row: NonNullable<OperatorRow>): OperatorView {
+  return {
+    id: row.id,
+    name: row.name,
+    roles: rolesOf(row.roles),
+    teams: jsonList(row.teams),
+    kind: row.kind,
+    disabled: row.disabled === 1,
+    has_password: row.password_hash !== null,
+    email: row.email,
+    created_at: row.created_at,
+    created_by: row.created_by,
+    updated_at: row.updated_at,
+    set_up_by: row.set_up_by,
+    confirmed: row.confirmed_by !== null,
+    confirmed_by: row.confirmed_by,
+    confirmed_at: row.confirmed_at,
+  };
+}
+
+function tokenView(row: {
+  id: string;
+  operator_id: string;
+  name: string;
+  roles: string;
+  created_at: string;
+  created_by: string;
+  expires_at: string;
+  revoked_at: string | null;
+}): TokenView {
+  return {
+    id: row.id,
+    operator_id: row.operator_id,
+    name: row.name,
+    roles: rolesOf(row.roles),
+    created_at: row.created_at,
+    created_by: row.created_by,
+    expires_at: row.expires_at,
+    revoked_at: row.revoked_at,
+  };
+}
+
+function parseTokenName(name: unknown): string {
+  if (typeof name !== 'string' || name.trim() === '' || name.length > 100) {
+    throw new ToolgateError('INPUT_INVALID', 'a token name of 1–100 characters', {
+      problems: [problem('/name', 'a token name of 1–100 characters', 'maxLength')],
+    });
+  }
+  return name.trim();
+}
+
+function parseDays(days: unknown): number {
+  if (
+    typeof days !== 'number' ||
+    !Number.isInteger(days) ||
+    days < MIN_TOKEN_DAYS ||
+    days > MAX_TOKEN_DAYS
+  ) {
+    throw new ToolgateError(
+      'INPUT_INVALID',
+      `a token expires in ${MIN_TOKEN_DAYS} to ${MAX_TOKEN_DAYS} days`,
+      {
+        problems: [
+          problem(
+            '/expires_in_days',
+            `an integer from ${MIN_TOKEN_DAYS} to ${MAX_TOKEN_DAYS}`,
+            'range',
+          ),
+        ],
+      },
+    );
+  }
+  return days;
+}
+
+export class OperatorService {
+  readonly #db: Kysely<Database>;
+  readonly #clock: Clock;
+  readonly #secondFactor: SecondFactorCheck | null;
+  readonly #guard: LoginGuard;
+  readonly #scrypt: ScryptParams;
+
+  constructor(db: Kysely<Database>, options: OperatorServiceOptions = {}) {
+    this.#db = db;
+    this.#clock = options.clock ?? systemClock;
+    this.#secondFactor = options.secondFactor ?? null;
+    this.#guard = new LoginGuard(db, this.#clock, options.loginLimits);
+    this.#scrypt = options.scrypt ?? DEFAULT_SCRYPT;
+  }
+
+  /** Creates a local account; admins only (the bootstrap token is one: the first admin). */
+  async create(
+    by: Operator,
+    spec: OperatorSpec,
+    via: Actor['via'] = 'library',
+  ): Promise<OperatorView> {
+    requireAdmin(by);
+    checkLocalId(spec.id);
+    const roles = parseRoles(spec.roles);
+    if (roles.includes('approver') || roles.includes('admin')) {
+      await refuseBootstrapAfterSetup(this.#db, by, 'create an approver or an admin');
+    }
+    const teams = parseTeams(spec.teams ?? []);
+    const name = parseName(spec.name, spec.id);
+    let passwordHash: string | null = null;
+    if (spec.password !== undefined) {
+      checkPasswordStrength(spec.password);
+      passwordHash = await hashPassword(spec.password, this.#scrypt);
+    }
+    const now = this.#clock().toISOString();
+    const actor = operatorActor(by, via);
+    try {
+      await this.#db.transaction().execute(async (trx) => {
+        await trx
+          .insertInto('operators')
+          .values({
+            id: spec.id,
+            name,
+            roles: JSON.stringify(roles),
+            teams: JSON.stringify(teams),
+            kind: 'local',
+            disabled: 0,
+            password_hash: passwordHash,
+            oidc_issuer: null,
+            oidc_subject: null,
+            email: null,
+            created_at: now,
+            created_by: actor.id,
+            updated_at: now,
+          })
+          .execute();
+        await appendEvent(trx, actor, new Date(now), {
+          action: 'operator.created',
+          subject: `operator:${spec.id}`,
+          details: { kind: 'local', roles, teams, password: passwordHash !== null },
+        });
+        if (decides(roles)) await recordHandOver(trx, by, spec.id, via, new Date(now));
+      });
+    } catch (err) {
+      if (isUniqueViolation(err)) {
+        throw new ToolgateError('OPERATOR_EXISTS', `operator ${spec.id} already exists`, {
+          operatorId: spec.id,
+        });
+      }
+      throw err;
+    }
+    return this.get(spec.id);
+  }
+
+  /**
+   * Changes roles, teams, name or the disabled flag; admins only. An admin cannot disable or
+   * demote their own account (a lock-out by mistake); another admin or the bootstrap token can.
+   */
+  async update(
+    by: Operator,
+    id: string,
+    change: OperatorUpdate,
+    via: Actor['via'] = 'library',
+  ): Promise<OperatorView> {
+    requireAdmin(by);
+    const set: { name?: string; roles?: string; teams?: string; disabled?: number } = {};
+    const details: Record<string, unknown> = {};
+    if (change.name !== undefined) set.name = details.name = parseName(change.name, id);
+    if (change.roles !== undefined) {
+      const roles = parseRoles(change.roles);
+      set.roles = JSON.stringify(roles);
+      details.roles = roles;
+    }
+    if (change.teams !== undefined) {
+      const teams = parseTeams(change.teams);
+      set.teams = JSON.stringify(teams);
+      details.teams = teams;
+    }
+    if (change.disabled !== undefined) {
+      if (typeof change.disabled !== 'boolean') {
+        throw new ToolgateError('INPUT_INVALID', 'disabled is true or false', {
+          problems: [problem('/disabled', 'a boolean', 'type')],
+        });
+      }
+      set.disabled = change.disabled ? 1 : 0;
+      details.disabled = change.disabled;
+    }
+    if (!isBootstrap(by) && by.id === id) {
+      if (change.disabled === true) throw forbidden('an admin cannot disable their own account');
+      // Four eyes: nobody changes their own roles (an admin giving themself `approver` would be
+      // the second pair of eyes of their own changes); another admin does it.
+      if (set.roles !== undefined) {
+        throw forbidden('an operator cannot change their own roles; another admin does it');
+      }
+    }
+    if (set.roles !== undefined) {
+      const roles = details.roles as OperatorRole[];
+      if (roles.includes('approver') || roles.includes('admin')) {
+        await refuseBootstrapAfterSetup(this.#db, by, 'grant the approver or admin role');
+      }
+    }
+    const now = this.#clock();
+    await this.#db.transaction().execute(async (trx) => {
+      const row = await selectOperator(trx, id);
+      if (!row) throw notFound(id);
+      await refuseBootstrapOnDecider(
+        trx,
+        by,
+        row,
+        details.roles as OperatorRole[] | undefined,
+        'change the account',
+      );
+      await trx
+        .updateTable('operators')
+        .set({ ...set, updated_at: now.toISOString() })
+        .where('id', '=', id)
+        .execute();
+      // Granting a deciding role the account did not hold hands it deciding power: it counts in a
+      // two-person decision again only once another person confirms it.
+      const before = rolesOf(row.roles);
+      const granted = ((details.roles as OperatorRole[] | undefined) ?? []).filter(
+        (r) => (r === 'approver' || r === 'admin') && !before.includes(r),
+      );
+      if (granted.length > 0) await recordHandOver(trx, by, id, via, now);
+      // A console session acts on the account as it is now: a lost role, another team or a
+      // disabled account ends the sessions it had (a name change alone does not).
+      if (set.roles !== undefined || set.teams !== undefined || set.disabled !== undefined) {
+        await endSessionsOf(trx, id);
+      }
+      await appendEvent(trx, operatorActor(by, via), now, {
+        action: change.disabled === true ? 'operator.disabled' : 'operator.updated',
+        subject: `operator:${id}`,
+        details,
+      });
+    });
+    return this.get(id);
+  }
+
+  async get(id: string): Promise<OperatorView> {
+    const row = typeof id === 'string' ? await selectOperator(this.#db, id) : undefined;
+    if (!row) throw notFound(String(id));
+    return toView(row);
+  }
+
+  /** Accounts by id, a page at a time. */
+  async page(request: PageRequest = {}): Promise<Page<OperatorView>> {
+    const limit = pageLimit(request.limit);
+    let q = this.#db
+      .selectFrom('operators')
+      .selectAll()
+      .orderBy('id')
+      .limit(limit + 1);
+    if (request.cursor !== undefined) {
+      const [after] = decodeCursor('operators', request.cursor);
+      q = q.where('id', '>', String(after));
+    }
+    const rows = (await q.execute()).map(toView);
+    return pageFromRows('operators', rows, (o) => [o.id], limit);
+  }
+
+  /**
+   * Sets a local account's password: an admin for anyone, or the operator for themself when they
+   * have just logged in with password and second factor (a personal token alone cannot).
+   */
+  async setPassword(
+    by: Operator,
+    id: string,
+    password: string,
+    via: Actor['via'] = 'library',
+  ): Promise<void> {
+    const self = by.id === id && by.authenticatedBy === 'password+totp';
+    if (!self) requireAdmin(by);
+    checkPasswordStrength(password);
+    const hash = await hashPassword(password, this.#scrypt);
+    const now = this.#clock();
+    await this.#db.transaction().execute(async (trx) => {
+      const row = await selectOperator(trx, id);
+      if (!row) throw notFound(id);
+      await refuseBootstrapOnDecider(trx, by, row, undefined, 'set the password');
+      if (row.kind !== 'local') {
+        throw forbidden(`operator ${id} signs in with single sign-on and has no password`);
+      }
+      await trx
+        .updateTable('operators')
+        .set({ password_hash: hash, updated_at: now.toISOString() })
+        .where('id', '=', id)
+        .execute();
+      // A password set by someone else is a credential they know.
+      await recordHandOver(trx, by, id, via, now);
+      // A reset password ends every console session the old one opened.
+      await endSessionsOf(trx, id);
+      await appendEvent(trx, operatorActor(by, via), now, {
+        action: 'operator.password_set',
+        subject: `operator:${id}`,
+        details: {},
+      });
+    });
+  }
+
+  /**
+   * Confirms that account `id` is a person of its own, so that it counts in a decision that needs
+   * two people (docs/security-model.md, "Four eyes: two people, not two accounts"). `by` proves
+   * themself with a fresh code of their own second factor; they must be an enabled, confirmed
+   * approver or admin, neither the account nor who set it up (but at the genesis, see
+   * `confirmIn`). The bootstrap token confirms nobody. A refusal is FORBIDDEN naming why, and is
+   * audited (`operator.confirm_refused`); a confirmation is `operator.confirmed`.
+   */
+  async confirm(
+    by: Operator,
+    id: string,
+    totp: unknown,
+    via: Actor['via'] = 'library',
+  ): Promise<OperatorView> {
+    const actor = operatorActor(by, via);
+    const refusedHere = async (err: unknown): Promise<never> => {
+      if (err instanceof ToolgateError && err.code === 'FORBIDDEN') {
+        await appendEvent(this.#db, actor, this.#clock(), {
+          action: 'operator.confirm_refused',
+          subject: `operator:${String(id)}`,
+          details: { message: err.message },
+        });
+      }
+      throw err;
+    };
+    const target = typeof id === 'string' ? await selectOperator(this.#db, id) : undefined;
+    if (!target) throw notFound(String(id));
+    // Who may confirm is settled before a code is spent on it, and again in the transaction.
+    try {
+      await checkConfirmation(this.#db, by, id, via);
+    } catch (err) {
+      await refusedHere(err);
+    }
+    if (typeof totp !== 'string' || totp === '') {
+      throw new ToolgateError('INPUT_INVALID', 'confirming an account needs your second factor', {
+        problems: [problem('/totp', 'second factor required', 'confirm.totp')],
+      });
+    }
+    if (!this.#secondFactor) {
+      await refusedHere(
+        forbidden(`confirming ${id} needs your second factor and this gateway checks none`),
+      );
+    }
+    await this.#secondFactor?.verify(by.id, totp);
+    try {
+      await this.#db.transaction().execute((trx) => confirmIn(trx, by, id, via, this.#clock()));
+    } catch (err) {
+      await refusedHere(err);
+    }
+    return this.get(id);
+  }
+
+  /**
+   * A local login: the password, then the second factor. Unknown id, disabled account, wrong
+   * password, no second factor enrolled, wrong code and a refusal by the rate limit all throw the
+   * same UNAUTHENTICATED error; the reason is audited. The password is hashed in every case, so
+   * the time taken does not tell them apart either.
+   */
+  async loginLocal(
+    id: string,
+    password: string,
+    totpCode: string,
+    via: Actor['via'] = 'console',
+  ): Promise<Operator> {
+    const known = typeof id === 'string' && OPERATOR_ID_PATTERN.test(id);
+    const row = known ? await selectOperator(this.#db, id) : undefined;
+    const taken = row ? await this.#guard.take(row.id) : false;
+    const passwordOk = await verifyPassword(
+      typeof password === 'string' ? password : '',
+      row?.password_hash ?? null,
+    );
+    if (!row || !taken) throw loginRefused();
+    const fail = async (reason: string): Promise<never> => {
+      await this.#guard.failed(row.id, reason);
+      throw loginRefused();
+    };
+    if (row.kind !== 'local') return fail('not_local');
+    if (row.disabled === 1) return fail('disabled');
+    if (!passwordOk) return fail('password');
+    if (!this.#secondFactor || !(await this.#secondFactor.enrolled(row.id))) {
+      return fail('no_second_factor');
+    }
+    try {
+      await this.#secondFactor.verify(row.id, typeof totpCode === 'string' ? totpCode : '');
+    } catch {
+      return fail('second_factor');
+    }
+    await this.#guard.succeeded(row.id);
+    const op: Operator = {
+      id: row.id,
+      name: row.name,
+      roles: rolesOf(row.roles),
+      teams: jsonList(row.teams),
+      authenticatedBy: 'password+totp',
+    };
+    await appendEvent(this.#db, operatorActor(op, via), this.#clock(), {
+      action: 'operator.logged_in',
+      subject: `operator:${op.id}`,
+      details: { method: 'password+totp' },
+    });
+    return op;
+  }
+
+  /**
+   * The account of a single sign-on identity, created on first login. Roles, teams, name and
+   * email are taken from the identity at each login (the provider is the source of truth); a
+   * disabled account stays disabled and is refused.
+   */
+  async fromOidc(identity: OidcIdentity, via: Actor['via'] = 'console'): Promise<Operator> {
+    if (
+      typeof identity.issuer !== 'string' ||
+      identity.issuer === '' ||
+      typeof identity.subject !== 'string' ||
+      identity.subject === ''
+    ) {
+      throw loginRefused();
+    }
+    const id = oidcOperatorId(identity.issuer, identity.subject);
+    if (!Array.isArray(identity.roles) || identity.roles.length === 0) {
+      throw forbidden('the identity provider grants this account no toolgate role');
+    }
+    const roles = parseRoles(identity.roles);
+    const teams = parseTeams(identity.teams ?? []);
+    const name = parseName(
+      typeof identity.name === 'string' && identity.name.trim() !== '' ? identity.name : id,
+      id,
+    );
+    const email = typeof identity.email === 'string' ? identity.email.slice(0, 320) : null;
+    const op: Operator = { id, name, roles, teams, authenticatedBy: 'oidc' };
+    const actor = operatorActor(op, via);
+    const attempt = () =>
+      this.#db.transaction().execute(async (trx) => {
+        const now = this.#clock();
+        const row = await selectOperator(trx, id);
+        if (!row) {
+          await trx
+            .insertInto('operators')
+            .values({
+              id,
+              name,
+              roles: JSON.stringify(roles),
+              teams: JSON.stringify(teams),
+              kind: 'oidc',
+              disabled: 0,
+              password_hash: null,
+              oidc_issuer: identity.issuer,
+              oidc_subject: identity.subject,
+              email,
+              created_at: now.toISOString(),
+              created_by: actor.id,
+              updated_at: now.toISOString(),
+            })
+            .execute();
+          await appendEvent(trx, actor, now, {
+            action: 'operator.created',
+            subject: `operator:${id}`,
+            details: { kind: 'oidc', issuer: identity.issuer, roles, teams },
+          });
+          return;
+        }
+        // The id is a hash prefix: a different identity under it is refused, never merged.
+        if (
+          row.kind !== 'oidc' ||
+          row.oidc_issuer !== identity.issuer ||
+          row.oidc_subject !== identity.subject
+        ) {
+          throw loginRefused();
+        }
+        if (row.disabled === 1) throw loginRefused();
+        const changed = row.roles !== JSON.stringify(roles) || row.teams !== JSON.stringify(teams);
+        // A deciding role the identity provider newly grants is unconfirmed until another
+        // confirmed decider confirms it, as for a role an admin grants.
+        const held = rolesOf(row.roles);
+        const granted = roles.some((r) => (r === 'approver' || r === 'admin') && !held.includes(r));
+        await trx
+          .updateTable('operators')
+          .set({
+            name,
+            email,
+            roles: JSON.stringify(roles),
+            teams: JSON.stringify(teams),
+            updated_at: now.toISOString(),
+            ...(granted ? { confirmed_by: null, confirmed_at: null } : {}),
+          })
+          .where('id', '=', id)
+          .execute();
+        if (changed) {
+          await appendEvent(trx, actor, now, {
+            action: 'operator.updated',
+            subject: `operator:${id}`,
+            details: { roles, teams, source: 'oidc' },
+          });
+        }
+      });
+    try {
+      await attempt();
+    } catch (err) {
+      // Two replicas creating the same account at once: the second one updates instead.
+      if (!isUniqueViolation(err)) throw err;
+      await attempt();
+    }
+    return op;
+  }
+
+  /**
+   * Issues a personal token, shown once. For one's own account the caller must have proved
+   * themself interactively (password and second factor, or single sign-on): a token cannot
+   * mint tokens, so a stolen one cannot outlive its expiry. An admin may issue one for another
+   * operator. The token's roles are a subset of the account's.
+   */
+  async issueToken(
+    by: Operator,
+    spec: TokenSpec,
+    via: Actor['via'] = 'library',
+  ): Promise<IssuedToken> {
+    const operatorId = spec.operatorId ?? by.id;
+    if (operatorId === by.id) {
+      if (isBootstrap(by)) {
+        throw forbidden('the bootstrap admin token has no account; issue tokens for an operator');
+      }
+      if (by.authenticatedBy !== 'password+totp' && by.authenticatedBy !== 'oidc') {
+        throw forbidden(
+          'issuing a token for yourself needs your password and second factor (or single sign-on)',
+        );
+      }
+    } else requireAdmin(by);
+    await refuseBootstrapAfterSetup(this.#db, by, 'issue personal tokens');
+    const name = parseTokenName(spec.name);
+    const days = parseDays(spec.expiresInDays);
+    const { id, token, hash } = generatePersonalToken();
+    const now = this.#clock();
+    const expiresAt = new Date(now.getTime() + days * DAY_MS).toISOString();
+    let roles: OperatorRole[] = [];
+    await this.#db.transaction().execute(async (trx) => {
+      const row = await selectOperator(trx, operatorId);
+      if (!row) throw notFound(operatorId);
+      if (row.disabled === 1) throw forbidden(`operator ${operatorId} is disabled`);
+      const current = rolesOf(row.roles);
+      roles = spec.roles === undefined ? current : parseRoles(spec.roles);
+      const beyond = roles.filter((r) => !current.includes(r));
+      if (beyond.length > 0) {
+        throw forbidden(
+          `operator ${operatorId} does not hold ${beyond.join(', ')}; a token has a subset of the account's roles`,
+          current,
+        );
+      }
+      await trx
+        .insertInto('operator_tokens')
+        .values({
+          id,
+          operator_id: operatorId,
+          name,
+          token_hash: hash,
+          roles: JSON.stringify(roles),
+          created_at: now.toISOString(),
+          created_by: operatorActor(by, via).id,
+          expires_at: expiresAt,
+          revoked_at: null,
+        })
+        .execute();
+      await appendEvent(trx, operatorActor(by, via), now, {
+        action: 'operator.token_issued',
+        subject: `operator:${operatorId}`,
+        details: { token_id: id, name, roles, expires_at: expiresAt },
+      });
+      // A token issued by someone else is a credential they held: confirmation starts over.
+      await recordHandOver(trx, by, operatorId, via, now);
+    });
+    return { id, token, operator_id: operatorId, roles, expires_at: expiresAt };
+  }
+
+  /** Revokes a token: one's own, or anyone's for an admin. Revoking twice is a no-op. */
+  async revokeToken(
+    by: Operator,
+    tokenId: string,
+    via: Actor['via'] = 'library',
+  ): Promise<TokenView> {
+    const now = this.#clock();
+    return this.#db.transaction().execute(async (trx) => {
+      const row = await trx
+        .selectFrom('operator_tokens')
+        .selectAll()
+        .where('id', '=', String(tokenId))
+        .executeTakeFirst();
+      // Someone else's token id is as unknown to a non-admin as a made-up one.
+      if (!row || (row.operator_id !== by.id && !hasRole(by, 'admin'))) {
+        throw new ToolgateError('NOT_FOUND', `no token ${tokenId}`, {});
+      }
+      if (row.revoked_at !== null) return tokenView(row);
+      const owner = await selectOperator(trx, row.operator_id);
+      if (owner) await refuseBootstrapOnDecider(trx, by, owner, undefined, 'revoke a token');
+      const revokedAt = now.toISOString();
+      await trx
+        .updateTable('operator_tokens')
+        .set({ revoked_at: revokedAt })
+        .where('id', '=', row.id)
+        .execute();
+      await appendEvent(trx, operatorActor(by, via), now, {
+        action: 'operator.token_revoked',
+        subject: `operator:${row.operator_id}`,
+        details: { token_id: row.id },
+      });
+      return tokenView({ ...row, revoked_at: revokedAt });
+    });
+  }
+
+  /** An operator's tokens, newest first; never the token itself. */
+  async tokens(operatorId: string): Promise<TokenView[]> {
+    const rows = await this.#db
+      .selectFrom('operator_tokens')
+      .select([
+        'id',
+        'operator_id',
+        'name',
+        'roles',
+        'created_at',
+        'created_by',
+        'expires_at',
+        'revoked_at',
+      ])
+      .where('operator_id', '=', String(operatorId))
+      .orderBy('created_at', 'desc')
+      .orderBy('id', 'desc')
+      .execute();
+    return rows.map(tokenView);
+  }
+
+  /**
+   * The operator a personal token belongs to, with the token's roles intersected with the
+   * account's current ones; null for a malformed, unknown, expired or revoked token, a disabled
+   * account, or a token left with no role. One indexed read and no cache: a revocation, a
+   * disabled account or a lost role takes effect on the next request on every replica.
+   */
+  async authenticateToken(token: string): Promise<Operator | null> {
+    if (typeof token !== 'string' || !isPersonalToken(token)) return null;
+    const row = await this.#db
+      .selectFrom('operator_tokens')
+      .innerJoin('operators', 'operators.id', 'operator_tokens.operator_id')
+      .select([
+        'operators.id',
+        'operators.name',
+        'operators.roles as account_roles',
+        'operators.teams',
+        'operators.disabled',
+        'operator_tokens.roles as token_roles',
+        'operator_tokens.expires_at',
+        'operator_tokens.revoked_at',
+      ])
+      .where('operator_tokens.token_hash', '=', hashToken(token))
+      .executeTakeFirst();
+    if (!row || row.revoked_at !== null || row.disabled === 1) return null;
+    if (row.expires_at <= this.#clock().toISOString()) return null;
+    const account = rolesOf(row.account_roles);
+    const roles = rolesOf(row.token_roles).filter((r) => account.includes(r));
+    if (roles.length === 0 || row.id === BOOTSTRAP_ACTOR_ID) return null;
+    return {
+      id: row.id,
+      name: row.name,
+      roles,
+      teams: jsonList(row.teams),
+      authenticatedBy: 'personal-token',
+    };
+  }
+}

@@ -1,0 +1,274 @@
+/**
+ * @module Discovery for agents (C5, dynamic part; docs/architecture.md §6). An agent searches
+ * with its own credential, within its own permitted set: the set of its session (re-checked
+ * against live grants and tier, as the gate's grant step does), or — with no session — the set a
+ * session opened now would get (grants ∩ the token user's permissions ∩ tier ∩ offerable, toxic
+ * combinations withheld). Nothing here reads the global catalog for an answer: the set is
+ * decided first, and the search (catalog/scoped-discovery.ts) sees only it.
+ */
+
+import { type Problem, problem, ToolgateError } from '../../core/index.js';
+import { readRevisions, type SessionRow, type Store } from '../../records/store/index.js';
+import {
+  type AgentDiscoveryHit,
+  type AgentDiscoveryQuery,
+  type CatalogService,
+  MAX_AGENT_DISCOVERY_LIMIT,
+  type ScopedDiscovery,
+  type ScopedTool,
+  type ScopedToolFacts,
+  scopeKey,
+  type ToolVersionDetail,
+} from '../catalog/index.js';
+import type { AgentService, AgentTier } from '../identity/index.js';
+import type { SessionPrincipal } from './session-principal.js';
+import {
+  exportNames,
+  permittedSet,
+  type SessionService,
+  type SessionTool,
+} from './session-service.js';
+
+export interface AgentDiscoveryResult {
+  readonly results: readonly AgentDiscoveryHit[];
+}
+
+/** The caller of a search without a session: the agent, and the user a verified token names. */
+export interface DiscoveryCaller {
+  readonly agentId: string;
+  readonly tokenUser?: { readonly id: string; readonly permissions: readonly string[] };
+}
+
+const TIER_RANK: Record<AgentTier, number> = { public: 0, restricted: 1, privileged: 2 };
+const MAX_QUERY_CHARS = 500;
+const MAX_TAGS = 10;
+const MAX_TAG_CHARS = 100;
+/** Permitted sets of session-less callers kept (by revision, tier and capabilities). */
+const MAX_CACHED_SETS = 256;
+
+export class AgentDiscovery {
+  readonly #store: Store;
+  readonly #catalog: CatalogService;
+  readonly #agents: AgentService;
+  readonly #sessions: SessionService;
+  readonly #search: ScopedDiscovery;
+  #offered: { revision: number; tools: Promise<ToolVersionDetail[]> } | null = null;
+  readonly #sets = new Map<string, { key: string; tools: ScopedTool[] }>();
+  /** Parsed tool sets by session id, reused while the identity revision is the same. */
+  readonly #parsed = new Map<string, { identity: number; tools: SessionTool[]; key: string }>();
+
+  constructor(
+    store: Store,
+    catalog: CatalogService,
+    agents: AgentService,
+    sessions: SessionService,
+    search: ScopedDiscovery,
+  ) {
+    this.#store = store;
+    this.#catalog = catalog;
+    this.#agents = agents;
+    this.#sessions = sessions;
+    this.#search = search;
+  }
+
+  /**
+   * Searches the caller's own open session. Another principal's session, a closed or unknown
+   * one are all SESSION_NOT_FOUND, as for any session request.
+   */
+  async inSession(
+    sessionId: string,
+    who: SessionPrincipal,
+    query: unknown,
+  ): Promise<AgentDiscoveryResult> {
+    const checked = checkQuery(query);
+    const identity = (await readRevisions(this.#store.db)).identity;
+    const row = await this.#sessions.admit(await this.#row(sessionId), sessionId, who);
+    return this.#searchSession(row, identity, checked);
+  }
+
+  /**
+   * The built-in discovery tool's handler: the gate has already admitted the call for this
+   * session (its principal, grants, lifecycle), so the session is read by id. Must never be
+   * reachable but through the gate's execute step.
+   */
+  async forGatedCall(sessionId: string, query: unknown): Promise<AgentDiscoveryResult> {
+    const checked = checkQuery(query);
+    const identity = (await readRevisions(this.#store.db)).identity;
+    const row = await this.#row(sessionId);
+    if (!row || row.status !== 'open')
+      throw new ToolgateError('SESSION_NOT_FOUND', 'no open session with this id', { sessionId });
+    return this.#searchSession(row, identity, checked);
+  }
+
+  /**
+   * The session row without its tool set: a set of thousands of tools is a large text, read
+   * again only when the identity revision moved (every change of a stored set moves it).
+   */
+  async #row(sessionId: string): Promise<SessionRow | undefined> {
+    const row = await this.#store.db
+      .selectFrom('sessions')
+      .select([
+        'id',
+        'agent_id',
+        'user_id',
+        'run_id',
+        'created_at',
+        'expires_at',
+        'status',
+        'private_data_read',
+        'external_sends',
+        'egress_bytes',
+        'spend_cents',
+        'user_permissions',
+        'suspended',
+        'credential',
+        'untrusted_sources',
+        'injection_seen',
+      ])
+      .where('id', '=', sessionId)
+      .executeTakeFirst();
+    // The set is read separately (#toolsOf); nothing here uses these two.
+    return row ? { ...row, tool_set: '', withheld: '' } : undefined;
+  }
+
+  async #toolsOf(
+    sessionId: string,
+    identity: number,
+  ): Promise<{ tools: SessionTool[]; key: string }> {
+    const cached = this.#parsed.get(sessionId);
+    if (cached?.identity === identity) return cached;
+    const row = await this.#store.db
+      .selectFrom('sessions')
+      .select('tool_set')
+      .where('id', '=', sessionId)
+      .executeTakeFirst();
+    const tools = row ? (JSON.parse(row.tool_set) as SessionTool[]) : [];
+    const parsed = { identity, tools, key: scopeKey(tools) };
+    this.#parsed.delete(sessionId);
+    this.#parsed.set(sessionId, parsed);
+    for (const k of this.#parsed.keys()) {
+      if (this.#parsed.size <= MAX_CACHED_SETS) break;
+      this.#parsed.delete(k);
+    }
+    return parsed;
+  }
+
+  /** Searches the set a session opened now would be offered, without opening one. */
+  async forAgent(caller: DiscoveryCaller, query: unknown): Promise<AgentDiscoveryResult> {
+    const checked = checkQuery(query);
+    const agent = await this.#agents.get(caller.agentId);
+    const caps = await this.#sessions.capabilities(
+      caller.agentId,
+      caller.tokenUser?.id ?? null,
+      caller.tokenUser ? [...caller.tokenUser.permissions] : null,
+      agent,
+    );
+    const revision = await this.#catalog.revision();
+    const setKey = `${revision}|${agent.tier}|${[...caps].sort().join(',')}`;
+    let set = this.#sets.get(setKey);
+    if (!set) {
+      const { tools } = permittedSet(await this.#offeredAt(revision), caps, agent.tier);
+      const named = exportNames(tools);
+      set = { key: scopeKey(named), tools: named };
+      this.#sets.set(setKey, set);
+      for (const k of this.#sets.keys()) {
+        if (this.#sets.size <= MAX_CACHED_SETS) break;
+        this.#sets.delete(k);
+      }
+    }
+    return { results: await this.#search.search(set, checked) };
+  }
+
+  async #searchSession(
+    row: SessionRow,
+    identity: number,
+    query: AgentDiscoveryQuery,
+  ): Promise<AgentDiscoveryResult> {
+    const agent = await this.#agents.get(row.agent_id);
+    const caps = await this.#sessions.capabilities(
+      row.agent_id,
+      row.user_id,
+      row.user_permissions === null ? null : (JSON.parse(row.user_permissions) as string[]),
+      agent,
+    );
+    const parsed = await this.#toolsOf(row.id, identity);
+    const tier = agent.tier;
+    // A grant revoked, or a tier lowered, since the session opened stops the next call (the
+    // gate's grant step): such a tool is not found either.
+    const admits = (t: ScopedToolFacts) =>
+      TIER_RANK[t.access_tier] <= TIER_RANK[tier] &&
+      t.required_capabilities.every((c) => caps.has(c));
+    const key = `${parsed.key}|${tier}|${[...caps].sort().join(',')}`;
+    return {
+      results: await this.#search.search({ key, tools: parsed.tools, admits }, query),
+    };
+  }
+
+  /** The catalog's offerable tools, read once per catalog revision. */
+  #offeredAt(revision: number): Promise<ToolVersionDetail[]> {
+    if (this.#offered?.revision !== revision) {
+      const tools = this.#catalog.offered();
+      this.#offered = { revision, tools };
+      // A failed read is not kept.
+      tools.catch(() => {
+        if (this.#offered?.tools === tools) this.#offered = null;
+      });
+    }
+    return this.#offered.tools;
+  }
+}
+
+/** Parses a query from any front: bad input is INPUT_INVALID with every problem, and runs nothing. */
+export function checkQuery(input: unknown): AgentDiscoveryQuery {
+  const problems: Problem[] = [];
+  const raw = input ?? {};
+  if (typeof raw !== 'object' || Array.isArray(raw)) {
+    throw new ToolgateError('INPUT_INVALID', 'the query must be an object', {
+      problems: [problem('', 'must be an object', 'type')],
+    });
+  }
+  const { q, query, tags, limit, ...rest } = raw as Record<string, unknown>;
+  for (const name of Object.keys(rest))
+    problems.push(problem(`/${name}`, 'is not a query field', 'additionalProperties'));
+  if (q !== undefined && query !== undefined)
+    problems.push(problem('/query', 'give q or query, not both', 'oneOf'));
+  const text = q ?? query;
+  if (text !== undefined && (typeof text !== 'string' || text.length > MAX_QUERY_CHARS))
+    problems.push(
+      problem(
+        q !== undefined ? '/q' : '/query',
+        `must be a string of at most ${MAX_QUERY_CHARS} characters`,
+        'maxLength',
+      ),
+    );
+  if (
+    tags !== undefined &&
+    (!Array.isArray(tags) ||
+      tags.length > MAX_TAGS ||
+      tags.some((t) => typeof t !== 'string' || t.length > MAX_TAG_CHARS))
+  )
+    problems.push(
+      problem(
+        '/tags',
+        `must be at most ${MAX_TAGS} strings of at most ${MAX_TAG_CHARS} characters`,
+        'items',
+      ),
+    );
+  if (
+    limit !== undefined &&
+    (typeof limit !== 'number' ||
+      !Number.isInteger(limit) ||
+      limit < 1 ||
+      limit > MAX_AGENT_DISCOVERY_LIMIT)
+  )
+    problems.push(
+      problem('/limit', `must be an integer from 1 to ${MAX_AGENT_DISCOVERY_LIMIT}`, 'range'),
+    );
+  if (problems.length > 0)
+    throw new ToolgateError('INPUT_INVALID', 'the discovery query is invalid', { problems });
+  return {
+    ...(typeof text === 'string' ? { q: text } : {}),
+    ...(Array.isArray(tags) ? { tags: tags as string[] } : {}),
+    ...(typeof limit === 'number' ? { limit } : {}),
+  };
+}

@@ -1,0 +1,838 @@
+/**
+ * @module Sessions and the permitted set (C5, static part). A session's tool set is
+ * agent grants ∩ the user's permissions ∩ tier ∩ offerable lifecycle ∩ not quarantined, and never
+ * holds a private-data read beside an unconstrained egress tool: the egress side is withheld,
+ * with a reason only admins see.
+ */
+import { randomBytes } from 'node:crypto';
+import semver from 'semver';
+import {
+  type Actor,
+  type Clock,
+  decodeCursor,
+  encodeCursor,
+  type Page,
+  type PageRequest,
+  pageLimit,
+  problem,
+  systemActor,
+  systemClock,
+  ToolgateError,
+} from '../../core/index.js';
+import type { HealthReader } from '../../operations/health/index.js';
+import {
+  appendEvent,
+  bumpIdentityRevision,
+  olderThan,
+  type SessionRow,
+  type Store,
+} from '../../records/store/index.js';
+import type { CatalogService, ToolVersionDetail } from '../catalog/index.js';
+import {
+  type AgentService,
+  type AgentTier,
+  type AgentView,
+  isLocalUserId,
+  isUserId,
+  type UserService,
+} from '../identity/index.js';
+import { DEFAULT_AGENT_CAPS, insertSessionWithinCap } from './agent-caps.js';
+import {
+  anyLiteralSighting,
+  injectionSources,
+  type LiteralScopes,
+  type LiteralSighting,
+  recordInjectionMark,
+  recordRunLiterals,
+  runLiteralSightings,
+  type SeenLiteral,
+} from './run-literals.js';
+import {
+  asPrincipal,
+  auditPrincipalMismatch,
+  principalMatches,
+  type SessionPrincipal,
+} from './session-principal.js';
+import { withdrawRunApprovals } from './withdraw-approvals.js';
+
+export interface SessionTool {
+  readonly id: string;
+  /** The default version: the newest active one the session may use (else the newest deprecated). */
+  readonly version: string;
+  /** The name the model sees; unique within the session. */
+  readonly name: string;
+  /**
+   * The other majors of this tool the session may call by pinning (`name@1`), each its newest
+   * offerable version that passed the same grant, tier and toxic-combination rules (C2). Absent
+   * when there are none.
+   */
+  readonly pins?: readonly SessionPin[];
+}
+
+/** One more major of a tool a session may call when the caller pins it. */
+export interface SessionPin {
+  readonly major: number;
+  readonly version: string;
+}
+
+export interface WithheldTool {
+  readonly id: string;
+  readonly version: string;
+  readonly reason: string;
+}
+
+export interface SessionView {
+  readonly id: string;
+  readonly agent_id: string;
+  readonly user_id: string | null;
+  readonly run_id: string;
+  readonly created_at: string;
+  readonly expires_at: string;
+  readonly tools: readonly SessionTool[];
+}
+
+/** A live session as an operator's list shows it. */
+export interface LiveSession extends SessionView {
+  readonly suspended: boolean;
+  readonly private_data_read: boolean;
+  readonly external_sends: number;
+  readonly egress_bytes: number;
+}
+
+export interface OpenSessionOptions {
+  readonly onBehalfOf?: string;
+  /** A user vouched for by a verified JWT, with their permissions (instead of the users table). */
+  readonly tokenUser?: { readonly id: string; readonly permissions: readonly string[] };
+  readonly runId?: string;
+  /** Seconds; default 8 hours, at most 7 days. */
+  readonly ttlSeconds?: number;
+  /** The credential that authenticated the opener; every later request must present it. */
+  readonly credential?: string;
+}
+
+const TIER_RANK: Record<AgentTier, number> = { public: 0, restricted: 1, privileged: 2 };
+const DEFAULT_TTL_S = 8 * 3600;
+const MAX_TTL_S = 7 * 86_400;
+export const RUN_ID_PATTERN = /^[A-Za-z0-9][A-Za-z0-9_.:-]{0,127}$/;
+
+/**
+ * Pure: which tools a principal may be offered, and which are withheld for the toxic
+ * combination. Tools outside grants, permissions or tier are simply absent.
+ */
+export function permittedSet(
+  offered: readonly ToolVersionDetail[],
+  capabilities: ReadonlySet<string>,
+  tier: AgentTier,
+  /** The run already read private data in another session: egress stays withheld. */
+  runReadPrivate = false,
+): { tools: ToolVersionDetail[]; withheld: WithheldTool[] } {
+  const allowed = offered.filter(
+    (t) =>
+      TIER_RANK[t.access_tier as AgentTier] <= TIER_RANK[tier] &&
+      t.definition.required_capabilities.every((c) => capabilities.has(c)),
+  );
+  const privateReads = allowed.filter((t) => t.data_access === 'private');
+  if (privateReads.length === 0 && !runReadPrivate) return { tools: allowed, withheld: [] };
+  const reason =
+    privateReads.length > 0
+      ? `toxic combination: the session holds private-data tools (${privateReads
+          .map((t) => t.id)
+          .slice(0, 5)
+          .join(', ')}); unconstrained egress is withheld`
+      : 'toxic combination: this run has already read private data; unconstrained egress is withheld';
+  return {
+    tools: allowed.filter((t) => t.egress !== 'unconstrained'),
+    withheld: allowed
+      .filter((t) => t.egress === 'unconstrained')
+      .map((t) => ({ id: t.id, version: t.version, reason })),
+  };
+}
+
+/**
+ * Groups a permitted set holding one version per major (`CatalogService.offeredMajors`) into one
+ * entry per tool: the default is the newest active version, else the newest deprecated one; every
+ * other permitted major can be pinned. Each version got here through the rules on its own
+ * definition, so a pinned old major never escapes a rule the new one has, nor the reverse.
+ */
+export function byTool(
+  tools: readonly ToolVersionDetail[],
+): { readonly detail: ToolVersionDetail; readonly pins: readonly ToolVersionDetail[] }[] {
+  const groups = new Map<string, ToolVersionDetail[]>();
+  for (const t of tools) {
+    const group = groups.get(t.id);
+    if (group) group.push(t);
+    else groups.set(t.id, [t]);
+  }
+  const out: { detail: ToolVersionDetail; pins: ToolVersionDetail[] }[] = [];
+  for (const group of groups.values()) {
+    const newestFirst = [...group].sort((a, b) => semver.rcompare(a.version, b.version));
+    const detail =
+      newestFirst.find((t) => t.lifecycle === 'active') ?? (newestFirst[0] as ToolVersionDetail);
+    out.push({ detail, pins: newestFirst.filter((t) => t !== detail) });
+  }
+  return out;
+}
+
+/** Names the model sees; a clash (two providers' `search`) falls back to the tool id. */
+export function exportNames(tools: readonly ToolVersionDetail[]): SessionTool[] {
+  const grouped = byTool(tools);
+  const count = new Map<string, number>();
+  for (const { detail: t } of grouped) count.set(t.name, (count.get(t.name) ?? 0) + 1);
+  return grouped.map(({ detail: t, pins }) => ({
+    id: t.id,
+    version: t.version,
+    name: (count.get(t.name) ?? 0) > 1 ? t.id.replaceAll('.', '__') : t.name,
+    ...(pins.length > 0
+      ? {
+          pins: pins
+            .map((p) => ({ major: semver.major(p.version), version: p.version }))
+            .sort((a, b) => a.major - b.major),
+        }
+      : {}),
+  }));
+}
+
+export class SessionService {
+  readonly #store: Store;
+  readonly #catalog: CatalogService;
+  #health: HealthReader | null = null;
+  readonly #agents: AgentService;
+  readonly #users: UserService;
+  readonly #clock: Clock;
+  readonly #maxSessionsPerAgent: number;
+
+  constructor(
+    store: Store,
+    catalog: CatalogService,
+    agents: AgentService,
+    users: UserService,
+    clock: Clock = systemClock,
+    /** Open sessions one agent may hold; past it `open` is LIMIT_REACHED. */
+    maxSessionsPerAgent: number = DEFAULT_AGENT_CAPS.maxSessionsPerAgent,
+  ) {
+    this.#store = store;
+    this.#catalog = catalog;
+    this.#agents = agents;
+    this.#users = users;
+    this.#clock = clock;
+    this.#maxSessionsPerAgent = maxSessionsPerAgent;
+  }
+
+  /**
+   * Wires the health monitor (C14): a tool it marks unavailable is left out of every permitted
+   * set computed from now on (open, refresh) and of exported lists, until it comes back.
+   */
+  setHealth(health: HealthReader): void {
+    this.#health = health;
+  }
+
+  /** What may be offered now, less what the health monitor withdrew. */
+  async #offered(): Promise<ToolVersionDetail[]> {
+    const offered = await this.#catalog.offeredMajors();
+    const health = this.#health;
+    return health
+      ? offered.filter((t) => health.healthOf(t.id, t.version).state !== 'unavailable')
+      : offered;
+  }
+
+  /** The capabilities a session may exercise: agent grants, narrowed by the user's permissions. */
+  async capabilities(
+    agentId: string,
+    userId: string | null,
+    tokenPermissions: readonly string[] | null = null,
+    loaded?: AgentView,
+    loadUser: (id: string) => Promise<{ permissions: readonly string[] }> = (id) =>
+      this.#users.get(id),
+    isDisabled: (id: string) => Promise<boolean> = (id) => this.#users.disabled(id),
+  ): Promise<Set<string>> {
+    const agent = loaded ?? (await this.#agents.get(agentId));
+    if (!agent.enabled)
+      throw new ToolgateError('AGENT_NOT_FOUND', `no agent ${agentId}`, { agentId });
+    const caps = new Set(agent.capabilities);
+    if (userId !== null) {
+      // A token vouches for its user's permissions, but never for a user an admin disabled.
+      if (tokenPermissions !== null && (await isDisabled(userId))) {
+        throw new ToolgateError('USER_NOT_FOUND', `no enabled user ${userId}`, { userId });
+      }
+      // The token's statement of the user's permissions, else the configured user's.
+      const permissions = tokenPermissions ?? (await loadUser(userId)).permissions;
+      const allowed = new Set(permissions);
+      for (const c of caps) if (!allowed.has(c)) caps.delete(c);
+    }
+    return caps;
+  }
+
+  async open(agentId: string, options: OpenSessionOptions = {}): Promise<SessionView> {
+    const ttl = options.ttlSeconds ?? DEFAULT_TTL_S;
+    if (!Number.isInteger(ttl) || ttl < 1 || ttl > MAX_TTL_S) {
+      throw new ToolgateError('INPUT_INVALID', `ttl must be 1–${MAX_TTL_S} seconds`, {
+        problems: [problem('/ttl_seconds', `must be an integer from 1 to ${MAX_TTL_S}`, 'range')],
+      });
+    }
+    if (options.runId !== undefined && !RUN_ID_PATTERN.test(options.runId)) {
+      throw new ToolgateError('INPUT_INVALID', 'run_id has an invalid format', {
+        problems: [problem('/run_id', 'must be 1–128 letters, digits, _ . : -', 'pattern')],
+      });
+    }
+    // `on_behalf_of` names a local user only: an OAuth user is (issuer, subject) and only that
+    // issuer's token can name them, so no agent can act for one by writing its id (user-id.ts).
+    if (options.onBehalfOf !== undefined && !isLocalUserId(options.onBehalfOf)) {
+      throw new ToolgateError('INPUT_INVALID', 'on_behalf_of is not a user id', {
+        problems: [problem('/on_behalf_of', 'must be a local user id', 'pattern')],
+      });
+    }
+    if (options.tokenUser && !isUserId(options.tokenUser.id)) {
+      throw new ToolgateError('INPUT_INVALID', 'the token names no valid user', {
+        problems: [problem('/user', 'must be a local or an OAuth user id', 'pattern')],
+      });
+    }
+    if (
+      options.tokenUser &&
+      options.onBehalfOf !== undefined &&
+      options.onBehalfOf !== options.tokenUser.id
+    ) {
+      // The token says whom the agent acts for; a request cannot name someone else.
+      throw new ToolgateError('FORBIDDEN', 'on_behalf_of differs from the user in the token', {});
+    }
+    const userId = options.tokenUser?.id ?? options.onBehalfOf ?? null;
+    const tokenPermissions = options.tokenUser ? [...options.tokenUser.permissions] : null;
+    const agent = await this.#agents.get(agentId);
+    const caps = await this.capabilities(agentId, userId, tokenPermissions);
+    const runId = options.runId ?? null;
+    const runReadPrivate = runId !== null && (await this.runHasReadPrivate(agentId, runId));
+    const { tools, withheld } = permittedSet(
+      await this.#offered(),
+      caps,
+      agent.tier,
+      runReadPrivate,
+    );
+    const now = this.#clock();
+    const id = `ses_${randomBytes(16).toString('base64url')}`;
+    const row: SessionRow = {
+      id,
+      agent_id: agentId,
+      user_id: userId,
+      run_id: options.runId ?? id,
+      created_at: now.toISOString(),
+      expires_at: new Date(now.getTime() + ttl * 1000).toISOString(),
+      status: 'open',
+      tool_set: JSON.stringify(exportNames(tools)),
+      withheld: JSON.stringify(withheld),
+      private_data_read: 0,
+      external_sends: 0,
+      egress_bytes: 0,
+      spend_cents: 0,
+      user_permissions: tokenPermissions ? JSON.stringify(tokenPermissions) : null,
+      suspended: 0,
+      credential: options.credential ?? null,
+      untrusted_sources: null,
+      injection_seen: 0,
+    };
+    await insertSessionWithinCap(this.#store.db, row, this.#maxSessionsPerAgent, now);
+    return toView(row);
+  }
+
+  /**
+   * Recomputes an open session's permitted set from the grants, permissions, tier and catalog as
+   * they are now (MCP sessions follow changes and tell their client). The set only ever follows
+   * the same rules as at open: nothing outside grants ∩ permissions ∩ tier, and no unconstrained
+   * egress beside private reads or after a private read in the run. Returns whether it changed.
+   */
+  async refresh(sessionId: string, who: string | SessionPrincipal): Promise<{ changed: boolean }> {
+    const session = await this.require(sessionId, who);
+    const agentId = session.agent_id;
+    const agent = await this.#agents.get(agentId);
+    const caps = await this.capabilities(
+      agentId,
+      session.user_id,
+      session.user_permissions === null ? null : (JSON.parse(session.user_permissions) as string[]),
+      agent,
+    );
+    const runReadPrivate =
+      session.private_data_read === 1 || (await this.runHasReadPrivate(agentId, session.run_id));
+    const { tools, withheld } = permittedSet(
+      await this.#offered(),
+      caps,
+      agent.tier,
+      runReadPrivate,
+    );
+    const toolSet = JSON.stringify(exportNames(tools));
+    const withheldJson = JSON.stringify(withheld);
+    if (toolSet === session.tool_set && withheldJson === session.withheld)
+      return { changed: false };
+    await this.#store.db
+      .updateTable('sessions')
+      .set({ tool_set: toolSet, withheld: withheldJson })
+      .where('id', '=', sessionId)
+      .where('status', '=', 'open')
+      .execute();
+    // Gates cache session rows: the new set must be the one they resolve against.
+    await bumpIdentityRevision(this.#store.db);
+    return { changed: toolSet !== session.tool_set };
+  }
+
+  /** Ends a session of this principal; later calls in it are SESSION_NOT_FOUND. */
+  async close(sessionId: string, who: string | SessionPrincipal): Promise<void> {
+    const { agentId } = asPrincipal(who);
+    await this.require(sessionId, who);
+    const result = await this.#store.db
+      .updateTable('sessions')
+      .set({ status: 'closed' })
+      .where('id', '=', sessionId)
+      .where('agent_id', '=', agentId)
+      .where('status', '=', 'open')
+      .executeTakeFirst();
+    if (Number(result.numUpdatedRows) !== 1) {
+      throw new ToolgateError('SESSION_NOT_FOUND', 'no open session with this id', { sessionId });
+    }
+    // Gates cache open sessions; a closed one must stop at once here and soon everywhere.
+    await bumpIdentityRevision(this.#store.db);
+    for (const listener of this.#closeListeners) listener(sessionId);
+    await withdrawRunApprovals(this.#store.db, sessionId, 'run closed', this.#clock());
+  }
+
+  /**
+   * Closes a session the gateway took back to make room for others, and records it
+   * as an audited `session.evicted` event: the agent did not ask for it, so an admin must see it.
+   */
+  async evict(sessionId: string, who: string | SessionPrincipal, reason: string): Promise<void> {
+    // Closed as the principal that opened it: the session is bound to all of it.
+    const { agentId } = asPrincipal(who);
+    await this.close(sessionId, who);
+    await appendEvent(this.#store.db, systemActor('capacity'), this.#clock(), {
+      action: 'session.evicted',
+      subject: `session:${sessionId}`,
+      details: { agent_id: agentId, reason },
+    });
+  }
+
+  readonly #closeListeners: ((sessionId: string) => void)[] = [];
+
+  /** Called after a session closed here (upstream MCP processes of the session end with it). */
+  onClose(listener: (sessionId: string) => void): void {
+    this.#closeListeners.push(listener);
+  }
+
+  /** Marks a session suspended (a detector's response); its later calls are refused. */
+  async suspend(sessionId: string): Promise<boolean> {
+    const result = await this.#store.db
+      .updateTable('sessions')
+      .set({ suspended: 1 })
+      .where('id', '=', sessionId)
+      .executeTakeFirst();
+    // Gates cache open sessions; a suspended one must stop at once here and soon everywhere.
+    await bumpIdentityRevision(this.#store.db);
+    return Number(result.numUpdatedRows) === 1;
+  }
+
+  /**
+   * Open, unexpired sessions, newest first by `(created_at, id)`: what an operator may suspend or
+   * close, optionally of one agent. Each with whether it is suspended and what it has used so far.
+   */
+  async live(page: PageRequest & { readonly agentId?: string } = {}): Promise<Page<LiveSession>> {
+    const limit = pageLimit(page.limit);
+    let query = this.#store.db
+      .selectFrom('sessions')
+      .selectAll()
+      .where('status', '=', 'open')
+      .where('expires_at', '>', this.#clock().toISOString());
+    if (page.agentId !== undefined) query = query.where('agent_id', '=', page.agentId);
+    if (page.cursor !== undefined) {
+      const [createdAt, id] = decodeCursor('live-sessions', page.cursor);
+      query = query.where(olderThan(String(createdAt), String(id)));
+    }
+    const rows = await query
+      .orderBy('created_at', 'desc')
+      .orderBy('id', 'desc')
+      .limit(limit + 1)
+      .execute();
+    const items = rows.slice(0, limit).map((row) => ({
+      ...toView(row),
+      suspended: row.suspended === 1,
+      private_data_read: row.private_data_read === 1,
+      external_sends: Number(row.external_sends),
+      egress_bytes: Number(row.egress_bytes),
+    }));
+    const last = items.at(-1);
+    return {
+      items,
+      next_cursor:
+        rows.length > limit && last
+          ? encodeCursor('live-sessions', [last.created_at, last.id])
+          : null,
+    };
+  }
+
+  /**
+   * An operator suspends a session: its later calls are refused; recorded with who did it.
+   * Suspending a suspended session changes nothing and records nothing (false).
+   */
+  async suspendBy(sessionId: string, actor: Actor, reason: string): Promise<boolean> {
+    const row = await this.#liveRow(sessionId);
+    if (row.suspended === 1) return false;
+    await this.suspend(sessionId);
+    await appendEvent(this.#store.db, actor, this.#clock(), {
+      action: 'session.suspended',
+      subject: `session:${sessionId}`,
+      details: { agent_id: row.agent_id, reason },
+    });
+    return true;
+  }
+
+  /** An operator closes a session (as its own agent would); recorded with who did it. */
+  async closeBy(sessionId: string, actor: Actor, reason: string): Promise<void> {
+    const row = await this.#liveRow(sessionId);
+    const result = await this.#store.db
+      .updateTable('sessions')
+      .set({ status: 'closed' })
+      .where('id', '=', sessionId)
+      .where('status', '=', 'open')
+      .executeTakeFirst();
+    if (Number(result.numUpdatedRows) !== 1) {
+      throw new ToolgateError('SESSION_NOT_FOUND', 'no open session with this id', { sessionId });
+    }
+    await bumpIdentityRevision(this.#store.db);
+    for (const listener of this.#closeListeners) listener(sessionId);
+    await withdrawRunApprovals(this.#store.db, sessionId, 'run closed', this.#clock());
+    await appendEvent(this.#store.db, actor, this.#clock(), {
+      action: 'session.closed',
+      subject: `session:${sessionId}`,
+      details: { agent_id: row.agent_id, reason },
+    });
+  }
+
+  async #liveRow(sessionId: string): Promise<SessionRow> {
+    const row = await this.#store.db
+      .selectFrom('sessions')
+      .selectAll()
+      .where('id', '=', sessionId)
+      .executeTakeFirst();
+    if (!row || !this.#live(row)) {
+      throw new ToolgateError('SESSION_NOT_FOUND', 'no open session with this id', { sessionId });
+    }
+    return row;
+  }
+
+  /** Whether any session of this agent's run has read private data (the flow rule is per run). */
+  async runHasReadPrivate(agentId: string, runId: string): Promise<boolean> {
+    const row = await this.#store.db
+      .selectFrom('sessions')
+      .select('id')
+      .where('agent_id', '=', agentId)
+      .where('run_id', '=', runId)
+      .where('private_data_read', '=', 1)
+      .executeTakeFirst();
+    return row !== undefined;
+  }
+
+  /** Adds the egress bytes a finished call moved to its session's stored counter. */
+  async addEgressBytes(sessionId: string, bytes: number): Promise<void> {
+    await this.#store.db
+      .updateTable('sessions')
+      .set((eb) => ({ egress_bytes: eb('egress_bytes', '+', bytes) }))
+      .where('id', '=', sessionId)
+      .execute();
+  }
+
+  /** Marks that this session read private data (the flag only ever goes from 0 to 1). */
+  /**
+   * Records that an untrusted source's result entered the session (and whether it held
+   * instruction-like text); returns the session's sources as stored after. The list only grows:
+   * a compare-and-set on the stored text, retried on a concurrent writer, so two calls of one
+   * session on two replicas never lose each other's source.
+   */
+  async addUntrustedSource(
+    sessionId: string,
+    toolId: string,
+    injection: boolean,
+  ): Promise<{ readonly sources: readonly string[]; readonly injectionSeen: boolean }> {
+    for (let attempt = 0; attempt < 8; attempt++) {
+      const row = await this.#store.db
+        .selectFrom('sessions')
+        .select(['untrusted_sources', 'injection_seen'])
+        .where('id', '=', sessionId)
+        .executeTakeFirst();
+      if (!row) return { sources: [], injectionSeen: false };
+      const sources = untrustedSourcesOf(row.untrusted_sources);
+      const known = sources.includes(toolId);
+      if (known && (!injection || row.injection_seen === 1)) {
+        return { sources, injectionSeen: row.injection_seen === 1 };
+      }
+      const next = known ? sources : [...sources, toolId].slice(-MAX_UNTRUSTED_SOURCES);
+      const nextText = JSON.stringify(next);
+      let update = this.#store.db
+        .updateTable('sessions')
+        .set({ untrusted_sources: nextText, injection_seen: injection ? 1 : row.injection_seen })
+        .where('id', '=', sessionId);
+      update =
+        row.untrusted_sources === null
+          ? update.where('untrusted_sources', 'is', null)
+          : update.where('untrusted_sources', '=', row.untrusted_sources);
+      const result = await update.executeTakeFirst();
+      if (Number(result.numUpdatedRows) === 1) {
+        return { sources: next, injectionSeen: injection || row.injection_seen === 1 };
+      }
+    }
+    throw new ToolgateError('STORE_UNAVAILABLE', 'the session could not be updated', {});
+  }
+
+  /**
+   * Records destination-like literals an untrusted result brought in, for its run (first sighting
+   * wins) and its (agent, user) principal over the window (renewed once older).
+   */
+  recordDestinationLiterals(
+    sighting: {
+      runId: string;
+      principal: string;
+      since: Date;
+      toolId: string;
+      callId: string;
+      at: Date;
+    },
+    literals: readonly SeenLiteral[],
+  ): Promise<void> {
+    return recordRunLiterals(this.#store.db, sighting, literals);
+  }
+
+  /** Records that a result of this tool held instruction-like text, for the run and principal. */
+  recordInjection(sighting: {
+    runId: string;
+    principal: string;
+    since: Date;
+    toolId: string;
+    callId: string;
+    at: Date;
+  }): Promise<void> {
+    return recordInjectionMark(this.#store.db, sighting);
+  }
+
+  /** Which of these literal hashes the run or the principal's window saw, and where first. */
+  destinationSightings(
+    scopes: LiteralScopes,
+    hashes: readonly string[],
+  ): Promise<LiteralSighting[]> {
+    return runLiteralSightings(this.#store.db, scopes, hashes);
+  }
+
+  /** Any destination the run or the principal's window saw in an untrusted result (the oldest). */
+  anyDestinationSighting(scopes: LiteralScopes): Promise<LiteralSighting | undefined> {
+    return anyLiteralSighting(this.#store.db, scopes);
+  }
+
+  /** The sources whose results brought instruction-like text into the run or the window. */
+  injectionSources(scopes: LiteralScopes): Promise<string[]> {
+    return injectionSources(this.#store.db, scopes);
+  }
+
+  async markPrivateDataRead(sessionId: string): Promise<void> {
+    await this.#store.db
+      .updateTable('sessions')
+      .set({ private_data_read: 1 })
+      .where('id', '=', sessionId)
+      .execute();
+  }
+
+  /**
+   * An open, unexpired session of this principal (a bare agent id: an in-process caller, which
+   * matches only sessions opened without a credential); anything else is SESSION_NOT_FOUND.
+   */
+  async require(sessionId: string, who: string | SessionPrincipal): Promise<SessionRow> {
+    const row = await this.#store.db
+      .selectFrom('sessions')
+      .selectAll()
+      .where('id', '=', sessionId)
+      .executeTakeFirst();
+    return this.admit(row, sessionId, who);
+  }
+
+  /**
+   * As usable, and a live session presented by another principal (another user or credential
+   * of the agent, or another agent) is audited as `session.principal_mismatch` before the same
+   * SESSION_NOT_FOUND anyone else gets.
+   */
+  async admit(
+    row: SessionRow | undefined,
+    sessionId: string,
+    who: string | SessionPrincipal,
+  ): Promise<SessionRow> {
+    const principal = asPrincipal(who);
+    if (row && this.#live(row) && !principalMatches(row, principal)) {
+      await auditPrincipalMismatch(this.#store, row, principal, this.#clock);
+    }
+    return this.usable(row, sessionId, principal);
+  }
+
+  /** The row if it is this principal's open, unexpired session; SESSION_NOT_FOUND otherwise. */
+  usable(
+    row: SessionRow | undefined,
+    sessionId: string,
+    who: string | SessionPrincipal,
+  ): SessionRow {
+    if (!row || !this.#live(row) || !principalMatches(row, asPrincipal(who))) {
+      throw new ToolgateError('SESSION_NOT_FOUND', 'no open session with this id', { sessionId });
+    }
+    return row;
+  }
+
+  #live(row: SessionRow): boolean {
+    return row.status === 'open' && Date.parse(row.expires_at) > this.#clock().getTime();
+  }
+
+  async view(sessionId: string, who: string | SessionPrincipal): Promise<SessionView> {
+    return toView(await this.require(sessionId, who));
+  }
+
+  /** Admin view: the session with what was withheld and why. */
+  async inspect(
+    sessionId: string,
+  ): Promise<SessionView & { withheld: WithheldTool[]; status: string; suspended: boolean }> {
+    const row = await this.#store.db
+      .selectFrom('sessions')
+      .selectAll()
+      .where('id', '=', sessionId)
+      .executeTakeFirst();
+    if (!row)
+      throw new ToolgateError('SESSION_NOT_FOUND', 'no session with this id', { sessionId });
+    return {
+      ...toView(row),
+      status: row.status,
+      suspended: row.suspended === 1,
+      withheld: JSON.parse(row.withheld) as WithheldTool[],
+    };
+  }
+
+  /** The session's tools with their definitions, in the format an agent framework expects. */
+  async exportTools(
+    sessionId: string,
+    who: string | SessionPrincipal,
+    format: ToolFormat,
+  ): Promise<unknown[]> {
+    const session = await this.require(sessionId, who);
+    const out: unknown[] = [];
+    for (const t of JSON.parse(session.tool_set) as SessionTool[]) {
+      const detail = await this.#catalog.get(t.id, t.version);
+      // Upstream resources and prompts are offered as such (session-entries.ts), never as tools.
+      if (detail.definition.runtime.kind === 'mcp' && detail.definition.runtime.entry) continue;
+      // A tool retired, quarantined or withdrawn as unavailable since the session opened is no
+      // longer offered.
+      if (
+        detail.quarantined ||
+        this.#health?.healthOf(t.id, t.version).state === 'unavailable' ||
+        (detail.lifecycle !== 'active' && detail.lifecycle !== 'deprecated')
+      )
+        continue;
+      const tool = exportTool(t.name, detail, format);
+      out.push(
+        format === 'mcp' && t.pins
+          ? { ...(tool as object), _meta: { [VERSIONS_META_KEY]: await this.#majors(t, detail) } }
+          : tool,
+      );
+    }
+    return out;
+  }
+
+  /** The majors a caller may pin, default first, as MCP clients read them in `tools/list`. */
+  async #majors(t: SessionTool, detail: ToolVersionDetail): Promise<OfferedMajor[]> {
+    const out: OfferedMajor[] = [offeredMajor(detail, true)];
+    for (const pin of t.pins ?? []) {
+      const pinned = await this.#catalog.get(t.id, pin.version).catch(() => null);
+      if (!pinned || pinned.quarantined || !isOfferableState(pinned.lifecycle)) continue;
+      out.push(offeredMajor(pinned, false));
+    }
+    return out;
+  }
+}
+
+/**
+ * Where an MCP `tools/list` entry names the majors a caller may pin, and where a `tools/call` pins
+ * one (`_meta["io.toolgate/version"]`, README "Versions side by side").
+ */
+export const VERSIONS_META_KEY = 'io.toolgate/versions';
+
+export interface OfferedMajor {
+  readonly major: number;
+  readonly version: string;
+  readonly lifecycle: 'active' | 'deprecated';
+  readonly retire_at: string | null;
+  readonly default: boolean;
+}
+
+function offeredMajor(detail: ToolVersionDetail, isDefault: boolean): OfferedMajor {
+  return {
+    major: semver.major(detail.version),
+    version: detail.version,
+    lifecycle: detail.lifecycle === 'deprecated' ? 'deprecated' : 'active',
+    retire_at: detail.lifecycle === 'deprecated' ? detail.retire_at : null,
+    default: isDefault,
+  };
+}
+
+function isOfferableState(state: string): boolean {
+  return state === 'active' || state === 'deprecated';
+}
+
+export type ToolFormat = 'mcp' | 'openai' | 'anthropic';
+
+function describe(detail: ToolVersionDetail): string {
+  return detail.lifecycle === 'deprecated' && detail.retire_at
+    ? `${detail.description} (Deprecated: retires ${detail.retire_at.slice(0, 10)}.)`
+    : detail.description;
+}
+
+export function exportTool(name: string, detail: ToolVersionDetail, format: ToolFormat): unknown {
+  const d = detail.definition;
+  switch (format) {
+    case 'mcp':
+      return {
+        name,
+        title: d.name,
+        description: describe(detail),
+        inputSchema: d.input_schema,
+        // An upstream tool that declared no output schema returns no structured content: a
+        // client would refuse its results if one were announced.
+        ...(d.output_schema['x-toolgate'] === 'unstructured'
+          ? {}
+          : { outputSchema: d.output_schema }),
+        annotations: {
+          readOnlyHint: d.action_class === 'read',
+          destructiveHint:
+            d.action_class === 'irreversible' || d.action_class === 'permission_change',
+          idempotentHint: d.idempotent,
+          openWorldHint: d.egress.mode !== 'none',
+        },
+      };
+    case 'openai':
+      return {
+        type: 'function',
+        function: { name, description: describe(detail), parameters: d.input_schema },
+      };
+    case 'anthropic':
+      return { name, description: describe(detail), input_schema: d.input_schema };
+  }
+}
+
+function toView(row: SessionRow): SessionView {
+  return {
+    id: row.id,
+    agent_id: row.agent_id,
+    user_id: row.user_id,
+    run_id: row.run_id,
+    created_at: row.created_at,
+    expires_at: row.expires_at,
+    tools: JSON.parse(row.tool_set) as SessionTool[],
+  };
+}
+
+/** Sources a session keeps; past it the oldest are dropped (the flag stays, the list is a sample). */
+export const MAX_UNTRUSTED_SOURCES = 64;
+
+/** The stored JSON list of a session's untrusted sources; anything unreadable is none. */
+export function untrustedSourcesOf(text: string | null): string[] {
+  if (text === null) return [];
+  try {
+    const parsed: unknown = JSON.parse(text);
+    return Array.isArray(parsed) ? parsed.filter((x): x is string => typeof x === 'string') : [];
+  } catch {
+    return [];
+  }
+}

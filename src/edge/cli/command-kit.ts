@@ -1,0 +1,299 @@
+/**
+ * @module What every command group of the `toolgate` command shares: the global options, opening
+ * a gateway for one command and handing it the admin API, page options, parsers of arguments and
+ * the lines a tool version prints as.
+ */
+import { readFileSync } from 'node:fs';
+import { join } from 'node:path';
+import { type Command, InvalidArgumentError, Option } from 'commander';
+import type { AdminApi } from '../../api/index.js';
+import {
+  DEFAULT_PAGE_LIMIT,
+  MAX_PAGE_LIMIT,
+  MAX_SECRET_FILE_BYTES,
+  problem,
+  readBoundedFile,
+  ToolgateError,
+} from '../../core/index.js';
+import type { ToolVersionDetail, ToolVersionSummary } from '../../domain/catalog/index.js';
+import { loadMasterKey } from '../../domain/credentials/index.js';
+import { checkAdminTokenStrength, loadOrCreateAdminToken } from '../../domain/identity/index.js';
+import {
+  BOOTSTRAP_OPERATOR,
+  hasRole,
+  isBootstrap,
+  type Operator,
+  type OperatorRole,
+} from '../../domain/operators/index.js';
+import { openToolgate, type Toolgate, type ToolgateOptions } from '../../host/toolgate.js';
+import { DEFAULT_ORIGIN } from '../../records/audit/index.js';
+import { makeOutput, type Output, reportError } from './output.js';
+import {
+  approvalSigner,
+  auditSigner,
+  jwtConfigFromEnv,
+  outboundFromEnv,
+  teamsFromEnv,
+} from './runtime-files.js';
+
+export const VERSION = (
+  JSON.parse(readFileSync(new URL('../../../package.json', import.meta.url), 'utf8')) as {
+    version: string;
+  }
+).version;
+
+export interface GlobalOptions {
+  db?: string;
+  json?: boolean;
+  dataDir: string;
+  /** A file holding a personal operator token (instead of TOOLGATE_TOKEN). */
+  tokenFile?: string;
+}
+
+/** TOOLGATE_ADMIN_TOKEN=disabled switches the bootstrap admin token off (serve and the CLI). */
+export const ADMIN_TOKEN_DISABLED = 'disabled';
+
+export function adminTokenDisabled(env: NodeJS.ProcessEnv = process.env): boolean {
+  return env.TOOLGATE_ADMIN_TOKEN === ADMIN_TOKEN_DISABLED;
+}
+
+function unauthenticated(message: string): ToolgateError<'UNAUTHENTICATED'> {
+  return new ToolgateError('UNAUTHENTICATED', message, {});
+}
+
+/**
+ * Who this CLI run acts as. With a personal token (TOOLGATE_TOKEN or --token-file) the operator
+ * it belongs to, checked against the database this run opened (expired, revoked or disabled:
+ * refused). Without one, the bootstrap operator — if the admin token is enabled and this user
+ * can read it (TOOLGATE_ADMIN_TOKEN, or the data folder's `admin-token`, created on first use as
+ * `serve` does). Never a name the command line states.
+ */
+async function cliOperator(admin: AdminApi, globals: GlobalOptions): Promise<Operator> {
+  let token = process.env.TOOLGATE_TOKEN?.trim();
+  if (globals.tokenFile) {
+    // Missing or unreadable: no credential. Not a regular file, or too large: INPUT_INVALID.
+    token = readBoundedFile(globals.tokenFile, {
+      option: '--token-file',
+      maxBytes: MAX_SECRET_FILE_BYTES,
+      unreadable: unauthenticated,
+    }).trim();
+  }
+  if (token !== undefined && token !== '') {
+    const op = await admin.operators.authenticateToken(token);
+    if (!op) {
+      throw unauthenticated(
+        `${globals.tokenFile ? `the token in ${globals.tokenFile}` : 'TOOLGATE_TOKEN'} is not a valid personal operator token (malformed, expired, revoked, or its account disabled)`,
+      );
+    }
+    return op;
+  }
+  if (adminTokenDisabled()) {
+    throw unauthenticated(
+      'the bootstrap admin token is disabled (TOOLGATE_ADMIN_TOKEN=disabled); set TOOLGATE_TOKEN to a personal operator token (tgo_…) or pass --token-file',
+    );
+  }
+  try {
+    const fromEnv = process.env.TOOLGATE_ADMIN_TOKEN;
+    if (fromEnv !== undefined) checkAdminTokenStrength(fromEnv);
+    else loadOrCreateAdminToken(join(globals.dataDir, 'admin-token'));
+  } catch (err) {
+    throw unauthenticated(
+      `no personal token, and the bootstrap admin token is not usable: ${err instanceof Error ? err.message : String(err)}; set TOOLGATE_TOKEN to a personal operator token (tgo_…)`,
+    );
+  }
+  return BOOTSTRAP_OPERATOR;
+}
+
+/** Refuses an operator without one of `roles` (the same rule as the REST admin routes). */
+function checkRoles(op: Operator, roles: readonly OperatorRole[]): void {
+  if (roles.some((r) => hasRole(op, r))) return;
+  // Without a token the CLI is the bootstrap admin; where a person must act, say how to be one.
+  const message = isBootstrap(op)
+    ? `the bootstrap admin token cannot run this command: it needs the role ${roles.join(' or ')}, held only by operator accounts; set TOOLGATE_TOKEN to your personal operator token (tgo_…)`
+    : `this command needs the role ${roles.join(' or ')}; operator ${op.id} holds ${op.roles.join(', ')}`;
+  throw new ToolgateError('FORBIDDEN', message, { roles: [...roles] });
+}
+
+/** Read-only commands: admins and auditors. */
+export const READERS: readonly OperatorRole[] = ['admin', 'auditor'];
+/** Approvals and changes: read by approvers too. */
+export const APPROVAL_READERS: readonly OperatorRole[] = ['admin', 'approver', 'auditor'];
+/** Deciding approvals and changes, and security reviews: approvers only (as over REST). */
+export const APPROVERS: readonly OperatorRole[] = ['approver'];
+/** Every operator (whoami, one's own tokens). */
+export const ANY_OPERATOR: readonly OperatorRole[] = ['admin', 'approver', 'auditor', 'owner'];
+
+/** A comma-separated option value as its trimmed, non-empty parts. */
+export function splitList(value: string | undefined): string[] {
+  return (value ?? '')
+    .split(',')
+    .map((v) => v.trim())
+    .filter((v) => v !== '');
+}
+
+/** Parses an integer option within bounds; anything else is a usage error, never NaN. */
+export function int(min: number, max: number): (value: string) => number {
+  return (value) => {
+    const n = Number(value);
+    if (!/^-?\d+$/.test(value.trim()) || !Number.isSafeInteger(n) || n < min || n > max) {
+      throw new InvalidArgumentError(`must be an integer from ${min} to ${max}`);
+    }
+    return n;
+  };
+}
+
+/**
+ * Refuses `--approver`: kept, hidden, only so that a script written for the stated-approver CLI
+ * is told why instead of "unknown option".
+ */
+export function refuseStatedApprover(opts: { approver?: string }): void {
+  if (opts.approver !== undefined) {
+    throw new ToolgateError(
+      'INPUT_INVALID',
+      'the approver is the operator this command authenticated as; drop --approver',
+      { problems: [problem('/approver', 'approver is not accepted', 'approval.approver')] },
+    );
+  }
+}
+
+/** `--cursor` and `--limit` of every list command (the same walk as the REST lists). */
+export function pageOptions(command: Command): Command {
+  return command
+    .option('--cursor <cursor>', 'the cursor the previous page printed')
+    .addOption(
+      new Option('--limit <n>', 'entries per page')
+        .default(DEFAULT_PAGE_LIMIT)
+        .argParser(int(1, MAX_PAGE_LIMIT)),
+    );
+}
+
+export interface PageFlags {
+  cursor?: string;
+  limit: number;
+}
+
+/** The gateway options every command opens with: keys and secrets from the data folder. */
+/**
+ * TOOLGATE_CLASSIFIED_RETENTION_DAYS: days the classified store keeps raw arguments (serve and
+ * the CLI read the same variable, so `audit classified sweep` removes what serve would).
+ */
+export function classifiedRetentionFromEnv(): { classifiedRetentionDays?: number } {
+  const text = process.env.TOOLGATE_CLASSIFIED_RETENTION_DAYS?.trim();
+  if (text === undefined || text === '') return {};
+  const days = Number(text);
+  if (!/^\d+$/.test(text) || !Number.isSafeInteger(days) || days < 1 || days > 36_500) {
+    throw new ToolgateError(
+      'INPUT_INVALID',
+      'TOOLGATE_CLASSIFIED_RETENTION_DAYS must be a whole number of days from 1 to 36500',
+      {
+        problems: [
+          problem('/TOOLGATE_CLASSIFIED_RETENTION_DAYS', 'must be 1–36500 days', 'retention'),
+        ],
+      },
+    );
+  }
+  return { classifiedRetentionDays: days };
+}
+
+function gatewayOptions(globals: GlobalOptions): ToolgateOptions {
+  return {
+    ...(globals.db ? { db: globals.db } : {}),
+    approvalSigner: () => approvalSigner(globals.dataDir),
+    masterKey: () => loadMasterKey({ dataDir: globals.dataDir }),
+    protectedPaths: protectedPaths(globals.dataDir),
+  };
+}
+
+/**
+ * Opens toolgate, authenticates the operator of this run, runs `fn` with the admin API and that
+ * operator (record actions as `operatorActor(operator, 'cli')`), closes; a refusal becomes exit
+ * code 1 with a structured error. Commands get the admin API only: no command runs a tool.
+ * `extra.roles`: who may run the command (default admin only).
+ */
+export function withAdmin(
+  program: Command,
+  fn: (admin: AdminApi, out: Output, operator: Operator) => Promise<void>,
+  extra: Pick<ToolgateOptions, 'audit'> & { roles?: readonly OperatorRole[] } = {},
+  /** Answers an error itself (true) instead of the usual refusal; e.g. a damaged database. */
+  handled: (err: unknown, out: Output) => boolean = () => false,
+): () => Promise<void> {
+  return async () => {
+    const globals = program.opts<GlobalOptions>();
+    const out = makeOutput(globals.json === true);
+    let tg: Toolgate | null = null;
+    const { roles = ['admin'], ...options } = extra;
+    try {
+      tg = await openToolgate({
+        ...gatewayOptions(globals),
+        auditSigner: () => auditSigner(globals.dataDir, DEFAULT_ORIGIN),
+        ...options,
+        // The running gateway checkpoints what the CLI appends (within its interval); only the
+        // audit commands that need a signed head write one here.
+        audit: { checkpoints: false, ...classifiedRetentionFromEnv(), ...options.audit },
+        teams: teamsFromEnv(),
+        outbound: outboundFromEnv(),
+        // One-shot commands watch nothing: the detectors and the health monitor run in `serve`.
+        detectors: false,
+        health: false,
+      });
+      const operator = await cliOperator(tg.admin, globals);
+      checkRoles(operator, roles);
+      await fn(tg.admin, out, operator);
+    } catch (err) {
+      if (!handled(err, out)) process.exitCode = reportError(err, out.json);
+    } finally {
+      await tg?.close();
+    }
+  };
+}
+
+/** Opens toolgate for `toolgate mcp`: the agent API for the stdio front, JWTs when configured. */
+export function openForAgent(globals: GlobalOptions): Promise<Toolgate> {
+  const jwt = jwtConfigFromEnv();
+  return openToolgate({ ...gatewayOptions(globals), ...(jwt ? { jwt } : {}) });
+}
+
+/** The gateway's own files, which no sandbox may see (the database's are added by openToolgate). */
+function protectedPaths(dataDir: string): string[] {
+  const keyFile = process.env.TOOLGATE_MASTER_KEY_FILE;
+  return [dataDir, ...(keyFile ? [keyFile] : [])];
+}
+
+/** `id@version`; a bare id is refused for commands that change one version. */
+export function parseRef(ref: string): { id: string; version: string } {
+  const at = ref.lastIndexOf('@');
+  if (at <= 0 || at === ref.length - 1)
+    throw new TypeError(`expected TOOL_ID@VERSION, got "${ref}"`);
+  return { id: ref.slice(0, at), version: ref.slice(at + 1) };
+}
+
+/**
+ * The text of the file `option` names, or stdin for `-`: a regular file only, at most `maxBytes`
+ * (default 1 MiB; configuration documents pass the 10 MiB that apply accepts over REST too).
+ */
+export function readInput(
+  file: string,
+  option: string,
+  maxBytes: number = MAX_SECRET_FILE_BYTES,
+): string {
+  return readBoundedFile(file, { option, maxBytes, stdin: true });
+}
+
+export function versionLine(t: ToolVersionSummary): string[] {
+  const state = t.quarantined ? `${t.lifecycle},QUARANTINED` : t.lifecycle;
+  return [t.id, t.version, state, t.action_class, t.access_tier, t.owner];
+}
+
+export function describeVersion(t: ToolVersionDetail): string {
+  const lines = [
+    `${t.id}@${t.version}  ${t.name}`,
+    `  lifecycle:  ${t.lifecycle}${t.retire_at ? ` (retires ${t.retire_at})` : ''}`,
+    `  class/tier: ${t.action_class} / ${t.access_tier}; data ${t.data_access}; egress ${t.egress}`,
+    `  owner:      ${t.owner} (${t.provenance})`,
+    `  hash:       ${t.definition_hash}`,
+    `  quarantine: ${t.quarantined ? 'YES' : 'no'}`,
+    ...t.findings.map((f) => `    - [${f.category}] ${f.field}: ${f.message}`),
+    `  ${t.description}`,
+  ];
+  return lines.join('\n');
+}

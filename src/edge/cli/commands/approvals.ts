@@ -1,0 +1,101 @@
+/**
+ * @module `toolgate approvals`: calls waiting for a human decision: list, show, approve, reject.
+ * The approver is the operator this CLI run authenticated as; no option names one.
+ */
+import { type Command, Option } from 'commander';
+import type { AdminApi } from '../../../api/index.js';
+import { visibleEscapes } from '../../../core/index.js';
+import { APPROVAL_READERS, APPROVERS, refuseStatedApprover, withAdmin } from '../command-kit.js';
+import { registerList } from '../list-command.js';
+
+export function registerApprovals(program: Command): void {
+  const approvals = program.command('approvals').description('calls waiting for a human decision');
+
+  registerList<Awaited<ReturnType<AdminApi['approvals']['page']>>['items'][number], object>(
+    program,
+    approvals,
+    {
+      key: 'approvals',
+      empty: 'no approvals',
+      header: ['ID', 'STATUS', 'AGENT', 'TOOL', 'CLASS', 'CREATED'],
+      row: (a) => [
+        a.id,
+        a.status,
+        a.agent_id,
+        `${a.tool_id}@${a.tool_version}`,
+        a.action_class,
+        a.created_at,
+      ],
+      roles: APPROVAL_READERS,
+      statuses: ['pending', 'approved', 'rejected', 'consumed', 'expired', 'withdrawn'],
+      page: (admin, { status, ...paging }) => admin.approvals.page(status, paging),
+    },
+  );
+
+  approvals
+    .command('show <id>')
+    .description('the resolved call the agent wants to make: tool, literal arguments, destination')
+    .action((id: string) =>
+      withAdmin(
+        program,
+        async (admin, out) => {
+          const a = await admin.approvals.get(id);
+          out.result(a, () =>
+            [
+              `${a.id}  ${a.status}  ${a.tool_id}@${a.tool_version} (${a.action_class})`,
+              `agent ${a.agent_id}${a.user_id ? ` on behalf of ${a.user_id}` : ''}, session ${a.session_id}`,
+              `destination: ${a.rendered.destination_hosts.join(', ') || '(none)'}`,
+              // Why an escalated call waits: each value's first sighting in untrusted content.
+              ...(a.rendered.untrusted_destinations ?? []).map(
+                (d) =>
+                  `untrusted: this ${d.kind} (${d.argument || '/'}) first appeared in the result of ${d.tool_id} (call ${d.call_id}) at ${d.first_seen_at}`,
+              ),
+              `second factor: ${a.second_factor ? 'required' : 'no'}`,
+              'arguments:',
+              // Bidi and zero-width characters as visible escapes: a terminal reorders them too.
+              visibleEscapes(JSON.stringify(a.rendered.arguments, null, 2)),
+            ].join('\n'),
+          );
+        },
+        { roles: APPROVAL_READERS },
+      )(),
+    );
+
+  approvals
+    .command('approve <id>')
+    .description('approve as yourself: the agent may run exactly this call, once')
+    .option('--totp <code>', 'your second factor, for irreversible and permission-changing calls')
+    .option('--reason <text>')
+    .addOption(new Option('--approver <id>').hideHelp())
+    .action((id: string, opts: { approver?: string; totp?: string; reason?: string }) =>
+      withAdmin(
+        program,
+        async (admin, out, operator) => {
+          refuseStatedApprover(opts);
+          const a = await admin.approvals.approve(id, operator, {
+            ...(opts.totp ? { totp: opts.totp } : {}),
+            ...(opts.reason ? { reason: opts.reason } : {}),
+            via: 'cli',
+          });
+          out.result(a, () => `${a.id} approved by ${a.decided_by}`);
+        },
+        { roles: APPROVERS },
+      )(),
+    );
+
+  approvals
+    .command('reject <id>')
+    .requiredOption('--reason <text>')
+    .addOption(new Option('--approver <id>').hideHelp())
+    .action((id: string, opts: { reason: string; approver?: string }) =>
+      withAdmin(
+        program,
+        async (admin, out, operator) => {
+          refuseStatedApprover(opts);
+          const a = await admin.approvals.reject(id, operator, opts.reason, 'cli');
+          out.result(a, () => `${a.id} rejected`);
+        },
+        { roles: APPROVERS },
+      )(),
+    );
+}

@@ -1,0 +1,70 @@
+/**
+ * @module `toolgate approvers`: operators' second factors: enroll, remove, status, unlock.
+ * Enrolment is an admin's act for a named operator, through the admin API like any other; the
+ * secret is sealed in the database (every replica sees it at once) and printed here once.
+ */
+import type { Command } from 'commander';
+import { operatorActor } from '../../../domain/operators/index.js';
+import { withAdmin } from '../command-kit.js';
+
+export function registerApprovers(program: Command): void {
+  const approvers = program
+    .command('approvers')
+    .description("operators' second factors (TOTP), which approvals and changes need");
+
+  approvers
+    .command('enroll <operator-id>')
+    .description(
+      "create or replace an operator's second factor (admins only); prints the secret and an otpauth URI once",
+    )
+    .action((id: string) =>
+      withAdmin(program, async (admin, out, operator) => {
+        const e = await admin.secondFactor.enroll(operator, id, 'cli');
+        out.result(e, () =>
+          [
+            `operator ${id}: second factor ${e.version > 1 ? 're-enrolled (the old one no longer works)' : 'enrolled'}; add this to an authenticator app (shown once):`,
+            e.otpauth_uri,
+            `secret: ${e.secret}`,
+          ].join('\n'),
+        );
+      })(),
+    );
+
+  approvers
+    .command('remove <operator-id>')
+    .description("remove an operator's second factor (admins only, audited)")
+    .action((id: string) =>
+      withAdmin(program, async (admin, out, operator) => {
+        const r = await admin.secondFactor.remove(operator, id, 'cli');
+        out.result(r, () =>
+          r.removed ? `operator ${id}: second factor removed` : `operator ${id}: none enrolled`,
+        );
+      })(),
+    );
+
+  approvers
+    .command('status <operator-id>')
+    .description("an operator's second-factor state: consecutive failures, backoff, lockout")
+    .action((id: string) =>
+      withAdmin(program, async (admin, out) => {
+        const s = await admin.secondFactor.state(id);
+        out.result(s, () =>
+          s.locked_until
+            ? `${id}: locked until ${s.locked_until} after ${s.failures} failed codes`
+            : `${id}: ${s.failures} failed codes${s.next_attempt_at ? `, next attempt at ${s.next_attempt_at}` : ''}`,
+        );
+      })(),
+    );
+
+  approvers
+    .command('unlock <operator-id>')
+    .description(
+      "clear an operator's failed second-factor codes and lockout (audited); the way out of a lockout",
+    )
+    .action((id: string) =>
+      withAdmin(program, async (admin, out, operator) => {
+        const s = await admin.secondFactor.unlock(id, operatorActor(operator, 'cli'));
+        out.result(s, () => `${id}: unlocked`);
+      })(),
+    );
+}

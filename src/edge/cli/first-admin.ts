@@ -1,0 +1,68 @@
+/**
+ * @module The lines `serve` prints under the console's address while no operator account exists:
+ * the exact commands that create the first admin with the bootstrap admin token (an account with
+ * a password, its TOTP second factor) and where that admin signs in. Nothing is created for the
+ * reader: a default account with a known password would be the first thing an attacker tries.
+ */
+import { basename, isAbsolute, relative } from 'node:path';
+import { MIN_PASSWORD_LENGTH } from '../../domain/operators/index.js';
+
+const DEFAULT_DB = 'sqlite:./data/toolgate.db';
+const DEFAULT_DATA_DIR = './data';
+
+export interface FirstAdminContext {
+  /** The console's address, e.g. http://127.0.0.1:8080/console. */
+  readonly consoleUrl: string;
+  /** Whether the bootstrap admin token is enabled (without it no first admin can be created). */
+  readonly bootstrapEnabled: boolean;
+  /** `serve --demo`: the first admin also approves, so the demo's approvals can be decided. */
+  readonly demo: boolean;
+  /** How this process was started: the CLI command a reader types (from process.argv[1]). */
+  readonly script: string;
+  readonly cwd: string;
+  readonly db: string;
+  readonly dataDir: string;
+}
+
+/**
+ * The CLI command as the reader types it: `toolgate` when run as the installed bin, else `node`
+ * and the script's path; with `--db` / `--data-dir` when this serve did not use the defaults.
+ * A PostgreSQL URL may hold a password and banners end up in logs: it is never printed.
+ */
+export function cliCommand(ctx: FirstAdminContext): string {
+  const script = basename(ctx.script) === 'toolgate' ? 'toolgate' : `node ${shown(ctx)}`;
+  const flags: string[] = [];
+  if (ctx.db !== DEFAULT_DB)
+    flags.push(ctx.db.startsWith('sqlite:') ? `--db ${ctx.db}` : '--db <the same database URL>');
+  if (ctx.dataDir !== DEFAULT_DATA_DIR) flags.push(`--data-dir ${ctx.dataDir}`);
+  return [script, ...flags].join(' ');
+}
+
+function shown(ctx: FirstAdminContext): string {
+  const rel = relative(ctx.cwd, ctx.script);
+  return rel !== '' && !rel.startsWith('..') && !isAbsolute(rel) ? rel : ctx.script;
+}
+
+/** The banner lines; none once an operator account exists. */
+export function firstAdminBanner(ctx: FirstAdminContext, operatorAccounts: number): string[] {
+  if (operatorAccounts > 0) return [];
+  if (!ctx.bootstrapEnabled)
+    return [
+      '  first admin: no operator account yet, and the bootstrap admin token is disabled;',
+      '               enable it once to create the first admin (see README, Operators)',
+    ];
+  const cli = cliCommand(ctx);
+  const roles = ctx.demo ? 'admin,approver' : 'admin';
+  return [
+    '  first admin: no operator account yet. With the bootstrap admin token (this CLI on this',
+    '               data folder uses it when no TOOLGATE_TOKEN is set), create one:',
+    `    1. ${cli} operators create admin --roles ${roles} --password-file -`,
+    `       (type a password of at least ${MIN_PASSWORD_LENGTH} characters, Enter, then Ctrl-D)`,
+    ...(ctx.demo
+      ? ['       (demo: also an approver, so you can decide the demo calls that wait)']
+      : []),
+    `    2. ${cli} approvers enroll admin`,
+    '       (add the secret it prints to an authenticator app: your second factor)',
+    `    3. sign in at ${ctx.consoleUrl} as admin with that password and the app's code`,
+  ];
+}

@@ -1,0 +1,119 @@
+/** @module How the CLI prints: JSON with --json, short human text otherwise; errors the same way. */
+import { type ErrorBody, internalErrorBody, isToolgateError } from '../../core/index.js';
+
+export interface Output {
+  readonly json: boolean;
+  result(value: unknown, human: () => string): void;
+}
+
+/**
+ * Invisible format characters (Unicode Cf: bidi controls, zero-width, tags), the line and
+ * paragraph separators and the blank Hangul fillers: JSON string escaping leaves them raw.
+ */
+const INVISIBLE_IN_JSON = /[\p{Cf}\u2028\u2029\u115F\u1160\u3164\uFFA0]/gu;
+
+/**
+ * The one way the CLI writes JSON: indented, with every invisible or reordering character as a
+ * `\uXXXX` escape (a surrogate pair beyond the first plane). Still valid JSON that parses to the
+ * same value, but a terminal shows what the value holds instead of obeying it.
+ */
+export function jsonText(value: unknown): string {
+  return JSON.stringify(value, null, 2).replace(INVISIBLE_IN_JSON, (c) => {
+    let out = '';
+    for (let i = 0; i < c.length; i++) {
+      out += `\\u${c.charCodeAt(i).toString(16).toUpperCase().padStart(4, '0')}`;
+    }
+    return out;
+  });
+}
+
+export function makeOutput(json: boolean): Output {
+  return {
+    json,
+    result(value, human) {
+      process.stdout.write(json ? `${jsonText(value)}\n` : `${human()}\n`);
+    },
+  };
+}
+
+/** What an operating-system error code means, in the words an operator reads. */
+const ERRNO_WORDS: Readonly<Record<string, string>> = {
+  ENOENT: 'no such file or directory',
+  EACCES: 'permission denied',
+  EPERM: 'operation not permitted',
+  EISDIR: 'is a directory',
+  ENOTDIR: 'not a directory',
+  EROFS: 'read-only file system',
+  ENOSPC: 'no space left on device',
+  EEXIST: 'already exists',
+  ECONNREFUSED: 'connection refused',
+  ENOTFOUND: 'host not found',
+  ETIMEDOUT: 'timed out',
+};
+
+/**
+ * A failed system call of this command (a file it was told to read, a folder it must create) as
+ * one line naming the path: an operator's mistake or the host's state, not a bug.
+ */
+function systemErrorBody(err: unknown): ErrorBody | null {
+  const e = err as { code?: unknown; syscall?: unknown; path?: unknown } | null;
+  if (typeof e !== 'object' || e === null) return null;
+  if (typeof e.code !== 'string' || typeof e.syscall !== 'string') return null;
+  const what = ERRNO_WORDS[e.code] ?? e.code;
+  const path = typeof e.path === 'string' ? ` ${e.path}` : '';
+  return {
+    code: 'INPUT_INVALID',
+    message: `cannot ${e.syscall}${path}: ${what}`,
+    details: { problems: [] },
+  };
+}
+
+/**
+ * Prints a refusal as `{ code, message, details }` (JSON) or readable lines; returns the exit code.
+ * Never prints a stack trace: an operational error (a missing file, a locked or unreachable
+ * database, a bad option) is one clear line; a bug is one line too, its stack only with
+ * TOOLGATE_DEBUG=1.
+ */
+export function reportError(err: unknown, json: boolean): number {
+  let body: ErrorBody;
+  const system = systemErrorBody(err);
+  if (isToolgateError(err)) body = err.toBody();
+  else if (err instanceof TypeError || (err instanceof Error && err.name === 'CommanderError')) {
+    body = { code: 'INPUT_INVALID', message: err.message, details: { problems: [] } };
+  } else if (system !== null) {
+    body = system;
+  } else {
+    const debug = process.env.TOOLGATE_DEBUG === '1' && err instanceof Error && err.stack;
+    const line = err instanceof Error ? err.message.split('\n')[0] : String(err);
+    process.stderr.write(`toolgate: unexpected error: ${debug ? err.stack : line}\n`);
+    body = internalErrorBody();
+  }
+  if (json) {
+    process.stdout.write(`${jsonText({ error: body })}\n`);
+  } else {
+    process.stderr.write(`error ${body.code}: ${body.message}\n`);
+    const problems =
+      (body.details as { problems?: { pointer: string; message: string }[] }).problems ?? [];
+    for (const p of problems)
+      process.stderr.write(`  ${p.pointer || '(document)'}: ${p.message}\n`);
+  }
+  return 1;
+}
+
+export function table(rows: readonly (readonly string[])[]): string {
+  if (rows.length === 0) return '';
+  const widths = rows[0]?.map((_, i) => Math.max(...rows.map((r) => (r[i] ?? '').length))) ?? [];
+  return rows
+    .map((r) =>
+      r
+        .map((c, i) => c.padEnd(widths[i] ?? 0))
+        .join('  ')
+        .trimEnd(),
+    )
+    .join('\n');
+}
+
+/** The human form of a page: its table, then how to get the next page when there is one. */
+export function withNextCursor(text: string, next: string | null): string {
+  return next === null ? text : `${text}\nmore: --cursor ${next}`;
+}

@@ -1,0 +1,132 @@
+/**
+ * @module The files a gateway keeps beside its database, shared by `serve` and the admin CLI so
+ * that an approval given on the command line is honoured by the running gateway: the approval
+ * and audit signing keys, created 0600 and refused when others can read them. Operators' second
+ * factors are not files: they are sealed in the database (docs/architecture.md §6).
+ */
+
+import { existsSync, statSync, writeFileSync } from 'node:fs';
+import { join } from 'node:path';
+import { parse as parseYaml } from 'yaml';
+import {
+  MAX_SECRET_FILE_BYTES,
+  makeDirs,
+  readBoundedFile,
+  ToolgateError,
+} from '../../core/index.js';
+import { ApprovalSigner } from '../../domain/decisions/index.js';
+import {
+  type JwtConfig,
+  type OAuthResourceServerConfig,
+  parseOAuthConfig,
+} from '../../domain/identity/index.js';
+import { generateNoteSigner, NoteSigner } from '../../records/audit/index.js';
+
+function privateFile(path: string): string | null {
+  if (!existsSync(path)) return null;
+  if ((statSync(path).mode & 0o077) !== 0) {
+    throw new ToolgateError(
+      'INPUT_INVALID',
+      `${path} is readable by group or others: chmod 600 ${path}`,
+      { problems: [] },
+    );
+  }
+  return readBoundedFile(path, { option: 'key file', maxBytes: MAX_SECRET_FILE_BYTES });
+}
+
+export function approvalSigner(dataDir: string): ApprovalSigner {
+  const path = join(dataDir, 'approval-signing-key.pem');
+  const pem = privateFile(path);
+  if (pem) return ApprovalSigner.fromPem(pem);
+  makeDirs(dataDir, 0o700);
+  const signer = ApprovalSigner.generate();
+  try {
+    // 'wx': if the server and the CLI create it at once, one wins and the other reads it.
+    writeFileSync(path, signer.toPem(), { mode: 0o600, flag: 'wx' });
+  } catch (err) {
+    if ((err as { code?: string }).code !== 'EEXIST') throw err;
+    return ApprovalSigner.fromPem(privateFile(path) ?? '');
+  }
+  return signer;
+}
+
+/** The audit log's Ed25519 checkpoint key, created on first use like the approval key. */
+export function auditSigner(dataDir: string, name: string): NoteSigner {
+  const path = join(dataDir, 'audit-signing-key.pem');
+  const pem = privateFile(path);
+  if (pem) return NoteSigner.fromPem(name, pem);
+  makeDirs(dataDir, 0o700);
+  const fresh = generateNoteSigner(name);
+  try {
+    writeFileSync(path, fresh.pem, { mode: 0o600, flag: 'wx' });
+  } catch (err) {
+    if ((err as { code?: string }).code !== 'EEXIST') throw err;
+    return NoteSigner.fromPem(name, privateFile(path) ?? '');
+  }
+  return fresh.signer;
+}
+
+/** JWT verification for agents, from TOOLGATE_JWT_* variables; null when not configured. */
+/** Teams known to own tools (TOOLGATE_TEAMS, comma-separated), for the orphaned-tools report. */
+export function teamsFromEnv(): string[] {
+  return (process.env.TOOLGATE_TEAMS ?? '')
+    .split(',')
+    .map((t) => t.trim())
+    .filter((t) => t.length > 0);
+}
+
+/**
+ * The admin's gateway-wide permission for loopback receivers of outbound URLs people configure
+ * (owner channels, webhooks): TOOLGATE_OUTBOUND_ALLOW_LOOPBACK=1. Anything else: not allowed.
+ */
+export function outboundFromEnv(env: NodeJS.ProcessEnv = process.env): { allowLoopback: boolean } {
+  return { allowLoopback: env.TOOLGATE_OUTBOUND_ALLOW_LOOPBACK === '1' };
+}
+
+export function jwtConfigFromEnv(env: NodeJS.ProcessEnv = process.env): JwtConfig | null {
+  const issuer = env.TOOLGATE_JWT_ISSUER;
+  const audience = env.TOOLGATE_JWT_AUDIENCE;
+  if (!issuer && !audience) return null;
+  if (!issuer || !audience || (!env.TOOLGATE_JWKS_URL && !env.TOOLGATE_JWKS_FILE)) {
+    throw new ToolgateError(
+      'INPUT_INVALID',
+      'JWT needs TOOLGATE_JWT_ISSUER, TOOLGATE_JWT_AUDIENCE and TOOLGATE_JWKS_URL or TOOLGATE_JWKS_FILE',
+      { problems: [] },
+    );
+  }
+  return {
+    issuer,
+    audience,
+    ...(env.TOOLGATE_JWKS_URL ? { jwksUrl: env.TOOLGATE_JWKS_URL } : {}),
+    ...(env.TOOLGATE_JWKS_FILE ? { jwksFile: env.TOOLGATE_JWKS_FILE } : {}),
+    ...(env.TOOLGATE_JWT_AGENT_CLAIM ? { agentClaim: env.TOOLGATE_JWT_AGENT_CLAIM } : {}),
+    ...(env.TOOLGATE_JWT_USER_CLAIM ? { userClaim: env.TOOLGATE_JWT_USER_CLAIM } : {}),
+    ...(env.TOOLGATE_JWT_PERMISSIONS_CLAIM
+      ? { permissionsClaim: env.TOOLGATE_JWT_PERMISSIONS_CLAIM }
+      : {}),
+  };
+}
+
+/**
+ * The OAuth resource-server configuration named by TOOLGATE_OAUTH_CONFIG (a JSON or YAML file),
+ * or null when unset. Checked whole at start: a wrong file stops the gateway with every problem.
+ */
+export function oauthConfigFromEnv(
+  env: NodeJS.ProcessEnv = process.env,
+): OAuthResourceServerConfig | null {
+  const file = env.TOOLGATE_OAUTH_CONFIG;
+  if (!file) return null;
+  const text = readBoundedFile(file, {
+    option: 'TOOLGATE_OAUTH_CONFIG',
+    maxBytes: MAX_SECRET_FILE_BYTES,
+  });
+  let data: unknown;
+  try {
+    data = parseYaml(text);
+  } catch {
+    throw new ToolgateError('INPUT_INVALID', `TOOLGATE_OAUTH_CONFIG: ${file} is not JSON or YAML`, {
+      problems: [],
+    });
+  }
+  return parseOAuthConfig(data);
+}

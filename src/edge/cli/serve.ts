@@ -1,0 +1,322 @@
+/** @module `toolgate serve`: opens the store, loads the demo catalog if asked, serves REST on loopback. */
+import { readFileSync } from 'node:fs';
+import { fileURLToPath } from 'node:url';
+import type { FastifyInstance } from 'fastify';
+import { parse as parseYaml } from 'yaml';
+import { MAX_SECRET_FILE_BYTES, readBoundedFile, ToolgateError } from '../../core/index.js';
+import { loadMasterKey } from '../../domain/credentials/index.js';
+import { checkAdminTokenStrength, loadOrCreateAdminToken } from '../../domain/identity/index.js';
+import { type OidcConfig, oidcConfigFromEnv } from '../../domain/operators/oidc/index.js';
+import { openOidcLogin, openToolgate, type Toolgate } from '../../host/toolgate.js';
+import { type NotifyConfig, notifyConfigFromEnv } from '../../operations/notify/index.js';
+import type { DetectorsConfigInput } from '../../records/audit/detectors/index.js';
+import { DEFAULT_ORIGIN } from '../../records/audit/index.js';
+import { type OriginPolicy, originPolicy } from '../mcp/index.js';
+import { buildServer } from '../rest/index.js';
+import { adminTokenDisabled, classifiedRetentionFromEnv } from './command-kit.js';
+import { DEMO_ACTOR_ID, reviewDemoCatalog } from './demo-reviews.js';
+import { firstAdminBanner } from './first-admin.js';
+import {
+  approvalSigner,
+  auditSigner,
+  jwtConfigFromEnv,
+  oauthConfigFromEnv,
+  outboundFromEnv,
+  teamsFromEnv,
+} from './runtime-files.js';
+
+export interface ServeOptions {
+  readonly dataDir: string;
+  readonly db: string;
+  readonly host: string;
+  readonly port: number;
+  readonly demo: boolean;
+  readonly adminTokenFile: string;
+  /**
+   * false (`--no-admin-token`, or TOOLGATE_ADMIN_TOKEN=disabled): the bootstrap admin token is
+   * off; its file is neither read nor created and only personal operator tokens open admin routes.
+   */
+  readonly adminToken?: boolean;
+  readonly bodyLimit: number;
+  readonly version: string;
+  /** Origins and Hosts /mcp accepts besides loopback ones (DNS-rebinding and CSRF defence). */
+  readonly allowedOrigins?: readonly string[];
+  readonly allowedHosts?: readonly string[];
+  /** Where operators reach this gateway (console links, the single sign-on redirect). */
+  readonly publicUrl?: string;
+  /** Caps and admission control; each absent one keeps its default. */
+  readonly limits?: {
+    readonly maxSessionsPerAgent?: number;
+    readonly maxPendingApprovalsPerAgent?: number;
+    readonly maxMcpSessions?: number;
+    readonly maxInFlight?: number;
+    readonly maxInFlightPerCaller?: number;
+    readonly maxEventLoopDelayMs?: number;
+  };
+}
+
+export const DEMO_CATALOG = fileURLToPath(new URL('../../../demo/catalog.yaml', import.meta.url));
+const SWEEP_INTERVAL_MS = 60_000;
+
+/** Detector configuration from the JSON or YAML file named by TOOLGATE_DETECTORS, if any. */
+function detectorsFromEnv(): { detectors?: DetectorsConfigInput } {
+  const file = process.env.TOOLGATE_DETECTORS;
+  if (!file) return {};
+  try {
+    // Validated (every problem listed) when the gateway opens.
+    return {
+      detectors: parseYaml(
+        readBoundedFile(file, { option: 'TOOLGATE_DETECTORS', maxBytes: MAX_SECRET_FILE_BYTES }),
+      ) as DetectorsConfigInput,
+    };
+  } catch (err) {
+    throw usage(`TOOLGATE_DETECTORS: ${err instanceof Error ? err.message : String(err)}`);
+  }
+}
+
+function usage(message: string): ToolgateError<'INPUT_INVALID'> {
+  return new ToolgateError('INPUT_INVALID', message, { problems: [] });
+}
+
+export async function serve(options: ServeOptions): Promise<void> {
+  if (!Number.isInteger(options.port) || options.port < 0 || options.port > 65_535) {
+    throw usage(`--port must be an integer 0–65535, got ${options.port}`);
+  }
+  if (!Number.isInteger(options.bodyLimit) || options.bodyLimit < 1024) {
+    throw usage(`--body-limit must be an integer of at least 1024 bytes, got ${options.bodyLimit}`);
+  }
+  let origins: OriginPolicy;
+  try {
+    origins = originPolicy(options.allowedOrigins ?? [], options.allowedHosts ?? []);
+  } catch (err) {
+    throw usage(err instanceof Error ? err.message : String(err));
+  }
+  const publicUrl = publicUrlOf(options);
+  // Single sign-on and notifications are checked before anything opens: a typo fails the start.
+  const oidc: OidcConfig | null = oidcConfigFromEnv(process.env, publicUrl);
+  const notify: NotifyConfig = notifyConfigFromEnv(process.env, publicUrl);
+  // The relying party the console's login routes use (/console/login/oidc, its callback); its
+  // issuer is checked under the outbound rules here, resolved.
+  const sso = oidc ? await openOidcLogin(oidc, outboundFromEnv()) : null;
+  const limits = options.limits ?? {};
+  const disabled = options.adminToken === false || adminTokenDisabled();
+  const fromEnv = disabled ? undefined : process.env.TOOLGATE_ADMIN_TOKEN;
+  let admin: { token: string; created: boolean } | null = null;
+  try {
+    if (fromEnv !== undefined) checkAdminTokenStrength(fromEnv);
+    if (!disabled) {
+      admin =
+        fromEnv !== undefined
+          ? { token: fromEnv, created: false }
+          : loadOrCreateAdminToken(options.adminTokenFile, '--admin-token-file');
+    }
+  } catch (err) {
+    throw usage(err instanceof Error ? err.message : String(err));
+  }
+
+  // Signals are handled from the start: a stop during start-up still closes the store cleanly.
+  let tg: Toolgate | null = null;
+  let app: FastifyInstance | null = null;
+  let sweep: NodeJS.Timeout | undefined;
+  let closing = false;
+  const shutdown = async (signal: string, code: number) => {
+    if (closing) return;
+    closing = true;
+    clearInterval(sweep);
+    if (signal) process.stdout.write(`toolgate: ${signal}, shutting down\n`);
+    try {
+      await app?.close();
+      await tg?.close();
+    } finally {
+      process.exit(code);
+    }
+  };
+  process.once('SIGINT', () => void shutdown('SIGINT', 0));
+  process.once('SIGTERM', () => void shutdown('SIGTERM', 0));
+
+  try {
+    const jwt = jwtConfigFromEnv();
+    const oauth = oauthConfigFromEnv();
+    // The checkpoint key exists from the start, not from the first checkpoint: `audit verify`
+    // on this data folder can check whatever the log holds, even if the server died before
+    // signing anything (replicas sharing the folder create it once: the file is written `wx`).
+    const checkpointKey = auditSigner(options.dataDir, DEFAULT_ORIGIN);
+    tg = await openToolgate({
+      db: options.db,
+      approvalSigner: () => approvalSigner(options.dataDir),
+      auditSigner: () => checkpointKey,
+      masterKey: () => loadMasterKey({ dataDir: options.dataDir }),
+      audit: classifiedRetentionFromEnv(),
+      // No sandbox may see the gateway's own files (the database's are added by openToolgate).
+      protectedPaths: [
+        options.dataDir,
+        options.adminTokenFile,
+        ...(process.env.TOOLGATE_MASTER_KEY_FILE ? [process.env.TOOLGATE_MASTER_KEY_FILE] : []),
+      ],
+      ...(jwt ? { jwt } : {}),
+      ...(oauth ? { oauth } : {}),
+      teams: teamsFromEnv(),
+      outbound: outboundFromEnv(),
+      notify,
+      // Owner notices: the event record, retire dates and orphans checked every minute; an
+      // orphan whose team has no channel goes to TOOLGATE_OWNER_FALLBACK_TEAM's, if set.
+      owners: {
+        checkIntervalMs: 60_000,
+        fallbackTeam: process.env.TOOLGATE_OWNER_FALLBACK_TEAM?.trim() || null,
+      },
+      ...detectorsFromEnv(),
+      caps: {
+        ...(limits.maxSessionsPerAgent !== undefined
+          ? { maxSessionsPerAgent: limits.maxSessionsPerAgent }
+          : {}),
+        ...(limits.maxPendingApprovalsPerAgent !== undefined
+          ? { maxPendingApprovalsPerAgent: limits.maxPendingApprovalsPerAgent }
+          : {}),
+      },
+    });
+    let demoSummary = '';
+    if (options.demo) {
+      const result = await tg.admin.config.applyText(readFileSync(DEMO_CATALOG, 'utf8'), {
+        id: DEMO_ACTOR_ID,
+        via: 'system',
+      });
+      await reviewDemoCatalog(tg.admin);
+      const created = result.changes.filter((c) => c.action !== 'unchanged').length;
+      demoSummary = `demo catalog: ${result.changes.length} documents, ${created} new`;
+    }
+    await tg.admin.catalog.sweepLifecycle();
+    app = await buildServer(tg, {
+      adminToken: admin?.token ?? null,
+      ...(sso ? { sso } : {}),
+      bodyLimit: options.bodyLimit,
+      version: options.version,
+      mcp: {
+        originPolicy: origins,
+        ...(limits.maxMcpSessions !== undefined ? { maxSessions: limits.maxMcpSessions } : {}),
+        // One agent's MCP sessions are its gate sessions: the same cap holds on both.
+        ...(limits.maxSessionsPerAgent !== undefined
+          ? { maxSessionsPerAgent: limits.maxSessionsPerAgent }
+          : {}),
+      },
+      admission: {
+        ...(limits.maxInFlight !== undefined ? { maxInFlight: limits.maxInFlight } : {}),
+        ...(limits.maxInFlightPerCaller !== undefined
+          ? { maxInFlightPerCaller: limits.maxInFlightPerCaller }
+          : {}),
+        ...(limits.maxEventLoopDelayMs !== undefined
+          ? { maxEventLoopDelayMs: limits.maxEventLoopDelayMs }
+          : {}),
+      },
+      logger: { level: process.env.TOOLGATE_LOG_LEVEL ?? 'warn' },
+    });
+    const running = tg;
+    const server = app;
+    sweep = setInterval(() => {
+      running.admin
+        .sweep()
+        .catch((err: unknown) =>
+          server.log.error(
+            { err },
+            'rate counter, idempotency and classified-store retention sweep failed',
+          ),
+        );
+      running.admin.catalog
+        .sweepLifecycle()
+        .catch((err: unknown) => server.log.error({ err }, 'lifecycle sweep failed'));
+      running.admin.consoleSessions
+        .sweep()
+        .catch((err: unknown) => server.log.error({ err }, 'console session sweep failed'));
+    }, SWEEP_INTERVAL_MS);
+    sweep.unref();
+
+    let address: string;
+    try {
+      address = await app.listen({ host: options.host, port: options.port });
+    } catch (err) {
+      const code = (err as { code?: string }).code;
+      if (code === 'EADDRINUSE' || code === 'EACCES' || code === 'EADDRNOTAVAIL') {
+        throw usage(
+          `cannot listen on ${options.host}:${options.port} (${code}); choose another --port or --host`,
+        );
+      }
+      throw err;
+    }
+    const accounts = (await tg.admin.operators.page({ limit: 1 })).items.length;
+    const lines = [
+      `toolgate ${options.version} listening on ${address}`,
+      `  database:    ${tg.admin.health.location}`,
+      ...(demoSummary ? [`  ${demoSummary}`] : []),
+      `  API docs:    ${address}/docs   (OpenAPI: ${address}/openapi.json)`,
+      `  console:     ${address}/console`,
+      ...firstAdminBanner(
+        {
+          consoleUrl: `${address}/console`,
+          bootstrapEnabled: admin !== null,
+          demo: options.demo,
+          script: process.argv[1] ?? 'toolgate',
+          cwd: process.cwd(),
+          db: options.db,
+          dataDir: options.dataDir,
+        },
+        accounts,
+      ),
+      ...(admin
+        ? adminTokenBanner(admin, fromEnv !== undefined, options.adminTokenFile)
+        : ['  admin token: disabled (admin routes take personal operator tokens only)']),
+      `  try:         curl -H "Authorization: Bearer <${admin ? 'admin token' : 'personal token'}>" ${address}/v1/tools`,
+    ];
+    if (sso) {
+      lines.push(`  single sign-on: ${sso.issuer} (redirect ${oidc?.redirectUri ?? ''})`);
+      // Discovery is tried once now so a wrong issuer shows in the log before anyone signs in.
+      sso
+        .metadata()
+        .catch((err: unknown) =>
+          server.log.warn({ err }, 'single sign-on: the provider cannot be discovered yet'),
+        );
+    }
+    if (notify.webhookUrls.length > 0)
+      lines.push(`  notifications: ${notify.webhookUrls.length} webhook(s), links to ${publicUrl}`);
+    process.stdout.write(`${lines.join('\n')}\n`);
+  } catch (err) {
+    clearInterval(sweep);
+    closing = true;
+    await app?.close().catch(() => {});
+    await tg?.close().catch(() => {});
+    throw err;
+  }
+}
+
+/** TOOLGATE_PUBLIC_URL / --public-url, else the address served (a wildcard bind as loopback). */
+function publicUrlOf(options: ServeOptions): string {
+  if (options.publicUrl !== undefined) {
+    let url: URL;
+    try {
+      url = new URL(options.publicUrl);
+    } catch {
+      throw usage(`--public-url is not a URL: ${options.publicUrl}`);
+    }
+    if ((url.protocol !== 'http:' && url.protocol !== 'https:') || url.username || url.password)
+      throw usage('--public-url must be http(s) without credentials');
+    return url.origin + url.pathname.replace(/\/$/, '');
+  }
+  const host = options.host === '0.0.0.0' || options.host === '::' ? '127.0.0.1' : options.host;
+  return `http://${host.includes(':') ? `[${host}]` : host}:${options.port}`;
+}
+
+/**
+ * The banner lines about the admin token. stdout is a log under systemd or in a container, and
+ * logs are kept and shipped: the token itself is printed only on the start that created it (the
+ * operator needs it once); every other start says where it is, never what it is.
+ */
+function adminTokenBanner(
+  admin: { readonly token: string; readonly created: boolean },
+  fromEnv: boolean,
+  file: string,
+): string[] {
+  if (fromEnv) return ['  admin token: from TOOLGATE_ADMIN_TOKEN (not printed)'];
+  if (!admin.created) return [`  admin token: in ${file} (not printed)`];
+  return [
+    `  admin token: ${admin.token}`,
+    `               (created now and kept in ${file}; printed this once only)`,
+  ];
+}

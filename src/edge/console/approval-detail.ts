@@ -1,0 +1,187 @@
+/**
+ * @module An approval's detail, rendered from the resolved call the gate stored (literal
+ * arguments after policy resolution, destination hosts, the conditions that asked for approval,
+ * who asked, the time left) — never from the model's description of it; and the forms and
+ * actions that approve (with TOTP where the action class needs a step-up) or reject (with a
+ * reason). Four-eyes changes get the same.
+ */
+import { canonicalJson, problem, ToolgateError, visibleEscapes } from '../../core/index.js';
+import type { ConsoleAction, ConsoleContext } from './console-page.js';
+import { type Html, html } from './html.js';
+import { timeLeft } from './layout.js';
+
+/**
+ * Arguments as a reader sees them: indented JSON text, escaped like everything else, with bidi
+ * and zero-width characters shown as visible escapes, never raw.
+ */
+function pretty(value: unknown): string {
+  return visibleEscapes(JSON.stringify(value, null, 2) ?? 'null');
+}
+
+/** Values of the call first seen in untrusted content: where each first appeared. */
+function untrustedDestinations(
+  list:
+    | readonly {
+        kind: string;
+        argument: string;
+        tool_id: string;
+        call_id: string;
+        first_seen_at: string;
+      }[]
+    | undefined,
+): Html | string {
+  if (list === undefined || list.length === 0) return '';
+  return html`<dt>Untrusted destinations</dt><dd id="untrusted-destinations">${list.map((d) => html`<div class="warn">this <strong>${d.kind}</strong> (<code>${d.argument || '/'}</code>) first appeared in the result of <code>${d.tool_id}</code> (call <code>${d.call_id}</code>) at ${d.first_seen_at}</div>`)}</dd>`;
+}
+
+function conditionText(c: unknown): string {
+  if (c !== null && typeof c === 'object') {
+    const v = c as { argument?: unknown; op?: unknown; value?: unknown };
+    if (typeof v.argument === 'string' && typeof v.op === 'string')
+      return `${v.argument} ${v.op} ${JSON.stringify(v.value)}`;
+  }
+  return canonicalJson(c);
+}
+
+export async function renderApproval(ctx: ConsoleContext, id: string, now: Date): Promise<Html> {
+  const a = await ctx.admin.approvals.get(id);
+  const r = a.rendered;
+  // The registry's description of the tool: text its author wrote, shown as text like the rest.
+  const description = await ctx.admin.catalog
+    .get(a.tool_id, a.tool_version)
+    .then((t) => t.description)
+    .catch(() => null);
+  const decidable = a.status === 'pending';
+  const mayDecide = ctx.operator.roles.includes('approver');
+  const hidden = html`<input type="hidden" name="_csrf" value="${ctx.csrfToken}">`;
+  const forms =
+    a.status === 'withdrawn'
+      ? html`<p class="muted">Withdrawn: <strong>${a.reason ?? 'its run ended'}</strong>${a.decided_at ? html` at ${a.decided_at}` : ''}. No retry can use it, so it cannot be decided.</p>`
+      : !decidable
+        ? html`<p class="muted">Decided: <strong>${a.status}</strong>${a.decided_by ? html` by <code>${a.decided_by}</code>` : ''}${a.decided_at ? html` at ${a.decided_at}` : ''}${a.reason ? html` — ${a.reason}` : ''}</p>`
+        : !mayDecide
+          ? html`<p class="muted">Only an approver can decide this call.</p>`
+          : html`<div class="actions">
+<form method="post" action="/console/approvals/${encodeURIComponent(a.id)}/approve" id="approve-form">
+${hidden}
+${a.second_factor ? html`<label for="totp">Your TOTP code (this action class needs a step-up)</label><input type="text" id="totp" name="totp" inputmode="numeric" autocomplete="one-time-code" required pattern="[0-9]{6}">` : ''}
+<button type="submit" id="approve">Approve this exact call</button>
+</form>
+<form method="post" action="/console/approvals/${encodeURIComponent(a.id)}/reject" id="reject-form">
+${hidden}
+<label for="reason">Reason (required)</label>
+<textarea id="reason" name="reason" required rows="2" maxlength="1000"></textarea>
+<button type="submit" class="reject" id="reject">Reject</button>
+</form>
+</div>`;
+  return html`<dl id="approval">
+<dt>Tool</dt><dd><code id="tool">${r.tool}</code> version <code>${r.version}</code></dd>
+<dt>Action class</dt><dd class="class-${r.action_class}">${r.action_class}</dd>
+<dt>Registered description</dt><dd id="description">${description ?? html`<span class="muted">unknown</span>`}</dd>
+<dt>Status</dt><dd>${a.status}</dd>
+<dt>Agent</dt><dd><code>${a.agent_id}</code></dd>
+<dt>User</dt><dd><code>${a.user_id ?? '—'}</code></dd>
+<dt>Session</dt><dd><code>${a.session_id}</code></dd>
+<dt>Asked at</dt><dd>${a.created_at}</dd>
+<dt>Time left</dt><dd>${decidable ? timeLeft(a.expires_at, now) : '—'}</dd>
+<dt>Destination hosts</dt><dd id="hosts">${r.destination_hosts.length === 0 ? html`<span class="muted">none</span>` : r.destination_hosts.map((h) => html`<div><code>${visibleEscapes(h)}</code></div>`)}</dd>
+<dt>Why approval</dt><dd id="conditions">${r.conditions.length === 0 ? html`the tool's action class (${r.action_class}) always asks` : r.conditions.map((c) => html`<div><code>${visibleEscapes(conditionText(c))}</code></div>`)}</dd>
+${untrustedDestinations(r.untrusted_destinations)}
+<dt>Step-up</dt><dd>${a.second_factor ? 'TOTP required' : 'none'}${a.out_of_band ? ' · out-of-band only' : ''}</dd>
+</dl>
+<h2>Arguments, as resolved by the gate</h2>
+<pre id="arguments">${pretty(r.arguments)}</pre>
+${forms}`;
+}
+
+export async function renderChange(ctx: ConsoleContext, id: string): Promise<Html> {
+  const c = await ctx.admin.changes.get(id);
+  const hidden = html`<input type="hidden" name="_csrf" value="${ctx.csrfToken}">`;
+  const mayDecide = ctx.operator.roles.includes('approver');
+  const forms =
+    c.status !== 'pending'
+      ? html`<p class="muted">Decided: <strong>${c.status}</strong>${c.decided_at ? html` at ${c.decided_at}` : ''}</p>`
+      : !mayDecide
+        ? html`<p class="muted">Only an approver can decide this change.</p>`
+        : html`<div class="actions">
+<form method="post" action="/console/changes/${encodeURIComponent(c.id)}/approve" id="approve-form">
+${hidden}
+<label for="totp">Your TOTP code</label><input type="text" id="totp" name="totp" inputmode="numeric" autocomplete="one-time-code" required pattern="[0-9]{6}">
+<button type="submit" id="approve">Approve</button>
+</form>
+<form method="post" action="/console/changes/${encodeURIComponent(c.id)}/reject" id="reject-form">
+${hidden}
+<label for="reason">Reason (required)</label>
+<textarea id="reason" name="reason" required rows="2" maxlength="1000"></textarea>
+<button type="submit" class="reject" id="reject">Reject</button>
+</form>
+</div>`;
+  return html`<dl id="change">
+<dt>Kind</dt><dd>${c.kind}</dd>
+<dt>Subject</dt><dd><code>${c.subject}</code></dd>
+<dt>Why</dt><dd>${c.reason}</dd>
+<dt>Requested by</dt><dd><code>${c.requested_by}</code></dd>
+<dt>Asked at</dt><dd>${c.created_at}</dd>
+<dt>Approvals</dt><dd>${c.approvers.length} of ${c.required}${c.approvers.map((a) => html` <code>${a}</code>`)}</dd>
+<dt>Status</dt><dd>${c.status}</dd>
+</dl>
+${forms}`;
+}
+
+function reasonOf(form: Readonly<Record<string, string>>): string {
+  const reason = (form.reason ?? '').trim();
+  if (reason.length === 0 || reason.length > 1000)
+    throw new ToolgateError('INPUT_INVALID', 'a rejection needs a reason (up to 1000 characters)', {
+      problems: [problem('/reason', 'is required', 'console.reason')],
+    });
+  return reason;
+}
+
+function totpOf(form: Readonly<Record<string, string>>): string | undefined {
+  const code = (form.totp ?? '').trim();
+  return code.length > 0 ? code : undefined;
+}
+
+/**
+ * Decisions recorded as the console session's operator (`operator:<id>` via `console`), never a
+ * name the form states: the form has no field for one.
+ */
+export function decisionActions(): readonly ConsoleAction[] {
+  /** One approver-only decision on `/<kind>/:id/<verb>`, back to the item's page with a flash. */
+  const decision = (
+    kind: 'approvals' | 'changes',
+    verb: 'approve' | 'reject',
+    flash: string,
+    decide: (
+      ctx: ConsoleContext,
+      id: string,
+      form: Readonly<Record<string, string>>,
+    ) => Promise<unknown>,
+  ): ConsoleAction => ({
+    path: `/${kind}/:id/${verb}`,
+    roles: ['approver'],
+    async handle(ctx, params, form) {
+      const id = params.id ?? '';
+      await decide(ctx, id, form);
+      return { redirect: `/${kind}/${encodeURIComponent(id)}`, flash };
+    },
+  });
+  return [
+    decision('approvals', 'approve', 'Approved. The agent’s retry runs once.', (ctx, id, form) => {
+      const totp = totpOf(form);
+      return ctx.admin.approvals.approve(id, ctx.operator, {
+        ...(totp ? { totp } : {}),
+        via: 'console',
+      });
+    }),
+    decision('approvals', 'reject', 'Rejected.', (ctx, id, form) =>
+      ctx.admin.approvals.reject(id, ctx.operator, reasonOf(form), 'console'),
+    ),
+    decision('changes', 'approve', 'Your approval is recorded.', (ctx, id, form) =>
+      ctx.admin.changes.approve(id, ctx.operator, totpOf(form), 'console'),
+    ),
+    decision('changes', 'reject', 'Rejected.', (ctx, id, form) =>
+      ctx.admin.changes.reject(id, ctx.operator, reasonOf(form), 'console'),
+    ),
+  ];
+}

@@ -1,0 +1,115 @@
+/**
+ * @module Signing in to the console: local accounts (operator id, password, TOTP) through the
+ * `loginLocal` port, single sign-on through the `oidc` port, and the session that either starts
+ * (a fresh id at every login: whatever id the browser held before is revoked, never promoted).
+ * Every failure shows one generic message.
+ */
+import type { FastifyReply, FastifyRequest } from 'fastify';
+import type { AdminApi } from '../../api/index.js';
+import type { Operator } from '../../domain/operators/index.js';
+import { type Html, html } from './html.js';
+import { document } from './layout.js';
+import { clearCookie, cookiesOf, LOGIN_COOKIE, SESSION_COOKIE, setCookie } from './security.js';
+
+/** Local accounts: resolves to the operator, or rejects (wrong id, password or code alike). */
+export type LocalLogin = (id: string, password: string, totp: string) => Promise<Operator>;
+
+/** Single sign-on: the relying party's two halves around the provider's redirect. */
+export interface OidcLogin {
+  begin(): Promise<{ url: string; pending: unknown }>;
+  complete(pending: unknown, query: Record<string, string>): Promise<Operator>;
+}
+
+export interface SessionPolicy {
+  readonly idleMs?: number;
+  readonly lifetimeMs?: number;
+}
+
+export const LOGIN_FAILED = 'Sign-in failed. Check your operator id, password and code.';
+const PENDING_LOGIN_MS = 10 * 60 * 1000;
+
+/**
+ * Starts a console session for an operator who has just authenticated, and sets its cookie:
+ * the one function every login path ends in. The browser's previous session, if any, ends.
+ */
+export async function startConsoleSession(
+  admin: AdminApi,
+  req: FastifyRequest,
+  reply: FastifyReply,
+  operator: Operator,
+  policy: SessionPolicy,
+): Promise<void> {
+  const old = cookiesOf(req).get(SESSION_COOKIE);
+  if (old) await admin.consoleSessions.revoke(old);
+  const grant = await admin.consoleSessions.create(operator, {
+    ...(policy.idleMs !== undefined ? { idleMs: policy.idleMs } : {}),
+    ...(policy.lifetimeMs !== undefined ? { lifetimeMs: policy.lifetimeMs } : {}),
+  });
+  setCookie(reply, SESSION_COOKIE, grant.secret, (Date.parse(grant.expiresAt) - Date.now()) / 1000);
+}
+
+export function loginPage(options: { local: boolean; oidc: boolean; error?: string }): Html {
+  return document(
+    'Sign in',
+    html`<div class="login">
+<h1>toolgate console</h1>
+${options.error ? html`<div class="error" role="alert" id="login-error">${options.error}</div>` : ''}
+${
+  options.local
+    ? html`<form method="post" action="/console/login" id="login-form">
+<label for="operator">Operator id</label><input type="text" id="operator" name="operator" autocomplete="username" required maxlength="200">
+<label for="password">Password</label><input type="password" id="password" name="password" autocomplete="current-password" required maxlength="1000">
+<label for="totp">TOTP code</label><input type="text" id="totp" name="totp" inputmode="numeric" autocomplete="one-time-code" required maxlength="12">
+<button type="submit">Sign in</button>
+</form>`
+    : html`<p class="muted">Local accounts are not configured on this gateway.</p>`
+}
+${options.oidc ? html`<p><a href="/console/login/oidc" id="sso">Sign in with single sign-on</a></p>` : ''}
+</div>`,
+  );
+}
+
+/** Redirect to the provider, the pending login kept server-side under a handle in a cookie. */
+export async function beginOidc(
+  admin: AdminApi,
+  oidc: OidcLogin,
+  reply: FastifyReply,
+): Promise<string> {
+  const { url, pending } = await oidc.begin();
+  const handle = await admin.consoleSessions.beginLogin(pending, PENDING_LOGIN_MS);
+  // Lax, not Strict: the provider's redirect back is a cross-site navigation, and the handle
+  // must come with it. It is single use and only names a pending login, never a session.
+  setCookie(reply, LOGIN_COOKIE, handle, PENDING_LOGIN_MS / 1000, 'Lax');
+  return url;
+}
+
+/** The callback: the pending login of this browser, taken once, completed by the provider port. */
+export async function completeOidc(
+  admin: AdminApi,
+  oidc: OidcLogin,
+  req: FastifyRequest,
+  reply: FastifyReply,
+  query: Record<string, string>,
+): Promise<Operator | null> {
+  const handle = cookiesOf(req).get(LOGIN_COOKIE);
+  clearCookie(reply, LOGIN_COOKIE);
+  if (!handle) return null;
+  const taken = await admin.consoleSessions.takeLogin(handle);
+  if (!taken) return null;
+  try {
+    return await oidc.complete(taken.pending, query);
+  } catch {
+    return null;
+  }
+}
+
+/**
+ * After the provider's cross-site redirect, a Strict cookie is not sent on the rest of that
+ * navigation; this page moves on from our own origin, where it is.
+ */
+export function continuePage(): Html {
+  return html`<!doctype html>
+<html lang="en"><head><meta charset="utf-8"><meta http-equiv="refresh" content="0;url=/console/inbox"><title>Signed in</title></head>
+<body><p><a href="/console/inbox">Continue to the console</a></p></body></html>
+`;
+}

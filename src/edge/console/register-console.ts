@@ -1,0 +1,381 @@
+/**
+ * @module The console under `/console`, on the same Fastify app as REST and MCP
+ * (docs/architecture.md §6). The bearer-token hook skips its routes (`auth: 'public'`); this
+ * shell guards them instead, deny by default: a page without a live session redirects to the
+ * login, a POST without one is refused (401) and runs nothing; every POST must also come from
+ * this origin and carry the session's CSRF token. Every response carries the strict headers.
+ */
+import type { FastifyInstance, FastifyReply, FastifyRequest } from 'fastify';
+import type { AdminApi } from '../../api/index.js';
+import { type Clock, isToolgateError, systemClock, ToolgateError } from '../../core/index.js';
+import type { Operator, OperatorRole } from '../../domain/operators/index.js';
+import { decisionActions, renderApproval, renderChange } from './approval-detail.js';
+import { CONSOLE_ICON, CONSOLE_SCRIPT, CONSOLE_STYLE } from './assets.js';
+import type { ConsoleAction, ConsoleContext, ConsolePage } from './console-page.js';
+import { type Html, html, toHtmlString } from './html.js';
+import {
+  approvalSource,
+  changeSource,
+  type InboxSource,
+  inboxPage,
+  inboxTable,
+  pendingCount,
+  reviewSource,
+} from './inbox.js';
+import { type NavEntry, page } from './layout.js';
+import {
+  beginOidc,
+  completeOidc,
+  continuePage,
+  LOGIN_FAILED,
+  type LocalLogin,
+  loginPage,
+  type OidcLogin,
+  type SessionPolicy,
+  startConsoleSession,
+} from './login.js';
+import {
+  checkCsrf,
+  checkSameOrigin,
+  clearCookie,
+  cookiesOf,
+  csrfTokenOf,
+  FLASH_COOKIE,
+  SESSION_COOKIE,
+  setCookie,
+  setSecurityHeaders,
+} from './security.js';
+
+export interface ConsoleOptions extends SessionPolicy {
+  /** Local accounts; without it the login page offers none. */
+  readonly loginLocal?: LocalLogin;
+  /** Single sign-on; without it `/console/login/oidc` is not found. */
+  readonly oidc?: OidcLogin;
+  /** Pages and form actions beside the inbox (the console's page registry). */
+  readonly pages?: readonly ConsolePage[];
+  readonly actions?: readonly ConsoleAction[];
+  /** More pending work for the inbox (e.g. a security-review queue), beside approvals and changes. */
+  readonly inboxSources?: readonly InboxSource[];
+  /** Inbox page size; default 50. */
+  readonly inboxPageSize?: number;
+  readonly clock?: Clock;
+}
+
+const INBOX_ROLES: readonly OperatorRole[] = ['admin', 'approver', 'auditor'];
+const FORM_LIMIT = 64 * 1024;
+
+interface Session {
+  readonly operator: Operator;
+  readonly secret: string;
+}
+
+type Form = Readonly<Record<string, string>>;
+
+function formOf(body: unknown): Form {
+  return body !== null && typeof body === 'object' ? (body as Form) : {};
+}
+
+function stringRecord(value: unknown): Record<string, string> {
+  const out: Record<string, string> = {};
+  if (value === null || typeof value !== 'object') return out;
+  for (const [k, v] of Object.entries(value)) if (typeof v === 'string') out[k] = v;
+  return out;
+}
+
+function mayOpen(op: Operator, roles: readonly OperatorRole[]): boolean {
+  return roles.some((r) => op.roles.includes(r));
+}
+
+function sendHtml(reply: FastifyReply, status: number, body: Html): FastifyReply {
+  return reply.status(status).type('text/html; charset=utf-8').send(toHtmlString(body));
+}
+
+function takeFlash(req: FastifyRequest, reply: FastifyReply): string | undefined {
+  const raw = cookiesOf(req).get(FLASH_COOKIE);
+  if (raw === undefined) return undefined;
+  clearCookie(reply, FLASH_COOKIE);
+  try {
+    return Buffer.from(raw, 'base64url').toString('utf8').slice(0, 300);
+  } catch {
+    return undefined;
+  }
+}
+
+function setFlash(reply: FastifyReply, text: string): void {
+  setCookie(reply, FLASH_COOKIE, Buffer.from(text.slice(0, 300)).toString('base64url'), 60);
+}
+
+export async function registerConsole(
+  app: FastifyInstance,
+  admin: AdminApi,
+  options: ConsoleOptions = {},
+): Promise<void> {
+  const clock = options.clock ?? systemClock;
+  const sources: readonly InboxSource[] = [
+    approvalSource(admin),
+    changeSource(admin),
+    reviewSource(admin),
+    ...(options.inboxSources ?? []),
+  ];
+  const pages = options.pages ?? [];
+  const actions = [...decisionActions(), ...(options.actions ?? [])];
+  const nav: NavEntry[] = pages
+    .filter((p) => p.nav !== undefined)
+    .map((p) => ({ path: p.path, label: p.nav ?? p.title, roles: p.roles }));
+  const policy: SessionPolicy = {
+    ...(options.idleMs !== undefined ? { idleMs: options.idleMs } : {}),
+    ...(options.lifetimeMs !== undefined ? { lifetimeMs: options.lifetimeMs } : {}),
+  };
+  const pageSize = options.inboxPageSize ?? 50;
+  const open = { config: { auth: 'public' as const } };
+  // The console's own scope: its hooks, parser and error handler apply to its routes only.
+  let routes: FastifyInstance = app;
+
+  async function sessionOf(req: FastifyRequest): Promise<Session | null> {
+    const secret = cookiesOf(req).get(SESSION_COOKIE);
+    if (!secret) return null;
+    const view = await admin.consoleSessions.lookup(secret);
+    return view ? { operator: view.operator, secret } : null;
+  }
+
+  async function contextOf(session: Session): Promise<ConsoleContext> {
+    return {
+      operator: session.operator,
+      admin,
+      csrfToken: csrfTokenOf(session.secret),
+      pendingCount: await pendingCount(sources),
+    };
+  }
+
+  function framed(
+    req: FastifyRequest,
+    reply: FastifyReply,
+    ctx: ConsoleContext,
+    here: string,
+    title: string,
+    content: Html,
+    status = 200,
+  ): FastifyReply {
+    const frame = {
+      operator: ctx.operator,
+      csrfToken: ctx.csrfToken,
+      pendingCount: ctx.pendingCount,
+      nav,
+      here,
+      flash: takeFlash(req, reply),
+    };
+    return sendHtml(reply, status, page(frame, title, content));
+  }
+
+  /** A page: a live session and one of the roles, else the login page or 403. */
+  function guardedPage(
+    path: string,
+    roles: readonly OperatorRole[],
+    here: string,
+    render: (ctx: ConsoleContext, req: FastifyRequest) => Promise<{ title: string; content: Html }>,
+  ): void {
+    routes.get(`/console${path}`, open, async (req, reply) => {
+      const session = await sessionOf(req);
+      if (!session) return reply.redirect('/console/login', 303);
+      if (!mayOpen(session.operator, roles) && here === '/inbox') {
+        // Not everyone decides approvals (an owner manages tools): their start is their first page.
+        const start = nav.find((n) => mayOpen(session.operator, n.roles));
+        if (start) return reply.redirect(`/console${start.path}`, 303);
+      }
+      const ctx = await contextOf(session);
+      if (!mayOpen(session.operator, roles))
+        return framed(
+          req,
+          reply,
+          ctx,
+          here,
+          'Not allowed',
+          html`<p class="error">Your roles do not include this page.</p>`,
+          403,
+        );
+      try {
+        const { title, content } = await render(ctx, req);
+        return framed(req, reply, ctx, here, title, content);
+      } catch (err) {
+        if (!isToolgateError(err)) throw err;
+        return framed(
+          req,
+          reply,
+          ctx,
+          here,
+          'Not available',
+          html`<p class="error">${err.message}</p>`,
+          err.httpStatus,
+        );
+      }
+    });
+  }
+
+  /**
+   * A state change: session (401), same origin and CSRF token (403), role (403), in that order,
+   * all before the action runs. A refused decision of the action itself returns to its page.
+   */
+  function guardedAction(action: ConsoleAction): void {
+    routes.post(`/console${action.path}`, open, async (req, reply) => {
+      const session = await sessionOf(req);
+      if (!session) throw new ToolgateError('UNAUTHENTICATED', 'sign in to the console first', {});
+      checkSameOrigin(req);
+      const form = formOf(req.body);
+      checkCsrf(session.secret, form);
+      if (!mayOpen(session.operator, action.roles))
+        throw new ToolgateError('FORBIDDEN', 'your roles do not allow this action', {});
+      const ctx = await contextOf(session);
+      const params = stringRecord(req.params);
+      const path = (req.url.split('?')[0] ?? '').replace(/\/[^/]*$/, '');
+      try {
+        const { redirect, flash } = await action.handle(ctx, params, form);
+        if (flash) setFlash(reply, flash);
+        return reply.redirect(
+          `/console${redirect.startsWith('/') ? redirect : `/${redirect}`}`,
+          303,
+        );
+      } catch (err) {
+        if (!isToolgateError(err) || err.httpStatus >= 500) throw err;
+        setFlash(reply, `Refused: ${err.message}`);
+        return reply.redirect(path.startsWith('/console') ? path : '/console', 303);
+      }
+    });
+  }
+
+  await app.register(async (scope) => {
+    scope.addContentTypeParser(
+      'application/x-www-form-urlencoded',
+      { parseAs: 'string', bodyLimit: FORM_LIMIT },
+      (_req, body, done) => {
+        const out: Record<string, string> = {};
+        for (const [k, v] of new URLSearchParams(String(body))) if (!(k in out)) out[k] = v;
+        done(null, out);
+      },
+    );
+    scope.addHook('onSend', async (_req, reply, payload) => {
+      setSecurityHeaders(reply);
+      if (!reply.hasHeader('cache-control')) reply.header('cache-control', 'no-store');
+      return payload;
+    });
+    scope.setErrorHandler((err, _req, reply) => {
+      if (isToolgateError(err)) return reply.status(err.httpStatus).send(err.toBody());
+      const status = (err as { statusCode?: number }).statusCode ?? 500;
+      if (status < 500)
+        return reply
+          .status(status)
+          .send({ code: 'INPUT_MALFORMED', message: 'the form could not be read', details: {} });
+      reply.log.error({ err }, 'console error');
+      return reply.status(500).send({ code: 'INTERNAL', message: 'internal error', details: {} });
+    });
+
+    routes = scope;
+    {
+      scope.get('/console/assets/:file', open, async (req, reply) => {
+        const file = (req.params as { file?: string }).file;
+        const asset = [CONSOLE_SCRIPT, CONSOLE_STYLE, CONSOLE_ICON].find((a) => a.file === file);
+        if (!asset) return reply.status(404).type('text/plain').send('not found');
+        return reply
+          .header('cache-control', 'public, max-age=31536000, immutable')
+          .type(
+            asset === CONSOLE_SCRIPT
+              ? 'text/javascript; charset=utf-8'
+              : asset === CONSOLE_STYLE
+                ? 'text/css; charset=utf-8'
+                : 'image/svg+xml',
+          )
+          .send(asset.text);
+      });
+
+      scope.get('/console/login', open, async (req, reply) => {
+        if (await sessionOf(req)) return reply.redirect('/console/inbox', 303);
+        return sendHtml(
+          reply,
+          200,
+          loginPage({ local: !!options.loginLocal, oidc: !!options.oidc }),
+        );
+      });
+      scope.post('/console/login', open, async (req, reply) => {
+        // Login has no session yet, so no CSRF token: the origin check keeps another site from
+        // signing this browser in to an account of its choosing.
+        checkSameOrigin(req);
+        const form = formOf(req.body);
+        const failed = () =>
+          sendHtml(
+            reply,
+            401,
+            loginPage({ local: !!options.loginLocal, oidc: !!options.oidc, error: LOGIN_FAILED }),
+          );
+        if (!options.loginLocal) return failed();
+        let operator: Operator;
+        try {
+          operator = await options.loginLocal(
+            form.operator ?? '',
+            form.password ?? '',
+            form.totp ?? '',
+          );
+        } catch {
+          return failed();
+        }
+        await startConsoleSession(admin, req, reply, operator, policy);
+        return reply.redirect('/console/inbox', 303);
+      });
+      scope.get('/console/login/oidc', open, async (_req, reply) => {
+        if (!options.oidc) return reply.status(404).type('text/plain').send('not found');
+        return reply.redirect(await beginOidc(admin, options.oidc, reply), 303);
+      });
+      scope.get('/console/login/oidc/callback', open, async (req, reply) => {
+        if (!options.oidc) return reply.status(404).type('text/plain').send('not found');
+        const operator = await completeOidc(
+          admin,
+          options.oidc,
+          req,
+          reply,
+          stringRecord(req.query),
+        );
+        if (!operator)
+          return sendHtml(
+            reply,
+            401,
+            loginPage({ local: !!options.loginLocal, oidc: true, error: LOGIN_FAILED }),
+          );
+        await startConsoleSession(admin, req, reply, operator, policy);
+        return sendHtml(reply, 200, continuePage());
+      });
+      scope.post('/console/logout', open, async (req, reply) => {
+        const session = await sessionOf(req);
+        if (!session) throw new ToolgateError('UNAUTHENTICATED', 'no console session', {});
+        checkSameOrigin(req);
+        checkCsrf(session.secret, formOf(req.body));
+        await admin.consoleSessions.revoke(session.secret);
+        clearCookie(reply, SESSION_COOKIE);
+        return reply.redirect('/console/login', 303);
+      });
+
+      const inbox = async (ctx: ConsoleContext, req: FastifyRequest) => {
+        const cursor = stringRecord(req.query).cursor;
+        const result = await inboxPage(sources, cursor, pageSize);
+        return {
+          title: `Inbox (${ctx.pendingCount} pending)`,
+          content: inboxTable(result, clock()),
+        };
+      };
+      guardedPage('', INBOX_ROLES, '/inbox', inbox);
+      guardedPage('/inbox', INBOX_ROLES, '/inbox', inbox);
+      guardedPage('/approvals/:id', INBOX_ROLES, '/inbox', async (ctx, req) => {
+        const id = stringRecord(req.params).id ?? '';
+        return { title: `Approval ${id}`, content: await renderApproval(ctx, id, clock()) };
+      });
+      guardedPage('/changes/:id', INBOX_ROLES, '/inbox', async (ctx, req) => {
+        const id = stringRecord(req.params).id ?? '';
+        return { title: `Change ${id}`, content: await renderChange(ctx, id) };
+      });
+      for (const p of pages) {
+        guardedPage(p.path, p.roles, p.path, async (ctx, req) => ({
+          title: p.title,
+          content: await p.render(ctx, stringRecord(req.params), stringRecord(req.query)),
+        }));
+      }
+      for (const a of actions) guardedAction(a);
+    }
+  });
+}

@@ -1,0 +1,322 @@
+/**
+ * @module One MCP server per agent session (C15, docs/architecture.md §6): tools/list is exactly the gate
+ * session's permitted set, tools/call goes through the gate. A denial or a pending approval is a
+ * tool result with `isError` and the code, rule and message — never a protocol crash, never a
+ * silent drop. Nothing here decides anything: the gate does.
+ */
+import { Server } from '@modelcontextprotocol/sdk/server/index.js';
+import {
+  CallToolRequestSchema,
+  type CallToolResult,
+  ElicitResultSchema,
+  GetPromptRequestSchema,
+  type GetPromptResult,
+  ListPromptsRequestSchema,
+  ListResourcesRequestSchema,
+  ListResourceTemplatesRequestSchema,
+  ListToolsRequestSchema,
+  McpError,
+  ReadResourceRequestSchema,
+  type ReadResourceResult,
+  type Tool,
+} from '@modelcontextprotocol/sdk/types.js';
+import type { AgentApi } from '../../api/index.js';
+import { ERROR_CODES, type ErrorCode, isToolgateError } from '../../core/index.js';
+import { TRUST_META_KEY } from '../../domain/text-trust/index.js';
+import type { GateDecision } from '../../gate/index.js';
+import { getPrompt, listEntries, readResource } from './entry-requests.js';
+import { progressRelay } from './progress-relay.js';
+import { SESSION_SCHEMA_VALIDATOR } from './shared-schema-validator.js';
+import { DEPRECATION_META_KEY, versionOption } from './version-meta.js';
+
+/**
+ * Who the MCP session is: the authenticated principal (agent, credential, token user) and its
+ * gate session. Every request on the MCP session must come from this same principal.
+ */
+export interface McpBinding {
+  readonly agentId: string;
+  readonly sessionId: string;
+  readonly credential?: string;
+  readonly tokenUserId?: string;
+}
+
+/** The binding of an authenticated identity to a freshly opened gate session. */
+export function bindingOf(
+  identity: { agentId: string; credential: string; user?: { id: string } },
+  sessionId: string,
+): McpBinding {
+  return {
+    agentId: identity.agentId,
+    sessionId,
+    credential: identity.credential,
+    ...(identity.user ? { tokenUserId: identity.user.id } : {}),
+  };
+}
+
+/** Same agent, credential and token user: exact comparison of every part. */
+export function sameBinding(a: McpBinding, b: Omit<McpBinding, 'sessionId'>): boolean {
+  return (
+    a.agentId === b.agentId && a.credential === b.credential && a.tokenUserId === b.tokenUserId
+  );
+}
+
+export interface GatewayServerOptions {
+  readonly version: string;
+  /** Called when a call was refused for a reason the agent cannot fix by retrying (logging). */
+  readonly onError?: (err: unknown) => void;
+  /**
+   * Called once a cancelled call has ended. The SDK sends no response for it; over Streamable
+   * HTTP the request's stream would stay open until the session ends, so the front closes it.
+   */
+  readonly onCancelled?: (requestId: string | number) => void;
+  /**
+   * Runs a wait for the person at the client (a pending approval's prompt) as a standing wait:
+   * without the request's slot, counted and bounded for the principal; `wait` must end when its
+   * signal aborts. `{ ok: false }` when the wait was refused, or the slot could not be had again
+   * after it (the call is then answered as still pending). Absent: the wait runs as is.
+   */
+  readonly standBy?: <T>(
+    requestId: string | number,
+    wait: (signal: AbortSignal) => Promise<T>,
+  ) => Promise<{ readonly ok: true; readonly value: T } | { readonly ok: false }>;
+}
+
+const META = 'toolgate/decision';
+/** A pending approval's code on this wire; from the one catalogue (docs/architecture.md §7). */
+const PENDING_CODE = 'APPROVAL_REQUIRED' satisfies ErrorCode;
+/** How long a pending-approval prompt waits for the person at the client. */
+const ELICIT_TIMEOUT_MS = 120_000;
+
+/** The gate's decision as an MCP tool result. */
+export function toolResult(decision: GateDecision): CallToolResult {
+  switch (decision.kind) {
+    case 'allow': {
+      const meta = {
+        [META]: {
+          kind: 'allow',
+          call_id: decision.callId,
+          tool: decision.toolId,
+          version: decision.version,
+          warnings: decision.warnings,
+        },
+        // Where the text came from and what the gateway's scan found in it (README "Results").
+        ...(decision.trust ? { [TRUST_META_KEY]: decision.trust } : {}),
+        // A deprecated version's notice: when it retires and what to move to (C2).
+        ...(decision.deprecation ? { [DEPRECATION_META_KEY]: decision.deprecation } : {}),
+      };
+      if (decision.mcpResult) {
+        // An upstream provider's result, checked by the gate, passed on as the upstream gave it.
+        const r = decision.mcpResult;
+        return {
+          content: r.content as CallToolResult['content'],
+          ...(r.structuredContent !== undefined ? { structuredContent: r.structuredContent } : {}),
+          ...(r.isError === true ? { isError: true } : {}),
+          _meta: meta,
+        };
+      }
+      const output = decision.output;
+      const structured =
+        typeof output === 'object' && output !== null && !Array.isArray(output)
+          ? { structuredContent: output as Record<string, unknown> }
+          : {};
+      return {
+        content: [{ type: 'text', text: JSON.stringify(output ?? null) }],
+        ...structured,
+        _meta: meta,
+      };
+    }
+    case 'pending_approval':
+      return {
+        isError: true,
+        content: [
+          {
+            type: 'text',
+            text:
+              `${PENDING_CODE}: ${decision.message}. Approval id: ${decision.approvalId}. ` +
+              `The call waiting for approval: ${JSON.stringify(decision.rendered)}`,
+          },
+        ],
+        _meta: {
+          [META]: {
+            kind: 'pending_approval',
+            code: PENDING_CODE,
+            call_id: decision.callId,
+            approval_id: decision.approvalId,
+            rendered: decision.rendered,
+            message: decision.message,
+          },
+        },
+      };
+    case 'deny':
+      return {
+        isError: true,
+        content: [
+          {
+            type: 'text',
+            text: `${decision.code} (rule ${decision.rule}): ${decision.message}`,
+          },
+        ],
+        _meta: {
+          [META]: {
+            kind: 'deny',
+            code: decision.code,
+            rule: decision.rule,
+            message: decision.message,
+            call_id: decision.callId,
+            ...(decision.details !== undefined ? { details: decision.details } : {}),
+          },
+        },
+      };
+  }
+}
+
+/** A refusal that happened before the gate could decide (session gone, store down). */
+export function failure(code: ErrorCode, message: string): CallToolResult {
+  return {
+    isError: true,
+    content: [{ type: 'text', text: `${code}: ${message}` }],
+    _meta: { [META]: { kind: 'deny', code, rule: `mcp.${code.toLowerCase()}`, message } },
+  };
+}
+
+/**
+ * Builds the SDK server for one binding. `tools/list` reads the session's set each time, so a
+ * refreshed set (after list_changed) is what the client sees next.
+ */
+export function createGatewayServer(
+  agent: AgentApi,
+  binding: McpBinding,
+  options: GatewayServerOptions,
+): Server {
+  const server = new Server(
+    { name: 'toolgate', version: options.version },
+    {
+      // Resources and prompts are always advertised (lists empty when nothing is granted): a grant
+      // or classification later shows up after list_changed, as a tool's does.
+      capabilities: {
+        tools: { listChanged: true },
+        resources: { listChanged: true },
+        prompts: { listChanged: true },
+      },
+      jsonSchemaValidator: SESSION_SCHEMA_VALIDATOR,
+      instructions:
+        'toolgate governs these tools. A result with isError and a code (for example ' +
+        'APPROVAL_REQUIRED or POLICY_DENIED) is a decision, not a fault: report it to the user. ' +
+        'After an approval, retry the same call with exactly the same arguments.',
+    },
+  );
+  server.setRequestHandler(ListToolsRequestSchema, async () => {
+    const tools = (await agent.sessions.exportTools(binding.sessionId, binding, 'mcp')) as Tool[];
+    return { tools };
+  });
+  registerEntryHandlers(server, agent, binding, options);
+  server.setRequestHandler(CallToolRequestSchema, async (request, extra) => {
+    const { name, arguments: args } = request.params;
+    const ctx = binding;
+    // The agent's progress token asks for the upstream's progress; its notifications/cancelled
+    // aborts extra.signal, which withdraws the call (and cancels it upstream).
+    const token = request.params._meta?.progressToken;
+    const relay = token !== undefined ? progressRelay(token, extra.sendNotification) : null;
+    const callOptions = {
+      signal: extra.signal,
+      ...(relay ? { onProgress: relay.onProgress } : {}),
+      ...versionOption(request.params._meta),
+    };
+    try {
+      let decision = await agent.invoke(ctx, name, args ?? {}, callOptions);
+      if (decision.kind === 'pending_approval' && server.getClientCapabilities()?.elicitation) {
+        // Show the person at the client what waits, and let them retry once it is approved. The
+        // retry is the same call with the same arguments: the gate decides again, nothing else.
+        const pending = decision;
+        const ask = (signal?: AbortSignal) =>
+          extra
+            .sendRequest(
+              {
+                method: 'elicitation/create',
+                params: {
+                  mode: 'form',
+                  message:
+                    `toolgate: this call needs approval (approval id ${pending.approvalId}): ` +
+                    `${JSON.stringify(pending.rendered)}. Accept once an administrator has ` +
+                    'approved it to run it now; decline to leave it waiting.',
+                  requestedSchema: { type: 'object', properties: {} },
+                },
+              },
+              ElicitResultSchema,
+              { timeout: ELICIT_TIMEOUT_MS, ...(signal ? { signal } : {}) },
+            )
+            .catch(() => null);
+        // The person may take minutes: the wait holds no request slot (standBy), and a wait that
+        // is refused, or a slot not had again after it, leaves the call pending, as declined.
+        const waited = options.standBy
+          ? await options.standBy(extra.requestId, ask)
+          : { ok: true as const, value: await ask() };
+        const answer = waited.ok ? waited.value : null;
+        if (answer?.action === 'accept') {
+          decision = await agent.invoke(ctx, name, args ?? {}, callOptions);
+        }
+      }
+      await relay?.flush();
+      if (extra.signal.aborted) options.onCancelled?.(extra.requestId);
+      return toolResult(decision);
+    } catch (err) {
+      if (isToolgateError(err) && err.code === 'SESSION_NOT_FOUND') {
+        return failure('SESSION_NOT_FOUND', 'this session has ended; reconnect to start a new one');
+      }
+      if (isToolgateError(err) && err.code === 'STORE_UNAVAILABLE') {
+        return failure('STORE_UNAVAILABLE', 'the gateway cannot reach its database; retry later');
+      }
+      options.onError?.(err);
+      return failure('INTERNAL', 'an unexpected error; it has been logged');
+    }
+  });
+  return server;
+}
+
+/** A refusal of an entry request as a JSON-RPC error of the catalogue; unknown errors logged. */
+function entryError(err: unknown, onError: ((err: unknown) => void) | undefined): McpError {
+  if (isToolgateError(err))
+    return new McpError(ERROR_CODES[err.code].jsonRpc, err.message, err.toBody());
+  onError?.(err);
+  return new McpError(ERROR_CODES.INTERNAL.jsonRpc, 'an unexpected error; it has been logged');
+}
+
+/** resources/*, prompts/* of one session: governed entries only, reads through the gate. */
+function registerEntryHandlers(
+  server: Server,
+  agent: AgentApi,
+  binding: McpBinding,
+  options: GatewayServerOptions,
+): void {
+  const lists = () =>
+    listEntries(agent, binding.sessionId, binding).catch((err: unknown) => {
+      throw entryError(err, options.onError);
+    });
+  server.setRequestHandler(ListResourcesRequestSchema, async () => ({
+    resources: [...(await lists()).resources],
+  }));
+  server.setRequestHandler(ListResourceTemplatesRequestSchema, async () => ({
+    resourceTemplates: [...(await lists()).resourceTemplates],
+  }));
+  server.setRequestHandler(ListPromptsRequestSchema, async () => ({
+    prompts: (await lists()).prompts.map((p) => ({ ...p, arguments: [...p.arguments] })),
+  }));
+  server.setRequestHandler(ReadResourceRequestSchema, async (request, extra) => {
+    try {
+      const read = await readResource(agent, binding, request.params.uri, { signal: extra.signal });
+      return read as ReadResourceResult;
+    } catch (err) {
+      throw entryError(err, options.onError);
+    }
+  });
+  server.setRequestHandler(GetPromptRequestSchema, async (request, extra) => {
+    try {
+      const got = await getPrompt(agent, binding, request.params.name, request.params.arguments, {
+        signal: extra.signal,
+      });
+      return got as GetPromptResult;
+    } catch (err) {
+      throw entryError(err, options.onError);
+    }
+  });
+}

@@ -1,0 +1,136 @@
+/**
+ * @module Keeps MCP sessions' tool sets current: when the catalog or an identity changes (a
+ * grant, a lifecycle step, a quarantine, in this process or another), each open session's
+ * permitted set is recomputed by the session service and, where it changed, the client gets
+ * notifications/tools/list_changed (and the resources and prompts ones: governed entries are in
+ * the same set). 2026-07-28 fronts (HTTP and stdio) have no sessions to refresh: they publish a
+ * change to their open `subscriptions/listen` streams (`watchRevisions`).
+ */
+import type { Server } from '@modelcontextprotocol/sdk/server/index.js';
+import type { AgentApi } from '../../api/index.js';
+import type { McpBinding } from './gateway-server.js';
+
+export interface WatchedSession {
+  readonly server: Server;
+  readonly binding: McpBinding;
+}
+
+/**
+ * What a change of a permitted set is announced as: tools and the governed resources and prompts
+ * share the set, so each change sends all three. A `subscriptions/listen` stream (2026-07-28)
+ * announcing list changes sends these same methods.
+ */
+export const LIST_CHANGED_NOTIFICATIONS = [
+  'notifications/tools/list_changed',
+  'notifications/resources/list_changed',
+  'notifications/prompts/list_changed',
+] as const;
+
+/** How often the revisions are read while any MCP session or listen stream may be open. */
+const POLL_MS = 250;
+
+export interface RevisionWatch {
+  stop(): void;
+}
+
+/**
+ * Calls `onMoved` whenever the catalog or identity revision moves past the one read at start:
+ * resolves once that first read is in, so a change made after it is never taken for the
+ * baseline. Then one revisions read per interval, none once stopped. A failed read is skipped
+ * (the next one catches up); errors go to `onError`.
+ */
+export async function watchRevisions(
+  agent: Pick<AgentApi, 'revisions'>,
+  onMoved: () => void | Promise<void>,
+  onError: (err: unknown) => void,
+): Promise<RevisionWatch> {
+  const key = (r: { catalog: number; identity: number }) => `${r.catalog}:${r.identity}`;
+  let last: string | null = await agent.revisions().then(key, (err: unknown) => {
+    onError(err);
+    return null;
+  });
+  let busy = false;
+  const timer = setInterval(() => {
+    if (busy) return;
+    busy = true;
+    agent
+      .revisions()
+      .then(async (r) => {
+        const now = key(r);
+        const moved = last !== null && now !== last;
+        last = now;
+        if (moved) await onMoved();
+      })
+      .catch(onError)
+      .finally(() => {
+        busy = false;
+      });
+  }, POLL_MS);
+  timer.unref();
+  return { stop: () => clearInterval(timer) };
+}
+
+export class ListChangedWatcher {
+  readonly #agent: AgentApi;
+  readonly #sessions: () => Iterable<WatchedSession>;
+  readonly #onError: (err: unknown) => void;
+  #timer: NodeJS.Timeout | null = null;
+  #last: string | null = null;
+  #busy = false;
+
+  constructor(
+    agent: AgentApi,
+    sessions: () => Iterable<WatchedSession>,
+    onError: (err: unknown) => void,
+  ) {
+    this.#agent = agent;
+    this.#sessions = sessions;
+    this.#onError = onError;
+  }
+
+  start(): void {
+    if (this.#timer) return;
+    this.#timer = setInterval(() => void this.check(), POLL_MS);
+    this.#timer.unref();
+  }
+
+  stop(): void {
+    if (this.#timer) clearInterval(this.#timer);
+    this.#timer = null;
+  }
+
+  /** One look at the revisions; refreshes every session when they moved. Never throws. */
+  async check(): Promise<void> {
+    if (this.#busy) return;
+    this.#busy = true;
+    try {
+      const r = await this.#agent.revisions();
+      const now = `${r.catalog}:${r.identity}`;
+      // The first look compares every session with the catalog as it is now: a change between a
+      // session's opening and this look is not missed.
+      if (now === this.#last) return;
+      this.#last = now;
+      for (const session of [...this.#sessions()]) {
+        try {
+          const { changed } = await this.#agent.sessions.refresh(
+            session.binding.sessionId,
+            session.binding,
+          );
+          if (changed) {
+            // Whichever moved, the client lists all three again (LIST_CHANGED_NOTIFICATIONS).
+            for (const method of LIST_CHANGED_NOTIFICATIONS) {
+              await session.server.notification({ method });
+            }
+          }
+        } catch (err) {
+          // An ended session or a closed stream concerns that session only.
+          if ((err as { code?: string }).code !== 'SESSION_NOT_FOUND') this.#onError(err);
+        }
+      }
+    } catch (err) {
+      this.#onError(err);
+    } finally {
+      this.#busy = false;
+    }
+  }
+}

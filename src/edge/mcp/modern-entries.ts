@@ -1,0 +1,108 @@
+/**
+ * @module resources/*, prompts/* on the 2026-07-28 server (C15, docs/architecture.md §6): the
+ * run's governed entries, sorted, each list result carrying the run handle in `_meta` (the
+ * server's cache hints give lists `cacheScope: private` and a `ttlMs`); a read or get is a gate
+ * call of the entry in the run (entry-requests.ts). A refusal is a protocol error with the
+ * catalogue's number and body.
+ */
+import {
+  type GetPromptResult,
+  ProtocolError,
+  type ReadResourceResult,
+  type Server,
+  type ServerContext,
+} from '@modelcontextprotocol/server';
+import type { AgentApi } from '../../api/index.js';
+import { ERROR_CODES, isToolgateError } from '../../core/index.js';
+import type { CallContext } from '../../gate/index.js';
+import { getPrompt, listEntries, readResource } from './entry-requests.js';
+import { RUN_META_KEY, type RunResolver } from './run-meta.js';
+
+export interface ModernEntryDeps {
+  readonly agent: AgentApi;
+  readonly who: Omit<CallContext, 'sessionId'>;
+  readonly runs: RunResolver;
+  /** The server's answer to a run that is gone or another principal's (throws its error). */
+  readonly refused: (handle: string, err: unknown) => Promise<never>;
+  readonly onError?: (err: unknown) => void;
+}
+
+function handleOf(meta: unknown): string | undefined {
+  const value = (meta as Record<string, unknown> | undefined)?.[RUN_META_KEY];
+  return typeof value === 'string' ? value : undefined;
+}
+
+export function registerModernEntryHandlers(server: Server, deps: ModernEntryDeps): void {
+  const { agent, who, runs, refused } = deps;
+  const fail = async (handle: string, err: unknown): Promise<never> => {
+    if (isToolgateError(err) && err.code === 'SESSION_NOT_FOUND') return refused(handle, err);
+    if (isToolgateError(err)) {
+      throw new ProtocolError(ERROR_CODES[err.code].jsonRpc, err.message, err.toBody());
+    }
+    deps.onError?.(err);
+    throw new ProtocolError(
+      ERROR_CODES.INTERNAL.jsonRpc,
+      'an unexpected error; it has been logged',
+    );
+  };
+  const lists = async (meta: unknown) => {
+    const run = await runs.resolve(handleOf(meta));
+    // A run follows grant and catalog changes at the client's next list, as for tools/list.
+    await agent.sessions.refresh(run.handle, who).catch((err: unknown) => fail(run.handle, err));
+    const entries = await listEntries(agent, run.handle, who).catch((err: unknown) =>
+      fail(run.handle, err),
+    );
+    return { entries, _meta: { [RUN_META_KEY]: run.handle } };
+  };
+
+  server.setRequestHandler('resources/list', async (request) => {
+    const { entries, _meta } = await lists(request.params?._meta);
+    return { resources: [...entries.resources], _meta };
+  });
+  server.setRequestHandler('resources/templates/list', async (request) => {
+    const { entries, _meta } = await lists(request.params?._meta);
+    return { resourceTemplates: [...entries.resourceTemplates], _meta };
+  });
+  server.setRequestHandler('prompts/list', async (request) => {
+    const { entries, _meta } = await lists(request.params?._meta);
+    return {
+      prompts: entries.prompts.map((p) => ({ ...p, arguments: [...p.arguments] })),
+      _meta,
+    };
+  });
+  server.setRequestHandler('resources/read', async (request, ctx: ServerContext) => {
+    const run = await runs.resolve(handleOf(request.params._meta));
+    try {
+      const read = await readResource(
+        agent,
+        { ...who, sessionId: run.handle },
+        request.params.uri,
+        {
+          signal: ctx.mcpReq.signal,
+        },
+      );
+      // The upstream's contents, passed on as it gave them once the gate allowed the read.
+      return {
+        ...read,
+        _meta: { ...read._meta, [RUN_META_KEY]: run.handle },
+      } as ReadResourceResult;
+    } catch (err) {
+      return fail(run.handle, err);
+    }
+  });
+  server.setRequestHandler('prompts/get', async (request, ctx: ServerContext) => {
+    const run = await runs.resolve(handleOf(request.params._meta));
+    try {
+      const got = await getPrompt(
+        agent,
+        { ...who, sessionId: run.handle },
+        request.params.name,
+        request.params.arguments,
+        { signal: ctx.mcpReq.signal },
+      );
+      return { ...got, _meta: { ...got._meta, [RUN_META_KEY]: run.handle } } as GetPromptResult;
+    } catch (err) {
+      return fail(run.handle, err);
+    }
+  });
+}

@@ -1,0 +1,182 @@
+/**
+ * @module The 2026-07-28 leg of /mcp: stateless requests, each served by a fresh v2 SDK server
+ * instance for the authenticated principal (`createMcpHandler` in strict modern mode: the legacy
+ * era stays on the session wiring in mcp-http.ts). The SDK answers `server/discover` and
+ * `subscriptions/listen`; a catalog or identity change is published to open listen streams as
+ * `notifications/tools/list_changed`. Runs stand in for sessions (run-meta.ts).
+ */
+import { Readable } from 'node:stream';
+import { createMcpHandler, type McpHttpHandler } from '@modelcontextprotocol/server';
+import type { FastifyReply, FastifyRequest } from 'fastify';
+import type { AgentApi } from '../../api/index.js';
+import { ERROR_CODES, type ErrorCode, type ToolgateError } from '../../core/index.js';
+import {
+  type HeaderRefusal,
+  type ParamDeclaration,
+  paramDeclarations,
+  paramHeaders,
+} from './header-agreement.js';
+import { type RevisionWatch, watchRevisions } from './list-changed.js';
+import { createModernServer } from './modern-server.js';
+import { DefaultRuns, RUN_META_KEY, type RunPrincipal } from './run-meta.js';
+
+export interface ModernHttpOptions {
+  readonly version: string;
+  readonly listTtlMs: number;
+  readonly runTtlSeconds?: number;
+  readonly onError: (err: unknown) => void;
+  /** A refused `requestState` (a security signal: forged, replayed across principals). */
+  readonly onRefusedState?: (err: ToolgateError) => Promise<void>;
+}
+
+/** Declarations cached per run and tool; a schema change reaches the check within this time. */
+const DECLARATIONS_TTL_MS = 5_000;
+const MAX_DECLARATIONS = 10_000;
+
+/** JSON-RPC numbers the front maps back to their catalogue HTTP status (a refused run). */
+const STATUS_OF_RPC = new Map<number, number>(
+  (['RUN_NOT_FOUND', 'RUN_EXPIRED', 'RUN_REVOKED'] as const satisfies readonly ErrorCode[]).map(
+    (c) => [ERROR_CODES[c].jsonRpc, ERROR_CODES[c].http],
+  ),
+);
+
+export class ModernMcp {
+  readonly #agent: AgentApi;
+  readonly #handler: McpHttpHandler;
+  readonly #runs: DefaultRuns;
+  readonly #principals = new WeakMap<Request, RunPrincipal>();
+  readonly #declarations = new Map<string, { at: number; list: ParamDeclaration[] }>();
+  #watch: Promise<RevisionWatch> | null = null;
+
+  constructor(agent: AgentApi, options: ModernHttpOptions) {
+    this.#agent = agent;
+    this.#runs = new DefaultRuns(agent, {
+      via: 'mcp-http',
+      ...(options.runTtlSeconds !== undefined ? { ttlSeconds: options.runTtlSeconds } : {}),
+    });
+    this.#handler = createMcpHandler(
+      (ctx) => {
+        const principal = ctx.requestInfo ? this.#principals.get(ctx.requestInfo) : undefined;
+        // Only requests this front authenticated reach the handler.
+        if (!principal) throw new Error('modern MCP request without a principal');
+        return createModernServer(agent, principal, this.#runs.for(principal), {
+          version: options.version,
+          listTtlMs: options.listTtlMs,
+          onError: options.onError,
+          ...(options.onRefusedState ? { onRefusedState: options.onRefusedState } : {}),
+        });
+      },
+      { legacy: 'reject', onerror: (err) => options.onError(err) },
+    );
+  }
+
+  /**
+   * `Mcp-Param-*` agreement for a tools/call: the tool's `x-mcp-header` declarations come from
+   * the tool as the caller's run offers it. A handle the caller does not own declares nothing
+   * here: the call itself is then refused by the gate.
+   */
+  async paramRefusal(
+    principal: RunPrincipal,
+    params: Record<string, unknown>,
+    headers: FastifyRequest['headers'],
+  ): Promise<HeaderRefusal | null> {
+    const name = params.name;
+    if (typeof name !== 'string') return null;
+    const meta = params._meta as Record<string, unknown> | undefined;
+    const given = meta?.[RUN_META_KEY];
+    const handle =
+      typeof given === 'string'
+        ? given
+        : await this.#runs
+            .for(principal)
+            .resolve(undefined)
+            .then((r) => r.handle);
+    const key = `${handle}\u0000${name}`;
+    let cached = this.#declarations.get(key);
+    if (!cached || Date.now() - cached.at > DECLARATIONS_TTL_MS) {
+      const tools = (await this.#agent.sessions
+        .exportTools(handle, who(principal), 'mcp')
+        .catch(() => [])) as { name: string; inputSchema?: unknown }[];
+      const tool = tools.find((t) => t.name === name);
+      cached = { at: Date.now(), list: tool ? paramDeclarations(tool.inputSchema) : [] };
+      this.#declarations.delete(key);
+      this.#declarations.set(key, cached);
+      if (this.#declarations.size > MAX_DECLARATIONS) {
+        const oldest = this.#declarations.keys().next().value;
+        if (oldest !== undefined) this.#declarations.delete(oldest);
+      }
+    }
+    if (cached.list.length === 0) return null;
+    return paramHeaders(cached.list, params.arguments ?? {}, headers);
+  }
+
+  /** Serves one authenticated modern request on the raw response. */
+  async serve(
+    req: FastifyRequest,
+    reply: FastifyReply,
+    principal: RunPrincipal,
+    body: string,
+    message: unknown,
+  ): Promise<void> {
+    // Publishes list changes to listen streams; nothing is read before the first request, and
+    // that request waits for the baseline (a change right after a first listen is not missed).
+    this.#watch ??= watchRevisions(
+      this.#agent,
+      () => this.#handler.notify.toolsChanged(),
+      // A failed read is retried at the next interval; a database outage is reported elsewhere.
+      () => {},
+    );
+    await this.#watch;
+    const headers = new Headers();
+    for (const [k, v] of Object.entries(req.headers)) {
+      if (v !== undefined) headers.set(k, Array.isArray(v) ? v.join(', ') : v);
+    }
+    const request = new Request(`http://127.0.0.1${req.url}`, { method: 'POST', headers, body });
+    this.#principals.set(request, principal);
+    const res = await this.#handler.fetch(request, { parsedBody: message });
+    reply.hijack();
+    const raw = reply.raw;
+    const out: Record<string, string> = {};
+    res.headers.forEach((v, k) => {
+      out[k] = v;
+    });
+    if (!res.body) {
+      raw.writeHead(res.status, out).end();
+      return;
+    }
+    if ((res.headers.get('content-type') ?? '').startsWith('application/json')) {
+      const text = await res.text();
+      raw.writeHead(statusOf(res.status, text), out).end(text);
+      return;
+    }
+    // A stream (progress before the result, or a subscriptions/listen stream).
+    raw.writeHead(res.status, out);
+    const stream = Readable.fromWeb(res.body as import('node:stream/web').ReadableStream);
+    raw.once('close', () => stream.destroy());
+    stream.pipe(raw);
+  }
+
+  async close(): Promise<void> {
+    (await this.#watch)?.stop();
+    await this.#handler.close();
+  }
+}
+
+function who(p: RunPrincipal) {
+  return {
+    agentId: p.agentId,
+    ...(p.credential !== undefined ? { credential: p.credential } : {}),
+    ...(p.tokenUserId !== undefined ? { tokenUserId: p.tokenUserId } : {}),
+  };
+}
+
+/** A refused run keeps its catalogue status (404, 410) instead of the SDK's 200. */
+function statusOf(status: number, text: string): number {
+  if (status !== 200 || !text.includes('"error"')) return status;
+  try {
+    const code = (JSON.parse(text) as { error?: { code?: unknown } }).error?.code;
+    return typeof code === 'number' ? (STATUS_OF_RPC.get(code) ?? status) : status;
+  } catch {
+    return status;
+  }
+}

@@ -1,0 +1,202 @@
+/**
+ * @module The MCP server for 2026-07-28 (stateless) requests, on the v2 SDK (C15,
+ * docs/architecture.md §6). One instance serves one request (HTTP) or one connection (stdio) of
+ * one authenticated principal. There is no MCP session: the gate session is a run whose handle the
+ * client carries in `_meta["io.toolgate/run"]`; a request without one gets a run, and its handle
+ * comes back in the result's `_meta`. tools/list is the run's permitted set, sorted by name, with
+ * `cacheScope: private` and a short `ttlMs`; tools/call goes through the gate. Roots, sampling and
+ * logging (deprecated by the revision) are neither used nor advertised.
+ */
+import {
+  type CallToolResult,
+  type InputRequiredResult,
+  ProtocolError,
+  Server,
+  type ServerContext,
+  type Tool,
+} from '@modelcontextprotocol/server';
+import type { AgentApi } from '../../api/index.js';
+import {
+  ERROR_CODES,
+  type ErrorCode,
+  isToolgateError,
+  type RequestStateRefusal,
+  ToolgateError,
+} from '../../core/index.js';
+import { approvalInputRequired, boundApprovalOf, canElicit } from './approval-input.js';
+import { failure, toolResult } from './gateway-server.js';
+import { registerModernEntryHandlers } from './modern-entries.js';
+import { progressRelay } from './progress-relay.js';
+import { RUN_META_KEY, type RunPrincipal, type RunResolver } from './run-meta.js';
+import { versionOption } from './version-meta.js';
+
+export interface ModernServerOptions {
+  readonly version: string;
+  /** How long a client may reuse a tools/list result (`ttlMs`). */
+  readonly listTtlMs: number;
+  readonly onError?: (err: unknown) => void;
+  /** Told of each echoed `requestState` refused before the gate (forged, expired, someone else's). */
+  readonly onRefusedState?: (err: ToolgateError) => Promise<void>;
+}
+
+/** A protocol error for a refused run or header, with its catalogue number and body. */
+export function protocolError(err: ToolgateError): ProtocolError {
+  return new ProtocolError(ERROR_CODES[err.code].jsonRpc, err.message, err.toBody());
+}
+
+function handleOf(meta: unknown): string | undefined {
+  const value = (meta as Record<string, unknown> | undefined)?.[RUN_META_KEY];
+  return typeof value === 'string' ? value : undefined;
+}
+
+/**
+ * The v2 server for one principal's modern request(s). `runs` resolves or mints the run a request
+ * belongs to; the same resolver serves every request of a stdio connection.
+ */
+export function createModernServer(
+  agent: AgentApi,
+  principal: RunPrincipal,
+  runs: RunResolver,
+  options: ModernServerOptions,
+): Server {
+  const server = new Server(
+    { name: 'toolgate', version: options.version },
+    {
+      // Resources and prompts always advertised, their lists empty when nothing is granted
+      // (modern-entries.ts); a read is gated per request, so never cached beyond it.
+      capabilities: {
+        tools: { listChanged: true },
+        resources: { listChanged: true },
+        prompts: { listChanged: true },
+      },
+      cacheHints: {
+        'tools/list': { ttlMs: options.listTtlMs, cacheScope: 'private' },
+        'resources/list': { ttlMs: options.listTtlMs, cacheScope: 'private' },
+        'resources/templates/list': { ttlMs: options.listTtlMs, cacheScope: 'private' },
+        'prompts/list': { ttlMs: options.listTtlMs, cacheScope: 'private' },
+        'resources/read': { ttlMs: 0, cacheScope: 'private' },
+      },
+      instructions:
+        'toolgate governs these tools. A result with isError and a code (for example ' +
+        'APPROVAL_REQUIRED or POLICY_DENIED) is a decision, not a fault: report it to the user. ' +
+        `Carry _meta["${RUN_META_KEY}"] from a result on every later request of the same task.`,
+    },
+  );
+  // The gate binds runs to agent, credential and token user: exactly these, nothing else.
+  const who = {
+    agentId: principal.agentId,
+    ...(principal.credential !== undefined ? { credential: principal.credential } : {}),
+    ...(principal.tokenUserId !== undefined ? { tokenUserId: principal.tokenUserId } : {}),
+  };
+  const refused = async (handle: string, err: unknown): Promise<never> => {
+    if (isToolgateError(err) && err.code === 'SESSION_NOT_FOUND') {
+      runs.forget(handle);
+      throw protocolError(await agent.runs.refusal(handle, who));
+    }
+    throw err;
+  };
+
+  registerModernEntryHandlers(server, {
+    agent,
+    who,
+    runs,
+    refused,
+    ...(options.onError ? { onError: options.onError } : {}),
+  });
+  server.setRequestHandler('tools/list', async (request) => {
+    const run = await runs.resolve(handleOf(request.params?._meta));
+    // A run follows grant and catalog changes as an MCP session does, at the client's next list.
+    await agent.sessions.refresh(run.handle, who).catch((err: unknown) => refused(run.handle, err));
+    const tools = (await agent.sessions
+      .exportTools(run.handle, who, 'mcp')
+      .catch((err: unknown) => refused(run.handle, err))) as Tool[];
+    // Deterministic: the same set lists the same way, whatever order the catalog returned.
+    tools.sort((a, b) => (a.name < b.name ? -1 : a.name > b.name ? 1 : 0));
+    return { tools, _meta: { [RUN_META_KEY]: run.handle } };
+  });
+
+  server.setRequestHandler('tools/call', async (request, ctx: ServerContext) => {
+    const { name, arguments: args } = request.params;
+    const handle = handleOf(request.params._meta);
+    // A retry of a call that waited for approval echoes its sealed state: it names the approval
+    // (and the run) this call may use, and nothing else (docs/architecture.md §6).
+    const echoed = ctx.mcpReq.requestState<unknown>();
+    let bound: ReturnType<typeof boundApprovalOf> | undefined;
+    if (echoed !== undefined) {
+      try {
+        bound = boundApprovalOf(agent, String(echoed), principal, handle);
+      } catch (err) {
+        if (!isToolgateError(err)) throw err;
+        // Recorded before the answer: the refusal is in the log when the client learns of it.
+        await options.onRefusedState?.(err);
+        throw protocolError(err);
+      }
+    }
+    const run = await runs.resolve(bound?.run ?? handle);
+    const token = request.params._meta?.progressToken;
+    const relay = token !== undefined ? progressRelay(token, ctx.mcpReq.notify) : null;
+    const callOptions = {
+      signal: ctx.mcpReq.signal,
+      ...(relay ? { onProgress: relay.onProgress } : {}),
+      ...(bound ? { boundApproval: bound.approval } : {}),
+      ...versionOption(request.params._meta),
+    };
+    let result: CallToolResult | InputRequiredResult;
+    try {
+      const decision = await agent.invoke(
+        { ...who, sessionId: run.handle },
+        name,
+        args ?? {},
+        callOptions,
+      );
+      await relay?.flush();
+      if (decision.kind === 'deny' && isRequestStateCode(decision.code)) {
+        // A refused state is a protocol error with its own number, as a forged one is.
+        throw protocolError(
+          new ToolgateError(
+            decision.code,
+            decision.message,
+            decision.details as RequestStateRefusal,
+          ),
+        );
+      }
+      result =
+        decision.kind === 'pending_approval'
+          ? approvalInputRequired(agent, decision, principal, run.handle, {
+              firstRound: bound === undefined,
+              elicit: canElicit(ctx.mcpReq.envelope),
+            })
+          : (toolResult(decision) as CallToolResult);
+    } catch (err) {
+      if (err instanceof ProtocolError) throw err;
+      if (isToolgateError(err) && err.code === 'SESSION_NOT_FOUND') return refused(run.handle, err);
+      result = failureFor(err, options.onError) as CallToolResult;
+    }
+    return { ...result, _meta: { ...result._meta, [RUN_META_KEY]: run.handle } };
+  });
+  return server;
+}
+
+const REQUEST_STATE_CODES: ReadonlySet<ErrorCode> = new Set([
+  'REQUEST_STATE_EXPIRED',
+  'REQUEST_STATE_MISMATCH',
+  'REQUEST_STATE_REPLAYED',
+]);
+
+function isRequestStateCode(
+  code: ErrorCode,
+): code is 'REQUEST_STATE_EXPIRED' | 'REQUEST_STATE_MISMATCH' | 'REQUEST_STATE_REPLAYED' {
+  return REQUEST_STATE_CODES.has(code);
+}
+
+function failureFor(err: unknown, onError: ((err: unknown) => void) | undefined) {
+  const code: ErrorCode =
+    isToolgateError(err) && err.code === 'STORE_UNAVAILABLE' ? err.code : 'INTERNAL';
+  if (code === 'INTERNAL') onError?.(err);
+  return failure(
+    code,
+    code === 'INTERNAL'
+      ? 'an unexpected error; it has been logged'
+      : 'the gateway cannot reach its database; retry later',
+  );
+}

@@ -1,0 +1,184 @@
+/** @module Admin routes beside the catalog: apply -f over REST, agents, the event record. */
+import type { FastifyInstance } from 'fastify';
+import type { AdminApi } from '../../../api/index.js';
+import { decodeCursor, pageFromRows, pageOf } from '../../../core/index.js';
+import { parseConfigText } from '../../../operations/config/index.js';
+import { nextCursor, type PageQuery, pageQuery } from '../pagination.js';
+import { actorOf, operatorOf } from '../request-actor.js';
+import { READERS } from '../route-roles.js';
+import { errors } from '../wire-schemas.js';
+
+export function adminRoutes(app: FastifyInstance, admin: AdminApi): void {
+  app.post(
+    '/v1/apply',
+    {
+      config: { roles: ['admin'] },
+      schema: {
+        tags: ['config'],
+        summary:
+          'Apply a configuration file (YAML or JSON; kinds Tool, Agent, Grant) in one transaction',
+        description:
+          'Idempotent. With dry_run=true nothing is written and the response is the plan. Any invalid document refuses the whole file (CONFIG_INVALID, every problem listed with its document index and JSON pointer).',
+        querystring: {
+          type: 'object',
+          additionalProperties: false,
+          properties: { dry_run: { type: 'boolean', default: false } },
+        },
+        consumes: ['application/json', 'application/yaml'],
+        body: {
+          description: 'YAML text (application/yaml), a JSON document or a JSON array of documents',
+        },
+        response: {
+          200: {
+            type: 'object',
+            properties: {
+              dryRun: { type: 'boolean' },
+              changes: {
+                type: 'array',
+                items: {
+                  type: 'object',
+                  properties: {
+                    document: { type: 'integer' },
+                    kind: { type: 'string' },
+                    subject: { type: 'string' },
+                    action: { type: 'string', enum: ['create', 'update', 'unchanged'] },
+                    summary: { type: 'string' },
+                    quarantined: { type: 'boolean' },
+                  },
+                },
+              },
+            },
+          },
+          ...errors(400, 401, 413, 415, 422),
+        },
+      },
+    },
+    async (req) => {
+      const { dry_run } = req.query as { dry_run: boolean };
+      const docs =
+        typeof req.body === 'string'
+          ? parseConfigText(req.body)
+          : Array.isArray(req.body)
+            ? req.body
+            : [req.body];
+      return admin.config.apply(docs, actorOf(req), { dryRun: dry_run, operator: operatorOf(req) });
+    },
+  );
+
+  const agent = {
+    type: 'object',
+    properties: {
+      id: { type: 'string' },
+      display_name: { type: 'string' },
+      description: { type: 'string' },
+      owner: { type: 'string' },
+      enabled: { type: 'boolean' },
+      created_at: { type: 'string' },
+      updated_at: { type: 'string' },
+      capabilities: { type: 'array', items: { type: 'string' } },
+    },
+  } as const;
+
+  app.get(
+    '/v1/agents',
+    {
+      config: { roles: READERS },
+      schema: {
+        tags: ['agents'],
+        summary: 'List agents with their capability grants, by id',
+        querystring: { type: 'object', additionalProperties: false, properties: pageQuery },
+        response: {
+          200: {
+            type: 'object',
+            properties: { agents: { type: 'array', items: agent }, ...nextCursor },
+          },
+          ...errors(401),
+        },
+      },
+    },
+    async (req) => {
+      const page = pageOf('agents', await admin.agents.list(), (a) => [a.id], 'asc', {
+        ...(req.query as PageQuery),
+      });
+      return { agents: page.items, next_cursor: page.next_cursor };
+    },
+  );
+
+  app.get(
+    '/v1/agents/:id',
+    {
+      config: { roles: READERS },
+      schema: {
+        tags: ['agents'],
+        summary: 'One agent with its grants',
+        params: {
+          type: 'object',
+          required: ['id'],
+          properties: { id: { type: 'string', pattern: '^[A-Za-z0-9_.:@+-]{1,100}$' } },
+        },
+        response: { 200: agent, ...errors(401, 404) },
+      },
+    },
+    async (req) => admin.agents.get((req.params as { id: string }).id),
+  );
+
+  app.get(
+    '/v1/events',
+    {
+      config: { roles: READERS },
+      schema: {
+        tags: ['events'],
+        summary: 'The administrative event record (who changed what, when), oldest first',
+        querystring: {
+          type: 'object',
+          additionalProperties: false,
+          properties: {
+            subject: { type: 'string', maxLength: 300 },
+            after: { type: 'integer', minimum: 0 },
+            cursor: pageQuery.cursor,
+            limit: { type: 'integer', minimum: 1, maximum: 1000, default: 100 },
+          },
+        },
+        response: {
+          200: {
+            type: 'object',
+            properties: {
+              events: {
+                type: 'array',
+                items: {
+                  type: 'object',
+                  properties: {
+                    seq: { type: 'integer' },
+                    at: { type: 'string' },
+                    actor: { type: 'string' },
+                    via: { type: 'string' },
+                    action: { type: 'string' },
+                    subject: { type: 'string' },
+                    details: { type: 'object', additionalProperties: true },
+                  },
+                },
+              },
+              ...nextCursor,
+            },
+          },
+          ...errors(400, 401),
+        },
+      },
+    },
+    async (req) => {
+      const q = req.query as { subject?: string; after?: number; cursor?: string; limit: number };
+      // The cursor is the last seq shown: the event record only grows at its end.
+      const after = q.cursor !== undefined ? Number(decodeCursor('events', q.cursor)[0]) : q.after;
+      const rows = await admin.events.list({
+        limit: q.limit + 1,
+        ...(q.subject !== undefined ? { subject: q.subject } : {}),
+        ...(after !== undefined ? { afterSeq: after } : {}),
+      });
+      const page = pageFromRows('events', rows, (r) => [Number(r.seq)], q.limit);
+      return {
+        events: page.items.map((r) => ({ ...r, details: JSON.parse(r.details) as unknown })),
+        next_cursor: page.next_cursor,
+      };
+    },
+  );
+}

@@ -1,0 +1,361 @@
+/**
+ * @module Admin routes for approvals, changes, second factors, grants and agent keys. Nothing here
+ * is reachable with an agent key: an agent can neither approve its own calls nor widen its own
+ * grants. Whoever decides is the request's authenticated operator; a body naming an approver is
+ * refused (docs/architecture.md §6).
+ */
+import type { FastifyInstance } from 'fastify';
+import type { AdminApi } from '../../../api/index.js';
+import { problem, ToolgateError } from '../../../core/index.js';
+import { type PageQuery, pageQuery } from '../pagination.js';
+import { actorOf, operatorOf } from '../request-actor.js';
+import { APPROVAL_READERS, APPROVERS } from '../route-roles.js';
+import { errors } from '../wire-schemas.js';
+
+const idParams = {
+  type: 'object',
+  required: ['id'],
+  properties: { id: { type: 'string', pattern: '^[A-Za-z0-9_.:@+-]{1,100}$' } },
+} as const;
+
+/**
+ * Accepted by the schema only to be refused with a message that says why: a client written for
+ * the stated-approver API learns what changed instead of reading "additional property".
+ */
+const statedApprover = {
+  description:
+    'Refused: the approver is the authenticated operator of the request, never a name it states',
+} as const;
+
+function refuseStatedApprover(body: unknown): void {
+  if (typeof body === 'object' && body !== null && 'approver' in body) {
+    throw new ToolgateError(
+      'INPUT_INVALID',
+      'the approver is the authenticated operator of this request; remove "approver" from the body and authenticate as the approver',
+      { problems: [problem('/approver', 'approver is not accepted', 'approval.approver')] },
+    );
+  }
+}
+
+export function approvalRoutes(app: FastifyInstance, admin: AdminApi): void {
+  app.get(
+    '/v1/approvals',
+    {
+      config: { roles: APPROVAL_READERS },
+      schema: {
+        tags: ['approvals'],
+        summary: 'Approval requests, newest first, a page at a time',
+        querystring: {
+          type: 'object',
+          additionalProperties: false,
+          properties: {
+            status: {
+              type: 'string',
+              enum: ['pending', 'approved', 'rejected', 'consumed', 'expired', 'withdrawn'],
+            },
+            ...pageQuery,
+          },
+        },
+        response: errors(400, 401),
+      },
+    },
+    async (req) => {
+      const { status, ...page } = req.query as { status?: string } & PageQuery;
+      const result = await admin.approvals.page(status, page);
+      return { approvals: result.items, next_cursor: result.next_cursor };
+    },
+  );
+
+  app.get(
+    '/v1/approvals/:id',
+    {
+      config: { roles: APPROVAL_READERS },
+      schema: {
+        tags: ['approvals'],
+        summary: 'One approval with the rendered call',
+        params: idParams,
+        response: errors(401, 404),
+      },
+    },
+    async (req) => admin.approvals.get((req.params as { id: string }).id),
+  );
+
+  app.post(
+    '/v1/approvals/:id/approve',
+    {
+      config: { roles: APPROVERS },
+      schema: {
+        tags: ['approvals'],
+        summary:
+          'Approve: the agent retrying exactly this call may run it once (TOTP when the tool needs a second factor)',
+        params: idParams,
+        body: {
+          type: ['object', 'null'],
+          additionalProperties: false,
+          properties: {
+            approver: statedApprover,
+            totp: {
+              type: 'string',
+              maxLength: 10,
+              description: "The approving operator's current code, where the call needs a step-up",
+            },
+            reason: { type: 'string', maxLength: 2000 },
+          },
+        },
+        response: errors(400, 401, 403, 404, 409, 429),
+      },
+    },
+    async (req) => {
+      refuseStatedApprover(req.body);
+      const body = (req.body ?? {}) as { totp?: string; reason?: string };
+      return admin.approvals.approve((req.params as { id: string }).id, operatorOf(req), {
+        ...(body.totp !== undefined ? { totp: body.totp } : {}),
+        ...(body.reason !== undefined ? { reason: body.reason } : {}),
+        via: 'rest',
+      });
+    },
+  );
+
+  app.post(
+    '/v1/approvals/:id/reject',
+    {
+      config: { roles: APPROVERS },
+      schema: {
+        tags: ['approvals'],
+        summary: 'Reject an approval request',
+        params: idParams,
+        body: {
+          type: 'object',
+          additionalProperties: false,
+          required: ['reason'],
+          properties: {
+            approver: statedApprover,
+            reason: { type: 'string', minLength: 1, maxLength: 2000 },
+          },
+        },
+        response: errors(400, 401, 403, 404, 409),
+      },
+    },
+    async (req) => {
+      refuseStatedApprover(req.body);
+      const body = req.body as { reason: string };
+      return admin.approvals.reject(
+        (req.params as { id: string }).id,
+        operatorOf(req),
+        body.reason,
+        'rest',
+      );
+    },
+  );
+
+  app.post(
+    '/v1/agents/:id/keys',
+    {
+      config: { roles: ['admin'] },
+      schema: {
+        tags: ['agents'],
+        summary: 'Issue an API key for an agent; the key is in this response only',
+        params: idParams,
+        response: errors(401, 404),
+      },
+    },
+    async (req, reply) => {
+      const issued = await admin.keys.issue((req.params as { id: string }).id, actorOf(req));
+      return reply
+        .status(201)
+        .send({ agent_id: issued.agentId, key_id: issued.keyId, api_key: issued.apiKey });
+    },
+  );
+
+  app.get(
+    '/v1/changes',
+    {
+      config: { roles: APPROVAL_READERS },
+      schema: {
+        tags: ['approvals'],
+        summary: 'Privileged grants and irreversible tools waiting for approvers',
+        querystring: {
+          type: 'object',
+          additionalProperties: false,
+          properties: {
+            status: { type: 'string', enum: ['pending', 'applied', 'rejected'] },
+            ...pageQuery,
+          },
+        },
+        response: errors(400, 401),
+      },
+    },
+    async (req) => {
+      const { status, ...page } = req.query as { status?: string } & PageQuery;
+      const result = await admin.changes.page(status, page);
+      return { changes: result.items, next_cursor: result.next_cursor };
+    },
+  );
+
+  app.post(
+    '/v1/changes/:id/approve',
+    {
+      config: { roles: APPROVERS },
+      schema: {
+        tags: ['approvals'],
+        summary:
+          "The authenticated approver's approval with their TOTP; the change applies when enough distinct approvers (none the requester) agree",
+        params: idParams,
+        body: {
+          type: 'object',
+          additionalProperties: false,
+          required: ['totp'],
+          properties: {
+            approver: statedApprover,
+            totp: { type: 'string', maxLength: 10 },
+          },
+        },
+        response: errors(400, 401, 403, 404, 409, 429),
+      },
+    },
+    async (req) => {
+      refuseStatedApprover(req.body);
+      const body = req.body as { totp: string };
+      return admin.changes.approve(
+        (req.params as { id: string }).id,
+        operatorOf(req),
+        body.totp,
+        'rest',
+      );
+    },
+  );
+
+  app.post(
+    '/v1/changes/:id/reject',
+    {
+      config: { roles: APPROVERS },
+      schema: {
+        tags: ['approvals'],
+        summary: 'Reject a pending change',
+        params: idParams,
+        body: {
+          type: 'object',
+          additionalProperties: false,
+          required: ['reason'],
+          properties: {
+            approver: statedApprover,
+            reason: { type: 'string', minLength: 1, maxLength: 2000 },
+          },
+        },
+        response: errors(400, 401, 403, 404, 409),
+      },
+    },
+    async (req) => {
+      refuseStatedApprover(req.body);
+      return admin.changes.reject(
+        (req.params as { id: string }).id,
+        operatorOf(req),
+        (req.body as { reason: string }).reason,
+        'rest',
+      );
+    },
+  );
+
+  app.post(
+    '/v1/operators/:id/second-factor',
+    {
+      schema: {
+        tags: ['operators'],
+        summary:
+          "Enrol (or replace) an operator's TOTP second factor (admins only); the secret is in this response only",
+        params: idParams,
+        response: errors(400, 401, 403, 404),
+      },
+    },
+    async (req, reply) => {
+      const enrolment = await admin.secondFactor.enroll(
+        operatorOf(req),
+        (req.params as { id: string }).id,
+        'rest',
+      );
+      return reply.status(201).header('cache-control', 'no-store').send(enrolment);
+    },
+  );
+
+  app.delete(
+    '/v1/operators/:id/second-factor',
+    {
+      schema: {
+        tags: ['operators'],
+        summary: "Remove an operator's second factor (admins only)",
+        params: idParams,
+        response: errors(400, 401, 403),
+      },
+    },
+    async (req) =>
+      admin.secondFactor.remove(operatorOf(req), (req.params as { id: string }).id, 'rest'),
+  );
+
+  app.get(
+    '/v1/operators/:id/second-factor',
+    {
+      schema: {
+        tags: ['operators'],
+        summary: 'Whether an operator has a second factor, and its failed codes, backoff, lockout',
+        params: idParams,
+        response: errors(401),
+      },
+    },
+    async (req) => {
+      const id = (req.params as { id: string }).id;
+      return {
+        enrolled: await admin.secondFactor.enrolled(id),
+        ...(await admin.secondFactor.state(id)),
+      };
+    },
+  );
+
+  const grantBody = {
+    type: 'object',
+    additionalProperties: false,
+    required: ['agent', 'capabilities'],
+    properties: {
+      agent: { type: 'string', maxLength: 100 },
+      capabilities: {
+        type: 'array',
+        minItems: 1,
+        maxItems: 100,
+        items: { type: 'string', maxLength: 100 },
+      },
+    },
+  } as const;
+
+  app.post(
+    '/v1/grants',
+    {
+      config: { roles: ['admin'] },
+      schema: {
+        tags: ['agents'],
+        summary: 'Grant capabilities to an agent (admin only)',
+        body: grantBody,
+        response: errors(400, 401, 404, 422),
+      },
+    },
+    async (req) => {
+      const body = req.body as { agent: string; capabilities: string[] };
+      return admin.config.apply([{ kind: 'Grant', spec: body }], actorOf(req));
+    },
+  );
+
+  app.delete(
+    '/v1/grants',
+    {
+      config: { roles: ['admin'] },
+      schema: {
+        tags: ['agents'],
+        summary: 'Revoke capabilities of an agent (admin only)',
+        body: grantBody,
+        response: errors(400, 401, 404),
+      },
+    },
+    async (req) => {
+      const body = req.body as { agent: string; capabilities: string[] };
+      return { revoked: await admin.agents.revoke(body.agent, body.capabilities, actorOf(req)) };
+    },
+  );
+}

@@ -1,0 +1,25 @@
+/** @module GET /metrics: Prometheus text exposition of this gateway's registry (admin token). */
+import type { FastifyInstance } from 'fastify';
+import type { AdminApi } from '../../../api/index.js';
+import { READERS } from '../route-roles.js';
+import { errors } from '../wire-schemas.js';
+
+export function metricsRoutes(app: FastifyInstance, admin: AdminApi): void {
+  app.get(
+    '/metrics',
+    {
+      config: { roles: READERS },
+      schema: {
+        tags: ['observability'],
+        summary: 'Prometheus metrics (text format); needs the admin token',
+        description:
+          'Per tool calls, errors and latency, denials by rule, unregistered attempts, approvals, deprecated calls, sandbox outcomes, audit append latency, detector alerts and webhooks. Scrape with `authorization: Bearer <admin token>` (Prometheus `authorization.credentials_file`).',
+        response: errors(401),
+      },
+    },
+    async (_req, reply) => {
+      const { contentType, body } = await admin.metrics.render();
+      return reply.type(contentType).send(body);
+    },
+  );
+}

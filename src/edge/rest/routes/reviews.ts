@@ -1,0 +1,130 @@
+/**
+ * @module Admin routes for security reviews (C1): the reviewers' queue and an approver's review of
+ * one version's definition. The reviewer is the request's authenticated operator, never a name in
+ * the body; the bootstrap admin token is refused (it is nobody in particular).
+ */
+import type { FastifyInstance } from 'fastify';
+import type { AdminApi } from '../../../api/index.js';
+import {
+  MAX_REVIEW_NOTES,
+  REVIEW_STATUSES,
+  type ReviewDecision,
+} from '../../../domain/catalog/index.js';
+import { nextCursor, type PageQuery, pageQuery } from '../pagination.js';
+import { operatorOf } from '../request-actor.js';
+import { APPROVAL_READERS } from '../route-roles.js';
+import { errors, toolParams } from '../wire-schemas.js';
+
+const tags = ['reviews'];
+const REVIEW_CALLERS = ['admin', 'approver'] as const;
+
+const review = {
+  type: 'object',
+  properties: {
+    id: { type: 'string' },
+    tool_id: { type: 'string' },
+    version: { type: 'string' },
+    access_tier: { type: 'string' },
+    provenance: { type: 'string' },
+    owner: { type: 'string' },
+    definition_hash: { type: 'string' },
+    reasons: { type: 'array', items: { type: 'string' } },
+    status: { type: 'string', enum: [...REVIEW_STATUSES] },
+    registered_by: { type: 'string' },
+    registered_at: { type: 'string' },
+    reviewer: { type: ['string', 'null'] },
+    reviewed_at: { type: ['string', 'null'] },
+    notes: { type: ['string', 'null'] },
+  },
+} as const;
+
+export function reviewRoutes(app: FastifyInstance, admin: AdminApi): void {
+  app.get(
+    '/v1/reviews',
+    {
+      config: { roles: APPROVAL_READERS },
+      schema: {
+        tags,
+        summary: 'Security reviews, newest registration first (status=pending: the queue)',
+        querystring: {
+          type: 'object',
+          additionalProperties: false,
+          properties: { status: { type: 'string', enum: [...REVIEW_STATUSES] }, ...pageQuery },
+        },
+        response: {
+          200: {
+            type: 'object',
+            properties: { reviews: { type: 'array', items: review }, ...nextCursor },
+          },
+          ...errors(400, 401),
+        },
+      },
+    },
+    async (req) => {
+      const { status, cursor, limit } = req.query as {
+        status?: (typeof REVIEW_STATUSES)[number];
+      } & PageQuery;
+      const page = await admin.reviews.page(status, {
+        limit,
+        ...(cursor !== undefined ? { cursor } : {}),
+      });
+      return { reviews: page.items, next_cursor: page.next_cursor };
+    },
+  );
+
+  app.post(
+    '/v1/tools/:id/versions/:version/review',
+    {
+      // Approvers review. Admins reach the handler too, so a body is checked first and an admin
+      // without the approver role (or the bootstrap token) hears why from the review rules.
+      config: { roles: REVIEW_CALLERS },
+      schema: {
+        tags,
+        summary: "Record an approver's security review of this version's definition",
+        description:
+          'definition_hash must be the stored definition hash (GET /v1/tools/:id/versions/:version). An approval activates a draft registered to go live, or opens its four-eyes change; a rejection keeps it a draft. The reviewer is the authenticated operator: it must hold the approver role, must not have registered the definition nor be in the team that owns it; the bootstrap admin token never reviews.',
+        params: toolParams,
+        body: {
+          type: 'object',
+          additionalProperties: false,
+          required: ['definition_hash', 'decision', 'notes'],
+          properties: {
+            definition_hash: { type: 'string', pattern: '^sha256:[0-9a-f]{64}$' },
+            decision: { type: 'string', enum: ['approved', 'rejected'] },
+            notes: { type: 'string', minLength: 1, maxLength: MAX_REVIEW_NOTES },
+            totp: {
+              type: 'string',
+              maxLength: 16,
+              description:
+                "the reviewer's own second factor; required to approve a restricted, privileged or third-party tool",
+            },
+          },
+        },
+        response: {
+          200: {
+            type: 'object',
+            properties: {
+              review,
+              tool: { $ref: 'ToolVersionDetail#' },
+              changeId: { type: 'string' },
+            },
+          },
+          ...errors(400, 401, 403, 404, 409),
+        },
+      },
+    },
+    async (req) => {
+      const { id, version } = req.params as { id: string; version: string };
+      const { totp, ...body } = req.body as {
+        definition_hash: string;
+        decision: ReviewDecision;
+        notes: string;
+        totp?: string;
+      };
+      return admin.catalog.review(id, version, operatorOf(req), body, {
+        via: 'rest',
+        ...(totp !== undefined ? { totp } : {}),
+      });
+    },
+  );
+}

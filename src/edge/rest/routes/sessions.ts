@@ -1,0 +1,352 @@
+/**
+ * @module Agent-facing routes: open a session, list its tools (with an ETag a client revalidates
+ * its cached definitions against), call a tool through the gate, read an approval a call waits for
+ * and the outcome of a call made under an idempotency key.
+ */
+import { createHash } from 'node:crypto';
+import type { FastifyInstance, FastifyReply, FastifyRequest } from 'fastify';
+import type { AdminApi, AgentApi } from '../../../api/index.js';
+import { ERROR_CODES } from '../../../core/index.js';
+import { type JwtIdentity, stepUpFor, USER_ID_PATTERN } from '../../../domain/identity/index.js';
+import type { DeprecationNotice, GateDecision } from '../../../gate/index.js';
+import { READERS } from '../route-roles.js';
+import { errors } from '../wire-schemas.js';
+
+const agentAuth = { auth: 'agent' as const };
+const APPROVAL_CAP_RETRY_AFTER_S = 60;
+const security = [{ agentKey: [] }];
+const sessionParams = {
+  type: 'object',
+  required: ['id'],
+  properties: { id: { type: 'string', pattern: '^[A-Za-z0-9_.:@+-]{1,100}$' } },
+} as const;
+const approvalParams = {
+  type: 'object',
+  required: ['id', 'approval'],
+  properties: {
+    id: sessionParams.properties.id,
+    approval: { type: 'string', pattern: '^[A-Za-z0-9_.:@+-]{1,100}$' },
+  },
+} as const;
+
+/**
+ * The validator of a session's tool list: a hash of exactly what is sent, so it changes when the
+ * permitted set, a definition or the format does, and a client's cached copy is stale then.
+ */
+function toolsEtag(format: string, tools: unknown[]): string {
+  const digest = createHash('sha256')
+    .update(JSON.stringify([format, tools]))
+    .digest('base64url');
+  return `"${digest}"`;
+}
+
+/** RFC 9110 §13.1.2: If-None-Match names one of the listed tags (or `*`). */
+function noneMatch(header: string | undefined, etag: string): boolean {
+  if (header === undefined) return false;
+  return header
+    .split(',')
+    .map((t) => t.trim().replace(/^W\//, ''))
+    .some((t) => t === '*' || t === etag);
+}
+
+/** Allowed → 200, pending approval → 202, denied → the code's status with `{ code, message, details }`. */
+export function sendDecision(reply: FastifyReply, decision: GateDecision): FastifyReply {
+  switch (decision.kind) {
+    case 'allow':
+      if (decision.deprecation) deprecationHeaders(reply, decision.deprecation);
+      return reply.status(200).send({
+        kind: 'allow',
+        call_id: decision.callId,
+        tool: decision.toolId,
+        version: decision.version,
+        output: decision.output,
+        warnings: decision.warnings,
+        ...(decision.deprecation ? { deprecation: decision.deprecation } : {}),
+        ...(decision.trust ? { trust: decision.trust } : {}),
+      });
+    case 'pending_approval':
+      return reply.status(202).send({
+        kind: 'pending_approval',
+        call_id: decision.callId,
+        approval_id: decision.approvalId,
+        rendered: decision.rendered,
+        message: decision.message,
+      });
+    case 'deny':
+      // Approvals are decided by people: an agent at a pending cap waits minutes, not a window.
+      if (
+        decision.rule === 'approval.pending_cap' ||
+        decision.rule === 'approval.agent_pending_cap'
+      )
+        void reply.header('retry-after', String(APPROVAL_CAP_RETRY_AFTER_S));
+      return reply.status(ERROR_CODES[decision.code].http).send({
+        code: decision.code,
+        message: decision.message,
+        details: {
+          rule: decision.rule,
+          call_id: decision.callId,
+          ...(typeof decision.details === 'object' && decision.details !== null
+            ? decision.details
+            : {}),
+        },
+      });
+  }
+}
+
+/**
+ * A deprecated version's call (C2): `Deprecation` as an RFC 9745 structured date (`@` and Unix
+ * seconds), `Sunset` as an RFC 8594 HTTP-date (the end of the migration window).
+ */
+function deprecationHeaders(reply: FastifyReply, notice: DeprecationNotice): void {
+  const deprecated = notice.deprecated_at === null ? Number.NaN : Date.parse(notice.deprecated_at);
+  if (Number.isFinite(deprecated)) {
+    void reply.header('deprecation', `@${Math.floor(deprecated / 1000)}`);
+  } else {
+    // Deprecated at an unknown time: RFC 9745 still wants a date; the epoch says "already".
+    void reply.header('deprecation', '@0');
+  }
+  const sunset = notice.retire_at === null ? Number.NaN : Date.parse(notice.retire_at);
+  if (Number.isFinite(sunset)) void reply.header('sunset', new Date(sunset).toUTCString());
+}
+
+/** The full principal of an agent request: sessions are bound to it, not to the agent alone. */
+function principalOf(req: FastifyRequest) {
+  return {
+    agentId: req.agentId,
+    credential: req.credential,
+    ...(req.tokenUser ? { tokenUserId: req.tokenUser.id } : {}),
+  };
+}
+
+/** The authenticated agent request as the identity it was authenticated as (for a step-up). */
+function identityOf(req: FastifyRequest): JwtIdentity {
+  return {
+    agentId: req.agentId,
+    credential: req.credential,
+    ...(req.tokenUser ? { user: req.tokenUser } : {}),
+    ...(req.oauthToken ? { oauth: req.oauthToken } : {}),
+  };
+}
+
+/** Agent routes get the agent API; the one admin view (GET /v1/sessions/:id) the admin API. */
+export function sessionRoutes(app: FastifyInstance, agent: AgentApi, admin: AdminApi): void {
+  app.post(
+    '/v1/sessions',
+    {
+      config: agentAuth,
+      schema: {
+        tags: ['sessions'],
+        summary: 'Open a session (as an agent), optionally on behalf of a user and for a run',
+        security,
+        body: {
+          type: ['object', 'null'],
+          additionalProperties: false,
+          properties: {
+            on_behalf_of: { type: 'string', pattern: USER_ID_PATTERN },
+            run_id: { type: 'string', pattern: '^[A-Za-z0-9][A-Za-z0-9_.:-]{0,127}$' },
+            ttl_seconds: { type: 'integer', minimum: 1, maximum: 604_800 },
+          },
+        },
+        response: errors(400, 401, 404),
+      },
+    },
+    async (req, reply) => {
+      const body = (req.body ?? {}) as {
+        on_behalf_of?: string;
+        run_id?: string;
+        ttl_seconds?: number;
+      };
+      const session = await agent.sessions.open(req.agentId, {
+        ...(body.on_behalf_of !== undefined ? { onBehalfOf: body.on_behalf_of } : {}),
+        ...(req.tokenUser ? { tokenUser: req.tokenUser } : {}),
+        ...(body.run_id !== undefined ? { runId: body.run_id } : {}),
+        ...(body.ttl_seconds !== undefined ? { ttlSeconds: body.ttl_seconds } : {}),
+        credential: req.credential,
+      });
+      return reply.status(201).send(session);
+    },
+  );
+
+  app.get(
+    '/v1/sessions/:id/tools',
+    {
+      config: agentAuth,
+      schema: {
+        tags: ['sessions'],
+        summary:
+          "The session's permitted tools as MCP tools/list entries, OpenAI function tools or Anthropic tools",
+        security,
+        params: sessionParams,
+        querystring: {
+          type: 'object',
+          additionalProperties: false,
+          properties: {
+            format: { type: 'string', enum: ['mcp', 'openai', 'anthropic'], default: 'mcp' },
+          },
+        },
+        response: errors(400, 401, 404),
+      },
+    },
+    async (req, reply) => {
+      const { id } = req.params as { id: string };
+      const { format } = req.query as { format: 'mcp' | 'openai' | 'anthropic' };
+      const tools = await agent.sessions.exportTools(id, principalOf(req), format);
+      const etag = toolsEtag(format, tools);
+      void reply.header('etag', etag).header('cache-control', 'private, no-cache');
+      if (noneMatch(req.headers['if-none-match'], etag)) return reply.status(304).send();
+      return { tools };
+    },
+  );
+
+  app.get(
+    '/v1/sessions/:id/approvals/:approval',
+    {
+      config: agentAuth,
+      schema: {
+        tags: ['sessions'],
+        summary: 'The status of an approval a call of this session waits for',
+        description:
+          'pending until an approver decides; once `approved`, retry the same call with the same arguments (and idempotency key) to run it. `rejected`, `expired` and `withdrawn` are final; who decided is not shown.',
+        security,
+        params: approvalParams,
+        response: errors(400, 401, 404),
+      },
+    },
+    async (req) => {
+      const { id, approval } = req.params as { id: string; approval: string };
+      return agent.approvalStatus(id, principalOf(req), approval);
+    },
+  );
+
+  app.get(
+    '/v1/sessions/:id/idempotency/:key',
+    {
+      config: agentAuth,
+      schema: {
+        tags: ['sessions'],
+        summary: 'The outcome of the call this principal made under an idempotency key',
+        description:
+          "`succeeded` (with `output` and its `trust` label), `failed` (with `error`: the code, rule and message it ended with; a retry under the key is answered the same and never runs it again), `running` (it has not ended: ask again later), or `unknown` (it was started and its outcome was not recorded — it may have run; do not send it again under a new key). The key belongs to the agent and the session's user and is scoped to `tool` (the name or id the call used); a key never used, expired, or another principal's is 404 IDEMPOTENCY_KEY_NOT_FOUND alike.",
+        security,
+        params: {
+          type: 'object',
+          required: ['id', 'key'],
+          properties: {
+            id: sessionParams.properties.id,
+            key: { type: 'string', pattern: '^[A-Za-z0-9_.:-]{1,128}$' },
+          },
+        },
+        querystring: {
+          type: 'object',
+          additionalProperties: false,
+          required: ['tool'],
+          properties: { tool: { type: 'string', minLength: 1, maxLength: 200 } },
+        },
+        response: errors(400, 401, 404),
+      },
+    },
+    async (req) => {
+      const { id, key } = req.params as { id: string; key: string };
+      const { tool } = req.query as { tool: string };
+      return agent.callOutcome(id, principalOf(req), tool, key);
+    },
+  );
+
+  app.post(
+    '/v1/sessions/:id/calls',
+    {
+      config: agentAuth,
+      schema: {
+        tags: ['sessions'],
+        summary: 'Call a tool through the gate',
+        description:
+          '200 with the output when allowed (a deprecated version adds `Deprecation` and `Sunset` headers and a `deprecation` member); 202 with the approval id and the rendered call when it needs approval (retry the same call once approved); otherwise the denial as `{ code, message, details: { rule, call_id } }`. An OAuth token whose scopes do not cover the tool gets 403 INSUFFICIENT_SCOPE with a step-up challenge (`WWW-Authenticate: Bearer error="insufficient_scope", scope=…`).',
+        security,
+        params: sessionParams,
+        body: {
+          type: 'object',
+          additionalProperties: false,
+          required: ['tool', 'arguments'],
+          properties: {
+            tool: {
+              type: 'string',
+              maxLength: 200,
+              description:
+                'The tool name or id; `name@<major>` pins a major version the session offers (README "Versions side by side")',
+            },
+            arguments: { description: 'The tool arguments (a JSON object)' },
+            idempotency_key: { type: 'string', maxLength: 128 },
+            model: { type: 'string', maxLength: 200 },
+          },
+        },
+        response: errors(400, 401, 403, 404, 409, 410, 413, 422, 429, 502, 503, 504),
+      },
+    },
+    async (req, reply) => {
+      const { id } = req.params as { id: string };
+      const body = req.body as {
+        tool: string;
+        arguments: unknown;
+        idempotency_key?: string;
+        model?: string;
+      };
+      // An OAuth token whose scopes miss the tool: the same step-up challenge as MCP tools/call.
+      const refused = await stepUpFor(agent.oauth, identityOf(req), body.tool);
+      if (refused) {
+        // Audited in the caller's session like any refusal (an unknown session is an event).
+        await agent.auditStepUp(
+          { ...principalOf(req), sessionId: id },
+          body.tool,
+          body.arguments,
+          refused,
+          'rest',
+        );
+        void reply.header('www-authenticate', refused.challenge);
+        throw refused.error;
+      }
+      const decision = await agent.invoke(
+        {
+          ...principalOf(req),
+          sessionId: id,
+          ...(body.model !== undefined ? { model: body.model } : {}),
+        },
+        body.tool,
+        body.arguments,
+        body.idempotency_key !== undefined ? { idempotencyKey: body.idempotency_key } : {},
+      );
+      return sendDecision(reply, decision);
+    },
+  );
+
+  app.delete(
+    '/v1/sessions/:id',
+    {
+      config: agentAuth,
+      schema: {
+        tags: ['sessions'],
+        summary: 'Close a session; its later calls are refused',
+        security,
+        params: sessionParams,
+        response: errors(400, 401, 404),
+      },
+    },
+    async (req, reply) => {
+      await agent.sessions.close((req.params as { id: string }).id, principalOf(req));
+      return reply.status(204).send();
+    },
+  );
+
+  app.get(
+    '/v1/sessions/:id',
+    {
+      config: { roles: READERS },
+      schema: {
+        tags: ['sessions'],
+        summary: 'Admin view of a session: its tools and what was withheld, and why',
+        params: sessionParams,
+        response: errors(401, 404),
+      },
+    },
+    async (req) => admin.sessions.inspect((req.params as { id: string }).id),
+  );
+}

@@ -1,0 +1,508 @@
+/**
+ * @module The REST front (Fastify): admin API under /v1, OpenAPI 3.1 at /openapi.json generated
+ * from the route schemas, docs at /docs, /healthz and /readyz. A thin adapter over the services.
+ */
+import swagger from '@fastify/swagger';
+import swaggerUi from '@fastify/swagger-ui';
+import { Ajv } from 'ajv';
+import Fastify, {
+  type FastifyInstance,
+  type FastifyRequest,
+  type FastifyServerOptions,
+} from 'fastify';
+import { ToolgateError } from '../../core/index.js';
+import { toolDefinitionSchema } from '../../domain/catalog/index.js';
+import { adminTokenMatches, bearerChallenge } from '../../domain/identity/index.js';
+import {
+  BOOTSTRAP_OPERATOR,
+  isPersonalToken,
+  OPERATOR_ROLES,
+  type Operator,
+  type OperatorRole,
+} from '../../domain/operators/index.js';
+import type { OidcLogin, PendingOidcLogin } from '../../domain/operators/oidc/index.js';
+import type { Toolgate } from '../../host/toolgate.js';
+import { configDocumentSchema } from '../../operations/config/index.js';
+import { type ConsoleOptions, registerConsole, setSecurityHeaders } from '../console/index.js';
+import { CONSOLE_ACTIONS, CONSOLE_PAGES } from '../console/pages/index.js';
+import { type McpHttpOptions, registerMcpHttp } from '../mcp/index.js';
+import {
+  Admission,
+  type AdmissionOptions,
+  DEFAULT_ADMISSION,
+  DEFAULT_OPERATOR_ADMISSION,
+  principalShares,
+} from './admission.js';
+import { admissionHook } from './admission-hook.js';
+import { makeErrorHandler } from './error-handler.js';
+import { safeLogger } from './log-options.js';
+import {
+  checkRouteRoles,
+  checkToolOwnership,
+  DEFAULT_ROUTE_ROLES,
+  type OwnedTool,
+} from './route-roles.js';
+import { adminRoutes } from './routes/admin.js';
+import { agentDiscoveryRoutes } from './routes/agent-discovery.js';
+import { approvalRoutes } from './routes/approvals.js';
+import { auditRoutes } from './routes/audit.js';
+import { classifiedRoutes } from './routes/classified.js';
+import { destinationSetRoutes } from './routes/destination-sets.js';
+import { discoveryRoutes } from './routes/discovery.js';
+import { healthRoutes } from './routes/health.js';
+import { metricsRoutes } from './routes/metrics.js';
+import { operatorRoutes } from './routes/operators.js';
+import { ownerChannelRoutes } from './routes/owner-channels.js';
+import { providerRoutes } from './routes/providers.js';
+import { reportRoutes } from './routes/reports.js';
+import { reviewRoutes } from './routes/reviews.js';
+import { runRoutes } from './routes/runs.js';
+import { secretRoutes } from './routes/secrets.js';
+import { sessionRoutes } from './routes/sessions.js';
+import { toolRoutes } from './routes/tools.js';
+import { wellKnownRoutes } from './routes/well-known.js';
+import {
+  DEFAULT_STREAMS,
+  DEFAULT_WAITS,
+  StandingLimits,
+  type StandingOptions,
+} from './standing-limits.js';
+import { errorBody, errors, toolDetail, toolSummary } from './wire-schemas.js';
+
+export type RouteAuth = 'admin' | 'agent' | 'public';
+
+declare module 'fastify' {
+  interface FastifyRequest {
+    /** The authenticated agent on `auth: 'agent'` routes; empty elsewhere. */
+    agentId: string;
+    /** The user a verified JWT says the agent acts for, with their permissions. */
+    tokenUser: { readonly id: string; readonly permissions: readonly string[] } | null;
+    /** The credential presented (`key:<id>` or `jwt:[iss,sub]`); sessions are bound to it. */
+    credential: string;
+    /** An OAuth access token's scopes and expiry (a step-up may be due); null for other credentials. */
+    oauthToken: {
+      readonly issuer: string;
+      readonly scopes: readonly string[];
+      readonly expiresAt: number;
+    } | null;
+    /** The authenticated operator on admin routes (docs/architecture.md §6); null elsewhere. */
+    operator: Operator | null;
+  }
+  interface FastifyInstance {
+    /** Every route as registered, with who may call it (tests walk it: no route slips by). */
+    readonly toolgateRoutes: readonly RegisteredRoute[];
+  }
+  interface FastifyContextConfig {
+    auth?: RouteAuth;
+    /** Operator roles that may call this admin route; default admin only (src/edge/rest/route-roles.ts). */
+    roles?: readonly OperatorRole[];
+    /** An `owner` may call it only for a tool of their teams, named by the path. */
+    ownedTool?: OwnedTool;
+  }
+}
+
+export interface RegisteredRoute {
+  readonly method: string;
+  readonly url: string;
+  readonly auth: RouteAuth;
+  /** Operator roles of an admin route (the default admin when it names none); empty otherwise. */
+  readonly roles: readonly OperatorRole[];
+}
+
+export interface HttpOptions {
+  /**
+   * The bootstrap admin token, or null when it is disabled by configuration (then only operators'
+   * personal tokens open admin routes).
+   */
+  readonly adminToken: string | null;
+  /** Largest accepted request body; default 1 MiB. */
+  readonly bodyLimit?: number;
+  readonly logger?: FastifyServerOptions['logger'];
+  readonly version?: string;
+  /** Limits of the MCP front at /mcp (sessions overall, per agent, idle time). */
+  readonly mcp?: Pick<
+    McpHttpOptions,
+    | 'maxSessions'
+    | 'maxSessionsPerAgent'
+    | 'idleMs'
+    | 'originPolicy'
+    | 'listTtlMs'
+    | 'runTtlSeconds'
+    | 'refusalSample'
+  >;
+  /**
+   * Agents' requests running and queued at once, overall and per caller (defaults in
+   * DEFAULT_ADMISSION); the console's and admin routes' lane has its own (DEFAULT_OPERATOR_ADMISSION).
+   */
+  readonly admission?: Partial<AdmissionOptions>;
+  /** Standing event streams and waits, overall, per agent and per user (standing-limits.ts). */
+  readonly standing?: {
+    readonly streams?: Partial<StandingOptions>;
+    readonly waits?: Partial<StandingOptions>;
+  };
+  /** The operators' console under /console: its login ports and session timeouts. */
+  readonly console?: ConsoleOptions;
+  /**
+   * Single sign-on for the console: the OpenID Connect relying party. Its verified identity
+   * becomes an operator through `admin.operators.fromOidc` (roles and teams from the provider).
+   */
+  readonly sso?: Pick<OidcLogin, 'begin' | 'complete'>;
+}
+
+export const DEFAULT_BODY_LIMIT = 1024 * 1024;
+const YAML_TYPES = ['application/yaml', 'application/x-yaml', 'text/yaml', 'text/x-yaml'];
+
+interface OpenApiDocument {
+  components?: { schemas?: Record<string, unknown> };
+  paths?: Record<
+    string,
+    Record<string, { requestBody?: { content?: Record<string, { schema?: unknown }> } }>
+  >;
+}
+
+/**
+ * The tool definition is validated by the catalog (JSON Schema 2020-12, every problem listed),
+ * not by Fastify, so its schema is added to the document here: the docs show the real shape.
+ */
+function withToolDefinitionSchema(doc: OpenApiDocument): OpenApiDocument {
+  const { $schema: _dialect, $id: _id, ...schema } = toolDefinitionSchema;
+  doc.components = {
+    ...doc.components,
+    schemas: { ...doc.components?.schemas, ToolDefinition: schema },
+  };
+  const content = doc.paths?.['/v1/tools']?.post?.requestBody?.content ?? {};
+  for (const media of Object.values(content))
+    media.schema = { $ref: '#/components/schemas/ToolDefinition' };
+  return doc;
+}
+
+/** Paths anyone may read: probes, the API description and the published schemas. */
+function isPublic(url: string): boolean {
+  // The router ignores one trailing slash; so must this check.
+  const raw = url.split('?')[0] ?? '';
+  const path = raw.length > 1 && raw.endsWith('/') ? raw.slice(0, -1) : raw;
+  return (
+    path === '/healthz' ||
+    path === '/readyz' ||
+    path === '/openapi.json' ||
+    path === '/docs' ||
+    path.startsWith('/docs/') ||
+    // Discovery documents are public by definition; an unknown one is a plain 404, never a
+    // request for credentials.
+    path.startsWith('/.well-known/') ||
+    path.startsWith('/v1/schemas/')
+  );
+}
+
+/** Probes answer under any load: they are never queued or refused by admission control. */
+function isProbe(url: string): boolean {
+  const path = url.split('?')[0] ?? '';
+  return path === '/healthz' || path === '/readyz' || path === '/healthz/' || path === '/readyz/';
+}
+
+/**
+ * Agents' lane: agent routes, /mcp and the OAuth discovery documents agents' clients read. Every
+ * other request (console, admin routes, docs, unknown paths) is in the operators' lane, which
+ * agents' load cannot fill.
+ */
+function isAgentRequest(req: FastifyRequest): boolean {
+  const path = req.url.split('?')[0] ?? '';
+  if (path === '/mcp' || path === '/mcp/' || path.startsWith('/.well-known/')) return true;
+  return (req.routeOptions.config as { auth?: RouteAuth } | undefined)?.auth === 'agent';
+}
+
+/**
+ * Agent routes and /mcp get `tg.agent` (and `tg.security`), admin routes `tg.admin`; nothing else
+ * of the gateway reaches a route (docs/architecture.md §6).
+ */
+export async function buildServer(
+  tg: Pick<Toolgate, 'agent' | 'admin' | 'security'>,
+  options: HttpOptions,
+): Promise<FastifyInstance> {
+  const { agent, admin, security } = tg;
+  const bodyLimit = options.bodyLimit ?? DEFAULT_BODY_LIMIT;
+  const app = Fastify({
+    bodyLimit,
+    logger: safeLogger(options.logger),
+    // Query strings like ?tags=a&tags=b must not become arrays the schemas do not expect.
+    routerOptions: { ignoreTrailingSlash: true, maxParamLength: 300 },
+  });
+  app.setErrorHandler(makeErrorHandler(bodyLimit));
+  const registered: RegisteredRoute[] = [];
+  app.decorate('toolgateRoutes', registered);
+  // Every route is listed with its roles as it is registered; a role that is not one is a
+  // programming mistake caught at start-up, not a route nobody can call.
+  app.addHook('onRoute', (route) => {
+    const config = (route.config ?? {}) as { auth?: RouteAuth; roles?: readonly OperatorRole[] };
+    const auth = config.auth ?? 'admin';
+    const roles = auth === 'admin' ? (config.roles ?? DEFAULT_ROUTE_ROLES) : [];
+    for (const role of roles) {
+      if (!OPERATOR_ROLES.includes(role))
+        throw new Error(`route ${route.url}: unknown role ${role}`);
+    }
+    for (const method of [route.method].flat()) {
+      registered.push({ method, url: route.url, auth, roles });
+    }
+  });
+  // Query strings and path parameters are text and are coerced to the declared types; bodies are
+  // JSON and are taken as sent: `"tool": ["get_order"]` is an error, not a string.
+  const coercing = new Ajv({
+    coerceTypes: 'array',
+    useDefaults: true,
+    removeAdditional: false,
+    allErrors: true,
+    strict: false,
+  });
+  const exact = new Ajv({
+    coerceTypes: false,
+    useDefaults: true,
+    removeAdditional: false,
+    allErrors: true,
+    strict: false,
+  });
+  app.setValidatorCompiler(({ schema, httpPart }) =>
+    (httpPart === 'body' ? exact : coercing).compile(schema as object),
+  );
+  app.setNotFoundHandler((req, reply) => {
+    void reply.status(404).send({
+      code: 'NOT_FOUND',
+      message: `no route ${req.method} ${req.url.split('?')[0]}`,
+      details: { method: req.method, url: req.url.split('?')[0] },
+    });
+  });
+  // Only JSON and YAML bodies: text/plain would otherwise reach the handlers as a string.
+  app.removeContentTypeParser('text/plain');
+  app.addContentTypeParser(YAML_TYPES, { parseAs: 'string' }, (_req, body, done) =>
+    done(null, body),
+  );
+  app.addSchema(errorBody);
+  app.addSchema(toolSummary);
+  app.addSchema(toolDetail);
+
+  await app.register(swagger, {
+    openapi: {
+      openapi: '3.1.0',
+      info: {
+        title: 'toolgate',
+        version: options.version ?? '0.0.0',
+        description:
+          'A governed tool gateway for AI agents. Admin routes need `Authorization: Bearer <admin token>`. Every error body is `{ code, message, details }`; codes are listed in docs/errors.md.',
+      },
+      components: {
+        securitySchemes: {
+          adminToken: {
+            type: 'http',
+            scheme: 'bearer',
+            description: 'A personal operator token (tgo_…) or the bootstrap admin token',
+          },
+          agentKey: { type: 'http', scheme: 'bearer', description: 'An agent API key (tgk_…)' },
+        },
+      },
+      security: [{ adminToken: [] }],
+    },
+    refResolver: {
+      buildLocalReference: (json, _base, _fragment, i) => String(json.$id ?? `def-${i}`),
+    },
+    transformObject: (documentObject) => {
+      const doc =
+        'openapiObject' in documentObject
+          ? documentObject.openapiObject
+          : documentObject.swaggerObject;
+      return withToolDefinitionSchema(doc as OpenApiDocument);
+    },
+  });
+  // The API description's pages share the console's origin, so they carry the console's headers
+  // (its CSP without inline script, no framing): a framed or script-injected /docs page would be a
+  // way around the console's own rules on the same origin.
+  await app.register(async (scope) => {
+    scope.addHook('onSend', async (_req, reply, payload) => {
+      setSecurityHeaders(reply);
+      return payload;
+    });
+    await scope.register(swaggerUi, { routePrefix: '/docs', uiConfig: { validatorUrl: null } });
+  });
+
+  // Deny by default: a route is an admin route unless its config says `auth: 'agent'`
+  // (agent API key) or `auth: 'public'`. Unknown routes need the admin token too, so probing
+  // learns nothing.
+  // Admission comes before authentication: checking a credential is work an overload must not
+  // queue without bound either.
+  const admission = new Admission({ ...DEFAULT_ADMISSION, ...options.admission });
+  // Operators are few, and they are who stops an abusive agent: their lane is not refused for a
+  // lagging event loop that agents' load may cause.
+  const operatorLane = new Admission({ ...DEFAULT_OPERATOR_ADMISSION, maxEventLoopDelayMs: 0 });
+  app.addHook('onClose', async () => {
+    admission.stop();
+    operatorLane.stop();
+  });
+  app.decorateRequest('admission', null);
+  app.addHook(
+    'onRequest',
+    admissionHook({ agents: admission, operators: operatorLane }, isProbe, isAgentRequest),
+  );
+  const streams = new StandingLimits('streams', {
+    ...DEFAULT_STREAMS,
+    ...options.standing?.streams,
+  });
+  const waits = new StandingLimits('waits', { ...DEFAULT_WAITS, ...options.standing?.waits });
+  app.decorateRequest('agentId', '');
+  app.decorateRequest('tokenUser', null);
+  app.decorateRequest('credential', '');
+  app.decorateRequest('oauthToken', null);
+  app.decorateRequest('operator', null);
+  const adminToken = options.adminToken;
+  /** The operator a bearer credential proves: a personal token, or the bootstrap admin token. */
+  const authenticateOperator = async (token: string | undefined): Promise<Operator> => {
+    if (token !== undefined && isPersonalToken(token)) {
+      const op = await admin.operators.authenticateToken(token);
+      if (op) return op;
+    } else if (token !== undefined && adminToken !== null && adminTokenMatches(token, adminToken)) {
+      return BOOTSTRAP_OPERATOR;
+    }
+    throw new ToolgateError(
+      'UNAUTHENTICATED',
+      adminToken === null
+        ? 'send Authorization: Bearer <personal operator token>; the bootstrap admin token is disabled on this gateway'
+        : 'send Authorization: Bearer <personal operator token or admin token>',
+      {},
+    );
+  };
+  app.addHook('onRequest', async (req, reply) => {
+    const auth = (req.routeOptions.config as { auth?: RouteAuth } | undefined)?.auth ?? 'admin';
+    if (auth === 'public' || isPublic(req.url)) return;
+    // Well-known paths are probed by clients before they hold any credential: one toolgate
+    // serves answers publicly, every other is a plain 404, never an admin-token challenge.
+    if (req.url.startsWith('/.well-known/') && req.routeOptions.url === undefined) return;
+    const header = req.headers.authorization ?? '';
+    // The auth scheme is case-insensitive (RFC 9110 §11.1); the token is compared exactly.
+    const token = /^Bearer ([^\s]+)$/i.exec(header)?.[1];
+    if (auth === 'agent') {
+      const identity = token ? await agent.authenticate(token) : null;
+      if (!identity) {
+        // With OAuth configured, the challenge says where the resource metadata is (RFC 9728
+        // §5.1), and that the token sent was refused.
+        if (agent.oauth) {
+          void reply.header(
+            'www-authenticate',
+            bearerChallenge({
+              resourceMetadata: agent.oauth.metadataUrl,
+              ...(token ? { error: 'invalid_token' } : {}),
+            }),
+          );
+        }
+        throw new ToolgateError(
+          'UNAUTHENTICATED',
+          'send Authorization: Bearer <agent API key or JWT>',
+          {},
+        );
+      }
+      // The principal's share of the agents' lane: its agent and its user, whatever credential.
+      const refusal = req.admission?.claim(principalShares(identity.agentId, identity.user?.id));
+      if (refusal) throw refusal.error;
+      req.agentId = identity.agentId;
+      req.tokenUser = identity.user ?? null;
+      req.credential = identity.credential;
+      req.oauthToken = identity.oauth ?? null;
+      return;
+    }
+    req.operator = await authenticateOperator(token);
+    await checkRouteRoles(req, req.operator, security);
+  });
+  // Ownership needs the parsed path (and may read the catalog): after routing, before the handler.
+  app.addHook('preHandler', async (req) => {
+    if (req.operator !== null) await checkToolOwnership(req, req.operator, admin);
+  });
+
+  app.get(
+    '/healthz',
+    { schema: { tags: ['health'], summary: 'Liveness', security: [] } },
+    async () => ({
+      status: 'ok',
+    }),
+  );
+  app.get(
+    '/readyz',
+    {
+      schema: {
+        tags: ['health'],
+        summary: 'Readiness: the database answers',
+        security: [],
+        response: errors(503),
+      },
+    },
+    async () => {
+      await admin.health.ping();
+      return { status: 'ready', store: admin.health.dialect };
+    },
+  );
+  app.get('/openapi.json', { schema: { hide: true } }, async () => app.swagger());
+  app.get(
+    '/v1/schemas/tool.json',
+    { schema: { tags: ['schemas'], summary: 'JSON Schema of a tool definition', security: [] } },
+    async (_req, reply) => reply.type('application/schema+json').send(toolDefinitionSchema),
+  );
+  app.get(
+    '/v1/schemas/config.json',
+    { schema: { tags: ['schemas'], summary: 'JSON Schema of an apply -f document', security: [] } },
+    async (_req, reply) => reply.type('application/schema+json').send(configDocumentSchema),
+  );
+
+  toolRoutes(app, admin);
+  reviewRoutes(app, admin);
+  sessionRoutes(app, agent, admin);
+  agentDiscoveryRoutes(app, agent);
+  runRoutes(app, admin);
+  approvalRoutes(app, admin);
+  adminRoutes(app, admin);
+  discoveryRoutes(app, admin);
+  healthRoutes(app, admin);
+  await registerMcpHttp(app, agent, security, {
+    ...options.mcp,
+    version: options.version ?? '0.0.0',
+    bodyLimit,
+    holdOf: (req) => {
+      const ticket = req.admission;
+      if (!ticket) return null;
+      return {
+        claim: (agentId, userId) => ticket.claim(principalShares(agentId, userId))?.error ?? null,
+        pause: () => ticket.pause(),
+        resume: async () => (await ticket.resume())?.error ?? null,
+      };
+    },
+    streams,
+    waits,
+  });
+  await secretRoutes(app, admin, bodyLimit);
+  auditRoutes(app, admin);
+  classifiedRoutes(app, admin);
+  metricsRoutes(app, admin);
+  reportRoutes(app, admin);
+  ownerChannelRoutes(app, admin);
+  providerRoutes(app, admin);
+  destinationSetRoutes(app, admin);
+  operatorRoutes(app, admin);
+  if (agent.oauth) wellKnownRoutes(app, agent.oauth);
+  // The console guards its own routes (`auth: 'public'` here) with its session cookie.
+  // Local logins are the operators' own (password + TOTP); single sign-on when configured.
+  const sso = options.sso;
+  await registerConsole(app, admin, {
+    pages: CONSOLE_PAGES,
+    actions: CONSOLE_ACTIONS,
+    loginLocal: (id, password, totp) => admin.operators.loginLocal(id, password, totp, 'console'),
+    ...(sso
+      ? {
+          oidc: {
+            begin: () => sso.begin(),
+            complete: async (pending, query) =>
+              admin.operators.fromOidc(
+                await sso.complete(pending as PendingOidcLogin, query),
+                'console',
+              ),
+          },
+        }
+      : {}),
+    ...options.console,
+  });
+  await app.ready();
+  return app;
+}

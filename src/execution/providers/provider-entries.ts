@@ -1,0 +1,481 @@
+/**
+ * @module An upstream provider's resources, resource templates and prompts, governed as its tools
+ * are (C3, C15; docs/architecture.md §6): each listed entry is pinned by the hash of its canonical
+ * definition and scanned for poisoning; it stays unoffered until an admin classifies it, which
+ * registers a catalog entry `provider.resource|template|prompt.slug` whose mcp runtime names the
+ * entry, so a `resources/read` or `prompts/get` is a gate call like any other. A later listing
+ * that changes, adds or drops one quarantines it with an alert, as for tools.
+ */
+
+import { type Actor, type Clock, sha256Hex, ToolgateError } from '../../core/index.js';
+import {
+  type CatalogService,
+  type CatalogWrite,
+  type McpEntry,
+  type ScanFinding,
+  scanToolText,
+  type ToolVersionDetail,
+  templateVariables,
+} from '../../domain/catalog/index.js';
+import { appendEvent, type ProviderEntryRow, type Store } from '../../records/store/index.js';
+import { checkEntryClassification, type EntryClassification } from './entry-classification.js';
+import { nextMajorVersion } from './next-version.js';
+import type { ProviderSpec } from './provider-spec.js';
+import { type EntryKind, entryPinOf, type ListedEntry } from './upstream-entries.js';
+
+export type ProviderEntryState = 'unclassified' | 'classified' | 'quarantined' | 'removed';
+
+export interface ProviderEntryView {
+  readonly kind: EntryKind;
+  /** A resource's URI, a template's URI template, a prompt's name. */
+  readonly key: string;
+  readonly name: string;
+  readonly tool_id: string;
+  readonly state: ProviderEntryState;
+  readonly reason: string | null;
+  readonly pin_hash: string;
+  readonly findings: readonly ScanFinding[];
+  readonly classification: EntryClassification | null;
+  readonly tool_version: string | null;
+  readonly description: string | null;
+}
+
+/** What a refresh did to the entries, each named `kind:key`. */
+export interface EntryRefreshReport {
+  readonly imported: readonly string[];
+  readonly added: readonly string[];
+  readonly changed: readonly string[];
+  readonly removed: readonly string[];
+  readonly unchanged: readonly string[];
+}
+
+/** What the provider service lends the entries for a change: the same quarantine and alert. */
+export interface EntryChangeHooks {
+  quarantine(ctx: CatalogWrite, toolId: string, reason: string): Promise<void>;
+  alert(
+    trx: CatalogWrite['trx'],
+    subject: string,
+    change: 'added' | 'changed' | 'removed',
+    pinned: string | null,
+    listed: string | null,
+  ): Promise<void>;
+}
+
+const DEFAULT_WALL_MS = 10_000;
+const SEGMENT: Readonly<Record<EntryKind, string>> = {
+  resource: 'resource',
+  resource_template: 'template',
+  prompt: 'prompt',
+};
+/** Upstream lists are unbounded: more entries than this per provider are not imported. */
+const MAX_ENTRIES = 1000;
+const MAX_KEY_CHARS = 2048;
+
+/**
+ * The catalog id of an entry: the provider, its kind, a readable slug of its name and a hash of
+ * its key, so two entries never share an id and none can take a tool's (tool ids have two parts).
+ */
+export function entryToolId(provider: string, kind: EntryKind, key: string, name: string): string {
+  const slug =
+    name
+      .toLowerCase()
+      .replace(/[^a-z0-9_-]+/g, '-')
+      .replace(/^[^a-z]+/, '')
+      .slice(0, 40) || 'entry';
+  const hash = sha256Hex(`${kind}\u0000${key}`).slice(0, 8);
+  return `${provider}.${SEGMENT[kind]}.${slug}-${hash}`;
+}
+
+function subjectOf(provider: string, kind: EntryKind, key: string): string {
+  return `provider:${provider}/${kind}:${key}`;
+}
+
+/** The poisoning scan of one entry, over every text of it a model or client is shown. */
+export function scanEntry(entry: ListedEntry, ownHosts: readonly string[]): ScanFinding[] {
+  const extraTexts = [
+    ...(entry.title !== undefined ? [{ field: '/title', text: entry.title }] : []),
+    ...(entry.arguments ?? []).flatMap((a, i) => [
+      { field: `/arguments/${i}/name`, text: a.name, kind: 'key' as const },
+      ...(a.description !== undefined
+        ? [{ field: `/arguments/${i}/description`, text: a.description }]
+        : []),
+    ]),
+  ];
+  return scanToolText({
+    name: entry.name,
+    description: entry.description ?? '',
+    extraTexts,
+    ownHosts,
+  });
+}
+
+export class ProviderEntries {
+  readonly #store: Store;
+  readonly #catalog: CatalogService;
+  readonly #clock: Clock;
+
+  constructor(store: Store, catalog: CatalogService, clock: Clock) {
+    this.#store = store;
+    this.#catalog = catalog;
+    this.#clock = clock;
+  }
+
+  async views(provider: string): Promise<ProviderEntryView[]> {
+    const rows = await this.#store.db
+      .selectFrom('provider_entries')
+      .selectAll()
+      .where('provider', '=', provider)
+      .orderBy('kind')
+      .orderBy('key')
+      .execute();
+    return rows.map(entryView);
+  }
+
+  /** Counts by state, per provider (the providers list). */
+  async counts(): Promise<Map<string, Record<ProviderEntryState, number>>> {
+    const rows = await this.#store.db
+      .selectFrom('provider_entries')
+      .select(['provider', 'state'])
+      .execute();
+    const out = new Map<string, Record<ProviderEntryState, number>>();
+    for (const r of rows) {
+      const c = out.get(r.provider) ?? {
+        unclassified: 0,
+        classified: 0,
+        quarantined: 0,
+        removed: 0,
+      };
+      c[r.state as ProviderEntryState] += 1;
+      out.set(r.provider, c);
+    }
+    return out;
+  }
+
+  /**
+   * Compares a fresh listing with the pins, inside the refresh's write. On the first import an
+   * entry is unclassified (quarantined at once when the scan flags it); later, anything new,
+   * changed or gone is quarantined and alerted.
+   */
+  async compareIn(
+    ctx: CatalogWrite,
+    spec: ProviderSpec,
+    listed: readonly ListedEntry[],
+    firstImport: boolean,
+    ownHosts: readonly string[],
+    actor: Actor,
+    hooks: EntryChangeHooks,
+  ): Promise<EntryRefreshReport> {
+    const { trx } = ctx;
+    const now = this.#clock();
+    const at = now.toISOString();
+    const rows = new Map(
+      (
+        await trx
+          .selectFrom('provider_entries')
+          .selectAll()
+          .where('provider', '=', spec.name)
+          .execute()
+      ).map((r) => [`${r.kind}:${r.key}`, r]),
+    );
+    const report = {
+      imported: [] as string[],
+      added: [] as string[],
+      changed: [] as string[],
+      removed: [] as string[],
+      unchanged: [] as string[],
+    };
+    const seen = new Set<string>();
+    for (const entry of listed) {
+      const label = `${entry.kind}:${entry.key}`;
+      if (seen.has(label) || seen.size >= MAX_ENTRIES || entry.key.length > MAX_KEY_CHARS) continue;
+      seen.add(label);
+      const pin = entryPinOf(entry);
+      const row = rows.get(label);
+      if (row && row.pin_hash === pin && row.state !== 'removed') {
+        report.unchanged.push(label);
+        continue;
+      }
+      const findings = scanEntry(entry, ownHosts);
+      const subject = subjectOf(spec.name, entry.kind, entry.key);
+      if (!row) {
+        const flagged = findings.length > 0;
+        const state: ProviderEntryState = firstImport && !flagged ? 'unclassified' : 'quarantined';
+        const reason = !firstImport
+          ? 'added after registration'
+          : flagged
+            ? 'flagged by the description scan'
+            : null;
+        await trx
+          .insertInto('provider_entries')
+          .values({
+            provider: spec.name,
+            kind: entry.kind,
+            key: entry.key,
+            pin_hash: pin,
+            listing: JSON.stringify(entry),
+            state,
+            reason,
+            findings: JSON.stringify(findings),
+            classification: null,
+            tool_id: entryToolId(spec.name, entry.kind, entry.key, entry.name),
+            tool_version: null,
+            updated_at: at,
+          })
+          .execute();
+        await appendEvent(trx, actor, now, {
+          action: 'provider.entry_imported',
+          subject,
+          details: { kind: entry.kind, pin, state, findings: findings.length },
+        });
+        if (firstImport) report.imported.push(label);
+        else {
+          report.added.push(label);
+          await hooks.alert(trx, subject, 'added', null, pin);
+        }
+        continue;
+      }
+      const reason = row.state === 'removed' ? 'listed again after removal' : 'definition changed';
+      await trx
+        .updateTable('provider_entries')
+        .set({
+          pin_hash: pin,
+          listing: JSON.stringify(entry),
+          state: 'quarantined',
+          reason,
+          findings: JSON.stringify(findings),
+          updated_at: at,
+        })
+        .where('provider', '=', spec.name)
+        .where('kind', '=', entry.kind)
+        .where('key', '=', entry.key)
+        .execute();
+      await hooks.quarantine(ctx, row.tool_id, `upstream ${reason}`);
+      report.changed.push(label);
+      await hooks.alert(trx, subject, 'changed', row.pin_hash, pin);
+    }
+    for (const [label, row] of rows) {
+      if (seen.has(label) || row.state === 'removed') continue;
+      await trx
+        .updateTable('provider_entries')
+        .set({ state: 'removed', reason: 'no longer listed', updated_at: at })
+        .where('provider', '=', spec.name)
+        .where('kind', '=', row.kind)
+        .where('key', '=', row.key)
+        .execute();
+      await hooks.quarantine(ctx, row.tool_id, 'upstream no longer lists it');
+      report.removed.push(label);
+      await hooks.alert(
+        trx,
+        subjectOf(spec.name, row.kind as EntryKind, row.key),
+        'removed',
+        row.pin_hash,
+        null,
+      );
+    }
+    return report;
+  }
+
+  /**
+   * An admin's classification of one imported entry: registers its catalog entry (a new major
+   * version each time, pinned by `code_hash`) from the listing as pinned. The catalog's checks
+   * apply as for an imported tool: third-party, so a draft until an approver reviews its hash;
+   * and an entry the import scan flagged stays quarantined whatever the catalog's own scan says.
+   */
+  async classify(
+    spec: ProviderSpec,
+    kind: EntryKind,
+    key: string,
+    input: unknown,
+    actor: Actor,
+  ): Promise<{
+    tool: ToolVersionDetail;
+    changeId?: string;
+    review?: { readonly id: string; readonly reasons: readonly string[] };
+  }> {
+    const classification = checkEntryClassification(input);
+    return this.#catalog.write(async (ctx) => {
+      const { trx } = ctx;
+      const row = await trx
+        .selectFrom('provider_entries')
+        .selectAll()
+        .where('provider', '=', spec.name)
+        .where('kind', '=', kind)
+        .where('key', '=', key)
+        .executeTakeFirst();
+      if (!row || row.state === 'removed') {
+        throw new ToolgateError(
+          'PROVIDER_ENTRY_STATE',
+          `provider ${spec.name} does not list a ${kind} ${key}`,
+          { provider: spec.name, kind, key, state: row?.state ?? null },
+        );
+      }
+      const listed = JSON.parse(row.listing) as ListedEntry;
+      const version = await nextMajorVersion(trx, row.tool_id);
+      const definition = entryDefinition(
+        spec,
+        row.tool_id,
+        version,
+        listed,
+        row.pin_hash,
+        classification,
+      );
+      const registered = await this.#catalog.registerIn(ctx, definition, actor);
+      const flagged = (JSON.parse(row.findings) as ScanFinding[]).length > 0;
+      let tool = registered.tool;
+      if (flagged && !tool.quarantined) {
+        await this.#catalog.setQuarantineIn(
+          ctx,
+          row.tool_id,
+          tool.version,
+          actor,
+          'flagged by the description scan at import',
+          true,
+        );
+        tool = { ...tool, quarantined: true };
+      }
+      const now = this.#clock();
+      await trx
+        .updateTable('provider_entries')
+        .set({
+          state: flagged ? 'quarantined' : 'classified',
+          reason: flagged ? 'flagged by the description scan' : null,
+          classification: JSON.stringify(classification),
+          tool_version: tool.version,
+          updated_at: now.toISOString(),
+        })
+        .where('provider', '=', spec.name)
+        .where('kind', '=', kind)
+        .where('key', '=', key)
+        .execute();
+      await appendEvent(trx, actor, now, {
+        action: 'provider.entry_classified',
+        subject: subjectOf(spec.name, kind, key),
+        details: {
+          kind,
+          tool: `${row.tool_id}@${tool.version}`,
+          pin: row.pin_hash,
+          data_access: classification.data_access,
+          access_tier: classification.access_tier,
+        },
+      });
+      return {
+        tool,
+        ...(registered.changeId !== undefined ? { changeId: registered.changeId } : {}),
+        ...(registered.review !== undefined ? { review: registered.review } : {}),
+      };
+    });
+  }
+}
+
+function entryView(row: ProviderEntryRow): ProviderEntryView {
+  const listed = JSON.parse(row.listing) as ListedEntry;
+  return {
+    kind: row.kind as EntryKind,
+    key: row.key,
+    name: listed.name,
+    tool_id: row.tool_id,
+    state: row.state as ProviderEntryState,
+    reason: row.reason,
+    pin_hash: row.pin_hash,
+    findings: JSON.parse(row.findings) as ScanFinding[],
+    classification: row.classification
+      ? (JSON.parse(row.classification) as EntryClassification)
+      : null,
+    tool_version: row.tool_version,
+    description: listed.description ?? null,
+  };
+}
+
+const ARGUMENT_MAX_CHARS = 65_536;
+const URI_VARIABLE_MAX_CHARS = 1024;
+
+/** The arguments a gated read takes: a template's variables, a prompt's arguments, else none. */
+function entryInputSchema(listed: ListedEntry): Record<string, unknown> {
+  const properties: Record<string, Record<string, unknown>> = {};
+  const required: string[] = [];
+  if (listed.kind === 'resource_template') {
+    for (const v of templateVariables(listed.key)) {
+      properties[v] = { type: 'string', maxLength: URI_VARIABLE_MAX_CHARS };
+    }
+  }
+  if (listed.kind === 'prompt') {
+    for (const a of listed.arguments ?? []) {
+      properties[a.name] = {
+        type: 'string',
+        maxLength: ARGUMENT_MAX_CHARS,
+        ...(a.description !== undefined ? { description: a.description } : {}),
+      };
+      if (a.required === true) required.push(a.name);
+    }
+  }
+  return {
+    type: 'object',
+    properties,
+    ...(required.length > 0 ? { required } : {}),
+    additionalProperties: false,
+  };
+}
+
+function mcpEntry(listed: ListedEntry): McpEntry {
+  const title = listed.title !== undefined ? { title: listed.title.slice(0, 256) } : {};
+  const mime = listed.mimeType !== undefined ? { mime_type: listed.mimeType.slice(0, 256) } : {};
+  const name = listed.name.slice(0, 256);
+  switch (listed.kind) {
+    case 'resource':
+      return { kind: 'resource', name, uri: listed.key, ...title, ...mime };
+    case 'resource_template':
+      return { kind: 'resource_template', name, uri_template: listed.key, ...title, ...mime };
+    case 'prompt':
+      return {
+        kind: 'prompt',
+        name,
+        ...title,
+        arguments: (listed.arguments ?? []).map((a) => ({
+          name: a.name,
+          ...(a.description !== undefined ? { description: a.description } : {}),
+          ...(a.required === true ? { required: true } : {}),
+        })),
+      };
+  }
+}
+
+/** The catalog definition of an imported entry under an admin's classification. */
+export function entryDefinition(
+  spec: ProviderSpec,
+  toolId: string,
+  version: string,
+  listed: ListedEntry,
+  pin: string,
+  c: EntryClassification,
+): Record<string, unknown> {
+  const slug = toolId.split('.').at(-1) ?? 'entry';
+  const description =
+    (listed.description ?? '').trim() || `${listed.kind} ${listed.name} (from ${spec.name})`;
+  return {
+    id: toolId,
+    version,
+    name: slug,
+    description: description.slice(0, 4096),
+    tags: [
+      'mcp',
+      spec.name,
+      listed.kind,
+      ...(c.tags ?? []).filter((t) => t !== 'mcp' && t !== spec.name && t !== listed.kind),
+    ],
+    owner: spec.owner,
+    input_schema: entryInputSchema(listed),
+    output_schema: { type: 'object', 'x-toolgate': 'unstructured' },
+    action_class: 'read',
+    data_access: c.data_access,
+    egress: { mode: 'none' },
+    access_tier: c.access_tier,
+    required_capabilities: [...c.required_capabilities],
+    sandbox: {
+      isolation: spec.isolation,
+      limits: { wall_time_ms: c.wall_time_ms ?? DEFAULT_WALL_MS },
+    },
+    runtime: { kind: 'mcp', provider: spec.name, tool: slug, entry: mcpEntry(listed) },
+    provenance: 'third_party',
+    code_hash: pin,
+  };
+}

@@ -1,0 +1,864 @@
+/**
+ * @module Upstream MCP providers, their administration (C3, C15): registration, refresh, import
+ * and classification of their tools, and the links to them (the mcp runtime, src/execution/runtimes/mcp,
+ * forwards calls over the same links). Every listed tool is pinned by the
+ * hash of its name, description and schemas and scanned for poisoning; it stays unoffered until
+ * an admin classifies it, which registers the catalog entry `provider.tool`. A later listing that
+ * changes a pinned tool (a rug pull), adds one or drops one quarantines it, raises an event and an
+ * alert (`alert.provider_changed`), and moves the catalog revision, so MCP sessions get
+ * list_changed. Its resources, resource templates and prompts are governed the same way
+ * (provider-entries.ts): nothing of them passes through unclassified.
+ */
+
+import { StreamableHTTPClientTransport } from '@modelcontextprotocol/sdk/client/streamableHttp.js';
+import {
+  type Actor,
+  type Clock,
+  canonicalJson,
+  sha256Hex,
+  systemClock,
+  TOOL_ID_PATTERN,
+  ToolgateError,
+} from '../../core/index.js';
+import {
+  type CatalogService,
+  type CatalogWrite,
+  type JsonSchemaObject,
+  MAX_SCHEMA_TEXT_CHARS,
+  MAX_SCHEMA_TEXT_TOTAL_CHARS,
+  type ScanFinding,
+  scanToolText,
+  schemaModelTexts,
+  type ToolVersionDetail,
+  unsupportedPatternProblems,
+} from '../../domain/catalog/index.js';
+import {
+  appendEvent,
+  type ProviderRow,
+  type ProviderToolRow,
+  type Store,
+} from '../../records/store/index.js';
+import {
+  providerPathProblems,
+  type SandboxProcess,
+  type SandboxService,
+} from '../sandbox/index.js';
+import { type CheckedFetchOptions, checkedFetch, type EgressMeter } from './checked-fetch.js';
+import { nextMajorVersion } from './next-version.js';
+import {
+  type EntryRefreshReport,
+  ProviderEntries,
+  type ProviderEntryState,
+  type ProviderEntryView,
+} from './provider-entries.js';
+import {
+  checkClassification,
+  normalizeProviderSpec,
+  PROVIDER_LIMITS,
+  type ProviderSpec,
+  type ToolClassification,
+} from './provider-spec.js';
+import { ENTRY_KINDS, type EntryKind, type ListedEntry, listEntries } from './upstream-entries.js';
+import {
+  openUpstream,
+  processLink,
+  type UpstreamLink,
+  type UpstreamPool,
+} from './upstream-pool.js';
+
+export type ProviderToolState = 'unclassified' | 'classified' | 'quarantined' | 'removed';
+
+export interface ProviderToolView {
+  readonly name: string;
+  readonly tool_id: string;
+  readonly state: ProviderToolState;
+  readonly reason: string | null;
+  readonly pin_hash: string;
+  readonly findings: readonly ScanFinding[];
+  readonly classification: ToolClassification | null;
+  readonly tool_version: string | null;
+  readonly description: string | null;
+}
+
+export interface ProviderSummary {
+  readonly name: string;
+  readonly owner: string;
+  readonly transport: 'stdio' | 'http';
+  readonly isolation: string;
+  readonly refreshed_at: string | null;
+  readonly tools: Readonly<Record<ProviderToolState, number>>;
+  /** Resources, resource templates and prompts, by state. */
+  readonly entries: Readonly<Record<ProviderEntryState, number>>;
+}
+
+export interface ProviderView extends Omit<ProviderSummary, 'tools' | 'entries'> {
+  readonly spec: ProviderSpec;
+  readonly tools: readonly ProviderToolView[];
+  readonly entries: readonly ProviderEntryView[];
+}
+
+export interface RefreshReport {
+  readonly provider: string;
+  /** Tools listed for the first time at registration: unclassified, not offered. */
+  readonly imported: readonly string[];
+  /** New tools in a later listing: quarantined. */
+  readonly added: readonly string[];
+  /** Pinned tools whose definition changed: quarantined. */
+  readonly changed: readonly string[];
+  /** Tools no longer listed: quarantined. */
+  readonly removed: readonly string[];
+  readonly unchanged: readonly string[];
+  /** Listed tools whose names cannot be catalog names; never imported. */
+  readonly skipped: readonly string[];
+  /** The same for resources, resource templates and prompts, each named `kind:key`. */
+  readonly entries: EntryRefreshReport;
+}
+
+interface ListedTool {
+  readonly name: string;
+  readonly description?: string;
+  readonly inputSchema: JsonSchemaObject;
+  readonly outputSchema?: JsonSchemaObject;
+  readonly pin: string;
+}
+
+export interface ProviderServiceOptions {
+  readonly onError?: (err: unknown) => void;
+  readonly clock?: Clock;
+  /** Egress rules of HTTP providers (tests: a resolver, test targets, a test CA). */
+  readonly http?: CheckedFetchOptions;
+}
+
+const TOOL_ID_RE = new RegExp(TOOL_ID_PATTERN);
+const TOOL_NAME_RE = /^[a-zA-Z][a-zA-Z0-9_-]{0,63}$/;
+const REFRESH_TIMEOUT_MS = 30_000;
+const DEFAULT_CALL_WALL_MS = 10_000;
+
+export class ProviderService {
+  readonly #store: Store;
+  readonly #catalog: CatalogService;
+  readonly #sandbox: Pick<SandboxService, 'start' | 'protectedPaths'>;
+  readonly #clock: Clock;
+  readonly #pool: UpstreamPool;
+  readonly #onError: (err: unknown) => void;
+  /** Specs by name, read once per provider until it changes in this process. */
+  readonly #specs = new Map<string, ProviderSpec>();
+  readonly #refreshing = new Set<string>();
+  readonly #entries: ProviderEntries;
+
+  constructor(
+    store: Store,
+    catalog: CatalogService,
+    sandbox: Pick<SandboxService, 'start' | 'protectedPaths'>,
+    pool: UpstreamPool,
+    options: ProviderServiceOptions = {},
+  ) {
+    this.#store = store;
+    this.#catalog = catalog;
+    this.#sandbox = sandbox;
+    this.#clock = options.clock ?? systemClock;
+    this.#pool = pool;
+    this.#onError = options.onError ?? (() => {});
+    this.#http = options.http ?? {};
+    this.#entries = new ProviderEntries(store, catalog, this.#clock);
+  }
+
+  readonly #http: CheckedFetchOptions;
+
+  /** Live upstream processes (for tests and health). */
+  get liveProcesses(): number {
+    return this.#pool.size;
+  }
+
+  /** Registers or updates a provider, then imports its tools (one code path for CLI, REST, apply). */
+  async register(
+    input: unknown,
+    actor: Actor,
+  ): Promise<{ action: 'create' | 'update' | 'unchanged'; refresh: RefreshReport }> {
+    const spec = normalizeProviderSpec(input);
+    const action = await this.#catalog.write((ctx) => this.saveIn(ctx, spec, actor));
+    const refresh = await this.refresh(spec.name, actor);
+    return { action, refresh };
+  }
+
+  /** Stores a checked spec inside the caller's write (apply); the import runs after the commit. */
+  async saveIn(
+    ctx: CatalogWrite,
+    input: unknown,
+    actor: Actor,
+  ): Promise<'create' | 'update' | 'unchanged'> {
+    const spec = normalizeProviderSpec(input);
+    // Refused at registration too, not only when the process would start.
+    const exposed = providerPathProblems(this.#sandbox.protectedPaths, spec);
+    if (exposed.length > 0) {
+      throw new ToolgateError(
+        'INPUT_INVALID',
+        `provider spec refused: ${exposed[0]?.pointer} ${exposed[0]?.message}`,
+        { problems: exposed },
+      );
+    }
+    const json = canonicalJson(spec);
+    const hash = `sha256:${sha256Hex(json)}`;
+    const now = this.#clock();
+    const at = now.toISOString();
+    const existing = await ctx.trx
+      .selectFrom('providers')
+      .selectAll()
+      .where('name', '=', spec.name)
+      .executeTakeFirst();
+    if (existing?.spec_hash === hash) return 'unchanged';
+    if (existing) {
+      await ctx.trx
+        .updateTable('providers')
+        .set({ spec: json, spec_hash: hash, updated_at: at })
+        .where('name', '=', spec.name)
+        .execute();
+    } else {
+      await ctx.trx
+        .insertInto('providers')
+        .values({
+          name: spec.name,
+          spec: json,
+          spec_hash: hash,
+          created_at: at,
+          created_by: actor.id,
+          updated_at: at,
+          refreshed_at: null,
+        })
+        .execute();
+    }
+    await appendEvent(ctx.trx, actor, now, {
+      action: existing ? 'provider.updated' : 'provider.registered',
+      subject: `provider:${spec.name}`,
+      details: { spec_hash: hash },
+    });
+    this.#specs.delete(spec.name);
+    // Processes started under the old spec must not serve calls under the new one.
+    if (existing) void this.#pool.closeProvider(spec.name);
+    return existing ? 'update' : 'create';
+  }
+
+  async list(): Promise<ProviderSummary[]> {
+    const rows = await this.#store.db.selectFrom('providers').selectAll().orderBy('name').execute();
+    const tools = await this.#store.db
+      .selectFrom('provider_tools')
+      .select(['provider', 'state'])
+      .execute();
+    const entries = await this.#entries.counts();
+    return rows.map((row) => {
+      const counts: Record<ProviderToolState, number> = {
+        unclassified: 0,
+        classified: 0,
+        quarantined: 0,
+        removed: 0,
+      };
+      for (const t of tools) {
+        if (t.provider === row.name) counts[t.state as ProviderToolState] += 1;
+      }
+      const none = { unclassified: 0, classified: 0, quarantined: 0, removed: 0 };
+      return { ...summaryOf(row), tools: counts, entries: entries.get(row.name) ?? none };
+    });
+  }
+
+  async show(name: string): Promise<ProviderView> {
+    const row = await this.#require(this.#store.db, name);
+    const tools = await this.#store.db
+      .selectFrom('provider_tools')
+      .selectAll()
+      .where('provider', '=', name)
+      .orderBy('name')
+      .execute();
+    return {
+      ...summaryOf(row),
+      spec: JSON.parse(row.spec) as ProviderSpec,
+      tools: tools.map(toolView),
+      entries: await this.#entries.views(name),
+    };
+  }
+
+  /**
+   * Lists the provider's tools afresh (in a process of its own, closed after) and compares them
+   * with the pins. Nothing is changed when the upstream cannot be listed.
+   */
+  async refresh(name: string, actor: Actor): Promise<RefreshReport> {
+    const spec = await this.spec(name);
+    let listed: ListedTool[];
+    let entries: ListedEntry[];
+    try {
+      const upstream = await openUpstream(() => this.launch(spec), REFRESH_TIMEOUT_MS);
+      try {
+        listed = upstream.tools.map((t) => ({
+          name: t.name,
+          ...(t.description !== undefined ? { description: t.description } : {}),
+          inputSchema: t.inputSchema as JsonSchemaObject,
+          ...(t.outputSchema !== undefined
+            ? { outputSchema: t.outputSchema as JsonSchemaObject }
+            : {}),
+          pin: upstream.pins.get(t.name) ?? '',
+        }));
+        entries = await listEntries(upstream.client, REFRESH_TIMEOUT_MS);
+      } finally {
+        await upstream.client.close().catch(() => {});
+        await upstream.link.close();
+      }
+    } catch (err) {
+      this.#onError(err);
+      throw new ToolgateError(
+        'PROVIDER_UNAVAILABLE',
+        `provider ${name} could not be started or listed`,
+        {
+          provider: name,
+          reason: err instanceof ToolgateError ? err.message : 'start or listing failed',
+        },
+      );
+    }
+    const report = await this.#catalog.write((ctx) =>
+      this.#compare(ctx, spec, listed, entries, actor),
+    );
+    // Processes that listed the old definitions would be refused at their next call anyway
+    // (pin check); closing them makes the next call list afresh.
+    const gone =
+      report.changed.length +
+      report.removed.length +
+      report.entries.changed.length +
+      report.entries.removed.length;
+    if (gone > 0) await this.#pool.closeProvider(name);
+    return report;
+  }
+
+  async #compare(
+    ctx: CatalogWrite,
+    spec: ProviderSpec,
+    listed: readonly ListedTool[],
+    entries: readonly ListedEntry[],
+    actor: Actor,
+  ): Promise<RefreshReport> {
+    const { trx } = ctx;
+    const now = this.#clock();
+    const at = now.toISOString();
+    const provider = await this.#require(trx, spec.name);
+    const firstImport = provider.refreshed_at === null;
+    const rows = new Map(
+      (
+        await trx
+          .selectFrom('provider_tools')
+          .selectAll()
+          .where('provider', '=', spec.name)
+          .execute()
+      ).map((r) => [r.name, r]),
+    );
+    const report = {
+      provider: spec.name,
+      entries: {
+        imported: [],
+        added: [],
+        changed: [],
+        removed: [],
+        unchanged: [],
+      } as EntryRefreshReport,
+      imported: [] as string[],
+      added: [] as string[],
+      changed: [] as string[],
+      removed: [] as string[],
+      unchanged: [] as string[],
+      skipped: [] as string[],
+    };
+    // Catalog ids are lower case: two upstream names that differ only in case would share one id
+    // (one could stand in for the other), so only the first name to claim an id is imported.
+    const idOwner = new Map([...rows.values()].map((r) => [r.tool_id, r.name]));
+    const seen = new Set<string>();
+    const claimed = new Set<string>();
+    for (const tool of listed) {
+      const toolId = `${spec.name}.${tool.name.toLowerCase()}`;
+      const owner = idOwner.get(toolId);
+      if (
+        !TOOL_NAME_RE.test(tool.name) ||
+        !TOOL_ID_RE.test(toolId) ||
+        seen.has(tool.name) ||
+        claimed.has(toolId) ||
+        (owner !== undefined && owner !== tool.name)
+      ) {
+        report.skipped.push(tool.name);
+        continue;
+      }
+      seen.add(tool.name);
+      claimed.add(toolId);
+      const row = rows.get(tool.name);
+      if (row && row.pin_hash === tool.pin && row.state !== 'removed') {
+        report.unchanged.push(tool.name);
+        continue;
+      }
+      const findings = [
+        ...scanListedTool(tool, providerHosts(spec), spec.doc_hosts ?? []),
+        ...patternFindings(tool),
+      ];
+      const listing = JSON.stringify(tool);
+      const subject = `provider:${spec.name}/${tool.name}`;
+      if (!row) {
+        const state: ProviderToolState = firstImport ? 'unclassified' : 'quarantined';
+        await trx
+          .insertInto('provider_tools')
+          .values({
+            provider: spec.name,
+            name: tool.name,
+            pin_hash: tool.pin,
+            listing,
+            state,
+            reason: firstImport ? null : 'added after registration',
+            findings: JSON.stringify(findings),
+            classification: null,
+            tool_id: toolId,
+            tool_version: null,
+            updated_at: at,
+          })
+          .execute();
+        await appendEvent(trx, actor, now, {
+          action: 'provider.tool_imported',
+          subject,
+          details: { pin: tool.pin, state, findings: findings.length },
+        });
+        if (firstImport) report.imported.push(tool.name);
+        else {
+          report.added.push(tool.name);
+          await this.#alert(trx, actor, now, subject, 'added', null, tool.pin);
+        }
+        continue;
+      }
+      const reason = row.state === 'removed' ? 'listed again after removal' : 'definition changed';
+      await trx
+        .updateTable('provider_tools')
+        .set({
+          pin_hash: tool.pin,
+          listing,
+          state: 'quarantined',
+          reason,
+          findings: JSON.stringify(findings),
+          updated_at: at,
+        })
+        .where('provider', '=', spec.name)
+        .where('name', '=', tool.name)
+        .execute();
+      await this.#quarantineCatalog(ctx, row.tool_id, actor, `upstream ${reason}`);
+      report.changed.push(tool.name);
+      await this.#alert(trx, actor, now, subject, 'changed', row.pin_hash, tool.pin);
+    }
+    for (const row of rows.values()) {
+      if (seen.has(row.name) || row.state === 'removed') continue;
+      await trx
+        .updateTable('provider_tools')
+        .set({ state: 'removed', reason: 'no longer listed', updated_at: at })
+        .where('provider', '=', spec.name)
+        .where('name', '=', row.name)
+        .execute();
+      await this.#quarantineCatalog(ctx, row.tool_id, actor, 'upstream no longer lists it');
+      report.removed.push(row.name);
+      await this.#alert(
+        trx,
+        actor,
+        now,
+        `provider:${spec.name}/${row.name}`,
+        'removed',
+        row.pin_hash,
+        null,
+      );
+    }
+    report.entries = await this.#entries.compareIn(
+      ctx,
+      spec,
+      entries,
+      firstImport,
+      providerHosts(spec),
+      actor,
+      {
+        quarantine: (c, toolId, reason) => this.#quarantineCatalog(c, toolId, actor, reason),
+        alert: (t, subject, change, pinned, listedPin) =>
+          this.#alert(t, actor, now, subject, change, pinned, listedPin),
+      },
+    );
+    await trx
+      .updateTable('providers')
+      .set({ refreshed_at: at })
+      .where('name', '=', spec.name)
+      .execute();
+    await appendEvent(trx, actor, now, {
+      action: 'provider.refreshed',
+      subject: `provider:${spec.name}`,
+      details: {
+        imported: report.imported.length,
+        added: report.added,
+        changed: report.changed,
+        removed: report.removed,
+        unchanged: report.unchanged.length,
+        skipped: report.skipped,
+        entries: {
+          imported: report.entries.imported.length,
+          added: report.entries.added,
+          changed: report.entries.changed,
+          removed: report.entries.removed,
+          unchanged: report.entries.unchanged.length,
+        },
+      },
+    });
+    // Catalog listeners (gate caches, list_changed) see the refresh as a catalog change.
+    ctx.changed = true;
+    return report;
+  }
+
+  async #alert(
+    trx: CatalogWrite['trx'],
+    actor: Actor,
+    now: Date,
+    subject: string,
+    change: 'added' | 'changed' | 'removed',
+    pinned: string | null,
+    listed: string | null,
+  ): Promise<void> {
+    await appendEvent(trx, actor, now, {
+      action: 'alert.provider_changed',
+      subject,
+      details: { change, pinned, listed, severity: 'high' },
+    });
+  }
+
+  /** Quarantines every version of the tool still offered; each gets its own event. */
+  async #quarantineCatalog(
+    ctx: CatalogWrite,
+    toolId: string,
+    actor: Actor,
+    reason: string,
+  ): Promise<void> {
+    const versions = await ctx.trx
+      .selectFrom('tool_versions')
+      .select(['version', 'quarantined'])
+      .where('tool_id', '=', toolId)
+      .execute();
+    for (const v of versions) {
+      if (v.quarantined === 1) continue;
+      await this.#catalog.setQuarantineIn(ctx, toolId, v.version, actor, reason, true);
+    }
+  }
+
+  /**
+   * An admin's classification of one imported tool: registers the catalog entry `provider.tool`
+   * (a new major version each time, pinned by `code_hash`) from the listing as pinned. The
+   * catalog's own checks apply: a flagged description is quarantined, and an imported tool is
+   * third-party code, so it is a draft until an approver records a security review of its
+   * definition hash (then a privileged or irreversible class still waits for approvers).
+   */
+  async classify(
+    name: string,
+    tool: string,
+    input: unknown,
+    actor: Actor,
+  ): Promise<{
+    tool: ToolVersionDetail;
+    changeId?: string;
+    review?: { readonly id: string; readonly reasons: readonly string[] };
+  }> {
+    const classification = checkClassification(input);
+    const spec = await this.spec(name);
+    return this.#catalog.write(async (ctx) => {
+      const { trx } = ctx;
+      const row = await trx
+        .selectFrom('provider_tools')
+        .selectAll()
+        .where('provider', '=', name)
+        .where('name', '=', tool)
+        .executeTakeFirst();
+      if (!row || row.state === 'removed') {
+        throw new ToolgateError(
+          'PROVIDER_TOOL_STATE',
+          `provider ${name} does not list a tool ${tool}`,
+          { provider: name, tool, state: row?.state ?? null },
+        );
+      }
+      const listed = JSON.parse(row.listing) as ListedTool;
+      const version = await nextMajorVersion(trx, row.tool_id);
+      const definition = importedDefinition(spec, row.tool_id, version, listed, classification);
+      const registered = await this.#catalog.registerIn(ctx, definition, actor);
+      const now = this.#clock();
+      await trx
+        .updateTable('provider_tools')
+        .set({
+          state: 'classified',
+          reason: null,
+          classification: JSON.stringify(classification),
+          tool_version: registered.tool.version,
+          updated_at: now.toISOString(),
+        })
+        .where('provider', '=', name)
+        .where('name', '=', tool)
+        .execute();
+      await appendEvent(trx, actor, now, {
+        action: 'provider.tool_classified',
+        subject: `provider:${name}/${tool}`,
+        details: {
+          tool: `${row.tool_id}@${registered.tool.version}`,
+          pin: row.pin_hash,
+          action_class: classification.action_class,
+          data_access: classification.data_access,
+          egress: classification.egress.mode,
+          access_tier: classification.access_tier,
+        },
+      });
+      return {
+        tool: registered.tool,
+        ...(registered.changeId !== undefined ? { changeId: registered.changeId } : {}),
+        ...(registered.review !== undefined ? { review: registered.review } : {}),
+      };
+    });
+  }
+
+  /**
+   * An admin's classification of one imported resource, resource template or prompt (`kind`,
+   * and its `key`: URI, URI template or name): registers its catalog entry, reviewed and
+   * quarantined as an imported tool's is (provider-entries.ts).
+   */
+  async classifyEntry(
+    name: string,
+    kind: string,
+    key: string,
+    input: unknown,
+    actor: Actor,
+  ): ReturnType<ProviderEntries['classify']> {
+    const spec = await this.spec(name);
+    if (!ENTRY_KINDS.includes(kind as EntryKind)) {
+      throw new ToolgateError('INPUT_INVALID', `kind must be one of ${ENTRY_KINDS.join(', ')}`, {
+        problems: [{ pointer: '/kind', message: 'unknown entry kind', rule: 'enum' }],
+      });
+    }
+    return this.#entries.classify(spec, kind as EntryKind, key, input, actor);
+  }
+
+  /**
+   * A call found that the upstream's listing changed under a running process: record it as a
+   * refresh would (one at a time per provider, however many calls ran into it).
+   */
+  pinChanged(provider: string): void {
+    if (this.#refreshing.has(provider)) return;
+    this.#refreshing.add(provider);
+    void this.refresh(provider, { id: 'system:provider-pin', via: 'system' })
+      .catch(this.#onError)
+      .finally(() => this.#refreshing.delete(provider));
+  }
+
+  /**
+   * Opens one link to a provider: its process in the sandbox its spec names, or its URL under the
+   * egress rules, the bytes charged to `meter` (the mcp runtime's, per gate session) when given.
+   */
+  async launch(spec: ProviderSpec, meter: EgressMeter | null = null): Promise<UpstreamLink> {
+    if (spec.transport === 'http') {
+      const url = spec.url ?? '';
+      const transport = new StreamableHTTPClientTransport(new URL(url), {
+        fetch: checkedFetch(url, this.#http, meter),
+      });
+      let ended: () => void = () => {};
+      const done = new Promise<void>((resolve) => {
+        ended = resolve;
+      });
+      transport.onclose = () => ended();
+      return {
+        transport,
+        ended: done,
+        close: async () => {
+          await transport.terminateSession().catch(() => {});
+          await transport.close();
+          ended();
+        },
+      };
+    }
+    return processLink(await this.#start(spec));
+  }
+
+  #start(spec: ProviderSpec): Promise<SandboxProcess> {
+    const bind = (b: { source: string; target?: string }) => ({
+      source: b.source,
+      target: b.target ?? b.source,
+    });
+    return this.#sandbox.start(spec.isolation, {
+      argv: spec.command ?? [],
+      // Only the spec's own variables: nothing of toolgate's environment reaches an upstream.
+      env: { ...(spec.env ?? {}) },
+      limits: { ...PROVIDER_LIMITS, ...(spec.limits ?? {}) },
+      binds: (spec.binds ?? []).map(bind),
+      ...(spec.workspace ? { writableBinds: [bind(spec.workspace)] } : {}),
+    });
+  }
+
+  /** A provider's registered spec, read once until it changes in this process; rejects when unknown. */
+  async spec(name: string): Promise<ProviderSpec> {
+    const cached = this.#specs.get(name);
+    if (cached) return cached;
+    const row = await this.#require(this.#store.db, name);
+    const spec = JSON.parse(row.spec) as ProviderSpec;
+    this.#specs.set(name, spec);
+    return spec;
+  }
+
+  async #require(
+    db: Pick<Store['db'], 'selectFrom'> | CatalogWrite['trx'],
+    name: string,
+  ): Promise<ProviderRow> {
+    const row = await (db as Store['db'])
+      .selectFrom('providers')
+      .selectAll()
+      .where('name', '=', name)
+      .executeTakeFirst();
+    if (!row)
+      throw new ToolgateError('PROVIDER_NOT_FOUND', `no provider ${name}`, { provider: name });
+    return row;
+  }
+}
+
+function summaryOf(row: ProviderRow): Omit<ProviderSummary, 'tools' | 'entries'> {
+  const spec = JSON.parse(row.spec) as ProviderSpec;
+  return {
+    name: row.name,
+    owner: spec.owner,
+    transport: spec.transport,
+    isolation: spec.isolation,
+    refreshed_at: row.refreshed_at,
+  };
+}
+
+function toolView(row: ProviderToolRow): ProviderToolView {
+  const listed = JSON.parse(row.listing) as ListedTool;
+  return {
+    name: row.name,
+    tool_id: row.tool_id,
+    state: row.state as ProviderToolState,
+    reason: row.reason,
+    pin_hash: row.pin_hash,
+    findings: JSON.parse(row.findings) as ScanFinding[],
+    classification: row.classification
+      ? (JSON.parse(row.classification) as ToolClassification)
+      : null,
+    tool_version: row.tool_version,
+    description: listed.description ?? null,
+  };
+}
+
+/**
+ * The input schema as the catalog keeps it: every keyword the upstream listed, `$schema`, `$id`,
+ * `$defs`, `$comment` and the rest included (the gate validates under the dialect it names). Two
+ * additions only: `"x-toolgate": "path"` on the arguments the admin classified as paths, and a
+ * closed top level where the upstream left it open (unknown arguments are refused at the gate,
+ * whatever the upstream would accept); a schema closed by `additionalProperties: false` or
+ * `unevaluatedProperties: false` is left as it is.
+ */
+function importedInputSchema(
+  listed: JsonSchemaObject,
+  pathArguments: readonly string[],
+): Record<string, unknown> {
+  const input: Record<string, unknown> = { ...listed, type: 'object' };
+  if (pathArguments.length > 0) {
+    const properties = { ...((input.properties as Record<string, JsonSchemaObject>) ?? {}) };
+    for (const arg of pathArguments) {
+      const prop = properties[arg];
+      if (prop) properties[arg] = { ...prop, 'x-toolgate': 'path' };
+    }
+    input.properties = properties;
+  }
+  if (input.additionalProperties !== false && input.unevaluatedProperties !== false) {
+    input.additionalProperties = false;
+  }
+  return input;
+}
+
+/** The catalog definition of an imported tool under an admin's classification. */
+export function importedDefinition(
+  spec: ProviderSpec,
+  toolId: string,
+  version: string,
+  listed: ListedTool,
+  c: ToolClassification,
+): Record<string, unknown> {
+  const inputSchema = importedInputSchema(listed.inputSchema, c.path_arguments ?? []);
+  const outputSchema = listed.outputSchema
+    ? { ...listed.outputSchema }
+    : { type: 'object', 'x-toolgate': 'unstructured' };
+  const description = (listed.description ?? '').trim() || `${listed.name} (from ${spec.name})`;
+  return {
+    id: toolId,
+    version,
+    name: listed.name,
+    description: description.slice(0, 4096),
+    ...(spec.doc_hosts && spec.doc_hosts.length > 0 ? { doc_hosts: [...spec.doc_hosts] } : {}),
+    tags: ['mcp', spec.name, ...(c.tags ?? []).filter((t) => t !== 'mcp' && t !== spec.name)],
+    owner: spec.owner,
+    input_schema: inputSchema,
+    output_schema: outputSchema,
+    action_class: c.action_class,
+    data_access: c.data_access,
+    egress: c.egress,
+    access_tier: c.access_tier,
+    required_capabilities: [...c.required_capabilities],
+    sandbox: {
+      isolation: spec.isolation,
+      limits: { wall_time_ms: c.wall_time_ms ?? DEFAULT_CALL_WALL_MS },
+    },
+    runtime: { kind: 'mcp', provider: spec.name, tool: listed.name },
+    provenance: 'third_party',
+    code_hash: listed.pin,
+    ...(c.path_roots ? { arguments_policy: { path_roots: [...c.path_roots] } } : {}),
+  };
+}
+
+/** The host an http provider's tools reach anyway (a link to it sends the model nowhere new). */
+function providerHosts(spec: ProviderSpec): string[] {
+  if (spec.transport !== 'http' || spec.url === undefined) return [];
+  try {
+    return [new URL(spec.url).hostname];
+  } catch {
+    return [];
+  }
+}
+
+/**
+ * The poisoning scan of one listed tool, over every string and key its schemas send to a model.
+ * An upstream's listing has no size limit of its own: schema texts over the caps a definition
+ * must meet are not scanned (a bounded cost) but reported, and classifying the tool is refused.
+ */
+function scanListedTool(
+  tool: ListedTool,
+  ownHosts: readonly string[],
+  docHosts: readonly string[],
+): ScanFinding[] {
+  const texts = [
+    ...schemaModelTexts(tool.inputSchema, '/inputSchema'),
+    ...schemaModelTexts(tool.outputSchema ?? {}, '/outputSchema'),
+  ];
+  const description = tool.description ?? '';
+  const total = texts.reduce((n, t) => n + t.text.length, description.length);
+  const longest = texts.find((t) => t.text.length > MAX_SCHEMA_TEXT_CHARS);
+  if (longest || total > MAX_SCHEMA_TEXT_TOTAL_CHARS) {
+    return [
+      {
+        rule: 'size.text',
+        category: 'schema',
+        field: longest?.field ?? '',
+        message: `Schema strings too long to scan (over ${MAX_SCHEMA_TEXT_CHARS} characters each or ${MAX_SCHEMA_TEXT_TOTAL_CHARS} in all)`,
+        excerpt: (longest?.field ?? '').slice(0, 80),
+      },
+    ];
+  }
+  return scanToolText({ name: tool.name, description, extraTexts: texts, ownHosts, docHosts });
+}
+
+/**
+ * Patterns the gate could not match in linear time, shown with the scan's findings so an admin
+ * sees at import why classifying the tool will be refused (DEFINITION_INVALID at that pointer).
+ */
+function patternFindings(tool: ListedTool): ScanFinding[] {
+  const problems = [
+    ...unsupportedPatternProblems(tool.inputSchema, '/inputSchema'),
+    ...unsupportedPatternProblems(tool.outputSchema ?? {}, '/outputSchema'),
+  ];
+  return problems.map((p) => ({
+    rule: p.rule,
+    category: 'schema',
+    field: p.pointer,
+    message: `The pattern ${p.message}`,
+    excerpt: p.pointer.slice(0, 80),
+  }));
+}

@@ -1,0 +1,470 @@
+/**
+ * @module Upstream MCP processes kept alive per (provider, gate session): started lazily on the
+ * first call, closed with the session or after an idle timeout, capped in number. A crashed one is
+ * started again on the next call (with backoff after repeated failures); a hung call is abandoned
+ * at its deadline and its process killed, so it never holds another session's calls.
+ */
+import { Client } from '@modelcontextprotocol/sdk/client/index.js';
+import type { RequestOptions } from '@modelcontextprotocol/sdk/shared/protocol.js';
+import type { Transport } from '@modelcontextprotocol/sdk/shared/transport.js';
+import type { Progress, Tool } from '@modelcontextprotocol/sdk/types.js';
+import type { CallProgress, McpToolResult } from '../../core/index.js';
+import type { SandboxProcess } from '../sandbox/index.js';
+import { EgressRefused } from './checked-fetch.js';
+import { StreamClientTransport } from './stream-transport.js';
+import { pinOf } from './tool-pin.js';
+import { entryPinKey, entryPinOf, isEntryPinKey, listEntries } from './upstream-entries.js';
+
+/** What an upstream MCP call came to: the upstream's result, or why there is none. */
+export type UpstreamCallResult =
+  | { readonly ok: true; readonly result: McpToolResult }
+  | {
+      readonly ok: false;
+      readonly code:
+        | 'SANDBOX_TIMEOUT'
+        | 'SANDBOX_UNAVAILABLE'
+        | 'EXECUTION_FAILED'
+        | 'EGRESS_DENIED'
+        | 'BUDGET_EXCEEDED'
+        | 'CALL_CANCELLED';
+      readonly rule: string;
+      readonly message: string;
+    };
+
+/**
+ * One way to an upstream: a sandboxed process's stdio, or a Streamable HTTP endpoint reached under
+ * the egress rules. `ended` settles when the link is gone (a process exited).
+ */
+export interface UpstreamLink {
+  readonly transport: Transport;
+  readonly ended: Promise<unknown>;
+  close(): Promise<void>;
+}
+
+/** Opens one link (starts one upstream process in its sandbox); rejects when it cannot. */
+export type UpstreamLauncher = () => Promise<UpstreamLink>;
+
+/** The link over a sandboxed process's stdio pipes. */
+export function processLink(process: SandboxProcess): UpstreamLink {
+  process.stderr.resume();
+  return {
+    transport: new StreamClientTransport(process.stdout, process.stdin),
+    ended: process.exited,
+    close: async () => {
+      await process.close();
+    },
+  };
+}
+
+export interface UpstreamPoolOptions {
+  /** Live upstream processes at most, over every provider and session (default 64). */
+  readonly maxLive?: number;
+  /** How long the MCP initialize and first listing may take (default 20 000 ms). */
+  readonly startTimeoutMs?: number;
+  readonly onError?: (err: unknown) => void;
+}
+
+/**
+ * A started, initialized upstream with the pins of the tools it listed when it started (by name),
+ * and those of its resources, templates and prompts (by `entryPinKey`), listed once on the first
+ * request that needs them: a tool call never waits for that listing.
+ */
+export interface UpstreamSession {
+  readonly client: Client;
+  readonly link: UpstreamLink;
+  readonly pins: ReadonlyMap<string, string>;
+  readonly tools: readonly Tool[];
+  entryPins(): Promise<ReadonlyMap<string, string>>;
+}
+
+/** One request to an upstream on behalf of a gated call: tools/call, resources/read, prompts/get. */
+export type UpstreamRequest = (client: Client, options: RequestOptions) => Promise<McpToolResult>;
+
+interface Entry {
+  readonly key: string;
+  readonly provider: string;
+  readonly sessionId: string;
+  readonly idleMs: number;
+  ready: Promise<UpstreamSession>;
+  session: UpstreamSession | null;
+  lastUsed: number;
+  inflight: number;
+  closed: boolean;
+}
+
+const CLIENT_INFO = { name: 'toolgate', version: '0.1.0' };
+const BACKOFF_BASE_MS = 200;
+const BACKOFF_MAX_MS = 10_000;
+
+/**
+ * Connects an MCP client to a started process and reads its whole tool listing (its entries are
+ * listed when first needed: `entryPins`). The client
+ * declares no capabilities: no roots (an agent's roots never reach an upstream, which could widen
+ * what it may touch), no sampling, no elicitation.
+ */
+export async function openUpstream(
+  launch: UpstreamLauncher,
+  timeoutMs: number,
+): Promise<UpstreamSession> {
+  const link = await launch();
+  const client = new Client(CLIENT_INFO, { capabilities: {} });
+  try {
+    await client.connect(link.transport, { timeout: timeoutMs });
+    const tools: Tool[] = [];
+    let cursor: string | undefined;
+    for (let page = 0; page < 100; page += 1) {
+      const listed = await client.listTools(cursor !== undefined ? { cursor } : {}, {
+        timeout: timeoutMs,
+      });
+      tools.push(...listed.tools);
+      cursor = listed.nextCursor;
+      if (cursor === undefined) break;
+    }
+    const pins = new Map(tools.map((t) => [t.name, pinOf(t)]));
+    let entryPins: Promise<ReadonlyMap<string, string>> | null = null;
+    const listOnce = () => {
+      // A listing that fails pins nothing: every entry request of this process is then refused.
+      entryPins ??= listEntries(client, timeoutMs).then(
+        (entries) => new Map(entries.map((e) => [entryPinKey(e.kind, e.key), entryPinOf(e)])),
+        () => new Map<string, string>(),
+      );
+      return entryPins;
+    };
+    return { client, link, pins, tools, entryPins: listOnce };
+  } catch (err) {
+    await client.close().catch(() => {});
+    await link.close();
+    throw err;
+  }
+}
+
+/** Which provider process a request goes to: one per (provider, gate session). */
+export interface UpstreamTarget {
+  readonly provider: string;
+  readonly sessionId: string;
+  readonly launch: UpstreamLauncher;
+  readonly idleMs: number;
+}
+
+/** The caller's progress listener and cancellation, relayed to and from the upstream. */
+export interface UpstreamRelay {
+  readonly onProgress?: (progress: CallProgress) => void;
+  readonly signal?: AbortSignal;
+}
+
+export class UpstreamPool {
+  readonly #entries = new Map<string, Entry>();
+  readonly #failures = new Map<string, { count: number; until: number }>();
+  readonly #maxLive: number;
+  readonly #startTimeoutMs: number;
+  readonly #onError: (err: unknown) => void;
+  #sweeper: NodeJS.Timeout | null = null;
+
+  constructor(options: UpstreamPoolOptions = {}) {
+    this.#maxLive = options.maxLive ?? 64;
+    this.#startTimeoutMs = options.startTimeoutMs ?? 20_000;
+    this.#onError = options.onError ?? (() => {});
+  }
+
+  /** Live (started or starting) upstream processes. */
+  get size(): number {
+    return this.#entries.size;
+  }
+
+  /**
+   * Calls `tool` on the provider's process for this session. `expectedPin` is the pin the tool was
+   * classified under: a process whose listing differs (the upstream changed since the refresh) is
+   * not called. Never throws; never waits past `timeoutMs`.
+   */
+  call(
+    target: UpstreamTarget,
+    tool: string,
+    args: Record<string, unknown>,
+    expectedPin: string | undefined,
+    timeoutMs: number,
+    relay: UpstreamRelay = {},
+  ): Promise<UpstreamCallResult & { pinMismatch?: boolean }> {
+    return this.request(target, tool, expectedPin, timeoutMs, relay, (client, options) =>
+      client.callTool({ name: tool, arguments: args }, undefined, options).then(toResult),
+    );
+  }
+
+  /**
+   * Sends one request to the provider's process for this session once the pin listed under
+   * `pinKey` (a tool's name, or an entry's `entryPinKey`) is `expectedPin`: the same process,
+   * deadline, cancellation and failure handling as a tool call. Never throws.
+   */
+  async request(
+    target: UpstreamTarget,
+    pinKey: string,
+    expectedPin: string | undefined,
+    timeoutMs: number,
+    relay: UpstreamRelay,
+    send: UpstreamRequest,
+  ): Promise<UpstreamCallResult & { pinMismatch?: boolean }> {
+    const key = `${target.provider}\u0000${target.sessionId}`;
+    let entry = this.#entries.get(key);
+    if (!entry) {
+      const failure = this.#failures.get(target.provider);
+      if (failure && failure.until > Date.now()) {
+        return fail(
+          'EXECUTION_FAILED',
+          'provider.backoff',
+          'the upstream provider failed to start; retry later',
+        );
+      }
+      if (!this.#makeRoom()) {
+        return fail(
+          'EXECUTION_FAILED',
+          'provider.capacity',
+          'too many upstream processes are running; retry later',
+        );
+      }
+      entry = this.#start(key, target);
+    }
+    entry.inflight += 1;
+    entry.lastUsed = Date.now();
+    try {
+      let session: UpstreamSession;
+      try {
+        session = await withDeadline(entry.ready, timeoutMs + this.#startTimeoutMs);
+      } catch (err) {
+        this.#onError(err);
+        this.#noteFailure(target.provider);
+        await this.#drop(entry);
+        return fail(
+          'EXECUTION_FAILED',
+          'provider.unavailable',
+          'the upstream provider could not be started',
+        );
+      }
+      this.#failures.delete(target.provider);
+      const pins = isEntryPinKey(pinKey) ? await session.entryPins() : session.pins;
+      if (expectedPin === undefined || pins.get(pinKey) !== expectedPin) {
+        return {
+          ...fail(
+            'EXECUTION_FAILED',
+            'provider.pin_mismatch',
+            'the upstream tool no longer matches its pinned definition',
+          ),
+          pinMismatch: true,
+        };
+      }
+      if (relay.signal?.aborted) return cancelled();
+      const onProgress = relay.onProgress;
+      // The upstream is told that the call was cancelled, never the agent's reason: that text is
+      // the agent's, and would reach the upstream past every check its arguments went through.
+      const upstreamAbort = new AbortController();
+      const onAbort = () => upstreamAbort.abort(CANCEL_REASON);
+      relay.signal?.addEventListener('abort', onAbort, { once: true });
+      try {
+        // With onprogress the SDK sends its own progress token upstream (the agent's token is the
+        // agent's; the front maps back). The timeout is not reset by progress: wall time is a cap.
+        // An aborted signal makes the SDK send notifications/cancelled for this request upstream.
+        const result = await send(session.client, {
+          timeout: timeoutMs,
+          ...(onProgress
+            ? {
+                onprogress: (p: Progress) =>
+                  onProgress({
+                    progress: p.progress,
+                    ...(p.total !== undefined ? { total: p.total } : {}),
+                    ...(p.message !== undefined ? { message: p.message } : {}),
+                  }),
+              }
+            : {}),
+          ...(relay.signal ? { signal: upstreamAbort.signal } : {}),
+        });
+        return { ok: true, result };
+      } catch (err) {
+        // Cancelled by the caller: the upstream was told and its process is still good.
+        if (upstreamAbort.signal.aborted && !entry.closed) return cancelled();
+        if (entry.closed || isConnectionClosed(err)) {
+          // The process ended (or is ending): the next call starts a new one.
+          await this.#drop(entry);
+          return fail(
+            'EXECUTION_FAILED',
+            'provider.exited',
+            'the upstream provider ended during the call',
+          );
+        }
+        if (isTimeout(err)) {
+          // The process is this session's own: killing it frees nothing another session uses.
+          await this.#drop(entry);
+          return fail(
+            'SANDBOX_TIMEOUT',
+            'sandbox.timeout',
+            `the upstream tool ran past ${timeoutMs} ms`,
+          );
+        }
+        // The request was refused on its way out (a secret in it, a host it may not reach).
+        const refused = egressRefusalIn(err);
+        if (refused) return fail('EGRESS_DENIED', refused.rule, refused.message);
+        // A JSON-RPC error from the upstream (unknown tool, invalid params): a failed call.
+        return fail('EXECUTION_FAILED', 'provider.error', 'the upstream provider refused the call');
+      } finally {
+        relay.signal?.removeEventListener('abort', onAbort);
+      }
+    } finally {
+      entry.inflight -= 1;
+      entry.lastUsed = Date.now();
+    }
+  }
+
+  /** Closes every process of this gate session (its MCP session ended). */
+  async closeSession(sessionId: string): Promise<void> {
+    const mine = [...this.#entries.values()].filter((e) => e.sessionId === sessionId);
+    await Promise.all(mine.map((e) => this.#drop(e)));
+  }
+
+  /** Closes every process of one provider (its spec changed or it was refreshed). */
+  async closeProvider(provider: string): Promise<void> {
+    const mine = [...this.#entries.values()].filter((e) => e.provider === provider);
+    await Promise.all(mine.map((e) => this.#drop(e)));
+  }
+
+  async close(): Promise<void> {
+    if (this.#sweeper) clearInterval(this.#sweeper);
+    this.#sweeper = null;
+    await Promise.all([...this.#entries.values()].map((e) => this.#drop(e)));
+  }
+
+  #start(
+    key: string,
+    target: { provider: string; sessionId: string; launch: UpstreamLauncher; idleMs: number },
+  ): Entry {
+    const entry: Entry = {
+      key,
+      provider: target.provider,
+      sessionId: target.sessionId,
+      idleMs: target.idleMs,
+      ready: Promise.resolve(null as unknown as UpstreamSession),
+      session: null,
+      lastUsed: Date.now(),
+      inflight: 0,
+      closed: false,
+    };
+    entry.ready = openUpstream(target.launch, this.#startTimeoutMs).then((session) => {
+      entry.session = session;
+      // A crash ends the entry: the next call starts a new process.
+      void session.link.ended.then(() => {
+        entry.closed = true;
+        if (this.#entries.get(key) === entry) this.#entries.delete(key);
+      });
+      if (entry.closed) void session.link.close();
+      return session;
+    });
+    // The failure is handled by whoever awaits it; this keeps it from going unhandled.
+    entry.ready.catch(() => {});
+    this.#entries.set(key, entry);
+    this.#ensureSweeper();
+    return entry;
+  }
+
+  /** Whether one more process may start, closing the least recently used idle one if need be. */
+  #makeRoom(): boolean {
+    if (this.#entries.size < this.#maxLive) return true;
+    const idle = [...this.#entries.values()]
+      .filter((e) => e.inflight === 0)
+      .sort((a, b) => a.lastUsed - b.lastUsed)[0];
+    if (!idle) return false;
+    void this.#drop(idle);
+    return true;
+  }
+
+  #noteFailure(provider: string): void {
+    const count = (this.#failures.get(provider)?.count ?? 0) + 1;
+    // The first failure retries at once on the next call; repeated ones wait longer each time.
+    const wait = count <= 1 ? 0 : Math.min(BACKOFF_MAX_MS, BACKOFF_BASE_MS * 2 ** (count - 2));
+    this.#failures.set(provider, { count, until: Date.now() + wait });
+  }
+
+  async #drop(entry: Entry): Promise<void> {
+    entry.closed = true;
+    if (this.#entries.get(entry.key) === entry) this.#entries.delete(entry.key);
+    const session = entry.session ?? (await entry.ready.catch(() => null));
+    if (!session) return;
+    await session.client.close().catch(() => {});
+    await session.link.close();
+  }
+
+  #ensureSweeper(): void {
+    if (this.#sweeper) return;
+    this.#sweeper = setInterval(() => {
+      const now = Date.now();
+      for (const e of [...this.#entries.values()]) {
+        if (e.inflight === 0 && now - e.lastUsed > e.idleMs) void this.#drop(e);
+      }
+      if (this.#entries.size === 0 && this.#sweeper) {
+        clearInterval(this.#sweeper);
+        this.#sweeper = null;
+      }
+    }, 1000);
+    this.#sweeper.unref();
+  }
+}
+
+function fail(
+  code: 'SANDBOX_TIMEOUT' | 'SANDBOX_UNAVAILABLE' | 'EXECUTION_FAILED' | 'EGRESS_DENIED',
+  rule: string,
+  message: string,
+): Extract<UpstreamCallResult, { ok: false }> {
+  return { ok: false, code, rule, message };
+}
+
+/** What an upstream is told when a call is cancelled (the same for every call). */
+const CANCEL_REASON = 'the caller cancelled the call';
+
+function cancelled(): Extract<UpstreamCallResult, { ok: false }> {
+  return {
+    ok: false,
+    code: 'CALL_CANCELLED',
+    rule: 'call.cancelled',
+    message: CANCEL_REASON,
+  };
+}
+
+/** The EgressRefused behind an error the MCP client raised, if any (it may wrap it as a cause). */
+function egressRefusalIn(err: unknown): EgressRefused | null {
+  for (let e: unknown = err, depth = 0; e && depth < 5; depth++) {
+    if (e instanceof EgressRefused) return e;
+    e = (e as { cause?: unknown }).cause;
+  }
+  return null;
+}
+
+function isConnectionClosed(err: unknown): boolean {
+  // The SDK's ConnectionClosed error code: the transport closed under a pending request.
+  return (err as { code?: unknown }).code === -32000;
+}
+
+function isTimeout(err: unknown): boolean {
+  // The SDK's RequestTimeout error code.
+  return (err as { code?: unknown }).code === -32001;
+}
+
+function toResult(raw: Record<string, unknown>): McpToolResult {
+  const content = Array.isArray(raw.content) ? (raw.content as Record<string, unknown>[]) : [];
+  const structured = raw.structuredContent;
+  return {
+    content,
+    ...(typeof structured === 'object' && structured !== null && !Array.isArray(structured)
+      ? { structuredContent: structured as Record<string, unknown> }
+      : {}),
+    ...(raw.isError === true ? { isError: true } : {}),
+  };
+}
+
+async function withDeadline<T>(promise: Promise<T>, ms: number): Promise<T> {
+  let timer: NodeJS.Timeout | undefined;
+  try {
+    return await Promise.race([
+      promise,
+      new Promise<never>((_, reject) => {
+        timer = setTimeout(() => reject(new Error(`not ready within ${ms} ms`)), ms);
+      }),
+    ]);
+  } finally {
+    if (timer) clearTimeout(timer);
+  }
+}

@@ -1,0 +1,179 @@
+/**
+ * @module The administrative event record (who, what, when), appended inside the change's own
+ * transaction. Each event is also appended to the chained audit log in that same transaction
+ * (kind `event.<action>`) through the store's audit slot, so grants, registrations, quarantine,
+ * approvals and configuration changes are covered by the audit log's hashes and signed
+ * checkpoints: docs/architecture.md §5.
+ */
+import { type Kysely, sql, type Transaction } from 'kysely';
+import type { Actor } from '../../core/index.js';
+import { auditSlotOf, type UnchainedRow } from './audit-append.js';
+import type { Database, EventRow } from './database.js';
+
+export interface NewEvent {
+  readonly action: string;
+  readonly subject: string;
+  readonly details: Readonly<Record<string, unknown>>;
+}
+
+export async function appendEvent(
+  db: Transaction<Database> | Kysely<Database>,
+  actor: Actor,
+  at: Date,
+  event: NewEvent,
+): Promise<void> {
+  const write = async (trx: Transaction<Database>) => {
+    const values = {
+      at: at.toISOString(),
+      actor: actor.id,
+      via: actor.via,
+      action: event.action,
+      subject: event.subject,
+      details: JSON.stringify(event.details),
+    };
+    const { seq } = await trx
+      .insertInto('events')
+      .values(values)
+      .returning('seq')
+      .executeTakeFirstOrThrow();
+    await auditSlotOf(trx).appendIn(trx, [eventAuditRow({ ...values, seq: Number(seq) })]);
+  };
+  // The event and its audit record commit together.
+  if (db.isTransaction) await write(db as Transaction<Database>);
+  else await db.transaction().execute(write);
+}
+
+/** The audit record of an administrative event (kind `event.<action>`). */
+export function eventAuditRow(event: {
+  readonly seq: number;
+  readonly at: string;
+  readonly actor: string;
+  readonly via: string;
+  readonly action: string;
+  readonly subject: string;
+  readonly details: string;
+}): UnchainedRow {
+  return {
+    at: event.at,
+    kind: `event.${event.action}`,
+    call_id: null,
+    trace_id: null,
+    session_id: null,
+    run_id: null,
+    agent_id: null,
+    user_id: null,
+    tool_id: null,
+    tool_version: null,
+    args_hash: null,
+    args_redacted: null,
+    decision: 'none',
+    code: null,
+    rule: null,
+    message: null,
+    approval_id: null,
+    approver: null,
+    egress_host: null,
+    bytes_out: null,
+    duration_ms: null,
+    outcome: null,
+    model: null,
+    details: JSON.stringify({
+      event_seq: event.seq,
+      actor: event.actor,
+      via: event.via,
+      subject: event.subject,
+      details: JSON.parse(event.details) as unknown,
+    }),
+  };
+}
+
+export async function listEvents(
+  db: Kysely<Database>,
+  filter: { subject?: string; afterSeq?: number; limit: number },
+): Promise<EventRow[]> {
+  let q = db.selectFrom('events').selectAll().orderBy('seq', 'asc').limit(filter.limit);
+  if (filter.subject !== undefined) q = q.where('subject', '=', filter.subject);
+  if (filter.afterSeq !== undefined) q = q.where('seq', '>', filter.afterSeq);
+  return q.execute();
+}
+
+/**
+ * Bumped in every transaction that changes what the catalog offers; caches compare against it.
+ * Returns the new revision as this transaction sees it.
+ */
+export async function bumpCatalogRevision(trx: Transaction<Database>): Promise<number> {
+  await sql`update meta set value = cast(cast(value as integer) + 1 as text) where key = 'catalog_revision'`.execute(
+    trx,
+  );
+  return readCatalogRevision(trx);
+}
+
+/** Identity changes made by this process, counted as they happen: caches here drop at once. */
+let localIdentityChanges = 0;
+
+export function localIdentityChangeCount(): number {
+  return localIdentityChanges;
+}
+
+/**
+ * Bumped in every transaction that changes who may call what: agents, grants, users, a closed
+ * session. Gates cache identities per revision; other processes see the change when they next
+ * read the revision (within their polling interval), this process at once.
+ */
+export async function bumpIdentityRevision(
+  db: Kysely<Database> | Transaction<Database>,
+): Promise<void> {
+  localIdentityChanges += 1;
+  await sql`insert into meta (key, value) values ('identity_revision', '1')
+    on conflict (key) do update set value = cast(cast(meta.value as integer) + 1 as text)`.execute(
+    db,
+  );
+}
+
+/** Both revisions in one read (the gate polls them). A missing identity row reads as 0. */
+export async function readRevisions(
+  db: Kysely<Database>,
+): Promise<{ catalog: number; identity: number }> {
+  const rows = await db
+    .selectFrom('meta')
+    .select(['key', 'value'])
+    .where('key', 'in', ['catalog_revision', 'identity_revision'])
+    .execute();
+  const value = (key: string) => Number(rows.find((r) => r.key === key)?.value ?? 0);
+  return { catalog: value('catalog_revision'), identity: value('identity_revision') };
+}
+
+export async function readCatalogRevision(
+  db: Kysely<Database> | Transaction<Database>,
+): Promise<number> {
+  const row = await db
+    .selectFrom('meta')
+    .select('value')
+    .where('key', '=', 'catalog_revision')
+    .executeTakeFirst();
+  return row ? Number(row.value) : 0;
+}
+
+/**
+ * The last TOTP step an approver used, across call approvals and change approvals: a code is
+ * good for one approval of either kind.
+ */
+export async function lastTotpStep(
+  db: Kysely<Database> | Transaction<Database>,
+  approverId: string,
+): Promise<number | undefined> {
+  const calls = await db
+    .selectFrom('approvals')
+    .select((eb) => eb.fn.max('totp_step').as('step'))
+    .where('decided_by', '=', approverId)
+    .executeTakeFirst();
+  const changes = await db
+    .selectFrom('change_approvals')
+    .select((eb) => eb.fn.max('totp_step').as('step'))
+    .where('approver_id', '=', approverId)
+    .executeTakeFirst();
+  const steps = [calls?.step, changes?.step]
+    .filter((s) => s !== null && s !== undefined)
+    .map(Number);
+  return steps.length > 0 ? Math.max(...steps) : undefined;
+}

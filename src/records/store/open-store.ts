@@ -1,0 +1,132 @@
+/**
+ * @module Opens the database a `--db` URL names (`sqlite:PATH` or `postgres://…`) and brings its
+ * schema up to date. The one place that knows which backend is in use.
+ */
+import { randomBytes } from 'node:crypto';
+import { resolve } from 'node:path';
+import { Kysely, Migrator, sql } from 'kysely';
+import { useCursorKey } from '../../core/index.js';
+import { type AuditAppend, bindAuditSlot } from './audit-append.js';
+import type { Database } from './database.js';
+import { edgeDialect } from './edge-driver.js';
+import { type Dialect, migrationProvider } from './migrations.js';
+import { auditAppend as postgresAuditAppend } from './postgres/audit-append.js';
+import { createPostgresDialect } from './postgres/dialect.js';
+import { auditAppend as sqliteAuditAppend } from './sqlite/audit-append.js';
+import { createSqliteDialect } from './sqlite/dialect.js';
+import { storeError, storeUnavailable } from './store-errors.js';
+
+export interface Store {
+  readonly dialect: Dialect;
+  readonly db: Kysely<Database>;
+  /** Where the data lives, with any password removed; safe to print. */
+  readonly location: string;
+  /** The audit slot of this store's dialect (audit-append.ts): the audit log appends through it. */
+  readonly audit: AuditAppend;
+  ping(): Promise<void>;
+  close(): Promise<void>;
+}
+
+/**
+ * The key that authenticates page cursors (core/page.ts): 32 random bytes made by the first
+ * process to open the database and kept in `meta`, so replicas and the CLI on one database
+ * accept each other's cursors. Insert-if-absent, then read: two openers racing agree on one key.
+ */
+async function cursorKey(db: Kysely<Database>): Promise<Buffer> {
+  // Read first: once the key exists, opening a store never writes, so it never waits for (or
+  // deadlocks with) another process holding the write lock.
+  const existing = await db
+    .selectFrom('meta')
+    .select('value')
+    .where('key', '=', 'cursor_key')
+    .executeTakeFirst();
+  if (existing === undefined) {
+    const fresh = randomBytes(32).toString('base64url');
+    await sql`insert into meta (key, value) values ('cursor_key', ${fresh})
+      on conflict (key) do nothing`.execute(db);
+  }
+  const row = await db
+    .selectFrom('meta')
+    .select('value')
+    .where('key', '=', 'cursor_key')
+    .executeTakeFirstOrThrow();
+  const key = Buffer.from(row.value, 'base64url');
+  if (key.length !== 32) throw storeError(new Error('meta.cursor_key is not a 32-byte key'));
+  return key;
+}
+
+export const DEFAULT_DB_URL = 'sqlite:./data/toolgate.db';
+
+export function parseDbUrl(url: string): { dialect: Dialect; target: string; location: string } {
+  if (url.startsWith('sqlite:')) {
+    const path = url.slice('sqlite:'.length).replace(/^\/\/(?=\/)/, '');
+    if (path === '')
+      throw new TypeError('sqlite: URL needs a path, e.g. sqlite:./data/toolgate.db');
+    const target = path === ':memory:' ? path : resolve(path);
+    return { dialect: 'sqlite', target, location: `sqlite:${target}` };
+  }
+  if (url.startsWith('postgres://') || url.startsWith('postgresql://')) {
+    const parsed = new URL(url);
+    if (parsed.password) parsed.password = '***';
+    return { dialect: 'postgres', target: url, location: parsed.toString() };
+  }
+  throw new TypeError(
+    `unsupported database URL "${url.split(':')[0]}:…": use sqlite:PATH or postgres://…`,
+  );
+}
+
+/**
+ * Opens and migrates; on failure the connection is closed before the error is thrown. Errors are
+ * the store's own (store-errors.ts): a database that cannot be reached is STORE_UNAVAILABLE, a
+ * damaged file StoreCorruptError, here as from every later query.
+ */
+export async function openStore(url: string): Promise<Store> {
+  const { dialect, target, location } = parseDbUrl(url);
+  let sqlite: ReturnType<typeof createSqliteDialect> | null;
+  try {
+    sqlite = dialect === 'sqlite' ? createSqliteDialect(target) : null;
+  } catch (err) {
+    throw storeError(err);
+  }
+  // SQLite: every transaction waits for the write lock under the busy timeout (edge-driver.ts),
+  // so a CLI command beside a running gateway waits instead of failing "database is locked".
+  const edge = sqlite
+    ? edgeDialect(sqlite.dialect, { immediateTransactions: true })
+    : edgeDialect(createPostgresDialect(target));
+  const db = new Kysely<Database>({ dialect: edge.dialect });
+  const close = async () => {
+    await edge.driver.destroy();
+    await sqlite?.checkpointerClosed();
+  };
+  try {
+    const migrator = new Migrator({ db, provider: migrationProvider(dialect) });
+    const { error } = await migrator.migrateToLatest();
+    if (error) throw storeError(error);
+    useCursorKey(await cursorKey(db).catch((err) => Promise.reject(storeError(err))));
+  } catch (err) {
+    await close();
+    throw err;
+  }
+  const audit = sqlite ? sqliteAuditAppend(db, sqlite.database) : postgresAuditAppend(db);
+  bindAuditSlot(db, audit);
+  return {
+    dialect,
+    db,
+    location,
+    audit,
+    async ping() {
+      try {
+        await sql`select 1`.execute(db);
+      } catch {
+        throw storeUnavailable();
+      }
+    },
+    // Through the edge driver, not db.destroy(): later queries then answer STORE_UNAVAILABLE. On
+    // SQLite, also wait for the checkpointer's connection to close: when this resolves, the
+    // database files are settled (nothing removes or recreates -wal/-shm behind the caller).
+    close: async () => {
+      audit.release();
+      await close();
+    },
+  };
+}
