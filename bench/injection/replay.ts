@@ -145,7 +145,7 @@ export interface ReplayOptions {
 }
 
 /**
- * The run-level rule after injection text (docs/architecture.md §3, step 9), as the operator sets
+ * The run-level rule after injection text (docs/architecture.md §3, step `approval`), as the operator sets
  * it: state-changing calls wait by default (and the policy set denies them first); reads wait
  * too, whatever their data access. A private read after a hijack is what the attacker's
  * instruction wants surfaced (the model's context is itself a way out, which the flow rule does
@@ -458,7 +458,7 @@ function result(
 ): CaseResult {
   if (d.kind === 'allow') return { id, agent, tool, outcome: 'allowed' };
   if (d.kind === 'pending_approval') {
-    // Why it waits: an escalation names its rule (docs/architecture.md §3, step 9), else the
+    // Why it waits: an escalation names its rule (docs/architecture.md §3, step `approval`), else the
     // tool's own gate.
     const rule = d.rendered.untrusted_destinations
       ? 'provenance.untrusted_destination'
@@ -469,7 +469,7 @@ function result(
   }
   let rule = d.rule;
   if (rule === 'resolve.not_registered' && !offered.some((t) => t.name === tool)) {
-    // Why the session's permitted set lacks it (docs/architecture.md §1, step 2).
+    // Why the session's permitted set lacks it (docs/architecture.md §1, step `resolve`).
     rule = c.quarantined
       ? 'scan.quarantined (not registered)'
       : c.review === 'rejected'

@@ -1,6 +1,6 @@
 /**
  * @module Shapes of secrets, kept as data: what must not leave through egress (C10) and what a
- * tool's result is scanned for before a model reads it (step 14, docs/architecture.md §3). Add a
+ * tool's result is scanned for before a model reads it (step `result`, docs/architecture.md §3). Add a
  * row to catch a new kind. Each pattern is anchored on a vendor prefix or armour line so that
  * ordinary text does not trip it; the egress scan cannot see inside TLS (CONNECT tunnels).
  */

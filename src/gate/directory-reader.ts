@@ -1,6 +1,6 @@
 /**
  * @module How toolgate calls a directory tool for a live destination set (docs/architecture.md
- * §3 step 6): as itself, never as an agent — no session, no agent credential, no user; the tool's
+ * §3 step `policy`): as itself, never as an agent — no session, no agent credential, no user; the tool's
  * own credential (if it declares one) through the broker, its runtime by kind, its output schema
  * checked by the runtime. Only a read tool that is offerable and not quarantined is called.
  */

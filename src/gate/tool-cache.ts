@@ -29,7 +29,7 @@ export class ToolCache {
   readonly #catalog: CatalogService;
   readonly #policies: PolicySupplier | undefined;
   // Each tool schema is compiled under the dialect it declares (2020-12, or an upstream's draft-07);
-  // input schemas leave their URL formats to the URL policy (step 6).
+  // input schemas leave their URL formats to the URL policy (step `policy`).
   readonly #inputs = createToolSchemaCompiler({ inputs: true });
   readonly #outputs = createToolSchemaCompiler();
   #cache = new Map<string, CompiledTool>();

@@ -357,7 +357,7 @@ export interface ToolgateOptions {
   readonly caps?: Partial<AgentCaps>;
   /**
    * What waits for a reviewer once instruction-like text entered a session through an untrusted
-   * result (rule `provenance.injection_seen`, docs/architecture.md §3 step 9): calls of these
+   * result (rule `provenance.injection_seen`, docs/architecture.md §3 step `approval`): calls of these
    * action classes and reads of these data-access levels. Default: every state-changing class,
    * no reads; `{ action_classes: [] }` switches the rule off.
    */

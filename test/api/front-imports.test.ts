@@ -1,8 +1,9 @@
 /**
- * @module The fronts (src/edge/rest, src/edge/mcp, src/edge/cli, src/edge/console) import neither store/ nor sandbox/, by any path,
- * nor credentials/ internals: the lint rule refuses such an import (run on probe files with the
- * repository's own biome.json), and no front file imports one today (their import graph, read
- * with the TypeScript parser, including dynamic imports and re-exports).
+ * @module The wings' lint rules, run on probe files with the repository's own biome.json: each
+ * wing's rule refuses a wing above or beside it by any relative path, with what to import instead
+ * (docs/architecture.md §2). And the fronts (src/edge/rest, src/edge/mcp, src/edge/cli,
+ * src/edge/console) import neither the store nor the sandbox, nor credentials internals, today:
+ * their import graph, read with the TypeScript parser, including dynamic imports and re-exports.
  */
 import assert from 'node:assert/strict';
 import { execFile } from 'node:child_process';
@@ -12,6 +13,7 @@ import { dirname, join, relative, resolve } from 'node:path';
 import { test } from 'node:test';
 import { fileURLToPath } from 'node:url';
 import ts from 'typescript';
+import { MULTI_ROOM, WINGS } from '../support/wings.js';
 
 const ROOT = fileURLToPath(new URL('../../', import.meta.url));
 const BIOME = join(ROOT, 'node_modules', '.bin', 'biome');
@@ -60,44 +62,44 @@ async function lint(files: Record<string, string>): Promise<Diagnostic[]> {
 
 const probe = (spec: string) => `import { x } from '${spec}';\n\nexport const y = x;\n`;
 
-test('the lint rule refuses store/, sandbox/ and credentials/ internals in every front, by any path', async () => {
-  const refused = [
-    '../store/index.js',
-    '../store/open-store.js',
-    '../store/sqlite/sqlite-append.js',
-    '../sandbox/index.js',
-    '../sandbox/egress/egress-proxy.js',
-    '../credentials/credential-broker.js',
-  ];
+test("each wing's lint rule refuses an import of a wing above it or beside it, with what to do instead", async () => {
   const files: Record<string, string> = {};
-  for (const front of FRONTS) {
-    refused.forEach((spec, i) => {
-      files[`${front}/probe-${i}.ts`] = probe(spec);
-    });
-    // One level deeper (src/edge/rest/routes, src/edge/cli/commands) and through a dynamic import.
-    files[`${front}/deeper/probe-store.ts`] = probe('../../store/index.js');
-    files[`${front}/deeper/probe-dynamic.ts`] =
-      "export async function f() {\n  return import('../../sandbox/index.js');\n}\n";
+  const expected = new Map<string, string | null>();
+  for (const [wing, rule] of Object.entries(WINGS)) {
+    if (wing === 'index.ts') continue;
+    // A probe one room deep (src/edge/rest/…) for a wing of rooms, at the top of the others.
+    const at = MULTI_ROOM.has(wing) ? `src/${wing}/probe-room` : `src/${wing}`;
+    const up = MULTI_ROOM.has(wing) ? '../../' : '../';
+    for (const target of Object.keys(WINGS)) {
+      if (target === 'index.ts' || target === wing) continue;
+      const path = `${at}/probe-${target}.ts`;
+      files[path] = probe(`${up}${target}/index.js`);
+      const allowed = target === 'core' || rule.mayImport.includes(target);
+      expected.set(path, allowed ? null : rule.instead);
+    }
+    // Deeper, and through a dynamic import: the same rule.
+    if (wing === 'edge') {
+      files['src/edge/rest/routes/probe-deep.ts'] = probe('../../../records/store/index.js');
+      files['src/edge/mcp/probe-dynamic.ts'] =
+        "export async function f() {\n  return import('../../execution/sandbox/index.js');\n}\n";
+      expected.set('src/edge/rest/routes/probe-deep.ts', rule.instead);
+      expected.set('src/edge/mcp/probe-dynamic.ts', rule.instead);
+    }
   }
-  // What fronts may import, and the same store import outside the fronts: no finding.
-  files['src/edge/cli/allowed-credentials.ts'] = probe('../credentials/index.js');
-  files['src/edge/rest/allowed-api.ts'] = probe('../api/index.js');
-  files['src/edge/rest/allowed-root.ts'] = probe('../toolgate.js');
-  files['src/domain/catalog/elsewhere.ts'] = probe('../store/index.js');
-
   const found = new Map<string, string[]>();
   for (const d of await lint(files)) {
     if (d.category !== 'lint/style/noRestrictedImports') continue;
     found.set(d.location.path, [...(found.get(d.location.path) ?? []), d.message]);
   }
-  for (const path of Object.keys(files)) {
+  assert.ok(expected.size > 80, 'a probe for every pair of wings');
+  for (const [path, instead] of expected) {
     const messages = found.get(path) ?? [];
-    if (path.includes('allowed') || path.startsWith('src/domain/catalog/')) {
+    if (instead === null) {
       assert.deepEqual(messages, [], `${path} may import what it does`);
     } else {
       assert.equal(messages.length, 1, `${path} is refused`);
-      // The message says what to use instead.
-      assert.match(messages[0] ?? '', /admin API|agent API/);
+      // The message says what to import instead.
+      assert.ok(messages[0]?.includes(instead), `${path}: ${messages[0]}`);
     }
   }
 });
@@ -128,10 +130,10 @@ test('no file under src/edge/rest, src/edge/mcp, src/edge/cli or src/edge/consol
       if (!fileName.startsWith('.')) continue;
       relativeImports += 1;
       const target = relative(join(ROOT, 'src'), resolve(dirname(file), fileName));
-      const [top] = target.split(/[\\/]/);
+      const room = target.split(/[\\/]/).slice(0, 2).join('/');
       const credentialInternal =
-        top === 'credentials' && target !== join('credentials', 'index.js');
-      if (top === 'store' || top === 'sandbox' || credentialInternal) {
+        room === 'domain/credentials' && target !== join('domain', 'credentials', 'index.js');
+      if (room === 'records/store' || room === 'execution/sandbox' || credentialInternal) {
         offending.push(`${relative(ROOT, file)} imports ${fileName}`);
       }
     }

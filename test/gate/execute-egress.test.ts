@@ -1,5 +1,5 @@
 /**
- * Step 10 of the gate with its real parts: the credential broker (after the gate passed), the
+ * The gate's `execute` step with its real parts: the credential broker (after the gate passed), the
  * http runtime and the egress proxy (a namespace sandbox reaching the network only through its
  * lease), the session's egress budget, output scrubbing and the audit record's egress fields.
  * The upstream is a real HTTPS server on loopback with a test certificate, on a port the kernel

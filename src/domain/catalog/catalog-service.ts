@@ -1201,7 +1201,7 @@ function ownHostsOf(definition: ToolDefinition): string[] {
 
 /**
  * A destinations rule naming a set that does not exist is an unverifiable claim: refused at
- * registration (docs/architecture.md §3 step 6), every such rule named.
+ * registration (docs/architecture.md §3 step `policy`), every such rule named.
  */
 async function checkDestinationSets(
   trx: Transaction<Database>,

@@ -152,7 +152,7 @@ export interface ArgumentsPolicy {
 export const DEFAULT_MAX_ARGUMENT_BYTES = 65_536;
 export const DEFAULT_MAX_CALL_BYTES = 262_144;
 
-/** What the gate does with a finding in a tool's result (docs/architecture.md §3, step 14). */
+/** What the gate does with a finding in a tool's result (docs/architecture.md §3, step `result`). */
 export const RESULT_ACTIONS = ['label', 'redact', 'block'] as const;
 export type ResultAction = (typeof RESULT_ACTIONS)[number];
 
@@ -213,7 +213,7 @@ export interface ToolDefinition {
   /**
    * Arguments that name a destination other than a network host (a recipient, an account, a
    * phone, a chat channel), each constrained element by element to an allow-list (C6,
-   * docs/architecture.md §3 step 6). Not filled in at registration, so older definitions keep
+   * docs/architecture.md §3 step `policy`). Not filled in at registration, so older definitions keep
    * their hash.
    */
   readonly destinations?: readonly DestinationRule[];

@@ -1,6 +1,6 @@
 /**
  * @module How a caller names a tool and, optionally, a major version of it (C2, docs/architecture.md
- * §3 step 2): `name` or `id`, with `@<major>` to pin a major (`add_label@1`). Tool names and ids
+ * §3 step `resolve`): `name` or `id`, with `@<major>` to pin a major (`add_label@1`). Tool names and ids
  * never hold `@`, so the suffix is unambiguous. Pure: parse, then compare exactly.
  */
 import semver from 'semver';

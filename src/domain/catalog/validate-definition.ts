@@ -468,7 +468,7 @@ function nullableString(node: Record<string, unknown>): boolean {
 /**
  * Each destination rule names an argument the input schema has (a string or an array of
  * strings), lists only well-formed values of its kind, and uses the e-mail domain rule only for
- * e-mail (docs/architecture.md §3 step 6). That the named sets exist is the catalog's check.
+ * e-mail (docs/architecture.md §3 step `policy`). That the named sets exist is the catalog's check.
  */
 function checkDestinations(raw: RawDefinition): Problem[] {
   const problems: Problem[] = [];

@@ -18,7 +18,7 @@ export interface RenderedCall {
   readonly untrusted_destinations?: readonly UntrustedDestination[];
   /**
    * Set when the call waits because instruction-like text entered its session through an
-   * untrusted result (docs/architecture.md §3, step 9): the untrusted sources of the session.
+   * untrusted result (docs/architecture.md §3, step `approval`): the untrusted sources of the session.
    */
   readonly after_injection?: { readonly untrusted_sources: readonly string[] };
 }

@@ -1,5 +1,5 @@
 /**
- * @module Destinations that are not network hosts (C6, docs/architecture.md §3 step 6): a tool's
+ * @module Destinations that are not network hosts (C6, docs/architecture.md §3 step `policy`): a tool's
  * `destinations` rules constrain an argument — an e-mail recipient, a URL's host, an account, a
  * phone number, a chat handle or channel — element by element against an allow-list: static
  * values in the definition, an e-mail domain rule, or live sets (destination-sets.ts). Values are

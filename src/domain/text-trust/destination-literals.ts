@@ -6,7 +6,7 @@
  * same destination spelled differently is one value, and is kept only as the SHA-256 of
  * `kind:value`: the values are personal data, the hash is enough to recognise them again.
  *
- * Results (untrusted ones, docs/architecture.md §3, step 15) are read with `destinationLiteralsOf`;
+ * Results (untrusted ones, docs/architecture.md §3, step `audit-post`) are read with `destinationLiteralsOf`;
  * a later call's arguments with `argumentLiteralsOf`, which also takes each whole string as a
  * candidate of every kind its shape allows (an IBAN typed in lower case, a channel without `#`).
  * Every pattern is linear; matches are checked by code (the IBAN's mod-97 via findPersonalData).

@@ -1,5 +1,5 @@
 /**
- * @module The scan of one tool result before anyone sees it (step 14, docs/architecture.md §3):
+ * @module The scan of one tool result before anyone sees it (step `result`, docs/architecture.md §3):
  * every string in it — text content, `structuredContent`, keys included — is checked for
  * instruction-like text, credentials and personal data; each finding is labelled, masked or
  * makes the whole result an error, as the tool's result policy says. Instruction-like text is

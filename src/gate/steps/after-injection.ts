@@ -1,5 +1,5 @@
 /**
- * @module The run-level rule after injection text (docs/architecture.md §3, step 9): once the
+ * @module The run-level rule after injection text (docs/architecture.md §3, step `approval`): once the
  * result scan found instruction-like text in an untrusted result of a session (the session's
  * `injection_seen`), what the model asks for next may be the attacker's choice, not the user's.
  * Calls of the configured action classes, and reads of the configured data-access levels, then

@@ -1,5 +1,5 @@
 /**
- * @module Step 9, approval: a call whose tool (or whose arguments, by its conditions) needs
+ * @module The `approval` step: a call whose tool (or whose arguments, by its conditions) needs
  * approval waits for a reviewer, who sees the resolved call; its retry with the same arguments
  * consumes the approval and goes on. Limits come after this step, so a waiting call spends no
  * slot. Step order: docs/architecture.md §3.

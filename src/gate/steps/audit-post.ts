@@ -1,5 +1,5 @@
 /**
- * @module Step 15, audit-post: the egress the call moved is charged (session counter and the
+ * @module The `audit-post` step: the egress the call moved is charged (session counter and the
  * agent's egress ceilings), the result record joins the next group commit, and a finished call's
  * bookkeeping is done — the private-read marks for the flow rule, the untrusted source that
  * entered the session and the destination-like literals it brought (provenance.ts), and the

@@ -1,5 +1,5 @@
 /**
- * @module Step 12, audit-pre: the call's pre record is durable before anything runs; a call whose
+ * @module The `audit-pre` step: the call's pre record is durable before anything runs; a call whose
  * record cannot be written does not run. Step order: docs/architecture.md §3.
  */
 import { declaredKeys, preRecord } from '../audit-records.js';

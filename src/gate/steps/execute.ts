@@ -1,7 +1,7 @@
 /**
- * @module Step 13, execute: the tool's credential is opened, then the call runs in the runtime of
+ * @module The `execute` step: the tool's credential is opened, then the call runs in the runtime of
  * its kind, looked up in the gate's registry (docs/architecture.md §4); the result checks that
- * follow are step 14 (result.ts). Step order: docs/architecture.md §3.
+ * follow are step `result` (result.ts). Step order: docs/architecture.md §3.
  */
 
 import { isToolgateError, type Mutable } from '../../core/index.js';
@@ -30,7 +30,7 @@ export interface ExecuteDependencies {
 
 const NO_SECRETS: readonly string[] = [];
 
-/** Step 13: runs the call (a failure is a result, audited by audit-post, never a refusal). */
+/** The `execute` step: runs the call (a failure is a result, audited by audit-post, never a refusal). */
 export async function executeStep(s: CallState): Promise<StepResult> {
   s.runStarted = true;
   const started = performance.now();

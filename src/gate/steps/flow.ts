@@ -1,5 +1,5 @@
 /**
- * @module Step 7, flow: after a private-data read in this session, in any session of the same
+ * @module The `flow` step: after a private-data read in this session, in any session of the same
  * run, or in any session of this agent for this user within the flow window (a fresh session or
  * run id must not launder what was read), nothing may leave through unconstrained egress.
  * Checked before limits, so a refused call spends no budget. Step order: docs/architecture.md §3.

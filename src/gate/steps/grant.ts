@@ -1,5 +1,5 @@
 /**
- * @module Step 5, grant: the session's capabilities, live — a grant revoked or a user disabled
+ * @module The `grant` step: the session's capabilities, live — a grant revoked or a user disabled
  * after the session opened stops the next call — must cover what the tool requires. One read of
  * the agent serves grants, budgets and the policy request. Step order: docs/architecture.md §3.
  */

@@ -1,7 +1,7 @@
 /**
- * @module Step 10, idempotency claim: once the call may run (approved, or needing no approval),
- * its key is taken; a call that took the key meanwhile is replayed or refused as in step 8. The
- * claim lasts only if the call runs: a refusal after it (step 11, limits) or a stop before the
+ * @module The `idempotency-claim` step: once the call may run (approved, or needing no approval),
+ * its key is taken; a call that took the key meanwhile is replayed or refused as in step `idempotency-lookup`. The
+ * claim lasts only if the call runs: a refusal after it (the `limits` step) or a stop before the
  * tool starts gives the key back (`releaseClaim`), so a refused call never holds a key.
  * Step order: docs/architecture.md §3.
  */

@@ -1,8 +1,8 @@
 /**
- * @module Step 8, idempotency lookup: the call's canonical argument hash (what an approval binds
+ * @module The `idempotency-lookup` step: the call's canonical argument hash (what an approval binds
  * and idempotency compares), then, when the caller sent a key, a finished call under it is
  * replayed and the same key with other arguments refused. The key is claimed only once the call
- * may run (step 10, after its approval), so "pending → approved → retry with the same key" works.
+ * may run (step `idempotency-claim`, after its approval), so "pending → approved → retry with the same key" works.
  * Step order: docs/architecture.md §3.
  */
 import { argumentsHash } from '../../domain/decisions/index.js';

@@ -1,5 +1,5 @@
 /**
- * @module Step 3, lifecycle: the tool's lifecycle as effective now, whatever the session saw when
+ * @module The `lifecycle` step: the tool's lifecycle as effective now, whatever the session saw when
  * it opened. A quarantined tool is "not registered" to the caller (the audit says why); a retired
  * or draft one is refused, a retired one naming its successor; a deprecated one runs with a
  * warning and a deprecation notice (C2). Step order: docs/architecture.md §3.

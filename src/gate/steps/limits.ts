@@ -1,5 +1,5 @@
 /**
- * @module Step 11, limits: the session's spent budgets, the tool's rate limits, the session's
+ * @module The `limits` step: the session's spent budgets, the tool's rate limits, the session's
  * external sends, then the call's cost and the agent's rolling ceilings, all charged or none
  * (ceilings.ts). After approval, so a call waiting for a reviewer spends no slot (its approved
  * retry does); the ceilings last, so a call refused by another limit is charged nothing. Never

@@ -1,5 +1,5 @@
 /**
- * @module Step 6, policy: URL and path arguments are checked against the tool's argument policy
+ * @module The `policy` step: URL and path arguments are checked against the tool's argument policy
  * and rewritten to their checked form (the tool gets the contained real path, never the caller's
  * spelling of it), code arguments pass the static code guard, then the org policy (Cedar)
  * decides when one applies. Policies that cannot be
@@ -70,7 +70,7 @@ function destinationsThenOrg(s: CallState): StepResult | Promise<StepResult> {
 }
 
 /**
- * Destinations that are not hosts (docs/architecture.md §3 step 6): every value a rule names,
+ * Destinations that are not hosts (docs/architecture.md §3 step `policy`): every value a rule names,
  * element by element, against its allow-list; the first outside it refuses the call with its
  * pointer and rule (never the list). A value that passes is passed on normalised (the tool gets
  * what was checked), except a URL, whose host was checked and whose spelling the URL policy owns.

@@ -1,6 +1,6 @@
 /**
  * @module Where a call's values came from (docs/architecture.md §3). An untrusted result's
- * destination-like literals (content/destination-literals.ts) are recorded by audit-post (step 15)
+ * destination-like literals (content/destination-literals.ts) are recorded by audit-post (step `audit-post`)
  * for its run and for its (agent, user) over the untrusted window (sessions/run-literals.ts), so
  * that neither a new session nor a new run id forgets them; a later call that sends, pays or
  * changes state is looked up by the policy step (6) — so that Cedar policies can read the kinds as

@@ -1,5 +1,5 @@
 /**
- * @module Step 2, resolve: the tool is looked up only within the session's own set, by exported
+ * @module The `resolve` step: the tool is looked up only within the session's own set, by exported
  * name or id, and compiled (validators, policy targets). A caller may pin a major (`name@1`, or
  * the call's `version` option): the session's version of that major, which passed the same rules
  * as the default one. Anything else is "not registered": the caller learns nothing about tools

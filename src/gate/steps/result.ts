@@ -1,5 +1,5 @@
 /**
- * @module Step 14, result: what the tool returned is checked before anyone sees it — a credential
+ * @module The `result` step: what the tool returned is checked before anyone sees it — a credential
  * it echoed is scrubbed (and the record says so), then its size and output schema, then every
  * string in it is scanned for instruction-like text, credentials and personal data and labelled,
  * masked or blocked as the tool's result policy says (content/). A failed run passes through

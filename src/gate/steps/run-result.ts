@@ -29,7 +29,7 @@ export interface ExecuteExtra {
   readonly egressSpent: number;
   /** The tool's output held its credential, which was scrubbed. */
   readonly redacted: boolean;
-  /** Where the result came from and what its scan found (step 14). */
+  /** Where the result came from and what its scan found (step `result`). */
   readonly trust: TrustLabel;
 }
 

@@ -1,5 +1,5 @@
 /**
- * @module Step 4, schema: the arguments are a JSON object within the depth and size limits that
+ * @module The `schema` step: the arguments are a JSON object within the depth and size limits that
  * matches the tool's input schema. From here on the call works on its own copy of them, and what
  * the call would cost is read exactly now: a cost that cannot be read is bad input, refused
  * before anything is approved or counted. Step order: docs/architecture.md §3.

@@ -1,5 +1,5 @@
 /**
- * @module Step 1, session: the caller's own open session (SESSION_NOT_FOUND is thrown: there is
+ * @module The `session` step: the caller's own open session (SESSION_NOT_FOUND is thrown: there is
  * nothing to decide for), the time the call is decided at, and the fields its audit records
  * share. A session suspended after a security alert takes no more calls.
  * Step order: docs/architecture.md §3.

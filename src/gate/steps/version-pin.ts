@@ -1,5 +1,5 @@
 /**
- * @module Versions side by side (C2, docs/architecture.md §3 steps 2–3): what a pinned major that
+ * @module Versions side by side (C2, docs/architecture.md §3 steps `resolve`–`lifecycle`): what a pinned major that
  * the session does not offer becomes, and which version succeeds a retired or deprecated one.
  * Both look past the session's set only for versions this caller could have been offered (tier
  * and live grants on that version's own definition), so neither says anything about a version

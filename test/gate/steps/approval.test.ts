@@ -1,4 +1,4 @@
-/** Step 9, approval: a call that needs approval waits (audited) with its resolved form; approved, it goes on. */
+/** The `approval` step: a call that needs approval waits (audited) with its resolved form; approved, it goes on. */
 import assert from 'node:assert/strict';
 import { after, before, test } from 'node:test';
 import { operator } from '../../support/operators.js';

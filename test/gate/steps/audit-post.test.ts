@@ -1,4 +1,4 @@
-/** Step 15, audit-post: egress charged, the result record written, private reads and idempotency kept. */
+/** The `audit-post` step: egress charged, the result record written, private reads and idempotency kept. */
 import assert from 'node:assert/strict';
 import { after, before, test } from 'node:test';
 import { type Harness, openHarness } from './step-harness.js';

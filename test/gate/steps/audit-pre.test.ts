@@ -1,4 +1,4 @@
-/** Step 12, audit-pre: the pre record is durable before the step returns, with the call's facts. */
+/** The `audit-pre` step: the pre record is durable before the step returns, with the call's facts. */
 import assert from 'node:assert/strict';
 import { after, before, test } from 'node:test';
 import { type Harness, openHarness } from './step-harness.js';

@@ -1,4 +1,4 @@
-/** Step 13, execute: the run in its runtime; every failure is a result with its code, never a throw. */
+/** The `execute` step: the run in its runtime; every failure is a result with its code, never a throw. */
 import assert from 'node:assert/strict';
 import { after, before, test } from 'node:test';
 import type { ToolRuntime } from '../../../src/execution/runtimes/index.js';

@@ -1,4 +1,4 @@
-/** Step 7, flow: after a private read, unconstrained egress is refused — in this session and beyond. */
+/** The `flow` step: after a private read, unconstrained egress is refused — in this session and beyond. */
 import assert from 'node:assert/strict';
 import { after, before, test } from 'node:test';
 import { type Harness, openHarness } from './step-harness.js';

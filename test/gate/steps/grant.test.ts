@@ -1,4 +1,4 @@
-/** Step 5, grant: live capabilities must cover the tool's; the agent is read once for later steps. */
+/** The `grant` step: live capabilities must cover the tool's; the agent is read once for later steps. */
 import assert from 'node:assert/strict';
 import { after, before, test } from 'node:test';
 import { admin, type Harness, openHarness } from './step-harness.js';

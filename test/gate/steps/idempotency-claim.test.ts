@@ -1,4 +1,4 @@
-/** Step 10, idempotency claim: the key is taken once the call may run; a taken key refuses. */
+/** The `idempotency-claim` step: the key is taken once the call may run; a taken key refuses. */
 import assert from 'node:assert/strict';
 import { after, before, test } from 'node:test';
 import { type Harness, openHarness } from './step-harness.js';

@@ -1,4 +1,4 @@
-/** Step 8, idempotency lookup: the argument hash, the key's form, replay and conflict. */
+/** The `idempotency-lookup` step: the argument hash, the key's form, replay and conflict. */
 import assert from 'node:assert/strict';
 import { after, before, test } from 'node:test';
 import { argumentsHash } from '../../../src/domain/decisions/index.js';

@@ -1,4 +1,4 @@
-/** Step 3, lifecycle: effective now; quarantined is "not registered", retired refused, deprecated warns. */
+/** The `lifecycle` step: effective now; quarantined is "not registered", retired refused, deprecated warns. */
 import assert from 'node:assert/strict';
 import { after, before, test } from 'node:test';
 import type { CallState } from '../../../src/gate/steps/step.js';

@@ -1,4 +1,4 @@
-/** Step 11, limits: rate slots, external sends, spend — taken atomically, all or none. */
+/** The `limits` step: rate slots, external sends, spend — taken atomically, all or none. */
 import assert from 'node:assert/strict';
 import { after, before, test } from 'node:test';
 import { type Harness, openHarness } from './step-harness.js';

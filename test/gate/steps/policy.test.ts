@@ -1,4 +1,4 @@
-/** Step 6, policy: URL arguments checked and rewritten; org policy decides; unloadable means refused. */
+/** The `policy` step: URL arguments checked and rewritten; org policy decides; unloadable means refused. */
 import assert from 'node:assert/strict';
 import { after, before, test } from 'node:test';
 import { CedarPolicyEngine } from '../../../src/domain/policy/index.js';

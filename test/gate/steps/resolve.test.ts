@@ -1,4 +1,4 @@
-/** Step 2, resolve: only within the session's own set, by name or id; nothing else is named. */
+/** The `resolve` step: only within the session's own set, by name or id; nothing else is named. */
 import assert from 'node:assert/strict';
 import { after, before, test } from 'node:test';
 import { type Harness, openHarness } from './step-harness.js';

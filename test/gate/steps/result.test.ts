@@ -1,4 +1,4 @@
-/** Step 14, result: echoed credentials scrubbed, size capped, output schema checked. */
+/** The `result` step: echoed credentials scrubbed, size capped, output schema checked. */
 import assert from 'node:assert/strict';
 import { after, before, test } from 'node:test';
 import type { ExecuteRun } from '../../../src/gate/steps/run-result.js';

@@ -1,4 +1,4 @@
-/** Step 4, schema: object, depth, sizes, input schema, the call's own copy, and its cost. */
+/** The `schema` step: object, depth, sizes, input schema, the call's own copy, and its cost. */
 import assert from 'node:assert/strict';
 import { after, before, test } from 'node:test';
 import { cloneArguments } from '../../../src/gate/steps/schema.js';

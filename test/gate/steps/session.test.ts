@@ -1,4 +1,4 @@
-/** Step 1, session: the caller's own open session, its audit fields, and suspension. */
+/** The `session` step: the caller's own open session, its audit fields, and suspension. */
 import assert from 'node:assert/strict';
 import { after, before, test } from 'node:test';
 import { type Harness, openHarness } from './step-harness.js';

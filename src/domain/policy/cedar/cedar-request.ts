@@ -38,7 +38,7 @@ export interface CedarContext {
   readonly on_behalf_of: string;
   readonly user_permissions: readonly string[];
   readonly private_data_read: boolean;
-  /** Tools whose untrusted results entered the session (content/, step 14); none when absent. */
+  /** Tools whose untrusted results entered the session (content/, step `result`); none when absent. */
   readonly untrusted_sources?: readonly string[];
   /** A result in the session held instruction-like text; false when absent. */
   readonly injection_seen?: boolean;

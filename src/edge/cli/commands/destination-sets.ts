@@ -1,7 +1,7 @@
 /**
  * @module `toolgate destination-sets`: live allow-lists a tool's `destinations` rules name —
  * create, list, show, add and remove members, refresh a directory set (docs/architecture.md §3
- * step 6). Every change is an event and an audit record, recorded with the operator.
+ * step `policy`). Every change is an event and an audit record, recorded with the operator.
  */
 import type { Command } from 'commander';
 import { operatorActor } from '../../../domain/operators/index.js';

@@ -1,5 +1,5 @@
 /**
- * @module Admin routes for live destination sets (docs/architecture.md §3 step 6): create, list,
+ * @module Admin routes for live destination sets (docs/architecture.md §3 step `policy`): create, list,
  * show (with members), add and remove members, refresh a directory set now. Every change is an
  * event and an audit record, recorded with the authenticated operator.
  */
