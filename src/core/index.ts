@@ -17,6 +17,7 @@ export type {
   RequestStateRefusal,
 } from './errors.js';
 export { ERROR_CODES, internalErrorBody, isToolgateError, ToolgateError } from './errors.js';
+export type { Finding, FindingKind } from './finding.js';
 export type { AgentId, Brand, EventSeq, ToolId } from './ids.js';
 export {
   AGENT_ID_PATTERN,
@@ -44,6 +45,7 @@ export {
   pageOf,
   useCursorKey,
 } from './page.js';
+export { findPersonalData } from './personal-data.js';
 export type { Problem } from './problem.js';
 export { joinPointer, pointerToken, prefixProblems, problem } from './problem.js';
 export {

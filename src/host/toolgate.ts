@@ -143,6 +143,11 @@ import {
 import { type AfterInjection, attemptedName, Gate, resolveAfterInjection } from '../gate/index.js';
 import { ApplyService, ChangeDesk } from '../operations/config/index.js';
 import {
+  DetectorEngine,
+  type DetectorsConfigInput,
+  resolveDetectorsConfig,
+} from '../operations/detectors/index.js';
+import {
   type HealthConfigInput,
   HealthMonitor,
   resolveHealthConfig,
@@ -162,11 +167,6 @@ import {
   type OwnerNoticesOptions,
 } from '../operations/owners/index.js';
 import { ReportService } from '../operations/reports/index.js';
-import {
-  DetectorEngine,
-  type DetectorsConfigInput,
-  resolveDetectorsConfig,
-} from '../records/audit/detectors/index.js';
 import {
   AuditLog,
   AuditPseudonyms,

@@ -1,7 +1,7 @@
 /** Detector state is bounded: the least recently used keys go first. */
 import assert from 'node:assert/strict';
 import { test } from 'node:test';
-import { addBounded, BoundedMap } from '../../src/records/audit/detectors/bounded-map.js';
+import { addBounded, BoundedMap } from '../../src/operations/detectors/bounded-map.js';
 
 test('a bounded map keeps at most its size, forgetting the least recently used key', () => {
   const m = new BoundedMap<string, number>(3);

@@ -11,8 +11,8 @@ import {
   DEFAULT_DETECTORS_CONFIG,
   resolveDetectorsConfig,
   type WebhookOutcome,
-} from '../../src/records/audit/detectors/index.js';
-import { WebhookSender } from '../../src/records/audit/detectors/webhook.js';
+} from '../../src/operations/detectors/index.js';
+import { WebhookSender } from '../../src/operations/detectors/webhook.js';
 import { loopbackFetch } from '../support/webhook-receiver.js';
 
 describe('detector configuration', () => {

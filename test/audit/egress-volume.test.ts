@@ -6,8 +6,8 @@
 import assert from 'node:assert/strict';
 import { test } from 'node:test';
 import type { AuditRecord } from '../../src/gate/index.js';
-import { EgressVolumeDetector } from '../../src/records/audit/detectors/egress-volume.js';
-import type { Observed } from '../../src/records/audit/detectors/index.js';
+import { EgressVolumeDetector } from '../../src/operations/detectors/egress-volume.js';
+import type { Observed } from '../../src/operations/detectors/index.js';
 
 const tool = {
   id: 'upload',

@@ -19,7 +19,7 @@
  * code or trunk prefix), so `+1 (415) 555-0199`, `(415) 555-0199` and `+14155550199` meet.
  */
 import { createHash } from 'node:crypto';
-import { findPersonalData, ibanChecks } from './personal-data.js';
+import { findPersonalData, ibanChecks } from '../../core/personal-data.js';
 
 export type DestinationKind =
   | 'email'

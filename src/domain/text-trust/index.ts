@@ -1,5 +1,7 @@
 /** @module What a model reads from a tool: the result scan, the result policy and the trust label. */
 
+export type { Finding, FindingKind } from '../../core/index.js';
+export { findPersonalData } from '../../core/index.js';
 export type { DestinationKind, DestinationLiteral, LiteralScan } from './destination-literals.js';
 export {
   argumentLiteralsOf,
@@ -10,9 +12,7 @@ export {
   scanArgumentLiterals,
   scanResultLiterals,
 } from './destination-literals.js';
-export type { Finding, FindingKind } from './finding.js';
 export { findInjection } from './injection-findings.js';
-export { findPersonalData } from './personal-data.js';
 export type { EffectiveResultPolicy } from './result-policy.js';
 export { DEFAULT_RESULT_ACTIONS, derivedSource, resultPolicyOf } from './result-policy.js';
 export type { ResultScan } from './result-scan.js';

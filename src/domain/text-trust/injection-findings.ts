@@ -4,8 +4,9 @@
  * except those about what a description may mention (links, sensitive file names), which a
  * legitimate result shows all the time (a directory listing names `.ssh`, a page has links).
  */
+
+import type { Finding } from '../../core/finding.js';
 import { type ScanFinding, scanModelText } from '../catalog/index.js';
-import type { Finding } from './finding.js';
 
 /** Scanner categories that mean "text aimed at the model", in a result as in a description. */
 const INJECTION_CATEGORIES: ReadonlySet<string> = new Set([

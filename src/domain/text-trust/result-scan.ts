@@ -11,10 +11,11 @@
  * are not scanned.
  * Never throws; a result nested deeper than the walk follows is withheld, not half-scanned.
  */
+
+import type { Finding, FindingKind } from '../../core/finding.js';
+import { findPersonalData } from '../../core/personal-data.js';
 import type { ToolDefinition } from '../catalog/index.js';
-import type { Finding, FindingKind } from './finding.js';
 import { findInjection } from './injection-findings.js';
-import { findPersonalData } from './personal-data.js';
 import { type EffectiveResultPolicy, resultPolicyOf } from './result-policy.js';
 import { findSecrets } from './secret-findings.js';
 import { type LabelledFinding, MAX_LABELLED_FINDINGS, type TrustLabel } from './trust-label.js';

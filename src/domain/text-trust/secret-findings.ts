@@ -3,8 +3,9 @@
  * egress proxy refuses to let out (core's SECRET_PATTERNS): a result that carries an API key or a
  * private key would otherwise put it in front of the model, and from there into any later call.
  */
+
+import type { Finding } from '../../core/finding.js';
 import { SECRET_PATTERNS } from '../../core/index.js';
-import type { Finding } from './finding.js';
 
 const COMPILED = SECRET_PATTERNS.map((p) => ({
   rule: `secret.${p.id}`,

@@ -3,8 +3,9 @@
  * REST answer's `trust`): where the text came from and what the scan found in it, so the agent's
  * host can keep untrusted text away from instructions, and the audit record says the same.
  */
+
+import type { FindingKind } from '../../core/finding.js';
 import type { DataAccess, ToolDefinition } from '../catalog/index.js';
-import type { FindingKind } from './finding.js';
 
 /** The `_meta` key of the label on MCP results. */
 export const TRUST_META_KEY = 'io.toolgate/trust';

@@ -8,7 +8,7 @@
  */
 import { Counter, Gauge, Histogram, Registry } from 'prom-client';
 import type { AuditRecord } from '../../gate/index.js';
-import type { Alert, DetectorSink, WebhookOutcome } from '../../records/audit/detectors/index.js';
+import type { Alert, DetectorSink, WebhookOutcome } from '../detectors/index.js';
 import type { DeliveryOutcome, NotificationKind } from '../notify/index.js';
 import type { NoticeOutcome, OwnerNoticeKind, OwnerNoticeSink } from '../owners/index.js';
 

@@ -12,8 +12,7 @@
  * "Personal data and the audit log".
  */
 import { createHmac, randomBytes } from 'node:crypto';
-import { canonicalJson } from '../../core/index.js';
-import { findPersonalData } from '../../domain/text-trust/index.js';
+import { canonicalJson, findPersonalData } from '../../core/index.js';
 
 /** The HKDF label the pseudonym key is derived from the master key under. */
 export const PSEUDONYM_KEY_LABEL = 'toolgate audit pseudonyms v1';

@@ -4,7 +4,7 @@
  * webhook); a bad configuration is refused whole with every problem listed.
  */
 import { Ajv } from 'ajv';
-import { endpointUrlProblem, problem, ToolgateError } from '../../../core/index.js';
+import { endpointUrlProblem, problem, ToolgateError } from '../../core/index.js';
 
 interface Common {
   readonly enabled: boolean;

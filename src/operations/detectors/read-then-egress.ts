@@ -4,7 +4,7 @@
  * within the window — the exfiltration shape. Once per session and egress tool.
  */
 import type { Kysely } from 'kysely';
-import type { Database } from '../../store/index.js';
+import type { Database } from '../../records/store/index.js';
 import { BoundedMap } from './bounded-map.js';
 import { type Alert, alertOf, type Detector, isAttempt, type Observed } from './detector.js';
 

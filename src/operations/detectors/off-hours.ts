@@ -4,7 +4,7 @@
  * `min_share` of them is unusual. Fires at most once an hour per agent.
  */
 import { type Kysely, sql } from 'kysely';
-import type { Database } from '../../store/index.js';
+import type { Database } from '../../records/store/index.js';
 import { BoundedMap } from './bounded-map.js';
 import { type Alert, alertOf, type Detector, isAttempt, type Observed } from './detector.js';
 

@@ -5,7 +5,7 @@
  * once per window per agent.
  */
 import type { Kysely } from 'kysely';
-import type { Database } from '../../store/index.js';
+import type { Database } from '../../records/store/index.js';
 import { BoundedMap } from './bounded-map.js';
 import { type Alert, alertOf, type Detector, type Observed } from './detector.js';
 

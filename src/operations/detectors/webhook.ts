@@ -4,7 +4,7 @@
  * notifications' webhook delivery with one attempt and no queue. Never awaited by a call; never
  * throws; every outcome is counted.
  */
-import { WebhookDelivery } from '../../../operations/notify/index.js';
+import { WebhookDelivery } from '../notify/index.js';
 
 export type WebhookOutcome = 'ok' | 'failed' | 'dropped';
 

@@ -4,7 +4,7 @@
  * session.
  */
 import type { Kysely } from 'kysely';
-import type { Database } from '../../store/index.js';
+import type { Database } from '../../records/store/index.js';
 import { BoundedMap } from './bounded-map.js';
 import { type Alert, alertOf, type Detector, hostsOf, type Observed } from './detector.js';
 

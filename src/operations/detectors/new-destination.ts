@@ -4,7 +4,7 @@
  * not alert on every first host.
  */
 import type { Kysely } from 'kysely';
-import type { Database } from '../../store/index.js';
+import type { Database } from '../../records/store/index.js';
 import { addBounded, BoundedMap } from './bounded-map.js';
 import { type Alert, alertOf, type Detector, hostsOf, type Observed } from './detector.js';
 

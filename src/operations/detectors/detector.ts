@@ -4,8 +4,8 @@
  * once from the store.
  */
 import type { Kysely } from 'kysely';
-import type { AuditRecord } from '../../../gate/index.js';
-import type { Database } from '../../store/index.js';
+import type { AuditRecord } from '../../records/audit/index.js';
+import type { Database } from '../../records/store/index.js';
 
 export type DetectorName =
   | 'new_destination'

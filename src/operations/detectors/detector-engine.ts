@@ -5,12 +5,12 @@
  * configured, the session's suspension. Bounded: a backlog past MAX_QUEUE drops records (counted).
  */
 import { randomBytes } from 'node:crypto';
-import { type Clock, type Outbound, systemClock } from '../../../core/index.js';
-import type { CatalogService, ToolVersionDetail } from '../../../domain/catalog/index.js';
-import type { AgentService } from '../../../domain/identity/index.js';
-import type { SessionService } from '../../../domain/sessions/index.js';
-import type { AuditRecord, AuditWriter } from '../../../gate/index.js';
-import { appendEvent, type Store } from '../../store/index.js';
+import { type Clock, type Outbound, systemClock } from '../../core/index.js';
+import type { CatalogService, ToolVersionDetail } from '../../domain/catalog/index.js';
+import type { AgentService } from '../../domain/identity/index.js';
+import type { SessionService } from '../../domain/sessions/index.js';
+import type { AuditRecord, AuditWriter } from '../../records/audit/index.js';
+import { appendEvent, type Store } from '../../records/store/index.js';
 import { BoundedMap } from './bounded-map.js';
 import { DenyRateDetector } from './deny-rate.js';
 import type { Alert, Detector, Observed, ToolFacts } from './detector.js';
