@@ -4,8 +4,7 @@
  * agent should read why. Only "the gateway could not be reached" is thrown (client-errors.ts).
  */
 
-import type { ErrorCode } from '../core/index.js';
-import type { RenderedCall } from '../domain/decisions/index.js';
+import type { ErrorCode, RenderedCall } from '../core/index.js';
 
 /** The call ran; `output` is the tool's checked result. */
 export interface CallAllowed<TOutput = unknown> {

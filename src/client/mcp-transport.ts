@@ -9,8 +9,7 @@
  * attempt can have reached it (the connection was refused); otherwise it fails closed at once.
  */
 import type { Client } from '@modelcontextprotocol/client';
-import type { ErrorCode } from '../core/index.js';
-import type { RenderedCall } from '../domain/decisions/index.js';
+import type { ErrorCode, RenderedCall } from '../core/index.js';
 import type { CallNotApproved } from './call-result.js';
 import {
   GatewayRequestError,

@@ -5,8 +5,7 @@
  * `GET /v1/sessions/:id/approvals/:approval`. Only `fetch`: nothing of the server is loaded.
  */
 
-import type { ErrorCode } from '../core/index.js';
-import type { RenderedCall } from '../domain/decisions/index.js';
+import type { ErrorCode, RenderedCall } from '../core/index.js';
 import type { CallDenied, CallNotApproved } from './call-result.js';
 import { CallOutcomeUnknownError, GatewayRequestError } from './client-errors.js';
 import type { ToolDescriptor } from './definitions-cache.js';

@@ -3,7 +3,7 @@
  * (mcp-transport.ts). A transport only carries requests; it never runs a tool, and it answers
  * `GatewayUnavailableError` when the gateway cannot be reached after the bounded retries.
  */
-import type { RenderedCall } from '../domain/decisions/index.js';
+import type { RenderedCall } from '../core/index.js';
 import type { CallAllowed, CallDenied, CallNotApproved } from './call-result.js';
 import type { ToolDescriptor } from './definitions-cache.js';
 

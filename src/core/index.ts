@@ -53,6 +53,7 @@ export {
   notRegularFile,
   readBoundedFile,
 } from './read-bounded-file.js';
+export type { RenderedCall, UntrustedDestination } from './rendered-call.js';
 export type { SecretPattern } from './secret-patterns.js';
 export { SECRET_PATTERNS } from './secret-patterns.js';
 export { isStoreCorrupt, StoreCorruptError } from './store-corrupt.js';

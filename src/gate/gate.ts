@@ -7,7 +7,7 @@
  */
 
 import { type Clock, systemClock, timeOrderedId } from '../core/index.js';
-import type { CatalogService } from '../domain/catalog/index.js';
+import type { CatalogService, HealthGate } from '../domain/catalog/index.js';
 import type { CredentialBroker } from '../domain/credentials/index.js';
 import type { ApprovalDesk } from '../domain/decisions/index.js';
 import type { IdempotencyStore } from '../domain/idempotency/index.js';
@@ -16,7 +16,6 @@ import type { CallCounters } from '../domain/limits/index.js';
 import type { DirectoryReader, PolicySupplier, SetMembership } from '../domain/policy/index.js';
 import type { GovernedUris, SessionService } from '../domain/sessions/index.js';
 import type { RuntimeRegistry } from '../execution/runtimes/index.js';
-import type { HealthGate } from '../operations/health/index.js';
 import { declaredKeys, deniedRecord } from './audit-records.js';
 import type { AuditWriter } from './audit-writer.js';
 import type { CallContext, CallOptions } from './call-context.js';

@@ -101,7 +101,13 @@ export {
   TOOL_SCHEMA_ID,
   toolDefinitionSchema,
 } from './tool-definition-schema.js';
-export type { HealthReader, HealthState, ToolHealthView } from './tool-health-view.js';
+export type {
+  HealthGate,
+  HealthReader,
+  HealthRefusal,
+  HealthState,
+  ToolHealthView,
+} from './tool-health-view.js';
 export { UNCHECKED_HEALTH } from './tool-health-view.js';
 export type { ToolRef } from './tool-ref.js';
 export { MAX_PINNED_MAJOR, majorOf, parseMajor, parseToolRef } from './tool-ref.js';

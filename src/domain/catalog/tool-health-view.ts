@@ -17,6 +17,23 @@ export interface HealthReader {
   healthOf(toolId: string, version: string): ToolHealthView;
 }
 
+/** Why the gate refuses a call to a tool that is unavailable (code TOOL_UNAVAILABLE). */
+export interface HealthRefusal {
+  readonly rule: 'health.circuit_open' | 'health.override';
+  readonly message: string;
+}
+
+/**
+ * What the gate needs of the health monitor, both synchronous and O(1): `admit` before a call runs
+ * (null: go on), `observe` once it ran (passive health). Neither ever throws or awaits. `caller`
+ * is the calling principal (agent and user, as the gate keys it): one caller's outcomes alone
+ * never move what all share. A port of the domain, so the gate never imports operations/.
+ */
+export interface HealthGate {
+  admit(toolId: string, version: string, caller: string): HealthRefusal | null;
+  observe(toolId: string, version: string, ok: boolean, durationMs: number, caller: string): void;
+}
+
 const UNCHECKED: ToolHealthView = Object.freeze({ state: 'unchecked', score: 0 });
 
 /** The reader used when no monitor is wired in: nothing has been checked yet. */

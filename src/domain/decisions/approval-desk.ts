@@ -8,6 +8,7 @@
  */
 import { randomBytes } from 'node:crypto';
 import type { Kysely } from 'kysely';
+import type { RenderedCall } from '../../core/index.js';
 import {
   type Actor,
   type Clock,
@@ -37,7 +38,6 @@ import {
 import type { ApprovalBinding, ApprovalSigner } from './approval-token.js';
 import { requireApprover } from './decider.js';
 import type { OperatorSecondFactors } from './operator-second-factors.js';
-import type { RenderedCall } from './rendered-call.js';
 
 export interface ApprovalView {
   readonly id: string;

@@ -1,5 +1,6 @@
 /** @module Approvals (C8): the approval desk, tokens, conditions, TOTP. Anything exported here is public API. */
 
+export type { RenderedCall, UntrustedDestination } from '../../core/index.js';
 export type { ApprovalCondition, ApprovalRequirement } from './approval-condition.js';
 export { approvalRequired } from './approval-condition.js';
 export type { ApprovalCall, ApprovalView } from './approval-desk.js';
@@ -24,7 +25,6 @@ export type {
   SecondFactorEnrolment,
 } from './operator-second-factors.js';
 export { OPERATOR_ID_PATTERN, OperatorSecondFactors } from './operator-second-factors.js';
-export type { RenderedCall, UntrustedDestination } from './rendered-call.js';
 export type { RequestStateClaims } from './request-state.js';
 export {
   REQUEST_STATE_KEY_LABEL,

@@ -19,7 +19,6 @@ import {
   systemClock,
   ToolgateError,
 } from '../../core/index.js';
-import type { HealthReader } from '../../operations/health/index.js';
 import {
   appendEvent,
   bumpIdentityRevision,
@@ -27,7 +26,7 @@ import {
   type SessionRow,
   type Store,
 } from '../../records/store/index.js';
-import type { CatalogService, ToolVersionDetail } from '../catalog/index.js';
+import type { CatalogService, HealthReader, ToolVersionDetail } from '../catalog/index.js';
 import {
   type AgentService,
   type AgentTier,

@@ -6,7 +6,7 @@
  */
 
 import type { Clock } from '../../core/index.js';
-import type { ToolDefinition, ToolVersionDetail } from '../../domain/catalog/index.js';
+import type { HealthGate, ToolDefinition, ToolVersionDetail } from '../../domain/catalog/index.js';
 import type { CredentialBroker } from '../../domain/credentials/index.js';
 import type { ApprovalDesk, UntrustedDestination } from '../../domain/decisions/index.js';
 import type { IdempotencyStore } from '../../domain/idempotency/index.js';
@@ -15,7 +15,6 @@ import type { CallCounters, CounterPrincipal } from '../../domain/limits/index.j
 import type { SetMembership } from '../../domain/policy/index.js';
 import type { GovernedUris, SessionService, SessionTool } from '../../domain/sessions/index.js';
 import type { RuntimeRegistry } from '../../execution/runtimes/index.js';
-import type { HealthGate } from '../../operations/health/index.js';
 import type { SessionRow } from '../../records/store/index.js';
 import type { AuditWriter } from '../audit-writer.js';
 import type { CallContext, CallOptions } from '../call-context.js';

@@ -4,8 +4,17 @@
  * subscribe to (docs/architecture.md §8, C14). Types only.
  */
 
-/** `unchecked`: nothing is known yet (no probe and no call finished); score 0. */
-export type HealthState = 'unchecked' | 'healthy' | 'degraded' | 'unavailable';
+import type { HealthState } from '../../domain/catalog/index.js';
+
+// The read side (HealthReader) and the gate's hot-path check (HealthGate) are ports the domain
+// owns; the monitor implements them (docs/architecture.md §2).
+export type {
+  HealthGate,
+  HealthReader,
+  HealthRefusal,
+  HealthState,
+  ToolHealthView,
+} from '../../domain/catalog/index.js';
 
 export const HEALTH_STATES: readonly HealthState[] = Object.freeze([
   'unchecked',
@@ -13,33 +22,6 @@ export const HEALTH_STATES: readonly HealthState[] = Object.freeze([
   'degraded',
   'unavailable',
 ]);
-
-/** A tool version's health as ranked and routed on: score 0..1, 0 while unchecked. */
-export interface ToolHealthView {
-  readonly state: HealthState;
-  readonly score: number;
-}
-
-/** Read side for discovery and sessions: answered from memory, never a database round trip. */
-export interface HealthReader {
-  healthOf(toolId: string, version: string): ToolHealthView;
-}
-
-/** Why the gate refuses a call to a tool that is unavailable (code TOOL_UNAVAILABLE). */
-export interface HealthRefusal {
-  readonly rule: 'health.circuit_open' | 'health.override';
-  readonly message: string;
-}
-
-/**
- * What the gate needs of the monitor, both synchronous and O(1): `admit` before a call runs
- * (null: go on), `observe` once it ran (passive health). Neither ever throws or awaits. `caller`
- * is the calling principal (agent and user, as the gate keys it): one caller's outcomes alone never move what all share.
- */
-export interface HealthGate {
-  admit(toolId: string, version: string, caller: string): HealthRefusal | null;
-  observe(toolId: string, version: string, ok: boolean, durationMs: number, caller: string): void;
-}
 
 /** The circuit breaker of one tool version. */
 export type BreakerState = 'closed' | 'open' | 'half_open';
