@@ -32,7 +32,11 @@ before(async () => {
   ensureBuilt();
   dir = mkdtempSync(join(tmpdir(), 'toolgate-reports-cli-'));
   db = `sqlite:${join(dir, 'tg.db')}`;
-  const applied = await cli(['apply', '-f', join(MAIN, '..', '..', '..', '..', 'demo', 'catalog.yaml')]);
+  const applied = await cli([
+    'apply',
+    '-f',
+    join(MAIN, '..', '..', '..', '..', 'demo', 'catalog.yaml'),
+  ]);
   assert.equal(applied.code, 0, applied.stderr);
   // The demo's restricted tools start reviewed, as `serve --demo` leaves them.
   const tg = await openGateway({ db });

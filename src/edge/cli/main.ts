@@ -40,7 +40,7 @@ const program = new Command()
   .addOption(
     new Option(
       '--data-dir <dir>',
-      'keys beside the database (approval signing key, approvers, secrets master key)',
+      'keys beside the database (approval and audit signing keys, secrets master key)',
     )
       .env('TOOLGATE_DATA_DIR')
       .default('./data'),
