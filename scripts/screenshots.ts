@@ -1,5 +1,6 @@
 /**
- * Saves the README's console screenshots (docs/console-inbox.png, docs/console-approval.png):
+ * Saves the console screenshots that README and docs/operators-and-approvals.md show
+ * (docs/console-inbox.png, docs/console-approval.png):
  * starts a demo gateway on 127.0.0.1 with a few calls waiting for approval, creates a demo
  * approver's account and second factor, signs them in through the login form with a TOTP code, and photographs the inbox and one approval with chromium.
  * Run: npm run screenshots

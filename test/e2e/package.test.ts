@@ -1,6 +1,6 @@
 /**
  * The package as a user gets it: `npm pack` of this checkout, installed into a scratch project,
- * imported by name (`import { openToolgate } from 'toolgate'`, as README shows) in a child node
+ * imported by name (`import { openToolgate } from 'toolgate'`, as docs/api-reference.md shows) in a child node
  * process that opens a gateway on a temp SQLite database and runs a call through the gate.
  *
  * The install is offline, from the npm cache `npm ci` filled: the scratch project gets a lockfile
@@ -94,7 +94,7 @@ before(async () => {
 
 after(() => rmSync(dir, { recursive: true, force: true, maxRetries: 5, retryDelay: 50 }));
 
-test('the packed package imports by name as README shows, and openToolgate runs a call through the gate', async () => {
+test('the packed package imports by name as docs/api-reference.md shows, and openToolgate runs a call through the gate', async () => {
   writeFileSync(
     join(app, 'check.mjs'),
     `import * as api from 'toolgate';

@@ -744,7 +744,7 @@ export class SessionService {
 
 /**
  * Where an MCP `tools/list` entry names the majors a caller may pin, and where a `tools/call` pins
- * one (`_meta["io.toolgate/version"]`, README "Versions side by side").
+ * one (`_meta["io.toolgate/version"]`, docs/tools-and-catalog.md, "Versions side by side").
  */
 export const VERSIONS_META_KEY = 'io.toolgate/versions';
 

@@ -49,7 +49,7 @@ export function firstAdminBanner(ctx: FirstAdminContext, operatorAccounts: numbe
   if (!ctx.bootstrapEnabled)
     return [
       '  first admin: no operator account yet, and the bootstrap admin token is disabled;',
-      '               enable it once to create the first admin (see README, Operators)',
+      '               enable it once to create the first admin (see docs/operators-and-approvals.md)',
     ];
   const cli = cliCommand(ctx);
   const roles = ctx.demo ? 'admin,approver' : 'admin';

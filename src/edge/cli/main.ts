@@ -1,76 +1,15 @@
 #!/usr/bin/env node
 /**
- * @module The `toolgate` command (C18): the program, its global options and the registration of
- * each command group (src/edge/cli/commands/). Every command goes through the same services as REST;
- * `--json` prints machine-readable output, and refusals exit 1 with `{ error: {code,…} }`.
+ * @module The `toolgate` command (C18): runs the program of program.ts (its global options and
+ * each command group of src/edge/cli/commands/) on the process's arguments. Every command goes
+ * through the same services as REST; `--json` prints machine-readable output, and refusals exit 1
+ * with `{ error: {code,…} }`.
  */
-import { Command, Option } from 'commander';
-import { VERSION } from './command-kit.js';
-import { registerAgents } from './commands/agents.js';
-import { registerApply } from './commands/apply.js';
-import { registerApprovals } from './commands/approvals.js';
-import { registerApprovers } from './commands/approvers.js';
-import { registerAudit } from './commands/audit.js';
-import { registerChanges } from './commands/changes.js';
-import { registerChannels } from './commands/channels.js';
-import { registerDestinationSets } from './commands/destination-sets.js';
-import { registerDoctor } from './commands/doctor.js';
-import { registerEvents } from './commands/events.js';
-import { registerGrants } from './commands/grants.js';
-import { registerMcp } from './commands/mcp.js';
-import { registerOperators } from './commands/operators.js';
-import { registerProviders } from './commands/providers.js';
-import { registerReports } from './commands/reports.js';
-import { registerRuns } from './commands/runs.js';
-import { registerSecrets } from './commands/secrets.js';
-import { registerServe } from './commands/serve.js';
-import { registerTools } from './commands/tools.js';
+import type { Command } from 'commander';
 import { jsonText, reportError } from './output.js';
+import { buildProgram } from './program.js';
 
-const program = new Command()
-  .name('toolgate')
-  .description('A governed tool gateway for AI agents')
-  .version(VERSION)
-  .addOption(
-    new Option('--db <url>', 'database: sqlite:PATH or postgres://…')
-      .env('TOOLGATE_DB')
-      .default('sqlite:./data/toolgate.db'),
-  )
-  .option('--json', 'print JSON')
-  .addOption(
-    new Option(
-      '--data-dir <dir>',
-      'keys beside the database (approval signing key, approvers, secrets master key)',
-    )
-      .env('TOOLGATE_DATA_DIR')
-      .default('./data'),
-  )
-  .option(
-    '--token-file <path>',
-    'a personal operator token (tgo_…) to act as; default TOOLGATE_TOKEN, else the bootstrap admin token',
-  )
-  .showHelpAfterError();
-
-// Registered in this order: `toolgate --help` lists them so.
-registerServe(program);
-registerMcp(program);
-registerApply(program);
-registerTools(program);
-registerAgents(program);
-registerGrants(program);
-registerChanges(program);
-registerRuns(program);
-registerApprovers(program);
-registerApprovals(program);
-registerChannels(program);
-registerEvents(program);
-registerSecrets(program);
-registerReports(program);
-registerDoctor(program);
-registerAudit(program);
-registerOperators(program);
-registerProviders(program);
-registerDestinationSets(program);
+const program = buildProgram();
 
 // Usage errors (unknown option, bad number, missing --reason) are refusals like any other: with
 // --json they are printed as { error: { code: 'INPUT_INVALID', … } }.

@@ -44,7 +44,7 @@ function denied(decision: Exclude<GateDecision, { kind: 'allow' }>): ToolgateErr
 }
 
 /**
- * The trust label of an allowed entry call, as a result's `_meta` carries it (README "Results"):
+ * The trust label of an allowed entry call, as a result's `_meta` carries it (docs/policies.md, "Results are labelled and scanned"):
  * a resource's contents and a prompt's messages are outside content like a tool's result.
  */
 function labelOf(decision: GateDecision): { readonly [TRUST_META_KEY]?: unknown } {

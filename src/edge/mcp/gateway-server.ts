@@ -99,7 +99,7 @@ export function toolResult(decision: GateDecision): CallToolResult {
           version: decision.version,
           warnings: decision.warnings,
         },
-        // Where the text came from and what the gateway's scan found in it (README "Results").
+        // Where the text came from and what the gateway's scan found in it (docs/policies.md, "Results are labelled and scanned").
         ...(decision.trust ? { [TRUST_META_KEY]: decision.trust } : {}),
         // A deprecated version's notice: when it retires and what to move to (C2).
         ...(decision.deprecation ? { [DEPRECATION_META_KEY]: decision.deprecation } : {}),

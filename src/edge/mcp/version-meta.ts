@@ -1,5 +1,5 @@
 /**
- * @module Versions side by side over MCP (C2; README "Versions side by side"): a `tools/call`
+ * @module Versions side by side over MCP (C2; docs/tools-and-catalog.md, "Versions side by side"): a `tools/call`
  * pins a major with `_meta["io.toolgate/version"]` (a number or its decimal string), and a call
  * to a deprecated version answers with `_meta["io.toolgate/deprecation"]`. The gate parses and
  * checks the pin; this front only carries it.

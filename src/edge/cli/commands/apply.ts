@@ -10,7 +10,9 @@ import { readInput, withAdmin } from '../command-kit.js';
 export function registerApply(program: Command): void {
   program
     .command('apply')
-    .description('apply a configuration file (YAML or JSON: Tool, Agent, Grant) in one transaction')
+    .description(
+      'apply a configuration file (YAML or JSON: Tool, Agent, User, Grant, Policy, Provider) in one transaction',
+    )
     .requiredOption('-f, --file <path>', 'file to apply, - for stdin')
     .option('--dry-run', 'print what would change and write nothing')
     .action((opts: { file: string; dryRun?: boolean }) =>

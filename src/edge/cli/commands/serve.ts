@@ -52,7 +52,7 @@ export function registerServe(program: Command): void {
         'where operators reach this gateway (console links, single sign-on redirect)',
       ).env('TOOLGATE_PUBLIC_URL'),
     )
-    // Caps and admission; README "Limits and overload" has the rule and the defaults.
+    // Caps and admission; docs/operations.md "Limits and overload" has the rule and the defaults.
     .addOption(
       new Option('--max-sessions-per-agent <n>', 'open sessions of one agent (REST + MCP)')
         .default(64)

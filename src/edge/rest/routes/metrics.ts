@@ -11,9 +11,9 @@ export function metricsRoutes(app: FastifyInstance, admin: AdminApi): void {
       config: { roles: READERS },
       schema: {
         tags: ['observability'],
-        summary: 'Prometheus metrics (text format); needs the admin token',
+        summary: 'Prometheus metrics (text format); an admin or auditor credential',
         description:
-          'Per tool calls, errors and latency, denials by rule, unregistered attempts, approvals, deprecated calls, sandbox outcomes, audit append latency, detector alerts and webhooks. Scrape with `authorization: Bearer <admin token>` (Prometheus `authorization.credentials_file`).',
+          'Per tool calls, errors and latency, denials by rule, unregistered attempts, approvals, deprecated calls, sandbox outcomes, audit append latency, detector alerts and webhooks. Scrape with `authorization: Bearer <admin or auditor token>` (Prometheus `authorization.credentials_file`).',
         response: errors(401),
       },
     },

@@ -272,7 +272,7 @@ export function sessionRoutes(app: FastifyInstance, agent: AgentApi, admin: Admi
               type: 'string',
               maxLength: 200,
               description:
-                'The tool name or id; `name@<major>` pins a major version the session offers (README "Versions side by side")',
+                'The tool name or id; `name@<major>` pins a major version the session offers (docs/tools-and-catalog.md, "Versions side by side")',
             },
             arguments: { description: 'The tool arguments (a JSON object)' },
             idempotency_key: { type: 'string', maxLength: 128 },

@@ -46,7 +46,7 @@ export class InlineExecutor {
   }
 }
 
-/** The demo catalog's handlers: fixed, harmless data so the README story can be replayed. */
+/** The demo catalog's handlers: fixed, harmless data so the README tour can be replayed. */
 export function demoExecutor(): InlineExecutor {
   const tickets = [
     { id: 'T-1001', subject: 'Cannot log in', customer_email: 'ana@customer.example' },

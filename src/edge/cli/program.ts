@@ -1,0 +1,75 @@
+/**
+ * @module The `toolgate` program: its global options and the registration of each command group
+ * (src/edge/cli/commands/), built without parsing anything, so that main.ts runs it and
+ * scripts/gen-docs.ts renders docs/cli-reference.md from the same definitions. Building it must
+ * never touch the database, the environment or the network.
+ */
+import { Command, Option } from 'commander';
+import { VERSION } from './command-kit.js';
+import { registerAgents } from './commands/agents.js';
+import { registerApply } from './commands/apply.js';
+import { registerApprovals } from './commands/approvals.js';
+import { registerApprovers } from './commands/approvers.js';
+import { registerAudit } from './commands/audit.js';
+import { registerChanges } from './commands/changes.js';
+import { registerChannels } from './commands/channels.js';
+import { registerDestinationSets } from './commands/destination-sets.js';
+import { registerDoctor } from './commands/doctor.js';
+import { registerEvents } from './commands/events.js';
+import { registerGrants } from './commands/grants.js';
+import { registerMcp } from './commands/mcp.js';
+import { registerOperators } from './commands/operators.js';
+import { registerProviders } from './commands/providers.js';
+import { registerReports } from './commands/reports.js';
+import { registerRuns } from './commands/runs.js';
+import { registerSecrets } from './commands/secrets.js';
+import { registerServe } from './commands/serve.js';
+import { registerTools } from './commands/tools.js';
+
+export function buildProgram(): Command {
+  const program = new Command()
+    .name('toolgate')
+    .description('A governed tool gateway for AI agents')
+    .version(VERSION)
+    .addOption(
+      new Option('--db <url>', 'database: sqlite:PATH or postgres://…')
+        .env('TOOLGATE_DB')
+        .default('sqlite:./data/toolgate.db'),
+    )
+    .option('--json', 'print JSON')
+    .addOption(
+      new Option(
+        '--data-dir <dir>',
+        'keys beside the database (approval and audit signing keys, secrets master key)',
+      )
+        .env('TOOLGATE_DATA_DIR')
+        .default('./data'),
+    )
+    .option(
+      '--token-file <path>',
+      'a personal operator token (tgo_…) to act as; default TOOLGATE_TOKEN, else the bootstrap admin token',
+    )
+    .showHelpAfterError();
+
+  // Registered in this order: `toolgate --help` lists them so.
+  registerServe(program);
+  registerMcp(program);
+  registerApply(program);
+  registerTools(program);
+  registerAgents(program);
+  registerGrants(program);
+  registerChanges(program);
+  registerRuns(program);
+  registerApprovers(program);
+  registerApprovals(program);
+  registerChannels(program);
+  registerEvents(program);
+  registerSecrets(program);
+  registerReports(program);
+  registerDoctor(program);
+  registerAudit(program);
+  registerOperators(program);
+  registerProviders(program);
+  registerDestinationSets(program);
+  return program;
+}
