@@ -52,6 +52,7 @@ export {
   MAX_SECRET_FILE_BYTES,
   notRegularFile,
   readBoundedFile,
+  regularFileStats,
 } from './read-bounded-file.js';
 export type { RenderedCall, UntrustedDestination } from './rendered-call.js';
 export type { SecretPattern } from './secret-patterns.js';

@@ -4,7 +4,17 @@
  * most a stated number of bytes is read. A FIFO would block the open or the read until someone
  * writes; /dev/zero or /dev/urandom never end.
  */
-import { closeSync, constants, fstatSync, openSync, readSync, type Stats, statSync } from 'node:fs';
+import {
+  closeSync,
+  constants,
+  fstatSync,
+  openSync,
+  readSync,
+  realpathSync,
+  type Stats,
+  statfsSync,
+  statSync,
+} from 'node:fs';
 import { ToolgateError } from './errors.js';
 
 /** Passwords, tokens, secret values, keys and small configuration files. */
@@ -37,6 +47,49 @@ export function notRegularFile(stats: Stats): string | null {
   if (stats.isCharacterDevice()) return 'is a character device';
   if (stats.isBlockDevice()) return 'is a block device';
   return 'is not a regular file';
+}
+
+/** proc, sysfs, debugfs, securityfs, cgroup, cgroup2, tracefs: their files are not an operator's. */
+const PSEUDO_FS = new Set([
+  0x9fa0, 0x62656572, 0x64626720, 0x73636673, 0x27e0eb, 0x63677270, 0x74726163,
+]);
+const PSEUDO_PREFIX = /^\/(proc|sys)(\/|$)/;
+
+/**
+ * Why a path that stats as a regular file is still not one an operator wrote: it lives on a
+ * pseudo filesystem (`/proc/self/environ` is a "regular file" of size 0 that reads the process's
+ * environment). Null for a file on a real filesystem.
+ */
+function onPseudoFilesystem(path: string): string | null {
+  try {
+    const real = realpathSync(path);
+    if (PSEUDO_PREFIX.test(real) || PSEUDO_FS.has(Number(statfsSync(real).type)))
+      return 'is on a pseudo filesystem (/proc, /sys), not a file of yours';
+  } catch {
+    // Unreadable here is refused by the read that follows, with its own reason.
+  }
+  return null;
+}
+
+/**
+ * Refuses, as INPUT_INVALID naming `option`, a path that is not a regular file on a real
+ * filesystem: checked before a caller looks at the file's mode, so that a FIFO or device is
+ * refused for what it is (not told to `chmod 600`). Returns the file's stats; a missing file is
+ * refused with the system's reason.
+ */
+export function regularFileStats(path: string, option: string): Stats {
+  let stats: Stats;
+  try {
+    stats = statSync(path);
+  } catch (err) {
+    throw new ToolgateError('INPUT_INVALID', `cannot read ${option} ${path}: ${errnoWords(err)}`, {
+      problems: [],
+    });
+  }
+  const what = notRegularFile(stats) ?? onPseudoFilesystem(path);
+  if (what !== null)
+    refuse(option, path, what.startsWith('is on') ? what : `${what}, not a regular file`);
+  return stats;
 }
 
 const ERRNO_WORDS: Readonly<Record<string, string>> = {
@@ -81,6 +134,8 @@ export function readBoundedFile(path: string, options: ReadOptions): string {
     }
     const what = notRegularFile(before);
     if (what !== null) refuse(option, path, `${what}, not a regular file`);
+    const pseudo = onPseudoFilesystem(path);
+    if (pseudo !== null) refuse(option, path, pseudo);
     try {
       fd = openSync(path, constants.O_RDONLY | constants.O_NONBLOCK | constants.O_NOCTTY);
     } catch (err) {

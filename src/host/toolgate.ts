@@ -48,6 +48,7 @@ import {
   MAX_SECRET_FILE_BYTES,
   problem,
   readBoundedFile,
+  regularFileStats,
   systemActor,
   systemClock,
   ToolgateError,
@@ -1067,7 +1068,7 @@ export async function openGateway(options: ToolgateOptions = {}): Promise<Gatewa
 /** toolgate's client secret at the authorization server: a file no one else may read. */
 function readClientSecret(path: string): string {
   try {
-    if ((statSync(path).mode & 0o077) !== 0)
+    if ((regularFileStats(path, 'client secret file').mode & 0o077) !== 0)
       throw new TypeError(`${path} is readable by group or others: chmod 600 ${path}`);
     const secret = readBoundedFile(path, {
       option: 'client secret file',

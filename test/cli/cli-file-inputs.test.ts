@@ -13,6 +13,7 @@ import { mkdirSync, mkdtempSync, rmSync, writeFileSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { after, before, describe, test } from 'node:test';
+import { fileURLToPath } from 'node:url';
 import { cleanEnv, ensureBuilt, MAIN } from '../support/cli.js';
 
 const BOUND_MS = 15_000;
@@ -259,5 +260,57 @@ describe('files the CLI reads from a path it is given', () => {
       /FIFO/,
       'TOOLGATE_MASTER_KEY_FILE FIFO',
     );
+  });
+
+  test('serve --admin-token-file: a readable FIFO is refused as a FIFO (not told to chmod), a /proc file as a pseudo file', async () => {
+    const open = join(dir, 'open-fifo');
+    execFileSync('mkfifo', ['-m', '644', open]);
+    const serve = ['serve', '--port', '0', '--admin-token-file'];
+    const r = await run([...serve, open]);
+    assertRefused(r, '--admin-token-file', /FIFO/, 'serve --admin-token-file 0644 FIFO');
+    assert.doesNotMatch(r.stdout, /chmod/, 'a FIFO is not a file to chmod');
+    // Stats as a regular file of size 0 and reads the process's environment: not a token file.
+    assertRefused(
+      await run([...serve, '/proc/self/environ']),
+      '--admin-token-file',
+      /pseudo filesystem/,
+      'serve --admin-token-file /proc/self/environ',
+    );
+    // The same kind of read of a regular file in a real folder gets past the file checks (and is
+    // refused for its content: too short for a token).
+    const short = join(dir, 'short-token');
+    writeFileSync(short, 'abc\n', { mode: 0o600 });
+    const ok = await run([...serve, short]);
+    assert.equal(ok.code, 1);
+    assert.match(ok.stdout, /shorter than/, ok.stdout);
+  });
+
+  test('--db sqlite: a file that is not a database is one STORE_UNAVAILABLE line naming --db, not a bug', async () => {
+    const junk = join(dir, 'junk.db');
+    writeFileSync(junk, Buffer.alloc(64 * 1024, 0x5a));
+    const r = await run(['tools', 'list'], { db: `sqlite:${junk}` });
+    assert.equal(r.code, 1, r.stdout + r.stderr);
+    assert.doesNotMatch(r.stderr, /unexpected error/, r.stderr);
+    const body = JSON.parse(r.stdout) as { error: { code: string; message: string } };
+    assert.equal(body.error.code, 'STORE_UNAVAILABLE');
+    assert.match(body.error.message, /not a database.*--db/);
+  });
+
+  test('audit export --out: an empty name or a folder holding a bundle is refused; a new folder works', async () => {
+    const db = `sqlite:${join(dir, 'export.db')}`;
+    const demo = fileURLToPath(new URL('../../demo/catalog.yaml', import.meta.url));
+    assertOk(await run(['apply', '-f', demo], { db }), 'a database with its first records');
+    const out = join(dir, 'exported-bundle');
+    assertOk(await run(['audit', 'export', '--out', out], { db }), 'export to a new folder');
+    for (const [target, why] of [
+      ['', /name the folder/],
+      [out, /already holds an audit bundle/],
+    ] as const) {
+      const r = await run(['audit', 'export', '--out', target], { db });
+      assert.equal(r.code, 1, `--out '${target}': ${r.stdout}`);
+      const body = JSON.parse(r.stdout) as { error: { code: string; message: string } };
+      assert.equal(body.error.code, 'INPUT_INVALID');
+      assert.match(body.error.message, why);
+    }
   });
 });

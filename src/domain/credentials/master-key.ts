@@ -12,6 +12,7 @@ import {
   MAX_SECRET_FILE_BYTES,
   makeDirs,
   readBoundedFile,
+  regularFileStats,
   ToolgateError,
 } from '../../core/index.js';
 
@@ -84,7 +85,7 @@ export class MasterKey {
 }
 
 function readKeyFile(path: string): MasterKey {
-  const mode = statSync(path).mode;
+  const mode = regularFileStats(path, 'master key file').mode;
   if ((mode & 0o077) !== 0) {
     throw invalid(
       'file_permissions',

@@ -6,7 +6,12 @@
 import { createHash, randomBytes, timingSafeEqual } from 'node:crypto';
 import { chmodSync, existsSync, statSync, writeFileSync } from 'node:fs';
 import { dirname } from 'node:path';
-import { MAX_SECRET_FILE_BYTES, makeDirs, readBoundedFile } from '../../core/index.js';
+import {
+  MAX_SECRET_FILE_BYTES,
+  makeDirs,
+  readBoundedFile,
+  regularFileStats,
+} from '../../core/index.js';
 
 const MIN_TOKEN_LENGTH = 24;
 
@@ -21,7 +26,7 @@ export function loadOrCreateAdminToken(
 ): { token: string; created: boolean } {
   if (existsSync(path)) {
     // A token others can read is a token others have: refuse it rather than serve with it.
-    if ((statSync(path).mode & 0o077) !== 0) {
+    if ((regularFileStats(path, option).mode & 0o077) !== 0) {
       throw new Error(`admin token file ${path} is readable by group or others: chmod 600 ${path}`);
     }
     const token = readBoundedFile(path, { option, maxBytes: MAX_SECRET_FILE_BYTES }).trim();

@@ -1,5 +1,10 @@
 /** @module How the CLI prints: JSON with --json, short human text otherwise; errors the same way. */
-import { type ErrorBody, internalErrorBody, isToolgateError } from '../../core/index.js';
+import {
+  type ErrorBody,
+  internalErrorBody,
+  isStoreCorrupt,
+  isToolgateError,
+} from '../../core/index.js';
 
 export interface Output {
   readonly json: boolean;
@@ -82,6 +87,13 @@ export function reportError(err: unknown, json: boolean): number {
     body = { code: 'INPUT_INVALID', message: err.message, details: { problems: [] } };
   } else if (system !== null) {
     body = system;
+  } else if (isStoreCorrupt(err)) {
+    // A file that is no database (a wrong --db) or a damaged one: the operator's to fix, not a bug.
+    body = {
+      code: 'STORE_UNAVAILABLE',
+      message: `the database cannot be read: ${err.message} (${err.code}); check that --db names a toolgate database`,
+      details: {},
+    };
   } else {
     const debug = process.env.TOOLGATE_DEBUG === '1' && err instanceof Error && err.stack;
     const line = err instanceof Error ? err.message.split('\n')[0] : String(err);

@@ -12,6 +12,7 @@ import {
   MAX_SECRET_FILE_BYTES,
   makeDirs,
   readBoundedFile,
+  regularFileStats,
   ToolgateError,
 } from '../../core/index.js';
 import { ApprovalSigner } from '../../domain/decisions/index.js';
@@ -24,7 +25,7 @@ import { generateNoteSigner, NoteSigner } from '../../records/audit/index.js';
 
 function privateFile(path: string): string | null {
   if (!existsSync(path)) return null;
-  if ((statSync(path).mode & 0o077) !== 0) {
+  if ((regularFileStats(path, 'key file').mode & 0o077) !== 0) {
     throw new ToolgateError(
       'INPUT_INVALID',
       `${path} is readable by group or others: chmod 600 ${path}`,

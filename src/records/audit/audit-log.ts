@@ -7,7 +7,7 @@
  * link, so a checkpoint never signs a record that does not match its hash.
  */
 
-import { writeFileSync } from 'node:fs';
+import { existsSync, writeFileSync } from 'node:fs';
 import { join } from 'node:path';
 import type { Kysely } from 'kysely';
 import {
@@ -497,6 +497,12 @@ export class AuditLog {
     dir: string,
     range: { from?: number; to?: number } = {},
   ): Promise<{ records: number; from: number; to: number; checkpoint: number }> {
+    // An empty name would write into the working folder; an existing bundle would be overwritten
+    // file by file, leaving a mix of two exports that verifies as neither.
+    if (dir.trim() === '') throw badInput('/out', 'name the folder to export the bundle to');
+    for (const name of ['context.json', 'records.jsonl', 'checkpoints.jsonl'])
+      if (existsSync(join(dir, name)))
+        throw badInput('/out', `${dir} already holds an audit bundle (${name}): choose a new folder`);
     if (this.#checkpoints) await this.checkpoint();
     const tail = await this.#exclusive(() => this.#catchUp());
     const from = range.from ?? 1;
