@@ -2,8 +2,9 @@
  * @module Confirmed deciders: four eyes means two people, not two accounts one person set up
  * (docs/security-model.md, "Four eyes: two people, not two accounts"). An account counts in a
  * decision that needs two people only while it is confirmed. Every act by someone else that hands
- * it credentials or a deciding role records who (`set_up_by`) and clears the confirmation; another
- * confirmed decider, who is neither the account nor its `set_up_by`, confirms it again. The fresh
+ * it credentials or a deciding role records who (`set_up_by`) and clears the confirmation, and only
+ * a confirmed account may do it; another confirmed decider, who is neither the account nor anyone
+ * in its set-up chain, confirms it again. The fresh
  * install's first admin, set up through the bootstrap token, is confirmed at once (the root of
  * trust) and, while it is the only confirmed decider, may confirm an account it set up itself.
  */
@@ -206,9 +207,10 @@ export function mayConfirm(by: Operator, id: string): void {
 
 /**
  * Whether `by` may confirm account `id`, read on `db` (the caller's transaction when it writes):
- * `by` must be an enabled, confirmed account holding `approver` or `admin`, neither `id` nor its
- * `set_up_by` (an account the bootstrap token set up counts as set up by the genesis admin: one
- * secret, one person), unless the genesis is open and `by` is its only confirmed decider. Returns
+ * `by` must be an enabled, confirmed account holding `approver` or `admin`, neither `id` nor anyone
+ * in its set-up chain (`setUpChain`; an account the bootstrap token set up counts as set up by the
+ * genesis admin: one secret, one person), unless the genesis is open, `by` is its only confirmed
+ * decider and set `id` up itself. Returns
  * the account's `set_up_by` and whether it is confirmed already; throws FORBIDDEN naming why.
  */
 export async function checkConfirmation(
