@@ -16,7 +16,7 @@ import { MasterKey } from '../../src/domain/credentials/index.js';
 import { totpAt } from '../../src/domain/decisions/index.js';
 import { buildServer } from '../../src/edge/rest/index.js';
 import { type Gateway, openGateway } from '../../src/host/toolgate.js';
-import { backends } from '../support/backends.js';
+import { type Backend, backends } from '../support/backends.js';
 import { validTool } from '../support/fixtures.js';
 import { approvePendingReviews } from '../support/reviews.js';
 
@@ -25,100 +25,117 @@ const setup: Actor = { id: 'cli:setup', via: 'cli' };
 
 type Reply = { status: number; body: Record<string, unknown> };
 
+/**
+ * A gateway on a fresh database of `backend`, served over REST on a kernel port, with the helpers
+ * each suite below drives it by: accounts set up, shown and confirmed, and changes that need two
+ * approvers. Registers its own `before`/`after` in the calling `describe`.
+ */
+function restWorld(backend: Backend) {
+  const w = {
+    tg: undefined as unknown as Gateway,
+    base: '',
+    now: new Date('2026-05-04T10:00:00Z'),
+    tokens: {} as Record<string, string>,
+    secrets: {} as Record<string, string>,
+  };
+  let app: FastifyInstance | undefined;
+  let drop: (() => Promise<void>) | undefined;
+  /** A fresh code of `id`: each call moves the clock one TOTP step on (a code is good once). */
+  const code = (id: string) => {
+    w.now = new Date(w.now.getTime() + 30_000);
+    return totpAt(w.secrets[id] ?? '', w.now);
+  };
+  const call = async (
+    method: string,
+    path: string,
+    bearer: string,
+    body?: unknown,
+  ): Promise<Reply> => {
+    const res = await fetch(w.base + path, {
+      method,
+      headers: {
+        authorization: `Bearer ${bearer}`,
+        ...(body !== undefined ? { 'content-type': 'application/json' } : {}),
+      },
+      ...(body !== undefined ? { body: JSON.stringify(body) } : {}),
+    });
+    const text = await res.text();
+    return { status: res.status, body: text === '' ? {} : JSON.parse(text) };
+  };
+  const as = (id: string) => (id === 'bootstrap' ? ADMIN_TOKEN : (w.tokens[id] ?? ''));
+  /** Creates `id` as `by`, enrols its second factor and issues its token, all as `by`. */
+  const setUp = async (by: string, id: string, roles: string[]) => {
+    const bearer = as(by);
+    const created = await call('POST', '/v1/operators', bearer, { id, roles });
+    assert.equal(created.status, 201, JSON.stringify(created.body));
+    const issued = await call('POST', `/v1/operators/${id}/tokens`, bearer, {
+      name: 'laptop',
+      expires_in_days: 30,
+    });
+    assert.equal(issued.status, 201, JSON.stringify(issued.body));
+    w.tokens[id] = String(issued.body.token);
+    const enrolled = await call('POST', `/v1/operators/${id}/second-factor`, bearer);
+    assert.equal(enrolled.status, 201, JSON.stringify(enrolled.body));
+    w.secrets[id] = String(enrolled.body.secret);
+  };
+  const show = async (id: string) => (await call('GET', `/v1/operators/${id}`, ADMIN_TOKEN)).body;
+  const confirm = (by: string, id: string) =>
+    call('POST', `/v1/operators/${id}/confirm`, as(by), { totp: code(by) });
+  const approve = (by: string, change: string) =>
+    call('POST', `/v1/changes/${change}/approve`, as(by), { totp: code(by) });
+  /** Registers an irreversible tool: its activation is a change that needs two approvers. */
+  let tools = 0;
+  const twoPersonChange = async (): Promise<string> => {
+    tools += 1;
+    const id = `wipe_${tools}`;
+    await w.tg.config.apply(
+      [
+        {
+          kind: 'Tool',
+          spec: validTool({
+            id,
+            name: id,
+            action_class: 'irreversible',
+            access_tier: 'privileged',
+            required_capabilities: ['disk:wipe'],
+          }),
+        },
+      ],
+      setup,
+    );
+    await approvePendingReviews(w.tg);
+    const change = (await w.tg.changes.list('pending')).find((c) => c.subject.includes(id));
+    assert.ok(change);
+    assert.equal(change.required, 2);
+    return change.id;
+  };
+  const events = async (action: string) =>
+    (await w.tg.admin.events.list({ limit: 1000 })).filter((e) => e.action === action);
+
+  before(async () => {
+    const fresh = await backend.fresh();
+    drop = fresh.drop;
+    w.tg = await openGateway({
+      db: fresh.url,
+      clock: () => w.now,
+      masterKey: MasterKey.generate(),
+    });
+    app = await buildServer(w.tg, { adminToken: ADMIN_TOKEN });
+    w.base = await app.listen({ host: '127.0.0.1', port: 0 });
+  });
+  after(async () => {
+    await app?.close();
+    await w.tg?.close();
+    await drop?.();
+  });
+  return { w, code, call, as, setUp, show, confirm, approve, twoPersonChange, events };
+}
+
 for (const backend of backends()) {
   describe(`four eyes count confirmed people (${backend.name})`, () => {
-    let tg: Gateway;
-    let app: FastifyInstance;
-    let base = '';
-    let drop: () => Promise<void>;
-    let now = new Date('2026-05-04T10:00:00Z');
-    const tokens: Record<string, string> = {};
-    const secrets: Record<string, string> = {};
-    /** A fresh code of `id`: each call moves the clock one TOTP step on (a code is good once). */
-    const code = (id: string) => {
-      now = new Date(now.getTime() + 30_000);
-      return totpAt(secrets[id] ?? '', now);
-    };
-
-    const call = async (
-      method: string,
-      path: string,
-      bearer: string,
-      body?: unknown,
-    ): Promise<Reply> => {
-      const res = await fetch(base + path, {
-        method,
-        headers: {
-          authorization: `Bearer ${bearer}`,
-          ...(body !== undefined ? { 'content-type': 'application/json' } : {}),
-        },
-        ...(body !== undefined ? { body: JSON.stringify(body) } : {}),
-      });
-      const text = await res.text();
-      return { status: res.status, body: text === '' ? {} : JSON.parse(text) };
-    };
-    const as = (id: string) => tokens[id] ?? '';
-    /** Creates `id` as `by`, enrols its second factor and issues its token, all as `by`. */
-    const setUp = async (by: string, id: string, roles: string[]) => {
-      const bearer = by === 'bootstrap' ? ADMIN_TOKEN : as(by);
-      const created = await call('POST', '/v1/operators', bearer, { id, roles });
-      assert.equal(created.status, 201, JSON.stringify(created.body));
-      const issued = await call('POST', `/v1/operators/${id}/tokens`, bearer, {
-        name: 'laptop',
-        expires_in_days: 30,
-      });
-      assert.equal(issued.status, 201, JSON.stringify(issued.body));
-      tokens[id] = String(issued.body.token);
-      const enrolled = await call('POST', `/v1/operators/${id}/second-factor`, bearer);
-      assert.equal(enrolled.status, 201, JSON.stringify(enrolled.body));
-      secrets[id] = String(enrolled.body.secret);
-    };
-    const show = async (id: string) => (await call('GET', `/v1/operators/${id}`, as('alice'))).body;
-    const confirm = (by: string, id: string) =>
-      call('POST', `/v1/operators/${id}/confirm`, as(by), { totp: code(by) });
-    const approve = (by: string, change: string) =>
-      call('POST', `/v1/changes/${change}/approve`, as(by), { totp: code(by) });
-    /** Registers an irreversible tool: its activation is a change that needs two approvers. */
-    let tools = 0;
-    const twoPersonChange = async (): Promise<string> => {
-      tools += 1;
-      const id = `wipe_${tools}`;
-      await tg.config.apply(
-        [
-          {
-            kind: 'Tool',
-            spec: validTool({
-              id,
-              name: id,
-              action_class: 'irreversible',
-              access_tier: 'privileged',
-              required_capabilities: ['disk:wipe'],
-            }),
-          },
-        ],
-        setup,
-      );
-      await approvePendingReviews(tg);
-      const change = (await tg.changes.list('pending')).find((c) => c.subject.includes(id));
-      assert.ok(change);
-      assert.equal(change.required, 2);
-      return change.id;
-    };
-    const events = async (action: string) =>
-      (await tg.admin.events.list({ limit: 1000 })).filter((e) => e.action === action);
-
-    before(async () => {
-      const fresh = await backend.fresh();
-      drop = fresh.drop;
-      tg = await openGateway({ db: fresh.url, clock: () => now, masterKey: MasterKey.generate() });
-      app = await buildServer(tg, { adminToken: ADMIN_TOKEN });
-      base = await app.listen({ host: '127.0.0.1', port: 0 });
-    });
-    after(async () => {
-      await app?.close();
-      await tg?.close();
-      await drop?.();
-    });
+    const { w, call, as, setUp, show, confirm, approve, twoPersonChange, events } =
+      restWorld(backend);
+    const secrets = w.secrets;
 
     test('genesis: the first admin set up through the bootstrap token is confirmed; the bootstrap token confirms nobody', async () => {
       await setUp('bootstrap', 'alice', ['admin']);
@@ -149,7 +166,7 @@ for (const backend of backends()) {
         assert.equal(r.body.code, 'FORBIDDEN');
         assert.match(String(r.body.message), new RegExp(`operator ${id} is not confirmed`));
       }
-      const pending = await tg.changes.get(change);
+      const pending = await w.tg.changes.get(change);
       assert.equal(pending.status, 'pending');
       assert.deepEqual(pending.approvers, []);
       assert.equal((await events('change.approval_refused')).length, 2);
@@ -194,7 +211,7 @@ for (const backend of backends()) {
         rows.filter((o) => o.confirmed).map((o) => o.id),
         ['alice', 'bob', 'mallory1', 'mallory2'],
       );
-      const change = (await tg.changes.list('pending'))[0]?.id ?? '';
+      const change = (await w.tg.changes.list('pending'))[0]?.id ?? '';
       assert.equal((await approve('mallory1', change)).body.status, 'pending');
       const applied = await approve('mallory2', change);
       assert.equal(applied.status, 200, JSON.stringify(applied.body));
@@ -216,7 +233,7 @@ for (const backend of backends()) {
       const refused = await approve('mallory1', change);
       assert.equal(refused.status, 403, JSON.stringify(refused.body));
       assert.match(String(refused.body.message), /operator mallory1 is not confirmed/);
-      assert.deepEqual((await tg.changes.get(change)).approvers, []);
+      assert.deepEqual((await w.tg.changes.get(change)).approvers, []);
       // A token issued or a password set by someone else: the same.
       const token = await call('POST', '/v1/operators/mallory2/tokens', as('alice'), {
         name: 'spare',
@@ -263,6 +280,169 @@ for (const backend of backends()) {
       assert.equal(restored.status, 200, JSON.stringify(restored.body));
       assert.equal((await show('bob')).confirmed, false);
       assert.equal((await confirm('alice', 'bob')).status, 403);
+    });
+  });
+}
+
+for (const backend of backends()) {
+  describe(`an unconfirmed account arms nobody; nobody confirms an account they set up through another (${backend.name})`, () => {
+    const { w, call, as, setUp, show, confirm, approve, twoPersonChange, events } =
+      restWorld(backend);
+    /** Whether `reply` is the refusal of `by`'s hand-over for want of a confirmation. */
+    const refusedUnconfirmed = (reply: Reply, by: string) => {
+      assert.equal(reply.status, 403, JSON.stringify(reply.body));
+      assert.equal(reply.body.code, 'FORBIDDEN');
+      assert.match(String(reply.body.message), new RegExp(`operator ${by} is not confirmed`));
+    };
+
+    before(async () => {
+      await setUp('bootstrap', 'alice', ['admin']);
+      await setUp('alice', 'dana', ['admin']);
+      assert.equal((await confirm('alice', 'dana')).status, 200);
+    });
+
+    test('the benign neighbour: a confirmed admin sets up an approver, and the other person confirms it', async () => {
+      await setUp('alice', 'carol', ['approver']);
+      assert.equal((await show('carol')).set_up_by, 'operator:alice');
+      const own = await confirm('alice', 'carol');
+      assert.equal(own.status, 403, JSON.stringify(own.body));
+      const confirmed = await confirm('dana', 'carol');
+      assert.equal(confirmed.status, 200, JSON.stringify(confirmed.body));
+    });
+
+    test('the attack: an unconfirmed admin alice set up cannot create, promote or arm an approver for her to confirm', async () => {
+      await setUp('alice', 'mallory', ['admin']);
+      assert.equal((await show('mallory')).confirmed, false);
+      const before = (await events('operator.hand_over_refused')).length;
+      // Creating an approver or an admin, with or without a password: refused, nothing created.
+      refusedUnconfirmed(
+        await call('POST', '/v1/operators', as('mallory'), { id: 'bob', roles: ['approver'] }),
+        'mallory',
+      );
+      assert.equal((await call('GET', '/v1/operators/bob', ADMIN_TOKEN)).status, 404);
+      // An account that decides nothing, with no credential: still hers to create.
+      const owner = await call('POST', '/v1/operators', as('mallory'), {
+        id: 'olga',
+        roles: ['owner'],
+      });
+      assert.equal(owner.status, 201, JSON.stringify(owner.body));
+      // But no credential and no deciding role for it: role, token, second factor, password.
+      refusedUnconfirmed(
+        await call('PATCH', '/v1/operators/olga', as('mallory'), { roles: ['owner', 'approver'] }),
+        'mallory',
+      );
+      refusedUnconfirmed(
+        await call('POST', '/v1/operators/olga/tokens', as('mallory'), {
+          name: 'x',
+          expires_in_days: 5,
+        }),
+        'mallory',
+      );
+      refusedUnconfirmed(
+        await call('POST', '/v1/operators/olga/second-factor', as('mallory')),
+        'mallory',
+      );
+      refusedUnconfirmed(
+        await call('PUT', '/v1/operators/olga/password', as('mallory'), {
+          password: 'a-long-passphrase-for-a-puppet-5821',
+        }),
+        'mallory',
+      );
+      const olga = await show('olga');
+      assert.deepEqual(olga.roles, ['owner']);
+      assert.equal(olga.has_password, false);
+      assert.equal(olga.set_up_by, null);
+      assert.equal((await call('GET', '/v1/operators/olga/tokens', ADMIN_TOKEN)).status, 200);
+      assert.deepEqual(
+        (await call('GET', '/v1/operators/olga/tokens', ADMIN_TOKEN)).body.tokens,
+        [],
+      );
+      const refusals = await events('operator.hand_over_refused');
+      assert.equal(refusals.length - before, 5);
+      assert.ok(refusals.every((e) => e.actor === 'operator:mallory'));
+      // The rest of the attack finds no approver: carol's count stays hers alone.
+      const change = await twoPersonChange();
+      assert.equal((await approve('carol', change)).body.status, 'pending');
+    });
+
+    test('defence in depth: once confirmed, the admin’s approvers are not hers to confirm; the other person confirms them', async () => {
+      assert.equal((await confirm('dana', 'mallory')).status, 200);
+      await setUp('mallory', 'bob', ['approver']);
+      const bob = await show('bob');
+      assert.equal(bob.set_up_by, 'operator:mallory');
+      // alice set up mallory, who set up bob: alice is in bob's set-up chain.
+      const refused = await confirm('alice', 'bob');
+      assert.equal(refused.status, 403, JSON.stringify(refused.body));
+      assert.match(String(refused.body.message), /alice set up bob .*through operator:mallory/);
+      assert.equal((await show('bob')).confirmed, false);
+      const confirmed = await confirm('dana', 'bob');
+      assert.equal(confirmed.status, 200, JSON.stringify(confirmed.body));
+    });
+  });
+
+  describe(`an approval counts while its approver still qualifies, read when the change is decided (${backend.name})`, () => {
+    const { call, as, setUp, show, confirm, approve, twoPersonChange, events } = restWorld(backend);
+
+    before(async () => {
+      await setUp('bootstrap', 'alice', ['admin']);
+      await setUp('alice', 'dana', ['admin']);
+      assert.equal((await confirm('alice', 'dana')).status, 200);
+      for (const id of ['bob', 'carol', 'erin', 'fay']) {
+        await setUp('alice', id, ['approver']);
+        assert.equal((await confirm('dana', id)).status, 200);
+      }
+    });
+
+    test('the benign neighbour: two approvers who still qualify apply the change', async () => {
+      const change = await twoPersonChange();
+      assert.equal((await approve('bob', change)).body.status, 'pending');
+      const applied = await approve('carol', change);
+      assert.equal(applied.status, 200, JSON.stringify(applied.body));
+      assert.equal(applied.body.status, 'applied');
+    });
+
+    test('an approver unconfirmed (password reset by an admin) after approving no longer counts', async () => {
+      const change = await twoPersonChange();
+      assert.equal((await approve('bob', change)).body.status, 'pending');
+      const reset = await call('PUT', '/v1/operators/bob/password', as('alice'), {
+        password: 'taken-over-by-alice-passphrase-9034',
+      });
+      assert.equal(reset.status, 204, JSON.stringify(reset.body));
+      assert.equal((await show('bob')).confirmed, false);
+      const second = await approve('carol', change);
+      assert.equal(second.status, 200, JSON.stringify(second.body));
+      assert.equal(second.body.status, 'pending');
+      const approved = (await events('change.approved')).filter(
+        (e) => e.subject === `change:${change}`,
+      );
+      assert.deepEqual(JSON.parse(approved.at(-1)?.details ?? '{}').not_counted, ['operator:bob']);
+      // Another approver who qualifies makes the second pair of eyes.
+      const applied = await approve('erin', change);
+      assert.equal(applied.body.status, 'applied', JSON.stringify(applied.body));
+    });
+
+    test('an approver disabled after approving no longer counts', async () => {
+      const change = await twoPersonChange();
+      assert.equal((await approve('erin', change)).body.status, 'pending');
+      const disabled = await call('POST', '/v1/operators/erin/disable', as('alice'));
+      assert.equal(disabled.status, 200, JSON.stringify(disabled.body));
+      assert.equal((await approve('carol', change)).body.status, 'pending');
+      const applied = await approve('fay', change);
+      assert.equal(applied.body.status, 'applied', JSON.stringify(applied.body));
+    });
+
+    test('an approver who lost the approver role after approving no longer counts', async () => {
+      const change = await twoPersonChange();
+      assert.equal((await approve('fay', change)).body.status, 'pending');
+      const demoted = await call('PATCH', '/v1/operators/fay', as('alice'), {
+        roles: ['auditor'],
+      });
+      assert.equal(demoted.status, 200, JSON.stringify(demoted.body));
+      assert.equal((await approve('carol', change)).body.status, 'pending');
+      // bob, confirmed again by the other person, counts again.
+      assert.equal((await confirm('dana', 'bob')).status, 200);
+      const applied = await approve('bob', change);
+      assert.equal(applied.body.status, 'applied', JSON.stringify(applied.body));
     });
   });
 }

@@ -24,6 +24,7 @@ import {
   sealSecret,
 } from '../credentials/index.js';
 import {
+  auditHandOverRefusal,
   BOOTSTRAP_ACTOR_ID,
   endSessionsOf,
   hasRole,
@@ -106,47 +107,49 @@ export class OperatorSecondFactors implements SecondFactorCheck {
     const now = this.#clock();
     const secret = generateTotpSecret();
     const key = this.#masterKey();
-    const version = await this.#db.transaction().execute(async (trx) => {
-      const existing = await trx
-        .selectFrom('operator_second_factors')
-        .select('version')
-        .where('operator_id', '=', operatorId)
-        .executeTakeFirst();
-      const next = Number(existing?.version ?? 0) + 1;
-      const sealed = sealSecret(key, bindingOf(operatorId, next), secret);
-      const values = {
-        version: next,
-        key_id: sealed.keyId,
-        nonce: sealed.nonce,
-        ciphertext: sealed.ciphertext,
-        tag: sealed.tag,
-        enrolled_at: now.toISOString(),
-        enrolled_by: operatorActor(by, via).id,
-      };
-      if (existing) {
-        await trx
-          .updateTable('operator_second_factors')
-          .set(values)
+    const version = await auditHandOverRefusal(this.#db, by, via, this.#clock, () =>
+      this.#db.transaction().execute(async (trx) => {
+        const existing = await trx
+          .selectFrom('operator_second_factors')
+          .select('version')
           .where('operator_id', '=', operatorId)
-          .execute();
-      } else {
-        await trx
-          .insertInto('operator_second_factors')
-          .values({ operator_id: operatorId, last_step: null, ...values })
-          .execute();
-      }
-      // A replaced second factor is a credential reset: the sessions the old one opened end.
-      if (existing) await endSessionsOf(trx, operatorId);
-      // A second factor enrolled by someone else is one they held: the account counts in a
-      // two-person decision again only once another person confirms it.
-      await recordHandOver(trx, by, operatorId, via, now);
-      await appendEvent(trx, operatorActor(by, via), now, {
-        action: existing ? 'second_factor.replaced' : 'second_factor.enrolled',
-        subject: `operator:${operatorId}`,
-        details: { version: next, key_id: sealed.keyId },
-      });
-      return next;
-    });
+          .executeTakeFirst();
+        const next = Number(existing?.version ?? 0) + 1;
+        const sealed = sealSecret(key, bindingOf(operatorId, next), secret);
+        const values = {
+          version: next,
+          key_id: sealed.keyId,
+          nonce: sealed.nonce,
+          ciphertext: sealed.ciphertext,
+          tag: sealed.tag,
+          enrolled_at: now.toISOString(),
+          enrolled_by: operatorActor(by, via).id,
+        };
+        if (existing) {
+          await trx
+            .updateTable('operator_second_factors')
+            .set(values)
+            .where('operator_id', '=', operatorId)
+            .execute();
+        } else {
+          await trx
+            .insertInto('operator_second_factors')
+            .values({ operator_id: operatorId, last_step: null, ...values })
+            .execute();
+        }
+        // A replaced second factor is a credential reset: the sessions the old one opened end.
+        if (existing) await endSessionsOf(trx, operatorId);
+        // A second factor enrolled by someone else is one they held: the account counts in a
+        // two-person decision again only once another person confirms it.
+        await recordHandOver(trx, by, operatorId, via, now, 'enrol a second factor for');
+        await appendEvent(trx, operatorActor(by, via), now, {
+          action: existing ? 'second_factor.replaced' : 'second_factor.enrolled',
+          subject: `operator:${operatorId}`,
+          details: { version: next, key_id: sealed.keyId },
+        });
+        return next;
+      }),
+    );
     return {
       operator_id: operatorId,
       secret,

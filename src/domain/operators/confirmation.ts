@@ -2,8 +2,9 @@
  * @module Confirmed deciders: four eyes means two people, not two accounts one person set up
  * (docs/security-model.md, "Four eyes: two people, not two accounts"). An account counts in a
  * decision that needs two people only while it is confirmed. Every act by someone else that hands
- * it credentials or a deciding role records who (`set_up_by`) and clears the confirmation; another
- * confirmed decider, who is neither the account nor its `set_up_by`, confirms it again. The fresh
+ * it credentials or a deciding role records who (`set_up_by`) and clears the confirmation, and only
+ * a confirmed account may do it; another confirmed decider, who is neither the account nor anyone
+ * in its set-up chain, confirms it again. The fresh
  * install's first admin, set up through the bootstrap token, is confirmed at once (the root of
  * trust) and, while it is the only confirmed decider, may confirm an account it set up itself.
  */
@@ -52,11 +53,73 @@ async function confirmedDeciders(db: Db): Promise<{ id: string; confirmed_by: st
     .map((r) => ({ id: r.id, confirmed_by: String(r.confirmed_by) }));
 }
 
+/** FORBIDDEN: an account that is not confirmed handing another account credentials or a deciding role. */
+export class HandOverRefused extends ToolgateError<'FORBIDDEN'> {
+  /** The account that was to be handed something. */
+  readonly target: string;
+  constructor(message: string, target: string) {
+    super('FORBIDDEN', message, {});
+    this.target = target;
+  }
+}
+
+/**
+ * Runs `work` (a transaction that may record a hand-over) and, when it is refused because the
+ * actor is not confirmed, audits the refusal (`operator.hand_over_refused`, outside the rolled-back
+ * transaction) before throwing it on.
+ */
+export async function auditHandOverRefusal<T>(
+  db: Kysely<Database>,
+  by: Operator,
+  via: Actor['via'],
+  now: () => Date,
+  work: () => Promise<T>,
+): Promise<T> {
+  try {
+    return await work();
+  } catch (err) {
+    if (err instanceof HandOverRefused) {
+      await appendEvent(db, operatorActor(by, via), now(), {
+        action: 'operator.hand_over_refused',
+        subject: `operator:${err.target}`,
+        details: { reason: 'unconfirmed', message: err.message },
+      });
+    }
+    throw err;
+  }
+}
+
+/**
+ * Only a confirmed account hands another account credentials or a deciding role, so an account
+ * one person set up and nobody else confirmed cannot launder a set-up (be the `set_up_by` of an
+ * approver its creator then confirms). Read on the actor's row in the caller's transaction. An
+ * actor with no account row is a library caller's own construction (every REST, console and CLI
+ * operator is an authenticated account); it is not refused here. Throws HandOverRefused.
+ */
+async function requireConfirmedGiver(
+  trx: Transaction<Database>,
+  by: Operator,
+  id: string,
+  what: string,
+): Promise<void> {
+  const giver = await trx
+    .selectFrom('operators')
+    .select('confirmed_by')
+    .where('id', '=', by.id)
+    .executeTakeFirst();
+  if (!giver || giver.confirmed_by !== null) return;
+  throw new HandOverRefused(
+    `operator ${by.id} is not confirmed and cannot ${what} ${id}: an unconfirmed account hands nobody credentials or a deciding role; another confirmed approver or admin confirms ${by.id} first (toolgate operators confirm ${by.id})`,
+    id,
+  );
+}
+
 /**
  * Records, inside the caller's transaction, that `by` handed account `id` credentials or a
  * deciding role (created or granted `approver`/`admin`, enrolled or replaced its second factor,
  * issued it a token, reset its password): `set_up_by` becomes `by` and the confirmation is cleared.
- * The account's own acts change nothing. The one exception is the genesis: the bootstrap token
+ * The account's own acts change nothing. An actor that is not confirmed itself is refused
+ * (HandOverRefused; `what` names the act for the message). The one exception is the genesis: the bootstrap token
  * setting up an admin while no other account is a confirmed decider (and none ever was beside
  * another) confirms it, as the install's root of trust.
  */
@@ -66,8 +129,10 @@ export async function recordHandOver(
   id: string,
   via: Actor['via'],
   now: Date,
+  what: string,
 ): Promise<void> {
   if (!isBootstrap(by) && by.id === id) return;
+  if (!isBootstrap(by)) await requireConfirmedGiver(trx, by, id, what);
   const row = await trx
     .selectFrom('operators')
     .select(['roles', 'confirmed_by', 'confirmed_at'])
@@ -142,9 +207,10 @@ export function mayConfirm(by: Operator, id: string): void {
 
 /**
  * Whether `by` may confirm account `id`, read on `db` (the caller's transaction when it writes):
- * `by` must be an enabled, confirmed account holding `approver` or `admin`, neither `id` nor its
- * `set_up_by` (an account the bootstrap token set up counts as set up by the genesis admin: one
- * secret, one person), unless the genesis is open and `by` is its only confirmed decider. Returns
+ * `by` must be an enabled, confirmed account holding `approver` or `admin`, neither `id` nor anyone
+ * in its set-up chain (`setUpChain`; an account the bootstrap token set up counts as set up by the
+ * genesis admin: one secret, one person), unless the genesis is open, `by` is its only confirmed
+ * decider and set `id` up itself. Returns
  * the account's `set_up_by` and whether it is confirmed already; throws FORBIDDEN naming why.
  */
 export async function checkConfirmation(
@@ -186,18 +252,50 @@ export async function checkConfirmation(
   const result = { setUpBy: target.set_up_by, confirmed: target.confirmed_by !== null };
   if (result.confirmed) return result;
   const actorId = operatorActor(by, via).id;
-  const setUpByConfirmer =
-    target.set_up_by === actorId ||
-    (target.set_up_by === BOOTSTRAP_ACTOR_ID && confirmer.confirmed_by === BOOTSTRAP_ACTOR_ID);
-  if (setUpByConfirmer) {
+  // The bootstrap token is the genesis admin's secret: one secret, one person.
+  const isConfirmer = (setUpBy: string | null) =>
+    setUpBy === actorId ||
+    (setUpBy === BOOTSTRAP_ACTOR_ID && confirmer.confirmed_by === BOOTSTRAP_ACTOR_ID);
+  const chain = await setUpChain(db, target.set_up_by);
+  const at = chain.findIndex(isConfirmer);
+  if (at >= 0 || chain.length > MAX_SET_UP_CHAIN) {
     const others = (await confirmedDeciders(db)).filter((d) => d.id !== by.id);
-    if (!(await genesisOpen(db)) || others.length > 0) {
+    if (at !== 0 || !(await genesisOpen(db)) || others.length > 0) {
       throw refused(
-        `operator ${by.id} set up ${id} (its credentials or deciding role came through them) and cannot confirm it; another confirmed approver or admin must`,
+        at < 0
+          ? `the set-up chain of ${id} is longer than ${MAX_SET_UP_CHAIN} accounts and cannot be checked; ${id} cannot be confirmed until an admin other than those in it hands it its credentials again`
+          : at === 0
+            ? `operator ${by.id} set up ${id} (its credentials or deciding role came through them) and cannot confirm it; another confirmed approver or admin must`
+            : `operator ${by.id} set up ${id} through ${chain.slice(0, at).join(' <- ')} (each handed the next its credentials or deciding role) and cannot confirm it; another confirmed approver or admin must`,
       );
     }
   }
   return result;
+}
+
+/** How many accounts `setUpChain` follows before it gives up (and the confirmation is refused). */
+export const MAX_SET_UP_CHAIN = 32;
+
+/**
+ * The accounts that set an account up, nearest first: its `set_up_by`, then that account's
+ * `set_up_by`, and so on, until an actor that is not an operator account (the bootstrap token),
+ * an account nobody set up, a repeat, or one more than `MAX_SET_UP_CHAIN` entries (so a longer
+ * chain is seen as too long).
+ */
+async function setUpChain(db: Db, first: string | null): Promise<string[]> {
+  const chain: string[] = [];
+  let next = first;
+  while (next !== null && !chain.includes(next) && chain.length <= MAX_SET_UP_CHAIN) {
+    chain.push(next);
+    if (!next.startsWith('operator:')) break;
+    const row = await db
+      .selectFrom('operators')
+      .select('set_up_by')
+      .where('id', '=', next.slice('operator:'.length))
+      .executeTakeFirst();
+    next = row?.set_up_by ?? null;
+  }
+  return chain;
 }
 
 /**

@@ -1,6 +1,10 @@
 /** @module Operators: accounts, roles and how they authenticate. Anything exported here is public API. */
 
-export { genesisOpen, recordHandOver } from './confirmation.js';
+export {
+  auditHandOverRefusal,
+  genesisOpen,
+  recordHandOver,
+} from './confirmation.js';
 export type { ConsoleSessionGrant, ConsoleSessionView } from './console-sessions.js';
 export {
   ConsoleSessions,

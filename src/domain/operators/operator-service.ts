@@ -19,7 +19,12 @@ import {
   ToolgateError,
 } from '../../core/index.js';
 import { appendEvent, type Database, isUniqueViolation } from '../../records/store/index.js';
-import { checkConfirmation, confirmIn, recordHandOver } from './confirmation.js';
+import {
+  auditHandOverRefusal,
+  checkConfirmation,
+  confirmIn,
+  recordHandOver,
+} from './confirmation.js';
 import { endSessionsOf } from './console-sessions.js';
 import { LoginGuard, type LoginLimits } from './login-guard.js';
 import {
@@ -338,32 +343,44 @@ export class OperatorService {
     const now = this.#clock().toISOString();
     const actor = operatorActor(by, via);
     try {
-      await this.#db.transaction().execute(async (trx) => {
-        await trx
-          .insertInto('operators')
-          .values({
-            id: spec.id,
-            name,
-            roles: JSON.stringify(roles),
-            teams: JSON.stringify(teams),
-            kind: 'local',
-            disabled: 0,
-            password_hash: passwordHash,
-            oidc_issuer: null,
-            oidc_subject: null,
-            email: null,
-            created_at: now,
-            created_by: actor.id,
-            updated_at: now,
-          })
-          .execute();
-        await appendEvent(trx, actor, new Date(now), {
-          action: 'operator.created',
-          subject: `operator:${spec.id}`,
-          details: { kind: 'local', roles, teams, password: passwordHash !== null },
-        });
-        if (decides(roles)) await recordHandOver(trx, by, spec.id, via, new Date(now));
-      });
+      await auditHandOverRefusal(this.#db, by, via, this.#clock, () =>
+        this.#db.transaction().execute(async (trx) => {
+          await trx
+            .insertInto('operators')
+            .values({
+              id: spec.id,
+              name,
+              roles: JSON.stringify(roles),
+              teams: JSON.stringify(teams),
+              kind: 'local',
+              disabled: 0,
+              password_hash: passwordHash,
+              oidc_issuer: null,
+              oidc_subject: null,
+              email: null,
+              created_at: now,
+              created_by: actor.id,
+              updated_at: now,
+            })
+            .execute();
+          await appendEvent(trx, actor, new Date(now), {
+            action: 'operator.created',
+            subject: `operator:${spec.id}`,
+            details: { kind: 'local', roles, teams, password: passwordHash !== null },
+          });
+          // A deciding role or a password given at creation is handed over like any later one.
+          if (decides(roles) || passwordHash !== null) {
+            await recordHandOver(
+              trx,
+              by,
+              spec.id,
+              via,
+              new Date(now),
+              decides(roles) ? `create the ${roles.join(', ')} account` : 'set the password of',
+            );
+          }
+        }),
+      );
     } catch (err) {
       if (isUniqueViolation(err)) {
         throw new ToolgateError('OPERATOR_EXISTS', `operator ${spec.id} already exists`, {
@@ -423,39 +440,43 @@ export class OperatorService {
       }
     }
     const now = this.#clock();
-    await this.#db.transaction().execute(async (trx) => {
-      const row = await selectOperator(trx, id);
-      if (!row) throw notFound(id);
-      await refuseBootstrapOnDecider(
-        trx,
-        by,
-        row,
-        details.roles as OperatorRole[] | undefined,
-        'change the account',
-      );
-      await trx
-        .updateTable('operators')
-        .set({ ...set, updated_at: now.toISOString() })
-        .where('id', '=', id)
-        .execute();
-      // Granting a deciding role the account did not hold hands it deciding power: it counts in a
-      // two-person decision again only once another person confirms it.
-      const before = rolesOf(row.roles);
-      const granted = ((details.roles as OperatorRole[] | undefined) ?? []).filter(
-        (r) => (r === 'approver' || r === 'admin') && !before.includes(r),
-      );
-      if (granted.length > 0) await recordHandOver(trx, by, id, via, now);
-      // A console session acts on the account as it is now: a lost role, another team or a
-      // disabled account ends the sessions it had (a name change alone does not).
-      if (set.roles !== undefined || set.teams !== undefined || set.disabled !== undefined) {
-        await endSessionsOf(trx, id);
-      }
-      await appendEvent(trx, operatorActor(by, via), now, {
-        action: change.disabled === true ? 'operator.disabled' : 'operator.updated',
-        subject: `operator:${id}`,
-        details,
-      });
-    });
+    await auditHandOverRefusal(this.#db, by, via, this.#clock, () =>
+      this.#db.transaction().execute(async (trx) => {
+        const row = await selectOperator(trx, id);
+        if (!row) throw notFound(id);
+        await refuseBootstrapOnDecider(
+          trx,
+          by,
+          row,
+          details.roles as OperatorRole[] | undefined,
+          'change the account',
+        );
+        await trx
+          .updateTable('operators')
+          .set({ ...set, updated_at: now.toISOString() })
+          .where('id', '=', id)
+          .execute();
+        // Granting a deciding role the account did not hold hands it deciding power: it counts in a
+        // two-person decision again only once another person confirms it.
+        const before = rolesOf(row.roles);
+        const granted = ((details.roles as OperatorRole[] | undefined) ?? []).filter(
+          (r) => (r === 'approver' || r === 'admin') && !before.includes(r),
+        );
+        if (granted.length > 0) {
+          await recordHandOver(trx, by, id, via, now, `grant ${granted.join(', ')} to`);
+        }
+        // A console session acts on the account as it is now: a lost role, another team or a
+        // disabled account ends the sessions it had (a name change alone does not).
+        if (set.roles !== undefined || set.teams !== undefined || set.disabled !== undefined) {
+          await endSessionsOf(trx, id);
+        }
+        await appendEvent(trx, operatorActor(by, via), now, {
+          action: change.disabled === true ? 'operator.disabled' : 'operator.updated',
+          subject: `operator:${id}`,
+          details,
+        });
+      }),
+    );
     return this.get(id);
   }
 
@@ -496,28 +517,30 @@ export class OperatorService {
     checkPasswordStrength(password);
     const hash = await hashPassword(password, this.#scrypt);
     const now = this.#clock();
-    await this.#db.transaction().execute(async (trx) => {
-      const row = await selectOperator(trx, id);
-      if (!row) throw notFound(id);
-      await refuseBootstrapOnDecider(trx, by, row, undefined, 'set the password');
-      if (row.kind !== 'local') {
-        throw forbidden(`operator ${id} signs in with single sign-on and has no password`);
-      }
-      await trx
-        .updateTable('operators')
-        .set({ password_hash: hash, updated_at: now.toISOString() })
-        .where('id', '=', id)
-        .execute();
-      // A password set by someone else is a credential they know.
-      await recordHandOver(trx, by, id, via, now);
-      // A reset password ends every console session the old one opened.
-      await endSessionsOf(trx, id);
-      await appendEvent(trx, operatorActor(by, via), now, {
-        action: 'operator.password_set',
-        subject: `operator:${id}`,
-        details: {},
-      });
-    });
+    await auditHandOverRefusal(this.#db, by, via, this.#clock, () =>
+      this.#db.transaction().execute(async (trx) => {
+        const row = await selectOperator(trx, id);
+        if (!row) throw notFound(id);
+        await refuseBootstrapOnDecider(trx, by, row, undefined, 'set the password');
+        if (row.kind !== 'local') {
+          throw forbidden(`operator ${id} signs in with single sign-on and has no password`);
+        }
+        await trx
+          .updateTable('operators')
+          .set({ password_hash: hash, updated_at: now.toISOString() })
+          .where('id', '=', id)
+          .execute();
+        // A password set by someone else is a credential they know.
+        await recordHandOver(trx, by, id, via, now, 'set the password of');
+        // A reset password ends every console session the old one opened.
+        await endSessionsOf(trx, id);
+        await appendEvent(trx, operatorActor(by, via), now, {
+          action: 'operator.password_set',
+          subject: `operator:${id}`,
+          details: {},
+        });
+      }),
+    );
   }
 
   /**
@@ -753,41 +776,43 @@ export class OperatorService {
     const now = this.#clock();
     const expiresAt = new Date(now.getTime() + days * DAY_MS).toISOString();
     let roles: OperatorRole[] = [];
-    await this.#db.transaction().execute(async (trx) => {
-      const row = await selectOperator(trx, operatorId);
-      if (!row) throw notFound(operatorId);
-      if (row.disabled === 1) throw forbidden(`operator ${operatorId} is disabled`);
-      const current = rolesOf(row.roles);
-      roles = spec.roles === undefined ? current : parseRoles(spec.roles);
-      const beyond = roles.filter((r) => !current.includes(r));
-      if (beyond.length > 0) {
-        throw forbidden(
-          `operator ${operatorId} does not hold ${beyond.join(', ')}; a token has a subset of the account's roles`,
-          current,
-        );
-      }
-      await trx
-        .insertInto('operator_tokens')
-        .values({
-          id,
-          operator_id: operatorId,
-          name,
-          token_hash: hash,
-          roles: JSON.stringify(roles),
-          created_at: now.toISOString(),
-          created_by: operatorActor(by, via).id,
-          expires_at: expiresAt,
-          revoked_at: null,
-        })
-        .execute();
-      await appendEvent(trx, operatorActor(by, via), now, {
-        action: 'operator.token_issued',
-        subject: `operator:${operatorId}`,
-        details: { token_id: id, name, roles, expires_at: expiresAt },
-      });
-      // A token issued by someone else is a credential they held: confirmation starts over.
-      await recordHandOver(trx, by, operatorId, via, now);
-    });
+    await auditHandOverRefusal(this.#db, by, via, this.#clock, () =>
+      this.#db.transaction().execute(async (trx) => {
+        const row = await selectOperator(trx, operatorId);
+        if (!row) throw notFound(operatorId);
+        if (row.disabled === 1) throw forbidden(`operator ${operatorId} is disabled`);
+        const current = rolesOf(row.roles);
+        roles = spec.roles === undefined ? current : parseRoles(spec.roles);
+        const beyond = roles.filter((r) => !current.includes(r));
+        if (beyond.length > 0) {
+          throw forbidden(
+            `operator ${operatorId} does not hold ${beyond.join(', ')}; a token has a subset of the account's roles`,
+            current,
+          );
+        }
+        await trx
+          .insertInto('operator_tokens')
+          .values({
+            id,
+            operator_id: operatorId,
+            name,
+            token_hash: hash,
+            roles: JSON.stringify(roles),
+            created_at: now.toISOString(),
+            created_by: operatorActor(by, via).id,
+            expires_at: expiresAt,
+            revoked_at: null,
+          })
+          .execute();
+        await appendEvent(trx, operatorActor(by, via), now, {
+          action: 'operator.token_issued',
+          subject: `operator:${operatorId}`,
+          details: { token_id: id, name, roles, expires_at: expiresAt },
+        });
+        // A token issued by someone else is a credential they held: confirmation starts over.
+        await recordHandOver(trx, by, operatorId, via, now, 'issue a personal token to');
+      }),
+    );
     return { id, token, operator_id: operatorId, roles, expires_at: expiresAt };
   }
 

@@ -232,12 +232,20 @@ export class ChangeDesk {
           at: now.toISOString(),
         })
         .execute();
+      // Authority is read when it is used: an earlier approval counts only while its approver
+      // still qualifies now, when the change is decided (enabled, holding `approver`, confirmed).
+      const notCounted = await this.#noLongerQualified(trx, row, already);
+      const counted = already.length - notCounted.length + 1;
       await appendEvent(trx, approver, now, {
         action: 'change.approved',
         subject: `change:${id}`,
-        details: { approvals: already.length + 1, required: row.required },
+        details: {
+          approvals: counted,
+          required: row.required,
+          ...(notCounted.length > 0 ? { not_counted: notCounted } : {}),
+        },
       });
-      if (already.length + 1 < row.required) return false;
+      if (counted < row.required) return false;
       const applied = await trx
         .updateTable('change_requests')
         .set({ status: 'applied', decided_at: now.toISOString() })
@@ -395,6 +403,38 @@ export class ChangeDesk {
     // while it is confirmed (docs/security-model.md, "Four eyes: two people, not two accounts").
     if (row.required >= 2) await this.#requireConfirmed(db, id, approverId);
     return { row, already };
+  }
+
+  /**
+   * The earlier approvers of a change that needs two people whose approval no longer counts: the
+   * account is gone or disabled, no longer holds `approver`, or is no longer confirmed. Their
+   * approvals stay recorded (and count again if the account qualifies again at a later decision).
+   */
+  async #noLongerQualified(
+    db: Kysely<Database> | Transaction<Database>,
+    row: ChangeRequestRow,
+    already: readonly { approver_id: string }[],
+  ): Promise<string[]> {
+    if (row.required < 2 || already.length === 0) return [];
+    const ids = already.map((a) =>
+      a.approver_id.startsWith('operator:') ? a.approver_id.slice('operator:'.length) : '',
+    );
+    const named = ids.filter((i) => i !== '');
+    const accounts =
+      named.length === 0
+        ? []
+        : await db
+            .selectFrom('operators')
+            .select(['id', 'roles', 'disabled', 'confirmed_by'])
+            .where('id', 'in', named)
+            .execute();
+    const qualified = (operatorId: string): boolean => {
+      const account = accounts.find((a) => a.id === operatorId);
+      if (!account || account.disabled === 1 || account.confirmed_by === null) return false;
+      const roles: unknown = JSON.parse(account.roles);
+      return Array.isArray(roles) && roles.includes('approver');
+    };
+    return already.filter((_, i) => !qualified(ids[i] ?? '')).map((a) => a.approver_id);
   }
 
   async #requireConfirmed(
