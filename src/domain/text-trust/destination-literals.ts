@@ -11,10 +11,12 @@
  * candidate of every kind its shape allows (an IBAN typed in lower case, a channel without `#`).
  * Every pattern is linear; matches are checked by code (the IBAN's mod-97 via findPersonalData).
  *
- * Both sides read a string through the same `canonicalText` (NFKC, format characters removed,
- * every run of Unicode spaces, tabs and line breaks one ASCII space, every script's digits
- * ASCII) and, when it carries percent-escapes, its decoded form too
- * (a `mailto:evil%40host` is the address); object keys are read exactly like values. A phone is
+ * Both sides read a string through the same `canonicalText` (NFKC, ideographic full stops as
+ * `.`, format characters removed, every run of Unicode spaces, tabs and line breaks one ASCII
+ * space, every script's digits ASCII); when it carries percent-escapes, its decoded form too
+ * (a `mailto:evil%40host` is the address); and when it spells separators out (`&#64;`,
+ * `\u0040`, `(at)`, `ben at customer dot example`), that reading too. Object keys are read
+ * exactly like values. A phone is
  * recorded as its digits and, when longer, its last ten (the national number without the country
  * code or trunk prefix), so `+1 (415) 555-0199`, `(415) 555-0199` and `+14155550199` meet.
  */
