@@ -307,7 +307,20 @@ function addPhone(digits: string, pointer: string, c: Collector): void {
 /** The literals inside one string. */
 function scanText(text: string, pointer: string, c: Collector): void {
   const taken: [number, number][] = [];
-  const inside = (at: number) => taken.some(([a, b]) => at >= a && at < b);
+  // Hosts are visited in order: a sweep over the spans sorted by start answers each in turn
+  // (a page of thousands of addresses stays linear).
+  let next = -1;
+  let reach = -1;
+  const inside = (at: number) => {
+    if (next < 0) {
+      taken.sort((x, y) => x[0] - y[0]);
+      next = 0;
+    }
+    for (; next < taken.length && (taken[next]?.[0] ?? 0) <= at; next++) {
+      reach = Math.max(reach, taken[next]?.[1] ?? 0);
+    }
+    return at < reach;
+  };
   for (const f of findPersonalData(text)) {
     const raw = text.slice(f.start, f.end);
     if (f.rule === 'pii.email') {
