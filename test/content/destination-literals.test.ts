@@ -223,3 +223,86 @@ test('line breaks, other scripts’ digits and a split across strings do not hid
     [],
   );
 });
+
+test('ideographic and halfwidth full stops are dots on both sides', () => {
+  const mail = 'reply to ben@customer.example';
+  for (const dot of ['\u3002', '\uff61', '\uff0e']) {
+    assert.deepEqual(shared(mail, { body: `forward to ben@customer${dot}example` }), [
+      'email@/body',
+    ]);
+    assert.deepEqual(shared(`reply to ben@customer${dot}example`, { to: 'ben@customer.example' }), [
+      'email@/to',
+    ]);
+  }
+  assert.deepEqual(shared('see https://pay.example/x', { url: 'https://pay\u3002example/x' }), [
+    'host@/url',
+    'url@/url',
+  ]);
+  // Benign neighbour: another address spelled with the same stops.
+  assert.deepEqual(shared(mail, { body: 'forward to zed@partner\u3002example' }), []);
+});
+
+test('common obfuscations of an address are the address; prose with "at" is not', () => {
+  const mail = 'reply to ben@customer.example';
+  for (const body of [
+    'forward to ben(at)customer(dot)example',
+    'forward to ben [at] customer.example',
+    'forward to ben {at} customer {dot} example',
+    'forward to ben[@]customer[.]example',
+    'forward to ben at customer dot example',
+    'forward to ben AT customer.example',
+    'forward to ben&#64;customer.example',
+    'forward to ben&#x40;customer&#46;example',
+    'forward to ben&commat;customer&period;example',
+    'forward to ben\\u0040customer.example',
+    'forward to ben\\x40customer.example',
+    'forward to ben\\u{40}customer.example',
+    'forward to ben%26%2364%3Bcustomer.example',
+  ]) {
+    assert.deepEqual(shared(mail, { body }), ['email@/body'], body);
+  }
+  // The result may carry the obfuscated spelling, the argument the plain one.
+  assert.deepEqual(
+    shared('write to ben (at) customer (dot) example', { to: 'ben@customer.example' }),
+    ['email@/to'],
+  );
+  assert.deepEqual(shared('write to ben&#64;customer.example', { to: 'ben@customer.example' }), [
+    'email@/to',
+  ]);
+  // Benign neighbours: another obfuscated address; prose with "at" and "dot" before a host or
+  // a file name; a typed address the result never held.
+  assert.deepEqual(shared(mail, { body: 'forward to zed(at)partner(dot)example' }), []);
+  assert.deepEqual(shared(mail, { body: 'please reply to zed@partner.example' }), []);
+  assert.deepEqual(shared(mail, { body: 'we met ben at the office, look at report.pdf' }), []);
+  assert.deepEqual(
+    shared('we met ben at the office, see customer.example', { body: 'ben wrote at noon' }),
+    [],
+  );
+  assert.deepEqual(shared('ben at customer dot example', { body: 'cara@customer.example' }), []);
+  // Prose words joined by "at" never become an address the result did not hold.
+  assert.deepEqual(shared('meet at noon.later', { body: 'meet at noon, later' }), []);
+});
+
+test('IBAN and phone digit groups separated by _ , - . / are the value', () => {
+  const text = 'call me on +1 415 555 0199, pay DE89370400440532013000';
+  for (const body of [
+    'pay DE89_3704_0044_0532_0130_00',
+    'pay DE89,3704,0044,0532,0130,00',
+    'pay DE89-3704-0044-0532-0130-00',
+    'pay DE89.3704.0044.0532.0130.00',
+    'pay DE89/3704/0044/0532/0130/00',
+  ]) {
+    assert.deepEqual(shared(text, { body }), ['iban@/body'], body);
+  }
+  for (const body of [
+    'call 415_555_0199',
+    'call 415,555,0199',
+    'call +1_415_555_0199',
+    'call 415/555/0199',
+  ]) {
+    assert.deepEqual(shared(text, { body }), ['phone@/body'], body);
+  }
+  // Benign neighbours: other numbers grouped the same way; amounts with thousands separators.
+  assert.deepEqual(shared(text, { body: 'pay GB82_WEST_1234_5698_7654_32' }), []);
+  assert.deepEqual(shared(text, { body: 'call 212_555_0123, total 1,415,555' }), []);
+});

@@ -54,6 +54,7 @@ for (const backend of backends()) {
     let drop: () => Promise<void>;
     let stateDir: string;
     const clients: Client[] = [];
+    let templateId = '';
 
     const setMode = (mode: 'benign' | 'changed') => writeFileSync(join(stateDir, 'mode'), mode);
 
@@ -160,7 +161,7 @@ for (const backend of backends()) {
     test('classified and reviewed entries are offered, sorted, and read through the gate', async () => {
       const readme = await classify('resource', 'notes://readme', PUBLIC);
       assert.match(readme.tool.id, /^notes\.resource\.readme-[0-9a-f]{8}$/);
-      await classify('resource_template', 'notes://topics/{topic}', PUBLIC);
+      templateId = (await classify('resource_template', 'notes://topics/{topic}', PUBLIC)).tool.id;
       await classify('prompt', 'summarize', PUBLIC);
       // Classified but not yet reviewed (third-party): still not offered.
       const early = await connect();
@@ -214,6 +215,46 @@ for (const backend of backends()) {
       // A resource that is listed upstream but never classified stays unreadable.
       const hidden = await refusal(client.readResource({ uri: 'notes://customers' }));
       assert.equal(hidden.code, -32084);
+    });
+
+    test('a template value that needs percent-encoding is read on both paths; escapes that leave the value are not', async () => {
+      const client = await connect();
+      const read = async (uri: string) =>
+        ((await client.readResource({ uri })).contents[0] as { text: string }).text;
+      // The URI as sent reaches the upstream (its SDK binds the variable undecoded).
+      for (const uri of [
+        'notes://topics/a%40b',
+        'notes://topics/jane.doe%40mail.example',
+        'notes://topics/a%20b',
+        'notes://topics/a%3Ab',
+        'notes://topics/%C3%A9t%C3%A9',
+      ]) {
+        assert.equal(await read(uri), `notes about ${uri.slice('notes://topics/'.length)}`, uri);
+      }
+      for (const uri of [
+        'notes://topics/a%2Fb',
+        'notes://topics/..%2Freadme',
+        'notes://topics/a%2540b',
+        'notes://topics/%2e%2e',
+        'notes://topics/a%00b',
+        'notes://topics/a@b',
+        'notes://topics/caf%c3%a9',
+      ]) {
+        const err = await refusal(client.readResource({ uri }));
+        assert.equal(err.code, -32084, uri);
+      }
+      // The template named as a tool: the arguments expand to the URI that is read.
+      for (const topic of ['a@b', 'été', 'a b', 'a:b']) {
+        const called = await client.callTool({ name: templateId, arguments: { topic } });
+        assert.notEqual(called.isError, true, `${topic}: ${JSON.stringify(called)}`);
+        assert.match(JSON.stringify(called), /notes about /, topic);
+      }
+      for (const topic of ['a/b', '../readme', '%40', '..']) {
+        const called = await client.callTool({ name: templateId, arguments: { topic } });
+        assert.equal(called.isError, true, topic);
+        const decision = (called._meta as Record<string, { rule: string }>)['toolgate/decision'];
+        assert.equal(decision?.rule, 'resource.not_this_template', topic);
+      }
     });
 
     test('a classified poisoned prompt stays quarantined and is never offered', async () => {

@@ -29,9 +29,36 @@ export function templateVariables(source: string): string[] {
   return [...new Set(template(source)?.variableNames ?? [])];
 }
 
+/** Escapes of the characters that delimit a URI's parts: `/`, `\\`, `?`, `#`. */
+const DELIMITER_ESCAPE_RE = /%(?:2f|5c|3f|23)/i;
+const ESCAPE_RE = /%[0-9a-f]{2}/i;
+const CONTROL_OR_FORMAT_RE = /[\p{Cc}\p{Cf}]/u;
+
 /**
- * The variables `uri` binds in the template, or null when it does not match. A list value (an
- * exploded variable) is refused: every argument of an entry is one string.
+ * The value a variable's matched text encodes (expansion percent-encodes it, so the match decodes
+ * it: `a%40b` is `a@b`), or null when that value could reach something other than what it says:
+ * an escaped `/`, `\\`, `?` or `#` (it would leave the template's segment for an upstream that
+ * decodes first), an escape left after decoding (double encoding: `%2540`), a control or format
+ * character, a character NFKC would change, or escapes that are not UTF-8.
+ */
+function variableValue(matched: string): string | null {
+  if (!ESCAPE_RE.test(matched)) return matched;
+  if (DELIMITER_ESCAPE_RE.test(matched)) return null;
+  let value: string;
+  try {
+    value = decodeURIComponent(matched);
+  } catch {
+    return null;
+  }
+  if (ESCAPE_RE.test(value) || CONTROL_OR_FORMAT_RE.test(value)) return null;
+  return value.normalize('NFKC') === value ? value : null;
+}
+
+/**
+ * The variables `uri` binds in the template, each the value its text encodes, or null when it
+ * does not match or a value is refused (variableValue). A list value (an exploded variable) is
+ * refused: every argument of an entry is one string. The caller still checks that the values
+ * expand back to exactly `uri` (only the expansion's own spelling of a value is its match).
  */
 export function matchTemplate(source: string, uri: string): Record<string, string> | null {
   const vars = template(source)?.match(uri);
@@ -39,7 +66,9 @@ export function matchTemplate(source: string, uri: string): Record<string, strin
   const out: Record<string, string> = {};
   for (const [k, v] of Object.entries(vars)) {
     if (typeof v !== 'string') return null;
-    out[k] = v;
+    const value = variableValue(v);
+    if (value === null) return null;
+    out[k] = value;
   }
   return out;
 }

@@ -11,10 +11,12 @@
  * candidate of every kind its shape allows (an IBAN typed in lower case, a channel without `#`).
  * Every pattern is linear; matches are checked by code (the IBAN's mod-97 via findPersonalData).
  *
- * Both sides read a string through the same `canonicalText` (NFKC, format characters removed,
- * every run of Unicode spaces, tabs and line breaks one ASCII space, every script's digits
- * ASCII) and, when it carries percent-escapes, its decoded form too
- * (a `mailto:evil%40host` is the address); object keys are read exactly like values. A phone is
+ * Both sides read a string through the same `canonicalText` (NFKC, ideographic full stops as
+ * `.`, format characters removed, every run of Unicode spaces, tabs and line breaks one ASCII
+ * space, every script's digits ASCII); when it carries percent-escapes, its decoded form too
+ * (a `mailto:evil%40host` is the address); and when it spells separators out (`&#64;`,
+ * `\u0040`, `(at)`, `ben at customer dot example`), that reading too. Object keys are read
+ * exactly like values. A phone is
  * recorded as its digits and, when longer, its last ten (the national number without the country
  * code or trunk prefix), so `+1 (415) 555-0199`, `(415) 555-0199` and `+14155550199` meet.
  */
@@ -60,6 +62,11 @@ const MAX_DEPTH = 32;
 const FORMAT_RE = /\p{Cf}/gu;
 /** Runs of Unicode space separators, line breaks and tabs: read as one ASCII space. */
 const SPACE_RE = /[\p{Zs}\t\n\v\f\r\u0085\u2028\u2029]+/gu;
+/**
+ * Full stops that IDNA (UTS #46) and the WHATWG URL parser read as a label separator: the
+ * ideographic U+3002 (NFKC maps the halfwidth U+FF61 to it, and the fullwidth U+FF0E to `.`).
+ */
+const LABEL_DOT_RE = /[\u3002\uff61]/g;
 /** Decimal digits of any script that NFKC leaves alone (Arabic-Indic, Devanagari, …). */
 const OTHER_DIGIT_RE = /(?![0-9])\p{Nd}/gu;
 const PERCENT_RE = /%[0-9a-f]{2}/i;
@@ -67,6 +74,8 @@ const PERCENT_RE = /%[0-9a-f]{2}/i;
 const PHONE_LOOSE_RE = /\+[1-9](?:[ ./-]?\d){6,14}\b/g;
 /** IBAN-shaped once `.`, `-` and `/` between characters are spaces (mod-97 checked by code). */
 const IBAN_LOOSE_RE = /\b[A-Z]{2}\d{2}(?: ?[A-Z0-9]{4}){2,7}(?: ?[A-Z0-9]{1,3})?\b/g;
+/** North American phones once `_`, `,` and `/` between digits are `-` (`415_555_0199`). */
+const PHONE_NANP_LOOSE_RE = /(?<!\d)\d{3}[.-]\d{3}[.-]\d{4}(?!\d)/g;
 /** A phone's national part: this many trailing digits. */
 const NATIONAL_DIGITS = 10;
 
@@ -90,13 +99,14 @@ export function literalHash(kind: DestinationKind, value: string): string {
 }
 
 /**
- * A string as both sides compare it: Unicode NFKC (fullwidth digits and `＠` become ASCII), format
- * characters removed, every run of spaces, tabs and line breaks one ASCII space, and every
+ * A string as both sides compare it: Unicode NFKC (fullwidth digits and `＠` become ASCII), the
+ * ideographic full stops a URL parser reads as dots made `.`, format characters removed, every run of spaces, tabs and line breaks one ASCII space, and every
  * script's decimal digits ASCII.
  */
 export function canonicalText(text: string): string {
   return text
     .normalize('NFKC')
+    .replace(LABEL_DOT_RE, '.')
     .replace(FORMAT_RE, '')
     .replace(SPACE_RE, ' ')
     .replace(OTHER_DIGIT_RE, (d) => asciiDigit(d.codePointAt(0) ?? 0));
@@ -175,6 +185,88 @@ function parsedUrl(raw: string): { url: string; host: string } | null {
   return host === '' ? null : { url: u.href, host };
 }
 
+/**
+ * Named character references an address is spelled with (`&commat;`, `&period;`); numeric ones
+ * (`&#64;`, `&#x40;`) are decoded whatever the character. A named one needs its `;`, as in HTML.
+ */
+const NAMED_REFERENCES: ReadonlyMap<string, string> = new Map([
+  ['commat', '@'],
+  ['period', '.'],
+  ['plus', '+'],
+  ['num', '#'],
+  ['colon', ':'],
+  ['sol', '/'],
+  ['lowbar', '_'],
+  ['percnt', '%'],
+  ['amp', '&'],
+  ['nbsp', ' '],
+]);
+const ESCAPE_HINT_RE = /&#|&[a-z]{2,8};|\\[ux]/i;
+const CHARACTER_REFERENCE_RE = /&(?:#(\d{1,7});?|#x([0-9a-f]{1,6});?|([a-z]{2,8});)/gi;
+/** JavaScript, JSON, Python and C escapes written out as text: `\u0040`, `\u{40}`, `\x40`. */
+const BACKSLASH_ESCAPE_RE = /\\(?:u\{([0-9a-f]{1,6})\}|u([0-9a-f]{4})|x([0-9a-f]{2}))/gi;
+/** `(at)`, `[at]`, `{at}`, `<at>`, `[@]` and the same for `dot` and `.`, spaces around them. */
+const BRACKET_AT_RE = / ?[([{<] ?(?:at|@) ?[)\]}>] ?/gi;
+const BRACKET_DOT_RE = / ?[([{<] ?(?:dot|\.) ?[)\]}>] ?/gi;
+/**
+ * A local part, then ` at ` or `@`, then a domain whose labels ` dot ` or `.` separate: the word
+ * forms count only in this shape, between a local part and a domain with a top-level label.
+ */
+const WORD_AT_RE =
+  /(?<![A-Za-z0-9._%+-])([A-Za-z0-9._%+-]{1,64})( at |@)((?:[A-Za-z0-9-]{1,63}(?:\.| dot )){1,8}[A-Za-z]{2,24})(?![A-Za-z0-9-])/gi;
+
+/** The character a numeric reference or escape names, or the text itself when it names none. */
+function codePointText(hex: string | undefined, decimal: string | undefined, text: string): string {
+  const cp = hex !== undefined ? Number.parseInt(hex, 16) : Number(decimal);
+  if (!Number.isInteger(cp) || cp > 0x10ffff || (cp >= 0xd800 && cp <= 0xdfff)) return text;
+  return String.fromCodePoint(cp);
+}
+
+/** Character references and backslash escapes decoded once; unknown ones are left as they are. */
+function unescapeCharacters(text: string): string {
+  return text
+    .replace(CHARACTER_REFERENCE_RE, (m, dec?: string, hex?: string, name?: string) =>
+      name !== undefined
+        ? (NAMED_REFERENCES.get(name.toLowerCase()) ?? m)
+        : codePointText(hex, dec, m),
+    )
+    .replace(BACKSLASH_ESCAPE_RE, (m, braced?: string, u?: string, x?: string) =>
+      codePointText(braced ?? u ?? x, undefined, m),
+    );
+}
+
+/** `(at)`, `[dot]` and the word forms between a local part and a domain made `@` and `.`. */
+function spelledSeparators(text: string): string {
+  return text
+    .replace(BRACKET_AT_RE, '@')
+    .replace(BRACKET_DOT_RE, '.')
+    .replace(WORD_AT_RE, (m, local: string, at: string, domain: string) => {
+      if (at === '@' && !/ dot /i.test(domain)) return m;
+      const host = domain.replace(/ dot /gi, '.').toLowerCase();
+      // "look at report.pdf" names a file, not an address.
+      if (FILE_SUFFIXES.has(host.slice(host.lastIndexOf('.') + 1))) return m;
+      return `${local}@${host}`;
+    });
+}
+
+/**
+ * The reading of a canonical string with its spelled-out separators taken as what they stand for:
+ * character references and backslash escapes decoded (with percent-escapes, up to three rounds),
+ * then `(at)`/`[dot]` forms and ` at `/` dot ` between a local part and a domain. Null when that
+ * changes nothing. Read beside the plain form, never instead of it.
+ */
+function deobfuscated(text: string): string | null {
+  let t = text;
+  for (let i = 0; i < 3 && ESCAPE_HINT_RE.test(t); i++) {
+    const next = canonicalText(unescapeCharacters(t));
+    const decoded = percentDecoded(next) ?? next;
+    if (decoded === t) break;
+    t = decoded;
+  }
+  const out = spelledSeparators(t);
+  return out === text ? null : out;
+}
+
 class Collector {
   readonly out: DestinationLiteral[] = [];
   readonly #seen = new Set<string>();
@@ -215,7 +307,20 @@ function addPhone(digits: string, pointer: string, c: Collector): void {
 /** The literals inside one string. */
 function scanText(text: string, pointer: string, c: Collector): void {
   const taken: [number, number][] = [];
-  const inside = (at: number) => taken.some(([a, b]) => at >= a && at < b);
+  // Hosts are visited in order: a sweep over the spans sorted by start answers each in turn
+  // (a page of thousands of addresses stays linear).
+  let next = -1;
+  let reach = -1;
+  const inside = (at: number) => {
+    if (next < 0) {
+      taken.sort((x, y) => x[0] - y[0]);
+      next = 0;
+    }
+    for (; next < taken.length && (taken[next]?.[0] ?? 0) <= at; next++) {
+      reach = Math.max(reach, taken[next]?.[1] ?? 0);
+    }
+    return at < reach;
+  };
   for (const f of findPersonalData(text)) {
     const raw = text.slice(f.start, f.end);
     if (f.rule === 'pii.email') {
@@ -229,12 +334,16 @@ function scanText(text: string, pointer: string, c: Collector): void {
     }
   }
   // Brackets and other separators around a phone's groups: `+1 (415) 555-0199`.
-  each(PHONE_LOOSE_RE, text.replace(/[()]/g, ' ').replace(/ {2,}/g, ' '), (m) =>
-    addPhone(m[0].replace(/\D/g, ''), pointer, c),
-  );
+  // Groups separated by `_`, `,` or `/` too: `415_555_0199`, `+1,415,555,0199`.
+  const grouped = text
+    .replace(/[()]/g, ' ')
+    .replace(/ {2,}/g, ' ')
+    .replace(/(?<=\d)[_,/](?=\d)/g, '-');
+  each(PHONE_LOOSE_RE, grouped, (m) => addPhone(m[0].replace(/\D/g, ''), pointer, c));
+  each(PHONE_NANP_LOOSE_RE, grouped, (m) => addPhone(m[0].replace(/\D/g, ''), pointer, c));
   each(
     IBAN_LOOSE_RE,
-    text.replace(/(?<=[A-Za-z0-9])[./-](?=[A-Za-z0-9])/g, ' ').toUpperCase(),
+    text.replace(/(?<=[A-Za-z0-9])[./_,-](?=[A-Za-z0-9])/g, ' ').toUpperCase(),
     (m) => {
       if (ibanChecks(m[0])) c.add('iban', m[0].replace(/ /g, ''), pointer);
     },
@@ -324,15 +433,19 @@ function walk(v: unknown, pointer: string, depth: number, c: Collector, whole: b
   }
 }
 
-/** One string (a value or a key) in its canonical form and, if it has escapes, decoded too. */
+/**
+ * One string (a value or a key) in its canonical form; if it has percent-escapes, decoded too;
+ * and if it spells separators out (`&#64;`, `\u0040`, `(at)`, ` at `), with them read.
+ */
 function scanString(raw: string, pointer: string, c: Collector, whole: boolean): void {
   const text = canonicalText(raw);
-  scanText(text, pointer, c);
-  if (whole) wholeString(text, pointer, c);
   const decoded = percentDecoded(text);
-  if (decoded === null || c.full) return;
-  scanText(decoded, pointer, c);
-  if (whole) wholeString(decoded, pointer, c);
+  const plain = deobfuscated(decoded ?? text);
+  for (const reading of [text, decoded, plain]) {
+    if (reading === null || c.full) continue;
+    scanText(reading, pointer, c);
+    if (whole) wholeString(reading, pointer, c);
+  }
 }
 
 /** The destination-like literals in a tool's result (every string in it), first `max` distinct. */
