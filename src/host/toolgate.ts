@@ -5,7 +5,6 @@
  * (docs/architecture.md §6).
  */
 import { randomBytes } from 'node:crypto';
-import { statSync } from 'node:fs';
 import {
   type AdminApi,
   AGENTS_ADMIN,
@@ -45,10 +44,7 @@ import {
 import {
   type Clock,
   isToolgateError,
-  MAX_SECRET_FILE_BYTES,
   problem,
-  readBoundedFile,
-  regularFileStats,
   systemActor,
   systemClock,
   ToolgateError,
@@ -67,6 +63,7 @@ import {
   CredentialBroker,
   configuredMasterKey,
   type MasterKey,
+  readClientSecretFile,
   type SecretAdmin,
   SecretsService,
   SubjectTokens,
@@ -562,7 +559,7 @@ export async function openGateway(options: ToolgateOptions = {}): Promise<Gatewa
                 issuer: exchangeIssuer(options.oauth),
                 tokenEndpoint: exchange.tokenEndpoint,
                 clientId: exchange.clientId,
-                clientSecret: readClientSecret(exchange.clientSecretFile),
+                clientSecret: readClientSecretFile(exchange.clientSecretFile),
                 tools: exchange.tools,
               },
               { fetch: outbound.fetch },
@@ -1065,27 +1062,6 @@ export async function openGateway(options: ToolgateOptions = {}): Promise<Gatewa
 }
 
 /** The files of an SQLite database (none for PostgreSQL, or in memory). */
-/** toolgate's client secret at the authorization server: a file no one else may read. */
-function readClientSecret(path: string): string {
-  try {
-    if ((regularFileStats(path, 'client secret file').mode & 0o077) !== 0)
-      throw new TypeError(`${path} is readable by group or others: chmod 600 ${path}`);
-    const secret = readBoundedFile(path, {
-      option: 'client secret file',
-      maxBytes: MAX_SECRET_FILE_BYTES,
-      unreadable: (message) => new TypeError(message),
-    }).trim();
-    if (secret === '') throw new TypeError(`${path} is empty`);
-    return secret;
-  } catch (err) {
-    throw new ToolgateError(
-      'INPUT_INVALID',
-      `the token-exchange client secret cannot be used: ${err instanceof Error ? err.message : `cannot read ${path}`}`,
-      { problems: [] },
-    );
-  }
-}
-
 function databaseFiles(store: Pick<Store, 'dialect' | 'location'>): string[] {
   if (store.dialect !== 'sqlite') return [];
   const path = store.location.slice('sqlite:'.length);

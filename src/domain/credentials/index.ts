@@ -40,4 +40,4 @@ export {
 } from './secrets-service.js';
 export { SubjectTokens } from './subject-tokens.js';
 export type { ExchangeTarget, TokenExchangeConfig } from './token-exchange.js';
-export { TOKEN_EXCHANGE_GRANT, TokenExchanger } from './token-exchange.js';
+export { readClientSecretFile, TOKEN_EXCHANGE_GRANT, TokenExchanger } from './token-exchange.js';

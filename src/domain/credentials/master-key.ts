@@ -6,7 +6,7 @@
  */
 
 import { createHash, hkdfSync, randomBytes } from 'node:crypto';
-import { existsSync, statSync, writeFileSync } from 'node:fs';
+import { existsSync, writeFileSync } from 'node:fs';
 import { join } from 'node:path';
 import {
   MAX_SECRET_FILE_BYTES,

@@ -9,7 +9,13 @@
  * none is ever logged.
  */
 import { createHash } from 'node:crypto';
-import { endpointUrlProblem } from '../../core/index.js';
+import {
+  endpointUrlProblem,
+  MAX_SECRET_FILE_BYTES,
+  readBoundedFile,
+  regularFileStats,
+  ToolgateError,
+} from '../../core/index.js';
 import type { SubjectToken } from './subject-tokens.js';
 
 export const TOKEN_EXCHANGE_GRANT = 'urn:ietf:params:oauth:grant-type:token-exchange';
@@ -185,5 +191,26 @@ export class TokenExchanger {
       if (oldest !== undefined) this.#cache.delete(oldest);
     }
     return body.access_token;
+  }
+}
+
+/** toolgate's client secret at the authorization server: a file no one else may read. */
+export function readClientSecretFile(path: string): string {
+  try {
+    if ((regularFileStats(path, 'client secret file').mode & 0o077) !== 0)
+      throw new TypeError(`${path} is readable by group or others: chmod 600 ${path}`);
+    const secret = readBoundedFile(path, {
+      option: 'client secret file',
+      maxBytes: MAX_SECRET_FILE_BYTES,
+      unreadable: (message) => new TypeError(message),
+    }).trim();
+    if (secret === '') throw new TypeError(`${path} is empty`);
+    return secret;
+  } catch (err) {
+    throw new ToolgateError(
+      'INPUT_INVALID',
+      `the token-exchange client secret cannot be used: ${err instanceof Error ? err.message : `cannot read ${path}`}`,
+      { problems: [] },
+    );
   }
 }

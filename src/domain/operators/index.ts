@@ -28,19 +28,15 @@ export {
 export type {
   IssuedToken,
   OidcIdentity,
-  OperatorServiceOptions,
   OperatorSpec,
   OperatorUpdate,
   OperatorView,
   TokenSpec,
   TokenView,
-} from './operator-service.js';
-export {
-  firstAdminSetUp,
-  loginRefused,
-  OperatorService,
-  refuseBootstrapAfterSetup,
-} from './operator-service.js';
+} from './operator-records.js';
+export { firstAdminSetUp, loginRefused, refuseBootstrapAfterSetup } from './operator-records.js';
+export type { OperatorServiceOptions } from './operator-service.js';
+export { OperatorService } from './operator-service.js';
 export {
   checkLocalId,
   OPERATOR_ID_PATTERN,

@@ -192,19 +192,7 @@ export class ChangeDesk {
     const approver = operatorActor(operator, via);
     const approverId = approver.id;
     // Who may not approve is settled before a code is spent on it, and again in the transaction.
-    try {
-      await this.#mayApprove(this.#db, id, approverId);
-    } catch (err) {
-      // An unconfirmed account's approval is a refusal of four eyes: audited (invariant 14).
-      if (err instanceof UnconfirmedApprover) {
-        await appendEvent(this.#db, approver, this.#clock(), {
-          action: 'change.approval_refused',
-          subject: `change:${id}`,
-          details: { reason: 'unconfirmed', message: err.message },
-        });
-      }
-      throw err;
-    }
+    await this.#mayApproveAudited(id, approver);
     if (!this.#secondFactors) {
       throw new ToolgateError(
         'FORBIDDEN',
@@ -289,6 +277,23 @@ export class ChangeDesk {
       }
     }
     return applied;
+  }
+
+  /** `#mayApprove` outside a transaction; an unconfirmed account's approval is audited. */
+  async #mayApproveAudited(id: string, approver: Actor): Promise<void> {
+    try {
+      await this.#mayApprove(this.#db, id, approver.id);
+    } catch (err) {
+      // An unconfirmed account's approval is a refusal of four eyes: audited (invariant 14).
+      if (err instanceof UnconfirmedApprover) {
+        await appendEvent(this.#db, approver, this.#clock(), {
+          action: 'change.approval_refused',
+          subject: `change:${id}`,
+          details: { reason: 'unconfirmed', message: err.message },
+        });
+      }
+      throw err;
+    }
   }
 
   /** By an approver, as for `approve`; a rejection needs no second factor. */

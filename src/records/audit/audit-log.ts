@@ -502,7 +502,10 @@ export class AuditLog {
     if (dir.trim() === '') throw badInput('/out', 'name the folder to export the bundle to');
     for (const name of ['context.json', 'records.jsonl', 'checkpoints.jsonl'])
       if (existsSync(join(dir, name)))
-        throw badInput('/out', `${dir} already holds an audit bundle (${name}): choose a new folder`);
+        throw badInput(
+          '/out',
+          `${dir} already holds an audit bundle (${name}): choose a new folder`,
+        );
     if (this.#checkpoints) await this.checkpoint();
     const tail = await this.#exclusive(() => this.#catchUp());
     const from = range.from ?? 1;

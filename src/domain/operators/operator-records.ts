@@ -1,0 +1,248 @@
+/**
+ * @module The operator service's records and rules that need no service: the views and specs it
+ * takes and returns, reading an account row, and the checks every operator act shares.
+ */
+import type { Kysely, Transaction } from 'kysely';
+import { problem, ToolgateError } from '../../core/index.js';
+import type { Database } from '../../records/store/index.js';
+import { hasRole, isBootstrap, type Operator, type OperatorRole } from './operator.js';
+import { parseRoles } from './operator-spec.js';
+import { MAX_TOKEN_DAYS, MIN_TOKEN_DAYS } from './personal-token.js';
+
+/** An account as admins see it; never the password hash. */
+export interface OperatorView {
+  readonly id: string;
+  readonly name: string;
+  readonly roles: OperatorRole[];
+  readonly teams: string[];
+  readonly kind: 'local' | 'oidc';
+  readonly disabled: boolean;
+  readonly has_password: boolean;
+  readonly email: string | null;
+  readonly created_at: string;
+  readonly created_by: string;
+  readonly updated_at: string;
+  /** Who last handed the account credentials or a deciding role; null: nobody yet. */
+  readonly set_up_by: string | null;
+  /** Whether the account counts in a decision that needs two people (four-eyes changes). */
+  readonly confirmed: boolean;
+  /** Who confirmed it (`admin-token` at the genesis, `upgrade` for accounts from before). */
+  readonly confirmed_by: string | null;
+  readonly confirmed_at: string | null;
+}
+
+export interface OperatorSpec {
+  readonly id: string;
+  readonly name?: string;
+  readonly roles: readonly OperatorRole[];
+  readonly teams?: readonly string[];
+  /** Optional here; without one the account cannot log in until `setPassword`. */
+  readonly password?: string;
+}
+
+export interface OperatorUpdate {
+  readonly name?: string;
+  readonly roles?: readonly OperatorRole[];
+  readonly teams?: readonly string[];
+  readonly disabled?: boolean;
+}
+
+export interface OidcIdentity {
+  readonly issuer: string;
+  readonly subject: string;
+  readonly name: string;
+  readonly email?: string;
+  readonly roles: readonly OperatorRole[];
+  readonly teams: readonly string[];
+}
+
+export interface TokenSpec {
+  readonly name: string;
+  /** A subset of the operator's roles; default all of them. */
+  readonly roles?: readonly OperatorRole[];
+  /** 1 to 366; required, so no token lives forever. */
+  readonly expiresInDays: number;
+  /** Whose token: default the caller's own; another operator's only for an admin. */
+  readonly operatorId?: string;
+}
+
+export interface IssuedToken {
+  readonly id: string;
+  /** The token; returned once, never stored. */
+  readonly token: string;
+  readonly operator_id: string;
+  readonly roles: OperatorRole[];
+  readonly expires_at: string;
+}
+
+export interface TokenView {
+  readonly id: string;
+  readonly operator_id: string;
+  readonly name: string;
+  readonly roles: OperatorRole[];
+  readonly created_at: string;
+  readonly created_by: string;
+  readonly expires_at: string;
+  readonly revoked_at: string | null;
+}
+
+export type OperatorRow = Awaited<ReturnType<typeof selectOperator>>;
+export type Db = Kysely<Database> | Transaction<Database>;
+
+export function selectOperator(db: Db, id: string) {
+  return db.selectFrom('operators').selectAll().where('id', '=', id).executeTakeFirst();
+}
+
+/** The one answer to every failed local login: which part failed is for the audit log only. */
+export function loginRefused(): ToolgateError<'UNAUTHENTICATED'> {
+  return new ToolgateError('UNAUTHENTICATED', 'wrong operator, password or code', {});
+}
+
+export function forbidden(message: string, roles: OperatorRole[] = []): ToolgateError<'FORBIDDEN'> {
+  return new ToolgateError('FORBIDDEN', message, roles.length > 0 ? { roles } : {});
+}
+
+export function requireAdmin(by: Operator): void {
+  if (!hasRole(by, 'admin')) throw forbidden(`operator ${by.id} is not an admin`, ['admin']);
+}
+
+/**
+ * Whether the install's first admin is set up: an enabled account holding `admin` with a second
+ * factor enrolled. From then on the bootstrap token makes no more people who decide (see
+ * `refuseBootstrapAfterSetup`).
+ */
+export async function firstAdminSetUp(db: Db): Promise<boolean> {
+  const rows = await db
+    .selectFrom('operators')
+    .innerJoin('operator_second_factors', 'operator_second_factors.operator_id', 'operators.id')
+    .select('operators.roles')
+    .where('operators.disabled', '=', 0)
+    .where('operators.roles', 'like', '%"admin"%')
+    .execute();
+  return rows.some((r) => rolesOf(r.roles).includes('admin'));
+}
+
+/**
+ * Four eyes means two people: once the first admin is set up, the shared bootstrap secret can no
+ * longer create, promote or arm anyone who decides or administers (grant `approver` or `admin`,
+ * enrol or remove a second factor, issue a personal token). Never returns on refusal.
+ */
+export async function refuseBootstrapAfterSetup(db: Db, by: Operator, what: string): Promise<void> {
+  if (!isBootstrap(by)) return;
+  if (await firstAdminSetUp(db)) {
+    throw forbidden(
+      `the bootstrap admin token cannot ${what} once the first admin is set up: an admin does it as their own account`,
+    );
+  }
+}
+
+/** Whether a role list holds a role that decides (`approver`) or administers (`admin`). */
+export function decides(roles: readonly OperatorRole[]): boolean {
+  return roles.includes('approver') || roles.includes('admin');
+}
+
+/**
+ * Once the first admin is set up, the bootstrap token changes nothing about an account that holds
+ * a deciding role, or would hold one after the change: no enable or disable, password, name, teams,
+ * roles, second factor or token. Accounts that decide nothing (auditor, owner) it still manages.
+ * Read inside the caller's transaction, on the row it is about to change. Never returns on refusal.
+ */
+export async function refuseBootstrapOnDecider(
+  db: Db,
+  by: Operator,
+  row: { roles: string },
+  after: readonly OperatorRole[] | undefined,
+  what: string,
+): Promise<void> {
+  if (!isBootstrap(by)) return;
+  if (!decides(rolesOf(row.roles)) && !(after !== undefined && decides(after))) return;
+  await refuseBootstrapAfterSetup(db, by, `${what} of an approver or an admin`);
+}
+
+export function notFound(id: string): ToolgateError<'OPERATOR_NOT_FOUND'> {
+  return new ToolgateError('OPERATOR_NOT_FOUND', `no operator ${id}`, { operatorId: id });
+}
+
+export function jsonList(text: string): string[] {
+  const value: unknown = JSON.parse(text);
+  return Array.isArray(value) ? value.filter((v): v is string => typeof v === 'string') : [];
+}
+
+export function rolesOf(text: string): OperatorRole[] {
+  return parseRoles(jsonList(text));
+}
+
+export function toView(row: NonNullable<OperatorRow>): OperatorView {
+  return {
+    id: row.id,
+    name: row.name,
+    roles: rolesOf(row.roles),
+    teams: jsonList(row.teams),
+    kind: row.kind,
+    disabled: row.disabled === 1,
+    has_password: row.password_hash !== null,
+    email: row.email,
+    created_at: row.created_at,
+    created_by: row.created_by,
+    updated_at: row.updated_at,
+    set_up_by: row.set_up_by,
+    confirmed: row.confirmed_by !== null,
+    confirmed_by: row.confirmed_by,
+    confirmed_at: row.confirmed_at,
+  };
+}
+
+export function tokenView(row: {
+  id: string;
+  operator_id: string;
+  name: string;
+  roles: string;
+  created_at: string;
+  created_by: string;
+  expires_at: string;
+  revoked_at: string | null;
+}): TokenView {
+  return {
+    id: row.id,
+    operator_id: row.operator_id,
+    name: row.name,
+    roles: rolesOf(row.roles),
+    created_at: row.created_at,
+    created_by: row.created_by,
+    expires_at: row.expires_at,
+    revoked_at: row.revoked_at,
+  };
+}
+
+export function parseTokenName(name: unknown): string {
+  if (typeof name !== 'string' || name.trim() === '' || name.length > 100) {
+    throw new ToolgateError('INPUT_INVALID', 'a token name of 1–100 characters', {
+      problems: [problem('/name', 'a token name of 1–100 characters', 'maxLength')],
+    });
+  }
+  return name.trim();
+}
+
+export function parseDays(days: unknown): number {
+  if (
+    typeof days !== 'number' ||
+    !Number.isInteger(days) ||
+    days < MIN_TOKEN_DAYS ||
+    days > MAX_TOKEN_DAYS
+  ) {
+    throw new ToolgateError(
+      'INPUT_INVALID',
+      `a token expires in ${MIN_TOKEN_DAYS} to ${MAX_TOKEN_DAYS} days`,
+      {
+        problems: [
+          problem(
+            '/expires_in_days',
+            `an integer from ${MIN_TOKEN_DAYS} to ${MAX_TOKEN_DAYS}`,
+            'range',
+          ),
+        ],
+      },
+    );
+  }
+  return days;
+}
