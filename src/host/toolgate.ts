@@ -877,13 +877,23 @@ export async function openGateway(options: ToolgateOptions = {}): Promise<Gatewa
       facts: { from: e.from, to: e.to, score: e.score, cause: e.cause, rule: e.rule },
     });
   });
+  // A security event is often a refusal of someone not authenticated: what they sent is kept
+  // only as keyed hashes (invariant 16), like a call's arguments (SecurityEvents.record).
   const security: SecurityEvents = {
-    record: (action, subject, details) =>
-      appendEvent(store.db, systemActor('security'), (options.clock ?? systemClock)(), {
+    record: (action, subject, details, caller = {}) => {
+      const masked = {
+        ...(pseudonyms.maskDetails(
+          details,
+          caller.sent?.filter((v) => v.length > 0) ?? [],
+        ) as Record<string, unknown>),
+      };
+      for (const [k, v] of Object.entries(caller.hashed ?? {})) masked[k] = pseudonyms.token(v);
+      return appendEvent(store.db, systemActor('security'), (options.clock ?? systemClock)(), {
         action,
         subject,
-        details,
-      }),
+        details: masked,
+      });
+    },
   };
   // Each API holds only the members it names, bound once here (not per call): what a front is
   // not given (a provider's `call`, the audit `writer`, a session's `suspend`) is not reachable.

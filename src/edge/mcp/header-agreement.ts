@@ -80,6 +80,37 @@ function requestIdOf(body: unknown): string | number | null {
   return typeof id === 'string' || typeof id === 'number' ? id : null;
 }
 
+/**
+ * What a refusal's reason may quote of the request as the caller sent it: every `Mcp-*` and
+ * `MCP-Protocol-Version` header (decoded, and as sent), the body's method, the name or URI
+ * `Mcp-Name` mirrors, and the protocol version in `_meta`. The audit hashes each where it appears.
+ */
+export function sentValues(headers: Headers, body: unknown): string[] {
+  const out: string[] = [];
+  for (const [name, value] of Object.entries(headers)) {
+    if (!name.toLowerCase().startsWith('mcp-') || value === undefined) continue;
+    const text = Array.isArray(value) ? value.join(',') : value;
+    out.push(text);
+    const decoded = decodeValue(text);
+    if (decoded !== undefined && decoded !== text) out.push(decoded);
+  }
+  if (body !== null && typeof body === 'object' && !Array.isArray(body)) {
+    const b = body as { method?: unknown; params?: Record<string, unknown> };
+    const meta = b.params?._meta;
+    for (const v of [
+      b.method,
+      b.params?.name,
+      b.params?.uri,
+      meta !== null && typeof meta === 'object'
+        ? (meta as Record<string, unknown>)[PROTOCOL_VERSION_META_KEY]
+        : undefined,
+    ]) {
+      if (typeof v === 'string') out.push(v);
+    }
+  }
+  return out;
+}
+
 function claimsEnvelope(body: unknown): boolean {
   if (body === null || typeof body !== 'object' || Array.isArray(body)) return false;
   const meta = (body as { params?: { _meta?: unknown } }).params?._meta;
