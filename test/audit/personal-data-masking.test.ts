@@ -639,6 +639,61 @@ for (const backend of backends()) {
       assert.ok(flood <= 10, `${flood} records for 32 refusals`);
     });
 
+    test('a header mismatch sent without any credential keeps the header values it quotes only as keyed hashes', async () => {
+      const METHOD = 'Hedwig.Courths-Mahler@Privat.example';
+      const mismatch = async (mcpMethod: string) => {
+        const res = await fetch(`${base}/mcp`, {
+          method: 'POST',
+          headers: {
+            'content-type': 'application/json',
+            accept: 'application/json, text/event-stream',
+            'mcp-protocol-version': '2026-07-28',
+            'mcp-method': mcpMethod,
+            'mcp-name': 'route_notes',
+          },
+          body: JSON.stringify({
+            jsonrpc: '2.0',
+            id: 7,
+            method: 'tools/call',
+            params: {
+              name: 'route_notes',
+              arguments: { priority: 1 },
+              _meta: {
+                'io.modelcontextprotocol/protocolVersion': '2026-07-28',
+                'io.modelcontextprotocol/clientCapabilities': {},
+                'io.modelcontextprotocol/clientInfo': { name: 'raw', version: '1' },
+              },
+            },
+          }),
+        });
+        assert.equal(res.status, 400, await res.text());
+      };
+      const recorded = async () =>
+        (
+          await inspector.db
+            .selectFrom('events')
+            .select('details')
+            .where('action', '=', 'mcp.header_mismatch')
+            .orderBy('seq')
+            .execute()
+        ).map((e) => JSON.parse(e.details) as Record<string, unknown>);
+      const before = (await recorded()).length;
+      await mismatch(METHOD);
+      // The benign neighbour: another method named in the header, the gateway's words kept.
+      await mismatch('tools/list');
+      const [attack, benign] = (await recorded()).slice(before);
+      assert.equal(attack?.header, 'Mcp-Method');
+      assert.ok(String(attack?.reason).includes(token(METHOD)), JSON.stringify(attack));
+      assert.ok(
+        String(benign?.reason).includes('tools/call') &&
+          String(benign?.reason).includes('tools/list'),
+        JSON.stringify(benign),
+      );
+      assert.ok(/^hmac:/.test(String(attack?.remote)));
+      const text = await everything();
+      assert.ok(!text.includes('courths') && !text.includes('privat.example'));
+    });
+
     test('search and erasure by value refuse blank and short values and change nothing; four characters work', async () => {
       const sid = await session();
       const kept = await call(sid, 'route_notes', { notes: { first: '    indented code' } });
