@@ -13,6 +13,11 @@
  *   readable; keys in a pointer are found after `İ` and in `~0`/`~1` escapes;
  * - an egress host the caller chose, and the model the agent reports, are kept as keyed hashes,
  *   while the hosts the tool's definition names stay readable;
+ * - a run id the agent chose (an IBAN, a name) is its keyed hash in every record of its run, the
+ *   hash the search gives, while a session's own id stays readable;
+ * - with no credential at all, a refused Origin or Host (an e-mail, phone, IBAN and name) and an
+ *   Mcp-Method header in a mismatch are recorded only as keyed hashes, the peer's address too,
+ *   and a flood from one peer writes at most the sample, while a loopback Origin passes;
  * - one value in any case or Unicode compatibility form has one hash, in arguments and messages,
  *   and it is the hash the classified store's search gives;
  * - search and erasure by value refuse blank and short values (REST and the library API) and
