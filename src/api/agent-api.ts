@@ -158,11 +158,13 @@ export interface AgentApi {
  */
 export interface SecurityEvents {
   /**
-   * Every string of `details` is masked as a refusal's text is (quoted segments, personal data the
-   * detectors find, and each of `caller.sent` wherever it appears, replaced by keyed hashes);
-   * `caller.hashed` are fields whose value is the caller's whole (a header as sent, the peer's
-   * address), recorded only as their keyed hashes. docs/security-model.md, "Personal data and the
-   * audit log".
+   * `caller`, given for a refusal of what someone sent (before authentication, anyone may send
+   * anything): every string of `details` is then masked as a refusal's text is (quoted segments,
+   * personal data the detectors find, and each of `caller.sent` wherever it appears, replaced by
+   * keyed hashes), and `caller.hashed` are fields whose value is the caller's whole (a header as
+   * sent, the peer's address), recorded only as their keyed hashes. Without it, `details` are the
+   * gateway's own words and identifiers, kept as they are. docs/security-model.md, "Personal data
+   * and the audit log".
    */
   record(
     action: string,

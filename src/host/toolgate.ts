@@ -877,10 +877,15 @@ export async function openGateway(options: ToolgateOptions = {}): Promise<Gatewa
       facts: { from: e.from, to: e.to, score: e.score, cause: e.cause, rule: e.rule },
     });
   });
-  // A security event is often a refusal of someone not authenticated: what they sent is kept
-  // only as keyed hashes (invariant 16), like a call's arguments (SecurityEvents.record).
+  // A refusal of someone not authenticated names what they sent (`caller`): kept only as keyed
+  // hashes (invariant 16), like a call's arguments (SecurityEvents.record). Other events name the
+  // organisation's own identifiers (agent, user, credential ids), kept as they are.
   const security: SecurityEvents = {
-    record: (action, subject, details, caller = {}) => {
+    record: (action, subject, details, caller) => {
+      const at = (options.clock ?? systemClock)();
+      if (caller === undefined) {
+        return appendEvent(store.db, systemActor('security'), at, { action, subject, details });
+      }
       const masked = {
         ...(pseudonyms.maskDetails(
           details,
@@ -888,7 +893,7 @@ export async function openGateway(options: ToolgateOptions = {}): Promise<Gatewa
         ) as Record<string, unknown>),
       };
       for (const [k, v] of Object.entries(caller.hashed ?? {})) masked[k] = pseudonyms.token(v);
-      return appendEvent(store.db, systemActor('security'), (options.clock ?? systemClock)(), {
+      return appendEvent(store.db, systemActor('security'), at, {
         action,
         subject,
         details: masked,
