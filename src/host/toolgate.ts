@@ -186,6 +186,7 @@ import {
   readRevisions,
   type Store,
 } from '../records/store/index.js';
+import { securityEvents } from './security-events.js';
 
 /**
  * What a front is given: the agent API (REST agent routes, MCP), the admin API (REST admin
@@ -877,29 +878,7 @@ export async function openGateway(options: ToolgateOptions = {}): Promise<Gatewa
       facts: { from: e.from, to: e.to, score: e.score, cause: e.cause, rule: e.rule },
     });
   });
-  // A refusal of someone not authenticated names what they sent (`caller`): kept only as keyed
-  // hashes (invariant 16), like a call's arguments (SecurityEvents.record). Other events name the
-  // organisation's own identifiers (agent, user, credential ids), kept as they are.
-  const security: SecurityEvents = {
-    record: (action, subject, details, caller) => {
-      const at = (options.clock ?? systemClock)();
-      if (caller === undefined) {
-        return appendEvent(store.db, systemActor('security'), at, { action, subject, details });
-      }
-      const masked = {
-        ...(pseudonyms.maskDetails(
-          details,
-          caller.sent?.filter((v) => v.length > 0) ?? [],
-        ) as Record<string, unknown>),
-      };
-      for (const [k, v] of Object.entries(caller.hashed ?? {})) masked[k] = pseudonyms.token(v);
-      return appendEvent(store.db, systemActor('security'), at, {
-        action,
-        subject,
-        details: masked,
-      });
-    },
-  };
+  const security = securityEvents(store, pseudonyms, options.clock ?? systemClock);
   // Each API holds only the members it names, bound once here (not per call): what a front is
   // not given (a provider's `call`, the audit `writer`, a session's `suspend`) is not reachable.
   const agent: AgentApi = Object.freeze({

@@ -20,7 +20,7 @@ import { classify, type HeaderRefusal, sentValues } from './header-agreement.js'
 import { hintKeepAlive } from './keep-alive-hint.js';
 import { ListChangedWatcher, type WatchedSession } from './list-changed.js';
 import { ModernMcp } from './modern-http.js';
-import { checkOriginHost, headerForm, type OriginPolicy, originPolicy } from './origin-guard.js';
+import { checkOriginHost, type OriginPolicy, originPolicy, originRefusal } from './origin-guard.js';
 import { RefusalSampler } from './refusal-sampler.js';
 import { RUN_META_KEY, runPrincipalOf } from './run-meta.js';
 import { pickVictim } from './session-eviction.js';
@@ -199,7 +199,6 @@ export async function registerMcpHttp(
   );
   idleSweep.unref();
 
-  /** Refusals before authentication, audited sampled: a stranger cannot grow the log at will. */
   const refusals = new RefusalSampler(security, {
     ...(options.refusalSample !== undefined ? { sample: options.refusalSample } : {}),
   });
@@ -222,14 +221,12 @@ export async function registerMcpHttp(
     req: FastifyRequest,
     reply: FastifyReply,
     r: HeaderRefusal,
-    message?: unknown,
+    m?: unknown,
   ) => {
-    // The reason may quote a header or the body's method as sent: those are hashed in it.
-    await refusals.record(
-      'mcp.header_mismatch',
-      { header: r.header, reason: r.reason.slice(0, 300) },
-      { hashed: { remote: req.ip }, sent: sentValues(req.headers, message) },
-    );
+    // The reason may quote a header or the body's method as sent: each hashed where it appears.
+    const sent = sentValues(req.headers, m);
+    const details = { header: r.header, reason: r.reason.slice(0, 300) };
+    await refusals.record('mcp.header_mismatch', details, { hashed: { remote: req.ip }, sent });
     const err = new ToolgateError('MCP_HEADER_MISMATCH', r.reason, {
       header: r.header,
       reason: r.reason,
@@ -284,17 +281,7 @@ export async function registerMcpHttp(
         origins,
       );
       if (verdict.ok) return;
-      // Anyone can send any header: what was sent is kept as its keyed hash (repeats group by it)
-      // with its form and length, the peer's address as its keyed hash too, and sampled.
-      await refusals.record(
-        'mcp.origin_refused',
-        {
-          reason: verdict.reason,
-          form: headerForm(verdict.reason, verdict.value),
-          length: verdict.length,
-        },
-        { hashed: { value: verdict.value, remote: req.ip } },
-      );
+      await refusals.record('mcp.origin_refused', ...originRefusal(verdict, req.ip));
       return rpcError(
         reply,
         'FORBIDDEN',

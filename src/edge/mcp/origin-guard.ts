@@ -42,6 +42,19 @@ export function headerForm(reason: 'origin' | 'host', value: string): string {
   return scheme === 'http' || scheme === 'https' ? scheme : 'other';
 }
 
+/**
+ * The audit of a refusal (`mcp.origin_refused`): anyone can send any header, so what was sent is
+ * kept only as its keyed hash (repeats group by it) beside its form and length, and the peer's
+ * address as its keyed hash too (SecurityEvents.record's `caller`).
+ */
+export function originRefusal(
+  verdict: Extract<OriginVerdict, { ok: false }>,
+  remote: string,
+): [Record<string, unknown>, { hashed: Record<string, string> }] {
+  const { reason, value, length } = verdict;
+  return [{ reason, form: headerForm(reason, value), length }, { hashed: { value, remote } }];
+}
+
 /** Parses a configured origin; throws a TypeError naming what is wrong (startup refuses it). */
 export function parseAllowedOrigin(value: string): string {
   let url: URL;
