@@ -157,5 +157,27 @@ export interface AgentApi {
  * to the events table and the audit chain. Handed to the MCP front beside the agent API.
  */
 export interface SecurityEvents {
-  record(action: string, subject: string, details: Record<string, unknown>): Promise<void>;
+  /**
+   * `caller`, given for a refusal of what someone sent (before authentication, anyone may send
+   * anything): every string of `details` is then masked as a refusal's text is (quoted segments,
+   * personal data the detectors find, and each of `caller.sent` wherever it appears, replaced by
+   * keyed hashes), and `caller.hashed` are fields whose value is the caller's whole (a header as
+   * sent, the peer's address), recorded only as their keyed hashes. Without it, `details` are the
+   * gateway's own words and identifiers, kept as they are. docs/security-model.md, "Personal data
+   * and the audit log".
+   */
+  record(
+    action: string,
+    subject: string,
+    details: Record<string, unknown>,
+    caller?: CallerValues,
+  ): Promise<void>;
+}
+
+/** What a caller supplied to a refusal recorded as a security event (SecurityEvents.record). */
+export interface CallerValues {
+  /** Fields recorded as the keyed hash of the caller's value, never the value. */
+  readonly hashed?: Readonly<Record<string, string>>;
+  /** Values the caller sent that the details' text may quote: each replaced by its keyed hash. */
+  readonly sent?: readonly string[];
 }

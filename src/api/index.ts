@@ -34,6 +34,7 @@ export type {
   AgentApi,
   AgentApprovalStatus,
   AgentCallOutcome,
+  CallerValues,
   OAuthFront,
   SecurityEvents,
 } from './agent-api.js';

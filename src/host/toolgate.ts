@@ -184,6 +184,7 @@ import {
   readRevisions,
   type Store,
 } from '../records/store/index.js';
+import { securityEvents } from './security-events.js';
 
 /**
  * What a front is given: the agent API (REST agent routes, MCP), the admin API (REST admin
@@ -875,14 +876,7 @@ export async function openGateway(options: ToolgateOptions = {}): Promise<Gatewa
       facts: { from: e.from, to: e.to, score: e.score, cause: e.cause, rule: e.rule },
     });
   });
-  const security: SecurityEvents = {
-    record: (action, subject, details) =>
-      appendEvent(store.db, systemActor('security'), (options.clock ?? systemClock)(), {
-        action,
-        subject,
-        details,
-      }),
-  };
+  const security = securityEvents(store, pseudonyms, options.clock ?? systemClock);
   // Each API holds only the members it names, bound once here (not per call): what a front is
   // not given (a provider's `call`, the audit `writer`, a session's `suspend`) is not reachable.
   const agent: AgentApi = Object.freeze({

@@ -13,6 +13,11 @@
  *   readable; keys in a pointer are found after `İ` and in `~0`/`~1` escapes;
  * - an egress host the caller chose, and the model the agent reports, are kept as keyed hashes,
  *   while the hosts the tool's definition names stay readable;
+ * - a run id the agent chose (an IBAN, a name) is its keyed hash in every record of its run, the
+ *   hash the search gives, while a session's own id stays readable;
+ * - with no credential at all, a refused Origin or Host (an e-mail, phone, IBAN and name) and an
+ *   Mcp-Method header in a mismatch are recorded only as keyed hashes, the peer's address too,
+ *   and a flood from one peer writes at most the sample, while a loopback Origin passes;
  * - one value in any case or Unicode compatibility form has one hash, in arguments and messages,
  *   and it is the hash the classified store's search gives;
  * - search and erasure by value refuse blank and short values (REST and the library API) and
@@ -22,6 +27,7 @@
  * finds the call by the value and the keyed hashes match `tg.audit.writer.pseudonyms.token`.
  */
 import assert from 'node:assert/strict';
+import { request as httpRequest } from 'node:http';
 import { after, before, describe, test } from 'node:test';
 import { Client } from '@modelcontextprotocol/sdk/client/index.js';
 import { StreamableHTTPClientTransport } from '@modelcontextprotocol/sdk/client/streamableHttp.js';
@@ -514,6 +520,183 @@ for (const backend of backends()) {
         const callIds = (found.body.items as { call_id: string }[]).map((i) => i.call_id);
         for (const id of [...ids.slice(0, 3), callIdOf(refused)]) assert.ok(callIds.includes(id));
       }
+    });
+
+    test("the run id an agent chose is kept as its keyed hash in every record of its run; a session's own id stays readable", async () => {
+      // A valid IBAN, and a name with a customer number: both allowed by the run id's pattern.
+      const runs = ['DE89370400440532013000', 'Rosa.Luxemburg-Kundin-4711'];
+      const opened: [string, string][] = [];
+      for (const run of runs) {
+        const r = await send('POST', '/v1/sessions', { run_id: run }, apiKey);
+        assert.equal(r.status, 201, JSON.stringify(r.body));
+        opened.push([run, r.body.id as string]);
+      }
+      for (const [run, sid] of opened) {
+        const allowed = await call(sid, 'route_notes', { priority: 1 });
+        assert.equal(allowed.status, 200, JSON.stringify(allowed.body));
+        const probe = await call(sid, 'no_such_tool', { query: 'x' });
+        assert.equal(probe.status, 404, JSON.stringify(probe.body));
+        const records = [
+          ...(await recordsOf(callIdOf(allowed))),
+          ...(await recordsOf(callIdOf(probe))),
+        ];
+        assert.deepEqual(
+          records.map((x) => [x.kind, x.run_id, x.session_id]),
+          [
+            ['call.pre', token(run), sid],
+            ['call.post', token(run), sid],
+            ['call.denied', token(run), sid],
+          ],
+        );
+        // An investigator holding the run id computes the hash the records carry.
+        const found = await search(run);
+        assert.equal(found.status, 200, JSON.stringify(found.body));
+        assert.equal(found.body.token, token(run));
+      }
+      const text = await everything();
+      assert.ok(!text.includes('de89370400440532013000'), 'the IBAN is in the append-only log');
+      assert.ok(!text.includes('luxemburg') && !text.includes('kundin-4711'));
+      // The benign neighbour: a session opened without a run id is its own run, and that id (the
+      // gateway's, not the caller's) stays readable, so a run is still found by its session.
+      const sid = await session();
+      const plain = await call(sid, 'route_notes', { priority: 1 });
+      assert.equal(plain.status, 200, JSON.stringify(plain.body));
+      assert.deepEqual(
+        (await recordsOf(callIdOf(plain))).map((x) => x.run_id),
+        [sid, sid],
+      );
+    });
+
+    test('a refused Origin or Host sent without any credential is kept only as keyed hashes, and a flood of them writes a bounded number of records', async () => {
+      const ORIGIN = 'Jane Q Doe, jane.q.doe@mail.example, +1 415 555 0199, DE89370400440532013000';
+      const HOST = 'john-smith-ssn-078-05-1120.example';
+      const port = Number(new URL(base).port);
+      /** POST /mcp with these headers and no credential at all (node:http lets Host be set). */
+      const rawMcp = (headers: Record<string, string>) =>
+        new Promise<number>((resolve, reject) => {
+          const req = httpRequest(
+            {
+              host: '127.0.0.1',
+              port,
+              path: '/mcp',
+              method: 'POST',
+              headers: {
+                'content-type': 'application/json',
+                accept: 'application/json, text/event-stream',
+                host: `127.0.0.1:${port}`,
+                ...headers,
+              },
+            },
+            (res) => {
+              res.resume();
+              res.on('end', () => resolve(res.statusCode ?? 0));
+            },
+          );
+          req.on('error', reject);
+          req.end(
+            JSON.stringify({
+              jsonrpc: '2.0',
+              id: 1,
+              method: 'initialize',
+              params: {
+                protocolVersion: '2025-06-18',
+                capabilities: {},
+                clientInfo: { name: 'probe', version: '1' },
+              },
+            }),
+          );
+        });
+      const refused = async () =>
+        (
+          await inspector.db
+            .selectFrom('events')
+            .select('details')
+            .where('action', '=', 'mcp.origin_refused')
+            .orderBy('seq')
+            .execute()
+        ).map((e) => JSON.parse(e.details) as Record<string, unknown>);
+      const before = (await refused()).length;
+      assert.equal(await rawMcp({ origin: ORIGIN }), 403);
+      assert.equal(await rawMcp({ host: HOST }), 403);
+      const recorded = (await refused()).slice(before);
+      assert.deepEqual(
+        recorded.map((d) => [d.reason, d.value, d.length]),
+        [
+          ['origin', token(ORIGIN), ORIGIN.length],
+          ['host', token(HOST), HOST.length],
+        ],
+      );
+      // Repeats group by the peer's hash; its address is personal data like any other.
+      assert.ok(recorded.every((d) => typeof d.remote === 'string' && /^hmac:/.test(d.remote)));
+      const text = await everything();
+      for (const fragment of ['jane', 'mail.example', '415 555', 'de8937040044', 'john-smith']) {
+        assert.ok(!text.includes(fragment), `${fragment} is in the append-only log`);
+      }
+      // The benign neighbour: a loopback Origin passes the check and is asked for a credential;
+      // nothing is recorded.
+      assert.equal(await rawMcp({ origin: 'http://localhost:5173' }), 401);
+      assert.equal((await refused()).length, before + 2);
+      // A flood from one peer writes at most the sample (5 a minute) in full, not one record each.
+      for (let i = 0; i < 30; i++) {
+        assert.equal(await rawMcp({ origin: `https://flood-${i}.example` }), 403);
+      }
+      const flood = (await refused()).length - before;
+      assert.ok(flood <= 10, `${flood} records for 32 refusals`);
+    });
+
+    test('a header mismatch sent without any credential keeps the header values it quotes only as keyed hashes', async () => {
+      const METHOD = 'Hedwig.Courths-Mahler@Privat.example';
+      const mismatch = async (mcpMethod: string) => {
+        const res = await fetch(`${base}/mcp`, {
+          method: 'POST',
+          headers: {
+            'content-type': 'application/json',
+            accept: 'application/json, text/event-stream',
+            'mcp-protocol-version': '2026-07-28',
+            'mcp-method': mcpMethod,
+            'mcp-name': 'route_notes',
+          },
+          body: JSON.stringify({
+            jsonrpc: '2.0',
+            id: 7,
+            method: 'tools/call',
+            params: {
+              name: 'route_notes',
+              arguments: { priority: 1 },
+              _meta: {
+                'io.modelcontextprotocol/protocolVersion': '2026-07-28',
+                'io.modelcontextprotocol/clientCapabilities': {},
+                'io.modelcontextprotocol/clientInfo': { name: 'raw', version: '1' },
+              },
+            },
+          }),
+        });
+        assert.equal(res.status, 400, await res.text());
+      };
+      const recorded = async () =>
+        (
+          await inspector.db
+            .selectFrom('events')
+            .select('details')
+            .where('action', '=', 'mcp.header_mismatch')
+            .orderBy('seq')
+            .execute()
+        ).map((e) => JSON.parse(e.details) as Record<string, unknown>);
+      const before = (await recorded()).length;
+      await mismatch(METHOD);
+      // The benign neighbour: another method named in the header, the gateway's words kept.
+      await mismatch('tools/list');
+      const [attack, benign] = (await recorded()).slice(before);
+      assert.equal(attack?.header, 'Mcp-Method');
+      assert.ok(String(attack?.reason).includes(token(METHOD)), JSON.stringify(attack));
+      assert.ok(
+        String(benign?.reason).includes('tools/call') &&
+          String(benign?.reason).includes('tools/list'),
+        JSON.stringify(benign),
+      );
+      assert.ok(/^hmac:/.test(String(attack?.remote)));
+      const text = await everything();
+      assert.ok(!text.includes('courths') && !text.includes('privat.example'));
     });
 
     test('search and erasure by value refuse blank and short values and change nothing; four characters work', async () => {

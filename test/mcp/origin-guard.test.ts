@@ -65,6 +65,9 @@ describe('/mcp Origin and Host validation', () => {
       adminToken: ADMIN_TOKEN,
       mcp: {
         originPolicy: originPolicy(['https://console.example.com'], ['gateway.example.com']),
+        // Every refusal here is recorded in full (the sample bounds a flood; personal-data-masking
+        // pins that bound).
+        refusalSample: 1_000,
       },
     });
     base = await app.listen({ host: '127.0.0.1', port: 0 });

@@ -80,6 +80,64 @@ function requestIdOf(body: unknown): string | number | null {
   return typeof id === 'string' || typeof id === 'number' ? id : null;
 }
 
+/** MCP's request and notification method names, which a refusal's reason may name as they are. */
+const PROTOCOL_METHODS: ReadonlySet<string> = new Set([
+  'initialize',
+  'ping',
+  'tools/list',
+  'tools/call',
+  'prompts/list',
+  'prompts/get',
+  'resources/list',
+  'resources/read',
+  'resources/templates/list',
+  'resources/subscribe',
+  'resources/unsubscribe',
+  'completion/complete',
+  'logging/setLevel',
+  'subscriptions/listen',
+  'server/discover',
+  'notifications/initialized',
+  'notifications/cancelled',
+  'notifications/progress',
+  'notifications/roots/list_changed',
+]);
+
+/**
+ * What a refusal's reason may quote of the request as the caller sent it: every `Mcp-*` and
+ * `MCP-Protocol-Version` header (decoded, and as sent), the body's method, the name or URI
+ * `Mcp-Name` mirrors, and the protocol version in `_meta`. The audit hashes each where it appears.
+ */
+export function sentValues(headers: Headers, body: unknown): string[] {
+  const out: string[] = [];
+  const push = (v: string) => {
+    // The protocol's own method names are its vocabulary, not anyone's data: kept readable.
+    if (!PROTOCOL_METHODS.has(v)) out.push(v);
+  };
+  for (const [name, value] of Object.entries(headers)) {
+    if (!name.toLowerCase().startsWith('mcp-') || value === undefined) continue;
+    const text = Array.isArray(value) ? value.join(',') : value;
+    push(text);
+    const decoded = decodeValue(text);
+    if (decoded !== undefined && decoded !== text) push(decoded);
+  }
+  if (body !== null && typeof body === 'object' && !Array.isArray(body)) {
+    const b = body as { method?: unknown; params?: Record<string, unknown> };
+    const meta = b.params?._meta;
+    for (const v of [
+      b.method,
+      b.params?.name,
+      b.params?.uri,
+      meta !== null && typeof meta === 'object'
+        ? (meta as Record<string, unknown>)[PROTOCOL_VERSION_META_KEY]
+        : undefined,
+    ]) {
+      if (typeof v === 'string') push(v);
+    }
+  }
+  return out;
+}
+
 function claimsEnvelope(body: unknown): boolean {
   if (body === null || typeof body !== 'object' || Array.isArray(body)) return false;
   const meta = (body as { params?: { _meta?: unknown } }).params?._meta;

@@ -16,11 +16,11 @@ import type { AgentApi, SecurityEvents } from '../../api/index.js';
 import { ERROR_CODES, type ErrorCode, isToolgateError, ToolgateError } from '../../core/index.js';
 import { bearerChallenge, type StepUp, stepUpFor } from '../../domain/identity/index.js';
 import { bindingOf, createGatewayServer, sameBinding } from './gateway-server.js';
-import { classify, type HeaderRefusal } from './header-agreement.js';
+import { classify, type HeaderRefusal, sentValues } from './header-agreement.js';
 import { hintKeepAlive } from './keep-alive-hint.js';
 import { ListChangedWatcher, type WatchedSession } from './list-changed.js';
 import { ModernMcp } from './modern-http.js';
-import { checkOriginHost, type OriginPolicy, originPolicy } from './origin-guard.js';
+import { checkOriginHost, type OriginPolicy, originPolicy, originRefusal } from './origin-guard.js';
 import { RefusalSampler } from './refusal-sampler.js';
 import { RUN_META_KEY, runPrincipalOf } from './run-meta.js';
 import { pickVictim } from './session-eviction.js';
@@ -199,7 +199,7 @@ export async function registerMcpHttp(
   );
   idleSweep.unref();
 
-  const mismatches = new RefusalSampler(security, {
+  const refusals = new RefusalSampler(security, {
     ...(options.refusalSample !== undefined ? { sample: options.refusalSample } : {}),
   });
   const modern = new ModernMcp(agent, {
@@ -209,7 +209,7 @@ export async function registerMcpHttp(
     onError: (err) => app.log.error({ err }, 'mcp request failed'),
     // Audited like a header mismatch (sampled): a flood of forged states cannot flood the log.
     onRefusedState: (err) =>
-      mismatches
+      refusals
         .record('mcp.request_state_refused', {
           code: err.code,
           reason: String((err.details as { reason?: unknown }).reason ?? ''),
@@ -217,12 +217,16 @@ export async function registerMcpHttp(
         .catch((e: unknown) => app.log.error({ err: e }, 'security event not recorded')),
   });
   /** A header that does not mirror the body: 400 HeaderMismatch, audited (sampled). */
-  const refuseHeaders = async (req: FastifyRequest, reply: FastifyReply, r: HeaderRefusal) => {
-    await mismatches.record('mcp.header_mismatch', {
-      header: r.header,
-      reason: r.reason.slice(0, 300),
-      remote: req.ip,
-    });
+  const refuseHeaders = async (
+    req: FastifyRequest,
+    reply: FastifyReply,
+    r: HeaderRefusal,
+    m?: unknown,
+  ) => {
+    // The reason may quote a header or the body's method as sent: each hashed where it appears.
+    const sent = sentValues(req.headers, m);
+    const details = { header: r.header, reason: r.reason.slice(0, 300) };
+    await refusals.record('mcp.header_mismatch', details, { hashed: { remote: req.ip }, sent });
     const err = new ToolgateError('MCP_HEADER_MISMATCH', r.reason, {
       header: r.header,
       reason: r.reason,
@@ -233,7 +237,7 @@ export async function registerMcpHttp(
   app.addHook('onClose', async () => {
     clearInterval(idleSweep);
     await modern.close().catch(() => {});
-    await mismatches.stop();
+    await refusals.stop();
     watcher.stop();
     const open = [...sessions.values()];
     sessions.clear();
@@ -277,11 +281,7 @@ export async function registerMcpHttp(
         origins,
       );
       if (verdict.ok) return;
-      await security.record('mcp.origin_refused', 'mcp', {
-        reason: verdict.reason,
-        value: verdict.value,
-        remote: req.ip,
-      });
+      await refusals.record('mcp.origin_refused', ...originRefusal(verdict, req.ip));
       return rpcError(
         reply,
         'FORBIDDEN',
@@ -419,7 +419,7 @@ export async function registerMcpHttp(
       // The era, chosen per request (a `_meta` envelope claim is 2026-07-28); the headers of a
       // modern request must mirror its body before anyone looks at who sent it.
       const era = parsed ? classify(req.headers, message) : ({ era: 'legacy' } as const);
-      if (era.era === 'refused') return refuseHeaders(req, reply, era.refusal);
+      if (era.era === 'refused') return refuseHeaders(req, reply, era.refusal, message);
       const identity = await identify(req, reply);
       if (!identity) return reply;
       if (!parsed) return rpcError(reply, 'INPUT_MALFORMED', 'the body is not valid JSON');
@@ -437,7 +437,7 @@ export async function registerMcpHttp(
         const principal = runPrincipalOf(identity);
         if (era.method === 'tools/call') {
           const refusal = await modern.paramRefusal(principal, era.params, req.headers);
-          if (refusal) return refuseHeaders(req, reply, refusal);
+          if (refusal) return refuseHeaders(req, reply, refusal, message);
         }
         // A listen stream stands until the client leaves: counted as a stream, not a request.
         const stood = era.method === 'subscriptions/listen' ? stand(req, reply, identity) : null;

@@ -15,9 +15,45 @@ export interface OriginPolicy {
   readonly allowedHosts: ReadonlySet<string>;
 }
 
+/**
+ * A refusal carries the header as sent (its first 300 characters) and its length: the caller's
+ * text, which the audit keeps only as a keyed hash beside its form (headerForm).
+ */
 export type OriginVerdict =
   | { readonly ok: true }
-  | { readonly ok: false; readonly reason: 'origin' | 'host'; readonly value: string };
+  | {
+      readonly ok: false;
+      readonly reason: 'origin' | 'host';
+      readonly value: string;
+      readonly length: number;
+    };
+
+/**
+ * What a security operator may read of a refused header without its text (anyone may write
+ * anything there): an Origin's scheme (`http`, `https`, `null`, `other`, `not-a-url`), a Host's
+ * shape (`authority` for a well-formed host[:port], `malformed`), or `empty`.
+ */
+export function headerForm(reason: 'origin' | 'host', value: string): string {
+  if (value.length === 0) return 'empty';
+  if (reason === 'host') return hostUrl(value) ? 'authority' : 'malformed';
+  if (value === 'null') return 'null';
+  const scheme = /^([A-Za-z][A-Za-z0-9+.-]*):/.exec(value)?.[1]?.toLowerCase();
+  if (scheme === undefined) return 'not-a-url';
+  return scheme === 'http' || scheme === 'https' ? scheme : 'other';
+}
+
+/**
+ * The audit of a refusal (`mcp.origin_refused`): anyone can send any header, so what was sent is
+ * kept only as its keyed hash (repeats group by it) beside its form and length, and the peer's
+ * address as its keyed hash too (SecurityEvents.record's `caller`).
+ */
+export function originRefusal(
+  verdict: Extract<OriginVerdict, { ok: false }>,
+  remote: string,
+): [Record<string, unknown>, { hashed: Record<string, string> }] {
+  const { reason, value, length } = verdict;
+  return [{ reason, form: headerForm(reason, value), length }, { hashed: { value, remote } }];
+}
 
 /** Parses a configured origin; throws a TypeError naming what is wrong (startup refuses it). */
 export function parseAllowedOrigin(value: string): string {
@@ -79,7 +115,12 @@ export function checkOriginHost(
       policy.allowedHosts.has(hostUrlValue.host)
     )
   ) {
-    return { ok: false, reason: 'host', value: (host ?? '').slice(0, 300) };
+    return {
+      ok: false,
+      reason: 'host',
+      value: (host ?? '').slice(0, 300),
+      length: host?.length ?? 0,
+    };
   }
   if (origin === undefined) return { ok: true };
   let url: URL | null = null;
@@ -100,5 +141,5 @@ export function checkOriginHost(
   ) {
     return { ok: true };
   }
-  return { ok: false, reason: 'origin', value: origin.slice(0, 300) };
+  return { ok: false, reason: 'origin', value: origin.slice(0, 300), length: origin.length };
 }

@@ -5,7 +5,7 @@
  * are counted, and one summary record with the count is written when the window ends. An attack
  * is thus always visible, and costs at most `sample + 1` records per action per window.
  */
-import type { SecurityEvents } from '../../api/index.js';
+import type { CallerValues, SecurityEvents } from '../../api/index.js';
 
 export interface SamplerOptions {
   /** Refusals recorded in full per action and window. */
@@ -35,8 +35,15 @@ export class RefusalSampler {
     this.#timer.unref();
   }
 
-  /** Records the refusal in full while the window's sample lasts; counts it after that. */
-  async record(action: string, details: Record<string, unknown>): Promise<void> {
+  /**
+   * Records the refusal in full while the window's sample lasts; counts it after that. `caller`:
+   * what the refuser sent, kept only as keyed hashes (SecurityEvents.record).
+   */
+  async record(
+    action: string,
+    details: Record<string, unknown>,
+    caller?: CallerValues,
+  ): Promise<void> {
     let w = this.#windows.get(action);
     if (!w) {
       w = { recorded: 0, suppressed: 0, startedAt: new Date().toISOString() };
@@ -47,7 +54,7 @@ export class RefusalSampler {
       return;
     }
     w.recorded += 1;
-    await this.#security.record(action, 'mcp', { ...details, sampled: true });
+    await this.#security.record(action, 'mcp', { ...details, sampled: true }, caller);
   }
 
   /** Ends every window: one summary record for each action with refusals beyond its sample. */

@@ -62,6 +62,9 @@ export interface MaskableRecord {
   readonly egressHost?: string;
   /** The model behind the agent, as the agent reports it: the caller's own free text. */
   readonly model?: string;
+  readonly sessionId?: string | null;
+  /** The run the agent named when it opened the session (free text), or the session's own id. */
+  readonly runId?: string | null;
 }
 
 export class AuditPseudonyms {
@@ -234,7 +237,20 @@ export class AuditPseudonyms {
     }
     // Nobody declares it and the caller may write anything there: hashed whole, like an argument.
     if (record.model !== undefined) masked.model = this.token(record.model);
+    if (typeof record.runId === 'string')
+      masked.runId = this.maskRunId(record.runId, record.sessionId);
     return masked as R;
+  }
+
+  /**
+   * A record's run id: the one an agent chose when it opened the session is its free text (an
+   * IBAN or a name fits the pattern), so its keyed hash — the same in every record of the run, and
+   * the hash the classified store's search gives for the run id. The default run id, the session's
+   * own id, is the gateway's and stays readable, as does a run id that is already one keyed hash
+   * (an alert copies the masked record's; 32 hex digits carry nothing of anyone).
+   */
+  maskRunId(runId: string, sessionId: string | null | undefined): string {
+    return runId === sessionId || isToken(runId) ? runId : this.token(runId);
   }
 
   /**
