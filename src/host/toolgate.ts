@@ -41,14 +41,7 @@ import {
   TOOL_HEALTH_ADMIN,
   USERS_ADMIN,
 } from '../api/index.js';
-import {
-  type Clock,
-  isToolgateError,
-  problem,
-  systemActor,
-  systemClock,
-  ToolgateError,
-} from '../core/index.js';
+import { type Clock, isToolgateError, problem, systemClock, ToolgateError } from '../core/index.js';
 import {
   CatalogService,
   DISCOVER_TOOLS_HANDLER,
@@ -177,7 +170,6 @@ import {
   PSEUDONYM_KEY_LABEL,
 } from '../records/audit/index.js';
 import {
-  appendEvent,
   DEFAULT_DB_URL,
   listEvents,
   openStore,
@@ -543,7 +535,7 @@ export async function openGateway(options: ToolgateOptions = {}): Promise<Gatewa
   const sandbox = options.sandbox ?? new SandboxService();
   // No sandbox may see the gateway's own files: the data folder and token files the caller names,
   // and the SQLite database with its -wal, -shm and -journal files.
-  sandbox.protectedPaths.add([...(options.protectedPaths ?? []), ...databaseFiles(store)]);
+  sandbox.protectedPaths.add([...(options.protectedPaths ?? []), ...store.files]);
   const secrets = new SecretsService(store.db, loadMasterKey, options.clock);
   // Held only when OAuth is configured: the callers' access tokens, for token exchange.
   const subjects = options.oauth ? new SubjectTokens() : null;
@@ -1053,12 +1045,4 @@ export async function openGateway(options: ToolgateOptions = {}): Promise<Gatewa
       await store.close();
     },
   };
-}
-
-/** The files of an SQLite database (none for PostgreSQL, or in memory). */
-function databaseFiles(store: Pick<Store, 'dialect' | 'location'>): string[] {
-  if (store.dialect !== 'sqlite') return [];
-  const path = store.location.slice('sqlite:'.length);
-  if (path === ':memory:') return [];
-  return [path, `${path}-wal`, `${path}-shm`, `${path}-journal`];
 }

@@ -27,9 +27,9 @@ export interface CounterPrincipal {
 }
 
 export class CallCounters {
-  readonly #store: Pick<Store, 'db' | 'dialect'>;
+  readonly #store: Pick<Store, 'db' | 'lockKey'>;
 
-  constructor(store: Pick<Store, 'db' | 'dialect'>) {
+  constructor(store: Pick<Store, 'db' | 'lockKey'>) {
     this.#store = store;
   }
 

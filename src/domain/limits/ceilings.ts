@@ -176,7 +176,7 @@ function who(scope: CeilingWindow['scope']): string {
  * each counter is also under an advisory lock, so a concurrent charge waits for this one's commit).
  */
 export async function admitCall(
-  store: Pick<Store, 'db' | 'dialect'>,
+  store: Pick<Store, 'db' | 'lockKey'>,
   call: CallFacts,
   ceilings: AgentCeilings,
 ): Promise<Admission> {
@@ -249,9 +249,7 @@ export async function admitCall(
         }
       }
       for (const c of charges) {
-        if (store.dialect === 'postgres') {
-          await sql`select pg_advisory_xact_lock(${LOCK_CLASS}, hashtext(${c.s.key}))`.execute(trx);
-        }
+        await store.lockKey(trx, LOCK_CLASS, c.s.key);
         await add(trx, c.s, c.amount);
         if ((await total(trx, c.s)) > c.limit) {
           throw new Refused({

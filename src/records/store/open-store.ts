@@ -4,7 +4,7 @@
  */
 import { randomBytes } from 'node:crypto';
 import { resolve } from 'node:path';
-import { Kysely, Migrator, sql } from 'kysely';
+import { Kysely, Migrator, sql, type Transaction } from 'kysely';
 import { useCursorKey } from '../../core/index.js';
 import { type AuditAppend, bindAuditSlot } from './audit-append.js';
 import type { Database } from './database.js';
@@ -12,8 +12,10 @@ import { edgeDialect } from './edge-driver.js';
 import { type Dialect, migrationProvider } from './migrations.js';
 import { auditAppend as postgresAuditAppend } from './postgres/audit-append.js';
 import { createPostgresDialect } from './postgres/dialect.js';
+import { lockKey as postgresLockKey } from './postgres/key-lock.js';
 import { auditAppend as sqliteAuditAppend } from './sqlite/audit-append.js';
-import { createSqliteDialect } from './sqlite/dialect.js';
+import { createSqliteDialect, sqliteFiles } from './sqlite/dialect.js';
+import { lockKey as sqliteLockKey } from './sqlite/key-lock.js';
 import { storeError, storeUnavailable } from './store-errors.js';
 
 export interface Store {
@@ -23,6 +25,13 @@ export interface Store {
   readonly location: string;
   /** The audit slot of this store's dialect (audit-append.ts): the audit log appends through it. */
   readonly audit: AuditAppend;
+  /** The files that hold the data (an SQLite file with its journal and WAL; none for PostgreSQL). */
+  readonly files: readonly string[];
+  /**
+   * Serialises transactions on one key until `trx` ends: two transactions that lock the same
+   * class and key run one after the other (a read-then-write on a shared counter stays exact).
+   */
+  lockKey(trx: Transaction<Database>, classId: number, key: string): Promise<void>;
   ping(): Promise<void>;
   close(): Promise<void>;
 }
@@ -114,6 +123,8 @@ export async function openStore(url: string): Promise<Store> {
     db,
     location,
     audit,
+    files: sqlite ? sqliteFiles(target) : [],
+    lockKey: sqlite ? sqliteLockKey : postgresLockKey,
     async ping() {
       try {
         await sql`select 1`.execute(db);

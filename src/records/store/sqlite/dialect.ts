@@ -193,3 +193,9 @@ function withStatementCache(
     },
   });
 }
+
+/** The files an SQLite database at `path` keeps its data in; none in memory. */
+export function sqliteFiles(path: string): string[] {
+  if (path === ':memory:') return [];
+  return [path, `${path}-wal`, `${path}-shm`, `${path}-journal`];
+}
