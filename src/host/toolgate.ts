@@ -717,8 +717,7 @@ export async function openGateway(options: ToolgateOptions = {}): Promise<Gatewa
     const reason = `registered ${tool.toolId}@${tool.version}`;
     return (await changes.requestIn(trx, { kind: 'tool', ...tool }, required, reason, actor)).id;
   });
-  const config = new ApplyService(catalog, agents, users, policies, changes);
-  config.setProviders(providers);
+  const config = new ApplyService(catalog, agents, users, policies, changes, providers);
   const keys = new AgentKeys(store.db, options.clock);
   const jwt = options.jwt ? new JwtVerifier(options.jwt, outbound.fetch) : null;
   const oauth = options.oauth ? new AccessTokenVerifier(options.oauth, outbound.fetch) : null;

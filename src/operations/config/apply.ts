@@ -124,12 +124,8 @@ export class ApplyService {
 
   readonly #policies: PolicyService;
   readonly #changes: ChangeDesk;
-  #providers: ProviderService | null = null;
-
-  /** Wires upstream providers; without it a file with `kind: Provider` is refused. */
-  setProviders(providers: ProviderService): void {
-    this.#providers = providers;
-  }
+  /** Upstream providers; without them a file with `kind: Provider` is refused. */
+  readonly #providers: ProviderService | null;
 
   constructor(
     catalog: CatalogService,
@@ -137,7 +133,9 @@ export class ApplyService {
     users: UserService,
     policies: PolicyService,
     changes: ChangeDesk,
+    providers: ProviderService | null = null,
   ) {
+    this.#providers = providers;
     this.#catalog = catalog;
     this.#agents = agents;
     this.#users = users;
