@@ -306,3 +306,99 @@ test('IBAN and phone digit groups separated by _ , - . / are the value', () => {
   assert.deepEqual(shared(text, { body: 'pay GB82_WEST_1234_5698_7654_32' }), []);
   assert.deepEqual(shared(text, { body: 'call 212_555_0123, total 1,415,555' }), []);
 });
+
+test('every dash, spaced and doubled separators, and regrouped digits are the IBAN or phone', () => {
+  const text =
+    'write to ben@customer.example or call me on +1 415 555 0199, pay DE89370400440532013000';
+  for (const body of [
+    'pay DE89 - 3704 - 0044 - 0532 - 0130 - 00',
+    'pay DE89|3704|0044|0532|0130|00',
+    'pay DE89:3704:0044:0532:0130:00',
+    'pay DE89..3704..0044..0532..0130..00',
+    'pay DE89\u20113704\u20110044\u20110532\u20110130\u201100',
+    'pay DE89\u20143704\u20140044\u20140532\u20140130\u201400',
+  ]) {
+    assert.deepEqual(shared(text, { body }), ['iban@/body'], body);
+  }
+  for (const body of [
+    'call 415\u2013555\u20130199',
+    'call 415\u2212555\u22120199',
+    'call 415\u2010555\u20100199',
+    'call 415\uff0d555\uff0d0199',
+    'call 415 . 555 . 0199',
+    'call 415|555|0199',
+    'call 00 1 415 555 0199',
+    'call 0014155550199',
+    'call 415 555 0199',
+    'call (415) 555 0199',
+    'call 4155 550 199',
+    'call 415-555-01-99',
+  ]) {
+    assert.deepEqual(shared(text, { body }), ['phone@/body'], body);
+  }
+  // The result may carry the spelling, the argument the plain number.
+  assert.deepEqual(shared('call 00 1 415 555 0199', { phone: '+14155550199' }), ['phone@/phone']);
+  assert.deepEqual(shared('call 415\u2013555\u20130199', { phone: '4155550199' }), [
+    'phone@/phone',
+  ]);
+  // Benign neighbours: other numbers in the same spellings; amounts, versions, order ids, dates,
+  // ISBNs whose digits are the phone's; a number split over two arguments.
+  assert.deepEqual(
+    shared(text, { body: 'pay GB82\u2013WEST\u20131234\u20135698\u20137654\u201332' }),
+    [],
+  );
+  assert.deepEqual(
+    shared(text, { body: 'call 212\u2013555\u20130123, or 00 44 20 7946 0958' }),
+    [],
+  );
+  for (const body of [
+    'upgrade to version 4.15.555.0199',
+    'amount 4,155,550,199 cents',
+    'amount 4 155 550 199 cents',
+    'refund 41,555,501.99 EUR',
+    'order 2024-4155550199',
+    'on 2026/12/06 room 415',
+    'ref 1415/5550/199',
+    'book ISBN 978-1-4155-5019-9',
+    'total 100 1415 items',
+  ]) {
+    assert.deepEqual(shared(text, { body }), [], body);
+  }
+  assert.deepEqual(shared(text, { subject: 'Order 415', body: '555 0199 items shipped' }), []);
+});
+
+test('a sub-address, a quoted local part, spaces and other escapes are the address', () => {
+  const mail = 'write to ben@customer.example';
+  for (const body of [
+    'forward to ben+x@customer.example',
+    'forward to "ben"@customer.example',
+    'forward to ben @ customer.example',
+    'forward to ben@customer . example',
+    'forward to ben\\@customer.example',
+    'forward to ben=40customer.example',
+    'forward to ben%u0040customer.example',
+    'forward to ben\\100customer.example',
+    'forward to ben\\\\u0040customer.example',
+    'forward to be\ufe0fn@customer.example',
+    'forward to ben@cust\u034fomer.example',
+  ]) {
+    assert.deepEqual(shared(mail, { body }), ['email@/body'], body);
+  }
+  // The result's sub-address is the mailbox too.
+  assert.deepEqual(shared('write to ben+sales@customer.example', { to: 'ben@customer.example' }), [
+    'email@/to',
+  ]);
+  // Benign neighbours: other mailboxes in the same spellings; prose with "at" and a full stop.
+  for (const body of [
+    'forward to zed+ben@customer.example',
+    'forward to "zed"@customer.example',
+    'forward to zed @ customer.example',
+    'forward to benx@customer.example',
+    'Thanks to Ben at Customer. Example below.',
+    'Ben at customer support is fine.',
+    'Logs are at build.log, see notes at release.notes',
+    'set width=40px, path C:\\100files',
+  ]) {
+    assert.deepEqual(shared(mail, { body }), [], body);
+  }
+});

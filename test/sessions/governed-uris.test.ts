@@ -87,3 +87,32 @@ test('spellings that could reach something else name nothing', () => {
   // The static resources are themselves, never the template's.
   assert.deepEqual(named('docs://public/readme'), { kind: 'resource', id: 'docs.readme' });
 });
+
+test('a value holding a default-ignorable character or an ideographic full stop names nothing', () => {
+  for (const uri of [
+    'docs://public/priv%CD%8Fate',
+    'docs://public/be%EF%B8%8Fn',
+    'docs://public/a%E2%80%8Bb',
+    'docs://public/a%E1%85%9Fb',
+    'docs://public/private%E3%80%82',
+    'docs://public/private%EF%BD%A1',
+    'docs://pages/notes/priv%CD%8Fate',
+  ]) {
+    assert.equal(named(uri), null, uri);
+  }
+  for (const name of ['priv\u034fate', 'private\u3002', 'private\uff61', 'be\ufe0fn']) {
+    const uri = expandTemplate('docs://public/{name}', { name });
+    assert.ok(uri !== null);
+    assert.equal(named(uri), null, uri);
+  }
+  // Benign neighbours: an accented letter, an emoji without a variation selector, a plain dot.
+  for (const name of ['été', '\u{1F600}', 'private.notes']) {
+    const uri = expandTemplate('docs://public/{name}', { name });
+    assert.ok(uri !== null);
+    assert.deepEqual(
+      named(uri),
+      { kind: 'resource_template', id: 'docs.page', args: { name } },
+      uri,
+    );
+  }
+});

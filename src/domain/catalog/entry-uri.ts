@@ -32,17 +32,22 @@ export function templateVariables(source: string): string[] {
 /** Escapes of the characters that delimit a URI's parts: `/`, `\\`, `?`, `#`. */
 const DELIMITER_ESCAPE_RE = /%(?:2f|5c|3f|23)/i;
 const ESCAPE_RE = /%[0-9a-f]{2}/i;
-const CONTROL_OR_FORMAT_RE = /[\p{Cc}\p{Cf}]/u;
+/**
+ * Control and format characters, the other default ignorables (U+034F, variation selectors:
+ * UTS #46 maps them to nothing) and the ideographic full stops IDNA reads as `.`.
+ */
+const CONTROL_OR_FORMAT_RE = /[\p{Cc}\p{Cf}\p{Default_Ignorable_Code_Point}\u3002\uff61]/u;
 
 /**
  * The value a variable's matched text encodes (expansion percent-encodes it, so the match decodes
  * it: `a%40b` is `a@b`), or null when that value could reach something other than what it says:
  * an escaped `/`, `\\`, `?` or `#` (it would leave the template's segment for an upstream that
- * decodes first), an escape left after decoding (double encoding: `%2540`), a control or format
- * character, a character NFKC would change, or escapes that are not UTF-8.
+ * decodes first), an escape left after decoding (double encoding: `%2540`), a control, format or
+ * other default-ignorable character, an ideographic full stop, a character NFKC would change, or
+ * escapes that are not UTF-8.
  */
 function variableValue(matched: string): string | null {
-  if (!ESCAPE_RE.test(matched)) return matched;
+  if (!ESCAPE_RE.test(matched)) return CONTROL_OR_FORMAT_RE.test(matched) ? null : matched;
   if (DELIMITER_ESCAPE_RE.test(matched)) return null;
   let value: string;
   try {

@@ -58,8 +58,11 @@ const MAX_WHOLE_CHARS = 256;
 /** Deepest nesting read; anything deeper makes the scan incomplete (fail closed). */
 const MAX_DEPTH = 32;
 
-/** Unicode format characters (zero-width, bidi controls, soft hyphen): never part of a value. */
-const FORMAT_RE = /\p{Cf}/gu;
+/**
+ * Unicode format characters (zero-width, bidi controls, soft hyphen) and the other default
+ * ignorables (U+034F, variation selectors; UTS #46 maps them to nothing): never part of a value.
+ */
+const FORMAT_RE = /[\p{Cf}\p{Default_Ignorable_Code_Point}]/gu;
 /** Runs of Unicode space separators, line breaks and tabs: read as one ASCII space. */
 const SPACE_RE = /[\p{Zs}\t\n\v\f\r\u0085\u2028\u2029]+/gu;
 /**
@@ -76,6 +79,23 @@ const PHONE_LOOSE_RE = /\+[1-9](?:[ ./-]?\d){6,14}\b/g;
 const IBAN_LOOSE_RE = /\b[A-Z]{2}\d{2}(?: ?[A-Z0-9]{4}){2,7}(?: ?[A-Z0-9]{1,3})?\b/g;
 /** North American phones once `_`, `,` and `/` between digits are `-` (`415_555_0199`). */
 const PHONE_NANP_LOOSE_RE = /(?<!\d)\d{3}[.-]\d{3}[.-]\d{4}(?!\d)/g;
+/**
+ * Between two digits (or IBAN characters), a run of group separators, spaces around them allowed:
+ * any dash or hyphen (`\p{Pd}`: en dash, U+2011, minus U+2212 too), `_ , . / | :`, doubled or not.
+ */
+const GROUP_SEPARATOR_RE = /(?<=[A-Za-z0-9]) ?(?:[-_,./|:\p{Pd}\u2212] ?){1,3}(?=[A-Za-z0-9])/gu;
+/**
+ * The international prefix `00` written for `+` (`00 1 415 …`, `0044 20 …`), never after another
+ * digit group (the `0044` inside `DE89 3704 0044 …`).
+ */
+const DOUBLE_ZERO_PREFIX_RE = /(?<![\d.,+](?: ?- ?| )?)\b00 ?(?=[1-9])/g;
+/**
+ * A national phone regrouped by spaces or hyphens (`4155 550 199`, `415-555-01-99`,
+ * `(415) 555 0199`): 3 to 5 groups of 2 to 4 digits, the whole digit run (checked by code: 10 or
+ * 11 digits, and not thousands grouping such as `4 155 550 199`).
+ */
+const PHONE_REGROUPED_RE =
+  /(?<!\d(?: ?- ?| )?)\d{2,4}(?:(?: ?- ?| )\d{2,4}){2,4}(?!(?: ?- ?| )?\d)/g;
 /** A phone's national part: this many trailing digits. */
 const NATIONAL_DIGITS = 10;
 
@@ -201,10 +221,15 @@ const NAMED_REFERENCES: ReadonlyMap<string, string> = new Map([
   ['amp', '&'],
   ['nbsp', ' '],
 ]);
-const ESCAPE_HINT_RE = /&#|&[a-z]{2,8};|\\[ux]/i;
+const ESCAPE_HINT_RE = /&#|&[a-z]{2,8};|\\[ux0-3@.]|%u[0-9a-f]{4}|=40|=2e/i;
 const CHARACTER_REFERENCE_RE = /&(?:#(\d{1,7});?|#x([0-9a-f]{1,6});?|([a-z]{2,8});)/gi;
 /** JavaScript, JSON, Python and C escapes written out as text: `\u0040`, `\u{40}`, `\x40`. */
 const BACKSLASH_ESCAPE_RE = /\\(?:u\{([0-9a-f]{1,6})\}|u([0-9a-f]{4})|x([0-9a-f]{2}))/gi;
+/**
+ * The separators in other escapes: `\@` and `\.`, octal `\100` and `\056`, JavaScript's
+ * `unescape` form `%u0040`, quoted-printable `=40` and `=2E`.
+ */
+const SEPARATOR_ESCAPE_RE = /\\([@.])|\\(100|056)|%u(0040|002e)|=(40|2e)/gi;
 /** `(at)`, `[at]`, `{at}`, `<at>`, `[@]` and the same for `dot` and `.`, spaces around them. */
 const BRACKET_AT_RE = / ?[([{<] ?(?:at|@) ?[)\]}>] ?/gi;
 const BRACKET_DOT_RE = / ?[([{<] ?(?:dot|\.) ?[)\]}>] ?/gi;
@@ -213,7 +238,9 @@ const BRACKET_DOT_RE = / ?[([{<] ?(?:dot|\.) ?[)\]}>] ?/gi;
  * forms count only in this shape, between a local part and a domain with a top-level label.
  */
 const WORD_AT_RE =
-  /(?<![A-Za-z0-9._%+-])([A-Za-z0-9._%+-]{1,64})( at |@)((?:[A-Za-z0-9-]{1,63}(?:\.| dot )){1,8}[A-Za-z]{2,24})(?![A-Za-z0-9-])/gi;
+  /(?<![A-Za-z0-9._%+-])([A-Za-z0-9._%+-]{1,64})( at | ?@ ?)((?:[A-Za-z0-9-]{1,63}(?: ?\. ?| dot )){1,8}[A-Za-z]{2,24})(?![A-Za-z0-9-])/gi;
+/** A quoted local part that is a plain one (`"ben"@`): the same mailbox (RFC 5321 §4.1.2). */
+const QUOTED_LOCAL_RE = /"([A-Za-z0-9._%+-]{1,64})"(?= ?@)/g;
 
 /** The character a numeric reference or escape names, or the text itself when it names none. */
 function codePointText(hex: string | undefined, decimal: string | undefined, text: string): string {
@@ -232,17 +259,24 @@ function unescapeCharacters(text: string): string {
     )
     .replace(BACKSLASH_ESCAPE_RE, (m, braced?: string, u?: string, x?: string) =>
       codePointText(braced ?? u ?? x, undefined, m),
-    );
+    )
+    .replace(SEPARATOR_ESCAPE_RE, (_, plain?: string, octal?: string, u?: string) => {
+      if (plain !== undefined) return plain;
+      return octal === '100' || u === '0040' || _.endsWith('40') ? '@' : '.';
+    });
 }
 
 /** `(at)`, `[dot]` and the word forms between a local part and a domain made `@` and `.`. */
 function spelledSeparators(text: string): string {
   return text
+    .replace(QUOTED_LOCAL_RE, '$1')
     .replace(BRACKET_AT_RE, '@')
     .replace(BRACKET_DOT_RE, '.')
     .replace(WORD_AT_RE, (m, local: string, at: string, domain: string) => {
-      if (at === '@' && !/ dot /i.test(domain)) return m;
-      const host = domain.replace(/ dot /gi, '.').toLowerCase();
+      if (at === '@' && !/ /.test(domain)) return m;
+      // Spaces around a dot count after an `@` only: "Ben at Customer. Example" is prose.
+      if (at === ' at ' && / \.|\. /.test(domain)) return m;
+      const host = domain.replace(/ dot | ?\. ?/gi, '.').toLowerCase();
       // "look at report.pdf" names a file, not an address.
       if (FILE_SUFFIXES.has(host.slice(host.lastIndexOf('.') + 1))) return m;
       return `${local}@${host}`;
@@ -305,7 +339,7 @@ function addPhone(digits: string, pointer: string, c: Collector): void {
 }
 
 /** The literals inside one string. */
-function scanText(text: string, pointer: string, c: Collector): void {
+function scanText(text: string, pointer: string, c: Collector, regroup = true): void {
   const taken: [number, number][] = [];
   // Hosts are visited in order: a sweep over the spans sorted by start answers each in turn
   // (a page of thousands of addresses stays linear).
@@ -324,7 +358,13 @@ function scanText(text: string, pointer: string, c: Collector): void {
   for (const f of findPersonalData(text)) {
     const raw = text.slice(f.start, f.end);
     if (f.rule === 'pii.email') {
-      c.add('email', raw.toLowerCase(), pointer);
+      const address = raw.toLowerCase();
+      c.add('email', address, pointer);
+      // A sub-address (`ben+x@`) is delivered to the mailbox without its tag (`ben@`).
+      const plus = address.indexOf('+');
+      const at = address.lastIndexOf('@');
+      if (plus > 0 && plus < at)
+        c.add('email', address.slice(0, plus) + address.slice(at), pointer);
       taken.push([f.start, f.end]);
     } else if (f.rule === 'pii.iban') {
       c.add('iban', raw.replace(/ /g, '').toUpperCase(), pointer);
@@ -333,21 +373,28 @@ function scanText(text: string, pointer: string, c: Collector): void {
       addPhone(raw.replace(/\D/g, ''), pointer, c);
     }
   }
-  // Brackets and other separators around a phone's groups: `+1 (415) 555-0199`.
-  // Groups separated by `_`, `,` or `/` too: `415_555_0199`, `+1,415,555,0199`.
-  const grouped = text
+  // Brackets around a phone's groups are spaces (`+1 (415) 555-0199`); any run of separators
+  // between groups is one `-` (`415–555–0199`, `415 . 555 . 0199`, `415|555|0199`); `00` is `+`.
+  const spaced = text
     .replace(/[()]/g, ' ')
     .replace(/ {2,}/g, ' ')
-    .replace(/(?<=\d)[_,/](?=\d)/g, '-');
+    .replace(/[\p{Pd}\u2212]/gu, '-');
+  const grouped = spaced.replace(GROUP_SEPARATOR_RE, '-').replace(DOUBLE_ZERO_PREFIX_RE, '+');
   each(PHONE_LOOSE_RE, grouped, (m) => addPhone(m[0].replace(/\D/g, ''), pointer, c));
   each(PHONE_NANP_LOOSE_RE, grouped, (m) => addPhone(m[0].replace(/\D/g, ''), pointer, c));
-  each(
-    IBAN_LOOSE_RE,
-    text.replace(/(?<=[A-Za-z0-9])[./_,-](?=[A-Za-z0-9])/g, ' ').toUpperCase(),
-    (m) => {
-      if (ibanChecks(m[0])) c.add('iban', m[0].replace(/ /g, ''), pointer);
-    },
-  );
+  if (regroup) {
+    each(PHONE_REGROUPED_RE, spaced, (m) => {
+      const groups = m[0].split(/ ?- ?| /);
+      const digits = groups.join('');
+      const thousands =
+        (groups[0]?.length ?? 0) <= 3 && groups.slice(1).every((g) => g.length === 3);
+      if ((digits.length === 10 || digits.length === 11) && !thousands)
+        addPhone(digits, pointer, c);
+    });
+  }
+  each(IBAN_LOOSE_RE, text.replace(GROUP_SEPARATOR_RE, ' ').toUpperCase(), (m) => {
+    if (ibanChecks(m[0])) c.add('iban', m[0].replace(/ /g, ''), pointer);
+  });
   each(URL_RE, text, (m) => {
     taken.push([m.index, m.index + m[0].length]);
     const u = parsedUrl(m[0]);
@@ -437,13 +484,21 @@ function walk(v: unknown, pointer: string, depth: number, c: Collector, whole: b
  * One string (a value or a key) in its canonical form; if it has percent-escapes, decoded too;
  * and if it spells separators out (`&#64;`, `\u0040`, `(at)`, ` at `), with them read.
  */
-function scanString(raw: string, pointer: string, c: Collector, whole: boolean): void {
+function scanString(
+  raw: string,
+  pointer: string,
+  c: Collector,
+  whole: boolean,
+  joined = false,
+): void {
   const text = canonicalText(raw);
   const decoded = percentDecoded(text);
   const plain = deobfuscated(decoded ?? text);
   for (const reading of [text, decoded, plain]) {
     if (reading === null || c.full) continue;
-    scanText(reading, pointer, c);
+    // Strings joined by a space are not regrouped into a phone: `Order 415` beside `555 0199
+    // items` is two numbers, not one (a `+`, `00` or 3-3-4 spelling is still read).
+    scanText(reading, pointer, c, !joined);
     if (whole) wholeString(reading, pointer, c);
   }
 }
@@ -494,7 +549,7 @@ export function scanArgumentLiterals(
   const parts: string[] = [];
   collectStrings(args, 0, parts);
   if (parts.length > 1 && !c.full) {
-    for (const glue of ['', ' ']) scanString(parts.join(glue), '', c, false);
+    for (const glue of ['', ' ']) scanString(parts.join(glue), '', c, false, true);
   }
   return { literals: c.out, complete: !c.overflowed };
 }
