@@ -450,7 +450,8 @@ for (const backend of backends()) {
   });
 
   describe(`a change the bootstrap token requested is the genesis admin's own: one secret, one person (${backend.name})`, () => {
-    const { w, call, as, setUp, confirm, approve, twoPersonChange } = restWorld(backend);
+    const { w, call, as, setUp, show, confirm, approve, twoPersonChange, events } =
+      restWorld(backend);
 
     before(async () => {
       await setUp('bootstrap', 'alice', ['admin', 'approver']);
@@ -494,6 +495,20 @@ for (const backend of backends()) {
       const refused = await approve('alice', change);
       assert.equal(refused.status, 403, JSON.stringify(refused.body));
       assert.match(String(refused.body.message), /genesis admin/);
+    });
+
+    test('kept as decided: an unconfirmed admin may disable a confirmed decider (audited), and only stalls a change', async () => {
+      await setUp('dana', 'mallory', ['admin']);
+      assert.equal((await show('mallory')).confirmed, false);
+      const disabled = await call('POST', '/v1/operators/bob/disable', as('mallory'));
+      assert.equal(disabled.status, 200, JSON.stringify(disabled.body));
+      const [event] = (await events('operator.disabled')).filter(
+        (e) => e.subject === 'operator:bob',
+      );
+      assert.equal(event?.actor, 'operator:mallory');
+      const change = await twoPersonChange('bootstrap');
+      assert.equal((await approve('bob', change)).status, 401);
+      assert.equal((await approve('dana', change)).body.status, 'pending');
     });
   });
 }
