@@ -83,26 +83,29 @@ function restWorld(backend: Backend) {
     call('POST', `/v1/operators/${id}/confirm`, as(by), { totp: code(by) });
   const approve = (by: string, change: string) =>
     call('POST', `/v1/changes/${change}/approve`, as(by), { totp: code(by) });
-  /** Registers an irreversible tool: its activation is a change that needs two approvers. */
+  /**
+   * Registers an irreversible tool: its activation is a change that needs two approvers. Applied
+   * by the library's setup actor, or over REST (`POST /v1/apply`) as `by` when given.
+   */
   let tools = 0;
-  const twoPersonChange = async (): Promise<string> => {
+  const twoPersonChange = async (by?: string): Promise<string> => {
     tools += 1;
     const id = `wipe_${tools}`;
-    await w.tg.config.apply(
-      [
-        {
-          kind: 'Tool',
-          spec: validTool({
-            id,
-            name: id,
-            action_class: 'irreversible',
-            access_tier: 'privileged',
-            required_capabilities: ['disk:wipe'],
-          }),
-        },
-      ],
-      setup,
-    );
+    const tool = {
+      kind: 'Tool',
+      spec: validTool({
+        id,
+        name: id,
+        action_class: 'irreversible',
+        access_tier: 'privileged',
+        required_capabilities: ['disk:wipe'],
+      }),
+    };
+    if (by === undefined) await w.tg.config.apply([tool], setup);
+    else {
+      const applied = await call('POST', '/v1/apply', as(by), [tool]);
+      assert.equal(applied.status, 200, JSON.stringify(applied.body));
+    }
     await approvePendingReviews(w.tg);
     const change = (await w.tg.changes.list('pending')).find((c) => c.subject.includes(id));
     assert.ok(change);
@@ -443,6 +446,69 @@ for (const backend of backends()) {
       assert.equal((await confirm('dana', 'bob')).status, 200);
       const applied = await approve('bob', change);
       assert.equal(applied.body.status, 'applied', JSON.stringify(applied.body));
+    });
+  });
+
+  describe(`a change the bootstrap token requested is the genesis admin's own: one secret, one person (${backend.name})`, () => {
+    const { w, call, as, setUp, show, confirm, approve, twoPersonChange, events } =
+      restWorld(backend);
+
+    before(async () => {
+      await setUp('bootstrap', 'alice', ['admin', 'approver']);
+      await setUp('alice', 'dana', ['admin', 'approver']);
+      assert.equal((await confirm('alice', 'dana')).status, 200);
+      await setUp('alice', 'bob', ['approver']);
+      assert.equal((await confirm('dana', 'bob')).status, 200);
+    });
+
+    test('the benign neighbour: two confirmed approvers other than the genesis admin apply it', async () => {
+      const change = await twoPersonChange('bootstrap');
+      assert.equal((await w.tg.changes.get(change)).requested_by, 'admin-token');
+      assert.equal((await approve('bob', change)).body.status, 'pending');
+      const applied = await approve('dana', change);
+      assert.equal(applied.status, 200, JSON.stringify(applied.body));
+      assert.equal(applied.body.status, 'applied');
+    });
+
+    test('the attack: the genesis admin cannot approve what the bootstrap token asked for, as she cannot approve her own request', async () => {
+      const own = await twoPersonChange('alice');
+      const ownRefused = await approve('alice', own);
+      assert.equal(ownRefused.status, 403, JSON.stringify(ownRefused.body));
+      const change = await twoPersonChange('bootstrap');
+      const refused = await approve('alice', change);
+      assert.equal(refused.status, 403, JSON.stringify(refused.body));
+      assert.equal(refused.body.code, 'FORBIDDEN');
+      assert.match(String(refused.body.message), /bootstrap admin token.*genesis admin/);
+      assert.equal((await approve('bob', change)).body.status, 'pending');
+      assert.deepEqual((await w.tg.changes.get(change)).approvers, ['operator:bob']);
+      // The third person makes the second pair of eyes, as for alice's own request.
+      assert.equal((await approve('dana', change)).body.status, 'applied');
+    });
+
+    test('the genesis admin confirmed again by another person still holds the bootstrap secret', async () => {
+      const reset = await call('PUT', '/v1/operators/alice/password', as('dana'), {
+        password: 'reset-by-dana-passphrase-5521',
+      });
+      assert.equal(reset.status, 204, JSON.stringify(reset.body));
+      assert.equal((await confirm('bob', 'alice')).status, 200);
+      const change = await twoPersonChange('bootstrap');
+      const refused = await approve('alice', change);
+      assert.equal(refused.status, 403, JSON.stringify(refused.body));
+      assert.match(String(refused.body.message), /genesis admin/);
+    });
+
+    test('kept as decided: an unconfirmed admin may disable a confirmed decider (audited), and only stalls a change', async () => {
+      await setUp('dana', 'mallory', ['admin']);
+      assert.equal((await show('mallory')).confirmed, false);
+      const disabled = await call('POST', '/v1/operators/bob/disable', as('mallory'));
+      assert.equal(disabled.status, 200, JSON.stringify(disabled.body));
+      const [event] = (await events('operator.disabled')).filter(
+        (e) => e.subject === 'operator:bob',
+      );
+      assert.equal(event?.actor, 'operator:mallory');
+      const change = await twoPersonChange('bootstrap');
+      assert.equal((await approve('bob', change)).status, 401);
+      assert.equal((await approve('dana', change)).body.status, 'pending');
     });
   });
 }

@@ -41,6 +41,31 @@ export async function genesisOpen(db: Db): Promise<boolean> {
   return row === undefined;
 }
 
+/**
+ * Whether operator account `operatorId` is a genesis admin: an account the bootstrap token
+ * confirmed, which it does only at the genesis. The bootstrap token is that admin's secret (one
+ * secret, one person), so what the token asks for is that admin's own request. Read on the
+ * `operator.confirmed` events the token recorded as well as on the row, so an admin confirmed again
+ * later by another person still counts as the token's holder. Never answers no for an account the
+ * token confirmed.
+ */
+export async function isGenesisAdmin(db: Db, operatorId: string): Promise<boolean> {
+  const row = await db
+    .selectFrom('operators')
+    .select('confirmed_by')
+    .where('id', '=', operatorId)
+    .executeTakeFirst();
+  if (row?.confirmed_by === BOOTSTRAP_ACTOR_ID) return true;
+  const event = await db
+    .selectFrom('events')
+    .select('seq')
+    .where('actor', '=', BOOTSTRAP_ACTOR_ID)
+    .where('action', '=', 'operator.confirmed')
+    .where('subject', '=', `operator:${operatorId}`)
+    .executeTakeFirst();
+  return event !== undefined;
+}
+
 /** Ids of the confirmed accounts holding `approver` or `admin`, enabled or not. */
 async function confirmedDeciders(db: Db): Promise<{ id: string; confirmed_by: string }[]> {
   const rows = await db

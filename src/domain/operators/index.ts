@@ -3,6 +3,7 @@
 export {
   auditHandOverRefusal,
   genesisOpen,
+  isGenesisAdmin,
   recordHandOver,
 } from './confirmation.js';
 export type { ConsoleSessionGrant, ConsoleSessionView } from './console-sessions.js';

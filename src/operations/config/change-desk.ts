@@ -27,7 +27,12 @@ import {
 } from '../../domain/catalog/index.js';
 import { type OperatorSecondFactors, requireApprover } from '../../domain/decisions/index.js';
 import type { AgentService } from '../../domain/identity/index.js';
-import { type Operator, operatorActor } from '../../domain/operators/index.js';
+import {
+  BOOTSTRAP_ACTOR_ID,
+  isGenesisAdmin,
+  type Operator,
+  operatorActor,
+} from '../../domain/operators/index.js';
 import {
   appendEvent,
   type ChangeRequestRow,
@@ -377,7 +382,8 @@ export class ChangeDesk {
 
   /**
    * The pending change and its approvals so far, or a refusal: the requester cannot approve their
-   * own change, and one account approves a change once (four eyes are two accounts).
+   * own change (a change the bootstrap token requested is the genesis admin's own), and one
+   * account approves a change once (four eyes are two accounts).
    */
   async #mayApprove(
     db: Kysely<Database> | Transaction<Database>,
@@ -389,6 +395,19 @@ export class ChangeDesk {
       throw new ToolgateError(
         'FORBIDDEN',
         `${approverId} requested change ${id} and cannot approve it; another approver must`,
+        {},
+      );
+    }
+    // The bootstrap token is the genesis admin's secret (one secret, one person): a change it
+    // requested is that admin's own (docs/security-model.md, "Four eyes: two people").
+    if (
+      row.requested_by === BOOTSTRAP_ACTOR_ID &&
+      approverId.startsWith('operator:') &&
+      (await isGenesisAdmin(db, approverId.slice('operator:'.length)))
+    ) {
+      throw new ToolgateError(
+        'FORBIDDEN',
+        `change ${id} was requested through the bootstrap admin token, the secret of the genesis admin ${approverId} (one secret, one person), who cannot approve it; another approver must`,
         {},
       );
     }

@@ -199,7 +199,7 @@ export function approvalRoutes(app: FastifyInstance, admin: AdminApi): void {
       schema: {
         tags: ['approvals'],
         summary:
-          "The authenticated approver's approval with their TOTP; the change applies when enough distinct approvers (none the requester) agree",
+          "The authenticated approver's approval with their TOTP; the change applies when enough distinct approvers (none the requester; a change the bootstrap token requested counts the genesis admin as its requester) agree",
         params: idParams,
         body: {
           type: 'object',
