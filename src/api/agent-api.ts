@@ -172,6 +172,8 @@ export interface SecurityEvents {
     details: Record<string, unknown>,
     caller?: CallerValues,
   ): Promise<void>;
+  /** The keyed hash a record gives `value` (a peer's address, a header as sent). */
+  pseudonym(value: string): string;
 }
 
 /** What a caller supplied to a refusal recorded as a security event (SecurityEvents.record). */

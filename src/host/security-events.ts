@@ -16,6 +16,7 @@ export function securityEvents(
   clock: Clock,
 ): SecurityEvents {
   return {
+    pseudonym: (value) => pseudonyms.token(value),
     record: (action, subject, details, caller) => {
       const actor = systemActor('security');
       if (caller === undefined)
