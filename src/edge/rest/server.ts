@@ -383,7 +383,7 @@ export async function buildServer(
     // The auth scheme is case-insensitive (RFC 9110 §11.1); the token is compared exactly.
     const token = /^Bearer ([^\s]+)$/i.exec(header)?.[1];
     if (auth === 'agent') {
-      const identity = token ? await agent.authenticate(token) : null;
+      const identity = token ? await agent.authenticate(token, req.ip) : null;
       if (!identity) {
         // With OAuth configured, the challenge says where the resource metadata is (RFC 9728
         // §5.1), and that the token sent was refused.

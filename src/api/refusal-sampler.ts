@@ -9,7 +9,7 @@
  * visible, one peer's junk never hides another peer's or another value's refusal, and the log
  * grows by at most `globalCap + 1` records per action per window, whoever sends what.
  */
-import type { CallerValues, SecurityEvents } from '../../api/index.js';
+import type { CallerValues, SecurityEvents } from './agent-api.js';
 
 export interface SamplerOptions {
   /** Refusals recorded in full per action, peer and window. */
@@ -55,12 +55,15 @@ export interface SampleKey {
 }
 
 export class RefusalSampler {
-  readonly #security: SecurityEvents;
+  readonly #security: Pick<SecurityEvents, 'record' | 'pseudonym'>;
   readonly #o: Required<Omit<SamplerOptions, 'windowMs'>>;
   readonly #windows = new Map<string, Window>();
   readonly #timer: NodeJS.Timeout;
 
-  constructor(security: SecurityEvents, options: SamplerOptions = {}) {
+  constructor(
+    security: Pick<SecurityEvents, 'record' | 'pseudonym'>,
+    options: SamplerOptions = {},
+  ) {
     this.#security = security;
     this.#o = {
       sample: options.sample ?? DEFAULTS.sample,
