@@ -6,8 +6,9 @@
  * full, and a value not yet seen in the window (a new Origin, a new header) is recorded too, a few
  * per peer; a cap across all peers bounds the total. The rest are counted, and one summary record
  * per action carries the counts per peer hash when the window ends. An attack is thus always
- * visible, one peer's junk never hides another peer's or another value's refusal, and the log
- * grows by at most `globalCap + 1` records per action per window, whoever sends what.
+ * visible; one peer's junk does not hide another peer's refusal (until many peers together reach
+ * the cap) nor its own next few new values; and the log grows by at most `globalCap + 1` records
+ * per action per window, whoever sends what.
  */
 import type { CallerValues, SecurityEvents } from './agent-api.js';
 

@@ -44,7 +44,7 @@ export interface McpHttpOptions {
   readonly listTtlMs?: number;
   /** Lifetime of a run minted for a 2026-07-28 client (default: a gate session's). */
   readonly runTtlSeconds?: number;
-  /** Refusals before authentication recorded in full per minute and action; the rest counted. */
+  /** Refusals before authentication recorded in full per minute, action and peer; the rest counted. */
   readonly refusalSample?: number;
   /** The request's admission ticket; null or absent: the request holds nothing to give back. */
   readonly holdOf?: (req: FastifyRequest) => RequestHold | null;
