@@ -75,7 +75,7 @@ export const RUNS_AGENT = ['mint', 'refusal', 'revoke'] as const;
 
 export interface AgentApi {
   /** An agent's identity from a bearer credential (API key, or JWT when configured), or null. */
-  authenticate(token: string): Promise<JwtIdentity | null>;
+  authenticate(token: string, peer?: string): Promise<JwtIdentity | null>;
   /**
    * The agent's own sessions: open, close, check the caller still holds one (`require`), re-derive
    * its permitted set (`refresh`), the tools it offers (`exportTools`, discovery as the agent sees
@@ -171,6 +171,19 @@ export interface SecurityEvents {
     subject: string,
     details: Record<string, unknown>,
     caller?: CallerValues,
+  ): Promise<void>;
+  /** The keyed hash a record gives `value` (a peer's address, a header as sent). */
+  pseudonym(value: string): string;
+  /**
+   * Like `record` without `caller`, for a refusal anyone may cause again and again (a stored key id
+   * with a wrong secret): sampled per peer (its address as sent, recorded as its keyed hash) and
+   * per value, the rest counted in an `<action>.summary` record (docs/security-model.md).
+   */
+  sampled(
+    action: string,
+    subject: string,
+    details: Record<string, unknown>,
+    key: { readonly peer?: string | undefined; readonly value: string },
   ): Promise<void>;
 }
 

@@ -42,3 +42,4 @@ export { DISCOVERY_AGENT, ENTRIES_AGENT, RUNS_AGENT, SESSIONS_AGENT } from './ag
 export { expose } from './expose.js';
 export type { DriverReport } from './host-admin.js';
 export { codeHash, hostDoctor } from './host-admin.js';
+export { RefusalSampler, type SampleKey, type SamplerOptions } from './refusal-sampler.js';

@@ -6,6 +6,7 @@
  * are. docs/security-model.md, "Personal data and the audit log".
  */
 import type { SecurityEvents } from '../api/index.js';
+import { RefusalSampler } from '../api/index.js';
 import { type Clock, systemActor } from '../core/index.js';
 import type { AuditPseudonyms } from '../records/audit/index.js';
 import { appendEvent, type Store } from '../records/store/index.js';
@@ -14,8 +15,9 @@ export function securityEvents(
   store: Pick<Store, 'db'>,
   pseudonyms: AuditPseudonyms,
   clock: Clock,
-): SecurityEvents {
-  return {
+): SecurityEvents & { close(): Promise<void> } {
+  const events: Pick<SecurityEvents, 'record' | 'pseudonym'> = {
+    pseudonym: (value) => pseudonyms.token(value),
     record: (action, subject, details, caller) => {
       const actor = systemActor('security');
       if (caller === undefined)
@@ -26,5 +28,18 @@ export function securityEvents(
       for (const [k, v] of Object.entries(caller.hashed ?? {})) masked[k] = pseudonyms.token(v);
       return appendEvent(store.db, actor, clock(), { action, subject, details: masked });
     },
+  };
+  // Refusals anyone may repeat (round 7, F3): bounded per peer and value, never one per request.
+  const sampler = new RefusalSampler(events);
+  return {
+    ...events,
+    sampled: (action, subject, details, { peer, value }) =>
+      sampler.record(
+        action,
+        { ...details, ...(peer !== undefined ? { remote: pseudonyms.token(peer) } : {}) },
+        undefined,
+        { ...(peer !== undefined ? { peer } : {}), value, subject },
+      ),
+    close: () => sampler.stop(),
   };
 }

@@ -208,7 +208,7 @@ export interface Gateway extends Toolgate {
   readonly approvals: ApprovalDesk;
   readonly gate: Gate;
   /** An agent's identity from a bearer credential (API key, or JWT when configured), or null. */
-  authenticate(token: string): Promise<JwtIdentity | null>;
+  authenticate(token: string, peer?: string): Promise<JwtIdentity | null>;
   readonly config: ApplyService;
   /** Four-eyes changes: privileged grants and irreversible tools waiting for approvers. */
   readonly changes: ChangeDesk;
@@ -721,7 +721,7 @@ export async function openGateway(options: ToolgateOptions = {}): Promise<Gatewa
   const keys = new AgentKeys(store.db, options.clock);
   const jwt = options.jwt ? new JwtVerifier(options.jwt, outbound.fetch) : null;
   const oauth = options.oauth ? new AccessTokenVerifier(options.oauth, outbound.fetch) : null;
-  const authenticate = async (token: string): Promise<JwtIdentity | null> => {
+  const authenticate = async (token: string, peer?: string): Promise<JwtIdentity | null> => {
     const looksLikeJwt = JwtVerifier.looksLikeJwt(token);
     // A token naming a configured authorization server is judged by the OAuth rules alone: it
     // never falls back to the agent-JWT verifier (whose audience is not this resource).
@@ -757,13 +757,13 @@ export async function openGateway(options: ToolgateOptions = {}): Promise<Gatewa
     const key = await keys.verifyKey(token);
     if (key) return { agentId: key.agentId, credential: `key:${key.keyId}` };
     // A key that names a stored key (a wrong secret, a revoked key, a disabled agent) was meant
-    // for a known agent: audited. A key naming nothing identifies nobody and is not.
+    // for a known agent: audited, sampled per peer and key (anyone holding a key id may repeat
+    // it, round 7 F3). A key naming nothing identifies nobody and is not.
     const named = await keys.namedAgent(token);
     if (named) {
-      await security.record('auth.refused', `agent:${named.agentId}`, {
-        credential: `key:${named.keyId}`,
-        reason: 'api_key_refused',
-      });
+      const details = { credential: `key:${named.keyId}`, reason: 'api_key_refused' };
+      const sample = { peer, value: named.keyId };
+      await security.sampled('auth.refused', `agent:${named.agentId}`, details, sample);
     }
     return null;
   };
@@ -1039,6 +1039,7 @@ export async function openGateway(options: ToolgateOptions = {}): Promise<Gatewa
       await gate.flush();
       await notifier.close();
       await ownerNotices.close();
+      await security.close();
       await audit.close();
       if (!options.egress) await egress.proxy.close();
       await store.close();

@@ -15,8 +15,8 @@ import {
 import { Client as ClientV1 } from '@modelcontextprotocol/sdk/client/index.js';
 import { StreamableHTTPClientTransport as HttpV1 } from '@modelcontextprotocol/sdk/client/streamableHttp.js';
 import type { FastifyInstance } from 'fastify';
+import { RefusalSampler } from '../../src/api/refusal-sampler.js';
 import type { Actor } from '../../src/core/index.js';
-import { RefusalSampler } from '../../src/edge/mcp/refusal-sampler.js';
 import { buildServer } from '../../src/edge/rest/index.js';
 import { type Gateway, openGateway } from '../../src/host/toolgate.js';
 import { openStore, type Store } from '../../src/records/store/index.js';

@@ -251,9 +251,11 @@ describe('refusals at the edge that name a caller are audited', () => {
       }),
     });
     assert.equal(mcp.status, 401);
+    // Sampled per peer and key (test/http/auth-refused-flood.test.ts): the first ones in full.
+    const peer = tg.audit.writer.pseudonyms.token('127.0.0.1');
     assert.deepEqual((await refusals()).slice(before), [
-      { credential: `key:${keyId}`, reason: 'api_key_refused' },
-      { credential: `key:${keyId}`, reason: 'api_key_refused' },
+      { credential: `key:${keyId}`, reason: 'api_key_refused', remote: peer, sampled: true },
+      { credential: `key:${keyId}`, reason: 'api_key_refused', remote: peer, sampled: true },
     ]);
     // Benign neighbours: a key naming no stored key identifies nobody; the right key works.
     assert.equal((await openSession(nobody)).status, 401);

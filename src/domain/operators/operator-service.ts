@@ -375,27 +375,27 @@ export class OperatorService {
   }
 
   /**
-   * A local login: the password, then the second factor. Unknown id, disabled account, wrong
-   * password, no second factor enrolled, wrong code and a refusal by the rate limit all throw the
-   * same UNAUTHENTICATED error; the reason is audited. The password is hashed in every case, so
-   * the time taken does not tell them apart either.
+   * A local login: the password, then the second factor. Every refusal (unknown id, disabled,
+   * wrong password or code, none enrolled, the rate limit of this account and `peer`, LoginGuard)
+   * is one UNAUTHENTICATED error, its reason audited, the password hashed in every case alike.
    */
   async loginLocal(
     id: string,
     password: string,
     totpCode: string,
     via: Actor['via'] = 'console',
+    peer?: string,
   ): Promise<Operator> {
     const known = typeof id === 'string' && OPERATOR_ID_PATTERN.test(id);
     const row = known ? await selectOperator(this.#db, id) : undefined;
-    const taken = row ? await this.#guard.take(row.id) : false;
+    const taken = row ? await this.#guard.take(row.id, peer) : false;
     const passwordOk = await verifyPassword(
       typeof password === 'string' ? password : '',
       row?.password_hash ?? null,
     );
     if (!row || !taken) throw loginRefused();
     const fail = async (reason: string): Promise<never> => {
-      await this.#guard.failed(row.id, reason);
+      await this.#guard.failed(row.id, reason, peer);
       throw loginRefused();
     };
     if (row.kind !== 'local') return fail('not_local');
@@ -409,7 +409,7 @@ export class OperatorService {
     } catch {
       return fail('second_factor');
     }
-    await this.#guard.succeeded(row.id);
+    await this.#guard.succeeded(row.id, peer);
     const op: Operator = {
       id: row.id,
       name: row.name,

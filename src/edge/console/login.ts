@@ -11,8 +11,16 @@ import { type Html, html } from './html.js';
 import { document } from './layout.js';
 import { clearCookie, cookiesOf, LOGIN_COOKIE, SESSION_COOKIE, setCookie } from './security.js';
 
-/** Local accounts: resolves to the operator, or rejects (wrong id, password or code alike). */
-export type LocalLogin = (id: string, password: string, totp: string) => Promise<Operator>;
+/**
+ * Local accounts: resolves to the operator, or rejects (wrong id, password or code alike). `peer`
+ * is the address the attempt came from: the rate limit is the account's and the peer's.
+ */
+export type LocalLogin = (
+  id: string,
+  password: string,
+  totp: string,
+  peer: string,
+) => Promise<Operator>;
 
 /** Single sign-on: the relying party's two halves around the provider's redirect. */
 export interface OidcLogin {

@@ -308,11 +308,8 @@ export async function registerConsole(
         if (!options.loginLocal) return failed();
         let operator: Operator;
         try {
-          operator = await options.loginLocal(
-            form.operator ?? '',
-            form.password ?? '',
-            form.totp ?? '',
-          );
+          const { operator: id, password, totp } = form;
+          operator = await options.loginLocal(id ?? '', password ?? '', totp ?? '', req.ip);
         } catch {
           return failed();
         }

@@ -12,7 +12,7 @@ import { randomBytes } from 'node:crypto';
 import { StreamableHTTPServerTransport } from '@modelcontextprotocol/sdk/server/streamableHttp.js';
 import { isInitializeRequest } from '@modelcontextprotocol/sdk/types.js';
 import type { FastifyInstance, FastifyReply, FastifyRequest } from 'fastify';
-import type { AgentApi, SecurityEvents } from '../../api/index.js';
+import { type AgentApi, RefusalSampler, type SecurityEvents } from '../../api/index.js';
 import { ERROR_CODES, type ErrorCode, isToolgateError, ToolgateError } from '../../core/index.js';
 import { bearerChallenge, type StepUp, stepUpFor } from '../../domain/identity/index.js';
 import { bindingOf, createGatewayServer, sameBinding } from './gateway-server.js';
@@ -21,7 +21,7 @@ import { hintKeepAlive } from './keep-alive-hint.js';
 import { ListChangedWatcher, type WatchedSession } from './list-changed.js';
 import { ModernMcp } from './modern-http.js';
 import { checkOriginHost, type OriginPolicy, originPolicy, originRefusal } from './origin-guard.js';
-import { RefusalSampler } from './refusal-sampler.js';
+
 import { RUN_META_KEY, runPrincipalOf } from './run-meta.js';
 import { pickVictim } from './session-eviction.js';
 
@@ -44,7 +44,7 @@ export interface McpHttpOptions {
   readonly listTtlMs?: number;
   /** Lifetime of a run minted for a 2026-07-28 client (default: a gate session's). */
   readonly runTtlSeconds?: number;
-  /** Refusals before authentication recorded in full per minute and action; the rest counted. */
+  /** Refusals before authentication recorded in full per minute, action and peer; the rest counted. */
   readonly refusalSample?: number;
   /** The request's admission ticket; null or absent: the request holds nothing to give back. */
   readonly holdOf?: (req: FastifyRequest) => RequestHold | null;
@@ -341,7 +341,7 @@ export async function registerMcpHttp(
 
     const identify = async (req: FastifyRequest, reply: FastifyReply) => {
       const token = bearer(req);
-      const identity = token ? await agent.authenticate(token) : null;
+      const identity = token ? await agent.authenticate(token, req.ip) : null;
       if (!identity) {
         reply.header(
           'www-authenticate',

@@ -10,6 +10,7 @@ import Fastify, {
   type FastifyRequest,
   type FastifyServerOptions,
 } from 'fastify';
+import type { AdminApi, SecurityEvents } from '../../api/index.js';
 import { ToolgateError } from '../../core/index.js';
 import { toolDefinitionSchema } from '../../domain/catalog/index.js';
 import { adminTokenMatches, bearerChallenge } from '../../domain/identity/index.js';
@@ -23,7 +24,12 @@ import {
 import type { OidcLogin, PendingOidcLogin } from '../../domain/operators/oidc/index.js';
 import type { Toolgate } from '../../host/toolgate.js';
 import { configDocumentSchema } from '../../operations/config/index.js';
-import { type ConsoleOptions, registerConsole, setSecurityHeaders } from '../console/index.js';
+import {
+  type ConsoleOptions,
+  type LocalLogin,
+  registerConsole,
+  setSecurityHeaders,
+} from '../console/index.js';
 import { CONSOLE_ACTIONS, CONSOLE_PAGES } from '../console/pages/index.js';
 import { type McpHttpOptions, registerMcpHttp } from '../mcp/index.js';
 import {
@@ -377,7 +383,7 @@ export async function buildServer(
     // The auth scheme is case-insensitive (RFC 9110 §11.1); the token is compared exactly.
     const token = /^Bearer ([^\s]+)$/i.exec(header)?.[1];
     if (auth === 'agent') {
-      const identity = token ? await agent.authenticate(token) : null;
+      const identity = token ? await agent.authenticate(token, req.ip) : null;
       if (!identity) {
         // With OAuth configured, the challenge says where the resource metadata is (RFC 9728
         // §5.1), and that the token sent was refused.
@@ -488,7 +494,7 @@ export async function buildServer(
   await registerConsole(app, admin, {
     pages: CONSOLE_PAGES,
     actions: CONSOLE_ACTIONS,
-    loginLocal: (id, password, totp) => admin.operators.loginLocal(id, password, totp, 'console'),
+    loginLocal: consoleLogin(admin, security),
     ...(sso
       ? {
           oidc: {
@@ -505,4 +511,10 @@ export async function buildServer(
   });
   await app.ready();
   return app;
+}
+
+/** The console's local login: the peer as its keyed hash (the rate limit's row and the audit). */
+function consoleLogin(admin: AdminApi, security: SecurityEvents): LocalLogin {
+  return (id, password, totp, peer) =>
+    admin.operators.loginLocal(id, password, totp, 'console', security.pseudonym(peer));
 }
