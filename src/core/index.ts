@@ -46,6 +46,7 @@ export {
   useCursorKey,
 } from './page.js';
 export { findPersonalData } from './personal-data.js';
+export type { AgentPrincipal, OperatorPrincipal, Principal, PrincipalUser } from './principal.js';
 export type { Problem } from './problem.js';
 export { joinPointer, pointerToken, prefixProblems, problem } from './problem.js';
 export {
