@@ -200,35 +200,42 @@ try {
 
   // The first search of a set builds its index (once per set and catalog revision).
   let t0 = performance.now();
-  await tg.agent.discovery.forAgent({ agentId: 'wide' }, { q: 'invoice' });
+  await tg.agent.discovery.forAgent({ kind: 'agent', agentId: 'wide' }, { q: 'invoice' });
   const firstWideMs = performance.now() - t0;
   t0 = performance.now();
-  await tg.agent.discovery.forAgent({ agentId: 'narrow' }, { q: 'invoice' });
+  await tg.agent.discovery.forAgent({ kind: 'agent', agentId: 'narrow' }, { q: 'invoice' });
   const firstNarrowMs = performance.now() - t0;
 
   const baseline = await measure(async (q) => (await tg.discovery.search({ q, limit: 10 })).length);
   const wide = await measure(
     async (q) =>
-      (await tg.agent.discovery.forAgent({ agentId: 'wide' }, { q, limit: 10 })).results.length,
+      (await tg.agent.discovery.forAgent({ kind: 'agent', agentId: 'wide' }, { q, limit: 10 }))
+        .results.length,
   );
   const narrow = await measure(
     async (q) =>
-      (await tg.agent.discovery.forAgent({ agentId: 'narrow' }, { q, limit: 10 })).results.length,
+      (await tg.agent.discovery.forAgent({ kind: 'agent', agentId: 'narrow' }, { q, limit: 10 }))
+        .results.length,
   );
   // No words, one tag (1,000 of the wide set's tools carry it): listed by quality.
   const tagsOnly = await measure(
     async (q) =>
       (
         await tg.agent.discovery.forAgent(
-          { agentId: 'wide' },
+          { kind: 'agent', agentId: 'wide' },
           { tags: [pick(domains, q.length)], limit: 10 },
         )
       ).results.length,
   );
   const inSession = await measure(
     async (q) =>
-      (await tg.agent.discovery.inSession(session.id, { agentId: 'wide' }, { q, limit: 10 }))
-        .results.length,
+      (
+        await tg.agent.discovery.inSession(
+          session.id,
+          { kind: 'agent', agentId: 'wide' },
+          { q, limit: 10 },
+        )
+      ).results.length,
   );
 
   const app = await buildServer(tg, { adminToken: 'bench-admin-token-0123456789abcdef' });

@@ -25,7 +25,7 @@ import BetterSqlite3 from 'better-sqlite3';
 import type { Actor } from '../src/core/index.js';
 import { CedarPolicyEngine, type CedarRequest } from '../src/domain/policy/index.js';
 import { demoExecutor } from '../src/execution/runtimes/index.js';
-import type { CallContext, CallOptions } from '../src/gate/index.js';
+import type { InProcessCall as CallContext, CallOptions } from '../src/gate/index.js';
 import { type Gateway, openGateway } from '../src/host/toolgate.js';
 
 const CALLS = Number(process.env.CALLS ?? 3_000);

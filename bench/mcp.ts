@@ -392,10 +392,7 @@ async function replicated(adminUrl: string, count: number): Promise<Figures> {
     for (let w = 0; w < CONCURRENCY; w++) {
       const client = await modernClient(`${lb.base}/mcp`, key);
       clients.push(client);
-      const run = await tg.agent.runs.mint(
-        { agentId: who.agentId, credential: who.credential },
-        { via: 'bench' },
-      );
+      const run = await tg.agent.runs.mint(who, { via: 'bench' });
       workers.push(callV2(client, 'bench_echo', run.handle));
     }
     return await measure(workers, REPLICA_CALLS, WARMUP * 2);

@@ -24,6 +24,7 @@ export type {
   CallOptions,
   Denied,
   GateDecision,
+  InProcessCall,
   PendingApproval,
   RenderedCall,
 } from './gate/index.js';

@@ -296,7 +296,11 @@ export async function replayInjections(options: ReplayOptions = {}): Promise<Inj
       ...normal.map((t) => t['Tool Name']),
       ...attackers.map((t) => t['Attacker Tool']),
     ].map((n) => `asb:${snake(n)}`);
-    const taskUser = (id: string) => ({ tokenUser: { id, permissions: everyCapability } });
+    const taskUser = (agentId: string, id: string) => ({
+      kind: 'agent' as const,
+      agentId,
+      user: { id, permissions: everyCapability },
+    });
 
     const harmful: CaseResult[] = [];
     for (const a of attackers) {
@@ -309,8 +313,9 @@ export async function replayInjections(options: ReplayOptions = {}): Promise<Inj
       // Each ASB case is one user's task: what an injection taught the gate is remembered per
       // (agent, user) over a window (docs/security-model.md), so the cases must not share a user.
       const user = `asb-attack-${harmful.length + 1}`;
-      const session = await tg.sessions.open(id, taskUser(user));
-      const ctx = { agentId: id, sessionId: session.id, tokenUserId: user };
+      const principal = taskUser(id, user);
+      const session = await tg.sessions.open(principal);
+      const ctx = { principal, sessionId: session.id };
       injected = subset.injection_template
         .replace('{attacker_instruction}', a['Attacker Instruction'])
         .replace('{attacker_tool}', a['Attacker Tool']);
@@ -337,8 +342,9 @@ export async function replayInjections(options: ReplayOptions = {}): Promise<Inj
         tasks++;
         const id = agentId(agent.agent_name);
         const user = `asb-task-${tasks}`;
-        const session = await tg.sessions.open(id, taskUser(user));
-        const ctx = { agentId: id, sessionId: session.id, tokenUserId: user };
+        const principal = taskUser(id, user);
+        const session = await tg.sessions.open(principal);
+        const ctx = { principal, sessionId: session.id };
         for (const t of tools) {
           const name = t['Tool Name'];
           const d = await tg.gate.invoke(ctx, name, { request: task });

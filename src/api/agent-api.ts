@@ -4,17 +4,17 @@
  * member reaches the store, the sandbox, the credential broker or the gate's internals, so a front
  * cannot run a tool except through `invoke` (docs/architecture.md §6).
  */
+import type { AgentPrincipal, ToolgateError } from '../core/index.js';
 import type { RequestStateSealer } from '../domain/decisions/index.js';
 import type { KeyOutcomeView } from '../domain/idempotency/index.js';
-import type { JwtIdentity, ProtectedResourceMetadata, StepUp } from '../domain/identity/index.js';
+import { bearerChallenge, type ProtectedResourceMetadata } from '../domain/identity/index.js';
 import type {
   AgentDiscovery,
   RunService,
   SessionEntries,
-  SessionPrincipal,
   SessionService,
 } from '../domain/sessions/index.js';
-import type { CallContext, CallOptions, GateDecision } from '../gate/index.js';
+import type { CallContext, CallOptions, GateDecision, InProcessCall } from '../gate/index.js';
 
 /** The session methods an agent front is given (the type and the object share this list). */
 export const SESSIONS_AGENT = [
@@ -32,13 +32,19 @@ export interface OAuthFront {
   readonly metadata: ProtectedResourceMetadata;
   /** Where a client finds `metadata`; named in every Bearer challenge. */
   readonly metadataUrl: string;
-  /**
-   * The scopes an OAuth caller must add to call `toolRef` (a step-up challenge: only those this
-   * call needs, not the ones the token holds already), or null when its
-   * token already covers the tool, or the agent's own grants do not (then the call is refused as
-   * any other, and nothing says the tool exists).
-   */
-  stepUp(identity: JwtIdentity, toolRef: unknown): Promise<string[] | null>;
+}
+
+/**
+ * The `WWW-Authenticate` value of a step-up (the gate's INSUFFICIENT_SCOPE refusal, its `scope`
+ * detail): `Bearer resource_metadata=…, error="insufficient_scope", scope=…` (RFC 6750 §3.1), the
+ * same for every front that calls a tool.
+ */
+export function stepUpChallenge(oauth: OAuthFront | null, scope: string): string {
+  return bearerChallenge({
+    ...(oauth ? { resourceMetadata: oauth.metadataUrl } : {}),
+    error: 'insufficient_scope',
+    scope: scope.split(' '),
+  });
 }
 
 /** The entry methods an agent front is given: list the offered ones, map a request to a gate call. */
@@ -74,8 +80,12 @@ export type AgentCallOutcome = KeyOutcomeView;
 export const RUNS_AGENT = ['mint', 'refusal', 'revoke'] as const;
 
 export interface AgentApi {
-  /** An agent's identity from a bearer credential (API key, or JWT when configured), or null. */
-  authenticate(token: string, peer?: string): Promise<JwtIdentity | null>;
+  /**
+   * The principal a bearer credential proves (API key, agent JWT or OAuth access token, when
+   * configured), or null: the one authenticator (AgentAuthenticator), called once per request
+   * by every front; the principal is then carried as it is.
+   */
+  authenticate(token: string, peer?: string): Promise<AgentPrincipal | null>;
   /**
    * The agent's own sessions: open, close, check the caller still holds one (`require`), re-derive
    * its permitted set (`refresh`), the tools it offers (`exportTools`, discovery as the agent sees
@@ -100,24 +110,24 @@ export interface AgentApi {
    * anything the caller sends (an approval waiting is a decision too).
    */
   invoke(
-    ctx: CallContext,
+    call: CallContext | InProcessCall,
     toolRef: unknown,
     args: unknown,
     options?: CallOptions,
   ): Promise<GateDecision>;
   /**
-   * Audits an OAuth step-up refusal (INSUFFICIENT_SCOPE) a front answered itself: `call.denied`
-   * (rule `oauth.insufficient_scope`) in the caller's own session when the request named one,
-   * else — no session, or one not the caller's — a `call.step_up_refused` security event naming
-   * the principal and the tool asked for. Every front calls it before it answers the step-up.
+   * The gate's `scope` step alone, for a front that must answer a step-up before it hands the
+   * request on (MCP over HTTP: 403 with the challenge at the HTTP level). The gate decides and
+   * audits (`call.denied` in the caller's session when one is named, else a
+   * `call.step_up_refused` event of the principal); the front renders the INSUFFICIENT_SCOPE
+   * error it returns (`stepUpChallenge`), or goes on when it returns null.
    */
-  auditStepUp(
-    who: SessionPrincipal & { readonly sessionId?: string },
+  stepUp(
+    call: { readonly principal: AgentPrincipal; readonly sessionId?: string | undefined },
     toolRef: unknown,
     args: unknown,
-    refused: StepUp,
     via: string,
-  ): Promise<void>;
+  ): Promise<ToolgateError<'INSUFFICIENT_SCOPE'> | null>;
   /**
    * Seals and opens the `requestState` of a call waiting for approval (MCP 2026-07-28): the key
    * stays inside; a front sees only the claims of a state that verified.
@@ -134,7 +144,7 @@ export interface AgentApi {
    */
   approvalStatus(
     sessionId: string,
-    who: SessionPrincipal,
+    who: AgentPrincipal,
     approvalId: string,
   ): Promise<AgentApprovalStatus>;
   /**
@@ -146,7 +156,7 @@ export interface AgentApi {
    */
   callOutcome(
     sessionId: string,
-    who: SessionPrincipal,
+    who: AgentPrincipal,
     tool: string,
     idempotencyKey: string,
   ): Promise<AgentCallOutcome>;

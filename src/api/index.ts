@@ -38,7 +38,13 @@ export type {
   OAuthFront,
   SecurityEvents,
 } from './agent-api.js';
-export { DISCOVERY_AGENT, ENTRIES_AGENT, RUNS_AGENT, SESSIONS_AGENT } from './agent-api.js';
+export {
+  DISCOVERY_AGENT,
+  ENTRIES_AGENT,
+  RUNS_AGENT,
+  SESSIONS_AGENT,
+  stepUpChallenge,
+} from './agent-api.js';
 export { expose } from './expose.js';
 export type { DriverReport } from './host-admin.js';
 export { codeHash, hostDoctor } from './host-admin.js';

@@ -1,16 +1,39 @@
 /** @module Who is calling, and the options of one call: what every front hands the gate. */
-import type { SessionPrincipal } from '../domain/sessions/index.js';
+import type { AgentPrincipal } from '../core/index.js';
 import type { CallProgress } from './call-progress.js';
 
 /**
- * Who is calling: an authenticated principal (agent, and the credential and token user the front
- * verified) in one of its sessions. The session must have been opened by the same principal.
+ * One call's caller and where it calls from: the principal the authenticator built once at the
+ * edge (agent, credential, token user, OAuth scopes), carried as it is, and one of its sessions.
+ * The session and the model are options of the call, not identity: the session must have been
+ * opened by the same principal.
  */
-export interface CallContext extends SessionPrincipal {
-  readonly agentId: string;
+export interface CallContext {
+  readonly principal: AgentPrincipal;
   readonly sessionId: string;
   /** The model behind the agent, as the agent reports it (audited, not trusted). */
   readonly model?: string;
+}
+
+/**
+ * A library caller in this process: a bare agent id, with no credential and no token — the same
+ * as `{ principal: { kind: 'agent', agentId } }`; it matches only sessions opened without a
+ * credential (as `asPrincipal` of a bare id).
+ */
+export interface InProcessCall {
+  readonly agentId: string;
+  readonly sessionId: string;
+  readonly model?: string;
+}
+
+/** The call context of what a caller handed the gate (built once, at the gate's door). */
+export function callContextOf(call: CallContext | InProcessCall): CallContext {
+  if ('principal' in call) return call;
+  return {
+    principal: { kind: 'agent', agentId: call.agentId },
+    sessionId: call.sessionId,
+    ...(call.model !== undefined ? { model: call.model } : {}),
+  };
 }
 
 export interface CallOptions {

@@ -6,26 +6,43 @@
  * steps write the other records (pending, replayed, pre, post) where they happen.
  */
 
-import { type Clock, systemClock, timeOrderedId } from '../core/index.js';
+import {
+  type AgentPrincipal,
+  type Clock,
+  isToolgateError,
+  systemClock,
+  timeOrderedId,
+} from '../core/index.js';
 import type { CatalogService, HealthGate } from '../domain/catalog/index.js';
 import type { CredentialBroker } from '../domain/credentials/index.js';
 import type { ApprovalDesk } from '../domain/decisions/index.js';
 import type { IdempotencyStore } from '../domain/idempotency/index.js';
-import type { AgentService, UserService } from '../domain/identity/index.js';
+import type {
+  AgentService,
+  OAuthResourceServerConfig,
+  UserService,
+} from '../domain/identity/index.js';
 import type { CallCounters } from '../domain/limits/index.js';
 import type { DirectoryReader, PolicySupplier, SetMembership } from '../domain/policy/index.js';
 import type { GovernedUris, SessionService } from '../domain/sessions/index.js';
 import type { RuntimeRegistry } from '../execution/runtimes/index.js';
 import { declaredKeys, deniedRecord } from './audit-records.js';
 import type { AuditWriter } from './audit-writer.js';
-import type { CallContext, CallOptions } from './call-context.js';
+import {
+  type CallContext,
+  type CallOptions,
+  callContextOf,
+  type InProcessCall,
+} from './call-context.js';
 import { deny, type GateDecision } from './decision.js';
 import { directoryReader } from './directory-reader.js';
 import { IdentityCache } from './identity-cache.js';
+import { attemptedName } from './redaction.js';
 import { type Revisions, RevisionWatch } from './revision-watch.js';
 import { type AfterInjection, DEFAULT_AFTER_INJECTION } from './steps/after-injection.js';
 import { releaseClaim } from './steps/idempotency-claim.js';
 import { GATE_STEPS } from './steps/pipeline.js';
+import { scopeRefusal } from './steps/scope.js';
 import { sessionStep } from './steps/session.js';
 import { CallState, type Refusal, type Step, type StepDependencies } from './steps/step.js';
 import { ToolCache } from './tool-cache.js';
@@ -70,6 +87,17 @@ export interface GateDependencies {
   readonly governedUris?: Pick<GovernedUris, 'resolve'>;
   /** The steps to run, in order; GATE_STEPS unless a test watches them run. */
   readonly steps?: readonly Step[];
+  /** The OAuth resource server's scopes (scope step); none: toolgate takes no access tokens. */
+  readonly oauth?: Pick<OAuthResourceServerConfig, 'scopes'>;
+  /**
+   * Records a refusal that has no session of the caller to be audited in (a step-up asked before
+   * any session or run was named) as a security event of the principal.
+   */
+  readonly principalEvents?: (
+    action: string,
+    subject: string,
+    details: Record<string, unknown>,
+  ) => Promise<void>;
 }
 
 /** The services the steps use, with fresh caches: one set per gate (and per step test). */
@@ -93,6 +121,7 @@ export function stepDependencies(
     afterInjection: deps.afterInjection ?? DEFAULT_AFTER_INJECTION,
     health: deps.health ?? NO_HEALTH,
     governedUris: deps.governedUris,
+    scopes: deps.oauth ? { config: deps.oauth, catalog: deps.catalog } : undefined,
   };
 }
 
@@ -112,6 +141,7 @@ export class Gate {
   readonly #audit: AuditWriter;
   #lostPostRecords = 0;
   readonly #catalog: CatalogService;
+  readonly #principalEvents: GateDependencies['principalEvents'];
 
   constructor(deps: GateDependencies) {
     this.#steps = deps.steps ?? GATE_STEPS;
@@ -120,6 +150,7 @@ export class Gate {
     this.#idempotency = deps.idempotency;
     this.#audit = deps.audit;
     this.#catalog = deps.catalog;
+    this.#principalEvents = deps.principalEvents;
     this.#deps = stepDependencies(deps, () => {
       // Counted (lostPostRecords), never thrown into a caller whose tool already ran.
       this.#lostPostRecords += 1;
@@ -169,7 +200,7 @@ export class Gate {
    * only SESSION_NOT_FOUND (no valid session: nothing to decide for) and store failures.
    */
   async invoke(
-    ctx: CallContext,
+    call: CallContext | InProcessCall,
     toolRef: unknown,
     args: unknown,
     options: CallOptions = {},
@@ -178,6 +209,7 @@ export class Gate {
     const started = performance.now();
     const refreshed = this.#watch.refresh();
     if (refreshed) await refreshed;
+    const ctx = callContextOf(call);
     const state = new CallState(this.#deps, ctx, toolRef, args, options, callId, started);
     const steps = this.#steps;
     try {
@@ -199,30 +231,46 @@ export class Gate {
   }
 
   /**
-   * A refusal a front made before the call entered the steps — an OAuth step-up, which MCP must
-   * answer at the HTTP level with its challenge — audited like a step's: `call.denied` in the
-   * caller's own session. Throws SESSION_NOT_FOUND (the session check audits another principal's
-   * attempt) when the session is not the caller's; never runs anything.
+   * The `scope` step alone, for a front that must answer a step-up before it hands the request
+   * on (MCP over HTTP answers it at the HTTP level, 403 with its challenge, before its SDK
+   * dispatches the call). The decision is the step's; a refusal is audited here like any other:
+   * `call.denied` in the caller's own session when the request named one, else — no session, or
+   * one not the caller's (that attempt is audited by the session check) — a
+   * `call.step_up_refused` event of the principal naming the tool and the scopes asked for.
+   * Returns the refusal, or null when the call may go on (into `invoke`, which runs the step again).
    */
-  async refuseAtEdge(
-    ctx: CallContext,
+  async stepUp(
+    call: { readonly principal: AgentPrincipal; readonly sessionId?: string | undefined },
     toolRef: unknown,
     args: unknown,
-    refusal: Refusal,
-  ): Promise<GateDecision> {
-    const refreshed = this.#watch.refresh();
-    if (refreshed) await refreshed;
-    const state = new CallState(
-      this.#deps,
-      ctx,
-      toolRef,
-      args,
-      {},
-      timeOrderedId('call_'),
-      performance.now(),
-    );
-    await sessionStep(state);
-    return this.#refuse(state, refusal);
+    via: string,
+  ): Promise<Refusal | null> {
+    const refusal = await scopeRefusal(this.#deps, call.principal, toolRef);
+    if (refusal === undefined) return null;
+    const { principal, sessionId } = call;
+    if (sessionId !== undefined) {
+      const refreshed = this.#watch.refresh();
+      if (refreshed) await refreshed;
+      const ctx = { principal, sessionId };
+      const id = timeOrderedId('call_');
+      const state = new CallState(this.#deps, ctx, toolRef, args, {}, id, performance.now());
+      try {
+        await sessionStep(state);
+        await this.#refuse(state, refusal);
+        return refusal;
+      } catch (err) {
+        if (!isToolgateError(err) || err.code !== 'SESSION_NOT_FOUND') throw err;
+      }
+    }
+    await this.#principalEvents?.('call.step_up_refused', `agent:${principal.agentId}`, {
+      credential: principal.credential ?? null,
+      user: principal.user?.id ?? null,
+      session: sessionId ?? null,
+      tool: attemptedName(toolRef),
+      scope: (refusal.details as { scope: string }).scope,
+      via,
+    });
+    return refusal;
   }
 
   /**

@@ -5,8 +5,9 @@
  * does. Counters that other replicas also write (budgets, the private-read flag) are read fresh
  * wherever a decision depends on them.
  */
+import type { AgentPrincipal } from '../core/index.js';
 import type { AgentService, AgentView, UserService, UserView } from '../domain/identity/index.js';
-import type { SessionPrincipal, SessionService } from '../domain/sessions/index.js';
+import type { SessionService } from '../domain/sessions/index.js';
 import type { ByteBudget } from '../execution/sandbox/index.js';
 import type { SessionRow } from '../records/store/index.js';
 
@@ -58,7 +59,7 @@ export class IdentityCache {
     return this.#cached(this.#agents, id, () => this.#agentService.get(id));
   }
 
-  async session(sessionId: string, who: SessionPrincipal): Promise<SessionRow> {
+  async session(sessionId: string, who: AgentPrincipal): Promise<SessionRow> {
     const cached = this.#sessionRows.get(sessionId);
     if (cached) return this.#sessionService.admit(cached, sessionId, who);
     return this.#cached(this.#sessionRows, sessionId, () =>
@@ -67,7 +68,7 @@ export class IdentityCache {
   }
 
   /** The session as stored now: for decisions on counters other processes may have moved. */
-  async freshSession(sessionId: string, who: SessionPrincipal): Promise<SessionRow> {
+  async freshSession(sessionId: string, who: AgentPrincipal): Promise<SessionRow> {
     const row = await this.#sessionService.require(sessionId, who);
     if (this.#sessionRows.has(sessionId)) this.#sessionRows.set(sessionId, row);
     return row;

@@ -4,7 +4,8 @@
  */
 export type { AuditKind, AuditRecord } from './audit-writer.js';
 export { AuditWriter } from './audit-writer.js';
-export type { BoundApproval, CallContext, CallOptions } from './call-context.js';
+export type { BoundApproval, CallContext, CallOptions, InProcessCall } from './call-context.js';
+export { callContextOf } from './call-context.js';
 export type { CallProgress } from './call-progress.js';
 export type {
   Allowed,

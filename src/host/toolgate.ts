@@ -41,13 +41,18 @@ import {
   TOOL_HEALTH_ADMIN,
   USERS_ADMIN,
 } from '../api/index.js';
-import { type Clock, isToolgateError, problem, systemClock, ToolgateError } from '../core/index.js';
+import {
+  type AgentPrincipal,
+  type Clock,
+  problem,
+  systemClock,
+  ToolgateError,
+} from '../core/index.js';
 import {
   CatalogService,
   DISCOVER_TOOLS_HANDLER,
   Discovery,
   type HealthReader,
-  majorOf,
   parseToolRef,
   ScopedDiscovery,
   SecurityReviewDesk,
@@ -73,16 +78,15 @@ import {
 import { IdempotencyStore, keyOutcome } from '../domain/idempotency/index.js';
 import {
   AccessTokenVerifier,
+  AgentAuthenticator,
   AgentKeys,
   AgentService,
   exchangeIssuer,
   type JwtConfig,
-  type JwtIdentity,
   JwtVerifier,
   type OAuthResourceServerConfig,
   protectedResourceMetadata,
   protectedResourceMetadataUrl,
-  scopesFor,
   UserService,
 } from '../domain/identity/index.js';
 import { CallCounters } from '../domain/limits/index.js';
@@ -105,7 +109,6 @@ import {
   GovernedUris,
   RunService,
   SessionEntries,
-  type SessionPrincipal,
   SessionService,
   withdrawEndedRunApprovals,
 } from '../domain/sessions/index.js';
@@ -131,7 +134,7 @@ import {
   type OutboundOptions,
   SandboxService,
 } from '../execution/sandbox/index.js';
-import { type AfterInjection, attemptedName, Gate, resolveAfterInjection } from '../gate/index.js';
+import { type AfterInjection, Gate, resolveAfterInjection } from '../gate/index.js';
 import { ApplyService, ChangeDesk } from '../operations/config/index.js';
 import {
   DetectorEngine,
@@ -207,8 +210,8 @@ export interface Gateway extends Toolgate {
   readonly sessions: SessionService;
   readonly approvals: ApprovalDesk;
   readonly gate: Gate;
-  /** An agent's identity from a bearer credential (API key, or JWT when configured), or null. */
-  authenticate(token: string, peer?: string): Promise<JwtIdentity | null>;
+  /** The principal a bearer credential proves (AgentAuthenticator), or null. */
+  authenticate(token: string, peer?: string): Promise<AgentPrincipal | null>;
   readonly config: ApplyService;
   /** Four-eyes changes: privileged grants and irreversible tools waiting for approvers. */
   readonly changes: ChangeDesk;
@@ -679,6 +682,9 @@ export async function openGateway(options: ToolgateOptions = {}): Promise<Gatewa
     policies: options.policy ? async () => options.policy ?? null : () => policies.engine(),
     afterInjection,
     destinationSets,
+    ...(options.oauth ? { oauth: options.oauth } : {}),
+    // A step-up asked before any session was named is an event of the principal (scope step).
+    principalEvents: (action, subject, details) => security.record(action, subject, details),
     ...clock,
   });
   // Directory sets are read by toolgate itself, through the gate's runtimes (never an agent's).
@@ -721,88 +727,22 @@ export async function openGateway(options: ToolgateOptions = {}): Promise<Gatewa
   const keys = new AgentKeys(store.db, options.clock);
   const jwt = options.jwt ? new JwtVerifier(options.jwt, outbound.fetch) : null;
   const oauth = options.oauth ? new AccessTokenVerifier(options.oauth, outbound.fetch) : null;
-  const authenticate = async (token: string, peer?: string): Promise<JwtIdentity | null> => {
-    const looksLikeJwt = JwtVerifier.looksLikeJwt(token);
-    // A token naming a configured authorization server is judged by the OAuth rules alone: it
-    // never falls back to the agent-JWT verifier (whose audience is not this resource).
-    const verifier = looksLikeJwt && oauth?.claims(token) ? oauth : looksLikeJwt ? jwt : null;
-    if (verifier) {
-      const identity = await verifier.verify(token);
-      // A valid token for an agent toolgate does not know, or has disabled, is no identity.
-      if (!identity) return null;
-      // A verified token names its caller: refusing it from here on is audited.
-      const refuse = async (reason: string): Promise<null> => {
-        await security.record('auth.refused', `agent:${identity.agentId}`, {
-          credential: identity.credential,
-          user: identity.user?.id ?? null,
-          reason,
-        });
-        return null;
-      };
-      const known = await agents.get(identity.agentId).catch(() => null);
-      if (!known?.enabled) return refuse('agent_unknown_or_disabled');
-      // Nor is a token acting for a user toolgate has disabled (an API key naming them is
-      // refused when the session opens; see SessionService.capabilities).
-      if (identity.user && (await users.disabled(identity.user.id))) return refuse('user_disabled');
-      // Kept in memory only, for a token exchange of this principal's calls (never stored).
-      if (identity.oauth && identity.user)
-        subjects?.remember(
-          identity.credential,
-          identity.user.id,
-          { token, issuer: identity.oauth.issuer },
-          identity.oauth.expiresAt,
-        );
-      return identity;
-    }
-    const key = await keys.verifyKey(token);
-    if (key) return { agentId: key.agentId, credential: `key:${key.keyId}` };
-    // A key that names a stored key (a wrong secret, a revoked key, a disabled agent) was meant
-    // for a known agent: audited, sampled per peer and key (anyone holding a key id may repeat
-    // it, round 7 F3). A key naming nothing identifies nobody and is not.
-    const named = await keys.namedAgent(token);
-    if (named) {
-      const details = { credential: `key:${named.keyId}`, reason: 'api_key_refused' };
-      const sample = { peer, value: named.keyId };
-      await security.sampled('auth.refused', `agent:${named.agentId}`, details, sample);
-    }
-    return null;
-  };
+  const authenticator = new AgentAuthenticator({
+    agents,
+    users,
+    keys,
+    jwt,
+    oauth,
+    subjects,
+    refusals: {
+      record: (action, subject, details) => security.record(action, subject, details),
+      sampled: (action, subject, details, key) => security.sampled(action, subject, details, key),
+    },
+  });
   const oauthFront: AgentApi['oauth'] = oauth
     ? Object.freeze({
         metadata: protectedResourceMetadata(oauth.config),
         metadataUrl: protectedResourceMetadataUrl(oauth.config.resource),
-        stepUp: async (identity: JwtIdentity, toolRef: unknown): Promise<string[] | null> => {
-          if (!identity.oauth || !identity.user || typeof toolRef !== 'string') return null;
-          // A token holding every configured scope can be stepped up to nothing: no look-up on
-          // its calls' path.
-          const tokenScopes = new Set(identity.oauth.scopes);
-          if (Object.keys(oauth.config.scopes).every((scope) => tokenScopes.has(scope)))
-            return null;
-          const held = new Set(identity.user.permissions);
-          const agent = await agents.get(identity.agentId).catch(() => null);
-          if (!agent?.enabled) return null;
-          const granted = new Set(agent.capabilities);
-          // `name@1` asks about that major's own definition (C2): its capabilities may differ.
-          const ref = parseToolRef(toolRef);
-          if (!ref) return null;
-          const candidates =
-            ref.major === null
-              ? await catalog.offered()
-              : (await catalog.offeredMajors()).filter((t) => majorOf(t.version) === ref.major);
-          for (const tool of candidates) {
-            if (tool.name !== ref.name && tool.id !== ref.name) continue;
-            const needed = tool.definition.required_capabilities;
-            // Beyond the agent's own grants no scope helps: refused as usual, saying nothing.
-            if (!needed.every((c) => granted.has(c))) continue;
-            const missing = needed.filter((c) => !held.has(c));
-            if (missing.length === 0) return null;
-            // Only what this call needs (RFC 6750 §3.1, as MCP 2026-07-28 asks): the client adds
-            // it to the scopes it already holds.
-            const scopes = scopesFor(oauth.config, missing);
-            if (scopes) return scopes;
-          }
-          return null;
-        },
       })
     : null;
   const discovery = new Discovery(catalog);
@@ -871,42 +811,22 @@ export async function openGateway(options: ToolgateOptions = {}): Promise<Gatewa
   // Each API holds only the members it names, bound once here (not per call): what a front is
   // not given (a provider's `call`, the audit `writer`, a session's `suspend`) is not reachable.
   const agent: AgentApi = Object.freeze({
-    authenticate,
+    authenticate: (token: string, peer?: string) => authenticator.authenticate(token, peer),
     oauth: oauthFront,
     sessions: expose(sessions, SESSIONS_AGENT),
     runs: expose(runs, RUNS_AGENT),
     entries: expose(new SessionEntries(sessions, catalog, governedUris), ENTRIES_AGENT),
     discovery: expose(agentDiscovery, DISCOVERY_AGENT),
     invoke: gate.invoke.bind(gate),
-    auditStepUp: async (
-      ...[who, toolRef, args, refused, via]: Parameters<AgentApi['auditStepUp']>
-    ): Promise<void> => {
-      const refusal = {
-        kind: 'refuse' as const,
-        code: refused.error.code,
-        rule: 'oauth.insufficient_scope',
-        message: refused.error.message,
-        details: refused.error.details,
-      };
-      const { sessionId, ...principal } = who;
-      if (sessionId !== undefined) {
-        try {
-          await gate.refuseAtEdge({ ...principal, sessionId }, toolRef, args, refusal);
-          return;
-        } catch (err) {
-          // Not the caller's session (that attempt is audited by the session check): the step-up
-          // is still recorded, as an event of the principal.
-          if (!isToolgateError(err) || err.code !== 'SESSION_NOT_FOUND') throw err;
-        }
-      }
-      await security.record('call.step_up_refused', `agent:${who.agentId}`, {
-        credential: who.credential ?? null,
-        user: who.tokenUserId ?? null,
-        session: sessionId ?? null,
-        tool: attemptedName(toolRef),
-        scope: refused.error.details.scope,
-        via,
-      });
+    stepUp: async (
+      ...[call, toolRef, args, via]: Parameters<AgentApi['stepUp']>
+    ): ReturnType<AgentApi['stepUp']> => {
+      const refused = await gate.stepUp(call, toolRef, args, via);
+      return refused === null
+        ? null
+        : new ToolgateError('INSUFFICIENT_SCOPE', refused.message, {
+            scope: (refused.details as { scope: string }).scope,
+          });
     },
     requestStates: expose(
       new RequestStateSealer(
@@ -918,7 +838,7 @@ export async function openGateway(options: ToolgateOptions = {}): Promise<Gatewa
     revisions,
     approvalStatus: async (
       sessionId: string,
-      who: SessionPrincipal,
+      who: AgentPrincipal,
       approvalId: string,
     ): Promise<AgentApprovalStatus> => {
       await sessions.require(sessionId, who);
@@ -938,7 +858,7 @@ export async function openGateway(options: ToolgateOptions = {}): Promise<Gatewa
     },
     callOutcome: async (
       sessionId: string,
-      who: SessionPrincipal,
+      who: AgentPrincipal,
       tool: string,
       key: string,
     ): Promise<AgentCallOutcome> => {
@@ -1006,7 +926,7 @@ export async function openGateway(options: ToolgateOptions = {}): Promise<Gatewa
     discovery,
     agents,
     keys,
-    authenticate,
+    authenticate: agent.authenticate,
     users,
     sessions,
     approvals,

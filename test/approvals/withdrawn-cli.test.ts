@@ -49,9 +49,9 @@ before(async () => {
       admin,
     );
     await approvePendingReviews(tg.admin);
-    const who = { agentId: 'note-bot', credential: 'cred-cli' };
+    const who = { kind: 'agent' as const, agentId: 'note-bot', credential: 'cred-cli' };
     const { handle } = await tg.agent.runs.mint(who, { via: 'test' });
-    const decision = await tg.agent.invoke({ ...who, sessionId: handle }, 'send_note', {});
+    const decision = await tg.agent.invoke({ principal: who, sessionId: handle }, 'send_note', {});
     assert.equal(decision.kind, 'pending_approval');
     approvalId = (decision as { approvalId: string }).approvalId;
     await tg.agent.runs.revoke(handle, who);

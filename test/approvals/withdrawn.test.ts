@@ -27,7 +27,7 @@ for (const backend of backends()) {
     let inspector: Store;
     let drop: () => Promise<void>;
     let now = new Date('2026-07-30T10:00:00Z');
-    const who = { agentId: 'note-bot', credential: 'cred-note' };
+    const who = { kind: 'agent' as const, agentId: 'note-bot', credential: 'cred-note' };
     let n = 0;
 
     /** A run of `who` with one call waiting for approval in it. */
@@ -37,7 +37,7 @@ for (const backend of backends()) {
         ...(ttlSeconds !== undefined ? { ttlSeconds } : {}),
       });
       n += 1;
-      const decision = await tg.agent.invoke({ ...who, sessionId: handle }, 'send_note', {
+      const decision = await tg.agent.invoke({ principal: who, sessionId: handle }, 'send_note', {
         text: `note ${n}`,
       });
       assert.equal(decision.kind, 'pending_approval', JSON.stringify(decision));
@@ -150,9 +150,13 @@ for (const backend of backends()) {
 
     test('closing a session withdraws its approvals, approved-but-unused ones too', async () => {
       const waitingOne = await waiting();
-      const decision = await tg.agent.invoke({ ...who, sessionId: waitingOne.run }, 'send_note', {
-        text: 'second note',
-      });
+      const decision = await tg.agent.invoke(
+        { principal: who, sessionId: waitingOne.run },
+        'send_note',
+        {
+          text: 'second note',
+        },
+      );
       const second = (decision as { approvalId: string }).approvalId;
       await tg.admin.approvals.approve(second, approver);
       await tg.agent.sessions.close(waitingOne.run, who);

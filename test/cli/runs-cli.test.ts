@@ -16,7 +16,7 @@ import { ensureBuilt, runCli } from '../support/cli.js';
 const admin: Actor = { id: 'test-admin', via: 'library' };
 let dir: string;
 let tg: Gateway;
-let who: { agentId: string; credential: string };
+let who: { kind: 'agent'; agentId: string; credential: string };
 const tokens: Record<string, string> = {};
 
 before(async () => {
@@ -25,7 +25,11 @@ before(async () => {
   tg = await openGateway({ db: `sqlite:${join(dir, 'tg.db')}` });
   await tg.config.apply([{ kind: 'Agent', spec: { id: 'helper-bot', owner: 'qa' } }], admin);
   const key = (await tg.keys.issue('helper-bot', admin)).apiKey;
-  who = { agentId: 'helper-bot', credential: (await tg.agent.authenticate(key))?.credential ?? '' };
+  who = {
+    kind: 'agent',
+    agentId: 'helper-bot',
+    credential: (await tg.agent.authenticate(key))?.credential ?? '',
+  };
   for (const [id, role] of [
     ['root', 'admin'],
     ['audrey', 'auditor'],
@@ -81,7 +85,7 @@ test('an admin revokes a run: recorded as the operator, the holder is refused wi
   assert.equal(revoked[0]?.actor, 'operator:root');
   assert.equal((await tg.agent.runs.refusal(handle, who)).code, 'RUN_REVOKED');
   await assert.rejects(
-    tg.agent.invoke({ ...who, sessionId: handle }, 'anything', {}),
+    tg.agent.invoke({ principal: who, sessionId: handle }, 'anything', {}),
     (err: { code?: string }) => err.code === 'SESSION_NOT_FOUND',
   );
 });

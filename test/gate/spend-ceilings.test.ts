@@ -190,10 +190,20 @@ for (const backend of backends()) {
     // better-sqlite3 connections in one process would block each other's event loop on the lock.
     const racer = () => (backend.name === 'postgres' ? replica : tg);
     // A session opened for a token's user is used by that same principal (session-principal.ts).
-    const open = async (agentId: string, options: Parameters<typeof tg.sessions.open>[1] = {}) => {
-      const s = await tg.sessions.open(agentId, options);
-      const tokenUserId = options.tokenUser?.id;
-      return { agentId, sessionId: s.id, ...(tokenUserId !== undefined ? { tokenUserId } : {}) };
+    const open = async (
+      agentId: string,
+      options: Parameters<typeof tg.sessions.open>[1] & {
+        tokenUser?: { id: string; permissions: string[] };
+      } = {},
+    ) => {
+      const { tokenUser, ...opening } = options;
+      const principal = {
+        kind: 'agent' as const,
+        agentId,
+        ...(tokenUser ? { user: tokenUser } : {}),
+      };
+      const s = await tg.sessions.open(principal, opening);
+      return { principal, sessionId: s.id };
     };
     const spent = async (sessionId: string) =>
       Number(
@@ -334,7 +344,7 @@ for (const backend of backends()) {
 
     test('an external-send ceiling per (agent, user) holds across sessions; another user has their own', async () => {
       // Each send is approved (external_send's floor); the approved retry is what is counted.
-      const send = async (ctx: { agentId: string; sessionId: string }, to: string) => {
+      const send = async (ctx: Parameters<typeof tg.gate.invoke>[0], to: string) => {
         const args = { to, text: 'Your refund is on its way' };
         const first = await tg.gate.invoke(ctx, 'notify', args);
         if (first.kind !== 'pending_approval') return ruleOf(first);

@@ -266,7 +266,7 @@ for (const backend of backends()) {
       assert.ok(told.every((n) => n.toolgate.team === 'catalog-team'));
       assert.ok(told.some((n) => n.text.includes('api_by_url')));
       const found = await tg.agent.discovery.forAgent(
-        { agentId: 'caller' },
+        { kind: 'agent', agentId: 'caller' },
         { q: 'catalogue item' },
       );
       assert.deepEqual(

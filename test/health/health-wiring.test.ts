@@ -69,7 +69,10 @@ test('a degraded tool is marked in discovery, with a healthy alternative from th
     { state: 'healthy', reason: 'checked by hand', expires_at: soon() },
     admin,
   );
-  const { results } = await tg.agent.discovery.forAgent({ agentId: 'finder' }, { q: 'invoice' });
+  const { results } = await tg.agent.discovery.forAgent(
+    { kind: 'agent', agentId: 'finder' },
+    { q: 'invoice' },
+  );
   const x = results.find((r) => r.id === 'invoice_lookup_x');
   const y = results.find((r) => r.id === 'invoice_lookup_y');
   assert.ok(x && y, JSON.stringify(results));
@@ -91,7 +94,10 @@ test('an unavailable tool leaves discovery and its owner team is told', async ()
     { state: 'unavailable', reason: 'upstream down', expires_at: soon() },
     admin,
   );
-  const { results } = await tg.agent.discovery.forAgent({ agentId: 'finder' }, { q: 'invoice' });
+  const { results } = await tg.agent.discovery.forAgent(
+    { kind: 'agent', agentId: 'finder' },
+    { q: 'invoice' },
+  );
   assert.deepEqual(
     results.map((r) => r.id),
     ['invoice_lookup_y'],

@@ -194,9 +194,8 @@ for (const backend of backends()) {
 
     test('a call withdrawn before its tool started holds no key (library)', async () => {
       const sid = await session();
-      const ctx = { agentId: 'idem-bot', sessionId: sid, credential: '' };
       const principal = (await tg.agent.authenticate(key)) ?? assert.fail('the key authenticates');
-      const who = { ...ctx, credential: principal.credential };
+      const who = { principal, sessionId: sid };
       const before = ran.count;
       const withdrawn = await tg.agent.invoke(
         who,

@@ -354,10 +354,13 @@ for (const backend of backends()) {
       await assert.rejects(
         tg.gate.invoke(
           {
-            agentId: 'acme-bot',
+            principal: {
+              kind: 'agent',
+              agentId: 'acme-bot',
+              user: { id: 'u4', permissions: [] },
+              ...(row.credential ? { credential: row.credential } : {}),
+            },
             sessionId: session,
-            tokenUserId: 'u4',
-            ...(row.credential ? { credential: row.credential } : {}),
           },
           'lookup_invoice',
           { invoice: 'INV-1' },

@@ -490,6 +490,7 @@ describe('runs', () => {
     for (let i = 0; i < 3; i++) {
       const run = await tg.agent.runs.mint(
         {
+          kind: 'agent',
           agentId: 'support-bot',
           credential: (await tg.agent.authenticate(supportKey))?.credential ?? '',
         },
@@ -522,6 +523,7 @@ describe('runs', () => {
       admin,
     );
     const who = {
+      kind: 'agent' as const,
       agentId: 'flow-bot',
       credential: (await tg.agent.authenticate(flowKey))?.credential ?? '',
     };
@@ -566,6 +568,7 @@ describe('runs', () => {
 
   test('a revoked handle and an expired one are refused clearly, each audited', async () => {
     const who = {
+      kind: 'agent' as const,
       agentId: 'support-bot',
       credential: (await tg.agent.authenticate(supportKey))?.credential ?? '',
     };

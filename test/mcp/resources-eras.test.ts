@@ -258,6 +258,7 @@ describe('resources and prompts on both eras', () => {
           ? (
               await tg.agent.runs.mint(
                 {
+                  kind: 'agent',
                   agentId: agent,
                   credential: (await tg.agent.authenticate(keys[agent] ?? ''))?.credential ?? '',
                 },

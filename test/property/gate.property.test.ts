@@ -14,7 +14,7 @@ import { after, before, describe, test } from 'node:test';
 import fc from 'fast-check';
 import type { Actor } from '../../src/core/index.js';
 import { demoExecutor } from '../../src/execution/runtimes/index.js';
-import type { CallContext, GateDecision } from '../../src/gate/index.js';
+import type { InProcessCall as CallContext, GateDecision } from '../../src/gate/index.js';
 import { type Gateway, openGateway } from '../../src/host/toolgate.js';
 import { parseConfigText } from '../../src/operations/config/index.js';
 import { backends } from '../support/backends.js';

@@ -148,9 +148,7 @@ describe('two replicas behind a round-robin load balancer', { skip, concurrency:
     assert.ok(tg);
     const id = await tg.agent.authenticate(key);
     assert.ok(id);
-    return (
-      await tg.agent.runs.mint({ agentId: id.agentId, credential: id.credential }, { via: 'test' })
-    ).handle;
+    return (await tg.agent.runs.mint(id, { via: 'test' })).handle;
   };
 
   const runOf = (result: unknown): string => {

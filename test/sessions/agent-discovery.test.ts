@@ -449,7 +449,10 @@ for (const backend of backends()) {
 
       test('the library refuses a malformed query with every problem named', async () => {
         await assert.rejects(
-          tg.agent.discovery.forAgent({ agentId: 'alpha' }, { q: 7, limit: 0, hint: 'x' }),
+          tg.agent.discovery.forAgent(
+            { kind: 'agent', agentId: 'alpha' },
+            { q: 7, limit: 0, hint: 'x' },
+          ),
           (err: unknown) => {
             const e = err as { code: string; details: { problems: { pointer: string }[] } };
             assert.equal(e.code, 'INPUT_INVALID');

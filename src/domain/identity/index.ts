@@ -5,6 +5,8 @@ export {
   generateAdminToken,
   loadOrCreateAdminToken,
 } from './admin-token.js';
+export type { AgentAuthenticatorDeps, AuthRefusals } from './agent-authenticator.js';
+export { AgentAuthenticator } from './agent-authenticator.js';
 export type { IssuedKey } from './agent-keys.js';
 export { AgentKeys } from './agent-keys.js';
 export type {
@@ -18,7 +20,7 @@ export type {
   SessionBudgets,
 } from './agent-service.js';
 export { AgentService, agentSpecSchema, grantSpecSchema } from './agent-service.js';
-export type { JwtConfig, JwtIdentity } from './jwt-verifier.js';
+export type { JwtConfig, VerifiedToken } from './jwt-verifier.js';
 export { JwtVerifier } from './jwt-verifier.js';
 export { AccessTokenVerifier } from './oauth/access-token-verifier.js';
 export type { BearerChallenge, BearerError } from './oauth/bearer-challenge.js';
@@ -34,8 +36,6 @@ export type {
   OAuthTokenExchange,
 } from './oauth/resource-server-config.js';
 export { exchangeIssuer, parseOAuthConfig, scopesFor } from './oauth/resource-server-config.js';
-export type { StepUp, StepUpSource } from './oauth/step-up.js';
-export { stepUpFor } from './oauth/step-up.js';
 export {
   isLocalUserId,
   isUserId,

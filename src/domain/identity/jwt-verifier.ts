@@ -14,6 +14,7 @@ import {
 } from 'jose';
 import {
   AGENT_ID_PATTERN,
+  type AgentPrincipal,
   CAPABILITY_PATTERN,
   endpointUrlProblem,
   MAX_SECRET_FILE_BYTES,
@@ -37,29 +38,15 @@ export interface JwtConfig {
   readonly algorithms?: readonly string[];
 }
 
-export interface JwtIdentity {
-  readonly agentId: string;
-  /**
-   * The credential presented: `key:<key id>` for an API key, `jwt:["<iss>","<sub>"]` for a JWT.
-   * Sessions are bound to it (with the agent and the token's user): another credential of the
-   * same agent cannot use them.
-   */
-  readonly credential: string;
-  /**
-   * The user the token acts for: a local user id (USER_ID_PATTERN) from an agent JWT, or
-   * `oauth:["<iss>","<sub>"]` from an OAuth access token (user-id.ts) — never a bare subject.
-   */
-  readonly user?: { readonly id: string; readonly permissions: readonly string[] };
-  /**
-   * Set for an OAuth access token (MCP authorization): the issuer that signed it, its scopes,
-   * and when it expires (ms).
-   */
-  readonly oauth?: {
-    readonly issuer: string;
-    readonly scopes: readonly string[];
-    readonly expiresAt: number;
-  };
-}
+/**
+ * What a verifier vouches for: the principal a valid token names, always with its credential
+ * (`jwt:["<iss>","<sub>"]`, `oauth:["<iss>","<client>","<sub>"]`) — sessions are bound to it
+ * with the agent and the token's user, so another credential of the same agent cannot use them.
+ * The user is a local user id from an agent JWT, or `oauth:["<iss>","<sub>"]` from an OAuth
+ * access token (user-id.ts), never a bare subject. Only the authenticator (agent-authenticator.ts)
+ * hands it on, once it has checked the agent and the user are enabled.
+ */
+export type VerifiedToken = AgentPrincipal & { readonly credential: string };
 
 /**
  * The signing keys of one issuer: a local JWKS file, or a remote JWKS fetched by jose with its
@@ -117,7 +104,7 @@ export class JwtVerifier {
   }
 
   /** The identity in a valid token, or null for anything else (never says why to the caller). */
-  async verify(token: string): Promise<JwtIdentity | null> {
+  async verify(token: string): Promise<VerifiedToken | null> {
     let payload: JWTPayload;
     try {
       ({ payload } = await jwtVerify(token, this.#keys, {
@@ -135,7 +122,8 @@ export class JwtVerifier {
     // JSON keeps issuer and subject apart whatever characters they hold.
     const credential = `jwt:${JSON.stringify([payload.iss ?? '', payload.sub ?? ''])}`;
     const userClaim = this.#config.userClaim;
-    if (!userClaim || payload[userClaim] === undefined) return { agentId, credential };
+    if (!userClaim || payload[userClaim] === undefined)
+      return { kind: 'agent', agentId, credential };
     const userId = payload[userClaim];
     // The configured agent-JWT issuer names toolgate's own (local) users: an id in another form
     // could pass for an OAuth user (user-id.ts), so the token is refused.
@@ -149,6 +137,6 @@ export class JwtVerifier {
           : [];
     // A malformed permission invalidates the token rather than being skipped silently.
     if (!list.every((p): p is string => typeof p === 'string' && capabilityRe.test(p))) return null;
-    return { agentId, credential, user: { id: userId, permissions: list } };
+    return { kind: 'agent', agentId, credential, user: { id: userId, permissions: list } };
   }
 }

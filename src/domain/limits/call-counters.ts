@@ -19,8 +19,11 @@ import {
 } from './ceilings.js';
 import { type LimitCheck, sweepRateCounters, takeExternalSend, takeRateLimits } from './limits.js';
 
-/** Who a ceiling counter is kept for, and when. */
-export interface CounterPrincipal {
+/**
+ * Which counters a call charges, and when: the session's agent and user (its token user or its
+ * `on_behalf_of` user). Not who is calling — that is the call's AgentPrincipal (core/principal.ts).
+ */
+export interface CeilingCall {
   readonly agentId: string;
   readonly userId: string | null;
   readonly now: Date;
@@ -56,15 +59,15 @@ export class CallCounters {
     return admitCall(this.#store, call, ceilings);
   }
 
-  chargeEgress(who: CounterPrincipal, ceilings: AgentCeilings, bytes: number): Promise<void> {
+  chargeEgress(who: CeilingCall, ceilings: AgentCeilings, bytes: number): Promise<void> {
     return chargeEgress(this.#store.db, who, ceilings, bytes);
   }
 
-  readPrivateRecently(who: CounterPrincipal, ceilings: AgentCeilings): Promise<boolean> {
+  readPrivateRecently(who: CeilingCall, ceilings: AgentCeilings): Promise<boolean> {
     return readPrivateRecently(this.#store.db, who, ceilings);
   }
 
-  recordPrivateRead(who: CounterPrincipal, ceilings: AgentCeilings): Promise<void> {
+  recordPrivateRead(who: CeilingCall, ceilings: AgentCeilings): Promise<void> {
     return recordPrivateRead(this.#store.db, who, ceilings);
   }
 

@@ -4,7 +4,7 @@
  * agent's rolling ceilings and cross-session flow marks. The gate's limits and flow steps reach
  * the counters only through `CallCounters` (docs/architecture.md §5: the gate reads no table).
  */
-export type { CounterPrincipal } from './call-counters.js';
+export type { CeilingCall } from './call-counters.js';
 export { CallCounters } from './call-counters.js';
 export type { Admission, CallFacts } from './ceilings.js';
 export {

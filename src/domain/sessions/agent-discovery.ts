@@ -7,7 +7,7 @@
  * decided first, and the search (catalog/scoped-discovery.ts) sees only it.
  */
 
-import { type Problem, problem, ToolgateError } from '../../core/index.js';
+import { type AgentPrincipal, type Problem, problem, ToolgateError } from '../../core/index.js';
 import { readRevisions, type SessionRow, type Store } from '../../records/store/index.js';
 import {
   type AgentDiscoveryHit,
@@ -21,7 +21,6 @@ import {
   type ToolVersionDetail,
 } from '../catalog/index.js';
 import type { AgentService, AgentTier } from '../identity/index.js';
-import type { SessionPrincipal } from './session-principal.js';
 import {
   exportNames,
   permittedSet,
@@ -31,12 +30,6 @@ import {
 
 export interface AgentDiscoveryResult {
   readonly results: readonly AgentDiscoveryHit[];
-}
-
-/** The caller of a search without a session: the agent, and the user a verified token names. */
-export interface DiscoveryCaller {
-  readonly agentId: string;
-  readonly tokenUser?: { readonly id: string; readonly permissions: readonly string[] };
 }
 
 const TIER_RANK: Record<AgentTier, number> = { public: 0, restricted: 1, privileged: 2 };
@@ -77,7 +70,7 @@ export class AgentDiscovery {
    */
   async inSession(
     sessionId: string,
-    who: SessionPrincipal,
+    who: AgentPrincipal,
     query: unknown,
   ): Promise<AgentDiscoveryResult> {
     const checked = checkQuery(query);
@@ -154,13 +147,14 @@ export class AgentDiscovery {
   }
 
   /** Searches the set a session opened now would be offered, without opening one. */
-  async forAgent(caller: DiscoveryCaller, query: unknown): Promise<AgentDiscoveryResult> {
+  /** The caller's set: its agent's grants narrowed by the user its token vouches for. */
+  async forAgent(caller: AgentPrincipal, query: unknown): Promise<AgentDiscoveryResult> {
     const checked = checkQuery(query);
     const agent = await this.#agents.get(caller.agentId);
     const caps = await this.#sessions.capabilities(
       caller.agentId,
-      caller.tokenUser?.id ?? null,
-      caller.tokenUser ? [...caller.tokenUser.permissions] : null,
+      caller.user?.id ?? null,
+      caller.user ? [...caller.user.permissions] : null,
       agent,
     );
     const revision = await this.#catalog.revision();

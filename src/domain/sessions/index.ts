@@ -4,7 +4,7 @@
  */
 export type { AgentCaps } from './agent-caps.js';
 export { DEFAULT_AGENT_CAPS, lockAgent, pendingApprovalsOf } from './agent-caps.js';
-export type { AgentDiscoveryResult, DiscoveryCaller } from './agent-discovery.js';
+export type { AgentDiscoveryResult } from './agent-discovery.js';
 export { AgentDiscovery } from './agent-discovery.js';
 export type { GovernedRead, GovernedUriEntry } from './governed-uris.js';
 export {
@@ -25,7 +25,6 @@ export type {
   OfferedResourceTemplate,
 } from './session-entries.js';
 export { SessionEntries } from './session-entries.js';
-export type { SessionPrincipal } from './session-principal.js';
 export type {
   LiveSession,
   OfferedMajor,

@@ -10,6 +10,7 @@
  */
 import {
   type Actor,
+  type AgentPrincipal,
   type Clock,
   type Page,
   type PageRequest,
@@ -23,8 +24,8 @@ import {
   type SessionRow,
   type Store,
 } from '../../records/store/index.js';
-import { asPrincipal, principalMatches, type SessionPrincipal } from './session-principal.js';
-import type { LiveSession, OpenSessionOptions, SessionService } from './session-service.js';
+import { asPrincipal, principalMatches } from './session-principal.js';
+import type { LiveSession, SessionService } from './session-service.js';
 import { withdrawRunApprovals } from './withdraw-approvals.js';
 
 /** What a minted run's holder needs: its handle and when it ends. */
@@ -46,12 +47,10 @@ export class RunService {
 
   /** A new run for this principal (a gate session bound to it), audited as `run.minted`. */
   async mint(
-    who: SessionPrincipal & { readonly tokenUser?: OpenSessionOptions['tokenUser'] },
+    who: AgentPrincipal,
     options: { readonly ttlSeconds?: number; readonly via: string },
   ): Promise<RunHandle> {
-    const session = await this.#sessions.open(who.agentId, {
-      ...(who.tokenUser ? { tokenUser: who.tokenUser } : {}),
-      ...(who.credential !== undefined ? { credential: who.credential } : {}),
+    const session = await this.#sessions.open(who, {
       ...(options.ttlSeconds !== undefined ? { ttlSeconds: options.ttlSeconds } : {}),
     });
     await appendEvent(this.#store.db, systemActor('runs'), this.#clock(), {
@@ -59,7 +58,7 @@ export class RunService {
       subject: `session:${session.id}`,
       details: {
         agent: who.agentId,
-        user: who.tokenUserId ?? null,
+        user: who.user?.id ?? null,
         credential: who.credential ?? null,
         expires_at: session.expires_at,
         via: options.via,
@@ -74,7 +73,7 @@ export class RunService {
    * `expired`); anything else — unknown, or another principal's (audited by the session check) —
    * is RUN_NOT_FOUND, which tells nothing about anyone else's.
    */
-  async refusal(handle: string, who: SessionPrincipal): Promise<ToolgateError> {
+  async refusal(handle: string, who: AgentPrincipal): Promise<ToolgateError> {
     const row = await this.#store.db
       .selectFrom('sessions')
       .selectAll()
@@ -104,7 +103,7 @@ export class RunService {
   /** Ends the caller's own run at once, audited as `run.revoked`; its handle is refused after. */
   async revoke(
     handle: string,
-    who: SessionPrincipal,
+    who: AgentPrincipal,
     reason = 'revoked by its holder',
   ): Promise<void> {
     const row = await this.#sessions.require(handle, who);

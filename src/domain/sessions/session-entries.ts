@@ -5,9 +5,9 @@
  * gate call a `resources/read` or `prompts/get` becomes. Nothing outside the set is named, and a
  * miss never says whether the upstream has such an entry.
  */
+import type { AgentPrincipal } from '../../core/index.js';
 import type { CatalogService, McpEntry, ToolVersionDetail } from '../catalog/index.js';
 import { type GovernedUris, governedEntryOf } from './governed-uris.js';
-import type { SessionPrincipal } from './session-principal.js';
 import type { SessionService, SessionTool } from './session-service.js';
 
 export interface OfferedResource {
@@ -81,7 +81,7 @@ export class SessionEntries {
   }
 
   /** The session's offered entries, by catalog id (the order every later step keeps). */
-  async #offered(sessionId: string, who: string | SessionPrincipal): Promise<Offered[]> {
+  async #offered(sessionId: string, who: string | AgentPrincipal): Promise<Offered[]> {
     const session = await this.#sessions.require(sessionId, who);
     const out: Offered[] = [];
     for (const t of JSON.parse(session.tool_set) as SessionTool[]) {
@@ -101,7 +101,7 @@ export class SessionEntries {
    * with one URI (two providers) list once, the first by catalog id; two prompts with one name
    * are both listed, the later under its catalog id (dots as `__`), as clashing tool names are.
    */
-  async list(sessionId: string, who: string | SessionPrincipal): Promise<OfferedEntries> {
+  async list(sessionId: string, who: string | AgentPrincipal): Promise<OfferedEntries> {
     return present(await this.#offered(sessionId, who));
   }
 
@@ -113,7 +113,7 @@ export class SessionEntries {
    */
   async resolveResource(
     sessionId: string,
-    who: string | SessionPrincipal,
+    who: string | AgentPrincipal,
     uri: string,
   ): Promise<EntryCall | null> {
     const offered = await this.#offered(sessionId, who);
@@ -126,7 +126,7 @@ export class SessionEntries {
   /** The gate call getting the prompt listed under `name`, or null when none is offered. */
   async resolvePrompt(
     sessionId: string,
-    who: string | SessionPrincipal,
+    who: string | AgentPrincipal,
     name: string,
   ): Promise<string | null> {
     const offered = await this.#offered(sessionId, who);

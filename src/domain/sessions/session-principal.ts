@@ -4,20 +4,12 @@
  * bearer secret only together with that principal: another user or credential of the same agent
  * presenting it is refused as if the session did not exist, and the attempt is audited.
  */
-import { type Clock, systemActor } from '../../core/index.js';
+import { type AgentPrincipal, type Clock, systemActor } from '../../core/index.js';
 import { appendEvent, type SessionRow, type Store } from '../../records/store/index.js';
 
-export interface SessionPrincipal {
-  readonly agentId: string;
-  /** `key:<key id>` or `jwt:["<iss>","<sub>"]`; absent for in-process (library) callers. */
-  readonly credential?: string;
-  /** The user a verified token names; absent when the credential names no user. */
-  readonly tokenUserId?: string;
-}
-
 /** A bare agent id is an in-process caller: it matches only sessions opened without a credential. */
-export function asPrincipal(who: string | SessionPrincipal): SessionPrincipal {
-  return typeof who === 'string' ? { agentId: who } : who;
+export function asPrincipal(who: string | AgentPrincipal): AgentPrincipal {
+  return typeof who === 'string' ? { kind: 'agent', agentId: who } : who;
 }
 
 /**
@@ -25,18 +17,18 @@ export function asPrincipal(who: string | SessionPrincipal): SessionPrincipal {
  * permissions (user_permissions not null); a session whose user came from `on_behalf_of` has none,
  * so a token naming a user can never take over an `on_behalf_of` session, nor the reverse.
  */
-export function principalMatches(row: SessionRow, who: SessionPrincipal): boolean {
+export function principalMatches(row: SessionRow, who: AgentPrincipal): boolean {
   if (row.agent_id !== who.agentId) return false;
   if ((row.credential ?? undefined) !== who.credential) return false;
-  if (who.tokenUserId === undefined) return row.user_permissions === null;
-  return row.user_permissions !== null && row.user_id === who.tokenUserId;
+  if (who.user === undefined) return row.user_permissions === null;
+  return row.user_permissions !== null && row.user_id === who.user.id;
 }
 
 /** Records that a live session was presented by someone else (never tells the presenter). */
 export async function auditPrincipalMismatch(
   store: Pick<Store, 'db'>,
   row: SessionRow,
-  who: SessionPrincipal,
+  who: AgentPrincipal,
   clock: Clock,
 ): Promise<void> {
   await appendEvent(store.db, systemActor('session-binding'), clock(), {
@@ -45,7 +37,7 @@ export async function auditPrincipalMismatch(
     details: {
       presented: {
         agent: who.agentId,
-        user: who.tokenUserId ?? null,
+        user: who.user?.id ?? null,
         credential: who.credential ?? null,
       },
       bound: {

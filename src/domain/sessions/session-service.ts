@@ -8,6 +8,7 @@ import { randomBytes } from 'node:crypto';
 import semver from 'semver';
 import {
   type Actor,
+  type AgentPrincipal,
   type Clock,
   decodeCursor,
   encodeCursor,
@@ -46,12 +47,7 @@ import {
   runLiteralSightings,
   type SeenLiteral,
 } from './run-literals.js';
-import {
-  asPrincipal,
-  auditPrincipalMismatch,
-  principalMatches,
-  type SessionPrincipal,
-} from './session-principal.js';
+import { asPrincipal, auditPrincipalMismatch, principalMatches } from './session-principal.js';
 import { withdrawRunApprovals } from './withdraw-approvals.js';
 
 export interface SessionTool {
@@ -100,13 +96,9 @@ export interface LiveSession extends SessionView {
 
 export interface OpenSessionOptions {
   readonly onBehalfOf?: string;
-  /** A user vouched for by a verified JWT, with their permissions (instead of the users table). */
-  readonly tokenUser?: { readonly id: string; readonly permissions: readonly string[] };
   readonly runId?: string;
   /** Seconds; default 8 hours, at most 7 days. */
   readonly ttlSeconds?: number;
-  /** The credential that authenticated the opener; every later request must present it. */
-  readonly credential?: string;
 }
 
 const TIER_RANK: Record<AgentTier, number> = { public: 0, restricted: 1, privileged: 2 };
@@ -261,7 +253,15 @@ export class SessionService {
     return caps;
   }
 
-  async open(agentId: string, options: OpenSessionOptions = {}): Promise<SessionView> {
+  /**
+   * Opens a session bound to the whole principal: its agent, its credential (every later request
+   * must present it) and the user its token vouches for, with their permissions (instead of the
+   * users table). A bare agent id is an in-process caller with neither.
+   */
+  async open(who: string | AgentPrincipal, options: OpenSessionOptions = {}): Promise<SessionView> {
+    const principal = asPrincipal(who);
+    const { agentId } = principal;
+    const tokenUser = principal.user;
     const ttl = options.ttlSeconds ?? DEFAULT_TTL_S;
     if (!Number.isInteger(ttl) || ttl < 1 || ttl > MAX_TTL_S) {
       throw new ToolgateError('INPUT_INVALID', `ttl must be 1–${MAX_TTL_S} seconds`, {
@@ -280,21 +280,17 @@ export class SessionService {
         problems: [problem('/on_behalf_of', 'must be a local user id', 'pattern')],
       });
     }
-    if (options.tokenUser && !isUserId(options.tokenUser.id)) {
+    if (tokenUser && !isUserId(tokenUser.id)) {
       throw new ToolgateError('INPUT_INVALID', 'the token names no valid user', {
         problems: [problem('/user', 'must be a local or an OAuth user id', 'pattern')],
       });
     }
-    if (
-      options.tokenUser &&
-      options.onBehalfOf !== undefined &&
-      options.onBehalfOf !== options.tokenUser.id
-    ) {
+    if (tokenUser && options.onBehalfOf !== undefined && options.onBehalfOf !== tokenUser.id) {
       // The token says whom the agent acts for; a request cannot name someone else.
       throw new ToolgateError('FORBIDDEN', 'on_behalf_of differs from the user in the token', {});
     }
-    const userId = options.tokenUser?.id ?? options.onBehalfOf ?? null;
-    const tokenPermissions = options.tokenUser ? [...options.tokenUser.permissions] : null;
+    const userId = tokenUser?.id ?? options.onBehalfOf ?? null;
+    const tokenPermissions = tokenUser ? [...tokenUser.permissions] : null;
     const agent = await this.#agents.get(agentId);
     const caps = await this.capabilities(agentId, userId, tokenPermissions);
     const runId = options.runId ?? null;
@@ -323,7 +319,7 @@ export class SessionService {
       spend_cents: 0,
       user_permissions: tokenPermissions ? JSON.stringify(tokenPermissions) : null,
       suspended: 0,
-      credential: options.credential ?? null,
+      credential: principal.credential ?? null,
       untrusted_sources: null,
       injection_seen: 0,
     };
@@ -337,7 +333,7 @@ export class SessionService {
    * the same rules as at open: nothing outside grants ∩ permissions ∩ tier, and no unconstrained
    * egress beside private reads or after a private read in the run. Returns whether it changed.
    */
-  async refresh(sessionId: string, who: string | SessionPrincipal): Promise<{ changed: boolean }> {
+  async refresh(sessionId: string, who: string | AgentPrincipal): Promise<{ changed: boolean }> {
     const session = await this.require(sessionId, who);
     const agentId = session.agent_id;
     const agent = await this.#agents.get(agentId);
@@ -371,7 +367,7 @@ export class SessionService {
   }
 
   /** Ends a session of this principal; later calls in it are SESSION_NOT_FOUND. */
-  async close(sessionId: string, who: string | SessionPrincipal): Promise<void> {
+  async close(sessionId: string, who: string | AgentPrincipal): Promise<void> {
     const { agentId } = asPrincipal(who);
     await this.require(sessionId, who);
     const result = await this.#store.db
@@ -394,7 +390,7 @@ export class SessionService {
    * Closes a session the gateway took back to make room for others, and records it
    * as an audited `session.evicted` event: the agent did not ask for it, so an admin must see it.
    */
-  async evict(sessionId: string, who: string | SessionPrincipal, reason: string): Promise<void> {
+  async evict(sessionId: string, who: string | AgentPrincipal, reason: string): Promise<void> {
     // Closed as the principal that opened it: the session is bound to all of it.
     const { agentId } = asPrincipal(who);
     await this.close(sessionId, who);
@@ -635,7 +631,7 @@ export class SessionService {
    * An open, unexpired session of this principal (a bare agent id: an in-process caller, which
    * matches only sessions opened without a credential); anything else is SESSION_NOT_FOUND.
    */
-  async require(sessionId: string, who: string | SessionPrincipal): Promise<SessionRow> {
+  async require(sessionId: string, who: string | AgentPrincipal): Promise<SessionRow> {
     const row = await this.#store.db
       .selectFrom('sessions')
       .selectAll()
@@ -652,7 +648,7 @@ export class SessionService {
   async admit(
     row: SessionRow | undefined,
     sessionId: string,
-    who: string | SessionPrincipal,
+    who: string | AgentPrincipal,
   ): Promise<SessionRow> {
     const principal = asPrincipal(who);
     if (row && this.#live(row) && !principalMatches(row, principal)) {
@@ -662,11 +658,7 @@ export class SessionService {
   }
 
   /** The row if it is this principal's open, unexpired session; SESSION_NOT_FOUND otherwise. */
-  usable(
-    row: SessionRow | undefined,
-    sessionId: string,
-    who: string | SessionPrincipal,
-  ): SessionRow {
+  usable(row: SessionRow | undefined, sessionId: string, who: string | AgentPrincipal): SessionRow {
     if (!row || !this.#live(row) || !principalMatches(row, asPrincipal(who))) {
       throw new ToolgateError('SESSION_NOT_FOUND', 'no open session with this id', { sessionId });
     }
@@ -677,7 +669,7 @@ export class SessionService {
     return row.status === 'open' && Date.parse(row.expires_at) > this.#clock().getTime();
   }
 
-  async view(sessionId: string, who: string | SessionPrincipal): Promise<SessionView> {
+  async view(sessionId: string, who: string | AgentPrincipal): Promise<SessionView> {
     return toView(await this.require(sessionId, who));
   }
 
@@ -703,7 +695,7 @@ export class SessionService {
   /** The session's tools with their definitions, in the format an agent framework expects. */
   async exportTools(
     sessionId: string,
-    who: string | SessionPrincipal,
+    who: string | AgentPrincipal,
     format: ToolFormat,
   ): Promise<unknown[]> {
     const session = await this.require(sessionId, who);

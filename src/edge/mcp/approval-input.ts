@@ -12,9 +12,8 @@ import {
   inputRequired,
 } from '@modelcontextprotocol/server';
 import type { AgentApi } from '../../api/index.js';
-import { ToolgateError } from '../../core/index.js';
+import { type AgentPrincipal, ToolgateError } from '../../core/index.js';
 import type { BoundApproval, GateDecision } from '../../gate/index.js';
-import type { RunPrincipal } from './run-meta.js';
 
 /** The `_meta` key of an input-required result: which approval the call waits for. */
 export const APPROVAL_META_KEY = 'io.toolgate/approval';
@@ -41,13 +40,13 @@ export function canElicit(envelope: unknown): boolean {
 export function approvalInputRequired(
   agent: Pick<AgentApi, 'requestStates'>,
   decision: Pending,
-  principal: RunPrincipal,
+  principal: AgentPrincipal,
   run: string,
   options: { firstRound: boolean; elicit: boolean },
 ): InputRequiredResult {
   const requestState = agent.requestStates.seal({
     agentId: principal.agentId,
-    userId: principal.tokenUserId ?? null,
+    userId: principal.user?.id ?? null,
     credential: principal.credential ?? null,
     run,
     toolId: decision.rendered.tool,
@@ -103,13 +102,13 @@ function mismatch(reason: string): ToolgateError<'REQUEST_STATE_MISMATCH'> {
 export function boundApprovalOf(
   agent: Pick<AgentApi, 'requestStates'>,
   state: string,
-  principal: RunPrincipal,
+  principal: AgentPrincipal,
   handle: string | undefined,
 ): { readonly run: string; readonly approval: BoundApproval } {
   const claims = agent.requestStates.open(state);
   if (
     claims.agentId !== principal.agentId ||
-    claims.userId !== (principal.tokenUserId ?? null) ||
+    claims.userId !== (principal.user?.id ?? null) ||
     claims.credential !== (principal.credential ?? null)
   )
     throw mismatch('principal');

@@ -7,17 +7,19 @@
  * a refusal is a ToolgateError each server turns into its own protocol error.
  */
 import type { AgentApi } from '../../api/index.js';
-import { ToolgateError } from '../../core/index.js';
+import { type AgentPrincipal, ToolgateError } from '../../core/index.js';
 import type { OfferedEntries } from '../../domain/sessions/index.js';
 import { TRUST_META_KEY } from '../../domain/text-trust/index.js';
 import type { CallContext, CallOptions, GateDecision } from '../../gate/index.js';
 
-type Who = Omit<CallContext, 'sessionId'>;
-
 /** The largest prompt arguments object accepted before it reaches the gate (the gate caps each). */
 const MAX_ARGUMENTS = 64;
 
-export function listEntries(agent: AgentApi, sessionId: string, who: Who): Promise<OfferedEntries> {
+export function listEntries(
+  agent: AgentApi,
+  sessionId: string,
+  who: AgentPrincipal,
+): Promise<OfferedEntries> {
   return agent.entries.list(sessionId, who);
 }
 
@@ -72,7 +74,7 @@ export async function readResource(
   uri: string,
   options: CallOptions,
 ): Promise<{ contents: unknown[]; _meta: Record<string, unknown> }> {
-  const call = await agent.entries.resolveResource(ctx.sessionId, ctx, uri);
+  const call = await agent.entries.resolveResource(ctx.sessionId, ctx.principal, uri);
   if (!call) {
     throw new ToolgateError('RESOURCE_NOT_FOUND', 'no resource with this URI is offered', { uri });
   }
@@ -89,7 +91,7 @@ export async function getPrompt(
   args: Readonly<Record<string, unknown>> | undefined,
   options: CallOptions,
 ): Promise<{ description?: string; messages: unknown[]; _meta: Record<string, unknown> }> {
-  const toolId = await agent.entries.resolvePrompt(ctx.sessionId, ctx, name);
+  const toolId = await agent.entries.resolvePrompt(ctx.sessionId, ctx.principal, name);
   if (!toolId) {
     throw new ToolgateError('PROMPT_NOT_FOUND', 'no prompt with this name is offered', { name });
   }

@@ -21,7 +21,12 @@ import {
   type Tool,
 } from '@modelcontextprotocol/sdk/types.js';
 import type { AgentApi } from '../../api/index.js';
-import { ERROR_CODES, type ErrorCode, isToolgateError } from '../../core/index.js';
+import {
+  type AgentPrincipal,
+  ERROR_CODES,
+  type ErrorCode,
+  isToolgateError,
+} from '../../core/index.js';
 import { TRUST_META_KEY } from '../../domain/text-trust/index.js';
 import type { GateDecision } from '../../gate/index.js';
 import { getPrompt, listEntries, readResource } from './entry-requests.js';
@@ -30,33 +35,26 @@ import { SESSION_SCHEMA_VALIDATOR } from './shared-schema-validator.js';
 import { DEPRECATION_META_KEY, versionOption } from './version-meta.js';
 
 /**
- * Who the MCP session is: the authenticated principal (agent, credential, token user) and its
- * gate session. Every request on the MCP session must come from this same principal.
+ * Who the MCP session is: the principal the authenticator built (agent, credential, token user)
+ * and its gate session — the context of every call on it. Every request on the MCP session must
+ * come from this same principal.
  */
 export interface McpBinding {
-  readonly agentId: string;
+  readonly principal: AgentPrincipal;
   readonly sessionId: string;
-  readonly credential?: string;
-  readonly tokenUserId?: string;
 }
 
-/** The binding of an authenticated identity to a freshly opened gate session. */
-export function bindingOf(
-  identity: { agentId: string; credential: string; user?: { id: string } },
-  sessionId: string,
-): McpBinding {
-  return {
-    agentId: identity.agentId,
-    sessionId,
-    credential: identity.credential,
-    ...(identity.user ? { tokenUserId: identity.user.id } : {}),
-  };
+/** The binding of an authenticated principal to a freshly opened gate session. */
+export function bindingOf(principal: AgentPrincipal, sessionId: string): McpBinding {
+  return { principal, sessionId };
 }
 
 /** Same agent, credential and token user: exact comparison of every part. */
-export function sameBinding(a: McpBinding, b: Omit<McpBinding, 'sessionId'>): boolean {
+export function sameBinding(a: McpBinding, b: AgentPrincipal): boolean {
   return (
-    a.agentId === b.agentId && a.credential === b.credential && a.tokenUserId === b.tokenUserId
+    a.principal.agentId === b.agentId &&
+    a.principal.credential === b.credential &&
+    a.principal.user?.id === b.user?.id
   );
 }
 
@@ -206,7 +204,11 @@ export function createGatewayServer(
     },
   );
   server.setRequestHandler(ListToolsRequestSchema, async () => {
-    const tools = (await agent.sessions.exportTools(binding.sessionId, binding, 'mcp')) as Tool[];
+    const tools = (await agent.sessions.exportTools(
+      binding.sessionId,
+      binding.principal,
+      'mcp',
+    )) as Tool[];
     return { tools };
   });
   registerEntryHandlers(server, agent, binding, options);
@@ -289,7 +291,7 @@ function registerEntryHandlers(
   options: GatewayServerOptions,
 ): void {
   const lists = () =>
-    listEntries(agent, binding.sessionId, binding).catch((err: unknown) => {
+    listEntries(agent, binding.sessionId, binding.principal).catch((err: unknown) => {
       throw entryError(err, options.onError);
     });
   server.setRequestHandler(ListResourcesRequestSchema, async () => ({

@@ -114,7 +114,7 @@ export class ListChangedWatcher {
         try {
           const { changed } = await this.#agent.sessions.refresh(
             session.binding.sessionId,
-            session.binding,
+            session.binding.principal,
           );
           if (changed) {
             // Whichever moved, the client lists all three again (LIST_CHANGED_NOTIFICATIONS).

@@ -12,9 +12,20 @@ import { randomBytes } from 'node:crypto';
 import { StreamableHTTPServerTransport } from '@modelcontextprotocol/sdk/server/streamableHttp.js';
 import { isInitializeRequest } from '@modelcontextprotocol/sdk/types.js';
 import type { FastifyInstance, FastifyReply, FastifyRequest } from 'fastify';
-import { type AgentApi, RefusalSampler, type SecurityEvents } from '../../api/index.js';
-import { ERROR_CODES, type ErrorCode, isToolgateError, ToolgateError } from '../../core/index.js';
-import { bearerChallenge, type StepUp, stepUpFor } from '../../domain/identity/index.js';
+import {
+  type AgentApi,
+  RefusalSampler,
+  type SecurityEvents,
+  stepUpChallenge,
+} from '../../api/index.js';
+import {
+  type AgentPrincipal,
+  ERROR_CODES,
+  type ErrorCode,
+  isToolgateError,
+  ToolgateError,
+} from '../../core/index.js';
+import { bearerChallenge } from '../../domain/identity/index.js';
 import { bindingOf, createGatewayServer, sameBinding } from './gateway-server.js';
 import { classify, type HeaderRefusal, sentValues } from './header-agreement.js';
 import { hintKeepAlive } from './keep-alive-hint.js';
@@ -22,7 +33,7 @@ import { ListChangedWatcher, type WatchedSession } from './list-changed.js';
 import { ModernMcp } from './modern-http.js';
 import { checkOriginHost, type OriginPolicy, originPolicy, originRefusal } from './origin-guard.js';
 
-import { RUN_META_KEY, runPrincipalOf } from './run-meta.js';
+import { RUN_META_KEY } from './run-meta.js';
 import { pickVictim } from './session-eviction.js';
 
 export interface McpHttpOptions {
@@ -148,7 +159,7 @@ export async function registerMcpHttp(
   const maxPerAgent = options.maxSessionsPerAgent ?? DEFAULT_MAX_SESSIONS_PER_AGENT;
   const openBy = (agentId: string) => {
     let n = 0;
-    for (const e of sessions.values()) if (e.binding.agentId === agentId) n += 1;
+    for (const e of sessions.values()) if (e.binding.principal.agentId === agentId) n += 1;
     return n;
   };
   const idleMs = options.idleMs ?? DEFAULT_IDLE_MS;
@@ -163,7 +174,7 @@ export async function registerMcpHttp(
     if (!entry) return;
     sessions.delete(id);
     if (closeGateSession) {
-      await agent.sessions.close(entry.binding.sessionId, entry.binding).catch(() => {});
+      await agent.sessions.close(entry.binding.sessionId, entry.binding.principal).catch(() => {});
     }
   };
 
@@ -181,7 +192,7 @@ export async function registerMcpHttp(
     sessions.delete(id);
     await entry.transport.close().catch(() => {});
     await agent.sessions
-      .evict(entry.binding.sessionId, entry.binding, 'mcp.capacity')
+      .evict(entry.binding.sessionId, entry.binding.principal, 'mcp.capacity')
       .catch((err: unknown) => app.log.warn({ err }, 'closing an evicted gate session failed'));
   };
 
@@ -296,24 +307,23 @@ export async function registerMcpHttp(
       hintKeepAlive(req.raw, reply.raw, app.server.keepAliveTimeout);
     });
 
-    /** The step-up refusal of a tools/call whose OAuth token's scopes miss the tool, or null. */
     /**
-     * The step-up refusal of a tools/call whose OAuth token's scopes miss the tool, or null; a
-     * refusal is audited first, in the session or run the request names (the gate checks it is
-     * the caller's), else as an event of the principal.
+     * The gate's step-up refusal of a tools/call whose OAuth token's scopes miss the tool, or
+     * null: asked before the SDK dispatches the call, as it is answered at the HTTP level. The
+     * gate decides (its scope step) and audits it, in the session or run the request names (it
+     * checks it is the caller's), else as an event of the principal.
      */
     const stepUp = async (
       req: FastifyRequest,
-      identity: NonNullable<Awaited<ReturnType<AgentApi['authenticate']>>>,
+      principal: AgentPrincipal,
       message: unknown,
-    ): Promise<StepUp | null> => {
+    ): Promise<ToolgateError<'INSUFFICIENT_SCOPE'> | null> => {
       const m = message as {
         method?: unknown;
         params?: { name?: unknown; arguments?: unknown; _meta?: Record<string, unknown> };
       } | null;
       if (typeof m !== 'object' || m === null || m.method !== 'tools/call') return null;
-      const refused = await stepUpFor(agent.oauth, identity, m.params?.name);
-      if (!refused) return null;
+      if (!agent.oauth || !principal.oauth) return null;
       // 2026-07-28: the run handle (a gate session id); earlier eras: the MCP session's.
       const run = m.params?._meta?.[RUN_META_KEY];
       const header = req.headers['mcp-session-id'];
@@ -323,20 +333,7 @@ export async function registerMcpHttp(
           : typeof header === 'string'
             ? sessions.get(header)?.binding.sessionId
             : undefined;
-      const principal = runPrincipalOf(identity);
-      await agent.auditStepUp(
-        {
-          agentId: principal.agentId,
-          ...(principal.credential !== undefined ? { credential: principal.credential } : {}),
-          ...(principal.tokenUserId !== undefined ? { tokenUserId: principal.tokenUserId } : {}),
-          ...(sessionId !== undefined ? { sessionId } : {}),
-        },
-        m.params?.name,
-        m.params?.arguments,
-        refused,
-        'mcp',
-      );
-      return refused;
+      return agent.stepUp({ principal, sessionId }, m.params?.name, m.params?.arguments, 'mcp');
     };
 
     const identify = async (req: FastifyRequest, reply: FastifyReply) => {
@@ -392,11 +389,10 @@ export async function registerMcpHttp(
     const own = async (
       req: FastifyRequest,
       reply: FastifyReply,
-      identity: Parameters<typeof bindingOf>[0],
+      presented: AgentPrincipal,
     ): Promise<Entry | null> => {
       const id = req.headers['mcp-session-id'];
       const entry = typeof id === 'string' ? sessions.get(id) : undefined;
-      const presented = bindingOf(identity, '');
       if (!entry || !sameBinding(entry.binding, presented)) {
         // The gate session's check writes the security event (and refuses, as here).
         if (entry) await agent.sessions.require(entry.binding.sessionId, presented).catch(() => {});
@@ -430,19 +426,18 @@ export async function registerMcpHttp(
       // (403 insufficient_scope naming the scopes), so the client can ask for a wider token.
       const refused = await stepUp(req, identity, message);
       if (refused) {
-        reply.header('www-authenticate', refused.challenge);
-        return rpcError(reply, 'INSUFFICIENT_SCOPE', refused.error.message, refused.error);
+        reply.header('www-authenticate', stepUpChallenge(agent.oauth, refused.details.scope));
+        return rpcError(reply, 'INSUFFICIENT_SCOPE', refused.message, refused);
       }
       if (era.era === 'modern') {
-        const principal = runPrincipalOf(identity);
         if (era.method === 'tools/call') {
-          const refusal = await modern.paramRefusal(principal, era.params, req.headers);
+          const refusal = await modern.paramRefusal(identity, era.params, req.headers);
           if (refusal) return refuseHeaders(req, reply, refusal, message);
         }
         // A listen stream stands until the client leaves: counted as a stream, not a request.
         const stood = era.method === 'subscriptions/listen' ? stand(req, reply, identity) : null;
         if (era.method === 'subscriptions/listen' && !stood) return reply;
-        await modern.serve(req, reply, principal, body, message);
+        await modern.serve(req, reply, identity, body, message);
         stood?.();
         return reply;
       }
@@ -484,7 +479,7 @@ export async function registerMcpHttp(
           const victim = pickVictim(
             [...sessions].map(([id, e]) => [
               id,
-              { agentId: e.binding.agentId, lastSeen: e.lastSeen, inFlight: e.inFlight },
+              { agentId: e.binding.principal.agentId, lastSeen: e.lastSeen, inFlight: e.inFlight },
             ]),
           );
           if (victim === null) {
@@ -509,10 +504,7 @@ export async function registerMcpHttp(
       identity: NonNullable<Awaited<ReturnType<typeof identify>>>,
       message: unknown,
     ) => {
-      const gateSession = await agent.sessions.open(identity.agentId, {
-        ...(identity.user ? { tokenUser: identity.user } : {}),
-        credential: identity.credential,
-      });
+      const gateSession = await agent.sessions.open(identity);
       const binding = bindingOf(identity, gateSession.id);
       const server = createGatewayServer(agent, binding, {
         version: options.version,
@@ -523,8 +515,10 @@ export async function registerMcpHttp(
           const entry = transport.sessionId ? sessions.get(transport.sessionId) : undefined;
           const hold = entry?.holds.get(requestId) ?? null;
           const stop = new AbortController();
-          const standing = options.waits?.enter(binding.agentId, binding.tokenUserId, () =>
-            stop.abort(),
+          const standing = options.waits?.enter(
+            binding.principal.agentId,
+            binding.principal.user?.id,
+            () => stop.abort(),
           );
           if (standing && !standing.ok) return { ok: false };
           hold?.pause();
@@ -561,7 +555,7 @@ export async function registerMcpHttp(
       await transport.handleRequest(req.raw, reply.raw, message);
       if (!transport.sessionId) {
         // The initialize was refused by the transport (e.g. a bad Accept header): nothing to keep.
-        await agent.sessions.close(binding.sessionId, binding).catch(() => {});
+        await agent.sessions.close(binding.sessionId, binding.principal).catch(() => {});
         await server.close().catch(() => {});
       }
       return reply;

@@ -11,12 +11,12 @@ import { StdioServerTransport } from '@modelcontextprotocol/sdk/server/stdio.js'
 import { classifyInboundRequest, type Server } from '@modelcontextprotocol/server';
 import { serveStdio } from '@modelcontextprotocol/server/stdio';
 import type { AgentApi } from '../../api/index.js';
-import { ToolgateError } from '../../core/index.js';
+import { type AgentPrincipal, ToolgateError } from '../../core/index.js';
 import type { Toolgate } from '../../host/toolgate.js';
 import { bindingOf, createGatewayServer } from './gateway-server.js';
 import { ListChangedWatcher, watchRevisions } from './list-changed.js';
 import { createModernServer } from './modern-server.js';
-import { DefaultRuns, runPrincipalOf } from './run-meta.js';
+import { DefaultRuns } from './run-meta.js';
 
 export interface McpStdioOptions {
   readonly version: string;
@@ -89,10 +89,7 @@ export async function serveMcpStdio(
     await serveModern(agent, identity, options);
     return;
   }
-  const gateSession = await agent.sessions.open(identity.agentId, {
-    ...(identity.user ? { tokenUser: identity.user } : {}),
-    credential: identity.credential,
-  });
+  const gateSession = await agent.sessions.open(identity);
   const binding = bindingOf(identity, gateSession.id);
   const server = createGatewayServer(agent, binding, {
     version: options.version,
@@ -116,16 +113,15 @@ export async function serveMcpStdio(
   );
   await closed;
   watcher.stop();
-  await agent.sessions.close(binding.sessionId, binding).catch(() => {});
+  await agent.sessions.close(binding.sessionId, binding.principal).catch(() => {});
 }
 
 /** The 2026-07-28 era on stdio: one principal, its default run unless a request names another. */
 async function serveModern(
   agent: AgentApi,
-  identity: NonNullable<Awaited<ReturnType<AgentApi['authenticate']>>>,
+  principal: AgentPrincipal,
   options: McpStdioOptions,
 ): Promise<void> {
-  const principal = runPrincipalOf(identity);
   const runs = new DefaultRuns(agent, { via: 'mcp-stdio' });
   const closed = new Promise<void>((resolve) => {
     process.stdin.once('end', () => resolve());
@@ -156,7 +152,7 @@ async function serveModern(
     (err) => options.log(`toolgate mcp: list_changed failed: ${String(err)}`),
   );
   await resumeWhenHeard();
-  options.log(`toolgate mcp: serving agent ${identity.agentId} (2026-07-28, runs) on stdio`);
+  options.log(`toolgate mcp: serving agent ${principal.agentId} (2026-07-28, runs) on stdio`);
   await closed;
   watch.stop();
   await handle.close().catch(() => {});

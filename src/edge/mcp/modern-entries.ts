@@ -13,14 +13,13 @@ import {
   type ServerContext,
 } from '@modelcontextprotocol/server';
 import type { AgentApi } from '../../api/index.js';
-import { ERROR_CODES, isToolgateError } from '../../core/index.js';
-import type { CallContext } from '../../gate/index.js';
+import { type AgentPrincipal, ERROR_CODES, isToolgateError } from '../../core/index.js';
 import { getPrompt, listEntries, readResource } from './entry-requests.js';
 import { RUN_META_KEY, type RunResolver } from './run-meta.js';
 
 export interface ModernEntryDeps {
   readonly agent: AgentApi;
-  readonly who: Omit<CallContext, 'sessionId'>;
+  readonly who: AgentPrincipal;
   readonly runs: RunResolver;
   /** The server's answer to a run that is gone or another principal's (throws its error). */
   readonly refused: (handle: string, err: unknown) => Promise<never>;
@@ -75,7 +74,7 @@ export function registerModernEntryHandlers(server: Server, deps: ModernEntryDep
     try {
       const read = await readResource(
         agent,
-        { ...who, sessionId: run.handle },
+        { principal: who, sessionId: run.handle },
         request.params.uri,
         {
           signal: ctx.mcpReq.signal,
@@ -95,7 +94,7 @@ export function registerModernEntryHandlers(server: Server, deps: ModernEntryDep
     try {
       const got = await getPrompt(
         agent,
-        { ...who, sessionId: run.handle },
+        { principal: who, sessionId: run.handle },
         request.params.name,
         request.params.arguments,
         { signal: ctx.mcpReq.signal },

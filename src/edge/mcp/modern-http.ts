@@ -9,7 +9,12 @@ import { Readable } from 'node:stream';
 import { createMcpHandler, type McpHttpHandler } from '@modelcontextprotocol/server';
 import type { FastifyReply, FastifyRequest } from 'fastify';
 import type { AgentApi } from '../../api/index.js';
-import { ERROR_CODES, type ErrorCode, type ToolgateError } from '../../core/index.js';
+import {
+  type AgentPrincipal,
+  ERROR_CODES,
+  type ErrorCode,
+  type ToolgateError,
+} from '../../core/index.js';
 import {
   type HeaderRefusal,
   type ParamDeclaration,
@@ -18,7 +23,7 @@ import {
 } from './header-agreement.js';
 import { type RevisionWatch, watchRevisions } from './list-changed.js';
 import { createModernServer } from './modern-server.js';
-import { DefaultRuns, RUN_META_KEY, type RunPrincipal } from './run-meta.js';
+import { DefaultRuns, RUN_META_KEY } from './run-meta.js';
 
 export interface ModernHttpOptions {
   readonly version: string;
@@ -44,7 +49,7 @@ export class ModernMcp {
   readonly #agent: AgentApi;
   readonly #handler: McpHttpHandler;
   readonly #runs: DefaultRuns;
-  readonly #principals = new WeakMap<Request, RunPrincipal>();
+  readonly #principals = new WeakMap<Request, AgentPrincipal>();
   readonly #declarations = new Map<string, { at: number; list: ParamDeclaration[] }>();
   #watch: Promise<RevisionWatch> | null = null;
 
@@ -76,7 +81,7 @@ export class ModernMcp {
    * here: the call itself is then refused by the gate.
    */
   async paramRefusal(
-    principal: RunPrincipal,
+    principal: AgentPrincipal,
     params: Record<string, unknown>,
     headers: FastifyRequest['headers'],
   ): Promise<HeaderRefusal | null> {
@@ -95,7 +100,7 @@ export class ModernMcp {
     let cached = this.#declarations.get(key);
     if (!cached || Date.now() - cached.at > DECLARATIONS_TTL_MS) {
       const tools = (await this.#agent.sessions
-        .exportTools(handle, who(principal), 'mcp')
+        .exportTools(handle, principal, 'mcp')
         .catch(() => [])) as { name: string; inputSchema?: unknown }[];
       const tool = tools.find((t) => t.name === name);
       cached = { at: Date.now(), list: tool ? paramDeclarations(tool.inputSchema) : [] };
@@ -114,7 +119,7 @@ export class ModernMcp {
   async serve(
     req: FastifyRequest,
     reply: FastifyReply,
-    principal: RunPrincipal,
+    principal: AgentPrincipal,
     body: string,
     message: unknown,
   ): Promise<void> {
@@ -160,14 +165,6 @@ export class ModernMcp {
     (await this.#watch)?.stop();
     await this.#handler.close();
   }
-}
-
-function who(p: RunPrincipal) {
-  return {
-    agentId: p.agentId,
-    ...(p.credential !== undefined ? { credential: p.credential } : {}),
-    ...(p.tokenUserId !== undefined ? { tokenUserId: p.tokenUserId } : {}),
-  };
 }
 
 /** A refused run keeps its catalogue status (404, 410) instead of the SDK's 200. */

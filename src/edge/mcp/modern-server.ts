@@ -17,6 +17,7 @@ import {
 } from '@modelcontextprotocol/server';
 import type { AgentApi } from '../../api/index.js';
 import {
+  type AgentPrincipal,
   ERROR_CODES,
   type ErrorCode,
   isToolgateError,
@@ -27,7 +28,7 @@ import { approvalInputRequired, boundApprovalOf, canElicit } from './approval-in
 import { failure, toolResult } from './gateway-server.js';
 import { registerModernEntryHandlers } from './modern-entries.js';
 import { progressRelay } from './progress-relay.js';
-import { RUN_META_KEY, type RunPrincipal, type RunResolver } from './run-meta.js';
+import { RUN_META_KEY, type RunResolver } from './run-meta.js';
 import { versionOption } from './version-meta.js';
 
 export interface ModernServerOptions {
@@ -55,7 +56,7 @@ function handleOf(meta: unknown): string | undefined {
  */
 export function createModernServer(
   agent: AgentApi,
-  principal: RunPrincipal,
+  principal: AgentPrincipal,
   runs: RunResolver,
   options: ModernServerOptions,
 ): Server {
@@ -82,12 +83,8 @@ export function createModernServer(
         `Carry _meta["${RUN_META_KEY}"] from a result on every later request of the same task.`,
     },
   );
-  // The gate binds runs to agent, credential and token user: exactly these, nothing else.
-  const who = {
-    agentId: principal.agentId,
-    ...(principal.credential !== undefined ? { credential: principal.credential } : {}),
-    ...(principal.tokenUserId !== undefined ? { tokenUserId: principal.tokenUserId } : {}),
-  };
+  // The gate binds runs to the principal as the authenticator built it.
+  const who = principal;
   const refused = async (handle: string, err: unknown): Promise<never> => {
     if (isToolgateError(err) && err.code === 'SESSION_NOT_FOUND') {
       runs.forget(handle);
@@ -144,7 +141,7 @@ export function createModernServer(
     let result: CallToolResult | InputRequiredResult;
     try {
       const decision = await agent.invoke(
-        { ...who, sessionId: run.handle },
+        { principal, sessionId: run.handle },
         name,
         args ?? {},
         callOptions,

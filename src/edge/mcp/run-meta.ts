@@ -7,33 +7,13 @@
  * span replicas). Default runs are remembered per principal in a bounded map.
  */
 import type { AgentApi } from '../../api/index.js';
+import type { AgentPrincipal } from '../../core/index.js';
 
 /** The `_meta` key a 2026-07-28 client carries its run handle under (toolgate's own prefix). */
 export const RUN_META_KEY = 'io.toolgate/run';
 
-/** The authenticated principal of a modern request, as the gate binds runs to it. */
-export interface RunPrincipal {
-  readonly agentId: string;
-  readonly credential?: string;
-  readonly tokenUserId?: string;
-  readonly tokenUser?: { readonly id: string; readonly permissions: readonly string[] };
-}
-
-/** The principal of an authenticated identity. */
-export function runPrincipalOf(identity: {
-  agentId: string;
-  credential: string;
-  user?: { id: string; permissions: readonly string[] };
-}): RunPrincipal {
-  return {
-    agentId: identity.agentId,
-    credential: identity.credential,
-    ...(identity.user ? { tokenUserId: identity.user.id, tokenUser: identity.user } : {}),
-  };
-}
-
-function keyOf(p: RunPrincipal): string {
-  return JSON.stringify([p.agentId, p.credential ?? null, p.tokenUserId ?? null]);
+function keyOf(p: AgentPrincipal): string {
+  return JSON.stringify([p.agentId, p.credential ?? null, p.user?.id ?? null]);
 }
 
 interface DefaultRun {
@@ -58,12 +38,12 @@ export class DefaultRuns {
   }
 
   /** A resolver for one principal's request(s). */
-  for(principal: RunPrincipal): RunResolver {
+  for(principal: AgentPrincipal): RunResolver {
     return new RunResolver(this, principal);
   }
 
   /** The principal's default run, minted once (concurrent first requests share one mint). */
-  async of(principal: RunPrincipal): Promise<string> {
+  async of(principal: AgentPrincipal): Promise<string> {
     const key = keyOf(principal);
     const known = this.#runs.get(key);
     if (known && known.expiresAt > Date.now()) {
@@ -96,7 +76,7 @@ export class DefaultRuns {
   }
 
   /** A default run the gate refused (revoked, closed) is not handed out again. */
-  forget(principal: RunPrincipal, handle: string): void {
+  forget(principal: AgentPrincipal, handle: string): void {
     const key = keyOf(principal);
     if (this.#runs.get(key)?.handle === handle) this.#runs.delete(key);
   }
@@ -104,9 +84,9 @@ export class DefaultRuns {
 
 export class RunResolver {
   readonly #defaults: DefaultRuns;
-  readonly #principal: RunPrincipal;
+  readonly #principal: AgentPrincipal;
 
-  constructor(defaults: DefaultRuns, principal: RunPrincipal) {
+  constructor(defaults: DefaultRuns, principal: AgentPrincipal) {
     this.#defaults = defaults;
     this.#principal = principal;
   }

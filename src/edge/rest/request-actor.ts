@@ -1,9 +1,9 @@
 /**
- * @module Who a REST request acts as: the operator its credential proved, never a name its body
- * states (docs/architecture.md §6).
+ * @module Who a REST request acts as: the operator its credential proved, or the agent principal
+ * the authenticator built, never a name its body states (docs/architecture.md §6).
  */
 import type { FastifyRequest } from 'fastify';
-import type { Actor } from '../../core/index.js';
+import type { Actor, AgentPrincipal } from '../../core/index.js';
 import { type Operator, operatorActor } from '../../domain/operators/index.js';
 
 /** The authenticated operator of an admin route; the auth hook refused the request otherwise. */
@@ -15,4 +15,14 @@ export function operatorOf(req: FastifyRequest): Operator {
 
 export function actorOf(req: FastifyRequest): Actor {
   return operatorActor(operatorOf(req), 'rest');
+}
+
+/**
+ * The principal the authenticator built for an agent route, as it is (sessions and the gate are
+ * bound to the whole of it); the auth hook refused the request otherwise.
+ */
+export function agentOf(req: FastifyRequest): AgentPrincipal {
+  const principal = req.agentPrincipal;
+  if (principal === null) throw new Error('agent route reached without an authenticated agent');
+  return principal;
 }

@@ -11,7 +11,7 @@ import Fastify, {
   type FastifyServerOptions,
 } from 'fastify';
 import type { AdminApi, SecurityEvents } from '../../api/index.js';
-import { ToolgateError } from '../../core/index.js';
+import { type AgentPrincipal, ToolgateError } from '../../core/index.js';
 import { toolDefinitionSchema } from '../../domain/catalog/index.js';
 import { adminTokenMatches, bearerChallenge } from '../../domain/identity/index.js';
 import {
@@ -79,18 +79,11 @@ export type RouteAuth = 'admin' | 'agent' | 'public';
 
 declare module 'fastify' {
   interface FastifyRequest {
-    /** The authenticated agent on `auth: 'agent'` routes; empty elsewhere. */
-    agentId: string;
-    /** The user a verified JWT says the agent acts for, with their permissions. */
-    tokenUser: { readonly id: string; readonly permissions: readonly string[] } | null;
-    /** The credential presented (`key:<id>` or `jwt:[iss,sub]`); sessions are bound to it. */
-    credential: string;
-    /** An OAuth access token's scopes and expiry (a step-up may be due); null for other credentials. */
-    oauthToken: {
-      readonly issuer: string;
-      readonly scopes: readonly string[];
-      readonly expiresAt: number;
-    } | null;
+    /**
+     * The principal the authenticator built on `auth: 'agent'` routes (agent, credential, token
+     * user, OAuth scopes), carried as it is to every service and the gate; null elsewhere.
+     */
+    agentPrincipal: AgentPrincipal | null;
     /** The authenticated operator on admin routes (docs/architecture.md §6); null elsewhere. */
     operator: Operator | null;
   }
@@ -351,10 +344,7 @@ export async function buildServer(
     ...options.standing?.streams,
   });
   const waits = new StandingLimits('waits', { ...DEFAULT_WAITS, ...options.standing?.waits });
-  app.decorateRequest('agentId', '');
-  app.decorateRequest('tokenUser', null);
-  app.decorateRequest('credential', '');
-  app.decorateRequest('oauthToken', null);
+  app.decorateRequest('agentPrincipal', null);
   app.decorateRequest('operator', null);
   const adminToken = options.adminToken;
   /** The operator a bearer credential proves: a personal token, or the bootstrap admin token. */
@@ -405,10 +395,7 @@ export async function buildServer(
       // The principal's share of the agents' lane: its agent and its user, whatever credential.
       const refusal = req.admission?.claim(principalShares(identity.agentId, identity.user?.id));
       if (refusal) throw refusal.error;
-      req.agentId = identity.agentId;
-      req.tokenUser = identity.user ?? null;
-      req.credential = identity.credential;
-      req.oauthToken = identity.oauth ?? null;
+      req.agentPrincipal = identity;
       return;
     }
     req.operator = await authenticateOperator(token);

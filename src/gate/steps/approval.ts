@@ -70,7 +70,7 @@ export function approvalStep(s: CallState): StepResult | Promise<StepResult> {
 function approvalCall(s: CallState, rendered: RenderedCall): ApprovalCall {
   return {
     sessionId: s.session.id,
-    agentId: s.ctx.agentId,
+    agentId: s.ctx.principal.agentId,
     userId: s.session.user_id,
     toolId: s.detail.id,
     toolVersion: s.detail.version,

@@ -37,7 +37,7 @@ export async function executeStep(s: CallState): Promise<StepResult> {
   s.run = await execute(s.deps, s.def, s.callArgs, s.compiled, {
     callId: s.callId,
     sessionId: s.session.id,
-    agentId: s.ctx.agentId,
+    agentId: s.ctx.principal.agentId,
     userId: s.session.user_id,
     credential: s.session.credential,
     destinations: s.destinations,

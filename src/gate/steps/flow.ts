@@ -14,7 +14,7 @@ const TOXIC_FLOW: Refusal = {
 };
 
 export function flowStep(s: CallState): StepResult | Promise<StepResult> {
-  s.who = { agentId: s.ctx.agentId, userId: s.session.user_id, now: s.now };
+  s.who = { agentId: s.ctx.principal.agentId, userId: s.session.user_id, now: s.now };
   if (s.def.egress.mode !== 'unconstrained') return CONTINUE;
   if (s.session.private_data_read === 1) return TOXIC_FLOW;
   return readElsewhere(s);
@@ -22,7 +22,7 @@ export function flowStep(s: CallState): StepResult | Promise<StepResult> {
 
 async function readElsewhere(s: CallState): Promise<StepResult> {
   const read =
-    (await s.deps.sessions.runHasReadPrivate(s.ctx.agentId, s.session.run_id)) ||
+    (await s.deps.sessions.runHasReadPrivate(s.ctx.principal.agentId, s.session.run_id)) ||
     (await s.deps.counters.readPrivateRecently(s.who, s.agent.ceilings));
   return read ? TOXIC_FLOW : CONTINUE;
 }

@@ -7,7 +7,7 @@ import type { AgentView } from '../../domain/identity/index.js';
 import { type CallState, CONTINUE, refuse, type StepResult } from './step.js';
 
 export async function grantStep(s: CallState): Promise<StepResult> {
-  const agent = await s.deps.identities.agent(s.ctx.agentId);
+  const agent = await s.deps.identities.agent(s.ctx.principal.agentId);
   s.agent = agent;
   const caps = await liveCapabilities(s, agent);
   for (const c of s.def.required_capabilities) {
@@ -27,7 +27,7 @@ export function liveCapabilities(s: CallState, agent: AgentView): Promise<Set<st
   const { identities, sessions } = s.deps;
   const session = s.session;
   return sessions.capabilities(
-    s.ctx.agentId,
+    s.ctx.principal.agentId,
     session.user_id,
     session.user_permissions === null ? null : (JSON.parse(session.user_permissions) as string[]),
     agent,

@@ -40,7 +40,7 @@ export function idempotencyLookupStep(s: CallState): StepResult | Promise<StepRe
   const key = s.options.idempotencyKey;
   if (key === undefined) return CONTINUE;
   if (!isIdempotencyKey(key)) return BAD_KEY;
-  s.idemKey = idempotencyScope(s.ctx.agentId, s.session.user_id, s.detail.id, key);
+  s.idemKey = idempotencyScope(s.ctx.principal.agentId, s.session.user_id, s.detail.id, key);
   return lookup(s, s.idemKey);
 }
 

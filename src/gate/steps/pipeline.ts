@@ -1,7 +1,4 @@
-/**
- * @module The gate's steps, in the order every call runs them: docs/architecture.md §3. The step
- * numbers in each step's comments are positions in this list.
- */
+/** @module The gate's steps, in the order every call runs them: docs/architecture.md §3. */
 import { approvalStep } from './approval.js';
 import { auditPostStep } from './audit-post.js';
 import { auditPreStep } from './audit-pre.js';
@@ -16,29 +13,32 @@ import { policyStep } from './policy.js';
 import { resolveStep } from './resolve.js';
 import { resultStep } from './result.js';
 import { schemaStep } from './schema.js';
+import { scopeStep } from './scope.js';
 import { sessionStep } from './session.js';
 import type { Step } from './step.js';
 
 /**
  * Why this order. Each step reads only what the steps before it established, and everything that
- * refuses comes before anything that spends or runs. The numbers are positions in this list; the
- * path of one call (docs/architecture.md §1) numbers them differently where noted:
- * - 1 session comes first (the path starts at resolve, so its numbers are one lower up to 5).
- * - 2–6 decide whether this principal may make this call at all (cheapest and most local first:
- *   the tool within the session's set, its lifecycle, the arguments, the grant, then argument
- *   and org policy on the arguments' checked form).
- * - 7 flow comes before limits (the path has limits 6, flow 7): a call refused for a toxic flow
- *   spends no budget.
- * - 8 idempotency lookup before approval, 10 claim after it (the path has no idempotency steps):
- *   a finished call is replayed without asking anyone, and a key is taken only by a call that may
- *   run, so a retry after approval with the same key works.
- * - 11 limits after approval (the path has approval 8 after limits 6): a call waiting for a
- *   reviewer spends no slot; its approved retry does.
- * - 12 the pre record is durable before 13 runs anything; 14 checks the result before 15 records
- *   it and answers (the path's 9–12).
+ * refuses comes before anything that spends or runs (steps are cited by name, never position):
+ * - `session` comes first: nothing is decided for a caller without its own session.
+ * - `scope` before `resolve`: an OAuth token whose scopes miss a tool the agent is granted is
+ *   asked to step up; its session (opened with those scopes) does not hold the tool, so `resolve`
+ *   would only say "not registered".
+ * - `resolve` to `policy` decide whether this principal may make this call at all (cheapest and
+ *   most local first: the tool within the session's set, its lifecycle, the arguments, the grant,
+ *   then argument and org policy on the arguments' checked form).
+ * - `flow` comes before `limits`: a call refused for a toxic flow spends no budget.
+ * - `idempotency-lookup` before `approval`, `idempotency-claim` after it: a finished call is
+ *   replayed without asking anyone, and a key is taken only by a call that may run, so a retry
+ *   after approval with the same key works.
+ * - `limits` after `approval`: a call waiting for a reviewer spends no slot; its approved retry
+ *   does.
+ * - `audit-pre` is durable before `execute` runs anything; `result` checks the result before
+ *   `audit-post` records it and answers.
  */
 export const GATE_STEPS: readonly Step[] = Object.freeze([
   { name: 'session', run: sessionStep },
+  { name: 'scope', run: scopeStep },
   { name: 'resolve', run: resolveStep },
   { name: 'lifecycle', run: lifecycleStep },
   { name: 'schema', run: schemaStep },

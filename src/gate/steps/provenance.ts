@@ -57,7 +57,7 @@ export const UNCHECKED_KIND = 'unchecked';
 export function literalScopes(s: CallState): LiteralScopes {
   return {
     runId: s.session.run_id,
-    principal: principalScope(s.ctx.agentId, s.session.user_id),
+    principal: principalScope(s.ctx.principal.agentId, s.session.user_id),
     since: untrustedSince(s.agent.ceilings, s.now),
   };
 }

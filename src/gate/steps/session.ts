@@ -14,7 +14,7 @@ const SUSPENDED: Refusal = {
 };
 
 export async function sessionStep(s: CallState): Promise<StepResult> {
-  const session = await s.deps.identities.session(s.ctx.sessionId, s.ctx);
+  const session = await s.deps.identities.session(s.ctx.sessionId, s.ctx.principal);
   s.session = session;
   const now = s.deps.clock();
   s.now = now;
@@ -23,7 +23,7 @@ export async function sessionStep(s: CallState): Promise<StepResult> {
     callId: s.callId,
     sessionId: session.id,
     runId: session.run_id,
-    agentId: s.ctx.agentId,
+    agentId: s.ctx.principal.agentId,
     userId: session.user_id,
     ...(s.ctx.model !== undefined ? { model: s.ctx.model.slice(0, 200) } : {}),
   };

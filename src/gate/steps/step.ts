@@ -6,12 +6,22 @@
  */
 
 import type { Clock } from '../../core/index.js';
-import type { HealthGate, ToolDefinition, ToolVersionDetail } from '../../domain/catalog/index.js';
+import type {
+  CatalogService,
+  HealthGate,
+  ToolDefinition,
+  ToolVersionDetail,
+} from '../../domain/catalog/index.js';
 import type { CredentialBroker } from '../../domain/credentials/index.js';
 import type { ApprovalDesk, UntrustedDestination } from '../../domain/decisions/index.js';
 import type { IdempotencyStore } from '../../domain/idempotency/index.js';
-import type { AgentCeilings, AgentView, SessionBudgets } from '../../domain/identity/index.js';
-import type { CallCounters, CounterPrincipal } from '../../domain/limits/index.js';
+import type {
+  AgentCeilings,
+  AgentView,
+  OAuthResourceServerConfig,
+  SessionBudgets,
+} from '../../domain/identity/index.js';
+import type { CallCounters, CeilingCall } from '../../domain/limits/index.js';
 import type { SetMembership } from '../../domain/policy/index.js';
 import type { GovernedUris, SessionService, SessionTool } from '../../domain/sessions/index.js';
 import type { RuntimeRegistry } from '../../execution/runtimes/index.js';
@@ -47,6 +57,14 @@ export interface StepDependencies {
   readonly health: HealthGate;
   /** What a resource URI names over every provider; none: template reads are refused. */
   readonly governedUris: Pick<GovernedUris, 'resolve'> | undefined;
+  /** The OAuth resource server's scopes and the tools on offer (scope step); none: no OAuth. */
+  readonly scopes: ScopeSource | undefined;
+}
+
+/** What the scope step reads: the configured scopes, and the tools the catalog offers now. */
+export interface ScopeSource {
+  readonly config: Pick<OAuthResourceServerConfig, 'scopes'>;
+  readonly catalog: Pick<CatalogService, 'offered' | 'offeredMajors'>;
 }
 
 /** The fields every audit record of this call shares. */
@@ -109,7 +127,7 @@ export class CallState {
    */
   injectionElsewhere: readonly string[] | null = null;
   // flow
-  who!: CounterPrincipal;
+  who!: CeilingCall;
   // idempotency lookup (the hash is what approval binds and idempotency compares)
   argsHash!: string;
   idemKey: string | null = null;

@@ -25,7 +25,7 @@ const TIER_RANK: Readonly<Record<string, number>> = { public: 0, restricted: 1, 
 
 /** Whether this session's principal could be offered this version: tier and live grants. */
 async function mayUse(s: CallState, detail: ToolVersionDetail): Promise<boolean> {
-  const agent = await s.deps.identities.agent(s.ctx.agentId);
+  const agent = await s.deps.identities.agent(s.ctx.principal.agentId);
   const tier = TIER_RANK[detail.access_tier];
   const held = TIER_RANK[agent.tier];
   if (tier === undefined || held === undefined || tier > held) return false;

@@ -2,6 +2,7 @@
 import assert from 'node:assert/strict';
 import { after, before, test } from 'node:test';
 import { CedarPolicyEngine } from '../../../src/domain/policy/index.js';
+import { callContextOf } from '../../../src/gate/call-context.js';
 import { CallState } from '../../../src/gate/steps/step.js';
 import { ToolCache } from '../../../src/gate/tool-cache.js';
 import { type Harness, openHarness } from './step-harness.js';
@@ -64,7 +65,7 @@ test('policies that cannot be loaded refuse the call (fail closed), and are trie
   };
   for (const _ of [1, 2]) {
     const s = await h.before(
-      new CallState(deps, ctx, 'echo', { invoice: 'I-1' }, {}, 'call_p', 0),
+      new CallState(deps, callContextOf(ctx), 'echo', { invoice: 'I-1' }, {}, 'call_p', 0),
       'policy',
     );
     const r = await h.step(s, 'policy');

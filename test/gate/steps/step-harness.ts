@@ -14,7 +14,12 @@ import {
   InlineRuntime,
   runtimeRegistry,
 } from '../../../src/execution/runtimes/index.js';
-import type { CallContext, CallOptions } from '../../../src/gate/call-context.js';
+import {
+  type CallContext,
+  type CallOptions,
+  callContextOf,
+  type InProcessCall,
+} from '../../../src/gate/call-context.js';
 import { type GateDependencies, stepDependencies } from '../../../src/gate/gate.js';
 import { GATE_STEPS } from '../../../src/gate/steps/pipeline.js';
 import { CallState, type StepDependencies, type StepResult } from '../../../src/gate/steps/step.js';
@@ -36,7 +41,12 @@ export interface Harness {
   /** The clock every part reads; tests move it. */
   now: Date;
   open(agentId?: string): Promise<{ agentId: string; sessionId: string }>;
-  state(ctx: CallContext, tool: unknown, args: unknown, options?: CallOptions): CallState;
+  state(
+    ctx: CallContext | InProcessCall,
+    tool: unknown,
+    args: unknown,
+    options?: CallOptions,
+  ): CallState;
   /** Runs the real steps before `name`, each of which must let the call go on. */
   before(state: CallState, name: string): Promise<CallState>;
   /** Runs the step `name` (awaiting it when it returns a promise). */
@@ -44,7 +54,7 @@ export interface Harness {
   /** A fresh call's state brought to step `name` by the real earlier steps, then that step run. */
   at(
     name: string,
-    ctx: CallContext,
+    ctx: CallContext | InProcessCall,
     tool: unknown,
     args: unknown,
     options?: CallOptions,
@@ -227,11 +237,16 @@ export async function openHarness(options: HarnessOptions = {}): Promise<Harness
       const s = await tg.sessions.open(agentId);
       return { agentId, sessionId: s.id };
     },
-    state(ctx: CallContext, tool: unknown, args: unknown, callOptions: CallOptions = {}) {
+    state(
+      ctx: CallContext | InProcessCall,
+      tool: unknown,
+      args: unknown,
+      callOptions: CallOptions = {},
+    ) {
       calls += 1;
       return new CallState(
         deps,
-        ctx,
+        callContextOf(ctx),
         tool,
         args,
         callOptions,
@@ -250,7 +265,13 @@ export async function openHarness(options: HarnessOptions = {}): Promise<Harness
     async step(state: CallState, name: string) {
       return stepNamed(name).run(state);
     },
-    async at(name: string, ctx: CallContext, tool: unknown, args: unknown, callOptions = {}) {
+    async at(
+      name: string,
+      ctx: CallContext | InProcessCall,
+      tool: unknown,
+      args: unknown,
+      callOptions = {},
+    ) {
       const s = await this.before(this.state(ctx, tool, args, callOptions), name);
       return { s, r: await this.step(s, name) };
     },

@@ -9,7 +9,7 @@
  */
 import { decodeJwt, type JWTPayload, type JWTVerifyGetKey, jwtVerify } from 'jose';
 import { AGENT_ID_PATTERN } from '../../../core/index.js';
-import { type JwtIdentity, keySet } from '../jwt-verifier.js';
+import { keySet, type VerifiedToken } from '../jwt-verifier.js';
 import { oauthUserId } from '../user-id.js';
 import type { OAuthResourceServerConfig } from './resource-server-config.js';
 
@@ -50,7 +50,7 @@ export class AccessTokenVerifier {
   }
 
   /** The identity in a valid access token, or null for anything else (never says why). */
-  async verify(token: string): Promise<JwtIdentity | null> {
+  async verify(token: string): Promise<VerifiedToken | null> {
     let payload: JWTPayload;
     try {
       // The issuer picks the keys; jose then checks the signature against only those, and the
@@ -88,6 +88,7 @@ export class AccessTokenVerifier {
     // JSON keeps issuer, client and subject apart whatever characters they hold.
     const credential = `oauth:${JSON.stringify([issuer, client, payload.sub ?? ''])}`;
     return {
+      kind: 'agent',
       agentId,
       credential,
       user: { id: oauthUserId(issuer, subject), permissions: [...permissions].sort() },

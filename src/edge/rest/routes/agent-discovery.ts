@@ -6,6 +6,7 @@
 import type { FastifyInstance, FastifyRequest } from 'fastify';
 import type { AgentApi } from '../../../api/index.js';
 import { MAX_AGENT_DISCOVERY_LIMIT } from '../../../domain/catalog/index.js';
+import { agentOf } from '../request-actor.js';
 import { errors } from '../wire-schemas.js';
 
 const agentAuth = { auth: 'agent' as const };
@@ -106,11 +107,7 @@ export function agentDiscoveryRoutes(app: FastifyInstance, agent: AgentApi): voi
         response,
       },
     },
-    async (req) =>
-      agent.discovery.forAgent(
-        { agentId: req.agentId, ...(req.tokenUser ? { tokenUser: req.tokenUser } : {}) },
-        queryOf(req),
-      ),
+    async (req) => agent.discovery.forAgent(agentOf(req), queryOf(req)),
   );
 
   app.get(
@@ -132,14 +129,6 @@ export function agentDiscoveryRoutes(app: FastifyInstance, agent: AgentApi): voi
       },
     },
     async (req) =>
-      agent.discovery.inSession(
-        (req.params as { id: string }).id,
-        {
-          agentId: req.agentId,
-          credential: req.credential,
-          ...(req.tokenUser ? { tokenUserId: req.tokenUser.id } : {}),
-        },
-        queryOf(req),
-      ),
+      agent.discovery.inSession((req.params as { id: string }).id, agentOf(req), queryOf(req)),
   );
 }

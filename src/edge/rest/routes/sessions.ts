@@ -4,11 +4,12 @@
  * and the outcome of a call made under an idempotency key.
  */
 import { createHash } from 'node:crypto';
-import type { FastifyInstance, FastifyReply, FastifyRequest } from 'fastify';
-import type { AdminApi, AgentApi } from '../../../api/index.js';
-import { ERROR_CODES } from '../../../core/index.js';
-import { type JwtIdentity, stepUpFor, USER_ID_PATTERN } from '../../../domain/identity/index.js';
+import type { FastifyInstance, FastifyReply, } from 'fastify';
+import { type AdminApi, type AgentApi, stepUpChallenge } from '../../../api/index.js';
+import { ERROR_CODES, ToolgateError } from '../../../core/index.js';
+import { USER_ID_PATTERN } from '../../../domain/identity/index.js';
 import type { DeprecationNotice, GateDecision } from '../../../gate/index.js';
+import { agentOf } from '../request-actor.js';
 import { READERS } from '../route-roles.js';
 import { errors } from '../wire-schemas.js';
 
@@ -109,25 +110,6 @@ function deprecationHeaders(reply: FastifyReply, notice: DeprecationNotice): voi
   if (Number.isFinite(sunset)) void reply.header('sunset', new Date(sunset).toUTCString());
 }
 
-/** The full principal of an agent request: sessions are bound to it, not to the agent alone. */
-function principalOf(req: FastifyRequest) {
-  return {
-    agentId: req.agentId,
-    credential: req.credential,
-    ...(req.tokenUser ? { tokenUserId: req.tokenUser.id } : {}),
-  };
-}
-
-/** The authenticated agent request as the identity it was authenticated as (for a step-up). */
-function identityOf(req: FastifyRequest): JwtIdentity {
-  return {
-    agentId: req.agentId,
-    credential: req.credential,
-    ...(req.tokenUser ? { user: req.tokenUser } : {}),
-    ...(req.oauthToken ? { oauth: req.oauthToken } : {}),
-  };
-}
-
 /** Agent routes get the agent API; the one admin view (GET /v1/sessions/:id) the admin API. */
 export function sessionRoutes(app: FastifyInstance, agent: AgentApi, admin: AdminApi): void {
   app.post(
@@ -156,12 +138,10 @@ export function sessionRoutes(app: FastifyInstance, agent: AgentApi, admin: Admi
         run_id?: string;
         ttl_seconds?: number;
       };
-      const session = await agent.sessions.open(req.agentId, {
+      const session = await agent.sessions.open(agentOf(req), {
         ...(body.on_behalf_of !== undefined ? { onBehalfOf: body.on_behalf_of } : {}),
-        ...(req.tokenUser ? { tokenUser: req.tokenUser } : {}),
         ...(body.run_id !== undefined ? { runId: body.run_id } : {}),
         ...(body.ttl_seconds !== undefined ? { ttlSeconds: body.ttl_seconds } : {}),
-        credential: req.credential,
       });
       return reply.status(201).send(session);
     },
@@ -190,7 +170,7 @@ export function sessionRoutes(app: FastifyInstance, agent: AgentApi, admin: Admi
     async (req, reply) => {
       const { id } = req.params as { id: string };
       const { format } = req.query as { format: 'mcp' | 'openai' | 'anthropic' };
-      const tools = await agent.sessions.exportTools(id, principalOf(req), format);
+      const tools = await agent.sessions.exportTools(id, agentOf(req), format);
       const etag = toolsEtag(format, tools);
       void reply.header('etag', etag).header('cache-control', 'private, no-cache');
       if (noneMatch(req.headers['if-none-match'], etag)) return reply.status(304).send();
@@ -214,7 +194,7 @@ export function sessionRoutes(app: FastifyInstance, agent: AgentApi, admin: Admi
     },
     async (req) => {
       const { id, approval } = req.params as { id: string; approval: string };
-      return agent.approvalStatus(id, principalOf(req), approval);
+      return agent.approvalStatus(id, agentOf(req), approval);
     },
   );
 
@@ -248,7 +228,7 @@ export function sessionRoutes(app: FastifyInstance, agent: AgentApi, admin: Admi
     async (req) => {
       const { id, key } = req.params as { id: string; key: string };
       const { tool } = req.query as { tool: string };
-      return agent.callOutcome(id, principalOf(req), tool, key);
+      return agent.callOutcome(id, agentOf(req), tool, key);
     },
   );
 
@@ -290,23 +270,9 @@ export function sessionRoutes(app: FastifyInstance, agent: AgentApi, admin: Admi
         idempotency_key?: string;
         model?: string;
       };
-      // An OAuth token whose scopes miss the tool: the same step-up challenge as MCP tools/call.
-      const refused = await stepUpFor(agent.oauth, identityOf(req), body.tool);
-      if (refused) {
-        // Audited in the caller's session like any refusal (an unknown session is an event).
-        await agent.auditStepUp(
-          { ...principalOf(req), sessionId: id },
-          body.tool,
-          body.arguments,
-          refused,
-          'rest',
-        );
-        void reply.header('www-authenticate', refused.challenge);
-        throw refused.error;
-      }
       const decision = await agent.invoke(
         {
-          ...principalOf(req),
+          principal: agentOf(req),
           sessionId: id,
           ...(body.model !== undefined ? { model: body.model } : {}),
         },
@@ -314,6 +280,13 @@ export function sessionRoutes(app: FastifyInstance, agent: AgentApi, admin: Admi
         body.arguments,
         body.idempotency_key !== undefined ? { idempotencyKey: body.idempotency_key } : {},
       );
+      // The gate's scope step refused an OAuth token whose scopes miss the tool: the same
+      // step-up challenge as MCP tools/call, its scope the only detail.
+      if (decision.kind === 'deny' && decision.code === 'INSUFFICIENT_SCOPE') {
+        const { scope } = decision.details as { scope: string };
+        void reply.header('www-authenticate', stepUpChallenge(agent.oauth, scope));
+        throw new ToolgateError('INSUFFICIENT_SCOPE', decision.message, { scope });
+      }
       return sendDecision(reply, decision);
     },
   );
@@ -331,7 +304,7 @@ export function sessionRoutes(app: FastifyInstance, agent: AgentApi, admin: Admi
       },
     },
     async (req, reply) => {
-      await agent.sessions.close((req.params as { id: string }).id, principalOf(req));
+      await agent.sessions.close((req.params as { id: string }).id, agentOf(req));
       return reply.status(204).send();
     },
   );

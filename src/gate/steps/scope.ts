@@ -1,0 +1,79 @@
+/**
+ * @module The `scope` step: an OAuth access token whose scopes do not reach a tool the agent is
+ * granted is refused with INSUFFICIENT_SCOPE naming only the scopes this call needs (RFC 6750
+ * §3.1, as MCP asks), so the client can step up; the fronts render it as their challenge (403 +
+ * `WWW-Authenticate: Bearer error="insufficient_scope"`). It runs after `session` and before
+ * `resolve`: a session opened with the token's scopes does not hold the tool, so `resolve` would
+ * say "not registered" where a wider token helps. A tool beyond the agent's own grants is no
+ * step-up (no scope helps, and nothing says the tool exists): `resolve` refuses it as usual.
+ * Every other caller — an API key, an agent JWT, a token holding every configured scope — goes
+ * on at once, with no look-up. Step order: docs/architecture.md §3.
+ */
+import type { AgentPrincipal } from '../../core/index.js';
+import { majorOf, parseToolRef } from '../../domain/catalog/index.js';
+import { scopesFor } from '../../domain/identity/index.js';
+import { type CallState, CONTINUE, type Refusal, type StepDependencies } from './step.js';
+
+export function scopeStep(s: CallState): Refusal | undefined | Promise<Refusal | undefined> {
+  return scopeRefusal(s.deps, s.ctx.principal, s.toolRef);
+}
+
+/**
+ * The step-up refusal of `principal` calling `toolRef`, or undefined (go on). Synchronous for
+ * every caller that is not an OAuth token missing some configured scope.
+ */
+export function scopeRefusal(
+  deps: Pick<StepDependencies, 'scopes' | 'identities'>,
+  principal: AgentPrincipal,
+  toolRef: unknown,
+): Refusal | undefined | Promise<Refusal | undefined> {
+  const source = deps.scopes;
+  if (!source || !principal.oauth || !principal.user || typeof toolRef !== 'string')
+    return CONTINUE;
+  // A token holding every configured scope can be stepped up to nothing: no look-up on its path.
+  const tokenScopes = new Set(principal.oauth.scopes);
+  if (Object.keys(source.config.scopes).every((scope) => tokenScopes.has(scope))) return CONTINUE;
+  return missingScopes(deps, principal, toolRef);
+}
+
+async function missingScopes(
+  deps: Pick<StepDependencies, 'scopes' | 'identities'>,
+  principal: AgentPrincipal,
+  toolRef: string,
+): Promise<Refusal | undefined> {
+  const source = deps.scopes;
+  if (!source || !principal.user) return CONTINUE;
+  const held = new Set(principal.user.permissions);
+  const agent = await deps.identities.agent(principal.agentId).catch(() => null);
+  if (!agent?.enabled) return CONTINUE;
+  const granted = new Set(agent.capabilities);
+  // `name@1` asks about that major's own definition (C2): its capabilities may differ.
+  const ref = parseToolRef(toolRef);
+  if (!ref) return CONTINUE;
+  const candidates =
+    ref.major === null
+      ? await source.catalog.offered()
+      : (await source.catalog.offeredMajors()).filter((t) => majorOf(t.version) === ref.major);
+  for (const tool of candidates) {
+    if (tool.name !== ref.name && tool.id !== ref.name) continue;
+    const needed = tool.definition.required_capabilities;
+    // Beyond the agent's own grants no scope helps: refused as usual, saying nothing.
+    if (!needed.every((c) => granted.has(c))) continue;
+    const missing = needed.filter((c) => !held.has(c));
+    if (missing.length === 0) return CONTINUE;
+    // Only what this call needs: the client adds it to the scopes it already holds.
+    const scopes = scopesFor(source.config, missing);
+    if (scopes) return insufficientScope(scopes);
+  }
+  return CONTINUE;
+}
+
+function insufficientScope(scopes: readonly string[]): Refusal {
+  return {
+    kind: 'refuse',
+    code: 'INSUFFICIENT_SCOPE',
+    rule: 'oauth.insufficient_scope',
+    message: `this token's scopes do not cover the tool; ask for: ${scopes.join(' ')}`,
+    details: { scope: scopes.join(' ') },
+  };
+}
