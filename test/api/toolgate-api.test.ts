@@ -52,7 +52,6 @@ for (const backend of backends()) {
       assert.deepEqual(Object.keys(tg).sort(), ['admin', 'agent', 'close', 'security']);
       assert.deepEqual(Object.keys(tg.agent).sort(), [
         'approvalStatus',
-        'auditStepUp',
         'authenticate',
         'callOutcome',
         'discovery',
@@ -63,6 +62,7 @@ for (const backend of backends()) {
         'revisions',
         'runs',
         'sessions',
+        'stepUp',
       ]);
     });
 
