@@ -6,8 +6,17 @@
 
 // Open a gateway in process: `agent` and `admin`, the same two APIs REST, MCP and the CLI use.
 export type { AdminApi, AgentApi, SecurityEvents } from './api/index.js';
-// Errors: one catalogue of stable codes, each refusal `{ code, message, details }`.
-export type { Actor, ErrorBody, ErrorCode, ErrorDetails, Problem } from './core/index.js';
+// Errors: one catalogue of stable codes, each refusal `{ code, message, details }`; and who calls,
+// the principal `agent.authenticate` builds once and every call carries.
+export type {
+  Actor,
+  AgentPrincipal,
+  ErrorBody,
+  ErrorCode,
+  ErrorDetails,
+  PrincipalUser,
+  Problem,
+} from './core/index.js';
 export { ERROR_CODES, isToolgateError, ToolgateError } from './core/index.js';
 export type { SessionTool, SessionView, ToolFormat } from './domain/sessions/index.js';
 export type { McpStdioOptions } from './edge/mcp/index.js';

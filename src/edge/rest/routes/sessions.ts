@@ -4,7 +4,7 @@
  * and the outcome of a call made under an idempotency key.
  */
 import { createHash } from 'node:crypto';
-import type { FastifyInstance, FastifyReply, } from 'fastify';
+import type { FastifyInstance, FastifyReply } from 'fastify';
 import { type AdminApi, type AgentApi, stepUpChallenge } from '../../../api/index.js';
 import { ERROR_CODES, ToolgateError } from '../../../core/index.js';
 import { USER_ID_PATTERN } from '../../../domain/identity/index.js';
