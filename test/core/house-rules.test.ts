@@ -14,6 +14,7 @@ import { dirname, join, normalize, relative, sep } from 'node:path';
 import { after, test } from 'node:test';
 import { fileURLToPath } from 'node:url';
 import ts from 'typescript';
+import { cycles } from '../support/cycles.js';
 import { MULTI_ROOM, WINGS, wingOverrides } from '../support/wings.js';
 
 const ROOT = join(dirname(fileURLToPath(import.meta.url)), '..', '..');
@@ -135,43 +136,6 @@ test('each wing imports only the wings below it (and core/); the message says wh
   );
   if (!PRINT) assert.deepEqual(messages, []);
 });
-
-/** Strongly connected components of more than one node (Tarjan). */
-export function cycles(graph: Map<string, Set<string>>): string[][] {
-  let next = 0;
-  const index = new Map<string, number>();
-  const low = new Map<string, number>();
-  const stack: string[] = [];
-  const onStack = new Set<string>();
-  const found: string[][] = [];
-  const visit = (v: string): void => {
-    index.set(v, next);
-    low.set(v, next);
-    next += 1;
-    stack.push(v);
-    onStack.add(v);
-    for (const w of graph.get(v) ?? []) {
-      if (!index.has(w)) {
-        visit(w);
-        low.set(v, Math.min(low.get(v) as number, low.get(w) as number));
-      } else if (onStack.has(w)) {
-        low.set(v, Math.min(low.get(v) as number, index.get(w) as number));
-      }
-    }
-    if (low.get(v) === index.get(v)) {
-      const component: string[] = [];
-      let w: string;
-      do {
-        w = stack.pop() as string;
-        onStack.delete(w);
-        component.push(w);
-      } while (w !== v);
-      if (component.length > 1) found.push(component.sort());
-    }
-  };
-  for (const v of graph.keys()) if (!index.has(v)) visit(v);
-  return found;
-}
 
 test('no two folders import each other, directly or through others', () => {
   const graph = new Map<string, Set<string>>();
