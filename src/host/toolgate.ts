@@ -13,6 +13,7 @@ import {
   OidcLogin,
   type OidcLoginOptions,
 } from '../domain/operators/oidc/index.js';
+import type { DirectoryReader } from '../domain/policy/index.js';
 import {
   OutboundGuard,
   type OutboundOptions,
@@ -65,18 +66,26 @@ function inOrder(closers: readonly (() => unknown)[]): () => Promise<void> {
 export async function openGateway(options: ToolgateOptions = {}): Promise<Gateway> {
   // Configuration is checked before anything is opened: a bad one leaves nothing behind.
   const config = await checkConfiguration(options);
-  // Two ports read only once the gateway is open, bound to services made further down: the
-  // approvals metrics scrape, and the tool health sessions and discovery read (the monitor probes
-  // through runtimes that need the sessions). A cycle of construction is broken by a port the
-  // lower wing owns (`HealthReader`, domain/catalog); no service is completed by a setter.
+  // Ports read only once the gateway is open, bound to services made further down: the approvals
+  // metrics scrape, the tool health sessions and discovery read (the monitor probes through
+  // runtimes that need the sessions), and directory destination sets (read through the gate). A
+  // cycle of construction is broken by a port the lower wing owns (`HealthReader` of
+  // domain/catalog, `DirectoryReader` of domain/policy); no service is completed by a setter.
   const approvalsLater = () => domain.approvals;
   const healthLater: HealthReader = { healthOf: (id, version) => health.healthOf(id, version) };
+  const directoryLater: DirectoryReader = (source) => gate.directoryReader()(source);
   const observers = wireObservers(config, approvalsLater);
   const store = await openStore(options.db ?? DEFAULT_DB_URL);
   const host = wireSandbox(options, store);
   // One master key, loaded once on first use, seals tool secrets and second factors.
   const loadMasterKey = lazyMasterKey(options.masterKey);
-  const domain = wireDomain(options, store, { config, observers, host, loadMasterKey });
+  const domain = wireDomain(options, store, {
+    config,
+    observers,
+    host,
+    loadMasterKey,
+    directory: directoryLater,
+  });
   const credentials = wireCredentials(options, store, config, loadMasterKey);
   const records = wireRecords(options, store, domain, loadMasterKey);
   const sessions = wireSessions(options, store, domain, config, healthLater);
@@ -108,14 +117,10 @@ export async function openGateway(options: ToolgateOptions = {}): Promise<Gatewa
     config,
   });
   const security = securityEvents(store, records.pseudonyms, systemClockOf(options));
-  const auth = wireAgentAuth({
-    options,
-    outbound: config.outbound,
-    keys: domain.keys,
-    agents: domain.agents,
-    users: domain.users,
-    catalog: domain.catalog,
-    subjects: credentials.subjects,
+  const auth = wireAgentAuth(options, {
+    config,
+    domain,
+    credentials,
     security,
     gate,
     loadMasterKey,

@@ -28,20 +28,24 @@ import type { ToolgateOptions } from './toolgate-options.js';
 export type AgentAuth = ReturnType<typeof wireAgentAuth>;
 
 interface AgentAuthDeps {
-  readonly options: ToolgateOptions;
-  readonly outbound: OutboundGuard;
-  readonly keys: AgentKeys;
-  readonly agents: AgentService;
-  readonly users: UserService;
-  readonly catalog: CatalogService;
-  readonly subjects: SubjectTokens | null;
+  readonly config: { readonly outbound: OutboundGuard };
+  readonly domain: {
+    readonly keys: AgentKeys;
+    readonly agents: AgentService;
+    readonly users: UserService;
+    readonly catalog: CatalogService;
+  };
+  readonly credentials: { readonly subjects: SubjectTokens | null };
   readonly security: SecurityEvents;
   readonly gate: Gate;
   readonly loadMasterKey: () => MasterKey;
 }
 
-export function wireAgentAuth(deps: AgentAuthDeps) {
-  const { options, outbound, keys, agents, users, catalog, subjects, security } = deps;
+export function wireAgentAuth(options: ToolgateOptions, deps: AgentAuthDeps) {
+  const { outbound } = deps.config;
+  const { keys, agents, users, catalog } = deps.domain;
+  const { subjects } = deps.credentials;
+  const { security } = deps;
   const jwt = options.jwt ? new JwtVerifier(options.jwt, outbound.fetch) : null;
   const oauth = options.oauth ? new AccessTokenVerifier(options.oauth, outbound.fetch) : null;
   const authenticate = async (token: string, peer?: string): Promise<JwtIdentity | null> => {
@@ -128,12 +132,12 @@ export function wireAgentAuth(deps: AgentAuthDeps) {
         },
       })
     : null;
-  return { authenticate, oauthFront, ...stepUpAndStates(deps) };
+  return { authenticate, oauthFront, ...stepUpAndStates(options, deps) };
 }
 
 /** The agent API's `auditStepUp` and `requestStates` (the other half of this region). */
-function stepUpAndStates(deps: AgentAuthDeps) {
-  const { options, security, gate, loadMasterKey } = deps;
+function stepUpAndStates(options: ToolgateOptions, deps: AgentAuthDeps) {
+  const { security, gate, loadMasterKey } = deps;
   return {
     auditStepUp: async (
       ...[who, toolRef, args, refused, via]: Parameters<AgentApi['auditStepUp']>

@@ -14,7 +14,7 @@ import {
 } from '../domain/decisions/index.js';
 import { AgentKeys, AgentService, UserService } from '../domain/identity/index.js';
 import { OperatorService } from '../domain/operators/index.js';
-import { DestinationSets, PolicyService } from '../domain/policy/index.js';
+import { DestinationSets, type DirectoryReader, PolicyService } from '../domain/policy/index.js';
 import type { AgentCaps } from '../domain/sessions/index.js';
 import { definitionPathProblems, type SandboxService } from '../execution/sandbox/index.js';
 import { toolChangeRequester } from '../operations/config/index.js';
@@ -32,6 +32,8 @@ export function wireDomain(
     readonly observers: { readonly notifier: Notifier };
     readonly host: { readonly sandbox: SandboxService };
     readonly loadMasterKey: () => MasterKey;
+    /** Directory destination sets are read by toolgate itself, through the gate's runtimes. */
+    readonly directory: DirectoryReader;
   },
 ) {
   const clock = clockOf(options);
@@ -88,6 +90,6 @@ export function wireDomain(
     operators,
     approvals,
     policies: new PolicyService(store.db, options.clock),
-    destinationSets: new DestinationSets(store.db, options.clock),
+    destinationSets: new DestinationSets(store.db, options.clock, parts.directory),
   };
 }

@@ -1,7 +1,7 @@
 /**
  * @module Wires the gate (docs/architecture.md §3): the one pipeline every front calls, over the
  * domain, the sessions, the runtimes and the audit writer. Directory destination sets are read
- * by toolgate itself, through the gate's runtimes (never an agent's).
+ * by toolgate itself, through the gate's `directoryReader` (never an agent's).
  */
 import type { CredentialBroker } from '../domain/credentials/index.js';
 import { CallCounters } from '../domain/limits/index.js';
@@ -51,6 +51,5 @@ export function wireGate(
     destinationSets,
     ...clockOf(options),
   });
-  destinationSets.useDirectory(gate.directoryReader());
   return gate;
 }
