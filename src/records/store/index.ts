@@ -29,6 +29,7 @@ export {
   appendEvent,
   bumpCatalogRevision,
   bumpIdentityRevision,
+  eventRecord,
   lastTotpStep,
   listEvents,
   localIdentityChangeCount,
