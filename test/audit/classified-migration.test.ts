@@ -17,7 +17,7 @@ import {
 } from '../../src/records/audit/index.js';
 import { chainRows, GENESIS_HEAD } from '../../src/records/audit-chain/index.js';
 import { type Database, openStore } from '../../src/records/store/index.js';
-import { migrationProvider } from '../../src/records/store/migrations.js';
+import { migrationProvider } from '../../src/records/store/migrations/index.js';
 import { createPostgresDialect } from '../../src/records/store/postgres/dialect.js';
 import { createSqliteDialect } from '../../src/records/store/sqlite/dialect.js';
 import { backends } from '../support/backends.js';

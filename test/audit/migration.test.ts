@@ -10,7 +10,7 @@ import { Kysely, Migrator, sql } from 'kysely';
 import { AuditLog, DEFAULT_ORIGIN, generateNoteSigner } from '../../src/records/audit/index.js';
 import type { Database } from '../../src/records/store/index.js';
 import { openStore } from '../../src/records/store/index.js';
-import { migrationProvider } from '../../src/records/store/migrations.js';
+import { migrationProvider } from '../../src/records/store/migrations/index.js';
 import { createPostgresDialect } from '../../src/records/store/postgres/dialect.js';
 import { createSqliteDialect } from '../../src/records/store/sqlite/dialect.js';
 import { backends } from '../support/backends.js';

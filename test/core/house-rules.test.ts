@@ -14,6 +14,7 @@ import { dirname, join, normalize, relative, sep } from 'node:path';
 import { after, test } from 'node:test';
 import { fileURLToPath } from 'node:url';
 import ts from 'typescript';
+import { cycles } from '../support/cycles.js';
 import { MULTI_ROOM, WINGS, wingOverrides } from '../support/wings.js';
 
 const ROOT = join(dirname(fileURLToPath(import.meta.url)), '..', '..');
@@ -25,6 +26,7 @@ const EXCEPTIONS = JSON.parse(
   cycles: string[];
   dialect: string[];
   setters: string[];
+  hostLogic: string[];
   fileLines: Record<string, number>;
   functionLines: Record<string, number>;
 };
@@ -135,43 +137,6 @@ test('each wing imports only the wings below it (and core/); the message says wh
   );
   if (!PRINT) assert.deepEqual(messages, []);
 });
-
-/** Strongly connected components of more than one node (Tarjan). */
-export function cycles(graph: Map<string, Set<string>>): string[][] {
-  let next = 0;
-  const index = new Map<string, number>();
-  const low = new Map<string, number>();
-  const stack: string[] = [];
-  const onStack = new Set<string>();
-  const found: string[][] = [];
-  const visit = (v: string): void => {
-    index.set(v, next);
-    low.set(v, next);
-    next += 1;
-    stack.push(v);
-    onStack.add(v);
-    for (const w of graph.get(v) ?? []) {
-      if (!index.has(w)) {
-        visit(w);
-        low.set(v, Math.min(low.get(v) as number, low.get(w) as number));
-      } else if (onStack.has(w)) {
-        low.set(v, Math.min(low.get(v) as number, index.get(w) as number));
-      }
-    }
-    if (low.get(v) === index.get(v)) {
-      const component: string[] = [];
-      let w: string;
-      do {
-        w = stack.pop() as string;
-        onStack.delete(w);
-        component.push(w);
-      } while (w !== v);
-      if (component.length > 1) found.push(component.sort());
-    }
-  };
-  for (const v of graph.keys()) if (!index.has(v)) visit(v);
-  return found;
-}
 
 test('no two folders import each other, directly or through others', () => {
   const graph = new Map<string, Set<string>>();
@@ -373,6 +338,54 @@ test('the composition completes no service with a setter after construction', ()
       found.push(`${file.path}: ${m[1]}.${m[2]}`);
   }
   checkAgainst('setters', 'setter wiring in src/host/', found.sort(), EXCEPTIONS.setters);
+});
+
+/** host/ composes: each wing's wiring in its own short file, and openGateway only calls them. */
+const HOST_FILE_BUDGET = 200;
+const OPEN_GATEWAY_BUDGET = 150;
+
+/** The statements that decide or repeat; a host file holds none (a ternary may pick an option). */
+function decidingStatements(file: Source): string[] {
+  const sf = ts.createSourceFile(file.path, file.text, ts.ScriptTarget.Latest, true);
+  const kinds = new Set<string>();
+  const visit = (node: ts.Node): void => {
+    if (ts.isIfStatement(node)) kinds.add('if');
+    else if (ts.isSwitchStatement(node)) kinds.add('switch');
+    else if (ts.isTryStatement(node)) kinds.add('try');
+    else if (ts.isIterationStatement(node, false)) kinds.add('loop');
+    ts.forEachChild(node, visit);
+  };
+  visit(sf);
+  return [...kinds].sort();
+}
+
+test('host/ decides nothing: short files, a short openGateway, no branch, loop or try', () => {
+  const found: string[] = [];
+  for (const file of SRC_FILES.filter((f) => f.path.startsWith('src/host/'))) {
+    const lines = file.text.split('\n').length - (file.text.endsWith('\n') ? 1 : 0);
+    if (lines > HOST_FILE_BUDGET) found.push(`${file.path}: ${lines} lines`);
+    const decides = decidingStatements(file);
+    if (decides.length > 0) found.push(`${file.path}: ${decides.join(', ')}`);
+  }
+  const root = SRC_FILES.find((f) => f.path === 'src/host/toolgate.ts');
+  assert.ok(root, 'src/host/toolgate.ts holds openGateway');
+  const sf = ts.createSourceFile(root.path, root.text, ts.ScriptTarget.Latest, true);
+  const open = sf.statements.find(
+    (s): s is ts.FunctionDeclaration =>
+      ts.isFunctionDeclaration(s) && s.name?.text === 'openGateway',
+  );
+  assert.ok(open, 'openGateway is a function of src/host/toolgate.ts');
+  const span =
+    sf.getLineAndCharacterOfPosition(open.getEnd()).line -
+    sf.getLineAndCharacterOfPosition(open.getStart(sf)).line +
+    1;
+  if (span > OPEN_GATEWAY_BUDGET) found.push(`src/host/toolgate.ts#openGateway: ${span} lines`);
+  checkAgainst('hostLogic', 'logic in src/host/', found.sort(), EXCEPTIONS.hostLogic);
+});
+
+test('the host check sees a branch, a loop and a try', () => {
+  const text = 'if (a) b();\nfor (const x of y) z(x);\ntry { f(); } catch {}\n';
+  assert.deepEqual(decidingStatements({ path: 'x.ts', text }), ['if', 'loop', 'try']);
 });
 
 test("biome.json's wing rules are the wing table's, less the listed exceptions", () => {

@@ -8,6 +8,7 @@ import { readdirSync, readFileSync } from 'node:fs';
 import { dirname, join, normalize, relative } from 'node:path';
 import { test } from 'node:test';
 import { fileURLToPath } from 'node:url';
+import { cycles } from '../support/cycles.js';
 
 const ROOT = join(dirname(fileURLToPath(import.meta.url)), '..', '..');
 const SRC = join(ROOT, 'src');
@@ -26,44 +27,6 @@ function graph(): Map<string, string[]> {
     g.set(relative(ROOT, file), deps);
   }
   return g;
-}
-
-/** Every cycle's files (Tarjan's strongly connected components of more than one file, or a self-import). */
-function cycles(g: Map<string, string[]>): string[][] {
-  let next = 0;
-  const index = new Map<string, number>();
-  const low = new Map<string, number>();
-  const stack: string[] = [];
-  const onStack = new Set<string>();
-  const found: string[][] = [];
-  const visit = (v: string): void => {
-    index.set(v, next);
-    low.set(v, next);
-    next += 1;
-    stack.push(v);
-    onStack.add(v);
-    for (const w of g.get(v) ?? []) {
-      if (!g.has(w)) continue;
-      if (!index.has(w)) {
-        visit(w);
-        low.set(v, Math.min(low.get(v) as number, low.get(w) as number));
-      } else if (onStack.has(w)) {
-        low.set(v, Math.min(low.get(v) as number, index.get(w) as number));
-      }
-    }
-    if (low.get(v) === index.get(v)) {
-      const component: string[] = [];
-      let w: string;
-      do {
-        w = stack.pop() as string;
-        onStack.delete(w);
-        component.push(w);
-      } while (w !== v);
-      if (component.length > 1 || (g.get(v) ?? []).includes(v)) found.push(component.sort());
-    }
-  };
-  for (const v of g.keys()) if (!index.has(v)) visit(v);
-  return found;
 }
 
 test('no two files of src/ import each other, directly or through others', () => {

@@ -15,14 +15,17 @@ test('a failing directory keeps its last members and is not called on every miss
   const store = await openStore('sqlite::memory:');
   try {
     let now = Date.parse('2026-06-01T10:00:00Z');
-    const sets = new DestinationSets(store.db, () => new Date(now));
     let calls = 0;
     let fail = false;
-    sets.useDirectory(async () => {
-      calls += 1;
-      if (fail) throw new Error('directory down');
-      return { members: ['Ana@Example.com', 'a@b@example.com', 7] };
-    });
+    const sets = new DestinationSets(
+      store.db,
+      () => new Date(now),
+      async () => {
+        calls += 1;
+        if (fail) throw new Error('directory down');
+        return { members: ['Ana@Example.com', 'a@b@example.com', 7] };
+      },
+    );
     await sets.create(
       {
         name: 'staff',

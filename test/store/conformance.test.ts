@@ -26,7 +26,7 @@ import {
   openStore,
   type Store,
 } from '../../src/records/store/index.js';
-import { migrationProvider } from '../../src/records/store/migrations.js';
+import { migrationProvider } from '../../src/records/store/migrations/index.js';
 import { backends, freshStore } from '../support/backends.js';
 import { auditRows } from '../support/store-rows.js';
 

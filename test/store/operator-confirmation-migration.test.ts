@@ -8,7 +8,7 @@ import assert from 'node:assert/strict';
 import { describe, test } from 'node:test';
 import { Kysely, Migrator } from 'kysely';
 import { type Database, openStore } from '../../src/records/store/index.js';
-import { migrationProvider } from '../../src/records/store/migrations.js';
+import { migrationProvider } from '../../src/records/store/migrations/index.js';
 import { createPostgresDialect } from '../../src/records/store/postgres/dialect.js';
 import { createSqliteDialect } from '../../src/records/store/sqlite/dialect.js';
 import { backends } from '../support/backends.js';

@@ -155,6 +155,8 @@ export interface CatalogOptions {
   readonly secondFactors?: {
     check(operatorId: string, code: unknown, rule: string): Promise<number>;
   };
+  /** The change desk's port; without it, gated tools are refused rather than activated. */
+  readonly changeRequester?: ChangeRequester;
 }
 
 /** Registration refusal that apply() collects per document instead of throwing at the first. */
@@ -171,6 +173,7 @@ export class CatalogService {
     this.#clock = options.clock ?? systemClock;
     this.#hostChecks = options.hostChecks ?? (() => []);
     this.#secondFactors = options.secondFactors ?? null;
+    this.#changeRequester = options.changeRequester ?? null;
   }
 
   readonly #secondFactors: CatalogOptions['secondFactors'] | null;
@@ -196,12 +199,7 @@ export class CatalogService {
    */
   readonly #listeners: (() => void)[] = [];
   readonly #quarantineListeners: ((q: QuarantineNotice) => void)[] = [];
-  #changeRequester: ChangeRequester | null = null;
-
-  /** Wires the change desk; without it, gated tools are refused rather than activated. */
-  setChangeRequester(requester: ChangeRequester): void {
-    this.#changeRequester = requester;
-  }
+  readonly #changeRequester: ChangeRequester | null;
 
   /** Called after every committed catalog change made through this service (caches drop). */
   onCommit(listener: () => void): void {

@@ -20,6 +20,7 @@ export type {
   ReviewResult,
 } from './catalog-service.js';
 export { CatalogService, describeProblems } from './catalog-service.js';
+export { declaredArgumentKeys } from './declared-keys.js';
 export type { ModelTextInput, ScanFinding, ScanInput, ScanText } from './description-scan.js';
 export { scanModelText, scanToolText } from './description-scan.js';
 export type { DiscoveryHit, DiscoveryQuery } from './discovery.js';

@@ -18,6 +18,7 @@ export type {
   CredentialRequest,
 } from './credential-broker.js';
 export { CredentialBroker, isReservedEnvName, isReservedHeaderName } from './credential-broker.js';
+export { lazyMasterKey, pseudonymKey } from './lazy-master-key.js';
 export type { MasterKeySource } from './master-key.js';
 export {
   configuredMasterKey,

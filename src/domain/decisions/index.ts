@@ -37,5 +37,7 @@ export {
   type SecondFactorLimits,
   type SecondFactorState,
 } from './second-factor-guard.js';
+export type { SessionApprovalStatus } from './session-approvals.js';
+export { SessionApprovals } from './session-approvals.js';
 export type { TotpVerification } from './totp.js';
 export { generateTotpSecret, totpAt, totpUri, verifyTotp } from './totp.js';

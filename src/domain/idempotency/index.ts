@@ -13,3 +13,4 @@ export {
 } from './idempotency-store.js';
 export type { KeyOutcomeView, KeyOwner } from './key-outcome.js';
 export { keyOutcome } from './key-outcome.js';
+export { SessionCallOutcomes } from './session-call-outcome.js';

@@ -98,18 +98,19 @@ type Row = Database['destination_sets'];
 export class DestinationSets implements SetMembership {
   readonly #db: Kysely<Database>;
   readonly #clock: Clock;
-  #reader: DirectoryReader | undefined;
+  readonly #reader: DirectoryReader | undefined;
   /** When each directory set was last attempted by this process (single flight, miss interval). */
   readonly #attempted = new Map<string, number>();
   readonly #inFlight = new Map<string, Promise<void>>();
 
-  constructor(db: Kysely<Database>, clock: Clock = systemClock) {
+  constructor(
+    db: Kysely<Database>,
+    clock: Clock = systemClock,
+    /** How directory tools are called: through the gate's runtimes, as toolgate itself. */
+    reader?: DirectoryReader,
+  ) {
     this.#db = db;
     this.#clock = clock;
-  }
-
-  /** Wires how directory tools are called (the gate does it; toolgate.ts connects the two). */
-  useDirectory(reader: DirectoryReader): void {
     this.#reader = reader;
   }
 

@@ -4,7 +4,7 @@
  * one agent cannot slip past the cap on PostgreSQL either.
  */
 import type { Kysely, Transaction } from 'kysely';
-import { ToolgateError } from '../../core/index.js';
+import { problem, ToolgateError } from '../../core/index.js';
 import type { Database, SessionRow } from '../../records/store/index.js';
 
 export interface AgentCaps {
@@ -18,6 +18,19 @@ export const DEFAULT_AGENT_CAPS: AgentCaps = {
   maxSessionsPerAgent: 64,
   maxPendingApprovalsPerAgent: 50,
 };
+
+/** Caps must be positive integers: a zero or fractional cap is a configuration mistake. */
+export function resolveAgentCaps(input: Partial<AgentCaps> = {}): AgentCaps {
+  const caps = { ...DEFAULT_AGENT_CAPS, ...input };
+  for (const [name, value] of Object.entries(caps)) {
+    if (!Number.isInteger(value) || value < 1) {
+      throw new ToolgateError('INPUT_INVALID', `caps.${name} must be a positive integer`, {
+        problems: [problem(`/caps/${name}`, 'must be a positive integer', 'range')],
+      });
+    }
+  }
+  return caps;
+}
 
 /** What an agent at its session cap is told to wait: long enough to close one, short to retry. */
 export const SESSION_CAP_RETRY_AFTER_S = 30;

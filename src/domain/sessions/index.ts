@@ -3,7 +3,12 @@
  * per-agent caps on open sessions and pending approvals. Anything exported here is public API.
  */
 export type { AgentCaps } from './agent-caps.js';
-export { DEFAULT_AGENT_CAPS, lockAgent, pendingApprovalsOf } from './agent-caps.js';
+export {
+  DEFAULT_AGENT_CAPS,
+  lockAgent,
+  pendingApprovalsOf,
+  resolveAgentCaps,
+} from './agent-caps.js';
 export type { AgentDiscoveryResult } from './agent-discovery.js';
 export { AgentDiscovery } from './agent-discovery.js';
 export type { GovernedRead, GovernedUriEntry } from './governed-uris.js';

@@ -186,7 +186,7 @@ export function exportNames(tools: readonly ToolVersionDetail[]): SessionTool[] 
 export class SessionService {
   readonly #store: Store;
   readonly #catalog: CatalogService;
-  #health: HealthReader | null = null;
+  readonly #health: HealthReader | null;
   readonly #agents: AgentService;
   readonly #users: UserService;
   readonly #clock: Clock;
@@ -200,6 +200,11 @@ export class SessionService {
     clock: Clock = systemClock,
     /** Open sessions one agent may hold; past it `open` is LIMIT_REACHED. */
     maxSessionsPerAgent: number = DEFAULT_AGENT_CAPS.maxSessionsPerAgent,
+    /**
+     * The health monitor (C14): a tool it marks unavailable is left out of every permitted set
+     * computed from now on (open, refresh) and of exported lists, until it comes back.
+     */
+    health: HealthReader | null = null,
   ) {
     this.#store = store;
     this.#catalog = catalog;
@@ -207,13 +212,6 @@ export class SessionService {
     this.#users = users;
     this.#clock = clock;
     this.#maxSessionsPerAgent = maxSessionsPerAgent;
-  }
-
-  /**
-   * Wires the health monitor (C14): a tool it marks unavailable is left out of every permitted
-   * set computed from now on (open, refresh) and of exported lists, until it comes back.
-   */
-  setHealth(health: HealthReader): void {
     this.#health = health;
   }
 

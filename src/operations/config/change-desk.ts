@@ -6,7 +6,6 @@
  * own; two approvals from one account count once, so one person cannot stand in for two
  * (docs/architecture.md §6).
  */
-import { randomBytes } from 'node:crypto';
 import type { Kysely, Transaction } from 'kysely';
 import {
   type Actor,
@@ -40,6 +39,7 @@ import {
   isUniqueViolation,
   olderThan,
 } from '../../records/store/index.js';
+import { type RequestedChange, requestChangeIn } from './change-requests.js';
 
 export interface ChangeView {
   readonly id: string;
@@ -136,49 +136,12 @@ export class ChangeDesk {
   /** Opens a request inside the caller's transaction, unless the same one is already pending. */
   async requestIn(
     trx: Transaction<Database>,
-    change:
-      | { kind: 'grant'; agentId: string; capability: string }
-      | { kind: 'tool'; toolId: string; version: string },
+    change: RequestedChange,
     required: number,
     reason: string,
     actor: Actor,
   ): Promise<{ id: string; created: boolean }> {
-    let q = trx
-      .selectFrom('change_requests')
-      .select('id')
-      .where('status', '=', 'pending')
-      .where('kind', '=', change.kind);
-    q =
-      change.kind === 'grant'
-        ? q.where('agent_id', '=', change.agentId).where('capability', '=', change.capability)
-        : q.where('tool_id', '=', change.toolId).where('tool_version', '=', change.version);
-    const existing = await q.executeTakeFirst();
-    if (existing) return { id: existing.id, created: false };
-    const now = this.#clock();
-    const id = `chg_${randomBytes(10).toString('base64url')}`;
-    await trx
-      .insertInto('change_requests')
-      .values({
-        id,
-        kind: change.kind,
-        agent_id: change.kind === 'grant' ? change.agentId : null,
-        capability: change.kind === 'grant' ? change.capability : null,
-        tool_id: change.kind === 'tool' ? change.toolId : null,
-        tool_version: change.kind === 'tool' ? change.version : null,
-        required,
-        status: 'pending',
-        reason,
-        requested_by: actor.id,
-        created_at: now.toISOString(),
-        decided_at: null,
-      })
-      .execute();
-    await appendEvent(trx, actor, now, {
-      action: 'change.requested',
-      subject: `change:${id}`,
-      details: { ...change, required, reason },
-    });
-    return { id, created: true };
+    return requestChangeIn(trx, this.#clock, change, required, reason, actor);
   }
 
   /**

@@ -28,3 +28,4 @@ export type {
   OwnerNoticesOptions,
 } from './owner-notices.js';
 export { DEFAULT_OWNER_NOTICES, OwnerNotices } from './owner-notices.js';
+export { toolOwnership, unhealthyToOwners } from './tool-ownership.js';

@@ -5,3 +5,4 @@ export { REPORT_FORMATS, REPORT_NAMES } from './report.js';
 export type { ReportRequest } from './report-service.js';
 export { ReportService } from './report-service.js';
 export type { Period, ReportSources } from './report-sources.js';
+export { healthStates } from './report-sources.js';

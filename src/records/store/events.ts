@@ -97,6 +97,13 @@ export async function listEvents(
   return q.execute();
 }
 
+/** The administrative event record, read side (the admin API's `events`). */
+export function eventRecord(db: Kysely<Database>): {
+  list(filter: { subject?: string; afterSeq?: number; limit: number }): Promise<EventRow[]>;
+} {
+  return { list: (filter) => listEvents(db, filter) };
+}
+
 /**
  * Bumped in every transaction that changes what the catalog offers; caches compare against it.
  * Returns the new revision as this transaction sees it.

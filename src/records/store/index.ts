@@ -29,13 +29,14 @@ export {
   appendEvent,
   bumpCatalogRevision,
   bumpIdentityRevision,
+  eventRecord,
   lastTotpStep,
   listEvents,
   localIdentityChangeCount,
   readCatalogRevision,
   readRevisions,
 } from './events.js';
-export type { Dialect } from './migrations.js';
+export type { Dialect } from './migration-sql.js';
 export { olderThan } from './newest-first.js';
 export type { Store } from './open-store.js';
 export { DEFAULT_DB_URL, openStore, parseDbUrl } from './open-store.js';

@@ -23,6 +23,8 @@ export type { EgressProxyOptions } from './egress-proxy.js';
 export { EgressProxy } from './egress-proxy.js';
 export type { OutboundOptions } from './outbound.js';
 export { OutboundGuard, OutboundRefused } from './outbound.js';
+export type { ConfiguredUrl } from './outbound-problems.js';
+export { refuseOutboundProblems } from './outbound-problems.js';
 export type { ResolvedAddress, Resolver } from './resolver.js';
 export { systemResolver, withDeadline } from './resolver.js';
 export type { LeaseCredential } from './secret-scan.js';

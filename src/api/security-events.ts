@@ -5,11 +5,11 @@
  * Other events name the organisation's own identifiers (agent, user, credential ids), kept as they
  * are. docs/security-model.md, "Personal data and the audit log".
  */
-import type { SecurityEvents } from '../api/index.js';
-import { RefusalSampler } from '../api/index.js';
 import { type Clock, systemActor } from '../core/index.js';
 import type { AuditPseudonyms } from '../records/audit/index.js';
 import { appendEvent, type Store } from '../records/store/index.js';
+import type { SecurityEvents } from './agent-api.js';
+import { RefusalSampler } from './refusal-sampler.js';
 
 export function securityEvents(
   store: Pick<Store, 'db'>,

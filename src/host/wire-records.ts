@@ -1,0 +1,54 @@
+/**
+ * @module Wires the records (docs/architecture.md §5): the audit log with its keyed hashes (their
+ * key derived from the master key) and the classified store of calls' raw arguments, which keeps
+ * readable only the keys a version of the tool declares.
+ */
+
+import type { CatalogService } from '../domain/catalog/index.js';
+import { declaredArgumentKeys } from '../domain/catalog/index.js';
+import { type MasterKey, pseudonymKey } from '../domain/credentials/index.js';
+import {
+  AuditLog,
+  AuditPseudonyms,
+  ClassifiedArguments,
+  DEFAULT_ORIGIN,
+  generateNoteSigner,
+} from '../records/audit/index.js';
+import type { Store } from '../records/store/index.js';
+import { clockOf, type ToolgateOptions } from './toolgate-options.js';
+
+export type RecordsWing = ReturnType<typeof wireRecords>;
+
+export function wireRecords(
+  options: ToolgateOptions,
+  store: Store,
+  { catalog }: { readonly catalog: CatalogService },
+  loadMasterKey: () => MasterKey,
+) {
+  const clock = clockOf(options);
+  const given = options.audit ?? {};
+  const origin = given.origin ?? DEFAULT_ORIGIN;
+  const pseudonyms = new AuditPseudonyms(
+    pseudonymKey(loadMasterKey, options.masterKey !== undefined),
+  );
+  const classified = new ClassifiedArguments(store, pseudonyms, {
+    ...clock,
+    declaredKeys: declaredArgumentKeys(catalog),
+    ...(given.classifiedRetentionDays !== undefined
+      ? { retentionDays: given.classifiedRetentionDays }
+      : {}),
+  });
+  const audit = new AuditLog(store, {
+    pseudonyms,
+    signer: options.auditSigner ?? (() => generateNoteSigner(origin).signer),
+    origin,
+    ...(given.checkpoints !== undefined ? { checkpoints: given.checkpoints } : {}),
+    ...(given.checkpointEvery !== undefined ? { checkpointEvery: given.checkpointEvery } : {}),
+    ...(given.checkpointIntervalMs !== undefined
+      ? { checkpointIntervalMs: given.checkpointIntervalMs }
+      : {}),
+    ...(given.onError ? { onError: given.onError } : {}),
+    ...clock,
+  });
+  return { pseudonyms, classified, audit };
+}

@@ -1,0 +1,72 @@
+/**
+ * @module Opening a four-eyes change request (C4) inside the caller's transaction: what the change
+ * desk does for a grant, and what the catalog's `ChangeRequester` port does for a gated tool it
+ * registers or activates. Needs only the store's transaction and a clock, so the catalog gets it
+ * at construction, before the desk (which activates tools through the catalog) exists.
+ */
+import { randomBytes } from 'node:crypto';
+import type { Transaction } from 'kysely';
+import type { Actor, Clock } from '../../core/index.js';
+import type { ChangeRequester } from '../../domain/catalog/index.js';
+import { appendEvent, type Database } from '../../records/store/index.js';
+
+/** A change waiting for approvers: a grant of a gated capability, or a gated tool version. */
+export type RequestedChange =
+  | { kind: 'grant'; agentId: string; capability: string }
+  | { kind: 'tool'; toolId: string; version: string };
+
+/** Opens a request inside the caller's transaction, unless the same one is already pending. */
+export async function requestChangeIn(
+  trx: Transaction<Database>,
+  clock: Clock,
+  change: RequestedChange,
+  required: number,
+  reason: string,
+  actor: Actor,
+): Promise<{ id: string; created: boolean }> {
+  let q = trx
+    .selectFrom('change_requests')
+    .select('id')
+    .where('status', '=', 'pending')
+    .where('kind', '=', change.kind);
+  q =
+    change.kind === 'grant'
+      ? q.where('agent_id', '=', change.agentId).where('capability', '=', change.capability)
+      : q.where('tool_id', '=', change.toolId).where('tool_version', '=', change.version);
+  const existing = await q.executeTakeFirst();
+  if (existing) return { id: existing.id, created: false };
+  const now = clock();
+  const id = `chg_${randomBytes(10).toString('base64url')}`;
+  await trx
+    .insertInto('change_requests')
+    .values({
+      id,
+      kind: change.kind,
+      agent_id: change.kind === 'grant' ? change.agentId : null,
+      capability: change.kind === 'grant' ? change.capability : null,
+      tool_id: change.kind === 'tool' ? change.toolId : null,
+      tool_version: change.kind === 'tool' ? change.version : null,
+      required,
+      status: 'pending',
+      reason,
+      requested_by: actor.id,
+      created_at: now.toISOString(),
+      decided_at: null,
+    })
+    .execute();
+  await appendEvent(trx, actor, now, {
+    action: 'change.requested',
+    subject: `change:${id}`,
+    details: { ...change, required, reason },
+  });
+  return { id, created: true };
+}
+
+/** The catalog's `ChangeRequester`: a gated tool version waits for its approvers. */
+export function toolChangeRequester(clock: Clock): ChangeRequester {
+  return async (trx, tool, required, actor) => {
+    const reason = `registered ${tool.toolId}@${tool.version}`;
+    return (await requestChangeIn(trx, clock, { kind: 'tool', ...tool }, required, reason, actor))
+      .id;
+  };
+}
