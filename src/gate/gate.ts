@@ -245,12 +245,13 @@ export class Gate {
     args: unknown,
     via: string,
   ): Promise<Refusal | null> {
+    // Grants and the catalog as they are now (within the revision check), as for `invoke`.
+    const refreshed = this.#watch.refresh();
+    if (refreshed) await refreshed;
     const refusal = await scopeRefusal(this.#deps, call.principal, toolRef);
     if (refusal === undefined) return null;
     const { principal, sessionId } = call;
     if (sessionId !== undefined) {
-      const refreshed = this.#watch.refresh();
-      if (refreshed) await refreshed;
       const ctx = { principal, sessionId };
       const id = timeOrderedId('call_');
       const state = new CallState(this.#deps, ctx, toolRef, args, {}, id, performance.now());
