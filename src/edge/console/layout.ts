@@ -2,7 +2,7 @@
  * @module The frame of every console page: the header with the pending count and the navigation
  * the operator's roles allow, the flash message, the one stylesheet and the one script.
  */
-import type { Operator, OperatorRole } from '../../domain/operators/index.js';
+import type { Operator, OperatorRole } from '../../api/index.js';
 import { CONSOLE_ICON, CONSOLE_SCRIPT, CONSOLE_STYLE } from './assets.js';
 import { type Html, html } from './html.js';
 

@@ -9,7 +9,6 @@ import type { AdminApi, AgentApi } from '../../../api/index.js';
 import { ERROR_CODES } from '../../../core/index.js';
 import { type JwtIdentity, stepUpFor, USER_ID_PATTERN } from '../../../domain/identity/index.js';
 import type { DeprecationNotice, GateDecision } from '../../../gate/index.js';
-import { READERS } from '../route-roles.js';
 import { errors } from '../wire-schemas.js';
 
 const agentAuth = { auth: 'agent' as const };
@@ -339,7 +338,7 @@ export function sessionRoutes(app: FastifyInstance, agent: AgentApi, admin: Admi
   app.get(
     '/v1/sessions/:id',
     {
-      config: { roles: READERS },
+      config: { action: 'state.read' },
       schema: {
         tags: ['sessions'],
         summary: 'Admin view of a session: its tools and what was withheld, and why',
