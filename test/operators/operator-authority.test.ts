@@ -84,6 +84,21 @@ describe('the route → role table', () => {
     assert.equal(authority.teamScope(olive, 'tools.read'), null);
     assert.equal(authority.reaches(olive, 'catalog.browse', 'support'), true);
   });
+
+  test('the principal carries the account id and how it was proven, never roles', () => {
+    assert.deepEqual(authority.principalOf(BOOTSTRAP_OPERATOR, 'cli'), {
+      kind: 'operator',
+      operatorId: 'admin-token',
+      authenticatedBy: 'bootstrap',
+      via: 'cli',
+    });
+    assert.deepEqual(authority.principalOf(olive, 'console'), {
+      kind: 'operator',
+      operatorId: 'olive',
+      authenticatedBy: 'password+totp',
+      via: 'console',
+    });
+  });
 });
 
 describe('the account as it is now, on every front', () => {

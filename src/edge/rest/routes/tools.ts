@@ -92,8 +92,8 @@ export function toolRoutes(app: FastifyInstance, admin: AdminApi): void {
       const { cursor, limit, ...filter } = q;
       const op = operatorOf(req);
       const all = await admin.catalog.list(filter);
-      const ownTeams = admin.operators.authority.teamScope(op, 'tools.read'); // an owner-only caller's
-      const shown = ownTeams === null ? all : all.filter((t) => ownTeams.includes(t.owner));
+      const teams = admin.operators.authority.teamScope(op, 'tools.read'); // null: every team
+      const shown = teams === null ? all : all.filter((t) => teams.includes(t.owner));
       const page = pageOf('tools', shown, (t) => [t.id, t.version], 'asc', {
         cursor,
         limit,
