@@ -117,6 +117,9 @@ export const OPERATORS_ADMIN = [
   'tokens',
   'authenticateToken',
   'confirm',
+  // The operator authority: what a person may do, by action name (OPERATOR_ACTIONS), decided on
+  // the account as read for the request. REST, the CLI and the console all ask it.
+  'authority',
 ] as const satisfies readonly (keyof OperatorService)[];
 export const REPORTS_ADMIN = ['names', 'build', 'render'] as const;
 /** Owner teams' notification channels: add, list (URL origins only), remove. */

@@ -3,6 +3,26 @@
  * admin routes, the CLI), and the admin services that need no open gateway. Anything exported
  * here is public API for the fronts (docs/architecture.md §6).
  */
+
+// The operator authority and what fronts need to name a person and an action (docs/architecture.md §6).
+export type {
+  ActionRule,
+  Asking,
+  Operator,
+  OperatorAction,
+  OperatorAuthority,
+  OperatorRole,
+} from '../domain/operators/index.js';
+export {
+  BOOTSTRAP_OPERATOR,
+  holdsAny,
+  isBootstrap,
+  isOperatorAction,
+  OPERATOR_ACTIONS,
+  OPERATOR_ROLES,
+  operatorActor,
+  rolesOf,
+} from '../domain/operators/index.js';
 export type { AdminApi } from './admin-api.js';
 export {
   AGENTS_ADMIN,

@@ -3,6 +3,7 @@
  * at a file that exists (and, into a Markdown file, at a heading it has), and every repository
  * path a document names in its text (`src/…`, `docs/…`, `test/…`, `scripts/…`, `bench/…`,
  * `demo/…`, `examples/…`) exists. docs/architecture.md is checked here too, beside its own test.
+ * Every test docs/security-model.md names for an invariant exists, by file and by name.
  */
 import assert from 'node:assert/strict';
 import { existsSync, readdirSync, readFileSync } from 'node:fs';
@@ -117,4 +118,47 @@ test('the checker finds a missing file, a missing heading and a missing path', (
     'README.md:3: link to docs/policies.md#no-such-heading (docs/policies.md has no such heading)',
     'README.md:4: names src/nope/gone.ts (no such file)',
   ]);
+});
+
+/** A test file named in backticks, then the names of its tests in quotes: `f` ("a", "b…"). */
+const PINNED = /`(test\/[\w./-]+\.test\.ts)`\s*\(((?:"[^"]+"(?:,\s*)?)+)\)/g;
+
+/** Every test docs/security-model.md's invariants name that its file does not hold. */
+function missingPinnedTests(text: string): string[] {
+  const start = text.indexOf('## One operator authority');
+  const end = text.indexOf('\n## ', start + 1);
+  const section = text
+    .slice(start, end < 0 ? undefined : end)
+    .split('\n')
+    .map((line) => line.trim())
+    .join(' ');
+  const missing: string[] = [];
+  for (const m of section.matchAll(PINNED)) {
+    const file = m[1] ?? '';
+    const source = existsSync(join(ROOT, file)) ? readFileSync(join(ROOT, file), 'utf8') : '';
+    for (const quoted of (m[2] ?? '').matchAll(/"([^"]+)"/g)) {
+      // A name that ends in "…" is the start of the test's name.
+      const name = (quoted[1] ?? '').replace(/…$/, '');
+      if (!source.includes(name)) missing.push(`${file}: "${quoted[1]}"`);
+    }
+  }
+  return missing;
+}
+
+test('every test docs/security-model.md names for an invariant exists, by file and name', () => {
+  const text = readFileSync(join(ROOT, 'docs', 'security-model.md'), 'utf8');
+  const named = [...text.matchAll(PINNED)].length;
+  assert.ok(named >= 10, `only ${named} pinned tests found: the scan is broken`);
+  const missing = missingPinnedTests(text);
+  assert.deepEqual(
+    missing,
+    [],
+    `docs/security-model.md names tests that do not exist:\n${missing.join('\n')}`,
+  );
+  assert.deepEqual(
+    missingPinnedTests(
+      '## One operator authority\n`test/core/house-rules.test.ts` ("no such test")',
+    ),
+    ['test/core/house-rules.test.ts: "no such test"'],
+  );
 });

@@ -11,9 +11,11 @@ import { fileURLToPath } from 'node:url';
 import {
   CLI_REFERENCE,
   fetchRestDescription,
+  OPERATOR_ACTIONS_PAGE,
   REST_REFERENCE,
   renderCliReference,
   renderRestReference,
+  withOperatorActions,
 } from '../../scripts/gen-docs.js';
 
 const ROOT = fileURLToPath(new URL('../../', import.meta.url));
@@ -67,4 +69,11 @@ test('a drifted reference is named with the line that differs and the command th
   assert.match(message, /npm run docs/);
   assert.match(message, /committed: .*serve-old/);
   assert.equal(driftMessage(CLI_REFERENCE, generated, generated), null);
+});
+
+test('the route → role table in docs/operators-and-approvals.md is OPERATOR_ACTIONS', () => {
+  const committed = readFileSync(join(ROOT, OPERATOR_ACTIONS_PAGE), 'utf8');
+  const generated = withOperatorActions(committed);
+  assert.ok(generated.includes('| `administer` | `admin` |'), 'the table lists the default action');
+  assertCurrent(OPERATOR_ACTIONS_PAGE, generated);
 });

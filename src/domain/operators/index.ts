@@ -27,6 +27,19 @@ export {
   operatorActor,
 } from './operator.js';
 export type {
+  ActionRule,
+  Asking,
+  OperatorAccounts,
+  OperatorAction,
+} from './operator-authority.js';
+export {
+  holdsAny,
+  isOperatorAction,
+  OPERATOR_ACTIONS,
+  OperatorAuthority,
+  rolesOf,
+} from './operator-authority.js';
+export type {
   IssuedToken,
   OidcIdentity,
   OperatorSpec,

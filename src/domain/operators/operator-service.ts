@@ -1,8 +1,7 @@
 /**
  * @module Operator accounts (local and single sign-on), local login (password, then the second
- * factor), personal tokens and their per-request check. Every change is an administrative event
- * recorded as the authenticated operator who made it; nothing here takes a name a caller states
- * (docs/architecture.md §6).
+ * factor), personal tokens and their per-request check. Every change is recorded as the operator
+ * who made it; nothing here takes a name a caller states (docs/architecture.md §6).
  */
 import type { Kysely } from 'kysely';
 import {
@@ -35,6 +34,7 @@ import {
   type OperatorRole,
   operatorActor,
 } from './operator.js';
+import { OperatorAuthority } from './operator-authority.js';
 import {
   decides,
   forbidden,
@@ -91,6 +91,8 @@ export class OperatorService {
   readonly #secondFactor: SecondFactorCheck | null;
   readonly #guard: LoginGuard;
   readonly #scrypt: ScryptParams;
+  /** The one operator authority (docs/security-model.md): it reads accounts through this service. */
+  readonly authority: OperatorAuthority = new OperatorAuthority(this);
 
   constructor(db: Kysely<Database>, options: OperatorServiceOptions = {}) {
     this.#db = db;
@@ -652,10 +654,8 @@ export class OperatorService {
   }
 
   /**
-   * The operator a personal token belongs to, with the token's roles intersected with the
-   * account's current ones; null for a malformed, unknown, expired or revoked token, a disabled
-   * account, or a token left with no role. One indexed read and no cache: a revocation, a
-   * disabled account or a lost role takes effect on the next request on every replica.
+   * The operator a personal token belongs to, with the token's roles its account still holds; null
+   * for a bad, expired or revoked token, a disabled account or no role left. Read now, no cache.
    */
   async authenticateToken(token: string): Promise<Operator | null> {
     if (typeof token !== 'string' || !isPersonalToken(token)) return null;

@@ -6,7 +6,7 @@
 import { readFileSync } from 'node:fs';
 import { join } from 'node:path';
 import { type Command, InvalidArgumentError, Option } from 'commander';
-import type { AdminApi } from '../../api/index.js';
+import type { AdminApi, Operator, OperatorAction } from '../../api/index.js';
 import {
   DEFAULT_PAGE_LIMIT,
   MAX_PAGE_LIMIT,
@@ -18,13 +18,6 @@ import {
 import type { ToolVersionDetail, ToolVersionSummary } from '../../domain/catalog/index.js';
 import { loadMasterKey } from '../../domain/credentials/index.js';
 import { checkAdminTokenStrength, loadOrCreateAdminToken } from '../../domain/identity/index.js';
-import {
-  BOOTSTRAP_OPERATOR,
-  hasRole,
-  isBootstrap,
-  type Operator,
-  type OperatorRole,
-} from '../../domain/operators/index.js';
 import { openToolgate, type Toolgate, type ToolgateOptions } from '../../host/toolgate.js';
 import { DEFAULT_ORIGIN } from '../../records/audit/index.js';
 import { makeOutput, type Output, reportError } from './output.js';
@@ -79,7 +72,7 @@ async function cliOperator(admin: AdminApi, globals: GlobalOptions): Promise<Ope
     }).trim();
   }
   if (token !== undefined && token !== '') {
-    const op = await admin.operators.authenticateToken(token);
+    const op = await admin.operators.authority.byToken(token);
     if (!op) {
       throw unauthenticated(
         `${globals.tokenFile ? `the token in ${globals.tokenFile}` : 'TOOLGATE_TOKEN'} is not a valid personal operator token (malformed, expired, revoked, or its account disabled)`,
@@ -101,27 +94,8 @@ async function cliOperator(admin: AdminApi, globals: GlobalOptions): Promise<Ope
       `no personal token, and the bootstrap admin token is not usable: ${err instanceof Error ? err.message : String(err)}; set TOOLGATE_TOKEN to a personal operator token (tgo_…)`,
     );
   }
-  return BOOTSTRAP_OPERATOR;
+  return admin.operators.authority.bootstrap();
 }
-
-/** Refuses an operator without one of `roles` (the same rule as the REST admin routes). */
-function checkRoles(op: Operator, roles: readonly OperatorRole[]): void {
-  if (roles.some((r) => hasRole(op, r))) return;
-  // Without a token the CLI is the bootstrap admin; where a person must act, say how to be one.
-  const message = isBootstrap(op)
-    ? `the bootstrap admin token cannot run this command: it needs the role ${roles.join(' or ')}, held only by operator accounts; set TOOLGATE_TOKEN to your personal operator token (tgo_…)`
-    : `this command needs the role ${roles.join(' or ')}; operator ${op.id} holds ${op.roles.join(', ')}`;
-  throw new ToolgateError('FORBIDDEN', message, { roles: [...roles] });
-}
-
-/** Read-only commands: admins and auditors. */
-export const READERS: readonly OperatorRole[] = ['admin', 'auditor'];
-/** Approvals and changes: read by approvers too. */
-export const APPROVAL_READERS: readonly OperatorRole[] = ['admin', 'approver', 'auditor'];
-/** Deciding approvals and changes, and security reviews: approvers only (as over REST). */
-export const APPROVERS: readonly OperatorRole[] = ['approver'];
-/** Every operator (whoami, one's own tokens). */
-export const ANY_OPERATOR: readonly OperatorRole[] = ['admin', 'approver', 'auditor', 'owner'];
 
 /** A comma-separated option value as its trimmed, non-empty parts. */
 export function splitList(value: string | undefined): string[] {
@@ -208,12 +182,14 @@ function gatewayOptions(globals: GlobalOptions): ToolgateOptions {
  * Opens toolgate, authenticates the operator of this run, runs `fn` with the admin API and that
  * operator (record actions as `operatorActor(operator, 'cli')`), closes; a refusal becomes exit
  * code 1 with a structured error. Commands get the admin API only: no command runs a tool.
- * `extra.roles`: who may run the command (default admin only).
+ * `extra.action`: the command's action in the operator authority's table (default `administer`);
+ * the authority decides on the account this run's credential read (a disabled account, a revoked
+ * token or a removed role refuses the next command).
  */
 export function withAdmin(
   program: Command,
   fn: (admin: AdminApi, out: Output, operator: Operator) => Promise<void>,
-  extra: Pick<ToolgateOptions, 'audit'> & { roles?: readonly OperatorRole[] } = {},
+  extra: Pick<ToolgateOptions, 'audit'> & { action?: OperatorAction } = {},
   /** Answers an error itself (true) instead of the usual refusal; e.g. a damaged database. */
   handled: (err: unknown, out: Output) => boolean = () => false,
 ): () => Promise<void> {
@@ -221,7 +197,7 @@ export function withAdmin(
     const globals = program.opts<GlobalOptions>();
     const out = makeOutput(globals.json === true);
     let tg: Toolgate | null = null;
-    const { roles = ['admin'], ...options } = extra;
+    const { action = 'administer', ...options } = extra;
     try {
       tg = await openToolgate({
         ...gatewayOptions(globals),
@@ -237,7 +213,9 @@ export function withAdmin(
         health: false,
       });
       const operator = await cliOperator(tg.admin, globals);
-      checkRoles(operator, roles);
+      // Without a token the CLI is the bootstrap admin; where a person must act, the refusal says
+      // how to be one.
+      tg.admin.operators.authority.require(operator, action, { via: 'cli' });
       await fn(tg.admin, out, operator);
     } catch (err) {
       if (!handled(err, out)) process.exitCode = reportError(err, out.json);

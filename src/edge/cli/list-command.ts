@@ -1,12 +1,11 @@
 /**
  * @module A paged list subcommand (`approvals list`, `changes list`, `runs list`): the page
- * options, an optional `--status` filter, the role check, and the same output in both forms — the
+ * options, an optional `--status` filter, the operator authority's check, and the same output in both forms — the
  * JSON page under its key, or a table with the next cursor.
  */
 import { type Command, Option } from 'commander';
-import type { AdminApi } from '../../api/index.js';
+import type { AdminApi, OperatorAction } from '../../api/index.js';
 import type { Page } from '../../core/index.js';
-import type { OperatorRole } from '../../domain/operators/index.js';
 import { type PageFlags, pageOptions, withAdmin } from './command-kit.js';
 import { table, withNextCursor } from './output.js';
 
@@ -17,7 +16,8 @@ export interface ListSpec<T, F> {
   readonly empty: string;
   readonly header: readonly string[];
   row(item: T): string[];
-  readonly roles: readonly OperatorRole[];
+  /** Who may list: an action of the operator authority's table. */
+  readonly action: OperatorAction;
   /** `--status` choices, when the list has statuses. */
   readonly statuses?: readonly string[];
   /** Further options of this list (e.g. `--agent`). */
@@ -43,7 +43,7 @@ export function registerList<T, F>(program: Command, parent: Command, spec: List
           ),
         );
       },
-      { roles: spec.roles },
+      { action: spec.action },
     )(),
   );
 }

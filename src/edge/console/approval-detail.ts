@@ -5,6 +5,7 @@
  * actions that approve (with TOTP where the action class needs a step-up) or reject (with a
  * reason). Four-eyes changes get the same.
  */
+import { rolesOf } from '../../api/index.js';
 import { canonicalJson, problem, ToolgateError, visibleEscapes } from '../../core/index.js';
 import type { ConsoleAction, ConsoleContext } from './console-page.js';
 import { type Html, html } from './html.js';
@@ -52,7 +53,7 @@ export async function renderApproval(ctx: ConsoleContext, id: string, now: Date)
     .then((t) => t.description)
     .catch(() => null);
   const decidable = a.status === 'pending';
-  const mayDecide = ctx.operator.roles.includes('approver');
+  const mayDecide = ctx.admin.operators.authority.can(ctx.operator, 'approvals.decide');
   const hidden = html`<input type="hidden" name="_csrf" value="${ctx.csrfToken}">`;
   const forms =
     a.status === 'withdrawn'
@@ -97,7 +98,7 @@ ${forms}`;
 export async function renderChange(ctx: ConsoleContext, id: string): Promise<Html> {
   const c = await ctx.admin.changes.get(id);
   const hidden = html`<input type="hidden" name="_csrf" value="${ctx.csrfToken}">`;
-  const mayDecide = ctx.operator.roles.includes('approver');
+  const mayDecide = ctx.admin.operators.authority.can(ctx.operator, 'approvals.decide');
   const forms =
     c.status !== 'pending'
       ? html`<p class="muted">Decided: <strong>${c.status}</strong>${c.decided_at ? html` at ${c.decided_at}` : ''}</p>`
@@ -159,7 +160,7 @@ export function decisionActions(): readonly ConsoleAction[] {
     ) => Promise<unknown>,
   ): ConsoleAction => ({
     path: `/${kind}/:id/${verb}`,
-    roles: ['approver'],
+    roles: rolesOf('approvals.decide'),
     async handle(ctx, params, form) {
       const id = params.id ?? '';
       await decide(ctx, id, form);

@@ -3,8 +3,7 @@
  * A page renders from the operator's own view of the admin API; an action changes state and is
  * only reached after the shell checked the session, the CSRF token and the Origin.
  */
-import type { AdminApi } from '../../api/index.js';
-import type { Operator, OperatorRole } from '../../domain/operators/index.js';
+import type { AdminApi, Operator, OperatorRole } from '../../api/index.js';
 import type { Html } from './html.js';
 
 export interface ConsoleContext {

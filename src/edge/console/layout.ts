@@ -2,7 +2,7 @@
  * @module The frame of every console page: the header with the pending count and the navigation
  * the operator's roles allow, the flash message, the one stylesheet and the one script.
  */
-import type { Operator, OperatorRole } from '../../domain/operators/index.js';
+import { holdsAny, type Operator, type OperatorRole } from '../../api/index.js';
 import { CONSOLE_ICON, CONSOLE_SCRIPT, CONSOLE_STYLE } from './assets.js';
 import { type Html, html } from './html.js';
 
@@ -40,7 +40,7 @@ ${body}
 }
 
 export function page(frame: Frame, title: string, content: Html): Html {
-  const allowed = frame.nav.filter((n) => n.roles.some((r) => frame.operator.roles.includes(r)));
+  const allowed = frame.nav.filter((n) => holdsAny(frame.operator, n.roles));
   const links = allowed.map(
     (n) =>
       html`<a href="/console${n.path}" class="${n.path === frame.here ? 'here' : ''}">${n.label}</a>`,

@@ -6,9 +6,14 @@
  * this origin and carry the session's CSRF token. Every response carries the strict headers.
  */
 import type { FastifyInstance, FastifyReply, FastifyRequest } from 'fastify';
-import type { AdminApi } from '../../api/index.js';
+import {
+  type AdminApi,
+  holdsAny,
+  type Operator,
+  type OperatorRole,
+  rolesOf,
+} from '../../api/index.js';
 import { type Clock, isToolgateError, systemClock, ToolgateError } from '../../core/index.js';
-import type { Operator, OperatorRole } from '../../domain/operators/index.js';
 import { decisionActions, renderApproval, renderChange } from './approval-detail.js';
 import { CONSOLE_ICON, CONSOLE_SCRIPT, CONSOLE_STYLE } from './assets.js';
 import type { ConsoleAction, ConsoleContext, ConsolePage } from './console-page.js';
@@ -61,7 +66,8 @@ export interface ConsoleOptions extends SessionPolicy {
   readonly clock?: Clock;
 }
 
-const INBOX_ROLES: readonly OperatorRole[] = ['admin', 'approver', 'auditor'];
+/** The inbox and the approval and change pages: `approvals.read` of the operator authority. */
+const INBOX_ROLES = rolesOf('approvals.read');
 const FORM_LIMIT = 64 * 1024;
 
 interface Session {
@@ -82,8 +88,13 @@ function stringRecord(value: unknown): Record<string, string> {
   return out;
 }
 
+/**
+ * Whether the session's operator, as its account is stored now (the session lookup joins it), may
+ * open a page or take an action of these roles: the built-in pages take them from the operator
+ * authority's table (OPERATOR_ACTIONS); a page a deployment adds names its own.
+ */
 function mayOpen(op: Operator, roles: readonly OperatorRole[]): boolean {
-  return roles.some((r) => op.roles.includes(r));
+  return holdsAny(op, roles);
 }
 
 function sendHtml(reply: FastifyReply, status: number, body: Html): FastifyReply {
@@ -222,8 +233,7 @@ export async function registerConsole(
       checkSameOrigin(req);
       const form = formOf(req.body);
       checkCsrf(session.secret, form);
-      if (!mayOpen(session.operator, action.roles))
-        throw new ToolgateError('FORBIDDEN', 'your roles do not allow this action', {});
+      admin.operators.authority.requireRoles(session.operator, action.roles, { via: 'console' });
       const ctx = await contextOf(session);
       const params = stringRecord(req.params);
       const path = (req.url.split('?')[0] ?? '').replace(/\/[^/]*$/, '');

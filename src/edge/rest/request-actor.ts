@@ -3,8 +3,8 @@
  * the authenticator built, never a name its body states (docs/architecture.md §6).
  */
 import type { FastifyRequest } from 'fastify';
+import { type Operator, operatorActor } from '../../api/index.js';
 import type { Actor, AgentPrincipal } from '../../core/index.js';
-import { type Operator, operatorActor } from '../../domain/operators/index.js';
 
 /** The authenticated operator of an admin route; the auth hook refused the request otherwise. */
 export function operatorOf(req: FastifyRequest): Operator {

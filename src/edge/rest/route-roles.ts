@@ -1,33 +1,28 @@
 /**
- * @module Which operator roles may call an admin route, and what an `owner` may touch. Each route
- * states `config.roles` (default admin only); the auth hook refuses any other operator with
- * FORBIDDEN naming the roles needed. An operator who reaches a route only through `owner` is
- * limited to tools whose `owner` is one of their teams (docs/architecture.md §6).
+ * @module Which operators may call an admin route: each route declares its action
+ * (`config.action`, default `administer`), and the operator authority decides on the account as
+ * this request's credential read it, from the one route → role table (OPERATOR_ACTIONS). An
+ * operator who reaches a route only through `owner` is limited to tools whose `owner` is one of
+ * their teams (docs/architecture.md §6, docs/security-model.md "One operator authority").
  */
 import type { FastifyRequest } from 'fastify';
-import type { AdminApi, SecurityEvents } from '../../api/index.js';
+import type {
+  AdminApi,
+  Operator,
+  OperatorAction,
+  OperatorAuthority,
+  SecurityEvents,
+} from '../../api/index.js';
+import { rolesOf } from '../../api/index.js';
 import { ToolgateError } from '../../core/index.js';
-import { isBootstrap, type Operator, type OperatorRole } from '../../domain/operators/index.js';
 
-export const DEFAULT_ROUTE_ROLES: readonly OperatorRole[] = ['admin'];
-/** Read-only views of configuration and state. */
-export const READERS: readonly OperatorRole[] = ['admin', 'auditor'];
-/** Approvals and four-eyes changes: read by those who decide them and by auditors. */
-export const APPROVAL_READERS: readonly OperatorRole[] = ['admin', 'approver', 'auditor'];
-/** Deciding an approval or a change: approvers only (the bootstrap token never is one). */
-export const APPROVERS: readonly OperatorRole[] = ['approver'];
-/** The catalog: readers, and owners for their teams' tools. */
-export const TOOL_READERS: readonly OperatorRole[] = ['admin', 'auditor', 'owner'];
-/** Registration and lifecycle: admins, and owners for their teams' tools. */
-export const TOOL_MANAGERS: readonly OperatorRole[] = ['admin', 'owner'];
-/** Everyone with an account: who am I, my own tokens. */
-export const ANY_OPERATOR: readonly OperatorRole[] = ['admin', 'approver', 'auditor', 'owner'];
+export const DEFAULT_ROUTE_ACTION: OperatorAction = 'administer';
 
 /** How an owner-limited route names its tool: by id and version, or by id (every version). */
 export type OwnedTool = 'version' | 'tool';
 
 interface RouteConfig {
-  readonly roles?: readonly OperatorRole[];
+  readonly action?: OperatorAction;
   readonly ownedTool?: OwnedTool;
 }
 
@@ -35,48 +30,30 @@ function configOf(req: FastifyRequest): RouteConfig {
   return (req.routeOptions.config as RouteConfig | undefined) ?? {};
 }
 
-export function routeRoles(req: FastifyRequest): readonly OperatorRole[] {
-  return configOf(req).roles ?? DEFAULT_ROUTE_ROLES;
+/** The action this route declares. */
+export function routeAction(req: FastifyRequest): OperatorAction {
+  return configOf(req).action ?? DEFAULT_ROUTE_ACTION;
 }
 
-/** Whether the operator reaches this route only as an `owner` (and is so limited to their teams). */
-export function ownerOnly(req: FastifyRequest, op: Operator): boolean {
-  const allowed = routeRoles(req).filter((r) => op.roles.includes(r));
-  return allowed.length === 1 && allowed[0] === 'owner';
-}
-
-/** Refuses an operator without one of the route's roles; audited as a security event. */
-export async function checkRouteRoles(
+/** Refuses an operator the authority does not allow this route's action; audited as a security event. */
+export async function checkRouteAction(
   req: FastifyRequest,
   op: Operator,
+  authority: OperatorAuthority,
   security: SecurityEvents,
 ): Promise<void> {
-  const roles = routeRoles(req);
-  if (roles.some((r) => op.roles.includes(r))) return;
+  const action = routeAction(req);
+  if (authority.can(op, action)) return;
   const route = req.routeOptions.url ?? req.url.split('?')[0] ?? '';
   await security
     .record('operator.forbidden', `operator:${op.id}`, {
       method: req.method,
       route,
-      roles: [...roles],
+      roles: [...rolesOf(action)],
       held: [...op.roles],
     })
     .catch(() => undefined);
-  // The bootstrap token is refused only where a person must act (decisions, reviews): say so.
-  const message = isBootstrap(op)
-    ? `the bootstrap admin token cannot call ${req.method} ${route}: it needs the role ${roles.join(' or ')}, held only by operator accounts`
-    : `${req.method} ${route} needs the role ${roles.join(' or ')}; operator ${op.id} holds ${op.roles.join(', ') || 'none'}`;
-  throw new ToolgateError('FORBIDDEN', message, { roles: [...roles] });
-}
-
-/** Refuses an owner-only caller for a team that is not theirs. */
-export function assertOwnsTeam(req: FastifyRequest, op: Operator, team: string): void {
-  if (!ownerOnly(req, op) || op.teams.includes(team)) return;
-  throw new ToolgateError(
-    'FORBIDDEN',
-    `operator ${op.id} owns the tools of ${op.teams.join(', ') || 'no team'}, not of ${team}`,
-    { roles: ['admin'] },
-  );
+  authority.require(op, action, { via: 'rest', what: `${req.method} ${route}` });
 }
 
 /**
@@ -90,7 +67,7 @@ export async function checkToolOwnership(
   admin: AdminApi,
 ): Promise<void> {
   const owned = configOf(req).ownedTool;
-  if (owned === undefined || !ownerOnly(req, op)) return;
+  if (owned === undefined || !admin.operators.authority.ownerOnly(op, routeAction(req))) return;
   const { id, version } = req.params as { id: string; version?: string };
   if (owned === 'version' && version !== undefined) {
     const { owner } = await admin.catalog.get(id, version);
@@ -106,4 +83,23 @@ export async function checkToolOwnership(
   if (owners.some((owner) => !op.teams.includes(owner))) {
     throw new ToolgateError('TOOL_NOT_FOUND', `no tool ${id}`, { toolId: id });
   }
+}
+
+/** Whether the operator reaches this route only as an `owner` (and is so limited to their teams). */
+export function ownerOnly(
+  req: FastifyRequest,
+  op: Operator,
+  authority: OperatorAuthority,
+): boolean {
+  return authority.ownerOnly(op, routeAction(req));
+}
+
+/** Refuses an owner-only caller for a team that is not theirs. */
+export function requireOwnTeam(
+  req: FastifyRequest,
+  op: Operator,
+  authority: OperatorAuthority,
+  team: string,
+): void {
+  authority.requireTeam(op, routeAction(req), team);
 }

@@ -10,17 +10,19 @@ import Fastify, {
   type FastifyRequest,
   type FastifyServerOptions,
 } from 'fastify';
-import type { AdminApi, SecurityEvents } from '../../api/index.js';
+import {
+  type AdminApi,
+  isOperatorAction,
+  type Operator,
+  type OperatorAction,
+  type OperatorRole,
+  rolesOf,
+  type SecurityEvents,
+} from '../../api/index.js';
 import { type AgentPrincipal, ToolgateError } from '../../core/index.js';
 import { toolDefinitionSchema } from '../../domain/catalog/index.js';
 import { adminTokenMatches, bearerChallenge } from '../../domain/identity/index.js';
-import {
-  BOOTSTRAP_OPERATOR,
-  isPersonalToken,
-  OPERATOR_ROLES,
-  type Operator,
-  type OperatorRole,
-} from '../../domain/operators/index.js';
+import { isPersonalToken } from '../../domain/operators/index.js';
 import type { OidcLogin, PendingOidcLogin } from '../../domain/operators/oidc/index.js';
 import type { Toolgate } from '../../host/toolgate.js';
 import { configDocumentSchema } from '../../operations/config/index.js';
@@ -43,9 +45,9 @@ import { admissionHook } from './admission-hook.js';
 import { makeErrorHandler } from './error-handler.js';
 import { safeLogger } from './log-options.js';
 import {
-  checkRouteRoles,
+  checkRouteAction,
   checkToolOwnership,
-  DEFAULT_ROUTE_ROLES,
+  DEFAULT_ROUTE_ACTION,
   type OwnedTool,
 } from './route-roles.js';
 import { adminRoutes } from './routes/admin.js';
@@ -93,8 +95,11 @@ declare module 'fastify' {
   }
   interface FastifyContextConfig {
     auth?: RouteAuth;
-    /** Operator roles that may call this admin route; default admin only (src/edge/rest/route-roles.ts). */
-    roles?: readonly OperatorRole[];
+    /**
+     * The operator action this admin route is (default `administer`): who may call it is the
+     * operator authority's table, OPERATOR_ACTIONS (src/edge/rest/route-roles.ts).
+     */
+    action?: OperatorAction;
     /** An `owner` may call it only for a tool of their teams, named by the path. */
     ownedTool?: OwnedTool;
   }
@@ -104,7 +109,9 @@ export interface RegisteredRoute {
   readonly method: string;
   readonly url: string;
   readonly auth: RouteAuth;
-  /** Operator roles of an admin route (the default admin when it names none); empty otherwise. */
+  /** The operator action of an admin route (`administer` when it names none); null otherwise. */
+  readonly action: OperatorAction | null;
+  /** The roles the action needs (OPERATOR_ACTIONS); empty for agent and public routes. */
   readonly roles: readonly OperatorRole[];
 }
 
@@ -211,6 +218,27 @@ function isAgentRequest(req: FastifyRequest): boolean {
 }
 
 /**
+ * A route as the server lists it, with its action and the roles the table gives it. An action the
+ * table does not name, or roles stated inline, is a programming mistake caught at start-up, not a
+ * route nobody can call.
+ */
+function registeredAs(route: {
+  readonly url: string;
+  readonly method: string | readonly string[];
+  readonly config?: unknown;
+}): RegisteredRoute[] {
+  const config = (route.config ?? {}) as { auth?: RouteAuth; action?: string; roles?: unknown };
+  const auth = config.auth ?? 'admin';
+  if (config.roles !== undefined)
+    throw new Error(`route ${route.url}: declare an action, not roles (OPERATOR_ACTIONS)`);
+  const named = config.action ?? DEFAULT_ROUTE_ACTION;
+  if (!isOperatorAction(named)) throw new Error(`route ${route.url}: unknown action ${named}`);
+  const action = auth === 'admin' ? named : null;
+  const roles = action === null ? [] : rolesOf(action);
+  return [route.method].flat().map((method) => ({ method, url: route.url, auth, action, roles }));
+}
+
+/**
  * Agent routes and /mcp get `tg.agent` (and `tg.security`), admin routes `tg.admin`; nothing else
  * of the gateway reaches a route (docs/architecture.md §6).
  */
@@ -229,20 +257,8 @@ export async function buildServer(
   app.setErrorHandler(makeErrorHandler(bodyLimit));
   const registered: RegisteredRoute[] = [];
   app.decorate('toolgateRoutes', registered);
-  // Every route is listed with its roles as it is registered; a role that is not one is a
-  // programming mistake caught at start-up, not a route nobody can call.
-  app.addHook('onRoute', (route) => {
-    const config = (route.config ?? {}) as { auth?: RouteAuth; roles?: readonly OperatorRole[] };
-    const auth = config.auth ?? 'admin';
-    const roles = auth === 'admin' ? (config.roles ?? DEFAULT_ROUTE_ROLES) : [];
-    for (const role of roles) {
-      if (!OPERATOR_ROLES.includes(role))
-        throw new Error(`route ${route.url}: unknown role ${role}`);
-    }
-    for (const method of [route.method].flat()) {
-      registered.push({ method, url: route.url, auth, roles });
-    }
-  });
+  // Every route is listed with its action as it is registered (registeredAs).
+  app.addHook('onRoute', (route) => void registered.push(...registeredAs(route)));
   // Query strings and path parameters are text and are coerced to the declared types; bodies are
   // JSON and are taken as sent: `"tool": ["get_order"]` is an error, not a string.
   const coercing = new Ajv({
@@ -347,13 +363,16 @@ export async function buildServer(
   app.decorateRequest('agentPrincipal', null);
   app.decorateRequest('operator', null);
   const adminToken = options.adminToken;
-  /** The operator a bearer credential proves: a personal token, or the bootstrap admin token. */
+  /**
+   * The operator a bearer credential proves, read for this request: a personal token joined with
+   * its account as stored now, or the bootstrap admin token. Nothing is cached between requests.
+   */
   const authenticateOperator = async (token: string | undefined): Promise<Operator> => {
     if (token !== undefined && isPersonalToken(token)) {
-      const op = await admin.operators.authenticateToken(token);
+      const op = await admin.operators.authority.byToken(token);
       if (op) return op;
     } else if (token !== undefined && adminToken !== null && adminTokenMatches(token, adminToken)) {
-      return BOOTSTRAP_OPERATOR;
+      return admin.operators.authority.bootstrap();
     }
     throw new ToolgateError(
       'UNAUTHENTICATED',
@@ -399,7 +418,7 @@ export async function buildServer(
       return;
     }
     req.operator = await authenticateOperator(token);
-    await checkRouteRoles(req, req.operator, security);
+    await checkRouteAction(req, req.operator, admin.operators.authority, security);
   });
   // Ownership needs the parsed path (and may read the catalog): after routing, before the handler.
   app.addHook('preHandler', async (req) => {

@@ -4,7 +4,7 @@
 import { type Command, Option } from 'commander';
 import { pageOf } from '../../../core/index.js';
 import { operatorActor } from '../../../domain/operators/index.js';
-import { type PageFlags, pageOptions, READERS, withAdmin } from '../command-kit.js';
+import { type PageFlags, pageOptions, withAdmin } from '../command-kit.js';
 import { table, withNextCursor } from '../output.js';
 
 export function registerAgents(program: Command): void {
@@ -34,7 +34,7 @@ export function registerAgents(program: Command): void {
           ),
         );
       },
-      { roles: READERS },
+      { action: 'state.read' },
     )(),
   );
 

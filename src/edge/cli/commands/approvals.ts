@@ -5,7 +5,7 @@
 import { type Command, Option } from 'commander';
 import type { AdminApi } from '../../../api/index.js';
 import { visibleEscapes } from '../../../core/index.js';
-import { APPROVAL_READERS, APPROVERS, refuseStatedApprover, withAdmin } from '../command-kit.js';
+import { refuseStatedApprover, withAdmin } from '../command-kit.js';
 import { registerList } from '../list-command.js';
 
 export function registerApprovals(program: Command): void {
@@ -26,7 +26,7 @@ export function registerApprovals(program: Command): void {
         a.action_class,
         a.created_at,
       ],
-      roles: APPROVAL_READERS,
+      action: 'approvals.read',
       statuses: ['pending', 'approved', 'rejected', 'consumed', 'expired', 'withdrawn'],
       page: (admin, { status, ...paging }) => admin.approvals.page(status, paging),
     },
@@ -57,7 +57,7 @@ export function registerApprovals(program: Command): void {
             ].join('\n'),
           );
         },
-        { roles: APPROVAL_READERS },
+        { action: 'approvals.read' },
       )(),
     );
 
@@ -79,7 +79,7 @@ export function registerApprovals(program: Command): void {
           });
           out.result(a, () => `${a.id} approved by ${a.decided_by}`);
         },
-        { roles: APPROVERS },
+        { action: 'approvals.decide' },
       )(),
     );
 
@@ -95,7 +95,7 @@ export function registerApprovals(program: Command): void {
           const a = await admin.approvals.reject(id, operator, opts.reason, 'cli');
           out.result(a, () => `${a.id} rejected`);
         },
-        { roles: APPROVERS },
+        { action: 'approvals.decide' },
       )(),
     );
 }

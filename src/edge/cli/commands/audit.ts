@@ -14,7 +14,7 @@ import {
   type VerifyReport,
   verifyBundle,
 } from '../../../records/audit/index.js';
-import { type GlobalOptions, int, READERS, readInput, withAdmin } from '../command-kit.js';
+import { type GlobalOptions, int, readInput, withAdmin } from '../command-kit.js';
 import { makeOutput, type Output, reportError } from '../output.js';
 
 function printVerify(out: Output, report: VerifyReport, where: string): void {
@@ -72,7 +72,7 @@ export function registerAudit(program: Command): void {
           const report = await admin.audit.verify(keys ? { keys } : {});
           printVerify(out, report, admin.health.location);
         },
-        { roles: READERS, audit: { checkpoints: false } },
+        { action: 'state.read', audit: { checkpoints: false } },
         // Damage found while opening (before any record is read) is still a verification finding.
         (err, out) => {
           if (!isStoreCorrupt(err)) return false;
@@ -173,7 +173,7 @@ export function registerClassified(program: Command, audit: Command): void {
           const r = await admin.classified.read(callId, operatorActor(operator, 'cli'));
           out.result(r, () => describeRecord(r));
         },
-        { roles: READERS },
+        { action: 'state.read' },
       )(),
     );
 
@@ -198,7 +198,7 @@ export function registerClassified(program: Command, audit: Command): void {
             ].join('\n'),
           );
         },
-        { roles: READERS },
+        { action: 'state.read' },
       )(),
     );
 

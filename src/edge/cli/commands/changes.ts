@@ -4,7 +4,7 @@
  */
 import { type Command, Option } from 'commander';
 import type { AdminApi } from '../../../api/index.js';
-import { APPROVAL_READERS, APPROVERS, refuseStatedApprover, withAdmin } from '../command-kit.js';
+import { refuseStatedApprover, withAdmin } from '../command-kit.js';
 import { registerList } from '../list-command.js';
 
 export function registerChanges(program: Command): void {
@@ -26,7 +26,7 @@ export function registerChanges(program: Command): void {
         `${c.approvers.length}/${c.required}`,
         c.requested_by,
       ],
-      roles: APPROVAL_READERS,
+      action: 'approvals.read',
       statuses: ['pending', 'applied', 'rejected'],
       page: (admin, { status, ...paging }) => admin.changes.page(status, paging),
     },
@@ -54,7 +54,7 @@ export function registerChanges(program: Command): void {
               `${c.id}: ${c.subject}: ${c.status} (${c.approvers.length}/${c.required} approvers)`,
           );
         },
-        { roles: APPROVERS },
+        { action: 'approvals.decide' },
       )(),
     );
 
@@ -68,7 +68,7 @@ export function registerChanges(program: Command): void {
           const c = await admin.changes.reject(id, operator, opts.reason, 'cli');
           out.result(c, () => `${c.id} rejected`);
         },
-        { roles: APPROVERS },
+        { action: 'approvals.decide' },
       )(),
     );
 }

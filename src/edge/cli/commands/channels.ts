@@ -4,17 +4,9 @@
  * URL is shown by its origin only.
  */
 import type { Command } from 'commander';
-import { type Operator, operatorActor } from '../../../domain/operators/index.js';
+import { operatorActor } from '../../../api/index.js';
 import { withAdmin } from '../command-kit.js';
 import { table } from '../output.js';
-
-const MANAGERS = ['admin', 'owner'] as const;
-const READERS = ['admin', 'auditor', 'owner'] as const;
-
-/** Every team for an admin or auditor; an owner's own teams otherwise. */
-function scopeOf(op: Operator): readonly string[] | null {
-  return op.roles.includes('admin') || op.roles.includes('auditor') ? null : op.teams;
-}
 
 export function registerChannels(program: Command): void {
   const channels = program
@@ -32,11 +24,11 @@ export function registerChannels(program: Command): void {
           const c = await admin.ownerChannels.add(
             { team: opts.team, url: opts.url },
             operatorActor(op, 'cli'),
-            op.roles.includes('admin') ? null : op.teams,
+            admin.operators.authority.teamScope(op, 'tools.manage'),
           );
           out.result(c, () => `added ${c.id} for ${c.team} (${c.url_hint})`);
         },
-        { roles: MANAGERS },
+        { action: 'tools.manage' },
       )(),
     );
   channels
@@ -48,13 +40,13 @@ export function registerChannels(program: Command): void {
         async (admin, out, op) => {
           const list = await admin.ownerChannels.list(
             opts.team !== undefined ? { team: opts.team } : {},
-            scopeOf(op),
+            admin.operators.authority.teamScope(op, 'tools.read'),
           );
           out.result({ channels: list }, () =>
             table(list.map((c) => [c.id, c.team, c.kind, c.url_hint, c.created_at])),
           );
         },
-        { roles: READERS },
+        { action: 'tools.read' },
       )(),
     );
   channels.command('remove <id>').action((id: string) =>
@@ -64,11 +56,11 @@ export function registerChannels(program: Command): void {
         await admin.ownerChannels.remove(
           id,
           operatorActor(op, 'cli'),
-          op.roles.includes('admin') ? null : op.teams,
+          admin.operators.authority.teamScope(op, 'tools.manage'),
         );
         out.result({ removed: id }, () => `removed ${id}`);
       },
-      { roles: MANAGERS },
+      { action: 'tools.manage' },
     )(),
   );
 }

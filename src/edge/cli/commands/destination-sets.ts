@@ -6,7 +6,7 @@
 import type { Command } from 'commander';
 import { operatorActor } from '../../../domain/operators/index.js';
 import type { DestinationRuleKind, DestinationSetView } from '../../../domain/policy/index.js';
-import { READERS, withAdmin } from '../command-kit.js';
+import { withAdmin } from '../command-kit.js';
 import { table } from '../output.js';
 
 function setLine(s: DestinationSetView): string {
@@ -86,7 +86,7 @@ export function registerDestinationSets(program: Command): void {
                 ]),
           );
         },
-        { roles: READERS },
+        { action: 'state.read' },
       )(),
     );
 
@@ -101,7 +101,7 @@ export function registerDestinationSets(program: Command): void {
           const members = await admin.destinationSets.members(name);
           out.result({ set, members }, () => [setLine(set), ...members].join('\n'));
         },
-        { roles: READERS },
+        { action: 'state.read' },
       )(),
     );
 

@@ -3,7 +3,7 @@
  */
 import { type Command, Option } from 'commander';
 import { decodeCursor, pageFromRows } from '../../../core/index.js';
-import { int, READERS, withAdmin } from '../command-kit.js';
+import { int, withAdmin } from '../command-kit.js';
 import { table, withNextCursor } from '../output.js';
 
 export function registerEvents(program: Command): void {
@@ -44,7 +44,7 @@ export function registerEvents(program: Command): void {
               ),
           );
         },
-        { roles: READERS },
+        { action: 'state.read' },
       )(),
     );
 }

@@ -5,7 +5,7 @@
 import type { Command } from 'commander';
 import { pageOf } from '../../../core/index.js';
 import { operatorActor } from '../../../domain/operators/index.js';
-import { type PageFlags, pageOptions, READERS, withAdmin } from '../command-kit.js';
+import { type PageFlags, pageOptions, withAdmin } from '../command-kit.js';
 import { table, withNextCursor } from '../output.js';
 
 export function registerGrants(program: Command): void {
@@ -30,7 +30,7 @@ export function registerGrants(program: Command): void {
           ),
         );
       },
-      { roles: READERS },
+      { action: 'state.read' },
     )(),
   );
 

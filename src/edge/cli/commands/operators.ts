@@ -12,11 +12,9 @@ import {
   type OperatorView,
 } from '../../../domain/operators/index.js';
 import {
-  ANY_OPERATOR,
   int,
   type PageFlags,
   pageOptions,
-  READERS,
   readInput,
   splitList,
   withAdmin,
@@ -73,7 +71,7 @@ export function registerOperators(program: Command): void {
             () => `${operator.id} (${operator.roles.join(', ')}) via ${operator.authenticatedBy}`,
           );
         },
-        { roles: ANY_OPERATOR },
+        { action: 'operators.self' },
       )(),
     );
 
@@ -130,7 +128,7 @@ export function registerOperators(program: Command): void {
             ),
           );
         },
-        { roles: READERS },
+        { action: 'state.read' },
       )(),
   );
 
@@ -144,7 +142,7 @@ export function registerOperators(program: Command): void {
           const o = await admin.operators.get(id);
           out.result(o, () => describe(o));
         },
-        { roles: READERS },
+        { action: 'state.read' },
       )(),
     );
 
@@ -189,7 +187,7 @@ export function registerOperators(program: Command): void {
           const o = await admin.operators.confirm(operator, id, opts.totp, 'cli');
           out.result(o, () => `operator ${id} confirmed by ${o.confirmed_by}\n${describe(o)}`);
         },
-        { roles: ['admin', 'approver'] },
+        { action: 'operators.confirm' },
       )(),
     );
 
@@ -271,7 +269,7 @@ export function registerOperators(program: Command): void {
               ].join('\n'),
             );
           },
-          { roles: ANY_OPERATOR },
+          { action: 'operators.self' },
         )(),
     );
 
@@ -284,7 +282,7 @@ export function registerOperators(program: Command): void {
         program,
         async (admin, out, operator) => {
           const whose = opts.for ?? operator.id;
-          if (whose !== operator.id && !operator.roles.includes('admin')) {
+          if (whose !== operator.id && !admin.operators.authority.can(operator, 'administer')) {
             throw new ToolgateError('FORBIDDEN', "only an admin lists another operator's tokens", {
               roles: ['admin'],
             });
@@ -306,7 +304,7 @@ export function registerOperators(program: Command): void {
                 ]),
           );
         },
-        { roles: ANY_OPERATOR },
+        { action: 'operators.self' },
       )(),
     );
 
@@ -320,7 +318,7 @@ export function registerOperators(program: Command): void {
           const t = await admin.operators.revokeToken(operator, tokenId, 'cli');
           out.result(t, () => `token ${t.id} of ${t.operator_id} revoked`);
         },
-        { roles: ANY_OPERATOR },
+        { action: 'operators.self' },
       )(),
     );
 }

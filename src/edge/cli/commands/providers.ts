@@ -12,7 +12,6 @@ import {
   describeVersion,
   type PageFlags,
   pageOptions,
-  READERS,
   readInput,
   withAdmin,
 } from '../command-kit.js';
@@ -56,7 +55,7 @@ export function registerProviders(program: Command): void {
           ),
         );
       },
-      { roles: READERS },
+      { action: 'state.read' },
     )(),
   );
 
@@ -99,7 +98,7 @@ export function registerProviders(program: Command): void {
             ].join('\n'),
           );
         },
-        { roles: READERS },
+        { action: 'state.read' },
       )(),
     );
 

@@ -2,7 +2,7 @@
  * @module `toolgate reports`: governance reports in JSON, CSV or Markdown.
  */
 import { type Command, Option } from 'commander';
-import { READERS, withAdmin } from '../command-kit.js';
+import { withAdmin } from '../command-kit.js';
 
 export function registerReports(program: Command): void {
   program
@@ -30,7 +30,7 @@ export function registerReports(program: Command): void {
           // The report itself, in the format asked for, whatever --json says.
           process.stdout.write(body);
         },
-        { roles: READERS },
+        { action: 'state.read' },
       )(),
     );
 }

@@ -5,7 +5,7 @@
 import type { Command } from 'commander';
 import { operatorActor } from '../../../domain/operators/index.js';
 import type { LiveSession } from '../../../domain/sessions/index.js';
-import { READERS, withAdmin } from '../command-kit.js';
+import { withAdmin } from '../command-kit.js';
 import { registerList } from '../list-command.js';
 
 export function registerRuns(program: Command): void {
@@ -27,7 +27,7 @@ export function registerRuns(program: Command): void {
       r.expires_at,
       r.suspended ? 'suspended' : 'open',
     ],
-    roles: READERS,
+    action: 'state.read',
     options: (command) => command.option('--agent <id>', 'only the runs of this agent'),
     page: (admin, { agent, status: _status, ...paging }) =>
       admin.runs.open({ ...paging, ...(agent !== undefined ? { agentId: agent } : {}) }),

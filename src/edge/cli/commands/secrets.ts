@@ -5,7 +5,7 @@ import type { Command } from 'commander';
 import { MAX_SECRET_FILE_BYTES, pageOf, readBoundedFile } from '../../../core/index.js';
 import type { SecretInfo } from '../../../domain/credentials/index.js';
 import { operatorActor } from '../../../domain/operators/index.js';
-import { type PageFlags, pageOptions, READERS, withAdmin } from '../command-kit.js';
+import { type PageFlags, pageOptions, withAdmin } from '../command-kit.js';
 import { table, withNextCursor } from '../output.js';
 
 /** The value from --from-file or stdin, with one trailing newline (from `echo`, editors) removed. */
@@ -127,7 +127,7 @@ export function registerSecrets(program: Command): void {
           ),
         );
       },
-      { roles: READERS },
+      { action: 'state.read' },
     )(),
   );
 }

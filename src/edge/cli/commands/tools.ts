@@ -7,15 +7,12 @@ import { codeHash } from '../../../api/index.js';
 import { pageOf } from '../../../core/index.js';
 import { operatorActor } from '../../../domain/operators/index.js';
 import {
-  APPROVAL_READERS,
-  APPROVERS,
   describeVersion,
   type GlobalOptions,
   int,
   type PageFlags,
   pageOptions,
   parseRef,
-  READERS,
   refuseStatedApprover,
   versionLine,
   withAdmin,
@@ -64,7 +61,7 @@ export function registerTools(program: Command): void {
             ),
           );
         },
-        { roles: READERS },
+        { action: 'state.read' },
       )(),
   );
 
@@ -84,7 +81,7 @@ export function registerTools(program: Command): void {
             out.result({ id: ref, versions }, () => versions.map(describeVersion).join('\n\n'));
           }
         },
-        { roles: READERS },
+        { action: 'state.read' },
       )(),
     );
 
@@ -117,7 +114,7 @@ export function registerTools(program: Command): void {
                 ]),
           );
         },
-        { roles: READERS },
+        { action: 'state.read' },
       )(),
     );
 
@@ -181,7 +178,7 @@ export function registerTools(program: Command): void {
               ].join('\n'),
             );
           },
-          { roles: APPROVERS },
+          { action: 'approvals.decide' },
         )(),
     );
 
@@ -222,7 +219,7 @@ export function registerTools(program: Command): void {
             ),
           );
         },
-        { roles: APPROVAL_READERS },
+        { action: 'approvals.read' },
       )(),
   );
 

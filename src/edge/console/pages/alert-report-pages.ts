@@ -3,12 +3,12 @@
  * governance reports, each downloadable as JSON, CSV or Markdown for a period. A download is a
  * GET that changes nothing; its file name is built from the report's own name, never from input.
  */
+import { rolesOf } from '../../../api/index.js';
 import { ToolgateError } from '../../../core/index.js';
 import type { ConsoleDownload, ConsolePage } from '../console-page.js';
 import { html } from '../html.js';
 import { consolePath, link, pageRequest, pager, table } from './page-kit.js';
 
-const READERS = ['admin', 'auditor'] as const;
 const FORMATS = ['csv', 'json', 'md'] as const;
 
 function detailOf(details: unknown, key: string): unknown {
@@ -21,7 +21,7 @@ export const alertsPage: ConsolePage = {
   path: '/alerts',
   title: 'Alerts',
   nav: 'Alerts',
-  roles: READERS,
+  roles: rolesOf('state.read'),
   async render(ctx, _params, query) {
     const page = await ctx.admin.auditRecords.search({ kind: 'alert' }, pageRequest(query));
     return html`<h1>Alerts</h1>${table(
@@ -45,7 +45,7 @@ export const reportsPage: ConsolePage = {
   path: '/reports',
   title: 'Governance reports',
   nav: 'Reports',
-  roles: READERS,
+  roles: rolesOf('state.read'),
   async render(ctx) {
     return html`<h1>Governance reports</h1>
 ${table(
@@ -69,7 +69,7 @@ ${table(
 
 export const reportDownload: ConsoleDownload = {
   path: '/reports/:name/download',
-  roles: READERS,
+  roles: rolesOf('state.read'),
   async download(ctx, params, query) {
     const name = params.name ?? '';
     // The name goes into a file name: only a known report's own name does.

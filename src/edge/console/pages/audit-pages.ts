@@ -7,22 +7,21 @@
  * — the read from the classified store is itself recorded; nobody else's page even offers it.
  */
 
+import { operatorActor, rolesOf } from '../../../api/index.js';
 import { ToolgateError } from '../../../core/index.js';
-import { hasRole, operatorActor } from '../../../domain/operators/index.js';
 import type { VerifyReport } from '../../../records/audit/index.js';
 import type { ConsolePage } from '../console-page.js';
 import { type Html, html } from '../html.js';
 import { consolePath, jsonBlock, link, pageRequest, pager, table } from './page-kit.js';
 import { type RecordProof, recordProof } from './record-proof.js';
 
-const READERS = ['admin', 'auditor'] as const;
 const FILTERS = ['agent', 'user', 'tool', 'kind', 'decision', 'rule', 'from', 'to'] as const;
 
 export const auditPage: ConsolePage = {
   path: '/audit',
   title: 'Audit explorer',
   nav: 'Audit',
-  roles: READERS,
+  roles: rolesOf('state.read'),
   async render(ctx, _params, query) {
     const filter = Object.fromEntries(
       FILTERS.filter((k) => query[k] !== undefined && query[k] !== '').map((k) => [k, query[k]]),
@@ -74,7 +73,7 @@ function verifyText(report: VerifyReport | null, seq: number): Html {
 export const auditRecordPage: ConsolePage = {
   path: '/audit/:seq',
   title: 'Audit record',
-  roles: READERS,
+  roles: rolesOf('state.read'),
   async render(ctx, params, query) {
     const seq = Number(params.seq);
     const record = await ctx.admin.auditRecords.record(seq);
@@ -85,7 +84,7 @@ export const auditRecordPage: ConsolePage = {
     ]);
     // The raw arguments are read from the classified store only when the auditor asks: every
     // read there is itself an audit record.
-    const auditor = hasRole(ctx.operator, 'auditor');
+    const auditor = ctx.admin.operators.authority.can(ctx.operator, 'arguments.raw');
     const raw =
       auditor && record.call_id !== null && query.raw === '1'
         ? await ctx.admin.classified

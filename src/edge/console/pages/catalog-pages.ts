@@ -5,13 +5,14 @@
  * in lists, details and actions alike.
  */
 
+import { operatorActor, rolesOf } from '../../../api/index.js';
 import { ToolgateError } from '../../../core/index.js';
 import type { ToolVersionDetail, ToolVersionSummary } from '../../../domain/catalog/index.js';
-import { hasRole, operatorActor } from '../../../domain/operators/index.js';
 import type { ConsoleAction, ConsoleContext, ConsolePage } from '../console-page.js';
 import { type Html, html } from '../html.js';
 import { fieldText, flaggedText } from './flagged-text.js';
 import {
+  catalogScope,
   consolePath,
   csrfField,
   jsonBlock,
@@ -20,15 +21,12 @@ import {
   memoryPage,
   pager,
   redirectPath,
+  requireAction,
   requiredField,
-  requireRole,
   seesTool,
-  seesWholeCatalog,
   table,
 } from './page-kit.js';
 
-/** Who may change a version's lifecycle here: admins, and owners for their teams' tools. */
-const LIFECYCLE_ROLES = ['admin', 'owner'] as const;
 const TRANSITIONS = ['active', 'deprecated', 'retired'] as const;
 
 function lifecycleText(t: ToolVersionSummary): string {
@@ -41,37 +39,36 @@ export async function visibleVersions(
   toolId: string,
 ): Promise<ToolVersionDetail[]> {
   const versions = await ctx.admin.catalog.versions(toolId);
-  if (!versions.some((v) => seesTool(ctx.operator, v.owner))) {
+  if (!versions.some((v) => seesTool(ctx, v.owner))) {
     throw new ToolgateError('TOOL_NOT_FOUND', `no tool ${toolId}`, { toolId });
   }
-  return versions.filter((v) => seesTool(ctx.operator, v.owner));
+  return versions.filter((v) => seesTool(ctx, v.owner));
 }
 
-/** Whether this operator may change this tool's lifecycle (the role, and for owners the team). */
+/**
+ * Whether this operator may change this tool's lifecycle (`tools.manage`: admins, and owners for
+ * their teams' tools).
+ */
 function mayChangeLifecycle(ctx: ConsoleContext, owner: string): boolean {
-  return (
-    hasRole(ctx.operator, 'admin') ||
-    (hasRole(ctx.operator, 'owner') && ctx.operator.teams.includes(owner))
-  );
+  return ctx.admin.operators.authority.reaches(ctx.operator, 'tools.manage', owner);
 }
 
 export const catalogPage: ConsolePage = {
   path: '/catalog',
   title: 'Catalog',
   nav: 'Catalog',
-  roles: ['admin', 'auditor', 'approver', 'owner'],
+  roles: rolesOf('catalog.browse'),
   async render(ctx, _params, query) {
     const filter = {
       ...(query.owner ? { owner: query.owner } : {}),
       ...(query.quarantined === 'yes' ? { quarantined: true } : {}),
     };
-    const all = (await ctx.admin.catalog.list(filter)).filter((t) =>
-      seesTool(ctx.operator, t.owner),
-    );
+    const all = (await ctx.admin.catalog.list(filter)).filter((t) => seesTool(ctx, t.owner));
     const page = memoryPage('console-catalog', all, (t) => [t.id, t.version], query);
-    const scope = seesWholeCatalog(ctx.operator)
-      ? html``
-      : html`<p class="scope">Tools of your teams: ${ctx.operator.teams.join(', ')}</p>`;
+    const scope =
+      catalogScope(ctx) === null
+        ? html``
+        : html`<p class="scope">Tools of your teams: ${ctx.operator.teams.join(', ')}</p>`;
     return html`<h1>Catalog</h1>${scope}
 <form method="get" action="/console/catalog"><label>Owner team <input name="owner" value="${query.owner ?? ''}"></label> <button>Filter</button></form>
 ${table(
@@ -91,7 +88,7 @@ ${table(
 };
 
 function lifecycleForm(ctx: ConsoleContext, v: ToolVersionDetail): Html {
-  if (!mayAct(ctx.operator, LIFECYCLE_ROLES) || !mayChangeLifecycle(ctx, v.owner)) return html``;
+  if (!mayAct(ctx, 'tools.manage') || !mayChangeLifecycle(ctx, v.owner)) return html``;
   return html`<form method="post" action="${consolePath(['catalog', v.id, v.version, 'lifecycle'])}">${csrfField(ctx)}
 <select name="to">${TRANSITIONS.map((s) => html`<option value="${s}">${s}</option>`)}</select>
 <label>Reason <input name="reason" required></label> <button>Change lifecycle</button></form>`;
@@ -100,7 +97,7 @@ function lifecycleForm(ctx: ConsoleContext, v: ToolVersionDetail): Html {
 export const toolPage: ConsolePage = {
   path: '/catalog/:id',
   title: 'Tool',
-  roles: ['admin', 'auditor', 'approver', 'owner'],
+  roles: rolesOf('catalog.browse'),
   async render(ctx, params) {
     const versions = await visibleVersions(ctx, params.id ?? '');
     const newest = versions.at(-1);
@@ -127,14 +124,14 @@ ${lifecycleForm(ctx, v)}
 
 export const lifecycleAction: ConsoleAction = {
   path: '/catalog/:id/:version/lifecycle',
-  roles: LIFECYCLE_ROLES,
+  roles: rolesOf('tools.manage'),
   async handle(ctx, params, form) {
-    requireRole(ctx.operator, LIFECYCLE_ROLES, 'changing a lifecycle');
+    requireAction(ctx, 'tools.manage', 'changing a lifecycle');
     const id = params.id ?? '';
     const version = params.version ?? '';
     const current = await ctx.admin.catalog.get(id, version);
     // Another team's tool is "not found" to an owner, as in the lists: nothing is revealed.
-    if (!seesTool(ctx.operator, current.owner)) {
+    if (!seesTool(ctx, current.owner)) {
       throw new ToolgateError('TOOL_NOT_FOUND', `no tool ${id}`, { toolId: id, version });
     }
     if (!mayChangeLifecycle(ctx, current.owner)) {

@@ -3,17 +3,16 @@
  * made it; users and their permissions; and the access-control matrix (the governance report,
  * which uses the gate's own permitted-set logic) as a grid of agents × tools.
  */
+import { rolesOf } from '../../../api/index.js';
 import type { ConsolePage } from '../console-page.js';
 import { html } from '../html.js';
 import { memoryPage, pager, table } from './page-kit.js';
-
-const READERS = ['admin', 'auditor'] as const;
 
 export const agentsPage: ConsolePage = {
   path: '/agents',
   title: 'Agents and grants',
   nav: 'Agents',
-  roles: READERS,
+  roles: rolesOf('state.read'),
   async render(ctx, _params, query) {
     const [agents, grants] = await Promise.all([
       ctx.admin.agents.list(),
@@ -43,7 +42,7 @@ export const usersPage: ConsolePage = {
   path: '/users',
   title: 'Users',
   nav: 'Users',
-  roles: READERS,
+  roles: rolesOf('state.read'),
   async render(ctx, _params, query) {
     const page = memoryPage('console-users', await ctx.admin.users.list(), (u) => [u.id], query);
     return html`<h1>Users</h1>${table(
@@ -62,7 +61,7 @@ export const accessMatrixPage: ConsolePage = {
   path: '/access-matrix',
   title: 'Access-control matrix',
   nav: 'Access matrix',
-  roles: READERS,
+  roles: rolesOf('state.read'),
   async render(ctx) {
     const report = await ctx.admin.reports.build({ name: 'access-matrix' });
     const agents = [...new Set(report.rows.map((r) => String(r.agent)))];

@@ -5,34 +5,33 @@
  * `html`, so every value stays text.
  */
 
+import type { OperatorAction } from '../../../api/index.js';
 import type { PageKey, PageRequest } from '../../../core/index.js';
 import { pageOf, ToolgateError, visibleEscapes } from '../../../core/index.js';
-import { hasRole, type Operator, type OperatorRole } from '../../../domain/operators/index.js';
 import type { ConsoleContext } from '../console-page.js';
 import { type Html, type HtmlValue, html } from '../html.js';
 
-/** Roles that read the whole catalog; an operator holding only `owner` sees its teams' tools. */
-const CATALOG_READERS: readonly OperatorRole[] = ['admin', 'auditor', 'approver'];
-
-export function seesWholeCatalog(op: Operator): boolean {
-  return CATALOG_READERS.some((r) => hasRole(op, r));
+/**
+ * The teams whose tools the catalog pages show this operator, or null for all: readers see the
+ * whole catalog, an operator holding only `owner` its teams' (the authority's `catalog.browse`).
+ */
+export function catalogScope(ctx: ConsoleContext): readonly string[] | null {
+  return ctx.admin.operators.authority.teamScope(ctx.operator, 'catalog.browse');
 }
 
 /** Whether the operator may see a tool of this owner: readers all, an owner its own teams'. */
-export function seesTool(op: Operator, owner: string): boolean {
-  return seesWholeCatalog(op) || (hasRole(op, 'owner') && op.teams.includes(owner));
+export function seesTool(ctx: ConsoleContext, owner: string): boolean {
+  return ctx.admin.operators.authority.reaches(ctx.operator, 'catalog.browse', owner);
 }
 
-/** Whether the operator holds any of the roles of an action (shows its form). */
-export function mayAct(op: Operator, roles: readonly OperatorRole[]): boolean {
-  return roles.some((r) => hasRole(op, r));
+/** Whether the operator may take an action (shows its form); the authority decides. */
+export function mayAct(ctx: ConsoleContext, action: OperatorAction): boolean {
+  return ctx.admin.operators.authority.can(ctx.operator, action);
 }
 
-/** The server-side check of an action's roles: FORBIDDEN, and nothing changed. */
-export function requireRole(op: Operator, roles: readonly OperatorRole[], what: string): void {
-  if (!mayAct(op, roles)) {
-    throw new ToolgateError('FORBIDDEN', `${what} needs the role ${roles.join(' or ')}`, {});
-  }
+/** The server-side check of an action by the operator authority: FORBIDDEN, and nothing changed. */
+export function requireAction(ctx: ConsoleContext, action: OperatorAction, what: string): void {
+  ctx.admin.operators.authority.require(ctx.operator, action, { via: 'console', what });
 }
 
 /** The hidden field every form carries; the shell checks it before any action runs. */

@@ -3,6 +3,7 @@
  * is pinned by, its classification state and any finding. Owners see their teams' providers only.
  * The provider's spec is not shown whole: its environment and headers are no one's reading.
  */
+import { rolesOf } from '../../../api/index.js';
 import { ToolgateError } from '../../../core/index.js';
 import type { ConsolePage } from '../console-page.js';
 import { html } from '../html.js';
@@ -12,9 +13,9 @@ export const providersPage: ConsolePage = {
   path: '/providers',
   title: 'Providers',
   nav: 'Providers',
-  roles: ['admin', 'auditor', 'approver', 'owner'],
+  roles: rolesOf('catalog.browse'),
   async render(ctx, _params, query) {
-    const all = (await ctx.admin.providers.list()).filter((p) => seesTool(ctx.operator, p.owner));
+    const all = (await ctx.admin.providers.list()).filter((p) => seesTool(ctx, p.owner));
     const page = memoryPage('console-providers', all, (p) => [p.name], query);
     return html`<h1>Providers</h1>${table(
       [
@@ -46,11 +47,11 @@ export const providersPage: ConsolePage = {
 export const providerPage: ConsolePage = {
   path: '/providers/:name',
   title: 'Provider',
-  roles: ['admin', 'auditor', 'approver', 'owner'],
+  roles: rolesOf('catalog.browse'),
   async render(ctx, params) {
     const name = params.name ?? '';
     const p = await ctx.admin.providers.show(name);
-    if (!seesTool(ctx.operator, p.owner)) {
+    if (!seesTool(ctx, p.owner)) {
       throw new ToolgateError('PROVIDER_NOT_FOUND', `no provider ${name}`, { provider: name });
     }
     return html`<h1>Provider ${p.name}</h1>

@@ -5,9 +5,9 @@
  * kept on record), open here to admins and approvers; owners see their teams' quarantine only.
  */
 
+import { operatorActor, rolesOf } from '../../../api/index.js';
 import { ToolgateError } from '../../../core/index.js';
 import type { ToolVersionDetail } from '../../../domain/catalog/index.js';
-import { operatorActor } from '../../../domain/operators/index.js';
 import type { ConsoleAction, ConsoleContext, ConsolePage } from '../console-page.js';
 import { type Html, html } from '../html.js';
 import { fieldText, flaggedText } from './flagged-text.js';
@@ -19,15 +19,13 @@ import {
   memoryPage,
   pager,
   redirectPath,
+  requireAction,
   requiredField,
-  requireRole,
   seesTool,
 } from './page-kit.js';
 
-const RELEASE_ROLES = ['admin', 'approver'] as const;
-
 function releaseForm(ctx: ConsoleContext, v: ToolVersionDetail): Html {
-  if (!mayAct(ctx.operator, RELEASE_ROLES)) return html``;
+  if (!mayAct(ctx, 'quarantine.release')) return html``;
   return html`<form method="post" action="${consolePath(['quarantine', v.id, v.version, 'release'])}">${csrfField(ctx)}
 <label>Review note <textarea name="note" required></textarea></label> <button>Release</button></form>`;
 }
@@ -36,10 +34,10 @@ export const quarantinePage: ConsolePage = {
   path: '/quarantine',
   title: 'Quarantine',
   nav: 'Quarantine',
-  roles: ['admin', 'auditor', 'approver', 'owner'],
+  roles: rolesOf('catalog.browse'),
   async render(ctx, _params, query) {
     const listed = (await ctx.admin.catalog.list({ quarantined: true })).filter((t) =>
-      seesTool(ctx.operator, t.owner),
+      seesTool(ctx, t.owner),
     );
     const page = memoryPage('console-quarantine', listed, (t) => [t.id, t.version], query);
     // The list holds summaries; the flagged text is found in each version's definition.
@@ -66,14 +64,14 @@ ${releaseForm(ctx, v)}</section>`,
 
 export const releaseAction: ConsoleAction = {
   path: '/quarantine/:id/:version/release',
-  roles: RELEASE_ROLES,
+  roles: rolesOf('quarantine.release'),
   async handle(ctx, params, form) {
-    requireRole(ctx.operator, RELEASE_ROLES, 'releasing a tool from quarantine');
+    requireAction(ctx, 'quarantine.release', 'releasing a tool from quarantine');
     const id = params.id ?? '';
     const version = params.version ?? '';
     const note = requiredField(form, 'note');
     const current = await ctx.admin.catalog.get(id, version);
-    if (!seesTool(ctx.operator, current.owner)) {
+    if (!seesTool(ctx, current.owner)) {
       throw new ToolgateError('TOOL_NOT_FOUND', `no tool ${id}`, { toolId: id, version });
     }
     await ctx.admin.catalog.release(id, version, operatorActor(ctx.operator, 'console'), note);

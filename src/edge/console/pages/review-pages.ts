@@ -7,6 +7,7 @@
  * are the catalog's own.
  */
 
+import { rolesOf } from '../../../api/index.js';
 import type { ConsoleAction, ConsoleContext, ConsolePage } from '../console-page.js';
 import { type Html, html } from '../html.js';
 import {
@@ -15,12 +16,8 @@ import {
   jsonBlock,
   mayAct,
   redirectPath,
-  requireRole,
+  requireAction,
 } from './page-kit.js';
-
-const REVIEWERS = ['approver'] as const;
-/** Who may read a pending review: its deciders and those who oversee them. */
-const READERS = ['approver', 'admin', 'auditor'] as const;
 
 function decisionForms(
   ctx: ConsoleContext,
@@ -28,7 +25,7 @@ function decisionForms(
   definitionHash: string,
   pending: boolean,
 ): Html {
-  if (!pending || !mayAct(ctx.operator, REVIEWERS)) return html``;
+  if (!pending || !mayAct(ctx, 'approvals.decide')) return html``;
   // Everything that waits for a review is restricted, privileged or third-party code: its
   // approval needs the reviewer's second factor (a rejection does not).
   const totp = html`<label for="review-totp">Your TOTP code (approving makes a restricted, privileged or third-party tool callable)</label><input type="text" id="review-totp" name="totp" inputmode="numeric" autocomplete="one-time-code" required pattern="[0-9]{6}">`;
@@ -47,7 +44,8 @@ ${totp}
 export const reviewPage: ConsolePage = {
   path: '/reviews/:id',
   title: 'Security review',
-  roles: READERS,
+  // Who may read a pending review: its deciders and those who oversee them.
+  roles: rolesOf('approvals.read'),
   async render(ctx, params) {
     const review = await ctx.admin.reviews.get(params.id ?? '');
     const tool = await ctx.admin.catalog.get(review.tool_id, review.version);
@@ -75,9 +73,9 @@ ${decisionForms(ctx, review.id, review.definition_hash, review.status === 'pendi
 function reviewAction(decision: 'approved' | 'rejected'): ConsoleAction {
   return {
     path: `/reviews/:id/${decision === 'approved' ? 'approve' : 'reject'}`,
-    roles: REVIEWERS,
+    roles: rolesOf('approvals.decide'),
     async handle(ctx, params, form) {
-      requireRole(ctx.operator, REVIEWERS, 'a security review');
+      requireAction(ctx, 'approvals.decide', 'a security review');
       const review = await ctx.admin.reviews.get(params.id ?? '');
       // The hash the reviewer was shown, not the one stored now: a definition changed after the
       // page was rendered is refused (REVIEW_HASH_MISMATCH), never approved unread.

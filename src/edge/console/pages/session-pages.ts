@@ -2,7 +2,7 @@
  * @module Live sessions, newest first, with what each has used; an admin suspends one (its later
  * calls are refused) or closes it. Both actions are recorded with the operator who took them.
  */
-import { operatorActor } from '../../../domain/operators/index.js';
+import { operatorActor, rolesOf } from '../../../api/index.js';
 import type { LiveSession } from '../../../domain/sessions/index.js';
 import type { ConsoleAction, ConsoleContext, ConsolePage } from '../console-page.js';
 import { type Html, html } from '../html.js';
@@ -14,14 +14,12 @@ import {
   pageRequest,
   pager,
   redirectPath,
-  requireRole,
+  requireAction,
   table,
 } from './page-kit.js';
 
-const SESSION_ACTION_ROLES = ['admin'] as const;
-
 function sessionForms(ctx: ConsoleContext, s: LiveSession): Html {
-  if (!mayAct(ctx.operator, SESSION_ACTION_ROLES)) return html``;
+  if (!mayAct(ctx, 'administer')) return html``;
   const form = (verb: 'suspend' | 'close', label: string) =>
     html`<form method="post" action="${consolePath(['sessions', s.id, verb])}">${csrfField(ctx)}<input name="reason" placeholder="reason"> <button>${label}</button></form>`;
   return html`${s.suspended ? html`` : form('suspend', 'Suspend')}${form('close', 'Close')}`;
@@ -31,7 +29,7 @@ export const sessionsPage: ConsolePage = {
   path: '/sessions',
   title: 'Live sessions',
   nav: 'Sessions',
-  roles: ['admin', 'auditor'],
+  roles: rolesOf('state.read'),
   async render(ctx, _params, query) {
     const page = await ctx.admin.sessions.live(pageRequest(query));
     return html`<h1>Live sessions</h1>${table(
@@ -55,7 +53,7 @@ export const sessionsPage: ConsolePage = {
 export const sessionPage: ConsolePage = {
   path: '/sessions/:id',
   title: 'Session',
-  roles: ['admin', 'auditor'],
+  roles: rolesOf('state.read'),
   async render(ctx, params) {
     const s = await ctx.admin.sessions.inspect(params.id ?? '');
     return html`<h1>Session <code>${s.id}</code></h1>
@@ -78,9 +76,9 @@ function reasonOf(form: Readonly<Record<string, string>>, verb: string): string 
 
 export const suspendSessionAction: ConsoleAction = {
   path: '/sessions/:id/suspend',
-  roles: SESSION_ACTION_ROLES,
+  roles: rolesOf('administer'),
   async handle(ctx, params, form) {
-    requireRole(ctx.operator, SESSION_ACTION_ROLES, 'suspending a session');
+    requireAction(ctx, 'administer', 'suspending a session');
     const id = params.id ?? '';
     const changed = await ctx.admin.sessions.suspendBy(
       id,
@@ -96,9 +94,9 @@ export const suspendSessionAction: ConsoleAction = {
 
 export const closeSessionAction: ConsoleAction = {
   path: '/sessions/:id/close',
-  roles: SESSION_ACTION_ROLES,
+  roles: rolesOf('administer'),
   async handle(ctx, params, form) {
-    requireRole(ctx.operator, SESSION_ACTION_ROLES, 'closing a session');
+    requireAction(ctx, 'administer', 'closing a session');
     const id = params.id ?? '';
     await ctx.admin.sessions.closeBy(
       id,

@@ -5,14 +5,13 @@ import { decodeCursor, pageFromRows, pageOf } from '../../../core/index.js';
 import { parseConfigText } from '../../../operations/config/index.js';
 import { nextCursor, type PageQuery, pageQuery } from '../pagination.js';
 import { actorOf, operatorOf } from '../request-actor.js';
-import { READERS } from '../route-roles.js';
 import { errors } from '../wire-schemas.js';
 
 export function adminRoutes(app: FastifyInstance, admin: AdminApi): void {
   app.post(
     '/v1/apply',
     {
-      config: { roles: ['admin'] },
+      config: { action: 'administer' },
       schema: {
         tags: ['config'],
         summary:
@@ -82,7 +81,7 @@ export function adminRoutes(app: FastifyInstance, admin: AdminApi): void {
   app.get(
     '/v1/agents',
     {
-      config: { roles: READERS },
+      config: { action: 'state.read' },
       schema: {
         tags: ['agents'],
         summary: 'List agents with their capability grants, by id',
@@ -107,7 +106,7 @@ export function adminRoutes(app: FastifyInstance, admin: AdminApi): void {
   app.get(
     '/v1/agents/:id',
     {
-      config: { roles: READERS },
+      config: { action: 'state.read' },
       schema: {
         tags: ['agents'],
         summary: 'One agent with its grants',
@@ -125,7 +124,7 @@ export function adminRoutes(app: FastifyInstance, admin: AdminApi): void {
   app.get(
     '/v1/events',
     {
-      config: { roles: READERS },
+      config: { action: 'state.read' },
       schema: {
         tags: ['events'],
         summary: 'The administrative event record (who changed what, when), oldest first',

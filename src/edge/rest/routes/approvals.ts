@@ -9,7 +9,6 @@ import type { AdminApi } from '../../../api/index.js';
 import { problem, ToolgateError } from '../../../core/index.js';
 import { type PageQuery, pageQuery } from '../pagination.js';
 import { actorOf, operatorOf } from '../request-actor.js';
-import { APPROVAL_READERS, APPROVERS } from '../route-roles.js';
 import { errors } from '../wire-schemas.js';
 
 const idParams = {
@@ -41,7 +40,7 @@ export function approvalRoutes(app: FastifyInstance, admin: AdminApi): void {
   app.get(
     '/v1/approvals',
     {
-      config: { roles: APPROVAL_READERS },
+      config: { action: 'approvals.read' },
       schema: {
         tags: ['approvals'],
         summary: 'Approval requests, newest first, a page at a time',
@@ -69,7 +68,7 @@ export function approvalRoutes(app: FastifyInstance, admin: AdminApi): void {
   app.get(
     '/v1/approvals/:id',
     {
-      config: { roles: APPROVAL_READERS },
+      config: { action: 'approvals.read' },
       schema: {
         tags: ['approvals'],
         summary: 'One approval with the rendered call',
@@ -83,7 +82,7 @@ export function approvalRoutes(app: FastifyInstance, admin: AdminApi): void {
   app.post(
     '/v1/approvals/:id/approve',
     {
-      config: { roles: APPROVERS },
+      config: { action: 'approvals.decide' },
       schema: {
         tags: ['approvals'],
         summary:
@@ -119,7 +118,7 @@ export function approvalRoutes(app: FastifyInstance, admin: AdminApi): void {
   app.post(
     '/v1/approvals/:id/reject',
     {
-      config: { roles: APPROVERS },
+      config: { action: 'approvals.decide' },
       schema: {
         tags: ['approvals'],
         summary: 'Reject an approval request',
@@ -151,7 +150,7 @@ export function approvalRoutes(app: FastifyInstance, admin: AdminApi): void {
   app.post(
     '/v1/agents/:id/keys',
     {
-      config: { roles: ['admin'] },
+      config: { action: 'administer' },
       schema: {
         tags: ['agents'],
         summary: 'Issue an API key for an agent; the key is in this response only',
@@ -170,7 +169,7 @@ export function approvalRoutes(app: FastifyInstance, admin: AdminApi): void {
   app.get(
     '/v1/changes',
     {
-      config: { roles: APPROVAL_READERS },
+      config: { action: 'approvals.read' },
       schema: {
         tags: ['approvals'],
         summary: 'Privileged grants and irreversible tools waiting for approvers',
@@ -195,7 +194,7 @@ export function approvalRoutes(app: FastifyInstance, admin: AdminApi): void {
   app.post(
     '/v1/changes/:id/approve',
     {
-      config: { roles: APPROVERS },
+      config: { action: 'approvals.decide' },
       schema: {
         tags: ['approvals'],
         summary:
@@ -228,7 +227,7 @@ export function approvalRoutes(app: FastifyInstance, admin: AdminApi): void {
   app.post(
     '/v1/changes/:id/reject',
     {
-      config: { roles: APPROVERS },
+      config: { action: 'approvals.decide' },
       schema: {
         tags: ['approvals'],
         summary: 'Reject a pending change',
@@ -328,7 +327,7 @@ export function approvalRoutes(app: FastifyInstance, admin: AdminApi): void {
   app.post(
     '/v1/grants',
     {
-      config: { roles: ['admin'] },
+      config: { action: 'administer' },
       schema: {
         tags: ['agents'],
         summary: 'Grant capabilities to an agent (admin only)',
@@ -345,7 +344,7 @@ export function approvalRoutes(app: FastifyInstance, admin: AdminApi): void {
   app.delete(
     '/v1/grants',
     {
-      config: { roles: ['admin'] },
+      config: { action: 'administer' },
       schema: {
         tags: ['agents'],
         summary: 'Revoke capabilities of an agent (admin only)',

@@ -1,7 +1,6 @@
 /** @module Admin routes of the audit log: the latest signed checkpoint and RFC 9162 proofs. */
 import type { FastifyInstance } from 'fastify';
 import type { AdminApi } from '../../../api/index.js';
-import { READERS } from '../route-roles.js';
 import { errors } from '../wire-schemas.js';
 
 const hex = { type: 'string', pattern: '^[0-9a-f]{64}$' } as const;
@@ -10,7 +9,7 @@ export function auditRoutes(app: FastifyInstance, admin: AdminApi): void {
   app.get(
     '/v1/audit/checkpoint',
     {
-      config: { roles: READERS },
+      config: { action: 'state.read' },
       schema: {
         tags: ['audit'],
         summary: 'The latest signed checkpoint (C2SP tlog-checkpoint signed note) and its key',
@@ -45,7 +44,7 @@ export function auditRoutes(app: FastifyInstance, admin: AdminApi): void {
   app.get(
     '/v1/audit/proof/inclusion',
     {
-      config: { roles: READERS },
+      config: { action: 'state.read' },
       schema: {
         tags: ['audit'],
         summary:
@@ -89,7 +88,7 @@ export function auditRoutes(app: FastifyInstance, admin: AdminApi): void {
   app.get(
     '/v1/audit/proof/consistency',
     {
-      config: { roles: READERS },
+      config: { action: 'state.read' },
       schema: {
         tags: ['audit'],
         summary:

@@ -9,7 +9,6 @@ import type { FastifyInstance } from 'fastify';
 import type { AdminApi } from '../../../api/index.js';
 import { checkSelector } from '../../../records/audit/index.js';
 import { actorOf } from '../request-actor.js';
-import { READERS } from '../route-roles.js';
 import { errors } from '../wire-schemas.js';
 
 const tags = ['audit'];
@@ -51,7 +50,7 @@ export function classifiedRoutes(app: FastifyInstance, admin: AdminApi): void {
   app.get(
     '/v1/audit/classified/calls/:callId',
     {
-      config: { roles: READERS },
+      config: { action: 'state.read' },
       schema: {
         tags,
         summary: "One call's raw arguments from the classified store (the read is audited)",
@@ -74,7 +73,7 @@ export function classifiedRoutes(app: FastifyInstance, admin: AdminApi): void {
   app.post(
     '/v1/audit/classified/search',
     {
-      config: { roles: READERS },
+      config: { action: 'state.read' },
       schema: {
         tags,
         summary: 'Find raw arguments by a value they carry, or by user (the search is audited)',

@@ -2,14 +2,13 @@
 import type { FastifyInstance } from 'fastify';
 import type { AdminApi } from '../../../api/index.js';
 import { MAX_DISCOVERY_LIMIT } from '../../../domain/catalog/index.js';
-import { READERS } from '../route-roles.js';
 import { errors } from '../wire-schemas.js';
 
 export function discoveryRoutes(app: FastifyInstance, admin: AdminApi): void {
   app.get(
     '/v1/discovery',
     {
-      config: { roles: READERS },
+      config: { action: 'state.read' },
       schema: {
         tags: ['discovery'],
         summary: 'Search active, non-quarantined tools by text and tags, ranked (BM25)',

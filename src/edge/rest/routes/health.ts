@@ -7,7 +7,6 @@
 import type { FastifyInstance } from 'fastify';
 import type { AdminApi } from '../../../api/index.js';
 import { actorOf } from '../request-actor.js';
-import { READERS } from '../route-roles.js';
 import { errors, toolParams } from '../wire-schemas.js';
 
 const tags = ['health'];
@@ -51,7 +50,7 @@ export function healthRoutes(app: FastifyInstance, admin: AdminApi): void {
   app.get(
     '/v1/health/tools',
     {
-      config: { roles: READERS },
+      config: { action: 'state.read' },
       schema: {
         tags,
         summary: 'Health of every monitored tool version (state, score, breaker, last probe)',
@@ -77,7 +76,7 @@ export function healthRoutes(app: FastifyInstance, admin: AdminApi): void {
   app.get(
     '/v1/health/coverage',
     {
-      config: { roles: READERS },
+      config: { action: 'state.read' },
       schema: {
         tags,
         summary: 'Probe coverage: probed tools, those unprobed past their interval, the ratio',
@@ -100,7 +99,7 @@ export function healthRoutes(app: FastifyInstance, admin: AdminApi): void {
   app.get(
     '/v1/tools/:id/versions/:version/health',
     {
-      config: { roles: READERS },
+      config: { action: 'state.read' },
       schema: {
         tags,
         summary: "One tool version's health",
@@ -117,7 +116,7 @@ export function healthRoutes(app: FastifyInstance, admin: AdminApi): void {
   app.post(
     '/v1/tools/:id/versions/:version/health/probe',
     {
-      config: { roles: ['admin'] as const },
+      config: { action: 'administer' },
       schema: {
         tags,
         summary: "Run the tool version's probe now, outside its schedule",
@@ -134,7 +133,7 @@ export function healthRoutes(app: FastifyInstance, admin: AdminApi): void {
   app.put(
     '/v1/tools/:id/versions/:version/health/override',
     {
-      config: { roles: ['admin'] as const },
+      config: { action: 'administer' },
       schema: {
         tags,
         summary: "Override a tool version's health state until a time (audited, with a reason)",
@@ -162,7 +161,7 @@ export function healthRoutes(app: FastifyInstance, admin: AdminApi): void {
   app.delete(
     '/v1/tools/:id/versions/:version/health/override',
     {
-      config: { roles: ['admin'] as const },
+      config: { action: 'administer' },
       schema: {
         tags,
         summary: "Clear a tool version's health override (audited)",

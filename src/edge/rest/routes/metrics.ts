@@ -1,14 +1,13 @@
 /** @module GET /metrics: Prometheus text exposition of this gateway's registry (admin token). */
 import type { FastifyInstance } from 'fastify';
 import type { AdminApi } from '../../../api/index.js';
-import { READERS } from '../route-roles.js';
 import { errors } from '../wire-schemas.js';
 
 export function metricsRoutes(app: FastifyInstance, admin: AdminApi): void {
   app.get(
     '/metrics',
     {
-      config: { roles: READERS },
+      config: { action: 'state.read' },
       schema: {
         tags: ['observability'],
         summary: 'Prometheus metrics (text format); an admin or auditor credential',

@@ -17,11 +17,10 @@ import {
 } from '../../../domain/operators/index.js';
 import { nextCursor, type PageQuery, pageQuery } from '../pagination.js';
 import { operatorOf } from '../request-actor.js';
-import { ANY_OPERATOR, READERS } from '../route-roles.js';
 import { errors } from '../wire-schemas.js';
 
 const tags = ['operators'];
-const ADMIN = { roles: ['admin'] as const };
+const ADMIN = { action: 'administer' as const };
 
 const roleList = {
   type: 'array',
@@ -138,7 +137,7 @@ export function operatorRoutes(app: FastifyInstance, admin: AdminApi): void {
   app.get(
     '/v1/operators/me',
     {
-      config: { roles: ANY_OPERATOR },
+      config: { action: 'operators.self' },
       schema: {
         tags,
         summary: 'Who the credential of this request belongs to, with its roles and teams',
@@ -151,7 +150,7 @@ export function operatorRoutes(app: FastifyInstance, admin: AdminApi): void {
   app.get(
     '/v1/operators/me/tokens',
     {
-      config: { roles: ANY_OPERATOR },
+      config: { action: 'operators.self' },
       schema: {
         tags,
         summary: 'My personal tokens (never the tokens themselves)',
@@ -167,7 +166,7 @@ export function operatorRoutes(app: FastifyInstance, admin: AdminApi): void {
   app.post(
     '/v1/operators/me/tokens',
     {
-      config: { roles: ANY_OPERATOR },
+      config: { action: 'operators.self' },
       schema: {
         tags,
         summary:
@@ -200,7 +199,7 @@ export function operatorRoutes(app: FastifyInstance, admin: AdminApi): void {
   app.delete(
     '/v1/operators/me/tokens/:tokenId',
     {
-      config: { roles: ANY_OPERATOR },
+      config: { action: 'operators.self' },
       schema: {
         tags,
         summary: 'Revoke one of my tokens',
@@ -220,7 +219,7 @@ export function operatorRoutes(app: FastifyInstance, admin: AdminApi): void {
   app.get(
     '/v1/operators',
     {
-      config: { roles: READERS },
+      config: { action: 'state.read' },
       schema: {
         tags,
         summary: 'Operator accounts, by id',
@@ -279,7 +278,7 @@ export function operatorRoutes(app: FastifyInstance, admin: AdminApi): void {
   app.get(
     '/v1/operators/:id',
     {
-      config: { roles: READERS },
+      config: { action: 'state.read' },
       schema: {
         tags,
         summary: 'One operator account',
@@ -338,7 +337,7 @@ export function operatorRoutes(app: FastifyInstance, admin: AdminApi): void {
   app.post(
     '/v1/operators/:id/confirm',
     {
-      config: { roles: ['admin', 'approver'] },
+      config: { action: 'operators.confirm' },
       schema: {
         tags,
         summary:

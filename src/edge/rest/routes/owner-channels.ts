@@ -5,10 +5,10 @@
  * other. A channel's URL goes in and never comes out (only its origin).
  */
 import type { FastifyInstance, FastifyRequest } from 'fastify';
-import type { AdminApi } from '../../../api/index.js';
+import type { AdminApi, OperatorAuthority } from '../../../api/index.js';
 import { OWNER_PATTERN } from '../../../core/index.js';
 import { actorOf, operatorOf } from '../request-actor.js';
-import { ownerOnly, TOOL_MANAGERS, TOOL_READERS } from '../route-roles.js';
+import { ownerOnly } from '../route-roles.js';
 import { errors } from '../wire-schemas.js';
 
 const tags = ['owner-channels'];
@@ -27,16 +27,16 @@ const channel = {
 } as const;
 
 /** Every team for an admin or auditor; an owner-only caller's own teams. */
-function scopeOf(req: FastifyRequest): readonly string[] | null {
+function scopeOf(req: FastifyRequest, authority: OperatorAuthority): readonly string[] | null {
   const op = operatorOf(req);
-  return ownerOnly(req, op) ? op.teams : null;
+  return ownerOnly(req, op, authority) ? op.teams : null;
 }
 
 export function ownerChannelRoutes(app: FastifyInstance, admin: AdminApi): void {
   app.get(
     '/v1/owner-channels',
     {
-      config: { roles: TOOL_READERS },
+      config: { action: 'tools.read' },
       schema: {
         tags,
         summary: 'Owner teams’ notification channels (URL origins only)',
@@ -54,7 +54,10 @@ export function ownerChannelRoutes(app: FastifyInstance, admin: AdminApi): void 
     async (req) => {
       const { team } = req.query as { team?: string };
       return {
-        channels: await admin.ownerChannels.list(team !== undefined ? { team } : {}, scopeOf(req)),
+        channels: await admin.ownerChannels.list(
+          team !== undefined ? { team } : {},
+          scopeOf(req, admin.operators.authority),
+        ),
       };
     },
   );
@@ -62,7 +65,7 @@ export function ownerChannelRoutes(app: FastifyInstance, admin: AdminApi): void 
   app.post(
     '/v1/owner-channels',
     {
-      config: { roles: TOOL_MANAGERS },
+      config: { action: 'tools.manage' },
       schema: {
         tags,
         summary: 'Add a webhook channel (Slack-compatible payload) for an owner team',
@@ -86,7 +89,7 @@ export function ownerChannelRoutes(app: FastifyInstance, admin: AdminApi): void 
       const created = await admin.ownerChannels.add(
         { team: body.team, url: body.url, ...(body.kind !== undefined ? { kind: body.kind } : {}) },
         actorOf(req),
-        scopeOf(req),
+        scopeOf(req, admin.operators.authority),
       );
       return reply.status(201).send(created);
     },
@@ -95,7 +98,7 @@ export function ownerChannelRoutes(app: FastifyInstance, admin: AdminApi): void 
   app.delete(
     '/v1/owner-channels/:id',
     {
-      config: { roles: TOOL_MANAGERS },
+      config: { action: 'tools.manage' },
       schema: {
         tags,
         summary: 'Remove an owner team’s channel',
@@ -109,7 +112,7 @@ export function ownerChannelRoutes(app: FastifyInstance, admin: AdminApi): void 
     },
     async (req, reply) => {
       const { id } = req.params as { id: string };
-      await admin.ownerChannels.remove(id, actorOf(req), scopeOf(req));
+      await admin.ownerChannels.remove(id, actorOf(req), scopeOf(req, admin.operators.authority));
       return reply.status(204).send();
     },
   );

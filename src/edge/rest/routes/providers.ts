@@ -8,7 +8,6 @@ import type { AdminApi } from '../../../api/index.js';
 import { AGENT_ID_PATTERN, pageOf } from '../../../core/index.js';
 import { type PageQuery, pageQuery } from '../pagination.js';
 import { actorOf } from '../request-actor.js';
-import { READERS } from '../route-roles.js';
 import { errors } from '../wire-schemas.js';
 
 const tags = ['providers'];
@@ -23,7 +22,7 @@ export function providerRoutes(app: FastifyInstance, admin: AdminApi): void {
   app.get(
     '/v1/providers',
     {
-      config: { roles: READERS },
+      config: { action: 'state.read' },
       schema: {
         tags,
         summary: 'Upstream MCP providers with counts of their tools by state, by name',
@@ -42,7 +41,7 @@ export function providerRoutes(app: FastifyInstance, admin: AdminApi): void {
   app.post(
     '/v1/providers',
     {
-      config: { roles: ['admin'] },
+      config: { action: 'administer' },
       schema: {
         tags,
         summary: 'Register or update a provider (a Provider spec) and import its tools',
@@ -58,7 +57,7 @@ export function providerRoutes(app: FastifyInstance, admin: AdminApi): void {
   app.get(
     '/v1/providers/:name',
     {
-      config: { roles: READERS },
+      config: { action: 'state.read' },
       schema: {
         tags,
         summary: "A provider's spec and its imported tools (pin, state, findings)",
@@ -72,7 +71,7 @@ export function providerRoutes(app: FastifyInstance, admin: AdminApi): void {
   app.post(
     '/v1/providers/:name/refresh',
     {
-      config: { roles: ['admin'] },
+      config: { action: 'administer' },
       schema: {
         tags,
         summary: 'List the provider again; changed, added or dropped tools are quarantined',
@@ -86,7 +85,7 @@ export function providerRoutes(app: FastifyInstance, admin: AdminApi): void {
   app.post(
     '/v1/providers/:name/tools/:tool/classify',
     {
-      config: { roles: ['admin'] },
+      config: { action: 'administer' },
       schema: {
         tags,
         summary: 'Classify an imported tool: registers the catalog entry provider.tool',
@@ -111,7 +110,7 @@ export function providerRoutes(app: FastifyInstance, admin: AdminApi): void {
   app.post(
     '/v1/providers/:name/entries/classify',
     {
-      config: { roles: ['admin'] },
+      config: { action: 'administer' },
       schema: {
         tags,
         summary: 'Classify an imported resource, resource template or prompt so it can be offered',

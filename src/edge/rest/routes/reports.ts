@@ -1,14 +1,13 @@
 /** @module Governance reports over REST (admin token): GET /v1/reports and /v1/reports/{name}. */
 import type { FastifyInstance } from 'fastify';
 import type { AdminApi } from '../../../api/index.js';
-import { READERS } from '../route-roles.js';
 import { errors } from '../wire-schemas.js';
 
 export function reportRoutes(app: FastifyInstance, admin: AdminApi): void {
   app.get(
     '/v1/reports',
     {
-      config: { roles: READERS },
+      config: { action: 'state.read' },
       schema: { tags: ['reports'], summary: 'The reports there are', response: errors(401) },
     },
     async () => ({ reports: admin.reports.names() }),
@@ -16,7 +15,7 @@ export function reportRoutes(app: FastifyInstance, admin: AdminApi): void {
   app.get(
     '/v1/reports/:name',
     {
-      config: { roles: READERS },
+      config: { action: 'state.read' },
       schema: {
         tags: ['reports'],
         summary: 'One governance report as JSON, CSV or Markdown',

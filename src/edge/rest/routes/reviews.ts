@@ -12,11 +12,9 @@ import {
 } from '../../../domain/catalog/index.js';
 import { nextCursor, type PageQuery, pageQuery } from '../pagination.js';
 import { operatorOf } from '../request-actor.js';
-import { APPROVAL_READERS } from '../route-roles.js';
 import { errors, toolParams } from '../wire-schemas.js';
 
 const tags = ['reviews'];
-const REVIEW_CALLERS = ['admin', 'approver'] as const;
 
 const review = {
   type: 'object',
@@ -42,7 +40,7 @@ export function reviewRoutes(app: FastifyInstance, admin: AdminApi): void {
   app.get(
     '/v1/reviews',
     {
-      config: { roles: APPROVAL_READERS },
+      config: { action: 'approvals.read' },
       schema: {
         tags,
         summary: 'Security reviews, newest registration first (status=pending: the queue)',
@@ -77,7 +75,7 @@ export function reviewRoutes(app: FastifyInstance, admin: AdminApi): void {
     {
       // Approvers review. Admins reach the handler too, so a body is checked first and an admin
       // without the approver role (or the bootstrap token) hears why from the review rules.
-      config: { roles: REVIEW_CALLERS },
+      config: { action: 'reviews.record' },
       schema: {
         tags,
         summary: "Record an approver's security review of this version's definition",

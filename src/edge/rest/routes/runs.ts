@@ -7,7 +7,6 @@ import type { FastifyInstance } from 'fastify';
 import type { AdminApi } from '../../../api/index.js';
 import { type PageQuery, pageQuery } from '../pagination.js';
 import { actorOf } from '../request-actor.js';
-import { READERS } from '../route-roles.js';
 import { errors } from '../wire-schemas.js';
 
 const handleParams = {
@@ -20,7 +19,7 @@ export function runRoutes(app: FastifyInstance, admin: AdminApi): void {
   app.get(
     '/v1/runs',
     {
-      config: { roles: READERS },
+      config: { action: 'state.read' },
       schema: {
         tags: ['runs'],
         summary: 'Open runs, newest first, optionally of one agent (the live sessions view)',
@@ -48,7 +47,7 @@ export function runRoutes(app: FastifyInstance, admin: AdminApi): void {
   app.post(
     '/v1/runs/:handle/revoke',
     {
-      config: { roles: ['admin'] },
+      config: { action: 'administer' },
       schema: {
         tags: ['runs'],
         summary: "Revoke a run at once: its holder's next request is refused with RUN_REVOKED",

@@ -10,7 +10,6 @@ import { ERROR_CODES, ToolgateError } from '../../../core/index.js';
 import { USER_ID_PATTERN } from '../../../domain/identity/index.js';
 import type { DeprecationNotice, GateDecision } from '../../../gate/index.js';
 import { agentOf } from '../request-actor.js';
-import { READERS } from '../route-roles.js';
 import { errors } from '../wire-schemas.js';
 
 const agentAuth = { auth: 'agent' as const };
@@ -312,7 +311,7 @@ export function sessionRoutes(app: FastifyInstance, agent: AgentApi, admin: Admi
   app.get(
     '/v1/sessions/:id',
     {
-      config: { roles: READERS },
+      config: { action: 'state.read' },
       schema: {
         tags: ['sessions'],
         summary: 'Admin view of a session: its tools and what was withheld, and why',

@@ -5,7 +5,7 @@ import { pageOf, problem, ToolgateError } from '../../../core/index.js';
 import { parseConfigText } from '../../../operations/config/index.js';
 import { nextCursor, type PageQuery, pageQuery } from '../pagination.js';
 import { actorOf, operatorOf } from '../request-actor.js';
-import { assertOwnsTeam, ownerOnly, TOOL_MANAGERS, TOOL_READERS } from '../route-roles.js';
+import { ownerOnly, requireOwnTeam } from '../route-roles.js';
 import { errors, reasonBody, toolParams } from '../wire-schemas.js';
 
 const tags = ['tools'];
@@ -35,9 +35,9 @@ async function checkDefinitionOwner(
   definition: unknown,
 ): Promise<void> {
   const op = operatorOf(req);
-  if (!ownerOnly(req, op)) return;
+  if (!ownerOnly(req, op, admin.operators.authority)) return;
   const { id, owner } = (definition ?? {}) as { id?: unknown; owner?: unknown };
-  assertOwnsTeam(req, op, typeof owner === 'string' ? owner : '(none)');
+  requireOwnTeam(req, op, admin.operators.authority, typeof owner === 'string' ? owner : '(none)');
   if (typeof id !== 'string') return;
   const existing = await admin.catalog.versions(id).catch((err: unknown) => {
     if (err instanceof ToolgateError && err.code === 'TOOL_NOT_FOUND') return [];
@@ -57,7 +57,7 @@ export function toolRoutes(app: FastifyInstance, admin: AdminApi): void {
   app.get(
     '/v1/tools',
     {
-      config: { roles: TOOL_READERS },
+      config: { action: 'tools.read' },
       schema: {
         tags,
         summary: 'List every registered tool version (quarantined and retired included)',
@@ -92,8 +92,8 @@ export function toolRoutes(app: FastifyInstance, admin: AdminApi): void {
       const { cursor, limit, ...filter } = q;
       const op = operatorOf(req);
       const all = await admin.catalog.list(filter);
-      // An owner lists their teams' tools only.
-      const shown = ownerOnly(req, op) ? all.filter((t) => op.teams.includes(t.owner)) : all;
+      const teams = admin.operators.authority.teamScope(op, 'tools.read'); // null: every team
+      const shown = teams === null ? all : all.filter((t) => teams.includes(t.owner));
       const page = pageOf('tools', shown, (t) => [t.id, t.version], 'asc', {
         cursor,
         limit,
@@ -105,7 +105,7 @@ export function toolRoutes(app: FastifyInstance, admin: AdminApi): void {
   app.post(
     '/v1/tools',
     {
-      config: { roles: TOOL_MANAGERS },
+      config: { action: 'tools.manage' },
       schema: {
         tags,
         summary:
@@ -156,7 +156,7 @@ export function toolRoutes(app: FastifyInstance, admin: AdminApi): void {
   app.get(
     '/v1/tools/:id',
     {
-      config: { roles: TOOL_READERS, ownedTool: 'tool' },
+      config: { action: 'tools.read', ownedTool: 'tool' },
       schema: {
         tags,
         summary: 'All versions of one tool, oldest first',
@@ -183,7 +183,7 @@ export function toolRoutes(app: FastifyInstance, admin: AdminApi): void {
   app.get(
     '/v1/tools/:id/versions/:version',
     {
-      config: { roles: TOOL_READERS, ownedTool: 'version' },
+      config: { action: 'tools.read', ownedTool: 'version' },
       schema: {
         tags,
         summary: 'One tool version',
@@ -200,7 +200,7 @@ export function toolRoutes(app: FastifyInstance, admin: AdminApi): void {
   app.post(
     '/v1/tools/:id/versions/:version/activate',
     {
-      config: { roles: TOOL_MANAGERS, ownedTool: 'version' },
+      config: { action: 'tools.manage', ownedTool: 'version' },
       schema: {
         tags,
         summary: 'Activate a draft (or undo a deprecation)',
@@ -217,7 +217,7 @@ export function toolRoutes(app: FastifyInstance, admin: AdminApi): void {
   app.post(
     '/v1/tools/:id/versions/:version/deprecate',
     {
-      config: { roles: TOOL_MANAGERS, ownedTool: 'version' },
+      config: { action: 'tools.manage', ownedTool: 'version' },
       schema: {
         tags,
         summary: 'Deprecate a version; it retires when the migration window (default 30 days) ends',
@@ -246,7 +246,7 @@ export function toolRoutes(app: FastifyInstance, admin: AdminApi): void {
   app.post(
     '/v1/tools/:id/versions/:version/extend',
     {
-      config: { roles: TOOL_MANAGERS, ownedTool: 'version' },
+      config: { action: 'tools.manage', ownedTool: 'version' },
       schema: {
         tags,
         summary:
@@ -277,7 +277,7 @@ export function toolRoutes(app: FastifyInstance, admin: AdminApi): void {
   app.post(
     '/v1/tools/:id/versions/:version/retire',
     {
-      config: { roles: TOOL_MANAGERS, ownedTool: 'version' },
+      config: { action: 'tools.manage', ownedTool: 'version' },
       schema: {
         tags,
         summary: 'Retire a version now; calls to it are denied from then on',
@@ -310,8 +310,8 @@ export function toolRoutes(app: FastifyInstance, admin: AdminApi): void {
         // back in is a security decision, an admin's.
         config:
           op === 'quarantine'
-            ? { roles: TOOL_MANAGERS, ownedTool: 'version' as const }
-            : { roles: ['admin'] as const },
+            ? { action: 'tools.manage' as const, ownedTool: 'version' as const }
+            : { action: 'administer' as const },
         schema: {
           tags,
           summary:
