@@ -3,6 +3,10 @@
  * admin routes, the CLI), and the admin services that need no open gateway. Anything exported
  * here is public API for the fronts (docs/architecture.md §6).
  */
+
+// What a front renders of the gate's answer: the decision and the `_meta` key of its trust label.
+export { TRUST_META_KEY } from '../domain/text-trust/index.js';
+export type { GateDecision } from '../gate/index.js';
 export type { AdminApi } from './admin-api.js';
 export {
   AGENTS_ADMIN,

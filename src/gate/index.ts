@@ -12,7 +12,6 @@ export type {
   DenyCode,
   DeprecationNotice,
   GateDecision,
-  McpToolResult,
   PendingApproval,
   RenderedCall,
 } from './decision.js';

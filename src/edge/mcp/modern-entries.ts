@@ -13,9 +13,10 @@ import {
   type ServerContext,
 } from '@modelcontextprotocol/server';
 import type { AgentApi } from '../../api/index.js';
-import { ERROR_CODES, isToolgateError } from '../../core/index.js';
+import { isToolgateError } from '../../core/index.js';
 import type { CallContext } from '../../gate/index.js';
 import { getPrompt, listEntries, readResource } from './entry-requests.js';
+import { rpcErrorOf } from './result-shape.js';
 import { RUN_META_KEY, type RunResolver } from './run-meta.js';
 
 export interface ModernEntryDeps {
@@ -36,14 +37,8 @@ export function registerModernEntryHandlers(server: Server, deps: ModernEntryDep
   const { agent, who, runs, refused } = deps;
   const fail = async (handle: string, err: unknown): Promise<never> => {
     if (isToolgateError(err) && err.code === 'SESSION_NOT_FOUND') return refused(handle, err);
-    if (isToolgateError(err)) {
-      throw new ProtocolError(ERROR_CODES[err.code].jsonRpc, err.message, err.toBody());
-    }
-    deps.onError?.(err);
-    throw new ProtocolError(
-      ERROR_CODES.INTERNAL.jsonRpc,
-      'an unexpected error; it has been logged',
-    );
+    const e = rpcErrorOf(err, deps.onError);
+    throw new ProtocolError(e.code, e.message, e.data);
   };
   const lists = async (meta: unknown) => {
     const run = await runs.resolve(handleOf(meta));

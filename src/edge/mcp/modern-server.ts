@@ -24,9 +24,9 @@ import {
   ToolgateError,
 } from '../../core/index.js';
 import { approvalInputRequired, boundApprovalOf, canElicit } from './approval-input.js';
-import { failure, toolResult } from './gateway-server.js';
 import { registerModernEntryHandlers } from './modern-entries.js';
 import { progressRelay } from './progress-relay.js';
+import { failureFor, rpcErrorOf, toolResult } from './result-shape.js';
 import { RUN_META_KEY, type RunPrincipal, type RunResolver } from './run-meta.js';
 import { versionOption } from './version-meta.js';
 
@@ -41,7 +41,8 @@ export interface ModernServerOptions {
 
 /** A protocol error for a refused run or header, with its catalogue number and body. */
 export function protocolError(err: ToolgateError): ProtocolError {
-  return new ProtocolError(ERROR_CODES[err.code].jsonRpc, err.message, err.toBody());
+  const e = rpcErrorOf(err);
+  return new ProtocolError(e.code, e.message, e.data);
 }
 
 function handleOf(meta: unknown): string | undefined {
@@ -187,16 +188,4 @@ function isRequestStateCode(
   code: ErrorCode,
 ): code is 'REQUEST_STATE_EXPIRED' | 'REQUEST_STATE_MISMATCH' | 'REQUEST_STATE_REPLAYED' {
   return REQUEST_STATE_CODES.has(code);
-}
-
-function failureFor(err: unknown, onError: ((err: unknown) => void) | undefined) {
-  const code: ErrorCode =
-    isToolgateError(err) && err.code === 'STORE_UNAVAILABLE' ? err.code : 'INTERNAL';
-  if (code === 'INTERNAL') onError?.(err);
-  return failure(
-    code,
-    code === 'INTERNAL'
-      ? 'an unexpected error; it has been logged'
-      : 'the gateway cannot reach its database; retry later',
-  );
 }
