@@ -22,10 +22,9 @@ import {
 import type { AgentApi } from '../../api/index.js';
 import { isToolgateError } from '../../core/index.js';
 import { getPrompt, listEntries, readResource } from './entry-requests.js';
-import { progressRelay } from './progress-relay.js';
+import { toolCall } from './gate-call.js';
 import { failure, failureFor, rpcErrorOf, toolResult } from './result-shape.js';
 import { SESSION_SCHEMA_VALIDATOR } from './shared-schema-validator.js';
-import { versionOption } from './version-meta.js';
 
 /**
  * Who the MCP session is: the authenticated principal (agent, credential, token user) and its
@@ -114,19 +113,12 @@ export function createGatewayServer(
   });
   registerEntryHandlers(server, agent, binding, options);
   server.setRequestHandler(CallToolRequestSchema, async (request, extra) => {
-    const { name, arguments: args } = request.params;
-    const ctx = binding;
-    // The agent's progress token asks for the upstream's progress; its notifications/cancelled
-    // aborts extra.signal, which withdraws the call (and cancels it upstream).
-    const token = request.params._meta?.progressToken;
-    const relay = token !== undefined ? progressRelay(token, extra.sendNotification) : null;
-    const callOptions = {
+    const call = toolCall(agent, binding, request.params, {
       signal: extra.signal,
-      ...(relay ? { onProgress: relay.onProgress } : {}),
-      ...versionOption(request.params._meta),
-    };
+      notify: extra.sendNotification,
+    });
     try {
-      let decision = await agent.invoke(ctx, name, args ?? {}, callOptions);
+      let decision = await call.invoke();
       if (decision.kind === 'pending_approval' && server.getClientCapabilities()?.elicitation) {
         // Show the person at the client what waits, and let them retry once it is approved. The
         // retry is the same call with the same arguments: the gate decides again, nothing else.
@@ -155,11 +147,9 @@ export function createGatewayServer(
           ? await options.standBy(extra.requestId, ask)
           : { ok: true as const, value: await ask() };
         const answer = waited.ok ? waited.value : null;
-        if (answer?.action === 'accept') {
-          decision = await agent.invoke(ctx, name, args ?? {}, callOptions);
-        }
+        if (answer?.action === 'accept') decision = await call.invoke();
       }
-      await relay?.flush();
+      await call.flush();
       if (extra.signal.aborted) options.onCancelled?.(extra.requestId);
       return toolResult(decision);
     } catch (err) {

@@ -1,13 +1,15 @@
 /**
  * @module The MCP server for 2026-07-28 (stateless) requests, on the v2 SDK (C15,
- * docs/architecture.md §6). One instance serves one request (HTTP) or one connection (stdio) of
- * one authenticated principal. There is no MCP session: the gate session is a run whose handle the
+ * docs/architecture.md §6). Instances are built once and serve request after request (HTTP: a
+ * few, reused — modern-http.ts; stdio: one per connection); each request's principal comes with
+ * the request, never from the instance. There is no MCP session: the gate session is a run whose handle the
  * client carries in `_meta["io.toolgate/run"]`; a request without one gets a run, and its handle
  * comes back in the result's `_meta`. tools/list is the run's permitted set, sorted by name, with
  * `cacheScope: private` and a short `ttlMs`; tools/call goes through the gate. Roots, sampling and
  * logging (deprecated by the revision) are neither used nor advertised.
  */
 import {
+  type CallToolRequest,
   type CallToolResult,
   type InputRequiredResult,
   ProtocolError,
@@ -24,11 +26,10 @@ import {
   ToolgateError,
 } from '../../core/index.js';
 import { approvalInputRequired, boundApprovalOf, canElicit } from './approval-input.js';
+import { toolCall } from './gate-call.js';
 import { registerModernEntryHandlers } from './modern-entries.js';
-import { progressRelay } from './progress-relay.js';
 import { failureFor, rpcErrorOf, toolResult } from './result-shape.js';
 import { RUN_META_KEY, type RunPrincipal, type RunResolver } from './run-meta.js';
-import { versionOption } from './version-meta.js';
 
 export interface ModernServerOptions {
   readonly version: string;
@@ -50,15 +51,32 @@ function handleOf(meta: unknown): string | undefined {
   return typeof value === 'string' ? value : undefined;
 }
 
+/** Who asks in one request, and which runs are theirs. */
+export interface ModernCaller {
+  readonly principal: RunPrincipal;
+  /** Resolves or mints the run a request belongs to (the default run is the principal's). */
+  readonly runs: RunResolver;
+}
+
+/** What the handlers of one request use: the caller, as the gate binds runs to it. */
+export interface RequestCaller extends ModernCaller {
+  /** Exactly agent, credential and token user: what the gate binds a run to. */
+  readonly who: { agentId: string; credential?: string; tokenUserId?: string };
+  /** The answer to a run that is gone or another principal's (throws its protocol error). */
+  refused(handle: string, err: unknown): Promise<never>;
+}
+
 /**
- * The v2 server for one principal's modern request(s). `runs` resolves or mints the run a request
- * belongs to; the same resolver serves every request of a stdio connection.
+ * The v2 server for modern requests. It is built once and serves request after request: the
+ * caller of each is `callerOf(ctx)` (HTTP: the principal this front authenticated for the
+ * request; stdio: the connection's one principal), never anything the instance remembers.
+ * `hold` (HTTP) is told when a handler starts and gives it back when the handler ends, so an
+ * instance is handed to another request only once nothing of the last one can still reach it.
  */
 export function createModernServer(
   agent: AgentApi,
-  principal: RunPrincipal,
-  runs: RunResolver,
-  options: ModernServerOptions,
+  callerOf: (ctx: ServerContext) => ModernCaller,
+  options: ModernServerOptions & { readonly hold?: (server: Server) => () => void },
 ): Server {
   const server = new Server(
     { name: 'toolgate', version: options.version },
@@ -83,99 +101,115 @@ export function createModernServer(
         `Carry _meta["${RUN_META_KEY}"] from a result on every later request of the same task.`,
     },
   );
-  // The gate binds runs to agent, credential and token user: exactly these, nothing else.
-  const who = {
-    agentId: principal.agentId,
-    ...(principal.credential !== undefined ? { credential: principal.credential } : {}),
-    ...(principal.tokenUserId !== undefined ? { tokenUserId: principal.tokenUserId } : {}),
+  const callerFor = (ctx: ServerContext): RequestCaller => {
+    const { principal, runs } = callerOf(ctx);
+    // The gate binds runs to agent, credential and token user: exactly these, nothing else.
+    const who = {
+      agentId: principal.agentId,
+      ...(principal.credential !== undefined ? { credential: principal.credential } : {}),
+      ...(principal.tokenUserId !== undefined ? { tokenUserId: principal.tokenUserId } : {}),
+    };
+    const refused = async (handle: string, err: unknown): Promise<never> => {
+      if (isToolgateError(err) && err.code === 'SESSION_NOT_FOUND') {
+        runs.forget(handle);
+        throw protocolError(await agent.runs.refusal(handle, who));
+      }
+      throw err;
+    };
+    return { principal, runs, who, refused };
   };
-  const refused = async (handle: string, err: unknown): Promise<never> => {
-    if (isToolgateError(err) && err.code === 'SESSION_NOT_FOUND') {
-      runs.forget(handle);
-      throw protocolError(await agent.runs.refusal(handle, who));
+  /** Runs one handler with the instance held for it (never handed to another request meanwhile). */
+  const held = async <T>(ctx: ServerContext, work: (caller: RequestCaller) => Promise<T>) => {
+    const release = options.hold?.(server);
+    try {
+      // An exchange that ended before its handler started: nothing may be sent for it.
+      if (ctx.mcpReq.signal.aborted)
+        throw new ProtocolError(ERROR_CODES.INTERNAL.jsonRpc, 'closed');
+      return await work(callerFor(ctx));
+    } finally {
+      release?.();
     }
-    throw err;
   };
 
   registerModernEntryHandlers(server, {
     agent,
-    who,
-    runs,
-    refused,
+    held,
     ...(options.onError ? { onError: options.onError } : {}),
   });
-  server.setRequestHandler('tools/list', async (request) => {
-    const run = await runs.resolve(handleOf(request.params?._meta));
-    // A run follows grant and catalog changes as an MCP session does, at the client's next list.
-    await agent.sessions.refresh(run.handle, who).catch((err: unknown) => refused(run.handle, err));
-    const tools = (await agent.sessions
-      .exportTools(run.handle, who, 'mcp')
-      .catch((err: unknown) => refused(run.handle, err))) as Tool[];
-    // Deterministic: the same set lists the same way, whatever order the catalog returned.
-    tools.sort((a, b) => (a.name < b.name ? -1 : a.name > b.name ? 1 : 0));
-    return { tools, _meta: { [RUN_META_KEY]: run.handle } };
-  });
-
-  server.setRequestHandler('tools/call', async (request, ctx: ServerContext) => {
-    const { name, arguments: args } = request.params;
-    const handle = handleOf(request.params._meta);
-    // A retry of a call that waited for approval echoes its sealed state: it names the approval
-    // (and the run) this call may use, and nothing else (docs/architecture.md §6).
-    const echoed = ctx.mcpReq.requestState<unknown>();
-    let bound: ReturnType<typeof boundApprovalOf> | undefined;
-    if (echoed !== undefined) {
-      try {
-        bound = boundApprovalOf(agent, String(echoed), principal, handle);
-      } catch (err) {
-        if (!isToolgateError(err)) throw err;
-        // Recorded before the answer: the refusal is in the log when the client learns of it.
-        await options.onRefusedState?.(err);
-        throw protocolError(err);
-      }
-    }
-    const run = await runs.resolve(bound?.run ?? handle);
-    const token = request.params._meta?.progressToken;
-    const relay = token !== undefined ? progressRelay(token, ctx.mcpReq.notify) : null;
-    const callOptions = {
-      signal: ctx.mcpReq.signal,
-      ...(relay ? { onProgress: relay.onProgress } : {}),
-      ...(bound ? { boundApproval: bound.approval } : {}),
-      ...versionOption(request.params._meta),
-    };
-    let result: CallToolResult | InputRequiredResult;
-    try {
-      const decision = await agent.invoke(
-        { ...who, sessionId: run.handle },
-        name,
-        args ?? {},
-        callOptions,
-      );
-      await relay?.flush();
-      if (decision.kind === 'deny' && isRequestStateCode(decision.code)) {
-        // A refused state is a protocol error with its own number, as a forged one is.
-        throw protocolError(
-          new ToolgateError(
-            decision.code,
-            decision.message,
-            decision.details as RequestStateRefusal,
-          ),
-        );
-      }
-      result =
-        decision.kind === 'pending_approval'
-          ? approvalInputRequired(agent, decision, principal, run.handle, {
-              firstRound: bound === undefined,
-              elicit: canElicit(ctx.mcpReq.envelope),
-            })
-          : (toolResult(decision) as CallToolResult);
-    } catch (err) {
-      if (err instanceof ProtocolError) throw err;
-      if (isToolgateError(err) && err.code === 'SESSION_NOT_FOUND') return refused(run.handle, err);
-      result = failureFor(err, options.onError) as CallToolResult;
-    }
-    return { ...result, _meta: { ...result._meta, [RUN_META_KEY]: run.handle } };
-  });
+  server.setRequestHandler('tools/list', (request, ctx: ServerContext) =>
+    held(ctx, async ({ runs, who, refused }) => {
+      const run = await runs.resolve(handleOf(request.params?._meta));
+      // A run follows grant and catalog changes as an MCP session does, at the client's next list.
+      await agent.sessions
+        .refresh(run.handle, who)
+        .catch((err: unknown) => refused(run.handle, err));
+      const tools = (await agent.sessions
+        .exportTools(run.handle, who, 'mcp')
+        .catch((err: unknown) => refused(run.handle, err))) as Tool[];
+      // Deterministic: the same set lists the same way, whatever order the catalog returned.
+      tools.sort((a, b) => (a.name < b.name ? -1 : a.name > b.name ? 1 : 0));
+      return { tools, _meta: { [RUN_META_KEY]: run.handle } };
+    }),
+  );
+  server.setRequestHandler('tools/call', (request, ctx: ServerContext) =>
+    held(ctx, (caller) => callTool(agent, caller, request.params, ctx, options)),
+  );
   return server;
+}
+
+/** tools/call of one request: the gate's decision, a pending one as an input-required result. */
+async function callTool(
+  agent: AgentApi,
+  caller: RequestCaller,
+  params: CallToolRequest['params'],
+  ctx: ServerContext,
+  options: ModernServerOptions,
+): Promise<CallToolResult | InputRequiredResult> {
+  const { principal, runs, who, refused } = caller;
+  const handle = handleOf(params._meta);
+  // A retry of a call that waited for approval echoes its sealed state: it names the approval
+  // (and the run) this call may use, and nothing else (docs/architecture.md §6).
+  const echoed = ctx.mcpReq.requestState<unknown>();
+  let bound: ReturnType<typeof boundApprovalOf> | undefined;
+  if (echoed !== undefined) {
+    try {
+      bound = boundApprovalOf(agent, String(echoed), principal, handle);
+    } catch (err) {
+      if (!isToolgateError(err)) throw err;
+      // Recorded before the answer: the refusal is in the log when the client learns of it.
+      await options.onRefusedState?.(err);
+      throw protocolError(err);
+    }
+  }
+  const run = await runs.resolve(bound?.run ?? handle);
+  const call = toolCall(agent, { ...who, sessionId: run.handle }, params, {
+    signal: ctx.mcpReq.signal,
+    notify: ctx.mcpReq.notify,
+    ...(bound ? { boundApproval: bound.approval } : {}),
+  });
+  let result: CallToolResult | InputRequiredResult;
+  try {
+    const decision = await call.invoke();
+    await call.flush();
+    if (decision.kind === 'deny' && isRequestStateCode(decision.code)) {
+      // A refused state is a protocol error with its own number, as a forged one is.
+      throw protocolError(
+        new ToolgateError(decision.code, decision.message, decision.details as RequestStateRefusal),
+      );
+    }
+    result =
+      decision.kind === 'pending_approval'
+        ? approvalInputRequired(agent, decision, principal, run.handle, {
+            firstRound: bound === undefined,
+            elicit: canElicit(ctx.mcpReq.envelope),
+          })
+        : (toolResult(decision) as CallToolResult);
+  } catch (err) {
+    if (err instanceof ProtocolError) throw err;
+    if (isToolgateError(err) && err.code === 'SESSION_NOT_FOUND') return refused(run.handle, err);
+    result = failureFor(err, options.onError) as CallToolResult;
+  }
+  return { ...result, _meta: { ...result._meta, [RUN_META_KEY]: run.handle } };
 }
 
 const REQUEST_STATE_CODES: ReadonlySet<ErrorCode> = new Set([
