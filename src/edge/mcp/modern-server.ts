@@ -1,12 +1,12 @@
 /**
  * @module The MCP server for 2026-07-28 (stateless) requests, on the v2 SDK (C15,
  * docs/architecture.md §6). Instances are built once and serve request after request (HTTP: a
- * few, reused — modern-http.ts; stdio: one per connection); each request's principal comes with
- * the request, never from the instance. There is no MCP session: the gate session is a run whose handle the
- * client carries in `_meta["io.toolgate/run"]`; a request without one gets a run, and its handle
- * comes back in the result's `_meta`. tools/list is the run's permitted set, sorted by name, with
- * `cacheScope: private` and a short `ttlMs`; tools/call goes through the gate. Roots, sampling and
- * logging (deprecated by the revision) are neither used nor advertised.
+ * few, reused — server-pool.ts; stdio: one per connection); each request's principal comes with
+ * the request, never from the instance. There is no MCP session: the gate session is a run whose
+ * handle the client carries in `_meta["io.toolgate/run"]`; a request without one gets a run, and
+ * its handle comes back in the result's `_meta`. tools/list is the run's permitted set, sorted by
+ * name, with `cacheScope: private` and a short `ttlMs`; tools/call goes through the gate. Roots,
+ * sampling and logging (deprecated by the revision) are neither used nor advertised.
  */
 import {
   type CallToolRequest,
