@@ -6,9 +6,8 @@
  * an admin classifies it, which registers the catalog entry `provider.tool`. A later listing that
  * changes a pinned tool (a rug pull), adds one or drops one quarantines it, raises an event and an
  * alert (`alert.provider_changed`), and moves the catalog revision, so MCP sessions get
- * list_changed. Its resources, resource templates and prompts are governed the same way, by the
- * same machinery (pinned-listing.ts; provider-entries.ts describes them as `toolKind` here
- * describes tools): nothing of them passes through unclassified.
+ * list_changed. Its resources, templates and prompts go through the same machinery
+ * (pinned-listing.ts, described by provider-entries.ts): none passes through unclassified.
  */
 
 import { StreamableHTTPClientTransport } from '@modelcontextprotocol/sdk/client/streamableHttp.js';
