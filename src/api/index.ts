@@ -23,6 +23,9 @@ export {
   operatorActor,
   rolesOf,
 } from '../domain/operators/index.js';
+// What a front renders of the gate's answer: the decision and the `_meta` key of its trust label.
+export { TRUST_META_KEY } from '../domain/text-trust/index.js';
+export type { GateDecision } from '../gate/index.js';
 export type { AdminApi } from './admin-api.js';
 export {
   AGENTS_ADMIN,

@@ -1,10 +1,10 @@
 /** @module What the gate answers for one call: a discriminated union, built by small factories. */
 
-import type { ErrorCode, McpToolResult } from '../core/index.js';
+import type { ErrorCode } from '../core/index.js';
 import type { RenderedCall } from '../domain/decisions/index.js';
 import type { TrustLabel } from '../domain/text-trust/index.js';
 
-export type { McpToolResult, RenderedCall };
+export type { RenderedCall };
 
 /** Each denial is a code of the one error catalogue, so its HTTP status and docs exist. */
 export type DenyCode = Extract<
@@ -49,8 +49,12 @@ export interface Allowed {
   readonly warnings: readonly string[];
   /** The version called is deprecated: when, when it retires, what replaces it (C2). */
   readonly deprecation?: DeprecationNotice;
-  /** For an upstream MCP tool: its checked result as the upstream gave it, for MCP fronts. */
-  readonly mcpResult?: McpToolResult;
+  /**
+   * How `output` reads: `'upstream'` when it is an upstream provider's result passed through as
+   * the provider gave it once checked (content parts, a structured value, an error flag: core's
+   * `McpToolResult`); absent for a tool's own value. Each front renders it in its own terms.
+   */
+  readonly outputForm?: 'upstream';
   /** Where the result came from and what its scan found; fronts pass it on (MCP `_meta`, REST `trust`). */
   readonly trust?: TrustLabel;
 }

@@ -13,7 +13,6 @@ export type {
   DenyCode,
   DeprecationNotice,
   GateDecision,
-  McpToolResult,
   PendingApproval,
   RenderedCall,
 } from './decision.js';

@@ -4,7 +4,7 @@ import { join } from 'node:path';
 import { test } from 'node:test';
 import { fileURLToPath } from 'node:url';
 import { ERROR_CODES, ToolgateError } from '../../src/core/index.js';
-import { toolResult } from '../../src/edge/mcp/gateway-server.js';
+import { toolResult } from '../../src/edge/mcp/result-shape.js';
 
 const doc = readFileSync(new URL('../../docs/errors.md', import.meta.url), 'utf8');
 

@@ -24,6 +24,7 @@ import type {
 } from '@modelcontextprotocol/sdk/types.js';
 import type { FastifyInstance } from 'fastify';
 import type { Actor } from '../../src/core/index.js';
+import { upstreamResult } from '../../src/edge/mcp/index.js';
 import { buildServer } from '../../src/edge/rest/index.js';
 import { type Gateway, openGateway } from '../../src/host/toolgate.js';
 import { openStore, type Store } from '../../src/records/store/index.js';
@@ -485,7 +486,7 @@ describe('progress and cancellation over Streamable HTTP', () => {
     const asked = await tg.gate.invoke(ctx, 'cancellations', {});
     assert.equal(asked.kind, 'allow');
     const saw = JSON.parse(
-      String(asked.kind === 'allow' ? asked.mcpResult?.content[0]?.text : '{}'),
+      String(asked.kind === 'allow' ? upstreamResult(asked)?.content[0]?.text : '{}'),
     ) as { started: number };
     assert.equal(saw.started, 0);
     await tg.sessions.close(session.id, 'proto-bot');

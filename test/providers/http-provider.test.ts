@@ -15,6 +15,7 @@ import { McpServer } from '@modelcontextprotocol/sdk/server/mcp.js';
 import { StreamableHTTPServerTransport } from '@modelcontextprotocol/sdk/server/streamableHttp.js';
 import { z } from 'zod';
 import type { Actor } from '../../src/core/index.js';
+import { upstreamResult } from '../../src/edge/mcp/index.js';
 import { type Gateway, openGateway } from '../../src/host/toolgate.js';
 import { openStore } from '../../src/records/store/index.js';
 import { backends } from '../support/backends.js';
@@ -154,7 +155,7 @@ for (const backend of backends()) {
         { key: 'k1' },
       );
       assert.equal(decision.kind, 'allow', JSON.stringify(decision));
-      assert.deepEqual(decision.kind === 'allow' && decision.mcpResult?.content, [
+      assert.deepEqual(decision.kind === 'allow' && upstreamResult(decision)?.content, [
         { type: 'text', text: 'record k1' },
       ]);
     });

@@ -8,6 +8,7 @@
 import assert from 'node:assert/strict';
 import { after, before, describe, test } from 'node:test';
 import type { Actor } from '../../src/core/index.js';
+import { upstreamResult } from '../../src/edge/mcp/index.js';
 import type { GateDecision } from '../../src/gate/index.js';
 import { type Gateway, openGateway } from '../../src/host/toolgate.js';
 import { backends } from '../support/backends.js';
@@ -22,7 +23,7 @@ process.env[CANARY] = 'gateway-secret-value-7f3a9c';
 function textOf(decision: GateDecision): string {
   assert.equal(decision.kind, 'allow', JSON.stringify(decision));
   if (decision.kind !== 'allow') return '';
-  const content = decision.mcpResult?.content ?? [];
+  const content = upstreamResult(decision)?.content ?? [];
   return content.map((c) => String(c.text ?? '')).join('\n');
 }
 
@@ -162,7 +163,7 @@ for (const backend of backends()) {
         outputType: 'resource',
       });
       assert.equal(decision.kind, 'allow');
-      assert.equal(decision.kind === 'allow' && decision.mcpResult?.isError, true);
+      assert.equal(decision.kind === 'allow' && upstreamResult(decision)?.isError, true);
     });
 
     test('structured content is checked against the output schema and passed on', async () => {
@@ -173,7 +174,7 @@ for (const backend of backends()) {
       assert.equal(
         typeof decision.kind === 'string' &&
           decision.kind === 'allow' &&
-          typeof decision.mcpResult?.structuredContent,
+          typeof upstreamResult(decision)?.structuredContent,
         'object',
       );
     });

@@ -24,6 +24,7 @@ import { StreamableHTTPClientTransport } from '@modelcontextprotocol/sdk/client/
 import { type CallToolResult, ListRootsRequestSchema } from '@modelcontextprotocol/sdk/types.js';
 import type { FastifyInstance } from 'fastify';
 import type { Actor } from '../../src/core/index.js';
+import { upstreamResult } from '../../src/edge/mcp/index.js';
 import { buildServer } from '../../src/edge/rest/index.js';
 import type { GateDecision } from '../../src/gate/index.js';
 import { type Gateway, openGateway } from '../../src/host/toolgate.js';
@@ -34,7 +35,7 @@ const admin: Actor = { id: 'test-admin', via: 'library' };
 
 function textOf(decision: GateDecision): string {
   if (decision.kind !== 'allow') return '';
-  return (decision.mcpResult?.content ?? []).map((c) => String(c.text ?? '')).join('\n');
+  return (upstreamResult(decision)?.content ?? []).map((c) => String(c.text ?? '')).join('\n');
 }
 
 describe('server-filesystem as a sandboxed provider', () => {
@@ -141,7 +142,7 @@ describe('server-filesystem as a sandboxed provider', () => {
     });
     assert.equal(decision.kind, 'allow', JSON.stringify(decision));
     assert.notEqual(
-      decision.kind === 'allow' && decision.mcpResult?.isError,
+      decision.kind === 'allow' && upstreamResult(decision)?.isError,
       true,
       textOf(decision),
     );
@@ -171,7 +172,7 @@ describe('server-filesystem as a sandboxed provider', () => {
     for (const path of ['/etc/shadow', join(outside, 'secret.txt'), join(workspace, 'escape')]) {
       const decision = await tg.gate.invoke(ctx(), 'wide.read_text_file', { path });
       assert.equal(decision.kind, 'allow', JSON.stringify(decision));
-      assert.equal(decision.kind === 'allow' && decision.mcpResult?.isError, true, path);
+      assert.equal(decision.kind === 'allow' && upstreamResult(decision)?.isError, true, path);
       assert.ok(!textOf(decision).includes('outside secret'));
     }
     // Its own files are visible (the benign neighbour): the workspace is mounted.
@@ -184,7 +185,7 @@ describe('server-filesystem as a sandboxed provider', () => {
       path: join(outside, 'planted.txt'),
       content: 'x',
     });
-    assert.equal(write.kind === 'allow' && write.mcpResult?.isError, true);
+    assert.equal(write.kind === 'allow' && upstreamResult(write)?.isError, true);
     assert.throws(() => readFileSync(join(outside, 'planted.txt')));
   });
 

@@ -11,6 +11,7 @@ import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { after, before, describe, test } from 'node:test';
 import type { Actor } from '../../src/core/index.js';
+import { upstreamResult } from '../../src/edge/mcp/index.js';
 import type { GateDecision } from '../../src/gate/index.js';
 import { type Gateway, openGateway } from '../../src/host/toolgate.js';
 import { classifyReviewed } from '../support/reviews.js';
@@ -21,7 +22,7 @@ const admin: Actor = { id: 'test-admin', via: 'library' };
 function textOf(decision: GateDecision): string {
   assert.equal(decision.kind, 'allow', JSON.stringify(decision));
   if (decision.kind !== 'allow') return '';
-  return (decision.mcpResult?.content ?? []).map((c) => String(c.text ?? '')).join('\n');
+  return (upstreamResult(decision)?.content ?? []).map((c) => String(c.text ?? '')).join('\n');
 }
 
 const classification = (caps: string[], wall = 1500) => ({

@@ -7,7 +7,6 @@
 import { Server } from '@modelcontextprotocol/sdk/server/index.js';
 import {
   CallToolRequestSchema,
-  type CallToolResult,
   ElicitResultSchema,
   GetPromptRequestSchema,
   type GetPromptResult,
@@ -21,23 +20,15 @@ import {
   type Tool,
 } from '@modelcontextprotocol/sdk/types.js';
 import type { AgentApi } from '../../api/index.js';
-import {
-  type AgentPrincipal,
-  ERROR_CODES,
-  type ErrorCode,
-  isToolgateError,
-} from '../../core/index.js';
-import { TRUST_META_KEY } from '../../domain/text-trust/index.js';
-import type { GateDecision } from '../../gate/index.js';
+import { type AgentPrincipal, isToolgateError } from '../../core/index.js';
 import { getPrompt, listEntries, readResource } from './entry-requests.js';
-import { progressRelay } from './progress-relay.js';
+import { toolCall } from './gate-call.js';
+import { failure, failureFor, rpcErrorOf, toolResult } from './result-shape.js';
 import { SESSION_SCHEMA_VALIDATOR } from './shared-schema-validator.js';
-import { DEPRECATION_META_KEY, versionOption } from './version-meta.js';
 
 /**
- * Who the MCP session is: the principal the authenticator built (agent, credential, token user)
- * and its gate session — the context of every call on it. Every request on the MCP session must
- * come from this same principal.
+ * Who the MCP session is: the authenticated principal (agent, credential, token user) and its
+ * gate session. Every request on the MCP session must come from this same principal.
  */
 export interface McpBinding {
   readonly principal: AgentPrincipal;
@@ -79,103 +70,8 @@ export interface GatewayServerOptions {
   ) => Promise<{ readonly ok: true; readonly value: T } | { readonly ok: false }>;
 }
 
-const META = 'toolgate/decision';
-/** A pending approval's code on this wire; from the one catalogue (docs/architecture.md §7). */
-const PENDING_CODE = 'APPROVAL_REQUIRED' satisfies ErrorCode;
 /** How long a pending-approval prompt waits for the person at the client. */
 const ELICIT_TIMEOUT_MS = 120_000;
-
-/** The gate's decision as an MCP tool result. */
-export function toolResult(decision: GateDecision): CallToolResult {
-  switch (decision.kind) {
-    case 'allow': {
-      const meta = {
-        [META]: {
-          kind: 'allow',
-          call_id: decision.callId,
-          tool: decision.toolId,
-          version: decision.version,
-          warnings: decision.warnings,
-        },
-        // Where the text came from and what the gateway's scan found in it (docs/policies.md, "Results are labelled and scanned").
-        ...(decision.trust ? { [TRUST_META_KEY]: decision.trust } : {}),
-        // A deprecated version's notice: when it retires and what to move to (C2).
-        ...(decision.deprecation ? { [DEPRECATION_META_KEY]: decision.deprecation } : {}),
-      };
-      if (decision.mcpResult) {
-        // An upstream provider's result, checked by the gate, passed on as the upstream gave it.
-        const r = decision.mcpResult;
-        return {
-          content: r.content as CallToolResult['content'],
-          ...(r.structuredContent !== undefined ? { structuredContent: r.structuredContent } : {}),
-          ...(r.isError === true ? { isError: true } : {}),
-          _meta: meta,
-        };
-      }
-      const output = decision.output;
-      const structured =
-        typeof output === 'object' && output !== null && !Array.isArray(output)
-          ? { structuredContent: output as Record<string, unknown> }
-          : {};
-      return {
-        content: [{ type: 'text', text: JSON.stringify(output ?? null) }],
-        ...structured,
-        _meta: meta,
-      };
-    }
-    case 'pending_approval':
-      return {
-        isError: true,
-        content: [
-          {
-            type: 'text',
-            text:
-              `${PENDING_CODE}: ${decision.message}. Approval id: ${decision.approvalId}. ` +
-              `The call waiting for approval: ${JSON.stringify(decision.rendered)}`,
-          },
-        ],
-        _meta: {
-          [META]: {
-            kind: 'pending_approval',
-            code: PENDING_CODE,
-            call_id: decision.callId,
-            approval_id: decision.approvalId,
-            rendered: decision.rendered,
-            message: decision.message,
-          },
-        },
-      };
-    case 'deny':
-      return {
-        isError: true,
-        content: [
-          {
-            type: 'text',
-            text: `${decision.code} (rule ${decision.rule}): ${decision.message}`,
-          },
-        ],
-        _meta: {
-          [META]: {
-            kind: 'deny',
-            code: decision.code,
-            rule: decision.rule,
-            message: decision.message,
-            call_id: decision.callId,
-            ...(decision.details !== undefined ? { details: decision.details } : {}),
-          },
-        },
-      };
-  }
-}
-
-/** A refusal that happened before the gate could decide (session gone, store down). */
-export function failure(code: ErrorCode, message: string): CallToolResult {
-  return {
-    isError: true,
-    content: [{ type: 'text', text: `${code}: ${message}` }],
-    _meta: { [META]: { kind: 'deny', code, rule: `mcp.${code.toLowerCase()}`, message } },
-  };
-}
 
 /**
  * Builds the SDK server for one binding. `tools/list` reads the session's set each time, so a
@@ -213,19 +109,12 @@ export function createGatewayServer(
   });
   registerEntryHandlers(server, agent, binding, options);
   server.setRequestHandler(CallToolRequestSchema, async (request, extra) => {
-    const { name, arguments: args } = request.params;
-    const ctx = binding;
-    // The agent's progress token asks for the upstream's progress; its notifications/cancelled
-    // aborts extra.signal, which withdraws the call (and cancels it upstream).
-    const token = request.params._meta?.progressToken;
-    const relay = token !== undefined ? progressRelay(token, extra.sendNotification) : null;
-    const callOptions = {
+    const call = toolCall(agent, binding, request.params, {
       signal: extra.signal,
-      ...(relay ? { onProgress: relay.onProgress } : {}),
-      ...versionOption(request.params._meta),
-    };
+      notify: extra.sendNotification,
+    });
     try {
-      let decision = await agent.invoke(ctx, name, args ?? {}, callOptions);
+      let decision = await call.invoke();
       if (decision.kind === 'pending_approval' && server.getClientCapabilities()?.elicitation) {
         // Show the person at the client what waits, and let them retry once it is approved. The
         // retry is the same call with the same arguments: the gate decides again, nothing else.
@@ -254,22 +143,16 @@ export function createGatewayServer(
           ? await options.standBy(extra.requestId, ask)
           : { ok: true as const, value: await ask() };
         const answer = waited.ok ? waited.value : null;
-        if (answer?.action === 'accept') {
-          decision = await agent.invoke(ctx, name, args ?? {}, callOptions);
-        }
+        if (answer?.action === 'accept') decision = await call.invoke();
       }
-      await relay?.flush();
+      await call.flush();
       if (extra.signal.aborted) options.onCancelled?.(extra.requestId);
       return toolResult(decision);
     } catch (err) {
       if (isToolgateError(err) && err.code === 'SESSION_NOT_FOUND') {
         return failure('SESSION_NOT_FOUND', 'this session has ended; reconnect to start a new one');
       }
-      if (isToolgateError(err) && err.code === 'STORE_UNAVAILABLE') {
-        return failure('STORE_UNAVAILABLE', 'the gateway cannot reach its database; retry later');
-      }
-      options.onError?.(err);
-      return failure('INTERNAL', 'an unexpected error; it has been logged');
+      return failureFor(err, options.onError);
     }
   });
   return server;
@@ -277,10 +160,8 @@ export function createGatewayServer(
 
 /** A refusal of an entry request as a JSON-RPC error of the catalogue; unknown errors logged. */
 function entryError(err: unknown, onError: ((err: unknown) => void) | undefined): McpError {
-  if (isToolgateError(err))
-    return new McpError(ERROR_CODES[err.code].jsonRpc, err.message, err.toBody());
-  onError?.(err);
-  return new McpError(ERROR_CODES.INTERNAL.jsonRpc, 'an unexpected error; it has been logged');
+  const e = rpcErrorOf(err, onError);
+  return new McpError(e.code, e.message, e.data);
 }
 
 /** resources/*, prompts/* of one session: governed entries only, reads through the gate. */

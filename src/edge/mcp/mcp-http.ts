@@ -1,16 +1,17 @@
 /**
- * @module toolgate as an MCP server over Streamable HTTP at /mcp (C15), on the REST
- * port. Every request carries a bearer token (agent API key or JWT); the MCP session is bound to
- * the agent that opened it and to one gate session. A request for another agent's MCP session is
- * answered as if the session did not exist. Protocol faults (bad JSON, oversized bodies, no
- * session) are JSON-RPC errors; the gateway keeps serving everyone else. A request's slot is
- * claimed for its principal (agent and user) once authenticated; what then stands open — a
+ * @module toolgate as an MCP server over Streamable HTTP at /mcp (C15), on the REST port: the one
+ * request path of both protocol eras (docs/architecture.md §6). Every request goes the same way —
+ * Origin and Host checked, the body parsed, the era classified (header-agreement.ts), the bearer
+ * token (agent API key or JWT) authenticated and the request's slot claimed for its principal
+ * (agent and user), a tools/call's OAuth step-up checked — and only then splits where the
+ * protocols differ: the 2025 eras' sessions (session-era.ts) or a 2026-07-28 stateless request
+ * (modern-http.ts). Both eras call the gate the same way (gate-call.ts) and shape its answer in
+ * one module (result-shape.ts). Protocol faults (bad JSON, oversized bodies, no session) are
+ * JSON-RPC errors (rpc-reply.ts); the gateway keeps serving everyone else. What stands open — a
  * `subscriptions/listen` stream, a session's GET stream, a call waiting for the person at the
- * client — gives the slot back and is counted apart, per agent and per user (`streams`, `waits`).
+ * client — gives the request's slot back and is counted apart, per agent and per user
+ * (`streams`, `waits`).
  */
-import { randomBytes } from 'node:crypto';
-import { StreamableHTTPServerTransport } from '@modelcontextprotocol/sdk/server/streamableHttp.js';
-import { isInitializeRequest } from '@modelcontextprotocol/sdk/types.js';
 import type { FastifyInstance, FastifyReply, FastifyRequest } from 'fastify';
 import {
   type AgentApi,
@@ -18,23 +19,18 @@ import {
   type SecurityEvents,
   stepUpChallenge,
 } from '../../api/index.js';
-import {
-  type AgentPrincipal,
-  ERROR_CODES,
-  type ErrorCode,
-  isToolgateError,
-  ToolgateError,
-} from '../../core/index.js';
+import { type AgentPrincipal, isToolgateError, ToolgateError } from '../../core/index.js';
 import { bearerChallenge } from '../../domain/identity/index.js';
-import { bindingOf, createGatewayServer, sameBinding } from './gateway-server.js';
 import { classify, type HeaderRefusal, sentValues } from './header-agreement.js';
 import { hintKeepAlive } from './keep-alive-hint.js';
-import { ListChangedWatcher, type WatchedSession } from './list-changed.js';
 import { ModernMcp } from './modern-http.js';
 import { checkOriginHost, type OriginPolicy, originPolicy, originRefusal } from './origin-guard.js';
-
+import type { RequestHold, StandingBound } from './request-bounds.js';
+import { retryAfterOf, rpcError } from './rpc-reply.js';
 import { RUN_META_KEY } from './run-meta.js';
-import { pickVictim } from './session-eviction.js';
+import { SessionEra } from './session-era.js';
+
+export type { RequestHold, StandingBound } from './request-bounds.js';
 
 export interface McpHttpOptions {
   readonly version: string;
@@ -65,82 +61,7 @@ export interface McpHttpOptions {
   readonly waits?: StandingBound;
 }
 
-/**
- * The admission ticket of one request as this front uses it (the HTTP server's, src/edge/rest): claim
- * it for the principal; give the slot back while the request stands and take it again after.
- */
-export interface RequestHold {
-  /** A refusal (429) when the agent's or the user's share of running requests is used up. */
-  claim(agentId: string, userId: string | undefined): ToolgateError | null;
-  pause(): void;
-  resume(): Promise<ToolgateError | null>;
-}
-
-/** Bounds on standing streams or waits, per agent, per user and overall (src/edge/rest). */
-export interface StandingBound {
-  enter(
-    agentId: string,
-    userId: string | undefined,
-    evict: () => void,
-  ):
-    | { readonly ok: true; readonly close: () => void }
-    | { readonly ok: false; readonly error: ToolgateError };
-}
-
 const DEFAULT_LIST_TTL_MS = 5_000;
-
-interface Entry extends WatchedSession {
-  readonly transport: StreamableHTTPServerTransport;
-  lastSeen: number;
-  /** POSTs of this session being answered now: a session with one is never evicted. */
-  inFlight: number;
-  /** The admission ticket of each JSON-RPC request of this session being answered now. */
-  readonly holds: Map<string | number, RequestHold>;
-}
-
-const DEFAULT_MAX_SESSIONS = 1_000;
-const DEFAULT_MAX_SESSIONS_PER_AGENT = 64;
-/** What a refused newcomer is told to wait: sessions go idle or close within seconds under load. */
-const SESSION_RETRY_AFTER_S = 5;
-const DEFAULT_IDLE_MS = 30 * 60_000;
-
-/**
- * A transport-level fault as a JSON-RPC error. The HTTP status and the JSON-RPC code both come
- * from the one catalogue (docs/architecture.md §7): this front never picks a number itself.
- */
-function rpcError(
-  reply: FastifyReply,
-  code: ErrorCode,
-  message: string,
-  data?: ToolgateError,
-  id: string | number | null = null,
-) {
-  if (data) void reply.header('retry-after', String(retryAfterOf(data) ?? ''));
-  const wire = ERROR_CODES[code];
-  return reply
-    .status(wire.http)
-    .header('content-type', 'application/json')
-    .send({
-      jsonrpc: '2.0',
-      error: { code: wire.jsonRpc, message, ...(data ? { data: data.toBody() } : {}) },
-      id,
-    });
-}
-
-function retryAfterOf(err: ToolgateError): number | undefined {
-  const retry = (err.details as { retryAfterSeconds?: unknown } | null)?.retryAfterSeconds;
-  return typeof retry === 'number' ? retry : undefined;
-}
-
-/** The ids of the JSON-RPC requests in a message (one, or a batch). */
-function requestIds(message: unknown): (string | number)[] {
-  const out: (string | number)[] = [];
-  for (const m of Array.isArray(message) ? message : [message]) {
-    const id = (m as { id?: unknown } | null)?.id;
-    if (typeof id === 'string' || typeof id === 'number') out.push(id);
-  }
-  return out;
-}
 
 function bearer(req: FastifyRequest): string | undefined {
   return /^Bearer ([^\s]+)$/i.exec(req.headers.authorization ?? '')?.[1];
@@ -154,62 +75,18 @@ export async function registerMcpHttp(
   security: SecurityEvents,
   options: McpHttpOptions,
 ): Promise<void> {
-  const sessions = new Map<string, Entry>();
-  const maxSessions = options.maxSessions ?? DEFAULT_MAX_SESSIONS;
-  const maxPerAgent = options.maxSessionsPerAgent ?? DEFAULT_MAX_SESSIONS_PER_AGENT;
-  const openBy = (agentId: string) => {
-    let n = 0;
-    for (const e of sessions.values()) if (e.binding.principal.agentId === agentId) n += 1;
-    return n;
-  };
-  const idleMs = options.idleMs ?? DEFAULT_IDLE_MS;
-  const watcher = new ListChangedWatcher(
-    agent,
-    () => sessions.values(),
-    (err) => app.log.warn({ err }, 'mcp list_changed refresh failed'),
-  );
-
-  const forget = async (id: string, closeGateSession: boolean) => {
-    const entry = sessions.get(id);
-    if (!entry) return;
-    sessions.delete(id);
-    if (closeGateSession) {
-      await agent.sessions.close(entry.binding.sessionId, entry.binding.principal).catch(() => {});
-    }
-  };
-
-  /** MCP sessions being initialized: they take a slot before their id exists. */
-  let opening = 0;
-
-  /**
-   * Takes an idle session's slot for a newcomer: the session leaves the table first (its client's
-   * next request is 404, session gone, per the MCP transport spec), then its gate session closes
-   * with an audited `session.evicted` event.
-   */
-  const evict = async (id: string) => {
-    const entry = sessions.get(id);
-    if (!entry) return;
-    sessions.delete(id);
-    await entry.transport.close().catch(() => {});
-    await agent.sessions
-      .evict(entry.binding.sessionId, entry.binding.principal, 'mcp.capacity')
-      .catch((err: unknown) => app.log.warn({ err }, 'closing an evicted gate session failed'));
-  };
-
-  const idleSweep = setInterval(
-    () => {
-      const now = Date.now();
-      for (const [id, entry] of sessions) {
-        if (now - entry.lastSeen > idleMs) {
-          void entry.transport.close().catch(() => {});
-          void forget(id, true);
-        }
-      }
-    },
-    Math.min(60_000, idleMs),
-  );
-  idleSweep.unref();
-
+  // The 2025 eras' sessions: the only state one era has and the other has not.
+  const legacy = new SessionEra(agent, app.log, {
+    version: options.version,
+    ...(options.maxSessions !== undefined ? { maxSessions: options.maxSessions } : {}),
+    ...(options.maxSessionsPerAgent !== undefined
+      ? { maxSessionsPerAgent: options.maxSessionsPerAgent }
+      : {}),
+    ...(options.idleMs !== undefined ? { idleMs: options.idleMs } : {}),
+    ...(options.holdOf ? { holdOf: options.holdOf } : {}),
+    ...(options.waits ? { waits: options.waits } : {}),
+  });
+  const sessions = legacy.sessions;
   const refusals = new RefusalSampler(security, {
     ...(options.refusalSample !== undefined ? { sample: options.refusalSample } : {}),
   });
@@ -246,13 +123,9 @@ export async function registerMcpHttp(
   };
 
   app.addHook('onClose', async () => {
-    clearInterval(idleSweep);
     await modern.close().catch(() => {});
     await refusals.stop();
-    watcher.stop();
-    const open = [...sessions.values()];
-    sessions.clear();
-    await Promise.all(open.map((e) => e.transport.close().catch(() => {})));
+    await legacy.close();
   });
 
   await app.register(async (scope) => {
@@ -381,28 +254,6 @@ export async function registerMcpHttp(
       return () => options.holdOf?.(req)?.pause();
     };
 
-    /**
-     * The caller's own session — same agent, credential and token user as the one that opened
-     * it — or a 404 that says nothing about anyone else's (a live one is audited as presented by
-     * another principal).
-     */
-    const own = async (
-      req: FastifyRequest,
-      reply: FastifyReply,
-      presented: AgentPrincipal,
-    ): Promise<Entry | null> => {
-      const id = req.headers['mcp-session-id'];
-      const entry = typeof id === 'string' ? sessions.get(id) : undefined;
-      if (!entry || !sameBinding(entry.binding, presented)) {
-        // The gate session's check writes the security event (and refuses, as here).
-        if (entry) await agent.sessions.require(entry.binding.sessionId, presented).catch(() => {});
-        rpcError(reply, 'MCP_SESSION_NOT_FOUND', 'session not found');
-        return null;
-      }
-      entry.lastSeen = Date.now();
-      return entry;
-    };
-
     scope.post('/mcp', route, async (req, reply) => {
       const body = typeof req.body === 'string' ? req.body : '';
       let message: unknown;
@@ -441,139 +292,15 @@ export async function registerMcpHttp(
         stood?.();
         return reply;
       }
-      if (req.headers['mcp-session-id'] !== undefined) {
-        const entry = await own(req, reply, identity);
-        if (!entry) return reply;
-        entry.inFlight += 1;
-        const hold = options.holdOf?.(req) ?? null;
-        const ids = hold ? requestIds(message) : [];
-        for (const id of ids) if (hold) entry.holds.set(id, hold);
-        reply.raw.once('close', () => {
-          entry.inFlight -= 1;
-          entry.lastSeen = Date.now();
-          for (const id of ids) if (entry.holds.get(id) === hold) entry.holds.delete(id);
-        });
-        reply.hijack();
-        await entry.transport.handleRequest(req.raw, reply.raw, message);
-        return reply;
-      }
-      if (!isInitializeRequest(message)) {
-        return rpcError(reply, 'MCP_SESSION_REQUIRED', 'no session: send initialize first');
-      }
-      if (openBy(identity.agentId) >= maxPerAgent) {
-        const err = new ToolgateError(
-          'LIMIT_REACHED',
-          `this agent has ${maxPerAgent} open MCP sessions; close one (DELETE /mcp) first`,
-          {
-            limit: 'sessions_per_agent',
-            max: maxPerAgent,
-            retryAfterSeconds: SESSION_RETRY_AFTER_S,
-          },
-        );
-        return rpcError(reply, err.code, err.message, err);
-      }
-      // The slot is taken before any await, so parallel newcomers cannot overshoot the limit.
-      opening += 1;
-      try {
-        if (sessions.size + opening > maxSessions) {
-          const victim = pickVictim(
-            [...sessions].map(([id, e]) => [
-              id,
-              { agentId: e.binding.principal.agentId, lastSeen: e.lastSeen, inFlight: e.inFlight },
-            ]),
-          );
-          if (victim === null) {
-            const err = new ToolgateError(
-              'OVERLOADED',
-              `all ${maxSessions} MCP sessions are busy; retry later`,
-              { limit: 'mcp_sessions', max: maxSessions, retryAfterSeconds: SESSION_RETRY_AFTER_S },
-            );
-            return rpcError(reply, err.code, err.message, err);
-          }
-          await evict(victim);
-        }
-        return await initialize(req, reply, identity, message);
-      } finally {
-        opening -= 1;
-      }
+      return legacy.post(req, reply, identity, message);
     });
 
-    const initialize = async (
-      req: FastifyRequest,
-      reply: FastifyReply,
-      identity: NonNullable<Awaited<ReturnType<typeof identify>>>,
-      message: unknown,
-    ) => {
-      const gateSession = await agent.sessions.open(identity);
-      const binding = bindingOf(identity, gateSession.id);
-      const server = createGatewayServer(agent, binding, {
-        version: options.version,
-        onError: (err) => app.log.error({ err }, 'mcp tool call failed'),
-        // No response goes out for a cancelled call; its stream is closed instead of left open.
-        onCancelled: (requestId) => transport.closeSSEStream(requestId),
-        standBy: async (requestId, wait) => {
-          const entry = transport.sessionId ? sessions.get(transport.sessionId) : undefined;
-          const hold = entry?.holds.get(requestId) ?? null;
-          const stop = new AbortController();
-          const standing = options.waits?.enter(
-            binding.principal.agentId,
-            binding.principal.user?.id,
-            () => stop.abort(),
-          );
-          if (standing && !standing.ok) return { ok: false };
-          hold?.pause();
-          try {
-            const value = await wait(stop.signal);
-            // The call goes on as work again: it queues for a slot like a new request.
-            if (hold && (await hold.resume())) return { ok: false };
-            return { ok: true, value };
-          } finally {
-            if (standing) standing.close();
-          }
-        },
-      });
-      const transport = new StreamableHTTPServerTransport({
-        sessionIdGenerator: () => `mcp_${randomBytes(18).toString('base64url')}`,
-        onsessioninitialized: (id) => {
-          sessions.set(id, {
-            transport,
-            server,
-            binding,
-            lastSeen: Date.now(),
-            inFlight: 0,
-            holds: new Map(),
-          });
-          watcher.start();
-        },
-        onsessionclosed: (id) => forget(id, true),
-      });
-      transport.onclose = () => {
-        if (transport.sessionId) void forget(transport.sessionId, true);
-      };
-      await server.connect(transport);
-      reply.hijack();
-      await transport.handleRequest(req.raw, reply.raw, message);
-      if (!transport.sessionId) {
-        // The initialize was refused by the transport (e.g. a bad Accept header): nothing to keep.
-        await agent.sessions.close(binding.sessionId, binding.principal).catch(() => {});
-        await server.close().catch(() => {});
-      }
-      return reply;
-    };
-
+    // GET (a session's event stream) and DELETE exist only in the 2025 eras: their sessions.
     const passThrough = async (req: FastifyRequest, reply: FastifyReply) => {
       const identity = await identify(req, reply);
       if (!identity) return reply;
-      const entry = await own(req, reply, identity);
-      if (!entry) return reply;
       // A session's GET stream stands until the session ends: counted as a stream, not a request.
-      const stood = req.method === 'GET' ? stand(req, reply, identity) : null;
-      if (req.method === 'GET' && !stood) return reply;
-      // The transport answers a GET only when its stream ends: the slot is given back before.
-      stood?.();
-      reply.hijack();
-      await entry.transport.handleRequest(req.raw, reply.raw);
-      return reply;
+      return legacy.passThrough(req, reply, identity, () => stand(req, reply, identity));
     };
     scope.get('/mcp', route, passThrough);
     scope.delete('/mcp', route, passThrough);

@@ -123,6 +123,8 @@ async function serveModern(
   options: McpStdioOptions,
 ): Promise<void> {
   const runs = new DefaultRuns(agent, { via: 'mcp-stdio' });
+  // The connection's one principal: every request on it is theirs.
+  const caller = { principal, runs: runs.for(principal) };
   const closed = new Promise<void>((resolve) => {
     process.stdin.once('end', () => resolve());
     process.stdin.once('close', () => resolve());
@@ -132,7 +134,7 @@ async function serveModern(
   let served: Server | null = null;
   const handle = serveStdio(
     () => {
-      served = createModernServer(agent, principal, runs.for(principal), {
+      served = createModernServer(agent, () => caller, {
         version: options.version,
         listTtlMs: options.listTtlMs ?? DEFAULT_LIST_TTL_MS,
         onError: (err) => options.log(`toolgate mcp: tool call failed: ${String(err)}`),

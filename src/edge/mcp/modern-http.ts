@@ -1,12 +1,17 @@
 /**
- * @module The 2026-07-28 leg of /mcp: stateless requests, each served by a fresh v2 SDK server
- * instance for the authenticated principal (`createMcpHandler` in strict modern mode: the legacy
- * era stays on the session wiring in mcp-http.ts). The SDK answers `server/discover` and
+ * @module The 2026-07-28 era of /mcp: stateless requests on the v2 SDK's entry
+ * (`createMcpHandler` in strict modern mode: the legacy era stays on the session wiring), each
+ * served by a reused server instance (server-pool.ts) for the principal mcp-http.ts authenticated. The SDK answers `server/discover` and
  * `subscriptions/listen`; a catalog or identity change is published to open listen streams as
  * `notifications/tools/list_changed`. Runs stand in for sessions (run-meta.ts).
  */
 import { Readable } from 'node:stream';
-import { createMcpHandler, type McpHttpHandler } from '@modelcontextprotocol/server';
+import {
+  createMcpHandler,
+  type McpHttpHandler,
+  type Server,
+  type ServerContext,
+} from '@modelcontextprotocol/server';
 import type { FastifyReply, FastifyRequest } from 'fastify';
 import type { AgentApi } from '../../api/index.js';
 import {
@@ -22,8 +27,9 @@ import {
   paramHeaders,
 } from './header-agreement.js';
 import { type RevisionWatch, watchRevisions } from './list-changed.js';
-import { createModernServer } from './modern-server.js';
+import { createModernServer, type ModernCaller } from './modern-server.js';
 import { DefaultRuns, RUN_META_KEY } from './run-meta.js';
+import { ServerPool } from './server-pool.js';
 
 export interface ModernHttpOptions {
   readonly version: string;
@@ -49,7 +55,11 @@ export class ModernMcp {
   readonly #agent: AgentApi;
   readonly #handler: McpHttpHandler;
   readonly #runs: DefaultRuns;
-  readonly #principals = new WeakMap<Request, AgentPrincipal>();
+  /** The caller of each request being served, keyed by the request the SDK hands handlers. */
+  readonly #callers = new WeakMap<Request, ModernCaller>();
+  /** The instance each request was given, taken back once the request is answered. */
+  readonly #served = new WeakMap<Request, Server>();
+  readonly #pool: ServerPool<Server>;
   readonly #declarations = new Map<string, { at: number; list: ParamDeclaration[] }>();
   #watch: Promise<RevisionWatch> | null = null;
 
@@ -59,17 +69,29 @@ export class ModernMcp {
       via: 'mcp-http',
       ...(options.runTtlSeconds !== undefined ? { ttlSeconds: options.runTtlSeconds } : {}),
     });
+    const callerOf = (ctx: ServerContext): ModernCaller => {
+      const caller = ctx.http?.req ? this.#callers.get(ctx.http.req) : undefined;
+      // Only requests this front authenticated reach a handler.
+      if (!caller) throw new Error('modern MCP request without a principal');
+      return caller;
+    };
+    this.#pool = new ServerPool((pool) =>
+      createModernServer(agent, callerOf, {
+        version: options.version,
+        listTtlMs: options.listTtlMs,
+        onError: options.onError,
+        ...(options.onRefusedState ? { onRefusedState: options.onRefusedState } : {}),
+        hold: (server) => pool.hold(server),
+      }),
+    );
     this.#handler = createMcpHandler(
       (ctx) => {
-        const principal = ctx.requestInfo ? this.#principals.get(ctx.requestInfo) : undefined;
-        // Only requests this front authenticated reach the handler.
-        if (!principal) throw new Error('modern MCP request without a principal');
-        return createModernServer(agent, principal, this.#runs.for(principal), {
-          version: options.version,
-          listTtlMs: options.listTtlMs,
-          onError: options.onError,
-          ...(options.onRefusedState ? { onRefusedState: options.onRefusedState } : {}),
-        });
+        if (!ctx.requestInfo || !this.#callers.has(ctx.requestInfo)) {
+          throw new Error('modern MCP request without a principal');
+        }
+        const server = this.#pool.take();
+        this.#served.set(ctx.requestInfo, server);
+        return server;
       },
       { legacy: 'reject', onerror: (err) => options.onError(err) },
     );
@@ -137,8 +159,12 @@ export class ModernMcp {
       if (v !== undefined) headers.set(k, Array.isArray(v) ? v.join(', ') : v);
     }
     const request = new Request(`http://127.0.0.1${req.url}`, { method: 'POST', headers, body });
-    this.#principals.set(request, principal);
+    this.#callers.set(request, { principal, runs: this.#runs.for(principal) });
     const res = await this.#handler.fetch(request, { parsedBody: message });
+    // An instance whose exchange ended with the answer (or never began: a listen) is idle again;
+    // a streamed answer's instance comes back when its stream closes.
+    const server = this.#served.get(request);
+    if (server) this.#pool.settle(server);
     reply.hijack();
     const raw = reply.raw;
     const out: Record<string, string> = {};

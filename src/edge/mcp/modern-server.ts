@@ -1,13 +1,15 @@
 /**
  * @module The MCP server for 2026-07-28 (stateless) requests, on the v2 SDK (C15,
- * docs/architecture.md §6). One instance serves one request (HTTP) or one connection (stdio) of
- * one authenticated principal. There is no MCP session: the gate session is a run whose handle the
- * client carries in `_meta["io.toolgate/run"]`; a request without one gets a run, and its handle
- * comes back in the result's `_meta`. tools/list is the run's permitted set, sorted by name, with
- * `cacheScope: private` and a short `ttlMs`; tools/call goes through the gate. Roots, sampling and
- * logging (deprecated by the revision) are neither used nor advertised.
+ * docs/architecture.md §6). Instances are built once and serve request after request (HTTP: a
+ * few, reused — server-pool.ts; stdio: one per connection); each request's principal comes with
+ * the request, never from the instance. There is no MCP session: the gate session is a run whose
+ * handle the client carries in `_meta["io.toolgate/run"]`; a request without one gets a run, and
+ * its handle comes back in the result's `_meta`. tools/list is the run's permitted set, sorted by
+ * name, with `cacheScope: private` and a short `ttlMs`; tools/call goes through the gate. Roots,
+ * sampling and logging (deprecated by the revision) are neither used nor advertised.
  */
 import {
+  type CallToolRequest,
   type CallToolResult,
   type InputRequiredResult,
   ProtocolError,
@@ -25,11 +27,11 @@ import {
   ToolgateError,
 } from '../../core/index.js';
 import { approvalInputRequired, boundApprovalOf, canElicit } from './approval-input.js';
-import { failure, toolResult } from './gateway-server.js';
+import { toolCall } from './gate-call.js';
+import type { ModernCaller, RequestCaller } from './modern-caller.js';
 import { registerModernEntryHandlers } from './modern-entries.js';
-import { progressRelay } from './progress-relay.js';
+import { failureFor, rpcErrorOf, toolResult } from './result-shape.js';
 import { RUN_META_KEY, type RunResolver } from './run-meta.js';
-import { versionOption } from './version-meta.js';
 
 export interface ModernServerOptions {
   readonly version: string;
@@ -42,7 +44,8 @@ export interface ModernServerOptions {
 
 /** A protocol error for a refused run or header, with its catalogue number and body. */
 export function protocolError(err: ToolgateError): ProtocolError {
-  return new ProtocolError(ERROR_CODES[err.code].jsonRpc, err.message, err.toBody());
+  const e = rpcErrorOf(err);
+  return new ProtocolError(e.code, e.message, e.data);
 }
 
 function handleOf(meta: unknown): string | undefined {
@@ -51,14 +54,18 @@ function handleOf(meta: unknown): string | undefined {
 }
 
 /**
- * The v2 server for one principal's modern request(s). `runs` resolves or mints the run a request
- * belongs to; the same resolver serves every request of a stdio connection.
+ * The v2 server for modern requests. It is built once and serves request after request: the
+ * caller of each is `callerOf(ctx)` (HTTP: the principal this front authenticated for the
+ * request; stdio: the connection's one principal), never anything the instance remembers.
+ * `hold` (HTTP) is told when a handler starts and gives it back when the handler ends, so an
+ * instance is handed to another request only once nothing of the last one can still reach it.
  */
+export type { ModernCaller, RequestCaller } from './modern-caller.js';
+
 export function createModernServer(
   agent: AgentApi,
-  principal: AgentPrincipal,
-  runs: RunResolver,
-  options: ModernServerOptions,
+  callerOf: (ctx: ServerContext) => ModernCaller,
+  options: ModernServerOptions & { readonly hold?: (server: Server) => () => void },
 ): Server {
   const server = new Server(
     { name: 'toolgate', version: options.version },
@@ -83,95 +90,111 @@ export function createModernServer(
         `Carry _meta["${RUN_META_KEY}"] from a result on every later request of the same task.`,
     },
   );
-  // The gate binds runs to the principal as the authenticator built it.
-  const who = principal;
-  const refused = async (handle: string, err: unknown): Promise<never> => {
-    if (isToolgateError(err) && err.code === 'SESSION_NOT_FOUND') {
-      runs.forget(handle);
-      throw protocolError(await agent.runs.refusal(handle, who));
+  const callerFor = (ctx: ServerContext): RequestCaller => {
+    const { principal, runs } = callerOf(ctx);
+    // The gate binds runs to the principal as the authenticator built it.
+    const who = principal;
+    const refused = async (handle: string, err: unknown): Promise<never> => {
+      if (isToolgateError(err) && err.code === 'SESSION_NOT_FOUND') {
+        runs.forget(handle);
+        throw protocolError(await agent.runs.refusal(handle, who));
+      }
+      throw err;
+    };
+    return { principal, runs, who, refused };
+  };
+  /** Runs one handler with the instance held for it (never handed to another request meanwhile). */
+  const held = async <T>(ctx: ServerContext, work: (caller: RequestCaller) => Promise<T>) => {
+    const release = options.hold?.(server);
+    try {
+      // An exchange that ended before its handler started: nothing may be sent for it.
+      if (ctx.mcpReq.signal.aborted)
+        throw new ProtocolError(ERROR_CODES.INTERNAL.jsonRpc, 'closed');
+      return await work(callerFor(ctx));
+    } finally {
+      release?.();
     }
-    throw err;
   };
 
   registerModernEntryHandlers(server, {
     agent,
-    who,
-    runs,
-    refused,
+    held,
     ...(options.onError ? { onError: options.onError } : {}),
   });
-  server.setRequestHandler('tools/list', async (request) => {
-    const run = await runs.resolve(handleOf(request.params?._meta));
-    // A run follows grant and catalog changes as an MCP session does, at the client's next list.
-    await agent.sessions.refresh(run.handle, who).catch((err: unknown) => refused(run.handle, err));
-    const tools = (await agent.sessions
-      .exportTools(run.handle, who, 'mcp')
-      .catch((err: unknown) => refused(run.handle, err))) as Tool[];
-    // Deterministic: the same set lists the same way, whatever order the catalog returned.
-    tools.sort((a, b) => (a.name < b.name ? -1 : a.name > b.name ? 1 : 0));
-    return { tools, _meta: { [RUN_META_KEY]: run.handle } };
-  });
-
-  server.setRequestHandler('tools/call', async (request, ctx: ServerContext) => {
-    const { name, arguments: args } = request.params;
-    const handle = handleOf(request.params._meta);
-    // A retry of a call that waited for approval echoes its sealed state: it names the approval
-    // (and the run) this call may use, and nothing else (docs/architecture.md §6).
-    const echoed = ctx.mcpReq.requestState<unknown>();
-    let bound: ReturnType<typeof boundApprovalOf> | undefined;
-    if (echoed !== undefined) {
-      try {
-        bound = boundApprovalOf(agent, String(echoed), principal, handle);
-      } catch (err) {
-        if (!isToolgateError(err)) throw err;
-        // Recorded before the answer: the refusal is in the log when the client learns of it.
-        await options.onRefusedState?.(err);
-        throw protocolError(err);
-      }
-    }
-    const run = await runs.resolve(bound?.run ?? handle);
-    const token = request.params._meta?.progressToken;
-    const relay = token !== undefined ? progressRelay(token, ctx.mcpReq.notify) : null;
-    const callOptions = {
-      signal: ctx.mcpReq.signal,
-      ...(relay ? { onProgress: relay.onProgress } : {}),
-      ...(bound ? { boundApproval: bound.approval } : {}),
-      ...versionOption(request.params._meta),
-    };
-    let result: CallToolResult | InputRequiredResult;
-    try {
-      const decision = await agent.invoke(
-        { principal, sessionId: run.handle },
-        name,
-        args ?? {},
-        callOptions,
-      );
-      await relay?.flush();
-      if (decision.kind === 'deny' && isRequestStateCode(decision.code)) {
-        // A refused state is a protocol error with its own number, as a forged one is.
-        throw protocolError(
-          new ToolgateError(
-            decision.code,
-            decision.message,
-            decision.details as RequestStateRefusal,
-          ),
-        );
-      }
-      result =
-        decision.kind === 'pending_approval'
-          ? approvalInputRequired(agent, decision, principal, run.handle, {
-              firstRound: bound === undefined,
-              elicit: canElicit(ctx.mcpReq.envelope),
-            })
-          : (toolResult(decision) as CallToolResult);
-    } catch (err) {
-      if (err instanceof ProtocolError) throw err;
-      if (isToolgateError(err) && err.code === 'SESSION_NOT_FOUND') return refused(run.handle, err);
-      result = failureFor(err, options.onError) as CallToolResult;
-    }
-    return { ...result, _meta: { ...result._meta, [RUN_META_KEY]: run.handle } };
-  });
+  server.setRequestHandler('tools/list', (request, ctx: ServerContext) =>
+    held(ctx, async ({ runs, who, refused }) => {
+      const run = await runs.resolve(handleOf(request.params?._meta));
+      // A run follows grant and catalog changes as an MCP session does, at the client's next list.
+      await agent.sessions
+        .refresh(run.handle, who)
+        .catch((err: unknown) => refused(run.handle, err));
+      const tools = (await agent.sessions
+        .exportTools(run.handle, who, 'mcp')
+        .catch((err: unknown) => refused(run.handle, err))) as Tool[];
+      // Deterministic: the same set lists the same way, whatever order the catalog returned.
+      tools.sort((a, b) => (a.name < b.name ? -1 : a.name > b.name ? 1 : 0));
+      return { tools, _meta: { [RUN_META_KEY]: run.handle } };
+    }),
+  );
+  server.setRequestHandler('tools/call', (request, ctx: ServerContext) =>
+    held(ctx, (caller) => callTool(agent, caller, request.params, ctx, options)),
+  );
   return server;
+}
+
+/** tools/call of one request: the gate's decision, a pending one as an input-required result. */
+async function callTool(
+  agent: AgentApi,
+  caller: RequestCaller,
+  params: CallToolRequest['params'],
+  ctx: ServerContext,
+  options: ModernServerOptions,
+): Promise<CallToolResult | InputRequiredResult> {
+  const { principal, runs, who, refused } = caller;
+  const handle = handleOf(params._meta);
+  // A retry of a call that waited for approval echoes its sealed state: it names the approval
+  // (and the run) this call may use, and nothing else (docs/architecture.md §6).
+  const echoed = ctx.mcpReq.requestState<unknown>();
+  let bound: ReturnType<typeof boundApprovalOf> | undefined;
+  if (echoed !== undefined) {
+    try {
+      bound = boundApprovalOf(agent, String(echoed), principal, handle);
+    } catch (err) {
+      if (!isToolgateError(err)) throw err;
+      // Recorded before the answer: the refusal is in the log when the client learns of it.
+      await options.onRefusedState?.(err);
+      throw protocolError(err);
+    }
+  }
+  const run = await runs.resolve(bound?.run ?? handle);
+  const call = toolCall(agent, { principal: who, sessionId: run.handle }, params, {
+    signal: ctx.mcpReq.signal,
+    notify: ctx.mcpReq.notify,
+    ...(bound ? { boundApproval: bound.approval } : {}),
+  });
+  let result: CallToolResult | InputRequiredResult;
+  try {
+    const decision = await call.invoke();
+    await call.flush();
+    if (decision.kind === 'deny' && isRequestStateCode(decision.code)) {
+      // A refused state is a protocol error with its own number, as a forged one is.
+      throw protocolError(
+        new ToolgateError(decision.code, decision.message, decision.details as RequestStateRefusal),
+      );
+    }
+    result =
+      decision.kind === 'pending_approval'
+        ? approvalInputRequired(agent, decision, principal, run.handle, {
+            firstRound: bound === undefined,
+            elicit: canElicit(ctx.mcpReq.envelope),
+          })
+        : (toolResult(decision) as CallToolResult);
+  } catch (err) {
+    if (err instanceof ProtocolError) throw err;
+    if (isToolgateError(err) && err.code === 'SESSION_NOT_FOUND') return refused(run.handle, err);
+    result = failureFor(err, options.onError) as CallToolResult;
+  }
+  return { ...result, _meta: { ...result._meta, [RUN_META_KEY]: run.handle } };
 }
 
 const REQUEST_STATE_CODES: ReadonlySet<ErrorCode> = new Set([
@@ -184,16 +207,4 @@ function isRequestStateCode(
   code: ErrorCode,
 ): code is 'REQUEST_STATE_EXPIRED' | 'REQUEST_STATE_MISMATCH' | 'REQUEST_STATE_REPLAYED' {
   return REQUEST_STATE_CODES.has(code);
-}
-
-function failureFor(err: unknown, onError: ((err: unknown) => void) | undefined) {
-  const code: ErrorCode =
-    isToolgateError(err) && err.code === 'STORE_UNAVAILABLE' ? err.code : 'INTERNAL';
-  if (code === 'INTERNAL') onError?.(err);
-  return failure(
-    code,
-    code === 'INTERNAL'
-      ? 'an unexpected error; it has been logged'
-      : 'the gateway cannot reach its database; retry later',
-  );
 }

@@ -4,7 +4,9 @@
  * definition and scanned for poisoning; it stays unoffered until an admin classifies it, which
  * registers a catalog entry `provider.resource|template|prompt.slug` whose mcp runtime names the
  * entry, so a `resources/read` or `prompts/get` is a gate call like any other. A later listing
- * that changes, adds or drops one quarantines it with an alert, as for tools.
+ * that changes, adds or drops one quarantines it with an alert, as for tools: by the same
+ * machinery (pinned-listing.ts); here is only what differs for entries (their table, ids, scan,
+ * definitions, and that a flagged entry stays quarantined after classification).
  */
 
 import { type Actor, type Clock, sha256Hex, ToolgateError } from '../../core/index.js';
@@ -14,16 +16,23 @@ import {
   type McpEntry,
   type ScanFinding,
   scanToolText,
-  type ToolVersionDetail,
   templateVariables,
 } from '../../domain/catalog/index.js';
-import { appendEvent, type ProviderEntryRow, type Store } from '../../records/store/index.js';
+import type { ProviderEntryRow, Store } from '../../records/store/index.js';
 import { checkEntryClassification, type EntryClassification } from './entry-classification.js';
-import { nextMajorVersion } from './next-version.js';
+import {
+  type ChangeHooks,
+  type Classified,
+  classifyPinned,
+  comparePinned,
+  type PinnedKind,
+  type PinnedRow,
+  type PinnedState,
+} from './pinned-listing.js';
 import type { ProviderSpec } from './provider-spec.js';
 import { type EntryKind, entryPinOf, type ListedEntry } from './upstream-entries.js';
 
-export type ProviderEntryState = 'unclassified' | 'classified' | 'quarantined' | 'removed';
+export type ProviderEntryState = PinnedState;
 
 export interface ProviderEntryView {
   readonly kind: EntryKind;
@@ -50,16 +59,7 @@ export interface EntryRefreshReport {
 }
 
 /** What the provider service lends the entries for a change: the same quarantine and alert. */
-export interface EntryChangeHooks {
-  quarantine(ctx: CatalogWrite, toolId: string, reason: string): Promise<void>;
-  alert(
-    trx: CatalogWrite['trx'],
-    subject: string,
-    change: 'added' | 'changed' | 'removed',
-    pinned: string | null,
-    listed: string | null,
-  ): Promise<void>;
-}
+export type EntryChangeHooks = ChangeHooks;
 
 const DEFAULT_WALL_MS = 10_000;
 const SEGMENT: Readonly<Record<EntryKind, string>> = {
@@ -152,9 +152,9 @@ export class ProviderEntries {
   }
 
   /**
-   * Compares a fresh listing with the pins, inside the refresh's write. On the first import an
-   * entry is unclassified (quarantined at once when the scan flags it); later, anything new,
-   * changed or gone is quarantined and alerted.
+   * Compares a fresh listing with the pins, inside the refresh's write (pinned-listing.ts). On
+   * the first import an entry is unclassified (quarantined at once when the scan flags it);
+   * later, anything new, changed or gone is quarantined and alerted.
    */
   async compareIn(
     ctx: CatalogWrite,
@@ -165,206 +165,156 @@ export class ProviderEntries {
     actor: Actor,
     hooks: EntryChangeHooks,
   ): Promise<EntryRefreshReport> {
-    const { trx } = ctx;
-    const now = this.#clock();
-    const at = now.toISOString();
-    const rows = new Map(
-      (
-        await trx
-          .selectFrom('provider_entries')
-          .selectAll()
-          .where('provider', '=', spec.name)
-          .execute()
-      ).map((r) => [`${r.kind}:${r.key}`, r]),
-    );
-    const report = {
-      imported: [] as string[],
-      added: [] as string[],
-      changed: [] as string[],
-      removed: [] as string[],
-      unchanged: [] as string[],
-    };
+    const kind = entryKind(ownHosts);
+    const rows = new Map((await kind.rows(ctx.trx, spec.name)).map((r) => [r.label, r] as const));
+    // Each entry once, so many and no key longer than the caps: the rest is not imported.
+    const admitted: ListedEntry[] = [];
     const seen = new Set<string>();
     for (const entry of listed) {
       const label = `${entry.kind}:${entry.key}`;
       if (seen.has(label) || seen.size >= MAX_ENTRIES || entry.key.length > MAX_KEY_CHARS) continue;
       seen.add(label);
-      const pin = entryPinOf(entry);
-      const row = rows.get(label);
-      if (row && row.pin_hash === pin && row.state !== 'removed') {
-        report.unchanged.push(label);
-        continue;
-      }
-      const findings = scanEntry(entry, ownHosts);
-      const subject = subjectOf(spec.name, entry.kind, entry.key);
-      if (!row) {
-        const flagged = findings.length > 0;
-        const state: ProviderEntryState = firstImport && !flagged ? 'unclassified' : 'quarantined';
-        const reason = !firstImport
-          ? 'added after registration'
-          : flagged
-            ? 'flagged by the description scan'
-            : null;
-        await trx
-          .insertInto('provider_entries')
-          .values({
-            provider: spec.name,
-            kind: entry.kind,
-            key: entry.key,
-            pin_hash: pin,
-            listing: JSON.stringify(entry),
-            state,
-            reason,
-            findings: JSON.stringify(findings),
-            classification: null,
-            tool_id: entryToolId(spec.name, entry.kind, entry.key, entry.name),
-            tool_version: null,
-            updated_at: at,
-          })
-          .execute();
-        await appendEvent(trx, actor, now, {
-          action: 'provider.entry_imported',
-          subject,
-          details: { kind: entry.kind, pin, state, findings: findings.length },
-        });
-        if (firstImport) report.imported.push(label);
-        else {
-          report.added.push(label);
-          await hooks.alert(trx, subject, 'added', null, pin);
-        }
-        continue;
-      }
-      const reason = row.state === 'removed' ? 'listed again after removal' : 'definition changed';
-      await trx
-        .updateTable('provider_entries')
-        .set({
-          pin_hash: pin,
-          listing: JSON.stringify(entry),
-          state: 'quarantined',
-          reason,
-          findings: JSON.stringify(findings),
-          updated_at: at,
-        })
-        .where('provider', '=', spec.name)
-        .where('kind', '=', entry.kind)
-        .where('key', '=', entry.key)
-        .execute();
-      await hooks.quarantine(ctx, row.tool_id, `upstream ${reason}`);
-      report.changed.push(label);
-      await hooks.alert(trx, subject, 'changed', row.pin_hash, pin);
+      admitted.push(entry);
     }
-    for (const [label, row] of rows) {
-      if (seen.has(label) || row.state === 'removed') continue;
-      await trx
-        .updateTable('provider_entries')
-        .set({ state: 'removed', reason: 'no longer listed', updated_at: at })
-        .where('provider', '=', spec.name)
-        .where('kind', '=', row.kind)
-        .where('key', '=', row.key)
-        .execute();
-      await hooks.quarantine(ctx, row.tool_id, 'upstream no longer lists it');
-      report.removed.push(label);
-      await hooks.alert(
-        trx,
-        subjectOf(spec.name, row.kind as EntryKind, row.key),
-        'removed',
-        row.pin_hash,
-        null,
-      );
-    }
-    return report;
+    return comparePinned(
+      ctx,
+      kind,
+      spec.name,
+      admitted,
+      rows,
+      { firstImport, actor, now: this.#clock() },
+      hooks,
+    );
   }
 
   /**
-   * An admin's classification of one imported entry: registers its catalog entry (a new major
-   * version each time, pinned by `code_hash`) from the listing as pinned. The catalog's checks
-   * apply as for an imported tool: third-party, so a draft until an approver reviews its hash;
-   * and an entry the import scan flagged stays quarantined whatever the catalog's own scan says.
+   * An admin's classification of one imported entry: registers its catalog entry from the
+   * listing as pinned (pinned-listing.ts). The catalog's checks apply as for an imported tool:
+   * third-party, so a draft until an approver reviews its hash; and an entry the import scan
+   * flagged stays quarantined whatever the catalog's own scan says.
    */
-  async classify(
+  classify(
     spec: ProviderSpec,
     kind: EntryKind,
     key: string,
     input: unknown,
     actor: Actor,
-  ): Promise<{
-    tool: ToolVersionDetail;
-    changeId?: string;
-    review?: { readonly id: string; readonly reasons: readonly string[] };
-  }> {
+  ): Promise<Classified> {
     const classification = checkEntryClassification(input);
-    return this.#catalog.write(async (ctx) => {
-      const { trx } = ctx;
-      const row = await trx
+    return classifyPinned(
+      this.#catalog,
+      this.#clock,
+      entryKind([]),
+      spec,
+      { kind, key },
+      classification,
+      actor,
+    );
+  }
+}
+
+type EntryKey = { readonly kind: EntryKind; readonly key: string };
+
+/** A provider's resources, resource templates and prompts as one kind of pinned listing. */
+function entryKind(
+  ownHosts: readonly string[],
+): PinnedKind<ListedEntry, EntryKey, EntryClassification> {
+  const pinnedRow = (r: ProviderEntryRow): PinnedRow => ({
+    label: `${r.kind}:${r.key}`,
+    pin_hash: r.pin_hash,
+    state: r.state,
+    tool_id: r.tool_id,
+    listing: r.listing,
+    findings: r.findings,
+  });
+  return {
+    noun: 'entry',
+    rows: async (trx, provider) =>
+      (
+        await trx
+          .selectFrom('provider_entries')
+          .selectAll()
+          .where('provider', '=', provider)
+          .execute()
+      ).map(pinnedRow),
+    row: async (trx, provider, k) => {
+      const r = await trx
         .selectFrom('provider_entries')
         .selectAll()
-        .where('provider', '=', spec.name)
-        .where('kind', '=', kind)
-        .where('key', '=', key)
+        .where('provider', '=', provider)
+        .where('kind', '=', k.kind)
+        .where('key', '=', k.key)
         .executeTakeFirst();
-      if (!row || row.state === 'removed') {
-        throw new ToolgateError(
-          'PROVIDER_ENTRY_STATE',
-          `provider ${spec.name} does not list a ${kind} ${key}`,
-          { provider: spec.name, kind, key, state: row?.state ?? null },
-        );
-      }
-      const listed = JSON.parse(row.listing) as ListedEntry;
-      const version = await nextMajorVersion(trx, row.tool_id);
-      const definition = entryDefinition(
+      return r ? pinnedRow(r) : undefined;
+    },
+    labelOf: (entry) => `${entry.kind}:${entry.key}`,
+    keyOfLabel: (label) => {
+      const at = label.indexOf(':');
+      return { kind: label.slice(0, at) as EntryKind, key: label.slice(at + 1) };
+    },
+    subject: (provider, k) => subjectOf(provider, k.kind, k.key),
+    pin: entryPinOf,
+    scan: (entry) => scanEntry(entry, ownHosts),
+    toolId: (provider, entry) => entryToolId(provider, entry.kind, entry.key, entry.name),
+    fresh: (firstImport, findings) => {
+      const flagged = findings.length > 0;
+      return {
+        state: firstImport && !flagged ? 'unclassified' : 'quarantined',
+        reason: !firstImport
+          ? 'added after registration'
+          : flagged
+            ? 'flagged by the description scan'
+            : null,
+      };
+    },
+    details: (k) => ({ kind: k.kind }),
+    insert: async (trx, provider, entry, f, at) => {
+      await trx
+        .insertInto('provider_entries')
+        .values({
+          provider,
+          kind: entry.kind,
+          key: entry.key,
+          ...f,
+          classification: null,
+          tool_version: null,
+          updated_at: at,
+        })
+        .execute();
+    },
+    update: async (trx, provider, k, set) => {
+      await trx
+        .updateTable('provider_entries')
+        .set(set)
+        .where('provider', '=', provider)
+        .where('kind', '=', k.kind)
+        .where('key', '=', k.key)
+        .execute();
+    },
+    missing: (provider, k, state) =>
+      new ToolgateError(
+        'PROVIDER_ENTRY_STATE',
+        `provider ${provider} does not list a ${k.kind} ${k.key}`,
+        { provider, kind: k.kind, key: k.key, state },
+      ),
+    definition: (spec, row, version, c) =>
+      entryDefinition(
         spec,
         row.tool_id,
         version,
-        listed,
+        JSON.parse(row.listing) as ListedEntry,
         row.pin_hash,
-        classification,
-      );
-      const registered = await this.#catalog.registerIn(ctx, definition, actor);
-      const flagged = (JSON.parse(row.findings) as ScanFinding[]).length > 0;
-      let tool = registered.tool;
-      if (flagged && !tool.quarantined) {
-        await this.#catalog.setQuarantineIn(
-          ctx,
-          row.tool_id,
-          tool.version,
-          actor,
-          'flagged by the description scan at import',
-          true,
-        );
-        tool = { ...tool, quarantined: true };
-      }
-      const now = this.#clock();
-      await trx
-        .updateTable('provider_entries')
-        .set({
-          state: flagged ? 'quarantined' : 'classified',
-          reason: flagged ? 'flagged by the description scan' : null,
-          classification: JSON.stringify(classification),
-          tool_version: tool.version,
-          updated_at: now.toISOString(),
-        })
-        .where('provider', '=', spec.name)
-        .where('kind', '=', kind)
-        .where('key', '=', key)
-        .execute();
-      await appendEvent(trx, actor, now, {
-        action: 'provider.entry_classified',
-        subject: subjectOf(spec.name, kind, key),
-        details: {
-          kind,
-          tool: `${row.tool_id}@${tool.version}`,
-          pin: row.pin_hash,
-          data_access: classification.data_access,
-          access_tier: classification.access_tier,
-        },
-      });
-      return {
-        tool,
-        ...(registered.changeId !== undefined ? { changeId: registered.changeId } : {}),
-        ...(registered.review !== undefined ? { review: registered.review } : {}),
-      };
-    });
-  }
+        c,
+      ),
+    keepsFlaggedQuarantined: true,
+    classifiedDetails: (k, c, ref) => ({
+      kind: k.kind,
+      tool: ref.tool,
+      pin: ref.pin,
+      data_access: c.data_access,
+      access_tier: c.access_tier,
+    }),
+  };
 }
 
 function entryView(row: ProviderEntryRow): ProviderEntryView {

@@ -6,8 +6,8 @@
  * an admin classifies it, which registers the catalog entry `provider.tool`. A later listing that
  * changes a pinned tool (a rug pull), adds one or drops one quarantines it, raises an event and an
  * alert (`alert.provider_changed`), and moves the catalog revision, so MCP sessions get
- * list_changed. Its resources, resource templates and prompts are governed the same way
- * (provider-entries.ts): nothing of them passes through unclassified.
+ * list_changed. Its resources, templates and prompts go through the same machinery
+ * (pinned-listing.ts, described by provider-entries.ts): none passes through unclassified.
  */
 
 import { StreamableHTTPClientTransport } from '@modelcontextprotocol/sdk/client/streamableHttp.js';
@@ -44,7 +44,14 @@ import {
   type SandboxService,
 } from '../sandbox/index.js';
 import { type CheckedFetchOptions, checkedFetch, type EgressMeter } from './checked-fetch.js';
-import { nextMajorVersion } from './next-version.js';
+import {
+  type ChangeHooks,
+  type Classified,
+  classifyPinned,
+  comparePinned,
+  type PinnedKind,
+  type PinnedRow,
+} from './pinned-listing.js';
 import {
   type EntryRefreshReport,
   ProviderEntries,
@@ -338,36 +345,15 @@ export class ProviderService {
     const at = now.toISOString();
     const provider = await this.#require(trx, spec.name);
     const firstImport = provider.refreshed_at === null;
-    const rows = new Map(
-      (
-        await trx
-          .selectFrom('provider_tools')
-          .selectAll()
-          .where('provider', '=', spec.name)
-          .execute()
-      ).map((r) => [r.name, r]),
-    );
-    const report = {
-      provider: spec.name,
-      entries: {
-        imported: [],
-        added: [],
-        changed: [],
-        removed: [],
-        unchanged: [],
-      } as EntryRefreshReport,
-      imported: [] as string[],
-      added: [] as string[],
-      changed: [] as string[],
-      removed: [] as string[],
-      unchanged: [] as string[],
-      skipped: [] as string[],
-    };
+    const kind = toolKind(spec);
+    const rows = new Map((await kind.rows(trx, spec.name)).map((r) => [r.label, r] as const));
+    const skipped: string[] = [];
     // Catalog ids are lower case: two upstream names that differ only in case would share one id
     // (one could stand in for the other), so only the first name to claim an id is imported.
-    const idOwner = new Map([...rows.values()].map((r) => [r.tool_id, r.name]));
+    const idOwner = new Map([...rows.values()].map((r) => [r.tool_id, r.label]));
     const seen = new Set<string>();
     const claimed = new Set<string>();
+    const admitted: ListedTool[] = [];
     for (const tool of listed) {
       const toolId = `${spec.name}.${tool.name.toLowerCase()}`;
       const owner = idOwner.get(toolId);
@@ -378,103 +364,34 @@ export class ProviderService {
         claimed.has(toolId) ||
         (owner !== undefined && owner !== tool.name)
       ) {
-        report.skipped.push(tool.name);
+        skipped.push(tool.name);
         continue;
       }
       seen.add(tool.name);
       claimed.add(toolId);
-      const row = rows.get(tool.name);
-      if (row && row.pin_hash === tool.pin && row.state !== 'removed') {
-        report.unchanged.push(tool.name);
-        continue;
-      }
-      const findings = [
-        ...scanListedTool(tool, providerHosts(spec), spec.doc_hosts ?? []),
-        ...patternFindings(tool),
-      ];
-      const listing = JSON.stringify(tool);
-      const subject = `provider:${spec.name}/${tool.name}`;
-      if (!row) {
-        const state: ProviderToolState = firstImport ? 'unclassified' : 'quarantined';
-        await trx
-          .insertInto('provider_tools')
-          .values({
-            provider: spec.name,
-            name: tool.name,
-            pin_hash: tool.pin,
-            listing,
-            state,
-            reason: firstImport ? null : 'added after registration',
-            findings: JSON.stringify(findings),
-            classification: null,
-            tool_id: toolId,
-            tool_version: null,
-            updated_at: at,
-          })
-          .execute();
-        await appendEvent(trx, actor, now, {
-          action: 'provider.tool_imported',
-          subject,
-          details: { pin: tool.pin, state, findings: findings.length },
-        });
-        if (firstImport) report.imported.push(tool.name);
-        else {
-          report.added.push(tool.name);
-          await this.#alert(trx, actor, now, subject, 'added', null, tool.pin);
-        }
-        continue;
-      }
-      const reason = row.state === 'removed' ? 'listed again after removal' : 'definition changed';
-      await trx
-        .updateTable('provider_tools')
-        .set({
-          pin_hash: tool.pin,
-          listing,
-          state: 'quarantined',
-          reason,
-          findings: JSON.stringify(findings),
-          updated_at: at,
-        })
-        .where('provider', '=', spec.name)
-        .where('name', '=', tool.name)
-        .execute();
-      await this.#quarantineCatalog(ctx, row.tool_id, actor, `upstream ${reason}`);
-      report.changed.push(tool.name);
-      await this.#alert(trx, actor, now, subject, 'changed', row.pin_hash, tool.pin);
+      admitted.push(tool);
     }
-    for (const row of rows.values()) {
-      if (seen.has(row.name) || row.state === 'removed') continue;
-      await trx
-        .updateTable('provider_tools')
-        .set({ state: 'removed', reason: 'no longer listed', updated_at: at })
-        .where('provider', '=', spec.name)
-        .where('name', '=', row.name)
-        .execute();
-      await this.#quarantineCatalog(ctx, row.tool_id, actor, 'upstream no longer lists it');
-      report.removed.push(row.name);
-      await this.#alert(
-        trx,
+    const hooks: ChangeHooks = {
+      quarantine: (c, toolId, reason) => this.#quarantineCatalog(c, toolId, actor, reason),
+      alert: (t, subject, change, pinned, listedPin) =>
+        this.#alert(t, actor, now, subject, change, pinned, listedPin),
+    };
+    const run = { firstImport, actor, now };
+    const tools = await comparePinned(ctx, kind, spec.name, admitted, rows, run, hooks);
+    const report: RefreshReport = {
+      provider: spec.name,
+      ...tools,
+      skipped,
+      entries: await this.#entries.compareIn(
+        ctx,
+        spec,
+        entries,
+        firstImport,
+        providerHosts(spec),
         actor,
-        now,
-        `provider:${spec.name}/${row.name}`,
-        'removed',
-        row.pin_hash,
-        null,
-      );
-    }
-    report.entries = await this.#entries.compareIn(
-      ctx,
-      spec,
-      entries,
-      firstImport,
-      providerHosts(spec),
-      actor,
-      {
-        quarantine: (c, toolId, reason) => this.#quarantineCatalog(c, toolId, actor, reason),
-        alert: (t, subject, change, pinned, listedPin) =>
-          this.#alert(t, actor, now, subject, change, pinned, listedPin),
-      },
-    );
+        hooks,
+      ),
+    };
     await trx
       .updateTable('providers')
       .set({ refreshed_at: at })
@@ -545,68 +462,18 @@ export class ProviderService {
    * third-party code, so it is a draft until an approver records a security review of its
    * definition hash (then a privileged or irreversible class still waits for approvers).
    */
-  async classify(
-    name: string,
-    tool: string,
-    input: unknown,
-    actor: Actor,
-  ): Promise<{
-    tool: ToolVersionDetail;
-    changeId?: string;
-    review?: { readonly id: string; readonly reasons: readonly string[] };
-  }> {
+  async classify(name: string, tool: string, input: unknown, actor: Actor): Promise<Classified> {
     const classification = checkClassification(input);
     const spec = await this.spec(name);
-    return this.#catalog.write(async (ctx) => {
-      const { trx } = ctx;
-      const row = await trx
-        .selectFrom('provider_tools')
-        .selectAll()
-        .where('provider', '=', name)
-        .where('name', '=', tool)
-        .executeTakeFirst();
-      if (!row || row.state === 'removed') {
-        throw new ToolgateError(
-          'PROVIDER_TOOL_STATE',
-          `provider ${name} does not list a tool ${tool}`,
-          { provider: name, tool, state: row?.state ?? null },
-        );
-      }
-      const listed = JSON.parse(row.listing) as ListedTool;
-      const version = await nextMajorVersion(trx, row.tool_id);
-      const definition = importedDefinition(spec, row.tool_id, version, listed, classification);
-      const registered = await this.#catalog.registerIn(ctx, definition, actor);
-      const now = this.#clock();
-      await trx
-        .updateTable('provider_tools')
-        .set({
-          state: 'classified',
-          reason: null,
-          classification: JSON.stringify(classification),
-          tool_version: registered.tool.version,
-          updated_at: now.toISOString(),
-        })
-        .where('provider', '=', name)
-        .where('name', '=', tool)
-        .execute();
-      await appendEvent(trx, actor, now, {
-        action: 'provider.tool_classified',
-        subject: `provider:${name}/${tool}`,
-        details: {
-          tool: `${row.tool_id}@${registered.tool.version}`,
-          pin: row.pin_hash,
-          action_class: classification.action_class,
-          data_access: classification.data_access,
-          egress: classification.egress.mode,
-          access_tier: classification.access_tier,
-        },
-      });
-      return {
-        tool: registered.tool,
-        ...(registered.changeId !== undefined ? { changeId: registered.changeId } : {}),
-        ...(registered.review !== undefined ? { review: registered.review } : {}),
-      };
-    });
+    return classifyPinned(
+      this.#catalog,
+      this.#clock,
+      toolKind(spec),
+      spec,
+      tool,
+      classification,
+      actor,
+    );
   }
 
   /**
@@ -708,6 +575,95 @@ export class ProviderService {
       throw new ToolgateError('PROVIDER_NOT_FOUND', `no provider ${name}`, { provider: name });
     return row;
   }
+}
+
+/** A provider's tools as one kind of pinned listing (pinned-listing.ts), keyed by name. */
+function toolKind(spec: ProviderSpec): PinnedKind<ListedTool, string, ToolClassification> {
+  const pinnedRow = (r: ProviderToolRow): PinnedRow => ({
+    label: r.name,
+    pin_hash: r.pin_hash,
+    state: r.state,
+    tool_id: r.tool_id,
+    listing: r.listing,
+    findings: r.findings,
+  });
+  return {
+    noun: 'tool',
+    rows: async (trx, provider) =>
+      (
+        await trx
+          .selectFrom('provider_tools')
+          .selectAll()
+          .where('provider', '=', provider)
+          .execute()
+      ).map(pinnedRow),
+    row: async (trx, provider, name) => {
+      const r = await trx
+        .selectFrom('provider_tools')
+        .selectAll()
+        .where('provider', '=', provider)
+        .where('name', '=', name)
+        .executeTakeFirst();
+      return r ? pinnedRow(r) : undefined;
+    },
+    labelOf: (tool) => tool.name,
+    keyOfLabel: (label) => label,
+    subject: (provider, name) => `provider:${provider}/${name}`,
+    pin: (tool) => tool.pin,
+    scan: (tool) => [
+      ...scanListedTool(tool, providerHosts(spec), spec.doc_hosts ?? []),
+      ...patternFindings(tool),
+    ],
+    toolId: (provider, tool) => `${provider}.${tool.name.toLowerCase()}`,
+    // A tool is offered only once classified; the catalog's own scan judges its definition then.
+    fresh: (firstImport) => ({
+      state: firstImport ? 'unclassified' : 'quarantined',
+      reason: firstImport ? null : 'added after registration',
+    }),
+    details: () => ({}),
+    insert: async (trx, provider, tool, f, at) => {
+      await trx
+        .insertInto('provider_tools')
+        .values({
+          provider,
+          name: tool.name,
+          ...f,
+          classification: null,
+          tool_version: null,
+          updated_at: at,
+        })
+        .execute();
+    },
+    update: async (trx, provider, name, set) => {
+      await trx
+        .updateTable('provider_tools')
+        .set(set)
+        .where('provider', '=', provider)
+        .where('name', '=', name)
+        .execute();
+    },
+    missing: (provider, tool, state) =>
+      new ToolgateError(
+        'PROVIDER_TOOL_STATE',
+        `provider ${provider} does not list a tool ${tool}`,
+        {
+          provider,
+          tool,
+          state,
+        },
+      ),
+    definition: (s, row, version, c) =>
+      importedDefinition(s, row.tool_id, version, JSON.parse(row.listing) as ListedTool, c),
+    keepsFlaggedQuarantined: false,
+    classifiedDetails: (_name, c, ref) => ({
+      tool: ref.tool,
+      pin: ref.pin,
+      action_class: c.action_class,
+      data_access: c.data_access,
+      egress: c.egress.mode,
+      access_tier: c.access_tier,
+    }),
+  };
 }
 
 function summaryOf(row: ProviderRow): Omit<ProviderSummary, 'tools' | 'entries'> {

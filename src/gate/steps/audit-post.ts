@@ -11,7 +11,7 @@ import { untrustedSourcesOf } from '../../domain/sessions/index.js';
 import type { TrustLabel } from '../../domain/text-trust/index.js';
 import { carriesUntrustedText } from '../../domain/text-trust/index.js';
 import { postRecord } from '../audit-records.js';
-import { deny, type McpToolResult } from '../decision.js';
+import { deny } from '../decision.js';
 import { releaseClaim } from './idempotency-claim.js';
 import { literalsEntering, recordInjection, recordLiterals } from './provenance.js';
 import type { ExecuteFailure } from './run-result.js';
@@ -117,6 +117,6 @@ function allowed(s: CallState, output: unknown): StepResult {
     warnings: s.warnings,
     ...(s.deprecation ? { deprecation: s.deprecation } : {}),
     ...(trust ? { trust } : {}),
-    ...(s.def.runtime.kind === 'mcp' ? { mcpResult: output as McpToolResult } : {}),
+    ...(s.def.runtime.kind === 'mcp' ? { outputForm: 'upstream' as const } : {}),
   };
 }

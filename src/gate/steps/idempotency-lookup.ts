@@ -13,7 +13,7 @@ import {
 } from '../../domain/idempotency/index.js';
 import type { TrustLabel } from '../../domain/text-trust/index.js';
 import { declaredKeys, replayedRecord } from '../audit-records.js';
-import { type DenyCode, deny, type McpToolResult } from '../decision.js';
+import { type DenyCode, deny } from '../decision.js';
 import { type CallState, CONTINUE, type Refusal, refuse, type StepResult } from './step.js';
 
 const NOT_UNICODE: Refusal = {
@@ -75,7 +75,7 @@ export async function settle(s: CallState, claimed: IdempotencyOutcome): Promise
       // The first answer's trust label: a replay of outside content is labelled as it was.
       ...(claimed.trust !== null ? { trust: claimed.trust as TrustLabel } : {}),
       // An upstream MCP tool's stored result is replayed as the result it was.
-      ...(s.def.runtime.kind === 'mcp' ? { mcpResult: claimed.output as McpToolResult } : {}),
+      ...(s.def.runtime.kind === 'mcp' ? { outputForm: 'upstream' as const } : {}),
     };
   }
   return claimed.kind === 'conflict'

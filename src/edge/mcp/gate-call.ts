@@ -1,0 +1,59 @@
+/**
+ * @module The call into the gate of a tools/call, for both MCP eras (C15, docs/architecture.md
+ * §6): the caller's abort signal, its progress relayed under its own token (progress-relay.ts),
+ * the version pin it carries (version-meta.ts) and, on 2026-07-28, the approval its echoed
+ * `requestState` binds. Era-neutral: each era's server passes what its protocol gives it.
+ */
+import type { ServerNotification } from '@modelcontextprotocol/sdk/types.js';
+import type { AgentApi, GateDecision } from '../../api/index.js';
+import { progressRelay } from './progress-relay.js';
+import { versionOption } from './version-meta.js';
+
+type CallContext = Parameters<AgentApi['invoke']>[0];
+type CallOptions = NonNullable<Parameters<AgentApi['invoke']>[3]>;
+
+/** A tools/call's params as both SDKs parse them. */
+export interface ToolCallParams {
+  readonly name: string;
+  readonly arguments?: Record<string, unknown> | undefined;
+  readonly _meta?: Record<string, unknown> | undefined;
+}
+
+/** What the era's protocol gives the call: its abort signal and the way to send progress. */
+export interface ToolCallIo {
+  readonly signal: AbortSignal;
+  readonly notify: (notification: ServerNotification) => Promise<void>;
+  readonly boundApproval?: CallOptions['boundApproval'];
+}
+
+export interface ToolCall {
+  /** Asks the gate (again, after a person answered on the legacy era: the gate decides anew). */
+  invoke(): Promise<GateDecision>;
+  /** Settles once every progress report is written: the result must not overtake them. */
+  flush(): Promise<void>;
+}
+
+/**
+ * One tools/call into the gate. The agent's progress token asks for the upstream's progress;
+ * the caller's cancellation aborts `signal`, which withdraws the call (and cancels it upstream).
+ */
+export function toolCall(
+  agent: Pick<AgentApi, 'invoke'>,
+  ctx: CallContext,
+  params: ToolCallParams,
+  io: ToolCallIo,
+): ToolCall {
+  const token = params._meta?.progressToken;
+  const relay =
+    typeof token === 'string' || typeof token === 'number' ? progressRelay(token, io.notify) : null;
+  const options: CallOptions = {
+    signal: io.signal,
+    ...(relay ? { onProgress: relay.onProgress } : {}),
+    ...(io.boundApproval ? { boundApproval: io.boundApproval } : {}),
+    ...versionOption(params._meta),
+  };
+  return {
+    invoke: () => agent.invoke(ctx, params.name, params.arguments ?? {}, options),
+    flush: () => relay?.flush() ?? Promise.resolve(),
+  };
+}
