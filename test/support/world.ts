@@ -50,6 +50,8 @@ export interface WorldOptions {
   /** Tool definitions applied (after the demo catalog) and reviewed. */
   readonly tools?: readonly Definition[];
   readonly agents?: readonly WorldAgent[];
+  /** Agents that exist already (the demo's) to issue an API key for, into `world.keys`. */
+  readonly keys?: readonly string[];
   readonly operators?: readonly WorldOperator[];
   /** The gateway's options; `db` defaults to a fresh database of `backend`. */
   readonly options?: ToolgateOptions;
@@ -141,9 +143,9 @@ export async function openWorld(spec: WorldOptions = {}): Promise<World> {
     return closed;
   };
   try {
-    const tokens = await seedOperators(tg, spec.operators ?? []);
     if (spec.demo) await applyDemo(tg, admin);
     const keys = await seedAgentsAndTools(tg, spec, admin);
+    const tokens = await seedOperators(tg, spec.operators ?? []);
     const rest = spec.rest === true ? {} : spec.rest || null;
     const adminToken = rest === null ? null : (rest.adminToken ?? WORLD_ADMIN_TOKEN);
     let base = '';
@@ -200,6 +202,7 @@ async function seedAgentsAndTools(
     await approvePendingReviews(tg);
   }
   const keys: Record<string, string> = {};
+  for (const id of spec.keys ?? []) keys[id] = (await tg.keys.issue(id, admin)).apiKey;
   for (const a of agents) {
     if (a.key !== false) keys[a.id] = (await tg.keys.issue(a.id, admin)).apiKey;
   }
