@@ -25,14 +25,16 @@ export const SETUP: Actor = { id: 'test-admin', via: 'library' };
 /** The admin token a world's REST front accepts, unless a suite names its own. */
 export const WORLD_ADMIN_TOKEN = 'world-admin-token-0123456789abcdef0123456789';
 
-/** An agent of the world: its record, its grant (when it has capabilities) and an API key. */
+/**
+ * An agent of the world: its record (any other field is the Agent document's, `owner` `qa` by
+ * default), its grant (when it has capabilities) and an API key.
+ */
 export interface WorldAgent {
   readonly id: string;
-  readonly owner?: string;
-  readonly tier?: string;
   readonly capabilities?: readonly string[];
   /** Issue an API key for it (default true); `world.keys[id]` holds it. */
   readonly key?: boolean;
+  readonly [field: string]: unknown;
 }
 
 /** An operator account of the world; with `token`, a personal token in `world.tokens[id]`. */
@@ -187,13 +189,10 @@ async function seedAgentsAndTools(
   const agents = spec.agents ?? [];
   const docs = [
     ...(spec.tools ?? []).map((t) => ({ kind: 'Tool', spec: t })),
-    ...agents.flatMap((a) => [
-      {
-        kind: 'Agent',
-        spec: { id: a.id, owner: a.owner ?? 'qa', ...(a.tier ? { tier: a.tier } : {}) },
-      },
-      ...(a.capabilities?.length
-        ? [{ kind: 'Grant', spec: { agent: a.id, capabilities: [...a.capabilities] } }]
+    ...agents.flatMap(({ capabilities, key: _key, ...agent }) => [
+      { kind: 'Agent', spec: { owner: 'qa', ...agent } },
+      ...(capabilities?.length
+        ? [{ kind: 'Grant', spec: { agent: agent.id, capabilities: [...capabilities] } }]
         : []),
     ]),
   ];
