@@ -5,15 +5,14 @@
  */
 import assert from 'node:assert/strict';
 import { after, before, describe, test } from 'node:test';
-import type { FastifyInstance } from 'fastify';
 import type { Actor } from '../../src/core/index.js';
 import { isToolgateError } from '../../src/core/index.js';
-import { buildServer } from '../../src/edge/rest/index.js';
-import { type Gateway, openGateway } from '../../src/host/toolgate.js';
+import type { Gateway } from '../../src/host/toolgate.js';
 import { openStore, type Store } from '../../src/records/store/index.js';
 import { backends } from '../support/backends.js';
 import { operator } from '../support/operators.js';
 import { approvePendingReviews } from '../support/reviews.js';
+import { openWorld, type World } from '../support/world.js';
 
 const admin: Actor = { id: 'test-admin', via: 'library' };
 const ADMIN_TOKEN = 'withdrawn-test-admin-token-0123456789abcdef';
@@ -22,10 +21,9 @@ const approver = operator('withdrawn-approver');
 for (const backend of backends()) {
   describe(`withdrawn approvals (${backend.name})`, () => {
     let tg: Gateway;
-    let app: FastifyInstance;
+    let world: World;
     let base: string;
     let inspector: Store;
-    let drop: () => Promise<void>;
     let now = new Date('2026-07-30T10:00:00Z');
     const who = { agentId: 'note-bot', credential: 'cred-note' };
     let n = 0;
@@ -74,10 +72,13 @@ for (const backend of backends()) {
     }
 
     before(async () => {
-      const fresh = await backend.fresh();
-      drop = fresh.drop;
-      tg = await openGateway({ db: fresh.url, clock: () => now });
-      inspector = await openStore(fresh.url);
+      world = await openWorld({
+        backend,
+        rest: { adminToken: ADMIN_TOKEN },
+        options: { clock: () => now },
+      });
+      ({ tg, base } = world);
+      inspector = await openStore(world.db);
       await tg.config.apply(
         [
           { kind: 'Agent', spec: { id: 'note-bot', owner: 'qa' } },
@@ -110,15 +111,11 @@ for (const backend of backends()) {
         admin,
       );
       await approvePendingReviews(tg.admin);
-      app = await buildServer(tg, { adminToken: ADMIN_TOKEN });
-      base = await app.listen({ host: '127.0.0.1', port: 0 });
     });
 
     after(async () => {
-      await app.close();
-      await tg.close();
       await inspector.close();
-      await drop();
+      await world.close();
     });
 
     test('revoking a run withdraws its waiting approval, audited, undecidable, shown so', async () => {
