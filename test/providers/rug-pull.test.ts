@@ -19,9 +19,10 @@ import {
 import type { FastifyInstance } from 'fastify';
 import type { Actor } from '../../src/core/index.js';
 import { buildServer } from '../../src/edge/rest/index.js';
-import { type Gateway, openGateway } from '../../src/host/toolgate.js';
+import type { Gateway } from '../../src/host/toolgate.js';
 import { backends } from '../support/backends.js';
 import { classifyReviewed } from '../support/reviews.js';
+import { openWorld, type World } from '../support/world.js';
 import { FIXTURES, nodeProvider } from './provider-support.js';
 
 const admin: Actor = { id: 'test-admin', via: 'library' };
@@ -49,10 +50,10 @@ async function waitFor(check: () => boolean, ms = 5000): Promise<void> {
 for (const backend of backends()) {
   describe(`rug pull by an upstream provider (${backend.name})`, () => {
     let tg: Gateway;
+    let world: World;
     let app: FastifyInstance;
     let base: string;
     let key: string;
-    let drop: () => Promise<void>;
     let stateDir: string;
     const clients: Client[] = [];
 
@@ -71,12 +72,11 @@ for (const backend of backends()) {
     }
 
     before(async () => {
-      const fresh = await backend.fresh();
-      drop = fresh.drop;
+      world = await openWorld({ backend });
+      tg = world.tg;
       stateDir = mkdtempSync(join(tmpdir(), 'toolgate-rug-'));
       chmodSync(stateDir, 0o755);
       setMode('benign');
-      tg = await openGateway({ db: fresh.url });
       await tg.config.apply(
         [
           {
@@ -107,8 +107,7 @@ for (const backend of backends()) {
     after(async () => {
       await Promise.all(clients.map((c) => c.close().catch(() => {})));
       await app.close();
-      await tg.close();
-      await drop();
+      await world.close();
       rmSync(stateDir, { recursive: true, force: true, maxRetries: 5, retryDelay: 50 });
     });
 
