@@ -23,7 +23,7 @@ import { openStore, type Store } from '../../src/records/store/index.js';
 import { backends } from '../support/backends.js';
 import { ROOT } from '../support/cli.js';
 import { tableResolver } from '../support/egress.js';
-import { validSendTool, validTool } from '../support/tools.js';
+import { httpReadTool, validTool } from '../support/tools.js';
 import { openWorld, type World } from '../support/world.js';
 
 const admin: Actor = { id: 'test-admin', via: 'library' };
@@ -41,29 +41,6 @@ const hasBwrap = await new SandboxService()
 interface Seen {
   url: string;
   auth: string | undefined;
-}
-
-function apiTool(id: string, host: string, extra: Record<string, unknown> = {}) {
-  return validSendTool({
-    id,
-    name: id,
-    description: 'Look up one catalogue item by its id.',
-    action_class: 'read',
-    data_access: 'public',
-    access_tier: 'public',
-    approval: { mode: 'none' },
-    required_capabilities: ['api:read'],
-    egress: { mode: 'constrained', hosts: [host] },
-    runtime: { kind: 'http', base_url: `https://${host}/v1`, method: 'GET', path: '/items/{item}' },
-    input_schema: {
-      type: 'object',
-      additionalProperties: false,
-      required: ['item'],
-      properties: { item: { type: 'string', maxLength: 40 } },
-    },
-    output_schema: { type: 'object' },
-    ...extra,
-  });
 }
 
 function allowed(d: GateDecision): Record<string, unknown> {
@@ -139,14 +116,14 @@ for (const backend of backends()) {
       inspector = await openStore(world.db);
       await tg.config.apply(
         [
-          apiTool('api_lookup', 'api.example.test', {
+          httpReadTool('api_lookup', 'api.example.test', {
             credentials: { secret: 'api-token', inject: 'header', as: 'Authorization' },
           }),
-          apiTool('api_lookup_b', 'api.example.test', {
+          httpReadTool('api_lookup_b', 'api.example.test', {
             credentials: { secret: 'api-token', inject: 'header', as: 'Authorization' },
           }),
-          apiTool('meta_lookup', 'meta.example.test'),
-          apiTool('api_minted', 'api.example.test', {
+          httpReadTool('meta_lookup', 'meta.example.test'),
+          httpReadTool('api_minted', 'api.example.test', {
             credentials: { secret: 'signing-key', inject: 'minted_jwt', as: 'Authorization' },
           }),
           validTool({
