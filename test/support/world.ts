@@ -89,13 +89,20 @@ export interface World {
   close(): Promise<void>;
 }
 
-/** A REST caller of `base`: JSON in, `{ status, body }` out, as the bearer `token`. */
-export function restClient(base: () => string, fallback: string | null = null) {
+/**
+ * A REST caller of `base`: JSON in, `{ status, body }` out, as the bearer `token` (by default
+ * `fallback`, or what it returns when the suite learns its token later; null: no credential).
+ */
+export function restClient(
+  base: () => string,
+  fallback: string | null | (() => string | null) = null,
+) {
+  const byDefault = typeof fallback === 'function' ? fallback : () => fallback;
   return async (
     method: string,
     path: string,
     body?: unknown,
-    token: string | null = fallback,
+    token: string | null = byDefault(),
   ): Promise<Reply> => {
     const res = await fetch(`${base()}${path}`, {
       method,
