@@ -29,8 +29,7 @@
 import assert from 'node:assert/strict';
 import { request as httpRequest } from 'node:http';
 import { after, before, describe, test } from 'node:test';
-import { Client } from '@modelcontextprotocol/sdk/client/index.js';
-import { StreamableHTTPClientTransport } from '@modelcontextprotocol/sdk/client/streamableHttp.js';
+import type { Client } from '@modelcontextprotocol/sdk/client/index.js';
 import { MasterKey } from '../../src/domain/credentials/index.js';
 import { demoExecutor } from '../../src/execution/runtimes/index.js';
 import type { Gateway } from '../../src/host/toolgate.js';
@@ -38,7 +37,7 @@ import { AuditPseudonyms } from '../../src/records/audit/index.js';
 import { openStore, type Store } from '../../src/records/store/index.js';
 import { backends } from '../support/backends.js';
 import { validTool } from '../support/tools.js';
-import { openWorld, restClient, type World } from '../support/world.js';
+import { connectMcp, openWorld, restClient, type World } from '../support/world.js';
 
 const ADMIN_TOKEN = 'admin-token-for-personal-data-masking-tests-0123456789';
 const setup = { id: 'test-admin', via: 'library' } as const;
@@ -106,12 +105,7 @@ for (const backend of backends()) {
     const search = (value: string) =>
       send('POST', '/v1/audit/classified/search', { value }, auditorToken);
     const mcpClient = async () => {
-      const client = new Client({ name: 'toolgate-test', version: '1.0.0' });
-      await client.connect(
-        new StreamableHTTPClientTransport(new URL(`${base}/mcp`), {
-          requestInit: { headers: { authorization: `Bearer ${apiKey}` } },
-        }),
-      );
+      const client = await connectMcp(base, apiKey);
       clients.push(client);
       return client;
     };

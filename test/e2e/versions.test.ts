@@ -16,8 +16,7 @@ import {
   Client as ClientV2,
   StreamableHTTPClientTransport as HttpV2,
 } from '@modelcontextprotocol/client';
-import { Client } from '@modelcontextprotocol/sdk/client/index.js';
-import { StreamableHTTPClientTransport } from '@modelcontextprotocol/sdk/client/streamableHttp.js';
+import type { Client } from '@modelcontextprotocol/sdk/client/index.js';
 import type { CallToolResult } from '@modelcontextprotocol/sdk/types.js';
 import type { FastifyInstance } from 'fastify';
 import type { Actor } from '../../src/core/index.js';
@@ -28,6 +27,7 @@ import { openStore, type Store } from '../../src/records/store/index.js';
 import { ensureBuilt, runCli } from '../support/cli.js';
 import { openDemoGateway } from '../support/demo-gateway.js';
 import { approvePendingReviews } from '../support/reviews.js';
+import { connectMcp } from '../support/world.js';
 
 const admin: Actor = { id: 'test-admin', via: 'library' };
 const ADMIN_TOKEN = 'test-admin-token-0123456789abcdef0123456789';
@@ -569,12 +569,7 @@ describe('REST', () => {
 
 describe('MCP with the real SDK clients', () => {
   async function connect(): Promise<Client> {
-    const client = new Client({ name: 'versions-test', version: '1.0.0' });
-    await client.connect(
-      new StreamableHTTPClientTransport(new URL(`${base}/mcp`), {
-        requestInit: { headers: { authorization: `Bearer ${supportKey}` } },
-      }),
-    );
+    const client = await connectMcp(base, supportKey, 'versions-test');
     clients.push(client);
     return client;
   }

@@ -18,7 +18,7 @@ import { openStore, type Store } from '../../src/records/store/index.js';
 import { backends } from '../support/backends.js';
 import { operator } from '../support/operators.js';
 import { validTool } from '../support/tools.js';
-import { openWorld, type World } from '../support/world.js';
+import { openWorld, personalToken, type World } from '../support/world.js';
 
 const admin: Actor = { id: 'provenance-admin', via: 'library' };
 const ADMIN_TOKEN = 'provenance-admin-token-0123456789abcdef';
@@ -357,13 +357,7 @@ for (const backend of backends()) {
         admin,
       );
       await tg.admin.operators.create(BOOTSTRAP_OPERATOR, { id: 'rita', roles: ['approver'] });
-      approverToken = (
-        await tg.admin.operators.issueToken(BOOTSTRAP_OPERATOR, {
-          operatorId: 'rita',
-          name: 'test',
-          expiresInDays: 1,
-        })
-      ).token;
+      approverToken = await personalToken(tg.admin, 'rita', { expiresInDays: 1 });
     });
     after(async () => {
       await store.close();

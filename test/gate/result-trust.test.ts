@@ -7,8 +7,6 @@
  */
 import assert from 'node:assert/strict';
 import { after, before, describe, test } from 'node:test';
-import { Client } from '@modelcontextprotocol/sdk/client/index.js';
-import { StreamableHTTPClientTransport } from '@modelcontextprotocol/sdk/client/streamableHttp.js';
 import type { Actor } from '../../src/core/index.js';
 import { InlineExecutor } from '../../src/execution/runtimes/index.js';
 import type { Gateway } from '../../src/host/toolgate.js';
@@ -16,7 +14,7 @@ import { openStore, type Store } from '../../src/records/store/index.js';
 import { backends } from '../support/backends.js';
 import { approvePendingReviews } from '../support/reviews.js';
 import { validTool } from '../support/tools.js';
-import { openWorld, type World } from '../support/world.js';
+import { connectMcp, openWorld, type World } from '../support/world.js';
 
 const admin: Actor = { id: 'trust-admin', via: 'library' };
 const ADMIN_TOKEN = 'test-admin-token-trust-0123456789abcdef0123';
@@ -274,12 +272,7 @@ forbid (principal, action, resource) when { resource.action_class != "read" && c
       assert.equal(blocked.status, 502);
       assert.equal(((await blocked.json()) as { code: string }).code, 'RESULT_BLOCKED');
 
-      const client = new Client({ name: 'trust-test', version: '1.0.0' });
-      await client.connect(
-        new StreamableHTTPClientTransport(new URL(`${base}/mcp`), {
-          requestInit: { headers: { authorization: `Bearer ${apiKey}` } },
-        }),
-      );
+      const client = await connectMcp(base, apiKey, 'trust-test');
       try {
         const result = await client.callTool({ name: 'read_mail', arguments: { invoice: 'I-1' } });
         const label = result._meta?.['io.toolgate/trust'] as { source: string; injection: boolean };

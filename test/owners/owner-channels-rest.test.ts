@@ -14,7 +14,7 @@ import type { OwnerNoticePayload } from '../../src/operations/owners/index.js';
 import { backends } from '../support/backends.js';
 import { validTool } from '../support/tools.js';
 import { LOOPBACK_OUTBOUND, type Receiver, webhookReceiver } from '../support/webhook-receiver.js';
-import { openWorld, type World } from '../support/world.js';
+import { openWorld, personalToken, type World } from '../support/world.js';
 
 const admin: Actor = { id: 'test-admin', via: 'library' };
 const ADMIN_TOKEN = 'admin-token-for-owner-channel-tests-0123456789';
@@ -57,13 +57,7 @@ describe('owner channels over REST', () => {
         roles: [...roles],
         teams: [...teams],
       });
-      tokens[id] = (
-        await tg.admin.operators.issueToken(BOOTSTRAP_OPERATOR, {
-          operatorId: id,
-          name: 'test',
-          expiresInDays: 1,
-        })
-      ).token;
+      tokens[id] = await personalToken(tg.admin, id, { expiresInDays: 1 });
     }
   });
   after(async () => {

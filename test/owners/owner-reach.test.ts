@@ -13,7 +13,7 @@ import { BOOTSTRAP_OPERATOR } from '../../src/domain/operators/index.js';
 import type { Gateway } from '../../src/host/toolgate.js';
 import { backends } from '../support/backends.js';
 import { validTool } from '../support/tools.js';
-import { openWorld, type World } from '../support/world.js';
+import { openWorld, personalToken, type World } from '../support/world.js';
 
 const admin: Actor = { id: 'test-admin', via: 'library' };
 const ADMIN_TOKEN = 'admin-token-for-owner-reach-tests-0123456789';
@@ -95,13 +95,7 @@ describe('what an owner may reach', () => {
         roles: [...roles],
         teams: [...teams],
       });
-      tokens[id] = (
-        await tg.admin.operators.issueToken(BOOTSTRAP_OPERATOR, {
-          operatorId: id,
-          name: 'test',
-          expiresInDays: 1,
-        })
-      ).token;
+      tokens[id] = await personalToken(tg.admin, id, { expiresInDays: 1 });
     }
   });
   after(async () => {

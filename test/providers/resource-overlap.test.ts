@@ -16,8 +16,7 @@ import {
   Client as ClientV2,
   StreamableHTTPClientTransport as HttpV2,
 } from '@modelcontextprotocol/client';
-import { Client } from '@modelcontextprotocol/sdk/client/index.js';
-import { StreamableHTTPClientTransport } from '@modelcontextprotocol/sdk/client/streamableHttp.js';
+import type { Client } from '@modelcontextprotocol/sdk/client/index.js';
 import { McpError } from '@modelcontextprotocol/sdk/types.js';
 import type { FastifyInstance } from 'fastify';
 import type { Actor } from '../../src/core/index.js';
@@ -26,7 +25,7 @@ import type { Gateway } from '../../src/host/toolgate.js';
 import { openStore, type Store } from '../../src/records/store/index.js';
 import { backends } from '../support/backends.js';
 import { approvePendingReviews } from '../support/reviews.js';
-import { openWorld, type World } from '../support/world.js';
+import { connectMcp, openWorld, type World } from '../support/world.js';
 import { FIXTURES, nodeProvider } from './provider-support.js';
 
 const admin: Actor = { id: 'test-admin', via: 'library' };
@@ -67,12 +66,7 @@ for (const backend of backends()) {
     const clients: { close(): Promise<void> }[] = [];
 
     async function connect(agent: string): Promise<Client> {
-      const client = new Client({ name: 'overlap-test', version: '1.0.0' });
-      await client.connect(
-        new StreamableHTTPClientTransport(new URL(`${base}/mcp`), {
-          requestInit: { headers: { authorization: `Bearer ${keys[agent]}` } },
-        }),
-      );
+      const client = await connectMcp(base, keys[agent], 'overlap-test');
       clients.push(client);
       return client;
     }

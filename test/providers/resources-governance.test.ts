@@ -11,8 +11,7 @@ import { chmodSync, mkdtempSync, rmSync, writeFileSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { after, before, describe, test } from 'node:test';
-import { Client } from '@modelcontextprotocol/sdk/client/index.js';
-import { StreamableHTTPClientTransport } from '@modelcontextprotocol/sdk/client/streamableHttp.js';
+import type { Client } from '@modelcontextprotocol/sdk/client/index.js';
 import {
   McpError,
   ResourceListChangedNotificationSchema,
@@ -24,7 +23,7 @@ import type { Gateway } from '../../src/host/toolgate.js';
 import { openStore, type Store } from '../../src/records/store/index.js';
 import { backends } from '../support/backends.js';
 import { approvePendingReviews } from '../support/reviews.js';
-import { openWorld, type World } from '../support/world.js';
+import { connectMcp, openWorld, type World } from '../support/world.js';
 import { FIXTURES, nodeProvider } from './provider-support.js';
 
 const admin: Actor = { id: 'test-admin', via: 'library' };
@@ -60,12 +59,7 @@ for (const backend of backends()) {
     const setMode = (mode: 'benign' | 'changed') => writeFileSync(join(stateDir, 'mode'), mode);
 
     async function connect(): Promise<Client> {
-      const client = new Client({ name: 'resources-test', version: '1.0.0' });
-      await client.connect(
-        new StreamableHTTPClientTransport(new URL(`${base}/mcp`), {
-          requestInit: { headers: { authorization: `Bearer ${key}` } },
-        }),
-      );
+      const client = await connectMcp(base, key, 'resources-test');
       clients.push(client);
       return client;
     }

@@ -10,8 +10,7 @@ import { chmodSync, mkdtempSync, rmSync, writeFileSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { after, before, describe, test } from 'node:test';
-import { Client } from '@modelcontextprotocol/sdk/client/index.js';
-import { StreamableHTTPClientTransport } from '@modelcontextprotocol/sdk/client/streamableHttp.js';
+import type { Client } from '@modelcontextprotocol/sdk/client/index.js';
 import {
   type CallToolResult,
   ToolListChangedNotificationSchema,
@@ -22,7 +21,7 @@ import { buildServer } from '../../src/edge/rest/index.js';
 import type { Gateway } from '../../src/host/toolgate.js';
 import { backends } from '../support/backends.js';
 import { classifyReviewed } from '../support/reviews.js';
-import { openWorld, type World } from '../support/world.js';
+import { connectMcp, openWorld, type World } from '../support/world.js';
 import { FIXTURES, nodeProvider } from './provider-support.js';
 
 const admin: Actor = { id: 'test-admin', via: 'library' };
@@ -61,12 +60,7 @@ for (const backend of backends()) {
       writeFileSync(join(stateDir, 'mode'), mode);
 
     async function connect(): Promise<Client> {
-      const client = new Client({ name: 'rug-test', version: '1.0.0' });
-      await client.connect(
-        new StreamableHTTPClientTransport(new URL(`${base}/mcp`), {
-          requestInit: { headers: { authorization: `Bearer ${key}` } },
-        }),
-      );
+      const client = await connectMcp(base, key, 'rug-test');
       clients.push(client);
       return client;
     }

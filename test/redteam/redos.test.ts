@@ -10,8 +10,7 @@ import assert from 'node:assert/strict';
 import { readFileSync } from 'node:fs';
 import { join } from 'node:path';
 import { after, before, describe, test } from 'node:test';
-import { Client } from '@modelcontextprotocol/sdk/client/index.js';
-import { StreamableHTTPClientTransport } from '@modelcontextprotocol/sdk/client/streamableHttp.js';
+import type { Client } from '@modelcontextprotocol/sdk/client/index.js';
 import type { CallToolResult } from '@modelcontextprotocol/sdk/types.js';
 import type { Actor } from '../../src/core/index.js';
 import { InlineExecutor } from '../../src/execution/runtimes/index.js';
@@ -20,7 +19,7 @@ import { FIXTURES, nodeProvider } from '../providers/provider-support.js';
 import { backends } from '../support/backends.js';
 import { approveReview } from '../support/reviews.js';
 import { validTool } from '../support/tools.js';
-import { openWorld, restClient, type World } from '../support/world.js';
+import { connectMcp, openWorld, restClient, type World } from '../support/world.js';
 
 const CASES = JSON.parse(
   readFileSync(new URL('./redos-patterns.json', import.meta.url), 'utf8'),
@@ -277,12 +276,7 @@ for (const backend of backends()) {
         ['/input_schema/properties/word/pattern'],
       );
 
-      const client = new Client({ name: 'redos-test', version: '1.0.0' });
-      await client.connect(
-        new StreamableHTTPClientTransport(new URL(`${base}/mcp`), {
-          requestInit: { headers: { authorization: `Bearer ${key}` } },
-        }),
-      );
+      const client = await connectMcp(base, key, 'redos-test');
       clients.push(client);
       const listed = (await client.listTools()).tools.map((t) => t.name);
       assert.ok(

@@ -9,12 +9,11 @@
 import assert from 'node:assert/strict';
 import { readFileSync } from 'node:fs';
 import { after, before, describe, test } from 'node:test';
-import { Client } from '@modelcontextprotocol/sdk/client/index.js';
-import { StreamableHTTPClientTransport } from '@modelcontextprotocol/sdk/client/streamableHttp.js';
+import type { Client } from '@modelcontextprotocol/sdk/client/index.js';
 import type { Actor } from '../../src/core/index.js';
 import { backends } from '../support/backends.js';
 import { validTool } from '../support/tools.js';
-import { openWorld, restClient, type World } from '../support/world.js';
+import { connectMcp, openWorld, restClient, type World } from '../support/world.js';
 
 interface CorpusEntry {
   readonly name: string;
@@ -131,12 +130,7 @@ for (const backend of backends()) {
 
     test('exports hold exactly the clean tools, schemas verbatim: MCP tools/list, OpenAI, Anthropic', async () => {
       const expected = clean.map((e) => e.name).sort();
-      client = new Client({ name: 'poisoning-test', version: '1.0.0' });
-      await client.connect(
-        new StreamableHTTPClientTransport(new URL(`${base}/mcp`), {
-          requestInit: { headers: { authorization: `Bearer ${key}` } },
-        }),
-      );
+      client = await connectMcp(base, key, 'poisoning-test');
       const listed = (await client.listTools()).tools;
       assert.deepEqual(listed.map((t) => t.name).sort(), expected);
 

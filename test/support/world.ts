@@ -7,7 +7,10 @@
  */
 import { readFileSync } from 'node:fs';
 import { join } from 'node:path';
+import { Client } from '@modelcontextprotocol/sdk/client/index.js';
+import { StreamableHTTPClientTransport } from '@modelcontextprotocol/sdk/client/streamableHttp.js';
 import type { FastifyInstance } from 'fastify';
+import type { AdminApi } from '../../src/api/index.js';
 import type { Actor } from '../../src/core/index.js';
 import { BOOTSTRAP_OPERATOR, type OperatorRole } from '../../src/domain/operators/index.js';
 import { buildServer, type HttpOptions } from '../../src/edge/rest/index.js';
@@ -117,6 +120,27 @@ export function restClient(
   };
 }
 
+/** An MCP client (the official SDK's, Streamable HTTP) connected to `base`/mcp as `token`. */
+export async function connectMcp(base: string, token: string | undefined, name = 'toolgate-test') {
+  const client = new Client({ name, version: '1.0.0' });
+  await client.connect(
+    new StreamableHTTPClientTransport(new URL(`${base}/mcp`), {
+      requestInit: { headers: { authorization: `Bearer ${token}` } },
+    }),
+  );
+  return client;
+}
+
+/** A personal token of an existing operator account, issued by the bootstrap admin. */
+export async function personalToken(
+  admin: Pick<AdminApi, 'operators'>,
+  operatorId: string,
+  { name = 'test', expiresInDays = 366 }: { name?: string; expiresInDays?: number } = {},
+): Promise<string> {
+  return (await admin.operators.issueToken(BOOTSTRAP_OPERATOR, { operatorId, name, expiresInDays }))
+    .token;
+}
+
 /** Applies the demo catalog as `actor` and approves every pending review. */
 export async function applyDemo(tg: Gateway, actor: Actor = SETUP): Promise<void> {
   await tg.config.applyText(readFileSync(DEMO, 'utf8'), actor);
@@ -177,13 +201,7 @@ async function seedOperators(
   const tokens: Record<string, string> = {};
   for (const op of operators) {
     await tg.admin.operators.create(BOOTSTRAP_OPERATOR, { id: op.id, roles: [...op.roles] });
-    if (!op.token) continue;
-    const issued = await tg.admin.operators.issueToken(BOOTSTRAP_OPERATOR, {
-      operatorId: op.id,
-      name: 'test',
-      expiresInDays: 366,
-    });
-    tokens[op.id] = issued.token;
+    if (op.token) tokens[op.id] = await personalToken(tg.admin, op.id);
   }
   return tokens;
 }
