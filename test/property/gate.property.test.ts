@@ -15,11 +15,12 @@ import fc from 'fast-check';
 import type { Actor } from '../../src/core/index.js';
 import { demoExecutor } from '../../src/execution/runtimes/index.js';
 import type { CallContext, GateDecision } from '../../src/gate/index.js';
-import { type Gateway, openGateway } from '../../src/host/toolgate.js';
+import type { Gateway } from '../../src/host/toolgate.js';
 import { parseConfigText } from '../../src/operations/config/index.js';
 import { backends } from '../support/backends.js';
-import { validSendTool, validTool } from '../support/fixtures.js';
 import { approvePendingReviews } from '../support/reviews.js';
+import { validSendTool, validTool } from '../support/tools.js';
+import { openWorld, type World } from '../support/world.js';
 
 const admin: Actor = { id: 'property-admin', via: 'library' };
 const DEADLINE_MS = 2000;
@@ -255,22 +256,23 @@ function sentText(name: unknown, value: unknown): string {
 describe('gate properties (fast-check)', () => {
   const [sqlite] = backends();
   let tg: Gateway;
-  let drop: () => Promise<void>;
+  let world: World;
   let root: string;
   let ctx: CallContext;
   let set: string[];
 
   before(async () => {
     assert.ok(sqlite);
-    const fresh = await sqlite.fresh();
-    drop = fresh.drop;
     root = await realpath(await mkdtemp(path.join(tmpdir(), 'toolgate-gate-prop-')));
     await mkdir(path.join(root, 'docs'));
     await writeFile(path.join(root, 'docs', 'readme.md'), 'hello');
-    tg = await openGateway({
-      db: fresh.url,
-      executor: demoExecutor().register('prop.echo', (a) => ({ echoed: Object.keys(a).length })),
+    world = await openWorld({
+      backend: sqlite,
+      options: {
+        executor: demoExecutor().register('prop.echo', (a) => ({ echoed: Object.keys(a).length })),
+      },
     });
+    tg = world.tg;
     await tg.config.apply(parseConfigText(DEMO_CATALOG), admin);
     await approvePendingReviews(tg);
     const tools = [
@@ -308,8 +310,7 @@ describe('gate properties (fast-check)', () => {
   });
 
   after(async () => {
-    await tg?.close();
-    await drop?.();
+    await world?.close();
     if (root) await rm(root, { recursive: true, force: true, maxRetries: 5, retryDelay: 50 });
   });
 
