@@ -27,7 +27,7 @@ import { openStore, type Store } from '../../src/records/store/index.js';
 import { ensureBuilt, runCli } from '../support/cli.js';
 import { openDemoGateway } from '../support/demo-gateway.js';
 import { approvePendingReviews } from '../support/reviews.js';
-import { connectMcp } from '../support/world.js';
+import { connectMcp, restClient } from '../support/world.js';
 
 const admin: Actor = { id: 'test-admin', via: 'library' };
 const ADMIN_TOKEN = 'test-admin-token-0123456789abcdef0123456789';
@@ -137,27 +137,9 @@ function denial(d: GateDecision): { code: string; rule: string; details?: unknow
   return d as { code: string; rule: string; details?: unknown };
 }
 
-async function rest(
-  method: string,
-  path: string,
-  token: string,
-  body?: unknown,
-): Promise<{ status: number; headers: Headers; body: Record<string, unknown> }> {
-  const res = await fetch(`${base}${path}`, {
-    method,
-    headers: {
-      authorization: `Bearer ${token}`,
-      ...(body === undefined ? {} : { 'content-type': 'application/json' }),
-    },
-    ...(body === undefined ? {} : { body: JSON.stringify(body) }),
-  });
-  const text = await res.text();
-  return {
-    status: res.status,
-    headers: res.headers,
-    body: text ? (JSON.parse(text) as Record<string, unknown>) : {},
-  };
-}
+const send = restClient(() => base);
+const rest = (method: string, path: string, token: string, body?: unknown) =>
+  send(method, path, body, token);
 
 async function preRecords(sessionId: string) {
   await tg.gate.flush();

@@ -66,9 +66,10 @@ export interface WorldOptions {
   readonly rest?: boolean | Partial<HttpOptions>;
 }
 
-/** What a REST call answered: the status and the JSON body (`{}` when there is none). */
+/** What a REST call answered: the status, the headers and the JSON body (`{}` when there is none). */
 export interface Reply {
   readonly status: number;
+  readonly headers: Headers;
   readonly body: Record<string, unknown>;
 }
 
@@ -116,7 +117,7 @@ export function restClient(
       ...(body === undefined ? {} : { body: JSON.stringify(body) }),
     });
     const text = await res.text();
-    return { status: res.status, body: text === '' ? {} : JSON.parse(text) };
+    return { status: res.status, headers: res.headers, body: text === '' ? {} : JSON.parse(text) };
   };
 }
 
