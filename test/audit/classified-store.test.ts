@@ -16,7 +16,7 @@ import { MasterKey } from '../../src/domain/credentials/index.js';
 import type { Gateway } from '../../src/host/toolgate.js';
 import { openStore, type Store } from '../../src/records/store/index.js';
 import { backends } from '../support/backends.js';
-import { openWorld, restClient, type World } from '../support/world.js';
+import { callRecords, openWorld, restClient, type World } from '../support/world.js';
 
 const ADMIN_TOKEN = 'admin-token-for-classified-store-tests-0123456789';
 const EMAIL = 'jane.doe@customer.example';
@@ -47,13 +47,9 @@ for (const backend of backends()) {
       return inspector.db.selectFrom(table).selectAll().execute();
     };
     const preOf = async (callId: string) => {
-      await tg.gate.flush();
-      return inspector.db
-        .selectFrom('audit_log')
-        .selectAll()
-        .where('call_id', '=', callId)
-        .orderBy('seq')
-        .executeTakeFirstOrThrow();
+      const [pre] = await callRecords(tg, inspector, callId);
+      if (!pre) throw new Error(`no record of ${callId}`);
+      return pre;
     };
 
     before(async () => {

@@ -37,7 +37,7 @@ import { AuditPseudonyms } from '../../src/records/audit/index.js';
 import { openStore, type Store } from '../../src/records/store/index.js';
 import { backends } from '../support/backends.js';
 import { validTool } from '../support/tools.js';
-import { connectMcp, openWorld, restClient, type World } from '../support/world.js';
+import { callRecords, connectMcp, openWorld, restClient, type World } from '../support/world.js';
 
 const ADMIN_TOKEN = 'admin-token-for-personal-data-masking-tests-0123456789';
 const setup = { id: 'test-admin', via: 'library' } as const;
@@ -88,15 +88,7 @@ for (const backend of backends()) {
       const events = await inspector.db.selectFrom('events').selectAll().execute();
       return JSON.stringify([log, events]).toLowerCase();
     };
-    const recordsOf = async (callId: string) => {
-      await tg.gate.flush();
-      return inspector.db
-        .selectFrom('audit_log')
-        .selectAll()
-        .where('call_id', '=', callId)
-        .orderBy('seq')
-        .execute();
-    };
+    const recordsOf = (callId: string) => callRecords(tg, inspector, callId);
     const firstOf = async (callId: string) => {
       const [first] = await recordsOf(callId);
       assert.ok(first, `no record of ${callId}`);

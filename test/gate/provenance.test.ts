@@ -18,7 +18,7 @@ import { openStore, type Store } from '../../src/records/store/index.js';
 import { backends } from '../support/backends.js';
 import { operator } from '../support/operators.js';
 import { validTool } from '../support/tools.js';
-import { openWorld, personalToken, type World } from '../support/world.js';
+import { callRecords, openWorld, personalToken, type World } from '../support/world.js';
 
 const admin: Actor = { id: 'provenance-admin', via: 'library' };
 const ADMIN_TOKEN = 'provenance-admin-token-0123456789abcdef';
@@ -371,14 +371,12 @@ for (const backend of backends()) {
     }
 
     async function auditOf(callId: string) {
-      await tg.audit.writer.flush();
-      const rows = await store.db
-        .selectFrom('audit_log')
-        .select(['kind', 'rule', 'details'])
-        .where('call_id', '=', callId)
-        .orderBy('seq')
-        .execute();
-      return rows.map((r) => ({ ...r, details: JSON.parse(r.details ?? '{}') }));
+      const rows = await callRecords(tg, store, callId);
+      return rows.map((r) => ({
+        kind: r.kind,
+        rule: r.rule,
+        details: JSON.parse(r.details ?? '{}'),
+      }));
     }
 
     test('a payee with the IBAN an untrusted mail brought waits for approval, showing where it came from', async () => {

@@ -15,6 +15,7 @@ import type { Actor } from '../../src/core/index.js';
 import { BOOTSTRAP_OPERATOR, type OperatorRole } from '../../src/domain/operators/index.js';
 import { buildServer, type HttpOptions } from '../../src/edge/rest/index.js';
 import { type Gateway, openGateway, type ToolgateOptions } from '../../src/host/toolgate.js';
+import type { Store } from '../../src/records/store/index.js';
 import { type Backend, backends } from './backends.js';
 import { ROOT } from './cli.js';
 import { approvePendingReviews } from './reviews.js';
@@ -140,6 +141,21 @@ export async function personalToken(
 ): Promise<string> {
   return (await admin.operators.issueToken(BOOTSTRAP_OPERATOR, { operatorId, name, expiresInDays }))
     .token;
+}
+
+/** Every audit record of one call, in chain order, once the gate's writer has flushed. */
+export async function callRecords(
+  tg: Pick<Gateway, 'gate'>,
+  store: Pick<Store, 'db'>,
+  callId: string,
+) {
+  await tg.gate.flush();
+  return store.db
+    .selectFrom('audit_log')
+    .selectAll()
+    .where('call_id', '=', callId)
+    .orderBy('seq')
+    .execute();
 }
 
 /** Applies the demo catalog as `actor` and approves every pending review. */
