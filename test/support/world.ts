@@ -96,7 +96,7 @@ export interface World {
 
 /**
  * A REST caller of `base`: JSON in, `{ status, body }` out, as the bearer `token` (by default
- * `fallback`, or what it returns when the suite learns its token later; null: no credential).
+ * `fallback`, or what it returns when the suite learns its token later; null or empty: none).
  */
 export function restClient(
   base: () => string,
@@ -112,7 +112,7 @@ export function restClient(
     const res = await fetch(`${base()}${path}`, {
       method,
       headers: {
-        ...(token === null ? {} : { authorization: `Bearer ${token}` }),
+        ...(token ? { authorization: `Bearer ${token}` } : {}),
         ...(body === undefined ? {} : { 'content-type': 'application/json' }),
       },
       ...(body === undefined ? {} : { body: JSON.stringify(body) }),
