@@ -12,6 +12,7 @@ import { openStore, type Store } from '../../src/records/store/index.js';
 import { backends } from '../support/backends.js';
 import { operator } from '../support/operators.js';
 import { approvePendingReviews } from '../support/reviews.js';
+import { noteTool } from '../support/tools.js';
 import { openWorld, type World } from '../support/world.js';
 
 const admin: Actor = { id: 'test-admin', via: 'library' };
@@ -84,27 +85,7 @@ for (const backend of backends()) {
           { kind: 'Agent', spec: { id: 'note-bot', owner: 'qa' } },
           {
             kind: 'Tool',
-            spec: {
-              id: 'send_note',
-              version: '1.0.0',
-              name: 'send_note',
-              description: 'Send a short note to the team; run inline by toolgate for the tests.',
-              tags: ['test'],
-              owner: 'qa',
-              input_schema: {
-                type: 'object',
-                additionalProperties: false,
-                properties: { text: { type: 'string' } },
-              },
-              output_schema: { type: 'object' },
-              action_class: 'external_send',
-              data_access: 'none',
-              egress: { mode: 'none' },
-              access_tier: 'restricted',
-              required_capabilities: ['note:send'],
-              runtime: { kind: 'inline', handler: 'noop' },
-              provenance: 'internal',
-            },
+            spec: noteTool({ text: { type: 'string' } }),
           },
           { kind: 'Grant', spec: { agent: 'note-bot', capabilities: ['note:send'] } },
         ],

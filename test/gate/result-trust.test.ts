@@ -13,7 +13,7 @@ import type { Gateway } from '../../src/host/toolgate.js';
 import { openStore, type Store } from '../../src/records/store/index.js';
 import { backends } from '../support/backends.js';
 import { approvePendingReviews } from '../support/reviews.js';
-import { validTool } from '../support/tools.js';
+import { closeTicketTool, validTool } from '../support/tools.js';
 import { connectMcp, openWorld, type World } from '../support/world.js';
 
 const admin: Actor = { id: 'trust-admin', via: 'library' };
@@ -60,22 +60,7 @@ const tools = [
     result_policy: { secrets: 'block' },
     runtime: { kind: 'inline', handler: 't.config' },
   }),
-  validTool({
-    id: 'close_ticket',
-    name: 'close_ticket',
-    description: 'Close one support ticket by its id.',
-    input_schema: {
-      type: 'object',
-      additionalProperties: false,
-      required: ['ticket'],
-      properties: { ticket: { type: 'string', maxLength: 20 } },
-    },
-    output_schema: out,
-    action_class: 'reversible_write',
-    data_access: 'public',
-    idempotent: false,
-    runtime: { kind: 'inline', handler: 't.close' },
-  }),
+  closeTicketTool(),
 ];
 
 for (const backend of backends()) {

@@ -130,3 +130,48 @@ export function httpReadTool(
     ...overrides,
   });
 }
+
+/**
+ * `send_note`: a restricted external_send tool run inline by the `noop` handler, capability
+ * `note:send`, that always waits for approval; `properties` are its input's.
+ */
+export function noteTool(properties: Definition = {}): Definition {
+  return {
+    id: 'send_note',
+    version: '1.0.0',
+    name: 'send_note',
+    description: 'Send a short note to the team; run inline by toolgate for the tests.',
+    tags: ['test'],
+    owner: 'qa',
+    input_schema: { type: 'object', additionalProperties: false, properties },
+    output_schema: { type: 'object' },
+    action_class: 'external_send',
+    data_access: 'none',
+    egress: { mode: 'none' },
+    access_tier: 'restricted',
+    required_capabilities: ['note:send'],
+    runtime: { kind: 'inline', handler: 'noop' },
+    provenance: 'internal',
+  };
+}
+
+/** `close_ticket`: a public, non-idempotent reversible write run inline by the `t.close` handler. */
+export function closeTicketTool(overrides: Definition = {}): Definition {
+  return validTool({
+    id: 'close_ticket',
+    name: 'close_ticket',
+    description: 'Close one support ticket by its id.',
+    input_schema: {
+      type: 'object',
+      additionalProperties: false,
+      required: ['ticket'],
+      properties: { ticket: { type: 'string', maxLength: 20 } },
+    },
+    output_schema: { type: 'object' },
+    action_class: 'reversible_write',
+    data_access: 'public',
+    idempotent: false,
+    runtime: { kind: 'inline', handler: 't.close' },
+    ...overrides,
+  });
+}
