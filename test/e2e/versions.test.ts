@@ -25,9 +25,8 @@ import type { CallContext, GateDecision } from '../../src/gate/index.js';
 import type { Gateway } from '../../src/host/toolgate.js';
 import { openStore, type Store } from '../../src/records/store/index.js';
 import { ensureBuilt, runCli } from '../support/cli.js';
-import { openDemoGateway } from '../support/demo-gateway.js';
 import { approvePendingReviews } from '../support/reviews.js';
-import { connectMcp, restClient } from '../support/world.js';
+import { connectMcp, openDemoGateway, restClient } from '../support/world.js';
 
 const admin: Actor = { id: 'test-admin', via: 'library' };
 const ADMIN_TOKEN = 'test-admin-token-0123456789abcdef0123456789';
