@@ -15,12 +15,11 @@ import fc from 'fast-check';
 import type { Actor } from '../../src/core/index.js';
 import { demoExecutor } from '../../src/execution/runtimes/index.js';
 import type { CallContext, GateDecision } from '../../src/gate/index.js';
-import type { Gateway } from '../../src/host/toolgate.js';
+import { type Gateway, openGateway } from '../../src/host/toolgate.js';
 import { parseConfigText } from '../../src/operations/config/index.js';
 import { backends } from '../support/backends.js';
+import { validSendTool, validTool } from '../support/fixtures.js';
 import { approvePendingReviews } from '../support/reviews.js';
-import { validSendTool, validTool } from '../support/tools.js';
-import { openWorld, type World } from '../support/world.js';
 
 const admin: Actor = { id: 'property-admin', via: 'library' };
 const DEADLINE_MS = 2000;
@@ -256,23 +255,22 @@ function sentText(name: unknown, value: unknown): string {
 describe('gate properties (fast-check)', () => {
   const [sqlite] = backends();
   let tg: Gateway;
-  let world: World;
+  let drop: () => Promise<void>;
   let root: string;
   let ctx: CallContext;
   let set: string[];
 
   before(async () => {
     assert.ok(sqlite);
+    const fresh = await sqlite.fresh();
+    drop = fresh.drop;
     root = await realpath(await mkdtemp(path.join(tmpdir(), 'toolgate-gate-prop-')));
     await mkdir(path.join(root, 'docs'));
     await writeFile(path.join(root, 'docs', 'readme.md'), 'hello');
-    world = await openWorld({
-      backend: sqlite,
-      options: {
-        executor: demoExecutor().register('prop.echo', (a) => ({ echoed: Object.keys(a).length })),
-      },
+    tg = await openGateway({
+      db: fresh.url,
+      executor: demoExecutor().register('prop.echo', (a) => ({ echoed: Object.keys(a).length })),
     });
-    tg = world.tg;
     await tg.config.apply(parseConfigText(DEMO_CATALOG), admin);
     await approvePendingReviews(tg);
     const tools = [
@@ -310,7 +308,8 @@ describe('gate properties (fast-check)', () => {
   });
 
   after(async () => {
-    await world?.close();
+    await tg?.close();
+    await drop?.();
     if (root) await rm(root, { recursive: true, force: true, maxRetries: 5, retryDelay: 50 });
   });
 
