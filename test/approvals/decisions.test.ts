@@ -11,12 +11,13 @@ import { after, before, describe, test } from 'node:test';
 import { MasterKey } from '../../src/domain/credentials/index.js';
 import { BOOTSTRAP_OPERATOR, operatorActor } from '../../src/domain/operators/index.js';
 import { demoExecutor } from '../../src/execution/runtimes/index.js';
-import { type Gateway, openGateway } from '../../src/host/toolgate.js';
+import type { Gateway } from '../../src/host/toolgate.js';
 import { openStore, type Store } from '../../src/records/store/index.js';
 import { backends } from '../support/backends.js';
-import { validTool } from '../support/fixtures.js';
 import { confirmDeciders, enrol, operator } from '../support/operators.js';
 import { approvePendingReviews } from '../support/reviews.js';
+import { validTool } from '../support/tools.js';
+import { openWorld, type World } from '../support/world.js';
 
 const alice = operator('alice');
 const bob = operator('bob');
@@ -41,21 +42,22 @@ for (const backend of backends()) {
       nowMs += 60_000;
     };
     let tg: Gateway;
+    let world: World;
     let inspector: Store;
-    let drop: () => Promise<void>;
     const codes = new Map<string, (at: Date) => string>();
     const code = (id: string) => (codes.get(id) ?? (() => '000000'))(clock());
 
     before(async () => {
-      const fresh = await backend.fresh();
-      drop = fresh.drop;
-      tg = await openGateway({
-        db: fresh.url,
-        clock,
-        masterKey: MasterKey.generate(),
-        executor: demoExecutor().register('test.echo', () => ({ status: 'ok' })),
+      world = await openWorld({
+        backend,
+        options: {
+          clock,
+          masterKey: MasterKey.generate(),
+          executor: demoExecutor().register('test.echo', () => ({ status: 'ok' })),
+        },
       });
-      inspector = await openStore(fresh.url);
+      tg = world.tg;
+      inspector = await openStore(world.db);
       // The world's admins first (carol, an admin, is then set up by them, not by the bootstrap
       // token); the approvers are confirmed once their second factors are enrolled.
       await confirmDeciders(tg.admin, [], clock());
@@ -93,9 +95,8 @@ for (const backend of backends()) {
       );
     });
     after(async () => {
-      await tg.close();
       await inspector.close();
-      await drop();
+      await world.close();
     });
 
     const pending = async (tool: string, args: unknown) => {

@@ -21,9 +21,9 @@ import { type Gateway, openGateway } from '../../src/host/toolgate.js';
 import { openStore, type Store } from '../../src/records/store/index.js';
 import { backends } from '../support/backends.js';
 import { cleanEnv, ensureBuilt, MAIN } from '../support/cli.js';
-import { validTool } from '../support/fixtures.js';
 import { asReply, confirmDeciders, enrol, operator } from '../support/operators.js';
 import { approvePendingReviews } from '../support/reviews.js';
+import { validTool } from '../support/tools.js';
 
 const admin: Actor = { id: 'admin', via: 'library' };
 // Ahead of the real clock: the CLI (which runs on the real clock) then sees the test's lockout as

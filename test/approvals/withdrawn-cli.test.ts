@@ -11,6 +11,7 @@ import type { Actor } from '../../src/core/index.js';
 import { openGateway } from '../../src/host/toolgate.js';
 import { ensureBuilt, runCli } from '../support/cli.js';
 import { approvePendingReviews } from '../support/reviews.js';
+import { noteTool } from '../support/tools.js';
 
 const admin: Actor = { id: 'test-admin', via: 'library' };
 let dir: string;
@@ -26,23 +27,7 @@ before(async () => {
         { kind: 'Agent', spec: { id: 'note-bot', owner: 'qa' } },
         {
           kind: 'Tool',
-          spec: {
-            id: 'send_note',
-            version: '1.0.0',
-            name: 'send_note',
-            description: 'Send a short note to the team; run inline by toolgate for the tests.',
-            tags: ['test'],
-            owner: 'qa',
-            input_schema: { type: 'object', additionalProperties: false, properties: {} },
-            output_schema: { type: 'object' },
-            action_class: 'external_send',
-            data_access: 'none',
-            egress: { mode: 'none' },
-            access_tier: 'restricted',
-            required_capabilities: ['note:send'],
-            runtime: { kind: 'inline', handler: 'noop' },
-            provenance: 'internal',
-          },
+          spec: noteTool(),
         },
         { kind: 'Grant', spec: { agent: 'note-bot', capabilities: ['note:send'] } },
       ],

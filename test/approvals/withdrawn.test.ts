@@ -5,15 +5,15 @@
  */
 import assert from 'node:assert/strict';
 import { after, before, describe, test } from 'node:test';
-import type { FastifyInstance } from 'fastify';
 import type { Actor } from '../../src/core/index.js';
 import { isToolgateError } from '../../src/core/index.js';
-import { buildServer } from '../../src/edge/rest/index.js';
-import { type Gateway, openGateway } from '../../src/host/toolgate.js';
+import type { Gateway } from '../../src/host/toolgate.js';
 import { openStore, type Store } from '../../src/records/store/index.js';
 import { backends } from '../support/backends.js';
 import { operator } from '../support/operators.js';
 import { approvePendingReviews } from '../support/reviews.js';
+import { noteTool } from '../support/tools.js';
+import { openWorld, type World } from '../support/world.js';
 
 const admin: Actor = { id: 'test-admin', via: 'library' };
 const ADMIN_TOKEN = 'withdrawn-test-admin-token-0123456789abcdef';
@@ -22,10 +22,9 @@ const approver = operator('withdrawn-approver');
 for (const backend of backends()) {
   describe(`withdrawn approvals (${backend.name})`, () => {
     let tg: Gateway;
-    let app: FastifyInstance;
+    let world: World;
     let base: string;
     let inspector: Store;
-    let drop: () => Promise<void>;
     let now = new Date('2026-07-30T10:00:00Z');
     const who = { kind: 'agent' as const, agentId: 'note-bot', credential: 'cred-note' };
     let n = 0;
@@ -74,51 +73,30 @@ for (const backend of backends()) {
     }
 
     before(async () => {
-      const fresh = await backend.fresh();
-      drop = fresh.drop;
-      tg = await openGateway({ db: fresh.url, clock: () => now });
-      inspector = await openStore(fresh.url);
+      world = await openWorld({
+        backend,
+        rest: { adminToken: ADMIN_TOKEN },
+        options: { clock: () => now },
+      });
+      ({ tg, base } = world);
+      inspector = await openStore(world.db);
       await tg.config.apply(
         [
           { kind: 'Agent', spec: { id: 'note-bot', owner: 'qa' } },
           {
             kind: 'Tool',
-            spec: {
-              id: 'send_note',
-              version: '1.0.0',
-              name: 'send_note',
-              description: 'Send a short note to the team; run inline by toolgate for the tests.',
-              tags: ['test'],
-              owner: 'qa',
-              input_schema: {
-                type: 'object',
-                additionalProperties: false,
-                properties: { text: { type: 'string' } },
-              },
-              output_schema: { type: 'object' },
-              action_class: 'external_send',
-              data_access: 'none',
-              egress: { mode: 'none' },
-              access_tier: 'restricted',
-              required_capabilities: ['note:send'],
-              runtime: { kind: 'inline', handler: 'noop' },
-              provenance: 'internal',
-            },
+            spec: noteTool({ text: { type: 'string' } }),
           },
           { kind: 'Grant', spec: { agent: 'note-bot', capabilities: ['note:send'] } },
         ],
         admin,
       );
       await approvePendingReviews(tg.admin);
-      app = await buildServer(tg, { adminToken: ADMIN_TOKEN });
-      base = await app.listen({ host: '127.0.0.1', port: 0 });
     });
 
     after(async () => {
-      await app.close();
-      await tg.close();
       await inspector.close();
-      await drop();
+      await world.close();
     });
 
     test('revoking a run withdraws its waiting approval, audited, undecidable, shown so', async () => {

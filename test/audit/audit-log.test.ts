@@ -9,9 +9,7 @@ import assert from 'node:assert/strict';
 import { readFileSync } from 'node:fs';
 import { join } from 'node:path';
 import { after, before, describe, test } from 'node:test';
-import type { FastifyInstance } from 'fastify';
-import { buildServer } from '../../src/edge/rest/index.js';
-import { type Gateway, openGateway } from '../../src/host/toolgate.js';
+import type { Gateway } from '../../src/host/toolgate.js';
 import {
   AuditLog,
   DEFAULT_ORIGIN,
@@ -27,6 +25,7 @@ import { backends } from '../support/backends.js';
 import { ROOT } from '../support/cli.js';
 import { deniedRecord } from '../support/fixtures.js';
 import { approvePendingReviews } from '../support/reviews.js';
+import { openWorld, type World } from '../support/world.js';
 
 const ADMIN_TOKEN = 'audit-test-admin-token-0123456789abcdef';
 const admin = { id: 'test-admin', via: 'library' } as const;
@@ -34,9 +33,8 @@ const admin = { id: 'test-admin', via: 'library' } as const;
 for (const backend of backends()) {
   describe(`audit log on ${backend.name}`, () => {
     let tg: Gateway;
-    let app: FastifyInstance;
+    let world: World;
     let base: string;
-    let drop: () => Promise<void>;
     let agentKey: string;
     let url: string;
 
@@ -52,10 +50,13 @@ for (const backend of backends()) {
     }
 
     before(async () => {
-      const fresh = await backend.fresh();
-      drop = fresh.drop;
-      url = fresh.url;
-      tg = await openGateway({ db: url, audit: { checkpointEvery: 5, checkpointIntervalMs: 0 } });
+      world = await openWorld({
+        backend,
+        rest: { adminToken: ADMIN_TOKEN },
+        options: { audit: { checkpointEvery: 5, checkpointIntervalMs: 0 } },
+      });
+      ({ tg, base } = world);
+      url = world.db;
       await tg.config.applyText(readFileSync(join(ROOT, 'demo', 'catalog.yaml'), 'utf8'), admin);
       await approvePendingReviews(tg.admin);
       agentKey = (await tg.keys.issue('support-bot', admin)).apiKey;
@@ -70,14 +71,10 @@ for (const backend of backends()) {
       }
       await tg.gate.flush();
       await tg.audit.checkpoint();
-      app = await buildServer(tg, { adminToken: ADMIN_TOKEN });
-      base = await app.listen({ host: '127.0.0.1', port: 0 });
     });
 
     after(async () => {
-      await app?.close();
-      await tg?.close();
-      await drop?.();
+      await world?.close();
     });
 
     test('calls and administrative events are one chain that verifies', async () => {

@@ -12,14 +12,11 @@
  */
 import assert from 'node:assert/strict';
 import { after, before, describe, test } from 'node:test';
-import type { FastifyInstance } from 'fastify';
 import { MasterKey } from '../../src/domain/credentials/index.js';
-import { BOOTSTRAP_OPERATOR } from '../../src/domain/operators/index.js';
-import { buildServer } from '../../src/edge/rest/index.js';
 import type { Gateway } from '../../src/host/toolgate.js';
 import { openStore, type Store } from '../../src/records/store/index.js';
 import { backends } from '../support/backends.js';
-import { openDemoGateway } from '../support/demo-gateway.js';
+import { callRecords, openWorld, restClient, type World } from '../support/world.js';
 
 const ADMIN_TOKEN = 'admin-token-for-classified-store-tests-0123456789';
 const EMAIL = 'jane.doe@customer.example';
@@ -32,26 +29,15 @@ for (const backend of backends()) {
   describe(`the audit log keeps no personal data; the classified store forgets it, on ${backend.name}`, () => {
     let tg: Gateway;
     let inspector: Store;
-    let app: FastifyInstance;
+    let world: World;
     let base = '';
     let apiKey = '';
     let auditorToken = '';
     let approverToken = '';
-    let drop: () => Promise<void>;
     let now = new Date('2026-03-01T09:00:00.000Z');
     const calls: Record<string, string> = {};
 
-    const send = async (method: string, path: string, body?: unknown, token = ADMIN_TOKEN) => {
-      const res = await fetch(`${base}${path}`, {
-        method,
-        headers: {
-          authorization: `Bearer ${token}`,
-          ...(body === undefined ? {} : { 'content-type': 'application/json' }),
-        },
-        ...(body === undefined ? {} : { body: JSON.stringify(body) }),
-      });
-      return { status: res.status, body: (await res.json()) as Record<string, unknown> };
-    };
+    const send = restClient(() => base, ADMIN_TOKEN);
     const call = async (sid: string, tool: string, args: unknown) => {
       const r = await send('POST', `/v1/sessions/${sid}/calls`, { tool, arguments: args }, apiKey);
       return r;
@@ -61,44 +47,28 @@ for (const backend of backends()) {
       return inspector.db.selectFrom(table).selectAll().execute();
     };
     const preOf = async (callId: string) => {
-      await tg.gate.flush();
-      return inspector.db
-        .selectFrom('audit_log')
-        .selectAll()
-        .where('call_id', '=', callId)
-        .orderBy('seq')
-        .executeTakeFirstOrThrow();
+      const [pre] = await callRecords(tg, inspector, callId);
+      if (!pre) throw new Error(`no record of ${callId}`);
+      return pre;
     };
 
     before(async () => {
-      const fresh = await backend.fresh();
-      drop = fresh.drop;
-      tg = await openDemoGateway({
-        db: fresh.url,
-        masterKey: MasterKey.generate(),
-        clock: () => now,
-        detectors: false,
+      world = await openWorld({
+        backend,
+        demo: true,
+        keys: ['support-bot'],
+        operators: [
+          { id: 'ines', roles: ['auditor'], token: true },
+          { id: 'alice', roles: ['approver'], token: true },
+        ],
+        options: { masterKey: MasterKey.generate(), clock: () => now, detectors: false },
+        rest: { adminToken: ADMIN_TOKEN },
       });
-      apiKey = (await tg.keys.issue('support-bot', { id: 'test-admin', via: 'library' })).apiKey;
-      for (const [id, roles] of [
-        ['ines', ['auditor']],
-        ['alice', ['approver']],
-      ] as const) {
-        await tg.admin.operators.create(BOOTSTRAP_OPERATOR, { id, roles: [...roles] });
-      }
-      const token = async (operatorId: string) =>
-        (
-          await tg.admin.operators.issueToken(BOOTSTRAP_OPERATOR, {
-            operatorId,
-            name: 'test',
-            expiresInDays: 366,
-          })
-        ).token;
-      auditorToken = await token('ines');
-      approverToken = await token('alice');
-      inspector = await openStore(fresh.url);
-      app = await buildServer(tg, { adminToken: ADMIN_TOKEN });
-      base = await app.listen({ host: '127.0.0.1', port: 0 });
+      ({ tg, base } = world);
+      apiKey = world.keys['support-bot'] as string;
+      auditorToken = world.tokens.ines as string;
+      approverToken = world.tokens.alice as string;
+      inspector = await openStore(world.db);
 
       const sid = (await send('POST', '/v1/sessions', {}, apiKey)).body.id as string;
       const ticket = await call(sid, 'create_ticket', {
@@ -125,10 +95,8 @@ for (const backend of backends()) {
       calls.other = other.body.call_id as string;
     });
     after(async () => {
-      await app?.close();
-      await tg?.close();
       await inspector?.close();
-      await drop?.();
+      await world?.close();
     });
 
     test('no row of the audit log or the event record holds the e-mail address or the IBAN', async () => {

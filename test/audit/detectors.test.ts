@@ -15,9 +15,10 @@ import type { GateDecision } from '../../src/gate/index.js';
 import { type Gateway, openGateway } from '../../src/host/toolgate.js';
 import { openStore, type Store } from '../../src/records/store/index.js';
 import { backends } from '../support/backends.js';
-import { validTool } from '../support/fixtures.js';
 import { approvePendingReviews } from '../support/reviews.js';
+import { validTool } from '../support/tools.js';
 import { LOOPBACK_OUTBOUND } from '../support/webhook-receiver.js';
+import { openWorld, type World } from '../support/world.js';
 
 const admin: Actor = { id: 'test-admin', via: 'library' };
 const HOSTS = Array.from({ length: 12 }, (_, i) => `h${i}.example.com`);
@@ -48,35 +49,36 @@ async function webhookReceiver(): Promise<Hook> {
 for (const backend of backends()) {
   describe(`detectors on ${backend.name}`, () => {
     let tg: Gateway;
+    let world: World;
     let inspector: Store;
-    let drop: () => Promise<void>;
     let hook: Hook;
     let dbUrl = '';
     let now = new Date('2026-06-01T10:00:00Z');
 
     before(async () => {
-      const fresh = await backend.fresh();
-      drop = fresh.drop;
-      dbUrl = fresh.url;
       hook = await webhookReceiver();
       const executor = demoExecutor()
         .register('test.page', (a) => ({ status: 'x'.repeat(Number(a.size ?? 10)) }))
         .register('test.echo', () => ({ status: 'ok' }));
-      tg = await openGateway({
-        outbound: LOOPBACK_OUTBOUND,
-        db: fresh.url,
-        clock: () => now,
-        executor,
-        detectors: {
-          webhook: { url: hook.url, allow_hosts: ['127.0.0.1'], timeout_ms: 2000 },
-          new_destination: { min_history: 3 },
-          read_then_egress: { suspend: true },
-          egress_volume: { min_history: 20, fan_out: 5 },
-          deny_rate: { threshold: 5, window_seconds: 60 },
-          off_hours: { min_history: 30, min_share: 0.05 },
+      world = await openWorld({
+        backend,
+        options: {
+          outbound: LOOPBACK_OUTBOUND,
+          clock: () => now,
+          executor,
+          detectors: {
+            webhook: { url: hook.url, allow_hosts: ['127.0.0.1'], timeout_ms: 2000 },
+            new_destination: { min_history: 3 },
+            read_then_egress: { suspend: true },
+            egress_volume: { min_history: 20, fan_out: 5 },
+            deny_rate: { threshold: 5, window_seconds: 60 },
+            off_hours: { min_history: 30, min_share: 0.05 },
+          },
         },
       });
-      inspector = await openStore(fresh.url);
+      tg = world.tg;
+      dbUrl = world.db;
+      inspector = await openStore(world.db);
       await tg.config.applyText(readFileSync(DEMO_CATALOG, 'utf8'), admin);
       await approvePendingReviews(tg);
       const page = (id: string, hosts: string[]) =>
@@ -122,8 +124,7 @@ for (const backend of backends()) {
     });
     after(async () => {
       await inspector.close();
-      await tg.close();
-      await drop();
+      await world.close();
       await new Promise((r) => hook.server.close(r));
     });
 

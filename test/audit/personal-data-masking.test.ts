@@ -29,20 +29,15 @@
 import assert from 'node:assert/strict';
 import { request as httpRequest } from 'node:http';
 import { after, before, describe, test } from 'node:test';
-import { Client } from '@modelcontextprotocol/sdk/client/index.js';
-import { StreamableHTTPClientTransport } from '@modelcontextprotocol/sdk/client/streamableHttp.js';
-import type { FastifyInstance } from 'fastify';
+import type { Client } from '@modelcontextprotocol/sdk/client/index.js';
 import { MasterKey } from '../../src/domain/credentials/index.js';
-import { BOOTSTRAP_OPERATOR } from '../../src/domain/operators/index.js';
-import { buildServer } from '../../src/edge/rest/index.js';
 import { demoExecutor } from '../../src/execution/runtimes/index.js';
 import type { Gateway } from '../../src/host/toolgate.js';
 import { AuditPseudonyms } from '../../src/records/audit/index.js';
 import { openStore, type Store } from '../../src/records/store/index.js';
 import { backends } from '../support/backends.js';
-import { openDemoGateway } from '../support/demo-gateway.js';
-import { validTool } from '../support/fixtures.js';
-import { approvePendingReviews } from '../support/reviews.js';
+import { validTool } from '../support/tools.js';
+import { callRecords, connectMcp, openWorld, restClient, type World } from '../support/world.js';
 
 const ADMIN_TOKEN = 'admin-token-for-personal-data-masking-tests-0123456789';
 const setup = { id: 'test-admin', via: 'library' } as const;
@@ -72,25 +67,14 @@ for (const backend of backends()) {
   describe(`the audit log keeps nothing a caller supplied readable, on ${backend.name}`, () => {
     let tg: Gateway;
     let inspector: Store;
-    let app: FastifyInstance;
+    let world: World;
     let base = '';
     let apiKey = '';
     let webKey = '';
     let auditorToken = '';
-    let drop: () => Promise<void>;
     const clients: Client[] = [];
 
-    const send = async (method: string, path: string, body?: unknown, token = ADMIN_TOKEN) => {
-      const res = await fetch(`${base}${path}`, {
-        method,
-        headers: {
-          authorization: `Bearer ${token}`,
-          ...(body === undefined ? {} : { 'content-type': 'application/json' }),
-        },
-        ...(body === undefined ? {} : { body: JSON.stringify(body) }),
-      });
-      return { status: res.status, body: (await res.json()) as Record<string, unknown> };
-    };
+    const send = restClient(() => base, ADMIN_TOKEN);
     const session = async () => (await send('POST', '/v1/sessions', {}, apiKey)).body.id as string;
     const call = (sid: string, tool: string, args: unknown) =>
       send('POST', `/v1/sessions/${sid}/calls`, { tool, arguments: args }, apiKey);
@@ -104,15 +88,7 @@ for (const backend of backends()) {
       const events = await inspector.db.selectFrom('events').selectAll().execute();
       return JSON.stringify([log, events]).toLowerCase();
     };
-    const recordsOf = async (callId: string) => {
-      await tg.gate.flush();
-      return inspector.db
-        .selectFrom('audit_log')
-        .selectAll()
-        .where('call_id', '=', callId)
-        .orderBy('seq')
-        .execute();
-    };
+    const recordsOf = (callId: string) => callRecords(tg, inspector, callId);
     const firstOf = async (callId: string) => {
       const [first] = await recordsOf(callId);
       assert.ok(first, `no record of ${callId}`);
@@ -121,124 +97,95 @@ for (const backend of backends()) {
     const search = (value: string) =>
       send('POST', '/v1/audit/classified/search', { value }, auditorToken);
     const mcpClient = async () => {
-      const client = new Client({ name: 'toolgate-test', version: '1.0.0' });
-      await client.connect(
-        new StreamableHTTPClientTransport(new URL(`${base}/mcp`), {
-          requestInit: { headers: { authorization: `Bearer ${apiKey}` } },
-        }),
-      );
+      const client = await connectMcp(base, apiKey);
       clients.push(client);
       return client;
     };
 
     before(async () => {
-      const fresh = await backend.fresh();
-      drop = fresh.drop;
-      tg = await openDemoGateway(
-        {
-          db: fresh.url,
+      world = await openWorld({
+        backend,
+        demo: true,
+        actor: setup,
+        options: {
           masterKey: MasterKey.generate(),
           detectors: false,
           executor: demoExecutor().register('test.route_notes', () => ({ status: 'ok' })),
         },
-        setup,
-      );
-      await tg.config.apply(
-        [
-          {
-            kind: 'Tool',
-            spec: validTool({
-              id: 'route_notes',
-              name: 'route_notes',
-              description: 'File notes about customers and route them to a chat channel.',
-              required_capabilities: ['tickets:read'],
-              runtime: { kind: 'inline', handler: 'test.route_notes' },
-              arguments_policy: { max_argument_bytes: 1024 },
-              input_schema: {
-                type: 'object',
-                additionalProperties: false,
-                properties: {
-                  // A map keyed by customer: its keys are the caller's, not the schema's.
-                  notes: { type: 'object', additionalProperties: { type: 'string' } },
-                  channel: { type: 'string', maxLength: 200 },
-                  priority: { type: 'integer', minimum: 1, maximum: 5 },
-                },
+        tools: [
+          validTool({
+            id: 'route_notes',
+            name: 'route_notes',
+            description: 'File notes about customers and route them to a chat channel.',
+            required_capabilities: ['tickets:read'],
+            runtime: { kind: 'inline', handler: 'test.route_notes' },
+            arguments_policy: { max_argument_bytes: 1024 },
+            input_schema: {
+              type: 'object',
+              additionalProperties: false,
+              properties: {
+                // A map keyed by customer: its keys are the caller's, not the schema's.
+                notes: { type: 'object', additionalProperties: { type: 'string' } },
+                channel: { type: 'string', maxLength: 200 },
+                priority: { type: 'integer', minimum: 1, maximum: 5 },
               },
-              destinations: [
-                { argument: '/channel', kind: 'chat', allow: { values: ['#support'] } },
-              ],
-            }),
-          },
-          {
-            kind: 'Tool',
-            spec: validTool({
-              id: 'link_customers',
-              name: 'link_customers',
-              description: 'Attach documentation links to customers, grouped by team.',
-              required_capabilities: ['docs:read'],
-              egress: { mode: 'constrained', hosts: ['docs.example.com'] },
-              runtime: { kind: 'inline', handler: 'test.route_notes' },
-              input_schema: {
-                type: 'object',
-                additionalProperties: false,
-                properties: {
-                  // Team, then customer, then a URL: both keys are the caller's.
-                  links: {
+            },
+            destinations: [{ argument: '/channel', kind: 'chat', allow: { values: ['#support'] } }],
+          }),
+          validTool({
+            id: 'link_customers',
+            name: 'link_customers',
+            description: 'Attach documentation links to customers, grouped by team.',
+            required_capabilities: ['docs:read'],
+            egress: { mode: 'constrained', hosts: ['docs.example.com'] },
+            runtime: { kind: 'inline', handler: 'test.route_notes' },
+            input_schema: {
+              type: 'object',
+              additionalProperties: false,
+              properties: {
+                // Team, then customer, then a URL: both keys are the caller's.
+                links: {
+                  type: 'object',
+                  additionalProperties: {
                     type: 'object',
-                    additionalProperties: {
-                      type: 'object',
-                      additionalProperties: { type: 'string', 'x-toolgate': 'url' },
-                    },
+                    additionalProperties: { type: 'string', 'x-toolgate': 'url' },
                   },
                 },
               },
-            }),
-          },
-          {
-            kind: 'Tool',
-            spec: validTool({
-              id: 'open_link',
-              name: 'open_link',
-              description: 'Open any web page a customer sent and return its title.',
-              required_capabilities: ['web:open'],
-              data_access: 'public',
-              egress: { mode: 'unconstrained' },
-              runtime: { kind: 'inline', handler: 'test.route_notes' },
-              input_schema: {
-                type: 'object',
-                additionalProperties: false,
-                required: ['url'],
-                properties: { url: { type: 'string', 'x-toolgate': 'url' } },
-              },
-            }),
-          },
-          // Its own agent: a session that can read private data is offered no unconstrained egress.
-          { kind: 'Agent', spec: { id: 'web-bot', owner: 'qa' } },
-          { kind: 'Grant', spec: { agent: 'web-bot', capabilities: ['web:open'] } },
+            },
+          }),
+          validTool({
+            id: 'open_link',
+            name: 'open_link',
+            description: 'Open any web page a customer sent and return its title.',
+            required_capabilities: ['web:open'],
+            data_access: 'public',
+            egress: { mode: 'unconstrained' },
+            runtime: { kind: 'inline', handler: 'test.route_notes' },
+            input_schema: {
+              type: 'object',
+              additionalProperties: false,
+              required: ['url'],
+              properties: { url: { type: 'string', 'x-toolgate': 'url' } },
+            },
+          }),
         ],
-        setup,
-      );
-      await approvePendingReviews(tg);
-      webKey = (await tg.keys.issue('web-bot', setup)).apiKey;
-      apiKey = (await tg.keys.issue('support-bot', setup)).apiKey;
-      await tg.admin.operators.create(BOOTSTRAP_OPERATOR, { id: 'ines', roles: ['auditor'] });
-      auditorToken = (
-        await tg.admin.operators.issueToken(BOOTSTRAP_OPERATOR, {
-          operatorId: 'ines',
-          name: 'test',
-          expiresInDays: 366,
-        })
-      ).token;
-      inspector = await openStore(fresh.url);
-      app = await buildServer(tg, { adminToken: ADMIN_TOKEN });
-      base = await app.listen({ host: '127.0.0.1', port: 0 });
+        // Its own agent: a session that can read private data is offered no unconstrained egress.
+        agents: [{ id: 'web-bot', capabilities: ['web:open'] }],
+        keys: ['support-bot'],
+        operators: [{ id: 'ines', roles: ['auditor'], token: true }],
+        rest: { adminToken: ADMIN_TOKEN },
+      });
+      ({ tg, base } = world);
+      webKey = world.keys['web-bot'] as string;
+      apiKey = world.keys['support-bot'] as string;
+      auditorToken = world.tokens.ines as string;
+      inspector = await openStore(world.db);
     });
     after(async () => {
       await Promise.all(clients.map((c) => c.close().catch(() => {})));
-      await app?.close();
-      await tg?.close();
       await inspector?.close();
-      await drop?.();
+      await world?.close();
     });
 
     test("REST and MCP: a probe's tool name is kept as its keyed hash, however ordinary it looks", async () => {

@@ -5,9 +5,10 @@
 import assert from 'node:assert/strict';
 import { after, before, describe, test } from 'node:test';
 import type { Actor, ToolgateError } from '../../src/core/index.js';
-import { type Gateway, openGateway } from '../../src/host/toolgate.js';
+import type { Gateway } from '../../src/host/toolgate.js';
 import { backends } from '../support/backends.js';
-import { validSendTool, validTool } from '../support/fixtures.js';
+import { validSendTool, validTool } from '../support/tools.js';
+import { openWorld, type World } from '../support/world.js';
 
 const admin: Actor = { id: 'test-admin', via: 'library' };
 
@@ -23,17 +24,15 @@ async function refusal(promise: Promise<unknown>): Promise<ToolgateError> {
 for (const backend of backends()) {
   describe(`catalog on ${backend.name}`, () => {
     let tg: Gateway;
-    let drop: () => Promise<void>;
+    let world: World;
     let now = new Date('2026-01-01T00:00:00Z');
 
     before(async () => {
-      const fresh = await backend.fresh();
-      drop = fresh.drop;
-      tg = await openGateway({ db: fresh.url, clock: () => now });
+      world = await openWorld({ backend, options: { clock: () => now } });
+      tg = world.tg;
     });
     after(async () => {
-      await tg.close();
-      await drop();
+      await world.close();
     });
 
     async function counts() {

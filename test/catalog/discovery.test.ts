@@ -3,21 +3,21 @@ import assert from 'node:assert/strict';
 import { readFileSync } from 'node:fs';
 import { after, before, test } from 'node:test';
 import type { Actor } from '../../src/core/index.js';
-import { type Gateway, openGateway } from '../../src/host/toolgate.js';
+import type { Gateway } from '../../src/host/toolgate.js';
 import { backends } from '../support/backends.js';
-import { validTool } from '../support/fixtures.js';
 import { approvePendingReviews } from '../support/reviews.js';
+import { validTool } from '../support/tools.js';
+import { openWorld, type World } from '../support/world.js';
 
 const admin: Actor = { id: 'test', via: 'library' };
 const sqlite = backends().find((b) => b.name === 'sqlite');
 let tg: Gateway;
-let drop: () => Promise<void>;
+let world: World;
 
 before(async () => {
   assert.ok(sqlite);
-  const fresh = await sqlite.fresh();
-  drop = fresh.drop;
-  tg = await openGateway({ db: fresh.url });
+  world = await openWorld({ backend: sqlite });
+  tg = world.tg;
   await tg.config.applyText(
     readFileSync(new URL('../../demo/catalog.yaml', import.meta.url), 'utf8'),
     admin,
@@ -25,8 +25,7 @@ before(async () => {
   await approvePendingReviews(tg);
 });
 after(async () => {
-  await tg.close();
-  await drop();
+  await world.close();
 });
 
 test('a natural-language query ranks the matching tool first and ignores filler words', async () => {

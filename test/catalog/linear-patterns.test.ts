@@ -9,7 +9,7 @@ import { describe, test } from 'node:test';
 import { checkToolDefinition } from '../../src/domain/catalog/index.js';
 import { createRuntimeAjv } from '../../src/domain/catalog/json-schema-validator.js';
 import { findBreakingChanges } from '../../src/domain/catalog/schema-compat.js';
-import { validTool } from '../support/fixtures.js';
+import { validTool } from '../support/tools.js';
 
 /** Classic catastrophic-backtracking patterns, each with an input that takes V8 2^n steps. */
 const CATASTROPHIC = JSON.parse(

@@ -9,7 +9,7 @@ import { after, before, describe, test } from 'node:test';
 import type { Actor, ToolgateError } from '../../src/core/index.js';
 import { type Gateway, openGateway } from '../../src/host/toolgate.js';
 import { backends } from '../support/backends.js';
-import { validTool } from '../support/fixtures.js';
+import { validTool } from '../support/tools.js';
 
 const admin: Actor = { id: 'test-admin', via: 'library' };
 

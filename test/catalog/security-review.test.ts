@@ -11,11 +11,12 @@ import {
   type Operator,
   operatorActor,
 } from '../../src/domain/operators/index.js';
-import { type Gateway, openGateway } from '../../src/host/toolgate.js';
+import type { Gateway } from '../../src/host/toolgate.js';
 import { openStore } from '../../src/records/store/index.js';
 import { backends } from '../support/backends.js';
-import { validSendTool, validTool } from '../support/fixtures.js';
 import { approveReview, REVIEWER } from '../support/reviews.js';
+import { validSendTool, validTool } from '../support/tools.js';
+import { openWorld, type World } from '../support/world.js';
 
 const host: Actor = { id: 'cli:root', via: 'cli' };
 
@@ -49,18 +50,16 @@ const restricted = (id: string, extra: Record<string, unknown> = {}) =>
 for (const backend of backends()) {
   describe(`security reviews on ${backend.name}`, () => {
     let tg: Gateway;
-    let drop: () => Promise<void>;
+    let world: World;
     let url: string;
 
     before(async () => {
-      const fresh = await backend.fresh();
-      drop = fresh.drop;
-      url = fresh.url;
-      tg = await openGateway({ db: fresh.url });
+      world = await openWorld({ backend });
+      tg = world.tg;
+      url = world.db;
     });
     after(async () => {
-      await tg.close();
-      await drop();
+      await world.close();
     });
 
     async function snapshot(toolId: string, version = '1.0.0') {

@@ -1,7 +1,7 @@
 import assert from 'node:assert/strict';
 import { describe, test } from 'node:test';
 import { checkToolDefinition, type ToolDefinition } from '../../src/domain/catalog/index.js';
-import { validSendTool, validTool } from '../support/fixtures.js';
+import { validSendTool, validTool } from '../support/tools.js';
 
 function problemsOf(input: unknown): { pointer: string; rule: string; message: string }[] {
   const result = checkToolDefinition(input);

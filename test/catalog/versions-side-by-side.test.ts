@@ -7,9 +7,10 @@ import assert from 'node:assert/strict';
 import { after, before, describe, test } from 'node:test';
 import type { Actor, ToolgateError } from '../../src/core/index.js';
 import { demoExecutor } from '../../src/execution/runtimes/index.js';
-import { type Gateway, openGateway } from '../../src/host/toolgate.js';
+import type { Gateway } from '../../src/host/toolgate.js';
 import { backends } from '../support/backends.js';
-import { validTool } from '../support/fixtures.js';
+import { validTool } from '../support/tools.js';
+import { openWorld, type World } from '../support/world.js';
 
 const admin: Actor = { id: 'test-admin', via: 'library' };
 const DAY = 86_400_000;
@@ -40,17 +41,18 @@ async function refusal(promise: Promise<unknown>): Promise<ToolgateError> {
 for (const backend of backends()) {
   describe(`versions side by side on ${backend.name}`, () => {
     let tg: Gateway;
-    let drop: () => Promise<void>;
+    let world: World;
     let now = new Date('2026-01-01T00:00:00Z');
 
     before(async () => {
-      const fresh = await backend.fresh();
-      drop = fresh.drop;
-      tg = await openGateway({
-        db: fresh.url,
-        clock: () => now,
-        executor: demoExecutor().register('t.echo', () => ({ status: 'ok' })),
+      world = await openWorld({
+        backend,
+        options: {
+          clock: () => now,
+          executor: demoExecutor().register('t.echo', () => ({ status: 'ok' })),
+        },
       });
+      tg = world.tg;
       await tg.catalog.register(V1, admin);
       await tg.catalog.register({ ...V1, version: '1.1.0' }, admin);
       await tg.catalog.register(V2, admin);
@@ -64,8 +66,7 @@ for (const backend of backends()) {
       );
     });
     after(async () => {
-      await tg.close();
-      await drop();
+      await world.close();
     });
 
     test('offeredMajors keeps the newest offerable version of each major; offered keeps one per tool', async () => {

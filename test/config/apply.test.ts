@@ -4,10 +4,11 @@ import { readFileSync } from 'node:fs';
 import { after, before, describe, test } from 'node:test';
 import { stringify } from 'yaml';
 import type { Actor, ToolgateError } from '../../src/core/index.js';
-import { type Gateway, openGateway } from '../../src/host/toolgate.js';
+import type { Gateway } from '../../src/host/toolgate.js';
 import { parseConfigText } from '../../src/operations/config/index.js';
 import { backends } from '../support/backends.js';
-import { validTool } from '../support/fixtures.js';
+import { validTool } from '../support/tools.js';
+import { openWorld, type World } from '../support/world.js';
 
 const admin: Actor = { id: 'cli:test', via: 'cli' };
 const demo = readFileSync(new URL('../../demo/catalog.yaml', import.meta.url), 'utf8');
@@ -58,16 +59,14 @@ describe('parsing configuration text', () => {
 for (const backend of backends()) {
   describe(`apply on ${backend.name}`, () => {
     let tg: Gateway;
-    let drop: () => Promise<void>;
+    let world: World;
 
     before(async () => {
-      const fresh = await backend.fresh();
-      drop = fresh.drop;
-      tg = await openGateway({ db: fresh.url });
+      world = await openWorld({ backend });
+      tg = world.tg;
     });
     after(async () => {
-      await tg.close();
-      await drop();
+      await world.close();
     });
 
     async function snapshot() {

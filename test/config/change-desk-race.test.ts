@@ -11,11 +11,12 @@ import pg from 'pg';
 import type { Actor } from '../../src/core/index.js';
 import { MasterKey } from '../../src/domain/credentials/index.js';
 import { totpAt } from '../../src/domain/decisions/index.js';
-import { type Gateway, openGateway } from '../../src/host/toolgate.js';
+import type { Gateway } from '../../src/host/toolgate.js';
 import { CHAIN_LOCK_KEY } from '../../src/records/store/postgres/audit-append.js';
 import { backends } from '../support/backends.js';
-import { validTool } from '../support/fixtures.js';
 import { confirmDeciders, enrol, operator } from '../support/operators.js';
+import { validTool } from '../support/tools.js';
+import { openWorld, type World } from '../support/world.js';
 
 const admin: Actor = { id: 'cli:admin', via: 'cli' };
 const ops = { alice: operator('alice'), bob: operator('bob'), carol: operator('carol') };
@@ -58,16 +59,18 @@ async function heldTogether<T>(
 for (const backend of backends()) {
   describe(`concurrent four-eyes decisions on ${backend.name}`, () => {
     let tg: Gateway;
+    let world: World;
     let url: string | null = null;
-    let drop: () => Promise<void>;
     const now = new Date('2026-03-01T12:00:00Z');
     const secrets: Record<string, string> = {};
 
     before(async () => {
-      const fresh = await backend.fresh();
-      drop = fresh.drop;
-      if (backend.name === 'postgres') url = fresh.url;
-      tg = await openGateway({ db: fresh.url, clock: () => now, masterKey: MasterKey.generate() });
+      if (backend.name === 'postgres') url = world.db;
+      world = await openWorld({
+        backend,
+        options: { clock: () => now, masterKey: MasterKey.generate() },
+      });
+      tg = world.tg;
       for (const [id, op] of Object.entries(ops)) secrets[id] = (await enrol(tg.admin, op)).secret;
       await confirmDeciders(
         tg.admin,
@@ -95,8 +98,7 @@ for (const backend of backends()) {
       );
     });
     after(async () => {
-      await tg?.close();
-      await drop?.();
+      await world?.close();
     });
 
     async function pendingGrant(agent: string) {

@@ -8,11 +8,12 @@ import { after, before, describe, test } from 'node:test';
 import type { Actor } from '../../src/core/index.js';
 import { MasterKey } from '../../src/domain/credentials/index.js';
 import { totpAt } from '../../src/domain/decisions/index.js';
-import { type Gateway, openGateway } from '../../src/host/toolgate.js';
+import type { Gateway } from '../../src/host/toolgate.js';
 import { backends } from '../support/backends.js';
-import { validTool } from '../support/fixtures.js';
 import { confirmDeciders, enrol, operator } from '../support/operators.js';
 import { approvePendingReviews } from '../support/reviews.js';
+import { validTool } from '../support/tools.js';
+import { openWorld, type World } from '../support/world.js';
 
 const admin: Actor = { id: 'cli:admin', via: 'cli' };
 const aliceOp = operator('alice');
@@ -25,7 +26,7 @@ let bob = '';
 for (const backend of backends()) {
   describe(`four-eyes changes on ${backend.name}`, () => {
     let tg: Gateway;
-    let drop: () => Promise<void>;
+    let world: World;
     let now = new Date('2026-03-01T12:00:00Z');
     const tick = () => {
       now = new Date(now.getTime() + 30_000);
@@ -33,13 +34,11 @@ for (const backend of backends()) {
     };
 
     before(async () => {
-      const fresh = await backend.fresh();
-      drop = fresh.drop;
-      tg = await openGateway({
-        db: fresh.url,
-        clock: () => now,
-        masterKey: MasterKey.generate(),
+      world = await openWorld({
+        backend,
+        options: { clock: () => now, masterKey: MasterKey.generate() },
       });
+      tg = world.tg;
       alice = (await enrol(tg.admin, aliceOp)).secret;
       bob = (await enrol(tg.admin, bobOp)).secret;
       await confirmDeciders(tg.admin, [aliceOp.id, bobOp.id], now);
@@ -75,8 +74,7 @@ for (const backend of backends()) {
       await approvePendingReviews(tg);
     });
     after(async () => {
-      await tg.close();
-      await drop();
+      await world.close();
     });
 
     test('a gated tool is registered as a draft that an admin cannot simply activate', async () => {

@@ -22,7 +22,7 @@ import { buildServer } from '../../src/edge/rest/index.js';
 import { type Gateway, openGateway } from '../../src/host/toolgate.js';
 import { openStore } from '../../src/records/store/index.js';
 import { backends } from '../support/backends.js';
-import { type Definition, validSendTool, validTool } from '../support/fixtures.js';
+import { type Definition, validSendTool, validTool } from '../support/tools.js';
 
 const admin: Actor = { id: 'test-admin', via: 'library' };
 const STRIPE = 'sk_live_BrokerStripe_51HkQm2eZvKYlo2C';

@@ -12,6 +12,7 @@ import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { after, before, test } from 'node:test';
 import { ensureBuilt, listeningUrl, runCli, spawnServe } from '../support/cli.js';
+import { restClient } from '../support/world.js';
 
 let dir: string;
 let server: ChildProcess;
@@ -21,17 +22,10 @@ let adminToken = '';
 
 const cli = (args: readonly string[]) => runCli(dir, args);
 
-async function call(method: string, path: string, body?: unknown, token = apiKey) {
-  const res = await fetch(`${base}${path}`, {
-    method,
-    headers: {
-      authorization: `Bearer ${token}`,
-      ...(body === undefined ? {} : { 'content-type': 'application/json' }),
-    },
-    ...(body === undefined ? {} : { body: JSON.stringify(body) }),
-  });
-  return { status: res.status, body: (await res.json()) as Record<string, unknown> };
-}
+const call = restClient(
+  () => base,
+  () => apiKey,
+);
 
 before(async () => {
   ensureBuilt();

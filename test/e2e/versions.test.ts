@@ -16,8 +16,7 @@ import {
   Client as ClientV2,
   StreamableHTTPClientTransport as HttpV2,
 } from '@modelcontextprotocol/client';
-import { Client } from '@modelcontextprotocol/sdk/client/index.js';
-import { StreamableHTTPClientTransport } from '@modelcontextprotocol/sdk/client/streamableHttp.js';
+import type { Client } from '@modelcontextprotocol/sdk/client/index.js';
 import type { CallToolResult } from '@modelcontextprotocol/sdk/types.js';
 import type { FastifyInstance } from 'fastify';
 import type { Actor } from '../../src/core/index.js';
@@ -26,8 +25,8 @@ import type { InProcessCall as CallContext, GateDecision } from '../../src/gate/
 import type { Gateway } from '../../src/host/toolgate.js';
 import { openStore, type Store } from '../../src/records/store/index.js';
 import { ensureBuilt, runCli } from '../support/cli.js';
-import { openDemoGateway } from '../support/demo-gateway.js';
 import { approvePendingReviews } from '../support/reviews.js';
+import { connectMcp, openDemoGateway, restClient } from '../support/world.js';
 
 const admin: Actor = { id: 'test-admin', via: 'library' };
 const ADMIN_TOKEN = 'test-admin-token-0123456789abcdef0123456789';
@@ -137,27 +136,9 @@ function denial(d: GateDecision): { code: string; rule: string; details?: unknow
   return d as { code: string; rule: string; details?: unknown };
 }
 
-async function rest(
-  method: string,
-  path: string,
-  token: string,
-  body?: unknown,
-): Promise<{ status: number; headers: Headers; body: Record<string, unknown> }> {
-  const res = await fetch(`${base}${path}`, {
-    method,
-    headers: {
-      authorization: `Bearer ${token}`,
-      ...(body === undefined ? {} : { 'content-type': 'application/json' }),
-    },
-    ...(body === undefined ? {} : { body: JSON.stringify(body) }),
-  });
-  const text = await res.text();
-  return {
-    status: res.status,
-    headers: res.headers,
-    body: text ? (JSON.parse(text) as Record<string, unknown>) : {},
-  };
-}
+const send = restClient(() => base);
+const rest = (method: string, path: string, token: string, body?: unknown) =>
+  send(method, path, body, token);
 
 async function preRecords(sessionId: string) {
   await tg.gate.flush();
@@ -569,12 +550,7 @@ describe('REST', () => {
 
 describe('MCP with the real SDK clients', () => {
   async function connect(): Promise<Client> {
-    const client = new Client({ name: 'versions-test', version: '1.0.0' });
-    await client.connect(
-      new StreamableHTTPClientTransport(new URL(`${base}/mcp`), {
-        requestInit: { headers: { authorization: `Bearer ${supportKey}` } },
-      }),
-    );
+    const client = await connectMcp(base, supportKey, 'versions-test');
     clients.push(client);
     return client;
   }

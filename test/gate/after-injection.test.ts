@@ -16,9 +16,10 @@ import { ESCALATING_CLASSES } from '../../src/gate/steps/provenance.js';
 import { type Gateway, openGateway, type ToolgateOptions } from '../../src/host/toolgate.js';
 import { openStore, type Store } from '../../src/records/store/index.js';
 import { backends } from '../support/backends.js';
-import { validTool } from '../support/fixtures.js';
 import { operator } from '../support/operators.js';
 import { approvePendingReviews } from '../support/reviews.js';
+import { closeTicketTool, validTool } from '../support/tools.js';
+import { callRecords, openWorld, type World } from '../support/world.js';
 
 const admin: Actor = { id: 'after-injection-admin', via: 'library' };
 const INJECTED =
@@ -47,39 +48,27 @@ const tools = [
   read('read_customer', 'Read one customer record by its invoice number.', 't.customer', {
     data_access: 'private',
   }),
-  validTool({
-    id: 'close_ticket',
-    name: 'close_ticket',
-    description: 'Close one support ticket by its id.',
-    input_schema: {
-      type: 'object',
-      additionalProperties: false,
-      required: ['ticket'],
-      properties: { ticket: { type: 'string', maxLength: 20 } },
-    },
-    output_schema: out,
-    action_class: 'reversible_write',
-    data_access: 'public',
-    idempotent: false,
-    runtime: { kind: 'inline', handler: 't.close' },
-  }),
+  closeTicketTool(),
 ];
 
 for (const backend of backends()) {
   describe(`after injection text entered a session (${backend.name})`, () => {
-    const opened: { tg: Gateway; store: Store; drop: () => Promise<void> }[] = [];
+    const opened: { world: World; store: Store }[] = [];
 
     async function gateway(options: Partial<ToolgateOptions> = {}) {
-      const fresh = await backend.fresh();
-      const store = await openStore(fresh.url);
       const executor = new InlineExecutor()
         .register('t.mail', () => ({ subject: 'Order question', body: INJECTED }))
         .register('t.feed', () => ({ text: 'All systems operational since this morning.' }))
         .register('t.notes', () => ({ text: 'Remember the release on Friday.' }))
         .register('t.customer', () => ({ status: 'paid', plan: 'team' }))
         .register('t.close', () => ({ closed: true }));
-      const tg = await openGateway({ db: fresh.url, executor, detectors: false, ...options });
-      opened.push({ tg, store, drop: fresh.drop });
+      const world = await openWorld({
+        backend,
+        options: { executor, detectors: false, ...options },
+      });
+      const { tg } = world;
+      const store = await openStore(world.db);
+      opened.push({ world, store });
       await tg.config.apply(
         [
           { kind: 'Agent', spec: { id: 'helpdesk', owner: 'qa' } },
@@ -98,21 +87,18 @@ for (const backend of backends()) {
     }
 
     const records = async (store: Store, tg: Gateway, callId: string) => {
-      await tg.audit.writer.flush();
-      const rows = await store.db
-        .selectFrom('audit_log')
-        .select(['kind', 'rule', 'details'])
-        .where('call_id', '=', callId)
-        .orderBy('seq')
-        .execute();
-      return rows.map((r) => ({ ...r, details: JSON.parse(r.details) }));
+      const rows = await callRecords(tg, store, callId);
+      return rows.map((r) => ({
+        kind: r.kind,
+        rule: r.rule,
+        details: JSON.parse(String(r.details)),
+      }));
     };
 
     after(async () => {
       for (const o of opened) {
-        await o.tg.close();
         await o.store.close();
-        await o.drop();
+        await o.world.close();
       }
     });
 

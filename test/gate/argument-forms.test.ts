@@ -14,8 +14,8 @@ import { MasterKey } from '../../src/domain/credentials/index.js';
 import { demoExecutor } from '../../src/execution/runtimes/index.js';
 import type { GateDecision } from '../../src/gate/index.js';
 import { type Gateway, openGateway } from '../../src/host/toolgate.js';
-import { validTool } from '../support/fixtures.js';
 import { approvePendingReviews } from '../support/reviews.js';
+import { validTool } from '../support/tools.js';
 
 const admin: Actor = { id: 'forms-admin', via: 'library' };
 

@@ -7,28 +7,28 @@ import assert from 'node:assert/strict';
 import { after, before, test } from 'node:test';
 import type { Actor } from '../../src/core/index.js';
 import { demoExecutor } from '../../src/execution/runtimes/index.js';
-import { type Gateway, openGateway } from '../../src/host/toolgate.js';
+import type { Gateway } from '../../src/host/toolgate.js';
 import { openStore, type Store } from '../../src/records/store/index.js';
 import { backends } from '../support/backends.js';
-import { validTool } from '../support/fixtures.js';
+import { validTool } from '../support/tools.js';
+import { openWorld, type World } from '../support/world.js';
 
 const admin: Actor = { id: 'test-admin', via: 'library' };
 
 for (const backend of backends()) {
   let tg: Gateway;
+  let world: World;
   let inspector: Store;
-  let drop: () => Promise<void>;
   let runs = 0;
 
   before(async () => {
-    const fresh = await backend.fresh();
-    drop = fresh.drop;
     const executor = demoExecutor().register('test.count', () => {
       runs += 1;
       return { status: 'ran' };
     });
-    tg = await openGateway({ db: fresh.url, executor });
-    inspector = await openStore(fresh.url);
+    world = await openWorld({ backend, options: { executor } });
+    tg = world.tg;
+    inspector = await openStore(world.db);
     await tg.config.apply(
       [
         { kind: 'Agent', spec: { id: 'bot', owner: 'qa' } },
@@ -49,8 +49,7 @@ for (const backend of backends()) {
 
   after(async () => {
     await inspector.close();
-    await tg.close();
-    await drop();
+    await world.close();
   });
 
   test(`a withdrawn call does not run and is audited as cancelled (${backend.name})`, async () => {

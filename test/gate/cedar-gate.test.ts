@@ -6,23 +6,19 @@ import assert from 'node:assert/strict';
 import { after, before, test } from 'node:test';
 import type { Actor, ToolgateError } from '../../src/core/index.js';
 import { demoExecutor } from '../../src/execution/runtimes/index.js';
-import { type Gateway, openGateway } from '../../src/host/toolgate.js';
-import { backends } from '../support/backends.js';
-import { validTool } from '../support/fixtures.js';
+import type { Gateway } from '../../src/host/toolgate.js';
+import { validTool } from '../support/tools.js';
+import { openWorld, type World } from '../support/world.js';
 
 const admin: Actor = { id: 'policy-admin', via: 'library' };
 let tg: Gateway;
-let drop: () => Promise<void>;
+let world: World;
 
 before(async () => {
-  const sqlite = backends().find((b) => b.name === 'sqlite');
-  assert.ok(sqlite);
-  const fresh = await sqlite.fresh();
-  drop = fresh.drop;
-  tg = await openGateway({
-    db: fresh.url,
-    executor: demoExecutor().register('t.echo', () => ({ status: 'ok' })),
+  world = await openWorld({
+    options: { executor: demoExecutor().register('t.echo', () => ({ status: 'ok' })) },
   });
+  tg = world.tg;
   await tg.config.apply(
     [
       { kind: 'Agent', spec: { id: 'bot', owner: 'qa' } },
@@ -48,8 +44,7 @@ before(async () => {
   );
 });
 after(async () => {
-  await tg.close();
-  await drop();
+  await world.close();
 });
 
 test('a forbid on one argument value denies that call and allows its neighbours', async () => {

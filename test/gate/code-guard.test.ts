@@ -15,7 +15,7 @@ import { checkToolDefinition } from '../../src/domain/catalog/index.js';
 import type { GateDecision } from '../../src/gate/index.js';
 import { type Gateway, openGateway } from '../../src/host/toolgate.js';
 import { openStore } from '../../src/records/store/index.js';
-import { validTool } from '../support/fixtures.js';
+import { validTool } from '../support/tools.js';
 
 const admin = { id: 'test-admin', via: 'library' } as const;
 

@@ -11,7 +11,7 @@ import { join } from 'node:path';
 import { after, before, describe, test } from 'node:test';
 import { commandCodeHash } from '../../src/execution/sandbox/index.js';
 import { type Gateway, openGateway } from '../../src/host/toolgate.js';
-import { validTool } from '../support/fixtures.js';
+import { validTool } from '../support/tools.js';
 
 const admin = { id: 'test-admin', via: 'library' } as const;
 const ORIGINAL = `import { readFileSync } from 'node:fs';

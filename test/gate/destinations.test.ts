@@ -9,14 +9,13 @@
  */
 import assert from 'node:assert/strict';
 import { after, before, describe, test } from 'node:test';
-import type { FastifyInstance } from 'fastify';
 import type { Actor } from '../../src/core/index.js';
-import { buildServer } from '../../src/edge/rest/index.js';
 import { demoExecutor } from '../../src/execution/runtimes/index.js';
 import { type Gateway, openGateway } from '../../src/host/toolgate.js';
 import { openStore, type Store } from '../../src/records/store/index.js';
 import { backends } from '../support/backends.js';
-import { validTool } from '../support/fixtures.js';
+import { validTool } from '../support/tools.js';
+import { openWorld, type World } from '../support/world.js';
 
 const admin: Actor = { id: 'dest-admin', via: 'library' };
 const ADMIN_TOKEN = 'destinations-admin-token-0123456789abcdef';
@@ -88,30 +87,29 @@ const SEARCH = tool('search_tickets', {
 for (const backend of backends()) {
   describe(`destinations are constrained element by element (${backend.name})`, () => {
     let tg: Gateway;
+    let world: World;
     let store: Store;
-    let app: FastifyInstance;
     let base = '';
-    let drop: () => Promise<void>;
     let now = Date.parse('2026-06-01T10:00:00Z');
     const channels = ['#support', '#SALES'];
     let directoryCalls = 0;
 
     before(async () => {
-      const fresh = await backend.fresh();
-      drop = fresh.drop;
-      tg = await openGateway({
-        db: fresh.url,
-        clock: () => new Date(now),
-        executor: demoExecutor()
-          .register('t.ok', () => ({ status: 'ok' }))
-          .register('t.channels', () => {
-            directoryCalls += 1;
-            return { channels: [...channels, 'not a channel!'] };
-          }),
+      world = await openWorld({
+        backend,
+        rest: { adminToken: ADMIN_TOKEN },
+        options: {
+          clock: () => new Date(now),
+          executor: demoExecutor()
+            .register('t.ok', () => ({ status: 'ok' }))
+            .register('t.channels', () => {
+              directoryCalls += 1;
+              return { channels: [...channels, 'not a channel!'] };
+            }),
+        },
       });
-      store = await openStore(fresh.url);
-      app = await buildServer(tg, { adminToken: ADMIN_TOKEN });
-      base = await app.listen({ host: '127.0.0.1', port: 0 });
+      ({ tg, base } = world);
+      store = await openStore(world.db);
       // Sets first (a rule naming a set that does not exist is refused), over REST.
       const team = await rest('POST', '/v1/destination-sets', { name: 'team', kind: 'email' });
       assert.equal(team.status, 201, JSON.stringify(team.body));
@@ -138,10 +136,8 @@ for (const backend of backends()) {
       await tg.config.apply([SEND_EMAIL, POST_CHAT], admin);
     });
     after(async () => {
-      await app.close();
-      await tg.close();
       await store.close();
-      await drop();
+      await world.close();
     });
 
     async function rest(method: string, path: string, body?: unknown) {

@@ -18,12 +18,13 @@ import { MasterKey, verifyCallToken } from '../../src/domain/credentials/index.j
 import { HttpToolRunner } from '../../src/execution/runtimes/index.js';
 import { EgressProxy, SandboxService } from '../../src/execution/sandbox/index.js';
 import type { GateDecision } from '../../src/gate/index.js';
-import { type Gateway, openGateway } from '../../src/host/toolgate.js';
+import type { Gateway } from '../../src/host/toolgate.js';
 import { openStore, type Store } from '../../src/records/store/index.js';
 import { backends } from '../support/backends.js';
 import { ROOT } from '../support/cli.js';
 import { tableResolver } from '../support/egress.js';
-import { validSendTool, validTool } from '../support/fixtures.js';
+import { httpReadTool, validTool } from '../support/tools.js';
+import { openWorld, type World } from '../support/world.js';
 
 const admin: Actor = { id: 'test-admin', via: 'library' };
 const tlsDir = join(ROOT, 'test', 'fixtures', 'egress-tls');
@@ -42,29 +43,6 @@ interface Seen {
   auth: string | undefined;
 }
 
-function apiTool(id: string, host: string, extra: Record<string, unknown> = {}) {
-  return validSendTool({
-    id,
-    name: id,
-    description: 'Look up one catalogue item by its id.',
-    action_class: 'read',
-    data_access: 'public',
-    access_tier: 'public',
-    approval: { mode: 'none' },
-    required_capabilities: ['api:read'],
-    egress: { mode: 'constrained', hosts: [host] },
-    runtime: { kind: 'http', base_url: `https://${host}/v1`, method: 'GET', path: '/items/{item}' },
-    input_schema: {
-      type: 'object',
-      additionalProperties: false,
-      required: ['item'],
-      properties: { item: { type: 'string', maxLength: 40 } },
-    },
-    output_schema: { type: 'object' },
-    ...extra,
-  });
-}
-
 function allowed(d: GateDecision): Record<string, unknown> {
   assert.equal(d.kind, 'allow', JSON.stringify(d));
   return d.kind === 'allow' ? (d.output as Record<string, unknown>) : {};
@@ -80,8 +58,8 @@ function denied(d: GateDecision, code: string, rule?: RegExp): void {
 for (const backend of backends()) {
   describe(`gate execution with egress and credentials on ${backend.name}`, () => {
     let tg: Gateway;
+    let world: World;
     let inspector: Store;
-    let drop: () => Promise<void>;
     let server: https.Server;
     let proxy: EgressProxy;
     const seen: Seen[] = [];
@@ -119,32 +97,33 @@ for (const backend of backends()) {
         unsafeTestTargets: [TARGET],
         unsafeTestPorts: testPorts,
       });
-      const fresh = await backend.fresh();
-      drop = fresh.drop;
-      tg = await openGateway({
-        db: fresh.url,
-        masterKey: MasterKey.generate(),
-        egress: {
-          proxy,
-          http: new HttpToolRunner({
-            resolver,
-            unsafeTestTargets: [TARGET],
-            unsafeTestPorts: testPorts,
-            unsafeTestCa: readFileSync(join(tlsDir, 'ca.pem'), 'utf8'),
-          }),
+      world = await openWorld({
+        backend,
+        options: {
+          masterKey: MasterKey.generate(),
+          egress: {
+            proxy,
+            http: new HttpToolRunner({
+              resolver,
+              unsafeTestTargets: [TARGET],
+              unsafeTestPorts: testPorts,
+              unsafeTestCa: readFileSync(join(tlsDir, 'ca.pem'), 'utf8'),
+            }),
+          },
         },
       });
-      inspector = await openStore(fresh.url);
+      tg = world.tg;
+      inspector = await openStore(world.db);
       await tg.config.apply(
         [
-          apiTool('api_lookup', 'api.example.test', {
+          httpReadTool('api_lookup', 'api.example.test', {
             credentials: { secret: 'api-token', inject: 'header', as: 'Authorization' },
           }),
-          apiTool('api_lookup_b', 'api.example.test', {
+          httpReadTool('api_lookup_b', 'api.example.test', {
             credentials: { secret: 'api-token', inject: 'header', as: 'Authorization' },
           }),
-          apiTool('meta_lookup', 'meta.example.test'),
-          apiTool('api_minted', 'api.example.test', {
+          httpReadTool('meta_lookup', 'meta.example.test'),
+          httpReadTool('api_minted', 'api.example.test', {
             credentials: { secret: 'signing-key', inject: 'minted_jwt', as: 'Authorization' },
           }),
           validTool({
@@ -197,10 +176,9 @@ for (const backend of backends()) {
     });
 
     after(async () => {
-      await tg.close();
       await proxy.close();
       await inspector.close();
-      await drop();
+      await world.close();
       await new Promise((r) => server.close(r));
     });
 

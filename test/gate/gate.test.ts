@@ -13,12 +13,13 @@ import { MasterKey } from '../../src/domain/credentials/index.js';
 import { totpAt } from '../../src/domain/decisions/index.js';
 import { demoExecutor } from '../../src/execution/runtimes/index.js';
 import type { GateDecision } from '../../src/gate/index.js';
-import { type Gateway, openGateway } from '../../src/host/toolgate.js';
+import type { Gateway } from '../../src/host/toolgate.js';
 import { openStore, type Store } from '../../src/records/store/index.js';
 import { backends } from '../support/backends.js';
-import { validSendTool, validTool } from '../support/fixtures.js';
 import { confirmDeciders, enrol, operator } from '../support/operators.js';
 import { approvePendingReviews } from '../support/reviews.js';
+import { validSendTool, validTool } from '../support/tools.js';
+import { openWorld, type World } from '../support/world.js';
 
 const admin: Actor = { id: 'test-admin', via: 'library' };
 /** The operator accounts that decide approvals and changes here (all approvers). */
@@ -45,15 +46,13 @@ function expectAllow(d: GateDecision): unknown {
 for (const backend of backends()) {
   describe(`gate on ${backend.name}`, () => {
     let tg: Gateway;
+    let world: World;
     let db: Store['db'];
     let inspector: Store;
-    let drop: () => Promise<void>;
     let workspace: string;
     let now = new Date('2026-06-01T10:00:00Z');
 
     before(async () => {
-      const fresh = await backend.fresh();
-      drop = fresh.drop;
       workspace = mkdtempSync(join(tmpdir(), 'toolgate-ws-'));
       mkdirSync(join(workspace, 'ws', 'docs'), { recursive: true });
       mkdirSync(join(workspace, 'ws-evil'));
@@ -66,18 +65,17 @@ for (const backend of backends()) {
         .register('test.read', (a) => ({ status: String(a.path) }))
         .register('test.send', () => ({ id: 'sent' }))
         .register('test.bad_output', () => ({ status: 42 }));
-      tg = await openGateway({
-        db: fresh.url,
-        clock: () => now,
-        executor,
-        masterKey: MasterKey.generate(),
+      world = await openWorld({
+        backend,
+        options: { clock: () => now, executor, masterKey: MasterKey.generate() },
       });
+      tg = world.tg;
       totpSecret = (await enrol(tg.admin, approver)).secret;
       alice = (await enrol(tg.admin, aliceOp)).secret;
       bob = (await enrol(tg.admin, bobOp)).secret;
       await confirmDeciders(tg.admin, [aliceOp.id, bobOp.id], now);
       // A second connection to the same database, to look at what the gate wrote.
-      inspector = await openStore(fresh.url);
+      inspector = await openStore(world.db);
       db = inspector.db;
       const tools = [
         validTool({
@@ -203,8 +201,7 @@ for (const backend of backends()) {
     });
     after(async () => {
       await inspector.close();
-      await tg.close();
-      await drop();
+      await world.close();
       rmSync(workspace, { recursive: true, force: true, maxRetries: 5, retryDelay: 50 });
     });
 

@@ -15,7 +15,7 @@ import type { GateDecision } from '../../src/gate/index.js';
 import { type Gateway, openGateway } from '../../src/host/toolgate.js';
 import { backends } from '../support/backends.js';
 import { cleanEnv, ensureBuilt, MAIN } from '../support/cli.js';
-import { validTool } from '../support/fixtures.js';
+import { validTool } from '../support/tools.js';
 
 const admin: Actor = { id: 'test-admin', via: 'library' };
 

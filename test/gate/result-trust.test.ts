@@ -7,17 +7,14 @@
  */
 import assert from 'node:assert/strict';
 import { after, before, describe, test } from 'node:test';
-import { Client } from '@modelcontextprotocol/sdk/client/index.js';
-import { StreamableHTTPClientTransport } from '@modelcontextprotocol/sdk/client/streamableHttp.js';
-import type { FastifyInstance } from 'fastify';
 import type { Actor } from '../../src/core/index.js';
-import { buildServer } from '../../src/edge/rest/index.js';
 import { InlineExecutor } from '../../src/execution/runtimes/index.js';
-import { type Gateway, openGateway } from '../../src/host/toolgate.js';
+import type { Gateway } from '../../src/host/toolgate.js';
 import { openStore, type Store } from '../../src/records/store/index.js';
 import { backends } from '../support/backends.js';
-import { validTool } from '../support/fixtures.js';
 import { approvePendingReviews } from '../support/reviews.js';
+import { closeTicketTool, validTool } from '../support/tools.js';
+import { connectMcp, openWorld, type World } from '../support/world.js';
 
 const admin: Actor = { id: 'trust-admin', via: 'library' };
 const ADMIN_TOKEN = 'test-admin-token-trust-0123456789abcdef0123';
@@ -63,37 +60,18 @@ const tools = [
     result_policy: { secrets: 'block' },
     runtime: { kind: 'inline', handler: 't.config' },
   }),
-  validTool({
-    id: 'close_ticket',
-    name: 'close_ticket',
-    description: 'Close one support ticket by its id.',
-    input_schema: {
-      type: 'object',
-      additionalProperties: false,
-      required: ['ticket'],
-      properties: { ticket: { type: 'string', maxLength: 20 } },
-    },
-    output_schema: out,
-    action_class: 'reversible_write',
-    data_access: 'public',
-    idempotent: false,
-    runtime: { kind: 'inline', handler: 't.close' },
-  }),
+  closeTicketTool(),
 ];
 
 for (const backend of backends()) {
   describe(`results are labelled and scanned (${backend.name})`, () => {
     let tg: Gateway;
+    let world: World;
     let store: Store;
-    let drop: () => Promise<void>;
-    let app: FastifyInstance;
     let base: string;
     let apiKey: string;
 
     before(async () => {
-      const fresh = await backend.fresh();
-      drop = fresh.drop;
-      store = await openStore(fresh.url);
       const executor = new InlineExecutor()
         .register('t.mail', () => ({
           from: 'customer@mail.example',
@@ -104,7 +82,13 @@ for (const backend of backends()) {
         .register('t.ledger', () => ({ entry: 'L-7', memo: INJECTED }))
         .register('t.config', () => ({ region: 'eu-west-1', access_key: KEY }))
         .register('t.close', () => ({ closed: true }));
-      tg = await openGateway({ db: fresh.url, executor });
+      world = await openWorld({
+        backend,
+        rest: { adminToken: ADMIN_TOKEN },
+        options: { executor },
+      });
+      ({ tg, base } = world);
+      store = await openStore(world.db);
       await tg.config.apply(
         [
           { kind: 'Agent', spec: { id: 'helpdesk', owner: 'qa' } },
@@ -125,15 +109,11 @@ forbid (principal, action, resource) when { resource.action_class != "read" && c
       );
       await approvePendingReviews(tg.admin);
       apiKey = (await tg.keys.issue('helpdesk', admin)).apiKey;
-      app = await buildServer(tg, { adminToken: ADMIN_TOKEN });
-      base = await app.listen({ host: '127.0.0.1', port: 0 });
     });
 
     after(async () => {
-      await app.close();
-      await tg.close();
       await store.close();
-      await drop();
+      await world.close();
     });
 
     const sessionRow = (id: string) =>
@@ -277,12 +257,7 @@ forbid (principal, action, resource) when { resource.action_class != "read" && c
       assert.equal(blocked.status, 502);
       assert.equal(((await blocked.json()) as { code: string }).code, 'RESULT_BLOCKED');
 
-      const client = new Client({ name: 'trust-test', version: '1.0.0' });
-      await client.connect(
-        new StreamableHTTPClientTransport(new URL(`${base}/mcp`), {
-          requestInit: { headers: { authorization: `Bearer ${apiKey}` } },
-        }),
-      );
+      const client = await connectMcp(base, apiKey, 'trust-test');
       try {
         const result = await client.callTool({ name: 'read_mail', arguments: { invoice: 'I-1' } });
         const label = result._meta?.['io.toolgate/trust'] as { source: string; injection: boolean };

@@ -15,9 +15,10 @@ import type { GateDecision } from '../../src/gate/index.js';
 import { type Gateway, openGateway } from '../../src/host/toolgate.js';
 import { openStore, type Store } from '../../src/records/store/index.js';
 import { backends } from '../support/backends.js';
-import { validSendTool, validTool } from '../support/fixtures.js';
 import { operator } from '../support/operators.js';
 import { approvePendingReviews } from '../support/reviews.js';
+import { validSendTool, validTool } from '../support/tools.js';
+import { openWorld, type World } from '../support/world.js';
 
 const admin: Actor = { id: 'test-admin', via: 'library' };
 /** The operator account that decides approvals here. */
@@ -43,21 +44,20 @@ const amountSchema = (name: string, type: 'number' | 'integer') => ({
 for (const backend of backends()) {
   describe(`spend and ceilings on ${backend.name}`, () => {
     let tg: Gateway;
+    let world: World;
     let replica: Gateway;
     let inspector: Store;
-    let drop: () => Promise<void>;
     let now = new Date('2026-06-01T10:00:00Z');
 
     before(async () => {
-      const fresh = await backend.fresh();
-      drop = fresh.drop;
       const executor = () =>
         demoExecutor()
           .register('t.pay', () => ({ status: 'paid' }))
           .register('t.read', () => ({ status: 'read' }))
           .register('t.post', () => ({ id: 'posted' }));
-      tg = await openGateway({ db: fresh.url, clock: () => now, executor: executor() });
-      inspector = await openStore(fresh.url);
+      world = await openWorld({ backend, options: { clock: () => now, executor: executor() } });
+      tg = world.tg;
+      inspector = await openStore(world.db);
       await tg.config.apply(
         [
           tool({
@@ -177,13 +177,12 @@ for (const backend of backends()) {
       );
       await approvePendingReviews(tg);
       // A second gateway on the same database: another replica (on SQLite, another connection).
-      replica = await openGateway({ db: fresh.url, clock: () => now, executor: executor() });
+      replica = await openGateway({ db: world.db, clock: () => now, executor: executor() });
     });
     after(async () => {
       await replica?.close();
-      await tg?.close();
       await inspector?.close();
-      await drop?.();
+      await world?.close();
     });
 
     // Concurrent calls through a second gateway only on PostgreSQL, the replicated backend: two

@@ -9,19 +9,18 @@ import { mkdtempSync, rmSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { after, before, test } from 'node:test';
-import type { FastifyInstance } from 'fastify';
 import type { Actor } from '../../src/core/index.js';
-import { buildServer } from '../../src/edge/rest/index.js';
 import { InlineExecutor } from '../../src/execution/runtimes/index.js';
-import { type Gateway, openGateway } from '../../src/host/toolgate.js';
+import type { Gateway } from '../../src/host/toolgate.js';
 import { ensureBuilt, runCli } from '../support/cli.js';
-import { validTool } from '../support/fixtures.js';
+import { validTool } from '../support/tools.js';
+import { openWorld, restClient, type World } from '../support/world.js';
 
 const admin: Actor = { id: 'test-admin', via: 'library' };
 const ADMIN_TOKEN = 'health-admin-token-0123456789abcdef';
 let dir: string;
+let world: World;
 let tg: Gateway;
-let app: FastifyInstance;
 let base: string;
 
 const lookup = validTool({
@@ -32,42 +31,28 @@ const lookup = validTool({
 before(async () => {
   ensureBuilt();
   dir = mkdtempSync(join(tmpdir(), 'toolgate-health-admin-'));
-  tg = await openGateway({
-    db: `sqlite:${join(dir, 'tg.db')}`,
-    executor: new InlineExecutor().register('test.lookup_invoice', async () => ({
-      status: 'paid',
-    })),
+  world = await openWorld({
+    actor: admin,
+    tools: [lookup],
+    agents: [{ id: 'reader', capabilities: ['billing:read'], key: false }],
+    options: {
+      db: `sqlite:${join(dir, 'tg.db')}`,
+      executor: new InlineExecutor().register('test.lookup_invoice', async () => ({
+        status: 'paid',
+      })),
+    },
+    rest: { adminToken: ADMIN_TOKEN },
   });
-  await tg.config.apply(
-    [
-      { kind: 'Tool', spec: lookup },
-      { kind: 'Agent', spec: { id: 'reader', owner: 'qa' } },
-      { kind: 'Grant', spec: { agent: 'reader', capabilities: ['billing:read'] } },
-    ],
-    admin,
-  );
+  ({ tg, base } = world);
   await tg.health.sync();
-  app = await buildServer(tg, { adminToken: ADMIN_TOKEN });
-  base = await app.listen({ host: '127.0.0.1', port: 0 });
 });
 
 after(async () => {
-  await app.close();
-  await tg.close();
+  await world.close();
   rmSync(dir, { recursive: true, force: true, maxRetries: 5, retryDelay: 50 });
 });
 
-async function call(method: string, path: string, body?: unknown, token = ADMIN_TOKEN) {
-  const res = await fetch(`${base}${path}`, {
-    method,
-    headers: {
-      ...(token ? { authorization: `Bearer ${token}` } : {}),
-      ...(body !== undefined ? { 'content-type': 'application/json' } : {}),
-    },
-    ...(body !== undefined ? { body: JSON.stringify(body) } : {}),
-  });
-  return { status: res.status, body: (await res.json()) as Record<string, unknown> };
-}
+const call = restClient(() => base, ADMIN_TOKEN);
 
 const OVERRIDE = '/v1/tools/lookup_invoice/versions/1.0.0/health/override';
 const inAnHour = () => new Date(Date.now() + 3_600_000).toISOString();

@@ -17,7 +17,7 @@ import type { Actor } from '../../src/core/index.js';
 import { buildServer } from '../../src/edge/rest/index.js';
 import { InlineExecutor } from '../../src/execution/runtimes/index.js';
 import { type Gateway, openGateway } from '../../src/host/toolgate.js';
-import { validTool } from '../support/fixtures.js';
+import { validTool } from '../support/tools.js';
 
 const admin: Actor = { id: 'test-admin', via: 'library' };
 const ADMIN_TOKEN = 'breaker-test-admin-token-0123456789abcdef';

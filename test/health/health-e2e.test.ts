@@ -18,45 +18,25 @@ import { after, before, describe, test } from 'node:test';
 import type { Actor } from '../../src/core/index.js';
 import { HttpToolRunner, InlineExecutor } from '../../src/execution/runtimes/index.js';
 import { EgressProxy } from '../../src/execution/sandbox/index.js';
-import { type Gateway, openGateway } from '../../src/host/toolgate.js';
+import type { Gateway } from '../../src/host/toolgate.js';
 import type { HealthEvent, HealthState } from '../../src/operations/health/index.js';
 import { backends } from '../support/backends.js';
 import { ROOT } from '../support/cli.js';
 import { tableResolver } from '../support/egress.js';
-import { validSendTool, validTool } from '../support/fixtures.js';
+import { httpReadTool, validTool } from '../support/tools.js';
 import { LOOPBACK_OUTBOUND, type Receiver, webhookReceiver } from '../support/webhook-receiver.js';
+import { openWorld, type World } from '../support/world.js';
 
 const admin: Actor = { id: 'test-admin', via: 'library' };
 const tlsDir = join(ROOT, 'test', 'fixtures', 'egress-tls');
 const TARGET = '127.0.0.1:443';
 const INTERVAL_MS = 400;
 
+/** A read tool of the HTTPS upstream, owned by the catalogue team. */
 function apiTool(id: string, extra: Record<string, unknown>) {
-  return validSendTool({
-    id,
-    name: id,
-    description: 'Look up one catalogue item by its id.',
+  return httpReadTool(id, 'api.example.test', {
     owner: 'catalog-team',
     tags: ['catalogue'],
-    action_class: 'read',
-    data_access: 'public',
-    access_tier: 'public',
-    approval: { mode: 'none' },
-    required_capabilities: ['api:read'],
-    egress: { mode: 'constrained', hosts: ['api.example.test'] },
-    runtime: {
-      kind: 'http',
-      base_url: 'https://api.example.test/v1',
-      method: 'GET',
-      path: '/items/{item}',
-    },
-    input_schema: {
-      type: 'object',
-      additionalProperties: false,
-      required: ['item'],
-      properties: { item: { type: 'string', maxLength: 40 } },
-    },
-    output_schema: { type: 'object' },
     ...extra,
   });
 }
@@ -99,8 +79,8 @@ class Upstream {
 for (const backend of backends()) {
   describe(`health monitor with a real upstream on ${backend.name}`, () => {
     let tg: Gateway;
+    let world: World;
     let proxy: EgressProxy;
-    let drop: () => Promise<void>;
     const upstream = new Upstream();
     let hook: Receiver;
     const events: HealthEvent[] = [];
@@ -135,29 +115,30 @@ for (const backend of backends()) {
         unsafeTestTargets: [TARGET],
         unsafeTestPorts: testPorts,
       });
-      const fresh = await backend.fresh();
-      drop = fresh.drop;
-      tg = await openGateway({
-        outbound: LOOPBACK_OUTBOUND,
-        db: fresh.url,
-        executor: new InlineExecutor().register('t.mirror', () => ({ ok: true })),
-        egress: {
-          proxy,
-          http: new HttpToolRunner({
-            resolver,
-            unsafeTestTargets: [TARGET],
-            unsafeTestPorts: testPorts,
-            unsafeTestCa: readFileSync(join(tlsDir, 'ca.pem'), 'utf8'),
-          }),
-        },
-        health: {
-          intervalMs: { public: INTERVAL_MS, restricted: INTERVAL_MS, privileged: INTERVAL_MS },
-          confirmAfterMs: 100,
-          breakerOpenMs: 300,
-          tickMs: 20,
-          probeTimeoutMs: 2_000,
+      world = await openWorld({
+        backend,
+        options: {
+          outbound: LOOPBACK_OUTBOUND,
+          executor: new InlineExecutor().register('t.mirror', () => ({ ok: true })),
+          egress: {
+            proxy,
+            http: new HttpToolRunner({
+              resolver,
+              unsafeTestTargets: [TARGET],
+              unsafeTestPorts: testPorts,
+              unsafeTestCa: readFileSync(join(tlsDir, 'ca.pem'), 'utf8'),
+            }),
+          },
+          health: {
+            intervalMs: { public: INTERVAL_MS, restricted: INTERVAL_MS, privileged: INTERVAL_MS },
+            confirmAfterMs: 100,
+            breakerOpenMs: 300,
+            tickMs: 20,
+            probeTimeoutMs: 2_000,
+          },
         },
       });
+      tg = world.tg;
       tg.health.on((e) => events.push(e));
       await tg.config.apply(
         [
@@ -185,9 +166,8 @@ for (const backend of backends()) {
     });
 
     after(async () => {
-      await tg.close();
+      await world.close();
       await proxy.close();
-      await drop();
       await upstream.stop();
       await hook.close();
     });

@@ -17,7 +17,7 @@ import { InlineExecutor } from '../../src/execution/runtimes/index.js';
 import { commandCodeHash } from '../../src/execution/sandbox/index.js';
 import { type Gateway, openGateway } from '../../src/host/toolgate.js';
 import type { HealthEvent } from '../../src/operations/health/index.js';
-import { validTool } from '../support/fixtures.js';
+import { validTool } from '../support/tools.js';
 
 const admin: Actor = { id: 'test-admin', via: 'library' };
 

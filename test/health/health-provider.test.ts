@@ -14,12 +14,13 @@ import { McpServer } from '@modelcontextprotocol/sdk/server/mcp.js';
 import { StreamableHTTPServerTransport } from '@modelcontextprotocol/sdk/server/streamableHttp.js';
 import { z } from 'zod';
 import type { Actor } from '../../src/core/index.js';
-import { type Gateway, openGateway } from '../../src/host/toolgate.js';
+import type { Gateway } from '../../src/host/toolgate.js';
 import type { HealthState } from '../../src/operations/health/index.js';
 import { backends } from '../support/backends.js';
 import { ROOT } from '../support/cli.js';
 import { tableResolver } from '../support/egress.js';
 import { classifyReviewed } from '../support/reviews.js';
+import { openWorld, type World } from '../support/world.js';
 
 const admin: Actor = { id: 'test-admin', via: 'library' };
 const TLS = join(ROOT, 'test', 'fixtures', 'egress-tls');
@@ -77,7 +78,7 @@ const sqlite = backends().find((b) => b.name === 'sqlite');
 assert.ok(sqlite);
 const upstream = new McpUpstream();
 let tg: Gateway;
-let drop: () => Promise<void>;
+let world: World;
 let toolId = '';
 
 /** Resolves at the first change of the tool to `state` from now on (or at once if it is there). */
@@ -101,25 +102,26 @@ function reaches(state: HealthState): Promise<void> {
 
 before(async () => {
   await upstream.start();
-  const fresh = await sqlite.fresh();
-  drop = fresh.drop;
-  tg = await openGateway({
-    db: fresh.url,
-    providers: {
-      http: {
-        resolver: tableResolver({ 'api.example.test': ['127.0.0.1'] }),
-        unsafeTestTargets: [`127.0.0.1:${upstream.port}`],
-        unsafeTestCa: readFileSync(join(TLS, 'ca.pem'), 'utf8'),
+  world = await openWorld({
+    backend: sqlite,
+    options: {
+      providers: {
+        http: {
+          resolver: tableResolver({ 'api.example.test': ['127.0.0.1'] }),
+          unsafeTestTargets: [`127.0.0.1:${upstream.port}`],
+          unsafeTestCa: readFileSync(join(TLS, 'ca.pem'), 'utf8'),
+        },
+      },
+      health: {
+        intervalMs: { public: INTERVAL_MS, restricted: INTERVAL_MS, privileged: INTERVAL_MS },
+        confirmAfterMs: 100,
+        breakerOpenMs: 300,
+        tickMs: 20,
+        probeTimeoutMs: 2_000,
       },
     },
-    health: {
-      intervalMs: { public: INTERVAL_MS, restricted: INTERVAL_MS, privileged: INTERVAL_MS },
-      confirmAfterMs: 100,
-      breakerOpenMs: 300,
-      tickMs: 20,
-      probeTimeoutMs: 2_000,
-    },
   });
+  tg = world.tg;
   await tg.config.apply(
     [
       { kind: 'Agent', spec: { id: 'remote-bot', owner: 'platform-team' } },
@@ -130,8 +132,7 @@ before(async () => {
 });
 
 after(async () => {
-  await tg.close();
-  await drop();
+  await world.close();
   await upstream.stop();
 });
 

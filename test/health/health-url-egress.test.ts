@@ -12,7 +12,7 @@ import { checkToolDefinition, type ToolDefinition } from '../../src/domain/catal
 import { HttpToolRunner } from '../../src/execution/runtimes/index.js';
 import { ToolProber } from '../../src/operations/health/index.js';
 import { tableResolver } from '../support/egress.js';
-import { validSendTool } from '../support/fixtures.js';
+import { validSendTool } from '../support/tools.js';
 
 function probedTool(probeUrl: string, host = 'api.example.test'): ToolDefinition {
   const check = checkToolDefinition(

@@ -11,8 +11,8 @@ import { join } from 'node:path';
 import { after, before, test } from 'node:test';
 import type { Actor } from '../../src/core/index.js';
 import { type Gateway, openGateway } from '../../src/host/toolgate.js';
-import { validTool } from '../support/fixtures.js';
 import { approvePendingReviews } from '../support/reviews.js';
+import { validTool } from '../support/tools.js';
 import { LOOPBACK_OUTBOUND, type Receiver, webhookReceiver } from '../support/webhook-receiver.js';
 
 const admin: Actor = { id: 'health-admin', via: 'library' };

@@ -13,7 +13,7 @@ import type { Actor } from '../../src/core/index.js';
 import { buildServer } from '../../src/edge/rest/index.js';
 import { type Gateway, openGateway } from '../../src/host/toolgate.js';
 import { backends } from '../support/backends.js';
-import { validTool } from '../support/fixtures.js';
+import { validTool } from '../support/tools.js';
 import { LOOPBACK_OUTBOUND } from '../support/webhook-receiver.js';
 
 const admin: Actor = { id: 'admin', via: 'library' };

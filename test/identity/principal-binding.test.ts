@@ -12,15 +12,14 @@ import { join } from 'node:path';
 import { after, before, describe, test } from 'node:test';
 import { Client } from '@modelcontextprotocol/sdk/client/index.js';
 import { StreamableHTTPClientTransport } from '@modelcontextprotocol/sdk/client/streamableHttp.js';
-import type { FastifyInstance } from 'fastify';
 import { exportJWK, generateKeyPair, type JWK, SignJWT } from 'jose';
 import type { Actor } from '../../src/core/index.js';
-import { buildServer } from '../../src/edge/rest/index.js';
 import { InlineExecutor } from '../../src/execution/runtimes/index.js';
-import { type Gateway, openGateway } from '../../src/host/toolgate.js';
+import type { Gateway } from '../../src/host/toolgate.js';
 import { openStore, type Store } from '../../src/records/store/index.js';
 import { backends } from '../support/backends.js';
-import { validTool } from '../support/fixtures.js';
+import { validTool } from '../support/tools.js';
+import { openWorld, type World } from '../support/world.js';
 
 const admin: Actor = { id: 'admin', via: 'library' };
 const ISSUER = 'https://idp.example.com';
@@ -55,34 +54,35 @@ async function jwtFor(user: string | null, sub = 'acme-bot'): Promise<string> {
 for (const backend of backends()) {
   describe(`sessions bound to the full principal (${backend.name})`, () => {
     let tg: Gateway;
-    let app: FastifyInstance;
+    let world: World;
     let base: string;
     let inspector: Store;
     let keyA: string;
     let keyB: string;
     let runs = 0;
-    let drop: () => Promise<void>;
     const clients: Client[] = [];
 
     before(async () => {
-      const fresh = await backend.fresh();
-      drop = fresh.drop;
       // Each run answers differently, so a replayed answer is told apart from a new one.
       const executor = new InlineExecutor().register('test.lookup_invoice', () => {
         runs += 1;
         return { status: `run-${runs}` };
       });
-      tg = await openGateway({
-        db: fresh.url,
-        executor,
-        jwt: {
-          issuer: ISSUER,
-          audience: AUDIENCE,
-          jwksFile: join(dir, 'jwks.json'),
-          userClaim: 'act_for',
-          permissionsClaim: 'scope',
+      world = await openWorld({
+        backend,
+        rest: { adminToken: ADMIN_TOKEN },
+        options: {
+          executor,
+          jwt: {
+            issuer: ISSUER,
+            audience: AUDIENCE,
+            jwksFile: join(dir, 'jwks.json'),
+            userClaim: 'act_for',
+            permissionsClaim: 'scope',
+          },
         },
       });
+      ({ tg, base } = world);
       await tg.config.apply(
         [
           { kind: 'Agent', spec: { id: 'acme-bot', owner: 'qa' } },
@@ -97,16 +97,12 @@ for (const backend of backends()) {
       );
       keyA = (await tg.keys.issue('acme-bot', admin)).apiKey;
       keyB = (await tg.keys.issue('acme-bot', admin)).apiKey;
-      inspector = await openStore(fresh.url);
-      app = await buildServer(tg, { adminToken: ADMIN_TOKEN });
-      base = await app.listen({ host: '127.0.0.1', port: 0 });
+      inspector = await openStore(world.db);
     });
     after(async () => {
       await Promise.all(clients.map((c) => c.close().catch(() => {})));
-      await app.close();
-      await tg.close();
       await inspector.close();
-      await drop();
+      await world.close();
     });
 
     const rest = async (method: string, path: string, bearer: string, body?: unknown) => {

@@ -12,10 +12,11 @@ import { DEFAULT_SESSION_BUDGETS_PER_DAY } from '../../src/domain/limits/index.j
 import { RUNS_PER_DAY } from '../../src/domain/limits/limits.js';
 import { demoExecutor } from '../../src/execution/runtimes/index.js';
 import type { GateDecision } from '../../src/gate/index.js';
-import { type Gateway, openGateway } from '../../src/host/toolgate.js';
+import type { Gateway } from '../../src/host/toolgate.js';
 import { backends } from '../support/backends.js';
-import { validTool } from '../support/fixtures.js';
 import { approvePendingReviews } from '../support/reviews.js';
+import { validTool } from '../support/tools.js';
+import { openWorld, type World } from '../support/world.js';
 
 const admin: Actor = { id: 'test-admin', via: 'library' };
 const ruleOf = (d: GateDecision) => (d.kind === 'deny' ? `${d.code} ${d.rule}` : d.kind);
@@ -23,17 +24,18 @@ const ruleOf = (d: GateDecision) => (d.kind === 'deny' ? `${d.code} ${d.rule}` :
 for (const backend of backends()) {
   describe(`default ceilings across sessions (${backend.name})`, () => {
     let tg: Gateway;
-    let drop: () => Promise<void>;
+    let world: World;
     const now = new Date('2026-06-01T10:00:00Z');
 
     before(async () => {
-      const fresh = await backend.fresh();
-      drop = fresh.drop;
-      tg = await openGateway({
-        db: fresh.url,
-        clock: () => now,
-        executor: demoExecutor().register('t.ok', () => ({ status: 'ok' })),
+      world = await openWorld({
+        backend,
+        options: {
+          clock: () => now,
+          executor: demoExecutor().register('t.ok', () => ({ status: 'ok' })),
+        },
       });
+      tg = world.tg;
       const tool = (id: string, extra: Record<string, unknown>) => ({
         kind: 'Tool',
         spec: validTool({
@@ -62,8 +64,7 @@ for (const backend of backends()) {
       await approvePendingReviews(tg.admin);
     });
     after(async () => {
-      await tg.close();
-      await drop();
+      await world.close();
     });
 
     async function inNewSession(agentId: string, tool: string) {

@@ -20,7 +20,7 @@ import {
   resolveNotifyConfig,
   WebhookDelivery,
 } from '../../src/operations/notify/index.js';
-import { validTool } from '../support/fixtures.js';
+import { validTool } from '../support/tools.js';
 import { LOOPBACK_OUTBOUND, loopbackFetch } from '../support/webhook-receiver.js';
 
 type Reply = number | 'hang';

@@ -15,7 +15,7 @@ import { buildServer } from '../../src/edge/rest/index.js';
 import { OutboundGuard, type Resolver } from '../../src/execution/sandbox/index.js';
 import { openGateway } from '../../src/host/toolgate.js';
 import { backends } from '../support/backends.js';
-import { validTool } from '../support/fixtures.js';
+import { validTool } from '../support/tools.js';
 import { type Receiver, webhookReceiver } from '../support/webhook-receiver.js';
 
 const ADMIN_TOKEN = 'admin-token-for-owner-egress-tests-0123456789';

@@ -7,25 +7,23 @@
  */
 import assert from 'node:assert/strict';
 import { after, before, describe, test } from 'node:test';
-import type { FastifyInstance } from 'fastify';
 import type { Actor } from '../../src/core/index.js';
 import { BOOTSTRAP_OPERATOR } from '../../src/domain/operators/index.js';
-import { buildServer } from '../../src/edge/rest/index.js';
-import { type Gateway, openGateway } from '../../src/host/toolgate.js';
+import type { Gateway } from '../../src/host/toolgate.js';
 import type { OwnerNoticePayload } from '../../src/operations/owners/index.js';
 import { backends } from '../support/backends.js';
-import { validTool } from '../support/fixtures.js';
+import { validTool } from '../support/tools.js';
 import { LOOPBACK_OUTBOUND, type Receiver, webhookReceiver } from '../support/webhook-receiver.js';
+import { openWorld, personalToken, type World } from '../support/world.js';
 
 const admin: Actor = { id: 'test-admin', via: 'library' };
 const ADMIN_TOKEN = 'admin-token-for-owner-channel-tests-0123456789';
 
 describe('owner channels over REST', () => {
   let tg: Gateway;
-  let app: FastifyInstance;
+  let world: World;
   let base = '';
   let hook: Receiver;
-  let drop: () => Promise<void>;
   const tokens: Record<string, string> = {};
 
   const call = (method: string, path: string, who: string, body?: unknown) =>
@@ -42,14 +40,12 @@ describe('owner channels over REST', () => {
     hook = await webhookReceiver();
     const backend = backends()[0];
     assert.ok(backend);
-    const fresh = await backend.fresh();
-    drop = fresh.drop;
-    tg = await openGateway({
-      outbound: LOOPBACK_OUTBOUND,
-      db: fresh.url,
-      detectors: false,
-      teams: ['billing-team'],
+    world = await openWorld({
+      backend,
+      rest: { adminToken: ADMIN_TOKEN },
+      options: { outbound: LOOPBACK_OUTBOUND, detectors: false, teams: ['billing-team'] },
     });
+    ({ tg, base } = world);
     await tg.config.apply([{ kind: 'Tool', spec: validTool() }], admin);
     for (const [id, roles, teams] of [
       ['olga', ['owner'], ['billing-team']],
@@ -61,22 +57,12 @@ describe('owner channels over REST', () => {
         roles: [...roles],
         teams: [...teams],
       });
-      tokens[id] = (
-        await tg.admin.operators.issueToken(BOOTSTRAP_OPERATOR, {
-          operatorId: id,
-          name: 'test',
-          expiresInDays: 1,
-        })
-      ).token;
+      tokens[id] = await personalToken(tg.admin, id, { expiresInDays: 1 });
     }
-    app = await buildServer(tg, { adminToken: ADMIN_TOKEN });
-    base = await app.listen({ host: '127.0.0.1', port: 0 });
   });
   after(async () => {
-    await app.close();
-    await tg.close();
+    await world.close();
     await hook.close();
-    await drop();
   });
 
   test('an owner adds a channel for their team; the URL is never returned, the event names them', async () => {

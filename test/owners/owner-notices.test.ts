@@ -15,7 +15,7 @@ import { demoExecutor } from '../../src/execution/runtimes/index.js';
 import { type Gateway, openGateway } from '../../src/host/toolgate.js';
 import type { OwnerNoticePayload } from '../../src/operations/owners/index.js';
 import { backends } from '../support/backends.js';
-import { validTool } from '../support/fixtures.js';
+import { validTool } from '../support/tools.js';
 import { LOOPBACK_OUTBOUND, type Receiver, webhookReceiver } from '../support/webhook-receiver.js';
 
 const admin: Actor = { id: 'test-admin', via: 'library' };

@@ -8,22 +8,20 @@
  */
 import assert from 'node:assert/strict';
 import { after, before, describe, test } from 'node:test';
-import type { FastifyInstance } from 'fastify';
 import type { Actor } from '../../src/core/index.js';
 import { BOOTSTRAP_OPERATOR } from '../../src/domain/operators/index.js';
-import { buildServer } from '../../src/edge/rest/index.js';
-import { type Gateway, openGateway } from '../../src/host/toolgate.js';
+import type { Gateway } from '../../src/host/toolgate.js';
 import { backends } from '../support/backends.js';
-import { validTool } from '../support/fixtures.js';
+import { validTool } from '../support/tools.js';
+import { openWorld, personalToken, type World } from '../support/world.js';
 
 const admin: Actor = { id: 'test-admin', via: 'library' };
 const ADMIN_TOKEN = 'admin-token-for-owner-reach-tests-0123456789';
 
 describe('what an owner may reach', () => {
   let tg: Gateway;
-  let app: FastifyInstance;
+  let world: World;
   let base = '';
-  let drop: () => Promise<void>;
   const tokens: Record<string, string> = {};
 
   async function call(method: string, path: string, who: string, body?: unknown) {
@@ -58,9 +56,12 @@ describe('what an owner may reach', () => {
   before(async () => {
     const backend = backends()[0];
     assert.ok(backend);
-    const fresh = await backend.fresh();
-    drop = fresh.drop;
-    tg = await openGateway({ db: fresh.url, detectors: false });
+    world = await openWorld({
+      backend,
+      rest: { adminToken: ADMIN_TOKEN },
+      options: { detectors: false },
+    });
+    ({ tg, base } = world);
     const agent = (id: string, owner: string) => ({
       kind: 'Agent',
       spec: { id, display_name: id, description: 'An agent.', owner },
@@ -94,21 +95,11 @@ describe('what an owner may reach', () => {
         roles: [...roles],
         teams: [...teams],
       });
-      tokens[id] = (
-        await tg.admin.operators.issueToken(BOOTSTRAP_OPERATOR, {
-          operatorId: id,
-          name: 'test',
-          expiresInDays: 1,
-        })
-      ).token;
+      tokens[id] = await personalToken(tg.admin, id, { expiresInDays: 1 });
     }
-    app = await buildServer(tg, { adminToken: ADMIN_TOKEN });
-    base = await app.listen({ host: '127.0.0.1', port: 0 });
   });
   after(async () => {
-    await app.close();
-    await tg.close();
-    await drop();
+    await world.close();
   });
 
   test("an owner's tool for another team's capability is a draft offered to nobody", async () => {

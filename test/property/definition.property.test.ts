@@ -11,7 +11,7 @@ import {
   scanToolText,
   toolDefinitionSchema,
 } from '../../src/domain/catalog/index.js';
-import { validSendTool, validTool } from '../support/fixtures.js';
+import { validSendTool, validTool } from '../support/tools.js';
 
 const REQUIRED = toolDefinitionSchema.required;
 

@@ -16,12 +16,13 @@ import { StreamableHTTPServerTransport } from '@modelcontextprotocol/sdk/server/
 import { z } from 'zod';
 import type { Actor } from '../../src/core/index.js';
 import { upstreamResult } from '../../src/edge/mcp/index.js';
-import { type Gateway, openGateway } from '../../src/host/toolgate.js';
+import type { Gateway } from '../../src/host/toolgate.js';
 import { openStore } from '../../src/records/store/index.js';
 import { backends } from '../support/backends.js';
 import { ROOT } from '../support/cli.js';
 import { tableResolver } from '../support/egress.js';
 import { classifyReviewed } from '../support/reviews.js';
+import { openWorld, type World } from '../support/world.js';
 
 const admin: Actor = { id: 'test-admin', via: 'library' };
 const TLS = join(ROOT, 'test', 'fixtures', 'egress-tls');
@@ -39,7 +40,7 @@ function upstreamServer(): McpServer {
 for (const backend of backends()) {
   describe(`an upstream over Streamable HTTP (${backend.name})`, () => {
     let tg: Gateway;
-    let drop: () => Promise<void>;
+    let world: World;
     let server: https.Server;
     let port: number;
     let hits = 0;
@@ -73,26 +74,27 @@ for (const backend of backends()) {
       );
       await new Promise<void>((resolve) => server.listen(0, '127.0.0.1', resolve));
       port = (server.address() as AddressInfo).port;
-      const fresh = await backend.fresh();
-      drop = fresh.drop;
-      url = fresh.url;
-      tg = await openGateway({
-        db: fresh.url,
-        providers: {
-          onError: (err) => {
-            if (process.env.DEBUG_PROVIDERS) console.error(err);
-          },
-          http: {
-            resolver: tableResolver({
-              'api.example.test': ['127.0.0.1'],
-              'other.example.test': ['10.1.2.3'],
-              'meta.example.test': ['169.254.169.254'],
-            }),
-            unsafeTestTargets: [`127.0.0.1:${port}`],
-            unsafeTestCa: readFileSync(join(TLS, 'ca.pem'), 'utf8'),
+      world = await openWorld({
+        backend,
+        options: {
+          providers: {
+            onError: (err) => {
+              if (process.env.DEBUG_PROVIDERS) console.error(err);
+            },
+            http: {
+              resolver: tableResolver({
+                'api.example.test': ['127.0.0.1'],
+                'other.example.test': ['10.1.2.3'],
+                'meta.example.test': ['169.254.169.254'],
+              }),
+              unsafeTestTargets: [`127.0.0.1:${port}`],
+              unsafeTestCa: readFileSync(join(TLS, 'ca.pem'), 'utf8'),
+            },
           },
         },
       });
+      tg = world.tg;
+      url = world.db;
       await tg.config.apply(
         [
           {
@@ -118,8 +120,7 @@ for (const backend of backends()) {
     });
 
     after(async () => {
-      await tg.close();
-      await drop();
+      await world.close();
       server.closeAllConnections();
       await new Promise<void>((resolve) => server.close(() => resolve()));
     });

@@ -10,15 +10,14 @@ import { mkdtempSync, rmSync, writeFileSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { after, before, describe, test } from 'node:test';
-import type { FastifyInstance } from 'fastify';
 import { stringify } from 'yaml';
 import type { Actor } from '../../src/core/index.js';
-import { buildServer } from '../../src/edge/rest/index.js';
 import { pinOf } from '../../src/execution/providers/index.js';
-import { type Gateway, openGateway } from '../../src/host/toolgate.js';
+import type { Gateway } from '../../src/host/toolgate.js';
 import { backends } from '../support/backends.js';
 import { cleanEnv, ensureBuilt, MAIN } from '../support/cli.js';
 import { approveReview } from '../support/reviews.js';
+import { openWorld, type World } from '../support/world.js';
 import { EVERYTHING, nodeProvider, READ_PUBLIC } from './provider-support.js';
 
 const admin: Actor = { id: 'test-admin', via: 'library' };
@@ -47,10 +46,9 @@ describe('tool pins', () => {
 for (const backend of backends()) {
   describe(`providers administered by apply, REST and CLI (${backend.name})`, () => {
     let tg: Gateway;
-    let app: FastifyInstance;
+    let world: World;
     let base: string;
     let url: string;
-    let drop: () => Promise<void>;
     let dir: string;
 
     const call = async (method: string, path: string, body?: unknown) => {
@@ -66,19 +64,14 @@ for (const backend of backends()) {
     };
 
     before(async () => {
-      const fresh = await backend.fresh();
-      drop = fresh.drop;
-      url = fresh.url;
+      world = await openWorld({ backend, rest: { adminToken: TOKEN } });
+      ({ tg, base } = world);
+      url = world.db;
       dir = mkdtempSync(join(tmpdir(), 'toolgate-padmin-'));
-      tg = await openGateway({ db: url });
-      app = await buildServer(tg, { adminToken: TOKEN });
-      base = await app.listen({ host: '127.0.0.1', port: 0 });
     });
 
     after(async () => {
-      await app.close();
-      await tg.close();
-      await drop();
+      await world.close();
       rmSync(dir, { recursive: true, force: true, maxRetries: 5, retryDelay: 50 });
     });
 

@@ -16,16 +16,16 @@ import {
   Client as ClientV2,
   StreamableHTTPClientTransport as HttpV2,
 } from '@modelcontextprotocol/client';
-import { Client } from '@modelcontextprotocol/sdk/client/index.js';
-import { StreamableHTTPClientTransport } from '@modelcontextprotocol/sdk/client/streamableHttp.js';
+import type { Client } from '@modelcontextprotocol/sdk/client/index.js';
 import { McpError } from '@modelcontextprotocol/sdk/types.js';
 import type { FastifyInstance } from 'fastify';
 import type { Actor } from '../../src/core/index.js';
 import { buildServer } from '../../src/edge/rest/index.js';
-import { type Gateway, openGateway } from '../../src/host/toolgate.js';
+import type { Gateway } from '../../src/host/toolgate.js';
 import { openStore, type Store } from '../../src/records/store/index.js';
 import { backends } from '../support/backends.js';
 import { approvePendingReviews } from '../support/reviews.js';
+import { connectMcp, openWorld, type World } from '../support/world.js';
 import { FIXTURES, nodeProvider } from './provider-support.js';
 
 const admin: Actor = { id: 'test-admin', via: 'library' };
@@ -57,21 +57,16 @@ const textOf = (r: { contents: unknown[] }) => (r.contents[0] as { text: string 
 for (const backend of backends()) {
   describe(`a resource URI names one governed thing (${backend.name})`, () => {
     let tg: Gateway;
+    let world: World;
     let app: FastifyInstance;
     let base: string;
     let inspector: Store;
-    let drop: () => Promise<void>;
     const keys: Record<string, string> = {};
     const ids: Record<string, string> = {};
     const clients: { close(): Promise<void> }[] = [];
 
     async function connect(agent: string): Promise<Client> {
-      const client = new Client({ name: 'overlap-test', version: '1.0.0' });
-      await client.connect(
-        new StreamableHTTPClientTransport(new URL(`${base}/mcp`), {
-          requestInit: { headers: { authorization: `Bearer ${keys[agent]}` } },
-        }),
-      );
+      const client = await connectMcp(base, keys[agent], 'overlap-test');
       clients.push(client);
       return client;
     }
@@ -102,10 +97,9 @@ for (const backend of backends()) {
     }
 
     before(async () => {
-      const fresh = await backend.fresh();
-      drop = fresh.drop;
-      tg = await openGateway({ db: fresh.url });
-      inspector = await openStore(fresh.url);
+      world = await openWorld({ backend });
+      tg = world.tg;
+      inspector = await openStore(world.db);
       const agent = (id: string) => ({
         kind: 'Agent',
         spec: { id, display_name: id, description: 'Reads docs.', owner: 'platform-team' },
@@ -143,8 +137,7 @@ for (const backend of backends()) {
       await Promise.all(clients.map((c) => c.close().catch(() => {})));
       await app.close();
       await inspector.close();
-      await tg.close();
-      await drop();
+      await world.close();
     });
 
     test('a public template never reads a restricted static resource, in any spelling', async () => {

@@ -11,8 +11,7 @@ import { chmodSync, mkdtempSync, rmSync, writeFileSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { after, before, describe, test } from 'node:test';
-import { Client } from '@modelcontextprotocol/sdk/client/index.js';
-import { StreamableHTTPClientTransport } from '@modelcontextprotocol/sdk/client/streamableHttp.js';
+import type { Client } from '@modelcontextprotocol/sdk/client/index.js';
 import {
   McpError,
   ResourceListChangedNotificationSchema,
@@ -20,10 +19,11 @@ import {
 import type { FastifyInstance } from 'fastify';
 import type { Actor } from '../../src/core/index.js';
 import { buildServer } from '../../src/edge/rest/index.js';
-import { type Gateway, openGateway } from '../../src/host/toolgate.js';
+import type { Gateway } from '../../src/host/toolgate.js';
 import { openStore, type Store } from '../../src/records/store/index.js';
 import { backends } from '../support/backends.js';
 import { approvePendingReviews } from '../support/reviews.js';
+import { connectMcp, openWorld, type World } from '../support/world.js';
 import { FIXTURES, nodeProvider } from './provider-support.js';
 
 const admin: Actor = { id: 'test-admin', via: 'library' };
@@ -47,11 +47,11 @@ async function refusal(promise: Promise<unknown>): Promise<McpError> {
 for (const backend of backends()) {
   describe(`governed upstream resources and prompts (${backend.name})`, () => {
     let tg: Gateway;
+    let world: World;
     let app: FastifyInstance;
     let base: string;
     let key: string;
     let inspector: Store;
-    let drop: () => Promise<void>;
     let stateDir: string;
     const clients: Client[] = [];
     let templateId = '';
@@ -59,12 +59,7 @@ for (const backend of backends()) {
     const setMode = (mode: 'benign' | 'changed') => writeFileSync(join(stateDir, 'mode'), mode);
 
     async function connect(): Promise<Client> {
-      const client = new Client({ name: 'resources-test', version: '1.0.0' });
-      await client.connect(
-        new StreamableHTTPClientTransport(new URL(`${base}/mcp`), {
-          requestInit: { headers: { authorization: `Bearer ${key}` } },
-        }),
-      );
+      const client = await connectMcp(base, key, 'resources-test');
       clients.push(client);
       return client;
     }
@@ -90,13 +85,12 @@ for (const backend of backends()) {
     }
 
     before(async () => {
-      const fresh = await backend.fresh();
-      drop = fresh.drop;
+      world = await openWorld({ backend });
+      tg = world.tg;
       stateDir = mkdtempSync(join(tmpdir(), 'toolgate-resources-'));
       chmodSync(stateDir, 0o755);
       setMode('benign');
-      tg = await openGateway({ db: fresh.url });
-      inspector = await openStore(fresh.url);
+      inspector = await openStore(world.db);
       await tg.config.apply(
         [
           {
@@ -127,8 +121,7 @@ for (const backend of backends()) {
       await Promise.all(clients.map((c) => c.close().catch(() => {})));
       await app.close();
       await inspector.close();
-      await tg.close();
-      await drop();
+      await world.close();
       rmSync(stateDir, { recursive: true, force: true, maxRetries: 5, retryDelay: 50 });
     });
 

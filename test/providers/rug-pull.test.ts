@@ -10,8 +10,7 @@ import { chmodSync, mkdtempSync, rmSync, writeFileSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { after, before, describe, test } from 'node:test';
-import { Client } from '@modelcontextprotocol/sdk/client/index.js';
-import { StreamableHTTPClientTransport } from '@modelcontextprotocol/sdk/client/streamableHttp.js';
+import type { Client } from '@modelcontextprotocol/sdk/client/index.js';
 import {
   type CallToolResult,
   ToolListChangedNotificationSchema,
@@ -19,9 +18,10 @@ import {
 import type { FastifyInstance } from 'fastify';
 import type { Actor } from '../../src/core/index.js';
 import { buildServer } from '../../src/edge/rest/index.js';
-import { type Gateway, openGateway } from '../../src/host/toolgate.js';
+import type { Gateway } from '../../src/host/toolgate.js';
 import { backends } from '../support/backends.js';
 import { classifyReviewed } from '../support/reviews.js';
+import { connectMcp, openWorld, type World } from '../support/world.js';
 import { FIXTURES, nodeProvider } from './provider-support.js';
 
 const admin: Actor = { id: 'test-admin', via: 'library' };
@@ -49,10 +49,10 @@ async function waitFor(check: () => boolean, ms = 5000): Promise<void> {
 for (const backend of backends()) {
   describe(`rug pull by an upstream provider (${backend.name})`, () => {
     let tg: Gateway;
+    let world: World;
     let app: FastifyInstance;
     let base: string;
     let key: string;
-    let drop: () => Promise<void>;
     let stateDir: string;
     const clients: Client[] = [];
 
@@ -60,23 +60,17 @@ for (const backend of backends()) {
       writeFileSync(join(stateDir, 'mode'), mode);
 
     async function connect(): Promise<Client> {
-      const client = new Client({ name: 'rug-test', version: '1.0.0' });
-      await client.connect(
-        new StreamableHTTPClientTransport(new URL(`${base}/mcp`), {
-          requestInit: { headers: { authorization: `Bearer ${key}` } },
-        }),
-      );
+      const client = await connectMcp(base, key, 'rug-test');
       clients.push(client);
       return client;
     }
 
     before(async () => {
-      const fresh = await backend.fresh();
-      drop = fresh.drop;
+      world = await openWorld({ backend });
+      tg = world.tg;
       stateDir = mkdtempSync(join(tmpdir(), 'toolgate-rug-'));
       chmodSync(stateDir, 0o755);
       setMode('benign');
-      tg = await openGateway({ db: fresh.url });
       await tg.config.apply(
         [
           {
@@ -107,8 +101,7 @@ for (const backend of backends()) {
     after(async () => {
       await Promise.all(clients.map((c) => c.close().catch(() => {})));
       await app.close();
-      await tg.close();
-      await drop();
+      await world.close();
       rmSync(stateDir, { recursive: true, force: true, maxRetries: 5, retryDelay: 50 });
     });
 

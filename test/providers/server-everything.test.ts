@@ -10,9 +10,10 @@ import { after, before, describe, test } from 'node:test';
 import type { Actor } from '../../src/core/index.js';
 import { upstreamResult } from '../../src/edge/mcp/index.js';
 import type { GateDecision } from '../../src/gate/index.js';
-import { type Gateway, openGateway } from '../../src/host/toolgate.js';
+import type { Gateway } from '../../src/host/toolgate.js';
 import { backends } from '../support/backends.js';
 import { classifyReviewed } from '../support/reviews.js';
+import { openWorld, type World } from '../support/world.js';
 import { EVERYTHING, nodeProvider, READ_PUBLIC } from './provider-support.js';
 
 const admin: Actor = { id: 'test-admin', via: 'library' };
@@ -30,14 +31,13 @@ function textOf(decision: GateDecision): string {
 for (const backend of backends()) {
   describe(`server-everything as a provider (${backend.name})`, () => {
     let tg: Gateway;
-    let drop: () => Promise<void>;
+    let world: World;
     let sessionId: string;
     const ctx = () => ({ agentId: 'ev-bot', sessionId });
 
     before(async () => {
-      const fresh = await backend.fresh();
-      drop = fresh.drop;
-      tg = await openGateway({ db: fresh.url });
+      world = await openWorld({ backend });
+      tg = world.tg;
       await tg.config.apply(
         [
           {
@@ -56,8 +56,7 @@ for (const backend of backends()) {
     });
 
     after(async () => {
-      await tg.close();
-      await drop();
+      await world.close();
     });
 
     test('registration imports every tool pinned, scanned and unoffered until classified', async () => {

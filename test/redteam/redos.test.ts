@@ -10,18 +10,16 @@ import assert from 'node:assert/strict';
 import { readFileSync } from 'node:fs';
 import { join } from 'node:path';
 import { after, before, describe, test } from 'node:test';
-import { Client } from '@modelcontextprotocol/sdk/client/index.js';
-import { StreamableHTTPClientTransport } from '@modelcontextprotocol/sdk/client/streamableHttp.js';
+import type { Client } from '@modelcontextprotocol/sdk/client/index.js';
 import type { CallToolResult } from '@modelcontextprotocol/sdk/types.js';
-import type { FastifyInstance } from 'fastify';
 import type { Actor } from '../../src/core/index.js';
-import { buildServer } from '../../src/edge/rest/index.js';
 import { InlineExecutor } from '../../src/execution/runtimes/index.js';
-import { type Gateway, openGateway } from '../../src/host/toolgate.js';
+import type { Gateway } from '../../src/host/toolgate.js';
 import { FIXTURES, nodeProvider } from '../providers/provider-support.js';
 import { backends } from '../support/backends.js';
-import { validTool } from '../support/fixtures.js';
 import { approveReview } from '../support/reviews.js';
+import { validTool } from '../support/tools.js';
+import { connectMcp, openWorld, restClient, type World } from '../support/world.js';
 
 const CASES = JSON.parse(
   readFileSync(new URL('./redos-patterns.json', import.meta.url), 'utf8'),
@@ -116,57 +114,39 @@ async function inBatches<T, R>(items: readonly T[], run: (item: T) => Promise<R>
 for (const backend of backends()) {
   describe(`catastrophic patterns never block the gateway (${backend.name})`, () => {
     let tg: Gateway;
-    let app: FastifyInstance;
+    let world: World;
     let base = '';
     let key = '';
-    let drop: () => Promise<void>;
     const clients: Client[] = [];
 
-    const rest = async (method: string, path: string, token: string, body?: unknown) => {
-      const res = await fetch(base + path, {
-        method,
-        headers: {
-          authorization: `Bearer ${token}`,
-          ...(body === undefined ? {} : { 'content-type': 'application/json' }),
-        },
-        ...(body === undefined ? {} : { body: JSON.stringify(body) }),
-      });
-      return { status: res.status, body: (await res.json()) as Record<string, unknown> };
-    };
+    const send = restClient(() => base);
+    const rest = (method: string, path: string, token: string, body?: unknown) =>
+      send(method, path, body, token);
 
     before(async () => {
-      const fresh = await backend.fresh();
-      drop = fresh.drop;
       const executor = new InlineExecutor().register('test.echo', (args) => ({ echo: args }));
-      tg = await openGateway({ db: fresh.url, executor });
-      await tg.config.apply(
-        [
+      world = await openWorld({
+        backend,
+        actor: admin,
+        options: { executor },
+        agents: [
           {
-            kind: 'Agent',
-            spec: {
-              id: 'pattern-bot',
-              display_name: 'Pattern agent',
-              description: 'Calls tools with patterned arguments.',
-              owner: 'platform-team',
-            },
-          },
-          {
-            kind: 'Grant',
-            spec: { agent: 'pattern-bot', capabilities: ['patterns:use', 'everything:use'] },
+            id: 'pattern-bot',
+            display_name: 'Pattern agent',
+            description: 'Calls tools with patterned arguments.',
+            owner: 'platform-team',
+            capabilities: ['patterns:use', 'everything:use'],
           },
         ],
-        admin,
-      );
-      key = (await tg.keys.issue('pattern-bot', admin)).apiKey;
-      app = await buildServer(tg, { adminToken: ADMIN_TOKEN });
-      base = await app.listen({ host: '127.0.0.1', port: 0 });
+        rest: { adminToken: ADMIN_TOKEN },
+      });
+      ({ tg, base } = world);
+      key = world.keys['pattern-bot'] as string;
     });
 
     after(async () => {
       await Promise.all(clients.map((c) => c.close().catch(() => {})));
-      await app.close();
-      await tg.close();
-      await drop();
+      await world.close();
     });
 
     test('over REST: evil inputs are refused at once and /healthz stays fast; benign ones run', async (t) => {
@@ -296,12 +276,7 @@ for (const backend of backends()) {
         ['/input_schema/properties/word/pattern'],
       );
 
-      const client = new Client({ name: 'redos-test', version: '1.0.0' });
-      await client.connect(
-        new StreamableHTTPClientTransport(new URL(`${base}/mcp`), {
-          requestInit: { headers: { authorization: `Bearer ${key}` } },
-        }),
-      );
+      const client = await connectMcp(base, key, 'redos-test');
       clients.push(client);
       const listed = (await client.listTools()).tools.map((t) => t.name);
       assert.ok(

@@ -9,14 +9,11 @@
 import assert from 'node:assert/strict';
 import { readFileSync } from 'node:fs';
 import { after, before, describe, test } from 'node:test';
-import { Client } from '@modelcontextprotocol/sdk/client/index.js';
-import { StreamableHTTPClientTransport } from '@modelcontextprotocol/sdk/client/streamableHttp.js';
-import type { FastifyInstance } from 'fastify';
+import type { Client } from '@modelcontextprotocol/sdk/client/index.js';
 import type { Actor } from '../../src/core/index.js';
-import { buildServer } from '../../src/edge/rest/index.js';
-import { type Gateway, openGateway } from '../../src/host/toolgate.js';
 import { backends } from '../support/backends.js';
-import { validTool } from '../support/fixtures.js';
+import { validTool } from '../support/tools.js';
+import { connectMcp, openWorld, restClient, type World } from '../support/world.js';
 
 interface CorpusEntry {
   readonly name: string;
@@ -69,54 +66,37 @@ function definitionOf(entry: CorpusEntry): Record<string, unknown> {
 
 for (const backend of backends()) {
   describe(`poisoning hidden in schemas is quarantined, never exported (${backend.name})`, () => {
-    let tg: Gateway;
-    let app: FastifyInstance;
+    let world: World;
     let base = '';
     let key = '';
-    let drop: () => Promise<void>;
     let client: Client | undefined;
 
-    const rest = async (method: string, path: string, token: string, body?: unknown) => {
-      const res = await fetch(base + path, {
-        method,
-        headers: {
-          authorization: `Bearer ${token}`,
-          ...(body === undefined ? {} : { 'content-type': 'application/json' }),
-        },
-        ...(body === undefined ? {} : { body: JSON.stringify(body) }),
-      });
-      return { status: res.status, body: (await res.json()) as Record<string, unknown> };
-    };
+    const send = restClient(() => base);
+    const rest = (method: string, path: string, token: string, body?: unknown) =>
+      send(method, path, body, token);
 
     before(async () => {
-      const fresh = await backend.fresh();
-      drop = fresh.drop;
-      tg = await openGateway({ db: fresh.url });
-      await tg.config.apply(
-        [
+      world = await openWorld({
+        backend,
+        actor: admin,
+        agents: [
           {
-            kind: 'Agent',
-            spec: {
-              id: 'corpus-bot',
-              display_name: 'Corpus agent',
-              description: 'Reads the corpus tools.',
-              owner: 'platform-team',
-            },
+            id: 'corpus-bot',
+            display_name: 'Corpus agent',
+            description: 'Reads the corpus tools.',
+            owner: 'platform-team',
+            capabilities: ['corpus:read'],
           },
-          { kind: 'Grant', spec: { agent: 'corpus-bot', capabilities: ['corpus:read'] } },
         ],
-        admin,
-      );
-      key = (await tg.keys.issue('corpus-bot', admin)).apiKey;
-      app = await buildServer(tg, { adminToken: ADMIN_TOKEN });
-      base = await app.listen({ host: '127.0.0.1', port: 0 });
+        rest: { adminToken: ADMIN_TOKEN },
+      });
+      ({ base } = world);
+      key = world.keys['corpus-bot'] as string;
     });
 
     after(async () => {
       await client?.close().catch(() => {});
-      await app.close();
-      await tg.close();
-      await drop();
+      await world.close();
     });
 
     test('the corpus has schema shapes on both sides', () => {
@@ -150,12 +130,7 @@ for (const backend of backends()) {
 
     test('exports hold exactly the clean tools, schemas verbatim: MCP tools/list, OpenAI, Anthropic', async () => {
       const expected = clean.map((e) => e.name).sort();
-      client = new Client({ name: 'poisoning-test', version: '1.0.0' });
-      await client.connect(
-        new StreamableHTTPClientTransport(new URL(`${base}/mcp`), {
-          requestInit: { headers: { authorization: `Bearer ${key}` } },
-        }),
-      );
+      client = await connectMcp(base, key, 'poisoning-test');
       const listed = (await client.listTools()).tools;
       assert.deepEqual(listed.map((t) => t.name).sort(), expected);
 

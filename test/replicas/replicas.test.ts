@@ -24,7 +24,6 @@ import pg from 'pg';
 import type { Actor } from '../../src/core/index.js';
 import { loadMasterKey } from '../../src/domain/credentials/index.js';
 import { totpAt } from '../../src/domain/decisions/index.js';
-import { BOOTSTRAP_OPERATOR } from '../../src/domain/operators/index.js';
 import { approvalSigner, auditSigner } from '../../src/edge/cli/runtime-files.js';
 import { openToolgate, type Toolgate } from '../../src/host/toolgate.js';
 import { DEFAULT_ORIGIN } from '../../src/records/audit/index.js';
@@ -32,6 +31,7 @@ import { backends } from '../support/backends.js';
 import { cleanEnv, ensureBuilt, MAIN, ROOT } from '../support/cli.js';
 import { enrol } from '../support/operators.js';
 import { approvePendingReviews } from '../support/reviews.js';
+import { personalToken } from '../support/world.js';
 import { approvalRoundTrip, type CallResult, decisionOf } from './approval-round-trip.js';
 import {
   type Balancer,
@@ -239,13 +239,7 @@ describe('two replicas behind a round-robin load balancer', { skip, concurrency:
     botKey = (await tg.admin.keys.issue('replica-bot', admin)).apiKey;
     flowKey = (await tg.admin.keys.issue('flow-bot', admin)).apiKey;
     aliceSecret = (await enrol(tg.admin, 'alice')).secret;
-    aliceToken = (
-      await tg.admin.operators.issueToken(BOOTSTRAP_OPERATOR, {
-        operatorId: 'alice',
-        name: 'replicas',
-        expiresInDays: 1,
-      })
-    ).token;
+    aliceToken = await personalToken(tg.admin, 'alice', { name: 'replicas', expiresInDays: 1 });
     inspector = new pg.Client(db);
     await inspector.connect();
 

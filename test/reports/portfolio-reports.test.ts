@@ -8,15 +8,14 @@
  */
 import assert from 'node:assert/strict';
 import { after, before, describe, test } from 'node:test';
-import type { FastifyInstance } from 'fastify';
 import type { Actor } from '../../src/core/index.js';
-import { buildServer } from '../../src/edge/rest/index.js';
 import { demoExecutor } from '../../src/execution/runtimes/index.js';
-import { type Gateway, openGateway } from '../../src/host/toolgate.js';
+import type { Gateway } from '../../src/host/toolgate.js';
 import type { Report, ReportRow } from '../../src/operations/reports/index.js';
 import { backends } from '../support/backends.js';
-import { validTool } from '../support/fixtures.js';
 import { approveReview, REVIEWER } from '../support/reviews.js';
+import { validTool } from '../support/tools.js';
+import { openWorld, type World } from '../support/world.js';
 import { parseCsv } from './csv.js';
 
 const admin: Actor = { id: 'test-admin', via: 'library' };
@@ -25,29 +24,30 @@ const ADMIN_TOKEN = 'admin-token-for-portfolio-tests-0123456789abcdef';
 for (const backend of backends()) {
   describe(`portfolio and review reports on ${backend.name}`, () => {
     let tg: Gateway;
-    let app: FastifyInstance;
+    let world: World;
     let base = '';
-    let drop: () => Promise<void>;
     let now = new Date('2026-06-01T09:00:00Z');
     let portfolio: Report;
     const byTool = (r: Report, tool: string): ReportRow | undefined =>
       r.rows.find((x) => x.tool === tool);
 
     before(async () => {
-      const fresh = await backend.fresh();
-      drop = fresh.drop;
-      tg = await openGateway({
-        db: fresh.url,
-        clock: () => now,
-        teams: ['billing-team', 'ops-team'],
-        detectors: false,
-        executor: demoExecutor()
-          .register('test.lookup_invoice', () => ({ status: 'paid' }))
-          .register('test.refund', (a) => {
-            if (a.invoice === 'boom') throw new Error('down');
-            return { status: 'ok' };
-          }),
+      world = await openWorld({
+        backend,
+        rest: { adminToken: ADMIN_TOKEN },
+        options: {
+          clock: () => now,
+          teams: ['billing-team', 'ops-team'],
+          detectors: false,
+          executor: demoExecutor()
+            .register('test.lookup_invoice', () => ({ status: 'paid' }))
+            .register('test.refund', (a) => {
+              if (a.invoice === 'boom') throw new Error('down');
+              return { status: 'ok' };
+            }),
+        },
       });
+      ({ tg, base } = world);
       await tg.config.apply(
         [
           { kind: 'Tool', spec: validTool() },
@@ -131,13 +131,9 @@ for (const backend of backends()) {
       await tg.gate.flush();
       now = new Date('2026-06-02T09:00:00Z');
       portfolio = await tg.reports.build({ name: 'portfolio-audit' });
-      app = await buildServer(tg, { adminToken: ADMIN_TOKEN });
-      base = await app.listen({ host: '127.0.0.1', port: 0 });
     });
     after(async () => {
-      await app.close();
-      await tg.close();
-      await drop();
+      await world.close();
     });
 
     test('the portfolio audit covers the quarter by default, one row per tool', () => {

@@ -5,17 +5,16 @@
 import assert from 'node:assert/strict';
 import { readFileSync } from 'node:fs';
 import { after, before, describe, test } from 'node:test';
-import type { FastifyInstance } from 'fastify';
 import type { Actor } from '../../src/core/index.js';
 import { DEMO_CATALOG } from '../../src/edge/cli/serve.js';
-import { buildServer } from '../../src/edge/rest/index.js';
 import { demoExecutor } from '../../src/execution/runtimes/index.js';
-import { type Gateway, openGateway } from '../../src/host/toolgate.js';
+import type { Gateway } from '../../src/host/toolgate.js';
 import type { Report, ReportRow } from '../../src/operations/reports/index.js';
 import { backends } from '../support/backends.js';
-import { validTool } from '../support/fixtures.js';
 import { operator } from '../support/operators.js';
 import { approvePendingReviews } from '../support/reviews.js';
+import { validTool } from '../support/tools.js';
+import { openWorld, type World } from '../support/world.js';
 import { parseCsv } from './csv.js';
 
 const admin: Actor = { id: 'test-admin', via: 'library' };
@@ -26,9 +25,8 @@ const ADMIN_TOKEN = 'admin-token-for-report-tests-0123456789abcdef';
 for (const backend of backends()) {
   describe(`reports on ${backend.name}`, () => {
     let tg: Gateway;
-    let app: FastifyInstance;
+    let world: World;
     let base = '';
-    let drop: () => Promise<void>;
     let apiKey = '';
     let now = new Date('2026-06-01T09:00:00Z');
     const periodFrom = '2026-06-01T10:00:00Z';
@@ -39,18 +37,20 @@ for (const backend of backends()) {
       r.rows.find((x) => Object.entries(match).every(([k, v]) => x[k] === v));
 
     before(async () => {
-      const fresh = await backend.fresh();
-      drop = fresh.drop;
-      tg = await openGateway({
-        db: fresh.url,
-        clock: () => now,
-        teams: ['commerce-team', 'payments-team'],
-        detectors: false,
-        executor: demoExecutor().register('test.flaky', (a) => {
-          if (a.invoice === 'boom') throw new Error('down');
-          return { status: 'ok' };
-        }),
+      world = await openWorld({
+        backend,
+        rest: { adminToken: ADMIN_TOKEN },
+        options: {
+          clock: () => now,
+          teams: ['commerce-team', 'payments-team'],
+          detectors: false,
+          executor: demoExecutor().register('test.flaky', (a) => {
+            if (a.invoice === 'boom') throw new Error('down');
+            return { status: 'ok' };
+          }),
+        },
       });
+      ({ tg, base } = world);
       await tg.config.applyText(readFileSync(DEMO_CATALOG, 'utf8'), admin);
       await approvePendingReviews(tg);
       await tg.config.apply(
@@ -116,14 +116,9 @@ for (const backend of backends()) {
       await ok('send_email', email);
       await tg.gate.flush();
       now = new Date('2026-06-01T12:00:00Z');
-
-      app = await buildServer(tg, { adminToken: ADMIN_TOKEN });
-      base = await app.listen({ host: '127.0.0.1', port: 0 });
     });
     after(async () => {
-      await app.close();
-      await tg.close();
-      await drop();
+      await world.close();
     });
 
     test('capability register: every version with lifecycle, tier, action class, owner, provenance', async () => {

@@ -13,7 +13,7 @@ import { CommandRuntime } from '../../src/execution/runtimes/index.js';
 import { EgressProxy } from '../../src/execution/sandbox/index.js';
 import { ROOT } from '../support/cli.js';
 import { tableResolver } from '../support/egress.js';
-import { validTool } from '../support/fixtures.js';
+import { validTool } from '../support/tools.js';
 import {
   type Case,
   contextFor,

@@ -12,9 +12,10 @@ import { ERROR_CODES } from '../../src/core/index.js';
 import { MasterKey } from '../../src/domain/credentials/index.js';
 import { InlineExecutor, type RuntimeResult } from '../../src/execution/runtimes/index.js';
 import { createByteBudget } from '../../src/execution/sandbox/index.js';
-import { type Gateway, openGateway } from '../../src/host/toolgate.js';
+import type { Gateway } from '../../src/host/toolgate.js';
 import { backends } from '../support/backends.js';
-import { validTool } from '../support/fixtures.js';
+import { validTool } from '../support/tools.js';
+import { openWorld, type World } from '../support/world.js';
 import {
   type Case,
   commandHarness,
@@ -232,24 +233,21 @@ for (const entry of ENTRIES) {
 
 describe('the layer above every runtime: the gate result step', () => {
   let tg: Gateway;
-  let drop: () => Promise<void>;
+  let world: World;
   let ctx: { agentId: string; sessionId: string };
   const actor = { id: 'conformance-admin', via: 'library' } as const;
 
   before(async () => {
     const [sqlite] = backends();
     if (!sqlite) throw new Error('no sqlite backend');
-    const fresh = await sqlite.fresh();
-    drop = fresh.drop;
     const executor = new InlineExecutor().register('conf.big', () => ({
       blob: 'b'.repeat(OUTPUT_BYTES * 2),
     }));
-    tg = await openGateway({
-      db: fresh.url,
-      executor,
-      detectors: false,
-      masterKey: MasterKey.generate(),
+    world = await openWorld({
+      backend: sqlite,
+      options: { executor, detectors: false, masterKey: MasterKey.generate() },
     });
+    tg = world.tg;
     const tool = (id: string, spec: Record<string, unknown>) => ({
       kind: 'Tool',
       spec: validTool({
@@ -291,8 +289,7 @@ describe('the layer above every runtime: the gate result step', () => {
   });
 
   after(async () => {
-    await tg?.close();
-    await drop?.();
+    await world?.close();
   });
 
   test('caps what any runtime returns (result.size)', async () => {

@@ -36,8 +36,8 @@ import { FIXTURES, nodeProvider, READ_PUBLIC } from '../providers/provider-suppo
 import { backends } from '../support/backends.js';
 import { ROOT } from '../support/cli.js';
 import { tableResolver } from '../support/egress.js';
-import { validTool } from '../support/fixtures.js';
 import { classifyReviewed } from '../support/reviews.js';
+import { validTool } from '../support/tools.js';
 
 /** What a conformance rule asks a runtime to run. */
 export type Scenario =

@@ -17,7 +17,7 @@ import {
 } from '../../src/execution/runtimes/index.js';
 import { createByteBudget } from '../../src/execution/sandbox/index.js';
 import { tableResolver } from '../support/egress.js';
-import { validSendTool } from '../support/fixtures.js';
+import { validSendTool } from '../support/tools.js';
 
 const tlsDir = new URL('../fixtures/egress-tls/', import.meta.url);
 const ca = readFileSync(new URL('ca.pem', tlsDir), 'utf8');

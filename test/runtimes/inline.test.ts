@@ -7,7 +7,7 @@ import assert from 'node:assert/strict';
 import { test } from 'node:test';
 import { checkToolDefinition, type ToolDefinition } from '../../src/domain/catalog/index.js';
 import { InlineExecutor, InlineRuntime } from '../../src/execution/runtimes/index.js';
-import { validTool } from '../support/fixtures.js';
+import { validTool } from '../support/tools.js';
 import { contextFor, credentialsFor, SECRET } from './harness.js';
 
 function inline(handler: string): ToolDefinition {

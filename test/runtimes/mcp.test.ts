@@ -14,10 +14,11 @@ import type { ToolDefinition } from '../../src/domain/catalog/index.js';
 import { UpstreamPool } from '../../src/execution/providers/index.js';
 import { McpRuntime, type ProviderLinks } from '../../src/execution/runtimes/index.js';
 import type { CallProgress } from '../../src/gate/index.js';
-import { type Gateway, openGateway } from '../../src/host/toolgate.js';
+import type { Gateway } from '../../src/host/toolgate.js';
 import { FIXTURES, nodeProvider, READ_PUBLIC } from '../providers/provider-support.js';
 import { backends } from '../support/backends.js';
 import { classifyReviewed } from '../support/reviews.js';
+import { openWorld, type World } from '../support/world.js';
 import { contextFor, hasBwrap } from './harness.js';
 
 const admin: Actor = { id: 'mcp-runtime-admin', via: 'library' };
@@ -25,7 +26,7 @@ const TOOLS = ['rich_schema_tool', 'test_tool_with_progress', 'wait_for_cancel']
 
 describe('mcp runtime', { skip: hasBwrap ? false : 'bubblewrap is not available' }, () => {
   let tg: Gateway;
-  let drop: () => Promise<void>;
+  let world: World;
   let pool: UpstreamPool;
   let runtime: McpRuntime;
   const pinChanges: string[] = [];
@@ -39,9 +40,8 @@ describe('mcp runtime', { skip: hasBwrap ? false : 'bubblewrap is not available'
   before(async () => {
     const [sqlite] = backends();
     assert.ok(sqlite);
-    const fresh = await sqlite.fresh();
-    drop = fresh.drop;
-    tg = await openGateway({ db: fresh.url, detectors: false });
+    world = await openWorld({ backend: sqlite, options: { detectors: false } });
+    tg = world.tg;
     await tg.providers.register(
       nodeProvider('fixtures', join(FIXTURES, 'conformance-server.mjs'), [], {
         binds: [{ source: FIXTURES }],
@@ -71,8 +71,7 @@ describe('mcp runtime', { skip: hasBwrap ? false : 'bubblewrap is not available'
 
   after(async () => {
     await pool.close();
-    await tg.close();
-    await drop();
+    await world.close();
   });
 
   const args = { sku: 'ABC-1234', amount: 9.99, currency: 'EUR', pair: ['a', 1] };

@@ -14,7 +14,7 @@ import {
   SandboxService,
 } from '../../src/execution/sandbox/index.js';
 import { cleanEnv, ensureBuilt, MAIN } from '../support/cli.js';
-import { validTool } from '../support/fixtures.js';
+import { validTool } from '../support/tools.js';
 
 function definition(overrides: Record<string, unknown> = {}): ToolDefinition {
   const checked = checkToolDefinition(

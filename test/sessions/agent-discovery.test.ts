@@ -7,14 +7,13 @@
  */
 import assert from 'node:assert/strict';
 import { after, before, describe, test } from 'node:test';
-import type { FastifyInstance } from 'fastify';
 import type { Actor } from '../../src/core/index.js';
 import type { HealthReader, HealthState, ToolHealthView } from '../../src/domain/catalog/index.js';
-import { buildServer } from '../../src/edge/rest/index.js';
-import { type Gateway, openGateway } from '../../src/host/toolgate.js';
+import type { Gateway } from '../../src/host/toolgate.js';
 import { backends } from '../support/backends.js';
-import { validTool } from '../support/fixtures.js';
 import { approvePendingReviews } from '../support/reviews.js';
+import { validTool } from '../support/tools.js';
+import { openWorld, type World } from '../support/world.js';
 
 const admin: Actor = { id: 'test-admin', via: 'library' };
 const ADMIN_TOKEN = 'test-admin-token-0123456789abcdef0123456789';
@@ -38,8 +37,7 @@ class SetHealth implements HealthReader {
 
 const health = new SetHealth();
 let tg: Gateway;
-let drop: () => Promise<void>;
-let app: FastifyInstance;
+let world: World;
 let base: string;
 let alphaKey: string;
 let betaKey: string;
@@ -81,9 +79,12 @@ const ids = (hits: readonly Record<string, unknown>[]) => hits.map((h) => h.id);
 for (const backend of backends()) {
   describe(`agent discovery on ${backend.name}`, () => {
     before(async () => {
-      const fresh = await backend.fresh();
-      drop = fresh.drop;
-      tg = await openGateway({ db: fresh.url, discoveryHealth: health });
+      world = await openWorld({
+        backend,
+        rest: { adminToken: ADMIN_TOKEN },
+        options: { discoveryHealth: health },
+      });
+      ({ tg, base } = world);
       await tg.config.apply(
         [
           {
@@ -145,14 +146,10 @@ for (const backend of backends()) {
       await approvePendingReviews(tg);
       alphaKey = (await tg.keys.issue('alpha', admin)).apiKey;
       betaKey = (await tg.keys.issue('beta', admin)).apiKey;
-      app = await buildServer(tg, { adminToken: ADMIN_TOKEN });
-      base = await app.listen({ host: '127.0.0.1', port: 0 });
     });
 
     after(async () => {
-      await app.close();
-      await tg.close();
-      await drop();
+      await world.close();
     });
 
     describe('an agent discovers with its own key', () => {

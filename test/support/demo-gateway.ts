@@ -1,24 +1,5 @@
 /**
- * @module A gateway with the demo catalog applied and its pending security reviews approved: the
- * starting point of suites about something else, which would otherwise repeat these steps.
+ * @module The demo gateway now lives in the test world (world.ts); this re-export serves the
+ * suites not yet moved to it.
  */
-import { readFileSync } from 'node:fs';
-import { join } from 'node:path';
-import type { Actor } from '../../src/core/index.js';
-import { type Gateway, openGateway, type ToolgateOptions } from '../../src/host/toolgate.js';
-import { ROOT } from './cli.js';
-import { approvePendingReviews } from './reviews.js';
-
-const DEMO = join(ROOT, 'demo', 'catalog.yaml');
-const SETUP: Actor = { id: 'test-admin', via: 'library' };
-
-/** Opens a gateway, applies the demo catalog as `actor` and approves every pending review. */
-export async function openDemoGateway(
-  options: ToolgateOptions = {},
-  actor: Actor = SETUP,
-): Promise<Gateway> {
-  const tg = await openGateway(options);
-  await tg.config.applyText(readFileSync(DEMO, 'utf8'), actor);
-  await approvePendingReviews(tg);
-  return tg;
-}
+export { openDemoGateway } from './world.js';

@@ -1,102 +1,10 @@
-/** @module Valid tool definitions to start from in tests; each test changes only what it is about. */
+/**
+ * @module Audit records to start from in tests. The tool builders it once held live in tools.ts;
+ * the re-export below serves the suites not yet moved to it.
+ */
 import type { AuditRecord } from '../../src/records/audit/index.js';
 
-export type Definition = Record<string, unknown>;
-
-/** A complete, valid, clean `read` tool definition. */
-export function validTool(overrides: Definition = {}): Definition {
-  return {
-    id: 'lookup_invoice',
-    version: '1.0.0',
-    name: 'lookup_invoice',
-    description: 'Return the status and amount of one invoice by its number.',
-    tags: ['billing', 'read'],
-    owner: 'billing-team',
-    input_schema: {
-      type: 'object',
-      additionalProperties: false,
-      required: ['invoice'],
-      properties: {
-        invoice: { type: 'string', maxLength: 40 },
-        currency: { enum: ['EUR', 'USD'] },
-      },
-    },
-    output_schema: {
-      type: 'object',
-      required: ['status'],
-      properties: { status: { type: 'string' }, amount_cents: { type: 'integer' } },
-    },
-    action_class: 'read',
-    data_access: 'private',
-    egress: { mode: 'none' },
-    access_tier: 'public',
-    required_capabilities: ['billing:read'],
-    runtime: { kind: 'inline', handler: 'test.lookup_invoice' },
-    provenance: 'internal',
-    ...overrides,
-  };
-}
-
-/**
- * A valid external_send tool with a constrained egress host and an http runtime. The notification
- * service sends anywhere, so its `to` recipient is what constrains it (a destinations rule on
- * the customer domains the tests use), kept only while the input schema has a `to`.
- */
-export function validSendTool(overrides: Definition = {}): Definition {
-  const tool = validTool({
-    id: 'notify_customer',
-    name: 'notify_customer',
-    description: 'Send a short notification message to one customer.',
-    tags: ['notify'],
-    action_class: 'external_send',
-    data_access: 'none',
-    egress: { mode: 'constrained', hosts: ['notify.example.com'] },
-    access_tier: 'restricted',
-    required_capabilities: ['notify:send'],
-    runtime: {
-      kind: 'http',
-      base_url: 'https://notify.example.com',
-      method: 'POST',
-      path: '/v1/send',
-    },
-    input_schema: {
-      type: 'object',
-      additionalProperties: false,
-      required: ['to', 'text'],
-      properties: {
-        to: { type: 'string', format: 'email' },
-        text: { type: 'string', maxLength: 500 },
-      },
-    },
-    output_schema: { type: 'object', properties: { id: { type: 'string' } } },
-    ...overrides,
-  });
-  const props = (tool.input_schema as { properties?: Record<string, unknown> }).properties ?? {};
-  if (tool.destinations === undefined && Object.hasOwn(props, 'to')) {
-    tool.destinations = [
-      {
-        argument: '/to',
-        kind: 'email',
-        allow: { email_domains: ['customer.example', 'example.com', 'b.example'] },
-      },
-    ];
-  }
-  return tool;
-}
-
-/** The ten tools of demo/catalog.yaml, sorted. */
-export const DEMO_TOOL_IDS = [
-  'add_label',
-  'create_ticket',
-  'get_order',
-  'grant_role',
-  'http_get',
-  'post_webhook',
-  'read_file',
-  'refund_order',
-  'search_tickets',
-  'send_email',
-];
+export { DEMO_TOOL_IDS, type Definition, validSendTool, validTool } from './tools.js';
 
 /** A `call.denied` audit record of agent-a with `{ i }` as its arguments; `extra` overrides fields. */
 export function deniedRecord(

@@ -1,0 +1,177 @@
+/**
+ * @module Tool definitions to start from in tests, all in one place: each is complete and valid,
+ * and each test changes only what it is about (the overrides).
+ */
+
+export type Definition = Record<string, unknown>;
+
+/** A complete, valid, clean `read` tool definition. */
+export function validTool(overrides: Definition = {}): Definition {
+  return {
+    id: 'lookup_invoice',
+    version: '1.0.0',
+    name: 'lookup_invoice',
+    description: 'Return the status and amount of one invoice by its number.',
+    tags: ['billing', 'read'],
+    owner: 'billing-team',
+    input_schema: {
+      type: 'object',
+      additionalProperties: false,
+      required: ['invoice'],
+      properties: {
+        invoice: { type: 'string', maxLength: 40 },
+        currency: { enum: ['EUR', 'USD'] },
+      },
+    },
+    output_schema: {
+      type: 'object',
+      required: ['status'],
+      properties: { status: { type: 'string' }, amount_cents: { type: 'integer' } },
+    },
+    action_class: 'read',
+    data_access: 'private',
+    egress: { mode: 'none' },
+    access_tier: 'public',
+    required_capabilities: ['billing:read'],
+    runtime: { kind: 'inline', handler: 'test.lookup_invoice' },
+    provenance: 'internal',
+    ...overrides,
+  };
+}
+
+/**
+ * A valid external_send tool with a constrained egress host and an http runtime. The notification
+ * service sends anywhere, so its `to` recipient is what constrains it (a destinations rule on
+ * the customer domains the tests use), kept only while the input schema has a `to`.
+ */
+export function validSendTool(overrides: Definition = {}): Definition {
+  const tool = validTool({
+    id: 'notify_customer',
+    name: 'notify_customer',
+    description: 'Send a short notification message to one customer.',
+    tags: ['notify'],
+    action_class: 'external_send',
+    data_access: 'none',
+    egress: { mode: 'constrained', hosts: ['notify.example.com'] },
+    access_tier: 'restricted',
+    required_capabilities: ['notify:send'],
+    runtime: {
+      kind: 'http',
+      base_url: 'https://notify.example.com',
+      method: 'POST',
+      path: '/v1/send',
+    },
+    input_schema: {
+      type: 'object',
+      additionalProperties: false,
+      required: ['to', 'text'],
+      properties: {
+        to: { type: 'string', format: 'email' },
+        text: { type: 'string', maxLength: 500 },
+      },
+    },
+    output_schema: { type: 'object', properties: { id: { type: 'string' } } },
+    ...overrides,
+  });
+  const props = (tool.input_schema as { properties?: Record<string, unknown> }).properties ?? {};
+  if (tool.destinations === undefined && Object.hasOwn(props, 'to')) {
+    tool.destinations = [
+      {
+        argument: '/to',
+        kind: 'email',
+        allow: { email_domains: ['customer.example', 'example.com', 'b.example'] },
+      },
+    ];
+  }
+  return tool;
+}
+
+/** The ten tools of demo/catalog.yaml, sorted. */
+export const DEMO_TOOL_IDS = [
+  'add_label',
+  'create_ticket',
+  'get_order',
+  'grant_role',
+  'http_get',
+  'post_webhook',
+  'read_file',
+  'refund_order',
+  'search_tickets',
+  'send_email',
+];
+
+/**
+ * A read tool over HTTP with no approval: `GET https://HOST/v1/items/{item}`, capability
+ * `api:read`, egress constrained to `host`.
+ */
+export function httpReadTool(
+  id: string,
+  host = 'api.example.test',
+  overrides: Definition = {},
+): Definition {
+  return validSendTool({
+    id,
+    name: id,
+    description: 'Look up one catalogue item by its id.',
+    action_class: 'read',
+    data_access: 'public',
+    access_tier: 'public',
+    approval: { mode: 'none' },
+    required_capabilities: ['api:read'],
+    egress: { mode: 'constrained', hosts: [host] },
+    runtime: { kind: 'http', base_url: `https://${host}/v1`, method: 'GET', path: '/items/{item}' },
+    input_schema: {
+      type: 'object',
+      additionalProperties: false,
+      required: ['item'],
+      properties: { item: { type: 'string', maxLength: 40 } },
+    },
+    output_schema: { type: 'object' },
+    ...overrides,
+  });
+}
+
+/**
+ * `send_note`: a restricted external_send tool run inline by the `noop` handler, capability
+ * `note:send`, that always waits for approval; `properties` are its input's.
+ */
+export function noteTool(properties: Definition = {}): Definition {
+  return {
+    id: 'send_note',
+    version: '1.0.0',
+    name: 'send_note',
+    description: 'Send a short note to the team; run inline by toolgate for the tests.',
+    tags: ['test'],
+    owner: 'qa',
+    input_schema: { type: 'object', additionalProperties: false, properties },
+    output_schema: { type: 'object' },
+    action_class: 'external_send',
+    data_access: 'none',
+    egress: { mode: 'none' },
+    access_tier: 'restricted',
+    required_capabilities: ['note:send'],
+    runtime: { kind: 'inline', handler: 'noop' },
+    provenance: 'internal',
+  };
+}
+
+/** `close_ticket`: a public, non-idempotent reversible write run inline by the `t.close` handler. */
+export function closeTicketTool(overrides: Definition = {}): Definition {
+  return validTool({
+    id: 'close_ticket',
+    name: 'close_ticket',
+    description: 'Close one support ticket by its id.',
+    input_schema: {
+      type: 'object',
+      additionalProperties: false,
+      required: ['ticket'],
+      properties: { ticket: { type: 'string', maxLength: 20 } },
+    },
+    output_schema: { type: 'object' },
+    action_class: 'reversible_write',
+    data_access: 'public',
+    idempotent: false,
+    runtime: { kind: 'inline', handler: 't.close' },
+    ...overrides,
+  });
+}

@@ -1,0 +1,251 @@
+/**
+ * @module The one test world: a gateway on a fresh database of a backend (docs/architecture.md
+ * §2), with what a suite about something else would otherwise set up by hand — the demo catalog
+ * with its security reviews approved, agents with their grants and API keys, tools, operator
+ * accounts with personal tokens, and the REST front listening on 127.0.0.1 — and one `close()`
+ * that takes all of it down again (the database too).
+ */
+import { readFileSync } from 'node:fs';
+import { join } from 'node:path';
+import { Client } from '@modelcontextprotocol/sdk/client/index.js';
+import { StreamableHTTPClientTransport } from '@modelcontextprotocol/sdk/client/streamableHttp.js';
+import type { FastifyInstance } from 'fastify';
+import type { AdminApi } from '../../src/api/index.js';
+import type { Actor } from '../../src/core/index.js';
+import { BOOTSTRAP_OPERATOR, type OperatorRole } from '../../src/domain/operators/index.js';
+import { buildServer, type HttpOptions } from '../../src/edge/rest/index.js';
+import { type Gateway, openGateway, type ToolgateOptions } from '../../src/host/toolgate.js';
+import type { Store } from '../../src/records/store/index.js';
+import { type Backend, backends } from './backends.js';
+import { ROOT } from './cli.js';
+import { approvePendingReviews } from './reviews.js';
+import type { Definition } from './tools.js';
+
+const DEMO = join(ROOT, 'demo', 'catalog.yaml');
+
+/** Who sets a world up, unless a suite names its own actor. */
+export const SETUP: Actor = { id: 'test-admin', via: 'library' };
+
+/** The admin token a world's REST front accepts, unless a suite names its own. */
+export const WORLD_ADMIN_TOKEN = 'world-admin-token-0123456789abcdef0123456789';
+
+/**
+ * An agent of the world: its record (any other field is the Agent document's, `owner` `qa` by
+ * default), its grant (when it has capabilities) and an API key.
+ */
+export interface WorldAgent {
+  readonly id: string;
+  readonly capabilities?: readonly string[];
+  /** Issue an API key for it (default true); `world.keys[id]` holds it. */
+  readonly key?: boolean;
+  readonly [field: string]: unknown;
+}
+
+/** An operator account of the world; with `token`, a personal token in `world.tokens[id]`. */
+export interface WorldOperator {
+  readonly id: string;
+  readonly roles: readonly OperatorRole[];
+  readonly token?: boolean;
+}
+
+export interface WorldOptions {
+  /** Where its database lives; default SQLite. Ignored when `options.db` names one. */
+  readonly backend?: Backend;
+  /** Apply the demo catalog and approve its security reviews. */
+  readonly demo?: boolean;
+  /** Tool definitions applied (after the demo catalog) and reviewed. */
+  readonly tools?: readonly Definition[];
+  readonly agents?: readonly WorldAgent[];
+  /** Agents that exist already (the demo's) to issue an API key for, into `world.keys`. */
+  readonly keys?: readonly string[];
+  readonly operators?: readonly WorldOperator[];
+  /** The gateway's options; `db` defaults to a fresh database of `backend`. */
+  readonly options?: ToolgateOptions;
+  /** The actor of the setup steps; default `SETUP`. */
+  readonly actor?: Actor;
+  /** Start the REST front (and MCP at /mcp); `true` for the defaults. */
+  readonly rest?: boolean | Partial<HttpOptions>;
+}
+
+/** What a REST call answered: the status, the headers and the JSON body (`{}` when there is none). */
+export interface Reply {
+  readonly status: number;
+  readonly headers: Headers;
+  readonly body: Record<string, unknown>;
+}
+
+export interface World {
+  readonly tg: Gateway;
+  /** The database's URL (a second store or gateway may open it). */
+  readonly db: string;
+  /** The actor the world was set up as. */
+  readonly admin: Actor;
+  /** API keys by agent id. */
+  readonly keys: Record<string, string>;
+  /** Personal tokens by operator id. */
+  readonly tokens: Record<string, string>;
+  /** The REST front, when asked for; `base` is its URL (empty without one). */
+  readonly app: FastifyInstance | null;
+  readonly base: string;
+  readonly adminToken: string | null;
+  /** A REST call with a JSON body, as the bearer `token` (default: the admin token). */
+  send(method: string, path: string, body?: unknown, token?: string | null): Promise<Reply>;
+  /** Closes the REST front and the gateway and drops the database; safe to call twice. */
+  close(): Promise<void>;
+}
+
+/**
+ * A REST caller of `base`: JSON in, `{ status, body }` out, as the bearer `token` (by default
+ * `fallback`, or what it returns when the suite learns its token later; null or empty: none).
+ */
+export function restClient(
+  base: () => string,
+  fallback: string | null | (() => string | null) = null,
+) {
+  const byDefault = typeof fallback === 'function' ? fallback : () => fallback;
+  return async (
+    method: string,
+    path: string,
+    body?: unknown,
+    token: string | null = byDefault(),
+  ): Promise<Reply> => {
+    const res = await fetch(`${base()}${path}`, {
+      method,
+      headers: {
+        ...(token ? { authorization: `Bearer ${token}` } : {}),
+        ...(body === undefined ? {} : { 'content-type': 'application/json' }),
+      },
+      ...(body === undefined ? {} : { body: JSON.stringify(body) }),
+    });
+    const text = await res.text();
+    return { status: res.status, headers: res.headers, body: text === '' ? {} : JSON.parse(text) };
+  };
+}
+
+/** An MCP client (the official SDK's, Streamable HTTP) connected to `base`/mcp as `token`. */
+export async function connectMcp(base: string, token: string | undefined, name = 'toolgate-test') {
+  const client = new Client({ name, version: '1.0.0' });
+  await client.connect(
+    new StreamableHTTPClientTransport(new URL(`${base}/mcp`), {
+      requestInit: { headers: { authorization: `Bearer ${token}` } },
+    }),
+  );
+  return client;
+}
+
+/** A personal token of an existing operator account, issued by the bootstrap admin. */
+export async function personalToken(
+  admin: Pick<AdminApi, 'operators'>,
+  operatorId: string,
+  { name = 'test', expiresInDays = 366 }: { name?: string; expiresInDays?: number } = {},
+): Promise<string> {
+  return (await admin.operators.issueToken(BOOTSTRAP_OPERATOR, { operatorId, name, expiresInDays }))
+    .token;
+}
+
+/** Every audit record of one call, in chain order, once the gate's writer has flushed. */
+export async function callRecords(
+  tg: Pick<Gateway, 'gate'>,
+  store: Pick<Store, 'db'>,
+  callId: string,
+) {
+  await tg.gate.flush();
+  return store.db
+    .selectFrom('audit_log')
+    .selectAll()
+    .where('call_id', '=', callId)
+    .orderBy('seq')
+    .execute();
+}
+
+/** Applies the demo catalog as `actor` and approves every pending review. */
+export async function applyDemo(tg: Gateway, actor: Actor = SETUP): Promise<void> {
+  await tg.config.applyText(readFileSync(DEMO, 'utf8'), actor);
+  await approvePendingReviews(tg);
+}
+
+/** Opens a gateway, applies the demo catalog as `actor` and approves every pending review. */
+export async function openDemoGateway(
+  options: ToolgateOptions = {},
+  actor: Actor = SETUP,
+): Promise<Gateway> {
+  const tg = await openGateway(options);
+  await applyDemo(tg, actor);
+  return tg;
+}
+
+/** Opens a world (see the module comment); every part but the gateway is opt-in. */
+export async function openWorld(spec: WorldOptions = {}): Promise<World> {
+  const admin = spec.actor ?? SETUP;
+  const fresh =
+    spec.options?.db === undefined
+      ? await (spec.backend ?? (backends()[0] as Backend)).fresh()
+      : { url: spec.options.db, drop: async () => {} };
+  const tg = await openGateway({ ...spec.options, db: fresh.url });
+  let app: FastifyInstance | null = null;
+  let closed: Promise<void> | null = null;
+  const close = () => {
+    closed ??= (async () => {
+      await app?.close();
+      await tg.close();
+      await fresh.drop();
+    })();
+    return closed;
+  };
+  try {
+    if (spec.demo) await applyDemo(tg, admin);
+    const keys = await seedAgentsAndTools(tg, spec, admin);
+    const tokens = await seedOperators(tg, spec.operators ?? []);
+    const rest = spec.rest === true ? {} : spec.rest || null;
+    const adminToken = rest === null ? null : (rest.adminToken ?? WORLD_ADMIN_TOKEN);
+    let base = '';
+    if (rest !== null) {
+      app = await buildServer(tg, { ...rest, adminToken });
+      base = await app.listen({ host: '127.0.0.1', port: 0 });
+    }
+    const send = restClient(() => base, adminToken);
+    return { tg, db: fresh.url, admin, keys, tokens, app, base, adminToken, send, close };
+  } catch (err) {
+    await close();
+    throw err;
+  }
+}
+
+async function seedOperators(
+  tg: Gateway,
+  operators: readonly WorldOperator[],
+): Promise<Record<string, string>> {
+  const tokens: Record<string, string> = {};
+  for (const op of operators) {
+    await tg.admin.operators.create(BOOTSTRAP_OPERATOR, { id: op.id, roles: [...op.roles] });
+    if (op.token) tokens[op.id] = await personalToken(tg.admin, op.id);
+  }
+  return tokens;
+}
+
+async function seedAgentsAndTools(
+  tg: Gateway,
+  spec: WorldOptions,
+  admin: Actor,
+): Promise<Record<string, string>> {
+  const agents = spec.agents ?? [];
+  const docs = [
+    ...(spec.tools ?? []).map((t) => ({ kind: 'Tool', spec: t })),
+    ...agents.flatMap(({ capabilities, key: _key, ...agent }) => [
+      { kind: 'Agent', spec: { owner: 'qa', ...agent } },
+      ...(capabilities?.length
+        ? [{ kind: 'Grant', spec: { agent: agent.id, capabilities: [...capabilities] } }]
+        : []),
+    ]),
+  ];
+  if (docs.length > 0) {
+    await tg.config.apply(docs, admin);
+    await approvePendingReviews(tg);
+  }
+  const keys: Record<string, string> = {};
+  for (const id of spec.keys ?? []) keys[id] = (await tg.keys.issue(id, admin)).apiKey;
+  for (const a of agents) {
+    if (a.key !== false) keys[a.id] = (await tg.keys.issue(a.id, admin)).apiKey;
+  }
+  return keys;
+}
