@@ -10,7 +10,7 @@ import { after, before, test } from 'node:test';
 import { demoExecutor } from '../../src/execution/runtimes/index.js';
 import { type Gateway, openGateway } from '../../src/host/toolgate.js';
 import { ensureBuilt, runCli } from '../support/cli.js';
-import { validTool } from '../support/fixtures.js';
+import { validTool } from '../support/tools.js';
 
 const setup = { id: 'setup', via: 'library' } as const;
 let dir: string;

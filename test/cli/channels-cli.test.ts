@@ -12,7 +12,7 @@ import { after, before, test } from 'node:test';
 import { type Gateway, openGateway } from '../../src/host/toolgate.js';
 import type { OwnerNoticePayload } from '../../src/operations/owners/index.js';
 import { ensureBuilt, runCli } from '../support/cli.js';
-import { validTool } from '../support/fixtures.js';
+import { validTool } from '../support/tools.js';
 import { LOOPBACK_OUTBOUND, type Receiver, webhookReceiver } from '../support/webhook-receiver.js';
 
 /** The admin's setting this test's loopback receiver needs, for every CLI run. */

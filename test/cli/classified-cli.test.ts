@@ -21,7 +21,7 @@ import { type Gateway, openGateway } from '../../src/host/toolgate.js';
 import { DEFAULT_ORIGIN } from '../../src/records/audit/index.js';
 import { openStore, type Store } from '../../src/records/store/index.js';
 import { ensureBuilt, runCli } from '../support/cli.js';
-import { validTool } from '../support/fixtures.js';
+import { validTool } from '../support/tools.js';
 
 const admin: Actor = { id: 'test-admin', via: 'library' };
 const EMAIL = 'Grace.Hopper@customer.example';

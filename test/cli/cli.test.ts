@@ -23,8 +23,8 @@ import { commandCodeHash } from '../../src/execution/sandbox/index.js';
 import { openGateway } from '../../src/host/toolgate.js';
 import { backends } from '../support/backends.js';
 import { cleanEnv, ensureBuilt, MAIN, ROOT } from '../support/cli.js';
-import { DEMO_TOOL_IDS, validTool } from '../support/fixtures.js';
 import { approvePendingReviews } from '../support/reviews.js';
+import { DEMO_TOOL_IDS, validTool } from '../support/tools.js';
 
 const DEMO = join(ROOT, 'demo', 'catalog.yaml');
 const DAY_MS = 24 * 60 * 60 * 1000;

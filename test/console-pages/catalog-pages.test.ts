@@ -12,7 +12,7 @@ import type { Actor } from '../../src/core/index.js';
 import { type Gateway, openGateway } from '../../src/host/toolgate.js';
 import { FIXTURES, nodeProvider } from '../providers/provider-support.js';
 import { backends } from '../support/backends.js';
-import { validTool } from '../support/fixtures.js';
+import { validTool } from '../support/tools.js';
 import { actionAt, CSRF, contextOf, operator, postTargets, render } from './console-harness.js';
 
 const system: Actor = { id: 'test-setup', via: 'library' };

@@ -16,8 +16,8 @@ import type { FastifyInstance } from 'fastify';
 import { buildServer } from '../../src/edge/rest/index.js';
 import { demoExecutor } from '../../src/execution/runtimes/index.js';
 import { type Gateway, openGateway } from '../../src/host/toolgate.js';
-import { validTool } from '../support/fixtures.js';
 import { operator } from '../support/operators.js';
+import { validTool } from '../support/tools.js';
 
 const ADMIN_TOKEN = 'agent-surface-admin-token-0123456789abcdef';
 const setup = { id: 'setup', via: 'library' } as const;

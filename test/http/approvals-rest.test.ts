@@ -15,8 +15,8 @@ import { buildServer } from '../../src/edge/rest/index.js';
 import { demoExecutor } from '../../src/execution/runtimes/index.js';
 import { type Gateway, openGateway } from '../../src/host/toolgate.js';
 import { backends } from '../support/backends.js';
-import { validTool } from '../support/fixtures.js';
 import { approveReview } from '../support/reviews.js';
+import { validTool } from '../support/tools.js';
 
 const ADMIN_TOKEN = 'approvals-rest-admin-token-0123456789abcdef';
 const setup = { id: 'setup', via: 'library' } as const;

@@ -24,7 +24,7 @@ import { fileURLToPath } from 'node:url';
 import type { FastifyInstance } from 'fastify';
 import { buildServer } from '../../src/edge/rest/index.js';
 import { type Gateway, openGateway } from '../../src/host/toolgate.js';
-import { validTool } from '../support/fixtures.js';
+import { validTool } from '../support/tools.js';
 
 const ADMIN = 'test-admin-token-data-folder-0123456789';
 const ECHO = fileURLToPath(new URL('../fixtures/sandbox/echo-tool.sh', import.meta.url));

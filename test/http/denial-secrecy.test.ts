@@ -16,7 +16,7 @@ import { buildServer } from '../../src/edge/rest/index.js';
 import type { Gateway } from '../../src/host/toolgate.js';
 import { openStore, type Store } from '../../src/records/store/index.js';
 import { backends } from '../support/backends.js';
-import { openDemoGateway } from '../support/demo-gateway.js';
+import { openDemoGateway } from '../support/world.js';
 
 const ADMIN_TOKEN = 'admin-token-for-denial-secrecy-tests-0123456789';
 const actor = { id: 'test-admin', via: 'library' } as const;

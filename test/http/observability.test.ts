@@ -9,7 +9,7 @@ import type { FastifyInstance } from 'fastify';
 import { buildServer } from '../../src/edge/rest/index.js';
 import { type Gateway, openGateway } from '../../src/host/toolgate.js';
 import { backends } from '../support/backends.js';
-import { openDemoGateway } from '../support/demo-gateway.js';
+import { openDemoGateway } from '../support/world.js';
 
 const ADMIN_TOKEN = 'admin-token-for-observability-tests-0123456789';
 const SECRET_ARG = 'ZEBRA-ARGUMENT-7f3a91c2';

@@ -15,7 +15,7 @@ import type { SecondFactorCheck } from '../../src/domain/operators/index.js';
 import { buildServer } from '../../src/edge/rest/index.js';
 import { type Gateway, openGateway } from '../../src/host/toolgate.js';
 import { backends } from '../support/backends.js';
-import { validTool } from '../support/fixtures.js';
+import { validTool } from '../support/tools.js';
 
 const ADMIN_TOKEN = 'operators-rest-admin-token-0123456789abcdef';
 const PASSWORD = 'a long enough passphrase';

@@ -13,8 +13,8 @@ import { stringify as toYaml } from 'yaml';
 import { buildServer } from '../../src/edge/rest/index.js';
 import { type Gateway, openGateway } from '../../src/host/toolgate.js';
 import { type Backend, backends } from '../support/backends.js';
-import { DEMO_TOOL_IDS, type Definition, validTool } from '../support/fixtures.js';
 import { approvePendingReviews } from '../support/reviews.js';
+import { DEMO_TOOL_IDS, type Definition, validTool } from '../support/tools.js';
 
 const ADMIN_TOKEN = 'test-admin-token-0123456789abcdef';
 const DEMO_CATALOG = readFileSync(new URL('../../demo/catalog.yaml', import.meta.url), 'utf8');

@@ -13,7 +13,7 @@ import { BOOTSTRAP_OPERATOR } from '../../src/domain/operators/index.js';
 import { buildServer } from '../../src/edge/rest/index.js';
 import { type Gateway, openGateway } from '../../src/host/toolgate.js';
 import { backends } from '../support/backends.js';
-import { validTool } from '../support/fixtures.js';
+import { validTool } from '../support/tools.js';
 
 const ADMIN_TOKEN = 'admin-token-for-review-step-up-0123456789abcdef';
 const sqlite = backends().find((b) => b.name === 'sqlite');

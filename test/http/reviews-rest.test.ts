@@ -9,8 +9,8 @@ import type { FastifyInstance } from 'fastify';
 import { buildServer } from '../../src/edge/rest/index.js';
 import { type Gateway, openGateway } from '../../src/host/toolgate.js';
 import { backends } from '../support/backends.js';
-import { validTool } from '../support/fixtures.js';
 import { approveReview } from '../support/reviews.js';
+import { validTool } from '../support/tools.js';
 
 const ADMIN_TOKEN = 'admin-token-for-review-tests-0123456789abcdef';
 const sqlite = backends().find((b) => b.name === 'sqlite');

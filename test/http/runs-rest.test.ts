@@ -13,7 +13,7 @@ import { BOOTSTRAP_OPERATOR } from '../../src/domain/operators/index.js';
 import { buildServer } from '../../src/edge/rest/index.js';
 import type { Gateway } from '../../src/host/toolgate.js';
 import { backends } from '../support/backends.js';
-import { openDemoGateway } from '../support/demo-gateway.js';
+import { openDemoGateway } from '../support/world.js';
 
 const ADMIN_TOKEN = 'runs-rest-admin-token-0123456789abcdef';
 const admin: Actor = { id: 'test-admin', via: 'library' };

@@ -12,7 +12,7 @@ import { NamespaceRunner, SandboxService } from '../../src/execution/sandbox/ind
 import { type Gateway, openGateway } from '../../src/host/toolgate.js';
 import { openStore, type Store } from '../../src/records/store/index.js';
 import { backends } from '../support/backends.js';
-import { validTool } from '../support/fixtures.js';
+import { validTool } from '../support/tools.js';
 
 const ADMIN = 'test-admin-token-sandbox-0123456789';
 const SCRIPT = fileURLToPath(new URL('../fixtures/sandbox/echo-tool.sh', import.meta.url));

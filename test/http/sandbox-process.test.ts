@@ -13,7 +13,7 @@ import type { FastifyInstance } from 'fastify';
 import { buildServer } from '../../src/edge/rest/index.js';
 import { type Gateway, openGateway } from '../../src/host/toolgate.js';
 import { backends } from '../support/backends.js';
-import { validTool } from '../support/fixtures.js';
+import { validTool } from '../support/tools.js';
 
 const ADMIN = 'test-admin-token-sandbox-process-0123';
 const SCRIPT = fileURLToPath(new URL('../fixtures/sandbox/process-probe.mjs', import.meta.url));

@@ -21,9 +21,9 @@ import type { Actor } from '../../src/core/index.js';
 import { buildServer } from '../../src/edge/rest/index.js';
 import type { Gateway } from '../../src/host/toolgate.js';
 import { ROOT } from '../support/cli.js';
-import { openDemoGateway } from '../support/demo-gateway.js';
 import { operator } from '../support/operators.js';
 import { approvePendingReviews } from '../support/reviews.js';
+import { openDemoGateway } from '../support/world.js';
 
 const admin: Actor = { id: 'test-admin', via: 'library' };
 /** The operator account that decides approvals here. */

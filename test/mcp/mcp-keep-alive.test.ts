@@ -20,7 +20,7 @@ import { Agent, fetch as undiciFetch } from 'undici';
 import { buildServer } from '../../src/edge/rest/index.js';
 import type { Gateway } from '../../src/host/toolgate.js';
 import { ROOT } from '../support/cli.js';
-import { openDemoGateway } from '../support/demo-gateway.js';
+import { openDemoGateway } from '../support/world.js';
 
 const ADMIN_TOKEN = 'test-admin-token-0123456789abcdef0123456789';
 const _DEMO = readFileSync(join(ROOT, 'demo', 'catalog.yaml'), 'utf8');

@@ -15,9 +15,9 @@ import type { CallToolResult } from '@modelcontextprotocol/sdk/types.js';
 import type { Actor } from '../../src/core/index.js';
 import type { Gateway } from '../../src/host/toolgate.js';
 import { cleanEnv, ensureBuilt, MAIN } from '../support/cli.js';
-import { openDemoGateway } from '../support/demo-gateway.js';
-import { validTool } from '../support/fixtures.js';
 import { approvePendingReviews } from '../support/reviews.js';
+import { validTool } from '../support/tools.js';
+import { openDemoGateway } from '../support/world.js';
 
 const admin: Actor = { id: 'test-admin', via: 'library' };
 let dir: string;

@@ -21,7 +21,7 @@ import { type Gateway, openGateway } from '../../src/host/toolgate.js';
 import { openStore, type Store } from '../../src/records/store/index.js';
 import { backends } from '../support/backends.js';
 import { ensureBuilt, listeningUrl, runCli, spawnServe } from '../support/cli.js';
-import { validTool } from '../support/fixtures.js';
+import { validTool } from '../support/tools.js';
 
 const admin: Actor = { id: 'admin', via: 'library' };
 const ADMIN_TOKEN = 'origin-test-admin-token-0123456789abcdef';

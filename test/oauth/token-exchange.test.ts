@@ -26,7 +26,7 @@ import { EgressProxy } from '../../src/execution/sandbox/index.js';
 import { type Gateway, openGateway } from '../../src/host/toolgate.js';
 import { ROOT } from '../support/cli.js';
 import { tableResolver } from '../support/egress.js';
-import { validSendTool } from '../support/fixtures.js';
+import { validSendTool } from '../support/tools.js';
 import { LOOPBACK_OUTBOUND, loopbackFetch } from '../support/webhook-receiver.js';
 import { type AuthorizationServer, startAuthorizationServer } from './authorization-server.js';
 import { connectWithOAuth, TestOAuthClient } from './oauth-client.js';

@@ -17,8 +17,8 @@ import { totpAt } from '../../src/domain/decisions/index.js';
 import { buildServer } from '../../src/edge/rest/index.js';
 import { type Gateway, openGateway } from '../../src/host/toolgate.js';
 import { type Backend, backends } from '../support/backends.js';
-import { validTool } from '../support/fixtures.js';
 import { approvePendingReviews } from '../support/reviews.js';
+import { validTool } from '../support/tools.js';
 
 const ADMIN_TOKEN = 'admin-token-for-confirmed-deciders-0123456789abcdef';
 const setup: Actor = { id: 'cli:setup', via: 'cli' };

@@ -18,8 +18,8 @@ import type { InProcessCall as CallContext, GateDecision } from '../../src/gate/
 import { type Gateway, openGateway } from '../../src/host/toolgate.js';
 import { parseConfigText } from '../../src/operations/config/index.js';
 import { backends } from '../support/backends.js';
-import { validSendTool, validTool } from '../support/fixtures.js';
 import { approvePendingReviews } from '../support/reviews.js';
+import { validSendTool, validTool } from '../support/tools.js';
 
 const admin: Actor = { id: 'property-admin', via: 'library' };
 const DEADLINE_MS = 2000;

@@ -1,10 +1,5 @@
-/**
- * @module Audit records to start from in tests. The tool builders it once held live in tools.ts;
- * the re-export below serves the suites not yet moved to it.
- */
+/** @module Audit records to start from in tests (tool builders are in tools.ts). */
 import type { AuditRecord } from '../../src/records/audit/index.js';
-
-export { DEMO_TOOL_IDS, type Definition, validSendTool, validTool } from './tools.js';
 
 /** A `call.denied` audit record of agent-a with `{ i }` as its arguments; `extra` overrides fields. */
 export function deniedRecord(

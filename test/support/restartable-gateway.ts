@@ -8,7 +8,7 @@ import type { AddressInfo } from 'node:net';
 import type { FastifyInstance } from 'fastify';
 import { buildServer } from '../../src/edge/rest/index.js';
 import { type Gateway, openGateway, type ToolgateOptions } from '../../src/host/toolgate.js';
-import { openDemoGateway } from './demo-gateway.js';
+import { openDemoGateway } from './world.js';
 
 export const ADMIN_TOKEN = 'restartable-admin-token-0123456789abcdef';
 

@@ -26,8 +26,8 @@ import { CallState, type StepDependencies, type StepResult } from '../../../src/
 import { type Gateway, openGateway } from '../../../src/host/toolgate.js';
 import { openStore, readRevisions, type Store } from '../../../src/records/store/index.js';
 import { backends } from '../../support/backends.js';
-import { validSendTool, validTool } from '../../support/fixtures.js';
 import { approvePendingReviews } from '../../support/reviews.js';
+import { validSendTool, validTool } from '../../support/tools.js';
 
 export const admin: Actor = { id: 'steps-admin', via: 'library' };
 
