@@ -65,11 +65,11 @@ for (const backend of backends()) {
     const secrets: Record<string, string> = {};
 
     before(async () => {
-      if (backend.name === 'postgres') url = world.db;
       world = await openWorld({
         backend,
         options: { clock: () => now, masterKey: MasterKey.generate() },
       });
+      if (backend.name === 'postgres') url = world.db;
       tg = world.tg;
       for (const [id, op] of Object.entries(ops)) secrets[id] = (await enrol(tg.admin, op)).secret;
       await confirmDeciders(
