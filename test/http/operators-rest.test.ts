@@ -221,6 +221,48 @@ for (const backend of backends()) {
       assert.deepEqual(changes, []);
     });
 
+    test('read-only views are the same on REST as on the CLI: an auditor reads the secrets inventory and destination sets, an owner or approver is refused', async () => {
+      // Attack round 8 F7: the CLI let an auditor read these while REST refused; one table now.
+      for (const path of ['/v1/secrets', '/v1/destination-sets']) {
+        const read = await req('GET', path, 'aud');
+        assert.equal(read.status, 200, `${path}: ${JSON.stringify(read.body)}`);
+        for (const who of ['appr', 'own-a']) {
+          const refused = await req('GET', path, who);
+          assert.equal(refused.status, 403, `${who} ${path}`);
+          assert.deepEqual(refused.body.details, { roles: ['admin', 'auditor'] });
+        }
+      }
+      const missing = await req('GET', '/v1/destination-sets/none-such', 'aud');
+      assert.equal(missing.status, 404);
+      assert.equal((await req('GET', '/v1/destination-sets/none-such', 'appr')).status, 403);
+      // Writing stays an admin's.
+      const write = await req('POST', '/v1/destination-sets', 'aud', {
+        name: 'partners',
+        kind: 'host',
+        description: 'x',
+      });
+      assert.equal(write.status, 403);
+    });
+
+    test('the route registry says what the request hook does: probes, schemas and discovery documents are public', async () => {
+      // Attack round 8 F9: the reference listed these as admin routes while anyone could call them.
+      for (const url of [
+        '/healthz',
+        '/readyz',
+        '/v1/schemas/tool.json',
+        '/v1/schemas/config.json',
+      ]) {
+        const route = app.toolgateRoutes.find((r) => r.url === url && r.method === 'GET');
+        assert.ok(route, url);
+        assert.equal(route.auth, 'public', url);
+        assert.deepEqual(route.roles, [], url);
+        const r = await fetch(`${base}${url}`);
+        assert.equal(r.status, 200, url);
+      }
+      // Its neighbour is not: an admin route still needs a credential.
+      assert.equal((await fetch(`${base}/v1/secrets`)).status, 401);
+    });
+
     test("an owner registers and manages their team's tools only, and sees only them", async () => {
       const mine = await req(
         'POST',

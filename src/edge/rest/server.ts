@@ -228,7 +228,9 @@ function registeredAs(route: {
   readonly config?: unknown;
 }): RegisteredRoute[] {
   const config = (route.config ?? {}) as { auth?: RouteAuth; action?: string; roles?: unknown };
-  const auth = config.auth ?? 'admin';
+  // The public paths (probes, OpenAPI, discovery documents, schemas) are public whatever their
+  // config says: the registry must describe what the request hook does.
+  const auth = isPublic(route.url) ? 'public' : (config.auth ?? 'admin');
   if (config.roles !== undefined)
     throw new Error(`route ${route.url}: declare an action, not roles (OPERATOR_ACTIONS)`);
   const named = config.action ?? DEFAULT_ROUTE_ACTION;

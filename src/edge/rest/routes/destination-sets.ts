@@ -62,6 +62,8 @@ export function destinationSetRoutes(app: FastifyInstance, admin: AdminApi): voi
   app.get(
     '/v1/destination-sets',
     {
+      // Read-only state: an auditor reads it here as on the CLI (one table of actions).
+      config: { action: 'state.read' },
       schema: {
         tags,
         summary: 'List destination sets',
@@ -96,6 +98,7 @@ export function destinationSetRoutes(app: FastifyInstance, admin: AdminApi): voi
   app.get(
     '/v1/destination-sets/:name',
     {
+      config: { action: 'state.read' },
       schema: {
         tags,
         summary: 'Show a destination set and its members',

@@ -99,6 +99,8 @@ export async function secretRoutes(
     scope.get(
       '/v1/secrets',
       {
+        // The inventory (never a value) is read-only state: an auditor reads it as on the CLI.
+        config: { action: 'state.read' },
         schema: {
           tags,
           summary: 'List secrets (tool, name, environment, version, dates, key id; never values)',
