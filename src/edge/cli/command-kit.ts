@@ -228,7 +228,13 @@ export function withAdmin(
 /** Opens toolgate for `toolgate mcp`: the agent API for the stdio front, JWTs when configured. */
 export function openForAgent(globals: GlobalOptions): Promise<Toolgate> {
   const jwt = jwtConfigFromEnv();
-  return openToolgate({ ...gatewayOptions(globals), ...(jwt ? { jwt } : {}) });
+  return openToolgate({
+    ...gatewayOptions(globals),
+    // The checkpoints this process writes are signed with the data folder's audit key, the one
+    // `audit verify` trusts (as serve's are): a throwaway key would leave them unverifiable.
+    auditSigner: () => auditSigner(globals.dataDir, DEFAULT_ORIGIN),
+    ...(jwt ? { jwt } : {}),
+  });
 }
 
 /** The gateway's own files, which no sandbox may see (the database's are added by openToolgate). */
