@@ -100,11 +100,15 @@ export function createGatewayServer(
     },
   );
   server.setRequestHandler(ListToolsRequestSchema, async () => {
-    const tools = (await agent.sessions.exportTools(
-      binding.sessionId,
-      binding.principal,
-      'mcp',
-    )) as Tool[];
+    const tools = (await agent.sessions
+      .exportTools(binding.sessionId, binding.principal, 'mcp')
+      .catch((err: unknown) => {
+        // A credential that no longer holds (stdio proves it on every request) keeps its code.
+        if (isToolgateError(err) && err.code === 'UNAUTHENTICATED') {
+          throw entryError(err, options.onError);
+        }
+        throw err;
+      })) as Tool[];
     return { tools };
   });
   registerEntryHandlers(server, agent, binding, options);

@@ -1,7 +1,7 @@
 /**
  * @module toolgate as an MCP server over stdio for a local agent (`toolgate mcp`). The agent key
- * is checked once at start. The client's first message chooses the era, as the versioning rules
- * say: an `initialize` (or any message without a `_meta` envelope) is the 2025 session protocol,
+ * is checked at start and again before every request (live-agent.ts). The client's first message
+ * chooses the era, as the versioning rules say: an `initialize` (or any message without a `_meta` envelope) is the 2025 session protocol,
  * served with one gate session until stdin closes; a 2026-07-28 message is served by the v2
  * SDK's stdio entry, statelessly, with runs (run-meta.ts); its `subscriptions/listen` streams hear
  * of catalog and grant changes. stdout carries only JSON-RPC:
@@ -15,6 +15,7 @@ import { type AgentPrincipal, ToolgateError } from '../../core/index.js';
 import type { Toolgate } from '../../host/toolgate.js';
 import { bindingOf, createGatewayServer } from './gateway-server.js';
 import { ListChangedWatcher, watchRevisions } from './list-changed.js';
+import { liveAgentApi } from './live-agent.js';
 import { createModernServer } from './modern-server.js';
 import { DefaultRuns } from './run-meta.js';
 
@@ -74,9 +75,10 @@ export async function serveMcpStdio(
   tg: Pick<Toolgate, 'agent'>,
   options: McpStdioOptions,
 ): Promise<void> {
-  // The agent API only: this front opens, uses and closes one agent's session.
-  const { agent } = tg;
-  const identity = await agent.authenticate(options.token);
+  // The agent API only: this front opens, uses and closes one agent's session; every request
+  // proves the credential again (live-agent.ts), as an HTTP request does.
+  const agent = liveAgentApi(tg.agent, options.token);
+  const identity = await tg.agent.authenticate(options.token);
   if (!identity) {
     throw new ToolgateError('UNAUTHENTICATED', 'the agent key or JWT is not valid', {});
   }
@@ -113,7 +115,8 @@ export async function serveMcpStdio(
   );
   await closed;
   watcher.stop();
-  await agent.sessions.close(binding.sessionId, binding.principal).catch(() => {});
+  // Closed as the principal it was opened by, whether or not its credential still holds.
+  await tg.agent.sessions.close(binding.sessionId, binding.principal).catch(() => {});
 }
 
 /** The 2026-07-28 era on stdio: one principal, its default run unless a request names another. */

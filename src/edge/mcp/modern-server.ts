@@ -111,6 +111,10 @@ export function createModernServer(
       if (ctx.mcpReq.signal.aborted)
         throw new ProtocolError(ERROR_CODES.INTERNAL.jsonRpc, 'closed');
       return await work(callerFor(ctx));
+    } catch (err) {
+      // A credential that no longer holds (stdio proves it on every request) keeps its code.
+      if (isToolgateError(err) && err.code === 'UNAUTHENTICATED') throw protocolError(err);
+      throw err;
     } finally {
       release?.();
     }

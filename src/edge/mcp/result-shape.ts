@@ -124,18 +124,17 @@ export function failure(code: ErrorCode, message: string): CallToolResult {
 
 /**
  * A tools/call that threw instead of deciding, as a tool result: the store down keeps its code,
- * anything else is INTERNAL and logged (never echoed). A gone session is each era's own answer.
+ * and so does a credential that no longer holds (a stdio connection proves it on every request,
+ * live-agent.ts); anything else is INTERNAL and logged (never echoed). A gone session is each
+ * era's own answer.
  */
 export function failureFor(err: unknown, onError: ((err: unknown) => void) | undefined) {
-  const code: ErrorCode =
-    isToolgateError(err) && err.code === 'STORE_UNAVAILABLE' ? err.code : 'INTERNAL';
-  if (code === 'INTERNAL') onError?.(err);
-  return failure(
-    code,
-    code === 'INTERNAL'
-      ? 'an unexpected error; it has been logged'
-      : 'the gateway cannot reach its database; retry later',
-  );
+  if (isToolgateError(err) && err.code === 'STORE_UNAVAILABLE') {
+    return failure(err.code, 'the gateway cannot reach its database; retry later');
+  }
+  if (isToolgateError(err) && err.code === 'UNAUTHENTICATED') return failure(err.code, err.message);
+  onError?.(err);
+  return failure('INTERNAL', 'an unexpected error; it has been logged');
 }
 
 /** A JSON-RPC error as both SDKs' error classes take it: number, message, data. */

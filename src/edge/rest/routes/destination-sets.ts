@@ -58,21 +58,21 @@ const valuesBody = {
 
 const strings = { type: 'array', items: { type: 'string' } } as const;
 
+/** The destination sets list: every set, its kind and source (members by name). */
+const listSchema = {
+  tags,
+  summary: 'List destination sets',
+  response: {
+    200: { type: 'object', properties: { sets: { type: 'array', items: setView } } },
+    ...errors(401, 403),
+  },
+} as const;
+
 export function destinationSetRoutes(app: FastifyInstance, admin: AdminApi): void {
   app.get(
     '/v1/destination-sets',
-    {
-      // Read-only state: an auditor reads it here as on the CLI (one table of actions).
-      config: { action: 'state.read' },
-      schema: {
-        tags,
-        summary: 'List destination sets',
-        response: {
-          200: { type: 'object', properties: { sets: { type: 'array', items: setView } } },
-          ...errors(401, 403),
-        },
-      },
-    },
+    // Read-only state: an auditor reads it here as on the CLI (one table of actions).
+    { config: { action: 'state.read' }, schema: listSchema },
     async () => ({ sets: await admin.destinationSets.list() }),
   );
 

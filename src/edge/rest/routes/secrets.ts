@@ -72,6 +72,17 @@ interface Target {
   query: { environment: string };
 }
 
+/** The secrets list's filters: a tool, an environment, and a page. */
+const listQuery = {
+  type: 'object',
+  additionalProperties: false,
+  properties: {
+    tool: { type: 'string', pattern: TOOL_ID_PATTERN },
+    environment: { type: 'string', pattern: ENVIRONMENT_PATTERN },
+    ...pageQuery,
+  },
+} as const;
+
 export async function secretRoutes(
   app: FastifyInstance,
   admin: AdminApi,
@@ -104,15 +115,7 @@ export async function secretRoutes(
         schema: {
           tags,
           summary: 'List secrets (tool, name, environment, version, dates, key id; never values)',
-          querystring: {
-            type: 'object',
-            additionalProperties: false,
-            properties: {
-              tool: { type: 'string', pattern: TOOL_ID_PATTERN },
-              environment: { type: 'string', pattern: ENVIRONMENT_PATTERN },
-              ...pageQuery,
-            },
-          },
+          querystring: listQuery,
           response: {
             200: {
               type: 'object',
