@@ -5,6 +5,7 @@
  * directly on the state); nothing stands in for a store or service.
  */
 import assert from 'node:assert/strict';
+import { after, before } from 'node:test';
 import type { Actor } from '../../../src/core/index.js';
 import { IdempotencyStore } from '../../../src/domain/idempotency/index.js';
 import { CallCounters } from '../../../src/domain/limits/index.js';
@@ -20,7 +21,7 @@ import {
   callContextOf,
   type InProcessCall,
 } from '../../../src/gate/call-context.js';
-import { type GateDependencies, stepDependencies } from '../../../src/gate/gate.js';
+import { Gate, type GateDependencies, stepDependencies } from '../../../src/gate/gate.js';
 import { GATE_STEPS } from '../../../src/gate/steps/pipeline.js';
 import { CallState, type StepDependencies, type StepResult } from '../../../src/gate/steps/step.js';
 import { type Gateway, openGateway } from '../../../src/host/toolgate.js';
@@ -70,11 +71,59 @@ export interface HarnessOptions {
 
 let calls = 0;
 
-export async function openHarness(options: HarnessOptions = {}): Promise<Harness> {
+/** A session of an agent, as `Harness.open` returns it. */
+export interface HarnessSession {
+  agentId: string;
+  sessionId: string;
+}
+
+/**
+ * The harness of a whole test file: opened before its tests (with a session of `bot` in `ctx`
+ * when `session` is set) and closed after them. Both objects are filled in by the `before` hook.
+ */
+export function harnessForFile(options: HarnessOptions & { readonly session?: boolean } = {}): {
+  h: Harness;
+  ctx: HarnessSession;
+} {
+  const h = {} as Harness;
+  const ctx = {} as HarnessSession;
+  before(async () => {
+    await openHarness(options, h);
+    if (options.session) Object.assign(ctx, await h.open());
+  });
+  after(async () => {
+    await h.close();
+  });
+  return { h, ctx };
+}
+
+/** A gate over the harness's services (`extra` adds or replaces dependencies). */
+export function harnessGate(h: Harness, extra: Partial<GateDependencies> = {}): Gate {
+  const d = h.deps;
+  return new Gate({
+    catalog: h.tg.catalog,
+    agents: h.tg.agents,
+    users: h.tg.users,
+    sessions: d.sessions,
+    approvals: d.approvals,
+    runtimes: d.runtimes,
+    clock: d.clock,
+    audit: d.audit,
+    counters: d.counters,
+    idempotency: d.idempotency,
+    revisions: () => h.tg.revisions(),
+    ...extra,
+  });
+}
+
+export async function openHarness(
+  options: HarnessOptions = {},
+  target: object = {},
+): Promise<Harness> {
   const sqlite = backends().find((b) => b.name === 'sqlite');
   assert.ok(sqlite);
   const fresh = await sqlite.fresh();
-  const h = { now: new Date('2026-06-01T10:00:00Z') } as { now: Date };
+  const h = Object.assign(target, { now: new Date('2026-06-01T10:00:00Z') });
   const clock = () => h.now;
   const executor = demoExecutor()
     .register('t.echo', (a) => ({ status: 'ok', echo: a }))
