@@ -23,6 +23,8 @@ import { openStore, type Store } from '../../src/records/store/index.js';
 import { backends } from '../support/backends.js';
 import { ROOT } from '../support/cli.js';
 import { approvePendingReviews } from '../support/reviews.js';
+import { inlineTool } from '../support/tools.js';
+import { connectModernMcp } from '../support/world.js';
 
 const admin: Actor = { id: 'test-admin', via: 'library' };
 const ADMIN_TOKEN = 'modern-test-admin-token-0123456789abcdef';
@@ -49,37 +51,12 @@ const clients: { close(): Promise<void> }[] = [];
 function tool(id: string, spec: Record<string, unknown>) {
   return {
     kind: 'Tool',
-    spec: {
-      id,
-      version: '1.0.0',
-      name: id,
-      description: `The ${id} test tool, run inline by toolgate for the tests.`,
-      tags: ['test'],
-      owner: 'qa',
-      input_schema: { type: 'object', additionalProperties: false, properties: {} },
-      output_schema: { type: 'object' },
-      action_class: 'read',
-      data_access: 'none',
-      egress: { mode: 'none' },
-      access_tier: 'restricted',
-      required_capabilities: ['test:use'],
-      runtime: { kind: 'inline', handler: 'noop' },
-      provenance: 'internal',
-      ...spec,
-    },
+    spec: inlineTool(id, { required_capabilities: ['test:use'], ...spec }),
   };
 }
 
 async function modern(token: string): Promise<ClientV2> {
-  const client = new ClientV2(
-    { name: 'modern-test', version: '1.0.0' },
-    { versionNegotiation: { mode: { pin: MODERN } } },
-  );
-  await client.connect(
-    new HttpV2(new URL(`${base}/mcp`), {
-      requestInit: { headers: { authorization: `Bearer ${token}` } },
-    }),
-  );
+  const client = await connectModernMcp(base, token, 'modern-test');
   clients.push(client);
   return client;
 }

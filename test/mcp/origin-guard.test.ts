@@ -22,19 +22,11 @@ import { openStore, type Store } from '../../src/records/store/index.js';
 import { backends } from '../support/backends.js';
 import { ensureBuilt, listeningUrl, runCli, spawnServe } from '../support/cli.js';
 import { validTool } from '../support/tools.js';
+import { initializeRequest } from '../support/world.js';
 
 const admin: Actor = { id: 'admin', via: 'library' };
 const ADMIN_TOKEN = 'origin-test-admin-token-0123456789abcdef';
-const INITIALIZE = JSON.stringify({
-  jsonrpc: '2.0',
-  id: 1,
-  method: 'initialize',
-  params: {
-    protocolVersion: '2025-06-18',
-    capabilities: {},
-    clientInfo: { name: 'raw', version: '1' },
-  },
-});
+const INITIALIZE = JSON.stringify(initializeRequest());
 
 describe('/mcp Origin and Host validation', () => {
   let tg: Gateway;

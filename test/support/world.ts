@@ -7,6 +7,11 @@
  */
 import { readFileSync } from 'node:fs';
 import { join } from 'node:path';
+import {
+  Client as ClientV2,
+  type ClientOptions as ClientV2Options,
+  StreamableHTTPClientTransport as HttpV2,
+} from '@modelcontextprotocol/client';
 import { Client } from '@modelcontextprotocol/sdk/client/index.js';
 import { StreamableHTTPClientTransport } from '@modelcontextprotocol/sdk/client/streamableHttp.js';
 import type { FastifyInstance } from 'fastify';
@@ -68,10 +73,10 @@ export interface WorldOptions {
 }
 
 /** What a REST call answered: the status, the headers and the JSON body (`{}` when there is none). */
-export interface Reply {
+export interface Reply<B = Record<string, unknown>> {
   readonly status: number;
   readonly headers: Headers;
-  readonly body: Record<string, unknown>;
+  readonly body: B;
 }
 
 export interface World {
@@ -98,7 +103,7 @@ export interface World {
  * A REST caller of `base`: JSON in, `{ status, body }` out, as the bearer `token` (by default
  * `fallback`, or what it returns when the suite learns its token later; null or empty: none).
  */
-export function restClient(
+export function restClient<B = Record<string, unknown>>(
   base: () => string,
   fallback: string | null | (() => string | null) = null,
 ) {
@@ -108,7 +113,7 @@ export function restClient(
     path: string,
     body?: unknown,
     token: string | null = byDefault(),
-  ): Promise<Reply> => {
+  ): Promise<Reply<B>> => {
     const res = await fetch(`${base()}${path}`, {
       method,
       headers: {
@@ -131,6 +136,63 @@ export async function connectMcp(base: string, token: string | undefined, name =
     }),
   );
   return client;
+}
+
+/**
+ * A 2026-07-28 MCP client (the v2 SDK's, pinned to that version) connected to `base`/mcp as
+ * `token`; `options` add to the client's, `transport` to its transport's (a recording `fetch`).
+ */
+export async function connectModernMcp(
+  base: string,
+  token: string | undefined,
+  name = 'toolgate-test',
+  options: Omit<ClientV2Options, 'versionNegotiation'> = {},
+  transport: { fetch?: typeof fetch } = {},
+): Promise<ClientV2> {
+  const client = new ClientV2(
+    { name, version: '1.0.0' },
+    { versionNegotiation: { mode: { pin: '2026-07-28' } }, ...options },
+  );
+  await client.connect(
+    new HttpV2(new URL(`${base}/mcp`), {
+      requestInit: { headers: { authorization: `Bearer ${token}` } },
+      ...transport,
+    }),
+  );
+  return client;
+}
+
+/** A 2025-era MCP client's JSON-RPC `initialize` request (`clientInfo` is `name`@`version`). */
+export function initializeRequest(name = 'raw', version = '1') {
+  return {
+    jsonrpc: '2.0',
+    id: 1,
+    method: 'initialize',
+    params: { protocolVersion: '2025-06-18', capabilities: {}, clientInfo: { name, version } },
+  };
+}
+
+/** The headers of a raw POST to /mcp (JSON in, JSON or an event stream out), as `token` if any. */
+export function mcpHeaders(token?: string | null): Record<string, string> {
+  return {
+    ...(token ? { authorization: `Bearer ${token}` } : {}),
+    'content-type': 'application/json',
+    accept: 'application/json, text/event-stream',
+  };
+}
+
+/** A raw POST of the JSON-RPC `body` to `base`/mcp as `token`, with `headers` added. */
+export function postMcp(
+  base: string,
+  body: unknown,
+  token?: string | null,
+  headers: Record<string, string> = {},
+): Promise<Response> {
+  return fetch(`${base}/mcp`, {
+    method: 'POST',
+    headers: { ...mcpHeaders(token), ...headers },
+    body: JSON.stringify(body),
+  });
 }
 
 /** A personal token of an existing operator account, issued by the bootstrap admin. */
