@@ -17,6 +17,7 @@ import { type Gateway, openGateway } from '../../src/host/toolgate.js';
 import { backends } from '../support/backends.js';
 import { approveReview } from '../support/reviews.js';
 import { validTool } from '../support/tools.js';
+import { restClient } from '../support/world.js';
 
 const ADMIN_TOKEN = 'approvals-rest-admin-token-0123456789abcdef';
 const setup = { id: 'setup', via: 'library' } as const;
@@ -101,21 +102,7 @@ for (const backend of backends()) {
       await drop();
     });
 
-    const send = async (method: string, path: string, body?: unknown, token = ADMIN_TOKEN) => {
-      const res = await fetch(`${base}${path}`, {
-        method,
-        headers: {
-          authorization: `Bearer ${token}`,
-          ...(body === undefined ? {} : { 'content-type': 'application/json' }),
-        },
-        ...(body === undefined ? {} : { body: JSON.stringify(body) }),
-      });
-      return {
-        status: res.status,
-        headers: res.headers,
-        body: (await res.json()) as Record<string, unknown>,
-      };
-    };
+    const send = restClient(() => base, ADMIN_TOKEN);
 
     test('the bootstrap admin token cannot approve or reject a call, or a change', async () => {
       for (const [path, body] of [

@@ -11,6 +11,7 @@ import { type Gateway, openGateway } from '../../src/host/toolgate.js';
 import { backends } from '../support/backends.js';
 import { approveReview } from '../support/reviews.js';
 import { validTool } from '../support/tools.js';
+import { restClient } from '../support/world.js';
 
 const ADMIN_TOKEN = 'admin-token-for-review-tests-0123456789abcdef';
 const sqlite = backends().find((b) => b.name === 'sqlite');
@@ -31,17 +32,7 @@ describe('security reviews over REST', () => {
   let base = '';
   let drop: () => Promise<void>;
 
-  const call = async (method: string, path: string, body?: unknown): Promise<Reply> => {
-    const res = await fetch(base + path, {
-      method,
-      headers: {
-        authorization: `Bearer ${ADMIN_TOKEN}`,
-        ...(body !== undefined ? { 'content-type': 'application/json' } : {}),
-      },
-      ...(body !== undefined ? { body: JSON.stringify(body) } : {}),
-    });
-    return { status: res.status, body: (await res.json()) as Reply['body'] };
-  };
+  const call = restClient<Reply['body']>(() => base, ADMIN_TOKEN);
 
   before(async () => {
     assert.ok(sqlite);

@@ -19,7 +19,7 @@ import type { Gateway } from '../../src/host/toolgate.js';
 import { openStore, type Store } from '../../src/records/store/index.js';
 import { backends } from '../support/backends.js';
 import { validTool } from '../support/tools.js';
-import { openWorld, type World } from '../support/world.js';
+import { openWorld, restClient, type World } from '../support/world.js';
 
 const admin: Actor = { id: 'admin', via: 'library' };
 const ISSUER = 'https://idp.example.com';
@@ -105,26 +105,16 @@ for (const backend of backends()) {
       await world.close();
     });
 
-    const rest = async (method: string, path: string, bearer: string, body?: unknown) => {
-      const res = await fetch(`${base}${path}`, {
-        method,
-        headers: {
-          authorization: `Bearer ${bearer}`,
-          ...(body === undefined ? {} : { 'content-type': 'application/json' }),
-        },
-        ...(body === undefined ? {} : { body: JSON.stringify(body) }),
-      });
-      const text = await res.text();
-      return {
-        status: res.status,
-        body: (text ? JSON.parse(text) : {}) as Record<string, unknown> & {
-          id?: string;
-          code?: string;
-          call_id?: string;
-          output?: { status: string };
-        },
-      };
-    };
+    const client = restClient<
+      Record<string, unknown> & {
+        id?: string;
+        code?: string;
+        call_id?: string;
+        output?: { status: string };
+      }
+    >(() => base);
+    const rest = (method: string, path: string, bearer: string, body?: unknown) =>
+      client(method, path, body, bearer);
     const openSession = async (bearer: string, body: unknown = {}) => {
       const r = await rest('POST', '/v1/sessions', bearer, body);
       assert.equal(r.status, 201, JSON.stringify(r.body));

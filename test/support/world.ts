@@ -6,6 +6,7 @@
  * that takes all of it down again (the database too).
  */
 import { readFileSync } from 'node:fs';
+import { request } from 'node:http';
 import { join } from 'node:path';
 import {
   Client as ClientV2,
@@ -20,7 +21,7 @@ import type { Actor } from '../../src/core/index.js';
 import { BOOTSTRAP_OPERATOR, type OperatorRole } from '../../src/domain/operators/index.js';
 import { buildServer, type HttpOptions } from '../../src/edge/rest/index.js';
 import { type Gateway, openGateway, type ToolgateOptions } from '../../src/host/toolgate.js';
-import type { Store } from '../../src/records/store/index.js';
+import { openStore, type Store } from '../../src/records/store/index.js';
 import { type Backend, backends } from './backends.js';
 import { ROOT } from './cli.js';
 import { approvePendingReviews } from './reviews.js';
@@ -70,12 +71,18 @@ export interface WorldOptions {
   readonly actor?: Actor;
   /** Start the REST front (and MCP at /mcp); `true` for the defaults. */
   readonly rest?: boolean | Partial<HttpOptions>;
+  /** Open a second connection to the database, to read what the gateway wrote. */
+  readonly inspector?: boolean;
 }
 
-/** What a REST call answered: the status, the headers and the JSON body (`{}` when there is none). */
+/**
+ * What a REST call answered: the status, the headers, the body as text and as JSON (`{}` when
+ * it is empty or no JSON: some routes, the console's, answer HTML or plain text).
+ */
 export interface Reply<B = Record<string, unknown>> {
   readonly status: number;
   readonly headers: Headers;
+  readonly text: string;
   readonly body: B;
 }
 
@@ -93,6 +100,8 @@ export interface World {
   readonly app: FastifyInstance | null;
   readonly base: string;
   readonly adminToken: string | null;
+  /** The second connection, when asked for (else null). */
+  readonly inspector: Store | null;
   /** A REST call with a JSON body, as the bearer `token` (default: the admin token). */
   send(method: string, path: string, body?: unknown, token?: string | null): Promise<Reply>;
   /** Closes the REST front and the gateway and drops the database; safe to call twice. */
@@ -123,7 +132,8 @@ export function restClient<B = Record<string, unknown>>(
       ...(body === undefined ? {} : { body: JSON.stringify(body) }),
     });
     const text = await res.text();
-    return { status: res.status, headers: res.headers, body: text === '' ? {} : JSON.parse(text) };
+    const json = /^\s*[[{]/.test(text) ? JSON.parse(text) : {};
+    return { status: res.status, headers: res.headers, text, body: json };
   };
 }
 
@@ -195,6 +205,48 @@ export function postMcp(
   });
 }
 
+/**
+ * A raw POST of `body` to `path` on 127.0.0.1:`port`, sent from the loopback address `from`, with
+ * exactly `headers` (node:http lets Host be set): the status and the body as text.
+ */
+export function rawPost(
+  port: number,
+  path: string,
+  headers: Record<string, string>,
+  body = '{}',
+  from = '127.0.0.1',
+): Promise<{ status: number; body: string }> {
+  return new Promise((resolve, reject) => {
+    const req = request(
+      { host: '127.0.0.1', port, localAddress: from, path, method: 'POST', headers },
+      (res) => {
+        let text = '';
+        res.setEncoding('utf8');
+        res.on('data', (c: string) => {
+          text += c;
+        });
+        res.on('end', () => resolve({ status: res.statusCode ?? 0, body: text }));
+      },
+    );
+    req.on('error', reject);
+    req.end(body);
+  });
+}
+
+/** The details of every event of `action`, in order, as the connection `store` reads them. */
+export async function eventDetails(
+  store: Pick<Store, 'db'>,
+  action: string,
+): Promise<Record<string, unknown>[]> {
+  const rows = await store.db
+    .selectFrom('events')
+    .select('details')
+    .where('action', '=', action)
+    .orderBy('seq')
+    .execute();
+  return rows.map((e) => JSON.parse(e.details) as Record<string, unknown>);
+}
+
 /** A personal token of an existing operator account, issued by the bootstrap admin. */
 export async function personalToken(
   admin: Pick<AdminApi, 'operators'>,
@@ -245,11 +297,13 @@ export async function openWorld(spec: WorldOptions = {}): Promise<World> {
       : { url: spec.options.db, drop: async () => {} };
   const tg = await openGateway({ ...spec.options, db: fresh.url });
   let app: FastifyInstance | null = null;
+  let inspector: Store | null = null;
   let closed: Promise<void> | null = null;
   const close = () => {
     closed ??= (async () => {
       await app?.close();
       await tg.close();
+      await inspector?.close();
       await fresh.drop();
     })();
     return closed;
@@ -265,8 +319,21 @@ export async function openWorld(spec: WorldOptions = {}): Promise<World> {
       app = await buildServer(tg, { ...rest, adminToken });
       base = await app.listen({ host: '127.0.0.1', port: 0 });
     }
+    if (spec.inspector) inspector = await openStore(fresh.url);
     const send = restClient(() => base, adminToken);
-    return { tg, db: fresh.url, admin, keys, tokens, app, base, adminToken, send, close };
+    return {
+      tg,
+      db: fresh.url,
+      admin,
+      keys,
+      tokens,
+      app,
+      base,
+      adminToken,
+      inspector,
+      send,
+      close,
+    };
   } catch (err) {
     await close();
     throw err;
