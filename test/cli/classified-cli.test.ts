@@ -14,7 +14,6 @@ import { join } from 'node:path';
 import { after, before, test } from 'node:test';
 import type { Actor } from '../../src/core/index.js';
 import { loadMasterKey } from '../../src/domain/credentials/index.js';
-import { BOOTSTRAP_OPERATOR } from '../../src/domain/operators/index.js';
 import { auditSigner } from '../../src/edge/cli/runtime-files.js';
 import { demoExecutor } from '../../src/execution/runtimes/index.js';
 import { type Gateway, openGateway } from '../../src/host/toolgate.js';
@@ -22,6 +21,7 @@ import { DEFAULT_ORIGIN } from '../../src/records/audit/index.js';
 import { openStore, type Store } from '../../src/records/store/index.js';
 import { ensureBuilt, runCli } from '../support/cli.js';
 import { validTool } from '../support/tools.js';
+import { addOperators } from '../support/world.js';
 
 const admin: Actor = { id: 'test-admin', via: 'library' };
 const EMAIL = 'Grace.Hopper@customer.example';
@@ -79,20 +79,14 @@ before(async () => {
   calls.other = await invoke('a note without an address');
   await tg.gate.flush();
   inspector = await openStore(`sqlite:${join(dir, 'tg.db')}`);
-  for (const [id, role] of [
-    ['root', 'admin'],
-    ['audrey', 'auditor'],
-    ['april', 'approver'],
-  ] as const) {
-    await tg.operators.create(BOOTSTRAP_OPERATOR, { id, roles: [role] });
-    tokens[id] = (
-      await tg.operators.issueToken(BOOTSTRAP_OPERATOR, {
-        name: 'cli',
-        expiresInDays: 1,
-        operatorId: id,
-      })
-    ).token;
-  }
+  Object.assign(
+    tokens,
+    await addOperators(tg, [
+      { id: 'root', roles: ['admin'], token: true },
+      { id: 'audrey', roles: ['auditor'], token: true },
+      { id: 'april', roles: ['approver'], token: true },
+    ]),
+  );
 });
 
 after(async () => {

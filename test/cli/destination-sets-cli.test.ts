@@ -10,11 +10,11 @@ import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { after, before, test } from 'node:test';
 import type { Actor } from '../../src/core/index.js';
-import { BOOTSTRAP_OPERATOR } from '../../src/domain/operators/index.js';
 import { demoExecutor } from '../../src/execution/runtimes/index.js';
 import { type Gateway, openGateway } from '../../src/host/toolgate.js';
 import { ensureBuilt, runCli } from '../support/cli.js';
 import { validTool } from '../support/tools.js';
+import { addOperators } from '../support/world.js';
 
 const admin: Actor = { id: 'test-admin', via: 'library' };
 let dir: string;
@@ -28,19 +28,13 @@ before(async () => {
     db: `sqlite:${join(dir, 'tg.db')}`,
     executor: demoExecutor().register('t.ok', () => ({ status: 'ok' })),
   });
-  for (const [id, role] of [
-    ['root', 'admin'],
-    ['audrey', 'auditor'],
-  ] as const) {
-    await tg.operators.create(BOOTSTRAP_OPERATOR, { id, roles: [role] });
-    tokens[id] = (
-      await tg.operators.issueToken(BOOTSTRAP_OPERATOR, {
-        name: 'cli',
-        expiresInDays: 1,
-        operatorId: id,
-      })
-    ).token;
-  }
+  Object.assign(
+    tokens,
+    await addOperators(tg, [
+      { id: 'root', roles: ['admin'], token: true },
+      { id: 'audrey', roles: ['auditor'], token: true },
+    ]),
+  );
 });
 
 after(async () => {

@@ -17,7 +17,7 @@ import { type Gateway, openGateway } from '../../src/host/toolgate.js';
 import { backends } from '../support/backends.js';
 import { approveReview } from '../support/reviews.js';
 import { validTool } from '../support/tools.js';
-import { restClient } from '../support/world.js';
+import { personalToken, restClient } from '../support/world.js';
 
 const ADMIN_TOKEN = 'approvals-rest-admin-token-0123456789abcdef';
 const setup = { id: 'setup', via: 'library' } as const;
@@ -85,13 +85,7 @@ for (const backend of backends()) {
       agentKey = (await tg.keys.issue('bot', setup)).apiKey;
       // An approver account with a personal token: a stated approver is refused even from one.
       await tg.admin.operators.create(BOOTSTRAP_OPERATOR, { id: 'alice', roles: ['approver'] });
-      approverToken = (
-        await tg.admin.operators.issueToken(BOOTSTRAP_OPERATOR, {
-          operatorId: 'alice',
-          name: 'test',
-          expiresInDays: 1,
-        })
-      ).token;
+      approverToken = await personalToken(tg.admin, 'alice');
       app = await buildServer(tg, { adminToken: ADMIN_TOKEN });
       base = await app.listen({ host: '127.0.0.1', port: 0 });
     });

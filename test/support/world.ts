@@ -311,7 +311,7 @@ export async function openWorld(spec: WorldOptions = {}): Promise<World> {
   try {
     if (spec.demo) await applyDemo(tg, admin);
     const keys = await seedAgentsAndTools(tg, spec, admin);
-    const tokens = await seedOperators(tg, spec.operators ?? []);
+    const tokens = await addOperators(tg, spec.operators ?? []);
     const rest = spec.rest === true ? {} : spec.rest || null;
     const adminToken = rest === null ? null : (rest.adminToken ?? WORLD_ADMIN_TOKEN);
     let base = '';
@@ -340,7 +340,11 @@ export async function openWorld(spec: WorldOptions = {}): Promise<World> {
   }
 }
 
-async function seedOperators(
+/**
+ * Creates operator accounts as the bootstrap admin; the personal tokens of those with `token`,
+ * by id.
+ */
+export async function addOperators(
   tg: Gateway,
   operators: readonly WorldOperator[],
 ): Promise<Record<string, string>> {
