@@ -313,7 +313,8 @@ export async function openWorld(spec: WorldOptions = {}): Promise<World> {
     const keys = await seedAgentsAndTools(tg, spec, admin);
     const tokens = await addOperators(tg, spec.operators ?? []);
     const rest = spec.rest === true ? {} : spec.rest || null;
-    const adminToken = rest === null ? null : (rest.adminToken ?? WORLD_ADMIN_TOKEN);
+    const adminToken =
+      rest === null ? null : rest.adminToken === undefined ? WORLD_ADMIN_TOKEN : rest.adminToken;
     let base = '';
     if (rest !== null) {
       app = await buildServer(tg, { ...rest, adminToken });

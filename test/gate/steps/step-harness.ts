@@ -29,6 +29,7 @@ import { openStore, readRevisions, type Store } from '../../../src/records/store
 import { backends } from '../../support/backends.js';
 import { approvePendingReviews } from '../../support/reviews.js';
 import { validSendTool, validTool } from '../../support/tools.js';
+import { callRecords } from '../../support/world.js';
 
 export const admin: Actor = { id: 'steps-admin', via: 'library' };
 
@@ -37,6 +38,8 @@ export interface Harness {
   /** A second connection to the same database. */
   readonly store: Store;
   readonly deps: StepDependencies;
+  /** What a gate over the harness's services is built from. */
+  readonly gateDeps: GateDependencies;
   /** Result records that could not be written, as the gate would count them. */
   readonly lost: { count: number };
   /** The clock every part reads; tests move it. */
@@ -99,21 +102,7 @@ export function harnessForFile(options: HarnessOptions & { readonly session?: bo
 
 /** A gate over the harness's services (`extra` adds or replaces dependencies). */
 export function harnessGate(h: Harness, extra: Partial<GateDependencies> = {}): Gate {
-  const d = h.deps;
-  return new Gate({
-    catalog: h.tg.catalog,
-    agents: h.tg.agents,
-    users: h.tg.users,
-    sessions: d.sessions,
-    approvals: d.approvals,
-    runtimes: d.runtimes,
-    clock: d.clock,
-    audit: d.audit,
-    counters: d.counters,
-    idempotency: d.idempotency,
-    revisions: () => h.tg.revisions(),
-    ...extra,
-  });
+  return new Gate({ ...h.gateDeps, revisions: () => h.tg.revisions(), ...extra });
 }
 
 export async function openHarness(
@@ -281,6 +270,7 @@ export async function openHarness(
     tg,
     store,
     deps,
+    gateDeps,
     lost,
     async open(agentId = 'bot') {
       const s = await tg.sessions.open(agentId);
@@ -325,14 +315,7 @@ export async function openHarness(
       return { s, r: await this.step(s, name) };
     },
     async auditOf(callId: string) {
-      await tg.audit.writer.flush();
-      const rows = await store.db
-        .selectFrom('audit_log')
-        .select('kind')
-        .where('call_id', '=', callId)
-        .orderBy('seq')
-        .execute();
-      return rows.map((r) => r.kind);
+      return (await callRecords(tg, store, callId)).map((r) => r.kind);
     },
     async close() {
       await tg.close();
