@@ -10,8 +10,7 @@ import { request as httpRequest, type IncomingMessage, type ServerResponse } fro
 import { after, before, test } from 'node:test';
 import type { FastifyInstance } from 'fastify';
 import { Admission } from '../../src/edge/rest/admission.js';
-import { demoExecutor } from '../../src/execution/runtimes/index.js';
-import { holdTool } from '../support/tools.js';
+import { heldCalls, holdTool } from '../support/tools.js';
 import { openWorld, type World } from '../support/world.js';
 
 const ADMIN_TOKEN = 'test-admin-token-0123456789abcdef0123456789';
@@ -23,26 +22,12 @@ let base: string;
 let keys: Record<string, string> = {};
 
 /** Calls of the `hold` tool wait here until the test releases them; `entered` counts arrivals. */
-let release: () => void = () => {};
-let latch = Promise.resolve();
 let entered = 0;
-const arrivals: (() => void)[] = [];
-function closeLatch() {
-  latch = new Promise((r) => {
-    release = r;
-  });
-}
-async function arrived(n: number) {
-  while (entered < n) await new Promise<void>((r) => arrivals.push(r));
-}
+const held = heldCalls(() => entered++);
+const { closeLatch, release } = held;
+const arrived = (n: number) => held.until(() => entered >= n);
 
 before(async () => {
-  const executor = demoExecutor().register('test.hold', async () => {
-    entered += 1;
-    for (const r of arrivals.splice(0)) r();
-    await latch;
-    return {};
-  });
   world = await openWorld({
     demo: true,
     tools: [holdTool(undefined, { n: { type: 'integer' } })],
@@ -51,7 +36,7 @@ before(async () => {
       display_name: id,
       capabilities: ['docs:read'],
     })),
-    options: { executor },
+    options: { executor: held.executor },
     rest: {
       adminToken: ADMIN_TOKEN,
       admission: {

@@ -13,11 +13,10 @@ import { after, before, test } from 'node:test';
 import { Client } from '@modelcontextprotocol/sdk/client/index.js';
 import { StreamableHTTPClientTransport } from '@modelcontextprotocol/sdk/client/streamableHttp.js';
 import { buildServer } from '../../src/edge/rest/index.js';
-import { demoExecutor } from '../../src/execution/runtimes/index.js';
 import { type Gateway, openGateway } from '../../src/host/toolgate.js';
 import { ROOT } from '../support/cli.js';
 import { approvePendingReviews } from '../support/reviews.js';
-import { holdTool } from '../support/tools.js';
+import { heldCalls, holdTool } from '../support/tools.js';
 import { connectMcp, initializeRequest, openWorld, postMcp, type World } from '../support/world.js';
 
 const ADMIN_TOKEN = 'test-admin-token-0123456789abcdef0123456789';
@@ -33,27 +32,18 @@ let supportKey: string;
 let opsKey: string;
 const clients: Client[] = [];
 
-let release: () => void = () => {};
-let latch = Promise.resolve();
 let entered = 0;
-const arrivals: (() => void)[] = [];
-async function arrived(n: number) {
-  while (entered < n) await new Promise<void>((r) => arrivals.push(r));
-}
+const held = heldCalls(() => entered++);
+const { closeLatch, release } = held;
+const arrived = (n: number) => held.until(() => entered >= n);
 
 before(async () => {
   dir = mkdtempSync(join(tmpdir(), 'toolgate-mcp-capacity-'));
-  const executor = demoExecutor().register('test.hold', async () => {
-    entered += 1;
-    for (const r of arrivals.splice(0)) r();
-    await latch;
-    return {};
-  });
   world = await openWorld({
     demo: true,
     tools: [holdTool('Wait until the test lets go; used to keep a call in flight.')],
     keys: ['support-bot', 'ops-bot'],
-    options: { executor },
+    options: { executor: held.executor },
     rest: {
       adminToken: ADMIN_TOKEN,
       mcp: { maxSessions: MAX_SESSIONS, maxSessionsPerAgent: MAX_SESSIONS },
@@ -126,9 +116,7 @@ test('a newcomer takes the least recently used idle session of the agent holding
 });
 
 test('a session with a call in flight is never evicted: with none idle, the newcomer gets 503 and Retry-After', async () => {
-  latch = new Promise((r) => {
-    release = r;
-  });
+  closeLatch();
   entered = 0;
   const busy = [await connect(supportKey), await connect(supportKey), await connect(opsKey)];
   const calls = busy.map((c) => c.callTool({ name: 'hold', arguments: {} }));

@@ -2,6 +2,7 @@
  * @module Tool definitions to start from in tests, all in one place: each is complete and valid,
  * and each test changes only what it is about (the overrides).
  */
+import { demoExecutor } from '../../src/execution/runtimes/index.js';
 
 export type Definition = Record<string, unknown>;
 
@@ -211,4 +212,34 @@ export function holdTool(
     required_capabilities: ['docs:read'],
     runtime: { kind: 'inline', handler: 'test.hold' },
   });
+}
+
+/**
+ * The runtime side of `holdTool`: an executor whose `test.hold` calls tell `onEnter` they arrived
+ * and then wait on a latch, closed by `closeLatch` until `release`; `until` waits for arrivals.
+ */
+export function heldCalls(onEnter: () => void) {
+  let open: () => void = () => {};
+  let latch = Promise.resolve();
+  const arrivals: (() => void)[] = [];
+  return {
+    executor: demoExecutor().register('test.hold', async () => {
+      onEnter();
+      for (const r of arrivals.splice(0)) r();
+      await latch;
+      return {};
+    }),
+    closeLatch() {
+      latch = new Promise((r) => {
+        open = r;
+      });
+    },
+    release() {
+      open();
+    },
+    /** Resolves once `done()` holds, looking again at each arrival. */
+    async until(done: () => boolean) {
+      while (!done()) await new Promise<void>((r) => arrivals.push(r));
+    },
+  };
 }
