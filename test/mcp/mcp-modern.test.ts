@@ -18,17 +18,20 @@ import type { Gateway } from '../../src/host/toolgate.js';
 import type { Store } from '../../src/records/store/index.js';
 import { approvePendingReviews } from '../support/reviews.js';
 import { inlineTool } from '../support/tools.js';
-import { connectModernMcp, openWorld, postMcp, type World } from '../support/world.js';
+import {
+  connectModernMcp,
+  MODERN_ENVELOPE,
+  openWorld,
+  postListen,
+  postMcp,
+  type World,
+} from '../support/world.js';
 
 const admin: Actor = { id: 'test-admin', via: 'library' };
 const ADMIN_TOKEN = 'modern-test-admin-token-0123456789abcdef';
 const RUN = 'io.toolgate/run';
 const MODERN = '2026-07-28';
-const ENVELOPE = {
-  'io.modelcontextprotocol/protocolVersion': MODERN,
-  'io.modelcontextprotocol/clientCapabilities': {},
-  'io.modelcontextprotocol/clientInfo': { name: 'raw', version: '1' },
-};
+const ENVELOPE = MODERN_ENVELOPE;
 
 let world: World;
 let tg: Gateway;
@@ -562,22 +565,7 @@ describe('runs', () => {
 
 describe('subscriptions/listen', () => {
   test('a 2026-07-28 client listening for list changes hears of a newly registered tool', async () => {
-    const res = await fetch(`${base}/mcp`, {
-      method: 'POST',
-      headers: {
-        authorization: `Bearer ${opsKey}`,
-        'content-type': 'application/json',
-        accept: 'application/json, text/event-stream',
-        'mcp-protocol-version': MODERN,
-        'mcp-method': 'subscriptions/listen',
-      },
-      body: JSON.stringify({
-        jsonrpc: '2.0',
-        id: 9,
-        method: 'subscriptions/listen',
-        params: { notifications: { toolsListChanged: true }, _meta: ENVELOPE },
-      }),
-    });
+    const res = await postListen(base, opsKey);
     assert.equal(res.status, 200);
     assert.ok(res.body);
     const reader = res.body.getReader();

@@ -13,18 +13,18 @@ import { after, before, test } from 'node:test';
 import { Client } from '@modelcontextprotocol/sdk/client/index.js';
 import { StreamableHTTPClientTransport } from '@modelcontextprotocol/sdk/client/streamableHttp.js';
 import { type CallToolResult, ElicitRequestSchema } from '@modelcontextprotocol/sdk/types.js';
-import { demoExecutor } from '../../src/execution/runtimes/index.js';
-import { holdTool } from '../support/tools.js';
-import { initializeRequest, mcpHeaders, openWorld, postMcp, type World } from '../support/world.js';
+import { heldCalls, holdTool } from '../support/tools.js';
+import {
+  initializeRequest,
+  mcpHeaders,
+  openWorld,
+  postListen,
+  postMcp,
+  type World,
+} from '../support/world.js';
 
 const ADMIN_TOKEN = 'standing-test-admin-token-0123456789abcdef';
 const admin = { id: 'test-admin', via: 'library' as const };
-const MODERN = '2026-07-28';
-const ENVELOPE = {
-  'io.modelcontextprotocol/protocolVersion': MODERN,
-  'io.modelcontextprotocol/clientCapabilities': {},
-  'io.modelcontextprotocol/clientInfo': { name: 'raw', version: '1' },
-};
 const STREAMS_PER_AGENT = 3;
 
 let world: World;
@@ -33,36 +33,21 @@ const keys: Record<string, string[]> = {};
 const clients: Client[] = [];
 const open: ReadableStreamDefaultReader<Uint8Array>[] = [];
 
-let release: () => void = () => {};
-let latch = Promise.resolve();
 let entered = 0;
-const arrivals: (() => void)[] = [];
-function closeLatch() {
-  latch = new Promise((r) => {
-    release = r;
-  });
-}
-async function arrived(n: number) {
-  while (entered < n) await new Promise<void>((r) => arrivals.push(r));
-}
+const held = heldCalls(() => entered++);
+const { closeLatch, release } = held;
+const arrived = (n: number) => held.until(() => entered >= n);
 
 before(async () => {
-  const executor = demoExecutor().register('test.hold', async () => {
-    entered += 1;
-    for (const r of arrivals.splice(0)) r();
-    await latch;
-    return {};
-  });
   world = await openWorld({
     demo: true,
     tools: [holdTool()],
-    agents: ['mallory', 'alice'].map((id) => ({
-      id,
-      display_name: id,
-      capabilities: ['docs:read'],
-    })),
+    agents: [
+      { id: 'mallory', display_name: 'mallory', capabilities: ['docs:read'] },
+      { id: 'alice', display_name: 'alice', capabilities: ['docs:read'] },
+    ],
     keys: ['support-bot'],
-    options: { executor },
+    options: { executor: held.executor },
     rest: {
       adminToken: ADMIN_TOKEN,
       admission: {
@@ -114,17 +99,7 @@ async function readUntil(reader: ReadableStreamDefaultReader<Uint8Array>, until:
 
 /** A 2026-07-28 `subscriptions/listen`: the open stream (acknowledged), or the refusal. */
 async function listen(token: string) {
-  const res = await postMcp(
-    base,
-    {
-      jsonrpc: '2.0',
-      id: 9,
-      method: 'subscriptions/listen',
-      params: { notifications: { toolsListChanged: true }, _meta: ENVELOPE },
-    },
-    token,
-    { 'mcp-protocol-version': MODERN, 'mcp-method': 'subscriptions/listen' },
-  );
+  const res = await postListen(base, token);
   if (res.status !== 200 || !res.body) {
     return { status: res.status, body: (await res.json()) as { error: { data: unknown } } };
   }
