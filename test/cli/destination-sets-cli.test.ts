@@ -14,7 +14,7 @@ import { demoExecutor } from '../../src/execution/runtimes/index.js';
 import { type Gateway, openGateway } from '../../src/host/toolgate.js';
 import { ensureBuilt, runCli } from '../support/cli.js';
 import { validTool } from '../support/tools.js';
-import { addOperators } from '../support/world.js';
+import { addAgentsAndTools, addOperators } from '../support/world.js';
 
 const admin: Actor = { id: 'test-admin', via: 'library' };
 let dir: string;
@@ -52,12 +52,11 @@ test('an admin manages a set from the CLI; the gate follows each change; an audi
   assert.equal(created.code, 0, created.stderr + created.stdout);
   assert.equal(JSON.parse(created.stdout).set.source, 'admin');
 
-  await tg.config.apply(
-    [
-      { kind: 'Agent', spec: { id: 'payer', owner: 'qa' } },
-      {
-        kind: 'Tool',
-        spec: validTool({
+  await addAgentsAndTools(
+    tg,
+    {
+      tools: [
+        validTool({
           id: 'add_payee',
           name: 'add_payee',
           description: 'Add a payee account to the payment run.',
@@ -74,9 +73,9 @@ test('an admin manages a set from the CLI; the gate follows each change; an audi
             properties: { iban: { type: 'string', maxLength: 64 } },
           },
         }),
-      },
-      { kind: 'Grant', spec: { agent: 'payer', capabilities: ['pay:use'] } },
-    ],
+      ],
+      agents: [{ id: 'payer', capabilities: ['pay:use'], key: false }],
+    },
     admin,
   );
   const s = await tg.sessions.open('payer');

@@ -5,7 +5,7 @@
  * accounts with personal tokens, and the REST front listening on 127.0.0.1 — and one `close()`
  * that takes all of it down again (the database too).
  */
-import { readFileSync } from 'node:fs';
+import { readFileSync, writeFileSync } from 'node:fs';
 import { request } from 'node:http';
 import { join } from 'node:path';
 import {
@@ -16,6 +16,7 @@ import {
 import { Client } from '@modelcontextprotocol/sdk/client/index.js';
 import { StreamableHTTPClientTransport } from '@modelcontextprotocol/sdk/client/streamableHttp.js';
 import type { FastifyInstance } from 'fastify';
+import { exportJWK, generateKeyPair, type JWK } from 'jose';
 import type { AdminApi } from '../../src/api/index.js';
 import type { Actor } from '../../src/core/index.js';
 import { BOOTSTRAP_OPERATOR, type OperatorRole } from '../../src/domain/operators/index.js';
@@ -247,6 +248,36 @@ export async function eventDetails(
   return rows.map((e) => JSON.parse(e.details) as Record<string, unknown>);
 }
 
+/** The `_meta` envelope a raw 2026-07-28 request carries. */
+export const MODERN_ENVELOPE = {
+  'io.modelcontextprotocol/protocolVersion': '2026-07-28',
+  'io.modelcontextprotocol/clientCapabilities': {},
+  'io.modelcontextprotocol/clientInfo': { name: 'raw', version: '1' },
+};
+
+/** A raw 2026-07-28 `subscriptions/listen` for tool list changes (request `id`) as `token`. */
+export function postListen(base: string, token: string, id = 9): Promise<Response> {
+  return postMcp(
+    base,
+    {
+      jsonrpc: '2.0',
+      id,
+      method: 'subscriptions/listen',
+      params: { notifications: { toolsListChanged: true }, _meta: MODERN_ENVELOPE },
+    },
+    token,
+    { 'mcp-protocol-version': '2026-07-28', 'mcp-method': 'subscriptions/listen' },
+  );
+}
+
+/** A fresh ES256 signing key: its public half (kid `k1`) written to `file` as a JWKS; the private half. */
+export async function signingKeyWithJwks(file: string) {
+  const pair = await generateKeyPair('ES256', { extractable: true });
+  const jwk: JWK = { ...(await exportJWK(pair.publicKey)), kid: 'k1', alg: 'ES256', use: 'sig' };
+  writeFileSync(file, JSON.stringify({ keys: [jwk] }));
+  return pair.privateKey;
+}
+
 /** A personal token of an existing operator account, issued by the bootstrap admin. */
 export async function personalToken(
   admin: Pick<AdminApi, 'operators'>,
@@ -310,7 +341,7 @@ export async function openWorld(spec: WorldOptions = {}): Promise<World> {
   };
   try {
     if (spec.demo) await applyDemo(tg, admin);
-    const keys = await seedAgentsAndTools(tg, spec, admin);
+    const keys = await addAgentsAndTools(tg, spec, admin);
     const tokens = await addOperators(tg, spec.operators ?? []);
     const rest = spec.rest === true ? {} : spec.rest || null;
     const adminToken =
@@ -357,9 +388,13 @@ export async function addOperators(
   return tokens;
 }
 
-async function seedAgentsAndTools(
+/**
+ * Applies `spec`'s tools and agents (with their grants) as `admin`, approves what waits for a
+ * review, and issues the API keys `spec` asks for; the keys by agent id.
+ */
+export async function addAgentsAndTools(
   tg: Gateway,
-  spec: WorldOptions,
+  spec: Pick<WorldOptions, 'tools' | 'agents' | 'keys'>,
   admin: Actor,
 ): Promise<Record<string, string>> {
   const agents = spec.agents ?? [];
