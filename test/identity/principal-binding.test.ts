@@ -6,20 +6,20 @@
  * and MCP (official SDK client), on SQLite and (when the harness runs one) PostgreSQL.
  */
 import assert from 'node:assert/strict';
-import { mkdtempSync, rmSync, writeFileSync } from 'node:fs';
+import { mkdtempSync, rmSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { after, before, describe, test } from 'node:test';
 import { Client } from '@modelcontextprotocol/sdk/client/index.js';
 import { StreamableHTTPClientTransport } from '@modelcontextprotocol/sdk/client/streamableHttp.js';
-import { exportJWK, generateKeyPair, type JWK, SignJWT } from 'jose';
+import { type generateKeyPair, SignJWT } from 'jose';
 import type { Actor } from '../../src/core/index.js';
 import { InlineExecutor } from '../../src/execution/runtimes/index.js';
 import type { Gateway } from '../../src/host/toolgate.js';
 import { openStore, type Store } from '../../src/records/store/index.js';
 import { backends } from '../support/backends.js';
 import { validTool } from '../support/tools.js';
-import { openWorld, restClient, type World } from '../support/world.js';
+import { openWorld, restClient, signingKeyWithJwks, type World } from '../support/world.js';
 
 const admin: Actor = { id: 'admin', via: 'library' };
 const ISSUER = 'https://idp.example.com';
@@ -32,10 +32,7 @@ let privateKey: Key;
 
 before(async () => {
   dir = mkdtempSync(join(tmpdir(), 'toolgate-principal-'));
-  const pair = await generateKeyPair('ES256', { extractable: true });
-  privateKey = pair.privateKey;
-  const jwk: JWK = { ...(await exportJWK(pair.publicKey)), kid: 'k1', alg: 'ES256', use: 'sig' };
-  writeFileSync(join(dir, 'jwks.json'), JSON.stringify({ keys: [jwk] }));
+  privateKey = await signingKeyWithJwks(join(dir, 'jwks.json'));
 });
 after(() => rmSync(dir, { recursive: true, force: true, maxRetries: 5, retryDelay: 50 }));
 

@@ -25,12 +25,12 @@ const admin = { id: 'test-admin', via: 'library' as const };
 const MAX_SESSIONS = 3;
 
 let dir: string;
+const clients: Client[] = [];
 let world: World;
 let tg: Gateway;
 let base: string;
 let supportKey: string;
 let opsKey: string;
-const clients: Client[] = [];
 
 let entered = 0;
 const held = heldCalls(() => entered++);

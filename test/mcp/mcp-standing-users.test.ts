@@ -6,17 +6,17 @@
  */
 import assert from 'node:assert/strict';
 import { randomUUID } from 'node:crypto';
-import { mkdtempSync, rmSync, writeFileSync } from 'node:fs';
+import { mkdtempSync, rmSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { after, before, test } from 'node:test';
 import type { FastifyInstance } from 'fastify';
-import { exportJWK, generateKeyPair, type JWK, SignJWT } from 'jose';
+import { type generateKeyPair, SignJWT } from 'jose';
 import type { Actor } from '../../src/core/index.js';
 import { buildServer } from '../../src/edge/rest/index.js';
 import { type Gateway, openGateway } from '../../src/host/toolgate.js';
 import { validTool } from '../support/tools.js';
-import { postListen } from '../support/world.js';
+import { postListen, signingKeyWithJwks } from '../support/world.js';
 
 const admin: Actor = { id: 'admin', via: 'library' };
 const ISSUER = 'https://idp.example.com';
@@ -33,10 +33,7 @@ const open: ReadableStreamDefaultReader<Uint8Array>[] = [];
 
 before(async () => {
   dir = mkdtempSync(join(tmpdir(), 'toolgate-standing-users-'));
-  const pair = await generateKeyPair('ES256', { extractable: true });
-  privateKey = pair.privateKey;
-  const jwk: JWK = { ...(await exportJWK(pair.publicKey)), kid: 'k1', alg: 'ES256', use: 'sig' };
-  writeFileSync(join(dir, 'jwks.json'), JSON.stringify({ keys: [jwk] }));
+  privateKey = await signingKeyWithJwks(join(dir, 'jwks.json'));
   tg = await openGateway({
     db: `sqlite:${join(dir, 'tg.db')}`,
     jwt: {
