@@ -11,34 +11,35 @@ import { join } from 'node:path';
 import { after, before, test } from 'node:test';
 import type { Actor } from '../../src/core/index.js';
 import { demoExecutor } from '../../src/execution/runtimes/index.js';
-import { type Gateway, openGateway } from '../../src/host/toolgate.js';
+import type { Gateway } from '../../src/host/toolgate.js';
 import { ensureBuilt, runCli } from '../support/cli.js';
 import { validTool } from '../support/tools.js';
-import { addAgentsAndTools, addOperators } from '../support/world.js';
+import { addAgentsAndTools, openWorld, type World } from '../support/world.js';
 
 const admin: Actor = { id: 'test-admin', via: 'library' };
 let dir: string;
+let world: World;
 let tg: Gateway;
-const tokens: Record<string, string> = {};
+let tokens: Record<string, string> = {};
 
 before(async () => {
   ensureBuilt();
   dir = mkdtempSync(join(tmpdir(), 'toolgate-dest-cli-'));
-  tg = await openGateway({
-    db: `sqlite:${join(dir, 'tg.db')}`,
-    executor: demoExecutor().register('t.ok', () => ({ status: 'ok' })),
-  });
-  Object.assign(
-    tokens,
-    await addOperators(tg, [
+  world = await openWorld({
+    options: {
+      db: `sqlite:${join(dir, 'tg.db')}`,
+      executor: demoExecutor().register('t.ok', () => ({ status: 'ok' })),
+    },
+    operators: [
       { id: 'root', roles: ['admin'], token: true },
       { id: 'audrey', roles: ['auditor'], token: true },
-    ]),
-  );
+    ],
+  });
+  ({ tg, tokens } = world);
 });
 
 after(async () => {
-  await tg.close();
+  await world.close();
   rmSync(dir, { recursive: true, force: true, maxRetries: 5, retryDelay: 50 });
 });
 

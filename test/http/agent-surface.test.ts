@@ -13,7 +13,7 @@ import type { FastifyInstance } from 'fastify';
 import { demoExecutor } from '../../src/execution/runtimes/index.js';
 import type { Gateway } from '../../src/host/toolgate.js';
 import { operator } from '../support/operators.js';
-import { validTool } from '../support/tools.js';
+import { approvedNoteTool } from '../support/tools.js';
 import { openWorld, restClient, type World } from '../support/world.js';
 
 const ADMIN_TOKEN = 'agent-surface-admin-token-0123456789abcdef';
@@ -30,16 +30,7 @@ let agentKey = '';
 before(async () => {
   world = await openWorld({
     actor: setup,
-    tools: [
-      validTool({
-        id: 'note',
-        name: 'note',
-        action_class: 'reversible_write',
-        runtime: { kind: 'inline', handler: 'test.echo' },
-        required_capabilities: ['notes:write'],
-        approval: { mode: 'always' },
-      }),
-    ],
+    tools: [approvedNoteTool()],
     agents: [{ id: 'bot', capabilities: ['notes:write'] }],
     options: { executor: demoExecutor().register('test.echo', () => ({ status: 'ok' })) },
     rest: { adminToken: ADMIN_TOKEN },

@@ -16,7 +16,7 @@ import { demoExecutor } from '../../src/execution/runtimes/index.js';
 import { type Gateway, openGateway } from '../../src/host/toolgate.js';
 import { backends } from '../support/backends.js';
 import { approveReview } from '../support/reviews.js';
-import { validTool } from '../support/tools.js';
+import { approvedNoteTool, validTool } from '../support/tools.js';
 import { personalToken, restClient } from '../support/world.js';
 
 const ADMIN_TOKEN = 'approvals-rest-admin-token-0123456789abcdef';
@@ -47,17 +47,7 @@ for (const backend of backends()) {
       await tg.config.apply(
         [
           { kind: 'Agent', spec: { id: 'bot', owner: 'qa', tier: 'privileged' } },
-          {
-            kind: 'Tool',
-            spec: validTool({
-              id: 'note',
-              name: 'note',
-              action_class: 'reversible_write',
-              runtime: { kind: 'inline', handler: 'test.echo' },
-              required_capabilities: ['notes:write'],
-              approval: { mode: 'always' },
-            }),
-          },
+          { kind: 'Tool', spec: approvedNoteTool() },
           {
             kind: 'Tool',
             spec: validTool({

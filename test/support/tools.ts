@@ -243,3 +243,15 @@ export function heldCalls(onEnter: () => void) {
     },
   };
 }
+
+/** `note`: a reversible write run inline by `test.echo`, capability notes:write, always approved. */
+export function approvedNoteTool(): Definition {
+  return validTool({
+    id: 'note',
+    name: 'note',
+    action_class: 'reversible_write',
+    runtime: { kind: 'inline', handler: 'test.echo' },
+    required_capabilities: ['notes:write'],
+    approval: { mode: 'always' },
+  });
+}
