@@ -37,7 +37,14 @@ import { AuditPseudonyms } from '../../src/records/audit/index.js';
 import { openStore, type Store } from '../../src/records/store/index.js';
 import { backends } from '../support/backends.js';
 import { validTool } from '../support/tools.js';
-import { callRecords, connectMcp, openWorld, restClient, type World } from '../support/world.js';
+import {
+  callRecords,
+  connectMcp,
+  initializeRequest,
+  openWorld,
+  restClient,
+  type World,
+} from '../support/world.js';
 
 const ADMIN_TOKEN = 'admin-token-for-personal-data-masking-tests-0123456789';
 const setup = { id: 'test-admin', via: 'library' } as const;
@@ -540,18 +547,7 @@ for (const backend of backends()) {
             },
           );
           req.on('error', reject);
-          req.end(
-            JSON.stringify({
-              jsonrpc: '2.0',
-              id: 1,
-              method: 'initialize',
-              params: {
-                protocolVersion: '2025-06-18',
-                capabilities: {},
-                clientInfo: { name: 'probe', version: '1' },
-              },
-            }),
-          );
+          req.end(JSON.stringify(initializeRequest('probe')));
         });
       const refused = async () =>
         (

@@ -14,19 +14,20 @@ import { join } from 'node:path';
 import { after, before, test } from 'node:test';
 import type { Actor } from '../../src/core/index.js';
 import { loadMasterKey } from '../../src/domain/credentials/index.js';
-import { BOOTSTRAP_OPERATOR } from '../../src/domain/operators/index.js';
 import { auditSigner } from '../../src/edge/cli/runtime-files.js';
 import { demoExecutor } from '../../src/execution/runtimes/index.js';
-import { type Gateway, openGateway } from '../../src/host/toolgate.js';
+import type { Gateway } from '../../src/host/toolgate.js';
 import { DEFAULT_ORIGIN } from '../../src/records/audit/index.js';
 import { openStore, type Store } from '../../src/records/store/index.js';
 import { ensureBuilt, runCli } from '../support/cli.js';
 import { validTool } from '../support/tools.js';
+import { addOperators, openWorld, type World } from '../support/world.js';
 
 const admin: Actor = { id: 'test-admin', via: 'library' };
 const EMAIL = 'Grace.Hopper@customer.example';
 const DAY = 86_400_000;
 let dir: string;
+let world: World;
 let tg: Gateway;
 let inspector: Store;
 let now = new Date(Date.now() - 40 * DAY);
@@ -37,35 +38,32 @@ before(async () => {
   ensureBuilt();
   dir = mkdtempSync(join(tmpdir(), 'toolgate-classified-cli-'));
   const dataDir = join(dir, 'data');
-  tg = await openGateway({
-    db: `sqlite:${join(dir, 'tg.db')}`,
-    masterKey: () => loadMasterKey({ dataDir }),
-    auditSigner: () => auditSigner(dataDir, DEFAULT_ORIGIN),
-    clock: () => now,
-    detectors: false,
-    executor: demoExecutor().register('test.note', () => ({ status: 'noted' })),
-  });
-  await tg.config.apply(
-    [
-      { kind: 'Agent', spec: { id: 'crm-bot', owner: 'qa' } },
-      {
-        kind: 'Tool',
-        spec: validTool({
-          id: 'note',
-          name: 'note',
-          required_capabilities: ['notes:write'],
-          runtime: { kind: 'inline', handler: 'test.note' },
-          input_schema: {
-            type: 'object',
-            additionalProperties: false,
-            properties: { text: { type: 'string' } },
-          },
-        }),
-      },
-      { kind: 'Grant', spec: { agent: 'crm-bot', capabilities: ['notes:write'] } },
+  world = await openWorld({
+    actor: admin,
+    options: {
+      db: `sqlite:${join(dir, 'tg.db')}`,
+      masterKey: () => loadMasterKey({ dataDir }),
+      auditSigner: () => auditSigner(dataDir, DEFAULT_ORIGIN),
+      clock: () => now,
+      detectors: false,
+      executor: demoExecutor().register('test.note', () => ({ status: 'noted' })),
+    },
+    tools: [
+      validTool({
+        id: 'note',
+        name: 'note',
+        required_capabilities: ['notes:write'],
+        runtime: { kind: 'inline', handler: 'test.note' },
+        input_schema: {
+          type: 'object',
+          additionalProperties: false,
+          properties: { text: { type: 'string' } },
+        },
+      }),
     ],
-    admin,
-  );
+    agents: [{ id: 'crm-bot', capabilities: ['notes:write'], key: false }],
+  });
+  tg = world.tg;
   const invoke = async (text: string) => {
     const s = await tg.sessions.open('crm-bot');
     const r = await tg.gate.invoke({ agentId: 'crm-bot', sessionId: s.id }, 'note', { text });
@@ -79,25 +77,19 @@ before(async () => {
   calls.other = await invoke('a note without an address');
   await tg.gate.flush();
   inspector = await openStore(`sqlite:${join(dir, 'tg.db')}`);
-  for (const [id, role] of [
-    ['root', 'admin'],
-    ['audrey', 'auditor'],
-    ['april', 'approver'],
-  ] as const) {
-    await tg.operators.create(BOOTSTRAP_OPERATOR, { id, roles: [role] });
-    tokens[id] = (
-      await tg.operators.issueToken(BOOTSTRAP_OPERATOR, {
-        name: 'cli',
-        expiresInDays: 1,
-        operatorId: id,
-      })
-    ).token;
-  }
+  Object.assign(
+    tokens,
+    await addOperators(tg, [
+      { id: 'root', roles: ['admin'], token: true },
+      { id: 'audrey', roles: ['auditor'], token: true },
+      { id: 'april', roles: ['approver'], token: true },
+    ]),
+  );
 });
 
 after(async () => {
   await inspector?.close();
-  await tg.close();
+  await world.close();
   rmSync(dir, { recursive: true, force: true, maxRetries: 5, retryDelay: 50 });
 });
 

@@ -10,41 +10,36 @@ import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { after, before, test } from 'node:test';
 import type { Actor } from '../../src/core/index.js';
-import { BOOTSTRAP_OPERATOR } from '../../src/domain/operators/index.js';
 import { demoExecutor } from '../../src/execution/runtimes/index.js';
-import { type Gateway, openGateway } from '../../src/host/toolgate.js';
+import type { Gateway } from '../../src/host/toolgate.js';
 import { ensureBuilt, runCli } from '../support/cli.js';
 import { validTool } from '../support/tools.js';
+import { addAgentsAndTools, openWorld, type World } from '../support/world.js';
 
 const admin: Actor = { id: 'test-admin', via: 'library' };
 let dir: string;
+let world: World;
 let tg: Gateway;
-const tokens: Record<string, string> = {};
+let tokens: Record<string, string> = {};
 
 before(async () => {
   ensureBuilt();
   dir = mkdtempSync(join(tmpdir(), 'toolgate-dest-cli-'));
-  tg = await openGateway({
-    db: `sqlite:${join(dir, 'tg.db')}`,
-    executor: demoExecutor().register('t.ok', () => ({ status: 'ok' })),
+  world = await openWorld({
+    options: {
+      db: `sqlite:${join(dir, 'tg.db')}`,
+      executor: demoExecutor().register('t.ok', () => ({ status: 'ok' })),
+    },
+    operators: [
+      { id: 'root', roles: ['admin'], token: true },
+      { id: 'audrey', roles: ['auditor'], token: true },
+    ],
   });
-  for (const [id, role] of [
-    ['root', 'admin'],
-    ['audrey', 'auditor'],
-  ] as const) {
-    await tg.operators.create(BOOTSTRAP_OPERATOR, { id, roles: [role] });
-    tokens[id] = (
-      await tg.operators.issueToken(BOOTSTRAP_OPERATOR, {
-        name: 'cli',
-        expiresInDays: 1,
-        operatorId: id,
-      })
-    ).token;
-  }
+  ({ tg, tokens } = world);
 });
 
 after(async () => {
-  await tg.close();
+  await world.close();
   rmSync(dir, { recursive: true, force: true, maxRetries: 5, retryDelay: 50 });
 });
 
@@ -58,12 +53,11 @@ test('an admin manages a set from the CLI; the gate follows each change; an audi
   assert.equal(created.code, 0, created.stderr + created.stdout);
   assert.equal(JSON.parse(created.stdout).set.source, 'admin');
 
-  await tg.config.apply(
-    [
-      { kind: 'Agent', spec: { id: 'payer', owner: 'qa' } },
-      {
-        kind: 'Tool',
-        spec: validTool({
+  await addAgentsAndTools(
+    tg,
+    {
+      tools: [
+        validTool({
           id: 'add_payee',
           name: 'add_payee',
           description: 'Add a payee account to the payment run.',
@@ -80,9 +74,9 @@ test('an admin manages a set from the CLI; the gate follows each change; an audi
             properties: { iban: { type: 'string', maxLength: 64 } },
           },
         }),
-      },
-      { kind: 'Grant', spec: { agent: 'payer', capabilities: ['pay:use'] } },
-    ],
+      ],
+      agents: [{ id: 'payer', capabilities: ['pay:use'], key: false }],
+    },
     admin,
   );
   const s = await tg.sessions.open('payer');

@@ -9,44 +9,40 @@ import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { after, before, test } from 'node:test';
 import type { Actor } from '../../src/core/index.js';
-import { BOOTSTRAP_OPERATOR } from '../../src/domain/operators/index.js';
-import { type Gateway, openGateway } from '../../src/host/toolgate.js';
+import type { Gateway } from '../../src/host/toolgate.js';
 import { ensureBuilt, runCli } from '../support/cli.js';
+import { openWorld, type World } from '../support/world.js';
 
 const admin: Actor = { id: 'test-admin', via: 'library' };
 let dir: string;
+let world: World;
 let tg: Gateway;
 let who: { kind: 'agent'; agentId: string; credential: string };
-const tokens: Record<string, string> = {};
+let tokens: Record<string, string> = {};
 
 before(async () => {
   ensureBuilt();
   dir = mkdtempSync(join(tmpdir(), 'toolgate-runs-cli-'));
-  tg = await openGateway({ db: `sqlite:${join(dir, 'tg.db')}` });
-  await tg.config.apply([{ kind: 'Agent', spec: { id: 'helper-bot', owner: 'qa' } }], admin);
-  const key = (await tg.keys.issue('helper-bot', admin)).apiKey;
+  world = await openWorld({
+    actor: admin,
+    options: { db: `sqlite:${join(dir, 'tg.db')}` },
+    agents: [{ id: 'helper-bot' }],
+    operators: [
+      { id: 'root', roles: ['admin'], token: true },
+      { id: 'audrey', roles: ['auditor'], token: true },
+    ],
+  });
+  ({ tg, tokens } = world);
+  const key = world.keys['helper-bot'] ?? '';
   who = {
     kind: 'agent',
     agentId: 'helper-bot',
     credential: (await tg.agent.authenticate(key))?.credential ?? '',
   };
-  for (const [id, role] of [
-    ['root', 'admin'],
-    ['audrey', 'auditor'],
-  ] as const) {
-    await tg.operators.create(BOOTSTRAP_OPERATOR, { id, roles: [role] });
-    tokens[id] = (
-      await tg.operators.issueToken(BOOTSTRAP_OPERATOR, {
-        name: 'cli',
-        expiresInDays: 1,
-        operatorId: id,
-      })
-    ).token;
-  }
 });
 
 after(async () => {
-  await tg.close();
+  await world.close();
   rmSync(dir, { recursive: true, force: true, maxRetries: 5, retryDelay: 50 });
 });
 

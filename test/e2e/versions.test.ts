@@ -12,10 +12,6 @@ import { mkdtempSync, rmSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { after, before, describe, test } from 'node:test';
-import {
-  Client as ClientV2,
-  StreamableHTTPClientTransport as HttpV2,
-} from '@modelcontextprotocol/client';
 import type { Client } from '@modelcontextprotocol/sdk/client/index.js';
 import type { CallToolResult } from '@modelcontextprotocol/sdk/types.js';
 import type { FastifyInstance } from 'fastify';
@@ -26,7 +22,7 @@ import type { Gateway } from '../../src/host/toolgate.js';
 import { openStore, type Store } from '../../src/records/store/index.js';
 import { ensureBuilt, runCli } from '../support/cli.js';
 import { approvePendingReviews } from '../support/reviews.js';
-import { connectMcp, openDemoGateway, restClient } from '../support/world.js';
+import { connectMcp, connectModernMcp, openDemoGateway, restClient } from '../support/world.js';
 
 const admin: Actor = { id: 'test-admin', via: 'library' };
 const ADMIN_TOKEN = 'test-admin-token-0123456789abcdef0123456789';
@@ -618,15 +614,7 @@ describe('MCP with the real SDK clients', () => {
   });
 
   test('a 2026-07-28 client pins the same way', async () => {
-    const client = new ClientV2(
-      { name: 'versions-modern', version: '1.0.0' },
-      { versionNegotiation: { mode: { pin: '2026-07-28' } } },
-    );
-    await client.connect(
-      new HttpV2(new URL(`${base}/mcp`), {
-        requestInit: { headers: { authorization: `Bearer ${supportKey}` } },
-      }),
-    );
+    const client = await connectModernMcp(base, supportKey, 'versions-modern');
     clients.push(client);
     const pinned = await client.callTool({
       name: 'add_label',

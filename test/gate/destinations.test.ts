@@ -15,7 +15,7 @@ import { type Gateway, openGateway } from '../../src/host/toolgate.js';
 import { openStore, type Store } from '../../src/records/store/index.js';
 import { backends } from '../support/backends.js';
 import { validTool } from '../support/tools.js';
-import { openWorld, type World } from '../support/world.js';
+import { openWorld, restClient, type World } from '../support/world.js';
 
 const admin: Actor = { id: 'dest-admin', via: 'library' };
 const ADMIN_TOKEN = 'destinations-admin-token-0123456789abcdef';
@@ -140,17 +140,7 @@ for (const backend of backends()) {
       await world.close();
     });
 
-    async function rest(method: string, path: string, body?: unknown) {
-      const res = await fetch(`${base}${path}`, {
-        method,
-        headers: {
-          authorization: `Bearer ${ADMIN_TOKEN}`,
-          ...(body === undefined ? {} : { 'content-type': 'application/json' }),
-        },
-        ...(body === undefined ? {} : { body: JSON.stringify(body) }),
-      });
-      return { status: res.status, body: (await res.json()) as Record<string, unknown> };
-    }
+    const rest = restClient(() => base, ADMIN_TOKEN);
 
     async function session() {
       const s = await tg.sessions.open('clerk');

@@ -6,106 +6,56 @@
  * waits on a latch the test opens, so nothing depends on timing luck.
  */
 import assert from 'node:assert/strict';
-import { mkdtempSync, readFileSync, rmSync } from 'node:fs';
 import { request as httpRequest, type IncomingMessage, type ServerResponse } from 'node:http';
-import { tmpdir } from 'node:os';
-import { join } from 'node:path';
 import { after, before, test } from 'node:test';
 import type { FastifyInstance } from 'fastify';
 import { Admission } from '../../src/edge/rest/admission.js';
-import { buildServer } from '../../src/edge/rest/index.js';
-import { demoExecutor } from '../../src/execution/runtimes/index.js';
-import { type Gateway, openGateway } from '../../src/host/toolgate.js';
-import { ROOT } from '../support/cli.js';
+import { heldCalls, holdTool } from '../support/tools.js';
+import { openWorld, type World } from '../support/world.js';
 
 const ADMIN_TOKEN = 'test-admin-token-0123456789abcdef0123456789';
-const DEMO = readFileSync(join(ROOT, 'demo', 'catalog.yaml'), 'utf8');
-const admin = { id: 'test-admin', via: 'library' as const };
 const QUEUE_WAIT_MS = 400;
 
-let dir: string;
-let tg: Gateway;
+let world: World;
 let app: FastifyInstance;
 let base: string;
-const keys: Record<string, string> = {};
+let keys: Record<string, string> = {};
 
 /** Calls of the `hold` tool wait here until the test releases them; `entered` counts arrivals. */
-let release: () => void = () => {};
-let latch = Promise.resolve();
 let entered = 0;
-const arrivals: (() => void)[] = [];
-function closeLatch() {
-  latch = new Promise((r) => {
-    release = r;
-  });
-}
-async function arrived(n: number) {
-  while (entered < n) await new Promise<void>((r) => arrivals.push(r));
-}
+const held = heldCalls(() => entered++);
+const { closeLatch, release } = held;
+const arrived = (n: number) => held.until(() => entered >= n);
 
 before(async () => {
-  dir = mkdtempSync(join(tmpdir(), 'toolgate-admission-'));
-  const executor = demoExecutor().register('test.hold', async () => {
-    entered += 1;
-    for (const r of arrivals.splice(0)) r();
-    await latch;
-    return {};
-  });
-  tg = await openGateway({ db: `sqlite:${join(dir, 'tg.db')}`, executor });
-  await tg.config.applyText(DEMO, admin);
-  await tg.config.apply(
-    [
-      {
-        kind: 'Tool',
-        spec: {
-          id: 'hold',
-          version: '1.0.0',
-          name: 'hold',
-          description: 'Wait until the test lets go; used to keep a request in flight.',
-          owner: 'qa',
-          input_schema: {
-            type: 'object',
-            additionalProperties: false,
-            properties: { n: { type: 'integer' } },
-          },
-          output_schema: { type: 'object' },
-          action_class: 'read',
-          data_access: 'public',
-          egress: { mode: 'none' },
-          access_tier: 'public',
-          required_capabilities: ['docs:read'],
-          runtime: { kind: 'inline', handler: 'test.hold' },
-          provenance: 'internal',
-        },
+  world = await openWorld({
+    demo: true,
+    tools: [holdTool(undefined, { n: { type: 'integer' } })],
+    agents: ['a-bot', 'b-bot', 'c-bot', 'd-bot'].map((id) => ({
+      id,
+      display_name: id,
+      capabilities: ['docs:read'],
+    })),
+    options: { executor: held.executor },
+    rest: {
+      adminToken: ADMIN_TOKEN,
+      admission: {
+        maxInFlight: 2,
+        maxInFlightPerCaller: 1,
+        maxQueued: 1,
+        maxQueueWaitMs: QUEUE_WAIT_MS,
+        // The event-loop watch has its own test below; here only the counts may refuse.
+        maxEventLoopDelayMs: 0,
       },
-      ...['a-bot', 'b-bot', 'c-bot', 'd-bot'].flatMap((id) => [
-        { kind: 'Agent', spec: { id, display_name: id, owner: 'qa' } },
-        { kind: 'Grant', spec: { agent: id, capabilities: ['docs:read'] } },
-      ]),
-    ],
-    admin,
-  );
-  for (const id of ['a-bot', 'b-bot', 'c-bot', 'd-bot'])
-    keys[id] = (await tg.keys.issue(id, admin)).apiKey;
-  app = await buildServer(tg, {
-    adminToken: ADMIN_TOKEN,
-    admission: {
-      maxInFlight: 2,
-      maxInFlightPerCaller: 1,
-      maxQueued: 1,
-      maxQueueWaitMs: QUEUE_WAIT_MS,
-      // The event-loop watch has its own test below; here only the counts may refuse.
-      maxEventLoopDelayMs: 0,
     },
   });
-  base = await app.listen({ host: '127.0.0.1', port: 0 });
+  ({ base, keys } = world);
+  app = world.app as FastifyInstance;
 });
 
 after(async () => {
   release();
-  await app.close();
-  await tg.close();
-  rmSync(dir, { recursive: true, force: true, maxRetries: 5, retryDelay: 50 });
+  await world.close();
 });
 
 async function session(agent: string): Promise<string> {

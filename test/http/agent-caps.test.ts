@@ -16,6 +16,7 @@ import { openStore, type Store } from '../../src/records/store/index.js';
 import { backends } from '../support/backends.js';
 import { ROOT } from '../support/cli.js';
 import { approvePendingReviews } from '../support/reviews.js';
+import { personalToken } from '../support/world.js';
 
 const ADMIN_TOKEN = 'test-admin-token-0123456789abcdef0123456789';
 const DEMO = readFileSync(join(ROOT, 'demo', 'catalog.yaml'), 'utf8');
@@ -57,13 +58,7 @@ for (const backend of backends()) {
         keys[id] = (await tg.keys.issue(id, admin)).apiKey;
       // Deciding an approval takes an approver's account; the admin token never is one.
       await tg.operators.create(BOOTSTRAP_OPERATOR, { id: 'reviewer', roles: ['approver'] });
-      keys.reviewer = (
-        await tg.operators.issueToken(BOOTSTRAP_OPERATOR, {
-          name: 'test',
-          expiresInDays: 1,
-          operatorId: 'reviewer',
-        })
-      ).token;
+      keys.reviewer = await personalToken(tg.admin, 'reviewer');
       // Admission is roomy here: this suite is about the caps, not concurrency.
       app = await buildServer(tg, {
         adminToken: ADMIN_TOKEN,

@@ -6,78 +6,48 @@
  * an approval is never handed to the agent.
  */
 import assert from 'node:assert/strict';
-import { mkdtempSync, rmSync } from 'node:fs';
-import { tmpdir } from 'node:os';
-import { join } from 'node:path';
 import { after, before, test } from 'node:test';
 import { Client } from '@modelcontextprotocol/sdk/client/index.js';
 import { StreamableHTTPClientTransport } from '@modelcontextprotocol/sdk/client/streamableHttp.js';
 import type { FastifyInstance } from 'fastify';
-import { buildServer } from '../../src/edge/rest/index.js';
 import { demoExecutor } from '../../src/execution/runtimes/index.js';
-import { type Gateway, openGateway } from '../../src/host/toolgate.js';
+import type { Gateway } from '../../src/host/toolgate.js';
 import { operator } from '../support/operators.js';
-import { validTool } from '../support/tools.js';
+import { approvedNoteTool } from '../support/tools.js';
+import { openWorld, restClient, type World } from '../support/world.js';
 
 const ADMIN_TOKEN = 'agent-surface-admin-token-0123456789abcdef';
 const setup = { id: 'setup', via: 'library' } as const;
 /** What no agent-reachable route or MCP tool may be about. */
 const DECIDING = /approv|reject|grant|second-factor|operator|change|apply|register|keys|secret/i;
 
-let dir: string;
+let world: World;
 let tg: Gateway;
 let app: FastifyInstance;
 let base = '';
 let agentKey = '';
 
 before(async () => {
-  dir = mkdtempSync(join(tmpdir(), 'toolgate-agent-surface-'));
-  tg = await openGateway({
-    db: `sqlite:${join(dir, 'tg.db')}`,
-    executor: demoExecutor().register('test.echo', () => ({ status: 'ok' })),
+  world = await openWorld({
+    actor: setup,
+    tools: [approvedNoteTool()],
+    agents: [{ id: 'bot', capabilities: ['notes:write'] }],
+    options: { executor: demoExecutor().register('test.echo', () => ({ status: 'ok' })) },
+    rest: { adminToken: ADMIN_TOKEN },
   });
-  await tg.config.apply(
-    [
-      { kind: 'Agent', spec: { id: 'bot', owner: 'qa' } },
-      {
-        kind: 'Tool',
-        spec: validTool({
-          id: 'note',
-          name: 'note',
-          action_class: 'reversible_write',
-          runtime: { kind: 'inline', handler: 'test.echo' },
-          required_capabilities: ['notes:write'],
-          approval: { mode: 'always' },
-        }),
-      },
-      { kind: 'Grant', spec: { agent: 'bot', capabilities: ['notes:write'] } },
-    ],
-    setup,
-  );
-  agentKey = (await tg.keys.issue('bot', setup)).apiKey;
-  app = await buildServer(tg, { adminToken: ADMIN_TOKEN });
-  base = await app.listen({ host: '127.0.0.1', port: 0 });
+  ({ tg, base } = world);
+  app = world.app as FastifyInstance;
+  agentKey = world.keys.bot ?? '';
 });
 after(async () => {
-  await app.close();
-  await tg.close();
-  rmSync(dir, { recursive: true, force: true, maxRetries: 5, retryDelay: 50 });
+  await world.close();
 });
 
-async function send(method: string, path: string, body?: unknown, token = agentKey) {
-  const res = await fetch(`${base}${path}`, {
-    method,
-    headers: {
-      authorization: `Bearer ${token}`,
-      ...(body === undefined ? {} : { 'content-type': 'application/json' }),
-    },
-    ...(body === undefined ? {} : { body: JSON.stringify(body) }),
-  });
-  const text = await res.text();
-  // Some routes (the console's) answer HTML or plain text, never JSON.
-  const json = text.startsWith('{') ? (JSON.parse(text) as Record<string, unknown>) : {};
-  return { status: res.status, text, body: json };
-}
+/** A REST call as the agent (by default); some routes (the console's) answer no JSON. */
+const send = restClient(
+  () => base,
+  () => agentKey,
+);
 
 test('walking every REST route with an agent key: the agent routes are sessions only, none decides', async () => {
   const doc = app.swagger() as { paths: Record<string, Record<string, unknown>> };

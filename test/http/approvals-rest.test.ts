@@ -16,7 +16,8 @@ import { demoExecutor } from '../../src/execution/runtimes/index.js';
 import { type Gateway, openGateway } from '../../src/host/toolgate.js';
 import { backends } from '../support/backends.js';
 import { approveReview } from '../support/reviews.js';
-import { validTool } from '../support/tools.js';
+import { approvedNoteTool, validTool } from '../support/tools.js';
+import { personalToken, restClient } from '../support/world.js';
 
 const ADMIN_TOKEN = 'approvals-rest-admin-token-0123456789abcdef';
 const setup = { id: 'setup', via: 'library' } as const;
@@ -46,17 +47,7 @@ for (const backend of backends()) {
       await tg.config.apply(
         [
           { kind: 'Agent', spec: { id: 'bot', owner: 'qa', tier: 'privileged' } },
-          {
-            kind: 'Tool',
-            spec: validTool({
-              id: 'note',
-              name: 'note',
-              action_class: 'reversible_write',
-              runtime: { kind: 'inline', handler: 'test.echo' },
-              required_capabilities: ['notes:write'],
-              approval: { mode: 'always' },
-            }),
-          },
+          { kind: 'Tool', spec: approvedNoteTool() },
           {
             kind: 'Tool',
             spec: validTool({
@@ -84,13 +75,7 @@ for (const backend of backends()) {
       agentKey = (await tg.keys.issue('bot', setup)).apiKey;
       // An approver account with a personal token: a stated approver is refused even from one.
       await tg.admin.operators.create(BOOTSTRAP_OPERATOR, { id: 'alice', roles: ['approver'] });
-      approverToken = (
-        await tg.admin.operators.issueToken(BOOTSTRAP_OPERATOR, {
-          operatorId: 'alice',
-          name: 'test',
-          expiresInDays: 1,
-        })
-      ).token;
+      approverToken = await personalToken(tg.admin, 'alice');
       app = await buildServer(tg, { adminToken: ADMIN_TOKEN });
       base = await app.listen({ host: '127.0.0.1', port: 0 });
     });
@@ -101,21 +86,7 @@ for (const backend of backends()) {
       await drop();
     });
 
-    const send = async (method: string, path: string, body?: unknown, token = ADMIN_TOKEN) => {
-      const res = await fetch(`${base}${path}`, {
-        method,
-        headers: {
-          authorization: `Bearer ${token}`,
-          ...(body === undefined ? {} : { 'content-type': 'application/json' }),
-        },
-        ...(body === undefined ? {} : { body: JSON.stringify(body) }),
-      });
-      return {
-        status: res.status,
-        headers: res.headers,
-        body: (await res.json()) as Record<string, unknown>,
-      };
-    };
+    const send = restClient(() => base, ADMIN_TOKEN);
 
     test('the bootstrap admin token cannot approve or reject a call, or a change', async () => {
       for (const [path, body] of [

@@ -5,71 +5,50 @@
  * full, the real key keeps working, and the summary counts the flood per peer hash.
  */
 import assert from 'node:assert/strict';
-import { request } from 'node:http';
 import { after, before, test } from 'node:test';
 import type { FastifyInstance } from 'fastify';
 import type { Actor } from '../../src/core/index.js';
-import { buildServer } from '../../src/edge/rest/index.js';
-import { type Gateway, openGateway } from '../../src/host/toolgate.js';
+import type { Gateway } from '../../src/host/toolgate.js';
 import { openStore, type Store } from '../../src/records/store/index.js';
-import { backends } from '../support/backends.js';
+import { eventDetails, openWorld, rawPost, type World } from '../support/world.js';
 
 const admin: Actor = { id: 'admin', via: 'library' };
+let world: World;
 let tg: Gateway;
 let app: FastifyInstance;
 let inspector: Store;
-let drop: () => Promise<void>;
 let port = 0;
 let apiKey = '';
 
 before(async () => {
-  const sqlite = backends().find((b) => b.name === 'sqlite');
-  assert.ok(sqlite);
-  const fresh = await sqlite.fresh();
-  drop = fresh.drop;
-  tg = await openGateway({ db: fresh.url });
-  await tg.config.apply([{ kind: 'Agent', spec: { id: 'web-bot', owner: 'qa' } }], admin);
-  apiKey = (await tg.keys.issue('web-bot', admin)).apiKey;
-  inspector = await openStore(fresh.url);
-  app = await buildServer(tg, { adminToken: 'authref-test-admin-token-0123456789abcdef' });
-  port = Number(new URL(await app.listen({ host: '127.0.0.1', port: 0 })).port);
+  world = await openWorld({
+    actor: admin,
+    agents: [{ id: 'web-bot' }],
+    rest: { adminToken: 'authref-test-admin-token-0123456789abcdef' },
+  });
+  tg = world.tg;
+  app = world.app as FastifyInstance;
+  apiKey = world.keys['web-bot'] ?? '';
+  inspector = await openStore(world.db);
+  port = Number(new URL(world.base).port);
 });
 after(async () => {
-  await app.close().catch(() => {});
-  await tg.close().catch(() => {});
   await inspector.close();
-  await drop();
+  await world.close();
 });
 
 /** POST /v1/sessions with this bearer from this loopback address; the status. */
-const openSession = (key: string, from = '127.0.0.1') =>
-  new Promise<number>((resolve, reject) => {
-    const req = request(
-      {
-        host: '127.0.0.1',
-        port,
-        localAddress: from,
-        path: '/v1/sessions',
-        method: 'POST',
-        headers: { authorization: `Bearer ${key}`, 'content-type': 'application/json' },
-      },
-      (res) => {
-        res.resume();
-        res.on('end', () => resolve(res.statusCode ?? 0));
-      },
-    );
-    req.on('error', reject);
-    req.end('{}');
-  });
-const recorded = async (action: string) =>
+const openSession = async (key: string, from = '127.0.0.1') =>
   (
-    await inspector.db
-      .selectFrom('events')
-      .select('details')
-      .where('action', '=', action)
-      .orderBy('seq')
-      .execute()
-  ).map((e) => JSON.parse(e.details) as Record<string, unknown>);
+    await rawPost(
+      port,
+      '/v1/sessions',
+      { authorization: `Bearer ${key}`, 'content-type': 'application/json' },
+      '{}',
+      from,
+    )
+  ).status;
+const recorded = (action: string) => eventDetails(inspector, action);
 
 test('a flood of wrong secrets for a stored key id writes a bounded number of records; another peer is still recorded; the real key works', async () => {
   const keyId = apiKey.slice('tgk_'.length, 'tgk_'.length + 16);

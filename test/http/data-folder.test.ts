@@ -25,6 +25,7 @@ import type { FastifyInstance } from 'fastify';
 import { buildServer } from '../../src/edge/rest/index.js';
 import { type Gateway, openGateway } from '../../src/host/toolgate.js';
 import { validTool } from '../support/tools.js';
+import { restClient } from '../support/world.js';
 
 const ADMIN = 'test-admin-token-data-folder-0123456789';
 const ECHO = fileURLToPath(new URL('../fixtures/sandbox/echo-tool.sh', import.meta.url));
@@ -58,18 +59,8 @@ describe('the data folder and the database are never shown to a sandbox', () => 
   let base = '';
   let key = '';
 
-  const call = async (method: string, path: string, body?: unknown, token = ADMIN) => {
-    const res = await fetch(base + path, {
-      method,
-      headers: {
-        authorization: `Bearer ${token}`,
-        ...(body === undefined ? {} : { 'content-type': 'application/json' }),
-      },
-      ...(body === undefined ? {} : { body: JSON.stringify(body) }),
-    });
-    // biome-ignore lint/suspicious/noExplicitAny: response bodies are asserted field by field
-    return { status: res.status, body: (await res.json()) as Record<string, any> };
-  };
+  // biome-ignore lint/suspicious/noExplicitAny: response bodies are asserted field by field
+  const call = restClient<Record<string, any>>(() => base, ADMIN);
   const refusedAt = async (definition: unknown, pointer: string) => {
     const res = await call('POST', '/v1/tools', definition);
     assert.equal(res.status, 422, JSON.stringify(res.body));

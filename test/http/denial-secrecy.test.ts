@@ -8,15 +8,12 @@
  */
 import assert from 'node:assert/strict';
 import { after, before, describe, test } from 'node:test';
-import { Client } from '@modelcontextprotocol/sdk/client/index.js';
-import { StreamableHTTPClientTransport } from '@modelcontextprotocol/sdk/client/streamableHttp.js';
+import type { Client } from '@modelcontextprotocol/sdk/client/index.js';
 import type { CallToolResult } from '@modelcontextprotocol/sdk/types.js';
-import type { FastifyInstance } from 'fastify';
-import { buildServer } from '../../src/edge/rest/index.js';
 import type { Gateway } from '../../src/host/toolgate.js';
-import { openStore, type Store } from '../../src/records/store/index.js';
+import type { Store } from '../../src/records/store/index.js';
 import { backends } from '../support/backends.js';
-import { openDemoGateway } from '../support/world.js';
+import { connectMcp, openWorld, restClient, type World } from '../support/world.js';
 
 const ADMIN_TOKEN = 'admin-token-for-denial-secrecy-tests-0123456789';
 const actor = { id: 'test-admin', via: 'library' } as const;
@@ -30,39 +27,36 @@ const KEY_AS_TOOL = 'ghp_abcdefghijklmnopqrstuvwxyz0123456789';
 
 for (const backend of backends()) {
   describe(`denials keep no secret and tell no more on ${backend.name}`, () => {
+    let world: World;
     let tg: Gateway;
     let inspector: Store;
-    let app: FastifyInstance;
     let base = '';
     let apiKey = '';
-    let drop: () => Promise<void>;
     const clients: Client[] = [];
 
     before(async () => {
-      const fresh = await backend.fresh();
-      drop = fresh.drop;
-      tg = await openDemoGateway({ db: fresh.url }, actor);
-      apiKey = (await tg.keys.issue('support-bot', actor)).apiKey;
-      inspector = await openStore(fresh.url);
-      app = await buildServer(tg, { adminToken: ADMIN_TOKEN });
-      base = await app.listen({ host: '127.0.0.1', port: 0 });
+      world = await openWorld({
+        backend,
+        demo: true,
+        actor,
+        keys: ['support-bot'],
+        inspector: true,
+        rest: { adminToken: ADMIN_TOKEN },
+      });
+      ({ tg, base } = world);
+      inspector = world.inspector as Store;
+      apiKey = world.keys['support-bot'] ?? '';
     });
     after(async () => {
       await Promise.all(clients.map((c) => c.close().catch(() => {})));
-      await app.close();
-      await tg.close();
-      await inspector.close();
-      await drop();
+      await world.close();
     });
 
-    const rest = async (path: string, body: unknown) => {
-      const res = await fetch(base + path, {
-        method: 'POST',
-        headers: { authorization: `Bearer ${apiKey}`, 'content-type': 'application/json' },
-        body: JSON.stringify(body),
-      });
-      return { status: res.status, body: (await res.json()) as Record<string, unknown> };
-    };
+    const post = restClient(
+      () => base,
+      () => apiKey,
+    );
+    const rest = (path: string, body: unknown) => post('POST', path, body);
     const openSession = async () => (await rest('/v1/sessions', {})).body.id as string;
     const auditOf = async (sessionId: string) => {
       await tg.gate.flush();
@@ -74,12 +68,7 @@ for (const backend of backends()) {
         .execute();
     };
     const mcpClient = async () => {
-      const client = new Client({ name: 'toolgate-test', version: '1.0.0' });
-      await client.connect(
-        new StreamableHTTPClientTransport(new URL(`${base}/mcp`), {
-          requestInit: { headers: { authorization: `Bearer ${apiKey}` } },
-        }),
-      );
+      const client = await connectMcp(base, apiKey);
       clients.push(client);
       return client;
     };

@@ -13,6 +13,7 @@ import { demoExecutor } from '../../src/execution/runtimes/index.js';
 import { type Gateway, openGateway } from '../../src/host/toolgate.js';
 import { backends } from '../support/backends.js';
 import { validTool } from '../support/tools.js';
+import { restClient } from '../support/world.js';
 
 const ADMIN = 'test-admin-token-idempotency-0123456789';
 
@@ -84,17 +85,9 @@ for (const backend of backends()) {
     let release: () => void = () => {};
     let slowStarted: () => void = () => {};
 
-    const send = async (method: string, path: string, body: unknown, token: string) => {
-      const res = await fetch(base + path, {
-        method,
-        headers: {
-          authorization: `Bearer ${token}`,
-          ...(body !== undefined ? { 'content-type': 'application/json' } : {}),
-        },
-        ...(body !== undefined ? { body: JSON.stringify(body) } : {}),
-      });
-      return { status: res.status, body: await res.json() } as Reply;
-    };
+    const rest = restClient<Reply['body']>(() => base);
+    const send = (method: string, path: string, body: unknown, token: string) =>
+      rest(method, path, body, token);
     const session = async (token = key, body: Record<string, unknown> = {}) => {
       const res = await send('POST', '/v1/sessions', body, token);
       assert.equal(res.status, 201, JSON.stringify(res.body));

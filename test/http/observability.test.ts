@@ -5,11 +5,9 @@
 import assert from 'node:assert/strict';
 import { Writable } from 'node:stream';
 import { after, before, describe, test } from 'node:test';
-import type { FastifyInstance } from 'fastify';
-import { buildServer } from '../../src/edge/rest/index.js';
 import { type Gateway, openGateway } from '../../src/host/toolgate.js';
 import { backends } from '../support/backends.js';
-import { openDemoGateway } from '../support/world.js';
+import { openWorld, restClient, type World } from '../support/world.js';
 
 const ADMIN_TOKEN = 'admin-token-for-observability-tests-0123456789';
 const SECRET_ARG = 'ZEBRA-ARGUMENT-7f3a91c2';
@@ -17,47 +15,37 @@ const actor = { id: 'test-admin', via: 'library' } as const;
 
 for (const backend of backends()) {
   describe(`observability over REST on ${backend.name}`, () => {
+    let world: World;
     let tg: Gateway;
-    let app: FastifyInstance;
     let base = '';
-    let drop: () => Promise<void>;
     let apiKey = '';
     const logLines: string[] = [];
 
     before(async () => {
-      const fresh = await backend.fresh();
-      drop = fresh.drop;
-      tg = await openDemoGateway({ db: fresh.url }, actor);
-      apiKey = (await tg.keys.issue('support-bot', actor)).apiKey;
       const stream = new Writable({
         write(chunk: Buffer, _enc, done) {
           logLines.push(chunk.toString('utf8'));
           done();
         },
       });
-      app = await buildServer(tg, {
-        adminToken: ADMIN_TOKEN,
-        logger: { level: 'debug', stream },
+      world = await openWorld({
+        backend,
+        demo: true,
+        actor,
+        keys: ['support-bot'],
+        rest: { adminToken: ADMIN_TOKEN, logger: { level: 'debug', stream } },
       });
-      base = await app.listen({ host: '127.0.0.1', port: 0 });
+      ({ tg, base } = world);
+      apiKey = world.keys['support-bot'] ?? '';
     });
     after(async () => {
-      await app.close();
-      await tg.close();
-      await drop();
+      await world.close();
     });
 
+    const rest = restClient(() => base);
     const call = async (method: string, path: string, token: string | null, body?: unknown) => {
-      const res = await fetch(base + path, {
-        method,
-        headers: {
-          ...(token ? { authorization: `Bearer ${token}` } : {}),
-          ...(body === undefined ? {} : { 'content-type': 'application/json' }),
-        },
-        ...(body === undefined ? {} : { body: JSON.stringify(body) }),
-      });
-      const text = await res.text();
-      return { status: res.status, type: res.headers.get('content-type') ?? '', text };
+      const { status, headers, text } = await rest(method, path, body, token);
+      return { status, type: headers.get('content-type') ?? '', text };
     };
     const openSession = async () =>
       (JSON.parse((await call('POST', '/v1/sessions', apiKey, {})).text) as { id: string }).id;

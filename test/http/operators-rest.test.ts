@@ -12,10 +12,10 @@ import type { FastifyInstance } from 'fastify';
 import { ToolgateError } from '../../src/core/index.js';
 import { generateTotpSecret, totpAt, verifyTotp } from '../../src/domain/decisions/index.js';
 import type { SecondFactorCheck } from '../../src/domain/operators/index.js';
-import { buildServer } from '../../src/edge/rest/index.js';
-import { type Gateway, openGateway } from '../../src/host/toolgate.js';
+import type { Gateway } from '../../src/host/toolgate.js';
 import { backends } from '../support/backends.js';
 import { validTool } from '../support/tools.js';
+import { openWorld, type World } from '../support/world.js';
 
 const ADMIN_TOKEN = 'operators-rest-admin-token-0123456789abcdef';
 const PASSWORD = 'a long enough passphrase';
@@ -67,7 +67,7 @@ for (const backend of backends()) {
     let tg: Gateway;
     let app: FastifyInstance;
     let base: string;
-    let drop: () => Promise<void>;
+    let world: World;
     const tokens: Record<string, string> = {};
     const req = (method: string, path: string, who: string | null, body?: unknown) =>
       call(
@@ -79,11 +79,13 @@ for (const backend of backends()) {
       );
 
     before(async () => {
-      const fresh = await backend.fresh();
-      drop = fresh.drop;
-      tg = await openGateway({ db: fresh.url, operators: { secondFactor, scrypt: FAST_SCRYPT } });
-      app = await buildServer(tg, { adminToken: ADMIN_TOKEN });
-      base = await app.listen({ host: '127.0.0.1', port: 0 });
+      world = await openWorld({
+        backend,
+        options: { operators: { secondFactor, scrypt: FAST_SCRYPT } },
+        rest: { adminToken: ADMIN_TOKEN },
+      });
+      ({ tg, base } = world);
+      app = world.app as FastifyInstance;
       // The first admin, created with the bootstrap token; the others by that admin.
       const root = await req('POST', '/v1/operators', 'bootstrap', {
         id: 'root',
@@ -126,9 +128,7 @@ for (const backend of backends()) {
       }
     });
     after(async () => {
-      await app.close();
-      await tg.close();
-      await drop();
+      await world.close();
     });
 
     test('a personal token authenticates as its operator; /v1/operators/me says who', async () => {
@@ -443,22 +443,20 @@ for (const backend of backends()) {
   });
 
   describe(`the bootstrap admin token disabled (${backend.name})`, () => {
+    let world: World;
     let tg: Gateway;
-    let app: FastifyInstance;
     let base: string;
-    let drop: () => Promise<void>;
 
     before(async () => {
-      const fresh = await backend.fresh();
-      drop = fresh.drop;
-      tg = await openGateway({ db: fresh.url, operators: { scrypt: FAST_SCRYPT } });
-      app = await buildServer(tg, { adminToken: null });
-      base = await app.listen({ host: '127.0.0.1', port: 0 });
+      world = await openWorld({
+        backend,
+        options: { operators: { scrypt: FAST_SCRYPT } },
+        rest: { adminToken: null },
+      });
+      ({ tg, base } = world);
     });
     after(async () => {
-      await app.close();
-      await tg.close();
-      await drop();
+      await world.close();
     });
 
     test('the admin token is refused with a message saying it is disabled; personal tokens still work', async () => {

@@ -6,49 +6,46 @@
  * vanished from view.
  */
 import assert from 'node:assert/strict';
-import { mkdtempSync, readFileSync, rmSync } from 'node:fs';
+import { mkdtempSync, rmSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { after, before, describe, test } from 'node:test';
-import type { FastifyInstance } from 'fastify';
 import { MasterKey } from '../../src/domain/credentials/index.js';
 import { buildServer } from '../../src/edge/rest/index.js';
 import { type Gateway, openGateway } from '../../src/host/toolgate.js';
 import { backends } from '../support/backends.js';
 import { ensureBuilt, ROOT, runCli } from '../support/cli.js';
-import { approvePendingReviews } from '../support/reviews.js';
+import { openWorld, type World } from '../support/world.js';
 
 const ADMIN_TOKEN = 'test-admin-token-0123456789abcdef0123456789';
-const DEMO = readFileSync(join(ROOT, 'demo', 'catalog.yaml'), 'utf8');
 const admin = { id: 'test-admin', via: 'library' as const };
 
 for (const backend of backends()) {
   describe(`REST list pagination (${backend.name})`, () => {
+    let world: World;
     let tg: Gateway;
-    let app: FastifyInstance;
     let base: string;
-    let drop: () => Promise<void>;
     let supportKey: string;
     let dbUrl: string;
     const masterKey = MasterKey.generate();
 
     before(async () => {
-      const fresh = await backend.fresh();
-      drop = fresh.drop;
-      dbUrl = fresh.url;
-      tg = await openGateway({ db: fresh.url, masterKey });
-      await tg.config.applyText(DEMO, admin);
-      // The demo's restricted and third-party tools are drafts until reviewed.
-      await approvePendingReviews(tg.admin);
-      supportKey = (await tg.keys.issue('support-bot', admin)).apiKey;
-      app = await buildServer(tg, { adminToken: ADMIN_TOKEN });
-      base = await app.listen({ host: '127.0.0.1', port: 0 });
+      // The demo's restricted and third-party tools are drafts until reviewed: the world reviews them.
+      world = await openWorld({
+        backend,
+        demo: true,
+        actor: admin,
+        keys: ['support-bot'],
+        options: { masterKey },
+        rest: { adminToken: ADMIN_TOKEN },
+      });
+      ({ tg, base } = world);
+      dbUrl = world.db;
+      supportKey = world.keys['support-bot'] ?? '';
     });
 
     after(async () => {
-      await app.close();
-      await tg.close();
-      await drop();
+      await world.close();
     });
 
     async function get(path: string, token = ADMIN_TOKEN) {

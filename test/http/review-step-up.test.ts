@@ -14,6 +14,7 @@ import { buildServer } from '../../src/edge/rest/index.js';
 import { type Gateway, openGateway } from '../../src/host/toolgate.js';
 import { backends } from '../support/backends.js';
 import { validTool } from '../support/tools.js';
+import { personalToken } from '../support/world.js';
 
 const ADMIN_TOKEN = 'admin-token-for-review-step-up-0123456789abcdef';
 const sqlite = backends().find((b) => b.name === 'sqlite');
@@ -68,13 +69,7 @@ describe('security reviews need the reviewer’s second factor over REST', () =>
     base = await app.listen({ host: '127.0.0.1', port: 0 });
     await tg.admin.operators.create(BOOTSTRAP_OPERATOR, { id: 'alice', roles: ['approver'] });
     secret = (await tg.admin.secondFactor.enroll(BOOTSTRAP_OPERATOR, 'alice')).secret;
-    token = (
-      await tg.admin.operators.issueToken(BOOTSTRAP_OPERATOR, {
-        operatorId: 'alice',
-        name: 'reviews',
-        expiresInDays: 1,
-      })
-    ).token;
+    token = await personalToken(tg.admin, 'alice', { name: 'reviews' });
   });
   after(async () => {
     await app?.close();

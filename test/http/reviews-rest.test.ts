@@ -5,15 +5,12 @@
  */
 import assert from 'node:assert/strict';
 import { after, before, describe, test } from 'node:test';
-import type { FastifyInstance } from 'fastify';
-import { buildServer } from '../../src/edge/rest/index.js';
-import { type Gateway, openGateway } from '../../src/host/toolgate.js';
-import { backends } from '../support/backends.js';
+import type { Gateway } from '../../src/host/toolgate.js';
 import { approveReview } from '../support/reviews.js';
 import { validTool } from '../support/tools.js';
+import { openWorld, restClient, type World } from '../support/world.js';
 
 const ADMIN_TOKEN = 'admin-token-for-review-tests-0123456789abcdef';
-const sqlite = backends().find((b) => b.name === 'sqlite');
 
 interface Reply {
   readonly status: number;
@@ -26,35 +23,18 @@ interface Reply {
 }
 
 describe('security reviews over REST', () => {
+  let world: World;
   let tg: Gateway;
-  let app: FastifyInstance;
   let base = '';
-  let drop: () => Promise<void>;
 
-  const call = async (method: string, path: string, body?: unknown): Promise<Reply> => {
-    const res = await fetch(base + path, {
-      method,
-      headers: {
-        authorization: `Bearer ${ADMIN_TOKEN}`,
-        ...(body !== undefined ? { 'content-type': 'application/json' } : {}),
-      },
-      ...(body !== undefined ? { body: JSON.stringify(body) } : {}),
-    });
-    return { status: res.status, body: (await res.json()) as Reply['body'] };
-  };
+  const call = restClient<Reply['body']>(() => base, ADMIN_TOKEN);
 
   before(async () => {
-    assert.ok(sqlite);
-    const fresh = await sqlite.fresh();
-    drop = fresh.drop;
-    tg = await openGateway({ db: fresh.url });
-    app = await buildServer(tg, { adminToken: ADMIN_TOKEN });
-    base = await app.listen({ host: '127.0.0.1', port: 0 });
+    world = await openWorld({ rest: { adminToken: ADMIN_TOKEN } });
+    ({ tg, base } = world);
   });
   after(async () => {
-    await app.close();
-    await tg.close();
-    await drop();
+    await world.close();
   });
 
   test('POST /v1/tools of a restricted tool answers a draft with the review it waits for', async () => {

@@ -6,19 +6,14 @@
  */
 import assert from 'node:assert/strict';
 import { after, before, describe, test } from 'node:test';
-import { Client, StreamableHTTPClientTransport } from '@modelcontextprotocol/client';
-import type { FastifyInstance } from 'fastify';
+import type { Client } from '@modelcontextprotocol/client';
 import type { Actor } from '../../src/core/index.js';
-import { BOOTSTRAP_OPERATOR } from '../../src/domain/operators/index.js';
-import { buildServer } from '../../src/edge/rest/index.js';
 import type { Gateway } from '../../src/host/toolgate.js';
-import { backends } from '../support/backends.js';
-import { openDemoGateway } from '../support/world.js';
+import { connectModernMcp, openWorld, restClient, type World } from '../support/world.js';
 
 const ADMIN_TOKEN = 'runs-rest-admin-token-0123456789abcdef';
 const admin: Actor = { id: 'test-admin', via: 'library' };
 const RUN = 'io.toolgate/run';
-const sqlite = backends().find((b) => b.name === 'sqlite');
 
 interface Reply {
   readonly status: number;
@@ -26,38 +21,22 @@ interface Reply {
 }
 
 describe('runs revoked by operators over REST', () => {
+  let world: World;
   let tg: Gateway;
-  let app: FastifyInstance;
   let base = '';
-  let drop: () => Promise<void>;
   let agentKey = '';
-  const tokens: Record<string, string> = {};
+  let tokens: Record<string, string> = {};
   const clients: Client[] = [];
 
+  const rest = restClient(() => base);
   const call = async (token: string, method: string, path: string, body?: unknown) => {
-    const res = await fetch(base + path, {
-      method,
-      headers: {
-        authorization: `Bearer ${token}`,
-        ...(body !== undefined ? { 'content-type': 'application/json' } : {}),
-      },
-      ...(body !== undefined ? { body: JSON.stringify(body) } : {}),
-    });
-    const text = await res.text();
-    return { status: res.status, body: (text ? JSON.parse(text) : {}) as Reply['body'] };
+    const { status, body: answer } = await rest(method, path, body, token);
+    return { status, body: answer as Reply['body'] };
   };
 
   /** A real v2 client pinned to 2026-07-28, and the run handle its first list was given. */
   const holder = async (): Promise<{ client: Client; run: string }> => {
-    const client = new Client(
-      { name: 'runs-rest', version: '1.0.0' },
-      { versionNegotiation: { mode: { pin: '2026-07-28' } } },
-    );
-    await client.connect(
-      new StreamableHTTPClientTransport(new URL(`${base}/mcp`), {
-        requestInit: { headers: { authorization: `Bearer ${agentKey}` } },
-      }),
-    );
+    const client = await connectModernMcp(base, agentKey, 'runs-rest');
     clients.push(client);
     const run = (await client.listTools())._meta?.[RUN];
     assert.equal(typeof run, 'string');
@@ -72,32 +51,23 @@ describe('runs revoked by operators over REST', () => {
     });
 
   before(async () => {
-    assert.ok(sqlite);
-    const fresh = await sqlite.fresh();
-    drop = fresh.drop;
-    tg = await openDemoGateway({ db: fresh.url }, admin);
-    agentKey = (await tg.keys.issue('support-bot', admin)).apiKey;
-    for (const [id, role] of [
-      ['ada', 'admin'],
-      ['audrey', 'auditor'],
-      ['april', 'approver'],
-    ] as const) {
-      await tg.operators.create(BOOTSTRAP_OPERATOR, { id, roles: [role] });
-      const issued = await tg.operators.issueToken(BOOTSTRAP_OPERATOR, {
-        name: 't',
-        expiresInDays: 1,
-        operatorId: id,
-      });
-      tokens[id] = issued.token;
-    }
-    app = await buildServer(tg, { adminToken: ADMIN_TOKEN });
-    base = await app.listen({ host: '127.0.0.1', port: 0 });
+    world = await openWorld({
+      demo: true,
+      actor: admin,
+      keys: ['support-bot'],
+      operators: [
+        { id: 'ada', roles: ['admin'], token: true },
+        { id: 'audrey', roles: ['auditor'], token: true },
+        { id: 'april', roles: ['approver'], token: true },
+      ],
+      rest: { adminToken: ADMIN_TOKEN },
+    });
+    ({ tg, base, tokens } = world);
+    agentKey = world.keys['support-bot'] ?? '';
   });
   after(async () => {
     await Promise.all(clients.map((c) => c.close().catch(() => {})));
-    await app.close();
-    await tg.close();
-    await drop();
+    await world.close();
   });
 
   test('admins and auditors list the open runs of an agent; an approver is refused', async () => {

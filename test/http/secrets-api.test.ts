@@ -5,12 +5,10 @@
  */
 import assert from 'node:assert/strict';
 import { after, before, describe, test } from 'node:test';
-import type { FastifyInstance } from 'fastify';
 import type { Actor } from '../../src/core/index.js';
 import { MasterKey } from '../../src/domain/credentials/index.js';
-import { buildServer } from '../../src/edge/rest/index.js';
-import { type Gateway, openGateway } from '../../src/host/toolgate.js';
 import { backends } from '../support/backends.js';
+import { openWorld, type World } from '../support/world.js';
 
 const ADMIN_TOKEN = 'test-admin-token-secrets-0123456789';
 const VALUE = 'rest-secret-value-Q2xvdWQgS2V5';
@@ -26,10 +24,8 @@ interface Reply {
 
 for (const backend of backends()) {
   describe(`/v1/secrets on ${backend.name}`, () => {
-    let tg: Gateway;
-    let app: FastifyInstance;
+    let world: World;
     let base: string;
-    let drop: () => Promise<void>;
     let agentKey: string;
     const seen: string[] = [];
 
@@ -53,26 +49,18 @@ for (const backend of backends()) {
     }
 
     before(async () => {
-      const fresh = await backend.fresh();
-      drop = fresh.drop;
-      tg = await openGateway({ db: fresh.url, masterKey: MasterKey.generate() });
-      await tg.config.apply(
-        [
-          {
-            kind: 'Agent',
-            spec: { id: 'bot', display_name: 'Bot', description: 'A test agent.', owner: 'team' },
-          },
-        ],
-        admin,
-      );
-      agentKey = (await tg.keys.issue('bot', admin)).apiKey;
-      app = await buildServer(tg, { adminToken: ADMIN_TOKEN });
-      base = await app.listen({ host: '127.0.0.1', port: 0 });
+      world = await openWorld({
+        backend,
+        actor: admin,
+        agents: [{ id: 'bot', display_name: 'Bot', description: 'A test agent.', owner: 'team' }],
+        options: { masterKey: MasterKey.generate() },
+        rest: { adminToken: ADMIN_TOKEN },
+      });
+      base = world.base;
+      agentKey = world.keys.bot ?? '';
     });
     after(async () => {
-      await app.close();
-      await tg.close();
-      await drop();
+      await world.close();
     });
 
     test('PUT creates version 1 and answers 201 without the value', async () => {

@@ -6,20 +6,20 @@
  * and MCP (official SDK client), on SQLite and (when the harness runs one) PostgreSQL.
  */
 import assert from 'node:assert/strict';
-import { mkdtempSync, rmSync, writeFileSync } from 'node:fs';
+import { mkdtempSync, rmSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { after, before, describe, test } from 'node:test';
 import { Client } from '@modelcontextprotocol/sdk/client/index.js';
 import { StreamableHTTPClientTransport } from '@modelcontextprotocol/sdk/client/streamableHttp.js';
-import { exportJWK, generateKeyPair, type JWK, SignJWT } from 'jose';
+import { type generateKeyPair, SignJWT } from 'jose';
 import type { Actor } from '../../src/core/index.js';
 import { InlineExecutor } from '../../src/execution/runtimes/index.js';
 import type { Gateway } from '../../src/host/toolgate.js';
 import { openStore, type Store } from '../../src/records/store/index.js';
 import { backends } from '../support/backends.js';
 import { validTool } from '../support/tools.js';
-import { openWorld, type World } from '../support/world.js';
+import { openWorld, restClient, signingKeyWithJwks, type World } from '../support/world.js';
 
 const admin: Actor = { id: 'admin', via: 'library' };
 const ISSUER = 'https://idp.example.com';
@@ -32,10 +32,7 @@ let privateKey: Key;
 
 before(async () => {
   dir = mkdtempSync(join(tmpdir(), 'toolgate-principal-'));
-  const pair = await generateKeyPair('ES256', { extractable: true });
-  privateKey = pair.privateKey;
-  const jwk: JWK = { ...(await exportJWK(pair.publicKey)), kid: 'k1', alg: 'ES256', use: 'sig' };
-  writeFileSync(join(dir, 'jwks.json'), JSON.stringify({ keys: [jwk] }));
+  privateKey = await signingKeyWithJwks(join(dir, 'jwks.json'));
 });
 after(() => rmSync(dir, { recursive: true, force: true, maxRetries: 5, retryDelay: 50 }));
 
@@ -105,26 +102,16 @@ for (const backend of backends()) {
       await world.close();
     });
 
-    const rest = async (method: string, path: string, bearer: string, body?: unknown) => {
-      const res = await fetch(`${base}${path}`, {
-        method,
-        headers: {
-          authorization: `Bearer ${bearer}`,
-          ...(body === undefined ? {} : { 'content-type': 'application/json' }),
-        },
-        ...(body === undefined ? {} : { body: JSON.stringify(body) }),
-      });
-      const text = await res.text();
-      return {
-        status: res.status,
-        body: (text ? JSON.parse(text) : {}) as Record<string, unknown> & {
-          id?: string;
-          code?: string;
-          call_id?: string;
-          output?: { status: string };
-        },
-      };
-    };
+    const client = restClient<
+      Record<string, unknown> & {
+        id?: string;
+        code?: string;
+        call_id?: string;
+        output?: { status: string };
+      }
+    >(() => base);
+    const rest = (method: string, path: string, bearer: string, body?: unknown) =>
+      client(method, path, body, bearer);
     const openSession = async (bearer: string, body: unknown = {}) => {
       const r = await rest('POST', '/v1/sessions', bearer, body);
       assert.equal(r.status, 201, JSON.stringify(r.body));

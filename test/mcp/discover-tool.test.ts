@@ -9,10 +9,6 @@ import { mkdtempSync, readFileSync, rmSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { after, before, test } from 'node:test';
-import {
-  Client as ClientV2,
-  StreamableHTTPClientTransport as HttpV2,
-} from '@modelcontextprotocol/client';
 import { Client } from '@modelcontextprotocol/sdk/client/index.js';
 import { StreamableHTTPClientTransport } from '@modelcontextprotocol/sdk/client/streamableHttp.js';
 import type { CallToolResult } from '@modelcontextprotocol/sdk/types.js';
@@ -30,6 +26,7 @@ import { type Gateway, openGateway } from '../../src/host/toolgate.js';
 import { ROOT } from '../support/cli.js';
 import { approvePendingReviews } from '../support/reviews.js';
 import { validTool } from '../support/tools.js';
+import { connectModernMcp } from '../support/world.js';
 
 const admin: Actor = { id: 'test-admin', via: 'library' };
 const ADMIN_TOKEN = 'test-admin-token-0123456789abcdef0123456789';
@@ -231,15 +228,7 @@ test("bad arguments are refused by the gate's schema step and run nothing", asyn
 
 test('the 2026-07-28 era (the v2 SDK client, stateless runs) gets the same tool and answer', async () => {
   states.clear();
-  const client = new ClientV2(
-    { name: 'discover-modern', version: '1.0.0' },
-    { versionNegotiation: { mode: { pin: '2026-07-28' } } },
-  );
-  await client.connect(
-    new HttpV2(new URL(`${base}/mcp`), {
-      requestInit: { headers: { authorization: `Bearer ${keys.finder}` } },
-    }),
-  );
+  const client = await connectModernMcp(base, keys.finder, 'discover-modern');
   clients.push(client);
   const listed = (await client.listTools()).tools.map((t) => t.name);
   assert.ok(listed.includes('discover_tools'), listed.join(','));

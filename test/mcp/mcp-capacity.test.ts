@@ -12,12 +12,12 @@ import { join } from 'node:path';
 import { after, before, test } from 'node:test';
 import { Client } from '@modelcontextprotocol/sdk/client/index.js';
 import { StreamableHTTPClientTransport } from '@modelcontextprotocol/sdk/client/streamableHttp.js';
-import type { FastifyInstance } from 'fastify';
 import { buildServer } from '../../src/edge/rest/index.js';
-import { demoExecutor } from '../../src/execution/runtimes/index.js';
 import { type Gateway, openGateway } from '../../src/host/toolgate.js';
 import { ROOT } from '../support/cli.js';
 import { approvePendingReviews } from '../support/reviews.js';
+import { heldCalls, holdTool } from '../support/tools.js';
+import { connectMcp, initializeRequest, openWorld, postMcp, type World } from '../support/world.js';
 
 const ADMIN_TOKEN = 'test-admin-token-0123456789abcdef0123456789';
 const DEMO = readFileSync(join(ROOT, 'demo', 'catalog.yaml'), 'utf8');
@@ -25,81 +25,44 @@ const admin = { id: 'test-admin', via: 'library' as const };
 const MAX_SESSIONS = 3;
 
 let dir: string;
+const clients: Client[] = [];
+let world: World;
 let tg: Gateway;
-let app: FastifyInstance;
 let base: string;
 let supportKey: string;
 let opsKey: string;
-const clients: Client[] = [];
 
-let release: () => void = () => {};
-let latch = Promise.resolve();
 let entered = 0;
-const arrivals: (() => void)[] = [];
-async function arrived(n: number) {
-  while (entered < n) await new Promise<void>((r) => arrivals.push(r));
-}
+const held = heldCalls(() => entered++);
+const { closeLatch, release } = held;
+const arrived = (n: number) => held.until(() => entered >= n);
 
 before(async () => {
   dir = mkdtempSync(join(tmpdir(), 'toolgate-mcp-capacity-'));
-  const executor = demoExecutor().register('test.hold', async () => {
-    entered += 1;
-    for (const r of arrivals.splice(0)) r();
-    await latch;
-    return {};
+  world = await openWorld({
+    demo: true,
+    tools: [holdTool('Wait until the test lets go; used to keep a call in flight.')],
+    keys: ['support-bot', 'ops-bot'],
+    options: { executor: held.executor },
+    rest: {
+      adminToken: ADMIN_TOKEN,
+      mcp: { maxSessions: MAX_SESSIONS, maxSessionsPerAgent: MAX_SESSIONS },
+    },
   });
-  tg = await openGateway({ db: `sqlite:${join(dir, 'tg.db')}`, executor });
-  await tg.config.applyText(DEMO, admin);
-  await approvePendingReviews(tg);
-  await tg.config.apply(
-    [
-      {
-        kind: 'Tool',
-        spec: {
-          id: 'hold',
-          version: '1.0.0',
-          name: 'hold',
-          description: 'Wait until the test lets go; used to keep a call in flight.',
-          owner: 'qa',
-          input_schema: { type: 'object', additionalProperties: false, properties: {} },
-          output_schema: { type: 'object' },
-          action_class: 'read',
-          data_access: 'public',
-          egress: { mode: 'none' },
-          access_tier: 'public',
-          required_capabilities: ['docs:read'],
-          runtime: { kind: 'inline', handler: 'test.hold' },
-          provenance: 'internal',
-        },
-      },
-    ],
-    admin,
-  );
-  await approvePendingReviews(tg);
-  supportKey = (await tg.keys.issue('support-bot', admin)).apiKey;
-  opsKey = (await tg.keys.issue('ops-bot', admin)).apiKey;
-  app = await buildServer(tg, {
-    adminToken: ADMIN_TOKEN,
-    mcp: { maxSessions: MAX_SESSIONS, maxSessionsPerAgent: MAX_SESSIONS },
-  });
-  base = await app.listen({ host: '127.0.0.1', port: 0 });
+  ({ tg, base } = world);
+  supportKey = world.keys['support-bot'] ?? '';
+  opsKey = world.keys['ops-bot'] ?? '';
 });
 
 after(async () => {
   release();
   await Promise.all(clients.map((c) => c.close().catch(() => {})));
-  await app.close();
-  await tg.close();
+  await world.close();
   rmSync(dir, { recursive: true, force: true, maxRetries: 5, retryDelay: 50 });
 });
 
 async function connect(token: string): Promise<Client> {
-  const client = new Client({ name: 'capacity-test', version: '1.0.0' });
-  await client.connect(
-    new StreamableHTTPClientTransport(new URL(`${base}/mcp`), {
-      requestInit: { headers: { authorization: `Bearer ${token}` } },
-    }),
-  );
+  const client = await connectMcp(base, token, 'capacity-test');
   clients.push(client);
   return client;
 }
@@ -111,24 +74,7 @@ async function closeAll(list: Client[]) {
 
 /** A bare initialize, to read the refusal's status, headers and JSON-RPC error as sent. */
 async function initialize(token: string) {
-  const res = await fetch(`${base}/mcp`, {
-    method: 'POST',
-    headers: {
-      authorization: `Bearer ${token}`,
-      'content-type': 'application/json',
-      accept: 'application/json, text/event-stream',
-    },
-    body: JSON.stringify({
-      jsonrpc: '2.0',
-      id: 1,
-      method: 'initialize',
-      params: {
-        protocolVersion: '2025-06-18',
-        capabilities: {},
-        clientInfo: { name: 'raw', version: '1.0.0' },
-      },
-    }),
-  });
+  const res = await postMcp(base, initializeRequest('raw', '1.0.0'), token);
   const text = await res.text();
   return { status: res.status, retryAfter: res.headers.get('retry-after'), text };
 }
@@ -170,9 +116,7 @@ test('a newcomer takes the least recently used idle session of the agent holding
 });
 
 test('a session with a call in flight is never evicted: with none idle, the newcomer gets 503 and Retry-After', async () => {
-  latch = new Promise((r) => {
-    release = r;
-  });
+  closeLatch();
   entered = 0;
   const busy = [await connect(supportKey), await connect(supportKey), await connect(opsKey)];
   const calls = busy.map((c) => c.callTool({ name: 'hold', arguments: {} }));

@@ -5,9 +5,6 @@
  * that leave the gateway healthy.
  */
 import assert from 'node:assert/strict';
-import { mkdtempSync, readFileSync, rmSync } from 'node:fs';
-import { tmpdir } from 'node:os';
-import { join } from 'node:path';
 import { after, before, describe, test } from 'node:test';
 import { Client } from '@modelcontextprotocol/sdk/client/index.js';
 import { StreamableHTTPClientTransport } from '@modelcontextprotocol/sdk/client/streamableHttp.js';
@@ -16,24 +13,20 @@ import {
   ElicitRequestSchema,
   ToolListChangedNotificationSchema,
 } from '@modelcontextprotocol/sdk/types.js';
-import type { FastifyInstance } from 'fastify';
 import type { Actor } from '../../src/core/index.js';
-import { buildServer } from '../../src/edge/rest/index.js';
 import type { Gateway } from '../../src/host/toolgate.js';
-import { ROOT } from '../support/cli.js';
 import { operator } from '../support/operators.js';
 import { approvePendingReviews } from '../support/reviews.js';
-import { openDemoGateway } from '../support/world.js';
+import { inlineTool } from '../support/tools.js';
+import { openWorld, type World } from '../support/world.js';
 
 const admin: Actor = { id: 'test-admin', via: 'library' };
 /** The operator account that decides approvals here. */
 const approver = operator('test-admin');
 const ADMIN_TOKEN = 'test-admin-token-0123456789abcdef0123456789';
-const _DEMO = readFileSync(join(ROOT, 'demo', 'catalog.yaml'), 'utf8');
 
-let dir: string;
+let world: World;
 let tg: Gateway;
-let app: FastifyInstance;
 let base: string;
 let supportKey: string;
 let opsKey: string;
@@ -64,50 +57,30 @@ async function names(client: Client): Promise<string[]> {
 }
 
 before(async () => {
-  dir = mkdtempSync(join(tmpdir(), 'toolgate-mcp-'));
-  tg = await openDemoGateway({ db: `sqlite:${join(dir, 'tg.db')}` }, admin);
-  // A built-in tool only ops-bot holds (docs:read), so each agent has something of its own to run.
-  await tg.config.apply(
-    [
-      {
-        kind: 'Tool',
-        spec: {
-          id: 'ops_status',
-          version: '1.0.0',
-          name: 'ops_status',
-          description: 'Report whether the operations desk is staffed right now.',
-          tags: ['ops'],
-          owner: 'platform-team',
-          input_schema: { type: 'object', additionalProperties: false, properties: {} },
-          output_schema: { type: 'object' },
-          action_class: 'read',
-          data_access: 'public',
-          egress: { mode: 'none' },
-          access_tier: 'restricted',
-          required_capabilities: ['docs:read'],
-          runtime: { kind: 'inline', handler: 'noop' },
-          provenance: 'internal',
-        },
-      },
+  world = await openWorld({
+    demo: true,
+    actor: admin,
+    // A built-in tool only ops-bot holds (docs:read), so each agent has something of its own to run.
+    tools: [
+      inlineTool('ops_status', {
+        description: 'Report whether the operations desk is staffed right now.',
+        tags: ['ops'],
+        owner: 'platform-team',
+        data_access: 'public',
+        required_capabilities: ['docs:read'],
+      }),
     ],
-    admin,
-  );
-  await approvePendingReviews(tg);
-  supportKey = (await tg.keys.issue('support-bot', admin)).apiKey;
-  opsKey = (await tg.keys.issue('ops-bot', admin)).apiKey;
-  app = await buildServer(tg, {
-    adminToken: ADMIN_TOKEN,
-    bodyLimit: 64 * 1024,
-    mcp: { maxSessionsPerAgent: 30 },
+    keys: ['support-bot', 'ops-bot'],
+    rest: { adminToken: ADMIN_TOKEN, bodyLimit: 64 * 1024, mcp: { maxSessionsPerAgent: 30 } },
   });
-  base = await app.listen({ host: '127.0.0.1', port: 0 });
+  ({ tg, base } = world);
+  supportKey = world.keys['support-bot'] ?? '';
+  opsKey = world.keys['ops-bot'] ?? '';
 });
 
 after(async () => {
   await Promise.all(clients.map((c) => c.close().catch(() => {})));
-  await app.close();
-  await tg.close();
-  rmSync(dir, { recursive: true, force: true, maxRetries: 5, retryDelay: 50 });
+  await world.close();
 });
 
 describe('authentication', () => {

@@ -5,8 +5,6 @@
  * hand-written requests; everything else is the real client.
  */
 import assert from 'node:assert/strict';
-import { readFileSync } from 'node:fs';
-import { join } from 'node:path';
 import { after, before, describe, test } from 'node:test';
 import {
   Client as ClientV2,
@@ -14,32 +12,31 @@ import {
 } from '@modelcontextprotocol/client';
 import { Client as ClientV1 } from '@modelcontextprotocol/sdk/client/index.js';
 import { StreamableHTTPClientTransport as HttpV1 } from '@modelcontextprotocol/sdk/client/streamableHttp.js';
-import type { FastifyInstance } from 'fastify';
 import { RefusalSampler } from '../../src/api/refusal-sampler.js';
 import type { Actor } from '../../src/core/index.js';
-import { buildServer } from '../../src/edge/rest/index.js';
-import { type Gateway, openGateway } from '../../src/host/toolgate.js';
-import { openStore, type Store } from '../../src/records/store/index.js';
-import { backends } from '../support/backends.js';
-import { ROOT } from '../support/cli.js';
+import type { Gateway } from '../../src/host/toolgate.js';
+import type { Store } from '../../src/records/store/index.js';
 import { approvePendingReviews } from '../support/reviews.js';
+import { inlineTool } from '../support/tools.js';
+import {
+  connectModernMcp,
+  MODERN_ENVELOPE,
+  openWorld,
+  postListen,
+  postMcp,
+  type World,
+} from '../support/world.js';
 
 const admin: Actor = { id: 'test-admin', via: 'library' };
 const ADMIN_TOKEN = 'modern-test-admin-token-0123456789abcdef';
-const DEMO = readFileSync(join(ROOT, 'demo', 'catalog.yaml'), 'utf8');
 const RUN = 'io.toolgate/run';
 const MODERN = '2026-07-28';
-const ENVELOPE = {
-  'io.modelcontextprotocol/protocolVersion': MODERN,
-  'io.modelcontextprotocol/clientCapabilities': {},
-  'io.modelcontextprotocol/clientInfo': { name: 'raw', version: '1' },
-};
+const ENVELOPE = MODERN_ENVELOPE;
 
+let world: World;
 let tg: Gateway;
-let app: FastifyInstance;
 let base: string;
 let inspector: Store;
-let drop: () => Promise<void>;
 let supportKey: string;
 let supportKey2: string;
 let opsKey: string;
@@ -49,37 +46,12 @@ const clients: { close(): Promise<void> }[] = [];
 function tool(id: string, spec: Record<string, unknown>) {
   return {
     kind: 'Tool',
-    spec: {
-      id,
-      version: '1.0.0',
-      name: id,
-      description: `The ${id} test tool, run inline by toolgate for the tests.`,
-      tags: ['test'],
-      owner: 'qa',
-      input_schema: { type: 'object', additionalProperties: false, properties: {} },
-      output_schema: { type: 'object' },
-      action_class: 'read',
-      data_access: 'none',
-      egress: { mode: 'none' },
-      access_tier: 'restricted',
-      required_capabilities: ['test:use'],
-      runtime: { kind: 'inline', handler: 'noop' },
-      provenance: 'internal',
-      ...spec,
-    },
+    spec: inlineTool(id, { required_capabilities: ['test:use'], ...spec }),
   };
 }
 
 async function modern(token: string): Promise<ClientV2> {
-  const client = new ClientV2(
-    { name: 'modern-test', version: '1.0.0' },
-    { versionNegotiation: { mode: { pin: MODERN } } },
-  );
-  await client.connect(
-    new HttpV2(new URL(`${base}/mcp`), {
-      requestInit: { headers: { authorization: `Bearer ${token}` } },
-    }),
-  );
+  const client = await connectModernMcp(base, token, 'modern-test');
   clients.push(client);
   return client;
 }
@@ -125,32 +97,29 @@ async function raw(
   status: number;
   body: { error?: { code: number; data?: unknown }; result?: Result };
 }> {
-  const res = await fetch(`${base}/mcp`, {
-    method: 'POST',
-    headers: {
-      authorization: `Bearer ${token}`,
-      'content-type': 'application/json',
-      accept: 'application/json, text/event-stream',
-      ...headers,
-    },
-    body: JSON.stringify({
+  const res = await postMcp(
+    base,
+    {
       jsonrpc: '2.0',
       id: 7,
       method,
       params: { ...params, _meta: { ...ENVELOPE, ...(params._meta as object) } },
-    }),
-  });
+    },
+    token,
+    headers,
+  );
   return { status: res.status, body: (await res.json()) as never };
 }
 
 before(async () => {
-  const sqlite = backends().find((b) => b.name === 'sqlite');
-  assert.ok(sqlite);
-  const fresh = await sqlite.fresh();
-  drop = fresh.drop;
-  tg = await openGateway({ db: fresh.url });
-  inspector = await openStore(fresh.url);
-  await tg.config.applyText(DEMO, admin);
+  world = await openWorld({
+    demo: true,
+    actor: admin,
+    inspector: true,
+    rest: { adminToken: ADMIN_TOKEN, mcp: { listTtlMs: 1_500, refusalSample: 1_000 } },
+  });
+  ({ tg, base } = world);
+  inspector = world.inspector as Store;
   await tg.config.apply(
     [
       { kind: 'Agent', spec: { id: 'flow-bot', owner: 'qa' } },
@@ -187,19 +156,11 @@ before(async () => {
   supportKey2 = (await tg.keys.issue('support-bot', admin)).apiKey;
   opsKey = (await tg.keys.issue('ops-bot', admin)).apiKey;
   flowKey = (await tg.keys.issue('flow-bot', admin)).apiKey;
-  app = await buildServer(tg, {
-    adminToken: ADMIN_TOKEN,
-    mcp: { listTtlMs: 1_500, refusalSample: 1_000 },
-  });
-  base = await app.listen({ host: '127.0.0.1', port: 0 });
 });
 
 after(async () => {
   await Promise.all(clients.map((c) => c.close().catch(() => {})));
-  await app.close();
-  await tg.close();
-  await inspector.close();
-  await drop();
+  await world.close();
 });
 
 describe('both eras on one endpoint', () => {
@@ -604,22 +565,7 @@ describe('runs', () => {
 
 describe('subscriptions/listen', () => {
   test('a 2026-07-28 client listening for list changes hears of a newly registered tool', async () => {
-    const res = await fetch(`${base}/mcp`, {
-      method: 'POST',
-      headers: {
-        authorization: `Bearer ${opsKey}`,
-        'content-type': 'application/json',
-        accept: 'application/json, text/event-stream',
-        'mcp-protocol-version': MODERN,
-        'mcp-method': 'subscriptions/listen',
-      },
-      body: JSON.stringify({
-        jsonrpc: '2.0',
-        id: 9,
-        method: 'subscriptions/listen',
-        params: { notifications: { toolsListChanged: true }, _meta: ENVELOPE },
-      }),
-    });
+    const res = await postListen(base, opsKey);
     assert.equal(res.status, 200);
     assert.ok(res.body);
     const reader = res.body.getReader();

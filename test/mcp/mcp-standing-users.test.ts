@@ -6,26 +6,21 @@
  */
 import assert from 'node:assert/strict';
 import { randomUUID } from 'node:crypto';
-import { mkdtempSync, rmSync, writeFileSync } from 'node:fs';
+import { mkdtempSync, rmSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { after, before, test } from 'node:test';
 import type { FastifyInstance } from 'fastify';
-import { exportJWK, generateKeyPair, type JWK, SignJWT } from 'jose';
+import { type generateKeyPair, SignJWT } from 'jose';
 import type { Actor } from '../../src/core/index.js';
 import { buildServer } from '../../src/edge/rest/index.js';
 import { type Gateway, openGateway } from '../../src/host/toolgate.js';
 import { validTool } from '../support/tools.js';
+import { postListen, signingKeyWithJwks } from '../support/world.js';
 
 const admin: Actor = { id: 'admin', via: 'library' };
 const ISSUER = 'https://idp.example.com';
 const AUDIENCE = 'toolgate';
-const MODERN = '2026-07-28';
-const ENVELOPE = {
-  'io.modelcontextprotocol/protocolVersion': MODERN,
-  'io.modelcontextprotocol/clientCapabilities': {},
-  'io.modelcontextprotocol/clientInfo': { name: 'raw', version: '1' },
-};
 const PER_USER = 2;
 type Key = Awaited<ReturnType<typeof generateKeyPair>>['privateKey'];
 
@@ -38,10 +33,7 @@ const open: ReadableStreamDefaultReader<Uint8Array>[] = [];
 
 before(async () => {
   dir = mkdtempSync(join(tmpdir(), 'toolgate-standing-users-'));
-  const pair = await generateKeyPair('ES256', { extractable: true });
-  privateKey = pair.privateKey;
-  const jwk: JWK = { ...(await exportJWK(pair.publicKey)), kid: 'k1', alg: 'ES256', use: 'sig' };
-  writeFileSync(join(dir, 'jwks.json'), JSON.stringify({ keys: [jwk] }));
+  privateKey = await signingKeyWithJwks(join(dir, 'jwks.json'));
   tg = await openGateway({
     db: `sqlite:${join(dir, 'tg.db')}`,
     jwt: {
@@ -92,22 +84,7 @@ function tokenFor(agent: string, user: string): Promise<string> {
 }
 
 async function listen(token: string, at = base) {
-  const res = await fetch(`${at}/mcp`, {
-    method: 'POST',
-    headers: {
-      authorization: `Bearer ${token}`,
-      'content-type': 'application/json',
-      accept: 'application/json, text/event-stream',
-      'mcp-protocol-version': MODERN,
-      'mcp-method': 'subscriptions/listen',
-    },
-    body: JSON.stringify({
-      jsonrpc: '2.0',
-      id: 3,
-      method: 'subscriptions/listen',
-      params: { notifications: { toolsListChanged: true }, _meta: ENVELOPE },
-    }),
-  });
+  const res = await postListen(at, token, 3);
   if (res.status !== 200 || !res.body) {
     const body = (await res.json()) as { error?: { data?: { details?: unknown } } };
     return { status: res.status, details: body.error?.data?.details, reader: null };

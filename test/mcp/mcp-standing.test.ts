@@ -9,119 +9,73 @@
  * tool that waits on a latch the test opens, so nothing depends on timing luck.
  */
 import assert from 'node:assert/strict';
-import { mkdtempSync, readFileSync, rmSync } from 'node:fs';
-import { tmpdir } from 'node:os';
-import { join } from 'node:path';
 import { after, before, test } from 'node:test';
 import { Client } from '@modelcontextprotocol/sdk/client/index.js';
 import { StreamableHTTPClientTransport } from '@modelcontextprotocol/sdk/client/streamableHttp.js';
 import { type CallToolResult, ElicitRequestSchema } from '@modelcontextprotocol/sdk/types.js';
-import type { FastifyInstance } from 'fastify';
-import { buildServer } from '../../src/edge/rest/index.js';
-import { demoExecutor } from '../../src/execution/runtimes/index.js';
-import { type Gateway, openGateway } from '../../src/host/toolgate.js';
-import { ROOT } from '../support/cli.js';
-import { approvePendingReviews } from '../support/reviews.js';
+import { heldCalls, holdTool } from '../support/tools.js';
+import {
+  initializeRequest,
+  mcpHeaders,
+  openWorld,
+  postListen,
+  postMcp,
+  type World,
+} from '../support/world.js';
 
 const ADMIN_TOKEN = 'standing-test-admin-token-0123456789abcdef';
-const DEMO = readFileSync(join(ROOT, 'demo', 'catalog.yaml'), 'utf8');
 const admin = { id: 'test-admin', via: 'library' as const };
-const MODERN = '2026-07-28';
-const ENVELOPE = {
-  'io.modelcontextprotocol/protocolVersion': MODERN,
-  'io.modelcontextprotocol/clientCapabilities': {},
-  'io.modelcontextprotocol/clientInfo': { name: 'raw', version: '1' },
-};
 const STREAMS_PER_AGENT = 3;
 
-let dir: string;
-let tg: Gateway;
-let app: FastifyInstance;
+let world: World;
 let base: string;
 const keys: Record<string, string[]> = {};
 const clients: Client[] = [];
 const open: ReadableStreamDefaultReader<Uint8Array>[] = [];
 
-let release: () => void = () => {};
-let latch = Promise.resolve();
 let entered = 0;
-const arrivals: (() => void)[] = [];
-function closeLatch() {
-  latch = new Promise((r) => {
-    release = r;
-  });
-}
-async function arrived(n: number) {
-  while (entered < n) await new Promise<void>((r) => arrivals.push(r));
-}
+const held = heldCalls(() => entered++);
+const { closeLatch, release } = held;
+const arrived = (n: number) => held.until(() => entered >= n);
 
 before(async () => {
-  dir = mkdtempSync(join(tmpdir(), 'toolgate-mcp-standing-'));
-  const executor = demoExecutor().register('test.hold', async () => {
-    entered += 1;
-    for (const r of arrivals.splice(0)) r();
-    await latch;
-    return {};
-  });
-  tg = await openGateway({ db: `sqlite:${join(dir, 'tg.db')}`, executor });
-  await tg.config.applyText(DEMO, admin);
-  await tg.config.apply(
-    [
-      {
-        kind: 'Tool',
-        spec: {
-          id: 'hold',
-          version: '1.0.0',
-          name: 'hold',
-          description: 'Wait until the test lets go; used to keep a request in flight.',
-          owner: 'qa',
-          input_schema: { type: 'object', additionalProperties: false, properties: {} },
-          output_schema: { type: 'object' },
-          action_class: 'read',
-          data_access: 'public',
-          egress: { mode: 'none' },
-          access_tier: 'public',
-          required_capabilities: ['docs:read'],
-          runtime: { kind: 'inline', handler: 'test.hold' },
-          provenance: 'internal',
-        },
-      },
-      ...['mallory', 'alice'].flatMap((id) => [
-        { kind: 'Agent', spec: { id, display_name: id, owner: 'qa' } },
-        { kind: 'Grant', spec: { agent: id, capabilities: ['docs:read'] } },
-      ]),
+  world = await openWorld({
+    demo: true,
+    tools: [holdTool()],
+    agents: [
+      { id: 'mallory', display_name: 'mallory', capabilities: ['docs:read'] },
+      { id: 'alice', display_name: 'alice', capabilities: ['docs:read'] },
     ],
-    admin,
-  );
-  await approvePendingReviews(tg.admin);
-  keys.mallory = [];
-  for (let i = 0; i < 4; i++) keys.mallory.push((await tg.keys.issue('mallory', admin)).apiKey);
-  keys.alice = [(await tg.keys.issue('alice', admin)).apiKey];
-  keys.support = [(await tg.keys.issue('support-bot', admin)).apiKey];
-  app = await buildServer(tg, {
-    adminToken: ADMIN_TOKEN,
-    admission: {
-      maxInFlight: 4,
-      maxInFlightPerCaller: 2,
-      maxQueued: 1,
-      maxQueueWaitMs: 300,
-      maxEventLoopDelayMs: 0,
-    },
-    standing: {
-      streams: { max: 16, maxPerAgent: STREAMS_PER_AGENT, maxPerUser: 16 },
-      waits: { max: 16, maxPerAgent: 1, maxPerUser: 16 },
+    keys: ['support-bot'],
+    options: { executor: held.executor },
+    rest: {
+      adminToken: ADMIN_TOKEN,
+      admission: {
+        maxInFlight: 4,
+        maxInFlightPerCaller: 2,
+        maxQueued: 1,
+        maxQueueWaitMs: 300,
+        maxEventLoopDelayMs: 0,
+      },
+      standing: {
+        streams: { max: 16, maxPerAgent: STREAMS_PER_AGENT, maxPerUser: 16 },
+        waits: { max: 16, maxPerAgent: 1, maxPerUser: 16 },
+      },
     },
   });
-  base = await app.listen({ host: '127.0.0.1', port: 0 });
+  const { tg } = world;
+  base = world.base;
+  keys.mallory = [world.keys.mallory ?? ''];
+  for (let i = 1; i < 4; i++) keys.mallory.push((await tg.keys.issue('mallory', admin)).apiKey);
+  keys.alice = [world.keys.alice ?? ''];
+  keys.support = [world.keys['support-bot'] ?? ''];
 });
 
 after(async () => {
   release();
   await closeStreams();
   await Promise.all(clients.map((c) => c.close().catch(() => {})));
-  await app.close();
-  await tg.close();
-  rmSync(dir, { recursive: true, force: true, maxRetries: 5, retryDelay: 50 });
+  await world.close();
 });
 
 async function closeStreams() {
@@ -145,22 +99,7 @@ async function readUntil(reader: ReadableStreamDefaultReader<Uint8Array>, until:
 
 /** A 2026-07-28 `subscriptions/listen`: the open stream (acknowledged), or the refusal. */
 async function listen(token: string) {
-  const res = await fetch(`${base}/mcp`, {
-    method: 'POST',
-    headers: {
-      authorization: `Bearer ${token}`,
-      'content-type': 'application/json',
-      accept: 'application/json, text/event-stream',
-      'mcp-protocol-version': MODERN,
-      'mcp-method': 'subscriptions/listen',
-    },
-    body: JSON.stringify({
-      jsonrpc: '2.0',
-      id: 9,
-      method: 'subscriptions/listen',
-      params: { notifications: { toolsListChanged: true }, _meta: ENVELOPE },
-    }),
-  });
+  const res = await postListen(base, token);
   if (res.status !== 200 || !res.body) {
     return { status: res.status, body: (await res.json()) as { error: { data: unknown } } };
   }
@@ -172,25 +111,8 @@ async function listen(token: string) {
 
 /** A 2025-era session opened by hand, then its GET stream: open, or the refusal. */
 async function sessionStream(token: string) {
-  const headers = {
-    authorization: `Bearer ${token}`,
-    'content-type': 'application/json',
-    accept: 'application/json, text/event-stream',
-  };
-  const init = await fetch(`${base}/mcp`, {
-    method: 'POST',
-    headers,
-    body: JSON.stringify({
-      jsonrpc: '2.0',
-      id: 1,
-      method: 'initialize',
-      params: {
-        protocolVersion: '2025-06-18',
-        capabilities: {},
-        clientInfo: { name: 'raw', version: '1.0.0' },
-      },
-    }),
-  });
+  const headers = mcpHeaders(token);
+  const init = await postMcp(base, initializeRequest('raw', '1.0.0'), token);
   assert.equal(init.status, 200);
   await init.text();
   const id = init.headers.get('mcp-session-id') ?? '';

@@ -36,6 +36,7 @@ import {
 import { EVERYTHING, FIXTURES, nodeProvider, READ_PUBLIC } from '../providers/provider-support.js';
 import { cleanEnv, ensureBuilt, MAIN } from '../support/cli.js';
 import { classifyReviewed } from '../support/reviews.js';
+import { initializeRequest, mcpHeaders } from '../support/world.js';
 
 const admin: Actor = { id: 'test-admin', via: 'library' };
 const ADMIN_TOKEN = 'test-admin-token-0123456789abcdef0123456789';
@@ -405,23 +406,10 @@ describe('progress and cancellation over Streamable HTTP', () => {
   });
 
   test("the cancelled call's stream is closed, not left open until the session ends", async () => {
-    const headers: Record<string, string> = {
-      authorization: `Bearer ${key}`,
-      'content-type': 'application/json',
-      accept: 'application/json, text/event-stream',
-    };
+    const headers = mcpHeaders(key);
     const post = (body: unknown) =>
       fetch(`${base}/mcp`, { method: 'POST', headers, body: JSON.stringify(body) });
-    const init = await post({
-      jsonrpc: '2.0',
-      id: 1,
-      method: 'initialize',
-      params: {
-        protocolVersion: '2025-06-18',
-        capabilities: {},
-        clientInfo: { name: 'raw', version: '1.0.0' },
-      },
-    });
+    const init = await post(initializeRequest('raw', '1.0.0'));
     headers['mcp-session-id'] = init.headers.get('mcp-session-id') ?? '';
     headers['mcp-protocol-version'] = '2025-06-18';
     await init.text();

@@ -7,25 +7,20 @@
  */
 import assert from 'node:assert/strict';
 import { after, before, describe, test } from 'node:test';
-import {
-  Client as ClientV2,
-  StreamableHTTPClientTransport as HttpV2,
-} from '@modelcontextprotocol/client';
-import type { FastifyInstance } from 'fastify';
+import type { Client as ClientV2 } from '@modelcontextprotocol/client';
 import type { Actor } from '../../src/core/index.js';
 import { MasterKey } from '../../src/domain/credentials/index.js';
 import { REQUEST_STATE_KEY_LABEL, RequestStateSealer } from '../../src/domain/decisions/index.js';
-import { buildServer } from '../../src/edge/rest/index.js';
-import { type Gateway, openGateway } from '../../src/host/toolgate.js';
-import { openStore, type Store } from '../../src/records/store/index.js';
+import type { Gateway } from '../../src/host/toolgate.js';
+import type { Store } from '../../src/records/store/index.js';
 import { backends } from '../support/backends.js';
 import { enrol, operator } from '../support/operators.js';
-import { approvePendingReviews } from '../support/reviews.js';
+import { inlineTool } from '../support/tools.js';
+import { connectModernMcp, openWorld, type World } from '../support/world.js';
 
 const admin: Actor = { id: 'test-admin', via: 'library' };
 const RUN = 'io.toolgate/run';
 const APPROVAL = 'io.toolgate/approval';
-const MODERN = '2026-07-28';
 
 type Answer = {
   resultType?: string;
@@ -38,11 +33,10 @@ type Answer = {
 
 for (const backend of backends()) {
   describe(`approvals as multi round-trip requests over HTTP (${backend.name})`, () => {
+    let world: World;
     let tg: Gateway;
-    let app: FastifyInstance;
     let base: string;
     let inspector: Store;
-    let drop: () => Promise<void>;
     let key: string;
     let otherKey: string;
     let approvers = 0;
@@ -50,19 +44,10 @@ for (const backend of backends()) {
     const clients: ClientV2[] = [];
 
     async function client(token = key, elicitation = false): Promise<ClientV2> {
-      const c = new ClientV2(
-        { name: 'mrtr-test', version: '1.0.0' },
-        {
-          versionNegotiation: { mode: { pin: MODERN } },
-          inputRequired: { autoFulfill: false },
-          ...(elicitation ? { capabilities: { elicitation: { form: {} } } } : {}),
-        },
-      );
-      await c.connect(
-        new HttpV2(new URL(`${base}/mcp`), {
-          requestInit: { headers: { authorization: `Bearer ${token}` } },
-        }),
-      );
+      const c = await connectModernMcp(base, token, 'mrtr-test', {
+        inputRequired: { autoFulfill: false },
+        ...(elicitation ? { capabilities: { elicitation: { form: {} } } } : {}),
+      });
       clients.push(c);
       return c;
     }
@@ -143,56 +128,37 @@ for (const backend of backends()) {
     }
 
     before(async () => {
-      const fresh = await backend.fresh();
-      drop = fresh.drop;
-      tg = await openGateway({ db: fresh.url, masterKey });
-      inspector = await openStore(fresh.url);
-      await tg.config.apply(
-        [
-          { kind: 'Agent', spec: { id: 'pay-bot', owner: 'qa' } },
-          {
-            kind: 'Tool',
-            spec: {
-              id: 'wire_funds',
-              version: '1.0.0',
-              name: 'wire_funds',
-              description: 'Wire an amount to an account; run inline by toolgate for the tests.',
-              tags: ['test'],
-              owner: 'qa',
-              input_schema: {
-                type: 'object',
-                additionalProperties: false,
-                required: ['to', 'cents'],
-                properties: { to: { type: 'string' }, cents: { type: 'integer' } },
-              },
-              output_schema: { type: 'object' },
-              action_class: 'external_send',
-              approval: { mode: 'always', second_factor: true },
-              data_access: 'none',
-              egress: { mode: 'none' },
-              access_tier: 'restricted',
-              required_capabilities: ['pay:wire'],
-              runtime: { kind: 'inline', handler: 'noop' },
-              provenance: 'internal',
+      world = await openWorld({
+        backend,
+        actor: admin,
+        options: { masterKey },
+        inspector: true,
+        tools: [
+          inlineTool('wire_funds', {
+            description: 'Wire an amount to an account; run inline by toolgate for the tests.',
+            input_schema: {
+              type: 'object',
+              additionalProperties: false,
+              required: ['to', 'cents'],
+              properties: { to: { type: 'string' }, cents: { type: 'integer' } },
             },
-          },
-          { kind: 'Grant', spec: { agent: 'pay-bot', capabilities: ['pay:wire'] } },
+            action_class: 'external_send',
+            approval: { mode: 'always', second_factor: true },
+            required_capabilities: ['pay:wire'],
+          }),
         ],
-        admin,
-      );
-      await approvePendingReviews(tg.admin);
-      key = (await tg.keys.issue('pay-bot', admin)).apiKey;
+        agents: [{ id: 'pay-bot', capabilities: ['pay:wire'] }],
+        rest: { adminToken: 'mrtr-test-admin-token-0123456789abcdef' },
+      });
+      ({ tg, base } = world);
+      inspector = world.inspector as Store;
+      key = world.keys['pay-bot'] ?? '';
       otherKey = (await tg.keys.issue('pay-bot', admin)).apiKey;
-      app = await buildServer(tg, { adminToken: 'mrtr-test-admin-token-0123456789abcdef' });
-      base = await app.listen({ host: '127.0.0.1', port: 0 });
     });
 
     after(async () => {
       await Promise.all(clients.map((c) => c.close().catch(() => {})));
-      await app.close();
-      await tg.close();
-      await inspector.close();
-      await drop();
+      await world.close();
     });
 
     test('the round trip: input required, still pending, approved → runs once, replay refused', async () => {

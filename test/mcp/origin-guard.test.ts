@@ -7,107 +7,57 @@
  */
 import assert from 'node:assert/strict';
 import { mkdtempSync, rmSync } from 'node:fs';
-import { request } from 'node:http';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { after, before, describe, test } from 'node:test';
 import { Client } from '@modelcontextprotocol/sdk/client/index.js';
 import { StreamableHTTPClientTransport } from '@modelcontextprotocol/sdk/client/streamableHttp.js';
-import type { FastifyInstance } from 'fastify';
 import type { Actor } from '../../src/core/index.js';
 import { originPolicy } from '../../src/edge/mcp/index.js';
-import { buildServer } from '../../src/edge/rest/index.js';
-import { type Gateway, openGateway } from '../../src/host/toolgate.js';
 import { openStore, type Store } from '../../src/records/store/index.js';
-import { backends } from '../support/backends.js';
 import { ensureBuilt, listeningUrl, runCli, spawnServe } from '../support/cli.js';
 import { validTool } from '../support/tools.js';
+import { initializeRequest, mcpHeaders, openWorld, rawPost, type World } from '../support/world.js';
 
 const admin: Actor = { id: 'admin', via: 'library' };
 const ADMIN_TOKEN = 'origin-test-admin-token-0123456789abcdef';
-const INITIALIZE = JSON.stringify({
-  jsonrpc: '2.0',
-  id: 1,
-  method: 'initialize',
-  params: {
-    protocolVersion: '2025-06-18',
-    capabilities: {},
-    clientInfo: { name: 'raw', version: '1' },
-  },
-});
+const INITIALIZE = JSON.stringify(initializeRequest());
 
 describe('/mcp Origin and Host validation', () => {
-  let tg: Gateway;
-  let app: FastifyInstance;
+  let world: World;
   let base: string;
   let port: number;
   let inspector: Store;
   let key: string;
-  let drop: () => Promise<void>;
 
   before(async () => {
-    const sqlite = backends().find((b) => b.name === 'sqlite');
-    assert.ok(sqlite);
-    const fresh = await sqlite.fresh();
-    drop = fresh.drop;
-    tg = await openGateway({ db: fresh.url });
-    await tg.config.apply(
-      [
-        { kind: 'Agent', spec: { id: 'web-bot', owner: 'qa' } },
-        { kind: 'Tool', spec: validTool() },
-        { kind: 'Grant', spec: { agent: 'web-bot', capabilities: ['billing:read'] } },
-      ],
-      admin,
-    );
-    key = (await tg.keys.issue('web-bot', admin)).apiKey;
-    inspector = await openStore(fresh.url);
-    app = await buildServer(tg, {
-      adminToken: ADMIN_TOKEN,
-      mcp: {
-        originPolicy: originPolicy(['https://console.example.com'], ['gateway.example.com']),
-        // Every refusal here is recorded in full (the sample bounds a flood; personal-data-masking
-        // pins that bound).
-        refusalSample: 1_000,
+    world = await openWorld({
+      actor: admin,
+      tools: [validTool()],
+      agents: [{ id: 'web-bot', capabilities: ['billing:read'] }],
+      rest: {
+        adminToken: ADMIN_TOKEN,
+        mcp: {
+          originPolicy: originPolicy(['https://console.example.com'], ['gateway.example.com']),
+          // Every refusal here is recorded in full (the sample bounds a flood;
+          // personal-data-masking pins that bound).
+          refusalSample: 1_000,
+        },
       },
     });
-    base = await app.listen({ host: '127.0.0.1', port: 0 });
+    base = world.base;
+    key = world.keys['web-bot'] ?? '';
+    inspector = await openStore(world.db);
     port = Number(new URL(base).port);
   });
   after(async () => {
-    await app.close();
-    await tg.close();
     await inspector.close();
-    await drop();
+    await world.close();
   });
 
   /** A raw initialize with exactly these headers (node:http lets Host be set). */
   const raw = (headers: Record<string, string>) =>
-    new Promise<{ status: number; body: string }>((resolve, reject) => {
-      const req = request(
-        {
-          host: '127.0.0.1',
-          port,
-          path: '/mcp',
-          method: 'POST',
-          headers: {
-            authorization: `Bearer ${key}`,
-            'content-type': 'application/json',
-            accept: 'application/json, text/event-stream',
-            ...headers,
-          },
-        },
-        (res) => {
-          let body = '';
-          res.setEncoding('utf8');
-          res.on('data', (c: string) => {
-            body += c;
-          });
-          res.on('end', () => resolve({ status: res.statusCode ?? 0, body }));
-        },
-      );
-      req.on('error', reject);
-      req.end(INITIALIZE);
-    });
+    rawPost(port, '/mcp', { ...mcpHeaders(key), ...headers }, INITIALIZE);
 
   const refusals = async () =>
     (

@@ -5,68 +5,37 @@
  * repeats from one peer are counted, not recorded. Raw HTTP from two loopback addresses.
  */
 import assert from 'node:assert/strict';
-import { request } from 'node:http';
 import { after, before, describe, test } from 'node:test';
 import type { FastifyInstance } from 'fastify';
-import { buildServer } from '../../src/edge/rest/index.js';
-import { type Gateway, openGateway } from '../../src/host/toolgate.js';
+import type { Gateway } from '../../src/host/toolgate.js';
 import { openStore, type Store } from '../../src/records/store/index.js';
-import { backends } from '../support/backends.js';
+import { eventDetails, openWorld, rawPost, type World } from '../support/world.js';
 
 describe('/mcp refusals are sampled per peer and per value', () => {
+  let world: World;
   let tg: Gateway;
   let app: FastifyInstance;
   let port = 0;
   let inspector: Store;
-  let drop: () => Promise<void>;
 
   before(async () => {
-    const sqlite = backends().find((b) => b.name === 'sqlite');
-    assert.ok(sqlite);
-    const fresh = await sqlite.fresh();
-    drop = fresh.drop;
-    tg = await openGateway({ db: fresh.url });
-    inspector = await openStore(fresh.url);
     // The defaults: 5 in full per peer and minute, 5 more for values new in the minute.
-    app = await buildServer(tg, { adminToken: 'sampling-test-admin-token-0123456789abcdef' });
-    port = Number(new URL(await app.listen({ host: '127.0.0.1', port: 0 })).port);
+    world = await openWorld({ rest: { adminToken: 'sampling-test-admin-token-0123456789abcdef' } });
+    tg = world.tg;
+    app = world.app as FastifyInstance;
+    inspector = await openStore(world.db);
+    port = Number(new URL(world.base).port);
   });
   after(async () => {
-    await app.close().catch(() => {});
-    await tg.close();
     await inspector.close();
-    await drop();
+    await world.close();
   });
 
   /** POST /mcp with this Origin and no credential, from this loopback address. */
-  const probe = (origin: string, from = '127.0.0.1') =>
-    new Promise<number>((resolve, reject) => {
-      const req = request(
-        {
-          host: '127.0.0.1',
-          port,
-          localAddress: from,
-          path: '/mcp',
-          method: 'POST',
-          headers: { 'content-type': 'application/json', origin },
-        },
-        (res) => {
-          res.resume();
-          res.on('end', () => resolve(res.statusCode ?? 0));
-        },
-      );
-      req.on('error', reject);
-      req.end('{}');
-    });
-  const recorded = async (action: string) =>
-    (
-      await inspector.db
-        .selectFrom('events')
-        .select('details')
-        .where('action', '=', action)
-        .orderBy('seq')
-        .execute()
-    ).map((e) => JSON.parse(e.details) as Record<string, unknown>);
+  const probe = async (origin: string, from = '127.0.0.1') =>
+    (await rawPost(port, '/mcp', { 'content-type': 'application/json', origin }, '{}', from))
+      .status;
+  const recorded = (action: string) => eventDetails(inspector, action);
   const token = (v: string) => tg.audit.writer.pseudonyms.token(v);
 
   test('five junk Origins do not hide the next real one; repeats of one Origin are counted, not recorded', async () => {

@@ -11,10 +11,7 @@ import { chmodSync, mkdtempSync, rmSync, writeFileSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { after, before, describe, test } from 'node:test';
-import {
-  Client as ClientV2,
-  StreamableHTTPClientTransport as HttpV2,
-} from '@modelcontextprotocol/client';
+import type { Client as ClientV2 } from '@modelcontextprotocol/client';
 import { Client as ClientV1 } from '@modelcontextprotocol/sdk/client/index.js';
 import { StreamableHTTPClientTransport as HttpV1 } from '@modelcontextprotocol/sdk/client/streamableHttp.js';
 import type { FastifyInstance } from 'fastify';
@@ -24,6 +21,7 @@ import { type Gateway, openGateway } from '../../src/host/toolgate.js';
 import { FIXTURES, nodeProvider } from '../providers/provider-support.js';
 import { backends } from '../support/backends.js';
 import { approvePendingReviews } from '../support/reviews.js';
+import { connectModernMcp } from '../support/world.js';
 
 const admin: Actor = { id: 'test-admin', via: 'library' };
 const RUN = 'io.toolgate/run';
@@ -33,7 +31,6 @@ const TRUST = 'io.toolgate/trust';
 function labelOf(result: unknown): { source?: string; provenance?: string; injection?: boolean } {
   return ((result as Meta)._meta?.[TRUST] ?? {}) as Record<string, never>;
 }
-const MODERN = '2026-07-28';
 
 let tg: Gateway;
 let app: FastifyInstance;
@@ -61,15 +58,7 @@ async function legacy(agent: string): Promise<ClientV1> {
 }
 
 async function modern(agent: string): Promise<ClientV2> {
-  const client = new ClientV2(
-    { name: 'modern-test', version: '1.0.0' },
-    { versionNegotiation: { mode: { pin: MODERN } } },
-  );
-  await client.connect(
-    new HttpV2(new URL(`${base}/mcp`), {
-      requestInit: { headers: { authorization: `Bearer ${keys[agent]}` } },
-    }),
-  );
+  const client = await connectModernMcp(base, keys[agent], 'modern-test');
   clients.push(client);
   return client;
 }

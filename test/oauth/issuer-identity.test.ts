@@ -22,6 +22,7 @@ import { type Gateway, openGateway } from '../../src/host/toolgate.js';
 import { ROOT } from '../support/cli.js';
 import { approvePendingReviews } from '../support/reviews.js';
 import { LOOPBACK_OUTBOUND } from '../support/webhook-receiver.js';
+import { initializeRequest, postMcp } from '../support/world.js';
 import { type AuthorizationServer, startAuthorizationServer } from './authorization-server.js';
 
 const admin: Actor = { id: 'test-admin', via: 'library' };
@@ -232,24 +233,7 @@ describe('refusals at the edge that name a caller are audited', () => {
     const nobody = `tgk_${'B'.repeat(16)}_${'A'.repeat(43)}`;
     const before = (await refusals()).length;
     assert.equal((await openSession(wrong)).status, 401);
-    const mcp = await fetch(`${base}/mcp`, {
-      method: 'POST',
-      headers: {
-        authorization: `Bearer ${wrong}`,
-        'content-type': 'application/json',
-        accept: 'application/json, text/event-stream',
-      },
-      body: JSON.stringify({
-        jsonrpc: '2.0',
-        id: 1,
-        method: 'initialize',
-        params: {
-          protocolVersion: '2025-06-18',
-          capabilities: {},
-          clientInfo: { name: 'raw', version: '1' },
-        },
-      }),
-    });
+    const mcp = await postMcp(base, initializeRequest(), wrong);
     assert.equal(mcp.status, 401);
     // Sampled per peer and key (test/http/auth-refused-flood.test.ts): the first ones in full.
     const peer = tg.audit.writer.pseudonyms.token('127.0.0.1');

@@ -23,6 +23,7 @@ import { type Gateway, openGateway } from '../../src/host/toolgate.js';
 import { ROOT } from '../support/cli.js';
 import { approvePendingReviews } from '../support/reviews.js';
 import { LOOPBACK_OUTBOUND } from '../support/webhook-receiver.js';
+import { initializeRequest, postMcp } from '../support/world.js';
 import { type AuthorizationServer, startAuthorizationServer } from './authorization-server.js';
 import { connectWithOAuth, connectWithOAuthV2, TestOAuthClient } from './oauth-client.js';
 
@@ -94,24 +95,7 @@ async function connect(oauth: TestOAuthClient): Promise<Client> {
 }
 
 async function mcpPost(token: string | null): Promise<Response> {
-  return fetch(`${base}/mcp`, {
-    method: 'POST',
-    headers: {
-      'content-type': 'application/json',
-      accept: 'application/json, text/event-stream',
-      ...(token ? { authorization: `Bearer ${token}` } : {}),
-    },
-    body: JSON.stringify({
-      jsonrpc: '2.0',
-      id: 1,
-      method: 'initialize',
-      params: {
-        protocolVersion: '2025-06-18',
-        capabilities: {},
-        clientInfo: { name: 'raw', version: '1' },
-      },
-    }),
-  });
+  return postMcp(base, initializeRequest(), token);
 }
 
 describe('discovery', () => {

@@ -19,6 +19,7 @@ import { type Gateway, openGateway } from '../../src/host/toolgate.js';
 import { type Backend, backends } from '../support/backends.js';
 import { approvePendingReviews } from '../support/reviews.js';
 import { validTool } from '../support/tools.js';
+import { restClient } from '../support/world.js';
 
 const ADMIN_TOKEN = 'admin-token-for-confirmed-deciders-0123456789abcdef';
 const setup: Actor = { id: 'cli:setup', via: 'cli' };
@@ -45,23 +46,9 @@ function restWorld(backend: Backend) {
     w.now = new Date(w.now.getTime() + 30_000);
     return totpAt(w.secrets[id] ?? '', w.now);
   };
-  const call = async (
-    method: string,
-    path: string,
-    bearer: string,
-    body?: unknown,
-  ): Promise<Reply> => {
-    const res = await fetch(w.base + path, {
-      method,
-      headers: {
-        authorization: `Bearer ${bearer}`,
-        ...(body !== undefined ? { 'content-type': 'application/json' } : {}),
-      },
-      ...(body !== undefined ? { body: JSON.stringify(body) } : {}),
-    });
-    const text = await res.text();
-    return { status: res.status, body: text === '' ? {} : JSON.parse(text) };
-  };
+  const rest = restClient(() => w.base);
+  const call = (method: string, path: string, bearer: string, body?: unknown) =>
+    rest(method, path, body, bearer);
   const as = (id: string) => (id === 'bootstrap' ? ADMIN_TOKEN : (w.tokens[id] ?? ''));
   /** Creates `id` as `by`, enrols its second factor and issues its token, all as `by`. */
   const setUp = async (by: string, id: string, roles: string[]) => {

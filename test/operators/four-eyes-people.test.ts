@@ -12,6 +12,7 @@ import { MasterKey } from '../../src/domain/credentials/index.js';
 import { buildServer } from '../../src/edge/rest/index.js';
 import { type Gateway, openGateway } from '../../src/host/toolgate.js';
 import { backends } from '../support/backends.js';
+import { restClient } from '../support/world.js';
 
 const ADMIN_TOKEN = 'admin-token-for-four-eyes-people-0123456789abcdef';
 const sqlite = backends().find((b) => b.name === 'sqlite');
@@ -23,17 +24,9 @@ describe('four eyes are two people: the bootstrap token and self-promotion', () 
   let drop: () => Promise<void>;
   let aliceToken = '';
 
-  const call = async (method: string, path: string, bearer: string, body?: unknown) => {
-    const res = await fetch(base + path, {
-      method,
-      headers: {
-        authorization: `Bearer ${bearer}`,
-        ...(body !== undefined ? { 'content-type': 'application/json' } : {}),
-      },
-      ...(body !== undefined ? { body: JSON.stringify(body) } : {}),
-    });
-    return { status: res.status, body: (await res.json()) as Record<string, unknown> };
-  };
+  const rest = restClient(() => base);
+  const call = (method: string, path: string, bearer: string, body?: unknown) =>
+    rest(method, path, body, bearer);
 
   before(async () => {
     assert.ok(sqlite);

@@ -13,7 +13,7 @@ import { BOOTSTRAP_OPERATOR } from '../../src/domain/operators/index.js';
 import type { Gateway } from '../../src/host/toolgate.js';
 import { backends } from '../support/backends.js';
 import { validTool } from '../support/tools.js';
-import { openWorld, personalToken, type World } from '../support/world.js';
+import { openWorld, personalToken, restClient, type World } from '../support/world.js';
 
 const admin: Actor = { id: 'test-admin', via: 'library' };
 const ADMIN_TOKEN = 'admin-token-for-owner-reach-tests-0123456789';
@@ -24,17 +24,9 @@ describe('what an owner may reach', () => {
   let base = '';
   const tokens: Record<string, string> = {};
 
-  async function call(method: string, path: string, who: string, body?: unknown) {
-    const res = await fetch(`${base}${path}`, {
-      method,
-      headers: {
-        authorization: `Bearer ${who === 'admin' ? ADMIN_TOKEN : tokens[who]}`,
-        ...(body !== undefined ? { 'content-type': 'application/json' } : {}),
-      },
-      ...(body !== undefined ? { body: JSON.stringify(body) } : {}),
-    });
-    return { status: res.status, body: (await res.json()) as Record<string, unknown> };
-  }
+  const rest = restClient(() => base);
+  const call = (method: string, path: string, who: string, body?: unknown) =>
+    rest(method, path, body, who === 'admin' ? ADMIN_TOKEN : (tokens[who] ?? ''));
 
   async function offeredTo(agent: string): Promise<string[]> {
     const session = await call('POST', '/v1/sessions', agent, {});

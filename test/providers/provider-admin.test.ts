@@ -17,7 +17,7 @@ import type { Gateway } from '../../src/host/toolgate.js';
 import { backends } from '../support/backends.js';
 import { cleanEnv, ensureBuilt, MAIN } from '../support/cli.js';
 import { approveReview } from '../support/reviews.js';
-import { openWorld, type World } from '../support/world.js';
+import { openWorld, restClient, type World } from '../support/world.js';
 import { EVERYTHING, nodeProvider, READ_PUBLIC } from './provider-support.js';
 
 const admin: Actor = { id: 'test-admin', via: 'library' };
@@ -51,17 +51,7 @@ for (const backend of backends()) {
     let url: string;
     let dir: string;
 
-    const call = async (method: string, path: string, body?: unknown) => {
-      const res = await fetch(`${base}${path}`, {
-        method,
-        headers: {
-          authorization: `Bearer ${TOKEN}`,
-          ...(body !== undefined ? { 'content-type': 'application/json' } : {}),
-        },
-        ...(body !== undefined ? { body: JSON.stringify(body) } : {}),
-      });
-      return { status: res.status, body: (await res.json()) as Record<string, unknown> };
-    };
+    const call = restClient(() => base, TOKEN);
 
     before(async () => {
       world = await openWorld({ backend, rest: { adminToken: TOKEN } });

@@ -12,10 +12,7 @@
 import assert from 'node:assert/strict';
 import { join } from 'node:path';
 import { after, before, describe, test } from 'node:test';
-import {
-  Client as ClientV2,
-  StreamableHTTPClientTransport as HttpV2,
-} from '@modelcontextprotocol/client';
+import type { Client as ClientV2 } from '@modelcontextprotocol/client';
 import type { Client } from '@modelcontextprotocol/sdk/client/index.js';
 import { McpError } from '@modelcontextprotocol/sdk/types.js';
 import type { FastifyInstance } from 'fastify';
@@ -25,7 +22,7 @@ import type { Gateway } from '../../src/host/toolgate.js';
 import { openStore, type Store } from '../../src/records/store/index.js';
 import { backends } from '../support/backends.js';
 import { approvePendingReviews } from '../support/reviews.js';
-import { connectMcp, openWorld, type World } from '../support/world.js';
+import { connectMcp, connectModernMcp, openWorld, type World } from '../support/world.js';
 import { FIXTURES, nodeProvider } from './provider-support.js';
 
 const admin: Actor = { id: 'test-admin', via: 'library' };
@@ -72,15 +69,7 @@ for (const backend of backends()) {
     }
 
     async function connectModern(agent: string): Promise<ClientV2> {
-      const client = new ClientV2(
-        { name: 'overlap-test', version: '1.0.0' },
-        { versionNegotiation: { mode: { pin: '2026-07-28' } } },
-      );
-      await client.connect(
-        new HttpV2(new URL(`${base}/mcp`), {
-          requestInit: { headers: { authorization: `Bearer ${keys[agent]}` } },
-        }),
-      );
+      const client = await connectModernMcp(base, keys[agent], 'overlap-test');
       clients.push(client);
       return client;
     }

@@ -23,6 +23,7 @@ import { openStore, type Store } from '../../src/records/store/index.js';
 import { ROOT } from '../support/cli.js';
 import { enrol, operator } from '../support/operators.js';
 import { approvePendingReviews } from '../support/reviews.js';
+import { inlineTool } from '../support/tools.js';
 
 const admin: Actor = { id: 'test-admin', via: 'library' };
 const ADMIN_TOKEN = 'python-client-admin-token-0123456789abcdef';
@@ -47,24 +48,11 @@ let key: string;
 function tool(id: string, spec: Record<string, unknown>) {
   return {
     kind: 'Tool',
-    spec: {
+    spec: inlineTool(
       id,
-      version: '1.0.0',
-      name: id,
-      description: `The ${id} test tool, run inline by toolgate for the Python client.`,
-      tags: ['test'],
-      owner: 'qa',
-      input_schema: { type: 'object', additionalProperties: false, properties: {} },
-      output_schema: { type: 'object' },
-      action_class: 'read',
-      data_access: 'none',
-      egress: { mode: 'none' },
-      access_tier: 'restricted',
-      required_capabilities: ['accounts:manage'],
-      runtime: { kind: 'inline', handler: 'noop' },
-      provenance: 'internal',
-      ...spec,
-    },
+      { required_capabilities: ['accounts:manage'], ...spec },
+      'the Python client',
+    ),
   };
 }
 

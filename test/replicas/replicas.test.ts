@@ -31,6 +31,7 @@ import { backends } from '../support/backends.js';
 import { cleanEnv, ensureBuilt, MAIN, ROOT } from '../support/cli.js';
 import { enrol } from '../support/operators.js';
 import { approvePendingReviews } from '../support/reviews.js';
+import { inlineTool } from '../support/tools.js';
 import { personalToken } from '../support/world.js';
 import { approvalRoundTrip, type CallResult, decisionOf } from './approval-round-trip.js';
 import {
@@ -59,25 +60,16 @@ const skip = !postgres
 function tool(id: string, spec: Record<string, unknown>) {
   return {
     kind: 'Tool',
-    spec: {
+    spec: inlineTool(
       id,
-      version: '1.0.0',
-      name: id,
-      description: `The ${id} test tool, run inline by toolgate for the replica tests.`,
-      tags: ['test'],
-      owner: 'qa',
-      input_schema: { type: 'object', additionalProperties: false, properties: {} },
-      output_schema: { type: 'object' },
-      action_class: 'read',
-      data_access: 'none',
-      egress: { mode: 'none' },
-      access_tier: 'restricted',
-      required_capabilities: ['replica:use'],
-      // Any built-in inline handler that ignores its arguments: `serve` has the demo handlers.
-      runtime: { kind: 'inline', handler: 'demo.grant_role' },
-      provenance: 'internal',
-      ...spec,
-    },
+      {
+        required_capabilities: ['replica:use'],
+        // Any built-in inline handler that ignores its arguments: `serve` has the demo handlers.
+        runtime: { kind: 'inline', handler: 'demo.grant_role' },
+        ...spec,
+      },
+      'the replica tests',
+    ),
   };
 }
 

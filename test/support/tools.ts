@@ -2,6 +2,7 @@
  * @module Tool definitions to start from in tests, all in one place: each is complete and valid,
  * and each test changes only what it is about (the overrides).
  */
+import { demoExecutor } from '../../src/execution/runtimes/index.js';
 
 export type Definition = Record<string, unknown>;
 
@@ -132,27 +133,46 @@ export function httpReadTool(
 }
 
 /**
+ * A tool run inline (by the `noop` handler unless `runtime` says otherwise) that takes no
+ * arguments and answers any object: a restricted `read` of no data, no egress, needing no
+ * capability unless `required_capabilities` names some. `purpose` ends its description.
+ */
+export function inlineTool(
+  id: string,
+  overrides: Definition = {},
+  purpose = 'the tests',
+): Definition {
+  return {
+    id,
+    version: '1.0.0',
+    name: id,
+    description: `The ${id} test tool, run inline by toolgate for ${purpose}.`,
+    tags: ['test'],
+    owner: 'qa',
+    input_schema: { type: 'object', additionalProperties: false, properties: {} },
+    output_schema: { type: 'object' },
+    action_class: 'read',
+    data_access: 'none',
+    egress: { mode: 'none' },
+    access_tier: 'restricted',
+    required_capabilities: [],
+    runtime: { kind: 'inline', handler: 'noop' },
+    provenance: 'internal',
+    ...overrides,
+  };
+}
+
+/**
  * `send_note`: a restricted external_send tool run inline by the `noop` handler, capability
  * `note:send`, that always waits for approval; `properties` are its input's.
  */
 export function noteTool(properties: Definition = {}): Definition {
-  return {
-    id: 'send_note',
-    version: '1.0.0',
-    name: 'send_note',
+  return inlineTool('send_note', {
     description: 'Send a short note to the team; run inline by toolgate for the tests.',
-    tags: ['test'],
-    owner: 'qa',
     input_schema: { type: 'object', additionalProperties: false, properties },
-    output_schema: { type: 'object' },
     action_class: 'external_send',
-    data_access: 'none',
-    egress: { mode: 'none' },
-    access_tier: 'restricted',
     required_capabilities: ['note:send'],
-    runtime: { kind: 'inline', handler: 'noop' },
-    provenance: 'internal',
-  };
+  });
 }
 
 /** `close_ticket`: a public, non-idempotent reversible write run inline by the `t.close` handler. */
@@ -173,5 +193,65 @@ export function closeTicketTool(overrides: Definition = {}): Definition {
     idempotent: false,
     runtime: { kind: 'inline', handler: 't.close' },
     ...overrides,
+  });
+}
+
+/**
+ * The built-in tool `hold` (handler `test.hold`, capability docs:read) that a suite registers as
+ * a call waiting on its latch, to keep a request in flight without timing luck.
+ */
+export function holdTool(
+  description = 'Wait until the test lets go; used to keep a request in flight.',
+  properties: Definition = {},
+): Definition {
+  return inlineTool('hold', {
+    description,
+    input_schema: { type: 'object', additionalProperties: false, properties },
+    data_access: 'public',
+    access_tier: 'public',
+    required_capabilities: ['docs:read'],
+    runtime: { kind: 'inline', handler: 'test.hold' },
+  });
+}
+
+/**
+ * The runtime side of `holdTool`: an executor whose `test.hold` calls tell `onEnter` they arrived
+ * and then wait on a latch, closed by `closeLatch` until `release`; `until` waits for arrivals.
+ */
+export function heldCalls(onEnter: () => void) {
+  let open: () => void = () => {};
+  let latch = Promise.resolve();
+  const arrivals: (() => void)[] = [];
+  return {
+    executor: demoExecutor().register('test.hold', async () => {
+      onEnter();
+      for (const r of arrivals.splice(0)) r();
+      await latch;
+      return {};
+    }),
+    closeLatch() {
+      latch = new Promise((r) => {
+        open = r;
+      });
+    },
+    release() {
+      open();
+    },
+    /** Resolves once `done()` holds, looking again at each arrival. */
+    async until(done: () => boolean) {
+      while (!done()) await new Promise<void>((r) => arrivals.push(r));
+    },
+  };
+}
+
+/** `note`: a reversible write run inline by `test.echo`, capability notes:write, always approved. */
+export function approvedNoteTool(): Definition {
+  return validTool({
+    id: 'note',
+    name: 'note',
+    action_class: 'reversible_write',
+    runtime: { kind: 'inline', handler: 'test.echo' },
+    required_capabilities: ['notes:write'],
+    approval: { mode: 'always' },
   });
 }

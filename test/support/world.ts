@@ -5,17 +5,24 @@
  * accounts with personal tokens, and the REST front listening on 127.0.0.1 — and one `close()`
  * that takes all of it down again (the database too).
  */
-import { readFileSync } from 'node:fs';
+import { readFileSync, writeFileSync } from 'node:fs';
+import { request } from 'node:http';
 import { join } from 'node:path';
+import {
+  Client as ClientV2,
+  type ClientOptions as ClientV2Options,
+  StreamableHTTPClientTransport as HttpV2,
+} from '@modelcontextprotocol/client';
 import { Client } from '@modelcontextprotocol/sdk/client/index.js';
 import { StreamableHTTPClientTransport } from '@modelcontextprotocol/sdk/client/streamableHttp.js';
 import type { FastifyInstance } from 'fastify';
+import { exportJWK, generateKeyPair, type JWK } from 'jose';
 import type { AdminApi } from '../../src/api/index.js';
 import type { Actor } from '../../src/core/index.js';
 import { BOOTSTRAP_OPERATOR, type OperatorRole } from '../../src/domain/operators/index.js';
 import { buildServer, type HttpOptions } from '../../src/edge/rest/index.js';
 import { type Gateway, openGateway, type ToolgateOptions } from '../../src/host/toolgate.js';
-import type { Store } from '../../src/records/store/index.js';
+import { openStore, type Store } from '../../src/records/store/index.js';
 import { type Backend, backends } from './backends.js';
 import { ROOT } from './cli.js';
 import { approvePendingReviews } from './reviews.js';
@@ -65,13 +72,19 @@ export interface WorldOptions {
   readonly actor?: Actor;
   /** Start the REST front (and MCP at /mcp); `true` for the defaults. */
   readonly rest?: boolean | Partial<HttpOptions>;
+  /** Open a second connection to the database, to read what the gateway wrote. */
+  readonly inspector?: boolean;
 }
 
-/** What a REST call answered: the status, the headers and the JSON body (`{}` when there is none). */
-export interface Reply {
+/**
+ * What a REST call answered: the status, the headers, the body as text and as JSON (`{}` when
+ * it is empty or no JSON: some routes, the console's, answer HTML or plain text).
+ */
+export interface Reply<B = Record<string, unknown>> {
   readonly status: number;
   readonly headers: Headers;
-  readonly body: Record<string, unknown>;
+  readonly text: string;
+  readonly body: B;
 }
 
 export interface World {
@@ -88,6 +101,8 @@ export interface World {
   readonly app: FastifyInstance | null;
   readonly base: string;
   readonly adminToken: string | null;
+  /** The second connection, when asked for (else null). */
+  readonly inspector: Store | null;
   /** A REST call with a JSON body, as the bearer `token` (default: the admin token). */
   send(method: string, path: string, body?: unknown, token?: string | null): Promise<Reply>;
   /** Closes the REST front and the gateway and drops the database; safe to call twice. */
@@ -98,7 +113,7 @@ export interface World {
  * A REST caller of `base`: JSON in, `{ status, body }` out, as the bearer `token` (by default
  * `fallback`, or what it returns when the suite learns its token later; null or empty: none).
  */
-export function restClient(
+export function restClient<B = Record<string, unknown>>(
   base: () => string,
   fallback: string | null | (() => string | null) = null,
 ) {
@@ -108,7 +123,7 @@ export function restClient(
     path: string,
     body?: unknown,
     token: string | null = byDefault(),
-  ): Promise<Reply> => {
+  ): Promise<Reply<B>> => {
     const res = await fetch(`${base()}${path}`, {
       method,
       headers: {
@@ -118,7 +133,8 @@ export function restClient(
       ...(body === undefined ? {} : { body: JSON.stringify(body) }),
     });
     const text = await res.text();
-    return { status: res.status, headers: res.headers, body: text === '' ? {} : JSON.parse(text) };
+    const json = /^\s*[[{]/.test(text) ? JSON.parse(text) : {};
+    return { status: res.status, headers: res.headers, text, body: json };
   };
 }
 
@@ -131,6 +147,135 @@ export async function connectMcp(base: string, token: string | undefined, name =
     }),
   );
   return client;
+}
+
+/**
+ * A 2026-07-28 MCP client (the v2 SDK's, pinned to that version) connected to `base`/mcp as
+ * `token`; `options` add to the client's, `transport` to its transport's (a recording `fetch`).
+ */
+export async function connectModernMcp(
+  base: string,
+  token: string | undefined,
+  name = 'toolgate-test',
+  options: Omit<ClientV2Options, 'versionNegotiation'> = {},
+  transport: { fetch?: typeof fetch } = {},
+): Promise<ClientV2> {
+  const client = new ClientV2(
+    { name, version: '1.0.0' },
+    { versionNegotiation: { mode: { pin: '2026-07-28' } }, ...options },
+  );
+  await client.connect(
+    new HttpV2(new URL(`${base}/mcp`), {
+      requestInit: { headers: { authorization: `Bearer ${token}` } },
+      ...transport,
+    }),
+  );
+  return client;
+}
+
+/** A 2025-era MCP client's JSON-RPC `initialize` request (`clientInfo` is `name`@`version`). */
+export function initializeRequest(name = 'raw', version = '1') {
+  return {
+    jsonrpc: '2.0',
+    id: 1,
+    method: 'initialize',
+    params: { protocolVersion: '2025-06-18', capabilities: {}, clientInfo: { name, version } },
+  };
+}
+
+/** The headers of a raw POST to /mcp (JSON in, JSON or an event stream out), as `token` if any. */
+export function mcpHeaders(token?: string | null): Record<string, string> {
+  return {
+    ...(token ? { authorization: `Bearer ${token}` } : {}),
+    'content-type': 'application/json',
+    accept: 'application/json, text/event-stream',
+  };
+}
+
+/** A raw POST of the JSON-RPC `body` to `base`/mcp as `token`, with `headers` added. */
+export function postMcp(
+  base: string,
+  body: unknown,
+  token?: string | null,
+  headers: Record<string, string> = {},
+): Promise<Response> {
+  return fetch(`${base}/mcp`, {
+    method: 'POST',
+    headers: { ...mcpHeaders(token), ...headers },
+    body: JSON.stringify(body),
+  });
+}
+
+/**
+ * A raw POST of `body` to `path` on 127.0.0.1:`port`, sent from the loopback address `from`, with
+ * exactly `headers` (node:http lets Host be set): the status and the body as text.
+ */
+export function rawPost(
+  port: number,
+  path: string,
+  headers: Record<string, string>,
+  body = '{}',
+  from = '127.0.0.1',
+): Promise<{ status: number; body: string }> {
+  return new Promise((resolve, reject) => {
+    const req = request(
+      { host: '127.0.0.1', port, localAddress: from, path, method: 'POST', headers },
+      (res) => {
+        let text = '';
+        res.setEncoding('utf8');
+        res.on('data', (c: string) => {
+          text += c;
+        });
+        res.on('end', () => resolve({ status: res.statusCode ?? 0, body: text }));
+      },
+    );
+    req.on('error', reject);
+    req.end(body);
+  });
+}
+
+/** The details of every event of `action`, in order, as the connection `store` reads them. */
+export async function eventDetails(
+  store: Pick<Store, 'db'>,
+  action: string,
+): Promise<Record<string, unknown>[]> {
+  const rows = await store.db
+    .selectFrom('events')
+    .select('details')
+    .where('action', '=', action)
+    .orderBy('seq')
+    .execute();
+  return rows.map((e) => JSON.parse(e.details) as Record<string, unknown>);
+}
+
+/** The `_meta` envelope a raw 2026-07-28 request carries. */
+export const MODERN_ENVELOPE = {
+  'io.modelcontextprotocol/protocolVersion': '2026-07-28',
+  'io.modelcontextprotocol/clientCapabilities': {},
+  'io.modelcontextprotocol/clientInfo': { name: 'raw', version: '1' },
+};
+
+/** A raw 2026-07-28 `subscriptions/listen` for tool list changes (request `id`) as `token`. */
+export function postListen(base: string, token: string, id = 9): Promise<Response> {
+  return postMcp(
+    base,
+    {
+      jsonrpc: '2.0',
+      id,
+      method: 'subscriptions/listen',
+      params: { notifications: { toolsListChanged: true }, _meta: MODERN_ENVELOPE },
+    },
+    token,
+    { 'mcp-protocol-version': '2026-07-28', 'mcp-method': 'subscriptions/listen' },
+  );
+}
+
+/** A fresh ES256 signing key: its public half (kid `k1`) written to `file` as a JWKS; the private half. */
+export async function signingKeyWithJwks(file: string) {
+  const pair = await generateKeyPair('ES256', { extractable: true });
+  const jwk: JWK = { ...(await exportJWK(pair.publicKey)), kid: 'k1', alg: 'ES256', use: 'sig' };
+  writeFileSync(file, JSON.stringify({ keys: [jwk] }));
+  return pair.privateKey;
 }
 
 /** A personal token of an existing operator account, issued by the bootstrap admin. */
@@ -183,35 +328,55 @@ export async function openWorld(spec: WorldOptions = {}): Promise<World> {
       : { url: spec.options.db, drop: async () => {} };
   const tg = await openGateway({ ...spec.options, db: fresh.url });
   let app: FastifyInstance | null = null;
+  let inspector: Store | null = null;
   let closed: Promise<void> | null = null;
   const close = () => {
     closed ??= (async () => {
       await app?.close();
       await tg.close();
+      await inspector?.close();
       await fresh.drop();
     })();
     return closed;
   };
   try {
     if (spec.demo) await applyDemo(tg, admin);
-    const keys = await seedAgentsAndTools(tg, spec, admin);
-    const tokens = await seedOperators(tg, spec.operators ?? []);
+    const keys = await addAgentsAndTools(tg, spec, admin);
+    const tokens = await addOperators(tg, spec.operators ?? []);
     const rest = spec.rest === true ? {} : spec.rest || null;
-    const adminToken = rest === null ? null : (rest.adminToken ?? WORLD_ADMIN_TOKEN);
+    const adminToken =
+      rest === null ? null : rest.adminToken === undefined ? WORLD_ADMIN_TOKEN : rest.adminToken;
     let base = '';
     if (rest !== null) {
       app = await buildServer(tg, { ...rest, adminToken });
       base = await app.listen({ host: '127.0.0.1', port: 0 });
     }
+    if (spec.inspector) inspector = await openStore(fresh.url);
     const send = restClient(() => base, adminToken);
-    return { tg, db: fresh.url, admin, keys, tokens, app, base, adminToken, send, close };
+    return {
+      tg,
+      db: fresh.url,
+      admin,
+      keys,
+      tokens,
+      app,
+      base,
+      adminToken,
+      inspector,
+      send,
+      close,
+    };
   } catch (err) {
     await close();
     throw err;
   }
 }
 
-async function seedOperators(
+/**
+ * Creates operator accounts as the bootstrap admin; the personal tokens of those with `token`,
+ * by id.
+ */
+export async function addOperators(
   tg: Gateway,
   operators: readonly WorldOperator[],
 ): Promise<Record<string, string>> {
@@ -223,9 +388,13 @@ async function seedOperators(
   return tokens;
 }
 
-async function seedAgentsAndTools(
+/**
+ * Applies `spec`'s tools and agents (with their grants) as `admin`, approves what waits for a
+ * review, and issues the API keys `spec` asks for; the keys by agent id.
+ */
+export async function addAgentsAndTools(
   tg: Gateway,
-  spec: WorldOptions,
+  spec: Pick<WorldOptions, 'tools' | 'agents' | 'keys'>,
   admin: Actor,
 ): Promise<Record<string, string>> {
   const agents = spec.agents ?? [];

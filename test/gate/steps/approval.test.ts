@@ -1,18 +1,10 @@
 /** The `approval` step: a call that needs approval waits (audited) with its resolved form; approved, it goes on. */
 import assert from 'node:assert/strict';
-import { after, before, test } from 'node:test';
+import { test } from 'node:test';
 import { operator } from '../../support/operators.js';
-import { type Harness, openHarness } from './step-harness.js';
+import { harnessForFile } from './step-harness.js';
 
-let h: Harness;
-let ctx: { agentId: string; sessionId: string };
-before(async () => {
-  h = await openHarness();
-  ctx = await h.open();
-});
-after(async () => {
-  await h.close();
-});
+const { h, ctx } = harnessForFile({ session: true });
 
 const approval = (tool: string, args: unknown) => h.at('approval', ctx, tool, args);
 

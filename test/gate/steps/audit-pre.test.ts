@@ -1,15 +1,9 @@
 /** The `audit-pre` step: the pre record is durable before the step returns, with the call's facts. */
 import assert from 'node:assert/strict';
-import { after, before, test } from 'node:test';
-import { type Harness, openHarness } from './step-harness.js';
+import { test } from 'node:test';
+import { harnessForFile } from './step-harness.js';
 
-let h: Harness;
-before(async () => {
-  h = await openHarness();
-});
-after(async () => {
-  await h.close();
-});
+const { h } = harnessForFile();
 
 test('the pre record is committed when the step returns (before anything runs)', async () => {
   const ctx = await h.open('surfer');

@@ -1,17 +1,11 @@
 /** The `execute` step: the run in its runtime; every failure is a result with its code, never a throw. */
 import assert from 'node:assert/strict';
-import { after, before, test } from 'node:test';
+import { test } from 'node:test';
 import type { ToolRuntime } from '../../../src/execution/runtimes/index.js';
 import { execute } from '../../../src/gate/steps/execute.js';
-import { type Harness, openHarness } from './step-harness.js';
+import { harnessForFile } from './step-harness.js';
 
-let h: Harness;
-before(async () => {
-  h = await openHarness();
-});
-after(async () => {
-  await h.close();
-});
+const { h } = harnessForFile();
 
 async function executeOf(
   ctx: { agentId: string; sessionId: string },

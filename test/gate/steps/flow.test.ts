@@ -1,15 +1,9 @@
 /** The `flow` step: after a private read, unconstrained egress is refused — in this session and beyond. */
 import assert from 'node:assert/strict';
-import { after, before, test } from 'node:test';
-import { type Harness, openHarness } from './step-harness.js';
+import { test } from 'node:test';
+import { harnessForFile } from './step-harness.js';
 
-let h: Harness;
-before(async () => {
-  h = await openHarness();
-});
-after(async () => {
-  await h.close();
-});
+const { h } = harnessForFile();
 
 const flow = (ctx: { agentId: string; sessionId: string }, tool: string, args: unknown) =>
   h.at('flow', ctx, tool, args);

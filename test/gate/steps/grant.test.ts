@@ -1,15 +1,9 @@
 /** The `grant` step: live capabilities must cover the tool's; the agent is read once for later steps. */
 import assert from 'node:assert/strict';
-import { after, before, test } from 'node:test';
-import { admin, type Harness, openHarness } from './step-harness.js';
+import { test } from 'node:test';
+import { admin, harnessForFile } from './step-harness.js';
 
-let h: Harness;
-before(async () => {
-  h = await openHarness();
-});
-after(async () => {
-  await h.close();
-});
+const { h } = harnessForFile();
 
 test('a granted call goes on and keeps the agent for budgets and policy', async () => {
   const ctx = await h.open();

@@ -1,17 +1,9 @@
 /** The `idempotency-claim` step: the key is taken once the call may run; a taken key refuses. */
 import assert from 'node:assert/strict';
-import { after, before, test } from 'node:test';
-import { type Harness, openHarness } from './step-harness.js';
+import { test } from 'node:test';
+import { harnessForFile } from './step-harness.js';
 
-let h: Harness;
-let ctx: { agentId: string; sessionId: string };
-before(async () => {
-  h = await openHarness();
-  ctx = await h.open();
-});
-after(async () => {
-  await h.close();
-});
+const { h, ctx } = harnessForFile({ session: true });
 
 const claim = (key?: string) =>
   h.at(

@@ -1,18 +1,10 @@
 /** The `idempotency-lookup` step: the argument hash, the key's form, replay and conflict. */
 import assert from 'node:assert/strict';
-import { after, before, test } from 'node:test';
+import { test } from 'node:test';
 import { argumentsHash } from '../../../src/domain/decisions/index.js';
-import { type Harness, openHarness } from './step-harness.js';
+import { harnessForFile } from './step-harness.js';
 
-let h: Harness;
-let ctx: { agentId: string; sessionId: string };
-before(async () => {
-  h = await openHarness();
-  ctx = await h.open();
-});
-after(async () => {
-  await h.close();
-});
+const { h, ctx } = harnessForFile({ session: true });
 
 const lookup = (args: unknown, key?: string) =>
   h.at('idempotency-lookup', ctx, 'echo', args, key === undefined ? {} : { idempotencyKey: key });

@@ -1,15 +1,9 @@
 /** The `limits` step: rate slots, external sends, spend — taken atomically, all or none. */
 import assert from 'node:assert/strict';
-import { after, before, test } from 'node:test';
-import { type Harness, openHarness } from './step-harness.js';
+import { test } from 'node:test';
+import { harnessForFile } from './step-harness.js';
 
-let h: Harness;
-before(async () => {
-  h = await openHarness();
-});
-after(async () => {
-  await h.close();
-});
+const { h } = harnessForFile();
 
 const limits = (ctx: { agentId: string; sessionId: string }, tool: string, args: unknown) =>
   h.at('limits', ctx, tool, args);

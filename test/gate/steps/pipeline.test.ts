@@ -1,19 +1,13 @@
 /** The declared step list is the order a call runs, and gate.ts stays an orchestrator. */
 import assert from 'node:assert/strict';
 import { readdirSync, readFileSync } from 'node:fs';
-import { after, before, test } from 'node:test';
-import { Gate } from '../../../src/gate/gate.js';
+import { test } from 'node:test';
+import type { Gate } from '../../../src/gate/gate.js';
 import { GATE_STEPS } from '../../../src/gate/steps/pipeline.js';
 import type { Step } from '../../../src/gate/steps/step.js';
-import { type Harness, openHarness } from './step-harness.js';
+import { harnessForFile, harnessGate } from './step-harness.js';
 
-let h: Harness;
-before(async () => {
-  h = await openHarness();
-});
-after(async () => {
-  await h.close();
-});
+const { h } = harnessForFile();
 
 /** A gate over the harness's services whose steps record their names as they run. */
 function watchedGate(ran: string[]): Gate {
@@ -24,21 +18,7 @@ function watchedGate(ran: string[]): Gate {
       return s.run(state);
     },
   }));
-  const d = h.deps;
-  return new Gate({
-    catalog: h.tg.catalog,
-    agents: h.tg.agents,
-    users: h.tg.users,
-    sessions: d.sessions,
-    approvals: d.approvals,
-    runtimes: d.runtimes,
-    clock: d.clock,
-    audit: d.audit,
-    counters: d.counters,
-    idempotency: d.idempotency,
-    revisions: () => h.tg.revisions(),
-    steps,
-  });
+  return harnessGate(h, { steps });
 }
 
 test('an allowed call runs every declared step, in the declared order, once', async () => {

@@ -1,15 +1,9 @@
 /** The `resolve` step: only within the session's own set, by name or id; nothing else is named. */
 import assert from 'node:assert/strict';
-import { after, before, test } from 'node:test';
-import { type Harness, openHarness } from './step-harness.js';
+import { test } from 'node:test';
+import { harnessForFile } from './step-harness.js';
 
-let h: Harness;
-before(async () => {
-  h = await openHarness();
-});
-after(async () => {
-  await h.close();
-});
+const { h } = harnessForFile();
 
 test('a tool of the set resolves, compiled, and is named in refusals from then on', async () => {
   const ctx = await h.open();

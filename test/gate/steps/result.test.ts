@@ -1,19 +1,11 @@
 /** The `result` step: echoed credentials scrubbed, size capped, output schema checked. */
 import assert from 'node:assert/strict';
-import { after, before, test } from 'node:test';
+import { test } from 'node:test';
 import type { ExecuteRun } from '../../../src/gate/steps/run-result.js';
 import type { CallState } from '../../../src/gate/steps/step.js';
-import { type Harness, openHarness } from './step-harness.js';
+import { harnessForFile } from './step-harness.js';
 
-let h: Harness;
-let ctx: { agentId: string; sessionId: string };
-before(async () => {
-  h = await openHarness();
-  ctx = await h.open();
-});
-after(async () => {
-  await h.close();
-});
+const { h, ctx } = harnessForFile({ session: true });
 
 /** The state of a resolved call whose run came to `run` (set directly). */
 async function withRun(tool: string, run: ExecuteRun): Promise<CallState> {

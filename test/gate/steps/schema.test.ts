@@ -1,18 +1,10 @@
 /** The `schema` step: object, depth, sizes, input schema, the call's own copy, and its cost. */
 import assert from 'node:assert/strict';
-import { after, before, test } from 'node:test';
+import { test } from 'node:test';
 import { cloneArguments } from '../../../src/gate/steps/schema.js';
-import { type Harness, openHarness } from './step-harness.js';
+import { harnessForFile } from './step-harness.js';
 
-let h: Harness;
-let ctx: { agentId: string; sessionId: string };
-before(async () => {
-  h = await openHarness();
-  ctx = await h.open();
-});
-after(async () => {
-  await h.close();
-});
+const { h, ctx } = harnessForFile({ session: true });
 
 const schema = (tool: string, args: unknown) => h.at('schema', ctx, tool, args);
 

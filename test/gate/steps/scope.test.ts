@@ -7,9 +7,9 @@
 import assert from 'node:assert/strict';
 import { after, before, test } from 'node:test';
 import type { AgentPrincipal } from '../../../src/core/index.js';
-import { Gate } from '../../../src/gate/gate.js';
+import type { Gate } from '../../../src/gate/gate.js';
 import { scopeRefusal } from '../../../src/gate/steps/scope.js';
-import { type Harness, openHarness } from './step-harness.js';
+import { type Harness, harnessGate, openHarness } from './step-harness.js';
 
 /** The resource server's scopes, as capabilities (oauth.scopes in the configuration). */
 const SCOPES = { 'billing.read': ['billing:read'], 'notify.send': ['notify:send'] };
@@ -18,21 +18,7 @@ let h: Harness;
 let gate: Gate;
 before(async () => {
   h = await openHarness();
-  const d = h.deps;
-  gate = new Gate({
-    catalog: h.tg.catalog,
-    agents: h.tg.agents,
-    users: h.tg.users,
-    sessions: d.sessions,
-    approvals: d.approvals,
-    runtimes: d.runtimes,
-    clock: d.clock,
-    audit: d.audit,
-    counters: d.counters,
-    idempotency: d.idempotency,
-    revisions: () => h.tg.revisions(),
-    oauth: { scopes: SCOPES },
-  });
+  gate = harnessGate(h, { oauth: { scopes: SCOPES } });
 });
 after(async () => {
   await h.close();

@@ -1,15 +1,9 @@
 /** The `session` step: the caller's own open session, its audit fields, and suspension. */
 import assert from 'node:assert/strict';
-import { after, before, test } from 'node:test';
-import { type Harness, openHarness } from './step-harness.js';
+import { test } from 'node:test';
+import { harnessForFile } from './step-harness.js';
 
-let h: Harness;
-before(async () => {
-  h = await openHarness();
-});
-after(async () => {
-  await h.close();
-});
+const { h } = harnessForFile();
 
 test("the call's state gets the session, the decision time and the shared audit fields", async () => {
   const ctx = await h.open();

@@ -5,6 +5,7 @@
  * directly on the state); nothing stands in for a store or service.
  */
 import assert from 'node:assert/strict';
+import { after, before } from 'node:test';
 import type { Actor } from '../../../src/core/index.js';
 import { IdempotencyStore } from '../../../src/domain/idempotency/index.js';
 import { CallCounters } from '../../../src/domain/limits/index.js';
@@ -20,7 +21,7 @@ import {
   callContextOf,
   type InProcessCall,
 } from '../../../src/gate/call-context.js';
-import { type GateDependencies, stepDependencies } from '../../../src/gate/gate.js';
+import { Gate, type GateDependencies, stepDependencies } from '../../../src/gate/gate.js';
 import { GATE_STEPS } from '../../../src/gate/steps/pipeline.js';
 import { CallState, type StepDependencies, type StepResult } from '../../../src/gate/steps/step.js';
 import { type Gateway, openGateway } from '../../../src/host/toolgate.js';
@@ -28,6 +29,7 @@ import { openStore, readRevisions, type Store } from '../../../src/records/store
 import { backends } from '../../support/backends.js';
 import { approvePendingReviews } from '../../support/reviews.js';
 import { validSendTool, validTool } from '../../support/tools.js';
+import { callRecords } from '../../support/world.js';
 
 export const admin: Actor = { id: 'steps-admin', via: 'library' };
 
@@ -36,6 +38,8 @@ export interface Harness {
   /** A second connection to the same database. */
   readonly store: Store;
   readonly deps: StepDependencies;
+  /** What a gate over the harness's services is built from. */
+  readonly gateDeps: GateDependencies;
   /** Result records that could not be written, as the gate would count them. */
   readonly lost: { count: number };
   /** The clock every part reads; tests move it. */
@@ -70,11 +74,45 @@ export interface HarnessOptions {
 
 let calls = 0;
 
-export async function openHarness(options: HarnessOptions = {}): Promise<Harness> {
+/** A session of an agent, as `Harness.open` returns it. */
+export interface HarnessSession {
+  agentId: string;
+  sessionId: string;
+}
+
+/**
+ * The harness of a whole test file: opened before its tests (with a session of `bot` in `ctx`
+ * when `session` is set) and closed after them. Both objects are filled in by the `before` hook.
+ */
+export function harnessForFile(options: HarnessOptions & { readonly session?: boolean } = {}): {
+  h: Harness;
+  ctx: HarnessSession;
+} {
+  const h = {} as Harness;
+  const ctx = {} as HarnessSession;
+  before(async () => {
+    await openHarness(options, h);
+    if (options.session) Object.assign(ctx, await h.open());
+  });
+  after(async () => {
+    await h.close();
+  });
+  return { h, ctx };
+}
+
+/** A gate over the harness's services (`extra` adds or replaces dependencies). */
+export function harnessGate(h: Harness, extra: Partial<GateDependencies> = {}): Gate {
+  return new Gate({ ...h.gateDeps, revisions: () => h.tg.revisions(), ...extra });
+}
+
+export async function openHarness(
+  options: HarnessOptions = {},
+  target: object = {},
+): Promise<Harness> {
   const sqlite = backends().find((b) => b.name === 'sqlite');
   assert.ok(sqlite);
   const fresh = await sqlite.fresh();
-  const h = { now: new Date('2026-06-01T10:00:00Z') } as { now: Date };
+  const h = Object.assign(target, { now: new Date('2026-06-01T10:00:00Z') });
   const clock = () => h.now;
   const executor = demoExecutor()
     .register('t.echo', (a) => ({ status: 'ok', echo: a }))
@@ -232,6 +270,7 @@ export async function openHarness(options: HarnessOptions = {}): Promise<Harness
     tg,
     store,
     deps,
+    gateDeps,
     lost,
     async open(agentId = 'bot') {
       const s = await tg.sessions.open(agentId);
@@ -276,14 +315,7 @@ export async function openHarness(options: HarnessOptions = {}): Promise<Harness
       return { s, r: await this.step(s, name) };
     },
     async auditOf(callId: string) {
-      await tg.audit.writer.flush();
-      const rows = await store.db
-        .selectFrom('audit_log')
-        .select('kind')
-        .where('call_id', '=', callId)
-        .orderBy('seq')
-        .execute();
-      return rows.map((r) => r.kind);
+      return (await callRecords(tg, store, callId)).map((r) => r.kind);
     },
     async close() {
       await tg.close();
