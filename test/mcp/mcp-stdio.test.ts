@@ -3,48 +3,34 @@
  * agent key comes from the environment; a bad key ends the process before any tool is offered.
  */
 import assert from 'node:assert/strict';
-import { mkdtempSync, rmSync } from 'node:fs';
-import { tmpdir } from 'node:os';
-import { join } from 'node:path';
 import { after, before, test } from 'node:test';
 import { Client as ClientV2 } from '@modelcontextprotocol/client';
 import { StdioClientTransport as StdioV2 } from '@modelcontextprotocol/client/stdio';
 import { Client } from '@modelcontextprotocol/sdk/client/index.js';
 import { StdioClientTransport } from '@modelcontextprotocol/sdk/client/stdio.js';
 import type { CallToolResult } from '@modelcontextprotocol/sdk/types.js';
-import type { Actor } from '../../src/core/index.js';
 import type { Gateway } from '../../src/host/toolgate.js';
-import { cleanEnv, ensureBuilt, MAIN } from '../support/cli.js';
 import { approvePendingReviews } from '../support/reviews.js';
+import { openStdioFolder, STDIO_ADMIN, type StdioFolder } from '../support/stdio.js';
 import { validTool } from '../support/tools.js';
-import { openDemoGateway } from '../support/world.js';
 
-const admin: Actor = { id: 'test-admin', via: 'library' };
-let dir: string;
-let db: string;
+const admin = STDIO_ADMIN;
+let folder: StdioFolder;
 let tg: Gateway;
 let key: string;
 
 before(async () => {
-  ensureBuilt();
-  dir = mkdtempSync(join(tmpdir(), 'toolgate-mcp-stdio-'));
-  db = `sqlite:${join(dir, 'tg.db')}`;
-  tg = await openDemoGateway({ db }, admin);
+  folder = await openStdioFolder('mcp-stdio');
+  tg = folder.tg;
   key = (await tg.keys.issue('support-bot', admin)).apiKey;
 });
 
 after(async () => {
-  await tg.close();
-  rmSync(dir, { recursive: true, force: true, maxRetries: 5, retryDelay: 50 });
+  await folder.close();
 });
 
 function transport(agentKey: string): StdioClientTransport {
-  return new StdioClientTransport({
-    command: process.execPath,
-    args: [MAIN, '--db', db, '--data-dir', join(dir, 'data'), 'mcp'],
-    env: { ...(cleanEnv() as Record<string, string>), TOOLGATE_AGENT_KEY: agentKey },
-    stderr: 'pipe',
-  });
+  return new StdioClientTransport(folder.server(agentKey));
 }
 
 /** A v2 SDK client pinned to 2026-07-28, spawning the built CLI over stdio. */
@@ -53,14 +39,7 @@ async function modernClient(name: string): Promise<ClientV2> {
     { name, version: '1.0.0' },
     { versionNegotiation: { mode: { pin: '2026-07-28' } } },
   );
-  await client.connect(
-    new StdioV2({
-      command: process.execPath,
-      args: [MAIN, '--db', db, '--data-dir', join(dir, 'data'), 'mcp'],
-      env: { ...(cleanEnv() as Record<string, string>), TOOLGATE_AGENT_KEY: key },
-      stderr: 'pipe',
-    }),
-  );
+  await client.connect(new StdioV2(folder.server(key)));
   return client;
 }
 

@@ -5,24 +5,18 @@
  * the sealed state alone, once — a replay is refused.
  */
 import assert from 'node:assert/strict';
-import { mkdtempSync, readFileSync, rmSync } from 'node:fs';
-import { tmpdir } from 'node:os';
-import { join } from 'node:path';
 import { after, before, test } from 'node:test';
 import { Client } from '@modelcontextprotocol/client';
 import { StdioClientTransport } from '@modelcontextprotocol/client/stdio';
-import type { Actor } from '../../src/core/index.js';
-import { type Gateway, openGateway } from '../../src/host/toolgate.js';
 import { openStore } from '../../src/records/store/index.js';
-import { cleanEnv, ensureBuilt, MAIN, ROOT } from '../support/cli.js';
 import { approveInFolder } from '../support/operators.js';
-import { approvePendingReviews } from '../support/reviews.js';
+import { openStdioFolder, STDIO_ADMIN, type StdioFolder } from '../support/stdio.js';
 
-const admin: Actor = { id: 'test-admin', via: 'library' };
+const admin = STDIO_ADMIN;
 const RUN = 'io.toolgate/run';
+let folder: StdioFolder;
 let dir: string;
 let db: string;
-let tg: Gateway;
 let key: string;
 
 type Answer = {
@@ -33,18 +27,13 @@ type Answer = {
 };
 
 before(async () => {
-  ensureBuilt();
-  dir = mkdtempSync(join(tmpdir(), 'toolgate-mrtr-stdio-'));
-  db = `sqlite:${join(dir, 'tg.db')}`;
-  tg = await openGateway({ db });
-  await tg.config.applyText(readFileSync(join(ROOT, 'demo', 'catalog.yaml'), 'utf8'), admin);
-  await approvePendingReviews(tg);
-  key = (await tg.keys.issue('support-bot', admin)).apiKey;
+  folder = await openStdioFolder('mrtr-stdio');
+  ({ dir, db } = folder);
+  key = (await folder.tg.keys.issue('support-bot', admin)).apiKey;
 });
 
 after(async () => {
-  await tg.close();
-  rmSync(dir, { recursive: true, force: true, maxRetries: 5, retryDelay: 50 });
+  await folder.close();
 });
 
 async function connect(): Promise<Client> {
@@ -52,14 +41,7 @@ async function connect(): Promise<Client> {
     { name: 'mrtr-stdio', version: '1.0.0' },
     { versionNegotiation: { mode: { pin: '2026-07-28' } }, inputRequired: { autoFulfill: false } },
   );
-  await client.connect(
-    new StdioClientTransport({
-      command: process.execPath,
-      args: [MAIN, '--db', db, '--data-dir', join(dir, 'data'), 'mcp'],
-      env: { ...(cleanEnv() as Record<string, string>), TOOLGATE_AGENT_KEY: key },
-      stderr: 'pipe',
-    }),
-  );
+  await client.connect(new StdioClientTransport(folder.server(key)));
   return client;
 }
 
