@@ -44,6 +44,17 @@ async function outcome(request: () => Promise<unknown>): Promise<string> {
 
 const issue = () => folder.tg.keys.issue('support-bot', STDIO_ADMIN);
 
+/** A client of either SDK: runs before its key is revoked, refused on the very next requests. */
+async function revokedMidway(
+  client: { callTool(call: typeof getOrder): Promise<unknown>; listTools(): Promise<unknown> },
+  keyId: string,
+): Promise<void> {
+  assert.equal(await outcome(() => client.callTool(getOrder)), 'ran');
+  await folder.tg.keys.revoke(keyId, STDIO_ADMIN);
+  assert.equal(await outcome(() => client.callTool(getOrder)), 'UNAUTHENTICATED');
+  assert.equal(await outcome(() => client.listTools()), 'UNAUTHENTICATED');
+}
+
 test('2025 era: a key revoked while the process runs refuses the next request; another key runs on', async () => {
   const revoked = await issue();
   const kept = await issue();
@@ -52,10 +63,7 @@ test('2025 era: a key revoked while the process runs refuses the next request; a
   await a.connect(new StdioClientTransport(folder.server(revoked.apiKey)));
   await b.connect(new StdioClientTransport(folder.server(kept.apiKey)));
   try {
-    assert.equal(await outcome(() => a.callTool(getOrder)), 'ran');
-    await folder.tg.keys.revoke(revoked.keyId, STDIO_ADMIN);
-    assert.equal(await outcome(() => a.callTool(getOrder)), 'UNAUTHENTICATED');
-    assert.equal(await outcome(() => a.listTools()), 'UNAUTHENTICATED');
+    await revokedMidway(a, revoked.keyId);
     assert.equal(await outcome(() => b.callTool(getOrder)), 'ran');
   } finally {
     await a.close();
@@ -71,10 +79,7 @@ test('2026-07-28 era: a key revoked while the process runs refuses the next requ
   );
   await client.connect(new StdioV2(folder.server(key.apiKey)));
   try {
-    assert.equal(await outcome(() => client.callTool(getOrder)), 'ran');
-    await folder.tg.keys.revoke(key.keyId, STDIO_ADMIN);
-    assert.equal(await outcome(() => client.callTool(getOrder)), 'UNAUTHENTICATED');
-    assert.equal(await outcome(() => client.listTools()), 'UNAUTHENTICATED');
+    await revokedMidway(client, key.keyId);
   } finally {
     await client.close();
   }
