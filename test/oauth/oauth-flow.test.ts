@@ -541,6 +541,14 @@ describe('tokens the resource server refuses', () => {
       }
     });
 
+    test('a token that names this resource and another audience too is refused; this one alone passes', async () => {
+      // Attack round 8 F10: a token good for toolgate and another API at once could be replayed
+      // between them; the audience must be exactly this resource (a one-element list is too).
+      const both = await as.mint({ ...claims, aud: [RESOURCE, OTHER_RESOURCE] });
+      assert.equal((await statusOf(both)).status, 401);
+      assert.equal((await statusOf(await as.mint({ ...claims, aud: [RESOURCE] }))).status, 200);
+    });
+
     test('a token without a client claim, or of an unmapped client, is refused', async () => {
       const { client_id: _client, ...anonymous } = claims;
       assert.equal((await statusOf(await as.mint(anonymous))).status, 401);

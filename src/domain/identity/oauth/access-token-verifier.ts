@@ -68,6 +68,10 @@ export class AccessTokenVerifier {
     } catch {
       return null;
     }
+    // Exactly this resource: a token also addressed to another API could be replayed between the
+    // two (jose accepts a list that merely includes it).
+    if (Array.isArray(payload.aud) && payload.aud.some((a) => a !== this.#config.resource))
+      return null;
     const clientClaim = this.#config.clientClaim;
     const client = clientClaim ? payload[clientClaim] : (payload.client_id ?? payload.azp);
     if (typeof client !== 'string' || !Object.hasOwn(this.#config.clients, client)) return null;
