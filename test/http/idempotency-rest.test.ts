@@ -140,6 +140,29 @@ for (const backend of backends()) {
       await drop?.();
     });
 
+    test("another API key of the same agent never meets the first key's record: its call runs, and the owner's replay stays the owner's", async () => {
+      // Attack round 8 F5: a key and its stored output were shared by every credential of the agent.
+      const secondKey = String(
+        (await send('POST', '/v1/agents/idem-bot/keys', {}, ADMIN)).body.api_key,
+      );
+      const mine = await session(key);
+      const first = await call(mine, 'pay', { amount: 1 }, 'per-credential');
+      assert.equal(first.status, 200, JSON.stringify(first.body));
+      const countAfterFirst = ran.count;
+      // The benign neighbour: the same credential's retry is the replay, running nothing.
+      const replay = await call(mine, 'pay', { amount: 1 }, 'per-credential');
+      assert.equal(replay.body.call_id, first.body.call_id);
+      assert.equal(ran.count, countAfterFirst);
+      // The other credential: its own record, its own call; the first's output is not its to read.
+      const theirs = await session(secondKey);
+      const asked = await outcome(theirs, 'pay', 'per-credential', secondKey);
+      assert.equal(asked.body.code, 'IDEMPOTENCY_KEY_NOT_FOUND', JSON.stringify(asked.body));
+      const runs = await call(theirs, 'pay', { amount: 1 }, 'per-credential', secondKey);
+      assert.equal(runs.status, 200, JSON.stringify(runs.body));
+      assert.notEqual(runs.body.call_id, first.body.call_id);
+      assert.equal(ran.count, countAfterFirst + 1);
+    });
+
     test('a call refused by a rate limit holds no key: the same key runs once the limit allows it, then replays', async () => {
       const first = await session(key, { run_id: 'limit-run-1' });
       assert.equal((await call(first, 'limited', { invoice: 'I-0' }, 'lim-0')).status, 200);

@@ -30,7 +30,11 @@ for (const backend of backends()) {
     });
 
     test('a free key is claimed once; the same arguments are in progress, others conflict', async () => {
-      const key = idempotencyScope('bot', null, 'tool', 'k1');
+      const key = idempotencyScope(
+        { agentId: 'bot', userId: null, credential: null },
+        'tool',
+        'k1',
+      );
       assert.deepEqual(await records.lookup(key, 'h1'), { kind: 'claimed' });
       assert.deepEqual(await records.claim(key, 'h1', 'call_1', now), { kind: 'claimed' });
       assert.equal((await records.claim(key, 'h1', 'call_2', now)).kind, 'conflict');
@@ -39,7 +43,11 @@ for (const backend of backends()) {
     });
 
     test('a stored result is replayed under its first call id', async () => {
-      const key = idempotencyScope('bot', null, 'tool', 'k2');
+      const key = idempotencyScope(
+        { agentId: 'bot', userId: null, credential: null },
+        'tool',
+        'k2',
+      );
       await records.claim(key, 'h1', 'call_first', now);
       await records.storeResult(key, { status: 'ok' });
       assert.deepEqual(await records.lookup(key, 'h1'), {
@@ -51,7 +59,11 @@ for (const backend of backends()) {
     });
 
     test('past the TTL a key is free again and the sweep removes it', async () => {
-      const key = idempotencyScope('bot', 'alice', 'tool', 'k3');
+      const key = idempotencyScope(
+        { agentId: 'bot', userId: 'alice', credential: null },
+        'tool',
+        'k3',
+      );
       await records.claim(key, 'h1', 'call_old', now);
       now = new Date(now.getTime() + IDEMPOTENCY_TTL_MS + 1000);
       assert.deepEqual(await records.lookup(key, 'other'), { kind: 'claimed' });
@@ -62,7 +74,11 @@ for (const backend of backends()) {
     });
 
     test('a claim is given back only by its own call, and only while it has no outcome', async () => {
-      const key = idempotencyScope('bot', null, 'tool', 'k-release');
+      const key = idempotencyScope(
+        { agentId: 'bot', userId: null, credential: null },
+        'tool',
+        'k-release',
+      );
       await records.claim(key, 'h1', 'call_a', now);
       await records.release(key, 'call_other');
       assert.equal((await records.claim(key, 'h1', 'call_b', now)).kind, 'conflict', 'still held');
@@ -80,7 +96,11 @@ for (const backend of backends()) {
     });
 
     test('an unfinished claim is running until its call must have ended, then unknown; never "use a new key"', async () => {
-      const key = idempotencyScope('bot', null, 'tool', 'k-overdue');
+      const key = idempotencyScope(
+        { agentId: 'bot', userId: null, credential: null },
+        'tool',
+        'k-overdue',
+      );
       await records.claim(key, 'h1', 'call_slow', now, 1_000);
       const running = await records.lookup(key, 'h1');
       assert.equal(running.kind === 'conflict' ? running.rule : '', 'idempotency.in_progress');
@@ -90,13 +110,18 @@ for (const backend of backends()) {
       const overdue = await records.lookup(key, 'h1');
       assert.equal(overdue.kind === 'conflict' ? overdue.rule : '', 'idempotency.outcome_unknown');
       assert.deepEqual(await records.outcome(key), { state: 'unknown', callId: 'call_slow' });
-      assert.equal(await records.outcome(idempotencyScope('bot', null, 'tool', 'nope')), null);
+      assert.equal(
+        await records.outcome(
+          idempotencyScope({ agentId: 'bot', userId: null, credential: null }, 'tool', 'nope'),
+        ),
+        null,
+      );
     });
 
     test('keys are scoped per user and only of the allowed form', () => {
       assert.notEqual(
-        idempotencyScope('bot', 'alice', 'tool', 'k'),
-        idempotencyScope('bot', 'bob', 'tool', 'k'),
+        idempotencyScope({ agentId: 'bot', userId: 'alice', credential: null }, 'tool', 'k'),
+        idempotencyScope({ agentId: 'bot', userId: 'bob', credential: null }, 'tool', 'k'),
       );
       assert.ok(isIdempotencyKey('order-42:retry.1'));
       assert.ok(!isIdempotencyKey(''));

@@ -3,7 +3,7 @@
  * result or failure, the outcome a key's owner may ask for, and sweep. Anything exported here is
  * public API.
  */
-export { idempotencyScope } from './idempotency-scope.js';
+export { type IdempotencyOwner, idempotencyScope } from './idempotency-scope.js';
 export type { IdempotencyFailure, IdempotencyOutcome, KeyOutcome } from './idempotency-store.js';
 export {
   IDEMPOTENCY_GRACE_MS,

@@ -7,7 +7,7 @@
  * IDEMPOTENCY_KEY_NOT_FOUND. Nothing here says "use a new key".
  */
 import { ToolgateError } from '../../core/index.js';
-import { idempotencyScope } from './idempotency-scope.js';
+import { type IdempotencyOwner, idempotencyScope } from './idempotency-scope.js';
 import { type IdempotencyStore, isIdempotencyKey, type KeyOutcome } from './idempotency-store.js';
 
 /** What an agent is told about one of its keys (AgentCallOutcome in api/). */
@@ -22,9 +22,7 @@ export interface KeyOutcomeView {
 }
 
 /** Who owns the key, and the session's tools (the names its calls were made by). */
-export interface KeyOwner {
-  readonly agentId: string;
-  readonly userId: string | null;
+export interface KeyOwner extends IdempotencyOwner {
   readonly tools: readonly { readonly id: string; readonly name: string }[];
 }
 
@@ -57,7 +55,7 @@ export async function keyOutcome(
     );
   const entry = owner.tools.find((t) => t.name === toolName || t.id === toolName);
   if (!entry) throw notFound();
-  const found = await records.outcome(idempotencyScope(owner.agentId, owner.userId, entry.id, key));
+  const found = await records.outcome(idempotencyScope(owner, entry.id, key));
   if (found === null) throw notFound();
   const base = { idempotency_key: key, tool: toolName, call_id: found.callId };
   switch (found.state) {

@@ -31,7 +31,12 @@ export class SessionCallOutcomes {
     const tools = JSON.parse(session.tool_set) as { id: string; name: string }[];
     return keyOutcome(
       this.#idempotency,
-      { agentId: who.agentId, userId: session.user_id, tools },
+      {
+        agentId: who.agentId,
+        userId: session.user_id,
+        credential: session.credential ?? null,
+        tools,
+      },
       ref?.name ?? tool,
       key,
     );

@@ -40,7 +40,15 @@ export function idempotencyLookupStep(s: CallState): StepResult | Promise<StepRe
   const key = s.options.idempotencyKey;
   if (key === undefined) return CONTINUE;
   if (!isIdempotencyKey(key)) return BAD_KEY;
-  s.idemKey = idempotencyScope(s.ctx.principal.agentId, s.session.user_id, s.detail.id, key);
+  s.idemKey = idempotencyScope(
+    {
+      agentId: s.ctx.principal.agentId,
+      userId: s.session.user_id,
+      credential: s.session.credential ?? null,
+    },
+    s.detail.id,
+    key,
+  );
   return lookup(s, s.idemKey);
 }
 

@@ -28,7 +28,8 @@ test('a key of the wrong form is INPUT_INVALID; a free key goes on, scoped to th
   assert.equal(bad.r.rule, 'idempotency.key');
   const free = await lookup({ invoice: 'I-1' }, 'free-key');
   assert.equal(free.r, undefined);
-  assert.equal(free.s.idemKey, JSON.stringify(['v3', 'bot', null, 'echo', 'free-key']));
+  // The whole principal: agent, user and credential (none for this in-process caller).
+  assert.equal(free.s.idemKey, JSON.stringify(['v4', 'bot', null, null, 'echo', 'free-key']));
 });
 
 test('a finished call under the key is replayed (audited) and other arguments conflict', async () => {

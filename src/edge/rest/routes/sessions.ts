@@ -205,7 +205,7 @@ export function sessionRoutes(app: FastifyInstance, agent: AgentApi, admin: Admi
         tags: ['sessions'],
         summary: 'The outcome of the call this principal made under an idempotency key',
         description:
-          "`succeeded` (with `output` and its `trust` label), `failed` (with `error`: the code, rule and message it ended with; a retry under the key is answered the same and never runs it again), `running` (it has not ended: ask again later), or `unknown` (it was started and its outcome was not recorded — it may have run; do not send it again under a new key). The key belongs to the agent and the session's user and is scoped to `tool` (the name or id the call used); a key never used, expired, or another principal's is 404 IDEMPOTENCY_KEY_NOT_FOUND alike.",
+          "`succeeded` (with `output` and its `trust` label), `failed` (with `error`: the code, rule and message it ended with; a retry under the key is answered the same and never runs it again), `running` (it has not ended: ask again later), or `unknown` (it was started and its outcome was not recorded — it may have run; do not send it again under a new key). The key belongs to the whole principal (the agent, the session's user and the credential that opened the session) and is scoped to `tool` (the name or id the call used); a key never used, expired, or another principal's is 404 IDEMPOTENCY_KEY_NOT_FOUND alike.",
         security,
         params: {
           type: 'object',
