@@ -630,12 +630,15 @@ export class SessionService {
    * matches only sessions opened without a credential); anything else is SESSION_NOT_FOUND.
    */
   async require(sessionId: string, who: string | AgentPrincipal): Promise<SessionRow> {
-    const row = await this.#store.db
+    return this.admit(await this.#row(sessionId), sessionId, who);
+  }
+
+  #row(id: string): Promise<SessionRow | undefined> {
+    return this.#store.db
       .selectFrom('sessions')
       .selectAll()
-      .where('id', '=', sessionId)
+      .where('id', '=', id)
       .executeTakeFirst();
-    return this.admit(row, sessionId, who);
   }
 
   /**
@@ -695,8 +698,11 @@ export class SessionService {
     sessionId: string,
     who: string | AgentPrincipal,
     format: ToolFormat,
+    /** A front's pre-check (a header agreement): audits nothing, as the call meets the gate. */
+    quiet = false,
   ): Promise<unknown[]> {
-    const session = await this.require(sessionId, who);
+    const row = quiet ? await this.#row(sessionId) : null;
+    const session = row ? this.usable(row, sessionId, who) : await this.require(sessionId, who);
     const out: unknown[] = [];
     for (const t of JSON.parse(session.tool_set) as SessionTool[]) {
       const detail = await this.#catalog.get(t.id, t.version);

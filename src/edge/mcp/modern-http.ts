@@ -121,8 +121,9 @@ export class ModernMcp {
     const key = `${handle}\u0000${name}`;
     let cached = this.#declarations.get(key);
     if (!cached || Date.now() - cached.at > DECLARATIONS_TTL_MS) {
+      // Quiet: another principal's run is refused and audited once, by the gate, on the call.
       const tools = (await this.#agent.sessions
-        .exportTools(handle, principal, 'mcp')
+        .exportTools(handle, principal, 'mcp', true)
         .catch(() => [])) as { name: string; inputSchema?: unknown }[];
       const tool = tools.find((t) => t.name === name);
       cached = { at: Date.now(), list: tool ? paramDeclarations(tool.inputSchema) : [] };
