@@ -6,8 +6,9 @@
  * end.
  */
 import { spawn, spawnSync } from 'node:child_process';
-import { readdirSync, statSync } from 'node:fs';
-import { join } from 'node:path';
+import { mkdtempSync, readdirSync, readFileSync, rmSync, statSync } from 'node:fs';
+import { tmpdir } from 'node:os';
+import { join, relative } from 'node:path';
 import { startPostgres } from './postgres-harness.mjs';
 
 const args = process.argv.slice(2);
@@ -100,8 +101,31 @@ const ALONE = [
 const alone = files.filter((f) => ALONE.some((re) => re.test(f)));
 const together = files.filter((f) => !alone.includes(f));
 
+/** Where scripts/file-times-reporter.mjs keeps each group's time per file. */
+const timesDir = mkdtempSync(join(tmpdir(), 'toolgate-file-times-'));
+let groups = 0;
+
+/** Prints the slowest files of a group (their top-level tests' durations, hooks included). */
+function printSlowest(timesFile) {
+  let byFile = {};
+  try {
+    byFile = JSON.parse(readFileSync(timesFile, 'utf8'));
+  } catch {
+    return;
+  }
+  const slowest = Object.entries(byFile)
+    .sort((a, b) => b[1] - a[1])
+    .slice(0, 12);
+  console.log('# slowest files:');
+  for (const [file, ms] of slowest) {
+    console.log(`#   ${(ms / 1000).toFixed(1).padStart(6)} s  ${relative(process.cwd(), file)}`);
+  }
+}
+
 function run(group, concurrency) {
   if (group.length === 0) return Promise.resolve(0);
+  groups += 1;
+  const timesFile = join(timesDir, `group-${groups}.json`);
   return new Promise((resolve) => {
     const child = spawn(
       process.execPath,
@@ -115,11 +139,17 @@ function run(group, concurrency) {
         '--test-timeout=300000',
         `--test-concurrency=${concurrency}`,
         '--test-reporter=spec',
+        '--test-reporter-destination=stdout',
+        '--test-reporter=./scripts/file-times-reporter.mjs',
+        '--test-reporter-destination=stdout',
         ...group,
       ],
-      { stdio: 'inherit', env },
+      { stdio: 'inherit', env: { ...env, TOOLGATE_FILE_TIMES: timesFile } },
     );
-    child.on('exit', (code, signal) => resolve(code ?? (signal ? 1 : 0)));
+    child.on('exit', (code, signal) => {
+      printSlowest(timesFile);
+      resolve(code ?? (signal ? 1 : 0));
+    });
   });
 }
 
@@ -128,5 +158,6 @@ const first = await phase(`tests (${together.length} files, two at a time)`, () 
 );
 const second = await phase(`timing tests (${alone.length} files, alone)`, () => run(alone, 1));
 cleanup();
+rmSync(timesDir, { recursive: true, force: true });
 printPhases();
 process.exit(first !== 0 ? first : second);

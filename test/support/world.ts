@@ -332,7 +332,11 @@ export async function openWorld(spec: WorldOptions = {}): Promise<World> {
   let closed: Promise<void> | null = null;
   const close = () => {
     closed ??= (async () => {
-      await app?.close();
+      // Connections a test left open (a half-closed socket, a keep-alive one mid-request) are
+      // ended with the world, not left to Node's header timeout (60-90 s per file).
+      const closing = app?.close();
+      app?.server.closeAllConnections();
+      await closing;
       await tg.close();
       await inspector?.close();
       await fresh.drop();

@@ -284,10 +284,19 @@ export function compileAuthoredSchema(
   }
 }
 
-const sharedDocumentAjv = createDocumentAjv();
+let sharedDocumentAjv: Ajv2020 | null = null;
 
-/** Compiles one of toolgate's own document schemas into a function returning every problem. */
+/**
+ * Compiles one of toolgate's own document schemas into a function returning every problem. The
+ * compile waits for the first value: modules declare their validators at load time, and a CLI
+ * command that reads no such document should not pay for compiling it (each compile is
+ * milliseconds of code generation).
+ */
 export function compileDocumentValidator(schema: JsonSchemaObject): (value: unknown) => Problem[] {
-  const validate = sharedDocumentAjv.compile(schema);
-  return (value) => (validate(value) ? [] : ajvErrorsToProblems(validate.errors));
+  let validate: ValidateFunction | null = null;
+  return (value) => {
+    sharedDocumentAjv ??= createDocumentAjv();
+    validate ??= sharedDocumentAjv.compile(schema);
+    return validate(value) ? [] : ajvErrorsToProblems(validate.errors);
+  };
 }

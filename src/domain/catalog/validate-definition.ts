@@ -40,8 +40,7 @@ export type DefinitionCheck =
   | { readonly ok: true; readonly definition: ToolDefinition }
   | { readonly ok: false; readonly problems: readonly Problem[] };
 
-const documentAjv = createDocumentAjv();
-const validateShape = documentAjv.compile(toolDefinitionSchema);
+let shapeValidator: ReturnType<ReturnType<typeof createDocumentAjv>['compile']> | null = null; // at first use
 /**
  * Ajv's code-generation scope keeps growing with every schema an instance compiles, even after
  * removeSchema, which makes each compile slower than the last. Registration only needs to know
@@ -104,7 +103,8 @@ export function checkToolDefinition(input: unknown): DefinitionCheck {
       problems: [problem('', `nests deeper than ${MAX_DOCUMENT_DEPTH} levels`, 'depth')],
     };
   }
-  const problems: Problem[] = validateShape(input) ? [] : ajvErrorsToProblems(validateShape.errors);
+  const shape = (shapeValidator ??= createDocumentAjv().compile(toolDefinitionSchema));
+  const problems: Problem[] = shape(input) ? [] : ajvErrorsToProblems(shape.errors);
   // Cross-field checks run on every field that passed the shape check, so one answer lists
   // every problem; a check whose fields are malformed is skipped (its fields already failed).
   const malformed = new Set(problems.map((p) => p.pointer.split('/')[1] ?? ''));

@@ -3,7 +3,7 @@
  * suspend the session. Every field has a safe default (all detectors on, none suspends, no
  * webhook); a bad configuration is refused whole with every problem listed.
  */
-import { Ajv } from 'ajv';
+import { Ajv, type ValidateFunction } from 'ajv';
 import { endpointUrlProblem, problem, ToolgateError } from '../../core/index.js';
 
 interface Common {
@@ -115,7 +115,10 @@ export const detectorsConfigSchema = {
   },
 } as const;
 
-const validate = new Ajv({ allErrors: true, strict: false }).compile(detectorsConfigSchema);
+/** Compiled at its first use, not at load (most commands never read this configuration). */
+let compiled: ValidateFunction | null = null;
+const validator = (): ValidateFunction =>
+  (compiled ??= new Ajv({ allErrors: true, strict: false }).compile(detectorsConfigSchema));
 
 /**
  * Whether a webhook URL names one of `allow_hosts` (exactly; loopback must be listed too). Where
@@ -130,6 +133,7 @@ export function webhookUrlProblem(url: string, allowHosts: readonly string[]): s
 
 /** Validates a configuration and fills the defaults; throws INPUT_INVALID listing every problem. */
 export function resolveDetectorsConfig(input: unknown = {}): DetectorsConfig {
+  const validate = validator();
   if (!validate(input)) {
     throw new ToolgateError('INPUT_INVALID', 'the detector configuration is invalid', {
       problems: (validate.errors ?? []).map((e) =>

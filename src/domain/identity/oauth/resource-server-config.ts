@@ -4,7 +4,7 @@
  * scopes map to a registered agent, a user and capabilities. Validated as data when toolgate
  * starts, so a wrong configuration is an error at start, never a door left open at run time.
  */
-import { Ajv } from 'ajv';
+import { Ajv, type ValidateFunction } from 'ajv';
 import {
   ASYMMETRIC_JWS_ALGS,
   CAPABILITY_PATTERN,
@@ -130,7 +130,10 @@ const schema = {
   },
 } as const;
 
-const validate = new Ajv({ allErrors: true, strict: false }).compile(schema);
+/** Compiled at its first use, not at load (most commands never read this configuration). */
+let compiled: ValidateFunction | null = null;
+const validator = (): ValidateFunction =>
+  (compiled ??= new Ajv({ allErrors: true, strict: false }).compile(schema));
 
 function isLoopback(url: URL): boolean {
   return url.hostname === '127.0.0.1' || url.hostname === 'localhost' || url.hostname === '[::1]';
@@ -154,6 +157,7 @@ function secureUrl(value: string): URL | null {
  */
 export function parseOAuthConfig(input: unknown): OAuthResourceServerConfig {
   const problems: Problem[] = [];
+  const validate = validator();
   if (!validate(input)) {
     for (const e of validate.errors ?? [])
       problems.push(problem(e.instancePath, e.message ?? 'invalid', `schema.${e.keyword}`));
