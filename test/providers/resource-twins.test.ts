@@ -202,5 +202,16 @@ describe('identical resources of two providers (attack round 8 F6)', () => {
       // The twin's unclassified entries are not offered by catalog id either.
       await refusedWith(client.readResource({ uri: 'twin.resource.customers' }), `${era} by id`);
     }
+    // The gate decided each (its `resolve` step) and audited it, naming no entry.
+    await world.tg.gate.flush();
+    const denied = await world.inspector?.db
+      .selectFrom('audit_log')
+      .select(['tool_id', 'rule'])
+      .where('kind', '=', 'call.denied')
+      .where('agent_id', '=', 'reader')
+      .where('code', '=', 'RESOURCE_NOT_FOUND')
+      .execute();
+    assert.ok((denied?.length ?? 0) >= 6, String(denied?.length));
+    assert.ok(denied?.every((r) => r.tool_id === null && r.rule === 'resolve.resource_not_found'));
   });
 });
