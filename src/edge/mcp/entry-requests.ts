@@ -37,7 +37,8 @@ export async function readResource(
   options: CallOptions,
 ): Promise<{ contents: unknown[]; _meta: Record<string, unknown> }> {
   const ref: EntryRef = { entry: 'resource', uri };
-  const decision = await agent.invoke(ctx, ref, undefined, options);
+  // No arguments: the gate binds a template's variables from the URI.
+  const decision = await agent.invoke(ctx, ref, {}, options);
   const { value: out, meta } = entryAnswer(decision);
   return { contents: Array.isArray(out.contents) ? out.contents : [], _meta: meta };
 }
