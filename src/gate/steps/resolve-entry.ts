@@ -5,8 +5,9 @@
  * provider's resources and templates (docs/security-model.md "Resources and templates: one URI,
  * one governed thing"), a template's variables bound here, once: they become the call's
  * arguments, and the `policy` step does not match the URI again. Anything else — unknown, not
- * offered, quarantined, not reviewed, a URI two templates match — is RESOURCE_NOT_FOUND or
- * PROMPT_NOT_FOUND, never saying whether the upstream has it. Step order: docs/architecture.md §3.
+ * offered, quarantined, not reviewed, a URI two different templates match — is
+ * RESOURCE_NOT_FOUND or PROMPT_NOT_FOUND, never saying whether the upstream has it. Step order:
+ * docs/architecture.md §3.
  */
 import {
   entryKindOf,
@@ -20,7 +21,7 @@ import type { EntryRef } from '../call-context.js';
 import type { CompiledTool } from '../tool-cache.js';
 import type { CallState, Refusal } from './step.js';
 
-/** What the edge answered before the gate resolved entries: the same code, message and details. */
+/** One answer for every miss, whatever the reason: the caller learns nothing beyond "not offered". */
 function notFound(ref: EntryRef): Refusal {
   return ref.entry === 'resource'
     ? {
