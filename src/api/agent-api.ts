@@ -47,8 +47,11 @@ export function stepUpChallenge(oauth: OAuthFront | null, scope: string): string
   });
 }
 
-/** The entry methods an agent front is given: list the offered ones, map a request to a gate call. */
-export const ENTRIES_AGENT = ['list', 'resolveResource', 'resolvePrompt'] as const;
+/**
+ * The entry methods an agent front is given: list the offered ones. A read or get is handed to
+ * `invoke` as an EntryRef; the gate's `resolve` step finds the entry.
+ */
+export const ENTRIES_AGENT = ['list'] as const;
 
 /** The discovery methods an agent front is given: search its own session, or its own set. */
 export const DISCOVERY_AGENT = ['inSession', 'forAgent'] as const;
@@ -94,8 +97,8 @@ export interface AgentApi {
   readonly sessions: Pick<SessionService, (typeof SESSIONS_AGENT)[number]>;
   /**
    * Upstream resources, resource templates and prompts the session offers (governed entries:
-   * classified, reviewed, granted), and the gate call a read or get of one becomes: a front runs
-   * it with `invoke`, like a tool call.
+   * classified, reviewed, granted). A read or get is `invoke` with an EntryRef (the URI or the
+   * listed name as sent): the gate resolves it, the front looks nothing up.
    */
   readonly entries: Pick<SessionEntries, (typeof ENTRIES_AGENT)[number]>;
   /**
@@ -106,8 +109,9 @@ export interface AgentApi {
   /** Runs: the handles stateless (2026-07-28) MCP clients carry instead of an MCP session. */
   readonly runs: Pick<RunService, (typeof RUNS_AGENT)[number]>;
   /**
-   * Runs one call through the gate: the only way a front runs a tool. Returns a decision for
-   * anything the caller sends (an approval waiting is a decision too).
+   * Runs one call through the gate: the only way a front runs a tool. `toolRef` is a tool name
+   * (or id, `name@major`), or an EntryRef for a resource read or a prompt get. Returns a decision
+   * for anything the caller sends (an approval waiting is a decision too).
    */
   invoke(
     call: CallContext | InProcessCall,

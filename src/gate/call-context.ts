@@ -63,3 +63,23 @@ export interface BoundApproval {
   readonly toolVersion: string;
   readonly argsHash: string;
 }
+
+/**
+ * What an MCP `resources/read` or `prompts/get` hands the gate in place of a tool name: the URI
+ * or the listed prompt name as the client sent it. The `resolve` step finds the one offered entry
+ * it names (a template's variables bound there, once) or refuses RESOURCE_NOT_FOUND /
+ * PROMPT_NOT_FOUND; the front looks nothing up (docs/architecture.md §3, step `resolve`).
+ */
+export type EntryRef =
+  | { readonly entry: 'resource'; readonly uri: string }
+  | { readonly entry: 'prompt'; readonly name: string };
+
+/** True for an EntryRef exactly (a string URI or name); anything else is a tool reference. */
+export function isEntryRef(ref: unknown): ref is EntryRef {
+  if (typeof ref !== 'object' || ref === null) return false;
+  const r = ref as Record<string, unknown>;
+  return (
+    (r.entry === 'resource' && typeof r.uri === 'string') ||
+    (r.entry === 'prompt' && typeof r.name === 'string')
+  );
+}

@@ -10,6 +10,8 @@ export type { RenderedCall };
 export type DenyCode = Extract<
   ErrorCode,
   | 'TOOL_NOT_REGISTERED'
+  | 'RESOURCE_NOT_FOUND'
+  | 'PROMPT_NOT_FOUND'
   | 'TOOL_RETIRED'
   | 'TOOL_UNAVAILABLE'
   | 'INPUT_INVALID'

@@ -4,8 +4,14 @@
  */
 export type { AuditKind, AuditRecord } from './audit-writer.js';
 export { AuditWriter } from './audit-writer.js';
-export type { BoundApproval, CallContext, CallOptions, InProcessCall } from './call-context.js';
-export { callContextOf } from './call-context.js';
+export type {
+  BoundApproval,
+  CallContext,
+  CallOptions,
+  EntryRef,
+  InProcessCall,
+} from './call-context.js';
+export { callContextOf, isEntryRef } from './call-context.js';
 export type { CallProgress } from './call-progress.js';
 export type {
   Allowed,

@@ -4,6 +4,8 @@
  * they are, are masked. Raw arguments go to a separate table that only auditors are shown.
  */
 
+import { isEntryRef } from './call-context.js';
+
 const SECRET_KEY =
   /(pass(word|wd|phrase)?|secret|token|api[_-]?key|auth(orization)?|cookie|credential|private[_-]?key|session[_-]?id|otp|pin|cvv|ssn)$/i;
 
@@ -48,6 +50,10 @@ export function redactArguments(value: unknown, depth = 0): unknown {
  * credential (an agent pasting a key where the tool name goes). Non-strings are named by type.
  */
 export function attemptedName(toolRef: unknown): string {
+  // A resource URI may hold personal data (a customer's address): only that a URI was asked.
+  if (isEntryRef(toolRef)) {
+    return toolRef.entry === 'prompt' ? `prompt:${attemptedName(toolRef.name)}` : 'resource URI';
+  }
   if (typeof toolRef !== 'string') return typeof toolRef;
   // Checked before the cut: a cut could leave a shortened key that no longer matches a shape.
   return looksSecret(toolRef) ? MASK : toolRef.slice(0, 200);

@@ -52,7 +52,7 @@ export function wireSessions(
       sessions,
       new ScopedDiscovery(catalog, options.discoveryHealth ?? health),
     ),
-    entries: new SessionEntries(sessions, catalog, governedUris),
+    entries: new SessionEntries(sessions, catalog),
     governedUris,
     idempotency,
     sessionApprovals: new SessionApprovals(sessions, approvals),

@@ -101,12 +101,8 @@ for (const backend of backends()) {
       assert.equal('call' in tg.admin.providers, false);
       assert.equal('writer' in tg.admin.audit, false);
       assert.equal('suspend' in tg.agent.sessions, false);
-      // Entries: listed and mapped to a gate call; reading one is `invoke`, like any tool call.
-      assert.deepEqual(Object.keys(tg.agent.entries).sort(), [
-        'list',
-        'resolvePrompt',
-        'resolveResource',
-      ]);
+      // Entries: listed; reading one is `invoke` with the URI or name, resolved by the gate.
+      assert.deepEqual(Object.keys(tg.agent.entries).sort(), ['list']);
       assert.equal('setChangeRequester' in tg.admin.catalog, false);
       // An operator suspends or closes a session through its own methods, recorded with who did it.
       assert.deepEqual(Object.keys(tg.admin.sessions), ['inspect', 'live', 'suspendBy', 'closeBy']);

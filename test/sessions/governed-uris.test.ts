@@ -116,3 +116,37 @@ test('a value holding a default-ignorable character or an ideographic full stop 
     );
   }
 });
+
+test("identical entries of two providers name the caller's own copy; different templates, nothing", () => {
+  const twins: readonly GovernedUriEntry[] = [
+    ...ENTRIES,
+    { id: 'twin.secret', kind: 'resource', key: 'docs://internal/secret', listed: true },
+    { id: 'twin.page', kind: 'resource_template', key: 'docs://public/{name}', listed: true },
+    { id: 'wide.any', kind: 'resource_template', key: 'docs://{area}/faq', listed: true },
+  ];
+  const read = (uri: string, offered: readonly string[]) =>
+    resolveGovernedUri(uri, twins, new Set(offered));
+  assert.deepEqual(read('docs://internal/secret', ['twin.secret']), {
+    kind: 'resource',
+    id: 'twin.secret',
+  });
+  assert.deepEqual(read('docs://internal/secret', ['docs.secret', 'twin.secret']), {
+    kind: 'resource',
+    id: 'docs.secret',
+  });
+  // Offered neither copy: nothing (never a copy the caller is not offered).
+  assert.equal(read('docs://internal/secret', []), null);
+  assert.equal(read('docs://internal/secret', ['docs.page']), null);
+  assert.deepEqual(read('docs://public/tea', ['twin.page']), {
+    kind: 'resource_template',
+    id: 'twin.page',
+    args: { name: 'tea' },
+  });
+  assert.equal(read('docs://public/tea', []), null);
+  // docs://public/{name} and docs://{area}/faq are different templates: nothing, whoever asks.
+  assert.equal(read('docs://public/faq', ['docs.page', 'wide.any']), null);
+  assert.equal(read('docs://public/faq', ['docs.page']), null);
+  // A copy never reads a dot segment or another spelling of a static.
+  assert.equal(read('docs://public/../internal/secret', ['twin.page']), null);
+  assert.equal(read('docs://internal/secret;x', ['twin.page']), null);
+});

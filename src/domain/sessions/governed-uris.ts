@@ -4,9 +4,10 @@
  * any provider lists (whatever its state, whoever is offered it), never over the caller's offered
  * set alone, so a broad template can never read what a static resource or another provider's
  * template governs. A URI that names a static resource is that resource; otherwise it is the one
- * template that matches it; anything else (two statics, two templates, a spelling whose canonical
- * form is a static's, a dot segment, userinfo in the authority) names nothing. The caller checks
- * the answer against what it is offered.
+ * template that matches it; anything else (two different templates, a spelling whose canonical
+ * form is a static's, a dot segment, userinfo in the authority) names nothing. Identical entries
+ * of several providers are copies: the URI names the caller's own. The caller checks the answer
+ * against what it is offered.
  */
 
 import type { Store } from '../../records/store/index.js';
@@ -137,37 +138,56 @@ export function canonicalResourceUri(uri: string): {
 /**
  * The one governed thing `uri` names among `entries` (every provider's, deduplicated by id), or
  * null. Never returns a template for a URI some static resource has, or whose canonical form is
- * some static resource's, never picks between two matching templates, and never resolves a URI
- * whose authority holds userinfo.
+ * some static resource's, never picks between two different matching templates, and never
+ * resolves a URI whose authority holds userinfo. Identical entries of several providers (one
+ * static URI, or one URI template, listed by each: the same upstream software registered twice)
+ * are copies, each read from its own provider's process: the URI names the copy in `preferred`
+ * (what the caller is offered, or the entry it called), the first by catalog id as the lists show
+ * it, and nothing when it is offered none of them.
  */
 export function resolveGovernedUri(
   uri: string,
   entries: readonly GovernedUriEntry[],
+  preferred: ReadonlySet<string> = new Set(),
 ): GovernedRead | null {
   if (hasUserinfo(uri)) return null;
   const statics = new Set<string>();
   for (const e of entries) if (e.kind === 'resource' && e.key === uri) statics.add(e.id);
   if (statics.size > 0) {
-    const [only] = statics;
-    return statics.size === 1 && only !== undefined ? { kind: 'resource', id: only } : null;
+    const only = copyIn(statics, preferred);
+    return only === null ? null : { kind: 'resource', id: only };
   }
   const canonical = canonicalResourceUri(uri);
   if (canonical.dotted) return null;
   for (const e of entries) {
     if (e.kind === 'resource' && canonicalResourceUri(e.key).key === canonical.key) return null;
   }
-  let found: GovernedRead | null = null;
-  const matched = new Set<string>();
+  const matched = new Map<string, Record<string, string>>();
+  const templates = new Set<string>();
   for (const e of entries) {
     if (e.kind !== 'resource_template' || !e.listed || matched.has(e.id)) continue;
     const args = matchTemplate(e.key, uri);
     // A URI that does not expand back to itself could read something other than what the
     // arguments say: it matches nothing.
     if (!args || expandTemplate(e.key, args) !== uri) continue;
-    matched.add(e.id);
-    found = { kind: 'resource_template', id: e.id, args };
+    matched.set(e.id, args);
+    templates.add(e.key);
   }
-  return matched.size === 1 ? found : null;
+  // Two different templates: neither governs the URI alone (INVARIANTS 6).
+  if (templates.size !== 1) return null;
+  const id = copyIn(new Set(matched.keys()), preferred);
+  const args = id === null ? undefined : matched.get(id);
+  return id === null || args === undefined ? null : { kind: 'resource_template', id, args };
+}
+
+/**
+ * Of the ids of identical entries, the one that is read: the only one, else the first by catalog
+ * id among the preferred, else none.
+ */
+function copyIn(ids: ReadonlySet<string>, preferred: ReadonlySet<string>): string | null {
+  if (ids.size === 1) return [...ids][0] ?? null;
+  const offered = [...ids].filter((id) => preferred.has(id)).sort();
+  return offered[0] ?? null;
 }
 
 /** Every provider's listed resources and templates, read from the store when asked. */
@@ -195,10 +215,13 @@ export class GovernedUris {
     }));
   }
 
-  /** What `uri` names, over every provider's entries and `also` (the caller's own entries). */
+  /**
+   * What `uri` names, over every provider's entries and `also` (the caller's own entries); of
+   * identical entries of several providers, the copy whose id is among `also`.
+   */
   async resolve(uri: string, also: readonly GovernedUriEntry[] = []): Promise<GovernedRead | null> {
     const byId = new Map<string, GovernedUriEntry>();
     for (const e of [...(await this.entries()), ...also]) if (!byId.has(e.id)) byId.set(e.id, e);
-    return resolveGovernedUri(uri, [...byId.values()]);
+    return resolveGovernedUri(uri, [...byId.values()], new Set(also.map((e) => e.id)));
   }
 }

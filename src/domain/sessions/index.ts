@@ -23,13 +23,13 @@ export type { LiteralScopes, LiteralSighting, SeenLiteral } from './run-literals
 export { principalScope, UNRECORDED_HASH, UNRECORDED_KIND } from './run-literals.js';
 export { type RunHandle, RunService } from './runs.js';
 export type {
-  EntryCall,
   OfferedEntries,
+  OfferedEntry,
   OfferedPrompt,
   OfferedResource,
   OfferedResourceTemplate,
 } from './session-entries.js';
-export { SessionEntries } from './session-entries.js';
+export { entryKindOf, offerable, promptNames, SessionEntries } from './session-entries.js';
 export type {
   LiveSession,
   OfferedMajor,

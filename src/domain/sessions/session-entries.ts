@@ -1,13 +1,12 @@
 /**
  * @module What a session offers of upstream resources, resource templates and prompts (C5, C15;
  * docs/architecture.md §6): exactly the governed entries in its permitted set (classified,
- * reviewed, not quarantined, granted, within tier), listed in a deterministic order, and the
- * gate call a `resources/read` or `prompts/get` becomes. Nothing outside the set is named, and a
- * miss never says whether the upstream has such an entry.
+ * reviewed, not quarantined, granted, within tier), listed in a deterministic order. Nothing
+ * outside the set is named. A `resources/read` or `prompts/get` is resolved by the gate's
+ * `resolve` step with the same rules (`offerable`, `entryKindOf`, `promptNames`), never here.
  */
 import type { AgentPrincipal } from '../../core/index.js';
 import type { CatalogService, McpEntry, ToolVersionDetail } from '../catalog/index.js';
-import { type GovernedUris, governedEntryOf } from './governed-uris.js';
 import type { SessionService, SessionTool } from './session-service.js';
 
 export interface OfferedResource {
@@ -39,16 +38,10 @@ export interface OfferedEntries {
   readonly prompts: readonly OfferedPrompt[];
 }
 
-/** The gate call an entry request becomes: the entry's catalog id and its checked arguments. */
-export interface EntryCall {
-  readonly toolId: string;
-  readonly args: Record<string, string>;
-}
-
-interface Offered {
+/** One offered entry: its catalog id and the upstream entry it governs. */
+export interface OfferedEntry {
   readonly id: string;
   readonly entry: McpEntry;
-  readonly description: string;
 }
 
 function byKey<T>(key: (t: T) => string): (a: T, b: T) => number {
@@ -59,25 +52,31 @@ function byKey<T>(key: (t: T) => string): (a: T, b: T) => number {
   };
 }
 
-function offerable(detail: ToolVersionDetail): boolean {
+type Offered = OfferedEntry & { readonly description: string };
+
+/** Offered only while not quarantined, and active or deprecated. */
+export function offerable(detail: ToolVersionDetail): boolean {
   return (
     !detail.quarantined && (detail.lifecycle === 'active' || detail.lifecycle === 'deprecated')
   );
 }
 
+/**
+ * The kind of upstream entry a session tool's catalog id names, or null for a tool: only catalog
+ * entries made from upstream entries have a third id part of these names.
+ */
+export function entryKindOf(id: string): 'resource' | 'template' | 'prompt' | null {
+  const kind = id.split('.')[1];
+  return kind === 'resource' || kind === 'template' || kind === 'prompt' ? kind : null;
+}
+
 export class SessionEntries {
   readonly #sessions: Pick<SessionService, 'require'>;
   readonly #catalog: Pick<CatalogService, 'get'>;
-  readonly #governed: Pick<GovernedUris, 'resolve'>;
 
-  constructor(
-    sessions: Pick<SessionService, 'require'>,
-    catalog: Pick<CatalogService, 'get'>,
-    governed: Pick<GovernedUris, 'resolve'>,
-  ) {
+  constructor(sessions: Pick<SessionService, 'require'>, catalog: Pick<CatalogService, 'get'>) {
     this.#sessions = sessions;
     this.#catalog = catalog;
-    this.#governed = governed;
   }
 
   /** The session's offered entries, by catalog id (the order every later step keeps). */
@@ -85,9 +84,7 @@ export class SessionEntries {
     const session = await this.#sessions.require(sessionId, who);
     const out: Offered[] = [];
     for (const t of JSON.parse(session.tool_set) as SessionTool[]) {
-      // Only catalog entries made from upstream entries have a third id part of these names.
-      const kind = t.id.split('.')[1];
-      if (kind !== 'resource' && kind !== 'template' && kind !== 'prompt') continue;
+      if (entryKindOf(t.id) === null) continue;
       const detail = await this.#catalog.get(t.id, t.version);
       const runtime = detail.definition.runtime;
       if (runtime.kind !== 'mcp' || runtime.entry === undefined || !offerable(detail)) continue;
@@ -104,40 +101,13 @@ export class SessionEntries {
   async list(sessionId: string, who: string | AgentPrincipal): Promise<OfferedEntries> {
     return present(await this.#offered(sessionId, who));
   }
-
-  /**
-   * The gate call reading `uri`: the one governed thing the URI names over every provider's
-   * resources and templates (governed-uris.ts), when it is offered to this session. Null when the
-   * URI names nothing, more than one thing, or something this session is not offered: a static
-   * resource is never read through a template, whoever is offered which.
-   */
-  async resolveResource(
-    sessionId: string,
-    who: string | AgentPrincipal,
-    uri: string,
-  ): Promise<EntryCall | null> {
-    const offered = await this.#offered(sessionId, who);
-    const own = offered.flatMap((o) => governedEntryOf(o.id, o.entry) ?? []);
-    const named = await this.#governed.resolve(uri, own);
-    if (named === null || !offered.some((o) => o.id === named.id)) return null;
-    return { toolId: named.id, args: named.kind === 'resource' ? {} : named.args };
-  }
-
-  /** The gate call getting the prompt listed under `name`, or null when none is offered. */
-  async resolvePrompt(
-    sessionId: string,
-    who: string | AgentPrincipal,
-    name: string,
-  ): Promise<string | null> {
-    const offered = await this.#offered(sessionId, who);
-    const names = promptNames(offered);
-    for (const [id, shown] of names) if (shown === name) return id;
-    return null;
-  }
 }
 
-/** The name each offered prompt is listed under, by catalog id. */
-function promptNames(offered: readonly Offered[]): Map<string, string> {
+/**
+ * The name each offered prompt is listed under, by catalog id; `offered` in catalog id order (the
+ * order the lists and the gate's `resolve` step both use).
+ */
+export function promptNames(offered: readonly OfferedEntry[]): Map<string, string> {
   const taken = new Set<string>();
   const out = new Map<string, string>();
   for (const o of offered) {

@@ -1,15 +1,21 @@
 /**
  * @module resources/list, resources/templates/list, resources/read, prompts/list and prompts/get
  * for both MCP eras (C15, docs/architecture.md §6): lists are the session's governed entries
- * (session-entries.ts), and a read or get is a gate call of the entry (grant, policy, flow, limits,
- * audit pre and post), its upstream answer passed on only when the gate allowed it, with its trust
+ * (session-entries.ts), and a read or get hands the gate the URI or the name as the client sent
+ * it: the gate's `resolve` step finds the entry (or refuses RESOURCE_NOT_FOUND, PROMPT_NOT_FOUND)
+ * and the call runs as the entry's (grant, policy, flow, limits, audit pre and post); this front
+ * looks nothing up. The upstream answer is passed on only when the gate allowed it, with its trust
  * label in `_meta` as a tool result carries it (result-shape.ts). Era-neutral: a refusal is a
  * ToolgateError each server turns into its own protocol error.
  */
-import type { AgentApi } from '../../api/index.js';
+import type {
+  AgentApi,
+  CallContext,
+  CallOptions,
+  EntryRef,
+  OfferedEntries,
+} from '../../api/index.js';
 import { type AgentPrincipal, ToolgateError } from '../../core/index.js';
-import type { OfferedEntries } from '../../domain/sessions/index.js';
-import type { CallContext, CallOptions } from '../../gate/index.js';
 import { entryAnswer } from './result-shape.js';
 
 /** The largest prompt arguments object accepted before it reaches the gate (the gate caps each). */
@@ -23,23 +29,21 @@ export function listEntries(
   return agent.entries.list(sessionId, who);
 }
 
-/** resources/read of `uri`: RESOURCE_NOT_FOUND unless an offered entry matches it. */
+/** resources/read of `uri`: RESOURCE_NOT_FOUND (from the gate) unless an offered entry matches it. */
 export async function readResource(
   agent: AgentApi,
   ctx: CallContext,
   uri: string,
   options: CallOptions,
 ): Promise<{ contents: unknown[]; _meta: Record<string, unknown> }> {
-  const call = await agent.entries.resolveResource(ctx.sessionId, ctx.principal, uri);
-  if (!call) {
-    throw new ToolgateError('RESOURCE_NOT_FOUND', 'no resource with this URI is offered', { uri });
-  }
-  const decision = await agent.invoke(ctx, call.toolId, call.args, options);
+  const ref: EntryRef = { entry: 'resource', uri };
+  // No arguments: the gate binds a template's variables from the URI.
+  const decision = await agent.invoke(ctx, ref, {}, options);
   const { value: out, meta } = entryAnswer(decision);
   return { contents: Array.isArray(out.contents) ? out.contents : [], _meta: meta };
 }
 
-/** prompts/get of `name`: PROMPT_NOT_FOUND unless an offered prompt is listed under it. */
+/** prompts/get of `name`: PROMPT_NOT_FOUND (from the gate) unless an offered prompt is listed so. */
 export async function getPrompt(
   agent: AgentApi,
   ctx: CallContext,
@@ -47,18 +51,16 @@ export async function getPrompt(
   args: Readonly<Record<string, unknown>> | undefined,
   options: CallOptions,
 ): Promise<{ description?: string; messages: unknown[]; _meta: Record<string, unknown> }> {
-  const toolId = await agent.entries.resolvePrompt(ctx.sessionId, ctx.principal, name);
-  if (!toolId) {
-    throw new ToolgateError('PROMPT_NOT_FOUND', 'no prompt with this name is offered', { name });
-  }
   const given = args ?? {};
   if (Object.keys(given).length > MAX_ARGUMENTS) {
     throw new ToolgateError('INPUT_INVALID', 'too many prompt arguments', {
       problems: [{ pointer: '/arguments', message: `at most ${MAX_ARGUMENTS}`, rule: 'size' }],
     });
   }
-  // The gate checks the arguments against the prompt's schema (strings, the declared names only).
-  const decision = await agent.invoke(ctx, toolId, given, options);
+  // The gate finds the prompt and checks the arguments against its schema (strings, the declared
+  // names only).
+  const ref: EntryRef = { entry: 'prompt', name };
+  const decision = await agent.invoke(ctx, ref, given, options);
   const { value: out, meta } = entryAnswer(decision);
   return {
     ...(typeof out.description === 'string' ? { description: out.description } : {}),

@@ -159,7 +159,14 @@ export function rpcErrorOf(err: unknown, onError?: (err: unknown) => void): RpcE
 /** The gate's refusal of an entry request, with its decision for the client (never the result). */
 function entryDenied(
   decision: Exclude<GateDecision, { kind: 'allow' }>,
-): ToolgateError<'ENTRY_DENIED'> {
+): ToolgateError<'ENTRY_DENIED' | 'RESOURCE_NOT_FOUND' | 'PROMPT_NOT_FOUND'> {
+  // The gate's `resolve` step found no offered entry: the protocol's own not-found error.
+  if (decision.kind === 'deny' && decision.code === 'RESOURCE_NOT_FOUND') {
+    return new ToolgateError(decision.code, decision.message, decision.details as { uri: string });
+  }
+  if (decision.kind === 'deny' && decision.code === 'PROMPT_NOT_FOUND') {
+    return new ToolgateError(decision.code, decision.message, decision.details as { name: string });
+  }
   if (decision.kind === 'pending_approval') {
     return new ToolgateError('ENTRY_DENIED', decision.message, {
       code: 'APPROVAL_REQUIRED',

@@ -32,7 +32,13 @@ export function policyStep(s: CallState): StepResult | Promise<StepResult> {
   const def = s.def;
   s.hosts = def.egress.mode === 'constrained' ? def.egress.hosts : [];
   s.destinations = new Set<string>();
-  if (def.runtime.kind === 'mcp' && def.runtime.entry?.kind === 'resource_template') {
+  // A resources/read was matched to this template by `resolve`; a call naming the template's
+  // catalog id (tools/call, REST) is checked here, once.
+  if (
+    def.runtime.kind === 'mcp' &&
+    def.runtime.entry?.kind === 'resource_template' &&
+    s.readUri === null
+  ) {
     return templateUri(s, def.runtime.entry.uri_template);
   }
   return argumentsThenOrg(s);

@@ -4,12 +4,16 @@
  * the call's `version` option): the session's version of that major, which passed the same rules
  * as the default one. Anything else is "not registered": the caller learns nothing about tools
  * outside its set; a pinned major whose versions have all retired is refused as retired, naming
- * the successor. Step order and versions: docs/architecture.md §3.
+ * the successor. A resource read or prompt get (an EntryRef) is resolved here too, within the
+ * session's offered entries (resolve-entry.ts): the front looks nothing up. Step order and
+ * versions: docs/architecture.md §3.
  */
 import { parseMajor, parseToolRef } from '../../domain/catalog/index.js';
 import type { SessionTool } from '../../domain/sessions/index.js';
 import type { SessionRow } from '../../records/store/index.js';
+import { type EntryRef, isEntryRef } from '../call-context.js';
 import type { CompiledTool } from '../tool-cache.js';
+import { resolveEntryRef } from './resolve-entry.js';
 import {
   type CallState,
   CONTINUE,
@@ -46,6 +50,7 @@ const BAD_PIN: Refusal = {
 };
 
 export function resolveStep(s: CallState): StepResult | Promise<StepResult> {
+  if (isEntryRef(s.toolRef)) return resolveEntry(s, s.toolRef);
   if (typeof s.toolRef !== 'string') return NOT_REGISTERED;
   const ref = parseToolRef(s.toolRef);
   if (ref === null) return BAD_PIN;
@@ -63,6 +68,20 @@ export function resolveStep(s: CallState): StepResult | Promise<StepResult> {
   if (version === null) return unheldMajor(s, entry, major as number);
   const hit = s.deps.tools.cached(entry.id, version);
   return hit ? resolved(s, hit) : compile(s, entry.id, version);
+}
+
+/**
+ * A resource read or prompt get: the entry it names becomes the call's tool, and a resource's
+ * bound template variables its arguments (matched once: the policy step does not match again).
+ */
+async function resolveEntry(s: CallState, ref: EntryRef): Promise<StepResult> {
+  const found = await resolveEntryRef(s, ref, toolSetOf(s.session));
+  if (found.kind === 'refuse') return found;
+  s.args = found.args;
+  s.readUri = ref.entry === 'resource' ? ref.uri : null;
+  s.entry = found.tool;
+  s.pinnedMajor = null;
+  return resolved(s, found.compiled);
 }
 
 async function compile(s: CallState, id: string, version: string): Promise<StepResult> {

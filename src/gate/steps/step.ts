@@ -89,7 +89,8 @@ export class CallState {
   readonly deps: StepDependencies;
   readonly ctx: CallContext;
   readonly toolRef: unknown;
-  readonly args: unknown;
+  /** The caller's arguments; for a resource read, `resolve` sets the template's bound variables. */
+  args: unknown;
   readonly options: CallOptions;
   readonly callId: string;
   readonly started: number;
@@ -107,6 +108,8 @@ export class CallState {
   entry: SessionTool | null = null;
   /** The major the caller pinned (`name@1`), null for the session's default version. */
   pinnedMajor: number | null = null;
+  /** A resource read's URI, matched to this entry by `resolve` (`policy` does not match it again). */
+  readUri: string | null = null;
   // lifecycle
   warnings!: string[];
   /** Set when the version is deprecated: what the fronts turn into headers and `_meta`. */

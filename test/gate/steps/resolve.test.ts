@@ -25,3 +25,19 @@ test('a tool outside the set, an unknown name or a non-string is "not registered
     assert.equal(s.ref, null, 'the refusal names no tool');
   }
 });
+
+test('a resource read or prompt get is resolved here: one the set does not offer is not found', async () => {
+  const ctx = await h.open();
+  for (const [ref, code] of [
+    [{ entry: 'resource', uri: 'notes://customers' }, 'RESOURCE_NOT_FOUND'],
+    [{ entry: 'prompt', name: 'echo' }, 'PROMPT_NOT_FOUND'],
+  ] as const) {
+    const { s, r } = await h.at('resolve', ctx, ref, {});
+    assert.equal(r?.kind === 'refuse' ? r.code : r?.kind, code);
+    assert.equal(r?.kind === 'refuse' && r.anonymous, true, 'the refusal names no tool');
+    assert.equal(s.ref, null);
+  }
+  // A tool of the set is no resource or prompt, whatever its name.
+  const { r } = await h.at('resolve', ctx, { entry: 'resource', uri: 'echo' }, {});
+  assert.equal(r?.kind === 'refuse' ? r.code : r?.kind, 'RESOURCE_NOT_FOUND');
+});
