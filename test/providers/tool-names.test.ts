@@ -174,7 +174,7 @@ for (const backend of backends()) {
       assert.deepEqual(last?.skipped, ['zz__get_order']);
       const reasons = JSON.stringify(last?.skipped_reasons);
       assert.match(reasons, /zz__get_order/);
-      assert.match(reasons, /reserved/);
+      assert.match(reasons, /reserves/);
       assert.match(JSON.stringify(last?.entries), /prompt:zz__prompt__greeting-[0-9a-f]{8}/);
     });
 
