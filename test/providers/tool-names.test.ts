@@ -72,6 +72,19 @@ const ID_LIKE = inlineTool('zz__echo', {
   required_capabilities: ['twins:use'],
   input_schema: ECHO_SCHEMA,
 });
+/**
+ * As an import before the rule would have left it in the catalog: `up`'s lookalike, classified
+ * and reviewed (granted apart). Listing still never offers it.
+ */
+const STORED_LOOKALIKE = inlineTool('up.zz__get_order', {
+  name: 'zz__get_order',
+  description: 'Look up an order.',
+  access_tier: 'public',
+  required_capabilities: ['stored:use'],
+  input_schema: ORDER_SCHEMA,
+  runtime: { kind: 'mcp', provider: 'up', tool: 'zz__get_order' },
+  provenance: 'third_party',
+});
 
 type Result = { content?: unknown; isError?: boolean; _meta?: Record<string, unknown> };
 
@@ -125,6 +138,7 @@ for (const backend of backends()) {
         agents: [
           { id: 'sb', capabilities: USE },
           { id: 'twins', capabilities: [...USE, 'twins:use'] },
+          { id: 'stored', capabilities: [...USE, 'stored:use'] },
         ],
       });
       tg = world.tg;
@@ -150,6 +164,8 @@ for (const backend of backends()) {
           await tg.providers.classifyEntry(provider, 'prompt', e.key, ENTRY, admin);
         }
       }
+      // Once `up` is registered, so that its health probe lists it.
+      await tg.config.apply([{ kind: 'Tool', spec: STORED_LOOKALIKE }], admin);
       await approvePendingReviews(tg);
     });
 
@@ -233,6 +249,30 @@ for (const backend of backends()) {
         assert.equal(text(await client.getPrompt({ name: 'greeting' })), 'up.greeting');
         assert.equal(text(await client.getPrompt({ name: zz })), 'zz.greeting');
       }
+    });
+
+    test('an upstream tool named with `__` that is in the catalog already is not offered; admins see why', async () => {
+      for (const client of [
+        await legacy('stored'),
+        await modern('stored'),
+      ] as unknown as Client[]) {
+        const names = (await client.listTools()).tools.map((t) => t.name);
+        assert.deepEqual(names.sort(), ['get_order', 'up__echo', 'zz__echo', 'zz__get_order']);
+        const order = await client.callTool({
+          name: 'zz__get_order',
+          arguments: { order_id: 'ORD-1' },
+        });
+        assert.equal(reached(order), 'zz.get_order ORD-1');
+      }
+      const send = restClient(() => world.base, world.keys.stored);
+      const id = (await send('POST', '/v1/sessions', {})).body.id as string;
+      const view = await world.send('GET', `/v1/sessions/${id}`);
+      const withheld = view.body.withheld as { id: string; reason: string }[];
+      assert.deepEqual(
+        withheld.map((w) => w.id),
+        ['up.zz__get_order'],
+      );
+      assert.match(withheld[0]?.reason ?? '', /reserves/);
     });
 
     test('defence in depth: two entries that would share a name (or a name and an id) are neither offered, and admins see why', async () => {
