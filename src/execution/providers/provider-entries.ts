@@ -173,20 +173,18 @@ export class ProviderEntries {
     const rows = new Map((await kind.rows(ctx.trx, spec.name)).map((r) => [r.label, r] as const));
     // Each entry once, so many and no key longer than the caps: the rest is not imported. A
     // prompt is listed under its name, so one holding the reserved `__` is not imported either
-    // (docs/tools-and-catalog.md, "Names the model sees"), and is reported with the reason.
+    // (docs/tools-and-catalog.md, "Names the model sees"); it counts against the cap and is
+    // reported with the reason.
     const admitted: ListedEntry[] = [];
     const skipped: SkippedName[] = [];
     const seen = new Set<string>();
     for (const entry of listed) {
       const label = `${entry.kind}:${entry.key}`;
       if (seen.has(label) || seen.size >= MAX_ENTRIES || entry.key.length > MAX_KEY_CHARS) continue;
-      const reserved = entry.kind === 'prompt' ? reservedNameProblem(entry.name) : null;
-      if (reserved !== null) {
-        skipped.push({ name: label, reason: reserved });
-        continue;
-      }
       seen.add(label);
-      admitted.push(entry);
+      const reserved = entry.kind === 'prompt' ? reservedNameProblem(entry.name) : null;
+      if (reserved !== null) skipped.push({ name: label, reason: reserved });
+      else admitted.push(entry);
     }
     const report = await comparePinned(
       ctx,
