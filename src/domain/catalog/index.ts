@@ -37,6 +37,12 @@ export {
   isOfferable,
   MAX_MIGRATION_WINDOW_DAYS,
 } from './lifecycle.js';
+export {
+  clashingNames,
+  idName,
+  NAME_SEPARATOR,
+  reservedNameProblem,
+} from './offered-names.js';
 export type { SchemaBreak } from './schema-compat.js';
 export { findBreakingChanges, isMajorBump } from './schema-compat.js';
 export type { ModelText, ModelTextKind } from './schema-model-texts.js';

@@ -21,12 +21,8 @@ import {
   type ToolVersionDetail,
 } from '../catalog/index.js';
 import type { AgentService, AgentTier } from '../identity/index.js';
-import {
-  exportNames,
-  permittedSet,
-  type SessionService,
-  type SessionTool,
-} from './session-service.js';
+import { exportNames } from './export-names.js';
+import { permittedSet, type SessionService, type SessionTool } from './session-service.js';
 
 export interface AgentDiscoveryResult {
   readonly results: readonly AgentDiscoveryHit[];
@@ -162,7 +158,7 @@ export class AgentDiscovery {
     let set = this.#sets.get(setKey);
     if (!set) {
       const { tools } = permittedSet(await this.#offeredAt(revision), caps, agent.tier);
-      const named = exportNames(tools);
+      const named = exportNames(tools).tools;
       set = { key: scopeKey(named), tools: named };
       this.#sets.set(setKey, set);
       for (const k of this.#sets.keys()) {

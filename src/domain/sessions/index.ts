@@ -11,6 +11,7 @@ export {
 } from './agent-caps.js';
 export type { AgentDiscoveryResult } from './agent-discovery.js';
 export { AgentDiscovery } from './agent-discovery.js';
+export { byTool } from './export-names.js';
 export type { GovernedRead, GovernedUriEntry } from './governed-uris.js';
 export {
   canonicalResourceUri,
@@ -41,7 +42,6 @@ export type {
   WithheldTool,
 } from './session-service.js';
 export {
-  byTool,
   exportTool,
   MAX_UNTRUSTED_SOURCES,
   permittedSet,

@@ -6,7 +6,14 @@
  * `resolve` step with the same rules (`offerable`, `entryKindOf`, `promptNames`), never here.
  */
 import type { AgentPrincipal } from '../../core/index.js';
-import type { CatalogService, McpEntry, ToolVersionDetail } from '../catalog/index.js';
+import {
+  type CatalogService,
+  clashingNames,
+  idName,
+  type McpEntry,
+  reservedNameProblem,
+  type ToolVersionDetail,
+} from '../catalog/index.js';
 import type { SessionService, SessionTool } from './session-service.js';
 
 export interface OfferedResource {
@@ -96,7 +103,8 @@ export class SessionEntries {
   /**
    * The lists a client is shown, each sorted by its key (URI, URI template, name). Two entries
    * with one URI (two providers) list once, the first by catalog id; two prompts with one name
-   * are both listed, the later under its catalog id (dots as `__`), as clashing tool names are.
+   * are both listed, the later under its catalog id (dots as `__`); a prompt named with `__`, or
+   * two that would still share a name, are not listed (`promptNames`).
    */
   async list(sessionId: string, who: string | AgentPrincipal): Promise<OfferedEntries> {
     return present(await this.#offered(sessionId, who));
@@ -104,18 +112,22 @@ export class SessionEntries {
 }
 
 /**
- * The name each offered prompt is listed under, by catalog id; `offered` in catalog id order (the
- * order the lists and the gate's `resolve` step both use).
+ * The name each offered prompt is listed under, by catalog id (docs/tools-and-catalog.md, "Names
+ * the model sees"); `offered` in catalog id order (the order the lists and the gate's `resolve`
+ * step both use). A prompt whose own name holds the reserved `__` is not listed, and where two
+ * would still share a name neither is: a name gets one prompt or none, never the first found.
  */
 export function promptNames(offered: readonly OfferedEntry[]): Map<string, string> {
   const taken = new Set<string>();
   const out = new Map<string, string>();
   for (const o of offered) {
-    if (o.entry.kind !== 'prompt') continue;
-    const name = taken.has(o.entry.name) ? o.id.replaceAll('.', '__') : o.entry.name;
+    if (o.entry.kind !== 'prompt' || reservedNameProblem(o.entry.name) !== null) continue;
+    const name = taken.has(o.entry.name) ? idName(o.id) : o.entry.name;
     taken.add(name);
     out.set(o.id, name);
   }
+  const listed = [...out].map(([id, name]) => ({ id, name }));
+  for (const id of clashingNames(listed, false).keys()) out.delete(id);
   return out;
 }
 
@@ -151,14 +163,17 @@ function present(offered: readonly Offered[]): OfferedEntries {
           ...(e.mime_type !== undefined ? { mimeType: e.mime_type } : {}),
         });
         break;
-      case 'prompt':
+      case 'prompt': {
+        const name = names.get(o.id);
+        if (name === undefined) break;
         prompts.push({
-          name: names.get(o.id) ?? e.name,
+          name,
           ...title,
           description: o.description,
           arguments: e.arguments.map((a) => ({ ...a })),
         });
         break;
+      }
     }
   }
   return {

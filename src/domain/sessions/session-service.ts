@@ -37,6 +37,7 @@ import {
   type UserService,
 } from '../identity/index.js';
 import { DEFAULT_AGENT_CAPS, insertSessionWithinCap } from './agent-caps.js';
+import { exportNames } from './export-names.js';
 import {
   anyLiteralSighting,
   injectionSources,
@@ -137,50 +138,6 @@ export function permittedSet(
       .filter((t) => t.egress === 'unconstrained')
       .map((t) => ({ id: t.id, version: t.version, reason })),
   };
-}
-
-/**
- * Groups a permitted set holding one version per major (`CatalogService.offeredMajors`) into one
- * entry per tool: the default is the newest active version, else the newest deprecated one; every
- * other permitted major can be pinned. Each version got here through the rules on its own
- * definition, so a pinned old major never escapes a rule the new one has, nor the reverse.
- */
-export function byTool(
-  tools: readonly ToolVersionDetail[],
-): { readonly detail: ToolVersionDetail; readonly pins: readonly ToolVersionDetail[] }[] {
-  const groups = new Map<string, ToolVersionDetail[]>();
-  for (const t of tools) {
-    const group = groups.get(t.id);
-    if (group) group.push(t);
-    else groups.set(t.id, [t]);
-  }
-  const out: { detail: ToolVersionDetail; pins: ToolVersionDetail[] }[] = [];
-  for (const group of groups.values()) {
-    const newestFirst = [...group].sort((a, b) => semver.rcompare(a.version, b.version));
-    const detail =
-      newestFirst.find((t) => t.lifecycle === 'active') ?? (newestFirst[0] as ToolVersionDetail);
-    out.push({ detail, pins: newestFirst.filter((t) => t !== detail) });
-  }
-  return out;
-}
-
-/** Names the model sees; a clash (two providers' `search`) falls back to the tool id. */
-export function exportNames(tools: readonly ToolVersionDetail[]): SessionTool[] {
-  const grouped = byTool(tools);
-  const count = new Map<string, number>();
-  for (const { detail: t } of grouped) count.set(t.name, (count.get(t.name) ?? 0) + 1);
-  return grouped.map(({ detail: t, pins }) => ({
-    id: t.id,
-    version: t.version,
-    name: (count.get(t.name) ?? 0) > 1 ? t.id.replaceAll('.', '__') : t.name,
-    ...(pins.length > 0
-      ? {
-          pins: pins
-            .map((p) => ({ major: semver.major(p.version), version: p.version }))
-            .sort((a, b) => a.major - b.major),
-        }
-      : {}),
-  }));
 }
 
 export class SessionService {
@@ -299,6 +256,7 @@ export class SessionService {
       agent.tier,
       runReadPrivate,
     );
+    const named = exportNames(tools);
     const now = this.#clock();
     const id = `ses_${randomBytes(16).toString('base64url')}`;
     const row: SessionRow = {
@@ -309,8 +267,8 @@ export class SessionService {
       created_at: now.toISOString(),
       expires_at: new Date(now.getTime() + ttl * 1000).toISOString(),
       status: 'open',
-      tool_set: JSON.stringify(exportNames(tools)),
-      withheld: JSON.stringify(withheld),
+      tool_set: JSON.stringify(named.tools),
+      withheld: JSON.stringify([...withheld, ...named.withheld]),
       private_data_read: 0,
       external_sends: 0,
       egress_bytes: 0,
@@ -349,8 +307,9 @@ export class SessionService {
       agent.tier,
       runReadPrivate,
     );
-    const toolSet = JSON.stringify(exportNames(tools));
-    const withheldJson = JSON.stringify(withheld);
+    const named = exportNames(tools);
+    const toolSet = JSON.stringify(named.tools);
+    const withheldJson = JSON.stringify([...withheld, ...named.withheld]);
     if (toolSet === session.tool_set && withheldJson === session.withheld)
       return { changed: false };
     await this.#store.db

@@ -14,12 +14,14 @@ import {
   type CatalogService,
   type CatalogWrite,
   type McpEntry,
+  reservedNameProblem,
   type ScanFinding,
   scanToolText,
   templateVariables,
 } from '../../domain/catalog/index.js';
 import type { ProviderEntryRow, Store } from '../../records/store/index.js';
 import { checkEntryClassification, type EntryClassification } from './entry-classification.js';
+import type { SkippedName } from './listed-names.js';
 import {
   type ChangeHooks,
   type Classified,
@@ -56,6 +58,8 @@ export interface EntryRefreshReport {
   readonly changed: readonly string[];
   readonly removed: readonly string[];
   readonly unchanged: readonly string[];
+  /** Prompts never imported, as `prompt:NAME`: their names hold the reserved `__`. */
+  readonly skipped: readonly SkippedName[];
 }
 
 /** What the provider service lends the entries for a change: the same quarantine and alert. */
@@ -167,16 +171,22 @@ export class ProviderEntries {
   ): Promise<EntryRefreshReport> {
     const kind = entryKind(ownHosts);
     const rows = new Map((await kind.rows(ctx.trx, spec.name)).map((r) => [r.label, r] as const));
-    // Each entry once, so many and no key longer than the caps: the rest is not imported.
+    // Each entry once, so many and no key longer than the caps: the rest is not imported. A
+    // prompt is listed under its name, so one holding the reserved `__` is not imported either
+    // (docs/tools-and-catalog.md, "Names the model sees"); it counts against the cap and is
+    // reported with the reason.
     const admitted: ListedEntry[] = [];
+    const skipped: SkippedName[] = [];
     const seen = new Set<string>();
     for (const entry of listed) {
       const label = `${entry.kind}:${entry.key}`;
       if (seen.has(label) || seen.size >= MAX_ENTRIES || entry.key.length > MAX_KEY_CHARS) continue;
       seen.add(label);
-      admitted.push(entry);
+      const reserved = entry.kind === 'prompt' ? reservedNameProblem(entry.name) : null;
+      if (reserved !== null) skipped.push({ name: label, reason: reserved });
+      else admitted.push(entry);
     }
-    return comparePinned(
+    const report = await comparePinned(
       ctx,
       kind,
       spec.name,
@@ -185,6 +195,7 @@ export class ProviderEntries {
       { firstImport, actor, now: this.#clock() },
       hooks,
     );
+    return { ...report, skipped };
   }
 
   /**

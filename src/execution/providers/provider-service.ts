@@ -17,7 +17,6 @@ import {
   canonicalJson,
   sha256Hex,
   systemClock,
-  TOOL_ID_PATTERN,
   ToolgateError,
 } from '../../core/index.js';
 import {
@@ -44,6 +43,7 @@ import {
   type SandboxService,
 } from '../sandbox/index.js';
 import { type CheckedFetchOptions, checkedFetch, type EgressMeter } from './checked-fetch.js';
+import { admitListedTools, type SkippedName } from './listed-names.js';
 import {
   type ChangeHooks,
   type Classified,
@@ -115,8 +115,10 @@ export interface RefreshReport {
   /** Tools no longer listed: quarantined. */
   readonly removed: readonly string[];
   readonly unchanged: readonly string[];
-  /** Listed tools whose names cannot be catalog names; never imported. */
+  /** Listed tools never imported: no catalog name, the reserved `__`, a clash by case. */
   readonly skipped: readonly string[];
+  /** The same, each with its reason. */
+  readonly skipped_reasons: readonly SkippedName[];
   /** The same for resources, resource templates and prompts, each named `kind:key`. */
   readonly entries: EntryRefreshReport;
 }
@@ -136,8 +138,6 @@ export interface ProviderServiceOptions {
   readonly http?: CheckedFetchOptions;
 }
 
-const TOOL_ID_RE = new RegExp(TOOL_ID_PATTERN);
-const TOOL_NAME_RE = /^[a-zA-Z][a-zA-Z0-9_-]{0,63}$/;
 const REFRESH_TIMEOUT_MS = 30_000;
 const DEFAULT_CALL_WALL_MS = 10_000;
 
@@ -347,30 +347,9 @@ export class ProviderService {
     const firstImport = provider.refreshed_at === null;
     const kind = toolKind(spec);
     const rows = new Map((await kind.rows(trx, spec.name)).map((r) => [r.label, r] as const));
-    const skipped: string[] = [];
-    // Catalog ids are lower case: two upstream names that differ only in case would share one id
-    // (one could stand in for the other), so only the first name to claim an id is imported.
+    // Names that are no catalog names, hold the reserved `__`, or clash by case are skipped.
     const idOwner = new Map([...rows.values()].map((r) => [r.tool_id, r.label]));
-    const seen = new Set<string>();
-    const claimed = new Set<string>();
-    const admitted: ListedTool[] = [];
-    for (const tool of listed) {
-      const toolId = `${spec.name}.${tool.name.toLowerCase()}`;
-      const owner = idOwner.get(toolId);
-      if (
-        !TOOL_NAME_RE.test(tool.name) ||
-        !TOOL_ID_RE.test(toolId) ||
-        seen.has(tool.name) ||
-        claimed.has(toolId) ||
-        (owner !== undefined && owner !== tool.name)
-      ) {
-        skipped.push(tool.name);
-        continue;
-      }
-      seen.add(tool.name);
-      claimed.add(toolId);
-      admitted.push(tool);
-    }
+    const { admitted, skipped } = admitListedTools(spec.name, listed, idOwner);
     const hooks: ChangeHooks = {
       quarantine: (c, toolId, reason) => this.#quarantineCatalog(c, toolId, actor, reason),
       alert: (t, subject, change, pinned, listedPin) =>
@@ -381,7 +360,8 @@ export class ProviderService {
     const report: RefreshReport = {
       provider: spec.name,
       ...tools,
-      skipped,
+      skipped: skipped.map((x) => x.name),
+      skipped_reasons: skipped,
       entries: await this.#entries.compareIn(
         ctx,
         spec,
@@ -407,12 +387,14 @@ export class ProviderService {
         removed: report.removed,
         unchanged: report.unchanged.length,
         skipped: report.skipped,
+        skipped_reasons: report.skipped_reasons,
         entries: {
           imported: report.entries.imported.length,
           added: report.entries.added,
           changed: report.entries.changed,
           removed: report.entries.removed,
           unchanged: report.entries.unchanged.length,
+          skipped: report.entries.skipped,
         },
       },
     });

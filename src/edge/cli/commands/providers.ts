@@ -114,7 +114,7 @@ export function registerProviders(program: Command): void {
             ...(r.changed.length > 0 ? [`QUARANTINED (changed): ${r.changed.join(', ')}`] : []),
             ...(r.added.length > 0 ? [`QUARANTINED (added): ${r.added.join(', ')}`] : []),
             ...(r.removed.length > 0 ? [`QUARANTINED (removed): ${r.removed.join(', ')}`] : []),
-            ...(r.skipped.length > 0 ? [`skipped (names): ${r.skipped.join(', ')}`] : []),
+            ...skippedLines(r),
             `entries: imported ${r.entries.imported.length}, unchanged ${r.entries.unchanged.length}`,
             ...(r.entries.changed.length + r.entries.added.length + r.entries.removed.length > 0
               ? [
@@ -190,4 +190,14 @@ function describeClassified(r: {
       : []),
     ...(r.changeId ? [`awaiting approvers: ${r.changeId}`] : []),
   ].join('\n');
+}
+
+type Skipped = readonly { readonly name: string; readonly reason: string }[];
+
+/** Each listed tool or prompt a refresh did not import, with why. */
+function skippedLines(r: {
+  readonly skipped_reasons: Skipped;
+  readonly entries: { readonly skipped: Skipped };
+}): string[] {
+  return [...r.skipped_reasons, ...r.entries.skipped].map((x) => `skipped ${x.name}: ${x.reason}`);
 }
