@@ -19,7 +19,7 @@ import { SESSION_COOKIE } from '../../src/edge/console/index.js';
 import { buildServer, type HttpOptions } from '../../src/edge/rest/index.js';
 import { type Gateway, openGateway, type ToolgateOptions } from '../../src/host/toolgate.js';
 import { ROOT } from './cli.js';
-import { confirmDeciders } from './operators.js';
+import { confirmDeciders, type SteppableClock, steppableClock } from './operators.js';
 import { approvePendingReviews } from './reviews.js';
 
 export const CHROMIUM = '/usr/bin/chromium';
@@ -68,6 +68,8 @@ export interface ConsoleGateway {
    * than the last (one code works once per operator, for logins and step-ups alike).
    */
   code(id: string): Promise<string>;
+  /** The gateway's clock: real time, moved on instead of waiting for a fresh TOTP step. */
+  readonly clock: SteppableClock;
   close(): Promise<void>;
 }
 
@@ -76,19 +78,23 @@ const STEP_MS = 30_000;
 const PREVIOUS_STEP_MARGIN_MS = 20_000;
 
 /**
- * Codes for distinct steps, chosen from the clock: the verifier accepts the current step ±1 and
- * refuses any step at or below the last one used. The next code is the lowest unused step in that
- * window — the previous step only while 20 s of the current one remain, so it is still in the
- * window when the server checks it; a later step is valid for at least 30 s. Only when all three
- * are used does it wait for the next step.
+ * Codes for distinct steps, chosen from the gateway's clock: the verifier accepts the current step
+ * ±1 and refuses any step at or below the last one used. The next code is the lowest unused step
+ * in that window — the previous step only while 20 s of the current one remain, so it is still in
+ * the window when the server checks it; a later step is valid for at least 30 s. Only when all
+ * three are used does the next step have to come: the gateway's clock is moved on to it (what
+ * waiting for it would do, without the wait).
  */
-function codeSource(secrets: Map<string, string>): (id: string) => Promise<string> {
+function codeSource(
+  secrets: Map<string, string>,
+  clock: SteppableClock,
+): (id: string) => Promise<string> {
   const lastStep = new Map<string, number>();
   return async (id) => {
     const secret = secrets.get(id);
     if (!secret) throw new Error(`no second factor enrolled for ${id} in this test`);
     for (;;) {
-      const now = Date.now();
+      const now = clock.now().getTime();
       const current = totpStep(new Date(now));
       const lowest =
         now - current * STEP_MS <= STEP_MS - PREVIOUS_STEP_MARGIN_MS ? current - 1 : current;
@@ -97,8 +103,8 @@ function codeSource(secrets: Map<string, string>): (id: string) => Promise<strin
         lastStep.set(id, step);
         return totpAt(secret, new Date(step * STEP_MS));
       }
-      // All of the window is used: wait for the clock's next step.
-      await new Promise((r) => setTimeout(r, (current + 1) * STEP_MS - now + 10));
+      // All of the window is used: the clock moves on to the next step.
+      clock.advance((current + 1) * STEP_MS - now + 10);
     }
   };
 }
@@ -114,11 +120,14 @@ export async function startConsoleGateway(
   } = {},
 ): Promise<ConsoleGateway> {
   const dir = mkdtempSync(join(tmpdir(), 'toolgate-console-'));
+  const clock = steppableClock();
   const tg = await openGateway({
     db: options.db ?? `sqlite:${join(dir, 'tg.db')}`,
     masterKey: MasterKey.generate(),
     operators: { scrypt: TEST_SCRYPT },
     ...options.gateway,
+    // The codes below follow this clock; a test does not bring its own.
+    clock: clock.now,
   });
   await tg.config.applyText(readFileSync(join(ROOT, 'demo', 'catalog.yaml'), 'utf8'), TEST_ADMIN);
   // The demo's restricted tools are drafts until reviewed; these suites start from live ones.
@@ -148,7 +157,8 @@ export async function startConsoleGateway(
     base,
     supportKey,
     secrets,
-    code: codeSource(secrets),
+    clock,
+    code: codeSource(secrets, clock),
     close: async () => {
       await app.close();
       await tg.close();
@@ -169,7 +179,7 @@ function must<T>(value: T | undefined): T {
 export async function ensureOperator(gw: ConsoleGateway, op: Operator): Promise<void> {
   if (gw.secrets.has(op.id)) return;
   // The world's confirming admins first, set up through the bootstrap token before any admin is.
-  await confirmDeciders(gw.tg.admin, []);
+  await confirmDeciders(gw.tg.admin, [], gw.clock);
   // An admin's account sets operators up: once a first admin exists the bootstrap token may not
   // create or enrol anyone who decides (docs/security-model.md, four eyes).
   const setup = operator('test-setup', ['admin']);
@@ -185,7 +195,7 @@ export async function ensureOperator(gw: ConsoleGateway, op: Operator): Promise<
   // Four eyes are two people: a decider counts in a two-approver change once a second person
   // confirmed it (docs/security-model.md); the world's confirming admins do it.
   if (op.roles.includes('approver') || op.roles.includes('admin')) {
-    await confirmDeciders(gw.tg.admin, [op.id]);
+    await confirmDeciders(gw.tg.admin, [op.id], gw.clock);
   }
 }
 

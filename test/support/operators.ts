@@ -41,26 +41,53 @@ function creatorOf(admin: Admin): Operator {
 }
 
 /**
- * A fresh code of `op`, newer than its last (the verifier accepts ±1 step around its clock). With
- * `at` (a test's fixed clock) any of the three steps around it; on the real clock the previous
- * step only while 20 s of the current one remain (so it is still in the window when checked), and
- * when the window is used up it waits for the next step.
+ * The real clock, moved on by what a test would otherwise have waited for: a gateway opened with
+ * `clock: c.now` and codes taken from `c` never wait for the next 30 s step (see nextCode).
  */
-async function nextCode(world: ConfirmingAdmins, op: Operator, at?: Date): Promise<string> {
+export interface SteppableClock {
+  now(): Date;
+  advance(ms: number): void;
+}
+
+export function steppableClock(): SteppableClock {
+  let skew = 0;
+  return {
+    now: () => new Date(Date.now() + skew),
+    advance: (ms) => {
+      skew += ms;
+    },
+  };
+}
+
+/**
+ * A fresh code of `op`, newer than its last (the verifier accepts ±1 step around its clock). With
+ * `at` (a test's fixed clock) any of the three steps around it; on a running clock the previous
+ * step only while 20 s of the current one remain (so it is still in the window when checked), and
+ * when the window is used up the next step must come: a steppable clock (the gateway's) is moved
+ * on to it, the real one is waited for.
+ */
+async function nextCode(
+  world: ConfirmingAdmins,
+  op: Operator,
+  at?: Date | SteppableClock,
+): Promise<string> {
   const last = world.lastStep.get(op.id) ?? Number.NEGATIVE_INFINITY;
+  const fixed = at instanceof Date ? at : undefined;
   for (;;) {
-    const ms = (at ?? new Date()).getTime();
+    const ms = (fixed ?? (at instanceof Date ? undefined : at?.now()) ?? new Date()).getTime();
     const now = totpStep(new Date(ms));
-    const previousOk = at !== undefined || ms - now * 30_000 <= 10_000;
+    const previousOk = fixed !== undefined || ms - now * 30_000 <= 10_000;
     const step = [previousOk ? now - 1 : now, now, now + 1].find((s) => s > last);
     if (step !== undefined) {
       world.lastStep.set(op.id, step);
       return totpAt(world.secrets.get(op.id) ?? '', new Date(step * 30_000));
     }
-    if (at !== undefined) {
+    if (fixed !== undefined) {
       throw new Error(`${op.id} has used every code of this 30 s step; move the clock on`);
     }
-    await new Promise((r) => setTimeout(r, (now + 1) * 30_000 - ms + 10));
+    const wait = (now + 1) * 30_000 - ms + 10;
+    if (at !== undefined && !(at instanceof Date)) at.advance(wait);
+    else await new Promise((r) => setTimeout(r, wait));
   }
 }
 
@@ -70,7 +97,10 @@ async function nextCode(world: ConfirmingAdmins, op: Operator, at?: Date): Promi
  * enrols the first one's second factor; the first admin, as its own account, enrols the second's
  * and, being the only confirmed decider, confirms it.
  */
-async function confirmingAdmins(admin: Admin, at?: Date): Promise<ConfirmingAdmins> {
+async function confirmingAdmins(
+  admin: Admin,
+  at?: Date | SteppableClock,
+): Promise<ConfirmingAdmins> {
   const known = confirming.get(admin);
   if (known) return known;
   const genesis = operator('world-genesis', ['admin']);
@@ -97,13 +127,14 @@ async function confirmingAdmins(admin: Admin, at?: Date): Promise<ConfirmingAdmi
 /**
  * Confirms each of `ids` (approver or admin accounts) the documented way, as the world's second
  * admin, so they count in four-eyes changes. `at` is the gateway's fixed clock now, if it has
- * one (its codes must be current); without it the real clock. Call it after the accounts' second factors are enrolled: an enrolment by someone else
- * clears a confirmation.
+ * one (its codes must be current), or its steppable clock; without it the real clock. Call it
+ * after the accounts' second factors are enrolled: an enrolment by someone else clears a
+ * confirmation.
  */
 export async function confirmDeciders(
   admin: Admin,
   ids: readonly string[],
-  at?: Date,
+  at?: Date | SteppableClock,
 ): Promise<void> {
   const world = await confirmingAdmins(admin, at);
   for (const id of ids) {
