@@ -271,11 +271,26 @@ describe('REST: the session a narrower token opened', () => {
     const opened = await rest(write, 'POST', '/v1/sessions', {});
     const id = opened.body.id as string;
     assert.ok(restNames(opened.body).includes('add_label'));
+    // The wider token ran the tool under a key: its owner reads the outcome, the narrower token
+    // reads nothing of a tool it does not cover.
+    const keyed = { tool: LABEL.name, arguments: LABEL.arguments, idempotency_key: 'k-down' };
+    assert.equal((await rest(write, 'POST', `/v1/sessions/${id}/calls`, keyed)).status, 200);
+    const outcome = `/v1/sessions/${id}/idempotency/k-down?tool=add_label`;
+    assert.equal((await rest(write, 'GET', outcome)).status, 200);
+    const unread = await rest(read, 'GET', outcome);
+    assert.equal(unread.status, 404);
+    assert.equal(unread.body.code, 'IDEMPOTENCY_KEY_NOT_FOUND');
     const listed = await rest(read, 'GET', `/v1/sessions/${id}/tools`);
     assert.equal(listed.status, 200);
     assert.deepEqual(restNames(listed.body), ['get_order', 'search_tickets']);
-    const viewed = await rest(read, 'GET', `/v1/sessions/${id}`);
-    assert.deepEqual(restNames(viewed.body), ['get_order', 'search_tickets']);
+    // Searching the session finds only what the token covers; the wider token finds the tool.
+    const found = async (token: string) =>
+      (
+        ((await rest(token, 'GET', `/v1/sessions/${id}/discover?q=label+ticket`)).body.results ??
+          []) as { name: string }[]
+      ).map((r) => r.name);
+    assert.ok(!(await found(read)).includes('add_label'));
+    assert.ok((await found(write)).includes('add_label'));
     const call = { tool: LABEL.name, arguments: LABEL.arguments };
     const refused = await rest(read, 'POST', `/v1/sessions/${id}/calls`, call);
     assert.equal(refused.status, 403);

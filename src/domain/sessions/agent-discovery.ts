@@ -27,6 +27,7 @@ import {
   type SessionService,
   type SessionTool,
 } from './session-service.js';
+import { sessionPermissions, tokenCapabilities } from './token-scopes.js';
 
 export interface AgentDiscoveryResult {
   readonly results: readonly AgentDiscoveryHit[];
@@ -76,7 +77,7 @@ export class AgentDiscovery {
     const checked = checkQuery(query);
     const identity = (await readRevisions(this.#store.db)).identity;
     const row = await this.#sessions.admit(await this.#row(sessionId), sessionId, who);
-    return this.#searchSession(row, identity, checked);
+    return this.#searchSession(row, identity, checked, tokenCapabilities(who));
   }
 
   /**
@@ -84,13 +85,18 @@ export class AgentDiscovery {
    * session (its principal, grants, lifecycle), so the session is read by id. Must never be
    * reachable but through the gate's execute step.
    */
-  async forGatedCall(sessionId: string, query: unknown): Promise<AgentDiscoveryResult> {
+  async forGatedCall(
+    sessionId: string,
+    query: unknown,
+    /** The capabilities the call's OAuth token covers (null: no OAuth token narrows it). */
+    token: readonly string[] | null,
+  ): Promise<AgentDiscoveryResult> {
     const checked = checkQuery(query);
     const identity = (await readRevisions(this.#store.db)).identity;
     const row = await this.#row(sessionId);
     if (!row || row.status !== 'open')
       throw new ToolgateError('SESSION_NOT_FOUND', 'no open session with this id', { sessionId });
-    return this.#searchSession(row, identity, checked);
+    return this.#searchSession(row, identity, checked, token);
   }
 
   /**
@@ -177,12 +183,14 @@ export class AgentDiscovery {
     row: SessionRow,
     identity: number,
     query: AgentDiscoveryQuery,
+    token: readonly string[] | null,
   ): Promise<AgentDiscoveryResult> {
     const agent = await this.#agents.get(row.agent_id);
+    // An OAuth session's user: the request's token narrows it, never the opening one's.
     const caps = await this.#sessions.capabilities(
       row.agent_id,
       row.user_id,
-      row.user_permissions === null ? null : (JSON.parse(row.user_permissions) as string[]),
+      sessionPermissions(row, token, agent.capabilities),
       agent,
     );
     const parsed = await this.#toolsOf(row.id, identity);
