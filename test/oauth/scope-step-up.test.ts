@@ -263,6 +263,15 @@ describe('REST: the session a narrower token opened', () => {
     assert.equal(retried.status, 200, JSON.stringify(retried.body));
     const listed = await rest(write, 'GET', `/v1/sessions/${id}/tools`);
     assert.ok(restNames(listed.body).includes('add_label'), JSON.stringify(listed.body));
+    // Searching without a session: each token finds what it covers of the agent's set.
+    const found = async (token: string) =>
+      (
+        ((await rest(token, 'GET', '/v1/discover?q=label+ticket')).body.results ?? []) as {
+          name: string;
+        }[]
+      ).map((r) => r.name);
+    assert.ok(!(await found(read)).includes('add_label'));
+    assert.ok((await found(write)).includes('add_label'));
   });
 
   test('attack: a session the wider token opened neither lists nor runs, for the narrower token, what it does not cover', async () => {

@@ -27,7 +27,7 @@ import {
   type SessionService,
   type SessionTool,
 } from './session-service.js';
-import { sessionPermissions, tokenCapabilities } from './token-scopes.js';
+import { isOAuthSession, sessionPermissions, tokenCapabilities } from './token-scopes.js';
 
 export interface AgentDiscoveryResult {
   readonly results: readonly AgentDiscoveryHit[];
@@ -152,15 +152,21 @@ export class AgentDiscovery {
     return parsed;
   }
 
-  /** Searches the set a session opened now would be offered, without opening one. */
-  /** The caller's set: its agent's grants narrowed by the user its token vouches for. */
+  /**
+   * Searches the set a session opened now would be offered, without opening one: the agent's
+   * grants narrowed by the user its token vouches for — an OAuth token narrowing, as in a session,
+   * the set the grants allow (token-scopes.ts), so the toxic combination is judged on that set.
+   */
   async forAgent(caller: AgentPrincipal, query: unknown): Promise<AgentDiscoveryResult> {
     const checked = checkQuery(query);
     const agent = await this.#agents.get(caller.agentId);
+    const token = tokenCapabilities(caller);
+    const userId = caller.user?.id ?? null;
+    const oauth = token !== null && isOAuthSession({ user_id: userId });
     const caps = await this.#sessions.capabilities(
       caller.agentId,
-      caller.user?.id ?? null,
-      caller.user ? [...caller.user.permissions] : null,
+      userId,
+      oauth ? agent.capabilities : caller.user ? [...caller.user.permissions] : null,
       agent,
     );
     const revision = await this.#catalog.revision();
@@ -176,7 +182,13 @@ export class AgentDiscovery {
         this.#sets.delete(k);
       }
     }
-    return { results: await this.#search.search(set, checked) };
+    if (!oauth || token === null) return { results: await this.#search.search(set, checked) };
+    const narrowed = {
+      key: `${set.key}|${[...token].sort().join(',')}`,
+      tools: set.tools,
+      admits: (t: ScopedToolFacts) => t.required_capabilities.every((c) => token.includes(c)),
+    };
+    return { results: await this.#search.search(narrowed, checked) };
   }
 
   async #searchSession(
