@@ -342,6 +342,13 @@ describe('scopes never widen past the agent grants', () => {
     });
     assert.equal(restCall.body.code, 'TOOL_NOT_REGISTERED');
     assert.equal(restCall.challenge, null);
+    // Granted, but no configured scope maps its capability (docs:read): no token reaches it.
+    assert.ok(!restNames(listedRest.body).includes('http_get'));
+    const unreachable = await rest(all, 'POST', `/v1/sessions/${id}/calls`, {
+      tool: 'http_get',
+      arguments: { url: 'https://docs.example.com/a' },
+    });
+    assert.equal(unreachable.body.code, 'TOOL_NOT_REGISTERED');
     // The benign neighbour: the widest token runs what support-bot is granted.
     const ran = await rest(all, 'POST', `/v1/sessions/${id}/calls`, {
       tool: LABEL.name,

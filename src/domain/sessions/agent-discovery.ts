@@ -166,7 +166,11 @@ export class AgentDiscovery {
     const caps = await this.#sessions.capabilities(
       caller.agentId,
       userId,
-      oauth ? agent.capabilities : caller.user ? [...caller.user.permissions] : null,
+      oauth
+        ? this.#sessions.oauthCeiling(agent.capabilities)
+        : caller.user
+          ? [...caller.user.permissions]
+          : null,
       agent,
     );
     const revision = await this.#catalog.revision();
@@ -202,7 +206,7 @@ export class AgentDiscovery {
     const caps = await this.#sessions.capabilities(
       row.agent_id,
       row.user_id,
-      sessionPermissions(row, token, agent.capabilities),
+      sessionPermissions(row, token, this.#sessions.oauthCeiling(agent.capabilities)),
       agent,
     );
     const parsed = await this.#toolsOf(row.id, identity);

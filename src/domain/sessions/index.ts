@@ -45,7 +45,12 @@ export {
   SessionService,
   untrustedSourcesOf,
 } from './session-service.js';
-export { sessionPermissions, tokenCapabilities, tokenCovers } from './token-scopes.js';
+export {
+  oauthReach,
+  sessionPermissions,
+  tokenCapabilities,
+  tokenCovers,
+} from './token-scopes.js';
 export type { OfferedMajor, ToolFormat } from './tool-export.js';
 export { exportTool, VERSIONS_META_KEY } from './tool-export.js';
 export { withdrawEndedRunApprovals, withdrawRunApprovals } from './withdraw-approvals.js';

@@ -204,6 +204,7 @@ export class SessionService {
   readonly #store: Store;
   readonly #catalog: CatalogService;
   readonly #health: HealthReader | null;
+  readonly #oauthReach: readonly string[] | null;
   readonly #agents: AgentService;
   readonly #users: UserService;
   readonly #clock: Clock;
@@ -222,6 +223,8 @@ export class SessionService {
      * computed from now on (open, refresh) and of exported lists, until it comes back.
      */
     health: HealthReader | null = null,
+    /** Every capability a configured OAuth scope maps to (token-scopes.ts); null: no OAuth. */
+    oauthReach: readonly string[] | null = null,
   ) {
     this.#store = store;
     this.#catalog = catalog;
@@ -230,6 +233,16 @@ export class SessionService {
     this.#clock = clock;
     this.#maxSessionsPerAgent = maxSessionsPerAgent;
     this.#health = health;
+    this.#oauthReach = oauthReach;
+  }
+
+  /**
+   * What an OAuth session's stored set is narrowed to: the most any token of this gateway can
+   * hold, whichever one opened it (a tool no scope reaches stays unregistered); without OAuth
+   * configured, `grants` unchanged.
+   */
+  oauthCeiling(grants: readonly string[]): readonly string[] {
+    return this.#oauthReach ?? grants;
   }
 
   /** What may be offered now, less what the health monitor withdrew. */
@@ -307,13 +320,13 @@ export class SessionService {
     const userId = tokenUser?.id ?? options.onBehalfOf ?? null;
     const tokenPermissions = tokenUser ? [...tokenUser.permissions] : null;
     const agent = await this.#agents.get(agentId);
-    // An OAuth token narrows each request, never the session: the set is the grants'
-    // (token-scopes.ts).
+    // An OAuth token narrows each request, never the session: the set is what the grants allow
+    // any token of this gateway (token-scopes.ts).
     const oauth = tokenPermissions !== null && isOAuthSession({ user_id: userId });
     const caps = await this.capabilities(
       agentId,
       userId,
-      oauth ? agent.capabilities : tokenPermissions,
+      oauth ? this.oauthCeiling(agent.capabilities) : tokenPermissions,
       agent,
     );
     const runId = options.runId ?? null;
@@ -366,7 +379,7 @@ export class SessionService {
     const caps = await this.capabilities(
       agentId,
       session.user_id,
-      sessionPermissions(session, null, agent.capabilities),
+      sessionPermissions(session, null, this.oauthCeiling(agent.capabilities)),
       agent,
     );
     const runReadPrivate =

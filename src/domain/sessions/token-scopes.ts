@@ -1,8 +1,9 @@
 /**
  * @module An OAuth access token's scopes narrow each request, never the session or run it opened
  * (docs/agents-and-identity.md, "Scopes narrow, never widen"). A session of an OAuth user holds
- * what the agent's grants allow (with tier, lifecycle and the toxic combination as for anyone);
- * each request sees that set narrowed by the capabilities its own token's scopes map to. So a
+ * what the agent's grants allow any token of this gateway (`oauthReach`: the capabilities some
+ * configured scope maps to), with tier, lifecycle and the toxic combination as for anyone; each
+ * request sees that set narrowed by the capabilities its own token's scopes map to. So a
  * step-up — a wider token of the same principal — runs in the session or run it already has,
  * and a narrower token lists only what it covers; no token reaches past the grants. Calls are
  * decided by the gate (its `scope` step refuses a granted tool the token does not cover); this
@@ -19,6 +20,11 @@ import type { SessionPin, SessionTool } from './session-service.js';
  */
 export const OAUTH_SESSION_PERMISSIONS = '[]';
 
+/** Every capability some configured scope maps to: the most any OAuth token here can hold. */
+export function oauthReach(scopes: Readonly<Record<string, readonly string[]>>): string[] {
+  return [...new Set(Object.values(scopes).flat())].sort();
+}
+
 /** Whether a session acts for an OAuth user: its set comes from grants, each request narrows it. */
 export function isOAuthSession(row: { readonly user_id: string | null }): boolean {
   return row.user_id !== null && parseOAuthUserId(row.user_id) !== null;
@@ -32,15 +38,16 @@ export function tokenCapabilities(who: string | AgentPrincipal): readonly string
 /**
  * The user permissions narrowing a session's grants on this request, as `capabilities` takes
  * them (null: the configured user's, read from the store). An OAuth session's are the request's
- * token's (`token`); with none (a refresh of the stored set) they are the grants themselves, so
- * the set is what the grants allow. A JWT user's are what its token stated when it opened.
+ * token's (`token`); with none (a refresh of the stored set) they are `ceiling`
+ * (`SessionService.oauthCeiling`: the most any token of this gateway holds), so the stored set
+ * never depends on a token. A JWT user's are what its token stated when it opened.
  */
 export function sessionPermissions(
   row: { readonly user_id: string | null; readonly user_permissions: string | null },
   token: readonly string[] | null,
-  grants: readonly string[],
+  ceiling: readonly string[],
 ): readonly string[] | null {
-  if (isOAuthSession(row)) return token ?? grants;
+  if (isOAuthSession(row)) return token ?? ceiling;
   return row.user_permissions === null ? null : (JSON.parse(row.user_permissions) as string[]);
 }
 

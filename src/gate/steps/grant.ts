@@ -34,7 +34,7 @@ export function liveCapabilities(s: CallState, agent: AgentView): Promise<Set<st
   return sessions.capabilities(
     s.ctx.principal.agentId,
     session.user_id,
-    sessionPermissions(session, token, agent.capabilities),
+    sessionPermissions(session, token, sessions.oauthCeiling(agent.capabilities)),
     agent,
     identities.loadUser,
     identities.isDisabled,
