@@ -25,7 +25,7 @@ export function oauthReach(scopes: Readonly<Record<string, readonly string[]>>):
   return [...new Set(Object.values(scopes).flat())].sort();
 }
 
-/** Whether a session acts for an OAuth user: its set comes from grants, each request narrows it. */
+/** Whether a session acts for an OAuth user: its set is token-free, each request narrows it. */
 export function isOAuthSession(row: { readonly user_id: string | null }): boolean {
   return row.user_id !== null && parseOAuthUserId(row.user_id) !== null;
 }
