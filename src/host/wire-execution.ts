@@ -68,7 +68,7 @@ export function wireRuntimes(
   sessions.onClose((sessionId) => void mcp.closeSession(sessionId));
   // The built-in discovery tool runs agent discovery for the session the gate admitted the call in.
   const builtins = new InlineExecutor().register(DISCOVER_TOOLS_HANDLER, (args, call) =>
-    agentDiscovery.forGatedCall(call.sessionId, args),
+    agentDiscovery.forGatedCall(call.sessionId, args, call.tokenCapabilities ?? null),
   );
   const runtimes = runtimeRegistry(
     new InlineRuntime(options.executor ?? demoExecutor(), builtins),

@@ -11,6 +11,7 @@ import {
   type AgentCaps,
   AgentDiscovery,
   GovernedUris,
+  oauthReach,
   RunService,
   SessionEntries,
   SessionService,
@@ -37,6 +38,7 @@ export function wireSessions(
     options.clock,
     caps.maxSessionsPerAgent,
     health,
+    options.oauth ? oauthReach(options.oauth.scopes) : null,
   );
   const governedUris = new GovernedUris(store);
   const idempotency = new IdempotencyStore(store.db, options.clock);

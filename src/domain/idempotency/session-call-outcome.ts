@@ -1,7 +1,7 @@
 /**
  * @module The outcome of the call a session's principal made under an idempotency key
  * (docs/architecture.md §6, `callOutcome`): asked for the caller's own session only, for a tool of
- * its set, under the principal's own scope.
+ * its set (as the request's OAuth token narrows it), under the principal's own scope.
  */
 import type { AgentPrincipal } from '../../core/index.js';
 import { parseToolRef } from '../catalog/index.js';
@@ -10,10 +10,10 @@ import type { IdempotencyStore } from './idempotency-store.js';
 import { type KeyOutcomeView, keyOutcome } from './key-outcome.js';
 
 export class SessionCallOutcomes {
-  readonly #sessions: Pick<SessionService, 'require'>;
+  readonly #sessions: Pick<SessionService, 'require' | 'view'>;
   readonly #idempotency: IdempotencyStore;
 
-  constructor(sessions: Pick<SessionService, 'require'>, idempotency: IdempotencyStore) {
+  constructor(sessions: Pick<SessionService, 'require' | 'view'>, idempotency: IdempotencyStore) {
     this.#sessions = sessions;
     this.#idempotency = idempotency;
   }
@@ -28,7 +28,8 @@ export class SessionCallOutcomes {
     const session = await this.#sessions.require(sessionId, who);
     // `name@1` names the same tool as `name`: a key is scoped to the tool, not its major.
     const ref = parseToolRef(tool);
-    const tools = JSON.parse(session.tool_set) as { id: string; name: string }[];
+    // The set as this request sees it: an OAuth token reads no outcome of a tool it does not cover.
+    const { tools } = await this.#sessions.view(sessionId, who);
     return keyOutcome(
       this.#idempotency,
       {

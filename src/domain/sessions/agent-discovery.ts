@@ -23,6 +23,7 @@ import {
 import type { AgentService, AgentTier } from '../identity/index.js';
 import { exportNames } from './export-names.js';
 import { permittedSet, type SessionService, type SessionTool } from './session-service.js';
+import { isOAuthSession, sessionPermissions, tokenCapabilities } from './token-scopes.js';
 
 export interface AgentDiscoveryResult {
   readonly results: readonly AgentDiscoveryHit[];
@@ -72,7 +73,7 @@ export class AgentDiscovery {
     const checked = checkQuery(query);
     const identity = (await readRevisions(this.#store.db)).identity;
     const row = await this.#sessions.admit(await this.#row(sessionId), sessionId, who);
-    return this.#searchSession(row, identity, checked);
+    return this.#searchSession(row, identity, checked, tokenCapabilities(who));
   }
 
   /**
@@ -80,13 +81,18 @@ export class AgentDiscovery {
    * session (its principal, grants, lifecycle), so the session is read by id. Must never be
    * reachable but through the gate's execute step.
    */
-  async forGatedCall(sessionId: string, query: unknown): Promise<AgentDiscoveryResult> {
+  async forGatedCall(
+    sessionId: string,
+    query: unknown,
+    /** The capabilities the call's OAuth token covers (null: no OAuth token narrows it). */
+    token: readonly string[] | null,
+  ): Promise<AgentDiscoveryResult> {
     const checked = checkQuery(query);
     const identity = (await readRevisions(this.#store.db)).identity;
     const row = await this.#row(sessionId);
     if (!row || row.status !== 'open')
       throw new ToolgateError('SESSION_NOT_FOUND', 'no open session with this id', { sessionId });
-    return this.#searchSession(row, identity, checked);
+    return this.#searchSession(row, identity, checked, token);
   }
 
   /**
@@ -142,15 +148,25 @@ export class AgentDiscovery {
     return parsed;
   }
 
-  /** Searches the set a session opened now would be offered, without opening one. */
-  /** The caller's set: its agent's grants narrowed by the user its token vouches for. */
+  /**
+   * Searches the set a session opened now would be offered, without opening one: the agent's
+   * grants narrowed by the user its token vouches for — an OAuth token narrowing, as in a session,
+   * the set the grants allow (token-scopes.ts), so the toxic combination is judged on that set.
+   */
   async forAgent(caller: AgentPrincipal, query: unknown): Promise<AgentDiscoveryResult> {
     const checked = checkQuery(query);
     const agent = await this.#agents.get(caller.agentId);
+    const token = tokenCapabilities(caller);
+    const userId = caller.user?.id ?? null;
+    const oauth = token !== null && isOAuthSession({ user_id: userId });
     const caps = await this.#sessions.capabilities(
       caller.agentId,
-      caller.user?.id ?? null,
-      caller.user ? [...caller.user.permissions] : null,
+      userId,
+      oauth
+        ? this.#sessions.oauthCeiling(agent.capabilities)
+        : caller.user
+          ? [...caller.user.permissions]
+          : null,
       agent,
     );
     const revision = await this.#catalog.revision();
@@ -166,19 +182,27 @@ export class AgentDiscovery {
         this.#sets.delete(k);
       }
     }
-    return { results: await this.#search.search(set, checked) };
+    if (!oauth || token === null) return { results: await this.#search.search(set, checked) };
+    const narrowed = {
+      key: `${set.key}|${[...token].sort().join(',')}`,
+      tools: set.tools,
+      admits: (t: ScopedToolFacts) => t.required_capabilities.every((c) => token.includes(c)),
+    };
+    return { results: await this.#search.search(narrowed, checked) };
   }
 
   async #searchSession(
     row: SessionRow,
     identity: number,
     query: AgentDiscoveryQuery,
+    token: readonly string[] | null,
   ): Promise<AgentDiscoveryResult> {
     const agent = await this.#agents.get(row.agent_id);
+    // An OAuth session's user: the request's token narrows it, never the opening one's.
     const caps = await this.#sessions.capabilities(
       row.agent_id,
       row.user_id,
-      row.user_permissions === null ? null : (JSON.parse(row.user_permissions) as string[]),
+      sessionPermissions(row, token, this.#sessions.oauthCeiling(agent.capabilities)),
       agent,
     );
     const parsed = await this.#toolsOf(row.id, identity);

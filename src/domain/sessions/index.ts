@@ -33,20 +33,24 @@ export type {
 export { entryKindOf, offerable, promptNames, SessionEntries } from './session-entries.js';
 export type {
   LiveSession,
-  OfferedMajor,
   OpenSessionOptions,
   SessionPin,
   SessionTool,
   SessionView,
-  ToolFormat,
   WithheldTool,
 } from './session-service.js';
 export {
-  exportTool,
   MAX_UNTRUSTED_SOURCES,
   permittedSet,
   SessionService,
   untrustedSourcesOf,
-  VERSIONS_META_KEY,
 } from './session-service.js';
+export {
+  oauthReach,
+  sessionPermissions,
+  tokenCapabilities,
+  tokenCovers,
+} from './token-scopes.js';
+export type { OfferedMajor, ToolFormat } from './tool-export.js';
+export { exportTool, VERSIONS_META_KEY } from './tool-export.js';
 export { withdrawEndedRunApprovals, withdrawRunApprovals } from './withdraw-approvals.js';

@@ -15,6 +15,7 @@ import {
   type ToolVersionDetail,
 } from '../catalog/index.js';
 import type { SessionService, SessionTool } from './session-service.js';
+import { tokenCapabilities, tokenCovers } from './token-scopes.js';
 
 export interface OfferedResource {
   readonly uri: string;
@@ -89,12 +90,15 @@ export class SessionEntries {
   /** The session's offered entries, by catalog id (the order every later step keeps). */
   async #offered(sessionId: string, who: string | AgentPrincipal): Promise<Offered[]> {
     const session = await this.#sessions.require(sessionId, who);
+    // Only what this request's OAuth token covers, of what the session holds (token-scopes.ts).
+    const token = tokenCapabilities(who);
     const out: Offered[] = [];
     for (const t of JSON.parse(session.tool_set) as SessionTool[]) {
       if (entryKindOf(t.id) === null) continue;
       const detail = await this.#catalog.get(t.id, t.version);
       const runtime = detail.definition.runtime;
       if (runtime.kind !== 'mcp' || runtime.entry === undefined || !offerable(detail)) continue;
+      if (!tokenCovers(token, detail)) continue;
       out.push({ id: t.id, entry: runtime.entry, description: detail.description });
     }
     return out.sort(byKey((o) => o.id));

@@ -2,7 +2,8 @@
  * @module Sessions and the permitted set (C5, static part). A session's tool set is
  * agent grants ∩ the user's permissions ∩ tier ∩ offerable lifecycle ∩ not quarantined, and never
  * holds a private-data read beside an unconstrained egress tool: the egress side is withheld,
- * with a reason only admins see.
+ * with a reason only admins see. An OAuth user's permissions are no part of the stored set: each
+ * request's token narrows what it lists and calls (token-scopes.ts).
  */
 import { randomBytes } from 'node:crypto';
 import semver from 'semver';
@@ -49,6 +50,22 @@ import {
   type SeenLiteral,
 } from './run-literals.js';
 import { asPrincipal, auditPrincipalMismatch, principalMatches } from './session-principal.js';
+import {
+  isOAuthSession,
+  narrowTools,
+  OAUTH_SESSION_PERMISSIONS,
+  sessionPermissions,
+  tokenCapabilities,
+  tokenCovers,
+} from './token-scopes.js';
+import {
+  exportTool,
+  isOfferableState,
+  type OfferedMajor,
+  offeredMajor,
+  type ToolFormat,
+  VERSIONS_META_KEY,
+} from './tool-export.js';
 import { withdrawRunApprovals } from './withdraw-approvals.js';
 
 export interface SessionTool {
@@ -144,6 +161,7 @@ export class SessionService {
   readonly #store: Store;
   readonly #catalog: CatalogService;
   readonly #health: HealthReader | null;
+  readonly #oauthReach: readonly string[] | null;
   readonly #agents: AgentService;
   readonly #users: UserService;
   readonly #clock: Clock;
@@ -162,6 +180,8 @@ export class SessionService {
      * computed from now on (open, refresh) and of exported lists, until it comes back.
      */
     health: HealthReader | null = null,
+    /** Every capability a configured OAuth scope maps to (token-scopes.ts); null: no OAuth. */
+    oauthReach: readonly string[] | null = null,
   ) {
     this.#store = store;
     this.#catalog = catalog;
@@ -170,6 +190,16 @@ export class SessionService {
     this.#clock = clock;
     this.#maxSessionsPerAgent = maxSessionsPerAgent;
     this.#health = health;
+    this.#oauthReach = oauthReach;
+  }
+
+  /**
+   * What an OAuth session's stored set is narrowed to: the most any token of this gateway can
+   * hold, whichever one opened it (a tool no scope reaches stays unregistered); without OAuth
+   * configured, `grants` unchanged.
+   */
+  oauthCeiling(grants: readonly string[]): readonly string[] {
+    return this.#oauthReach ?? grants;
   }
 
   /** What may be offered now, less what the health monitor withdrew. */
@@ -247,7 +277,15 @@ export class SessionService {
     const userId = tokenUser?.id ?? options.onBehalfOf ?? null;
     const tokenPermissions = tokenUser ? [...tokenUser.permissions] : null;
     const agent = await this.#agents.get(agentId);
-    const caps = await this.capabilities(agentId, userId, tokenPermissions);
+    // An OAuth token narrows each request, never the session: the set is what the grants allow
+    // any token of this gateway (token-scopes.ts).
+    const oauth = tokenPermissions !== null && isOAuthSession({ user_id: userId });
+    const caps = await this.capabilities(
+      agentId,
+      userId,
+      oauth ? this.oauthCeiling(agent.capabilities) : tokenPermissions,
+      agent,
+    );
     const runId = options.runId ?? null;
     const runReadPrivate = runId !== null && (await this.runHasReadPrivate(agentId, runId));
     const { tools, withheld } = permittedSet(
@@ -273,14 +311,16 @@ export class SessionService {
       external_sends: 0,
       egress_bytes: 0,
       spend_cents: 0,
-      user_permissions: tokenPermissions ? JSON.stringify(tokenPermissions) : null,
+      user_permissions: oauth
+        ? OAUTH_SESSION_PERMISSIONS
+        : tokenPermissions && JSON.stringify(tokenPermissions),
       suspended: 0,
       credential: principal.credential ?? null,
       untrusted_sources: null,
       injection_seen: 0,
     };
     await insertSessionWithinCap(this.#store.db, row, this.#maxSessionsPerAgent, now);
-    return toView(row);
+    return this.#narrowed(toView(row), principal);
   }
 
   /**
@@ -293,10 +333,11 @@ export class SessionService {
     const session = await this.require(sessionId, who);
     const agentId = session.agent_id;
     const agent = await this.#agents.get(agentId);
+    // The stored set never holds a request's token narrowing (an OAuth session's is the grants').
     const caps = await this.capabilities(
       agentId,
       session.user_id,
-      session.user_permissions === null ? null : (JSON.parse(session.user_permissions) as string[]),
+      sessionPermissions(session, null, this.oauthCeiling(agent.capabilities)),
       agent,
     );
     const runReadPrivate =
@@ -630,7 +671,15 @@ export class SessionService {
   }
 
   async view(sessionId: string, who: string | AgentPrincipal): Promise<SessionView> {
-    return toView(await this.require(sessionId, who));
+    return this.#narrowed(toView(await this.require(sessionId, who)), who);
+  }
+
+  /** The view as this request sees it: narrowed by its OAuth token's scopes (token-scopes.ts). */
+  async #narrowed(view: SessionView, who: string | AgentPrincipal): Promise<SessionView> {
+    const token = tokenCapabilities(who);
+    if (token === null) return view;
+    const get = (id: string, version: string) => this.#catalog.get(id, version);
+    return { ...view, tools: await narrowTools(view.tools, token, get) };
   }
 
   /** Admin view: the session with what was withheld and why. */
@@ -662,9 +711,12 @@ export class SessionService {
   ): Promise<unknown[]> {
     const row = quiet ? await this.#row(sessionId) : null;
     const session = row ? this.usable(row, sessionId, who) : await this.require(sessionId, who);
+    // Only what this request's OAuth token covers, of what the session holds (token-scopes.ts).
+    const token = tokenCapabilities(who);
     const out: unknown[] = [];
     for (const t of JSON.parse(session.tool_set) as SessionTool[]) {
       const detail = await this.#catalog.get(t.id, t.version);
+      if (!tokenCovers(token, detail)) continue;
       // Upstream resources and prompts are offered as such (session-entries.ts), never as tools.
       if (detail.definition.runtime.kind === 'mcp' && detail.definition.runtime.entry) continue;
       // A tool retired, quarantined or withdrawn as unavailable since the session opened is no
@@ -678,7 +730,10 @@ export class SessionService {
       const tool = exportTool(t.name, detail, format);
       out.push(
         format === 'mcp' && t.pins
-          ? { ...(tool as object), _meta: { [VERSIONS_META_KEY]: await this.#majors(t, detail) } }
+          ? {
+              ...(tool as object),
+              _meta: { [VERSIONS_META_KEY]: await this.#majors(t, detail, token) },
+            }
           : tool,
       );
     }
@@ -686,82 +741,19 @@ export class SessionService {
   }
 
   /** The majors a caller may pin, default first, as MCP clients read them in `tools/list`. */
-  async #majors(t: SessionTool, detail: ToolVersionDetail): Promise<OfferedMajor[]> {
+  async #majors(
+    t: SessionTool,
+    detail: ToolVersionDetail,
+    token: readonly string[] | null,
+  ): Promise<OfferedMajor[]> {
     const out: OfferedMajor[] = [offeredMajor(detail, true)];
     for (const pin of t.pins ?? []) {
       const pinned = await this.#catalog.get(t.id, pin.version).catch(() => null);
       if (!pinned || pinned.quarantined || !isOfferableState(pinned.lifecycle)) continue;
+      if (!tokenCovers(token, pinned)) continue;
       out.push(offeredMajor(pinned, false));
     }
     return out;
-  }
-}
-
-/**
- * Where an MCP `tools/list` entry names the majors a caller may pin, and where a `tools/call` pins
- * one (`_meta["io.toolgate/version"]`, docs/tools-and-catalog.md, "Versions side by side").
- */
-export const VERSIONS_META_KEY = 'io.toolgate/versions';
-
-export interface OfferedMajor {
-  readonly major: number;
-  readonly version: string;
-  readonly lifecycle: 'active' | 'deprecated';
-  readonly retire_at: string | null;
-  readonly default: boolean;
-}
-
-function offeredMajor(detail: ToolVersionDetail, isDefault: boolean): OfferedMajor {
-  return {
-    major: semver.major(detail.version),
-    version: detail.version,
-    lifecycle: detail.lifecycle === 'deprecated' ? 'deprecated' : 'active',
-    retire_at: detail.lifecycle === 'deprecated' ? detail.retire_at : null,
-    default: isDefault,
-  };
-}
-
-function isOfferableState(state: string): boolean {
-  return state === 'active' || state === 'deprecated';
-}
-
-export type ToolFormat = 'mcp' | 'openai' | 'anthropic';
-
-function describe(detail: ToolVersionDetail): string {
-  return detail.lifecycle === 'deprecated' && detail.retire_at
-    ? `${detail.description} (Deprecated: retires ${detail.retire_at.slice(0, 10)}.)`
-    : detail.description;
-}
-
-export function exportTool(name: string, detail: ToolVersionDetail, format: ToolFormat): unknown {
-  const d = detail.definition;
-  switch (format) {
-    case 'mcp':
-      return {
-        name,
-        title: d.name,
-        description: describe(detail),
-        inputSchema: d.input_schema,
-        // An upstream tool that declared no output schema returns no structured content: a
-        // client would refuse its results if one were announced.
-        ...(d.output_schema['x-toolgate'] === 'unstructured'
-          ? {}
-          : { outputSchema: d.output_schema }),
-        annotations: {
-          readOnlyHint: d.action_class === 'read',
-          destructiveHint:
-            d.action_class === 'irreversible' || d.action_class === 'permission_change',
-          idempotentHint: d.idempotent,
-          openWorldHint: d.egress.mode !== 'none',
-        },
-      };
-    case 'openai':
-      return {
-        type: 'function',
-        function: { name, description: describe(detail), parameters: d.input_schema },
-      };
-    case 'anthropic':
-      return { name, description: describe(detail), input_schema: d.input_schema };
   }
 }
 

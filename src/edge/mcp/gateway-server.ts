@@ -4,6 +4,7 @@
  * tool result with `isError` and the code, rule and message — never a protocol crash, never a
  * silent drop. Nothing here decides anything: the gate does.
  */
+import type { AuthInfo } from '@modelcontextprotocol/sdk/server/auth/types.js';
 import { Server } from '@modelcontextprotocol/sdk/server/index.js';
 import {
   CallToolRequestSchema,
@@ -38,6 +39,28 @@ export interface McpBinding {
 /** The binding of an authenticated principal to a freshly opened gate session. */
 export function bindingOf(principal: AgentPrincipal, sessionId: string): McpBinding {
   return { principal, sessionId };
+}
+
+/**
+ * How a request's own principal reaches its handler: the SDK's per-request `authInfo` (the HTTP
+ * front sets it on each request it hands the session). An OAuth token's scopes are the request's,
+ * never the ones the session was opened with (docs/agents-and-identity.md, "Scopes narrow").
+ */
+export function requestAuth(principal: AgentPrincipal): AuthInfo {
+  const scopes = [...(principal.oauth?.scopes ?? [])];
+  return { token: '', clientId: principal.agentId, scopes, extra: { principal } };
+}
+
+/**
+ * The binding as one request on the MCP session is made: its own principal when the front
+ * handed one (the front checked it is the binding's agent, credential and user), else the
+ * binding's (stdio: the one principal of the connection).
+ */
+function requestBinding(binding: McpBinding, extra: { authInfo?: AuthInfo }): McpBinding {
+  const principal = extra.authInfo?.extra?.principal as AgentPrincipal | undefined;
+  return principal && sameBinding(binding, principal)
+    ? { principal, sessionId: binding.sessionId }
+    : binding;
 }
 
 /** Same agent, credential and token user: exact comparison of every part. */
@@ -99,9 +122,10 @@ export function createGatewayServer(
         'After an approval, retry the same call with exactly the same arguments.',
     },
   );
-  server.setRequestHandler(ListToolsRequestSchema, async () => {
+  server.setRequestHandler(ListToolsRequestSchema, async (_request, extra) => {
+    const { principal } = requestBinding(binding, extra);
     const tools = (await agent.sessions
-      .exportTools(binding.sessionId, binding.principal, 'mcp')
+      .exportTools(binding.sessionId, principal, 'mcp')
       .catch((err: unknown) => {
         // A credential that no longer holds (stdio proves it on every request) keeps its code.
         if (isToolgateError(err) && err.code === 'UNAUTHENTICATED') {
@@ -113,7 +137,7 @@ export function createGatewayServer(
   });
   registerEntryHandlers(server, agent, binding, options);
   server.setRequestHandler(CallToolRequestSchema, async (request, extra) => {
-    const call = toolCall(agent, binding, request.params, {
+    const call = toolCall(agent, requestBinding(binding, extra), request.params, {
       signal: extra.signal,
       notify: extra.sendNotification,
     });
@@ -175,22 +199,26 @@ function registerEntryHandlers(
   binding: McpBinding,
   options: GatewayServerOptions,
 ): void {
-  const lists = () =>
-    listEntries(agent, binding.sessionId, binding.principal).catch((err: unknown) => {
-      throw entryError(err, options.onError);
-    });
-  server.setRequestHandler(ListResourcesRequestSchema, async () => ({
-    resources: [...(await lists()).resources],
+  const lists = (extra: { authInfo?: AuthInfo }) =>
+    listEntries(agent, binding.sessionId, requestBinding(binding, extra).principal).catch(
+      (err: unknown) => {
+        throw entryError(err, options.onError);
+      },
+    );
+  server.setRequestHandler(ListResourcesRequestSchema, async (_request, extra) => ({
+    resources: [...(await lists(extra)).resources],
   }));
-  server.setRequestHandler(ListResourceTemplatesRequestSchema, async () => ({
-    resourceTemplates: [...(await lists()).resourceTemplates],
+  server.setRequestHandler(ListResourceTemplatesRequestSchema, async (_request, extra) => ({
+    resourceTemplates: [...(await lists(extra)).resourceTemplates],
   }));
-  server.setRequestHandler(ListPromptsRequestSchema, async () => ({
-    prompts: (await lists()).prompts.map((p) => ({ ...p, arguments: [...p.arguments] })),
+  server.setRequestHandler(ListPromptsRequestSchema, async (_request, extra) => ({
+    prompts: (await lists(extra)).prompts.map((p) => ({ ...p, arguments: [...p.arguments] })),
   }));
   server.setRequestHandler(ReadResourceRequestSchema, async (request, extra) => {
     try {
-      const read = await readResource(agent, binding, request.params.uri, { signal: extra.signal });
+      const read = await readResource(agent, requestBinding(binding, extra), request.params.uri, {
+        signal: extra.signal,
+      });
       return read as ReadResourceResult;
     } catch (err) {
       throw entryError(err, options.onError);
@@ -198,7 +226,8 @@ function registerEntryHandlers(
   });
   server.setRequestHandler(GetPromptRequestSchema, async (request, extra) => {
     try {
-      const got = await getPrompt(agent, binding, request.params.name, request.params.arguments, {
+      const ctx = requestBinding(binding, extra);
+      const got = await getPrompt(agent, ctx, request.params.name, request.params.arguments, {
         signal: extra.signal,
       });
       return got as GetPromptResult;

@@ -8,12 +8,20 @@
  * choice happened before, in the one request path (mcp-http.ts).
  */
 import { randomBytes } from 'node:crypto';
+import type { IncomingMessage } from 'node:http';
+import type { AuthInfo } from '@modelcontextprotocol/sdk/server/auth/types.js';
 import { StreamableHTTPServerTransport } from '@modelcontextprotocol/sdk/server/streamableHttp.js';
 import { isInitializeRequest } from '@modelcontextprotocol/sdk/types.js';
 import type { FastifyBaseLogger, FastifyReply, FastifyRequest } from 'fastify';
 import type { AgentApi } from '../../api/index.js';
 import { ToolgateError } from '../../core/index.js';
-import { bindingOf, createGatewayServer, type McpBinding, sameBinding } from './gateway-server.js';
+import {
+  bindingOf,
+  createGatewayServer,
+  type McpBinding,
+  requestAuth,
+  sameBinding,
+} from './gateway-server.js';
 import { ListChangedWatcher, type WatchedSession } from './list-changed.js';
 import type { RequestHold, StandingBound } from './request-bounds.js';
 import { rpcError } from './rpc-reply.js';
@@ -122,7 +130,10 @@ export class SessionEra {
         for (const id of ids) if (entry.holds.get(id) === hold) entry.holds.delete(id);
       });
       reply.hijack();
-      await entry.transport.handleRequest(req.raw, reply.raw, message);
+      // This request's principal (its token's scopes), not the one that opened the session.
+      const raw: IncomingMessage & { auth?: AuthInfo } = req.raw;
+      raw.auth = requestAuth(identity);
+      await entry.transport.handleRequest(raw, reply.raw, message);
       return reply;
     }
     if (!isInitializeRequest(message)) {

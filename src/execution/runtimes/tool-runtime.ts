@@ -42,6 +42,11 @@ export interface RuntimeContext {
    * whose structured content (not the whole result) is what its schema speaks of.
    */
   readonly validateOutput: (value: unknown) => boolean;
+  /**
+   * The capabilities the call's OAuth token covers, which narrow its session on this request
+   * (the built-in discovery tool finds only those); absent for any other caller.
+   */
+  readonly tokenCapabilities?: readonly string[];
   /** Receives an upstream MCP tool's progress while it runs (never after the call returned). */
   readonly onProgress?: (progress: CallProgress) => void;
   /** Withdraws the call: an upstream MCP call is cancelled upstream. */

@@ -7,6 +7,7 @@
 import { isToolgateError, type Mutable } from '../../core/index.js';
 import type { ToolDefinition } from '../../domain/catalog/index.js';
 import type { CallCredentials, CredentialBroker } from '../../domain/credentials/index.js';
+import { tokenCapabilities } from '../../domain/sessions/index.js';
 import {
   type RuntimeContext,
   type RuntimeRegistry,
@@ -46,6 +47,7 @@ export async function executeStep(s: CallState): Promise<StepResult> {
     ...(s.options.onProgress ? { onProgress: s.options.onProgress } : {}),
     ...(s.options.signal ? { signal: s.options.signal } : {}),
     egressCeilingLeft: s.egressLeft,
+    tokenCapabilities: tokenCapabilities(s.ctx.principal),
   });
   // Passive health (C14): the tool's own outcome, recorded in memory without holding the call.
   if (s.ref && countsForHealth(s.run))
@@ -188,6 +190,7 @@ export async function execute(
     wallTimeMs: def.sandbox.limits.wall_time_ms,
     validateOutput: compiled.validateOutput,
   };
+  if (call.tokenCapabilities) context.tokenCapabilities = call.tokenCapabilities;
   if (call.onProgress) context.onProgress = call.onProgress;
   if (call.signal) context.signal = call.signal;
   let ran: RuntimeResult;
@@ -227,4 +230,6 @@ export interface ExecuteCall {
   readonly signal?: AbortSignal;
   /** What the agent's egress ceilings have left (ceilings.ts); this call may move no more. */
   readonly egressCeilingLeft?: number | undefined;
+  /** The capabilities the call's OAuth token covers; null for any other caller. */
+  readonly tokenCapabilities?: readonly string[] | null;
 }

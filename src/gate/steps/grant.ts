@@ -4,6 +4,7 @@
  * the agent serves grants, budgets and the policy request. Step order: docs/architecture.md §3.
  */
 import type { AgentView } from '../../domain/identity/index.js';
+import { sessionPermissions, tokenCapabilities } from '../../domain/sessions/index.js';
 import { type CallState, CONTINUE, refuse, type StepResult } from './step.js';
 
 export async function grantStep(s: CallState): Promise<StepResult> {
@@ -22,14 +23,18 @@ export async function grantStep(s: CallState): Promise<StepResult> {
   return CONTINUE;
 }
 
-/** The session's capabilities now: the agent's grants narrowed by its user's permissions. */
+/**
+ * The session's capabilities now: the agent's grants narrowed by its user's permissions — an
+ * OAuth user's are this request's token's, never the one that opened the session (token-scopes.ts).
+ */
 export function liveCapabilities(s: CallState, agent: AgentView): Promise<Set<string>> {
   const { identities, sessions } = s.deps;
   const session = s.session;
+  const token = tokenCapabilities(s.ctx.principal);
   return sessions.capabilities(
     s.ctx.principal.agentId,
     session.user_id,
-    session.user_permissions === null ? null : (JSON.parse(session.user_permissions) as string[]),
+    sessionPermissions(session, token, sessions.oauthCeiling(agent.capabilities)),
     agent,
     identities.loadUser,
     identities.isDisabled,

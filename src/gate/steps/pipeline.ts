@@ -22,8 +22,8 @@ import type { Step } from './step.js';
  * refuses comes before anything that spends or runs (steps are cited by name, never position):
  * - `session` comes first: nothing is decided for a caller without its own session.
  * - `scope` before `resolve`: an OAuth token whose scopes miss a tool the agent is granted is
- *   asked to step up; its session (opened with those scopes) does not hold the tool, so `resolve`
- *   would only say "not registered".
+ *   asked to step up before anything reads the tool; the session holds what the grants allow, so
+ *   the wider token's retry then runs in it (`grant` reads the same request's token).
  * - `resolve` to `policy` decide whether this principal may make this call at all (cheapest and
  *   most local first: the tool within the session's set, its lifecycle, the arguments, the grant,
  *   then argument and org policy on the arguments' checked form).

@@ -17,7 +17,11 @@ import {
   UNCHECKABLE_CODE_RULES,
   valuesAt,
 } from '../../domain/policy/index.js';
-import { untrustedSourcesOf } from '../../domain/sessions/index.js';
+import {
+  sessionPermissions,
+  tokenCapabilities,
+  untrustedSourcesOf,
+} from '../../domain/sessions/index.js';
 import { lookUpUntrustedDestinations, untrustedDestinationKinds } from './provenance.js';
 import { type CallState, CONTINUE, type Refusal, refuse, type StepResult } from './step.js';
 
@@ -173,7 +177,7 @@ function decide(s: CallState, policy: PolicyEngine | null): StepResult | Promise
   ) {
     return readThenEvaluate(s, policy);
   }
-  return evaluate(s, policy, userOf(session));
+  return evaluate(s, policy, userOf(s));
 }
 
 async function readThenEvaluate(s: CallState, policy: PolicyEngine): Promise<StepResult> {
@@ -184,17 +188,22 @@ async function readThenEvaluate(s: CallState, policy: PolicyEngine): Promise<Ste
   const user =
     session.user_id && session.user_permissions === null
       ? await s.deps.identities.loadUser(session.user_id)
-      : userOf(session);
+      : userOf(s);
   return evaluate(s, policy, user);
 }
 
-/** The session's user as its token vouched for it, or null when it acts for nobody. */
+/**
+ * The session's user as a token vouched for it (an OAuth user: this request's token), or null
+ * when it acts for nobody.
+ */
 function userOf(
-  session: CallState['session'],
+  s: CallState,
 ): { readonly id: string; readonly permissions: readonly string[] } | null {
-  return session.user_id && session.user_permissions !== null
-    ? { id: session.user_id, permissions: JSON.parse(session.user_permissions) as string[] }
-    : null;
+  const session = s.session;
+  if (!session.user_id || session.user_permissions === null) return null;
+  const token = tokenCapabilities(s.ctx.principal);
+  const permissions = sessionPermissions(session, token, token ?? []) ?? [];
+  return { id: session.user_id, permissions };
 }
 
 function evaluate(

@@ -2,10 +2,12 @@
  * @module The `scope` step: an OAuth access token whose scopes do not reach a tool the agent is
  * granted is refused with INSUFFICIENT_SCOPE naming only the scopes this call needs (RFC 6750
  * §3.1, as MCP asks), so the client can step up; the fronts render it as their challenge (403 +
- * `WWW-Authenticate: Bearer error="insufficient_scope"`). It runs after `session` and before
- * `resolve`: a session opened with the token's scopes does not hold the tool, so `resolve` would
- * say "not registered" where a wider token helps. A tool beyond the agent's own grants is no
- * step-up (no scope helps, and nothing says the tool exists): `resolve` refuses it as usual.
+ * `WWW-Authenticate: Bearer error="insufficient_scope"`). The scopes are this request's token's:
+ * a session or run holds what the grants allow whatever token opened it, and each request is
+ * narrowed by its own token (domain/sessions/token-scopes.ts), so after a step-up the wider
+ * token's retry runs in the same session or run. It runs after `session` and before `resolve`:
+ * the challenge is answered before anything reads the tool. A tool beyond the agent's own grants
+ * is no step-up (no scope helps, and nothing says the tool exists): `resolve` refuses it as usual.
  * Every other caller — an API key, an agent JWT, a token holding every configured scope — goes
  * on at once, with no look-up. Step order: docs/architecture.md §3.
  */

@@ -11,6 +11,8 @@ export interface InlineCallContext {
   readonly sessionId: string;
   readonly agentId: string;
   readonly userId: string | null;
+  /** The capabilities the call's OAuth token covers (RuntimeContext); absent for other callers. */
+  readonly tokenCapabilities?: readonly string[];
 }
 
 export type InlineHandler = (

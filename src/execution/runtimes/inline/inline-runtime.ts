@@ -58,6 +58,7 @@ export class InlineRuntime implements ToolRuntime {
           sessionId: context.sessionId,
           agentId: context.agentId,
           userId: context.userId,
+          ...(context.tokenCapabilities ? { tokenCapabilities: context.tokenCapabilities } : {}),
         }),
       };
     } catch {
