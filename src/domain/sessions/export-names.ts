@@ -13,7 +13,7 @@ import {
   reservedNameProblem,
   type ToolVersionDetail,
 } from '../catalog/index.js';
-import type { SessionTool, WithheldTool } from './session-service.js';
+import type { SessionTool, WithheldTool } from './session-tool.js';
 
 /**
  * Groups a permitted set holding one version per major (`CatalogService.offeredMajors`) into one

@@ -50,6 +50,7 @@ import {
   type SeenLiteral,
 } from './run-literals.js';
 import { asPrincipal, auditPrincipalMismatch, principalMatches } from './session-principal.js';
+import type { SessionTool, WithheldTool } from './session-tool.js';
 import {
   isOAuthSession,
   narrowTools,
@@ -68,31 +69,7 @@ import {
 } from './tool-export.js';
 import { withdrawRunApprovals } from './withdraw-approvals.js';
 
-export interface SessionTool {
-  readonly id: string;
-  /** The default version: the newest active one the session may use (else the newest deprecated). */
-  readonly version: string;
-  /** The name the model sees; unique within the session. */
-  readonly name: string;
-  /**
-   * The other majors of this tool the session may call by pinning (`name@1`), each its newest
-   * offerable version that passed the same grant, tier and toxic-combination rules (C2). Absent
-   * when there are none.
-   */
-  readonly pins?: readonly SessionPin[];
-}
-
-/** One more major of a tool a session may call when the caller pins it. */
-export interface SessionPin {
-  readonly major: number;
-  readonly version: string;
-}
-
-export interface WithheldTool {
-  readonly id: string;
-  readonly version: string;
-  readonly reason: string;
-}
+export type { SessionPin, SessionTool, WithheldTool } from './session-tool.js';
 
 export interface SessionView {
   readonly id: string;

@@ -12,7 +12,7 @@
 import type { AgentPrincipal } from '../../core/index.js';
 import type { ToolVersionDetail } from '../catalog/index.js';
 import { parseOAuthUserId } from '../identity/index.js';
-import type { SessionPin, SessionTool } from './session-service.js';
+import type { SessionPin, SessionTool } from './session-tool.js';
 
 /**
  * What a session of an OAuth user keeps in `user_permissions`: only that a token vouched for the
