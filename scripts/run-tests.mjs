@@ -1,6 +1,7 @@
 /**
- * @module Runs every test under test/ with node's test runner. With --checks it first runs the
- * lint, the type check and the build; with --with-postgres it starts a real PostgreSQL server and
+ * @module Runs every test under test/ with node's test runner, on the compiled copy the type check
+ * emits (scripts/test-build.mjs: plain node, no loader). With --checks it first runs the lint, and
+ * builds dist/ beside the type check; with --with-postgres it starts a real PostgreSQL server and
  * makes the storage and catalog suites run against it too (TOOLGATE_REQUIRE_PG=1: a missing
  * server fails the run instead of skipping). Each phase's time is printed, and all of them at the
  * end.
@@ -10,6 +11,7 @@ import { mkdtempSync, readdirSync, readFileSync, rmSync, statSync } from 'node:f
 import { tmpdir } from 'node:os';
 import { join, relative } from 'node:path';
 import { startPostgres } from './postgres-harness.mjs';
+import { makeTestBuild, TEST_BUILD } from './test-build.mjs';
 
 const args = process.argv.slice(2);
 const withPostgres = args.includes('--with-postgres');
@@ -42,24 +44,24 @@ function npmRun(script) {
 }
 
 if (withChecks) {
-  // The type check and the build are two compilers over the same sources: they run side by side.
-  const checks = [
-    ['lint', () => npmRun('lint')],
-    [
-      'typecheck and build',
-      async () => {
-        const [typecheck, build] = await Promise.all([npmRun('typecheck'), npmRun('build')]);
-        return typecheck !== 0 ? typecheck : build;
-      },
-    ],
-  ];
-  for (const [name, body] of checks) {
-    const code = await phase(name, body);
-    if (code !== 0) {
-      printPhases();
-      process.exit(code);
-    }
+  const code = await phase('lint', () => npmRun('lint'));
+  if (code !== 0) {
+    printPhases();
+    process.exit(code);
   }
+}
+// The type check emits the compiled copy the tests run on (scripts/test-build.mjs); the build
+// (dist/, which the CLI tests run) is a second compiler over the same sources, side by side.
+const compiled = await phase(withChecks ? 'typecheck and build' : 'typecheck', async () => {
+  const [typecheck, build] = await Promise.all([
+    makeTestBuild(),
+    withChecks ? npmRun('build') : Promise.resolve(0),
+  ]);
+  return typecheck !== 0 ? typecheck : build;
+});
+if (compiled !== 0) {
+  printPhases();
+  process.exit(compiled);
 }
 const filters = args.filter((a) => !a.startsWith('--'));
 
@@ -68,14 +70,18 @@ function findTests(dir) {
   for (const name of readdirSync(dir).sort()) {
     const p = join(dir, name);
     if (statSync(p).isDirectory()) out.push(...findTests(p));
-    else if (name.endsWith('.test.ts')) out.push(p);
+    else if (name.endsWith('.test.js')) out.push(p);
   }
   return out;
 }
 
-const files = findTests('test').filter(
-  (f) => filters.length === 0 || filters.some((x) => f.includes(x)),
-);
+// Paths inside the compiled copy, which is where the files run; a filter names a source path.
+const files = findTests(join(TEST_BUILD, 'test'))
+  .map((f) => relative(TEST_BUILD, f))
+  .filter((f) => {
+    const source = f.replace(/\.js$/, '.ts');
+    return filters.length === 0 || filters.some((x) => source.includes(x));
+  });
 const env = { ...process.env };
 let pg = null;
 if (withPostgres) {
@@ -130,7 +136,8 @@ function printSlowest(timesFile) {
     .slice(0, 12);
   console.log('# slowest files:');
   for (const [file, ms] of slowest) {
-    console.log(`#   ${(ms / 1000).toFixed(1).padStart(6)} s  ${relative(process.cwd(), file)}`);
+    const source = relative(join(process.cwd(), TEST_BUILD), file).replace(/\.js$/, '.ts');
+    console.log(`#   ${(ms / 1000).toFixed(1).padStart(6)} s  ${source}`);
   }
 }
 
@@ -144,19 +151,17 @@ function run(group, concurrency) {
       // A file whose tests have all ended exits even if a failed setup left a handle open, and no
       // single test may hang the run: a hang is a failure with a name, not a silent CI timeout.
       [
-        '--import',
-        'tsx',
         '--test',
         '--test-force-exit',
         '--test-timeout=300000',
         `--test-concurrency=${concurrency}`,
         '--test-reporter=spec',
         '--test-reporter-destination=stdout',
-        '--test-reporter=./scripts/file-times-reporter.mjs',
+        `--test-reporter=${join(process.cwd(), 'scripts', 'file-times-reporter.mjs')}`,
         '--test-reporter-destination=stdout',
         ...group,
       ],
-      { stdio: 'inherit', env: { ...env, TOOLGATE_FILE_TIMES: timesFile } },
+      { cwd: TEST_BUILD, stdio: 'inherit', env: { ...env, TOOLGATE_FILE_TIMES: timesFile } },
     );
     child.on('exit', (code, signal) => {
       printSlowest(timesFile);

@@ -102,7 +102,10 @@ function checkAgainst(
 }
 
 test('every src/ entry is a wing of the table', () => {
-  const entries = readdirSync(SRC).sort();
+  // Sources only (the compiled copy the suite runs on holds tsc's .js beside each .ts).
+  const entries = readdirSync(SRC)
+    .filter((e) => !e.endsWith('.js'))
+    .sort();
   assert.deepEqual(entries, Object.keys(WINGS).sort());
   // About a dozen entries: the top level shows how a call flows.
   assert.ok(entries.length <= 13, `${entries.length} entries under src/`);

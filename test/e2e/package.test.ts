@@ -12,10 +12,18 @@
 import assert from 'node:assert/strict';
 import { execFile } from 'node:child_process';
 import { createHash } from 'node:crypto';
-import { copyFileSync, mkdirSync, mkdtempSync, readFileSync, rmSync, writeFileSync } from 'node:fs';
+import {
+  copyFileSync,
+  mkdirSync,
+  mkdtempSync,
+  readFileSync,
+  realpathSync,
+  rmSync,
+  writeFileSync,
+} from 'node:fs';
 import { type AddressInfo, createServer } from 'node:net';
 import { tmpdir } from 'node:os';
-import { join } from 'node:path';
+import { dirname, join } from 'node:path';
 import { after, before, test } from 'node:test';
 import { promisify } from 'node:util';
 import { cleanEnv, ensureBuilt, ROOT } from '../support/cli.js';
@@ -32,8 +40,10 @@ interface LockEntry {
 before(async () => {
   ensureBuilt();
   dir = mkdtempSync(join(tmpdir(), 'toolgate-pack-'));
+  // The checkout itself: in the compiled copy the suite runs on, package.json and dist/ are links,
+  // which npm pack does not follow.
   const packed = await run('npm', ['pack', '--silent', '--pack-destination', dir], {
-    cwd: ROOT,
+    cwd: dirname(realpathSync(join(ROOT, 'package.json'))),
     env: cleanEnv(),
     timeout: 120_000,
   });
