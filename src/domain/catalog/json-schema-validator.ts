@@ -131,12 +131,19 @@ export function createToolSchemaCompiler(options: { readonly inputs?: boolean } 
   compile(schema: JsonSchemaObject): ValidateFunction;
   reset(): void;
 } {
-  const v2020 = createRuntimeAjv();
-  if (options.inputs === true) leaveUrlFormatsToPolicy(v2020);
+  // Each instance is made at its first compile: a process that checks no call (a CLI command)
+  // does not pay for building them.
+  let v2020: Ajv2020 | null = null;
   let draft07: AjvDraft07 | null = null;
   return {
     compile(schema) {
-      if (schemaDialect(schema) !== 'draft-07') return v2020.compile(schema);
+      if (schemaDialect(schema) !== 'draft-07') {
+        if (v2020 === null) {
+          v2020 = createRuntimeAjv();
+          if (options.inputs === true) leaveUrlFormatsToPolicy(v2020);
+        }
+        return v2020.compile(schema);
+      }
       if (draft07 === null) {
         draft07 = createRuntimeAjvDraft07();
         if (options.inputs === true) leaveUrlFormatsToPolicy(draft07);
@@ -144,7 +151,7 @@ export function createToolSchemaCompiler(options: { readonly inputs?: boolean } 
       return draft07.compile(schema);
     },
     reset() {
-      v2020.removeSchema();
+      v2020?.removeSchema();
       draft07?.removeSchema();
     },
   };
