@@ -583,6 +583,8 @@ describe('subscriptions/listen', () => {
     await read(/subscriptions\/acknowledged|"result"|acknowledged/);
     // A tool registered for a capability ops-bot holds: its list changes.
     await tg.config.apply([tool('ops_fresh', { required_capabilities: ['docs:read'] })], admin);
+    // Live once reviewed (a restricted tool is a draft until then): only then is it in the set.
+    await approvePendingReviews(tg.admin);
     await read(/notifications\/tools\/list_changed/);
     await reader.cancel();
   });

@@ -54,10 +54,13 @@ describe('the route → role table', () => {
       }
       assert.fail('not refused');
     };
-    assert.deepEqual(refusal(auditor, 'administer', { via: 'rest', what: 'POST /v1/agents' }), {
-      message: 'POST /v1/agents needs the role admin; operator olive holds auditor',
-      details: { roles: ['admin'] },
-    });
+    assert.deepEqual(
+      refusal(auditor, 'administer', { via: 'rest', method: 'POST', route: '/v1/agents' }),
+      {
+        message: 'POST /v1/agents needs the role admin; operator olive holds auditor',
+        details: { roles: ['admin'] },
+      },
+    );
     assert.match(
       refusal(BOOTSTRAP_OPERATOR, 'approvals.decide', { via: 'cli' }).message,
       /^the bootstrap admin token cannot run this command: it needs the role approver, held only by operator accounts; set TOOLGATE_TOKEN/,
@@ -70,7 +73,7 @@ describe('the route → role table', () => {
       },
     );
     // The benign neighbour: the role the account holds is enough.
-    authority.require(auditor, 'state.read', { via: 'rest', what: 'GET /v1/agents' });
+    authority.require(auditor, 'state.read', { via: 'rest', method: 'GET', route: '/v1/agents' });
   });
 
   test('an owner-only caller reaches its own teams’ tools only; a reader every team’s', () => {

@@ -27,8 +27,10 @@ import {
   auditHandOverRefusal,
   BOOTSTRAP_ACTOR_ID,
   endSessionsOf,
+  genesisOpen,
   hasRole,
   isBootstrap,
+  isGenesisAdmin,
   type Operator,
   operatorActor,
   recordHandOver,
@@ -304,7 +306,22 @@ export class OperatorSecondFactors implements SecondFactorCheck {
       throw new ToolgateError('NOT_FOUND', `no operator ${operatorId}`, {});
     }
     // A second factor arms an account to decide: the shared bootstrap secret stops doing it once
-    // the first admin is set up.
+    // the first admin is set up, but for the genesis admin's own first factor.
+    if (isBootstrap(by) && what === 'enrol' && (await this.#genesisFirstFactor(operatorId))) return;
     await refuseBootstrapAfterSetup(this.#db, by, `${what} a second factor`);
+  }
+
+  /**
+   * Whether `operatorId` is the genesis admin (confirmed by the bootstrap token, whose secret it
+   * holds: confirmation.ts) with no second factor yet, while the genesis is open. Arming another
+   * admin first must not lock it out: that admin is not confirmed and may arm nobody, so the token
+   * keeps the right to enrol this one factor (attack round 8, F12); never to replace it.
+   */
+  async #genesisFirstFactor(operatorId: string): Promise<boolean> {
+    return (
+      (await genesisOpen(this.#db)) &&
+      (await isGenesisAdmin(this.#db, operatorId)) &&
+      !(await this.enrolled(operatorId))
+    );
   }
 }

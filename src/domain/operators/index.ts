@@ -31,6 +31,8 @@ export type {
   Asking,
   OperatorAccounts,
   OperatorAction,
+  OperatorRefusal,
+  OperatorRefusals,
 } from './operator-authority.js';
 export {
   holdsAny,

@@ -5,7 +5,9 @@
  * roles that may take it, and whether an `owner` is limited to their teams' tools there. It
  * decides only on the account as read for this request (`account`): a personal token joined with
  * its account, a console session joined with its account, or the bootstrap token; never on
- * anything a sign-in, a token or a session remembered.
+ * anything a sign-in, a token or a session remembered. Every refusal it makes is written to the
+ * audit log through its port (OperatorRefusals) before the front answers, whichever front asked
+ * (INVARIANTS 14), so no front can forget to.
  */
 import type { OperatorPrincipal } from '../../core/index.js';
 import { ToolgateError } from '../../core/index.js';
@@ -93,13 +95,51 @@ export const OPERATOR_ACTIONS = {
 
 export type OperatorAction = keyof typeof OPERATOR_ACTIONS;
 
-/** Who is asking, for the words of a refusal: each front names the request its own way. */
+/**
+ * Who is asking, for the words of a refusal and its audit record: each front names the request its
+ * own way. `route` is the route as declared (`/v1/tools/:id`), never the path a caller sent.
+ */
 export type Asking =
-  /** A REST route: `what` is `METHOD /route`. */
-  | { readonly via: 'rest'; readonly what: string }
-  | { readonly via: 'cli' }
-  /** A console page or form: `what` names the act ("a security review"); absent for the shell. */
-  | { readonly via: 'console'; readonly what?: string };
+  /** A REST route, named as `METHOD /route`. */
+  | { readonly via: 'rest'; readonly method: string; readonly route: string }
+  /** A CLI command, e.g. `secrets list` (the words that name it, never its arguments). */
+  | { readonly via: 'cli'; readonly command?: string }
+  /**
+   * A console page (GET) or form (POST): `what` names the act ("a security review"); absent for
+   * the shell.
+   */
+  | {
+      readonly via: 'console';
+      readonly what?: string;
+      readonly method?: string;
+      readonly route?: string;
+    };
+
+/** One refusal as the audit log records it (event `operator.forbidden`, subject the operator). */
+export interface OperatorRefusal {
+  readonly subject: string;
+  readonly details: {
+    readonly edge: Asking['via'];
+    readonly operator: string;
+    /** The action of the table, when the front named one (a console extension page names roles). */
+    readonly action?: OperatorAction;
+    readonly method?: string;
+    readonly route?: string;
+    readonly command?: string;
+    /** The team an owner-limited operator was refused for. */
+    readonly team?: string;
+    readonly roles: readonly OperatorRole[];
+    readonly held: readonly OperatorRole[];
+  };
+}
+
+/** Where the authority writes its refusals: the audit log (the operator service appends them). */
+export interface OperatorRefusals {
+  /** Never throws: a refusal stands whether or not its record could be written. */
+  refused(refusal: OperatorRefusal): Promise<void>;
+}
+
+const NO_REFUSAL_LOG: OperatorRefusals = { refused: async () => undefined };
 
 /** Where the authority reads accounts: the operator service. */
 export interface OperatorAccounts {
@@ -138,10 +178,39 @@ function forbiddenFor(
       : `this command needs the role ${needed}; operator ${op.id} holds ${op.roles.join(', ')}`;
     return new ToolgateError('FORBIDDEN', message, { roles: [...roles] });
   }
+  const what = `${asking.method} ${asking.route}`;
   const message = isBootstrap(op)
-    ? `the bootstrap admin token cannot call ${asking.what}: it needs the role ${needed}, held only by operator accounts`
-    : `${asking.what} needs the role ${needed}; operator ${op.id} holds ${op.roles.join(', ') || 'none'}`;
+    ? `the bootstrap admin token cannot call ${what}: it needs the role ${needed}, held only by operator accounts`
+    : `${what} needs the role ${needed}; operator ${op.id} holds ${op.roles.join(', ') || 'none'}`;
   return new ToolgateError('FORBIDDEN', message, { roles: [...roles] });
+}
+
+function refusalOf(
+  op: Operator,
+  action: OperatorAction | undefined,
+  roles: readonly OperatorRole[],
+  asking: Asking,
+  team?: string,
+): OperatorRefusal {
+  const where =
+    asking.via === 'cli'
+      ? { ...(asking.command !== undefined ? { command: asking.command } : {}) }
+      : {
+          ...(asking.method !== undefined ? { method: asking.method } : {}),
+          ...(asking.route !== undefined ? { route: asking.route } : {}),
+        };
+  return {
+    subject: `operator:${op.id}`,
+    details: {
+      edge: asking.via,
+      operator: op.id,
+      ...(action !== undefined ? { action } : {}),
+      ...where,
+      ...(team !== undefined ? { team } : {}),
+      roles: [...roles],
+      held: [...op.roles],
+    },
+  };
 }
 
 /**
@@ -150,9 +219,11 @@ function forbiddenFor(
  */
 export class OperatorAuthority {
   readonly #accounts: OperatorAccounts;
+  readonly #refusals: OperatorRefusals;
 
-  constructor(accounts: OperatorAccounts) {
+  constructor(accounts: OperatorAccounts, refusals: OperatorRefusals = NO_REFUSAL_LOG) {
     this.#accounts = accounts;
+    this.#refusals = refusals;
   }
 
   /**
@@ -183,17 +254,59 @@ export class OperatorAuthority {
     return holdsAny(op, rolesOf(action));
   }
 
-  /** Refuses, with FORBIDDEN naming the roles needed, an operator who may not take the action. */
-  require(op: Operator, action: OperatorAction, asking: Asking): void {
-    this.requireRoles(op, rolesOf(action), asking);
+  /**
+   * Refuses, with FORBIDDEN naming the roles needed, an operator who may not take the action; the
+   * refusal is in the audit log before the promise rejects. What every front awaits.
+   */
+  async enforce(op: Operator, action: OperatorAction, asking: Asking): Promise<void> {
+    await this.#enforce(op, action, rolesOf(action), asking);
   }
 
   /**
    * The same check for roles a console extension page names itself (its contract predates the
    * table; the built-in pages take theirs from it).
    */
+  async enforceRoles(op: Operator, roles: readonly OperatorRole[], asking: Asking): Promise<void> {
+    await this.#enforce(op, undefined, roles, asking);
+  }
+
+  async #enforce(
+    op: Operator,
+    action: OperatorAction | undefined,
+    roles: readonly OperatorRole[],
+    asking: Asking,
+  ): Promise<void> {
+    if (holdsAny(op, roles)) return;
+    await this.#record(refusalOf(op, action, roles, asking));
+    throw forbiddenFor(op, roles, asking);
+  }
+
+  /**
+   * `enforce` for a caller that cannot wait: the same refusal, its record written without waiting
+   * for it (a front answers with `enforce`, so the record is written before the answer).
+   */
+  require(op: Operator, action: OperatorAction, asking: Asking): void {
+    this.#require(op, action, rolesOf(action), asking);
+  }
+
+  /** `enforceRoles` for a caller that cannot wait (see `require`). */
   requireRoles(op: Operator, roles: readonly OperatorRole[], asking: Asking): void {
-    if (!holdsAny(op, roles)) throw forbiddenFor(op, roles, asking);
+    this.#require(op, undefined, roles, asking);
+  }
+
+  #require(
+    op: Operator,
+    action: OperatorAction | undefined,
+    roles: readonly OperatorRole[],
+    asking: Asking,
+  ): void {
+    if (holdsAny(op, roles)) return;
+    void this.#record(refusalOf(op, action, roles, asking));
+    throw forbiddenFor(op, roles, asking);
+  }
+
+  #record(refusal: OperatorRefusal): Promise<void> {
+    return this.#refusals.refused(refusal).catch(() => undefined);
   }
 
   /** Whether the operator reaches this action only as an `owner`, and so only for their teams. */
@@ -214,13 +327,29 @@ export class OperatorAuthority {
     return this.can(op, action) && (!this.ownerOnly(op, action) || op.teams.includes(owner));
   }
 
-  /** Refuses an owner-only caller for a team that is not theirs. */
+  /** Refuses an owner-only caller for a team that is not theirs; audited like `enforce`. */
+  async enforceTeam(
+    op: Operator,
+    action: OperatorAction,
+    team: string,
+    asking: Asking,
+  ): Promise<void> {
+    if (!this.ownerOnly(op, action) || op.teams.includes(team)) return;
+    await this.#record(refusalOf(op, action, ['admin'], asking, team));
+    throw teamRefusal(op, team);
+  }
+
+  /** `enforceTeam` for a caller that cannot wait and names no request (not audited). */
   requireTeam(op: Operator, action: OperatorAction, team: string): void {
     if (!this.ownerOnly(op, action) || op.teams.includes(team)) return;
-    throw new ToolgateError(
-      'FORBIDDEN',
-      `operator ${op.id} owns the tools of ${op.teams.join(', ') || 'no team'}, not of ${team}`,
-      { roles: ['admin'] },
-    );
+    throw teamRefusal(op, team);
   }
+}
+
+function teamRefusal(op: Operator, team: string): ToolgateError<'FORBIDDEN'> {
+  return new ToolgateError(
+    'FORBIDDEN',
+    `operator ${op.id} owns the tools of ${op.teams.join(', ') || 'no team'}, not of ${team}`,
+    { roles: ['admin'] },
+  );
 }

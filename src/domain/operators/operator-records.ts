@@ -3,9 +3,10 @@
  * takes and returns, reading an account row, and the checks every operator act shares.
  */
 import type { Kysely, Transaction } from 'kysely';
-import { problem, ToolgateError } from '../../core/index.js';
-import type { Database } from '../../records/store/index.js';
+import { type Clock, problem, systemActor, ToolgateError } from '../../core/index.js';
+import { appendEvent, type Database } from '../../records/store/index.js';
 import { hasRole, isBootstrap, type Operator, type OperatorRole } from './operator.js';
+import type { OperatorRefusals } from './operator-authority.js';
 import { parseRoles } from './operator-spec.js';
 import { MAX_TOKEN_DAYS, MIN_TOKEN_DAYS } from './personal-token.js';
 
@@ -191,6 +192,30 @@ export function toView(row: NonNullable<OperatorRow>): OperatorView {
     confirmed_at: row.confirmed_at,
   };
 }
+
+/** The operator authority's refusals, written as security events (`operator.forbidden`). */
+export function auditedRefusals(db: Kysely<Database>, clock: Clock): OperatorRefusals {
+  return {
+    refused: ({ subject, details }) =>
+      appendEvent(db, systemActor('security'), clock(), {
+        action: 'operator.forbidden',
+        subject,
+        details,
+      }),
+  };
+}
+
+/** The columns of `operator_tokens` a TokenView is made of. */
+export const TOKEN_VIEW_COLUMNS = [
+  'id',
+  'operator_id',
+  'name',
+  'roles',
+  'created_at',
+  'created_by',
+  'expires_at',
+  'revoked_at',
+] as const;
 
 export function tokenView(row: {
   id: string;

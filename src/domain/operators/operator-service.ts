@@ -36,6 +36,7 @@ import {
 } from './operator.js';
 import { OperatorAuthority } from './operator-authority.js';
 import {
+  auditedRefusals,
   decides,
   forbidden,
   type IssuedToken,
@@ -53,6 +54,7 @@ import {
   requireAdmin,
   rolesOf,
   selectOperator,
+  TOKEN_VIEW_COLUMNS,
   type TokenSpec,
   type TokenView,
   tokenView,
@@ -91,8 +93,11 @@ export class OperatorService {
   readonly #secondFactor: SecondFactorCheck | null;
   readonly #guard: LoginGuard;
   readonly #scrypt: ScryptParams;
-  /** The one operator authority (docs/security-model.md): it reads accounts through this service. */
-  readonly authority: OperatorAuthority = new OperatorAuthority(this);
+  /**
+   * The one operator authority (docs/security-model.md): it reads accounts through this service
+   * and writes its refusals to the audit log, as security events (`operator.forbidden`).
+   */
+  readonly authority: OperatorAuthority;
 
   constructor(db: Kysely<Database>, options: OperatorServiceOptions = {}) {
     this.#db = db;
@@ -100,6 +105,7 @@ export class OperatorService {
     this.#secondFactor = options.secondFactor ?? null;
     this.#guard = new LoginGuard(db, this.#clock, options.loginLimits);
     this.#scrypt = options.scrypt ?? DEFAULT_SCRYPT;
+    this.authority = new OperatorAuthority(this, auditedRefusals(db, this.#clock));
   }
 
   /** Creates a local account; admins only (the bootstrap token is one: the first admin). */
@@ -636,16 +642,7 @@ export class OperatorService {
   async tokens(operatorId: string): Promise<TokenView[]> {
     const rows = await this.#db
       .selectFrom('operator_tokens')
-      .select([
-        'id',
-        'operator_id',
-        'name',
-        'roles',
-        'created_at',
-        'created_by',
-        'expires_at',
-        'revoked_at',
-      ])
+      .select(TOKEN_VIEW_COLUMNS)
       .where('operator_id', '=', String(operatorId))
       .orderBy('created_at', 'desc')
       .orderBy('id', 'desc')

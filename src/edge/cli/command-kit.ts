@@ -43,6 +43,24 @@ export interface GlobalOptions {
   tokenFile?: string;
 }
 
+/** The command each program is running (`secrets list`), noted before its action runs. */
+const RUNNING = new WeakMap<Command, string>();
+
+/** Notes the command about to run (program.ts's `preAction` hook): its words, never its arguments. */
+export function noteRunning(root: Command, running: Command): void {
+  const words: string[] = [];
+  for (let c: Command | null = running; c !== null && c !== root; c = c.parent) {
+    words.unshift(c.name());
+  }
+  RUNNING.set(root, words.join(' '));
+}
+
+/** Who is asking, for the operator authority: the CLI and the command, for its audit record. */
+export function cliAsking(program: Command): { via: 'cli'; command?: string } {
+  const command = RUNNING.get(program);
+  return command === undefined ? { via: 'cli' } : { via: 'cli', command };
+}
+
 /** TOOLGATE_ADMIN_TOKEN=disabled switches the bootstrap admin token off (serve and the CLI). */
 export const ADMIN_TOKEN_DISABLED = 'disabled';
 
@@ -215,7 +233,7 @@ export function withAdmin(
       const operator = await cliOperator(tg.admin, globals);
       // Without a token the CLI is the bootstrap admin; where a person must act, the refusal says
       // how to be one.
-      tg.admin.operators.authority.require(operator, action, { via: 'cli' });
+      await tg.admin.operators.authority.enforce(operator, action, cliAsking(program));
       await fn(tg.admin, out, operator);
     } catch (err) {
       if (!handled(err, out)) process.exitCode = reportError(err, out.json);

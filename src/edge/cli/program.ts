@@ -5,7 +5,7 @@
  * never touch the database, the environment or the network.
  */
 import { Command, Option } from 'commander';
-import { VERSION } from './command-kit.js';
+import { noteRunning, VERSION } from './command-kit.js';
 import { registerAgents } from './commands/agents.js';
 import { registerApply } from './commands/apply.js';
 import { registerApprovals } from './commands/approvals.js';
@@ -49,7 +49,9 @@ export function buildProgram(): Command {
       '--token-file <path>',
       'a personal operator token (tgo_…) to act as; default TOOLGATE_TOKEN, else the bootstrap admin token',
     )
-    .showHelpAfterError();
+    .showHelpAfterError()
+    // The operator authority names the command in the audit record of a refusal.
+    .hook('preAction', (root, running) => noteRunning(root, running));
 
   // Registered in this order: `toolgate --help` lists them so.
   registerServe(program);

@@ -160,6 +160,7 @@ export function decisionActions(): readonly ConsoleAction[] {
     ) => Promise<unknown>,
   ): ConsoleAction => ({
     path: `/${kind}/:id/${verb}`,
+    action: 'approvals.decide',
     roles: rolesOf('approvals.decide'),
     async handle(ctx, params, form) {
       const id = params.id ?? '';

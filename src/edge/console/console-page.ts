@@ -3,7 +3,7 @@
  * A page renders from the operator's own view of the admin API; an action changes state and is
  * only reached after the shell checked the session, the CSRF token and the Origin.
  */
-import type { AdminApi, Operator, OperatorRole } from '../../api/index.js';
+import type { AdminApi, Operator, OperatorAction, OperatorRole } from '../../api/index.js';
 import type { Html } from './html.js';
 
 export interface ConsoleContext {
@@ -20,8 +20,13 @@ export interface ConsolePage {
   /** Path under /console, e.g. `/catalog` or `/audit/:id` (Fastify syntax). */
   readonly path: string;
   readonly title: string;
-  /** Roles that may open the page (any of them); others get 403. */
+  /** Roles that may open the page (any of them); others get 403, audited. */
   readonly roles: readonly OperatorRole[];
+  /**
+   * The action of the operator authority's table the page belongs to (its roles then come from the
+   * table); named in the audit record of a refusal. A deployment's page may name roles only.
+   */
+  readonly action?: OperatorAction;
   /** Shown in the navigation when set. */
   readonly nav?: string;
   render(
@@ -34,7 +39,10 @@ export interface ConsolePage {
 export interface ConsoleAction {
   /** Path under /console of a POST form target, e.g. `/approvals/:id/approve`. */
   readonly path: string;
+  /** Roles that may post the form (any of them); others get 403, audited. */
   readonly roles: readonly OperatorRole[];
+  /** As a page's `action`: the action of the authority's table, named in a refusal's record. */
+  readonly action?: OperatorAction;
   /** Returns where to send the browser next (a path under /console). */
   handle(
     ctx: ConsoleContext,
@@ -48,6 +56,8 @@ export interface ConsoleDownload {
   /** Path under /console, e.g. `/reports/:name/download`. */
   readonly path: string;
   readonly roles: readonly OperatorRole[];
+  /** As a page's `action`. */
+  readonly action?: OperatorAction;
   /** The shell sends `body` with `contentType` and `Content-Disposition: attachment; filename`. */
   download(
     ctx: ConsoleContext,

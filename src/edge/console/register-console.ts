@@ -10,6 +10,7 @@ import {
   type AdminApi,
   holdsAny,
   type Operator,
+  type OperatorAction,
   type OperatorRole,
   rolesOf,
 } from '../../api/index.js';
@@ -66,8 +67,14 @@ export interface ConsoleOptions extends SessionPolicy {
   readonly clock?: Clock;
 }
 
+/** What a page or form is guarded by: its roles, and the action of the authority's table if any. */
+interface Guarded {
+  readonly roles: readonly OperatorRole[];
+  readonly action?: OperatorAction;
+}
+
 /** The inbox and the approval and change pages: `approvals.read` of the operator authority. */
-const INBOX_ROLES = rolesOf('approvals.read');
+const INBOX: Guarded = { action: 'approvals.read', roles: rolesOf('approvals.read') };
 const FORM_LIMIT = 64 * 1024;
 
 interface Session {
@@ -95,6 +102,36 @@ function stringRecord(value: unknown): Record<string, string> {
  */
 function mayOpen(op: Operator, roles: readonly OperatorRole[]): boolean {
   return holdsAny(op, roles);
+}
+
+/**
+ * Refuses, through the operator authority (which audits the refusal as `operator.forbidden`), an
+ * operator whose roles do not open this page or post this form.
+ */
+function enforce(
+  admin: AdminApi,
+  op: Operator,
+  target: Guarded,
+  method: 'GET' | 'POST',
+  path: string,
+): Promise<void> {
+  const asking = { via: 'console', method, route: `/console${path}` } as const;
+  return target.action !== undefined
+    ? admin.operators.authority.enforce(op, target.action, asking)
+    : admin.operators.authority.enforceRoles(op, target.roles, asking);
+}
+
+/** Whether the authority refuses the page (the refusal audited); a page shows 403 instead. */
+function refusedPage(admin: AdminApi, op: Operator, target: Guarded, path: string) {
+  return enforce(admin, op, target, 'GET', path).then(
+    () => false,
+    () => true,
+  );
+}
+
+/** The body of a page whose item is not available (not found, or refused by the service). */
+function notFoundBody(message: string): Html {
+  return html`<p class="error">${message}</p>`;
 }
 
 function sendHtml(reply: FastifyReply, status: number, body: Html): FastifyReply {
@@ -181,20 +218,20 @@ export async function registerConsole(
   /** A page: a live session and one of the roles, else the login page or 403. */
   function guardedPage(
     path: string,
-    roles: readonly OperatorRole[],
+    target: Guarded,
     here: string,
     render: (ctx: ConsoleContext, req: FastifyRequest) => Promise<{ title: string; content: Html }>,
   ): void {
     routes.get(`/console${path}`, open, async (req, reply) => {
       const session = await sessionOf(req);
       if (!session) return reply.redirect('/console/login', 303);
-      if (!mayOpen(session.operator, roles) && here === '/inbox') {
+      if (!mayOpen(session.operator, target.roles) && here === '/inbox') {
         // Not everyone decides approvals (an owner manages tools): their start is their first page.
         const start = nav.find((n) => mayOpen(session.operator, n.roles));
         if (start) return reply.redirect(`/console${start.path}`, 303);
       }
       const ctx = await contextOf(session);
-      if (!mayOpen(session.operator, roles))
+      if (await refusedPage(admin, session.operator, target, path))
         return framed(
           req,
           reply,
@@ -215,7 +252,7 @@ export async function registerConsole(
           ctx,
           here,
           'Not available',
-          html`<p class="error">${err.message}</p>`,
+          notFoundBody(err.message),
           err.httpStatus,
         );
       }
@@ -233,7 +270,7 @@ export async function registerConsole(
       checkSameOrigin(req);
       const form = formOf(req.body);
       checkCsrf(session.secret, form);
-      admin.operators.authority.requireRoles(session.operator, action.roles, { via: 'console' });
+      await enforce(admin, session.operator, action, 'POST', action.path);
       const ctx = await contextOf(session);
       const params = stringRecord(req.params);
       const path = (req.url.split('?')[0] ?? '').replace(/\/[^/]*$/, '');
@@ -246,6 +283,10 @@ export async function registerConsole(
         );
       } catch (err) {
         if (!isToolgateError(err) || err.httpStatus >= 500) throw err;
+        // Not found (or another team's: the same): the page a missing item gets, not a redirect.
+        if (err.httpStatus === 404) {
+          return framed(req, reply, ctx, '', 'Not available', notFoundBody(err.message), 404);
+        }
         setFlash(reply, `Refused: ${err.message}`);
         return reply.redirect(path.startsWith('/console') ? path : '/console', 303);
       }
@@ -366,18 +407,18 @@ export async function registerConsole(
           content: inboxTable(result, clock()),
         };
       };
-      guardedPage('', INBOX_ROLES, '/inbox', inbox);
-      guardedPage('/inbox', INBOX_ROLES, '/inbox', inbox);
-      guardedPage('/approvals/:id', INBOX_ROLES, '/inbox', async (ctx, req) => {
+      guardedPage('', INBOX, '/inbox', inbox);
+      guardedPage('/inbox', INBOX, '/inbox', inbox);
+      guardedPage('/approvals/:id', INBOX, '/inbox', async (ctx, req) => {
         const id = stringRecord(req.params).id ?? '';
         return { title: `Approval ${id}`, content: await renderApproval(ctx, id, clock()) };
       });
-      guardedPage('/changes/:id', INBOX_ROLES, '/inbox', async (ctx, req) => {
+      guardedPage('/changes/:id', INBOX, '/inbox', async (ctx, req) => {
         const id = stringRecord(req.params).id ?? '';
         return { title: `Change ${id}`, content: await renderChange(ctx, id) };
       });
       for (const p of pages) {
-        guardedPage(p.path, p.roles, p.path, async (ctx, req) => ({
+        guardedPage(p.path, p, p.path, async (ctx, req) => ({
           title: p.title,
           content: await p.render(ctx, stringRecord(req.params), stringRecord(req.query)),
         }));

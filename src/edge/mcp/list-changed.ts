@@ -3,8 +3,9 @@
  * grant, a lifecycle step, a quarantine, in this process or another), each open session's
  * permitted set is recomputed by the session service and, where it changed, the client gets
  * notifications/tools/list_changed (and the resources and prompts ones: governed entries are in
- * the same set). 2026-07-28 fronts (HTTP and stdio) have no sessions to refresh: they publish a
- * change to their open `subscriptions/listen` streams (`watchRevisions`).
+ * the same set). 2026-07-28 fronts (HTTP and stdio) have no sessions to refresh: they watch the
+ * revisions (`watchRevisions`) and tell the `subscriptions/listen` streams of the principals whose
+ * set moved (listen-streams.ts; stdio serves one principal).
  */
 import type { Server } from '@modelcontextprotocol/sdk/server/index.js';
 import type { AgentApi } from '../../api/index.js';
@@ -77,6 +78,8 @@ export class ListChangedWatcher {
   #timer: NodeJS.Timeout | null = null;
   #last: string | null = null;
   #busy = false;
+  /** Sessions of an agent disabled or removed since they opened: no longer refreshed. */
+  readonly #ended = new Set<string>();
 
   constructor(
     agent: AgentApi,
@@ -110,7 +113,11 @@ export class ListChangedWatcher {
       // session's opening and this look is not missed.
       if (now === this.#last) return;
       this.#last = now;
-      for (const session of [...this.#sessions()]) {
+      const sessions = [...this.#sessions()];
+      const open = new Set(sessions.map((s) => s.binding.sessionId));
+      for (const id of this.#ended) if (!open.has(id)) this.#ended.delete(id);
+      for (const session of sessions) {
+        if (this.#ended.has(session.binding.sessionId)) continue;
         try {
           const { changed } = await this.#agent.sessions.refresh(
             session.binding.sessionId,
@@ -124,7 +131,16 @@ export class ListChangedWatcher {
           }
         } catch (err) {
           // An ended session or a closed stream concerns that session only.
-          if ((err as { code?: string }).code !== 'SESSION_NOT_FOUND') this.#onError(err);
+          const code = (err as { code?: string }).code;
+          if (code === 'AGENT_NOT_FOUND') {
+            // Its agent was disabled (or removed): its calls are refused by the gate; said once.
+            this.#ended.add(session.binding.sessionId);
+            this.#onError(
+              new Error(
+                `agent ${session.binding.principal.agentId} is disabled or removed: MCP session ${session.binding.sessionId} is no longer refreshed`,
+              ),
+            );
+          } else if (code !== 'SESSION_NOT_FOUND') this.#onError(err);
         }
       }
     } catch (err) {

@@ -15,6 +15,7 @@ import { type AgentPrincipal, ToolgateError } from '../../core/index.js';
 import type { Toolgate } from '../../host/toolgate.js';
 import { bindingOf, createGatewayServer } from './gateway-server.js';
 import { ListChangedWatcher, watchRevisions } from './list-changed.js';
+import { permittedSetOf } from './listen-streams.js';
 import { liveAgentApi } from './live-agent.js';
 import { createModernServer } from './modern-server.js';
 import { DefaultRuns } from './run-meta.js';
@@ -151,9 +152,16 @@ async function serveModern(
     },
   );
   // Before the first message is read: a change after the client's listen is never the baseline.
+  // Only a change of this principal's own set is announced (listen-streams.ts).
+  let set = await permittedSetOf(agent, runs, principal);
   const watch = await watchRevisions(
     agent,
-    () => served?.sendToolListChanged(),
+    async () => {
+      const now = await permittedSetOf(agent, runs, principal);
+      if (now === null || now === set) return;
+      set = now;
+      await served?.sendToolListChanged();
+    },
     (err) => options.log(`toolgate mcp: list_changed failed: ${String(err)}`),
   );
   await resumeWhenHeard();

@@ -2,13 +2,15 @@
  * @module The 2026-07-28 era of /mcp: stateless requests on the v2 SDK's entry
  * (`createMcpHandler` in strict modern mode: the legacy era stays on the session wiring), each
  * served by a reused server instance (server-pool.ts) for the principal mcp-http.ts authenticated. The SDK answers `server/discover` and
- * `subscriptions/listen`; a catalog or identity change is published to open listen streams as
- * `notifications/tools/list_changed`. Runs stand in for sessions (run-meta.ts).
+ * `subscriptions/listen`; a catalog or identity change is published, as
+ * `notifications/tools/list_changed`, to the listen streams of the principals whose permitted set
+ * moved (listen-streams.ts). Runs stand in for sessions (run-meta.ts).
  */
 import { Readable } from 'node:stream';
 import {
   createMcpHandler,
   type McpHttpHandler,
+  type McpServerFactory,
   type Server,
   type ServerContext,
 } from '@modelcontextprotocol/server';
@@ -27,6 +29,7 @@ import {
   paramHeaders,
 } from './header-agreement.js';
 import { type RevisionWatch, watchRevisions } from './list-changed.js';
+import { ListenStreams } from './listen-streams.js';
 import { createModernServer, type ModernCaller } from './modern-server.js';
 import { DefaultRuns, RUN_META_KEY } from './run-meta.js';
 import { ServerPool } from './server-pool.js';
@@ -61,6 +64,7 @@ export class ModernMcp {
   readonly #served = new WeakMap<Request, Server>();
   readonly #pool: ServerPool<Server>;
   readonly #declarations = new Map<string, { at: number; list: ParamDeclaration[] }>();
+  readonly #listen: ListenStreams;
   #watch: Promise<RevisionWatch> | null = null;
 
   constructor(agent: AgentApi, options: ModernHttpOptions) {
@@ -84,16 +88,19 @@ export class ModernMcp {
         hold: (server) => pool.hold(server),
       }),
     );
-    this.#handler = createMcpHandler(
-      (ctx) => {
-        if (!ctx.requestInfo || !this.#callers.has(ctx.requestInfo)) {
-          throw new Error('modern MCP request without a principal');
-        }
-        const server = this.#pool.take();
-        this.#served.set(ctx.requestInfo, server);
-        return server;
-      },
-      { legacy: 'reject', onerror: (err) => options.onError(err) },
+    const factory: McpServerFactory = (ctx) => {
+      if (!ctx.requestInfo || !this.#callers.has(ctx.requestInfo)) {
+        throw new Error('modern MCP request without a principal');
+      }
+      const server = this.#pool.take();
+      this.#served.set(ctx.requestInfo, server);
+      return server;
+    };
+    const entry = { legacy: 'reject', onerror: (err: unknown) => options.onError(err) } as const;
+    this.#handler = createMcpHandler(factory, entry);
+    // Listen streams: one bus per principal, so a change reaches only those whose set moved.
+    this.#listen = new ListenStreams(agent, this.#runs, (bus) =>
+      createMcpHandler(factory, { ...entry, bus }),
     );
   }
 
@@ -150,7 +157,7 @@ export class ModernMcp {
     // that request waits for the baseline (a change right after a first listen is not missed).
     this.#watch ??= watchRevisions(
       this.#agent,
-      () => this.#handler.notify.toolsChanged(),
+      () => this.#listen.moved(),
       // A failed read is retried at the next interval; a database outage is reported elsewhere.
       () => {},
     );
@@ -161,7 +168,10 @@ export class ModernMcp {
     }
     const request = new Request(`http://127.0.0.1${req.url}`, { method: 'POST', headers, body });
     this.#callers.set(request, { principal, runs: this.#runs.for(principal) });
-    const res = await this.#handler.fetch(request, { parsedBody: message });
+    const listens = (message as { method?: unknown } | null)?.method === 'subscriptions/listen';
+    const res = listens
+      ? await this.#listen.serve(principal, request, message)
+      : await this.#handler.fetch(request, { parsedBody: message });
     // An instance whose exchange ended with the answer (or never began: a listen) is idle again;
     // a streamed answer's instance comes back when its stream closes.
     const server = this.#served.get(request);
@@ -190,6 +200,7 @@ export class ModernMcp {
 
   async close(): Promise<void> {
     (await this.#watch)?.stop();
+    await this.#listen.close();
     await this.#handler.close();
   }
 }

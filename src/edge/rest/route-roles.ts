@@ -6,14 +6,7 @@
  * their teams (docs/architecture.md §6, docs/security-model.md "One operator authority").
  */
 import type { FastifyRequest } from 'fastify';
-import type {
-  AdminApi,
-  Operator,
-  OperatorAction,
-  OperatorAuthority,
-  SecurityEvents,
-} from '../../api/index.js';
-import { rolesOf } from '../../api/index.js';
+import type { AdminApi, Operator, OperatorAction, OperatorAuthority } from '../../api/index.js';
 import { ToolgateError } from '../../core/index.js';
 
 export const DEFAULT_ROUTE_ACTION: OperatorAction = 'administer';
@@ -35,25 +28,25 @@ export function routeAction(req: FastifyRequest): OperatorAction {
   return configOf(req).action ?? DEFAULT_ROUTE_ACTION;
 }
 
-/** Refuses an operator the authority does not allow this route's action; audited as a security event. */
+/** The route as declared (`/v1/tools/:id`), for refusals and their audit records. */
+function routeOf(req: FastifyRequest): { via: 'rest'; method: string; route: string } {
+  return {
+    via: 'rest',
+    method: req.method,
+    route: req.routeOptions.url ?? req.url.split('?')[0] ?? '',
+  };
+}
+
+/**
+ * Refuses an operator the authority does not allow this route's action; the authority audits the
+ * refusal (`operator.forbidden`) as it does for every front.
+ */
 export async function checkRouteAction(
   req: FastifyRequest,
   op: Operator,
   authority: OperatorAuthority,
-  security: SecurityEvents,
 ): Promise<void> {
-  const action = routeAction(req);
-  if (authority.can(op, action)) return;
-  const route = req.routeOptions.url ?? req.url.split('?')[0] ?? '';
-  await security
-    .record('operator.forbidden', `operator:${op.id}`, {
-      method: req.method,
-      route,
-      roles: [...rolesOf(action)],
-      held: [...op.roles],
-    })
-    .catch(() => undefined);
-  authority.require(op, action, { via: 'rest', what: `${req.method} ${route}` });
+  await authority.enforce(op, routeAction(req), routeOf(req));
 }
 
 /**
@@ -94,12 +87,12 @@ export function ownerOnly(
   return authority.ownerOnly(op, routeAction(req));
 }
 
-/** Refuses an owner-only caller for a team that is not theirs. */
-export function requireOwnTeam(
+/** Refuses an owner-only caller for a team that is not theirs (audited by the authority). */
+export async function requireOwnTeam(
   req: FastifyRequest,
   op: Operator,
   authority: OperatorAuthority,
   team: string,
-): void {
-  authority.requireTeam(op, routeAction(req), team);
+): Promise<void> {
+  await authority.enforceTeam(op, routeAction(req), team, routeOf(req));
 }

@@ -420,7 +420,7 @@ export async function buildServer(
       return;
     }
     req.operator = await authenticateOperator(token);
-    await checkRouteAction(req, req.operator, admin.operators.authority, security);
+    await checkRouteAction(req, req.operator, admin.operators.authority);
   });
   // Ownership needs the parsed path (and may read the catalog): after routing, before the handler.
   app.addHook('preHandler', async (req) => {

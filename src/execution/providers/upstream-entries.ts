@@ -70,6 +70,13 @@ export function isEntryPinKey(pinKey: string): boolean {
   return pinKey.includes('\u0000');
 }
 
+/** What a pin key pins, in a refusal's words: `tool`, `prompt`, `resource`, `resource template`. */
+export function pinnedWhat(pinKey: string): string {
+  if (!isEntryPinKey(pinKey)) return 'tool';
+  const kind = pinKey.slice(0, pinKey.indexOf('\u0000'));
+  return kind === 'resource_template' ? 'resource template' : kind;
+}
+
 function text(value: unknown): string | undefined {
   return typeof value === 'string' ? value : undefined;
 }

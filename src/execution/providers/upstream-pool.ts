@@ -13,7 +13,13 @@ import type { SandboxProcess } from '../sandbox/index.js';
 import { EgressRefused } from './checked-fetch.js';
 import { StreamClientTransport } from './stream-transport.js';
 import { pinOf } from './tool-pin.js';
-import { entryPinKey, entryPinOf, isEntryPinKey, listEntries } from './upstream-entries.js';
+import {
+  entryPinKey,
+  entryPinOf,
+  isEntryPinKey,
+  listEntries,
+  pinnedWhat,
+} from './upstream-entries.js';
 
 /** What an upstream MCP call came to: the upstream's result, or why there is none. */
 export type UpstreamCallResult =
@@ -245,7 +251,7 @@ export class UpstreamPool {
           ...fail(
             'EXECUTION_FAILED',
             'provider.pin_mismatch',
-            'the upstream tool no longer matches its pinned definition',
+            `the upstream ${pinnedWhat(pinKey)} no longer matches its pinned definition`,
           ),
           pinMismatch: true,
         };

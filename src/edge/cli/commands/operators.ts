@@ -12,6 +12,7 @@ import {
   type OperatorView,
 } from '../../../domain/operators/index.js';
 import {
+  cliAsking,
   int,
   type PageFlags,
   pageOptions,
@@ -282,10 +283,9 @@ export function registerOperators(program: Command): void {
         program,
         async (admin, out, operator) => {
           const whose = opts.for ?? operator.id;
-          if (whose !== operator.id && !admin.operators.authority.can(operator, 'administer')) {
-            throw new ToolgateError('FORBIDDEN', "only an admin lists another operator's tokens", {
-              roles: ['admin'],
-            });
+          // Another operator's tokens are an admin's to list: refused and audited like any command.
+          if (whose !== operator.id) {
+            await admin.operators.authority.enforce(operator, 'administer', cliAsking(program));
           }
           if (whose !== operator.id) await admin.operators.get(whose);
           const list = await admin.operators.tokens(whose);

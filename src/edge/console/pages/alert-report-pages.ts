@@ -21,6 +21,7 @@ export const alertsPage: ConsolePage = {
   path: '/alerts',
   title: 'Alerts',
   nav: 'Alerts',
+  action: 'state.read',
   roles: rolesOf('state.read'),
   async render(ctx, _params, query) {
     const page = await ctx.admin.auditRecords.search({ kind: 'alert' }, pageRequest(query));
@@ -45,6 +46,7 @@ export const reportsPage: ConsolePage = {
   path: '/reports',
   title: 'Governance reports',
   nav: 'Reports',
+  action: 'state.read',
   roles: rolesOf('state.read'),
   async render(ctx) {
     return html`<h1>Governance reports</h1>
@@ -69,6 +71,7 @@ ${table(
 
 export const reportDownload: ConsoleDownload = {
   path: '/reports/:name/download',
+  action: 'state.read',
   roles: rolesOf('state.read'),
   async download(ctx, params, query) {
     const name = params.name ?? '';

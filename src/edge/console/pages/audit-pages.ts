@@ -21,6 +21,7 @@ export const auditPage: ConsolePage = {
   path: '/audit',
   title: 'Audit explorer',
   nav: 'Audit',
+  action: 'state.read',
   roles: rolesOf('state.read'),
   async render(ctx, _params, query) {
     const filter = Object.fromEntries(
@@ -73,6 +74,7 @@ function verifyText(report: VerifyReport | null, seq: number): Html {
 export const auditRecordPage: ConsolePage = {
   path: '/audit/:seq',
   title: 'Audit record',
+  action: 'state.read',
   roles: rolesOf('state.read'),
   async render(ctx, params, query) {
     const seq = Number(params.seq);

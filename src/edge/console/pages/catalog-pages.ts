@@ -57,6 +57,7 @@ export const catalogPage: ConsolePage = {
   path: '/catalog',
   title: 'Catalog',
   nav: 'Catalog',
+  action: 'catalog.browse',
   roles: rolesOf('catalog.browse'),
   async render(ctx, _params, query) {
     const filter = {
@@ -97,6 +98,7 @@ function lifecycleForm(ctx: ConsoleContext, v: ToolVersionDetail): Html {
 export const toolPage: ConsolePage = {
   path: '/catalog/:id',
   title: 'Tool',
+  action: 'catalog.browse',
   roles: rolesOf('catalog.browse'),
   async render(ctx, params) {
     const versions = await visibleVersions(ctx, params.id ?? '');
@@ -124,23 +126,26 @@ ${lifecycleForm(ctx, v)}
 
 export const lifecycleAction: ConsoleAction = {
   path: '/catalog/:id/:version/lifecycle',
+  action: 'tools.manage',
   roles: rolesOf('tools.manage'),
   async handle(ctx, params, form) {
-    requireAction(ctx, 'tools.manage', 'changing a lifecycle');
+    await requireAction(ctx, 'tools.manage', 'changing a lifecycle');
     const id = params.id ?? '';
     const version = params.version ?? '';
     const current = await ctx.admin.catalog.get(id, version);
     // Another team's tool is "not found" to an owner, as in the lists: nothing is revealed.
     if (!seesTool(ctx, current.owner)) {
-      throw new ToolgateError('TOOL_NOT_FOUND', `no tool ${id}`, { toolId: id, version });
+      // The very words of a version that does not exist (CatalogService.get), so none is told apart.
+      throw new ToolgateError('TOOL_NOT_FOUND', `no tool ${id}@${version}`, {
+        toolId: id,
+        version,
+      });
     }
-    if (!mayChangeLifecycle(ctx, current.owner)) {
-      throw new ToolgateError(
-        'FORBIDDEN',
-        `only ${current.owner}'s owners or an admin change ${id}`,
-        {},
-      );
-    }
+    // Seen (as a reader) but not managed (an owner of other teams): refused, audited.
+    await ctx.admin.operators.authority.enforceTeam(ctx.operator, 'tools.manage', current.owner, {
+      via: 'console',
+      what: 'changing a lifecycle',
+    });
     const reason = requiredField(form, 'reason');
     const actor = operatorActor(ctx.operator, 'console');
     const to = form.to;

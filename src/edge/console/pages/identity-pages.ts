@@ -12,6 +12,7 @@ export const agentsPage: ConsolePage = {
   path: '/agents',
   title: 'Agents and grants',
   nav: 'Agents',
+  action: 'state.read',
   roles: rolesOf('state.read'),
   async render(ctx, _params, query) {
     const [agents, grants] = await Promise.all([
@@ -42,6 +43,7 @@ export const usersPage: ConsolePage = {
   path: '/users',
   title: 'Users',
   nav: 'Users',
+  action: 'state.read',
   roles: rolesOf('state.read'),
   async render(ctx, _params, query) {
     const page = memoryPage('console-users', await ctx.admin.users.list(), (u) => [u.id], query);
@@ -61,6 +63,7 @@ export const accessMatrixPage: ConsolePage = {
   path: '/access-matrix',
   title: 'Access-control matrix',
   nav: 'Access matrix',
+  action: 'state.read',
   roles: rolesOf('state.read'),
   async render(ctx) {
     const report = await ctx.admin.reports.build({ name: 'access-matrix' });

@@ -29,9 +29,16 @@ export function mayAct(ctx: ConsoleContext, action: OperatorAction): boolean {
   return ctx.admin.operators.authority.can(ctx.operator, action);
 }
 
-/** The server-side check of an action by the operator authority: FORBIDDEN, and nothing changed. */
-export function requireAction(ctx: ConsoleContext, action: OperatorAction, what: string): void {
-  ctx.admin.operators.authority.require(ctx.operator, action, { via: 'console', what });
+/**
+ * The server-side check of an action by the operator authority: FORBIDDEN (audited by the
+ * authority), and nothing changed.
+ */
+export function requireAction(
+  ctx: ConsoleContext,
+  action: OperatorAction,
+  what: string,
+): Promise<void> {
+  return ctx.admin.operators.authority.enforce(ctx.operator, action, { via: 'console', what });
 }
 
 /** The hidden field every form carries; the shell checks it before any action runs. */

@@ -13,6 +13,7 @@ export const providersPage: ConsolePage = {
   path: '/providers',
   title: 'Providers',
   nav: 'Providers',
+  action: 'catalog.browse',
   roles: rolesOf('catalog.browse'),
   async render(ctx, _params, query) {
     const all = (await ctx.admin.providers.list()).filter((p) => seesTool(ctx, p.owner));
@@ -47,6 +48,7 @@ export const providersPage: ConsolePage = {
 export const providerPage: ConsolePage = {
   path: '/providers/:name',
   title: 'Provider',
+  action: 'catalog.browse',
   roles: rolesOf('catalog.browse'),
   async render(ctx, params) {
     const name = params.name ?? '';

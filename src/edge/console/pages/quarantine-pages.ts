@@ -34,6 +34,7 @@ export const quarantinePage: ConsolePage = {
   path: '/quarantine',
   title: 'Quarantine',
   nav: 'Quarantine',
+  action: 'catalog.browse',
   roles: rolesOf('catalog.browse'),
   async render(ctx, _params, query) {
     const listed = (await ctx.admin.catalog.list({ quarantined: true })).filter((t) =>
@@ -64,9 +65,10 @@ ${releaseForm(ctx, v)}</section>`,
 
 export const releaseAction: ConsoleAction = {
   path: '/quarantine/:id/:version/release',
+  action: 'quarantine.release',
   roles: rolesOf('quarantine.release'),
   async handle(ctx, params, form) {
-    requireAction(ctx, 'quarantine.release', 'releasing a tool from quarantine');
+    await requireAction(ctx, 'quarantine.release', 'releasing a tool from quarantine');
     const id = params.id ?? '';
     const version = params.version ?? '';
     const note = requiredField(form, 'note');

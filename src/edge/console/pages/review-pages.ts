@@ -45,6 +45,7 @@ export const reviewPage: ConsolePage = {
   path: '/reviews/:id',
   title: 'Security review',
   // Who may read a pending review: its deciders and those who oversee them.
+  action: 'approvals.read',
   roles: rolesOf('approvals.read'),
   async render(ctx, params) {
     const review = await ctx.admin.reviews.get(params.id ?? '');
@@ -73,9 +74,10 @@ ${decisionForms(ctx, review.id, review.definition_hash, review.status === 'pendi
 function reviewAction(decision: 'approved' | 'rejected'): ConsoleAction {
   return {
     path: `/reviews/:id/${decision === 'approved' ? 'approve' : 'reject'}`,
+    action: 'approvals.decide',
     roles: rolesOf('approvals.decide'),
     async handle(ctx, params, form) {
-      requireAction(ctx, 'approvals.decide', 'a security review');
+      await requireAction(ctx, 'approvals.decide', 'a security review');
       const review = await ctx.admin.reviews.get(params.id ?? '');
       // The hash the reviewer was shown, not the one stored now: a definition changed after the
       // page was rendered is refused (REVIEW_HASH_MISMATCH), never approved unread.

@@ -29,6 +29,7 @@ export const sessionsPage: ConsolePage = {
   path: '/sessions',
   title: 'Live sessions',
   nav: 'Sessions',
+  action: 'state.read',
   roles: rolesOf('state.read'),
   async render(ctx, _params, query) {
     const page = await ctx.admin.sessions.live(pageRequest(query));
@@ -53,6 +54,7 @@ export const sessionsPage: ConsolePage = {
 export const sessionPage: ConsolePage = {
   path: '/sessions/:id',
   title: 'Session',
+  action: 'state.read',
   roles: rolesOf('state.read'),
   async render(ctx, params) {
     const s = await ctx.admin.sessions.inspect(params.id ?? '');
@@ -76,9 +78,10 @@ function reasonOf(form: Readonly<Record<string, string>>, verb: string): string 
 
 export const suspendSessionAction: ConsoleAction = {
   path: '/sessions/:id/suspend',
+  action: 'administer',
   roles: rolesOf('administer'),
   async handle(ctx, params, form) {
-    requireAction(ctx, 'administer', 'suspending a session');
+    await requireAction(ctx, 'administer', 'suspending a session');
     const id = params.id ?? '';
     const changed = await ctx.admin.sessions.suspendBy(
       id,
@@ -94,9 +97,10 @@ export const suspendSessionAction: ConsoleAction = {
 
 export const closeSessionAction: ConsoleAction = {
   path: '/sessions/:id/close',
+  action: 'administer',
   roles: rolesOf('administer'),
   async handle(ctx, params, form) {
-    requireAction(ctx, 'administer', 'closing a session');
+    await requireAction(ctx, 'administer', 'closing a session');
     const id = params.id ?? '';
     await ctx.admin.sessions.closeBy(
       id,

@@ -37,7 +37,12 @@ async function checkDefinitionOwner(
   const op = operatorOf(req);
   if (!ownerOnly(req, op, admin.operators.authority)) return;
   const { id, owner } = (definition ?? {}) as { id?: unknown; owner?: unknown };
-  requireOwnTeam(req, op, admin.operators.authority, typeof owner === 'string' ? owner : '(none)');
+  await requireOwnTeam(
+    req,
+    op,
+    admin.operators.authority,
+    typeof owner === 'string' ? owner : '(none)',
+  );
   if (typeof id !== 'string') return;
   const existing = await admin.catalog.versions(id).catch((err: unknown) => {
     if (err instanceof ToolgateError && err.code === 'TOOL_NOT_FOUND') return [];
