@@ -170,8 +170,10 @@ function run(group, concurrency) {
   });
 }
 
-const first = await phase(`tests (${together.length} files, two at a time)`, () =>
-  run(together, 2),
+/** Files at a time in the first group (TOOLGATE_TEST_CONCURRENCY, default 2: the machine's cores). */
+const concurrency = Number(process.env.TOOLGATE_TEST_CONCURRENCY ?? 2) || 2;
+const first = await phase(`tests (${together.length} files, ${concurrency} at a time)`, () =>
+  run(together, concurrency),
 );
 const second = await phase(`timing tests (${alone.length} files, alone)`, () => run(alone, 1));
 cleanup();
