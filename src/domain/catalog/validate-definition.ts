@@ -40,7 +40,7 @@ export type DefinitionCheck =
   | { readonly ok: true; readonly definition: ToolDefinition }
   | { readonly ok: false; readonly problems: readonly Problem[] };
 
-let shapeValidator: ReturnType<ReturnType<typeof createDocumentAjv>['compile']> | null = null; // at first use
+let shapeCheck: ReturnType<ReturnType<typeof createDocumentAjv>['compile']> | null = null; // at first use
 /**
  * Ajv's code-generation scope keeps growing with every schema an instance compiles, even after
  * removeSchema, which makes each compile slower than the last. Registration only needs to know
@@ -103,8 +103,8 @@ export function checkToolDefinition(input: unknown): DefinitionCheck {
       problems: [problem('', `nests deeper than ${MAX_DOCUMENT_DEPTH} levels`, 'depth')],
     };
   }
-  const shape = (shapeValidator ??= createDocumentAjv().compile(toolDefinitionSchema));
-  const problems: Problem[] = shape(input) ? [] : ajvErrorsToProblems(shape.errors);
+  shapeCheck ??= createDocumentAjv().compile(toolDefinitionSchema);
+  const problems: Problem[] = shapeCheck(input) ? [] : ajvErrorsToProblems(shapeCheck.errors);
   // Cross-field checks run on every field that passed the shape check, so one answer lists
   // every problem; a check whose fields are malformed is skipped (its fields already failed).
   const malformed = new Set(problems.map((p) => p.pointer.split('/')[1] ?? ''));
