@@ -9,14 +9,14 @@
 
 import type { CatalogService, Discovery, SecurityReviewDesk } from '../domain/catalog/index.js';
 import type { SecretAdmin } from '../domain/credentials/index.js';
-import type { ApprovalDesk, OperatorSecondFactors } from '../domain/decisions/index.js';
+import type { ApprovalDesk, ChangeDesk, OperatorSecondFactors } from '../domain/decisions/index.js';
 import type { AgentKeys, AgentService, UserService } from '../domain/identity/index.js';
 import type { ConsoleSessions, OperatorService } from '../domain/operators/index.js';
 import type { DestinationSets } from '../domain/policy/index.js';
 import type { RunService, SessionService } from '../domain/sessions/index.js';
 import type { ProviderService } from '../execution/providers/index.js';
 import type { Gate } from '../gate/index.js';
-import type { ApplyService, ChangeDesk } from '../operations/config/index.js';
+import type { ApplyService } from '../operations/config/index.js';
 import type { HealthMonitor } from '../operations/health/index.js';
 import type { GatewayMetrics } from '../operations/metrics/index.js';
 import type { OwnerChannels } from '../operations/owners/index.js';

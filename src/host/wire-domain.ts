@@ -11,13 +11,13 @@ import {
   ApprovalSigner,
   OperatorSecondFactors,
   SecondFactorGuard,
+  toolChangeRequester,
 } from '../domain/decisions/index.js';
 import { AgentKeys, AgentService, UserService } from '../domain/identity/index.js';
 import { OperatorService } from '../domain/operators/index.js';
 import { DestinationSets, type DirectoryReader, PolicyService } from '../domain/policy/index.js';
 import type { AgentCaps } from '../domain/sessions/index.js';
 import { definitionPathProblems, type SandboxService } from '../execution/sandbox/index.js';
-import { toolChangeRequester } from '../operations/config/index.js';
 import type { Notifier } from '../operations/notify/index.js';
 import type { Store } from '../records/store/index.js';
 import { clockOf, systemClockOf, type ToolgateOptions } from './toolgate-options.js';

@@ -4,11 +4,11 @@
  * `apply -f`, governance reports, and owner teams' channels and notices (C16).
  */
 import type { CredentialBroker } from '../domain/credentials/index.js';
-import type { ApprovalDesk } from '../domain/decisions/index.js';
+import { type ApprovalDesk, ChangeDesk } from '../domain/decisions/index.js';
 import type { SessionService } from '../domain/sessions/index.js';
 import type { ProviderService } from '../execution/providers/index.js';
 import type { HttpToolRunner, RuntimeRegistry } from '../execution/runtimes/index.js';
-import { ApplyService, ChangeDesk } from '../operations/config/index.js';
+import { ApplyService } from '../operations/config/index.js';
 import { DetectorEngine } from '../operations/detectors/index.js';
 import { HealthMonitor, ToolProber } from '../operations/health/index.js';
 import { GatewayMetrics } from '../operations/metrics/index.js';

@@ -1,4 +1,8 @@
-/** @module Approvals (C8): the approval desk, tokens, conditions, TOTP. Anything exported here is public API. */
+/**
+ * @module Decisions a person makes (C4, C8): the approval desk with its tokens, conditions and
+ * second factors, and the change desk of four-eyes administrative changes. Anything exported here
+ * is public API.
+ */
 
 export type { RenderedCall, UntrustedDestination } from '../../core/index.js';
 export type { ApprovalCondition, ApprovalRequirement } from './approval-condition.js';
@@ -19,6 +23,10 @@ export {
   ApprovalSigner,
   argumentsHash,
 } from './approval-token.js';
+export type { ChangeView } from './change-desk.js';
+export { ChangeDesk } from './change-desk.js';
+export type { RequestedChange } from './change-requests.js';
+export { requestChangeIn, toolChangeRequester } from './change-requests.js';
 export { requireApprover, requireStepUp } from './decider.js';
 export type {
   OperatorSecondFactorsOptions,

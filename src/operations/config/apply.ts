@@ -20,6 +20,7 @@ import {
   compileDocumentValidator,
   type ToolDefinition,
 } from '../../domain/catalog/index.js';
+import type { ChangeDesk } from '../../domain/decisions/index.js';
 import {
   type AgentService,
   type AgentSpec,
@@ -41,7 +42,6 @@ import {
   type ProviderService,
   type ProviderSpec,
 } from '../../execution/providers/index.js';
-import type { ChangeDesk } from './change-desk.js';
 import {
   type ConfigDocument,
   expandDemoFolder,

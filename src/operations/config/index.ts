@@ -1,10 +1,6 @@
 /** @module Configuration as code (`apply -f`). Anything exported here is public API. */
 export type { ApplyChange, ApplyOptions, ApplyResult, ChangeAction } from './apply.js';
 export { ApplyService } from './apply.js';
-export type { ChangeView } from './change-desk.js';
-export { ChangeDesk } from './change-desk.js';
-export type { RequestedChange } from './change-requests.js';
-export { requestChangeIn, toolChangeRequester } from './change-requests.js';
 export type { ConfigDocument, ConfigKind } from './config-document.js';
 export {
   CONFIG_SCHEMA_ID,

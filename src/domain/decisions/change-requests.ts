@@ -7,8 +7,8 @@
 import { randomBytes } from 'node:crypto';
 import type { Transaction } from 'kysely';
 import type { Actor, Clock } from '../../core/index.js';
-import type { ChangeRequester } from '../../domain/catalog/index.js';
 import { appendEvent, type Database } from '../../records/store/index.js';
+import type { ChangeRequester } from '../catalog/index.js';
 
 /** A change waiting for approvers: a grant of a gated capability, or a gated tool version. */
 export type RequestedChange =

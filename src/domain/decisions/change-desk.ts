@@ -20,26 +20,23 @@ import {
   ToolgateError,
 } from '../../core/index.js';
 import {
-  approversNeeded,
-  type CatalogService,
-  type ToolDefinition,
-} from '../../domain/catalog/index.js';
-import { type OperatorSecondFactors, requireApprover } from '../../domain/decisions/index.js';
-import type { AgentService } from '../../domain/identity/index.js';
-import {
-  BOOTSTRAP_ACTOR_ID,
-  isGenesisAdmin,
-  type Operator,
-  operatorActor,
-} from '../../domain/operators/index.js';
-import {
   appendEvent,
   type ChangeRequestRow,
   type Database,
   isUniqueViolation,
   olderThan,
 } from '../../records/store/index.js';
+import { approversNeeded, type CatalogService, type ToolDefinition } from '../catalog/index.js';
+import type { AgentService } from '../identity/index.js';
+import {
+  BOOTSTRAP_ACTOR_ID,
+  isGenesisAdmin,
+  type Operator,
+  operatorActor,
+} from '../operators/index.js';
 import { type RequestedChange, requestChangeIn } from './change-requests.js';
+import { requireApprover } from './decider.js';
+import type { OperatorSecondFactors } from './operator-second-factors.js';
 
 export interface ChangeView {
   readonly id: string;
