@@ -97,8 +97,8 @@ export class ListenStreams {
 
 /**
  * The principal's permitted set as its default run holds it, brought up to date (as a 2026
- * tools/list does first), to compare with the set it had; null when it cannot be read (a run
- * refused, an agent disabled).
+ * tools/list does first), with the tools as listed, to compare with what it had; null when it
+ * cannot be read (a run refused, an agent disabled).
  */
 export async function permittedSetOf(
   agent: Pick<AgentApi, 'sessions'>,
@@ -111,7 +111,10 @@ export async function permittedSetOf(
     handle = (await runs.resolve(undefined)).handle;
     await agent.sessions.refresh(handle, principal);
     const row = await agent.sessions.require(handle, principal);
-    return `${row.tool_set}\u0000${row.withheld}`;
+    // What tools/list shows too: a lifecycle step (a deprecation) moves no tool in or out of the
+    // set but changes the listed tool, which a client caching the list must hear of.
+    const listed = await agent.sessions.exportTools(handle, principal, 'mcp', true);
+    return `${row.tool_set}\u0000${row.withheld}\u0000${JSON.stringify(listed)}`;
   } catch {
     // A refused default run is not asked again: the next look mints a fresh one.
     if (handle !== null) runs.forget(handle);
