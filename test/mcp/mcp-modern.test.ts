@@ -316,8 +316,22 @@ describe('header/body agreement, before authentication', () => {
       assert.equal(res.status, 400, JSON.stringify(res.body));
       assert.equal(res.body.error?.code, -32020);
     }
-    const recorded = await events('mcp.header_mismatch');
-    assert.ok(recorded.some((e) => e.header === 'Mcp-Param-Region'));
+    // Changed when the check moved into the gate (docs/architecture.md §3, step `headers`): a
+    // disagreeing Mcp-Param-* header is refused by that step, so it is audited as the gate audits
+    // refusals — a `call.denied` record with rule `mcp.header_mismatch` naming the header — where
+    // the front used to record a sampled `mcp.header_mismatch` event.
+    await tg.gate.flush();
+    const recorded = await inspector.db
+      .selectFrom('audit_log')
+      .select(['rule', 'message'])
+      .where('tool_id', '=', 'region_echo')
+      .where('kind', '=', 'call.denied')
+      .execute();
+    assert.ok(
+      recorded.some(
+        (e) => e.rule === 'mcp.header_mismatch' && String(e.message).includes('Mcp-Param-Region'),
+      ),
+    );
   });
 
   test('a mirrored integer must be its canonical decimal form; a $ref declaration is checked too', async () => {
