@@ -18,6 +18,7 @@ export type {
 } from './errors.js';
 export { ERROR_CODES, internalErrorBody, isToolgateError, ToolgateError } from './errors.js';
 export type { Finding, FindingKind } from './finding.js';
+export { decodeHeaderValue } from './header-value.js';
 export type { AgentId, Brand, EventSeq, ToolId } from './ids.js';
 export {
   AGENT_ID_PATTERN,

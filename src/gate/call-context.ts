@@ -13,6 +13,13 @@ export interface CallContext {
   readonly sessionId: string;
   /** The model behind the agent, as the agent reports it (audited, not trusted). */
   readonly model?: string;
+  /**
+   * A 2026-07-28 MCP `tools/call` over HTTP only: the request's `Mcp-Param-*` headers as sent
+   * (names in lower case, values raw), which the `headers` step compares with the resolved
+   * version's `x-mcp-header` declarations. Absent (REST, the 2025 eras, stdio, the library):
+   * there are no mirrored headers to agree, and the step lets the call go on.
+   */
+  readonly mcpParamHeaders?: Readonly<Record<string, string>>;
 }
 
 /**

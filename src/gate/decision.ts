@@ -39,6 +39,7 @@ export type DenyCode = Extract<
   | 'REQUEST_STATE_EXPIRED'
   | 'REQUEST_STATE_MISMATCH'
   | 'REQUEST_STATE_REPLAYED'
+  | 'MCP_HEADER_MISMATCH'
 >;
 
 export interface Allowed {

@@ -1,12 +1,15 @@
 /**
- * @module The gate's cache of compiled tools (each version's input and output validators and
- * policy targets) and of the org policy engine. Both are dropped together whenever the catalog
- * or a policy changes: a tool is never checked against a schema or policy it no longer has.
+ * @module The gate's cache of compiled tools (each version's input and output validators, policy
+ * targets and mirrored-header declarations) and of the org policy engine. Both are dropped
+ * together whenever the catalog or a policy changes: a tool is never checked against a schema or
+ * policy it no longer has, and a new version is a new entry.
  */
 import type { ValidateFunction } from 'ajv';
 import {
   type CatalogService,
   createToolSchemaCompiler,
+  type ParamDeclaration,
+  paramDeclarations,
   type ToolVersionDetail,
 } from '../domain/catalog/index.js';
 import {
@@ -21,6 +24,8 @@ export interface CompiledTool {
   readonly validateInput: ValidateFunction;
   readonly validateOutput: ValidateFunction;
   readonly targets: readonly PolicyTarget[];
+  /** Its input schema's `x-mcp-header` declarations, read once per version (step `headers`). */
+  readonly paramHeaders: readonly ParamDeclaration[];
 }
 
 const NO_ENGINE: Promise<PolicyEngine | null> = Promise.resolve(null);
@@ -74,6 +79,7 @@ export class ToolCache {
         validateInput: this.#inputs.compile(detail.definition.input_schema),
         validateOutput: this.#outputs.compile(detail.definition.output_schema),
         targets: policyTargets(detail.definition.input_schema),
+        paramHeaders: paramDeclarations(detail.definition.input_schema),
       };
     } catch {
       // Registration refuses such schemas; one that slipped through is treated as absent.

@@ -316,8 +316,22 @@ describe('header/body agreement, before authentication', () => {
       assert.equal(res.status, 400, JSON.stringify(res.body));
       assert.equal(res.body.error?.code, -32020);
     }
-    const recorded = await events('mcp.header_mismatch');
-    assert.ok(recorded.some((e) => e.header === 'Mcp-Param-Region'));
+    // Changed when the check moved into the gate (docs/architecture.md §3, step `headers`): a
+    // disagreeing Mcp-Param-* header is refused by that step, so it is audited as the gate audits
+    // refusals — a `call.denied` record with rule `mcp.header_mismatch` naming the header — where
+    // the front used to record a sampled `mcp.header_mismatch` event.
+    await tg.gate.flush();
+    const recorded = await inspector.db
+      .selectFrom('audit_log')
+      .select(['rule', 'message'])
+      .where('tool_id', '=', 'region_echo')
+      .where('kind', '=', 'call.denied')
+      .execute();
+    assert.ok(
+      recorded.some(
+        (e) => e.rule === 'mcp.header_mismatch' && String(e.message).includes('Mcp-Param-Region'),
+      ),
+    );
   });
 
   test('a mirrored integer must be its canonical decimal form; a $ref declaration is checked too', async () => {
@@ -422,6 +436,99 @@ describe('header/body agreement, before authentication', () => {
     const summary = (await events('test.refusal.summary')).at(-1);
     assert.equal(summary?.not_recorded, 47);
     assert.equal(summary?.recorded, 3);
+  });
+});
+
+describe('Mcp-Param-* headers, checked by the gate against the version it resolved', () => {
+  const good = { 'mcp-protocol-version': MODERN, 'mcp-method': 'tools/call' };
+  /** The gate's denials of one tool, as the audit log keeps them. */
+  const denials = (toolId: string) =>
+    tg.gate
+      .flush()
+      .then(() =>
+        inspector.db
+          .selectFrom('audit_log')
+          .select(['rule', 'message', 'tool_version'])
+          .where('tool_id', '=', toolId)
+          .where('kind', '=', 'call.denied')
+          .orderBy('seq')
+          .execute(),
+      );
+
+  test("attack: a tool's newest version, registered a moment ago, adds a declaration: a disagreeing header is refused at once; the agreeing call runs that version", async () => {
+    // A key of its own: its default run is this test's alone.
+    const key = (await tg.keys.issue('support-bot', admin)).apiKey;
+    const h = { ...good, 'mcp-name': 'zone_probe' };
+    const call = { name: 'zone_probe', arguments: { zone: 'eu' } };
+    const schema = (zone: Record<string, unknown>) => ({
+      input_schema: {
+        type: 'object',
+        additionalProperties: false,
+        properties: { zone: { type: 'string', maxLength: 20, ...zone } },
+      },
+    });
+    await tg.config.apply([tool('zone_probe', schema({}))], admin);
+    await approvePendingReviews(tg.admin);
+    await raw({ ...good, 'mcp-method': 'tools/list' }, 'tools/list', {}, key);
+    // 1.0.0 declares no header: a header there mirrors nothing toolgate checks.
+    const before = await raw({ ...h, 'mcp-param-zone': 'us' }, 'tools/call', call, key);
+    assert.equal(before.status, 200, JSON.stringify(before.body));
+    assert.equal(decisionOf(before.body.result).version, '1.0.0');
+    // 1.1.0 declares `Zone`; the run takes it at its next list.
+    await tg.config.apply(
+      [tool('zone_probe', { version: '1.1.0', ...schema({ 'x-mcp-header': 'Zone' }) })],
+      admin,
+    );
+    await approvePendingReviews(tg.admin);
+    const listed = await raw({ ...good, 'mcp-method': 'tools/list' }, 'tools/list', {}, key);
+    assert.equal(listed.status, 200, JSON.stringify(listed.body));
+    for (const bad of [{ 'mcp-param-zone': 'us' }, {}]) {
+      const res = await raw({ ...h, ...bad }, 'tools/call', call, key);
+      assert.equal(res.status, 400, `${JSON.stringify(bad)}: ${JSON.stringify(res.body)}`);
+      assert.equal(res.body.error?.code, -32020);
+      const data = res.body.error?.data as { code?: string; details?: { header?: string } };
+      assert.equal(data?.code, 'MCP_HEADER_MISMATCH');
+      assert.equal(data?.details?.header, 'Mcp-Param-Zone');
+    }
+    // The gate refused them, after resolving the version, and audited each as a denial.
+    const denied = await denials('zone_probe');
+    assert.deepEqual(
+      denied.map((d) => [d.rule, d.tool_version]),
+      [
+        ['mcp.header_mismatch', '1.1.0'],
+        ['mcp.header_mismatch', '1.1.0'],
+      ],
+    );
+    assert.ok(denied.every((d) => String(d.message).includes('Mcp-Param-Zone')));
+    // The benign neighbour: the agreeing header, the new version runs.
+    const ok = await raw({ ...h, 'mcp-param-zone': 'eu' }, 'tools/call', call, key);
+    assert.equal(ok.status, 200, JSON.stringify(ok.body));
+    assert.equal(decisionOf(ok.body.result).kind, 'allow');
+    assert.equal(decisionOf(ok.body.result).version, '1.1.0');
+  });
+
+  test('REST and 2025-11-25 calls are unaffected: no Mcp-Param-* check outside the 2026-07-28 era', async () => {
+    // region_echo declares `Region`; these requests carry a disagreeing header all the same.
+    const headers = { authorization: `Bearer ${supportKey}`, 'mcp-param-region': 'us-east' };
+    const opened = await fetch(`${base}/v1/sessions`, {
+      method: 'POST',
+      headers: { ...headers, 'content-type': 'application/json' },
+      body: '{}',
+    });
+    assert.equal(opened.status, 201);
+    const { id } = (await opened.json()) as { id: string };
+    const rest = await fetch(`${base}/v1/sessions/${id}/calls`, {
+      method: 'POST',
+      headers: { ...headers, 'content-type': 'application/json' },
+      body: JSON.stringify({ tool: 'region_echo', arguments: { region: 'eu-west' } }),
+    });
+    assert.equal(rest.status, 200, await rest.text());
+    const v1 = new ClientV1({ name: 'legacy-headers', version: '1.0.0' });
+    await v1.connect(new HttpV1(new URL(`${base}/mcp`), { requestInit: { headers } }));
+    clients.push(v1);
+    const legacy = await v1.callTool({ name: 'region_echo', arguments: { region: 'eu-west' } });
+    assert.notEqual(legacy.isError, true, JSON.stringify(legacy));
+    assert.equal(decisionOf(legacy).kind, 'allow');
   });
 });
 

@@ -43,6 +43,8 @@ export {
   NAME_SEPARATOR,
   reservedNameProblem,
 } from './offered-names.js';
+export type { ParamDeclaration, ParamHeaderMismatch } from './param-headers.js';
+export { paramDeclarations, paramHeaderMismatch } from './param-headers.js';
 export type { SchemaBreak } from './schema-compat.js';
 export { findBreakingChanges, isMajorBump } from './schema-compat.js';
 export type { ModelText, ModelTextKind } from './schema-model-texts.js';

@@ -281,10 +281,8 @@ export async function registerMcpHttp(
         return rpcError(reply, 'INSUFFICIENT_SCOPE', refused.message, refused);
       }
       if (era.era === 'modern') {
-        if (era.method === 'tools/call') {
-          const refusal = await modern.paramRefusal(identity, era.params, req.headers);
-          if (refusal) return refuseHeaders(req, reply, refusal, message);
-        }
+        // A tools/call's Mcp-Param-* headers go to the gate with the call (modern-http.ts): its
+        // `headers` step compares them with the tool version it resolves.
         // A listen stream stands until the client leaves: counted as a stream, not a request.
         const stood = era.method === 'subscriptions/listen' ? stand(req, reply, identity) : null;
         if (era.method === 'subscriptions/listen' && !stood) return reply;

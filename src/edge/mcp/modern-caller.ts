@@ -11,6 +11,11 @@ export interface ModernCaller {
   readonly principal: AgentPrincipal;
   /** Resolves or mints the run a request belongs to (the default run is the principal's). */
   readonly runs: RunResolver;
+  /**
+   * A tools/call over HTTP: its `Mcp-Param-*` headers as sent, handed to the gate as they are
+   * (`mcpParamHeaders`, step `headers`). Absent on stdio, which has no headers.
+   */
+  readonly paramHeaders?: Readonly<Record<string, string>>;
 }
 
 /** What the handlers of one request use: the caller, as the gate binds runs to it. */

@@ -22,12 +22,7 @@ import {
   type ErrorCode,
   type ToolgateError,
 } from '../../core/index.js';
-import {
-  type HeaderRefusal,
-  type ParamDeclaration,
-  paramDeclarations,
-  paramHeaders,
-} from './header-agreement.js';
+import { paramHeadersOf } from './header-agreement.js';
 import { type RevisionWatch, watchRevisions } from './list-changed.js';
 import { ListenStreams } from './listen-streams.js';
 import { createModernServer, type ModernCaller } from './modern-server.js';
@@ -43,16 +38,17 @@ export interface ModernHttpOptions {
   readonly onRefusedState?: (err: ToolgateError) => Promise<void>;
 }
 
-/** Declarations cached per run and tool; a schema change reaches the check within this time. */
-const DECLARATIONS_TTL_MS = 5_000;
-const MAX_DECLARATIONS = 10_000;
-
-/** JSON-RPC numbers the front maps back to their catalogue HTTP status (a refused run). */
-const STATUS_OF_RPC = new Map<number, number>(
-  (['RUN_NOT_FOUND', 'RUN_EXPIRED', 'RUN_REVOKED'] as const satisfies readonly ErrorCode[]).map(
-    (c) => [ERROR_CODES[c].jsonRpc, ERROR_CODES[c].http],
-  ),
-);
+/**
+ * Refusals a handler answers as JSON-RPC errors that keep their catalogue HTTP status instead of
+ * the SDK's 200: a refused run (404, 410), and the gate's `headers` step refusing a tools/call
+ * whose `Mcp-Param-*` headers disagree with its body (400, as the revision asks of HeaderMismatch).
+ */
+const KEEPS_STATUS: ReadonlySet<ErrorCode> = new Set<ErrorCode>([
+  'RUN_NOT_FOUND',
+  'RUN_EXPIRED',
+  'RUN_REVOKED',
+  'MCP_HEADER_MISMATCH',
+]);
 
 export class ModernMcp {
   readonly #agent: AgentApi;
@@ -63,7 +59,6 @@ export class ModernMcp {
   /** The instance each request was given, taken back once the request is answered. */
   readonly #served = new WeakMap<Request, Server>();
   readonly #pool: ServerPool<Server>;
-  readonly #declarations = new Map<string, { at: number; list: ParamDeclaration[] }>();
   readonly #listen: ListenStreams;
   #watch: Promise<RevisionWatch> | null = null;
 
@@ -104,47 +99,6 @@ export class ModernMcp {
     );
   }
 
-  /**
-   * `Mcp-Param-*` agreement for a tools/call: the tool's `x-mcp-header` declarations come from
-   * the tool as the caller's run offers it. A handle the caller does not own declares nothing
-   * here: the call itself is then refused by the gate.
-   */
-  async paramRefusal(
-    principal: AgentPrincipal,
-    params: Record<string, unknown>,
-    headers: FastifyRequest['headers'],
-  ): Promise<HeaderRefusal | null> {
-    const name = params.name;
-    if (typeof name !== 'string') return null;
-    const meta = params._meta as Record<string, unknown> | undefined;
-    const given = meta?.[RUN_META_KEY];
-    const handle =
-      typeof given === 'string'
-        ? given
-        : await this.#runs
-            .for(principal)
-            .resolve(undefined)
-            .then((r) => r.handle);
-    const key = `${handle}\u0000${name}`;
-    let cached = this.#declarations.get(key);
-    if (!cached || Date.now() - cached.at > DECLARATIONS_TTL_MS) {
-      // Quiet: another principal's run is refused and audited once, by the gate, on the call.
-      const tools = (await this.#agent.sessions
-        .exportTools(handle, principal, 'mcp', true)
-        .catch(() => [])) as { name: string; inputSchema?: unknown }[];
-      const tool = tools.find((t) => t.name === name);
-      cached = { at: Date.now(), list: tool ? paramDeclarations(tool.inputSchema) : [] };
-      this.#declarations.delete(key);
-      this.#declarations.set(key, cached);
-      if (this.#declarations.size > MAX_DECLARATIONS) {
-        const oldest = this.#declarations.keys().next().value;
-        if (oldest !== undefined) this.#declarations.delete(oldest);
-      }
-    }
-    if (cached.list.length === 0) return null;
-    return paramHeaders(cached.list, params.arguments ?? {}, headers);
-  }
-
   /** Serves one authenticated modern request on the raw response. */
   async serve(
     req: FastifyRequest,
@@ -167,8 +121,14 @@ export class ModernMcp {
       if (v !== undefined) headers.set(k, Array.isArray(v) ? v.join(', ') : v);
     }
     const request = new Request(`http://127.0.0.1${req.url}`, { method: 'POST', headers, body });
-    this.#callers.set(request, { principal, runs: this.#runs.for(principal) });
-    const listens = (message as { method?: unknown } | null)?.method === 'subscriptions/listen';
+    const method = (message as { method?: unknown } | null)?.method;
+    this.#callers.set(request, {
+      principal,
+      runs: this.#runs.for(principal),
+      // The gate compares them with the tool version it resolves (step `headers`).
+      ...(method === 'tools/call' ? { paramHeaders: paramHeadersOf(req.headers) } : {}),
+    });
+    const listens = method === 'subscriptions/listen';
     const res = listens
       ? await this.#listen.serve(principal, request, message)
       : await this.#handler.fetch(request, { parsedBody: message });
@@ -205,12 +165,19 @@ export class ModernMcp {
   }
 }
 
-/** A refused run keeps its catalogue status (404, 410) instead of the SDK's 200. */
+/**
+ * A refused run (404, 410) or a header mismatch (400) keeps its catalogue status instead of the
+ * SDK's 200: the error's catalogue code (its `data`) and its JSON-RPC number must both say so.
+ */
 function statusOf(status: number, text: string): number {
   if (status !== 200 || !text.includes('"error"')) return status;
   try {
-    const code = (JSON.parse(text) as { error?: { code?: unknown } }).error?.code;
-    return typeof code === 'number' ? (STATUS_OF_RPC.get(code) ?? status) : status;
+    const error = (JSON.parse(text) as { error?: { code?: unknown; data?: { code?: unknown } } })
+      .error;
+    const code = error?.data?.code;
+    if (typeof code !== 'string' || !KEEPS_STATUS.has(code as ErrorCode)) return status;
+    const wire = ERROR_CODES[code as ErrorCode];
+    return error?.code === wire.jsonRpc ? wire.http : status;
   } catch {
     return status;
   }

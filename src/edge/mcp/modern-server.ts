@@ -22,6 +22,7 @@ import {
   type AgentPrincipal,
   ERROR_CODES,
   type ErrorCode,
+  type ErrorDetails,
   isToolgateError,
   type RequestStateRefusal,
   ToolgateError,
@@ -91,7 +92,8 @@ export function createModernServer(
     },
   );
   const callerFor = (ctx: ServerContext): RequestCaller => {
-    const { principal, runs } = callerOf(ctx);
+    const modernCaller = callerOf(ctx);
+    const { principal, runs } = modernCaller;
     // The gate binds runs to the principal as the authenticator built it.
     const who = principal;
     const refused = async (handle: string, err: unknown): Promise<never> => {
@@ -101,7 +103,7 @@ export function createModernServer(
       }
       throw err;
     };
-    return { principal, runs, who, refused };
+    return { ...modernCaller, who, refused };
   };
   /** Runs one handler with the instance held for it (never handed to another request meanwhile). */
   const held = async <T>(ctx: ServerContext, work: (caller: RequestCaller) => Promise<T>) => {
@@ -171,7 +173,13 @@ async function callTool(
     }
   }
   const run = await runs.resolve(bound?.run ?? handle);
-  const call = toolCall(agent, { principal: who, sessionId: run.handle }, params, {
+  const ctxOfCall = {
+    principal: who,
+    sessionId: run.handle,
+    // Over HTTP: the request's Mcp-Param-* headers, for the gate's `headers` step to compare.
+    ...(caller.paramHeaders ? { mcpParamHeaders: caller.paramHeaders } : {}),
+  };
+  const call = toolCall(agent, ctxOfCall, params, {
     signal: ctx.mcpReq.signal,
     notify: ctx.mcpReq.notify,
     ...(bound ? { boundApproval: bound.approval } : {}),
@@ -184,6 +192,18 @@ async function callTool(
       // A refused state is a protocol error with its own number, as a forged one is.
       throw protocolError(
         new ToolgateError(decision.code, decision.message, decision.details as RequestStateRefusal),
+      );
+    }
+    if (decision.kind === 'deny' && decision.code === 'MCP_HEADER_MISMATCH') {
+      // The gate's `headers` step: the revision's HeaderMismatch, a protocol error with its
+      // catalogue number and status (modern-http.ts keeps the 400) as a disagreeing Mcp-Method
+      // or Mcp-Name is, never a tool result.
+      throw protocolError(
+        new ToolgateError(
+          decision.code,
+          decision.message,
+          decision.details as ErrorDetails['MCP_HEADER_MISMATCH'],
+        ),
       );
     }
     result =

@@ -5,6 +5,7 @@ import { auditPreStep } from './audit-pre.js';
 import { executeStep } from './execute.js';
 import { flowStep } from './flow.js';
 import { grantStep } from './grant.js';
+import { headersStep } from './headers.js';
 import { idempotencyClaimStep } from './idempotency-claim.js';
 import { idempotencyLookupStep } from './idempotency-lookup.js';
 import { lifecycleStep } from './lifecycle.js';
@@ -24,6 +25,10 @@ import type { Step } from './step.js';
  * - `scope` before `resolve`: an OAuth token whose scopes miss a tool the agent is granted is
  *   asked to step up before anything reads the tool; the session holds what the grants allow, so
  *   the wider token's retry then runs in it (`grant` reads the same request's token).
+ * - `headers` once `resolve` found the version and `lifecycle` kept it (a quarantined tool stays
+ *   "not registered", whatever its headers): a 2026-07-28 request's `Mcp-Param-*` headers must
+ *   mirror the arguments that version declares before `schema` reads them (an integer beyond 2^53
+ *   is a header mismatch, not a schema error).
  * - `resolve` to `policy` decide whether this principal may make this call at all (cheapest and
  *   most local first: the tool within the session's set, its lifecycle, the arguments, the grant,
  *   then argument and org policy on the arguments' checked form).
@@ -41,6 +46,7 @@ export const GATE_STEPS: readonly Step[] = Object.freeze([
   { name: 'scope', run: scopeStep },
   { name: 'resolve', run: resolveStep },
   { name: 'lifecycle', run: lifecycleStep },
+  { name: 'headers', run: headersStep },
   { name: 'schema', run: schemaStep },
   { name: 'grant', run: grantStep },
   { name: 'policy', run: policyStep },
