@@ -20,6 +20,16 @@ export interface IssuedKey {
   readonly apiKey: string;
 }
 
+/**
+ * A key id from 12 random bytes, base64url, never starting with `-`: an id is typed as a CLI
+ * argument (`agents revoke-key ID`, the kill switch for a leaked key), where a leading `-` reads as
+ * an option. A leading `-` becomes `A` (one value of 64 is drawn twice as often; 94 bits remain).
+ */
+export function keyIdFrom(bytes: Buffer): string {
+  const id = bytes.toString('base64url');
+  return id.startsWith('-') ? `A${id.slice(1)}` : id;
+}
+
 export class AgentKeys {
   readonly #db: Kysely<Database>;
   readonly #clock: Clock;
@@ -30,7 +40,7 @@ export class AgentKeys {
   }
 
   async issue(agentId: string, actor: Actor): Promise<IssuedKey> {
-    const keyId = randomBytes(12).toString('base64url');
+    const keyId = keyIdFrom(randomBytes(12));
     const secret = randomBytes(32).toString('base64url');
     const now = this.#clock();
     await this.#db.transaction().execute(async (trx) => {
