@@ -120,7 +120,7 @@ export interface AgentApi {
     options?: CallOptions,
   ): Promise<GateDecision>;
   /**
-   * The gate's `scope` step alone, for a front that must answer a step-up before it hands the
+   * The gate's steps up to `scope`, for a front that must answer a step-up before it hands the
    * request on (MCP over HTTP: 403 with the challenge at the HTTP level). The gate decides and
    * audits (`call.denied` in the caller's session when one is named, else a
    * `call.step_up_refused` event of the principal); the front renders the INSUFFICIENT_SCOPE

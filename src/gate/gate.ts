@@ -43,7 +43,6 @@ import { type AfterInjection, DEFAULT_AFTER_INJECTION } from './steps/after-inje
 import { releaseClaim } from './steps/idempotency-claim.js';
 import { GATE_STEPS } from './steps/pipeline.js';
 import { scopeRefusal } from './steps/scope.js';
-import { sessionStep } from './steps/session.js';
 import { CallState, type Refusal, type Step, type StepDependencies } from './steps/step.js';
 import { ToolCache } from './tool-cache.js';
 
@@ -231,13 +230,14 @@ export class Gate {
   }
 
   /**
-   * The `scope` step alone, for a front that must answer a step-up before it hands the request
+   * The steps up to `scope`, for a front that must answer a step-up before it hands the request
    * on (MCP over HTTP answers it at the HTTP level, 403 with its challenge, before its SDK
-   * dispatches the call). The decision is the step's; a refusal is audited here like any other:
-   * `call.denied` in the caller's own session when the request named one, else — no session, or
-   * one not the caller's (that attempt is audited by the session check) — a
-   * `call.step_up_refused` event of the principal naming the tool and the scopes asked for.
-   * Returns the refusal, or null when the call may go on (into `invoke`, which runs the step again).
+   * dispatches the call): in the caller's own session the name is resolved as `invoke` resolves
+   * it, and a refusal before `scope` is left to `invoke`. A scope refusal is audited here like any
+   * other: `call.denied` in that session; with no session, or one not the caller's (that attempt is
+   * audited by the session check), the offered tool of that name or id decides, and the refusal is
+   * a `call.step_up_refused` event of the principal naming the tool and the scopes asked for.
+   * Returns the refusal, or null when the call may go on (into `invoke`, which runs the steps again).
    */
   async stepUp(
     call: { readonly principal: AgentPrincipal; readonly sessionId?: string | undefined },
@@ -248,21 +248,29 @@ export class Gate {
     // Grants and the catalog as they are now (within the revision check), as for `invoke`.
     const refreshed = this.#watch.refresh();
     if (refreshed) await refreshed;
-    const refusal = await scopeRefusal(this.#deps, call.principal, toolRef);
-    if (refusal === undefined) return null;
     const { principal, sessionId } = call;
     if (sessionId !== undefined) {
+      // In the caller's own session: the steps up to `scope`, as `invoke` runs them, so the tool
+      // is the one the session lists under that name (a refusal before `scope` is left to `invoke`).
       const ctx = { principal, sessionId };
       const id = timeOrderedId('call_');
       const state = new CallState(this.#deps, ctx, toolRef, args, {}, id, performance.now());
       try {
-        await sessionStep(state);
-        await this.#refuse(state, refusal);
-        return refusal;
+        for (const step of GATE_STEPS) {
+          const result = await step.run(state);
+          if (step.name === 'scope') {
+            if (result === undefined) return null;
+            await this.#refuse(state, result as Refusal);
+            return result as Refusal;
+          }
+          if (result !== undefined) return null;
+        }
       } catch (err) {
         if (!isToolgateError(err) || err.code !== 'SESSION_NOT_FOUND') throw err;
       }
     }
+    const refusal = await scopeRefusal(this.#deps, call.principal, toolRef);
+    if (refusal === undefined) return null;
     await this.#principalEvents?.('call.step_up_refused', `agent:${principal.agentId}`, {
       credential: principal.credential ?? null,
       user: principal.user?.id ?? null,

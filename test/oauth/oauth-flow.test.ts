@@ -351,10 +351,10 @@ describe('step-up on the REST call route and the 2026-07-28 era', () => {
     assert.equal(record?.code, 'INSUFFICIENT_SCOPE');
     assert.equal(record?.session_id, id);
     assert.equal(record?.user_id, oauthUserId(as.issuer, 'dora'));
-    // The name as the caller sent it is a caller's value: the log keeps its keyed hash.
-    assert.deepEqual(record?.details, {
-      attempted: tg.audit.writer.pseudonyms.token('add_label'),
-    });
+    // The gate resolved the name (the session's own reading of it) before the scope step: the
+    // record names the tool itself, so no hash of the name as sent is kept beside it.
+    assert.equal(record?.tool_id, 'add_label');
+    assert.deepEqual(record?.details, {});
     const ran = await tg.admin.auditRecords.search(
       { tool: 'add_label', kind: 'call.pre' },
       { limit: 500 },
@@ -401,25 +401,24 @@ describe('step-up on the REST call route and the 2026-07-28 era', () => {
           },
         }),
       });
-    const events = async () =>
-      (await tg.admin.events.list({ subject: 'agent:support-bot', limit: 10_000 }))
-        .filter((e) => e.action === 'call.step_up_refused')
-        .map((e) => ({ details: JSON.parse(e.details) as Record<string, unknown> }));
-    const before = (await events()).length;
+    const stepUps = async () =>
+      (
+        await tg.admin.auditRecords.search({ rule: 'oauth.insufficient_scope' }, { limit: 500 })
+      ).items.filter((r) => r.user_id === oauthUserId(as.issuer, 'erin'));
+    const before = (await stepUps()).length;
     const refused = await post('add_label', { ticket_id: 'T-1', label: 'bug' });
     assert.equal(refused.status, 403);
     assert.equal(refused.headers.get('www-authenticate'), CHALLENGE);
     const body = (await refused.json()) as { error: { data: { code: string } } };
     assert.equal(body.error.data.code, 'INSUFFICIENT_SCOPE');
-    // No run named: audited as an event of the principal, naming the tool and the scope asked.
-    const after = await events();
+    // No run named: decided and audited in the default run the request is served in, by the
+    // gate's steps up to `scope` (the name read as that run lists it), naming the tool.
+    await tg.gate.flush();
+    const after = await stepUps();
     assert.equal(after.length, before + 1, 'the step-up refusal is in the audit log');
-    const event = after.find((e) => e.details.user === oauthUserId(as.issuer, 'erin'));
-    assert.ok(event);
-    assert.deepEqual(
-      { tool: event.details.tool, scope: event.details.scope, via: event.details.via },
-      { tool: 'add_label', scope: 'tickets.write', via: 'mcp' },
-    );
+    assert.equal(after[0]?.kind, 'call.denied');
+    assert.equal(after[0]?.tool_id, 'add_label');
+    assert.equal(after[0]?.code, 'INSUFFICIENT_SCOPE');
     const ok = await post('get_order', { order_id: 'ORD-004211' });
     assert.equal(ok.status, 200, await ok.clone().text());
   });

@@ -33,6 +33,40 @@ const WRITE = 'tickets.read tickets.write';
 const ALL = 'tickets.read tickets.write iam.grant';
 const LABEL = { name: 'add_label', arguments: { ticket_id: 'T-1', label: 'bug' } };
 const GRANT = { name: 'grant_role', arguments: {} };
+/**
+ * A second tool named `add_label` (another id): sessions list it under its catalog id,
+ * `ops__add_label`, and a step-up must read that name as the session lists it.
+ */
+const OPS_LABEL_TOOL = `apiVersion: toolgate/v1
+kind: Tool
+spec:
+  id: ops.add_label
+  version: 1.0.0
+  name: add_label
+  description: Add a label to an operations ticket; labels can be removed again.
+  tags: [tickets, support, write]
+  owner: support-team
+  action_class: reversible_write
+  data_access: none
+  egress: { mode: none }
+  access_tier: public
+  required_capabilities: ["tickets:write"]
+  runtime: { kind: inline, handler: demo.add_label }
+  provenance: internal
+  input_schema:
+    type: object
+    additionalProperties: false
+    required: [ticket_id, label]
+    properties:
+      ticket_id: { type: string, maxLength: 40 }
+      label: { type: string, enum: [billing, bug, urgent, feature-request, resolved] }
+  output_schema:
+    type: object
+    required: [labels]
+    properties:
+      labels: { type: array, items: { type: string } }
+`;
+const OPS_LABEL = { name: 'ops__add_label', arguments: { ticket_id: 'T-2', label: 'bug' } };
 
 let dir: string;
 let as: AuthorizationServer;
@@ -63,6 +97,7 @@ before(async () => {
     }),
   });
   await tg.config.applyText(DEMO, admin);
+  await tg.config.applyText(OPS_LABEL_TOOL, admin);
   await approvePendingReviews(tg.admin);
   app = await buildServer(tg, { adminToken: 'step-up-test-admin-token-0123456789abcdef' });
   base = await app.listen({ host: '127.0.0.1', port: 0 });
@@ -355,5 +390,42 @@ describe('scopes never widen past the agent grants', () => {
       arguments: LABEL.arguments,
     });
     assert.equal(ran.status, 200, JSON.stringify(ran.body));
+  });
+});
+
+describe('a tool listed under its clash name (attack round 9 F1)', () => {
+  test('attack: the narrower token calling it by that name is asked to step up, in both eras and over REST', async () => {
+    const write = await tokenOf('u-clash', WRITE);
+    const read = await tokenOf('u-clash', READ);
+    // 2026-07-28: the wider token's run lists it under the clash name.
+    const listed = await modern(write, 'tools/list', {});
+    const run = listed.body.result?._meta?.['io.toolgate/run'] as string;
+    assert.ok(names(listed).includes('ops__add_label'), names(listed).join());
+    for (const named of [run, undefined]) {
+      const refused = await modern(read, 'tools/call', OPS_LABEL, named);
+      assert.equal(refused.status, 403, JSON.stringify(refused.body));
+      assert.equal(refused.challenge, CHALLENGE);
+    }
+    // 2025: the session the wider token opened.
+    const legacy = await legacySession(write);
+    const refused = await legacy.call(read, OPS_LABEL);
+    assert.equal(refused.status, 403, JSON.stringify(refused.body));
+    assert.equal(refused.challenge, CHALLENGE);
+    // REST: a session the wider token opened.
+    const opened = await rest(write, 'POST', '/v1/sessions', {});
+    const id = String(opened.body.session_id ?? opened.body.id);
+    const call = await rest(read, 'POST', `/v1/sessions/${id}/calls`, {
+      tool: OPS_LABEL.name,
+      arguments: OPS_LABEL.arguments,
+    });
+    assert.equal(call.status, 403, JSON.stringify(call.body));
+    assert.equal(call.challenge, CHALLENGE);
+  });
+
+  test('benign: the wider token runs it by that name', async () => {
+    const write = await tokenOf('u-clash-ok', WRITE);
+    const ran = await modern(write, 'tools/call', OPS_LABEL);
+    assert.equal(ran.status, 200);
+    assert.equal(ran.body.result?.isError ?? false, false, JSON.stringify(ran.body));
   });
 });

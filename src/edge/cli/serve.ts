@@ -60,6 +60,20 @@ const SWEEP_INTERVAL_MS = 60_000;
 /** How long a stop waits for in-flight requests before it cuts the connections still open. */
 const SHUTDOWN_GRACE_MS = 5_000;
 
+/**
+ * Stops listening; in-flight requests get SHUTDOWN_GRACE_MS to finish, and a connection still open
+ * after it (a stream, a client that never finished or closed its socket) is cut: Node's header
+ * timeout is checked by the listener close() stops, so such a socket would hold a stop for good.
+ */
+async function closeServer(app: FastifyInstance | null): Promise<void> {
+  if (!app) return;
+  const closed = app.close();
+  const cut = setTimeout(() => app.server.closeAllConnections(), SHUTDOWN_GRACE_MS);
+  cut.unref();
+  await closed;
+  clearTimeout(cut);
+}
+
 /** Detector configuration from the JSON or YAML file named by TOOLGATE_DETECTORS, if any. */
 function detectorsFromEnv(): { detectors?: DetectorsConfigInput } {
   const file = process.env.TOOLGATE_DETECTORS;
@@ -127,14 +141,7 @@ export async function serve(options: ServeOptions): Promise<void> {
     clearInterval(sweep);
     if (signal) process.stdout.write(`toolgate: ${signal}, shutting down\n`);
     try {
-      // In-flight requests get SHUTDOWN_GRACE_MS to finish; a connection still open after it (a
-      // stream, a client that never closed its socket) is cut rather than held until Node's
-      // header timeout, so a stop takes seconds, not a minute and a half.
-      const closed = app?.close();
-      const cut = setTimeout(() => app?.server.closeAllConnections(), SHUTDOWN_GRACE_MS);
-      cut.unref();
-      await closed;
-      clearTimeout(cut);
+      await closeServer(app);
       await tg?.close();
     } finally {
       process.exit(code);

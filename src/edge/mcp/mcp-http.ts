@@ -181,32 +181,36 @@ export async function registerMcpHttp(
     });
 
     /**
-     * The gate's step-up refusal of a tools/call whose OAuth token's scopes miss the tool, or
-     * null: asked before the SDK dispatches the call, as it is answered at the HTTP level. The
-     * gate decides (its scope step) and audits it, in the session or run the request names (it
+     * The gate's step-up refusal of a tools/call, resources/read or prompts/get whose OAuth
+     * token's scopes miss what it names, or null: asked before the SDK dispatches the call, as it
+     * is answered at the HTTP level. The gate decides (its steps up to `scope`, the name read as
+     * the session lists it) and audits it, in the session or run the request is served in (it
      * checks it is the caller's), else as an event of the principal.
      */
     const stepUp = async (
       req: FastifyRequest,
       principal: AgentPrincipal,
       message: unknown,
+      modernEra: boolean,
     ): Promise<ToolgateError<'INSUFFICIENT_SCOPE'> | null> => {
-      const m = message as {
-        method?: unknown;
-        params?: { name?: unknown; arguments?: unknown; _meta?: Record<string, unknown> };
-      } | null;
-      if (typeof m !== 'object' || m === null || m.method !== 'tools/call') return null;
       if (!agent.oauth || !principal.oauth) return null;
-      // 2026-07-28: the run handle (a gate session id); earlier eras: the MCP session's.
-      const run = m.params?._meta?.[RUN_META_KEY];
+      const target = stepUpTarget(message);
+      if (!target) return null;
+      const { ref, params } = target;
+      // 2026-07-28: the run handle (a gate session id), else the default run it will be served
+      // in; earlier eras: the MCP session's.
+      const run = params?._meta?.[RUN_META_KEY];
       const header = req.headers['mcp-session-id'];
       const sessionId =
         typeof run === 'string'
           ? run
-          : typeof header === 'string'
-            ? sessions.get(header)?.binding.sessionId
-            : undefined;
-      return agent.stepUp({ principal, sessionId }, m.params?.name, m.params?.arguments, 'mcp');
+          : modernEra
+            ? await modern.defaultRun(principal)
+            : typeof header === 'string'
+              ? sessions.get(header)?.binding.sessionId
+              : undefined;
+      const args = target.method === 'resources/read' ? undefined : params?.arguments;
+      return agent.stepUp({ principal, sessionId }, ref, args, 'mcp');
     };
 
     const identify = async (req: FastifyRequest, reply: FastifyReply) => {
@@ -275,7 +279,7 @@ export async function registerMcpHttp(
       }
       // An OAuth token whose scopes do not reach a tool the agent is granted: a step-up challenge
       // (403 insufficient_scope naming the scopes), so the client can ask for a wider token.
-      const refused = await stepUp(req, identity, message);
+      const refused = await stepUp(req, identity, message, era.era === 'modern');
       if (refused) {
         reply.header('www-authenticate', stepUpChallenge(agent.oauth, refused.details.scope));
         return rpcError(reply, 'INSUFFICIENT_SCOPE', refused.message, refused);
@@ -303,4 +307,29 @@ export async function registerMcpHttp(
     scope.get('/mcp', route, passThrough);
     scope.delete('/mcp', route, passThrough);
   });
+}
+
+interface StepUpParams {
+  readonly name?: unknown;
+  readonly uri?: unknown;
+  readonly arguments?: unknown;
+  readonly _meta?: Record<string, unknown>;
+}
+
+/** What a request asks the gate to resolve: a tool by name, or the entry a read or a get names. */
+function stepUpTarget(
+  message: unknown,
+): { method: string; ref: unknown; params: StepUpParams | undefined } | null {
+  const m = message as { method?: unknown; params?: StepUpParams } | null;
+  if (typeof m !== 'object' || m === null || typeof m.method !== 'string') return null;
+  const params = m.params;
+  const ref =
+    m.method === 'tools/call'
+      ? params?.name
+      : m.method === 'resources/read' && typeof params?.uri === 'string'
+        ? { entry: 'resource' as const, uri: params.uri }
+        : m.method === 'prompts/get' && typeof params?.name === 'string'
+          ? { entry: 'prompt' as const, name: params.name }
+          : undefined;
+  return ref === undefined ? null : { method: m.method, ref, params };
 }

@@ -99,6 +99,20 @@ export class ModernMcp {
     );
   }
 
+  /**
+   * The run a request without a handle is served in: the principal's default run (minted when it
+   * has none, as serving the request would); undefined when it cannot be had.
+   */
+  async defaultRun(principal: AgentPrincipal): Promise<string | undefined> {
+    return this.#runs
+      .for(principal)
+      .resolve(undefined)
+      .then(
+        (r) => r.handle,
+        () => undefined,
+      );
+  }
+
   /** Serves one authenticated modern request on the raw response. */
   async serve(
     req: FastifyRequest,

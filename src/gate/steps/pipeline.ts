@@ -22,9 +22,10 @@ import type { Step } from './step.js';
  * Why this order. Each step reads only what the steps before it established, and everything that
  * refuses comes before anything that spends or runs (steps are cited by name, never position):
  * - `session` comes first: nothing is decided for a caller without its own session.
- * - `scope` before `resolve`: an OAuth token whose scopes miss a tool the agent is granted is
- *   asked to step up before anything reads the tool; the session holds what the grants allow, so
- *   the wider token's retry then runs in it (`grant` reads the same request's token).
+ * - `scope` once `resolve` found the tool under the name the session lists and `lifecycle` kept
+ *   it: an OAuth token whose scopes miss a tool the agent is granted is asked to step up (before
+ *   `grant` would call the missing scope a missing grant); the session holds what the grants
+ *   allow, so the wider token's retry runs in it (`grant` reads the same request's token).
  * - `headers` once `resolve` found the version and `lifecycle` kept it (a quarantined tool stays
  *   "not registered", whatever its headers): a 2026-07-28 request's `Mcp-Param-*` headers must
  *   mirror the arguments that version declares before `schema` reads them (an integer beyond 2^53
@@ -43,9 +44,9 @@ import type { Step } from './step.js';
  */
 export const GATE_STEPS: readonly Step[] = Object.freeze([
   { name: 'session', run: sessionStep },
-  { name: 'scope', run: scopeStep },
   { name: 'resolve', run: resolveStep },
   { name: 'lifecycle', run: lifecycleStep },
+  { name: 'scope', run: scopeStep },
   { name: 'headers', run: headersStep },
   { name: 'schema', run: schemaStep },
   { name: 'grant', run: grantStep },

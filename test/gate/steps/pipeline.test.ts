@@ -41,7 +41,7 @@ test('a refusal stops the list at the refusing step, and the gate audits it as a
   const decision = await gate.invoke(ctx, 'echo', { invoice: 42 });
   assert.equal(decision.kind, 'deny');
   assert.equal(decision.kind === 'deny' ? decision.code : '', 'INPUT_INVALID');
-  assert.deepEqual(ran, ['session', 'scope', 'resolve', 'lifecycle', 'headers', 'schema']);
+  assert.deepEqual(ran, ['session', 'resolve', 'lifecycle', 'scope', 'headers', 'schema']);
   assert.deepEqual(await h.auditOf(decision.callId), ['call.denied']);
 });
 
@@ -50,9 +50,9 @@ test('the list is the one documented order: flow before limits, idempotency arou
     GATE_STEPS.map((s) => s.name),
     [
       'session',
-      'scope',
       'resolve',
       'lifecycle',
+      'scope',
       'headers',
       'schema',
       'grant',

@@ -7,6 +7,7 @@
 import assert from 'node:assert/strict';
 import { after, before, test } from 'node:test';
 import type { AgentPrincipal } from '../../../src/core/index.js';
+import { oauthUserId } from '../../../src/domain/identity/index.js';
 import type { Gate } from '../../../src/gate/gate.js';
 import { scopeRefusal } from '../../../src/gate/steps/scope.js';
 import { type Harness, harnessGate, openHarness } from './step-harness.js';
@@ -24,14 +25,17 @@ after(async () => {
   await h.close();
 });
 
-/** What the authenticator builds for an OAuth access token of `bot` holding `scopes`. */
+/**
+ * What the authenticator builds for an OAuth access token of `bot` holding `scopes` (its user an
+ * OAuth user: a session it opens holds what the grants allow, each request narrowed by its token).
+ */
 function tokenOf(user: string, scopes: string[]): AgentPrincipal {
   const permissions = scopes.flatMap((s) => SCOPES[s as keyof typeof SCOPES] ?? []);
   return {
     kind: 'agent',
     agentId: 'bot',
     credential: `oauth:${JSON.stringify(['https://as.example', 'client', user])}`,
-    user: { id: user, permissions },
+    user: { id: oauthUserId('https://as.example', user), permissions },
     oauth: { issuer: 'https://as.example', scopes, expiresAt: Date.now() + 3_600_000 },
   };
 }
