@@ -11,7 +11,7 @@ import { mkdtempSync, readdirSync, readFileSync, rmSync, statSync } from 'node:f
 import { tmpdir } from 'node:os';
 import { join, relative } from 'node:path';
 import { startPostgres } from './postgres-harness.mjs';
-import { makeTestBuild, TEST_BUILD } from './test-build.mjs';
+import { makeTestBuild, removeTestBuild, TEST_BUILD } from './test-build.mjs';
 
 const args = process.argv.slice(2);
 const withPostgres = args.includes('--with-postgres');
@@ -93,7 +93,10 @@ if (withPostgres) {
   env.TOOLGATE_REQUIRE_PG = '1';
   console.log(`# PostgreSQL for tests at ${pg.url}`);
 }
-const cleanup = () => pg?.stop();
+const cleanup = () => {
+  pg?.stop();
+  removeTestBuild();
+};
 process.on('SIGINT', () => {
   cleanup();
   process.exit(130);

@@ -1,5 +1,5 @@
 /**
- * @module The compiled copy the test run executes: `.test-build/` holds src/, test/, bench/ and
+ * @module The compiled copy the test run executes: `.test-build/<pid>/` holds src/, test/, bench/ and
  * scripts/ copied with their times, every other entry of the checkout linked, and tsc's JavaScript
  * beside each TypeScript file (the type check of tsconfig.json, emitting). A test file then starts
  * on plain node instead of through tsx's loader, about half of each file's start-up, with every
@@ -18,15 +18,17 @@ import {
 } from 'node:fs';
 import { join, resolve } from 'node:path';
 
-export const TEST_BUILD = '.test-build';
+const TEST_BUILDS = '.test-build';
+/** This run's copy: one per run, so two runs in one checkout never share one. */
+export const TEST_BUILD = join(TEST_BUILDS, String(process.pid));
 const COPIED = new Set(['src', 'test', 'bench', 'scripts']);
-const SKIPPED = new Set(['.git', TEST_BUILD]);
+const SKIPPED = new Set(['.git', TEST_BUILDS]);
 
-/** Makes `.test-build/` afresh and compiles it; resolves to tsc's exit code. */
+/** Makes this run's copy afresh and compiles it; resolves to tsc's exit code. */
 export async function makeTestBuild(root = process.cwd()) {
   const out = join(root, TEST_BUILD);
   rmSync(out, { recursive: true, force: true });
-  mkdirSync(out);
+  mkdirSync(out, { recursive: true });
   for (const entry of readdirSync(root)) {
     if (SKIPPED.has(entry)) continue;
     if (COPIED.has(entry)) {
@@ -49,4 +51,9 @@ export async function makeTestBuild(root = process.cwd()) {
     );
     tsc.on('exit', (code) => done(code ?? 1));
   });
+}
+
+/** Removes this run's copy. */
+export function removeTestBuild(root = process.cwd()) {
+  rmSync(join(root, TEST_BUILD), { recursive: true, force: true });
 }
