@@ -12,10 +12,10 @@ import {
   closeMcpClient,
   decisionOf,
   ensureOperator,
+  httpSignIn,
   mcpClient,
   operator,
   startConsoleGateway,
-  TEST_PASSWORD,
 } from '../support/browser.js';
 
 /**
@@ -37,22 +37,10 @@ after(async () => {
   await gw?.close();
 });
 
-/** Signs `id` in through the console's login form over HTTP; returns the session cookie. */
+/** Signs `id` (an approver) in through the console's login form over HTTP; returns the cookie. */
 async function signIn(id: string): Promise<string> {
   await ensureOperator(gw, operator(id, ['approver']));
-  const res = await fetch(`${gw.base}/console/login`, {
-    method: 'POST',
-    redirect: 'manual',
-    headers: { origin: gw.base, 'content-type': 'application/x-www-form-urlencoded' },
-    body: new URLSearchParams({ operator: id, password: TEST_PASSWORD, totp: await gw.code(id) }),
-  });
-  assert.equal(res.status, 303, `${id} signs in`);
-  const cookie = res.headers
-    .getSetCookie()
-    .map((c) => c.split(';')[0] ?? '')
-    .find((c) => c.startsWith('__Host-toolgate_console='));
-  assert.ok(cookie, 'a session cookie');
-  return cookie;
+  return httpSignIn(gw, id);
 }
 
 async function pendingCall(subject: string): Promise<string> {

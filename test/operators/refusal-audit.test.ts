@@ -14,9 +14,9 @@ import { after, before, describe, test } from 'node:test';
 import {
   type ConsoleGateway,
   ensureOperator,
+  httpSignIn,
   operator,
   startConsoleGateway,
-  TEST_PASSWORD,
 } from '../support/browser.js';
 import { ensureBuilt, runCli } from '../support/cli.js';
 
@@ -38,19 +38,7 @@ describe('refusals of the operator authority are audited on every front', () => 
   const setup = operator('test-setup', ['admin']);
 
   async function signIn(id: string): Promise<void> {
-    const res = await fetch(`${gw.base}/console/login`, {
-      method: 'POST',
-      redirect: 'manual',
-      headers: { origin: gw.base, 'content-type': 'application/x-www-form-urlencoded' },
-      body: new URLSearchParams({ operator: id, password: TEST_PASSWORD, totp: await gw.code(id) }),
-    });
-    assert.equal(res.status, 303, `${id} signs in`);
-    const cookie = res.headers
-      .getSetCookie()
-      .map((c) => c.split(';')[0] ?? '')
-      .find((c) => c.startsWith('__Host-toolgate_console='));
-    assert.ok(cookie);
-    cookies.set(id, cookie);
+    cookies.set(id, await httpSignIn(gw, id));
     // Every page's logout form carries the session's CSRF token.
     const page = await (await get(id, '/catalog')).text();
     const token = /name="_csrf" value="([^"]+)"/.exec(page)?.[1];

@@ -3,6 +3,7 @@
  * browser tests, and a gateway to test against: SQLite, the demo catalog, REST + MCP + the
  * console on 127.0.0.1:0. One browser per test file; a fresh context (cookies, storage) per test.
  */
+import assert from 'node:assert/strict';
 import { mkdtempSync, readFileSync, rmSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
@@ -197,6 +198,26 @@ export async function ensureOperator(gw: ConsoleGateway, op: Operator): Promise<
   if (op.roles.includes('approver') || op.roles.includes('admin')) {
     await confirmDeciders(gw.tg.admin, [op.id], gw.clock);
   }
+}
+
+/**
+ * Signs `id` in through the console's login form over HTTP (no browser), with its password and a
+ * fresh code; returns the session cookie (`name=value`).
+ */
+export async function httpSignIn(gw: ConsoleGateway, id: string): Promise<string> {
+  const res = await fetch(`${gw.base}/console/login`, {
+    method: 'POST',
+    redirect: 'manual',
+    headers: { origin: gw.base, 'content-type': 'application/x-www-form-urlencoded' },
+    body: new URLSearchParams({ operator: id, password: TEST_PASSWORD, totp: await gw.code(id) }),
+  });
+  assert.equal(res.status, 303, `${id} signs in`);
+  const cookie = res.headers
+    .getSetCookie()
+    .map((c) => c.split(';')[0] ?? '')
+    .find((c) => c.startsWith('__Host-toolgate_console='));
+  assert.ok(cookie, 'a session cookie');
+  return cookie;
 }
 
 /** Fills and sends the console's login form (whatever it answers). */
