@@ -88,6 +88,26 @@ for (const backend of backends()) {
       assert.deepEqual(await snapshot(), before);
     });
 
+    test('an actor that is not { id, via } is INPUT_INVALID and writes nothing; a real one applies', async () => {
+      const before = await snapshot();
+      for (const bad of ['lib-test', null, { id: '', via: 'library' }, { id: 'x', via: 'mcp' }]) {
+        await assert.rejects(
+          tg.admin.config.applyText(demo, bad as unknown as Actor),
+          (err: ToolgateError) => err.code === 'INPUT_INVALID' && /actor/.test(err.message),
+          JSON.stringify(bad),
+        );
+      }
+      assert.deepEqual(await snapshot(), before);
+      const plan = await tg.admin.config.applyText(
+        demo,
+        { id: 'library:ops', via: 'library' },
+        {
+          dryRun: true,
+        },
+      );
+      assert.equal(plan.dryRun, true);
+    });
+
     test('the demo catalog applies, and applying it again changes nothing', async () => {
       const first = await tg.config.applyText(demo, admin);
       assert.equal(first.changes.filter((c) => c.action === 'create').length, first.changes.length);

@@ -10,7 +10,7 @@ import { after, before, test } from 'node:test';
 import type { Browser } from 'playwright-core';
 import { oidcOperatorId } from '../../src/domain/operators/index.js';
 import { OidcLogin, resolveOidcConfig } from '../../src/domain/operators/oidc/index.js';
-import { LOGIN_FAILED } from '../../src/edge/console/index.js';
+import { SSO_FAILED } from '../../src/edge/console/index.js';
 import { OutboundGuard } from '../../src/execution/sandbox/egress/index.js';
 import {
   type ConsoleGateway,
@@ -107,7 +107,7 @@ test('single sign-on through the real provider lands in the console as oidc.<has
   }
 });
 
-test('an identity whose claims map to no role is refused with the generic message and no session', async () => {
+test('an identity whose claims map to no role is refused with the generic single sign-on message and no session', async () => {
   idp().signInAs = 'nobody';
   const context = await browser.newContext();
   try {
@@ -117,7 +117,7 @@ test('an identity whose claims map to no role is refused with the generic messag
       page.waitForURL('**/console/login/oidc/callback**'),
       page.locator('#sso').click(),
     ]);
-    assert.equal((await page.locator('#login-error').textContent()) ?? '', LOGIN_FAILED);
+    assert.equal((await page.locator('#login-error').textContent()) ?? '', SSO_FAILED);
     assert.equal(await sessionCookie(context), undefined);
     await assert.rejects(gw.tg.admin.operators.get(oidcOperatorId(idp().issuer, 'nobody')));
   } finally {

@@ -86,3 +86,20 @@ test('an admin without the approver role gets no approve form; a forged approve 
     await context.close();
   }
 });
+
+test('the pending count is in the header only for who may read the inbox: not for an owner', async () => {
+  // The approval the test above left pending is waiting.
+  const owner = await signedInContext(browser, gw, operator('otto', ['owner'], ['support-team']));
+  const admin = await signedInContext(browser, gw, operator('adam', ['admin']));
+  try {
+    await owner.page.goto(`${gw.base}/console/catalog`);
+    assert.equal(await owner.page.locator('#pending-count').count(), 0, 'no count for an owner');
+    assert.equal(await owner.page.locator('header a[href="/console/inbox"]').count(), 0);
+    await admin.page.goto(`${gw.base}/console/catalog`);
+    const count = Number((await admin.page.locator('#pending-count').textContent()) ?? '');
+    assert.ok(count >= 1, `an admin reads the pending count (${count})`);
+  } finally {
+    await owner.context.close();
+    await admin.context.close();
+  }
+});

@@ -12,8 +12,11 @@ export interface ConsoleContext {
   readonly admin: AdminApi;
   /** The session's CSRF token, for the hidden field of every form this page renders. */
   readonly csrfToken: string;
-  /** Pending items of the inbox, shown in every page's header. */
-  readonly pendingCount: number;
+  /**
+   * Pending items of the inbox, shown in every page's header; null for an operator who may not
+   * read the inbox (an owner): they see neither the link nor how much waits across all teams.
+   */
+  readonly pendingCount: number | null;
 }
 
 export interface ConsolePage {

@@ -15,7 +15,8 @@ export interface NavEntry {
 export interface Frame {
   readonly operator: Operator;
   readonly csrfToken: string;
-  readonly pendingCount: number;
+  /** Null: the operator may not read the inbox, and the header shows no inbox link. */
+  readonly pendingCount: number | null;
   readonly nav: readonly NavEntry[];
   readonly here: string;
   readonly flash?: string | undefined;
@@ -39,6 +40,12 @@ ${body}
 `;
 }
 
+/** The inbox with its pending count, for an operator who may read it (none for an owner). */
+function inboxLink(frame: Frame): Html | '' {
+  if (frame.pendingCount === null) return '';
+  return html`<a href="/console/inbox" class="${frame.here === '/inbox' ? 'here' : ''}">Inbox <span class="badge" id="pending-count">${frame.pendingCount}</span></a>`;
+}
+
 export function page(frame: Frame, title: string, content: Html): Html {
   const allowed = frame.nav.filter((n) => holdsAny(frame.operator, n.roles));
   const links = allowed.map(
@@ -49,7 +56,7 @@ export function page(frame: Frame, title: string, content: Html): Html {
     title,
     html`<header>
 <span class="brand">toolgate</span>
-<nav><a href="/console/inbox" class="${frame.here === '/inbox' ? 'here' : ''}">Inbox <span class="badge" id="pending-count">${frame.pendingCount}</span></a>${links}</nav>
+<nav>${inboxLink(frame)}${links}</nav>
 <span class="who">${frame.operator.name} (${frame.operator.roles.join(', ')})</span>
 <form method="post" action="/console/logout"><input type="hidden" name="_csrf" value="${frame.csrfToken}"><button class="link" type="submit">Log out</button></form>
 </header>

@@ -34,6 +34,12 @@ export interface SessionPolicy {
 }
 
 export const LOGIN_FAILED = 'Sign-in failed. Check your operator id, password and code.';
+/**
+ * A failed single sign-on: one message whatever the cause (the cause is the audit record's), and
+ * not the local form's words, which would send the user to the wrong fix.
+ */
+export const SSO_FAILED =
+  'Single sign-on failed. Sign in again; if it keeps failing, ask an admin to check the identity provider and the role map.';
 const PENDING_LOGIN_MS = 10 * 60 * 1000;
 
 /**

@@ -38,6 +38,7 @@ import {
   loginPage,
   type OidcLogin,
   type SessionPolicy,
+  SSO_FAILED,
   startConsoleSession,
 } from './login.js';
 import {
@@ -191,7 +192,7 @@ export async function registerConsole(
       operator: session.operator,
       admin,
       csrfToken: csrfTokenOf(session.secret),
-      pendingCount: await pendingCount(sources),
+      pendingCount: mayOpen(session.operator, INBOX.roles) ? await pendingCount(sources) : null,
     };
   }
 
@@ -384,7 +385,7 @@ export async function registerConsole(
           return sendHtml(
             reply,
             401,
-            loginPage({ local: !!options.loginLocal, oidc: true, error: LOGIN_FAILED }),
+            loginPage({ local: !!options.loginLocal, oidc: true, error: SSO_FAILED }),
           );
         await startConsoleSession(admin, req, reply, operator, policy);
         return sendHtml(reply, 200, continuePage());

@@ -7,6 +7,7 @@
 import semver from 'semver';
 import {
   type Actor,
+  checkActor,
   exceedsDepth,
   MAX_DOCUMENT_DEPTH,
   type Problem,
@@ -144,6 +145,7 @@ export class ApplyService {
   }
 
   async applyText(text: string, actor: Actor, options: ApplyOptions = {}): Promise<ApplyResult> {
+    checkActor(actor);
     return this.apply(parseConfigText(text), actor, options);
   }
 
@@ -152,6 +154,7 @@ export class ApplyService {
     actor: Actor,
     options: ApplyOptions = {},
   ): Promise<ApplyResult> {
+    checkActor(actor);
     const dryRun = options.dryRun ?? false;
     const docs = checkDocuments(raw.map((doc) => expandDemoFolder(doc)));
     let result: ApplyResult;

@@ -6,7 +6,7 @@
  * checkpoints: docs/architecture.md §5.
  */
 import { type Kysely, sql, type Transaction } from 'kysely';
-import type { Actor } from '../../core/index.js';
+import { type Actor, checkActor } from '../../core/index.js';
 import { auditSlotOf, type UnchainedRow } from './audit-append.js';
 import type { Database, EventRow } from './database.js';
 
@@ -22,6 +22,7 @@ export async function appendEvent(
   at: Date,
   event: NewEvent,
 ): Promise<void> {
+  checkActor(actor);
   const write = async (trx: Transaction<Database>) => {
     const values = {
       at: at.toISOString(),
