@@ -110,20 +110,6 @@ after(async () => {
   rmSync(dir, { recursive: true, force: true, maxRetries: 5, retryDelay: 50 });
 });
 
-/** An access token the AS signs for its user `sub` with `scope`, as it signs those it issues. */
-function tokenOf(sub: string, scope: string): Promise<string> {
-  const now = Math.floor(Date.now() / 1000);
-  return as.mint({
-    iss: as.issuer,
-    sub,
-    aud: RESOURCE,
-    client_id: 'support-client',
-    scope,
-    iat: now,
-    exp: now + 300,
-  });
-}
-
 interface Rpc {
   readonly status: number;
   readonly challenge: string | null;
@@ -205,8 +191,8 @@ const restNames = (body: Record<string, unknown>) =>
 
 describe('2026-07-28: the run a narrower token opened', () => {
   test('benign: after a step-up the wider token runs the call in the same default run and lists it', async () => {
-    const read = await tokenOf('u-modern-up', READ);
-    const write = await tokenOf('u-modern-up', WRITE);
+    const read = await as.accessToken('u-modern-up', READ);
+    const write = await as.accessToken('u-modern-up', WRITE);
     const listed = await modern(read, 'tools/list', {});
     assert.equal(listed.status, 200);
     const run = listed.body.result?._meta?.['io.toolgate/run'];
@@ -227,8 +213,8 @@ describe('2026-07-28: the run a narrower token opened', () => {
   });
 
   test('attack: a run the wider token opened neither lists nor runs, for the narrower token, what it does not cover', async () => {
-    const write = await tokenOf('u-modern-down', WRITE);
-    const read = await tokenOf('u-modern-down', READ);
+    const write = await as.accessToken('u-modern-down', WRITE);
+    const read = await as.accessToken('u-modern-down', READ);
     const listed = await modern(write, 'tools/list', {});
     const run = listed.body.result?._meta?.['io.toolgate/run'] as string;
     assert.ok(names(listed).includes('add_label'), names(listed).join());
@@ -251,8 +237,8 @@ describe('2026-07-28: the run a narrower token opened', () => {
 
 describe('2025-06-18: the MCP session a narrower token opened', () => {
   test('benign: after a step-up the wider token runs the call in the same session and lists it', async () => {
-    const read = await tokenOf('u-legacy-up', READ);
-    const write = await tokenOf('u-legacy-up', WRITE);
+    const read = await as.accessToken('u-legacy-up', READ);
+    const write = await as.accessToken('u-legacy-up', WRITE);
     const session = await legacySession(read);
     assert.deepEqual(names(await session.list(read)), ['get_order', 'search_tickets']);
     const refused = await session.call(read, LABEL);
@@ -265,8 +251,8 @@ describe('2025-06-18: the MCP session a narrower token opened', () => {
   });
 
   test('attack: a session the wider token opened neither lists nor runs, for the narrower token, what it does not cover', async () => {
-    const write = await tokenOf('u-legacy-down', WRITE);
-    const read = await tokenOf('u-legacy-down', READ);
+    const write = await as.accessToken('u-legacy-down', WRITE);
+    const read = await as.accessToken('u-legacy-down', READ);
     const session = await legacySession(write);
     assert.ok(names(await session.list(write)).includes('add_label'));
     assert.deepEqual(names(await session.list(read)), ['get_order', 'search_tickets']);
@@ -284,8 +270,8 @@ describe('2025-06-18: the MCP session a narrower token opened', () => {
 
 describe('REST: the session a narrower token opened', () => {
   test('benign: after a step-up the wider token runs the call in the same session and lists it', async () => {
-    const read = await tokenOf('u-rest-up', READ);
-    const write = await tokenOf('u-rest-up', WRITE);
+    const read = await as.accessToken('u-rest-up', READ);
+    const write = await as.accessToken('u-rest-up', WRITE);
     const opened = await rest(read, 'POST', '/v1/sessions', {});
     assert.equal(opened.status, 201);
     const id = opened.body.id as string;
@@ -310,8 +296,8 @@ describe('REST: the session a narrower token opened', () => {
   });
 
   test('attack: a session the wider token opened neither lists nor runs, for the narrower token, what it does not cover', async () => {
-    const write = await tokenOf('u-rest-down', WRITE);
-    const read = await tokenOf('u-rest-down', READ);
+    const write = await as.accessToken('u-rest-down', WRITE);
+    const read = await as.accessToken('u-rest-down', READ);
     const opened = await rest(write, 'POST', '/v1/sessions', {});
     const id = opened.body.id as string;
     assert.ok(restNames(opened.body).includes('add_label'));
@@ -350,8 +336,8 @@ describe('REST: the session a narrower token opened', () => {
 
 describe('scopes never widen past the agent grants', () => {
   test('attack: a token holding every scope gets no tool support-bot is not granted, in any era', async () => {
-    const read = await tokenOf('u-widen', READ);
-    const all = await tokenOf('u-widen', ALL);
+    const read = await as.accessToken('u-widen', READ);
+    const all = await as.accessToken('u-widen', ALL);
     // Opened by the narrower token, then used by the widest one: the run, the MCP session, REST.
     const listed = await modern(read, 'tools/list', {});
     const run = listed.body.result?._meta?.['io.toolgate/run'] as string;
@@ -395,8 +381,8 @@ describe('scopes never widen past the agent grants', () => {
 
 describe('a tool listed under its clash name (attack round 9 F1)', () => {
   test('attack: the narrower token calling it by that name is asked to step up, in both eras and over REST', async () => {
-    const write = await tokenOf('u-clash', WRITE);
-    const read = await tokenOf('u-clash', READ);
+    const write = await as.accessToken('u-clash', WRITE);
+    const read = await as.accessToken('u-clash', READ);
     // 2026-07-28: the wider token's run lists it under the clash name.
     const listed = await modern(write, 'tools/list', {});
     const run = listed.body.result?._meta?.['io.toolgate/run'] as string;
@@ -423,7 +409,7 @@ describe('a tool listed under its clash name (attack round 9 F1)', () => {
   });
 
   test('benign: the wider token runs it by that name', async () => {
-    const write = await tokenOf('u-clash-ok', WRITE);
+    const write = await as.accessToken('u-clash-ok', WRITE);
     const ran = await modern(write, 'tools/call', OPS_LABEL);
     assert.equal(ran.status, 200);
     assert.equal(ran.body.result?.isError ?? false, false, JSON.stringify(ran.body));
