@@ -19,8 +19,8 @@ import { type Gateway, openGateway } from '../../src/host/toolgate.js';
 import { ROOT } from '../support/cli.js';
 import { approvePendingReviews } from '../support/reviews.js';
 import { LOOPBACK_OUTBOUND } from '../support/webhook-receiver.js';
-import { initializeRequest, MODERN_ENVELOPE, postMcp } from '../support/world.js';
 import { type AuthorizationServer, startAuthorizationServer } from './authorization-server.js';
+import { modernRpc, type Rpc, rpcSession } from './mcp-rpc.js';
 
 const admin: Actor = { id: 'test-admin', via: 'library' };
 const DEMO = readFileSync(join(ROOT, 'demo', 'catalog.yaml'), 'utf8');
@@ -110,67 +110,14 @@ after(async () => {
   rmSync(dir, { recursive: true, force: true, maxRetries: 5, retryDelay: 50 });
 });
 
-interface Rpc {
-  readonly status: number;
-  readonly challenge: string | null;
-  readonly body: {
-    result?: { tools?: { name: string }[]; isError?: boolean; _meta?: Record<string, unknown> };
-    error?: { data?: { code?: string } };
-  };
-  readonly session: string | null;
-}
-
-/** A raw POST to /mcp, its JSON-RPC answer read from JSON or from the event stream. */
-async function rpc(token: string, body: unknown, headers: Record<string, string>): Promise<Rpc> {
-  const res = await postMcp(base, body, token, headers);
-  const text = await res.text();
-  const json = (res.headers.get('content-type') ?? '').includes('text/event-stream')
-    ? (text
-        .split('\n')
-        .filter((l) => l.startsWith('data: '))
-        .map((l) => JSON.parse(l.slice(6)) as Rpc['body'] & { id?: unknown })
-        .find((m) => m.id !== undefined) ?? {})
-    : text
-      ? (JSON.parse(text) as Rpc['body'])
-      : {};
-  return {
-    status: res.status,
-    challenge: res.headers.get('www-authenticate'),
-    body: json,
-    session: res.headers.get('mcp-session-id'),
-  };
-}
-
 const names = (r: Rpc) => (r.body.result?.tools ?? []).map((t) => t.name).sort();
 
 /** A 2025-06-18 MCP session opened by `token`: its requests, as whichever token sends them. */
-async function legacySession(token: string) {
-  const opened = await rpc(token, initializeRequest(), {});
-  assert.equal(opened.status, 200);
-  const session = opened.session ?? '';
-  const headers = { 'mcp-session-id': session, 'mcp-protocol-version': '2025-06-18' };
-  await rpc(token, { jsonrpc: '2.0', method: 'notifications/initialized' }, headers);
-  let id = 10;
-  return {
-    list: (as: string) => rpc(as, { jsonrpc: '2.0', id: id++, method: 'tools/list' }, headers),
-    call: (as: string, params: unknown) =>
-      rpc(as, { jsonrpc: '2.0', id: id++, method: 'tools/call', params }, headers),
-  };
-}
+const legacySession = (token: string) => rpcSession(base, token);
 
 /** A raw 2026-07-28 request as `token`, in the run `run` when one is named. */
-function modern(token: string, method: string, params: Record<string, unknown>, run?: string) {
-  const meta = { ...MODERN_ENVELOPE, ...(run ? { 'io.toolgate/run': run } : {}) };
-  return rpc(
-    token,
-    { jsonrpc: '2.0', id: 1, method, params: { ...params, _meta: meta } },
-    {
-      'mcp-protocol-version': '2026-07-28',
-      'mcp-method': method,
-      ...(typeof params.name === 'string' ? { 'mcp-name': params.name } : {}),
-    },
-  );
-}
+const modern = (token: string, method: string, params: Record<string, unknown>, run?: string) =>
+  modernRpc(base, token, method, params, run);
 
 /** A REST agent request as `token`. */
 async function rest(token: string, method: string, path: string, body?: unknown) {
