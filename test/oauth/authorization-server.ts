@@ -21,11 +21,22 @@ export interface AuthorizationServer {
   readonly grantable: Map<string, string>;
   /** Signs `claims` with the AS's own key, as it signs access tokens (for hand-made variants). */
   mint(claims: Record<string, unknown>): Promise<string>;
+  /**
+   * An access token the AS signs for its user `sub` with `scope`, as it signs those it issues:
+   * of `client` (default: its first public client), for `audience` (default: the first resource
+   * it serves), valid five minutes from now.
+   */
+  accessToken(sub: string, scope: string, options?: AccessTokenOptions): Promise<string>;
   /** Every token exchange the AS answered: who asked, for which audience. */
   readonly exchanges: { client: string; audience: string; subject: string }[];
   /** Every subject token sent to the AS's token-exchange grant, answered or not. */
   readonly exchangeAttempts: string[];
   close(): Promise<void>;
+}
+
+export interface AccessTokenOptions {
+  readonly client?: string;
+  readonly audience?: string;
 }
 
 export interface AuthorizationServerOptions {
@@ -152,6 +163,10 @@ export async function startAuthorizationServer(
   );
   const callback = provider.callback();
   handler = callback;
+  const mint = (claims: Record<string, unknown>) =>
+    new SignJWT(claims)
+      .setProtectedHeader({ alg: 'ES256', kid: 'as-1', typ: 'at+jwt' })
+      .sign(privateKey);
 
   return {
     issuer,
@@ -160,10 +175,19 @@ export async function startAuthorizationServer(
     grantable,
     exchanges,
     exchangeAttempts,
-    mint: (claims) =>
-      new SignJWT(claims)
-        .setProtectedHeader({ alg: 'ES256', kid: 'as-1', typ: 'at+jwt' })
-        .sign(privateKey),
+    mint,
+    accessToken: (sub, scope, { client, audience } = {}) => {
+      const now = Math.floor(Date.now() / 1000);
+      return mint({
+        iss: issuer,
+        sub,
+        aud: audience ?? Object.keys(options.resources)[0],
+        client_id: client ?? options.publicClients[0],
+        scope,
+        iat: now,
+        exp: now + 300,
+      });
+    },
     close: () =>
       new Promise<void>((r) => {
         server.closeAllConnections();

@@ -79,20 +79,6 @@ after(async () => {
   rmSync(dir, { recursive: true, force: true, maxRetries: 5, retryDelay: 50 });
 });
 
-/** An access token `as` signs for its user `sub`, as it signs the ones it issues. */
-function tokenOf(as: AuthorizationServer, sub: string): Promise<string> {
-  const now = Math.floor(Date.now() / 1000);
-  return as.mint({
-    iss: as.issuer,
-    sub,
-    aud: RESOURCE,
-    client_id: 'support-client',
-    scope: 'tickets.read',
-    iat: now,
-    exp: now + 300,
-  });
-}
-
 async function openSession(bearer: string, body: Record<string, unknown> = {}) {
   const res = await fetch(`${base}/v1/sessions`, {
     method: 'POST',
@@ -125,8 +111,8 @@ async function refusals(): Promise<Record<string, unknown>[]> {
 
 describe('a user is an issuer and a subject', () => {
   test("issuer B's alice never receives issuer A's alice's replayed result; A's alice does", async () => {
-    const a = await tokenOf(asA, 'alice');
-    const b = await tokenOf(asB, 'alice');
+    const a = await asA.accessToken('alice', 'tickets.read');
+    const b = await asB.accessToken('alice', 'tickets.read');
     const sessionA = await openSession(a);
     assert.equal(sessionA.status, 201);
     assert.equal(sessionA.body.user_id, oauthUserId(asA.issuer, 'alice'));
@@ -169,8 +155,8 @@ describe('a user is an issuer and a subject', () => {
   });
 
   test("issuer B's alice presenting A's alice's session is refused as if it did not exist", async () => {
-    const a = await tokenOf(asA, 'alice');
-    const b = await tokenOf(asB, 'alice');
+    const a = await asA.accessToken('alice', 'tickets.read');
+    const b = await asB.accessToken('alice', 'tickets.read');
     const sessionA = await openSession(a);
     const stolen = await call(b, sessionA.body.id, 'stolen-key');
     assert.equal(stolen.status, 404);
@@ -193,7 +179,7 @@ describe('a user is an issuer and a subject', () => {
     await tg.config.apply([{ kind: 'User', spec: { id, permissions: [], enabled: false } }], admin);
     try {
       const before = (await refusals()).length;
-      const refused = await openSession(await tokenOf(asA, 'alice'));
+      const refused = await openSession(await asA.accessToken('alice', 'tickets.read'));
       assert.equal(refused.status, 401);
       // The refused token named its caller: audited, with the whole user.
       const audited = (await refusals()).slice(before);
@@ -201,7 +187,7 @@ describe('a user is an issuer and a subject', () => {
         audited.map((d) => [d.reason, d.user]),
         [['user_disabled', id]],
       );
-      assert.equal((await openSession(await tokenOf(asB, 'alice'))).status, 201);
+      assert.equal((await openSession(await asB.accessToken('alice', 'tickets.read'))).status, 201);
       assert.equal((await openSession(apiKey, { on_behalf_of: 'alice' })).status, 201);
     } finally {
       await tg.config.apply(

@@ -311,16 +311,8 @@ describe('the OAuth dance with the v2 SDK client, 2026-07-28', () => {
 describe('step-up on the REST call route and the 2026-07-28 era', () => {
   const CHALLENGE = `Bearer resource_metadata="${PUBLIC}/.well-known/oauth-protected-resource/mcp", error="insufficient_scope", scope="tickets.write"`;
 
-  /** A real access token (tickets.read only) from the AS, by the SDK's dance. */
-  async function readToken(user: string): Promise<string> {
-    as.grantable.set(RESOURCE, 'tickets.read');
-    const oauth = new TestOAuthClient('support-client', user);
-    await connect(oauth);
-    return oauth.tokens()?.access_token ?? '';
-  }
-
   test('REST: a tool beyond the token scopes is 403 INSUFFICIENT_SCOPE with the challenge; a covered tool runs', async () => {
-    const token = await readToken('dora');
+    const token = await as.accessToken('dora', 'tickets.read');
     const auth = { authorization: `Bearer ${token}`, 'content-type': 'application/json' };
     const opened = await fetch(`${base}/v1/sessions`, {
       method: 'POST',
@@ -374,7 +366,7 @@ describe('step-up on the REST call route and the 2026-07-28 era', () => {
   });
 
   test('2026-07-28: tools/call beyond the token scopes is the same step-up challenge', async () => {
-    const token = await readToken('erin');
+    const token = await as.accessToken('erin', 'tickets.read');
     const post = (name: string, args: Record<string, unknown>) =>
       fetch(`${base}/mcp`, {
         method: 'POST',

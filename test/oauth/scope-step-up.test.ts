@@ -19,8 +19,8 @@ import { type Gateway, openGateway } from '../../src/host/toolgate.js';
 import { ROOT } from '../support/cli.js';
 import { approvePendingReviews } from '../support/reviews.js';
 import { LOOPBACK_OUTBOUND } from '../support/webhook-receiver.js';
-import { initializeRequest, MODERN_ENVELOPE, postMcp } from '../support/world.js';
 import { type AuthorizationServer, startAuthorizationServer } from './authorization-server.js';
+import { modernRpc, type Rpc, rpcSession } from './mcp-rpc.js';
 
 const admin: Actor = { id: 'test-admin', via: 'library' };
 const DEMO = readFileSync(join(ROOT, 'demo', 'catalog.yaml'), 'utf8');
@@ -110,81 +110,14 @@ after(async () => {
   rmSync(dir, { recursive: true, force: true, maxRetries: 5, retryDelay: 50 });
 });
 
-/** An access token the AS signs for its user `sub` with `scope`, as it signs those it issues. */
-function tokenOf(sub: string, scope: string): Promise<string> {
-  const now = Math.floor(Date.now() / 1000);
-  return as.mint({
-    iss: as.issuer,
-    sub,
-    aud: RESOURCE,
-    client_id: 'support-client',
-    scope,
-    iat: now,
-    exp: now + 300,
-  });
-}
-
-interface Rpc {
-  readonly status: number;
-  readonly challenge: string | null;
-  readonly body: {
-    result?: { tools?: { name: string }[]; isError?: boolean; _meta?: Record<string, unknown> };
-    error?: { data?: { code?: string } };
-  };
-  readonly session: string | null;
-}
-
-/** A raw POST to /mcp, its JSON-RPC answer read from JSON or from the event stream. */
-async function rpc(token: string, body: unknown, headers: Record<string, string>): Promise<Rpc> {
-  const res = await postMcp(base, body, token, headers);
-  const text = await res.text();
-  const json = (res.headers.get('content-type') ?? '').includes('text/event-stream')
-    ? (text
-        .split('\n')
-        .filter((l) => l.startsWith('data: '))
-        .map((l) => JSON.parse(l.slice(6)) as Rpc['body'] & { id?: unknown })
-        .find((m) => m.id !== undefined) ?? {})
-    : text
-      ? (JSON.parse(text) as Rpc['body'])
-      : {};
-  return {
-    status: res.status,
-    challenge: res.headers.get('www-authenticate'),
-    body: json,
-    session: res.headers.get('mcp-session-id'),
-  };
-}
-
 const names = (r: Rpc) => (r.body.result?.tools ?? []).map((t) => t.name).sort();
 
 /** A 2025-06-18 MCP session opened by `token`: its requests, as whichever token sends them. */
-async function legacySession(token: string) {
-  const opened = await rpc(token, initializeRequest(), {});
-  assert.equal(opened.status, 200);
-  const session = opened.session ?? '';
-  const headers = { 'mcp-session-id': session, 'mcp-protocol-version': '2025-06-18' };
-  await rpc(token, { jsonrpc: '2.0', method: 'notifications/initialized' }, headers);
-  let id = 10;
-  return {
-    list: (as: string) => rpc(as, { jsonrpc: '2.0', id: id++, method: 'tools/list' }, headers),
-    call: (as: string, params: unknown) =>
-      rpc(as, { jsonrpc: '2.0', id: id++, method: 'tools/call', params }, headers),
-  };
-}
+const legacySession = (token: string) => rpcSession(base, token);
 
 /** A raw 2026-07-28 request as `token`, in the run `run` when one is named. */
-function modern(token: string, method: string, params: Record<string, unknown>, run?: string) {
-  const meta = { ...MODERN_ENVELOPE, ...(run ? { 'io.toolgate/run': run } : {}) };
-  return rpc(
-    token,
-    { jsonrpc: '2.0', id: 1, method, params: { ...params, _meta: meta } },
-    {
-      'mcp-protocol-version': '2026-07-28',
-      'mcp-method': method,
-      ...(typeof params.name === 'string' ? { 'mcp-name': params.name } : {}),
-    },
-  );
-}
+const modern = (token: string, method: string, params: Record<string, unknown>, run?: string) =>
+  modernRpc(base, token, method, params, run);
 
 /** A REST agent request as `token`. */
 async function rest(token: string, method: string, path: string, body?: unknown) {
@@ -205,8 +138,8 @@ const restNames = (body: Record<string, unknown>) =>
 
 describe('2026-07-28: the run a narrower token opened', () => {
   test('benign: after a step-up the wider token runs the call in the same default run and lists it', async () => {
-    const read = await tokenOf('u-modern-up', READ);
-    const write = await tokenOf('u-modern-up', WRITE);
+    const read = await as.accessToken('u-modern-up', READ);
+    const write = await as.accessToken('u-modern-up', WRITE);
     const listed = await modern(read, 'tools/list', {});
     assert.equal(listed.status, 200);
     const run = listed.body.result?._meta?.['io.toolgate/run'];
@@ -227,8 +160,8 @@ describe('2026-07-28: the run a narrower token opened', () => {
   });
 
   test('attack: a run the wider token opened neither lists nor runs, for the narrower token, what it does not cover', async () => {
-    const write = await tokenOf('u-modern-down', WRITE);
-    const read = await tokenOf('u-modern-down', READ);
+    const write = await as.accessToken('u-modern-down', WRITE);
+    const read = await as.accessToken('u-modern-down', READ);
     const listed = await modern(write, 'tools/list', {});
     const run = listed.body.result?._meta?.['io.toolgate/run'] as string;
     assert.ok(names(listed).includes('add_label'), names(listed).join());
@@ -251,8 +184,8 @@ describe('2026-07-28: the run a narrower token opened', () => {
 
 describe('2025-06-18: the MCP session a narrower token opened', () => {
   test('benign: after a step-up the wider token runs the call in the same session and lists it', async () => {
-    const read = await tokenOf('u-legacy-up', READ);
-    const write = await tokenOf('u-legacy-up', WRITE);
+    const read = await as.accessToken('u-legacy-up', READ);
+    const write = await as.accessToken('u-legacy-up', WRITE);
     const session = await legacySession(read);
     assert.deepEqual(names(await session.list(read)), ['get_order', 'search_tickets']);
     const refused = await session.call(read, LABEL);
@@ -265,8 +198,8 @@ describe('2025-06-18: the MCP session a narrower token opened', () => {
   });
 
   test('attack: a session the wider token opened neither lists nor runs, for the narrower token, what it does not cover', async () => {
-    const write = await tokenOf('u-legacy-down', WRITE);
-    const read = await tokenOf('u-legacy-down', READ);
+    const write = await as.accessToken('u-legacy-down', WRITE);
+    const read = await as.accessToken('u-legacy-down', READ);
     const session = await legacySession(write);
     assert.ok(names(await session.list(write)).includes('add_label'));
     assert.deepEqual(names(await session.list(read)), ['get_order', 'search_tickets']);
@@ -284,8 +217,8 @@ describe('2025-06-18: the MCP session a narrower token opened', () => {
 
 describe('REST: the session a narrower token opened', () => {
   test('benign: after a step-up the wider token runs the call in the same session and lists it', async () => {
-    const read = await tokenOf('u-rest-up', READ);
-    const write = await tokenOf('u-rest-up', WRITE);
+    const read = await as.accessToken('u-rest-up', READ);
+    const write = await as.accessToken('u-rest-up', WRITE);
     const opened = await rest(read, 'POST', '/v1/sessions', {});
     assert.equal(opened.status, 201);
     const id = opened.body.id as string;
@@ -310,8 +243,8 @@ describe('REST: the session a narrower token opened', () => {
   });
 
   test('attack: a session the wider token opened neither lists nor runs, for the narrower token, what it does not cover', async () => {
-    const write = await tokenOf('u-rest-down', WRITE);
-    const read = await tokenOf('u-rest-down', READ);
+    const write = await as.accessToken('u-rest-down', WRITE);
+    const read = await as.accessToken('u-rest-down', READ);
     const opened = await rest(write, 'POST', '/v1/sessions', {});
     const id = opened.body.id as string;
     assert.ok(restNames(opened.body).includes('add_label'));
@@ -350,8 +283,8 @@ describe('REST: the session a narrower token opened', () => {
 
 describe('scopes never widen past the agent grants', () => {
   test('attack: a token holding every scope gets no tool support-bot is not granted, in any era', async () => {
-    const read = await tokenOf('u-widen', READ);
-    const all = await tokenOf('u-widen', ALL);
+    const read = await as.accessToken('u-widen', READ);
+    const all = await as.accessToken('u-widen', ALL);
     // Opened by the narrower token, then used by the widest one: the run, the MCP session, REST.
     const listed = await modern(read, 'tools/list', {});
     const run = listed.body.result?._meta?.['io.toolgate/run'] as string;
@@ -395,8 +328,8 @@ describe('scopes never widen past the agent grants', () => {
 
 describe('a tool listed under its clash name (attack round 9 F1)', () => {
   test('attack: the narrower token calling it by that name is asked to step up, in both eras and over REST', async () => {
-    const write = await tokenOf('u-clash', WRITE);
-    const read = await tokenOf('u-clash', READ);
+    const write = await as.accessToken('u-clash', WRITE);
+    const read = await as.accessToken('u-clash', READ);
     // 2026-07-28: the wider token's run lists it under the clash name.
     const listed = await modern(write, 'tools/list', {});
     const run = listed.body.result?._meta?.['io.toolgate/run'] as string;
@@ -423,7 +356,7 @@ describe('a tool listed under its clash name (attack round 9 F1)', () => {
   });
 
   test('benign: the wider token runs it by that name', async () => {
-    const write = await tokenOf('u-clash-ok', WRITE);
+    const write = await as.accessToken('u-clash-ok', WRITE);
     const ran = await modern(write, 'tools/call', OPS_LABEL);
     assert.equal(ran.status, 200);
     assert.equal(ran.body.result?.isError ?? false, false, JSON.stringify(ran.body));

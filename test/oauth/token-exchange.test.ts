@@ -273,20 +273,6 @@ describe('token exchange for an upstream http tool', () => {
 });
 
 describe('a token goes only to its own issuer’s token endpoint', () => {
-  /** An access token `server` signs for `sub`, as it signs the ones it issues. */
-  function tokenOf(server: AuthorizationServer, sub: string): Promise<string> {
-    const now = Math.floor(Date.now() / 1000);
-    return server.mint({
-      iss: server.issuer,
-      sub,
-      aud: RESOURCE,
-      client_id: 'support-client',
-      scope: 'orders.read',
-      iat: now,
-      exp: now + 300,
-    });
-  }
-
   async function callOrders(token: string, order: string) {
     const auth = { authorization: `Bearer ${token}`, 'content-type': 'application/json' };
     const open = await fetch(`${base}/v1/sessions`, { method: 'POST', headers: auth, body: '{}' });
@@ -305,7 +291,7 @@ describe('a token goes only to its own issuer’s token endpoint', () => {
   }
 
   test('another trusted issuer’s token is refused with a structured, audited error and never sent', async () => {
-    const foreign = await tokenOf(other, 'fay');
+    const foreign = await other.accessToken('fay', 'orders.read');
     const attempts = as.exchangeAttempts.length;
     const calls = seen.length;
     const refused = await callOrders(foreign, 'F-1');
@@ -327,7 +313,7 @@ describe('a token goes only to its own issuer’s token endpoint', () => {
     );
 
     // Benign neighbour: a token of the endpoint's own issuer is exchanged as before.
-    const own = await tokenOf(as, 'gus');
+    const own = await as.accessToken('gus', 'orders.read');
     const ok = (await callOrders(own, 'G-1')) as { code?: string; output?: unknown };
     assert.equal(ok.code, undefined, JSON.stringify(ok));
     assert.ok(as.exchangeAttempts.includes(own));
