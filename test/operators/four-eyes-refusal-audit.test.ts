@@ -1,0 +1,204 @@
+/**
+ * Every four-eyes refusal is in the audit log, whichever edge made it (INVARIANTS 14; attack round
+ * 9, F5): once the first admin is set up, the bootstrap token creating, promoting, arming,
+ * disabling or re-passwording a second pair of eyes, or stripping the first admin's factor, is
+ * refused and recorded as one `operator.four_eyes_refused` (actor the token, subject the account,
+ * the edge, the act, the reason), and so is an operator changing their own roles. A refused
+ * attempt writes that one record and nothing else, and never a secret. The benign neighbours: what
+ * the token may still do (an auditor's account, its teams, its password) and an admin changing
+ * another admin's roles record what they did and no refusal.
+ */
+import assert from 'node:assert/strict';
+import { after, before, describe, test } from 'node:test';
+import { MasterKey } from '../../src/domain/credentials/index.js';
+import { openWorld, type World } from '../support/world.js';
+
+const PASSWORD = 'correct-horse-battery-staple-9137';
+
+interface Recorded {
+  readonly action: string;
+  readonly actor: string;
+  readonly via: string;
+  readonly subject: string;
+  readonly details: Record<string, unknown>;
+  readonly raw: string;
+}
+
+describe('four-eyes refusals are audited: the bootstrap token after the genesis, one’s own roles', () => {
+  let w: World;
+  let alice = '';
+  let aliceTokenId = '';
+
+  /** The seq of the newest event: what a step wrote is what comes after it. */
+  const mark = async () => (await w.tg.admin.events.list({ limit: 100_000 })).at(-1)?.seq ?? 0;
+  const since = async (seq: number): Promise<Recorded[]> =>
+    (await w.tg.admin.events.list({ afterSeq: seq, limit: 1000 })).map((e) => ({
+      action: e.action,
+      actor: e.actor,
+      via: e.via,
+      subject: e.subject,
+      details: JSON.parse(e.details) as Record<string, unknown>,
+      raw: e.details,
+    }));
+
+  /**
+   * Runs a refused attempt and returns its one record: a 403, and exactly one new event, the
+   * refusal, so nothing else was written.
+   */
+  async function refusedOnce(
+    attempt: () => Promise<{ status: number; body: Record<string, unknown> }>,
+  ): Promise<Recorded> {
+    const seq = await mark();
+    const r = await attempt();
+    assert.equal(r.status, 403, JSON.stringify(r.body));
+    assert.equal(r.body.code, 'FORBIDDEN');
+    const written = await since(seq);
+    assert.deepEqual(
+      written.map((e) => e.action),
+      ['operator.four_eyes_refused'],
+      JSON.stringify(written),
+    );
+    const [record] = written;
+    assert.ok(record);
+    assert.equal(record.details.message, r.body.message);
+    assert.doesNotMatch(record.raw, new RegExp(PASSWORD));
+    return record;
+  }
+
+  /** Runs an allowed attempt: its status, the actions it wrote, and no four-eyes refusal. */
+  async function allowed(
+    attempt: () => Promise<{ status: number; body: Record<string, unknown> }>,
+    status: number,
+  ): Promise<string[]> {
+    const seq = await mark();
+    const r = await attempt();
+    assert.equal(r.status, status, JSON.stringify(r.body));
+    const actions = (await since(seq)).map((e) => e.action);
+    assert.ok(!actions.includes('operator.four_eyes_refused'), actions.join());
+    return actions;
+  }
+
+  before(async () => {
+    w = await openWorld({ rest: true, options: { masterKey: MasterKey.generate() } });
+    // The fresh install's path: the bootstrap token creates the first admin, her token, her factor.
+    assert.equal(
+      (await w.send('POST', '/v1/operators', { id: 'alice', roles: ['admin'] })).status,
+      201,
+    );
+    const issued = await w.send('POST', '/v1/operators/alice/tokens', {
+      name: 'laptop',
+      expires_in_days: 5,
+    });
+    assert.equal(issued.status, 201, JSON.stringify(issued.body));
+    alice = String(issued.body.token);
+    aliceTokenId = String(issued.body.id);
+    assert.equal((await w.send('POST', '/v1/operators/alice/second-factor')).status, 201);
+    // Alice, as her own account, sets up an approver and a second admin.
+    for (const [id, roles] of [
+      ['appr', ['approver']],
+      ['bob', ['admin']],
+    ] as const) {
+      const created = await w.send('POST', '/v1/operators', { id, roles }, alice);
+      assert.equal(created.status, 201, JSON.stringify(created.body));
+    }
+  });
+  after(() => w?.close());
+
+  test('creating: an auditor is the bootstrap token’s to create and audited as the creation; an approver is refused and audited as a refusal', async () => {
+    const created = await allowed(
+      () => w.send('POST', '/v1/operators', { id: 'audrey', roles: ['auditor'] }),
+      201,
+    );
+    assert.ok(created.includes('operator.created'));
+    const refusal = await refusedOnce(() =>
+      w.send('POST', '/v1/operators', { id: 'bt-appr', roles: ['approver'], password: PASSWORD }),
+    );
+    assert.equal(refusal.actor, 'admin-token');
+    assert.equal(refusal.via, 'rest');
+    assert.equal(refusal.subject, 'operator:bt-appr');
+    assert.equal(refusal.details.edge, 'rest');
+    assert.equal(refusal.details.act, 'create');
+    assert.equal(refusal.details.reason, 'bootstrap_after_setup');
+    assert.match(String(refusal.details.message), /cannot create an approver or an admin/);
+    assert.equal((await w.send('GET', '/v1/operators/bt-appr')).status, 404);
+  });
+
+  test('changing: the token changes an auditor’s teams; promoting it, or disabling or re-passwording an approver, is refused and audited', async () => {
+    await allowed(() => w.send('PATCH', '/v1/operators/audrey', { teams: ['payments'] }), 200);
+    const promote = await refusedOnce(() =>
+      w.send('PATCH', '/v1/operators/audrey', { roles: ['admin'] }),
+    );
+    assert.equal(promote.subject, 'operator:audrey');
+    assert.equal(promote.details.act, 'update');
+    assert.equal(promote.details.reason, 'bootstrap_after_setup');
+    assert.deepEqual((await w.tg.admin.operators.get('audrey')).roles, ['auditor']);
+    const disable = await refusedOnce(() => w.send('POST', '/v1/operators/appr/disable'));
+    assert.equal(disable.subject, 'operator:appr');
+    assert.equal(disable.details.act, 'update');
+    assert.equal((await w.tg.admin.operators.get('appr')).disabled, false);
+    // The benign neighbour of a password: an auditor's is still the token's to set.
+    await allowed(
+      () => w.send('PUT', '/v1/operators/audrey/password', { password: PASSWORD }),
+      204,
+    );
+    const password = await refusedOnce(() =>
+      w.send('PUT', '/v1/operators/appr/password', { password: PASSWORD }),
+    );
+    assert.equal(password.subject, 'operator:appr');
+    assert.equal(password.details.act, 'set_password');
+    assert.equal((await w.tg.admin.operators.get('appr')).has_password, false);
+  });
+
+  test('arming: the token cannot enrol or remove a second factor, issue or revoke an admin’s token; an admin can', async () => {
+    const enrol = await refusedOnce(() => w.send('POST', '/v1/operators/appr/second-factor'));
+    assert.equal(enrol.subject, 'operator:appr');
+    assert.equal(enrol.details.act, 'enrol_second_factor');
+    assert.equal(enrol.actor, 'admin-token');
+    const strip = await refusedOnce(() => w.send('DELETE', '/v1/operators/alice/second-factor'));
+    assert.equal(strip.subject, 'operator:alice');
+    assert.equal(strip.details.act, 'remove_second_factor');
+    assert.equal(await w.tg.admin.secondFactor.enrolled('alice'), true);
+    const token = await refusedOnce(() =>
+      w.send('POST', '/v1/operators/appr/tokens', { name: 'x', expires_in_days: 1 }),
+    );
+    assert.equal(token.subject, 'operator:appr');
+    assert.equal(token.details.act, 'issue_token');
+    assert.deepEqual(await w.tg.admin.operators.tokens('appr'), []);
+    const revoke = await refusedOnce(() =>
+      w.send('DELETE', `/v1/operators/alice/tokens/${aliceTokenId}`),
+    );
+    assert.equal(revoke.subject, 'operator:alice');
+    assert.equal(revoke.details.act, 'revoke_token');
+    // The benign neighbours, as an admin's own account: enrol and issue are allowed and recorded.
+    const armed = await allowed(
+      () => w.send('POST', '/v1/operators/appr/second-factor', undefined, alice),
+      201,
+    );
+    assert.ok(armed.includes('second_factor.enrolled'), armed.join());
+    const issued = await allowed(
+      () => w.send('POST', '/v1/operators/appr/tokens', { name: 'x', expires_in_days: 1 }, alice),
+      201,
+    );
+    assert.ok(issued.includes('operator.token_issued'), issued.join());
+  });
+
+  test('one’s own roles: an admin changes another admin’s roles; changing her own is refused and audited', async () => {
+    const granted = await allowed(
+      () => w.send('PATCH', '/v1/operators/bob', { roles: ['admin', 'auditor'] }, alice),
+      200,
+    );
+    assert.ok(granted.includes('operator.updated'));
+    const self = await refusedOnce(() =>
+      w.send('PATCH', '/v1/operators/alice', { roles: ['admin', 'approver'] }, alice),
+    );
+    assert.equal(self.actor, 'operator:alice');
+    assert.equal(self.subject, 'operator:alice');
+    assert.equal(self.details.edge, 'rest');
+    assert.equal(self.details.act, 'update');
+    assert.equal(self.details.reason, 'own_roles');
+    assert.match(String(self.details.message), /cannot change their own roles/);
+    assert.deepEqual((await w.tg.admin.operators.get('alice')).roles, ['admin']);
+    // Her own name is hers to change: no refusal.
+    await allowed(() => w.send('PATCH', '/v1/operators/alice', { name: 'Alice' }, alice), 200);
+  });
+});
