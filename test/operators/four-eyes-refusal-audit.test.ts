@@ -6,11 +6,16 @@
  * the edge, the act, the reason), and so is an operator changing their own roles. A refused
  * attempt writes that one record and nothing else, and never a secret. The benign neighbours: what
  * the token may still do (an auditor's account, its teams, its password) and an admin changing
- * another admin's roles record what they did and no refusal.
+ * another admin's roles record what they did and no refusal. The change desk's four eyes likewise:
+ * the requester approving their own change, or an approver approving twice, is one
+ * `change.approval_refused`, beside an approval that counts.
  */
 import assert from 'node:assert/strict';
 import { after, before, describe, test } from 'node:test';
 import { MasterKey } from '../../src/domain/credentials/index.js';
+import { totpAt } from '../../src/domain/decisions/index.js';
+import { approvePendingReviews } from '../support/reviews.js';
+import { validTool } from '../support/tools.js';
 import { openWorld, type World } from '../support/world.js';
 
 const PASSWORD = 'correct-horse-battery-staple-9137';
@@ -24,10 +29,17 @@ interface Recorded {
   readonly raw: string;
 }
 
-describe('four-eyes refusals are audited: the bootstrap token after the genesis, one’s own roles', () => {
+describe('four-eyes refusals are audited: the bootstrap token after the genesis, one’s own roles, one’s own change', () => {
   let w: World;
   let alice = '';
   let aliceTokenId = '';
+  let aliceSecret = '';
+  let now = new Date('2026-05-04T10:00:00Z');
+  /** A fresh code of a second factor: each call moves the clock one TOTP step on. */
+  const code = (secret: string) => {
+    now = new Date(now.getTime() + 30_000);
+    return totpAt(secret, now);
+  };
 
   /** The seq of the newest event: what a step wrote is what comes after it. */
   const mark = async () => (await w.tg.admin.events.list({ limit: 100_000 })).at(-1)?.seq ?? 0;
@@ -43,10 +55,11 @@ describe('four-eyes refusals are audited: the bootstrap token after the genesis,
 
   /**
    * Runs a refused attempt and returns its one record: a 403, and exactly one new event, the
-   * refusal, so nothing else was written.
+   * refusal (`action`), so nothing else was written.
    */
   async function refusedOnce(
     attempt: () => Promise<{ status: number; body: Record<string, unknown> }>,
+    action = 'operator.four_eyes_refused',
   ): Promise<Recorded> {
     const seq = await mark();
     const r = await attempt();
@@ -55,7 +68,7 @@ describe('four-eyes refusals are audited: the bootstrap token after the genesis,
     const written = await since(seq);
     assert.deepEqual(
       written.map((e) => e.action),
-      ['operator.four_eyes_refused'],
+      [action],
       JSON.stringify(written),
     );
     const [record] = written;
@@ -74,12 +87,15 @@ describe('four-eyes refusals are audited: the bootstrap token after the genesis,
     const r = await attempt();
     assert.equal(r.status, status, JSON.stringify(r.body));
     const actions = (await since(seq)).map((e) => e.action);
-    assert.ok(!actions.includes('operator.four_eyes_refused'), actions.join());
+    assert.ok(!actions.some((a) => a.endsWith('_refused')), actions.join());
     return actions;
   }
 
   before(async () => {
-    w = await openWorld({ rest: true, options: { masterKey: MasterKey.generate() } });
+    w = await openWorld({
+      rest: true,
+      options: { masterKey: MasterKey.generate(), clock: () => now },
+    });
     // The fresh install's path: the bootstrap token creates the first admin, her token, her factor.
     assert.equal(
       (await w.send('POST', '/v1/operators', { id: 'alice', roles: ['admin'] })).status,
@@ -92,7 +108,9 @@ describe('four-eyes refusals are audited: the bootstrap token after the genesis,
     assert.equal(issued.status, 201, JSON.stringify(issued.body));
     alice = String(issued.body.token);
     aliceTokenId = String(issued.body.id);
-    assert.equal((await w.send('POST', '/v1/operators/alice/second-factor')).status, 201);
+    const enrolled = await w.send('POST', '/v1/operators/alice/second-factor');
+    assert.equal(enrolled.status, 201, JSON.stringify(enrolled.body));
+    aliceSecret = String(enrolled.body.secret);
     // Alice, as her own account, sets up an approver and a second admin.
     for (const [id, roles] of [
       ['appr', ['approver']],
@@ -200,5 +218,72 @@ describe('four-eyes refusals are audited: the bootstrap token after the genesis,
     assert.deepEqual((await w.tg.admin.operators.get('alice')).roles, ['admin']);
     // Her own name is hers to change: no refusal.
     await allowed(() => w.send('PATCH', '/v1/operators/alice', { name: 'Alice' }, alice), 200);
+  });
+
+  test('a change: its requester approving it, or an approver approving twice, is refused and audited; an approval that counts is recorded', async () => {
+    // Bob, an admin alice makes an approver too, requests a change that needs two people.
+    await allowed(
+      () => w.send('PATCH', '/v1/operators/bob', { roles: ['admin', 'approver'] }, alice),
+      200,
+    );
+    const issued = await w.send(
+      'POST',
+      '/v1/operators/bob/tokens',
+      { name: 'x', expires_in_days: 1 },
+      alice,
+    );
+    assert.equal(issued.status, 201, JSON.stringify(issued.body));
+    const bob = String(issued.body.token);
+    const tool = validTool({
+      id: 'wipe_disk',
+      name: 'wipe_disk',
+      action_class: 'irreversible',
+      access_tier: 'privileged',
+      required_capabilities: ['disk:wipe'],
+    });
+    const applied = await w.send('POST', '/v1/apply', [{ kind: 'Tool', spec: tool }], bob);
+    assert.equal(applied.status, 200, JSON.stringify(applied.body));
+    await approvePendingReviews(w.tg);
+    const change = (await w.tg.changes.list('pending')).find((c) =>
+      c.subject.includes('wipe_disk'),
+    );
+    assert.ok(change);
+    assert.equal(change.required, 2);
+    const approve = (token: string, totp: string) =>
+      w.send('POST', `/v1/changes/${change.id}/approve`, { totp }, token);
+    const own = await refusedOnce(() => approve(bob, '000000'), 'change.approval_refused');
+    assert.equal(own.actor, 'operator:bob');
+    assert.equal(own.subject, `change:${change.id}`);
+    assert.equal(own.details.reason, 'own_request');
+    assert.match(String(own.details.message), /requested change .* cannot approve it/);
+    // The approver, armed by alice and confirmed by her (the genesis), approves once: it counts.
+    const armed = await w.send('POST', '/v1/operators/appr/second-factor', undefined, alice);
+    assert.equal(armed.status, 201, JSON.stringify(armed.body));
+    const apprSecret = String(armed.body.secret);
+    const apprIssued = await w.send(
+      'POST',
+      '/v1/operators/appr/tokens',
+      { name: 'y', expires_in_days: 1 },
+      alice,
+    );
+    assert.equal(apprIssued.status, 201, JSON.stringify(apprIssued.body));
+    const appr = String(apprIssued.body.token);
+    const confirmed = await w.send(
+      'POST',
+      '/v1/operators/appr/confirm',
+      { totp: code(aliceSecret) },
+      alice,
+    );
+    assert.equal(confirmed.status, 200, JSON.stringify(confirmed.body));
+    const first = await allowed(() => approve(appr, code(apprSecret)), 200);
+    assert.ok(first.includes('change.approved'), first.join());
+    const twice = await refusedOnce(
+      () => approve(appr, code(apprSecret)),
+      'change.approval_refused',
+    );
+    assert.equal(twice.actor, 'operator:appr');
+    assert.equal(twice.details.reason, 'already_approved');
+    assert.deepEqual((await w.tg.changes.get(change.id)).approvers, ['operator:appr']);
+    assert.equal((await w.tg.changes.get(change.id)).status, 'pending');
   });
 });
