@@ -11,9 +11,13 @@
  * `change.approval_refused`, beside an approval that counts.
  */
 import assert from 'node:assert/strict';
+import { mkdtempSync, rmSync } from 'node:fs';
+import { tmpdir } from 'node:os';
+import { join } from 'node:path';
 import { after, before, describe, test } from 'node:test';
 import { MasterKey } from '../../src/domain/credentials/index.js';
 import { totpAt } from '../../src/domain/decisions/index.js';
+import { ensureBuilt, runCli } from '../support/cli.js';
 import { approvePendingReviews } from '../support/reviews.js';
 import { validTool } from '../support/tools.js';
 import { openWorld, type World } from '../support/world.js';
@@ -31,10 +35,12 @@ interface Recorded {
 
 describe('four-eyes refusals are audited: the bootstrap token after the genesis, one’s own roles, one’s own change', () => {
   let w: World;
+  let dir = '';
   let alice = '';
   let aliceTokenId = '';
   let aliceSecret = '';
-  let now = new Date('2026-05-04T10:00:00Z');
+  // Now, so that the CLI (on the system clock) accepts the tokens the gateway issued.
+  let now = new Date();
   /** A fresh code of a second factor: each call moves the clock one TOTP step on. */
   const code = (secret: string) => {
     now = new Date(now.getTime() + 30_000);
@@ -93,9 +99,16 @@ describe('four-eyes refusals are audited: the bootstrap token after the genesis,
   }
 
   before(async () => {
+    ensureBuilt();
+    // The CLI's folder holds the world's database (test/support/cli.ts: tg.db).
+    dir = mkdtempSync(join(tmpdir(), 'toolgate-four-eyes-audit-'));
     w = await openWorld({
       rest: true,
-      options: { masterKey: MasterKey.generate(), clock: () => now },
+      options: {
+        db: `sqlite:${join(dir, 'tg.db')}`,
+        masterKey: MasterKey.generate(),
+        clock: () => now,
+      },
     });
     // The fresh install's path: the bootstrap token creates the first admin, her token, her factor.
     assert.equal(
@@ -121,7 +134,10 @@ describe('four-eyes refusals are audited: the bootstrap token after the genesis,
       assert.equal(created.status, 201, JSON.stringify(created.body));
     }
   });
-  after(() => w?.close());
+  after(async () => {
+    await w?.close();
+    rmSync(dir, { recursive: true, force: true });
+  });
 
   test('creating: an auditor is the bootstrap token’s to create and audited as the creation; an approver is refused and audited as a refusal', async () => {
     const created = await allowed(
@@ -216,6 +232,18 @@ describe('four-eyes refusals are audited: the bootstrap token after the genesis,
     assert.equal(self.details.act, 'update');
     assert.equal(self.details.reason, 'own_roles');
     assert.match(String(self.details.message), /cannot change their own roles/);
+    // The CLI goes to the same service: the same refusal, the same record, naming its edge.
+    const seq = await mark();
+    const cli = await runCli(dir, ['operators', 'update', 'alice', '--roles', 'admin,approver'], {
+      TOOLGATE_TOKEN: alice,
+    });
+    assert.notEqual(cli.code, 0);
+    assert.match(cli.stderr, /cannot change their own roles/);
+    const viaCli = await since(seq);
+    assert.deepEqual(
+      viaCli.map((e) => [e.action, e.actor, e.subject, e.details.edge, e.details.reason]),
+      [['operator.four_eyes_refused', 'operator:alice', 'operator:alice', 'cli', 'own_roles']],
+    );
     assert.deepEqual((await w.tg.admin.operators.get('alice')).roles, ['admin']);
     // Her own name is hers to change: no refusal.
     await allowed(() => w.send('PATCH', '/v1/operators/alice', { name: 'Alice' }, alice), 200);
