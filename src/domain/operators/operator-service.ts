@@ -208,8 +208,8 @@ export class OperatorService {
       set.disabled = change.disabled ? 1 : 0;
       details.disabled = change.disabled;
     }
-    if (!isBootstrap(by) && by.id === id) {
-      if (change.disabled === true) throw forbidden('an admin cannot disable their own account');
+    if (!isBootstrap(by) && by.id === id && change.disabled === true) {
+      throw forbidden('an admin cannot disable their own account');
     }
     const now = this.#clock();
     const roles = details.roles as OperatorRole[] | undefined;
@@ -226,13 +226,7 @@ export class OperatorService {
         }
         const row = await selectOperator(trx, id);
         if (!row) throw notFound(id);
-        await refuseBootstrapOnDecider(
-          trx,
-          by,
-          row,
-          details.roles as OperatorRole[] | undefined,
-          'change the account',
-        );
+        await refuseBootstrapOnDecider(trx, by, row, roles, 'change the account');
         await trx
           .updateTable('operators')
           .set({ ...set, updated_at: now.toISOString() })
