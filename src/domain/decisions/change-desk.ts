@@ -65,10 +65,16 @@ async function lockPending(trx: Transaction<Database>, id: string): Promise<void
     .execute();
 }
 
-/** FORBIDDEN: an unconfirmed account's approval of a change that needs two people. */
-class UnconfirmedApprover extends ToolgateError<'FORBIDDEN'> {
-  constructor(message: string) {
+/**
+ * FORBIDDEN by a four-eyes rule of the change desk, and why: the requester's own change (or the
+ * genesis admin's, requested through the bootstrap token), an account approving twice, an
+ * unconfirmed account in a change that needs two people. Audited as `change.approval_refused`.
+ */
+class ApprovalRefused extends ToolgateError<'FORBIDDEN'> {
+  readonly reason: 'own_request' | 'already_approved' | 'unconfirmed';
+  constructor(message: string, reason: ApprovalRefused['reason']) {
     super('FORBIDDEN', message, {});
+    this.reason = reason;
   }
 }
 
@@ -244,17 +250,17 @@ export class ChangeDesk {
     return applied;
   }
 
-  /** `#mayApprove` outside a transaction; an unconfirmed account's approval is audited. */
+  /** `#mayApprove` outside a transaction; its four-eyes refusals are audited. */
   async #mayApproveAudited(id: string, approver: Actor): Promise<void> {
     try {
       await this.#mayApprove(this.#db, id, approver.id);
     } catch (err) {
-      // An unconfirmed account's approval is a refusal of four eyes: audited (invariant 14).
-      if (err instanceof UnconfirmedApprover) {
+      // A refusal of four eyes is audited (invariant 14), on every front alike.
+      if (err instanceof ApprovalRefused) {
         await appendEvent(this.#db, approver, this.#clock(), {
           action: 'change.approval_refused',
           subject: `change:${id}`,
-          details: { reason: 'unconfirmed', message: err.message },
+          details: { reason: err.reason, message: err.message },
         });
       }
       throw err;
@@ -352,10 +358,9 @@ export class ChangeDesk {
   ): Promise<{ row: ChangeRequestRow; already: { approver_id: string }[] }> {
     const row = await this.#pending(db, id);
     if (row.requested_by === approverId) {
-      throw new ToolgateError(
-        'FORBIDDEN',
+      throw new ApprovalRefused(
         `${approverId} requested change ${id} and cannot approve it; another approver must`,
-        {},
+        'own_request',
       );
     }
     // The bootstrap token is the genesis admin's secret (one secret, one person): a change it
@@ -365,10 +370,9 @@ export class ChangeDesk {
       approverId.startsWith('operator:') &&
       (await isGenesisAdmin(db, approverId.slice('operator:'.length)))
     ) {
-      throw new ToolgateError(
-        'FORBIDDEN',
+      throw new ApprovalRefused(
         `change ${id} was requested through the bootstrap admin token, the secret of the genesis admin ${approverId} (one secret, one person), who cannot approve it; another approver must`,
-        {},
+        'own_request',
       );
     }
     const already = await db
@@ -377,10 +381,9 @@ export class ChangeDesk {
       .where('change_id', '=', id)
       .execute();
     if (already.some((a) => a.approver_id === approverId)) {
-      throw new ToolgateError(
-        'FORBIDDEN',
+      throw new ApprovalRefused(
         `${approverId} already approved this change; a second, different approver is needed`,
-        {},
+        'already_approved',
       );
     }
     // Four eyes are two people: in a change that needs two approvers, an account counts only
@@ -435,8 +438,9 @@ export class ChangeDesk {
       .where('id', '=', operatorId)
       .executeTakeFirst();
     if (account && account.confirmed_by !== null) return;
-    throw new UnconfirmedApprover(
+    throw new ApprovalRefused(
       `operator ${operatorId || approverId} is not confirmed and does not count toward change ${id}, which needs two people: another confirmed approver or admin confirms it first (toolgate operators confirm ${operatorId || approverId})`,
+      'unconfirmed',
     );
   }
 

@@ -24,7 +24,7 @@ import {
   sealSecret,
 } from '../credentials/index.js';
 import {
-  auditHandOverRefusal,
+  auditRefusal,
   BOOTSTRAP_ACTOR_ID,
   endSessionsOf,
   genesisOpen,
@@ -105,11 +105,11 @@ export class OperatorSecondFactors implements SecondFactorCheck {
     operatorId: string,
     via: Actor['via'] = 'library',
   ): Promise<SecondFactorEnrolment> {
-    await this.#mayManage(by, operatorId, 'enrol');
+    await this.#mayManage(by, operatorId, 'enrol', via);
     const now = this.#clock();
     const secret = generateTotpSecret();
     const key = this.#masterKey();
-    const version = await auditHandOverRefusal(this.#db, by, via, this.#clock, () =>
+    const version = await auditRefusal(this.#db, by, via, this.#clock, 'enrol_second_factor', () =>
       this.#db.transaction().execute(async (trx) => {
         const existing = await trx
           .selectFrom('operator_second_factors')
@@ -166,7 +166,7 @@ export class OperatorSecondFactors implements SecondFactorCheck {
     operatorId: string,
     via: Actor['via'] = 'library',
   ): Promise<{ operator_id: string; removed: boolean }> {
-    await this.#mayManage(by, operatorId, 'remove', false);
+    await this.#mayManage(by, operatorId, 'remove', via, false);
     const now = this.#clock();
     const removed = await this.#db.transaction().execute(async (trx) => {
       const done = await trx
@@ -286,6 +286,7 @@ export class OperatorSecondFactors implements SecondFactorCheck {
     by: Operator,
     operatorId: string,
     what: 'enrol' | 'remove',
+    via: Actor['via'],
     mustExist = true,
   ): Promise<void> {
     if (!isBootstrap(by) && !hasRole(by, 'admin')) {
@@ -306,9 +307,11 @@ export class OperatorSecondFactors implements SecondFactorCheck {
       throw new ToolgateError('NOT_FOUND', `no operator ${operatorId}`, {});
     }
     // A second factor arms an account to decide: the shared bootstrap secret stops doing it once
-    // the first admin is set up, but for the genesis admin's own first factor.
+    // the first admin is set up, but for the genesis admin's own first factor. Audited.
     if (isBootstrap(by) && what === 'enrol' && (await this.#genesisFirstFactor(operatorId))) return;
-    await refuseBootstrapAfterSetup(this.#db, by, `${what} a second factor`);
+    await auditRefusal(this.#db, by, via, this.#clock, `${what}_second_factor`, () =>
+      refuseBootstrapAfterSetup(this.#db, by, operatorId, `${what} a second factor`),
+    );
   }
 
   /**

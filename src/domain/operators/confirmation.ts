@@ -78,39 +78,16 @@ async function confirmedDeciders(db: Db): Promise<{ id: string; confirmed_by: st
     .map((r) => ({ id: r.id, confirmed_by: String(r.confirmed_by) }));
 }
 
-/** FORBIDDEN: an account that is not confirmed handing another account credentials or a deciding role. */
+/**
+ * FORBIDDEN: an account that is not confirmed handing another account credentials or a deciding
+ * role; audited as `operator.hand_over_refused` (refusal-audit.ts).
+ */
 export class HandOverRefused extends ToolgateError<'FORBIDDEN'> {
   /** The account that was to be handed something. */
   readonly target: string;
   constructor(message: string, target: string) {
     super('FORBIDDEN', message, {});
     this.target = target;
-  }
-}
-
-/**
- * Runs `work` (a transaction that may record a hand-over) and, when it is refused because the
- * actor is not confirmed, audits the refusal (`operator.hand_over_refused`, outside the rolled-back
- * transaction) before throwing it on.
- */
-export async function auditHandOverRefusal<T>(
-  db: Kysely<Database>,
-  by: Operator,
-  via: Actor['via'],
-  now: () => Date,
-  work: () => Promise<T>,
-): Promise<T> {
-  try {
-    return await work();
-  } catch (err) {
-    if (err instanceof HandOverRefused) {
-      await appendEvent(db, operatorActor(by, via), now(), {
-        action: 'operator.hand_over_refused',
-        subject: `operator:${err.target}`,
-        details: { reason: 'unconfirmed', message: err.message },
-      });
-    }
-    throw err;
   }
 }
 

@@ -1,11 +1,6 @@
 /** @module Operators: accounts, roles and how they authenticate. Anything exported here is public API. */
 
-export {
-  auditHandOverRefusal,
-  genesisOpen,
-  isGenesisAdmin,
-  recordHandOver,
-} from './confirmation.js';
+export { genesisOpen, isGenesisAdmin, recordHandOver } from './confirmation.js';
 export type { ConsoleSessionGrant, ConsoleSessionView } from './console-sessions.js';
 export {
   ConsoleSessions,
@@ -68,4 +63,10 @@ export {
   verifyPassword,
 } from './password-hash.js';
 export { isPersonalToken, MAX_TOKEN_DAYS, MIN_TOKEN_DAYS } from './personal-token.js';
+export {
+  auditRefusal,
+  type FourEyesReason,
+  FourEyesRefused,
+  type OperatorAct,
+} from './refusal-audit.js';
 export type { SecondFactorCheck } from './second-factor-port.js';

@@ -9,6 +9,7 @@ import { hasRole, isBootstrap, type Operator, type OperatorRole } from './operat
 import type { OperatorRefusals } from './operator-authority.js';
 import { parseRoles } from './operator-spec.js';
 import { MAX_TOKEN_DAYS, MIN_TOKEN_DAYS } from './personal-token.js';
+import { FourEyesRefused } from './refusal-audit.js';
 
 /** An account as admins see it; never the password hash. */
 export interface OperatorView {
@@ -126,13 +127,21 @@ export async function firstAdminSetUp(db: Db): Promise<boolean> {
 /**
  * Four eyes means two people: once the first admin is set up, the shared bootstrap secret can no
  * longer create, promote or arm anyone who decides or administers (grant `approver` or `admin`,
- * enrol or remove a second factor, issue a personal token). Never returns on refusal.
+ * enrol or remove a second factor, issue a personal token). Never returns on refusal: throws
+ * FourEyesRefused naming account `target`, which the act's `auditRefusal` records.
  */
-export async function refuseBootstrapAfterSetup(db: Db, by: Operator, what: string): Promise<void> {
+export async function refuseBootstrapAfterSetup(
+  db: Db,
+  by: Operator,
+  target: string,
+  what: string,
+): Promise<void> {
   if (!isBootstrap(by)) return;
   if (await firstAdminSetUp(db)) {
-    throw forbidden(
+    throw new FourEyesRefused(
       `the bootstrap admin token cannot ${what} once the first admin is set up: an admin does it as their own account`,
+      target,
+      'bootstrap_after_setup',
     );
   }
 }
@@ -151,13 +160,13 @@ export function decides(roles: readonly OperatorRole[]): boolean {
 export async function refuseBootstrapOnDecider(
   db: Db,
   by: Operator,
-  row: { roles: string },
+  row: { id: string; roles: string },
   after: readonly OperatorRole[] | undefined,
   what: string,
 ): Promise<void> {
   if (!isBootstrap(by)) return;
   if (!decides(rolesOf(row.roles)) && !(after !== undefined && decides(after))) return;
-  await refuseBootstrapAfterSetup(db, by, `${what} of an approver or an admin`);
+  await refuseBootstrapAfterSetup(db, by, row.id, `${what} of an approver or an admin`);
 }
 
 export function notFound(id: string): ToolgateError<'OPERATOR_NOT_FOUND'> {

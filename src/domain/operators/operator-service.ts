@@ -18,12 +18,7 @@ import {
   ToolgateError,
 } from '../../core/index.js';
 import { appendEvent, type Database, isUniqueViolation } from '../../records/store/index.js';
-import {
-  auditHandOverRefusal,
-  checkConfirmation,
-  confirmIn,
-  recordHandOver,
-} from './confirmation.js';
+import { checkConfirmation, confirmIn, recordHandOver } from './confirmation.js';
 import { endSessionsOf } from './console-sessions.js';
 import { LoginGuard, type LoginLimits } from './login-guard.js';
 import {
@@ -76,6 +71,7 @@ import {
   verifyPassword,
 } from './password-hash.js';
 import { generatePersonalToken, hashToken, isPersonalToken } from './personal-token.js';
+import { auditRefusal, FourEyesRefused } from './refusal-audit.js';
 import type { SecondFactorCheck } from './second-factor-port.js';
 
 export interface OperatorServiceOptions {
@@ -117,9 +113,6 @@ export class OperatorService {
     requireAdmin(by);
     checkLocalId(spec.id);
     const roles = parseRoles(spec.roles);
-    if (roles.includes('approver') || roles.includes('admin')) {
-      await refuseBootstrapAfterSetup(this.#db, by, 'create an approver or an admin');
-    }
     const teams = parseTeams(spec.teams ?? []);
     const name = parseName(spec.name, spec.id);
     let passwordHash: string | null = null;
@@ -130,8 +123,11 @@ export class OperatorService {
     const now = this.#clock().toISOString();
     const actor = operatorActor(by, via);
     try {
-      await auditHandOverRefusal(this.#db, by, via, this.#clock, () =>
+      await auditRefusal(this.#db, by, via, this.#clock, 'create', () =>
         this.#db.transaction().execute(async (trx) => {
+          if (decides(roles)) {
+            await refuseBootstrapAfterSetup(trx, by, spec.id, 'create an approver or an admin');
+          }
           await trx
             .insertInto('operators')
             .values({
@@ -212,32 +208,25 @@ export class OperatorService {
       set.disabled = change.disabled ? 1 : 0;
       details.disabled = change.disabled;
     }
-    if (!isBootstrap(by) && by.id === id) {
-      if (change.disabled === true) throw forbidden('an admin cannot disable their own account');
-      // Four eyes: nobody changes their own roles (an admin giving themself `approver` would be
-      // the second pair of eyes of their own changes); another admin does it.
-      if (set.roles !== undefined) {
-        throw forbidden('an operator cannot change their own roles; another admin does it');
-      }
-    }
-    if (set.roles !== undefined) {
-      const roles = details.roles as OperatorRole[];
-      if (roles.includes('approver') || roles.includes('admin')) {
-        await refuseBootstrapAfterSetup(this.#db, by, 'grant the approver or admin role');
-      }
+    if (!isBootstrap(by) && by.id === id && change.disabled === true) {
+      throw forbidden('an admin cannot disable their own account');
     }
     const now = this.#clock();
-    await auditHandOverRefusal(this.#db, by, via, this.#clock, () =>
+    const roles = details.roles as OperatorRole[] | undefined;
+    await auditRefusal(this.#db, by, via, this.#clock, 'update', () =>
       this.#db.transaction().execute(async (trx) => {
+        // Four eyes: nobody changes their own roles (an admin giving themself `approver` would be
+        // the second pair of eyes of their own changes); another admin does it.
+        if (roles !== undefined && !isBootstrap(by) && by.id === id) {
+          const message = 'an operator cannot change their own roles; another admin does it';
+          throw new FourEyesRefused(message, id, 'own_roles');
+        }
+        if (roles !== undefined && decides(roles)) {
+          await refuseBootstrapAfterSetup(trx, by, id, 'grant the approver or admin role');
+        }
         const row = await selectOperator(trx, id);
         if (!row) throw notFound(id);
-        await refuseBootstrapOnDecider(
-          trx,
-          by,
-          row,
-          details.roles as OperatorRole[] | undefined,
-          'change the account',
-        );
+        await refuseBootstrapOnDecider(trx, by, row, roles, 'change the account');
         await trx
           .updateTable('operators')
           .set({ ...set, updated_at: now.toISOString() })
@@ -304,7 +293,7 @@ export class OperatorService {
     checkPasswordStrength(password);
     const hash = await hashPassword(password, this.#scrypt);
     const now = this.#clock();
-    await auditHandOverRefusal(this.#db, by, via, this.#clock, () =>
+    await auditRefusal(this.#db, by, via, this.#clock, 'set_password', () =>
       this.#db.transaction().execute(async (trx) => {
         const row = await selectOperator(trx, id);
         if (!row) throw notFound(id);
@@ -556,15 +545,15 @@ export class OperatorService {
         );
       }
     } else requireAdmin(by);
-    await refuseBootstrapAfterSetup(this.#db, by, 'issue personal tokens');
     const name = parseTokenName(spec.name);
     const days = parseDays(spec.expiresInDays);
     const { id, token, hash } = generatePersonalToken();
     const now = this.#clock();
     const expiresAt = new Date(now.getTime() + days * DAY_MS).toISOString();
     let roles: OperatorRole[] = [];
-    await auditHandOverRefusal(this.#db, by, via, this.#clock, () =>
+    await auditRefusal(this.#db, by, via, this.#clock, 'issue_token', () =>
       this.#db.transaction().execute(async (trx) => {
+        await refuseBootstrapAfterSetup(trx, by, operatorId, 'issue personal tokens');
         const row = await selectOperator(trx, operatorId);
         if (!row) throw notFound(operatorId);
         if (row.disabled === 1) throw forbidden(`operator ${operatorId} is disabled`);
@@ -610,32 +599,34 @@ export class OperatorService {
     via: Actor['via'] = 'library',
   ): Promise<TokenView> {
     const now = this.#clock();
-    return this.#db.transaction().execute(async (trx) => {
-      const row = await trx
-        .selectFrom('operator_tokens')
-        .selectAll()
-        .where('id', '=', String(tokenId))
-        .executeTakeFirst();
-      // Someone else's token id is as unknown to a non-admin as a made-up one.
-      if (!row || (row.operator_id !== by.id && !hasRole(by, 'admin'))) {
-        throw new ToolgateError('NOT_FOUND', `no token ${tokenId}`, {});
-      }
-      if (row.revoked_at !== null) return tokenView(row);
-      const owner = await selectOperator(trx, row.operator_id);
-      if (owner) await refuseBootstrapOnDecider(trx, by, owner, undefined, 'revoke a token');
-      const revokedAt = now.toISOString();
-      await trx
-        .updateTable('operator_tokens')
-        .set({ revoked_at: revokedAt })
-        .where('id', '=', row.id)
-        .execute();
-      await appendEvent(trx, operatorActor(by, via), now, {
-        action: 'operator.token_revoked',
-        subject: `operator:${row.operator_id}`,
-        details: { token_id: row.id },
-      });
-      return tokenView({ ...row, revoked_at: revokedAt });
-    });
+    return auditRefusal(this.#db, by, via, this.#clock, 'revoke_token', () =>
+      this.#db.transaction().execute(async (trx) => {
+        const row = await trx
+          .selectFrom('operator_tokens')
+          .selectAll()
+          .where('id', '=', String(tokenId))
+          .executeTakeFirst();
+        // Someone else's token id is as unknown to a non-admin as a made-up one.
+        if (!row || (row.operator_id !== by.id && !hasRole(by, 'admin'))) {
+          throw new ToolgateError('NOT_FOUND', `no token ${tokenId}`, {});
+        }
+        if (row.revoked_at !== null) return tokenView(row);
+        const owner = await selectOperator(trx, row.operator_id);
+        if (owner) await refuseBootstrapOnDecider(trx, by, owner, undefined, 'revoke a token');
+        const revokedAt = now.toISOString();
+        await trx
+          .updateTable('operator_tokens')
+          .set({ revoked_at: revokedAt })
+          .where('id', '=', row.id)
+          .execute();
+        await appendEvent(trx, operatorActor(by, via), now, {
+          action: 'operator.token_revoked',
+          subject: `operator:${row.operator_id}`,
+          details: { token_id: row.id },
+        });
+        return tokenView({ ...row, revoked_at: revokedAt });
+      }),
+    );
   }
 
   /** An operator's tokens, newest first; never the token itself. */

@@ -1,0 +1,75 @@
+/**
+ * @module The four-eyes refusals of the operator acts, written to the audit log by the service that
+ * refuses, so no front (REST, CLI, console, library) can forget them (INVARIANTS 14; attack round
+ * 9, F5; docs/security-model.md, "Four eyes: two people, not two accounts"). The authority's role
+ * refusals are `operator.forbidden` (operator-authority.ts), a refused confirmation is
+ * `operator.confirm_refused` (operator-service.ts).
+ */
+import type { Kysely } from 'kysely';
+import { type Actor, ToolgateError } from '../../core/index.js';
+import { appendEvent, type Database } from '../../records/store/index.js';
+import { HandOverRefused } from './confirmation.js';
+import { type Operator, operatorActor } from './operator.js';
+
+/** The operator act a refusal stopped, as its record names it. */
+export type OperatorAct =
+  | 'create'
+  | 'update'
+  | 'set_password'
+  | 'issue_token'
+  | 'revoke_token'
+  | 'enrol_second_factor'
+  | 'remove_second_factor';
+
+/**
+ * Why four eyes refused: the shared bootstrap secret acting on a decider once the first admin is
+ * set up, or an operator changing their own roles.
+ */
+export type FourEyesReason = 'bootstrap_after_setup' | 'own_roles';
+
+/** FORBIDDEN by a four-eyes rule, naming the account the act was on. */
+export class FourEyesRefused extends ToolgateError<'FORBIDDEN'> {
+  /** The account the act was on. */
+  readonly target: string;
+  readonly reason: FourEyesReason;
+  constructor(message: string, target: string, reason: FourEyesReason) {
+    super('FORBIDDEN', message, {});
+    this.target = target;
+    this.reason = reason;
+  }
+}
+
+/**
+ * Runs `work` (an operator act, its checks and its transaction) and, when a four-eyes rule refuses
+ * it, audits the refusal before throwing it on: outside the rolled-back transaction, one record,
+ * actor who tried, subject the account, never a secret. `operator.four_eyes_refused` (details:
+ * edge, act, reason, message) for FourEyesRefused, `operator.hand_over_refused` for an unconfirmed
+ * account's hand-over (confirmation.ts). Other errors pass through unrecorded.
+ */
+export async function auditRefusal<T>(
+  db: Kysely<Database>,
+  by: Operator,
+  via: Actor['via'],
+  now: () => Date,
+  act: OperatorAct,
+  work: () => Promise<T>,
+): Promise<T> {
+  try {
+    return await work();
+  } catch (err) {
+    if (err instanceof FourEyesRefused) {
+      await appendEvent(db, operatorActor(by, via), now(), {
+        action: 'operator.four_eyes_refused',
+        subject: `operator:${err.target}`,
+        details: { edge: via, act, reason: err.reason, message: err.message },
+      });
+    } else if (err instanceof HandOverRefused) {
+      await appendEvent(db, operatorActor(by, via), now(), {
+        action: 'operator.hand_over_refused',
+        subject: `operator:${err.target}`,
+        details: { reason: 'unconfirmed', message: err.message },
+      });
+    }
+    throw err;
+  }
+}
