@@ -190,6 +190,27 @@ function copyIn(ids: ReadonlySet<string>, preferred: ReadonlySet<string>): strin
   return offered[0] ?? null;
 }
 
+/**
+ * Every provider's resources and templates as `db` (the store, or a write in progress) holds
+ * them, whatever their state.
+ */
+export async function readGovernedEntries(db: Store['db']): Promise<GovernedUriEntry[]> {
+  const rows = await db
+    .selectFrom('provider_entries')
+    .select(['tool_id', 'kind', 'key', 'state'])
+    .where('kind', 'in', ['resource', 'resource_template'])
+    .execute();
+  return rows.map((r) => ({
+    id: r.tool_id,
+    kind: r.kind as GovernedUriEntry['kind'],
+    key: r.key,
+    // A removed static still governs its URI (the upstream may serve it still); a removed
+    // template reads nothing (its catalog entry is quarantined) and would only shadow its
+    // successor.
+    listed: r.state !== 'removed',
+  }));
+}
+
 /** Every provider's listed resources and templates, read from the store when asked. */
 export class GovernedUris {
   readonly #store: Pick<Store, 'db'>;
@@ -198,21 +219,8 @@ export class GovernedUris {
     this.#store = store;
   }
 
-  async entries(): Promise<GovernedUriEntry[]> {
-    const rows = await this.#store.db
-      .selectFrom('provider_entries')
-      .select(['tool_id', 'kind', 'key', 'state'])
-      .where('kind', 'in', ['resource', 'resource_template'])
-      .execute();
-    return rows.map((r) => ({
-      id: r.tool_id,
-      kind: r.kind as GovernedUriEntry['kind'],
-      key: r.key,
-      // A removed static still governs its URI (the upstream may serve it still); a removed
-      // template reads nothing (its catalog entry is quarantined) and would only shadow its
-      // successor.
-      listed: r.state !== 'removed',
-    }));
+  entries(): Promise<GovernedUriEntry[]> {
+    return readGovernedEntries(this.#store.db);
   }
 
   /**
