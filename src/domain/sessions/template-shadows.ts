@@ -28,8 +28,14 @@ const COMPONENT = `${ALNUM}-_.!~*'()%`;
 const RESERVED = `${COMPONENT};,/?:@&=+$#`;
 /** What a value may be made of in the URIs a template surely matches: it encodes to itself. */
 const SAFE = `${ALNUM}-_~`;
-/** Past this many automaton states a question is not decided (and the answer is the cautious one). */
+/** Past this many states one search is not decided (and the answer is the cautious one). */
 const MAX_STATES = 4096;
+/**
+ * Character steps one computation over all templates may take (an upstream may list a thousand
+ * templates); past it every question left is not decided, and the answer is the cautious one.
+ */
+const MAX_WORK = 10_000_000;
+let work = 0;
 
 function accepts(item: Item, c: string): boolean {
   return item.kind === 'lit' ? item.ch === c : item.chars.includes(c);
@@ -110,55 +116,98 @@ function items(source: string, mode: 'over' | 'under'): Item[] | null {
   return out;
 }
 
-/** The positions an automaton of `its` items reaches from `at` on `c`. */
-function step(its: readonly Item[], at: readonly number[], c: string, into: Set<number>): void {
-  for (const j of at) {
-    const next = its[j];
-    if (next !== undefined && accepts(next, c)) into.add(j + 1);
-    const prev = its[j - 1];
-    if (prev !== undefined && prev.kind !== 'lit' && accepts(prev, c)) into.add(j);
+/**
+ * Templates as one automaton: a slot per position of each (its start to its end), the item read
+ * from a slot onwards, and the set item a slot may repeat.
+ */
+class Automaton {
+  readonly starts: number[] = [];
+  readonly #next: (Item | undefined)[] = [];
+  readonly #loop: (Item | undefined)[] = [];
+  readonly #end: number[] = [];
+
+  constructor(templates: readonly (readonly Item[])[]) {
+    templates.forEach((its, i) => {
+      this.starts.push(this.#next.length);
+      for (let j = 0; j <= its.length; j += 1) {
+        const prev = its[j - 1];
+        this.#next.push(its[j]);
+        this.#loop.push(prev?.kind === 'set' ? prev : undefined);
+        this.#end.push(j === its.length ? i : -1);
+      }
+    });
+  }
+
+  step(at: readonly number[], c: string): number[] {
+    const out = new Set<number>();
+    for (const g of at) {
+      const next = this.#next[g];
+      if (next !== undefined && accepts(next, c)) out.add(g + 1);
+      const loop = this.#loop[g];
+      if (loop !== undefined && accepts(loop, c)) out.add(g);
+    }
+    return [...out].sort((x, y) => x - y);
+  }
+
+  /** The templates whose end is among `at`, by index (those that match what was read). */
+  ends(at: readonly number[]): number[] {
+    return at.map((g) => this.#end[g] ?? -1).filter((i) => i >= 0);
   }
 }
 
 /**
- * A URI `t` matches and none of `others` does (`want: 'outside'`), or one `t` and some other
- * matches (`'shared'`); null when there is none, undefined when the search ran past its bound.
+ * One character of each kind the items tell apart: every literal, and one per combination of the
+ * sets holding it. Every other character moves no automaton.
+ */
+function alphabet(all: readonly (readonly Item[])[]): string[] {
+  const lits = new Set<string>();
+  const sets = new Set<string>();
+  for (const its of all)
+    for (const it of its)
+      (it.kind === 'lit' ? lits : sets).add(it.kind === 'lit' ? it.ch : it.chars);
+  const out = [...lits];
+  const kinds = new Set<string>();
+  for (const chars of sets) {
+    for (const c of chars) {
+      const kind = [...sets].map((x) => (x.includes(c) ? '1' : '0')).join('');
+      if (lits.has(c) || kinds.has(kind)) continue;
+      kinds.add(kind);
+      out.push(c);
+    }
+  }
+  return out;
+}
+
+/**
+ * Breadth first over `t` beside `others`: the first URI `t` matches and none of `others` does
+ * (`want: 'outside'`), or that `t` and some other match (`'shared'`); null when there is none,
+ * undefined when the search ran past a bound.
  */
 function search(
   t: readonly Item[],
   others: readonly (readonly Item[])[],
   want: 'outside' | 'shared',
 ): string | null | undefined {
-  // A character no item names moves no automaton: the others are the whole alphabet.
-  const alphabet = new Set<string>();
-  for (const its of [t, ...others]) {
-    for (const it of its) for (const c of it.kind === 'lit' ? it.ch : it.chars) alphabet.add(c);
-  }
-  type State = { t: number[]; o: number[][]; uri: string };
-  const key = (s: State) => `${s.t.join(',')}|${s.o.map((o) => o.join(',')).join(';')}`;
-  const start: State = { t: [0], o: others.map(() => [0]), uri: '' };
-  const seen = new Set([key(start)]);
-  const queue = [start];
+  if (work > MAX_WORK) return undefined;
+  const mine = new Automaton([t]);
+  const theirs = new Automaton(others);
+  const chars = alphabet([t, ...others]);
+  type State = { readonly t: number[]; readonly o: number[]; readonly uri: string };
+  const queue: State[] = [{ t: [0], o: theirs.starts, uri: '' }];
+  const seen = new Set([`0|${theirs.starts}`]);
   for (let head = 0; head < queue.length; head += 1) {
     const s = queue[head] as State;
+    work += chars.length * (s.t.length + s.o.length);
+    if (work > MAX_WORK) return undefined;
     if (s.t.includes(t.length)) {
-      const shared = s.o.some((o, i) => o.includes(others[i]?.length ?? -1));
+      const shared = theirs.ends(s.o).length > 0;
       if (want === (shared ? 'shared' : 'outside')) return s.uri;
     }
-    for (const c of alphabet) {
-      const nt = new Set<number>();
-      step(t, s.t, c, nt);
-      if (nt.size === 0) continue;
-      const next: State = {
-        t: [...nt].sort((a, b) => a - b),
-        o: s.o.map((o, i) => {
-          const n = new Set<number>();
-          step(others[i] ?? [], o, c, n);
-          return [...n].sort((a, b) => a - b);
-        }),
-        uri: s.uri + c,
-      };
-      const k = key(next);
+    for (const c of chars) {
+      const nt = mine.step(s.t, c);
+      if (nt.length === 0) continue;
+      const next: State = { t: nt, o: theirs.step(s.o, c), uri: s.uri + c };
+      const k = `${next.t}|${next.o}`;
       if (seen.has(k)) continue;
       if (seen.size >= MAX_STATES) return undefined;
       seen.add(k);
@@ -174,54 +223,67 @@ function prefixOf(source: string): string {
   return at < 0 ? source : source.slice(0, at);
 }
 
+/** Whether two templates' literal starts let one URI begin with both. */
+function prefixesMeet(a: string, b: string): boolean {
+  const pa = prefixOf(a);
+  const pb = prefixOf(b);
+  return pa.startsWith(pb) || pb.startsWith(pa);
+}
+
 /** A template shadowed, and the other templates that may share its URIs, by catalog id. */
 export interface TemplateShadow {
   readonly template: string;
   readonly by: readonly GovernedUriEntry[];
 }
 
-/** Whether some URI may match both templates (true where it cannot be decided). */
-function mayShare(a: string, b: string): boolean {
-  const pa = prefixOf(a);
-  const pb = prefixOf(b);
-  if (!pa.startsWith(pb) && !pb.startsWith(pa)) return false;
-  const ia = items(a, 'over');
-  const ib = items(b, 'over');
-  return ia !== null && ib !== null && search(ia, [ib], 'shared') !== null;
+/**
+ * The templates among `candidates` (each matching something) that may share a URI with `key`
+ * when they leave it none of its own, or null when it has one that the resolver reads through it
+ * (or shares none). Where that is not decided (a bound, a URI the resolver does not read as it),
+ * it is taken as shadowed.
+ */
+function coveredBy(
+  key: string,
+  candidates: readonly string[],
+  over: ReadonlyMap<string, Item[] | null>,
+  templates: readonly GovernedUriEntry[],
+): string[] | null {
+  const under = items(key, 'under');
+  if (under !== null) {
+    const others = candidates.map((k) => over.get(k) ?? []);
+    const uri = search(under, others, 'outside');
+    if (typeof uri === 'string') {
+      const self = templates.find((e) => e.key === key);
+      const rivals = templates.filter((e) => candidates.includes(e.key));
+      const read = self && resolveGovernedUri(uri, [self, ...rivals]);
+      if (read && read.id === self.id) return null;
+    }
+  }
+  const mine = over.get(key) ?? [];
+  const sharing = candidates.filter((k) => search(mine, [over.get(k) ?? []], 'shared') !== null);
+  return sharing.length > 0 ? sharing : null;
 }
 
 /** The shadowed templates among `entries` (listed ones only: a removed one matches nothing). */
 function compute(entries: readonly GovernedUriEntry[]): Map<string, TemplateShadow> {
+  work = 0;
   const templates = entries.filter((e) => e.kind === 'resource_template' && e.listed);
   const keys = [...new Set(templates.map((e) => e.key))];
+  const over = new Map(keys.map((k) => [k, items(k, 'over')] as const));
   const shadowedKeys = new Map<string, string[]>();
   for (const key of keys) {
+    if (!over.get(key)) continue;
     // Identical templates of several providers are copies, never each other's shadow.
-    const sharing = keys.filter((k) => k !== key && mayShare(key, k));
-    if (sharing.length === 0) continue;
-    const under = items(key, 'under');
-    const witness =
-      under === null
-        ? undefined
-        : search(
-            under,
-            sharing.map((k) => items(k, 'over')).filter((i): i is Item[] => i !== null),
-            'outside',
-          );
-    // A URI it alone matches, that the resolver reads through it: it stays offered.
-    if (typeof witness === 'string') {
-      const self = templates.find((e) => e.key === key);
-      const others = templates.filter((e) => sharing.includes(e.key));
-      const read = self && resolveGovernedUri(witness, [self, ...others]);
-      if (read && read.id === self.id) continue;
-    }
-    shadowedKeys.set(key, sharing);
+    const candidates = keys.filter((k) => k !== key && over.get(k) && prefixesMeet(key, k));
+    if (candidates.length === 0) continue;
+    const by = coveredBy(key, candidates, over, templates);
+    if (by !== null) shadowedKeys.set(key, by);
   }
   const out = new Map<string, TemplateShadow>();
   for (const e of templates) {
-    const sharing = shadowedKeys.get(e.key);
-    if (sharing === undefined) continue;
-    out.set(e.id, { template: e.key, by: templates.filter((o) => sharing.includes(o.key)) });
+    const by = shadowedKeys.get(e.key);
+    if (by === undefined) continue;
+    out.set(e.id, { template: e.key, by: templates.filter((o) => by.includes(o.key)) });
   }
   return out;
 }
