@@ -56,3 +56,66 @@ test("where a call may name an entry by id, one's name and another's id clash; i
   // Prompts are found by name only: the same set clashes nowhere.
   assert.equal(clashingNames(entries, false).size, 0);
 });
+
+test('names that differ only in case are one name: both refused, with the reason (attack round 9 F4)', () => {
+  const clashes = clashingNames(
+    [
+      { id: 'get_order', name: 'get_order' },
+      { id: 'shadow_case', name: 'Get_Order' },
+      { id: 'order_dash', name: 'get-order' },
+    ],
+    true,
+  );
+  assert.deepEqual([...clashes.keys()].sort(), ['get_order', 'shadow_case']);
+  assert.match(clashes.get('shadow_case') ?? '', /"Get_Order", "get_order" differ only in case/);
+  // A name given by the clash rule is folded too: an admin's `Up__Echo` beside `up.echo`'s name.
+  assert.deepEqual(
+    [
+      ...clashingNames(
+        [
+          { id: 'up.echo', name: 'up__echo' },
+          { id: 'zz.echo', name: 'zz__echo' },
+          { id: 'loud', name: 'Up__Echo' },
+        ],
+        true,
+      ).keys(),
+    ].sort(),
+    ['loud', 'up.echo'],
+  );
+  // One's name and another's id, by case: `Shadow` beside the tool whose id is `shadow`.
+  assert.deepEqual(
+    [
+      ...clashingNames(
+        [
+          { id: 'shadow', name: 'lookup' },
+          { id: 'other', name: 'Shadow' },
+        ],
+        true,
+      ).keys(),
+    ].sort(),
+    ['other', 'shadow'],
+  );
+  // One entry's own name and id that differ only in case name one thing: no clash.
+  assert.equal(clashingNames([{ id: 'echo2', name: 'Echo2' }], true).size, 0);
+  // Prompts (by name only): `greet` and `Greet` clash; `greet` and `greet-2` do not.
+  assert.equal(
+    clashingNames(
+      [
+        { id: 'a.prompt.greet-1', name: 'greet' },
+        { id: 'b.prompt.greet-2', name: 'Greet' },
+      ],
+      false,
+    ).size,
+    2,
+  );
+  assert.equal(
+    clashingNames(
+      [
+        { id: 'a.prompt.greet-1', name: 'greet' },
+        { id: 'b.prompt.greet-2', name: 'greet-2' },
+      ],
+      false,
+    ).size,
+    0,
+  );
+});

@@ -4,7 +4,8 @@
  * the same set has that name too; then it is offered under its catalog id with dots as `__`
  * (`zz.get_order` → `zz__get_order`). So `__` is reserved: an upstream name holding it could stand
  * for another provider's entry and is never imported nor offered; and a set in which two entries
- * would still answer to one name offers neither of them. Pure: exact comparison only.
+ * would still answer to one name, or to two that differ only in case, offers neither of them.
+ * Pure.
  */
 
 /** What joins the parts of a catalog id in the name of an entry whose own name clashes. */
@@ -27,30 +28,37 @@ export function reservedNameProblem(name: string): string | null {
 
 /**
  * The entries of a set (each by its unique catalog id) that must not be offered because another
- * entry answers to the same string: as its offered name, or, where `byId` (a tool may be called by
- * its id), as its id. By id, why. Deny by default: none of a clashing group is picked.
+ * entry answers to the same string — as its offered name, or, where `byId` (a tool may be called
+ * by its id), as its id — or to one that differs from it only in case: models and some clients
+ * fold case, and an upstream listing two such names is refused at import (listed-names.ts). By
+ * id, why. Deny by default: none of a clashing group is picked.
  */
 export function clashingNames(
   entries: readonly { readonly id: string; readonly name: string }[],
   byId: boolean,
 ): Map<string, string> {
-  const claims = new Map<string, Set<string>>();
+  const claims = new Map<string, { ids: Set<string>; spellings: Set<string> }>();
   const claim = (text: string, id: string) => {
-    const ids = claims.get(text);
-    if (ids) ids.add(id);
-    else claims.set(text, new Set([id]));
+    const folded = text.toLowerCase();
+    const c = claims.get(folded) ?? { ids: new Set<string>(), spellings: new Set<string>() };
+    c.ids.add(id);
+    c.spellings.add(text);
+    claims.set(folded, c);
   };
   for (const e of entries) {
     claim(e.name, e.id);
     if (byId) claim(e.id, e.id);
   }
   const out = new Map<string, string>();
-  for (const [text, ids] of claims) {
+  for (const { ids, spellings } of claims.values()) {
     if (ids.size < 2) continue;
     const all = [...ids].sort().join(', ');
-    for (const id of ids) {
-      out.set(id, `the name "${text}" would name more than one of ${all}; none of them is offered`);
-    }
+    const names = [...spellings].sort();
+    const reason =
+      names.length > 1
+        ? `the names ${names.map((n) => `"${n}"`).join(', ')} differ only in case and would name more than one of ${all}; none of them is offered`
+        : `the name "${names[0]}" would name more than one of ${all}; none of them is offered`;
+    for (const id of ids) out.set(id, reason);
   }
   return out;
 }

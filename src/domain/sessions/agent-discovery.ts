@@ -23,6 +23,7 @@ import {
 import type { AgentService, AgentTier } from '../identity/index.js';
 import { exportNames } from './export-names.js';
 import { permittedSet, type SessionService, type SessionTool } from './session-service.js';
+import { shadowedTemplateReasons } from './template-shadows.js';
 import { isOAuthSession, sessionPermissions, tokenCapabilities } from './token-scopes.js';
 
 export interface AgentDiscoveryResult {
@@ -174,7 +175,7 @@ export class AgentDiscovery {
     let set = this.#sets.get(setKey);
     if (!set) {
       const { tools } = permittedSet(await this.#offeredAt(revision), caps, agent.tier);
-      const named = exportNames(tools).tools;
+      const named = exportNames(tools, await shadowedTemplateReasons(this.#store.db)).tools;
       set = { key: scopeKey(named), tools: named };
       this.#sets.set(setKey, set);
       for (const k of this.#sets.keys()) {

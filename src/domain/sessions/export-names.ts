@@ -3,8 +3,9 @@
  * the model sees"; INVARIANTS 6): one entry per tool, under its own name, or under its catalog id
  * with dots as `__` when another tool of the set has that name too. An upstream tool whose own
  * name holds the reserved `__` is not offered, and where two entries would still answer to one
- * string (a name, or a name and an id a call may also use) neither is: each is withheld with the
- * reason, as admins see it in the session's view.
+ * string (a name, or a name and an id a call may also use, or two differing only in case) neither
+ * is: each is withheld with the reason, as admins see it in the session's view; so is a resource
+ * template no URI can be read through (template-shadows.ts).
  */
 import semver from 'semver';
 import {
@@ -48,15 +49,20 @@ function upstreamTool(t: ToolVersionDetail): boolean {
 
 /**
  * Names the model sees; a clash (two providers' `search`) falls back to the tool id. Never lets
- * one string name two entries: what would is withheld, whichever entry came first.
+ * one string name two entries: what would is withheld, whichever entry came first. A resource
+ * template in `shadowed` (by id, why: other listed templates match every URI it matches, so none
+ * reads through it, template-shadows.ts) is withheld too, rather than listed and refused.
  */
-export function exportNames(tools: readonly ToolVersionDetail[]): {
+export function exportNames(
+  tools: readonly ToolVersionDetail[],
+  shadowed: ReadonlyMap<string, string> = new Map(),
+): {
   readonly tools: SessionTool[];
   readonly withheld: WithheldTool[];
 } {
   const withheld: WithheldTool[] = [];
   const grouped = byTool(tools).filter(({ detail: t }) => {
-    const problem = upstreamTool(t) ? reservedNameProblem(t.name) : null;
+    const problem = shadowed.get(t.id) ?? (upstreamTool(t) ? reservedNameProblem(t.name) : null);
     if (problem !== null) withheld.push({ id: t.id, version: t.version, reason: problem });
     return problem === null;
   });

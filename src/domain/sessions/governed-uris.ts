@@ -7,7 +7,8 @@
  * template that matches it; anything else (two different templates, a spelling whose canonical
  * form is a static's, a dot segment, userinfo in the authority) names nothing. Identical entries
  * of several providers are copies: the URI names the caller's own. The caller checks the answer
- * against what it is offered.
+ * against what it is offered. A template this rule leaves no URI of its own is not offered at all
+ * (template-shadows.ts).
  */
 
 import type { Store } from '../../records/store/index.js';
@@ -190,6 +191,27 @@ function copyIn(ids: ReadonlySet<string>, preferred: ReadonlySet<string>): strin
   return offered[0] ?? null;
 }
 
+/**
+ * Every provider's resources and templates as `db` (the store, or a write in progress) holds
+ * them, whatever their state.
+ */
+export async function readGovernedEntries(db: Store['db']): Promise<GovernedUriEntry[]> {
+  const rows = await db
+    .selectFrom('provider_entries')
+    .select(['tool_id', 'kind', 'key', 'state'])
+    .where('kind', 'in', ['resource', 'resource_template'])
+    .execute();
+  return rows.map((r) => ({
+    id: r.tool_id,
+    kind: r.kind as GovernedUriEntry['kind'],
+    key: r.key,
+    // A removed static still governs its URI (the upstream may serve it still); a removed
+    // template reads nothing (its catalog entry is quarantined) and would only shadow its
+    // successor.
+    listed: r.state !== 'removed',
+  }));
+}
+
 /** Every provider's listed resources and templates, read from the store when asked. */
 export class GovernedUris {
   readonly #store: Pick<Store, 'db'>;
@@ -198,21 +220,8 @@ export class GovernedUris {
     this.#store = store;
   }
 
-  async entries(): Promise<GovernedUriEntry[]> {
-    const rows = await this.#store.db
-      .selectFrom('provider_entries')
-      .select(['tool_id', 'kind', 'key', 'state'])
-      .where('kind', 'in', ['resource', 'resource_template'])
-      .execute();
-    return rows.map((r) => ({
-      id: r.tool_id,
-      kind: r.kind as GovernedUriEntry['kind'],
-      key: r.key,
-      // A removed static still governs its URI (the upstream may serve it still); a removed
-      // template reads nothing (its catalog entry is quarantined) and would only shadow its
-      // successor.
-      listed: r.state !== 'removed',
-    }));
+  entries(): Promise<GovernedUriEntry[]> {
+    return readGovernedEntries(this.#store.db);
   }
 
   /**

@@ -18,6 +18,7 @@ export {
   GovernedUris,
   governedEntryOf,
   hasUserinfo,
+  readGovernedEntries,
   resolveGovernedUri,
 } from './governed-uris.js';
 export type { LiteralScopes, LiteralSighting, SeenLiteral } from './run-literals.js';
@@ -45,6 +46,8 @@ export {
   SessionService,
   untrustedSourcesOf,
 } from './session-service.js';
+export type { TemplateShadow } from './template-shadows.js';
+export { providerOf, shadowedTemplates } from './template-shadows.js';
 export {
   oauthReach,
   sessionPermissions,

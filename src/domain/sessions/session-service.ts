@@ -51,6 +51,7 @@ import {
 } from './run-literals.js';
 import { asPrincipal, auditPrincipalMismatch, principalMatches } from './session-principal.js';
 import type { SessionTool, WithheldTool } from './session-tool.js';
+import { shadowedTemplateReasons } from './template-shadows.js';
 import {
   isOAuthSession,
   narrowTools,
@@ -271,7 +272,7 @@ export class SessionService {
       agent.tier,
       runReadPrivate,
     );
-    const named = exportNames(tools);
+    const named = exportNames(tools, await shadowedTemplateReasons(this.#store.db));
     const now = this.#clock();
     const id = `ses_${randomBytes(16).toString('base64url')}`;
     const row: SessionRow = {
@@ -325,7 +326,7 @@ export class SessionService {
       agent.tier,
       runReadPrivate,
     );
-    const named = exportNames(tools);
+    const named = exportNames(tools, await shadowedTemplateReasons(this.#store.db));
     const toolSet = JSON.stringify(named.tools);
     const withheldJson = JSON.stringify([...withheld, ...named.withheld]);
     if (toolSet === session.tool_set && withheldJson === session.withheld)

@@ -6,7 +6,8 @@
  * entry, so a `resources/read` or `prompts/get` is a gate call like any other. A later listing
  * that changes, adds or drops one quarantines it with an alert, as for tools: by the same
  * machinery (pinned-listing.ts); here is only what differs for entries (their table, ids, scan,
- * definitions, and that a flagged entry stays quarantined after classification).
+ * definitions, and that a flagged entry stays quarantined after classification), and the alert
+ * when a listing leaves another template with no URI of its own (template-shadows.ts).
  */
 
 import { type Actor, type Clock, sha256Hex, ToolgateError } from '../../core/index.js';
@@ -19,7 +20,13 @@ import {
   scanToolText,
   templateVariables,
 } from '../../domain/catalog/index.js';
-import type { ProviderEntryRow, Store } from '../../records/store/index.js';
+import {
+  providerOf,
+  readGovernedEntries,
+  shadowedTemplates,
+  type TemplateShadow,
+} from '../../domain/sessions/index.js';
+import { appendEvent, type ProviderEntryRow, type Store } from '../../records/store/index.js';
 import { checkEntryClassification, type EntryClassification } from './entry-classification.js';
 import type { SkippedName } from './listed-names.js';
 import {
@@ -186,6 +193,7 @@ export class ProviderEntries {
       if (reserved !== null) skipped.push({ name: label, reason: reserved });
       else admitted.push(entry);
     }
+    const before = shadowedTemplates(await readGovernedEntries(ctx.trx));
     const report = await comparePinned(
       ctx,
       kind,
@@ -195,7 +203,38 @@ export class ProviderEntries {
       { firstImport, actor, now: this.#clock() },
       hooks,
     );
+    const after = shadowedTemplates(await readGovernedEntries(ctx.trx));
+    for (const [id, shadow] of after) {
+      if (!before.has(id)) await this.#alertShadow(ctx, spec.name, id, shadow, actor);
+    }
     return { ...report, skipped };
+  }
+
+  /**
+   * A template this listing left with no URI of its own (docs/security-model.md "Resources and
+   * templates: one URI, one governed thing"): no session is offered it from now on, so an
+   * operator is told which provider's template caused it, as for `alert.provider_changed`.
+   */
+  async #alertShadow(
+    ctx: CatalogWrite,
+    provider: string,
+    id: string,
+    shadow: TemplateShadow,
+    actor: Actor,
+  ): Promise<void> {
+    const own = shadow.by.find((e) => providerOf(e.id) === provider);
+    const template = own?.key ?? shadow.template;
+    await appendEvent(ctx.trx, actor, this.#clock(), {
+      action: 'alert.template_shadowed',
+      subject: subjectOf(provider, 'resource_template', template),
+      details: {
+        provider,
+        template,
+        shadowed: { provider: providerOf(id), template: shadow.template, tool_id: id },
+        by: shadow.by.map((e) => ({ provider: providerOf(e.id), template: e.key })),
+        severity: 'high',
+      },
+    });
   }
 
   /**
