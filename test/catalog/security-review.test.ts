@@ -136,7 +136,15 @@ for (const backend of backends()) {
         assert.equal(err.code, 'FORBIDDEN', `${op.id} on ${id}`);
         assert.match(err.message, why);
       }
-      assert.deepEqual(await snapshot('res_read'), before);
+      // Nothing changes but one record of each refusal (INVARIANTS 14), the library's too.
+      assert.deepEqual(await snapshot('res_read'), { ...before, events: before.events + 5 });
+      const written = (await tg.events.list({ limit: 10_000 })).slice(before.events);
+      assert.deepEqual(
+        written.map((e) => [e.action, e.via, JSON.parse(e.details).reason]),
+        ['bootstrap', 'not_approver', 'not_approver', 'own_registration', 'owning_team'].map(
+          (reason) => ['tool.review_refused', 'library', reason],
+        ),
+      );
       assert.equal((await tg.reviews.of('by_dave', '1.0.0'))[0]?.status, 'pending');
     });
 

@@ -1,7 +1,8 @@
 /**
  * Security reviews over REST (C1): registration of a restricted tool answers a draft awaiting
  * review, the queue pages by cursor, the review route has its schema, and the bootstrap admin
- * token — nobody in particular — is refused as a reviewer with nothing changed.
+ * token — nobody in particular — is refused as a reviewer with nothing changed but the record of
+ * the refusal.
  */
 import assert from 'node:assert/strict';
 import { after, before, describe, test } from 'node:test';
@@ -67,7 +68,12 @@ describe('security reviews over REST', () => {
     assert.match(res.body.message ?? '', /bootstrap/);
     assert.deepEqual(Object.keys(res.body).sort(), ['code', 'details', 'message']);
     assert.equal((await tg.catalog.get('rest_res', '1.0.0')).lifecycle, 'draft');
-    assert.equal((await tg.events.list({ limit: 10_000 })).length, events);
+    // Nothing else: the refusal's own record is all it writes (INVARIANTS 14).
+    const written = (await tg.events.list({ limit: 10_000 })).slice(events);
+    assert.deepEqual(
+      written.map((e) => [e.action, e.actor, e.subject]),
+      [['tool.review_refused', 'admin-token', 'tool:rest_res@1.0.0']],
+    );
   });
 
   test('the review route checks its body before anything else', async () => {

@@ -37,17 +37,22 @@ import {
   MAX_MIGRATION_WINDOW_DAYS,
 } from './lifecycle.js';
 import { reachesOtherTeams } from './owner-reach.js';
+import {
+  type ReviewSecondFactors,
+  reviewStepUp,
+  stepUpNeeded,
+  stepUpRequired,
+} from './review-step-up.js';
 import { findBreakingChanges, isMajorBump } from './schema-compat.js';
 import { schemaModelTexts } from './schema-model-texts.js';
 import {
+  auditReviewRefusal,
   checkReviewer,
   findReviewRow,
   MAX_REVIEW_NOTES,
   openReviewIn,
   REVIEW_STATUSES,
   type ReviewInput,
-  reviewNeedsStepUp,
-  reviewViaFront,
   type SecurityReviewView,
   toView,
 } from './security-review.js';
@@ -152,9 +157,7 @@ export interface CatalogOptions {
    * tool callable checks the reviewer's code here. Without it such a review made through a
    * front is refused.
    */
-  readonly secondFactors?: {
-    check(operatorId: string, code: unknown, rule: string): Promise<number>;
-  };
+  readonly secondFactors?: ReviewSecondFactors;
   /** The change desk's port; without it, gated tools are refused rather than activated. */
   readonly changeRequester?: ChangeRequester;
 }
@@ -176,7 +179,7 @@ export class CatalogService {
     this.#changeRequester = options.changeRequester ?? null;
   }
 
-  readonly #secondFactors: CatalogOptions['secondFactors'] | null;
+  readonly #secondFactors: ReviewSecondFactors | null;
 
   readonly #hostChecks: (definition: ToolDefinition) => readonly Problem[];
 
@@ -438,16 +441,18 @@ export class CatalogService {
   ): Promise<ReviewResult> {
     checkReviewInput(input);
     const actor = operatorActor(operator, options.via ?? 'library');
+    // A reviewer rule's refusal, before or inside the transaction, is audited outside it.
+    const refused = auditReviewRefusal(this.#store.db, this.#clock, actor, toolId, version, input);
     // The step-up is checked before the transaction (a failed code stays counted) and only for
     // the definition the reviewer names; the transaction refuses any other definition.
-    const steppedUp = await this.#reviewStepUp(
+    const steppedUp = await reviewStepUp(this.#store.db, this.#secondFactors, {
       toolId,
       version,
       operator,
       input,
-      actor.via,
-      options,
-    );
+      via: actor.via,
+      totp: options.totp,
+    }).catch(refused);
     return this.write(async (ctx) => {
       const { trx } = ctx;
       const now = this.#clock();
@@ -499,14 +504,7 @@ export class CatalogService {
         );
       }
       checkReviewer(operator, { owner: row.owner, registeredBy: existing.registered_by });
-      if (
-        input.decision === 'approved' &&
-        reviewViaFront(actor.via) &&
-        reviewNeedsStepUp(def) &&
-        !steppedUp
-      ) {
-        throw stepUpRequired(toolId, version);
-      }
+      if (!steppedUp && stepUpNeeded(def, input, actor.via)) throw stepUpRequired(toolId, version);
       const updated = await trx
         .updateTable('security_reviews')
         .set({ status: input.decision, reviewer: actor.id, reviewed_at: at, notes: input.notes })
@@ -558,48 +556,7 @@ export class CatalogService {
         tool: toDetail(await requireVersion(trx, toolId, version), now),
         ...(changeId ? { changeId } : {}),
       };
-    });
-  }
-
-  /**
-   * The reviewer's second factor, where approving this definition through a front needs one;
-   * true once a code was accepted. Refuses before any code is spent on someone who may not
-   * review at all (the bootstrap token, a non-approver).
-   */
-  async #reviewStepUp(
-    toolId: string,
-    version: string,
-    operator: Operator,
-    input: ReviewInput,
-    via: Actor['via'],
-    options: { readonly totp?: unknown },
-  ): Promise<boolean> {
-    if (input.decision !== 'approved' || !reviewViaFront(via)) return false;
-    const row = await this.#store.db
-      .selectFrom('tool_versions')
-      .select(['definition', 'definition_hash', 'owner', 'created_by'])
-      .where('tool_id', '=', toolId)
-      .where('version', '=', version)
-      .executeTakeFirst();
-    if (!row || row.definition_hash !== input.definition_hash) return false;
-    if (!reviewNeedsStepUp(JSON.parse(row.definition) as ToolDefinition)) return false;
-    const open = await findReviewRow(this.#store.db, toolId, version, row.definition_hash);
-    if (open && open.status !== 'pending') return false;
-    checkReviewer(operator, {
-      owner: row.owner,
-      registeredBy: open?.registered_by ?? row.created_by,
-    });
-    if (typeof options.totp !== 'string' || options.totp === '')
-      throw stepUpRequired(toolId, version);
-    if (!this.#secondFactors) {
-      throw new ToolgateError(
-        'FORBIDDEN',
-        `approving ${toolId}@${version} needs the reviewer's second factor and this gateway checks none`,
-        {},
-      );
-    }
-    await this.#secondFactors.check(operator.id, options.totp, 'review.totp');
-    return true;
+    }).catch(refused);
   }
 
   /** The poisoning scan: the definition's own texts and hosts only, never the rest of the catalog. */
@@ -1139,14 +1096,6 @@ function checkCompatibility(versions: readonly ToolVersionRow[], definition: Too
 }
 
 /** The row of one version; TOOL_NOT_FOUND if there is none. Never returns undefined. */
-function stepUpRequired(toolId: string, version: string): ToolgateError<'INPUT_INVALID'> {
-  return new ToolgateError(
-    'INPUT_INVALID',
-    `approving the review of ${toolId}@${version} makes a restricted, privileged or third-party tool callable: it needs your second factor (totp)`,
-    { problems: [problem('/totp', 'second factor required', 'review.totp')] },
-  );
-}
-
 async function requireVersion(
   db: Executor,
   toolId: string,

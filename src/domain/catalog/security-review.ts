@@ -15,7 +15,7 @@ import {
   pageLimit,
   ToolgateError,
 } from '../../core/index.js';
-import type { Database, SecurityReviewRow } from '../../records/store/index.js';
+import { appendEvent, type Database, type SecurityReviewRow } from '../../records/store/index.js';
 import { hasRole, isBootstrap, type Operator, operatorActor } from '../operators/index.js';
 import { needsReview, type ReviewReason } from './security-review-policy.js';
 import type { AccessTier, Provenance } from './tool-definition.js';
@@ -103,6 +103,18 @@ export async function findReviewRow(
     .executeTakeFirst();
 }
 
+/** Why a reviewer rule refused: the audit record's `details.reason`. */
+export type ReviewRefusalReason = 'bootstrap' | 'not_approver' | 'own_registration' | 'owning_team';
+
+/** FORBIDDEN by a reviewer rule (checkReviewer), and which one; audited as `tool.review_refused`. */
+export class ReviewerRefused extends ToolgateError<'FORBIDDEN'> {
+  readonly reason: ReviewRefusalReason;
+  constructor(reason: ReviewRefusalReason, why: string) {
+    super('FORBIDDEN', `security review refused: ${why}`, {});
+    this.reason = reason;
+  }
+}
+
 /**
  * Refuses a reviewer who may not decide this review; never returns on failure. Four eyes: the
  * reviewer holds `approver`, is a person (never the shared bootstrap token), did not register the
@@ -112,19 +124,56 @@ export function checkReviewer(
   op: Operator,
   tool: { readonly owner: string; readonly registeredBy: string },
 ): void {
-  const refuse = (why: string) => {
-    throw new ToolgateError('FORBIDDEN', `security review refused: ${why}`, {});
+  const refuse = (reason: ReviewRefusalReason, why: string) => {
+    throw new ReviewerRefused(reason, why);
   };
   if (isBootstrap(op)) {
-    refuse('the bootstrap admin token is nobody in particular and never reviews');
+    refuse('bootstrap', 'the bootstrap admin token is nobody in particular and never reviews');
   }
-  if (!hasRole(op, 'approver')) refuse(`operator ${op.id} does not hold the approver role`);
+  if (!hasRole(op, 'approver')) {
+    refuse('not_approver', `operator ${op.id} does not hold the approver role`);
+  }
   if (operatorActor(op, 'library').id === tool.registeredBy) {
-    refuse(`operator ${op.id} registered this definition; another approver must review it`);
+    refuse(
+      'own_registration',
+      `operator ${op.id} registered this definition; another approver must review it`,
+    );
   }
   if (op.teams.includes(tool.owner)) {
-    refuse(`operator ${op.id} is in ${tool.owner}, the team that owns this tool`);
+    refuse('owning_team', `operator ${op.id} is in ${tool.owner}, the team that owns this tool`);
   }
+}
+
+/**
+ * The handler a review's refusals pass through (`.catch`): throws the error on, and first, when a
+ * reviewer rule refused (ReviewerRefused), audits it (INVARIANTS 14, whichever front asked): one
+ * `tool.review_refused`, actor who tried, subject the tool version, details edge, reason,
+ * decision and message. Written on `db`, outside the refused review's transaction, so the
+ * attempt changes nothing else. Other errors pass through unrecorded. Never returns.
+ */
+export function auditReviewRefusal(
+  db: Kysely<Database>,
+  clock: () => Date,
+  actor: Actor,
+  toolId: string,
+  version: string,
+  input: Pick<ReviewInput, 'decision'>,
+): (err: unknown) => Promise<never> {
+  return async (err) => {
+    if (err instanceof ReviewerRefused) {
+      await appendEvent(db, actor, clock(), {
+        action: 'tool.review_refused',
+        subject: `tool:${toolId}@${version}`,
+        details: {
+          edge: actor.via,
+          reason: err.reason,
+          decision: input.decision,
+          message: err.message,
+        },
+      });
+    }
+    throw err;
+  };
 }
 
 /**
