@@ -7,7 +7,7 @@
  * end.
  */
 import { spawn } from 'node:child_process';
-import { mkdtempSync, readdirSync, readFileSync, rmSync, statSync } from 'node:fs';
+import { mkdtempSync, readdirSync, readFileSync, rmSync, statSync, writeFileSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join, relative } from 'node:path';
 import { startPostgres } from './postgres-harness.mjs';
@@ -120,11 +120,31 @@ const ALONE = [
   /\/replicas\//,
 ];
 const alone = files.filter((f) => ALONE.some((re) => re.test(f)));
-const together = files.filter((f) => !alone.includes(f));
+
+/**
+ * The seconds each file took in a recorded run (test/file-times.json, written by --record-times):
+ * the first group starts the longest files first, so the run does not end on one long file while
+ * the other core idles. A file not recorded counts as DEFAULT_SECONDS; the order only changes
+ * when files start, never what runs.
+ */
+const TIMES_FILE = join('test', 'file-times.json');
+const DEFAULT_SECONDS = 5;
+let recorded = {};
+try {
+  recorded = JSON.parse(readFileSync(TIMES_FILE, 'utf8'));
+} catch {}
+const sourceOf = (f) => f.replace(/\.js$/, '.ts');
+const weight = (f) => recorded[sourceOf(f)] ?? DEFAULT_SECONDS;
+const together = files
+  .filter((f) => !alone.includes(f))
+  .sort((a, b) => weight(b) - weight(a) || a.localeCompare(b));
 
 /** Where scripts/file-times-reporter.mjs keeps each group's time per file. */
 const timesDir = mkdtempSync(join(tmpdir(), 'toolgate-file-times-'));
 let groups = 0;
+
+/** Each file's seconds in this run, by source path (test/…/x.test.ts), for --record-times. */
+const measured = {};
 
 /** Prints the slowest files of a group (their top-level tests' durations, hooks included). */
 function printSlowest(timesFile) {
@@ -133,6 +153,10 @@ function printSlowest(timesFile) {
     byFile = JSON.parse(readFileSync(timesFile, 'utf8'));
   } catch {
     return;
+  }
+  for (const [file, ms] of Object.entries(byFile)) {
+    const source = relative(join(process.cwd(), TEST_BUILD), file).replace(/\.js$/, '.ts');
+    measured[source] = Math.round(ms / 100) / 10;
   }
   const slowest = Object.entries(byFile)
     .sort((a, b) => b[1] - a[1])
@@ -181,5 +205,14 @@ const first = await phase(`tests (${together.length} files, ${concurrency} at a 
 const second = await phase(`timing tests (${alone.length} files, alone)`, () => run(alone, 1));
 cleanup();
 rmSync(timesDir, { recursive: true, force: true });
+if (args.includes('--record-times')) {
+  // Files this run did not reach (a filter) keep their recorded time.
+  const merged = { ...recorded, ...measured };
+  const sorted = Object.fromEntries(
+    Object.entries(merged).sort((a, b) => a[0].localeCompare(b[0])),
+  );
+  writeFileSync(TIMES_FILE, `${JSON.stringify(sorted, null, 2)}\n`);
+  console.log(`# recorded ${Object.keys(measured).length} files' times in ${TIMES_FILE}`);
+}
 printPhases();
 process.exit(first !== 0 ? first : second);
