@@ -9,6 +9,7 @@
  * The bundle sits where main.js was, three folders below the package, so the paths its modules
  * compute from import.meta.url (package.json, demo/) stay true.
  */
+import { readFileSync } from 'node:fs';
 import { build } from 'esbuild';
 
 /** Packages bundled into the command: pure JavaScript, nothing read from beside their modules. */
@@ -43,6 +44,13 @@ function packageOf(specifier) {
 }
 
 const entry = 'dist/edge/cli/main.js';
+const BANNER =
+  "import { createRequire as __toolgateRequire } from 'node:module'; const require = __toolgateRequire(import.meta.url);";
+// A second bundling of a bundle would not load (its banner twice): the build is `rm -rf dist`, tsc, this.
+if (readFileSync(entry, 'utf8').includes(BANNER)) {
+  console.error(`${entry} is already a bundle: run npm run build, which compiles it afresh first`);
+  process.exit(1);
+}
 await build({
   entryPoints: [entry],
   outfile: entry,
@@ -53,9 +61,7 @@ await build({
   target: 'node20',
   logLevel: 'warning',
   // Bundled CommonJS packages call require(); an ES module has none of its own.
-  banner: {
-    js: "import { createRequire as __toolgateRequire } from 'node:module'; const require = __toolgateRequire(import.meta.url);",
-  },
+  banner: { js: BANNER },
   plugins: [
     {
       name: 'node-modules-outside-inline',

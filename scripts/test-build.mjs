@@ -29,7 +29,10 @@ export async function makeTestBuild(root = process.cwd()) {
   const out = join(root, TEST_BUILD);
   rmSync(out, { recursive: true, force: true });
   mkdirSync(out, { recursive: true });
-  for (const entry of readdirSync(root)) {
+  // dist/ is linked even while the build beside this copy has removed it (`rm -rf dist` first):
+  // a copy without the link would make each CLI test build its own dist/ at once.
+  const entries = new Set([...readdirSync(root), 'dist']);
+  for (const entry of entries) {
     if (SKIPPED.has(entry)) continue;
     if (COPIED.has(entry)) {
       cpSync(join(root, entry), join(out, entry), { recursive: true, preserveTimestamps: true });

@@ -1,6 +1,6 @@
 /** @module Running the built `toolgate` CLI in tests: build once if stale, then real child processes. */
 import { type ChildProcess, execFile, execFileSync, spawn } from 'node:child_process';
-import { existsSync, readdirSync, statSync } from 'node:fs';
+import { existsSync, mkdirSync, readdirSync, rmSync, statSync } from 'node:fs';
 import { join } from 'node:path';
 import { fileURLToPath } from 'node:url';
 
@@ -19,14 +19,41 @@ function newestMtime(dir: string): number {
   return newest;
 }
 
-/** Builds dist/ once if it is missing or older than any source file. */
+const fresh = (): boolean =>
+  existsSync(MAIN) && statSync(MAIN).mtimeMs >= newestMtime(join(ROOT, 'src'));
+
+/** Blocks this thread for `ms` (a test file's setup waiting for another file's build). */
+function pause(ms: number): void {
+  Atomics.wait(new Int32Array(new SharedArrayBuffer(4)), 0, 0, ms);
+}
+
+/**
+ * Builds dist/ once if it is missing or older than any source file. Test files run side by side:
+ * one builds while the others wait for its lock (a folder beside dist/, made atomically), then
+ * find the build fresh — two builds at once would each remove the other's dist/.
+ */
 export function ensureBuilt(): void {
-  if (existsSync(MAIN) && statSync(MAIN).mtimeMs >= newestMtime(join(ROOT, 'src'))) return;
+  if (fresh()) return;
+  const lock = join(ROOT, '.dist-build-lock');
+  const deadline = Date.now() + 300_000;
+  for (;;) {
+    try {
+      mkdirSync(lock);
+      break;
+    } catch {
+      if (Date.now() > deadline) throw new Error(`${lock} was held for 5 minutes: remove it`);
+      pause(200);
+      if (fresh()) return;
+    }
+  }
   try {
+    if (fresh()) return;
     execFileSync('npm', ['run', 'build', '--silent'], { cwd: ROOT, stdio: 'pipe' });
   } catch (err) {
     const out = err as { stdout?: Buffer; stderr?: Buffer };
     throw new Error(`npm run build failed:\n${out.stdout ?? ''}${out.stderr ?? ''}`);
+  } finally {
+    rmSync(lock, { recursive: true, force: true });
   }
 }
 
