@@ -108,7 +108,7 @@ process.on('SIGTERM', () => {
 
 /**
  * Files whose assertions bound latency or elapsed time (load, capacity, ReDoS timing, replicas
- * behind a balancer): they run alone, after the rest. Everything else runs two files at a time —
+ * behind a balancer): they run alone, after the rest. Everything else runs three files at a time —
  * the tests are hermetic (kernel ports, their own folders and databases), and one file at a time
  * left one of the two cores idle while a file waited on a child process or a server.
  */
@@ -197,8 +197,11 @@ function run(group, concurrency) {
   });
 }
 
-/** Files at a time in the first group (TOOLGATE_TEST_CONCURRENCY, default 2: the machine's cores). */
-const concurrency = Number(process.env.TOOLGATE_TEST_CONCURRENCY ?? 2) || 2;
+/**
+ * Files at a time in the first group (TOOLGATE_TEST_CONCURRENCY, default 3 on two cores: a file
+ * waiting on a child process, a browser or a TOTP window leaves its core to the others).
+ */
+const concurrency = Number(process.env.TOOLGATE_TEST_CONCURRENCY ?? 3) || 3;
 const first = await phase(`tests (${together.length} files, ${concurrency} at a time)`, () =>
   run(together, concurrency),
 );
