@@ -47,9 +47,10 @@ let shapeCheck: ReturnType<ReturnType<typeof createDocumentAjv>['compile']> | nu
  * that a schema compiles, so the instance is replaced after a fixed number of compiles.
  */
 const COMPILES_PER_INSTANCE = 256;
-let authored = { ajv: createAuthoredSchemaAjv(), compiles: 0 };
+// Made at the first registration, not at load: most processes (a CLI command) register nothing.
+let authored: { ajv: ReturnType<typeof createAuthoredSchemaAjv>; compiles: number } | null = null;
 function authoredAjv(): ReturnType<typeof createAuthoredSchemaAjv> {
-  if (authored.compiles >= COMPILES_PER_INSTANCE)
+  if (!authored || authored.compiles >= COMPILES_PER_INSTANCE)
     authored = { ajv: createAuthoredSchemaAjv(), compiles: 0 };
   authored.compiles += 1;
   return authored.ajv;
