@@ -8,19 +8,19 @@
 import { readFileSync, writeFileSync } from 'node:fs';
 import { request } from 'node:http';
 import { join } from 'node:path';
-import {
+// The MCP clients and the REST server are loaded when a test first asks for them (below): a test
+// file that uses neither starts without loading either (each costs a file's start-up time).
+import type {
   Client as ClientV2,
-  type ClientOptions as ClientV2Options,
-  StreamableHTTPClientTransport as HttpV2,
+  ClientOptions as ClientV2Options,
 } from '@modelcontextprotocol/client';
-import { Client } from '@modelcontextprotocol/sdk/client/index.js';
-import { StreamableHTTPClientTransport } from '@modelcontextprotocol/sdk/client/streamableHttp.js';
+import type { Client } from '@modelcontextprotocol/sdk/client/index.js';
 import type { FastifyInstance } from 'fastify';
 import { exportJWK, generateKeyPair, type JWK } from 'jose';
 import type { AdminApi } from '../../src/api/index.js';
 import type { Actor } from '../../src/core/index.js';
 import { BOOTSTRAP_OPERATOR, type OperatorRole } from '../../src/domain/operators/index.js';
-import { buildServer, type HttpOptions } from '../../src/edge/rest/index.js';
+import type { HttpOptions } from '../../src/edge/rest/index.js';
 import { type Gateway, openGateway, type ToolgateOptions } from '../../src/host/toolgate.js';
 import { openStore, type Store } from '../../src/records/store/index.js';
 import { type Backend, backends } from './backends.js';
@@ -139,7 +139,15 @@ export function restClient<B = Record<string, unknown>>(
 }
 
 /** An MCP client (the official SDK's, Streamable HTTP) connected to `base`/mcp as `token`. */
-export async function connectMcp(base: string, token: string | undefined, name = 'toolgate-test') {
+export async function connectMcp(
+  base: string,
+  token: string | undefined,
+  name = 'toolgate-test',
+): Promise<Client> {
+  const { Client } = await import('@modelcontextprotocol/sdk/client/index.js');
+  const { StreamableHTTPClientTransport } = await import(
+    '@modelcontextprotocol/sdk/client/streamableHttp.js'
+  );
   const client = new Client({ name, version: '1.0.0' });
   await client.connect(
     new StreamableHTTPClientTransport(new URL(`${base}/mcp`), {
@@ -160,12 +168,13 @@ export async function connectModernMcp(
   options: Omit<ClientV2Options, 'versionNegotiation'> = {},
   transport: { fetch?: typeof fetch } = {},
 ): Promise<ClientV2> {
-  const client = new ClientV2(
+  const v2 = await import('@modelcontextprotocol/client');
+  const client = new v2.Client(
     { name, version: '1.0.0' },
     { versionNegotiation: { mode: { pin: '2026-07-28' } }, ...options },
   );
   await client.connect(
-    new HttpV2(new URL(`${base}/mcp`), {
+    new v2.StreamableHTTPClientTransport(new URL(`${base}/mcp`), {
       requestInit: { headers: { authorization: `Bearer ${token}` } },
       ...transport,
     }),
@@ -352,6 +361,7 @@ export async function openWorld(spec: WorldOptions = {}): Promise<World> {
       rest === null ? null : rest.adminToken === undefined ? WORLD_ADMIN_TOKEN : rest.adminToken;
     let base = '';
     if (rest !== null) {
+      const { buildServer } = await import('../../src/edge/rest/index.js');
       app = await buildServer(tg, { ...rest, adminToken });
       base = await app.listen({ host: '127.0.0.1', port: 0 });
     }
