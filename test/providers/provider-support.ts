@@ -3,7 +3,10 @@
  * namespace sandbox with the project's node_modules bound read-only.
  */
 import { join } from 'node:path';
+import type { Actor } from '../../src/core/index.js';
+import type { Gateway } from '../../src/host/toolgate.js';
 import { ROOT } from '../support/cli.js';
+import { classifyReviewed } from '../support/reviews.js';
 
 export const NODE_MODULES = join(ROOT, 'node_modules');
 export const EVERYTHING = join(
@@ -41,3 +44,17 @@ export const READ_PUBLIC = {
   access_tier: 'public',
   required_capabilities: ['everything:use'],
 } as const;
+
+/** A provider for one of the repo's fixture servers (test/fixtures/mcp), the fixtures bound read-only. */
+export function fixtureProvider(
+  name: string,
+  script: string,
+  args: readonly string[] = [],
+): Record<string, unknown> {
+  return nodeProvider(name, join(FIXTURES, script), args, { binds: [{ source: FIXTURES }] });
+}
+
+/** Classifies `provider`'s `tool` as a public read (READ_PUBLIC, 15 s of wall time) and approves its review. */
+export function classifyReadPublic(tg: Gateway, provider: string, tool: string, admin: Actor) {
+  return classifyReviewed(tg, provider, tool, { ...READ_PUBLIC, wall_time_ms: 15_000 }, admin);
+}
