@@ -15,6 +15,7 @@ import { z } from 'zod';
 import type { Actor } from '../../src/core/index.js';
 import type { Gateway } from '../../src/host/toolgate.js';
 import type { HealthState } from '../../src/operations/health/index.js';
+import { publicRead } from '../providers/provider-support.js';
 import { backends } from '../support/backends.js';
 import { ROOT } from '../support/cli.js';
 import { tableResolver } from '../support/egress.js';
@@ -108,13 +109,7 @@ test('a provider tool is probed by listing: down, withdrawn and refused fast; ba
     tg,
     'remote',
     'lookup',
-    {
-      action_class: 'read',
-      data_access: 'public',
-      egress: { mode: 'none' },
-      access_tier: 'public',
-      required_capabilities: ['records:read'],
-    },
+    publicRead(['records:read']),
     admin,
   );
   toolId = classified.tool.id;

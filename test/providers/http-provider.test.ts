@@ -23,6 +23,7 @@ import { ROOT } from '../support/cli.js';
 import { tableResolver } from '../support/egress.js';
 import { classifyReviewed } from '../support/reviews.js';
 import { openWorld, type World } from '../support/world.js';
+import { publicRead } from './provider-support.js';
 
 const admin: Actor = { id: 'test-admin', via: 'library' };
 const TLS = join(ROOT, 'test', 'fixtures', 'egress-tls');
@@ -136,19 +137,7 @@ for (const backend of backends()) {
         admin,
       );
       assert.deepEqual(refresh.imported, ['lookup']);
-      await classifyReviewed(
-        tg,
-        'remote',
-        'lookup',
-        {
-          action_class: 'read',
-          data_access: 'public',
-          egress: { mode: 'none' },
-          access_tier: 'public',
-          required_capabilities: ['records:read'],
-        },
-        admin,
-      );
+      await classifyReviewed(tg, 'remote', 'lookup', publicRead(['records:read']), admin);
       const session = await tg.sessions.open('remote-bot');
       const decision = await tg.gate.invoke(
         { agentId: 'remote-bot', sessionId: session.id },

@@ -37,13 +37,19 @@ export function nodeProvider(
   };
 }
 
-export const READ_PUBLIC = {
-  action_class: 'read',
-  data_access: 'public',
-  egress: { mode: 'none' },
-  access_tier: 'public',
-  required_capabilities: ['everything:use'],
-} as const;
+/** A provider tool's classification: a public read, no egress, under `capabilities`. */
+export function publicRead(capabilities: readonly string[], extra: Record<string, unknown> = {}) {
+  return {
+    action_class: 'read',
+    data_access: 'public',
+    egress: { mode: 'none' },
+    access_tier: 'public',
+    required_capabilities: capabilities,
+    ...extra,
+  };
+}
+
+export const READ_PUBLIC = publicRead(['everything:use']);
 
 /** A provider for one of the repo's fixture servers (test/fixtures/mcp), the fixtures bound read-only. */
 export function fixtureProvider(

@@ -22,16 +22,10 @@ import type { Gateway } from '../../src/host/toolgate.js';
 import { backends } from '../support/backends.js';
 import { classifyReviewed } from '../support/reviews.js';
 import { connectMcp, openWorld, type World } from '../support/world.js';
-import { FIXTURES, nodeProvider } from './provider-support.js';
+import { FIXTURES, nodeProvider, publicRead } from './provider-support.js';
 
 const admin: Actor = { id: 'test-admin', via: 'library' };
-const READ = {
-  action_class: 'read',
-  data_access: 'public',
-  egress: { mode: 'none' },
-  access_tier: 'public',
-  required_capabilities: ['notes:read'],
-};
+const READ = publicRead(['notes:read']);
 
 function decisionOf(result: unknown): Record<string, unknown> {
   const meta = (result as CallToolResult)._meta as Record<string, unknown> | undefined;
