@@ -12,7 +12,8 @@ import { NamespaceRunner, SandboxService } from '../../src/execution/sandbox/ind
 import { type Gateway, openGateway } from '../../src/host/toolgate.js';
 import { openStore, type Store } from '../../src/records/store/index.js';
 import { backends } from '../support/backends.js';
-import { validTool } from '../support/tools.js';
+import { echoTool } from '../support/tools.js';
+import { restClient } from '../support/world.js';
 
 const ADMIN = 'test-admin-token-sandbox-0123456789';
 const SCRIPT = fileURLToPath(new URL('../fixtures/sandbox/echo-tool.sh', import.meta.url));
@@ -21,18 +22,7 @@ function commandTool(id: string, isolation: string, mode: string[], limits = {})
   return {
     apiVersion: 'toolgate/v1',
     kind: 'Tool',
-    spec: validTool({
-      id,
-      name: id,
-      description: 'Echo the arguments back from inside a sandbox.',
-      data_access: 'none',
-      required_capabilities: ['sandbox:test'],
-      input_schema: {
-        type: 'object',
-        additionalProperties: false,
-        required: ['text'],
-        properties: { text: { type: 'string', maxLength: 200 } },
-      },
+    spec: echoTool(id, {
       output_schema: {
         type: 'object',
         required: ['echo', 'uid'],
@@ -78,15 +68,9 @@ for (const backend of backends()) {
     let key = '';
     let session = '';
 
-    const post = async (path: string, body: unknown, token: string) => {
-      const res = await fetch(base + path, {
-        method: 'POST',
-        headers: { authorization: `Bearer ${token}`, 'content-type': 'application/json' },
-        body: JSON.stringify(body),
-      });
-      // biome-ignore lint/suspicious/noExplicitAny: response bodies are asserted field by field
-      return { status: res.status, body: (await res.json()) as Record<string, any> };
-    };
+    // biome-ignore lint/suspicious/noExplicitAny: response bodies are asserted field by field
+    const send = restClient<Record<string, any>>(() => base);
+    const post = (path: string, body: unknown, token: string) => send('POST', path, body, token);
     const callTool = (tool: string, args: unknown) =>
       post(`/v1/sessions/${session}/calls`, { tool, arguments: args }, key);
     const postRecord = async (callId: string) => {

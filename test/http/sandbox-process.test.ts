@@ -14,6 +14,7 @@ import { buildServer } from '../../src/edge/rest/index.js';
 import { type Gateway, openGateway } from '../../src/host/toolgate.js';
 import { backends } from '../support/backends.js';
 import { validTool } from '../support/tools.js';
+import { restClient } from '../support/world.js';
 
 const ADMIN = 'test-admin-token-sandbox-process-0123';
 const SCRIPT = fileURLToPath(new URL('../fixtures/sandbox/process-probe.mjs', import.meta.url));
@@ -102,15 +103,9 @@ for (const backend of backends()) {
     let key = '';
     let session = '';
 
-    const post = async (path: string, body: unknown, token: string) => {
-      const res = await fetch(base + path, {
-        method: 'POST',
-        headers: { authorization: `Bearer ${token}`, 'content-type': 'application/json' },
-        body: JSON.stringify(body),
-      });
-      // biome-ignore lint/suspicious/noExplicitAny: response bodies are asserted field by field
-      return { status: res.status, body: (await res.json()) as Record<string, any> };
-    };
+    // biome-ignore lint/suspicious/noExplicitAny: response bodies are asserted field by field
+    const send = restClient<Record<string, any>>(() => base);
+    const post = (path: string, body: unknown, token: string) => send('POST', path, body, token);
 
     before(async () => {
       listener = createServer((s) => {

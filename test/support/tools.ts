@@ -163,6 +163,27 @@ export function inlineTool(
 }
 
 /**
+ * A command tool of the sandbox echo script (test/fixtures/sandbox/echo-tool.sh): one short
+ * `text` argument, under `sandbox:test`; `overrides` give its runtime, sandbox and output.
+ */
+export function echoTool(id: string, overrides: Definition): Definition {
+  return validTool({
+    id,
+    name: id,
+    description: 'Echo the arguments back from inside a sandbox.',
+    data_access: 'none',
+    required_capabilities: ['sandbox:test'],
+    input_schema: {
+      type: 'object',
+      additionalProperties: false,
+      required: ['text'],
+      properties: { text: { type: 'string', maxLength: 200 } },
+    },
+    ...overrides,
+  });
+}
+
+/**
  * `send_note`: a restricted external_send tool run inline by the `noop` handler, capability
  * `note:send`, that always waits for approval; `properties` are its input's.
  */
