@@ -11,25 +11,14 @@ import { buildServer } from '../../src/edge/rest/index.js';
 import { demoExecutor } from '../../src/execution/runtimes/index.js';
 import { type Gateway, openGateway } from '../../src/host/toolgate.js';
 import { backends } from '../support/backends.js';
-import { validTool } from '../support/tools.js';
+import { toolDocument } from '../support/tools.js';
+import { restClient } from '../support/world.js';
 
 const ADMIN = 'test-admin-token-ceilings-0123456789';
 
-interface Reply {
-  readonly status: number;
-  // biome-ignore lint/suspicious/noExplicitAny: response bodies are asserted field by field
-  readonly body: any;
-}
-
-const tool = (spec: Parameters<typeof validTool>[0]) => ({
-  apiVersion: 'toolgate/v1',
-  kind: 'Tool',
-  spec: validTool({ data_access: 'none', runtime: { kind: 'inline', handler: 't.ok' }, ...spec }),
-});
-
 const CONFIG = [
-  tool({ id: 'lookup', name: 'lookup', required_capabilities: ['rest:use'] }),
-  tool({
+  toolDocument({ id: 'lookup', name: 'lookup', required_capabilities: ['rest:use'] }),
+  toolDocument({
     id: 'pay',
     name: 'pay',
     action_class: 'reversible_write',
@@ -71,14 +60,9 @@ for (const backend of backends()) {
     let base = '';
     let key = '';
 
-    const post = async (path: string, body: unknown, token: string): Promise<Reply> => {
-      const res = await fetch(base + path, {
-        method: 'POST',
-        headers: { authorization: `Bearer ${token}`, 'content-type': 'application/json' },
-        body: JSON.stringify(body),
-      });
-      return { status: res.status, body: await res.json() };
-    };
+    // biome-ignore lint/suspicious/noExplicitAny: response bodies are asserted field by field
+    const send = restClient<any>(() => base);
+    const post = (path: string, body: unknown, token: string) => send('POST', path, body, token);
     const session = async (body: Record<string, unknown> = {}) => {
       const res = await post('/v1/sessions', body, key);
       assert.equal(res.status, 201, JSON.stringify(res.body));
@@ -137,7 +121,7 @@ for (const backend of backends()) {
       const bad = await post(
         '/v1/apply',
         [
-          tool({
+          toolDocument({
             id: 'pay2',
             name: 'pay2',
             required_capabilities: ['rest:use'],

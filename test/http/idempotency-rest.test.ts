@@ -12,32 +12,20 @@ import { buildServer } from '../../src/edge/rest/index.js';
 import { demoExecutor } from '../../src/execution/runtimes/index.js';
 import { type Gateway, openGateway } from '../../src/host/toolgate.js';
 import { backends } from '../support/backends.js';
-import { validTool } from '../support/tools.js';
+import { toolDocument } from '../support/tools.js';
 import { restClient } from '../support/world.js';
 
 const ADMIN = 'test-admin-token-idempotency-0123456789';
 
-interface Reply {
-  readonly status: number;
-  // biome-ignore lint/suspicious/noExplicitAny: response bodies are asserted field by field
-  readonly body: any;
-}
-
-const tool = (spec: Parameters<typeof validTool>[0]) => ({
-  apiVersion: 'toolgate/v1',
-  kind: 'Tool',
-  spec: validTool({ data_access: 'none', runtime: { kind: 'inline', handler: 't.ok' }, ...spec }),
-});
-
 const CONFIG = [
-  tool({
+  toolDocument({
     id: 'limited',
     name: 'limited',
     required_capabilities: ['idem:use'],
     rate_limit: { per_run: 1 },
     runtime: { kind: 'inline', handler: 't.count' },
   }),
-  tool({
+  toolDocument({
     id: 'pay',
     name: 'pay',
     action_class: 'reversible_write',
@@ -51,13 +39,13 @@ const CONFIG = [
     cost: { argument: 'amount', unit: 'major' },
     runtime: { kind: 'inline', handler: 't.count' },
   }),
-  tool({
+  toolDocument({
     id: 'flaky',
     name: 'flaky',
     required_capabilities: ['idem:use'],
     runtime: { kind: 'inline', handler: 't.fail' },
   }),
-  tool({
+  toolDocument({
     id: 'slow',
     name: 'slow',
     required_capabilities: ['idem:use'],
@@ -85,7 +73,8 @@ for (const backend of backends()) {
     let release: () => void = () => {};
     let slowStarted: () => void = () => {};
 
-    const rest = restClient<Reply['body']>(() => base);
+    // biome-ignore lint/suspicious/noExplicitAny: response bodies are asserted field by field
+    const rest = restClient<any>(() => base);
     const send = (method: string, path: string, body: unknown, token: string) =>
       rest(method, path, body, token);
     const session = async (token = key, body: Record<string, unknown> = {}) => {

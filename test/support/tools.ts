@@ -163,6 +163,18 @@ export function inlineTool(
 }
 
 /**
+ * A `Tool` document for `/v1/apply`: `validTool` of no data, run inline by the `t.ok` handler
+ * unless `spec` says otherwise.
+ */
+export function toolDocument(spec: Definition): Definition {
+  return {
+    apiVersion: 'toolgate/v1',
+    kind: 'Tool',
+    spec: validTool({ data_access: 'none', runtime: { kind: 'inline', handler: 't.ok' }, ...spec }),
+  };
+}
+
+/**
  * A command tool of the sandbox echo script (test/fixtures/sandbox/echo-tool.sh): one short
  * `text` argument, under `sandbox:test`; `overrides` give its runtime, sandbox and output.
  */
