@@ -6,13 +6,10 @@
  */
 import assert from 'node:assert/strict';
 import { after, before, describe, test } from 'node:test';
-import type { FastifyInstance } from 'fastify';
-import { buildServer } from '../../src/edge/rest/index.js';
 import { demoExecutor } from '../../src/execution/runtimes/index.js';
-import { type Gateway, openGateway } from '../../src/host/toolgate.js';
 import { backends } from '../support/backends.js';
 import { toolDocument } from '../support/tools.js';
-import { restClient } from '../support/world.js';
+import { openWorld, restClient, type World } from '../support/world.js';
 
 const ADMIN = 'test-admin-token-ceilings-0123456789';
 
@@ -54,9 +51,7 @@ const CONFIG = [
 
 for (const backend of backends()) {
   describe(`ceilings over REST on ${backend.name}`, () => {
-    let tg: Gateway;
-    let app: FastifyInstance;
-    let drop: () => Promise<void>;
+    let world: World;
     let base = '';
     let key = '';
 
@@ -72,22 +67,18 @@ for (const backend of backends()) {
       post(`/v1/sessions/${sid}/calls`, { tool: toolName, arguments: args }, key);
 
     before(async () => {
-      const fresh = await backend.fresh();
-      drop = fresh.drop;
-      tg = await openGateway({
-        db: fresh.url,
-        executor: demoExecutor().register('t.ok', () => ({ status: 'ok' })),
+      world = await openWorld({
+        backend,
+        rest: { adminToken: ADMIN },
+        options: { executor: demoExecutor().register('t.ok', () => ({ status: 'ok' })) },
       });
-      app = await buildServer(tg, { adminToken: ADMIN });
-      base = await app.listen({ host: '127.0.0.1', port: 0 });
+      base = world.base;
       const applied = await post('/v1/apply', CONFIG, ADMIN);
       assert.equal(applied.status, 200, JSON.stringify(applied.body));
       key = String((await post('/v1/agents/rest-bot/keys', {}, ADMIN)).body.api_key);
     });
     after(async () => {
-      await app?.close();
-      await tg?.close();
-      await drop?.();
+      await world?.close();
     });
 
     test('eight sessions with eight run ids share one ceiling of 4 calls per tool', async () => {

@@ -7,13 +7,11 @@
  */
 import assert from 'node:assert/strict';
 import { after, before, describe, test } from 'node:test';
-import type { FastifyInstance } from 'fastify';
-import { buildServer } from '../../src/edge/rest/index.js';
 import { demoExecutor } from '../../src/execution/runtimes/index.js';
-import { type Gateway, openGateway } from '../../src/host/toolgate.js';
+import type { Gateway } from '../../src/host/toolgate.js';
 import { backends } from '../support/backends.js';
 import { toolDocument } from '../support/tools.js';
-import { restClient } from '../support/world.js';
+import { openWorld, restClient, type World } from '../support/world.js';
 
 const ADMIN = 'test-admin-token-idempotency-0123456789';
 
@@ -63,9 +61,8 @@ const CONFIG = [
 
 for (const backend of backends()) {
   describe(`idempotency keys over REST on ${backend.name}`, () => {
+    let world: World;
     let tg: Gateway;
-    let app: FastifyInstance;
-    let drop: () => Promise<void>;
     let base = '';
     let key = '';
     let otherKey = '';
@@ -93,30 +90,30 @@ for (const backend of backends()) {
       send('GET', `/v1/sessions/${sid}/idempotency/${idem}?tool=${name}`, undefined, token);
 
     before(async () => {
-      const fresh = await backend.fresh();
-      drop = fresh.drop;
-      tg = await openGateway({
-        db: fresh.url,
-        executor: demoExecutor()
-          .register('t.ok', () => ({ status: 'ok' }))
-          .register('t.count', () => {
-            ran.count += 1;
-            return { status: `run ${ran.count}` };
-          })
-          .register('t.fail', () => {
-            ran.fail += 1;
-            throw new Error('the upstream broke after sending');
-          })
-          .register('t.slow', async () => {
-            slowStarted();
-            await new Promise<void>((resolve) => {
-              release = resolve;
-            });
-            return { status: 'slow done' };
-          }),
+      world = await openWorld({
+        backend,
+        rest: { adminToken: ADMIN },
+        options: {
+          executor: demoExecutor()
+            .register('t.ok', () => ({ status: 'ok' }))
+            .register('t.count', () => {
+              ran.count += 1;
+              return { status: `run ${ran.count}` };
+            })
+            .register('t.fail', () => {
+              ran.fail += 1;
+              throw new Error('the upstream broke after sending');
+            })
+            .register('t.slow', async () => {
+              slowStarted();
+              await new Promise<void>((resolve) => {
+                release = resolve;
+              });
+              return { status: 'slow done' };
+            }),
+        },
       });
-      app = await buildServer(tg, { adminToken: ADMIN });
-      base = await app.listen({ host: '127.0.0.1', port: 0 });
+      ({ tg, base } = world);
       const applied = await send('POST', '/v1/apply', CONFIG, ADMIN);
       assert.equal(applied.status, 200, JSON.stringify(applied.body));
       key = String((await send('POST', '/v1/agents/idem-bot/keys', {}, ADMIN)).body.api_key);
@@ -124,9 +121,7 @@ for (const backend of backends()) {
     });
     after(async () => {
       release();
-      await app?.close();
-      await tg?.close();
-      await drop?.();
+      await world?.close();
     });
 
     test("another API key of the same agent never meets the first key's record: its call runs, and the owner's replay stays the owner's", async () => {
