@@ -52,6 +52,7 @@ export interface WorldAgent {
 export interface WorldOperator {
   readonly id: string;
   readonly roles: readonly OperatorRole[];
+  readonly teams?: readonly string[];
   readonly token?: boolean;
 }
 
@@ -386,7 +387,11 @@ export async function addOperators(
 ): Promise<Record<string, string>> {
   const tokens: Record<string, string> = {};
   for (const op of operators) {
-    await tg.admin.operators.create(BOOTSTRAP_OPERATOR, { id: op.id, roles: [...op.roles] });
+    await tg.admin.operators.create(BOOTSTRAP_OPERATOR, {
+      id: op.id,
+      roles: [...op.roles],
+      ...(op.teams ? { teams: [...op.teams] } : {}),
+    });
     if (op.token) tokens[op.id] = await personalToken(tg.admin, op.id);
   }
   return tokens;
