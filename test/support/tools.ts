@@ -2,6 +2,7 @@
  * @module Tool definitions to start from in tests, all in one place: each is complete and valid,
  * and each test changes only what it is about (the overrides).
  */
+import assert from 'node:assert/strict';
 import { demoExecutor } from '../../src/execution/runtimes/index.js';
 
 export type Definition = Record<string, unknown>;
@@ -275,6 +276,26 @@ export function heldCalls(onEnter: () => void) {
       while (!done()) await new Promise<void>((r) => arrivals.push(r));
     },
   };
+}
+
+/** A REST session opened at `base` as `token`; its id. */
+export async function restSession(base: string, token: string): Promise<string> {
+  const res = await fetch(`${base}/v1/sessions`, {
+    method: 'POST',
+    headers: { authorization: `Bearer ${token}`, 'content-type': 'application/json' },
+    body: '{}',
+  });
+  assert.equal(res.status, 201);
+  return ((await res.json()) as { id: string }).id;
+}
+
+/** A REST call of `holdTool` (as `hold`) in `sessionId`: it answers once the latch is released. */
+export function holdCall(base: string, token: string, sessionId: string): Promise<Response> {
+  return fetch(`${base}/v1/sessions/${sessionId}/calls`, {
+    method: 'POST',
+    headers: { authorization: `Bearer ${token}`, 'content-type': 'application/json' },
+    body: JSON.stringify({ tool: 'hold', arguments: {} }),
+  });
 }
 
 /** `note`: a reversible write run inline by `test.echo`, capability notes:write, always approved. */
