@@ -289,6 +289,17 @@ export async function personalToken(
     .token;
 }
 
+/** The audit records of `kind` of one tool, in chain order (no flush: the caller's business). */
+export function toolRecords(store: Pick<Store, 'db'>, toolId: string, kind: string) {
+  return store.db
+    .selectFrom('audit_log')
+    .selectAll()
+    .where('tool_id', '=', toolId)
+    .where('kind', '=', kind)
+    .orderBy('seq')
+    .execute();
+}
+
 /** Every audit record of one call, in chain order, once the gate's writer has flushed. */
 export async function callRecords(
   tg: Pick<Gateway, 'gate'>,
