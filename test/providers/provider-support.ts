@@ -51,14 +51,28 @@ export function publicRead(capabilities: readonly string[], extra: Record<string
 
 export const READ_PUBLIC = publicRead(['everything:use']);
 
-/** A provider for one of the repo's fixture servers (test/fixtures/mcp), the fixtures bound read-only. */
+/**
+ * A provider for one of the repo's fixture servers (test/fixtures/mcp), the fixtures and the
+ * `folders` (where a test keeps the server's state) bound.
+ */
 export function fixtureProvider(
   name: string,
   script: string,
   args: readonly string[] = [],
+  ...folders: string[]
 ): Record<string, unknown> {
-  return nodeProvider(name, join(FIXTURES, script), args, { binds: [{ source: FIXTURES }] });
+  const binds = [FIXTURES, ...folders].map((source) => ({ source }));
+  return nodeProvider(name, join(FIXTURES, script), args, { binds });
 }
+
+/** The agent of the notes fixture servers' suites, as `openWorld` takes it: `notes:read`. */
+export const NOTES_BOT = {
+  id: 'notes-bot',
+  display_name: 'Notes agent',
+  description: 'Reads notes.',
+  owner: 'platform-team',
+  capabilities: ['notes:read'],
+};
 
 /** Classifies `provider`'s `tool` as a public read (READ_PUBLIC, 15 s of wall time) and approves its review. */
 export function classifyReadPublic(tg: Gateway, provider: string, tool: string, admin: Actor) {
