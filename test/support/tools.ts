@@ -278,6 +278,17 @@ export function heldCalls(onEnter: () => void) {
   };
 }
 
+/** `wipe_disk`: an irreversible, privileged tool under `disk:wipe` (a change needs two people). */
+export function wipeDiskTool(): Definition {
+  return validTool({
+    id: 'wipe_disk',
+    name: 'wipe_disk',
+    action_class: 'irreversible',
+    access_tier: 'privileged',
+    required_capabilities: ['disk:wipe'],
+  });
+}
+
 /** A REST session opened at `base` as `token`; its id. */
 export async function restSession(base: string, token: string): Promise<string> {
   const res = await fetch(`${base}/v1/sessions`, {
