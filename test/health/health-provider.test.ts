@@ -9,13 +9,11 @@ import { readFileSync } from 'node:fs';
 import type { IncomingMessage, ServerResponse } from 'node:http';
 import { join } from 'node:path';
 import { after, before, test } from 'node:test';
-import { McpServer } from '@modelcontextprotocol/sdk/server/mcp.js';
-import { StreamableHTTPServerTransport } from '@modelcontextprotocol/sdk/server/streamableHttp.js';
-import { z } from 'zod';
 import type { Actor } from '../../src/core/index.js';
 import type { Gateway } from '../../src/host/toolgate.js';
 import type { HealthState } from '../../src/operations/health/index.js';
 import { publicRead } from '../providers/provider-support.js';
+import { lookupServer, serveStatelessMcp } from '../providers/stateless-mcp.js';
 import { backends } from '../support/backends.js';
 import { ROOT } from '../support/cli.js';
 import { tableResolver } from '../support/egress.js';
@@ -32,24 +30,7 @@ class McpUpstream extends RestartableUpstream {
 
   protected override handle(req: IncomingMessage, res: ServerResponse): void {
     this.requests += 1;
-    const chunks: Buffer[] = [];
-    req.on('data', (c: Buffer) => chunks.push(c));
-    req.on('end', async () => {
-      const text = Buffer.concat(chunks).toString('utf8');
-      const mcp = new McpServer({ name: 'remote', version: '1.0.0' });
-      mcp.registerTool(
-        'lookup',
-        { description: 'Look up a record by key.', inputSchema: { key: z.string() } },
-        async ({ key }) => ({ content: [{ type: 'text', text: `record ${key}` }] }),
-      );
-      const transport = new StreamableHTTPServerTransport({});
-      res.on('close', () => {
-        void transport.close();
-        void mcp.close();
-      });
-      await mcp.connect(transport);
-      await transport.handleRequest(req, res, text ? JSON.parse(text) : undefined);
-    });
+    serveStatelessMcp(req, res, lookupServer);
   }
 }
 
