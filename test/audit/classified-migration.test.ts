@@ -7,7 +7,7 @@
  */
 import assert from 'node:assert/strict';
 import { describe, test } from 'node:test';
-import { Kysely, Migrator, sql } from 'kysely';
+import { sql } from 'kysely';
 import {
   AuditLog,
   AuditPseudonyms,
@@ -16,11 +16,8 @@ import {
   generateNoteSigner,
 } from '../../src/records/audit/index.js';
 import { chainRows, GENESIS_HEAD } from '../../src/records/audit-chain/index.js';
-import { type Database, openStore } from '../../src/records/store/index.js';
-import { migrationProvider } from '../../src/records/store/migrations/index.js';
-import { createPostgresDialect } from '../../src/records/store/postgres/dialect.js';
-import { createSqliteDialect } from '../../src/records/store/sqlite/dialect.js';
-import { backends } from '../support/backends.js';
+import { openStore } from '../../src/records/store/index.js';
+import { backends, unmigrated } from '../support/backends.js';
 import { auditRows } from '../support/store-rows.js';
 
 const EMAIL = 'old.customer@customer.example';
@@ -31,14 +28,7 @@ for (const backend of backends()) {
     test('old records stay and verify, the masked rule starts after them, old raw arguments can be erased', async () => {
       const { url, drop } = await backend.fresh();
       try {
-        const target = backend.name === 'sqlite' ? url.slice('sqlite:'.length) : url;
-        const old = new Kysely<Database>({
-          dialect:
-            backend.name === 'sqlite'
-              ? createSqliteDialect(target).dialect
-              : createPostgresDialect(target),
-        });
-        const migrator = new Migrator({ db: old, provider: migrationProvider(backend.name) });
+        const { old, migrator } = unmigrated(backend, url);
         const { error } = await migrator.migrateTo('0033_owner_notices');
         assert.ifError(error);
         // Two records as an older version wrote them: the argument copy in plain text.

@@ -6,28 +6,17 @@
  */
 import assert from 'node:assert/strict';
 import { describe, test } from 'node:test';
-import { Kysely, Migrator, sql } from 'kysely';
+import { sql } from 'kysely';
 import { AuditLog, DEFAULT_ORIGIN, generateNoteSigner } from '../../src/records/audit/index.js';
-import type { Database } from '../../src/records/store/index.js';
 import { openStore } from '../../src/records/store/index.js';
-import { migrationProvider } from '../../src/records/store/migrations/index.js';
-import { createPostgresDialect } from '../../src/records/store/postgres/dialect.js';
-import { createSqliteDialect } from '../../src/records/store/sqlite/dialect.js';
-import { backends } from '../support/backends.js';
+import { backends, unmigrated } from '../support/backends.js';
 
 for (const backend of backends()) {
   describe(`audit chain migration on ${backend.name}`, () => {
     test('old records and events are chained in order and verify; unchained inserts are refused', async () => {
       const { url, drop } = await backend.fresh();
       try {
-        const target = backend.name === 'sqlite' ? url.slice('sqlite:'.length) : url;
-        const old = new Kysely<Database>({
-          dialect:
-            backend.name === 'sqlite'
-              ? createSqliteDialect(target).dialect
-              : createPostgresDialect(target),
-        });
-        const migrator = new Migrator({ db: old, provider: migrationProvider(backend.name) });
+        const { old, migrator } = unmigrated(backend, url);
         const { error } = await migrator.migrateTo('0006_change_requests');
         assert.ifError(error);
         for (const [seq, kind] of [

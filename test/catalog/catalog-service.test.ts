@@ -4,22 +4,14 @@
  */
 import assert from 'node:assert/strict';
 import { after, before, describe, test } from 'node:test';
-import type { Actor, ToolgateError } from '../../src/core/index.js';
+import type { Actor } from '../../src/core/index.js';
 import type { Gateway } from '../../src/host/toolgate.js';
 import { backends } from '../support/backends.js';
 import { validSendTool, validTool } from '../support/tools.js';
 import { openWorld, type World } from '../support/world.js';
+import { refusal } from './refusal.js';
 
 const admin: Actor = { id: 'test-admin', via: 'library' };
-
-async function refusal(promise: Promise<unknown>): Promise<ToolgateError> {
-  try {
-    await promise;
-  } catch (err) {
-    return err as ToolgateError;
-  }
-  assert.fail('expected a refusal');
-}
 
 for (const backend of backends()) {
   describe(`catalog on ${backend.name}`, () => {

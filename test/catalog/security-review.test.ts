@@ -17,6 +17,7 @@ import { backends } from '../support/backends.js';
 import { approveReview, REVIEWER } from '../support/reviews.js';
 import { validSendTool, validTool } from '../support/tools.js';
 import { openWorld, type World } from '../support/world.js';
+import { refusal as refusalOf } from './refusal.js';
 
 const host: Actor = { id: 'cli:root', via: 'cli' };
 
@@ -35,14 +36,7 @@ interface Refusal {
   readonly details: Record<string, unknown> & { problems?: { pointer: string }[] };
 }
 
-async function refusal(promise: Promise<unknown>): Promise<Refusal> {
-  try {
-    await promise;
-  } catch (err) {
-    return err as Refusal;
-  }
-  assert.fail('expected a refusal');
-}
+const refusal = (promise: Promise<unknown>) => refusalOf<Refusal>(promise);
 
 const restricted = (id: string, extra: Record<string, unknown> = {}) =>
   validTool({ id, name: id, access_tier: 'restricted', ...extra });

@@ -5,12 +5,13 @@
  */
 import assert from 'node:assert/strict';
 import { after, before, describe, test } from 'node:test';
-import type { Actor, ToolgateError } from '../../src/core/index.js';
+import type { Actor } from '../../src/core/index.js';
 import { demoExecutor } from '../../src/execution/runtimes/index.js';
 import type { Gateway } from '../../src/host/toolgate.js';
 import { backends } from '../support/backends.js';
 import { validTool } from '../support/tools.js';
 import { openWorld, type World } from '../support/world.js';
+import { refusal } from './refusal.js';
 
 const admin: Actor = { id: 'test-admin', via: 'library' };
 const DAY = 86_400_000;
@@ -28,15 +29,6 @@ const V2 = validTool({
     properties: { invoice: { type: 'string', maxLength: 40 }, currency: { enum: ['EUR', 'USD'] } },
   },
 });
-
-async function refusal(promise: Promise<unknown>): Promise<ToolgateError> {
-  try {
-    await promise;
-  } catch (err) {
-    return err as ToolgateError;
-  }
-  assert.fail('expected a refusal');
-}
 
 for (const backend of backends()) {
   describe(`versions side by side on ${backend.name}`, () => {

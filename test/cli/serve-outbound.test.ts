@@ -32,6 +32,17 @@ after(async () => {
   rmSync(dir, { recursive: true, force: true });
 });
 
+/** A serve with `env` that listens (else the test fails); stopped once it does. */
+async function startsListening(env: NodeJS.ProcessEnv): Promise<void> {
+  const server = spawnServe(folder(), [], env);
+  try {
+    await listeningUrl(server);
+  } finally {
+    server.kill('SIGTERM');
+    await once(server, 'exit');
+  }
+}
+
 /** What a serve that must not start printed; one that listens is stopped at once and fails. */
 async function refusedStart(env: NodeJS.ProcessEnv): Promise<string> {
   const server = spawnServe(folder(), [], env);
@@ -55,16 +66,10 @@ test('a loopback reviewer webhook stops serve unless the admin allows loopback',
     assert.match(out, /notify\/webhookUrls\/0 names a loopback host/);
   }
   // Benign neighbour: the same receiver with the admin's gateway-wide setting.
-  const server = spawnServe(folder(), [], {
+  await startsListening({
     TOOLGATE_NOTIFY_WEBHOOK_URL: hook.url,
     TOOLGATE_OUTBOUND_ALLOW_LOOPBACK: '1',
   });
-  try {
-    await listeningUrl(server);
-  } finally {
-    server.kill('SIGTERM');
-    await once(server, 'exit');
-  }
 });
 
 test('private, metadata and IPv6-embedded webhooks stop serve, loopback setting or not', async () => {
@@ -97,14 +102,5 @@ test('an OpenID issuer on loopback stops serve unless the admin allows loopback'
     /issuer names 169\.254\.169\.254 is a cloud metadata address/,
   );
   // Benign neighbour: with the setting, serve starts (discovery is tried later, and logged).
-  const server = spawnServe(folder(), [], {
-    ...oidc,
-    TOOLGATE_OUTBOUND_ALLOW_LOOPBACK: '1',
-  });
-  try {
-    await listeningUrl(server);
-  } finally {
-    server.kill('SIGTERM');
-    await once(server, 'exit');
-  }
+  await startsListening({ ...oidc, TOOLGATE_OUTBOUND_ALLOW_LOOPBACK: '1' });
 });

@@ -15,7 +15,7 @@ import type { Gateway } from '../../src/host/toolgate.js';
 import { CHAIN_LOCK_KEY } from '../../src/records/store/postgres/audit-append.js';
 import { backends } from '../support/backends.js';
 import { confirmDeciders, enrol, operator } from '../support/operators.js';
-import { validTool } from '../support/tools.js';
+import { wipeDiskTool } from '../support/tools.js';
 import { openWorld, type World } from '../support/world.js';
 
 const admin: Actor = { id: 'cli:admin', via: 'cli' };
@@ -81,16 +81,7 @@ for (const backend of backends()) {
         [
           { kind: 'Agent', spec: { id: 'ops', owner: 'qa', tier: 'privileged' } },
           { kind: 'Agent', spec: { id: 'ops2', owner: 'qa', tier: 'privileged' } },
-          {
-            kind: 'Tool',
-            spec: validTool({
-              id: 'wipe_disk',
-              name: 'wipe_disk',
-              action_class: 'irreversible',
-              access_tier: 'privileged',
-              required_capabilities: ['disk:wipe'],
-            }),
-          },
+          { kind: 'Tool', spec: wipeDiskTool() },
           { kind: 'Grant', spec: { agent: 'ops', capabilities: ['disk:wipe'] } },
           { kind: 'Grant', spec: { agent: 'ops2', capabilities: ['disk:wipe'] } },
         ],

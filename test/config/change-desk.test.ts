@@ -12,7 +12,7 @@ import type { Gateway } from '../../src/host/toolgate.js';
 import { backends } from '../support/backends.js';
 import { confirmDeciders, enrol, operator } from '../support/operators.js';
 import { approvePendingReviews } from '../support/reviews.js';
-import { validTool } from '../support/tools.js';
+import { validTool, wipeDiskTool } from '../support/tools.js';
 import { openWorld, type World } from '../support/world.js';
 
 const admin: Actor = { id: 'cli:admin', via: 'cli' };
@@ -45,16 +45,7 @@ for (const backend of backends()) {
       await tg.config.apply(
         [
           { kind: 'Agent', spec: { id: 'ops', owner: 'qa', tier: 'privileged' } },
-          {
-            kind: 'Tool',
-            spec: validTool({
-              id: 'wipe_disk',
-              name: 'wipe_disk',
-              action_class: 'irreversible',
-              access_tier: 'privileged',
-              required_capabilities: ['disk:wipe'],
-            }),
-          },
+          { kind: 'Tool', spec: wipeDiskTool() },
           {
             kind: 'Tool',
             spec: validTool({

@@ -17,10 +17,10 @@ import type { FastifyInstance } from 'fastify';
 import type { Actor } from '../../src/core/index.js';
 import { buildServer } from '../../src/edge/rest/index.js';
 import { type Gateway, openGateway } from '../../src/host/toolgate.js';
-import { FIXTURES, nodeProvider, READ_PUBLIC } from '../providers/provider-support.js';
+import { classifyReadPublic, fixtureProvider } from '../providers/provider-support.js';
 import { type BearerProxy, startBearerProxy } from '../support/bearer-proxy.js';
 import { ROOT } from '../support/cli.js';
-import { approvePendingReviews, classifyReviewed } from '../support/reviews.js';
+import { approvePendingReviews } from '../support/reviews.js';
 
 const admin: Actor = { id: 'test-admin', via: 'library' };
 const ADMIN_TOKEN = 'conformance-admin-token-0123456789abcdef0123';
@@ -157,20 +157,9 @@ before(async () => {
     ],
     admin,
   );
-  await tg.providers.register(
-    nodeProvider('fixtures', join(FIXTURES, 'conformance-server.mjs'), [], {
-      binds: [{ source: FIXTURES }],
-    }),
-    admin,
-  );
+  await tg.providers.register(fixtureProvider('fixtures', 'conformance-server.mjs'), admin);
   for (const name of FIXTURE_TOOLS) {
-    const { tool } = await classifyReviewed(
-      tg,
-      'fixtures',
-      name,
-      { ...READ_PUBLIC, wall_time_ms: 15_000 },
-      admin,
-    );
+    const { tool } = await classifyReadPublic(tg, 'fixtures', name, admin);
     assert.equal(tool.quarantined, false, `${name}: ${JSON.stringify(tool.findings)}`);
   }
   // The fixture's resources, resource template and prompts are governed entries: classified

@@ -11,8 +11,7 @@
  */
 import assert from 'node:assert/strict';
 import { readFileSync } from 'node:fs';
-import https from 'node:https';
-import type { AddressInfo } from 'node:net';
+import type { IncomingMessage, ServerResponse } from 'node:http';
 import { join } from 'node:path';
 import { after, before, describe, test } from 'node:test';
 import type { Actor } from '../../src/core/index.js';
@@ -26,11 +25,11 @@ import { tableResolver } from '../support/egress.js';
 import { httpReadTool, validTool } from '../support/tools.js';
 import { LOOPBACK_OUTBOUND, type Receiver, webhookReceiver } from '../support/webhook-receiver.js';
 import { openWorld, type World } from '../support/world.js';
+import { FAST_HEALTH, healthReaches, INTERVAL_MS, RestartableUpstream } from './health-support.js';
 
 const admin: Actor = { id: 'test-admin', via: 'library' };
 const tlsDir = join(ROOT, 'test', 'fixtures', 'egress-tls');
 const TARGET = '127.0.0.1:443';
-const INTERVAL_MS = 400;
 
 /** A read tool of the HTTPS upstream, owned by the catalogue team. */
 function apiTool(id: string, extra: Record<string, unknown>) {
@@ -42,37 +41,13 @@ function apiTool(id: string, extra: Record<string, unknown>) {
 }
 
 /** A real HTTPS upstream that can be stopped and started again on the same port. */
-class Upstream {
-  server: https.Server | null = null;
-  port = 0;
+class Upstream extends RestartableUpstream {
   readonly seen: string[] = [];
 
-  async start(): Promise<void> {
-    const server = https.createServer(
-      {
-        key: readFileSync(join(tlsDir, 'server.key')),
-        cert: readFileSync(join(tlsDir, 'server.pem')),
-      },
-      (req, res) => {
-        this.seen.push(req.url ?? '');
-        res.writeHead(200, { 'content-type': 'application/json' });
-        res.end(JSON.stringify({ ok: true, path: req.url }));
-      },
-    );
-    await new Promise<void>((resolve, reject) => {
-      server.once('error', reject);
-      server.listen(this.port, '127.0.0.1', resolve);
-    });
-    this.port = (server.address() as AddressInfo).port;
-    this.server = server;
-  }
-
-  async stop(): Promise<void> {
-    const server = this.server;
-    this.server = null;
-    if (!server) return;
-    server.closeAllConnections();
-    await new Promise((r) => server.close(r));
+  protected override handle(req: IncomingMessage, res: ServerResponse): void {
+    this.seen.push(req.url ?? '');
+    res.writeHead(200, { 'content-type': 'application/json' });
+    res.end(JSON.stringify({ ok: true, path: req.url }));
   }
 }
 
@@ -85,25 +60,8 @@ for (const backend of backends()) {
     let hook: Receiver;
     const events: HealthEvent[] = [];
 
-    /** Resolves at the first change of `tool` to `state` from now on. */
-    function reaches(tool: string, state: HealthState): Promise<number> {
-      const started = performance.now();
-      if (tg.health.healthOf(tool, '1.0.0').state === state) return Promise.resolve(0);
-      return new Promise((resolve, reject) => {
-        // The monitor's timers do not hold the process open; this wait does, with a deadline.
-        const deadline = setTimeout(() => {
-          off();
-          reject(new Error(`${tool} did not become ${state}`));
-        }, 20_000);
-        const off = tg.health.on((e) => {
-          if (e.kind === 'health_changed' && e.toolId === tool && e.to === state) {
-            off();
-            clearTimeout(deadline);
-            resolve(performance.now() - started);
-          }
-        });
-      });
-    }
+    /** Resolves at the first change of `tool` to `state` from now on, with the time it took. */
+    const reaches = (tool: string, state: HealthState) => healthReaches(tg, tool, state);
 
     before(async () => {
       await upstream.start();
@@ -129,13 +87,7 @@ for (const backend of backends()) {
               unsafeTestCa: readFileSync(join(tlsDir, 'ca.pem'), 'utf8'),
             }),
           },
-          health: {
-            intervalMs: { public: INTERVAL_MS, restricted: INTERVAL_MS, privileged: INTERVAL_MS },
-            confirmAfterMs: 100,
-            breakerOpenMs: 300,
-            tickMs: 20,
-            probeTimeoutMs: 2_000,
-          },
+          health: FAST_HEALTH,
         },
       });
       tg = world.tg;

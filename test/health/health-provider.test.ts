@@ -6,71 +6,31 @@
  */
 import assert from 'node:assert/strict';
 import { readFileSync } from 'node:fs';
-import https from 'node:https';
-import type { AddressInfo } from 'node:net';
+import type { IncomingMessage, ServerResponse } from 'node:http';
 import { join } from 'node:path';
 import { after, before, test } from 'node:test';
-import { McpServer } from '@modelcontextprotocol/sdk/server/mcp.js';
-import { StreamableHTTPServerTransport } from '@modelcontextprotocol/sdk/server/streamableHttp.js';
-import { z } from 'zod';
 import type { Actor } from '../../src/core/index.js';
 import type { Gateway } from '../../src/host/toolgate.js';
 import type { HealthState } from '../../src/operations/health/index.js';
+import { publicRead } from '../providers/provider-support.js';
+import { lookupServer, serveStatelessMcp } from '../providers/stateless-mcp.js';
 import { backends } from '../support/backends.js';
 import { ROOT } from '../support/cli.js';
 import { tableResolver } from '../support/egress.js';
 import { classifyReviewed } from '../support/reviews.js';
 import { openWorld, type World } from '../support/world.js';
+import { FAST_HEALTH, healthReaches, RestartableUpstream } from './health-support.js';
 
 const admin: Actor = { id: 'test-admin', via: 'library' };
 const TLS = join(ROOT, 'test', 'fixtures', 'egress-tls');
-const INTERVAL_MS = 400;
 
 /** A real MCP server over HTTPS that can be stopped and started again on the same port. */
-class McpUpstream {
-  server: https.Server | null = null;
-  port = 0;
+class McpUpstream extends RestartableUpstream {
   requests = 0;
 
-  async start(): Promise<void> {
-    const server = https.createServer(
-      { key: readFileSync(join(TLS, 'server.key')), cert: readFileSync(join(TLS, 'server.pem')) },
-      (req, res) => {
-        this.requests += 1;
-        const chunks: Buffer[] = [];
-        req.on('data', (c: Buffer) => chunks.push(c));
-        req.on('end', async () => {
-          const text = Buffer.concat(chunks).toString('utf8');
-          const mcp = new McpServer({ name: 'remote', version: '1.0.0' });
-          mcp.registerTool(
-            'lookup',
-            { description: 'Look up a record by key.', inputSchema: { key: z.string() } },
-            async ({ key }) => ({ content: [{ type: 'text', text: `record ${key}` }] }),
-          );
-          const transport = new StreamableHTTPServerTransport({});
-          res.on('close', () => {
-            void transport.close();
-            void mcp.close();
-          });
-          await mcp.connect(transport);
-          await transport.handleRequest(req, res, text ? JSON.parse(text) : undefined);
-        });
-      },
-    );
-    await new Promise<void>((resolve, reject) => {
-      server.once('error', reject);
-      server.listen(this.port, '127.0.0.1', resolve);
-    });
-    this.port = (server.address() as AddressInfo).port;
-    this.server = server;
-  }
-
-  async stop(): Promise<void> {
-    const server = this.server;
-    this.server = null;
-    if (!server) return;
-    server.closeAllConnections();
-    await new Promise((r) => server.close(r));
+  protected override handle(req: IncomingMessage, res: ServerResponse): void {
+    this.requests += 1;
+    serveStatelessMcp(req, res, lookupServer);
   }
 }
 
@@ -82,23 +42,9 @@ let world: World;
 let toolId = '';
 
 /** Resolves at the first change of the tool to `state` from now on (or at once if it is there). */
-function reaches(state: HealthState): Promise<void> {
-  if (toolId !== '' && tg.health.healthOf(toolId, '1.0.0').state === state)
-    return Promise.resolve();
-  return new Promise((resolve, reject) => {
-    const deadline = setTimeout(() => {
-      off();
-      reject(new Error(`${toolId} did not become ${state}`));
-    }, 20_000);
-    const off = tg.health.on((e) => {
-      if (e.kind === 'health_changed' && e.toolId === toolId && e.to === state) {
-        off();
-        clearTimeout(deadline);
-        resolve();
-      }
-    });
-  });
-}
+const reaches = async (state: HealthState): Promise<void> => {
+  await healthReaches(tg, toolId, state);
+};
 
 before(async () => {
   await upstream.start();
@@ -112,13 +58,7 @@ before(async () => {
           unsafeTestCa: readFileSync(join(TLS, 'ca.pem'), 'utf8'),
         },
       },
-      health: {
-        intervalMs: { public: INTERVAL_MS, restricted: INTERVAL_MS, privileged: INTERVAL_MS },
-        confirmAfterMs: 100,
-        breakerOpenMs: 300,
-        tickMs: 20,
-        probeTimeoutMs: 2_000,
-      },
+      health: FAST_HEALTH,
     },
   });
   tg = world.tg;
@@ -150,13 +90,7 @@ test('a provider tool is probed by listing: down, withdrawn and refused fast; ba
     tg,
     'remote',
     'lookup',
-    {
-      action_class: 'read',
-      data_access: 'public',
-      egress: { mode: 'none' },
-      access_tier: 'public',
-      required_capabilities: ['records:read'],
-    },
+    publicRead(['records:read']),
     admin,
   );
   toolId = classified.tool.id;

@@ -10,7 +10,7 @@ import { request as httpRequest, type IncomingMessage, type ServerResponse } fro
 import { after, before, test } from 'node:test';
 import type { FastifyInstance } from 'fastify';
 import { Admission } from '../../src/edge/rest/admission.js';
-import { heldCalls, holdTool } from '../support/tools.js';
+import { heldCalls, holdCall, holdTool, restSession } from '../support/tools.js';
 import { openWorld, type World } from '../support/world.js';
 
 const ADMIN_TOKEN = 'test-admin-token-0123456789abcdef0123456789';
@@ -58,22 +58,20 @@ after(async () => {
   await world.close();
 });
 
-async function session(agent: string): Promise<string> {
-  const res = await fetch(`${base}/v1/sessions`, {
-    method: 'POST',
-    headers: { authorization: `Bearer ${keys[agent]}`, 'content-type': 'application/json' },
-    body: '{}',
-  });
-  assert.equal(res.status, 201);
-  return ((await res.json()) as { id: string }).id;
-}
+const session = (agent: string) => restSession(base, String(keys[agent]));
+const hold = (agent: string, sessionId: string) => holdCall(base, String(keys[agent]), sessionId);
 
-function hold(agent: string, sessionId: string) {
-  return fetch(`${base}/v1/sessions/${sessionId}/calls`, {
-    method: 'POST',
-    headers: { authorization: `Bearer ${keys[agent]}`, 'content-type': 'application/json' },
-    body: JSON.stringify({ tool: 'hold', arguments: {} }),
-  });
+/** Sessions of a-, b- and c-bot, with a's and b's calls held in the two slots. */
+async function bothSlotsHeld() {
+  const a = await session('a-bot');
+  const b = await session('b-bot');
+  const c = await session('c-bot');
+  closeLatch();
+  entered = 0;
+  const first = hold('a-bot', a);
+  const second = hold('b-bot', b);
+  await arrived(2);
+  return { c, first, second };
 }
 
 async function refusal(res: Response) {
@@ -148,14 +146,7 @@ test('past its share one caller gets 429 at once; past capacity and queue, 503 a
 });
 
 test('a queued request takes the first slot that frees, in order', async () => {
-  const a = await session('a-bot');
-  const b = await session('b-bot');
-  const c = await session('c-bot');
-  closeLatch();
-  entered = 0;
-  const first = hold('a-bot', a);
-  const second = hold('b-bot', b);
-  await arrived(2);
+  const { c, first, second } = await bothSlotsHeld();
   const queued = hold('c-bot', c);
   // Let the held calls finish: the queued one is admitted and runs (with the latch open).
   release();
@@ -166,14 +157,7 @@ test('a queued request takes the first slot that frees, in order', async () => {
 });
 
 test('a client that gives up while queued frees its place', async () => {
-  const a = await session('a-bot');
-  const b = await session('b-bot');
-  const c = await session('c-bot');
-  closeLatch();
-  entered = 0;
-  const first = hold('a-bot', a);
-  const second = hold('b-bot', b);
-  await arrived(2);
+  const { c, first, second } = await bothSlotsHeld();
   // The client leaves once the server has its request (queued behind the two held calls), and
   // the server has seen the connection close before a slot frees.
   const seen = new Promise<ServerResponse>((r) =>

@@ -6,30 +6,16 @@
  */
 import assert from 'node:assert/strict';
 import { after, before, describe, test } from 'node:test';
-import type { FastifyInstance } from 'fastify';
-import { buildServer } from '../../src/edge/rest/index.js';
 import { demoExecutor } from '../../src/execution/runtimes/index.js';
-import { type Gateway, openGateway } from '../../src/host/toolgate.js';
 import { backends } from '../support/backends.js';
-import { validTool } from '../support/tools.js';
+import { toolDocument } from '../support/tools.js';
+import { openWorld, restClient, type World } from '../support/world.js';
 
 const ADMIN = 'test-admin-token-ceilings-0123456789';
 
-interface Reply {
-  readonly status: number;
-  // biome-ignore lint/suspicious/noExplicitAny: response bodies are asserted field by field
-  readonly body: any;
-}
-
-const tool = (spec: Parameters<typeof validTool>[0]) => ({
-  apiVersion: 'toolgate/v1',
-  kind: 'Tool',
-  spec: validTool({ data_access: 'none', runtime: { kind: 'inline', handler: 't.ok' }, ...spec }),
-});
-
 const CONFIG = [
-  tool({ id: 'lookup', name: 'lookup', required_capabilities: ['rest:use'] }),
-  tool({
+  toolDocument({ id: 'lookup', name: 'lookup', required_capabilities: ['rest:use'] }),
+  toolDocument({
     id: 'pay',
     name: 'pay',
     action_class: 'reversible_write',
@@ -65,20 +51,13 @@ const CONFIG = [
 
 for (const backend of backends()) {
   describe(`ceilings over REST on ${backend.name}`, () => {
-    let tg: Gateway;
-    let app: FastifyInstance;
-    let drop: () => Promise<void>;
+    let world: World;
     let base = '';
     let key = '';
 
-    const post = async (path: string, body: unknown, token: string): Promise<Reply> => {
-      const res = await fetch(base + path, {
-        method: 'POST',
-        headers: { authorization: `Bearer ${token}`, 'content-type': 'application/json' },
-        body: JSON.stringify(body),
-      });
-      return { status: res.status, body: await res.json() };
-    };
+    // biome-ignore lint/suspicious/noExplicitAny: response bodies are asserted field by field
+    const send = restClient<any>(() => base);
+    const post = (path: string, body: unknown, token: string) => send('POST', path, body, token);
     const session = async (body: Record<string, unknown> = {}) => {
       const res = await post('/v1/sessions', body, key);
       assert.equal(res.status, 201, JSON.stringify(res.body));
@@ -88,22 +67,18 @@ for (const backend of backends()) {
       post(`/v1/sessions/${sid}/calls`, { tool: toolName, arguments: args }, key);
 
     before(async () => {
-      const fresh = await backend.fresh();
-      drop = fresh.drop;
-      tg = await openGateway({
-        db: fresh.url,
-        executor: demoExecutor().register('t.ok', () => ({ status: 'ok' })),
+      world = await openWorld({
+        backend,
+        rest: { adminToken: ADMIN },
+        options: { executor: demoExecutor().register('t.ok', () => ({ status: 'ok' })) },
       });
-      app = await buildServer(tg, { adminToken: ADMIN });
-      base = await app.listen({ host: '127.0.0.1', port: 0 });
+      base = world.base;
       const applied = await post('/v1/apply', CONFIG, ADMIN);
       assert.equal(applied.status, 200, JSON.stringify(applied.body));
       key = String((await post('/v1/agents/rest-bot/keys', {}, ADMIN)).body.api_key);
     });
     after(async () => {
-      await app?.close();
-      await tg?.close();
-      await drop?.();
+      await world?.close();
     });
 
     test('eight sessions with eight run ids share one ceiling of 4 calls per tool', async () => {
@@ -137,7 +112,7 @@ for (const backend of backends()) {
       const bad = await post(
         '/v1/apply',
         [
-          tool({
+          toolDocument({
             id: 'pay2',
             name: 'pay2',
             required_capabilities: ['rest:use'],

@@ -24,25 +24,14 @@ import { fileURLToPath } from 'node:url';
 import type { FastifyInstance } from 'fastify';
 import { buildServer } from '../../src/edge/rest/index.js';
 import { type Gateway, openGateway } from '../../src/host/toolgate.js';
-import { validTool } from '../support/tools.js';
+import { echoTool } from '../support/tools.js';
 import { restClient } from '../support/world.js';
 
 const ADMIN = 'test-admin-token-data-folder-0123456789';
 const ECHO = fileURLToPath(new URL('../fixtures/sandbox/echo-tool.sh', import.meta.url));
 
 function commandTool(id: string, argv: string[], pathRoots?: string[]) {
-  return validTool({
-    id,
-    name: id,
-    description: 'Echo the arguments back from inside a sandbox.',
-    data_access: 'none',
-    required_capabilities: ['sandbox:test'],
-    input_schema: {
-      type: 'object',
-      additionalProperties: false,
-      required: ['text'],
-      properties: { text: { type: 'string', maxLength: 200 } },
-    },
+  return echoTool(id, {
     output_schema: { type: 'object', required: ['echo'], properties: { echo: { type: 'object' } } },
     runtime: { kind: 'command', argv },
     sandbox: { isolation: 'namespace' },

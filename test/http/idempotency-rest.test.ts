@@ -7,37 +7,23 @@
  */
 import assert from 'node:assert/strict';
 import { after, before, describe, test } from 'node:test';
-import type { FastifyInstance } from 'fastify';
-import { buildServer } from '../../src/edge/rest/index.js';
 import { demoExecutor } from '../../src/execution/runtimes/index.js';
-import { type Gateway, openGateway } from '../../src/host/toolgate.js';
+import type { Gateway } from '../../src/host/toolgate.js';
 import { backends } from '../support/backends.js';
-import { validTool } from '../support/tools.js';
-import { restClient } from '../support/world.js';
+import { toolDocument } from '../support/tools.js';
+import { openWorld, restClient, type World } from '../support/world.js';
 
 const ADMIN = 'test-admin-token-idempotency-0123456789';
 
-interface Reply {
-  readonly status: number;
-  // biome-ignore lint/suspicious/noExplicitAny: response bodies are asserted field by field
-  readonly body: any;
-}
-
-const tool = (spec: Parameters<typeof validTool>[0]) => ({
-  apiVersion: 'toolgate/v1',
-  kind: 'Tool',
-  spec: validTool({ data_access: 'none', runtime: { kind: 'inline', handler: 't.ok' }, ...spec }),
-});
-
 const CONFIG = [
-  tool({
+  toolDocument({
     id: 'limited',
     name: 'limited',
     required_capabilities: ['idem:use'],
     rate_limit: { per_run: 1 },
     runtime: { kind: 'inline', handler: 't.count' },
   }),
-  tool({
+  toolDocument({
     id: 'pay',
     name: 'pay',
     action_class: 'reversible_write',
@@ -51,13 +37,13 @@ const CONFIG = [
     cost: { argument: 'amount', unit: 'major' },
     runtime: { kind: 'inline', handler: 't.count' },
   }),
-  tool({
+  toolDocument({
     id: 'flaky',
     name: 'flaky',
     required_capabilities: ['idem:use'],
     runtime: { kind: 'inline', handler: 't.fail' },
   }),
-  tool({
+  toolDocument({
     id: 'slow',
     name: 'slow',
     required_capabilities: ['idem:use'],
@@ -75,9 +61,8 @@ const CONFIG = [
 
 for (const backend of backends()) {
   describe(`idempotency keys over REST on ${backend.name}`, () => {
+    let world: World;
     let tg: Gateway;
-    let app: FastifyInstance;
-    let drop: () => Promise<void>;
     let base = '';
     let key = '';
     let otherKey = '';
@@ -85,7 +70,8 @@ for (const backend of backends()) {
     let release: () => void = () => {};
     let slowStarted: () => void = () => {};
 
-    const rest = restClient<Reply['body']>(() => base);
+    // biome-ignore lint/suspicious/noExplicitAny: response bodies are asserted field by field
+    const rest = restClient<any>(() => base);
     const send = (method: string, path: string, body: unknown, token: string) =>
       rest(method, path, body, token);
     const session = async (token = key, body: Record<string, unknown> = {}) => {
@@ -104,30 +90,30 @@ for (const backend of backends()) {
       send('GET', `/v1/sessions/${sid}/idempotency/${idem}?tool=${name}`, undefined, token);
 
     before(async () => {
-      const fresh = await backend.fresh();
-      drop = fresh.drop;
-      tg = await openGateway({
-        db: fresh.url,
-        executor: demoExecutor()
-          .register('t.ok', () => ({ status: 'ok' }))
-          .register('t.count', () => {
-            ran.count += 1;
-            return { status: `run ${ran.count}` };
-          })
-          .register('t.fail', () => {
-            ran.fail += 1;
-            throw new Error('the upstream broke after sending');
-          })
-          .register('t.slow', async () => {
-            slowStarted();
-            await new Promise<void>((resolve) => {
-              release = resolve;
-            });
-            return { status: 'slow done' };
-          }),
+      world = await openWorld({
+        backend,
+        rest: { adminToken: ADMIN },
+        options: {
+          executor: demoExecutor()
+            .register('t.ok', () => ({ status: 'ok' }))
+            .register('t.count', () => {
+              ran.count += 1;
+              return { status: `run ${ran.count}` };
+            })
+            .register('t.fail', () => {
+              ran.fail += 1;
+              throw new Error('the upstream broke after sending');
+            })
+            .register('t.slow', async () => {
+              slowStarted();
+              await new Promise<void>((resolve) => {
+                release = resolve;
+              });
+              return { status: 'slow done' };
+            }),
+        },
       });
-      app = await buildServer(tg, { adminToken: ADMIN });
-      base = await app.listen({ host: '127.0.0.1', port: 0 });
+      ({ tg, base } = world);
       const applied = await send('POST', '/v1/apply', CONFIG, ADMIN);
       assert.equal(applied.status, 200, JSON.stringify(applied.body));
       key = String((await send('POST', '/v1/agents/idem-bot/keys', {}, ADMIN)).body.api_key);
@@ -135,9 +121,7 @@ for (const backend of backends()) {
     });
     after(async () => {
       release();
-      await app?.close();
-      await tg?.close();
-      await drop?.();
+      await world?.close();
     });
 
     test("another API key of the same agent never meets the first key's record: its call runs, and the owner's replay stays the owner's", async () => {

@@ -6,13 +6,13 @@
 import assert from 'node:assert/strict';
 import { after, before, describe, test } from 'node:test';
 import { fileURLToPath } from 'node:url';
-import type { FastifyInstance } from 'fastify';
 import { buildServer } from '../../src/edge/rest/index.js';
 import { NamespaceRunner, SandboxService } from '../../src/execution/sandbox/index.js';
 import { type Gateway, openGateway } from '../../src/host/toolgate.js';
-import { openStore, type Store } from '../../src/records/store/index.js';
+import type { Store } from '../../src/records/store/index.js';
 import { backends } from '../support/backends.js';
-import { validTool } from '../support/tools.js';
+import { echoTool } from '../support/tools.js';
+import { openWorld, restClient, type World } from '../support/world.js';
 
 const ADMIN = 'test-admin-token-sandbox-0123456789';
 const SCRIPT = fileURLToPath(new URL('../fixtures/sandbox/echo-tool.sh', import.meta.url));
@@ -21,18 +21,7 @@ function commandTool(id: string, isolation: string, mode: string[], limits = {})
   return {
     apiVersion: 'toolgate/v1',
     kind: 'Tool',
-    spec: validTool({
-      id,
-      name: id,
-      description: 'Echo the arguments back from inside a sandbox.',
-      data_access: 'none',
-      required_capabilities: ['sandbox:test'],
-      input_schema: {
-        type: 'object',
-        additionalProperties: false,
-        required: ['text'],
-        properties: { text: { type: 'string', maxLength: 200 } },
-      },
+    spec: echoTool(id, {
       output_schema: {
         type: 'object',
         required: ['echo', 'uid'],
@@ -69,24 +58,17 @@ const CONFIG = [
 
 for (const backend of backends()) {
   describe(`command tools over REST on ${backend.name}`, () => {
+    let world: World;
     let tg: Gateway;
-    let app: FastifyInstance;
     let store: Store;
-    let drop: () => Promise<void>;
     let base = '';
     let dbUrl = '';
     let key = '';
     let session = '';
 
-    const post = async (path: string, body: unknown, token: string) => {
-      const res = await fetch(base + path, {
-        method: 'POST',
-        headers: { authorization: `Bearer ${token}`, 'content-type': 'application/json' },
-        body: JSON.stringify(body),
-      });
-      // biome-ignore lint/suspicious/noExplicitAny: response bodies are asserted field by field
-      return { status: res.status, body: (await res.json()) as Record<string, any> };
-    };
+    // biome-ignore lint/suspicious/noExplicitAny: response bodies are asserted field by field
+    const send = restClient<Record<string, any>>(() => base);
+    const post = (path: string, body: unknown, token: string) => send('POST', path, body, token);
     const callTool = (tool: string, args: unknown) =>
       post(`/v1/sessions/${session}/calls`, { tool, arguments: args }, key);
     const postRecord = async (callId: string) => {
@@ -100,23 +82,16 @@ for (const backend of backends()) {
     };
 
     before(async () => {
-      const fresh = await backend.fresh();
-      drop = fresh.drop;
-      dbUrl = fresh.url;
-      tg = await openGateway({ db: fresh.url });
-      store = await openStore(fresh.url);
-      app = await buildServer(tg, { adminToken: ADMIN });
-      base = await app.listen({ host: '127.0.0.1', port: 0 });
+      world = await openWorld({ backend, rest: { adminToken: ADMIN }, inspector: true });
+      ({ tg, base, db: dbUrl } = world);
+      store = world.inspector as Store;
       const applied = await post('/v1/apply', CONFIG, ADMIN);
       assert.equal(applied.status, 200, JSON.stringify(applied.body));
       key = String((await post('/v1/agents/sb-bot/keys', {}, ADMIN)).body.api_key);
       session = String((await post('/v1/sessions', {}, key)).body.id);
     });
     after(async () => {
-      await app?.close();
-      await tg?.close();
-      await store?.close();
-      await drop?.();
+      await world?.close();
     });
 
     test('a namespace command tool gets its arguments as JSON on stdin and answers JSON, as nobody', async () => {

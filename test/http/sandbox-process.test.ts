@@ -9,11 +9,9 @@ import { readdirSync, readFileSync } from 'node:fs';
 import { createServer, type Server } from 'node:net';
 import { after, before, describe, test } from 'node:test';
 import { fileURLToPath } from 'node:url';
-import type { FastifyInstance } from 'fastify';
-import { buildServer } from '../../src/edge/rest/index.js';
-import { type Gateway, openGateway } from '../../src/host/toolgate.js';
 import { backends } from '../support/backends.js';
 import { validTool } from '../support/tools.js';
+import { openWorld, restClient, type World } from '../support/world.js';
 
 const ADMIN = 'test-admin-token-sandbox-process-0123';
 const SCRIPT = fileURLToPath(new URL('../fixtures/sandbox/process-probe.mjs', import.meta.url));
@@ -92,9 +90,7 @@ async function leftovers(marker: string): Promise<number[]> {
 
 for (const backend of backends()) {
   describe(`the process driver over REST on ${backend.name}`, () => {
-    let tg: Gateway;
-    let app: FastifyInstance;
-    let drop: () => Promise<void>;
+    let world: World;
     let listener: Server;
     let accepted = 0;
     let port = 0;
@@ -102,15 +98,9 @@ for (const backend of backends()) {
     let key = '';
     let session = '';
 
-    const post = async (path: string, body: unknown, token: string) => {
-      const res = await fetch(base + path, {
-        method: 'POST',
-        headers: { authorization: `Bearer ${token}`, 'content-type': 'application/json' },
-        body: JSON.stringify(body),
-      });
-      // biome-ignore lint/suspicious/noExplicitAny: response bodies are asserted field by field
-      return { status: res.status, body: (await res.json()) as Record<string, any> };
-    };
+    // biome-ignore lint/suspicious/noExplicitAny: response bodies are asserted field by field
+    const send = restClient<Record<string, any>>(() => base);
+    const post = (path: string, body: unknown, token: string) => send('POST', path, body, token);
 
     before(async () => {
       listener = createServer((s) => {
@@ -119,20 +109,15 @@ for (const backend of backends()) {
       });
       await new Promise<void>((r) => listener.listen(0, '127.0.0.1', r));
       port = (listener.address() as { port: number }).port;
-      const fresh = await backend.fresh();
-      drop = fresh.drop;
-      tg = await openGateway({ db: fresh.url });
-      app = await buildServer(tg, { adminToken: ADMIN });
-      base = await app.listen({ host: '127.0.0.1', port: 0 });
+      world = await openWorld({ backend, rest: { adminToken: ADMIN } });
+      base = world.base;
       const applied = await post('/v1/apply', CONFIG, ADMIN);
       assert.equal(applied.status, 200, JSON.stringify(applied.body));
       key = String((await post('/v1/agents/proc-bot/keys', {}, ADMIN)).body.api_key);
       session = String((await post('/v1/sessions', {}, key)).body.id);
     });
     after(async () => {
-      await app?.close();
-      await tg?.close();
-      await drop?.();
+      await world?.close();
       await new Promise<void>((r) => listener.close(() => r()));
     });
 

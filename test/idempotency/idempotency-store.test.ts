@@ -11,6 +11,10 @@ import {
 import { openStore, type Store } from '../../src/records/store/index.js';
 import { backends } from '../support/backends.js';
 
+/** The scope of `key` for the `tool` tool, as agent `bot` (acting for `userId`) calls it. */
+const botKey = (key: string, userId: string | null = null) =>
+  idempotencyScope({ agentId: 'bot', userId, credential: null }, 'tool', key);
+
 for (const backend of backends()) {
   describe(`idempotency store on ${backend.name}`, () => {
     let store: Store;
@@ -30,11 +34,7 @@ for (const backend of backends()) {
     });
 
     test('a free key is claimed once; the same arguments are in progress, others conflict', async () => {
-      const key = idempotencyScope(
-        { agentId: 'bot', userId: null, credential: null },
-        'tool',
-        'k1',
-      );
+      const key = botKey('k1');
       assert.deepEqual(await records.lookup(key, 'h1'), { kind: 'claimed' });
       assert.deepEqual(await records.claim(key, 'h1', 'call_1', now), { kind: 'claimed' });
       assert.equal((await records.claim(key, 'h1', 'call_2', now)).kind, 'conflict');
@@ -43,11 +43,7 @@ for (const backend of backends()) {
     });
 
     test('a stored result is replayed under its first call id', async () => {
-      const key = idempotencyScope(
-        { agentId: 'bot', userId: null, credential: null },
-        'tool',
-        'k2',
-      );
+      const key = botKey('k2');
       await records.claim(key, 'h1', 'call_first', now);
       await records.storeResult(key, { status: 'ok' });
       assert.deepEqual(await records.lookup(key, 'h1'), {
@@ -59,11 +55,7 @@ for (const backend of backends()) {
     });
 
     test('past the TTL a key is free again and the sweep removes it', async () => {
-      const key = idempotencyScope(
-        { agentId: 'bot', userId: 'alice', credential: null },
-        'tool',
-        'k3',
-      );
+      const key = botKey('k3', 'alice');
       await records.claim(key, 'h1', 'call_old', now);
       now = new Date(now.getTime() + IDEMPOTENCY_TTL_MS + 1000);
       assert.deepEqual(await records.lookup(key, 'other'), { kind: 'claimed' });
@@ -74,11 +66,7 @@ for (const backend of backends()) {
     });
 
     test('a claim is given back only by its own call, and only while it has no outcome', async () => {
-      const key = idempotencyScope(
-        { agentId: 'bot', userId: null, credential: null },
-        'tool',
-        'k-release',
-      );
+      const key = botKey('k-release');
       await records.claim(key, 'h1', 'call_a', now);
       await records.release(key, 'call_other');
       assert.equal((await records.claim(key, 'h1', 'call_b', now)).kind, 'conflict', 'still held');
@@ -96,11 +84,7 @@ for (const backend of backends()) {
     });
 
     test('an unfinished claim is running until its call must have ended, then unknown; never "use a new key"', async () => {
-      const key = idempotencyScope(
-        { agentId: 'bot', userId: null, credential: null },
-        'tool',
-        'k-overdue',
-      );
+      const key = botKey('k-overdue');
       await records.claim(key, 'h1', 'call_slow', now, 1_000);
       const running = await records.lookup(key, 'h1');
       assert.equal(running.kind === 'conflict' ? running.rule : '', 'idempotency.in_progress');

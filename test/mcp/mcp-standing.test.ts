@@ -13,7 +13,7 @@ import { after, before, test } from 'node:test';
 import { Client } from '@modelcontextprotocol/sdk/client/index.js';
 import { StreamableHTTPClientTransport } from '@modelcontextprotocol/sdk/client/streamableHttp.js';
 import { type CallToolResult, ElicitRequestSchema } from '@modelcontextprotocol/sdk/types.js';
-import { heldCalls, holdTool } from '../support/tools.js';
+import { heldCalls, holdCall, holdTool, restSession } from '../support/tools.js';
 import {
   initializeRequest,
   mcpHeaders,
@@ -149,23 +149,8 @@ async function connect(
   return client;
 }
 
-async function restSession(token: string): Promise<string> {
-  const res = await fetch(`${base}/v1/sessions`, {
-    method: 'POST',
-    headers: { authorization: `Bearer ${token}`, 'content-type': 'application/json' },
-    body: '{}',
-  });
-  assert.equal(res.status, 201);
-  return ((await res.json()) as { id: string }).id;
-}
-
-function hold(token: string, sessionId: string) {
-  return fetch(`${base}/v1/sessions/${sessionId}/calls`, {
-    method: 'POST',
-    headers: { authorization: `Bearer ${token}`, 'content-type': 'application/json' },
-    body: JSON.stringify({ tool: 'hold', arguments: {} }),
-  });
-}
+const openSession = (token: string) => restSession(base, token);
+const hold = (token: string, sessionId: string) => holdCall(base, token, sessionId);
 
 /** The console, an admin route and the probes: none of them may be starved by agents. */
 async function operatorsServed() {
@@ -223,9 +208,9 @@ test("a 2025-era session's GET stream is a stream of its agent too, bounded and 
 });
 
 test("four keys of one agent share one share of running requests; another agent's run", async () => {
-  const sessions = [0, 1, 2].map(async (i) => restSession(mallory(i)));
+  const sessions = [0, 1, 2].map(async (i) => openSession(mallory(i)));
   const [s0, s1, s2] = await Promise.all(sessions);
-  const a = await restSession(alice());
+  const a = await openSession(alice());
   closeLatch();
   entered = 0;
   const first = hold(mallory(0), s0 ?? '');
@@ -249,9 +234,9 @@ test("four keys of one agent share one share of running requests; another agent'
 });
 
 test("a full agents' lane leaves the console, admin routes and probes their own", async () => {
-  const ids = await Promise.all([0, 1].map((i) => restSession(mallory(i))));
-  const a = await restSession(alice());
-  const b = await restSession(alice());
+  const ids = await Promise.all([0, 1].map((i) => openSession(mallory(i))));
+  const a = await openSession(alice());
+  const b = await openSession(alice());
   closeLatch();
   entered = 0;
   const held = [
@@ -304,7 +289,7 @@ test('a call waiting for the person at the client holds no request slot; waits a
   const first = waiting.callTool({ name: 'send_email', arguments: args });
   while (shown < 1) await new Promise<void>((r) => asked.push(r));
   // While the person decides, the agent's share of running requests is whole: two calls run.
-  const sessionIds = await Promise.all([restSession(key), restSession(key)]);
+  const sessionIds = await Promise.all([openSession(key), openSession(key)]);
   closeLatch();
   entered = 0;
   const held = sessionIds.map((id) => hold(key, id));

@@ -33,9 +33,13 @@ import {
   RICH_INPUT_SCHEMA,
   RICH_OUTPUT_SCHEMA,
 } from '../fixtures/mcp/conformance-schemas.mjs';
-import { EVERYTHING, FIXTURES, nodeProvider, READ_PUBLIC } from '../providers/provider-support.js';
+import {
+  classifyReadPublic,
+  EVERYTHING,
+  fixtureProvider,
+  nodeProvider,
+} from '../providers/provider-support.js';
 import { cleanEnv, ensureBuilt, MAIN } from '../support/cli.js';
-import { classifyReviewed } from '../support/reviews.js';
 import { initializeRequest, mcpHeaders } from '../support/world.js';
 
 const admin: Actor = { id: 'test-admin', via: 'library' };
@@ -186,25 +190,14 @@ before(async () => {
     ],
     admin,
   );
-  await tg.providers.register(
-    nodeProvider('fixtures', join(FIXTURES, 'conformance-server.mjs'), [], {
-      binds: [{ source: FIXTURES }],
-    }),
-    admin,
-  );
+  await tg.providers.register(fixtureProvider('fixtures', 'conformance-server.mjs'), admin);
   await tg.providers.register(nodeProvider('everything', EVERYTHING, ['stdio']), admin);
   for (const [provider, tools] of [
     ['fixtures', FIXTURE_TOOLS],
     ['everything', EVERYTHING_TOOLS],
   ] as const) {
     for (const tool of tools) {
-      const { tool: detail } = await classifyReviewed(
-        tg,
-        provider,
-        tool,
-        { ...READ_PUBLIC, wall_time_ms: 15_000 },
-        admin,
-      );
+      const { tool: detail } = await classifyReadPublic(tg, provider, tool, admin);
       assert.equal(detail.quarantined, false, `${tool}: ${JSON.stringify(detail.findings)}`);
     }
   }
@@ -303,13 +296,7 @@ describe('an $id in an upstream schema', () => {
     const a = { agentId: 'proto-bot', sessionId: first.id };
     assert.equal((await tg.gate.invoke(a, 'rich_schema_tool', args)).kind, 'allow');
     // A second classification registers the next major version, with the same schemas.
-    const { tool } = await classifyReviewed(
-      tg,
-      'fixtures',
-      'rich_schema_tool',
-      { ...READ_PUBLIC, wall_time_ms: 15_000 },
-      admin,
-    );
+    const { tool } = await classifyReadPublic(tg, 'fixtures', 'rich_schema_tool', admin);
     const second = await tg.sessions.open('proto-bot');
     const b = { agentId: 'proto-bot', sessionId: second.id };
     const onSecond = await tg.gate.invoke(b, 'rich_schema_tool', args);

@@ -16,7 +16,7 @@ import type { Store } from '../../src/records/store/index.js';
 import { backends } from '../support/backends.js';
 import { enrol, operator } from '../support/operators.js';
 import { inlineTool } from '../support/tools.js';
-import { connectModernMcp, openWorld, type World } from '../support/world.js';
+import { connectModernMcp, openWorld, toolRecords, type World } from '../support/world.js';
 
 const admin: Actor = { id: 'test-admin', via: 'library' };
 const RUN = 'io.toolgate/run';
@@ -89,12 +89,7 @@ for (const backend of backends()) {
 
     /** How many times the tool started running (its `call.pre` records). */
     async function runs(): Promise<number> {
-      const rows = await inspector.db
-        .selectFrom('audit_log')
-        .select('seq')
-        .where('tool_id', '=', 'wire_funds')
-        .where('kind', '=', 'call.pre')
-        .execute();
+      const rows = await toolRecords(inspector, 'wire_funds', 'call.pre');
       return rows.length;
     }
 

@@ -11,6 +11,7 @@ import { StdioClientTransport } from '@modelcontextprotocol/client/stdio';
 import { openStore } from '../../src/records/store/index.js';
 import { approveInFolder } from '../support/operators.js';
 import { openStdioFolder, STDIO_ADMIN, type StdioFolder } from '../support/stdio.js';
+import { toolRecords } from '../support/world.js';
 
 const admin = STDIO_ADMIN;
 const RUN = 'io.toolgate/run';
@@ -83,12 +84,7 @@ test('over stdio: input required, approve, a new process completes it once, a re
     await second.close();
   }
   const inspector = await openStore(db);
-  const pre = await inspector.db
-    .selectFrom('audit_log')
-    .select('seq')
-    .where('tool_id', '=', 'send_email')
-    .where('kind', '=', 'call.pre')
-    .execute();
+  const pre = await toolRecords(inspector, 'send_email', 'call.pre');
   await inspector.close();
   assert.equal(pre.length, 1, 'ran once');
 });

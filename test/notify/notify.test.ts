@@ -6,8 +6,6 @@
  */
 import assert from 'node:assert/strict';
 import { mkdtempSync, rmSync } from 'node:fs';
-import { createServer, type Server } from 'node:http';
-import type { AddressInfo } from 'node:net';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { after, before, describe, test } from 'node:test';
@@ -21,41 +19,12 @@ import {
   WebhookDelivery,
 } from '../../src/operations/notify/index.js';
 import { validTool } from '../support/tools.js';
-import { LOOPBACK_OUTBOUND, loopbackFetch } from '../support/webhook-receiver.js';
-
-type Reply = number | 'hang';
-
-interface Receiver {
-  readonly url: string;
-  readonly bodies: string[];
-  /** How the n-th request (0-based) is answered; default 200. */
-  reply: (n: number) => Reply;
-  close(): Promise<void>;
-}
-
-async function receiver(): Promise<Receiver> {
-  const bodies: string[] = [];
-  const r: Partial<Receiver> & { reply: (n: number) => Reply } = { reply: () => 200 };
-  const server: Server = createServer((req, res) => {
-    const chunks: Buffer[] = [];
-    req.on('data', (c: Buffer) => chunks.push(c));
-    req.on('end', () => {
-      const n = bodies.length;
-      bodies.push(Buffer.concat(chunks).toString());
-      const reply = r.reply(n);
-      if (reply !== 'hang') res.writeHead(reply).end();
-    });
-  });
-  await new Promise<void>((ok) => server.listen(0, '127.0.0.1', ok));
-  return Object.assign(r, {
-    url: `http://127.0.0.1:${(server.address() as AddressInfo).port}/hook`,
-    bodies,
-    close: async () => {
-      server.closeAllConnections();
-      await new Promise((ok) => server.close(ok));
-    },
-  }) as Receiver;
-}
+import {
+  LOOPBACK_OUTBOUND,
+  loopbackFetch,
+  type Receiver,
+  webhookReceiver,
+} from '../support/webhook-receiver.js';
 
 const admin: Actor = { id: 'test-admin', via: 'library' };
 const PUBLIC = 'https://toolgate.example.com';
@@ -67,7 +36,7 @@ describe('notifications from a running gateway', () => {
   let dir: string;
 
   before(async () => {
-    hook = await receiver();
+    hook = await webhookReceiver();
     dir = mkdtempSync(join(tmpdir(), 'tg-notify-'));
     tg = await openGateway({
       outbound: LOOPBACK_OUTBOUND,
@@ -210,7 +179,7 @@ describe('notifications from a running gateway', () => {
 describe('webhook delivery', () => {
   let hook: Receiver;
   before(async () => {
-    hook = await receiver();
+    hook = await webhookReceiver();
   });
   after(() => hook.close());
 

@@ -6,7 +6,7 @@
  * insufficient_scope); and the tokens the gate must refuse, each beside a benign neighbour.
  */
 import assert from 'node:assert/strict';
-import { mkdtempSync, readFileSync, rmSync } from 'node:fs';
+import { mkdtempSync, rmSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { after, before, describe, test } from 'node:test';
@@ -17,19 +17,16 @@ import type { CallToolResult } from '@modelcontextprotocol/sdk/types.js';
 import type { FastifyInstance } from 'fastify';
 import { exportJWK, generateKeyPair, SignJWT } from 'jose';
 import type { Actor } from '../../src/core/index.js';
-import { oauthUserId, parseOAuthConfig } from '../../src/domain/identity/index.js';
+import { oauthUserId } from '../../src/domain/identity/index.js';
 import { buildServer } from '../../src/edge/rest/index.js';
-import { type Gateway, openGateway } from '../../src/host/toolgate.js';
-import { ROOT } from '../support/cli.js';
-import { approvePendingReviews } from '../support/reviews.js';
-import { LOOPBACK_OUTBOUND } from '../support/webhook-receiver.js';
+import type { Gateway } from '../../src/host/toolgate.js';
 import { initializeRequest, postMcp } from '../support/world.js';
 import { type AuthorizationServer, startAuthorizationServer } from './authorization-server.js';
 import { connectWithOAuth, connectWithOAuthV2, TestOAuthClient } from './oauth-client.js';
+import { openSupportGateway } from './support-gateway.js';
 
 const admin: Actor = { id: 'test-admin', via: 'library' };
 const ADMIN_TOKEN = 'oauth-test-admin-token-0123456789abcdef';
-const DEMO = readFileSync(join(ROOT, 'demo', 'catalog.yaml'), 'utf8');
 /** toolgate's public URL (behind a proxy in production); `viaProxy` maps it to the listener. */
 const PUBLIC = 'https://toolgate.test';
 const RESOURCE = `${PUBLIC}/mcp`;
@@ -59,23 +56,7 @@ before(async () => {
       [OTHER_RESOURCE]: 'tickets.read tickets.write',
     },
   });
-  tg = await openGateway({
-    // The test authorization server listens on loopback: the admin's setting allows it.
-    outbound: LOOPBACK_OUTBOUND,
-    db: `sqlite:${join(dir, 'tg.db')}`,
-    oauth: parseOAuthConfig({
-      resource: RESOURCE,
-      issuers: [{ issuer: as.issuer, jwksUrl: as.jwksUrl }],
-      clients: { 'support-client': 'support-bot' },
-      scopes: {
-        'tickets.read': ['tickets:read', 'orders:read'],
-        'tickets.write': ['tickets:write'],
-        'iam.grant': ['iam:grant'],
-      },
-    }),
-  });
-  await tg.config.applyText(DEMO, admin);
-  await approvePendingReviews(tg.admin);
+  tg = await openSupportGateway(dir, as, RESOURCE, admin);
   app = await buildServer(tg, { adminToken: ADMIN_TOKEN });
   base = await app.listen({ host: '127.0.0.1', port: 0 });
 });

@@ -19,7 +19,7 @@ import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { after, before, describe, test } from 'node:test';
 import { oauthUserId, parseOAuthConfig } from '../../src/domain/identity/index.js';
-import { FIXTURES, nodeProvider } from '../providers/provider-support.js';
+import { FIXTURES, nodeProvider, publicRead } from '../providers/provider-support.js';
 import { backends } from '../support/backends.js';
 import { approvePendingReviews, classifyReviewed } from '../support/reviews.js';
 import { LOOPBACK_OUTBOUND } from '../support/webhook-receiver.js';
@@ -34,13 +34,7 @@ const CHALLENGE = `Bearer resource_metadata="${PUBLIC}/.well-known/oauth-protect
 const NARROW = 'orders.read';
 const WIDE = 'orders.read up.use';
 const USE = ['up:use'];
-const TOOL = {
-  action_class: 'read',
-  data_access: 'public',
-  egress: { mode: 'none' },
-  access_tier: 'public',
-  required_capabilities: USE,
-};
+const TOOL = publicRead(USE);
 const ENTRY = { data_access: 'public', access_tier: 'public', required_capabilities: USE };
 
 /** One request naming a provider's tool or entry, what the wider token gets, and its catalog id. */

@@ -7,23 +7,20 @@
  * cover (attack); and no token, whatever its scopes, gets a tool its agent is not granted.
  */
 import assert from 'node:assert/strict';
-import { mkdtempSync, readFileSync, rmSync } from 'node:fs';
+import { mkdtempSync, rmSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { after, before, describe, test } from 'node:test';
 import type { FastifyInstance } from 'fastify';
 import type { Actor } from '../../src/core/index.js';
-import { parseOAuthConfig } from '../../src/domain/identity/index.js';
 import { buildServer } from '../../src/edge/rest/index.js';
-import { type Gateway, openGateway } from '../../src/host/toolgate.js';
-import { ROOT } from '../support/cli.js';
+import type { Gateway } from '../../src/host/toolgate.js';
 import { approvePendingReviews } from '../support/reviews.js';
-import { LOOPBACK_OUTBOUND } from '../support/webhook-receiver.js';
 import { type AuthorizationServer, startAuthorizationServer } from './authorization-server.js';
 import { modernRpc, type Rpc, rpcSession } from './mcp-rpc.js';
+import { openSupportGateway } from './support-gateway.js';
 
 const admin: Actor = { id: 'test-admin', via: 'library' };
-const DEMO = readFileSync(join(ROOT, 'demo', 'catalog.yaml'), 'utf8');
 const PUBLIC = 'https://toolgate.test';
 const RESOURCE = `${PUBLIC}/mcp`;
 const CHALLENGE = `Bearer resource_metadata="${PUBLIC}/.well-known/oauth-protected-resource/mcp", error="insufficient_scope", scope="tickets.write"`;
@@ -81,22 +78,7 @@ before(async () => {
     exchangeClients: {},
     resources: { [RESOURCE]: READ },
   });
-  tg = await openGateway({
-    // The test authorization server listens on loopback: the admin's setting allows it.
-    outbound: LOOPBACK_OUTBOUND,
-    db: `sqlite:${join(dir, 'tg.db')}`,
-    oauth: parseOAuthConfig({
-      resource: RESOURCE,
-      issuers: [{ issuer: as.issuer, jwksUrl: as.jwksUrl }],
-      clients: { 'support-client': 'support-bot' },
-      scopes: {
-        'tickets.read': ['tickets:read', 'orders:read'],
-        'tickets.write': ['tickets:write'],
-        'iam.grant': ['iam:grant'],
-      },
-    }),
-  });
-  await tg.config.applyText(DEMO, admin);
+  tg = await openSupportGateway(dir, as, RESOURCE, admin);
   await tg.config.applyText(OPS_LABEL_TOOL, admin);
   await approvePendingReviews(tg.admin);
   app = await buildServer(tg, { adminToken: 'step-up-test-admin-token-0123456789abcdef' });

@@ -19,7 +19,7 @@ import { MasterKey } from '../../src/domain/credentials/index.js';
 import { totpAt } from '../../src/domain/decisions/index.js';
 import { ensureBuilt, runCli } from '../support/cli.js';
 import { approvePendingReviews } from '../support/reviews.js';
-import { validTool } from '../support/tools.js';
+import { wipeDiskTool } from '../support/tools.js';
 import { openWorld, type World } from '../support/world.js';
 
 const PASSWORD = 'correct-horse-battery-staple-9137';
@@ -263,13 +263,7 @@ describe('four-eyes refusals are audited: the bootstrap token after the genesis,
     );
     assert.equal(issued.status, 201, JSON.stringify(issued.body));
     const bob = String(issued.body.token);
-    const tool = validTool({
-      id: 'wipe_disk',
-      name: 'wipe_disk',
-      action_class: 'irreversible',
-      access_tier: 'privileged',
-      required_capabilities: ['disk:wipe'],
-    });
+    const tool = wipeDiskTool();
     const applied = await w.send('POST', '/v1/apply', [{ kind: 'Tool', spec: tool }], bob);
     assert.equal(applied.status, 200, JSON.stringify(applied.body));
     await approvePendingReviews(w.tg);

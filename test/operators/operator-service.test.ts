@@ -24,6 +24,14 @@ import { backends } from '../support/backends.js';
 const START = Math.floor(Date.now() / 30_000) * 30_000;
 const FAST_SCRYPT = { N: 2 ** 10, r: 8, p: 1 };
 const PASSWORD = 'correct horse battery staple';
+/** Bob, an approver, as one of his personal tokens shows him. */
+const BOB_BY_TOKEN: Operator = {
+  id: 'bob',
+  name: 'bob',
+  roles: ['approver'],
+  teams: [],
+  authenticatedBy: 'personal-token',
+};
 
 /** A real TOTP second factor over in-memory secrets; each step is accepted once. */
 class TestSecondFactor implements SecondFactorCheck {
@@ -251,13 +259,7 @@ for (const backend of backends()) {
         tg.operators.update(admin, 'root', { roles: ['auditor'] }),
         (e: ToolgateError) => e.code === 'FORBIDDEN',
       );
-      const viaToken: Operator = {
-        id: 'bob',
-        name: 'bob',
-        roles: ['approver'],
-        teams: [],
-        authenticatedBy: 'personal-token',
-      };
+      const viaToken = BOB_BY_TOKEN;
       await assert.rejects(
         tg.operators.setPassword(viaToken, 'bob', 'a new long password'),
         (e: ToolgateError) => e.code === 'FORBIDDEN',
@@ -334,13 +336,7 @@ for (const backend of backends()) {
       });
       assert.ok(await tg.operators.authenticateToken(issued.token));
       // Revocation by someone else: as unknown as a made-up id; by the owner: immediate.
-      const bob: Operator = {
-        id: 'bob',
-        name: 'bob',
-        roles: ['approver'],
-        teams: [],
-        authenticatedBy: 'personal-token',
-      };
+      const bob = BOB_BY_TOKEN;
       await assert.rejects(
         tg.operators.revokeToken(bob, issued.id),
         (e: ToolgateError) => e.code === 'NOT_FOUND',

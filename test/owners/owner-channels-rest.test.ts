@@ -8,13 +8,12 @@
 import assert from 'node:assert/strict';
 import { after, before, describe, test } from 'node:test';
 import type { Actor } from '../../src/core/index.js';
-import { BOOTSTRAP_OPERATOR } from '../../src/domain/operators/index.js';
 import type { Gateway } from '../../src/host/toolgate.js';
 import type { OwnerNoticePayload } from '../../src/operations/owners/index.js';
 import { backends } from '../support/backends.js';
 import { validTool } from '../support/tools.js';
 import { LOOPBACK_OUTBOUND, type Receiver, webhookReceiver } from '../support/webhook-receiver.js';
-import { openWorld, personalToken, type World } from '../support/world.js';
+import { addOperators, openWorld, type World } from '../support/world.js';
 
 const admin: Actor = { id: 'test-admin', via: 'library' };
 const ADMIN_TOKEN = 'admin-token-for-owner-channel-tests-0123456789';
@@ -47,18 +46,14 @@ describe('owner channels over REST', () => {
     });
     ({ tg, base } = world);
     await tg.config.apply([{ kind: 'Tool', spec: validTool() }], admin);
-    for (const [id, roles, teams] of [
-      ['olga', ['owner'], ['billing-team']],
-      ['otto', ['owner'], ['ops-team']],
-      ['audrey', ['auditor'], []],
-    ] as const) {
-      await tg.admin.operators.create(BOOTSTRAP_OPERATOR, {
-        id,
-        roles: [...roles],
-        teams: [...teams],
-      });
-      tokens[id] = await personalToken(tg.admin, id, { expiresInDays: 1 });
-    }
+    Object.assign(
+      tokens,
+      await addOperators(tg, [
+        { id: 'olga', roles: ['owner'], teams: ['billing-team'], token: true },
+        { id: 'otto', roles: ['owner'], teams: ['ops-team'], token: true },
+        { id: 'audrey', roles: ['auditor'], teams: [], token: true },
+      ]),
+    );
   });
   after(async () => {
     await world.close();

@@ -9,11 +9,10 @@
 import assert from 'node:assert/strict';
 import { after, before, describe, test } from 'node:test';
 import type { Actor } from '../../src/core/index.js';
-import { BOOTSTRAP_OPERATOR } from '../../src/domain/operators/index.js';
 import type { Gateway } from '../../src/host/toolgate.js';
 import { backends } from '../support/backends.js';
 import { validTool } from '../support/tools.js';
-import { openWorld, personalToken, restClient, type World } from '../support/world.js';
+import { addOperators, openWorld, restClient, type World } from '../support/world.js';
 
 const admin: Actor = { id: 'test-admin', via: 'library' };
 const ADMIN_TOKEN = 'admin-token-for-owner-reach-tests-0123456789';
@@ -78,17 +77,13 @@ describe('what an owner may reach', () => {
     );
     for (const id of ['billing-bot', 'workspace-bot'])
       tokens[id] = (await tg.keys.issue(id, admin)).apiKey;
-    for (const [id, roles, teams] of [
-      ['olga', ['owner'], ['billing-team']],
-      ['aaron', ['approver'], []],
-    ] as const) {
-      await tg.admin.operators.create(BOOTSTRAP_OPERATOR, {
-        id,
-        roles: [...roles],
-        teams: [...teams],
-      });
-      tokens[id] = await personalToken(tg.admin, id, { expiresInDays: 1 });
-    }
+    Object.assign(
+      tokens,
+      await addOperators(tg, [
+        { id: 'olga', roles: ['owner'], teams: ['billing-team'], token: true },
+        { id: 'aaron', roles: ['approver'], teams: [], token: true },
+      ]),
+    );
   });
   after(async () => {
     await world.close();

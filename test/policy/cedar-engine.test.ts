@@ -13,6 +13,7 @@ import type {
   PolicySource,
 } from '../../src/domain/policy/cedar/index.js';
 import { CedarPolicyEngine } from '../../src/domain/policy/cedar/index.js';
+import { cedarContext, cedarTool } from '../support/cedar.js';
 
 function load(...texts: string[]): CedarPolicyEngine {
   const sources = texts.map((text, i) => ({ id: `doc${i}`, text }));
@@ -27,21 +28,6 @@ function problemsOf(sources: PolicySource[]): { source: string; message: string 
   return result.ok ? [] : result.problems;
 }
 
-function tool(id: string, over: Partial<CedarTool> = {}): CedarTool {
-  return {
-    id,
-    version: '1.0.0',
-    action_class: 'read',
-    data_access: 'public',
-    egress: 'none',
-    access_tier: 'standard',
-    owner: 'platform',
-    provenance: 'first-party',
-    tags: [],
-    ...over,
-  };
-}
-
 interface RequestOverrides {
   readonly tool?: CedarTool;
   readonly context?: Partial<CedarRequest['context']>;
@@ -53,21 +39,8 @@ function request(over: RequestOverrides = {}): CedarRequest {
   return {
     agent: { id: 'support-bot', owner: 'team-support', capabilities: ['web:read'], ...over.agent },
     user: over.user,
-    tool: over.tool ?? tool('web.fetch'),
-    context: {
-      session_id: 'sess-1',
-      run_id: 'run-1',
-      on_behalf_of: '',
-      user_permissions: [],
-      private_data_read: false,
-      external_sends: 0,
-      egress_bytes: 0,
-      spend_cents: 0,
-      hour_utc: 12,
-      destination_host: '',
-      arguments: {},
-      ...over.context,
-    },
+    tool: over.tool ?? cedarTool('web.fetch'),
+    context: cedarContext({ session_id: 'sess-1', run_id: 'run-1', ...over.context }),
   };
 }
 
@@ -84,11 +57,11 @@ describe('forbid on a specific tool', () => {
   const engine = load('forbid (principal, action, resource == Toolgate::Tool::"shell.exec");');
 
   test('denies that tool and names the policy by source and position', () => {
-    assertDeniedBy(engine.evaluate(request({ tool: tool('shell.exec') })), 'doc0#0');
+    assertDeniedBy(engine.evaluate(request({ tool: cedarTool('shell.exec') })), 'doc0#0');
   });
 
   test('allows a neighbouring tool', () => {
-    assertAllowed(engine.evaluate(request({ tool: tool('shell.execute') })));
+    assertAllowed(engine.evaluate(request({ tool: cedarTool('shell.execute') })));
   });
 });
 
@@ -111,13 +84,13 @@ describe('forbid with a condition fires only when the condition holds', () => {
     const engine = load(
       'forbid (principal, action, resource) when { context.private_data_read && resource.egress == "unconstrained" };',
     );
-    const exfil = tool('http.post', { egress: 'unconstrained' });
+    const exfil = cedarTool('http.post', { egress: 'unconstrained' });
     assertDeniedBy(
       engine.evaluate(request({ tool: exfil, context: { private_data_read: true } })),
       'doc0#0',
     );
     assertAllowed(engine.evaluate(request({ tool: exfil, context: { private_data_read: false } })));
-    const allowListed = tool('http.post.partner', { egress: 'allowlist' });
+    const allowListed = cedarTool('http.post.partner', { egress: 'allowlist' });
     assertAllowed(
       engine.evaluate(request({ tool: allowListed, context: { private_data_read: true } })),
     );
@@ -158,7 +131,7 @@ describe('forbid with a condition fires only when the condition holds', () => {
         '  context.numeric_arguments.getTag("amount_cents") > 50000\n' +
         '};',
     );
-    const refund = tool('payments.refund', { action_class: 'write' });
+    const refund = cedarTool('payments.refund', { action_class: 'write' });
     assertDeniedBy(
       engine.evaluate(request({ tool: refund, context: { arguments: { amount_cents: 90000 } } })),
       'doc0#0',
@@ -202,7 +175,7 @@ describe('forbid with a condition fires only when the condition holds', () => {
         '  !(context has user && context.user.permissions.contains("payments:approve"))\n' +
         '};',
     );
-    const pay = tool('payments.send', { action_class: 'payment' });
+    const pay = cedarTool('payments.send', { action_class: 'payment' });
     assertDeniedBy(engine.evaluate(request({ tool: pay })), 'doc0#0');
     assertDeniedBy(
       engine.evaluate(request({ tool: pay, user: { id: 'bob', permissions: ['read'] } })),
@@ -221,7 +194,7 @@ describe('forbid with a condition fires only when the condition holds', () => {
         '  resource.tags.contains("prod") && !principal.capabilities.contains("prod:write")\n' +
         '};',
     );
-    const deploy = tool('deploy.run', { tags: ['prod'] });
+    const deploy = cedarTool('deploy.run', { tags: ['prod'] });
     assertDeniedBy(engine.evaluate(request({ tool: deploy })), 'doc0#0');
     assertAllowed(
       engine.evaluate(request({ tool: deploy, agent: { capabilities: ['prod:write'] } })),
@@ -235,7 +208,7 @@ describe('a forbid always wins', () => {
       'forbid (principal, action, resource == Toolgate::Tool::"shell.exec");',
       '@id("let-me") permit (principal == Toolgate::Agent::"support-bot", action, resource == Toolgate::Tool::"shell.exec");',
     );
-    assertDeniedBy(engine.evaluate(request({ tool: tool('shell.exec') })), 'doc0#0');
+    assertDeniedBy(engine.evaluate(request({ tool: cedarTool('shell.exec') })), 'doc0#0');
     assert.deepEqual(engine.forbidIds, ['doc0#0']);
   });
 
@@ -276,7 +249,7 @@ describe('fail closed', () => {
     const engine = load('forbid (principal, action, resource) when { context.hour_utc < 6 };');
     const fractional = engine.evaluate(request({ context: { hour_utc: 3.5 } }));
     assert.equal(fractional.decision, 'deny');
-    const mistyped = { ...request(), tool: { ...tool('web.fetch'), egress: 7 } } as unknown;
+    const mistyped = { ...request(), tool: { ...cedarTool('web.fetch'), egress: 7 } } as unknown;
     assert.equal(engine.evaluate(mistyped as CedarRequest).decision, 'deny');
     const missing = { ...request(), tool: { id: 'web.fetch' } } as unknown;
     assert.equal(engine.evaluate(missing as CedarRequest).decision, 'deny');
@@ -399,8 +372,8 @@ describe('load refuses the whole set on any problem', () => {
       (_, i) => `forbid (principal, action, resource == Toolgate::Tool::"t${i}");`,
     ).join('\n');
     const engine = load(text);
-    assertDeniedBy(engine.evaluate(request({ tool: tool('t10') })), 'doc0#10');
-    assertDeniedBy(engine.evaluate(request({ tool: tool('t2') })), 'doc0#2');
+    assertDeniedBy(engine.evaluate(request({ tool: cedarTool('t10') })), 'doc0#10');
+    assertDeniedBy(engine.evaluate(request({ tool: cedarTool('t2') })), 'doc0#2');
   });
 });
 
@@ -523,7 +496,7 @@ describe('properties', () => {
           const args = n === undefined ? {} : { n: n * 1_000_000 };
           const decision = engine.evaluate(
             request({
-              tool: tool(id, { action_class, tags }),
+              tool: cedarTool(id, { action_class, tags }),
               context: { ...context, arguments: args },
             }),
           );
@@ -568,7 +541,7 @@ describe('properties', () => {
         (id, host, tags, hour, n, args, user) => {
           const decision = engine.evaluate(
             request({
-              tool: tool(id, { action_class: host, tags, owner: id }),
+              tool: cedarTool(id, { action_class: host, tags, owner: id }),
               user,
               agent: { id: host },
               context: { hour_utc: hour, spend_cents: n, destination_host: host, arguments: args },

@@ -10,6 +10,7 @@ import { describe, test } from 'node:test';
 import fc from 'fast-check';
 import type { CedarRequest } from '../../src/domain/policy/cedar/index.js';
 import { CedarPolicyEngine } from '../../src/domain/policy/cedar/index.js';
+import { cedarContext, cedarTool } from '../support/cedar.js';
 
 const POLICIES = [
   'forbid (principal, action, resource) when { context.hour_utc < 6 };',
@@ -146,30 +147,8 @@ describe('what a policy set reads', () => {
     const engine = load([POLICIES[2] as string], true);
     const base: CedarRequest = {
       agent: { id: 'bot', owner: 'team', capabilities: [] },
-      tool: {
-        id: 'pay.refund',
-        version: '1.0.0',
-        action_class: 'write',
-        data_access: 'public',
-        egress: 'none',
-        access_tier: 'standard',
-        owner: 'o',
-        provenance: 'internal',
-        tags: [],
-      },
-      context: {
-        session_id: 's',
-        run_id: 'r',
-        on_behalf_of: '',
-        user_permissions: [],
-        private_data_read: false,
-        external_sends: 0,
-        egress_bytes: 0,
-        spend_cents: 0,
-        hour_utc: 1,
-        destination_host: '',
-        arguments: { amount: 50, note: 'a' },
-      },
+      tool: cedarTool('pay.refund', { action_class: 'write', owner: 'o', provenance: 'internal' }),
+      context: cedarContext({ hour_utc: 1, arguments: { amount: 50, note: 'a' } }),
     };
     assert.equal(engine.evaluate(base).decision, 'allow');
     // Another session and note: same key, reused.

@@ -11,6 +11,7 @@ import { describe, test } from 'node:test';
 import fc from 'fast-check';
 import type { CedarDecision, CedarRequest } from '../../src/domain/policy/cedar/index.js';
 import { CedarPolicyEngine } from '../../src/domain/policy/cedar/index.js';
+import { cedarContext, cedarTool } from '../support/cedar.js';
 
 const LONG_POLICY =
   '@id("long-cap") forbid (principal, action, resource) when { context.numeric_arguments.hasTag("amount") && context.numeric_arguments.getTag("amount") > 100 };';
@@ -26,30 +27,14 @@ function load(text: string): CedarPolicyEngine {
 function request(args: Record<string, unknown>): CedarRequest {
   return {
     agent: { id: 'bot', owner: 'team', capabilities: [] },
-    tool: {
-      id: 'pay.send',
-      version: '1.0.0',
+    tool: cedarTool('pay.send', {
       action_class: 'irreversible',
       data_access: 'none',
-      egress: 'none',
       access_tier: 'restricted',
       owner: 'team',
       provenance: 'internal',
-      tags: [],
-    },
-    context: {
-      session_id: 's',
-      run_id: 'r',
-      on_behalf_of: '',
-      user_permissions: [],
-      private_data_read: false,
-      external_sends: 0,
-      egress_bytes: 0,
-      spend_cents: 0,
-      hour_utc: 12,
-      destination_host: '',
-      arguments: args,
-    },
+    }),
+    context: cedarContext({ arguments: args }),
   };
 }
 

@@ -49,53 +49,46 @@ function looseInput(member: string, schema: Record<string, unknown>) {
     properties: { [member]: schema },
   };
 }
+/** A loose tool under `loose:use`, run inline by `prop.echo`; `extra` is what sets it apart. */
+function loose(
+  build: typeof validTool,
+  id: string,
+  description: string,
+  extra: Record<string, unknown>,
+) {
+  return build({
+    id,
+    name: id,
+    description,
+    required_capabilities: ['loose:use'],
+    runtime: { kind: 'inline', handler: 'prop.echo' },
+    output_schema: LOOSE_OUTPUT,
+    ...extra,
+  });
+}
 function looseTools(root: string) {
   return [
-    validTool({
-      id: 'loose_echo',
-      name: 'loose_echo',
-      description: 'Echo whatever object it is given, for testing.',
+    loose(validTool, 'loose_echo', 'Echo whatever object it is given, for testing.', {
       data_access: 'public',
-      required_capabilities: ['loose:use'],
-      runtime: { kind: 'inline', handler: 'prop.echo' },
       input_schema: looseInput('payload', {}),
-      output_schema: LOOSE_OUTPUT,
     }),
-    validTool({
-      id: 'loose_urls',
-      name: 'loose_urls',
-      description: 'Fetch every address given under any member name.',
+    loose(validTool, 'loose_urls', 'Fetch every address given under any member name.', {
       data_access: 'public',
       egress: { mode: 'constrained', hosts: ['api.example.com'] },
-      required_capabilities: ['loose:use'],
-      runtime: { kind: 'inline', handler: 'prop.echo' },
       input_schema: looseInput('urls', {
         type: 'object',
         additionalProperties: { type: 'string', format: 'uri' },
       }),
-      output_schema: LOOSE_OUTPUT,
     }),
-    validTool({
-      id: 'loose_paths',
-      name: 'loose_paths',
-      description: 'Read every workspace file given under any member name.',
-      required_capabilities: ['loose:use'],
-      runtime: { kind: 'inline', handler: 'prop.echo' },
+    loose(validTool, 'loose_paths', 'Read every workspace file given under any member name.', {
       arguments_policy: { path_roots: [root] },
       input_schema: looseInput('paths', {
         type: 'object',
         additionalProperties: { 'x-toolgate': 'path' },
       }),
-      output_schema: LOOSE_OUTPUT,
     }),
-    validSendTool({
-      id: 'loose_send',
-      name: 'loose_send',
-      description: 'Send whatever object it is given to the partner.',
-      required_capabilities: ['loose:use'],
-      runtime: { kind: 'inline', handler: 'prop.echo' },
+    loose(validSendTool, 'loose_send', 'Send whatever object it is given to the partner.', {
       input_schema: looseInput('payload', {}),
-      output_schema: LOOSE_OUTPUT,
     }),
   ];
 }

@@ -11,9 +11,6 @@ import https from 'node:https';
 import type { AddressInfo } from 'node:net';
 import { join } from 'node:path';
 import { after, before, describe, test } from 'node:test';
-import { McpServer } from '@modelcontextprotocol/sdk/server/mcp.js';
-import { StreamableHTTPServerTransport } from '@modelcontextprotocol/sdk/server/streamableHttp.js';
-import { z } from 'zod';
 import type { Actor } from '../../src/core/index.js';
 import { upstreamResult } from '../../src/edge/mcp/index.js';
 import type { Gateway } from '../../src/host/toolgate.js';
@@ -23,19 +20,11 @@ import { ROOT } from '../support/cli.js';
 import { tableResolver } from '../support/egress.js';
 import { classifyReviewed } from '../support/reviews.js';
 import { openWorld, type World } from '../support/world.js';
+import { publicRead } from './provider-support.js';
+import { lookupServer, serveStatelessMcp } from './stateless-mcp.js';
 
 const admin: Actor = { id: 'test-admin', via: 'library' };
 const TLS = join(ROOT, 'test', 'fixtures', 'egress-tls');
-
-function upstreamServer(): McpServer {
-  const server = new McpServer({ name: 'remote', version: '1.0.0' });
-  server.registerTool(
-    'lookup',
-    { description: 'Look up a record by key.', inputSchema: { key: z.string() } },
-    async ({ key }) => ({ content: [{ type: 'text', text: `record ${key}` }] }),
-  );
-  return server;
-}
 
 for (const backend of backends()) {
   describe(`an upstream over Streamable HTTP (${backend.name})`, () => {
@@ -55,21 +44,7 @@ for (const backend of backends()) {
         },
         (req, res) => {
           hits += 1;
-          const chunks: Buffer[] = [];
-          req.on('data', (c: Buffer) => chunks.push(c));
-          req.on('end', async () => {
-            const text = Buffer.concat(chunks).toString('utf8');
-            bodies.push(text);
-            // Stateless: one server and transport per request, as the SDK's examples do.
-            const mcp = upstreamServer();
-            const transport = new StreamableHTTPServerTransport({});
-            res.on('close', () => {
-              void transport.close();
-              void mcp.close();
-            });
-            await mcp.connect(transport);
-            await transport.handleRequest(req, res, text ? JSON.parse(text) : undefined);
-          });
+          serveStatelessMcp(req, res, lookupServer, (text) => bodies.push(text));
         },
       );
       await new Promise<void>((resolve) => server.listen(0, '127.0.0.1', resolve));
@@ -136,19 +111,7 @@ for (const backend of backends()) {
         admin,
       );
       assert.deepEqual(refresh.imported, ['lookup']);
-      await classifyReviewed(
-        tg,
-        'remote',
-        'lookup',
-        {
-          action_class: 'read',
-          data_access: 'public',
-          egress: { mode: 'none' },
-          access_tier: 'public',
-          required_capabilities: ['records:read'],
-        },
-        admin,
-      );
+      await classifyReviewed(tg, 'remote', 'lookup', publicRead(['records:read']), admin);
       const session = await tg.sessions.open('remote-bot');
       const decision = await tg.gate.invoke(
         { agentId: 'remote-bot', sessionId: session.id },

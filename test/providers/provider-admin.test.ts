@@ -22,6 +22,12 @@ import { EVERYTHING, nodeProvider, READ_PUBLIC } from './provider-support.js';
 
 const admin: Actor = { id: 'test-admin', via: 'library' };
 const TOKEN = 'provider-admin-token-0123456789abcdef012345';
+/** A Provider document for the everything server, as a file holds it. */
+const EVERYTHING_DOCUMENT = stringify({
+  apiVersion: 'toolgate/v1',
+  kind: 'Provider',
+  spec: nodeProvider('everything', EVERYTHING, ['stdio']),
+});
 
 describe('tool pins', () => {
   test('a pin is the same for the same definition in any key order, and moves with any change', () => {
@@ -88,22 +94,14 @@ for (const backend of backends()) {
     });
 
     test('a dry run plans the provider and imports nothing', async () => {
-      const text = stringify({
-        apiVersion: 'toolgate/v1',
-        kind: 'Provider',
-        spec: nodeProvider('everything', EVERYTHING, ['stdio']),
-      });
+      const text = EVERYTHING_DOCUMENT;
       const plan = await tg.config.applyText(text, admin, { dryRun: true });
       assert.equal(plan.changes[0]?.action, 'create');
       assert.deepEqual(await tg.providers.list(), []);
     });
 
     test('apply registers the provider and imports its tools; applying again changes nothing', async () => {
-      const text = stringify({
-        apiVersion: 'toolgate/v1',
-        kind: 'Provider',
-        spec: nodeProvider('everything', EVERYTHING, ['stdio']),
-      });
+      const text = EVERYTHING_DOCUMENT;
       const first = await tg.config.applyText(text, admin);
       assert.equal(first.changes[0]?.action, 'create');
       assert.match(first.changes[0]?.summary ?? '', /tools imported, unclassified/);

@@ -3,7 +3,10 @@
  * namespace sandbox with the project's node_modules bound read-only.
  */
 import { join } from 'node:path';
+import type { Actor } from '../../src/core/index.js';
+import type { Gateway } from '../../src/host/toolgate.js';
 import { ROOT } from '../support/cli.js';
+import { classifyReviewed } from '../support/reviews.js';
 
 export const NODE_MODULES = join(ROOT, 'node_modules');
 export const EVERYTHING = join(
@@ -34,10 +37,44 @@ export function nodeProvider(
   };
 }
 
-export const READ_PUBLIC = {
-  action_class: 'read',
-  data_access: 'public',
-  egress: { mode: 'none' },
-  access_tier: 'public',
-  required_capabilities: ['everything:use'],
-} as const;
+/** A provider tool's classification: a public read, no egress, under `capabilities`. */
+export function publicRead(capabilities: readonly string[], extra: Record<string, unknown> = {}) {
+  return {
+    action_class: 'read',
+    data_access: 'public',
+    egress: { mode: 'none' },
+    access_tier: 'public',
+    required_capabilities: capabilities,
+    ...extra,
+  };
+}
+
+export const READ_PUBLIC = publicRead(['everything:use']);
+
+/**
+ * A provider for one of the repo's fixture servers (test/fixtures/mcp), the fixtures and the
+ * `folders` (where a test keeps the server's state) bound.
+ */
+export function fixtureProvider(
+  name: string,
+  script: string,
+  args: readonly string[] = [],
+  ...folders: string[]
+): Record<string, unknown> {
+  const binds = [FIXTURES, ...folders].map((source) => ({ source }));
+  return nodeProvider(name, join(FIXTURES, script), args, { binds });
+}
+
+/** The agent of the notes fixture servers' suites, as `openWorld` takes it: `notes:read`. */
+export const NOTES_BOT = {
+  id: 'notes-bot',
+  display_name: 'Notes agent',
+  description: 'Reads notes.',
+  owner: 'platform-team',
+  capabilities: ['notes:read'],
+};
+
+/** Classifies `provider`'s `tool` as a public read (READ_PUBLIC, 15 s of wall time) and approves its review. */
+export function classifyReadPublic(tg: Gateway, provider: string, tool: string, admin: Actor) {
+  return classifyReviewed(tg, provider, tool, { ...READ_PUBLIC, wall_time_ms: 15_000 }, admin);
+}

@@ -19,7 +19,7 @@ import { after, before, describe, test } from 'node:test';
 import { backends } from '../support/backends.js';
 import { approvePendingReviews } from '../support/reviews.js';
 import { connectMcp, connectModernMcp, openWorld, type World } from '../support/world.js';
-import { FIXTURES, nodeProvider } from './provider-support.js';
+import { FIXTURES, fixtureProvider, nodeProvider } from './provider-support.js';
 
 const PUBLIC = {
   data_access: 'public',
@@ -96,11 +96,9 @@ describe('identical resources of two providers (attack round 8 F6)', () => {
       rest: true,
       inspector: true,
     });
-    const notes = join(FIXTURES, 'resources-server.mjs');
-    const binds = { binds: [{ source: FIXTURES }, { source: stateDir }] };
     for (const name of ['notes', 'twin']) {
       await world.tg.providers.register(
-        nodeProvider(name, notes, [join(stateDir, 'mode')], binds),
+        fixtureProvider(name, 'resources-server.mjs', [join(stateDir, 'mode')], stateDir),
         world.admin,
       );
     }

@@ -12,7 +12,7 @@ import { join } from 'node:path';
 import { after, before, describe, test } from 'node:test';
 import { stringify } from 'yaml';
 import { ensureBuilt, runCli } from '../support/cli.js';
-import { FIXTURES, nodeProvider } from './provider-support.js';
+import { fixtureProvider } from './provider-support.js';
 
 describe('toolgate providers classify-entry', () => {
   let dir: string;
@@ -26,13 +26,11 @@ describe('toolgate providers classify-entry', () => {
     stateDir = mkdtempSync(join(tmpdir(), 'toolgate-resources-cli-state-'));
     chmodSync(stateDir, 0o755);
     writeFileSync(join(stateDir, 'mode'), 'benign');
-    const spec = nodeProvider(
+    const spec = fixtureProvider(
       'notes',
-      join(FIXTURES, 'resources-server.mjs'),
+      'resources-server.mjs',
       [join(stateDir, 'mode')],
-      {
-        binds: [{ source: FIXTURES }, { source: stateDir }],
-      },
+      stateDir,
     );
     writeFileSync(
       join(dir, 'provider.yaml'),

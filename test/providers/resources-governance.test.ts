@@ -18,13 +18,12 @@ import {
 } from '@modelcontextprotocol/sdk/types.js';
 import type { FastifyInstance } from 'fastify';
 import type { Actor } from '../../src/core/index.js';
-import { buildServer } from '../../src/edge/rest/index.js';
 import type { Gateway } from '../../src/host/toolgate.js';
 import { openStore, type Store } from '../../src/records/store/index.js';
 import { backends } from '../support/backends.js';
 import { approvePendingReviews } from '../support/reviews.js';
 import { connectMcp, openWorld, type World } from '../support/world.js';
-import { FIXTURES, nodeProvider } from './provider-support.js';
+import { fixtureProvider, NOTES_BOT } from './provider-support.js';
 
 const admin: Actor = { id: 'test-admin', via: 'library' };
 const ADMIN_TOKEN = 'resources-admin-token-0123456789abcdef012345';
@@ -85,41 +84,22 @@ for (const backend of backends()) {
     }
 
     before(async () => {
-      world = await openWorld({ backend });
-      tg = world.tg;
+      world = await openWorld({ backend, agents: [NOTES_BOT], rest: { adminToken: ADMIN_TOKEN } });
+      ({ tg, base } = world);
+      app = world.app as FastifyInstance;
+      key = String(world.keys['notes-bot']);
       stateDir = mkdtempSync(join(tmpdir(), 'toolgate-resources-'));
       chmodSync(stateDir, 0o755);
       setMode('benign');
       inspector = await openStore(world.db);
-      await tg.config.apply(
-        [
-          {
-            kind: 'Agent',
-            spec: {
-              id: 'notes-bot',
-              display_name: 'Notes agent',
-              description: 'Reads notes.',
-              owner: 'platform-team',
-            },
-          },
-          { kind: 'Grant', spec: { agent: 'notes-bot', capabilities: ['notes:read'] } },
-        ],
-        admin,
-      );
-      key = (await tg.keys.issue('notes-bot', admin)).apiKey;
-      app = await buildServer(tg, { adminToken: ADMIN_TOKEN });
-      base = await app.listen({ host: '127.0.0.1', port: 0 });
       await tg.providers.register(
-        nodeProvider('notes', join(FIXTURES, 'resources-server.mjs'), [join(stateDir, 'mode')], {
-          binds: [{ source: FIXTURES }, { source: stateDir }],
-        }),
+        fixtureProvider('notes', 'resources-server.mjs', [join(stateDir, 'mode')], stateDir),
         admin,
       );
     });
 
     after(async () => {
       await Promise.all(clients.map((c) => c.close().catch(() => {})));
-      await app.close();
       await inspector.close();
       await world.close();
       rmSync(stateDir, { recursive: true, force: true, maxRetries: 5, retryDelay: 50 });

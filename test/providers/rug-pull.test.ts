@@ -15,23 +15,15 @@ import {
   type CallToolResult,
   ToolListChangedNotificationSchema,
 } from '@modelcontextprotocol/sdk/types.js';
-import type { FastifyInstance } from 'fastify';
 import type { Actor } from '../../src/core/index.js';
-import { buildServer } from '../../src/edge/rest/index.js';
 import type { Gateway } from '../../src/host/toolgate.js';
 import { backends } from '../support/backends.js';
 import { classifyReviewed } from '../support/reviews.js';
 import { connectMcp, openWorld, type World } from '../support/world.js';
-import { FIXTURES, nodeProvider } from './provider-support.js';
+import { fixtureProvider, NOTES_BOT, publicRead } from './provider-support.js';
 
 const admin: Actor = { id: 'test-admin', via: 'library' };
-const READ = {
-  action_class: 'read',
-  data_access: 'public',
-  egress: { mode: 'none' },
-  access_tier: 'public',
-  required_capabilities: ['notes:read'],
-};
+const READ = publicRead(['notes:read']);
 
 function decisionOf(result: unknown): Record<string, unknown> {
   const meta = (result as CallToolResult)._meta as Record<string, unknown> | undefined;
@@ -50,7 +42,6 @@ for (const backend of backends()) {
   describe(`rug pull by an upstream provider (${backend.name})`, () => {
     let tg: Gateway;
     let world: World;
-    let app: FastifyInstance;
     let base: string;
     let key: string;
     let stateDir: string;
@@ -66,33 +57,18 @@ for (const backend of backends()) {
     }
 
     before(async () => {
-      world = await openWorld({ backend });
-      tg = world.tg;
+      world = await openWorld({
+        backend,
+        agents: [NOTES_BOT],
+        rest: { adminToken: 'rug-admin-token-0123456789abcdef0123456789' },
+      });
+      ({ tg, base } = world);
+      key = String(world.keys['notes-bot']);
       stateDir = mkdtempSync(join(tmpdir(), 'toolgate-rug-'));
       chmodSync(stateDir, 0o755);
       setMode('benign');
-      await tg.config.apply(
-        [
-          {
-            kind: 'Agent',
-            spec: {
-              id: 'notes-bot',
-              display_name: 'Notes agent',
-              description: 'Reads notes.',
-              owner: 'platform-team',
-            },
-          },
-          { kind: 'Grant', spec: { agent: 'notes-bot', capabilities: ['notes:read'] } },
-        ],
-        admin,
-      );
-      key = (await tg.keys.issue('notes-bot', admin)).apiKey;
-      app = await buildServer(tg, { adminToken: 'rug-admin-token-0123456789abcdef0123456789' });
-      base = await app.listen({ host: '127.0.0.1', port: 0 });
       await tg.providers.register(
-        nodeProvider('notes', join(FIXTURES, 'rug-pull-server.mjs'), [join(stateDir, 'mode')], {
-          binds: [{ source: FIXTURES }, { source: stateDir }],
-        }),
+        fixtureProvider('notes', 'rug-pull-server.mjs', [join(stateDir, 'mode')], stateDir),
         admin,
       );
       await classifyReviewed(tg, 'notes', 'fetch_notes', READ, admin);
@@ -100,7 +76,6 @@ for (const backend of backends()) {
 
     after(async () => {
       await Promise.all(clients.map((c) => c.close().catch(() => {})));
-      await app.close();
       await world.close();
       rmSync(stateDir, { recursive: true, force: true, maxRetries: 5, retryDelay: 50 });
     });
@@ -194,9 +169,7 @@ for (const backend of backends()) {
       writeFileSync(join(twinsDir, 'mode'), 'twins');
       try {
         const { refresh } = await tg.providers.register(
-          nodeProvider('twins', join(FIXTURES, 'rug-pull-server.mjs'), [join(twinsDir, 'mode')], {
-            binds: [{ source: FIXTURES }, { source: twinsDir }],
-          }),
+          fixtureProvider('twins', 'rug-pull-server.mjs', [join(twinsDir, 'mode')], twinsDir),
           admin,
         );
         assert.deepEqual(refresh.imported, ['fetch_notes']);

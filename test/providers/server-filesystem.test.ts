@@ -94,29 +94,19 @@ describe('server-filesystem as a sandboxed provider', () => {
       required_capabilities: caps,
       ...(paths ? { path_arguments: ['path'], path_roots: [workspace] } : {}),
     });
-    await classifyReviewed(tg, 'files', 'read_text_file', read(['files:read'], true), admin);
-    await classifyReviewed(
-      tg,
-      'files',
-      'list_allowed_directories',
-      read(['files:read'], false),
-      admin,
-    );
-    await classifyReviewed(
-      tg,
-      'files',
-      'write_file',
-      { ...read(['files:write'], true), action_class: 'reversible_write' },
-      admin,
-    );
-    await classifyReviewed(tg, 'wide', 'read_text_file', read(['files:read'], false), admin);
-    await classifyReviewed(
-      tg,
-      'wide',
-      'write_file',
-      { ...read(['files:write'], false), action_class: 'reversible_write' },
-      admin,
-    );
+    const write = (paths: boolean) => ({
+      ...read(['files:write'], paths),
+      action_class: 'reversible_write',
+    });
+    for (const [provider, tool, classification] of [
+      ['files', 'read_text_file', read(['files:read'], true)],
+      ['files', 'list_allowed_directories', read(['files:read'], false)],
+      ['files', 'write_file', write(true)],
+      ['wide', 'read_text_file', read(['files:read'], false)],
+      ['wide', 'write_file', write(false)],
+    ] as const) {
+      await classifyReviewed(tg, provider, tool, classification, admin);
+    }
     sessionId = (await tg.sessions.open('fs-bot')).id;
     key = (await tg.keys.issue('fs-bot', admin)).apiKey;
     app = await buildServer(tg, { adminToken: 'fs-admin-token-0123456789abcdef0123456789' });

@@ -26,7 +26,7 @@ import {
   restClient,
   type World,
 } from '../support/world.js';
-import { FIXTURES, nodeProvider } from './provider-support.js';
+import { fixtureProvider } from './provider-support.js';
 
 const PUBLIC = {
   data_access: 'public',
@@ -104,25 +104,15 @@ describe('a broad template of one provider shadows another provider reviewed one
       rest: true,
       inspector: true,
     });
-    const binds = { binds: [{ source: FIXTURES }, { source: stateDir }] };
-    await world.tg.providers.register(
-      nodeProvider(
-        'notes',
-        join(FIXTURES, 'resources-server.mjs'),
-        [join(stateDir, 'notes-mode')],
-        binds,
-      ),
-      world.admin,
-    );
-    await world.tg.providers.register(
-      nodeProvider(
-        'other',
-        join(FIXTURES, 'shadow-resources-server.mjs'),
-        [join(stateDir, 'other-mode')],
-        binds,
-      ),
-      world.admin,
-    );
+    for (const [name, script] of [
+      ['notes', 'resources-server.mjs'],
+      ['other', 'shadow-resources-server.mjs'],
+    ] as const) {
+      await world.tg.providers.register(
+        fixtureProvider(name, script, [join(stateDir, `${name}-mode`)], stateDir),
+        world.admin,
+      );
+    }
     for (const [provider, key] of [
       ['notes', TOPIC],
       ['other', PAGE],

@@ -29,18 +29,12 @@ import {
   restClient,
   type World,
 } from '../support/world.js';
-import { FIXTURES, nodeProvider } from './provider-support.js';
+import { FIXTURES, nodeProvider, publicRead } from './provider-support.js';
 
 const admin: Actor = { id: 'test-admin', via: 'library' };
 const SERVER = join(FIXTURES, 'naming-server.mjs');
 const USE = ['names:use'];
-const READ = {
-  action_class: 'read',
-  data_access: 'public',
-  egress: { mode: 'none' },
-  access_tier: 'public',
-  required_capabilities: USE,
-};
+const READ = publicRead(USE);
 const ENTRY = { data_access: 'public', access_tier: 'public', required_capabilities: USE };
 const ORDER_SCHEMA = {
   type: 'object',

@@ -15,7 +15,7 @@ import { upstreamResult } from '../../src/edge/mcp/index.js';
 import type { GateDecision } from '../../src/gate/index.js';
 import { type Gateway, openGateway } from '../../src/host/toolgate.js';
 import { classifyReviewed } from '../support/reviews.js';
-import { EVERYTHING, FIXTURES, nodeProvider } from './provider-support.js';
+import { EVERYTHING, FIXTURES, nodeProvider, publicRead } from './provider-support.js';
 
 const admin: Actor = { id: 'test-admin', via: 'library' };
 
@@ -25,14 +25,7 @@ function textOf(decision: GateDecision): string {
   return (upstreamResult(decision)?.content ?? []).map((c) => String(c.text ?? '')).join('\n');
 }
 
-const classification = (caps: string[], wall = 1500) => ({
-  action_class: 'read',
-  data_access: 'public',
-  egress: { mode: 'none' },
-  access_tier: 'public',
-  required_capabilities: caps,
-  wall_time_ms: wall,
-});
+const classification = (caps: string[], wall = 1500) => publicRead(caps, { wall_time_ms: wall });
 
 describe('upstream crash, hang and isolation between sessions', () => {
   let tg: Gateway;

@@ -45,6 +45,19 @@ export function haproxyAvailable(): boolean {
   return spawnSync('haproxy', ['-v'], { stdio: 'ignore' }).status === 0;
 }
 
+/** What `child` prints on stdout and stderr, gathered in `log.out`; `exited` once it exits. */
+function watch(child: ChildProcess): { log: { out: string }; exited: Promise<void> } {
+  const log = { out: '' };
+  child.stdout?.on('data', (c: Buffer) => {
+    log.out += c.toString();
+  });
+  child.stderr?.on('data', (c: Buffer) => {
+    log.out += c.toString();
+  });
+  const exited = new Promise<void>((resolve) => child.once('exit', () => resolve()));
+  return { log, exited };
+}
+
 /** `toolgate serve --port 0` as replica `name`; resolves once its banner shows the address. */
 export function startReplica(name: string, options: ReplicaOptions): Promise<Replica> {
   const child = spawn(
@@ -68,23 +81,16 @@ export function startReplica(name: string, options: ReplicaOptions): Promise<Rep
       stdio: ['ignore', 'pipe', 'pipe'],
     },
   );
-  let out = '';
-  child.stdout?.on('data', (c: Buffer) => {
-    out += c.toString();
-  });
-  child.stderr?.on('data', (c: Buffer) => {
-    out += c.toString();
-  });
-  const exited = new Promise<void>((resolve) => child.once('exit', () => resolve()));
+  const { log, exited } = watch(child);
   return new Promise((resolve, reject) => {
     // Bounded, with room for a host loaded by other test runs.
     const timer = setTimeout(() => {
       child.kill('SIGKILL');
-      reject(new Error(`replica ${name} printed no address in 90 s:\n${out}`));
+      reject(new Error(`replica ${name} printed no address in 90 s:\n${log.out}`));
     }, 90_000);
     const onData = () => {
-      const port = /listening on http:\/\/127\.0\.0\.1:(\d+)\n/.exec(out)?.[1];
-      if (!port || !/try: .*\n/.test(out)) return;
+      const port = /listening on http:\/\/127\.0\.0\.1:(\d+)\n/.exec(log.out)?.[1];
+      if (!port || !/try: .*\n/.test(log.out)) return;
       clearTimeout(timer);
       child.stdout?.off('data', onData);
       resolve({
@@ -93,13 +99,13 @@ export function startReplica(name: string, options: ReplicaOptions): Promise<Rep
         base: `http://127.0.0.1:${port}`,
         child,
         exited,
-        output: () => out,
+        output: () => log.out,
       });
     };
     child.stdout?.on('data', onData);
     void exited.then(() => {
       clearTimeout(timer);
-      reject(new Error(`replica ${name} exited before its banner:\n${out}`));
+      reject(new Error(`replica ${name} exited before its banner:\n${log.out}`));
     });
   });
 }
@@ -187,16 +193,9 @@ export async function startBalancer(replicas: readonly Replica[], dir: string): 
   });
   // HAProxy holds its own copy of the socket now; this process never accepts on it.
   socket.close();
-  let out = '';
-  child.stdout?.on('data', (c: Buffer) => {
-    out += c.toString();
-  });
-  child.stderr?.on('data', (c: Buffer) => {
-    out += c.toString();
-  });
-  const exited = new Promise<void>((resolve) => child.once('exit', () => resolve()));
+  const { log, exited } = watch(child);
   child.once('error', (err) => {
-    out += `${err.message}\n`;
+    log.out += `${err.message}\n`;
   });
   const base = `http://127.0.0.1:${port}`;
   const stop = async () => {
@@ -207,10 +206,12 @@ export async function startBalancer(replicas: readonly Replica[], dir: string): 
   const until = Date.now() + 30_000;
   while (seen.size < replicas.length) {
     if (child.exitCode !== null || child.pid === undefined)
-      throw new Error(`haproxy exited:\n${out}`);
+      throw new Error(`haproxy exited:\n${log.out}`);
     if (Date.now() > until) {
       await stop();
-      throw new Error(`haproxy did not reach every replica in 30 s (saw ${[...seen]}):\n${out}`);
+      throw new Error(
+        `haproxy did not reach every replica in 30 s (saw ${[...seen]}):\n${log.out}`,
+      );
     }
     try {
       const res = await fetch(`${base}/healthz`);

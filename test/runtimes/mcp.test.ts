@@ -15,9 +15,8 @@ import { UpstreamPool } from '../../src/execution/providers/index.js';
 import { McpRuntime, type ProviderLinks } from '../../src/execution/runtimes/index.js';
 import type { CallProgress } from '../../src/gate/index.js';
 import type { Gateway } from '../../src/host/toolgate.js';
-import { FIXTURES, nodeProvider, READ_PUBLIC } from '../providers/provider-support.js';
+import { classifyReadPublic, fixtureProvider } from '../providers/provider-support.js';
 import { backends } from '../support/backends.js';
-import { classifyReviewed } from '../support/reviews.js';
 import { openWorld, type World } from '../support/world.js';
 import { contextFor, hasBwrap } from './harness.js';
 
@@ -42,20 +41,9 @@ describe('mcp runtime', { skip: hasBwrap ? false : 'bubblewrap is not available'
     assert.ok(sqlite);
     world = await openWorld({ backend: sqlite, options: { detectors: false } });
     tg = world.tg;
-    await tg.providers.register(
-      nodeProvider('fixtures', join(FIXTURES, 'conformance-server.mjs'), [], {
-        binds: [{ source: FIXTURES }],
-      }),
-      admin,
-    );
+    await tg.providers.register(fixtureProvider('fixtures', 'conformance-server.mjs'), admin);
     for (const name of TOOLS) {
-      const { tool } = await classifyReviewed(
-        tg,
-        'fixtures',
-        name,
-        { ...READ_PUBLIC, wall_time_ms: 15_000 },
-        admin,
-      );
+      const { tool } = await classifyReadPublic(tg, 'fixtures', name, admin);
       defs.set(name, tool.definition);
     }
     // The providers' side as the gateway has it; only the pin-change report is noted here (a

@@ -6,12 +6,8 @@
  */
 import assert from 'node:assert/strict';
 import { describe, test } from 'node:test';
-import { Kysely, Migrator } from 'kysely';
-import { type Database, openStore } from '../../src/records/store/index.js';
-import { migrationProvider } from '../../src/records/store/migrations/index.js';
-import { createPostgresDialect } from '../../src/records/store/postgres/dialect.js';
-import { createSqliteDialect } from '../../src/records/store/sqlite/dialect.js';
-import { backends } from '../support/backends.js';
+import { openStore } from '../../src/records/store/index.js';
+import { backends, unmigrated } from '../support/backends.js';
 
 const at = '2026-01-01T00:00:00.000Z';
 const account = (id: string, roles: string[]) => ({
@@ -34,14 +30,7 @@ for (const backend of backends()) {
   describe(`operator confirmation migration on ${backend.name}`, () => {
     const upgrade = async (accounts: ReturnType<typeof account>[]) => {
       const { url, drop } = await backend.fresh();
-      const target = backend.name === 'sqlite' ? url.slice('sqlite:'.length) : url;
-      const old = new Kysely<Database>({
-        dialect:
-          backend.name === 'sqlite'
-            ? createSqliteDialect(target).dialect
-            : createPostgresDialect(target),
-      });
-      const migrator = new Migrator({ db: old, provider: migrationProvider(backend.name) });
+      const { old, migrator } = unmigrated(backend, url);
       assert.ifError((await migrator.migrateTo('0036_idempotency_outcomes')).error);
       for (const a of accounts) await old.insertInto('operators').values(a).execute();
       await old.destroy();

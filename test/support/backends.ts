@@ -7,8 +7,12 @@ import { randomBytes } from 'node:crypto';
 import { mkdtempSync, rmSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
+import { Kysely, Migrator } from 'kysely';
 import pg from 'pg';
-import { openStore, type Store } from '../../src/records/store/index.js';
+import { type Database, openStore, type Store } from '../../src/records/store/index.js';
+import { migrationProvider } from '../../src/records/store/migrations/index.js';
+import { createPostgresDialect } from '../../src/records/store/postgres/dialect.js';
+import { createSqliteDialect } from '../../src/records/store/sqlite/dialect.js';
 
 export interface Backend {
   readonly name: 'sqlite' | 'postgres';
@@ -73,4 +77,22 @@ export async function freshStore(backend: Backend): Promise<Store & { url: strin
       await drop();
     },
   };
+}
+
+/**
+ * The database at `url` opened without migrating it, and a migrator over it: an upgrade test
+ * brings it to an older version, writes rows as that version did, then opens the store.
+ */
+export function unmigrated(
+  backend: Backend,
+  url: string,
+): { old: Kysely<Database>; migrator: Migrator } {
+  const target = backend.name === 'sqlite' ? url.slice('sqlite:'.length) : url;
+  const old = new Kysely<Database>({
+    dialect:
+      backend.name === 'sqlite'
+        ? createSqliteDialect(target).dialect
+        : createPostgresDialect(target),
+  });
+  return { old, migrator: new Migrator({ db: old, provider: migrationProvider(backend.name) }) };
 }

@@ -2,6 +2,7 @@
  * @module Tool definitions to start from in tests, all in one place: each is complete and valid,
  * and each test changes only what it is about (the overrides).
  */
+import assert from 'node:assert/strict';
 import { demoExecutor } from '../../src/execution/runtimes/index.js';
 
 export type Definition = Record<string, unknown>;
@@ -163,6 +164,39 @@ export function inlineTool(
 }
 
 /**
+ * A `Tool` document for `/v1/apply`: `validTool` of no data, run inline by the `t.ok` handler
+ * unless `spec` says otherwise.
+ */
+export function toolDocument(spec: Definition): Definition {
+  return {
+    apiVersion: 'toolgate/v1',
+    kind: 'Tool',
+    spec: validTool({ data_access: 'none', runtime: { kind: 'inline', handler: 't.ok' }, ...spec }),
+  };
+}
+
+/**
+ * A command tool of the sandbox echo script (test/fixtures/sandbox/echo-tool.sh): one short
+ * `text` argument, under `sandbox:test`; `overrides` give its runtime, sandbox and output.
+ */
+export function echoTool(id: string, overrides: Definition): Definition {
+  return validTool({
+    id,
+    name: id,
+    description: 'Echo the arguments back from inside a sandbox.',
+    data_access: 'none',
+    required_capabilities: ['sandbox:test'],
+    input_schema: {
+      type: 'object',
+      additionalProperties: false,
+      required: ['text'],
+      properties: { text: { type: 'string', maxLength: 200 } },
+    },
+    ...overrides,
+  });
+}
+
+/**
  * `send_note`: a restricted external_send tool run inline by the `noop` handler, capability
  * `note:send`, that always waits for approval; `properties` are its input's.
  */
@@ -242,6 +276,37 @@ export function heldCalls(onEnter: () => void) {
       while (!done()) await new Promise<void>((r) => arrivals.push(r));
     },
   };
+}
+
+/** `wipe_disk`: an irreversible, privileged tool under `disk:wipe` (a change needs two people). */
+export function wipeDiskTool(): Definition {
+  return validTool({
+    id: 'wipe_disk',
+    name: 'wipe_disk',
+    action_class: 'irreversible',
+    access_tier: 'privileged',
+    required_capabilities: ['disk:wipe'],
+  });
+}
+
+/** A REST session opened at `base` as `token`; its id. */
+export async function restSession(base: string, token: string): Promise<string> {
+  const res = await fetch(`${base}/v1/sessions`, {
+    method: 'POST',
+    headers: { authorization: `Bearer ${token}`, 'content-type': 'application/json' },
+    body: '{}',
+  });
+  assert.equal(res.status, 201);
+  return ((await res.json()) as { id: string }).id;
+}
+
+/** A REST call of `holdTool` (as `hold`) in `sessionId`: it answers once the latch is released. */
+export function holdCall(base: string, token: string, sessionId: string): Promise<Response> {
+  return fetch(`${base}/v1/sessions/${sessionId}/calls`, {
+    method: 'POST',
+    headers: { authorization: `Bearer ${token}`, 'content-type': 'application/json' },
+    body: JSON.stringify({ tool: 'hold', arguments: {} }),
+  });
 }
 
 /** `note`: a reversible write run inline by `test.echo`, capability notes:write, always approved. */

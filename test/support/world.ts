@@ -52,6 +52,7 @@ export interface WorldAgent {
 export interface WorldOperator {
   readonly id: string;
   readonly roles: readonly OperatorRole[];
+  readonly teams?: readonly string[];
   readonly token?: boolean;
 }
 
@@ -297,6 +298,17 @@ export async function personalToken(
     .token;
 }
 
+/** The audit records of `kind` of one tool, in chain order (no flush: the caller's business). */
+export function toolRecords(store: Pick<Store, 'db'>, toolId: string, kind: string) {
+  return store.db
+    .selectFrom('audit_log')
+    .selectAll()
+    .where('tool_id', '=', toolId)
+    .where('kind', '=', kind)
+    .orderBy('seq')
+    .execute();
+}
+
 /** Every audit record of one call, in chain order, once the gate's writer has flushed. */
 export async function callRecords(
   tg: Pick<Gateway, 'gate'>,
@@ -396,7 +408,11 @@ export async function addOperators(
 ): Promise<Record<string, string>> {
   const tokens: Record<string, string> = {};
   for (const op of operators) {
-    await tg.admin.operators.create(BOOTSTRAP_OPERATOR, { id: op.id, roles: [...op.roles] });
+    await tg.admin.operators.create(BOOTSTRAP_OPERATOR, {
+      id: op.id,
+      roles: [...op.roles],
+      ...(op.teams ? { teams: [...op.teams] } : {}),
+    });
     if (op.token) tokens[op.id] = await personalToken(tg.admin, op.id);
   }
   return tokens;

@@ -54,46 +54,35 @@ test('a call withdrawn before it started is not run', async () => {
 test('a runtime that throws (a driver bug) is a typed failure, never an error past the pre record', async () => {
   const ctx = await h.open();
   const s = await h.before(h.state(ctx, 'echo', { invoice: 'I-1' }), 'execute');
+  /** The execute step on this call's state, with `runtimes` as the gateway's. */
+  const runWith = (runtimes: Parameters<typeof execute>[0]['runtimes']) =>
+    execute(
+      { runtimes, credentials: undefined, identities: h.deps.identities },
+      s.def,
+      s.callArgs,
+      s.compiled,
+      {
+        callId: s.callId,
+        sessionId: s.session.id,
+        agentId: ctx.agentId,
+        userId: null,
+        destinations: s.destinations,
+        egressLimit: undefined,
+        storedEgressBytes: 0,
+      },
+    );
   const throwing: ToolRuntime = {
     kind: 'inline',
     run: async () => {
       throw new Error('driver bug');
     },
   };
-  const run = await execute(
-    { runtimes: { inline: throwing }, credentials: undefined, identities: h.deps.identities },
-    s.def,
-    s.callArgs,
-    s.compiled,
-    {
-      callId: s.callId,
-      sessionId: s.session.id,
-      agentId: ctx.agentId,
-      userId: null,
-      destinations: s.destinations,
-      egressLimit: undefined,
-      storedEgressBytes: 0,
-    },
-  );
+  const run = await runWith({ inline: throwing });
   assert.ok(!run.ok);
   assert.equal(run.code, 'EXECUTION_FAILED');
   assert.equal(run.rule, 'runtime.error');
   assert.ok(!run.message.includes('driver bug'), 'the error text is not passed on');
   // The same tool through its real runtime runs: the catch changes nothing for a working one.
-  const real = await execute(
-    { runtimes: h.deps.runtimes, credentials: undefined, identities: h.deps.identities },
-    s.def,
-    s.callArgs,
-    s.compiled,
-    {
-      callId: s.callId,
-      sessionId: s.session.id,
-      agentId: ctx.agentId,
-      userId: null,
-      destinations: s.destinations,
-      egressLimit: undefined,
-      storedEgressBytes: 0,
-    },
-  );
+  const real = await runWith(h.deps.runtimes);
   assert.ok(real.ok);
 });

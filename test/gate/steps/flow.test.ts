@@ -8,6 +8,16 @@ const { h } = harnessForFile();
 const flow = (ctx: { agentId: string; sessionId: string }, tool: string, args: unknown) =>
   h.at('flow', ctx, tool, args);
 
+/** Marks the session as having read private data, as a private read would. */
+async function privateReadIn(sessionId: string): Promise<void> {
+  await h.store.db
+    .updateTable('sessions')
+    .set({ private_data_read: 1 })
+    .where('id', '=', sessionId)
+    .execute();
+  h.deps.identities.drop();
+}
+
 test('unconstrained egress goes on before any private read', async () => {
   const ctx = await h.open('surfer');
   const { s, r } = await flow(ctx, 'fetch', { url: 'https://example.com/' });
@@ -17,22 +27,12 @@ test('unconstrained egress goes on before any private read', async () => {
 
 test("after this session's private read, unconstrained egress is TOXIC_FLOW; other tools go on", async () => {
   const ctx = await h.open('surfer');
-  await h.store.db
-    .updateTable('sessions')
-    .set({ private_data_read: 1 })
-    .where('id', '=', ctx.sessionId)
-    .execute();
-  h.deps.identities.drop();
+  await privateReadIn(ctx.sessionId);
   const { r } = await flow(ctx, 'fetch', { url: 'https://example.com/' });
   assert.ok(r?.kind === 'refuse');
   assert.equal(r.code, 'TOXIC_FLOW');
   const other = await h.open();
-  await h.store.db
-    .updateTable('sessions')
-    .set({ private_data_read: 1 })
-    .where('id', '=', other.sessionId)
-    .execute();
-  h.deps.identities.drop();
+  await privateReadIn(other.sessionId);
   assert.equal((await flow(other, 'echo', { invoice: 'I-1' })).r, undefined);
 });
 

@@ -128,6 +128,11 @@ export async function openHarness(
     ...(options.policy ? { policy: options.policy } : {}),
   });
   const inline = (handler: string) => ({ runtime: { kind: 'inline', handler } });
+  /** A tool of no data run inline by `handler`; `extra` is what sets it apart. */
+  const noData = (id: string, handler: string, extra: Record<string, unknown> = {}) => ({
+    kind: 'Tool',
+    spec: validTool({ id, name: id, data_access: 'none', ...extra, ...inline(handler) }),
+  });
   await tg.config.apply(
     [
       { kind: 'Agent', spec: { id: 'bot', owner: 'qa' } },
@@ -138,64 +143,16 @@ export async function openHarness(
       { kind: 'Agent', spec: { id: 'nobody', owner: 'qa' } },
       // Holds only the egress tool: a set never holds a private read beside it.
       { kind: 'Agent', spec: { id: 'surfer', owner: 'qa' } },
-      {
-        kind: 'Tool',
-        spec: validTool({ id: 'echo', name: 'echo', data_access: 'none', ...inline('t.echo') }),
-      },
+      noData('echo', 't.echo'),
       { kind: 'Tool', spec: validTool({ id: 'private', name: 'private', ...inline('t.echo') }) },
-      {
-        kind: 'Tool',
-        spec: validTool({
-          id: 'limited',
-          name: 'limited',
-          data_access: 'none',
-          rate_limit: { per_run: 1 },
-          ...inline('t.echo'),
-        }),
-      },
-      {
-        kind: 'Tool',
-        spec: validTool({
-          id: 'priced',
-          name: 'priced',
-          data_access: 'none',
-          cost: { fixed_cents: 60 },
-          ...inline('t.echo'),
-        }),
-      },
-      {
-        kind: 'Tool',
-        spec: validTool({
-          id: 'approved',
-          name: 'approved',
-          data_access: 'none',
-          approval: { mode: 'always' },
-          ...inline('t.echo'),
-        }),
-      },
-      {
-        kind: 'Tool',
-        spec: validTool({
-          id: 'failing',
-          name: 'failing',
-          data_access: 'none',
-          ...inline('t.fail'),
-        }),
-      },
-      {
-        kind: 'Tool',
-        spec: validTool({ id: 'bad', name: 'bad', data_access: 'none', ...inline('t.bad') }),
-      },
-      {
-        kind: 'Tool',
-        spec: validTool({
-          id: 'big',
-          name: 'big',
-          data_access: 'none',
-          sandbox: { isolation: 'process', network: 'none', limits: { output_bytes: 1000 } },
-          ...inline('t.big'),
-        }),
-      },
+      noData('limited', 't.echo', { rate_limit: { per_run: 1 } }),
+      noData('priced', 't.echo', { cost: { fixed_cents: 60 } }),
+      noData('approved', 't.echo', { approval: { mode: 'always' } }),
+      noData('failing', 't.fail'),
+      noData('bad', 't.bad'),
+      noData('big', 't.big', {
+        sandbox: { isolation: 'process', network: 'none', limits: { output_bytes: 1000 } },
+      }),
       {
         kind: 'Tool',
         spec: validTool({
