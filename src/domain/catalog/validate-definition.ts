@@ -44,10 +44,9 @@ let shapeCheck: ReturnType<ReturnType<typeof createDocumentAjv>['compile']> | nu
 /**
  * Ajv's code-generation scope keeps growing with every schema an instance compiles, even after
  * removeSchema, which makes each compile slower than the last. Registration only needs to know
- * that a schema compiles, so the instance is replaced after a fixed number of compiles.
- */
+ * that a schema compiles, so the instance is replaced after a fixed number of compiles (and made
+ * at the first registration, not at load: most processes, a CLI command, register nothing). */
 const COMPILES_PER_INSTANCE = 256;
-// Made at the first registration, not at load: most processes (a CLI command) register nothing.
 let authored: { ajv: ReturnType<typeof createAuthoredSchemaAjv>; compiles: number } | null = null;
 function authoredAjv(): ReturnType<typeof createAuthoredSchemaAjv> {
   if (!authored || authored.compiles >= COMPILES_PER_INSTANCE)
