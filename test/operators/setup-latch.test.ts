@@ -12,6 +12,7 @@
 import assert from 'node:assert/strict';
 import { after, before, describe, test } from 'node:test';
 import type { FastifyInstance } from 'fastify';
+import type { Operator } from '../../src/api/index.js';
 import { MasterKey } from '../../src/domain/credentials/index.js';
 import { totpAt } from '../../src/domain/decisions/index.js';
 import { buildServer } from '../../src/edge/rest/index.js';
@@ -189,6 +190,24 @@ for (const backend of backends()) {
       secrets.alice = String(first.body.secret);
       ok(await call('adm2', 'POST', '/v1/operators/alice/disable'), 200);
       await bootstrapRefused('disabled');
+    });
+
+    test('recovery is by a person, never by the token: the host acts in-process as the admin account (library), audited as her', async () => {
+      const alice: Operator = {
+        id: 'alice',
+        name: 'alice',
+        roles: ['admin', 'approver'],
+        teams: [],
+        authenticatedBy: 'personal-token',
+      };
+      const seq = await mark();
+      await tg.admin.operators.update(alice, 'alice', { disabled: false }, 'library');
+      assert.deepEqual(
+        (await since(seq)).map((e) => [e.action, e.actor, e.subject]),
+        [['operator.updated', 'operator:alice', 'operator:alice']],
+      );
+      ok(await call('alice', 'GET', '/v1/operators/me'), 200);
+      await bootstrapRefused('recovered');
     });
   });
 }
