@@ -307,4 +307,11 @@ describe('the operator CLI decides and reviews as the personal token it runs wit
       await tg.close();
     }
   });
+
+  test('approvers enroll of one’s own factor without --totp is refused (attack round 10, F1)', async () => {
+    const own = await run(['approvers', 'enroll', 'root'], 'root');
+    assert.equal(own.code, 1, JSON.stringify(own.json));
+    assert.equal(own.json.error.code, 'FORBIDDEN');
+    assert.match(own.json.error.message, /current code of it .*--totp/);
+  });
 });

@@ -27,10 +27,12 @@ import {
   auditRefusal,
   BOOTSTRAP_ACTOR_ID,
   endSessionsOf,
+  FourEyesRefused,
   genesisOpen,
   hasRole,
   isBootstrap,
   isGenesisAdmin,
+  latchFirstAdminSetUp,
   type Operator,
   operatorActor,
   recordHandOver,
@@ -38,7 +40,7 @@ import {
   type SecondFactorCheck,
 } from '../operators/index.js';
 import { SecondFactorGuard, type SecondFactorState } from './second-factor-guard.js';
-import { generateTotpSecret, totpUri } from './totp.js';
+import { generateTotpSecret, isTotpCodeShaped, totpUri } from './totp.js';
 
 /** Operator ids: `alice`, `oidc.<hash>`; what an otpauth label and an actor id can carry. */
 export const OPERATOR_ID_PATTERN = '^[A-Za-z0-9][A-Za-z0-9_.@+-]{0,99}$';
@@ -62,6 +64,14 @@ export interface OperatorSecondFactorsOptions {
    * Without it only the id's shape is checked.
    */
   readonly operatorExists?: (operatorId: string) => Promise<boolean>;
+}
+
+/**
+ * A current code of the caller's own second factor: replacing or removing one's own existing
+ * factor needs it (attack round 10, F1); any other enrolment or removal ignores it.
+ */
+export interface OwnFactorProof {
+  readonly totp?: unknown;
 }
 
 /**
@@ -98,14 +108,16 @@ export class OperatorSecondFactors implements SecondFactorCheck {
   /**
    * Creates (or replaces) `operatorId`'s TOTP secret. Only an admin or the bootstrap operator may;
    * the secret is in this answer only. A replacement invalidates the old secret on every replica
-   * at once and is audited as one.
+   * at once and is audited as one. An admin replacing their own factor proves a current code of it
+   * (`proof.totp`).
    */
   async enroll(
     by: Operator,
     operatorId: string,
     via: Actor['via'] = 'library',
+    proof: OwnFactorProof = {},
   ): Promise<SecondFactorEnrolment> {
-    await this.#mayManage(by, operatorId, 'enrol', via);
+    await this.#mayManage(by, operatorId, 'enrol', via, proof);
     const now = this.#clock();
     const secret = generateTotpSecret();
     const key = this.#masterKey();
@@ -144,6 +156,8 @@ export class OperatorSecondFactors implements SecondFactorCheck {
         // A second factor enrolled by someone else is one they held: the account counts in a
         // two-person decision again only once another person confirms it.
         await recordHandOver(trx, by, operatorId, via, now, 'enrol a second factor for');
+        // An enabled admin armed: the first admin is set up, for good.
+        await latchFirstAdminSetUp(trx);
         await appendEvent(trx, operatorActor(by, via), now, {
           action: existing ? 'second_factor.replaced' : 'second_factor.enrolled',
           subject: `operator:${operatorId}`,
@@ -160,13 +174,17 @@ export class OperatorSecondFactors implements SecondFactorCheck {
     };
   }
 
-  /** Removes `operatorId`'s second factor (admin or bootstrap); audited. */
+  /**
+   * Removes `operatorId`'s second factor (admin or bootstrap); audited. An admin removing their own
+   * proves a current code of it (`proof.totp`).
+   */
   async remove(
     by: Operator,
     operatorId: string,
     via: Actor['via'] = 'library',
+    proof: OwnFactorProof = {},
   ): Promise<{ operator_id: string; removed: boolean }> {
-    await this.#mayManage(by, operatorId, 'remove', via, false);
+    await this.#mayManage(by, operatorId, 'remove', via, proof, false);
     const now = this.#clock();
     const removed = await this.#db.transaction().execute(async (trx) => {
       const done = await trx
@@ -287,6 +305,7 @@ export class OperatorSecondFactors implements SecondFactorCheck {
     operatorId: string,
     what: 'enrol' | 'remove',
     via: Actor['via'],
+    proof: OwnFactorProof,
     mustExist = true,
   ): Promise<void> {
     if (!isBootstrap(by) && !hasRole(by, 'admin')) {
@@ -306,6 +325,10 @@ export class OperatorSecondFactors implements SecondFactorCheck {
     if (mustExist && this.#operatorExists && !(await this.#operatorExists(operatorId))) {
       throw new ToolgateError('NOT_FOUND', `no operator ${operatorId}`, {});
     }
+    if (!isBootstrap(by) && by.id === operatorId && (await this.enrolled(operatorId))) {
+      await this.#proveOwn(by, operatorId, what, via, proof.totp);
+      return;
+    }
     // A second factor arms an account to decide: the shared bootstrap secret stops doing it once
     // the first admin is set up, but for the genesis admin's own first factor. Audited.
     if (isBootstrap(by) && what === 'enrol' && (await this.#genesisFirstFactor(operatorId))) return;
@@ -315,16 +338,56 @@ export class OperatorSecondFactors implements SecondFactorCheck {
   }
 
   /**
+   * One's own existing factor is replaced or removed only with a current code of it, so a personal
+   * token alone cannot swap the factor that the step-up of every decision checks (attack round 10,
+   * F1). No code (or not six digits) is a four-eyes refusal, audited `own_second_factor`; a wrong
+   * code is a failure the guard counts and audits like any other. Lost the authenticator? Another
+   * admin re-enrols or removes it (a hand-over).
+   */
+  async #proveOwn(
+    by: Operator,
+    operatorId: string,
+    what: 'enrol' | 'remove',
+    via: Actor['via'],
+    code: unknown,
+  ): Promise<void> {
+    const act = what === 'enrol' ? 'enrol_second_factor' : 'remove_second_factor';
+    if (!isTotpCodeShaped(code)) {
+      await auditRefusal(this.#db, by, via, this.#clock, act, async () => {
+        throw new FourEyesRefused(
+          `replacing or removing your own second factor needs a current code of it ("totp"; CLI --totp); lost it? another admin re-enrols or removes it for you`,
+          operatorId,
+          'own_second_factor',
+        );
+      });
+    }
+    await this.check(operatorId, code, 'second_factor.own');
+  }
+
+  /**
    * Whether `operatorId` is the genesis admin (confirmed by the bootstrap token, whose secret it
    * holds: confirmation.ts) with no second factor yet, while the genesis is open. Arming another
    * admin first must not lock it out: that admin is not confirmed and may arm nobody, so the token
-   * keeps the right to enrol this one factor (attack round 8, F12); never to replace it.
+   * keeps the right to enrol this one factor (attack round 8, F12); never to replace it, nor to
+   * enrol it again once it was removed (attack round 10, F3).
    */
   async #genesisFirstFactor(operatorId: string): Promise<boolean> {
     return (
       (await genesisOpen(this.#db)) &&
       (await isGenesisAdmin(this.#db, operatorId)) &&
-      !(await this.enrolled(operatorId))
+      !(await this.enrolled(operatorId)) &&
+      !(await this.#everEnrolled(operatorId))
     );
+  }
+
+  /** Whether `operatorId` has ever had a second factor (its enrolments are in the audit log). */
+  async #everEnrolled(operatorId: string): Promise<boolean> {
+    const event = await this.#db
+      .selectFrom('events')
+      .select('seq')
+      .where('action', 'in', ['second_factor.enrolled', 'second_factor.replaced'])
+      .where('subject', '=', `operator:${operatorId}`)
+      .executeTakeFirst();
+    return event !== undefined;
   }
 }

@@ -45,7 +45,13 @@ export type {
   TokenSpec,
   TokenView,
 } from './operator-records.js';
-export { firstAdminSetUp, loginRefused, refuseBootstrapAfterSetup } from './operator-records.js';
+export {
+  FIRST_ADMIN_SET_UP_KEY,
+  firstAdminSetUp,
+  latchFirstAdminSetUp,
+  loginRefused,
+  refuseBootstrapAfterSetup,
+} from './operator-records.js';
 export type { OperatorServiceOptions } from './operator-service.js';
 export { OperatorService } from './operator-service.js';
 export {

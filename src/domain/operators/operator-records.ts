@@ -109,11 +109,14 @@ export function requireAdmin(by: Operator): void {
 }
 
 /**
- * Whether the install's first admin is set up: an enabled account holding `admin` with a second
- * factor enrolled. From then on the bootstrap token makes no more people who decide (see
- * `refuseBootstrapAfterSetup`).
+ * `meta` key written, in the same transaction, when the first admin is set up (an enabled account
+ * holding `admin` with a second factor enrolled), and never removed: the bootstrap token's
+ * fresh-install powers end for good (attack round 10, F3), whatever later happens to the accounts.
  */
-export async function firstAdminSetUp(db: Db): Promise<boolean> {
+export const FIRST_ADMIN_SET_UP_KEY = 'first_admin_set_up';
+
+/** Whether an enabled account holding `admin` has a second factor enrolled, now. */
+async function adminArmedNow(db: Db): Promise<boolean> {
   const rows = await db
     .selectFrom('operators')
     .innerJoin('operator_second_factors', 'operator_second_factors.operator_id', 'operators.id')
@@ -122,6 +125,49 @@ export async function firstAdminSetUp(db: Db): Promise<boolean> {
     .where('operators.roles', 'like', '%"admin"%')
     .execute();
   return rows.some((r) => rolesOf(r.roles).includes('admin'));
+}
+
+/**
+ * Writes the set-up latch (`FIRST_ADMIN_SET_UP_KEY`) when the first admin is set up now; called
+ * inside the transaction of every act that can set it up (a factor enrolled, a role granted, an
+ * account enabled) and by the check itself. Answers whether the latch is set.
+ */
+export async function latchFirstAdminSetUp(db: Db): Promise<boolean> {
+  if (!(await adminArmedNow(db))) return false;
+  await db
+    .insertInto('meta')
+    .values({ key: FIRST_ADMIN_SET_UP_KEY, value: 'set_up' })
+    .onConflict((oc) => oc.column('key').doNothing())
+    .execute();
+  return true;
+}
+
+/**
+ * Writes an operator row's changed columns inside the caller's transaction; a role granted or an
+ * account enabled may set the first admin up, so the latch is written with it.
+ */
+export async function writeOperatorUpdate(
+  trx: Transaction<Database>,
+  id: string,
+  set: { name?: string; roles?: string; teams?: string; disabled?: number; updated_at: string },
+): Promise<void> {
+  await trx.updateTable('operators').set(set).where('id', '=', id).execute();
+  await latchFirstAdminSetUp(trx);
+}
+
+/**
+ * Whether the install's first admin is set up: the latch is set, or an enabled account holding
+ * `admin` has a second factor now (then the latch is written: an install from before the latch).
+ * Once true, true forever. From then on the bootstrap token makes no more people who decide (see
+ * `refuseBootstrapAfterSetup`).
+ */
+export async function firstAdminSetUp(db: Db): Promise<boolean> {
+  const latch = await db
+    .selectFrom('meta')
+    .select('key')
+    .where('key', '=', FIRST_ADMIN_SET_UP_KEY)
+    .executeTakeFirst();
+  return latch !== undefined || (await latchFirstAdminSetUp(db));
 }
 
 /**

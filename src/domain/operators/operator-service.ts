@@ -54,6 +54,7 @@ import {
   type TokenView,
   tokenView,
   toView,
+  writeOperatorUpdate,
 } from './operator-records.js';
 import {
   checkLocalId,
@@ -227,11 +228,7 @@ export class OperatorService {
         const row = await selectOperator(trx, id);
         if (!row) throw notFound(id);
         await refuseBootstrapOnDecider(trx, by, row, roles, 'change the account');
-        await trx
-          .updateTable('operators')
-          .set({ ...set, updated_at: now.toISOString() })
-          .where('id', '=', id)
-          .execute();
+        await writeOperatorUpdate(trx, id, { ...set, updated_at: now.toISOString() });
         // Granting a deciding role the account did not hold hands it deciding power: it counts in a
         // two-person decision again only once another person confirms it.
         const before = rolesOf(row.roles);

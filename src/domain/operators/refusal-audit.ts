@@ -23,9 +23,10 @@ export type OperatorAct =
 
 /**
  * Why four eyes refused: the shared bootstrap secret acting on a decider once the first admin is
- * set up, or an operator changing their own roles.
+ * set up, an operator changing their own roles, or replacing or removing their own second factor
+ * without a current code of it (attack round 10, F1).
  */
-export type FourEyesReason = 'bootstrap_after_setup' | 'own_roles';
+export type FourEyesReason = 'bootstrap_after_setup' | 'own_roles' | 'own_second_factor';
 
 /** FORBIDDEN by a four-eyes rule, naming the account the act was on. */
 export class FourEyesRefused extends ToolgateError<'FORBIDDEN'> {

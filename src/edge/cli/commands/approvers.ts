@@ -17,9 +17,10 @@ export function registerApprovers(program: Command): void {
     .description(
       "create or replace an operator's second factor (admins only); prints the secret and an otpauth URI once",
     )
-    .action((id: string) =>
+    .option('--totp <code>', 'a current code of your own factor, to replace your own')
+    .action((id: string, opts: { totp?: string }) =>
       withAdmin(program, async (admin, out, operator) => {
-        const e = await admin.secondFactor.enroll(operator, id, 'cli');
+        const e = await admin.secondFactor.enroll(operator, id, 'cli', { totp: opts.totp });
         out.result(e, () =>
           [
             `operator ${id}: second factor ${e.version > 1 ? 're-enrolled (the old one no longer works)' : 'enrolled'}; add this to an authenticator app (shown once):`,
@@ -33,9 +34,10 @@ export function registerApprovers(program: Command): void {
   approvers
     .command('remove <operator-id>')
     .description("remove an operator's second factor (admins only, audited)")
-    .action((id: string) =>
+    .option('--totp <code>', 'a current code of your own factor, to remove your own')
+    .action((id: string, opts: { totp?: string }) =>
       withAdmin(program, async (admin, out, operator) => {
-        const r = await admin.secondFactor.remove(operator, id, 'cli');
+        const r = await admin.secondFactor.remove(operator, id, 'cli', { totp: opts.totp });
         out.result(r, () =>
           r.removed ? `operator ${id}: second factor removed` : `operator ${id}: none enrolled`,
         );

@@ -4,7 +4,7 @@
  * grants. Whoever decides is the request's authenticated operator; a body naming an approver is
  * refused (docs/architecture.md §6).
  */
-import type { FastifyInstance } from 'fastify';
+import type { FastifyInstance, FastifyRequest } from 'fastify';
 import type { AdminApi } from '../../../api/index.js';
 import { problem, ToolgateError } from '../../../core/index.js';
 import { type PageQuery, pageQuery } from '../pagination.js';
@@ -34,6 +34,25 @@ function refuseStatedApprover(body: unknown): void {
       { problems: [problem('/approver', 'approver is not accepted', 'approval.approver')] },
     );
   }
+}
+
+const OWN_FACTOR = {
+  enrol:
+    'An admin replacing their own existing second factor sends a current code of it: `{"totp": "123456"}` (without it: 403, audited; a wrong code counts toward the lockout). Another admin re-enrolling it needs none (a hand-over).',
+  remove:
+    'An admin removing their own second factor sends a current code of it: `{"totp": "123456"}` (without it: 403, audited; a wrong code counts toward the lockout). Another admin removing it needs none.',
+} as const;
+
+/**
+ * A second-factor act's arguments: the operator, the account, and the current code an admin sends
+ * to replace or remove their own factor (the body is optional: enrolling for someone else, or a
+ * first factor, needs none; the domain checks it).
+ */
+function factorAct(req: FastifyRequest) {
+  const body = req.body;
+  const totp =
+    typeof body === 'object' && body !== null && 'totp' in body ? { totp: body.totp } : {};
+  return [operatorOf(req), (req.params as { id: string }).id, 'rest', totp] as const;
 }
 
 export function approvalRoutes(app: FastifyInstance, admin: AdminApi): void {
@@ -262,16 +281,13 @@ export function approvalRoutes(app: FastifyInstance, admin: AdminApi): void {
         tags: ['operators'],
         summary:
           "Enrol (or replace) an operator's TOTP second factor (admins only); the secret is in this response only",
+        description: OWN_FACTOR.enrol,
         params: idParams,
-        response: errors(400, 401, 403, 404),
+        response: errors(400, 401, 403, 404, 429),
       },
     },
     async (req, reply) => {
-      const enrolment = await admin.secondFactor.enroll(
-        operatorOf(req),
-        (req.params as { id: string }).id,
-        'rest',
-      );
+      const enrolment = await admin.secondFactor.enroll(...factorAct(req));
       return reply.status(201).header('cache-control', 'no-store').send(enrolment);
     },
   );
@@ -282,12 +298,12 @@ export function approvalRoutes(app: FastifyInstance, admin: AdminApi): void {
       schema: {
         tags: ['operators'],
         summary: "Remove an operator's second factor (admins only)",
+        description: OWN_FACTOR.remove,
         params: idParams,
-        response: errors(400, 401, 403),
+        response: errors(400, 401, 403, 429),
       },
     },
-    async (req) =>
-      admin.secondFactor.remove(operatorOf(req), (req.params as { id: string }).id, 'rest'),
+    async (req) => admin.secondFactor.remove(...factorAct(req)),
   );
 
   app.get(

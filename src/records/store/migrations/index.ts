@@ -17,6 +17,7 @@ import { classifiedArguments } from './classified-arguments.js';
 import { consoleSessions } from './console-sessions.js';
 import { destinationLiterals } from './destination-literals.js';
 import { destinationSets } from './destination-sets.js';
+import { firstAdminSetUp } from './first-admin-set-up.js';
 import { gate } from './gate-tables.js';
 import { healthOverrides } from './health-overrides.js';
 import { idempotencyOutcomes } from './idempotency-outcomes.js';
@@ -73,6 +74,7 @@ export function migrationProvider(dialect: Dialect): MigrationProvider {
         '0034_classified_arguments': classifiedArguments,
         '0036_idempotency_outcomes': idempotencyOutcomes,
         '0037_operator_confirmation': operatorConfirmation,
+        '0038_first_admin_set_up': firstAdminSetUp,
       };
     },
   };

@@ -1,0 +1,213 @@
+/**
+ * Once set up, always set up (attack round 10, F3), over REST on every backend: the bootstrap
+ * token's fresh-install powers end when the first admin is set up and never come back, whatever
+ * later happens to the accounts: another admin removing the first admin's second factor, the
+ * first admin removing it herself, or disabling every admin that holds one, leaves the token
+ * refused (audited `bootstrap_after_setup`). And one's own second factor is replaced or removed
+ * only with a current code of it (round 10, F1): an admin's token alone is refused and audited,
+ * a wrong code is a counted failure. The benign neighbours: the bootstrap token sets up the first
+ * admin on a fresh install; another admin re-enrols her factor (a hand-over); she replaces or
+ * removes her own with her current code; with none enrolled she enrols her first herself.
+ */
+import assert from 'node:assert/strict';
+import { after, before, describe, test } from 'node:test';
+import type { FastifyInstance } from 'fastify';
+import type { Operator } from '../../src/api/index.js';
+import { MasterKey } from '../../src/domain/credentials/index.js';
+import { totpAt } from '../../src/domain/decisions/index.js';
+import { buildServer } from '../../src/edge/rest/index.js';
+import { type Gateway, openGateway } from '../../src/host/toolgate.js';
+import { backends } from '../support/backends.js';
+import { restClient } from '../support/world.js';
+
+const ADMIN_TOKEN = 'admin-token-for-the-setup-latch-0123456789abcdef';
+
+for (const backend of backends()) {
+  describe(`the first admin's set-up is a one-way latch; one's own factor needs its code (${backend.name})`, () => {
+    let tg: Gateway;
+    let app: FastifyInstance | undefined;
+    let drop: (() => Promise<void>) | undefined;
+    let base = '';
+    let now = new Date('2026-05-04T10:00:00Z');
+    const tokens: Record<string, string> = { bootstrap: ADMIN_TOKEN };
+    const secrets: Record<string, string> = {};
+    const rest = restClient(() => base);
+    const call = (by: string, method: string, path: string, body?: unknown) =>
+      rest(method, path, body, tokens[by] ?? '');
+    /** A fresh code of `id`'s factor: each call moves the clock one TOTP step on. */
+    const code = (id: string) => {
+      now = new Date(now.getTime() + 30_000);
+      return totpAt(secrets[id] ?? '', now);
+    };
+    const mark = async () => (await tg.admin.events.list({ limit: 100_000 })).at(-1)?.seq ?? 0;
+    const since = async (seq: number) =>
+      (await tg.admin.events.list({ afterSeq: seq, limit: 1000 })).map((e) => ({
+        action: e.action,
+        actor: e.actor,
+        subject: e.subject,
+        details: JSON.parse(e.details) as Record<string, unknown>,
+      }));
+    const ok = (r: { status: number; body: unknown }, status: number) =>
+      assert.equal(r.status, status, JSON.stringify(r.body));
+    /** Creates `id` as `by` and issues its token; `arm` enrols its factor too, as `by`. */
+    const setUp = async (by: string, id: string, roles: string[], arm: boolean) => {
+      ok(await call(by, 'POST', '/v1/operators', { id, roles }), 201);
+      const issued = await call(by, 'POST', `/v1/operators/${id}/tokens`, {
+        name: 'laptop',
+        expires_in_days: 30,
+      });
+      ok(issued, 201);
+      tokens[id] = String(issued.body.token);
+      if (!arm) return;
+      const enrolled = await call(by, 'POST', `/v1/operators/${id}/second-factor`, {});
+      ok(enrolled, 201);
+      secrets[id] = String(enrolled.body.secret);
+    };
+    /** The bootstrap token's genesis powers, each refused and audited `bootstrap_after_setup`. */
+    const bootstrapRefused = async (label: string) => {
+      const tries: [string, string, unknown][] = [
+        ['POST', '/v1/operators', { id: `bt-${label}`, roles: ['approver'] }],
+        ['POST', '/v1/operators/alice/second-factor', {}],
+        ['POST', '/v1/operators/alice/tokens', { name: 'x', expires_in_days: 1 }],
+      ];
+      for (const [method, path, body] of tries) {
+        const seq = await mark();
+        const r = await call('bootstrap', method, path, body);
+        ok(r, 403);
+        assert.match(String(r.body.message), /once the first admin is set up/);
+        const written = await since(seq);
+        assert.deepEqual(
+          written.map((e) => [e.action, e.actor, e.details.reason]),
+          [['operator.four_eyes_refused', 'admin-token', 'bootstrap_after_setup']],
+        );
+      }
+      const list = (await call('bootstrap', 'GET', '/v1/operators')).body;
+      assert.doesNotMatch(JSON.stringify(list), new RegExp(`bt-${label}`));
+    };
+
+    before(async () => {
+      const fresh = await backend.fresh();
+      drop = fresh.drop;
+      tg = await openGateway({ db: fresh.url, clock: () => now, masterKey: MasterKey.generate() });
+      app = await buildServer(tg, { adminToken: ADMIN_TOKEN });
+      base = await app.listen({ host: '127.0.0.1', port: 0 });
+    });
+    after(async () => {
+      await app?.close();
+      await tg?.close();
+      await drop?.();
+    });
+
+    test('fresh install: the bootstrap token sets up the first admin; then its powers end', async () => {
+      await setUp('bootstrap', 'alice', ['admin', 'approver'], true);
+      await bootstrapRefused('early');
+    });
+
+    test('the attack (F1): an admin’s token alone replaces or removes her own factor — refused and audited; a wrong code counts', async () => {
+      for (const [method, act] of [
+        ['POST', 'enrol_second_factor'],
+        ['DELETE', 'remove_second_factor'],
+      ] as const) {
+        const seq = await mark();
+        const r = await call('alice', method, '/v1/operators/alice/second-factor', {});
+        ok(r, 403);
+        assert.match(String(r.body.message), /current code/);
+        assert.deepEqual(
+          (await since(seq)).map((e) => [
+            e.action,
+            e.actor,
+            e.subject,
+            e.details.act,
+            e.details.reason,
+          ]),
+          [
+            [
+              'operator.four_eyes_refused',
+              'operator:alice',
+              'operator:alice',
+              act,
+              'own_second_factor',
+            ],
+          ],
+        );
+      }
+      const seq = await mark();
+      const wrong = await call('alice', 'POST', '/v1/operators/alice/second-factor', {
+        totp: '000000',
+      });
+      ok(wrong, 400);
+      assert.ok((await since(seq)).some((e) => e.action === 'approver.totp_failed'));
+      // Her old factor still works: nothing was replaced.
+      const state = await call('alice', 'GET', '/v1/operators/alice/second-factor');
+      assert.equal(state.body.enrolled, true);
+      assert.equal(state.body.failures, 1);
+      await tg.admin.secondFactor.unlock('alice', { id: 'cli:test', via: 'cli' });
+    });
+
+    test('benign (F1): with her current code she replaces her own factor, and stays confirmed', async () => {
+      const r = await call('alice', 'POST', '/v1/operators/alice/second-factor', {
+        totp: code('alice'),
+      });
+      ok(r, 201);
+      assert.notEqual(r.body.secret, secrets.alice);
+      secrets.alice = String(r.body.secret);
+      const me = await call('alice', 'GET', '/v1/operators/alice');
+      assert.equal(me.body.confirmed, true);
+    });
+
+    test('the attack (F3): an unconfirmed admin removes the first admin’s factor; the bootstrap token stays refused', async () => {
+      // adm2: an admin alice created and gave a token, not confirmed; the genesis is still open.
+      await setUp('alice', 'adm2', ['admin'], false);
+      ok(await call('adm2', 'DELETE', '/v1/operators/alice/second-factor'), 200);
+      await bootstrapRefused('removed');
+    });
+
+    test('benign (F3): with none enrolled she enrols her first herself; another confirmed admin re-enrols it (a hand-over)', async () => {
+      const first = await call('alice', 'POST', '/v1/operators/alice/second-factor', {});
+      ok(first, 201);
+      secrets.alice = String(first.body.secret);
+      await setUp('alice', 'dana', ['admin'], true);
+      ok(await call('alice', 'POST', '/v1/operators/dana/confirm', { totp: code('alice') }), 200);
+      const handOver = await call('dana', 'POST', '/v1/operators/alice/second-factor', {});
+      ok(handOver, 201);
+      secrets.alice = String(handOver.body.secret);
+      const view = await call('alice', 'GET', '/v1/operators/alice');
+      assert.equal(view.body.set_up_by, 'operator:dana');
+    });
+
+    test('the attack (F3): the first admin removes her own factor (with her code); the bootstrap token stays refused', async () => {
+      ok(
+        await call('alice', 'DELETE', '/v1/operators/alice/second-factor', { totp: code('alice') }),
+        200,
+      );
+      ok(await call('adm2', 'DELETE', '/v1/operators/dana/second-factor'), 200);
+      await bootstrapRefused('self-removed');
+    });
+
+    test('the attack (F3): the only admin with a factor disabled; the bootstrap token stays refused', async () => {
+      const first = await call('alice', 'POST', '/v1/operators/alice/second-factor', {});
+      ok(first, 201);
+      secrets.alice = String(first.body.secret);
+      ok(await call('adm2', 'POST', '/v1/operators/alice/disable'), 200);
+      await bootstrapRefused('disabled');
+    });
+
+    test('recovery is by a person, never by the token: the host acts in-process as the admin account (library), audited as her', async () => {
+      const alice: Operator = {
+        id: 'alice',
+        name: 'alice',
+        roles: ['admin', 'approver'],
+        teams: [],
+        authenticatedBy: 'personal-token',
+      };
+      const seq = await mark();
+      await tg.admin.operators.update(alice, 'alice', { disabled: false }, 'library');
+      assert.deepEqual(
+        (await since(seq)).map((e) => [e.action, e.actor, e.subject]),
+        [['operator.updated', 'operator:alice', 'operator:alice']],
+      );
+      ok(await call('alice', 'GET', '/v1/operators/me'), 200);
+      await bootstrapRefused('recovered');
+    });
+  });
+}
