@@ -4,12 +4,16 @@
  * overlap-resources-server.mjs, in the namespace sandbox) and the official SDK client over
  * Streamable HTTP: a broad public template never reads a provider's restricted static resource,
  * whatever the spelling or the front; a URI two providers' templates match, or another
- * provider's static, is refused; what the template alone governs is still read. The upstream's
+ * provider's static, is refused (and since attack round 10 F4 both templates are then withheld
+ * from lists: `wiki` lists its template only for that test); what the template alone governs is
+ * still read. The upstream's
  * template reads a URI as a URL parser would (userinfo and port dropped, `;params` and a trailing
  * dot stripped), so every spelling the gateway let through would read the secret; both MCP eras
  * (v1 SDK on 2025-11-25, v2 client pinned to 2026-07-28) are refused alike.
  */
 import assert from 'node:assert/strict';
+import { chmodSync, mkdtempSync, rmSync, writeFileSync } from 'node:fs';
+import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { after, before, describe, test } from 'node:test';
 import type { Client as ClientV2 } from '@modelcontextprotocol/client';
@@ -55,6 +59,7 @@ for (const backend of backends()) {
   describe(`a resource URI names one governed thing (${backend.name})`, () => {
     let tg: Gateway;
     let world: World;
+    let stateDir = '';
     let app: FastifyInstance;
     let base: string;
     let inspector: Store;
@@ -109,16 +114,20 @@ for (const backend of backends()) {
       keys['root-reader'] = (await tg.keys.issue('root-reader', admin)).apiKey;
       app = await buildServer(tg, { adminToken: ADMIN_TOKEN });
       base = await app.listen({ host: '127.0.0.1', port: 0 });
+      stateDir = mkdtempSync(join(tmpdir(), 'toolgate-resource-overlap-'));
+      chmodSync(stateDir, 0o755);
+      writeFileSync(join(stateDir, 'wiki-mode'), 'none');
       for (const name of ['docs', 'wiki']) {
         await tg.providers.register(
-          nodeProvider(name, SERVER, [name], { binds: [{ source: FIXTURES }] }),
+          nodeProvider(name, SERVER, [name, join(stateDir, 'wiki-mode')], {
+            binds: [{ source: FIXTURES }, { source: stateDir }],
+          }),
           admin,
         );
       }
       await classify('docs', 'resource', 'docs://internal/secret', SECRET);
       await classify('docs', 'resource', 'docs://public/readme', PUBLIC);
       await classify('docs', 'resource_template', 'docs://{+path}', PUBLIC);
-      await classify('wiki', 'resource_template', 'docs://shared/{name}', PUBLIC);
       await approvePendingReviews(tg);
     });
 
@@ -127,6 +136,7 @@ for (const backend of backends()) {
       await app.close();
       await inspector.close();
       await world.close();
+      rmSync(stateDir, { recursive: true, force: true, maxRetries: 5, retryDelay: 50 });
     });
 
     test('a public template never reads a restricted static resource, in any spelling', async () => {
@@ -260,6 +270,11 @@ for (const backend of backends()) {
     });
 
     test("a URI two providers' templates match, or another provider's static, names nothing", async () => {
+      // wiki's next release lists `docs://shared/{name}`, classified and reviewed at once.
+      writeFileSync(join(stateDir, 'wiki-mode'), 'shared');
+      await tg.providers.refresh('wiki', admin);
+      await classify('wiki', 'resource_template', 'docs://shared/{name}', PUBLIC);
+      await approvePendingReviews(tg);
       const client = await connect('reader');
       // docs://{+path} (docs) and docs://shared/{name} (wiki) both match it.
       const both = await refusal(client.readResource({ uri: 'docs://shared/x' }));
@@ -267,9 +282,16 @@ for (const backend of backends()) {
       // wiki's own static, unclassified: never read through docs' template.
       const other = await refusal(client.readResource({ uri: 'docs://wiki/private' }));
       assert.equal(other.code, -32084);
-      // What only one template matches is still read.
+      // Since attack round 10 F4 neither template is offered (each may match a URI of the other),
+      // so what only docs' template matches is not read either.
+      const withheld = await refusal(client.readResource({ uri: 'docs://wiki/public' }));
+      assert.equal(withheld.code, -32084);
+      // The benign neighbour: once wiki lists it no more, docs' template reads it again.
+      writeFileSync(join(stateDir, 'wiki-mode'), 'none');
+      await tg.providers.refresh('wiki', admin);
+      const again = await connect('reader');
       assert.equal(
-        textOf(await client.readResource({ uri: 'docs://wiki/public' })),
+        textOf(await again.readResource({ uri: 'docs://wiki/public' })),
         'page wiki/public',
       );
     });

@@ -6,8 +6,9 @@
  * upstream process; the session reads the copy it is offered (docs/security-model.md "Resources
  * and templates: one URI, one governed thing"). Beside each benign read its attacks stay refused
  * as before: a URI that escapes the template (dot segments, encoded separators, extra segments),
- * a URI two different templates match, a resource of a provider the agent is not granted, and a
- * quarantined resource. Real upstreams (test/fixtures/mcp/resources-server.mjs twice,
+ * a URI two different templates match (since attack round 10 F4 the two templates are then
+ * withheld from lists as well: `wide` lists its template only for that test), a resource of a
+ * provider the agent is not granted, and a quarantined resource. Real upstreams (test/fixtures/mcp/resources-server.mjs twice,
  * wide-resources-server.mjs) in the namespace sandbox; the v1 SDK client on 2025-11-25 and the
  * v2 client pinned to 2026-07-28.
  */
@@ -87,6 +88,7 @@ describe('identical resources of two providers (attack round 8 F6)', () => {
     stateDir = mkdtempSync(join(tmpdir(), 'toolgate-resource-twins-'));
     chmodSync(stateDir, 0o755);
     writeFileSync(join(stateDir, 'mode'), 'benign');
+    writeFileSync(join(stateDir, 'wide-mode'), 'none');
     world = await openWorld({
       ...(sqlite ? { backend: sqlite } : {}),
       agents: [
@@ -103,9 +105,12 @@ describe('identical resources of two providers (attack round 8 F6)', () => {
       );
     }
     await world.tg.providers.register(
-      nodeProvider('wide', join(FIXTURES, 'wide-resources-server.mjs'), [], {
-        binds: [{ source: FIXTURES }],
-      }),
+      nodeProvider(
+        'wide',
+        join(FIXTURES, 'wide-resources-server.mjs'),
+        [join(stateDir, 'wide-mode')],
+        binds,
+      ),
       world.admin,
     );
     // Only `notes` is classified: `twin` lists the same entries, unclassified (F6's `zz`).
@@ -113,7 +118,6 @@ describe('identical resources of two providers (attack round 8 F6)', () => {
     await classify('notes', 'resource', 'notes://readme', PUBLIC);
     await classify('notes', 'resource_template', 'notes://topics/{topic}', PUBLIC);
     await classify('notes', 'prompt', 'summarize', PUBLIC);
-    await classify('wide', 'resource_template', 'notes://{area}/vip', WIDE);
     await approvePendingReviews(world.tg);
     // A quarantined resource: classified and reviewed, then held by an admin.
     await world.tg.catalog.quarantine(
@@ -175,19 +179,28 @@ describe('identical resources of two providers (attack round 8 F6)', () => {
   });
 
   test('a URI two different templates match is refused, even to a caller offered both', async () => {
+    // wide's next release lists `notes://{area}/vip`, classified and reviewed at once.
+    writeFileSync(join(stateDir, 'wide-mode'), 'vip');
+    await world.tg.providers.refresh('wide', world.admin);
+    await classify('wide', 'resource_template', 'notes://{area}/vip', WIDE);
+    await approvePendingReviews(world.tg);
     for (const agent of ['reader', 'wide-reader']) {
       for (const [era, client] of await eras(agent)) {
         // notes://topics/{topic} (notes) and notes://{area}/vip (wide) both match it.
         await refusedWith(client.readResource({ uri: 'notes://topics/vip' }), `${agent} ${era}`);
       }
     }
-    // The benign neighbour: what only the wide template matches, for the caller granted it.
+    // Since attack round 10 F4 neither template is offered (each may match a URI of the other),
+    // so what only the wide template matches is not read either, even by the caller granted it.
     for (const [era, client] of await eras('wide-reader')) {
-      assert.equal(
-        textOf(await client.readResource({ uri: 'notes://kitchen/vip' })),
-        'vip of kitchen',
-        era,
-      );
+      await refusedWith(client.readResource({ uri: 'notes://kitchen/vip' }), `${era} withheld`);
+    }
+    // The benign neighbour: once wide lists it no more, the reviewed topics are read again.
+    writeFileSync(join(stateDir, 'wide-mode'), 'none');
+    await world.tg.providers.refresh('wide', world.admin);
+    for (const [era, client] of await eras('reader')) {
+      const topic = await client.readResource({ uri: 'notes://topics/tea' });
+      assert.equal(textOf(topic), 'notes about tea', era);
     }
   });
 

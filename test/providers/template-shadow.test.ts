@@ -36,6 +36,7 @@ const PUBLIC = {
 const TOPIC = 'notes://topics/{topic}';
 const PAGE = 'docs://pages/{page}';
 const BROAD = 'notes://{kind}/{name}';
+const PARTIAL = 'notes://topics/{a}{b}';
 
 type Reader = {
   listResourceTemplates(): Promise<{ resourceTemplates: { uriTemplate: string }[] }>;
@@ -179,5 +180,48 @@ describe('a broad template of one provider shadows another provider reviewed one
       template: TOPIC,
       tool_id: ids[TOPIC],
     });
+  });
+
+  test('a partly covering template (round 10 F4): the reviewed one is withheld, the alert names it and the cause', async () => {
+    writeFileSync(join(stateDir, 'other-mode'), 'partial');
+    const report = await world.tg.providers.refresh('other', world.admin);
+    assert.deepEqual(report.entries.added, [`resource_template:${PARTIAL}`]);
+    for (const [era, client] of await eras()) {
+      const listed = (await client.listResourceTemplates()).resourceTemplates.map(
+        (t) => t.uriTemplate,
+      );
+      assert.deepEqual(listed, [PAGE], era);
+      await refused(client.readResource({ uri: 'notes://topics/tea' }), `${era} partly shadowed`);
+      assert.equal(textOf(await client.readResource({ uri: 'docs://pages/intro' })), 'page intro');
+    }
+    const rest = await restSession();
+    assert.ok(!rest.tools.includes(ids[TOPIC] ?? '?'), rest.tools.join());
+    const reason = rest.withheld.get(ids[TOPIC] ?? '?') ?? '';
+    assert.ok(reason.includes(PARTIAL) && reason.includes('other'), reason);
+    // A new cause for a template already withheld is alerted too, naming the reviewed one.
+    const alerts = await eventDetails(world.inspector as Store, 'alert.template_shadowed');
+    assert.equal(alerts.length, 2, JSON.stringify(alerts));
+    assert.equal(alerts[1]?.provider, 'other');
+    assert.equal(alerts[1]?.template, PARTIAL);
+    assert.deepEqual(alerts[1]?.shadowed, {
+      provider: 'notes',
+      template: TOPIC,
+      tool_id: ids[TOPIC],
+    });
+  });
+
+  test('after the overlapping templates are gone: the reviewed one is offered and read again', async () => {
+    writeFileSync(join(stateDir, 'other-mode'), 'first');
+    await world.tg.providers.refresh('other', world.admin);
+    for (const [era, client] of await eras()) {
+      const listed = (await client.listResourceTemplates()).resourceTemplates.map(
+        (t) => t.uriTemplate,
+      );
+      assert.deepEqual(listed, [PAGE, TOPIC], era);
+      assert.equal(
+        textOf(await client.readResource({ uri: 'notes://topics/tea' })),
+        'notes about tea',
+      );
+    }
   });
 });

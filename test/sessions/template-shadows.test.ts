@@ -1,9 +1,10 @@
 /**
- * @module Which templates no URI can be read through (src/domain/sessions/template-shadows.ts;
- * attack round 9 F2), as a pure function: a template every URI of which another listed template
- * may match too is shadowed, whatever either's state; one with a URI of its own is not, nor are
- * copies of one URI template; a removed template shadows nothing. Each shadow beside its benign
- * neighbour, and every URI a kept template is said to own is one the resolver reads through it.
+ * @module Which templates are not offered because another listed template may match a URI they
+ * match (src/domain/sessions/template-shadows.ts; attack round 9 F2, round 10 F4), as a pure
+ * function: any two different templates that may share a URI are both withheld, whatever either's
+ * state, each naming the other; copies of one URI template are not, and a removed template
+ * shadows nothing. Each shadow beside its benign neighbour; a kept template's URIs are read
+ * through it (the bound on a pathological listing: test/redteam/template-redos.test.ts).
  */
 import assert from 'node:assert/strict';
 import { test } from 'node:test';
@@ -27,34 +28,71 @@ function shadows(entries: readonly GovernedUriEntry[]): string[] {
     .sort();
 }
 
-test('a broader template shadows the narrower one; the broader and an unrelated one stay', () => {
+test('a broader template and the narrower one it covers are both withheld; an unrelated one stays', () => {
   assert.deepEqual(
     shadows([
       t('notes.template.topic', 'notes://topics/{topic}'),
       t('other.template.any', 'notes://{kind}/{name}'),
       t('other.template.page', 'docs://pages/{page}'),
     ]),
-    ['notes.template.topic by notes://{kind}/{name}'],
+    [
+      'notes.template.topic by notes://{kind}/{name}',
+      'other.template.any by notes://topics/{topic}',
+    ],
   );
   assert.deepEqual(
     shadows([t('up.template.c', 'notes://customer/{id}'), t('zz.template.r', 'notes://{+rest}')]),
-    ['up.template.c by notes://{+rest}'],
+    ['up.template.c by notes://{+rest}', 'zz.template.r by notes://customer/{id}'],
   );
   assert.deepEqual(
     shadows([t('a.template.x', 'notes://c/{a}-{b}'), t('b.template.y', 'notes://c/{x}')]),
-    ['a.template.x by notes://c/{x}'],
+    ['a.template.x by notes://c/{x}', 'b.template.y by notes://c/{a}-{b}'],
   );
 });
 
-test('templates that share some URIs but each own others are both kept', () => {
-  // notes://topics/vip matches both; notes://topics/tea and notes://kitchen/vip one each.
+test('templates that share some URIs are both withheld, each naming the other (attack round 10 F4)', () => {
+  // notes://topics/vip matches both: neither is offered, though each has URIs of its own
+  // (a list must never offer a template some of whose URIs another listing made unreadable).
   assert.deepEqual(
     shadows([
       t('notes.template.topic', 'notes://topics/{topic}'),
       t('wide.template.vip', 'notes://{area}/vip'),
     ]),
-    [],
+    ['notes.template.topic by notes://{area}/vip', 'wide.template.vip by notes://topics/{topic}'],
   );
+  // A partly covering newcomer: every value of two or more characters matches both.
+  assert.deepEqual(
+    shadows([
+      t('zz.template.c', 'notes://customer/{id}'),
+      t('up.template.ab', 'notes://customer/{a}{b}'),
+    ]),
+    ['up.template.ab by notes://customer/{id}', 'zz.template.c by notes://customer/{a}{b}'],
+  );
+  // Templates starting with one digit each cover a part of the reviewed one's values.
+  assert.deepEqual(
+    shadows([
+      t('zz.template.c', 'notes://customer/{id}'),
+      t('up.template.d0', 'notes://customer/0{a}'),
+    ]),
+    ['up.template.d0 by notes://customer/{id}', 'zz.template.c by notes://customer/0{a}'],
+  );
+  // `{+path}` reads across `/`: it shares single segments with `{path}` and `x/...` with the
+  // third; `{path}` and `x/{a}` share nothing.
+  assert.deepEqual(
+    shadows([
+      t('up.template.one', 'file:///{path}'),
+      t('zz.template.all', 'file:///{+path}'),
+      t('y.template.x', 'file:///x/{a}'),
+    ]),
+    [
+      'up.template.one by file:///{+path}',
+      'y.template.x by file:///{+path}',
+      'zz.template.all by file:///{path},file:///x/{a}',
+    ],
+  );
+});
+
+test('templates sharing no URI are both kept (the benign neighbours)', () => {
   // A query the plain variable cannot hold (`?` is escaped in its expansion).
   assert.deepEqual(
     shadows([
@@ -63,14 +101,14 @@ test('templates that share some URIs but each own others are both kept', () => {
     ]),
     [],
   );
-  // `{+path}` reads across `/`, which neither narrower template does.
   assert.deepEqual(
     shadows([
-      t('up.template.one', 'file:///{path}'),
-      t('zz.template.all', 'file:///{+path}'),
-      t('y.template.x', 'file:///x/{a}'),
+      t('up.template.c', 'notes://customer/{id}'),
+      t('zz.template.t', 'notes://topics/{topic}'),
+      t('zz.template.o', 'notes://customer/{id}/orders'),
+      t('mm.template.m', 'memo://{kind}/{id}'),
     ]),
-    ['up.template.one by file:///{+path}', 'y.template.x by file:///{+path}'],
+    [],
   );
 });
 
@@ -81,7 +119,11 @@ test('several templates together, copies, a removed template and one that does n
       t('b.template.json', 'a://x/{b}.json'),
       t('c.template.y', 'a://x/y{c}'),
     ]),
-    ['b.template.json by a://x/{a},a://x/y{c}', 'c.template.y by a://x/{a},a://x/{b}.json'],
+    [
+      'a.template.any by a://x/{b}.json,a://x/y{c}',
+      'b.template.json by a://x/{a},a://x/y{c}',
+      'c.template.y by a://x/{a},a://x/{b}.json',
+    ],
   );
   // One URI template listed by two providers: copies, not shadows.
   assert.deepEqual(
@@ -102,10 +144,10 @@ test('several templates together, copies, a removed template and one that does n
   );
 });
 
-test('a kept template has a URI of its own that the resolver reads through it', () => {
+test('a kept template is read through by the resolver; a URI of two templates by neither', () => {
   const entries = [
     t('notes.template.topic', 'notes://topics/{topic}'),
-    t('wide.template.vip', 'notes://{area}/vip'),
+    t('wide.template.vip', 'notes://vip/{area}'),
   ];
   assert.equal(shadowedTemplates(entries).size, 0);
   assert.deepEqual(resolveGovernedUri('notes://topics/tea', entries), {
@@ -113,5 +155,6 @@ test('a kept template has a URI of its own that the resolver reads through it', 
     id: 'notes.template.topic',
     args: { topic: 'tea' },
   });
-  assert.equal(resolveGovernedUri('notes://topics/vip', entries), null);
+  const both = [...entries, t('wide.template.any', 'notes://{a}/vip')];
+  assert.equal(resolveGovernedUri('notes://topics/vip', both), null);
 });

@@ -5,7 +5,7 @@
  * name holds the reserved `__` is not offered, and where two entries would still answer to one
  * string (a name, or a name and an id a call may also use, or two differing only in case) neither
  * is: each is withheld with the reason, as admins see it in the session's view; so is a resource
- * template no URI can be read through (template-shadows.ts).
+ * template that may share a URI with another (template-shadows.ts).
  */
 import semver from 'semver';
 import {
@@ -50,8 +50,8 @@ function upstreamTool(t: ToolVersionDetail): boolean {
 /**
  * Names the model sees; a clash (two providers' `search`) falls back to the tool id. Never lets
  * one string name two entries: what would is withheld, whichever entry came first. A resource
- * template in `shadowed` (by id, why: other listed templates match every URI it matches, so none
- * reads through it, template-shadows.ts) is withheld too, rather than listed and refused.
+ * template in `shadowed` (by id, why: another listed template may match a URI it matches, which
+ * then reads neither, template-shadows.ts) is withheld too, rather than listed and refused.
  */
 export function exportNames(
   tools: readonly ToolVersionDetail[],

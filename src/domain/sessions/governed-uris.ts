@@ -7,7 +7,7 @@
  * template that matches it; anything else (two different templates, a spelling whose canonical
  * form is a static's, a dot segment, userinfo in the authority) names nothing. Identical entries
  * of several providers are copies: the URI names the caller's own. The caller checks the answer
- * against what it is offered. A template this rule leaves no URI of its own is not offered at all
+ * against what it is offered. A template that may share a URI with another is not offered at all
  * (template-shadows.ts).
  */
 

@@ -6,8 +6,9 @@
  * entry, so a `resources/read` or `prompts/get` is a gate call like any other. A later listing
  * that changes, adds or drops one quarantines it with an alert, as for tools: by the same
  * machinery (pinned-listing.ts); here is only what differs for entries (their table, ids, scan,
- * definitions, and that a flagged entry stays quarantined after classification), and the alert
- * when a listing leaves another template with no URI of its own (template-shadows.ts).
+ * definitions, that a flagged entry stays quarantined after classification, the caps on a
+ * provider's templates, and the alert when a listing makes templates listed before share URIs
+ * with another (template-shadows.ts).
  */
 
 import { type Actor, type Clock, sha256Hex, ToolgateError } from '../../core/index.js';
@@ -21,6 +22,7 @@ import {
   templateVariables,
 } from '../../domain/catalog/index.js';
 import {
+  type GovernedUriEntry,
   providerOf,
   readGovernedEntries,
   shadowedTemplates,
@@ -81,6 +83,34 @@ const SEGMENT: Readonly<Record<EntryKind, string>> = {
 /** Upstream lists are unbounded: more entries than this per provider are not imported. */
 const MAX_ENTRIES = 1000;
 const MAX_KEY_CHARS = 2048;
+/**
+ * What one provider's resource templates may be (attack round 10 F2): each is compared with every
+ * other listed template on the event loop (template-shadows.ts), so a listing of many long
+ * templates of many expressions is refused beyond these, template by template, with the reason.
+ */
+const MAX_TEMPLATES = 100;
+const MAX_TEMPLATE_CHARS = 512;
+const MAX_TEMPLATE_EXPRESSIONS = 10;
+/** Templates an alert names in `details.by` (the rest counted in `by_more`). */
+const MAX_NAMED_BY = 20;
+
+/** Why a listed entry is not imported (beyond the caps on entries and keys), or null. */
+function entryProblem(entry: ListedEntry, templates: number): string | null {
+  if (entry.kind === 'prompt') return reservedNameProblem(entry.name);
+  if (entry.kind !== 'resource_template') return null;
+  if (templates >= MAX_TEMPLATES) {
+    return `more than ${MAX_TEMPLATES} resource templates listed; the rest are not imported`;
+  }
+  if (entry.key.length > MAX_TEMPLATE_CHARS) {
+    return `a resource template longer than ${MAX_TEMPLATE_CHARS} characters`;
+  }
+  const expressions = entry.key.split('{').length - 1;
+  const variables = templateVariables(entry.key).length;
+  if (expressions > MAX_TEMPLATE_EXPRESSIONS || variables > MAX_TEMPLATE_EXPRESSIONS) {
+    return `a resource template with more than ${MAX_TEMPLATE_EXPRESSIONS} expressions or variables`;
+  }
+  return null;
+}
 
 /**
  * The catalog id of an entry: the provider, its kind, a readable slug of its name and a hash of
@@ -180,20 +210,23 @@ export class ProviderEntries {
     const rows = new Map((await kind.rows(ctx.trx, spec.name)).map((r) => [r.label, r] as const));
     // Each entry once, so many and no key longer than the caps: the rest is not imported. A
     // prompt is listed under its name, so one holding the reserved `__` is not imported either
-    // (docs/tools-and-catalog.md, "Names the model sees"); it counts against the cap and is
-    // reported with the reason.
+    // (docs/tools-and-catalog.md, "Names the model sees"), nor is a resource template beyond
+    // the templates' caps; each counts against the cap and is reported with the reason.
     const admitted: ListedEntry[] = [];
     const skipped: SkippedName[] = [];
     const seen = new Set<string>();
+    let templates = 0;
     for (const entry of listed) {
       const label = `${entry.kind}:${entry.key}`;
       if (seen.has(label) || seen.size >= MAX_ENTRIES || entry.key.length > MAX_KEY_CHARS) continue;
       seen.add(label);
-      const reserved = entry.kind === 'prompt' ? reservedNameProblem(entry.name) : null;
-      if (reserved !== null) skipped.push({ name: label, reason: reserved });
+      const problem = entryProblem(entry, templates);
+      if (problem !== null) skipped.push({ name: label, reason: problem });
       else admitted.push(entry);
+      if (problem === null && entry.kind === 'resource_template') templates += 1;
     }
-    const before = shadowedTemplates(await readGovernedEntries(ctx.trx));
+    const beforeEntries = await readGovernedEntries(ctx.trx);
+    const before = shadowedTemplates(beforeEntries);
     const report = await comparePinned(
       ctx,
       kind,
@@ -203,35 +236,54 @@ export class ProviderEntries {
       { firstImport, actor, now: this.#clock() },
       hooks,
     );
-    const after = shadowedTemplates(await readGovernedEntries(ctx.trx));
+    const afterEntries = await readGovernedEntries(ctx.trx);
+    const after = shadowedTemplates(afterEntries);
+    // Templates this listing brought (a changed key is a new id): withheld, they are never
+    // offered yet; the templates listed before that now share URIs with them are alerted.
+    const listedBefore = new Set(beforeEntries.filter((e) => e.listed).map((e) => e.id));
+    const fresh = new Set(
+      afterEntries
+        .filter((e) => e.listed && providerOf(e.id) === spec.name && !listedBefore.has(e.id))
+        .map((e) => e.id),
+    );
     for (const [id, shadow] of after) {
-      if (!before.has(id)) await this.#alertShadow(ctx, spec.name, id, shadow, actor);
+      if (fresh.has(id)) continue;
+      const had = new Set(before.get(id)?.by.map((e) => e.id) ?? []);
+      const added = shadow.by.filter((e) => !had.has(e.id));
+      if (added.length === 0) continue;
+      const cause = added.find((e) => fresh.has(e.id)) ?? added[0] ?? shadow.by[0];
+      if (cause) await this.#alertShadow(ctx, id, shadow, cause, actor);
     }
     return { ...report, skipped };
   }
 
   /**
-   * A template this listing left with no URI of its own (docs/security-model.md "Resources and
-   * templates: one URI, one governed thing"): no session is offered it from now on, so an
-   * operator is told which provider's template caused it, as for `alert.provider_changed`.
+   * A template listed before that now shares URIs with another (docs/security-model.md
+   * "Resources and templates: one URI, one governed thing"; attack round 10 F4): no session is
+   * offered it from now on, so an operator is told which template lost URIs (`shadowed`) and
+   * which listing caused it (the subject, `provider` and `template`), as for
+   * `alert.provider_changed`.
    */
   async #alertShadow(
     ctx: CatalogWrite,
-    provider: string,
     id: string,
     shadow: TemplateShadow,
+    cause: GovernedUriEntry,
     actor: Actor,
   ): Promise<void> {
-    const own = shadow.by.find((e) => providerOf(e.id) === provider);
-    const template = own?.key ?? shadow.template;
+    const provider = providerOf(cause.id);
     await appendEvent(ctx.trx, actor, this.#clock(), {
       action: 'alert.template_shadowed',
-      subject: subjectOf(provider, 'resource_template', template),
+      subject: subjectOf(provider, 'resource_template', cause.key),
       details: {
         provider,
-        template,
+        template: cause.key,
         shadowed: { provider: providerOf(id), template: shadow.template, tool_id: id },
-        by: shadow.by.map((e) => ({ provider: providerOf(e.id), template: e.key })),
+        by: shadow.by
+          .slice(0, MAX_NAMED_BY)
+          .map((e) => ({ provider: providerOf(e.id), template: e.key })),
+        ...(shadow.by.length > MAX_NAMED_BY ? { by_more: shadow.by.length - MAX_NAMED_BY } : {}),
+        ...(shadow.undecided ? { undecided: true } : {}),
         severity: 'high',
       },
     });
