@@ -105,12 +105,7 @@ describe('identical resources of two providers (attack round 8 F6)', () => {
       );
     }
     await world.tg.providers.register(
-      nodeProvider(
-        'wide',
-        join(FIXTURES, 'wide-resources-server.mjs'),
-        [join(stateDir, 'wide-mode')],
-        binds,
-      ),
+      fixtureProvider('wide', 'wide-resources-server.mjs', [join(stateDir, 'wide-mode')], stateDir),
       world.admin,
     );
     // Only `notes` is classified: `twin` lists the same entries, unclassified (F6's `zz`).
