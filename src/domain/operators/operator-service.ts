@@ -36,6 +36,7 @@ import {
   forbidden,
   type IssuedToken,
   jsonList,
+  loggedIn,
   loginRefused,
   notFound,
   type OidcIdentity,
@@ -414,11 +415,7 @@ export class OperatorService {
       teams: jsonList(row.teams),
       authenticatedBy: 'password+totp',
     };
-    await appendEvent(this.#db, operatorActor(op, via), this.#clock(), {
-      action: 'operator.logged_in',
-      subject: `operator:${op.id}`,
-      details: { method: 'password+totp' },
-    });
+    await appendEvent(this.#db, operatorActor(op, via), this.#clock(), loggedIn(op));
     return op;
   }
 
@@ -520,6 +517,7 @@ export class OperatorService {
       if (!isUniqueViolation(err)) throw err;
       await attempt();
     }
+    await appendEvent(this.#db, actor, this.#clock(), loggedIn(op));
     return op;
   }
 

@@ -27,6 +27,7 @@ import type { OidcLogin, PendingOidcLogin } from '../../domain/operators/oidc/in
 import type { Toolgate } from '../../host/toolgate.js';
 import { configDocumentSchema } from '../../operations/config/index.js';
 import {
+  type OidcLogin as ConsoleOidcLogin,
   type ConsoleOptions,
   type LocalLogin,
   registerConsole,
@@ -503,22 +504,29 @@ export async function buildServer(
     pages: CONSOLE_PAGES,
     actions: CONSOLE_ACTIONS,
     loginLocal: consoleLogin(admin, security),
-    ...(sso
-      ? {
-          oidc: {
-            begin: () => sso.begin(),
-            complete: async (pending, query) =>
-              admin.operators.fromOidc(
-                await sso.complete(pending as PendingOidcLogin, query),
-                'console',
-              ),
-          },
-        }
-      : {}),
+    ...(sso ? { oidc: ssoLogin(admin, security, sso) } : {}),
     ...options.console,
   });
   await app.ready();
   return app;
+}
+
+/**
+ * The console's single sign-on: the provider's identity becomes an operator; a failed one is a
+ * security event with its reason, sampled per peer and reason (anyone may call the callback).
+ */
+function ssoLogin(
+  admin: AdminApi,
+  security: SecurityEvents,
+  sso: NonNullable<HttpOptions['sso']>,
+): ConsoleOidcLogin {
+  return {
+    begin: () => sso.begin(),
+    complete: async (pending, query) =>
+      admin.operators.fromOidc(await sso.complete(pending as PendingOidcLogin, query), 'console'),
+    failed: (reason, peer) =>
+      security.sampled('operator.sso_failed', 'console:sso', { reason }, { peer, value: reason }),
+  };
 }
 
 /** The console's local login: the peer as its keyed hash (the rate limit's row and the audit). */
