@@ -266,7 +266,7 @@ describe('four-eyes refusals are audited: the bootstrap token after the genesis,
       () => w.send('PATCH', '/v1/operators/gone', { disabled: true }, alice),
       200,
     );
-    assert.ok(disabled.includes('operator.updated'));
+    assert.ok(disabled.includes('operator.disabled'), disabled.join());
   });
 
   test('a change: its requester approving it, or an approver approving twice, is refused and audited; an approval that counts is recorded', async () => {

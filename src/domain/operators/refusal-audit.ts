@@ -23,9 +23,10 @@ export type OperatorAct =
 
 /**
  * Why four eyes refused: the shared bootstrap secret acting on a decider once the first admin is
- * set up, or an operator changing their own roles.
+ * set up, an operator changing their own roles, or an admin disabling their own account (another
+ * admin does it, so the last admin cannot lock everyone out by mistake).
  */
-export type FourEyesReason = 'bootstrap_after_setup' | 'own_roles';
+export type FourEyesReason = 'bootstrap_after_setup' | 'own_roles' | 'own_account_disabled';
 
 /** FORBIDDEN by a four-eyes rule, naming the account the act was on. */
 export class FourEyesRefused extends ToolgateError<'FORBIDDEN'> {
