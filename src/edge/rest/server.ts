@@ -197,7 +197,11 @@ function isPublic(url: string): boolean {
     // Discovery documents are public by definition; an unknown one is a plain 404, never a
     // request for credentials.
     path.startsWith('/.well-known/') ||
-    path.startsWith('/v1/schemas/')
+    path.startsWith('/v1/schemas/') ||
+    // The console guards its pages with its session cookie (register-console.ts); an unknown
+    // page is its plain 404, never a bearer challenge.
+    path === '/console' ||
+    path.startsWith('/console/')
   );
 }
 
@@ -282,6 +286,8 @@ export async function buildServer(
     (httpPart === 'body' ? exact : coercing).compile(schema as object),
   );
   app.setNotFoundHandler((req, reply) => {
+    if (/^\/console(\/|\?|$)/.test(req.url))
+      return void reply.status(404).type('text/plain').send('not found');
     void reply.status(404).send({
       code: 'NOT_FOUND',
       message: `no route ${req.method} ${req.url.split('?')[0]}`,
