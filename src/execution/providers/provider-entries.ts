@@ -15,7 +15,6 @@ import {
   type CatalogService,
   type CatalogWrite,
   type McpEntry,
-  reservedNameProblem,
   type ScanFinding,
   scanToolText,
   templateVariables,
@@ -28,7 +27,7 @@ import {
 } from '../../domain/sessions/index.js';
 import { appendEvent, type ProviderEntryRow, type Store } from '../../records/store/index.js';
 import { checkEntryClassification, type EntryClassification } from './entry-classification.js';
-import type { SkippedName } from './listed-names.js';
+import { admitListedEntries, type SkippedName } from './listed-names.js';
 import {
   type ChangeHooks,
   type Classified,
@@ -78,9 +77,6 @@ const SEGMENT: Readonly<Record<EntryKind, string>> = {
   resource_template: 'template',
   prompt: 'prompt',
 };
-/** Upstream lists are unbounded: more entries than this per provider are not imported. */
-const MAX_ENTRIES = 1000;
-const MAX_KEY_CHARS = 2048;
 
 /**
  * The catalog id of an entry: the provider, its kind, a readable slug of its name and a hash of
@@ -178,21 +174,9 @@ export class ProviderEntries {
   ): Promise<EntryRefreshReport> {
     const kind = entryKind(ownHosts);
     const rows = new Map((await kind.rows(ctx.trx, spec.name)).map((r) => [r.label, r] as const));
-    // Each entry once, so many and no key longer than the caps: the rest is not imported. A
-    // prompt is listed under its name, so one holding the reserved `__` is not imported either
-    // (docs/tools-and-catalog.md, "Names the model sees"); it counts against the cap and is
-    // reported with the reason.
-    const admitted: ListedEntry[] = [];
-    const skipped: SkippedName[] = [];
-    const seen = new Set<string>();
-    for (const entry of listed) {
-      const label = `${entry.kind}:${entry.key}`;
-      if (seen.has(label) || seen.size >= MAX_ENTRIES || entry.key.length > MAX_KEY_CHARS) continue;
-      seen.add(label);
-      const reserved = entry.kind === 'prompt' ? reservedNameProblem(entry.name) : null;
-      if (reserved !== null) skipped.push({ name: label, reason: reserved });
-      else admitted.push(entry);
-    }
+    // Each entry once, so many and no key longer than the caps; a prompt's name without `__`
+    // and not another's in another case (docs/tools-and-catalog.md, "Names the model sees").
+    const { admitted, skipped } = admitListedEntries(listed);
     const before = shadowedTemplates(await readGovernedEntries(ctx.trx));
     const report = await comparePinned(
       ctx,
