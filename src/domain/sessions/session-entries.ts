@@ -122,6 +122,14 @@ export class SessionEntries {
  * would still share a name neither is: a name gets one prompt or none, never the first found.
  */
 export function promptNames(offered: readonly OfferedEntry[]): Map<string, string> {
+  return promptNaming(offered).names;
+}
+
+/** promptNames, and why each prompt left out because it would share a name is (by catalog id). */
+export function promptNaming(offered: readonly OfferedEntry[]): {
+  readonly names: Map<string, string>;
+  readonly clashes: Map<string, string>;
+} {
   const taken = new Set<string>();
   const out = new Map<string, string>();
   for (const o of offered) {
@@ -131,8 +139,9 @@ export function promptNames(offered: readonly OfferedEntry[]): Map<string, strin
     out.set(o.id, name);
   }
   const listed = [...out].map(([id, name]) => ({ id, name }));
-  for (const id of clashingNames(listed, false).keys()) out.delete(id);
-  return out;
+  const clashes = clashingNames(listed, false);
+  for (const id of clashes.keys()) out.delete(id);
+  return { names: out, clashes };
 }
 
 function present(offered: readonly Offered[]): OfferedEntries {
