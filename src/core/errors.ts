@@ -526,6 +526,7 @@ export interface PendingApproval {
 export interface CapDetails {
   limit:
     | 'sessions_per_agent'
+    | 'sessions_per_user'
     | 'mcp_sessions'
     | 'in_flight'
     | 'in_flight_per_caller'

@@ -97,7 +97,10 @@ export interface ToolgateOptions {
    * error-rate window.
    */
   readonly owners?: Partial<OwnerNoticesOptions>;
-  /** Per-agent caps on open sessions and pending approvals (defaults: 64 and 50). */
+  /**
+   * Per-agent caps on open sessions (and one token user's share of them) and pending approvals
+   * (defaults: 64, 0.5 and 50).
+   */
   readonly caps?: Partial<AgentCaps>;
   /**
    * What waits for a reviewer once instruction-like text entered a session through an untrusted

@@ -36,7 +36,7 @@ export function wireSessions(
     agents,
     users,
     options.clock,
-    caps.maxSessionsPerAgent,
+    caps,
     health,
     options.oauth ? oauthReach(options.oauth.scopes) : null,
   );

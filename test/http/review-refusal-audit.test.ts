@@ -127,6 +127,31 @@ describe('security-review refusals are audited: the bootstrap token, a non-appro
     }
   }
 
+  test('a review naming another definition hash: 409, one tool.review_refused, the review still pending', async () => {
+    const seq = await mark();
+    const stated = `sha256:${'0'.repeat(64)}`;
+    const r = await w.send(
+      'POST',
+      PATH,
+      { definition_hash: stated, decision: 'rejected', notes: 'not this one' },
+      tokens.alice,
+    );
+    assert.equal(r.status, 409, JSON.stringify(r.body));
+    assert.equal(r.body.code, 'REVIEW_HASH_MISMATCH');
+    const written = await since(seq);
+    assert.deepEqual(
+      written.map((e) => [e.action, e.actor, e.via, e.subject]),
+      [['tool.review_refused', 'operator:alice', 'rest', SUBJECT]],
+      JSON.stringify(written),
+    );
+    const details = written[0]?.details ?? {};
+    assert.equal(details.reason, 'hash_mismatch');
+    assert.equal(details.decision, 'rejected');
+    assert.equal(details.stated_hash, stated);
+    assert.equal(details.definition_hash, hash);
+    await pending();
+  });
+
   test('the benign neighbour: an approver outside the owning team approves with her code; recorded as the review, no refusal', async () => {
     const seq = await mark();
     now = new Date(now.getTime() + 90_000);

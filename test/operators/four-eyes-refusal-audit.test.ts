@@ -249,6 +249,26 @@ describe('four-eyes refusals are audited: the bootstrap token after the genesis,
     await allowed(() => w.send('PATCH', '/v1/operators/alice', { name: 'Alice' }, alice), 200);
   });
 
+  test('an admin disabling their own account is refused and audited; disabling another is recorded', async () => {
+    const self = await refusedOnce(() =>
+      w.send('PATCH', '/v1/operators/alice', { disabled: true }, alice),
+    );
+    assert.equal(self.actor, 'operator:alice');
+    assert.equal(self.subject, 'operator:alice');
+    assert.equal(self.details.edge, 'rest');
+    assert.equal(self.details.act, 'update');
+    assert.equal(self.details.reason, 'own_account_disabled');
+    assert.match(String(self.details.message), /cannot disable their own account/);
+    assert.equal((await w.tg.admin.operators.get('alice')).disabled, false);
+    // The benign neighbour: an auditor's account is hers to disable, recorded as the change.
+    await w.send('POST', '/v1/operators', { id: 'gone', roles: ['auditor'] }, alice);
+    const disabled = await allowed(
+      () => w.send('PATCH', '/v1/operators/gone', { disabled: true }, alice),
+      200,
+    );
+    assert.ok(disabled.includes('operator.disabled'), disabled.join());
+  });
+
   test('a change: its requester approving it, or an approver approving twice, is refused and audited; an approval that counts is recorded', async () => {
     // Bob, an admin alice makes an approver too, requests a change that needs two people.
     await allowed(

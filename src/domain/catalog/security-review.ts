@@ -9,6 +9,8 @@ import { type Kysely, type SqlBool, sql, type Transaction } from 'kysely';
 import {
   type Actor,
   decodeCursor,
+  type ErrorDetails,
+  isToolgateError,
   type Page,
   type PageRequest,
   pageFromRows,
@@ -169,6 +171,21 @@ export function auditReviewRefusal(
           reason: err.reason,
           decision: input.decision,
           message: err.message,
+        },
+      });
+    } else if (isToolgateError(err) && err.code === 'REVIEW_HASH_MISMATCH') {
+      // A reviewer deciding a definition other than the one registered (a swapped definition).
+      const { statedHash, definitionHash } = err.details as ErrorDetails['REVIEW_HASH_MISMATCH'];
+      await appendEvent(db, actor, clock(), {
+        action: 'tool.review_refused',
+        subject: `tool:${toolId}@${version}`,
+        details: {
+          edge: actor.via,
+          reason: 'hash_mismatch',
+          decision: input.decision,
+          message: err.message,
+          stated_hash: statedHash,
+          definition_hash: definitionHash,
         },
       });
     }

@@ -215,6 +215,15 @@ export async function refuseBootstrapOnDecider(
   await refuseBootstrapAfterSetup(db, by, row.id, `${what} of an approver or an admin`);
 }
 
+/** The record of a completed sign-in, local (`password+totp`) or single sign-on (`oidc`). */
+export function loggedIn(op: Operator) {
+  return {
+    action: 'operator.logged_in',
+    subject: `operator:${op.id}`,
+    details: { method: op.authenticatedBy },
+  };
+}
+
 export function notFound(id: string): ToolgateError<'OPERATOR_NOT_FOUND'> {
   return new ToolgateError('OPERATOR_NOT_FOUND', `no operator ${id}`, { operatorId: id });
 }

@@ -36,6 +36,7 @@ import {
   forbidden,
   type IssuedToken,
   jsonList,
+  loggedIn,
   loginRefused,
   notFound,
   type OidcIdentity,
@@ -209,13 +210,14 @@ export class OperatorService {
       set.disabled = change.disabled ? 1 : 0;
       details.disabled = change.disabled;
     }
-    if (!isBootstrap(by) && by.id === id && change.disabled === true) {
-      throw forbidden('an admin cannot disable their own account');
-    }
     const now = this.#clock();
     const roles = details.roles as OperatorRole[] | undefined;
     await auditRefusal(this.#db, by, via, this.#clock, 'update', () =>
       this.#db.transaction().execute(async (trx) => {
+        if (!isBootstrap(by) && by.id === id && change.disabled === true) {
+          const message = 'an admin cannot disable their own account';
+          throw new FourEyesRefused(message, id, 'own_account_disabled');
+        }
         // Four eyes: nobody changes their own roles (an admin giving themself `approver` would be
         // the second pair of eyes of their own changes); another admin does it.
         if (roles !== undefined && !isBootstrap(by) && by.id === id) {
@@ -411,11 +413,7 @@ export class OperatorService {
       teams: jsonList(row.teams),
       authenticatedBy: 'password+totp',
     };
-    await appendEvent(this.#db, operatorActor(op, via), this.#clock(), {
-      action: 'operator.logged_in',
-      subject: `operator:${op.id}`,
-      details: { method: 'password+totp' },
-    });
+    await appendEvent(this.#db, operatorActor(op, via), this.#clock(), loggedIn(op));
     return op;
   }
 
@@ -517,6 +515,7 @@ export class OperatorService {
       if (!isUniqueViolation(err)) throw err;
       await attempt();
     }
+    await appendEvent(this.#db, actor, this.#clock(), loggedIn(op));
     return op;
   }
 

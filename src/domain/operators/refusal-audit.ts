@@ -23,10 +23,15 @@ export type OperatorAct =
 
 /**
  * Why four eyes refused: the shared bootstrap secret acting on a decider once the first admin is
- * set up, an operator changing their own roles, or replacing or removing their own second factor
- * without a current code of it (attack round 10, F1).
+ * set up, an operator changing their own roles, replacing or removing their own second factor
+ * without a current code of it (attack round 10, F1), or an admin disabling their own account
+ * (another admin does it, so the last admin cannot lock everyone out by mistake).
  */
-export type FourEyesReason = 'bootstrap_after_setup' | 'own_roles' | 'own_second_factor';
+export type FourEyesReason =
+  | 'bootstrap_after_setup'
+  | 'own_roles'
+  | 'own_second_factor'
+  | 'own_account_disabled';
 
 /** FORBIDDEN by a four-eyes rule, naming the account the act was on. */
 export class FourEyesRefused extends ToolgateError<'FORBIDDEN'> {

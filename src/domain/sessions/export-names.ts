@@ -14,6 +14,7 @@ import {
   reservedNameProblem,
   type ToolVersionDetail,
 } from '../catalog/index.js';
+import { promptNaming } from './prompt-names.js';
 import type { SessionTool, WithheldTool } from './session-tool.js';
 
 /**
@@ -85,5 +86,27 @@ export function exportNames(
     const reason = clashes.get(t.id);
     if (reason !== undefined) withheld.push({ id: t.id, version: t.version, reason });
   }
+  withheld.push(...promptClashes(grouped.map((g) => g.detail)));
   return { tools: named.filter((t) => !clashes.has(t.id)), withheld };
+}
+
+/**
+ * Prompts no name is listed for because two would share one, or differ only in case: the lists
+ * leave them out at each request (session-entries.ts `promptNames`); here they are named in the
+ * session's withheld list with the reason, for admins. They stay in the set.
+ */
+function promptClashes(details: readonly ToolVersionDetail[]): WithheldTool[] {
+  const prompts = details
+    .flatMap((t) => {
+      const runtime = t.definition.runtime;
+      return runtime.kind === 'mcp' && runtime.entry?.kind === 'prompt'
+        ? [{ id: t.id, version: t.version, entry: runtime.entry }]
+        : [];
+    })
+    .sort((a, b) => (a.id < b.id ? -1 : a.id > b.id ? 1 : 0));
+  const { clashes } = promptNaming(prompts);
+  return prompts.flatMap((p) => {
+    const reason = clashes.get(p.id);
+    return reason === undefined ? [] : [{ id: p.id, version: p.version, reason }];
+  });
 }

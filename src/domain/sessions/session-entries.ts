@@ -6,16 +6,12 @@
  * `resolve` step with the same rules (`offerable`, `entryKindOf`, `promptNames`), never here.
  */
 import type { AgentPrincipal } from '../../core/index.js';
-import {
-  type CatalogService,
-  clashingNames,
-  idName,
-  type McpEntry,
-  reservedNameProblem,
-  type ToolVersionDetail,
-} from '../catalog/index.js';
+import type { CatalogService, ToolVersionDetail } from '../catalog/index.js';
+import { type OfferedEntry, promptNames } from './prompt-names.js';
 import type { SessionService, SessionTool } from './session-service.js';
 import { tokenCapabilities, tokenCovers } from './token-scopes.js';
+
+export { type OfferedEntry, promptNames, promptNaming } from './prompt-names.js';
 
 export interface OfferedResource {
   readonly uri: string;
@@ -44,12 +40,6 @@ export interface OfferedEntries {
   readonly resources: readonly OfferedResource[];
   readonly resourceTemplates: readonly OfferedResourceTemplate[];
   readonly prompts: readonly OfferedPrompt[];
-}
-
-/** One offered entry: its catalog id and the upstream entry it governs. */
-export interface OfferedEntry {
-  readonly id: string;
-  readonly entry: McpEntry;
 }
 
 function byKey<T>(key: (t: T) => string): (a: T, b: T) => number {
@@ -113,26 +103,6 @@ export class SessionEntries {
   async list(sessionId: string, who: string | AgentPrincipal): Promise<OfferedEntries> {
     return present(await this.#offered(sessionId, who));
   }
-}
-
-/**
- * The name each offered prompt is listed under, by catalog id (docs/tools-and-catalog.md, "Names
- * the model sees"); `offered` in catalog id order (the order the lists and the gate's `resolve`
- * step both use). A prompt whose own name holds the reserved `__` is not listed, and where two
- * would still share a name neither is: a name gets one prompt or none, never the first found.
- */
-export function promptNames(offered: readonly OfferedEntry[]): Map<string, string> {
-  const taken = new Set<string>();
-  const out = new Map<string, string>();
-  for (const o of offered) {
-    if (o.entry.kind !== 'prompt' || reservedNameProblem(o.entry.name) !== null) continue;
-    const name = taken.has(o.entry.name) ? idName(o.id) : o.entry.name;
-    taken.add(name);
-    out.set(o.id, name);
-  }
-  const listed = [...out].map(([id, name]) => ({ id, name }));
-  for (const id of clashingNames(listed, false).keys()) out.delete(id);
-  return out;
 }
 
 function present(offered: readonly Offered[]): OfferedEntries {

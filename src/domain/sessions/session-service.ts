@@ -37,7 +37,7 @@ import {
   isUserId,
   type UserService,
 } from '../identity/index.js';
-import { DEFAULT_AGENT_CAPS, insertSessionWithinCap } from './agent-caps.js';
+import { type AgentCaps, DEFAULT_AGENT_CAPS, insertSessionWithinCap } from './agent-caps.js';
 import { exportNames } from './export-names.js';
 import {
   anyLiteralSighting,
@@ -143,7 +143,7 @@ export class SessionService {
   readonly #agents: AgentService;
   readonly #users: UserService;
   readonly #clock: Clock;
-  readonly #maxSessionsPerAgent: number;
+  readonly #caps: Pick<AgentCaps, 'maxSessionsPerAgent' | 'userSessionShare'>;
 
   constructor(
     store: Store,
@@ -151,8 +151,8 @@ export class SessionService {
     agents: AgentService,
     users: UserService,
     clock: Clock = systemClock,
-    /** Open sessions one agent may hold; past it `open` is LIMIT_REACHED. */
-    maxSessionsPerAgent: number = DEFAULT_AGENT_CAPS.maxSessionsPerAgent,
+    /** Open sessions one agent, and one token user of it, may hold; past it `open` is LIMIT_REACHED. */
+    caps: Pick<AgentCaps, 'maxSessionsPerAgent' | 'userSessionShare'> = DEFAULT_AGENT_CAPS,
     /**
      * The health monitor (C14): a tool it marks unavailable is left out of every permitted set
      * computed from now on (open, refresh) and of exported lists, until it comes back.
@@ -166,7 +166,7 @@ export class SessionService {
     this.#agents = agents;
     this.#users = users;
     this.#clock = clock;
-    this.#maxSessionsPerAgent = maxSessionsPerAgent;
+    this.#caps = caps;
     this.#health = health;
     this.#oauthReach = oauthReach;
   }
@@ -297,7 +297,7 @@ export class SessionService {
       untrusted_sources: null,
       injection_seen: 0,
     };
-    await insertSessionWithinCap(this.#store.db, row, this.#maxSessionsPerAgent, now);
+    await insertSessionWithinCap(this.#store.db, row, this.#caps, now, tokenUser !== undefined);
     return this.#narrowed(toView(row), principal);
   }
 

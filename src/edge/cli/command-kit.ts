@@ -134,6 +134,15 @@ export function int(min: number, max: number): (value: string) => number {
   };
 }
 
+/** A fraction above 0 and at most 1 (a share of a cap). */
+export function share(value: string): number {
+  const n = Number(value);
+  if (!/^\d*\.?\d+$/.test(value.trim()) || !(n > 0 && n <= 1)) {
+    throw new InvalidArgumentError('must be a number above 0, at most 1');
+  }
+  return n;
+}
+
 /**
  * Refuses `--approver`: kept, hidden, only so that a script written for the stated-approver CLI
  * is told why instead of "unknown option".

@@ -47,6 +47,7 @@ export interface ServeOptions {
   /** Caps and admission control; each absent one keeps its default. */
   readonly limits?: {
     readonly maxSessionsPerAgent?: number;
+    readonly userSessionShare?: number;
     readonly maxPendingApprovalsPerAgent?: number;
     readonly maxMcpSessions?: number;
     readonly maxInFlight?: number;
@@ -181,14 +182,7 @@ export async function serve(options: ServeOptions): Promise<void> {
         fallbackTeam: process.env.TOOLGATE_OWNER_FALLBACK_TEAM?.trim() || null,
       },
       ...detectorsFromEnv(),
-      caps: {
-        ...(limits.maxSessionsPerAgent !== undefined
-          ? { maxSessionsPerAgent: limits.maxSessionsPerAgent }
-          : {}),
-        ...(limits.maxPendingApprovalsPerAgent !== undefined
-          ? { maxPendingApprovalsPerAgent: limits.maxPendingApprovalsPerAgent }
-          : {}),
-      },
+      caps: capsOf(limits),
     });
     let demoSummary = '';
     if (options.demo) {
@@ -335,4 +329,17 @@ function adminTokenBanner(
     `  admin token: ${admin.token}`,
     `               (created now and kept in ${file}; printed this once only)`,
   ];
+}
+
+/** The per-agent caps `serve` was given; each absent one keeps its default. */
+function capsOf(limits: NonNullable<ServeOptions['limits']>) {
+  return {
+    ...(limits.maxSessionsPerAgent !== undefined
+      ? { maxSessionsPerAgent: limits.maxSessionsPerAgent }
+      : {}),
+    ...(limits.userSessionShare !== undefined ? { userSessionShare: limits.userSessionShare } : {}),
+    ...(limits.maxPendingApprovalsPerAgent !== undefined
+      ? { maxPendingApprovalsPerAgent: limits.maxPendingApprovalsPerAgent }
+      : {}),
+  };
 }

@@ -6,6 +6,7 @@
  */
 import type { FastifyReply, FastifyRequest } from 'fastify';
 import type { AdminApi } from '../../api/index.js';
+import { isToolgateError } from '../../core/index.js';
 import type { Operator } from '../../domain/operators/index.js';
 import { type Html, html } from './html.js';
 import { document } from './layout.js';
@@ -22,10 +23,14 @@ export type LocalLogin = (
   peer: string,
 ) => Promise<Operator>;
 
-/** Single sign-on: the relying party's two halves around the provider's redirect. */
+/**
+ * Single sign-on: the relying party's two halves around the provider's redirect, and where a
+ * failed one is recorded (`reason`: the check that refused it; `peer`: the address it came from).
+ */
 export interface OidcLogin {
   begin(): Promise<{ url: string; pending: unknown }>;
   complete(pending: unknown, query: Record<string, string>): Promise<Operator>;
+  failed?(reason: string, peer: string): Promise<void>;
 }
 
 export interface SessionPolicy {
@@ -97,7 +102,13 @@ export async function beginOidc(
   return url;
 }
 
-/** The callback: the pending login of this browser, taken once, completed by the provider port. */
+/**
+ * The callback: the pending login of this browser, taken once, completed by the provider port.
+ * A failure is logged and handed to the port's `failed` with its reason (never the code, the
+ * state or a token): no pending login (`no_login`), one already taken or expired
+ * (`login_expired`: a replayed callback), the provider's check (OIDC_LOGIN_FAILED's `reason`), no
+ * role (`no_role`), an account refused (`account_refused`) or claims it cannot take.
+ */
 export async function completeOidc(
   admin: AdminApi,
   oidc: OidcLogin,
@@ -107,14 +118,28 @@ export async function completeOidc(
 ): Promise<Operator | null> {
   const handle = cookiesOf(req).get(LOGIN_COOKIE);
   clearCookie(reply, LOGIN_COOKIE);
-  if (!handle) return null;
-  const taken = await admin.consoleSessions.takeLogin(handle);
-  if (!taken) return null;
+  let reason = 'no_login';
   try {
-    return await oidc.complete(taken.pending, query);
-  } catch {
-    return null;
+    const taken = handle ? await admin.consoleSessions.takeLogin(handle) : null;
+    if (handle) reason = 'login_expired';
+    if (taken) return await oidc.complete(taken.pending, query);
+  } catch (err) {
+    reason = oidcFailureReason(err);
+    if (reason === 'error') req.log.error({ err }, 'single sign-on failed unexpectedly');
   }
+  req.log.warn({ reason }, 'single sign-on failed');
+  await oidc.failed?.(reason, req.ip);
+  return null;
+}
+
+/** Which check refused a single sign-on, from what the provider port or the account threw. */
+function oidcFailureReason(err: unknown): string {
+  if (!isToolgateError(err)) return 'error';
+  if (err.code === 'OIDC_LOGIN_FAILED') return String((err.details as { reason: string }).reason);
+  if (err.code === 'FORBIDDEN') return 'no_role';
+  if (err.code === 'UNAUTHENTICATED') return 'account_refused';
+  if (err.code === 'INPUT_INVALID') return 'claims_invalid';
+  return 'error';
 }
 
 /**

@@ -40,14 +40,16 @@ export interface ModernHttpOptions {
 
 /**
  * Refusals a handler answers as JSON-RPC errors that keep their catalogue HTTP status instead of
- * the SDK's 200: a refused run (404, 410), and the gate's `headers` step refusing a tools/call
- * whose `Mcp-Param-*` headers disagree with its body (400, as the revision asks of HeaderMismatch).
+ * the SDK's 200: a refused run (404, 410), the gate's `headers` step refusing a tools/call
+ * whose `Mcp-Param-*` headers disagree with its body (400, as the revision asks of HeaderMismatch),
+ * and a run the agent's or user's session cap refused (429 with Retry-After, as the 2025 era).
  */
 const KEEPS_STATUS: ReadonlySet<ErrorCode> = new Set<ErrorCode>([
   'RUN_NOT_FOUND',
   'RUN_EXPIRED',
   'RUN_REVOKED',
   'MCP_HEADER_MISMATCH',
+  'LIMIT_REACHED',
 ]);
 
 export class ModernMcp {
@@ -162,7 +164,9 @@ export class ModernMcp {
     }
     if ((res.headers.get('content-type') ?? '').startsWith('application/json')) {
       const text = await res.text();
-      raw.writeHead(statusOf(res.status, text), out).end(text);
+      const kept = statusOf(res.status, text);
+      if (kept.retryAfter !== undefined) out['retry-after'] = String(kept.retryAfter);
+      raw.writeHead(kept.status, out).end(text);
       return;
     }
     // A stream (progress before the result, or a subscriptions/listen stream).
@@ -181,18 +185,29 @@ export class ModernMcp {
 
 /**
  * A refused run (404, 410) or a header mismatch (400) keeps its catalogue status instead of the
- * SDK's 200: the error's catalogue code (its `data`) and its JSON-RPC number must both say so.
+ * SDK's 200: the error's catalogue code (its `data`) and its JSON-RPC number must both say so. A
+ * cap's refusal also says when to retry.
  */
-function statusOf(status: number, text: string): number {
-  if (status !== 200 || !text.includes('"error"')) return status;
+function statusOf(status: number, text: string): { status: number; retryAfter?: number } {
+  if (status !== 200 || !text.includes('"error"')) return { status };
   try {
-    const error = (JSON.parse(text) as { error?: { code?: unknown; data?: { code?: unknown } } })
-      .error;
+    const error = (
+      JSON.parse(text) as {
+        error?: {
+          code?: unknown;
+          data?: { code?: unknown; details?: { retryAfterSeconds?: unknown } };
+        };
+      }
+    ).error;
     const code = error?.data?.code;
-    if (typeof code !== 'string' || !KEEPS_STATUS.has(code as ErrorCode)) return status;
+    if (typeof code !== 'string' || !KEEPS_STATUS.has(code as ErrorCode)) return { status };
     const wire = ERROR_CODES[code as ErrorCode];
-    return error?.code === wire.jsonRpc ? wire.http : status;
+    if (error?.code !== wire.jsonRpc) return { status };
+    const retry = error.data?.details?.retryAfterSeconds;
+    return typeof retry === 'number' && Number.isInteger(retry) && retry > 0
+      ? { status: wire.http, retryAfter: retry }
+      : { status: wire.http };
   } catch {
-    return status;
+    return { status };
   }
 }

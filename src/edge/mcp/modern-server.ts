@@ -114,8 +114,10 @@ export function createModernServer(
         throw new ProtocolError(ERROR_CODES.INTERNAL.jsonRpc, 'closed');
       return await work(callerFor(ctx));
     } catch (err) {
-      // A credential that no longer holds (stdio proves it on every request) keeps its code.
-      if (isToolgateError(err) && err.code === 'UNAUTHENTICATED') throw protocolError(err);
+      // A credential that no longer holds (stdio proves it on every request) keeps its code, and
+      // so does a run refused because the agent or its user holds every session slot allowed.
+      if (isToolgateError(err) && (err.code === 'UNAUTHENTICATED' || err.code === 'LIMIT_REACHED'))
+        throw protocolError(err);
       throw err;
     } finally {
       release?.();

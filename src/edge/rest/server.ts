@@ -27,6 +27,7 @@ import type { OidcLogin, PendingOidcLogin } from '../../domain/operators/oidc/in
 import type { Toolgate } from '../../host/toolgate.js';
 import { configDocumentSchema } from '../../operations/config/index.js';
 import {
+  type OidcLogin as ConsoleOidcLogin,
   type ConsoleOptions,
   type LocalLogin,
   registerConsole,
@@ -281,6 +282,8 @@ export async function buildServer(
     (httpPart === 'body' ? exact : coercing).compile(schema as object),
   );
   app.setNotFoundHandler((req, reply) => {
+    if (/^\/console(\/|\?|$)/.test(req.url))
+      return void reply.status(404).type('text/plain').send('not found');
     void reply.status(404).send({
       code: 'NOT_FOUND',
       message: `no route ${req.method} ${req.url.split('?')[0]}`,
@@ -390,6 +393,10 @@ export async function buildServer(
     // Well-known paths are probed by clients before they hold any credential: one toolgate
     // serves answers publicly, every other is a plain 404, never an admin-token challenge.
     if (req.url.startsWith('/.well-known/') && req.routeOptions.url === undefined) return;
+    // The console guards its pages with its session cookie (register-console.ts, each route
+    // public to this hook); a path under it that matches no route is its plain 404, never a
+    // bearer challenge. Decided by the route the router matched, not by the path's prefix.
+    if (req.routeOptions.url === undefined && /^\/console(\/|\?|$)/.test(req.url)) return;
     const header = req.headers.authorization ?? '';
     // The auth scheme is case-insensitive (RFC 9110 §11.1); the token is compared exactly.
     const token = /^Bearer ([^\s]+)$/i.exec(header)?.[1];
@@ -503,22 +510,29 @@ export async function buildServer(
     pages: CONSOLE_PAGES,
     actions: CONSOLE_ACTIONS,
     loginLocal: consoleLogin(admin, security),
-    ...(sso
-      ? {
-          oidc: {
-            begin: () => sso.begin(),
-            complete: async (pending, query) =>
-              admin.operators.fromOidc(
-                await sso.complete(pending as PendingOidcLogin, query),
-                'console',
-              ),
-          },
-        }
-      : {}),
+    ...(sso ? { oidc: ssoLogin(admin, security, sso) } : {}),
     ...options.console,
   });
   await app.ready();
   return app;
+}
+
+/**
+ * The console's single sign-on: the provider's identity becomes an operator; a failed one is a
+ * security event with its reason, sampled per peer and reason (anyone may call the callback).
+ */
+function ssoLogin(
+  admin: AdminApi,
+  security: SecurityEvents,
+  sso: NonNullable<HttpOptions['sso']>,
+): ConsoleOidcLogin {
+  return {
+    begin: () => sso.begin(),
+    complete: async (pending, query) =>
+      admin.operators.fromOidc(await sso.complete(pending as PendingOidcLogin, query), 'console'),
+    failed: (reason, peer) =>
+      security.sampled('operator.sso_failed', 'console:sso', { reason }, { peer, value: reason }),
+  };
 }
 
 /** The console's local login: the peer as its keyed hash (the rate limit's row and the audit). */

@@ -65,3 +65,42 @@ export function admitListedTools<T extends { readonly name: string }>(
   }
   return { admitted, skipped };
 }
+
+/** The most entries one listing imports, and the longest key: the rest is not imported. */
+export const ENTRY_LIMITS = { entries: 1000, keyChars: 2048 } as const;
+
+/**
+ * Splits an entry listing (resources, templates, prompts) into what is imported and what is
+ * skipped: each entry once, at most ENTRY_LIMITS.entries, no key past ENTRY_LIMITS.keyChars (the
+ * rest dropped). A prompt is listed under its name, so one holding the reserved `__` is skipped
+ * with the reason, and so is one whose name differs only in case from a prompt listed before it
+ * (names fold case where the model sees them, as tools' do: only the first is imported).
+ */
+export function admitListedEntries<
+  T extends { readonly kind: string; readonly key: string; readonly name: string },
+>(listed: readonly T[]): { readonly admitted: T[]; readonly skipped: SkippedName[] } {
+  const admitted: T[] = [];
+  const skipped: SkippedName[] = [];
+  const seen = new Set<string>();
+  const prompts = new Set<string>();
+  for (const entry of listed) {
+    const label = `${entry.kind}:${entry.key}`;
+    if (seen.has(label) || seen.size >= ENTRY_LIMITS.entries) continue;
+    if (entry.key.length > ENTRY_LIMITS.keyChars) continue;
+    seen.add(label);
+    const prompt = entry.kind === 'prompt';
+    const reserved = prompt ? reservedNameProblem(entry.name) : null;
+    if (reserved !== null) skipped.push({ name: label, reason: reserved });
+    else if (prompt && prompts.has(entry.name.toLowerCase())) {
+      skipped.push({
+        name: label,
+        reason:
+          'another listed prompt has this name in another case (names differing only in case)',
+      });
+    } else {
+      if (prompt) prompts.add(entry.name.toLowerCase());
+      admitted.push(entry);
+    }
+  }
+  return { admitted, skipped };
+}

@@ -16,7 +16,6 @@ import {
   type CatalogService,
   type CatalogWrite,
   type McpEntry,
-  reservedNameProblem,
   type ScanFinding,
   scanToolText,
   templateVariables,
@@ -30,7 +29,7 @@ import {
 } from '../../domain/sessions/index.js';
 import { appendEvent, type ProviderEntryRow, type Store } from '../../records/store/index.js';
 import { checkEntryClassification, type EntryClassification } from './entry-classification.js';
-import type { SkippedName } from './listed-names.js';
+import { admitListedEntries, type SkippedName } from './listed-names.js';
 import {
   type ChangeHooks,
   type Classified,
@@ -80,9 +79,6 @@ const SEGMENT: Readonly<Record<EntryKind, string>> = {
   resource_template: 'template',
   prompt: 'prompt',
 };
-/** Upstream lists are unbounded: more entries than this per provider are not imported. */
-const MAX_ENTRIES = 1000;
-const MAX_KEY_CHARS = 2048;
 /**
  * What one provider's resource templates may be (attack round 10 F2): each is compared with every
  * other listed template on the event loop (template-shadows.ts), so a listing of many long
@@ -94,9 +90,8 @@ const MAX_TEMPLATE_EXPRESSIONS = 10;
 /** Templates an alert names in `details.by` (the rest counted in `by_more`). */
 const MAX_NAMED_BY = 20;
 
-/** Why a listed entry is not imported (beyond the caps on entries and keys), or null. */
-function entryProblem(entry: ListedEntry, templates: number): string | null {
-  if (entry.kind === 'prompt') return reservedNameProblem(entry.name);
+/** Why a listed resource template is not imported (beyond admitListedEntries' caps), or null. */
+function templateProblem(entry: ListedEntry, templates: number): string | null {
   if (entry.kind !== 'resource_template') return null;
   if (templates >= MAX_TEMPLATES) {
     return `more than ${MAX_TEMPLATES} resource templates listed; the rest are not imported`;
@@ -208,20 +203,16 @@ export class ProviderEntries {
   ): Promise<EntryRefreshReport> {
     const kind = entryKind(ownHosts);
     const rows = new Map((await kind.rows(ctx.trx, spec.name)).map((r) => [r.label, r] as const));
-    // Each entry once, so many and no key longer than the caps: the rest is not imported. A
-    // prompt is listed under its name, so one holding the reserved `__` is not imported either
-    // (docs/tools-and-catalog.md, "Names the model sees"), nor is a resource template beyond
-    // the templates' caps; each counts against the cap and is reported with the reason.
+    // Each entry once, so many and no key longer than the caps; a prompt's name without `__`
+    // and not another's in another case (docs/tools-and-catalog.md, "Names the model sees"); a
+    // resource template within the templates' caps. Each skipped one is reported with the reason.
+    const once = admitListedEntries(listed);
     const admitted: ListedEntry[] = [];
-    const skipped: SkippedName[] = [];
-    const seen = new Set<string>();
+    const skipped: SkippedName[] = [...once.skipped];
     let templates = 0;
-    for (const entry of listed) {
-      const label = `${entry.kind}:${entry.key}`;
-      if (seen.has(label) || seen.size >= MAX_ENTRIES || entry.key.length > MAX_KEY_CHARS) continue;
-      seen.add(label);
-      const problem = entryProblem(entry, templates);
-      if (problem !== null) skipped.push({ name: label, reason: problem });
+    for (const entry of once.admitted) {
+      const problem = templateProblem(entry, templates);
+      if (problem !== null) skipped.push({ name: `${entry.kind}:${entry.key}`, reason: problem });
       else admitted.push(entry);
       if (problem === null && entry.kind === 'resource_template') templates += 1;
     }

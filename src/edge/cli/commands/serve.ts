@@ -2,11 +2,11 @@
  * @module `toolgate serve`: the gateway (REST, OpenAPI docs, MCP over HTTP) with its limits and admission options.
  */
 import { type Command, Option } from 'commander';
-import { type GlobalOptions, int, splitList, VERSION } from '../command-kit.js';
+import { type GlobalOptions, int, share, splitList, VERSION } from '../command-kit.js';
 import { reportError } from '../output.js';
 
 export function registerServe(program: Command): void {
-  program
+  const serve = program
     .command('serve')
     .description('start the gateway (REST + OpenAPI docs) on 127.0.0.1')
     .addOption(
@@ -51,91 +51,90 @@ export function registerServe(program: Command): void {
         '--public-url <url>',
         'where operators reach this gateway (console links, single sign-on redirect)',
       ).env('TOOLGATE_PUBLIC_URL'),
-    )
-    // Caps and admission; docs/operations.md "Limits and overload" has the rule and the defaults.
-    .addOption(
-      new Option('--max-sessions-per-agent <n>', 'open sessions of one agent (REST + MCP)')
-        .default(64)
-        .argParser(int(1, 1_000_000)),
-    )
-    .addOption(
-      new Option('--max-pending-approvals-per-agent <n>', 'pending approval requests of one agent')
-        .default(50)
-        .argParser(int(1, 1_000_000)),
-    )
-    .addOption(
-      new Option('--max-mcp-sessions <n>', 'MCP sessions overall (the LRU idle one is evicted)')
-        .default(1000)
-        .argParser(int(1, 1_000_000)),
-    )
-    .addOption(
-      new Option('--max-in-flight <n>', 'requests handled at once (a bounded queue waits ≤ 2 s)')
-        .default(64)
-        .argParser(int(1, 100_000)),
-    )
-    .addOption(
-      new Option(
-        '--max-in-flight-per-caller <n>',
-        'running requests of one agent or user (and of one credential before authentication)',
-      )
-        .default(16)
-        .argParser(int(1, 100_000)),
-    )
-    .addOption(
-      new Option(
-        '--max-event-loop-delay-ms <ms>',
-        'refuse new requests while the loop lags (0: off)',
-      )
-        .default(1000)
-        .argParser(int(0, 600_000)),
-    )
-    .action(
-      async (opts: {
-        host: string;
-        port: number;
-        demo?: boolean;
-        adminTokenFile: string;
-        adminToken: boolean;
-        bodyLimit: number;
-        allowedOrigins?: string;
-        allowedHosts?: string;
-        publicUrl?: string;
-        maxSessionsPerAgent: number;
-        maxPendingApprovalsPerAgent: number;
-        maxMcpSessions: number;
-        maxInFlight: number;
-        maxInFlightPerCaller: number;
-        maxEventLoopDelayMs: number;
-      }) => {
-        const globals = program.opts<GlobalOptions>();
-        try {
-          // Loaded only here: the other commands need not pay for Fastify and the docs UI.
-          const { serve } = await import('../serve.js');
-          await serve({
-            dataDir: globals.dataDir,
-            db: globals.db ?? 'sqlite:./data/toolgate.db',
-            host: opts.host,
-            port: opts.port,
-            demo: opts.demo === true,
-            adminTokenFile: opts.adminTokenFile,
-            adminToken: opts.adminToken,
-            bodyLimit: opts.bodyLimit,
-            version: VERSION,
-            allowedOrigins: splitList(opts.allowedOrigins),
-            allowedHosts: splitList(opts.allowedHosts),
-            ...(opts.publicUrl ? { publicUrl: opts.publicUrl } : {}),
-            limits: {
-              maxSessionsPerAgent: opts.maxSessionsPerAgent,
-              maxPendingApprovalsPerAgent: opts.maxPendingApprovalsPerAgent,
-              maxMcpSessions: opts.maxMcpSessions,
-              maxInFlight: opts.maxInFlight,
-              maxInFlightPerCaller: opts.maxInFlightPerCaller,
-              maxEventLoopDelayMs: opts.maxEventLoopDelayMs,
-            },
-          });
-        } catch (err) {
-          process.exitCode = reportError(err, globals.json === true);
-        }
-      },
     );
+  for (const option of limitOptions()) serve.addOption(option);
+  serve.action(
+    async (opts: {
+      host: string;
+      port: number;
+      demo?: boolean;
+      adminTokenFile: string;
+      adminToken: boolean;
+      bodyLimit: number;
+      allowedOrigins?: string;
+      allowedHosts?: string;
+      publicUrl?: string;
+      maxSessionsPerAgent: number;
+      userSessionShare: number;
+      maxPendingApprovalsPerAgent: number;
+      maxMcpSessions: number;
+      maxInFlight: number;
+      maxInFlightPerCaller: number;
+      maxEventLoopDelayMs: number;
+    }) => {
+      const globals = program.opts<GlobalOptions>();
+      try {
+        // Loaded only here: the other commands need not pay for Fastify and the docs UI.
+        const { serve } = await import('../serve.js');
+        await serve({
+          dataDir: globals.dataDir,
+          db: globals.db ?? 'sqlite:./data/toolgate.db',
+          host: opts.host,
+          port: opts.port,
+          demo: opts.demo === true,
+          adminTokenFile: opts.adminTokenFile,
+          adminToken: opts.adminToken,
+          bodyLimit: opts.bodyLimit,
+          version: VERSION,
+          allowedOrigins: splitList(opts.allowedOrigins),
+          allowedHosts: splitList(opts.allowedHosts),
+          ...(opts.publicUrl ? { publicUrl: opts.publicUrl } : {}),
+          limits: {
+            maxSessionsPerAgent: opts.maxSessionsPerAgent,
+            userSessionShare: opts.userSessionShare,
+            maxPendingApprovalsPerAgent: opts.maxPendingApprovalsPerAgent,
+            maxMcpSessions: opts.maxMcpSessions,
+            maxInFlight: opts.maxInFlight,
+            maxInFlightPerCaller: opts.maxInFlightPerCaller,
+            maxEventLoopDelayMs: opts.maxEventLoopDelayMs,
+          },
+        });
+      } catch (err) {
+        process.exitCode = reportError(err, globals.json === true);
+      }
+    },
+  );
+}
+
+/** Caps and admission; docs/operations.md "Limits and overload" has the rule and the defaults. */
+function limitOptions(): Option[] {
+  return [
+    new Option('--max-sessions-per-agent <n>', 'open sessions of one agent (REST + MCP)')
+      .default(64)
+      .argParser(int(1, 1_000_000)),
+    new Option(
+      '--user-session-share <fraction>',
+      "share of an agent's sessions one token user may hold (at least 1)",
+    )
+      .default(0.5)
+      .argParser(share),
+    new Option('--max-pending-approvals-per-agent <n>', 'pending approval requests of one agent')
+      .default(50)
+      .argParser(int(1, 1_000_000)),
+    new Option('--max-mcp-sessions <n>', 'MCP sessions overall (the LRU idle one is evicted)')
+      .default(1000)
+      .argParser(int(1, 1_000_000)),
+    new Option('--max-in-flight <n>', 'requests handled at once (a bounded queue waits ≤ 2 s)')
+      .default(64)
+      .argParser(int(1, 100_000)),
+    new Option(
+      '--max-in-flight-per-caller <n>',
+      'running requests of one agent or user (and of one credential before authentication)',
+    )
+      .default(16)
+      .argParser(int(1, 100_000)),
+    new Option('--max-event-loop-delay-ms <ms>', 'refuse new requests while the loop lags (0: off)')
+      .default(1000)
+      .argParser(int(0, 600_000)),
+  ];
 }

@@ -1,0 +1,46 @@
+/**
+ * The library's admin `actor` is what the host process says, recorded as given — but bounded
+ * and printable (attack round 10, F7): an id past 200 characters, or holding a NUL, a newline or
+ * another control character, is INPUT_INVALID and nothing is written, beside the benign
+ * neighbours (a named library caller, an id of exactly 200 characters) that are recorded.
+ */
+import assert from 'node:assert/strict';
+import { after, before, test } from 'node:test';
+import type { Actor } from '../../src/core/index.js';
+import { openWorld, type World } from '../support/world.js';
+
+let world: World;
+const agent = (id: string) => [{ kind: 'Agent', spec: { id, owner: 'qa' } }];
+const count = async () => (await world.tg.admin.events.list({ limit: 100_000 })).length;
+
+before(async () => {
+  world = await openWorld();
+});
+after(() => world.close());
+
+test('an unbounded or unprintable actor id is refused and writes nothing', async () => {
+  for (const id of [
+    'x'.repeat(100_000),
+    'x'.repeat(201),
+    'a\nb',
+    'a\u0000c',
+    'a\u001bb',
+    'a\u2028b',
+  ]) {
+    const before = await count();
+    await assert.rejects(
+      world.tg.config.apply(agent('bot-x'), { id, via: 'library' } as Actor),
+      (err: { code?: string }) => err.code === 'INPUT_INVALID',
+      JSON.stringify(id.slice(0, 20)),
+    );
+    assert.equal(await count(), before, 'nothing written');
+  }
+});
+
+test('a named library caller, and an id of 200 characters, are recorded as given', async () => {
+  for (const [i, id] of ['library:ops', 'y'.repeat(200)].entries()) {
+    await world.tg.config.apply(agent(`bot-${i}`), { id, via: 'library' });
+    const events = await world.tg.admin.events.list({ limit: 100_000 });
+    assert.equal(events.at(-1)?.actor, id);
+  }
+});

@@ -1,0 +1,31 @@
+/**
+ * One upstream listing two prompts whose names differ only in case imports the first only, as a
+ * tool listing does (attack round 10, F8; docs/tools-and-catalog.md, "Names the model sees"): the
+ * second is skipped with the reason, beside the benign neighbours — prompts of distinct names, and
+ * a resource whose URI differs from another's only in case — imported.
+ */
+import assert from 'node:assert/strict';
+import { test } from 'node:test';
+import { admitListedEntries } from '../../src/execution/providers/listed-names.js';
+
+const entry = (kind: string, key: string) => ({ kind, key, name: key });
+
+test('prompts differing only in case: the first imported, the second skipped with the reason', () => {
+  const { admitted, skipped } = admitListedEntries([
+    entry('prompt', 'GREET3'),
+    entry('prompt', 'greet3'),
+    entry('prompt', 'farewell'),
+    entry('resource', 'file:///A'),
+    entry('resource', 'file:///a'),
+    entry('prompt', 'zz__prompt__x'),
+  ]);
+  assert.deepEqual(
+    admitted.map((e) => `${e.kind}:${e.key}`),
+    ['prompt:GREET3', 'prompt:farewell', 'resource:file:///A', 'resource:file:///a'],
+  );
+  assert.deepEqual(
+    skipped.map((s) => s.name),
+    ['prompt:greet3', 'prompt:zz__prompt__x'],
+  );
+  assert.match(skipped[0]?.reason ?? '', /differing only in case/);
+});
