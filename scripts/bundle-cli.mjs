@@ -1,14 +1,14 @@
 /**
  * @module Bundles the `toolgate` command (`npm run build`'s last step): tsc's dist/edge/cli/main.js
- * and everything it imports from dist/ become one ES module at the same path, with the pure
- * JavaScript packages of INLINE inside it. A command then starts from one file instead of about
- * 1,200 (tsc's modules and the packages' own), about 40 % less time and CPU for every command an
- * operator or a test runs. Every other package stays an import of node_modules: native code
- * (better-sqlite3), WebAssembly found beside its module (cedar-wasm), worker files and assets
- * (fastify, pino, swagger-ui) and anything not listed. The library (dist/index.js) is not bundled.
- * The bundle sits where main.js was, three folders below the package, its chunks beside it
- * (chunk-*.js), so the paths its modules compute from import.meta.url (package.json, demo/) stay
- * true.
+ * and everything it imports from dist/ become ES modules at the same path (main.js and the chunks
+ * beside it that only some commands load), with the pure JavaScript packages of INLINE inside.
+ * A command then starts from a few files instead of about 1,200 (tsc's modules and the packages'
+ * own): `tools list` in about a third of the time and CPU, for every command an operator or a
+ * test runs. Every other package stays an import of node_modules: native code (better-sqlite3),
+ * WebAssembly found beside its module (cedar-wasm), worker files and assets (fastify, pino,
+ * swagger-ui) and anything not listed. The library (dist/index.js) is not bundled. The bundle
+ * sits where main.js was, three folders below the package, its chunks beside it (chunk-*.js), so
+ * the paths its modules compute from import.meta.url (package.json, demo/) stay true.
  */
 import { readFileSync, rmSync } from 'node:fs';
 import { dirname } from 'node:path';
