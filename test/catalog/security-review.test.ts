@@ -166,7 +166,14 @@ for (const backend of backends()) {
         (bad.details.problems ?? []).map((p) => p.pointer),
         ['/decision', '/notes'],
       );
-      assert.deepEqual(await snapshot('res_read'), before);
+      // Nothing changes but the refusal's own record (attack round 10 F6): one tool.review_refused
+      // for the other hash; the malformed input is refused before any review is attempted.
+      assert.deepEqual(await snapshot('res_read'), { ...before, events: before.events + 1 });
+      const written = (await tg.events.list({ limit: 10_000 })).slice(before.events);
+      assert.deepEqual(
+        written.map((e) => [e.action, JSON.parse(e.details).reason]),
+        [['tool.review_refused', 'hash_mismatch']],
+      );
     });
 
     test('an approved review is recorded (who, when, hash, notes) as an event and an audit record, and the draft goes live', async () => {
