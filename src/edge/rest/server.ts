@@ -4,7 +4,6 @@
  */
 import swagger from '@fastify/swagger';
 import swaggerUi from '@fastify/swagger-ui';
-import { Ajv } from 'ajv';
 import Fastify, {
   type FastifyInstance,
   type FastifyRequest,
@@ -44,6 +43,7 @@ import {
 } from './admission.js';
 import { admissionHook } from './admission-hook.js';
 import { makeErrorHandler } from './error-handler.js';
+import { lazySchemas } from './lazy-schemas.js';
 import { safeLogger } from './log-options.js';
 import {
   checkRouteAction,
@@ -93,6 +93,8 @@ declare module 'fastify' {
   interface FastifyInstance {
     /** Every route as registered, with who may call it (tests walk it: no route slips by). */
     readonly toolgateRoutes: readonly RegisteredRoute[];
+    /** Compiles every route schema not compiled yet (lazy-schemas.ts); how many it compiled. */
+    compileSchemas(): number;
   }
   interface FastifyContextConfig {
     auth?: RouteAuth;
@@ -251,8 +253,10 @@ export async function buildServer(
 ): Promise<FastifyInstance> {
   const { agent, admin, security } = tg;
   const bodyLimit = options.bodyLimit ?? DEFAULT_BODY_LIMIT;
+  const schemas = lazySchemas();
   const app = Fastify({
     bodyLimit,
+    schemaController: { compilersFactory: { buildSerializer: schemas.buildSerializer } },
     logger: safeLogger(options.logger),
     // Query strings like ?tags=a&tags=b must not become arrays the schemas do not expect.
     routerOptions: { ignoreTrailingSlash: true, maxParamLength: 300 },
@@ -262,25 +266,8 @@ export async function buildServer(
   app.decorate('toolgateRoutes', registered);
   // Every route is listed with its action as it is registered (registeredAs).
   app.addHook('onRoute', (route) => void registered.push(...registeredAs(route)));
-  // Query strings and path parameters are text and are coerced to the declared types; bodies are
-  // JSON and are taken as sent: `"tool": ["get_order"]` is an error, not a string.
-  const coercing = new Ajv({
-    coerceTypes: 'array',
-    useDefaults: true,
-    removeAdditional: false,
-    allErrors: true,
-    strict: false,
-  });
-  const exact = new Ajv({
-    coerceTypes: false,
-    useDefaults: true,
-    removeAdditional: false,
-    allErrors: true,
-    strict: false,
-  });
-  app.setValidatorCompiler(({ schema, httpPart }) =>
-    (httpPart === 'body' ? exact : coercing).compile(schema as object),
-  );
+  app.decorate('compileSchemas', () => schemas.compileAll());
+  app.setValidatorCompiler(schemas.validatorCompiler);
   app.setNotFoundHandler((req, reply) => {
     if (/^\/console(\/|\?|$)/.test(req.url))
       return void reply.status(404).type('text/plain').send('not found');
