@@ -83,6 +83,25 @@ const files = findTests(join(TEST_BUILD, 'test'))
     return filters.length === 0 || filters.some((x) => source.includes(x));
   });
 const env = { ...process.env };
+// One migrated SQLite database for the run, which the tests' fresh gateways copy
+// (test/support/backends.ts, migratedFresh) instead of migrating their own.
+const template = join(process.cwd(), TEST_BUILD, 'sqlite-template.db');
+const templated = await phase('sqlite template', () => {
+  const make = `import('./test/support/backends.js').then((m) => m.makeSqliteTemplate(${JSON.stringify(template)}))`;
+  return new Promise((done) => {
+    const child = spawn(process.execPath, ['--input-type=module', '-e', make], {
+      cwd: TEST_BUILD,
+      stdio: 'inherit',
+    });
+    child.on('exit', (code) => done(code ?? 1));
+  });
+});
+if (templated !== 0) {
+  removeTestBuild();
+  printPhases();
+  process.exit(templated);
+}
+env.TOOLGATE_TEST_SQLITE_TEMPLATE = template;
 let pg = null;
 if (withPostgres) {
   await phase('postgres', async () => {

@@ -16,14 +16,14 @@ import type {
 } from '@modelcontextprotocol/client';
 import type { Client } from '@modelcontextprotocol/sdk/client/index.js';
 import type { FastifyInstance } from 'fastify';
-import { exportJWK, generateKeyPair, type JWK } from 'jose';
+import type { JWK } from 'jose';
 import type { AdminApi } from '../../src/api/index.js';
 import type { Actor } from '../../src/core/index.js';
 import { BOOTSTRAP_OPERATOR, type OperatorRole } from '../../src/domain/operators/index.js';
 import type { HttpOptions } from '../../src/edge/rest/index.js';
 import { type Gateway, openGateway, type ToolgateOptions } from '../../src/host/toolgate.js';
 import { openStore, type Store } from '../../src/records/store/index.js';
-import { type Backend, backends } from './backends.js';
+import { type Backend, backends, migratedFresh } from './backends.js';
 import { ROOT } from './cli.js';
 import { approvePendingReviews } from './reviews.js';
 import type { Definition } from './tools.js';
@@ -282,6 +282,7 @@ export function postListen(base: string, token: string, id = 9): Promise<Respons
 
 /** A fresh ES256 signing key: its public half (kid `k1`) written to `file` as a JWKS; the private half. */
 export async function signingKeyWithJwks(file: string) {
+  const { exportJWK, generateKeyPair } = await import('jose');
   const pair = await generateKeyPair('ES256', { extractable: true });
   const jwk: JWK = { ...(await exportJWK(pair.publicKey)), kid: 'k1', alg: 'ES256', use: 'sig' };
   writeFileSync(file, JSON.stringify({ keys: [jwk] }));
@@ -345,7 +346,7 @@ export async function openWorld(spec: WorldOptions = {}): Promise<World> {
   const admin = spec.actor ?? SETUP;
   const fresh =
     spec.options?.db === undefined
-      ? await (spec.backend ?? (backends()[0] as Backend)).fresh()
+      ? await migratedFresh(spec.backend ?? (backends()[0] as Backend))
       : { url: spec.options.db, drop: async () => {} };
   const tg = await openGateway({ ...spec.options, db: fresh.url });
   let app: FastifyInstance | null = null;

@@ -10,7 +10,6 @@
  * (pinned-listing.ts, described by provider-entries.ts): none passes through unclassified.
  */
 
-import { StreamableHTTPClientTransport } from '@modelcontextprotocol/sdk/client/streamableHttp.js';
 import {
   type Actor,
   type Clock,
@@ -498,6 +497,9 @@ export class ProviderService {
   async launch(spec: ProviderSpec, meter: EgressMeter | null = null): Promise<UpstreamLink> {
     if (spec.transport === 'http') {
       const url = spec.url ?? '';
+      const { StreamableHTTPClientTransport } = await import(
+        '@modelcontextprotocol/sdk/client/streamableHttp.js'
+      );
       const transport = new StreamableHTTPClientTransport(new URL(url), {
         fetch: checkedFetch(url, this.#http, meter),
       });

@@ -4,14 +4,13 @@
  * started again on the next call (with backoff after repeated failures); a hung call is abandoned
  * at its deadline and its process killed, so it never holds another session's calls.
  */
-import { Client } from '@modelcontextprotocol/sdk/client/index.js';
+import type { Client } from '@modelcontextprotocol/sdk/client/index.js';
 import type { RequestOptions } from '@modelcontextprotocol/sdk/shared/protocol.js';
 import type { Transport } from '@modelcontextprotocol/sdk/shared/transport.js';
 import type { Progress, Tool } from '@modelcontextprotocol/sdk/types.js';
 import type { CallProgress, McpToolResult } from '../../core/index.js';
 import type { SandboxProcess } from '../sandbox/index.js';
 import { EgressRefused } from './checked-fetch.js';
-import { StreamClientTransport } from './stream-transport.js';
 import { pinOf } from './tool-pin.js';
 import {
   entryPinKey,
@@ -50,9 +49,13 @@ export interface UpstreamLink {
 /** Opens one link (starts one upstream process in its sandbox); rejects when it cannot. */
 export type UpstreamLauncher = () => Promise<UpstreamLink>;
 
-/** The link over a sandboxed process's stdio pipes. */
-export function processLink(process: SandboxProcess): UpstreamLink {
+/**
+ * The link over a sandboxed process's stdio pipes. The MCP client SDK (and its zod schemas) loads
+ * with the first link, not with the gateway: most gateways and tests start none.
+ */
+export async function processLink(process: SandboxProcess): Promise<UpstreamLink> {
   process.stderr.resume();
+  const { StreamClientTransport } = await import('./stream-transport.js');
   return {
     transport: new StreamClientTransport(process.stdout, process.stdin),
     ended: process.exited,
@@ -113,7 +116,8 @@ export async function openUpstream(
   timeoutMs: number,
 ): Promise<UpstreamSession> {
   const link = await launch();
-  const client = new Client(CLIENT_INFO, { capabilities: {} });
+  const { Client } = await import('@modelcontextprotocol/sdk/client/index.js');
+  const client: Client = new Client(CLIENT_INFO, { capabilities: {} });
   try {
     await client.connect(link.transport, { timeout: timeoutMs });
     const tools: Tool[] = [];
