@@ -497,10 +497,8 @@ export class ProviderService {
   async launch(spec: ProviderSpec, meter: EgressMeter | null = null): Promise<UpstreamLink> {
     if (spec.transport === 'http') {
       const url = spec.url ?? '';
-      const { StreamableHTTPClientTransport } = await import(
-        '@modelcontextprotocol/sdk/client/streamableHttp.js'
-      );
-      const transport = new StreamableHTTPClientTransport(new URL(url), {
+      const http = await import('@modelcontextprotocol/sdk/client/streamableHttp.js');
+      const transport = new http.StreamableHTTPClientTransport(new URL(url), {
         fetch: checkedFetch(url, this.#http, meter),
       });
       let ended: () => void = () => {};
