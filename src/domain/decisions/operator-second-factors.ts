@@ -366,6 +366,16 @@ export class OperatorSecondFactors implements SecondFactorCheck {
     code: unknown,
   ): Promise<void> {
     const act = what === 'enrol' ? 'enrol_second_factor' : 'remove_second_factor';
+    // A code that is no string of digits (a number) is malformed input, not a missing code.
+    if (code !== undefined && (typeof code !== 'string' || !/^[0-9]*$/.test(code))) {
+      throw new ToolgateError(
+        'INPUT_INVALID',
+        'the second-factor code must be a string of digits',
+        {
+          problems: [problem('/totp', 'not a string of digits', 'second_factor.totp')],
+        },
+      );
+    }
     if (!isTotpCodeShaped(code)) {
       await auditRefusal(this.#db, by, via, this.#clock, act, async () => {
         throw new FourEyesRefused(
