@@ -9,8 +9,8 @@
  * listing caused it. The benign neighbour: a second template sharing no URI with anyone
  * (`docs://pages/{page}`) stays offered and readable throughout. Attack round 11 F6: a release
  * that lists that template twice (another name and description) has it skipped "listed more than
- * once" in the refresh record and offered by neither era, while the notes template is still read;
- * listed once again, it is offered and read again. Real upstreams
+ * once" in the refresh record and offered by neither era, while the notes template is still read
+ * (like any entry gone from a listing, it is quarantined until reviewed again). Real upstreams
  * (test/fixtures/mcp/resources-server.mjs, shadow-resources-server.mjs) in the namespace sandbox.
  */
 import assert from 'node:assert/strict';
@@ -213,6 +213,21 @@ describe('a broad template of one provider shadows another provider reviewed one
     });
   });
 
+  test('after the overlapping templates are gone: the reviewed one is offered and read again', async () => {
+    writeFileSync(join(stateDir, 'other-mode'), 'first');
+    await world.tg.providers.refresh('other', world.admin);
+    for (const [era, client] of await eras()) {
+      const listed = (await client.listResourceTemplates()).resourceTemplates.map(
+        (t) => t.uriTemplate,
+      );
+      assert.deepEqual(listed, [PAGE, TOPIC], era);
+      assert.equal(
+        textOf(await client.readResource({ uri: 'notes://topics/tea' })),
+        'notes about tea',
+      );
+    }
+  });
+
   test('a template listed twice in one listing (round 11 F6): skipped with the reason, offered by neither era', async () => {
     writeFileSync(join(stateDir, 'other-mode'), 'twice');
     const report = await world.tg.providers.refresh('other', world.admin);
@@ -237,21 +252,5 @@ describe('a broad template of one provider shadows another provider reviewed one
     const rest = await restSession();
     assert.ok(!rest.tools.includes(ids[PAGE] ?? '?'), rest.tools.join());
     assert.ok(rest.tools.includes(ids[TOPIC] ?? '?'), rest.tools.join());
-  });
-
-  test('after the overlapping templates are gone: the reviewed one is offered and read again', async () => {
-    writeFileSync(join(stateDir, 'other-mode'), 'first');
-    await world.tg.providers.refresh('other', world.admin);
-    for (const [era, client] of await eras()) {
-      const listed = (await client.listResourceTemplates()).resourceTemplates.map(
-        (t) => t.uriTemplate,
-      );
-      assert.deepEqual(listed, [PAGE, TOPIC], era);
-      assert.equal(
-        textOf(await client.readResource({ uri: 'notes://topics/tea' })),
-        'notes about tea',
-      );
-      assert.equal(textOf(await client.readResource({ uri: 'docs://pages/intro' })), 'page intro');
-    }
   });
 });
