@@ -16,13 +16,25 @@ const VIAS: ReadonlySet<string> = new Set(['cli', 'rest', 'console', 'system', '
 /** The longest actor id recorded: a name, not a payload. */
 export const MAX_ACTOR_ID_LENGTH = 200;
 
-/** Control characters (C0, DEL, C1) and line or paragraph separators: never in an audit's "who". */
-// biome-ignore lint/suspicious/noControlCharactersInRegex: matching them is the point.
-const UNPRINTABLE = /[\u0000-\u001f\u007f-\u009f\u2028\u2029]/;
+/**
+ * Never in an audit's "who": control characters (Cc), format characters such as bidi overrides
+ * and zero-width spaces (Cf), line and paragraph separators (Zl, Zp), private use (Co) and lone
+ * surrogates (Cs, which the store would replace by U+FFFD — recording something other than what
+ * was passed).
+ */
+const UNPRINTABLE = /[\p{Cc}\p{Cf}\p{Zl}\p{Zp}\p{Co}\p{Cs}]/u;
+/** A blank id, or one padded with white space, would read like another actor. */
+const PADDED = /^\s|\s$/u;
+
+/** Counted in code points (an emoji is one), after a cheap UTF-16 bound. */
+function withinLength(id: string): boolean {
+  return id.length <= 2 * MAX_ACTOR_ID_LENGTH && [...id].length <= MAX_ACTOR_ID_LENGTH;
+}
 
 /**
  * Refuses, as INPUT_INVALID, an actor that is not `{ id, via }` — a library caller passing a bare
- * string — or whose id is longer than MAX_ACTOR_ID_LENGTH or holds a control character, before
+ * string — or whose id is longer than MAX_ACTOR_ID_LENGTH code points, blank, padded with white
+ * space or holds an UNPRINTABLE character, before
  * anything is written, so no event is recorded without a named, bounded, printable actor. The id
  * is otherwise what the caller says (the library is in process and trusted).
  */
@@ -31,7 +43,7 @@ export function checkActor(actor: unknown): asserts actor is Actor {
   const id = typeof a === 'object' && a !== null ? a.id : undefined;
   const via = typeof a === 'object' && a !== null ? a.via : undefined;
   if (typeof id === 'string' && id.length > 0 && typeof via === 'string' && VIAS.has(via)) {
-    if (id.length <= MAX_ACTOR_ID_LENGTH && !UNPRINTABLE.test(id)) return;
+    if (withinLength(id) && !UNPRINTABLE.test(id) && !PADDED.test(id)) return;
     throw new ToolgateError(
       'INPUT_INVALID',
       `the actor's id must be 1–${MAX_ACTOR_ID_LENGTH} printable characters`,

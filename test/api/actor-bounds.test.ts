@@ -3,6 +3,9 @@
  * and printable (attack round 10, F7): an id past 200 characters, or holding a NUL, a newline or
  * another control character, is INPUT_INVALID and nothing is written, beside the benign
  * neighbours (a named library caller, an id of exactly 200 characters) that are recorded.
+ * Round 11, F7: bidi overrides, zero-width and other format characters, lone surrogates, private
+ * use and blank or space-padded ids are refused too, and the bound counts code points (200 emoji
+ * are accepted), beside ids with accented letters or an emoji.
  */
 import assert from 'node:assert/strict';
 import { after, before, test } from 'node:test';
@@ -26,6 +29,19 @@ test('an unbounded or unprintable actor id is refused and writes nothing', async
     'a\u0000c',
     'a\u001bb',
     'a\u2028b',
+    // Attack round 11, F7: format characters, blank ids, lone surrogates and private use.
+    'library:\u202eevil',
+    'library:\u200bops',
+    'library:\ufeffops',
+    'a\u2029b',
+    'a\ud800b',
+    'a\udc00',
+    'a\ue000b',
+    '   ',
+    ' library:ops',
+    'library:ops\t',
+    'library:ops ',
+    '😀'.repeat(201),
   ]) {
     const before = await count();
     await assert.rejects(
@@ -38,7 +54,13 @@ test('an unbounded or unprintable actor id is refused and writes nothing', async
 });
 
 test('a named library caller, and an id of 200 characters, are recorded as given', async () => {
-  for (const [i, id] of ['library:ops', 'y'.repeat(200)].entries()) {
+  for (const [i, id] of [
+    'library:ops',
+    'y'.repeat(200),
+    'library:José Müller',
+    'library:ops 😀',
+    '😀'.repeat(200),
+  ].entries()) {
     await world.tg.config.apply(agent(`bot-${i}`), { id, via: 'library' });
     const events = await world.tg.admin.events.list({ limit: 100_000 });
     assert.equal(events.at(-1)?.actor, id);

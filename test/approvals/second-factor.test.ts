@@ -228,6 +228,33 @@ for (const backend of backends()) {
       assert.equal(ok.status, 200, JSON.stringify(ok.body));
     });
 
+    test('an admin cannot clear her own failed codes (attack round 11, F8); another admin can', async () => {
+      const change = await pendingChange();
+      nowMs += 3_600_000;
+      const failed = await approve(change, 'alice', wrong('alice'));
+      assert.equal(failed.status, 400, JSON.stringify(failed.body));
+      const self: Actor = { id: 'operator:alice', via: 'cli' };
+      const refused = await asReply(() => tg.admin.secondFactor.unlock('alice', self));
+      assert.equal(refused.status, 403, JSON.stringify(refused.body));
+      assert.equal((refused.body as { code?: string }).code, 'FORBIDDEN');
+      assert.equal((await tg.admin.secondFactor.state('alice')).failures, 1, 'nothing cleared');
+      assert.equal((await events('approver.totp_unlocked', 'alice')).length, 0);
+      const audited = await inspector.db
+        .selectFrom('events')
+        .selectAll()
+        .where('action', '=', 'operator.four_eyes_refused')
+        .where('subject', '=', 'operator:alice')
+        .execute();
+      assert.deepEqual(
+        audited.map((e) => [e.actor, JSON.parse(e.details).reason, JSON.parse(e.details).edge]),
+        [['operator:alice', 'own_unlock', 'cli']],
+      );
+      // Benign: another admin unlocks her.
+      const s = await tg.admin.secondFactor.unlock('alice', { id: 'operator:bob', via: 'cli' });
+      assert.equal(s.failures, 0);
+      assert.equal((await events('approver.totp_unlocked', 'alice')).length, 1);
+    });
+
     test('a correct code already used within its window is refused, and counted as a failure', async () => {
       nowMs += 3_600_000;
       const first = await pendingChange();

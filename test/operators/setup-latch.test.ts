@@ -144,6 +144,36 @@ for (const backend of backends()) {
       await tg.admin.secondFactor.unlock('alice', { id: 'cli:test', via: 'cli' });
     });
 
+    test('a totp that is not a string of digits is a schema error on the own-factor routes (attack round 11, F9)', async () => {
+      for (const method of ['POST', 'DELETE'] as const) {
+        for (const totp of [123456, '12ab56', ['123456'], null]) {
+          const seq = await mark();
+          const r = await call('alice', method, '/v1/operators/alice/second-factor', { totp });
+          ok(r, 400);
+          assert.equal(r.body.code, 'INPUT_INVALID', `${method} ${JSON.stringify(totp)}`);
+          assert.deepEqual(await since(seq), [], 'no four-eyes refusal, no counted failure');
+        }
+      }
+      // Its neighbours: no code is the audited four-eyes refusal (above); a string of digits is
+      // checked and a wrong one counted.
+      const seq = await mark();
+      ok(
+        await call('alice', 'DELETE', '/v1/operators/alice/second-factor', { totp: '000000' }),
+        400,
+      );
+      assert.deepEqual(
+        (await since(seq)).map((e) => e.action),
+        ['approver.totp_failed'],
+      );
+      await tg.admin.secondFactor.unlock('alice', { id: 'cli:test', via: 'cli' });
+      // The other bodies that carry a totp refuse a number by their schema too.
+      for (const path of ['/v1/changes/chg_x/approve', '/v1/approvals/apr_x/approve']) {
+        const r = await call('alice', 'POST', path, { totp: 123456 });
+        ok(r, 400);
+        assert.equal(r.body.code, 'INPUT_INVALID', path);
+      }
+    });
+
     test('benign (F1): with her current code she replaces her own factor, and stays confirmed', async () => {
       const r = await call('alice', 'POST', '/v1/operators/alice/second-factor', {
         totp: code('alice'),

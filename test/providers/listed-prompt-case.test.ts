@@ -29,3 +29,32 @@ test('prompts differing only in case: the first imported, the second skipped wit
   );
   assert.match(skipped[0]?.reason ?? '', /differing only in case/);
 });
+
+test('a resource, template or prompt listed more than once (round 11 F6): skipped with the reason, no occurrence imported', () => {
+  const { admitted, skipped } = admitListedEntries([
+    entry('resource', 'file:///readme'),
+    { kind: 'resource', key: 'file:///readme', name: 'readme again' },
+    entry('resource_template', 'docs://pages/{page}'),
+    { kind: 'resource_template', key: 'docs://pages/{page}', name: 'pages again' },
+    entry('prompt', 'greet'),
+    entry('prompt', 'greet'),
+    entry('resource_template', 'docs://pages/{page}'),
+    // Benign neighbours: the same key under another kind, and distinct keys.
+    entry('prompt', 'docs://pages/{page}'),
+    entry('resource', 'file:///license'),
+    entry('resource_template', 'docs://topics/{topic}'),
+  ]);
+  assert.deepEqual(
+    admitted.map((e) => `${e.kind}:${e.key}`),
+    [
+      'prompt:docs://pages/{page}',
+      'resource:file:///license',
+      'resource_template:docs://topics/{topic}',
+    ],
+  );
+  assert.deepEqual(skipped, [
+    { name: 'resource:file:///readme', reason: 'listed more than once' },
+    { name: 'resource_template:docs://pages/{page}', reason: 'listed more than once' },
+    { name: 'prompt:greet', reason: 'listed more than once' },
+  ]);
+});

@@ -7,7 +7,10 @@
  * (`resources/templates/list` in both MCP eras, the REST session's tools), admins see it withheld
  * with the reason, and the refresh raised `alert.template_shadowed` naming the provider whose
  * listing caused it. The benign neighbour: a second template sharing no URI with anyone
- * (`docs://pages/{page}`) stays offered and readable throughout. Real upstreams
+ * (`docs://pages/{page}`) stays offered and readable throughout. Attack round 11 F6: a release
+ * that lists that template twice (another name and description) has it skipped "listed more than
+ * once" in the refresh record and offered by neither era, while the notes template is still read
+ * (like any entry gone from a listing, it is quarantined until reviewed again). Real upstreams
  * (test/fixtures/mcp/resources-server.mjs, shadow-resources-server.mjs) in the namespace sandbox.
  */
 import assert from 'node:assert/strict';
@@ -223,5 +226,31 @@ describe('a broad template of one provider shadows another provider reviewed one
         'notes about tea',
       );
     }
+  });
+
+  test('a template listed twice in one listing (round 11 F6): skipped with the reason, offered by neither era', async () => {
+    writeFileSync(join(stateDir, 'other-mode'), 'twice');
+    const report = await world.tg.providers.refresh('other', world.admin);
+    assert.deepEqual(report.entries.skipped, [
+      { name: `resource_template:${PAGE}`, reason: 'listed more than once' },
+    ]);
+    const refreshed = await eventDetails(world.inspector as Store, 'provider.refreshed');
+    assert.deepEqual((refreshed.at(-1)?.entries as { skipped?: unknown })?.skipped, [
+      { name: `resource_template:${PAGE}`, reason: 'listed more than once' },
+    ]);
+    for (const [era, client] of await eras()) {
+      const listed = (await client.listResourceTemplates()).resourceTemplates.map(
+        (t) => t.uriTemplate,
+      );
+      assert.deepEqual(listed, [TOPIC], era);
+      await refused(client.readResource({ uri: 'docs://pages/intro' }), `${era} listed twice`);
+      assert.equal(
+        textOf(await client.readResource({ uri: 'notes://topics/tea' })),
+        'notes about tea',
+      );
+    }
+    const rest = await restSession();
+    assert.ok(!rest.tools.includes(ids[PAGE] ?? '?'), rest.tools.join());
+    assert.ok(rest.tools.includes(ids[TOPIC] ?? '?'), rest.tools.join());
   });
 });

@@ -212,4 +212,26 @@ describe('a crafted template listing never stalls the gateway (attack round 10 F
     );
     assert.equal(report.entries.skipped.length, 2);
   });
+  test('entries past the listing cap are counted in the refresh record, not dropped silently (round 11 F9)', async () => {
+    const refreshed = async () => {
+      const events = await world.tg.admin.events.list({ limit: 100_000 });
+      const last = events.filter((e) => e.action === 'provider.refreshed').at(-1);
+      return (JSON.parse(last?.details ?? '{}') as { entries: Record<string, unknown> }).entries;
+    };
+    // A key past 2048 characters, then 1001 templates: 1000 entries are read, 900 of them
+    // skipped past the templates' cap with the reason; the long key and the 1001st are counted.
+    const { report } = await refreshWith([
+      `memo://long/${'x'.repeat(2100)}/{id}`,
+      ...Array.from({ length: 1001 }, (_, i) => `memo://many${i}/{id}`),
+    ]);
+    assert.equal(report.entries.skipped.length, 900);
+    assert.equal((report.entries as { skipped_more?: number }).skipped_more, 2);
+    const entries = await refreshed();
+    assert.equal((entries.skipped as unknown[]).length, 900);
+    assert.equal(entries.skipped_more, 2);
+    // The benign neighbour: a listing within the caps counts none.
+    const within = await refreshWith(['memo://{kind}/{id}']);
+    assert.equal((within.report.entries as { skipped_more?: number }).skipped_more, 0);
+    assert.equal((await refreshed()).skipped_more, 0);
+  });
 });

@@ -25,6 +25,7 @@ import {
 } from '../credentials/index.js';
 import {
   auditRefusal,
+  auditRefusalAs,
   BOOTSTRAP_ACTOR_ID,
   endSessionsOf,
   FourEyesRefused,
@@ -274,9 +275,22 @@ export class OperatorSecondFactors implements SecondFactorCheck {
     return this.#guard.state(operatorId);
   }
 
-  /** The admin's way out of a lockout; audited. */
+  /**
+   * The admin's way out of a lockout; audited. Never one's own (attack round 11, F8): clearing
+   * one's own failures resets the guessing guard and its alert, so it is FORBIDDEN and recorded as
+   * `operator.four_eyes_refused` (`own_unlock`); another admin does it.
+   */
   unlock(operatorId: string, actor: Actor): Promise<SecondFactorState> {
-    return this.#guard.unlock(operatorId, actor);
+    return auditRefusalAs(this.#db, actor, this.#clock, 'unlock_second_factor', async () => {
+      if (actor.id === `operator:${operatorId}`) {
+        throw new FourEyesRefused(
+          'an admin cannot unlock their own second factor; another admin does it',
+          operatorId,
+          'own_unlock',
+        );
+      }
+      return this.#guard.unlock(operatorId, actor);
+    });
   }
 
   /** The plaintext secret; a row that fails authentication is refused, never used. */
@@ -352,6 +366,16 @@ export class OperatorSecondFactors implements SecondFactorCheck {
     code: unknown,
   ): Promise<void> {
     const act = what === 'enrol' ? 'enrol_second_factor' : 'remove_second_factor';
+    // A code that is no string of digits (a number) is malformed input, not a missing code.
+    if (code !== undefined && (typeof code !== 'string' || !/^[0-9]*$/.test(code))) {
+      throw new ToolgateError(
+        'INPUT_INVALID',
+        'the second-factor code must be a string of digits',
+        {
+          problems: [problem('/totp', 'not a string of digits', 'second_factor.totp')],
+        },
+      );
+    }
     if (!isTotpCodeShaped(code)) {
       await auditRefusal(this.#db, by, via, this.#clock, act, async () => {
         throw new FourEyesRefused(

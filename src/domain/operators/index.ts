@@ -71,6 +71,7 @@ export {
 export { isPersonalToken, MAX_TOKEN_DAYS, MIN_TOKEN_DAYS } from './personal-token.js';
 export {
   auditRefusal,
+  auditRefusalAs,
   type FourEyesReason,
   FourEyesRefused,
   type OperatorAct,

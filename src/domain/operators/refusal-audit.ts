@@ -19,19 +19,23 @@ export type OperatorAct =
   | 'issue_token'
   | 'revoke_token'
   | 'enrol_second_factor'
-  | 'remove_second_factor';
+  | 'remove_second_factor'
+  | 'unlock_second_factor';
 
 /**
  * Why four eyes refused: the shared bootstrap secret acting on a decider once the first admin is
  * set up, an operator changing their own roles, replacing or removing their own second factor
  * without a current code of it (attack round 10, F1), or an admin disabling their own account
- * (another admin does it, so the last admin cannot lock everyone out by mistake).
+ * (another admin does it, so the last admin cannot lock everyone out by mistake), or an admin
+ * clearing her own second-factor failures (attack round 11, F8: it would reset the guessing
+ * guard and suppress its alert; another admin unlocks her).
  */
 export type FourEyesReason =
   | 'bootstrap_after_setup'
   | 'own_roles'
   | 'own_second_factor'
-  | 'own_account_disabled';
+  | 'own_account_disabled'
+  | 'own_unlock';
 
 /** FORBIDDEN by a four-eyes rule, naming the account the act was on. */
 export class FourEyesRefused extends ToolgateError<'FORBIDDEN'> {
@@ -52,10 +56,21 @@ export class FourEyesRefused extends ToolgateError<'FORBIDDEN'> {
  * edge, act, reason, message) for FourEyesRefused, `operator.hand_over_refused` for an unconfirmed
  * account's hand-over (confirmation.ts). Other errors pass through unrecorded.
  */
-export async function auditRefusal<T>(
+export function auditRefusal<T>(
   db: Kysely<Database>,
   by: Operator,
   via: Actor['via'],
+  now: () => Date,
+  act: OperatorAct,
+  work: () => Promise<T>,
+): Promise<T> {
+  return auditRefusalAs(db, operatorActor(by, via), now, act, work);
+}
+
+/** auditRefusal for an act whose API takes the recorded actor rather than the operator. */
+export async function auditRefusalAs<T>(
+  db: Kysely<Database>,
+  actor: Actor,
   now: () => Date,
   act: OperatorAct,
   work: () => Promise<T>,
@@ -64,13 +79,13 @@ export async function auditRefusal<T>(
     return await work();
   } catch (err) {
     if (err instanceof FourEyesRefused) {
-      await appendEvent(db, operatorActor(by, via), now(), {
+      await appendEvent(db, actor, now(), {
         action: 'operator.four_eyes_refused',
         subject: `operator:${err.target}`,
-        details: { edge: via, act, reason: err.reason, message: err.message },
+        details: { edge: actor.via, act, reason: err.reason, message: err.message },
       });
     } else if (err instanceof HandOverRefused) {
-      await appendEvent(db, operatorActor(by, via), now(), {
+      await appendEvent(db, actor, now(), {
         action: 'operator.hand_over_refused',
         subject: `operator:${err.target}`,
         details: { reason: 'unconfirmed', message: err.message },

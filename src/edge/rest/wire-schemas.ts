@@ -88,3 +88,15 @@ export const reasonBody = {
   required: ['reason'],
   properties: { reason: { type: 'string', minLength: 1, maxLength: 2000 } },
 } as const;
+
+/**
+ * A TOTP code in a body: a string of digits, so a number or a stray value is a schema error
+ * (INPUT_INVALID) rather than a missing code (attack round 11, F9); the length is the domain's.
+ */
+export const totpCode = (maxLength = 10, description?: string) =>
+  ({
+    type: 'string',
+    maxLength,
+    pattern: '^[0-9]*$',
+    ...(description === undefined ? {} : { description }),
+  }) as const;

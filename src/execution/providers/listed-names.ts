@@ -71,26 +71,42 @@ export const ENTRY_LIMITS = { entries: 1000, keyChars: 2048 } as const;
 
 /**
  * Splits an entry listing (resources, templates, prompts) into what is imported and what is
- * skipped: each entry once, at most ENTRY_LIMITS.entries, no key past ENTRY_LIMITS.keyChars (the
- * rest dropped). A prompt is listed under its name, so one holding the reserved `__` is skipped
- * with the reason, and so is one whose name differs only in case from a prompt listed before it
- * (names fold case where the model sees them, as tools' do: only the first is imported).
+ * skipped: at most ENTRY_LIMITS.entries, no key past ENTRY_LIMITS.keyChars (the rest not listed
+ * one by one but counted in `more`, so the cap stays visible: attack round 11 F9). A
+ * key listed more than once (one URI, URI template or prompt name under two definitions) is
+ * skipped with that reason and none of its definitions imported, as a tool's name is (attack
+ * round 11 F6; INVARIANTS 6, 7): which one a later read would reach is the upstream's to choose.
+ * A prompt is listed under its name, so one holding the reserved `__` is skipped with the reason,
+ * and so is one whose name differs only in case from a prompt listed before it (names fold case
+ * where the model sees them, as tools' do: only the first is imported).
  */
 export function admitListedEntries<
   T extends { readonly kind: string; readonly key: string; readonly name: string },
->(listed: readonly T[]): { readonly admitted: T[]; readonly skipped: SkippedName[] } {
+>(
+  listed: readonly T[],
+): {
+  readonly admitted: T[];
+  readonly skipped: SkippedName[];
+  readonly more: number;
+} {
   const admitted: T[] = [];
   const skipped: SkippedName[] = [];
+  let more = 0;
+  const twice = listedTwice(listed);
   const seen = new Set<string>();
   const prompts = new Set<string>();
   for (const entry of listed) {
     const label = `${entry.kind}:${entry.key}`;
-    if (seen.has(label) || seen.size >= ENTRY_LIMITS.entries) continue;
-    if (entry.key.length > ENTRY_LIMITS.keyChars) continue;
+    if (seen.has(label)) continue;
+    if (seen.size >= ENTRY_LIMITS.entries || entry.key.length > ENTRY_LIMITS.keyChars) {
+      more += 1;
+      continue;
+    }
     seen.add(label);
     const prompt = entry.kind === 'prompt';
     const reserved = prompt ? reservedNameProblem(entry.name) : null;
-    if (reserved !== null) skipped.push({ name: label, reason: reserved });
+    if (twice.has(label)) skipped.push({ name: label, reason: 'listed more than once' });
+    else if (reserved !== null) skipped.push({ name: label, reason: reserved });
     else if (prompt && prompts.has(entry.name.toLowerCase())) {
       skipped.push({
         name: label,
@@ -102,5 +118,19 @@ export function admitListedEntries<
       admitted.push(entry);
     }
   }
-  return { admitted, skipped };
+  return { admitted, skipped, more };
+}
+
+/** The `kind:key` labels a listing holds more than once. */
+export function listedTwice(
+  listed: readonly { readonly kind: string; readonly key: string }[],
+): ReadonlySet<string> {
+  const once = new Set<string>();
+  const twice = new Set<string>();
+  for (const { kind, key } of listed) {
+    const label = `${kind}:${key}`;
+    if (once.has(label)) twice.add(label);
+    else once.add(label);
+  }
+  return twice;
 }

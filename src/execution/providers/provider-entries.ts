@@ -68,6 +68,8 @@ export interface EntryRefreshReport {
   readonly unchanged: readonly string[];
   /** Prompts never imported, as `prompt:NAME`: their names hold the reserved `__`. */
   readonly skipped: readonly SkippedName[];
+  /** Listed entries past the listing's caps (count, key length), counted rather than listed. */
+  readonly skipped_more: number;
 }
 
 /** What the provider service lends the entries for a change: the same quarantine and alert. */
@@ -245,7 +247,7 @@ export class ProviderEntries {
       const cause = added.find((e) => fresh.has(e.id)) ?? added[0] ?? shadow.by[0];
       if (cause) await this.#alertShadow(ctx, id, shadow, cause, actor);
     }
-    return { ...report, skipped };
+    return { ...report, skipped, skipped_more: once.more };
   }
 
   /**

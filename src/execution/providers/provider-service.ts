@@ -387,13 +387,11 @@ export class ProviderService {
         unchanged: report.unchanged.length,
         skipped: report.skipped,
         skipped_reasons: report.skipped_reasons,
+        // added, changed, removed and skipped listed; skipped_more, imported, unchanged counted.
         entries: {
+          ...report.entries,
           imported: report.entries.imported.length,
-          added: report.entries.added,
-          changed: report.entries.changed,
-          removed: report.entries.removed,
           unchanged: report.entries.unchanged.length,
-          skipped: report.entries.skipped,
         },
       },
     });

@@ -11,6 +11,7 @@ import type { Progress, Tool } from '@modelcontextprotocol/sdk/types.js';
 import type { CallProgress, McpToolResult } from '../../core/index.js';
 import type { SandboxProcess } from '../sandbox/index.js';
 import { EgressRefused } from './checked-fetch.js';
+import { listedTwice } from './listed-names.js';
 import { pinOf } from './tool-pin.js';
 import {
   entryPinKey,
@@ -134,8 +135,14 @@ export async function openUpstream(
     let entryPins: Promise<ReadonlyMap<string, string>> | null = null;
     const listOnce = () => {
       // A listing that fails pins nothing: every entry request of this process is then refused.
+      // A key listed more than once pins nothing, as at import (admitListedEntries): no read of it
+      // matches, whichever definition the upstream would serve (attack round 11 F6).
       entryPins ??= listEntries(client, timeoutMs).then(
-        (entries) => new Map(entries.map((e) => [entryPinKey(e.kind, e.key), entryPinOf(e)])),
+        (entries) => {
+          const twice = listedTwice(entries);
+          const once = entries.filter((e) => !twice.has(`${e.kind}:${e.key}`));
+          return new Map(once.map((e) => [entryPinKey(e.kind, e.key), entryPinOf(e)]));
+        },
         () => new Map<string, string>(),
       );
       return entryPins;

@@ -197,7 +197,11 @@ type Skipped = readonly { readonly name: string; readonly reason: string }[];
 /** Each listed tool or prompt a refresh did not import, with why. */
 function skippedLines(r: {
   readonly skipped_reasons: Skipped;
-  readonly entries: { readonly skipped: Skipped };
+  readonly entries: { readonly skipped: Skipped; readonly skipped_more?: number };
 }): string[] {
-  return [...r.skipped_reasons, ...r.entries.skipped].map((x) => `skipped ${x.name}: ${x.reason}`);
+  const more = r.entries.skipped_more ?? 0;
+  return [
+    ...[...r.skipped_reasons, ...r.entries.skipped].map((x) => `skipped ${x.name}: ${x.reason}`),
+    ...(more > 0 ? [`skipped ${more} more entries past the listing's caps`] : []),
+  ];
 }

@@ -9,7 +9,7 @@ import type { AdminApi } from '../../../api/index.js';
 import { problem, ToolgateError } from '../../../core/index.js';
 import { type PageQuery, pageQuery } from '../pagination.js';
 import { actorOf, operatorOf } from '../request-actor.js';
-import { errors } from '../wire-schemas.js';
+import { errors, totpCode } from '../wire-schemas.js';
 
 const idParams = {
   type: 'object',
@@ -41,6 +41,12 @@ const OWN_FACTOR = {
     'An admin replacing their own existing second factor sends a current code of it: `{"totp": "123456"}` (without it: 403, audited; a wrong code counts toward the lockout). Another admin re-enrolling it needs none (a hand-over).',
   remove:
     'An admin removing their own second factor sends a current code of it: `{"totp": "123456"}` (without it: 403, audited; a wrong code counts toward the lockout). Another admin removing it needs none.',
+} as const;
+
+/** The own-factor routes' optional body: a current code of one's own factor. */
+const ownFactorBody = {
+  type: ['object', 'null'],
+  properties: { totp: totpCode(10, "A current code of the caller's own factor") },
 } as const;
 
 /**
@@ -112,11 +118,7 @@ export function approvalRoutes(app: FastifyInstance, admin: AdminApi): void {
           additionalProperties: false,
           properties: {
             approver: statedApprover,
-            totp: {
-              type: 'string',
-              maxLength: 10,
-              description: "The approving operator's current code, where the call needs a step-up",
-            },
+            totp: totpCode(10, "The approver's current code, where the call needs a step-up"),
             reason: { type: 'string', maxLength: 2000 },
           },
         },
@@ -225,7 +227,7 @@ export function approvalRoutes(app: FastifyInstance, admin: AdminApi): void {
           required: ['totp'],
           properties: {
             approver: statedApprover,
-            totp: { type: 'string', maxLength: 10 },
+            totp: totpCode(),
           },
         },
         response: errors(400, 401, 403, 404, 409, 429),
@@ -283,6 +285,7 @@ export function approvalRoutes(app: FastifyInstance, admin: AdminApi): void {
           "Enrol (or replace) an operator's TOTP second factor (admins only); the secret is in this response only",
         description: OWN_FACTOR.enrol,
         params: idParams,
+        body: ownFactorBody,
         response: errors(400, 401, 403, 404, 429),
       },
     },
@@ -300,6 +303,7 @@ export function approvalRoutes(app: FastifyInstance, admin: AdminApi): void {
         summary: "Remove an operator's second factor (admins only)",
         description: OWN_FACTOR.remove,
         params: idParams,
+        body: ownFactorBody,
         response: errors(400, 401, 403, 429),
       },
     },

@@ -17,7 +17,7 @@ import {
 } from '../../../domain/operators/index.js';
 import { nextCursor, type PageQuery, pageQuery } from '../pagination.js';
 import { operatorOf } from '../request-actor.js';
-import { errors } from '../wire-schemas.js';
+import { errors, totpCode } from '../wire-schemas.js';
 
 const tags = ['operators'];
 const ADMIN = { action: 'administer' as const };
@@ -180,7 +180,7 @@ export function operatorRoutes(app: FastifyInstance, admin: AdminApi): void {
           properties: {
             ...tokenSpecProperties,
             password: { type: 'string', maxLength: 4096, writeOnly: true },
-            totp: { type: 'string', maxLength: 10 },
+            totp: totpCode(),
           },
         },
         response: { 201: issuedToken, ...errors(400, 401, 403) },
@@ -349,7 +349,7 @@ export function operatorRoutes(app: FastifyInstance, admin: AdminApi): void {
           type: 'object',
           additionalProperties: false,
           required: ['totp'],
-          properties: { totp: { type: 'string', maxLength: 10 } },
+          properties: { totp: totpCode() },
         },
         response: { 200: operatorView, ...errors(400, 401, 403, 404, 429) },
       },

@@ -12,7 +12,7 @@ import {
 } from '../../../domain/catalog/index.js';
 import { nextCursor, type PageQuery, pageQuery } from '../pagination.js';
 import { operatorOf } from '../request-actor.js';
-import { errors, toolParams } from '../wire-schemas.js';
+import { errors, toolParams, totpCode } from '../wire-schemas.js';
 
 const tags = ['reviews'];
 
@@ -90,12 +90,10 @@ export function reviewRoutes(app: FastifyInstance, admin: AdminApi): void {
             definition_hash: { type: 'string', pattern: '^sha256:[0-9a-f]{64}$' },
             decision: { type: 'string', enum: ['approved', 'rejected'] },
             notes: { type: 'string', minLength: 1, maxLength: MAX_REVIEW_NOTES },
-            totp: {
-              type: 'string',
-              maxLength: 16,
-              description:
-                "the reviewer's own second factor; required to approve a restricted, privileged or third-party tool",
-            },
+            totp: totpCode(
+              16,
+              "the reviewer's own second factor; required to approve a restricted, privileged or third-party tool",
+            ),
           },
         },
         response: {
