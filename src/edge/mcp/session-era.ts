@@ -49,8 +49,16 @@ interface Entry extends WatchedSession {
 
 const DEFAULT_MAX_SESSIONS = 1_000;
 const DEFAULT_MAX_SESSIONS_PER_AGENT = 64;
-/** What a refused newcomer is told to wait: sessions go idle or close within seconds under load. */
+/**
+ * What a newcomer refused for want of a process-wide slot is told to wait: an idle session is
+ * evicted for it as soon as one stands idle, within seconds under load.
+ */
 const SESSION_RETRY_AFTER_S = 5;
+/**
+ * What an agent at its own session cap is told to wait, as REST and 2026-07-28 tell it for the
+ * same cap (SESSION_CAP_RETRY_AFTER_S, agent-caps.ts): nothing frees its slots but closing one.
+ */
+const AGENT_CAP_RETRY_AFTER_S = 30;
 const DEFAULT_IDLE_MS = 30 * 60_000;
 
 /** The ids of the JSON-RPC requests in a message (one, or a batch). */
@@ -146,7 +154,7 @@ export class SessionEra {
         {
           limit: 'sessions_per_agent',
           max: this.#maxPerAgent,
-          retryAfterSeconds: SESSION_RETRY_AFTER_S,
+          retryAfterSeconds: AGENT_CAP_RETRY_AFTER_S,
         },
       );
       return rpcError(reply, err.code, err.message, err);
