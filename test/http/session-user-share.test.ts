@@ -14,6 +14,7 @@ import { after, before, test } from 'node:test';
 import { type generateKeyPair, SignJWT } from 'jose';
 import { validTool } from '../support/tools.js';
 import {
+  initializeRequest,
   MODERN_ENVELOPE,
   openWorld,
   postMcp,
@@ -49,8 +50,9 @@ before(async () => {
     agents: [
       { id: 'bot', capabilities: ['billing:read'] },
       { id: 'bot2', capabilities: ['billing:read'] },
+      { id: 'bot3', capabilities: ['billing:read'] },
     ],
-    rest: true,
+    rest: { mcp: { maxSessionsPerAgent: CAP } },
   });
   await world.tg.config.apply(
     ['u1', 'u2', 'u3'].map((id) => ({ kind: 'User', spec: { id, permissions: ['billing:read'] } })),
@@ -194,4 +196,29 @@ test('two users fill the cap; a third user and the key still open, each ending t
     { agent_id: 'bot2', reason: 'evicted_for_fairness' },
     { agent_id: 'bot2', reason: 'evicted_for_fairness' },
   ]);
+});
+
+test('MCP 2025: two users fill the MCP sessions of an agent; a third user still connects, ending the LRU session of a biggest holder', async () => {
+  const init = async (token: string) => {
+    const res = await postMcp(world.base, initializeRequest(), token);
+    await res.text();
+    return { status: res.status, id: res.headers.get('mcp-session-id') };
+  };
+  const [t1 = '', t2 = '', t3 = ''] = await Promise.all(
+    ['u1', 'u2', 'u3'].map((u) => tokenFor(u, 'bot3')),
+  );
+  const held = [await init(t1), await init(t1), await init(t2), await init(t2)];
+  for (const h of held) assert.equal(h.status, 200);
+  // A biggest holder at its share is refused; a third user is not.
+  assert.equal((await init(t1)).status, 429);
+  const third = await init(t3);
+  assert.equal(third.status, 200);
+  assert.ok(third.id);
+  const list = { jsonrpc: '2.0', id: 2, method: 'tools/list', params: {} };
+  const gone = await postMcp(world.base, list, t1, {
+    'mcp-session-id': held[0]?.id ?? '',
+    'mcp-protocol-version': '2025-06-18',
+  });
+  await gone.text();
+  assert.equal(gone.status, 404, "u1's least recently used MCP session ended");
 });
