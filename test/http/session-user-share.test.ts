@@ -14,6 +14,7 @@ import { after, before, test } from 'node:test';
 import { type generateKeyPair, SignJWT } from 'jose';
 import { validTool } from '../support/tools.js';
 import {
+  initializeRequest,
   MODERN_ENVELOPE,
   openWorld,
   postMcp,
@@ -46,11 +47,15 @@ before(async () => {
       },
     },
     tools: [validTool()],
-    agents: [{ id: 'bot', capabilities: ['billing:read'] }],
-    rest: true,
+    agents: [
+      { id: 'bot', capabilities: ['billing:read'] },
+      { id: 'bot2', capabilities: ['billing:read'] },
+      { id: 'bot3', capabilities: ['billing:read'] },
+    ],
+    rest: { mcp: { maxSessionsPerAgent: CAP } },
   });
   await world.tg.config.apply(
-    ['u1', 'u2'].map((id) => ({ kind: 'User', spec: { id, permissions: ['billing:read'] } })),
+    ['u1', 'u2', 'u3'].map((id) => ({ kind: 'User', spec: { id, permissions: ['billing:read'] } })),
     world.admin,
   );
 });
@@ -60,10 +65,10 @@ after(async () => {
   rmSync(dir, { recursive: true, force: true, maxRetries: 5, retryDelay: 50 });
 });
 
-function tokenFor(user: string): Promise<string> {
+function tokenFor(user: string, agent = 'bot'): Promise<string> {
   return new SignJWT({ act_for: user, scope: 'billing:read' })
     .setProtectedHeader({ alg: 'ES256', kid: 'k1' })
-    .setSubject('bot')
+    .setSubject(agent)
     .setIssuer(ISSUER)
     .setAudience(AUDIENCE)
     .setJti(randomUUID())
@@ -111,8 +116,13 @@ test('one user takes at most half the slots; another user and the key still open
   const keyed = await world.send('POST', '/v1/sessions', {}, world.keys.bot);
   assert.equal(keyed.status, 201, keyed.text);
 
-  // The agent is now at its cap: MCP 2026-07-28 says so as REST and 2025 do.
-  const full = await modernList(await tokenFor('u2'));
+  // The agent is now at its cap. Its key, holding less than u1, still opens one: u1's least
+  // recently used session makes room (fair eviction, attack round 11 F5).
+  const keyed2 = await world.send('POST', '/v1/sessions', {}, world.keys.bot);
+  assert.equal(keyed2.status, 201, keyed2.text);
+
+  // The key now holds the most: MCP 2026-07-28 says the cap is reached as REST and 2025 do.
+  const full = await modernList(world.keys.bot ?? '');
   assert.equal(full.status, 429, JSON.stringify(full.body));
   assert.equal(full.retryAfter, '30');
   assert.equal(full.body.error?.code, -32062);
@@ -124,8 +134,91 @@ test('one user takes at most half the slots; another user and the key still open
   });
 
   // A freed slot lets the same request through.
-  assert.equal((await world.send('DELETE', `/v1/sessions/${mine[0]}`, undefined, u1)).status, 204);
-  const listed = await modernList(await tokenFor('u2'));
+  assert.equal((await world.send('DELETE', `/v1/sessions/${mine[1]}`, undefined, u1)).status, 204);
+  const listed = await modernList(world.keys.bot ?? '');
   assert.equal(listed.status, 200, JSON.stringify(listed.body));
   assert.ok((listed.body.result?.tools.length ?? 0) > 0);
+});
+
+test('two users fill the cap; a third user and the key still open, each ending the least recently used session of a biggest holder', async () => {
+  const open = async (token: string | undefined) => world.send('POST', '/v1/sessions', {}, token);
+  const view = async (id: string | undefined, token: string) =>
+    (await world.send('GET', `/v1/sessions/${id}/tools`, undefined, token)).status;
+  const [t1 = '', t2 = '', t3 = ''] = await Promise.all(
+    ['u1', 'u2', 'u3'].map((u) => tokenFor(u, 'bot2')),
+  );
+  const ids: Record<string, string> = {};
+  for (const [name, token] of [
+    ['a1', t1],
+    ['a2', t1],
+    ['b1', t2],
+    ['b2', t2],
+  ] as const) {
+    const r = await open(token);
+    assert.equal(r.status, 201, r.text);
+    ids[name] = String(r.body.id);
+  }
+  // a1 is used after the others were opened: a2 is u1's and the agent's least recently used.
+  assert.equal(await view(ids.a1, t1), 200);
+
+  // Attack: u1, a biggest holder (and at its share), opens another: refused as before.
+  const own = await open(t1);
+  assert.equal(own.status, 429);
+  assert.equal(own.body.code, 'LIMIT_REACHED');
+
+  // Benign neighbours: a third user, then the agent's own key, each get a session.
+  const third = await open(t3);
+  assert.equal(third.status, 201, third.text);
+  assert.equal(await view(ids.a2, t1), 404, 'the LRU session of a biggest holder ended');
+  assert.equal(await view(ids.a1, t1), 200, 'a recently used one stays');
+  const key = (await world.tg.keys.issue('bot2', world.admin)).apiKey;
+  const keyed = await open(key);
+  assert.equal(keyed.status, 201, keyed.text);
+  assert.equal(await view(ids.b1, t2), 404, 'u2 held the most: its LRU session ended');
+  assert.equal(await view(ids.b2, t2), 200);
+
+  // Everyone now holds one: whoever asks is a biggest holder, and is refused.
+  const again = await open(key);
+  assert.equal(again.status, 429);
+  assert.equal(again.headers.get('retry-after'), '30');
+  assert.deepEqual(again.body.details, {
+    limit: 'sessions_per_agent',
+    max: CAP,
+    retryAfterSeconds: 30,
+  });
+
+  // Each eviction is on the audited record, as a revocation is.
+  const evicted = (await world.tg.events.list({ limit: 100 }))
+    .filter((e) => e.action === 'session.evicted')
+    .map((e) => JSON.parse(e.details) as Record<string, unknown>)
+    .filter((d) => d.agent_id === 'bot2');
+  assert.deepEqual(evicted, [
+    { agent_id: 'bot2', reason: 'evicted_for_fairness' },
+    { agent_id: 'bot2', reason: 'evicted_for_fairness' },
+  ]);
+});
+
+test('MCP 2025: two users fill the MCP sessions of an agent; a third user still connects, ending the LRU session of a biggest holder', async () => {
+  const init = async (token: string) => {
+    const res = await postMcp(world.base, initializeRequest(), token);
+    await res.text();
+    return { status: res.status, id: res.headers.get('mcp-session-id') };
+  };
+  const [t1 = '', t2 = '', t3 = ''] = await Promise.all(
+    ['u1', 'u2', 'u3'].map((u) => tokenFor(u, 'bot3')),
+  );
+  const held = [await init(t1), await init(t1), await init(t2), await init(t2)];
+  for (const h of held) assert.equal(h.status, 200);
+  // A biggest holder at its share is refused; a third user is not.
+  assert.equal((await init(t1)).status, 429);
+  const third = await init(t3);
+  assert.equal(third.status, 200);
+  assert.ok(third.id);
+  const list = { jsonrpc: '2.0', id: 2, method: 'tools/list', params: {} };
+  const gone = await postMcp(world.base, list, t1, {
+    'mcp-session-id': held[0]?.id ?? '',
+    'mcp-protocol-version': '2025-06-18',
+  });
+  await gone.text();
+  assert.equal(gone.status, 404, "u1's least recently used MCP session ended");
 });

@@ -147,13 +147,14 @@ test('an agent at its own MCP session cap gets 429 with Retry-After; another age
   const held = [await connect(supportKey), await connect(supportKey), await connect(supportKey)];
   const refused = await initialize(supportKey);
   assert.equal(refused.status, 429);
-  assert.equal(refused.retryAfter, '5');
+  // As REST and 2026-07-28 say for the same cap (attack round 11 F9): a session is closed, not idled.
+  assert.equal(refused.retryAfter, '30');
   const error = (JSON.parse(refused.text) as { error: { code: number; data: unknown } }).error;
   assert.equal(error.code, -32062);
   assert.deepEqual((error.data as { details: unknown }).details, {
     limit: 'sessions_per_agent',
     max: MAX_SESSIONS,
-    retryAfterSeconds: 5,
+    retryAfterSeconds: 30,
   });
   await closeAll(held.slice(0, 1));
   const ops = await connect(opsKey);

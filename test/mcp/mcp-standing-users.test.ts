@@ -147,3 +147,56 @@ test('with every stream place taken, the oldest stream of the agent holding the 
     await small.close();
   }
 });
+
+/** Reads a stream until it ends (done, or the connection cut): whether it ended. */
+async function ended(reader: ReadableStreamDefaultReader<Uint8Array> | null): Promise<boolean> {
+  try {
+    for (;;) {
+      const chunk = await reader?.read();
+      if (!chunk || chunk.done) return true;
+    }
+  } catch {
+    return true;
+  }
+}
+
+test("a user holds at most the session share of an agent's streams; at the agent's bound a smaller holder closes the biggest holder's oldest", {
+  timeout: 30_000,
+}, async () => {
+  // bot-a may hold 4 streams: a user of it (the session share, 0.5) 2.
+  const small = await buildServer(tg, {
+    adminToken: 'standing-users-admin-token-0123456789abcdef',
+    standing: { streams: { max: 64, maxPerAgent: 4, maxPerUser: 64 } },
+  });
+  const at = await small.listen({ host: '127.0.0.1', port: 0 });
+  const key = (await tg.keys.issue('bot-a', admin)).apiKey;
+  try {
+    const u1Oldest = await listen(await tokenFor('bot-a', 'u1'), at);
+    assert.equal((await listen(await tokenFor('bot-a', 'u1'), at)).status, 200);
+    // Attack: u1's third stream of bot-a, with the agent's bound not yet reached.
+    const over = await listen(await tokenFor('bot-a', 'u1'), at);
+    assert.deepEqual(
+      { status: over.status, details: over.details },
+      { status: 429, details: { limit: 'streams_per_user', max: 2, retryAfterSeconds: 5 } },
+    );
+    // Benign neighbour: u2 takes the rest of bot-a's bound.
+    const u2Oldest = await listen(await tokenFor('bot-a', 'u2'), at);
+    const u2Newest = await listen(await tokenFor('bot-a', 'u2'), at);
+    assert.equal(u2Newest.status, 200);
+    // The agent's own key, holding none: the oldest stream of a biggest holder (u1's) makes room.
+    assert.equal((await listen(key, at)).status, 200);
+    assert.ok(await ended(u1Oldest.reader), "u1's oldest stream ended");
+    // Again: now u2 holds the most, and its oldest stream goes.
+    assert.equal((await listen(key, at)).status, 200);
+    assert.ok(await ended(u2Oldest.reader), "u2's oldest stream ended");
+    // A principal at its share is refused, whoever holds more: no eviction for it.
+    const keyOver = await listen(key, at);
+    assert.deepEqual(
+      { status: keyOver.status, details: keyOver.details },
+      { status: 429, details: { limit: 'streams_per_agent', max: 4, retryAfterSeconds: 5 } },
+    );
+  } finally {
+    for (const r of open.splice(0)) await r.cancel().catch(() => {});
+    await small.close();
+  }
+});

@@ -1,7 +1,7 @@
 /**
  * @module Per-agent caps on what everyone shares: open gate sessions and pending
- * approvals. Counting and inserting happen under a lock on the agent's row, so parallel opens of
- * one agent cannot slip past the cap on PostgreSQL either.
+ * approvals. Counting, evicting for fairness and inserting happen under a lock on the agent's row,
+ * so parallel opens of one agent cannot slip past the cap on PostgreSQL either.
  */
 import type { Kysely, Transaction } from 'kysely';
 import { problem, ToolgateError } from '../../core/index.js';
@@ -82,11 +82,52 @@ async function openSessionsOf(
   return Number((await query.executeTakeFirst())?.n ?? 0);
 }
 
+/** Why a session ended for another principal's newcomer (the `session.evicted` record's reason). */
+export const FAIR_EVICTION = 'evicted_for_fairness';
+
 /**
- * Inserts the session row unless the agent already holds `caps.maxSessionsPerAgent` open,
- * unexpired sessions, or (`tokenUser`: the row's user is the one the caller's token vouches for)
- * that user holds their share of them (maxSessionsPerUser); then it throws LIMIT_REACHED and
- * writes nothing. Never evicts: a caller frees its own slots.
+ * The least recently used open session of the principal of the agent holding the most sessions,
+ * when `newcomer` (a token user's id; null: the agent's own keys) holds fewer than it; else null.
+ * A session's principal is its token user, or the agent when no token vouched for a user. Of
+ * equal holders and equal times, the lowest id: the choice is the same on every replica.
+ */
+async function fairVictim(
+  trx: Transaction<Database>,
+  agentId: string,
+  newcomer: string | null,
+  now: Date,
+): Promise<string | null> {
+  const rows = await trx
+    .selectFrom('sessions')
+    .select(['id', 'user_id', 'user_permissions', 'created_at', 'last_used_at'])
+    .where('agent_id', '=', agentId)
+    .where('status', '=', 'open')
+    .where('expires_at', '>', now.toISOString())
+    .execute();
+  const holderOf = (r: (typeof rows)[number]) => (r.user_permissions !== null ? r.user_id : null);
+  const held = new Map<string | null, number>();
+  for (const r of rows) held.set(holderOf(r), (held.get(holderOf(r)) ?? 0) + 1);
+  const most = Math.max(0, ...held.values());
+  if ((held.get(newcomer) ?? 0) >= most) return null;
+  let victim: { id: string; used: string } | null = null;
+  for (const r of rows) {
+    if (held.get(holderOf(r)) !== most) continue;
+    const used = r.last_used_at ?? r.created_at;
+    if (!victim || used < victim.used || (used === victim.used && r.id < victim.id)) {
+      victim = { id: r.id, used };
+    }
+  }
+  return victim?.id ?? null;
+}
+
+/**
+ * Inserts the session row unless (`tokenUser`: the row's user is the one the caller's token
+ * vouches for) that user holds their share (maxSessionsPerUser), or the agent holds
+ * `caps.maxSessionsPerAgent` open, unexpired sessions and the newcomer's principal holds as many
+ * as the biggest holder of that agent: then it throws LIMIT_REACHED and writes nothing. At the
+ * agent's cap a smaller holder's newcomer closes the biggest holder's least recently used session
+ * (fair eviction), in the same transaction as the count; its id is returned (null: none), and the
+ * caller ends it as a revocation (gates, approvals, the audited record).
  */
 export async function insertSessionWithinCap(
   db: Kysely<Database>,
@@ -94,17 +135,9 @@ export async function insertSessionWithinCap(
   caps: Pick<AgentCaps, 'maxSessionsPerAgent' | 'userSessionShare'>,
   now: Date,
   tokenUser: boolean,
-): Promise<void> {
-  await db.transaction().execute(async (trx) => {
+): Promise<string | null> {
+  return db.transaction().execute(async (trx) => {
     await lockAgent(trx, row.agent_id);
-    const max = caps.maxSessionsPerAgent;
-    if ((await openSessionsOf(trx, row.agent_id, null, now)) >= max) {
-      throw new ToolgateError(
-        'LIMIT_REACHED',
-        `agent ${row.agent_id} has ${max} open sessions; close one (DELETE /v1/sessions/{id}) first`,
-        { limit: 'sessions_per_agent', max, retryAfterSeconds: SESSION_CAP_RETRY_AFTER_S },
-      );
-    }
     const perUser = maxSessionsPerUser(caps);
     if (
       tokenUser &&
@@ -121,8 +154,56 @@ export async function insertSessionWithinCap(
         },
       );
     }
+    const max = caps.maxSessionsPerAgent;
+    let evicted: string | null = null;
+    if ((await openSessionsOf(trx, row.agent_id, null, now)) >= max) {
+      evicted = await fairVictim(trx, row.agent_id, tokenUser ? row.user_id : null, now);
+      if (evicted === null) {
+        throw new ToolgateError(
+          'LIMIT_REACHED',
+          `agent ${row.agent_id} has ${max} open sessions; close one (DELETE /v1/sessions/{id}) first`,
+          { limit: 'sessions_per_agent', max, retryAfterSeconds: SESSION_CAP_RETRY_AFTER_S },
+        );
+      }
+      await trx
+        .updateTable('sessions')
+        .set({ status: 'closed' })
+        .where('id', '=', evicted)
+        .where('status', '=', 'open')
+        .execute();
+    }
     await trx.insertInto('sessions').values(row).execute();
+    return evicted;
   });
+}
+
+/** How often one process writes a session's last use: an LRU order to the minute is enough. */
+const TOUCH_EVERY_MS = 60_000;
+/** Sessions whose last write this process remembers; past it, it forgets them all. */
+const TOUCHED_MAX = 10_000;
+/** When this process last wrote each session's last use. */
+const touched = new Map<string, number>();
+
+/**
+ * Records that a request used the session now (its LRU order for fair eviction), at most once a
+ * minute per session and process. Never throws: a failed write costs only that order's precision.
+ */
+export async function touchSession(
+  db: Kysely<Database>,
+  sessionId: string,
+  now: Date,
+): Promise<void> {
+  const at = now.getTime();
+  const last = touched.get(sessionId);
+  if (last !== undefined && at - last < TOUCH_EVERY_MS && at >= last) return;
+  if (touched.size >= TOUCHED_MAX) touched.clear();
+  touched.set(sessionId, at);
+  await db
+    .updateTable('sessions')
+    .set({ last_used_at: now.toISOString() })
+    .where('id', '=', sessionId)
+    .execute()
+    .catch(() => {});
 }
 
 /** Pending, unexpired approval requests of this agent, counted inside the caller's transaction. */

@@ -120,6 +120,7 @@ export class AgentDiscovery {
         'credential',
         'untrusted_sources',
         'injection_seen',
+        'last_used_at',
       ])
       .where('id', '=', sessionId)
       .executeTakeFirst();

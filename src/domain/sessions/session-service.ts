@@ -37,7 +37,13 @@ import {
   isUserId,
   type UserService,
 } from '../identity/index.js';
-import { type AgentCaps, DEFAULT_AGENT_CAPS, insertSessionWithinCap } from './agent-caps.js';
+import {
+  type AgentCaps,
+  DEFAULT_AGENT_CAPS,
+  FAIR_EVICTION,
+  insertSessionWithinCap,
+  touchSession,
+} from './agent-caps.js';
 import { exportNames } from './export-names.js';
 import {
   anyLiteralSighting,
@@ -134,6 +140,9 @@ export function permittedSet(
       .map((t) => ({ id: t.id, version: t.version, reason })),
   };
 }
+
+/** Who ended a session its agent did not close, the record's action, the agent, and why. */
+type EndRecord = readonly [Actor, 'session.evicted' | 'session.closed', string, string];
 
 export class SessionService {
   readonly #store: Store;
@@ -296,8 +305,13 @@ export class SessionService {
       credential: principal.credential ?? null,
       untrusted_sources: null,
       injection_seen: 0,
+      last_used_at: null,
     };
-    await insertSessionWithinCap(this.#store.db, row, this.#caps, now, tokenUser !== undefined);
+    const cap = this.#caps;
+    const evicted = await insertSessionWithinCap(this.#store.db, row, cap, now, !!tokenUser);
+    // Ended for this newcomer as a revocation is: gates drop it, and the record says why.
+    const capacity = systemActor('capacity');
+    if (evicted) await this.#ended(evicted, [capacity, 'session.evicted', agentId, FAIR_EVICTION]);
     return this.#narrowed(toView(row), principal);
   }
 
@@ -356,10 +370,21 @@ export class SessionService {
     if (Number(result.numUpdatedRows) !== 1) {
       throw new ToolgateError('SESSION_NOT_FOUND', 'no open session with this id', { sessionId });
     }
-    // Gates cache open sessions; a closed one must stop at once here and soon everywhere.
+    await this.#ended(sessionId);
+  }
+
+  /** After a close: gates drop it (they cache open sessions), its run's approvals go; `record`. */
+  async #ended(sessionId: string, record?: EndRecord): Promise<void> {
     await bumpIdentityRevision(this.#store.db);
     for (const listener of this.#closeListeners) listener(sessionId);
     await withdrawRunApprovals(this.#store.db, sessionId, 'run closed', this.#clock());
+    if (record === undefined) return;
+    const [actor, action, agentId, reason] = record;
+    await appendEvent(this.#store.db, actor, this.#clock(), {
+      action,
+      subject: `session:${sessionId}`,
+      details: { agent_id: agentId, reason },
+    });
   }
 
   /**
@@ -462,14 +487,7 @@ export class SessionService {
     if (Number(result.numUpdatedRows) !== 1) {
       throw new ToolgateError('SESSION_NOT_FOUND', 'no open session with this id', { sessionId });
     }
-    await bumpIdentityRevision(this.#store.db);
-    for (const listener of this.#closeListeners) listener(sessionId);
-    await withdrawRunApprovals(this.#store.db, sessionId, 'run closed', this.#clock());
-    await appendEvent(this.#store.db, actor, this.#clock(), {
-      action: 'session.closed',
-      subject: `session:${sessionId}`,
-      details: { agent_id: row.agent_id, reason },
-    });
+    await this.#ended(sessionId, [actor, 'session.closed', row.agent_id, reason]);
   }
 
   async #liveRow(sessionId: string): Promise<SessionRow> {
@@ -633,7 +651,9 @@ export class SessionService {
     if (row && this.#live(row) && !principalMatches(row, principal)) {
       await auditPrincipalMismatch(this.#store, row, principal, this.#clock);
     }
-    return this.usable(row, sessionId, principal);
+    const usable = this.usable(row, sessionId, principal);
+    await touchSession(this.#store.db, sessionId, this.#clock());
+    return usable;
   }
 
   /** The row if it is this principal's open, unexpired session; SESSION_NOT_FOUND otherwise. */

@@ -208,6 +208,10 @@ export async function serve(options: ServeOptions): Promise<void> {
           ? { maxSessionsPerAgent: limits.maxSessionsPerAgent }
           : {}),
       },
+      // A user's standing streams of an agent: the same share as of its sessions.
+      ...(limits.userSessionShare !== undefined
+        ? { standing: { streams: { userShare: limits.userSessionShare } } }
+        : {}),
       admission: {
         ...(limits.maxInFlight !== undefined ? { maxInFlight: limits.maxInFlight } : {}),
         ...(limits.maxInFlightPerCaller !== undefined

@@ -25,7 +25,7 @@ import {
 import { ListChangedWatcher, type WatchedSession } from './list-changed.js';
 import type { RequestHold, StandingBound } from './request-bounds.js';
 import { rpcError } from './rpc-reply.js';
-import { pickVictim } from './session-eviction.js';
+import { pickFairVictim, pickVictim } from './session-eviction.js';
 
 type Identity = NonNullable<Awaited<ReturnType<AgentApi['authenticate']>>>;
 
@@ -49,9 +49,19 @@ interface Entry extends WatchedSession {
 
 const DEFAULT_MAX_SESSIONS = 1_000;
 const DEFAULT_MAX_SESSIONS_PER_AGENT = 64;
-/** What a refused newcomer is told to wait: sessions go idle or close within seconds under load. */
+/**
+ * What a newcomer refused for want of a process-wide slot is told to wait: an idle session is
+ * evicted for it as soon as one stands idle, within seconds under load.
+ */
 const SESSION_RETRY_AFTER_S = 5;
+/**
+ * What an agent at its own session cap is told to wait, as REST and 2026-07-28 tell it for the
+ * same cap (SESSION_CAP_RETRY_AFTER_S, agent-caps.ts): nothing frees its slots but closing one.
+ */
+const AGENT_CAP_RETRY_AFTER_S = 30;
 const DEFAULT_IDLE_MS = 30 * 60_000;
+/** Why a session ended for a smaller holder's newcomer, as gate sessions say it (agent-caps.ts). */
+const FAIR_EVICTION = 'evicted_for_fairness';
 
 /** The ids of the JSON-RPC requests in a message (one, or a batch). */
 function requestIds(message: unknown): (string | number)[] {
@@ -139,14 +149,17 @@ export class SessionEra {
     if (!isInitializeRequest(message)) {
       return rpcError(reply, 'MCP_SESSION_REQUIRED', 'no session: send initialize first');
     }
-    if (this.#openBy(identity.agentId) >= this.#maxPerAgent) {
+    // At the agent's own cap a smaller holder ends the biggest holder's LRU idle session.
+    const fair = this.#atAgentCap(identity) ? this.#fairVictim(identity) : undefined;
+    if (fair) await this.#evict(fair, FAIR_EVICTION);
+    else if (fair === null) {
       const err = new ToolgateError(
         'LIMIT_REACHED',
         `this agent has ${this.#maxPerAgent} open MCP sessions; close one (DELETE /mcp) first`,
         {
           limit: 'sessions_per_agent',
           max: this.#maxPerAgent,
-          retryAfterSeconds: SESSION_RETRY_AFTER_S,
+          retryAfterSeconds: AGENT_CAP_RETRY_AFTER_S,
         },
       );
       return rpcError(reply, err.code, err.message, err);
@@ -199,10 +212,29 @@ export class SessionEra {
     return reply;
   }
 
-  #openBy(agentId: string): number {
+  #atAgentCap(identity: Identity): boolean {
     let n = 0;
-    for (const e of this.#sessions.values()) if (e.binding.principal.agentId === agentId) n += 1;
-    return n;
+    for (const e of this.#sessions.values())
+      if (e.binding.principal.agentId === identity.agentId) n += 1;
+    return n >= this.#maxPerAgent;
+  }
+
+  /** The session a newcomer at its agent's full cap may end (session-eviction.ts), or null. */
+  #fairVictim(identity: Identity): string | null {
+    const mine = [...this.#sessions].filter(
+      ([, e]) => e.binding.principal.agentId === identity.agentId,
+    );
+    return pickFairVictim(
+      mine.map(([id, e]) => [
+        id,
+        {
+          holder: e.binding.principal.user?.id ?? null,
+          lastSeen: e.lastSeen,
+          inFlight: e.inFlight,
+        },
+      ]),
+      identity.user?.id ?? null,
+    );
   }
 
   async #forget(id: string, closeGateSession: boolean): Promise<void> {
@@ -221,13 +253,13 @@ export class SessionEra {
    * next request is 404, session gone, per the MCP transport spec), then its gate session closes
    * with an audited `session.evicted` event.
    */
-  async #evict(id: string): Promise<void> {
+  async #evict(id: string, reason = 'mcp.capacity'): Promise<void> {
     const entry = this.#sessions.get(id);
     if (!entry) return;
     this.#sessions.delete(id);
     await entry.transport.close().catch(() => {});
     await this.#agent.sessions
-      .evict(entry.binding.sessionId, entry.binding.principal, 'mcp.capacity')
+      .evict(entry.binding.sessionId, entry.binding.principal, reason)
       .catch((err: unknown) => this.#log.warn({ err }, 'closing an evicted gate session failed'));
   }
 

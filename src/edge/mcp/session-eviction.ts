@@ -33,3 +33,34 @@ export function pickVictim<K>(sessions: Iterable<[K, EvictionCandidate]>): K | n
   }
   return best === null ? null : best[0];
 }
+
+/** One MCP session of an agent at its own cap, as fair eviction sees it. */
+export interface HolderCandidate {
+  /** Its principal within the agent: the token user, or null for the agent's own keys. */
+  readonly holder: string | null;
+  readonly lastSeen: number;
+  readonly inFlight: number;
+}
+
+/**
+ * Pure: at an agent's full cap, the least recently used idle session of the principal of that
+ * agent holding the most sessions, when the newcomer's principal holds fewer (as gate sessions do,
+ * agent-caps.ts); null when it holds as many or none of those is idle. Never mutates.
+ */
+export function pickFairVictim<K>(
+  sessions: Iterable<[K, HolderCandidate]>,
+  newcomer: string | null,
+): K | null {
+  const all = [...sessions];
+  const held = new Map<string | null, number>();
+  for (const [, c] of all) held.set(c.holder, (held.get(c.holder) ?? 0) + 1);
+  const most = Math.max(0, ...held.values());
+  if ((held.get(newcomer) ?? 0) >= most) return null;
+  let best: [K, HolderCandidate] | null = null;
+  for (const entry of all) {
+    const c = entry[1];
+    if (c.inFlight > 0 || held.get(c.holder) !== most) continue;
+    if (best === null || c.lastSeen < best[1].lastSeen) best = entry;
+  }
+  return best === null ? null : best[0];
+}

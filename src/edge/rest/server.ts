@@ -73,6 +73,7 @@ import { wellKnownRoutes } from './routes/well-known.js';
 import {
   DEFAULT_STREAMS,
   DEFAULT_WAITS,
+  type Eviction,
   StandingLimits,
   type StandingOptions,
 } from './standing-limits.js';
@@ -347,11 +348,19 @@ export async function buildServer(
     'onRequest',
     admissionHook({ agents: admission, operators: operatorLane }, isProbe, isAgentRequest),
   );
-  const streams = new StandingLimits('streams', {
-    ...DEFAULT_STREAMS,
-    ...options.standing?.streams,
-  });
-  const waits = new StandingLimits('waits', { ...DEFAULT_WAITS, ...options.standing?.waits });
+  // A standing entry closed for someone else is logged as the session front logs its evictions.
+  const evicted = (kind: string) => (e: Eviction) =>
+    app.log.info({ agent: e.agent, user: e.user ?? null, reason: e.reason }, `${kind} evicted`);
+  const streams = new StandingLimits(
+    'streams',
+    { ...DEFAULT_STREAMS, ...options.standing?.streams },
+    evicted('standing stream'),
+  );
+  const waits = new StandingLimits(
+    'waits',
+    { ...DEFAULT_WAITS, ...options.standing?.waits },
+    evicted('standing wait'),
+  );
   app.decorateRequest('agentPrincipal', null);
   app.decorateRequest('operator', null);
   const adminToken = options.adminToken;

@@ -115,6 +115,8 @@ export interface SessionTable {
   untrusted_sources: ColumnType<string | null, string | null | undefined, string | null>;
   /** 1 once a result in the session held instruction-like text (0025). */
   injection_seen: ColumnType<number, number | undefined, number>;
+  /** When a request last used the session (to a minute; null: not since it opened) (0039). */
+  last_used_at: ColumnType<string | null, string | null | undefined, string | null>;
 }
 
 /**

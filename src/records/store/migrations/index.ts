@@ -33,6 +33,7 @@ import { rowRevision } from './row-revision.js';
 import { secondFactors } from './second-factors.js';
 import { secrets } from './secrets.js';
 import { securityReviews } from './security-reviews.js';
+import { sessionLastUsed } from './session-last-used.js';
 import { sessionSuspension } from './session-suspension.js';
 import { sessionUserPermissions } from './session-user-permissions.js';
 import { untrustedSources } from './untrusted-sources.js';
@@ -75,6 +76,7 @@ export function migrationProvider(dialect: Dialect): MigrationProvider {
         '0036_idempotency_outcomes': idempotencyOutcomes,
         '0037_operator_confirmation': operatorConfirmation,
         '0038_first_admin_set_up': firstAdminSetUp,
+        '0039_session_last_used': sessionLastUsed,
       };
     },
   };
