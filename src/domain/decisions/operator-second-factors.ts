@@ -37,6 +37,7 @@ import {
   operatorActor,
   recordHandOver,
   refuseBootstrapAfterSetup,
+  refuseBootstrapOnSso,
   type SecondFactorCheck,
 } from '../operators/index.js';
 import { SecondFactorGuard, type SecondFactorState } from './second-factor-guard.js';
@@ -329,8 +330,14 @@ export class OperatorSecondFactors implements SecondFactorCheck {
       await this.#proveOwn(by, operatorId, what, via, proof.totp);
       return;
     }
+    // Never a single sign-on account's factor, latch or no latch (attack round 11, F1). Audited.
+    if (what === 'enrol') {
+      await auditRefusal(this.#db, by, via, this.#clock, 'enrol_second_factor', () =>
+        refuseBootstrapOnSso(this.#db, by, operatorId, 'enrol or replace the second factor of'),
+      );
+    }
     // A second factor arms an account to decide: the shared bootstrap secret stops doing it once
-    // the first admin is set up, but for the genesis admin's own first factor. Audited.
+    // the first admin is set up, but for the genesis admin's own (local) first factor. Audited.
     if (isBootstrap(by) && what === 'enrol' && (await this.#genesisFirstFactor(operatorId))) return;
     await auditRefusal(this.#db, by, via, this.#clock, `${what}_second_factor`, () =>
       refuseBootstrapAfterSetup(this.#db, by, operatorId, `${what} a second factor`),
