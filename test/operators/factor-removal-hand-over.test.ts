@@ -90,7 +90,7 @@ describe('a second factor removed by another account unconfirms it (attack round
     secrets.alice = String(first.body.secret);
     assert.equal(await confirmed('alice'), null);
     // Unconfirmed, she hands nobody a deciding role.
-    const r = await call('alice', 'POST', '/v1/operators', { id: 'x', roles: ['approver'] });
+    const r = await call('alice', 'POST', '/v1/operators', { id: 'xavier', roles: ['approver'] });
     ok(r, 403);
     assert.match(String(r.body.message), /not confirmed/);
   });
@@ -98,6 +98,6 @@ describe('a second factor removed by another account unconfirms it (attack round
   test('benign: another confirmed decider confirms her again', async () => {
     ok(await call('dana', 'POST', '/v1/operators/alice/confirm', { totp: code('dana') }), 200);
     assert.equal(await confirmed('alice'), 'operator:dana');
-    ok(await call('alice', 'POST', '/v1/operators', { id: 'x', roles: ['approver'] }), 201);
+    ok(await call('alice', 'POST', '/v1/operators', { id: 'xavier', roles: ['approver'] }), 201);
   });
 });
