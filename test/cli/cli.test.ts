@@ -206,11 +206,19 @@ describe('toolgate CLI', { concurrency: true }, () => {
     });
 
     test('tools review: the approver of the token reviews the stated hash; the bootstrap operator, a stated approver and a wrong hash are refused', async () => {
-      await cliJson(dir, ['--db', db, 'operators', 'create', 'carol', '--roles', 'approver']);
-      const { secret } = await cliJson(dir, ['--db', db, 'approvers', 'enroll', 'carol']);
+      // carol is set up by an admin account, not by the bootstrap token: what the token registered
+      // (the demo, applied as the CLI's bootstrap operator) an account it set up does not review
+      // (attack round 11, F3). The token creates that admin and issues its token.
+      await cliJson(dir, ['--db', db, 'operators', 'create', 'adam', '--roles', 'admin']);
+      const issue = 'operators token issue --for adam --name a --days 1'.split(' ');
+      const adam = await cliJson(dir, ['--db', db, ...issue]);
+      const adamFile = join(dir, 'adam.token');
+      writeFileSync(adamFile, `${adam.token}\n`, { mode: 0o600 });
+      const asAdam = ['--db', db, '--token-file', adamFile];
+      await cliJson(dir, [...asAdam, 'operators', 'create', 'carol', '--roles', 'approver']);
+      const { secret } = await cliJson(dir, [...asAdam, 'approvers', 'enroll', 'carol']);
       const { token } = await cliJson(dir, [
-        '--db',
-        db,
+        ...asAdam,
         'operators',
         'token',
         'issue',

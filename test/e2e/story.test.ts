@@ -75,6 +75,23 @@ test('the support agent never holds private reads beside unconstrained egress, a
   assert.equal(outside.body.code, 'INPUT_INVALID');
 });
 
+// The bootstrap token sets alice up before sam's token is first used (which ends its set-up).
+test('a second factor enrolled from the CLI is seen by the running gateway at once', async () => {
+  const before = await call('GET', '/v1/operators/alice/second-factor', undefined, adminToken);
+  assert.equal(before.body.enrolled, false);
+  // Second factors are enrolled for operator accounts only.
+  const account = await cli(['--json', 'operators', 'create', 'alice', '--roles', 'approver']);
+  assert.equal(account.code, 0, account.stdout + account.stderr);
+  const enrolled = await cli(['--json', 'approvers', 'enroll', 'alice']);
+  assert.equal(enrolled.code, 0, enrolled.stderr);
+  assert.match(
+    String(JSON.parse(enrolled.stdout).otpauth_uri),
+    /^otpauth:\/\/totp\/toolgate:alice/,
+  );
+  const now = await call('GET', '/v1/operators/alice/second-factor', undefined, adminToken);
+  assert.equal(now.body.enrolled, true);
+});
+
 test('a legitimate email waits for approval; an approver approves it once, for exactly those arguments', async () => {
   const session = await call('POST', '/v1/sessions', { run_id: 'story-run' });
   const id = String(session.body.id);
@@ -144,22 +161,6 @@ test('a legitimate email waits for approval; an approver approves it once, for e
     arguments: args,
   });
   assert.equal(replay.status, 202, 'the approval worked once');
-});
-
-test('a second factor enrolled from the CLI is seen by the running gateway at once', async () => {
-  const before = await call('GET', '/v1/operators/alice/second-factor', undefined, adminToken);
-  assert.equal(before.body.enrolled, false);
-  // Second factors are enrolled for operator accounts only.
-  const account = await cli(['--json', 'operators', 'create', 'alice', '--roles', 'approver']);
-  assert.equal(account.code, 0, account.stdout + account.stderr);
-  const enrolled = await cli(['--json', 'approvers', 'enroll', 'alice']);
-  assert.equal(enrolled.code, 0, enrolled.stderr);
-  assert.match(
-    String(JSON.parse(enrolled.stdout).otpauth_uri),
-    /^otpauth:\/\/totp\/toolgate:alice/,
-  );
-  const now = await call('GET', '/v1/operators/alice/second-factor', undefined, adminToken);
-  assert.equal(now.body.enrolled, true);
 });
 
 test('a closed session refuses further calls, and only its own agent can close it', async () => {

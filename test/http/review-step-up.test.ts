@@ -25,6 +25,9 @@ describe('security reviews need the reviewer’s second factor over REST', () =>
   let base = '';
   let drop: () => Promise<void>;
   let token = '';
+  // An admin who registers the tools: what the bootstrap token registers, an account it set up
+  // (alice) does not review (attack round 11, F3).
+  let registrant = '';
   let secret = '';
   let now = new Date('2026-03-01T12:00:00Z');
 
@@ -52,7 +55,7 @@ describe('security reviews need the reviewer’s second factor over REST', () =>
         provenance,
         required_capabilities: [`${id}:use`],
       }),
-      ADMIN_TOKEN,
+      registrant,
     );
     assert.equal(res.status, 201, JSON.stringify(res.body));
     const tool = res.body.tool as { lifecycle: string; definition_hash: string };
@@ -70,6 +73,8 @@ describe('security reviews need the reviewer’s second factor over REST', () =>
     await tg.admin.operators.create(BOOTSTRAP_OPERATOR, { id: 'alice', roles: ['approver'] });
     secret = (await tg.admin.secondFactor.enroll(BOOTSTRAP_OPERATOR, 'alice')).secret;
     token = await personalToken(tg.admin, 'alice', { name: 'reviews' });
+    await tg.admin.operators.create(BOOTSTRAP_OPERATOR, { id: 'reg', roles: ['admin'] });
+    registrant = await personalToken(tg.admin, 'reg', { name: 'tools' });
   });
   after(async () => {
     await app?.close();

@@ -188,6 +188,10 @@ for (const backend of backends()) {
     test('the attack (F3): an unconfirmed admin removes the first admin’s factor; the bootstrap token stays refused', async () => {
       // adm2: an admin alice created and gave a token, not confirmed; the genesis is still open.
       await setUp('alice', 'adm2', ['admin'], false);
+      // dana: a second confirmed admin, who confirms alice again once adm2's removal unconfirmed
+      // her (attack round 11, F2).
+      await setUp('alice', 'dana', ['admin'], true);
+      ok(await call('alice', 'POST', '/v1/operators/dana/confirm', { totp: code('alice') }), 200);
       ok(await call('adm2', 'DELETE', '/v1/operators/alice/second-factor'), 200);
       await bootstrapRefused('removed');
     });
@@ -196,8 +200,7 @@ for (const backend of backends()) {
       const first = await call('alice', 'POST', '/v1/operators/alice/second-factor', {});
       ok(first, 201);
       secrets.alice = String(first.body.secret);
-      await setUp('alice', 'dana', ['admin'], true);
-      ok(await call('alice', 'POST', '/v1/operators/dana/confirm', { totp: code('alice') }), 200);
+      ok(await call('dana', 'POST', '/v1/operators/alice/confirm', { totp: code('dana') }), 200);
       const handOver = await call('dana', 'POST', '/v1/operators/alice/second-factor', {});
       ok(handOver, 201);
       secrets.alice = String(handOver.body.secret);

@@ -503,7 +503,7 @@ export class CatalogService {
           { toolId, version, status: existing.status === 'approved' ? 'approved' : 'rejected' },
         );
       }
-      checkReviewer(operator, { owner: row.owner, registeredBy: existing.registered_by });
+      await checkReviewer(trx, operator, row.owner, existing.registered_by);
       if (!steppedUp && stepUpNeeded(def, input, actor.via)) throw stepUpRequired(toolId, version);
       const updated = await trx
         .updateTable('security_reviews')

@@ -72,10 +72,7 @@ export async function reviewStepUp(
   if (!reviewNeedsStepUp(JSON.parse(row.definition) as ToolDefinition)) return false;
   const open = await findReviewRow(db, toolId, version, row.definition_hash);
   if (open && open.status !== 'pending') return false;
-  checkReviewer(operator, {
-    owner: row.owner,
-    registeredBy: open?.registered_by ?? row.created_by,
-  });
+  await checkReviewer(db, operator, row.owner, open?.registered_by ?? row.created_by);
   if (typeof review.totp !== 'string' || review.totp === '') throw stepUpRequired(toolId, version);
   if (!secondFactors) {
     throw new ToolgateError(

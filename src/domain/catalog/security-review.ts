@@ -18,7 +18,14 @@ import {
   ToolgateError,
 } from '../../core/index.js';
 import { appendEvent, type Database, type SecurityReviewRow } from '../../records/store/index.js';
-import { hasRole, isBootstrap, type Operator, operatorActor } from '../operators/index.js';
+import {
+  BOOTSTRAP_ACTOR_ID,
+  hasRole,
+  isBootstrap,
+  isGenesisAdmin,
+  type Operator,
+  operatorActor,
+} from '../operators/index.js';
 import { needsReview, type ReviewReason } from './security-review-policy.js';
 import type { AccessTier, Provenance } from './tool-definition.js';
 
@@ -106,7 +113,12 @@ export async function findReviewRow(
 }
 
 /** Why a reviewer rule refused: the audit record's `details.reason`. */
-export type ReviewRefusalReason = 'bootstrap' | 'not_approver' | 'own_registration' | 'owning_team';
+export type ReviewRefusalReason =
+  | 'bootstrap'
+  | 'not_approver'
+  | 'own_registration'
+  | 'token_registration'
+  | 'owning_team';
 
 /** FORBIDDEN by a reviewer rule (checkReviewer), and which one; audited as `tool.review_refused`. */
 export class ReviewerRefused extends ToolgateError<'FORBIDDEN'> {
@@ -121,11 +133,17 @@ export class ReviewerRefused extends ToolgateError<'FORBIDDEN'> {
  * Refuses a reviewer who may not decide this review; never returns on failure. Four eyes: the
  * reviewer holds `approver`, is a person (never the shared bootstrap token), did not register the
  * definition, and is not in the team that owns the tool (an owner does not review their own work).
+ * A definition the bootstrap token registered is the genesis admin's own registration (one secret,
+ * one person; attack round 11, F3), and an account the token set up counts as hers, as in a
+ * confirmation (operators/confirmation.ts): neither reviews it. Read on `db` (the review's
+ * transaction where it writes).
  */
-export function checkReviewer(
+export async function checkReviewer(
+  db: Kysely<Database> | Transaction<Database>,
   op: Operator,
-  tool: { readonly owner: string; readonly registeredBy: string },
-): void {
+  owner: string,
+  registeredBy: string,
+): Promise<void> {
   const refuse = (reason: ReviewRefusalReason, why: string) => {
     throw new ReviewerRefused(reason, why);
   };
@@ -135,14 +153,40 @@ export function checkReviewer(
   if (!hasRole(op, 'approver')) {
     refuse('not_approver', `operator ${op.id} does not hold the approver role`);
   }
-  if (operatorActor(op, 'library').id === tool.registeredBy) {
+  if (operatorActor(op, 'library').id === registeredBy) {
     refuse(
       'own_registration',
       `operator ${op.id} registered this definition; another approver must review it`,
     );
   }
-  if (op.teams.includes(tool.owner)) {
-    refuse('owning_team', `operator ${op.id} is in ${tool.owner}, the team that owns this tool`);
+  if (registeredBy === BOOTSTRAP_ACTOR_ID) await checkTokenRegistration(db, op);
+  if (op.teams.includes(owner)) {
+    refuse('owning_team', `operator ${op.id} is in ${owner}, the team that owns this tool`);
+  }
+}
+
+/** The reviewer of a definition the bootstrap token registered: neither its holder nor its own. */
+async function checkTokenRegistration(
+  db: Kysely<Database> | Transaction<Database>,
+  op: Operator,
+): Promise<void> {
+  const tokens = 'the bootstrap admin token registered this definition';
+  if (await isGenesisAdmin(db, op.id)) {
+    throw new ReviewerRefused(
+      'token_registration',
+      `${tokens}, the secret of the genesis admin operator ${op.id} (one secret, one person), who cannot review it; another approver must`,
+    );
+  }
+  const row = await db
+    .selectFrom('operators')
+    .select('set_up_by')
+    .where('id', '=', op.id)
+    .executeTakeFirst();
+  if (row?.set_up_by === BOOTSTRAP_ACTOR_ID) {
+    throw new ReviewerRefused(
+      'token_registration',
+      `${tokens}, and operator ${op.id} was set up by the bootstrap admin token (the genesis admin's secret), so it counts as the genesis admin's account; another approver must review it`,
+    );
   }
 }
 

@@ -6,7 +6,7 @@
  * backoff, lockout), and an accepted step is claimed in the enrolment row, so one code is good for
  * one use across logins, approvals and changes, on any replica.
  */
-import type { Kysely } from 'kysely';
+import type { Kysely, Transaction } from 'kysely';
 import {
   type Actor,
   type Clock,
@@ -38,6 +38,7 @@ import {
   operatorActor,
   recordHandOver,
   refuseBootstrapAfterSetup,
+  refuseBootstrapOnSso,
   type SecondFactorCheck,
 } from '../operators/index.js';
 import { SecondFactorGuard, type SecondFactorState } from './second-factor-guard.js';
@@ -177,7 +178,7 @@ export class OperatorSecondFactors implements SecondFactorCheck {
 
   /**
    * Removes `operatorId`'s second factor (admin or bootstrap); audited. An admin removing their own
-   * proves a current code of it (`proof.totp`).
+   * proves a current code of it (`proof.totp`); a removal by anyone else unconfirms the account.
    */
   async remove(
     by: Operator,
@@ -197,11 +198,38 @@ export class OperatorSecondFactors implements SecondFactorCheck {
       await appendEvent(trx, operatorActor(by, via), now, {
         action: 'second_factor.removed',
         subject: `operator:${operatorId}`,
-        details: {},
+        details: await this.#unconfirmOnRemoval(trx, by, operatorId),
       });
       return true;
     });
     return { operator_id: operatorId, removed };
+  }
+
+  /**
+   * A factor removed by someone else clears the account's confirmation (attack round 11, F2): the
+   * first factor it enrols next is one nobody vouched for, so it counts as a second person again
+   * only once another confirmed decider confirms it, as after a replacement (a hand-over).
+   * `set_up_by` stays: the remover handed nothing. Its own removal (with a code) changes nothing.
+   * Answers the removal record's details.
+   */
+  async #unconfirmOnRemoval(
+    trx: Transaction<Database>,
+    by: Operator,
+    operatorId: string,
+  ): Promise<Record<string, unknown>> {
+    if (!isBootstrap(by) && by.id === operatorId) return {};
+    const row = await trx
+      .selectFrom('operators')
+      .select('confirmed_by')
+      .where('id', '=', operatorId)
+      .executeTakeFirst();
+    if (!row || row.confirmed_by === null) return {};
+    await trx
+      .updateTable('operators')
+      .set({ confirmed_by: null, confirmed_at: null })
+      .where('id', '=', operatorId)
+      .execute();
+    return { confirmation_cleared: true, was_confirmed_by: row.confirmed_by };
   }
 
   async enrolled(operatorId: string): Promise<boolean> {
@@ -343,8 +371,14 @@ export class OperatorSecondFactors implements SecondFactorCheck {
       await this.#proveOwn(by, operatorId, what, via, proof.totp);
       return;
     }
+    // Never a single sign-on account's factor, latch or no latch (attack round 11, F1). Audited.
+    if (what === 'enrol') {
+      await auditRefusal(this.#db, by, via, this.#clock, 'enrol_second_factor', () =>
+        refuseBootstrapOnSso(this.#db, by, operatorId, 'enrol or replace the second factor of'),
+      );
+    }
     // A second factor arms an account to decide: the shared bootstrap secret stops doing it once
-    // the first admin is set up, but for the genesis admin's own first factor. Audited.
+    // the first admin is set up, but for the genesis admin's own (local) first factor. Audited.
     if (isBootstrap(by) && what === 'enrol' && (await this.#genesisFirstFactor(operatorId))) return;
     await auditRefusal(this.#db, by, via, this.#clock, `${what}_second_factor`, () =>
       refuseBootstrapAfterSetup(this.#db, by, operatorId, `${what} a second factor`),

@@ -49,8 +49,10 @@ export {
   FIRST_ADMIN_SET_UP_KEY,
   firstAdminSetUp,
   latchFirstAdminSetUp,
+  latchPersonActed,
   loginRefused,
   refuseBootstrapAfterSetup,
+  refuseBootstrapOnSso,
 } from './operator-records.js';
 export type { OperatorServiceOptions } from './operator-service.js';
 export { OperatorService } from './operator-service.js';

@@ -96,6 +96,25 @@ export function selectOperator(db: Db, id: string) {
 }
 
 /** The one answer to every failed local login: which part failed is for the audit log only. */
+/** A personal token's row (by its hash) joined with its account's, as read now; or undefined. */
+export function selectTokenAccount(db: Db, tokenHash: string) {
+  return db
+    .selectFrom('operator_tokens')
+    .innerJoin('operators', 'operators.id', 'operator_tokens.operator_id')
+    .select([
+      'operators.id',
+      'operators.name',
+      'operators.roles as account_roles',
+      'operators.teams',
+      'operators.disabled',
+      'operator_tokens.roles as token_roles',
+      'operator_tokens.expires_at',
+      'operator_tokens.revoked_at',
+    ])
+    .where('operator_tokens.token_hash', '=', tokenHash)
+    .executeTakeFirst();
+}
+
 export function loginRefused(): ToolgateError<'UNAUTHENTICATED'> {
   return new ToolgateError('UNAUTHENTICATED', 'wrong operator, password or code', {});
 }
@@ -140,6 +159,34 @@ export async function latchFirstAdminSetUp(db: Db): Promise<boolean> {
     .onConflict((oc) => oc.column('key').doNothing())
     .execute();
   return true;
+}
+
+/**
+ * Writes the set-up latch at the first act of a person's own credential (attack round 11, F1): an
+ * operator's sign-in (local or single sign-on) or a request a personal token authenticated. An
+ * install whose admins hold no local second factor (single sign-on, or personal tokens only) is in
+ * use all the same, and the shared bootstrap secret's fresh-install powers end. One-way; `how`
+ * (`sign_in`, `personal_token`) is kept as the value for whoever reads the row.
+ */
+export async function latchPersonActed(db: Db, how: 'sign_in' | 'personal_token'): Promise<void> {
+  await db
+    .insertInto('meta')
+    .values({ key: FIRST_ADMIN_SET_UP_KEY, value: how })
+    .onConflict((oc) => oc.column('key').doNothing())
+    .execute();
+}
+
+/**
+ * `latchPersonActed`, written once per process: after its first write the latch is known set (it
+ * is never removed), so sign-ins and personal-token requests, a hot path, write nothing more.
+ */
+export class PersonActedLatch {
+  #set = false;
+  async close(db: Db, how: 'sign_in' | 'personal_token'): Promise<void> {
+    if (this.#set) return;
+    await latchPersonActed(db, how);
+    this.#set = true;
+  }
 }
 
 /**
@@ -190,6 +237,33 @@ export async function refuseBootstrapAfterSetup(
       'bootstrap_after_setup',
     );
   }
+}
+
+/**
+ * The bootstrap token never issues a personal token for, nor enrols or replaces the second factor
+ * of, a single sign-on account (kind `oidc`), latch or no latch: its identity provider holds its
+ * credentials, and a credential the token minted would bypass it (attack round 11, F1). Read on
+ * `db` (the caller's transaction when it writes). Never returns on refusal: throws
+ * FourEyesRefused (`bootstrap_on_sso`), which the act's `auditRefusal` records.
+ */
+export async function refuseBootstrapOnSso(
+  db: Db,
+  by: Operator,
+  id: string,
+  what: string,
+): Promise<void> {
+  if (!isBootstrap(by)) return;
+  const row = await db
+    .selectFrom('operators')
+    .select('kind')
+    .where('id', '=', id)
+    .executeTakeFirst();
+  if (row?.kind !== 'oidc') return;
+  throw new FourEyesRefused(
+    `the bootstrap admin token cannot ${what} operator ${id}, a single sign-on account: its identity provider holds its credentials; the account issues its own tokens after signing in`,
+    id,
+    'bootstrap_on_sso',
+  );
 }
 
 /** Whether a role list holds a role that decides (`approver`) or administers (`admin`). */

@@ -43,13 +43,16 @@ import {
   type OperatorSpec,
   type OperatorUpdate,
   type OperatorView,
+  PersonActedLatch,
   parseDays,
   parseTokenName,
   refuseBootstrapAfterSetup,
   refuseBootstrapOnDecider,
+  refuseBootstrapOnSso,
   requireAdmin,
   rolesOf,
   selectOperator,
+  selectTokenAccount,
   TOKEN_VIEW_COLUMNS,
   type TokenSpec,
   type TokenView,
@@ -91,6 +94,8 @@ export class OperatorService {
   readonly #secondFactor: SecondFactorCheck | null;
   readonly #guard: LoginGuard;
   readonly #scrypt: ScryptParams;
+  /** The set-up latch a person's first sign-in or personal-token request closes. */
+  readonly #latch = new PersonActedLatch();
   /**
    * The one operator authority (docs/security-model.md): it reads accounts through this service
    * and writes its refusals to the audit log, as security events (`operator.forbidden`).
@@ -406,6 +411,7 @@ export class OperatorService {
       return fail('second_factor');
     }
     await this.#guard.succeeded(row.id, peer);
+    await this.#latch.close(this.#db, 'sign_in');
     const op: Operator = {
       id: row.id,
       name: row.name,
@@ -515,6 +521,7 @@ export class OperatorService {
       if (!isUniqueViolation(err)) throw err;
       await attempt();
     }
+    await this.#latch.close(this.#db, 'sign_in');
     await appendEvent(this.#db, actor, this.#clock(), loggedIn(op));
     return op;
   }
@@ -549,6 +556,7 @@ export class OperatorService {
     let roles: OperatorRole[] = [];
     await auditRefusal(this.#db, by, via, this.#clock, 'issue_token', () =>
       this.#db.transaction().execute(async (trx) => {
+        await refuseBootstrapOnSso(trx, by, operatorId, 'issue a personal token for');
         await refuseBootstrapAfterSetup(trx, by, operatorId, 'issue personal tokens');
         const row = await selectOperator(trx, operatorId);
         if (!row) throw notFound(operatorId);
@@ -643,26 +651,13 @@ export class OperatorService {
    */
   async authenticateToken(token: string): Promise<Operator | null> {
     if (typeof token !== 'string' || !isPersonalToken(token)) return null;
-    const row = await this.#db
-      .selectFrom('operator_tokens')
-      .innerJoin('operators', 'operators.id', 'operator_tokens.operator_id')
-      .select([
-        'operators.id',
-        'operators.name',
-        'operators.roles as account_roles',
-        'operators.teams',
-        'operators.disabled',
-        'operator_tokens.roles as token_roles',
-        'operator_tokens.expires_at',
-        'operator_tokens.revoked_at',
-      ])
-      .where('operator_tokens.token_hash', '=', hashToken(token))
-      .executeTakeFirst();
+    const row = await selectTokenAccount(this.#db, hashToken(token));
     if (!row || row.revoked_at !== null || row.disabled === 1) return null;
     if (row.expires_at <= this.#clock().toISOString()) return null;
     const account = rolesOf(row.account_roles);
     const roles = rolesOf(row.token_roles).filter((r) => account.includes(r));
     if (roles.length === 0 || row.id === BOOTSTRAP_ACTOR_ID) return null;
+    await this.#latch.close(this.#db, 'personal_token');
     return {
       id: row.id,
       name: row.name,

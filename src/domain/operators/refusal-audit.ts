@@ -26,12 +26,14 @@ export type OperatorAct =
  * Why four eyes refused: the shared bootstrap secret acting on a decider once the first admin is
  * set up, an operator changing their own roles, replacing or removing their own second factor
  * without a current code of it (attack round 10, F1), or an admin disabling their own account
- * (another admin does it, so the last admin cannot lock everyone out by mistake), or an admin
+ * (another admin does it, so the last admin cannot lock everyone out by mistake), an admin
  * clearing her own second-factor failures (attack round 11, F8: it would reset the guessing
- * guard and suppress its alert; another admin unlocks her).
+ * guard and suppress its alert; another admin unlocks her), or the shared bootstrap secret
+ * minting a credential of a single sign-on account (attack round 11, F1).
  */
 export type FourEyesReason =
   | 'bootstrap_after_setup'
+  | 'bootstrap_on_sso'
   | 'own_roles'
   | 'own_second_factor'
   | 'own_account_disabled'

@@ -1,0 +1,145 @@
+/**
+ * What the bootstrap token registered is the genesis admin's own registration (attack round 11,
+ * F3): the token and the genesis admin are one secret, one person, so she does not review it, nor
+ * does an account the token set up (it counts as hers, as in a confirmation). Each refusal is 403
+ * and one `tool.review_refused` with reason `token_registration`, through both places the
+ * reviewer rules are checked (an approval, before the second factor; a rejection, in the review's
+ * transaction), and the review stays pending. The benign neighbour: another confirmed approver,
+ * neither the genesis admin nor set up by the token, approves it with her code.
+ */
+import assert from 'node:assert/strict';
+import { after, before, describe, test } from 'node:test';
+import { MasterKey } from '../../src/domain/credentials/index.js';
+import { totpAt } from '../../src/domain/decisions/index.js';
+import { BOOTSTRAP_OPERATOR } from '../../src/domain/operators/index.js';
+import { validTool } from '../support/tools.js';
+import { openWorld, personalToken, type World } from '../support/world.js';
+
+const PATH = '/v1/tools/ledger/versions/1.0.0/review';
+const SUBJECT = 'tool:ledger@1.0.0';
+
+describe('the genesis admin and the accounts the token set up do not review what the bootstrap token registered', () => {
+  let w: World;
+  let now = new Date('2026-03-01T12:00:00Z');
+  const tokens: Record<string, string> = {};
+  const secrets: Record<string, string> = {};
+  let hash = '';
+  const code = (id: string) => {
+    now = new Date(now.getTime() + 30_000);
+    return totpAt(secrets[id] ?? '', now);
+  };
+  const mark = async () => (await w.tg.admin.events.list({ limit: 100_000 })).at(-1)?.seq ?? 0;
+  const since = async (seq: number) =>
+    (await w.tg.admin.events.list({ afterSeq: seq, limit: 1000 })).map((e) => ({
+      action: e.action,
+      actor: e.actor,
+      subject: e.subject,
+      details: JSON.parse(e.details) as Record<string, unknown>,
+    }));
+  const pending = async () =>
+    assert.equal((await w.tg.admin.reviews.of('ledger', '1.0.0'))[0]?.status, 'pending');
+
+  before(async () => {
+    w = await openWorld({
+      rest: true,
+      options: { masterKey: MasterKey.generate(), clock: () => now },
+    });
+    // The fresh install, by the token: tok (an approver) and gen, the genesis admin.
+    for (const [id, roles] of [
+      ['tok', ['approver']],
+      ['gen', ['admin', 'approver']],
+    ] as const) {
+      await w.tg.admin.operators.create(BOOTSTRAP_OPERATOR, { id, roles: [...roles] });
+      tokens[id] = await personalToken(w.tg.admin, id);
+      secrets[id] = (await w.tg.admin.secondFactor.enroll(BOOTSTRAP_OPERATOR, id)).secret;
+    }
+    // ann: an approver gen set up and confirmed (the genesis), not the token's.
+    const gen = { authorization: tokens.gen };
+    assert.equal(
+      (await w.send('POST', '/v1/operators', { id: 'ann', roles: ['approver'] }, gen.authorization))
+        .status,
+      201,
+    );
+    const enrolled = await w.send('POST', '/v1/operators/ann/second-factor', {}, gen.authorization);
+    secrets.ann = String(enrolled.body.secret);
+    const issued = await w.send(
+      'POST',
+      '/v1/operators/ann/tokens',
+      { name: 'l', expires_in_days: 9 },
+      gen.authorization,
+    );
+    tokens.ann = String(issued.body.token);
+    const confirmed = await w.send(
+      'POST',
+      '/v1/operators/ann/confirm',
+      { totp: code('gen') },
+      gen.authorization,
+    );
+    assert.equal(confirmed.status, 200, JSON.stringify(confirmed.body));
+    // The bootstrap token registers team-y's restricted tool: a draft, registrant admin-token.
+    const registered = await w.send(
+      'POST',
+      '/v1/tools',
+      validTool({
+        id: 'ledger',
+        name: 'ledger',
+        owner: 'team-y',
+        access_tier: 'restricted',
+        required_capabilities: ['ledger:read'],
+      }),
+    );
+    assert.equal(registered.status, 201, JSON.stringify(registered.body));
+    hash = String((registered.body.tool as { definition_hash: string }).definition_hash);
+    await pending();
+  });
+  after(async () => {
+    await w?.close();
+  });
+
+  for (const [who, account, decision, words] of [
+    ['the genesis admin approving', 'gen', 'approved', /genesis admin/],
+    ['the genesis admin rejecting', 'gen', 'rejected', /genesis admin/],
+    [
+      'an approver the token set up approving',
+      'tok',
+      'approved',
+      /set up by the bootstrap admin token/,
+    ],
+    [
+      'an approver the token set up rejecting',
+      'tok',
+      'rejected',
+      /set up by the bootstrap admin token/,
+    ],
+  ] as const) {
+    test(`the attack: ${who} what the token registered: 403, one tool.review_refused, still pending`, async () => {
+      const seq = await mark();
+      const r = await w.send(
+        'POST',
+        PATH,
+        { definition_hash: hash, decision, notes: 'mine', totp: code(account) },
+        tokens[account],
+      );
+      assert.equal(r.status, 403, JSON.stringify(r.body));
+      assert.match(String(r.body.message), words);
+      assert.deepEqual(
+        (await since(seq)).map((e) => [e.action, e.actor, e.subject, e.details.reason]),
+        [['tool.review_refused', `operator:${account}`, SUBJECT, 'token_registration']],
+      );
+      await pending();
+    });
+  }
+
+  test('benign: another confirmed approver, not the token’s, approves it with her code', async () => {
+    const r = await w.send(
+      'POST',
+      PATH,
+      { definition_hash: hash, decision: 'approved', notes: 'checked', totp: code('ann') },
+      tokens.ann,
+    );
+    assert.equal(r.status, 200, JSON.stringify(r.body));
+    const [review] = await w.tg.admin.reviews.of('ledger', '1.0.0');
+    assert.equal(review?.status, 'approved');
+    assert.equal(review?.reviewer, 'operator:ann');
+  });
+});
