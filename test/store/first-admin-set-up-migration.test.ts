@@ -3,16 +3,15 @@
  * install with an account holding `admin` and a second factor is set up (`meta.first_admin_set_up`,
  * so the bootstrap token's fresh-install powers stay ended even if that factor is removed later;
  * attack round 10, F3), also when that admin is disabled; one whose admin has no factor yet, or
- * whose only factor is an approver's, is still a fresh install.
+ * whose only factor is an approver's, is still a fresh install. Upgrading one written before the
+ * latch closed at a person's first act (migration 0040; attack round 11, F1): an install where an
+ * operator account acted as itself (a record by `operator:<id>`) or a console session exists is
+ * set up; one where only the bootstrap token acted is not.
  */
 import assert from 'node:assert/strict';
 import { describe, test } from 'node:test';
-import { Kysely, Migrator } from 'kysely';
-import { type Database, openStore } from '../../src/records/store/index.js';
-import { migrationProvider } from '../../src/records/store/migrations/index.js';
-import { createPostgresDialect } from '../../src/records/store/postgres/dialect.js';
-import { createSqliteDialect } from '../../src/records/store/sqlite/dialect.js';
-import { backends } from '../support/backends.js';
+import { openStore } from '../../src/records/store/index.js';
+import { backends, unmigrated } from '../support/backends.js';
 
 const at = '2026-01-01T00:00:00.000Z';
 const account = (id: string, roles: string[], disabled = 0) => ({
@@ -44,20 +43,31 @@ const factor = (operatorId: string) => ({
 
 for (const backend of backends()) {
   describe(`first admin set-up migration on ${backend.name}`, () => {
-    const upgrade = async (accounts: ReturnType<typeof account>[], armed: string[]) => {
+    const upgrade = async (
+      accounts: ReturnType<typeof account>[],
+      armed: string[],
+      actors: string[] = [],
+      from = '0037_operator_confirmation',
+    ) => {
       const { url, drop } = await backend.fresh();
-      const target = backend.name === 'sqlite' ? url.slice('sqlite:'.length) : url;
-      const old = new Kysely<Database>({
-        dialect:
-          backend.name === 'sqlite'
-            ? createSqliteDialect(target).dialect
-            : createPostgresDialect(target),
-      });
-      const migrator = new Migrator({ db: old, provider: migrationProvider(backend.name) });
-      assert.ifError((await migrator.migrateTo('0037_operator_confirmation')).error);
+      const { old, migrator } = unmigrated(backend, url);
+      assert.ifError((await migrator.migrateTo(from)).error);
       for (const a of accounts) await old.insertInto('operators').values(a).execute();
       for (const id of armed)
         await old.insertInto('operator_second_factors').values(factor(id)).execute();
+      for (const actor of actors) {
+        await old
+          .insertInto('events')
+          .values({
+            at,
+            actor,
+            via: 'rest',
+            action: 'agent.created',
+            subject: 'agent:a',
+            details: '{}',
+          })
+          .execute();
+      }
       await old.destroy();
       const store = await openStore(url);
       const latch = await store.db
@@ -81,6 +91,22 @@ for (const backend of backends()) {
     test('the benign neighbours: an admin without a factor, an approver with one: a fresh install', async () => {
       assert.equal(
         await upgrade([account('alice', ['admin']), account('bob', ['approver'])], ['bob']),
+        undefined,
+      );
+    });
+
+    test('0040: an operator account acted as itself before the upgrade: set up', async () => {
+      const alice = [account('alice', ['admin'])];
+      assert.equal(
+        await upgrade(alice, [], ['admin-token', 'operator:alice'], '0039_session_last_used'),
+        'upgrade',
+      );
+    });
+
+    test('0040, the benign neighbour: only the bootstrap token acted: still a fresh install', async () => {
+      const alice = [account('alice', ['admin'])];
+      assert.equal(
+        await upgrade(alice, [], ['admin-token', 'system:health'], '0039_session_last_used'),
         undefined,
       );
     });

@@ -26,6 +26,7 @@ import { initial } from './initial.js';
 import { operatorConfirmation } from './operator-confirmation.js';
 import { operatorsMigration } from './operators.js';
 import { ownerNotices } from './owner-notices.js';
+import { personActedLatch } from './person-acted-latch.js';
 import { policies } from './policies.js';
 import { providerEntries } from './provider-entries.js';
 import { providers } from './providers.js';
@@ -77,6 +78,7 @@ export function migrationProvider(dialect: Dialect): MigrationProvider {
         '0037_operator_confirmation': operatorConfirmation,
         '0038_first_admin_set_up': firstAdminSetUp,
         '0039_session_last_used': sessionLastUsed,
+        '0040_person_acted_latch': personActedLatch,
       };
     },
   };
