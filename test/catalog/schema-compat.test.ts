@@ -2,13 +2,13 @@
 import { strict as assert } from 'node:assert';
 import { test } from 'node:test';
 import { Ajv2020 } from 'ajv/dist/2020.js';
-import fc from 'fast-check';
 import {
   findBreakingChanges,
   isMajorBump,
   type JsonSchema,
   type SchemaBreak,
 } from '../../src/domain/catalog/schema-compat.js';
+import { fc } from '../support/property.js';
 
 type Obj = { readonly [k: string]: unknown };
 
@@ -1045,14 +1045,18 @@ function pruned(schema: unknown, seed: number): unknown {
   return walk(schema);
 }
 
-/** Removes additionalProperties:false, the one place outputs are deliberately lenient (new properties). */
+/**
+ * Removes additionalProperties:false, the one place outputs are deliberately lenient (new
+ * properties). Not under `not`: there, dropping it would close what the schema accepts instead of
+ * opening it (`{ not: { additionalProperties: false } }` accepts any object with an extra property).
+ */
 function opened(schema: unknown): unknown {
   if (typeof schema !== 'object' || schema === null) return schema;
   if (Array.isArray(schema)) return schema.map(opened);
   return Object.fromEntries(
     Object.entries(schema)
       .filter(([k, v]) => !(k === 'additionalProperties' && v === false))
-      .map(([k, v]) => [k, k === 'enum' || k === 'const' ? v : opened(v)]),
+      .map(([k, v]) => [k, k === 'enum' || k === 'const' || k === 'not' ? v : opened(v)]),
   );
 }
 

@@ -5,7 +5,6 @@
  */
 import assert from 'node:assert/strict';
 import { describe, test } from 'node:test';
-import fc from 'fast-check';
 import type {
   CedarDecision,
   CedarRequest,
@@ -14,6 +13,7 @@ import type {
 } from '../../src/domain/policy/cedar/index.js';
 import { CedarPolicyEngine } from '../../src/domain/policy/cedar/index.js';
 import { cedarContext, cedarTool } from '../support/cedar.js';
+import { fc } from '../support/property.js';
 
 function load(...texts: string[]): CedarPolicyEngine {
   const sources = texts.map((text, i) => ({ id: `doc${i}`, text }));

@@ -1,7 +1,7 @@
 import assert from 'node:assert/strict';
 import { describe, test } from 'node:test';
-import fc from 'fast-check';
 import { checkSizes } from '../../src/domain/policy/index.js';
+import { fc } from '../support/property.js';
 
 const roomy = { maxArgumentBytes: 1_000, maxCallBytes: 10_000 };
 

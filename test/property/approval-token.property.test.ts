@@ -6,12 +6,12 @@
 import assert from 'node:assert/strict';
 import { test } from 'node:test';
 import { isDeepStrictEqual } from 'node:util';
-import fc from 'fast-check';
 import {
   type ApprovalBinding,
   ApprovalSigner,
   argumentsHash,
 } from '../../src/domain/decisions/index.js';
+import { fc } from '../support/property.js';
 
 const NOW = new Date('2026-03-01T12:00:00Z');
 const signer = ApprovalSigner.generate();

@@ -6,7 +6,6 @@
 import assert from 'node:assert/strict';
 import { createHash } from 'node:crypto';
 import { describe, test } from 'node:test';
-import fc from 'fast-check';
 import {
   leafHash,
   MerkleFrontier,
@@ -18,6 +17,7 @@ import {
   verifyInclusion,
 } from '../../src/records/audit/index.js';
 import { recordBytesReference } from '../../src/records/audit-chain/record-hash.js';
+import { fc } from '../support/property.js';
 
 function mth(leaves: readonly Buffer[]): Buffer {
   if (leaves.length === 0) return createHash('sha256').digest();

@@ -7,10 +7,10 @@
  */
 import assert from 'node:assert/strict';
 import { describe, test } from 'node:test';
-import fc from 'fast-check';
 import type { CedarRequest } from '../../src/domain/policy/cedar/index.js';
 import { CedarPolicyEngine } from '../../src/domain/policy/cedar/index.js';
 import { cedarContext, cedarTool } from '../support/cedar.js';
+import { fc } from '../support/property.js';
 
 const POLICIES = [
   'forbid (principal, action, resource) when { context.hour_utc < 6 };',

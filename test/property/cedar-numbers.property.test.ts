@@ -8,10 +8,10 @@
  */
 import assert from 'node:assert/strict';
 import { describe, test } from 'node:test';
-import fc from 'fast-check';
 import type { CedarDecision, CedarRequest } from '../../src/domain/policy/cedar/index.js';
 import { CedarPolicyEngine } from '../../src/domain/policy/cedar/index.js';
 import { cedarContext, cedarTool } from '../support/cedar.js';
+import { fc } from '../support/property.js';
 
 const LONG_POLICY =
   '@id("long-cap") forbid (principal, action, resource) when { context.numeric_arguments.hasTag("amount") && context.numeric_arguments.getTag("amount") > 100 };';

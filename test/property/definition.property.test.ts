@@ -5,12 +5,12 @@
 import assert from 'node:assert/strict';
 import { readFileSync } from 'node:fs';
 import { test } from 'node:test';
-import fc from 'fast-check';
 import {
   checkToolDefinition,
   scanToolText,
   toolDefinitionSchema,
 } from '../../src/domain/catalog/index.js';
+import { fc } from '../support/property.js';
 import { validSendTool, validTool } from '../support/tools.js';
 
 const REQUIRED = toolDefinitionSchema.required;

@@ -11,13 +11,13 @@ import { mkdir, mkdtemp, realpath, rm, writeFile } from 'node:fs/promises';
 import { tmpdir } from 'node:os';
 import path from 'node:path';
 import { after, before, describe, test } from 'node:test';
-import fc from 'fast-check';
 import type { Actor } from '../../src/core/index.js';
 import { demoExecutor } from '../../src/execution/runtimes/index.js';
 import type { InProcessCall as CallContext, GateDecision } from '../../src/gate/index.js';
 import { type Gateway, openGateway } from '../../src/host/toolgate.js';
 import { parseConfigText } from '../../src/operations/config/index.js';
 import { backends } from '../support/backends.js';
+import { fc } from '../support/property.js';
 import { approvePendingReviews } from '../support/reviews.js';
 import { validSendTool, validTool } from '../support/tools.js';
 

@@ -7,8 +7,8 @@
  */
 import assert from 'node:assert/strict';
 import { test } from 'node:test';
-import fc from 'fast-check';
 import { MASK, redactArguments } from '../../src/gate/index.js';
+import { fc } from '../support/property.js';
 
 const text = fc.stringMatching(/^[a-z ]{0,12}$/);
 const benignKey = fc.constantFrom('query', 'limit', 'items', 'name', 'note', 'filter', 'page');

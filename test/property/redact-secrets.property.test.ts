@@ -5,8 +5,8 @@
  */
 import assert from 'node:assert/strict';
 import { test } from 'node:test';
-import fc from 'fast-check';
 import { redactSecrets } from '../../src/domain/credentials/index.js';
+import { fc } from '../support/property.js';
 
 const secretArb = fc.string({ unit: 'grapheme', minLength: 8, maxLength: 40 });
 const encodeArb = fc.constantFrom<(s: string) => string>(

@@ -5,8 +5,8 @@
  */
 import assert from 'node:assert/strict';
 import { test } from 'node:test';
-import fc from 'fast-check';
 import { checkUrl } from '../../src/domain/policy/index.js';
+import { fc } from '../support/property.js';
 
 const LETTERS = 'abcdefghijklmnopqrstuvwxyz0123456789';
 
