@@ -86,9 +86,9 @@ describe('the operator CLI decides and reviews as the personal token it runs wit
 
   /**
    * A fresh code of `who`, each for a later time step than the last (a code is single-use), and
-   * one the gateway still accepts when the CLI process checks it seconds later: the step before
-   * the current one only while the current window has 20 s left; when the accepted steps are used
-   * up, the next window is waited for.
+   * one the gateway still accepts when the CLI process checks it a moment later (a command takes
+   * well under a second): the step before the current one only while the current window has 5 s
+   * left; when the accepted steps are used up, the next window is waited for.
    */
   const code = async (who: string): Promise<string> => {
     const secret = secrets[who];
@@ -96,7 +96,7 @@ describe('the operator CLI decides and reviews as the personal token it runs wit
     for (;;) {
       const now = totpStep(new Date());
       const intoWindow = (Date.now() / 1000) % 30;
-      const lowest = intoWindow < 10 ? now - 1 : now;
+      const lowest = intoWindow < 25 ? now - 1 : now;
       const step = Math.max(lowest, (lastStep[who] ?? -Infinity) + 1);
       if (step <= now + 1) {
         lastStep[who] = step;
@@ -104,6 +104,16 @@ describe('the operator CLI decides and reviews as the personal token it runs wit
       }
       await new Promise((r) => setTimeout(r, (30 - intoWindow) * 1000 + 100));
     }
+  };
+
+  /**
+   * A valid code of `who` for an act refused before any code is spent (the refusal is the point):
+   * the current step's, not recorded as used.
+   */
+  const unspent = (who: string): string => {
+    const secret = secrets[who];
+    assert.ok(secret, `no second factor for ${who}`);
+    return totpAt(secret, new Date());
   };
 
   const fourEyes = async (changeId: string) => {
@@ -157,10 +167,10 @@ describe('the operator CLI decides and reviews as the personal token it runs wit
     );
     assert.equal(alice.code, 0, JSON.stringify(alice.json));
     assert.equal(alice.json.confirmed_by, 'operator:root');
-    const self = await run(['operators', 'confirm', 'root', '--totp', await code('root')], 'root');
+    const self = await run(['operators', 'confirm', 'root', '--totp', unspent('root')], 'root');
     assert.equal(self.code, 1);
     assert.match(self.json.error.message, /cannot confirm their own account/);
-    const byRoot = await run(['operators', 'confirm', 'bob', '--totp', await code('root')], 'root');
+    const byRoot = await run(['operators', 'confirm', 'bob', '--totp', unspent('root')], 'root');
     assert.equal(byRoot.code, 1, JSON.stringify(byRoot.json));
     assert.equal(byRoot.json.error.code, 'FORBIDDEN');
     assert.match(byRoot.json.error.message, /set up bob .* cannot confirm it/);
