@@ -53,6 +53,7 @@ before(async () => {
       { id: 'bot2', capabilities: ['billing:read'] },
       { id: 'bot3', capabilities: ['billing:read'] },
       { id: 'bot4', capabilities: ['billing:read', 'note:send'] },
+      { id: 'bot5', capabilities: ['billing:read', 'note:send'] },
     ],
     rest: { mcp: { maxSessionsPerAgent: CAP } },
   });
@@ -272,4 +273,35 @@ test('fair eviction spares a session waiting on an approval: another idle one en
     retryAfterSeconds: 30,
   });
   for (const id of [s0, s2, s3]) assert.equal(await view(id, key), 200);
+});
+
+test('MCP 2025: fair eviction spares an MCP session whose call waits on an approval', async () => {
+  const key = world.keys.bot5 ?? '';
+  const era = { 'mcp-protocol-version': '2025-06-18' };
+  const rpc = async (id: string, method: string, params: unknown) => {
+    const res = await postMcp(world.base, { jsonrpc: '2.0', id: 2, method, params }, key, {
+      'mcp-session-id': id,
+      ...era,
+    });
+    return { status: res.status, text: await res.text() };
+  };
+  const held: string[] = [];
+  for (let i = 0; i < CAP; i++) {
+    const res = await postMcp(world.base, initializeRequest(), key);
+    await res.text();
+    assert.equal(res.status, 200);
+    held.push(res.headers.get('mcp-session-id') ?? '');
+  }
+  const [m0 = '', m1 = ''] = held;
+  // Attack: the oldest session's call waits on a person; a user of the host app connects.
+  const call = await rpc(m0, 'tools/call', { name: 'send_note', arguments: {} });
+  assert.match(call.text, /approval_id/);
+  // The others are used after it: m0 is the key's least recently used session, m1 the next.
+  for (const id of held.slice(1)) assert.equal((await rpc(id, 'tools/list', {})).status, 200);
+  const res = await postMcp(world.base, initializeRequest(), await tokenFor('u1', 'bot5'));
+  await res.text();
+  assert.equal(res.status, 200);
+  assert.equal((await rpc(m0, 'tools/list', {})).status, 200, 'the waiting session stays');
+  // Benign neighbour: the key's least recently used idle session ended for fairness.
+  assert.equal((await rpc(m1, 'tools/list', {})).status, 404, 'an idle session ended');
 });
