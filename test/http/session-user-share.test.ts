@@ -13,7 +13,7 @@ import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { after, before, test } from 'node:test';
 import { type generateKeyPair, SignJWT } from 'jose';
-import { noteTool, validTool } from '../support/tools.js';
+import { heldCalls, holdCall, holdTool, noteTool, validTool } from '../support/tools.js';
 import {
   initializeRequest,
   MODERN_ENVELOPE,
@@ -31,6 +31,8 @@ type Key = Awaited<ReturnType<typeof generateKeyPair>>['privateKey'];
 let dir: string;
 let privateKey: Key;
 let world: World;
+let entered = 0;
+const held = heldCalls(() => entered++);
 
 before(async () => {
   dir = mkdtempSync(join(tmpdir(), 'toolgate-user-share-'));
@@ -39,6 +41,7 @@ before(async () => {
     options: {
       db: `sqlite:${join(dir, 'tg.db')}`,
       caps: { maxSessionsPerAgent: CAP },
+      executor: held.executor,
       jwt: {
         issuer: ISSUER,
         audience: AUDIENCE,
@@ -47,13 +50,14 @@ before(async () => {
         permissionsClaim: 'scope',
       },
     },
-    tools: [validTool(), noteTool()],
+    tools: [validTool(), noteTool(), holdTool()],
     agents: [
       { id: 'bot', capabilities: ['billing:read'] },
       { id: 'bot2', capabilities: ['billing:read'] },
       { id: 'bot3', capabilities: ['billing:read'] },
       { id: 'bot4', capabilities: ['billing:read', 'note:send'] },
       { id: 'bot5', capabilities: ['billing:read', 'note:send'] },
+      { id: 'bot6', capabilities: ['billing:read', 'docs:read'] },
     ],
     rest: { mcp: { maxSessionsPerAgent: CAP } },
   });
@@ -304,4 +308,30 @@ test('MCP 2025: fair eviction spares an MCP session whose call waits on an appro
   assert.equal((await rpc(m0, 'tools/list', {})).status, 200, 'the waiting session stays');
   // Benign neighbour: the key's least recently used idle session ended for fairness.
   assert.equal((await rpc(m1, 'tools/list', {})).status, 404, 'an idle session ended');
+});
+
+test('fair eviction spares a session with a call in flight: the next least recently used one ends', async () => {
+  const key = world.keys.bot6 ?? '';
+  const open = async (token: string) => world.send('POST', '/v1/sessions', {}, token);
+  const view = async (id: string) =>
+    (await world.send('GET', `/v1/sessions/${id}/tools`, undefined, key)).status;
+  const ids: string[] = [];
+  for (let i = 0; i < CAP; i++) {
+    const r = await open(key);
+    assert.equal(r.status, 201, r.text);
+    ids.push(String(r.body.id));
+  }
+  const [s0 = '', s1 = ''] = ids;
+  held.closeLatch();
+  const before = entered;
+  const running = holdCall(world.base, key, s0);
+  await held.until(() => entered > before);
+  for (const id of ids.slice(1)) assert.equal(await view(id), 200);
+  // s0's call runs: it is the key's least recently used session, and is spared.
+  const u1 = await open(await tokenFor('u1', 'bot6'));
+  assert.equal(u1.status, 201, u1.text);
+  assert.equal(await view(s1), 404, 'the next least recently used session ended');
+  held.release();
+  assert.equal((await running).status, 200);
+  assert.equal(await view(s0), 200, 'the session whose call ran stays');
 });
