@@ -164,6 +164,11 @@ export interface AgentApi {
     tool: string,
     idempotencyKey: string,
   ): Promise<AgentCallOutcome>;
+  /**
+   * Of these gate sessions, those whose calls wait on an unexpired approval (pending, or approved
+   * and not yet retried): a front evicting sessions for room never ends one of them.
+   */
+  waitingOnApproval(sessionIds: readonly string[]): Promise<ReadonlySet<string>>;
 }
 
 /**

@@ -18,11 +18,20 @@ export const MAX_ACTOR_ID_LENGTH = 200;
 
 /**
  * Never in an audit's "who": control characters (Cc), format characters such as bidi overrides
- * and zero-width spaces (Cf), line and paragraph separators (Zl, Zp), private use (Co) and lone
+ * and zero-width spaces (Cf), line and paragraph separators (Zl, Zp), private use (Co), lone
  * surrogates (Cs, which the store would replace by U+FFFD — recording something other than what
- * was passed).
+ * was passed), unassigned code points (Cn), noncharacters (U+FFFF, U+FDD0…) and default-ignorable
+ * code points (a Hangul filler, a variation selector), which render as nothing or differently
+ * from one reader to the next.
  */
-const UNPRINTABLE = /[\p{Cc}\p{Cf}\p{Zl}\p{Zp}\p{Co}\p{Cs}]/u;
+const UNPRINTABLE =
+  /[\p{Cc}\p{Cf}\p{Zl}\p{Zp}\p{Co}\p{Cs}\p{Cn}\p{Noncharacter_Code_Point}\p{Default_Ignorable_Code_Point}]/u;
+/**
+ * A visible base character: a letter, number, punctuation or symbol that is not the braille
+ * blank (U+2800, a symbol that renders as white space). An id made only of spaces, blanks or
+ * combining marks has none and would read as nobody.
+ */
+const VISIBLE = /(?!\u2800)[\p{L}\p{N}\p{P}\p{S}]/u;
 /** A blank id, or one padded with white space, would read like another actor. */
 const PADDED = /^\s|\s$/u;
 
@@ -34,7 +43,7 @@ function withinLength(id: string): boolean {
 /**
  * Refuses, as INPUT_INVALID, an actor that is not `{ id, via }` — a library caller passing a bare
  * string — or whose id is longer than MAX_ACTOR_ID_LENGTH code points, blank, padded with white
- * space or holds an UNPRINTABLE character, before
+ * space, holds an UNPRINTABLE character or no VISIBLE one, before
  * anything is written, so no event is recorded without a named, bounded, printable actor. The id
  * is otherwise what the caller says (the library is in process and trusted).
  */
@@ -43,7 +52,7 @@ export function checkActor(actor: unknown): asserts actor is Actor {
   const id = typeof a === 'object' && a !== null ? a.id : undefined;
   const via = typeof a === 'object' && a !== null ? a.via : undefined;
   if (typeof id === 'string' && id.length > 0 && typeof via === 'string' && VIAS.has(via)) {
-    if (withinLength(id) && !UNPRINTABLE.test(id) && !PADDED.test(id)) return;
+    if (withinLength(id) && !UNPRINTABLE.test(id) && !PADDED.test(id) && VISIBLE.test(id)) return;
     throw new ToolgateError(
       'INPUT_INVALID',
       `the actor's id must be 1–${MAX_ACTOR_ID_LENGTH} printable characters`,

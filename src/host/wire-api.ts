@@ -62,6 +62,7 @@ export function agentApi(parts: {
   const { auth, gate } = parts;
   const { sessions, runs, entries, agentDiscovery, sessionApprovals, callOutcomes } =
     parts.sessions;
+  const { waitingOnApproval } = parts.sessions;
   return Object.freeze({
     authenticate: auth.authenticate,
     oauth: auth.oauthFront,
@@ -75,6 +76,7 @@ export function agentApi(parts: {
     revisions: parts.revisions,
     approvalStatus: sessionApprovals.status.bind(sessionApprovals),
     callOutcome: callOutcomes.outcome.bind(callOutcomes),
+    waitingOnApproval,
   });
 }
 

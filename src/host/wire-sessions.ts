@@ -15,9 +15,10 @@ import {
   RunService,
   SessionEntries,
   SessionService,
+  sessionsWaitingOnApproval,
 } from '../domain/sessions/index.js';
 import type { Store } from '../records/store/index.js';
-import type { ToolgateOptions } from './toolgate-options.js';
+import { systemClockOf, type ToolgateOptions } from './toolgate-options.js';
 import type { DomainWing } from './wire-domain.js';
 
 export type SessionsWing = ReturnType<typeof wireSessions>;
@@ -59,5 +60,7 @@ export function wireSessions(
     idempotency,
     sessionApprovals: new SessionApprovals(sessions, approvals),
     callOutcomes: new SessionCallOutcomes(sessions, idempotency),
+    waitingOnApproval: (ids: readonly string[]) =>
+      sessionsWaitingOnApproval(store.db, ids, systemClockOf(options)()),
   };
 }

@@ -6,6 +6,9 @@
  * Round 11, F7: bidi overrides, zero-width and other format characters, lone surrogates, private
  * use and blank or space-padded ids are refused too, and the bound counts code points (200 emoji
  * are accepted), beside ids with accented letters or an emoji.
+ * Round 12, N4: unassigned code points (Cn), noncharacters, default-ignorable code points (a
+ * Hangul filler, a trailing variation selector) and ids with no visible base character (braille
+ * blanks, combining marks alone) are refused too, beside CJK, accented and emoji ids.
  */
 import assert from 'node:assert/strict';
 import { after, before, test } from 'node:test';
@@ -42,6 +45,18 @@ test('an unbounded or unprintable actor id is refused and writes nothing', async
     'library:ops\t',
     'library:ops ',
     '😀'.repeat(201),
+    // Attack round 12, N4: blank-looking, combining-only, unassigned, noncharacter, ignorable.
+    '\u2800\u2800',
+    '\u3164',
+    'library:\u3164',
+    '\u0301\u0301',
+    'a\u0378b',
+    'a\uffffb',
+    'a\ufdd0b',
+    'a\u{10ffff}b',
+    'library:ops\ufe0f',
+    'a\u034fb',
+    '\u2800\u0301',
   ]) {
     const before = await count();
     await assert.rejects(
@@ -60,6 +75,12 @@ test('a named library caller, and an id of 200 characters, are recorded as given
     'library:José Müller',
     'library:ops 😀',
     '😀'.repeat(200),
+    // Round 12, N4's benign neighbours: CJK, an accented letter as base + combining mark, a
+    // braille pattern that is not blank, one visible character beside a braille blank.
+    'library:運用チーム',
+    'library:Jose\u0301',
+    'library:\u2801',
+    'library:\u2800ops',
   ].entries()) {
     await world.tg.config.apply(agent(`bot-${i}`), { id, via: 'library' });
     const events = await world.tg.admin.events.list({ limit: 100_000 });

@@ -63,6 +63,7 @@ for (const backend of backends()) {
         'runs',
         'sessions',
         'stepUp',
+        'waitingOnApproval',
       ]);
     });
 

@@ -3,7 +3,8 @@
  * "Limits and overload"): past it that user's open is LIMIT_REACHED (`sessions_per_user`), while
  * another user of the same agent and the agent's own key still open theirs. On MCP 2026-07-28 the
  * agent's cap is the same structured refusal as on REST and the 2025 era (-32062, 429,
- * Retry-After), never an internal error. JWTs signed here with a local JWKS.
+ * Retry-After), never an internal error. Fair eviction never ends a session whose call waits on a
+ * person's approval (attack round 12, N2). JWTs signed here with a local JWKS.
  */
 import assert from 'node:assert/strict';
 import { randomUUID } from 'node:crypto';
@@ -12,7 +13,7 @@ import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { after, before, test } from 'node:test';
 import { type generateKeyPair, SignJWT } from 'jose';
-import { validTool } from '../support/tools.js';
+import { heldCalls, holdCall, holdTool, noteTool, validTool } from '../support/tools.js';
 import {
   initializeRequest,
   MODERN_ENVELOPE,
@@ -30,6 +31,8 @@ type Key = Awaited<ReturnType<typeof generateKeyPair>>['privateKey'];
 let dir: string;
 let privateKey: Key;
 let world: World;
+let entered = 0;
+const held = heldCalls(() => entered++);
 
 before(async () => {
   dir = mkdtempSync(join(tmpdir(), 'toolgate-user-share-'));
@@ -38,6 +41,7 @@ before(async () => {
     options: {
       db: `sqlite:${join(dir, 'tg.db')}`,
       caps: { maxSessionsPerAgent: CAP },
+      executor: held.executor,
       jwt: {
         issuer: ISSUER,
         audience: AUDIENCE,
@@ -46,11 +50,14 @@ before(async () => {
         permissionsClaim: 'scope',
       },
     },
-    tools: [validTool()],
+    tools: [validTool(), noteTool(), holdTool()],
     agents: [
       { id: 'bot', capabilities: ['billing:read'] },
       { id: 'bot2', capabilities: ['billing:read'] },
       { id: 'bot3', capabilities: ['billing:read'] },
+      { id: 'bot4', capabilities: ['billing:read', 'note:send'] },
+      { id: 'bot5', capabilities: ['billing:read', 'note:send'] },
+      { id: 'bot6', capabilities: ['billing:read', 'docs:read'] },
     ],
     rest: { mcp: { maxSessionsPerAgent: CAP } },
   });
@@ -221,4 +228,110 @@ test('MCP 2025: two users fill the MCP sessions of an agent; a third user still 
   });
   await gone.text();
   assert.equal(gone.status, 404, "u1's least recently used MCP session ended");
+});
+
+test('fair eviction spares a session waiting on an approval: another idle one ends, and with none the newcomer is refused', async () => {
+  const key = world.keys.bot4 ?? '';
+  const open = async (token: string) => world.send('POST', '/v1/sessions', {}, token);
+  const view = async (id: string, token: string) =>
+    (await world.send('GET', `/v1/sessions/${id}/tools`, undefined, token)).status;
+  const waitOnApproval = async (id: string) => {
+    const r = await world.send(
+      'POST',
+      `/v1/sessions/${id}/calls`,
+      { tool: 'send_note', arguments: {} },
+      key,
+    );
+    assert.equal(r.status, 202, r.text);
+    return String(r.body.approval_id);
+  };
+  const ids: string[] = [];
+  let approval = '';
+  for (let i = 0; i < CAP; i++) {
+    const r = await open(key);
+    assert.equal(r.status, 201, r.text);
+    ids.push(String(r.body.id));
+    // Attack: the key's oldest session waits on a person, and is used again seconds later.
+    if (i === 0) approval = await waitOnApproval(String(r.body.id));
+  }
+  const [s0 = '', s1 = '', s2 = '', s3 = ''] = ids;
+  assert.equal(await view(s0, key), 200);
+
+  // A user of the host app opens one: the key's least recently used idle session ends (the benign
+  // neighbour: fairness still evicts), never the one waiting on the approval.
+  const u1 = await open(await tokenFor('u1', 'bot4'));
+  assert.equal(u1.status, 201, u1.text);
+  assert.equal(await view(s0, key), 200, 'the session waiting on a person stays');
+  assert.equal(await view(s1, key), 404, 'an idle session of the biggest holder ended');
+  assert.equal((await world.tg.approvals.get(approval)).status, 'pending', 'not withdrawn');
+
+  // Every session of the biggest holder now waits on a person: the newcomer is refused instead.
+  await waitOnApproval(s2);
+  await waitOnApproval(s3);
+  const refused = await open(await tokenFor('u2', 'bot4'));
+  assert.equal(refused.status, 429, refused.text);
+  assert.equal(refused.headers.get('retry-after'), '30');
+  assert.deepEqual(refused.body.details, {
+    limit: 'sessions_per_agent',
+    max: CAP,
+    retryAfterSeconds: 30,
+  });
+  for (const id of [s0, s2, s3]) assert.equal(await view(id, key), 200);
+});
+
+test('MCP 2025: fair eviction spares an MCP session whose call waits on an approval', async () => {
+  const key = world.keys.bot5 ?? '';
+  const era = { 'mcp-protocol-version': '2025-06-18' };
+  const rpc = async (id: string, method: string, params: unknown) => {
+    const res = await postMcp(world.base, { jsonrpc: '2.0', id: 2, method, params }, key, {
+      'mcp-session-id': id,
+      ...era,
+    });
+    return { status: res.status, text: await res.text() };
+  };
+  const held: string[] = [];
+  for (let i = 0; i < CAP; i++) {
+    const res = await postMcp(world.base, initializeRequest(), key);
+    await res.text();
+    assert.equal(res.status, 200);
+    held.push(res.headers.get('mcp-session-id') ?? '');
+  }
+  const [m0 = '', m1 = ''] = held;
+  // Attack: the oldest session's call waits on a person; a user of the host app connects.
+  const call = await rpc(m0, 'tools/call', { name: 'send_note', arguments: {} });
+  assert.match(call.text, /approval_id/);
+  // The others are used after it: m0 is the key's least recently used session, m1 the next.
+  for (const id of held.slice(1)) assert.equal((await rpc(id, 'tools/list', {})).status, 200);
+  const res = await postMcp(world.base, initializeRequest(), await tokenFor('u1', 'bot5'));
+  await res.text();
+  assert.equal(res.status, 200);
+  assert.equal((await rpc(m0, 'tools/list', {})).status, 200, 'the waiting session stays');
+  // Benign neighbour: the key's least recently used idle session ended for fairness.
+  assert.equal((await rpc(m1, 'tools/list', {})).status, 404, 'an idle session ended');
+});
+
+test('fair eviction spares a session with a call in flight: the next least recently used one ends', async () => {
+  const key = world.keys.bot6 ?? '';
+  const open = async (token: string) => world.send('POST', '/v1/sessions', {}, token);
+  const view = async (id: string) =>
+    (await world.send('GET', `/v1/sessions/${id}/tools`, undefined, key)).status;
+  const ids: string[] = [];
+  for (let i = 0; i < CAP; i++) {
+    const r = await open(key);
+    assert.equal(r.status, 201, r.text);
+    ids.push(String(r.body.id));
+  }
+  const [s0 = '', s1 = ''] = ids;
+  held.closeLatch();
+  const before = entered;
+  const running = holdCall(world.base, key, s0);
+  await held.until(() => entered > before);
+  for (const id of ids.slice(1)) assert.equal(await view(id), 200);
+  // s0's call runs: it is the key's least recently used session, and is spared.
+  const u1 = await open(await tokenFor('u1', 'bot6'));
+  assert.equal(u1.status, 201, u1.text);
+  assert.equal(await view(s1), 404, 'the next least recently used session ended');
+  held.release();
+  assert.equal((await running).status, 200);
+  assert.equal(await view(s0), 200, 'the session whose call ran stays');
 });

@@ -136,8 +136,10 @@ for (const backend of backends()) {
       );
       setMode('evil');
       const report = await tg.providers.refresh('notes', admin);
-      // upload_notes was dropped by the honest release and is listed again: quarantined again.
-      assert.deepEqual([...report.changed].sort(), ['fetch_notes', 'upload_notes']);
+      // upload_notes was dropped by the honest release and is listed again: quarantined again,
+      // reported as listed again rather than changed (attack round 12 N5).
+      assert.deepEqual(report.changed, ['fetch_notes']);
+      assert.deepEqual(report.listed_again, ['upload_notes']);
 
       const after = await tg.providers.show('notes');
       const fetch = after.tools.find((t) => t.name === 'fetch_notes');

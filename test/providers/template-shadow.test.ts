@@ -10,7 +10,9 @@
  * (`docs://pages/{page}`) stays offered and readable throughout. Attack round 11 F6: a release
  * that lists that template twice (another name and description) has it skipped "listed more than
  * once" in the refresh record and offered by neither era, while the notes template is still read
- * (like any entry gone from a listing, it is quarantined until reviewed again). Real upstreams
+ * (like any entry gone from a listing, it is quarantined until reviewed again). Attack round 12
+ * N5: when the upstream lists it once again, the refresh reports and alerts it as listed again
+ * (`listed_again`), never as `changed` with equal hashes. Real upstreams
  * (test/fixtures/mcp/resources-server.mjs, shadow-resources-server.mjs) in the namespace sandbox.
  */
 import assert from 'node:assert/strict';
@@ -252,5 +254,32 @@ describe('a broad template of one provider shadows another provider reviewed one
     const rest = await restSession();
     assert.ok(!rest.tools.includes(ids[PAGE] ?? '?'), rest.tools.join());
     assert.ok(rest.tools.includes(ids[TOPIC] ?? '?'), rest.tools.join());
+  });
+
+  test('the template listed once again after the duplicate listing (round 12 N5): reported and alerted as listed again, not changed', async () => {
+    const before = (await eventDetails(world.inspector as Store, 'alert.provider_changed')).length;
+    writeFileSync(join(stateDir, 'other-mode'), 'first');
+    const report = await world.tg.providers.refresh('other', world.admin);
+    const entries: { listed_again?: unknown; changed: unknown } = report.entries;
+    assert.deepEqual(entries.listed_again, [`resource_template:${PAGE}`]);
+    assert.deepEqual(report.entries.changed, []);
+    const alerts = (await eventDetails(world.inspector as Store, 'alert.provider_changed')).slice(
+      before,
+    );
+    assert.equal(alerts.length, 1, JSON.stringify(alerts));
+    assert.equal(alerts[0]?.change, 'listed_again');
+    assert.equal(alerts[0]?.pinned, alerts[0]?.listed, 'the same definition came back');
+    const refreshed = await eventDetails(world.inspector as Store, 'provider.refreshed');
+    assert.deepEqual((refreshed.at(-1)?.entries as { listed_again?: unknown })?.listed_again, [
+      `resource_template:${PAGE}`,
+    ]);
+    // Still quarantined until reviewed again; the neighbour is read as before.
+    for (const [era, client] of await eras()) {
+      await refused(client.readResource({ uri: 'docs://pages/intro' }), `${era} listed again`);
+      assert.equal(
+        textOf(await client.readResource({ uri: 'notes://topics/tea' })),
+        'notes about tea',
+      );
+    }
   });
 });

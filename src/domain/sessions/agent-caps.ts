@@ -85,11 +85,74 @@ async function openSessionsOf(
 /** Why a session ended for another principal's newcomer (the `session.evicted` record's reason). */
 export const FAIR_EVICTION = 'evicted_for_fairness';
 
+/** Approval statuses that still wait on a person, or on the call's retry once approved. */
+const WAITING_APPROVAL = ['pending', 'approved'] as const;
+
+/** Open sessions of the agent whose calls wait on an unexpired approval, in `trx`. */
+async function waitingOnApproval(
+  trx: Transaction<Database>,
+  agentId: string,
+  now: Date,
+): Promise<Set<string>> {
+  const rows = await trx
+    .selectFrom('approvals')
+    .select('session_id')
+    .distinct()
+    .where('agent_id', '=', agentId)
+    .where('status', 'in', [...WAITING_APPROVAL])
+    .where('expires_at', '>', now.toISOString())
+    .execute();
+  return new Set(rows.map((r) => r.session_id));
+}
+
 /**
- * The least recently used open session of the principal of the agent holding the most sessions,
- * when `newcomer` (a token user's id; null: the agent's own keys) holds fewer than it; else null.
- * A session's principal is its token user, or the agent when no token vouched for a user. Of
- * equal holders and equal times, the lowest id: the choice is the same on every replica.
+ * Of `sessionIds`, the sessions whose calls wait on an unexpired approval (pending, or approved
+ * and not yet retried): the MCP 2025 front's own fair eviction spares them as this cap does.
+ */
+export async function sessionsWaitingOnApproval(
+  db: Kysely<Database>,
+  sessionIds: readonly string[],
+  now: Date,
+): Promise<ReadonlySet<string>> {
+  if (sessionIds.length === 0) return new Set();
+  const rows = await db
+    .selectFrom('approvals')
+    .select('session_id')
+    .distinct()
+    .where('session_id', 'in', [...sessionIds])
+    .where('status', 'in', [...WAITING_APPROVAL])
+    .where('expires_at', '>', now.toISOString())
+    .execute();
+  return new Set(rows.map((r) => r.session_id));
+}
+
+/** Calls of each session running in this process now (the gate's `execute` step). */
+const callsInFlight = new Map<string, number>();
+
+/**
+ * Marks a call of the session as running in this process until the returned function is called:
+ * fair eviction never chooses a session with a call in flight.
+ */
+export function callInFlight(sessionId: string): () => void {
+  callsInFlight.set(sessionId, (callsInFlight.get(sessionId) ?? 0) + 1);
+  let ended = false;
+  return () => {
+    if (ended) return;
+    ended = true;
+    const left = (callsInFlight.get(sessionId) ?? 1) - 1;
+    if (left > 0) callsInFlight.set(sessionId, left);
+    else callsInFlight.delete(sessionId);
+  };
+}
+
+/**
+ * The least recently used evictable open session of the principal of the agent holding the most
+ * sessions, when `newcomer` (a token user's id; null: the agent's own keys) holds fewer than it;
+ * else null. A session's principal is its token user, or the agent when no token vouched for a
+ * user. A session waiting on an approval (pending, or approved and not yet retried) or with a call
+ * in flight is never evictable: when the biggest holders have no other, null (the newcomer is
+ * refused). Of equal holders and equal times, the lowest id: the choice is the same on every
+ * replica.
  */
 async function fairVictim(
   trx: Transaction<Database>,
@@ -109,9 +172,10 @@ async function fairVictim(
   for (const r of rows) held.set(holderOf(r), (held.get(holderOf(r)) ?? 0) + 1);
   const most = Math.max(0, ...held.values());
   if ((held.get(newcomer) ?? 0) >= most) return null;
+  const waiting = await waitingOnApproval(trx, agentId, now);
   let victim: { id: string; used: string } | null = null;
   for (const r of rows) {
-    if (held.get(holderOf(r)) !== most) continue;
+    if (held.get(holderOf(r)) !== most || waiting.has(r.id) || callsInFlight.has(r.id)) continue;
     const used = r.last_used_at ?? r.created_at;
     if (!victim || used < victim.used || (used === victim.used && r.id < victim.id)) {
       victim = { id: r.id, used };
@@ -126,7 +190,8 @@ async function fairVictim(
  * `caps.maxSessionsPerAgent` open, unexpired sessions and the newcomer's principal holds as many
  * as the biggest holder of that agent: then it throws LIMIT_REACHED and writes nothing. At the
  * agent's cap a smaller holder's newcomer closes the biggest holder's least recently used session
- * (fair eviction), in the same transaction as the count; its id is returned (null: none), and the
+ * that waits on no approval and runs no call (fair eviction; with none, LIMIT_REACHED), in the same
+ * transaction as the count; its id is returned (null: none), and the
  * caller ends it as a revocation (gates, approvals, the audited record).
  */
 export async function insertSessionWithinCap(
@@ -177,8 +242,11 @@ export async function insertSessionWithinCap(
   });
 }
 
-/** How often one process writes a session's last use: an LRU order to the minute is enough. */
-const TOUCH_EVERY_MS = 60_000;
+/**
+ * How often one process writes a session's last use: its LRU order is kept to the second, so a
+ * session used seconds ago is never tied with older ones, at most one write a second a session.
+ */
+const TOUCH_EVERY_MS = 1_000;
 /** Sessions whose last write this process remembers; past it, it forgets them all. */
 const TOUCHED_MAX = 10_000;
 /** When this process last wrote each session's last use. */
@@ -186,7 +254,7 @@ const touched = new Map<string, number>();
 
 /**
  * Records that a request used the session now (its LRU order for fair eviction), at most once a
- * minute per session and process. Never throws: a failed write costs only that order's precision.
+ * second per session and process. Never throws: a failed write costs only that order's precision.
  */
 export async function touchSession(
   db: Kysely<Database>,

@@ -4,10 +4,12 @@
  */
 export type { AgentCaps } from './agent-caps.js';
 export {
+  callInFlight,
   DEFAULT_AGENT_CAPS,
   lockAgent,
   pendingApprovalsOf,
   resolveAgentCaps,
+  sessionsWaitingOnApproval,
 } from './agent-caps.js';
 export type { AgentDiscoveryResult } from './agent-discovery.js';
 export { AgentDiscovery } from './agent-discovery.js';

@@ -46,5 +46,6 @@ export function liveAgentApi(agent: AgentApi, token: string): AgentApi {
     stepUp: once(agent.stepUp as AsyncFn) as AgentApi['stepUp'],
     approvalStatus: once(agent.approvalStatus as AsyncFn) as AgentApi['approvalStatus'],
     callOutcome: once(agent.callOutcome as AsyncFn) as AgentApi['callOutcome'],
+    waitingOnApproval: once(agent.waitingOnApproval as AsyncFn) as AgentApi['waitingOnApproval'],
   });
 }

@@ -150,7 +150,7 @@ export class SessionEra {
       return rpcError(reply, 'MCP_SESSION_REQUIRED', 'no session: send initialize first');
     }
     // At the agent's own cap a smaller holder ends the biggest holder's LRU idle session.
-    const fair = this.#atAgentCap(identity) ? this.#fairVictim(identity) : undefined;
+    const fair = this.#atAgentCap(identity) ? await this.#fairVictim(identity) : undefined;
     if (fair) await this.#evict(fair, FAIR_EVICTION);
     else if (fair === null) {
       const err = new ToolgateError(
@@ -168,10 +168,17 @@ export class SessionEra {
     this.#opening += 1;
     try {
       if (this.#sessions.size + this.#opening > this.#maxSessions) {
+        const all = [...this.#sessions];
+        const waiting = await this.#waiting(all.map(([, e]) => e));
         const victim = pickVictim(
-          [...this.#sessions].map(([id, e]) => [
+          all.map(([id, e]) => [
             id,
-            { agentId: e.binding.principal.agentId, lastSeen: e.lastSeen, inFlight: e.inFlight },
+            {
+              agentId: e.binding.principal.agentId,
+              lastSeen: e.lastSeen,
+              inFlight: e.inFlight,
+              waiting: waiting.has(e.binding.sessionId),
+            },
           ]),
         );
         if (victim === null) {
@@ -219,11 +226,24 @@ export class SessionEra {
     return n >= this.#maxPerAgent;
   }
 
+  /**
+   * The gate sessions of `entries` whose calls wait on an approval: never evicted. When the store
+   * cannot say, every one of them (nothing is evicted; the newcomer is refused instead).
+   */
+  async #waiting(entries: readonly Entry[]): Promise<ReadonlySet<string>> {
+    const ids = entries.map((e) => e.binding.sessionId);
+    return this.#agent.waitingOnApproval(ids).catch((err: unknown) => {
+      this.#log.warn({ err }, 'reading the approvals MCP sessions wait on failed');
+      return new Set(ids);
+    });
+  }
+
   /** The session a newcomer at its agent's full cap may end (session-eviction.ts), or null. */
-  #fairVictim(identity: Identity): string | null {
+  async #fairVictim(identity: Identity): Promise<string | null> {
     const mine = [...this.#sessions].filter(
       ([, e]) => e.binding.principal.agentId === identity.agentId,
     );
+    const waiting = await this.#waiting(mine.map(([, e]) => e));
     return pickFairVictim(
       mine.map(([id, e]) => [
         id,
@@ -231,6 +251,7 @@ export class SessionEra {
           holder: e.binding.principal.user?.id ?? null,
           lastSeen: e.lastSeen,
           inFlight: e.inFlight,
+          waiting: waiting.has(e.binding.sessionId),
         },
       ]),
       identity.user?.id ?? null,

@@ -1,8 +1,9 @@
 /**
  * @module Fair sharing of the MCP front's global session slots. When every slot is
  * taken, a newcomer is not refused while someone sits on idle sessions: the least recently used
- * idle session (no request in flight) of the agent holding the most sessions is evicted. A session
- * with a request in flight is never chosen; with none idle, the newcomer gets 503 and Retry-After.
+ * idle session (no request in flight, no call waiting on an approval) of the agent holding the most
+ * sessions is evicted. A session with a request in flight or a call waiting on a person's approval
+ * is never chosen; with none idle, the newcomer gets 503 and Retry-After.
  */
 
 export interface EvictionCandidate {
@@ -10,6 +11,8 @@ export interface EvictionCandidate {
   readonly lastSeen: number;
   /** Requests of this session being answered now (POSTs; a standing event stream is not one). */
   readonly inFlight: number;
+  /** A call of its gate session waits on an approval (pending, or approved and not retried). */
+  readonly waiting?: boolean;
 }
 
 /** Pure: the id of the session to evict, or null when no session is idle. Never mutates. */
@@ -18,7 +21,7 @@ export function pickVictim<K>(sessions: Iterable<[K, EvictionCandidate]>): K | n
   const idle: [K, EvictionCandidate][] = [];
   for (const entry of sessions) {
     held.set(entry[1].agentId, (held.get(entry[1].agentId) ?? 0) + 1);
-    if (entry[1].inFlight === 0) idle.push(entry);
+    if (entry[1].inFlight === 0 && !entry[1].waiting) idle.push(entry);
   }
   let best: [K, EvictionCandidate] | null = null;
   for (const entry of idle) {
@@ -40,12 +43,15 @@ export interface HolderCandidate {
   readonly holder: string | null;
   readonly lastSeen: number;
   readonly inFlight: number;
+  /** A call of its gate session waits on an approval: never evicted, as gate sessions are not. */
+  readonly waiting?: boolean;
 }
 
 /**
  * Pure: at an agent's full cap, the least recently used idle session of the principal of that
  * agent holding the most sessions, when the newcomer's principal holds fewer (as gate sessions do,
- * agent-caps.ts); null when it holds as many or none of those is idle. Never mutates.
+ * agent-caps.ts); null when it holds as many or none of those is idle (a session waiting on an
+ * approval is not idle). Never mutates.
  */
 export function pickFairVictim<K>(
   sessions: Iterable<[K, HolderCandidate]>,
@@ -59,7 +65,7 @@ export function pickFairVictim<K>(
   let best: [K, HolderCandidate] | null = null;
   for (const entry of all) {
     const c = entry[1];
-    if (c.inFlight > 0 || held.get(c.holder) !== most) continue;
+    if (c.inFlight > 0 || c.waiting || held.get(c.holder) !== most) continue;
     if (best === null || c.lastSeen < best[1].lastSeen) best = entry;
   }
   return best === null ? null : best[0];

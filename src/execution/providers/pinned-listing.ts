@@ -5,7 +5,8 @@
  * Every listed item is pinned by a hash of its definition and scanned for poisoning; it stays
  * unoffered until an admin classifies it, which registers a catalog entry (a new major version
  * each time, pinned by `code_hash`). A later listing that changes a pinned item (a rug pull), adds
- * one or drops one quarantines it, records an event and raises `alert.provider_changed`.
+ * one, drops one or lists again one it dropped quarantines it, records an event and raises
+ * `alert.provider_changed`.
  */
 import type { Actor, ToolgateError } from '../../core/index.js';
 import type {
@@ -36,6 +37,8 @@ export interface PinnedReport {
   readonly imported: string[];
   readonly added: string[];
   readonly changed: string[];
+  /** Items removed by an earlier listing and listed again: quarantined, whatever their hash. */
+  readonly listed_again: string[];
   readonly removed: string[];
   readonly unchanged: string[];
 }
@@ -111,20 +114,23 @@ export interface PinnedKind<Item, Key, C> {
   ): Record<string, unknown>;
 }
 
+/** What an `alert.provider_changed` says happened to one item. */
+export type ProviderChange = 'added' | 'changed' | 'listed_again' | 'removed';
+
 /** What the provider service lends for a change: the same quarantine and alert for every kind. */
 export interface ChangeHooks {
   quarantine(ctx: CatalogWrite, toolId: string, reason: string): Promise<void>;
   alert(
     trx: CatalogWrite['trx'],
     subject: string,
-    change: 'added' | 'changed' | 'removed',
+    change: ProviderChange,
     pinned: string | null,
     listed: string | null,
   ): Promise<void>;
 }
 
 export function emptyReport(): PinnedReport {
-  return { imported: [], added: [], changed: [], removed: [], unchanged: [] };
+  return { imported: [], added: [], changed: [], listed_again: [], removed: [], unchanged: [] };
 }
 
 /**
@@ -181,7 +187,8 @@ export async function comparePinned<Item, Key, C>(
       }
       continue;
     }
-    const reason = row.state === 'removed' ? 'listed again after removal' : 'definition changed';
+    const again = row.state === 'removed';
+    const reason = again ? 'listed again after removal' : 'definition changed';
     await kind.update(trx, provider, key, {
       pin_hash: pin,
       listing,
@@ -191,8 +198,9 @@ export async function comparePinned<Item, Key, C>(
       updated_at: at,
     });
     await hooks.quarantine(ctx, row.tool_id, `upstream ${reason}`);
-    report.changed.push(label);
-    await hooks.alert(trx, subject, 'changed', row.pin_hash, pin);
+    // An item back after removal is reported as such, whether or not its definition changed.
+    (again ? report.listed_again : report.changed).push(label);
+    await hooks.alert(trx, subject, again ? 'listed_again' : 'changed', row.pin_hash, pin);
   }
   for (const [label, row] of rows) {
     if (seen.has(label) || row.state === 'removed') continue;

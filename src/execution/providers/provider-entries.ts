@@ -64,6 +64,8 @@ export interface EntryRefreshReport {
   readonly imported: readonly string[];
   readonly added: readonly string[];
   readonly changed: readonly string[];
+  /** Entries an earlier listing dropped, listed again: quarantined (alerted `listed_again`). */
+  readonly listed_again: readonly string[];
   readonly removed: readonly string[];
   readonly unchanged: readonly string[];
   /** Prompts never imported, as `prompt:NAME`: their names hold the reserved `__`. */

@@ -50,6 +50,7 @@ import {
   comparePinned,
   type PinnedKind,
   type PinnedRow,
+  type ProviderChange,
 } from './pinned-listing.js';
 import {
   type EntryRefreshReport,
@@ -111,6 +112,8 @@ export interface RefreshReport {
   readonly added: readonly string[];
   /** Pinned tools whose definition changed: quarantined. */
   readonly changed: readonly string[];
+  /** Tools an earlier listing dropped, listed again: quarantined (alerted `listed_again`). */
+  readonly listed_again: readonly string[];
   /** Tools no longer listed: quarantined. */
   readonly removed: readonly string[];
   readonly unchanged: readonly string[];
@@ -323,12 +326,9 @@ export class ProviderService {
     );
     // Processes that listed the old definitions would be refused at their next call anyway
     // (pin check); closing them makes the next call list afresh.
-    const gone =
-      report.changed.length +
-      report.removed.length +
-      report.entries.changed.length +
-      report.entries.removed.length;
-    if (gone > 0) await this.#pool.closeProvider(name);
+    const gone = (r: Pick<RefreshReport, 'changed' | 'listed_again' | 'removed'>) =>
+      r.changed.length + r.listed_again.length + r.removed.length;
+    if (gone(report) + gone(report.entries) > 0) await this.#pool.closeProvider(name);
     return report;
   }
 
@@ -383,6 +383,7 @@ export class ProviderService {
         imported: report.imported.length,
         added: report.added,
         changed: report.changed,
+        listed_again: report.listed_again,
         removed: report.removed,
         unchanged: report.unchanged.length,
         skipped: report.skipped,
@@ -405,7 +406,7 @@ export class ProviderService {
     actor: Actor,
     now: Date,
     subject: string,
-    change: 'added' | 'changed' | 'removed',
+    change: ProviderChange,
     pinned: string | null,
     listed: string | null,
   ): Promise<void> {

@@ -7,7 +7,7 @@
 import { isToolgateError, type Mutable } from '../../core/index.js';
 import type { ToolDefinition } from '../../domain/catalog/index.js';
 import type { CallCredentials, CredentialBroker } from '../../domain/credentials/index.js';
-import { tokenCapabilities } from '../../domain/sessions/index.js';
+import { callInFlight, tokenCapabilities } from '../../domain/sessions/index.js';
 import {
   type RuntimeContext,
   type RuntimeRegistry,
@@ -35,6 +35,8 @@ const NO_SECRETS: readonly string[] = [];
 export async function executeStep(s: CallState): Promise<StepResult> {
   s.runStarted = true;
   const started = performance.now();
+  // A session with a call running here is never ended for fairness (agent-caps.ts).
+  const ended = callInFlight(s.session.id);
   s.run = await execute(s.deps, s.def, s.callArgs, s.compiled, {
     callId: s.callId,
     sessionId: s.session.id,
@@ -48,7 +50,7 @@ export async function executeStep(s: CallState): Promise<StepResult> {
     ...(s.options.signal ? { signal: s.options.signal } : {}),
     egressCeilingLeft: s.egressLeft,
     tokenCapabilities: tokenCapabilities(s.ctx.principal),
-  });
+  }).finally(ended);
   // Passive health (C14): the tool's own outcome, recorded in memory without holding the call.
   if (s.ref && countsForHealth(s.run))
     s.deps.health.observe(

@@ -200,10 +200,15 @@ export class ApplyService {
         const r = await providers.refresh(name, actor);
         const n = r.imported.length + r.added.length;
         const entries = r.entries.imported.length + r.entries.added.length;
-        const changed = [...r.changed, ...r.entries.changed];
+        const changed = [
+          ...r.changed,
+          ...r.listed_again,
+          ...r.entries.changed,
+          ...r.entries.listed_again,
+        ];
         changes.push({
           ...change,
-          summary: `${change.summary}; ${n} tools imported, unclassified until classified${entries > 0 ? `; ${entries} resources or prompts too` : ''}${changed.length > 0 ? `; QUARANTINED (changed): ${changed.join(', ')}` : ''}`,
+          summary: `${change.summary}; ${n} tools imported, unclassified until classified${entries > 0 ? `; ${entries} resources or prompts too` : ''}${changed.length > 0 ? `; QUARANTINED (changed or listed again): ${changed.join(', ')}` : ''}`,
         });
       } catch (err) {
         const code = err instanceof ToolgateError ? err.code : 'INTERNAL';

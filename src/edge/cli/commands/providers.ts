@@ -112,15 +112,14 @@ export function registerProviders(program: Command): void {
           [
             `imported ${r.imported.length}, unchanged ${r.unchanged.length}`,
             ...(r.changed.length > 0 ? [`QUARANTINED (changed): ${r.changed.join(', ')}`] : []),
+            ...(r.listed_again.length > 0
+              ? [`QUARANTINED (listed again): ${r.listed_again.join(', ')}`]
+              : []),
             ...(r.added.length > 0 ? [`QUARANTINED (added): ${r.added.join(', ')}`] : []),
             ...(r.removed.length > 0 ? [`QUARANTINED (removed): ${r.removed.join(', ')}`] : []),
             ...skippedLines(r),
             `entries: imported ${r.entries.imported.length}, unchanged ${r.entries.unchanged.length}`,
-            ...(r.entries.changed.length + r.entries.added.length + r.entries.removed.length > 0
-              ? [
-                  `QUARANTINED entries: ${[...r.entries.changed, ...r.entries.added, ...r.entries.removed].join(', ')}`,
-                ]
-              : []),
+            ...quarantinedEntries(r.entries),
           ].join('\n'),
         );
       })(),
@@ -204,4 +203,15 @@ function skippedLines(r: {
     ...[...r.skipped_reasons, ...r.entries.skipped].map((x) => `skipped ${x.name}: ${x.reason}`),
     ...(more > 0 ? [`skipped ${more} more entries past the listing's caps`] : []),
   ];
+}
+
+/** The entries a refresh quarantined (changed, listed again, added, removed), on one line. */
+function quarantinedEntries(e: {
+  readonly changed: readonly string[];
+  readonly listed_again: readonly string[];
+  readonly added: readonly string[];
+  readonly removed: readonly string[];
+}): string[] {
+  const all = [...e.changed, ...e.listed_again, ...e.added, ...e.removed];
+  return all.length > 0 ? [`QUARANTINED entries: ${all.join(', ')}`] : [];
 }
