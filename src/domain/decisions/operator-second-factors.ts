@@ -27,6 +27,7 @@ import {
   auditRefusal,
   auditRefusalAs,
   BOOTSTRAP_ACTOR_ID,
+  BOOTSTRAP_OPERATOR,
   endSessionsOf,
   FourEyesRefused,
   genesisOpen,
@@ -306,7 +307,10 @@ export class OperatorSecondFactors implements SecondFactorCheck {
   /**
    * The admin's way out of a lockout; audited. Never one's own (attack round 11, F8): clearing
    * one's own failures resets the guessing guard and its alert, so it is FORBIDDEN and recorded as
-   * `operator.four_eyes_refused` (`own_unlock`); another admin does it.
+   * `operator.four_eyes_refused` (`own_unlock`); another admin does it. Nor, once the first admin
+   * is set up, the bootstrap token's of an account holding `approver` or `admin` (attack round 12,
+   * N3: a stolen personal token would guess codes and never reach the lockout), refused and
+   * recorded as `bootstrap_after_setup`, as the token's other second-factor acts.
    */
   unlock(operatorId: string, actor: Actor): Promise<SecondFactorState> {
     return auditRefusalAs(this.#db, actor, this.#clock, 'unlock_second_factor', async () => {
@@ -317,8 +321,27 @@ export class OperatorSecondFactors implements SecondFactorCheck {
           'own_unlock',
         );
       }
+      if (actor.id === BOOTSTRAP_ACTOR_ID && (await this.#decides(operatorId))) {
+        await refuseBootstrapAfterSetup(
+          this.#db,
+          BOOTSTRAP_OPERATOR,
+          operatorId,
+          'unlock the second factor of an approver or an admin',
+        );
+      }
       return this.#guard.unlock(operatorId, actor);
     });
+  }
+
+  /** Whether account `operatorId` holds `approver` or `admin` now. */
+  async #decides(operatorId: string): Promise<boolean> {
+    const row = await this.#db
+      .selectFrom('operators')
+      .select('roles')
+      .where('id', '=', operatorId)
+      .executeTakeFirst();
+    const roles: unknown = row ? JSON.parse(row.roles) : [];
+    return Array.isArray(roles) && (roles.includes('approver') || roles.includes('admin'));
   }
 
   /** The plaintext secret; a row that fails authentication is refused, never used. */
