@@ -43,7 +43,7 @@ import {
   type SecondFactorCheck,
 } from '../operators/index.js';
 import { SecondFactorGuard, type SecondFactorState } from './second-factor-guard.js';
-import { generateTotpSecret, isTotpCodeShaped, totpUri } from './totp.js';
+import { generateTotpSecret, isTotpCodeShaped, TOTP_DIGITS, totpUri } from './totp.js';
 
 /** Operator ids: `alice`, `oidc.<hash>`; what an otpauth label and an actor id can carry. */
 export const OPERATOR_ID_PATTERN = '^[A-Za-z0-9][A-Za-z0-9_.@+-]{0,99}$';
@@ -411,7 +411,8 @@ export class OperatorSecondFactors implements SecondFactorCheck {
   /**
    * One's own existing factor is replaced or removed only with a current code of it, so a personal
    * token alone cannot swap the factor that the step-up of every decision checks (attack round 10,
-   * F1). No code (or not six digits) is a four-eyes refusal, audited `own_second_factor`; a wrong
+   * F1). No code is a four-eyes refusal, audited `own_second_factor` (a code of other than six digits
+   * is malformed input, INPUT_INVALID); a wrong
    * code is a failure the guard counts and audits like any other. Lost the authenticator? Another
    * admin re-enrols or removes it (a hand-over).
    */
@@ -423,13 +424,16 @@ export class OperatorSecondFactors implements SecondFactorCheck {
     code: unknown,
   ): Promise<void> {
     const act = what === 'enrol' ? 'enrol_second_factor' : 'remove_second_factor';
-    // A code that is no string of digits (a number) is malformed input, not a missing code.
-    if (code !== undefined && (typeof code !== 'string' || !/^[0-9]*$/.test(code))) {
+    // A code that is not exactly the code's digits (a number, 7 digits) is malformed input, not a
+    // missing code (attack round 11, F9; round 12, N5); no attempt is spent on it.
+    if (code !== undefined && !isTotpCodeShaped(code)) {
       throw new ToolgateError(
         'INPUT_INVALID',
-        'the second-factor code must be a string of digits',
+        `the second-factor code must be a string of exactly ${TOTP_DIGITS} digits`,
         {
-          problems: [problem('/totp', 'not a string of digits', 'second_factor.totp')],
+          problems: [
+            problem('/totp', `not a string of ${TOTP_DIGITS} digits`, 'second_factor.totp'),
+          ],
         },
       );
     }
