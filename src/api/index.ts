@@ -4,6 +4,7 @@
  * here is public API for the fronts (docs/architecture.md §6).
  */
 
+export { TOTP_DIGITS } from '../domain/decisions/index.js';
 // The operator authority and what fronts need to name a person and an action (docs/architecture.md §6).
 export type {
   ActionRule,

@@ -54,6 +54,8 @@ for (const backend of backends()) {
     let dataDir: string;
     let tools = 0;
 
+    /** An admin's own personal token, for the CLI (set in `before`). */
+    let cliToken = '';
     before(async () => {
       const fresh = await backend.fresh();
       url = fresh.url;
@@ -70,6 +72,19 @@ for (const backend of backends()) {
       await confirmDeciders(tg.admin, ['alice', 'bob', 'carol'], clock());
       nowMs += 90_000;
       await confirmDeciders(tg.admin, ['dave'], clock());
+      // The CLI unlocks as an admin's own account: after the set-up the bootstrap token unlocks
+      // no decider (attack round 12, N3).
+      const genesis = {
+        ...operator('world-genesis', ['admin']),
+        authenticatedBy: 'password+totp' as const,
+      };
+      cliToken = (
+        await tg.admin.operators.issueToken(genesis, {
+          operatorId: genesis.id,
+          name: 'cli',
+          expiresInDays: 366,
+        })
+      ).token;
     });
     after(async () => {
       await replica.close();
@@ -291,7 +306,7 @@ for (const backend of backends()) {
         execFile(
           process.execPath,
           [MAIN, '--db', url, '--data-dir', dataDir, ...args],
-          { cwd: dataDir, env: cleanEnv() },
+          { cwd: dataDir, env: { ...cleanEnv(), TOOLGATE_TOKEN: cliToken } },
           (err, stdout, stderr) =>
             resolve({
               code: err ? Number((err as { code?: number }).code ?? 1) : 0,

@@ -231,6 +231,21 @@ describe('toolgate CLI', { concurrency: true }, () => {
       ]);
       const tokenFile = join(dir, 'carol.token');
       writeFileSync(tokenFile, `${token}\n`, { mode: 0o600 });
+      // carol, set up by adam (the genesis admin, whom the token set up), is a person apart from
+      // the token only once dora, a confirmed approver who is not adam, confirms her (attack round
+      // 12, N1): adam confirms dora at the genesis, dora confirms carol.
+      const adamSecret = (await cliJson(dir, ['--db', db, 'approvers', 'enroll', 'adam'])).secret;
+      await cliJson(dir, [...asAdam, 'operators', 'create', 'dora', '--roles', 'approver']);
+      const dora = await cliJson(dir, [...asAdam, 'approvers', 'enroll', 'dora']);
+      const doraIssue = 'operators token issue --for dora --name d --days 1'.split(' ');
+      const doraFile = join(dir, 'dora.token');
+      writeFileSync(doraFile, `${(await cliJson(dir, [...asAdam, ...doraIssue])).token}\n`, {
+        mode: 0o600,
+      });
+      const confirm = (who: string[], id: string, secretOf: string) =>
+        cliJson(dir, [...who, 'operators', 'confirm', id, '--totp', totpAt(secretOf, new Date())]);
+      await confirm(asAdam, 'dora', adamSecret);
+      await confirm(['--db', db, '--token-file', doraFile], 'carol', dora.secret);
       const shown = await cliJson(dir, ['--db', db, 'tools', 'show', 'search_tickets@1.0.0']);
       const review = (hash: string, extra: readonly string[] = [], asCarol = true) =>
         cli(dir, [

@@ -195,7 +195,17 @@ describe('the operator CLI decides and reviews as the personal token it runs wit
   test('tools review with alice’s token; the bootstrap operator and an admin who is no approver are refused', async () => {
     const file = join(dir, 'wire.yaml');
     writeFileSync(file, WIRE);
-    const applied = await run(['apply', '-f', file], 'root');
+    // reg, another admin root sets up, registers it: alice, set up and confirmed by root, is a
+    // person apart from reg, not from root (attack round 12, N1).
+    const made = await run(['operators', 'create', 'reg', '--roles', 'admin'], 'root');
+    assert.equal(made.code, 0, JSON.stringify(made.json));
+    const regToken = await run(
+      ['operators', 'token', 'issue', '--for', 'reg', '--name', 'e2e', '--days', '1'],
+      'root',
+    );
+    assert.equal(regToken.code, 0, JSON.stringify(regToken.json));
+    tokens.reg = regToken.json.token;
+    const applied = await run(['apply', '-f', file], 'reg');
     assert.equal(applied.code, 0, JSON.stringify(applied.json));
     const shown = await run(['tools', 'show', 'wire@1.0.0'], 'root');
     assert.equal(shown.code, 0, JSON.stringify(shown.json));

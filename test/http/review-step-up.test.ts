@@ -70,6 +70,9 @@ describe('security reviews need the reviewer’s second factor over REST', () =>
     tg = await openGateway({ db: fresh.url, clock: () => now, masterKey: MasterKey.generate() });
     app = await buildServer(tg, { adminToken: ADMIN_TOKEN });
     base = await app.listen({ host: '127.0.0.1', port: 0 });
+    // The genesis admin first, so reg (who registers) is another admin, not the token's holder:
+    // alice, set up by the token, is not reg's account (attack round 12, N1).
+    await tg.admin.operators.create(BOOTSTRAP_OPERATOR, { id: 'gen', roles: ['admin'] });
     await tg.admin.operators.create(BOOTSTRAP_OPERATOR, { id: 'alice', roles: ['approver'] });
     secret = (await tg.admin.secondFactor.enroll(BOOTSTRAP_OPERATOR, 'alice')).secret;
     token = await personalToken(tg.admin, 'alice', { name: 'reviews' });

@@ -4,8 +4,8 @@
  * does an account the token set up (it counts as hers, as in a confirmation). Each refusal is 403
  * and one `tool.review_refused` with reason `token_registration`, through both places the
  * reviewer rules are checked (an approval, before the second factor; a rejection, in the review's
- * transaction), and the review stays pending. The benign neighbour: another confirmed approver,
- * neither the genesis admin nor set up by the token, approves it with her code.
+ * transaction), and the review stays pending. The benign neighbour: another approver, confirmed
+ * by a confirmed approver who is not the genesis admin, approves it with her code.
  */
 import assert from 'node:assert/strict';
 import { after, before, describe, test } from 'node:test';
@@ -53,29 +53,35 @@ describe('the genesis admin and the accounts the token set up do not review what
       tokens[id] = await personalToken(w.tg.admin, id);
       secrets[id] = (await w.tg.admin.secondFactor.enroll(BOOTSTRAP_OPERATOR, id)).secret;
     }
-    // ann: an approver gen set up and confirmed (the genesis), not the token's.
+    // ann: an approver gen set up, confirmed by cid, a confirmed approver who is not gen (gen
+    // confirmed cid at the genesis): a person apart from the token's holder (attack round 12, N1).
     const gen = { authorization: tokens.gen };
-    assert.equal(
-      (await w.send('POST', '/v1/operators', { id: 'ann', roles: ['approver'] }, gen.authorization))
-        .status,
-      201,
-    );
-    const enrolled = await w.send('POST', '/v1/operators/ann/second-factor', {}, gen.authorization);
-    secrets.ann = String(enrolled.body.secret);
-    const issued = await w.send(
-      'POST',
-      '/v1/operators/ann/tokens',
-      { name: 'l', expires_in_days: 9 },
-      gen.authorization,
-    );
-    tokens.ann = String(issued.body.token);
-    const confirmed = await w.send(
-      'POST',
-      '/v1/operators/ann/confirm',
-      { totp: code('gen') },
-      gen.authorization,
-    );
-    assert.equal(confirmed.status, 200, JSON.stringify(confirmed.body));
+    const setUp = async (id: string, auth: string) => {
+      const created = await w.send('POST', '/v1/operators', { id, roles: ['approver'] }, auth);
+      assert.equal(created.status, 201);
+      const enrolled = await w.send('POST', `/v1/operators/${id}/second-factor`, {}, auth);
+      secrets[id] = String(enrolled.body.secret);
+      const issued = await w.send(
+        'POST',
+        `/v1/operators/${id}/tokens`,
+        { name: 'l', expires_in_days: 9 },
+        auth,
+      );
+      tokens[id] = String(issued.body.token);
+    };
+    for (const [id, by] of [
+      ['cid', 'gen'],
+      ['ann', 'cid'],
+    ] as const) {
+      await setUp(id, gen.authorization ?? '');
+      const confirmed = await w.send(
+        'POST',
+        `/v1/operators/${id}/confirm`,
+        { totp: code(by) },
+        tokens[by],
+      );
+      assert.equal(confirmed.status, 200, JSON.stringify(confirmed.body));
+    }
     // The bootstrap token registers team-y's restricted tool: a draft, registrant admin-token.
     const registered = await w.send(
       'POST',

@@ -174,6 +174,49 @@ for (const backend of backends()) {
       }
     });
 
+    test('a totp of other than six digits is a schema error in every body, and in the library (attack round 12, N5)', async () => {
+      for (const totp of ['1234567', '12345', '']) {
+        for (const [method, path] of [
+          ['POST', '/v1/operators/alice/second-factor'],
+          ['DELETE', '/v1/operators/alice/second-factor'],
+          ['POST', '/v1/operators/alice/confirm'],
+          ['POST', '/v1/changes/chg_x/approve'],
+          ['POST', '/v1/approvals/apr_x/approve'],
+          ['POST', '/v1/tools/t/versions/1.0.0/review'],
+        ] as const) {
+          const seq = await mark();
+          const r = await call('alice', method, path, { totp });
+          ok(r, 400);
+          assert.equal(r.body.code, 'INPUT_INVALID', `${method} ${path} ${JSON.stringify(totp)}`);
+          assert.deepEqual(await since(seq), [], 'no four-eyes refusal, no counted failure');
+        }
+        const alice: Operator = {
+          id: 'alice',
+          name: 'alice',
+          roles: ['admin', 'approver'],
+          teams: [],
+          authenticatedBy: 'password+totp',
+        };
+        const seq = await mark();
+        await assert.rejects(
+          tg.admin.secondFactor.enroll(alice, 'alice', 'library', { totp }),
+          (err: { code?: string }) => err.code === 'INPUT_INVALID',
+        );
+        assert.deepEqual(await since(seq), [], 'the library: no four-eyes refusal either');
+      }
+      // Its neighbour: six digits are checked (a wrong one counted; a current one, below, replaces).
+      const seq = await mark();
+      ok(
+        await call('alice', 'DELETE', '/v1/operators/alice/second-factor', { totp: '000000' }),
+        400,
+      );
+      assert.deepEqual(
+        (await since(seq)).map((e) => e.action),
+        ['approver.totp_failed'],
+      );
+      await tg.admin.secondFactor.unlock('alice', { id: 'cli:test', via: 'cli' });
+    });
+
     test('benign (F1): with her current code she replaces her own factor, and stays confirmed', async () => {
       const r = await call('alice', 'POST', '/v1/operators/alice/second-factor', {
         totp: code('alice'),

@@ -19,10 +19,11 @@ import {
 } from '../../core/index.js';
 import { appendEvent, type Database, type SecurityReviewRow } from '../../records/store/index.js';
 import {
+  apartFrom,
   BOOTSTRAP_ACTOR_ID,
   hasRole,
   isBootstrap,
-  isGenesisAdmin,
+  type NotApart,
   type Operator,
   operatorActor,
 } from '../operators/index.js';
@@ -118,6 +119,7 @@ export type ReviewRefusalReason =
   | 'not_approver'
   | 'own_registration'
   | 'token_registration'
+  | 'set_up_by_registrant'
   | 'owning_team';
 
 /** FORBIDDEN by a reviewer rule (checkReviewer), and which one; audited as `tool.review_refused`. */
@@ -131,12 +133,14 @@ export class ReviewerRefused extends ToolgateError<'FORBIDDEN'> {
 
 /**
  * Refuses a reviewer who may not decide this review; never returns on failure. Four eyes: the
- * reviewer holds `approver`, is a person (never the shared bootstrap token), did not register the
- * definition, and is not in the team that owns the tool (an owner does not review their own work).
- * A definition the bootstrap token registered is the genesis admin's own registration (one secret,
- * one person; attack round 11, F3), and an account the token set up counts as hers, as in a
- * confirmation (operators/confirmation.ts): neither reviews it. Read on `db` (the review's
- * transaction where it writes).
+ * reviewer holds `approver`, is a person (never the shared bootstrap token), is not in the team
+ * that owns the tool (an owner does not review their own work), and counts as a person apart from
+ * the registrant by the rule of a four-eyes change (operators/confirmation.ts, `apartFrom`; attack
+ * round 12, N1): not the registrant, nor an account the registrant set up (directly or through
+ * accounts she set up) unless a confirmed decider who is not the registrant has since confirmed
+ * it. A definition the bootstrap token registered is the genesis admin's own registration (one
+ * secret, one person; attack round 11, F3): the genesis admin, and accounts she or the token set
+ * up, count as hers. Read on `db` (the review's transaction where it writes).
  */
 export async function checkReviewer(
   db: Kysely<Database> | Transaction<Database>,
@@ -159,35 +163,42 @@ export async function checkReviewer(
       `operator ${op.id} registered this definition; another approver must review it`,
     );
   }
-  if (registeredBy === BOOTSTRAP_ACTOR_ID) await checkTokenRegistration(db, op);
+  const notApart = await apartFrom(db, op.id, registeredBy);
+  if (notApart) throw notApartRefusal(op.id, registeredBy, notApart);
   if (op.teams.includes(owner)) {
     refuse('owning_team', `operator ${op.id} is in ${owner}, the team that owns this tool`);
   }
 }
 
-/** The reviewer of a definition the bootstrap token registered: neither its holder nor its own. */
-async function checkTokenRegistration(
-  db: Kysely<Database> | Transaction<Database>,
-  op: Operator,
-): Promise<void> {
-  const tokens = 'the bootstrap admin token registered this definition';
-  if (await isGenesisAdmin(db, op.id)) {
-    throw new ReviewerRefused(
-      'token_registration',
-      `${tokens}, the secret of the genesis admin operator ${op.id} (one secret, one person), who cannot review it; another approver must`,
+/** The refusal of reviewer `id`, who is not a person apart from registrant `registeredBy`. */
+function notApartRefusal(id: string, registeredBy: string, not: NotApart): ReviewerRefused {
+  const token = registeredBy === BOOTSTRAP_ACTOR_ID;
+  const reason = token ? 'token_registration' : 'set_up_by_registrant';
+  const registrant = token
+    ? 'the bootstrap admin token registered this definition'
+    : `${registeredBy} registered this definition`;
+  if (not.why === 'same') {
+    return new ReviewerRefused(
+      reason,
+      token
+        ? `${registrant}, the secret of the genesis admin operator ${id} (one secret, one person), who cannot review it; another approver must`
+        : `${registrant}, and operator ${id} is a genesis admin like them: both hold the bootstrap admin token (one secret, one person); another approver must review it`,
     );
   }
-  const row = await db
-    .selectFrom('operators')
-    .select('set_up_by')
-    .where('id', '=', op.id)
-    .executeTakeFirst();
-  if (row?.set_up_by === BOOTSTRAP_ACTOR_ID) {
-    throw new ReviewerRefused(
-      'token_registration',
-      `${tokens}, and operator ${op.id} was set up by the bootstrap admin token (the genesis admin's secret), so it counts as the genesis admin's account; another approver must review it`,
-    );
-  }
+  const how =
+    not.why === 'chain_too_long'
+      ? `the set-up chain of operator ${id} is too long to be checked`
+      : not.chain.length === 1 && not.chain[0] === BOOTSTRAP_ACTOR_ID
+        ? `operator ${id} was set up by the bootstrap admin token (the genesis admin's secret), so it counts as the genesis admin's account`
+        : `operator ${id} was set up by ${not.chain.join(' <- ')}${token ? ' (the bootstrap admin token and the genesis admin are one person)' : ''}`;
+  const confirmed =
+    not.confirmedBy === null
+      ? `${id} is not confirmed`
+      : `${id} was confirmed by ${not.confirmedBy}, the same person`;
+  return new ReviewerRefused(
+    reason,
+    `${registrant}, and ${how}; ${confirmed}, so the two are not two people. Have another confirmed approver or admin, who is not the registrant, confirm ${id} (toolgate operators confirm ${id}), or have an approver the registrant did not set up review it`,
+  );
 }
 
 /**

@@ -48,4 +48,4 @@ export {
 export type { SessionApprovalStatus } from './session-approvals.js';
 export { SessionApprovals } from './session-approvals.js';
 export type { TotpVerification } from './totp.js';
-export { generateTotpSecret, totpAt, totpUri, verifyTotp } from './totp.js';
+export { generateTotpSecret, TOTP_DIGITS, totpAt, totpUri, verifyTotp } from './totp.js';

@@ -27,6 +27,7 @@ import {
   auditRefusal,
   auditRefusalAs,
   BOOTSTRAP_ACTOR_ID,
+  BOOTSTRAP_OPERATOR,
   endSessionsOf,
   FourEyesRefused,
   genesisOpen,
@@ -42,7 +43,7 @@ import {
   type SecondFactorCheck,
 } from '../operators/index.js';
 import { SecondFactorGuard, type SecondFactorState } from './second-factor-guard.js';
-import { generateTotpSecret, isTotpCodeShaped, totpUri } from './totp.js';
+import { generateTotpSecret, isTotpCodeShaped, TOTP_DIGITS, totpUri } from './totp.js';
 
 /** Operator ids: `alice`, `oidc.<hash>`; what an otpauth label and an actor id can carry. */
 export const OPERATOR_ID_PATTERN = '^[A-Za-z0-9][A-Za-z0-9_.@+-]{0,99}$';
@@ -306,7 +307,10 @@ export class OperatorSecondFactors implements SecondFactorCheck {
   /**
    * The admin's way out of a lockout; audited. Never one's own (attack round 11, F8): clearing
    * one's own failures resets the guessing guard and its alert, so it is FORBIDDEN and recorded as
-   * `operator.four_eyes_refused` (`own_unlock`); another admin does it.
+   * `operator.four_eyes_refused` (`own_unlock`); another admin does it. Nor, once the first admin
+   * is set up, the bootstrap token's of an account holding `approver` or `admin` (attack round 12,
+   * N3: a stolen personal token would guess codes and never reach the lockout), refused and
+   * recorded as `bootstrap_after_setup`, as the token's other second-factor acts.
    */
   unlock(operatorId: string, actor: Actor): Promise<SecondFactorState> {
     return auditRefusalAs(this.#db, actor, this.#clock, 'unlock_second_factor', async () => {
@@ -317,8 +321,27 @@ export class OperatorSecondFactors implements SecondFactorCheck {
           'own_unlock',
         );
       }
+      if (actor.id === BOOTSTRAP_ACTOR_ID && (await this.#decides(operatorId))) {
+        await refuseBootstrapAfterSetup(
+          this.#db,
+          BOOTSTRAP_OPERATOR,
+          operatorId,
+          'unlock the second factor of an approver or an admin',
+        );
+      }
       return this.#guard.unlock(operatorId, actor);
     });
+  }
+
+  /** Whether account `operatorId` holds `approver` or `admin` now. */
+  async #decides(operatorId: string): Promise<boolean> {
+    const row = await this.#db
+      .selectFrom('operators')
+      .select('roles')
+      .where('id', '=', operatorId)
+      .executeTakeFirst();
+    const roles: unknown = row ? JSON.parse(row.roles) : [];
+    return Array.isArray(roles) && (roles.includes('approver') || roles.includes('admin'));
   }
 
   /** The plaintext secret; a row that fails authentication is refused, never used. */
@@ -388,7 +411,8 @@ export class OperatorSecondFactors implements SecondFactorCheck {
   /**
    * One's own existing factor is replaced or removed only with a current code of it, so a personal
    * token alone cannot swap the factor that the step-up of every decision checks (attack round 10,
-   * F1). No code (or not six digits) is a four-eyes refusal, audited `own_second_factor`; a wrong
+   * F1). No code is a four-eyes refusal, audited `own_second_factor` (a code of other than six digits
+   * is malformed input, INPUT_INVALID); a wrong
    * code is a failure the guard counts and audits like any other. Lost the authenticator? Another
    * admin re-enrols or removes it (a hand-over).
    */
@@ -400,13 +424,16 @@ export class OperatorSecondFactors implements SecondFactorCheck {
     code: unknown,
   ): Promise<void> {
     const act = what === 'enrol' ? 'enrol_second_factor' : 'remove_second_factor';
-    // A code that is no string of digits (a number) is malformed input, not a missing code.
-    if (code !== undefined && (typeof code !== 'string' || !/^[0-9]*$/.test(code))) {
+    // A code that is not exactly the code's digits (a number, 7 digits) is malformed input, not a
+    // missing code (attack round 11, F9; round 12, N5); no attempt is spent on it.
+    if (code !== undefined && !isTotpCodeShaped(code)) {
       throw new ToolgateError(
         'INPUT_INVALID',
-        'the second-factor code must be a string of digits',
+        `the second-factor code must be a string of exactly ${TOTP_DIGITS} digits`,
         {
-          problems: [problem('/totp', 'not a string of digits', 'second_factor.totp')],
+          problems: [
+            problem('/totp', `not a string of ${TOTP_DIGITS} digits`, 'second_factor.totp'),
+          ],
         },
       );
     }

@@ -6,7 +6,9 @@ export type TotpVerification =
   | { readonly ok: false; readonly reason: 'malformed' | 'invalid' | 'replayed' };
 
 // The authenticator-app defaults; anything else and most apps silently show wrong codes.
-const DIGITS = 6;
+/** How many digits a code has; a code of any other length is malformed input. */
+export const TOTP_DIGITS = 6;
+const DIGITS = TOTP_DIGITS;
 const STEP_SECONDS = 30;
 /** Steps either side of the current one that are accepted, for clock drift and typing time. */
 const WINDOW = 1;

@@ -301,6 +301,60 @@ async function setUpChain(db: Db, first: string | null): Promise<string[]> {
 }
 
 /**
+ * Whether actor ids `a` and `b` are one person for four eyes: the same actor, or the bootstrap
+ * token and a genesis admin, or two genesis admins (the token is the genesis admin's secret: one
+ * secret, one person; `isGenesisAdmin`).
+ */
+export async function onePerson(db: Db, a: string, b: string): Promise<boolean> {
+  if (a === b) return true;
+  const tokens = async (actor: string) =>
+    actor === BOOTSTRAP_ACTOR_ID ||
+    (actor.startsWith('operator:') && (await isGenesisAdmin(db, actor.slice('operator:'.length))));
+  return (await tokens(a)) && (await tokens(b));
+}
+
+/** Why account `id` is not a person apart from another actor (see `apartFrom`). */
+export type NotApart =
+  | { readonly why: 'same' }
+  | {
+      readonly why: 'set_up';
+      readonly chain: readonly string[];
+      readonly confirmedBy: string | null;
+    }
+  | { readonly why: 'chain_too_long'; readonly confirmedBy: string | null };
+
+/**
+ * Whether operator account `id` counts as a person apart from actor `other` (an actor id,
+ * `operator:<id>` or the bootstrap token) in a decision that needs two people, by the rule a
+ * confirmation uses: it is not `other`'s person (`onePerson`), and `other` is in none of its
+ * set-up chain (`setUpChain`: who handed it its credentials or deciding role, and who them), or
+ * it has since been confirmed by a decider who is not `other`'s person. Null when apart, else why
+ * not (with the chain up to `other`). An actor with no account row (a library caller's own
+ * construction) has no set-up chain. Read on `db`.
+ */
+export async function apartFrom(db: Db, id: string, other: string): Promise<NotApart | null> {
+  if (await onePerson(db, `operator:${id}`, other)) return { why: 'same' };
+  const row = await db
+    .selectFrom('operators')
+    .select(['set_up_by', 'confirmed_by'])
+    .where('id', '=', id)
+    .executeTakeFirst();
+  if (!row) return null;
+  const confirmedApart =
+    row.confirmed_by !== null && !(await onePerson(db, row.confirmed_by, other));
+  if (confirmedApart) return null;
+  const chain = await setUpChain(db, row.set_up_by);
+  for (let at = 0; at < chain.length && at < MAX_SET_UP_CHAIN; at++) {
+    if (await onePerson(db, chain[at] ?? '', other)) {
+      return { why: 'set_up', chain: chain.slice(0, at + 1), confirmedBy: row.confirmed_by };
+    }
+  }
+  if (chain.length > MAX_SET_UP_CHAIN)
+    return { why: 'chain_too_long', confirmedBy: row.confirmed_by };
+  return null;
+}
+
+/**
  * Confirms account `id` as `by` inside `trx` (see `checkConfirmation`, read again here under a
  * lock), or refuses with FORBIDDEN naming why. Confirming an account that is already confirmed
  * changes nothing.

@@ -1,6 +1,12 @@
 /** @module Operators: accounts, roles and how they authenticate. Anything exported here is public API. */
 
-export { genesisOpen, isGenesisAdmin, recordHandOver } from './confirmation.js';
+export {
+  apartFrom,
+  genesisOpen,
+  isGenesisAdmin,
+  type NotApart,
+  recordHandOver,
+} from './confirmation.js';
 export type { ConsoleSessionGrant, ConsoleSessionView } from './console-sessions.js';
 export {
   ConsoleSessions,

@@ -1,4 +1,5 @@
 /** @module JSON Schemas of request and response bodies, shared by the routes and the OpenAPI document. */
+import { TOTP_DIGITS } from '../../api/index.js';
 
 export const errorBody = {
   $id: 'ErrorBody',
@@ -90,13 +91,15 @@ export const reasonBody = {
 } as const;
 
 /**
- * A TOTP code in a body: a string of digits, so a number or a stray value is a schema error
- * (INPUT_INVALID) rather than a missing code (attack round 11, F9); the length is the domain's.
+ * A TOTP code in a body: exactly the code's digits (`TOTP_DIGITS`, ASCII 0–9), so a number, a
+ * stray value or a code of another length is a schema error (INPUT_INVALID) rather than a missing
+ * or wrong code (attack round 11, F9; round 12, N5).
  */
-export const totpCode = (maxLength = 10, description?: string) =>
+export const totpCode = (description?: string) =>
   ({
     type: 'string',
-    maxLength,
-    pattern: '^[0-9]*$',
+    minLength: TOTP_DIGITS,
+    maxLength: TOTP_DIGITS,
+    pattern: `^[0-9]{${TOTP_DIGITS}}$`,
     ...(description === undefined ? {} : { description }),
   }) as const;

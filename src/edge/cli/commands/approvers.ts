@@ -61,7 +61,7 @@ export function registerApprovers(program: Command): void {
   approvers
     .command('unlock <operator-id>')
     .description(
-      "clear another operator's failed second-factor codes and lockout (audited; never your own); the way out of a lockout",
+      "clear another operator's failed second-factor codes and lockout (audited; never your own, nor a decider's without a token once the first admin is set up); the way out of a lockout",
     )
     .action((id: string) =>
       withAdmin(program, async (admin, out, operator) => {

@@ -46,7 +46,7 @@ const OWN_FACTOR = {
 /** The own-factor routes' optional body: a current code of one's own factor. */
 const ownFactorBody = {
   type: ['object', 'null'],
-  properties: { totp: totpCode(10, "A current code of the caller's own factor") },
+  properties: { totp: totpCode("A current code of the caller's own factor") },
 } as const;
 
 /**
@@ -118,7 +118,7 @@ export function approvalRoutes(app: FastifyInstance, admin: AdminApi): void {
           additionalProperties: false,
           properties: {
             approver: statedApprover,
-            totp: totpCode(10, "The approver's current code, where the call needs a step-up"),
+            totp: totpCode("The approver's current code, where the call needs a step-up"),
             reason: { type: 'string', maxLength: 2000 },
           },
         },

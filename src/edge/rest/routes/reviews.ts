@@ -91,7 +91,6 @@ export function reviewRoutes(app: FastifyInstance, admin: AdminApi): void {
             decision: { type: 'string', enum: ['approved', 'rejected'] },
             notes: { type: 'string', minLength: 1, maxLength: MAX_REVIEW_NOTES },
             totp: totpCode(
-              16,
               "the reviewer's own second factor; required to approve a restricted, privileged or third-party tool",
             ),
           },
