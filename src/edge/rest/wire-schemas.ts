@@ -91,7 +91,7 @@ export const reasonBody = {
 } as const;
 
 /**
- * A TOTP code in a body: exactly the code's digits (`TOTP_DIGITS`, ASCII 0–9), so a number, a
+ * A TOTP code in a body: exactly the code's digits (TOTP_DIGITS of them, ASCII 0–9), so a number, a
  * stray value or a code of another length is a schema error (INPUT_INVALID) rather than a missing
  * or wrong code (attack round 11, F9; round 12, N5).
  */
