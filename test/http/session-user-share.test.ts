@@ -265,10 +265,20 @@ test('fair eviction spares a session waiting on an approval: another idle one en
   assert.equal(await view(s1, key), 404, 'an idle session of the biggest holder ended');
   assert.equal((await world.tg.approvals.get(approval)).status, 'pending', 'not withdrawn');
 
-  // Every session of the biggest holder now waits on a person: the newcomer is refused instead.
+  // Attack (round 13, P1): every session of the biggest holder now waits on a person, and it
+  // holds more than its share (3 of 4, share 2). Waiting protects a principal's sessions only
+  // within its share: the newcomer gets a slot, and one waiting session of the holder ends.
   await waitOnApproval(s2);
   await waitOnApproval(s3);
-  const refused = await open(await tokenFor('u2', 'bot4'));
+  const u2 = await open(await tokenFor('u2', 'bot4'));
+  assert.equal(u2.status, 201, u2.text);
+  const alive = [];
+  for (const id of [s0, s2, s3]) if ((await view(id, key)) === 200) alive.push(id);
+  assert.equal(alive.length, 2, 'the holder keeps its share of waiting sessions');
+
+  // Benign neighbour: the holder is at its share and all of it waits on a person: the next
+  // newcomer is refused, and nothing the holder waits on ends.
+  const refused = await open(await tokenFor('u3', 'bot4'));
   assert.equal(refused.status, 429, refused.text);
   assert.equal(refused.headers.get('retry-after'), '30');
   assert.deepEqual(refused.body.details, {
@@ -276,7 +286,7 @@ test('fair eviction spares a session waiting on an approval: another idle one en
     max: CAP,
     retryAfterSeconds: 30,
   });
-  for (const id of [s0, s2, s3]) assert.equal(await view(id, key), 200);
+  for (const id of alive) assert.equal(await view(id, key), 200);
 });
 
 test('MCP 2025: fair eviction spares an MCP session whose call waits on an approval', async () => {
