@@ -149,9 +149,9 @@ export function callInFlight(sessionId: string): () => void {
  * The least recently used evictable open session of the principal of the agent holding the most
  * sessions, when `newcomer` (a token user's id; null: the agent's own keys) holds fewer than it;
  * else null. A session's principal is its token user, or the agent when no token vouched for a
- * user. A session waiting on an approval (pending, or approved and not yet retried) or with a call
- * in flight is never evictable: when the biggest holders have no other, null (the newcomer is
- * refused). Of equal holders and equal times, the lowest id: the choice is the same on every
+ * user. A session with a call in flight is never evictable; one waiting on an approval (pending,
+ * or approved and not yet retried) only when its principal holds more than `share`: when the
+ * biggest holders have nothing else to yield, null (the newcomer is refused). Of equal holders and equal times, the lowest id: the choice is the same on every
  * replica.
  */
 async function fairVictim(
@@ -159,6 +159,7 @@ async function fairVictim(
   agentId: string,
   newcomer: string | null,
   now: Date,
+  share: number,
 ): Promise<string | null> {
   const rows = await trx
     .selectFrom('sessions')
@@ -173,15 +174,22 @@ async function fairVictim(
   const most = Math.max(0, ...held.values());
   if ((held.get(newcomer) ?? 0) >= most) return null;
   const waiting = await waitingOnApproval(trx, agentId, now);
-  let victim: { id: string; used: string } | null = null;
-  for (const r of rows) {
-    if (held.get(holderOf(r)) !== most || waiting.has(r.id) || callsInFlight.has(r.id)) continue;
-    const used = r.last_used_at ?? r.created_at;
-    if (!victim || used < victim.used || (used === victim.used && r.id < victim.id)) {
-      victim = { id: r.id, used };
+  // Waiting protects a principal's sessions only within its share (attack round 13, P1): a holder
+  // over its share whose sessions all wait still yields one, or parked approvals would lock every
+  // other principal out of the agent. A call in flight is always spared.
+  const pick = (spareWaiting: boolean) => {
+    let victim: { id: string; used: string } | null = null;
+    for (const r of rows) {
+      if (held.get(holderOf(r)) !== most || callsInFlight.has(r.id)) continue;
+      if (spareWaiting && waiting.has(r.id)) continue;
+      const used = r.last_used_at ?? r.created_at;
+      if (!victim || used < victim.used || (used === victim.used && r.id < victim.id)) {
+        victim = { id: r.id, used };
+      }
     }
-  }
-  return victim?.id ?? null;
+    return victim?.id ?? null;
+  };
+  return pick(true) ?? (most > share ? pick(false) : null);
 }
 
 /**
@@ -190,8 +198,8 @@ async function fairVictim(
  * `caps.maxSessionsPerAgent` open, unexpired sessions and the newcomer's principal holds as many
  * as the biggest holder of that agent: then it throws LIMIT_REACHED and writes nothing. At the
  * agent's cap a smaller holder's newcomer closes the biggest holder's least recently used session
- * that waits on no approval and runs no call (fair eviction; with none, LIMIT_REACHED), in the same
- * transaction as the count; its id is returned (null: none), and the
+ * that runs no call and, unless that holder is over its share, waits on no approval (fair eviction;
+ * with none, LIMIT_REACHED), in the same transaction as the count; its id is returned (null: none), and the
  * caller ends it as a revocation (gates, approvals, the audited record).
  */
 export async function insertSessionWithinCap(
@@ -222,7 +230,7 @@ export async function insertSessionWithinCap(
     const max = caps.maxSessionsPerAgent;
     let evicted: string | null = null;
     if ((await openSessionsOf(trx, row.agent_id, null, now)) >= max) {
-      evicted = await fairVictim(trx, row.agent_id, tokenUser ? row.user_id : null, now);
+      evicted = await fairVictim(trx, row.agent_id, tokenUser ? row.user_id : null, now, perUser);
       if (evicted === null) {
         throw new ToolgateError(
           'LIMIT_REACHED',
