@@ -55,6 +55,10 @@ const loginEvents = async (): Promise<Record<string, unknown>[]> =>
     .map((e) => ({ action: e.action, ...(JSON.parse(String(e.details)) as object) }));
 
 test("a stranger's flood of wrong passwords for a known operator id does not lock the operator out, and the stranger stays limited", async () => {
+  // Both of alice's codes are taken before the flood: when a window's codes are used up, taking
+  // one moves the gateway's clock to the next step, which must not run the stranger's limit out.
+  const code = await gw.code('alice');
+  const again = await gw.code('alice');
   for (let i = 0; i < 30; i++) {
     assert.equal(
       await signIn({ operator: 'alice', password: `wrong${i}`, totp: '123456' }, STRANGER),
@@ -62,11 +66,9 @@ test("a stranger's flood of wrong passwords for a known operator id does not loc
     );
   }
   // The owner, from her own address, right afterwards: signed in.
-  const code = await gw.code('alice');
   assert.equal(await signIn({ operator: 'alice', password: TEST_PASSWORD, totp: code }), 303);
   // The benign neighbour of the fix: the stranger's own address is still held by the limit, even
   // with the right password and code.
-  const again = await gw.code('alice');
   assert.equal(
     await signIn({ operator: 'alice', password: TEST_PASSWORD, totp: again }, STRANGER),
     401,
