@@ -146,6 +146,8 @@ for (const backend of backends()) {
           .selectAll()
           .where('action', '=', action)
           .where('subject', '=', `approver:${approver}`)
+          // In the order written: without it PostgreSQL may return them in any order.
+          .orderBy('seq')
           .execute()
       ).map((e) => JSON.parse(e.details) as Record<string, unknown>);
 

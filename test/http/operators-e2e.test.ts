@@ -16,11 +16,11 @@ import { after, before, describe, test } from 'node:test';
 import type { FastifyInstance } from 'fastify';
 import { MasterKey } from '../../src/domain/credentials/index.js';
 import { totpAt } from '../../src/domain/decisions/index.js';
-import { totpStep } from '../../src/domain/decisions/totp.js';
 import { buildServer } from '../../src/edge/rest/index.js';
 import { demoExecutor } from '../../src/execution/runtimes/index.js';
 import { type Gateway, openGateway } from '../../src/host/toolgate.js';
 import { backends } from '../support/backends.js';
+import { steppableClock, totpCodes } from '../support/operators.js';
 import { validTool } from '../support/tools.js';
 
 const ADMIN_TOKEN = 'operators-e2e-admin-token-0123456789abcdef';
@@ -44,7 +44,6 @@ for (const backend of backends()) {
     let wires = 0;
     const tokens: Record<string, string> = { bootstrap: ADMIN_TOKEN };
     const secrets: Record<string, string> = {};
-    const lastStep: Record<string, number> = {};
 
     const req = async (
       method: string,
@@ -64,20 +63,10 @@ for (const backend of backends()) {
       return { status: res.status, body: text.startsWith('{') ? JSON.parse(text) : text };
     };
 
-    /**
-     * A code of `who` for a time step after the last one used (a step's code is single-use):
-     * within the verifier's ±1 step window, so no waiting for the clock.
-     */
-    const code = (who: string, consumed = true): string => {
-      const secret = secrets[who];
-      assert.ok(secret, `no second factor for ${who}`);
-      const now = totpStep(new Date());
-      const step = Math.max(now - 1, (lastStep[who] ?? -Infinity) + 1);
-      assert.ok(step <= now + 1, `${who} used up the codes of this window`);
-      // A refused attempt must not spend the code: the next real one reuses its step.
-      if (consumed) lastStep[who] = step;
-      return totpAt(secret, new Date(step * 30_000 + 15_000));
-    };
+    // The gateway's clock: moved on instead of waiting when a person's codes of a window are used.
+    const clock = steppableClock();
+    /** A code of `who` for a step after the last one used (a step's code is single-use). */
+    const code = totpCodes(secrets, clock);
     let registrationChange = '';
 
     const call = (args: Record<string, unknown>) =>
@@ -97,6 +86,7 @@ for (const backend of backends()) {
       tg = await openGateway({
         db: fresh.url,
         masterKey: MasterKey.generate(),
+        clock: clock.now,
         operators: { scrypt: FAST_SCRYPT },
         executor: demoExecutor()
           .register('test.wire', () => {

@@ -13,14 +13,18 @@ import type { FastifyInstance } from 'fastify';
 import { type Browser, type BrowserContext, chromium, type Page } from 'playwright-core';
 import type { Actor } from '../../src/core/index.js';
 import { MasterKey } from '../../src/domain/credentials/index.js';
-import { totpAt, totpStep } from '../../src/domain/decisions/totp.js';
 import type { Operator } from '../../src/domain/operators/index.js';
 import type { ConsoleOptions } from '../../src/edge/console/index.js';
 import { SESSION_COOKIE } from '../../src/edge/console/index.js';
 import { buildServer, type HttpOptions } from '../../src/edge/rest/index.js';
 import { type Gateway, openGateway, type ToolgateOptions } from '../../src/host/toolgate.js';
 import { ROOT } from './cli.js';
-import { confirmDeciders, type SteppableClock, steppableClock } from './operators.js';
+import {
+  confirmDeciders,
+  type SteppableClock,
+  steppableClock,
+  totpCodes,
+} from './operators.js';
 import { approvePendingReviews } from './reviews.js';
 
 export const CHROMIUM = '/usr/bin/chromium';
@@ -74,42 +78,6 @@ export interface ConsoleGateway {
   close(): Promise<void>;
 }
 
-const STEP_MS = 30_000;
-/** The previous step's code is used only while this much of the current step remains. */
-const PREVIOUS_STEP_MARGIN_MS = 20_000;
-
-/**
- * Codes for distinct steps, chosen from the gateway's clock: the verifier accepts the current step
- * ±1 and refuses any step at or below the last one used. The next code is the lowest unused step
- * in that window — the previous step only while 20 s of the current one remain, so it is still in
- * the window when the server checks it; a later step is valid for at least 30 s. Only when all
- * three are used does the next step have to come: the gateway's clock is moved on to it (what
- * waiting for it would do, without the wait).
- */
-function codeSource(
-  secrets: Map<string, string>,
-  clock: SteppableClock,
-): (id: string) => Promise<string> {
-  const lastStep = new Map<string, number>();
-  return async (id) => {
-    const secret = secrets.get(id);
-    if (!secret) throw new Error(`no second factor enrolled for ${id} in this test`);
-    for (;;) {
-      const now = clock.now().getTime();
-      const current = totpStep(new Date(now));
-      const lowest =
-        now - current * STEP_MS <= STEP_MS - PREVIOUS_STEP_MARGIN_MS ? current - 1 : current;
-      const step = Math.max((lastStep.get(id) ?? -1) + 1, lowest);
-      if (step <= current + 1) {
-        lastStep.set(id, step);
-        return totpAt(secret, new Date(step * STEP_MS));
-      }
-      // All of the window is used: the clock moves on to the next step.
-      clock.advance((current + 1) * STEP_MS - now + 10);
-    }
-  };
-}
-
 /** A gateway with the demo catalog and the console, listening on 127.0.0.1:0. */
 export async function startConsoleGateway(
   options: {
@@ -152,6 +120,7 @@ export async function startConsoleGateway(
   });
   const base = await app.listen({ host: '127.0.0.1', port: 0 });
   if (options.sso) sso = await options.sso(base);
+  const codes = totpCodes(secrets, clock);
   return {
     tg,
     app,
@@ -159,7 +128,7 @@ export async function startConsoleGateway(
     supportKey,
     secrets,
     clock,
-    code: codeSource(secrets, clock),
+    code: async (id) => codes(id),
     close: async () => {
       await app.close();
       await tg.close();

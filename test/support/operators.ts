@@ -59,6 +59,44 @@ export function steppableClock(): SteppableClock {
   };
 }
 
+const STEP_MS = 30_000;
+/** The previous step's code is used only while this much of the current step remains. */
+const PREVIOUS_STEP_MARGIN_MS = 20_000;
+
+/**
+ * Codes for distinct steps of the people in `secrets` (id to enrolled secret), chosen from the
+ * gateway's clock: the verifier accepts the current step ±1 and refuses any step at or below the
+ * last one used. The next code is the lowest unused step in that window — the previous step only
+ * while 20 s of the current one remain, so it is still in the window when the server checks it; a
+ * later step is valid for at least 30 s. Only when all three are used does the next step have to
+ * come: the clock is moved on to it (what waiting for it would do, without the wait). A code taken
+ * with `consumed` false is for an attempt meant to be refused before it is checked: the next code
+ * reuses its step.
+ */
+export function totpCodes(
+  secrets: ReadonlyMap<string, string> | Readonly<Record<string, string>>,
+  clock: SteppableClock,
+): (id: string, consumed?: boolean) => string {
+  const lastStep = new Map<string, number>();
+  return (id, consumed = true) => {
+    const secret = secrets instanceof Map ? secrets.get(id) : (secrets as Record<string, string>)[id];
+    if (!secret) throw new Error(`no second factor enrolled for ${id} in this test`);
+    for (;;) {
+      const now = clock.now().getTime();
+      const current = totpStep(new Date(now));
+      const lowest =
+        now - current * STEP_MS <= STEP_MS - PREVIOUS_STEP_MARGIN_MS ? current - 1 : current;
+      const step = Math.max((lastStep.get(id) ?? -1) + 1, lowest);
+      if (step <= current + 1) {
+        if (consumed) lastStep.set(id, step);
+        return totpAt(secret, new Date(step * STEP_MS));
+      }
+      // All of the window is used: the clock moves on to the next step.
+      clock.advance((current + 1) * STEP_MS - now + 10);
+    }
+  };
+}
+
 /**
  * A fresh code of `op`, newer than its last (the verifier accepts ±1 step around its clock). With
  * `at` (a test's fixed clock) any of the three steps around it; on a running clock the previous
