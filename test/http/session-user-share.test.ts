@@ -4,7 +4,8 @@
  * another user of the same agent and the agent's own key still open theirs. On MCP 2026-07-28 the
  * agent's cap is the same structured refusal as on REST and the 2025 era (-32062, 429,
  * Retry-After), never an internal error. Fair eviction never ends a session whose call waits on a
- * person's approval (attack round 12, N2). JWTs signed here with a local JWKS.
+ * person's approval (attack round 12, N2) while its principal holds no more than its share (attack
+ * round 13, P1), on REST and on the MCP 2025 front's own count alike. JWTs signed here with a local JWKS.
  */
 import assert from 'node:assert/strict';
 import { randomUUID } from 'node:crypto';
@@ -318,6 +319,32 @@ test('MCP 2025: fair eviction spares an MCP session whose call waits on an appro
   assert.equal((await rpc(m0, 'tools/list', {})).status, 200, 'the waiting session stays');
   // Benign neighbour: the key's least recently used idle session ended for fairness.
   assert.equal((await rpc(m1, 'tools/list', {})).status, 404, 'an idle session ended');
+
+  // Attack (round 13, P1, on the 2025 front's own count): every MCP session of the key now waits
+  // on a person and it holds more than its share (3 of 4, share 2). Waiting spares a principal's
+  // sessions only within its share: a second user connects, and one waiting session ends.
+  const [, , m2 = '', m3 = ''] = held;
+  for (const id of [m2, m3]) {
+    const parked = await rpc(id, 'tools/call', { name: 'send_note', arguments: {} });
+    assert.match(parked.text, /approval_id/);
+  }
+  const second = await postMcp(world.base, initializeRequest(), await tokenFor('u2', 'bot5'));
+  await second.text();
+  assert.equal(second.status, 200, 'a user below her share connects');
+  const alive: string[] = [];
+  for (const id of [m0, m2, m3])
+    if ((await rpc(id, 'tools/list', {})).status === 200) alive.push(id);
+  assert.equal(alive.length, 2, 'the key keeps its share of waiting sessions');
+
+  // Benign neighbour: the key is at its share and all of it waits: the next newcomer is refused
+  // (-32062, Retry-After 30), and nothing the key waits on ends.
+  const refused = await postMcp(world.base, initializeRequest(), await tokenFor('u3', 'bot5'));
+  const body = (await refused.json()) as { error?: { code: number; data?: { code?: string } } };
+  assert.equal(refused.status, 429, JSON.stringify(body));
+  assert.equal(refused.headers.get('retry-after'), '30');
+  assert.equal(body.error?.code, -32062);
+  assert.equal(body.error?.data?.code, 'LIMIT_REACHED');
+  for (const id of alive) assert.equal((await rpc(id, 'tools/list', {})).status, 200);
 });
 
 test('fair eviction spares a session with a call in flight: the next least recently used one ends', async () => {

@@ -19,12 +19,7 @@ import { SESSION_COOKIE } from '../../src/edge/console/index.js';
 import { buildServer, type HttpOptions } from '../../src/edge/rest/index.js';
 import { type Gateway, openGateway, type ToolgateOptions } from '../../src/host/toolgate.js';
 import { ROOT } from './cli.js';
-import {
-  confirmDeciders,
-  type SteppableClock,
-  steppableClock,
-  totpCodes,
-} from './operators.js';
+import { confirmDeciders, type SteppableClock, steppableClock, totpCodes } from './operators.js';
 import { approvePendingReviews } from './reviews.js';
 
 export const CHROMIUM = '/usr/bin/chromium';

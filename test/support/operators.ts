@@ -79,7 +79,8 @@ export function totpCodes(
 ): (id: string, consumed?: boolean) => string {
   const lastStep = new Map<string, number>();
   return (id, consumed = true) => {
-    const secret = secrets instanceof Map ? secrets.get(id) : (secrets as Record<string, string>)[id];
+    const secret =
+      secrets instanceof Map ? secrets.get(id) : (secrets as Record<string, string>)[id];
     if (!secret) throw new Error(`no second factor enrolled for ${id} in this test`);
     for (;;) {
       const now = clock.now().getTime();

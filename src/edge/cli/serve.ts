@@ -207,6 +207,10 @@ export async function serve(options: ServeOptions): Promise<void> {
         ...(limits.maxSessionsPerAgent !== undefined
           ? { maxSessionsPerAgent: limits.maxSessionsPerAgent }
           : {}),
+        // And the same share of a principal within which a session waiting on a person is spared.
+        ...(limits.userSessionShare !== undefined
+          ? { userSessionShare: limits.userSessionShare }
+          : {}),
       },
       // A user's standing streams of an agent: the same share as of its sessions.
       ...(limits.userSessionShare !== undefined

@@ -43,6 +43,11 @@ export interface McpHttpOptions {
   readonly maxSessions?: number;
   /** Open MCP sessions of one agent: one agent cannot use up everyone's sessions (429). */
   readonly maxSessionsPerAgent?: number;
+  /**
+   * A principal's share of its agent's sessions (a fraction, as the gate's `userSessionShare`):
+   * within it a session waiting on an approval is never evicted for fairness; past it, it may be.
+   */
+  readonly userSessionShare?: number;
   /** An MCP session unused this long is closed with its gate session. */
   readonly idleMs?: number;
   /** Origins and Hosts accepted besides loopback ones (checked before authentication). */
@@ -81,6 +86,9 @@ export async function registerMcpHttp(
     ...(options.maxSessions !== undefined ? { maxSessions: options.maxSessions } : {}),
     ...(options.maxSessionsPerAgent !== undefined
       ? { maxSessionsPerAgent: options.maxSessionsPerAgent }
+      : {}),
+    ...(options.userSessionShare !== undefined
+      ? { userSessionShare: options.userSessionShare }
       : {}),
     ...(options.idleMs !== undefined ? { idleMs: options.idleMs } : {}),
     ...(options.holdOf ? { holdOf: options.holdOf } : {}),

@@ -33,6 +33,8 @@ export interface SessionEraOptions {
   readonly version: string;
   readonly maxSessions?: number;
   readonly maxSessionsPerAgent?: number;
+  /** A principal's share of its agent's sessions, a fraction (mcp-http.ts). */
+  readonly userSessionShare?: number;
   readonly idleMs?: number;
   readonly holdOf?: (req: FastifyRequest) => RequestHold | null;
   readonly waits?: StandingBound;
@@ -49,6 +51,8 @@ interface Entry extends WatchedSession {
 
 const DEFAULT_MAX_SESSIONS = 1_000;
 const DEFAULT_MAX_SESSIONS_PER_AGENT = 64;
+/** As the gate's default share of an agent's sessions per principal (its `userSessionShare`). */
+const DEFAULT_USER_SESSION_SHARE = 0.5;
 /**
  * What a newcomer refused for want of a process-wide slot is told to wait: an idle session is
  * evicted for it as soon as one stands idle, within seconds under load.
@@ -80,6 +84,8 @@ export class SessionEra {
   readonly #sessions = new Map<string, Entry>();
   readonly #maxSessions: number;
   readonly #maxPerAgent: number;
+  /** Sessions of one principal of an agent within which waiting on an approval spares them. */
+  readonly #share: number;
   readonly #watcher: ListChangedWatcher;
   readonly #idleSweep: NodeJS.Timeout;
   /** MCP sessions being initialized: they take a slot before their id exists. */
@@ -91,6 +97,10 @@ export class SessionEra {
     this.#options = options;
     this.#maxSessions = options.maxSessions ?? DEFAULT_MAX_SESSIONS;
     this.#maxPerAgent = options.maxSessionsPerAgent ?? DEFAULT_MAX_SESSIONS_PER_AGENT;
+    this.#share = Math.max(
+      1,
+      Math.floor(this.#maxPerAgent * (options.userSessionShare ?? DEFAULT_USER_SESSION_SHARE)),
+    );
     this.#watcher = new ListChangedWatcher(
       agent,
       () => this.#sessions.values(),
@@ -255,6 +265,7 @@ export class SessionEra {
         },
       ]),
       identity.user?.id ?? null,
+      this.#share,
     );
   }
 

@@ -134,6 +134,7 @@ export interface HttpOptions {
     McpHttpOptions,
     | 'maxSessions'
     | 'maxSessionsPerAgent'
+    | 'userSessionShare'
     | 'idleMs'
     | 'originPolicy'
     | 'listTtlMs'
