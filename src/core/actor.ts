@@ -41,6 +41,15 @@ function withinLength(id: string): boolean {
 }
 
 /**
+ * Whether `text` reads as what it is: no UNPRINTABLE character, at least one VISIBLE one, no white
+ * space at either end. The rule for an actor's id, and for any name a person reads beside one (an
+ * operator's display name).
+ */
+export function isPrintableName(text: string): boolean {
+  return !UNPRINTABLE.test(text) && !PADDED.test(text) && VISIBLE.test(text);
+}
+
+/**
  * Refuses, as INPUT_INVALID, an actor that is not `{ id, via }` — a library caller passing a bare
  * string — or whose id is longer than MAX_ACTOR_ID_LENGTH code points, blank, padded with white
  * space, holds an UNPRINTABLE character or no VISIBLE one, before
@@ -52,7 +61,7 @@ export function checkActor(actor: unknown): asserts actor is Actor {
   const id = typeof a === 'object' && a !== null ? a.id : undefined;
   const via = typeof a === 'object' && a !== null ? a.via : undefined;
   if (typeof id === 'string' && id.length > 0 && typeof via === 'string' && VIAS.has(via)) {
-    if (withinLength(id) && !UNPRINTABLE.test(id) && !PADDED.test(id) && VISIBLE.test(id)) return;
+    if (withinLength(id) && isPrintableName(id)) return;
     throw new ToolgateError(
       'INPUT_INVALID',
       `the actor's id must be 1–${MAX_ACTOR_ID_LENGTH} printable characters`,

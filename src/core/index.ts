@@ -2,7 +2,7 @@
  * @module Pure domain of toolgate: ids, errors, problems. Anything exported here is public API.
  */
 export type { Actor } from './actor.js';
-export { checkActor, systemActor } from './actor.js';
+export { checkActor, isPrintableName, systemActor } from './actor.js';
 export { canonicalHash, canonicalJson, sha256Hex } from './canonical-json.js';
 export type { Clock } from './clock.js';
 export { addDays, DAY_MS, systemClock } from './clock.js';

@@ -9,6 +9,7 @@ import {
   type Clock,
   DAY_MS,
   decodeCursor,
+  isPrintableName,
   type Page,
   type PageRequest,
   pageFromRows,
@@ -62,6 +63,7 @@ import {
 } from './operator-records.js';
 import {
   checkLocalId,
+  MAX_NAME_LENGTH,
   OPERATOR_ID_PATTERN,
   oidcOperatorId,
   parseName,
@@ -443,8 +445,10 @@ export class OperatorService {
     }
     const roles = parseRoles(identity.roles);
     const teams = parseTeams(identity.teams ?? []);
+    // A provider's name that would not read as what it is names nobody: the account's id does.
+    const given = typeof identity.name === 'string' ? identity.name.trim() : '';
     const name = parseName(
-      typeof identity.name === 'string' && identity.name.trim() !== '' ? identity.name : id,
+      given !== '' && given.length <= MAX_NAME_LENGTH && isPrintableName(given) ? given : id,
       id,
     );
     const email = typeof identity.email === 'string' ? identity.email.slice(0, 320) : null;

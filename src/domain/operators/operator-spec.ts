@@ -4,7 +4,7 @@
  * Everything an admin sends is checked here before it reaches a row.
  */
 import { createHash } from 'node:crypto';
-import { type Problem, problem, ToolgateError } from '../../core/index.js';
+import { isPrintableName, type Problem, problem, ToolgateError } from '../../core/index.js';
 import { BOOTSTRAP_ACTOR_ID, OPERATOR_ROLES, type OperatorRole } from './operator.js';
 
 export const OPERATOR_ID_PATTERN = /^[a-z][a-z0-9._-]{1,62}$/;
@@ -81,6 +81,12 @@ export function parseTeams(teams: unknown, pointer = '/teams'): string[] {
   return [...new Set(teams as string[])].sort();
 }
 
+/**
+ * A display name as given, trimmed: 1–MAX_NAME_LENGTH characters that read as what they are, the
+ * actor-id rule (isPrintableName: no bidi override, zero-width, default-ignorable, control or
+ * private-use character, a visible one; attack round 13, P2). It is read beside the account's id
+ * and recorded raw in the signed log.
+ */
 export function parseName(name: unknown, fallback: string): string {
   if (name === undefined) return fallback;
   if (typeof name !== 'string' || name.trim() === '' || name.length > MAX_NAME_LENGTH) {
@@ -88,7 +94,19 @@ export function parseName(name: unknown, fallback: string): string {
       problem('/name', `a display name of 1–${MAX_NAME_LENGTH} characters`, 'maxLength'),
     ]);
   }
-  return name.trim();
+  // Only ASCII spaces are trimmed: a byte order mark or another blank at an end is refused, not
+  // silently dropped.
+  const trimmed = name.replace(/^[ \t\r\n]+|[ \t\r\n]+$/g, '');
+  if (!isPrintableName(trimmed)) {
+    throw invalid([
+      problem(
+        '/name',
+        'a display name of printable characters (no bidi controls, zero-width or blank-rendering characters)',
+        'name.printable',
+      ),
+    ]);
+  }
+  return trimmed;
 }
 
 const BASE32 = 'abcdefghijklmnopqrstuvwxyz234567';

@@ -200,18 +200,7 @@ export async function serve(options: ServeOptions): Promise<void> {
       ...(sso ? { sso } : {}),
       bodyLimit: options.bodyLimit,
       version: options.version,
-      mcp: {
-        originPolicy: origins,
-        ...(limits.maxMcpSessions !== undefined ? { maxSessions: limits.maxMcpSessions } : {}),
-        // One agent's MCP sessions are its gate sessions: the same cap holds on both.
-        ...(limits.maxSessionsPerAgent !== undefined
-          ? { maxSessionsPerAgent: limits.maxSessionsPerAgent }
-          : {}),
-        // And the same share of a principal within which a session waiting on a person is spared.
-        ...(limits.userSessionShare !== undefined
-          ? { userSessionShare: limits.userSessionShare }
-          : {}),
-      },
+      mcp: { originPolicy: origins, ...mcpLimitsOf(limits) },
       // A user's standing streams of an agent: the same share as of its sessions.
       ...(limits.userSessionShare !== undefined
         ? { standing: { streams: { userShare: limits.userSessionShare } } }
@@ -337,6 +326,21 @@ function adminTokenBanner(
     `  admin token: ${admin.token}`,
     `               (created now and kept in ${file}; printed this once only)`,
   ];
+}
+
+/**
+ * The MCP front's session limits `serve` was given; each absent one keeps its default. One agent's
+ * MCP sessions are its gate sessions: the same cap and the same share of a principal (within which
+ * a session waiting on a person is spared) hold on both.
+ */
+function mcpLimitsOf(limits: NonNullable<ServeOptions['limits']>) {
+  return {
+    ...(limits.maxMcpSessions !== undefined ? { maxSessions: limits.maxMcpSessions } : {}),
+    ...(limits.maxSessionsPerAgent !== undefined
+      ? { maxSessionsPerAgent: limits.maxSessionsPerAgent }
+      : {}),
+    ...(limits.userSessionShare !== undefined ? { userSessionShare: limits.userSessionShare } : {}),
+  };
 }
 
 /** The per-agent caps `serve` was given; each absent one keeps its default. */
