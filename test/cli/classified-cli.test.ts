@@ -130,6 +130,7 @@ test('an auditor finds a call by the address it carried and matches the keyed ha
     .selectFrom('events')
     .select(['action', 'actor'])
     .where('action', 'like', 'audit.classified_%')
+    .orderBy('seq')
     .execute();
   assert.deepEqual(
     reads.map((e) => [e.action, e.actor]),

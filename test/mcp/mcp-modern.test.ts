@@ -73,6 +73,8 @@ async function events(action: string): Promise<Record<string, unknown>[]> {
     .selectFrom('events')
     .selectAll()
     .where('action', '=', action)
+    // In the order written: callers take the newest with `.at(-1)`.
+    .orderBy('seq')
     .execute();
   return rows.map((r) => ({ subject: r.subject, ...(JSON.parse(r.details) as object) }));
 }

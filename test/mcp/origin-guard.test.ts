@@ -65,6 +65,8 @@ describe('/mcp Origin and Host validation', () => {
         .selectFrom('events')
         .selectAll()
         .where('action', '=', 'mcp.origin_refused')
+        // In the order written: the newest is `.at(-1)`.
+        .orderBy('seq')
         .execute()
     ).map((e) => JSON.parse(e.details) as { reason: string; value: string });
 
