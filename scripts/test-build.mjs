@@ -54,42 +54,122 @@ export async function makeTestBuild(root = process.cwd()) {
     );
     tsc.on('exit', (exit) => done(exit ?? 1));
   });
-  if (code === 0) await bundleKysely(root, out);
+  if (code === 0) await bundleVendored(root, out);
   return code;
 }
 
 /**
- * Kysely's ESM build is some 260 files, loaded by every test file at start (about 85 ms of each
- * file's start-up; one bundled file loads in about 10). The copy gets kysely bundled into one
- * module by esbuild (as the shipped CLI has it, scripts/bundle-cli.mjs), and a `node_modules`
- * beside each folder's sources that holds only it, so every import of `kysely` in the copy —
- * src/, test/, bench/, scripts/ alike — resolves to that one module; every other package resolves
+ * Packages every test file loads at start, each hundreds of small modules (kysely's ESM build some
+ * 260 files, ajv with its formats 95, prom-client with the OpenTelemetry API it requires 88, yaml
+ * 72, semver 47, jose 46, pg 35): about a third of each file's start-up went into loading them.
+ * The copy gets each bundled into one module by esbuild (as the shipped CLI has them,
+ * scripts/bundle-cli.mjs) in `.vendor-modules`, and a `node_modules` beside each folder's sources
+ * that holds only those, so every import of them in the copy — src/, test/, bench/, scripts/
+ * alike — resolves to that one module; every other package (and a package's own imports) resolves
  * on to the checkout's node_modules as before. The links are not followed by the house rules'
  * folder walks, and src/'s own top level stays the wing table.
+ *
+ * `esm` packages keep their ES module exports. A CommonJS package is bundled as CommonJS
+ * (`bundle.cjs`) behind an ES module that exports its `module.exports` as the default and its
+ * plain-value properties by name, as Node's own CommonJS import does. Packages of one `group` are
+ * bundled together, so a plugin and the package it extends (ajv-formats and ajv) share one copy.
+ * `subpaths` are the entry points besides the main one that the sources import.
  */
-async function bundleKysely(root, out) {
+const VENDORED = [
+  { name: 'kysely', esm: 'dist/esm/index.js' },
+  { name: 'jose', esm: 'dist/webapi/index.js' },
+  { name: 'yaml' },
+  { name: 'semver' },
+  { name: 'prom-client' },
+  { name: 'pg' },
+  { name: 'ajv', group: 'ajv', subpaths: { './dist/2020.js': 'dist/2020.js' } },
+  { name: 'ajv-formats', group: 'ajv' },
+];
+
+async function bundleVendored(root, out) {
   const { build } = await import('esbuild');
+  const { createRequire } = await import('node:module');
+  const requireReal = createRequire(join(root, 'package.json'));
   const vendor = join(out, '.vendor-modules');
-  const pkg = JSON.parse(
-    readFileSync(join(root, 'node_modules', 'kysely', 'package.json'), 'utf8'),
-  );
-  await build({
-    entryPoints: [join(root, 'node_modules', 'kysely', 'dist', 'esm', 'index.js')],
-    bundle: true,
-    format: 'esm',
-    platform: 'node',
-    outfile: join(vendor, 'kysely', 'index.js'),
-    logLevel: 'warning',
-  });
-  writeFileSync(
-    join(vendor, 'kysely', 'package.json'),
-    JSON.stringify({
-      name: 'kysely',
-      version: pkg.version,
-      type: 'module',
-      exports: { '.': './index.js' },
-    }),
-  );
+  const write = (file, text) => {
+    mkdirSync(join(file, '..'), { recursive: true });
+    writeFileSync(file, text);
+  };
+  const versionOf = (name) =>
+    JSON.parse(readFileSync(join(root, 'node_modules', name, 'package.json'), 'utf8')).version;
+
+  for (const pkg of VENDORED.filter((p) => p.esm)) {
+    await build({
+      entryPoints: [join(root, 'node_modules', pkg.name, pkg.esm)],
+      bundle: true,
+      format: 'esm',
+      platform: 'node',
+      outfile: join(vendor, pkg.name, 'index.js'),
+      logLevel: 'warning',
+    });
+    write(
+      join(vendor, pkg.name, 'package.json'),
+      JSON.stringify({
+        name: pkg.name,
+        version: versionOf(pkg.name),
+        type: 'module',
+        exports: { '.': './index.js' },
+      }),
+    );
+  }
+
+  // CommonJS packages: one bundle per group, each entry point a key of its exports.
+  const groups = new Map();
+  for (const pkg of VENDORED.filter((p) => !p.esm)) {
+    const group = pkg.group ?? pkg.name;
+    const entries = groups.get(group) ?? [];
+    entries.push({ pkg, key: '.', specifier: pkg.name });
+    for (const [key, file] of Object.entries(pkg.subpaths ?? {})) {
+      entries.push({ pkg, key, specifier: `${pkg.name}/${file}` });
+    }
+    groups.set(group, entries);
+  }
+  for (const [group, entries] of groups) {
+    const bundle = join(vendor, '.bundles', `${group}.cjs`);
+    const entry = entries
+      .map((e, i) => `exports[${i}] = require(${JSON.stringify(requireReal.resolve(e.specifier))});`)
+      .join('\n');
+    await build({
+      stdin: { contents: entry, resolveDir: root, loader: 'js' },
+      bundle: true,
+      format: 'cjs',
+      platform: 'node',
+      outfile: bundle,
+      logLevel: 'warning',
+    });
+    const exportsOf = new Map();
+    for (const [i, e] of entries.entries()) {
+      // The names Node would find on the real module: its plain-value properties (a getter, such
+      // as pg's `native`, is left to the default export, where reading it does what it did).
+      const real = requireReal(e.specifier);
+      const names = Object.entries(Object.getOwnPropertyDescriptors(real))
+        .filter(([n, d]) => 'value' in d && n !== 'default' && /^[A-Za-z_$][\w$]*$/.test(n))
+        .map(([n]) => n);
+      const file = e.key === '.' ? 'index.js' : `${e.key.slice(2).replace(/\//g, '_')}`;
+      const lines = [
+        `import bundle from '../.bundles/${group}.cjs';`,
+        `const m = bundle[${i}];`,
+        'export default m;',
+        ...(names.length > 0 ? [`export const { ${names.join(', ')} } = m;`] : []),
+      ];
+      write(join(vendor, e.pkg.name, file), `${lines.join('\n')}\n`);
+      const map = exportsOf.get(e.pkg.name) ?? {};
+      map[e.key] = `./${file}`;
+      exportsOf.set(e.pkg.name, map);
+    }
+    for (const [name, exports] of exportsOf) {
+      write(
+        join(vendor, name, 'package.json'),
+        JSON.stringify({ name, version: versionOf(name), type: 'module', exports }),
+      );
+    }
+  }
+
   const folders = [
     ...readdirSync(join(out, 'src'), { withFileTypes: true })
       .filter((e) => e.isDirectory())

@@ -1,10 +1,18 @@
-/** @module The PostgreSQL backend, for several gateway replicas sharing one catalog. */
+/**
+ * @module The PostgreSQL backend, for several gateway replicas sharing one catalog. The driver is
+ * loaded when the first connection is made: a gateway on SQLite (the default) never loads it.
+ */
 import { PostgresDialect } from 'kysely';
-import pg from 'pg';
+import type { Pool } from 'pg';
 
 const INT8_OID = 20;
 
 export function createPostgresDialect(connectionString: string): PostgresDialect {
+  return new PostgresDialect({ pool: () => createPool(connectionString) });
+}
+
+async function createPool(connectionString: string): Promise<Pool> {
+  const { default: pg } = await import('pg');
   const pool = new pg.Pool({
     connectionString,
     max: 10,
@@ -25,5 +33,5 @@ export function createPostgresDialect(connectionString: string): PostgresDialect
   pool.on('connect', (client) => {
     client.on('error', () => {});
   });
-  return new PostgresDialect({ pool });
+  return pool;
 }
