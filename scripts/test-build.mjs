@@ -132,7 +132,9 @@ async function bundleVendored(root, out) {
   for (const [group, entries] of groups) {
     const bundle = join(vendor, '.bundles', `${group}.cjs`);
     const entry = entries
-      .map((e, i) => `exports[${i}] = require(${JSON.stringify(requireReal.resolve(e.specifier))});`)
+      .map(
+        (e, i) => `exports[${i}] = require(${JSON.stringify(requireReal.resolve(e.specifier))});`,
+      )
       .join('\n');
     await build({
       stdin: { contents: entry, resolveDir: root, loader: 'js' },
