@@ -17,6 +17,8 @@ export type {
   RequestStateRefusal,
 } from './errors.js';
 export { ERROR_CODES, internalErrorBody, isToolgateError, ToolgateError } from './errors.js';
+export type { FairCandidate } from './fair-share.js';
+export { chooseFairVictim } from './fair-share.js';
 export type { Finding, FindingKind } from './finding.js';
 export { decodeHeaderValue } from './header-value.js';
 export type { AgentId, Brand, EventSeq, ToolId } from './ids.js';

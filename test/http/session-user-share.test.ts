@@ -59,6 +59,8 @@ before(async () => {
       { id: 'bot4', capabilities: ['billing:read', 'note:send'] },
       { id: 'bot5', capabilities: ['billing:read', 'note:send'] },
       { id: 'bot6', capabilities: ['billing:read', 'docs:read'] },
+      { id: 'bot7', capabilities: ['billing:read', 'note:send'] },
+      { id: 'bot8', capabilities: ['billing:read', 'note:send'] },
     ],
     rest: { mcp: { maxSessionsPerAgent: CAP } },
   });
@@ -277,9 +279,10 @@ test('fair eviction spares a session waiting on an approval: another idle one en
   for (const id of [s0, s2, s3]) if ((await view(id, key)) === 200) alive.push(id);
   assert.equal(alive.length, 2, 'the holder keeps its share of waiting sessions');
 
-  // Benign neighbour: the holder is at its share and all of it waits on a person: the next
-  // newcomer is refused, and nothing the holder waits on ends.
-  const refused = await open(await tokenFor('u3', 'bot4'));
+  // Benign neighbour: the holder is at its share and all of it waits on a person, and u2 holds as
+  // many as every other holder that could yield: u2's next open is refused, and nothing the
+  // holder waits on ends.
+  const refused = await open(await tokenFor('u2', 'bot4'));
   assert.equal(refused.status, 429, refused.text);
   assert.equal(refused.headers.get('retry-after'), '30');
   assert.deepEqual(refused.body.details, {
@@ -336,15 +339,89 @@ test('MCP 2025: fair eviction spares an MCP session whose call waits on an appro
     if ((await rpc(id, 'tools/list', {})).status === 200) alive.push(id);
   assert.equal(alive.length, 2, 'the key keeps its share of waiting sessions');
 
-  // Benign neighbour: the key is at its share and all of it waits: the next newcomer is refused
-  // (-32062, Retry-After 30), and nothing the key waits on ends.
-  const refused = await postMcp(world.base, initializeRequest(), await tokenFor('u3', 'bot5'));
+  // Benign neighbour: the key is at its share and all of it waits, and u2 holds as many as every
+  // other holder that could yield: u2's next session is refused (-32062, Retry-After 30), and
+  // nothing the key waits on ends.
+  const refused = await postMcp(world.base, initializeRequest(), await tokenFor('u2', 'bot5'));
   const body = (await refused.json()) as { error?: { code: number; data?: { code?: string } } };
   assert.equal(refused.status, 429, JSON.stringify(body));
   assert.equal(refused.headers.get('retry-after'), '30');
   assert.equal(body.error?.code, -32062);
   assert.equal(body.error?.data?.code, 'LIMIT_REACHED');
   for (const id of alive) assert.equal((await rpc(id, 'tools/list', {})).status, 200);
+});
+
+test('a holder at its share whose sessions all wait does not switch fair eviction off: a smaller holder yields instead', async () => {
+  const key = world.keys.bot7 ?? '';
+  const open = async (token: string) => world.send('POST', '/v1/sessions', {}, token);
+  const status = async (id: string) =>
+    String((await world.send('GET', `/v1/sessions/${id}`)).body.status);
+  const parked: string[] = [];
+  for (let i = 0; i < CAP / 2; i++) {
+    const r = await open(key);
+    assert.equal(r.status, 201, r.text);
+    const id = String(r.body.id);
+    const call = await world.send(
+      'POST',
+      `/v1/sessions/${id}/calls`,
+      { tool: 'send_note', arguments: {} },
+      key,
+    );
+    assert.equal(call.status, 202, call.text);
+    parked.push(id);
+  }
+  const u1 = await open(await tokenFor('u1', 'bot7'));
+  const u2 = await open(await tokenFor('u2', 'bot7'));
+  assert.equal(u1.status, 201, u1.text);
+  assert.equal(u2.status, 201, u2.text);
+
+  // Attack (round 14, Q1): the keys hold their share (2 of 4), all waiting on a person; the
+  // biggest holder has nothing to yield. A newcomer is still let in: a smaller holder holding
+  // more than it (u1, least recently used) yields its idle session.
+  const u3 = await open(await tokenFor('u3', 'bot7'));
+  assert.equal(u3.status, 201, u3.text);
+  assert.equal(await status(String(u1.body.id)), 'closed', "u1's idle session ended");
+  assert.equal(await status(String(u2.body.id)), 'open');
+  for (const id of parked) assert.equal(await status(id), 'open', 'the waiting sessions stay');
+
+  // Benign neighbour: a principal holding as many as every smaller holder is refused as before.
+  const again = await open(await tokenFor('u3', 'bot7'));
+  assert.equal(again.status, 429, again.text);
+  assert.equal(again.body.code, 'LIMIT_REACHED');
+});
+
+test('MCP 2025: a holder at its share whose MCP sessions all wait does not switch fair eviction off', async () => {
+  const key = world.keys.bot8 ?? '';
+  const era = { 'mcp-protocol-version': '2025-06-18' };
+  const init = async (token: string) => {
+    const res = await postMcp(world.base, initializeRequest(), token);
+    await res.text();
+    return { status: res.status, id: res.headers.get('mcp-session-id') ?? '' };
+  };
+  const rpc = async (id: string, token: string, method: string, params: unknown) => {
+    const res = await postMcp(world.base, { jsonrpc: '2.0', id: 2, method, params }, token, {
+      'mcp-session-id': id,
+      ...era,
+    });
+    return { status: res.status, text: await res.text() };
+  };
+  for (let i = 0; i < CAP / 2; i++) {
+    const s = await init(key);
+    assert.equal(s.status, 200);
+    const parked = await rpc(s.id, key, 'tools/call', { name: 'send_note', arguments: {} });
+    assert.match(parked.text, /approval_id/);
+  }
+  const [t1, t2, t3] = await Promise.all(['u1', 'u2', 'u3'].map((u) => tokenFor(u, 'bot8')));
+  const u1 = await init(t1 ?? '');
+  const u2 = await init(t2 ?? '');
+  assert.equal(u1.status, 200);
+  assert.equal(u2.status, 200);
+  // Attack (round 14, Q1) on the MCP front's own count: a newcomer still connects, u1's least
+  // recently used idle MCP session ends.
+  const u3 = await init(t3 ?? '');
+  assert.equal(u3.status, 200, 'a newcomer connects');
+  assert.equal((await rpc(u1.id, t1 ?? '', 'tools/list', {})).status, 404, "u1's session ended");
+  assert.equal((await rpc(u2.id, t2 ?? '', 'tools/list', {})).status, 200);
 });
 
 test('fair eviction spares a session with a call in flight: the next least recently used one ends', async () => {

@@ -4,7 +4,7 @@
  * so parallel opens of one agent cannot slip past the cap on PostgreSQL either.
  */
 import type { Kysely, Transaction } from 'kysely';
-import { problem, ToolgateError } from '../../core/index.js';
+import { chooseFairVictim, problem, ToolgateError } from '../../core/index.js';
 import type { Database, SessionRow } from '../../records/store/index.js';
 
 export interface AgentCaps {
@@ -146,13 +146,13 @@ export function callInFlight(sessionId: string): () => void {
 }
 
 /**
- * The least recently used evictable open session of the principal of the agent holding the most
- * sessions, when `newcomer` (a token user's id; null: the agent's own keys) holds fewer than it;
- * else null. A session's principal is its token user, or the agent when no token vouched for a
- * user. A session with a call in flight is never evictable; one waiting on an approval (pending,
- * or approved and not yet retried) only when its principal holds more than `share`: when the
- * biggest holders have nothing else to yield, null (the newcomer is refused). Of equal holders and equal times, the lowest id: the choice is the same on every
- * replica.
+ * The open session of `agentId` to end for a newcomer of principal `newcomer` (a token user's id;
+ * null: the agent's own keys), chosen by core's chooseFairVictim: a principal holding more than
+ * the newcomer's yields its least recently used session, the biggest holder first and the next
+ * when the biggest has nothing to yield. A session's principal is its token user, or the agent when
+ * no token vouched for a user. A session with a call in flight in this process is never chosen;
+ * one waiting on an approval (pending, or approved and not yet retried) only when its principal
+ * holds more than `share`. Null when none may be ended (the newcomer is refused).
  */
 async function fairVictim(
   trx: Transaction<Database>,
@@ -168,28 +168,18 @@ async function fairVictim(
     .where('status', '=', 'open')
     .where('expires_at', '>', now.toISOString())
     .execute();
-  const holderOf = (r: (typeof rows)[number]) => (r.user_permissions !== null ? r.user_id : null);
-  const held = new Map<string | null, number>();
-  for (const r of rows) held.set(holderOf(r), (held.get(holderOf(r)) ?? 0) + 1);
-  const most = Math.max(0, ...held.values());
-  if ((held.get(newcomer) ?? 0) >= most) return null;
   const waiting = await waitingOnApproval(trx, agentId, now);
-  // Waiting protects a principal's sessions only within its share (attack round 13, P1): a holder
-  // over its share whose sessions all wait still yields one, or parked approvals would lock every
-  // other principal out of the agent. A call in flight is always spared.
-  const pick = (spareWaiting: boolean) => {
-    let victim: { id: string; used: string } | null = null;
-    for (const r of rows) {
-      if (held.get(holderOf(r)) !== most || callsInFlight.has(r.id)) continue;
-      if (spareWaiting && waiting.has(r.id)) continue;
-      const used = r.last_used_at ?? r.created_at;
-      if (!victim || used < victim.used || (used === victim.used && r.id < victim.id)) {
-        victim = { id: r.id, used };
-      }
-    }
-    return victim?.id ?? null;
-  };
-  return pick(true) ?? (most > share ? pick(false) : null);
+  return chooseFairVictim(
+    rows.map((r) => ({
+      key: r.id,
+      holder: r.user_permissions !== null ? r.user_id : null,
+      used: r.last_used_at ?? r.created_at,
+      busy: callsInFlight.has(r.id),
+      waiting: waiting.has(r.id),
+    })),
+    newcomer,
+    share,
+  );
 }
 
 /**

@@ -6,6 +6,7 @@
  * choice is made among that agent's principals (pickFairVictim), where waiting on an approval
  * spares a session only within its principal's share, as for gate sessions.
  */
+import { chooseFairVictim } from '../../core/index.js';
 
 export interface EvictionCandidate {
   readonly agentId: string;
@@ -49,31 +50,26 @@ export interface HolderCandidate {
 }
 
 /**
- * Pure: at an agent's full cap, the least recently used idle session of the principal of that
- * agent holding the most sessions, when the newcomer's principal holds fewer (as gate sessions do,
- * agent-caps.ts); null when it holds as many or that principal has nothing to yield. A session
- * with a request in flight is never chosen; one waiting on an approval only when its principal
- * holds more than `share` (attack round 13, P1: parked approvals must not lock the agent's other
- * principals out), and then only when none of that principal's is idle. Never mutates.
+ * Pure: at an agent's full cap, the MCP session to end for a newcomer of principal `newcomer`,
+ * chosen as for gate sessions (core's chooseFairVictim): a principal holding more than the
+ * newcomer's yields its least recently used idle session, the biggest holder first and the next
+ * when the biggest has nothing to yield; a session with a request in flight never, one waiting on
+ * an approval only past its principal's `share`. Null when none may be ended. Never mutates.
  */
-export function pickFairVictim<K>(
-  sessions: Iterable<[K, HolderCandidate]>,
+export function pickFairVictim(
+  sessions: Iterable<[string, HolderCandidate]>,
   newcomer: string | null,
   share: number,
-): K | null {
-  const all = [...sessions];
-  const held = new Map<string | null, number>();
-  for (const [, c] of all) held.set(c.holder, (held.get(c.holder) ?? 0) + 1);
-  const most = Math.max(0, ...held.values());
-  if ((held.get(newcomer) ?? 0) >= most) return null;
-  const pick = (spareWaiting: boolean): K | null => {
-    let best: [K, HolderCandidate] | null = null;
-    for (const entry of all) {
-      const c = entry[1];
-      if (c.inFlight > 0 || (spareWaiting && c.waiting) || held.get(c.holder) !== most) continue;
-      if (best === null || c.lastSeen < best[1].lastSeen) best = entry;
-    }
-    return best === null ? null : best[0];
-  };
-  return pick(true) ?? (most > share ? pick(false) : null);
+): string | null {
+  return chooseFairVictim(
+    [...sessions].map(([key, c]) => ({
+      key,
+      holder: c.holder,
+      used: c.lastSeen,
+      busy: c.inFlight > 0,
+      waiting: c.waiting === true,
+    })),
+    newcomer,
+    share,
+  );
 }
