@@ -77,7 +77,7 @@ describe('display names, descriptions and token names are printable (attack roun
       const agent = await w.send('POST', '/v1/apply', [
         { kind: 'Agent', spec: { id: 'mal-bot', owner: 'qa', display_name: name } },
       ]);
-      assert.equal(agent.status, 400, `agent, ${what}: ${agent.text}`);
+      assert.equal(agent.status, 422, `agent, ${what}: ${agent.text}`);
       assert.equal(agent.body.code, 'CONFIG_INVALID');
       assert.deepEqual(firstProblem(agent.body), {
         ...firstProblem(agent.body),
@@ -87,7 +87,7 @@ describe('display names, descriptions and token names are printable (attack roun
       const user = await w.send('POST', '/v1/apply', [
         { kind: 'User', spec: { id: 'mal', display_name: name, permissions: [] } },
       ]);
-      assert.equal(user.status, 400, `user, ${what}: ${user.text}`);
+      assert.equal(user.status, 422, `user, ${what}: ${user.text}`);
       assert.equal(firstProblem(user.body).pointer, '/0/spec/display_name', what);
       assert.equal(firstProblem(user.body).rule, 'name.printable', what);
     }
@@ -114,7 +114,7 @@ describe('display names, descriptions and token names are printable (attack roun
       const r = await w.send('POST', '/v1/apply', [
         { kind: 'Agent', spec: { id: 'mal-bot', owner: 'qa', description } },
       ]);
-      assert.equal(r.status, 400, `${what}: ${r.text}`);
+      assert.equal(r.status, 422, `${what}: ${r.text}`);
       assert.equal(firstProblem(r.body).pointer, '/0/spec/description', what);
       assert.equal(firstProblem(r.body).rule, 'text.printable', what);
     }
@@ -133,7 +133,8 @@ describe('display names, descriptions and token names are printable (attack roun
 
   test('a token name that is not printable is refused, the forged-row newline among them', async () => {
     const forged = 'laptop\notk_AAAAAAAAAAAAAAAA  backup  admin    2099-01-01T00:00:00.000Z  -';
-    for (const [what, name] of Object.entries({ ...UNPRINTABLE_NAMES, forged })) {
+    const { 'padded with a space': _trimmed, ...refused } = UNPRINTABLE_NAMES;
+    for (const [what, name] of Object.entries({ ...refused, forged })) {
       const r = await w.send('POST', '/v1/operators/aud/tokens', { name, expires_in_days: 30 });
       assert.equal(r.status, 400, `${what}: ${r.text}`);
       assert.equal(r.body.code, 'INPUT_INVALID');
@@ -158,7 +159,7 @@ describe('display names, descriptions and token names are printable (attack roun
     ]);
     const lines = text.split('\n');
     assert.equal(lines.length, 4, text);
-    assert.match(lines[1] ?? '', /^otk_1 {2}laptop\\notk_AAAA {2}backup {2}admin {2}approver$/);
+    assert.match(lines[1] ?? '', /^otk_1 {2}laptop\\notk_AAAA {2}backup {2}admin +approver$/);
     assert.ok(lines[2]?.includes('a\\rb\\tc\\u0007d\\u202Ee\\u200Bf\\u{E0041}'), lines[2]);
     assert.ok(lines[3]?.includes('Zoë 🚀 李雷'), 'printable text is as given');
   });
