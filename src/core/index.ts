@@ -50,6 +50,7 @@ export {
 } from './page.js';
 export { findPersonalData } from './personal-data.js';
 export type { AgentPrincipal, OperatorPrincipal, Principal, PrincipalUser } from './principal.js';
+export { isPrintableText } from './printable-text.js';
 export type { Problem } from './problem.js';
 export { joinPointer, pointerToken, prefixProblems, problem } from './problem.js';
 export {

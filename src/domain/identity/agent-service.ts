@@ -11,6 +11,7 @@ import {
   type Clock,
   canonicalHash,
   OWNER_PATTERN,
+  type Problem,
   systemClock,
   ToolgateError,
 } from '../../core/index.js';
@@ -22,6 +23,7 @@ import {
   type GrantRow,
   type Store,
 } from '../../records/store/index.js';
+import { descriptionProblems, displayNameProblems, refuseUnreadable } from './readable-text.js';
 
 export type AgentTier = 'public' | 'restricted' | 'privileged';
 
@@ -154,6 +156,17 @@ export const grantSpecSchema = {
   },
 } as const;
 
+/**
+ * What agentSpecSchema cannot say: the display name is printable and the description holds no
+ * invisible or reordering character (readable-text.ts). Pointers relative to the spec.
+ */
+export function agentSpecTextProblems(spec: AgentSpec): Problem[] {
+  return [
+    ...displayNameProblems(spec.display_name, '/display_name'),
+    ...descriptionProblems(spec.description, '/description'),
+  ];
+}
+
 export type ChangeOutcome = 'created' | 'updated' | 'unchanged';
 
 export class AgentService {
@@ -171,6 +184,7 @@ export class AgentService {
     spec: AgentSpec,
     actor: Actor,
   ): Promise<{ outcome: ChangeOutcome; before?: AgentRow }> {
+    refuseUnreadable(agentSpecTextProblems(spec));
     const now = this.#clock();
     const at = now.toISOString();
     const normalized = {

@@ -19,7 +19,12 @@ export type {
   GrantSpec,
   SessionBudgets,
 } from './agent-service.js';
-export { AgentService, agentSpecSchema, grantSpecSchema } from './agent-service.js';
+export {
+  AgentService,
+  agentSpecSchema,
+  agentSpecTextProblems,
+  grantSpecSchema,
+} from './agent-service.js';
 export type { JwtConfig, VerifiedToken } from './jwt-verifier.js';
 export { JwtVerifier } from './jwt-verifier.js';
 export { AccessTokenVerifier } from './oauth/access-token-verifier.js';
@@ -44,4 +49,4 @@ export {
   USER_ID_PATTERN,
 } from './user-id.js';
 export type { UserSpec, UserView } from './user-service.js';
-export { UserService, userSpecSchema } from './user-service.js';
+export { UserService, userSpecSchema, userSpecTextProblems } from './user-service.js';

@@ -11,11 +11,13 @@ import {
   CAPABILITY_PATTERN,
   type Clock,
   canonicalHash,
+  type Problem,
   problem,
   systemClock,
   ToolgateError,
 } from '../../core/index.js';
 import { appendEvent, bumpIdentityRevision, type Database } from '../../records/store/index.js';
+import { displayNameProblems, refuseUnreadable } from './readable-text.js';
 import { isUserId } from './user-id.js';
 
 export interface UserSpec {
@@ -56,6 +58,11 @@ export const userSpecSchema = {
   },
 } as const;
 
+/** What userSpecSchema cannot say: the display name is printable (readable-text.ts). */
+export function userSpecTextProblems(spec: UserSpec): Problem[] {
+  return displayNameProblems(spec.display_name, '/display_name');
+}
+
 export class UserService {
   readonly #db: Kysely<Database>;
   readonly #clock: Clock;
@@ -85,6 +92,7 @@ export class UserService {
         },
       );
     }
+    refuseUnreadable(userSpecTextProblems(spec));
     const now = this.#clock();
     const normalized = {
       id: spec.id,

@@ -3,7 +3,13 @@
  * takes and returns, reading an account row, and the checks every operator act shares.
  */
 import type { Kysely, Transaction } from 'kysely';
-import { type Clock, problem, systemActor, ToolgateError } from '../../core/index.js';
+import {
+  type Clock,
+  isPrintableName,
+  problem,
+  systemActor,
+  ToolgateError,
+} from '../../core/index.js';
 import { appendEvent, type Database } from '../../records/store/index.js';
 import { hasRole, isBootstrap, type Operator, type OperatorRole } from './operator.js';
 import type { OperatorRefusals } from './operator-authority.js';
@@ -377,13 +383,29 @@ export function tokenView(row: {
   };
 }
 
+/**
+ * A token's name as given, trimmed: 1–100 characters that read as what they are, the operator
+ * display-name rule (isPrintableName; attack round 14, Q3). It is set by the token's holder and
+ * read by an admin deciding which token to revoke, so a newline or a bidi override could forge a
+ * row of that listing.
+ */
 export function parseTokenName(name: unknown): string {
   if (typeof name !== 'string' || name.trim() === '' || name.length > 100) {
     throw new ToolgateError('INPUT_INVALID', 'a token name of 1–100 characters', {
       problems: [problem('/name', 'a token name of 1–100 characters', 'maxLength')],
     });
   }
-  return name.trim();
+  // Only ASCII spaces are trimmed, as for a display name (parseName): another blank at an end is
+  // refused, not silently dropped.
+  const trimmed = name.replace(/^[ \t\r\n]+|[ \t\r\n]+$/g, '');
+  if (!isPrintableName(trimmed)) {
+    const message =
+      'a token name of printable characters (no bidi controls, zero-width, blank-rendering or control characters)';
+    throw new ToolgateError('INPUT_INVALID', message, {
+      problems: [problem('/name', message, 'name.printable')],
+    });
+  }
+  return trimmed;
 }
 
 export function parseDays(days: unknown): number {

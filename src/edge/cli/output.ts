@@ -112,10 +112,29 @@ export function reportError(err: unknown, json: boolean): number {
   return 1;
 }
 
+/** Controls (Cc) and what JSON escaping leaves raw (INVISIBLE_IN_JSON), in one table cell. */
+const UNSAFE_IN_CELL = /[\p{Cc}\p{Cf}\u2028\u2029\u115F\u1160\u3164\uFFA0]/gu;
+const CELL_ESCAPES: Readonly<Record<string, string>> = { '\n': '\\n', '\r': '\\r', '\t': '\\t' };
+
+/**
+ * A cell's text with every control, invisible or reordering character as a visible escape (`\n`,
+ * `\u202E`, `\u{E0041}`): a value stored before its field was checked (a token name holding a
+ * newline) can neither break its row into a forged one nor reorder what the row shows.
+ */
+function cellText(cell: string): string {
+  return cell.replace(UNSAFE_IN_CELL, (c) => {
+    const cp = c.codePointAt(0) ?? 0;
+    const hex = cp.toString(16).toUpperCase();
+    return CELL_ESCAPES[c] ?? (cp > 0xffff ? `\\u{${hex}}` : `\\u${hex.padStart(4, '0')}`);
+  });
+}
+
+/** Rows as aligned text; every cell through cellText, so one row is one line. */
 export function table(rows: readonly (readonly string[])[]): string {
   if (rows.length === 0) return '';
-  const widths = rows[0]?.map((_, i) => Math.max(...rows.map((r) => (r[i] ?? '').length))) ?? [];
-  return rows
+  const cells = rows.map((r) => r.map(cellText));
+  const widths = cells[0]?.map((_, i) => Math.max(...cells.map((r) => (r[i] ?? '').length))) ?? [];
+  return cells
     .map((r) =>
       r
         .map((c, i) => c.padEnd(widths[i] ?? 0))

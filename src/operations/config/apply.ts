@@ -26,11 +26,13 @@ import {
   type AgentService,
   type AgentSpec,
   agentSpecSchema,
+  agentSpecTextProblems,
   type GrantSpec,
   grantSpecSchema,
   type UserService,
   type UserSpec,
   userSpecSchema,
+  userSpecTextProblems,
 } from '../../domain/identity/index.js';
 import type { Operator } from '../../domain/operators/index.js';
 import {
@@ -107,8 +109,8 @@ const validateSpec: Record<ConfigDocument['kind'], SpecCheck> = {
       ? { problems: [], spec: checked.definition }
       : { problems: [...checked.problems], spec };
   },
-  Agent: withSpec(compileDocumentValidator(agentSpecSchema)),
-  User: withSpec(compileDocumentValidator(userSpecSchema)),
+  Agent: withText(compileDocumentValidator(agentSpecSchema), agentSpecTextProblems),
+  User: withText(compileDocumentValidator(userSpecSchema), userSpecTextProblems),
   Policy: withSpec(compileDocumentValidator(policySpecSchema)),
   Grant: withSpec(compileDocumentValidator(grantSpecSchema)),
   Provider: withSpec(checkProviderSpec),
@@ -116,6 +118,20 @@ const validateSpec: Record<ConfigDocument['kind'], SpecCheck> = {
 
 function withSpec(validate: (spec: unknown) => Problem[]): SpecCheck {
   return (spec) => ({ problems: validate(spec), spec });
+}
+
+/**
+ * The schema, then (on a spec of the right shape) the domain's rule for the text a person reads
+ * (a printable display name and description), so a dry run lists those problems too.
+ */
+function withText<S>(
+  validate: (spec: unknown) => Problem[],
+  text: (spec: S) => Problem[],
+): SpecCheck {
+  return (spec) => {
+    const problems = validate(spec);
+    return { problems: problems.length > 0 ? problems : text(spec as S), spec };
+  };
 }
 
 export class ApplyService {
