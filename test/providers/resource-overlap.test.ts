@@ -27,7 +27,7 @@ import { openStore, type Store } from '../../src/records/store/index.js';
 import { backends } from '../support/backends.js';
 import { approvePendingReviews } from '../support/reviews.js';
 import { connectMcp, connectModernMcp, openWorld, type World } from '../support/world.js';
-import { FIXTURES, nodeProvider } from './provider-support.js';
+import { FIXTURES, nodeProvider, textOf } from './provider-support.js';
 
 const admin: Actor = { id: 'test-admin', via: 'library' };
 const ADMIN_TOKEN = 'overlap-admin-token-0123456789abcdef0123456';
@@ -52,8 +52,6 @@ async function refusal(promise: Promise<unknown>): Promise<McpError> {
   }
   assert.fail('the read was not refused');
 }
-
-const textOf = (r: { contents: unknown[] }) => (r.contents[0] as { text: string }).text;
 
 for (const backend of backends()) {
   describe(`a resource URI names one governed thing (${backend.name})`, () => {

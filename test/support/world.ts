@@ -183,6 +183,25 @@ export async function connectModernMcp(
   return client;
 }
 
+/**
+ * One client of each MCP era as `token`, labelled '2025-11-25' and '2026-07-28' and typed as the
+ * suite's `C`; both are added to `clients` for the suite to close.
+ */
+export async function connectBothEras<C>(
+  base: string,
+  token: string | undefined,
+  name: string,
+  clients: unknown[],
+): Promise<(readonly [string, C])[]> {
+  const legacy = (await connectMcp(base, token, name)) as unknown as C;
+  const modern = (await connectModernMcp(base, token, name)) as unknown as C;
+  clients.push(legacy, modern);
+  return [
+    ['2025-11-25', legacy],
+    ['2026-07-28', modern],
+  ];
+}
+
 /** A 2025-era MCP client's JSON-RPC `initialize` request (`clientInfo` is `name`@`version`). */
 export function initializeRequest(name = 'raw', version = '1') {
   return {
