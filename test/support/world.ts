@@ -5,6 +5,7 @@
  * accounts with personal tokens, and the REST front listening on 127.0.0.1 — and one `close()`
  * that takes all of it down again (the database too).
  */
+import assert from 'node:assert/strict';
 import { readFileSync, writeFileSync } from 'node:fs';
 import { request } from 'node:http';
 import { join } from 'node:path';
@@ -261,6 +262,29 @@ export function rawPost(
     req.on('error', reject);
     req.end(body);
   });
+}
+
+/**
+ * Polls /healthz one request after another until `work` settles (and a few times at least);
+ * returns the slowest round trip.
+ */
+export async function slowestHealthz(base: string, work: Promise<unknown>): Promise<number> {
+  let settled = false;
+  const done = work.finally(() => {
+    settled = true;
+  });
+  let slowest = 0;
+  let samples = 0;
+  while (!settled || samples < 5) {
+    const started = performance.now();
+    const res = await fetch(`${base}/healthz`);
+    await res.arrayBuffer();
+    assert.equal(res.status, 200);
+    slowest = Math.max(slowest, performance.now() - started);
+    samples += 1;
+  }
+  await done;
+  return slowest;
 }
 
 /** The details of every event of `action`, in order, as the connection `store` reads them. */
