@@ -18,20 +18,12 @@ import { after, before, describe, test } from 'node:test';
 import { MasterKey } from '../../src/domain/credentials/index.js';
 import { totpAt } from '../../src/domain/decisions/index.js';
 import { ensureBuilt, runCli } from '../support/cli.js';
+import { eventsSince, lastSeq, type Recorded } from '../support/events.js';
 import { approvePendingReviews } from '../support/reviews.js';
 import { wipeDiskTool } from '../support/tools.js';
 import { openWorld, type World } from '../support/world.js';
 
 const PASSWORD = 'correct-horse-battery-staple-9137';
-
-interface Recorded {
-  readonly action: string;
-  readonly actor: string;
-  readonly via: string;
-  readonly subject: string;
-  readonly details: Record<string, unknown>;
-  readonly raw: string;
-}
 
 describe('four-eyes refusals are audited: the bootstrap token after the genesis, one’s own roles, one’s own change', () => {
   let w: World;
@@ -47,17 +39,8 @@ describe('four-eyes refusals are audited: the bootstrap token after the genesis,
     return totpAt(secret, now);
   };
 
-  /** The seq of the newest event: what a step wrote is what comes after it. */
-  const mark = async () => (await w.tg.admin.events.list({ limit: 100_000 })).at(-1)?.seq ?? 0;
-  const since = async (seq: number): Promise<Recorded[]> =>
-    (await w.tg.admin.events.list({ afterSeq: seq, limit: 1000 })).map((e) => ({
-      action: e.action,
-      actor: e.actor,
-      via: e.via,
-      subject: e.subject,
-      details: JSON.parse(e.details) as Record<string, unknown>,
-      raw: e.details,
-    }));
+  const mark = () => lastSeq(w.tg.admin);
+  const since = (seq: number) => eventsSince(w.tg.admin, seq);
 
   /**
    * Runs a refused attempt and returns its one record: a 403, and exactly one new event, the
