@@ -6,6 +6,7 @@
  * that takes all of it down again (the database too).
  */
 import assert from 'node:assert/strict';
+import { randomUUID } from 'node:crypto';
 import { readFileSync, writeFileSync } from 'node:fs';
 import { request } from 'node:http';
 import { join } from 'node:path';
@@ -323,6 +324,9 @@ export function postListen(base: string, token: string, id = 9): Promise<Respons
   );
 }
 
+/** The private half of a signing key from `signingKeyWithJwks`. */
+export type SigningKey = Awaited<ReturnType<typeof signingKeyWithJwks>>;
+
 /** A fresh ES256 signing key: its public half (kid `k1`) written to `file` as a JWKS; the private half. */
 export async function signingKeyWithJwks(file: string) {
   const { exportJWK, generateKeyPair } = await import('jose');
@@ -330,6 +334,41 @@ export async function signingKeyWithJwks(file: string) {
   const jwk: JWK = { ...(await exportJWK(pair.publicKey)), kid: 'k1', alg: 'ES256', use: 'sig' };
   writeFileSync(file, JSON.stringify({ keys: [jwk] }));
   return pair.privateKey;
+}
+
+/**
+ * The gateway's `jwt` option for tokens of issuer `issuer` and audience `audience`, checked with
+ * the JWKS that `signingKeyWithJwks` wrote to `dir`/jwks.json: the user in `act_for`, the
+ * permissions in `scope`.
+ */
+export function actForJwt(dir: string, issuer: string, audience: string) {
+  return {
+    issuer,
+    audience,
+    jwksFile: join(dir, 'jwks.json'),
+    userClaim: 'act_for',
+    permissionsClaim: 'scope',
+  };
+}
+
+/**
+ * A fresh token (its own jti, ten minutes) of `agent` acting for `user` with `billing:read`, as
+ * `actForJwt` reads it, signed with `key` from `signingKeyWithJwks`.
+ */
+export async function actForToken(
+  key: SigningKey,
+  agent: string,
+  user: string,
+  issuer: string,
+  audience: string,
+): Promise<string> {
+  const { SignJWT } = await import('jose');
+  const claims = { sub: agent, iss: issuer, aud: audience, jti: randomUUID() };
+  return new SignJWT({ ...claims, act_for: user, scope: 'billing:read' })
+    .setProtectedHeader({ alg: 'ES256', kid: 'k1' })
+    .setIssuedAt()
+    .setExpirationTime('10m')
+    .sign(key);
 }
 
 /** A personal token of an existing operator account, issued by the bootstrap admin. */
