@@ -4,6 +4,7 @@
  */
 import assert from 'node:assert/strict';
 import { join } from 'node:path';
+import { McpError } from '@modelcontextprotocol/sdk/types.js';
 import type { Actor } from '../../src/core/index.js';
 import type { Gateway } from '../../src/host/toolgate.js';
 import { ROOT } from '../support/cli.js';
@@ -95,4 +96,15 @@ export async function refusedWith(promise: Promise<unknown>, what: string): Prom
   }
   assert.equal(err?.code, -32084, what);
   return err?.data?.code ?? '';
+}
+
+/** The MCP error a request is refused with; fails with "`what` was not refused" if it is answered. */
+export async function mcpRefusal(promise: Promise<unknown>, what: string): Promise<McpError> {
+  try {
+    await promise;
+  } catch (err) {
+    assert.ok(err instanceof McpError, String(err));
+    return err;
+  }
+  assert.fail(`${what} was not refused`);
 }

@@ -176,6 +176,26 @@ export function toolDocument(spec: Definition): Definition {
 }
 
 /**
+ * The spec of `pay`: a reversible write under `capability` whose cost is its one `amount`
+ * argument in major units; for `toolDocument`.
+ */
+export function paySpec(capability: string): Definition {
+  return {
+    id: 'pay',
+    name: 'pay',
+    action_class: 'reversible_write',
+    required_capabilities: [capability],
+    input_schema: {
+      type: 'object',
+      additionalProperties: false,
+      required: ['amount'],
+      properties: { amount: { type: 'number', minimum: 0 } },
+    },
+    cost: { argument: 'amount', unit: 'major' },
+  };
+}
+
+/**
  * A command tool of the sandbox echo script (test/fixtures/sandbox/echo-tool.sh): one short
  * `text` argument, under `sandbox:test`; `overrides` give its runtime, sandbox and output.
  */
