@@ -298,6 +298,23 @@ export function heldCalls(onEnter: () => void) {
   };
 }
 
+/**
+ * `heldCalls` counting their arrivals: `entered()` since the start or the last `recount()`;
+ * `arrived(n)` waits until `n` have come.
+ */
+export function countedHeldCalls() {
+  let entered = 0;
+  const held = heldCalls(() => entered++);
+  return {
+    ...held,
+    entered: () => entered,
+    recount: () => {
+      entered = 0;
+    },
+    arrived: (n: number) => held.until(() => entered >= n),
+  };
+}
+
 /** `wipe_disk`: an irreversible, privileged tool under `disk:wipe` (a change needs two people). */
 export function wipeDiskTool(): Definition {
   return validTool({
