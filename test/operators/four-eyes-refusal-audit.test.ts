@@ -81,6 +81,16 @@ describe('four-eyes refusals are audited: the bootstrap token after the genesis,
     return actions;
   }
 
+  /** Asserts `record` is alice's REST update of her own account refused for `reason` (`words`). */
+  function assertOwnUpdate(record: Recorded, reason: string, words: RegExp): void {
+    assert.equal(record.actor, 'operator:alice');
+    assert.equal(record.subject, 'operator:alice');
+    assert.equal(record.details.edge, 'rest');
+    assert.equal(record.details.act, 'update');
+    assert.equal(record.details.reason, reason);
+    assert.match(String(record.details.message), words);
+  }
+
   before(async () => {
     ensureBuilt();
     // The CLI's folder holds the world's database (test/support/cli.ts: tg.db).
@@ -209,12 +219,7 @@ describe('four-eyes refusals are audited: the bootstrap token after the genesis,
     const self = await refusedOnce(() =>
       w.send('PATCH', '/v1/operators/alice', { roles: ['admin', 'approver'] }, alice),
     );
-    assert.equal(self.actor, 'operator:alice');
-    assert.equal(self.subject, 'operator:alice');
-    assert.equal(self.details.edge, 'rest');
-    assert.equal(self.details.act, 'update');
-    assert.equal(self.details.reason, 'own_roles');
-    assert.match(String(self.details.message), /cannot change their own roles/);
+    assertOwnUpdate(self, 'own_roles', /cannot change their own roles/);
     // The CLI goes to the same service: the same refusal, the same record, naming its edge.
     const seq = await mark();
     const cli = await runCli(dir, ['operators', 'update', 'alice', '--roles', 'admin,approver'], {
@@ -236,12 +241,7 @@ describe('four-eyes refusals are audited: the bootstrap token after the genesis,
     const self = await refusedOnce(() =>
       w.send('PATCH', '/v1/operators/alice', { disabled: true }, alice),
     );
-    assert.equal(self.actor, 'operator:alice');
-    assert.equal(self.subject, 'operator:alice');
-    assert.equal(self.details.edge, 'rest');
-    assert.equal(self.details.act, 'update');
-    assert.equal(self.details.reason, 'own_account_disabled');
-    assert.match(String(self.details.message), /cannot disable their own account/);
+    assertOwnUpdate(self, 'own_account_disabled', /cannot disable their own account/);
     assert.equal((await w.tg.admin.operators.get('alice')).disabled, false);
     // The benign neighbour: an auditor's account is hers to disable, recorded as the change.
     await w.send('POST', '/v1/operators', { id: 'gone', roles: ['auditor'] }, alice);
@@ -258,14 +258,18 @@ describe('four-eyes refusals are audited: the bootstrap token after the genesis,
       () => w.send('PATCH', '/v1/operators/bob', { roles: ['admin', 'approver'] }, alice),
       200,
     );
-    const issued = await w.send(
-      'POST',
-      '/v1/operators/bob/tokens',
-      { name: 'x', expires_in_days: 1 },
-      alice,
-    );
-    assert.equal(issued.status, 201, JSON.stringify(issued.body));
-    const bob = String(issued.body.token);
+    /** Alice issues `id` a personal token named `name`. */
+    const issueToken = async (id: string, name: string) => {
+      const issued = await w.send(
+        'POST',
+        `/v1/operators/${id}/tokens`,
+        { name, expires_in_days: 1 },
+        alice,
+      );
+      assert.equal(issued.status, 201, JSON.stringify(issued.body));
+      return String(issued.body.token);
+    };
+    const bob = await issueToken('bob', 'x');
     const tool = wipeDiskTool();
     const applied = await w.send('POST', '/v1/apply', [{ kind: 'Tool', spec: tool }], bob);
     assert.equal(applied.status, 200, JSON.stringify(applied.body));
@@ -292,14 +296,7 @@ describe('four-eyes refusals are audited: the bootstrap token after the genesis,
     const armed = await w.send('POST', '/v1/operators/appr/second-factor', undefined, alice);
     assert.equal(armed.status, 201, JSON.stringify(armed.body));
     const apprSecret = String(armed.body.secret);
-    const apprIssued = await w.send(
-      'POST',
-      '/v1/operators/appr/tokens',
-      { name: 'y', expires_in_days: 1 },
-      alice,
-    );
-    assert.equal(apprIssued.status, 201, JSON.stringify(apprIssued.body));
-    const appr = String(apprIssued.body.token);
+    const appr = await issueToken('appr', 'y');
     const confirmed = await w.send(
       'POST',
       '/v1/operators/appr/confirm',
