@@ -176,6 +176,30 @@ export function toolDocument(spec: Definition): Definition {
 }
 
 /**
+ * A `Tool` document of `validTool` named `id`, described as `description`, touching no data and
+ * answering any object, under `capability`; `overrides` on top.
+ */
+export function objectToolDocument(
+  id: string,
+  description: string,
+  capability: string,
+  overrides: Definition,
+): Definition {
+  return {
+    kind: 'Tool',
+    spec: validTool({
+      id,
+      name: id,
+      description,
+      data_access: 'none',
+      required_capabilities: [capability],
+      output_schema: { type: 'object' },
+      ...overrides,
+    }),
+  };
+}
+
+/**
  * The spec of `pay`: a reversible write under `capability` whose cost is its one `amount`
  * argument in major units; for `toolDocument`.
  */
