@@ -11,13 +11,7 @@ import assert from 'node:assert/strict';
 import { after, before, describe, test } from 'node:test';
 import type { Client } from '@modelcontextprotocol/sdk/client/index.js';
 import { inlineTool } from '../support/tools.js';
-import {
-  connectMcp,
-  connectModernMcp,
-  openWorld,
-  restClient,
-  type World,
-} from '../support/world.js';
+import { connectBothEras, openWorld, restClient, type World } from '../support/world.js';
 
 const tool = (id: string, name: string, capability: string) =>
   inlineTool(id, { name, access_tier: 'public', required_capabilities: [capability] });
@@ -55,18 +49,8 @@ describe('two offered names differing only in case (attack round 9 F4)', () => {
     await world.close();
   });
 
-  async function eras(agent: string): Promise<(readonly [string, Client])[]> {
-    const legacy = await connectMcp(world.base, world.keys[agent], 'case-names');
-    const modern = (await connectModernMcp(
-      world.base,
-      world.keys[agent],
-      'case-names',
-    )) as unknown as Client;
-    clients.push(legacy, modern);
-    return [
-      ['2025-11-25', legacy],
-      ['2026-07-28', modern],
-    ];
+  function eras(agent: string): Promise<(readonly [string, Client])[]> {
+    return connectBothEras<Client>(world.base, world.keys[agent], 'case-names', clients);
   }
 
   test('names that differ by more than case are both offered and each calls its own tool', async () => {

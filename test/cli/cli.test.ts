@@ -80,17 +80,27 @@ function workspace(): { dir: string; db: string } {
   return { dir, db: `sqlite:${join(dir, 't.db')}` };
 }
 
+/** A workspace for the enclosing group: made before its tests (handed to `use`), removed after. */
+function groupWorkspace(use: (w: { dir: string; db: string }) => void): void {
+  let dir = '';
+  before(() => {
+    const w = workspace();
+    dir = w.dir;
+    use(w);
+  });
+  after(() => {
+    if (dir) rmSync(dir, { recursive: true, force: true, maxRetries: 5, retryDelay: 50 });
+  });
+}
+
 // The groups below use their own databases and run concurrently (each CLI run is a whole Node
 // start-up); inside a group the tests run in order and build on each other.
 describe('toolgate CLI', { concurrency: true }, () => {
   describe('apply -f and reading the catalog', { concurrency: 1 }, () => {
     let dir = '';
     let db = '';
-    before(() => {
-      ({ dir, db } = workspace());
-    });
-    after(() => {
-      if (dir) rmSync(dir, { recursive: true, force: true, maxRetries: 5, retryDelay: 50 });
+    groupWorkspace((w) => {
+      ({ dir, db } = w);
     });
 
     test('apply -f prints one "+" line per document, and tools list --json has the ten demo tools', async () => {
@@ -296,8 +306,8 @@ describe('toolgate CLI', { concurrency: true }, () => {
   describe('lifecycle and quarantine', { concurrency: 1 }, () => {
     let dir = '';
     let db = '';
-    before(() => {
-      ({ dir, db } = workspace());
+    groupWorkspace((w) => {
+      ({ dir, db } = w);
     });
     before(async () => {
       // Set-up only: the library applies the demo in-process, sparing one CLI start-up.
@@ -308,9 +318,6 @@ describe('toolgate CLI', { concurrency: true }, () => {
       } finally {
         await tg.close();
       }
-    });
-    after(() => {
-      if (dir) rmSync(dir, { recursive: true, force: true, maxRetries: 5, retryDelay: 50 });
     });
 
     test('tools deprecate --window 7 sets the retirement date and search flags the tool deprecated', async () => {
@@ -412,11 +419,8 @@ describe('toolgate CLI', { concurrency: true }, () => {
   describe('refusals', { concurrency: 1 }, () => {
     let dir = '';
     let db = '';
-    before(() => {
-      ({ dir, db } = workspace());
-    });
-    after(() => {
-      if (dir) rmSync(dir, { recursive: true, force: true, maxRetries: 5, retryDelay: 50 });
+    groupWorkspace((w) => {
+      ({ dir, db } = w);
     });
 
     test('a file that is not YAML exits 1 with INPUT_MALFORMED naming the line', async () => {
@@ -511,11 +515,8 @@ describe('toolgate CLI', { concurrency: true }, () => {
   describe('dry run and stdin', { concurrency: 1 }, () => {
     let dir = '';
     let db = '';
-    before(() => {
-      ({ dir, db } = workspace());
-    });
-    after(() => {
-      if (dir) rmSync(dir, { recursive: true, force: true, maxRetries: 5, retryDelay: 50 });
+    groupWorkspace((w) => {
+      ({ dir, db } = w);
     });
 
     test('apply --dry-run prints the plan and writes nothing', async () => {

@@ -4,33 +4,18 @@
  * is refused (FORBIDDEN) with nothing changed. (The auditor's boundary is in the inbox's tests.)
  */
 import assert from 'node:assert/strict';
-import { after, before, test } from 'node:test';
+import { test } from 'node:test';
 import type { Client } from '@modelcontextprotocol/sdk/client/index.js';
 import type { Browser } from 'playwright-core';
-import {
-  type ConsoleGateway,
-  closeMcpClient,
-  decisionOf,
-  launchChromium,
-  mcpClient,
-  operator,
-  signedInContext,
-  startConsoleGateway,
-} from '../support/browser.js';
+import { type ConsoleGateway, operator, signedInContext } from '../support/browser.js';
+import { consoleSuite, forgedApprove, pendingSend } from './console-support.js';
 
 let browser: Browser;
 let gw: ConsoleGateway;
 let agent: Client;
 
-before(async () => {
-  [browser, gw] = await Promise.all([launchChromium(), startConsoleGateway()]);
-  agent = await mcpClient(gw.base, gw.supportKey);
-});
-
-after(async () => {
-  await closeMcpClient(agent);
-  await browser?.close();
-  await gw?.close();
+consoleSuite((suite) => {
+  ({ browser, gw, agent } = suite);
 });
 
 test('an owner sees only their team’s tools in the catalog, whatever the filter asks', async () => {
@@ -63,22 +48,13 @@ test('an owner sees only their team’s tools in the catalog, whatever the filte
 
 test('an admin without the approver role gets no approve form; a forged approve is refused', async () => {
   const args = { to: 'dee@customer.example', subject: 'Hello', body: 'Hi.' };
-  const approvalId = String(
-    decisionOf(await agent.callTool({ name: 'send_email', arguments: args })).approval_id,
-  );
+  const approvalId = await pendingSend(agent, args);
   const { context, page } = await signedInContext(browser, gw, operator('adam', ['admin']));
   try {
     const res = await page.goto(`${gw.base}/console/approvals/${approvalId}`);
     assert.equal(res?.status(), 200, 'an admin may read the approval');
     assert.equal(await page.locator('#approve').count(), 0);
-    const csrf = await page
-      .locator('form[action="/console/logout"] input[name=_csrf]')
-      .inputValue();
-    const forged = await page.request.post(`${gw.base}/console/approvals/${approvalId}/approve`, {
-      form: { _csrf: csrf },
-      headers: { origin: gw.base },
-      maxRedirects: 0,
-    });
+    const forged = await forgedApprove(page, gw, approvalId);
     assert.equal(forged.status(), 403);
     assert.equal((await forged.json()).code, 'FORBIDDEN');
     assert.equal((await gw.tg.approvals.get(approvalId)).status, 'pending', 'nothing changed');

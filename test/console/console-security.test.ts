@@ -34,6 +34,7 @@ import {
   watchForScript,
 } from '../support/browser.js';
 import { approvePendingReviews } from '../support/reviews.js';
+import { applySendEmailCopy } from './console-support.js';
 
 /**
  * An admin's account does the setting up: the world's first admin is set up (its confirming
@@ -223,19 +224,7 @@ test('a cross-origin form post, even one carrying the right token, is refused an
 });
 
 test('an XSS payload in a tool description and in an argument is shown as text; no script runs', async () => {
-  const base = (await gw.tg.catalog.get('send_email', '1.0.0')).definition as unknown as Record<
-    string,
-    unknown
-  >;
-  await gw.tg.config.apply(
-    [
-      {
-        kind: 'Tool',
-        spec: { ...base, id: 'announce', name: 'announce', description: XSS_DESCRIPTION },
-      },
-    ],
-    TEST_ADMIN,
-  );
+  await applySendEmailCopy(gw, { id: 'announce', name: 'announce', description: XSS_DESCRIPTION });
   // The scanner quarantines markup in a description; an admin releases it, so it reaches a
   // reviewer's screen as the registry holds it.
   await gw.tg.catalog.release('announce', '1.0.0', TEST_ADMIN, 'test: markup kept as data');

@@ -5,22 +5,20 @@
  * console session's operator.
  */
 import assert from 'node:assert/strict';
-import { after, before, test } from 'node:test';
+import { test } from 'node:test';
 import type { Client } from '@modelcontextprotocol/sdk/client/index.js';
 import type { Browser } from 'playwright-core';
 import {
   type ConsoleGateway,
   closeMcpClient,
   decisionOf,
-  launchChromium,
   mcpClient,
   operator,
   signedInContext,
-  startConsoleGateway,
-  TEST_ADMIN,
   watchForScript,
 } from '../support/browser.js';
 import { approvePendingReviews } from '../support/reviews.js';
+import { applySendEmailCopy, consoleSuite, forgedApprove, pendingSend } from './console-support.js';
 
 let browser: Browser;
 let gw: ConsoleGateway;
@@ -30,15 +28,8 @@ const alice = operator('alice', ['approver']);
 // over fewer operators (a code works once per operator, three steps in the verifier's window).
 const ada = operator('ada', ['approver']);
 
-before(async () => {
-  [browser, gw] = await Promise.all([launchChromium(), startConsoleGateway()]);
-  agent = await mcpClient(gw.base, gw.supportKey);
-});
-
-after(async () => {
-  await closeMcpClient(agent);
-  await browser?.close();
-  await gw?.close();
+consoleSuite((suite) => {
+  ({ browser, gw, agent } = suite);
 });
 
 test('a pending call from an agent over MCP is in the inbox; approved in the console, its retry runs once', async () => {
@@ -96,9 +87,7 @@ test('a pending call from an agent over MCP is in the inbox; approved in the con
 
 test('a reject needs a reason; the rejected call is gone from the inbox and its retry waits anew', async () => {
   const args = { to: 'ben@customer.example', subject: 'Invoice', body: 'Attached.' };
-  const approvalId = String(
-    decisionOf(await agent.callTool({ name: 'send_email', arguments: args })).approval_id,
-  );
+  const approvalId = await pendingSend(agent, args);
   const { context, page } = await signedInContext(browser, gw, ada);
   try {
     await page.goto(`${gw.base}/console/approvals/${approvalId}`);
@@ -130,21 +119,12 @@ test('a reject needs a reason; the rejected call is gone from the inbox and its 
 
 test('an auditor sees the inbox but gets no approve form, and a forged approve is refused', async () => {
   const args = { to: 'cy@customer.example', subject: 'Hello', body: 'Hi.' };
-  const approvalId = String(
-    decisionOf(await agent.callTool({ name: 'send_email', arguments: args })).approval_id,
-  );
+  const approvalId = await pendingSend(agent, args);
   const { context, page } = await signedInContext(browser, gw, operator('carol', ['auditor']));
   try {
     await page.goto(`${gw.base}/console/approvals/${approvalId}`);
     assert.equal(await page.locator('#approve').count(), 0);
-    const csrf = await page
-      .locator('form[action="/console/logout"] input[name=_csrf]')
-      .inputValue();
-    const forged = await page.request.post(`${gw.base}/console/approvals/${approvalId}/approve`, {
-      form: { _csrf: csrf },
-      headers: { origin: gw.base },
-      maxRedirects: 0,
-    });
+    const forged = await forgedApprove(page, gw, approvalId);
     assert.equal(forged.status(), 403);
     assert.equal((await forged.json()).code, 'FORBIDDEN');
     assert.equal((await gw.tg.approvals.get(approvalId)).status, 'pending');
@@ -154,24 +134,11 @@ test('an auditor sees the inbox but gets no approve form, and a forged approve i
 });
 
 test('a call that needs a step-up is approved only with the approver’s TOTP code', async () => {
-  const base = (await gw.tg.catalog.get('send_email', '1.0.0')).definition as unknown as Record<
-    string,
-    unknown
-  >;
-  await gw.tg.config.apply(
-    [
-      {
-        kind: 'Tool',
-        spec: {
-          ...base,
-          id: 'send_email_signed',
-          name: 'send_email_signed',
-          approval: { mode: 'always', second_factor: true, out_of_band: false },
-        },
-      },
-    ],
-    TEST_ADMIN,
-  );
+  await applySendEmailCopy(gw, {
+    id: 'send_email_signed',
+    name: 'send_email_signed',
+    approval: { mode: 'always', second_factor: true, out_of_band: false },
+  });
   // A restricted tool is a draft until its security review.
   await approvePendingReviews(gw.tg.admin);
   const client = await mcpClient(gw.base, gw.supportKey);

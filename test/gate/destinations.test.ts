@@ -14,27 +14,20 @@ import { demoExecutor } from '../../src/execution/runtimes/index.js';
 import { type Gateway, openGateway } from '../../src/host/toolgate.js';
 import { openStore, type Store } from '../../src/records/store/index.js';
 import { backends } from '../support/backends.js';
-import { validTool } from '../support/tools.js';
+import { objectToolDocument, validTool } from '../support/tools.js';
 import { openWorld, restClient, type World } from '../support/world.js';
 
 const admin: Actor = { id: 'dest-admin', via: 'library' };
 const ADMIN_TOKEN = 'destinations-admin-token-0123456789abcdef';
 const text = { type: 'string', maxLength: 400 };
 
+/** A tool of this suite under `desk:use`, run by the `t.ok` handler unless `overrides` say. */
 function tool(id: string, overrides: Record<string, unknown>) {
-  return {
-    kind: 'Tool',
-    spec: validTool({
-      id,
-      name: id,
-      description: `The ${id.replaceAll('_', ' ')} tool of the destinations test.`,
-      data_access: 'none',
-      required_capabilities: ['desk:use'],
-      output_schema: { type: 'object' },
-      runtime: { kind: 'inline', handler: 't.ok' },
-      ...overrides,
-    }),
-  };
+  const description = `The ${id.replaceAll('_', ' ')} tool of the destinations test.`;
+  return objectToolDocument(id, description, 'desk:use', {
+    runtime: { kind: 'inline', handler: 't.ok' },
+    ...overrides,
+  });
 }
 
 const SEND_EMAIL = tool('send_email', {

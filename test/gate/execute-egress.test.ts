@@ -22,7 +22,7 @@ import type { Gateway } from '../../src/host/toolgate.js';
 import { openStore, type Store } from '../../src/records/store/index.js';
 import { backends } from '../support/backends.js';
 import { ROOT } from '../support/cli.js';
-import { tableResolver } from '../support/egress.js';
+import { loopbackEgress, tableResolver } from '../support/egress.js';
 import { httpReadTool, validTool } from '../support/tools.js';
 import { openWorld, type World } from '../support/world.js';
 
@@ -86,30 +86,19 @@ for (const backend of backends()) {
         server.once('error', reject);
         server.listen(0, '127.0.0.1', resolve);
       });
-      const testPorts = { [TARGET]: (server.address() as AddressInfo).port };
+      const port = (server.address() as AddressInfo).port;
       const resolver = tableResolver({
         'api.example.test': ['127.0.0.1'],
         'other.example.test': ['127.0.0.1'],
         'meta.example.test': ['169.254.169.254'],
       });
-      proxy = new EgressProxy({
-        resolver,
-        unsafeTestTargets: [TARGET],
-        unsafeTestPorts: testPorts,
-      });
+      const egress = loopbackEgress(resolver, TARGET, port, tlsDir);
+      proxy = egress.proxy;
       world = await openWorld({
         backend,
         options: {
           masterKey: MasterKey.generate(),
-          egress: {
-            proxy,
-            http: new HttpToolRunner({
-              resolver,
-              unsafeTestTargets: [TARGET],
-              unsafeTestPorts: testPorts,
-              unsafeTestCa: readFileSync(join(tlsDir, 'ca.pem'), 'utf8'),
-            }),
-          },
+          egress,
         },
       });
       tg = world.tg;

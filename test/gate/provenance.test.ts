@@ -17,7 +17,7 @@ import type { Gateway } from '../../src/host/toolgate.js';
 import { openStore, type Store } from '../../src/records/store/index.js';
 import { backends } from '../support/backends.js';
 import { operator } from '../support/operators.js';
-import { validTool } from '../support/tools.js';
+import { objectToolDocument } from '../support/tools.js';
 import { callRecords, openWorld, personalToken, type World } from '../support/world.js';
 
 const admin: Actor = { id: 'provenance-admin', via: 'library' };
@@ -205,19 +205,10 @@ const CANON_CASES: readonly [string, Record<string, unknown>, Record<string, unk
       false,
     ],
   ];
+/** A tool of this suite under `mail:use`. */
 function tool(id: string, overrides: Record<string, unknown>) {
-  return {
-    kind: 'Tool',
-    spec: validTool({
-      id,
-      name: id,
-      description: `The ${id.replace('_', ' ')} tool of the provenance test.`,
-      data_access: 'none',
-      required_capabilities: ['mail:use'],
-      output_schema: { type: 'object' },
-      ...overrides,
-    }),
-  };
+  const description = `The ${id.replace('_', ' ')} tool of the provenance test.`;
+  return objectToolDocument(id, description, 'mail:use', overrides);
 }
 
 for (const backend of backends()) {

@@ -41,6 +41,30 @@ const amountSchema = (name: string, type: 'number' | 'integer') => ({
   properties: { [name]: { type, minimum: 0 }, memo: { type: 'string', maxLength: 40 } },
 });
 
+/** A payment tool under `pay:send` whose cost is its `argument` (of `type`) in `unit`. */
+const payTool = (id: string, argument: string, type: 'number' | 'integer', unit: string) =>
+  tool({
+    id,
+    name: id,
+    action_class: 'reversible_write',
+    data_access: 'none',
+    required_capabilities: ['pay:send'],
+    input_schema: amountSchema(argument, type),
+    cost: { argument, unit },
+    runtime: { kind: 'inline', handler: 't.pay' },
+  });
+
+/** A tool run by the `t.read` handler under `capability`; `extra` adds to its definition. */
+const readTool = (id: string, dataAccess: string, capability: string, extra = {}) =>
+  tool({
+    id,
+    name: id,
+    data_access: dataAccess,
+    required_capabilities: [capability],
+    ...extra,
+    runtime: { kind: 'inline', handler: 't.read' },
+  });
+
 for (const backend of backends()) {
   describe(`spend and ceilings on ${backend.name}`, () => {
     let tg: Gateway;
@@ -60,48 +84,11 @@ for (const backend of backends()) {
       inspector = await openStore(world.db);
       await tg.config.apply(
         [
-          tool({
-            id: 'pay',
-            name: 'pay',
-            action_class: 'reversible_write',
-            data_access: 'none',
-            required_capabilities: ['pay:send'],
-            input_schema: amountSchema('amount', 'number'),
-            cost: { argument: 'amount', unit: 'major' },
-            runtime: { kind: 'inline', handler: 't.pay' },
-          }),
-          tool({
-            id: 'pay_cents',
-            name: 'pay_cents',
-            action_class: 'reversible_write',
-            data_access: 'none',
-            required_capabilities: ['pay:send'],
-            input_schema: amountSchema('cents', 'integer'),
-            cost: { argument: 'cents', unit: 'cents' },
-            runtime: { kind: 'inline', handler: 't.pay' },
-          }),
-          tool({
-            id: 'quote',
-            name: 'quote',
-            data_access: 'none',
-            required_capabilities: ['pay:send'],
-            cost: { fixed_cents: 25 },
-            runtime: { kind: 'inline', handler: 't.read' },
-          }),
-          tool({
-            id: 'lookup',
-            name: 'lookup',
-            data_access: 'none',
-            required_capabilities: ['pay:send'],
-            runtime: { kind: 'inline', handler: 't.read' },
-          }),
-          tool({
-            id: 'read_private',
-            name: 'read_private',
-            data_access: 'private',
-            required_capabilities: ['billing:read'],
-            runtime: { kind: 'inline', handler: 't.read' },
-          }),
+          payTool('pay', 'amount', 'number', 'major'),
+          payTool('pay_cents', 'cents', 'integer', 'cents'),
+          readTool('quote', 'none', 'pay:send', { cost: { fixed_cents: 25 } }),
+          readTool('lookup', 'none', 'pay:send'),
+          readTool('read_private', 'private', 'billing:read'),
           sendTool({
             id: 'notify',
             name: 'notify',

@@ -10,18 +10,17 @@
  * catalogue); it comes back: so do they.
  */
 import assert from 'node:assert/strict';
-import { readFileSync } from 'node:fs';
 import type { IncomingMessage, ServerResponse } from 'node:http';
 import { join } from 'node:path';
 import { after, before, describe, test } from 'node:test';
 import type { Actor } from '../../src/core/index.js';
-import { HttpToolRunner, InlineExecutor } from '../../src/execution/runtimes/index.js';
-import { EgressProxy } from '../../src/execution/sandbox/index.js';
+import { InlineExecutor } from '../../src/execution/runtimes/index.js';
+import type { EgressProxy } from '../../src/execution/sandbox/index.js';
 import type { Gateway } from '../../src/host/toolgate.js';
 import type { HealthEvent, HealthState } from '../../src/operations/health/index.js';
 import { backends } from '../support/backends.js';
 import { ROOT } from '../support/cli.js';
-import { tableResolver } from '../support/egress.js';
+import { loopbackEgress, tableResolver } from '../support/egress.js';
 import { httpReadTool, validTool } from '../support/tools.js';
 import { LOOPBACK_OUTBOUND, type Receiver, webhookReceiver } from '../support/webhook-receiver.js';
 import { openWorld, type World } from '../support/world.js';
@@ -66,27 +65,15 @@ for (const backend of backends()) {
     before(async () => {
       await upstream.start();
       hook = await webhookReceiver();
-      const testPorts = { [TARGET]: upstream.port };
       const resolver = tableResolver({ 'api.example.test': ['127.0.0.1'] });
-      proxy = new EgressProxy({
-        resolver,
-        unsafeTestTargets: [TARGET],
-        unsafeTestPorts: testPorts,
-      });
+      const egress = loopbackEgress(resolver, TARGET, upstream.port, tlsDir);
+      proxy = egress.proxy;
       world = await openWorld({
         backend,
         options: {
           outbound: LOOPBACK_OUTBOUND,
           executor: new InlineExecutor().register('t.mirror', () => ({ ok: true })),
-          egress: {
-            proxy,
-            http: new HttpToolRunner({
-              resolver,
-              unsafeTestTargets: [TARGET],
-              unsafeTestPorts: testPorts,
-              unsafeTestCa: readFileSync(join(tlsDir, 'ca.pem'), 'utf8'),
-            }),
-          },
+          egress,
           health: FAST_HEALTH,
         },
       });

@@ -10,7 +10,7 @@ import { request as httpRequest, type IncomingMessage, type ServerResponse } fro
 import { after, before, test } from 'node:test';
 import type { FastifyInstance } from 'fastify';
 import { Admission } from '../../src/edge/rest/admission.js';
-import { heldCalls, holdCall, holdTool, restSession } from '../support/tools.js';
+import { countedHeldCalls, holdCall, holdTool, restSession } from '../support/tools.js';
 import { openWorld, type World } from '../support/world.js';
 
 const ADMIN_TOKEN = 'test-admin-token-0123456789abcdef0123456789';
@@ -21,11 +21,9 @@ let app: FastifyInstance;
 let base: string;
 let keys: Record<string, string> = {};
 
-/** Calls of the `hold` tool wait here until the test releases them; `entered` counts arrivals. */
-let entered = 0;
-const held = heldCalls(() => entered++);
-const { closeLatch, release } = held;
-const arrived = (n: number) => held.until(() => entered >= n);
+/** Calls of the `hold` tool wait here until the test releases them; `latch.entered()` counts arrivals. */
+const latch = countedHeldCalls();
+const { closeLatch, release, arrived } = latch;
 
 before(async () => {
   world = await openWorld({
@@ -36,7 +34,7 @@ before(async () => {
       display_name: id,
       capabilities: ['docs:read'],
     })),
-    options: { executor: held.executor },
+    options: { executor: latch.executor },
     rest: {
       adminToken: ADMIN_TOKEN,
       admission: {
@@ -67,7 +65,7 @@ async function bothSlotsHeld() {
   const b = await session('b-bot');
   const c = await session('c-bot');
   closeLatch();
-  entered = 0;
+  latch.recount();
   const first = hold('a-bot', a);
   const second = hold('b-bot', b);
   await arrived(2);
@@ -90,14 +88,14 @@ test('past its share one caller gets 429 at once; past capacity and queue, 503 a
     d: await session('d-bot'),
   };
   closeLatch();
-  entered = 0;
+  latch.recount();
   const first = hold('a-bot', sessions.a);
   await arrived(1);
 
   // Attack: a second request of a caller already holding its one slot is refused while the first
   // is still held: it never waited for it.
   const greedy = await refusal(await hold('a-bot', sessions.a));
-  assert.equal(entered, 1, 'the refused request never reached the tool');
+  assert.equal(latch.entered(), 1, 'the refused request never reached the tool');
   assert.deepEqual(greedy, {
     status: 429,
     retryAfter: '1',
@@ -133,7 +131,7 @@ test('past its share one caller gets 429 at once; past capacity and queue, 503 a
   assert.equal(timedOut.body.code, 'OVERLOADED');
   assert.deepEqual(timedOut.body.details, { limit: 'in_flight', max: 2, retryAfterSeconds: 1 });
   assert.ok(waited >= QUEUE_WAIT_MS - 5, `answered after ${waited} ms, before its wait was over`);
-  assert.equal(entered, 2, 'nothing refused reached the tool');
+  assert.equal(latch.entered(), 2, 'nothing refused reached the tool');
 
   release();
   assert.equal((await first).status, 200);
@@ -153,7 +151,7 @@ test('a queued request takes the first slot that frees, in order', async () => {
   assert.equal((await first).status, 200);
   assert.equal((await second).status, 200);
   assert.equal((await queued).status, 200);
-  assert.equal(entered, 3);
+  assert.equal(latch.entered(), 3);
 });
 
 test('a client that gives up while queued frees its place', async () => {

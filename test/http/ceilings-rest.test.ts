@@ -8,26 +8,14 @@ import assert from 'node:assert/strict';
 import { after, before, describe, test } from 'node:test';
 import { demoExecutor } from '../../src/execution/runtimes/index.js';
 import { backends } from '../support/backends.js';
-import { toolDocument } from '../support/tools.js';
+import { paySpec, toolDocument } from '../support/tools.js';
 import { openWorld, restClient, type World } from '../support/world.js';
 
 const ADMIN = 'test-admin-token-ceilings-0123456789';
 
 const CONFIG = [
   toolDocument({ id: 'lookup', name: 'lookup', required_capabilities: ['rest:use'] }),
-  toolDocument({
-    id: 'pay',
-    name: 'pay',
-    action_class: 'reversible_write',
-    required_capabilities: ['rest:use'],
-    input_schema: {
-      type: 'object',
-      additionalProperties: false,
-      required: ['amount'],
-      properties: { amount: { type: 'number', minimum: 0 } },
-    },
-    cost: { argument: 'amount', unit: 'major' },
-  }),
+  toolDocument(paySpec('rest:use')),
   {
     apiVersion: 'toolgate/v1',
     kind: 'Agent',

@@ -1,29 +1,23 @@
 /** Hostile request shapes over real HTTP: each is refused with a structured 4xx, never a 500. */
 import assert from 'node:assert/strict';
 import { after, before, test } from 'node:test';
-import { buildServer } from '../../src/edge/rest/index.js';
-import { type Gateway, openGateway } from '../../src/host/toolgate.js';
 import { backends } from '../support/backends.js';
+import { openWorld, type World } from '../support/world.js';
 
 const TOKEN = 'hardening-test-admin-token-0123456789';
-let tg: Gateway;
+let world: World;
 let base: string;
-let close: () => Promise<void>;
 
 before(async () => {
   const sqlite = backends().find((b) => b.name === 'sqlite');
   assert.ok(sqlite);
-  const fresh = await sqlite.fresh();
-  tg = await openGateway({ db: fresh.url });
-  const app = await buildServer(tg, { adminToken: TOKEN, bodyLimit: 4 * 1024 * 1024 });
-  base = await app.listen({ host: '127.0.0.1', port: 0 });
-  close = async () => {
-    await app.close();
-    await tg.close();
-    await fresh.drop();
-  };
+  world = await openWorld({
+    backend: sqlite,
+    rest: { adminToken: TOKEN, bodyLimit: 4 * 1024 * 1024 },
+  });
+  base = world.base;
 });
-after(() => close());
+after(() => world?.close());
 
 async function post(path: string, body: string, type = 'application/json') {
   const res = await fetch(`${base}${path}`, {
@@ -61,5 +55,5 @@ test('a JSON body that is a bare string, number or null is refused, not register
     const res = await post('/v1/tools', body);
     assert.ok(res.status === 400 || res.status === 422, `${body} → ${res.status}`);
   }
-  assert.deepEqual((await tg.catalog.list()).length, 0);
+  assert.deepEqual((await world.tg.catalog.list()).length, 0);
 });

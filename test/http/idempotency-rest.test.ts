@@ -10,7 +10,7 @@ import { after, before, describe, test } from 'node:test';
 import { demoExecutor } from '../../src/execution/runtimes/index.js';
 import type { Gateway } from '../../src/host/toolgate.js';
 import { backends } from '../support/backends.js';
-import { toolDocument } from '../support/tools.js';
+import { paySpec, toolDocument } from '../support/tools.js';
 import { openWorld, restClient, type World } from '../support/world.js';
 
 const ADMIN = 'test-admin-token-idempotency-0123456789';
@@ -23,20 +23,7 @@ const CONFIG = [
     rate_limit: { per_run: 1 },
     runtime: { kind: 'inline', handler: 't.count' },
   }),
-  toolDocument({
-    id: 'pay',
-    name: 'pay',
-    action_class: 'reversible_write',
-    required_capabilities: ['idem:use'],
-    input_schema: {
-      type: 'object',
-      additionalProperties: false,
-      required: ['amount'],
-      properties: { amount: { type: 'number', minimum: 0 } },
-    },
-    cost: { argument: 'amount', unit: 'major' },
-    runtime: { kind: 'inline', handler: 't.count' },
-  }),
+  toolDocument({ ...paySpec('idem:use'), runtime: { kind: 'inline', handler: 't.count' } }),
   toolDocument({
     id: 'flaky',
     name: 'flaky',

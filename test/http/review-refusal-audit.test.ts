@@ -14,16 +14,9 @@ import { after, before, describe, test } from 'node:test';
 import { MasterKey } from '../../src/domain/credentials/index.js';
 import { totpAt } from '../../src/domain/decisions/index.js';
 import { BOOTSTRAP_OPERATOR } from '../../src/domain/operators/index.js';
-import { validTool } from '../support/tools.js';
+import { eventsSince, lastSeq } from '../support/events.js';
+import { registerRestricted } from '../support/reviews.js';
 import { openWorld, personalToken, type World } from '../support/world.js';
-
-interface Recorded {
-  readonly action: string;
-  readonly actor: string;
-  readonly via: string;
-  readonly subject: string;
-  readonly details: Record<string, unknown>;
-}
 
 const PATH = '/v1/tools/ledger/versions/1.0.0/review';
 const SUBJECT = 'tool:ledger@1.0.0';
@@ -35,15 +28,8 @@ describe('security-review refusals are audited: the bootstrap token, a non-appro
   let aliceSecret = '';
   let hash = '';
 
-  const mark = async () => (await w.tg.admin.events.list({ limit: 100_000 })).at(-1)?.seq ?? 0;
-  const since = async (seq: number): Promise<Recorded[]> =>
-    (await w.tg.admin.events.list({ afterSeq: seq, limit: 1000 })).map((e) => ({
-      action: e.action,
-      actor: e.actor,
-      via: e.via,
-      subject: e.subject,
-      details: JSON.parse(e.details) as Record<string, unknown>,
-    }));
+  const mark = () => lastSeq(w.tg.admin);
+  const since = (seq: number) => eventsSince(w.tg.admin, seq);
   const pending = async () => {
     assert.equal((await w.tg.admin.reviews.of('ledger', '1.0.0'))[0]?.status, 'pending');
     assert.equal((await w.tg.catalog.get('ledger', '1.0.0')).lifecycle, 'draft');
@@ -69,20 +55,7 @@ describe('security-review refusals are audited: the bootstrap token, a non-appro
     }
     aliceSecret = (await w.tg.admin.secondFactor.enroll(BOOTSTRAP_OPERATOR, 'alice')).secret;
     // reg, an admin and approver in no team, registers team-y's restricted tool: a draft.
-    const registered = await w.send(
-      'POST',
-      '/v1/tools',
-      validTool({
-        id: 'ledger',
-        name: 'ledger',
-        owner: 'team-y',
-        access_tier: 'restricted',
-        required_capabilities: ['ledger:read'],
-      }),
-      tokens.reg,
-    );
-    assert.equal(registered.status, 201, JSON.stringify(registered.body));
-    hash = String((registered.body.tool as { definition_hash: string }).definition_hash);
+    hash = await registerRestricted(w.send, 'ledger', tokens.reg);
     await pending();
   });
   after(async () => {

@@ -14,7 +14,8 @@ import { after, before, describe, test } from 'node:test';
 import { MasterKey } from '../../src/domain/credentials/index.js';
 import { totpAt } from '../../src/domain/decisions/index.js';
 import { BOOTSTRAP_OPERATOR } from '../../src/domain/operators/index.js';
-import { validTool } from '../support/tools.js';
+import { eventsSince, lastSeq } from '../support/events.js';
+import { registerRestricted } from '../support/reviews.js';
 import { openWorld, personalToken, type World } from '../support/world.js';
 
 describe('a reviewer the registrant set up is not a second person until someone else confirms it', () => {
@@ -27,14 +28,8 @@ describe('a reviewer the registrant set up is not a second person until someone 
     now = new Date(now.getTime() + 30_000);
     return totpAt(secrets[id] ?? '', now);
   };
-  const mark = async () => (await w.tg.admin.events.list({ limit: 100_000 })).at(-1)?.seq ?? 0;
-  const since = async (seq: number) =>
-    (await w.tg.admin.events.list({ afterSeq: seq, limit: 1000 })).map((e) => ({
-      action: e.action,
-      actor: e.actor,
-      subject: e.subject,
-      details: JSON.parse(e.details) as Record<string, unknown>,
-    }));
+  const mark = () => lastSeq(w.tg.admin);
+  const since = (seq: number) => eventsSince(w.tg.admin, seq);
   const status = async (tool: string) => (await w.tg.admin.reviews.of(tool, '1.0.0'))[0]?.status;
   const review = (tool: string, account: string, decision = 'approved') =>
     w.send(
@@ -63,20 +58,7 @@ describe('a reviewer the registrant set up is not a second person until someone 
     assert.equal(r.status, 200, JSON.stringify(r.body));
   };
   const register = async (tool: string, auth?: string) => {
-    const r = await w.send(
-      'POST',
-      '/v1/tools',
-      validTool({
-        id: tool,
-        name: tool,
-        owner: 'team-y',
-        access_tier: 'restricted',
-        required_capabilities: [`${tool}:read`],
-      }),
-      auth,
-    );
-    assert.equal(r.status, 201, JSON.stringify(r.body));
-    hashes[tool] = String((r.body.tool as { definition_hash: string }).definition_hash);
+    hashes[tool] = await registerRestricted(w.send, tool, auth);
     assert.equal(await status(tool), 'pending');
   };
 

@@ -12,7 +12,8 @@ import { after, before, describe, test } from 'node:test';
 import { MasterKey } from '../../src/domain/credentials/index.js';
 import { totpAt } from '../../src/domain/decisions/index.js';
 import { BOOTSTRAP_OPERATOR } from '../../src/domain/operators/index.js';
-import { validTool } from '../support/tools.js';
+import { eventsSince, lastSeq } from '../support/events.js';
+import { registerRestricted } from '../support/reviews.js';
 import { openWorld, personalToken, type World } from '../support/world.js';
 
 const PATH = '/v1/tools/ledger/versions/1.0.0/review';
@@ -28,14 +29,8 @@ describe('the genesis admin and the accounts the token set up do not review what
     now = new Date(now.getTime() + 30_000);
     return totpAt(secrets[id] ?? '', now);
   };
-  const mark = async () => (await w.tg.admin.events.list({ limit: 100_000 })).at(-1)?.seq ?? 0;
-  const since = async (seq: number) =>
-    (await w.tg.admin.events.list({ afterSeq: seq, limit: 1000 })).map((e) => ({
-      action: e.action,
-      actor: e.actor,
-      subject: e.subject,
-      details: JSON.parse(e.details) as Record<string, unknown>,
-    }));
+  const mark = () => lastSeq(w.tg.admin);
+  const since = (seq: number) => eventsSince(w.tg.admin, seq);
   const pending = async () =>
     assert.equal((await w.tg.admin.reviews.of('ledger', '1.0.0'))[0]?.status, 'pending');
 
@@ -83,19 +78,7 @@ describe('the genesis admin and the accounts the token set up do not review what
       assert.equal(confirmed.status, 200, JSON.stringify(confirmed.body));
     }
     // The bootstrap token registers team-y's restricted tool: a draft, registrant admin-token.
-    const registered = await w.send(
-      'POST',
-      '/v1/tools',
-      validTool({
-        id: 'ledger',
-        name: 'ledger',
-        owner: 'team-y',
-        access_tier: 'restricted',
-        required_capabilities: ['ledger:read'],
-      }),
-    );
-    assert.equal(registered.status, 201, JSON.stringify(registered.body));
-    hash = String((registered.body.tool as { definition_hash: string }).definition_hash);
+    hash = await registerRestricted(w.send, 'ledger');
     await pending();
   });
   after(async () => {

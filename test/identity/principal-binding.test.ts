@@ -19,7 +19,13 @@ import type { Gateway } from '../../src/host/toolgate.js';
 import { openStore, type Store } from '../../src/records/store/index.js';
 import { backends } from '../support/backends.js';
 import { validTool } from '../support/tools.js';
-import { openWorld, restClient, signingKeyWithJwks, type World } from '../support/world.js';
+import {
+  actForJwt,
+  openWorld,
+  restClient,
+  signingKeyWithJwks,
+  type World,
+} from '../support/world.js';
 
 const admin: Actor = { id: 'admin', via: 'library' };
 const ISSUER = 'https://idp.example.com';
@@ -70,13 +76,7 @@ for (const backend of backends()) {
         rest: { adminToken: ADMIN_TOKEN },
         options: {
           executor,
-          jwt: {
-            issuer: ISSUER,
-            audience: AUDIENCE,
-            jwksFile: join(dir, 'jwks.json'),
-            userClaim: 'act_for',
-            permissionsClaim: 'scope',
-          },
+          jwt: actForJwt(dir, ISSUER, AUDIENCE),
         },
       });
       ({ tg, base } = world);

@@ -16,7 +16,7 @@ import { buildServer } from '../../src/edge/rest/index.js';
 import { type Gateway, openGateway } from '../../src/host/toolgate.js';
 import { ROOT } from '../support/cli.js';
 import { approvePendingReviews } from '../support/reviews.js';
-import { heldCalls, holdTool } from '../support/tools.js';
+import { countedHeldCalls, holdTool } from '../support/tools.js';
 import { connectMcp, initializeRequest, openWorld, postMcp, type World } from '../support/world.js';
 
 const ADMIN_TOKEN = 'test-admin-token-0123456789abcdef0123456789';
@@ -32,10 +32,8 @@ let base: string;
 let supportKey: string;
 let opsKey: string;
 
-let entered = 0;
-const held = heldCalls(() => entered++);
-const { closeLatch, release } = held;
-const arrived = (n: number) => held.until(() => entered >= n);
+const latch = countedHeldCalls();
+const { closeLatch, release, arrived } = latch;
 
 before(async () => {
   dir = mkdtempSync(join(tmpdir(), 'toolgate-mcp-capacity-'));
@@ -43,7 +41,7 @@ before(async () => {
     demo: true,
     tools: [holdTool('Wait until the test lets go; used to keep a call in flight.')],
     keys: ['support-bot', 'ops-bot'],
-    options: { executor: held.executor },
+    options: { executor: latch.executor },
     rest: {
       adminToken: ADMIN_TOKEN,
       mcp: { maxSessions: MAX_SESSIONS, maxSessionsPerAgent: MAX_SESSIONS },
@@ -117,7 +115,7 @@ test('a newcomer takes the least recently used idle session of the agent holding
 
 test('a session with a call in flight is never evicted: with none idle, the newcomer gets 503 and Retry-After', async () => {
   closeLatch();
-  entered = 0;
+  latch.recount();
   const busy = [await connect(supportKey), await connect(supportKey), await connect(opsKey)];
   const calls = busy.map((c) => c.callTool({ name: 'hold', arguments: {} }));
   await arrived(3);

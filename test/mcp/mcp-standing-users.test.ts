@@ -5,27 +5,30 @@
  * while another user of the same agents still opens theirs. JWTs signed here with a local JWKS.
  */
 import assert from 'node:assert/strict';
-import { randomUUID } from 'node:crypto';
 import { mkdtempSync, rmSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { after, before, test } from 'node:test';
 import type { FastifyInstance } from 'fastify';
-import { type generateKeyPair, SignJWT } from 'jose';
 import type { Actor } from '../../src/core/index.js';
 import { buildServer } from '../../src/edge/rest/index.js';
 import { type Gateway, openGateway } from '../../src/host/toolgate.js';
 import { validTool } from '../support/tools.js';
-import { postListen, signingKeyWithJwks } from '../support/world.js';
+import {
+  actForJwt,
+  actForToken,
+  postListen,
+  type SigningKey,
+  signingKeyWithJwks,
+} from '../support/world.js';
 
 const admin: Actor = { id: 'admin', via: 'library' };
 const ISSUER = 'https://idp.example.com';
 const AUDIENCE = 'toolgate';
 const PER_USER = 2;
-type Key = Awaited<ReturnType<typeof generateKeyPair>>['privateKey'];
 
 let dir: string;
-let privateKey: Key;
+let privateKey: SigningKey;
 let tg: Gateway;
 let app: FastifyInstance;
 let base: string;
@@ -36,13 +39,7 @@ before(async () => {
   privateKey = await signingKeyWithJwks(join(dir, 'jwks.json'));
   tg = await openGateway({
     db: `sqlite:${join(dir, 'tg.db')}`,
-    jwt: {
-      issuer: ISSUER,
-      audience: AUDIENCE,
-      jwksFile: join(dir, 'jwks.json'),
-      userClaim: 'act_for',
-      permissionsClaim: 'scope',
-    },
+    jwt: actForJwt(dir, ISSUER, AUDIENCE),
   });
   await tg.config.apply(
     [
@@ -72,15 +69,7 @@ after(async () => {
 
 /** A fresh token string of `agent` acting for `user` (each one different: its own jti). */
 function tokenFor(agent: string, user: string): Promise<string> {
-  return new SignJWT({ act_for: user, scope: 'billing:read' })
-    .setProtectedHeader({ alg: 'ES256', kid: 'k1' })
-    .setSubject(agent)
-    .setIssuer(ISSUER)
-    .setAudience(AUDIENCE)
-    .setJti(randomUUID())
-    .setIssuedAt()
-    .setExpirationTime('10m')
-    .sign(privateKey);
+  return actForToken(privateKey, agent, user, ISSUER, AUDIENCE);
 }
 
 async function listen(token: string, at = base) {

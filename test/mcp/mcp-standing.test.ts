@@ -13,7 +13,7 @@ import { after, before, test } from 'node:test';
 import { Client } from '@modelcontextprotocol/sdk/client/index.js';
 import { StreamableHTTPClientTransport } from '@modelcontextprotocol/sdk/client/streamableHttp.js';
 import { type CallToolResult, ElicitRequestSchema } from '@modelcontextprotocol/sdk/types.js';
-import { heldCalls, holdCall, holdTool, restSession } from '../support/tools.js';
+import { countedHeldCalls, holdCall, holdTool, restSession } from '../support/tools.js';
 import {
   initializeRequest,
   mcpHeaders,
@@ -33,10 +33,8 @@ const keys: Record<string, string[]> = {};
 const clients: Client[] = [];
 const open: ReadableStreamDefaultReader<Uint8Array>[] = [];
 
-let entered = 0;
-const held = heldCalls(() => entered++);
-const { closeLatch, release } = held;
-const arrived = (n: number) => held.until(() => entered >= n);
+const latch = countedHeldCalls();
+const { closeLatch, release, arrived } = latch;
 
 before(async () => {
   world = await openWorld({
@@ -47,7 +45,7 @@ before(async () => {
       { id: 'alice', display_name: 'alice', capabilities: ['docs:read'] },
     ],
     keys: ['support-bot'],
-    options: { executor: held.executor },
+    options: { executor: latch.executor },
     rest: {
       adminToken: ADMIN_TOKEN,
       admission: {
@@ -212,7 +210,7 @@ test("four keys of one agent share one share of running requests; another agent'
   const [s0, s1, s2] = await Promise.all(sessions);
   const a = await openSession(alice());
   closeLatch();
-  entered = 0;
+  latch.recount();
   const first = hold(mallory(0), s0 ?? '');
   const second = hold(mallory(1), s1 ?? '');
   await arrived(2);
@@ -223,7 +221,7 @@ test("four keys of one agent share one share of running requests; another agent'
   const body = (await third.json()) as { code: string; details: unknown };
   assert.equal(body.code, 'LIMIT_REACHED');
   assert.deepEqual(body.details, { limit: 'in_flight_per_agent', max: 2, retryAfterSeconds: 1 });
-  assert.equal(entered, 2, 'the refused call never reached the tool');
+  assert.equal(latch.entered(), 2, 'the refused call never reached the tool');
   // Benign neighbour: another agent's call runs beside them.
   const theirs = hold(alice(), a);
   await arrived(3);
@@ -238,7 +236,7 @@ test("a full agents' lane leaves the console, admin routes and probes their own"
   const a = await openSession(alice());
   const b = await openSession(alice());
   closeLatch();
-  entered = 0;
+  latch.recount();
   const held = [
     hold(mallory(0), ids[0] ?? ''),
     hold(mallory(1), ids[1] ?? ''),
@@ -291,7 +289,7 @@ test('a call waiting for the person at the client holds no request slot; waits a
   // While the person decides, the agent's share of running requests is whole: two calls run.
   const sessionIds = await Promise.all([openSession(key), openSession(key)]);
   closeLatch();
-  entered = 0;
+  latch.recount();
   const held = sessionIds.map((id) => hold(key, id));
   await arrived(2);
   release();

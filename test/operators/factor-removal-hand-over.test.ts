@@ -12,6 +12,8 @@ import assert from 'node:assert/strict';
 import { after, before, describe, test } from 'node:test';
 import { MasterKey } from '../../src/domain/credentials/index.js';
 import { totpAt } from '../../src/domain/decisions/index.js';
+import { accountSteps } from '../support/accounts.js';
+import { lastSeq } from '../support/events.js';
 import { openWorld, type Reply, type World } from '../support/world.js';
 
 describe('a second factor removed by another account unconfirms it (attack round 11, F2)', () => {
@@ -27,19 +29,7 @@ describe('a second factor removed by another account unconfirms it (attack round
     now = new Date(now.getTime() + 30_000);
     return totpAt(secrets[id] ?? '', now);
   };
-  const setUp = async (by: string, id: string, roles: string[], arm: boolean) => {
-    ok(await call(by, 'POST', '/v1/operators', { id, roles }), 201);
-    const issued = await call(by, 'POST', `/v1/operators/${id}/tokens`, {
-      name: 'laptop',
-      expires_in_days: 30,
-    });
-    ok(issued, 201);
-    tokens[id] = String(issued.body.token);
-    if (!arm) return;
-    const enrolled = await call(by, 'POST', `/v1/operators/${id}/second-factor`, {});
-    ok(enrolled, 201);
-    secrets[id] = String(enrolled.body.secret);
-  };
+  const { setUp, enrolOwn } = accountSteps(call, tokens, secrets);
   const confirmed = async (id: string) => (await w.tg.admin.operators.get(id)).confirmed_by;
 
   before(async () => {
@@ -61,15 +51,13 @@ describe('a second factor removed by another account unconfirms it (attack round
       await call('alice', 'DELETE', '/v1/operators/alice/second-factor', { totp: code('alice') }),
       200,
     );
-    const first = await call('alice', 'POST', '/v1/operators/alice/second-factor', {});
-    ok(first, 201);
-    secrets.alice = String(first.body.secret);
+    await enrolOwn('alice');
     assert.equal(await confirmed('alice'), 'admin-token');
   });
 
   test('the attack: her token alone swaps her factor through a helper admin; the removal unconfirms her', async () => {
     await setUp('alice', 'h1', ['admin'], false);
-    const seq = (await w.tg.admin.events.list({ limit: 100_000 })).at(-1)?.seq ?? 0;
+    const seq = await lastSeq(w.tg.admin);
     ok(await call('h1', 'DELETE', '/v1/operators/alice/second-factor'), 200);
     assert.equal(await confirmed('alice'), null);
     const removed = (await w.tg.admin.events.list({ afterSeq: seq, limit: 100 })).filter(
@@ -85,9 +73,7 @@ describe('a second factor removed by another account unconfirms it (attack round
         ],
       ],
     );
-    const first = await call('alice', 'POST', '/v1/operators/alice/second-factor', {});
-    ok(first, 201);
-    secrets.alice = String(first.body.secret);
+    await enrolOwn('alice');
     assert.equal(await confirmed('alice'), null);
     // Unconfirmed, she hands nobody a deciding role.
     const r = await call('alice', 'POST', '/v1/operators', { id: 'xavier', roles: ['approver'] });

@@ -7,21 +7,18 @@
  */
 import assert from 'node:assert/strict';
 import { after, before, describe, test } from 'node:test';
-import type { FastifyInstance } from 'fastify';
 import { MasterKey } from '../../src/domain/credentials/index.js';
-import { buildServer } from '../../src/edge/rest/index.js';
-import { type Gateway, openGateway } from '../../src/host/toolgate.js';
+import type { Gateway } from '../../src/host/toolgate.js';
 import { backends } from '../support/backends.js';
-import { restClient } from '../support/world.js';
+import { openWorld, restClient, type World } from '../support/world.js';
 
 const ADMIN_TOKEN = 'admin-token-for-four-eyes-people-0123456789abcdef';
 const sqlite = backends().find((b) => b.name === 'sqlite');
 
 describe('four eyes are two people: the bootstrap token and self-promotion', () => {
+  let w: World | undefined;
   let tg: Gateway;
-  let app: FastifyInstance;
   let base = '';
-  let drop: () => Promise<void>;
   let aliceToken = '';
 
   const rest = restClient(() => base);
@@ -30,16 +27,15 @@ describe('four eyes are two people: the bootstrap token and self-promotion', () 
 
   before(async () => {
     assert.ok(sqlite);
-    const fresh = await sqlite.fresh();
-    drop = fresh.drop;
-    tg = await openGateway({ db: fresh.url, masterKey: MasterKey.generate() });
-    app = await buildServer(tg, { adminToken: ADMIN_TOKEN });
-    base = await app.listen({ host: '127.0.0.1', port: 0 });
+    w = await openWorld({
+      backend: sqlite,
+      rest: { adminToken: ADMIN_TOKEN },
+      options: { masterKey: MasterKey.generate() },
+    });
+    ({ tg, base } = w);
   });
   after(async () => {
-    await app?.close();
-    await tg?.close();
-    await drop?.();
+    await w?.close();
   });
 
   test('a fresh install: the bootstrap token creates the first admin, a token for them and their second factor', async () => {

@@ -18,20 +18,12 @@ import { after, before, describe, test } from 'node:test';
 import { MasterKey } from '../../src/domain/credentials/index.js';
 import { totpAt } from '../../src/domain/decisions/index.js';
 import { ensureBuilt, runCli } from '../support/cli.js';
+import { eventsSince, lastSeq, type Recorded } from '../support/events.js';
 import { approvePendingReviews } from '../support/reviews.js';
 import { wipeDiskTool } from '../support/tools.js';
 import { openWorld, type World } from '../support/world.js';
 
 const PASSWORD = 'correct-horse-battery-staple-9137';
-
-interface Recorded {
-  readonly action: string;
-  readonly actor: string;
-  readonly via: string;
-  readonly subject: string;
-  readonly details: Record<string, unknown>;
-  readonly raw: string;
-}
 
 describe('four-eyes refusals are audited: the bootstrap token after the genesis, one’s own roles, one’s own change', () => {
   let w: World;
@@ -47,17 +39,8 @@ describe('four-eyes refusals are audited: the bootstrap token after the genesis,
     return totpAt(secret, now);
   };
 
-  /** The seq of the newest event: what a step wrote is what comes after it. */
-  const mark = async () => (await w.tg.admin.events.list({ limit: 100_000 })).at(-1)?.seq ?? 0;
-  const since = async (seq: number): Promise<Recorded[]> =>
-    (await w.tg.admin.events.list({ afterSeq: seq, limit: 1000 })).map((e) => ({
-      action: e.action,
-      actor: e.actor,
-      via: e.via,
-      subject: e.subject,
-      details: JSON.parse(e.details) as Record<string, unknown>,
-      raw: e.details,
-    }));
+  const mark = () => lastSeq(w.tg.admin);
+  const since = (seq: number) => eventsSince(w.tg.admin, seq);
 
   /**
    * Runs a refused attempt and returns its one record: a 403, and exactly one new event, the
@@ -96,6 +79,16 @@ describe('four-eyes refusals are audited: the bootstrap token after the genesis,
     const actions = (await since(seq)).map((e) => e.action);
     assert.ok(!actions.some((a) => a.endsWith('_refused')), actions.join());
     return actions;
+  }
+
+  /** Asserts `record` is alice's REST update of her own account refused for `reason` (`words`). */
+  function assertOwnUpdate(record: Recorded, reason: string, words: RegExp): void {
+    assert.equal(record.actor, 'operator:alice');
+    assert.equal(record.subject, 'operator:alice');
+    assert.equal(record.details.edge, 'rest');
+    assert.equal(record.details.act, 'update');
+    assert.equal(record.details.reason, reason);
+    assert.match(String(record.details.message), words);
   }
 
   before(async () => {
@@ -226,12 +219,7 @@ describe('four-eyes refusals are audited: the bootstrap token after the genesis,
     const self = await refusedOnce(() =>
       w.send('PATCH', '/v1/operators/alice', { roles: ['admin', 'approver'] }, alice),
     );
-    assert.equal(self.actor, 'operator:alice');
-    assert.equal(self.subject, 'operator:alice');
-    assert.equal(self.details.edge, 'rest');
-    assert.equal(self.details.act, 'update');
-    assert.equal(self.details.reason, 'own_roles');
-    assert.match(String(self.details.message), /cannot change their own roles/);
+    assertOwnUpdate(self, 'own_roles', /cannot change their own roles/);
     // The CLI goes to the same service: the same refusal, the same record, naming its edge.
     const seq = await mark();
     const cli = await runCli(dir, ['operators', 'update', 'alice', '--roles', 'admin,approver'], {
@@ -253,12 +241,7 @@ describe('four-eyes refusals are audited: the bootstrap token after the genesis,
     const self = await refusedOnce(() =>
       w.send('PATCH', '/v1/operators/alice', { disabled: true }, alice),
     );
-    assert.equal(self.actor, 'operator:alice');
-    assert.equal(self.subject, 'operator:alice');
-    assert.equal(self.details.edge, 'rest');
-    assert.equal(self.details.act, 'update');
-    assert.equal(self.details.reason, 'own_account_disabled');
-    assert.match(String(self.details.message), /cannot disable their own account/);
+    assertOwnUpdate(self, 'own_account_disabled', /cannot disable their own account/);
     assert.equal((await w.tg.admin.operators.get('alice')).disabled, false);
     // The benign neighbour: an auditor's account is hers to disable, recorded as the change.
     await w.send('POST', '/v1/operators', { id: 'gone', roles: ['auditor'] }, alice);
@@ -275,14 +258,18 @@ describe('four-eyes refusals are audited: the bootstrap token after the genesis,
       () => w.send('PATCH', '/v1/operators/bob', { roles: ['admin', 'approver'] }, alice),
       200,
     );
-    const issued = await w.send(
-      'POST',
-      '/v1/operators/bob/tokens',
-      { name: 'x', expires_in_days: 1 },
-      alice,
-    );
-    assert.equal(issued.status, 201, JSON.stringify(issued.body));
-    const bob = String(issued.body.token);
+    /** Alice issues `id` a personal token named `name`. */
+    const issueToken = async (id: string, name: string) => {
+      const issued = await w.send(
+        'POST',
+        `/v1/operators/${id}/tokens`,
+        { name, expires_in_days: 1 },
+        alice,
+      );
+      assert.equal(issued.status, 201, JSON.stringify(issued.body));
+      return String(issued.body.token);
+    };
+    const bob = await issueToken('bob', 'x');
     const tool = wipeDiskTool();
     const applied = await w.send('POST', '/v1/apply', [{ kind: 'Tool', spec: tool }], bob);
     assert.equal(applied.status, 200, JSON.stringify(applied.body));
@@ -309,14 +296,7 @@ describe('four-eyes refusals are audited: the bootstrap token after the genesis,
     const armed = await w.send('POST', '/v1/operators/appr/second-factor', undefined, alice);
     assert.equal(armed.status, 201, JSON.stringify(armed.body));
     const apprSecret = String(armed.body.secret);
-    const apprIssued = await w.send(
-      'POST',
-      '/v1/operators/appr/tokens',
-      { name: 'y', expires_in_days: 1 },
-      alice,
-    );
-    assert.equal(apprIssued.status, 201, JSON.stringify(apprIssued.body));
-    const appr = String(apprIssued.body.token);
+    const appr = await issueToken('appr', 'y');
     const confirmed = await w.send(
       'POST',
       '/v1/operators/appr/confirm',

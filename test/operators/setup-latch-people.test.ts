@@ -13,6 +13,7 @@ import { after, describe, test } from 'node:test';
 import { BOOTSTRAP_OPERATOR } from '../../src/api/index.js';
 import { MasterKey } from '../../src/domain/credentials/index.js';
 import { totpAt } from '../../src/domain/decisions/index.js';
+import { eventsSince, lastSeq } from '../support/events.js';
 import { openWorld, type Reply, type World } from '../support/world.js';
 
 const SSO = { issuer: 'https://idp.example', name: 'SSO Admin', teams: [] } as const;
@@ -33,13 +34,13 @@ describe('the set-up latch closes at the first act of a person (attack round 11,
     for (const w of worlds) await w.close();
   });
   const ok = (r: Reply, status: number) => assert.equal(r.status, status, JSON.stringify(r.body));
-  const mark = async (w: World) =>
-    (await w.tg.admin.events.list({ limit: 100_000 })).at(-1)?.seq ?? 0;
   const refusals = async (w: World, seq: number) =>
-    (await w.tg.admin.events.list({ afterSeq: seq, limit: 1000 })).map((e) => {
-      const d = JSON.parse(e.details) as Record<string, unknown>;
-      return [e.action, e.actor, e.subject, d.reason];
-    });
+    (await eventsSince(w.tg.admin, seq)).map((e) => [
+      e.action,
+      e.actor,
+      e.subject,
+      e.details.reason,
+    ]);
   /** The bootstrap token's act, refused 403 naming `message`, one record with `reason`. */
   const refused = async (
     w: World,
@@ -50,7 +51,7 @@ describe('the set-up latch closes at the first act of a person (attack round 11,
     reason: string,
     message: RegExp,
   ) => {
-    const seq = await mark(w);
+    const seq = await lastSeq(w.tg.admin);
     const r = await w.send(method, path, body);
     ok(r, 403);
     assert.match(String(r.body.message), message);
@@ -60,6 +61,24 @@ describe('the set-up latch closes at the first act of a person (attack round 11,
   };
   const AFTER_SETUP = /once the first admin is set up/;
   const ON_SSO = /single sign-on account/;
+  /** The bootstrap token's POST, refused once a person acted (`bootstrap_after_setup`). */
+  const afterSetup = (w: World, path: string, body: unknown, subject: string) =>
+    refused(w, 'POST', path, body, subject, 'bootstrap_after_setup', AFTER_SETUP);
+  /** The bootstrap token issuing a token for, and enrolling the factor of, SSO account `id`: refused. */
+  const onSso = async (w: World, id: string) => {
+    const sub = `operator:${id}`;
+    const body = { name: 'x', expires_in_days: 1 };
+    await refused(w, 'POST', `/v1/operators/${id}/tokens`, body, sub, 'bootstrap_on_sso', ON_SSO);
+    await refused(
+      w,
+      'POST',
+      `/v1/operators/${id}/second-factor`,
+      {},
+      sub,
+      'bootstrap_on_sso',
+      ON_SSO,
+    );
+  };
 
   test('the attack: single sign-on admins only — after their first sign-in the token arms nobody, and never takes over the SSO admin', async () => {
     const w = await open();
@@ -68,41 +87,12 @@ describe('the set-up latch closes at the first act of a person (attack round 11,
       subject: 'sub-1',
       roles: ['admin'],
     });
-    await refused(
-      w,
-      'POST',
-      '/v1/operators',
-      { id: 'bt1', roles: ['approver'] },
-      'operator:bt1',
-      'bootstrap_after_setup',
-      AFTER_SETUP,
-    );
-    const tokens = `/v1/operators/${admin.id}/tokens`;
-    const factor = `/v1/operators/${admin.id}/second-factor`;
-    const sub = `operator:${admin.id}`;
-    await refused(
-      w,
-      'POST',
-      tokens,
-      { name: 'x', expires_in_days: 1 },
-      sub,
-      'bootstrap_on_sso',
-      ON_SSO,
-    );
-    await refused(w, 'POST', factor, {}, sub, 'bootstrap_on_sso', ON_SSO);
+    await afterSetup(w, '/v1/operators', { id: 'bt1', roles: ['approver'] }, 'operator:bt1');
+    await onSso(w, admin.id);
     // An install from before this latch (upgraded, nobody signed in since): the SSO account is
     // refused all the same.
     await w.inspector?.db.deleteFrom('meta').where('key', '=', 'first_admin_set_up').execute();
-    await refused(
-      w,
-      'POST',
-      tokens,
-      { name: 'x', expires_in_days: 1 },
-      sub,
-      'bootstrap_on_sso',
-      ON_SSO,
-    );
-    await refused(w, 'POST', factor, {}, sub, 'bootstrap_on_sso', ON_SSO);
+    await onSso(w, admin.id);
     const view = await w.tg.admin.operators.get(admin.id);
     assert.equal(view.set_up_by, null);
     assert.equal((await w.tg.admin.operators.tokens(admin.id)).length, 0);
@@ -135,33 +125,14 @@ describe('the set-up latch closes at the first act of a person (attack round 11,
     const alice = String(issued.body.token);
     ok(await w.send('POST', '/v1/operators', { id: 'bob', roles: ['approver'] }, alice), 201);
     ok(await w.send('POST', '/v1/operators/bob/second-factor', {}, alice), 201);
-    await refused(
+    await afterSetup(w, '/v1/operators', { id: 'mal', roles: ['approver'] }, 'operator:mal');
+    await afterSetup(
       w,
-      'POST',
-      '/v1/operators',
-      { id: 'mal', roles: ['approver'] },
-      'operator:mal',
-      'bootstrap_after_setup',
-      AFTER_SETUP,
-    );
-    await refused(
-      w,
-      'POST',
       '/v1/operators/alice/tokens',
       { name: 'x', expires_in_days: 1 },
       'operator:alice',
-      'bootstrap_after_setup',
-      AFTER_SETUP,
     );
-    await refused(
-      w,
-      'POST',
-      '/v1/operators/bob/second-factor',
-      {},
-      'operator:bob',
-      'bootstrap_after_setup',
-      AFTER_SETUP,
-    );
+    await afterSetup(w, '/v1/operators/bob/second-factor', {}, 'operator:bob');
   });
 
   test('the attack: an approver’s first local sign-in ends the token’s powers (no admin holds a factor)', async () => {
@@ -176,15 +147,7 @@ describe('the set-up latch closes at the first act of a person (attack round 11,
       password,
       totpAt(String(enrolled.body.secret), now),
     );
-    await refused(
-      w,
-      'POST',
-      '/v1/operators',
-      { id: 'mal', roles: ['approver'] },
-      'operator:mal',
-      'bootstrap_after_setup',
-      AFTER_SETUP,
-    );
+    await afterSetup(w, '/v1/operators', { id: 'mal', roles: ['approver'] }, 'operator:mal');
   });
 
   test('benign: before anyone acted, the token sets up the local first admin: account, token, first factor', async () => {

@@ -17,7 +17,9 @@ import { MasterKey } from '../../src/domain/credentials/index.js';
 import { totpAt } from '../../src/domain/decisions/index.js';
 import { buildServer } from '../../src/edge/rest/index.js';
 import { type Gateway, openGateway } from '../../src/host/toolgate.js';
+import { accountSteps } from '../support/accounts.js';
 import { backends } from '../support/backends.js';
+import { eventsSince, lastSeq } from '../support/events.js';
 import { restClient } from '../support/world.js';
 
 const ADMIN_TOKEN = 'admin-token-for-the-setup-latch-0123456789abcdef';
@@ -39,29 +41,39 @@ for (const backend of backends()) {
       now = new Date(now.getTime() + 30_000);
       return totpAt(secrets[id] ?? '', now);
     };
-    const mark = async () => (await tg.admin.events.list({ limit: 100_000 })).at(-1)?.seq ?? 0;
-    const since = async (seq: number) =>
-      (await tg.admin.events.list({ afterSeq: seq, limit: 1000 })).map((e) => ({
-        action: e.action,
-        actor: e.actor,
-        subject: e.subject,
-        details: JSON.parse(e.details) as Record<string, unknown>,
-      }));
+    const mark = () => lastSeq(tg.admin);
+    const since = (seq: number) => eventsSince(tg.admin, seq);
     const ok = (r: { status: number; body: unknown }, status: number) =>
       assert.equal(r.status, status, JSON.stringify(r.body));
-    /** Creates `id` as `by` and issues its token; `arm` enrols its factor too, as `by`. */
-    const setUp = async (by: string, id: string, roles: string[], arm: boolean) => {
-      ok(await call(by, 'POST', '/v1/operators', { id, roles }), 201);
-      const issued = await call(by, 'POST', `/v1/operators/${id}/tokens`, {
-        name: 'laptop',
-        expires_in_days: 30,
-      });
-      ok(issued, 201);
-      tokens[id] = String(issued.body.token);
-      if (!arm) return;
-      const enrolled = await call(by, 'POST', `/v1/operators/${id}/second-factor`, {});
-      ok(enrolled, 201);
-      secrets[id] = String(enrolled.body.secret);
+    const { setUp, enrolOwn } = accountSteps(call, tokens, secrets);
+    /** alice, admin and approver, as the REST auth hook sets her after `authenticatedBy`. */
+    const aliceBy = (authenticatedBy: Operator['authenticatedBy']): Operator => ({
+      id: 'alice',
+      name: 'alice',
+      roles: ['admin', 'approver'],
+      teams: [],
+      authenticatedBy,
+    });
+    /** alice's wrong code for her own factor: 400, one counted failure; then her lock is lifted. */
+    const wrongCodeCounted = async () => {
+      const seq = await mark();
+      ok(
+        await call('alice', 'DELETE', '/v1/operators/alice/second-factor', { totp: '000000' }),
+        400,
+      );
+      assert.deepEqual(
+        (await since(seq)).map((e) => e.action),
+        ['approver.totp_failed'],
+      );
+      await tg.admin.secondFactor.unlock('alice', { id: 'cli:test', via: 'cli' });
+    };
+    /** alice's `totp` in a body refused by its schema (`label`), with nothing written. */
+    const schemaRefused = async (method: string, path: string, totp: unknown, label: string) => {
+      const seq = await mark();
+      const r = await call('alice', method, path, { totp });
+      ok(r, 400);
+      assert.equal(r.body.code, 'INPUT_INVALID', label);
+      assert.deepEqual(await since(seq), [], 'no four-eyes refusal, no counted failure');
     };
     /** The bootstrap token's genesis powers, each refused and audited `bootstrap_after_setup`. */
     const bootstrapRefused = async (label: string) => {
@@ -147,25 +159,13 @@ for (const backend of backends()) {
     test('a totp that is not a string of digits is a schema error on the own-factor routes (attack round 11, F9)', async () => {
       for (const method of ['POST', 'DELETE'] as const) {
         for (const totp of [123456, '12ab56', ['123456'], null]) {
-          const seq = await mark();
-          const r = await call('alice', method, '/v1/operators/alice/second-factor', { totp });
-          ok(r, 400);
-          assert.equal(r.body.code, 'INPUT_INVALID', `${method} ${JSON.stringify(totp)}`);
-          assert.deepEqual(await since(seq), [], 'no four-eyes refusal, no counted failure');
+          const path = '/v1/operators/alice/second-factor';
+          await schemaRefused(method, path, totp, `${method} ${JSON.stringify(totp)}`);
         }
       }
       // Its neighbours: no code is the audited four-eyes refusal (above); a string of digits is
       // checked and a wrong one counted.
-      const seq = await mark();
-      ok(
-        await call('alice', 'DELETE', '/v1/operators/alice/second-factor', { totp: '000000' }),
-        400,
-      );
-      assert.deepEqual(
-        (await since(seq)).map((e) => e.action),
-        ['approver.totp_failed'],
-      );
-      await tg.admin.secondFactor.unlock('alice', { id: 'cli:test', via: 'cli' });
+      await wrongCodeCounted();
       // The other bodies that carry a totp refuse a number by their schema too.
       for (const path of ['/v1/changes/chg_x/approve', '/v1/approvals/apr_x/approve']) {
         const r = await call('alice', 'POST', path, { totp: 123456 });
@@ -184,19 +184,9 @@ for (const backend of backends()) {
           ['POST', '/v1/approvals/apr_x/approve'],
           ['POST', '/v1/tools/t/versions/1.0.0/review'],
         ] as const) {
-          const seq = await mark();
-          const r = await call('alice', method, path, { totp });
-          ok(r, 400);
-          assert.equal(r.body.code, 'INPUT_INVALID', `${method} ${path} ${JSON.stringify(totp)}`);
-          assert.deepEqual(await since(seq), [], 'no four-eyes refusal, no counted failure');
+          await schemaRefused(method, path, totp, `${method} ${path} ${JSON.stringify(totp)}`);
         }
-        const alice: Operator = {
-          id: 'alice',
-          name: 'alice',
-          roles: ['admin', 'approver'],
-          teams: [],
-          authenticatedBy: 'password+totp',
-        };
+        const alice = aliceBy('password+totp');
         const seq = await mark();
         await assert.rejects(
           tg.admin.secondFactor.enroll(alice, 'alice', 'library', { totp }),
@@ -205,16 +195,7 @@ for (const backend of backends()) {
         assert.deepEqual(await since(seq), [], 'the library: no four-eyes refusal either');
       }
       // Its neighbour: six digits are checked (a wrong one counted; a current one, below, replaces).
-      const seq = await mark();
-      ok(
-        await call('alice', 'DELETE', '/v1/operators/alice/second-factor', { totp: '000000' }),
-        400,
-      );
-      assert.deepEqual(
-        (await since(seq)).map((e) => e.action),
-        ['approver.totp_failed'],
-      );
-      await tg.admin.secondFactor.unlock('alice', { id: 'cli:test', via: 'cli' });
+      await wrongCodeCounted();
     });
 
     test('benign (F1): with her current code she replaces her own factor, and stays confirmed', async () => {
@@ -240,9 +221,7 @@ for (const backend of backends()) {
     });
 
     test('benign (F3): with none enrolled she enrols her first herself; another confirmed admin re-enrols it (a hand-over)', async () => {
-      const first = await call('alice', 'POST', '/v1/operators/alice/second-factor', {});
-      ok(first, 201);
-      secrets.alice = String(first.body.secret);
+      await enrolOwn('alice');
       ok(await call('dana', 'POST', '/v1/operators/alice/confirm', { totp: code('dana') }), 200);
       const handOver = await call('dana', 'POST', '/v1/operators/alice/second-factor', {});
       ok(handOver, 201);
@@ -261,21 +240,13 @@ for (const backend of backends()) {
     });
 
     test('the attack (F3): the only admin with a factor disabled; the bootstrap token stays refused', async () => {
-      const first = await call('alice', 'POST', '/v1/operators/alice/second-factor', {});
-      ok(first, 201);
-      secrets.alice = String(first.body.secret);
+      await enrolOwn('alice');
       ok(await call('adm2', 'POST', '/v1/operators/alice/disable'), 200);
       await bootstrapRefused('disabled');
     });
 
     test('recovery is by a person, never by the token: the host acts in-process as the admin account (library), audited as her', async () => {
-      const alice: Operator = {
-        id: 'alice',
-        name: 'alice',
-        roles: ['admin', 'approver'],
-        teams: [],
-        authenticatedBy: 'personal-token',
-      };
+      const alice = aliceBy('personal-token');
       const seq = await mark();
       await tg.admin.operators.update(alice, 'alice', { disabled: false }, 'library');
       assert.deepEqual(

@@ -2,7 +2,9 @@
  * @module Shared setup of the provider suites: the real npm MCP servers, run with node inside the
  * namespace sandbox with the project's node_modules bound read-only.
  */
+import assert from 'node:assert/strict';
 import { join } from 'node:path';
+import { McpError } from '@modelcontextprotocol/sdk/types.js';
 import type { Actor } from '../../src/core/index.js';
 import type { Gateway } from '../../src/host/toolgate.js';
 import { ROOT } from '../support/cli.js';
@@ -77,4 +79,32 @@ export const NOTES_BOT = {
 /** Classifies `provider`'s `tool` as a public read (READ_PUBLIC, 15 s of wall time) and approves its review. */
 export function classifyReadPublic(tg: Gateway, provider: string, tool: string, admin: Actor) {
   return classifyReviewed(tg, provider, tool, { ...READ_PUBLIC, wall_time_ms: 15_000 }, admin);
+}
+
+/** The text of a resource read's first content. */
+export const textOf = (r: { contents: unknown[] }) => (r.contents[0] as { text: string }).text;
+
+/** Asserts an MCP read is refused with -32084 and returns the refusal's data code. */
+export async function refusedWith(promise: Promise<unknown>, what: string): Promise<string> {
+  let err: { code?: number; data?: { code?: string } } | undefined;
+  try {
+    const read = await promise;
+    assert.fail(`${what} was answered: ${JSON.stringify(read)}`);
+  } catch (caught) {
+    if (caught instanceof assert.AssertionError) throw caught;
+    err = caught as typeof err;
+  }
+  assert.equal(err?.code, -32084, what);
+  return err?.data?.code ?? '';
+}
+
+/** The MCP error a request is refused with; fails with "`what` was not refused" if it is answered. */
+export async function mcpRefusal(promise: Promise<unknown>, what: string): Promise<McpError> {
+  try {
+    await promise;
+  } catch (err) {
+    assert.ok(err instanceof McpError, String(err));
+    return err;
+  }
+  assert.fail(`${what} was not refused`);
 }

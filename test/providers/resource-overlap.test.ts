@@ -18,7 +18,6 @@ import { join } from 'node:path';
 import { after, before, describe, test } from 'node:test';
 import type { Client as ClientV2 } from '@modelcontextprotocol/client';
 import type { Client } from '@modelcontextprotocol/sdk/client/index.js';
-import { McpError } from '@modelcontextprotocol/sdk/types.js';
 import type { FastifyInstance } from 'fastify';
 import type { Actor } from '../../src/core/index.js';
 import { buildServer } from '../../src/edge/rest/index.js';
@@ -27,7 +26,7 @@ import { openStore, type Store } from '../../src/records/store/index.js';
 import { backends } from '../support/backends.js';
 import { approvePendingReviews } from '../support/reviews.js';
 import { connectMcp, connectModernMcp, openWorld, type World } from '../support/world.js';
-import { FIXTURES, nodeProvider } from './provider-support.js';
+import { FIXTURES, mcpRefusal, nodeProvider, textOf } from './provider-support.js';
 
 const admin: Actor = { id: 'test-admin', via: 'library' };
 const ADMIN_TOKEN = 'overlap-admin-token-0123456789abcdef0123456';
@@ -43,17 +42,8 @@ const SECRET = {
   required_capabilities: ['docs:read', 'rt:admin'],
 };
 
-async function refusal(promise: Promise<unknown>): Promise<McpError> {
-  try {
-    await promise;
-  } catch (err) {
-    assert.ok(err instanceof McpError, String(err));
-    return err;
-  }
-  assert.fail('the read was not refused');
-}
-
-const textOf = (r: { contents: unknown[] }) => (r.contents[0] as { text: string }).text;
+/** The MCP error a request is refused with. */
+const refusal = (promise: Promise<unknown>) => mcpRefusal(promise, 'the read');
 
 for (const backend of backends()) {
   describe(`a resource URI names one governed thing (${backend.name})`, () => {

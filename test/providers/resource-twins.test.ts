@@ -19,8 +19,8 @@ import { join } from 'node:path';
 import { after, before, describe, test } from 'node:test';
 import { backends } from '../support/backends.js';
 import { approvePendingReviews } from '../support/reviews.js';
-import { connectMcp, connectModernMcp, openWorld, type World } from '../support/world.js';
-import { FIXTURES, fixtureProvider, nodeProvider } from './provider-support.js';
+import { connectBothEras, openWorld, type World } from '../support/world.js';
+import { fixtureProvider, refusedWith, textOf } from './provider-support.js';
 
 const PUBLIC = {
   data_access: 'public',
@@ -36,21 +36,6 @@ type Reader = {
   }>;
   close(): Promise<void>;
 };
-
-const textOf = (r: { contents: unknown[] }) => (r.contents[0] as { text: string }).text;
-
-async function refusedWith(promise: Promise<unknown>, what: string): Promise<string> {
-  let err: { code?: number; data?: { code?: string } } | undefined;
-  try {
-    const read = await promise;
-    assert.fail(`${what} was answered: ${JSON.stringify(read)}`);
-  } catch (caught) {
-    if (caught instanceof assert.AssertionError) throw caught;
-    err = caught as typeof err;
-  }
-  assert.equal(err?.code, -32084, what);
-  return err?.data?.code ?? '';
-}
 
 const sqlite = backends().find((b) => b.name === 'sqlite') ?? backends()[0];
 
@@ -70,18 +55,8 @@ describe('identical resources of two providers (attack round 8 F6)', () => {
     ids[`${provider} ${key}`] = (res.body as { tool: { id: string } }).tool.id;
   }
 
-  async function eras(agent: string): Promise<(readonly [string, Reader])[]> {
-    const legacy = (await connectMcp(world.base, world.keys[agent], 'twins')) as unknown as Reader;
-    const modern = (await connectModernMcp(
-      world.base,
-      world.keys[agent],
-      'twins',
-    )) as unknown as Reader;
-    clients.push(legacy, modern);
-    return [
-      ['2025-11-25', legacy],
-      ['2026-07-28', modern],
-    ];
+  function eras(agent: string): Promise<(readonly [string, Reader])[]> {
+    return connectBothEras<Reader>(world.base, world.keys[agent], 'twins', clients);
   }
 
   before(async () => {

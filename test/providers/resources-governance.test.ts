@@ -12,10 +12,7 @@ import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { after, before, describe, test } from 'node:test';
 import type { Client } from '@modelcontextprotocol/sdk/client/index.js';
-import {
-  McpError,
-  ResourceListChangedNotificationSchema,
-} from '@modelcontextprotocol/sdk/types.js';
+import { ResourceListChangedNotificationSchema } from '@modelcontextprotocol/sdk/types.js';
 import type { FastifyInstance } from 'fastify';
 import type { Actor } from '../../src/core/index.js';
 import type { Gateway } from '../../src/host/toolgate.js';
@@ -23,7 +20,7 @@ import { openStore, type Store } from '../../src/records/store/index.js';
 import { backends } from '../support/backends.js';
 import { approvePendingReviews } from '../support/reviews.js';
 import { connectMcp, openWorld, type World } from '../support/world.js';
-import { fixtureProvider, NOTES_BOT } from './provider-support.js';
+import { fixtureProvider, mcpRefusal, NOTES_BOT } from './provider-support.js';
 
 const admin: Actor = { id: 'test-admin', via: 'library' };
 const ADMIN_TOKEN = 'resources-admin-token-0123456789abcdef012345';
@@ -33,15 +30,8 @@ const PUBLIC = {
   required_capabilities: ['notes:read'],
 };
 
-async function refusal(promise: Promise<unknown>): Promise<McpError> {
-  try {
-    await promise;
-  } catch (err) {
-    assert.ok(err instanceof McpError, String(err));
-    return err;
-  }
-  assert.fail('the request was not refused');
-}
+/** The MCP error a request is refused with. */
+const refusal = (promise: Promise<unknown>) => mcpRefusal(promise, 'the request');
 
 for (const backend of backends()) {
   describe(`governed upstream resources and prompts (${backend.name})`, () => {

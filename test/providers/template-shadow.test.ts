@@ -24,14 +24,13 @@ import type { Store } from '../../src/records/store/index.js';
 import { backends } from '../support/backends.js';
 import { approvePendingReviews } from '../support/reviews.js';
 import {
-  connectMcp,
-  connectModernMcp,
+  connectBothEras,
   eventDetails,
   openWorld,
   restClient,
   type World,
 } from '../support/world.js';
-import { fixtureProvider } from './provider-support.js';
+import { fixtureProvider, refusedWith, textOf } from './provider-support.js';
 
 const PUBLIC = {
   data_access: 'public',
@@ -49,18 +48,14 @@ type Reader = {
   close(): Promise<void>;
 };
 
-const textOf = (r: { contents: unknown[] }) => (r.contents[0] as { text: string }).text;
+/** The URI templates a client is offered, in the order listed. */
+async function templatesOf(client: Reader): Promise<string[]> {
+  return (await client.listResourceTemplates()).resourceTemplates.map((t) => t.uriTemplate);
+}
 
-async function refused(promise: Promise<unknown>, what: string): Promise<void> {
-  let err: { code?: number } | undefined;
-  try {
-    const read = await promise;
-    assert.fail(`${what} was answered: ${JSON.stringify(read)}`);
-  } catch (caught) {
-    if (caught instanceof assert.AssertionError) throw caught;
-    err = caught as typeof err;
-  }
-  assert.equal(err?.code, -32084, what);
+/** Asserts the reviewed notes template is read. */
+async function readsTea(client: Reader): Promise<void> {
+  assert.equal(textOf(await client.readResource({ uri: 'notes://topics/tea' })), 'notes about tea');
 }
 
 const sqlite = backends().find((b) => b.name === 'sqlite') ?? backends()[0];
@@ -71,15 +66,8 @@ describe('a broad template of one provider shadows another provider reviewed one
   const ids: Record<string, string> = {};
   const clients: Reader[] = [];
 
-  async function eras(): Promise<(readonly [string, Reader])[]> {
-    const key = world.keys.reader;
-    const legacy = (await connectMcp(world.base, key, 'shadow')) as unknown as Reader;
-    const modern = (await connectModernMcp(world.base, key, 'shadow')) as unknown as Reader;
-    clients.push(legacy, modern);
-    return [
-      ['2025-11-25', legacy],
-      ['2026-07-28', modern],
-    ];
+  function eras(): Promise<(readonly [string, Reader])[]> {
+    return connectBothEras<Reader>(world.base, world.keys.reader, 'shadow', clients);
   }
 
   async function restSession(): Promise<{ tools: string[]; withheld: Map<string, string> }> {
@@ -97,6 +85,42 @@ describe('a broad template of one provider shadows another provider reviewed one
       tools: tools.map((t) => t.id),
       withheld: new Map(withheld.map((w) => [w.id, w.reason])),
     };
+  }
+
+  /**
+   * Refreshes `other` into `mode`, which adds `template` over TOPIC, and asserts TOPIC is then
+   * offered by neither era nor REST (withheld naming the cause) while PAGE is still read.
+   */
+  async function shadowedBy(mode: string, template: string, label: string) {
+    writeFileSync(join(stateDir, 'other-mode'), mode);
+    const report = await world.tg.providers.refresh('other', world.admin);
+    assert.deepEqual(report.entries.added, [`resource_template:${template}`]);
+    for (const [era, client] of await eras()) {
+      const listed = await templatesOf(client);
+      assert.deepEqual(listed, [PAGE], era);
+      // Reads stay fail-closed: the narrower template does not win.
+      await refusedWith(client.readResource({ uri: 'notes://topics/tea' }), `${era} ${label}`);
+      assert.equal(textOf(await client.readResource({ uri: 'docs://pages/intro' })), 'page intro');
+    }
+    const rest = await restSession();
+    assert.ok(!rest.tools.includes(ids[TOPIC] ?? '?'), rest.tools.join());
+    const reason = rest.withheld.get(ids[TOPIC] ?? '?') ?? '';
+    assert.ok(reason.includes(template) && reason.includes('other'), reason);
+    return rest;
+  }
+
+  /** Asserts `count` shadow alerts so far, the last raised by `other`'s `template` over TOPIC. */
+  async function assertShadowAlerts(count: number, template: string): Promise<void> {
+    const alerts = await eventDetails(world.inspector as Store, 'alert.template_shadowed');
+    assert.equal(alerts.length, count, JSON.stringify(alerts));
+    const last = count - 1;
+    assert.equal(alerts[last]?.provider, 'other');
+    assert.equal(alerts[last]?.template, template);
+    assert.deepEqual(alerts[last]?.shadowed, {
+      provider: 'notes',
+      template: TOPIC,
+      tool_id: ids[TOPIC],
+    });
   }
 
   before(async () => {
@@ -142,14 +166,9 @@ describe('a broad template of one provider shadows another provider reviewed one
 
   test('before: both reviewed templates are listed and read, on both eras and REST', async () => {
     for (const [era, client] of await eras()) {
-      const listed = (await client.listResourceTemplates()).resourceTemplates.map(
-        (t) => t.uriTemplate,
-      );
+      const listed = await templatesOf(client);
       assert.deepEqual(listed, [PAGE, TOPIC], era);
-      assert.equal(
-        textOf(await client.readResource({ uri: 'notes://topics/tea' })),
-        'notes about tea',
-      );
+      await readsTea(client);
       assert.equal(textOf(await client.readResource({ uri: 'docs://pages/intro' })), 'page intro');
     }
     const rest = await restSession();
@@ -158,75 +177,25 @@ describe('a broad template of one provider shadows another provider reviewed one
   });
 
   test('after the broad template: the shadowed one is offered nowhere and alerted; the neighbour is read', async () => {
-    writeFileSync(join(stateDir, 'other-mode'), 'broad');
-    const report = await world.tg.providers.refresh('other', world.admin);
-    assert.deepEqual(report.entries.added, [`resource_template:${BROAD}`]);
-    for (const [era, client] of await eras()) {
-      const listed = (await client.listResourceTemplates()).resourceTemplates.map(
-        (t) => t.uriTemplate,
-      );
-      assert.deepEqual(listed, [PAGE], era);
-      // Reads stay fail-closed: the narrower template does not win.
-      await refused(client.readResource({ uri: 'notes://topics/tea' }), `${era} shadowed`);
-      assert.equal(textOf(await client.readResource({ uri: 'docs://pages/intro' })), 'page intro');
-    }
-    const rest = await restSession();
-    assert.ok(!rest.tools.includes(ids[TOPIC] ?? '?'), rest.tools.join());
+    const rest = await shadowedBy('broad', BROAD, 'shadowed');
     assert.ok(rest.tools.includes(ids[PAGE] ?? '?'), rest.tools.join());
-    const reason = rest.withheld.get(ids[TOPIC] ?? '?') ?? '';
-    assert.ok(reason.includes(BROAD) && reason.includes('other'), reason);
     assert.ok(!rest.withheld.has(ids[PAGE] ?? '?'));
-    const alerts = await eventDetails(world.inspector as Store, 'alert.template_shadowed');
-    assert.equal(alerts.length, 1, JSON.stringify(alerts));
-    assert.equal(alerts[0]?.provider, 'other');
-    assert.equal(alerts[0]?.template, BROAD);
-    assert.deepEqual(alerts[0]?.shadowed, {
-      provider: 'notes',
-      template: TOPIC,
-      tool_id: ids[TOPIC],
-    });
+    await assertShadowAlerts(1, BROAD);
   });
 
   test('a partly covering template (round 10 F4): the reviewed one is withheld, the alert names it and the cause', async () => {
-    writeFileSync(join(stateDir, 'other-mode'), 'partial');
-    const report = await world.tg.providers.refresh('other', world.admin);
-    assert.deepEqual(report.entries.added, [`resource_template:${PARTIAL}`]);
-    for (const [era, client] of await eras()) {
-      const listed = (await client.listResourceTemplates()).resourceTemplates.map(
-        (t) => t.uriTemplate,
-      );
-      assert.deepEqual(listed, [PAGE], era);
-      await refused(client.readResource({ uri: 'notes://topics/tea' }), `${era} partly shadowed`);
-      assert.equal(textOf(await client.readResource({ uri: 'docs://pages/intro' })), 'page intro');
-    }
-    const rest = await restSession();
-    assert.ok(!rest.tools.includes(ids[TOPIC] ?? '?'), rest.tools.join());
-    const reason = rest.withheld.get(ids[TOPIC] ?? '?') ?? '';
-    assert.ok(reason.includes(PARTIAL) && reason.includes('other'), reason);
+    await shadowedBy('partial', PARTIAL, 'partly shadowed');
     // A new cause for a template already withheld is alerted too, naming the reviewed one.
-    const alerts = await eventDetails(world.inspector as Store, 'alert.template_shadowed');
-    assert.equal(alerts.length, 2, JSON.stringify(alerts));
-    assert.equal(alerts[1]?.provider, 'other');
-    assert.equal(alerts[1]?.template, PARTIAL);
-    assert.deepEqual(alerts[1]?.shadowed, {
-      provider: 'notes',
-      template: TOPIC,
-      tool_id: ids[TOPIC],
-    });
+    await assertShadowAlerts(2, PARTIAL);
   });
 
   test('after the overlapping templates are gone: the reviewed one is offered and read again', async () => {
     writeFileSync(join(stateDir, 'other-mode'), 'first');
     await world.tg.providers.refresh('other', world.admin);
     for (const [era, client] of await eras()) {
-      const listed = (await client.listResourceTemplates()).resourceTemplates.map(
-        (t) => t.uriTemplate,
-      );
+      const listed = await templatesOf(client);
       assert.deepEqual(listed, [PAGE, TOPIC], era);
-      assert.equal(
-        textOf(await client.readResource({ uri: 'notes://topics/tea' })),
-        'notes about tea',
-      );
+      await readsTea(client);
     }
   });
 
@@ -241,15 +210,10 @@ describe('a broad template of one provider shadows another provider reviewed one
       { name: `resource_template:${PAGE}`, reason: 'listed more than once' },
     ]);
     for (const [era, client] of await eras()) {
-      const listed = (await client.listResourceTemplates()).resourceTemplates.map(
-        (t) => t.uriTemplate,
-      );
+      const listed = await templatesOf(client);
       assert.deepEqual(listed, [TOPIC], era);
-      await refused(client.readResource({ uri: 'docs://pages/intro' }), `${era} listed twice`);
-      assert.equal(
-        textOf(await client.readResource({ uri: 'notes://topics/tea' })),
-        'notes about tea',
-      );
+      await refusedWith(client.readResource({ uri: 'docs://pages/intro' }), `${era} listed twice`);
+      await readsTea(client);
     }
     const rest = await restSession();
     assert.ok(!rest.tools.includes(ids[PAGE] ?? '?'), rest.tools.join());
@@ -275,11 +239,8 @@ describe('a broad template of one provider shadows another provider reviewed one
     ]);
     // Still quarantined until reviewed again; the neighbour is read as before.
     for (const [era, client] of await eras()) {
-      await refused(client.readResource({ uri: 'docs://pages/intro' }), `${era} listed again`);
-      assert.equal(
-        textOf(await client.readResource({ uri: 'notes://topics/tea' })),
-        'notes about tea',
-      );
+      await refusedWith(client.readResource({ uri: 'docs://pages/intro' }), `${era} listed again`);
+      await readsTea(client);
     }
   });
 });

@@ -19,7 +19,7 @@ import { FIXTURES, nodeProvider } from '../providers/provider-support.js';
 import { backends } from '../support/backends.js';
 import { approveReview } from '../support/reviews.js';
 import { validTool } from '../support/tools.js';
-import { connectMcp, openWorld, restClient, type World } from '../support/world.js';
+import { connectMcp, openWorld, restClient, slowestHealthz, type World } from '../support/world.js';
 
 const CASES = JSON.parse(
   readFileSync(new URL('./redos-patterns.json', import.meta.url), 'utf8'),
@@ -58,29 +58,6 @@ function patternTool(i: number, pattern: string): Record<string, unknown> {
     },
     output_schema: { type: 'object' },
   });
-}
-
-/**
- * Polls /healthz one request after another until `work` settles (and a few times at least);
- * returns the slowest round trip.
- */
-async function slowestHealthz(base: string, work: Promise<unknown>): Promise<number> {
-  let settled = false;
-  const done = work.finally(() => {
-    settled = true;
-  });
-  let slowest = 0;
-  let samples = 0;
-  while (!settled || samples < 5) {
-    const started = performance.now();
-    const res = await fetch(`${base}/healthz`);
-    await res.arrayBuffer();
-    assert.equal(res.status, 200);
-    slowest = Math.max(slowest, performance.now() - started);
-    samples += 1;
-  }
-  await done;
-  return slowest;
 }
 
 /** Runs the calls a few at a time while probing /healthz; the slowest probe and the answers. */

@@ -17,7 +17,7 @@ import { type GovernedUriEntry, shadowedTemplates } from '../../src/domain/sessi
 import { FIXTURES, nodeProvider } from '../providers/provider-support.js';
 import { backends } from '../support/backends.js';
 import { approvePendingReviews } from '../support/reviews.js';
-import { connectMcp, openWorld, type World } from '../support/world.js';
+import { connectMcp, openWorld, slowestHealthz, type World } from '../support/world.js';
 
 /** The issue's bar for /healthz beside a control run (as test/redteam/redos.test.ts). */
 const HEALTHZ_BUDGET_MS = 100;
@@ -53,26 +53,6 @@ test('two providers of a hundred crafted templates each are decided within a bou
   assert.equal(shadowed.has('up.template.alt0'), true);
   assert.equal(shadowed.get('up.template.alt0')?.template, alt(0, 8));
 });
-
-/** Polls /healthz one request after another until `work` settles; the slowest round trip. */
-async function slowestHealthz(base: string, work: Promise<unknown>): Promise<number> {
-  let settled = false;
-  const done = work.finally(() => {
-    settled = true;
-  });
-  let slowest = 0;
-  let samples = 0;
-  while (!settled || samples < 5) {
-    const started = performance.now();
-    const res = await fetch(`${base}/healthz`);
-    await res.arrayBuffer();
-    assert.equal(res.status, 200);
-    slowest = Math.max(slowest, performance.now() - started);
-    samples += 1;
-  }
-  await done;
-  return slowest;
-}
 
 const sqlite = backends().find((b) => b.name === 'sqlite') ?? backends()[0];
 

@@ -11,24 +11,10 @@
 import assert from 'node:assert/strict';
 import { describe, test } from 'node:test';
 import { openStore } from '../../src/records/store/index.js';
-import { backends, unmigrated } from '../support/backends.js';
+import { backends } from '../support/backends.js';
+import { operatorRow as account, metaValue, migratedTo } from '../support/store-rows.js';
 
 const at = '2026-01-01T00:00:00.000Z';
-const account = (id: string, roles: string[], disabled = 0) => ({
-  id,
-  name: id,
-  roles: JSON.stringify(roles),
-  teams: '[]',
-  kind: 'local' as const,
-  disabled,
-  password_hash: null,
-  oidc_issuer: null,
-  oidc_subject: null,
-  email: null,
-  created_at: at,
-  created_by: 'admin-token',
-  updated_at: at,
-});
 const factor = (operatorId: string) => ({
   operator_id: operatorId,
   version: 1,
@@ -49,10 +35,7 @@ for (const backend of backends()) {
       actors: string[] = [],
       from = '0037_operator_confirmation',
     ) => {
-      const { url, drop } = await backend.fresh();
-      const { old, migrator } = unmigrated(backend, url);
-      assert.ifError((await migrator.migrateTo(from)).error);
-      for (const a of accounts) await old.insertInto('operators').values(a).execute();
+      const { url, drop, old } = await migratedTo(backend, from, accounts);
       for (const id of armed)
         await old.insertInto('operator_second_factors').values(factor(id)).execute();
       for (const actor of actors) {
@@ -70,14 +53,10 @@ for (const backend of backends()) {
       }
       await old.destroy();
       const store = await openStore(url);
-      const latch = await store.db
-        .selectFrom('meta')
-        .select('value')
-        .where('key', '=', 'first_admin_set_up')
-        .executeTakeFirst();
+      const latch = await metaValue(store, 'first_admin_set_up');
       await store.close();
       await drop();
-      return latch?.value;
+      return latch;
     };
 
     test('an admin with a second factor: set up, for good', async () => {

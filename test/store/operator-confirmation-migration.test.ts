@@ -7,32 +7,15 @@
 import assert from 'node:assert/strict';
 import { describe, test } from 'node:test';
 import { openStore } from '../../src/records/store/index.js';
-import { backends, unmigrated } from '../support/backends.js';
+import { backends } from '../support/backends.js';
+import { operatorRow as account, metaValue, migratedTo } from '../support/store-rows.js';
 
 const at = '2026-01-01T00:00:00.000Z';
-const account = (id: string, roles: string[]) => ({
-  id,
-  name: id,
-  roles: JSON.stringify(roles),
-  teams: '[]',
-  kind: 'local' as const,
-  disabled: 0,
-  password_hash: null,
-  oidc_issuer: null,
-  oidc_subject: null,
-  email: null,
-  created_at: at,
-  created_by: 'admin-token',
-  updated_at: at,
-});
 
 for (const backend of backends()) {
   describe(`operator confirmation migration on ${backend.name}`, () => {
     const upgrade = async (accounts: ReturnType<typeof account>[]) => {
-      const { url, drop } = await backend.fresh();
-      const { old, migrator } = unmigrated(backend, url);
-      assert.ifError((await migrator.migrateTo('0036_idempotency_outcomes')).error);
-      for (const a of accounts) await old.insertInto('operators').values(a).execute();
+      const { url, drop, old } = await migratedTo(backend, '0036_idempotency_outcomes', accounts);
       await old.destroy();
       const store = await openStore(url);
       const rows = await store.db
@@ -40,11 +23,7 @@ for (const backend of backends()) {
         .select(['id', 'set_up_by', 'confirmed_by', 'confirmed_at'])
         .orderBy('id')
         .execute();
-      const closed = await store.db
-        .selectFrom('meta')
-        .select('value')
-        .where('key', '=', 'four_eyes_genesis_closed')
-        .executeTakeFirst();
+      const closed = await metaValue(store, 'four_eyes_genesis_closed');
       await store.close();
       await drop();
       return { rows, closed };
@@ -64,7 +43,7 @@ for (const backend of backends()) {
           ['bob', null, 'upgrade', at],
         ],
       );
-      assert.equal(closed?.value, 'upgrade');
+      assert.equal(closed, 'upgrade');
     });
 
     test('a single admin is confirmed and the genesis stays open', async () => {

@@ -1,12 +1,17 @@
 /**
  * @module Test harness for the egress proxy: a real upstream HTTP server on 127.0.0.1, a resolver
  * that answers from a table (so names can point anywhere, including at rebinding answers), and
- * clients that talk to a lease's Unix socket the way a sandboxed tool would.
+ * clients that talk to a lease's Unix socket the way a sandboxed tool would; and the gateway's
+ * egress (proxy and HTTP runner) pointed at a loopback upstream.
  */
+import { readFileSync } from 'node:fs';
 import http from 'node:http';
 import type { AddressInfo } from 'node:net';
 import net from 'node:net';
+import { join } from 'node:path';
+import { HttpToolRunner } from '../../src/execution/runtimes/index.js';
 import type { ResolvedAddress, Resolver } from '../../src/execution/sandbox/egress/index.js';
+import { EgressProxy } from '../../src/execution/sandbox/index.js';
 
 export interface Upstream {
   readonly port: number;
@@ -171,4 +176,26 @@ export function statusOf(raw: string): number {
 
 export function ruleOf(raw: string): string | undefined {
   return /x-toolgate-egress-rule: ([^\r\n]+)/i.exec(raw)?.[1];
+}
+
+/**
+ * The gateway's `egress` option for a test whose HTTPS upstream `target` listens on loopback
+ * `port`: a proxy and an HTTP runner resolving with `resolver`, trusting `tlsDir`/ca.pem.
+ */
+export function loopbackEgress(
+  resolver: Resolver,
+  target: string,
+  port: number,
+  tlsDir: string,
+): { proxy: EgressProxy; http: HttpToolRunner } {
+  const unsafeTestPorts = { [target]: port };
+  return {
+    proxy: new EgressProxy({ resolver, unsafeTestTargets: [target], unsafeTestPorts }),
+    http: new HttpToolRunner({
+      resolver,
+      unsafeTestTargets: [target],
+      unsafeTestPorts,
+      unsafeTestCa: readFileSync(join(tlsDir, 'ca.pem'), 'utf8'),
+    }),
+  };
 }

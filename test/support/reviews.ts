@@ -3,9 +3,11 @@
  * after authenticating) and helpers that record an approved review of a version, or of every
  * draft waiting for one, so suites about something else start from live tools.
  */
+import assert from 'node:assert/strict';
 import type { AdminApi } from '../../src/api/index.js';
 import type { ReviewResult } from '../../src/domain/catalog/index.js';
 import type { Operator } from '../../src/domain/operators/index.js';
+import { validTool } from './tools.js';
 
 /** An approver in no team, so it may review any team's tool. */
 export const REVIEWER: Operator = Object.freeze({
@@ -66,4 +68,36 @@ export async function classifyReviewed(
     tool: reviewed.tool,
     ...(reviewed.changeId !== undefined ? { changeId: reviewed.changeId } : {}),
   };
+}
+
+type Send = (
+  method: string,
+  path: string,
+  body?: unknown,
+  token?: string | null,
+) => Promise<{ status: number; body: Record<string, unknown> }>;
+
+/**
+ * Registers team-y's restricted `tool` 1.0.0 over REST as `token` (the admin token if none): a
+ * draft waiting for its review. Returns its definition hash.
+ */
+export async function registerRestricted(
+  send: Send,
+  tool: string,
+  token?: string,
+): Promise<string> {
+  const registered = await send(
+    'POST',
+    '/v1/tools',
+    validTool({
+      id: tool,
+      name: tool,
+      owner: 'team-y',
+      access_tier: 'restricted',
+      required_capabilities: [`${tool}:read`],
+    }),
+    token,
+  );
+  assert.equal(registered.status, 201, JSON.stringify(registered.body));
+  return String((registered.body.tool as { definition_hash: string }).definition_hash);
 }

@@ -176,6 +176,50 @@ export function toolDocument(spec: Definition): Definition {
 }
 
 /**
+ * A `Tool` document of `validTool` named `id`, described as `description`, touching no data and
+ * answering any object, under `capability`; `overrides` on top.
+ */
+export function objectToolDocument(
+  id: string,
+  description: string,
+  capability: string,
+  overrides: Definition,
+): Definition {
+  return {
+    kind: 'Tool',
+    spec: validTool({
+      id,
+      name: id,
+      description,
+      data_access: 'none',
+      required_capabilities: [capability],
+      output_schema: { type: 'object' },
+      ...overrides,
+    }),
+  };
+}
+
+/**
+ * The spec of `pay`: a reversible write under `capability` whose cost is its one `amount`
+ * argument in major units; for `toolDocument`.
+ */
+export function paySpec(capability: string): Definition {
+  return {
+    id: 'pay',
+    name: 'pay',
+    action_class: 'reversible_write',
+    required_capabilities: [capability],
+    input_schema: {
+      type: 'object',
+      additionalProperties: false,
+      required: ['amount'],
+      properties: { amount: { type: 'number', minimum: 0 } },
+    },
+    cost: { argument: 'amount', unit: 'major' },
+  };
+}
+
+/**
  * A command tool of the sandbox echo script (test/fixtures/sandbox/echo-tool.sh): one short
  * `text` argument, under `sandbox:test`; `overrides` give its runtime, sandbox and output.
  */
@@ -275,6 +319,23 @@ export function heldCalls(onEnter: () => void) {
     async until(done: () => boolean) {
       while (!done()) await new Promise<void>((r) => arrivals.push(r));
     },
+  };
+}
+
+/**
+ * `heldCalls` counting their arrivals: `entered()` since the start or the last `recount()`;
+ * `arrived(n)` waits until `n` have come.
+ */
+export function countedHeldCalls() {
+  let entered = 0;
+  const held = heldCalls(() => entered++);
+  return {
+    ...held,
+    entered: () => entered,
+    recount: () => {
+      entered = 0;
+    },
+    arrived: (n: number) => held.until(() => entered >= n),
   };
 }
 

@@ -5,6 +5,8 @@
  * accounts with personal tokens, and the REST front listening on 127.0.0.1 — and one `close()`
  * that takes all of it down again (the database too).
  */
+import assert from 'node:assert/strict';
+import { randomUUID } from 'node:crypto';
 import { readFileSync, writeFileSync } from 'node:fs';
 import { request } from 'node:http';
 import { join } from 'node:path';
@@ -183,6 +185,25 @@ export async function connectModernMcp(
   return client;
 }
 
+/**
+ * One client of each MCP era as `token`, labelled '2025-11-25' and '2026-07-28' and typed as the
+ * suite's `C`; both are added to `clients` for the suite to close.
+ */
+export async function connectBothEras<C>(
+  base: string,
+  token: string | undefined,
+  name: string,
+  clients: unknown[],
+): Promise<(readonly [string, C])[]> {
+  const legacy = (await connectMcp(base, token, name)) as unknown as C;
+  const modern = (await connectModernMcp(base, token, name)) as unknown as C;
+  clients.push(legacy, modern);
+  return [
+    ['2025-11-25', legacy],
+    ['2026-07-28', modern],
+  ];
+}
+
 /** A 2025-era MCP client's JSON-RPC `initialize` request (`clientInfo` is `name`@`version`). */
 export function initializeRequest(name = 'raw', version = '1') {
   return {
@@ -244,6 +265,29 @@ export function rawPost(
   });
 }
 
+/**
+ * Polls /healthz one request after another until `work` settles (and a few times at least);
+ * returns the slowest round trip.
+ */
+export async function slowestHealthz(base: string, work: Promise<unknown>): Promise<number> {
+  let settled = false;
+  const done = work.finally(() => {
+    settled = true;
+  });
+  let slowest = 0;
+  let samples = 0;
+  while (!settled || samples < 5) {
+    const started = performance.now();
+    const res = await fetch(`${base}/healthz`);
+    await res.arrayBuffer();
+    assert.equal(res.status, 200);
+    slowest = Math.max(slowest, performance.now() - started);
+    samples += 1;
+  }
+  await done;
+  return slowest;
+}
+
 /** The details of every event of `action`, in order, as the connection `store` reads them. */
 export async function eventDetails(
   store: Pick<Store, 'db'>,
@@ -280,6 +324,9 @@ export function postListen(base: string, token: string, id = 9): Promise<Respons
   );
 }
 
+/** The private half of a signing key from `signingKeyWithJwks`. */
+export type SigningKey = Awaited<ReturnType<typeof signingKeyWithJwks>>;
+
 /** A fresh ES256 signing key: its public half (kid `k1`) written to `file` as a JWKS; the private half. */
 export async function signingKeyWithJwks(file: string) {
   const { exportJWK, generateKeyPair } = await import('jose');
@@ -287,6 +334,41 @@ export async function signingKeyWithJwks(file: string) {
   const jwk: JWK = { ...(await exportJWK(pair.publicKey)), kid: 'k1', alg: 'ES256', use: 'sig' };
   writeFileSync(file, JSON.stringify({ keys: [jwk] }));
   return pair.privateKey;
+}
+
+/**
+ * The gateway's `jwt` option for tokens of issuer `issuer` and audience `audience`, checked with
+ * the JWKS that `signingKeyWithJwks` wrote to `dir`/jwks.json: the user in `act_for`, the
+ * permissions in `scope`.
+ */
+export function actForJwt(dir: string, issuer: string, audience: string) {
+  return {
+    issuer,
+    audience,
+    jwksFile: join(dir, 'jwks.json'),
+    userClaim: 'act_for',
+    permissionsClaim: 'scope',
+  };
+}
+
+/**
+ * A fresh token (its own jti, ten minutes) of `agent` acting for `user` with `billing:read`, as
+ * `actForJwt` reads it, signed with `key` from `signingKeyWithJwks`.
+ */
+export async function actForToken(
+  key: SigningKey,
+  agent: string,
+  user: string,
+  issuer: string,
+  audience: string,
+): Promise<string> {
+  const { SignJWT } = await import('jose');
+  const claims = { sub: agent, iss: issuer, aud: audience, jti: randomUUID() };
+  return new SignJWT({ ...claims, act_for: user, scope: 'billing:read' })
+    .setProtectedHeader({ alg: 'ES256', kid: 'k1' })
+    .setIssuedAt()
+    .setExpirationTime('10m')
+    .sign(key);
 }
 
 /** A personal token of an existing operator account, issued by the bootstrap admin. */
