@@ -7,7 +7,7 @@
  * of their own where the call needs a step-up.
  */
 import { randomBytes } from 'node:crypto';
-import type { Kysely } from 'kysely';
+import type { Kysely, Transaction } from 'kysely';
 import type { RenderedCall } from '../../core/index.js';
 import {
   type Actor,
@@ -183,26 +183,8 @@ export class ApprovalDesk {
         .execute();
       const live = pending.find((r) => Date.parse(r.expires_at) > now.getTime());
       if (live) return { kind: 'pending' as const, approvalId: live.id };
-      // Reviewers are the scarce resource: a session cannot flood them with requests.
-      const open = await trx
-        .selectFrom('approvals')
-        .select((eb) => eb.fn.countAll<number>().as('n'))
-        .where('session_id', '=', call.sessionId)
-        .where('status', '=', 'pending')
-        .executeTakeFirst();
-      if (Number(open?.n ?? 0) >= MAX_PENDING_PER_SESSION)
-        return { kind: 'too_many' as const, scope: 'session' as const };
-      // Nor can one agent through many sessions: reviewers' queue is shared by every agent.
-      await lockAgent(trx, call.agentId);
-      if ((await pendingApprovalsOf(trx, call.agentId, now)) >= this.#maxPendingPerAgent)
-        return { kind: 'too_many' as const, scope: 'agent' as const };
-      // Nor one principal of a multi-user agent: the others keep their share (attack round 14,
-      // Q2). Counted under the same agent lock, so parallel calls cannot slip past it either.
-      if (
-        (await pendingApprovalsOfPrincipal(trx, call.agentId, call.tokenUser, now)) >=
-        this.#maxPendingPerPrincipal
-      )
-        return { kind: 'too_many' as const, scope: 'principal' as const };
+      const full = await this.#fullScope(trx, call, now);
+      if (full !== null) return { kind: 'too_many' as const, scope: full };
       const id = `apr_${randomBytes(12).toString('base64url')}`;
       const row: ApprovalRow = {
         id,
@@ -239,6 +221,37 @@ export class ApprovalDesk {
       }
     }
     return outcome;
+  }
+
+  /**
+   * Which bound a new request of `call` would pass, in `trx` (null: none). Takes the agent's row
+   * lock for the rest of the transaction, so parallel calls cannot slip past any of them.
+   */
+  async #fullScope(
+    trx: Transaction<Database>,
+    call: ApprovalCall,
+    now: Date,
+  ): Promise<'session' | 'agent' | 'principal' | null> {
+    // Reviewers are the scarce resource: a session cannot flood them with requests.
+    const open = await trx
+      .selectFrom('approvals')
+      .select((eb) => eb.fn.countAll<number>().as('n'))
+      .where('session_id', '=', call.sessionId)
+      .where('status', '=', 'pending')
+      .executeTakeFirst();
+    if (Number(open?.n ?? 0) >= MAX_PENDING_PER_SESSION) return 'session';
+    // Nor can one agent through many sessions: reviewers' queue is shared by every agent.
+    await lockAgent(trx, call.agentId);
+    if ((await pendingApprovalsOf(trx, call.agentId, now)) >= this.#maxPendingPerAgent)
+      return 'agent';
+    // Nor one principal of a multi-user agent: the others keep their share (attack round 14,
+    // Q2). Counted under the same agent lock, so parallel calls cannot slip past it either.
+    if (
+      (await pendingApprovalsOfPrincipal(trx, call.agentId, call.tokenUser, now)) >=
+      this.#maxPendingPerPrincipal
+    )
+      return 'principal';
+    return null;
   }
 
   /**
