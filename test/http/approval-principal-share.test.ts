@@ -4,7 +4,8 @@
  * "Limits and overload"): past it that principal's next call that needs approval is refused
  * RATE_LIMITED `approval.principal_pending_cap` with Retry-After, audited, on REST and MCP alike,
  * while another user of the agent and the agent's keys still park theirs; the agent's own cap
- * holds as before (attack round 14, Q2). On every backend; JWTs signed here with a local JWKS.
+ * holds as before, and parallel calls cannot slip past the share (attack round 14, Q2). On every
+ * backend; JWTs signed here with a local JWKS.
  */
 import assert from 'node:assert/strict';
 import { randomUUID } from 'node:crypto';
@@ -51,12 +52,18 @@ for (const backend of backends()) {
           },
         },
         tools: [noteTool({ to: { type: 'string' } })],
-        agents: [{ id: 'bot', capabilities: ['note:send'] }],
+        agents: [
+          { id: 'bot', capabilities: ['note:send'] },
+          { id: 'bot2', capabilities: ['note:send'] },
+        ],
         rest: true,
         inspector: true,
       });
       await world.tg.config.apply(
-        ['u1', 'u2'].map((id) => ({ kind: 'User', spec: { id, permissions: ['note:send'] } })),
+        ['u1', 'u2', 'u3'].map((id) => ({
+          kind: 'User',
+          spec: { id, permissions: ['note:send'] },
+        })),
         world.admin,
       );
     });
@@ -66,10 +73,10 @@ for (const backend of backends()) {
       rmSync(dir, { recursive: true, force: true, maxRetries: 5, retryDelay: 50 });
     });
 
-    function tokenFor(user: string): Promise<string> {
+    function tokenFor(user: string, agent = 'bot'): Promise<string> {
       return new SignJWT({ act_for: user, scope: 'note:send' })
         .setProtectedHeader({ alg: 'ES256', kid: 'k1' })
-        .setSubject('bot')
+        .setSubject(agent)
         .setIssuer(ISSUER)
         .setAudience(AUDIENCE)
         .setJti(randomUUID())
@@ -151,6 +158,21 @@ for (const backend of backends()) {
       assert.equal(full.headers.get('retry-after'), '60');
       assert.equal((full.body.details as { rule: string }).rule, 'approval.agent_pending_cap');
       assert.equal(await pendingCount(), CAP);
+    });
+
+    test('parallel calls of one user from several sessions cannot slip past her share', async () => {
+      const u3 = await tokenFor('u3', 'bot2');
+      const sessions = [await open(u3), await open(u3), await open(u3), await open(u3)];
+      const replies = await Promise.all(
+        Array.from({ length: 8 }, (_, i) => note(sessions[i % 4] ?? '', `u3-${i}`, u3)),
+      );
+      const counts: Record<string, number> = {};
+      for (const r of replies) {
+        const key =
+          r.status === 202 ? '202' : `${r.status} ${(r.body.details as { rule?: string })?.rule}`;
+        counts[key] = (counts[key] ?? 0) + 1;
+      }
+      assert.deepEqual(counts, { '202': SHARE, '429 approval.principal_pending_cap': 8 - SHARE });
     });
   });
 }
