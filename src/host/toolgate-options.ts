@@ -99,7 +99,7 @@ export interface ToolgateOptions {
   readonly owners?: Partial<OwnerNoticesOptions>;
   /**
    * Per-agent caps on open sessions (and one token user's share of them) and pending approvals
-   * (defaults: 64, 0.5 and 50).
+   * (and, at the same share, one principal's of them) (defaults: 64, 0.5 and 50).
    */
   readonly caps?: Partial<AgentCaps>;
   /**

@@ -16,7 +16,7 @@ import {
 import { AgentKeys, AgentService, UserService } from '../domain/identity/index.js';
 import { OperatorService } from '../domain/operators/index.js';
 import { DestinationSets, type DirectoryReader, PolicyService } from '../domain/policy/index.js';
-import type { AgentCaps } from '../domain/sessions/index.js';
+import { type AgentCaps, maxPendingApprovalsPerPrincipal } from '../domain/sessions/index.js';
 import { definitionPathProblems, type SandboxService } from '../execution/sandbox/index.js';
 import type { Notifier } from '../operations/notify/index.js';
 import type { Store } from '../records/store/index.js';
@@ -75,6 +75,7 @@ export function wireDomain(
       ...clock,
       secondFactors: secondFactor,
       maxPendingPerAgent: parts.config.caps.maxPendingApprovalsPerAgent,
+      maxPendingPerPrincipal: maxPendingApprovalsPerPrincipal(parts.config.caps),
       // A notifier without channels sends nothing.
       onPending: (view) => parts.observers.notifier.approvalPending(view),
     },

@@ -40,7 +40,13 @@ for (const backend of backends()) {
       store = await openStore(fresh.url);
       tg = await openGateway({
         db: fresh.url,
-        caps: { maxSessionsPerAgent: SESSION_CAP, maxPendingApprovalsPerAgent: APPROVAL_CAP },
+        // One principal (the agent's keys) fills the whole queue here: its share is all of it
+        // (approval-principal-share.test.ts pins the share).
+        caps: {
+          maxSessionsPerAgent: SESSION_CAP,
+          maxPendingApprovalsPerAgent: APPROVAL_CAP,
+          userSessionShare: 1,
+        },
       });
       await tg.config.applyText(DEMO, admin);
       // The demo's restricted and third-party tools are drafts until reviewed.

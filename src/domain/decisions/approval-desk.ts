@@ -7,7 +7,7 @@
  * of their own where the call needs a step-up.
  */
 import { randomBytes } from 'node:crypto';
-import type { Kysely } from 'kysely';
+import type { Kysely, Transaction } from 'kysely';
 import type { RenderedCall } from '../../core/index.js';
 import {
   type Actor,
@@ -32,7 +32,9 @@ import { type Operator, operatorActor } from '../operators/index.js';
 import {
   DEFAULT_AGENT_CAPS,
   lockAgent,
+  maxPendingApprovalsPerPrincipal,
   pendingApprovalsOf,
+  pendingApprovalsOfPrincipal,
   withdrawRunApprovals,
 } from '../sessions/index.js';
 import type { ApprovalBinding, ApprovalSigner } from './approval-token.js';
@@ -62,6 +64,11 @@ export interface ApprovalCall {
   readonly sessionId: string;
   readonly agentId: string;
   readonly userId: string | null;
+  /**
+   * The principal whose share of the agent's pending approvals this call spends: the token user's
+   * id when a token vouched for the session's user, null for the agent's own keys together.
+   */
+  readonly tokenUser: string | null;
   readonly toolId: string;
   readonly toolVersion: string;
   readonly actionClass: string;
@@ -81,6 +88,7 @@ export class ApprovalDesk {
   /** Operators' enrolled second factors, read from the store on every check; null: none. */
   readonly #secondFactors: Pick<OperatorSecondFactors, 'check'> | null;
   readonly #maxPendingPerAgent: number;
+  readonly #maxPendingPerPrincipal: number;
   readonly #onPending: ((view: ApprovalView) => void) | undefined;
 
   constructor(
@@ -94,6 +102,11 @@ export class ApprovalDesk {
       /** Pending requests one agent may hold across its sessions. */
       maxPendingPerAgent?: number;
       /**
+       * Pending requests one principal of an agent (a token user, or its own keys together) may
+       * hold; default the session share of `maxPendingPerAgent` (maxPendingApprovalsPerPrincipal).
+       */
+      maxPendingPerPrincipal?: number;
+      /**
        * Told of each new pending request once it is committed (notifications). Called
        * synchronously on the call path: it must only enqueue, never wait or throw.
        */
@@ -103,6 +116,12 @@ export class ApprovalDesk {
     this.#onPending = options.onPending;
     this.#maxPendingPerAgent =
       options.maxPendingPerAgent ?? DEFAULT_AGENT_CAPS.maxPendingApprovalsPerAgent;
+    this.#maxPendingPerPrincipal =
+      options.maxPendingPerPrincipal ??
+      maxPendingApprovalsPerPrincipal({
+        maxPendingApprovalsPerAgent: this.#maxPendingPerAgent,
+        userSessionShare: DEFAULT_AGENT_CAPS.userSessionShare,
+      });
     this.#db = db;
     this.#signerSource = signer;
     this.#clock = options.clock ?? systemClock;
@@ -118,7 +137,7 @@ export class ApprovalDesk {
   ): Promise<
     | { kind: 'approved'; approvalId: string; approver: string }
     | { kind: 'pending'; approvalId: string }
-    | { kind: 'too_many'; scope: 'session' | 'agent' }
+    | { kind: 'too_many'; scope: 'session' | 'agent' | 'principal' }
   > {
     const now = this.#clock();
     const candidates = await this.#db
@@ -164,19 +183,8 @@ export class ApprovalDesk {
         .execute();
       const live = pending.find((r) => Date.parse(r.expires_at) > now.getTime());
       if (live) return { kind: 'pending' as const, approvalId: live.id };
-      // Reviewers are the scarce resource: a session cannot flood them with requests.
-      const open = await trx
-        .selectFrom('approvals')
-        .select((eb) => eb.fn.countAll<number>().as('n'))
-        .where('session_id', '=', call.sessionId)
-        .where('status', '=', 'pending')
-        .executeTakeFirst();
-      if (Number(open?.n ?? 0) >= MAX_PENDING_PER_SESSION)
-        return { kind: 'too_many' as const, scope: 'session' as const };
-      // Nor can one agent through many sessions: reviewers' queue is shared by every agent.
-      await lockAgent(trx, call.agentId);
-      if ((await pendingApprovalsOf(trx, call.agentId, now)) >= this.#maxPendingPerAgent)
-        return { kind: 'too_many' as const, scope: 'agent' as const };
+      const full = await this.#fullScope(trx, call, now);
+      if (full !== null) return { kind: 'too_many' as const, scope: full };
       const id = `apr_${randomBytes(12).toString('base64url')}`;
       const row: ApprovalRow = {
         id,
@@ -213,6 +221,37 @@ export class ApprovalDesk {
       }
     }
     return outcome;
+  }
+
+  /**
+   * Which bound a new request of `call` would pass, in `trx` (null: none). Takes the agent's row
+   * lock for the rest of the transaction, so parallel calls cannot slip past any of them.
+   */
+  async #fullScope(
+    trx: Transaction<Database>,
+    call: ApprovalCall,
+    now: Date,
+  ): Promise<'session' | 'agent' | 'principal' | null> {
+    // Reviewers are the scarce resource: a session cannot flood them with requests.
+    const open = await trx
+      .selectFrom('approvals')
+      .select((eb) => eb.fn.countAll<number>().as('n'))
+      .where('session_id', '=', call.sessionId)
+      .where('status', '=', 'pending')
+      .executeTakeFirst();
+    if (Number(open?.n ?? 0) >= MAX_PENDING_PER_SESSION) return 'session';
+    // Nor can one agent through many sessions: reviewers' queue is shared by every agent.
+    await lockAgent(trx, call.agentId);
+    if ((await pendingApprovalsOf(trx, call.agentId, now)) >= this.#maxPendingPerAgent)
+      return 'agent';
+    // Nor one principal of a multi-user agent: the others keep their share (attack round 14,
+    // Q2). Counted under the same agent lock, so parallel calls cannot slip past it either.
+    if (
+      (await pendingApprovalsOfPrincipal(trx, call.agentId, call.tokenUser, now)) >=
+      this.#maxPendingPerPrincipal
+    )
+      return 'principal';
+    return null;
   }
 
   /**

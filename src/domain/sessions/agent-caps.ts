@@ -15,7 +15,9 @@ export interface AgentCaps {
   /**
    * The share (0 < share ≤ 1) of the agent's session cap one user its tokens vouch for (a JWT or
    * OAuth token's user) may hold, at least one session: one user of a multi-user host app cannot
-   * take every slot from the others and from the agent's own keys.
+   * take every slot from the others and from the agent's own keys. The same share of the agent's
+   * pending approvals is what one principal (such a user, or the agent's own keys together) may
+   * hold (maxPendingApprovalsPerPrincipal).
    */
   readonly userSessionShare: number;
 }
@@ -31,6 +33,17 @@ export function maxSessionsPerUser(
   caps: Pick<AgentCaps, 'maxSessionsPerAgent' | 'userSessionShare'>,
 ): number {
   return Math.max(1, Math.floor(caps.maxSessionsPerAgent * caps.userSessionShare));
+}
+
+/**
+ * Pending approvals one principal of an agent may hold under `caps`: a token user, or the agent's
+ * own keys together, gets the session share of the agent's approval cap, at least one (attack
+ * round 14, Q2: one user of a multi-user host app parked the whole cap for the approvals' 24 h).
+ */
+export function maxPendingApprovalsPerPrincipal(
+  caps: Pick<AgentCaps, 'maxPendingApprovalsPerAgent' | 'userSessionShare'>,
+): number {
+  return Math.max(1, Math.floor(caps.maxPendingApprovalsPerAgent * caps.userSessionShare));
 }
 
 /** Caps must be positive integers: a zero or fractional cap is a configuration mistake. */
@@ -285,5 +298,35 @@ export async function pendingApprovalsOf(
     .where('status', '=', 'pending')
     .where('expires_at', '>', now.toISOString())
     .executeTakeFirst();
+  return Number(row?.n ?? 0);
+}
+
+/**
+ * Pending, unexpired approval requests of one principal of this agent, counted inside the caller's
+ * transaction: `tokenUser` a token user's id (sessions with the token's permissions), null the
+ * agent's own keys together (sessions without: keys, `on_behalf_of`, in-process callers), the same
+ * principal as fair eviction's holder. A request whose session row is gone counts for nobody here
+ * (it still counts for the agent's cap).
+ */
+export async function pendingApprovalsOfPrincipal(
+  trx: Transaction<Database>,
+  agentId: string,
+  tokenUser: string | null,
+  now: Date,
+): Promise<number> {
+  let query = trx
+    .selectFrom('approvals')
+    .innerJoin('sessions', 'sessions.id', 'approvals.session_id')
+    .select((eb) => eb.fn.countAll<number>().as('n'))
+    .where('approvals.agent_id', '=', agentId)
+    .where('approvals.status', '=', 'pending')
+    .where('approvals.expires_at', '>', now.toISOString());
+  query =
+    tokenUser === null
+      ? query.where('sessions.user_permissions', 'is', null)
+      : query
+          .where('sessions.user_permissions', 'is not', null)
+          .where('sessions.user_id', '=', tokenUser);
+  const row = await query.executeTakeFirst();
   return Number(row?.n ?? 0);
 }

@@ -7,7 +7,9 @@ export {
   callInFlight,
   DEFAULT_AGENT_CAPS,
   lockAgent,
+  maxPendingApprovalsPerPrincipal,
   pendingApprovalsOf,
+  pendingApprovalsOfPrincipal,
   resolveAgentCaps,
   sessionsWaitingOnApproval,
 } from './agent-caps.js';

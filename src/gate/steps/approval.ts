@@ -21,6 +21,14 @@ const AGENT_PENDING_CAP: Refusal = {
   message: 'this agent has too many calls waiting for approval',
 };
 
+const PRINCIPAL_PENDING_CAP: Refusal = {
+  kind: 'refuse',
+  code: 'RATE_LIMITED',
+  rule: 'approval.principal_pending_cap',
+  message:
+    "this caller has its share of the agent's calls waiting for approval (a user's, or the agent's own keys')",
+};
+
 const SESSION_PENDING_CAP: Refusal = {
   kind: 'refuse',
   code: 'RATE_LIMITED',
@@ -72,6 +80,8 @@ function approvalCall(s: CallState, rendered: RenderedCall): ApprovalCall {
     sessionId: s.session.id,
     agentId: s.ctx.principal.agentId,
     userId: s.session.user_id,
+    // A token user is the session's user with the token's permissions; else the agent's keys.
+    tokenUser: s.session.user_permissions !== null ? s.session.user_id : null,
     toolId: s.detail.id,
     toolVersion: s.detail.version,
     actionClass: s.def.action_class,
@@ -157,7 +167,14 @@ async function pending(
 async function resolveApproval(s: CallState, rendered: RenderedCall): Promise<StepResult> {
   const resolved = await s.deps.approvals.resolve(approvalCall(s, rendered));
   if (resolved.kind === 'too_many') {
-    return resolved.scope === 'agent' ? AGENT_PENDING_CAP : SESSION_PENDING_CAP;
+    switch (resolved.scope) {
+      case 'agent':
+        return AGENT_PENDING_CAP;
+      case 'principal':
+        return PRINCIPAL_PENDING_CAP;
+      case 'session':
+        return SESSION_PENDING_CAP;
+    }
   }
   if (resolved.kind === 'pending') return pending(s, resolved.approvalId, rendered);
   s.approval = resolved;

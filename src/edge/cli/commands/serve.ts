@@ -114,7 +114,7 @@ function limitOptions(): Option[] {
       .argParser(int(1, 1_000_000)),
     new Option(
       '--user-session-share <fraction>',
-      "share of an agent's sessions and event streams one token user may hold (at least 1)",
+      "share of an agent's sessions and event streams one token user may hold, and of its pending approvals one principal (a token user, or the agent's keys) may hold (at least 1)",
     )
       .default(0.5)
       .argParser(share),

@@ -14,6 +14,12 @@ import { errors } from '../wire-schemas.js';
 
 const agentAuth = { auth: 'agent' as const };
 const APPROVAL_CAP_RETRY_AFTER_S = 60;
+/** The pending-approval caps' rules: per session, per agent, a principal's share of the agent's. */
+const APPROVAL_CAP_RULES: ReadonlySet<string> = new Set([
+  'approval.pending_cap',
+  'approval.agent_pending_cap',
+  'approval.principal_pending_cap',
+]);
 const security = [{ agentKey: [] }];
 const sessionParams = {
   type: 'object',
@@ -74,10 +80,7 @@ export function sendDecision(reply: FastifyReply, decision: GateDecision): Fasti
       });
     case 'deny':
       // Approvals are decided by people: an agent at a pending cap waits minutes, not a window.
-      if (
-        decision.rule === 'approval.pending_cap' ||
-        decision.rule === 'approval.agent_pending_cap'
-      )
+      if (APPROVAL_CAP_RULES.has(decision.rule))
         void reply.header('retry-after', String(APPROVAL_CAP_RETRY_AFTER_S));
       return reply.status(ERROR_CODES[decision.code].http).send({
         code: decision.code,
