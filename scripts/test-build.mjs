@@ -8,6 +8,7 @@
  */
 import { spawn } from 'node:child_process';
 import {
+  chmodSync,
   cpSync,
   mkdirSync,
   readdirSync,
@@ -43,7 +44,8 @@ export async function makeTestBuild(root = process.cwd()) {
   // tsconfig.json's options, emitting beside each source instead of into its outDir.
   const config = JSON.parse(readFileSync(join(root, 'tsconfig.json'), 'utf8'));
   delete config.compilerOptions.outDir;
-  config.compilerOptions.declaration = false;
+  // Declarations too: dist/ is assembled from this copy's src/ in a checked run (distFromTestBuild).
+  config.compilerOptions.declaration = true;
   config.compilerOptions.sourceMap = false;
   writeFileSync(join(out, 'tsconfig.test-build.json'), JSON.stringify(config));
   const code = await new Promise((done) => {
@@ -183,6 +185,38 @@ async function bundleVendored(root, out) {
   for (const folder of folders) {
     symlinkSync(resolve(vendor), join(out, folder, 'node_modules'));
   }
+}
+
+/**
+ * dist/ as `npm run build` makes it, from this copy instead of a second compiler over the same
+ * sources: tsc's JavaScript and declarations of the copy's src/, then the CLI bundled
+ * (scripts/bundle-cli.mjs). Only the source maps are left out. A checked run (`npm test`) thus
+ * type-checks and compiles once; resolves to the exit code.
+ */
+export async function distFromTestBuild(root = process.cwd()) {
+  const from = join(root, TEST_BUILD, 'src');
+  const dist = join(root, 'dist');
+  rmSync(dist, { recursive: true, force: true });
+  const copy = (dir, rel) => {
+    for (const entry of readdirSync(join(dir, rel), { withFileTypes: true })) {
+      const path = join(rel, entry.name);
+      if (entry.isDirectory()) copy(dir, path);
+      else if (entry.isFile() && /\.(js|d\.ts)$/.test(entry.name)) {
+        mkdirSync(join(dist, rel), { recursive: true });
+        cpSync(join(dir, path), join(dist, path));
+      }
+    }
+  };
+  copy(from, '');
+  const code = await new Promise((done) => {
+    const bundle = spawn(process.execPath, [join(root, 'scripts', 'bundle-cli.mjs')], {
+      cwd: root,
+      stdio: 'inherit',
+    });
+    bundle.on('exit', (exit) => done(exit ?? 1));
+  });
+  if (code === 0) chmodSync(join(dist, 'edge', 'cli', 'main.js'), 0o755);
+  return code;
 }
 
 /** Removes this run's copy. */
