@@ -23,6 +23,8 @@ const TEST_BUILDS = '.test-build';
 /** This run's copy: one per run, so two runs in one checkout never share one. */
 export const TEST_BUILD = join(TEST_BUILDS, String(process.pid));
 const COPIED = new Set(['src', 'test', 'bench', 'scripts']);
+/** Where in the copy tsc writes the declarations (`<this>/src/…d.ts`). */
+const DECLARATIONS = '.declarations';
 const SKIPPED = new Set(['.git', TEST_BUILDS]);
 
 /** Makes this run's copy afresh and compiles it; resolves to tsc's exit code. */
@@ -44,8 +46,10 @@ export async function makeTestBuild(root = process.cwd()) {
   // tsconfig.json's options, emitting beside each source instead of into its outDir.
   const config = JSON.parse(readFileSync(join(root, 'tsconfig.json'), 'utf8'));
   delete config.compilerOptions.outDir;
-  // Declarations too: dist/ is assembled from this copy's src/ in a checked run (distFromTestBuild).
+  // Declarations too, in a folder of their own (the house rules read the copy's src/): dist/ is
+  // assembled from this copy in a checked run (distFromTestBuild).
   config.compilerOptions.declaration = true;
+  config.compilerOptions.declarationDir = DECLARATIONS;
   config.compilerOptions.sourceMap = false;
   writeFileSync(join(out, 'tsconfig.test-build.json'), JSON.stringify(config));
   const code = await new Promise((done) => {
@@ -197,20 +201,20 @@ async function bundleVendored(root, out) {
  * type-checks and compiles once; resolves to the exit code.
  */
 export async function distFromTestBuild(root = process.cwd()) {
-  const from = join(root, TEST_BUILD, 'src');
   const dist = join(root, 'dist');
   rmSync(dist, { recursive: true, force: true });
-  const copy = (dir, rel) => {
+  const copy = (dir, rel, kind) => {
     for (const entry of readdirSync(join(dir, rel), { withFileTypes: true })) {
       const path = join(rel, entry.name);
-      if (entry.isDirectory()) copy(dir, path);
-      else if (entry.isFile() && /\.(js|d\.ts)$/.test(entry.name)) {
+      if (entry.isDirectory()) copy(dir, path, kind);
+      else if (entry.isFile() && kind.test(entry.name)) {
         mkdirSync(join(dist, rel), { recursive: true });
         cpSync(join(dir, path), join(dist, path));
       }
     }
   };
-  copy(from, '');
+  copy(join(root, TEST_BUILD, 'src'), '', /\.js$/);
+  copy(join(root, TEST_BUILD, DECLARATIONS, 'src'), '', /\.d\.ts$/);
   const code = await new Promise((done) => {
     const bundle = spawn(process.execPath, [join(root, 'scripts', 'bundle-cli.mjs')], {
       cwd: root,

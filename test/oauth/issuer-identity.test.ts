@@ -212,6 +212,25 @@ describe('a user is an issuer and a subject', () => {
   });
 });
 
+describe('a subject that would read as someone else is no user (attack round 15, R1)', () => {
+  test('an access token whose subject holds a bidi override, a zero-width or a control character is refused; a name in any script is not', async () => {
+    for (const subject of ['\u202erotciv\u202c', 'bo\u200bb', 'eve\u0007', 'mal\u2066lory']) {
+      const token = await asA.accessToken(subject, 'tickets.read');
+      const opened = await openSession(token);
+      assert.equal(opened.status, 401, JSON.stringify(subject));
+    }
+    // Nor does an id of that shape name an OAuth user anywhere an id is read.
+    assert.equal(parseOAuthUserId(oauthUserId(asA.issuer, '\u202erotciv\u202c')), null);
+    // Benign neighbours: subjects in other scripts, with accents and punctuation.
+    for (const subject of ['Ålice Ünal', '李雷', "o'brien-smith@example.test"]) {
+      const token = await asA.accessToken(subject, 'tickets.read');
+      const opened = await openSession(token);
+      assert.equal(opened.status, 201, JSON.stringify(opened.body));
+      assert.equal(opened.body.user_id, oauthUserId(asA.issuer, subject));
+    }
+  });
+});
+
 describe('refusals at the edge that name a caller are audited', () => {
   test('a known agent’s key with a wrong secret is refused and audited on REST and MCP; the right key and a key naming nothing are not', async () => {
     const keyId = apiKey.slice('tgk_'.length, 'tgk_'.length + 16);

@@ -8,6 +8,7 @@
  * sessions and runs, idempotency records, rate and ceiling counters, flow marks, approvals and
  * audit records.
  */
+import { isPrintableName } from '../../core/index.js';
 
 /** A user toolgate holds itself: a letter or digit, then up to 199 of `A-Za-z0-9_.@+-`. */
 export const USER_ID_PATTERN = '^[A-Za-z0-9][A-Za-z0-9_.@+-]{0,199}$';
@@ -45,6 +46,8 @@ export function parseOAuthUserId(id: string): { issuer: string; subject: string 
   if (typeof issuer !== 'string' || typeof subject !== 'string') return null;
   if (issuer.length === 0 || issuer.length > MAX_ISSUER) return null;
   if (subject.length === 0 || subject.length > MAX_SUBJECT) return null;
+  // As the access-token verifier takes it: a subject that would read as something else is no one.
+  if (!isPrintableName(subject)) return null;
   return oauthUserId(issuer, subject) === id ? { issuer, subject } : null;
 }
 

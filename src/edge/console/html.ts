@@ -1,8 +1,12 @@
 /**
  * @module HTML for the console, escaped by construction: every value interpolated into `html`
  * is text (tool descriptions, arguments and results are attacker-controlled), unless it is
- * itself `Html` built here. There is no way to mark a string as trusted markup.
+ * itself `Html` built here. There is no way to mark a string as trusted markup. Every such text
+ * also shows its bidi controls and zero-width characters as visible `\uXXXX` escapes
+ * (visibleEscapes): no id, name or value on any page reads as something else (attack round 15,
+ * R1: a user id whose subject held a right-to-left override read as another user's).
  */
+import { visibleEscapes } from '../../core/index.js';
 
 const HTML_BRAND: unique symbol = Symbol('Html');
 
@@ -36,7 +40,7 @@ function render(value: HtmlValue): string {
   if (value === null || value === undefined || value === false) return '';
   if (isHtml(value)) return value.value;
   if (Array.isArray(value)) return value.map((v: HtmlValue) => render(v)).join('');
-  return escapeHtml(String(value));
+  return escapeHtml(visibleEscapes(String(value)));
 }
 
 /** Tagged template: the literal parts are markup, every interpolation is escaped text. */

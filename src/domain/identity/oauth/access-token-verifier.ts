@@ -8,7 +8,7 @@
  * capabilities the token may use — which narrow the agent's grants, never widen them.
  */
 import { decodeJwt, type JWTPayload, type JWTVerifyGetKey, jwtVerify } from 'jose';
-import { AGENT_ID_PATTERN } from '../../../core/index.js';
+import { AGENT_ID_PATTERN, isPrintableName } from '../../../core/index.js';
 import { keySet, type VerifiedToken } from '../jwt-verifier.js';
 import { oauthUserId } from '../user-id.js';
 import type { OAuthResourceServerConfig } from './resource-server-config.js';
@@ -79,6 +79,10 @@ export class AccessTokenVerifier {
     if (typeof agentId !== 'string' || !agentRe.test(agentId)) return null;
     const subject = payload[this.#config.userClaim ?? 'sub'];
     if (typeof subject !== 'string' || subject.length === 0 || subject.length > 200) return null;
+    // A subject that would not read as what it is (a bidi override, a zero-width character, a
+    // control) names nobody: the user's id is shown to the people who decide its calls (attack
+    // round 15, R1).
+    if (!isPrintableName(subject)) return null;
     // The issuer jose verified (exactly a configured one) is part of who the user is.
     const issuer = payload.iss;
     if (typeof issuer !== 'string') return null;

@@ -43,7 +43,7 @@ export function registerApprovals(program: Command): void {
           out.result(a, () =>
             [
               `${a.id}  ${a.status}  ${a.tool_id}@${a.tool_version} (${a.action_class})`,
-              `agent ${a.agent_id}${a.user_id ? ` on behalf of ${a.user_id}` : ''}, session ${a.session_id}`,
+              `agent ${a.agent_id}${a.user_id ? ` on behalf of ${visibleEscapes(a.user_id)}` : ''}, session ${a.session_id}`,
               `destination: ${a.rendered.destination_hosts.join(', ') || '(none)'}`,
               // Why an escalated call waits: each value's first sighting in untrusted content.
               ...(a.rendered.untrusted_destinations ?? []).map(

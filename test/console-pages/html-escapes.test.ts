@@ -1,0 +1,27 @@
+/**
+ * Every text the console interpolates into a page shows its bidi controls and zero-width
+ * characters as visible `\uXXXX` escapes, besides being HTML-escaped (attack round 15, R1: a user
+ * id whose subject held a right-to-left override read as another user's on the approval page).
+ * Markup built by `html` itself is kept as it is; plain text in any script is shown unchanged.
+ */
+import assert from 'node:assert/strict';
+import { test } from 'node:test';
+import { html, toHtmlString } from '../../src/edge/console/html.js';
+
+test('interpolated text shows bidi and zero-width characters as escapes, and is HTML-escaped', () => {
+  const spoof = 'oauth:["https://idp.test","\u202erotciv\u202c"]';
+  const page = toHtmlString(html`<dd><code>${spoof}</code></dd><p>${'bo\u200bb'}</p>`);
+  assert.equal(
+    page,
+    '<dd><code>oauth:[&quot;https://idp.test&quot;,&quot;\\u202Erotciv\\u202C&quot;]</code></dd><p>bo\\u200Bb</p>',
+  );
+  assert.doesNotMatch(page, /[\u202a-\u202e\u200b]/);
+});
+
+test('benign: text in any script, and markup built by html, are kept as they are', () => {
+  const inner = html`<b>${'Ålice Ünal'}</b>`;
+  assert.equal(
+    toHtmlString(html`<p>${inner} ${'李雷'} ${"O'Brien"}</p>`),
+    '<p><b>Ålice Ünal</b> 李雷 O&#39;Brien</p>',
+  );
+});
