@@ -3,8 +3,8 @@
  * is text (tool descriptions, arguments and results are attacker-controlled), unless it is
  * itself `Html` built here. There is no way to mark a string as trusted markup. Every such text
  * also shows its bidi controls and zero-width characters as visible `\uXXXX` escapes
- * (visibleEscapes): no id, name or value on any page reads as something else (attack round 15,
- * R1: a user id whose subject held a right-to-left override read as another user's).
+ * (visibleEscapes): no id, name or value on any page shows one raw (attack round 15, R1: a user
+ * id whose subject held a right-to-left override read as another user's).
  */
 import { visibleEscapes } from '../../core/index.js';
 
