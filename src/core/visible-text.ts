@@ -4,9 +4,14 @@
  * the pages where operators decide, so the text a reader approves is the text that runs.
  */
 
-/** Bidi embeddings, overrides, isolates and marks; zero-width and invisible formatting. */
-const INVISIBLE =
-  /[\u061C\u115F\u1160\u180E\u200B-\u200F\u202A-\u202E\u2060-\u2064\u2066-\u206F\u3164\uFEFF\uFFA0]/g;
+/**
+ * Bidi embeddings, overrides, isolates and marks; zero-width and every other format character
+ * (Cf: tags, soft hyphen, interlinear annotation, musical formatting) and default-ignorable code
+ * point (variation selectors, the grapheme joiner, the Hangul fillers): each renders as nothing or
+ * not as itself (attack round 16, S1: text hidden in tag characters inside an e-mail body was not
+ * on the approval page an approver read).
+ */
+const INVISIBLE = /[\p{Cf}\p{Default_Ignorable_Code_Point}\u180E]/gu;
 
 /** `text` with every invisible or reordering character as a visible `\uXXXX` escape. */
 export function visibleEscapes(text: string): string {

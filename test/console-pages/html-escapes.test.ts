@@ -18,6 +18,23 @@ test('interpolated text shows bidi and zero-width characters as escapes, and is 
   assert.doesNotMatch(page, /[\u202a-\u202e\u200b]/);
 });
 
+test('every other invisible or default-ignorable character is escaped too: tags, soft hyphen, variation selectors, grapheme joiner, interlinear annotation, musical formatting (attack round 16, S1)', () => {
+  // An agent hid a card number in tag characters inside an e-mail body: the approver read only
+  // the visible words beside "Approve this exact call".
+  const hidden = [...'4111 1111']
+    .map((c) => String.fromCodePoint(0xe0000 + c.charCodeAt(0)))
+    .join('');
+  const body = `Your refund is on its way.${hidden} Best, Support`;
+  const page = toHtmlString(html`<pre>${body}</pre>`);
+  assert.match(page, /\\uE0034\\uE0031/);
+  assert.doesNotMatch(page, /[\u{E0000}-\u{E007F}]/u);
+  for (const c of ['\u00AD', '\uFE0F', '\u034F', '\u17B4', '\uFFF9', '\u{1D173}', '\u2061']) {
+    const shown = toHtmlString(html`${`a${c}b`}`);
+    assert.doesNotMatch(shown, /[\p{Cf}\p{Default_Ignorable_Code_Point}]/u, JSON.stringify(c));
+    assert.match(shown, /^a\\u[0-9A-F]{4,5}b$/, JSON.stringify(c));
+  }
+});
+
 test('benign: text in any script, and markup built by html, are kept as they are', () => {
   const inner = html`<b>${'Ålice Ünal'}</b>`;
   assert.equal(
