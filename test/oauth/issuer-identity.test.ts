@@ -221,6 +221,12 @@ describe('a subject that would read as someone else is no user (attack round 15,
     }
     // Nor does an id of that shape name an OAuth user anywhere an id is read.
     assert.equal(parseOAuthUserId(oauthUserId(asA.issuer, '\u202erotciv\u202c')), null);
+    // Nor one whose issuer holds one (attack round 16, S2).
+    assert.equal(parseOAuthUserId(oauthUserId(`${asA.issuer}\u202e`, 'bob')), null);
+    assert.deepEqual(parseOAuthUserId(oauthUserId(asA.issuer, 'bob')), {
+      issuer: asA.issuer,
+      subject: 'bob',
+    });
     // Benign neighbours: subjects in other scripts, with accents and punctuation.
     for (const subject of ['Ålice Ünal', '李雷', "o'brien-smith@example.test"]) {
       const token = await asA.accessToken(subject, 'tickets.read');

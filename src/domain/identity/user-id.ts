@@ -46,8 +46,9 @@ export function parseOAuthUserId(id: string): { issuer: string; subject: string 
   if (typeof issuer !== 'string' || typeof subject !== 'string') return null;
   if (issuer.length === 0 || issuer.length > MAX_ISSUER) return null;
   if (subject.length === 0 || subject.length > MAX_SUBJECT) return null;
-  // As the access-token verifier takes it: a subject that would read as something else is no one.
-  if (!isPrintableName(subject)) return null;
+  // As the access-token verifier takes it: a subject (or an issuer, attack round 16, S2) that
+  // would read as something else is no one.
+  if (!isPrintableName(subject) || !isPrintableName(issuer)) return null;
   return oauthUserId(issuer, subject) === id ? { issuer, subject } : null;
 }
 
