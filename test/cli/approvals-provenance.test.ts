@@ -84,13 +84,16 @@ test('--json prints invisible and reordering characters of arguments as \\u esca
   const s = await tg.sessions.open('clerk');
   const ctx = { agentId: 'clerk', sessionId: s.id };
   await tg.gate.invoke(ctx, 'read_email', {});
-  const iban = '\u2066x\u2069 \u202ENL91ABNA0417164300\u200B\uFEFF\u061C\u2028\u{E0041}';
+  // Bidi, zero-width, tag and separator characters, and default-ignorable ones that are not
+  // format characters: a variation selector, the grapheme joiner (attack round 16, S1).
+  const iban =
+    '\u2066x\u2069 \u202ENL91ABNA0417164300\u200B\uFEFF\u061C\u2028\u{E0041}\uFE0F\u034F\u{E0100}';
   const pending = await tg.gate.invoke(ctx, 'add_payee', { iban });
   assert.equal(pending.kind, 'pending_approval');
   if (pending.kind !== 'pending_approval') return;
   const r = await runCli(dir, ['--json', 'approvals', 'show', pending.approvalId]);
   assert.equal(r.code, 0, r.stderr);
-  assert.doesNotMatch(r.stdout, /[\p{Cf}\u2028\u2029]/u);
+  assert.doesNotMatch(r.stdout, /[\p{Cf}\p{Default_Ignorable_Code_Point}\u2028\u2029]/u);
   assert.match(r.stdout, /\\u202E/);
   const shown = JSON.parse(r.stdout) as Record<string, unknown>;
   assert.ok(

@@ -12,10 +12,11 @@ export interface Output {
 }
 
 /**
- * Invisible format characters (Unicode Cf: bidi controls, zero-width, tags), the line and
- * paragraph separators and the blank Hangul fillers: JSON string escaping leaves them raw.
+ * Invisible format characters (Unicode Cf: bidi controls, zero-width, tags), the other
+ * default-ignorable ones (variation selectors, the grapheme joiner, the blank Hangul fillers; attack
+ * round 16, S1) and the line and paragraph separators: JSON string escaping leaves them raw.
  */
-const INVISIBLE_IN_JSON = /[\p{Cf}\u2028\u2029\u115F\u1160\u3164\uFFA0]/gu;
+const INVISIBLE_IN_JSON = /[\p{Cf}\p{Default_Ignorable_Code_Point}\u2028\u2029]/gu;
 
 /**
  * The one way the CLI writes JSON: indented, with every invisible or reordering character as a
