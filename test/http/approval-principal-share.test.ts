@@ -8,18 +8,19 @@
  * backend; JWTs signed here with a local JWKS.
  */
 import assert from 'node:assert/strict';
-import { randomUUID } from 'node:crypto';
 import { mkdtempSync, rmSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { after, before, describe, test } from 'node:test';
-import { type generateKeyPair, SignJWT } from 'jose';
 import { backends } from '../support/backends.js';
 import { noteTool } from '../support/tools.js';
 import {
+  actForJwt,
+  actForToken,
   callRecords,
   connectMcp,
   openWorld,
+  type SigningKey,
   signingKeyWithJwks,
   type World,
 } from '../support/world.js';
@@ -28,12 +29,11 @@ const ISSUER = 'https://idp.example.com';
 const AUDIENCE = 'toolgate';
 const CAP = 4;
 const SHARE = CAP / 2;
-type Key = Awaited<ReturnType<typeof generateKeyPair>>['privateKey'];
 
 for (const backend of backends()) {
   describe(`a principal's share of the agent's pending approvals (${backend.name})`, () => {
     let dir: string;
-    let privateKey: Key;
+    let privateKey: SigningKey;
     let world: World;
 
     before(async () => {
@@ -43,13 +43,7 @@ for (const backend of backends()) {
         backend,
         options: {
           caps: { maxPendingApprovalsPerAgent: CAP },
-          jwt: {
-            issuer: ISSUER,
-            audience: AUDIENCE,
-            jwksFile: join(dir, 'jwks.json'),
-            userClaim: 'act_for',
-            permissionsClaim: 'scope',
-          },
+          jwt: actForJwt(dir, ISSUER, AUDIENCE),
         },
         tools: [noteTool({ to: { type: 'string' } })],
         agents: [
@@ -74,15 +68,7 @@ for (const backend of backends()) {
     });
 
     function tokenFor(user: string, agent = 'bot'): Promise<string> {
-      return new SignJWT({ act_for: user, scope: 'note:send' })
-        .setProtectedHeader({ alg: 'ES256', kid: 'k1' })
-        .setSubject(agent)
-        .setIssuer(ISSUER)
-        .setAudience(AUDIENCE)
-        .setJti(randomUUID())
-        .setIssuedAt()
-        .setExpirationTime('10m')
-        .sign(privateKey);
+      return actForToken(privateKey, agent, user, ISSUER, AUDIENCE, 'note:send');
     }
 
     async function open(token: string): Promise<string> {

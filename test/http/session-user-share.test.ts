@@ -8,18 +8,19 @@
  * round 13, P1), on REST and on the MCP 2025 front's own count alike. JWTs signed here with a local JWKS.
  */
 import assert from 'node:assert/strict';
-import { randomUUID } from 'node:crypto';
 import { mkdtempSync, rmSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { after, before, test } from 'node:test';
-import { type generateKeyPair, SignJWT } from 'jose';
 import { heldCalls, holdCall, holdTool, noteTool, validTool } from '../support/tools.js';
 import {
+  actForJwt,
+  actForToken,
   initializeRequest,
   MODERN_ENVELOPE,
   openWorld,
   postMcp,
+  type SigningKey,
   signingKeyWithJwks,
   type World,
 } from '../support/world.js';
@@ -27,10 +28,9 @@ import {
 const ISSUER = 'https://idp.example.com';
 const AUDIENCE = 'toolgate';
 const CAP = 4;
-type Key = Awaited<ReturnType<typeof generateKeyPair>>['privateKey'];
 
 let dir: string;
-let privateKey: Key;
+let privateKey: SigningKey;
 let world: World;
 let entered = 0;
 const held = heldCalls(() => entered++);
@@ -43,13 +43,7 @@ before(async () => {
       db: `sqlite:${join(dir, 'tg.db')}`,
       caps: { maxSessionsPerAgent: CAP },
       executor: held.executor,
-      jwt: {
-        issuer: ISSUER,
-        audience: AUDIENCE,
-        jwksFile: join(dir, 'jwks.json'),
-        userClaim: 'act_for',
-        permissionsClaim: 'scope',
-      },
+      jwt: actForJwt(dir, ISSUER, AUDIENCE),
     },
     tools: [validTool(), noteTool(), holdTool()],
     agents: [
@@ -76,15 +70,7 @@ after(async () => {
 });
 
 function tokenFor(user: string, agent = 'bot'): Promise<string> {
-  return new SignJWT({ act_for: user, scope: 'billing:read' })
-    .setProtectedHeader({ alg: 'ES256', kid: 'k1' })
-    .setSubject(agent)
-    .setIssuer(ISSUER)
-    .setAudience(AUDIENCE)
-    .setJti(randomUUID())
-    .setIssuedAt()
-    .setExpirationTime('10m')
-    .sign(privateKey);
+  return actForToken(privateKey, agent, user, ISSUER, AUDIENCE);
 }
 
 async function modernList(token: string) {

@@ -352,8 +352,8 @@ export function actForJwt(dir: string, issuer: string, audience: string) {
 }
 
 /**
- * A fresh token (its own jti, ten minutes) of `agent` acting for `user` with `billing:read`, as
- * `actForJwt` reads it, signed with `key` from `signingKeyWithJwks`.
+ * A fresh token (its own jti, ten minutes) of `agent` acting for `user` with `scope` (default
+ * `billing:read`), as `actForJwt` reads it, signed with `key` from `signingKeyWithJwks`.
  */
 export async function actForToken(
   key: SigningKey,
@@ -361,10 +361,11 @@ export async function actForToken(
   user: string,
   issuer: string,
   audience: string,
+  scope = 'billing:read',
 ): Promise<string> {
   const { SignJWT } = await import('jose');
   const claims = { sub: agent, iss: issuer, aud: audience, jti: randomUUID() };
-  return new SignJWT({ ...claims, act_for: user, scope: 'billing:read' })
+  return new SignJWT({ ...claims, act_for: user, scope })
     .setProtectedHeader({ alg: 'ES256', kid: 'k1' })
     .setIssuedAt()
     .setExpirationTime('10m')
