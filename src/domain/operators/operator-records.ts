@@ -3,17 +3,11 @@
  * takes and returns, reading an account row, and the checks every operator act shares.
  */
 import type { Kysely, Transaction } from 'kysely';
-import {
-  type Clock,
-  isPrintableName,
-  problem,
-  systemActor,
-  ToolgateError,
-} from '../../core/index.js';
+import { type Clock, problem, systemActor, ToolgateError } from '../../core/index.js';
 import { appendEvent, type Database } from '../../records/store/index.js';
 import { hasRole, isBootstrap, type Operator, type OperatorRole } from './operator.js';
 import type { OperatorRefusals } from './operator-authority.js';
-import { parseRoles } from './operator-spec.js';
+import { parseRoles, printableName } from './operator-spec.js';
 import { MAX_TOKEN_DAYS, MIN_TOKEN_DAYS } from './personal-token.js';
 import { FourEyesRefused } from './refusal-audit.js';
 
@@ -395,17 +389,7 @@ export function parseTokenName(name: unknown): string {
       problems: [problem('/name', 'a token name of 1–100 characters', 'maxLength')],
     });
   }
-  // Only ASCII spaces are trimmed, as for a display name (parseName): another blank at an end is
-  // refused, not silently dropped.
-  const trimmed = name.replace(/^[ \t\r\n]+|[ \t\r\n]+$/g, '');
-  if (!isPrintableName(trimmed)) {
-    const message =
-      'a token name of printable characters (no bidi controls, zero-width, blank-rendering or control characters)';
-    throw new ToolgateError('INPUT_INVALID', message, {
-      problems: [problem('/name', message, 'name.printable')],
-    });
-  }
-  return trimmed;
+  return printableName(name, 'token name');
 }
 
 export function parseDays(days: unknown): number {

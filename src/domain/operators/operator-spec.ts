@@ -94,14 +94,22 @@ export function parseName(name: unknown, fallback: string): string {
       problem('/name', `a display name of 1–${MAX_NAME_LENGTH} characters`, 'maxLength'),
     ]);
   }
-  // Only ASCII spaces are trimmed: a byte order mark or another blank at an end is refused, not
-  // silently dropped.
+  return printableName(name, 'display name');
+}
+
+/**
+ * `name` with ASCII spaces trimmed, when what is left reads as what it is (isPrintableName);
+ * else INPUT_INVALID on `/name` (rule `name.printable`). Only ASCII spaces are trimmed: a byte
+ * order mark or another blank at an end is refused, not silently dropped. The rule of every name
+ * a person reads beside an operator's id: its display name, its tokens' names.
+ */
+export function printableName(name: string, what: string): string {
   const trimmed = name.replace(/^[ \t\r\n]+|[ \t\r\n]+$/g, '');
   if (!isPrintableName(trimmed)) {
     throw invalid([
       problem(
         '/name',
-        'a display name of printable characters (no bidi controls, zero-width or blank-rendering characters)',
+        `a ${what} of printable characters (no bidi controls, zero-width, blank-rendering or control characters)`,
         'name.printable',
       ),
     ]);
