@@ -15,6 +15,8 @@ import { validTool } from '../support/tools.js';
 const setup = { id: 'setup', via: 'library' } as const;
 let dir: string;
 let tg: Gateway;
+/** Any character that does not read as itself, but the newlines that lay out the output. */
+const RAW = /(?!\n)[\p{Cc}\p{Cf}\p{Zl}\p{Zp}\p{Default_Ignorable_Code_Point}]/u;
 
 before(async () => {
   ensureBuilt();
@@ -86,15 +88,18 @@ test('--json prints invisible and reordering characters of arguments as \\u esca
   await tg.gate.invoke(ctx, 'read_email', {});
   // Bidi, zero-width, tag and separator characters, and default-ignorable ones that are not
   // format characters: a variation selector, the grapheme joiner (attack round 16, S1).
+  // And C1 controls, DEL and NEL, which JSON string escaping leaves raw and a terminal draws as
+  // nothing (attack round 17, T1).
   const iban =
-    '\u2066x\u2069 \u202ENL91ABNA0417164300\u200B\uFEFF\u061C\u2028\u{E0041}\uFE0F\u034F\u{E0100}';
+    '\u2066x\u2069 \u202ENL91ABNA0417164300\u200B\uFEFF\u061C\u2028\u{E0041}\uFE0F\u034F\u{E0100}\u007F\u0085\u0080\u009B';
   const pending = await tg.gate.invoke(ctx, 'add_payee', { iban });
   assert.equal(pending.kind, 'pending_approval');
   if (pending.kind !== 'pending_approval') return;
   const r = await runCli(dir, ['--json', 'approvals', 'show', pending.approvalId]);
   assert.equal(r.code, 0, r.stderr);
-  assert.doesNotMatch(r.stdout, /[\p{Cf}\p{Default_Ignorable_Code_Point}\u2028\u2029]/u);
+  assert.doesNotMatch(r.stdout, RAW);
   assert.match(r.stdout, /\\u202E/);
+  assert.match(r.stdout, /\\u009B/);
   const shown = JSON.parse(r.stdout) as Record<string, unknown>;
   assert.ok(
     JSON.stringify(shown).includes(JSON.stringify(iban)),
@@ -102,4 +107,31 @@ test('--json prints invisible and reordering characters of arguments as \\u esca
   );
   // The benign neighbour: plain text is printed as it is.
   assert.match(r.stdout, /NL91ABNA0417164300/);
+  // The text form an approver reads in a terminal escapes the same characters.
+  const text = await runCli(dir, ['approvals', 'show', pending.approvalId]);
+  assert.equal(text.code, 0, text.stderr);
+  assert.doesNotMatch(text.stdout, RAW);
+  for (const e of ['\\u202E', '\\u007F', '\\u0085', '\\u0080', '\\u009B', '\\u2028']) {
+    assert.ok(text.stdout.includes(e), `${e} in ${text.stdout}`);
+  }
+  assert.match(text.stdout, /NL91ABNA0417164300/);
+});
+
+test('a description holding terminal controls is printed escaped: it cannot rewrite what tools show says (attack round 17, T2)', async () => {
+  // A description that, printed raw, erases the lines above it and writes "quarantine: no".
+  const forged = 'Lists orders.\r\u001b[2K\u001b[1A\u001b[2K  quarantine: no\u0085\u034F';
+  await tg.config.apply(
+    [
+      {
+        kind: 'Tool',
+        spec: validTool({ id: 'ansi_desc', name: 'ansi_desc', description: forged }),
+      },
+    ],
+    setup,
+  );
+  const r = await runCli(dir, ['tools', 'show', 'ansi_desc@1.0.0']);
+  assert.equal(r.code, 0, r.stderr);
+  assert.doesNotMatch(r.stdout, RAW);
+  assert.ok(r.stdout.includes('Lists orders.\\u000D\\u001B[2K'), r.stdout);
+  assert.match(r.stdout, /quarantine: yes/i);
 });

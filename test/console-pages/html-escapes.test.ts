@@ -26,13 +26,45 @@ test('every other invisible or default-ignorable character is escaped too: tags,
     .join('');
   const body = `Your refund is on its way.${hidden} Best, Support`;
   const page = toHtmlString(html`<pre>${body}</pre>`);
-  assert.match(page, /\\uE0034\\uE0031/);
+  assert.match(page, /\\u\{E0034\}\\u\{E0031\}/);
   assert.doesNotMatch(page, /[\u{E0000}-\u{E007F}]/u);
   for (const c of ['\u00AD', '\uFE0F', '\u034F', '\u17B4', '\uFFF9', '\u{1D173}', '\u2061']) {
     const shown = toHtmlString(html`${`a${c}b`}`);
     assert.doesNotMatch(shown, /[\p{Cf}\p{Default_Ignorable_Code_Point}]/u, JSON.stringify(c));
-    assert.match(shown, /^a\\u[0-9A-F]{4,5}b$/, JSON.stringify(c));
+    assert.match(shown, /^a\\u(?:[0-9A-F]{4}|\{[0-9A-F]{5}\})b$/, JSON.stringify(c));
   }
+});
+
+test('controls a terminal or browser draws as nothing, separators and private use are escaped too; newline and tab are kept (attack round 17, T1 and T3)', () => {
+  // C1 controls and DEL: an agent hid a card number in them inside an e-mail body; a terminal
+  // drew the approval's arguments without them. LS, PS and NEL break lines the reader cannot see.
+  const hidden = [...'4111'].map((c) => String.fromCharCode(0x80 + Number(c))).join('');
+  for (const c of [
+    '\u007F',
+    '\u0085',
+    '\u009B',
+    '\u009D',
+    hidden,
+    '\u2028',
+    '\u2029',
+    '\r',
+    '\uE000',
+    '\uFFFF',
+    '\u{F0000}',
+  ]) {
+    const shown = toHtmlString(html`${`a${c}b`}`);
+    assert.doesNotMatch(
+      shown,
+      /[\p{Cc}\p{Zl}\p{Zp}\p{Co}\p{Noncharacter_Code_Point}]/u,
+      JSON.stringify(c),
+    );
+    assert.match(shown, /^a(?:\\u(?:[0-9A-F]{4}|\{[0-9A-F]{5}\}))+b$/, JSON.stringify(c));
+  }
+  // A code point beyond the first plane is written \u{…}, never five digits that read as \uXXXX
+  // and a digit (attack round 17, T4).
+  assert.equal(toHtmlString(html`${'x\u{E0041}'}`), 'x\\u{E0041}');
+  // The benign neighbours: line breaks and tabs lay out text, and stay as they are.
+  assert.equal(toHtmlString(html`${'line one\n\tline two'}`), 'line one\n\tline two');
 });
 
 test('benign: text in any script, and markup built by html, are kept as they are', () => {
