@@ -1,6 +1,7 @@
 /** @module Who performed an administrative action, as recorded in the events table. */
 import { ToolgateError } from './errors.js';
 import { problem } from './problem.js';
+import { UNPRINTABLE_CLASS } from './visible-text.js';
 
 export interface Actor {
   /** `cli:alice`, `admin-token`, `system:lifecycle` … */
@@ -17,15 +18,13 @@ const VIAS: ReadonlySet<string> = new Set(['cli', 'rest', 'console', 'system', '
 export const MAX_ACTOR_ID_LENGTH = 200;
 
 /**
- * Never in an audit's "who": control characters (Cc), format characters such as bidi overrides
- * and zero-width spaces (Cf), line and paragraph separators (Zl, Zp), private use (Co), lone
- * surrogates (Cs, which the store would replace by U+FFFD — recording something other than what
- * was passed), unassigned code points (Cn), noncharacters (U+FFFF, U+FDD0…) and default-ignorable
- * code points (a Hangul filler, a variation selector), which render as nothing or differently
- * from one reader to the next.
+ * Never in an audit's "who": any UNPRINTABLE_CLASS character (visible-text.ts: controls, format
+ * characters, separators, private use, lone surrogates — which the store would replace by U+FFFD,
+ * recording something other than what was passed —, noncharacters, default-ignorable code points)
+ * and unassigned code points (Cn), which render as nothing or differently from one reader to the
+ * next.
  */
-const UNPRINTABLE =
-  /[\p{Cc}\p{Cf}\p{Zl}\p{Zp}\p{Co}\p{Cs}\p{Cn}\p{Noncharacter_Code_Point}\p{Default_Ignorable_Code_Point}]/u;
+const UNPRINTABLE = new RegExp(String.raw`[${UNPRINTABLE_CLASS}\p{Cn}]`, 'u');
 /**
  * A visible base character: a letter, number, punctuation or symbol that is not the braille
  * blank (U+2800, a symbol that renders as white space). An id made only of spaces, blanks or

@@ -64,4 +64,4 @@ export type { SecretPattern } from './secret-patterns.js';
 export { SECRET_PATTERNS } from './secret-patterns.js';
 export { isStoreCorrupt, StoreCorruptError } from './store-corrupt.js';
 export type { CallProgress, McpToolResult } from './tool-result.js';
-export { visibleEscapes } from './visible-text.js';
+export { codePointEscape, UNPRINTABLE_CLASS, visibleEscapes } from './visible-text.js';

@@ -1,22 +1,36 @@
 /**
- * @module Invisible characters made visible: bidirectional controls (which reorder what a reader
- * sees) and zero-width characters (which hide inside a value) are shown as `\uXXXX` escapes on
- * the pages where operators decide, so the text a reader approves is the text that runs.
+ * @module Invisible characters made visible. One set names every code point that does not read as
+ * itself (UNPRINTABLE_CLASS); the name and text rules refuse it (actor.ts, printable-text.ts) and
+ * every renderer a person decides from — the console's pages, the CLI's text and JSON — shows it
+ * as a visible escape, so the text a reader approves is the text that runs.
  */
 
 /**
- * Bidi embeddings, overrides, isolates and marks; zero-width and every other format character
- * (Cf: tags, soft hyphen, interlinear annotation, musical formatting) and default-ignorable code
- * point (variation selectors, the grapheme joiner, the Hangul fillers): each renders as nothing or
- * not as itself (attack round 16, S1: text hidden in tag characters inside an e-mail body was not
- * on the approval page an approver read).
+ * The body of a Unicode-mode character class of every code point that does not read as itself:
+ * control characters (Cc: C0, DEL and C1, which a terminal draws as nothing or obeys — attack
+ * round 17, T1), format characters (Cf: bidi embeddings, overrides, isolates and marks, zero-width
+ * characters, tags, the soft hyphen, interlinear annotation, musical formatting), the line and
+ * paragraph separators (Zl, Zp), private use (Co), lone surrogates (Cs), noncharacters, and the
+ * other default-ignorable code points (variation selectors, the grapheme joiner, the Hangul
+ * fillers, U+180E, attack round 16, S1). Each renders as nothing, as a box, as a break the reader
+ * cannot see, or reorders what is around it.
  */
-const INVISIBLE = /[\p{Cf}\p{Default_Ignorable_Code_Point}\u180E]/gu;
+export const UNPRINTABLE_CLASS = String.raw`\p{Cc}\p{Cf}\p{Zl}\p{Zp}\p{Co}\p{Cs}\p{Noncharacter_Code_Point}\p{Default_Ignorable_Code_Point}\u180E`;
 
-/** `text` with every invisible or reordering character as a visible `\uXXXX` escape. */
+/** UNPRINTABLE_CLASS but newline and tab, the two controls that lay out text a person reads. */
+const HIDDEN = new RegExp(String.raw`(?![\n\t])[${UNPRINTABLE_CLASS}]`, 'gu');
+
+/** One code point as a visible escape: `\u202E`, or `\u{E0041}` beyond the first plane. */
+export function codePointEscape(c: string): string {
+  const cp = c.codePointAt(0) ?? 0;
+  const hex = cp.toString(16).toUpperCase();
+  return cp > 0xffff ? `\\u{${hex}}` : `\\u${hex.padStart(4, '0')}`;
+}
+
+/**
+ * `text` with every UNPRINTABLE_CLASS character but newline and tab as a visible escape
+ * (codePointEscape). Applying it twice changes nothing more: an escape is printable text.
+ */
 export function visibleEscapes(text: string): string {
-  return text.replace(
-    INVISIBLE,
-    (c) => `\\u${(c.codePointAt(0) ?? 0).toString(16).toUpperCase().padStart(4, '0')}`,
-  );
+  return text.replace(HIDDEN, codePointEscape);
 }

@@ -58,3 +58,23 @@ test('a resource, template or prompt listed more than once (round 11 F6): skippe
     { name: 'prompt:greet', reason: 'listed more than once' },
   ]);
 });
+
+test('a key or prompt name holding a control, invisible or reordering character is skipped with the reason (attack round 17, T2)', () => {
+  const { admitted, skipped } = admitListedEntries([
+    entry('prompt', 'greet'),
+    entry('prompt', 'gr\u034Feet'),
+    entry('resource', 'notes://a\uFE0F'),
+    entry('resource_template', 'docs://\u202Eegap/{page}'),
+    entry('resource', 'notes://b\u0085'),
+    // Benign neighbours: other scripts and emoji read as themselves.
+    entry('prompt', 'grüßen'),
+    entry('resource', 'notes://日本'),
+    { kind: 'resource', key: 'notes://c', name: 'notes 😀' },
+  ]);
+  assert.deepEqual(
+    admitted.map((e) => `${e.kind}:${e.key}`),
+    ['prompt:greet', 'prompt:grüßen', 'resource:notes://日本', 'resource:notes://c'],
+  );
+  assert.equal(skipped.length, 4);
+  for (const s of skipped) assert.match(s.reason, /control, invisible or reordering/);
+});

@@ -88,8 +88,8 @@ export async function startConsoleGateway(
   const tg = await openGateway({
     db: options.db ?? `sqlite:${join(dir, 'tg.db')}`,
     masterKey: MasterKey.generate(),
-    operators: { scrypt: TEST_SCRYPT },
     ...options.gateway,
+    operators: { scrypt: TEST_SCRYPT, ...options.gateway?.operators },
     // The codes below follow this clock; a test does not bring its own.
     clock: clock.now,
   });

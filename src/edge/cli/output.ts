@@ -4,6 +4,8 @@ import {
   internalErrorBody,
   isStoreCorrupt,
   isToolgateError,
+  UNPRINTABLE_CLASS,
+  visibleEscapes,
 } from '../../core/index.js';
 
 export interface Output {
@@ -12,19 +14,19 @@ export interface Output {
 }
 
 /**
- * Invisible format characters (Unicode Cf: bidi controls, zero-width, tags), the other
- * default-ignorable ones (variation selectors, the grapheme joiner, the blank Hangul fillers; attack
- * round 16, S1) and the line and paragraph separators: JSON string escaping leaves them raw.
+ * Every UNPRINTABLE_CLASS character (core/visible-text.ts) but the newlines of JSON's own layout:
+ * JSON string escaping leaves DEL and C1 controls, format and default-ignorable characters and the
+ * line and paragraph separators raw (attack rounds 16 and 17).
  */
-const INVISIBLE_IN_JSON = /[\p{Cf}\p{Default_Ignorable_Code_Point}\u2028\u2029]/gu;
+const HIDDEN_IN_JSON = new RegExp(String.raw`(?!\n)[${UNPRINTABLE_CLASS}]`, 'gu');
 
 /**
- * The one way the CLI writes JSON: indented, with every invisible or reordering character as a
- * `\uXXXX` escape (a surrogate pair beyond the first plane). Still valid JSON that parses to the
- * same value, but a terminal shows what the value holds instead of obeying it.
+ * The one way the CLI writes JSON: indented, with every control, invisible or reordering character
+ * as a `\uXXXX` escape (a surrogate pair beyond the first plane). Still valid JSON that parses to
+ * the same value, but a terminal shows what the value holds instead of obeying it.
  */
 export function jsonText(value: unknown): string {
-  return JSON.stringify(value, null, 2).replace(INVISIBLE_IN_JSON, (c) => {
+  return JSON.stringify(value, null, 2).replace(HIDDEN_IN_JSON, (c) => {
     let out = '';
     for (let i = 0; i < c.length; i++) {
       out += `\\u${c.charCodeAt(i).toString(16).toUpperCase().padStart(4, '0')}`;
@@ -37,7 +39,9 @@ export function makeOutput(json: boolean): Output {
   return {
     json,
     result(value, human) {
-      process.stdout.write(json ? `${jsonText(value)}\n` : `${human()}\n`);
+      // Human text holds names and descriptions from agents and upstream servers: every control
+      // or invisible character in it is escaped, so none can rewrite the operator's terminal.
+      process.stdout.write(json ? `${jsonText(value)}\n` : `${visibleEscapes(human())}\n`);
     },
   };
 }
@@ -98,36 +102,31 @@ export function reportError(err: unknown, json: boolean): number {
   } else {
     const debug = process.env.TOOLGATE_DEBUG === '1' && err instanceof Error && err.stack;
     const line = err instanceof Error ? err.message.split('\n')[0] : String(err);
-    process.stderr.write(`toolgate: unexpected error: ${debug ? err.stack : line}\n`);
+    process.stderr.write(`toolgate: unexpected error: ${visibleEscapes(String(debug ? err.stack : line))}\n`);
     body = internalErrorBody();
   }
   if (json) {
     process.stdout.write(`${jsonText({ error: body })}\n`);
   } else {
-    process.stderr.write(`error ${body.code}: ${body.message}\n`);
+    process.stderr.write(`error ${body.code}: ${visibleEscapes(body.message)}\n`);
     const problems =
       (body.details as { problems?: { pointer: string; message: string }[] }).problems ?? [];
     for (const p of problems)
-      process.stderr.write(`  ${p.pointer || '(document)'}: ${p.message}\n`);
+      process.stderr.write(`  ${visibleEscapes(p.pointer || '(document)')}: ${visibleEscapes(p.message)}\n`);
   }
   return 1;
 }
 
-/** Controls (Cc) and what JSON escaping leaves raw (INVISIBLE_IN_JSON), in one table cell. */
-const UNSAFE_IN_CELL = /[\p{Cc}\p{Cf}\u2028\u2029\u115F\u1160\u3164\uFFA0]/gu;
 const CELL_ESCAPES: Readonly<Record<string, string>> = { '\n': '\\n', '\r': '\\r', '\t': '\\t' };
 
 /**
- * A cell's text with every control, invisible or reordering character as a visible escape (`\n`,
- * `\u202E`, `\u{E0041}`): a value stored before its field was checked (a token name holding a
- * newline) can neither break its row into a forged one nor reorder what the row shows.
+ * A cell's text with newline, return and tab as `\n`, `\r`, `\t` and every other control, invisible or
+ * reordering character as a visible escape (visibleEscapes: `\u202E`, `\u{E0041}`): a value
+ * stored before its field was checked (a token name holding a newline) can neither break its row
+ * into a forged one nor reorder what the row shows.
  */
 function cellText(cell: string): string {
-  return cell.replace(UNSAFE_IN_CELL, (c) => {
-    const cp = c.codePointAt(0) ?? 0;
-    const hex = cp.toString(16).toUpperCase();
-    return CELL_ESCAPES[c] ?? (cp > 0xffff ? `\\u{${hex}}` : `\\u${hex.padStart(4, '0')}`);
-  });
+  return visibleEscapes(cell.replace(/[\n\r\t]/g, (c) => CELL_ESCAPES[c] ?? c));
 }
 
 /** Rows as aligned text; every cell through cellText, so one row is one line. */

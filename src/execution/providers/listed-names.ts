@@ -5,11 +5,13 @@
  * provider's tool cannot be offered under another's), is listed once, and claims a catalog id no
  * other name of the provider claims. Each refused name is reported with its reason.
  */
-import { TOOL_ID_PATTERN } from '../../core/index.js';
+import { TOOL_ID_PATTERN, UNPRINTABLE_CLASS } from '../../core/index.js';
 import { reservedNameProblem } from '../../domain/catalog/index.js';
 
 const TOOL_ID_RE = new RegExp(TOOL_ID_PATTERN);
 const TOOL_NAME_RE = /^[a-zA-Z][a-zA-Z0-9_-]{0,63}$/;
+/** A character that does not read as itself (core/visible-text.ts), in an entry's key or name. */
+const UNPRINTABLE_RE = new RegExp(`[${UNPRINTABLE_CLASS}]`, 'u');
 
 /** A listed name not imported, and why (refresh reports and `provider.refreshed` events). */
 export interface SkippedName {
@@ -78,7 +80,9 @@ export const ENTRY_LIMITS = { entries: 1000, keyChars: 2048 } as const;
  * round 11 F6; INVARIANTS 6, 7): which one a later read would reach is the upstream's to choose.
  * A prompt is listed under its name, so one holding the reserved `__` is skipped with the reason,
  * and so is one whose name differs only in case from a prompt listed before it (names fold case
- * where the model sees them, as tools' do: only the first is imported).
+ * where the model sees them, as tools' do: only the first is imported). A key or prompt name that
+ * holds a control, invisible or reordering character is skipped too, as such a tool name is: it
+ * would read as another entry's (`gr\u034Feet` beside `greet`; attack round 17, T2).
  */
 export function admitListedEntries<
   T extends { readonly kind: string; readonly key: string; readonly name: string },
@@ -106,7 +110,12 @@ export function admitListedEntries<
     const prompt = entry.kind === 'prompt';
     const reserved = prompt ? reservedNameProblem(entry.name) : null;
     if (twice.has(label)) skipped.push({ name: label, reason: 'listed more than once' });
-    else if (reserved !== null) skipped.push({ name: label, reason: reserved });
+    else if (UNPRINTABLE_RE.test(entry.key) || (prompt && UNPRINTABLE_RE.test(entry.name))) {
+      skipped.push({
+        name: label,
+        reason: 'holds a control, invisible or reordering character (it would read as another)',
+      });
+    } else if (reserved !== null) skipped.push({ name: label, reason: reserved });
     else if (prompt && prompts.has(entry.name.toLowerCase())) {
       skipped.push({
         name: label,

@@ -2,7 +2,7 @@
  * @module `toolgate mcp`: one agent over MCP on stdio; the stdio front gets the agent API only.
  */
 import { type Command, Option } from 'commander';
-import { ToolgateError } from '../../../core/index.js';
+import { ToolgateError, visibleEscapes } from '../../../core/index.js';
 import type { Toolgate } from '../../../host/toolgate.js';
 import { type GlobalOptions, openForAgent, VERSION } from '../command-kit.js';
 import { reportError } from '../output.js';
@@ -19,7 +19,7 @@ export function registerMcp(program: Command): void {
     )
     .action(async (opts: { agentKey?: string }) => {
       const globals = program.opts<GlobalOptions>();
-      const log = (line: string) => process.stderr.write(`${line}\n`);
+      const log = (line: string) => process.stderr.write(`${visibleEscapes(line)}\n`);
       let tg: Toolgate | null = null;
       try {
         if (!opts.agentKey) {
