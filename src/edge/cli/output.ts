@@ -102,7 +102,9 @@ export function reportError(err: unknown, json: boolean): number {
   } else {
     const debug = process.env.TOOLGATE_DEBUG === '1' && err instanceof Error && err.stack;
     const line = err instanceof Error ? err.message.split('\n')[0] : String(err);
-    process.stderr.write(`toolgate: unexpected error: ${visibleEscapes(String(debug ? err.stack : line))}\n`);
+    process.stderr.write(
+      `toolgate: unexpected error: ${visibleEscapes(String(debug ? err.stack : line))}\n`,
+    );
     body = internalErrorBody();
   }
   if (json) {
@@ -112,7 +114,9 @@ export function reportError(err: unknown, json: boolean): number {
     const problems =
       (body.details as { problems?: { pointer: string; message: string }[] }).problems ?? [];
     for (const p of problems)
-      process.stderr.write(`  ${visibleEscapes(p.pointer || '(document)')}: ${visibleEscapes(p.message)}\n`);
+      process.stderr.write(
+        `  ${visibleEscapes(p.pointer || '(document)')}: ${visibleEscapes(p.message)}\n`,
+      );
   }
   return 1;
 }
