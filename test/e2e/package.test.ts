@@ -5,22 +5,13 @@
  *
  * The install is offline, from the npm cache `npm ci` filled: the scratch project gets a lockfile
  * made of this repo's lockfile entries for the production dependencies (npm ci caches tarballs by
- * integrity but not the registry metadata a range would need). Install scripts are skipped, and
- * better-sqlite3's native addon — the one thing they would build, taking minutes — is copied from
- * this checkout's node_modules, where `npm ci` built it for the same version and Node.
+ * integrity but not the registry metadata a range would need). Install scripts are skipped:
+ * better-sqlite3 ships its native addon prebuilt for each platform inside its package.
  */
 import assert from 'node:assert/strict';
 import { execFile } from 'node:child_process';
 import { createHash } from 'node:crypto';
-import {
-  copyFileSync,
-  mkdirSync,
-  mkdtempSync,
-  readFileSync,
-  realpathSync,
-  rmSync,
-  writeFileSync,
-} from 'node:fs';
+import { mkdirSync, mkdtempSync, readFileSync, realpathSync, rmSync, writeFileSync } from 'node:fs';
 import { type AddressInfo, createServer } from 'node:net';
 import { tmpdir } from 'node:os';
 import { dirname, join } from 'node:path';
@@ -97,9 +88,6 @@ before(async () => {
     env: cleanEnv(),
     timeout: 240_000,
   });
-  const addon = join('node_modules', 'better-sqlite3', 'build', 'Release', 'better_sqlite3.node');
-  mkdirSync(join(app, 'node_modules', 'better-sqlite3', 'build', 'Release'), { recursive: true });
-  copyFileSync(join(ROOT, addon), join(app, addon));
 });
 
 after(() => rmSync(dir, { recursive: true, force: true, maxRetries: 5, retryDelay: 50 }));

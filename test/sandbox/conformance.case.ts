@@ -7,8 +7,13 @@ import { chmodSync, mkdtempSync, rmSync, writeFileSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { after, before, describe, test } from 'node:test';
-import { type SandboxRunner, TRUNCATION_MARK } from '../../src/execution/sandbox/index.js';
-import { LIMITS, type Skips } from './drivers.js';
+import { DEFAULT_SANDBOX_LIMITS } from '../../src/domain/catalog/index.js';
+import {
+  DATA_RESERVE_MB,
+  type SandboxRunner,
+  TRUNCATION_MARK,
+} from '../../src/execution/sandbox/index.js';
+import { LIMITS, NODE, NODE_BINDS, type Skips } from './drivers.js';
 
 export function conformanceSuite(runner: SandboxRunner, skips: Skips = {}): void {
   const it = (name: string, fn: () => Promise<void>) =>
@@ -87,13 +92,35 @@ export function conformanceSuite(runner: SandboxRunner, skips: Skips = {}): void
       assert.equal(out.stdout.trim(), '40');
     });
 
-    it('sets the memory limit (data segment and private mappings) from the definition', async () => {
+    it('bounds the data segment by the memory limit plus what runtimes reserve and do not use', async () => {
       const out = await runner.run({
         argv: ['sh', '-c', 'ulimit -d'],
         limits: { ...LIMITS, memory_mb: 300 },
       });
       assert.equal(out.kind, 'ok', out.stderr);
-      assert.equal(out.stdout.trim(), String(300 * 1024));
+      assert.equal(out.stdout.trim(), String((300 + DATA_RESERVE_MB) * 1024));
+    });
+
+    it('a Node tool and a Python tool start and answer under the default limits', async () => {
+      // Node 24 reserves a 512 MB code range at start: a data limit of the memory limit alone
+      // (256 MB) stopped it before its first line. Memory is held by the host's watch instead.
+      const node = await runner.run({
+        argv: [NODE, '-e', 'process.stdout.write(JSON.stringify({ node: process.versions.node }))'],
+        limits: DEFAULT_SANDBOX_LIMITS,
+        binds: NODE_BINDS,
+      });
+      assert.equal(node.kind, 'ok', node.stderr.slice(0, 300));
+      assert.equal(JSON.parse(node.stdout).node, process.versions.node);
+      const python = await runner.run({
+        argv: [
+          'python3',
+          '-c',
+          'import json, sys; print(json.dumps({"python": sys.version_info[0]}))',
+        ],
+        limits: DEFAULT_SANDBOX_LIMITS,
+      });
+      assert.equal(python.kind, 'ok', python.stderr.slice(0, 300));
+      assert.equal(JSON.parse(python.stdout).python, 3);
     });
 
     it('ends a run at its wall-clock limit with a timeout outcome', async () => {

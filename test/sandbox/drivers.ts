@@ -31,7 +31,7 @@ export const LIMITS: SandboxLimits = {
   scratch_mb: 8,
 };
 
-/** node starts fine under the default limits (RLIMIT_DATA does not count V8's reservations). */
+/** node starts under the default limits: RLIMIT_DATA leaves room for V8's reservations (rlimits.ts). */
 export const NODE_LIMITS: SandboxLimits = LIMITS;
 
 export const NODE = process.execPath;

@@ -4,7 +4,7 @@
  * a password, its TOTP second factor) and where that admin signs in. Nothing is created for the
  * reader: a default account with a known password would be the first thing an attacker tries.
  */
-import { basename, isAbsolute, relative } from 'node:path';
+import { basename, isAbsolute, join, relative } from 'node:path';
 import { MIN_PASSWORD_LENGTH } from '../../domain/operators/index.js';
 
 const DEFAULT_DB = 'sqlite:./data/toolgate.db';
@@ -24,13 +24,24 @@ export interface FirstAdminContext {
   readonly dataDir: string;
 }
 
+/** The command's script relative to a checkout's own folder. */
+const CHECKOUT_SCRIPT = join('dist', 'edge', 'cli', 'main.js');
+
 /**
- * The CLI command as the reader types it: `toolgate` when run as the installed bin, else `node`
- * and the script's path; with `--db` / `--data-dir` when this serve did not use the defaults.
+ * The CLI command as the reader types it: `toolgate` when run as the installed bin, `npx toolgate`
+ * in a checkout's own folder (npx runs it on the checkout's Node 24 from node_modules/.bin, where
+ * a shell's `node` may be an older one), else `node` and the script's path; with `--db` /
+ * `--data-dir` when this serve did not use the defaults.
  * A PostgreSQL URL may hold a password and banners end up in logs: it is never printed.
  */
 export function cliCommand(ctx: FirstAdminContext): string {
-  const script = basename(ctx.script) === 'toolgate' ? 'toolgate' : `node ${shown(ctx)}`;
+  const path = shown(ctx);
+  const script =
+    basename(ctx.script) === 'toolgate'
+      ? 'toolgate'
+      : path === CHECKOUT_SCRIPT
+        ? 'npx toolgate'
+        : `node ${path}`;
   const flags: string[] = [];
   if (ctx.db !== DEFAULT_DB)
     flags.push(ctx.db.startsWith('sqlite:') ? `--db ${ctx.db}` : '--db <the same database URL>');

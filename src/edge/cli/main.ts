@@ -1,48 +1,22 @@
 #!/usr/bin/env node
 /**
- * @module The `toolgate` command (C18): runs the program of program.ts (its global options and
- * each command group of src/edge/cli/commands/) on the process's arguments. Every command goes
- * through the same services as REST; `--json` prints machine-readable output, and refusals exit 1
- * with `{ error: {code,…} }`.
+ * @module The `toolgate` command's entry: checks that the runtime is one toolgate supports (Node.js
+ * 24 or later; its SQLite driver crashes older ones), turns on Node's compile cache (a command
+ * starts from code V8 compiled before, in the operating system's temporary folder or
+ * NODE_COMPILE_CACHE; NODE_DISABLE_COMPILE_CACHE=1 turns it off), then runs the command (run.ts).
  */
-import type { Command } from 'commander';
-import { jsonText, reportError } from './output.js';
-import { buildProgram } from './program.js';
+import nodeModule from 'node:module';
 
-const program = buildProgram();
+/** The oldest Node.js major version toolgate runs on (package.json `engines`). */
+const OLDEST_NODE = 24;
 
-// Usage errors (unknown option, bad number, missing --reason) are refusals like any other: with
-// --json they are printed as { error: { code: 'INPUT_INVALID', … } }.
-const wantsJson = process.argv.includes('--json');
-const configure = (command: Command): void => {
-  command.exitOverride();
-  command.configureOutput({
-    writeErr: (text) => {
-      if (!wantsJson) process.stderr.write(text);
-    },
-  });
-  for (const sub of command.commands) configure(sub);
-};
-configure(program);
-try {
-  await program.parseAsync(process.argv);
-} catch (err) {
-  const code = (err as { code?: string }).code ?? '';
-  if (
-    code === 'commander.helpDisplayed' ||
-    code === 'commander.version' ||
-    code === 'commander.help'
-  ) {
-    process.exitCode = 0;
-  } else if (code.startsWith('commander.')) {
-    const message = err instanceof Error ? err.message.replace(/^error: /, '') : String(err);
-    if (wantsJson) {
-      process.stdout.write(
-        `${jsonText({ error: { code: 'INPUT_INVALID', message, details: { problems: [] } } })}\n`,
-      );
-    }
-    process.exitCode = 1;
-  } else {
-    process.exitCode = reportError(err, wantsJson);
-  }
+const major = Number(process.versions.node.split('.')[0]);
+if (!(major >= OLDEST_NODE)) {
+  process.stderr.write(
+    `toolgate: needs Node.js ${OLDEST_NODE} or later, and this is ${process.version}. In a checkout, ` +
+      '`npm ci` brings Node.js 24 into node_modules/.bin: run `npx toolgate …` or `npm start`.\n',
+  );
+  process.exit(1);
 }
+nodeModule.enableCompileCache?.();
+await import('./run.js');

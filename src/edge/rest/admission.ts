@@ -10,7 +10,7 @@
  * (standing-limits.ts). Probes are never queued: /healthz and /readyz answer under load.
  */
 import { createHash } from 'node:crypto';
-import { type IntervalHistogram, monitorEventLoopDelay } from 'node:perf_hooks';
+import { type ELDHistogram, monitorEventLoopDelay } from 'node:perf_hooks';
 import { type CapDetails, ToolgateError } from '../../core/index.js';
 
 export interface AdmissionOptions {
@@ -115,7 +115,7 @@ export class Admission {
   readonly #byPrincipal = new Map<string, number>();
   readonly #queue: Waiter[] = [];
   #lagging = false;
-  readonly #delay: IntervalHistogram;
+  readonly #delay: ELDHistogram;
   readonly #sampler: NodeJS.Timeout;
 
   constructor(options: AdmissionOptions) {

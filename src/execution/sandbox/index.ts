@@ -16,6 +16,7 @@ export {
   ProtectedPaths,
   providerPathProblems,
 } from './protected-paths.js';
+export { DATA_RESERVE_MB } from './rlimits.js';
 export type { OutcomeKind, RunOutcome, RunRecord } from './run-outcome.js';
 export { OUTCOME_KINDS, TRUNCATION_MARK } from './run-outcome.js';
 export type { DriverName, LongLivedSpec, ReadOnlyBind, RunSpec } from './run-spec.js';

@@ -22,10 +22,12 @@ export interface Launch {
   readonly uid?: number;
   readonly gid?: number;
   /**
-   * Watch CPU time and memory of the process tree from the host, where the rlimits cannot be
-   * relied on; memory counts processes at least `rssDepth` levels below the launched one.
+   * Watch the process tree from the host: its resident memory against `memory_mb` (every driver:
+   * RLIMIT_DATA counts address space a runtime reserves, not memory it uses), counting processes
+   * at least `rssDepth` levels below the launched one; and, with `cpu`, its CPU time, where
+   * RLIMIT_CPU cannot be relied on (gVisor's own kernel sends no SIGXCPU).
    */
-  readonly watch?: { readonly rssDepth: number };
+  readonly watch?: { readonly rssDepth: number; readonly cpu: boolean };
   /** Extra teardown after the process group was killed (e.g. `runsc kill`); never throws. */
   readonly kill?: () => Promise<void>;
   /**
@@ -167,7 +169,7 @@ export async function runLaunch(
             if (child.pid === undefined || killed !== null) return;
             const usage = treeUsage(child.pid, watch.rssDepth);
             if (usage.rssMb > limits.memory_mb) stop('memory');
-            else if (usage.cpuMs > limits.cpu_ms) stop('cpu');
+            else if (watch.cpu && usage.cpuMs > limits.cpu_ms) stop('cpu');
           }, WATCH_MS)
         : null;
     child.stdout?.on('data', (chunk: Buffer) => {

@@ -6,6 +6,15 @@ import type { SandboxLimits } from '../../domain/catalog/index.js';
 
 const MIB = 1024 * 1024;
 
+/**
+ * What RLIMIT_DATA allows beyond the tool's memory: address space a modern runtime reserves at
+ * start and does not use (Node 24's V8 reserves a 512 MB code range and will not start under
+ * less). The tool's memory itself is held to `memory_mb` by the host's watch of its resident
+ * memory (launch.ts, `watch`); this bound only keeps one sudden allocation from running far past
+ * it between two looks.
+ */
+export const DATA_RESERVE_MB = 1024;
+
 /** `prlimit … --` to put before the program's argv. */
 export function prlimitArgv(limits: SandboxLimits, prlimitPath = 'prlimit'): string[] {
   const cpuSeconds = Math.max(1, Math.ceil(limits.cpu_ms / 1000));
@@ -13,7 +22,7 @@ export function prlimitArgv(limits: SandboxLimits, prlimitPath = 'prlimit'): str
     prlimitPath,
     // Soft limit sends SIGXCPU (a distinct outcome); the hard limit one second later kills.
     `--cpu=${cpuSeconds}:${cpuSeconds + 1}`,
-    `--data=${limits.memory_mb * MIB}`,
+    `--data=${(limits.memory_mb + DATA_RESERVE_MB) * MIB}`,
     `--nproc=${limits.processes}`,
     `--nofile=${limits.open_files}`,
     // No single file larger than the scratch space; no core dumps of tool memory.

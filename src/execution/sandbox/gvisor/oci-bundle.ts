@@ -7,6 +7,7 @@ import { lstatSync } from 'node:fs';
 import { mkdir, symlink, writeFile } from 'node:fs/promises';
 import { dirname, join } from 'node:path';
 import type { SandboxLimits } from '../../../domain/catalog/index.js';
+import { DATA_RESERVE_MB } from '../rlimits.js';
 import { EGRESS_SOCKET_PATH, type ReadOnlyBind } from '../run-spec.js';
 import { systemRoot } from '../sandbox-root.js';
 
@@ -118,7 +119,7 @@ export async function writeBundle(dir: string, plan: BundlePlan): Promise<void> 
       noNewPrivileges: true,
       rlimits: [
         rlimit('RLIMIT_CPU', cpu, cpu + 1),
-        rlimit('RLIMIT_DATA', plan.limits.memory_mb * MIB),
+        rlimit('RLIMIT_DATA', (plan.limits.memory_mb + DATA_RESERVE_MB) * MIB),
         rlimit('RLIMIT_NPROC', plan.limits.processes),
         rlimit('RLIMIT_NOFILE', plan.limits.open_files),
         rlimit('RLIMIT_FSIZE', plan.limits.scratch_mb * MIB),

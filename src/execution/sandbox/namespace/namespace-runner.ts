@@ -103,6 +103,8 @@ export class NamespaceRunner implements SandboxRunner {
       args,
       env: {},
       ...(root ? { uid: NOBODY, gid: NOBODY } : {}),
+      // Memory is the tool's resident memory, watched from here (rlimits.ts, DATA_RESERVE_MB).
+      watch: { rssDepth: 0, cpu: false },
       cleanup: async (killed) => {
         if (scratch === undefined) return;
         // A killed sandbox may still be dying: its scratch is dropped, never handed on.

@@ -218,6 +218,8 @@ export class ProcessRunner implements SandboxRunner {
         TMPDIR: cwd,
       },
       cwd: scratch,
+      // Memory is the tool's resident memory, watched from here (rlimits.ts, DATA_RESERVE_MB).
+      watch: { rssDepth: 0, cpu: false },
       cleanup: async () => {
         // With root the folder is empty here (its tmpfs went with the mount namespace).
         await rm(scratch, { recursive: true, force: true }).catch(() => undefined);
