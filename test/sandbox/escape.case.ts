@@ -5,6 +5,7 @@
  * with the proxy. A driver may skip a case only by name, with a reason.
  */
 import assert from 'node:assert/strict';
+import { execFile } from 'node:child_process';
 import { chmodSync, mkdtempSync, readdirSync, readFileSync, rmSync, writeFileSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
@@ -258,6 +259,64 @@ export function escapeSuite(runner: SandboxRunner, skips: Skips = {}): void {
         binds: NODE_BINDS,
       });
       assert.equal(out.kind, 'memory_limit', `${out.kind}: ${out.stderr.slice(0, 300)}`);
+    });
+
+    it('one process holding four times its memory at once ends with memory_limit; its benign neighbour runs (attack round 18, U1)', async () => {
+      // One allocation, touched and held: in gVisor it lived in the sandbox kernel's memory file,
+      // which no host process maps, and 4 GB under a 64 MB limit answered ok.
+      const hold = `const b = Buffer.alloc(${4 * 128} << 20, 1); setTimeout(() => console.log(b.length), 8000);`;
+      const out = await runner.run({
+        argv: [NODE, '-e', hold],
+        limits: { ...LIMITS, memory_mb: 128, wall_time_ms: 15_000, cpu_ms: 10_000 },
+        binds: NODE_BINDS,
+      });
+      assert.equal(out.kind, 'memory_limit', `${out.kind}: ${out.stderr.slice(0, 300)}`);
+      const small = await runner.run({
+        argv: [NODE, '-e', `const b = Buffer.alloc(32 << 20, 1); console.log(b.length);`],
+        limits: { ...LIMITS, memory_mb: 128 },
+        binds: NODE_BINDS,
+      });
+      assert.equal(small.kind, 'ok', `${small.kind}: ${small.stderr.slice(0, 300)}`);
+    });
+
+    it('memory kept in memfd files outside any mapping counts: memory_limit (attack round 18, U2)', async () => {
+      // Files under RLIMIT_FSIZE each (the scratch cap), together past the limit, held open.
+      const memfd = [
+        'import os, time',
+        'fds = []',
+        'for i in range(40):',
+        '    fd = os.memfd_create("m%d" % i)',
+        '    for _ in range(6): os.write(fd, b"\\1" * (1 << 20))',
+        '    fds.append(fd)',
+        'time.sleep(8)',
+        'print(len(fds))',
+      ].join('\n');
+      const out = await runner.run({
+        argv: ['python3', '-c', memfd],
+        limits: { ...LIMITS, memory_mb: 128, wall_time_ms: 15_000, cpu_ms: 10_000 },
+      });
+      assert.equal(out.kind, 'memory_limit', `${out.kind}: ${out.stderr.slice(0, 300)}`);
+    });
+
+    it('a System V shared memory segment made in a run goes with it; the host never holds it (attack round 18, U3)', async () => {
+      // In the process driver a segment outlived the call (1 GB after a 64 MB run), and a later
+      // run under another uid read and overwrote it.
+      const out = await runner.run({
+        argv: [
+          'sh',
+          '-c',
+          'ipcmk -M 65536 >/dev/null && ipcs -m | awk \'$1 ~ /^0x/ && $1 != "0x00000000" { print $1 }\'',
+        ],
+        limits: LIMITS,
+      });
+      assert.equal(out.kind, 'ok', `${out.kind}: ${out.stderr.slice(0, 300)}`);
+      const keys = out.stdout.trim().split('\n').filter(Boolean);
+      assert.ok(keys.length >= 1, `the run made a segment: ${out.stdout}`);
+      const host = await new Promise<string>((resolve) =>
+        execFile('ipcs', ['-m'], (_err, stdout) => resolve(stdout)),
+      );
+      for (const key of keys)
+        assert.ok(!host.includes(key), `segment ${key} is on the host:\n${host}`);
     });
 
     it('filling scratch with one big file ends with scratch_full', async () => {
