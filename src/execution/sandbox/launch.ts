@@ -8,7 +8,7 @@ import { type ChildProcess, spawn } from 'node:child_process';
 import { constants } from 'node:os';
 import type { SandboxLimits } from '../../domain/catalog/index.js';
 import { CappedBuffer } from './capped-buffer.js';
-import { treeUsage } from './process-tree.js';
+import { type MemoryCount, treeUsage } from './process-tree.js';
 import { emptyRecord, type RunOutcome, type RunRecord } from './run-outcome.js';
 import type { DriverName, RunSpec } from './run-spec.js';
 import type { SandboxProcess } from './sandbox-runner.js';
@@ -22,12 +22,12 @@ export interface Launch {
   readonly uid?: number;
   readonly gid?: number;
   /**
-   * Watch the process tree from the host: its resident memory against `memory_mb` (every driver:
-   * RLIMIT_DATA counts address space a runtime reserves, not memory it uses), counting processes
-   * at least `rssDepth` levels below the launched one; and, with `cpu`, its CPU time, where
-   * RLIMIT_CPU cannot be relied on (gVisor's own kernel sends no SIGXCPU).
+   * Watch the process tree from the host: its memory against `memory_mb` in every driver
+   * (process-tree.ts, `memory` says how it shows on the host; RLIMIT_DATA counts address space a
+   * runtime reserves, not memory it uses), and, with `cpu`, its CPU time, where RLIMIT_CPU cannot
+   * be relied on (gVisor's own kernel sends no SIGXCPU).
    */
-  readonly watch?: { readonly rssDepth: number; readonly cpu: boolean };
+  readonly watch?: { readonly memory: MemoryCount; readonly cpu: boolean };
   /** Extra teardown after the process group was killed (e.g. `runsc kill`); never throws. */
   readonly kill?: () => Promise<void>;
   /**
@@ -167,8 +167,8 @@ export async function runLaunch(
       watch && child.pid !== undefined
         ? setInterval(() => {
             if (child.pid === undefined || killed !== null) return;
-            const usage = treeUsage(child.pid, watch.rssDepth);
-            if (usage.rssMb > limits.memory_mb) stop('memory');
+            const usage = treeUsage(child.pid, watch.memory);
+            if (usage.memoryMb > limits.memory_mb) stop('memory');
             else if (watch.cpu && usage.cpuMs > limits.cpu_ms) stop('cpu');
           }, WATCH_MS)
         : null;

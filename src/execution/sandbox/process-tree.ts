@@ -1,18 +1,20 @@
 /**
- * @module CPU time and resident memory of a host process tree, read from /proc. Used where an
- * rlimit cannot hold: gVisor runs a tool in its own sandbox kernel, which delivers no SIGXCPU and
- * ignores RLIMIT_DATA, so the host watches the sandbox's processes instead.
+ * @module CPU time and memory of a host process tree, read from /proc. Used where an rlimit cannot
+ * hold: gVisor runs a tool in its own sandbox kernel, which delivers no SIGXCPU and ignores
+ * RLIMIT_DATA, and RLIMIT_DATA counts address space a runtime reserves rather than memory it uses,
+ * so the host watches the sandbox's processes instead. Memory is what the tree holds however it
+ * holds it: resident pages, page tables, and the memory-backed files (memfd) its processes keep
+ * open, mapped or not — where gVisor keeps every page of the tool's memory (its memory file), and
+ * where a tool can keep memory outside any mapping (attack round 18, U1 and U2).
  */
-import { readdirSync, readFileSync } from 'node:fs';
+import { readdirSync, readFileSync, readlinkSync, statSync } from 'node:fs';
 
 /** Linux reports times in clock ticks; USER_HZ is 100 on every mainstream architecture. */
 const TICK_MS = 10;
-const PAGE_KB = 4;
 
 interface Stat {
   readonly ppid: number;
   readonly ticks: number;
-  readonly rssKb: number;
 }
 
 function readStat(pid: number): Stat | null {
@@ -21,8 +23,8 @@ function readStat(pid: number): Stat | null {
     // The command name may hold spaces and parentheses: fields start after the last ')'.
     const fields = text.slice(text.lastIndexOf(')') + 2).split(' ');
     const n = (i: number) => Number(fields[i] ?? 0);
-    // After the name: state(0) ppid(1) … utime(11) stime(12) cutime(13) cstime(14) … rss(21)
-    return { ppid: n(1), ticks: n(11) + n(12) + n(13) + n(14), rssKb: n(21) * PAGE_KB };
+    // After the name: state(0) ppid(1) … utime(11) stime(12) cutime(13) cstime(14)
+    return { ppid: n(1), ticks: n(11) + n(12) + n(13) + n(14) };
   } catch {
     return null;
   }
@@ -31,15 +33,59 @@ function readStat(pid: number): Stat | null {
 export interface TreeUsage {
   /** CPU of the whole tree, reaped children included. */
   readonly cpuMs: number;
-  /** Resident memory of the processes at least `rssDepth` levels below the root. */
-  readonly rssMb: number;
+  /** The tree's memory in MB, as `how` counts it (treeUsage). */
+  readonly memoryMb: number;
 }
 
 /**
- * Usage of `root` and its descendants. `rssDepth` skips the sandbox's own machinery (for runsc:
- * the CLI, its gofer and sandbox kernel) so that memory counts the tool's address spaces only.
+ * How a sandbox's memory shows on the host. `resident`: its processes' own memory — anonymous and
+ * shared resident pages and page tables (mapped program files are page cache, not counted) — and
+ * the memory-backed files (memfd) they hold open, mapped or not. `memory-file`: only the
+ * memory-backed files, for gVisor, whose sandbox kernel keeps every page of the tool's memory in
+ * one such file that no host process needs to map (attack round 18, U1).
  */
-export function treeUsage(root: number, rssDepth = 0): TreeUsage {
+export type MemoryCount = 'resident' | 'memory-file';
+
+/** The /proc status fields of a process's own memory: anonymous, shared, page tables (kB). */
+const MEMORY_FIELDS = [/^RssAnon:\s+(\d+)/m, /^RssShmem:\s+(\d+)/m, /^VmPTE:\s+(\d+)/m];
+
+/** Anonymous and shared resident memory and page tables of a process, in kB (/proc status). */
+function processMemoryKb(pid: number): number {
+  try {
+    const status = readFileSync(`/proc/${pid}/status`, 'utf8');
+    let kb = 0;
+    for (const field of MEMORY_FIELDS) kb += Number(field.exec(status)?.[1] ?? 0);
+    return kb;
+  } catch {
+    return 0;
+  }
+}
+
+/** Adds the memfd files `pid` holds open to `files` (by device and inode: each file once). */
+function addMemoryFiles(pid: number, files: Map<string, number>): void {
+  let fds: string[];
+  try {
+    fds = readdirSync(`/proc/${pid}/fd`);
+  } catch {
+    return;
+  }
+  for (const fd of fds) {
+    const path = `/proc/${pid}/fd/${fd}`;
+    try {
+      if (!readlinkSync(path).startsWith('/memfd:')) continue;
+      const st = statSync(path);
+      files.set(`${st.dev}:${st.ino}`, (st.blocks * 512) / 1024);
+    } catch {
+      // Closed meanwhile.
+    }
+  }
+}
+
+/**
+ * CPU and memory (MemoryCount) of `root` and its descendants. A memfd a process both maps and holds
+ * open counts twice under `resident`: an overcount, never an undercount.
+ */
+export function treeUsage(root: number, how: MemoryCount): TreeUsage {
   const stats = new Map<number, Stat>();
   for (const name of readdirSync('/proc')) {
     const pid = Number(name);
@@ -54,17 +100,21 @@ export function treeUsage(root: number, rssDepth = 0): TreeUsage {
     children.set(s.ppid, list);
   }
   let ticks = 0;
-  let rssKb = 0;
-  const queue: [number, number][] = [[root, 0]];
+  let memoryKb = 0;
+  const files = new Map<string, number>();
+  const queue: number[] = [root];
   const seen = new Set<number>();
   while (queue.length > 0) {
-    const [pid, depth] = queue.pop() as [number, number];
+    const pid = queue.pop() as number;
     if (seen.has(pid)) continue;
     seen.add(pid);
     const s = stats.get(pid);
-    ticks += s?.ticks ?? 0;
-    if (depth >= rssDepth) rssKb += s?.rssKb ?? 0;
-    for (const c of children.get(pid) ?? []) queue.push([c, depth + 1]);
+    if (!s) continue;
+    ticks += s.ticks;
+    if (how === 'resident') memoryKb += processMemoryKb(pid);
+    addMemoryFiles(pid, files);
+    for (const c of children.get(pid) ?? []) queue.push(c);
   }
-  return { cpuMs: ticks * TICK_MS, rssMb: rssKb / 1024 };
+  for (const kb of files.values()) memoryKb += kb;
+  return { cpuMs: ticks * TICK_MS, memoryMb: memoryKb / 1024 };
 }

@@ -91,7 +91,7 @@ export class GvisorRunner implements SandboxRunner {
       env: { PATH: process.env.PATH ?? '/usr/bin:/bin' },
       // gVisor's kernel delivers no SIGXCPU and ignores RLIMIT_DATA: the host watches instead.
       // runsc → runsc-sandbox → the tool's address spaces (ptrace platform stubs) at depth 2+.
-      watch: { rssDepth: 2, cpu: true },
+      watch: { memory: 'memory-file', cpu: true },
       kill: async () => {
         await exec(runsc, [...global, 'kill', '--all', id, 'KILL']).catch(() => undefined);
       },

@@ -104,7 +104,7 @@ export class NamespaceRunner implements SandboxRunner {
       env: {},
       ...(root ? { uid: NOBODY, gid: NOBODY } : {}),
       // Memory is the tool's resident memory, watched from here (rlimits.ts, DATA_RESERVE_MB).
-      watch: { rssDepth: 0, cpu: false },
+      watch: { memory: 'resident', cpu: false },
       cleanup: async (killed) => {
         if (scratch === undefined) return;
         // A killed sandbox may still be dying: its scratch is dropped, never handed on.

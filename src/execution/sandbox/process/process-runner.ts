@@ -182,6 +182,9 @@ export class ProcessRunner implements SandboxRunner {
       '--kill-child',
       '--mount-proc',
       '--net',
+      // System V shared memory, semaphores and message queues of its own: a segment a run leaves
+      // goes with its namespace, and no run reads another's (attack round 18, U3).
+      '--ipc',
       '--',
     ];
     // A gid of its own too: the sandbox group (65534) may pass into namespace runs' scratches and
@@ -219,7 +222,7 @@ export class ProcessRunner implements SandboxRunner {
       },
       cwd: scratch,
       // Memory is the tool's resident memory, watched from here (rlimits.ts, DATA_RESERVE_MB).
-      watch: { rssDepth: 0, cpu: false },
+      watch: { memory: 'resident', cpu: false },
       cleanup: async () => {
         // With root the folder is empty here (its tmpfs went with the mount namespace).
         await rm(scratch, { recursive: true, force: true }).catch(() => undefined);
