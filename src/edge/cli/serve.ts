@@ -15,7 +15,7 @@ import { type OriginPolicy, originPolicy } from '../mcp/index.js';
 import { buildServer } from '../rest/index.js';
 import { adminTokenDisabled, classifiedRetentionFromEnv } from './command-kit.js';
 import { DEMO_ACTOR_ID, reviewDemoCatalog } from './demo-reviews.js';
-import { firstAdminBanner } from './first-admin.js';
+import { firstAdminBanner, runtimeAsTyped } from './first-admin.js';
 import {
   approvalSigner,
   auditSigner,
@@ -261,6 +261,7 @@ export async function serve(options: ServeOptions): Promise<void> {
           bootstrapEnabled: admin !== null,
           demo: options.demo,
           script: process.argv[1] ?? 'toolgate',
+          runtime: runtimeAsTyped(),
           cwd: process.cwd(),
           db: options.db,
           dataDir: options.dataDir,
