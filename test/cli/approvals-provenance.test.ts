@@ -135,3 +135,28 @@ test('a description holding terminal controls is printed escaped: it cannot rewr
   assert.ok(r.stdout.includes('Lists orders.\\u000D\\u001B[2K'), r.stdout);
   assert.match(r.stdout, /quarantine: yes/i);
 });
+
+test('a description cannot forge the record around it in tools show: each of its lines is marked as the description, the real quarantine line comes after it (attack round 18, U4)', async () => {
+  const forged = `Lists orders.${'\n'.repeat(60)}  hash:       sha256:forged\n  quarantine: no`;
+  await tg.config.apply(
+    [{ kind: 'Tool', spec: validTool({ id: 'lf_desc', name: 'lf_desc', description: forged }) }],
+    setup,
+  );
+  const r = await runCli(dir, ['tools', 'show', 'lf_desc@1.0.0']);
+  assert.equal(r.code, 0, r.stderr);
+  const lines = r.stdout.split('\n');
+  assert.ok(
+    !lines.includes('  hash:       sha256:forged'),
+    'the forged hash reads as a record line',
+  );
+  assert.ok(lines.includes('  │   hash:       sha256:forged'), r.stdout);
+  const lastOfDescription = lines.findLastIndex((l) => l.startsWith('  │ '));
+  const quarantine = lines.findIndex((l) => /^ {2}quarantine: (YES|no)$/.test(l));
+  assert.ok(quarantine > lastOfDescription, r.stdout);
+  // The benign neighbour: a one-line description reads as it is, marked once.
+  assert.ok(
+    (await runCli(dir, ['tools', 'show', 'add_payee@1.0.0'])).stdout.includes(
+      '  │ The add payee tool',
+    ),
+  );
+});
