@@ -295,6 +295,13 @@ export function versionLine(t: ToolVersionSummary): string[] {
   return [t.id, t.version, state, t.action_class, t.access_tier, t.owner];
 }
 
+/**
+ * `tools show`: the version's record, its description with every line marked as the
+ * description's (`  │ `), then its quarantine and findings last. A description — an upstream's
+ * text — that holds a forged record after many blank lines can push the real header off the
+ * screen, but not the real quarantine line and findings, and what it forges reads as description
+ * (attack round 18, U4).
+ */
 export function describeVersion(t: ToolVersionDetail): string {
   const lines = [
     `${t.id}@${t.version}  ${t.name}`,
@@ -302,9 +309,10 @@ export function describeVersion(t: ToolVersionDetail): string {
     `  class/tier: ${t.action_class} / ${t.access_tier}; data ${t.data_access}; egress ${t.egress}`,
     `  owner:      ${t.owner} (${t.provenance})`,
     `  hash:       ${t.definition_hash}`,
+    '  description:',
+    ...t.description.split('\n').map((line) => `  │ ${line}`),
     `  quarantine: ${t.quarantined ? 'YES' : 'no'}`,
-    ...t.findings.map((f) => `    - [${f.category}] ${f.field}: ${f.message}`),
-    `  ${t.description}`,
+    ...t.findings.map((f) => `    - [${f.category}] ${f.field}: ${f.message.replace(/\n/g, '\\n')}`),
   ];
   return lines.join('\n');
 }
