@@ -312,7 +312,9 @@ export function describeVersion(t: ToolVersionDetail): string {
     '  description:',
     ...t.description.split('\n').map((line) => `  │ ${line}`),
     `  quarantine: ${t.quarantined ? 'YES' : 'no'}`,
-    ...t.findings.map((f) => `    - [${f.category}] ${f.field}: ${f.message.replace(/\n/g, '\\n')}`),
+    ...t.findings.map(
+      (f) => `    - [${f.category}] ${f.field}: ${f.message.replace(/\n/g, '\\n')}`,
+    ),
   ];
   return lines.join('\n');
 }
