@@ -17,8 +17,14 @@
  */
 export const UNPRINTABLE_CLASS = String.raw`\p{Cc}\p{Cf}\p{Zl}\p{Zp}\p{Co}\p{Cs}\p{Noncharacter_Code_Point}\p{Default_Ignorable_Code_Point}\u180E`;
 
-/** UNPRINTABLE_CLASS but newline and tab, the two controls that lay out text a person reads. */
-const HIDDEN = new RegExp(String.raw`(?![\n\t])[${UNPRINTABLE_CLASS}]`, 'gu');
+/**
+ * A Unicode-mode pattern of one UNPRINTABLE_CLASS character but newline and tab, the two controls
+ * that lay out text a person reads: what free text may not hold (printable-text.ts) and what a
+ * renderer escapes.
+ */
+export const UNPRINTABLE_BUT_LAYOUT = String.raw`(?![\n\t])[${UNPRINTABLE_CLASS}]`;
+
+const HIDDEN = new RegExp(UNPRINTABLE_BUT_LAYOUT, 'gu');
 
 /** One code point as a visible escape: `\u202E`, or `\u{E0041}` beyond the first plane. */
 export function codePointEscape(c: string): string {

@@ -6,17 +6,17 @@
  * reason). Four-eyes changes get the same.
  */
 import { rolesOf } from '../../api/index.js';
-import { canonicalJson, problem, ToolgateError, visibleEscapes } from '../../core/index.js';
+import { canonicalJson, problem, ToolgateError } from '../../core/index.js';
 import type { ConsoleAction, ConsoleContext } from './console-page.js';
 import { type Html, html } from './html.js';
 import { timeLeft } from './layout.js';
 
 /**
- * Arguments as a reader sees them: indented JSON text, escaped like everything else, with bidi
- * and zero-width characters shown as visible escapes, never raw.
+ * Arguments as a reader sees them: indented JSON text, escaped like everything else by `html`
+ * (every character that does not read as itself shown as a visible escape, never raw).
  */
 function pretty(value: unknown): string {
-  return visibleEscapes(JSON.stringify(value, null, 2) ?? 'null');
+  return JSON.stringify(value, null, 2) ?? 'null';
 }
 
 /** Values of the call first seen in untrusted content: where each first appeared. */
@@ -85,8 +85,8 @@ ${hidden}
 <dt>Session</dt><dd><code>${a.session_id}</code></dd>
 <dt>Asked at</dt><dd>${a.created_at}</dd>
 <dt>Time left</dt><dd>${decidable ? timeLeft(a.expires_at, now) : '—'}</dd>
-<dt>Destination hosts</dt><dd id="hosts">${r.destination_hosts.length === 0 ? html`<span class="muted">none</span>` : r.destination_hosts.map((h) => html`<div><code>${visibleEscapes(h)}</code></div>`)}</dd>
-<dt>Why approval</dt><dd id="conditions">${r.conditions.length === 0 ? html`the tool's action class (${r.action_class}) always asks` : r.conditions.map((c) => html`<div><code>${visibleEscapes(conditionText(c))}</code></div>`)}</dd>
+<dt>Destination hosts</dt><dd id="hosts">${r.destination_hosts.length === 0 ? html`<span class="muted">none</span>` : r.destination_hosts.map((h) => html`<div><code>${h}</code></div>`)}</dd>
+<dt>Why approval</dt><dd id="conditions">${r.conditions.length === 0 ? html`the tool's action class (${r.action_class}) always asks` : r.conditions.map((c) => html`<div><code>${conditionText(c)}</code></div>`)}</dd>
 ${untrustedDestinations(r.untrusted_destinations)}
 <dt>Step-up</dt><dd>${a.second_factor ? 'TOTP required' : 'none'}${a.out_of_band ? ' · out-of-band only' : ''}</dd>
 </dl>

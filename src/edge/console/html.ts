@@ -2,9 +2,9 @@
  * @module HTML for the console, escaped by construction: every value interpolated into `html`
  * is text (tool descriptions, arguments and results are attacker-controlled), unless it is
  * itself `Html` built here. There is no way to mark a string as trusted markup. Every such text
- * also shows its bidi controls and zero-width characters as visible `\uXXXX` escapes
- * (visibleEscapes): no id, name or value on any page shows one raw (attack round 15, R1: a user
- * id whose subject held a right-to-left override read as another user's).
+ * also shows each character that does not read as itself (controls, bidi and zero-width
+ * characters, tags, separators: core/visible-text.ts) as a visible escape (visibleEscapes): no
+ * id, name or value on any page shows one raw (attack rounds 15 to 17).
  */
 import { visibleEscapes } from '../../core/index.js';
 

@@ -4,7 +4,6 @@
  */
 import { type Command, Option } from 'commander';
 import type { AdminApi } from '../../../api/index.js';
-import { visibleEscapes } from '../../../core/index.js';
 import { refuseStatedApprover, withAdmin } from '../command-kit.js';
 import { registerList } from '../list-command.js';
 
@@ -43,7 +42,7 @@ export function registerApprovals(program: Command): void {
           out.result(a, () =>
             [
               `${a.id}  ${a.status}  ${a.tool_id}@${a.tool_version} (${a.action_class})`,
-              `agent ${a.agent_id}${a.user_id ? ` on behalf of ${visibleEscapes(a.user_id)}` : ''}, session ${a.session_id}`,
+              `agent ${a.agent_id}${a.user_id ? ` on behalf of ${a.user_id}` : ''}, session ${a.session_id}`,
               `destination: ${a.rendered.destination_hosts.join(', ') || '(none)'}`,
               // Why an escalated call waits: each value's first sighting in untrusted content.
               ...(a.rendered.untrusted_destinations ?? []).map(
@@ -53,7 +52,7 @@ export function registerApprovals(program: Command): void {
               `second factor: ${a.second_factor ? 'required' : 'no'}`,
               'arguments:',
               // Bidi and zero-width characters as visible escapes: a terminal reorders them too.
-              visibleEscapes(JSON.stringify(a.rendered.arguments, null, 2)),
+              JSON.stringify(a.rendered.arguments, null, 2),
             ].join('\n'),
           );
         },

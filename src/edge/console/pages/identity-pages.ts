@@ -4,7 +4,6 @@
  * which uses the gate's own permitted-set logic) as a grid of agents × tools.
  */
 import { rolesOf } from '../../../api/index.js';
-import { visibleEscapes } from '../../../core/index.js';
 import type { ConsolePage } from '../console-page.js';
 import { html } from '../html.js';
 import { memoryPage, pager, table } from './page-kit.js';
@@ -25,12 +24,12 @@ export const agentsPage: ConsolePage = {
       ['Agent', 'Name', 'Owner', 'Tier', 'Enabled', 'Capabilities', 'Description'],
       page.items.map((a) => [
         a.id,
-        visibleEscapes(a.display_name),
+        a.display_name,
         a.owner,
         a.tier,
         a.enabled ? 'yes' : 'no',
         a.capabilities.join(', '),
-        visibleEscapes(a.description),
+        a.description,
       ]),
     )}${pager(['agents'], {}, page.next_cursor)}
 <h2>Grants</h2>${table(
@@ -52,7 +51,7 @@ export const usersPage: ConsolePage = {
       ['User', 'Name', 'Enabled', 'Permissions'],
       page.items.map((u) => [
         u.id,
-        visibleEscapes(u.display_name),
+        u.display_name,
         u.enabled ? 'yes' : 'no',
         u.permissions.join(', '),
       ]),

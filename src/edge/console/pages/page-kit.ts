@@ -7,7 +7,7 @@
 
 import type { OperatorAction } from '../../../api/index.js';
 import type { PageKey, PageRequest } from '../../../core/index.js';
-import { pageOf, ToolgateError, visibleEscapes } from '../../../core/index.js';
+import { pageOf, ToolgateError } from '../../../core/index.js';
 import type { ConsoleContext } from '../console-page.js';
 import { type Html, type HtmlValue, html } from '../html.js';
 
@@ -89,8 +89,8 @@ export function jsonBlock(value: unknown): Html {
   } catch {
     text = String(value);
   }
-  // Review and audit pages: bidi and zero-width characters as visible escapes, never raw.
-  return html`<pre class="json">${visibleEscapes(text)}</pre>`;
+  // Review and audit pages: `html` shows every invisible or control character as an escape.
+  return html`<pre class="json">${text}</pre>`;
 }
 
 /** "Next page" link for a cursor, keeping the page's other query values. */
