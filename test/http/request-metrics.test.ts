@@ -1,5 +1,5 @@
 /**
- * Metrics people can use (issue 25, point 5), through a real server: HTTP and MCP requests
+ * Metrics people can use, through a real server: HTTP and MCP requests
  * counted and timed by route pattern, method and outcome; admission refusals by reason; process
  * and Node metrics and the build-info metric. Whatever a client sends — random paths, made-up
  * HTTP and JSON-RPC methods — the label sets stay bounded.
