@@ -43,6 +43,7 @@ describe('request metrics over a real server', () => {
       keys: ['support-bot'],
       // One agent request at a time and no queue: a held request makes the next one a refusal.
       rest: { adminToken: ADMIN, admission: { maxInFlight: 1, maxQueued: 0 } },
+      options: { caps: { maxSessionsPerAgent: 4, maxPendingApprovalsPerAgent: 1 } },
     });
     base = world.base;
     key = world.keys['support-bot'] ?? '';
@@ -150,6 +151,54 @@ describe('request metrics over a real server', () => {
     assert.ok(before.length > 0);
   });
 
+  test("a cap's refusal is counted by its cap; the pending-approval cap (a gate decision) is not", async () => {
+    const opened = await rest('POST', '/v1/sessions', {}, key);
+    assert.equal(opened.status, 201, opened.text);
+    const sid = opened.body.id as string;
+    const send = (body: string) =>
+      rest(
+        'POST',
+        `/v1/sessions/${sid}/calls`,
+        { tool: 'send_email', arguments: { to: 'ana@customer.example', subject: 'Hi', body } },
+        key,
+      );
+    assert.equal((await send('first')).status, 202);
+    const over = await send('second');
+    assert.equal(over.status, 429, over.text);
+    assert.ok(over.headers.get('retry-after'));
+    let status = 0;
+    for (let i = 0; i < 6 && status !== 429; i++)
+      status = (await rest('POST', '/v1/sessions', {}, key)).status;
+    assert.equal(status, 429, 'the session cap refused');
+    const m = await scrape();
+    assert.equal(
+      value(m, 'toolgate_admission_refusals_total', { reason: 'sessions_per_agent' }),
+      1,
+    );
+    assert.equal(
+      series(m, 'toolgate_admission_refusals_total').filter((l) => l.includes('"other"')).length,
+      0,
+    );
+  });
+
+  test('process and Node metrics and the build info are exposed', async () => {
+    const m = await scrape();
+    const { version } = JSON.parse(readFileSync('package.json', 'utf8')) as { version: string };
+    assert.match(
+      m,
+      new RegExp(
+        `toolgate_build_info\\{version="${version.replaceAll('.', '\\.')}",node_version="${process.version}"[^}]*\\} 1`,
+      ),
+    );
+    for (const name of [
+      'toolgate_process_cpu_seconds_total',
+      'toolgate_process_resident_memory_bytes',
+      'toolgate_nodejs_eventloop_lag_p99_seconds',
+      'toolgate_nodejs_heap_size_used_bytes',
+    ])
+      assert.ok(series(m, name).length > 0, `${name} missing`);
+  });
+
   test('admission refusals are counted by reason', async () => {
     const port = new URL(base).port;
     // A request whose body never finishes holds the agents' only slot.
@@ -179,23 +228,5 @@ describe('request metrics over a real server', () => {
     } finally {
       held.destroy();
     }
-  });
-
-  test('process and Node metrics and the build info are exposed', async () => {
-    const m = await scrape();
-    const { version } = JSON.parse(readFileSync('package.json', 'utf8')) as { version: string };
-    assert.match(
-      m,
-      new RegExp(
-        `toolgate_build_info\\{version="${version.replaceAll('.', '\\.')}",node_version="${process.version}"[^}]*\\} 1`,
-      ),
-    );
-    for (const name of [
-      'toolgate_process_cpu_seconds_total',
-      'toolgate_process_resident_memory_bytes',
-      'toolgate_nodejs_eventloop_lag_p99_seconds',
-      'toolgate_nodejs_heap_size_used_bytes',
-    ])
-      assert.ok(series(m, name).length > 0, `${name} missing`);
   });
 });

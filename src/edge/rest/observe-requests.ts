@@ -4,11 +4,13 @@
  * the MCP SDK's transport wrote the answer itself (a hijacked reply runs no onSend or onResponse
  * hook; the response's `close` always comes). Labels are the route pattern the router matched,
  * never the URL, and the JSON-RPC method the MCP front noted; the metrics bound both. A refusal by
- * a cap (429/503 with Retry-After) is counted by the cap its own body names, so every place that
- * refuses — admission, principal shares, sessions, standing streams and waits — is counted
- * without calling in here.
+ * a cap (429/503 with Retry-After) is counted by the cap its own body names (CapDetails `limit`),
+ * so every place that refuses — admission, principal shares, sessions, standing streams and
+ * waits — is counted without calling in here; one the SDK's transport wrote itself (its body
+ * unseen) is counted as `other`. A 429 whose body names no cap (the pending-approval cap, a
+ * gate decision that is audited) is not an admission refusal.
  */
-import type { FastifyInstance, FastifyReply } from 'fastify';
+import type { FastifyInstance } from 'fastify';
 import type { AdminApi } from '../../api/index.js';
 import { rpcMethodOf } from '../mcp/index.js';
 
@@ -16,31 +18,43 @@ type Requests = AdminApi['metrics']['requests'];
 
 /** Registers the hooks; call before any other onRequest hook, so refusals are timed too. */
 export function observeRequests(app: FastifyInstance, metrics: Requests): void {
+  /** What onSend read of a retry-later answer: the cap it names, or null when it names none. */
+  const caps = new WeakMap<object, string | null>();
   app.addHook('onRequest', async (req, reply) => {
     const start = performance.now();
-    reply.raw.once('close', () => {
+    const res = reply.raw;
+    res.once('close', () => {
       const seconds = (performance.now() - start) / 1000;
       // Not finished: the client left first (or a stream was cut), whatever status was set.
-      const status = reply.raw.writableFinished ? reply.raw.statusCode : 0;
+      const status = res.writableFinished ? res.statusCode : 0;
       const route = req.routeOptions.url ?? null;
       metrics.http(route, req.method, status, seconds);
       if (route === '/mcp' && req.method === 'POST') metrics.mcp(rpcMethodOf(req), status, seconds);
+      const cap = caps.has(req.raw)
+        ? caps.get(req.raw)
+        : retryLater(status, res.getHeader('retry-after'))
+          ? 'other'
+          : null;
+      if (cap) metrics.refused(cap);
     });
   });
-  app.addHook('onSend', async (_req, reply, payload) => {
-    const limit = refusedBy(reply, payload);
-    if (limit !== null) metrics.refused(limit);
+  app.addHook('onSend', async (req, reply, payload) => {
+    if (retryLater(reply.statusCode, reply.getHeader('retry-after')))
+      caps.set(req.raw, capOf(payload));
     return payload;
   });
 }
 
+/** A 429 or 503 that says when to come back: what every cap answers. */
+function retryLater(status: number, retryAfter: unknown): boolean {
+  return (status === 429 || status === 503) && retryAfter !== undefined && retryAfter !== '';
+}
+
 /**
  * The cap a refusal names in its body (`details.limit`, or `error.data.details.limit` in a
- * JSON-RPC error); null for any other answer. Only 429 and 503 answers with Retry-After are read.
+ * JSON-RPC error); null when it names none.
  */
-function refusedBy(reply: FastifyReply, payload: unknown): string | null {
-  const status = reply.statusCode;
-  if ((status !== 429 && status !== 503) || !reply.hasHeader('retry-after')) return null;
+function capOf(payload: unknown): string | null {
   if (typeof payload !== 'string') return null;
   let body: unknown;
   try {
