@@ -20,7 +20,8 @@ type Requests = AdminApi['metrics']['requests'];
 export function observeRequests(app: FastifyInstance, metrics: Requests): void {
   /** What onSend read of a retry-later answer: the cap it names, or null when it names none. */
   const caps = new WeakMap<object, string | null>();
-  app.addHook('onRequest', async (req, reply) => {
+  // Callback hooks, not async ones: no promise per request for bookkeeping.
+  app.addHook('onRequest', (req, reply, done) => {
     const start = performance.now();
     const res = reply.raw;
     res.once('close', () => {
@@ -37,11 +38,12 @@ export function observeRequests(app: FastifyInstance, metrics: Requests): void {
           : null;
       if (cap) metrics.refused(cap);
     });
+    done();
   });
-  app.addHook('onSend', async (req, reply, payload) => {
+  app.addHook('onSend', (req, reply, payload, done) => {
     if (retryLater(reply.statusCode, reply.getHeader('retry-after')))
       caps.set(req.raw, capOf(payload));
-    return payload;
+    done(null, payload);
   });
 }
 
