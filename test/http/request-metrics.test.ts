@@ -9,6 +9,8 @@ import { randomUUID } from 'node:crypto';
 import { readFileSync } from 'node:fs';
 import { request } from 'node:http';
 import { after, before, describe, test } from 'node:test';
+import { Registry } from 'prom-client';
+import { RequestMetrics } from '../../src/operations/metrics/request-metrics.js';
 import { openWorld, postMcp, restClient, type World } from '../support/world.js';
 
 const ADMIN = 'admin-token-for-request-metrics-0123456789';
@@ -229,4 +231,31 @@ describe('request metrics over a real server', () => {
       held.destroy();
     }
   });
+});
+
+test('the metrics bound every label themselves: routes past the cap, methods, reasons', async () => {
+  const registry = new Registry();
+  const m = new RequestMetrics(registry);
+  for (let i = 0; i < 700; i++) {
+    m.http(`/r/${i}`, `M${i}`, 200 + i, 0.01);
+    m.mcp(`m/${i}`, 200, 0.01);
+    m.refused(`cap-${i}`);
+  }
+  const text = await registry.metrics();
+  const routes = new Set([...text.matchAll(/route="([^"]*)"/g)].map((r) => r[1]));
+  assert.ok(routes.size <= 513, `${routes.size} routes`);
+  assert.ok(routes.has('other'));
+  assert.deepEqual(
+    new Set([...text.matchAll(/[{,]method="([^"]*)"/g)].map((r) => r[1])),
+    new Set(['other']),
+  );
+  const outcomes = new Set([...text.matchAll(/outcome="([^"]*)"/g)].map((r) => r[1]));
+  assert.ok(
+    [...outcomes].every((o) => /^[1-5]xx$|^other$/.test(o ?? '')),
+    [...outcomes].join(),
+  );
+  assert.deepEqual(
+    new Set([...text.matchAll(/reason="([^"]*)"/g)].map((r) => r[1])),
+    new Set(['other']),
+  );
 });

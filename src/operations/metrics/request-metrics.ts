@@ -24,7 +24,7 @@ const HTTP_METHODS: ReadonlySet<string> = new Set([
  * JSON-RPC methods of both MCP eras that clients send, plus the front's own names for a batch, a
  * client's response (no method) and a body not read (refused first, or not JSON): `unknown`.
  */
-export const MCP_METHODS: ReadonlySet<string> = new Set([
+const MCP_METHODS: ReadonlySet<string> = new Set([
   'initialize',
   'ping',
   'notifications/initialized',
@@ -71,7 +71,7 @@ void complete;
 const CAPS: ReadonlySet<string> = new Set(CAP_LIMITS);
 
 /** Distinct route patterns labelled before further ones count as `other`. */
-export const MAX_ROUTES = 512;
+const MAX_ROUTES = 512;
 
 /** Seconds: from a fast probe to a slow tool call or an approval wait. */
 const BUCKETS = [0.001, 0.005, 0.01, 0.025, 0.05, 0.1, 0.25, 0.5, 1, 2.5, 5, 10, 30];
