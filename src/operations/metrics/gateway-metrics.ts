@@ -23,6 +23,8 @@ export class GatewayMetrics implements DetectorSink, OwnerNoticeSink {
   readonly registry = new Registry();
   /** The HTTP port's requests and admission refusals (fed by the REST front's hooks). */
   readonly requests = new RequestMetrics(this.registry);
+  /** The process's metrics, shared by every gateway of this process. */
+  readonly #process = processRegistry();
   readonly #calls: Counter<'tool'>;
   readonly #errors: Counter<'tool' | 'rule'>;
   readonly #latency: Histogram<'tool'>;
@@ -223,7 +225,7 @@ export class GatewayMetrics implements DetectorSink, OwnerNoticeSink {
 
   /** The Prometheus text exposition (this gateway's metrics, then the process's) and its type. */
   async render(): Promise<{ contentType: string; body: string }> {
-    const both = Registry.merge([this.registry, processRegistry()]);
+    const both = Registry.merge([this.registry, this.#process]);
     return { contentType: both.contentType, body: await both.metrics() };
   }
 }

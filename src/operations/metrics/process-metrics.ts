@@ -2,9 +2,10 @@
  * @module Process and Node metrics (C16): prom-client's default collectors (CPU, memory, heap,
  * garbage collection, event-loop lag, handles) under the gateway's `toolgate_` prefix, and
  * `toolgate_build_info`. They describe the process, not a gateway, so they live in one registry
- * per process, created at the first scrape and merged into every gateway's exposition: several
- * gateways in one process (tests, embedders) neither collide on names nor add a collector each
- * (the GC observer and the event-loop monitor are never stopped once started).
+ * per process, created with the first gateway (prom-client counts CPU from then) and merged into
+ * every gateway's exposition: several gateways in one process (tests, embedders) neither collide
+ * on names nor add a collector each (the GC observer and the event-loop monitor, once started,
+ * are never stopped).
  */
 import { readFileSync } from 'node:fs';
 import { collectDefaultMetrics, Gauge, Registry } from 'prom-client';
