@@ -254,8 +254,7 @@ describe('the dashboard and the docs against a real server after some traffic', 
 
   /**
    * Metrics the dashboard queries that this traffic does not make a sample of (they are declared
-   * all the same): a tool that ran and failed needs a failing tool, and a garbage collection
-   * comes when V8 decides.
+   * all the same), and why.
    */
   const NO_SAMPLE_YET: Record<string, string> = {
     toolgate_tool_errors_total: 'no demo tool fails when it runs',
