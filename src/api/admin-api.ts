@@ -93,7 +93,7 @@ export const AUDIT_ADMIN = [
   'verifierKey',
   'origin',
 ] as const;
-export const METRICS_ADMIN = ['render'] as const;
+export const METRICS_ADMIN = ['render', 'requests'] as const;
 /** Live destination sets: create, list, show, members, add, remove, refresh from the directory. */
 export const DESTINATION_SETS_ADMIN = [
   'create',
@@ -217,7 +217,7 @@ export interface AdminApi {
    * directory tool's (refreshed by toolgate itself). Every change is an event and audit record.
    */
   readonly destinationSets: Pick<DestinationSets, (typeof DESTINATION_SETS_ADMIN)[number]>;
-  /** Prometheus metrics of this gateway (its own registry). */
+  /** Prometheus metrics of this gateway (its own registry); the HTTP front feeds `requests`. */
   readonly metrics: Pick<GatewayMetrics, (typeof METRICS_ADMIN)[number]>;
   /** Governance reports (capability register, access matrix, invocations, deprecation, orphans). */
   readonly reports: Pick<ReportService, (typeof REPORTS_ADMIN)[number]>;

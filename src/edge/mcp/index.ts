@@ -7,3 +7,4 @@ export { type McpHttpOptions, registerMcpHttp } from './mcp-http.js';
 export { type McpStdioOptions, serveMcpStdio } from './mcp-stdio.js';
 export { type OriginPolicy, originPolicy } from './origin-guard.js';
 export { toolResult, upstreamResult } from './result-shape.js';
+export { rpcMethodOf } from './rpc-method.js';

@@ -26,6 +26,7 @@ import { hintKeepAlive } from './keep-alive-hint.js';
 import { ModernMcp } from './modern-http.js';
 import { checkOriginHost, type OriginPolicy, originPolicy, originRefusal } from './origin-guard.js';
 import type { RequestHold, StandingBound } from './request-bounds.js';
+import { noteRpcMethod } from './rpc-method.js';
 import { retryAfterOf, rpcError } from './rpc-reply.js';
 import { RUN_META_KEY } from './run-meta.js';
 import { SessionEra } from './session-era.js';
@@ -272,6 +273,7 @@ export async function registerMcpHttp(
       let parsed = true;
       try {
         message = JSON.parse(body);
+        noteRpcMethod(req, message);
       } catch {
         parsed = false;
       }

@@ -45,6 +45,7 @@ import { admissionHook } from './admission-hook.js';
 import { makeErrorHandler } from './error-handler.js';
 import { lazySchemas } from './lazy-schemas.js';
 import { safeLogger } from './log-options.js';
+import { observeRequests } from './observe-requests.js';
 import {
   checkRouteAction,
   checkToolOwnership,
@@ -264,6 +265,7 @@ export async function buildServer(
     routerOptions: { ignoreTrailingSlash: true, maxParamLength: 300 },
   });
   app.setErrorHandler(makeErrorHandler(bodyLimit));
+  observeRequests(app, admin.metrics.requests);
   const registered: RegisteredRoute[] = [];
   app.decorate('toolgateRoutes', registered);
   // Every route is listed with its action as it is registered (registeredAs).

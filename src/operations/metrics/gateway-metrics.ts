@@ -11,6 +11,8 @@ import type { AuditRecord } from '../../gate/index.js';
 import type { Alert, DetectorSink, WebhookOutcome } from '../detectors/index.js';
 import type { DeliveryOutcome, NotificationKind } from '../notify/index.js';
 import type { NoticeOutcome, OwnerNoticeKind, OwnerNoticeSink } from '../owners/index.js';
+import { processRegistry } from './process-metrics.js';
+import { RequestMetrics } from './request-metrics.js';
 
 export interface GatewayMetricsOptions {
   /** Counts of call approvals by status (pending, approved, rejected, expired…), read at scrape. */
@@ -19,6 +21,10 @@ export interface GatewayMetricsOptions {
 
 export class GatewayMetrics implements DetectorSink, OwnerNoticeSink {
   readonly registry = new Registry();
+  /** The HTTP port's requests and admission refusals (fed by the REST front's hooks). */
+  readonly requests = new RequestMetrics(this.registry);
+  /** The process's metrics, shared by every gateway of this process. */
+  readonly #process = processRegistry();
   readonly #calls: Counter<'tool'>;
   readonly #errors: Counter<'tool' | 'rule'>;
   readonly #latency: Histogram<'tool'>;
@@ -217,8 +223,9 @@ export class GatewayMetrics implements DetectorSink, OwnerNoticeSink {
     this.#detectorFailures.inc();
   }
 
-  /** The Prometheus text exposition and its content type. */
+  /** The Prometheus text exposition (this gateway's metrics, then the process's) and its type. */
   async render(): Promise<{ contentType: string; body: string }> {
-    return { contentType: this.registry.contentType, body: await this.registry.metrics() };
+    const both = Registry.merge([this.registry, this.#process]);
+    return { contentType: both.contentType, body: await both.metrics() };
   }
 }

@@ -12,7 +12,7 @@ export function metricsRoutes(app: FastifyInstance, admin: AdminApi): void {
         tags: ['observability'],
         summary: 'Prometheus metrics (text format); an admin or auditor credential',
         description:
-          'Per tool calls, errors and latency, denials by rule, unregistered attempts, approvals, deprecated calls, sandbox outcomes, audit append latency, detector alerts and webhooks. Scrape with `authorization: Bearer <admin or auditor token>` (Prometheus `authorization.credentials_file`).',
+          'Per tool calls, errors and latency, denials by rule, unregistered attempts, approvals, deprecated calls, sandbox outcomes, audit append latency, detector alerts and webhooks; HTTP and MCP requests by route, method and outcome, admission refusals by reason, process and Node metrics and the build info (docs/operations.md, Metrics). Scrape with `authorization: Bearer <admin or auditor token>` (Prometheus `authorization.credentials_file`).',
         response: errors(401),
       },
     },
