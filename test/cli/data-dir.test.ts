@@ -1,5 +1,5 @@
 /**
- * `--data-dir` governs every file toolgate creates (issue 25, point 6): without `--db` or
+ * `--data-dir` governs every file toolgate creates: without `--db` or
  * `--admin-token-file`, `serve` keeps its database and admin token in the data folder, and the
  * admin CLI on the same data folder finds both; a gateway started with its data folder elsewhere
  * creates nothing in its working folder (the first start in a container failed on this).

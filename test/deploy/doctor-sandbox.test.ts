@@ -1,7 +1,7 @@
 /**
  * `toolgate doctor --sandbox DRIVER` (or TOOLGATE_SANDBOX): the report says which drivers work,
  * and the exit code says whether the one a deployment relies on does, so a container's or a
- * unit's start check can run it (issue 25, point 2). No database is opened.
+ * unit's start check can run it. No database is opened.
  */
 import assert from 'node:assert/strict';
 import { execFile } from 'node:child_process';

@@ -83,7 +83,6 @@ export function registerServe(program: Command): void {
           host: opts.host,
           port: opts.port,
           demo: opts.demo === true,
-          // The same file the admin CLI reads on this data folder (command-kit.ts, cliOperator).
           adminTokenFile: opts.adminTokenFile ?? join(globals.dataDir, 'admin-token'),
           adminToken: opts.adminToken,
           bodyLimit: opts.bodyLimit,
