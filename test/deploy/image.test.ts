@@ -2,15 +2,16 @@
  * The container image, built by buildah from this repository
  * (deploy/stage.mjs, deploy/Containerfile) and run under podman: the gateway runs as a non-root
  * user with its data folder on a volume, answers /readyz on the published port, serves a gated
- * call over REST and over MCP with an agent key issued with the admin token from the volume, and
- * stops with exit code 0 well within `podman stop -t 10`; `toolgate doctor` in the image reports
- * the drivers and fails for a configured one that cannot run there. One build serves every case.
+ * call over REST and over MCP with an agent key issued with the admin token from the volume (and
+ * a command tool in the namespace sandbox where the runtime allows it), and stops with exit code
+ * 0 well within `podman stop -t 10`; `toolgate doctor` in the image reports the drivers and fails
+ * for a configured one that cannot run there. One build serves every case.
  * Without buildah or podman the file is skipped, unless TOOLGATE_REQUIRE_IMAGE=1 (set by
  * `npm run test:all`), when it fails.
  */
 import assert from 'node:assert/strict';
 import { execFile, execFileSync } from 'node:child_process';
-import { mkdtempSync, readFileSync, rmSync, statSync } from 'node:fs';
+import { existsSync, mkdtempSync, readFileSync, rmSync, statSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { after, before, describe, test } from 'node:test';
@@ -64,8 +65,17 @@ const podman = (args: readonly string[], timeout?: number) =>
   exec('podman', [...globalOpts, ...args], timeout);
 
 /** The image's command in a throwaway container (`--rm`), with the chosen run options. */
-const inImage = (args: readonly string[], env: readonly string[] = []) =>
-  podman(['run', '--rm', ...runOpts, ...env.flatMap((e) => ['-e', e]), IMAGE, ...args]);
+const inImage = (args: readonly string[], env: readonly string[] = [], extra: string[] = []) =>
+  podman(['run', '--rm', ...runOpts, ...extra, ...env.flatMap((e) => ['-e', e]), IMAGE, ...args]);
+
+/** deploy/stage.mjs put bubblewrap and prlimit in the image (this host has them). */
+const sandboxTools = ['/usr/bin/bwrap', '/usr/bin/prlimit'].every((t) => existsSync(t));
+/**
+ * What the namespace sandbox needs from the container runtime: /proc unmasked (the kernel refuses
+ * a new /proc mount over a masked one) and a seccomp profile that lets bubblewrap name its UTS
+ * namespace (the default one refuses sethostname without CAP_SYS_ADMIN in the container).
+ */
+const USERNS = ['--security-opt', 'unmask=/proc/*', '--security-opt', 'seccomp=unconfined'];
 
 /**
  * podman's defaults fail on some hosts, and this kind of machine is one: root without
@@ -152,6 +162,7 @@ describe('the container image under podman', { skip }, () => {
       '--name',
       CONTAINER,
       ...runOpts,
+      ...(sandboxTools ? USERNS : []),
       '--publish',
       '127.0.0.1::8080',
       '--volume',
@@ -200,6 +211,18 @@ describe('the container image under podman', { skip }, () => {
       arguments: { query: 'refund' },
     });
     assert.equal(called.status, 200, JSON.stringify(called.body));
+    if (sandboxTools) {
+      // A command tool in the namespace sandbox, inside the container, as the image's user.
+      const ops = await rest('POST', '/v1/agents/ops-bot/keys', adminToken);
+      const opsKey = String(ops.body.api_key);
+      const opsSession = await rest('POST', '/v1/sessions', opsKey, {});
+      const read = await rest('POST', `/v1/sessions/${opsSession.body.id}/calls`, opsKey, {
+        tool: 'read_file',
+        arguments: { path: 'runbooks/refunds.md' },
+      });
+      assert.equal(read.status, 200, JSON.stringify(read.body));
+      assert.match(JSON.stringify(read.body.output), /Refunds runbook/);
+    }
 
     const client = new Client({ name: 'image-test', version: '1.0.0' });
     await client.connect(
@@ -227,8 +250,8 @@ describe('the container image under podman', { skip }, () => {
     assert.equal(exit.stdout.trim(), '0', (await podman(['logs', CONTAINER])).stderr);
   });
 
-  test('toolgate doctor in the image reports every driver and exits 1 when the configured one cannot run there', async () => {
-    // The image holds Node.js and toolgate only: no gVisor in it, whatever the host has.
+  test('toolgate doctor in the image reports every driver and exits 1 when the configured one cannot run there', async (t) => {
+    // The image holds no gVisor, whatever the host has.
     const report = await inImage(['--json', 'doctor', '--sandbox', 'gvisor']);
     assert.equal(report.code, 1, report.stdout + report.stderr);
     const { drivers, configured } = JSON.parse(report.stdout) as {
@@ -240,9 +263,17 @@ describe('the container image under podman', { skip }, () => {
       ['process', 'namespace', 'gvisor'],
     );
     assert.deepEqual(configured, { driver: 'gvisor', available: false });
-    const byEnv = await inImage(['doctor'], ['TOOLGATE_SANDBOX=gvisor']);
-    assert.equal(byEnv.code, 1);
-    assert.match(byEnv.stdout, /gvisor\s+MISSING/);
-    assert.match(byEnv.stderr, /configured sandbox driver gvisor does not work here/);
+    // Under the runtime's defaults bubblewrap cannot make its namespaces: namespace is missing.
+    const byEnv = await inImage(['doctor'], ['TOOLGATE_SANDBOX=namespace']);
+    assert.equal(byEnv.code, 1, byEnv.stdout + byEnv.stderr);
+    assert.match(byEnv.stdout, /namespace\s+MISSING/);
+    assert.match(byEnv.stderr, /configured sandbox driver namespace does not work here/);
+    if (!sandboxTools) {
+      t.diagnostic('no bubblewrap or prlimit on this host: the image has no namespace sandbox');
+      return;
+    }
+    const allowed = await inImage(['doctor', '--sandbox', 'namespace'], [], USERNS);
+    assert.equal(allowed.code, 0, allowed.stdout + allowed.stderr);
+    assert.match(allowed.stdout, /namespace\s+works/);
   });
 });
