@@ -141,6 +141,15 @@ test('the systemd unit carries the hardening directives, and systemd-analyze ver
       `${key}= ${pattern} (has ${JSON.stringify(values)})`,
     );
   }
+  // Left off on purpose, said in the unit: each would stop bubblewrap (namespace sandbox).
+  for (const key of [
+    'ProtectKernelTunables',
+    'ProtectKernelLogs',
+    'ProtectHostname',
+    'PrivateUsers',
+  ]) {
+    assert.equal(directives.get(key)?.includes('yes') ?? false, false, `${key}=yes`);
+  }
   assert.equal(directives.get('RestrictNamespaces')?.includes('yes'), false);
 
   // verify checks every key and that the commands exist: the unit's /opt/toolgate is this
