@@ -14,27 +14,30 @@ have_pg() { ls /usr/lib/postgresql/*/bin/initdb >/dev/null 2>&1; }
 # curl is the client inside a sandbox in the egress bridge test; chromium runs the console's
 # browser tests (driven by playwright-core); python3 with venv runs Python's MCP SDK as a client,
 # and python3's `ast` module parses Python code arguments for the static code guard; haproxy is
-# the round-robin load balancer in front of two replicas in the replica tests and bench:mcp.
+# the round-robin load balancer in front of two replicas in the replica tests and bench:mcp;
+# buildah builds the container image and podman runs it (with runc: crun refuses a host whose
+# cgroup v2 tree has a controller beside cgroup v1) in test/deploy/image.test.ts.
 have_python() { command -v python3 >/dev/null && python3 -c 'import ensurepip, venv' 2>/dev/null; }
 have_tools() {
   have_pg && command -v bwrap >/dev/null && command -v runsc >/dev/null && command -v socat >/dev/null &&
     command -v prlimit >/dev/null && command -v setpriv >/dev/null && command -v mount >/dev/null &&
     command -v perl >/dev/null && command -v curl >/dev/null && command -v haproxy >/dev/null &&
+    command -v buildah >/dev/null && command -v podman >/dev/null && command -v runc >/dev/null &&
     [ -x /usr/bin/chromium ] && have_python
 }
 
 if ! have_tools; then
   if [ "$(id -u)" = 0 ]; then
-    echo "# installing PostgreSQL, bubblewrap, gVisor (runsc), socat, HAProxy and chromium from Debian's packages"
+    echo "# installing PostgreSQL, bubblewrap, gVisor (runsc), socat, HAProxy, chromium, buildah and podman from Debian's packages"
     apt-get update -qq
     # The package's own service start may fail without an init system; only the binaries matter
     # here (the tests start their own throwaway server), so check for them instead.
     DEBIAN_FRONTEND=noninteractive apt-get install -y -qq --no-install-recommends \
       postgresql bubblewrap runsc socat util-linux mount perl-base curl haproxy chromium ca-certificates \
-      python3 python3-venv >/dev/null || true
-    have_tools || { echo "installing postgresql, bubblewrap, runsc, socat, haproxy, chromium or python3-venv failed" >&2; exit 1; }
+      python3 python3-venv buildah podman runc >/dev/null || true
+    have_tools || { echo "installing postgresql, bubblewrap, runsc, socat, haproxy, chromium, python3-venv, buildah, podman or runc failed" >&2; exit 1; }
   else
-    echo "missing system packages: run 'sudo apt-get install postgresql bubblewrap runsc socat util-linux mount perl-base curl haproxy chromium python3 python3-venv' and retry" >&2
+    echo "missing system packages: run 'sudo apt-get install postgresql bubblewrap runsc socat util-linux mount perl-base curl haproxy chromium python3 python3-venv buildah podman runc' and retry" >&2
     exit 1
   fi
 fi
@@ -59,6 +62,8 @@ if ! cmp -s "$REQS" .venv-test/.installed-requirements 2>/dev/null; then
   cp "$REQS" .venv-test/.installed-requirements
 fi
 export TOOLGATE_REQUIRE_PYTHON=1
+# The container image test (buildah, podman) fails instead of skipping without them.
+export TOOLGATE_REQUIRE_IMAGE=1
 phase_done "system packages and python venv"
 
 # Node 26, the current release line, for a smoke run beside the suite's Node 24

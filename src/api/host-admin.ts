@@ -4,7 +4,15 @@
  * sandbox/ (docs/architecture.md §6). (Whether the database is damaged is a typed error from the
  * store's edge, `isStoreCorrupt` in core/.)
  */
-import { codeFiles, commandCodeHash, SandboxService } from '../execution/sandbox/index.js';
+import {
+  codeFiles,
+  commandCodeHash,
+  DRIVER_NAMES,
+  SandboxService,
+} from '../execution/sandbox/index.js';
+
+/** The sandbox drivers' names, for `doctor --sandbox` (the one a deployment relies on). */
+export const SANDBOX_DRIVERS: readonly string[] = DRIVER_NAMES;
 
 export type DriverReport = Awaited<ReturnType<SandboxService['doctor']>>[number];
 

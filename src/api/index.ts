@@ -73,6 +73,6 @@ export {
 } from './agent-api.js';
 export { expose } from './expose.js';
 export type { DriverReport } from './host-admin.js';
-export { codeHash, hostDoctor } from './host-admin.js';
+export { codeHash, hostDoctor, SANDBOX_DRIVERS } from './host-admin.js';
 export { RefusalSampler, type SampleKey, type SamplerOptions } from './refusal-sampler.js';
 export { securityEvents } from './security-events.js';

@@ -318,7 +318,7 @@ const NOT_GATE_STEPS: Record<string, string> = {
 
 test('gate steps are cited by name, never by position', () => {
   const found: string[] = [];
-  for (const folder of ['src', 'test', 'docs', 'bench', 'scripts']) {
+  for (const folder of ['src', 'test', 'docs', 'bench', 'scripts', 'deploy']) {
     for (const ext of ['.ts', '.md', '.mjs', '.json']) {
       for (const file of sources(join(ROOT, folder), ext)) {
         if (file.path in NOT_GATE_STEPS) continue;

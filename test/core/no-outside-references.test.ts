@@ -22,7 +22,7 @@ const OUTSIDE: readonly { name: string; pattern: RegExp }[] = [
 /** Every file under the repository's own folders, and README.md, as repository-relative paths. */
 function files(): string[] {
   const out = ['README.md'];
-  for (const folder of ['src', 'docs', 'test', 'bench', 'demo', 'examples', 'scripts']) {
+  for (const folder of ['src', 'docs', 'test', 'bench', 'demo', 'examples', 'scripts', 'deploy']) {
     for (const entry of readdirSync(join(ROOT, folder), { recursive: true, withFileTypes: true })) {
       if (entry.isFile()) out.push(relative(ROOT, join(entry.parentPath, entry.name)));
     }
@@ -44,7 +44,7 @@ function outsideReferences(file: string): string[] {
   return found;
 }
 
-test('no file in src/, docs/, test/, bench/, demo/, examples/, scripts/ or README.md cites a document outside the repository', () => {
+test('no file in src/, docs/, test/, bench/, demo/, examples/, scripts/, deploy/ or README.md cites a document outside the repository', () => {
   const found = files().flatMap(outsideReferences);
   assert.deepEqual(found, [], `cite docs/architecture.md §N instead:\n${found.join('\n')}`);
 });

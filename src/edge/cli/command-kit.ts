@@ -43,6 +43,14 @@ export interface GlobalOptions {
   tokenFile?: string;
 }
 
+/**
+ * The database URL this run opens: --db (or TOOLGATE_DB), else the SQLite file in the data folder
+ * (`--data-dir`), so that a gateway started elsewhere creates nothing in its working folder.
+ */
+export function dbUrl(globals: Pick<GlobalOptions, 'db' | 'dataDir'>): string {
+  return globals.db ?? `sqlite:${join(globals.dataDir, 'toolgate.db')}`;
+}
+
 /** The command each program is running (`secrets list`), noted before its action runs. */
 const RUNNING = new WeakMap<Command, string>();
 
@@ -198,7 +206,7 @@ export function classifiedRetentionFromEnv(): { classifiedRetentionDays?: number
 
 function gatewayOptions(globals: GlobalOptions): ToolgateOptions {
   return {
-    ...(globals.db ? { db: globals.db } : {}),
+    db: dbUrl(globals),
     approvalSigner: () => approvalSigner(globals.dataDir),
     masterKey: () => loadMasterKey({ dataDir: globals.dataDir }),
     protectedPaths: protectedPaths(globals.dataDir),

@@ -8,7 +8,6 @@ import { existsSync, realpathSync } from 'node:fs';
 import { basename, delimiter, isAbsolute, join, relative, sep } from 'node:path';
 import { MIN_PASSWORD_LENGTH } from '../../domain/operators/index.js';
 
-const DEFAULT_DB = 'sqlite:./data/toolgate.db';
 const DEFAULT_DATA_DIR = './data';
 
 export interface FirstAdminContext {
@@ -75,7 +74,8 @@ export function cliCommand(ctx: FirstAdminContext): string {
         ? 'npx toolgate'
         : `${ctx.runtime} ${path}`;
   const flags: string[] = [];
-  if (ctx.db !== DEFAULT_DB)
+  // The database the CLI opens by default on the same data folder (command-kit.ts, dbUrl).
+  if (ctx.db !== `sqlite:${join(ctx.dataDir, 'toolgate.db')}`)
     flags.push(ctx.db.startsWith('sqlite:') ? `--db ${ctx.db}` : '--db <the same database URL>');
   if (ctx.dataDir !== DEFAULT_DATA_DIR) flags.push(`--data-dir ${ctx.dataDir}`);
   return [script, ...flags].join(' ');

@@ -32,15 +32,18 @@ export function buildProgram(): Command {
     .description('A governed tool gateway for AI agents')
     .version(VERSION)
     .addOption(
-      new Option('--db <url>', 'database: sqlite:PATH or postgres://…')
-        .env('TOOLGATE_DB')
-        .default('sqlite:./data/toolgate.db'),
+      // No fixed default: without --db or TOOLGATE_DB the database lives in the data folder
+      // (dbUrl in command-kit.ts), so that --data-dir governs every file toolgate creates.
+      new Option(
+        '--db <url>',
+        'database: sqlite:PATH or postgres://… (default: sqlite:<data-dir>/toolgate.db)',
+      ).env('TOOLGATE_DB'),
     )
     .option('--json', 'print JSON')
     .addOption(
       new Option(
         '--data-dir <dir>',
-        'keys beside the database (approval and audit signing keys, secrets master key)',
+        'where toolgate keeps its files: the SQLite database and the admin token unless --db or --admin-token-file say otherwise, the approval and audit signing keys, the secrets master key',
       )
         .env('TOOLGATE_DATA_DIR')
         .default('./data'),

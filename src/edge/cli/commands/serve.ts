@@ -1,8 +1,9 @@
 /**
  * @module `toolgate serve`: the gateway (REST, OpenAPI docs, MCP over HTTP) with its limits and admission options.
  */
+import { join } from 'node:path';
 import { type Command, Option } from 'commander';
-import { type GlobalOptions, int, share, splitList, VERSION } from '../command-kit.js';
+import { dbUrl, type GlobalOptions, int, share, splitList, VERSION } from '../command-kit.js';
 import { reportError } from '../output.js';
 
 export function registerServe(program: Command): void {
@@ -22,8 +23,8 @@ export function registerServe(program: Command): void {
     .addOption(
       new Option(
         '--admin-token-file <path>',
-        'where the admin token is kept (created on first start)',
-      ).default('./data/admin-token'),
+        'where the admin token is kept, created on first start (default: <data-dir>/admin-token)',
+      ),
     )
     .option(
       '--no-admin-token',
@@ -58,7 +59,7 @@ export function registerServe(program: Command): void {
       host: string;
       port: number;
       demo?: boolean;
-      adminTokenFile: string;
+      adminTokenFile?: string;
       adminToken: boolean;
       bodyLimit: number;
       allowedOrigins?: string;
@@ -78,11 +79,11 @@ export function registerServe(program: Command): void {
         const { serve } = await import('../serve.js');
         await serve({
           dataDir: globals.dataDir,
-          db: globals.db ?? 'sqlite:./data/toolgate.db',
+          db: dbUrl(globals),
           host: opts.host,
           port: opts.port,
           demo: opts.demo === true,
-          adminTokenFile: opts.adminTokenFile,
+          adminTokenFile: opts.adminTokenFile ?? join(globals.dataDir, 'admin-token'),
           adminToken: opts.adminToken,
           bodyLimit: opts.bodyLimit,
           version: VERSION,
