@@ -197,7 +197,7 @@ for (const backend of backends()) {
         admin,
       );
       assert.deepEqual(
-        result.changes.map((c) => c.subject),
+        result.changes.filter((c) => c.action !== 'drift').map((c) => c.subject),
         ['tool multi_version@2.0.0', 'tool multi_version@1.0.0'],
       );
       assert.equal((await tg.catalog.versions('multi_version')).length, 2);
@@ -216,7 +216,7 @@ for (const backend of backends()) {
       );
     });
 
-    test('grants only add: applying a narrower grant never removes one, and agents update in place', async () => {
+    test('without --prune a narrower grant removes nothing (it is listed as drift), and agents update in place', async () => {
       const res = await tg.config.apply(
         [
           {
@@ -228,8 +228,13 @@ for (const backend of backends()) {
         admin,
       );
       assert.deepEqual(
-        res.changes.map((c) => c.action),
+        res.changes.filter((c) => c.action !== 'drift').map((c) => c.action),
         ['update', 'unchanged'],
+      );
+      assert.ok(
+        res.changes.some(
+          (c) => c.action === 'drift' && c.subject === 'grant support-bot email:send',
+        ),
       );
       const agent = await tg.agents.get('support-bot');
       assert.equal(agent.display_name, 'Support v2');

@@ -941,7 +941,7 @@ for (const backend of backends()) {
         ];
         const text = file.map((d) => toYaml(d)).join('---\n');
         const eventsBefore = await a.call('GET', '/v1/events?limit=1000');
-        const plan = await a.call('POST', '/v1/apply?dry_run=true', {
+        const plan = await a.call('POST', '/v1/apply?dry_run=true&set=dry', {
           body: text,
           type: 'application/yaml',
         });
@@ -960,11 +960,44 @@ for (const backend of backends()) {
         const eventsAfter = await a.call('GET', '/v1/events?limit=1000');
         assert.equal(eventsAfter.body.events.length, eventsBefore.body.events.length);
 
-        const real = await a.call('POST', '/v1/apply', { body: text, type: 'application/yaml' });
+        const real = await a.call('POST', '/v1/apply?set=dry', {
+          body: text,
+          type: 'application/yaml',
+        });
         assert.equal(real.status, 200);
         assert.equal(real.body.dryRun, false);
         assert.deepEqual(real.body.changes, plan.body.changes);
         assert.equal((await a.call('GET', '/v1/tools/dry_tool')).status, 200);
+
+        // The set's narrower file: drift without prune=true, revoked with it.
+        const narrower = toYaml(file[0]);
+        const kept = await a.call('POST', '/v1/apply?set=dry', {
+          body: narrower,
+          type: 'application/yaml',
+        });
+        assert.deepEqual(
+          kept.body.changes
+            .filter((c: { action: string }) => c.action === 'drift')
+            .map((c: { subject: string }) => c.subject),
+          ['grant dry-bot billing:read', 'tool dry_tool@1.0.0'],
+        );
+        assert.deepEqual((await a.call('GET', '/v1/agents/dry-bot')).body.capabilities, [
+          'billing:read',
+        ]);
+        const pruned = await a.call('POST', '/v1/apply?set=dry&prune=true', {
+          body: narrower,
+          type: 'application/yaml',
+        });
+        assert.equal(pruned.status, 200, JSON.stringify(pruned.body));
+        assert.deepEqual((await a.call('GET', '/v1/agents/dry-bot')).body.capabilities, []);
+        assertError(
+          await a.call('POST', '/v1/apply?set=Not_A_Set', {
+            body: narrower,
+            type: 'application/yaml',
+          }),
+          400,
+          'INPUT_INVALID',
+        );
       });
 
       test('a JSON array of documents applies like YAML', async () => {

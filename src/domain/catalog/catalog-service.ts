@@ -538,7 +538,7 @@ export class CatalogService {
             throw new Error('no change requester: gated tools cannot be activated');
           changeId = await this.#changeRequester(trx, { toolId, version }, required, registrant);
         } else {
-          await this.#transitionIn(ctx, toolId, version, 'active', actor, {});
+          await this.transitionIn(ctx, toolId, version, 'active', actor, {});
         }
       }
       const review = await trx
@@ -763,10 +763,10 @@ export class CatalogService {
       readonly approvedChange?: string;
     },
   ): Promise<ToolVersionDetail> {
-    return this.write((ctx) => this.#transitionIn(ctx, toolId, version, to, actor, options));
+    return this.write((ctx) => this.transitionIn(ctx, toolId, version, to, actor, options));
   }
 
-  async #transitionIn(
+  async transitionIn(
     ctx: CatalogWrite,
     toolId: string,
     version: string,

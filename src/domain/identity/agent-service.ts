@@ -277,7 +277,6 @@ export class AgentService {
 
   /** Removes capabilities; returns those that were held. Takes effect on the next call. */
   async revoke(agentId: string, capabilities: readonly string[], actor: Actor): Promise<string[]> {
-    const now = this.#clock();
     return this.#store.db.transaction().execute(async (trx) => {
       const agent = await trx
         .selectFrom('agents')
@@ -285,27 +284,67 @@ export class AgentService {
         .where('id', '=', agentId)
         .executeTakeFirst();
       if (!agent) throw new ToolgateError('AGENT_NOT_FOUND', `no agent ${agentId}`, { agentId });
-      const held = await trx
-        .selectFrom('grants')
-        .select('capability')
-        .where('agent_id', '=', agentId)
-        .where('capability', 'in', [...capabilities])
-        .execute();
-      const removed = held.map((g) => g.capability);
-      if (removed.length === 0) return [];
-      await trx
-        .deleteFrom('grants')
-        .where('agent_id', '=', agentId)
-        .where('capability', 'in', removed)
-        .execute();
-      await bumpIdentityRevision(trx);
-      await appendEvent(trx, actor, now, {
-        action: 'grant.revoked',
-        subject: `agent:${agentId}`,
-        details: { capabilities: removed },
-      });
-      return removed;
+      return this.revokeIn(trx, agentId, capabilities, actor);
     });
+  }
+
+  /** revoke inside a caller's transaction (apply --prune); an unknown agent holds nothing. */
+  async revokeIn(
+    trx: Transaction<Database>,
+    agentId: string,
+    capabilities: readonly string[],
+    actor: Actor,
+    reason?: string,
+  ): Promise<string[]> {
+    if (capabilities.length === 0) return [];
+    const held = await trx
+      .selectFrom('grants')
+      .select('capability')
+      .where('agent_id', '=', agentId)
+      .where('capability', 'in', [...capabilities])
+      .execute();
+    const removed = held.map((g) => g.capability);
+    if (removed.length === 0) return [];
+    await trx
+      .deleteFrom('grants')
+      .where('agent_id', '=', agentId)
+      .where('capability', 'in', removed)
+      .execute();
+    await bumpIdentityRevision(trx);
+    await appendEvent(trx, actor, this.#clock(), {
+      action: 'grant.revoked',
+      subject: `agent:${agentId}`,
+      details: { capabilities: removed, ...(reason !== undefined ? { reason } : {}) },
+    });
+    return removed;
+  }
+
+  /**
+   * Disables an agent (apply --prune): its keys and tokens stop authenticating on the next call.
+   * The stored spec hash is cleared so that declaring the agent again counts as a change and
+   * enables it. False when the agent is unknown or already disabled.
+   */
+  async disableIn(
+    trx: Transaction<Database>,
+    agentId: string,
+    actor: Actor,
+    reason: string,
+  ): Promise<boolean> {
+    const now = this.#clock();
+    const done = await trx
+      .updateTable('agents')
+      .set({ enabled: 0, spec_hash: '', updated_at: now.toISOString() })
+      .where('id', '=', agentId)
+      .where('enabled', '=', 1)
+      .executeTakeFirst();
+    if (Number(done.numUpdatedRows) === 0) return false;
+    await bumpIdentityRevision(trx);
+    await appendEvent(trx, actor, now, {
+      action: 'agent.disabled',
+      subject: `agent:${agentId}`,
+      details: { reason },
+    });
+    return true;
   }
 
   async list(): Promise<AgentView[]> {

@@ -129,6 +129,33 @@ export class UserService {
     return before ? 'updated' : 'created';
   }
 
+  /**
+   * Disables a user (apply --prune); declaring the user again enables it (the spec hash is
+   * cleared). False when the user is unknown or already disabled.
+   */
+  async disableIn(
+    trx: Transaction<Database>,
+    id: string,
+    actor: Actor,
+    reason: string,
+  ): Promise<boolean> {
+    const now = this.#clock();
+    const done = await trx
+      .updateTable('users')
+      .set({ enabled: 0, spec_hash: '', updated_at: now.toISOString() })
+      .where('id', '=', id)
+      .where('enabled', '=', 1)
+      .executeTakeFirst();
+    if (Number(done.numUpdatedRows) === 0) return false;
+    await bumpIdentityRevision(trx);
+    await appendEvent(trx, actor, now, {
+      action: 'user.disabled',
+      subject: `user:${id}`,
+      details: { reason },
+    });
+    return true;
+  }
+
   /** An enabled user, or USER_NOT_FOUND (disabled users are not found either). */
   async get(id: string): Promise<UserView> {
     const row = await this.#db

@@ -91,6 +91,26 @@ export class PolicyService {
     return before ? 'updated' : 'created';
   }
 
+  /**
+   * Deletes a policy (apply --prune); the caller bumps the catalog revision so every gate reloads.
+   * False when there is no such policy.
+   */
+  async removeIn(
+    trx: Transaction<Database>,
+    id: string,
+    actor: Actor,
+    reason: string,
+  ): Promise<boolean> {
+    const done = await trx.deleteFrom('policies').where('id', '=', id).executeTakeFirst();
+    if (Number(done.numDeletedRows) === 0) return false;
+    await appendEvent(trx, actor, this.#clock(), {
+      action: 'policy.deleted',
+      subject: `policy:${id}`,
+      details: { reason },
+    });
+    return true;
+  }
+
   /** The engine for the stored policies; null when there are none (the gate then skips Cedar). */
   async engine(): Promise<CedarPolicyEngine | null> {
     const sources = await this.sources();

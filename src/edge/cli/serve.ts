@@ -186,10 +186,12 @@ export async function serve(options: ServeOptions): Promise<void> {
     });
     let demoSummary = '';
     if (options.demo) {
-      const result = await tg.admin.config.applyText(readFileSync(DEMO_CATALOG, 'utf8'), {
-        id: DEMO_ACTOR_ID,
-        via: 'system',
-      });
+      // The demo's own set: a team's `apply --prune` of its files never withdraws the demo.
+      const result = await tg.admin.config.applyText(
+        readFileSync(DEMO_CATALOG, 'utf8'),
+        { id: DEMO_ACTOR_ID, via: 'system' },
+        { set: 'demo' },
+      );
       await reviewDemoCatalog(tg.admin);
       const created = result.changes.filter((c) => c.action !== 'unchanged').length;
       demoSummary = `demo catalog: ${result.changes.length} documents, ${created} new`;

@@ -52,8 +52,16 @@ import {
   RESERVED_KINDS,
   SUPPORTED_KINDS,
 } from './config-document.js';
+import {
+  APPLY_SET_PATTERN,
+  DEFAULT_APPLY_SET,
+  declaredObjects,
+  type PruneServices,
+  reconcileSet,
+} from './prune.js';
 
-export type ChangeAction = 'create' | 'update' | 'unchanged';
+/** prune: narrowed, disabled, withdrawn or deleted by --prune; drift: no longer declared, kept. */
+export type ChangeAction = 'create' | 'update' | 'unchanged' | 'prune' | 'drift';
 
 export interface ApplyOptions {
   readonly dryRun?: boolean;
@@ -62,6 +70,16 @@ export interface ApplyOptions {
    * registrant rules (an owner self-registers only public, read-only tools of their teams).
    */
   readonly operator?: Operator;
+  /**
+   * Remove or narrow what this set declared before and the documents no longer declare
+   * (prune.ts); without it such objects are listed as drift and kept. Admins only.
+   */
+  readonly prune?: boolean;
+  /**
+   * The named configuration set this apply declares (default `default`); null for a one-off write
+   * that belongs to no set (`grants add`, `agents create`): it is never listed as drift or pruned.
+   */
+  readonly set?: string | null;
 }
 
 export interface ApplyChange {
@@ -160,6 +178,15 @@ export class ApplyService {
     this.#policies = policies;
   }
 
+  get #pruneServices(): PruneServices {
+    return {
+      catalog: this.#catalog,
+      agents: this.#agents,
+      users: this.#users,
+      policies: this.#policies,
+    };
+  }
+
   async applyText(text: string, actor: Actor, options: ApplyOptions = {}): Promise<ApplyResult> {
     checkActor(actor);
     return this.apply(parseConfigText(text), actor, options);
@@ -172,15 +199,40 @@ export class ApplyService {
   ): Promise<ApplyResult> {
     checkActor(actor);
     const dryRun = options.dryRun ?? false;
+    const prune = options.prune ?? false;
+    const set = options.set === undefined ? DEFAULT_APPLY_SET : options.set;
+    if (set === null ? prune : !APPLY_SET_PATTERN.test(set)) {
+      throw new ToolgateError('INPUT_INVALID', `the set name must match ${APPLY_SET_PATTERN}`, {
+        problems: [problem('/set', `must match ${APPLY_SET_PATTERN}`, 'pattern')],
+      });
+    }
+    if (prune && options.operator && !options.operator.roles.includes('admin')) {
+      throw new ToolgateError(
+        'FORBIDDEN',
+        'only an admin may prune: apply without --prune lists what is no longer declared',
+        {},
+      );
+    }
     const docs = checkDocuments(raw.map((doc) => expandDemoFolder(doc)));
     let result: ApplyResult;
     try {
       result = await this.#catalog.write(async (ctx) => {
         const { changes, problems } = await this.#applyAll(ctx, docs, actor, options.operator);
         if (problems.length > 0) throw configInvalid(problems);
+        const pruned =
+          set === null
+            ? []
+            : await reconcileSet(
+                ctx,
+                this.#pruneServices,
+                set,
+                declaredObjects(docs),
+                actor,
+                prune,
+              );
         const result: ApplyResult = {
           dryRun,
-          changes: changes.sort((a, b) => a.document - b.document),
+          changes: [...changes.sort((a, b) => a.document - b.document), ...pruned],
         };
         if (dryRun) throw new DryRunRollback(result);
         return result;

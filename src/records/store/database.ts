@@ -448,6 +448,18 @@ export interface Database {
   owner_channels: OwnerChannelTable;
   owner_notice_marks: OwnerNoticeMarkTable;
   tool_health_overrides: ToolHealthOverrideTable;
+  applied_objects: AppliedObjectTable;
+}
+
+/** One object a named configuration set declared when it was last applied (apply --prune). */
+export interface AppliedObjectTable {
+  set_name: string;
+  /** The document kind: Agent, User, Tool, Policy, Grant, Provider. */
+  kind: string;
+  /** The object's key within its kind: an id, `tool@version`, or `agent capability` for a grant. */
+  subject: string;
+  applied_at: string;
+  applied_by: string;
 }
 
 /** An admin's override of one tool version's health state, in force until `expires_at`. */

@@ -61,6 +61,7 @@ export function registerAgents(program: Command): void {
               },
             ],
             operatorActor(operator, 'cli'),
+            { set: null },
           );
         }
         const issued = await admin.keys.issue(id, operatorActor(operator, 'cli'));

@@ -15,24 +15,45 @@ export function registerApply(program: Command): void {
     )
     .requiredOption('-f, --file <path>', 'file to apply, - for stdin')
     .option('--dry-run', 'print what would change and write nothing')
-    .action((opts: { file: string; dryRun?: boolean }) =>
+    .option(
+      '--prune',
+      'also revoke, disable, withdraw or delete what this set declared before and the file no longer declares (admins only)',
+    )
+    .option('--set <name>', 'the named configuration set the file declares', 'default')
+    .action((opts: { file: string; dryRun?: boolean; prune?: boolean; set: string }) =>
       withAdmin(program, async (admin, out, operator) => {
         const result = await admin.config.applyText(
           readInput(opts.file, '-f', MAX_CONFIG_BYTES),
           operatorActor(operator, 'cli'),
           {
             dryRun: opts.dryRun === true,
+            prune: opts.prune === true,
+            set: opts.set,
           },
         );
         out.result(result, () => {
-          const mark = { create: '+', update: '~', unchanged: '=' } as const;
+          const mark = {
+            create: '+',
+            update: '~',
+            unchanged: '=',
+            prune: '-',
+            drift: '!',
+          } as const;
           const lines = result.changes.map((c) => `${mark[c.action]} ${c.subject}: ${c.summary}`);
-          const n = result.changes.filter((c) => c.action !== 'unchanged').length;
+          const n = result.changes.filter(
+            (c) => c.action !== 'unchanged' && c.action !== 'drift',
+          ).length;
+          const drift = result.changes.filter((c) => c.action === 'drift').length;
           lines.push(
             result.dryRun
               ? `dry run: ${n} change(s) would be applied, nothing written`
               : `${n} change(s) applied`,
           );
+          if (drift > 0) {
+            lines.push(
+              `${drift} object(s) no longer declared and kept: apply with --prune to remove them`,
+            );
+          }
           return lines.join('\n');
         });
       })(),

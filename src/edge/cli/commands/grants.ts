@@ -42,6 +42,7 @@ export function registerGrants(program: Command): void {
         const result = await admin.config.apply(
           [{ kind: 'Grant', spec: { agent, capabilities } }],
           operatorActor(operator, 'cli'),
+          { set: null },
         );
         out.result(result, () => result.changes.map((c) => c.summary).join('\n'));
       })(),

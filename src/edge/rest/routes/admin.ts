@@ -8,61 +8,7 @@ import { actorOf, operatorOf } from '../request-actor.js';
 import { errors } from '../wire-schemas.js';
 
 export function adminRoutes(app: FastifyInstance, admin: AdminApi): void {
-  app.post(
-    '/v1/apply',
-    {
-      config: { action: 'administer' },
-      schema: {
-        tags: ['config'],
-        summary:
-          'Apply a configuration file (YAML or JSON; kinds Tool, Agent, Grant) in one transaction',
-        description:
-          'Idempotent. With dry_run=true nothing is written and the response is the plan. Any invalid document refuses the whole file (CONFIG_INVALID, every problem listed with its document index and JSON pointer).',
-        querystring: {
-          type: 'object',
-          additionalProperties: false,
-          properties: { dry_run: { type: 'boolean', default: false } },
-        },
-        consumes: ['application/json', 'application/yaml'],
-        body: {
-          description: 'YAML text (application/yaml), a JSON document or a JSON array of documents',
-        },
-        response: {
-          200: {
-            type: 'object',
-            properties: {
-              dryRun: { type: 'boolean' },
-              changes: {
-                type: 'array',
-                items: {
-                  type: 'object',
-                  properties: {
-                    document: { type: 'integer' },
-                    kind: { type: 'string' },
-                    subject: { type: 'string' },
-                    action: { type: 'string', enum: ['create', 'update', 'unchanged'] },
-                    summary: { type: 'string' },
-                    quarantined: { type: 'boolean' },
-                  },
-                },
-              },
-            },
-          },
-          ...errors(400, 401, 413, 415, 422),
-        },
-      },
-    },
-    async (req) => {
-      const { dry_run } = req.query as { dry_run: boolean };
-      const docs =
-        typeof req.body === 'string'
-          ? parseConfigText(req.body)
-          : Array.isArray(req.body)
-            ? req.body
-            : [req.body];
-      return admin.config.apply(docs, actorOf(req), { dryRun: dry_run, operator: operatorOf(req) });
-    },
-  );
+  applyRoute(app, admin);
 
   const agent = {
     type: 'object',
@@ -178,6 +124,90 @@ export function adminRoutes(app: FastifyInstance, admin: AdminApi): void {
         events: page.items.map((r) => ({ ...r, details: JSON.parse(r.details) as unknown })),
         next_cursor: page.next_cursor,
       };
+    },
+  );
+}
+
+/** POST /v1/apply: configuration documents in one transaction (operations/config). */
+function applyRoute(app: FastifyInstance, admin: AdminApi): void {
+  app.post(
+    '/v1/apply',
+    {
+      config: { action: 'administer' },
+      schema: {
+        tags: ['config'],
+        summary:
+          'Apply a configuration file (YAML or JSON; kinds Tool, Agent, Grant) in one transaction',
+        description:
+          'Idempotent. With dry_run=true nothing is written and the response is the plan. What this set (`set`, default `default`) declared before and the documents no longer declare is listed as `drift` and kept, or with prune=true revoked, disabled, withdrawn through its lifecycle or deleted (`prune`). Any invalid document refuses the whole file (CONFIG_INVALID, every problem listed with its document index and JSON pointer).',
+        querystring: {
+          type: 'object',
+          additionalProperties: false,
+          properties: {
+            dry_run: { type: 'boolean', default: false },
+            prune: {
+              type: 'boolean',
+              default: false,
+              description:
+                'also revoke, disable, withdraw or delete what this set declared before and the documents no longer declare (admins only)',
+            },
+            set: {
+              type: 'string',
+              default: 'default',
+              description: 'the named configuration set the documents declare',
+            },
+          },
+        },
+        consumes: ['application/json', 'application/yaml'],
+        body: {
+          description: 'YAML text (application/yaml), a JSON document or a JSON array of documents',
+        },
+        response: {
+          200: {
+            type: 'object',
+            properties: {
+              dryRun: { type: 'boolean' },
+              changes: {
+                type: 'array',
+                items: {
+                  type: 'object',
+                  properties: {
+                    document: { type: 'integer' },
+                    kind: { type: 'string' },
+                    subject: { type: 'string' },
+                    action: {
+                      type: 'string',
+                      enum: ['create', 'update', 'unchanged', 'prune', 'drift'],
+                    },
+                    summary: { type: 'string' },
+                    quarantined: { type: 'boolean' },
+                  },
+                },
+              },
+            },
+          },
+          ...errors(400, 401, 413, 415, 422),
+        },
+      },
+    },
+    async (req) => {
+      const { dry_run, prune, set } = req.query as {
+        dry_run: boolean;
+        prune: boolean;
+        set: string;
+      };
+      const docs =
+        typeof req.body === 'string'
+          ? parseConfigText(req.body)
+          : Array.isArray(req.body)
+            ? req.body
+            : [req.body];
+      return admin.config.apply(docs, actorOf(req), {
+        dryRun: dry_run,
+        prune,
+        set,
+        operator: operatorOf(req),
+      });
     },
   );
 }

@@ -357,7 +357,7 @@ export function approvalRoutes(app: FastifyInstance, admin: AdminApi): void {
     },
     async (req) => {
       const body = req.body as { agent: string; capabilities: string[] };
-      return admin.config.apply([{ kind: 'Grant', spec: body }], actorOf(req));
+      return admin.config.apply([{ kind: 'Grant', spec: body }], actorOf(req), { set: null });
     },
   );
 

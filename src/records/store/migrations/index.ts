@@ -8,6 +8,7 @@ import type { Dialect, MigrationSql } from '../migration-sql.js';
 import { postgresMigrationSql } from '../postgres/migration-sql.js';
 import { sqliteMigrationSql } from '../sqlite/migration-sql.js';
 import { agentCaps } from './agent-caps.js';
+import { appliedObjects } from './applied-objects.js';
 import { auditChain } from './audit-chain.js';
 import { auditIndexes } from './audit-indexes.js';
 import { pagesAuditSearch } from './audit-search.js';
@@ -79,6 +80,7 @@ export function migrationProvider(dialect: Dialect): MigrationProvider {
         '0038_first_admin_set_up': firstAdminSetUp,
         '0039_session_last_used': sessionLastUsed,
         '0040_person_acted_latch': personActedLatch,
+        '0041_applied_objects': appliedObjects,
       };
     },
   };

@@ -1,0 +1,251 @@
+/**
+ * @module `apply --prune` (C18, docs/architecture.md §2): what a named configuration set declared
+ * before and its files no longer declare. Each set keeps a ledger (`applied_objects`) of what it
+ * declared; an apply compares the ledger with the files. Without `--prune` every undeclared object
+ * is listed as drift and kept; with it, grants are revoked, agents and users disabled, tool
+ * versions withdrawn through their lifecycle and policies deleted, each as an audited event in the
+ * apply's own transaction. Nothing made by other means, or still declared by another set, is
+ * touched. Providers are listed but never removed (there is no removal for them yet).
+ */
+
+import type { Actor } from '../../core/index.js';
+import { ToolgateError } from '../../core/index.js';
+import {
+  type CatalogService,
+  type CatalogWrite,
+  DEFAULT_MIGRATION_WINDOW_DAYS,
+  effectiveLifecycleOf,
+  type LifecycleState,
+  type ToolDefinition,
+} from '../../domain/catalog/index.js';
+import type {
+  AgentService,
+  AgentSpec,
+  GrantSpec,
+  UserService,
+  UserSpec,
+} from '../../domain/identity/index.js';
+import type { PolicyService, PolicySpec } from '../../domain/policy/index.js';
+import type { ProviderSpec } from '../../execution/providers/index.js';
+import type { ConfigDocument } from './config-document.js';
+
+/** A set's name: short, lowercase, safe in a URL and a log line. */
+export const APPLY_SET_PATTERN = /^[a-z0-9][a-z0-9._-]{0,63}$/;
+export const DEFAULT_APPLY_SET = 'default';
+
+/** One object of the ledger: its kind and its key within the kind. */
+interface Declared {
+  readonly kind: ConfigDocument['kind'];
+  readonly subject: string;
+}
+
+export interface PruneChange {
+  readonly document: -1;
+  readonly kind: ConfigDocument['kind'];
+  readonly subject: string;
+  readonly action: 'prune' | 'drift';
+  readonly summary: string;
+}
+
+export interface PruneServices {
+  readonly catalog: CatalogService;
+  readonly agents: AgentService;
+  readonly users: UserService;
+  readonly policies: PolicyService;
+}
+
+const REASON = 'no longer declared (apply --prune)';
+
+/** The ledger keys of the documents an apply declares. */
+export function declaredObjects(docs: readonly { doc: ConfigDocument }[]): Declared[] {
+  const out: Declared[] = [];
+  for (const { doc } of docs) {
+    switch (doc.kind) {
+      case 'Agent':
+        out.push({ kind: 'Agent', subject: (doc.spec as AgentSpec).id });
+        break;
+      case 'User':
+        out.push({ kind: 'User', subject: (doc.spec as UserSpec).id });
+        break;
+      case 'Tool': {
+        const spec = doc.spec as ToolDefinition;
+        out.push({ kind: 'Tool', subject: `${spec.id}@${spec.version}` });
+        break;
+      }
+      case 'Policy':
+        out.push({ kind: 'Policy', subject: (doc.spec as PolicySpec).id });
+        break;
+      case 'Grant': {
+        const spec = doc.spec as GrantSpec;
+        for (const c of spec.capabilities)
+          out.push({ kind: 'Grant', subject: `${spec.agent} ${c}` });
+        break;
+      }
+      case 'Provider':
+        out.push({ kind: 'Provider', subject: (doc.spec as ProviderSpec).name });
+        break;
+    }
+  }
+  return out;
+}
+
+/**
+ * Records what the set declares now and, for what it declared before and no longer does, prunes
+ * (with `prune`) or reports drift. Runs inside the apply's transaction: a dry run rolls it back
+ * with everything else, so its plan is exactly what the apply would do.
+ */
+export async function reconcileSet(
+  ctx: CatalogWrite,
+  services: PruneServices,
+  set: string,
+  declared: readonly Declared[],
+  actor: Actor,
+  prune: boolean,
+): Promise<PruneChange[]> {
+  const { trx } = ctx;
+  const key = (d: Declared) => `${d.kind}\u0000${d.subject}`;
+  const now = new Set(declared.map(key));
+  const before = (await trx
+    .selectFrom('applied_objects')
+    .select(['kind', 'subject'])
+    .where('set_name', '=', set)
+    .execute()) as Declared[];
+  const held = new Set(before.map(key));
+  const at = new Date().toISOString();
+  const added = [...new Map(declared.map((d) => [key(d), d])).values()].filter(
+    (d) => !held.has(key(d)),
+  );
+  for (const d of added) {
+    await trx
+      .insertInto('applied_objects')
+      .values({
+        set_name: set,
+        kind: d.kind,
+        subject: d.subject,
+        applied_at: at,
+        applied_by: actor.id,
+      })
+      .execute();
+  }
+  const gone = before
+    .filter((d) => !now.has(key(d)))
+    .sort((a, b) => a.kind.localeCompare(b.kind) || a.subject.localeCompare(b.subject));
+  const changes: PruneChange[] = [];
+  for (const d of gone) {
+    if (!prune || d.kind === 'Provider') {
+      changes.push({
+        document: -1,
+        kind: d.kind,
+        subject: subjectText(d),
+        action: 'drift',
+        summary:
+          d.kind === 'Provider'
+            ? 'no longer declared: kept (providers are not pruned; remove it by hand)'
+            : `no longer declared: kept (apply with --prune to ${PRUNE_VERB[d.kind]})`,
+      });
+      continue;
+    }
+    // Another set that still declares the object keeps it.
+    const other = await trx
+      .selectFrom('applied_objects')
+      .select('set_name')
+      .where('kind', '=', d.kind)
+      .where('subject', '=', d.subject)
+      .where('set_name', '!=', set)
+      .executeTakeFirst();
+    const summary = other
+      ? `no longer declared here: kept, set ${other.set_name} still declares it`
+      : await pruneOne(ctx, services, d, actor);
+    await trx
+      .deleteFrom('applied_objects')
+      .where('set_name', '=', set)
+      .where('kind', '=', d.kind)
+      .where('subject', '=', d.subject)
+      .execute();
+    changes.push({ document: -1, kind: d.kind, subject: subjectText(d), action: 'prune', summary });
+  }
+  return changes;
+}
+
+const PRUNE_VERB: Readonly<Record<ConfigDocument['kind'], string>> = {
+  Agent: 'disable it',
+  User: 'disable it',
+  Tool: 'withdraw it',
+  Policy: 'delete it',
+  Grant: 'revoke it',
+  Provider: 'remove it',
+};
+
+function subjectText(d: Declared): string {
+  if (d.kind === 'Grant') {
+    const [agent, capability] = d.subject.split(' ');
+    return `grant ${agent} ${capability}`;
+  }
+  return `${d.kind.toLowerCase()} ${d.subject}`;
+}
+
+async function pruneOne(
+  ctx: CatalogWrite,
+  services: PruneServices,
+  d: Declared,
+  actor: Actor,
+): Promise<string> {
+  const { trx } = ctx;
+  switch (d.kind) {
+    case 'Agent':
+      return (await services.agents.disableIn(trx, d.subject, actor, REASON))
+        ? 'disabled'
+        : 'already disabled or gone';
+    case 'User':
+      return (await services.users.disableIn(trx, d.subject, actor, REASON))
+        ? 'disabled'
+        : 'already disabled or gone';
+    case 'Grant': {
+      const [agent = '', capability = ''] = d.subject.split(' ');
+      const removed = await services.agents.revokeIn(trx, agent, [capability], actor, REASON);
+      return removed.length > 0 ? 'revoked' : 'not held';
+    }
+    case 'Policy': {
+      if (!(await services.policies.removeIn(trx, d.subject, actor, REASON))) return 'gone';
+      const problems = await services.policies.check(trx, []);
+      if (problems.length > 0) {
+        throw new ToolgateError(
+          'CONFIG_INVALID',
+          `configuration refused, nothing applied: deleting policy ${d.subject} leaves a policy set that does not load (${problems[0]?.message ?? ''})`,
+          { problems: [] },
+        );
+      }
+      ctx.changed = true;
+      return 'deleted';
+    }
+    case 'Tool': {
+      const at = d.subject.lastIndexOf('@');
+      const [toolId, version] = [d.subject.slice(0, at), d.subject.slice(at + 1)];
+      const row = await trx
+        .selectFrom('tool_versions')
+        .select(['lifecycle', 'retire_at'])
+        .where('tool_id', '=', toolId)
+        .where('version', '=', version)
+        .executeTakeFirst();
+      const from = row
+        ? effectiveLifecycleOf(
+            { lifecycle: row.lifecycle as LifecycleState, retire_at: row.retire_at },
+            new Date(),
+          )
+        : null;
+      // Through the lifecycle: an active version is deprecated (it retires when its migration
+      // window ends), a draft is retired; a deprecated or retired one is on its way already.
+      if (from !== 'active' && from !== 'draft') return 'already deprecated, retired or gone';
+      const to = from === 'active' ? 'deprecated' : 'retired';
+      const detail = await services.catalog.transitionIn(ctx, toolId, version, to, actor, {
+        reason: REASON,
+        ...(to === 'deprecated' ? { windowDays: DEFAULT_MIGRATION_WINDOW_DAYS } : {}),
+      });
+      return to === 'retired'
+        ? `retired (was ${from})`
+        : `deprecated, retires ${detail.retire_at ?? ''}`;
+    }
+    case 'Provider':
+      return 'kept';
+  }
+}
