@@ -23,7 +23,9 @@ export function registerServe(program: Command): void {
       new Option(
         '--admin-token-file <path>',
         'where the admin token is kept (created on first start)',
-      ).default('./data/admin-token'),
+      )
+        .env('TOOLGATE_ADMIN_TOKEN_FILE')
+        .default('./data/admin-token'),
     )
     .option(
       '--no-admin-token',
@@ -31,6 +33,7 @@ export function registerServe(program: Command): void {
     )
     .addOption(
       new Option('--body-limit <bytes>', 'largest request body')
+        .env('TOOLGATE_BODY_LIMIT')
         .default(1_048_576)
         .argParser(int(1024, 1_073_741_824)),
     )
@@ -110,30 +113,37 @@ export function registerServe(program: Command): void {
 function limitOptions(): Option[] {
   return [
     new Option('--max-sessions-per-agent <n>', 'open sessions of one agent (REST + MCP)')
+      .env('TOOLGATE_MAX_SESSIONS_PER_AGENT')
       .default(64)
       .argParser(int(1, 1_000_000)),
     new Option(
       '--user-session-share <fraction>',
       "share of an agent's sessions and event streams one token user may hold, and of its pending approvals one principal (a token user, or the agent's keys) may hold (at least 1)",
     )
+      .env('TOOLGATE_USER_SESSION_SHARE')
       .default(0.5)
       .argParser(share),
     new Option('--max-pending-approvals-per-agent <n>', 'pending approval requests of one agent')
+      .env('TOOLGATE_MAX_PENDING_APPROVALS_PER_AGENT')
       .default(50)
       .argParser(int(1, 1_000_000)),
     new Option('--max-mcp-sessions <n>', 'MCP sessions overall (the LRU idle one is evicted)')
+      .env('TOOLGATE_MAX_MCP_SESSIONS')
       .default(1000)
       .argParser(int(1, 1_000_000)),
     new Option('--max-in-flight <n>', 'requests handled at once (a bounded queue waits ≤ 2 s)')
+      .env('TOOLGATE_MAX_IN_FLIGHT')
       .default(64)
       .argParser(int(1, 100_000)),
     new Option(
       '--max-in-flight-per-caller <n>',
       'running requests of one agent or user (and of one credential before authentication)',
     )
+      .env('TOOLGATE_MAX_IN_FLIGHT_PER_CALLER')
       .default(16)
       .argParser(int(1, 100_000)),
     new Option('--max-event-loop-delay-ms <ms>', 'refuse new requests while the loop lags (0: off)')
+      .env('TOOLGATE_MAX_EVENT_LOOP_DELAY_MS')
       .default(1000)
       .argParser(int(0, 600_000)),
   ];
