@@ -15,7 +15,9 @@ import {
   REST_REFERENCE,
   renderCliReference,
   renderRestReference,
+  SETTINGS_PAGE,
   withOperatorActions,
+  withSettings,
 } from '../../scripts/gen-docs.js';
 
 const ROOT = fileURLToPath(new URL('../../', import.meta.url));
@@ -76,4 +78,11 @@ test('the route → role table in docs/operators-and-approvals.md is OPERATOR_AC
   const generated = withOperatorActions(committed);
   assert.ok(generated.includes('| `administer` | `admin` |'), 'the table lists the default action');
   assertCurrent(OPERATOR_ACTIONS_PAGE, generated);
+});
+
+test("the settings file's table in docs/configuration.md is SETTINGS", () => {
+  const committed = readFileSync(join(ROOT, SETTINGS_PAGE), 'utf8');
+  const generated = withSettings(committed);
+  assert.ok(generated.includes('| `server.port` | `TOOLGATE_PORT` |'), 'the table lists the port');
+  assertCurrent(SETTINGS_PAGE, generated);
 });

@@ -13,6 +13,7 @@ import { registerApprovers } from './commands/approvers.js';
 import { registerAudit } from './commands/audit.js';
 import { registerChanges } from './commands/changes.js';
 import { registerChannels } from './commands/channels.js';
+import { registerConfig } from './commands/config.js';
 import { registerDestinationSets } from './commands/destination-sets.js';
 import { registerDoctor } from './commands/doctor.js';
 import { registerEvents } from './commands/events.js';
@@ -48,6 +49,12 @@ export function buildProgram(): Command {
         .env('TOOLGATE_DATA_DIR')
         .default('./data'),
     )
+    .addOption(
+      new Option(
+        '--config <file>',
+        'settings file (YAML or JSON, see `toolgate config schema`): fills every setting its variable does not set; flags win over both',
+      ).env('TOOLGATE_CONFIG'),
+    )
     .option(
       '--token-file <path>',
       'a personal operator token (tgo_…) to act as; default TOOLGATE_TOKEN, else the bootstrap admin token',
@@ -72,6 +79,7 @@ export function buildProgram(): Command {
   registerSecrets(program);
   registerReports(program);
   registerDoctor(program);
+  registerConfig(program);
   registerAudit(program);
   registerOperators(program);
   registerProviders(program);

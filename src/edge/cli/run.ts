@@ -5,10 +5,35 @@
  * with `{ error: {code,…} }`.
  */
 import type { Command } from 'commander';
+import { ToolgateError } from '../../core/index.js';
 import { jsonText, reportError } from './output.js';
 import { buildProgram } from './program.js';
+import { configFileOf, fillFromSettings, readSettingsFile } from './settings-file.js';
 
 const program = buildProgram();
+
+/**
+ * The settings file (--config or TOOLGATE_CONFIG) fills the environment before the command line
+ * is parsed, so that each option's variable, and the flag over it, wins over the file.
+ */
+function loadSettings(): boolean {
+  const file = configFileOf(process.argv.slice(2), process.env);
+  if (file === null) return true;
+  const { env, problems } = readSettingsFile(file);
+  if (problems.length > 0) {
+    process.exitCode = reportError(
+      new ToolgateError(
+        'INPUT_INVALID',
+        `--config ${file}: not a valid settings file (toolgate config check ${file} lists every problem)`,
+        { problems },
+      ),
+      process.argv.includes('--json'),
+    );
+    return false;
+  }
+  fillFromSettings(process.env, env);
+  return true;
+}
 
 // Usage errors (unknown option, bad number, missing --reason) are refusals like any other: with
 // --json they are printed as { error: { code: 'INPUT_INVALID', … } }.
@@ -24,7 +49,7 @@ const configure = (command: Command): void => {
 };
 configure(program);
 try {
-  await program.parseAsync(process.argv);
+  if (loadSettings()) await program.parseAsync(process.argv);
 } catch (err) {
   const code = (err as { code?: string }).code ?? '';
   if (

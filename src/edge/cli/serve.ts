@@ -9,6 +9,7 @@ import { checkAdminTokenStrength, loadOrCreateAdminToken } from '../../domain/id
 import { type OidcConfig, oidcConfigFromEnv } from '../../domain/operators/oidc/index.js';
 import { openOidcLogin, openToolgate, type Toolgate } from '../../host/toolgate.js';
 import type { DetectorsConfigInput } from '../../operations/detectors/index.js';
+import { healthConfigFromEnv } from '../../operations/health/index.js';
 import { type NotifyConfig, notifyConfigFromEnv } from '../../operations/notify/index.js';
 import { DEFAULT_ORIGIN } from '../../records/audit/index.js';
 import { type OriginPolicy, originPolicy } from '../mcp/index.js';
@@ -182,6 +183,7 @@ export async function serve(options: ServeOptions): Promise<void> {
         fallbackTeam: process.env.TOOLGATE_OWNER_FALLBACK_TEAM?.trim() || null,
       },
       ...detectorsFromEnv(),
+      health: healthConfigFromEnv(process.env),
       caps: capsOf(limits),
     });
     let demoSummary = '';

@@ -97,3 +97,53 @@ export function resolveHealthConfig(input: HealthConfigInput = {}): HealthConfig
     throw new ToolgateError('INPUT_INVALID', 'the health configuration is invalid', { problems });
   return config;
 }
+
+/** An integer variable within bounds, or undefined when unset; a bad value stops the start. */
+function intFromEnv(
+  env: NodeJS.ProcessEnv,
+  name: string,
+  min: number,
+  max: number,
+): number | undefined {
+  const text = env[name]?.trim();
+  if (!text) return undefined;
+  const n = Number(text);
+  if (!/^\d+$/.test(text) || n < min || n > max) {
+    throw new ToolgateError(
+      'INPUT_INVALID',
+      `${name} must be an integer ${min}–${max}, got ${text}`,
+      {
+        problems: [],
+      },
+    );
+  }
+  return n;
+}
+
+/**
+ * Tool health probing from TOOLGATE_HEALTH (`off` turns it off) and TOOLGATE_HEALTH_* (intervals
+ * by access tier in seconds, probe timeout, concurrency); unset ones keep their defaults.
+ */
+export function healthConfigFromEnv(env: NodeJS.ProcessEnv): HealthConfigInput | false {
+  const switched = env.TOOLGATE_HEALTH?.trim();
+  if (switched !== undefined && switched !== '' && switched !== 'on' && switched !== 'off') {
+    throw new ToolgateError('INPUT_INVALID', `TOOLGATE_HEALTH must be on or off, got ${switched}`, {
+      problems: [],
+    });
+  }
+  if (switched === 'off') return false;
+  const seconds = (tier: string) =>
+    intFromEnv(env, `TOOLGATE_HEALTH_INTERVAL_${tier.toUpperCase()}`, 5, 86_400);
+  const intervalMs: Partial<Record<AccessTier, number>> = {};
+  for (const tier of ['public', 'restricted', 'privileged'] as const) {
+    const s = seconds(tier);
+    if (s !== undefined) intervalMs[tier] = s * 1000;
+  }
+  const probeTimeoutMs = intFromEnv(env, 'TOOLGATE_HEALTH_PROBE_TIMEOUT_MS', 100, 600_000);
+  const maxConcurrentProbes = intFromEnv(env, 'TOOLGATE_HEALTH_MAX_CONCURRENT_PROBES', 1, 1_000);
+  return {
+    ...(Object.keys(intervalMs).length > 0 ? { intervalMs } : {}),
+    ...(probeTimeoutMs !== undefined ? { probeTimeoutMs } : {}),
+    ...(maxConcurrentProbes !== undefined ? { maxConcurrentProbes } : {}),
+  };
+}

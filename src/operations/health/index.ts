@@ -4,7 +4,11 @@
  * API; the gate reads it through `HealthGate`, discovery and sessions through `HealthReader`.
  */
 export type { HealthConfig, HealthConfigInput } from './health-config.js';
-export { DEFAULT_HEALTH_CONFIG, resolveHealthConfig } from './health-config.js';
+export {
+  DEFAULT_HEALTH_CONFIG,
+  healthConfigFromEnv,
+  resolveHealthConfig,
+} from './health-config.js';
 export type {
   HealthMonitorDependencies,
   OverrideInput,

@@ -9,51 +9,8 @@ import { reportError } from '../output.js';
 export function registerServe(program: Command): void {
   const serve = program
     .command('serve')
-    .description('start the gateway (REST + OpenAPI docs) on 127.0.0.1')
-    .addOption(
-      new Option('--host <host>', 'interface to bind').env('TOOLGATE_HOST').default('127.0.0.1'),
-    )
-    .addOption(
-      new Option('--port <port>', 'port')
-        .env('TOOLGATE_PORT')
-        .default(8080)
-        .argParser(int(0, 65_535)),
-    )
-    .option('--demo', 'load the demo catalog (idempotent)')
-    .addOption(
-      new Option(
-        '--admin-token-file <path>',
-        'where the admin token is kept, created on first start (default: <data-dir>/admin-token)',
-      ),
-    )
-    .option(
-      '--no-admin-token',
-      'disable the bootstrap admin token (also TOOLGATE_ADMIN_TOKEN=disabled): only personal operator tokens open admin routes',
-    )
-    .addOption(
-      new Option('--body-limit <bytes>', 'largest request body')
-        .default(1_048_576)
-        .argParser(int(1024, 1_073_741_824)),
-    )
-    .addOption(
-      new Option(
-        '--allowed-origins <origins>',
-        'comma-separated browser origins (scheme://host[:port]) allowed at /mcp besides loopback ones',
-      ).env('TOOLGATE_ALLOWED_ORIGINS'),
-    )
-    .addOption(
-      new Option(
-        '--allowed-hosts <hosts>',
-        'comma-separated Host names (or host:port) /mcp answers besides loopback names',
-      ).env('TOOLGATE_ALLOWED_HOSTS'),
-    )
-    .addOption(
-      new Option(
-        '--public-url <url>',
-        'where operators reach this gateway (console links, single sign-on redirect)',
-      ).env('TOOLGATE_PUBLIC_URL'),
-    );
-  for (const option of limitOptions()) serve.addOption(option);
+    .description('start the gateway (REST + OpenAPI docs) on 127.0.0.1');
+  for (const option of [...serveOptions(), ...limitOptions()]) serve.addOption(option);
   serve.action(
     async (opts: {
       host: string;
@@ -107,34 +64,77 @@ export function registerServe(program: Command): void {
   );
 }
 
+/** Where and how `serve` listens; docs/configuration.md has each one's variable and settings key. */
+function serveOptions(): Option[] {
+  return [
+    new Option('--host <host>', 'interface to bind').env('TOOLGATE_HOST').default('127.0.0.1'),
+    new Option('--port <port>', 'port')
+      .env('TOOLGATE_PORT')
+      .default(8080)
+      .argParser(int(0, 65_535)),
+    new Option('--demo', 'load the demo catalog (idempotent)'),
+    new Option(
+      '--admin-token-file <path>',
+      'where the admin token is kept, created on first start (default: <data-dir>/admin-token)',
+    ).env('TOOLGATE_ADMIN_TOKEN_FILE'),
+    new Option(
+      '--no-admin-token',
+      'disable the bootstrap admin token (also TOOLGATE_ADMIN_TOKEN=disabled): only personal operator tokens open admin routes',
+    ),
+    new Option('--body-limit <bytes>', 'largest request body')
+      .env('TOOLGATE_BODY_LIMIT')
+      .default(1_048_576)
+      .argParser(int(1024, 1_073_741_824)),
+    new Option(
+      '--allowed-origins <origins>',
+      'comma-separated browser origins (scheme://host[:port]) allowed at /mcp besides loopback ones',
+    ).env('TOOLGATE_ALLOWED_ORIGINS'),
+    new Option(
+      '--allowed-hosts <hosts>',
+      'comma-separated Host names (or host:port) /mcp answers besides loopback names',
+    ).env('TOOLGATE_ALLOWED_HOSTS'),
+    new Option(
+      '--public-url <url>',
+      'where operators reach this gateway (console links, single sign-on redirect)',
+    ).env('TOOLGATE_PUBLIC_URL'),
+  ];
+}
+
 /** Caps and admission; docs/operations.md "Limits and overload" has the rule and the defaults. */
 function limitOptions(): Option[] {
   return [
     new Option('--max-sessions-per-agent <n>', 'open sessions of one agent (REST + MCP)')
+      .env('TOOLGATE_MAX_SESSIONS_PER_AGENT')
       .default(64)
       .argParser(int(1, 1_000_000)),
     new Option(
       '--user-session-share <fraction>',
       "share of an agent's sessions and event streams one token user may hold, and of its pending approvals one principal (a token user, or the agent's keys) may hold (at least 1)",
     )
+      .env('TOOLGATE_USER_SESSION_SHARE')
       .default(0.5)
       .argParser(share),
     new Option('--max-pending-approvals-per-agent <n>', 'pending approval requests of one agent')
+      .env('TOOLGATE_MAX_PENDING_APPROVALS_PER_AGENT')
       .default(50)
       .argParser(int(1, 1_000_000)),
     new Option('--max-mcp-sessions <n>', 'MCP sessions overall (the LRU idle one is evicted)')
+      .env('TOOLGATE_MAX_MCP_SESSIONS')
       .default(1000)
       .argParser(int(1, 1_000_000)),
     new Option('--max-in-flight <n>', 'requests handled at once (a bounded queue waits ≤ 2 s)')
+      .env('TOOLGATE_MAX_IN_FLIGHT')
       .default(64)
       .argParser(int(1, 100_000)),
     new Option(
       '--max-in-flight-per-caller <n>',
       'running requests of one agent or user (and of one credential before authentication)',
     )
+      .env('TOOLGATE_MAX_IN_FLIGHT_PER_CALLER')
       .default(16)
       .argParser(int(1, 100_000)),
     new Option('--max-event-loop-delay-ms <ms>', 'refuse new requests while the loop lags (0: off)')
+      .env('TOOLGATE_MAX_EVENT_LOOP_DELAY_MS')
       .default(1000)
       .argParser(int(0, 600_000)),
   ];

@@ -1,0 +1,35 @@
+/**
+ * @module What the CLI's settings file (edge/cli/settings-file.ts) needs from below without an open
+ * gateway: a document validator, the operator roles a role map may name, and the start's own
+ * readers of the single sign-on, notification and health settings, so that `toolgate config check`
+ * refuses exactly what a start would (docs/architecture.md §2).
+ */
+import type { Problem } from '../core/index.js';
+import { problem } from '../core/index.js';
+import { compileDocumentValidator } from '../domain/catalog/index.js';
+import { oidcConfigFromEnv } from '../domain/operators/oidc/index.js';
+import { healthConfigFromEnv } from '../operations/health/index.js';
+import { notifyConfigFromEnv } from '../operations/notify/index.js';
+
+/** A JSON Schema (draft 2020-12) as a function listing every problem with its JSON pointer. */
+export function settingsValidator(schema: Record<string, unknown>): (value: unknown) => Problem[] {
+  return compileDocumentValidator(schema);
+}
+
+/** The problems a start would refuse with in single sign-on, notifications and health. */
+export function startSettingsProblems(env: NodeJS.ProcessEnv, publicUrl: string): Problem[] {
+  const found: Problem[] = [];
+  const attempt = (pointer: string, check: () => unknown) => {
+    try {
+      check();
+    } catch (err) {
+      found.push(
+        problem(pointer, err instanceof Error ? err.message : String(err), 'settings.value'),
+      );
+    }
+  };
+  attempt('/oidc', () => oidcConfigFromEnv(env, publicUrl));
+  attempt('/notify', () => notifyConfigFromEnv(env, publicUrl));
+  attempt('/health', () => healthConfigFromEnv(env));
+  return found;
+}

@@ -1,0 +1,97 @@
+/**
+ * @module `toolgate config`: checks a settings file (settings-file.ts) the way a start would read
+ * it, and prints its JSON Schema. No database needed.
+ */
+
+import type { Command } from 'commander';
+import { startSettingsProblems } from '../../../api/index.js';
+import { type Problem, problem, ToolgateError } from '../../../core/index.js';
+import { originPolicy } from '../../mcp/index.js';
+import { type GlobalOptions, splitList } from '../command-kit.js';
+import { makeOutput, reportError } from '../output.js';
+import { jwtConfigFromEnv } from '../runtime-files.js';
+import { fillFromSettings, readSettingsFile, SETTINGS, settingsSchema } from '../settings-file.js';
+
+export function registerConfig(program: Command): void {
+  const config = program
+    .command('config')
+    .description('the settings file: check one, print its JSON Schema');
+
+  config
+    .command('check <file>')
+    .description(
+      'check a settings file as a start would read it (schema, then each setting the way serve reads it)',
+    )
+    .action((file: string) => {
+      const out = makeOutput(program.opts<GlobalOptions>().json === true);
+      try {
+        const checked = checkSettings(file);
+        out.result(checked, () =>
+          [
+            ...checked.settings.map(
+              (s) =>
+                `${s.path.padEnd(40)} ${s.env}${s.overridden ? '  (set in the environment: it wins)' : ''}`,
+            ),
+            `${file}: ${checked.settings.length} setting(s), valid`,
+          ].join('\n'),
+        );
+      } catch (err) {
+        process.exitCode = reportError(err, out.json);
+      }
+    });
+
+  config
+    .command('schema')
+    .description('print the JSON Schema of the settings file')
+    .action(() => {
+      process.stdout.write(`${JSON.stringify(settingsSchema(), null, 2)}\n`);
+    });
+}
+
+interface CheckedSetting {
+  readonly path: string;
+  readonly env: string;
+  readonly overridden: boolean;
+}
+
+/** Refuses (INPUT_INVALID, every problem) a file a start would refuse; else lists its settings. */
+function checkSettings(file: string): { file: string; settings: CheckedSetting[] } {
+  const { env, problems } = readSettingsFile(file);
+  if (problems.length > 0) throw invalid(file, problems);
+  const merged: NodeJS.ProcessEnv = { ...process.env };
+  const { overridden } = fillFromSettings(merged, env);
+  const found: Problem[] = [];
+  const attempt = (pointer: string, check: () => unknown) => {
+    try {
+      check();
+    } catch (err) {
+      found.push(
+        problem(pointer, err instanceof Error ? err.message : String(err), 'settings.value'),
+      );
+    }
+  };
+  const publicUrl = merged.TOOLGATE_PUBLIC_URL ?? 'http://127.0.0.1:8080';
+  attempt('/server', () =>
+    originPolicy(
+      splitList(merged.TOOLGATE_ALLOWED_ORIGINS),
+      splitList(merged.TOOLGATE_ALLOWED_HOSTS),
+    ),
+  );
+  attempt('/jwt', () => jwtConfigFromEnv(merged));
+  found.push(...startSettingsProblems(merged, publicUrl));
+  if (found.length > 0) throw invalid(file, found);
+  const settings = SETTINGS.filter((s) => env[s.env] !== undefined).map((s) => ({
+    path: s.path,
+    env: s.env,
+    overridden: overridden.includes(s.env),
+  }));
+  return { file, settings };
+}
+
+function invalid(file: string, problems: Problem[]): ToolgateError<'INPUT_INVALID'> {
+  return new ToolgateError(
+    'INPUT_INVALID',
+    `${file} is not a valid settings file: ${problems.length} problem(s) (first: ${problems[0]?.pointer || '(file)'} ${problems[0]?.message ?? ''})`,
+    { problems },
+  );
+}
