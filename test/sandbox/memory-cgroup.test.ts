@@ -17,7 +17,7 @@ import {
   RunCgroup,
   type SandboxRunner,
 } from '../../src/execution/sandbox/index.js';
-import { DRIVERS, LIMITS } from './drivers.js';
+import { DRIVERS, LIMITS, NODE, NODE_BINDS } from './drivers.js';
 
 const MB = 1 << 20;
 const LIMIT_MB = 64;
@@ -122,6 +122,26 @@ describe('the memory limit holds what the kernel charges to a run (attack round 
           assert.ok(peak >= BENIGN_MB && peak <= LIMIT_MB + 64, `${what} neighbour peak ${peak}`);
         }
       });
+    }
+  });
+
+  test('a Node tool that fills four times its memory ends with memory_limit, not exit_nonzero (attack round 18, U6)', async () => {
+    const fill = `const b = Buffer.alloc(${4 * LIMIT_MB * 2} * 1024 * 1024); b.fill(1); console.log(b.length)`;
+    const outs = await Promise.all(
+      DRIVERS.map((runner) =>
+        runner.run({
+          argv: [NODE, '-e', fill],
+          limits: { ...ATTACK_LIMITS, memory_mb: 2 * LIMIT_MB },
+          binds: NODE_BINDS,
+        }),
+      ),
+    );
+    for (const out of outs) {
+      assert.equal(
+        out.kind,
+        'memory_limit',
+        `${out.driver}: ${out.kind} ${out.stderr.slice(0, 300)}`,
+      );
     }
   });
 
