@@ -319,7 +319,13 @@ export async function startLaunch(
   wallTimeMs: number | undefined,
 ): Promise<SandboxProcess> {
   const started = performance.now();
-  const memory = openMemory(launch, limits);
+  let memory: RunMemory;
+  try {
+    memory = openMemory(launch, limits);
+  } catch (err) {
+    await launch.cleanup(true);
+    throw err;
+  }
   let child: ChildProcess;
   try {
     child = spawnLaunch(launch, memory.cgroup);

@@ -92,12 +92,21 @@ function v2Parent(dir: string, own: boolean): string {
     throw new Error(`the memory controller is not delegated to ${dir}`);
   }
   if (lists(dir, 'cgroup.subtree_control', 'memory')) return dir;
-  if (own) {
-    const leaf = join(dir, 'toolgate-gateway');
-    mkdirSync(leaf, { recursive: true });
-    writeFileSync(join(leaf, 'cgroup.procs'), String(process.pid));
+  if (!own) {
+    writeFileSync(join(dir, 'cgroup.subtree_control'), '+memory');
+    return dir;
   }
-  writeFileSync(join(dir, 'cgroup.subtree_control'), '+memory');
+  const leaf = join(dir, 'toolgate-gateway');
+  mkdirSync(leaf, { recursive: true });
+  writeFileSync(join(leaf, 'cgroup.procs'), String(process.pid));
+  try {
+    writeFileSync(join(dir, 'cgroup.subtree_control'), '+memory');
+  } catch (err) {
+    // Other processes share our cgroup (not a delegated one): back where we were, leaf removed.
+    writeFileSync(join(dir, 'cgroup.procs'), String(process.pid));
+    rmdirSync(leaf);
+    throw err;
+  }
   return dir;
 }
 
