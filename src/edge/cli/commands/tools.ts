@@ -7,6 +7,7 @@ import { codeHash } from '../../../api/index.js';
 import { pageOf } from '../../../core/index.js';
 import { operatorActor } from '../../../domain/operators/index.js';
 import {
+  describeDefinition,
   describeVersion,
   type GlobalOptions,
   int,
@@ -75,10 +76,13 @@ export function registerTools(program: Command): void {
           if (ref.includes('@')) {
             const { id, version } = parseRef(ref);
             const t = await admin.catalog.get(id, version);
-            out.result(t, () => `${describeVersion(t)}\n${JSON.stringify(t.definition, null, 2)}`);
+            // The definition first: the record, its quarantine line and findings last, stay on screen.
+            out.result(t, () => `${describeDefinition(t.definition)}\n\n${describeVersion(t)}`);
           } else {
             const versions = await admin.catalog.versions(ref);
-            out.result({ id: ref, versions }, () => versions.map(describeVersion).join('\n\n'));
+            out.result({ id: ref, versions }, () =>
+              versions.map((v) => describeVersion(v)).join('\n\n'),
+            );
           }
         },
         { action: 'state.read' },
