@@ -381,3 +381,13 @@ export function describeVersion(t: ToolVersionDetail, columns = screenColumns())
   ];
   return lines.join('\n');
 }
+
+/** `tools show ID@VERSION`: the definition first, so the record's quarantine line stays last. */
+export function describeWithDefinition(t: ToolVersionDetail): string {
+  return `${describeDefinition(t.definition)}\n\n${describeVersion(t)}`;
+}
+
+/** `tools show ID`: every version's record. */
+export function describeVersions(versions: readonly ToolVersionDetail[]): string {
+  return versions.map((v) => describeVersion(v)).join('\n\n');
+}

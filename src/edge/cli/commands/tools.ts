@@ -7,8 +7,8 @@ import { codeHash } from '../../../api/index.js';
 import { pageOf } from '../../../core/index.js';
 import { operatorActor } from '../../../domain/operators/index.js';
 import {
-  describeDefinition,
-  describeVersion,
+  describeVersions,
+  describeWithDefinition,
   type GlobalOptions,
   int,
   type PageFlags,
@@ -76,13 +76,10 @@ export function registerTools(program: Command): void {
           if (ref.includes('@')) {
             const { id, version } = parseRef(ref);
             const t = await admin.catalog.get(id, version);
-            // The definition first: the record, its quarantine line and findings last, stay on screen.
-            out.result(t, () => `${describeDefinition(t.definition)}\n\n${describeVersion(t)}`);
+            out.result(t, () => describeWithDefinition(t));
           } else {
             const versions = await admin.catalog.versions(ref);
-            out.result({ id: ref, versions }, () =>
-              versions.map((v) => describeVersion(v)).join('\n\n'),
-            );
+            out.result({ id: ref, versions }, () => describeVersions(versions));
           }
         },
         { action: 'state.read' },
