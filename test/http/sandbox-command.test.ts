@@ -7,7 +7,11 @@ import assert from 'node:assert/strict';
 import { after, before, describe, test } from 'node:test';
 import { fileURLToPath } from 'node:url';
 import { buildServer } from '../../src/edge/rest/index.js';
-import { NamespaceRunner, SandboxService } from '../../src/execution/sandbox/index.js';
+import {
+  memoryEnforcement,
+  NamespaceRunner,
+  SandboxService,
+} from '../../src/execution/sandbox/index.js';
 import { type Gateway, openGateway } from '../../src/host/toolgate.js';
 import type { Store } from '../../src/records/store/index.js';
 import { backends } from '../support/backends.js';
@@ -101,8 +105,14 @@ for (const backend of backends()) {
       assert.deepEqual(res.body.output, { echo: { text }, uid: 65534 });
       const rec = await postRecord(String(res.body.call_id));
       assert.equal(rec.outcome, 'ok');
-      const details = JSON.parse(String(rec.details)) as { sandbox: { driver: string } };
+      const details = JSON.parse(String(rec.details)) as {
+        sandbox: { driver: string; memory?: string; memory_peak_mb?: number };
+      };
       assert.equal(details.sandbox.driver, 'namespace');
+      // The record says which mechanism held the run's memory, and with a cgroup its peak.
+      const memory = memoryEnforcement().enforcement;
+      assert.equal(details.sandbox.memory, memory);
+      if (memory !== 'rlimit-watch') assert.ok((details.sandbox.memory_peak_mb ?? 0) > 0);
     });
 
     test('a gvisor command tool runs under runsc', async () => {

@@ -303,14 +303,72 @@ export function versionLine(t: ToolVersionSummary): string[] {
   return [t.id, t.version, state, t.action_class, t.access_tier, t.owner];
 }
 
+/** Screen columns assumed when stdout is no terminal (a pipe, a file, a pager). */
+const PLAIN_COLUMNS = 80;
+
+/** Columns of the terminal stdout writes to, or PLAIN_COLUMNS. */
+function screenColumns(): number {
+  const columns = process.stdout.isTTY ? process.stdout.columns : undefined;
+  return columns !== undefined && columns > 0 ? columns : PLAIN_COLUMNS;
+}
+
+/** The most columns a terminal gives a character: two from U+1100 on (wide scripts, emoji), eight for a tab. */
+function columnsOf(ch: string): number {
+  if (ch === '\t') return 8;
+  return (ch.codePointAt(0) ?? 0) >= 0x1100 ? 2 : 1;
+}
+
 /**
- * `tools show`: the version's record, its description with every line marked as the
- * description's (`  │ `), then its quarantine and findings last. A description — an upstream's
- * text — that holds a forged record after many blank lines can push the real header off the
- * screen, but not the real quarantine line and findings, and what it forges reads as description
- * (attack round 18, U4).
+ * Cuts a line into rows of at most `width` columns, counted high (columnsOf), so that no row is
+ * wider than the screen and the terminal never wraps one: a row it wrapped would start at column
+ * 0, without the mark put before it (attack round 19, V5).
  */
-export function describeVersion(t: ToolVersionDetail): string {
+export function screenRows(line: string, width: number): string[] {
+  const rows: string[] = [];
+  let row = '';
+  let used = 0;
+  for (const ch of line) {
+    const w = columnsOf(ch);
+    if (used + w > width && row !== '') {
+      rows.push(row);
+      row = '';
+      used = 0;
+    }
+    row += ch;
+    used += w;
+  }
+  rows.push(row);
+  return rows;
+}
+
+/** `text`'s lines cut to the screen, the first row of each after `first`, the rest after `rest`. */
+function marked(text: string, first: string, rest: string, columns: number): string[] {
+  const prefix = Math.max(
+    ...[first, rest].map((p) => [...p].reduce((n, c) => n + columnsOf(c), 0)),
+  );
+  const width = Math.max(columns - prefix, 16);
+  return text
+    .split('\n')
+    .flatMap((line) => screenRows(line, width).map((row, i) => `${i === 0 ? first : rest}${row}`));
+}
+
+/**
+ * A version's definition as indented JSON, each line cut to the screen (a row after the first of a
+ * line marked `↳ `): printed before the record, whose quarantine line and findings stay last.
+ */
+export function describeDefinition(definition: unknown, columns = screenColumns()): string {
+  return marked(JSON.stringify(definition, null, 2), '', '↳ ', columns).join('\n');
+}
+
+/**
+ * `tools show`: the version's record, its description with every screen row marked as the
+ * description's (`  │ `: each line cut to the terminal's width, so none wraps to an unmarked row),
+ * then its quarantine and findings last. A description — an upstream's text — that holds a forged
+ * record after many blank lines can push the real header off the screen, but not the real
+ * quarantine line and findings, and what it forges reads as description (attack round 18, U4;
+ * round 19, V5).
+ */
+export function describeVersion(t: ToolVersionDetail, columns = screenColumns()): string {
   const lines = [
     `${t.id}@${t.version}  ${t.name}`,
     `  lifecycle:  ${t.lifecycle}${t.retire_at ? ` (retires ${t.retire_at})` : ''}`,
@@ -318,11 +376,26 @@ export function describeVersion(t: ToolVersionDetail): string {
     `  owner:      ${t.owner} (${t.provenance})`,
     `  hash:       ${t.definition_hash}`,
     '  description:',
-    ...t.description.split('\n').map((line) => `  │ ${line}`),
+    ...marked(t.description, '  │ ', '  │ ', columns),
     `  quarantine: ${t.quarantined ? 'YES' : 'no'}`,
-    ...t.findings.map(
-      (f) => `    - [${f.category}] ${f.field}: ${f.message.replace(/\n/g, '\\n')}`,
+    ...t.findings.flatMap((f) =>
+      marked(
+        `[${f.category}] ${f.field}: ${f.message.replace(/\n/g, '\\n')}`,
+        '    - ',
+        '      ',
+        columns,
+      ),
     ),
   ];
   return lines.join('\n');
+}
+
+/** `tools show ID@VERSION`: the definition first, so the record's quarantine line stays last. */
+export function describeWithDefinition(t: ToolVersionDetail): string {
+  return `${describeDefinition(t.definition)}\n\n${describeVersion(t)}`;
+}
+
+/** `tools show ID`: every version's record. */
+export function describeVersions(versions: readonly ToolVersionDetail[]): string {
+  return versions.map((v) => describeVersion(v)).join('\n\n');
 }

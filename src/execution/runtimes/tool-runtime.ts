@@ -76,6 +76,10 @@ export interface SandboxAudit {
   readonly duration_ms: number;
   readonly stdout_truncated: boolean;
   readonly stderr_truncated: boolean;
+  /** How the run's memory was held: `cgroup-v2`, `cgroup-v1` or `rlimit-watch` (no kernel limit). */
+  readonly memory?: string;
+  /** With a cgroup, the most memory the run held at once, in MB. */
+  readonly memory_peak_mb?: number;
 }
 
 /** What a run adds to the call's audit record beside its result. */

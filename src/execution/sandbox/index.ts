@@ -9,6 +9,14 @@ export type { CommandPlan, CommandResult, SandboxDenyCode } from './command-runt
 export { interpretRun, pathRootBinds, planCommand, toolFileBinds } from './command-runtime.js';
 export * from './egress/index.js';
 export { GvisorRunner } from './gvisor/gvisor-runner.js';
+export type { CgroupHost, MemoryEnforcement } from './memory-cgroup.js';
+export {
+  CGROUP_ENV,
+  cgroupHost,
+  findCgroupHost,
+  memoryEnforcement,
+  RunCgroup,
+} from './memory-cgroup.js';
 export { NamespaceRunner } from './namespace/namespace-runner.js';
 export { ProcessRunner } from './process/process-runner.js';
 export {
@@ -16,8 +24,8 @@ export {
   ProtectedPaths,
   providerPathProblems,
 } from './protected-paths.js';
-export { DATA_RESERVE_MB } from './rlimits.js';
-export type { OutcomeKind, RunOutcome, RunRecord } from './run-outcome.js';
+export { DATA_RESERVE_MB, dataLimitBytes } from './rlimits.js';
+export type { MemoryReport, OutcomeKind, RunOutcome, RunRecord } from './run-outcome.js';
 export { OUTCOME_KINDS, TRUNCATION_MARK } from './run-outcome.js';
 export type { DriverName, LongLivedSpec, ReadOnlyBind, RunSpec } from './run-spec.js';
 export { DRIVER_NAMES, EGRESS_PROXY_URL, EGRESS_SOCKET_PATH } from './run-spec.js';

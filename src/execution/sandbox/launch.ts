@@ -8,8 +8,17 @@ import { type ChildProcess, spawn } from 'node:child_process';
 import { constants } from 'node:os';
 import type { SandboxLimits } from '../../domain/catalog/index.js';
 import { CappedBuffer } from './capped-buffer.js';
+import { findExecutable } from './host-tools.js';
+import {
+  cgroupHost,
+  ENTER_EXIT,
+  ENTER_FAILED,
+  enterArgv,
+  type MemoryEnforcement,
+  RunCgroup,
+} from './memory-cgroup.js';
 import { type MemoryCount, treeUsage } from './process-tree.js';
-import { emptyRecord, type RunOutcome, type RunRecord } from './run-outcome.js';
+import { emptyRecord, type MemoryReport, type RunOutcome, type RunRecord } from './run-outcome.js';
 import type { DriverName, RunSpec } from './run-spec.js';
 import type { SandboxProcess } from './sandbox-runner.js';
 
@@ -22,12 +31,16 @@ export interface Launch {
   readonly uid?: number;
   readonly gid?: number;
   /**
-   * Watch the process tree from the host: its memory against `memory_mb` in every driver
-   * (process-tree.ts, `memory` says how it shows on the host; RLIMIT_DATA counts address space a
-   * runtime reserves, not memory it uses), and, with `cpu`, its CPU time, where RLIMIT_CPU cannot
-   * be relied on (gVisor's own kernel sends no SIGXCPU).
+   * Watch the process tree from the host: with `cpu`, its CPU time, where RLIMIT_CPU cannot be
+   * relied on (gVisor's own kernel sends no SIGXCPU); and its memory against `memory_mb` when no
+   * cgroup holds it (memory-cgroup.ts; process-tree.ts, `memory` says how it shows on the host).
    */
   readonly watch?: { readonly memory: MemoryCount; readonly cpu: boolean };
+  /**
+   * MB the run's cgroup allows beyond `memory_mb` for the sandbox's own machinery that is not the
+   * tool's (gVisor's sentry); the tool's own pages are still watched against `memory_mb`.
+   */
+  readonly machineryMb?: number;
   /** Extra teardown after the process group was killed (e.g. `runsc kill`); never throws. */
   readonly kill?: () => Promise<void>;
   /**
@@ -95,16 +108,72 @@ function classify(
   return { ...record, kind: 'exit_nonzero' };
 }
 
-function spawnLaunch(launch: Launch): ChildProcess {
-  return spawn(launch.command, [...launch.args], {
+/** The memory side of one run: its cgroup, when the host has them, and what its record says. */
+interface RunMemory {
+  readonly cgroup: RunCgroup | null;
+  readonly enforcement: MemoryEnforcement;
+}
+
+/** Makes the run's cgroup (memory-cgroup.ts). Throws when the host has cgroups and this fails. */
+function openMemory(launch: Launch, limits: SandboxLimits): RunMemory {
+  const host = cgroupHost();
+  if (host.version === null) return { cgroup: null, enforcement: 'rlimit-watch' };
+  return {
+    cgroup: RunCgroup.create(host, limits.memory_mb + (launch.machineryMb ?? 0)),
+    enforcement: host.version === 2 ? 'cgroup-v2' : 'cgroup-v1',
+  };
+}
+
+function spawnLaunch(launch: Launch, cgroup: RunCgroup | null): ChildProcess {
+  let argv = [launch.command, ...launch.args];
+  let user = launch.uid !== undefined || launch.gid !== undefined;
+  if (cgroup) {
+    // Entering the cgroup takes root; the uid is dropped after, inside it.
+    const setpriv = user ? findExecutable('setpriv') : null;
+    if (user && !setpriv) throw new Error('setpriv (util-linux) not found');
+    const as =
+      user && setpriv
+        ? { uid: launch.uid ?? 0, gid: launch.gid ?? launch.uid ?? 0, setpriv }
+        : null;
+    argv = enterArgv(cgroup, launch.command, launch.args, as);
+    user = false;
+  }
+  const [command, ...args] = argv as [string, ...string[]];
+  return spawn(command, args, {
     env: { ...launch.env },
     stdio: ['pipe', 'pipe', 'pipe'],
     // Its own process group, so a timeout kills the whole tree.
     detached: true,
     ...(launch.cwd !== undefined ? { cwd: launch.cwd } : {}),
-    ...(launch.uid !== undefined ? { uid: launch.uid } : {}),
-    ...(launch.gid !== undefined ? { gid: launch.gid } : {}),
+    ...(user && launch.uid !== undefined ? { uid: launch.uid } : {}),
+    ...(user && launch.gid !== undefined ? { gid: launch.gid } : {}),
   });
+}
+
+/**
+ * One look at a running sandbox: the kernel killed inside its cgroup at the limit (memory), or
+ * the host's watch finds it past `memory_mb` (no cgroup, or gVisor's memory file: the tool's own
+ * pages) or past its CPU time. Null: nothing to stop.
+ */
+function look(launch: Launch, memory: RunMemory, pid: number, limits: SandboxLimits) {
+  if (memory.cgroup && memory.cgroup.read().oomKills > 0) return 'memory';
+  const watch = launch.watch;
+  if (!watch) return null;
+  const watchMemory = memory.cgroup === null || watch.memory === 'memory-file';
+  if (!watchMemory && !watch.cpu) return null;
+  const usage = treeUsage(pid, watch.memory);
+  if (watchMemory && usage.memoryMb > limits.memory_mb) return 'memory';
+  if (watch.cpu && usage.cpuMs > limits.cpu_ms) return 'cpu';
+  return null;
+}
+
+/** The record's memory fields, and whether the kernel killed inside the run at its limit. */
+function endMemory(memory: RunMemory): { report: MemoryReport; oom: boolean } {
+  const reading = memory.cgroup?.read();
+  return {
+    report: { enforcement: memory.enforcement, peakMb: reading?.peakMb ?? null },
+    oom: (reading?.oomKills ?? 0) > 0,
+  };
 }
 
 /**
@@ -130,6 +199,16 @@ export async function runPrepared(
   return runLaunch(driver, launch, spec.limits, spec.stdin);
 }
 
+/** A run that failed before its program started. */
+function failedStart(driver: DriverName, what: string, err: unknown, started: number): RunOutcome {
+  return {
+    ...emptyRecord(driver),
+    kind: 'spawn_failed',
+    reason: `${what}${err instanceof Error ? err.message : String(err)}`,
+    durationMs: performance.now() - started,
+  };
+}
+
 /** Runs a launch to completion. Never throws; never buffers more than the output cap. */
 export async function runLaunch(
   driver: DriverName,
@@ -141,17 +220,20 @@ export async function runLaunch(
   const stdout = new CappedBuffer(limits.output_bytes);
   const stderr = new CappedBuffer(limits.output_bytes);
   let killed: KillReason | null = null;
-  let child: ChildProcess;
+  let memory: RunMemory;
   try {
-    child = spawnLaunch(launch);
+    memory = openMemory(launch, limits);
   } catch (err) {
     await launch.cleanup(true);
-    return {
-      ...emptyRecord(driver),
-      kind: 'spawn_failed',
-      reason: err instanceof Error ? err.message : String(err),
-      durationMs: performance.now() - started,
-    };
+    return failedStart(driver, "could not make the run's memory cgroup: ", err, started);
+  }
+  let child: ChildProcess;
+  try {
+    child = spawnLaunch(launch, memory.cgroup);
+  } catch (err) {
+    await memory.cgroup?.remove();
+    await launch.cleanup(true);
+    return failedStart(driver, '', err, started);
   }
   const result = await new Promise<RunOutcome>((resolve) => {
     let spawnError: Error | null = null;
@@ -159,17 +241,16 @@ export async function runLaunch(
     const stop = (reason: KillReason): void => {
       if (killed === null) killed = reason;
       killGroup(child);
+      memory.cgroup?.kill();
       void launch.kill?.();
     };
     const timer = setTimeout(() => stop('timeout'), limits.wall_time_ms);
-    const watch = launch.watch;
-    const cpuWatch =
-      watch && child.pid !== undefined
+    const watcher =
+      (launch.watch || memory.cgroup) && child.pid !== undefined
         ? setInterval(() => {
             if (child.pid === undefined || killed !== null) return;
-            const usage = treeUsage(child.pid, watch.memory);
-            if (usage.memoryMb > limits.memory_mb) stop('memory');
-            else if (watch.cpu && usage.cpuMs > limits.cpu_ms) stop('cpu');
+            const reason = look(launch, memory, child.pid, limits);
+            if (reason) stop(reason);
           }, WATCH_MS)
         : null;
     child.stdout?.on('data', (chunk: Buffer) => {
@@ -196,8 +277,10 @@ export async function runLaunch(
     });
     child.on('close', (code, signal) => {
       clearTimeout(timer);
-      if (cpuWatch) clearInterval(cpuWatch);
+      if (watcher) clearInterval(watcher);
       const end = exit ?? { code, signal };
+      const { report, oom } = endMemory(memory);
+      if (oom && killed === null) killed = 'memory';
       const record: RunRecord = {
         driver,
         stdout: stdout.text(),
@@ -207,19 +290,26 @@ export async function runLaunch(
         exitCode: end.code,
         signal: signalName(end.signal, end.code),
         durationMs: performance.now() - started,
+        memory: report,
       };
       if (spawnError && end.code === null && end.signal === null) {
         resolve({ ...record, kind: 'spawn_failed', reason: spawnError.message });
-        return;
+      } else if (end.code === ENTER_EXIT && record.stderr.includes(ENTER_FAILED)) {
+        resolve({ ...record, kind: 'spawn_failed', reason: record.stderr.trim() });
+      } else {
+        resolve(classify(record, killed, limits, limits.wall_time_ms));
       }
-      resolve(classify(record, killed, limits, limits.wall_time_ms));
     });
   });
-  // Teardown (unmounting, removing bundles) runs after the caller has its answer; the sandbox's
-  // processes are already gone, so nothing of the run is still executing.
+  // The run's cgroup goes first (whatever is left in it is killed); then the teardown (unmounting,
+  // removing bundles) runs after the caller has its answer: nothing of the run still executes.
+  await memory.cgroup?.remove();
   void launch.cleanup(killed !== null);
   return result;
 }
+
+/** How often a long-lived sandbox's cgroup is read for a kill at its memory limit. */
+const LONG_WATCH_MS = 250;
 
 /** Starts a launch and hands its stdio to the caller (MCP stdio servers). */
 export async function startLaunch(
@@ -229,11 +319,25 @@ export async function startLaunch(
   wallTimeMs: number | undefined,
 ): Promise<SandboxProcess> {
   const started = performance.now();
-  const child = spawnLaunch(launch);
+  let memory: RunMemory;
+  try {
+    memory = openMemory(launch, limits);
+  } catch (err) {
+    await launch.cleanup(true);
+    throw err;
+  }
+  let child: ChildProcess;
+  try {
+    child = spawnLaunch(launch, memory.cgroup);
+  } catch (err) {
+    await memory.cgroup?.remove();
+    await launch.cleanup(true);
+    throw err;
+  }
   await new Promise<void>((resolve, reject) => {
     child.once('spawn', () => resolve());
     child.once('error', (err) => {
-      void launch.cleanup(true);
+      void memory.cgroup?.remove().then(() => launch.cleanup(true));
       reject(err);
     });
   });
@@ -241,23 +345,36 @@ export async function startLaunch(
   const stop = (reason: KillReason): void => {
     if (killed === null) killed = reason;
     killGroup(child);
+    memory.cgroup?.kill();
     void launch.kill?.();
   };
   const timer = wallTimeMs !== undefined ? setTimeout(() => stop('timeout'), wallTimeMs) : null;
+  const watcher = memory.cgroup
+    ? setInterval(() => {
+        if (killed === null && memory.cgroup?.read().oomKills) stop('memory');
+      }, LONG_WATCH_MS)
+    : null;
+  watcher?.unref();
   const exited = new Promise<RunOutcome>((resolve) => {
     child.on('exit', (code, signal) => {
       if (timer) clearTimeout(timer);
+      if (watcher) clearInterval(watcher);
       killGroup(child);
+      const { report, oom } = endMemory(memory);
+      if (oom && killed === null) killed = 'memory';
       const record: RunRecord = {
         ...emptyRecord(driver),
         exitCode: code,
         signal: signalName(signal, code),
         durationMs: performance.now() - started,
+        memory: report,
       };
-      void launch.cleanup(killed !== null).then(() => {
-        if (killed === 'closed') resolve({ ...record, kind: 'ok' });
-        else resolve(classify(record, killed, limits, wallTimeMs ?? 0));
-      });
+      void (memory.cgroup?.remove() ?? Promise.resolve())
+        .then(() => launch.cleanup(killed !== null))
+        .then(() => {
+          if (killed === 'closed') resolve({ ...record, kind: 'ok' });
+          else resolve(classify(record, killed, limits, wallTimeMs ?? 0));
+        });
     });
   });
   const { stdin, stdout, stderr } = child;

@@ -3,6 +3,7 @@
  * definition only, never anything a caller supplied.
  */
 import type { SandboxLimits } from '../../domain/catalog/index.js';
+import { cgroupHost } from './memory-cgroup.js';
 
 const MIB = 1024 * 1024;
 
@@ -15,6 +16,15 @@ const MIB = 1024 * 1024;
  */
 export const DATA_RESERVE_MB = 1024;
 
+/**
+ * RLIMIT_DATA of a run in bytes, or null (unlimited) where a cgroup per run holds its memory
+ * (memory-cgroup.ts): the kernel then charges what the tool uses, and an address-space limit would
+ * only refuse runtimes that reserve more than they use.
+ */
+export function dataLimitBytes(limits: SandboxLimits): number | null {
+  return cgroupHost().version === null ? (limits.memory_mb + DATA_RESERVE_MB) * MIB : null;
+}
+
 /** `prlimit … --` to put before the program's argv. */
 export function prlimitArgv(limits: SandboxLimits, prlimitPath = 'prlimit'): string[] {
   const cpuSeconds = Math.max(1, Math.ceil(limits.cpu_ms / 1000));
@@ -22,7 +32,7 @@ export function prlimitArgv(limits: SandboxLimits, prlimitPath = 'prlimit'): str
     prlimitPath,
     // Soft limit sends SIGXCPU (a distinct outcome); the hard limit one second later kills.
     `--cpu=${cpuSeconds}:${cpuSeconds + 1}`,
-    `--data=${(limits.memory_mb + DATA_RESERVE_MB) * MIB}`,
+    `--data=${dataLimitBytes(limits) ?? 'unlimited'}`,
     `--nproc=${limits.processes}`,
     `--nofile=${limits.open_files}`,
     // No single file larger than the scratch space; no core dumps of tool memory.

@@ -2,6 +2,7 @@
  * @module How a sandboxed run ended: a discriminated union with one distinct kind per way it can
  * end, so audit records and gate decisions can tell a timeout from a memory bomb.
  */
+import type { MemoryEnforcement } from './memory-cgroup.js';
 import type { DriverName } from './run-spec.js';
 
 export const OUTCOME_KINDS = [
@@ -27,6 +28,14 @@ export interface RunRecord {
   readonly exitCode: number | null;
   readonly signal: string | null;
   readonly durationMs: number;
+  /** How memory was held (absent: the run never started) and, with a cgroup, the most it held. */
+  readonly memory?: MemoryReport;
+}
+
+export interface MemoryReport {
+  readonly enforcement: MemoryEnforcement;
+  /** The run cgroup's peak in MB; null without a cgroup. */
+  readonly peakMb: number | null;
 }
 
 export type RunOutcome =

@@ -5,7 +5,8 @@
  */
 import type { ToolDefinition } from '../../domain/catalog/index.js';
 import { type CommandResult, interpretRun, planCommand } from './command-runtime.js';
-import { GvisorRunner } from './gvisor/gvisor-runner.js';
+import { GVISOR_MACHINERY_MB, GvisorRunner } from './gvisor/gvisor-runner.js';
+import { memoryEnforcement } from './memory-cgroup.js';
 import { NamespaceRunner } from './namespace/namespace-runner.js';
 import { ProcessRunner } from './process/process-runner.js';
 import { ProtectedPaths } from './protected-paths.js';
@@ -41,7 +42,17 @@ export class SandboxService {
 
   /** Every driver's probe (each runs `true` once per process, then is cached). */
   async doctor(): Promise<DriverProbe[]> {
-    return Promise.all(DRIVER_NAMES.map((d) => this.#runners[d].probe()));
+    const probes = await Promise.all(DRIVER_NAMES.map((d) => this.#runners[d].probe()));
+    // Which mechanism holds runs' memory here: a kernel limit per run, or only rlimit and watch.
+    const memory = memoryEnforcement();
+    return probes.map((p) => {
+      if (!p.available) return p;
+      const extra =
+        p.driver === 'gvisor' && memory.enforcement !== 'rlimit-watch'
+          ? ` (plus ${GVISOR_MACHINERY_MB} MB for gVisor itself; the tool's pages are watched against memory_mb)`
+          : '';
+      return { ...p, notes: [...p.notes, `${memory.note}${extra}`] };
+    });
   }
 
   /** Runs a `command` tool; never throws (refusals and failures are results). */

@@ -7,7 +7,8 @@ import { codeHash } from '../../../api/index.js';
 import { pageOf } from '../../../core/index.js';
 import { operatorActor } from '../../../domain/operators/index.js';
 import {
-  describeVersion,
+  describeVersions,
+  describeWithDefinition,
   type GlobalOptions,
   int,
   type PageFlags,
@@ -75,10 +76,10 @@ export function registerTools(program: Command): void {
           if (ref.includes('@')) {
             const { id, version } = parseRef(ref);
             const t = await admin.catalog.get(id, version);
-            out.result(t, () => `${describeVersion(t)}\n${JSON.stringify(t.definition, null, 2)}`);
+            out.result(t, () => describeWithDefinition(t));
           } else {
             const versions = await admin.catalog.versions(ref);
-            out.result({ id: ref, versions }, () => versions.map(describeVersion).join('\n\n'));
+            out.result({ id: ref, versions }, () => describeVersions(versions));
           }
         },
         { action: 'state.read' },

@@ -94,6 +94,8 @@ export class CommandRuntime implements ToolRuntime {
           duration_ms: Math.round(run.durationMs),
           stdout_truncated: run.stdoutTruncated,
           stderr_truncated: run.stderrTruncated,
+          ...(run.memory ? { memory: run.memory.enforcement } : {}),
+          ...(run.memory?.peakMb != null ? { memory_peak_mb: run.memory.peakMb } : {}),
         }
       : undefined;
     const audit = { ...(sandbox ? { sandbox } : {}), ...(egress ? { egress } : {}) };

@@ -22,6 +22,12 @@ import { writeBundle } from './oci-bundle.js';
 const exec = promisify(execFile);
 const INSTALL = 'install gVisor (apt-get install runsc)';
 
+/**
+ * What the run's cgroup allows beyond `memory_mb` for gVisor itself (the sentry's heap, the gofer,
+ * runsc): the tool's own pages, in the sentry's memory file, are watched against `memory_mb`.
+ */
+export const GVISOR_MACHINERY_MB = 64;
+
 export class GvisorRunner implements SandboxRunner {
   readonly name = 'gvisor' as const;
   #probe: Promise<DriverProbe> | null = null;
@@ -79,6 +85,9 @@ export class GvisorRunner implements SandboxRunner {
       throw err;
     }
     const global = [
+      // runsc would move its sandbox into cgroups of its own at the hierarchy's root (and leave
+      // them behind when killed): it stays in the run's cgroup instead (memory-cgroup.ts).
+      '--ignore-cgroups',
       '--rootless',
       '--network=none',
       ...(egress ? ['--host-uds=open'] : []),
@@ -92,6 +101,7 @@ export class GvisorRunner implements SandboxRunner {
       // gVisor's kernel delivers no SIGXCPU and ignores RLIMIT_DATA: the host watches instead.
       // runsc → runsc-sandbox → the tool's address spaces (ptrace platform stubs) at depth 2+.
       watch: { memory: 'memory-file', cpu: true },
+      machineryMb: GVISOR_MACHINERY_MB,
       kill: async () => {
         await exec(runsc, [...global, 'kill', '--all', id, 'KILL']).catch(() => undefined);
       },

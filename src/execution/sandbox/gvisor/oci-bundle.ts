@@ -7,7 +7,7 @@ import { lstatSync } from 'node:fs';
 import { mkdir, symlink, writeFile } from 'node:fs/promises';
 import { dirname, join } from 'node:path';
 import type { SandboxLimits } from '../../../domain/catalog/index.js';
-import { DATA_RESERVE_MB } from '../rlimits.js';
+import { dataLimitBytes } from '../rlimits.js';
 import { EGRESS_SOCKET_PATH, type ReadOnlyBind } from '../run-spec.js';
 import { systemRoot } from '../sandbox-root.js';
 
@@ -107,6 +107,7 @@ export async function writeBundle(dir: string, plan: BundlePlan): Promise<void> 
   }
   const cpu = Math.max(1, Math.ceil(plan.limits.cpu_ms / 1000));
   const rlimit = (type: string, soft: number, hard = soft) => ({ type, soft, hard });
+  const data = dataLimitBytes(plan.limits);
   const config = {
     ociVersion: '1.0.0',
     process: {
@@ -119,7 +120,7 @@ export async function writeBundle(dir: string, plan: BundlePlan): Promise<void> 
       noNewPrivileges: true,
       rlimits: [
         rlimit('RLIMIT_CPU', cpu, cpu + 1),
-        rlimit('RLIMIT_DATA', (plan.limits.memory_mb + DATA_RESERVE_MB) * MIB),
+        ...(data !== null ? [rlimit('RLIMIT_DATA', data)] : []),
         rlimit('RLIMIT_NPROC', plan.limits.processes),
         rlimit('RLIMIT_NOFILE', plan.limits.open_files),
         rlimit('RLIMIT_FSIZE', plan.limits.scratch_mb * MIB),

@@ -103,7 +103,7 @@ export class NamespaceRunner implements SandboxRunner {
       args,
       env: {},
       ...(root ? { uid: NOBODY, gid: NOBODY } : {}),
-      // Memory is the tool's resident memory, watched from here (rlimits.ts, DATA_RESERVE_MB).
+      // Memory: the run's cgroup (memory-cgroup.ts), else its resident memory watched from here.
       watch: { memory: 'resident', cpu: false },
       cleanup: async (killed) => {
         if (scratch === undefined) return;

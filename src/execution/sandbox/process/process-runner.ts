@@ -221,7 +221,7 @@ export class ProcessRunner implements SandboxRunner {
         TMPDIR: cwd,
       },
       cwd: scratch,
-      // Memory is the tool's resident memory, watched from here (rlimits.ts, DATA_RESERVE_MB).
+      // Memory: the run's cgroup (memory-cgroup.ts), else its resident memory watched from here.
       watch: { memory: 'resident', cpu: false },
       cleanup: async () => {
         // With root the folder is empty here (its tmpfs went with the mount namespace).
