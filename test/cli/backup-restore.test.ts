@@ -21,6 +21,7 @@ import {
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { after, before, test } from 'node:test';
+import { backends } from '../support/backends.js';
 import { ensureBuilt, listeningUrl, runCli, spawnServe } from '../support/cli.js';
 import { restClient } from '../support/world.js';
 
@@ -188,4 +189,81 @@ test('a backup altered by one byte, or from a newer schema, is refused and nothi
   assert.match(human.stderr, /^error STORE_TOO_NEW: .*9999_from_a_newer_version/);
   assert.equal(human.stderr.trim().split('\n').length, 1, human.stderr);
   assert.deepEqual(readdirSync(target), [], 'nothing restored');
+});
+
+const pgUrl = process.env.TOOLGATE_TEST_PG_URL;
+const requirePg = process.env.TOOLGATE_REQUIRE_PG === '1';
+
+test('on PostgreSQL: backup writes a pg_dump and the keys, restore fills a new empty database, the log verifies; without pg_dump the exact command is printed', {
+  skip: pgUrl || requirePg ? false : 'no PostgreSQL (TOOLGATE_TEST_PG_URL)',
+}, async () => {
+  assert.ok(pgUrl, 'TOOLGATE_REQUIRE_PG=1 but TOOLGATE_TEST_PG_URL is not set');
+  const pg = backends().find((b) => b.name === 'postgres');
+  assert.ok(pg);
+  const source = await pg.fresh();
+  const target = await pg.fresh();
+  const folder = join(dir, 'pg');
+  const pgCli = (data: string, db: string, args: string[], env: NodeJS.ProcessEnv = {}) =>
+    runCli(folder, ['--db', db, '--data-dir', data, ...args], env);
+  try {
+    mkdirSync(folder);
+    for (const args of [
+      ['agents', 'create', 'support-bot'],
+      ['audit', 'checkpoint'],
+    ]) {
+      const run = await pgCli(join(folder, 'live'), source.url, args);
+      assert.equal(run.code, 0, run.stderr);
+    }
+    const records = (
+      JSON.parse(
+        (await pgCli(join(folder, 'live'), source.url, ['--json', 'audit', 'verify'])).stdout,
+      ) as {
+        records: number;
+      }
+    ).records;
+
+    // Without pg_dump on PATH: the keys are kept, the exact command is printed, exit non-zero.
+    const missing = await pgCli(
+      join(folder, 'live'),
+      source.url,
+      ['backup', join(folder, 'no-dump')],
+      {
+        PATH: '/nonexistent',
+      },
+    );
+    assert.equal(missing.code, 1, missing.stdout + missing.stderr);
+    assert.match(
+      missing.stdout,
+      /INCOMPLETE: pg_dump is not installed here; write the database into the backup with:\n {2}pg_dump --format=custom --no-owner --no-privileges --file=\S+no-dump\/postgres\.dump --dbname='postgres:\/\/toolgate@127\.0\.0\.1:\d+\/tg_[0-9a-f]+'/,
+    );
+
+    const run = await pgCli(join(folder, 'live'), source.url, [
+      '--json',
+      'backup',
+      join(folder, 'bk'),
+    ]);
+    assert.equal(run.code, 0, run.stdout + run.stderr);
+    const { manifest } = JSON.parse(run.stdout) as {
+      manifest: { dialect: string; database: { path: string } };
+    };
+    assert.equal(manifest.dialect, 'postgres');
+    assert.equal(manifest.database.path, 'postgres.dump');
+    assert.equal(mode(join(folder, 'bk', 'postgres.dump')) & 0o077, 0);
+
+    const restore = await pgCli(join(folder, 'restored'), target.url, [
+      'restore',
+      join(folder, 'bk'),
+    ]);
+    assert.equal(restore.code, 0, restore.stdout + restore.stderr);
+    const verify = await pgCli(join(folder, 'restored'), target.url, ['--json', 'audit', 'verify']);
+    assert.equal(verify.code, 0, verify.stdout + verify.stderr);
+    assert.equal((JSON.parse(verify.stdout) as { records: number }).records, records);
+    // The restored database holds tables now: a second restore into it is refused.
+    const twice = await pgCli(join(folder, 'again'), target.url, ['restore', join(folder, 'bk')]);
+    assert.equal(twice.code, 1);
+    assert.match(twice.stderr, /^error INPUT_INVALID: .* already holds tables/);
+  } finally {
+    await source.drop();
+    await target.drop();
+  }
 });

@@ -4,6 +4,7 @@
  * for the operator to run. The password travels in PGPASSWORD, never on a command line.
  */
 import { execFile } from 'node:child_process';
+import { closeSync, openSync, unlinkSync } from 'node:fs';
 import { join } from 'node:path';
 import { Kysely, sql } from 'kysely';
 import { ToolgateError } from '../../../core/index.js';
@@ -56,8 +57,13 @@ export async function saveDump(
   const file = join(folder, POSTGRES_BACKUP_FILE);
   const args = [...DUMP_ARGS, `--file=${file}`];
   const { dbname, env } = credentials(url);
+  // Created 0600 first: pg_dump keeps the mode of the file it truncates.
+  closeSync(openSync(file, 'wx', 0o600));
   const done = await run('pg_dump', [...args, `--dbname=${dbname}`], env);
-  if (done === null) return { file: null, command: commandLine('pg_dump', args, location) };
+  if (done === null) {
+    unlinkSync(file);
+    return { file: null, command: commandLine('pg_dump', args, location) };
+  }
   return { file: POSTGRES_BACKUP_FILE, method: `pg_dump ${DUMP_ARGS.join(' ')}` };
 }
 
