@@ -29,6 +29,7 @@ import {
   ToolgateError,
 } from '../core/index.js';
 import {
+  DIALECTS,
   type Dialect,
   knownMigrations,
   openStore,
@@ -166,7 +167,7 @@ function emptyFolder(folder: string): void {
   }
 }
 
-/** The manifest of the backup in `from`, its shape checked; BACKUP_INVALID otherwise. */
+/** The manifest of the backup in `from`, its shape checked; INPUT_INVALID otherwise. */
 export function readManifest(from: string): BackupManifest {
   const path = join(from, MANIFEST);
   let data: unknown;
@@ -184,7 +185,7 @@ export function readManifest(from: string): BackupManifest {
     throw invalidBackup([problem('/manifest.json', 'not an object', 'backup.manifest')]);
   }
   if (m.format !== BACKUP_FORMAT) bad('/format', `is not ${BACKUP_FORMAT}`);
-  if (m.dialect !== 'sqlite' && m.dialect !== 'postgres') bad('/dialect', 'is not a database kind');
+  if (!DIALECTS.some((d) => d === m.dialect)) bad('/dialect', 'is not a database kind');
   if (!Array.isArray(m.migrations) || !m.migrations.every((n) => typeof n === 'string')) {
     bad('/migrations', 'is not a list of migration names');
   }
@@ -211,16 +212,17 @@ function isFile(f: unknown, name: RegExp, prefix = ''): f is BackupFile {
   );
 }
 
-function invalidBackup(problems: Problem[]): ToolgateError<'BACKUP_INVALID'> {
+/** INPUT_INVALID with a problem per file (rules `backup.*`): the backup is not the one written. */
+function invalidBackup(problems: Problem[]): ToolgateError<'INPUT_INVALID'> {
   const first = problems[0];
   return new ToolgateError(
-    'BACKUP_INVALID',
+    'INPUT_INVALID',
     `the backup cannot be restored: ${first ? `${first.pointer.slice(1)} ${first.message}` : 'invalid'}${problems.length > 1 ? ` (and ${problems.length - 1} more)` : ''}; nothing was restored`,
     { problems },
   );
 }
 
-/** Every file the manifest lists is there with its hash; BACKUP_INVALID naming each one that is not. */
+/** Every file the manifest lists is there with its hash; INPUT_INVALID naming each one that is not. */
 function checkFiles(from: string, manifest: BackupManifest): void {
   const problems: Problem[] = [];
   for (const f of [...(manifest.database ? [manifest.database] : []), ...manifest.files]) {

@@ -224,17 +224,7 @@ export const ERROR_CODES = {
     summary: 'A detector suspended this session; its calls are refused.',
   },
   STORE_UNAVAILABLE: { http: 503, jsonRpc: -32010, summary: 'The database cannot be reached.' },
-  STORE_TOO_NEW: {
-    http: 503,
-    jsonRpc: -32027,
-    summary: 'The database holds migrations this toolgate does not know: a newer version wrote it.',
-  },
-  BACKUP_INVALID: {
-    http: 422,
-    jsonRpc: -32602,
-    summary:
-      'A backup folder is incomplete, altered, or not a toolgate backup; nothing was restored.',
-  },
+  STORE_TOO_NEW: { http: 503, jsonRpc: -32027, summary: 'A newer toolgate upgraded the database.' },
   EGRESS_DENIED: {
     http: 403,
     jsonRpc: -32030,
@@ -472,9 +462,7 @@ export interface ErrorDetails {
   CREDENTIAL_UNAVAILABLE: { toolId: string; secret: string; reason: string };
   SESSION_SUSPENDED: CallDenial;
   STORE_UNAVAILABLE: Record<string, never>;
-  /** `unknown`: the migrations the database holds that this version lacks; `newestKnown`: its last. */
   STORE_TOO_NEW: { unknown: string[]; newestKnown: string };
-  BACKUP_INVALID: { problems: Problem[] };
   EGRESS_DENIED: CallDenial;
   SANDBOX_UNAVAILABLE: CallDenial;
   SANDBOX_TIMEOUT: CallDenial;

@@ -171,7 +171,7 @@ test('a backup altered by one byte, or from a newer schema, is refused and nothi
   const { error } = JSON.parse(run.stdout) as {
     error: { code: string; details: { problems: { pointer: string; rule: string }[] } };
   };
-  assert.equal(error.code, 'BACKUP_INVALID');
+  assert.equal(error.code, 'INPUT_INVALID');
   assert.deepEqual(
     error.details.problems.map((p) => [p.pointer, p.rule]),
     [['/data/audit-signing-key.pem', 'backup.hash_mismatch']],

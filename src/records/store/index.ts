@@ -38,6 +38,7 @@ export {
   readRevisions,
 } from './events.js';
 export type { Dialect } from './migration-sql.js';
+export { DIALECTS } from './migration-sql.js';
 export { olderThan } from './newest-first.js';
 export type { Store } from './open-store.js';
 export { DEFAULT_DB_URL, openStore, parseDbUrl } from './open-store.js';
