@@ -19,7 +19,7 @@ import {
   statSync,
   writeFileSync,
 } from 'node:fs';
-import { join } from 'node:path';
+import { dirname, join } from 'node:path';
 import {
   MAX_SECRET_FILE_BYTES,
   makeDirs,
@@ -31,6 +31,7 @@ import {
 import {
   DIALECTS,
   type Dialect,
+  holdsDatabase,
   knownMigrations,
   openStore,
   type RestoredDatabase,
@@ -112,7 +113,7 @@ function newFolder(folder: string, what: string): void {
       throw refused(`${what} ${folder} is not empty: name a new or empty folder`);
     }
   } else {
-    makeDirs(join(folder, '..'), 0o700);
+    makeDirs(dirname(folder), 0o700);
     mkdirSync(folder, { mode: 0o700 });
   }
 }
@@ -122,6 +123,9 @@ function newFolder(folder: string, what: string): void {
  * then each key file that exists (0600), then the manifest. On a failure nothing is left in `out`.
  */
 export async function backup(out: string, options: BackupOptions): Promise<BackupManifest> {
+  if (!holdsDatabase(options.db)) {
+    throw refused(`--db ${options.db} holds no database: name the one the gateway uses`);
+  }
   newFolder(out, 'backup folder');
   try {
     const store = await openStore(options.db);

@@ -178,6 +178,17 @@ test('a backup altered by one byte, or from a newer schema, is refused and nothi
   );
   assert.deepEqual(readdirSync(target), [], 'nothing restored');
 
+  // A --db that names no database (a typo): refused, and no new empty database is made.
+  const typo = await runCli(target, [
+    '--db',
+    `sqlite:${join(dir, 'typo.db')}`,
+    'backup',
+    join(dir, 'of-nothing'),
+  ]);
+  assert.equal(typo.code, 1);
+  assert.match(typo.stderr, /^error INPUT_INVALID: --db sqlite:\S+typo\.db holds no database/);
+  assert.ok(!existsSync(join(dir, 'typo.db')) && !existsSync(join(dir, 'of-nothing')));
+
   const newer = join(dir, 'newer');
   cpSync(bk, newer, { recursive: true });
   const manifestFile = join(newer, 'manifest.json');

@@ -41,7 +41,7 @@ export type { Dialect } from './migration-sql.js';
 export { DIALECTS } from './migration-sql.js';
 export { olderThan } from './newest-first.js';
 export type { Store } from './open-store.js';
-export { DEFAULT_DB_URL, openStore, parseDbUrl } from './open-store.js';
+export { DEFAULT_DB_URL, holdsDatabase, openStore, parseDbUrl } from './open-store.js';
 export { restoreDatabase } from './restore-database.js';
 export { knownMigrations, refuseNewerSchema } from './schema-version.js';
 export { isUniqueViolation } from './store-errors.js';

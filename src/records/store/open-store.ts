@@ -3,6 +3,7 @@
  * schema up to date. The one place that knows which backend is in use.
  */
 import { randomBytes } from 'node:crypto';
+import { existsSync, statSync } from 'node:fs';
 import { resolve } from 'node:path';
 import { Kysely, Migrator, sql, type Transaction } from 'kysely';
 import { useCursorKey } from '../../core/index.js';
@@ -94,6 +95,16 @@ export function parseDbUrl(url: string): { dialect: Dialect; target: string; loc
   throw new TypeError(
     `unsupported database URL "${url.split(':')[0]}:…": use sqlite:PATH or postgres://…`,
   );
+}
+
+/**
+ * False when `url` names an SQLite file that is missing or empty, which opening would turn into a
+ * new database (a backup of it would be of nothing); a PostgreSQL server answers for itself.
+ */
+export function holdsDatabase(url: string): boolean {
+  const { dialect, target } = parseDbUrl(url);
+  if (dialect === 'postgres' || target === ':memory:') return true;
+  return existsSync(target) && statSync(target).size > 0;
 }
 
 /**
