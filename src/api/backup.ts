@@ -15,6 +15,7 @@ import {
   openSync,
   readdirSync,
   readFileSync,
+  readSync,
   rmSync,
   statSync,
   writeFileSync,
@@ -81,9 +82,21 @@ export interface BackupOptions {
   readonly now?: () => Date;
 }
 
+/** The file's SHA-256 and size, read in chunks: a database may be far larger than memory. */
 function hashFile(folder: string, path: string): BackupFile {
-  const data = readFileSync(join(folder, path));
-  return { path, sha256: createHash('sha256').update(data).digest('hex'), bytes: data.length };
+  const hash = createHash('sha256');
+  const chunk = Buffer.alloc(1024 * 1024);
+  const fd = openSync(join(folder, path), constants.O_RDONLY);
+  let bytes = 0;
+  try {
+    for (let n = readSync(fd, chunk); n > 0; n = readSync(fd, chunk)) {
+      hash.update(chunk.subarray(0, n));
+      bytes += n;
+    }
+  } finally {
+    closeSync(fd);
+  }
+  return { path, sha256: hash.digest('hex'), bytes };
 }
 
 /** Writes a new file 0600 and flushes it: what a backup holds must survive a power cut. */
