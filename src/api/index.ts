@@ -71,6 +71,15 @@ export {
   SESSIONS_AGENT,
   stepUpChallenge,
 } from './agent-api.js';
+export type {
+  BackupFile,
+  BackupManifest,
+  BackupOptions,
+  KeyFile,
+  RestoreOptions,
+  RestoreResult,
+} from './backup.js';
+export { BACKUP_FORMAT, backup, readManifest, restore } from './backup.js';
 export { expose } from './expose.js';
 export type { DriverReport } from './host-admin.js';
 export { codeHash, hostDoctor, SANDBOX_DRIVERS } from './host-admin.js';

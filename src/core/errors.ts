@@ -224,6 +224,7 @@ export const ERROR_CODES = {
     summary: 'A detector suspended this session; its calls are refused.',
   },
   STORE_UNAVAILABLE: { http: 503, jsonRpc: -32010, summary: 'The database cannot be reached.' },
+  STORE_TOO_NEW: { http: 503, jsonRpc: -32027, summary: 'A newer toolgate upgraded the database.' },
   EGRESS_DENIED: {
     http: 403,
     jsonRpc: -32030,
@@ -461,6 +462,7 @@ export interface ErrorDetails {
   CREDENTIAL_UNAVAILABLE: { toolId: string; secret: string; reason: string };
   SESSION_SUSPENDED: CallDenial;
   STORE_UNAVAILABLE: Record<string, never>;
+  STORE_TOO_NEW: { unknown: string[]; newestKnown: string };
   EGRESS_DENIED: CallDenial;
   SANDBOX_UNAVAILABLE: CallDenial;
   SANDBOX_TIMEOUT: CallDenial;

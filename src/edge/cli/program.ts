@@ -11,6 +11,7 @@ import { registerApply } from './commands/apply.js';
 import { registerApprovals } from './commands/approvals.js';
 import { registerApprovers } from './commands/approvers.js';
 import { registerAudit } from './commands/audit.js';
+import { registerBackup } from './commands/backup.js';
 import { registerChanges } from './commands/changes.js';
 import { registerChannels } from './commands/channels.js';
 import { registerConfig } from './commands/config.js';
@@ -81,6 +82,7 @@ export function buildProgram(): Command {
   registerDoctor(program);
   registerConfig(program);
   registerAudit(program);
+  registerBackup(program);
   registerOperators(program);
   registerProviders(program);
   registerDestinationSets(program);

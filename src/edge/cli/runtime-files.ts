@@ -8,6 +8,7 @@
 import { existsSync, statSync, writeFileSync } from 'node:fs';
 import { join } from 'node:path';
 import { parse as parseYaml } from 'yaml';
+import type { KeyFile } from '../../api/index.js';
 import {
   MAX_SECRET_FILE_BYTES,
   makeDirs,
@@ -15,6 +16,7 @@ import {
   regularFileStats,
   ToolgateError,
 } from '../../core/index.js';
+import { MASTER_KEY_FILE_NAME } from '../../domain/credentials/index.js';
 import { ApprovalSigner } from '../../domain/decisions/index.js';
 import {
   type JwtConfig,
@@ -35,8 +37,32 @@ function privateFile(path: string): string | null {
   return readBoundedFile(path, { option: 'key file', maxBytes: MAX_SECRET_FILE_BYTES });
 }
 
+const APPROVAL_KEY_FILE = 'approval-signing-key.pem';
+export const AUDIT_KEY_FILE = 'audit-signing-key.pem';
+export const ADMIN_TOKEN_FILE = 'admin-token';
+
+/**
+ * Every key file a data folder may hold, where each is read from now: the secrets' master key
+ * (TOOLGATE_MASTER_KEY_FILE, else the data folder's), the approval and audit signing keys, the
+ * bootstrap admin token (its file, when serve keeps it elsewhere). What `toolgate backup` keeps,
+ * under these names, and `restore` writes back into a new data folder.
+ */
+export function dataFolderKeys(
+  dataDir: string,
+  adminTokenFile: string = join(dataDir, ADMIN_TOKEN_FILE),
+  env: NodeJS.ProcessEnv = process.env,
+): KeyFile[] {
+  const masterKeyFile = env.TOOLGATE_MASTER_KEY_FILE;
+  return [
+    { name: MASTER_KEY_FILE_NAME, path: masterKeyFile || join(dataDir, MASTER_KEY_FILE_NAME) },
+    { name: APPROVAL_KEY_FILE, path: join(dataDir, APPROVAL_KEY_FILE) },
+    { name: AUDIT_KEY_FILE, path: join(dataDir, AUDIT_KEY_FILE) },
+    { name: ADMIN_TOKEN_FILE, path: adminTokenFile },
+  ];
+}
+
 export function approvalSigner(dataDir: string): ApprovalSigner {
-  const path = join(dataDir, 'approval-signing-key.pem');
+  const path = join(dataDir, APPROVAL_KEY_FILE);
   const pem = privateFile(path);
   if (pem) return ApprovalSigner.fromPem(pem);
   makeDirs(dataDir, 0o700);
@@ -53,7 +79,7 @@ export function approvalSigner(dataDir: string): ApprovalSigner {
 
 /** The audit log's Ed25519 checkpoint key, created on first use like the approval key. */
 export function auditSigner(dataDir: string, name: string): NoteSigner {
-  const path = join(dataDir, 'audit-signing-key.pem');
+  const path = join(dataDir, AUDIT_KEY_FILE);
   const pem = privateFile(path);
   if (pem) return NoteSigner.fromPem(name, pem);
   makeDirs(dataDir, 0o700);

@@ -24,6 +24,7 @@ export type {
   ToolVersionRow,
   UserRow,
 } from './database.js';
+export type { RestoredDatabase, SavedDatabase } from './database-copy.js';
 export type { NewEvent } from './events.js';
 export {
   appendEvent,
@@ -37,7 +38,10 @@ export {
   readRevisions,
 } from './events.js';
 export type { Dialect } from './migration-sql.js';
+export { DIALECTS } from './migration-sql.js';
 export { olderThan } from './newest-first.js';
 export type { Store } from './open-store.js';
-export { DEFAULT_DB_URL, openStore, parseDbUrl } from './open-store.js';
+export { DEFAULT_DB_URL, holdsDatabase, openStore, parseDbUrl } from './open-store.js';
+export { restoreDatabase } from './restore-database.js';
+export { knownMigrations, refuseNewerSchema } from './schema-version.js';
 export { isUniqueViolation } from './store-errors.js';

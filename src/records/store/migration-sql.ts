@@ -8,6 +8,9 @@ import type { ColumnDataType, ColumnDefinitionBuilder, Kysely } from 'kysely';
 
 export type Dialect = 'sqlite' | 'postgres';
 
+/** Every dialect, for a value read from outside (a backup's manifest) to be checked against. */
+export const DIALECTS: readonly Dialect[] = ['sqlite', 'postgres'];
+
 /** A table whose rows may be added and never changed or removed. */
 export interface AppendOnlyTable {
   readonly table: string;

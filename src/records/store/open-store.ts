@@ -3,18 +3,23 @@
  * schema up to date. The one place that knows which backend is in use.
  */
 import { randomBytes } from 'node:crypto';
+import { existsSync, statSync } from 'node:fs';
 import { resolve } from 'node:path';
 import { Kysely, Migrator, sql, type Transaction } from 'kysely';
 import { useCursorKey } from '../../core/index.js';
 import { type AuditAppend, bindAuditSlot } from './audit-append.js';
 import type { Database } from './database.js';
+import type { SavedDatabase } from './database-copy.js';
 import { edgeDialect } from './edge-driver.js';
 import type { Dialect } from './migration-sql.js';
 import { migrationProvider } from './migrations/index.js';
 import { auditAppend as postgresAuditAppend } from './postgres/audit-append.js';
+import { saveDump } from './postgres/backup.js';
 import { createPostgresDialect } from './postgres/dialect.js';
 import { lockKey as postgresLockKey } from './postgres/key-lock.js';
+import { appliedMigrations, migrationFailure } from './schema-version.js';
 import { auditAppend as sqliteAuditAppend } from './sqlite/audit-append.js';
+import { saveFile } from './sqlite/backup.js';
 import { createSqliteDialect, sqliteFiles } from './sqlite/dialect.js';
 import { lockKey as sqliteLockKey } from './sqlite/key-lock.js';
 import { storeError, storeUnavailable } from './store-errors.js';
@@ -33,6 +38,13 @@ export interface Store {
    * class and key run one after the other (a read-then-write on a shared counter stays exact).
    */
   lockKey(trx: Transaction<Database>, classId: number, key: string): Promise<void>;
+  /** The migrations the database holds, by name (once open: every one this version knows). */
+  readonly migrations: readonly string[];
+  /**
+   * Saves a consistent copy of the database into `folder` while others go on writing (SQLite's
+   * online backup API; pg_dump), or, where pg_dump is not installed, the command that does.
+   */
+  saveCopy(folder: string): Promise<SavedDatabase>;
   ping(): Promise<void>;
   close(): Promise<void>;
 }
@@ -86,6 +98,16 @@ export function parseDbUrl(url: string): { dialect: Dialect; target: string; loc
 }
 
 /**
+ * False when `url` names an SQLite file that is missing or empty, which opening would turn into a
+ * new database (a backup of it would be of nothing); a PostgreSQL server answers for itself.
+ */
+export function holdsDatabase(url: string): boolean {
+  const { dialect, target } = parseDbUrl(url);
+  if (dialect === 'postgres' || target === ':memory:') return true;
+  return existsSync(target) && statSync(target).size > 0;
+}
+
+/**
  * Opens and migrates; on failure the connection is closed before the error is thrown. Errors are
  * the store's own (store-errors.ts): a database that cannot be reached is STORE_UNAVAILABLE, a
  * damaged file StoreCorruptError, here as from every later query.
@@ -108,10 +130,13 @@ export async function openStore(url: string): Promise<Store> {
     await edge.driver.destroy();
     await sqlite?.checkpointerClosed();
   };
+  let migrations: string[];
   try {
     const migrator = new Migrator({ db, provider: migrationProvider(dialect) });
     const { error } = await migrator.migrateToLatest();
-    if (error) throw storeError(error);
+    // A database a newer toolgate upgraded: STORE_TOO_NEW, before anything ran (schema-version.ts).
+    if (error) throw storeError(await migrationFailure(db, dialect, error));
+    migrations = await appliedMigrations(db);
     useCursorKey(await cursorKey(db).catch((err) => Promise.reject(storeError(err))));
   } catch (err) {
     await close();
@@ -126,6 +151,13 @@ export async function openStore(url: string): Promise<Store> {
     audit,
     files: sqlite ? sqliteFiles(target) : [],
     lockKey: sqlite ? sqliteLockKey : postgresLockKey,
+    migrations,
+    async saveCopy(folder) {
+      const saved = sqlite
+        ? await saveFile(sqlite.database, folder)
+        : await saveDump(target, location, folder);
+      return { dialect, ...saved };
+    },
     async ping() {
       try {
         await sql`select 1`.execute(db);

@@ -1,0 +1,280 @@
+/**
+ * `toolgate backup` while `serve` runs and takes calls, then `toolgate restore` into a new folder:
+ * the restored log verifies, a call on the restored folder runs and is chained after the restored
+ * records. The neighbours: a backup into a folder that holds anything, a restore into a data folder
+ * that holds anything, a backup file altered by one byte and a backup from a newer schema are all
+ * refused, with one line and a non-zero exit, and nothing is written.
+ */
+import assert from 'node:assert/strict';
+import type { ChildProcess } from 'node:child_process';
+import {
+  cpSync,
+  existsSync,
+  mkdirSync,
+  mkdtempSync,
+  readdirSync,
+  readFileSync,
+  rmSync,
+  statSync,
+  writeFileSync,
+} from 'node:fs';
+import { tmpdir } from 'node:os';
+import { join } from 'node:path';
+import { after, before, test } from 'node:test';
+import { backends } from '../support/backends.js';
+import { ensureBuilt, listeningUrl, runCli, spawnServe } from '../support/cli.js';
+import { restClient } from '../support/world.js';
+
+let dir = '';
+/** The live folder (`serve` on it), the backup, and the folder restored from it. */
+let live = '';
+let bk = '';
+let restored = '';
+let apiKey = '';
+const servers: ChildProcess[] = [];
+
+async function serveOn(folder: string): Promise<{ base: string; server: ChildProcess }> {
+  const server = spawnServe(folder);
+  servers.push(server);
+  return { base: await listeningUrl(server), server };
+}
+
+async function stop(server: ChildProcess): Promise<void> {
+  if (server.exitCode !== null) return;
+  const exited = new Promise((resolve) => server.once('exit', resolve));
+  server.kill('SIGTERM');
+  await exited;
+}
+
+/** Opens a session as the agent and makes `n` allowed calls; returns how many answered 200. */
+async function calls(base: string, n: number): Promise<number> {
+  const call = restClient(
+    () => base,
+    () => apiKey,
+  );
+  const session = await call('POST', '/v1/sessions', {});
+  assert.equal(session.status, 201, session.text);
+  let ok = 0;
+  for (let i = 0; i < n; i++) {
+    const r = await call('POST', `/v1/sessions/${String(session.body.id)}/calls`, {
+      tool: 'search_tickets',
+      arguments: { query: `refund ${i}` },
+    });
+    assert.equal(r.status, 200, r.text);
+    ok += 1;
+  }
+  return ok;
+}
+
+async function verified(folder: string): Promise<number> {
+  const run = await runCli(folder, ['--json', 'audit', 'verify']);
+  assert.equal(run.code, 0, run.stdout + run.stderr);
+  return (JSON.parse(run.stdout) as { records: number }).records;
+}
+
+const mode = (path: string) => statSync(path).mode & 0o777;
+
+before(async () => {
+  ensureBuilt();
+  dir = mkdtempSync(join(tmpdir(), 'toolgate-backup-'));
+  live = join(dir, 'live');
+  bk = join(dir, 'backup');
+  restored = join(dir, 'restored');
+  mkdirSync(live);
+  mkdirSync(restored);
+});
+
+after(async () => {
+  for (const s of servers) await stop(s);
+  if (dir) rmSync(dir, { recursive: true, force: true, maxRetries: 5, retryDelay: 50 });
+});
+
+test('backup while serve takes calls, restore into a new folder: the log verifies and a new call chains after it', async () => {
+  const { base, server } = await serveOn(live);
+  const created = await runCli(live, ['--json', 'agents', 'create', 'support-bot']);
+  assert.equal(created.code, 0, created.stderr);
+  apiKey = (JSON.parse(created.stdout) as { api_key: string }).api_key;
+  assert.equal(await calls(base, 5), 5);
+
+  // The backup runs while the gateway goes on writing calls into its log.
+  const writing = calls(base, 20);
+  const run = await runCli(live, ['--json', 'backup', bk]);
+  assert.equal(await writing, 20);
+  assert.equal(run.code, 0, run.stdout + run.stderr);
+  const { manifest, complete } = JSON.parse(run.stdout) as {
+    complete: boolean;
+    manifest: {
+      dialect: string;
+      migrations: string[];
+      database: { path: string; sha256: string };
+      files: { path: string }[];
+      toolgate_version: string;
+    };
+  };
+  assert.equal(complete, true);
+  assert.equal(manifest.dialect, 'sqlite');
+  assert.ok(manifest.migrations.length > 10);
+  assert.equal(manifest.database.path, 'toolgate.db');
+  // Every key file the data folder holds (the approval signing key is made at the first
+  // approval, so this folder has none yet); the database file in it is the online copy's.
+  const keys = readdirSync(join(live, 'data')).filter((f) => !f.startsWith('tg.db'));
+  assert.deepEqual(keys.sort(), ['admin-token', 'audit-signing-key.pem', 'master.key']);
+  assert.deepEqual(
+    manifest.files.map((f) => f.path).sort(),
+    keys.map((k) => `data/${k}`),
+  );
+  assert.equal(mode(bk), 0o700);
+  assert.equal(mode(join(bk, 'data')), 0o700);
+  for (const f of ['manifest.json', 'toolgate.db', ...manifest.files.map((f) => f.path)]) {
+    assert.equal(mode(join(bk, f)), 0o600, f);
+  }
+
+  // A second backup into the same folder: refused, the first one untouched.
+  const again = await runCli(live, ['backup', bk]);
+  assert.equal(again.code, 1);
+  assert.match(again.stderr, /^error INPUT_INVALID: backup folder .* is not empty/);
+  assert.equal(again.stderr.trim().split('\n').length, 1, again.stderr);
+  await stop(server);
+
+  const restore = await runCli(restored, ['restore', bk]);
+  assert.equal(restore.code, 0, restore.stdout + restore.stderr);
+  assert.equal(mode(join(restored, 'data')), 0o700);
+  assert.equal(mode(join(restored, 'data', 'master.key')), 0o600);
+  const records = await verified(restored);
+  assert.ok(records >= 6, `at least the calls before the backup: ${records}`);
+
+  // A restore into a data folder that now holds keys: refused.
+  const twice = await runCli(restored, ['restore', bk]);
+  assert.equal(twice.code, 1);
+  assert.match(twice.stderr, /^error INPUT_INVALID: data folder .* is not empty/);
+
+  // The restored folder serves: the agent's key (hashed in the restored database) still works,
+  // and its call is chained after the restored records.
+  const again2 = await serveOn(restored);
+  assert.equal(await calls(again2.base, 1), 1);
+  await stop(again2.server);
+  assert.ok((await verified(restored)) > records);
+});
+
+test('a backup altered by one byte, or from a newer schema, is refused and nothing is restored', async () => {
+  assert.ok(existsSync(join(bk, 'manifest.json')), 'the first test made the backup');
+  const tampered = join(dir, 'tampered');
+  cpSync(bk, tampered, { recursive: true });
+  const key = join(tampered, 'data', 'audit-signing-key.pem');
+  const bytes = readFileSync(key);
+  bytes[bytes.length - 2] = (bytes[bytes.length - 2] ?? 0) ^ 1;
+  writeFileSync(key, bytes);
+  const target = join(dir, 'from-tampered');
+  mkdirSync(target);
+  const run = await runCli(target, ['--json', 'restore', tampered]);
+  assert.equal(run.code, 1);
+  const { error } = JSON.parse(run.stdout) as {
+    error: { code: string; details: { problems: { pointer: string; rule: string }[] } };
+  };
+  assert.equal(error.code, 'INPUT_INVALID');
+  assert.deepEqual(
+    error.details.problems.map((p) => [p.pointer, p.rule]),
+    [['/data/audit-signing-key.pem', 'backup.hash_mismatch']],
+  );
+  assert.deepEqual(readdirSync(target), [], 'nothing restored');
+
+  // A --db that names no database (a typo): refused, and no new empty database is made.
+  const typo = await runCli(target, [
+    '--db',
+    `sqlite:${join(dir, 'typo.db')}`,
+    'backup',
+    join(dir, 'of-nothing'),
+  ]);
+  assert.equal(typo.code, 1);
+  assert.match(typo.stderr, /^error INPUT_INVALID: --db sqlite:\S+typo\.db holds no database/);
+  assert.ok(!existsSync(join(dir, 'typo.db')) && !existsSync(join(dir, 'of-nothing')));
+
+  const newer = join(dir, 'newer');
+  cpSync(bk, newer, { recursive: true });
+  const manifestFile = join(newer, 'manifest.json');
+  const manifest = JSON.parse(readFileSync(manifestFile, 'utf8')) as { migrations: string[] };
+  manifest.migrations.push('9999_from_a_newer_version');
+  writeFileSync(manifestFile, JSON.stringify(manifest));
+  const human = await runCli(target, ['restore', newer]);
+  assert.equal(human.code, 1);
+  assert.match(human.stderr, /^error STORE_TOO_NEW: .*9999_from_a_newer_version/);
+  assert.equal(human.stderr.trim().split('\n').length, 1, human.stderr);
+  assert.deepEqual(readdirSync(target), [], 'nothing restored');
+});
+
+const pgUrl = process.env.TOOLGATE_TEST_PG_URL;
+const requirePg = process.env.TOOLGATE_REQUIRE_PG === '1';
+
+test('on PostgreSQL: backup writes a pg_dump and the keys, restore fills a new empty database, the log verifies; without pg_dump the exact command is printed', {
+  skip: pgUrl || requirePg ? false : 'no PostgreSQL (TOOLGATE_TEST_PG_URL)',
+}, async () => {
+  assert.ok(pgUrl, 'TOOLGATE_REQUIRE_PG=1 but TOOLGATE_TEST_PG_URL is not set');
+  const pg = backends().find((b) => b.name === 'postgres');
+  assert.ok(pg);
+  const source = await pg.fresh();
+  const target = await pg.fresh();
+  const folder = join(dir, 'pg');
+  const pgCli = (data: string, db: string, args: string[], env: NodeJS.ProcessEnv = {}) =>
+    runCli(folder, ['--db', db, '--data-dir', data, ...args], env);
+  try {
+    mkdirSync(folder);
+    for (const args of [
+      ['agents', 'create', 'support-bot'],
+      ['audit', 'checkpoint'],
+    ]) {
+      const run = await pgCli(join(folder, 'live'), source.url, args);
+      assert.equal(run.code, 0, run.stderr);
+    }
+    const records = (
+      JSON.parse(
+        (await pgCli(join(folder, 'live'), source.url, ['--json', 'audit', 'verify'])).stdout,
+      ) as {
+        records: number;
+      }
+    ).records;
+
+    // Without pg_dump on PATH: the keys are kept, the exact command is printed, exit non-zero.
+    const missing = await pgCli(
+      join(folder, 'live'),
+      source.url,
+      ['backup', join(folder, 'no-dump')],
+      {
+        PATH: '/nonexistent',
+      },
+    );
+    assert.equal(missing.code, 1, missing.stdout + missing.stderr);
+    assert.match(
+      missing.stdout,
+      /INCOMPLETE: pg_dump is not installed here; write the database into the backup with:\n {2}pg_dump --format=custom --no-owner --no-privileges --file=\S+no-dump\/postgres\.dump --dbname='postgres:\/\/toolgate@127\.0\.0\.1:\d+\/tg_[0-9a-f]+'/,
+    );
+
+    const run = await pgCli(join(folder, 'live'), source.url, [
+      '--json',
+      'backup',
+      join(folder, 'bk'),
+    ]);
+    assert.equal(run.code, 0, run.stdout + run.stderr);
+    const { manifest } = JSON.parse(run.stdout) as {
+      manifest: { dialect: string; database: { path: string } };
+    };
+    assert.equal(manifest.dialect, 'postgres');
+    assert.equal(manifest.database.path, 'postgres.dump');
+    assert.equal(mode(join(folder, 'bk', 'postgres.dump')) & 0o077, 0);
+
+    const restore = await pgCli(join(folder, 'restored'), target.url, [
+      'restore',
+      join(folder, 'bk'),
+    ]);
+    assert.equal(restore.code, 0, restore.stdout + restore.stderr);
+    const verify = await pgCli(join(folder, 'restored'), target.url, ['--json', 'audit', 'verify']);
+    assert.equal(verify.code, 0, verify.stdout + verify.stderr);
+    assert.equal((JSON.parse(verify.stdout) as { records: number }).records, records);
+    // The restored database holds tables now: a second restore into it is refused.
+    const twice = await pgCli(join(folder, 'again'), target.url, ['restore', join(folder, 'bk')]);
+    assert.equal(twice.code, 1);
+    assert.match(twice.stderr, /^error INPUT_INVALID: .* already holds tables/);
+  } finally {
+    await source.drop();
+    await target.drop();
+  }
+});
