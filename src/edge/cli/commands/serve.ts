@@ -86,6 +86,7 @@ export function registerServe(program: Command): void {
           adminToken: opts.adminToken,
           bodyLimit: opts.bodyLimit,
           version: VERSION,
+          json: globals.json === true,
           allowedOrigins: splitList(opts.allowedOrigins),
           allowedHosts: splitList(opts.allowedHosts),
           ...(opts.publicUrl ? { publicUrl: opts.publicUrl } : {}),
