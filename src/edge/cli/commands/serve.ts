@@ -77,7 +77,7 @@ export function registerServe(program: Command): void {
         // Loaded only here: the other commands need not pay for Fastify and the docs UI.
         const { serve } = await import('../serve.js');
         await serve({
-          dataDir: globals.dataDir,
+          ...fromGlobals(globals),
           db: globals.db ?? 'sqlite:./data/toolgate.db',
           host: opts.host,
           port: opts.port,
@@ -86,7 +86,6 @@ export function registerServe(program: Command): void {
           adminToken: opts.adminToken,
           bodyLimit: opts.bodyLimit,
           version: VERSION,
-          json: globals.json === true,
           allowedOrigins: splitList(opts.allowedOrigins),
           allowedHosts: splitList(opts.allowedHosts),
           ...(opts.publicUrl ? { publicUrl: opts.publicUrl } : {}),
@@ -105,6 +104,11 @@ export function registerServe(program: Command): void {
       }
     },
   );
+}
+
+/** The global options serve takes: the data folder, and --json (its start banner as JSON). */
+function fromGlobals(globals: GlobalOptions): { dataDir: string; json: boolean } {
+  return { dataDir: globals.dataDir, json: globals.json === true };
 }
 
 /** Caps and admission; docs/operations.md "Limits and overload" has the rule and the defaults. */
