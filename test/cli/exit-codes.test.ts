@@ -61,6 +61,20 @@ function plantedBug(how: 'throw' | 'reject'): string[] {
   return ['--import', `data:text/javascript,${encodeURIComponent(source)}`];
 }
 
+/**
+ * The module loaders of this process (`--import tsx` when the tests run on the sources), without
+ * the rest of what the test runner gives its children.
+ */
+function loaderFlags(execArgv: readonly string[]): string[] {
+  const out: string[] = [];
+  for (let i = 0; i < execArgv.length; i++) {
+    const flag = execArgv[i] ?? '';
+    if (flag === '--import' || flag === '--require') out.push(flag, execArgv[++i] ?? '');
+    else if (/^--(import|require)=/.test(flag)) out.push(flag);
+  }
+  return out;
+}
+
 function errorOf(run: CliRun): { code: string; message: string } {
   return (JSON.parse(run.stdout) as { error: { code: string; message: string } }).error;
 }
@@ -188,7 +202,7 @@ test('every command takes the global --json and answers with JSON, never a stack
   const runs = await new Promise<TreeRun[]>((resolve, reject) => {
     execFile(
       process.execPath,
-      [...process.execArgv, child, dir],
+      [...loaderFlags(process.execArgv), child, dir],
       { cwd: ROOT, env: cleanEnv(), maxBuffer: 64 * 1024 * 1024 },
       (err, stdout, stderr) =>
         err
