@@ -14,6 +14,7 @@ import { join } from 'node:path';
 import { fileURLToPath } from 'node:url';
 import type { Command } from 'commander';
 import { OPERATOR_ACTIONS } from '../src/api/index.js';
+import { EXIT_CLASS_OF_CODE, EXIT_CLASSES, type ExitClass } from '../src/edge/cli/exit-codes.js';
 import { buildProgram } from '../src/edge/cli/program.js';
 import { SETTINGS } from '../src/edge/cli/settings-file.js';
 import { buildServer } from '../src/edge/rest/index.js';
@@ -73,6 +74,35 @@ function renderCommand(cmd: Command, out: string[]): void {
   }
 }
 
+/** The exit codes by class, and the catalogue codes of each (src/edge/cli/exit-codes.ts). */
+function renderExitCodes(out: string[]): void {
+  out.push(
+    '## Exit codes',
+    '',
+    "Every command exits with the code of its outcome's class; a refusal also prints its",
+    '`{ code, message, details }` ([errors.md](errors.md)): under `error` on stdout with `--json`',
+    "(`mcp`: on stderr, its stdout is the protocol's), as one line on stderr otherwise. No",
+    'operational error prints a stack trace; a bug prints one line, its stack only with',
+    '`TOOLGATE_DEBUG=1`.',
+    '',
+    '| exit | class | meaning | codes |',
+    '| --- | --- | --- | --- |',
+  );
+  for (const [cls, { exit, meaning }] of Object.entries(EXIT_CLASSES)) {
+    const codes = Object.entries(EXIT_CLASS_OF_CODE)
+      .filter(([, c]) => c === (cls as ExitClass))
+      .map(([code]) => `\`${code}\``);
+    const extra =
+      cls === 'verification_failed'
+        ? ['`audit verify` finding a problem (its report, not an error)']
+        : cls === 'usage'
+          ? ['an unknown command or option, a bad option value (commander)']
+          : [];
+    out.push(`| ${exit} | ${cls} | ${cell(meaning)} | ${[...codes, ...extra].join(', ') || '—'} |`);
+  }
+  out.push('');
+}
+
 /** docs/cli-reference.md: every command, its arguments and options, as the CLI defines them. */
 export function renderCliReference(): string {
   const program = buildProgram();
@@ -86,6 +116,7 @@ export function renderCliReference(): string {
     '([Interfaces](api-reference.md#cli) has the overview).',
     '',
   ];
+  renderExitCodes(out);
   renderCommand(program, out);
   return `${out.join('\n').trimEnd()}\n`;
 }

@@ -111,12 +111,12 @@ export interface ToolgateOptions {
   readonly afterInjection?: Partial<AfterInjection>;
   /**
    * Operators: the second factor local logins check (none: no local login succeeds), and the
-   * login rate limit and scrypt cost (tests lower them).
+   * login rate limit and the Argon2id cost of password hashes (tests lower them).
    */
   readonly operators?: {
     readonly secondFactor?: SecondFactorCheck;
     readonly loginLimits?: NonNullable<OperatorServiceOptions['loginLimits']>;
-    readonly scrypt?: NonNullable<OperatorServiceOptions['scrypt']>;
+    readonly passwordHash?: NonNullable<OperatorServiceOptions['passwordHash']>;
   };
   /**
    * The health monitor (C14): probe intervals by tier, breaker, thresholds, scheduler bounds

@@ -274,7 +274,7 @@ describe('audit verify finds tampering in the database file', () => {
     assert.equal((await verifyDb(path, [attacker.verifierKey])).ok, true);
   });
 
-  test('toolgate audit verify (CLI) exits 1 and names the record; 0 on the untouched log', async () => {
+  test('toolgate audit verify (CLI) exits 6 (verification failed) and names the record; 0 on the untouched log', async () => {
     const path = tampered('cli', (db) => db.prepare('delete from audit_log where seq = 30').run());
     const dataDir = mkdtempSync(join(dir, 'data-'));
     copyFileSync(keyPem, join(dataDir, 'audit-signing-key.pem'));
@@ -288,7 +288,7 @@ describe('audit verify finds tampering in the database file', () => {
         );
       });
     const bad = await run(path);
-    assert.equal(bad.code, 1);
+    assert.equal(bad.code, 6);
     const report = JSON.parse(bad.stdout) as VerifyReport;
     assert.equal(report.firstProblem?.seq, 30);
     assert.equal(report.firstProblem?.kind, 'record_missing');
@@ -343,10 +343,10 @@ describe('audit verify on a damaged database file', () => {
     return { path, lastGood: leaves[0]?.ncell ?? 0 };
   }
 
-  test('a corrupted page is a verification problem naming the last good record, as JSON, exit 1, no stack trace', async () => {
+  test('a corrupted page is a verification problem naming the last good record, as JSON, exit 6, no stack trace', async () => {
     const { path, lastGood } = damagedLeaf('corrupt-page');
     const bad = await run(path, true);
-    assert.equal(bad.code, 1, bad.stderr);
+    assert.equal(bad.code, 6, bad.stderr);
     assert.doesNotMatch(bad.stderr, /\n\s+at /, 'no stack trace');
     const report = JSON.parse(bad.stdout) as VerifyReport;
     assert.equal(report.ok, false);
@@ -357,7 +357,7 @@ describe('audit verify on a damaged database file', () => {
     assert.match(report.firstProblem?.message ?? '', /malformed|corrupt/i);
 
     const text = await run(path, false);
-    assert.equal(text.code, 1);
+    assert.equal(text.code, 6);
     assert.match(
       text.stdout,
       new RegExp(`FAILED: .*record ${lastGood + 1}: .*last good record is ${lastGood}`),
@@ -372,7 +372,7 @@ describe('audit verify on a damaged database file', () => {
     writeSync(fd, Buffer.alloc(100, 0x42), 0, 100, 0);
     closeSync(fd);
     const bad = await run(path, true);
-    assert.equal(bad.code, 1, bad.stderr);
+    assert.equal(bad.code, 6, bad.stderr);
     assert.doesNotMatch(bad.stderr, /\n\s+at /);
     const report = JSON.parse(bad.stdout) as VerifyReport;
     assert.equal(report.firstProblem?.kind, 'store_corrupt');

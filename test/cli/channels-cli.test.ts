@@ -1,7 +1,7 @@
 /**
  * @module `toolgate channels add|list|remove` as an operator runs it (the built CLI in a child
  * process on a real database): the URL never printed, the change audited as the CLI's operator,
- * a bad URL refused with exit code 1 and nothing stored; and a deprecation made by the CLI (another
+ * a bad URL refused with exit code 2 (usage) and nothing stored; and a deprecation made by the CLI (another
  * process) reaches the owner's channel when the gateway next checks the event record.
  */
 import assert from 'node:assert/strict';
@@ -63,7 +63,7 @@ test('channels are added, listed without their URL, and removed; each change aud
     ['--json', 'channels', 'add', '--team', 'billing-team', '--url', 'http://hooks.example.com/x'],
     LOOPBACK_ENV,
   );
-  assert.equal(bad.code, 1);
+  assert.equal(bad.code, 2);
   assert.equal((JSON.parse(bad.stdout) as { error: { code: string } }).error.code, 'INPUT_INVALID');
   assert.equal((await tg.ownerChannels.list()).length, 1);
   const events = (await tg.events.list({ limit: 100 })).filter((e) =>
@@ -94,6 +94,6 @@ test('channels are added, listed without their URL, and removed; each change aud
   assert.equal(removed.code, 0, removed.stderr);
   assert.deepEqual(await tg.ownerChannels.list(), []);
   const missing = await runCli(dir, ['--json', 'channels', 'remove', channel.id], LOOPBACK_ENV);
-  assert.equal(missing.code, 1);
+  assert.equal(missing.code, 4);
   assert.equal((JSON.parse(missing.stdout) as { error: { code: string } }).error.code, 'NOT_FOUND');
 });

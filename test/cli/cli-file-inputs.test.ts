@@ -3,7 +3,7 @@
  * --token-file, apply -f, providers classify -f, secrets --from-file, audit verify --key and
  * --bundle, serve --admin-token-file and the TOOLGATE_*_FILE / config variables) is a regular file
  * read to a bound: a FIFO, /dev/zero or a folder is one INPUT_INVALID naming the option, at once
- * and with exit code 1 — never a hang or a read without end — while a regular file and stdin
+ * and with exit code 2 (usage) — never a hang or a read without end — while a regular file and stdin
  * (`-`, where documented) still work. Built CLI, real child processes, each killed if it is still
  * running after BOUND_MS (a refusal takes well under a second; a hang never ends).
  */
@@ -62,10 +62,10 @@ function run(
   });
 }
 
-/** One structured INPUT_INVALID naming `option` (and what is wrong), exit 1, no stack trace. */
+/** One structured INPUT_INVALID naming `option` (and what is wrong), exit 2, no stack trace. */
 function assertRefused(r: BoundedRun, option: string, why: RegExp, what: string): void {
   assert.equal(r.killed, false, `${what}: still running after ${BOUND_MS} ms (killed)`);
-  assert.equal(r.code, 1, `${what}: ${r.stdout}${r.stderr}`);
+  assert.equal(r.code, 2, `${what}: ${r.stdout}${r.stderr}`);
   assert.doesNotMatch(r.stdout + r.stderr, STACK, `${what} printed a stack`);
   const body = JSON.parse(r.stdout) as { error: { code: string; message: string } };
   assert.equal(body.error.code, 'INPUT_INVALID', `${what}: ${r.stdout}`);
@@ -281,7 +281,7 @@ describe('files the CLI reads from a path it is given', () => {
     const short = join(dir, 'short-token');
     writeFileSync(short, 'abc\n', { mode: 0o600 });
     const ok = await run([...serve, short]);
-    assert.equal(ok.code, 1);
+    assert.equal(ok.code, 2);
     assert.match(ok.stdout, /shorter than/, ok.stdout);
   });
 
@@ -289,7 +289,7 @@ describe('files the CLI reads from a path it is given', () => {
     const junk = join(dir, 'junk.db');
     writeFileSync(junk, Buffer.alloc(64 * 1024, 0x5a));
     const r = await run(['tools', 'list'], { db: `sqlite:${junk}` });
-    assert.equal(r.code, 1, r.stdout + r.stderr);
+    assert.equal(r.code, 5, r.stdout + r.stderr);
     assert.doesNotMatch(r.stderr, /unexpected error/, r.stderr);
     const body = JSON.parse(r.stdout) as { error: { code: string; message: string } };
     assert.equal(body.error.code, 'STORE_UNAVAILABLE');
@@ -307,7 +307,7 @@ describe('files the CLI reads from a path it is given', () => {
       [out, /already holds an audit bundle/],
     ] as const) {
       const r = await run(['audit', 'export', '--out', target], { db });
-      assert.equal(r.code, 1, `--out '${target}': ${r.stdout}`);
+      assert.equal(r.code, 2, `--out '${target}': ${r.stdout}`);
       const body = JSON.parse(r.stdout) as { error: { code: string; message: string } };
       assert.equal(body.error.code, 'INPUT_INVALID');
       assert.match(body.error.message, why);

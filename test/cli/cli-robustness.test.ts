@@ -3,7 +3,7 @@
  * whose write meets the gateway's database locked waits for the lock (busy timeout, `begin
  * immediate`) and succeeds instead of failing "database is locked" with a stack trace; a missing
  * file, a directory, bad YAML, an unreachable database, a bad database URL and bad flags are each
- * one clear line and exit 1 — never a stack trace.
+ * one clear line and exit by class (2 usage, 3 refused, 5 unavailable) — never a stack trace.
  */
 import assert from 'node:assert/strict';
 import { type ChildProcess, execFile } from 'node:child_process';
@@ -109,32 +109,34 @@ describe('the CLI beside a running serve on SQLite', () => {
     assert.equal(again.code, 0, again.stderr);
   });
 
-  test('ordinary mistakes are one clear line and exit 1, never a stack trace', async () => {
+  test('ordinary mistakes are one clear line and exit by class, never a stack trace', async () => {
     writeFileSync(join(dir, 'bad.yaml'), 'kind: [unclosed\n  - : :');
-    const cases: [string[], RegExp][] = [
+    const cases: [string[], RegExp, number][] = [
       [
         ['apply', '-f', 'missing.yaml'],
         /INPUT_INVALID: cannot read -f missing\.yaml: no such file/,
+        2,
       ],
-      [['apply', '-f', dir], /INPUT_INVALID: cannot read -f .*: is a directory/],
-      [['apply', '-f', join(dir, 'bad.yaml')], /INPUT_MALFORMED/],
-      [['--db', 'postgres://u:p@127.0.0.1:1/x', 'tools', 'list'], /STORE_UNAVAILABLE/],
+      [['apply', '-f', dir], /INPUT_INVALID: cannot read -f .*: is a directory/, 2],
+      [['apply', '-f', join(dir, 'bad.yaml')], /INPUT_MALFORMED/, 2],
+      [['--db', 'postgres://u:p@127.0.0.1:1/x', 'tools', 'list'], /STORE_UNAVAILABLE/, 5],
       [
         ['--db', 'sqlite:/dev/null/x/tg.db', 'tools', 'list'],
         /INPUT_INVALID: cannot create folder \/dev\/null\/x/,
+        2,
       ],
-      [['--db', 'mysql://x', 'tools', 'list'], /unsupported database URL/],
-      [['tools', 'list', '--limit', 'abc'], /must be an integer/],
-      [['tools', 'list', '--bogus'], /unknown option/],
-      [['--token-file', 'missing-token', 'tools', 'list'], /UNAUTHENTICATED: cannot read/],
+      [['--db', 'mysql://x', 'tools', 'list'], /unsupported database URL/, 2],
+      [['tools', 'list', '--limit', 'abc'], /must be an integer/, 2],
+      [['tools', 'list', '--bogus'], /unknown option/, 2],
+      [['--token-file', 'missing-token', 'tools', 'list'], /UNAUTHENTICATED: cannot read/, 3],
     ];
-    for (const [args, expected] of cases) {
+    for (const [args, expected, exit] of cases) {
       const run = await runCli(dir, args);
-      assert.equal(run.code, 1, `${args.join(' ')}: ${run.stderr}`);
+      assert.equal(run.code, exit, `${args.join(' ')}: ${run.stderr}`);
       assert.match(run.stderr, expected, args.join(' '));
       assert.doesNotMatch(run.stderr + run.stdout, STACK, `${args.join(' ')} printed a stack`);
       const json = await runCli(dir, ['--json', ...args]);
-      assert.equal(json.code, 1);
+      assert.equal(json.code, exit);
       assert.doesNotMatch(json.stderr + json.stdout, STACK);
     }
   });

@@ -276,18 +276,18 @@ describe('toolgate CLI', { concurrency: true }, () => {
           ...extra,
         ]);
       const bootstrap = await review(shown.definition_hash, [], false);
-      assert.equal(bootstrap.code, 1);
+      assert.equal(bootstrap.code, 3);
       assert.equal(JSON.parse(bootstrap.stdout).error.code, 'FORBIDDEN');
       assert.match(JSON.parse(bootstrap.stdout).error.message, /bootstrap admin token cannot/);
       const stated = await review(shown.definition_hash, ['--approver', 'carol']);
-      assert.equal(stated.code, 1);
+      assert.equal(stated.code, 2);
       assert.equal(JSON.parse(stated.stdout).error.code, 'INPUT_INVALID');
       const wrongHash = await review(`sha256:${'0'.repeat(64)}`);
-      assert.equal(wrongHash.code, 1);
+      assert.equal(wrongHash.code, 3);
       assert.equal(JSON.parse(wrongHash.stdout).error.code, 'REVIEW_HASH_MISMATCH');
       // Approving a restricted tool needs the reviewer's own second factor.
       const bare = await review(shown.definition_hash);
-      assert.equal(bare.code, 1);
+      assert.equal(bare.code, 2);
       assert.equal(JSON.parse(bare.stdout).error.code, 'INPUT_INVALID');
       assert.match(JSON.parse(bare.stdout).error.message, /second factor/);
       assert.equal(
@@ -423,17 +423,17 @@ describe('toolgate CLI', { concurrency: true }, () => {
       ({ dir, db } = w);
     });
 
-    test('a file that is not YAML exits 1 with INPUT_MALFORMED naming the line', async () => {
+    test('a file that is not YAML exits 2 (usage) with INPUT_MALFORMED naming the line', async () => {
       const file = join(dir, 'malformed.yaml');
       writeFileSync(file, 'kind: Tool\nspec: {id: x\n');
       const run = await cli(dir, ['--db', db, '--json', 'apply', '-f', file]);
-      assert.equal(run.code, 1);
+      assert.equal(run.code, 2);
       const { error } = JSON.parse(run.stdout);
       assert.equal(error.code, 'INPUT_MALFORMED');
       assert.match(error.message, /line \d+/);
     });
 
-    test('an invalid configuration exits 1: {error:{code:"CONFIG_INVALID"}} under --json, readable problem lines without', async () => {
+    test('an invalid configuration exits 2 (usage): {error:{code:"CONFIG_INVALID"}} under --json, readable problem lines without', async () => {
       const file = join(dir, 'invalid.yaml');
       writeFileSync(
         file,
@@ -444,7 +444,7 @@ describe('toolgate CLI', { concurrency: true }, () => {
         }),
       );
       const json = await cli(dir, ['--db', db, '--json', 'apply', '-f', file]);
-      assert.equal(json.code, 1);
+      assert.equal(json.code, 2);
       const parsed = JSON.parse(json.stdout);
       assert.deepEqual(Object.keys(parsed), ['error']);
       assert.deepEqual(Object.keys(parsed.error).sort(), ['code', 'details', 'message']);
@@ -455,7 +455,7 @@ describe('toolgate CLI', { concurrency: true }, () => {
       for (const p of parsed.error.details.problems) assert.equal(p.document, 0);
 
       const human = await cli(dir, ['--db', db, 'apply', '-f', file]);
-      assert.equal(human.code, 1);
+      assert.equal(human.code, 2);
       assert.equal(human.stdout, '');
       assert.match(human.stderr, /^error CONFIG_INVALID: configuration refused, nothing applied/);
       assert.match(human.stderr, /^ {2}\/0\/spec\/id: /m);
@@ -482,7 +482,7 @@ describe('toolgate CLI', { concurrency: true }, () => {
           .join('---\n'),
       );
       const run = await cli(dir, ['--db', db, '--json', 'apply', '-f', file]);
-      assert.equal(run.code, 1);
+      assert.equal(run.code, 2);
       const { error } = JSON.parse(run.stdout);
       assert.equal(error.code, 'CONFIG_INVALID');
       assert.ok(error.details.problems.length > 0);
@@ -492,9 +492,9 @@ describe('toolgate CLI', { concurrency: true }, () => {
       assert.deepEqual(events, []);
     });
 
-    test('tools show of an unknown tool exits 1 with TOOL_NOT_FOUND', async () => {
+    test('tools show of an unknown tool exits 4 (not found) with TOOL_NOT_FOUND', async () => {
       const run = await cli(dir, ['--db', db, '--json', 'tools', 'show', 'no_such_tool@1.0.0']);
-      assert.equal(run.code, 1);
+      assert.equal(run.code, 4);
       assert.deepEqual(JSON.parse(run.stdout), {
         error: {
           code: 'TOOL_NOT_FOUND',
@@ -506,7 +506,7 @@ describe('toolgate CLI', { concurrency: true }, () => {
 
     test('a reference without @VERSION is refused for commands that change one version', async () => {
       const run = await cli(dir, ['--db', db, 'tools', 'retire', 'get_order']);
-      assert.equal(run.code, 1);
+      assert.equal(run.code, 2);
       assert.equal(run.stdout, '');
       assert.match(run.stderr, /^error INPUT_INVALID: expected TOOL_ID@VERSION, got "get_order"/);
     });
@@ -741,7 +741,7 @@ describe('toolgate CLI', { concurrency: true }, () => {
       assert.deepEqual(await s.exited, { code: 0, signal: null });
     });
 
-    test('serve refuses a port out of range with exit code 1 and a readable error', async () => {
+    test('serve refuses a port out of range with exit code 2 (usage) and a readable error', async () => {
       const run = await cli(dir, [
         '--db',
         `sqlite:${join(dir, 'bad.db')}`,
@@ -749,7 +749,7 @@ describe('toolgate CLI', { concurrency: true }, () => {
         '--port',
         '70000',
       ]);
-      assert.equal(run.code, 1);
+      assert.equal(run.code, 2);
       assert.match(run.stderr, /--port/);
       assert.match(run.stderr, /65535/);
       assert.doesNotMatch(run.stderr, /at .*\.js:\d+/, 'no stack trace');

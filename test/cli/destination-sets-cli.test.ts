@@ -101,7 +101,7 @@ test('an admin manages a set from the CLI; the gate follows each change; an audi
     ['--json', 'destination-sets', 'add', 'payees', 'DE89', 'x!'],
     root,
   );
-  assert.equal(bad.code, 1);
+  assert.equal(bad.code, 2);
   assert.equal(JSON.parse(bad.stdout).error.code, 'INPUT_INVALID');
 
   const audrey = { TOOLGATE_TOKEN: tokens.audrey ?? '' };

@@ -110,7 +110,7 @@ describe('the CLI acts as an authenticated operator', () => {
     const bad = await run(dir, ['operators', 'whoami'], {
       TOOLGATE_TOKEN: `tgo_${'x'.repeat(43)}`,
     });
-    assert.equal(bad.code, 1);
+    assert.equal(bad.code, 3);
     assert.equal(bad.json.error.code, 'UNAUTHENTICATED');
     assert.match(bad.json.error.message, /not a valid personal operator token/);
     const missing = await run(dir, ['--token-file', join(dir, 'nope'), 'operators', 'whoami']);
@@ -120,7 +120,7 @@ describe('the CLI acts as an authenticated operator', () => {
   test("an auditor's token cannot run an admin command, and nothing is written", async () => {
     const env = { TOOLGATE_TOKEN: auditorToken };
     const refused = await run(dir, ['operators', 'create', 'mallory', '--roles', 'admin'], env);
-    assert.equal(refused.code, 1);
+    assert.equal(refused.code, 3);
     assert.equal(refused.json.error.code, 'FORBIDDEN');
     assert.deepEqual(refused.json.error.details, { roles: ['admin'] });
     const grant = await run(dir, ['agents', 'create', 'evil-bot'], env);
@@ -142,7 +142,7 @@ describe('the CLI acts as an authenticated operator', () => {
     const gone = await run(dir, ['operators', 'whoami'], { TOOLGATE_TOKEN: auditorToken });
     assert.equal(gone.json.error.code, 'UNAUTHENTICATED');
     const disabled = await run(dir, ['tools', 'list'], { TOOLGATE_ADMIN_TOKEN: 'disabled' });
-    assert.equal(disabled.code, 1);
+    assert.equal(disabled.code, 3);
     assert.equal(disabled.json.error.code, 'UNAUTHENTICATED');
     assert.match(disabled.json.error.message, /bootstrap admin token is disabled/);
     // A personal token still works with the bootstrap token disabled.

@@ -158,7 +158,7 @@ describe('the operator CLI decides and reviews as the personal token it runs wit
     assert.equal(unconfirmed.json.confirmed, false, JSON.stringify(unconfirmed.json));
     assert.equal(unconfirmed.json.set_up_by, 'operator:root');
     const bootstrap = await run(['operators', 'confirm', 'alice', '--totp', '123456']);
-    assert.equal(bootstrap.code, 1);
+    assert.equal(bootstrap.code, 3);
     assert.equal(bootstrap.json.error.code, 'FORBIDDEN');
     assert.match(bootstrap.json.error.message, /bootstrap admin token confirms nobody/);
     const alice = await run(
@@ -168,10 +168,10 @@ describe('the operator CLI decides and reviews as the personal token it runs wit
     assert.equal(alice.code, 0, JSON.stringify(alice.json));
     assert.equal(alice.json.confirmed_by, 'operator:root');
     const self = await run(['operators', 'confirm', 'root', '--totp', unspent('root')], 'root');
-    assert.equal(self.code, 1);
+    assert.equal(self.code, 3);
     assert.match(self.json.error.message, /cannot confirm their own account/);
     const byRoot = await run(['operators', 'confirm', 'bob', '--totp', unspent('root')], 'root');
-    assert.equal(byRoot.code, 1, JSON.stringify(byRoot.json));
+    assert.equal(byRoot.code, 3, JSON.stringify(byRoot.json));
     assert.equal(byRoot.json.error.code, 'FORBIDDEN');
     assert.match(byRoot.json.error.message, /set up bob .* cannot confirm it/);
     const bob = await run(['operators', 'confirm', 'bob', '--totp', await code('alice')], 'alice');
@@ -232,18 +232,18 @@ describe('the operator CLI decides and reviews as the personal token it runs wit
     );
 
     const bootstrap = await run(review);
-    assert.equal(bootstrap.code, 1);
+    assert.equal(bootstrap.code, 3);
     assert.equal(bootstrap.json.error.code, 'FORBIDDEN');
     assert.match(bootstrap.json.error.message, /bootstrap admin token cannot/);
     assert.match(bootstrap.json.error.message, /TOOLGATE_TOKEN/);
     const admin = await run(review, 'root');
-    assert.equal(admin.code, 1);
+    assert.equal(admin.code, 3);
     assert.equal(admin.json.error.code, 'FORBIDDEN');
     assert.match(admin.json.error.message, /needs the role approver; operator root holds admin/);
 
     // Approving makes a restricted tool callable: it needs alice's own second factor.
     const bare = await run(review, 'alice');
-    assert.equal(bare.code, 1);
+    assert.equal(bare.code, 2);
     assert.equal(bare.json.error.code, 'INPUT_INVALID');
     const reviewed = await run([...review, '--totp', await code('alice')], 'alice');
     assert.equal(reviewed.code, 0, JSON.stringify(reviewed.json));
@@ -290,7 +290,7 @@ describe('the operator CLI decides and reviews as the personal token it runs wit
       const id = waiting.kind === 'pending_approval' ? waiting.approvalId : '';
 
       const bootstrap = await run(['approvals', 'approve', id, '--totp', '123456']);
-      assert.equal(bootstrap.code, 1);
+      assert.equal(bootstrap.code, 3);
       assert.equal(bootstrap.json.error.code, 'FORBIDDEN');
       assert.match(bootstrap.json.error.message, /bootstrap admin token cannot/);
       assert.match(bootstrap.json.error.message, /TOOLGATE_TOKEN/);
@@ -330,7 +330,7 @@ describe('the operator CLI decides and reviews as the personal token it runs wit
 
   test('approvers enroll of one’s own factor without --totp is refused (attack round 10, F1)', async () => {
     const own = await run(['approvers', 'enroll', 'root'], 'root');
-    assert.equal(own.code, 1, JSON.stringify(own.json));
+    assert.equal(own.code, 3, JSON.stringify(own.json));
     assert.equal(own.json.error.code, 'FORBIDDEN');
     assert.match(own.json.error.message, /current code of it .*--totp/);
   });

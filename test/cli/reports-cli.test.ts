@@ -1,6 +1,6 @@
 /**
  * `toolgate reports NAME --format json|csv|md [--from --to]` as an operator runs it: the built CLI
- * in a child process on a real database; the report on stdout, refusals as exit code 1.
+ * in a child process on a real database; the report on stdout, refusals by exit class (2 usage, 4 not found).
  */
 import assert from 'node:assert/strict';
 import { execFile } from 'node:child_process';
@@ -88,13 +88,13 @@ test('orphaned tools honour TOOLGATE_TEAMS', async () => {
   assert.ok(!withTeams.rows.some((r) => r.tool === 'get_order'));
 });
 
-test('an unknown report, format or date is refused with exit code 1', async () => {
+test('an unknown report, format or date is refused: exit 4 (no such report) or 2 (usage)', async () => {
   const unknown = await cli(['--json', 'reports', 'everything']);
-  assert.equal(unknown.code, 1);
+  assert.equal(unknown.code, 4);
   assert.equal((JSON.parse(unknown.stdout) as { error: { code: string } }).error.code, 'NOT_FOUND');
-  assert.equal((await cli(['reports', 'access-matrix', '--format', 'xlsx'])).code, 1);
+  assert.equal((await cli(['reports', 'access-matrix', '--format', 'xlsx'])).code, 2);
   const date = await cli(['--json', 'reports', 'invocations', '--from', 'last tuesday']);
-  assert.equal(date.code, 1);
+  assert.equal(date.code, 2);
   assert.equal(
     (JSON.parse(date.stdout) as { error: { code: string } }).error.code,
     'INPUT_INVALID',

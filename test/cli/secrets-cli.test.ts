@@ -120,7 +120,7 @@ for (const backend of backends()) {
       ];
       for (const args of attempts) {
         const r = await cli(args, { input: '' });
-        assert.equal(r.code, 1, args.join(' '));
+        assert.equal(r.code, 2, args.join(' '));
       }
       const list = await json(['secrets', 'list']);
       assert.equal(
@@ -133,7 +133,7 @@ for (const backend of backends()) {
       skip: backendIndependent,
     }, async () => {
       const r = await cli(['secrets', 'set', 'empty', '--tool', 'billing'], { input: '' });
-      assert.equal(r.code, 1);
+      assert.equal(r.code, 2);
       assert.match(r.stderr, /INPUT_INVALID.*at least 8 characters/);
     });
 
@@ -143,7 +143,7 @@ for (const backend of backends()) {
       const r = await cli(['--json', 'secrets', 'set', 'stripe', '--tool', 'billing'], {
         input: NEXT,
       });
-      assert.equal(r.code, 1);
+      assert.equal(r.code, 3);
       assert.equal(JSON.parse(r.stdout).error.code, 'SECRET_EXISTS');
     });
 
@@ -173,7 +173,7 @@ for (const backend of backends()) {
         input: VALUE,
         env: { TOOLGATE_MASTER_KEY: other },
       });
-      assert.equal(wrong.code, 1);
+      assert.equal(wrong.code, 5);
       const error = JSON.parse(wrong.stdout).error;
       assert.equal(error.code, 'MASTER_KEY_INVALID');
       assert.equal(error.details.reason, 'wrong_key');
@@ -191,7 +191,7 @@ for (const backend of backends()) {
         input: VALUE,
         env: { TOOLGATE_MASTER_KEY: randomBytes(16).toString('base64') },
       });
-      assert.equal(short.code, 1);
+      assert.equal(short.code, 5);
       assert.match(short.stderr, /MASTER_KEY_INVALID.*16 bytes; it must be 32 bytes/);
     });
 
@@ -211,7 +211,7 @@ for (const backend of backends()) {
       const file = join(cwd, 'secret.yaml');
       writeFileSync(file, `kind: Secret\nspec:\n  name: stripe\n  value: ${VALUE}\n`);
       const r = await cli(['--json', 'apply', '-f', file]);
-      assert.equal(r.code, 1);
+      assert.equal(r.code, 2);
       const error = JSON.parse(r.stdout).error;
       assert.equal(error.code, 'CONFIG_INVALID');
       assert.equal(error.details.problems[0].rule, 'config.kind.secret');

@@ -191,7 +191,7 @@ test('serve refuses a detector configuration whose webhook leaves the machine', 
           }),
       ),
     );
-    assert.equal(run.code, 1, run.out);
+    assert.equal(run.code, 2, run.out);
     assert.match(run.out, /webhook\.url host hooks\.evil\.example is not in webhook\.allow_hosts/);
   } finally {
     rmSync(bad, { recursive: true, force: true, maxRetries: 5, retryDelay: 50 });

@@ -108,7 +108,7 @@ test('a legitimate email waits for approval; an approver approves it once, for e
   // Without a token the CLI is the bootstrap operator, which may never approve; an approver
   // account created by it, acting with its personal token, does.
   const refused = await cli(['--json', 'approvals', 'approve', approvalId]);
-  assert.equal(refused.code, 1);
+  assert.equal(refused.code, 3);
   assert.equal(JSON.parse(refused.stdout).error.code, 'FORBIDDEN');
   assert.match(refused.stdout, /bootstrap admin token cannot.*TOOLGATE_TOKEN/);
   const sam = await cli(['--json', 'operators', 'create', 'sam', '--roles', 'approver']);
@@ -132,7 +132,7 @@ test('a legitimate email waits for approval; an approver approves it once, for e
     ['--json', 'approvals', 'approve', approvalId, '--approver', 'alice'],
     asSam,
   );
-  assert.equal(stated.code, 1);
+  assert.equal(stated.code, 2);
   assert.match(stated.stderr + stated.stdout, /drop --approver/);
   const approved = await runCli(dir, ['--json', 'approvals', 'approve', approvalId], asSam);
   assert.equal(approved.code, 0, approved.stdout + approved.stderr);

@@ -653,7 +653,7 @@ describe('the CLI', () => {
       ['--json', 'tools', 'extend', 'share_link@2.0.0', '--days', '3'],
       env,
     );
-    assert.equal(refused.code, 1);
+    assert.equal(refused.code, 3);
     assert.match(refused.stdout + refused.stderr, /LIFECYCLE_INVALID/);
   });
 });

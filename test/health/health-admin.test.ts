@@ -168,7 +168,7 @@ test('CLI: tools health override and clear, recorded; a bad state is refused', a
   ]);
   assert.equal(clear.code, 0, clear.stderr);
   const again = await runCli(dir, ['--json', 'tools', 'health', 'clear', 'lookup_invoice@1.0.0']);
-  assert.equal(again.code, 1);
+  assert.equal(again.code, 4);
   assert.match(again.stdout + again.stderr, /HEALTH_OVERRIDE_NOT_FOUND/);
   const actions = (await tg.events.list({ subject: 'tool:lookup_invoice@1.0.0', limit: 50 }))
     .filter((e) => e.via === 'cli')

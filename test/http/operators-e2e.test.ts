@@ -25,7 +25,7 @@ import { validTool } from '../support/tools.js';
 
 const ADMIN_TOKEN = 'operators-e2e-admin-token-0123456789abcdef';
 const PASSWORD = 'a long enough passphrase';
-const FAST_SCRYPT = { N: 2 ** 10, r: 8, p: 1 };
+const FAST_ARGON2 = { memoryKiB: 64, passes: 1, parallelism: 1 };
 
 interface Reply {
   status: number;
@@ -87,7 +87,7 @@ for (const backend of backends()) {
         db: fresh.url,
         masterKey: MasterKey.generate(),
         clock: clock.now,
-        operators: { scrypt: FAST_SCRYPT },
+        operators: { passwordHash: FAST_ARGON2 },
         executor: demoExecutor()
           .register('test.wire', () => {
             wires++;
@@ -442,7 +442,7 @@ for (const backend of backends()) {
       const options = {
         db: fresh.url,
         masterKey: MasterKey.generate(),
-        operators: { scrypt: FAST_SCRYPT },
+        operators: { passwordHash: FAST_ARGON2 },
       };
       for (let i = 0; i < 2; i++) {
         const tg = await openGateway(options);

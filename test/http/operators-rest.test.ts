@@ -19,7 +19,7 @@ import { openWorld, type World } from '../support/world.js';
 
 const ADMIN_TOKEN = 'operators-rest-admin-token-0123456789abcdef';
 const PASSWORD = 'a long enough passphrase';
-const FAST_SCRYPT = { N: 2 ** 10, r: 8, p: 1 };
+const FAST_ARGON2 = { memoryKiB: 64, passes: 1, parallelism: 1 };
 
 /** A real TOTP second factor over secrets this test holds. */
 class TestSecondFactor implements SecondFactorCheck {
@@ -81,7 +81,7 @@ for (const backend of backends()) {
     before(async () => {
       world = await openWorld({
         backend,
-        options: { operators: { secondFactor, scrypt: FAST_SCRYPT } },
+        options: { operators: { secondFactor, passwordHash: FAST_ARGON2 } },
         rest: { adminToken: ADMIN_TOKEN },
       });
       ({ tg, base } = world);
@@ -457,7 +457,7 @@ for (const backend of backends()) {
     before(async () => {
       world = await openWorld({
         backend,
-        options: { operators: { scrypt: FAST_SCRYPT } },
+        options: { operators: { passwordHash: FAST_ARGON2 } },
         rest: { adminToken: null },
       });
       ({ tg, base } = world);

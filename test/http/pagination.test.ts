@@ -303,7 +303,7 @@ describe('CLI list pagination', () => {
     const text = await runCli(dir, ['tools', 'list', '--limit', '2']);
     assert.match(text.stdout, /more: --cursor [A-Za-z0-9_-]+/);
     const bad = await runCli(dir, ['--json', 'approvals', 'list', '--cursor', 'forged']);
-    assert.equal(bad.code, 1);
+    assert.equal(bad.code, 2);
     assert.equal(JSON.parse(bad.stdout).error.code, 'INPUT_INVALID');
   });
 
@@ -330,7 +330,7 @@ describe('CLI list pagination', () => {
       ['agents', real],
     ] as const) {
       const run = await runCli(dir, ['--json', list, 'list', '--cursor', cursor]);
-      assert.equal(run.code, 1, `${list} ${cursor}: ${run.stdout}`);
+      assert.equal(run.code, 2, `${list} ${cursor}: ${run.stdout}`);
       assert.equal(JSON.parse(run.stdout).error.code, 'INPUT_INVALID');
     }
   });

@@ -195,7 +195,7 @@ describe('toolgate serve: --allowed-origins / TOOLGATE_ALLOWED_ORIGINS', () => {
       '--allowed-origins',
       'https://console.example.com/app',
     ]);
-    assert.equal(run.code, 1);
+    assert.equal(run.code, 2);
     const out = JSON.parse(run.stdout || run.stderr) as {
       error: { code: string; message: string };
     };

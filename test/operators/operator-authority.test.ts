@@ -179,7 +179,7 @@ describe('the account as it is now, on every front', () => {
     assert.equal((await rest('/v1/tools')).status, 200);
     // The CLI: the same account, the same table.
     const run = await cli(['agents', 'list']);
-    assert.equal(run.code, 1);
+    assert.equal(run.code, 3);
     assert.match(run.stdout + run.stderr, /FORBIDDEN/);
     assert.match(
       run.stdout + run.stderr,
@@ -221,7 +221,7 @@ describe('the account as it is now, on every front', () => {
     await gw.tg.admin.operators.update(setup, 'olive', { disabled: true });
     assert.equal((await rest('/v1/tools')).status, 401);
     const run = await cli(['channels', 'list']);
-    assert.equal(run.code, 1);
+    assert.equal(run.code, 3);
     assert.match(run.stdout + run.stderr, /UNAUTHENTICATED/);
     assert.equal((await page(cookie, '/catalog')).status, 303);
   });

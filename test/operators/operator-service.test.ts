@@ -1,5 +1,6 @@
 /**
- * Operator accounts on every backend: scrypt hashes and their format, weak passwords and reserved
+ * Operator accounts on every backend: Argon2id hashes and their format (an earlier scrypt hash
+ * re-hashed at the next sign-in), weak passwords and reserved
  * ids refused, one indistinguishable error for every failed local login and a bounded attempt
  * rate, single sign-on upserts, personal tokens (issue, check, expiry, revocation, scope ∩ current
  * roles), disabled accounts refused everywhere, and each change audited as the operator who made
@@ -7,22 +8,25 @@
  * lives with the approvals desk).
  */
 import assert from 'node:assert/strict';
+import { randomBytes, scryptSync } from 'node:crypto';
 import { after, before, describe, test } from 'node:test';
 import { ToolgateError } from '../../src/core/index.js';
 import { generateTotpSecret, totpAt, verifyTotp } from '../../src/domain/decisions/index.js';
 import {
   BOOTSTRAP_OPERATOR,
   hashPassword,
+  needsRehash,
   type Operator,
   oidcOperatorId,
   type SecondFactorCheck,
   verifyPassword,
 } from '../../src/domain/operators/index.js';
 import { type Gateway, openGateway } from '../../src/host/toolgate.js';
+import { openStore, type Store } from '../../src/records/store/index.js';
 import { backends } from '../support/backends.js';
 
 const START = Math.floor(Date.now() / 30_000) * 30_000;
-const FAST_SCRYPT = { N: 2 ** 10, r: 8, p: 1 };
+const FAST_ARGON2 = { memoryKiB: 64, passes: 1, parallelism: 1 };
 const PASSWORD = 'correct horse battery staple';
 /** Bob, an approver, as one of his personal tokens shows him. */
 const BOB_BY_TOKEN: Operator = {
@@ -58,21 +62,40 @@ function refusedLogin(err: unknown): boolean {
   return true;
 }
 
-test('scrypt hashes carry their parameters and a per-hash salt, and verify only the password', async () => {
+/** A hash as versions before Argon2id stored it (scrypt, its parameters beside it). */
+function scryptHash(password: string, N = 2 ** 10): string {
+  const salt = randomBytes(16);
+  const key = scryptSync(password.normalize('NFC'), salt, 32, { N, r: 8, p: 1 });
+  return `scrypt$N=${N},r=8,p=1$${salt.toString('base64url')}$${key.toString('base64url')}`;
+}
+
+test("Argon2id hashes at OWASP's cost carry their parameters and a per-hash salt, and verify only the password", async () => {
   const a = await hashPassword(PASSWORD);
   const b = await hashPassword(PASSWORD);
-  assert.match(a, /^scrypt\$N=32768,r=8,p=1\$[A-Za-z0-9_-]{22}\$[A-Za-z0-9_-]{43}$/);
+  assert.match(a, /^\$argon2id\$v=19\$m=19456,t=2,p=1\$[A-Za-z0-9+/]{22}\$[A-Za-z0-9+/]{43}$/);
   assert.notEqual(a, b, 'a fresh salt each time');
   assert.equal(await verifyPassword(PASSWORD, a), true);
   assert.equal(await verifyPassword(`${PASSWORD}!`, a), false);
-  // A hash made with other parameters verifies with its own.
-  const cheap = await hashPassword(PASSWORD, FAST_SCRYPT);
-  assert.match(cheap, /^scrypt\$N=1024,/);
+  assert.equal(needsRehash(a), false);
+  // A hash made with other parameters verifies with its own, and wants a new one at the default.
+  const cheap = await hashPassword(PASSWORD, FAST_ARGON2);
+  assert.match(cheap, /^\$argon2id\$v=19\$m=64,t=1,p=1\$/);
   assert.equal(await verifyPassword(PASSWORD, cheap), true);
-  // Malformed or absent hashes never verify; absurd parameters are not run.
+  assert.equal(needsRehash(cheap), true);
+  assert.equal(needsRehash(cheap, FAST_ARGON2), false);
+  // An earlier version's scrypt hash still verifies, and wants an Argon2id one.
+  const legacy = scryptHash(PASSWORD);
+  assert.equal(await verifyPassword(PASSWORD, legacy), true);
+  assert.equal(await verifyPassword(`${PASSWORD}!`, legacy), false);
+  assert.equal(needsRehash(legacy, FAST_ARGON2), true);
+  // Malformed or absent hashes never verify (nor want a new one); absurd parameters are not run.
   assert.equal(await verifyPassword(PASSWORD, null), false);
   assert.equal(await verifyPassword(PASSWORD, 'plain'), false);
-  assert.equal(await verifyPassword(PASSWORD, a.replace('N=32768', 'N=1073741824')), false);
+  assert.equal(needsRehash('plain'), false);
+  assert.equal(await verifyPassword(PASSWORD, a.replace('m=19456', 'm=4194304')), false);
+  assert.equal(await verifyPassword(PASSWORD, a.replace('t=2', 't=99')), false);
+  assert.equal(await verifyPassword(PASSWORD, a.replace('v=19', 'v=16')), false);
+  assert.equal(await verifyPassword(PASSWORD, legacy.replace('N=1024', 'N=1073741824')), false);
 });
 
 for (const backend of backends()) {
@@ -83,6 +106,8 @@ for (const backend of backends()) {
     let tg: Gateway;
     let drop: () => Promise<void>;
     let admin: Operator;
+    /** The same database, for reading and planting the rows the service keeps. */
+    let raw: Store;
 
     const code = (id: string) => {
       // Each login uses the next step: a code is accepted once.
@@ -97,10 +122,11 @@ for (const backend of backends()) {
     before(async () => {
       const fresh = await backend.fresh();
       drop = fresh.drop;
+      raw = await openStore(fresh.url);
       tg = await openGateway({
         db: fresh.url,
         clock,
-        operators: { secondFactor, scrypt: FAST_SCRYPT },
+        operators: { secondFactor, passwordHash: FAST_ARGON2 },
       });
       await tg.operators.create(BOOTSTRAP_OPERATOR, {
         id: 'root',
@@ -113,7 +139,45 @@ for (const backend of backends()) {
     });
     after(async () => {
       await tg.close();
+      await raw.close();
       await drop();
+    });
+
+    test('a scrypt hash of an earlier version signs in and is then stored as Argon2id; a wrong password or code re-hashes nothing', async () => {
+      await tg.operators.create(admin, { id: 'olde', roles: ['auditor'], password: PASSWORD });
+      secondFactor.secrets.set('olde', generateTotpSecret());
+      const legacy = scryptHash(PASSWORD);
+      const hashOf = async () =>
+        (
+          await raw.db
+            .selectFrom('operators')
+            .select('password_hash')
+            .where('id', '=', 'olde')
+            .executeTakeFirstOrThrow()
+        ).password_hash;
+      await raw.db
+        .updateTable('operators')
+        .set({ password_hash: legacy })
+        .where('id', '=', 'olde')
+        .execute();
+      later();
+      await assert.rejects(
+        tg.operators.loginLocal('olde', `${PASSWORD}x`, code('olde')),
+        refusedLogin,
+      );
+      assert.equal(await hashOf(), legacy, 'a wrong password re-hashes nothing');
+      later();
+      await assert.rejects(tg.operators.loginLocal('olde', PASSWORD, '000000'), refusedLogin);
+      assert.equal(await hashOf(), legacy, 'nor does a wrong second factor');
+      later();
+      const signedIn = await tg.operators.loginLocal('olde', PASSWORD, code('olde'));
+      assert.equal(signedIn.id, 'olde');
+      const now = await hashOf();
+      assert.match(now ?? '', /^\$argon2id\$v=19\$m=64,t=1,p=1\$/);
+      // The new hash signs in, and stays as it is.
+      later();
+      await tg.operators.loginLocal('olde', PASSWORD, code('olde'));
+      assert.equal(await hashOf(), now);
     });
 
     test('the bootstrap token creates the first admin, recorded as admin-token', async () => {

@@ -192,7 +192,7 @@ describe('refusals of the operator authority are audited on every front', () => 
     for (const [id, args, command, action] of refused) {
       const before = (await refusals(id)).length;
       const run = await cli(id, args);
-      assert.equal(run.code, 1, `${id} ${command}`);
+      assert.equal(run.code, 3, `${id} ${command}`);
       assert.match(run.stdout + run.stderr, /FORBIDDEN/);
       const after = await refusals(id);
       assert.equal(after.length, before + 1, `${id} ${command}: one refusal recorded`);

@@ -101,7 +101,7 @@ describe('toolgate providers classify-entry', () => {
       '-f',
       join(dir, 'public.yaml'),
     ]);
-    assert.equal(run.code, 1);
+    assert.equal(run.code, 3);
     assert.equal(
       (JSON.parse(run.stdout) as { error: { code: string } }).error.code,
       'PROVIDER_ENTRY_STATE',

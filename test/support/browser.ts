@@ -52,8 +52,8 @@ export function operator(id: string, roles: Operator['roles'], teams: string[] =
 }
 
 export const TEST_PASSWORD = 'correct horse battery staple';
-/** A low scrypt cost for the tests' accounts (stored hashes carry their own parameters). */
-const TEST_SCRYPT = { N: 2 ** 10, r: 8, p: 1 };
+/** A low Argon2id cost for the tests' accounts (stored hashes carry their own parameters). */
+const TEST_ARGON2 = { memoryKiB: 64, passes: 1, parallelism: 1 };
 
 export interface ConsoleGateway {
   readonly tg: Gateway;
@@ -89,7 +89,7 @@ export async function startConsoleGateway(
     db: options.db ?? `sqlite:${join(dir, 'tg.db')}`,
     masterKey: MasterKey.generate(),
     ...options.gateway,
-    operators: { scrypt: TEST_SCRYPT, ...options.gateway?.operators },
+    operators: { passwordHash: TEST_ARGON2, ...options.gateway?.operators },
     // The codes below follow this clock; a test does not bring its own.
     clock: clock.now,
   });

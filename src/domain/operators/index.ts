@@ -69,11 +69,12 @@ export {
   RESERVED_OPERATOR_IDS,
 } from './operator-spec.js';
 export {
+  type Argon2Params,
   checkPasswordStrength,
-  DEFAULT_SCRYPT,
+  DEFAULT_ARGON2,
   hashPassword,
   MIN_PASSWORD_LENGTH,
-  type ScryptParams,
+  needsRehash,
   verifyPassword,
 } from './password-hash.js';
 export { isPersonalToken, MAX_TOKEN_DAYS, MIN_TOKEN_DAYS } from './personal-token.js';

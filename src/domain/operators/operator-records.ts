@@ -8,6 +8,7 @@ import { appendEvent, type Database } from '../../records/store/index.js';
 import { hasRole, isBootstrap, type Operator, type OperatorRole } from './operator.js';
 import type { OperatorRefusals } from './operator-authority.js';
 import { parseRoles, printableName } from './operator-spec.js';
+import { type Argon2Params, hashPassword, needsRehash } from './password-hash.js';
 import { MAX_TOKEN_DAYS, MIN_TOKEN_DAYS } from './personal-token.js';
 import { FourEyesRefused } from './refusal-audit.js';
 
@@ -414,4 +415,26 @@ export function parseDays(days: unknown): number {
     );
   }
   return days;
+}
+
+/**
+ * After a successful sign-in only: a password hash of an earlier algorithm (scrypt) or cost is
+ * replaced by an Argon2id hash at `params`, unless the hash changed meanwhile (a password set
+ * between this sign-in's read and now stays).
+ */
+export async function rehashAfterSignIn(
+  db: Kysely<Database>,
+  row: { readonly id: string; readonly password_hash: string | null },
+  password: string,
+  params: Argon2Params,
+): Promise<void> {
+  const stored = row.password_hash;
+  if (stored === null || !needsRehash(stored, params)) return;
+  const hash = await hashPassword(password, params);
+  await db
+    .updateTable('operators')
+    .set({ password_hash: hash })
+    .where('id', '=', row.id)
+    .where('password_hash', '=', stored)
+    .execute();
 }

@@ -50,6 +50,7 @@ import {
   refuseBootstrapAfterSetup,
   refuseBootstrapOnDecider,
   refuseBootstrapOnSso,
+  rehashAfterSignIn,
   requireAdmin,
   rolesOf,
   selectOperator,
@@ -71,10 +72,10 @@ import {
   parseTeams,
 } from './operator-spec.js';
 import {
+  type Argon2Params,
   checkPasswordStrength,
-  DEFAULT_SCRYPT,
+  DEFAULT_ARGON2,
   hashPassword,
-  type ScryptParams,
   verifyPassword,
 } from './password-hash.js';
 import { generatePersonalToken, hashToken, isPersonalToken } from './personal-token.js';
@@ -86,8 +87,8 @@ export interface OperatorServiceOptions {
   /** The second factor of local logins; without one no local login succeeds. */
   readonly secondFactor?: SecondFactorCheck;
   readonly loginLimits?: Partial<LoginLimits>;
-  /** scrypt cost of new hashes (tests lower it; stored hashes carry their own). */
-  readonly scrypt?: ScryptParams;
+  /** Argon2id cost of new hashes (tests lower it; stored hashes carry their own). */
+  readonly passwordHash?: Argon2Params;
 }
 
 export class OperatorService {
@@ -95,7 +96,7 @@ export class OperatorService {
   readonly #clock: Clock;
   readonly #secondFactor: SecondFactorCheck | null;
   readonly #guard: LoginGuard;
-  readonly #scrypt: ScryptParams;
+  readonly #passwordHash: Argon2Params;
   /** The set-up latch a person's first sign-in or personal-token request closes. */
   readonly #latch = new PersonActedLatch();
   /**
@@ -109,7 +110,7 @@ export class OperatorService {
     this.#clock = options.clock ?? systemClock;
     this.#secondFactor = options.secondFactor ?? null;
     this.#guard = new LoginGuard(db, this.#clock, options.loginLimits);
-    this.#scrypt = options.scrypt ?? DEFAULT_SCRYPT;
+    this.#passwordHash = options.passwordHash ?? DEFAULT_ARGON2;
     this.authority = new OperatorAuthority(this, auditedRefusals(db, this.#clock));
   }
 
@@ -127,7 +128,7 @@ export class OperatorService {
     let passwordHash: string | null = null;
     if (spec.password !== undefined) {
       checkPasswordStrength(spec.password);
-      passwordHash = await hashPassword(spec.password, this.#scrypt);
+      passwordHash = await hashPassword(spec.password, this.#passwordHash);
     }
     const now = this.#clock().toISOString();
     const actor = operatorActor(by, via);
@@ -297,7 +298,7 @@ export class OperatorService {
     const self = by.id === id && by.authenticatedBy === 'password+totp';
     if (!self) requireAdmin(by);
     checkPasswordStrength(password);
-    const hash = await hashPassword(password, this.#scrypt);
+    const hash = await hashPassword(password, this.#passwordHash);
     const now = this.#clock();
     await auditRefusal(this.#db, by, via, this.#clock, 'set_password', () =>
       this.#db.transaction().execute(async (trx) => {
@@ -392,10 +393,8 @@ export class OperatorService {
     const known = typeof id === 'string' && OPERATOR_ID_PATTERN.test(id);
     const row = known ? await selectOperator(this.#db, id) : undefined;
     const taken = row ? await this.#guard.take(row.id, peer) : false;
-    const passwordOk = await verifyPassword(
-      typeof password === 'string' ? password : '',
-      row?.password_hash ?? null,
-    );
+    const given = typeof password === 'string' ? password : '';
+    const passwordOk = await verifyPassword(given, row?.password_hash ?? null, this.#passwordHash);
     if (!row || !taken) throw loginRefused();
     const fail = async (reason: string): Promise<never> => {
       await this.#guard.failed(row.id, reason, peer);
@@ -413,6 +412,7 @@ export class OperatorService {
       return fail('second_factor');
     }
     await this.#guard.succeeded(row.id, peer);
+    await rehashAfterSignIn(this.#db, row, given, this.#passwordHash);
     await this.#latch.close(this.#db, 'sign_in');
     const op: Operator = {
       id: row.id,

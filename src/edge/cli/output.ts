@@ -7,6 +7,7 @@ import {
   UNPRINTABLE_CLASS,
   visibleEscapes,
 } from '../../core/index.js';
+import { exitCodeForError } from './exit-codes.js';
 
 export interface Output {
   readonly json: boolean;
@@ -78,13 +79,39 @@ function systemErrorBody(err: unknown): ErrorBody | null {
   };
 }
 
+/** The stack of a bug is printed only when asked for: TOOLGATE_DEBUG=1. */
+function debugging(): boolean {
+  return process.env.TOOLGATE_DEBUG === '1';
+}
+
 /**
- * Prints a refusal as `{ code, message, details }` (JSON) or readable lines; returns the exit code.
- * Never prints a stack trace: an operational error (a missing file, a locked or unreachable
- * database, a bad option) is one clear line; a bug is one line too, its stack only with
- * TOOLGATE_DEBUG=1.
+ * A bug (anything that is not a refusal, a usage error, a failed system call or a damaged
+ * database): one line on stderr naming it and saying how to see more; its stack only with
+ * TOOLGATE_DEBUG=1. The printed body is the catalogue's INTERNAL, which never echoes the error.
  */
-export function reportError(err: unknown, json: boolean): number {
+function reportBug(err: unknown): ErrorBody {
+  const stack = debugging() && err instanceof Error ? err.stack : undefined;
+  const line = err instanceof Error ? err.message.split('\n')[0] : String(err);
+  process.stderr.write(
+    stack !== undefined
+      ? `toolgate: unexpected error: ${visibleEscapes(stack)}\n`
+      : `toolgate: unexpected error: ${visibleEscapes(line ?? '')} (a bug: TOOLGATE_DEBUG=1 prints its stack; please report it)\n`,
+  );
+  return internalErrorBody();
+}
+
+/**
+ * Prints a refusal as `{ error: { code, message, details } }` on stdout (--json) or readable lines
+ * on stderr; returns the exit code of its class (exit-codes.ts). Never prints a stack trace: an
+ * operational error (a missing file, a locked or unreachable database, a bad option) is one clear
+ * line; a bug is one line too, its stack only with TOOLGATE_DEBUG=1.
+ */
+export function reportError(
+  err: unknown,
+  json: boolean,
+  /** Where the JSON goes: stdout, unless stdout is a protocol's own (`toolgate mcp`). */
+  jsonTo: NodeJS.WritableStream = process.stdout,
+): number {
   let body: ErrorBody;
   const system = systemErrorBody(err);
   if (isToolgateError(err)) body = err.toBody();
@@ -100,25 +127,30 @@ export function reportError(err: unknown, json: boolean): number {
       details: {},
     };
   } else {
-    const debug = process.env.TOOLGATE_DEBUG === '1' && err instanceof Error && err.stack;
-    const line = err instanceof Error ? err.message.split('\n')[0] : String(err);
-    process.stderr.write(
-      `toolgate: unexpected error: ${visibleEscapes(String(debug ? err.stack : line))}\n`,
-    );
-    body = internalErrorBody();
+    body = reportBug(err);
+    if (!json) return exitCodeForError(body.code);
   }
+  printErrorBody(body, json, jsonTo);
+  return exitCodeForError(body.code);
+}
+
+/** Prints a refusal's body: JSON (on stdout by default) with --json, else its lines on stderr. */
+export function printErrorBody(
+  body: ErrorBody,
+  json: boolean,
+  jsonTo: NodeJS.WritableStream = process.stdout,
+): void {
   if (json) {
-    process.stdout.write(`${jsonText({ error: body })}\n`);
-  } else {
-    process.stderr.write(`error ${body.code}: ${visibleEscapes(body.message)}\n`);
-    const problems =
-      (body.details as { problems?: { pointer: string; message: string }[] }).problems ?? [];
-    for (const p of problems)
-      process.stderr.write(
-        `  ${visibleEscapes(p.pointer || '(document)')}: ${visibleEscapes(p.message)}\n`,
-      );
+    jsonTo.write(`${jsonText({ error: body })}\n`);
+    return;
   }
-  return 1;
+  process.stderr.write(`error ${body.code}: ${visibleEscapes(body.message)}\n`);
+  const problems =
+    (body.details as { problems?: { pointer: string; message: string }[] }).problems ?? [];
+  for (const p of problems)
+    process.stderr.write(
+      `  ${visibleEscapes(p.pointer || '(document)')}: ${visibleEscapes(p.message)}\n`,
+    );
 }
 
 const CELL_ESCAPES: Readonly<Record<string, string>> = { '\n': '\\n', '\r': '\\r', '\t': '\\t' };

@@ -61,10 +61,24 @@ export function dataFolderKeys(
   ];
 }
 
+/** A key file's key; a file that holds no such key (damaged, or another file) is refused by path. */
+function keyOf<K>(path: string, pem: string, parse: (pem: string) => K): K {
+  try {
+    return parse(pem);
+  } catch (err) {
+    const why = err instanceof Error ? err.message.split('\n')[0] : String(err);
+    throw new ToolgateError(
+      'INPUT_INVALID',
+      `${path} holds no usable private key (${why}): restore it from a backup`,
+      { problems: [] },
+    );
+  }
+}
+
 export function approvalSigner(dataDir: string): ApprovalSigner {
   const path = join(dataDir, APPROVAL_KEY_FILE);
   const pem = privateFile(path);
-  if (pem) return ApprovalSigner.fromPem(pem);
+  if (pem) return keyOf(path, pem, (text) => ApprovalSigner.fromPem(text));
   makeDirs(dataDir, 0o700);
   const signer = ApprovalSigner.generate();
   try {
@@ -72,7 +86,7 @@ export function approvalSigner(dataDir: string): ApprovalSigner {
     writeFileSync(path, signer.toPem(), { mode: 0o600, flag: 'wx' });
   } catch (err) {
     if ((err as { code?: string }).code !== 'EEXIST') throw err;
-    return ApprovalSigner.fromPem(privateFile(path) ?? '');
+    return keyOf(path, privateFile(path) ?? '', (text) => ApprovalSigner.fromPem(text));
   }
   return signer;
 }
@@ -81,14 +95,14 @@ export function approvalSigner(dataDir: string): ApprovalSigner {
 export function auditSigner(dataDir: string, name: string): NoteSigner {
   const path = join(dataDir, AUDIT_KEY_FILE);
   const pem = privateFile(path);
-  if (pem) return NoteSigner.fromPem(name, pem);
+  if (pem) return keyOf(path, pem, (text) => NoteSigner.fromPem(name, text));
   makeDirs(dataDir, 0o700);
   const fresh = generateNoteSigner(name);
   try {
     writeFileSync(path, fresh.pem, { mode: 0o600, flag: 'wx' });
   } catch (err) {
     if ((err as { code?: string }).code !== 'EEXIST') throw err;
-    return NoteSigner.fromPem(name, privateFile(path) ?? '');
+    return keyOf(path, privateFile(path) ?? '', (text) => NoteSigner.fromPem(name, text));
   }
   return fresh.signer;
 }

@@ -17,6 +17,7 @@ import { buildServer } from '../rest/index.js';
 import { adminTokenDisabled, classifiedRetentionFromEnv } from './command-kit.js';
 import { DEMO_ACTOR_ID, reviewDemoCatalog } from './demo-reviews.js';
 import { firstAdminBanner, runtimeAsTyped } from './first-admin.js';
+import { jsonText } from './output.js';
 import {
   approvalSigner,
   auditSigner,
@@ -40,6 +41,8 @@ export interface ServeOptions {
   readonly adminToken?: boolean;
   readonly bodyLimit: number;
   readonly version: string;
+  /** `--json`: the start banner as one JSON object (its lines in `banner`). */
+  readonly json?: boolean;
   /** Origins and Hosts /mcp accepts besides loopback ones (DNS-rebinding and CSRF defence). */
   readonly allowedOrigins?: readonly string[];
   readonly allowedHosts?: readonly string[];
@@ -288,7 +291,11 @@ export async function serve(options: ServeOptions): Promise<void> {
     }
     if (notify.webhookUrls.length > 0)
       lines.push(`  notifications: ${notify.webhookUrls.length} webhook(s), links to ${publicUrl}`);
-    process.stdout.write(`${lines.join('\n')}\n`);
+    process.stdout.write(
+      options.json === true
+        ? `${jsonText({ listening: address, version: options.version, database: tg.admin.health.location, banner: lines })}\n`
+        : `${lines.join('\n')}\n`,
+    );
   } catch (err) {
     clearInterval(sweep);
     closing = true;

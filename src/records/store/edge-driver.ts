@@ -88,13 +88,21 @@ export class EdgeDriver implements Driver {
     return edge;
   }
 
-  beginTransaction(connection: DatabaseConnection, settings: TransactionSettings): Promise<void> {
-    if (this.#immediate) {
-      return inner(connection)
-        .executeQuery(CompiledQuery.raw('begin immediate'))
-        .then(() => undefined, rethrowStoreError);
+  async beginTransaction(
+    connection: DatabaseConnection,
+    settings: TransactionSettings,
+  ): Promise<void> {
+    // Awaited inside the try: SQLite's driver throws SQLITE_BUSY synchronously, before any
+    // promise exists to catch on.
+    try {
+      if (this.#immediate) {
+        await inner(connection).executeQuery(CompiledQuery.raw('begin immediate'));
+      } else {
+        await this.#inner.beginTransaction(inner(connection), settings);
+      }
+    } catch (err) {
+      throw storeError(err);
     }
-    return this.#inner.beginTransaction(inner(connection), settings).catch(rethrowStoreError);
   }
 
   commitTransaction(connection: DatabaseConnection): Promise<void> {

@@ -15,6 +15,7 @@ import {
   verifyBundle,
 } from '../../../records/audit/index.js';
 import { type GlobalOptions, int, readInput, withAdmin } from '../command-kit.js';
+import { exitCodeOf } from '../exit-codes.js';
 import { makeOutput, type Output, reportError } from '../output.js';
 
 function printVerify(out: Output, report: VerifyReport, where: string): void {
@@ -26,7 +27,8 @@ function printVerify(out: Output, report: VerifyReport, where: string): void {
     const more = report.problems.slice(1).map((q) => `  also: ${q.message}`);
     return [head, ...more].join('\n');
   });
-  if (!report.ok) process.exitCode = 1;
+  // Not a refusal: the check ran and found damage, which a monitoring script tells apart.
+  if (!report.ok) process.exitCode = exitCodeOf('verification_failed');
 }
 
 export function registerAudit(program: Command): void {

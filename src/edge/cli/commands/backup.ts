@@ -7,6 +7,7 @@ import { join } from 'node:path';
 import { type Command, Option } from 'commander';
 import { backup, type RestoreResult, restore } from '../../../api/index.js';
 import { type GlobalOptions, VERSION } from '../command-kit.js';
+import { exitCodeOf } from '../exit-codes.js';
 import { makeOutput, reportError } from '../output.js';
 import { ADMIN_TOKEN_FILE, dataFolderKeys } from '../runtime-files.js';
 
@@ -55,7 +56,7 @@ export function registerBackup(program: Command): void {
           ].join('\n'),
         );
         // A backup without its database is no backup a script may take for complete.
-        if (manifest.database === null) process.exitCode = 1;
+        if (manifest.database === null) process.exitCode = exitCodeOf('unavailable');
       } catch (err) {
         process.exitCode = reportError(err, out.json);
       }
@@ -75,7 +76,7 @@ export function registerBackup(program: Command): void {
           dataDir: globals.dataDir,
         });
         out.result({ dir, ...result }, () => restoredText(dir, result, globals.dataDir));
-        if (!result.database.restored) process.exitCode = 1;
+        if (!result.database.restored) process.exitCode = exitCodeOf('unavailable');
       } catch (err) {
         process.exitCode = reportError(err, out.json);
       }

@@ -7,6 +7,7 @@
 import { type Command, Option } from 'commander';
 import { hostDoctor, SANDBOX_DRIVERS } from '../../../api/index.js';
 import type { GlobalOptions } from '../command-kit.js';
+import { exitCodeOf } from '../exit-codes.js';
 import { makeOutput, reportError } from '../output.js';
 
 export function registerDoctor(program: Command): void {
@@ -52,7 +53,7 @@ export function registerDoctor(program: Command): void {
               `toolgate: the configured sandbox driver ${configured.driver} does not work here: command tools that ask for it are refused (SANDBOX_UNAVAILABLE)\n`,
             );
           }
-          process.exitCode = 1;
+          process.exitCode = exitCodeOf('unavailable');
         }
       } catch (err) {
         process.exitCode = reportError(err, out.json);

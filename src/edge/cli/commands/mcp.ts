@@ -33,8 +33,8 @@ export function registerMcp(program: Command): void {
         const { serveMcpStdio } = await import('../../mcp/index.js');
         await serveMcpStdio(tg, { version: VERSION, token: opts.agentKey, log });
       } catch (err) {
-        // stdout belongs to JSON-RPC: errors go to stderr only.
-        process.exitCode = reportError(err, false);
+        // stdout belongs to JSON-RPC: errors go to stderr only (as JSON with --json).
+        process.exitCode = reportError(err, globals.json === true, process.stderr);
       } finally {
         await tg?.close();
       }

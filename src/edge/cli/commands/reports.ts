@@ -20,15 +20,20 @@ export function registerReports(program: Command): void {
     .action((name: string, opts: { format: string; from?: string; to?: string }) =>
       withAdmin(
         program,
-        async (admin) => {
+        async (admin, out) => {
           const { body } = await admin.reports.render({
             name,
             format: opts.format,
             ...(opts.from !== undefined ? { from: opts.from } : {}),
             ...(opts.to !== undefined ? { to: opts.to } : {}),
           });
-          // The report itself, in the format asked for, whatever --json says.
-          process.stdout.write(body);
+          // The report itself, in the format asked for; with --json a CSV or Markdown report is
+          // the string `body` of a JSON object, so that stdout is JSON whenever --json is given.
+          if (out.json && opts.format !== 'json') {
+            out.result({ report: name, format: opts.format, body }, () => body);
+          } else {
+            process.stdout.write(body);
+          }
         },
         { action: 'state.read' },
       )(),

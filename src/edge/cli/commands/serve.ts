@@ -35,7 +35,7 @@ export function registerServe(program: Command): void {
         // Loaded only here: the other commands need not pay for Fastify and the docs UI.
         const { serve } = await import('../serve.js');
         await serve({
-          dataDir: globals.dataDir,
+          ...fromGlobals(globals),
           db: dbUrl(globals),
           host: opts.host,
           port: opts.port,
@@ -98,6 +98,11 @@ function serveOptions(): Option[] {
       'where operators reach this gateway (console links, single sign-on redirect)',
     ).env('TOOLGATE_PUBLIC_URL'),
   ];
+}
+
+/** The global options serve takes: the data folder, and --json (its start banner as JSON). */
+function fromGlobals(globals: GlobalOptions): { dataDir: string; json: boolean } {
+  return { dataDir: globals.dataDir, json: globals.json === true };
 }
 
 /** Caps and admission; docs/operations.md "Limits and overload" has the rule and the defaults. */
