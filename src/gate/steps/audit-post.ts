@@ -34,9 +34,12 @@ function post(s: CallState): StepResult | Promise<StepResult> {
   // Only the pre record must be durable before a tool runs (docs/architecture.md §1); the result
   // record joins the next group commit without holding the caller. A crash in between leaves a
   // pre record without a result, which is what it then was: outcome unknown.
-  s.deps.audit
-    .append(postRecord(s), undefined, { deferred: true, hosts: s.hosts })
-    .catch(s.deps.lostPostRecord);
+  // A call the stopping gateway cut has its post record already (running-calls.ts).
+  if (s.deps.running.leave(s)) {
+    s.deps.audit
+      .append(postRecord(s), undefined, { deferred: true, hosts: s.hosts })
+      .catch(s.deps.lostPostRecord);
+  }
   const result = s.result;
   if (!result.ok) return s.idemKey !== null ? failedUnderKey(s, result) : denied(result, s);
   const literals = literalsEntering(result.trust, result.output);

@@ -30,10 +30,17 @@ export interface ExecuteDependencies {
 }
 
 const NO_SECRETS: readonly string[] = [];
+const STOPPING = 'the gateway is stopping; the call did not run, send it again once it answers';
 
 /** The `execute` step: runs the call (a failure is a result, audited by audit-post, never a refusal). */
 export async function executeStep(s: CallState): Promise<StepResult> {
   s.runStarted = true;
+  // The gateway is stopping (running-calls.ts): nothing starts any more; audit-post records it.
+  if (s.deps.running.stopped) {
+    s.run = notRun(runtimeFailure('SHUTTING_DOWN', 'gateway.shutdown', STOPPING));
+    return CONTINUE;
+  }
+  s.deps.running.enter(s);
   const started = performance.now();
   // A session with a call running here is never ended for fairness (agent-caps.ts).
   const ended = callInFlight(s.session.id);
