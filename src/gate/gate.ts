@@ -26,7 +26,7 @@ import type { CallCounters } from '../domain/limits/index.js';
 import type { DirectoryReader, PolicySupplier, SetMembership } from '../domain/policy/index.js';
 import type { GovernedUris, SessionService } from '../domain/sessions/index.js';
 import type { RuntimeRegistry } from '../execution/runtimes/index.js';
-import { declaredKeys, deniedRecord, interruptedRecord } from './audit-records.js';
+import { declaredKeys, deniedRecord } from './audit-records.js';
 import type { AuditWriter } from './audit-writer.js';
 import {
   type CallContext,
@@ -39,7 +39,7 @@ import { directoryReader } from './directory-reader.js';
 import { IdentityCache } from './identity-cache.js';
 import { attemptedName } from './redaction.js';
 import { type Revisions, RevisionWatch } from './revision-watch.js';
-import { RunningCalls } from './running-calls.js';
+import { runningOf } from './running-calls.js';
 import { type AfterInjection, DEFAULT_AFTER_INJECTION } from './steps/after-injection.js';
 import { releaseClaim } from './steps/idempotency-claim.js';
 import { GATE_STEPS } from './steps/pipeline.js';
@@ -122,7 +122,6 @@ export function stepDependencies(
     health: deps.health ?? NO_HEALTH,
     governedUris: deps.governedUris,
     scopes: deps.oauth ? { config: deps.oauth, catalog: deps.catalog } : undefined,
-    running: new RunningCalls(),
   };
 }
 
@@ -167,15 +166,9 @@ export class Gate {
     await this.#audit.flush();
   }
 
-  /**
-   * The gateway stops (docs/operations.md "Stopping"): a call whose tool still runs is recorded
-   * as interrupted (interruptedRecord: outcome unknown), its own post record no longer written,
-   * and no tool starts from now on. Call before the last flush; returns how many were cut.
-   */
-  async interrupt(): Promise<number> {
-    return this.#deps.running.stop((s) =>
-      this.#audit.append(interruptedRecord(s), undefined, { hosts: s.hosts }),
-    );
+  /** The gateway stops: calls whose tool runs now are recorded interrupted (running-calls.ts). */
+  interrupt(): Promise<number> {
+    return runningOf(this.#deps).stop();
   }
 
   /**
@@ -183,11 +176,7 @@ export class Gate {
    * idempotency keys older than IDEMPOTENCY_TTL_MS (a retry after that runs as a new call).
    * Returns how many of each.
    */
-  async sweep(): Promise<{
-    rateCounters: number;
-    idempotencyKeys: number;
-    ceilingCounters: number;
-  }> {
+  async sweep(): Promise<Record<'rateCounters' | 'idempotencyKeys' | 'ceilingCounters', number>> {
     const now = this.#clock();
     const { rateCounters, ceilingCounters } = await this.#counters.sweep(now);
     const idempotencyKeys = await this.#idempotency.sweep(now);
@@ -233,7 +222,6 @@ export class Gate {
         return result.kind === 'refuse' ? await this.#refuse(state, result) : result;
       }
     } catch (err) {
-      this.#deps.running.leave(state);
       // A store error before the tool started: nothing ran, so the key this call took is given
       // back (best effort; the error that ended the call is the one answered).
       if (!state.runStarted) await releaseClaim(state).catch(() => {});

@@ -28,6 +28,11 @@ export function refuseWhileDraining(app: FastifyInstance, onDrain: () => void): 
     draining = true;
     onDrain();
   });
+  // A call in flight is answered, and its connection closed after it rather than kept idle.
+  app.addHook('onSend', async (_req, reply, payload) => {
+    if (draining) reply.header('connection', 'close');
+    return payload;
+  });
   app.addHook('onRequest', async (_req, reply) => {
     if (!draining) return;
     // The connection is not kept for another request: the next one goes to a live gateway.

@@ -12,6 +12,7 @@ import type { TrustLabel } from '../../domain/text-trust/index.js';
 import { carriesUntrustedText } from '../../domain/text-trust/index.js';
 import { postRecord } from '../audit-records.js';
 import { deny } from '../decision.js';
+import { runningOf } from '../running-calls.js';
 import { releaseClaim } from './idempotency-claim.js';
 import { literalsEntering, recordInjection, recordLiterals } from './provenance.js';
 import type { ExecuteFailure } from './run-result.js';
@@ -35,7 +36,7 @@ function post(s: CallState): StepResult | Promise<StepResult> {
   // record joins the next group commit without holding the caller. A crash in between leaves a
   // pre record without a result, which is what it then was: outcome unknown.
   // A call the stopping gateway cut has its post record already (running-calls.ts).
-  if (s.deps.running.leave(s)) {
+  if (!runningOf(s.deps).wasCut(s)) {
     s.deps.audit
       .append(postRecord(s), undefined, { deferred: true, hosts: s.hosts })
       .catch(s.deps.lostPostRecord);

@@ -30,7 +30,6 @@ import type { AuditWriter } from '../audit-writer.js';
 import type { CallContext, CallOptions } from '../call-context.js';
 import type { DenyCode, DeprecationNotice, GateDecision } from '../decision.js';
 import type { IdentityCache } from '../identity-cache.js';
-import type { RunningCalls } from '../running-calls.js';
 import type { CompiledTool, ToolCache } from '../tool-cache.js';
 import type { AfterInjection } from './after-injection.js';
 import type { ExecuteResult, ExecuteRun } from './run-result.js';
@@ -60,8 +59,6 @@ export interface StepDependencies {
   readonly governedUris: Pick<GovernedUris, 'resolve'> | undefined;
   /** The OAuth resource server's scopes and the tools on offer (scope step); none: no OAuth. */
   readonly scopes: ScopeSource | undefined;
-  /** The calls whose tool runs now: a stopping gateway records them as interrupted. */
-  readonly running: RunningCalls<CallState>;
 }
 
 /** What the scope step reads: the configured scopes, and the tools the catalog offers now. */
