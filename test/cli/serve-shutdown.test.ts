@@ -5,8 +5,9 @@
  * waiting at the client for a person to approve it), an idle keep-alive connection and a slow call
  * open at once, it exits 0 well within its deadline: the slow call gets its result, the listen
  * stream ends with its graceful close, the waiting call is answered APPROVAL_REQUIRED with its
- * approval still pending in the store, the idle connection is closed at once; `audit verify`
- * passes and every call a client was answered for is in the log. A call longer than a short
+ * approval still pending in the store (as a REST call's, whose client polls it after the restart),
+ * the idle connection is closed at once; `audit verify` passes and every call a client was
+ * answered for is in the log. A call longer than a short
  * deadline is cut at the deadline (exit 0) and recorded as interrupted. SIGINT drains alike; a
  * request arriving on an open connection meanwhile is refused SHUTTING_DOWN; a second signal ends
  * the process at once, non-zero.
@@ -32,6 +33,8 @@ const SLOW_TOOL = join(ROOT, 'test', 'fixtures', 'sandbox', 'slow-tool.sh');
 let dir = '';
 let supportKey = '';
 let slowKey = '';
+/** A REST call left waiting for an approval by the first stop: its session and approval. */
+let waitingRest = { session: '', approval: '' };
 const running: ChildProcess[] = [];
 
 /** A command tool in the process sandbox that sleeps `seconds` (its argv), then answers. */
@@ -288,6 +291,14 @@ test('SIGTERM with a listen stream, a 2025 session waiting on an approval, an id
     { timeout: 60_000 },
   ) as Promise<CallToolResult>;
   await asked;
+  // A REST call waiting for an approval (its client polls; nothing stands open).
+  const restSession = await openSession(base, supportKey);
+  const pending = await rest(base, 'POST', `/v1/sessions/${restSession}/calls`, supportKey, {
+    tool: 'send_email',
+    arguments: { to: 'ann@customer.example', subject: 'Refund', body: 'Done.' },
+  });
+  assert.equal(pending.status, 202, JSON.stringify(pending.body));
+  waitingRest = { session: restSession, approval: String(pending.body.approval_id) };
   // A slow call, running.
   const session = await openSession(base, slowKey);
   const before = preCount('slow_call');
@@ -331,10 +342,11 @@ test('SIGTERM with a listen stream, a 2025 session waiting on an approval, an id
       ['call.post', 'ok'],
     ],
   );
-  assert.deepEqual(
-    of(decision.call_id).map((r) => r.kind),
-    ['call.pending_approval'],
-  );
+  for (const waited of [decision.call_id, pending.body.call_id])
+    assert.deepEqual(
+      of(waited).map((r) => r.kind),
+      ['call.pending_approval'],
+    );
   const db = new Database(join(dir, 'tg.db'), { readonly: true });
   try {
     const approval = db
@@ -348,6 +360,16 @@ test('SIGTERM with a listen stream, a 2025 session waiting on an approval, an id
 
 test('a call longer than a short deadline: the exit comes at the deadline with code 0, the call recorded as interrupted', async () => {
   const { base, server, exit } = await start(['--shutdown-deadline', '1']);
+  // After the restart, the REST call's approval is still pending: its client polls on.
+  const { session: restSession, approval } = waitingRest;
+  const status = await rest(
+    base,
+    'GET',
+    `/v1/sessions/${restSession}/approvals/${approval}`,
+    supportKey,
+  );
+  assert.equal(status.status, 200, JSON.stringify(status.body));
+  assert.equal(status.body.status, 'pending');
   const session = await openSession(base, slowKey);
   const before = preCount('stuck_call');
   const stuck = rest(base, 'POST', `/v1/sessions/${session}/calls`, slowKey, {
