@@ -28,19 +28,22 @@ export function refuseWhileDraining(app: FastifyInstance, onDrain: () => void): 
     draining = true;
     onDrain();
   });
+  // Every request passes these two: callback hooks, no promise on the hot path.
   // A call in flight is answered, and its connection closed after it rather than kept idle.
-  app.addHook('onSend', async (_req, reply, payload) => {
+  app.addHook('onSend', (_req, reply, payload, done) => {
     if (draining) reply.header('connection', 'close');
-    return payload;
+    done(null, payload);
   });
-  app.addHook('onRequest', async (_req, reply) => {
-    if (!draining) return;
+  app.addHook('onRequest', (_req, reply, done) => {
+    if (!draining) return done();
     // The connection is not kept for another request: the next one goes to a live gateway.
     reply.header('connection', 'close');
-    throw new ToolgateError(
-      'SHUTTING_DOWN',
-      'the gateway is stopping; send the request again once it answers',
-      { retryAfterSeconds: RETRY_AFTER_S },
+    done(
+      new ToolgateError(
+        'SHUTTING_DOWN',
+        'the gateway is stopping; send the request again once it answers',
+        { retryAfterSeconds: RETRY_AFTER_S },
+      ),
     );
   });
 }
