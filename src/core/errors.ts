@@ -317,6 +317,7 @@ export const ERROR_CODES = {
     jsonRpc: -32063,
     summary: 'The gateway is at capacity; it answers at once instead of queueing. Retry later.',
   },
+  SHUTTING_DOWN: { http: 503, jsonRpc: -32068, summary: 'The gateway is stopping; retry later.' },
   // MCP transport faults at /mcp, before any gate session is involved. Both keep JSON-RPC 2.0's
   // own "Invalid Request" code, which clients already branch on.
   MCP_SESSION_REQUIRED: {
@@ -493,6 +494,7 @@ export interface ErrorDetails {
   CALL_CANCELLED: CallDenial;
   LIMIT_REACHED: CapDetails;
   OVERLOADED: CapDetails;
+  SHUTTING_DOWN: { retryAfterSeconds: number };
   MCP_SESSION_REQUIRED: Record<string, never>;
   MCP_SESSION_NOT_FOUND: Record<string, never>;
   OIDC_LOGIN_FAILED: { reason: string };

@@ -192,3 +192,33 @@ export function postRecord(s: CallState): AuditRecord {
   }
   return post;
 }
+
+/**
+ * The post record of a call still running when the gateway stopped (running-calls.ts): its
+ * outcome is unknown — the tool may have finished its work — and nobody was answered.
+ */
+export function interruptedRecord(s: CallState): AuditRecord {
+  const post: Mutable<AuditRecord> = {
+    at: s.deps.clock(),
+    callId: s.callId,
+    sessionId: s.session.id,
+    runId: s.session.run_id,
+    agentId: s.ctx.principal.agentId,
+    userId: s.session.user_id,
+    kind: 'call.post',
+    toolId: s.detail.id,
+    toolVersion: s.detail.version,
+    argsHash: s.argsHash,
+    argsRedacted: undefined,
+    decision: 'deny',
+    outcome: 'interrupted',
+    code: 'SHUTTING_DOWN',
+    rule: 'gateway.shutdown',
+    message: 'the gateway stopped before the call finished; whether the tool completed is unknown',
+    bytesOut: 0,
+    durationMs: performance.now() - s.started,
+    details: { result_hash: null, result_bytes: 0 },
+  };
+  if (s.base.model !== undefined) post.model = s.base.model;
+  return post;
+}

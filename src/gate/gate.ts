@@ -39,6 +39,7 @@ import { directoryReader } from './directory-reader.js';
 import { IdentityCache } from './identity-cache.js';
 import { attemptedName } from './redaction.js';
 import { type Revisions, RevisionWatch } from './revision-watch.js';
+import { runningOf } from './running-calls.js';
 import { type AfterInjection, DEFAULT_AFTER_INJECTION } from './steps/after-injection.js';
 import { releaseClaim } from './steps/idempotency-claim.js';
 import { GATE_STEPS } from './steps/pipeline.js';
@@ -165,16 +166,17 @@ export class Gate {
     await this.#audit.flush();
   }
 
+  /** The gateway stops: calls whose tool runs now are recorded interrupted (running-calls.ts). */
+  interrupt(): Promise<number> {
+    return runningOf(this.#deps).stop();
+  }
+
   /**
    * Housekeeping for a running gateway: expired rate and ceiling counters are removed, and
    * idempotency keys older than IDEMPOTENCY_TTL_MS (a retry after that runs as a new call).
    * Returns how many of each.
    */
-  async sweep(): Promise<{
-    rateCounters: number;
-    idempotencyKeys: number;
-    ceilingCounters: number;
-  }> {
+  async sweep(): Promise<Record<'rateCounters' | 'idempotencyKeys' | 'ceilingCounters', number>> {
     const now = this.#clock();
     const { rateCounters, ceilingCounters } = await this.#counters.sweep(now);
     const idempotencyKeys = await this.#idempotency.sweep(now);

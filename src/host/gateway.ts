@@ -39,7 +39,10 @@ export interface Toolgate {
   readonly agent: AgentApi;
   readonly admin: AdminApi;
   readonly security: SecurityEvents;
-  /** Flushes the audit log and closes everything the gateway opened. */
+  /**
+   * Records the calls still running as interrupted (no call starts after), flushes the audit log
+   * and closes everything the gateway opened.
+   */
   close(): Promise<void>;
 }
 

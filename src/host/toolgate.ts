@@ -145,6 +145,8 @@ export async function openGateway(options: ToolgateOptions = {}): Promise<Gatewa
   const agent = agentApi({ auth, sessions, gate, revisions });
   const admin = adminApi(options, store, wings);
   const close = inOrder([
+    // Calls still running are recorded as interrupted, and nothing starts from now on.
+    () => gate.interrupt(),
     () => health.stop(),
     () => execution.upstreams.close(),
     () => gate.flush(),

@@ -1,8 +1,9 @@
 /**
  * `serve` stops in seconds on SIGTERM even when a client holds a connection open: a socket that
- * sent half a request is cut after the grace for in-flight requests (before, serve waited for it
- * for good: Node's header timeout is checked by the listener that close() stops). The benign neighbour, a stop with no connection open, exits at once
- * with code 0 (test/cli/cli.test.ts, `serve --demo --port 0 … exits cleanly on SIGTERM`).
+ * sent half a request is cut at the shutdown deadline (docs/operations.md "Stopping"; before,
+ * serve waited for it for good: Node's header timeout is checked by the listener that close()
+ * stops). The benign neighbour, a stop with no connection open, exits at once with code 0
+ * (test/cli/cli.test.ts, `serve --demo --port 0 … exits cleanly on SIGTERM`).
  */
 import assert from 'node:assert/strict';
 import type { ChildProcess } from 'node:child_process';
@@ -13,7 +14,7 @@ import { join } from 'node:path';
 import { after, before, test } from 'node:test';
 import { ensureBuilt, listeningUrl, spawnServe } from '../support/cli.js';
 
-/** Well above the grace (5 s) and a loaded host's start of exit. */
+/** Well above the shutdown deadline (2 s here) and a loaded host's start of exit. */
 const STOP_BOUND_MS = 30_000;
 
 let dir: string;
@@ -29,7 +30,7 @@ function exited(server: ChildProcess): Promise<number | null> {
 }
 
 test('SIGTERM with a half-sent request open: serve exits within the bound, with code 0', async () => {
-  const server = spawnServe(dir);
+  const server = spawnServe(dir, ['--shutdown-deadline', '2']);
   const base = new URL(await listeningUrl(server));
   const socket = connect(Number(base.port), '127.0.0.1');
   await new Promise<void>((resolve) => socket.once('connect', () => resolve()));

@@ -26,6 +26,7 @@ import {
   outboundFromEnv,
   teamsFromEnv,
 } from './runtime-files.js';
+import { onStopSignals, stopGateway } from './stop-signals.js';
 
 export interface ServeOptions {
   readonly dataDir: string;
@@ -43,6 +44,8 @@ export interface ServeOptions {
   readonly version: string;
   /** `--json`: the start banner as one JSON object (its lines in `banner`). */
   readonly json?: boolean;
+  /** On SIGTERM or SIGINT, how long calls in flight may finish (stop-signals.ts); default 10. */
+  readonly shutdownDeadlineSeconds?: number;
   /** Origins and Hosts /mcp accepts besides loopback ones (DNS-rebinding and CSRF defence). */
   readonly allowedOrigins?: readonly string[];
   readonly allowedHosts?: readonly string[];
@@ -62,22 +65,8 @@ export interface ServeOptions {
 
 export const DEMO_CATALOG = fileURLToPath(new URL('../../../demo/catalog.yaml', import.meta.url));
 const SWEEP_INTERVAL_MS = 60_000;
-/** How long a stop waits for in-flight requests before it cuts the connections still open. */
-const SHUTDOWN_GRACE_MS = 5_000;
-
-/**
- * Stops listening; in-flight requests get SHUTDOWN_GRACE_MS to finish, and a connection still open
- * after it (a stream, a client that never finished or closed its socket) is cut: Node's header
- * timeout is checked by the listener close() stops, so such a socket would hold a stop for good.
- */
-async function closeServer(app: FastifyInstance | null): Promise<void> {
-  if (!app) return;
-  const closed = app.close();
-  const cut = setTimeout(() => app.server.closeAllConnections(), SHUTDOWN_GRACE_MS);
-  cut.unref();
-  await closed;
-  clearTimeout(cut);
-}
+/** How long a stop lets calls in flight finish before it cuts what is still open. */
+export const DEFAULT_SHUTDOWN_DEADLINE_S = 10;
 
 /** Detector configuration from the JSON or YAML file named by TOOLGATE_DETECTORS, if any. */
 function detectorsFromEnv(): { detectors?: DetectorsConfigInput } {
@@ -106,6 +95,9 @@ export async function serve(options: ServeOptions): Promise<void> {
   if (!Number.isInteger(options.bodyLimit) || options.bodyLimit < 1024) {
     throw usage(`--body-limit must be an integer of at least 1024 bytes, got ${options.bodyLimit}`);
   }
+  const deadline = options.shutdownDeadlineSeconds ?? DEFAULT_SHUTDOWN_DEADLINE_S;
+  if (!Number.isInteger(deadline) || deadline < 0 || deadline > 3600)
+    throw usage(`--shutdown-deadline must be an integer 0–3600 seconds, got ${deadline}`);
   let origins: OriginPolicy;
   try {
     origins = originPolicy(options.allowedOrigins ?? [], options.allowedHosts ?? []);
@@ -140,20 +132,13 @@ export async function serve(options: ServeOptions): Promise<void> {
   let app: FastifyInstance | null = null;
   let sweep: NodeJS.Timeout | undefined;
   let closing = false;
-  const shutdown = async (signal: string, code: number) => {
+  onStopSignals(async (signal) => {
     if (closing) return;
     closing = true;
     clearInterval(sweep);
-    if (signal) process.stdout.write(`toolgate: ${signal}, shutting down\n`);
-    try {
-      await closeServer(app);
-      await tg?.close();
-    } finally {
-      process.exit(code);
-    }
-  };
-  process.once('SIGINT', () => void shutdown('SIGINT', 0));
-  process.once('SIGTERM', () => void shutdown('SIGTERM', 0));
+    process.stdout.write(`toolgate: ${signal}, shutting down (deadline ${deadline} s)\n`);
+    await stopGateway(app, tg, deadline * 1000);
+  });
 
   try {
     const jwt = jwtConfigFromEnv();

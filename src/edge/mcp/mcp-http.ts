@@ -131,6 +131,11 @@ export async function registerMcpHttp(
     return rpcError(reply, err.code, err.message, err);
   };
 
+  // A stop ends every standing stream with a close its client sees (src/edge/rest/drain.ts).
+  app.addHook(
+    'preClose',
+    async () => void (await Promise.all([modern.endStreams(), legacy.endStreams()])),
+  );
   app.addHook('onClose', async () => {
     await modern.close().catch(() => {});
     await refusals.stop();

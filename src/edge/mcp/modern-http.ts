@@ -176,6 +176,11 @@ export class ModernMcp {
     stream.pipe(raw);
   }
 
+  /** Ends every listen stream with the subscription's graceful close (the server is stopping). */
+  async endStreams(): Promise<void> {
+    await this.#listen.close();
+  }
+
   async close(): Promise<void> {
     (await this.#watch)?.stop();
     await this.#listen.close();

@@ -135,6 +135,14 @@ export class SessionEra {
     await Promise.all(open.map((e) => e.transport.close().catch(() => {})));
   }
 
+  /**
+   * Ends each session's GET stream, as the transport ends it (the server is stopping); the
+   * sessions, their gate sessions and the approvals their calls wait for are kept.
+   */
+  endStreams(): void {
+    for (const entry of this.#sessions.values()) entry.transport.closeStandaloneSSEStream();
+  }
+
   /** A POST of the 2025 eras: on the caller's own session, or an initialize opening one. */
   async post(req: FastifyRequest, reply: FastifyReply, identity: Identity, message: unknown) {
     if (req.headers['mcp-session-id'] !== undefined) {

@@ -42,6 +42,7 @@ import {
   principalShares,
 } from './admission.js';
 import { admissionHook } from './admission-hook.js';
+import { refuseWhileDraining } from './drain.js';
 import { makeErrorHandler } from './error-handler.js';
 import { lazySchemas } from './lazy-schemas.js';
 import { safeLogger } from './log-options.js';
@@ -259,6 +260,8 @@ export async function buildServer(
   const schemas = lazySchemas();
   const app = Fastify({
     bodyLimit,
+    // A request during a stop is refused by refuseWhileDraining, with a body of the catalogue.
+    return503OnClosing: false,
     schemaController: { compilersFactory: { buildSerializer: schemas.buildSerializer } },
     logger: safeLogger(options.logger),
     // Query strings like ?tags=a&tags=b must not become arrays the schemas do not expect.
@@ -266,6 +269,8 @@ export async function buildServer(
   });
   app.setErrorHandler(makeErrorHandler(bodyLimit));
   observeRequests(app, admin.metrics.requests);
+  // Before every other hook; a stop ends the calls waiting for a person (drain.ts).
+  refuseWhileDraining(app, () => waits.endAll());
   const registered: RegisteredRoute[] = [];
   app.decorate('toolgateRoutes', registered);
   // Every route is listed with its action as it is registered (registeredAs).

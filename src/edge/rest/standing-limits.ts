@@ -149,6 +149,20 @@ export class StandingLimits {
     };
   }
 
+  /** Ends every entry (the server is stopping): each forgotten, then ended. Never throws. */
+  endAll(): void {
+    for (const held of [...this.#byAgent.values()]) {
+      for (const entry of [...held]) {
+        this.#forget(entry);
+        try {
+          entry.evict();
+        } catch {
+          // Ending a connection that already broke: it is gone either way.
+        }
+      }
+    }
+  }
+
   /** The principal of the agent holding the most entries; of equals, the one with the oldest. */
   #biggestHolder(agentId: string): Set<Entry> | undefined {
     let best: Set<Entry> | undefined;

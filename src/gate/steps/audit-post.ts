@@ -12,6 +12,7 @@ import type { TrustLabel } from '../../domain/text-trust/index.js';
 import { carriesUntrustedText } from '../../domain/text-trust/index.js';
 import { postRecord } from '../audit-records.js';
 import { deny } from '../decision.js';
+import { runningOf } from '../running-calls.js';
 import { releaseClaim } from './idempotency-claim.js';
 import { literalsEntering, recordInjection, recordLiterals } from './provenance.js';
 import type { ExecuteFailure } from './run-result.js';
@@ -34,9 +35,12 @@ function post(s: CallState): StepResult | Promise<StepResult> {
   // Only the pre record must be durable before a tool runs (docs/architecture.md §1); the result
   // record joins the next group commit without holding the caller. A crash in between leaves a
   // pre record without a result, which is what it then was: outcome unknown.
-  s.deps.audit
-    .append(postRecord(s), undefined, { deferred: true, hosts: s.hosts })
-    .catch(s.deps.lostPostRecord);
+  // A call the stopping gateway cut has its post record already (running-calls.ts).
+  if (!runningOf(s.deps).wasCut(s)) {
+    s.deps.audit
+      .append(postRecord(s), undefined, { deferred: true, hosts: s.hosts })
+      .catch(s.deps.lostPostRecord);
+  }
   const result = s.result;
   if (!result.ok) return s.idemKey !== null ? failedUnderKey(s, result) : denied(result, s);
   const literals = literalsEntering(result.trust, result.output);

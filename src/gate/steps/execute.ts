@@ -15,8 +15,10 @@ import {
   runtimeFailure,
 } from '../../execution/runtimes/index.js';
 import { type ByteBudget, createByteBudget } from '../../execution/sandbox/index.js';
+import { interruptedRecord } from '../audit-records.js';
 import { CANCELLED, type CallProgress } from '../call-progress.js';
 import { type IdentityCache, SESSION_CACHE_MAX } from '../identity-cache.js';
+import { runningOf } from '../running-calls.js';
 import type { CompiledTool } from '../tool-cache.js';
 import type { ExecuteExtra, ExecuteFailure, ExecuteRun } from './run-result.js';
 import { type CallState, CONTINUE, healthCaller, type StepResult } from './step.js';
@@ -30,10 +32,18 @@ export interface ExecuteDependencies {
 }
 
 const NO_SECRETS: readonly string[] = [];
+const STOPPING = 'the gateway is stopping; the call did not run, send it again once it answers';
 
 /** The `execute` step: runs the call (a failure is a result, audited by audit-post, never a refusal). */
 export async function executeStep(s: CallState): Promise<StepResult> {
   s.runStarted = true;
+  // The gateway is stopping (running-calls.ts): nothing starts any more; audit-post records it.
+  const running = runningOf(s.deps);
+  if (running.stopped) {
+    s.run = notRun(runtimeFailure('SHUTTING_DOWN', 'gateway.shutdown', STOPPING));
+    return CONTINUE;
+  }
+  running.enter(s, () => s.deps.audit.append(interruptedRecord(s), undefined, { hosts: s.hosts }));
   const started = performance.now();
   // A session with a call running here is never ended for fairness (agent-caps.ts).
   const ended = callInFlight(s.session.id);
@@ -50,7 +60,10 @@ export async function executeStep(s: CallState): Promise<StepResult> {
     ...(s.options.signal ? { signal: s.options.signal } : {}),
     egressCeilingLeft: s.egressLeft,
     tokenCapabilities: tokenCapabilities(s.ctx.principal),
-  }).finally(ended);
+  }).finally(() => {
+    running.leave(s);
+    ended();
+  });
   // Passive health (C14): the tool's own outcome, recorded in memory without holding the call.
   if (s.ref && countsForHealth(s.run))
     s.deps.health.observe(

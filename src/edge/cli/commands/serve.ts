@@ -6,62 +6,66 @@ import { type Command, Option } from 'commander';
 import { dbUrl, type GlobalOptions, int, share, splitList, VERSION } from '../command-kit.js';
 import { reportError } from '../output.js';
 
+/** The flags of `serve` as commander parsed them. */
+interface ServeFlags {
+  host: string;
+  port: number;
+  demo?: boolean;
+  adminTokenFile?: string;
+  adminToken: boolean;
+  bodyLimit: number;
+  allowedOrigins?: string;
+  allowedHosts?: string;
+  publicUrl?: string;
+  shutdownDeadline: number;
+  maxSessionsPerAgent: number;
+  userSessionShare: number;
+  maxPendingApprovalsPerAgent: number;
+  maxMcpSessions: number;
+  maxInFlight: number;
+  maxInFlightPerCaller: number;
+  maxEventLoopDelayMs: number;
+}
+
 export function registerServe(program: Command): void {
   const serve = program
     .command('serve')
     .description('start the gateway (REST + OpenAPI docs) on 127.0.0.1');
-  for (const option of [...serveOptions(), ...limitOptions()]) serve.addOption(option);
-  serve.action(
-    async (opts: {
-      host: string;
-      port: number;
-      demo?: boolean;
-      adminTokenFile?: string;
-      adminToken: boolean;
-      bodyLimit: number;
-      allowedOrigins?: string;
-      allowedHosts?: string;
-      publicUrl?: string;
-      maxSessionsPerAgent: number;
-      userSessionShare: number;
-      maxPendingApprovalsPerAgent: number;
-      maxMcpSessions: number;
-      maxInFlight: number;
-      maxInFlightPerCaller: number;
-      maxEventLoopDelayMs: number;
-    }) => {
-      const globals = program.opts<GlobalOptions>();
-      try {
-        // Loaded only here: the other commands need not pay for Fastify and the docs UI.
-        const { serve } = await import('../serve.js');
-        await serve({
-          ...fromGlobals(globals),
-          db: dbUrl(globals),
-          host: opts.host,
-          port: opts.port,
-          demo: opts.demo === true,
-          adminTokenFile: opts.adminTokenFile ?? join(globals.dataDir, 'admin-token'),
-          adminToken: opts.adminToken,
-          bodyLimit: opts.bodyLimit,
-          version: VERSION,
-          allowedOrigins: splitList(opts.allowedOrigins),
-          allowedHosts: splitList(opts.allowedHosts),
-          ...(opts.publicUrl ? { publicUrl: opts.publicUrl } : {}),
-          limits: {
-            maxSessionsPerAgent: opts.maxSessionsPerAgent,
-            userSessionShare: opts.userSessionShare,
-            maxPendingApprovalsPerAgent: opts.maxPendingApprovalsPerAgent,
-            maxMcpSessions: opts.maxMcpSessions,
-            maxInFlight: opts.maxInFlight,
-            maxInFlightPerCaller: opts.maxInFlightPerCaller,
-            maxEventLoopDelayMs: opts.maxEventLoopDelayMs,
-          },
-        });
-      } catch (err) {
-        process.exitCode = reportError(err, globals.json === true);
-      }
-    },
-  );
+  for (const option of [...serveOptions(), ...limitOptions(), shutdownOption()])
+    serve.addOption(option);
+  serve.action(async (opts: ServeFlags) => {
+    const globals = program.opts<GlobalOptions>();
+    try {
+      // Loaded only here: the other commands need not pay for Fastify and the docs UI.
+      const { serve } = await import('../serve.js');
+      await serve({
+        ...fromGlobals(globals),
+        db: dbUrl(globals),
+        host: opts.host,
+        port: opts.port,
+        demo: opts.demo === true,
+        adminTokenFile: opts.adminTokenFile ?? join(globals.dataDir, 'admin-token'),
+        adminToken: opts.adminToken,
+        bodyLimit: opts.bodyLimit,
+        version: VERSION,
+        allowedOrigins: splitList(opts.allowedOrigins),
+        allowedHosts: splitList(opts.allowedHosts),
+        ...(opts.publicUrl ? { publicUrl: opts.publicUrl } : {}),
+        shutdownDeadlineSeconds: opts.shutdownDeadline,
+        limits: {
+          maxSessionsPerAgent: opts.maxSessionsPerAgent,
+          userSessionShare: opts.userSessionShare,
+          maxPendingApprovalsPerAgent: opts.maxPendingApprovalsPerAgent,
+          maxMcpSessions: opts.maxMcpSessions,
+          maxInFlight: opts.maxInFlight,
+          maxInFlightPerCaller: opts.maxInFlightPerCaller,
+          maxEventLoopDelayMs: opts.maxEventLoopDelayMs,
+        },
+      });
+    } catch (err) {
+      process.exitCode = reportError(err, globals.json === true);
+    }
+  });
 }
 
 /** Where and how `serve` listens; docs/configuration.md has each one's variable and settings key. */
@@ -143,4 +147,15 @@ function limitOptions(): Option[] {
       .default(1000)
       .argParser(int(0, 600_000)),
   ];
+}
+
+/** On SIGTERM or SIGINT (docs/operations.md "Stopping"). */
+function shutdownOption(): Option {
+  return new Option(
+    '--shutdown-deadline <seconds>',
+    'on SIGTERM or SIGINT, how long calls in flight may finish before their connections are cut',
+  )
+    .env('TOOLGATE_SHUTDOWN_DEADLINE')
+    .default(10)
+    .argParser(int(0, 3600));
 }
