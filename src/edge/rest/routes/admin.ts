@@ -5,7 +5,7 @@ import { decodeCursor, pageFromRows, pageOf } from '../../../core/index.js';
 import { parseConfigText } from '../../../operations/config/index.js';
 import { nextCursor, type PageQuery, pageQuery } from '../pagination.js';
 import { actorOf, operatorOf } from '../request-actor.js';
-import { errors } from '../wire-schemas.js';
+import { documented, errors } from '../wire-schemas.js';
 
 export function adminRoutes(app: FastifyInstance, admin: AdminApi): void {
   app.post(
@@ -13,7 +13,7 @@ export function adminRoutes(app: FastifyInstance, admin: AdminApi): void {
     {
       config: { action: 'administer' },
       schema: {
-        tags: ['config'],
+        ...documented('applyConfiguration', ['config']),
         summary:
           'Apply a configuration file (YAML or JSON; kinds Tool, Agent, Grant) in one transaction',
         description:
@@ -83,7 +83,7 @@ export function adminRoutes(app: FastifyInstance, admin: AdminApi): void {
     {
       config: { action: 'state.read' },
       schema: {
-        tags: ['agents'],
+        ...documented('listAgents', ['agents']),
         summary: 'List agents with their capability grants, by id',
         querystring: { type: 'object', additionalProperties: false, properties: pageQuery },
         response: {
@@ -108,7 +108,7 @@ export function adminRoutes(app: FastifyInstance, admin: AdminApi): void {
     {
       config: { action: 'state.read' },
       schema: {
-        tags: ['agents'],
+        ...documented('getAgent', ['agents']),
         summary: 'One agent with its grants',
         params: {
           type: 'object',
@@ -126,7 +126,7 @@ export function adminRoutes(app: FastifyInstance, admin: AdminApi): void {
     {
       config: { action: 'state.read' },
       schema: {
-        tags: ['events'],
+        ...documented('listAdminEvents', ['events']),
         summary: 'The administrative event record (who changed what, when), oldest first',
         querystring: {
           type: 'object',
