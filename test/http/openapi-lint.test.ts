@@ -15,6 +15,8 @@ import { after, before, test } from 'node:test';
 import { fileURLToPath } from 'node:url';
 import { promisify } from 'node:util';
 import { fetchRestDescription } from '../../scripts/gen-docs.js';
+import { buildServer } from '../../src/edge/rest/index.js';
+import { openToolgate } from '../../src/host/toolgate.js';
 
 const ROOT = fileURLToPath(new URL('../../', import.meta.url));
 const METHODS = ['get', 'put', 'post', 'patch', 'delete', 'head', 'options'];
@@ -83,6 +85,27 @@ test('the document names its server and its licence (Apache-2.0)', () => {
     ['/'],
   );
   assert.equal(doc.info.license?.identifier, 'Apache-2.0');
+});
+
+test('with --public-url the document names that server', async () => {
+  const tg = await openToolgate({ db: `sqlite:${join(dir, 'public-url.db')}`, health: false });
+  try {
+    const app = await buildServer(tg, {
+      adminToken: 'openapi-lint-admin-token-not-a-secret-000000',
+      publicUrl: 'https://toolgate.example.com/gw',
+    });
+    try {
+      const served = app.swagger() as { servers?: { url: string }[] };
+      assert.deepEqual(
+        served.servers?.map((s) => s.url),
+        ['https://toolgate.example.com/gw'],
+      );
+    } finally {
+      await app.close();
+    }
+  } finally {
+    await tg.close();
+  }
 });
 
 test('redocly lint passes with the recommended ruleset: no error, no warning', async () => {

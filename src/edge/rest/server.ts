@@ -43,6 +43,7 @@ import {
 } from './admission.js';
 import { admissionHook } from './admission-hook.js';
 import { makeErrorHandler } from './error-handler.js';
+import { sentAsProblem } from './error-reply.js';
 import { lazySchemas } from './lazy-schemas.js';
 import { safeLogger } from './log-options.js';
 import { checkOperationId, openApiOptions } from './openapi-document.js';
@@ -262,11 +263,12 @@ export async function buildServer(
   app.setNotFoundHandler((req, reply) => {
     if (/^\/console(\/|\?|$)/.test(req.url))
       return void reply.status(404).type('text/plain').send('not found');
-    void reply.status(404).send({
-      code: 'NOT_FOUND',
+    const body = {
+      code: 'NOT_FOUND' as const,
       message: `no route ${req.method} ${req.url.split('?')[0]}`,
       details: { method: req.method, url: req.url.split('?')[0] },
-    });
+    };
+    if (!sentAsProblem(reply, 404, body)) void reply.status(404).send(body);
   });
   // Only JSON and YAML bodies: text/plain would otherwise reach the handlers as a string.
   app.removeContentTypeParser('text/plain');

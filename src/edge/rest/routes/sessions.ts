@@ -6,9 +6,10 @@
 import { createHash } from 'node:crypto';
 import type { FastifyInstance, FastifyReply } from 'fastify';
 import { type AdminApi, type AgentApi, stepUpChallenge } from '../../../api/index.js';
-import { ERROR_CODES, ToolgateError } from '../../../core/index.js';
+import { ERROR_CODES, type ErrorBody, ToolgateError } from '../../../core/index.js';
 import { USER_ID_PATTERN } from '../../../domain/identity/index.js';
 import type { DeprecationNotice, GateDecision } from '../../../gate/index.js';
+import { sentAsProblem } from '../error-reply.js';
 import { agentOf } from '../request-actor.js';
 import { described, documented, errors, noContent } from '../wire-schemas.js';
 
@@ -55,6 +56,11 @@ function noneMatch(header: string | undefined, etag: string): boolean {
     .some((t) => t === '*' || t === etag);
 }
 
+/** A denied call's answer: problem details when asked (error-reply.ts), else the error body. */
+function denied(reply: FastifyReply, status: number, body: ErrorBody): FastifyReply {
+  return sentAsProblem(reply, status, body) ? reply : reply.status(status).send(body);
+}
+
 /** Allowed → 200, pending approval → 202, denied → the code's status with `{ code, message, details }`. */
 export function sendDecision(reply: FastifyReply, decision: GateDecision): FastifyReply {
   switch (decision.kind) {
@@ -82,7 +88,7 @@ export function sendDecision(reply: FastifyReply, decision: GateDecision): Fasti
       // Approvals are decided by people: an agent at a pending cap waits minutes, not a window.
       if (APPROVAL_CAP_RULES.has(decision.rule))
         void reply.header('retry-after', String(APPROVAL_CAP_RETRY_AFTER_S));
-      return reply.status(ERROR_CODES[decision.code].http).send({
+      return denied(reply, ERROR_CODES[decision.code].http, {
         code: decision.code,
         message: decision.message,
         details: {
