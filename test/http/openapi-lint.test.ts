@@ -79,6 +79,17 @@ test('every path parameter an operation declares is in its path, and every one i
   }
 });
 
+test('every documented error is offered as the default body and as problem details', () => {
+  const list = doc.paths['/v1/tools']?.get as { responses?: Record<string, unknown> } | undefined;
+  assert.deepEqual(list?.responses?.['401'], {
+    description: 'Default Response',
+    content: {
+      'application/json': { schema: { $ref: '#/components/schemas/ErrorBody' } },
+      'application/problem+json': { schema: { $ref: '#/components/schemas/ProblemDetails' } },
+    },
+  });
+});
+
 test('the document names its server and its licence (Apache-2.0)', () => {
   assert.deepEqual(
     doc.servers?.map((s) => s.url),

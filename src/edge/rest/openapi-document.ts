@@ -6,13 +6,66 @@
  * lints clean with `redocly lint` under redocly.yaml (test/http/openapi-lint.test.ts).
  */
 import type { SwaggerOptions } from '@fastify/swagger';
+import { PROBLEM_JSON } from '../../core/index.js';
+
+type Content = Record<string, { schema?: unknown }>;
 
 interface OpenApiDocument {
   components?: { schemas?: Record<string, unknown> };
   paths?: Record<
     string,
-    Record<string, { requestBody?: { content?: Record<string, { schema?: unknown }> } }>
+    Record<
+      string,
+      {
+        requestBody?: { content?: Content };
+        responses?: Record<string, { content?: Content }>;
+      }
+    >
   >;
+}
+
+const ERROR_BODY_REF = '#/components/schemas/ErrorBody';
+
+/** RFC 9457 problem details as the REST front sends them (docs/errors.md, core/problem-details.ts). */
+const problemDetailsSchema = {
+  type: 'object',
+  description:
+    'RFC 9457 problem details, sent instead of `{ code, message, details }` when the request accepts `application/problem+json`',
+  required: ['type', 'title', 'status', 'detail', 'instance', 'code'],
+  properties: {
+    type: { type: 'string', description: '`https://toolgate.dev/errors/<code>` (never fetched)' },
+    title: { type: 'string', description: "The code's summary from the catalogue" },
+    status: { type: 'integer' },
+    detail: { type: 'string', description: 'The default body’s `message`' },
+    instance: { type: 'string', description: 'The request path' },
+    code: { type: 'string', description: 'Stable code from docs/errors.md' },
+    details: { type: 'object', additionalProperties: true },
+  },
+  additionalProperties: true,
+} as const;
+
+/**
+ * Every error answer the routes document (`errors(...)`, the default `{ code, message, details }`)
+ * is also offered as `application/problem+json`. Done on the document only: the routes' error
+ * schemas stay the serializers of the default shape, and problem details are sent serialized.
+ */
+function withProblemDetails(doc: OpenApiDocument): OpenApiDocument {
+  doc.components = {
+    ...doc.components,
+    schemas: { ...doc.components?.schemas, ProblemDetails: problemDetailsSchema },
+  };
+  for (const item of Object.values(doc.paths ?? {}))
+    for (const op of Object.values(item))
+      for (const response of Object.values(op.responses ?? {})) {
+        const json = response.content?.['application/json']?.schema as
+          | { $ref?: string }
+          | undefined;
+        if (response.content && json?.$ref === ERROR_BODY_REF)
+          response.content[PROBLEM_JSON] = {
+            schema: { $ref: '#/components/schemas/ProblemDetails' },
+          };
+      }
+  return doc;
 }
 
 interface Discriminated {
@@ -113,9 +166,8 @@ export function openApiOptions(options: {
         'openapiObject' in documentObject
           ? documentObject.openapiObject
           : documentObject.swaggerObject;
-      return withToolDefinitionSchema(
-        doc as OpenApiDocument,
-        options.toolDefinitionSchema,
+      return withProblemDetails(
+        withToolDefinitionSchema(doc as OpenApiDocument, options.toolDefinitionSchema),
       ) as typeof doc;
     },
   };
