@@ -122,6 +122,7 @@ export function renderCliReference(): string {
 }
 
 interface Operation {
+  readonly operationId?: string;
   readonly summary?: string;
   readonly description?: string;
   readonly tags?: readonly string[];
@@ -152,17 +153,11 @@ interface RouteRoles {
 const METHODS = ['get', 'put', 'post', 'patch', 'delete'] as const;
 
 /** Who may call a route, as the server registered it. */
-function caller(path: string, route: RouteRoles | undefined): string {
+function caller(route: RouteRoles | undefined): string {
   if (!route) return 'not registered with a caller (see the server)';
   if (route.auth === 'admin')
     return `an operator with one of the roles ${route.roles.map((r) => `\`${r}\``).join(', ')} (action [\`${route.action ?? 'administer'}\`](operators-and-approvals.md#who-may-do-what))`;
   if (route.auth === 'agent') return 'an agent (API key, JWT or OAuth access token)';
-  // The console's routes skip the bearer-token check and are guarded by the console's own
-  // session instead (src/edge/console/register-console.ts); only its sign-in and assets are open.
-  if (path.startsWith('/console/login') || path.startsWith('/console/assets/'))
-    return "anyone (the console's sign-in and its assets)";
-  if (path === '/console' || path.startsWith('/console/'))
-    return 'a signed-in operator of the [console](operators-and-approvals.md#console) (its session cookie, not a bearer token; each action checks the role again)';
   return 'anyone (no credential)';
 }
 
@@ -179,11 +174,14 @@ export function renderRestReference(doc: OpenApi, routes: readonly RouteRoles[])
     REGENERATE,
     '',
     `Every route of the OpenAPI ${doc.openapi} document the gateway serves at \`/openapi.json\``,
-    '(readable at `/docs`), with who may call it as the server registers it. Every',
-    'error body is `{ code, message, details }` ([errors.md](errors.md)); admin routes take',
+    '(readable at `/docs`), with its operationId and who may call it as the server registers it.',
+    'Every error body is `{ code, message, details }`, or RFC 9457 problem details on request',
+    '([errors.md](errors.md)); admin routes take',
     '`Authorization: Bearer <personal operator token or the bootstrap admin token>`. The overview',
-    'is in [Interfaces](api-reference.md#rest). `/mcp` is described in [MCP](mcp.md), and the',
-    'OAuth discovery documents under `/.well-known/` in [OAuth](agents-and-identity.md#oauth).',
+    'is in [Interfaces](api-reference.md#rest). `/mcp` is described in [MCP](mcp.md), the',
+    'OAuth discovery documents under `/.well-known/` in [OAuth](agents-and-identity.md#oauth), and',
+    "the console's pages (HTML for people, left out of the document) in",
+    '[the console](operators-and-approvals.md#console).',
     '',
   ];
   const byRoute = new Map(routes.map((r) => [`${r.method} ${r.url}`, r]));
@@ -196,7 +194,7 @@ export function renderRestReference(doc: OpenApi, routes: readonly RouteRoles[])
       out.push(`## \`${method.toUpperCase()} ${path}\``, '');
       if (op.summary) out.push(op.summary, '');
       if (op.description) out.push(op.description.trim(), '');
-      const facts = [`- Caller: ${caller(path, route)}`];
+      const facts = [`- Operation: \`${op.operationId}\``, `- Caller: ${caller(route)}`];
       const params = op.parameters ?? [];
       for (const place of ['path', 'query', 'header']) {
         const named = params.filter((p) => p.in === place);

@@ -53,6 +53,13 @@ export type { AgentPrincipal, OperatorPrincipal, Principal, PrincipalUser } from
 export { isPrintableText } from './printable-text.js';
 export type { Problem } from './problem.js';
 export { joinPointer, pointerToken, prefixProblems, problem } from './problem.js';
+export type { ProblemDetails } from './problem-details.js';
+export {
+  PROBLEM_JSON,
+  PROBLEM_TYPE_BASE,
+  prefersProblemDetails,
+  problemDetails,
+} from './problem-details.js';
 export {
   MAX_SECRET_FILE_BYTES,
   notRegularFile,

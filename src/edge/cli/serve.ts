@@ -192,6 +192,7 @@ export async function serve(options: ServeOptions): Promise<void> {
       ...(sso ? { sso } : {}),
       bodyLimit: options.bodyLimit,
       version: options.version,
+      ...(options.publicUrl !== undefined ? { publicUrl } : {}),
       mcp: { originPolicy: origins, ...mcpLimitsOf(limits) },
       // A user's standing streams of an agent: the same share as of its sessions.
       ...(limits.userSessionShare !== undefined

@@ -130,6 +130,12 @@ function refusedPage(admin: AdminApi, op: Operator, target: Guarded, path: strin
   );
 }
 
+/**
+ * Every console route: public to the bearer-token hook (the session cookie guards it), and left
+ * out of the OpenAPI document, being HTML pages and form posts for people, not an API.
+ */
+const consoleRoute = { config: { auth: 'public' as const }, schema: { hide: true } };
+
 /** The body of a page whose item is not available (not found, or refused by the service). */
 function notFoundBody(message: string): Html {
   return html`<p class="error">${message}</p>`;
@@ -176,7 +182,6 @@ export async function registerConsole(
     ...(options.lifetimeMs !== undefined ? { lifetimeMs: options.lifetimeMs } : {}),
   };
   const pageSize = options.inboxPageSize ?? 50;
-  const open = { config: { auth: 'public' as const } };
   // The console's own scope: its hooks, parser and error handler apply to its routes only.
   let routes: FastifyInstance = app;
 
@@ -223,7 +228,7 @@ export async function registerConsole(
     here: string,
     render: (ctx: ConsoleContext, req: FastifyRequest) => Promise<{ title: string; content: Html }>,
   ): void {
-    routes.get(`/console${path}`, open, async (req, reply) => {
+    routes.get(`/console${path}`, consoleRoute, async (req, reply) => {
       const session = await sessionOf(req);
       if (!session) return reply.redirect('/console/login', 303);
       if (!mayOpen(session.operator, target.roles) && here === '/inbox') {
@@ -265,7 +270,7 @@ export async function registerConsole(
    * all before the action runs. A refused decision of the action itself returns to its page.
    */
   function guardedAction(action: ConsoleAction): void {
-    routes.post(`/console${action.path}`, open, async (req, reply) => {
+    routes.post(`/console${action.path}`, consoleRoute, async (req, reply) => {
       const session = await sessionOf(req);
       if (!session) throw new ToolgateError('UNAUTHENTICATED', 'sign in to the console first', {});
       checkSameOrigin(req);
@@ -322,7 +327,7 @@ export async function registerConsole(
 
     routes = scope;
     {
-      scope.get('/console/assets/:file', open, async (req, reply) => {
+      scope.get('/console/assets/:file', consoleRoute, async (req, reply) => {
         const file = (req.params as { file?: string }).file;
         const asset = [CONSOLE_SCRIPT, CONSOLE_STYLE, CONSOLE_ICON].find((a) => a.file === file);
         if (!asset) return reply.status(404).type('text/plain').send('not found');
@@ -338,7 +343,7 @@ export async function registerConsole(
           .send(asset.text);
       });
 
-      scope.get('/console/login', open, async (req, reply) => {
+      scope.get('/console/login', consoleRoute, async (req, reply) => {
         if (await sessionOf(req)) return reply.redirect('/console/inbox', 303);
         return sendHtml(
           reply,
@@ -346,7 +351,7 @@ export async function registerConsole(
           loginPage({ local: !!options.loginLocal, oidc: !!options.oidc }),
         );
       });
-      scope.post('/console/login', open, async (req, reply) => {
+      scope.post('/console/login', consoleRoute, async (req, reply) => {
         // Login has no session yet, so no CSRF token: the origin check keeps another site from
         // signing this browser in to an account of its choosing.
         checkSameOrigin(req);
@@ -368,11 +373,11 @@ export async function registerConsole(
         await startConsoleSession(admin, req, reply, operator, policy);
         return reply.redirect('/console/inbox', 303);
       });
-      scope.get('/console/login/oidc', open, async (_req, reply) => {
+      scope.get('/console/login/oidc', consoleRoute, async (_req, reply) => {
         if (!options.oidc) return reply.status(404).type('text/plain').send('not found');
         return reply.redirect(await beginOidc(admin, options.oidc, reply), 303);
       });
-      scope.get('/console/login/oidc/callback', open, async (req, reply) => {
+      scope.get('/console/login/oidc/callback', consoleRoute, async (req, reply) => {
         if (!options.oidc) return reply.status(404).type('text/plain').send('not found');
         const operator = await completeOidc(
           admin,
@@ -390,7 +395,7 @@ export async function registerConsole(
         await startConsoleSession(admin, req, reply, operator, policy);
         return sendHtml(reply, 200, continuePage());
       });
-      scope.post('/console/logout', open, async (req, reply) => {
+      scope.post('/console/logout', consoleRoute, async (req, reply) => {
         const session = await sessionOf(req);
         if (!session) throw new ToolgateError('UNAUTHENTICATED', 'no console session', {});
         checkSameOrigin(req);

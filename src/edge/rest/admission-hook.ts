@@ -9,6 +9,7 @@
  */
 import type { FastifyReply, FastifyRequest } from 'fastify';
 import { type Admission, type Admitted, callerKey } from './admission.js';
+import { sentAsProblem } from './error-reply.js';
 
 declare module 'fastify' {
   interface FastifyRequest {
@@ -41,10 +42,9 @@ export function admissionHook(
       return undefined;
     }
     const { error } = verdict;
-    void reply
-      .status(error.httpStatus)
-      .header('retry-after', String(error.details.retryAfterSeconds))
-      .type('application/json');
+    void reply.header('retry-after', String(error.details.retryAfterSeconds));
+    if (sentAsProblem(reply, error.httpStatus, error.toBody())) return reply;
+    void reply.status(error.httpStatus).type('application/json');
     // An MCP client reads JSON-RPC; everyone else reads the one error shape.
     return reply.send(
       mcp

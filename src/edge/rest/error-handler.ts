@@ -1,6 +1,7 @@
 /**
  * @module Maps every error to the one wire shape `{ code, message, details }` with the status from
- * the error catalogue. Unknown errors are logged and answered as INTERNAL, never echoed.
+ * the error catalogue (or its RFC 9457 problem details, when asked: error-reply.ts). Unknown errors
+ * are logged and answered as INTERNAL, never echoed.
  */
 import type { FastifyError, FastifyReply, FastifyRequest } from 'fastify';
 import {
@@ -9,6 +10,7 @@ import {
   isToolgateError,
   type Problem,
 } from '../../core/index.js';
+import { sentAsProblem } from './error-reply.js';
 
 interface FastifyValidationIssue {
   readonly instancePath?: string;
@@ -115,6 +117,7 @@ export function makeErrorHandler(bodyLimit: number) {
     // A cap or overload says when to come back (RFC 9110 §10.2.3), in the header and the body.
     const retry = (body.details as { retryAfterSeconds?: unknown } | null)?.retryAfterSeconds;
     if (typeof retry === 'number') void reply.header('retry-after', String(retry));
+    if (sentAsProblem(reply, status, body)) return;
     void reply.status(status).type('application/json').send(body);
   };
 }

@@ -9,6 +9,10 @@
  */
 import SerializerSelector from '@fastify/fast-json-stringify-compiler';
 import { Ajv, type ErrorObject, type ValidateFunction } from 'ajv';
+import addFormatsImport from 'ajv-formats';
+
+// ajv-formats is CJS with `export default`; NodeNext sees the module object.
+const addFormats = addFormatsImport as unknown as (ajv: Ajv) => Ajv;
 
 /** A validator Fastify calls like Ajv's: a boolean, with the errors on `.errors`. */
 interface LazyValidator {
@@ -35,23 +39,29 @@ export function lazySchemas(): LazySchemas {
   const pending = new Set<() => void>();
   // Query strings and path parameters are text and are coerced to the declared types; bodies are
   // JSON and are taken as sent: `"tool": ["get_order"]` is an error, not a string.
+  // The standard formats (ajv-formats) are checked: without them Ajv ignores a `format` the route
+  // schemas use (`date-time`) and warns about it on stderr.
   let ajvs: { coercing: Ajv; exact: Ajv } | null = null;
   const ajv = (httpPart: string | undefined): Ajv => {
     ajvs ??= {
-      coercing: new Ajv({
-        coerceTypes: 'array',
-        useDefaults: true,
-        removeAdditional: false,
-        allErrors: true,
-        strict: false,
-      }),
-      exact: new Ajv({
-        coerceTypes: false,
-        useDefaults: true,
-        removeAdditional: false,
-        allErrors: true,
-        strict: false,
-      }),
+      coercing: addFormats(
+        new Ajv({
+          coerceTypes: 'array',
+          useDefaults: true,
+          removeAdditional: false,
+          allErrors: true,
+          strict: false,
+        }),
+      ),
+      exact: addFormats(
+        new Ajv({
+          coerceTypes: false,
+          useDefaults: true,
+          removeAdditional: false,
+          allErrors: true,
+          strict: false,
+        }),
+      ),
     };
     return httpPart === 'body' ? ajvs.exact : ajvs.coercing;
   };

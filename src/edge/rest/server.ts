@@ -44,9 +44,11 @@ import {
 import { admissionHook } from './admission-hook.js';
 import { refuseWhileDraining } from './drain.js';
 import { makeErrorHandler } from './error-handler.js';
+import { sentAsProblem } from './error-reply.js';
 import { lazySchemas } from './lazy-schemas.js';
 import { safeLogger } from './log-options.js';
 import { observeRequests } from './observe-requests.js';
+import { checkOperationId, openApiOptions } from './openapi-document.js';
 import {
   checkRouteAction,
   checkToolOwnership,
@@ -79,7 +81,14 @@ import {
   StandingLimits,
   type StandingOptions,
 } from './standing-limits.js';
-import { errorBody, errors, toolDetail, toolSummary } from './wire-schemas.js';
+import {
+  described,
+  documented,
+  errorBody,
+  errors,
+  toolDetail,
+  toolSummary,
+} from './wire-schemas.js';
 
 export type RouteAuth = 'admin' | 'agent' | 'public';
 
@@ -131,6 +140,8 @@ export interface HttpOptions {
   readonly bodyLimit?: number;
   readonly logger?: FastifyServerOptions['logger'];
   readonly version?: string;
+  /** Where operators reach this gateway (`--public-url`): the OpenAPI document's server. */
+  readonly publicUrl?: string;
   /** Limits of the MCP front at /mcp (sessions overall, per agent, idle time). */
   readonly mcp?: Pick<
     McpHttpOptions,
@@ -164,30 +175,6 @@ export interface HttpOptions {
 
 export const DEFAULT_BODY_LIMIT = 1024 * 1024;
 const YAML_TYPES = ['application/yaml', 'application/x-yaml', 'text/yaml', 'text/x-yaml'];
-
-interface OpenApiDocument {
-  components?: { schemas?: Record<string, unknown> };
-  paths?: Record<
-    string,
-    Record<string, { requestBody?: { content?: Record<string, { schema?: unknown }> } }>
-  >;
-}
-
-/**
- * The tool definition is validated by the catalog (JSON Schema 2020-12, every problem listed),
- * not by Fastify, so its schema is added to the document here: the docs show the real shape.
- */
-function withToolDefinitionSchema(doc: OpenApiDocument): OpenApiDocument {
-  const { $schema: _dialect, $id: _id, ...schema } = toolDefinitionSchema;
-  doc.components = {
-    ...doc.components,
-    schemas: { ...doc.components?.schemas, ToolDefinition: schema },
-  };
-  const content = doc.paths?.['/v1/tools']?.post?.requestBody?.content ?? {};
-  for (const media of Object.values(content))
-    media.schema = { $ref: '#/components/schemas/ToolDefinition' };
-  return doc;
-}
 
 /** Paths anyone may read: probes, the API description and the published schemas. */
 function isPublic(url: string): boolean {
@@ -274,17 +261,21 @@ export async function buildServer(
   const registered: RegisteredRoute[] = [];
   app.decorate('toolgateRoutes', registered);
   // Every route is listed with its action as it is registered (registeredAs).
-  app.addHook('onRoute', (route) => void registered.push(...registeredAs(route)));
+  app.addHook('onRoute', (route) => {
+    checkOperationId(route);
+    registered.push(...registeredAs(route));
+  });
   app.decorate('compileSchemas', () => schemas.compileAll());
   app.setValidatorCompiler(schemas.validatorCompiler);
   app.setNotFoundHandler((req, reply) => {
     if (/^\/console(\/|\?|$)/.test(req.url))
       return void reply.status(404).type('text/plain').send('not found');
-    void reply.status(404).send({
-      code: 'NOT_FOUND',
+    const body = {
+      code: 'NOT_FOUND' as const,
       message: `no route ${req.method} ${req.url.split('?')[0]}`,
       details: { method: req.method, url: req.url.split('?')[0] },
-    });
+    };
+    if (!sentAsProblem(reply, 404, body)) void reply.status(404).send(body);
   });
   // Only JSON and YAML bodies: text/plain would otherwise reach the handlers as a string.
   app.removeContentTypeParser('text/plain');
@@ -295,38 +286,7 @@ export async function buildServer(
   app.addSchema(toolSummary);
   app.addSchema(toolDetail);
 
-  await app.register(swagger, {
-    openapi: {
-      openapi: '3.1.0',
-      info: {
-        title: 'toolgate',
-        version: options.version ?? '0.0.0',
-        description:
-          'A governed tool gateway for AI agents. Admin routes need `Authorization: Bearer <admin token>`. Every error body is `{ code, message, details }`; codes are listed in docs/errors.md.',
-      },
-      components: {
-        securitySchemes: {
-          adminToken: {
-            type: 'http',
-            scheme: 'bearer',
-            description: 'A personal operator token (tgo_…) or the bootstrap admin token',
-          },
-          agentKey: { type: 'http', scheme: 'bearer', description: 'An agent API key (tgk_…)' },
-        },
-      },
-      security: [{ adminToken: [] }],
-    },
-    refResolver: {
-      buildLocalReference: (json, _base, _fragment, i) => String(json.$id ?? `def-${i}`),
-    },
-    transformObject: (documentObject) => {
-      const doc =
-        'openapiObject' in documentObject
-          ? documentObject.openapiObject
-          : documentObject.swaggerObject;
-      return withToolDefinitionSchema(doc as OpenApiDocument);
-    },
-  });
+  await app.register(swagger, openApiOptions({ ...options, toolDefinitionSchema }));
   // The API description's pages share the console's origin, so they carry the console's headers
   // (its CSP without inline script, no framing): a framed or script-injected /docs page would be a
   // way around the console's own rules on the same origin.
@@ -440,7 +400,7 @@ export async function buildServer(
 
   app.get(
     '/healthz',
-    { schema: { tags: ['health'], summary: 'Liveness', security: [] } },
+    { schema: { operationId: 'getLiveness', tags: ['health'], summary: 'Liveness', security: [] } },
     async () => ({
       status: 'ok',
     }),
@@ -449,10 +409,10 @@ export async function buildServer(
     '/readyz',
     {
       schema: {
-        tags: ['health'],
+        ...documented('getReadiness', ['health']),
         summary: 'Readiness: the database answers',
         security: [],
-        response: errors(503),
+        response: described(200, 'Ready: `{ status, store }`', 503),
       },
     },
     async () => {
@@ -463,12 +423,32 @@ export async function buildServer(
   app.get('/openapi.json', { schema: { hide: true } }, async () => app.swagger());
   app.get(
     '/v1/schemas/tool.json',
-    { schema: { tags: ['schemas'], summary: 'JSON Schema of a tool definition', security: [] } },
+    {
+      schema: {
+        ...documented('getToolDefinitionSchema', ['schemas']),
+        summary: 'JSON Schema of a tool definition',
+        security: [],
+        response: {
+          ...described(200, 'The JSON Schema (application/schema+json)'),
+          ...errors(429, 503),
+        },
+      },
+    },
     async (_req, reply) => reply.type('application/schema+json').send(toolDefinitionSchema),
   );
   app.get(
     '/v1/schemas/config.json',
-    { schema: { tags: ['schemas'], summary: 'JSON Schema of an apply -f document', security: [] } },
+    {
+      schema: {
+        ...documented('getConfigDocumentSchema', ['schemas']),
+        summary: 'JSON Schema of an apply -f document',
+        security: [],
+        response: {
+          ...described(200, 'The JSON Schema (application/schema+json)'),
+          ...errors(429, 503),
+        },
+      },
+    },
     async (_req, reply) => reply.type('application/schema+json').send(configDocumentSchema),
   );
 

@@ -19,6 +19,33 @@ export function errors(...statuses: number[]): Record<number, typeof errorRef> {
   return Object.fromEntries(statuses.map((s) => [s, errorRef]));
 }
 
+/**
+ * How an operation is named in the OpenAPI document: its `operationId` (what generated clients call
+ * it; written by hand, stable, never derived from the URL) and its tags.
+ */
+export function documented(operationId: string, tags: readonly string[]) {
+  return { operationId, tags: [...tags] };
+}
+
+/**
+ * A success answer documented by its status and meaning only, and the errors the route may give
+ * (`errors`). The success carries no schema on purpose: a described shape would also become the
+ * serializer and filter what is sent, so these routes answer exactly what their service returns
+ * (as JSON.stringify writes it).
+ */
+export function described(
+  status: 200 | 201 | 202 | 304,
+  description: string,
+  ...failures: number[]
+) {
+  return { [status]: { description }, ...errors(...failures) };
+}
+
+/** A 204 answer (no body), and the errors the route may give. */
+export function noContent(description: string, ...failures: number[]) {
+  return { 204: { type: 'null', description }, ...errors(...failures) };
+}
+
 const finding = {
   type: 'object',
   properties: {

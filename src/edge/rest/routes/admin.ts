@@ -5,7 +5,7 @@ import { decodeCursor, pageFromRows, pageOf } from '../../../core/index.js';
 import { parseConfigText } from '../../../operations/config/index.js';
 import { nextCursor, type PageQuery, pageQuery } from '../pagination.js';
 import { actorOf, operatorOf } from '../request-actor.js';
-import { errors } from '../wire-schemas.js';
+import { documented, errors } from '../wire-schemas.js';
 
 export function adminRoutes(app: FastifyInstance, admin: AdminApi): void {
   applyRoute(app, admin);
@@ -29,7 +29,7 @@ export function adminRoutes(app: FastifyInstance, admin: AdminApi): void {
     {
       config: { action: 'state.read' },
       schema: {
-        tags: ['agents'],
+        ...documented('listAgents', ['agents']),
         summary: 'List agents with their capability grants, by id',
         querystring: { type: 'object', additionalProperties: false, properties: pageQuery },
         response: {
@@ -54,7 +54,7 @@ export function adminRoutes(app: FastifyInstance, admin: AdminApi): void {
     {
       config: { action: 'state.read' },
       schema: {
-        tags: ['agents'],
+        ...documented('getAgent', ['agents']),
         summary: 'One agent with its grants',
         params: {
           type: 'object',
@@ -72,7 +72,7 @@ export function adminRoutes(app: FastifyInstance, admin: AdminApi): void {
     {
       config: { action: 'state.read' },
       schema: {
-        tags: ['events'],
+        ...documented('listAdminEvents', ['events']),
         summary: 'The administrative event record (who changed what, when), oldest first',
         querystring: {
           type: 'object',
@@ -135,7 +135,7 @@ function applyRoute(app: FastifyInstance, admin: AdminApi): void {
     {
       config: { action: 'administer' },
       schema: {
-        tags: ['config'],
+        ...documented('applyConfiguration', ['config']),
         summary:
           'Apply a configuration file (YAML or JSON; kinds Tool, Agent, Grant) in one transaction',
         description:

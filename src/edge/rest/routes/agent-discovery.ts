@@ -7,7 +7,7 @@ import type { FastifyInstance, FastifyRequest } from 'fastify';
 import type { AgentApi } from '../../../api/index.js';
 import { MAX_AGENT_DISCOVERY_LIMIT } from '../../../domain/catalog/index.js';
 import { agentOf } from '../request-actor.js';
-import { errors } from '../wire-schemas.js';
+import { documented, errors } from '../wire-schemas.js';
 
 const agentAuth = { auth: 'agent' as const };
 const security = [{ agentKey: [] }];
@@ -99,7 +99,7 @@ export function agentDiscoveryRoutes(app: FastifyInstance, agent: AgentApi): voi
     {
       config: agentAuth,
       schema: {
-        tags: ['sessions'],
+        ...documented('discoverAgentTools', ['sessions']),
         summary: 'Search the tools this agent may be offered (no session needed)',
         description,
         security,
@@ -115,7 +115,7 @@ export function agentDiscoveryRoutes(app: FastifyInstance, agent: AgentApi): voi
     {
       config: agentAuth,
       schema: {
-        tags: ['sessions'],
+        ...documented('discoverSessionTools', ['sessions']),
         summary: "Search the session's permitted tools",
         description,
         security,

@@ -9,7 +9,7 @@ import type { AdminApi } from '../../../api/index.js';
 import { problem, ToolgateError } from '../../../core/index.js';
 import { type PageQuery, pageQuery } from '../pagination.js';
 import { actorOf, operatorOf } from '../request-actor.js';
-import { errors, totpCode } from '../wire-schemas.js';
+import { described, documented, errors, totpCode } from '../wire-schemas.js';
 
 const idParams = {
   type: 'object',
@@ -67,7 +67,7 @@ export function approvalRoutes(app: FastifyInstance, admin: AdminApi): void {
     {
       config: { action: 'approvals.read' },
       schema: {
-        tags: ['approvals'],
+        ...documented('listApprovals', ['approvals']),
         summary: 'Approval requests, newest first, a page at a time',
         querystring: {
           type: 'object',
@@ -80,7 +80,7 @@ export function approvalRoutes(app: FastifyInstance, admin: AdminApi): void {
             ...pageQuery,
           },
         },
-        response: errors(400, 401),
+        response: described(200, 'A page of approval requests', 400, 401),
       },
     },
     async (req) => {
@@ -95,10 +95,10 @@ export function approvalRoutes(app: FastifyInstance, admin: AdminApi): void {
     {
       config: { action: 'approvals.read' },
       schema: {
-        tags: ['approvals'],
+        ...documented('getApproval', ['approvals']),
         summary: 'One approval with the rendered call',
         params: idParams,
-        response: errors(401, 404),
+        response: described(200, 'The approval and its rendered call', 401, 404),
       },
     },
     async (req) => admin.approvals.get((req.params as { id: string }).id),
@@ -109,7 +109,7 @@ export function approvalRoutes(app: FastifyInstance, admin: AdminApi): void {
     {
       config: { action: 'approvals.decide' },
       schema: {
-        tags: ['approvals'],
+        ...documented('approveApproval', ['approvals']),
         summary:
           'Approve: the agent retrying exactly this call may run it once (TOTP when the tool needs a second factor)',
         params: idParams,
@@ -122,7 +122,7 @@ export function approvalRoutes(app: FastifyInstance, admin: AdminApi): void {
             reason: { type: 'string', maxLength: 2000 },
           },
         },
-        response: errors(400, 401, 403, 404, 409, 429),
+        response: described(200, 'The approval as decided', 400, 401, 403, 404, 409, 429),
       },
     },
     async (req) => {
@@ -141,7 +141,7 @@ export function approvalRoutes(app: FastifyInstance, admin: AdminApi): void {
     {
       config: { action: 'approvals.decide' },
       schema: {
-        tags: ['approvals'],
+        ...documented('rejectApproval', ['approvals']),
         summary: 'Reject an approval request',
         params: idParams,
         body: {
@@ -153,7 +153,7 @@ export function approvalRoutes(app: FastifyInstance, admin: AdminApi): void {
             reason: { type: 'string', minLength: 1, maxLength: 2000 },
           },
         },
-        response: errors(400, 401, 403, 404, 409),
+        response: described(200, 'The approval as decided', 400, 401, 403, 404, 409),
       },
     },
     async (req) => {
@@ -173,10 +173,10 @@ export function approvalRoutes(app: FastifyInstance, admin: AdminApi): void {
     {
       config: { action: 'administer' },
       schema: {
-        tags: ['agents'],
+        ...documented('issueAgentKey', ['agents']),
         summary: 'Issue an API key for an agent; the key is in this response only',
         params: idParams,
-        response: errors(401, 404),
+        response: described(201, 'The new key, shown once', 401, 404),
       },
     },
     async (req, reply) => {
@@ -192,7 +192,7 @@ export function approvalRoutes(app: FastifyInstance, admin: AdminApi): void {
     {
       config: { action: 'approvals.read' },
       schema: {
-        tags: ['approvals'],
+        ...documented('listChanges', ['approvals']),
         summary: 'Privileged grants and irreversible tools waiting for approvers',
         querystring: {
           type: 'object',
@@ -202,7 +202,7 @@ export function approvalRoutes(app: FastifyInstance, admin: AdminApi): void {
             ...pageQuery,
           },
         },
-        response: errors(400, 401),
+        response: described(200, 'A page of pending changes', 400, 401),
       },
     },
     async (req) => {
@@ -217,7 +217,7 @@ export function approvalRoutes(app: FastifyInstance, admin: AdminApi): void {
     {
       config: { action: 'approvals.decide' },
       schema: {
-        tags: ['approvals'],
+        ...documented('approveChange', ['approvals']),
         summary:
           "The authenticated approver's approval with their TOTP; the change applies when enough distinct approvers (none the requester; a change the bootstrap token requested counts the genesis admin as its requester) agree",
         params: idParams,
@@ -230,7 +230,7 @@ export function approvalRoutes(app: FastifyInstance, admin: AdminApi): void {
             totp: totpCode(),
           },
         },
-        response: errors(400, 401, 403, 404, 409, 429),
+        response: described(200, 'The change and its approvals', 400, 401, 403, 404, 409, 429),
       },
     },
     async (req) => {
@@ -250,7 +250,7 @@ export function approvalRoutes(app: FastifyInstance, admin: AdminApi): void {
     {
       config: { action: 'approvals.decide' },
       schema: {
-        tags: ['approvals'],
+        ...documented('rejectChange', ['approvals']),
         summary: 'Reject a pending change',
         params: idParams,
         body: {
@@ -262,7 +262,7 @@ export function approvalRoutes(app: FastifyInstance, admin: AdminApi): void {
             reason: { type: 'string', minLength: 1, maxLength: 2000 },
           },
         },
-        response: errors(400, 401, 403, 404, 409),
+        response: described(200, 'The change as rejected', 400, 401, 403, 404, 409),
       },
     },
     async (req) => {
@@ -280,13 +280,13 @@ export function approvalRoutes(app: FastifyInstance, admin: AdminApi): void {
     '/v1/operators/:id/second-factor',
     {
       schema: {
-        tags: ['operators'],
+        ...documented('enrolSecondFactor', ['operators']),
         summary:
           "Enrol (or replace) an operator's TOTP second factor (admins only); the secret is in this response only",
         description: OWN_FACTOR.enrol,
         params: idParams,
         body: ownFactorBody,
-        response: errors(400, 401, 403, 404, 429),
+        response: described(201, 'The secret and its otpauth URI, once', 400, 401, 403, 404, 429),
       },
     },
     async (req, reply) => {
@@ -299,12 +299,12 @@ export function approvalRoutes(app: FastifyInstance, admin: AdminApi): void {
     '/v1/operators/:id/second-factor',
     {
       schema: {
-        tags: ['operators'],
+        ...documented('removeSecondFactor', ['operators']),
         summary: "Remove an operator's second factor (admins only)",
         description: OWN_FACTOR.remove,
         params: idParams,
         body: ownFactorBody,
-        response: errors(400, 401, 403, 429),
+        response: described(200, 'The second factor is removed', 400, 401, 403, 429),
       },
     },
     async (req) => admin.secondFactor.remove(...factorAct(req)),
@@ -314,10 +314,10 @@ export function approvalRoutes(app: FastifyInstance, admin: AdminApi): void {
     '/v1/operators/:id/second-factor',
     {
       schema: {
-        tags: ['operators'],
+        ...documented('getSecondFactor', ['operators']),
         summary: 'Whether an operator has a second factor, and its failed codes, backoff, lockout',
         params: idParams,
-        response: errors(401),
+        response: described(200, "The second factor's state", 401),
       },
     },
     async (req) => {
@@ -349,10 +349,10 @@ export function approvalRoutes(app: FastifyInstance, admin: AdminApi): void {
     {
       config: { action: 'administer' },
       schema: {
-        tags: ['agents'],
+        ...documented('grantCapabilities', ['agents']),
         summary: 'Grant capabilities to an agent (admin only)',
         body: grantBody,
-        response: errors(400, 401, 404, 422),
+        response: described(200, 'The outcome of applying the grant', 400, 401, 404, 422),
       },
     },
     async (req) => {
@@ -366,10 +366,10 @@ export function approvalRoutes(app: FastifyInstance, admin: AdminApi): void {
     {
       config: { action: 'administer' },
       schema: {
-        tags: ['agents'],
+        ...documented('revokeCapabilities', ['agents']),
         summary: 'Revoke capabilities of an agent (admin only)',
         body: grantBody,
-        response: errors(400, 401, 404),
+        response: described(200, 'The capabilities revoked', 400, 401, 404),
       },
     },
     async (req) => {

@@ -1,7 +1,7 @@
 /** @module Admin routes of the audit log: the latest signed checkpoint and RFC 9162 proofs. */
 import type { FastifyInstance } from 'fastify';
 import type { AdminApi } from '../../../api/index.js';
-import { errors } from '../wire-schemas.js';
+import { documented, errors } from '../wire-schemas.js';
 
 const hex = { type: 'string', pattern: '^[0-9a-f]{64}$' } as const;
 
@@ -11,7 +11,7 @@ export function auditRoutes(app: FastifyInstance, admin: AdminApi): void {
     {
       config: { action: 'state.read' },
       schema: {
-        tags: ['audit'],
+        ...documented('getAuditCheckpoint', ['audit']),
         summary: 'The latest signed checkpoint (C2SP tlog-checkpoint signed note) and its key',
         response: {
           200: {
@@ -46,7 +46,7 @@ export function auditRoutes(app: FastifyInstance, admin: AdminApi): void {
     {
       config: { action: 'state.read' },
       schema: {
-        tags: ['audit'],
+        ...documented('getInclusionProof', ['audit']),
         summary:
           'RFC 9162 inclusion proof of one record (by seq or leaf hash) in the tree of a size',
         description:
@@ -90,7 +90,7 @@ export function auditRoutes(app: FastifyInstance, admin: AdminApi): void {
     {
       config: { action: 'state.read' },
       schema: {
-        tags: ['audit'],
+        ...documented('getConsistencyProof', ['audit']),
         summary:
           'RFC 9162 consistency proof between two tree sizes (to defaults to the latest checkpoint)',
         querystring: {

@@ -9,7 +9,7 @@ import type { FastifyInstance } from 'fastify';
 import type { AdminApi } from '../../../api/index.js';
 import { checkSelector } from '../../../records/audit/index.js';
 import { actorOf } from '../request-actor.js';
-import { errors } from '../wire-schemas.js';
+import { documented, errors } from '../wire-schemas.js';
 
 const tags = ['audit'];
 
@@ -52,7 +52,7 @@ export function classifiedRoutes(app: FastifyInstance, admin: AdminApi): void {
     {
       config: { action: 'state.read' },
       schema: {
-        tags,
+        ...documented('getClassifiedCall', tags),
         summary: "One call's raw arguments from the classified store (the read is audited)",
         description:
           'Admins and auditors. The read is recorded (event audit.classified_read, naming the operator and the call) before anything is shown. NOT_FOUND when none are kept: never kept, erased, or past the retention period.',
@@ -75,7 +75,7 @@ export function classifiedRoutes(app: FastifyInstance, admin: AdminApi): void {
     {
       config: { action: 'state.read' },
       schema: {
-        tags,
+        ...documented('searchClassified', tags),
         summary: 'Find raw arguments by a value they carry, or by user (the search is audited)',
         description:
           "Admins and auditors. For a value, `token` is its keyed hash as the audit log's records show it. Recorded as event audit.classified_searched with the operator and the number of matches, never the value.",
@@ -100,7 +100,7 @@ export function classifiedRoutes(app: FastifyInstance, admin: AdminApi): void {
     '/v1/audit/classified/erase',
     {
       schema: {
-        tags,
+        ...documented('eraseClassified', tags),
         summary: 'Erase raw arguments: every row carrying a value, of a user, or of one call',
         description:
           'Admins. The audit log is not touched (its records hold keyed hashes only), so `toolgate audit verify` still passes. Recorded as event audit.classified_erased with the operator, the count and the call ids, never the value.',
@@ -118,7 +118,7 @@ export function classifiedRoutes(app: FastifyInstance, admin: AdminApi): void {
     '/v1/audit/classified/sweep',
     {
       schema: {
-        tags,
+        ...documented('sweepClassified', tags),
         summary: 'Remove raw arguments older than the retention period now',
         description: '`serve` also runs this on its housekeeping timer.',
         response: {

@@ -12,7 +12,7 @@ import {
   destinationSetSpecSchema,
 } from '../../../domain/policy/index.js';
 import { actorOf } from '../request-actor.js';
-import { errors } from '../wire-schemas.js';
+import { documented, errors } from '../wire-schemas.js';
 
 const tags = ['destination-sets'];
 
@@ -60,7 +60,7 @@ const strings = { type: 'array', items: { type: 'string' } } as const;
 
 /** The destination sets list: every set, its kind and source (members by name). */
 const listSchema = {
-  tags,
+  ...documented('listDestinationSets', tags),
   summary: 'List destination sets',
   response: {
     200: { type: 'object', properties: { sets: { type: 'array', items: setView } } },
@@ -80,7 +80,7 @@ export function destinationSetRoutes(app: FastifyInstance, admin: AdminApi): voi
     '/v1/destination-sets',
     {
       schema: {
-        tags,
+        ...documented('createDestinationSet', tags),
         summary: 'Create a destination set (admin-managed, or supplied by a directory tool)',
         body: destinationSetSpecSchema,
         response: {
@@ -100,7 +100,7 @@ export function destinationSetRoutes(app: FastifyInstance, admin: AdminApi): voi
     {
       config: { action: 'state.read' },
       schema: {
-        tags,
+        ...documented('getDestinationSet', tags),
         summary: 'Show a destination set and its members',
         params,
         response: {
@@ -120,7 +120,7 @@ export function destinationSetRoutes(app: FastifyInstance, admin: AdminApi): voi
     '/v1/destination-sets/:name/members',
     {
       schema: {
-        tags,
+        ...documented('addDestinationSetMembers', tags),
         summary: 'Add members to an admin-managed set',
         params,
         body: valuesBody,
@@ -141,7 +141,7 @@ export function destinationSetRoutes(app: FastifyInstance, admin: AdminApi): voi
     '/v1/destination-sets/:name/members/remove',
     {
       schema: {
-        tags,
+        ...documented('removeDestinationSetMembers', tags),
         summary: 'Remove members from an admin-managed set',
         params,
         body: valuesBody,
@@ -162,7 +162,7 @@ export function destinationSetRoutes(app: FastifyInstance, admin: AdminApi): voi
     '/v1/destination-sets/:name/refresh',
     {
       schema: {
-        tags,
+        ...documented('refreshDestinationSet', tags),
         summary: "Ask a directory set's tool now and store its answer",
         params,
         response: {

@@ -2,7 +2,7 @@
 import type { FastifyInstance } from 'fastify';
 import type { AdminApi } from '../../../api/index.js';
 import { MAX_DISCOVERY_LIMIT } from '../../../domain/catalog/index.js';
-import { errors } from '../wire-schemas.js';
+import { documented, errors } from '../wire-schemas.js';
 
 export function discoveryRoutes(app: FastifyInstance, admin: AdminApi): void {
   app.get(
@@ -10,7 +10,7 @@ export function discoveryRoutes(app: FastifyInstance, admin: AdminApi): void {
     {
       config: { action: 'state.read' },
       schema: {
-        tags: ['discovery'],
+        ...documented('searchCatalog', ['discovery']),
         summary: 'Search active, non-quarantined tools by text and tags, ranked (BM25)',
         description:
           'Deprecated tools are still found, flagged `deprecated: true` with their retirement date, and rank below current ones.',

@@ -7,7 +7,7 @@
 import type { FastifyInstance } from 'fastify';
 import type { AdminApi } from '../../../api/index.js';
 import { actorOf } from '../request-actor.js';
-import { errors, toolParams } from '../wire-schemas.js';
+import { documented, errors, toolParams } from '../wire-schemas.js';
 
 const tags = ['health'];
 const STATES = ['unchecked', 'healthy', 'degraded', 'unavailable'];
@@ -52,7 +52,7 @@ export function healthRoutes(app: FastifyInstance, admin: AdminApi): void {
     {
       config: { action: 'state.read' },
       schema: {
-        tags,
+        ...documented('listToolHealth', tags),
         summary: 'Health of every monitored tool version (state, score, breaker, last probe)',
         querystring: {
           type: 'object',
@@ -78,7 +78,7 @@ export function healthRoutes(app: FastifyInstance, admin: AdminApi): void {
     {
       config: { action: 'state.read' },
       schema: {
-        tags,
+        ...documented('getProbeCoverage', tags),
         summary: 'Probe coverage: probed tools, those unprobed past their interval, the ratio',
         response: {
           200: {
@@ -101,7 +101,7 @@ export function healthRoutes(app: FastifyInstance, admin: AdminApi): void {
     {
       config: { action: 'state.read' },
       schema: {
-        tags,
+        ...documented('getToolVersionHealth', tags),
         summary: "One tool version's health",
         params: toolParams,
         response: { 200: statusSchema, ...errors(400, 401, 404) },
@@ -118,7 +118,7 @@ export function healthRoutes(app: FastifyInstance, admin: AdminApi): void {
     {
       config: { action: 'administer' },
       schema: {
-        tags,
+        ...documented('probeToolVersion', tags),
         summary: "Run the tool version's probe now, outside its schedule",
         params: toolParams,
         response: { 200: statusSchema, ...errors(400, 401, 404) },
@@ -135,7 +135,7 @@ export function healthRoutes(app: FastifyInstance, admin: AdminApi): void {
     {
       config: { action: 'administer' },
       schema: {
-        tags,
+        ...documented('overrideToolVersionHealth', tags),
         summary: "Override a tool version's health state until a time (audited, with a reason)",
         params: toolParams,
         body: {
@@ -163,7 +163,7 @@ export function healthRoutes(app: FastifyInstance, admin: AdminApi): void {
     {
       config: { action: 'administer' },
       schema: {
-        tags,
+        ...documented('clearToolVersionHealthOverride', tags),
         summary: "Clear a tool version's health override (audited)",
         params: toolParams,
         querystring: {

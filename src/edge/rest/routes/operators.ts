@@ -17,7 +17,7 @@ import {
 } from '../../../domain/operators/index.js';
 import { nextCursor, type PageQuery, pageQuery } from '../pagination.js';
 import { operatorOf } from '../request-actor.js';
-import { errors, totpCode } from '../wire-schemas.js';
+import { described, documented, errors, noContent, totpCode } from '../wire-schemas.js';
 
 const tags = ['operators'];
 const ADMIN = { action: 'administer' as const };
@@ -92,10 +92,17 @@ const idParams = {
   required: ['id'],
   properties: { id: { type: 'string', maxLength: 63 } },
 } as const;
-const tokenParams = {
+const tokenIdProperty = { type: 'string', maxLength: 40 } as const;
+/** The path of one of my tokens names the token only (`/v1/operators/me/tokens/:tokenId`). */
+const myTokenParams = {
   type: 'object',
   required: ['tokenId'],
-  properties: { id: { type: 'string', maxLength: 63 }, tokenId: { type: 'string', maxLength: 40 } },
+  properties: { tokenId: tokenIdProperty },
+} as const;
+const tokenParams = {
+  type: 'object',
+  required: ['id', 'tokenId'],
+  properties: { id: idParams.properties.id, tokenId: tokenIdProperty },
 } as const;
 
 const tokenSpecProperties = {
@@ -139,9 +146,9 @@ export function operatorRoutes(app: FastifyInstance, admin: AdminApi): void {
     {
       config: { action: 'operators.self' },
       schema: {
-        tags,
+        ...documented('getMyOperator', tags),
         summary: 'Who the credential of this request belongs to, with its roles and teams',
-        response: errors(401),
+        response: described(200, 'The operator, with roles and teams', 401),
       },
     },
     async (req) => whoAmI(operatorOf(req)),
@@ -152,7 +159,7 @@ export function operatorRoutes(app: FastifyInstance, admin: AdminApi): void {
     {
       config: { action: 'operators.self' },
       schema: {
-        tags,
+        ...documented('listMyTokens', tags),
         summary: 'My personal tokens (never the tokens themselves)',
         response: {
           200: { type: 'object', properties: { tokens: { type: 'array', items: tokenView } } },
@@ -168,7 +175,7 @@ export function operatorRoutes(app: FastifyInstance, admin: AdminApi): void {
     {
       config: { action: 'operators.self' },
       schema: {
-        tags,
+        ...documented('issueMyToken', tags),
         summary:
           'Issue a personal token for my account: needs my password and second factor in the body',
         description:
@@ -201,10 +208,10 @@ export function operatorRoutes(app: FastifyInstance, admin: AdminApi): void {
     {
       config: { action: 'operators.self' },
       schema: {
-        tags,
+        ...documented('revokeMyToken', tags),
         summary: 'Revoke one of my tokens',
-        params: tokenParams,
-        response: errors(401, 404),
+        params: myTokenParams,
+        response: described(200, 'The token as revoked', 401, 404),
       },
     },
     async (req) => {
@@ -221,7 +228,7 @@ export function operatorRoutes(app: FastifyInstance, admin: AdminApi): void {
     {
       config: { action: 'state.read' },
       schema: {
-        tags,
+        ...documented('listOperators', tags),
         summary: 'Operator accounts, by id',
         querystring: { type: 'object', additionalProperties: false, properties: { ...pageQuery } },
         response: {
@@ -245,7 +252,7 @@ export function operatorRoutes(app: FastifyInstance, admin: AdminApi): void {
     {
       config: ADMIN,
       schema: {
-        tags,
+        ...documented('createOperator', tags),
         summary: 'Create a local operator account (admins; the bootstrap token creates the first)',
         body: {
           type: 'object',
@@ -280,7 +287,7 @@ export function operatorRoutes(app: FastifyInstance, admin: AdminApi): void {
     {
       config: { action: 'state.read' },
       schema: {
-        tags,
+        ...documented('getOperator', tags),
         summary: 'One operator account',
         params: idParams,
         response: { 200: operatorView, ...errors(401, 403, 404) },
@@ -294,7 +301,7 @@ export function operatorRoutes(app: FastifyInstance, admin: AdminApi): void {
     {
       config: ADMIN,
       schema: {
-        tags,
+        ...documented('updateOperator', tags),
         summary: 'Change roles, teams, name or the disabled flag of an account',
         params: idParams,
         body: {
@@ -325,7 +332,7 @@ export function operatorRoutes(app: FastifyInstance, admin: AdminApi): void {
     {
       config: ADMIN,
       schema: {
-        tags,
+        ...documented('disableOperator', tags),
         summary: 'Disable an account: its logins and tokens are refused from the next request on',
         params: idParams,
         response: { 200: operatorView, ...errors(401, 403, 404) },
@@ -339,7 +346,7 @@ export function operatorRoutes(app: FastifyInstance, admin: AdminApi): void {
     {
       config: { action: 'operators.confirm' },
       schema: {
-        tags,
+        ...documented('confirmOperator', tags),
         summary:
           'Confirm that an account is a person of its own, so it counts in a decision that needs two people',
         description:
@@ -368,7 +375,7 @@ export function operatorRoutes(app: FastifyInstance, admin: AdminApi): void {
     {
       config: ADMIN,
       schema: {
-        tags,
+        ...documented('setOperatorPassword', tags),
         summary: 'Set the password of a local account',
         params: idParams,
         body: {
@@ -377,7 +384,7 @@ export function operatorRoutes(app: FastifyInstance, admin: AdminApi): void {
           required: ['password'],
           properties: { password: { type: 'string', maxLength: 4096, writeOnly: true } },
         },
-        response: errors(400, 401, 403, 404),
+        response: noContent('The password is set', 400, 401, 403, 404),
       },
     },
     async (req, reply) => {
@@ -392,7 +399,7 @@ export function operatorRoutes(app: FastifyInstance, admin: AdminApi): void {
     {
       config: ADMIN,
       schema: {
-        tags,
+        ...documented('listOperatorTokens', tags),
         summary: "An operator's personal tokens (never the tokens themselves)",
         params: idParams,
         response: {
@@ -412,7 +419,7 @@ export function operatorRoutes(app: FastifyInstance, admin: AdminApi): void {
     {
       config: ADMIN,
       schema: {
-        tags,
+        ...documented('issueOperatorToken', tags),
         summary: 'Issue a personal token for another operator (admins); in this response only',
         params: idParams,
         body: {
@@ -439,10 +446,10 @@ export function operatorRoutes(app: FastifyInstance, admin: AdminApi): void {
     {
       config: ADMIN,
       schema: {
-        tags,
+        ...documented('revokeOperatorToken', tags),
         summary: "Revoke an operator's token",
         params: tokenParams,
-        response: errors(401, 403, 404),
+        response: described(200, 'The token as revoked', 401, 403, 404),
       },
     },
     async (req) => {

@@ -9,7 +9,7 @@ import type { AdminApi, OperatorAuthority } from '../../../api/index.js';
 import { OWNER_PATTERN } from '../../../core/index.js';
 import { actorOf, operatorOf } from '../request-actor.js';
 import { ownerOnly } from '../route-roles.js';
-import { errors } from '../wire-schemas.js';
+import { documented, errors, noContent } from '../wire-schemas.js';
 
 const tags = ['owner-channels'];
 
@@ -38,7 +38,7 @@ export function ownerChannelRoutes(app: FastifyInstance, admin: AdminApi): void 
     {
       config: { action: 'tools.read' },
       schema: {
-        tags,
+        ...documented('listOwnerChannels', tags),
         summary: 'Owner teams’ notification channels (URL origins only)',
         querystring: {
           type: 'object',
@@ -67,7 +67,7 @@ export function ownerChannelRoutes(app: FastifyInstance, admin: AdminApi): void 
     {
       config: { action: 'tools.manage' },
       schema: {
-        tags,
+        ...documented('addOwnerChannel', tags),
         summary: 'Add a webhook channel (Slack-compatible payload) for an owner team',
         description:
           'The URL is loopback or https without credentials; at most 10 channels per team. Notices: deprecated, retiring, quarantined, orphaned, unhealthy, error_rate.',
@@ -100,14 +100,14 @@ export function ownerChannelRoutes(app: FastifyInstance, admin: AdminApi): void 
     {
       config: { action: 'tools.manage' },
       schema: {
-        tags,
+        ...documented('removeOwnerChannel', tags),
         summary: 'Remove an owner team’s channel',
         params: {
           type: 'object',
           required: ['id'],
           properties: { id: { type: 'string', maxLength: 64 } },
         },
-        response: { ...errors(401, 403, 404) },
+        response: noContent('The channel is removed', 401, 403, 404),
       },
     },
     async (req, reply) => {

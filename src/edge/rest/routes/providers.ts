@@ -8,7 +8,7 @@ import type { AdminApi } from '../../../api/index.js';
 import { AGENT_ID_PATTERN, pageOf } from '../../../core/index.js';
 import { type PageQuery, pageQuery } from '../pagination.js';
 import { actorOf } from '../request-actor.js';
-import { errors } from '../wire-schemas.js';
+import { documented, errors } from '../wire-schemas.js';
 
 const tags = ['providers'];
 const open = { type: 'object', additionalProperties: true } as const;
@@ -24,7 +24,7 @@ export function providerRoutes(app: FastifyInstance, admin: AdminApi): void {
     {
       config: { action: 'state.read' },
       schema: {
-        tags,
+        ...documented('listProviders', tags),
         summary: 'Upstream MCP providers with counts of their tools by state, by name',
         querystring: { type: 'object', additionalProperties: false, properties: pageQuery },
         response: { 200: open, ...errors(400, 401) },
@@ -43,7 +43,7 @@ export function providerRoutes(app: FastifyInstance, admin: AdminApi): void {
     {
       config: { action: 'administer' },
       schema: {
-        tags,
+        ...documented('putProvider', tags),
         summary: 'Register or update a provider (a Provider spec) and import its tools',
         description:
           'Imported tools are pinned by hash and stay unoffered until classified. PROVIDER_UNAVAILABLE when the upstream cannot be started or listed (the spec is kept).',
@@ -59,7 +59,7 @@ export function providerRoutes(app: FastifyInstance, admin: AdminApi): void {
     {
       config: { action: 'state.read' },
       schema: {
-        tags,
+        ...documented('getProvider', tags),
         summary: "A provider's spec and its imported tools (pin, state, findings)",
         params: nameParams,
         response: { 200: open, ...errors(401, 404) },
@@ -73,7 +73,7 @@ export function providerRoutes(app: FastifyInstance, admin: AdminApi): void {
     {
       config: { action: 'administer' },
       schema: {
-        tags,
+        ...documented('refreshProvider', tags),
         summary: 'List the provider again; changed, added or dropped tools are quarantined',
         params: nameParams,
         response: { 200: open, ...errors(401, 404, 502) },
@@ -87,7 +87,7 @@ export function providerRoutes(app: FastifyInstance, admin: AdminApi): void {
     {
       config: { action: 'administer' },
       schema: {
-        tags,
+        ...documented('classifyProviderTool', tags),
         summary: 'Classify an imported tool: registers the catalog entry provider.tool',
         params: {
           type: 'object',
@@ -112,7 +112,7 @@ export function providerRoutes(app: FastifyInstance, admin: AdminApi): void {
     {
       config: { action: 'administer' },
       schema: {
-        tags,
+        ...documented('classifyProviderEntry', tags),
         summary: 'Classify an imported resource, resource template or prompt so it can be offered',
         description:
           'The entry is named in the body (a URI does not fit a path segment): kind, key (URI, URI template or prompt name) and the classification. Registers its catalog entry, a draft until its security review; PROVIDER_ENTRY_STATE when the last listing does not have it.',

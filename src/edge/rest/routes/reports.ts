@@ -1,14 +1,18 @@
 /** @module Governance reports over REST (admin token): GET /v1/reports and /v1/reports/{name}. */
 import type { FastifyInstance } from 'fastify';
 import type { AdminApi } from '../../../api/index.js';
-import { errors } from '../wire-schemas.js';
+import { described, documented, errors } from '../wire-schemas.js';
 
 export function reportRoutes(app: FastifyInstance, admin: AdminApi): void {
   app.get(
     '/v1/reports',
     {
       config: { action: 'state.read' },
-      schema: { tags: ['reports'], summary: 'The reports there are', response: errors(401) },
+      schema: {
+        ...documented('listReports', ['reports']),
+        summary: 'The reports there are',
+        response: described(200, 'The names of the reports', 401),
+      },
     },
     async () => ({ reports: admin.reports.names() }),
   );
@@ -17,7 +21,7 @@ export function reportRoutes(app: FastifyInstance, admin: AdminApi): void {
     {
       config: { action: 'state.read' },
       schema: {
-        tags: ['reports'],
+        ...documented('getReport', ['reports']),
         summary: 'One governance report as JSON, CSV or Markdown',
         description:
           'Reports: capability-register, access-matrix, invocations, deprecation-impact, orphaned-tools, portfolio-audit, security-review-record. `from`/`to` (ISO-8601; default the last 30 days, 90 for portfolio-audit) bound the reports over the audit log. CSV is RFC 4180 with text cells starting with = + - @ prefixed by an apostrophe.',
@@ -35,7 +39,7 @@ export function reportRoutes(app: FastifyInstance, admin: AdminApi): void {
             to: { type: 'string', maxLength: 40 },
           },
         },
-        response: errors(400, 401, 404),
+        response: described(200, 'The report in the requested format', 400, 401, 404),
       },
     },
     async (req, reply) => {

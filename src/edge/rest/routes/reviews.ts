@@ -12,7 +12,7 @@ import {
 } from '../../../domain/catalog/index.js';
 import { nextCursor, type PageQuery, pageQuery } from '../pagination.js';
 import { operatorOf } from '../request-actor.js';
-import { errors, toolParams, totpCode } from '../wire-schemas.js';
+import { documented, errors, toolParams, totpCode } from '../wire-schemas.js';
 
 const tags = ['reviews'];
 
@@ -42,7 +42,7 @@ export function reviewRoutes(app: FastifyInstance, admin: AdminApi): void {
     {
       config: { action: 'approvals.read' },
       schema: {
-        tags,
+        ...documented('listSecurityReviews', tags),
         summary: 'Security reviews, newest registration first (status=pending: the queue)',
         querystring: {
           type: 'object',
@@ -77,7 +77,7 @@ export function reviewRoutes(app: FastifyInstance, admin: AdminApi): void {
       // without the approver role (or the bootstrap token) hears why from the review rules.
       config: { action: 'reviews.record' },
       schema: {
-        tags,
+        ...documented('reviewToolVersion', tags),
         summary: "Record an approver's security review of this version's definition",
         description:
           'definition_hash must be the stored definition hash (GET /v1/tools/:id/versions/:version). An approval activates a draft registered to go live, or opens its four-eyes change; a rejection keeps it a draft. The reviewer is the authenticated operator: it must hold the approver role, must not have registered the definition nor be in the team that owns it; the bootstrap admin token never reviews.',

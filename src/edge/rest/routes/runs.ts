@@ -7,7 +7,7 @@ import type { FastifyInstance } from 'fastify';
 import type { AdminApi } from '../../../api/index.js';
 import { type PageQuery, pageQuery } from '../pagination.js';
 import { actorOf } from '../request-actor.js';
-import { errors } from '../wire-schemas.js';
+import { described, documented, errors, noContent } from '../wire-schemas.js';
 
 const handleParams = {
   type: 'object',
@@ -21,7 +21,7 @@ export function runRoutes(app: FastifyInstance, admin: AdminApi): void {
     {
       config: { action: 'state.read' },
       schema: {
-        tags: ['runs'],
+        ...documented('listRuns', ['runs']),
         summary: 'Open runs, newest first, optionally of one agent (the live sessions view)',
         querystring: {
           type: 'object',
@@ -31,7 +31,7 @@ export function runRoutes(app: FastifyInstance, admin: AdminApi): void {
             ...pageQuery,
           },
         },
-        response: errors(400, 401, 403),
+        response: described(200, 'A page of open runs', 400, 401, 403),
       },
     },
     async (req) => {
@@ -49,7 +49,7 @@ export function runRoutes(app: FastifyInstance, admin: AdminApi): void {
     {
       config: { action: 'administer' },
       schema: {
-        tags: ['runs'],
+        ...documented('revokeRun', ['runs']),
         summary: "Revoke a run at once: its holder's next request is refused with RUN_REVOKED",
         params: handleParams,
         body: {
@@ -58,7 +58,7 @@ export function runRoutes(app: FastifyInstance, admin: AdminApi): void {
           required: ['reason'],
           properties: { reason: { type: 'string', minLength: 1, maxLength: 500 } },
         },
-        response: errors(400, 401, 403, 404),
+        response: noContent('The run is revoked', 400, 401, 403, 404),
       },
     },
     async (req, reply) => {

@@ -15,7 +15,7 @@ import {
 import { toErrorResponse } from '../error-handler.js';
 import { nextCursor, type PageQuery, pageQuery } from '../pagination.js';
 import { actorOf } from '../request-actor.js';
-import { errors } from '../wire-schemas.js';
+import { documented, errors } from '../wire-schemas.js';
 
 const tags = ['secrets'];
 
@@ -113,7 +113,7 @@ export async function secretRoutes(
         // The inventory (never a value) is read-only state: an auditor reads it as on the CLI.
         config: { action: 'state.read' },
         schema: {
-          tags,
+          ...documented('listSecrets', tags),
           summary: 'List secrets (tool, name, environment, version, dates, key id; never values)',
           querystring: listQuery,
           response: {
@@ -143,7 +143,7 @@ export async function secretRoutes(
       '/v1/secrets/:tool/:name',
       {
         schema: {
-          tags,
+          ...documented('createSecret', tags),
           summary: "Create a tool's secret (version 1); only that tool can use it",
           description:
             'Refused with SECRET_EXISTS if it exists: rotate it instead. The value is sealed with AES-256-GCM under the master key and never returned.',
@@ -172,7 +172,7 @@ export async function secretRoutes(
       '/v1/secrets/:tool/:name/rotate',
       {
         schema: {
-          tags,
+          ...documented('rotateSecret', tags),
           summary:
             'Rotate a secret: the new value becomes the next version, the old one is no longer used',
           params,
@@ -200,7 +200,7 @@ export async function secretRoutes(
       '/v1/secrets/:tool/:name',
       {
         schema: {
-          tags,
+          ...documented('deleteSecret', tags),
           summary: 'Delete a secret',
           params,
           querystring: environmentQuery,

@@ -6,11 +6,12 @@
 import { createHash } from 'node:crypto';
 import type { FastifyInstance, FastifyReply } from 'fastify';
 import { type AdminApi, type AgentApi, stepUpChallenge } from '../../../api/index.js';
-import { ERROR_CODES, ToolgateError } from '../../../core/index.js';
+import { ERROR_CODES, type ErrorBody, ToolgateError } from '../../../core/index.js';
 import { USER_ID_PATTERN } from '../../../domain/identity/index.js';
 import type { DeprecationNotice, GateDecision } from '../../../gate/index.js';
+import { sentAsProblem } from '../error-reply.js';
 import { agentOf } from '../request-actor.js';
-import { errors } from '../wire-schemas.js';
+import { described, documented, errors, noContent } from '../wire-schemas.js';
 
 const agentAuth = { auth: 'agent' as const };
 const APPROVAL_CAP_RETRY_AFTER_S = 60;
@@ -55,6 +56,11 @@ function noneMatch(header: string | undefined, etag: string): boolean {
     .some((t) => t === '*' || t === etag);
 }
 
+/** A denied call's answer: problem details when asked (error-reply.ts), else the error body. */
+function denied(reply: FastifyReply, status: number, body: ErrorBody): FastifyReply {
+  return sentAsProblem(reply, status, body) ? reply : reply.status(status).send(body);
+}
+
 /** Allowed → 200, pending approval → 202, denied → the code's status with `{ code, message, details }`. */
 export function sendDecision(reply: FastifyReply, decision: GateDecision): FastifyReply {
   switch (decision.kind) {
@@ -82,7 +88,7 @@ export function sendDecision(reply: FastifyReply, decision: GateDecision): Fasti
       // Approvals are decided by people: an agent at a pending cap waits minutes, not a window.
       if (APPROVAL_CAP_RULES.has(decision.rule))
         void reply.header('retry-after', String(APPROVAL_CAP_RETRY_AFTER_S));
-      return reply.status(ERROR_CODES[decision.code].http).send({
+      return denied(reply, ERROR_CODES[decision.code].http, {
         code: decision.code,
         message: decision.message,
         details: {
@@ -119,7 +125,7 @@ export function sessionRoutes(app: FastifyInstance, agent: AgentApi, admin: Admi
     {
       config: agentAuth,
       schema: {
-        tags: ['sessions'],
+        ...documented('openSession', ['sessions']),
         summary: 'Open a session (as an agent), optionally on behalf of a user and for a run',
         security,
         body: {
@@ -131,7 +137,7 @@ export function sessionRoutes(app: FastifyInstance, agent: AgentApi, admin: Admi
             ttl_seconds: { type: 'integer', minimum: 1, maximum: 604_800 },
           },
         },
-        response: errors(400, 401, 404),
+        response: described(201, 'The session opened, with its permitted tools', 400, 401, 404),
       },
     },
     async (req, reply) => {
@@ -154,7 +160,7 @@ export function sessionRoutes(app: FastifyInstance, agent: AgentApi, admin: Admi
     {
       config: agentAuth,
       schema: {
-        tags: ['sessions'],
+        ...documented('listSessionTools', ['sessions']),
         summary:
           "The session's permitted tools as MCP tools/list entries, OpenAI function tools or Anthropic tools",
         security,
@@ -166,7 +172,11 @@ export function sessionRoutes(app: FastifyInstance, agent: AgentApi, admin: Admi
             format: { type: 'string', enum: ['mcp', 'openai', 'anthropic'], default: 'mcp' },
           },
         },
-        response: errors(400, 401, 404),
+        response: {
+          ...described(200, 'The permitted tools in the requested format'),
+          ...described(304, 'Unchanged since the ETag sent in If-None-Match'),
+          ...errors(400, 401, 404),
+        },
       },
     },
     async (req, reply) => {
@@ -185,13 +195,13 @@ export function sessionRoutes(app: FastifyInstance, agent: AgentApi, admin: Admi
     {
       config: agentAuth,
       schema: {
-        tags: ['sessions'],
+        ...documented('getSessionApproval', ['sessions']),
         summary: 'The status of an approval a call of this session waits for',
         description:
           'pending until an approver decides; once `approved`, retry the same call with the same arguments (and idempotency key) to run it. `rejected`, `expired` and `withdrawn` are final; who decided is not shown.',
         security,
         params: approvalParams,
-        response: errors(400, 401, 404),
+        response: described(200, 'The status of the approval', 400, 401, 404),
       },
     },
     async (req) => {
@@ -205,7 +215,7 @@ export function sessionRoutes(app: FastifyInstance, agent: AgentApi, admin: Admi
     {
       config: agentAuth,
       schema: {
-        tags: ['sessions'],
+        ...documented('getIdempotentCall', ['sessions']),
         summary: 'The outcome of the call this principal made under an idempotency key',
         description:
           "`succeeded` (with `output` and its `trust` label), `failed` (with `error`: the code, rule and message it ended with; a retry under the key is answered the same and never runs it again), `running` (it has not ended: ask again later), or `unknown` (it was started and its outcome was not recorded — it may have run; do not send it again under a new key). The key belongs to the whole principal (the agent, the session's user and the credential that opened the session) and is scoped to `tool` (the name or id the call used); a key never used, expired, or another principal's is 404 IDEMPOTENCY_KEY_NOT_FOUND alike.",
@@ -224,7 +234,7 @@ export function sessionRoutes(app: FastifyInstance, agent: AgentApi, admin: Admi
           required: ['tool'],
           properties: { tool: { type: 'string', minLength: 1, maxLength: 200 } },
         },
-        response: errors(400, 401, 404),
+        response: described(200, 'The outcome of the call made under the key', 400, 401, 404),
       },
     },
     async (req) => {
@@ -239,7 +249,7 @@ export function sessionRoutes(app: FastifyInstance, agent: AgentApi, admin: Admi
     {
       config: agentAuth,
       schema: {
-        tags: ['sessions'],
+        ...documented('callTool', ['sessions']),
         summary: 'Call a tool through the gate',
         description:
           '200 with the output when allowed (a deprecated version adds `Deprecation` and `Sunset` headers and a `deprecation` member); 202 with the approval id and the rendered call when it needs approval (retry the same call once approved); otherwise the denial as `{ code, message, details: { rule, call_id } }`. An OAuth token whose scopes do not cover the tool gets 403 INSUFFICIENT_SCOPE with a step-up challenge (`WWW-Authenticate: Bearer error="insufficient_scope", scope=…`).',
@@ -261,7 +271,11 @@ export function sessionRoutes(app: FastifyInstance, agent: AgentApi, admin: Admi
             model: { type: 'string', maxLength: 200 },
           },
         },
-        response: errors(400, 401, 403, 404, 409, 410, 413, 422, 429, 502, 503, 504),
+        response: {
+          ...described(200, 'The call ran: its result and trust label'),
+          ...described(202, 'The call waits for an approval; retry it once approved'),
+          ...errors(400, 401, 403, 404, 409, 410, 413, 422, 429, 502, 503, 504),
+        },
       },
     },
     async (req, reply) => {
@@ -298,11 +312,11 @@ export function sessionRoutes(app: FastifyInstance, agent: AgentApi, admin: Admi
     {
       config: agentAuth,
       schema: {
-        tags: ['sessions'],
+        ...documented('closeSession', ['sessions']),
         summary: 'Close a session; its later calls are refused',
         security,
         params: sessionParams,
-        response: errors(400, 401, 404),
+        response: noContent('The session is closed', 400, 401, 404),
       },
     },
     async (req, reply) => {
@@ -316,10 +330,10 @@ export function sessionRoutes(app: FastifyInstance, agent: AgentApi, admin: Admi
     {
       config: { action: 'state.read' },
       schema: {
-        tags: ['sessions'],
+        ...documented('getSession', ['sessions']),
         summary: 'Admin view of a session: its tools and what was withheld, and why',
         params: sessionParams,
-        response: errors(401, 404),
+        response: described(200, 'The session, its tools and what was withheld', 401, 404),
       },
     },
     async (req) => admin.sessions.inspect((req.params as { id: string }).id),

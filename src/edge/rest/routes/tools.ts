@@ -6,9 +6,10 @@ import { parseConfigText } from '../../../operations/config/index.js';
 import { nextCursor, type PageQuery, pageQuery } from '../pagination.js';
 import { actorOf, operatorOf } from '../request-actor.js';
 import { ownerOnly, requireOwnTeam } from '../route-roles.js';
-import { errors, reasonBody, toolParams } from '../wire-schemas.js';
+import { documented, errors, reasonBody, toolParams } from '../wire-schemas.js';
 
 const tags = ['tools'];
+const QUARANTINE_IDS = { quarantine: 'quarantineToolVersion', release: 'releaseToolVersion' };
 const detailRef = { $ref: 'ToolVersionDetail#' } as const;
 
 /** A single definition arrives as a JSON object or as YAML text holding one document. */
@@ -64,7 +65,7 @@ export function toolRoutes(app: FastifyInstance, admin: AdminApi): void {
     {
       config: { action: 'tools.read' },
       schema: {
-        tags,
+        ...documented('listToolVersions', tags),
         summary: 'List every registered tool version (quarantined and retired included)',
         querystring: {
           type: 'object',
@@ -112,7 +113,7 @@ export function toolRoutes(app: FastifyInstance, admin: AdminApi): void {
     {
       config: { action: 'tools.manage' },
       schema: {
-        tags,
+        ...documented('registerToolVersion', tags),
         summary:
           'Register one tool version (JSON or YAML); refused whole with every problem listed',
         description:
@@ -163,7 +164,7 @@ export function toolRoutes(app: FastifyInstance, admin: AdminApi): void {
     {
       config: { action: 'tools.read', ownedTool: 'tool' },
       schema: {
-        tags,
+        ...documented('listVersionsOfTool', tags),
         summary: 'All versions of one tool, oldest first',
         params: {
           type: 'object',
@@ -190,7 +191,7 @@ export function toolRoutes(app: FastifyInstance, admin: AdminApi): void {
     {
       config: { action: 'tools.read', ownedTool: 'version' },
       schema: {
-        tags,
+        ...documented('getToolVersion', tags),
         summary: 'One tool version',
         params: toolParams,
         response: { 200: detailRef, ...errors(401, 404) },
@@ -207,7 +208,7 @@ export function toolRoutes(app: FastifyInstance, admin: AdminApi): void {
     {
       config: { action: 'tools.manage', ownedTool: 'version' },
       schema: {
-        tags,
+        ...documented('activateToolVersion', tags),
         summary: 'Activate a draft (or undo a deprecation)',
         params: toolParams,
         response: { 200: detailRef, ...errors(401, 404, 409) },
@@ -224,7 +225,7 @@ export function toolRoutes(app: FastifyInstance, admin: AdminApi): void {
     {
       config: { action: 'tools.manage', ownedTool: 'version' },
       schema: {
-        tags,
+        ...documented('deprecateToolVersion', tags),
         summary: 'Deprecate a version; it retires when the migration window (default 30 days) ends',
         params: toolParams,
         body: {
@@ -253,7 +254,7 @@ export function toolRoutes(app: FastifyInstance, admin: AdminApi): void {
     {
       config: { action: 'tools.manage', ownedTool: 'version' },
       schema: {
-        tags,
+        ...documented('extendToolVersionMigration', tags),
         summary:
           "Extend a deprecated version's migration window by whole days (audited); it stays callable, with its warning, until then",
         params: toolParams,
@@ -284,7 +285,7 @@ export function toolRoutes(app: FastifyInstance, admin: AdminApi): void {
     {
       config: { action: 'tools.manage', ownedTool: 'version' },
       schema: {
-        tags,
+        ...documented('retireToolVersion', tags),
         summary: 'Retire a version now; calls to it are denied from then on',
         params: toolParams,
         body: {
@@ -318,7 +319,7 @@ export function toolRoutes(app: FastifyInstance, admin: AdminApi): void {
             ? { action: 'tools.manage' as const, ownedTool: 'version' as const }
             : { action: 'administer' as const },
         schema: {
-          tags,
+          ...documented(QUARANTINE_IDS[op], tags),
           summary:
             op === 'release'
               ? 'Release a quarantined version explicitly (recorded with the reason and the findings)'

@@ -6,6 +6,7 @@
  */
 import type { FastifyInstance } from 'fastify';
 import type { OAuthFront } from '../../../api/index.js';
+import { described } from '../wire-schemas.js';
 
 export function wellKnownRoutes(app: FastifyInstance, oauth: OAuthFront): void {
   const paths = new Set([
@@ -13,15 +14,22 @@ export function wellKnownRoutes(app: FastifyInstance, oauth: OAuthFront): void {
     '/.well-known/oauth-protected-resource/mcp',
     new URL(oauth.metadataUrl).pathname,
   ]);
+  // The two standard paths by name; a configured one elsewhere as such.
+  const operationIds: Record<string, string> = {
+    '/.well-known/oauth-protected-resource': 'getProtectedResourceMetadata',
+    '/.well-known/oauth-protected-resource/mcp': 'getMcpProtectedResourceMetadata',
+  };
   for (const url of paths) {
     app.get(
       url,
       {
         config: { auth: 'public' },
         schema: {
+          operationId: operationIds[url] ?? 'getConfiguredProtectedResourceMetadata',
           tags: ['oauth'],
           summary: 'OAuth protected resource metadata (RFC 9728)',
           security: [],
+          response: described(200, 'The protected resource metadata'),
         },
       },
       async (_req, reply) =>
