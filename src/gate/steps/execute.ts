@@ -16,6 +16,7 @@ import {
 } from '../../execution/runtimes/index.js';
 import { type ByteBudget, createByteBudget } from '../../execution/sandbox/index.js';
 import { CANCELLED, type CallProgress } from '../call-progress.js';
+import type { CallSpan, ChildSpan } from '../call-tracer.js';
 import { type IdentityCache, SESSION_CACHE_MAX } from '../identity-cache.js';
 import type { CompiledTool } from '../tool-cache.js';
 import type { ExecuteExtra, ExecuteFailure, ExecuteRun } from './run-result.js';
@@ -50,6 +51,9 @@ export async function executeStep(s: CallState): Promise<StepResult> {
     ...(s.options.signal ? { signal: s.options.signal } : {}),
     egressCeilingLeft: s.egressLeft,
     tokenCapabilities: tokenCapabilities(s.ctx.principal),
+    ...(s.span && UPSTREAM_KINDS.has(s.def.runtime.kind)
+      ? { upstream: upstreamSpan(s, s.span) }
+      : {}),
   }).finally(ended);
   // Passive health (C14): the tool's own outcome, recorded in memory without holding the call.
   if (s.ref && countsForHealth(s.run))
@@ -195,6 +199,9 @@ export async function execute(
   if (call.tokenCapabilities) context.tokenCapabilities = call.tokenCapabilities;
   if (call.onProgress) context.onProgress = call.onProgress;
   if (call.signal) context.signal = call.signal;
+  // Traced: the upstream call's client span, whose context the upstream is sent.
+  const upstream = call.upstream?.() ?? null;
+  if (upstream) context.traceparent = upstream.traceparent;
   let ran: RuntimeResult;
   try {
     ran = await runtime.run(def, args, context);
@@ -203,6 +210,7 @@ export async function execute(
     // the call as a failure that audit-post records, never as an error past the pre record.
     ran = runtimeFailure('EXECUTION_FAILED', 'runtime.error', 'the tool could not be run');
   }
+  upstream?.end(ran.ok ? undefined : ran.rule);
   if (!ran.ok) return { ...ran, egressSpent: spent() };
   const extra: Mutable<Partial<ExecuteExtra>> = { egressSpent: spent() };
   if (ran.outcome !== undefined) extra.outcome = ran.outcome;
@@ -234,4 +242,31 @@ export interface ExecuteCall {
   readonly egressCeilingLeft?: number | undefined;
   /** The capabilities the call's OAuth token covers; null for any other caller. */
   readonly tokenCapabilities?: readonly string[] | null;
+  /** Traced calls to an upstream (mcp, http): opens the client span of the upstream call. */
+  readonly upstream?: () => ChildSpan;
+}
+
+/** The runtimes whose run is a request to an upstream: their context is passed on. */
+const UPSTREAM_KINDS: ReadonlySet<string> = new Set(['mcp', 'http']);
+
+/**
+ * The client span of a traced call to an upstream, under the execute step's span: for an MCP
+ * upstream `tools/call {its tool}` (the MCP conventions' client span), for an HTTP tool its
+ * method (the HTTP client conventions' name without a route). No argument reaches it.
+ */
+function upstreamSpan(s: CallState, span: CallSpan): () => ChildSpan {
+  const runtime = s.def.runtime;
+  return () =>
+    runtime.kind === 'mcp'
+      ? span.upstream(
+          s.stepSpan,
+          `${runtime.entry ? 'resources/read' : 'tools/call'} ${runtime.tool}`,
+          {
+            'mcp.method.name': runtime.entry ? 'resources/read' : 'tools/call',
+            'gen_ai.tool.name': runtime.tool,
+          },
+        )
+      : span.upstream(s.stepSpan, runtime.kind === 'http' ? runtime.method : runtime.kind, {
+          'http.request.method': runtime.kind === 'http' ? runtime.method : '',
+        });
 }
