@@ -19,7 +19,6 @@ import {
   type OutboundOptions,
   refuseOutboundProblems,
 } from '../execution/sandbox/index.js';
-import { openTracing } from '../operations/tracing/index.js';
 import { DEFAULT_DB_URL, openStore, readRevisions } from '../records/store/index.js';
 import { type Gateway, gatewayOf, type Toolgate } from './gateway.js';
 import { systemClockOf, type ToolgateOptions } from './toolgate-options.js';
@@ -76,8 +75,6 @@ export async function openGateway(options: ToolgateOptions = {}): Promise<Gatewa
   const healthLater: HealthReader = { healthOf: (id, version) => health.healthOf(id, version) };
   const directoryLater: DirectoryReader = (source) => gate.directoryReader()(source);
   const observers = wireObservers(config, approvalsLater);
-  // Tracing loads the OpenTelemetry SDK only when configured (operations/tracing/).
-  const tracing = await openTracing(options.tracing);
   const store = await openStore(options.db ?? DEFAULT_DB_URL);
   const host = wireSandbox(options, store);
   // One master key, loaded once on first use, seals tool secrets and second factors.
@@ -111,7 +108,6 @@ export async function openGateway(options: ToolgateOptions = {}): Promise<Gatewa
     records,
     config,
     security,
-    tracing,
   });
   const operations = await wireOperations(options, store, {
     domain,
@@ -155,8 +151,7 @@ export async function openGateway(options: ToolgateOptions = {}): Promise<Gatewa
     // Alerts raised by what was just flushed are written before the log closes.
     () => operations.detectors?.idle(),
     () => gate.flush(),
-    // Spans of the calls just finished are exported before the gateway goes.
-    () => tracing.close(),
+    () => config.tracing.close(),
     () => observers.notifier.close(),
     () => operations.ownerNotices.close(),
     () => security.close(),

@@ -9,7 +9,6 @@ import { CallCounters } from '../domain/limits/index.js';
 import type { RuntimeRegistry } from '../execution/runtimes/index.js';
 import { Gate } from '../gate/index.js';
 import type { HealthMonitor } from '../operations/health/index.js';
-import type { GatewayTracing } from '../operations/tracing/index.js';
 import type { AuditLog } from '../records/audit/index.js';
 import { readRevisions, type Store } from '../records/store/index.js';
 import { clockOf, type ToolgateOptions } from './toolgate-options.js';
@@ -29,7 +28,6 @@ export function wireGate(
     readonly records: { readonly audit: AuditLog };
     readonly config: CheckedConfig;
     readonly security: Pick<SecurityEvents, 'record'>;
-    readonly tracing: GatewayTracing;
   },
 ): Gate {
   const { catalog, agents, users, approvals, policies, destinationSets } = parts.domain;
@@ -58,7 +56,7 @@ export function wireGate(
     principalEvents: (action, subject, details) => parts.security.record(action, subject, details),
     ...clockOf(options),
     // Tracing off: no tracer, and the gate's one test per call is all it costs.
-    ...(parts.tracing.tracer ? { tracer: parts.tracing.tracer } : {}),
+    ...(parts.config.tracing.tracer ? { tracer: parts.config.tracing.tracer } : {}),
   });
   return gate;
 }

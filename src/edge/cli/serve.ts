@@ -10,6 +10,7 @@ import { type OidcConfig, oidcConfigFromEnv } from '../../domain/operators/oidc/
 import { openOidcLogin, openToolgate, type Toolgate } from '../../host/toolgate.js';
 import type { DetectorsConfigInput } from '../../operations/detectors/index.js';
 import { type NotifyConfig, notifyConfigFromEnv } from '../../operations/notify/index.js';
+import { type TracingConfig, tracingConfigFromEnv } from '../../operations/tracing/index.js';
 import { DEFAULT_ORIGIN } from '../../records/audit/index.js';
 import { type OriginPolicy, originPolicy } from '../mcp/index.js';
 import { buildServer } from '../rest/index.js';
@@ -89,6 +90,17 @@ function detectorsFromEnv(): { detectors?: DetectorsConfigInput } {
   } catch (err) {
     throw usage(`TOOLGATE_DETECTORS: ${err instanceof Error ? err.message : String(err)}`);
   }
+}
+
+/**
+ * The detector file and tracing (the standard OTEL_* variables, docs/operations.md "Tracing"; off
+ * unless they configure it). A variable tracing cannot use fails the start.
+ */
+function detectorsAndTracingFromEnv(): {
+  detectors?: DetectorsConfigInput;
+  tracing: TracingConfig | null;
+} {
+  return { ...detectorsFromEnv(), tracing: tracingConfigFromEnv(process.env) };
 }
 
 function usage(message: string): ToolgateError<'INPUT_INVALID'> {
@@ -181,7 +193,7 @@ export async function serve(options: ServeOptions): Promise<void> {
         checkIntervalMs: 60_000,
         fallbackTeam: process.env.TOOLGATE_OWNER_FALLBACK_TEAM?.trim() || null,
       },
-      ...detectorsFromEnv(),
+      ...detectorsAndTracingFromEnv(),
       caps: capsOf(limits),
     });
     let demoSummary = '';

@@ -6,6 +6,7 @@ import swagger from '@fastify/swagger';
 import swaggerUi from '@fastify/swagger-ui';
 import Fastify, {
   type FastifyInstance,
+  type FastifyReply,
   type FastifyRequest,
   type FastifyServerOptions,
 } from 'fastify';
@@ -45,6 +46,7 @@ import { admissionHook } from './admission-hook.js';
 import { makeErrorHandler } from './error-handler.js';
 import { lazySchemas } from './lazy-schemas.js';
 import { safeLogger } from './log-options.js';
+import { REQUEST_ID_OPTIONS, registerRequestIds } from './request-ids.js';
 import {
   checkRouteAction,
   checkToolOwnership,
@@ -260,9 +262,11 @@ export async function buildServer(
     bodyLimit,
     schemaController: { compilersFactory: { buildSerializer: schemas.buildSerializer } },
     logger: safeLogger(options.logger),
+    ...REQUEST_ID_OPTIONS,
     // Query strings like ?tags=a&tags=b must not become arrays the schemas do not expect.
     routerOptions: { ignoreTrailingSlash: true, maxParamLength: 300 },
   });
+  registerRequestIds(app);
   app.setErrorHandler(makeErrorHandler(bodyLimit));
   const registered: RegisteredRoute[] = [];
   app.decorate('toolgateRoutes', registered);
@@ -270,15 +274,7 @@ export async function buildServer(
   app.addHook('onRoute', (route) => void registered.push(...registeredAs(route)));
   app.decorate('compileSchemas', () => schemas.compileAll());
   app.setValidatorCompiler(schemas.validatorCompiler);
-  app.setNotFoundHandler((req, reply) => {
-    if (/^\/console(\/|\?|$)/.test(req.url))
-      return void reply.status(404).type('text/plain').send('not found');
-    void reply.status(404).send({
-      code: 'NOT_FOUND',
-      message: `no route ${req.method} ${req.url.split('?')[0]}`,
-      details: { method: req.method, url: req.url.split('?')[0] },
-    });
-  });
+  app.setNotFoundHandler(answerNotFound);
   // Only JSON and YAML bodies: text/plain would otherwise reach the handlers as a string.
   app.removeContentTypeParser('text/plain');
   app.addContentTypeParser(YAML_TYPES, { parseAs: 'string' }, (_req, body, done) =>
@@ -536,4 +532,17 @@ function ssoLogin(
 function consoleLogin(admin: AdminApi, security: SecurityEvents): LocalLogin {
   return (id, password, totp, peer) =>
     admin.operators.loginLocal(id, password, totp, 'console', security.pseudonym(peer));
+}
+
+/** No route: the console's plain 404 under /console, else the error body naming method and path. */
+function answerNotFound(req: FastifyRequest, reply: FastifyReply): void {
+  if (/^\/console(\/|\?|$)/.test(req.url)) {
+    void reply.status(404).type('text/plain').send('not found');
+    return;
+  }
+  void reply.status(404).send({
+    code: 'NOT_FOUND',
+    message: `no route ${req.method} ${req.url.split('?')[0]}`,
+    details: { method: req.method, url: req.url.split('?')[0] },
+  });
 }

@@ -13,6 +13,7 @@ import {
   type RuntimeRegistry,
   type RuntimeResult,
   runtimeFailure,
+  type ToolRuntime,
 } from '../../execution/runtimes/index.js';
 import { type ByteBudget, createByteBudget } from '../../execution/sandbox/index.js';
 import { CANCELLED, type CallProgress } from '../call-progress.js';
@@ -199,24 +200,38 @@ export async function execute(
   if (call.tokenCapabilities) context.tokenCapabilities = call.tokenCapabilities;
   if (call.onProgress) context.onProgress = call.onProgress;
   if (call.signal) context.signal = call.signal;
-  // Traced: the upstream call's client span, whose context the upstream is sent.
-  const upstream = call.upstream?.() ?? null;
-  if (upstream) context.traceparent = upstream.traceparent;
-  let ran: RuntimeResult;
-  try {
-    ran = await runtime.run(def, args, context);
-  } catch {
-    // The port's rule is that a runtime never throws; one that does (a driver's own bug) ends
-    // the call as a failure that audit-post records, never as an error past the pre record.
-    ran = runtimeFailure('EXECUTION_FAILED', 'runtime.error', 'the tool could not be run');
-  }
-  upstream?.end(ran.ok ? undefined : ran.rule);
+  const ran = await runGuarded(runtime, def, args, context, call.upstream);
   if (!ran.ok) return { ...ran, egressSpent: spent() };
   const extra: Mutable<Partial<ExecuteExtra>> = { egressSpent: spent() };
   if (ran.outcome !== undefined) extra.outcome = ran.outcome;
   if (ran.sandbox) extra.sandbox = ran.sandbox;
   if (ran.egress) extra.egress = ran.egress;
   return { ok: true, output: ran.output, bytes: 0, redact: creds?.redact ?? NO_SECRETS, extra };
+}
+
+/**
+ * The runtime's run, traced when `upstream` opens the client span of its request (the upstream
+ * is sent that span's context). The port's rule is that a runtime never throws; one that does (a
+ * driver's own bug) ends the call as a failure that audit-post records, never as an error past
+ * the pre record.
+ */
+async function runGuarded(
+  runtime: ToolRuntime,
+  def: ToolDefinition,
+  args: Record<string, unknown>,
+  context: Mutable<RuntimeContext>,
+  upstream: (() => ChildSpan) | undefined,
+): Promise<RuntimeResult> {
+  const span = upstream?.() ?? null;
+  if (span) context.traceparent = span.traceparent;
+  let ran: RuntimeResult;
+  try {
+    ran = await runtime.run(def, args, context);
+  } catch {
+    ran = runtimeFailure('EXECUTION_FAILED', 'runtime.error', 'the tool could not be run');
+  }
+  span?.end(ran.ok ? undefined : ran.rule);
+  return ran;
 }
 
 /** A failure before the runtime was reached: nothing ran, so an idempotency key is given back. */

@@ -10,6 +10,7 @@ import { ERROR_CODES, ToolgateError } from '../../../core/index.js';
 import { USER_ID_PATTERN } from '../../../domain/identity/index.js';
 import type { DeprecationNotice, GateDecision } from '../../../gate/index.js';
 import { agentOf } from '../request-actor.js';
+import { restTraceOrigin } from '../request-ids.js';
 import { errors } from '../wire-schemas.js';
 
 const agentAuth = { auth: 'agent' as const };
@@ -277,6 +278,7 @@ export function sessionRoutes(app: FastifyInstance, agent: AgentApi, admin: Admi
           principal: agentOf(req),
           sessionId: id,
           ...(body.model !== undefined ? { model: body.model } : {}),
+          trace: restTraceOrigin(req),
         },
         body.tool,
         body.arguments,
