@@ -11,6 +11,7 @@
 import assert from 'node:assert/strict';
 import { spawnSync } from 'node:child_process';
 import { join } from 'node:path';
+import { Writable } from 'node:stream';
 import { after, before, describe, test } from 'node:test';
 import type { Actor } from '../../src/core/index.js';
 import { tracingConfigFromEnv } from '../../src/operations/tracing/index.js';
@@ -218,6 +219,80 @@ for (const protocol of ['http/json', 'http/protobuf'] as const) {
     });
   });
 }
+
+describe('request ids and the trace id in logs and audit, tracing off', () => {
+  let world: World;
+  let key = '';
+  const lines: string[] = [];
+
+  before(async () => {
+    const stream = new Writable({
+      write(chunk: Buffer, _enc, done) {
+        lines.push(chunk.toString('utf8'));
+        done();
+      },
+    });
+    world = await openWorld({
+      demo: true,
+      inspector: true,
+      keys: ['support-bot'],
+      rest: { logger: { level: 'info', stream } },
+    });
+    key = world.keys['support-bot'] ?? '';
+  });
+  after(async () => {
+    await world?.close();
+  });
+
+  const call = (sid: string, headers: Record<string, string>) =>
+    fetch(`${world.base}/v1/sessions/${sid}/calls`, {
+      method: 'POST',
+      headers: { authorization: `Bearer ${key}`, 'content-type': 'application/json', ...headers },
+      body: JSON.stringify({ tool: 'search_tickets', arguments: { query: 'refund' } }),
+    });
+
+  test('X-Request-Id is echoed when short and printable, else replaced by the trace id or a fresh id', async () => {
+    const rest = restClient(() => world.base, key);
+    const sid = ((await rest('POST', '/v1/sessions', {})).body as { id: string }).id;
+    const caller = callerContext('4e57');
+    const kept = await call(sid, { 'x-request-id': 'abc-123_XYZ' });
+    assert.equal(kept.headers.get('x-request-id'), 'abc-123_XYZ');
+    const spaced = await call(sid, {
+      'x-request-id': 'has space',
+      traceparent: caller.traceparent,
+    });
+    assert.equal(spaced.headers.get('x-request-id'), caller.traceId);
+    const long = await call(sid, { 'x-request-id': 'x'.repeat(129) });
+    assert.match(long.headers.get('x-request-id') ?? '', /^[0-9a-f-]{36}$/);
+    const none = await call(sid, {});
+    assert.match(none.headers.get('x-request-id') ?? '', /^[0-9a-f-]{36}$/);
+    // A refusal before any route carries it too.
+    const refused = await fetch(`${world.base}/v1/tools`, { headers: { 'x-request-id': 'r-401' } });
+    assert.equal(refused.status, 401);
+    assert.equal(refused.headers.get('x-request-id'), 'r-401');
+  });
+
+  test("the caller's trace id is in the request's log lines and the call's audit records", async () => {
+    const rest = restClient(() => world.base, key);
+    const sid = ((await rest('POST', '/v1/sessions', {})).body as { id: string }).id;
+    const caller = callerContext('5e57');
+    const res = await call(sid, { traceparent: caller.traceparent, 'x-request-id': 'log-me-1' });
+    assert.equal(res.status, 200);
+    const logged = lines
+      .map((l) => JSON.parse(l) as Record<string, unknown>)
+      .filter((l) => l.request_id === 'log-me-1');
+    assert.ok(logged.length >= 2, 'the request and its completion are logged');
+    assert.ok(logged.every((l) => l.trace_id === caller.traceId));
+    await world.tg.gate.flush();
+    const rows = await (world.inspector as Store).db
+      .selectFrom('audit_log')
+      .select(['kind', 'trace_id'])
+      .where('session_id', '=', sid)
+      .where('trace_id', '=', caller.traceId)
+      .execute();
+    assert.deepEqual(rows.map((r) => r.kind).sort(), ['call.post', 'call.pre']);
+  });
+});
 
 describe('tracing is off by default', () => {
   test('no OTEL variables, or OTEL_TRACES_EXPORTER=none: no export, and no SDK module loaded', async () => {

@@ -6,7 +6,7 @@
  */
 import { randomUUID } from 'node:crypto';
 import type { IncomingMessage } from 'node:http';
-import type { FastifyInstance, FastifyRequest } from 'fastify';
+import type { FastifyInstance, FastifyRequest, FastifyServerOptions } from 'fastify';
 import { parseTraceparent, requestIdOf, type TraceOrigin } from '../../core/index.js';
 
 function header(req: IncomingMessage, name: string): string | undefined {
@@ -14,22 +14,24 @@ function header(req: IncomingMessage, name: string): string | undefined {
   return typeof v === 'string' ? v : undefined;
 }
 
-/** Fastify's options for request ids: ours, logged as `request_id`. */
+/**
+ * Fastify's options for request ids: ours, logged as `request_id`; a request's log lines carry
+ * the caller's trace id (`trace_id`) from the first one on.
+ */
 export const REQUEST_ID_OPTIONS = {
   genReqId: (req: IncomingMessage) =>
     requestIdOf(header(req, 'x-request-id'), header(req, 'traceparent'), randomUUID),
   requestIdLogLabel: 'request_id',
+  childLoggerFactory: ((logger, bindings, options, req) => {
+    const parent = parseTraceparent(header(req, 'traceparent'));
+    return logger.child(parent ? { ...bindings, trace_id: parent.traceId } : bindings, options);
+  }) satisfies NonNullable<FastifyServerOptions['childLoggerFactory']>,
 } as const;
 
-/**
- * Echoes each request's id (`X-Request-Id`) and puts the caller's trace id on its log lines.
- * Registered first, so a refusal by any later hook carries both.
- */
+/** Echoes each request's id (`X-Request-Id`); registered first, so every refusal carries it. */
 export function registerRequestIds(app: FastifyInstance): void {
   app.addHook('onRequest', async (req, reply) => {
     void reply.header('x-request-id', req.id);
-    const parent = parseTraceparent(req.headers.traceparent);
-    if (parent) req.log = req.log.child({ trace_id: parent.traceId });
   });
 }
 
