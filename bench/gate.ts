@@ -427,7 +427,7 @@ async function benchGateway(db: string, tracing: TracingConfig | null) {
  * The pipeline (no policies) with tracing off and on, in alternating rounds so that drift of the
  * disk or the machine falls on both alike. On: every call sampled (a root span and its four
  * children), exported by OTLP/HTTP protobuf to a local receiver that reads and discards. The goal
- * (issue 25): p50 on within 5 % of off.
+ * (docs/operations.md, "Tracing"): p50 on within 5 % of off.
  */
 async function tracingOverhead() {
   let requests = 0;
