@@ -173,6 +173,21 @@ describe('http runtime: the allowed path', () => {
     assert.ok(r.ok, JSON.stringify(r));
     assert.equal(seen[n]?.headers['x-api-key'], token);
   });
+
+  test("a traced call's context goes in the traceparent header; an untraced call sends none", async () => {
+    const n = seen.length;
+    const traceparent = `00-${'1'.repeat(32)}-${'2'.repeat(16)}-01`;
+    const traced = await runner.run(
+      def({ method: 'GET', path: '/me' }),
+      {},
+      { budget: budget(), traceparent },
+    );
+    assert.ok(traced.ok, JSON.stringify(traced));
+    assert.equal(seen[n]?.headers.traceparent, traceparent);
+    const plain = await runner.run(def({ method: 'GET', path: '/me' }), {}, { budget: budget() });
+    assert.ok(plain.ok, JSON.stringify(plain));
+    assert.equal(seen[n + 1]?.headers.traceparent, undefined);
+  });
 });
 
 describe('http runtime: the URL is assembled, never supplied', () => {
