@@ -30,13 +30,13 @@ import {
 import { approvalInputRequired, boundApprovalOf, canElicit } from './approval-input.js';
 import { toolCall } from './gate-call.js';
 
-/** The protocol revision this server speaks (the trace's `mcp.protocol.version`). */
-const MODERN_PROTOCOL = '2026-07-28';
-
 import type { ModernCaller, RequestCaller } from './modern-caller.js';
 import { registerModernEntryHandlers } from './modern-entries.js';
 import { failureFor, rpcErrorOf, toolResult } from './result-shape.js';
 import { RUN_META_KEY, type RunResolver } from './run-meta.js';
+
+/** The protocol revision this server speaks (the trace's `mcp.protocol.version`). */
+const MODERN_PROTOCOL = '2026-07-28';
 
 export interface ModernServerOptions {
   readonly version: string;

@@ -271,17 +271,13 @@ const UPSTREAM_KINDS: ReadonlySet<string> = new Set(['mcp', 'http']);
  */
 function upstreamSpan(s: CallState, span: CallSpan): () => ChildSpan {
   const runtime = s.def.runtime;
-  return () =>
-    runtime.kind === 'mcp'
-      ? span.upstream(
-          s.stepSpan,
-          `${runtime.entry ? 'resources/read' : 'tools/call'} ${runtime.tool}`,
-          {
-            'mcp.method.name': runtime.entry ? 'resources/read' : 'tools/call',
-            'gen_ai.tool.name': runtime.tool,
-          },
-        )
-      : span.upstream(s.stepSpan, runtime.kind === 'http' ? runtime.method : runtime.kind, {
-          'http.request.method': runtime.kind === 'http' ? runtime.method : '',
-        });
+  if (runtime.kind !== 'mcp') {
+    const method = runtime.kind === 'http' ? runtime.method : runtime.kind;
+    return () => span.upstream(s.stepSpan, method, { 'http.request.method': method });
+  }
+  const entry = runtime.entry?.kind;
+  const mcpMethod = !entry ? 'tools/call' : entry === 'prompt' ? 'prompts/get' : 'resources/read';
+  const attributes: Record<string, string> = { 'mcp.method.name': mcpMethod };
+  attributes[entry === 'prompt' ? 'gen_ai.prompt.name' : 'gen_ai.tool.name'] = runtime.tool;
+  return () => span.upstream(s.stepSpan, `${mcpMethod} ${runtime.tool}`, attributes);
 }
