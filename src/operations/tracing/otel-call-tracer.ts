@@ -148,6 +148,9 @@ function traceparentOf(span: Span): string {
   return formatTraceparent(c.traceId, c.spanId, (c.traceFlags & TraceFlags.SAMPLED) !== 0);
 }
 
+/** The SDK span behind each child handed out, so an upstream span can be its child. */
+const SPANS = new WeakMap<ChildSpan, Span>();
+
 function child(span: Span): ChildSpan {
   const handle: ChildSpan = {
     traceparent: traceparentOf(span),
@@ -222,6 +225,3 @@ class OtelCallSpan implements CallSpan {
     this.#span.end();
   }
 }
-
-/** The SDK span behind each child handed out, so an upstream span can be its child. */
-const SPANS = new WeakMap<ChildSpan, Span>();
