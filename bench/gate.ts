@@ -12,11 +12,16 @@
  * and durable commits (each an fsync of the WAL under synchronous=FULL) one allowed call issues,
  * and the same for three common variants (idempotency key, rate limit, private-data tool).
  * Informational: a raw SQLite insert+commit of the same size, and a raw group commit, to show
- * what the store itself costs. The last line printed is one JSON object.
+ * what the store itself costs. Last, the same call with tracing off and on (every call sampled,
+ * OTLP/HTTP protobuf to a local receiver that discards), call by call in turn: the overhead as a
+ * ratio of p50s (`tracing` in the JSON). The last line printed is one JSON object.
  *
  *   npm run bench:gate   (CALLS=3000 WARMUP=1000 CONCURRENCY=64 SECONDS=5 FLOOR=3000 by default)
  */
+
 import { closeSync, fsyncSync, mkdtempSync, openSync, readSync, rmSync, writeSync } from 'node:fs';
+import { createServer } from 'node:http';
+import type { AddressInfo } from 'node:net';
 import { cpus, loadavg, tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { performance } from 'node:perf_hooks';
@@ -27,6 +32,7 @@ import { CedarPolicyEngine, type CedarRequest } from '../src/domain/policy/index
 import { demoExecutor } from '../src/execution/runtimes/index.js';
 import type { InProcessCall as CallContext, CallOptions } from '../src/gate/index.js';
 import { type Gateway, openGateway } from '../src/host/toolgate.js';
+import { type TracingConfig, tracingConfigFromEnv } from '../src/operations/tracing/index.js';
 
 const CALLS = Number(process.env.CALLS ?? 3_000);
 const WARMUP = Number(process.env.WARMUP ?? 1_000);
@@ -398,6 +404,89 @@ async function concurrent(tg: Gateway, sessions: readonly CallContext[], toolNam
   };
 }
 
+/** A gateway of the bench's tool and agent, tracing as given, and one session's caller. */
+async function benchGateway(db: string, tracing: TracingConfig | null) {
+  const tg = await openGateway({
+    db: `sqlite:${db}`,
+    executor: demoExecutor().register('noop', () => ({})),
+    tracing,
+  });
+  await tg.config.apply(
+    [
+      { kind: 'Agent', spec: { id: AGENT, owner: 'bench', ceilings: { windows: [] } } },
+      { kind: 'Tool', spec: tool('bench.read_doc', 'read_doc') },
+      { kind: 'Grant', spec: { agent: AGENT, capabilities: [CAPABILITY] } },
+    ],
+    admin,
+  );
+  const ctx: CallContext = { agentId: AGENT, sessionId: (await tg.sessions.open(AGENT)).id };
+  return { tg, ctx };
+}
+
+/**
+ * The pipeline (no policies) with tracing off and on, call by call in turn, so that drift of the
+ * disk or the machine falls on both alike. On: every call sampled (a root span and its four
+ * children), exported by OTLP/HTTP protobuf to a local receiver that reads and discards. The goal
+ * (docs/operations.md, "Tracing"): p50 on within 5 % of off.
+ */
+async function tracingOverhead() {
+  let requests = 0;
+  let bytes = 0;
+  const receiver = createServer((req, res) => {
+    requests++;
+    req.on('data', (c: Buffer) => {
+      bytes += c.length;
+    });
+    req.on('end', () => res.writeHead(200, { 'content-type': 'application/x-protobuf' }).end());
+  });
+  await new Promise<void>((resolve) => receiver.listen(0, '127.0.0.1', resolve));
+  const url = `http://127.0.0.1:${(receiver.address() as AddressInfo).port}`;
+  const off = await benchGateway(join(dir, 'trace-off.db'), null);
+  const on = await benchGateway(
+    join(dir, 'trace-on.db'),
+    tracingConfigFromEnv({ OTEL_TRACES_EXPORTER: 'otlp', OTEL_EXPORTER_OTLP_ENDPOINT: url }),
+  );
+  for (let i = 0; i < WARMUP; i++) {
+    await allowed(off.tg, off.ctx, 'read_doc', {});
+    await allowed(on.tg, on.ctx, 'read_doc', {});
+  }
+  gc();
+  // Call by call, off and on in turn (which goes first alternates): the disk's and the machine's
+  // drift falls on both alike, which rounds of thousands of calls did not ensure on a busy host.
+  const offSamples = new Array<number>(CALLS);
+  const onSamples = new Array<number>(CALLS);
+  const timed = async (g: { tg: Gateway; ctx: CallContext }, out: number[], i: number) => {
+    const s = performance.now();
+    await allowed(g.tg, g.ctx, 'read_doc', {});
+    out[i] = performance.now() - s;
+  };
+  for (let i = 0; i < CALLS; i++) {
+    if (i % 2 === 0) {
+      await timed(off, offSamples, i);
+      await timed(on, onSamples, i);
+    } else {
+      await timed(on, onSamples, i);
+      await timed(off, offSamples, i);
+    }
+  }
+  await off.tg.close();
+  await on.tg.close();
+  await new Promise<void>((resolve) => receiver.close(() => resolve()));
+  const offStats = stats(offSamples);
+  const onStats = stats(onSamples);
+  const p50Ratio = r3(onStats.p50_us / offStats.p50_us);
+  return {
+    what: 'pipeline without policies, tracing off vs on (every call sampled, OTLP/HTTP protobuf to a local discarding receiver), calls alternating',
+    off: offStats,
+    on: onStats,
+    p50_ratio_on_to_off: p50Ratio,
+    p99_ratio_on_to_off: r3(onStats.p99_us / offStats.p99_us),
+    p50_within_5_percent: p50Ratio <= 1.05,
+    export_requests: requests,
+    export_bytes: bytes,
+  };
+}
+
 const loadAtStart = loadavg()[0] ?? 0;
 const dir = mkdtempSync(join(tmpdir(), 'toolgate-bench-gate-'));
 // Exit code 13 means the top-level await never settled: nothing was left to run, which here means
@@ -588,6 +677,9 @@ try {
   closeSync(fd2);
   await tg.close();
 
+  // Tracing off and on (exported by OTLP/protobuf to a local receiver that discards), interleaved.
+  const tracing = await tracingOverhead();
+
   // --- Goals: the pipeline against the sum of the three floors (Ajv + Cedar + fsync).
   // Both pipelines are held to them: the one with the Cedar policy, and the one without policies.
   // Stricter, and reported beside them (not a goal of the issue): the pipeline without policies
@@ -669,6 +761,7 @@ try {
     info_sqlite_group_commit_records_per_s: groupCommitPerS,
     goals,
     goals_met: goalsMet,
+    tracing,
   };
 
   const line = (label: string, s: Stats) =>
@@ -718,6 +811,9 @@ try {
   );
   console.log(
     `stricter (no policy against Ajv + fsync only, not an issue goal): p50 overhead ${overheadP50NoPolicy} µs, p99 ratio ${ratioP99NoPolicy}`,
+  );
+  console.log(
+    `tracing: p50 off ${tracing.off.p50_us} µs, on ${tracing.on.p50_us} µs, ratio ${tracing.p50_ratio_on_to_off} (goal ≤ 1.05); p99 ratio ${tracing.p99_ratio_on_to_off}; ${tracing.export_requests} exports`,
   );
   console.log(`goals met: ${goalsMet}`);
   console.log(JSON.stringify(result));

@@ -1,7 +1,7 @@
 /**
  * @module What the CLI's settings file (edge/cli/settings-file.ts) needs from below without an open
  * gateway: a document validator, the operator roles a role map may name, and the start's own
- * readers of the single sign-on, notification and health settings, so that `toolgate config check`
+ * readers of the single sign-on, notification, health and tracing settings, so that `toolgate config check`
  * refuses exactly what a start would (docs/architecture.md §2).
  */
 import type { Problem } from '../core/index.js';
@@ -10,13 +10,14 @@ import { compileDocumentValidator } from '../domain/catalog/index.js';
 import { oidcConfigFromEnv } from '../domain/operators/oidc/index.js';
 import { healthConfigFromEnv } from '../operations/health/index.js';
 import { notifyConfigFromEnv } from '../operations/notify/index.js';
+import { tracingConfigFromEnv } from '../operations/tracing/index.js';
 
 /** A JSON Schema (draft 2020-12) as a function listing every problem with its JSON pointer. */
 export function settingsValidator(schema: Record<string, unknown>): (value: unknown) => Problem[] {
   return compileDocumentValidator(schema);
 }
 
-/** The problems a start would refuse with in single sign-on, notifications and health. */
+/** The problems a start would refuse with in single sign-on, notifications, health and tracing. */
 export function startSettingsProblems(env: NodeJS.ProcessEnv, publicUrl: string): Problem[] {
   const found: Problem[] = [];
   const attempt = (pointer: string, check: () => unknown) => {
@@ -31,5 +32,6 @@ export function startSettingsProblems(env: NodeJS.ProcessEnv, publicUrl: string)
   attempt('/oidc', () => oidcConfigFromEnv(env, publicUrl));
   attempt('/notify', () => notifyConfigFromEnv(env, publicUrl));
   attempt('/health', () => healthConfigFromEnv(env));
+  attempt('/tracing', () => tracingConfigFromEnv(env));
   return found;
 }

@@ -71,4 +71,12 @@ export type { SecretPattern } from './secret-patterns.js';
 export { SECRET_PATTERNS } from './secret-patterns.js';
 export { isStoreCorrupt, StoreCorruptError } from './store-corrupt.js';
 export type { CallProgress, McpToolResult } from './tool-result.js';
+export type { TraceOrigin, TraceParent } from './trace-context.js';
+export {
+  formatTraceparent,
+  parseTraceparent,
+  REQUEST_ID_MAX,
+  requestIdOf,
+  traceParentOf,
+} from './trace-context.js';
 export { codePointEscape, UNPRINTABLE_CLASS, visibleEscapes } from './visible-text.js';

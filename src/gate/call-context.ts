@@ -1,5 +1,5 @@
 /** @module Who is calling, and the options of one call: what every front hands the gate. */
-import type { AgentPrincipal } from '../core/index.js';
+import type { AgentPrincipal, TraceOrigin } from '../core/index.js';
 import type { CallProgress } from './call-progress.js';
 
 /**
@@ -20,6 +20,12 @@ export interface CallContext {
    * there are no mirrored headers to agree, and the step lets the call go on.
    */
   readonly mcpParamHeaders?: Readonly<Record<string, string>>;
+  /**
+   * Where the call came from, for its trace: the caller's W3C context as the front read it (HTTP
+   * header, MCP `params._meta`), the front, its transport and ids. Absent: no context (a library
+   * call), and a traced call starts a new trace.
+   */
+  readonly trace?: TraceOrigin;
 }
 
 /**

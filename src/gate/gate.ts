@@ -33,7 +33,9 @@ import {
   type CallOptions,
   callContextOf,
   type InProcessCall,
+  isEntryRef,
 } from './call-context.js';
+import { type CallTracer, TRACED_STEPS, type TracedVerdict } from './call-tracer.js';
 import { deny, type GateDecision } from './decision.js';
 import { directoryReader } from './directory-reader.js';
 import { IdentityCache } from './identity-cache.js';
@@ -44,7 +46,13 @@ import { type AfterInjection, DEFAULT_AFTER_INJECTION } from './steps/after-inje
 import { releaseClaim } from './steps/idempotency-claim.js';
 import { GATE_STEPS } from './steps/pipeline.js';
 import { scopeRefusal } from './steps/scope.js';
-import { CallState, type Refusal, type Step, type StepDependencies } from './steps/step.js';
+import {
+  CallState,
+  type Refusal,
+  type Step,
+  type StepDependencies,
+  type StepResult,
+} from './steps/step.js';
 import { ToolCache } from './tool-cache.js';
 
 export interface GateDependencies {
@@ -98,6 +106,8 @@ export interface GateDependencies {
     subject: string,
     details: Record<string, unknown>,
   ) => Promise<void>;
+  /** Traces calls (call-tracer.ts); none: tracing is off and costs one test per call. */
+  readonly tracer?: CallTracer;
 }
 
 /** The services the steps use, with fresh caches: one set per gate (and per step test). */
@@ -142,6 +152,7 @@ export class Gate {
   #lostPostRecords = 0;
   readonly #catalog: CatalogService;
   readonly #principalEvents: GateDependencies['principalEvents'];
+  readonly #tracer: CallTracer | undefined;
 
   constructor(deps: GateDependencies) {
     this.#steps = deps.steps ?? GATE_STEPS;
@@ -151,6 +162,7 @@ export class Gate {
     this.#audit = deps.audit;
     this.#catalog = deps.catalog;
     this.#principalEvents = deps.principalEvents;
+    this.#tracer = deps.tracer;
     this.#deps = stepDependencies(deps, () => {
       // Counted (lostPostRecords), never thrown into a caller whose tool already ran.
       this.#lostPostRecords += 1;
@@ -212,6 +224,9 @@ export class Gate {
     if (refreshed) await refreshed;
     const ctx = callContextOf(call);
     const state = new CallState(this.#deps, ctx, toolRef, args, options, callId, started);
+    if (this.#tracer !== undefined) return this.#traced(state, this.#tracer);
+    // The caller's trace id reaches the audit records even when this gateway does not trace.
+    if (ctx.trace?.parent) state.traceId = ctx.trace.parent.traceId;
     const steps = this.#steps;
     try {
       for (let i = 0; i < steps.length; i++) {
@@ -228,6 +243,62 @@ export class Gate {
       throw err;
     }
     // The last step always answers; a list that ends without one is a broken list.
+    throw new Error('the gate ran out of steps without a decision');
+  }
+
+  /**
+   * `invoke` with tracing on: the call's span under the caller's context, a child span for each
+   * of TRACED_STEPS, the resolved tool and the verdict as attributes (call-tracer.ts).
+   */
+  async #traced(state: CallState, tracer: CallTracer): Promise<GateDecision> {
+    const ref = state.toolRef;
+    const method = !isEntryRef(ref)
+      ? 'tools/call'
+      : ref.entry === 'resource'
+        ? 'resources/read'
+        : 'prompts/get';
+    const span = tracer.startCall(state.ctx.trace, state.ctx.sessionId, method);
+    state.span = span;
+    state.traceId = span.traceId;
+    const steps = this.#steps;
+    try {
+      for (let i = 0; i < steps.length; i++) {
+        const step = steps[i] as Step;
+        const child = TRACED_STEPS.has(step.name) ? span.step(step.name) : null;
+        state.stepSpan = child;
+        let result: StepResult | Promise<StepResult>;
+        try {
+          result = step.run(state);
+          if (result instanceof Promise) result = await result;
+        } catch (err) {
+          child?.end('error');
+          throw err;
+        }
+        child?.end();
+        if (
+          step.name === 'resolve' &&
+          result === undefined &&
+          state.ref &&
+          method === 'tools/call'
+        ) {
+          span.tool({
+            name: state.entry?.name ?? state.def.name,
+            id: state.ref.id,
+            version: state.ref.version,
+            actionClass: state.def.action_class,
+          });
+        }
+        if (result === undefined) continue;
+        const decision = result.kind === 'refuse' ? await this.#refuse(state, result) : result;
+        span.end(verdictOf(decision));
+        return decision;
+      }
+    } catch (err) {
+      if (!state.runStarted) await releaseClaim(state).catch(() => {});
+      span.end(null, isToolgateError(err) ? err.code : 'error');
+      throw err;
+    }
+    span.end(null, 'error');
     throw new Error('the gate ran out of steps without a decision');
   }
 
@@ -296,4 +367,12 @@ export class Gate {
     });
     return deny(state.callId, refusal.code, refusal.rule, refusal.message, refusal.details);
   }
+}
+
+/** The gate's verdict as a span records it: the decision, and a denial's code and rule. */
+function verdictOf(decision: GateDecision): TracedVerdict {
+  if (decision.kind === 'deny') {
+    return { decision: 'deny', code: decision.code, rule: decision.rule };
+  }
+  return { decision: decision.kind };
 }

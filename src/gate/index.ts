@@ -14,6 +14,14 @@ export type {
 export { callContextOf, isEntryRef } from './call-context.js';
 export type { CallProgress } from './call-progress.js';
 export type {
+  CallSpan,
+  CallTracer,
+  ChildSpan,
+  TracedTool,
+  TracedVerdict,
+} from './call-tracer.js';
+export { TRACED_STEPS } from './call-tracer.js';
+export type {
   Allowed,
   Denied,
   DenyCode,

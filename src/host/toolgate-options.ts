@@ -18,6 +18,7 @@ import type { DetectorsConfigInput } from '../operations/detectors/index.js';
 import type { HealthConfigInput } from '../operations/health/index.js';
 import type { NotifyConfigInput } from '../operations/notify/index.js';
 import type { OwnerNoticesOptions } from '../operations/owners/index.js';
+import type { TracingConfig } from '../operations/tracing/index.js';
 import type { NoteSigner } from '../records/audit/index.js';
 
 export interface ToolgateOptions {
@@ -124,6 +125,12 @@ export interface ToolgateOptions {
    * calls only).
    */
   readonly health?: HealthConfigInput | false;
+  /**
+   * Tracing (docs/operations.md, "Tracing"): where spans are exported; none (the default) is off,
+   * and the OpenTelemetry SDK is then never loaded. `serve` reads it from the OTEL_* variables
+   * (`tracingConfigFromEnv`).
+   */
+  readonly tracing?: TracingConfig | null;
   /** Upstream MCP processes: how many may live at once (default 64). */
   readonly providers?: {
     readonly maxLive?: number;

@@ -153,6 +153,7 @@ export async function openGateway(options: ToolgateOptions = {}): Promise<Gatewa
     // Alerts raised by what was just flushed are written before the log closes.
     () => operations.detectors?.idle(),
     () => gate.flush(),
+    () => config.tracing.close(),
     () => observers.notifier.close(),
     () => operations.ownerNotices.close(),
     () => security.close(),

@@ -55,6 +55,8 @@ export function wireGate(
     // A step-up asked before any session was named is an event of the principal (scope step).
     principalEvents: (action, subject, details) => parts.security.record(action, subject, details),
     ...clockOf(options),
+    // Tracing off: no tracer, and the gate's one test per call is all it costs.
+    ...(parts.config.tracing.tracer ? { tracer: parts.config.tracing.tracer } : {}),
   });
   return gate;
 }

@@ -9,6 +9,7 @@ import https from 'node:https';
 import type { AddressInfo } from 'node:net';
 import { after, before, describe, test } from 'node:test';
 import { checkToolDefinition, type ToolDefinition } from '../../src/domain/catalog/index.js';
+import { checkedFetch } from '../../src/execution/providers/index.js';
 import {
   fillPathTemplate,
   HttpRuntime,
@@ -172,6 +173,49 @@ describe('http runtime: the allowed path', () => {
     );
     assert.ok(r.ok, JSON.stringify(r));
     assert.equal(seen[n]?.headers['x-api-key'], token);
+  });
+
+  test("a traced call's context goes in the traceparent header; an untraced call sends none", async () => {
+    const n = seen.length;
+    const traceparent = `00-${'1'.repeat(32)}-${'2'.repeat(16)}-01`;
+    const traced = await runner.run(
+      def({ method: 'GET', path: '/me' }),
+      {},
+      { budget: budget(), traceparent },
+    );
+    assert.ok(traced.ok, JSON.stringify(traced));
+    assert.equal(seen[n]?.headers.traceparent, traceparent);
+    const plain = await runner.run(def({ method: 'GET', path: '/me' }), {}, { budget: budget() });
+    assert.ok(plain.ok, JSON.stringify(plain));
+    assert.equal(seen[n + 1]?.headers.traceparent, undefined);
+  });
+
+  test("an HTTP MCP upstream's request carries the traceparent of its _meta as its header", async () => {
+    const n = seen.length;
+    const url = `https://api.example.test:${P}/v1/mcp`;
+    const fetchUpstream = checkedFetch(url, {
+      resolver: tableResolver(TABLE),
+      unsafeTestTargets: [`127.0.0.1:${P}`],
+      unsafeTestCa: ca,
+    });
+    const traceparent = `00-${'3'.repeat(32)}-${'4'.repeat(16)}-01`;
+    const message = (meta: Record<string, unknown>) =>
+      JSON.stringify({
+        jsonrpc: '2.0',
+        id: 1,
+        method: 'tools/call',
+        params: { name: 'x', _meta: meta },
+      });
+    const headers = { 'content-type': 'application/json' };
+    await fetchUpstream(url, { method: 'POST', headers, body: message({ traceparent }) });
+    assert.equal(seen[n]?.headers.traceparent, traceparent);
+    // Not a traceparent: no header (the value is checked before it becomes one).
+    await fetchUpstream(url, {
+      method: 'POST',
+      headers,
+      body: message({ traceparent: 'x\r\nevil: 1' }),
+    });
+    assert.equal(seen[n + 1]?.headers.traceparent, undefined);
   });
 });
 

@@ -11,6 +11,7 @@ import { openOidcLogin, openToolgate, type Toolgate } from '../../host/toolgate.
 import type { DetectorsConfigInput } from '../../operations/detectors/index.js';
 import { healthConfigFromEnv } from '../../operations/health/index.js';
 import { type NotifyConfig, notifyConfigFromEnv } from '../../operations/notify/index.js';
+import { type TracingConfig, tracingConfigFromEnv } from '../../operations/tracing/index.js';
 import { DEFAULT_ORIGIN } from '../../records/audit/index.js';
 import { type OriginPolicy, originPolicy } from '../mcp/index.js';
 import { buildServer } from '../rest/index.js';
@@ -82,6 +83,17 @@ function detectorsFromEnv(): { detectors?: DetectorsConfigInput } {
   } catch (err) {
     throw usage(`TOOLGATE_DETECTORS: ${err instanceof Error ? err.message : String(err)}`);
   }
+}
+
+/**
+ * The detector file and tracing (the standard OTEL_* variables, docs/operations.md "Tracing"; off
+ * unless they configure it). A variable tracing cannot use fails the start.
+ */
+function detectorsAndTracingFromEnv(): {
+  detectors?: DetectorsConfigInput;
+  tracing: TracingConfig | null;
+} {
+  return { ...detectorsFromEnv(), tracing: tracingConfigFromEnv(process.env) };
 }
 
 function usage(message: string): ToolgateError<'INPUT_INVALID'> {
@@ -170,7 +182,7 @@ export async function serve(options: ServeOptions): Promise<void> {
         checkIntervalMs: 60_000,
         fallbackTeam: process.env.TOOLGATE_OWNER_FALLBACK_TEAM?.trim() || null,
       },
-      ...detectorsFromEnv(),
+      ...detectorsAndTracingFromEnv(),
       health: healthConfigFromEnv(process.env),
       caps: capsOf(limits),
     });

@@ -6,6 +6,7 @@
  */
 import type { ServerNotification } from '@modelcontextprotocol/sdk/types.js';
 import type { AgentApi, GateDecision } from '../../api/index.js';
+import { type TraceOrigin, traceParentOf } from '../../core/index.js';
 import { progressRelay } from './progress-relay.js';
 import { versionOption } from './version-meta.js';
 
@@ -24,6 +25,31 @@ export interface ToolCallIo {
   readonly signal: AbortSignal;
   readonly notify: (notification: ServerNotification) => Promise<void>;
   readonly boundApproval?: CallOptions['boundApproval'];
+  /** Where the request came from, for its trace (the W3C context is read from `_meta` here). */
+  readonly origin?: McpOrigin;
+}
+
+/** What each era knows of a request for its trace: transport, HTTP `traceparent`, ids. */
+export interface McpOrigin {
+  readonly transport: 'tcp' | 'pipe';
+  /** The HTTP request's `traceparent` header, as sent (over HTTP). */
+  readonly traceparent?: string | undefined;
+  readonly protocolVersion?: string;
+  readonly jsonrpcId?: string | number;
+}
+
+/**
+ * The call's trace origin: the caller's context from `params._meta.traceparent` (it names this
+ * message), else the HTTP header (docs/operations.md, "Tracing"). Never throws.
+ */
+function traceOrigin(meta: Record<string, unknown> | undefined, origin: McpOrigin): TraceOrigin {
+  return {
+    parent: traceParentOf(meta, origin.traceparent),
+    front: 'mcp',
+    transport: origin.transport,
+    ...(origin.protocolVersion !== undefined ? { protocolVersion: origin.protocolVersion } : {}),
+    ...(origin.jsonrpcId !== undefined ? { jsonrpcId: origin.jsonrpcId } : {}),
+  };
 }
 
 export interface ToolCall {
@@ -52,8 +78,9 @@ export function toolCall(
     ...(io.boundApproval ? { boundApproval: io.boundApproval } : {}),
     ...versionOption(params._meta),
   };
+  const traced = io.origin ? { ...ctx, trace: traceOrigin(params._meta, io.origin) } : ctx;
   return {
-    invoke: () => agent.invoke(ctx, params.name, params.arguments ?? {}, options),
+    invoke: () => agent.invoke(traced, params.name, params.arguments ?? {}, options),
     flush: () => relay?.flush() ?? Promise.resolve(),
   };
 }

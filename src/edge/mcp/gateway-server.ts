@@ -23,7 +23,7 @@ import {
 import type { AgentApi } from '../../api/index.js';
 import { type AgentPrincipal, isToolgateError } from '../../core/index.js';
 import { getPrompt, listEntries, readResource } from './entry-requests.js';
-import { toolCall } from './gate-call.js';
+import { type McpOrigin, toolCall } from './gate-call.js';
 import { failure, failureFor, rpcErrorOf, toolResult } from './result-shape.js';
 import { SESSION_SCHEMA_VALIDATOR } from './shared-schema-validator.js';
 
@@ -140,6 +140,7 @@ export function createGatewayServer(
     const call = toolCall(agent, requestBinding(binding, extra), request.params, {
       signal: extra.signal,
       notify: extra.sendNotification,
+      origin: legacyOrigin(extra),
     });
     try {
       let decision = await call.invoke();
@@ -235,4 +236,18 @@ function registerEntryHandlers(
       throw entryError(err, options.onError);
     }
   });
+}
+
+/** A 2025-era request's origin for its trace: over HTTP its `traceparent` header, else stdio. */
+function legacyOrigin(extra: {
+  readonly requestId: string | number;
+  readonly requestInfo?: { readonly headers?: Record<string, string | string[] | undefined> };
+}): McpOrigin {
+  const headers = extra.requestInfo?.headers;
+  const header = headers?.traceparent;
+  return {
+    transport: headers ? 'tcp' : 'pipe',
+    traceparent: typeof header === 'string' ? header : undefined,
+    jsonrpcId: extra.requestId,
+  };
 }

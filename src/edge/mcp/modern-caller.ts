@@ -16,6 +16,8 @@ export interface ModernCaller {
    * (`mcpParamHeaders`, step `headers`). Absent on stdio, which has no headers.
    */
   readonly paramHeaders?: Readonly<Record<string, string>>;
+  /** Over HTTP: the request's `traceparent` header as sent (the call's trace, gate-call.ts). */
+  readonly traceparent?: string | undefined;
 }
 
 /** What the handlers of one request use: the caller, as the gate binds runs to it. */

@@ -143,6 +143,9 @@ export class ModernMcp {
       runs: this.#runs.for(principal),
       // The gate compares them with the tool version it resolves (step `headers`).
       ...(method === 'tools/call' ? { paramHeaders: paramHeadersOf(req.headers) } : {}),
+      ...(typeof req.headers.traceparent === 'string'
+        ? { traceparent: req.headers.traceparent }
+        : {}),
     });
     const listens = method === 'subscriptions/listen';
     const res = listens

@@ -29,10 +29,14 @@ import {
 } from '../../core/index.js';
 import { approvalInputRequired, boundApprovalOf, canElicit } from './approval-input.js';
 import { toolCall } from './gate-call.js';
+
 import type { ModernCaller, RequestCaller } from './modern-caller.js';
 import { registerModernEntryHandlers } from './modern-entries.js';
 import { failureFor, rpcErrorOf, toolResult } from './result-shape.js';
 import { RUN_META_KEY, type RunResolver } from './run-meta.js';
+
+/** The protocol revision this server speaks (the trace's `mcp.protocol.version`). */
+const MODERN_PROTOCOL = '2026-07-28';
 
 export interface ModernServerOptions {
   readonly version: string;
@@ -184,6 +188,12 @@ async function callTool(
   const call = toolCall(agent, ctxOfCall, params, {
     signal: ctx.mcpReq.signal,
     notify: ctx.mcpReq.notify,
+    origin: {
+      transport: caller.paramHeaders ? 'tcp' : 'pipe',
+      traceparent: caller.traceparent,
+      protocolVersion: MODERN_PROTOCOL,
+      jsonrpcId: ctx.mcpReq.id,
+    },
     ...(bound ? { boundApproval: bound.approval } : {}),
   });
   let result: CallToolResult | InputRequiredResult;

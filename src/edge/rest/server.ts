@@ -6,6 +6,7 @@ import swagger from '@fastify/swagger';
 import swaggerUi from '@fastify/swagger-ui';
 import Fastify, {
   type FastifyInstance,
+  type FastifyReply,
   type FastifyRequest,
   type FastifyServerOptions,
 } from 'fastify';
@@ -49,6 +50,7 @@ import { lazySchemas } from './lazy-schemas.js';
 import { safeLogger } from './log-options.js';
 import { observeRequests } from './observe-requests.js';
 import { checkOperationId, openApiOptions } from './openapi-document.js';
+import { REQUEST_ID_OPTIONS, registerRequestIds } from './request-ids.js';
 import {
   checkRouteAction,
   checkToolOwnership,
@@ -251,9 +253,11 @@ export async function buildServer(
     return503OnClosing: false,
     schemaController: { compilersFactory: { buildSerializer: schemas.buildSerializer } },
     logger: safeLogger(options.logger),
+    ...REQUEST_ID_OPTIONS,
     // Query strings like ?tags=a&tags=b must not become arrays the schemas do not expect.
     routerOptions: { ignoreTrailingSlash: true, maxParamLength: 300 },
   });
+  registerRequestIds(app);
   app.setErrorHandler(makeErrorHandler(bodyLimit));
   observeRequests(app, admin.metrics.requests);
   // Before every other hook; a stop ends the calls waiting for a person (drain.ts).
@@ -267,16 +271,7 @@ export async function buildServer(
   });
   app.decorate('compileSchemas', () => schemas.compileAll());
   app.setValidatorCompiler(schemas.validatorCompiler);
-  app.setNotFoundHandler((req, reply) => {
-    if (/^\/console(\/|\?|$)/.test(req.url))
-      return void reply.status(404).type('text/plain').send('not found');
-    const body = {
-      code: 'NOT_FOUND' as const,
-      message: `no route ${req.method} ${req.url.split('?')[0]}`,
-      details: { method: req.method, url: req.url.split('?')[0] },
-    };
-    if (!sentAsProblem(reply, 404, body)) void reply.status(404).send(body);
-  });
+  app.setNotFoundHandler(answerNotFound);
   // Only JSON and YAML bodies: text/plain would otherwise reach the handlers as a string.
   app.removeContentTypeParser('text/plain');
   app.addContentTypeParser(YAML_TYPES, { parseAs: 'string' }, (_req, body, done) =>
@@ -523,4 +518,18 @@ function ssoLogin(
 function consoleLogin(admin: AdminApi, security: SecurityEvents): LocalLogin {
   return (id, password, totp, peer) =>
     admin.operators.loginLocal(id, password, totp, 'console', security.pseudonym(peer));
+}
+
+/** No route: the console's plain 404 under /console, else the error body naming method and path. */
+function answerNotFound(req: FastifyRequest, reply: FastifyReply): void {
+  if (/^\/console(\/|\?|$)/.test(req.url)) {
+    void reply.status(404).type('text/plain').send('not found');
+    return;
+  }
+  const body = {
+    code: 'NOT_FOUND' as const,
+    message: `no route ${req.method} ${req.url.split('?')[0]}`,
+    details: { method: req.method, url: req.url.split('?')[0] },
+  };
+  if (!sentAsProblem(reply, 404, body)) void reply.status(404).send(body);
 }

@@ -7,6 +7,7 @@
  * redirect followed, and the payload scanned for secrets (a match is never sent). The request
  * itself is the outbound rules' one (src/execution/sandbox/egress/checked-request.ts).
  */
+import { parseTraceparent } from '../../core/index.js';
 import {
   type ByteBudget,
   CheckedDialer,
@@ -80,13 +81,21 @@ export function checkedFetch(
   };
   const allowed = checkProviderUrl(providerUrl);
   const dialer = new CheckedDialer(options);
-  return async (input, init) => {
+  return async (input, given) => {
+    let init = given;
     const target = new URL(typeof input === 'string' || input instanceof URL ? input : input.url);
     const { host, port } = checkProviderUrl(target.toString());
     if (host !== allowed.host || port !== allowed.port) {
       throw new EgressRefused('egress.host_not_allowed', 'the request leaves the provider host');
     }
     const body = await requestBody(init);
+    // A traced request carries its context in `params._meta`; the HTTP header mirrors it.
+    const traceparent = body === undefined ? null : traceparentIn(body);
+    if (traceparent) {
+      const headers = new Headers(init?.headers);
+      headers.set('traceparent', traceparent);
+      init = { ...init, headers };
+    }
     // The payload (a tool's arguments, chosen by the agent) is scanned for secrets as the egress
     // proxy scans what sandboxed tools send: a match is not sent at all.
     if (body !== undefined) {
@@ -128,4 +137,20 @@ export function checkedFetch(
         : {}),
     });
   };
+}
+
+/**
+ * The `traceparent` in a JSON-RPC request's `params._meta` (the gate's own, put there by the
+ * upstream pool for a traced call), checked; null when there is none. Never throws.
+ */
+function traceparentIn(body: string | Buffer): string | null {
+  const text = typeof body === 'string' ? body : body.toString('utf8');
+  if (!text.includes('"traceparent"')) return null;
+  try {
+    const message = JSON.parse(text) as { params?: { _meta?: Record<string, unknown> } };
+    const value = message?.params?._meta?.traceparent;
+    return parseTraceparent(value) ? (value as string) : null;
+  } catch {
+    return null;
+  }
 }

@@ -167,6 +167,8 @@ export interface UpstreamTarget {
 export interface UpstreamRelay {
   readonly onProgress?: (progress: CallProgress) => void;
   readonly signal?: AbortSignal;
+  /** A traced call's W3C context, sent in the request's `_meta` (and, over HTTP, its header). */
+  readonly traceparent?: string;
 }
 
 export class UpstreamPool {
@@ -202,7 +204,15 @@ export class UpstreamPool {
     relay: UpstreamRelay = {},
   ): Promise<UpstreamCallResult & { pinMismatch?: boolean }> {
     return this.request(target, tool, expectedPin, timeoutMs, relay, (client, options) =>
-      client.callTool({ name: tool, arguments: args }, undefined, options).then(toResult),
+      client
+        .callTool(
+          relay.traceparent === undefined
+            ? { name: tool, arguments: args }
+            : { name: tool, arguments: args, _meta: { traceparent: relay.traceparent } },
+          undefined,
+          options,
+        )
+        .then(toResult),
     );
   }
 

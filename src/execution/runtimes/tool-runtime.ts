@@ -51,6 +51,11 @@ export interface RuntimeContext {
   readonly onProgress?: (progress: CallProgress) => void;
   /** Withdraws the call: an upstream MCP call is cancelled upstream. */
   readonly signal?: AbortSignal;
+  /**
+   * A traced call's W3C `traceparent` for the upstream (an MCP server's request `_meta`, an HTTP
+   * tool's header); absent when tracing is off. Never the caller's own `tracestate`.
+   */
+  readonly traceparent?: string;
 }
 
 /** Codes a runtime may answer with: each a code of the one error catalogue (docs/architecture.md §7). */

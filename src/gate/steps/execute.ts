@@ -13,10 +13,12 @@ import {
   type RuntimeRegistry,
   type RuntimeResult,
   runtimeFailure,
+  type ToolRuntime,
 } from '../../execution/runtimes/index.js';
 import { type ByteBudget, createByteBudget } from '../../execution/sandbox/index.js';
 import { interruptedRecord } from '../audit-records.js';
 import { CANCELLED, type CallProgress } from '../call-progress.js';
+import type { CallSpan, ChildSpan } from '../call-tracer.js';
 import { type IdentityCache, SESSION_CACHE_MAX } from '../identity-cache.js';
 import { runningOf } from '../running-calls.js';
 import type { CompiledTool } from '../tool-cache.js';
@@ -60,6 +62,9 @@ export async function executeStep(s: CallState): Promise<StepResult> {
     ...(s.options.signal ? { signal: s.options.signal } : {}),
     egressCeilingLeft: s.egressLeft,
     tokenCapabilities: tokenCapabilities(s.ctx.principal),
+    ...(s.span && UPSTREAM_KINDS.has(s.def.runtime.kind)
+      ? { upstream: upstreamSpan(s, s.span) }
+      : {}),
   }).finally(() => {
     running.leave(s);
     ended();
@@ -208,20 +213,38 @@ export async function execute(
   if (call.tokenCapabilities) context.tokenCapabilities = call.tokenCapabilities;
   if (call.onProgress) context.onProgress = call.onProgress;
   if (call.signal) context.signal = call.signal;
-  let ran: RuntimeResult;
-  try {
-    ran = await runtime.run(def, args, context);
-  } catch {
-    // The port's rule is that a runtime never throws; one that does (a driver's own bug) ends
-    // the call as a failure that audit-post records, never as an error past the pre record.
-    ran = runtimeFailure('EXECUTION_FAILED', 'runtime.error', 'the tool could not be run');
-  }
+  const ran = await runGuarded(runtime, def, args, context, call.upstream);
   if (!ran.ok) return { ...ran, egressSpent: spent() };
   const extra: Mutable<Partial<ExecuteExtra>> = { egressSpent: spent() };
   if (ran.outcome !== undefined) extra.outcome = ran.outcome;
   if (ran.sandbox) extra.sandbox = ran.sandbox;
   if (ran.egress) extra.egress = ran.egress;
   return { ok: true, output: ran.output, bytes: 0, redact: creds?.redact ?? NO_SECRETS, extra };
+}
+
+/**
+ * The runtime's run, traced when `upstream` opens the client span of its request (the upstream
+ * is sent that span's context). The port's rule is that a runtime never throws; one that does (a
+ * driver's own bug) ends the call as a failure that audit-post records, never as an error past
+ * the pre record.
+ */
+async function runGuarded(
+  runtime: ToolRuntime,
+  def: ToolDefinition,
+  args: Record<string, unknown>,
+  context: Mutable<RuntimeContext>,
+  upstream: (() => ChildSpan) | undefined,
+): Promise<RuntimeResult> {
+  const span = upstream?.() ?? null;
+  if (span) context.traceparent = span.traceparent;
+  let ran: RuntimeResult;
+  try {
+    ran = await runtime.run(def, args, context);
+  } catch {
+    ran = runtimeFailure('EXECUTION_FAILED', 'runtime.error', 'the tool could not be run');
+  }
+  span?.end(ran.ok ? undefined : ran.rule);
+  return ran;
 }
 
 /** A failure before the runtime was reached: nothing ran, so an idempotency key is given back. */
@@ -247,4 +270,27 @@ export interface ExecuteCall {
   readonly egressCeilingLeft?: number | undefined;
   /** The capabilities the call's OAuth token covers; null for any other caller. */
   readonly tokenCapabilities?: readonly string[] | null;
+  /** Traced calls to an upstream (mcp, http): opens the client span of the upstream call. */
+  readonly upstream?: () => ChildSpan;
+}
+
+/** The runtimes whose run is a request to an upstream: their context is passed on. */
+const UPSTREAM_KINDS: ReadonlySet<string> = new Set(['mcp', 'http']);
+
+/**
+ * The client span of a traced call to an upstream, under the execute step's span: for an MCP
+ * upstream `tools/call {its tool}` (the MCP conventions' client span), for an HTTP tool its
+ * method (the HTTP client conventions' name without a route). No argument reaches it.
+ */
+function upstreamSpan(s: CallState, span: CallSpan): () => ChildSpan {
+  const runtime = s.def.runtime;
+  if (runtime.kind !== 'mcp') {
+    const method = runtime.kind === 'http' ? runtime.method : runtime.kind;
+    return () => span.upstream(s.stepSpan, method, { 'http.request.method': method });
+  }
+  const entry = runtime.entry?.kind;
+  const mcpMethod = !entry ? 'tools/call' : entry === 'prompt' ? 'prompts/get' : 'resources/read';
+  const attributes: Record<string, string> = { 'mcp.method.name': mcpMethod };
+  attributes[entry === 'prompt' ? 'gen_ai.prompt.name' : 'gen_ai.tool.name'] = runtime.tool;
+  return () => span.upstream(s.stepSpan, `${mcpMethod} ${runtime.tool}`, attributes);
 }

@@ -25,6 +25,7 @@ export async function sessionStep(s: CallState): Promise<StepResult> {
     runId: session.run_id,
     agentId: s.ctx.principal.agentId,
     userId: session.user_id,
+    traceId: s.traceId,
     ...(s.ctx.model !== undefined ? { model: s.ctx.model.slice(0, 200) } : {}),
   };
   return session.suspended === 1 ? SUSPENDED : CONTINUE;

@@ -28,6 +28,7 @@ import type { RuntimeRegistry } from '../../execution/runtimes/index.js';
 import type { SessionRow } from '../../records/store/index.js';
 import type { AuditWriter } from '../audit-writer.js';
 import type { CallContext, CallOptions } from '../call-context.js';
+import type { CallSpan, ChildSpan } from '../call-tracer.js';
 import type { DenyCode, DeprecationNotice, GateDecision } from '../decision.js';
 import type { IdentityCache } from '../identity-cache.js';
 import type { CompiledTool, ToolCache } from '../tool-cache.js';
@@ -75,6 +76,8 @@ export interface AuditBase {
   readonly runId: string;
   readonly agentId: string;
   readonly userId: string | null;
+  /** The call's W3C trace id (its span's, else the caller's), null when it has none. */
+  readonly traceId: string | null;
   readonly model?: string;
 }
 
@@ -94,6 +97,11 @@ export class CallState {
   readonly options: CallOptions;
   readonly callId: string;
   readonly started: number;
+  /** The call's span when tracing is on (call-tracer.ts), and the open child of the running step. */
+  span: CallSpan | null = null;
+  stepSpan: ChildSpan | null = null;
+  /** The call's trace id: its span's, else the caller's `traceparent`'s; null for neither. */
+  traceId: string | null = null;
 
   // session
   session!: SessionRow;

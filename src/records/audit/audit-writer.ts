@@ -22,6 +22,11 @@ export interface AuditRecord {
   readonly kind: AuditKind;
   readonly at: Date;
   readonly callId: string;
+  /**
+   * The call's W3C trace id (32 hex), when it was traced or its caller sent a `traceparent`; the
+   * `trace_id` column (records written before tracing hold the call id there).
+   */
+  readonly traceId?: string | null;
   readonly sessionId: string | null;
   readonly runId: string | null;
   readonly agentId: string | null;
@@ -54,7 +59,7 @@ function toRow(r: AuditRecord): UnchainedRow {
     at: r.at.toISOString(),
     kind: r.kind,
     call_id: r.callId,
-    trace_id: r.callId,
+    trace_id: r.traceId ?? null,
     session_id: r.sessionId,
     run_id: r.runId,
     agent_id: r.agentId,

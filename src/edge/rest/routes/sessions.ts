@@ -11,6 +11,7 @@ import { USER_ID_PATTERN } from '../../../domain/identity/index.js';
 import type { DeprecationNotice, GateDecision } from '../../../gate/index.js';
 import { sentAsProblem } from '../error-reply.js';
 import { agentOf } from '../request-actor.js';
+import { restTraceOrigin } from '../request-ids.js';
 import { described, documented, errors, noContent } from '../wire-schemas.js';
 
 const agentAuth = { auth: 'agent' as const };
@@ -291,6 +292,7 @@ export function sessionRoutes(app: FastifyInstance, agent: AgentApi, admin: Admi
           principal: agentOf(req),
           sessionId: id,
           ...(body.model !== undefined ? { model: body.model } : {}),
+          trace: restTraceOrigin(req),
         },
         body.tool,
         body.arguments,

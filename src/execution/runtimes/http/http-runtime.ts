@@ -30,6 +30,8 @@ export interface HttpToolContext {
   readonly budget: ByteBudget;
   /** The tool's secret, decrypted after the gate passed; sent only in its header, only to its host. */
   readonly credential?: string;
+  /** A traced call's W3C context, sent as the `traceparent` header. */
+  readonly traceparent?: string;
 }
 
 export type HttpToolErrorCode =
@@ -207,6 +209,7 @@ export class HttpToolRunner {
     if (cred && ctx.credential !== undefined && cred.inject !== 'env') {
       headers[cred.as.toLowerCase()] = ctx.credential;
     }
+    if (ctx.traceparent !== undefined) headers.traceparent = ctx.traceparent;
     const lines = [path, ...Object.entries(headers).map(([k, v]) => `${k}: ${v}`)];
     const secret = scanOutbound(
       target.host,
@@ -466,6 +469,7 @@ export class HttpRuntime implements ToolRuntime {
     const r = await this.#runner.run(def, args, {
       budget: context.budget,
       ...(credential !== undefined ? { credential } : {}),
+      ...(context.traceparent !== undefined ? { traceparent: context.traceparent } : {}),
     });
     const egress = httpAuditFields(r);
     if (!r.ok) {

@@ -89,6 +89,7 @@ export class McpRuntime implements ToolRuntime {
     const relay = {
       ...(context.onProgress ? { onProgress: context.onProgress } : {}),
       ...(context.signal ? { signal: context.signal } : {}),
+      ...(context.traceparent ? { traceparent: context.traceparent } : {}),
     };
     const entry = def.runtime.entry;
     const result = entry
