@@ -131,7 +131,7 @@ test('backup while serve takes calls, restore into a new folder: the log verifie
 
   // A second backup into the same folder: refused, the first one untouched.
   const again = await runCli(live, ['backup', bk]);
-  assert.equal(again.code, 1);
+  assert.equal(again.code, 2);
   assert.match(again.stderr, /^error INPUT_INVALID: backup folder .* is not empty/);
   assert.equal(again.stderr.trim().split('\n').length, 1, again.stderr);
   await stop(server);
@@ -145,7 +145,7 @@ test('backup while serve takes calls, restore into a new folder: the log verifie
 
   // A restore into a data folder that now holds keys: refused.
   const twice = await runCli(restored, ['restore', bk]);
-  assert.equal(twice.code, 1);
+  assert.equal(twice.code, 2);
   assert.match(twice.stderr, /^error INPUT_INVALID: data folder .* is not empty/);
 
   // The restored folder serves: the agent's key (hashed in the restored database) still works,
@@ -167,7 +167,7 @@ test('a backup altered by one byte, or from a newer schema, is refused and nothi
   const target = join(dir, 'from-tampered');
   mkdirSync(target);
   const run = await runCli(target, ['--json', 'restore', tampered]);
-  assert.equal(run.code, 1);
+  assert.equal(run.code, 2);
   const { error } = JSON.parse(run.stdout) as {
     error: { code: string; details: { problems: { pointer: string; rule: string }[] } };
   };
@@ -185,7 +185,7 @@ test('a backup altered by one byte, or from a newer schema, is refused and nothi
     'backup',
     join(dir, 'of-nothing'),
   ]);
-  assert.equal(typo.code, 1);
+  assert.equal(typo.code, 2);
   assert.match(typo.stderr, /^error INPUT_INVALID: --db sqlite:\S+typo\.db holds no database/);
   assert.ok(!existsSync(join(dir, 'typo.db')) && !existsSync(join(dir, 'of-nothing')));
 
@@ -196,7 +196,7 @@ test('a backup altered by one byte, or from a newer schema, is refused and nothi
   manifest.migrations.push('9999_from_a_newer_version');
   writeFileSync(manifestFile, JSON.stringify(manifest));
   const human = await runCli(target, ['restore', newer]);
-  assert.equal(human.code, 1);
+  assert.equal(human.code, 5);
   assert.match(human.stderr, /^error STORE_TOO_NEW: .*9999_from_a_newer_version/);
   assert.equal(human.stderr.trim().split('\n').length, 1, human.stderr);
   assert.deepEqual(readdirSync(target), [], 'nothing restored');
@@ -242,7 +242,7 @@ test('on PostgreSQL: backup writes a pg_dump and the keys, restore fills a new e
         PATH: '/nonexistent',
       },
     );
-    assert.equal(missing.code, 1, missing.stdout + missing.stderr);
+    assert.equal(missing.code, 5, missing.stdout + missing.stderr);
     assert.match(
       missing.stdout,
       /INCOMPLETE: pg_dump is not installed here; write the database into the backup with:\n {2}pg_dump --format=custom --no-owner --no-privileges --file=\S+no-dump\/postgres\.dump --dbname='postgres:\/\/toolgate@127\.0\.0\.1:\d+\/tg_[0-9a-f]+'/,
@@ -271,7 +271,7 @@ test('on PostgreSQL: backup writes a pg_dump and the keys, restore fills a new e
     assert.equal((JSON.parse(verify.stdout) as { records: number }).records, records);
     // The restored database holds tables now: a second restore into it is refused.
     const twice = await pgCli(join(folder, 'again'), target.url, ['restore', join(folder, 'bk')]);
-    assert.equal(twice.code, 1);
+    assert.equal(twice.code, 2);
     assert.match(twice.stderr, /^error INPUT_INVALID: .* already holds tables/);
   } finally {
     await source.drop();

@@ -253,7 +253,7 @@ describe('the container image under podman', { skip }, () => {
   test('toolgate doctor in the image reports every driver and exits 1 when the configured one cannot run there', async (t) => {
     // The image holds no gVisor, whatever the host has.
     const report = await inImage(['--json', 'doctor', '--sandbox', 'gvisor']);
-    assert.equal(report.code, 1, report.stdout + report.stderr);
+    assert.equal(report.code, 5, report.stdout + report.stderr);
     const { drivers, configured } = JSON.parse(report.stdout) as {
       drivers: { driver: string; available: boolean }[];
       configured: unknown;
@@ -265,7 +265,7 @@ describe('the container image under podman', { skip }, () => {
     assert.deepEqual(configured, { driver: 'gvisor', available: false });
     // Under the runtime's defaults bubblewrap cannot make its namespaces: namespace is missing.
     const byEnv = await inImage(['doctor'], ['TOOLGATE_SANDBOX=namespace']);
-    assert.equal(byEnv.code, 1, byEnv.stdout + byEnv.stderr);
+    assert.equal(byEnv.code, 5, byEnv.stdout + byEnv.stderr);
     assert.match(byEnv.stdout, /namespace\s+MISSING/);
     assert.match(byEnv.stderr, /configured sandbox driver namespace does not work here/);
     if (!sandboxTools) {
