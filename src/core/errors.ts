@@ -575,7 +575,6 @@ export class ToolgateError<C extends ErrorCode = ErrorCode> extends Error {
   get httpStatus(): number {
     return ERROR_CODES[this.code].http;
   }
-
   get jsonRpcCode(): number {
     return ERROR_CODES[this.code].jsonRpc;
   }

@@ -6,7 +6,12 @@
  */
 import { randomUUID } from 'node:crypto';
 import type { IncomingMessage } from 'node:http';
-import type { FastifyInstance, FastifyRequest, FastifyServerOptions } from 'fastify';
+import {
+  type FastifyInstance,
+  type FastifyRequest,
+  type FastifyServerOptions,
+  LogController,
+} from 'fastify';
 import { parseTraceparent, requestIdOf, type TraceOrigin } from '../../core/index.js';
 
 function header(req: IncomingMessage, name: string): string | undefined {
@@ -21,12 +26,13 @@ function header(req: IncomingMessage, name: string): string | undefined {
 export const REQUEST_ID_OPTIONS = {
   genReqId: (req: IncomingMessage) =>
     requestIdOf(header(req, 'x-request-id'), header(req, 'traceparent'), randomUUID),
-  requestIdLogLabel: 'request_id',
+  // The log line's label for the request id (Fastify 5's logController, not the deprecated option).
+  logController: new LogController({ requestIdLogLabel: 'request_id' }),
   childLoggerFactory: ((logger, bindings, options, req) => {
     const parent = parseTraceparent(header(req, 'traceparent'));
     return logger.child(parent ? { ...bindings, trace_id: parent.traceId } : bindings, options);
   }) satisfies NonNullable<FastifyServerOptions['childLoggerFactory']>,
-} as const;
+};
 
 /** Echoes each request's id (`X-Request-Id`); registered first, so every refusal carries it. */
 export function registerRequestIds(app: FastifyInstance): void {
