@@ -69,7 +69,8 @@ function signalName(signal: NodeJS.Signals | null, code: number | null): string 
 }
 
 function killGroup(child: ChildProcess): void {
-  if (child.pid === undefined) return;
+  // Never -0 or -1 (toolgate's own group, every process): only a started child's group.
+  if (child.pid === undefined || child.pid <= 1) return;
   try {
     process.kill(-child.pid, 'SIGKILL');
   } catch {
@@ -117,6 +118,7 @@ interface RunMemory {
 /** Makes the run's cgroup (memory-cgroup.ts). Throws when the host has cgroups and this fails. */
 function openMemory(launch: Launch, limits: SandboxLimits): RunMemory {
   const host = cgroupHost();
+  if (host.version === null && host.refused) throw new Error(host.reason);
   if (host.version === null) return { cgroup: null, enforcement: 'rlimit-watch' };
   return {
     cgroup: RunCgroup.create(host, limits.memory_mb + (launch.machineryMb ?? 0)),

@@ -14,10 +14,11 @@ import {
   mkdirSync,
   readdirSync,
   readFileSync,
+  realpathSync,
   rmdirSync,
   writeFileSync,
 } from 'node:fs';
-import { join } from 'node:path';
+import { isAbsolute, join } from 'node:path';
 
 /** Which mechanism holds a run's memory: the kernel's cgroup, or rlimit plus the host's watch. */
 export type MemoryEnforcement = 'cgroup-v2' | 'cgroup-v1' | 'rlimit-watch';
@@ -28,7 +29,12 @@ export const CGROUP_ENV = 'TOOLGATE_SANDBOX_CGROUP';
 /** Where runs' cgroups go on this host, or why there is no such place. */
 export type CgroupHost =
   | { readonly version: 1 | 2; readonly parent: string }
-  | { readonly version: null; readonly reason: string };
+  | {
+      readonly version: null;
+      readonly reason: string;
+      /** TOOLGATE_SANDBOX_CGROUP is set but unusable: runs are refused, not left without a cgroup. */
+      readonly refused?: true;
+    };
 
 /** Name prefix of run cgroups; the gateway's pid follows, so a later start can sweep its own. */
 const PREFIX = 'toolgate-run-';
@@ -82,6 +88,33 @@ function lists(dir: string, name: string, controller: string): boolean {
   return (read(join(dir, name)) ?? '').split(/\s+/).includes(controller);
 }
 
+/** Whether `dir` is `point` or lies below it. */
+function within(dir: string, point: string): boolean {
+  return dir === point || dir.startsWith(point === '/' ? '/' : `${point}/`);
+}
+
+/**
+ * Why TOOLGATE_SANDBOX_CGROUP's folder is refused, or null: it must be an absolute path without
+ * `..` whose real folder lies in `mount`, the hierarchy holding the memory controller (attack
+ * round 20, W7: a plain folder got run folders and files, and a `0` read back from its
+ * `cgroup.procs` became kill(0, SIGKILL) of toolgate's own process group).
+ */
+function configuredProblem(dir: string, mount: Mount): string | null {
+  if (!isAbsolute(dir)) return 'it is not an absolute path';
+  if (dir.split('/').includes('..')) return 'it holds `..`';
+  let real: string;
+  try {
+    real = realpathSync(dir);
+  } catch {
+    return 'it does not exist';
+  }
+  if (!within(real, mount.point)) {
+    const kind = mount.fstype === 'cgroup2' ? 'cgroup v2' : 'cgroup v1 memory';
+    return `it is not inside a mounted cgroup hierarchy with the memory controller (the ${kind} hierarchy is ${mount.point})`;
+  }
+  return null;
+}
+
 /**
  * A v2 folder whose children get the memory controller. Our own cgroup holds our process, and v2
  * lets a cgroup with processes enable no controller for its children: toolgate moves itself into a
@@ -132,6 +165,12 @@ export function findCgroupHost(
     const v1 = mounts.find((m) => m.fstype === 'cgroup' && m.superOptions.includes('memory'));
     const v2 = mounts.find((m) => m.fstype === 'cgroup2');
     const configured = env[CGROUP_ENV];
+    const mount = v1 ?? v2;
+    const problem = configured && mount ? configuredProblem(configured, mount) : null;
+    if (configured && (problem || !mount)) {
+      const why = problem ?? 'no cgroup memory controller is mounted';
+      return refused(configured, why);
+    }
     let host: CgroupHost;
     if (v1) {
       const own = pathOf((c) => c.includes('memory'));
@@ -153,8 +192,15 @@ export function findCgroupHost(
     return host;
   } catch (err) {
     const why = err instanceof Error ? err.message : String(err);
+    const configured = env[CGROUP_ENV];
+    if (configured) return refused(configured, `no cgroup can be made there: ${why}`);
     return { version: null, reason: `no cgroup can be made: ${why}` };
   }
+}
+
+/** Deny by default: a configured folder toolgate cannot use refuses runs rather than drop the limit. */
+function refused(configured: string, why: string): CgroupHost {
+  return { version: null, reason: `${CGROUP_ENV}=${configured} is refused: ${why}`, refused: true };
 }
 
 /** Removes run cgroups an ended gateway left (its pid is in the name); a busy one stays. */
@@ -184,6 +230,12 @@ export function memoryEnforcement(host: CgroupHost = cgroupHost()): {
   readonly enforcement: MemoryEnforcement;
   readonly note: string;
 } {
+  if (host.version === null && host.refused) {
+    return {
+      enforcement: 'rlimit-watch',
+      note: `memory: ${host.reason}; runs are refused until it names a folder of the memory cgroup hierarchy or is unset`,
+    };
+  }
   if (host.version === null) {
     return {
       enforcement: 'rlimit-watch',
@@ -283,10 +335,13 @@ export class RunCgroup {
       this.#write('cgroup.kill', '1', true);
       return;
     }
-    for (const pid of (read(this.procsFile) ?? '').split('\n')) {
-      if (pid.trim() === '') continue;
+    for (const line of (read(this.procsFile) ?? '').split('\n')) {
+      // Only a real pid: 0 or a negative one would signal a process group (toolgate's own), 1 init.
+      if (!/^\d+$/.test(line.trim())) continue;
+      const pid = Number(line.trim());
+      if (pid <= 1 || pid === process.pid) continue;
       try {
-        process.kill(Number(pid), 'SIGKILL');
+        process.kill(pid, 'SIGKILL');
       } catch {
         // Gone meanwhile.
       }
