@@ -26,7 +26,7 @@ const ATTACK_MB = 4 * LIMIT_MB;
 
 /** The attacks of attack round 19 (mem19/mem.py), bounded: the mode is argv[1]. */
 const ATTACK = `
-import sys, os, ctypes, socket, array, fcntl, mmap
+import sys, os, ctypes, socket, array, fcntl, mmap, time
 mode = sys.argv[1]; MB = 1 << 20; goal = ${ATTACK_MB}
 libc = ctypes.CDLL(None, use_errno=True)
 if mode == 'vmsplice':
@@ -65,6 +65,10 @@ elif mode == 'tcp':
     # W1 (attack round 20): loopback TCP buffers, sent from both ends and never read.
     ls = socket.socket(); ls.setsockopt(socket.SOL_SOCKET, socket.SO_RCVBUF, 1 << 30)
     ls.bind(('127.0.0.1', 0)); ls.listen(64); total = 0; keep = []; chunk = b'\\1' * 65536
+    # With argv[2]: that many MB of its own pages first, then sockets for the same again.
+    held = bytearray(int(sys.argv[2]) * MB) if len(sys.argv) > 2 else b''
+    for i in range(0, len(held), 4096): held[i] = 1
+    if held: goal = len(held) // MB
     for i in range(24):
         c = socket.socket(); c.setsockopt(socket.SOL_SOCKET, socket.SO_RCVBUF, 1 << 30)
         c.setsockopt(socket.SOL_SOCKET, socket.SO_SNDBUF, 1 << 30)
@@ -76,6 +80,7 @@ elif mode == 'tcp':
             except OSError: pass
         if total >= goal * MB: break
     print('queued', total // MB)
+    if held: time.sleep(1)
 elif mode == 'tcp-benign':
     # Its neighbour: a few MB through loopback TCP, read as they come.
     ls = socket.socket(); ls.bind(('127.0.0.1', 0)); ls.listen(1)
@@ -169,11 +174,14 @@ describe('the memory limit holds what the kernel charges to a run (attack round 
 
   test('namespace: loopback TCP buffers count against the limit (attack round 20, W1); a TCP neighbour answers', async () => {
     const runner = DRIVERS.find((r) => r.name === 'namespace') as SandboxRunner;
-    const [out, neighbour] = await Promise.all([
+    const [out, half, neighbour] = await Promise.all([
       python(runner, 'tcp'),
+      // Under the limit in pages and in sockets, over it together.
+      python(runner, 'tcp', String(LIMIT_MB / 2 + 8)),
       python(runner, 'tcp-benign'),
     ]);
     assert.equal(out.kind, 'memory_limit', `W1 tcp: ${out.kind} ${out.stdout} ${out.stderr}`);
+    assert.equal(half.kind, 'memory_limit', `W1 tcp+pages: ${half.kind} ${half.stdout}`);
     assert.equal(neighbour.kind, 'ok', `W1 neighbour: ${neighbour.stderr.slice(-300)}`);
     assert.equal(neighbour.stdout, 'held tcp-benign\n');
   });

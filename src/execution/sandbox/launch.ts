@@ -158,7 +158,7 @@ function spawnLaunch(launch: Launch, cgroup: RunCgroup | null): ChildProcess {
  * pages) or past its CPU time. Null: nothing to stop.
  */
 function look(launch: Launch, memory: RunMemory, pid: number, limits: SandboxLimits) {
-  if (memory.cgroup && memory.cgroup.read().oomKills > 0) return 'memory';
+  if (memory.cgroup?.overLimit()) return 'memory';
   const watch = launch.watch;
   if (!watch) return null;
   const watchMemory = memory.cgroup === null || watch.memory === 'memory-file';
@@ -174,7 +174,7 @@ function endMemory(memory: RunMemory): { report: MemoryReport; oom: boolean } {
   const reading = memory.cgroup?.read();
   return {
     report: { enforcement: memory.enforcement, peakMb: reading?.peakMb ?? null },
-    oom: (reading?.oomKills ?? 0) > 0,
+    oom: (reading?.oomKills ?? 0) > 0 || (memory.cgroup?.socketsOverLimit() ?? false),
   };
 }
 
@@ -353,7 +353,7 @@ export async function startLaunch(
   const timer = wallTimeMs !== undefined ? setTimeout(() => stop('timeout'), wallTimeMs) : null;
   const watcher = memory.cgroup
     ? setInterval(() => {
-        if (killed === null && memory.cgroup?.read().oomKills) stop('memory');
+        if (killed === null && memory.cgroup?.overLimit()) stop('memory');
       }, LONG_WATCH_MS)
     : null;
   watcher?.unref();

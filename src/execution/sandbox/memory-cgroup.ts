@@ -265,18 +265,20 @@ function numberIn(text: string | null, key: string): number {
 export class RunCgroup {
   readonly version: 1 | 2;
   readonly dir: string;
+  readonly #limit: number;
   #peak = 0;
 
-  private constructor(version: 1 | 2, dir: string) {
+  private constructor(version: 1 | 2, dir: string, limit: number) {
     this.version = version;
     this.dir = dir;
+    this.#limit = limit;
   }
 
   /** Makes a cgroup under `host` holding its processes to `limitMb`. Throws when it cannot. */
   static create(host: CgroupHost & { version: 1 | 2 }, limitMb: number): RunCgroup {
     const dir = join(host.parent, `${PREFIX}${process.pid}-${randomBytes(6).toString('hex')}`);
     mkdirSync(dir);
-    const cg = new RunCgroup(host.version, dir);
+    const cg = new RunCgroup(host.version, dir, limitMb * MIB);
     try {
       const bytes = String(limitMb * MIB);
       if (host.version === 2) {
@@ -289,6 +291,9 @@ export class RunCgroup {
         cg.#write('memory.memsw.limit_in_bytes', bytes, true);
         // Kernels before 4.6 charge kernel memory only once a kmem limit is set (later: ignored).
         cg.#write('memory.kmem.limit_in_bytes', bytes, true);
+        // v1 charges TCP buffers (to a counter of their own) only once this is set (attack round
+        // 20, W1): loopback sockets in the run's network namespace held ten times its limit.
+        cg.#write('memory.kmem.tcp.limit_in_bytes', bytes, true);
       }
     } catch (err) {
       try {
@@ -327,6 +332,28 @@ export class RunCgroup {
     const peak = Number(read(join(this.dir, peakFile)) ?? read(join(this.dir, nowFile)) ?? 0);
     if (Number.isFinite(peak) && peak > this.#peak) this.#peak = peak;
     return { oomKills, peakMb: Math.round((this.#peak / MIB) * 10) / 10 };
+  }
+
+  /**
+   * cgroup v1 only: whether the run's TCP buffers reached its limit (their own counter's peak, which
+   * the kernel holds at the limit), or together with its other memory (reclaimable file cache
+   * aside) pass it. v1 keeps socket memory out of memory.usage_in_bytes, so no OOM kill comes of it
+   * (attack round 20, W1); v2 charges it to memory.current, and the kernel's own kill covers it.
+   */
+  socketsOverLimit(): boolean {
+    if (this.version !== 1) return false;
+    const bytes = (file: string): number => Number(read(join(this.dir, file)) ?? 0) || 0;
+    if (bytes('memory.kmem.tcp.max_usage_in_bytes') >= this.#limit - MIB) return true;
+    const sockets = bytes('memory.kmem.tcp.usage_in_bytes');
+    if (sockets === 0) return false;
+    const stat = read(join(this.dir, 'memory.stat'));
+    const cache = numberIn(stat, 'total_inactive_file') + numberIn(stat, 'total_active_file');
+    return bytes('memory.usage_in_bytes') - cache + sockets > this.#limit;
+  }
+
+  /** Whether the run met its limit: the kernel killed inside it, or its sockets reached it. */
+  overLimit(): boolean {
+    return this.read().oomKills > 0 || this.socketsOverLimit();
   }
 
   /** Kills whatever still runs in it. */
