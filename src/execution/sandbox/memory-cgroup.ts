@@ -3,8 +3,10 @@
  * the run's processes allocate however they hold it — pipe buffers (vmsplice), detached System V
  * shm, memfds in flight over SCM_RIGHTS, message queues and other kernel memory, gVisor's sentry
  * — and kills inside the run at the limit (attack round 19, V1–V4). cgroup v2 (the unified
- * hierarchy, in a delegated subtree) or v1 (the memory controller, kernel memory included). Runs'
- * cgroups are children of toolgate's own (/proc/self/cgroup) or of TOOLGATE_SANDBOX_CGROUP. When
+ * hierarchy, in a delegated subtree) or v1 (the memory controller, kernel memory included; TCP
+ * buffers on a counter of their own, held against the same limit: round 20, W1). Runs' cgroups
+ * are children of toolgate's own (/proc/self/cgroup) or of TOOLGATE_SANDBOX_CGROUP, which must lie
+ * in the memory hierarchy, else runs are refused (round 20, W7). When
  * none can be made (no root, no delegation) the runs keep the rlimit and the host's watch of their
  * processes (process-tree.ts), and every probe and run record says which one holds.
  */
@@ -244,7 +246,7 @@ export function memoryEnforcement(host: CgroupHost = cgroupHost()): {
   }
   return {
     enforcement: host.version === 2 ? 'cgroup-v2' : 'cgroup-v1',
-    note: `memory: a cgroup v${host.version} per run under ${host.parent}, hard limit by the kernel (kernel memory, pipes, IPC included)`,
+    note: `memory: a cgroup v${host.version} per run under ${host.parent}, hard limit by the kernel (kernel memory, pipes, IPC, socket buffers included)`,
   };
 }
 
