@@ -26,7 +26,7 @@ const ATTACK_MB = 4 * LIMIT_MB;
 
 /** The attacks of attack round 19 (mem19/mem.py), bounded: the mode is argv[1]. */
 const ATTACK = `
-import sys, os, ctypes, socket, array, fcntl, mmap
+import sys, os, ctypes, socket, array, fcntl, mmap, time
 mode = sys.argv[1]; MB = 1 << 20; goal = ${ATTACK_MB}
 libc = ctypes.CDLL(None, use_errno=True)
 if mode == 'vmsplice':
@@ -61,6 +61,33 @@ elif mode == 'msgq':
     for k in range(goal * MB // 16000):
         q = libc.msgget(0, 0o1600)
         while libc.msgsnd(q, ctypes.byref(m), 8000, 0o4000) == 0: pass
+elif mode == 'tcp':
+    # W1 (attack round 20): loopback TCP buffers, sent from both ends and never read.
+    ls = socket.socket(); ls.setsockopt(socket.SOL_SOCKET, socket.SO_RCVBUF, 1 << 30)
+    ls.bind(('127.0.0.1', 0)); ls.listen(64); total = 0; keep = []; chunk = b'\\1' * 65536
+    # With argv[2]: that many MB of its own pages first, then sockets for the same again.
+    held = bytearray(int(sys.argv[2]) * MB) if len(sys.argv) > 2 else b''
+    for i in range(0, len(held), 4096): held[i] = 1
+    if held: goal = len(held) // MB
+    for i in range(24):
+        c = socket.socket(); c.setsockopt(socket.SOL_SOCKET, socket.SO_RCVBUF, 1 << 30)
+        c.setsockopt(socket.SOL_SOCKET, socket.SO_SNDBUF, 1 << 30)
+        c.connect(ls.getsockname()); s, _ = ls.accept(); keep += [c, s]
+        for x in (c, s):
+            x.setblocking(False)
+            try:
+                while total < goal * MB: total += x.send(chunk)
+            except OSError: pass
+        if total >= goal * MB: break
+    print('queued', total // MB)
+    if held: time.sleep(1)
+elif mode == 'tcp-benign':
+    # Its neighbour: a few MB through loopback TCP, read as they come.
+    ls = socket.socket(); ls.bind(('127.0.0.1', 0)); ls.listen(1)
+    c = socket.socket(); c.connect(ls.getsockname()); s, _ = ls.accept(); got = 0
+    for i in range(64):
+        c.sendall(b'\\1' * 65536)
+        while got < (i + 1) * 65536: got += len(s.recv(1 << 20))
 elif mode == 'benign':
     held = bytearray(int(sys.argv[2]) * MB)
     for i in range(0, len(held), 4096): held[i] = 1
@@ -143,6 +170,20 @@ describe('the memory limit holds what the kernel charges to a run (attack round 
         `${out.driver}: ${out.kind} ${out.stderr.slice(0, 300)}`,
       );
     }
+  });
+
+  test('namespace: loopback TCP buffers count against the limit (attack round 20, W1); a TCP neighbour answers', async () => {
+    const runner = DRIVERS.find((r) => r.name === 'namespace') as SandboxRunner;
+    const [out, half, neighbour] = await Promise.all([
+      python(runner, 'tcp'),
+      // Under the limit in pages and in sockets, over it together.
+      python(runner, 'tcp', String(LIMIT_MB / 2 + 8)),
+      python(runner, 'tcp-benign'),
+    ]);
+    assert.equal(out.kind, 'memory_limit', `W1 tcp: ${out.kind} ${out.stdout} ${out.stderr}`);
+    assert.equal(half.kind, 'memory_limit', `W1 tcp+pages: ${half.kind} ${half.stdout}`);
+    assert.equal(neighbour.kind, 'ok', `W1 neighbour: ${neighbour.stderr.slice(-300)}`);
+    assert.equal(neighbour.stdout, 'held tcp-benign\n');
   });
 
   test('a killed run (timeout) ends as one, and its cgroup goes with it', async () => {
@@ -247,5 +288,57 @@ describe('finding where run cgroups go', () => {
     });
     writeFileSync(join(proc, 'mountinfo'), '22 1 0:21 / /proc rw - proc proc rw\n');
     assert.equal(findCgroupHost({}, proc).version, null);
+  });
+
+  test('TOOLGATE_SANDBOX_CGROUP naming no memory cgroup is refused, nothing made in it (attack round 20, W7)', (t) => {
+    const { root, proc } = fake();
+    t.after(() => rmSync(root, { recursive: true, force: true }));
+    const mount = join(root, 'memory');
+    mkdirSync(join(mount, 'runs'), { recursive: true });
+    const plain = join(root, 'etc');
+    mkdirSync(plain);
+    writeFileSync(
+      join(proc, 'mountinfo'),
+      `35 31 0:32 / ${mount} rw,relatime - cgroup cgroup rw,memory\n36 31 0:33 / ${root}/cpu rw - cgroup cgroup rw,cpu\n`,
+    );
+    writeFileSync(join(proc, 'cgroup'), '4:memory:/\n');
+    mkdirSync(join(root, 'cpu', 'x'), { recursive: true });
+    const refused = [
+      [plain, /not inside a mounted cgroup hierarchy with the memory controller/],
+      ['../../etc', /absolute/],
+      [`${mount}/runs/../../etc`, /\.\./],
+      [join(root, 'cpu', 'x'), /memory controller/],
+      [join(root, 'nowhere'), /not inside|does not exist|no such/i],
+    ] as const;
+    for (const [dir, why] of refused) {
+      const found = findCgroupHost({ TOOLGATE_SANDBOX_CGROUP: dir }, proc);
+      assert.equal(found.version, null, dir);
+      assert.match((found as { reason: string }).reason, /TOOLGATE_SANDBOX_CGROUP/, dir);
+      assert.match((found as { reason: string }).reason, why, dir);
+      // Deny by default: runs are refused, and doctor says why.
+      assert.equal((found as { refused?: boolean }).refused, true, dir);
+      assert.match(memoryEnforcement(found).note, /runs are refused/, dir);
+    }
+    assert.deepEqual(readdirSync(plain), []);
+    assert.deepEqual(readdirSync(join(root, 'cpu', 'x')), []);
+    // Its benign neighbour: a folder of the memory hierarchy.
+    assert.deepEqual(findCgroupHost({ TOOLGATE_SANDBOX_CGROUP: join(mount, 'runs') }, proc), {
+      version: 1,
+      parent: join(mount, 'runs'),
+    });
+  });
+
+  test('a run cgroup never signals pid 0, 1 or a negative pid read from cgroup.procs (W7)', (t) => {
+    const { root } = fake();
+    t.after(() => rmSync(root, { recursive: true, force: true }));
+    const cg = RunCgroup.create({ version: 1, parent: root }, 64);
+    writeFileSync(cg.procsFile, '0\n1\n-1\n-42\nx\n\n');
+    const kill = t.mock.method(process, 'kill', () => true);
+    cg.kill();
+    writeFileSync(cg.procsFile, '0\n424242\n');
+    cg.kill();
+    const pids = kill.mock.calls.map((c) => c.arguments[0]);
+    kill.mock.restore();
+    assert.deepEqual(pids, [424242]);
   });
 });

@@ -69,7 +69,8 @@ function signalName(signal: NodeJS.Signals | null, code: number | null): string 
 }
 
 function killGroup(child: ChildProcess): void {
-  if (child.pid === undefined) return;
+  // Never -0 or -1 (toolgate's own group, every process): only a started child's group.
+  if (child.pid === undefined || child.pid <= 1) return;
   try {
     process.kill(-child.pid, 'SIGKILL');
   } catch {
@@ -117,6 +118,7 @@ interface RunMemory {
 /** Makes the run's cgroup (memory-cgroup.ts). Throws when the host has cgroups and this fails. */
 function openMemory(launch: Launch, limits: SandboxLimits): RunMemory {
   const host = cgroupHost();
+  if (host.version === null && host.refused) throw new Error(host.reason);
   if (host.version === null) return { cgroup: null, enforcement: 'rlimit-watch' };
   return {
     cgroup: RunCgroup.create(host, limits.memory_mb + (launch.machineryMb ?? 0)),
@@ -156,7 +158,7 @@ function spawnLaunch(launch: Launch, cgroup: RunCgroup | null): ChildProcess {
  * pages) or past its CPU time. Null: nothing to stop.
  */
 function look(launch: Launch, memory: RunMemory, pid: number, limits: SandboxLimits) {
-  if (memory.cgroup && memory.cgroup.read().oomKills > 0) return 'memory';
+  if (memory.cgroup?.overLimit()) return 'memory';
   const watch = launch.watch;
   if (!watch) return null;
   const watchMemory = memory.cgroup === null || watch.memory === 'memory-file';
@@ -172,7 +174,7 @@ function endMemory(memory: RunMemory): { report: MemoryReport; oom: boolean } {
   const reading = memory.cgroup?.read();
   return {
     report: { enforcement: memory.enforcement, peakMb: reading?.peakMb ?? null },
-    oom: (reading?.oomKills ?? 0) > 0,
+    oom: (reading?.oomKills ?? 0) > 0 || (memory.cgroup?.socketsOverLimit() ?? false),
   };
 }
 
@@ -351,7 +353,7 @@ export async function startLaunch(
   const timer = wallTimeMs !== undefined ? setTimeout(() => stop('timeout'), wallTimeMs) : null;
   const watcher = memory.cgroup
     ? setInterval(() => {
-        if (killed === null && memory.cgroup?.read().oomKills) stop('memory');
+        if (killed === null && memory.cgroup?.overLimit()) stop('memory');
       }, LONG_WATCH_MS)
     : null;
   watcher?.unref();

@@ -3,8 +3,10 @@
  * the run's processes allocate however they hold it — pipe buffers (vmsplice), detached System V
  * shm, memfds in flight over SCM_RIGHTS, message queues and other kernel memory, gVisor's sentry
  * — and kills inside the run at the limit (attack round 19, V1–V4). cgroup v2 (the unified
- * hierarchy, in a delegated subtree) or v1 (the memory controller, kernel memory included). Runs'
- * cgroups are children of toolgate's own (/proc/self/cgroup) or of TOOLGATE_SANDBOX_CGROUP. When
+ * hierarchy, in a delegated subtree) or v1 (the memory controller, kernel memory included; TCP
+ * buffers on a counter of their own, held against the same limit: round 20, W1). Runs' cgroups
+ * are children of toolgate's own (/proc/self/cgroup) or of TOOLGATE_SANDBOX_CGROUP, which must lie
+ * in the memory hierarchy, else runs are refused (round 20, W7). When
  * none can be made (no root, no delegation) the runs keep the rlimit and the host's watch of their
  * processes (process-tree.ts), and every probe and run record says which one holds.
  */
@@ -14,10 +16,11 @@ import {
   mkdirSync,
   readdirSync,
   readFileSync,
+  realpathSync,
   rmdirSync,
   writeFileSync,
 } from 'node:fs';
-import { join } from 'node:path';
+import { isAbsolute, join } from 'node:path';
 
 /** Which mechanism holds a run's memory: the kernel's cgroup, or rlimit plus the host's watch. */
 export type MemoryEnforcement = 'cgroup-v2' | 'cgroup-v1' | 'rlimit-watch';
@@ -28,7 +31,12 @@ export const CGROUP_ENV = 'TOOLGATE_SANDBOX_CGROUP';
 /** Where runs' cgroups go on this host, or why there is no such place. */
 export type CgroupHost =
   | { readonly version: 1 | 2; readonly parent: string }
-  | { readonly version: null; readonly reason: string };
+  | {
+      readonly version: null;
+      readonly reason: string;
+      /** TOOLGATE_SANDBOX_CGROUP is set but unusable: runs are refused, not left without a cgroup. */
+      readonly refused?: true;
+    };
 
 /** Name prefix of run cgroups; the gateway's pid follows, so a later start can sweep its own. */
 const PREFIX = 'toolgate-run-';
@@ -82,6 +90,33 @@ function lists(dir: string, name: string, controller: string): boolean {
   return (read(join(dir, name)) ?? '').split(/\s+/).includes(controller);
 }
 
+/** Whether `dir` is `point` or lies below it. */
+function within(dir: string, point: string): boolean {
+  return dir === point || dir.startsWith(point === '/' ? '/' : `${point}/`);
+}
+
+/**
+ * Why TOOLGATE_SANDBOX_CGROUP's folder is refused, or null: it must be an absolute path without
+ * `..` whose real folder lies in `mount`, the hierarchy holding the memory controller (attack
+ * round 20, W7: a plain folder got run folders and files, and a `0` read back from its
+ * `cgroup.procs` became kill(0, SIGKILL) of toolgate's own process group).
+ */
+function configuredProblem(dir: string, mount: Mount): string | null {
+  if (!isAbsolute(dir)) return 'it is not an absolute path';
+  if (dir.split('/').includes('..')) return 'it holds `..`';
+  let real: string;
+  try {
+    real = realpathSync(dir);
+  } catch {
+    return 'it does not exist';
+  }
+  if (!within(real, mount.point)) {
+    const kind = mount.fstype === 'cgroup2' ? 'cgroup v2' : 'cgroup v1 memory';
+    return `it is not inside a mounted cgroup hierarchy with the memory controller (the ${kind} hierarchy is ${mount.point})`;
+  }
+  return null;
+}
+
 /**
  * A v2 folder whose children get the memory controller. Our own cgroup holds our process, and v2
  * lets a cgroup with processes enable no controller for its children: toolgate moves itself into a
@@ -132,6 +167,12 @@ export function findCgroupHost(
     const v1 = mounts.find((m) => m.fstype === 'cgroup' && m.superOptions.includes('memory'));
     const v2 = mounts.find((m) => m.fstype === 'cgroup2');
     const configured = env[CGROUP_ENV];
+    const mount = v1 ?? v2;
+    const problem = configured && mount ? configuredProblem(configured, mount) : null;
+    if (configured && (problem || !mount)) {
+      const why = problem ?? 'no cgroup memory controller is mounted';
+      return refused(configured, why);
+    }
     let host: CgroupHost;
     if (v1) {
       const own = pathOf((c) => c.includes('memory'));
@@ -153,8 +194,15 @@ export function findCgroupHost(
     return host;
   } catch (err) {
     const why = err instanceof Error ? err.message : String(err);
+    const configured = env[CGROUP_ENV];
+    if (configured) return refused(configured, `no cgroup can be made there: ${why}`);
     return { version: null, reason: `no cgroup can be made: ${why}` };
   }
+}
+
+/** Deny by default: a configured folder toolgate cannot use refuses runs rather than drop the limit. */
+function refused(configured: string, why: string): CgroupHost {
+  return { version: null, reason: `${CGROUP_ENV}=${configured} is refused: ${why}`, refused: true };
 }
 
 /** Removes run cgroups an ended gateway left (its pid is in the name); a busy one stays. */
@@ -184,6 +232,12 @@ export function memoryEnforcement(host: CgroupHost = cgroupHost()): {
   readonly enforcement: MemoryEnforcement;
   readonly note: string;
 } {
+  if (host.version === null && host.refused) {
+    return {
+      enforcement: 'rlimit-watch',
+      note: `memory: ${host.reason}; runs are refused until it names a folder of the memory cgroup hierarchy or is unset`,
+    };
+  }
   if (host.version === null) {
     return {
       enforcement: 'rlimit-watch',
@@ -192,7 +246,7 @@ export function memoryEnforcement(host: CgroupHost = cgroupHost()): {
   }
   return {
     enforcement: host.version === 2 ? 'cgroup-v2' : 'cgroup-v1',
-    note: `memory: a cgroup v${host.version} per run under ${host.parent}, hard limit by the kernel (kernel memory, pipes, IPC included)`,
+    note: `memory: a cgroup v${host.version} per run under ${host.parent}, hard limit by the kernel (kernel memory, pipes, IPC, socket buffers included)`,
   };
 }
 
@@ -213,18 +267,20 @@ function numberIn(text: string | null, key: string): number {
 export class RunCgroup {
   readonly version: 1 | 2;
   readonly dir: string;
+  readonly #limit: number;
   #peak = 0;
 
-  private constructor(version: 1 | 2, dir: string) {
+  private constructor(version: 1 | 2, dir: string, limit: number) {
     this.version = version;
     this.dir = dir;
+    this.#limit = limit;
   }
 
   /** Makes a cgroup under `host` holding its processes to `limitMb`. Throws when it cannot. */
   static create(host: CgroupHost & { version: 1 | 2 }, limitMb: number): RunCgroup {
     const dir = join(host.parent, `${PREFIX}${process.pid}-${randomBytes(6).toString('hex')}`);
     mkdirSync(dir);
-    const cg = new RunCgroup(host.version, dir);
+    const cg = new RunCgroup(host.version, dir, limitMb * MIB);
     try {
       const bytes = String(limitMb * MIB);
       if (host.version === 2) {
@@ -237,6 +293,9 @@ export class RunCgroup {
         cg.#write('memory.memsw.limit_in_bytes', bytes, true);
         // Kernels before 4.6 charge kernel memory only once a kmem limit is set (later: ignored).
         cg.#write('memory.kmem.limit_in_bytes', bytes, true);
+        // v1 charges TCP buffers (to a counter of their own) only once this is set (attack round
+        // 20, W1): loopback sockets in the run's network namespace held ten times its limit.
+        cg.#write('memory.kmem.tcp.limit_in_bytes', bytes, true);
       }
     } catch (err) {
       try {
@@ -277,16 +336,41 @@ export class RunCgroup {
     return { oomKills, peakMb: Math.round((this.#peak / MIB) * 10) / 10 };
   }
 
+  /**
+   * cgroup v1 only: whether the run's TCP buffers reached its limit (their own counter's peak, which
+   * the kernel holds at the limit), or together with its other memory (reclaimable file cache
+   * aside) pass it. v1 keeps socket memory out of memory.usage_in_bytes, so no OOM kill comes of it
+   * (attack round 20, W1); v2 charges it to memory.current, and the kernel's own kill covers it.
+   */
+  socketsOverLimit(): boolean {
+    if (this.version !== 1) return false;
+    const bytes = (file: string): number => Number(read(join(this.dir, file)) ?? 0) || 0;
+    if (bytes('memory.kmem.tcp.max_usage_in_bytes') >= this.#limit - MIB) return true;
+    const sockets = bytes('memory.kmem.tcp.usage_in_bytes');
+    if (sockets === 0) return false;
+    const stat = read(join(this.dir, 'memory.stat'));
+    const cache = numberIn(stat, 'total_inactive_file') + numberIn(stat, 'total_active_file');
+    return bytes('memory.usage_in_bytes') - cache + sockets > this.#limit;
+  }
+
+  /** Whether the run met its limit: the kernel killed inside it, or its sockets reached it. */
+  overLimit(): boolean {
+    return this.read().oomKills > 0 || this.socketsOverLimit();
+  }
+
   /** Kills whatever still runs in it. */
   kill(): void {
     if (this.version === 2 && existsSync(join(this.dir, 'cgroup.kill'))) {
       this.#write('cgroup.kill', '1', true);
       return;
     }
-    for (const pid of (read(this.procsFile) ?? '').split('\n')) {
-      if (pid.trim() === '') continue;
+    for (const line of (read(this.procsFile) ?? '').split('\n')) {
+      // Only a real pid: 0 or a negative one would signal a process group (toolgate's own), 1 init.
+      if (!/^\d+$/.test(line.trim())) continue;
+      const pid = Number(line.trim());
+      if (pid <= 1 || pid === process.pid) continue;
       try {
-        process.kill(Number(pid), 'SIGKILL');
+        process.kill(pid, 'SIGKILL');
       } catch {
         // Gone meanwhile.
       }
