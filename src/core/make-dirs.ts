@@ -97,7 +97,14 @@ export function narrowPrivateDir(path: string, what = 'data folder'): void {
       { problems: [] },
     );
   }
-  if ((stats.mode & 0o777) !== 0o700) chmodSync(path, 0o700);
+  if ((stats.mode & 0o777) === 0o700) return;
+  try {
+    chmodSync(path, 0o700);
+  } catch {
+    throw new ToolgateError('INPUT_INVALID', `${what} ${path} cannot be made private (chmod 700)`, {
+      problems: [],
+    });
+  }
 }
 
 /** `mkdir -p path` for a folder of keys: created 0700, or an existing one narrowed (narrowPrivateDir). */

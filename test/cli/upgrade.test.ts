@@ -177,7 +177,7 @@ for (const backend of backends()) {
         ['serve', '--port', '0'],
       ]) {
         const run = await cli(newer.url, data, args);
-        assert.equal(run.code, 1, `${args.join(' ')}: ${run.stdout}${run.stderr}`);
+        assert.equal(run.code, 5, `${args.join(' ')}: ${run.stdout}${run.stderr}`);
         assert.match(
           run.stderr,
           /^error STORE_TOO_NEW: the database holds migration 9999_from_a_newer_version, which this toolgate does not know/,
@@ -186,7 +186,7 @@ for (const backend of backends()) {
         assert.doesNotMatch(run.stderr, /at .*\.js:\d+/, 'no stack trace');
       }
       const json = await cli(newer.url, data, ['--json', 'agents', 'list']);
-      assert.equal(json.code, 1);
+      assert.equal(json.code, 5);
       const { error } = JSON.parse(json.stdout) as {
         error: { code: string; details: { unknown: string[]; newestKnown: string } };
       };
