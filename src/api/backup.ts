@@ -11,6 +11,7 @@ import {
   constants,
   existsSync,
   fsyncSync,
+  lstatSync,
   mkdirSync,
   openSync,
   readdirSync,
@@ -24,6 +25,7 @@ import { dirname, join } from 'node:path';
 import {
   MAX_SECRET_FILE_BYTES,
   makeDirs,
+  narrowPrivateDir,
   type Problem,
   problem,
   regularFileStats,
@@ -78,6 +80,8 @@ export interface KeyFile {
 export interface BackupOptions {
   readonly db: string;
   readonly keys: readonly KeyFile[];
+  /** The data folder the keys are read from: made private (0700) on use. */
+  readonly dataDir?: string;
   readonly version: string;
   readonly now?: () => Date;
 }
@@ -86,7 +90,7 @@ export interface BackupOptions {
 function hashFile(folder: string, path: string): BackupFile {
   const hash = createHash('sha256');
   const chunk = Buffer.alloc(1024 * 1024);
-  const fd = openSync(join(folder, path), constants.O_RDONLY);
+  const fd = openSync(join(folder, path), constants.O_RDONLY | constants.O_NOFOLLOW);
   let bytes = 0;
   try {
     for (let n = readSync(fd, chunk); n > 0; n = readSync(fd, chunk)) {
@@ -129,6 +133,9 @@ function newFolder(folder: string, what: string): void {
     makeDirs(dirname(folder), 0o700);
     mkdirSync(folder, { mode: 0o700 });
   }
+  // An existing folder is narrowed to 0700, or refused when another user owns it: whoever can
+  // write into it could replace the keys between the backup and the restore.
+  narrowPrivateDir(folder, what);
 }
 
 /**
@@ -139,6 +146,7 @@ export async function backup(out: string, options: BackupOptions): Promise<Backu
   if (!holdsDatabase(options.db)) {
     throw refused(`--db ${options.db} holds no database: name the one the gateway uses`);
   }
+  if (options.dataDir !== undefined) narrowPrivateDir(options.dataDir);
   newFolder(out, 'backup folder');
   try {
     const store = await openStore(options.db);
@@ -229,6 +237,25 @@ function isFile(f: unknown, name: RegExp, prefix = ''): f is BackupFile {
   );
 }
 
+/** A folder itself, not a symbolic link to one. */
+function isRealFolder(path: string): boolean {
+  try {
+    return lstatSync(path).isDirectory();
+  } catch {
+    return false;
+  }
+}
+
+/** A backup file's bytes, never through a symbolic link (checked by checkFiles, opened so). */
+function readBackupFile(path: string): Buffer {
+  const fd = openSync(path, constants.O_RDONLY | constants.O_NOFOLLOW);
+  try {
+    return readFileSync(fd);
+  } finally {
+    closeSync(fd);
+  }
+}
+
 /** INPUT_INVALID with a problem per file (rules `backup.*`): the backup is not the one written. */
 function invalidBackup(problems: Problem[]): ToolgateError<'INPUT_INVALID'> {
   const first = problems[0];
@@ -242,11 +269,18 @@ function invalidBackup(problems: Problem[]): ToolgateError<'INPUT_INVALID'> {
 /** Every file the manifest lists is there with its hash; INPUT_INVALID naming each one that is not. */
 function checkFiles(from: string, manifest: BackupManifest): void {
   const problems: Problem[] = [];
+  if (manifest.files.length > 0 && !isRealFolder(join(from, 'data'))) {
+    throw invalidBackup([problem('/data', 'is not a folder', 'backup.file_missing')]);
+  }
   for (const f of [...(manifest.database ? [manifest.database] : []), ...manifest.files]) {
     const path = join(from, f.path);
     let actual: BackupFile;
     try {
-      regularFileStats(path, f.path);
+      // A symbolic link (to the live data folder, to /etc/hostname) is not a file of the backup.
+      if (!lstatSync(path).isFile()) {
+        problems.push(problem(`/${f.path}`, 'is not a regular file', 'backup.file_missing'));
+        continue;
+      }
       actual = hashFile(from, f.path);
     } catch {
       problems.push(problem(`/${f.path}`, 'is missing or unreadable', 'backup.file_missing'));
@@ -286,7 +320,7 @@ export async function restore(from: string, options: RestoreOptions): Promise<Re
   try {
     for (const f of manifest.files) {
       const name = f.path.slice('data/'.length);
-      writePrivate(join(options.dataDir, name), readFileSync(join(from, f.path)));
+      writePrivate(join(options.dataDir, name), readBackupFile(join(from, f.path)));
       files.push(name);
     }
     syncPath(options.dataDir);

@@ -34,7 +34,7 @@ export {
   timeOrderedId,
 } from './ids.js';
 export { ASYMMETRIC_JWS_ALGS } from './jws-algs.js';
-export { makeDirs } from './make-dirs.js';
+export { foreignOwner, makeDirs, makePrivateDirs, narrowPrivateDir } from './make-dirs.js';
 export type { Mutable } from './mutable.js';
 export type { Outbound, OutboundProblem } from './outbound.js';
 export type { Page, PageKey, PageRequest } from './page.js';

@@ -3,7 +3,16 @@
  * mkdir loops forever under a pseudo filesystem such as /proc, so the nearest existing ancestor is
  * found first (a bounded walk) and must be a writable directory on a real filesystem.
  */
-import { accessSync, constants, mkdirSync, realpathSync, statfsSync, statSync } from 'node:fs';
+import {
+  accessSync,
+  chmodSync,
+  constants,
+  existsSync,
+  mkdirSync,
+  realpathSync,
+  statfsSync,
+  statSync,
+} from 'node:fs';
 import { dirname, resolve } from 'node:path';
 import { ToolgateError } from './errors.js';
 
@@ -51,4 +60,55 @@ export function makeDirs(path: string, mode?: number): void {
     break;
   }
   mkdirSync(target, { recursive: true, ...(mode !== undefined ? { mode } : {}) });
+}
+
+/** Our uid; null where there is none (Windows): there, nothing is narrowed or refused by owner. */
+function ourUid(): number | null {
+  return typeof process.getuid === 'function' ? process.getuid() : null;
+}
+
+/**
+ * Why a key file (or key folder) another user could have written is refused: it belongs to
+ * another user. Null when it is ours (or the platform has no uids).
+ */
+export function foreignOwner(stats: { uid: number }, path: string): string | null {
+  const uid = ourUid();
+  if (uid === null || stats.uid === uid) return null;
+  return `${path} belongs to another user (uid ${stats.uid}), not to this one (uid ${uid}): chown it, or use a file of your own`;
+}
+
+/**
+ * Makes an existing folder that holds toolgate's keys private (docs/configuration.md, "The data
+ * folder"): one we own is narrowed to 0700; one owned by another user is refused, since its owner
+ * (or, when group or others can write it, anyone) could replace the files in it. A missing folder
+ * is left for makePrivateDirs to create.
+ */
+export function narrowPrivateDir(path: string, what = 'data folder'): void {
+  const uid = ourUid();
+  if (uid === null || !existsSync(path)) return;
+  const stats = statSync(path);
+  if (!stats.isDirectory()) {
+    throw new ToolgateError('INPUT_INVALID', `${what} ${path} is not a folder`, { problems: [] });
+  }
+  if (stats.uid !== uid) {
+    throw new ToolgateError(
+      'INPUT_INVALID',
+      `${what} ${path} belongs to another user (uid ${stats.uid}), who could replace its key files: use a folder of your own (uid ${uid})`,
+      { problems: [] },
+    );
+  }
+  if ((stats.mode & 0o777) === 0o700) return;
+  try {
+    chmodSync(path, 0o700);
+  } catch {
+    throw new ToolgateError('INPUT_INVALID', `${what} ${path} cannot be made private (chmod 700)`, {
+      problems: [],
+    });
+  }
+}
+
+/** `mkdir -p path` for a folder of keys: created 0700, or an existing one narrowed (narrowPrivateDir). */
+export function makePrivateDirs(path: string, what = 'data folder'): void {
+  makeDirs(path, 0o700);
+  narrowPrivateDir(path, what);
 }

@@ -6,8 +6,10 @@
  * refused, with one line and a non-zero exit, and nothing is written.
  */
 import assert from 'node:assert/strict';
-import type { ChildProcess } from 'node:child_process';
+import { type ChildProcess, execFile } from 'node:child_process';
+import { createHash } from 'node:crypto';
 import {
+  chmodSync,
   cpSync,
   existsSync,
   mkdirSync,
@@ -16,13 +18,23 @@ import {
   readFileSync,
   rmSync,
   statSync,
+  symlinkSync,
   writeFileSync,
 } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { after, before, test } from 'node:test';
+import Database from 'better-sqlite3';
 import { backends } from '../support/backends.js';
-import { ensureBuilt, listeningUrl, runCli, spawnServe } from '../support/cli.js';
+import {
+  type CliRun,
+  cleanEnv,
+  ensureBuilt,
+  listeningUrl,
+  MAIN,
+  runCli,
+  spawnServe,
+} from '../support/cli.js';
 import { restClient } from '../support/world.js';
 
 let dir = '';
@@ -200,6 +212,99 @@ test('a backup altered by one byte, or from a newer schema, is refused and nothi
   assert.match(human.stderr, /^error STORE_TOO_NEW: .*9999_from_a_newer_version/);
   assert.equal(human.stderr.trim().split('\n').length, 1, human.stderr);
   assert.deepEqual(readdirSync(target), [], 'nothing restored');
+});
+
+/** The CLI with only `--data-dir` (no `--db`), run in `cwd`. */
+function dataDirCli(cwd: string, data: string, args: string[]): Promise<CliRun> {
+  return new Promise((done) =>
+    execFile(
+      process.execPath,
+      [MAIN, '--data-dir', data, ...args],
+      { cwd, env: cleanEnv() },
+      (err, stdout, stderr) => done({ code: err ? Number(err.code) : 0, stdout, stderr }),
+    ),
+  );
+}
+
+/** A copy of the backup with `change` made to it, its manifest's hashes recomputed. */
+function alteredBackup(name: string, change: (copy: string) => void): string {
+  const copy = join(dir, name);
+  cpSync(bk, copy, { recursive: true });
+  change(copy);
+  const file = join(copy, 'manifest.json');
+  const manifest = JSON.parse(readFileSync(file, 'utf8')) as {
+    database: { path: string; sha256: string; bytes: number };
+  };
+  const db = readFileSync(join(copy, manifest.database.path));
+  manifest.database.sha256 = createHash('sha256').update(db).digest('hex');
+  manifest.database.bytes = db.length;
+  writeFileSync(file, JSON.stringify(manifest));
+  return copy;
+}
+
+test('backup and restore with only --data-dir use its database; every folder is made 0700; symlinks, a newer database and a too-new serve are refused without leaving files', async () => {
+  assert.ok(existsSync(join(bk, 'manifest.json')), 'the first test made the backup');
+  const cwd = join(dir, 'cwd');
+  const data = join(dir, 'dd-only');
+  mkdirSync(cwd);
+  mkdirSync(data);
+  chmodSync(data, 0o777);
+  const restoredRun = await dataDirCli(cwd, data, ['restore', bk]);
+  assert.equal(restoredRun.code, 0, restoredRun.stdout + restoredRun.stderr);
+  assert.ok(existsSync(join(data, 'toolgate.db')), 'the database is in the data folder');
+  assert.deepEqual(readdirSync(cwd), [], 'nothing in the working folder');
+  assert.equal(mode(data), 0o700, 'an existing 0777 data folder is narrowed');
+
+  chmodSync(data, 0o755);
+  const out = join(dir, 'bk-777');
+  mkdirSync(out);
+  chmodSync(out, 0o777);
+  const backedUp = await dataDirCli(cwd, data, ['--json', 'backup', out]);
+  assert.equal(backedUp.code, 0, backedUp.stdout + backedUp.stderr);
+  assert.match(
+    (JSON.parse(backedUp.stdout) as { manifest: { location: string } }).manifest.location,
+    /dd-only\/toolgate\.db$/,
+  );
+  assert.equal(mode(out), 0o700, 'an existing 0777 backup folder is narrowed');
+  assert.equal(mode(data), 0o700, 'the data folder used is narrowed');
+
+  // A symlink inside the backup (a key file, or the data/ folder) is refused.
+  const linked = join(dir, 'linked');
+  cpSync(bk, linked, { recursive: true });
+  const key = join(linked, 'data', 'master.key');
+  cpSync(key, join(dir, 'elsewhere.key'));
+  rmSync(key);
+  symlinkSync(join(dir, 'elsewhere.key'), key);
+  const target = join(dir, 'from-linked');
+  mkdirSync(target);
+  const viaLink = await runCli(target, ['restore', linked]);
+  assert.equal(viaLink.code, 2, viaLink.stderr);
+  assert.match(viaLink.stderr, /data\/master\.key is not a regular file/);
+  assert.ok(!existsSync(join(target, 'data', 'master.key')));
+
+  // The database holds a migration this version lacks, the manifest does not say so.
+  const future = alteredBackup('future', (copy) => {
+    const db = new Database(join(copy, 'toolgate.db'));
+    db.prepare('insert into kysely_migration (name, timestamp) values (?, ?)').run(
+      '9999_from_a_newer_version',
+      new Date().toISOString(),
+    );
+    db.close();
+  });
+  const tooNew = await runCli(target, ['restore', future]);
+  assert.equal(tooNew.code, 5, tooNew.stderr);
+  assert.match(tooNew.stderr, /^error STORE_TOO_NEW: .*9999_from_a_newer_version/);
+  assert.ok(!existsSync(join(target, 'tg.db')), 'no database left');
+  assert.deepEqual(readdirSync(join(target, 'data')), [], 'no keys left');
+
+  // serve on a newer database changes nothing: no key file is created.
+  const newer = join(dir, 'serve-newer');
+  mkdirSync(newer);
+  cpSync(join(future, 'toolgate.db'), join(newer, 'tg.db'));
+  const served = await runCli(newer, ['serve', '--port', '0']);
+  assert.equal(served.code, 5, served.stderr);
+  assert.match(served.stderr, /STORE_TOO_NEW/);
+  assert.deepEqual(existsSync(join(newer, 'data')) ? readdirSync(join(newer, 'data')) : [], []);
 });
 
 const pgUrl = process.env.TOOLGATE_TEST_PG_URL;

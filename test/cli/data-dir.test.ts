@@ -59,3 +59,26 @@ test('serve with --data-dir elsewhere creates nothing in its working folder; the
     assert.equal(statSync(join(data, name)).mode & 0o077, 0, `${name} is private`);
   }
 });
+
+test('an empty data folder setting is refused (exit 2), as an empty TOOLGATE_DB is; nothing is created in the working folder', async () => {
+  ensureBuilt();
+  const work = folder();
+  const run = (args: string[], env: NodeJS.ProcessEnv) =>
+    new Promise<{ code: number; stderr: string }>((done) =>
+      execFile(
+        process.execPath,
+        [MAIN, ...args, 'agents', 'list'],
+        { cwd: work, env: { ...cleanEnv(), ...env } },
+        (err, _stdout, stderr) => done({ code: err ? Number(err.code) : 0, stderr }),
+      ),
+    );
+  for (const [args, env] of [
+    [['--data-dir', ''], {}],
+    [[], { TOOLGATE_DATA_DIR: '' }],
+  ] as const) {
+    const r = await run([...args], env);
+    assert.equal(r.code, 2, r.stderr);
+    assert.match(r.stderr, /data folder .*empty/);
+  }
+  assert.deepEqual(readdirSync(work), [], 'nothing in the working folder');
+});

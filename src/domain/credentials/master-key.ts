@@ -9,8 +9,9 @@ import { createHash, hkdfSync, randomBytes } from 'node:crypto';
 import { existsSync, writeFileSync } from 'node:fs';
 import { join } from 'node:path';
 import {
+  foreignOwner,
   MAX_SECRET_FILE_BYTES,
-  makeDirs,
+  makePrivateDirs,
   readBoundedFile,
   regularFileStats,
   ToolgateError,
@@ -85,8 +86,10 @@ export class MasterKey {
 }
 
 function readKeyFile(path: string): MasterKey {
-  const mode = regularFileStats(path, 'master key file').mode;
-  if ((mode & 0o077) !== 0) {
+  const stats = regularFileStats(path, 'master key file');
+  const foreign = foreignOwner(stats, `the master key file ${path}`);
+  if (foreign !== null) throw invalid('file_permissions', foreign);
+  if ((stats.mode & 0o077) !== 0) {
     throw invalid(
       'file_permissions',
       `the master key file ${path} is readable by group or others: chmod 600 ${path}`,
@@ -127,7 +130,7 @@ export function loadMasterKey(source: MasterKeySource): MasterKey {
   }
   const path = join(source.dataDir, MASTER_KEY_FILE_NAME);
   if (existsSync(path)) return readKeyFile(path);
-  makeDirs(source.dataDir, 0o700);
+  makePrivateDirs(source.dataDir);
   const key = MasterKey.generate();
   try {
     // 'wx': if the server and the CLI create it at once, one wins and the other reads it.

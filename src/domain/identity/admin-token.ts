@@ -7,8 +7,9 @@ import { createHash, randomBytes, timingSafeEqual } from 'node:crypto';
 import { chmodSync, existsSync, statSync, writeFileSync } from 'node:fs';
 import { dirname } from 'node:path';
 import {
+  foreignOwner,
   MAX_SECRET_FILE_BYTES,
-  makeDirs,
+  makePrivateDirs,
   readBoundedFile,
   regularFileStats,
 } from '../../core/index.js';
@@ -26,7 +27,10 @@ export function loadOrCreateAdminToken(
 ): { token: string; created: boolean } {
   if (existsSync(path)) {
     // A token others can read is a token others have: refuse it rather than serve with it.
-    if ((regularFileStats(path, option).mode & 0o077) !== 0) {
+    const stats = regularFileStats(path, option);
+    const foreign = foreignOwner(stats, `admin token file ${path}`);
+    if (foreign !== null) throw new Error(foreign);
+    if ((stats.mode & 0o077) !== 0) {
       throw new Error(`admin token file ${path} is readable by group or others: chmod 600 ${path}`);
     }
     const token = readBoundedFile(path, { option, maxBytes: MAX_SECRET_FILE_BYTES }).trim();
@@ -35,7 +39,7 @@ export function loadOrCreateAdminToken(
     }
     return { token, created: false };
   }
-  makeDirs(dirname(path), 0o700);
+  makePrivateDirs(dirname(path));
   const token = generateAdminToken();
   writeFileSync(path, `${token}\n`, { mode: 0o600, flag: 'wx' });
   chmodSync(path, 0o600);

@@ -11,6 +11,7 @@ import {
   DEFAULT_PAGE_LIMIT,
   MAX_PAGE_LIMIT,
   MAX_SECRET_FILE_BYTES,
+  narrowPrivateDir,
   problem,
   readBoundedFile,
   ToolgateError,
@@ -205,6 +206,8 @@ export function classifiedRetentionFromEnv(): { classifiedRetentionDays?: number
 }
 
 function gatewayOptions(globals: GlobalOptions): ToolgateOptions {
+  // The data folder is the gateway's own, 0700, whenever a command uses it.
+  narrowPrivateDir(globals.dataDir);
   return {
     db: dbUrl(globals),
     approvalSigner: () => approvalSigner(globals.dataDir),

@@ -4,7 +4,7 @@
  * scripts/gen-docs.ts renders docs/cli-reference.md from the same definitions. Building it must
  * never touch the database, the environment or the network.
  */
-import { Command, Option } from 'commander';
+import { Command, InvalidArgumentError, Option } from 'commander';
 import { noteRunning, VERSION } from './command-kit.js';
 import { registerAgents } from './commands/agents.js';
 import { registerApply } from './commands/apply.js';
@@ -28,6 +28,16 @@ import { registerSecrets } from './commands/secrets.js';
 import { registerServe } from './commands/serve.js';
 import { registerTools } from './commands/tools.js';
 
+/** An empty data folder would be the working folder: refused, as an empty TOOLGATE_DB is. */
+function nonEmptyDataDir(value: string): string {
+  if (value.trim() === '') {
+    throw new InvalidArgumentError(
+      'the data folder cannot be empty: name a folder (or leave it unset for ./data)',
+    );
+  }
+  return value;
+}
+
 export function buildProgram(): Command {
   const program = new Command()
     .name('toolgate')
@@ -48,7 +58,8 @@ export function buildProgram(): Command {
         'where toolgate keeps its files: the SQLite database and the admin token unless --db or --admin-token-file say otherwise, the approval and audit signing keys, the secrets master key',
       )
         .env('TOOLGATE_DATA_DIR')
-        .default('./data'),
+        .default('./data')
+        .argParser(nonEmptyDataDir),
     )
     .addOption(
       new Option(

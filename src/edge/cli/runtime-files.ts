@@ -10,8 +10,9 @@ import { join } from 'node:path';
 import { parse as parseYaml } from 'yaml';
 import type { KeyFile } from '../../api/index.js';
 import {
+  foreignOwner,
   MAX_SECRET_FILE_BYTES,
-  makeDirs,
+  makePrivateDirs,
   readBoundedFile,
   regularFileStats,
   ToolgateError,
@@ -27,7 +28,10 @@ import { generateNoteSigner, NoteSigner } from '../../records/audit/index.js';
 
 function privateFile(path: string): string | null {
   if (!existsSync(path)) return null;
-  if ((regularFileStats(path, 'key file').mode & 0o077) !== 0) {
+  const stats = regularFileStats(path, 'key file');
+  const foreign = foreignOwner(stats, path);
+  if (foreign !== null) throw new ToolgateError('INPUT_INVALID', foreign, { problems: [] });
+  if ((stats.mode & 0o077) !== 0) {
     throw new ToolgateError(
       'INPUT_INVALID',
       `${path} is readable by group or others: chmod 600 ${path}`,
@@ -79,7 +83,7 @@ export function approvalSigner(dataDir: string): ApprovalSigner {
   const path = join(dataDir, APPROVAL_KEY_FILE);
   const pem = privateFile(path);
   if (pem) return keyOf(path, pem, (text) => ApprovalSigner.fromPem(text));
-  makeDirs(dataDir, 0o700);
+  makePrivateDirs(dataDir);
   const signer = ApprovalSigner.generate();
   try {
     // 'wx': if the server and the CLI create it at once, one wins and the other reads it.
@@ -96,7 +100,7 @@ export function auditSigner(dataDir: string, name: string): NoteSigner {
   const path = join(dataDir, AUDIT_KEY_FILE);
   const pem = privateFile(path);
   if (pem) return keyOf(path, pem, (text) => NoteSigner.fromPem(name, text));
-  makeDirs(dataDir, 0o700);
+  makePrivateDirs(dataDir);
   const fresh = generateNoteSigner(name);
   try {
     writeFileSync(path, fresh.pem, { mode: 0o600, flag: 'wx' });

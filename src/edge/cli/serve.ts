@@ -1,9 +1,15 @@
 /** @module `toolgate serve`: opens the store, loads the demo catalog if asked, serves REST on loopback. */
-import { readFileSync } from 'node:fs';
+import { existsSync, readFileSync, rmSync } from 'node:fs';
+import { join } from 'node:path';
 import { fileURLToPath } from 'node:url';
 import type { FastifyInstance } from 'fastify';
 import { parse as parseYaml } from 'yaml';
-import { MAX_SECRET_FILE_BYTES, readBoundedFile, ToolgateError } from '../../core/index.js';
+import {
+  MAX_SECRET_FILE_BYTES,
+  narrowPrivateDir,
+  readBoundedFile,
+  ToolgateError,
+} from '../../core/index.js';
 import { loadMasterKey } from '../../domain/credentials/index.js';
 import { checkAdminTokenStrength, loadOrCreateAdminToken } from '../../domain/identity/index.js';
 import { type OidcConfig, oidcConfigFromEnv } from '../../domain/operators/oidc/index.js';
@@ -20,6 +26,7 @@ import { DEMO_ACTOR_ID, reviewDemoCatalog } from './demo-reviews.js';
 import { firstAdminBanner, runtimeAsTyped } from './first-admin.js';
 import { jsonText } from './output.js';
 import {
+  AUDIT_KEY_FILE,
   approvalSigner,
   auditSigner,
   jwtConfigFromEnv,
@@ -126,6 +133,8 @@ export async function serve(options: ServeOptions): Promise<void> {
   const limits = options.limits ?? {};
   const disabled = options.adminToken === false || adminTokenDisabled();
   const fromEnv = disabled ? undefined : process.env.TOOLGATE_ADMIN_TOKEN;
+  // The data folder is the gateway's own, 0700, before any key in it is read or made.
+  narrowPrivateDir(options.dataDir);
   let admin: { token: string; created: boolean } | null = null;
   try {
     if (fromEnv !== undefined) checkAdminTokenStrength(fromEnv);
@@ -158,34 +167,42 @@ export async function serve(options: ServeOptions): Promise<void> {
     // The checkpoint key exists from the start, not from the first checkpoint: `audit verify`
     // on this data folder can check whatever the log holds, even if the server died before
     // signing anything (replicas sharing the folder create it once: the file is written `wx`).
+    const auditKeyFile = join(options.dataDir, AUDIT_KEY_FILE);
+    const made = [
+      ...(existsSync(auditKeyFile) ? [] : [auditKeyFile]),
+      ...(admin?.created ? [options.adminTokenFile] : []),
+    ];
     const checkpointKey = auditSigner(options.dataDir, DEFAULT_ORIGIN);
-    tg = await openToolgate({
-      db: options.db,
-      approvalSigner: () => approvalSigner(options.dataDir),
-      auditSigner: () => checkpointKey,
-      masterKey: () => loadMasterKey({ dataDir: options.dataDir }),
-      audit: classifiedRetentionFromEnv(),
-      // No sandbox may see the gateway's own files (the database's are added by openToolgate).
-      protectedPaths: [
-        options.dataDir,
-        options.adminTokenFile,
-        ...(process.env.TOOLGATE_MASTER_KEY_FILE ? [process.env.TOOLGATE_MASTER_KEY_FILE] : []),
-      ],
-      ...(jwt ? { jwt } : {}),
-      ...(oauth ? { oauth } : {}),
-      teams: teamsFromEnv(),
-      outbound: outboundFromEnv(),
-      notify,
-      // Owner notices: the event record, retire dates and orphans checked every minute; an
-      // orphan whose team has no channel goes to TOOLGATE_OWNER_FALLBACK_TEAM's, if set.
-      owners: {
-        checkIntervalMs: 60_000,
-        fallbackTeam: process.env.TOOLGATE_OWNER_FALLBACK_TEAM?.trim() || null,
-      },
-      ...detectorsAndTracingFromEnv(),
-      health: healthConfigFromEnv(process.env),
-      caps: capsOf(limits),
-    });
+    tg = await withdrawOnClosedStore(
+      made,
+      openToolgate({
+        db: options.db,
+        approvalSigner: () => approvalSigner(options.dataDir),
+        auditSigner: () => checkpointKey,
+        masterKey: () => loadMasterKey({ dataDir: options.dataDir }),
+        audit: classifiedRetentionFromEnv(),
+        // No sandbox may see the gateway's own files (the database's are added by openToolgate).
+        protectedPaths: [
+          options.dataDir,
+          options.adminTokenFile,
+          ...(process.env.TOOLGATE_MASTER_KEY_FILE ? [process.env.TOOLGATE_MASTER_KEY_FILE] : []),
+        ],
+        ...(jwt ? { jwt } : {}),
+        ...(oauth ? { oauth } : {}),
+        teams: teamsFromEnv(),
+        outbound: outboundFromEnv(),
+        notify,
+        // Owner notices: the event record, retire dates and orphans checked every minute; an
+        // orphan whose team has no channel goes to TOOLGATE_OWNER_FALLBACK_TEAM's, if set.
+        owners: {
+          checkIntervalMs: 60_000,
+          fallbackTeam: process.env.TOOLGATE_OWNER_FALLBACK_TEAM?.trim() || null,
+        },
+        ...detectorsAndTracingFromEnv(),
+        health: healthConfigFromEnv(process.env),
+        caps: capsOf(limits),
+      }),
+    );
     let demoSummary = '';
     if (options.demo) {
       // The demo's own set: a team's `apply --prune` of its files never withdraws the demo.
@@ -364,4 +381,19 @@ function capsOf(limits: NonNullable<ServeOptions['limits']>) {
       ? { maxPendingApprovalsPerAgent: limits.maxPendingApprovalsPerAgent }
       : {}),
   };
+}
+
+/**
+ * A store too new for this version, or out of reach, is left as it was ("Nothing was changed"):
+ * the key files this start created for it (the admin token, the audit signing key) go too.
+ */
+async function withdrawOnClosedStore<T>(made: readonly string[], opening: Promise<T>): Promise<T> {
+  try {
+    return await opening;
+  } catch (err) {
+    if (err instanceof ToolgateError && ['STORE_TOO_NEW', 'STORE_UNAVAILABLE'].includes(err.code)) {
+      for (const file of made) rmSync(file, { force: true });
+    }
+    throw err;
+  }
 }

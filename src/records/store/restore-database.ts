@@ -7,7 +7,8 @@ import type { RestoredDatabase } from './database-copy.js';
 import type { Dialect } from './migration-sql.js';
 import { parseDbUrl } from './open-store.js';
 import { restoreDump } from './postgres/backup.js';
-import { restoreFile } from './sqlite/backup.js';
+import { knownMigrations, refuseNewerSchema } from './schema-version.js';
+import { migrationsIn, removeRestored, restoreFile } from './sqlite/backup.js';
 
 /**
  * Restores the saved database `file` (in the backup folder) into the database `url` names, which
@@ -29,6 +30,13 @@ export async function restoreDatabase(
   }
   if (dialect === 'sqlite') {
     restoreFile(file, target);
+    try {
+      // The database's own migrations, not only the manifest's list: a newer schema is refused.
+      refuseNewerSchema(migrationsIn(target), await knownMigrations('sqlite'));
+    } catch (err) {
+      removeRestored(target);
+      throw err;
+    }
     return { restored: true, location };
   }
   return restoreDump(target, location, file);

@@ -6,7 +6,7 @@
 import { join } from 'node:path';
 import { type Command, Option } from 'commander';
 import { backup, type RestoreResult, restore } from '../../../api/index.js';
-import { type GlobalOptions, VERSION } from '../command-kit.js';
+import { dbUrl, type GlobalOptions, VERSION } from '../command-kit.js';
 import { exitCodeOf } from '../exit-codes.js';
 import { makeOutput, reportError } from '../output.js';
 import { ADMIN_TOKEN_FILE, dataFolderKeys } from '../runtime-files.js';
@@ -29,7 +29,8 @@ export function registerBackup(program: Command): void {
       try {
         const tokenFile = opts.adminTokenFile ?? join(globals.dataDir, ADMIN_TOKEN_FILE);
         const manifest = await backup(dir, {
-          db: globals.db ?? 'sqlite:./data/toolgate.db',
+          db: dbUrl(globals),
+          dataDir: globals.dataDir,
           keys: dataFolderKeys(globals.dataDir, tokenFile),
           version: VERSION,
         });
@@ -72,7 +73,7 @@ export function registerBackup(program: Command): void {
       const out = makeOutput(globals.json === true);
       try {
         const result = await restore(dir, {
-          db: globals.db ?? 'sqlite:./data/toolgate.db',
+          db: dbUrl(globals),
           dataDir: globals.dataDir,
         });
         out.result({ dir, ...result }, () => restoredText(dir, result, globals.dataDir));

@@ -13,6 +13,7 @@ import {
   unlinkSync,
 } from 'node:fs';
 import { dirname, join } from 'node:path';
+import BetterSqlite3 from 'better-sqlite3';
 import { makeDirs, ToolgateError } from '../../../core/index.js';
 import type { SqliteHandle } from './dialect.js';
 
@@ -66,4 +67,23 @@ export function restoreFile(file: string, target: string): void {
   // copyFile keeps the backup's mode (0600); the sync makes the restore durable.
   syncPath(target);
   syncPath(dirname(target));
+}
+
+/**
+ * The migrations a restored database file holds, read from its own table (a backup's manifest
+ * may not say them all); the file is opened read-only.
+ */
+export function migrationsIn(target: string): string[] {
+  const db = new BetterSqlite3(target, { readonly: true, fileMustExist: true });
+  try {
+    const rows = db.prepare('select name from kysely_migration').all() as { name: string }[];
+    return rows.map((r) => r.name).sort();
+  } finally {
+    db.close();
+  }
+}
+
+/** Removes a restored database file that is refused, with its journal files. */
+export function removeRestored(target: string): void {
+  for (const f of [target, `${target}-wal`, `${target}-shm`]) if (existsSync(f)) unlinkSync(f);
 }
