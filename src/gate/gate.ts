@@ -13,19 +13,10 @@ import {
   systemClock,
   timeOrderedId,
 } from '../core/index.js';
-import type { CatalogService, HealthGate } from '../domain/catalog/index.js';
-import type { CredentialBroker } from '../domain/credentials/index.js';
-import type { ApprovalDesk } from '../domain/decisions/index.js';
+import type { CatalogService } from '../domain/catalog/index.js';
 import type { IdempotencyStore } from '../domain/idempotency/index.js';
-import type {
-  AgentService,
-  OAuthResourceServerConfig,
-  UserService,
-} from '../domain/identity/index.js';
 import type { CallCounters } from '../domain/limits/index.js';
-import type { DirectoryReader, PolicySupplier, SetMembership } from '../domain/policy/index.js';
-import type { GovernedUris, SessionService } from '../domain/sessions/index.js';
-import type { RuntimeRegistry } from '../execution/runtimes/index.js';
+import type { DirectoryReader } from '../domain/policy/index.js';
 import { declaredKeys, deniedRecord } from './audit-records.js';
 import type { AuditWriter } from './audit-writer.js';
 import {
@@ -33,113 +24,22 @@ import {
   type CallOptions,
   callContextOf,
   type InProcessCall,
-  isEntryRef,
 } from './call-context.js';
-import { type CallTracer, TRACED_STEPS, type TracedVerdict } from './call-tracer.js';
+import type { CallTracer } from './call-tracer.js';
 import { deny, type GateDecision } from './decision.js';
 import { directoryReader } from './directory-reader.js';
-import { IdentityCache } from './identity-cache.js';
+import { type GateDependencies, stepDependencies } from './gate-dependencies.js';
 import { attemptedName } from './redaction.js';
-import { type Revisions, RevisionWatch } from './revision-watch.js';
+import { RevisionWatch } from './revision-watch.js';
 import { runningOf } from './running-calls.js';
-import { type AfterInjection, DEFAULT_AFTER_INJECTION } from './steps/after-injection.js';
 import { releaseClaim } from './steps/idempotency-claim.js';
 import { GATE_STEPS } from './steps/pipeline.js';
 import { scopeRefusal } from './steps/scope.js';
-import {
-  CallState,
-  type Refusal,
-  type Step,
-  type StepDependencies,
-  type StepResult,
-} from './steps/step.js';
-import { ToolCache } from './tool-cache.js';
+import { CallState, type Refusal, type Step, type StepDependencies } from './steps/step.js';
+import { invokeTraced } from './traced-invoke.js';
 
-export interface GateDependencies {
-  readonly catalog: CatalogService;
-  readonly agents: AgentService;
-  readonly users: UserService;
-  readonly sessions: SessionService;
-  readonly approvals: ApprovalDesk;
-  /**
-   * One runtime per kind (docs/architecture.md §4); a tool whose kind has none here is refused,
-   * never run with less isolation than it asks for.
-   */
-  readonly runtimes: RuntimeRegistry;
-  /** Opens a tool's own credential for one call, after the gate passed. */
-  readonly credentials?: Pick<CredentialBroker, 'forCall'>;
-  /** Loads the org policy engine; called again after every catalog or policy change. */
-  readonly policies?: PolicySupplier;
-  readonly clock?: Clock;
-  /** The chained audit log's writer (shared with the checkpointer). */
-  readonly audit: AuditWriter;
-  /** Rate slots, external sends, spend and rolling ceilings, private-read marks. */
-  readonly counters: CallCounters;
-  /** Idempotency records: lookup, claim, stored result, sweep. */
-  readonly idempotency: IdempotencyStore;
-  /** The stored catalog and identity revisions: how other processes' changes reach this gate. */
-  readonly revisions: () => Promise<Revisions>;
-  /**
-   * What waits for a reviewer once injection text entered a session (steps/after-injection.ts);
-   * default: every state-changing call.
-   */
-  readonly afterInjection?: AfterInjection;
-  /** Live destination sets a tool's destinations rules may name (the policy step asks them). */
-  readonly destinationSets?: SetMembership;
-  /** The health monitor (C14): unavailable tools fail fast, live outcomes feed passive health. */
-  readonly health?: HealthGate;
-  /**
-   * What a resource URI names over every provider (policy step): a template's read must name
-   * that template. None: every template read is refused (fail closed).
-   */
-  readonly governedUris?: Pick<GovernedUris, 'resolve'>;
-  /** The steps to run, in order; GATE_STEPS unless a test watches them run. */
-  readonly steps?: readonly Step[];
-  /** The OAuth resource server's scopes (scope step); none: toolgate takes no access tokens. */
-  readonly oauth?: Pick<OAuthResourceServerConfig, 'scopes'>;
-  /**
-   * Records a refusal that has no session of the caller to be audited in (a step-up asked before
-   * any session or run was named) as a security event of the principal.
-   */
-  readonly principalEvents?: (
-    action: string,
-    subject: string,
-    details: Record<string, unknown>,
-  ) => Promise<void>;
-  /** Traces calls (call-tracer.ts); none: tracing is off and costs one test per call. */
-  readonly tracer?: CallTracer;
-}
-
-/** The services the steps use, with fresh caches: one set per gate (and per step test). */
-export function stepDependencies(
-  deps: GateDependencies,
-  lostPostRecord: () => void,
-): StepDependencies {
-  return {
-    sessions: deps.sessions,
-    approvals: deps.approvals,
-    runtimes: deps.runtimes,
-    credentials: deps.credentials,
-    clock: deps.clock ?? systemClock,
-    audit: deps.audit,
-    counters: deps.counters,
-    idempotency: deps.idempotency,
-    tools: new ToolCache(deps.catalog, deps.policies),
-    identities: new IdentityCache(deps.agents, deps.users, deps.sessions),
-    destinationSets: deps.destinationSets,
-    lostPostRecord,
-    afterInjection: deps.afterInjection ?? DEFAULT_AFTER_INJECTION,
-    health: deps.health ?? NO_HEALTH,
-    governedUris: deps.governedUris,
-    scopes: deps.oauth ? { config: deps.oauth, catalog: deps.catalog } : undefined,
-  };
-}
-
-/** Without a monitor every tool is admitted and nothing is observed. */
-const NO_HEALTH: HealthGate = Object.freeze({
-  admit: () => null,
-  observe: () => {},
-});
+export type { GateDependencies } from './gate-dependencies.js';
+export { stepDependencies } from './gate-dependencies.js';
 
 export class Gate {
   readonly #steps: readonly Step[];
@@ -224,7 +124,9 @@ export class Gate {
     if (refreshed) await refreshed;
     const ctx = callContextOf(call);
     const state = new CallState(this.#deps, ctx, toolRef, args, options, callId, started);
-    if (this.#tracer !== undefined) return this.#traced(state, this.#tracer);
+    if (this.#tracer !== undefined) {
+      return invokeTraced(this.#steps, state, this.#tracer, (st, r) => this.#refuse(st, r));
+    }
     // The caller's trace id reaches the audit records even when this gateway does not trace.
     if (ctx.trace?.parent) state.traceId = ctx.trace.parent.traceId;
     const steps = this.#steps;
@@ -243,62 +145,6 @@ export class Gate {
       throw err;
     }
     // The last step always answers; a list that ends without one is a broken list.
-    throw new Error('the gate ran out of steps without a decision');
-  }
-
-  /**
-   * `invoke` with tracing on: the call's span under the caller's context, a child span for each
-   * of TRACED_STEPS, the resolved tool and the verdict as attributes (call-tracer.ts).
-   */
-  async #traced(state: CallState, tracer: CallTracer): Promise<GateDecision> {
-    const ref = state.toolRef;
-    const method = !isEntryRef(ref)
-      ? 'tools/call'
-      : ref.entry === 'resource'
-        ? 'resources/read'
-        : 'prompts/get';
-    const span = tracer.startCall(state.ctx.trace, state.ctx.sessionId, method);
-    state.span = span;
-    state.traceId = span.traceId;
-    const steps = this.#steps;
-    try {
-      for (let i = 0; i < steps.length; i++) {
-        const step = steps[i] as Step;
-        const child = TRACED_STEPS.has(step.name) ? span.step(step.name) : null;
-        state.stepSpan = child;
-        let result: StepResult | Promise<StepResult>;
-        try {
-          result = step.run(state);
-          if (result instanceof Promise) result = await result;
-        } catch (err) {
-          child?.end('error');
-          throw err;
-        }
-        child?.end();
-        if (
-          step.name === 'resolve' &&
-          result === undefined &&
-          state.ref &&
-          method === 'tools/call'
-        ) {
-          span.tool({
-            name: state.entry?.name ?? state.def.name,
-            id: state.ref.id,
-            version: state.ref.version,
-            actionClass: state.def.action_class,
-          });
-        }
-        if (result === undefined) continue;
-        const decision = result.kind === 'refuse' ? await this.#refuse(state, result) : result;
-        span.end(verdictOf(decision));
-        return decision;
-      }
-    } catch (err) {
-      if (!state.runStarted) await releaseClaim(state).catch(() => {});
-      span.end(null, isToolgateError(err) ? err.code : 'error');
-      throw err;
-    }
-    span.end(null, 'error');
     throw new Error('the gate ran out of steps without a decision');
   }
 
@@ -367,12 +213,4 @@ export class Gate {
     });
     return deny(state.callId, refusal.code, refusal.rule, refusal.message, refusal.details);
   }
-}
-
-/** The gate's verdict as a span records it: the decision, and a denial's code and rule. */
-function verdictOf(decision: GateDecision): TracedVerdict {
-  if (decision.kind === 'deny') {
-    return { decision: 'deny', code: decision.code, rule: decision.rule };
-  }
-  return { decision: decision.kind };
 }

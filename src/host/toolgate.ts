@@ -158,8 +158,7 @@ export async function openGateway(options: ToolgateOptions = {}): Promise<Gatewa
     () => operations.ownerNotices.close(),
     () => security.close(),
     () => records.audit.close(),
-    // A proxy the caller passed in is the caller's to close.
-    ...(options.egress ? [] : [() => host.egress.proxy.close()]),
+    ...(options.egress ? [] : [() => host.egress.proxy.close()]), // a caller's own proxy: theirs
     () => store.close(),
   ]);
   return gatewayOf(wings, { agent, admin, close }, revisions);

@@ -107,7 +107,8 @@ function usage(message: string): ToolgateError<'INPUT_INVALID'> {
   return new ToolgateError('INPUT_INVALID', message, { problems: [] });
 }
 
-export async function serve(options: ServeOptions): Promise<void> {
+/** The options a start refuses before anything opens: port, body limit, deadline, origins. */
+function checkedOptions(options: ServeOptions): { deadline: number; origins: OriginPolicy } {
   if (!Number.isInteger(options.port) || options.port < 0 || options.port > 65_535) {
     throw usage(`--port must be an integer 0–65535, got ${options.port}`);
   }
@@ -117,12 +118,18 @@ export async function serve(options: ServeOptions): Promise<void> {
   const deadline = options.shutdownDeadlineSeconds ?? DEFAULT_SHUTDOWN_DEADLINE_S;
   if (!Number.isInteger(deadline) || deadline < 0 || deadline > 3600)
     throw usage(`--shutdown-deadline must be an integer 0–3600 seconds, got ${deadline}`);
-  let origins: OriginPolicy;
   try {
-    origins = originPolicy(options.allowedOrigins ?? [], options.allowedHosts ?? []);
+    return {
+      deadline,
+      origins: originPolicy(options.allowedOrigins ?? [], options.allowedHosts ?? []),
+    };
   } catch (err) {
     throw usage(err instanceof Error ? err.message : String(err));
   }
+}
+
+export async function serve(options: ServeOptions): Promise<void> {
+  const { deadline, origins } = checkedOptions(options);
   const publicUrl = publicUrlOf(options);
   // Single sign-on and notifications are checked before anything opens: a typo fails the start.
   const oidc: OidcConfig | null = oidcConfigFromEnv(process.env, publicUrl);
