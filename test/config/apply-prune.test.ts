@@ -167,6 +167,45 @@ for (const backend of backends()) {
       ]);
     });
 
+    test('pruning a grant still waiting for approvers withdraws its change request, audited; drift lists it', async () => {
+      const gatedTool = {
+        kind: 'Tool',
+        spec: validTool({
+          id: 'prune_gated',
+          name: 'prune_gated',
+          access_tier: 'privileged',
+          required_capabilities: ['gated:use'],
+        }),
+      };
+      const base = [agent('prune-fe1'), gatedTool];
+      const first = await tg.config.apply([...base, grant('prune-fe1', ['gated:use'])], admin, {
+        set: 'fe',
+      });
+      assert.match(JSON.stringify(first.changes), /awaiting 1 approver/);
+      const pending = async () =>
+        (await tg.changes.list('pending')).filter(
+          (c) => c.subject === 'grant gated:use to prune-fe1',
+        );
+      const [change] = await pending();
+      assert.ok(change);
+      const drift = await tg.config.apply(base, admin, { set: 'fe' });
+      assert.match(
+        drift.changes.find((c) => c.subject === 'grant prune-fe1 gated:use')?.summary ?? '',
+        new RegExp(`change ${change.id} is pending`),
+      );
+      const r = await tg.config.apply(base, admin, { set: 'fe', prune: true });
+      assert.match(
+        r.changes.find((c) => c.subject === 'grant prune-fe1 gated:use')?.summary ?? '',
+        new RegExp(`not held; change ${change.id} withdrawn`),
+      );
+      assert.deepEqual(await pending(), []);
+      assert.equal((await tg.changes.get(change.id)).status, 'withdrawn');
+      const events = await tg.events.list({ limit: 100_000 });
+      assert.ok(
+        events.some((e) => e.action === 'change.withdrawn' && e.subject === `change:${change.id}`),
+      );
+    });
+
     test('a bad set name or an owner asking to prune is refused and changes nothing', async () => {
       const was = await state(tg);
       for (const set of ['', 'Ops', '../x', 'a'.repeat(65), 'a b']) {

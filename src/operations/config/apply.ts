@@ -184,6 +184,7 @@ export class ApplyService {
       agents: this.#agents,
       users: this.#users,
       policies: this.#policies,
+      changes: this.#changes,
     };
   }
 

@@ -18,6 +18,7 @@ import {
   type LifecycleState,
   type ToolDefinition,
 } from '../../domain/catalog/index.js';
+import type { ChangeDesk } from '../../domain/decisions/index.js';
 import type {
   AgentService,
   AgentSpec,
@@ -52,6 +53,7 @@ export interface PruneServices {
   readonly agents: AgentService;
   readonly users: UserService;
   readonly policies: PolicyService;
+  readonly changes: Pick<ChangeDesk, 'pendingGrantIn' | 'withdrawGrantIn'>;
 }
 
 const REASON = 'no longer declared (apply --prune)';
@@ -133,6 +135,7 @@ export async function reconcileSet(
   const changes: PruneChange[] = [];
   for (const d of gone) {
     if (!prune || d.kind === 'Provider') {
+      const waiting = await pendingGrantText(trx, services, d, 'a prune withdraws it');
       changes.push({
         document: -1,
         kind: d.kind,
@@ -141,7 +144,7 @@ export async function reconcileSet(
         summary:
           d.kind === 'Provider'
             ? 'no longer declared: kept (providers are not pruned; remove it by hand)'
-            : `no longer declared: kept (apply with --prune to ${PRUNE_VERB[d.kind]})`,
+            : `no longer declared: kept (apply with --prune to ${PRUNE_VERB[d.kind]})${waiting}`,
       });
       continue;
     }
@@ -154,7 +157,7 @@ export async function reconcileSet(
       .where('set_name', '!=', set)
       .executeTakeFirst();
     const summary = other
-      ? `no longer declared here: kept, set ${other.set_name} still declares it`
+      ? `no longer declared here: kept, set ${other.set_name} still declares it${await pendingGrantText(trx, services, d, 'kept')}`
       : await pruneOne(ctx, services, d, actor);
     await trx
       .deleteFrom('applied_objects')
@@ -165,6 +168,19 @@ export async function reconcileSet(
     changes.push({ document: -1, kind: d.kind, subject: subjectText(d), action: 'prune', summary });
   }
   return changes;
+}
+
+/** For a grant no longer declared: its pending change requests, as a summary's tail. */
+async function pendingGrantText(
+  trx: CatalogWrite['trx'],
+  services: PruneServices,
+  d: Declared,
+  fate: string,
+): Promise<string> {
+  if (d.kind !== 'Grant') return '';
+  const [agent = '', capability = ''] = d.subject.split(' ');
+  const ids = await services.changes.pendingGrantIn(trx, agent, capability);
+  return ids.map((id) => `; change ${id} is pending (${fate})`).join('');
 }
 
 const PRUNE_VERB: Readonly<Record<ConfigDocument['kind'], string>> = {
@@ -203,7 +219,19 @@ async function pruneOne(
     case 'Grant': {
       const [agent = '', capability = ''] = d.subject.split(' ');
       const removed = await services.agents.revokeIn(trx, agent, [capability], actor, REASON);
-      return removed.length > 0 ? 'revoked' : 'not held';
+      // A grant still waiting for its approvers is withdrawn too: approving it later would grant
+      // what no set declares.
+      const withdrawn = await services.changes.withdrawGrantIn(
+        trx,
+        agent,
+        capability,
+        actor,
+        REASON,
+      );
+      return [
+        removed.length > 0 ? 'revoked' : 'not held',
+        ...withdrawn.map((id) => `change ${id} withdrawn`),
+      ].join('; ');
     }
     case 'Policy': {
       if (!(await services.policies.removeIn(trx, d.subject, actor, REASON))) return 'gone';
