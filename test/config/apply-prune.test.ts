@@ -206,6 +206,31 @@ for (const backend of backends()) {
       );
     });
 
+    test('the plan says when another set also declares an object, and when a set adopts one made by hand', async () => {
+      await tg.config.apply([agent('prune-hand'), grant('prune-hand', ['hand:one'])], admin, {
+        set: null,
+      });
+      const adopt = await tg.config.apply(
+        [agent('prune-hand'), grant('prune-hand', ['hand:one'])],
+        admin,
+        { set: 'adopt' },
+      );
+      for (const subject of ['agent prune-hand', 'grant prune-hand']) {
+        const c = adopt.changes.find((x) => x.subject === subject);
+        assert.equal(c?.action, 'unchanged', subject);
+        assert.match(c?.summary ?? '', /adopted \(existed, made by hand or before sets\)/, subject);
+      }
+      const other = await tg.config.apply([agent('prune-hand')], admin, { set: 'other' });
+      const c = other.changes.find((x) => x.subject === 'agent prune-hand');
+      assert.match(c?.summary ?? '', /also declared by set adopt/);
+      assert.doesNotMatch(c?.summary ?? '', /adopted/);
+      // Applying again: no longer new to the set, still shared.
+      const again = await tg.config.apply([agent('prune-hand')], admin, { set: 'adopt' });
+      const summary = again.changes.find((x) => x.subject === 'agent prune-hand')?.summary ?? '';
+      assert.match(summary, /also declared by set other/);
+      assert.doesNotMatch(summary, /adopted/);
+    });
+
     test('a bad set name or an owner asking to prune is refused and changes nothing', async () => {
       const was = await state(tg);
       for (const set of ['', 'Ops', '../x', 'a'.repeat(65), 'a b']) {

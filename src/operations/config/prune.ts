@@ -103,9 +103,8 @@ export async function reconcileSet(
   declared: readonly Declared[],
   actor: Actor,
   prune: boolean,
-): Promise<PruneChange[]> {
+): Promise<{ changes: PruneChange[]; notes: Map<string, DeclarationNote> }> {
   const { trx } = ctx;
-  const key = (d: Declared) => `${d.kind}\u0000${d.subject}`;
   const now = new Set(declared.map(key));
   const before = (await trx
     .selectFrom('applied_objects')
@@ -117,6 +116,7 @@ export async function reconcileSet(
   const added = [...new Map(declared.map((d) => [key(d), d])).values()].filter(
     (d) => !held.has(key(d)),
   );
+  const notes = await declarationNotes(trx, set, declared, new Set(added.map(key)));
   for (const d of added) {
     await trx
       .insertInto('applied_objects')
@@ -167,7 +167,66 @@ export async function reconcileSet(
       .execute();
     changes.push({ document: -1, kind: d.kind, subject: subjectText(d), action: 'prune', summary });
   }
-  return changes;
+  return { changes, notes };
+}
+
+/** What the plan says of a declared object beside its change (docs/configuration.md "Converging"). */
+export interface DeclarationNote {
+  /** The other sets that declare it too. */
+  readonly others: readonly string[];
+  /** Declared by this set for the first time (and by no other set). */
+  readonly newToSet: boolean;
+}
+
+/** The ledger key of a declared object. */
+export const declaredKey = (d: Declared): string => `${d.kind}\u0000${d.subject}`;
+const key = declaredKey;
+
+async function declarationNotes(
+  trx: CatalogWrite['trx'],
+  set: string,
+  declared: readonly Declared[],
+  newToSet: ReadonlySet<string>,
+): Promise<Map<string, DeclarationNote>> {
+  const notes = new Map<string, DeclarationNote>();
+  if (declared.length === 0) return notes;
+  const kinds = [...new Set(declared.map((d) => d.kind))];
+  const rows = await trx
+    .selectFrom('applied_objects')
+    .select(['set_name', 'kind', 'subject'])
+    .where('set_name', '!=', set)
+    .where('kind', 'in', kinds)
+    .orderBy('set_name')
+    .execute();
+  const others = new Map<string, string[]>();
+  for (const r of rows) {
+    const k = `${r.kind}\u0000${r.subject}`;
+    others.set(k, [...(others.get(k) ?? []), r.set_name]);
+  }
+  for (const d of declared) {
+    const k = key(d);
+    const sets = others.get(k) ?? [];
+    notes.set(k, { others: sets, newToSet: newToSet.has(k) && sets.length === 0 });
+  }
+  return notes;
+}
+
+/**
+ * A change's summary with what the notes of its document's objects say: another set also
+ * declares it (two sets' files decide it, the last apply wins), or this set adopts an object
+ * that existed before, made by hand or before sets (a later prune of this set would touch it).
+ */
+function notedSummary(
+  summary: string,
+  action: string,
+  notes: readonly (DeclarationNote | undefined)[],
+): string {
+  const others = [...new Set(notes.flatMap((n) => n?.others ?? []))];
+  const tail: string[] = [];
+  if (others.length > 0) tail.push(`also declared by set ${others.join(', ')}`);
+  else if (action !== 'create' && notes.some((n) => n?.newToSet))
+    tail.push('adopted (existed, made by hand or before sets)');
+  return tail.length === 0 ? summary : `${summary}; ${tail.join('; ')}`;
 }
 
 /** For a grant no longer declared: its pending change requests, as a summary's tail. */
@@ -276,4 +335,19 @@ async function pruneOne(
     case 'Provider':
       return 'kept';
   }
+}
+
+/** The changes of an apply's documents, each with its objects' notes (`notedSummary`). */
+export function withNotes<C extends { document: number; action: string; summary: string }>(
+  changes: readonly C[],
+  docs: readonly { index: number; doc: ConfigDocument }[],
+  notes: ReadonlyMap<string, DeclarationNote>,
+): C[] {
+  const byIndex = new Map(docs.map((d) => [d.index, d]));
+  return changes.map((c) => {
+    const doc = byIndex.get(c.document);
+    if (!doc) return c;
+    const found = declaredObjects([doc]).map((d) => notes.get(declaredKey(d)));
+    return { ...c, summary: notedSummary(c.summary, c.action, found) };
+  });
 }
