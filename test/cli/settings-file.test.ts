@@ -97,6 +97,40 @@ describe('reading a settings file', () => {
     assert.equal(readSettingsFile(join(dir, 'missing.yaml')).problems[0]?.rule, 'settings.read');
   });
 
+  test('credentials in a URL setting, unknown YAML tags and a file that is no settings file are refused without echoing the file', () => {
+    const cases: [string, string][] = [
+      ['db: "postgres://u:SECRETPW@127.0.0.1/x"', '/db'],
+      ['db: "postgresql://u@127.0.0.1/x?password=SECRETPW"', '/db'],
+      ['jwt: { jwks_url: "https://user:SECRETPW@idp.example/jwks" }', '/jwt/jwks_url'],
+      ['server: { public_url: "https://SECRETPW@gw.example" }', '/server/public_url'],
+      [
+        'notify: { webhook_urls: ["https://a:SECRETPW@hooks.example/x"] }',
+        '/notify/webhook_urls/0',
+      ],
+    ];
+    for (const [text, pointer] of cases) {
+      const { env, problems } = readSettingsFile(file('cred.yaml', text));
+      assert.deepEqual(
+        problems.map((p) => [p.pointer, p.rule]),
+        [[pointer, 'settings.credentials']],
+        text,
+      );
+      assert.doesNotMatch(JSON.stringify(problems), /SECRETPW/);
+      assert.deepEqual(env, {});
+    }
+    const tagged = readSettingsFile(file('tag.yaml', 'oidc: { client_id: !!custom SECRETPW }\n'));
+    assert.equal(tagged.problems[0]?.rule, 'settings.read');
+    assert.doesNotMatch(JSON.stringify(tagged.problems), /SECRETPW/);
+    const shadow = readSettingsFile(
+      file('shadow', 'root:$6$SECRETPW:20228:0:99999:7:::\nbin:*:20228:0:99999:7:::\n'),
+    );
+    assert.deepEqual(
+      shadow.problems.map((p) => [p.pointer, p.rule]),
+      [['', 'settings.not_settings']],
+    );
+    assert.doesNotMatch(JSON.stringify(shadow.problems), /SECRETPW|root|bin/);
+  });
+
   test('a variable already set wins over the file; the file fills only what is unset', () => {
     const env: NodeJS.ProcessEnv = { TOOLGATE_PORT: '7000' };
     const r = fillFromSettings(env, { TOOLGATE_PORT: '9000', TOOLGATE_HOST: '0.0.0.0' });
@@ -224,6 +258,18 @@ describe('the CLI with a settings file', () => {
     assert.match(start.stderr, /\/server\/port/);
     assert.doesNotMatch(start.stderr, /\n\s+at /, 'no stack trace');
     assert.equal(existsSync(data), false, 'nothing was created');
+
+    // An unknown tag is refused, and neither the check nor a start prints the file's line.
+    const tag = file('tag-cli.yaml', 'oidc: { client_id: !!custom SECRETTAG }\n');
+    for (const args of [
+      ['config', 'check', tag],
+      ['--config', tag, '--data-dir', data, 'serve'],
+    ]) {
+      const r = await run(args);
+      assert.notEqual(r.code, 0);
+      assert.doesNotMatch(r.stderr, /SECRETTAG/);
+    }
+    assert.equal(existsSync(data), false);
 
     const schema = await run(['config', 'schema']);
     assert.equal(JSON.parse(schema.stdout).$id, 'https://toolgate.dev/schemas/settings.json');

@@ -167,6 +167,70 @@ for (const backend of backends()) {
       ]);
     });
 
+    test('pruning a grant still waiting for approvers withdraws its change request, audited; drift lists it', async () => {
+      const gatedTool = {
+        kind: 'Tool',
+        spec: validTool({
+          id: 'prune_gated',
+          name: 'prune_gated',
+          access_tier: 'privileged',
+          required_capabilities: ['gated:use'],
+        }),
+      };
+      const base = [agent('prune-fe1'), gatedTool];
+      const first = await tg.config.apply([...base, grant('prune-fe1', ['gated:use'])], admin, {
+        set: 'fe',
+      });
+      assert.match(JSON.stringify(first.changes), /awaiting 1 approver/);
+      const pending = async () =>
+        (await tg.changes.list('pending')).filter(
+          (c) => c.subject === 'grant gated:use to prune-fe1',
+        );
+      const [change] = await pending();
+      assert.ok(change);
+      const drift = await tg.config.apply(base, admin, { set: 'fe' });
+      assert.match(
+        drift.changes.find((c) => c.subject === 'grant prune-fe1 gated:use')?.summary ?? '',
+        new RegExp(`change ${change.id} is pending`),
+      );
+      const r = await tg.config.apply(base, admin, { set: 'fe', prune: true });
+      assert.match(
+        r.changes.find((c) => c.subject === 'grant prune-fe1 gated:use')?.summary ?? '',
+        new RegExp(`not held; change ${change.id} withdrawn`),
+      );
+      assert.deepEqual(await pending(), []);
+      assert.equal((await tg.changes.get(change.id)).status, 'withdrawn');
+      const events = await tg.events.list({ limit: 100_000 });
+      assert.ok(
+        events.some((e) => e.action === 'change.withdrawn' && e.subject === `change:${change.id}`),
+      );
+    });
+
+    test('the plan says when another set also declares an object, and when a set adopts one made by hand', async () => {
+      await tg.config.apply([agent('prune-hand'), grant('prune-hand', ['hand:one'])], admin, {
+        set: null,
+      });
+      const adopt = await tg.config.apply(
+        [agent('prune-hand'), grant('prune-hand', ['hand:one'])],
+        admin,
+        { set: 'adopt' },
+      );
+      for (const subject of ['agent prune-hand', 'grant prune-hand']) {
+        const c = adopt.changes.find((x) => x.subject === subject);
+        assert.equal(c?.action, 'unchanged', subject);
+        assert.match(c?.summary ?? '', /adopted \(existed, made by hand or before sets\)/, subject);
+      }
+      const other = await tg.config.apply([agent('prune-hand')], admin, { set: 'other' });
+      const c = other.changes.find((x) => x.subject === 'agent prune-hand');
+      assert.match(c?.summary ?? '', /also declared by set adopt/);
+      assert.doesNotMatch(c?.summary ?? '', /adopted/);
+      // Applying again: no longer new to the set, still shared.
+      const again = await tg.config.apply([agent('prune-hand')], admin, { set: 'adopt' });
+      const summary = again.changes.find((x) => x.subject === 'agent prune-hand')?.summary ?? '';
+      assert.match(summary, /also declared by set other/);
+      assert.doesNotMatch(summary, /adopted/);
+    });
+
     test('a bad set name or an owner asking to prune is refused and changes nothing', async () => {
       const was = await state(tg);
       for (const set of ['', 'Ops', '../x', 'a'.repeat(65), 'a b']) {

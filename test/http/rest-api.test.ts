@@ -543,6 +543,17 @@ for (const backend of backends()) {
         );
       });
 
+      test('JSON sent to POST /v1/apply with a duplicate key is malformed too, as YAML and the CLI', async () => {
+        const dup =
+          '{"apiVersion":"toolgate/v1","kind":"Grant","spec":{"agent":"dupkey","capabilities":["a:x"],"capabilities":["b:y"]}}';
+        const body = assertError(
+          await srv.call('POST', '/v1/apply?dry_run=true', { body: dup, type: 'application/json' }),
+          400,
+          'INPUT_MALFORMED',
+        );
+        assert.match(body.message, /unique/);
+      });
+
       test('a YAML alias bomb is 400 INPUT_MALFORMED without being expanded, and the server keeps serving', async () => {
         for (const path of ['/v1/apply', '/v1/tools']) {
           assertError(

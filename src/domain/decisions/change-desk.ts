@@ -34,7 +34,12 @@ import {
   type Operator,
   operatorActor,
 } from '../operators/index.js';
-import { type RequestedChange, requestChangeIn } from './change-requests.js';
+import {
+  pendingGrantChangesIn,
+  type RequestedChange,
+  requestChangeIn,
+  withdrawGrantChangesIn,
+} from './change-requests.js';
 import { requireApprover } from './decider.js';
 import type { OperatorSecondFactors } from './operator-second-factors.js';
 
@@ -44,7 +49,7 @@ export interface ChangeView {
   readonly subject: string;
   readonly required: number;
   readonly approvers: readonly string[];
-  readonly status: 'pending' | 'applied' | 'rejected';
+  readonly status: 'pending' | 'applied' | 'rejected' | 'withdrawn';
   readonly reason: string;
   readonly requested_by: string;
   readonly created_at: string;
@@ -145,6 +150,26 @@ export class ChangeDesk {
     actor: Actor,
   ): Promise<{ id: string; created: boolean }> {
     return requestChangeIn(trx, this.#clock, change, required, reason, actor);
+  }
+
+  /** Pending requests to grant `capability` to `agentId`, inside the caller's transaction. */
+  async pendingGrantIn(
+    trx: Transaction<Database>,
+    agentId: string,
+    capability: string,
+  ): Promise<string[]> {
+    return pendingGrantChangesIn(trx, agentId, capability);
+  }
+
+  /** Withdraws them (audited, `change.withdrawn`), inside the caller's transaction. */
+  async withdrawGrantIn(
+    trx: Transaction<Database>,
+    agentId: string,
+    capability: string,
+    actor: Actor,
+    reason: string,
+  ): Promise<string[]> {
+    return withdrawGrantChangesIn(trx, this.#clock, agentId, capability, actor, reason);
   }
 
   /**

@@ -62,6 +62,57 @@ export async function requestChangeIn(
   return { id, created: true };
 }
 
+/** The pending requests to grant `capability` to `agentId` (at most one, by `requestChangeIn`). */
+export async function pendingGrantChangesIn(
+  trx: Transaction<Database>,
+  agentId: string,
+  capability: string,
+): Promise<string[]> {
+  const rows = await trx
+    .selectFrom('change_requests')
+    .select('id')
+    .where('status', '=', 'pending')
+    .where('kind', '=', 'grant')
+    .where('agent_id', '=', agentId)
+    .where('capability', '=', capability)
+    .orderBy('id')
+    .execute();
+  return rows.map((r) => r.id);
+}
+
+/**
+ * Withdraws the pending requests to grant `capability` to `agentId` (`apply --prune` of a grant no
+ * longer declared): no approval can apply them any more. Each is audited (`change.withdrawn`).
+ */
+export async function withdrawGrantChangesIn(
+  trx: Transaction<Database>,
+  clock: Clock,
+  agentId: string,
+  capability: string,
+  actor: Actor,
+  reason: string,
+): Promise<string[]> {
+  const withdrawn: string[] = [];
+  const now = clock();
+  for (const id of await pendingGrantChangesIn(trx, agentId, capability)) {
+    // Only a pending one: an approval that applied it first keeps it applied.
+    const done = await trx
+      .updateTable('change_requests')
+      .set({ status: 'withdrawn', decided_at: now.toISOString() })
+      .where('id', '=', id)
+      .where('status', '=', 'pending')
+      .executeTakeFirst();
+    if (Number(done.numUpdatedRows) !== 1) continue;
+    await appendEvent(trx, actor, now, {
+      action: 'change.withdrawn',
+      subject: `change:${id}`,
+      details: { kind: 'grant', agentId, capability, reason },
+    });
+    withdrawn.push(id);
+  }
+  return withdrawn;
+}
+
 /** The catalog's `ChangeRequester`: a gated tool version waits for its approvers. */
 export function toolChangeRequester(clock: Clock): ChangeRequester {
   return async (trx, tool, required, actor) => {

@@ -7,7 +7,7 @@
  * below is the one source of the file's JSON Schema, of `toolgate config check` and of the
  * generated reference. Secrets are never values in the file: it names the files that hold them.
  */
-import { parse as parseYaml } from 'yaml';
+import { parseDocument } from 'yaml';
 import { OPERATOR_ROLES, SANDBOX_DRIVERS, settingsValidator } from '../../api/index.js';
 import { MAX_SECRET_FILE_BYTES, type Problem, problem, readBoundedFile } from '../../core/index.js';
 
@@ -376,6 +376,91 @@ function valueAt(doc: Json, dotted: string): unknown {
   return node;
 }
 
+/**
+ * The file's text as a document: YAML 1.2 core, no aliases, unique keys, and every warning (an
+ * unknown tag, …) refused like an error. Messages name the problem and its line, never the
+ * file's text: a file given by mistake (a key file, /etc/shadow) must not reach a terminal or a
+ * journal through its error.
+ */
+function parseSettingsText(text: string): unknown {
+  const doc = parseDocument(text, {
+    schema: 'core',
+    uniqueKeys: true,
+    merge: false,
+    strict: true,
+    prettyErrors: false,
+  });
+  const first = doc.errors[0] ?? doc.warnings[0];
+  if (first) {
+    const at = first.linePos?.[0];
+    throw new Error(
+      `not valid YAML or JSON (${first.code}${at ? ` at line ${at.line}, column ${at.col}` : ''})`,
+    );
+  }
+  return doc.toJS({ maxAliasCount: 0 }) ?? {};
+}
+
+/** Where a URL setting holds credentials (userinfo; a `db` password, inline or as a parameter). */
+function credentialProblems(doc: Json): Problem[] {
+  const found: Problem[] = [];
+  for (const s of SETTINGS) {
+    const isUrl = s.path === 'db' || s.schema === url || s.path === 'notify.webhook_urls';
+    const value = valueAt(doc, s.path);
+    if (!isUrl || value === undefined) continue;
+    const values = Array.isArray(value) ? value : [value];
+    values.forEach((v, i) => {
+      if (typeof v !== 'string' || v.startsWith('sqlite:')) return;
+      let parsed: URL;
+      try {
+        parsed = new URL(v);
+      } catch {
+        return; // not a URL: the reader of the setting says so
+      }
+      const held =
+        s.path === 'db'
+          ? parsed.password !== '' || parsed.searchParams.has('password')
+          : parsed.username !== '' || parsed.password !== '';
+      if (!held) return;
+      const pointer = `/${s.path.replaceAll('.', '/')}${Array.isArray(value) ? `/${i}` : ''}`;
+      const message =
+        s.path === 'db'
+          ? 'must not hold a password (use a .pgpass file or PGPASSFILE)'
+          : 'must not hold credentials';
+      found.push(problem(pointer, message, 'settings.credentials'));
+    });
+  }
+  return found;
+}
+
+const TOP_LEVEL = new Set(SETTINGS.map((s) => s.path.split('.')[0] as string));
+const MAX_KEY_ECHO = 32;
+
+/**
+ * A mapping none of whose keys is a setting is not a settings file: one problem, no key echoed
+ * (its "keys" may be a secret file's lines). Otherwise unknown keys are named, cut short.
+ */
+function shapeProblems(doc: unknown, problems: Problem[]): Problem[] {
+  if (typeof doc === 'object' && doc !== null && !Array.isArray(doc)) {
+    const keys = Object.keys(doc);
+    if (keys.length > 0 && !keys.some((k) => TOP_LEVEL.has(k)))
+      return [
+        problem(
+          '',
+          'is not a settings file: no top-level key is a setting',
+          'settings.not_settings',
+        ),
+      ];
+  }
+  return problems.map((p) => {
+    const parts = p.pointer.split('/');
+    if (!parts.some((part) => part.length > MAX_KEY_ECHO)) return p;
+    const short = parts.map((part) =>
+      part.length > MAX_KEY_ECHO ? `${part.slice(0, MAX_KEY_ECHO)}…` : part,
+    );
+    return { ...p, pointer: short.join('/') };
+  });
+}
+
 /** What a file says, as variables; problems (with JSON pointers) when it is not a valid file. */
 export function readSettingsFile(file: string): {
   readonly env: Record<string, string>;
@@ -384,12 +469,14 @@ export function readSettingsFile(file: string): {
   let doc: unknown;
   try {
     const text = readBoundedFile(file, { option: '--config', maxBytes: MAX_SECRET_FILE_BYTES });
-    doc = parseYaml(text, { maxAliasCount: 0, uniqueKeys: true }) ?? {};
+    doc = parseSettingsText(text);
   } catch (err) {
     const message = err instanceof Error ? err.message.split('\n')[0] : String(err);
     return { env: {}, problems: [problem('', `${file}: ${message}`, 'settings.read')] };
   }
-  const problems = validateSettings(doc);
+  const invalid = validateSettings(doc);
+  const problems =
+    invalid.length > 0 ? shapeProblems(doc, invalid) : credentialProblems(doc as Json);
   if (problems.length > 0) return { env: {}, problems };
   const env: Record<string, string> = {};
   for (const s of SETTINGS) {

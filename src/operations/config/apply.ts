@@ -58,6 +58,7 @@ import {
   declaredObjects,
   type PruneServices,
   reconcileSet,
+  withNotes,
 } from './prune.js';
 
 /** prune: narrowed, disabled, withdrawn or deleted by --prune; drift: no longer declared, kept. */
@@ -184,6 +185,7 @@ export class ApplyService {
       agents: this.#agents,
       users: this.#users,
       policies: this.#policies,
+      changes: this.#changes,
     };
   }
 
@@ -219,9 +221,9 @@ export class ApplyService {
       result = await this.#catalog.write(async (ctx) => {
         const { changes, problems } = await this.#applyAll(ctx, docs, actor, options.operator);
         if (problems.length > 0) throw configInvalid(problems);
-        const pruned =
+        const reconciled =
           set === null
-            ? []
+            ? null
             : await reconcileSet(
                 ctx,
                 this.#pruneServices,
@@ -230,9 +232,13 @@ export class ApplyService {
                 actor,
                 prune,
               );
+        const noted = reconciled ? withNotes(changes, docs, reconciled.notes) : changes;
         const result: ApplyResult = {
           dryRun,
-          changes: [...changes.sort((a, b) => a.document - b.document), ...pruned],
+          changes: [
+            ...noted.sort((a, b) => a.document - b.document),
+            ...(reconciled?.changes ?? []),
+          ],
         };
         if (dryRun) throw new DryRunRollback(result);
         return result;

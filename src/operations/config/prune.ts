@@ -18,6 +18,7 @@ import {
   type LifecycleState,
   type ToolDefinition,
 } from '../../domain/catalog/index.js';
+import type { ChangeDesk } from '../../domain/decisions/index.js';
 import type {
   AgentService,
   AgentSpec,
@@ -52,6 +53,7 @@ export interface PruneServices {
   readonly agents: AgentService;
   readonly users: UserService;
   readonly policies: PolicyService;
+  readonly changes: Pick<ChangeDesk, 'pendingGrantIn' | 'withdrawGrantIn'>;
 }
 
 const REASON = 'no longer declared (apply --prune)';
@@ -101,9 +103,8 @@ export async function reconcileSet(
   declared: readonly Declared[],
   actor: Actor,
   prune: boolean,
-): Promise<PruneChange[]> {
+): Promise<{ changes: PruneChange[]; notes: Map<string, DeclarationNote> }> {
   const { trx } = ctx;
-  const key = (d: Declared) => `${d.kind}\u0000${d.subject}`;
   const now = new Set(declared.map(key));
   const before = (await trx
     .selectFrom('applied_objects')
@@ -115,6 +116,7 @@ export async function reconcileSet(
   const added = [...new Map(declared.map((d) => [key(d), d])).values()].filter(
     (d) => !held.has(key(d)),
   );
+  const notes = await declarationNotes(trx, set, declared, new Set(added.map(key)));
   for (const d of added) {
     await trx
       .insertInto('applied_objects')
@@ -133,6 +135,7 @@ export async function reconcileSet(
   const changes: PruneChange[] = [];
   for (const d of gone) {
     if (!prune || d.kind === 'Provider') {
+      const waiting = await pendingGrantText(trx, services, d, 'a prune withdraws it');
       changes.push({
         document: -1,
         kind: d.kind,
@@ -141,7 +144,7 @@ export async function reconcileSet(
         summary:
           d.kind === 'Provider'
             ? 'no longer declared: kept (providers are not pruned; remove it by hand)'
-            : `no longer declared: kept (apply with --prune to ${PRUNE_VERB[d.kind]})`,
+            : `no longer declared: kept (apply with --prune to ${PRUNE_VERB[d.kind]})${waiting}`,
       });
       continue;
     }
@@ -154,7 +157,7 @@ export async function reconcileSet(
       .where('set_name', '!=', set)
       .executeTakeFirst();
     const summary = other
-      ? `no longer declared here: kept, set ${other.set_name} still declares it`
+      ? `no longer declared here: kept, set ${other.set_name} still declares it${await pendingGrantText(trx, services, d, 'kept')}`
       : await pruneOne(ctx, services, d, actor);
     await trx
       .deleteFrom('applied_objects')
@@ -164,7 +167,79 @@ export async function reconcileSet(
       .execute();
     changes.push({ document: -1, kind: d.kind, subject: subjectText(d), action: 'prune', summary });
   }
-  return changes;
+  return { changes, notes };
+}
+
+/** What the plan says of a declared object beside its change (docs/configuration.md "Converging"). */
+export interface DeclarationNote {
+  /** The other sets that declare it too. */
+  readonly others: readonly string[];
+  /** Declared by this set for the first time (and by no other set). */
+  readonly newToSet: boolean;
+}
+
+/** The ledger key of a declared object. */
+export const declaredKey = (d: Declared): string => `${d.kind}\u0000${d.subject}`;
+const key = declaredKey;
+
+async function declarationNotes(
+  trx: CatalogWrite['trx'],
+  set: string,
+  declared: readonly Declared[],
+  newToSet: ReadonlySet<string>,
+): Promise<Map<string, DeclarationNote>> {
+  const notes = new Map<string, DeclarationNote>();
+  if (declared.length === 0) return notes;
+  const kinds = [...new Set(declared.map((d) => d.kind))];
+  const rows = await trx
+    .selectFrom('applied_objects')
+    .select(['set_name', 'kind', 'subject'])
+    .where('set_name', '!=', set)
+    .where('kind', 'in', kinds)
+    .orderBy('set_name')
+    .execute();
+  const others = new Map<string, string[]>();
+  for (const r of rows) {
+    const k = `${r.kind}\u0000${r.subject}`;
+    others.set(k, [...(others.get(k) ?? []), r.set_name]);
+  }
+  for (const d of declared) {
+    const k = key(d);
+    const sets = others.get(k) ?? [];
+    notes.set(k, { others: sets, newToSet: newToSet.has(k) && sets.length === 0 });
+  }
+  return notes;
+}
+
+/**
+ * A change's summary with what the notes of its document's objects say: another set also
+ * declares it (two sets' files decide it, the last apply wins), or this set adopts an object
+ * that existed before, made by hand or before sets (a later prune of this set would touch it).
+ */
+function notedSummary(
+  summary: string,
+  action: string,
+  notes: readonly (DeclarationNote | undefined)[],
+): string {
+  const others = [...new Set(notes.flatMap((n) => n?.others ?? []))];
+  const tail: string[] = [];
+  if (others.length > 0) tail.push(`also declared by set ${others.join(', ')}`);
+  else if (action !== 'create' && notes.some((n) => n?.newToSet))
+    tail.push('adopted (existed, made by hand or before sets)');
+  return tail.length === 0 ? summary : `${summary}; ${tail.join('; ')}`;
+}
+
+/** For a grant no longer declared: its pending change requests, as a summary's tail. */
+async function pendingGrantText(
+  trx: CatalogWrite['trx'],
+  services: PruneServices,
+  d: Declared,
+  fate: string,
+): Promise<string> {
+  if (d.kind !== 'Grant') return '';
+  const [agent = '', capability = ''] = d.subject.split(' ');
+  const ids = await services.changes.pendingGrantIn(trx, agent, capability);
+  return ids.map((id) => `; change ${id} is pending (${fate})`).join('');
 }
 
 const PRUNE_VERB: Readonly<Record<ConfigDocument['kind'], string>> = {
@@ -203,7 +278,19 @@ async function pruneOne(
     case 'Grant': {
       const [agent = '', capability = ''] = d.subject.split(' ');
       const removed = await services.agents.revokeIn(trx, agent, [capability], actor, REASON);
-      return removed.length > 0 ? 'revoked' : 'not held';
+      // A grant still waiting for its approvers is withdrawn too: approving it later would grant
+      // what no set declares.
+      const withdrawn = await services.changes.withdrawGrantIn(
+        trx,
+        agent,
+        capability,
+        actor,
+        REASON,
+      );
+      return [
+        removed.length > 0 ? 'revoked' : 'not held',
+        ...withdrawn.map((id) => `change ${id} withdrawn`),
+      ].join('; ');
     }
     case 'Policy': {
       if (!(await services.policies.removeIn(trx, d.subject, actor, REASON))) return 'gone';
@@ -248,4 +335,19 @@ async function pruneOne(
     case 'Provider':
       return 'kept';
   }
+}
+
+/** The changes of an apply's documents, each with its objects' notes (`notedSummary`). */
+export function withNotes<C extends { document: number; action: string; summary: string }>(
+  changes: readonly C[],
+  docs: readonly { index: number; doc: ConfigDocument }[],
+  notes: ReadonlyMap<string, DeclarationNote>,
+): C[] {
+  const byIndex = new Map(docs.map((d) => [d.index, d]));
+  return changes.map((c) => {
+    const doc = byIndex.get(c.document);
+    if (!doc) return c;
+    const found = declaredObjects([doc]).map((d) => notes.get(declaredKey(d)));
+    return { ...c, summary: notedSummary(c.summary, c.action, found) };
+  });
 }

@@ -27,7 +27,7 @@ export function registerChanges(program: Command): void {
         c.requested_by,
       ],
       action: 'approvals.read',
-      statuses: ['pending', 'applied', 'rejected'],
+      statuses: ['pending', 'applied', 'rejected', 'withdrawn'],
       page: (admin, { status, ...paging }) => admin.changes.page(status, paging),
     },
   );

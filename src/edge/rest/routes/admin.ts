@@ -8,7 +8,16 @@ import { actorOf, operatorOf } from '../request-actor.js';
 import { documented, errors } from '../wire-schemas.js';
 
 export function adminRoutes(app: FastifyInstance, admin: AdminApi): void {
-  applyRoute(app, admin);
+  // POST /v1/apply reads a JSON body as text and parses it as the CLI does (parseConfigText: a
+  // duplicate key is malformed), so JSON, YAML and `apply -f` agree on what a file says. The
+  // parser is scoped to this route; every other route keeps Fastify's JSON parser.
+  void app.register(async (scope) => {
+    scope.removeContentTypeParser('application/json');
+    scope.addContentTypeParser('application/json', { parseAs: 'string' }, (_req, body, done) =>
+      done(null, body),
+    );
+    applyRoute(scope, admin);
+  });
 
   const agent = {
     type: 'object',

@@ -198,7 +198,7 @@ export function approvalRoutes(app: FastifyInstance, admin: AdminApi): void {
           type: 'object',
           additionalProperties: false,
           properties: {
-            status: { type: 'string', enum: ['pending', 'applied', 'rejected'] },
+            status: { type: 'string', enum: ['pending', 'applied', 'rejected', 'withdrawn'] },
             ...pageQuery,
           },
         },
