@@ -5,7 +5,12 @@
  */
 import assert from 'node:assert/strict';
 import { test } from 'node:test';
-import { describeDefinition, describeVersion, screenRows } from '../../src/edge/cli/command-kit.js';
+import {
+  describeDefinition,
+  describeVersion,
+  screenColumnsOf,
+  screenRows,
+} from '../../src/edge/cli/command-kit.js';
 
 type Detail = Parameters<typeof describeVersion>[0];
 
@@ -84,4 +89,21 @@ test('a short description reads as it is, marked once; the definition JSON is cu
   const json = describeDefinition({ description: padded(80) }, 80).split('\n');
   for (const row of json) assert.ok(columns(row) <= 80, row);
   assert.ok(json.slice(2, -1).every((r) => r.startsWith('↳ ')));
+});
+
+test("piped output is cut to the reader's terminal: stderr's width, else COLUMNS, else 80 (round 20, W12)", () => {
+  const none = {};
+  const tty = (columns: number) => ({ isTTY: true, columns });
+  assert.equal(screenColumnsOf(tty(120), tty(60), {}), 120, 'stdout a terminal: its width');
+  assert.equal(
+    screenColumnsOf(none, tty(60), { COLUMNS: '200' }),
+    60,
+    '| less: the terminal still on stderr',
+  );
+  assert.equal(screenColumnsOf(none, none, { COLUMNS: '50' }), 50);
+  for (const bad of ['', 'x', '-3', '0', '12.5'])
+    assert.equal(screenColumnsOf(none, none, { COLUMNS: bad }), 80, bad);
+  // The attack: rows padded for 80 columns, read in a 60-column terminal through a pipe.
+  const rows = describeVersion(tool(padded(60)), screenColumnsOf(none, tty(60), {})).split('\n');
+  for (const row of rows) assert.ok(columns(row) <= 60, `${columns(row)} > 60: ${row}`);
 });

@@ -306,13 +306,27 @@ export function versionLine(t: ToolVersionSummary): string[] {
   return [t.id, t.version, state, t.action_class, t.access_tier, t.owner];
 }
 
-/** Screen columns assumed when stdout is no terminal (a pipe, a file, a pager). */
+/** Screen columns assumed when no terminal is known (a file read later, a pager without COLUMNS). */
 const PLAIN_COLUMNS = 80;
 
-/** Columns of the terminal stdout writes to, or PLAIN_COLUMNS. */
+/**
+ * The columns a reader's terminal has: stdout's when it is one; else stderr's (`tools show | less`
+ * or `| grep` still runs in that terminal, round 20 W12); else `COLUMNS`; else PLAIN_COLUMNS.
+ */
+export function screenColumnsOf(
+  out: { readonly isTTY?: boolean; readonly columns?: number },
+  err: { readonly isTTY?: boolean; readonly columns?: number },
+  env: NodeJS.ProcessEnv,
+): number {
+  for (const stream of [out, err]) {
+    if (stream.isTTY && stream.columns !== undefined && stream.columns > 0) return stream.columns;
+  }
+  const fromEnv = Number(env.COLUMNS);
+  return Number.isInteger(fromEnv) && fromEnv > 0 ? fromEnv : PLAIN_COLUMNS;
+}
+
 function screenColumns(): number {
-  const columns = process.stdout.isTTY ? process.stdout.columns : undefined;
-  return columns !== undefined && columns > 0 ? columns : PLAIN_COLUMNS;
+  return screenColumnsOf(process.stdout, process.stderr, process.env);
 }
 
 /** The most columns a terminal gives a character: two from U+1100 on (wide scripts, emoji), eight for a tab. */
