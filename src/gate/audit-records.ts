@@ -207,6 +207,7 @@ export function interruptedRecord(s: CallState): AuditRecord {
     runId: s.session.run_id,
     agentId: s.ctx.principal.agentId,
     userId: s.session.user_id,
+    traceId: s.traceId,
     kind: 'call.post',
     toolId: s.detail.id,
     toolVersion: s.detail.version,

@@ -82,7 +82,18 @@ for (const backend of backends()) {
     const finished = await before;
     assert.equal(finished.kind, 'allow');
 
-    const running = tg.gate.invoke(ctx, 'holder', { invoice: 'INV-1' });
+    // The caller's trace reaches the interrupted call's records too, as it reaches pre and post.
+    const traceId = '4bf92f3577b34da6a3ce929d0e0e4736';
+    const traced = {
+      principal: { kind: 'agent' as const, agentId: 'bot' },
+      sessionId: session.id,
+      trace: {
+        parent: { traceId, spanId: '00f067aa0ba902b7', sampled: true },
+        front: 'rest' as const,
+        transport: 'tcp' as const,
+      },
+    };
+    const running = tg.gate.invoke(traced, 'holder', { invoice: 'INV-1' });
     await new Promise<void>((resolve) => {
       entered = resolve;
     });
@@ -111,6 +122,15 @@ for (const backend of backends()) {
         rule: 'gateway.shutdown',
       },
     ]);
+    const traceIds = await inspector.db
+      .selectFrom('audit_log')
+      .select('trace_id')
+      .where('call_id', '=', late.callId)
+      .execute();
+    assert.deepEqual(
+      traceIds.map((r) => r.trace_id),
+      [traceId, traceId],
+    );
     assert.deepEqual(await records(after.callId), [
       { kind: 'call.pre', outcome: null, code: null, rule: null },
       {
