@@ -10,7 +10,6 @@ import {
   closeSync,
   constants,
   existsSync,
-  fsyncSync,
   lstatSync,
   mkdirSync,
   openSync,
@@ -29,6 +28,7 @@ import {
   type Problem,
   problem,
   regularFileStats,
+  syncPath,
   ToolgateError,
 } from '../core/index.js';
 import {
@@ -107,15 +107,6 @@ function hashFile(folder: string, path: string): BackupFile {
 function writePrivate(path: string, data: Buffer | string): void {
   writeFileSync(path, data, { mode: 0o600, flag: 'wx' });
   syncPath(path);
-}
-
-function syncPath(path: string): void {
-  const fd = openSync(path, constants.O_RDONLY);
-  try {
-    fsyncSync(fd);
-  } finally {
-    closeSync(fd);
-  }
 }
 
 function refused(message: string): ToolgateError<'INPUT_INVALID'> {

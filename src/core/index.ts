@@ -70,6 +70,7 @@ export type { RenderedCall, UntrustedDestination } from './rendered-call.js';
 export type { SecretPattern } from './secret-patterns.js';
 export { SECRET_PATTERNS } from './secret-patterns.js';
 export { isStoreCorrupt, StoreCorruptError } from './store-corrupt.js';
+export { syncPath } from './sync-path.js';
 export type { CallProgress, McpToolResult } from './tool-result.js';
 export type { TraceOrigin, TraceParent } from './trace-context.js';
 export {

@@ -7,28 +7,17 @@ import {
   constants,
   copyFileSync,
   existsSync,
-  fsyncSync,
   openSync,
   statSync,
   unlinkSync,
 } from 'node:fs';
 import { dirname, join } from 'node:path';
 import BetterSqlite3 from 'better-sqlite3';
-import { makeDirs, ToolgateError } from '../../../core/index.js';
+import { makeDirs, syncPath, ToolgateError } from '../../../core/index.js';
 import type { SqliteHandle } from './dialect.js';
 
 /** The database's name inside a backup folder. */
 export const SQLITE_BACKUP_FILE = 'toolgate.db';
-
-/** Flushes a file (or folder) to disk: a backup is only a backup once it survives a power cut. */
-function syncPath(path: string): void {
-  const fd = openSync(path, constants.O_RDONLY);
-  try {
-    fsyncSync(fd);
-  } finally {
-    closeSync(fd);
-  }
-}
 
 /**
  * Copies the open database into `folder` (SQLite's online backup API). The copy is taken in one
