@@ -17,21 +17,22 @@ export function settingsValidator(schema: Record<string, unknown>): (value: unkn
   return compileDocumentValidator(schema);
 }
 
+/** A start's reader of one part of the settings, its refusal as a problem at `pointer`. */
+export function settingProblems(pointer: string, read: () => unknown): Problem[] {
+  try {
+    read();
+    return [];
+  } catch (err) {
+    return [problem(pointer, err instanceof Error ? err.message : String(err), 'settings.value')];
+  }
+}
+
 /** The problems a start would refuse with in single sign-on, notifications, health and tracing. */
 export function startSettingsProblems(env: NodeJS.ProcessEnv, publicUrl: string): Problem[] {
-  const found: Problem[] = [];
-  const attempt = (pointer: string, check: () => unknown) => {
-    try {
-      check();
-    } catch (err) {
-      found.push(
-        problem(pointer, err instanceof Error ? err.message : String(err), 'settings.value'),
-      );
-    }
-  };
-  attempt('/oidc', () => oidcConfigFromEnv(env, publicUrl));
-  attempt('/notify', () => notifyConfigFromEnv(env, publicUrl));
-  attempt('/health', () => healthConfigFromEnv(env));
-  attempt('/tracing', () => tracingConfigFromEnv(env));
-  return found;
+  return [
+    ...settingProblems('/oidc', () => oidcConfigFromEnv(env, publicUrl)),
+    ...settingProblems('/notify', () => notifyConfigFromEnv(env, publicUrl)),
+    ...settingProblems('/health', () => healthConfigFromEnv(env)),
+    ...settingProblems('/tracing', () => tracingConfigFromEnv(env)),
+  ];
 }

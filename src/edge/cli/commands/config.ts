@@ -4,7 +4,7 @@
  */
 
 import type { Command } from 'commander';
-import { startSettingsProblems } from '../../../api/index.js';
+import { settingProblems, startSettingsProblems } from '../../../api/index.js';
 import { type Problem, problem, ToolgateError } from '../../../core/index.js';
 import { originPolicy } from '../../mcp/index.js';
 import { type GlobalOptions, splitList } from '../command-kit.js';
@@ -60,25 +60,17 @@ function checkSettings(file: string): { file: string; settings: CheckedSetting[]
   if (problems.length > 0) throw invalid(file, problems);
   const merged: NodeJS.ProcessEnv = { ...process.env };
   const { overridden } = fillFromSettings(merged, env);
-  const found: Problem[] = [];
-  const attempt = (pointer: string, check: () => unknown) => {
-    try {
-      check();
-    } catch (err) {
-      found.push(
-        problem(pointer, err instanceof Error ? err.message : String(err), 'settings.value'),
-      );
-    }
-  };
   const publicUrl = merged.TOOLGATE_PUBLIC_URL ?? 'http://127.0.0.1:8080';
-  attempt('/server', () =>
-    originPolicy(
-      splitList(merged.TOOLGATE_ALLOWED_ORIGINS),
-      splitList(merged.TOOLGATE_ALLOWED_HOSTS),
+  const found = [
+    ...settingProblems('/server', () =>
+      originPolicy(
+        splitList(merged.TOOLGATE_ALLOWED_ORIGINS),
+        splitList(merged.TOOLGATE_ALLOWED_HOSTS),
+      ),
     ),
-  );
-  attempt('/jwt', () => jwtConfigFromEnv(merged));
-  found.push(...startSettingsProblems(merged, publicUrl));
+    ...settingProblems('/jwt', () => jwtConfigFromEnv(merged)),
+    ...startSettingsProblems(merged, publicUrl),
+  ];
   if (found.length > 0) throw invalid(file, found);
   const settings = SETTINGS.filter((s) => env[s.env] !== undefined).map((s) => ({
     path: s.path,
