@@ -127,8 +127,8 @@ export async function openStore(url: string): Promise<Store> {
     : edgeDialect(createPostgresDialect(target));
   const db = new Kysely<Database>({ dialect: edge.dialect });
   const close = async () => {
+    await sqlite?.stopCheckpointer();
     await edge.driver.destroy();
-    await sqlite?.checkpointerClosed();
   };
   let migrations: string[];
   try {

@@ -28,8 +28,12 @@ export const SQLITE_BUSY_TIMEOUT_MS = 10_000;
 export function createSqliteDialect(path: string): {
   dialect: SqliteDialect;
   database: SqliteHandle;
-  /** Settles once the background checkpointer has closed its connection (after the store closes). */
-  checkpointerClosed: () => Promise<void>;
+  /**
+   * Stops the background checkpointer and settles once its connection is closed (bounded), so
+   * that the gateway's own connection, closed next, is the last one: SQLite then checkpoints the
+   * whole WAL into the database and removes it before the store's close returns.
+   */
+  stopCheckpointer: () => Promise<void>;
 } {
   if (path !== ':memory:') {
     makeDirs(dirname(path), 0o700);
@@ -51,8 +55,14 @@ export function createSqliteDialect(path: string): {
     dialect: new SqliteDialect({ database: withStatementCache(database, checkpointer) }),
     database,
     // Bounded: a checkpointer that does not exit in time is left to the process's own exit.
-    checkpointerClosed: () =>
-      Promise.race([exited, new Promise<void>((resolve) => setTimeout(resolve, 2_000).unref())]),
+    stopCheckpointer: () => {
+      checkpointer?.ref();
+      checkpointer?.postMessage('close');
+      return Promise.race([
+        exited,
+        new Promise<void>((resolve) => setTimeout(resolve, 5_000).unref()),
+      ]);
+    },
   };
 }
 
@@ -168,8 +178,8 @@ function withStatementCache(
   const cache = new Map<string, BetterSqlite3.Statement>();
   const prepare = database.prepare.bind(database);
   const close = () => {
-    // The checkpointer closes its connection before the gateway's closes the database.
-    // Held (ref) until it exits, so whoever awaits the store's close sees it finish.
+    // The store stops the checkpointer first (stopCheckpointer); a close that did not is still
+    // followed by it, held (ref) until it exits.
     checkpointer?.ref();
     checkpointer?.postMessage('close');
     return database.close();
