@@ -298,7 +298,12 @@ export async function serve(options: ServeOptions): Promise<void> {
         accounts,
       ),
       ...(admin
-        ? adminTokenBanner(admin, fromEnv !== undefined, options.adminTokenFile)
+        ? adminTokenBanner(
+            admin,
+            fromEnv !== undefined,
+            options.adminTokenFile,
+            process.stdout.isTTY === true && options.json !== true,
+          )
         : ['  admin token: disabled (admin routes take personal operator tokens only)']),
       `  try:         curl -H "Authorization: Bearer <${admin ? 'admin token' : 'personal token'}>" ${address}/v1/tools`,
     ];
@@ -347,15 +352,23 @@ function publicUrlOf(options: ServeOptions): string {
 /**
  * The banner lines about the admin token. stdout is a log under systemd or in a container, and
  * logs are kept and shipped: the token itself is printed only on the start that created it (the
- * operator needs it once); every other start says where it is, never what it is.
+ * operator needs it once), and only to a terminal, where a person reads it; a start whose stdout
+ * is a pipe or a file (a container's or systemd's log) says where the token is, never what it is.
  */
 function adminTokenBanner(
   admin: { readonly token: string; readonly created: boolean },
   fromEnv: boolean,
   file: string,
+  toTerminal: boolean,
 ): string[] {
   if (fromEnv) return ['  admin token: from TOOLGATE_ADMIN_TOKEN (not printed)'];
   if (!admin.created) return [`  admin token: in ${file} (not printed)`];
+  if (!toTerminal) {
+    return [
+      `  admin token: created now in ${file}`,
+      '               (not printed: stdout is not a terminal, and a log keeps what it is given)',
+    ];
+  }
   return [
     `  admin token: ${admin.token}`,
     `               (created now and kept in ${file}; printed this once only)`,
