@@ -31,6 +31,7 @@ import {
   syncPath,
   ToolgateError,
 } from '../core/index.js';
+import { MASTER_KEY_FILE_NAME, type MasterKey } from '../domain/credentials/index.js';
 import {
   DIALECTS,
   type Dialect,
@@ -41,6 +42,12 @@ import {
   refuseNewerSchema,
   restoreDatabase,
 } from '../records/store/index.js';
+import {
+  type Authenticity,
+  authenticateManifest,
+  checkAuthenticity,
+  type ManifestAuthentication,
+} from './backup-authentication.js';
 
 export const BACKUP_FORMAT = 'toolgate-backup/1';
 const MANIFEST = 'manifest.json';
@@ -69,6 +76,8 @@ export interface BackupManifest {
   /** `pg_dump` was not installed: the exact command that writes the dump into this folder. */
   readonly database_command?: string;
   readonly files: readonly BackupFile[];
+  /** An HMAC of the rest under the master key from TOOLGATE_MASTER_KEY (backup-authentication.ts). */
+  readonly authentication?: ManifestAuthentication;
 }
 
 /** A key file of the data folder to keep: its name there, and where it is read from now. */
@@ -84,6 +93,11 @@ export interface BackupOptions {
   readonly dataDir?: string;
   readonly version: string;
   readonly now?: () => Date;
+  /**
+   * The master key from TOOLGATE_MASTER_KEY, which no file of the backup holds: the manifest is
+   * authenticated under it. Null or absent when the master key is a file the backup keeps.
+   */
+  readonly masterKey?: MasterKey | null;
 }
 
 /** The file's SHA-256 and size, read in chunks: a database may be far larger than memory. */
@@ -150,6 +164,9 @@ export async function backup(out: string, options: BackupOptions): Promise<Backu
     const files: BackupFile[] = [];
     for (const key of options.keys) {
       if (!existsSync(key.path)) continue;
+      // The key the manifest is authenticated under stays out of it; a master key file left in
+      // the data folder is not the one in use while TOOLGATE_MASTER_KEY is set.
+      if (options.masterKey && key.name === MASTER_KEY_FILE_NAME) continue;
       if (regularFileStats(key.path, key.name).size > MAX_SECRET_FILE_BYTES) {
         throw refused(`${key.path} is larger than a key file can be`);
       }
@@ -168,9 +185,12 @@ export async function backup(out: string, options: BackupOptions): Promise<Backu
       ...(saved.file === null ? { database_command: saved.command } : {}),
       files,
     };
-    writePrivate(join(out, MANIFEST), `${JSON.stringify(manifest, null, 2)}\n`);
+    const written: BackupManifest = options.masterKey
+      ? { ...manifest, authentication: authenticateManifest(options.masterKey, manifest) }
+      : manifest;
+    writePrivate(join(out, MANIFEST), `${JSON.stringify(written, null, 2)}\n`);
     syncPath(out);
-    return manifest;
+    return written;
   } catch (err) {
     emptyFolder(out);
     throw err;
@@ -289,10 +309,13 @@ function checkFiles(from: string, manifest: BackupManifest): void {
 export interface RestoreOptions {
   readonly db: string;
   readonly dataDir: string;
+  /** The master key from TOOLGATE_MASTER_KEY, if set: an authenticated backup is checked with it. */
+  readonly masterKey?: MasterKey | null;
 }
 
 export interface RestoreResult {
   readonly manifest: BackupManifest;
+  readonly authenticity: Authenticity;
   readonly database: RestoredDatabase | { readonly restored: false; readonly command: string };
   readonly files: readonly string[];
 }
@@ -304,6 +327,11 @@ export interface RestoreResult {
  */
 export async function restore(from: string, options: RestoreOptions): Promise<RestoreResult> {
   const manifest = readManifest(from);
+  const authenticity = checkAuthenticity(
+    manifest,
+    options.masterKey ?? null,
+    manifest.files.some((f) => f.path === `data/${MASTER_KEY_FILE_NAME}`),
+  );
   checkFiles(from, manifest);
   refuseNewerSchema(manifest.migrations, await knownMigrations(manifest.dialect));
   newFolder(options.dataDir, 'data folder');
@@ -315,7 +343,8 @@ export async function restore(from: string, options: RestoreOptions): Promise<Re
       files.push(name);
     }
     syncPath(options.dataDir);
-    return { manifest, files, database: await restoreInto(from, options.db, manifest) };
+    const database = await restoreInto(from, options.db, manifest);
+    return { manifest, authenticity, files, database };
   } catch (err) {
     // The data folder was empty: a refused or failed restore leaves it so.
     emptyFolder(options.dataDir);
