@@ -128,8 +128,10 @@ function refused(message: string): ToolgateError<'INPUT_INVALID'> {
 }
 
 /** Creates `folder` 0700, or takes an existing empty one; refuses one that holds anything. */
-function newFolder(folder: string, what: string): void {
-  if (existsSync(folder)) {
+/** Makes `folder` ready to write into; true when it did not exist and was made here. */
+function newFolder(folder: string, what: string): boolean {
+  const made = !existsSync(folder);
+  if (!made) {
     if (!statSync(folder).isDirectory()) throw refused(`${what} ${folder} is not a folder`);
     if (readdirSync(folder).length > 0) {
       throw refused(`${what} ${folder} is not empty: name a new or empty folder`);
@@ -141,6 +143,7 @@ function newFolder(folder: string, what: string): void {
   // An existing folder is narrowed to 0700, or refused when another user owns it: whoever can
   // write into it could replace the keys between the backup and the restore.
   narrowPrivateDir(folder, what);
+  return made;
 }
 
 /**
@@ -152,7 +155,7 @@ export async function backup(out: string, options: BackupOptions): Promise<Backu
     throw refused(`--db ${options.db} holds no database: name the one the gateway uses`);
   }
   if (options.dataDir !== undefined) narrowPrivateDir(options.dataDir);
-  newFolder(out, 'backup folder');
+  const made = newFolder(out, 'backup folder');
   try {
     const store = await openStore(options.db);
     let saved: Awaited<ReturnType<typeof store.saveCopy>>;
@@ -192,7 +195,9 @@ export async function backup(out: string, options: BackupOptions): Promise<Backu
     syncPath(out);
     return written;
   } catch (err) {
-    emptyFolder(out);
+    // A refused backup leaves nothing: the folder it made is removed, one given empty emptied.
+    if (made) rmSync(out, { recursive: true, force: true });
+    else emptyFolder(out);
     throw err;
   }
 }

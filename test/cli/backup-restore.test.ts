@@ -394,6 +394,13 @@ test('backup and restore with only --data-dir use its database; every folder is 
   assert.equal(served.code, 5, served.stderr);
   assert.match(served.stderr, /STORE_TOO_NEW/);
   assert.deepEqual(existsSync(join(newer, 'data')) ? readdirSync(join(newer, 'data')) : [], []);
+
+  // A backup of that newer database is refused, and the folder it would have made is not left.
+  const ofNewer = join(dir, 'backup-of-newer');
+  const ofNewerRun = await runCli(newer, ['backup', ofNewer]);
+  assert.equal(ofNewerRun.code, 5, ofNewerRun.stderr);
+  assert.match(ofNewerRun.stderr, /STORE_TOO_NEW/);
+  assert.ok(!existsSync(ofNewer), 'no empty backup folder is left');
 });
 
 const pgUrl = process.env.TOOLGATE_TEST_PG_URL;
