@@ -27,9 +27,17 @@ import {
   rawConnection,
   slowTool,
 } from '../support/serve-stop.js';
-import { MODERN_ENVELOPE } from '../support/world.js';
 
-/** Far above the longest call here (4 s): a stop that waits for its calls ends well before it. */
+/**
+ * The `_meta` envelope of a raw 2026-07-28 request (as MODERN_ENVELOPE in test/support/world.ts,
+ * which would load the whole gateway into this process for three keys).
+ */
+const MODERN_ENVELOPE = {
+  'io.modelcontextprotocol/protocolVersion': '2026-07-28',
+  'io.modelcontextprotocol/clientCapabilities': {},
+  'io.modelcontextprotocol/clientInfo': { name: 'raw', version: '1' },
+};
+/** Far above the longest call here (6 s): a stop that waits for its calls ends well before it. */
 const DEADLINE_S = 20;
 
 let dir = '';
@@ -60,8 +68,8 @@ before(async () => {
     },
     slowTool('pipe_quick', 0, 'pipe:run'),
     slowTool('pipe_one', 1, 'pipe:run'),
-    slowTool('pipe_two', 2, 'pipe:run'),
     slowTool('pipe_four', 4, 'pipe:run'),
+    slowTool('pipe_six', 6, 'pipe:run'),
     // Only ever sent after the stop began: it must never run.
     slowTool('pipe_never', 0, 'pipe:run'),
   ];
@@ -180,19 +188,19 @@ test('SIGTERM with pipelined calls in flight (REST and /mcp): every call begun i
   const before = preCount(dir, null);
   // Case A: call 1 outlasts call 2, whose answer waits behind call 1's.
   const a = await rawConnection(base);
-  a.send(restCall(session, 'pipe_two') + restCall(session, 'pipe_quick'));
+  a.send(restCall(session, 'pipe_four') + restCall(session, 'pipe_quick'));
   // Case B: call 2 outlasts call 1 (and the stop's start) by seconds.
   const b = await rawConnection(base);
-  b.send(restCall(session, 'pipe_two') + restCall(session, 'pipe_four'));
+  b.send(restCall(session, 'pipe_four') + restCall(session, 'pipe_six'));
   // The same on /mcp.
   const m = await rawConnection(base);
-  m.send(mcpCall('pipe_two', 1) + mcpCall('pipe_quick', 2));
+  m.send(mcpCall('pipe_four', 1) + mcpCall('pipe_quick', 2));
   // A keep-alive connection whose next request comes once the stop has begun.
   const k = await rawConnection(base);
-  k.send(restCall(session, 'pipe_two'));
+  k.send(restCall(session, 'pipe_four'));
   // The neighbours: calls on connections of their own.
   const own = [await rawConnection(base), await rawConnection(base)];
-  for (const c of own) c.send(restCall(session, 'pipe_two'));
+  for (const c of own) c.send(restCall(session, 'pipe_four'));
   await preRecorded(dir, null, before + 9);
 
   const t0 = Date.now();
@@ -222,15 +230,15 @@ test('SIGTERM with pipelined calls in flight (REST and /mcp): every call begun i
 
   // Case A: both answered, then the connection closed. (Call 2's answer was written before the
   // stop, queued behind call 1's: it says keep-alive, and the idle connection is closed after it.)
-  assert.deepEqual(ra.got.map(restSlept), [2, 0]);
+  assert.deepEqual(ra.got.map(restSlept), [4, 0]);
   keepsOpen(ra.got[0] as RawResponse);
-  // Case B: call 2 ran to its end (4 s), within the deadline, and was answered.
-  assert.deepEqual(rb.got.map(restSlept), [2, 4]);
+  // Case B: call 2 ran to its end (6 s), within the deadline, and was answered.
+  assert.deepEqual(rb.got.map(restSlept), [4, 6]);
   keepsOpen(rb.got[0] as RawResponse);
   closes(rb.got[1] as RawResponse);
   // /mcp: both calls answered, in order, then the request sent during the stop refused.
   assert.deepEqual(rm.got.slice(0, 2).map(mcpSlept), [
-    { id: 1, slept: 2 },
+    { id: 1, slept: 4 },
     { id: 2, slept: 0 },
   ]);
   keepsOpen(rm.got[0] as RawResponse);
@@ -241,7 +249,7 @@ test('SIGTERM with pipelined calls in flight (REST and /mcp): every call begun i
   assert.equal(rpc.error?.data?.code, 'SHUTTING_DOWN', rpcRefused.body);
   closes(rpcRefused);
   // The request sent during the stop: refused, after the call before it was answered.
-  assert.equal(restSlept(rk.got[0] as RawResponse), 2);
+  assert.equal(restSlept(rk.got[0] as RawResponse), 4);
   keepsOpen(rk.got[0] as RawResponse);
   const refused = rk.got[1] as RawResponse;
   assert.equal(refused.status, 503, refused.head + refused.body);
@@ -250,7 +258,7 @@ test('SIGTERM with pipelined calls in flight (REST and /mcp): every call begun i
   closes(refused);
   // Calls on their own connections: answered, their connection closed after.
   for (const r of rown) {
-    assert.equal(restSlept(r.got[0] as RawResponse), 2);
+    assert.equal(restSlept(r.got[0] as RawResponse), 4);
     closes(r.got[0] as RawResponse);
   }
 
@@ -267,8 +275,6 @@ test('SIGTERM with pipelined calls in flight (REST and /mcp): every call begun i
       ],
     );
   }
-  const verified = await runCli(dir, ['audit', 'verify']);
-  assert.equal(verified.code, 0, verified.stdout + verified.stderr);
 
   // The refusal is logged as a refusal: info, without a stack; nothing about it as an error.
   const lines = log
