@@ -206,7 +206,8 @@ test('SIGTERM with pipelined calls in flight (REST and /mcp): every call begun i
   const t0 = Date.now();
   server?.kill('SIGTERM');
   await idle.closed;
-  k.send(restCall(session, 'pipe_never'));
+  // Two, back to back: each is refused, and only the second answer closes the connection.
+  k.send(restCall(session, 'pipe_never') + restCall(session, 'pipe_never'));
   m.send(mcpCall('pipe_never', 3));
 
   const answers = async (c: typeof a, n: number) => {
@@ -218,7 +219,7 @@ test('SIGTERM with pipelined calls in flight (REST and /mcp): every call begun i
     answers(a, 2),
     answers(b, 2),
     answers(m, 3),
-    answers(k, 2),
+    answers(k, 3),
     ...own.map((c) => answers(c, 1)),
   ]);
   const stopped = await exit;
@@ -248,14 +249,16 @@ test('SIGTERM with pipelined calls in flight (REST and /mcp): every call begun i
   const rpc = JSON.parse(rpcRefused.body) as { error?: { data?: { code?: string } } };
   assert.equal(rpc.error?.data?.code, 'SHUTTING_DOWN', rpcRefused.body);
   closes(rpcRefused);
-  // The request sent during the stop: refused, after the call before it was answered.
+  // The requests sent during the stop: refused, after the call before them was answered.
   assert.equal(restSlept(rk.got[0] as RawResponse), 4);
   keepsOpen(rk.got[0] as RawResponse);
-  const refused = rk.got[1] as RawResponse;
-  assert.equal(refused.status, 503, refused.head + refused.body);
-  assert.equal((JSON.parse(refused.body) as { code?: string }).code, 'SHUTTING_DOWN');
-  assert.equal(refused.headers['retry-after'], '5');
-  closes(refused);
+  for (const refused of rk.got.slice(1)) {
+    assert.equal(refused.status, 503, refused.head + refused.body);
+    assert.equal((JSON.parse(refused.body) as { code?: string }).code, 'SHUTTING_DOWN');
+    assert.equal(refused.headers['retry-after'], '5');
+  }
+  keepsOpen(rk.got[1] as RawResponse);
+  closes(rk.got[2] as RawResponse);
   // Calls on their own connections: answered, their connection closed after.
   for (const r of rown) {
     assert.equal(restSlept(r.got[0] as RawResponse), 4);

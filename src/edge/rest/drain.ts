@@ -37,7 +37,7 @@ const IDLE_SWEEP_MS = 50;
 export function refuseWhileDraining(app: FastifyInstance, onDrain: () => void): void {
   let draining = false;
   // The newest request each connection has sent so far; its answer is the connection's last.
-  // Before Fastify's own listener: a refusal is sent before that listener returns.
+  // Before Fastify's own listener, so that a request is known before any of its hooks runs.
   const newest = new WeakMap<Socket, IncomingMessage>();
   app.server.prependListener('request', (req: IncomingMessage) => {
     newest.set(req.socket, req);
@@ -60,12 +60,16 @@ export function refuseWhileDraining(app: FastifyInstance, onDrain: () => void): 
   });
   app.addHook('onRequest', (_req, _reply, done) => {
     if (!draining) return done();
-    // Nothing of it runs; its answer (onSend) closes the connection, unless more came behind it.
-    done(
-      new ToolgateError(
-        'SHUTTING_DOWN',
-        'the gateway is stopping; send the request again once it answers',
-        { retryAfterSeconds: RETRY_AFTER_S },
+    // Nothing of it runs. Refused one turn later: by then Node has read every request the client
+    // sent in the same packet, so only the last of them closes the connection (onSend above),
+    // and each is answered.
+    setImmediate(() =>
+      done(
+        new ToolgateError(
+          'SHUTTING_DOWN',
+          'the gateway is stopping; send the request again once it answers',
+          { retryAfterSeconds: RETRY_AFTER_S },
+        ),
       ),
     );
   });
