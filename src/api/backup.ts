@@ -34,11 +34,13 @@ import {
 import {
   DIALECTS,
   type Dialect,
+  dbLocation,
   holdsDatabase,
   knownMigrations,
   openStore,
   type RestoredDatabase,
   refuseNewerSchema,
+  refuseSecretsToolsCannotTake,
   restoreDatabase,
 } from '../records/store/index.js';
 
@@ -135,8 +137,11 @@ function newFolder(folder: string, what: string): void {
  */
 export async function backup(out: string, options: BackupOptions): Promise<BackupManifest> {
   if (!holdsDatabase(options.db)) {
-    throw refused(`--db ${options.db} holds no database: name the one the gateway uses`);
+    throw refused(
+      `--db ${dbLocation(options.db)} holds no database: name the one the gateway uses`,
+    );
   }
+  refuseSecretsToolsCannotTake(options.db);
   if (options.dataDir !== undefined) narrowPrivateDir(options.dataDir);
   newFolder(out, 'backup folder');
   try {
@@ -210,7 +215,8 @@ export function readManifest(from: string): BackupManifest {
     bad('/files', 'is not a list of data/ file entries');
   }
   if (problems.length > 0) throw invalidBackup(problems);
-  return m as BackupManifest;
+  // Shown again as the backup's own: a manifest an older version wrote may hold the password.
+  return { ...(m as BackupManifest), location: dbLocation(String(m.location ?? '')) };
 }
 
 /** A file entry whose path is one plain name (under `prefix`): nothing can point outside. */
@@ -303,6 +309,7 @@ export interface RestoreResult {
  * empty data folder — then the key files (0600, the folder 0700), then the database.
  */
 export async function restore(from: string, options: RestoreOptions): Promise<RestoreResult> {
+  refuseSecretsToolsCannotTake(options.db);
   const manifest = readManifest(from);
   checkFiles(from, manifest);
   refuseNewerSchema(manifest.migrations, await knownMigrations(manifest.dialect));

@@ -28,6 +28,7 @@ export type { OfferedEntries } from '../domain/sessions/index.js';
 // What a front renders of the gate's answer: the decision and the `_meta` key of its trust label.
 export { TRUST_META_KEY } from '../domain/text-trust/index.js';
 export type { CallContext, CallOptions, EntryRef, GateDecision } from '../gate/index.js';
+export { dbLocation, dbUrlSecrets } from '../records/store/index.js';
 export type { AdminApi } from './admin-api.js';
 export {
   AGENTS_ADMIN,

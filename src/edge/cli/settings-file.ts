@@ -8,7 +8,12 @@
  * generated reference. Secrets are never values in the file: it names the files that hold them.
  */
 import { parseDocument } from 'yaml';
-import { OPERATOR_ROLES, SANDBOX_DRIVERS, settingsValidator } from '../../api/index.js';
+import {
+  dbUrlSecrets,
+  OPERATOR_ROLES,
+  SANDBOX_DRIVERS,
+  settingsValidator,
+} from '../../api/index.js';
 import { MAX_SECRET_FILE_BYTES, type Problem, problem, readBoundedFile } from '../../core/index.js';
 
 type Json = Record<string, unknown>;
@@ -400,7 +405,7 @@ function parseSettingsText(text: string): unknown {
   return doc.toJS({ maxAliasCount: 0 }) ?? {};
 }
 
-/** Where a URL setting holds credentials (userinfo; a `db` password, inline or as a parameter). */
+/** Where a URL setting holds credentials (userinfo; a `db` secret, inline or as a parameter). */
 function credentialProblems(doc: Json): Problem[] {
   const found: Problem[] = [];
   for (const s of SETTINGS) {
@@ -410,26 +415,31 @@ function credentialProblems(doc: Json): Problem[] {
     const values = Array.isArray(value) ? value : [value];
     values.forEach((v, i) => {
       if (typeof v !== 'string' || v.startsWith('sqlite:')) return;
-      let parsed: URL;
-      try {
-        parsed = new URL(v);
-      } catch {
-        return; // not a URL: the reader of the setting says so
-      }
-      const held =
-        s.path === 'db'
-          ? parsed.password !== '' || parsed.searchParams.has('password')
-          : parsed.username !== '' || parsed.password !== '';
-      if (!held) return;
-      const pointer = `/${s.path.replaceAll('.', '/')}${Array.isArray(value) ? `/${i}` : ''}`;
       const message =
-        s.path === 'db'
-          ? 'must not hold a password (use a .pgpass file or PGPASSFILE)'
-          : 'must not hold credentials';
+        s.path === 'db' ? dbProblem(v) : userinfo(v) ? 'must not hold credentials' : null;
+      if (message === null) return;
+      const pointer = `/${s.path.replaceAll('.', '/')}${Array.isArray(value) ? `/${i}` : ''}`;
       found.push(problem(pointer, message, 'settings.credentials'));
     });
   }
   return found;
+}
+
+/** A database URL's secrets (a password, a key's passphrase: db-url.ts), named, never shown. */
+function dbProblem(v: string): string | null {
+  const held = dbUrlSecrets(v);
+  return held.length === 0
+    ? null
+    : `must not hold ${held.join(', ')} (put a password in a .pgpass file or PGPASSFILE)`;
+}
+
+function userinfo(v: string): boolean {
+  try {
+    const parsed = new URL(v);
+    return parsed.username !== '' || parsed.password !== '';
+  } catch {
+    return false; // not a URL: the reader of the setting says so
+  }
 }
 
 const TOP_LEVEL = new Set(SETTINGS.map((s) => s.path.split('.')[0] as string));

@@ -5,6 +5,7 @@
 import { existsSync } from 'node:fs';
 import { join } from 'node:path';
 import { type Command, Option } from 'commander';
+import { dbLocation } from '../../../api/index.js';
 import { isStoreCorrupt } from '../../../core/index.js';
 import { operatorActor } from '../../../domain/operators/index.js';
 import {
@@ -84,7 +85,11 @@ export function registerAudit(program: Command): void {
               ? `${String((err as { code?: unknown }).code)}: ${err.message}`
               : 'unreadable',
           );
-          printVerify(out, verifier.finish(), globals.db ?? 'the database');
+          printVerify(
+            out,
+            verifier.finish(),
+            globals.db !== undefined ? dbLocation(globals.db) : 'the database',
+          );
           return true;
         },
       )();
