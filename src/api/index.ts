@@ -84,6 +84,18 @@ export { BACKUP_FORMAT, backup, readManifest, restore } from './backup.js';
 export { expose } from './expose.js';
 export type { DriverReport } from './host-admin.js';
 export { codeHash, hostDoctor, SANDBOX_DRIVERS } from './host-admin.js';
-export { settingProblems, settingsValidator, startSettingsProblems } from './host-settings.js';
+export {
+  checkAdminTokenStrength,
+  healthConfigFromEnv,
+  notifyConfigFromEnv,
+  oidcConfigFromEnv,
+  readAdminToken,
+  refusalProblems,
+  settingProblems,
+  settingsValidator,
+  tracingConfigFromEnv,
+} from './host-settings.js';
 export { RefusalSampler, type SampleKey, type SamplerOptions } from './refusal-sampler.js';
 export { securityEvents } from './security-events.js';
+export type { CheckedStartConfiguration, StartConfiguration } from './start-configuration.js';
+export { checkStartConfiguration } from './start-configuration.js';

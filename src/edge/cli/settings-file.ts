@@ -7,14 +7,14 @@
  * below is the one source of the file's JSON Schema, of `toolgate config check` and of the
  * generated reference. Secrets are never values in the file: it names the files that hold them.
  */
-import { parseDocument } from 'yaml';
+import { dbUrlSecrets, OPERATOR_ROLES, settingsValidator } from '../../api/index.js';
 import {
-  dbUrlSecrets,
-  OPERATOR_ROLES,
-  SANDBOX_DRIVERS,
-  settingsValidator,
-} from '../../api/index.js';
-import { MAX_SECRET_FILE_BYTES, type Problem, problem, readBoundedFile } from '../../core/index.js';
+  MAX_SECRET_FILE_BYTES,
+  type Problem,
+  parseFileText,
+  problem,
+  readBoundedFile,
+} from '../../core/index.js';
 
 type Json = Record<string, unknown>;
 
@@ -381,30 +381,6 @@ function valueAt(doc: Json, dotted: string): unknown {
   return node;
 }
 
-/**
- * The file's text as a document: YAML 1.2 core, no aliases, unique keys, and every warning (an
- * unknown tag, …) refused like an error. Messages name the problem and its line, never the
- * file's text: a file given by mistake (a key file, /etc/shadow) must not reach a terminal or a
- * journal through its error.
- */
-function parseSettingsText(text: string): unknown {
-  const doc = parseDocument(text, {
-    schema: 'core',
-    uniqueKeys: true,
-    merge: false,
-    strict: true,
-    prettyErrors: false,
-  });
-  const first = doc.errors[0] ?? doc.warnings[0];
-  if (first) {
-    const at = first.linePos?.[0];
-    throw new Error(
-      `not valid YAML or JSON (${first.code}${at ? ` at line ${at.line}, column ${at.col}` : ''})`,
-    );
-  }
-  return doc.toJS({ maxAliasCount: 0 }) ?? {};
-}
-
 /** Where a URL setting holds credentials (userinfo; a `db` secret, inline or as a parameter). */
 function credentialProblems(doc: Json): Problem[] {
   const found: Problem[] = [];
@@ -478,11 +454,15 @@ export function readSettingsFile(file: string): {
 } {
   let doc: unknown;
   try {
-    const text = readBoundedFile(file, { option: '--config', maxBytes: MAX_SECRET_FILE_BYTES });
-    doc = parseSettingsText(text);
+    // Messages name the problem and its line, never the file's text (core/parse-file-text.ts).
+    doc = parseFileText(
+      readBoundedFile(file, { option: '--config', maxBytes: MAX_SECRET_FILE_BYTES }),
+      file,
+    );
   } catch (err) {
-    const message = err instanceof Error ? err.message.split('\n')[0] : String(err);
-    return { env: {}, problems: [problem('', `${file}: ${message}`, 'settings.read')] };
+    const message = (err instanceof Error ? err.message.split('\n')[0] : String(err)) ?? '';
+    const named = message.startsWith(`${file}: `) ? message : `${file}: ${message}`;
+    return { env: {}, problems: [problem('', named, 'settings.read')] };
   }
   const invalid = validateSettings(doc);
   const problems =

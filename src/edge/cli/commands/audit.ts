@@ -32,6 +32,19 @@ function printVerify(out: Output, report: VerifyReport, where: string): void {
   if (!report.ok) process.exitCode = exitCodeOf('verification_failed');
 }
 
+/** Damage found while opening (before any record is read) is still a verification finding. */
+function printOpeningDamage(out: Output, err: unknown, db: string | undefined): boolean {
+  if (!isStoreCorrupt(err)) return false;
+  const verifier = new LogVerifier({ verifiers: [] }, []);
+  verifier.storeCorrupt(
+    err instanceof Error
+      ? `${String((err as { code?: unknown }).code)}: ${err.message}`
+      : 'unreadable',
+  );
+  printVerify(out, verifier.finish(), db !== undefined ? dbLocation(db) : 'the database');
+  return true;
+}
+
 export function registerAudit(program: Command): void {
   const audit = program
     .command('audit')
@@ -76,22 +89,7 @@ export function registerAudit(program: Command): void {
           printVerify(out, report, admin.health.location);
         },
         { action: 'state.read', audit: { checkpoints: false } },
-        // Damage found while opening (before any record is read) is still a verification finding.
-        (err, out) => {
-          if (!isStoreCorrupt(err)) return false;
-          const verifier = new LogVerifier({ verifiers: [] }, []);
-          verifier.storeCorrupt(
-            err instanceof Error
-              ? `${String((err as { code?: unknown }).code)}: ${err.message}`
-              : 'unreadable',
-          );
-          printVerify(
-            out,
-            verifier.finish(),
-            globals.db !== undefined ? dbLocation(globals.db) : 'the database',
-          );
-          return true;
-        },
+        (err, out) => printOpeningDamage(out, err, globals.db),
       )();
     });
 
