@@ -35,11 +35,13 @@ import { MASTER_KEY_FILE_NAME, type MasterKey } from '../domain/credentials/inde
 import {
   DIALECTS,
   type Dialect,
+  dbLocation,
   holdsDatabase,
   knownMigrations,
   openStore,
   type RestoredDatabase,
   refuseNewerSchema,
+  refuseSecretsToolsCannotTake,
   restoreDatabase,
 } from '../records/store/index.js';
 import {
@@ -152,8 +154,11 @@ function newFolder(folder: string, what: string): boolean {
  */
 export async function backup(out: string, options: BackupOptions): Promise<BackupManifest> {
   if (!holdsDatabase(options.db)) {
-    throw refused(`--db ${options.db} holds no database: name the one the gateway uses`);
+    throw refused(
+      `--db ${dbLocation(options.db)} holds no database: name the one the gateway uses`,
+    );
   }
+  refuseSecretsToolsCannotTake(options.db);
   if (options.dataDir !== undefined) narrowPrivateDir(options.dataDir);
   const made = newFolder(out, 'backup folder');
   try {
@@ -235,7 +240,8 @@ export function readManifest(from: string): BackupManifest {
     bad('/files', 'is not a list of data/ file entries');
   }
   if (problems.length > 0) throw invalidBackup(problems);
-  return m as BackupManifest;
+  // Shown again as the backup's own: a manifest an older version wrote may hold the password.
+  return { ...(m as BackupManifest), location: dbLocation(String(m.location ?? '')) };
 }
 
 /** A file entry whose path is one plain name (under `prefix`): nothing can point outside. */
@@ -331,6 +337,7 @@ export interface RestoreResult {
  * empty data folder — then the key files (0600, the folder 0700), then the database.
  */
 export async function restore(from: string, options: RestoreOptions): Promise<RestoreResult> {
+  refuseSecretsToolsCannotTake(options.db);
   const manifest = readManifest(from);
   const authenticity = checkAuthenticity(
     manifest,
