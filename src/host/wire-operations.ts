@@ -115,14 +115,14 @@ export async function wireOperations(
     ...clock,
     secondFactors: secondFactor,
   });
-  const apply = new ApplyService(
+  const apply = new ApplyService({
     catalog,
     agents,
     users,
     policies,
     changes,
-    parts.execution.providers,
-  );
+    providers: parts.execution.providers,
+  });
   const teams = options.teams ?? [];
   const sources = { db: store.db, catalog, agents, users, teams, health: healthStates(health) };
   const reports = new ReportService(sources, options.clock);
