@@ -122,6 +122,7 @@ export async function wireOperations(
     policies,
     changes,
     providers: parts.execution.providers,
+    destinationSets: domain.destinationSets,
   });
   const teams = options.teams ?? [];
   const sources = { db: store.db, catalog, agents, users, teams, health: healthStates(health) };

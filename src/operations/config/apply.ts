@@ -10,7 +10,7 @@ import { type Actor, checkActor, problem, ToolgateError } from '../../core/index
 import type { CatalogService } from '../../domain/catalog/index.js';
 import type { ChangeDesk } from '../../domain/decisions/index.js';
 import type { AgentService, UserService } from '../../domain/identity/index.js';
-import type { PolicyService } from '../../domain/policy/index.js';
+import type { DestinationSets, PolicyService } from '../../domain/policy/index.js';
 import type { ProviderService } from '../../execution/providers/index.js';
 import {
   applyPolicies,
@@ -18,6 +18,7 @@ import {
   applyTools,
   importProviders,
 } from './apply-kinds/catalog-kinds.js';
+import { applyDestinationSets } from './apply-kinds/destination-set-kind.js';
 import { applyAgents, applyGrants, applyUsers } from './apply-kinds/identity-kinds.js';
 import type {
   ApplyChange,
@@ -50,6 +51,7 @@ export interface ApplyServices {
   readonly changes: ChangeDesk;
   /** Upstream providers; without them a file with `kind: Provider` is refused. */
   readonly providers?: ProviderService | null;
+  readonly destinationSets: DestinationSets;
 }
 
 class DryRunRollback extends Error {
@@ -66,8 +68,8 @@ export class ApplyService {
   }
 
   get #pruneServices(): PruneServices {
-    const { catalog, agents, users, policies, changes } = this.#s;
-    return { catalog, agents, users, policies, changes };
+    const { catalog, agents, users, policies, changes, destinationSets } = this.#s;
+    return { catalog, agents, users, policies, changes, destinationSets };
   }
 
   async applyText(text: string, actor: Actor, options: ApplyOptions = {}): Promise<ApplyResult> {
@@ -132,8 +134,8 @@ export class ApplyService {
   }
 
   /**
-   * Every kind in an order that lets a document name what another declares: agents before the
-   * grants that name them. Problems of every kind are gathered, so one refusal lists them all.
+   * Every kind in an order that lets a document name what another declares: destination sets
+   * before the tools whose rules name them, agents before the grants that name them. Problems of every kind are gathered, so one refusal lists them all.
    */
   async #applyAll(
     k: KindContext,
@@ -142,6 +144,7 @@ export class ApplyService {
     const s = this.#s;
     const ofKind = (kind: ConfigDocument['kind']) => docs.filter((d) => d.doc.kind === kind);
     const steps: (() => Promise<KindOutcome>)[] = [
+      () => applyDestinationSets(k, ofKind('DestinationSet'), s.destinationSets),
       () => applyAgents(k, ofKind('Agent'), s.agents),
       () => applyUsers(k, ofKind('User'), s.users),
       () => applyTools(k, ofKind('Tool'), s.catalog),

@@ -18,7 +18,13 @@ import {
   userSpecSchema,
   userSpecTextProblems,
 } from '../../domain/identity/index.js';
-import { policySpecSchema } from '../../domain/policy/index.js';
+import {
+  type DestinationSetDocument,
+  destinationSetDocumentSchema,
+  destinationSetProblems,
+  normaliseMembers,
+  policySpecSchema,
+} from '../../domain/policy/index.js';
 import { checkProviderSpec } from '../../execution/providers/index.js';
 import type { ConfigProblem, IndexedDocument } from './apply-types.js';
 import { type ConfigDocument, RESERVED_KINDS, SUPPORTED_KINDS } from './config-document.js';
@@ -51,6 +57,15 @@ const validateSpec: Record<ConfigDocument['kind'], SpecCheck> = {
   Policy: withSpec(compileDocumentValidator(policySpecSchema)),
   Grant: withSpec(compileDocumentValidator(grantSpecSchema)),
   Provider: withSpec(checkProviderSpec),
+  DestinationSet: withText(
+    compileDocumentValidator(destinationSetDocumentSchema),
+    (spec: DestinationSetDocument) => [
+      ...destinationSetProblems(spec),
+      ...(spec.members === undefined
+        ? []
+        : normaliseMembers(spec.kind, spec.members, '/members').problems),
+    ],
+  ),
 };
 
 function withSpec(validate: (spec: unknown) => Problem[]): SpecCheck {
@@ -146,10 +161,12 @@ export function refusalProblems(err: unknown, index: number, kind: string): Conf
   if (!(err instanceof ToolgateError)) throw err;
   const base = `/${index}/spec`;
   switch (err.code) {
+    case 'INPUT_INVALID':
     case 'DEFINITION_INVALID':
     case 'BREAKING_CHANGE': {
-      const details = err.details as { problems: Problem[] };
-      const found = details.problems.map((p) => ({
+      const listed = (err.details as { problems?: Problem[] }).problems;
+      const given = Array.isArray(listed) ? listed : [problem('', err.message, 'invalid')];
+      const found = given.map((p) => ({
         ...p,
         pointer: base + p.pointer,
         document: index,
