@@ -123,6 +123,7 @@ export async function wireOperations(
     changes,
     providers: parts.execution.providers,
     destinationSets: domain.destinationSets,
+    operators: domain.operators,
   });
   const teams = options.teams ?? [];
   const sources = { db: store.db, catalog, agents, users, teams, health: healthStates(health) };

@@ -10,6 +10,11 @@ import { type Actor, checkActor, problem, ToolgateError } from '../../core/index
 import type { CatalogService } from '../../domain/catalog/index.js';
 import type { ChangeDesk } from '../../domain/decisions/index.js';
 import type { AgentService, UserService } from '../../domain/identity/index.js';
+import {
+  applyOperatorsForbidden,
+  enabledAdmins,
+  type OperatorService,
+} from '../../domain/operators/index.js';
 import type { DestinationSets, PolicyService } from '../../domain/policy/index.js';
 import type { ProviderService } from '../../execution/providers/index.js';
 import {
@@ -20,6 +25,7 @@ import {
 } from './apply-kinds/catalog-kinds.js';
 import { applyDestinationSets } from './apply-kinds/destination-set-kind.js';
 import { applyAgents, applyGrants, applyUsers } from './apply-kinds/identity-kinds.js';
+import { applyOperators, keepAnAdmin } from './apply-kinds/operator-kind.js';
 import type {
   ApplyChange,
   ApplyOptions,
@@ -52,6 +58,7 @@ export interface ApplyServices {
   /** Upstream providers; without them a file with `kind: Provider` is refused. */
   readonly providers?: ProviderService | null;
   readonly destinationSets: DestinationSets;
+  readonly operators: OperatorService;
 }
 
 class DryRunRollback extends Error {
@@ -67,9 +74,10 @@ export class ApplyService {
     this.#s = services;
   }
 
-  get #pruneServices(): PruneServices {
-    const { catalog, agents, users, policies, changes, destinationSets } = this.#s;
-    return { catalog, agents, users, policies, changes, destinationSets };
+  #pruneServices(options: ApplyOptions): PruneServices {
+    const { catalog, agents, users, policies, changes, destinationSets, operators } = this.#s;
+    const { operator } = options;
+    return { catalog, agents, users, policies, changes, destinationSets, operators, operator };
   }
 
   async applyText(text: string, actor: Actor, options: ApplyOptions = {}): Promise<ApplyResult> {
@@ -99,9 +107,14 @@ export class ApplyService {
       );
     }
     const docs = checkDocuments(raw.map((doc) => expandDemoFolder(doc)));
-    let result: ApplyResult;
-    try {
-      result = await this.#s.catalog.write(async (ctx) => {
+    // Accounts are changed as a person, an admin, under the rules of `operators` commands.
+    const by = options.operator;
+    if (docs.some((d) => d.doc.kind === 'Operator') && !by?.roles.includes('admin')) {
+      throw applyOperatorsForbidden(by);
+    }
+    const write = () =>
+      this.#s.catalog.write(async (ctx) => {
+        const admins = await enabledAdmins(ctx.trx);
         const { changes, problems } = await this.#applyAll({ ctx, actor, options }, docs);
         if (problems.length > 0) throw configInvalid(problems);
         const reconciled =
@@ -109,12 +122,13 @@ export class ApplyService {
             ? null
             : await reconcileSet(
                 ctx,
-                this.#pruneServices,
+                this.#pruneServices(options),
                 set,
                 declaredObjects(docs),
                 actor,
                 prune,
               );
+        await keepAnAdmin(ctx.trx, admins);
         const noted = reconciled ? withNotes(changes, docs, reconciled.notes) : changes;
         const result: ApplyResult = {
           dryRun,
@@ -126,6 +140,10 @@ export class ApplyService {
         if (dryRun) throw new DryRunRollback(result);
         return result;
       });
+    let result: ApplyResult;
+    try {
+      // A four-eyes refusal anywhere in the transaction is audited once it rolled back.
+      result = by ? await this.#s.operators.auditedApply(by, actor.via, write) : await write();
     } catch (err) {
       if (err instanceof DryRunRollback) return err.result;
       throw err;
@@ -144,6 +162,7 @@ export class ApplyService {
     const s = this.#s;
     const ofKind = (kind: ConfigDocument['kind']) => docs.filter((d) => d.doc.kind === kind);
     const steps: (() => Promise<KindOutcome>)[] = [
+      () => applyOperators(k, ofKind('Operator'), s.operators),
       () => applyDestinationSets(k, ofKind('DestinationSet'), s.destinationSets),
       () => applyAgents(k, ofKind('Agent'), s.agents),
       () => applyUsers(k, ofKind('User'), s.users),

@@ -7,6 +7,7 @@ import { parseAllDocuments } from 'yaml';
 import { ToolgateError } from '../../core/index.js';
 import { TOOL_SCHEMA_ID } from '../../domain/catalog/index.js';
 import { agentSpecSchema, grantSpecSchema, userSpecSchema } from '../../domain/identity/index.js';
+import { operatorDocumentSchema } from '../../domain/operators/index.js';
 import { destinationSetDocumentSchema, policySpecSchema } from '../../domain/policy/index.js';
 import { providerSpecSchema } from '../../execution/providers/index.js';
 
@@ -18,6 +19,7 @@ export const SUPPORTED_KINDS = [
   'Policy',
   'Provider',
   'DestinationSet',
+  'Operator',
 ] as const;
 /** Kinds the format reserves for later work; a file using them is refused with this reason. */
 export const RESERVED_KINDS = ['Secret'] as const;
@@ -100,6 +102,15 @@ export const configDocumentSchema = {
         apiVersion: { const: 'toolgate/v1' },
         kind: { const: 'DestinationSet' },
         spec: destinationSetDocumentSchema,
+      },
+    },
+    {
+      additionalProperties: false,
+      required: ['kind', 'spec'],
+      properties: {
+        apiVersion: { const: 'toolgate/v1' },
+        kind: { const: 'Operator' },
+        spec: operatorDocumentSchema,
       },
     },
   ],

@@ -19,6 +19,12 @@ import {
   userSpecTextProblems,
 } from '../../domain/identity/index.js';
 import {
+  type OperatorDocument,
+  operatorCredentialProblems,
+  operatorDocumentProblems,
+  operatorDocumentSchema,
+} from '../../domain/operators/index.js';
+import {
   type DestinationSetDocument,
   destinationSetDocumentSchema,
   destinationSetProblems,
@@ -66,7 +72,23 @@ const validateSpec: Record<ConfigDocument['kind'], SpecCheck> = {
         : normaliseMembers(spec.kind, spec.members, '/members').problems),
     ],
   ),
+  Operator: withoutCredentials(
+    withText(compileDocumentValidator(operatorDocumentSchema), (spec: OperatorDocument) =>
+      operatorDocumentProblems(spec),
+    ),
+  ),
 };
+
+/**
+ * A field that names a credential is refused by name first, with how the credential is set
+ * instead, and alone: the schema's "unknown field" would say less.
+ */
+function withoutCredentials(check: SpecCheck): SpecCheck {
+  return (spec) => {
+    const problems = operatorCredentialProblems(spec);
+    return problems.length > 0 ? { problems, spec } : check(spec);
+  };
+}
 
 function withSpec(validate: (spec: unknown) => Problem[]): SpecCheck {
   return (spec) => ({ problems: validate(spec), spec });

@@ -28,6 +28,7 @@ import type {
   UserService,
   UserSpec,
 } from '../../domain/identity/index.js';
+import type { Operator, OperatorDocument, OperatorService } from '../../domain/operators/index.js';
 import type {
   DestinationSetDocument,
   DestinationSets,
@@ -36,6 +37,7 @@ import type {
 } from '../../domain/policy/index.js';
 import type { ProviderSpec } from '../../execution/providers/index.js';
 import { pruneDestinationSet } from './apply-kinds/destination-set-kind.js';
+import { pruneOperator } from './apply-kinds/operator-kind.js';
 import type { PruneOutcome } from './apply-kinds/prune-outcome.js';
 import type { ConfigDocument } from './config-document.js';
 
@@ -64,6 +66,9 @@ export interface PruneServices {
   readonly policies: PolicyService;
   readonly changes: Pick<ChangeDesk, 'pendingGrantIn' | 'withdrawGrantIn'>;
   readonly destinationSets: DestinationSets;
+  readonly operators: OperatorService;
+  /** The person applying; without one an account no longer declared is kept. */
+  readonly operator: Operator | undefined;
 }
 
 const REASON = 'no longer declared (apply --prune)';
@@ -98,6 +103,9 @@ export function declaredObjects(docs: readonly { doc: ConfigDocument }[]): Decla
         break;
       case 'DestinationSet':
         out.push({ kind: 'DestinationSet', subject: (doc.spec as DestinationSetDocument).name });
+        break;
+      case 'Operator':
+        out.push({ kind: 'Operator', subject: (doc.spec as OperatorDocument).id });
         break;
     }
   }
@@ -282,6 +290,7 @@ const PRUNE_VERB: Readonly<Record<ConfigDocument['kind'], string>> = {
   Grant: 'revoke it',
   Provider: 'remove it',
   DestinationSet: 'delete it',
+  Operator: 'disable it',
 };
 
 function subjectText(d: Declared): string {
@@ -300,6 +309,7 @@ const SUBJECT_NOUN: Readonly<Record<ConfigDocument['kind'], string>> = {
   Grant: 'grant',
   Provider: 'provider',
   DestinationSet: 'destination set',
+  Operator: 'operator',
 };
 
 async function pruneOne(
@@ -310,6 +320,10 @@ async function pruneOne(
 ): Promise<PruneOutcome> {
   if (d.kind === 'DestinationSet') {
     return pruneDestinationSet(ctx.trx, services.destinationSets, d.subject, actor, REASON);
+  }
+  if (d.kind === 'Operator') {
+    const { operators, operator } = services;
+    return pruneOperator(ctx.trx, operators, operator, d.subject, actor.via, REASON);
   }
   return { summary: await pruneSummary(ctx, services, d, actor) };
 }
@@ -389,6 +403,7 @@ async function pruneSummary(
     }
     case 'Provider':
     case 'DestinationSet':
+    case 'Operator':
       return 'kept';
   }
 }
