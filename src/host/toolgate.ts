@@ -77,7 +77,7 @@ export async function openGateway(options: ToolgateOptions = {}): Promise<Gatewa
   const observers = wireObservers(config, approvalsLater);
   const store = await openStore(options.db ?? DEFAULT_DB_URL);
   const host = wireSandbox(options, store);
-  // One master key, loaded once on first use, seals tool secrets and second factors.
+  // One master key, loaded once on first use, seals tool secrets, second factors and channel URLs.
   const loadMasterKey = lazyMasterKey(options.masterKey);
   const domain = wireDomain(options, store, {
     config,
@@ -117,6 +117,7 @@ export async function openGateway(options: ToolgateOptions = {}): Promise<Gatewa
     health,
     observers,
     config,
+    loadMasterKey,
   });
   const auth = wireAgentAuth(options, {
     config,

@@ -3,7 +3,7 @@
  * notifications, the health monitor (C14), the detectors (C13), the four-eyes change desk and
  * `apply -f`, governance reports, and owner teams' channels and notices (C16).
  */
-import type { CredentialBroker } from '../domain/credentials/index.js';
+import type { CredentialBroker, MasterKey } from '../domain/credentials/index.js';
 import { type ApprovalDesk, ChangeDesk } from '../domain/decisions/index.js';
 import type { SessionService } from '../domain/sessions/index.js';
 import type { ProviderService } from '../execution/providers/index.js';
@@ -83,6 +83,8 @@ export async function wireOperations(
     readonly health: HealthMonitor;
     readonly observers: ObserversWing;
     readonly config: CheckedConfig;
+    /** Seals owner channels' URLs (the master key, loaded on first use). */
+    readonly loadMasterKey: () => MasterKey;
   },
 ) {
   const { domain, health, config } = parts;
@@ -115,6 +117,15 @@ export async function wireOperations(
     ...clock,
     secondFactors: secondFactor,
   });
+  const teams = options.teams ?? [];
+  const sources = { db: store.db, catalog, agents, users, teams, health: healthStates(health) };
+  const reports = new ReportService(sources, options.clock);
+  const ownerChannels = new OwnerChannels(
+    store.db,
+    config.outbound,
+    parts.loadMasterKey,
+    options.clock,
+  );
   const apply = new ApplyService({
     catalog,
     agents,
@@ -124,11 +135,8 @@ export async function wireOperations(
     providers: parts.execution.providers,
     destinationSets: domain.destinationSets,
     operators: domain.operators,
+    ownerChannels,
   });
-  const teams = options.teams ?? [];
-  const sources = { db: store.db, catalog, agents, users, teams, health: healthStates(health) };
-  const reports = new ReportService(sources, options.clock);
-  const ownerChannels = new OwnerChannels(store.db, config.outbound, options.clock);
   const ownerNotices = new OwnerNotices({
     db: store.db,
     channels: ownerChannels,

@@ -17,6 +17,7 @@ import {
 } from '../../domain/operators/index.js';
 import type { DestinationSets, PolicyService } from '../../domain/policy/index.js';
 import type { ProviderService } from '../../execution/providers/index.js';
+import type { OwnerChannels } from '../owners/index.js';
 import {
   applyPolicies,
   applyProviders,
@@ -26,6 +27,11 @@ import {
 import { applyDestinationSets } from './apply-kinds/destination-set-kind.js';
 import { applyAgents, applyGrants, applyUsers } from './apply-kinds/identity-kinds.js';
 import { applyOperators, keepAnAdmin } from './apply-kinds/operator-kind.js';
+import {
+  applyOwnerChannels,
+  type ChannelUrls,
+  readChannelUrls,
+} from './apply-kinds/owner-channel-kind.js';
 import type {
   ApplyChange,
   ApplyOptions,
@@ -59,6 +65,7 @@ export interface ApplyServices {
   readonly providers?: ProviderService | null;
   readonly destinationSets: DestinationSets;
   readonly operators: OperatorService;
+  readonly ownerChannels: OwnerChannels;
 }
 
 class DryRunRollback extends Error {
@@ -76,8 +83,12 @@ export class ApplyService {
 
   #pruneServices(options: ApplyOptions): PruneServices {
     const { catalog, agents, users, policies, changes, destinationSets, operators } = this.#s;
+    const { ownerChannels } = this.#s;
     const { operator } = options;
-    return { catalog, agents, users, policies, changes, destinationSets, operators, operator };
+    return {
+      ...{ catalog, agents, users, policies, changes, destinationSets, operators },
+      ...{ ownerChannels, operator },
+    };
   }
 
   async applyText(text: string, actor: Actor, options: ApplyOptions = {}): Promise<ApplyResult> {
@@ -112,10 +123,13 @@ export class ApplyService {
     if (docs.some((d) => d.doc.kind === 'Operator') && !by?.roles.includes('admin')) {
       throw applyOperatorsForbidden(by);
     }
+    // Channel URLs are read and checked (DNS) before the transaction: it holds no lock meanwhile.
+    const channelDocs = docs.filter((d) => d.doc.kind === 'OwnerChannel');
+    const urls = await readChannelUrls(channelDocs, options, this.#s.ownerChannels);
     const write = () =>
       this.#s.catalog.write(async (ctx) => {
         const admins = await enabledAdmins(ctx.trx);
-        const { changes, problems } = await this.#applyAll({ ctx, actor, options }, docs);
+        const { changes, problems } = await this.#applyAll({ ctx, actor, options }, docs, urls);
         if (problems.length > 0) throw configInvalid(problems);
         const reconciled =
           set === null
@@ -158,6 +172,7 @@ export class ApplyService {
   async #applyAll(
     k: KindContext,
     docs: readonly IndexedDocument[],
+    urls: ChannelUrls,
   ): Promise<{ changes: ApplyChange[]; problems: ConfigProblem[] }> {
     const s = this.#s;
     const ofKind = (kind: ConfigDocument['kind']) => docs.filter((d) => d.doc.kind === kind);
@@ -170,6 +185,7 @@ export class ApplyService {
       () => applyPolicies(k, ofKind('Policy'), s.policies),
       () => applyGrants(k, ofKind('Grant'), s.agents, s.changes),
       () => applyProviders(k, ofKind('Provider'), s.providers ?? null),
+      () => applyOwnerChannels(k, ofKind('OwnerChannel'), s.ownerChannels, urls),
     ];
     const changes: ApplyChange[] = [];
     const problems: ConfigProblem[] = [];

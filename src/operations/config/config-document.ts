@@ -10,6 +10,7 @@ import { agentSpecSchema, grantSpecSchema, userSpecSchema } from '../../domain/i
 import { operatorDocumentSchema } from '../../domain/operators/index.js';
 import { destinationSetDocumentSchema, policySpecSchema } from '../../domain/policy/index.js';
 import { providerSpecSchema } from '../../execution/providers/index.js';
+import { ownerChannelDocumentSchema } from '../owners/index.js';
 
 export const SUPPORTED_KINDS = [
   'Tool',
@@ -20,6 +21,7 @@ export const SUPPORTED_KINDS = [
   'Provider',
   'DestinationSet',
   'Operator',
+  'OwnerChannel',
 ] as const;
 /** Kinds the format reserves for later work; a file using them is refused with this reason. */
 export const RESERVED_KINDS = ['Secret'] as const;
@@ -111,6 +113,15 @@ export const configDocumentSchema = {
         apiVersion: { const: 'toolgate/v1' },
         kind: { const: 'Operator' },
         spec: operatorDocumentSchema,
+      },
+    },
+    {
+      additionalProperties: false,
+      required: ['kind', 'spec'],
+      properties: {
+        apiVersion: { const: 'toolgate/v1' },
+        kind: { const: 'OwnerChannel' },
+        spec: ownerChannelDocumentSchema,
       },
     },
   ],

@@ -32,6 +32,11 @@ import {
   policySpecSchema,
 } from '../../domain/policy/index.js';
 import { checkProviderSpec } from '../../execution/providers/index.js';
+import {
+  type OwnerChannelDocument,
+  ownerChannelDocumentProblems,
+  ownerChannelDocumentSchema,
+} from '../owners/index.js';
 import type { ConfigProblem, IndexedDocument } from './apply-types.js';
 import { type ConfigDocument, RESERVED_KINDS, SUPPORTED_KINDS } from './config-document.js';
 
@@ -71,6 +76,10 @@ const validateSpec: Record<ConfigDocument['kind'], SpecCheck> = {
         ? []
         : normaliseMembers(spec.kind, spec.members, '/members').problems),
     ],
+  ),
+  OwnerChannel: withText(
+    compileDocumentValidator(ownerChannelDocumentSchema),
+    (spec: OwnerChannelDocument) => ownerChannelDocumentProblems(spec),
   ),
   Operator: withoutCredentials(
     withText(compileDocumentValidator(operatorDocumentSchema), (spec: OperatorDocument) =>

@@ -4,7 +4,7 @@
  * declared; an apply compares the ledger with the files. Without `--prune` every undeclared object
  * is listed as drift and kept; with it, grants are revoked, agents and users disabled, tool
  * versions withdrawn through their lifecycle, policies deleted and destination sets no live tool
- * names deleted, each as an audited event in the apply's own transaction. Nothing made by other
+ * names deleted, owner channels removed, operator accounts disabled, each as an audited event in the apply's own transaction. Nothing made by other
  * means, or still declared by another set, is touched. Providers are listed but never removed
  * (there is no removal for them yet); an object a rule keeps (a destination set a tool still
  * names) is listed as drift with the reason and stays in the ledger.
@@ -36,8 +36,10 @@ import type {
   PolicySpec,
 } from '../../domain/policy/index.js';
 import type { ProviderSpec } from '../../execution/providers/index.js';
+import type { OwnerChannelDocument, OwnerChannels } from '../owners/index.js';
 import { pruneDestinationSet } from './apply-kinds/destination-set-kind.js';
 import { pruneOperator } from './apply-kinds/operator-kind.js';
+import { pruneOwnerChannel } from './apply-kinds/owner-channel-kind.js';
 import type { PruneOutcome } from './apply-kinds/prune-outcome.js';
 import type { ConfigDocument } from './config-document.js';
 
@@ -67,6 +69,7 @@ export interface PruneServices {
   readonly changes: Pick<ChangeDesk, 'pendingGrantIn' | 'withdrawGrantIn'>;
   readonly destinationSets: DestinationSets;
   readonly operators: OperatorService;
+  readonly ownerChannels: OwnerChannels;
   /** The person applying; without one an account no longer declared is kept. */
   readonly operator: Operator | undefined;
 }
@@ -107,6 +110,11 @@ export function declaredObjects(docs: readonly { doc: ConfigDocument }[]): Decla
       case 'Operator':
         out.push({ kind: 'Operator', subject: (doc.spec as OperatorDocument).id });
         break;
+      case 'OwnerChannel': {
+        const spec = doc.spec as OwnerChannelDocument;
+        out.push({ kind: 'OwnerChannel', subject: `${spec.team}/${spec.name}` });
+        break;
+      }
     }
   }
   return out;
@@ -291,6 +299,7 @@ const PRUNE_VERB: Readonly<Record<ConfigDocument['kind'], string>> = {
   Provider: 'remove it',
   DestinationSet: 'delete it',
   Operator: 'disable it',
+  OwnerChannel: 'remove it',
 };
 
 function subjectText(d: Declared): string {
@@ -310,6 +319,7 @@ const SUBJECT_NOUN: Readonly<Record<ConfigDocument['kind'], string>> = {
   Provider: 'provider',
   DestinationSet: 'destination set',
   Operator: 'operator',
+  OwnerChannel: 'owner channel',
 };
 
 async function pruneOne(
@@ -320,6 +330,9 @@ async function pruneOne(
 ): Promise<PruneOutcome> {
   if (d.kind === 'DestinationSet') {
     return pruneDestinationSet(ctx.trx, services.destinationSets, d.subject, actor, REASON);
+  }
+  if (d.kind === 'OwnerChannel') {
+    return pruneOwnerChannel(ctx.trx, services.ownerChannels, d.subject, actor, REASON);
   }
   if (d.kind === 'Operator') {
     const { operators, operator } = services;
@@ -404,6 +417,7 @@ async function pruneSummary(
     case 'Provider':
     case 'DestinationSet':
     case 'Operator':
+    case 'OwnerChannel':
       return 'kept';
   }
 }
