@@ -328,6 +328,45 @@ for (const backend of backends()) {
       );
     });
 
+    test('the published schema holds the three kinds; a DestinationSet and an Operator apply over REST too', async () => {
+      const schema = await w.send('GET', '/v1/schemas/config.json', undefined, ADMIN_TOKEN);
+      assert.equal(schema.status, 200);
+      const kinds = (
+        schema.body.oneOf as {
+          properties: { kind: { const: string }; spec: Record<string, unknown> };
+        }[]
+      ).map((o) => o.properties.kind.const);
+      for (const kind of ['DestinationSet', 'OwnerChannel', 'Operator'])
+        assert.ok(kinds.includes(kind), kind);
+      const channelSpec = (
+        schema.body.oneOf as {
+          properties: {
+            kind: { const: string };
+            spec: { properties: Record<string, { writeOnly?: boolean }> };
+          };
+        }[]
+      ).find((o) => o.properties.kind.const === 'OwnerChannel')?.properties.spec;
+      assert.equal(channelSpec?.properties.url?.writeOnly, true);
+      const r = await rest(
+        [
+          {
+            kind: 'DestinationSet',
+            spec: { name: 'rest-set', kind: 'email', members: ['a@b.example'] },
+          },
+          { kind: 'Operator', spec: { id: 'rest-audit', roles: ['auditor'] } },
+        ],
+        'set=rest-kinds',
+      );
+      assert.equal(r.status, 200, r.text);
+      assert.deepEqual(
+        (r.body.changes as { subject: string; action: string }[]).map((c) => [c.subject, c.action]),
+        [
+          ['destination set rest-set', 'create'],
+          ['operator rest-audit', 'create'],
+        ],
+      );
+    });
+
     test('no canary in any plan, response, error, event, ledger row or table; none in the SQLite file', async () => {
       const said = outputs.join('\n');
       for (const canary of [CANARY, SECOND, SERVER]) {
