@@ -63,12 +63,12 @@ const validateSpec: Record<ConfigDocument['kind'], SpecCheck> = {
       ? { problems: [], spec: checked.definition }
       : { problems: [...checked.problems], spec };
   },
-  Agent: withText(compileDocumentValidator(agentSpecSchema), agentSpecTextProblems),
-  User: withText(compileDocumentValidator(userSpecSchema), userSpecTextProblems),
+  Agent: withRules(compileDocumentValidator(agentSpecSchema), agentSpecTextProblems),
+  User: withRules(compileDocumentValidator(userSpecSchema), userSpecTextProblems),
   Policy: withSpec(compileDocumentValidator(policySpecSchema)),
   Grant: withSpec(compileDocumentValidator(grantSpecSchema)),
   Provider: withSpec(checkProviderSpec),
-  DestinationSet: withText(
+  DestinationSet: withRules(
     compileDocumentValidator(destinationSetDocumentSchema),
     (spec: DestinationSetDocument) => [
       ...destinationSetProblems(spec),
@@ -77,12 +77,12 @@ const validateSpec: Record<ConfigDocument['kind'], SpecCheck> = {
         : normaliseMembers(spec.kind, spec.members, '/members').problems),
     ],
   ),
-  OwnerChannel: withText(
+  OwnerChannel: withRules(
     compileDocumentValidator(ownerChannelDocumentSchema),
     (spec: OwnerChannelDocument) => ownerChannelDocumentProblems(spec),
   ),
   Operator: withoutCredentials(
-    withText(compileDocumentValidator(operatorDocumentSchema), (spec: OperatorDocument) =>
+    withRules(compileDocumentValidator(operatorDocumentSchema), (spec: OperatorDocument) =>
       operatorDocumentProblems(spec),
     ),
   ),
@@ -104,16 +104,18 @@ function withSpec(validate: (spec: unknown) => Problem[]): SpecCheck {
 }
 
 /**
- * The schema, then (on a spec of the right shape) the domain's rule for the text a person reads
- * (a printable display name and description), so a dry run lists those problems too.
+ * The schema, then (on a spec of the right shape) the domain's own rules the schema cannot say:
+ * the text a person reads (a printable display name and description), a destination set's members
+ * normalised for its kind, a reserved operator id, one source of a channel's URL. The same checks
+ * the services make when writing, so a dry run lists those problems too.
  */
-function withText<S>(
+function withRules<S>(
   validate: (spec: unknown) => Problem[],
-  text: (spec: S) => Problem[],
+  rules: (spec: S) => Problem[],
 ): SpecCheck {
   return (spec) => {
     const problems = validate(spec);
-    return { problems: problems.length > 0 ? problems : text(spec as S), spec };
+    return { problems: problems.length > 0 ? problems : rules(spec as S), spec };
   };
 }
 
