@@ -174,8 +174,24 @@ for (const backend of backends()) {
       );
       assert.deepEqual([await accounts(tg), await eventCount(tg)], was);
 
+      // A one-off account (no set) is never listed nor pruned.
+      const aliceOp: Operator = {
+        id: 'alice',
+        name: 'alice',
+        roles: ['admin'],
+        teams: [],
+        authenticatedBy: 'personal-token',
+      };
+      const oneOff = await tg.config.apply(
+        [account('olive', ['auditor'])],
+        { id: 'operator:alice', via: 'library' },
+        { set: null, operator: aliceOp },
+      );
+      assert.equal(oneOff.changes[0]?.action, 'create');
       const pruned = await apply(narrow, alice, 'set=ops&prune=true');
       assert.equal(pruned.status, 200, pruned.text);
+      assert.ok(!changesOf(pruned).some((x) => x.subject === 'operator olive'));
+      assert.equal((await tg.admin.operators.get('olive')).disabled, false);
       const c = changesOf(pruned).find((x) => x.subject === 'operator carol');
       assert.deepEqual([c?.action, c?.summary], ['prune', 'disabled']);
       const carol = await tg.admin.operators.get('carol');
@@ -292,6 +308,7 @@ for (const backend of backends()) {
         'bob was not renamed either: the file is refused whole',
       );
       const same = await apply([account('alice', ['admin'])], alice, 'set=self');
+      assert.match(changesOf(same)[0]?.summary ?? '', /^unchanged; also declared by set people$/);
       assert.deepEqual(
         changesOf(same).map((c) => c.action),
         ['unchanged'],

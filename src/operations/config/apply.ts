@@ -81,14 +81,9 @@ export class ApplyService {
     this.#s = services;
   }
 
+  /** What a prune writes through, and the person it acts as (accounts are disabled as them). */
   #pruneServices(options: ApplyOptions): PruneServices {
-    const { catalog, agents, users, policies, changes, destinationSets, operators } = this.#s;
-    const { ownerChannels } = this.#s;
-    const { operator } = options;
-    return {
-      ...{ catalog, agents, users, policies, changes, destinationSets, operators },
-      ...{ ownerChannels, operator },
-    };
+    return { ...this.#s, operator: options.operator };
   }
 
   async applyText(text: string, actor: Actor, options: ApplyOptions = {}): Promise<ApplyResult> {
