@@ -250,12 +250,7 @@ export async function serve(options: ServeOptions): Promise<void> {
         accounts,
       ),
       ...(admin
-        ? adminTokenBanner(
-            admin,
-            bootstrap?.fromEnv === true,
-            options.adminTokenFile,
-            process.stdout.isTTY === true && options.json !== true,
-          )
+        ? adminTokenBanner(admin, bootstrap?.fromEnv === true, options)
         : ['  admin token: disabled (admin routes take personal operator tokens only)']),
       `  try:         curl -H "Authorization: Bearer <${admin ? 'admin token' : 'personal token'}>" ${address}/v1/tools`,
     ];
@@ -310,9 +305,10 @@ function publicUrlOf(options: ServeOptions): string {
 function adminTokenBanner(
   admin: { readonly token: string; readonly created: boolean },
   fromEnv: boolean,
-  file: string,
-  toTerminal: boolean,
+  options: Pick<ServeOptions, 'adminTokenFile' | 'json'>,
 ): string[] {
+  const file = options.adminTokenFile;
+  const toTerminal = process.stdout.isTTY === true && options.json !== true;
   if (fromEnv) return ['  admin token: from TOOLGATE_ADMIN_TOKEN (not printed)'];
   if (!admin.created) return [`  admin token: in ${file} (not printed)`];
   if (!toTerminal) {
