@@ -4,16 +4,15 @@
  * module of the SDK is imported. Span names and attributes follow the OpenTelemetry MCP and
  * GenAI conventions (`tools/call {tool}`, `mcp.method.name`, `gen_ai.tool.name`…); the gate's
  * own are under `toolgate.`. Never arguments, results, credentials or the caller's free text.
+ * The SDK's sampler decides once per call; its spans are recorded-span.ts's (why: there), handed
+ * to the SDK's batch processor, whose exporter encodes and sends them between calls.
  */
 import {
   type Attributes,
-  type Context,
   ROOT_CONTEXT,
-  type Span,
+  type SpanContext,
   SpanKind,
-  SpanStatusCode,
   TraceFlags,
-  type Tracer,
   trace,
 } from '@opentelemetry/api';
 import { OTLPTraceExporter as JsonExporter } from '@opentelemetry/exporter-trace-otlp-http';
@@ -25,8 +24,9 @@ import {
   BatchSpanProcessor,
   ParentBasedSampler,
   type Sampler,
+  SamplingDecision,
+  type SpanExporter,
   TraceIdRatioBasedSampler,
-  TracerProvider,
 } from '@opentelemetry/sdk-trace';
 import { formatTraceparent, type TraceOrigin } from '../../core/index.js';
 import type {
@@ -36,6 +36,8 @@ import type {
   TracedTool,
   TracedVerdict,
 } from '../../gate/index.js';
+import { CallClock, RecordedSpan, type SpanTarget } from './recorded-span.js';
+import { SpanIds } from './span-ids.js';
 import type { TracingConfig } from './tracing-config.js';
 
 /** A started tracer and how to stop it (flushing what is queued). */
@@ -65,55 +67,71 @@ function samplerOf(config: TracingConfig): Sampler {
   }
 }
 
-/** Starts the SDK with its own provider (never the global one: the library may share a process). */
+/**
+ * The exporter, its work moved out of the call whose span filled a batch: the batch processor
+ * exports as soon as a batch is full, from inside that span's `end`, and an OTLP exporter encodes
+ * the whole batch there and then (milliseconds for 512 spans). Deferred to the event loop's next
+ * turn, a batch is encoded and sent between calls instead of inside one; the processor waits for
+ * the export's result as before, so flush and shutdown still cover it.
+ */
+function deferred(exporter: SpanExporter): SpanExporter {
+  return {
+    export: (spans, done) => {
+      setImmediate(() => exporter.export(spans, done));
+    },
+    shutdown: () => exporter.shutdown(),
+    forceFlush: () => exporter.forceFlush?.() ?? Promise.resolve(),
+  };
+}
+
+/**
+ * Starts exporting with the SDK's batch processor and OTLP exporter, sized by the OTEL_BSP_*
+ * settings; never the global provider (the library may share a process).
+ */
 export function startOtelTracing(config: TracingConfig): Tracing {
   const exporterConfig = { url: config.endpoint };
   const exporter =
     config.protocol === 'http/json'
       ? new JsonExporter(exporterConfig)
       : new ProtoExporter(exporterConfig);
-  const provider = new TracerProvider({
+  const processor = new BatchSpanProcessor({
+    exporter: deferred(exporter),
+    scheduledDelayMillis: config.scheduleDelayMs,
+    maxQueueSize: config.maxQueueSize,
+    maxExportBatchSize: config.maxExportBatchSize,
+    exportTimeoutMillis: config.exportTimeoutMs,
+  });
+  const target: SpanTarget = {
+    processor,
     resource: resourceFromAttributes({
       ...config.resource,
       'service.name': config.serviceName,
     }),
-    sampler: samplerOf(config),
-    spanProcessors: [
-      new BatchSpanProcessor({
-        exporter,
-        scheduledDelayMillis: config.scheduleDelayMs,
-        maxQueueSize: config.maxQueueSize,
-      }),
-    ],
-  });
-  const tracer = new OtelCallTracer(provider.getTracer('toolgate'));
+    scope: { name: 'toolgate' },
+  };
+  const tracer = new OtelCallTracer(target, samplerOf(config));
   let closed: Promise<void> | null = null;
   return {
     tracer,
-    flush: () => provider.forceFlush(),
+    flush: () => processor.forceFlush(),
     close: () => {
-      closed ??= provider.shutdown();
+      closed ??= processor.shutdown();
       return closed;
     },
   };
 }
 
 class OtelCallTracer implements CallTracer {
-  readonly #tracer: Tracer;
+  readonly #target: SpanTarget;
+  readonly #sampler: Sampler;
+  readonly #ids = new SpanIds();
 
-  constructor(tracer: Tracer) {
-    this.#tracer = tracer;
+  constructor(target: SpanTarget, sampler: Sampler) {
+    this.#target = target;
+    this.#sampler = sampler;
   }
 
   startCall(origin: TraceOrigin | undefined, sessionId: string, method: string): CallSpan {
-    const parent = origin?.parent
-      ? trace.setSpanContext(ROOT_CONTEXT, {
-          traceId: origin.parent.traceId,
-          spanId: origin.parent.spanId,
-          traceFlags: origin.parent.sampled ? TraceFlags.SAMPLED : TraceFlags.NONE,
-          isRemote: true,
-        })
-      : ROOT_CONTEXT;
     const mcp = origin?.front === 'mcp';
     const attributes: Attributes = { 'gen_ai.operation.name': 'execute_tool' };
     if (mcp) {
@@ -134,67 +152,92 @@ class OtelCallTracer implements CallTracer {
     }
     // MCP: `{mcp.method.name} {target}`; REST and the library: GenAI's `execute_tool {tool}`.
     const prefix = mcp ? method : 'execute_tool';
-    const span = this.#tracer.startSpan(
+    const kind = origin === undefined ? SpanKind.INTERNAL : SpanKind.SERVER;
+    const caller = origin?.parent;
+    const parent: SpanContext | undefined = caller
+      ? {
+          traceId: caller.traceId,
+          spanId: caller.spanId,
+          traceFlags: caller.sampled ? TraceFlags.SAMPLED : TraceFlags.NONE,
+          isRemote: true,
+        }
+      : undefined;
+    const traceId = parent ? parent.traceId : this.#ids.traceId();
+    // The sampler decides once, for the call: the samplers toolgate offers follow the parent or
+    // the trace id, so every span of a call shares its decision. Unsampled, nothing is recorded.
+    const sampled = this.#sampler.shouldSample(
+      parent ? trace.setSpanContext(ROOT_CONTEXT, parent) : ROOT_CONTEXT,
+      traceId,
       prefix,
-      { kind: origin === undefined ? SpanKind.INTERNAL : SpanKind.SERVER, attributes },
-      parent,
+      kind,
+      attributes,
+      [],
     );
-    return new OtelCallSpan(this.#tracer, span, prefix);
+    if (sampled.decision !== SamplingDecision.RECORD_AND_SAMPLED) {
+      return new UnsampledCall(traceId, this.#ids);
+    }
+    if (sampled.attributes) Object.assign(attributes, sampled.attributes);
+    return new RecordedCall(this.#target, this.#ids, traceId, parent, prefix, kind, attributes);
   }
 }
 
-function traceparentOf(span: Span): string {
-  const c = span.spanContext();
-  return formatTraceparent(c.traceId, c.spanId, (c.traceFlags & TraceFlags.SAMPLED) !== 0);
+/** `toolgate.{step}`, built once per step name rather than once per call. */
+const STEP_NAMES = new Map<string, string>();
+
+function stepSpanName(step: string): string {
+  let name = STEP_NAMES.get(step);
+  if (name === undefined) {
+    name = `toolgate.${step}`;
+    STEP_NAMES.set(step, name);
+  }
+  return name;
 }
 
-/** The SDK span behind each child handed out, so an upstream span can be its child. */
-const SPANS = new WeakMap<ChildSpan, Span>();
-
-function child(span: Span): ChildSpan {
-  const handle: ChildSpan = {
-    traceparent: traceparentOf(span),
-    end(error?: string) {
-      if (error !== undefined) {
-        span.setAttribute('error.type', error);
-        span.setStatus({ code: SpanStatusCode.ERROR });
-      }
-      span.end();
-    },
-  };
-  SPANS.set(handle, span);
-  return handle;
-}
-
-class OtelCallSpan implements CallSpan {
+/** A sampled call: its span, and its children on the call's clock. */
+class RecordedCall implements CallSpan {
   readonly traceId: string;
-  readonly #tracer: Tracer;
-  readonly #span: Span;
-  readonly #context: Context;
+  readonly #target: SpanTarget;
+  readonly #ids: SpanIds;
+  readonly #clock = new CallClock();
+  readonly #span: RecordedSpan;
   readonly #prefix: string;
 
-  constructor(tracer: Tracer, span: Span, prefix: string) {
-    this.#tracer = tracer;
-    this.#span = span;
+  constructor(
+    target: SpanTarget,
+    ids: SpanIds,
+    traceId: string,
+    parent: SpanContext | undefined,
+    prefix: string,
+    kind: SpanKind,
+    attributes: Attributes,
+  ) {
+    this.traceId = traceId;
+    this.#target = target;
+    this.#ids = ids;
     this.#prefix = prefix;
-    this.#context = trace.setSpan(ROOT_CONTEXT, span);
-    this.traceId = span.spanContext().traceId;
+    this.#span = new RecordedSpan(
+      target,
+      this.#clock,
+      { traceId, spanId: ids.spanId() },
+      parent,
+      prefix,
+      kind,
+      attributes,
+      this.#clock.start,
+    );
   }
 
   tool(tool: TracedTool): void {
-    this.#span.updateName(`${this.#prefix} ${tool.name}`);
-    this.#span.setAttributes({
-      'gen_ai.tool.name': tool.name,
-      'toolgate.tool.id': tool.id,
-      'toolgate.tool.version': tool.version,
-      'toolgate.action_class': tool.actionClass,
-    });
+    this.#span.name = `${this.#prefix} ${tool.name}`;
+    const a = this.#span.attributes;
+    a['gen_ai.tool.name'] = tool.name;
+    a['toolgate.tool.id'] = tool.id;
+    a['toolgate.tool.version'] = tool.version;
+    a['toolgate.action_class'] = tool.actionClass;
   }
 
   step(name: string): ChildSpan {
-    return child(
-      this.#tracer.startSpan(`toolgate.${name}`, { kind: SpanKind.INTERNAL }, this.#context),
-    );
+    return this.#child(this.#span, stepSpanName(name), SpanKind.INTERNAL);
   }
 
   upstream(
@@ -203,25 +246,57 @@ class OtelCallSpan implements CallSpan {
     attributes: Readonly<Record<string, string>>,
   ): ChildSpan {
     // The parent is the execute step's span when it is open, else the call's.
-    const under = parent ? SPANS.get(parent) : undefined;
-    const ctx = under ? trace.setSpan(ROOT_CONTEXT, under) : this.#context;
-    return child(this.#tracer.startSpan(name, { kind: SpanKind.CLIENT, attributes }, ctx));
+    const under = parent instanceof RecordedSpan ? parent : this.#span;
+    return this.#child(under, name, SpanKind.CLIENT, { ...attributes });
+  }
+
+  #child(parent: RecordedSpan, name: string, kind: SpanKind, attributes?: Attributes) {
+    const ids = { traceId: this.traceId, spanId: this.#ids.spanId() };
+    return new RecordedSpan(this.#target, this.#clock, ids, parent, name, kind, attributes);
   }
 
   end(verdict: TracedVerdict | null, error?: string): void {
+    const span = this.#span;
     if (verdict) {
-      this.#span.setAttribute('toolgate.decision', verdict.decision);
-      if (verdict.rule !== undefined) this.#span.setAttribute('toolgate.rule', verdict.rule);
+      span.attributes['toolgate.decision'] = verdict.decision;
+      if (verdict.rule !== undefined) span.attributes['toolgate.rule'] = verdict.rule;
       if (verdict.code !== undefined) {
-        this.#span.setAttribute('toolgate.code', verdict.code);
-        this.#span.setAttribute('error.type', verdict.code);
-        this.#span.setStatus({ code: SpanStatusCode.ERROR });
+        span.attributes['toolgate.code'] = verdict.code;
+        span.fail(verdict.code);
       }
     }
-    if (error !== undefined) {
-      this.#span.setAttribute('error.type', error);
-      this.#span.setStatus({ code: SpanStatusCode.ERROR });
-    }
-    this.#span.end();
+    span.end(error);
   }
+}
+
+/**
+ * A call the sampler left out: nothing is recorded, but its trace id reaches the audit records
+ * and an upstream still receives the context (not sampled) under a span id of its own.
+ */
+class UnsampledCall implements CallSpan, ChildSpan {
+  readonly traceId: string;
+  readonly #ids: SpanIds;
+  #traceparent: string | undefined;
+
+  constructor(traceId: string, ids: SpanIds) {
+    this.traceId = traceId;
+    this.#ids = ids;
+  }
+
+  get traceparent(): string {
+    this.#traceparent ??= formatTraceparent(this.traceId, this.#ids.spanId(), false);
+    return this.#traceparent;
+  }
+
+  tool(): void {}
+
+  step(): ChildSpan {
+    return this;
+  }
+
+  upstream(): ChildSpan {
+    return this;
+  }
+
+  end(): void {}
 }
