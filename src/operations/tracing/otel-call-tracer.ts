@@ -15,6 +15,7 @@ import {
   TraceFlags,
   trace,
 } from '@opentelemetry/api';
+import { ExportResultCode } from '@opentelemetry/core';
 import { OTLPTraceExporter as JsonExporter } from '@opentelemetry/exporter-trace-otlp-http';
 import { OTLPTraceExporter as ProtoExporter } from '@opentelemetry/exporter-trace-otlp-proto';
 import { resourceFromAttributes } from '@opentelemetry/resources';
@@ -77,7 +78,18 @@ function samplerOf(config: TracingConfig): Sampler {
 function deferred(exporter: SpanExporter): SpanExporter {
   return {
     export: (spans, done) => {
-      setImmediate(() => exporter.export(spans, done));
+      setImmediate(() => {
+        // Called by the processor inside a promise, a throw was a failed export; here it would
+        // be an uncaught exception, so it is turned into the failed export it is.
+        try {
+          exporter.export(spans, done);
+        } catch (err) {
+          done({
+            code: ExportResultCode.FAILED,
+            error: err instanceof Error ? err : new Error(String(err)),
+          });
+        }
+      });
     },
     shutdown: () => exporter.shutdown(),
     forceFlush: () => exporter.forceFlush?.() ?? Promise.resolve(),
