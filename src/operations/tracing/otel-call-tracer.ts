@@ -5,7 +5,8 @@
  * GenAI conventions (`tools/call {tool}`, `mcp.method.name`, `gen_ai.tool.name`…); the gate's
  * own are under `toolgate.`. Never arguments, results, credentials or the caller's free text.
  * The SDK's sampler decides once per call; its spans are recorded-span.ts's (why: there), handed
- * to the SDK's batch processor, whose exporter encodes and sends them between calls.
+ * to the SDK's batch processor when the call ends (recorded-call.ts), and its exporter encodes and
+ * sends them between calls.
  */
 import {
   type Attributes,
@@ -29,15 +30,9 @@ import {
   type SpanExporter,
   TraceIdRatioBasedSampler,
 } from '@opentelemetry/sdk-trace';
-import { formatTraceparent, type TraceOrigin } from '../../core/index.js';
-import type {
-  CallSpan,
-  CallTracer,
-  ChildSpan,
-  TracedTool,
-  TracedVerdict,
-} from '../../gate/index.js';
-import { CallClock, RecordedSpan, type SpanTarget } from './recorded-span.js';
+import type { TraceOrigin } from '../../core/index.js';
+import type { CallSpan, CallTracer } from '../../gate/index.js';
+import { RecordedCall, type SpanTarget, UnsampledCall } from './recorded-call.js';
 import { SpanIds } from './span-ids.js';
 import type { TracingConfig } from './tracing-config.js';
 
@@ -120,6 +115,7 @@ export function startOtelTracing(config: TracingConfig): Tracing {
       'service.name': config.serviceName,
     }),
     scope: { name: 'toolgate' },
+    ids: new SpanIds(),
   };
   const tracer = new OtelCallTracer(target, samplerOf(config));
   let closed: Promise<void> | null = null;
@@ -136,7 +132,6 @@ export function startOtelTracing(config: TracingConfig): Tracing {
 class OtelCallTracer implements CallTracer {
   readonly #target: SpanTarget;
   readonly #sampler: Sampler;
-  readonly #ids = new SpanIds();
 
   constructor(target: SpanTarget, sampler: Sampler) {
     this.#target = target;
@@ -174,7 +169,7 @@ class OtelCallTracer implements CallTracer {
           isRemote: true,
         }
       : undefined;
-    const traceId = parent ? parent.traceId : this.#ids.traceId();
+    const traceId = parent ? parent.traceId : this.#target.ids.traceId();
     // The sampler decides once, for the call: the samplers toolgate offers follow the parent or
     // the trace id, so every span of a call shares its decision. Unsampled, nothing is recorded.
     const sampled = this.#sampler.shouldSample(
@@ -186,129 +181,9 @@ class OtelCallTracer implements CallTracer {
       [],
     );
     if (sampled.decision !== SamplingDecision.RECORD_AND_SAMPLED) {
-      return new UnsampledCall(traceId, this.#ids);
+      return new UnsampledCall(traceId, this.#target.ids);
     }
     if (sampled.attributes) Object.assign(attributes, sampled.attributes);
-    return new RecordedCall(this.#target, this.#ids, traceId, parent, prefix, kind, attributes);
+    return new RecordedCall(this.#target, traceId, parent, prefix, kind, attributes);
   }
-}
-
-/** `toolgate.{step}`, built once per step name rather than once per call. */
-const STEP_NAMES = new Map<string, string>();
-
-function stepSpanName(step: string): string {
-  let name = STEP_NAMES.get(step);
-  if (name === undefined) {
-    name = `toolgate.${step}`;
-    STEP_NAMES.set(step, name);
-  }
-  return name;
-}
-
-/** A sampled call: its span, and its children on the call's clock. */
-class RecordedCall implements CallSpan {
-  readonly traceId: string;
-  readonly #target: SpanTarget;
-  readonly #ids: SpanIds;
-  readonly #clock = new CallClock();
-  readonly #span: RecordedSpan;
-  readonly #prefix: string;
-
-  constructor(
-    target: SpanTarget,
-    ids: SpanIds,
-    traceId: string,
-    parent: SpanContext | undefined,
-    prefix: string,
-    kind: SpanKind,
-    attributes: Attributes,
-  ) {
-    this.traceId = traceId;
-    this.#target = target;
-    this.#ids = ids;
-    this.#prefix = prefix;
-    this.#span = new RecordedSpan(
-      target,
-      this.#clock,
-      { traceId, spanId: ids.spanId() },
-      parent,
-      prefix,
-      kind,
-      attributes,
-      this.#clock.start,
-    );
-  }
-
-  tool(tool: TracedTool): void {
-    this.#span.name = `${this.#prefix} ${tool.name}`;
-    const a = this.#span.attributes;
-    a['gen_ai.tool.name'] = tool.name;
-    a['toolgate.tool.id'] = tool.id;
-    a['toolgate.tool.version'] = tool.version;
-    a['toolgate.action_class'] = tool.actionClass;
-  }
-
-  step(name: string): ChildSpan {
-    return this.#child(this.#span, stepSpanName(name), SpanKind.INTERNAL);
-  }
-
-  upstream(
-    parent: ChildSpan | null,
-    name: string,
-    attributes: Readonly<Record<string, string>>,
-  ): ChildSpan {
-    // The parent is the execute step's span when it is open, else the call's.
-    const under = parent instanceof RecordedSpan ? parent : this.#span;
-    return this.#child(under, name, SpanKind.CLIENT, { ...attributes });
-  }
-
-  #child(parent: RecordedSpan, name: string, kind: SpanKind, attributes?: Attributes) {
-    const ids = { traceId: this.traceId, spanId: this.#ids.spanId() };
-    return new RecordedSpan(this.#target, this.#clock, ids, parent, name, kind, attributes);
-  }
-
-  end(verdict: TracedVerdict | null, error?: string): void {
-    const span = this.#span;
-    if (verdict) {
-      span.attributes['toolgate.decision'] = verdict.decision;
-      if (verdict.rule !== undefined) span.attributes['toolgate.rule'] = verdict.rule;
-      if (verdict.code !== undefined) {
-        span.attributes['toolgate.code'] = verdict.code;
-        span.fail(verdict.code);
-      }
-    }
-    span.end(error);
-  }
-}
-
-/**
- * A call the sampler left out: nothing is recorded, but its trace id reaches the audit records
- * and an upstream still receives the context (not sampled) under a span id of its own.
- */
-class UnsampledCall implements CallSpan, ChildSpan {
-  readonly traceId: string;
-  readonly #ids: SpanIds;
-  #traceparent: string | undefined;
-
-  constructor(traceId: string, ids: SpanIds) {
-    this.traceId = traceId;
-    this.#ids = ids;
-  }
-
-  get traceparent(): string {
-    this.#traceparent ??= formatTraceparent(this.traceId, this.#ids.spanId(), false);
-    return this.#traceparent;
-  }
-
-  tool(): void {}
-
-  step(): ChildSpan {
-    return this;
-  }
-
-  upstream(): ChildSpan {
-    return this;
-  }
-
-  end(): void {}
 }

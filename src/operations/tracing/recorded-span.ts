@@ -1,16 +1,19 @@
 /**
- * @module The spans the gate's tracer records (otel-call-tracer.ts): records that implement the
- * SDK's ReadableSpan, the shape its span processors and OTLP exporters take, made with the least
- * work a call's path can do and handed to the batch processor when they end.
+ * @module The spans the gate's tracer records (recorded-call.ts): records that implement the SDK's
+ * ReadableSpan, the shape its span processors and OTLP exporters take, made with the least work a
+ * call's path can do.
  *
  * Why not the SDK's Tracer and its spans: for each span the Tracer reads the context twice, checks
  * the parent's ids by regular expression, cleans the attributes twice, asks the sampler, records
  * two metrics (into a no-op meter) and reads three clocks, and every attribute set later is checked
- * again. In the gate's path, between steps that push its code and data out of the caches, that
- * came to 45–60 µs a call of five spans (bench:tracing, docs/operations.md "Tracing"). Here a span
- * is one object that is its own SpanContext: ids from a pool of random bytes (span-ids.ts), one
- * clock reading at its start and one at its end, attributes one object the tracer fills with
- * values it built itself. The sampler, the batch processor and the exporters stay the SDK's.
+ * again. In the gate's path that is cold code: the steps between two spans push it out of the
+ * processor's caches, and the first span of a call cost five times the second one started right
+ * after it. It came to 45–60 µs a call of five spans (bench:tracing, docs/operations.md
+ * "Tracing"). Here a span, while the call runs, is one small object and a monotonic clock reading
+ * at its start and at its end; its span id is drawn when someone first asks for it (an upstream's
+ * `traceparent`, else the exporter), its times are turned into the epoch's nanoseconds when the
+ * exporter reads them, and the call hands all its spans to the processor at once when it ends.
+ * The sampler, the batch processor and the exporters stay the SDK's.
  */
 import {
   type Attributes,
@@ -24,89 +27,92 @@ import {
 } from '@opentelemetry/api';
 import type { InstrumentationScope } from '@opentelemetry/core';
 import type { Resource } from '@opentelemetry/resources';
-import type { ReadableSpan, SpanProcessor, TimedEvent } from '@opentelemetry/sdk-trace';
+import type { ReadableSpan, TimedEvent } from '@opentelemetry/sdk-trace';
 import { formatTraceparent } from '../../core/index.js';
 import type { ChildSpan } from '../../gate/index.js';
 
-/** Where a tracer's spans go, and what they all share. */
-export interface SpanTarget {
-  readonly processor: Pick<SpanProcessor, 'onEnd'>;
+/** What a span needs of its call: the trace, its ids, its clock, and where ended spans go. */
+export interface SpanCall {
+  readonly traceId: string;
+  readonly clock: CallClock;
   readonly resource: Resource;
   readonly scope: InstrumentationScope;
+  /** A fresh span id (16 hex digits). */
+  spanId(): string;
+  /** Takes a span that ended. */
+  ended(span: RecordedSpan): void;
 }
 
 /**
  * The clock of one call's spans: the wall clock read once, when the call starts, and the
- * monotonic clock for every later reading, so a call's spans keep the order they ran in. The
- * epoch's whole milliseconds and the offset beside them keep the nanoseconds exact.
+ * monotonic clock for every later reading (`performance.now()`), so a call's spans keep the order
+ * they ran in. A reading becomes an epoch time only when it is exported; the epoch's whole
+ * milliseconds and the offset beside them keep the nanoseconds exact.
  */
 export class CallClock {
+  /** The monotonic reading at the call's start. */
+  readonly origin: number;
   readonly #epochS: number;
   readonly #epochNs: number;
-  readonly #origin: number;
-  /** The time the clock was started: the call's start. */
-  readonly start: HrTime;
 
   constructor() {
-    this.#origin = performance.now();
+    this.origin = performance.now();
     const ms = Date.now();
     this.#epochS = Math.floor(ms / 1000);
     this.#epochNs = (ms % 1000) * 1_000_000;
-    this.start = [this.#epochS, this.#epochNs];
   }
 
-  now(): HrTime {
-    const ns = this.#epochNs + Math.round((performance.now() - this.#origin) * 1_000_000);
+  /** A monotonic reading of this call as an epoch time. */
+  at(reading: number): HrTime {
+    const ns = this.#epochNs + Math.round((reading - this.origin) * 1_000_000);
     return [this.#epochS + Math.floor(ns / 1e9), ns % 1e9];
   }
 }
 
 const NO_ATTRIBUTES: Attributes = Object.freeze({});
-const NOT_ENDED: HrTime = Object.freeze([0, 0]) as unknown as HrTime;
 const UNSET: SpanStatus = Object.freeze({ code: SpanStatusCode.UNSET });
 const ERROR: SpanStatus = Object.freeze({ code: SpanStatusCode.ERROR });
 const NONE: never[] = Object.freeze([]) as unknown as never[];
 
 /**
- * A sampled span of a call, recording until it ends, then handed to the processor once. It is
- * its own SpanContext (the trace and span ids, sampled), and the parent of its children's.
- * Its attributes are set by the tracer only, with values of its own making (never the caller's
- * arguments or free text).
+ * A sampled span of a call, recording until it ends. It is its own SpanContext (sampled, never
+ * remote) and its children's parent. Its attributes are set by the tracer only, with values of the
+ * tracer's own making (never the caller's arguments or free text).
  */
 export class RecordedSpan implements ReadableSpan, SpanContext, ChildSpan {
   name: string;
   readonly kind: SpanKind;
-  readonly traceId: string;
-  readonly spanId: string;
   readonly parentSpanContext?: SpanContext;
   attributes: Attributes;
-  readonly startTime: HrTime;
-  endTime: HrTime = NOT_ENDED;
-  duration: HrTime = NOT_ENDED;
   status: SpanStatus = UNSET;
-  ended = false;
-  readonly #target: SpanTarget;
-  readonly #clock: CallClock;
+  readonly #call: SpanCall;
+  readonly #start: number;
+  #end = -1;
+  #spanId: string | undefined;
 
   constructor(
-    target: SpanTarget,
-    clock: CallClock,
-    ids: { readonly traceId: string; readonly spanId: string },
+    call: SpanCall,
     parent: SpanContext | undefined,
     name: string,
     kind: SpanKind,
     attributes: Attributes = NO_ATTRIBUTES,
-    startTime: HrTime = clock.now(),
+    start: number = performance.now(),
   ) {
-    this.#target = target;
-    this.#clock = clock;
-    this.traceId = ids.traceId;
-    this.spanId = ids.spanId;
+    this.#call = call;
     if (parent !== undefined) this.parentSpanContext = parent;
     this.name = name;
     this.kind = kind;
     this.attributes = attributes;
-    this.startTime = startTime;
+    this.#start = start;
+  }
+
+  get traceId(): string {
+    return this.#call.traceId;
+  }
+
+  get spanId(): string {
+    this.#spanId ??= this.#call.spanId();
+    return this.#spanId;
   }
 
   get traceFlags(): number {
@@ -129,22 +135,36 @@ export class RecordedSpan implements ReadableSpan, SpanContext, ChildSpan {
   }
 
   end(error?: string): void {
-    if (this.ended) return;
+    if (this.#end >= 0) return;
     if (error !== undefined) this.fail(error);
-    const end = this.#clock.now();
-    this.endTime = end;
-    const ns = (end[0] - this.startTime[0]) * 1e9 + (end[1] - this.startTime[1]);
-    this.duration = [Math.floor(ns / 1e9), ns % 1e9];
-    this.ended = true;
-    this.#target.processor.onEnd(this);
+    this.#end = performance.now();
+    this.#call.ended(this);
+  }
+
+  get ended(): boolean {
+    return this.#end >= 0;
+  }
+
+  get startTime(): HrTime {
+    return this.#call.clock.at(this.#start);
+  }
+
+  get endTime(): HrTime {
+    return this.#end >= 0 ? this.#call.clock.at(this.#end) : [0, 0];
+  }
+
+  get duration(): HrTime {
+    if (this.#end < 0) return [-1, -1];
+    const ns = Math.round((this.#end - this.#start) * 1_000_000);
+    return [Math.floor(ns / 1e9), ns % 1e9];
   }
 
   get resource(): Resource {
-    return this.#target.resource;
+    return this.#call.resource;
   }
 
   get instrumentationScope(): InstrumentationScope {
-    return this.#target.scope;
+    return this.#call.scope;
   }
 
   get links(): Link[] {
