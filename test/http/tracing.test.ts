@@ -345,7 +345,10 @@ for (const protocol of ['http/json', 'http/protobuf'] as const) {
       const ofBurst = (spans: readonly ReceivedSpan[]) => spans.filter((s) => ids.has(s.traceId));
       // Five spans a call: the call's and its four children.
       await receiver.waitFor((spans) => ofBurst(spans).length >= 5 * callers.length);
-      assert.equal(ofBurst(receiver.spans).length, 5 * callers.length, 'no span twice');
+      const burst = ofBurst(receiver.spans);
+      assert.equal(burst.length, 5 * callers.length, 'no span twice');
+      assert.equal(new Set(burst.map((s) => s.spanId)).size, burst.length, 'span ids unique');
+      assert.ok(burst.every((s) => /^[0-9a-f]{16}$/.test(s.spanId) && !/^0+$/.test(s.spanId)));
       assert.ok(receiver.bodies.length - exportsBefore >= (5 * callers.length) / 16);
     });
 
