@@ -11,9 +11,9 @@
  *   timed window, for both gateways alike. A server's requests arrive as I/O events, so its
  *   timers and sockets run between them; an in-process loop of awaited calls does not give them
  *   that chance (SQLite is synchronous: a whole call runs in microtasks), and then the batch
- *   processor's timer never fires and an export it started never completes. Measured without the
- *   turn, one export went out in the whole run, its queue filled, and 87 % of the spans were
- *   dropped: tracing "on" was then cheaper than real.
+ *   processor's timer never fires and its first export never completes. Measured without the
+ *   turn, the processor's queue filled behind that export and 87 % of the spans were dropped:
+ *   tracing "on" was then cheaper than real.
  * - CPU: the main thread's CPU time (`process.threadCpuUsage`) over blocks of calls of one gateway
  *   at a time, off and on in turn, and on's close (which exports its last spans): tracing's whole
  *   cost per call, the encoding and sending of spans included, wherever they run.
