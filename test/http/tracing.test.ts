@@ -15,6 +15,7 @@ import { Writable } from 'node:stream';
 import { after, before, describe, test } from 'node:test';
 import type { Actor } from '../../src/core/index.js';
 import { tracingConfigFromEnv } from '../../src/operations/tracing/index.js';
+import { startOtelTracing } from '../../src/operations/tracing/otel-call-tracer.js';
 import type { Store } from '../../src/records/store/index.js';
 import { FIXTURES, nodeProvider, publicRead } from '../providers/provider-support.js';
 import { ROOT } from '../support/cli.js';
@@ -367,6 +368,36 @@ for (const protocol of ['http/json', 'http/protobuf'] as const) {
     });
   });
 }
+
+describe('closing the tracer', () => {
+  test('close exports every span ended, a full batch already handed to the exporter included', async () => {
+    const receiver = await startOtlpReceiver();
+    try {
+      const config = tracingConfigFromEnv({
+        OTEL_TRACES_EXPORTER: 'otlp',
+        OTEL_EXPORTER_OTLP_ENDPOINT: receiver.url,
+        // A call's five spans fill one batch: its export is on its way when close is called.
+        OTEL_BSP_MAX_EXPORT_BATCH_SIZE: '5',
+        OTEL_BSP_SCHEDULE_DELAY: '60000',
+      });
+      assert.ok(config);
+      const tracing = startOtelTracing(config);
+      const call = tracing.tracer.startCall(undefined, 'ses_close', 'tools/call');
+      for (const step of ['policy', 'approval', 'audit-pre', 'execute']) call.step(step).end();
+      call.end({ decision: 'allow' });
+      await tracing.close();
+      assert.deepEqual(receiver.spans.map((s) => s.name).sort(), [
+        'execute_tool',
+        'toolgate.approval',
+        'toolgate.audit-pre',
+        'toolgate.execute',
+        'toolgate.policy',
+      ]);
+    } finally {
+      await receiver.close();
+    }
+  });
+});
 
 describe('request ids and the trace id in logs and audit, tracing off', () => {
   let world: World;

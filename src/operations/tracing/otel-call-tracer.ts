@@ -16,7 +16,7 @@ import {
   TraceFlags,
   trace,
 } from '@opentelemetry/api';
-import { ExportResultCode } from '@opentelemetry/core';
+import { type ExportResult, ExportResultCode } from '@opentelemetry/core';
 import { OTLPTraceExporter as JsonExporter } from '@opentelemetry/exporter-trace-otlp-http';
 import { OTLPTraceExporter as ProtoExporter } from '@opentelemetry/exporter-trace-otlp-proto';
 import { resourceFromAttributes } from '@opentelemetry/resources';
@@ -65,29 +65,38 @@ function samplerOf(config: TracingConfig): Sampler {
 
 /**
  * The exporter, its work moved out of the call whose span filled a batch: the batch processor
- * exports as soon as a batch is full, from inside that span's `end`, and an OTLP exporter encodes
- * the whole batch there and then (milliseconds for 512 spans). Deferred to the event loop's next
- * turn, a batch is encoded and sent between calls instead of inside one; the processor waits for
- * the export's result as before, so flush and shutdown still cover it.
+ * exports as soon as a batch is full, from inside the call that filled it, and an OTLP exporter
+ * encodes the whole batch there and then (milliseconds for 512 spans). Deferred to the event
+ * loop's next turn, a batch is encoded and sent between calls instead of inside one. The processor
+ * still waits for each export's result; a flush and the shutdown wait for the exports deferred
+ * but not yet begun (which the processor's own shutdown would not see), then for the exporter.
  */
-function deferred(exporter: SpanExporter): SpanExporter {
+function deferred(exporter: SpanExporter): SpanExporter & { forceFlush(): Promise<void> } {
+  const waiting = new Set<Promise<void>>();
+  const settled = () => Promise.all(waiting).then(() => {});
   return {
     export: (spans, done) => {
-      setImmediate(() => {
-        // Called by the processor inside a promise, a throw was a failed export; here it would
-        // be an uncaught exception, so it is turned into the failed export it is.
-        try {
-          exporter.export(spans, done);
-        } catch (err) {
-          done({
-            code: ExportResultCode.FAILED,
-            error: err instanceof Error ? err : new Error(String(err)),
-          });
-        }
+      const exported = new Promise<void>((resolve) => {
+        setImmediate(() => {
+          const finish = (result: ExportResult) => {
+            resolve();
+            done(result);
+          };
+          // Called by the processor inside a promise, a throw was a failed export; here it
+          // would be an uncaught exception, so it is turned into the failed export it is.
+          try {
+            exporter.export(spans, finish);
+          } catch (err) {
+            const error = err instanceof Error ? err : new Error(String(err));
+            finish({ code: ExportResultCode.FAILED, error });
+          }
+        });
       });
+      waiting.add(exported);
+      void exported.then(() => waiting.delete(exported));
     },
-    shutdown: () => exporter.shutdown(),
-    forceFlush: () => exporter.forceFlush?.() ?? Promise.resolve(),
+    shutdown: () => settled().then(() => exporter.shutdown()),
+    forceFlush: () => settled().then(() => exporter.forceFlush?.()),
   };
 }
 
@@ -101,8 +110,9 @@ export function startOtelTracing(config: TracingConfig): Tracing {
     config.protocol === 'http/json'
       ? new JsonExporter(exporterConfig)
       : new ProtoExporter(exporterConfig);
+  const sender = deferred(exporter);
   const processor = new BatchSpanProcessor({
-    exporter: deferred(exporter),
+    exporter: sender,
     scheduledDelayMillis: config.scheduleDelayMs,
     maxQueueSize: config.maxQueueSize,
     maxExportBatchSize: config.maxExportBatchSize,
@@ -121,7 +131,7 @@ export function startOtelTracing(config: TracingConfig): Tracing {
   let closed: Promise<void> | null = null;
   return {
     tracer,
-    flush: () => processor.forceFlush(),
+    flush: () => processor.forceFlush().then(() => sender.forceFlush()),
     close: () => {
       closed ??= processor.shutdown();
       return closed;
