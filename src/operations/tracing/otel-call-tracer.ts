@@ -102,7 +102,7 @@ function deferred(exporter: SpanExporter): SpanExporter & { forceFlush(): Promis
 
 /**
  * Starts exporting with the SDK's batch processor and OTLP exporter, sized by the OTEL_BSP_*
- * settings; never the global provider (the library may share a process).
+ * settings. Nothing is registered globally (the library may share a process).
  */
 export function startOtelTracing(config: TracingConfig): Tracing {
   const exporterConfig = { url: config.endpoint };
