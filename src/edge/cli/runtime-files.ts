@@ -17,7 +17,11 @@ import {
   regularFileStats,
   ToolgateError,
 } from '../../core/index.js';
-import { loadMasterKey, MASTER_KEY_FILE_NAME, type MasterKey } from '../../domain/credentials/index.js';
+import {
+  loadMasterKey,
+  MASTER_KEY_FILE_NAME,
+  type MasterKey,
+} from '../../domain/credentials/index.js';
 import { ApprovalSigner } from '../../domain/decisions/index.js';
 import {
   type JwtConfig,
