@@ -187,8 +187,10 @@ export interface PageFlags {
  * TOOLGATE_CLASSIFIED_RETENTION_DAYS: days the classified store keeps raw arguments (serve and
  * the CLI read the same variable, so `audit classified sweep` removes what serve would).
  */
-export function classifiedRetentionFromEnv(): { classifiedRetentionDays?: number } {
-  const text = process.env.TOOLGATE_CLASSIFIED_RETENTION_DAYS?.trim();
+export function classifiedRetentionFromEnv(env: NodeJS.ProcessEnv = process.env): {
+  classifiedRetentionDays?: number;
+} {
+  const text = env.TOOLGATE_CLASSIFIED_RETENTION_DAYS?.trim();
   if (text === undefined || text === '') return {};
   const days = Number(text);
   if (!/^\d+$/.test(text) || !Number.isSafeInteger(days) || days < 1 || days > 36_500) {
@@ -197,7 +199,11 @@ export function classifiedRetentionFromEnv(): { classifiedRetentionDays?: number
       'TOOLGATE_CLASSIFIED_RETENTION_DAYS must be a whole number of days from 1 to 36500',
       {
         problems: [
-          problem('/TOOLGATE_CLASSIFIED_RETENTION_DAYS', 'must be 1–36500 days', 'retention'),
+          problem(
+            '/TOOLGATE_CLASSIFIED_RETENTION_DAYS',
+            'must be a whole number of days from 1 to 36500',
+            'retention',
+          ),
         ],
       },
     );

@@ -13,6 +13,7 @@ import {
   MAX_SECRET_FILE_BYTES,
   makePrivateDirs,
   parseFileText,
+  problem,
   readBoundedFile,
   regularFileStats,
   ToolgateError,
@@ -28,6 +29,7 @@ import {
   type OAuthResourceServerConfig,
   parseOAuthConfig,
 } from '../../domain/identity/index.js';
+import { uidRangeFromEnv } from '../../execution/sandbox/index.js';
 import { generateNoteSigner, NoteSigner } from '../../records/audit/index.js';
 
 function privateFile(path: string): string | null {
@@ -126,10 +128,58 @@ export function teamsFromEnv(): string[] {
 
 /**
  * The admin's gateway-wide permission for loopback receivers of outbound URLs people configure
- * (owner channels, webhooks): TOOLGATE_OUTBOUND_ALLOW_LOOPBACK=1. Anything else: not allowed.
+ * (owner channels, webhooks): TOOLGATE_OUTBOUND_ALLOW_LOOPBACK=1 (or `true`); `0`, `false` or
+ * unset: not allowed. Any other value is refused: a security switch does not guess what `yes`
+ * meant (attack round 22, Y6).
  */
 export function outboundFromEnv(env: NodeJS.ProcessEnv = process.env): { allowLoopback: boolean } {
-  return { allowLoopback: env.TOOLGATE_OUTBOUND_ALLOW_LOOPBACK === '1' };
+  const value = env.TOOLGATE_OUTBOUND_ALLOW_LOOPBACK?.trim() ?? '';
+  if (value === '1' || value === 'true') return { allowLoopback: true };
+  if (value === '' || value === '0' || value === 'false') return { allowLoopback: false };
+  throw new ToolgateError(
+    'INPUT_INVALID',
+    'TOOLGATE_OUTBOUND_ALLOW_LOOPBACK must be 1 (allow loopback receivers) or 0 (refuse them)',
+    {
+      problems: [
+        problem(
+          '/TOOLGATE_OUTBOUND_ALLOW_LOOPBACK',
+          'must be 1 (allow loopback receivers) or 0 (refuse them)',
+          'settings.value',
+        ),
+      ],
+    },
+  );
+}
+
+/** The levels of the server's log (pino's), least to most verbose, and `silent`. */
+export const LOG_LEVELS = ['fatal', 'error', 'warn', 'info', 'debug', 'trace', 'silent'] as const;
+
+/** TOOLGATE_LOG_LEVEL: one of LOG_LEVELS, default `warn`; another value refuses the start. */
+export function logLevelFromEnv(env: NodeJS.ProcessEnv = process.env): string {
+  const value = env.TOOLGATE_LOG_LEVEL?.trim() ?? '';
+  if (value === '') return 'warn';
+  if ((LOG_LEVELS as readonly string[]).includes(value)) return value;
+  throw new ToolgateError(
+    'INPUT_INVALID',
+    `TOOLGATE_LOG_LEVEL must be one of ${LOG_LEVELS.join(', ')}`,
+    {
+      problems: [
+        problem('/TOOLGATE_LOG_LEVEL', `must be one of ${LOG_LEVELS.join(', ')}`, 'settings.value'),
+      ],
+    },
+  );
+}
+
+/** TOOLGATE_SANDBOX_UIDS checked now (`FIRST-LAST`), not at the first sandboxed run. */
+export function sandboxUidsFromEnv(env: NodeJS.ProcessEnv = process.env): void {
+  try {
+    uidRangeFromEnv(env);
+  } catch (err) {
+    const why = err instanceof Error ? err.message : String(err);
+    throw new ToolgateError('INPUT_INVALID', why, {
+      problems: [problem('/TOOLGATE_SANDBOX_UIDS', why, 'settings.value')],
+    });
+  }
 }
 
 export function jwtConfigFromEnv(env: NodeJS.ProcessEnv = process.env): JwtConfig | null {

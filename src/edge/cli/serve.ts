@@ -10,7 +10,6 @@ import { openOidcLogin, openToolgate, type Toolgate } from '../../host/toolgate.
 import { DEFAULT_ORIGIN } from '../../records/audit/index.js';
 import { type OriginPolicy, originPolicy } from '../mcp/index.js';
 import { buildServer } from '../rest/index.js';
-import { classifiedRetentionFromEnv } from './command-kit.js';
 import { DEMO_ACTOR_ID, reviewDemoCatalog } from './demo-reviews.js';
 import { firstAdminBanner, runtimeAsTyped } from './first-admin.js';
 import { jsonText } from './output.js';
@@ -145,7 +144,7 @@ export async function serve(options: ServeOptions): Promise<void> {
         auditSigner: () => checkpointKey,
         // Checked at the start when it exists (start-settings.ts); else made on first use.
         masterKey: settings.masterKey ?? (() => loadMasterKey({ dataDir: options.dataDir })),
-        audit: classifiedRetentionFromEnv(),
+        audit: settings.audit,
         // No sandbox may see the gateway's own files (the database's are added by openToolgate).
         protectedPaths: [
           options.dataDir,
@@ -197,7 +196,7 @@ export async function serve(options: ServeOptions): Promise<void> {
           ? { maxEventLoopDelayMs: limits.maxEventLoopDelayMs }
           : {}),
       },
-      logger: { level: process.env.TOOLGATE_LOG_LEVEL ?? 'warn' },
+      logger: { level: settings.logLevel },
     });
     const running = tg;
     const server = app;

@@ -26,12 +26,14 @@ import {
   readBoundedFile,
   ToolgateError,
 } from '../../core/index.js';
-import { adminTokenDisabled } from './command-kit.js';
+import { adminTokenDisabled, classifiedRetentionFromEnv } from './command-kit.js';
 import {
   existingMasterKey,
   jwtConfigFromEnv,
+  logLevelFromEnv,
   oauthConfigFromEnv,
   outboundFromEnv,
+  sandboxUidsFromEnv,
 } from './runtime-files.js';
 
 /** What a start knows besides the variables: from its flags, or their defaults. */
@@ -64,6 +66,9 @@ const PARTS = {
   tracing: ['/tracing', (env) => tracingConfigFromEnv(env)],
   outbound: ['/outbound', (env) => outboundFromEnv(env)],
   masterKey: ['/master_key_file', (env, ctx) => existingMasterKey(env, ctx.dataDir)],
+  logLevel: ['/server/log_level', (env) => logLevelFromEnv(env)],
+  audit: ['/audit/classified_retention_days', (env) => classifiedRetentionFromEnv(env)],
+  sandboxUids: ['/sandbox/uids', (env) => sandboxUidsFromEnv(env)],
   adminToken: ['/admin_token', (env, ctx) => bootstrapToken(env, ctx)],
 } as const satisfies Record<string, readonly [string, Reader]>;
 

@@ -19,6 +19,7 @@ export {
 } from './memory-cgroup.js';
 export { NamespaceRunner } from './namespace/namespace-runner.js';
 export { ProcessRunner } from './process/process-runner.js';
+export { uidRangeFromEnv } from './process/run-uid-pool.js';
 export {
   definitionPathProblems,
   ProtectedPaths,

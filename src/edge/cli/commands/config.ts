@@ -7,13 +7,14 @@
 import { join } from 'node:path';
 import type { Command } from 'commander';
 import { settingProblems } from '../../../api/index.js';
-import { type Problem, ToolgateError } from '../../../core/index.js';
+import { type Problem, problem, ToolgateError } from '../../../core/index.js';
 import { originPolicy } from '../../mcp/index.js';
 import { type GlobalOptions, splitList } from '../command-kit.js';
 import { makeOutput, reportError } from '../output.js';
 import { ADMIN_TOKEN_FILE } from '../runtime-files.js';
 import { fillFromSettings, readSettingsFile, SETTINGS, settingsSchema } from '../settings-file.js';
 import { startProblems } from '../start-settings.js';
+import { serveOptionProblems } from './serve.js';
 
 export function registerConfig(program: Command): void {
   const config = program
@@ -64,6 +65,15 @@ async function checkSettings(file: string): Promise<{ file: string; settings: Ch
   const merged: NodeJS.ProcessEnv = { ...process.env };
   const { overridden } = fillFromSettings(merged, env);
   const found = [
+    // serve's own options from the environment (the file's values passed its schema above).
+    ...serveOptionProblems(merged).map(({ env: name, message }) => {
+      const at = SETTINGS.find((s) => s.env === name)?.path;
+      return problem(
+        at ? `/${at.replaceAll('.', '/')}` : '',
+        `${name} ${message}`,
+        'setting.value',
+      );
+    }),
     ...settingProblems('/server', () =>
       originPolicy(
         splitList(merged.TOOLGATE_ALLOWED_ORIGINS),

@@ -159,3 +159,26 @@ function shutdownOption(): Option {
     .default(10)
     .argParser(int(0, 3600));
 }
+
+/**
+ * What `serve` would refuse of `env`'s values for its own options (the body limit, the caps, the
+ * shutdown deadline…), each read by the option's own parser: `toolgate config check` reports them
+ * as a start would (attack round 22, Y5). Each names the variable; the file's values were already
+ * checked against its schema.
+ */
+export function serveOptionProblems(
+  env: NodeJS.ProcessEnv,
+): { readonly env: string; readonly message: string }[] {
+  const found: { env: string; message: string }[] = [];
+  for (const option of [...serveOptions(), ...limitOptions(), shutdownOption()]) {
+    const name = option.envVar;
+    const value = name === undefined ? undefined : env[name];
+    if (name === undefined || value === undefined || !option.parseArg) continue;
+    try {
+      option.parseArg(value, option.defaultValue);
+    } catch (err) {
+      found.push({ env: name, message: err instanceof Error ? err.message : String(err) });
+    }
+  }
+  return found;
+}
