@@ -373,11 +373,16 @@ export class SessionService {
     await this.#ended(sessionId);
   }
 
-  /** After a close: gates drop it (they cache open sessions), its run's approvals go; `record`. */
-  async #ended(sessionId: string, record?: EndRecord): Promise<void> {
+  /**
+   * After a close: gates drop it (they cache open sessions); `record`. Its approvals stay the
+   * principal's, to be completed from another of its runs (a client that reconnected), unless
+   * `withdraw` says why someone ended the run on purpose (an operator's close).
+   */
+  async #ended(sessionId: string, record?: EndRecord, withdraw?: string): Promise<void> {
     await bumpIdentityRevision(this.#store.db);
     for (const listener of this.#closeListeners) listener(sessionId);
-    await withdrawRunApprovals(this.#store.db, sessionId, 'run closed', this.#clock());
+    if (withdraw !== undefined)
+      await withdrawRunApprovals(this.#store.db, sessionId, withdraw, this.#clock());
     if (record === undefined) return;
     const [actor, action, agentId, reason] = record;
     await appendEvent(this.#store.db, actor, this.#clock(), {
@@ -487,7 +492,11 @@ export class SessionService {
     if (Number(result.numUpdatedRows) !== 1) {
       throw new ToolgateError('SESSION_NOT_FOUND', 'no open session with this id', { sessionId });
     }
-    await this.#ended(sessionId, [actor, 'session.closed', row.agent_id, reason]);
+    await this.#ended(
+      sessionId,
+      [actor, 'session.closed', row.agent_id, reason],
+      'run closed by an operator',
+    );
   }
 
   async #liveRow(sessionId: string): Promise<SessionRow> {

@@ -54,6 +54,8 @@ export interface ServeOptions {
   readonly json?: boolean;
   /** On SIGTERM or SIGINT, how long calls in flight may finish (stop-signals.ts); default 10. */
   readonly shutdownDeadlineSeconds?: number;
+  /** How long an MCP call that waits for approval is held for its decision; default 45. */
+  readonly approvalWaitSeconds?: number;
   /** Origins and Hosts /mcp accepts besides loopback ones (DNS-rebinding and CSRF defence). */
   readonly allowedOrigins?: readonly string[];
   readonly allowedHosts?: readonly string[];
@@ -229,7 +231,13 @@ export async function serve(options: ServeOptions): Promise<void> {
       bodyLimit: options.bodyLimit,
       version: options.version,
       ...(options.publicUrl !== undefined ? { publicUrl } : {}),
-      mcp: { originPolicy: origins, ...mcpLimitsOf(limits) },
+      mcp: {
+        originPolicy: origins,
+        ...mcpLimitsOf(limits),
+        ...(options.approvalWaitSeconds !== undefined
+          ? { approvalWaitMs: options.approvalWaitSeconds * 1000 }
+          : {}),
+      },
       // A user's standing streams of an agent: the same share as of its sessions.
       ...(limits.userSessionShare !== undefined
         ? { standing: { streams: { userShare: limits.userSessionShare } } }

@@ -22,6 +22,7 @@ import {
   type ErrorCode,
   type ToolgateError,
 } from '../../core/index.js';
+import type { StandBy } from './approval-hold.js';
 import { paramHeadersOf } from './header-agreement.js';
 import { type RevisionWatch, watchRevisions } from './list-changed.js';
 import { ListenStreams } from './listen-streams.js';
@@ -36,6 +37,10 @@ export interface ModernHttpOptions {
   readonly onError: (err: unknown) => void;
   /** A refused `requestState` (a security signal: forged, replayed across principals). */
   readonly onRefusedState?: (err: ToolgateError) => Promise<void>;
+  /** How long one round of a call that waits for approval is held (approval-hold.ts). */
+  readonly approvalWaitMs?: number;
+  /** A held call's wait as a standing wait of the request's principal (mcp-http.ts). */
+  readonly standBy?: (req: FastifyRequest, principal: AgentPrincipal) => StandBy;
 }
 
 /**
@@ -63,9 +68,11 @@ export class ModernMcp {
   readonly #pool: ServerPool<Server>;
   readonly #listen: ListenStreams;
   #watch: Promise<RevisionWatch> | null = null;
+  readonly #standBy: ModernHttpOptions['standBy'];
 
   constructor(agent: AgentApi, options: ModernHttpOptions) {
     this.#agent = agent;
+    this.#standBy = options.standBy;
     this.#runs = new DefaultRuns(agent, {
       via: 'mcp-http',
       ...(options.runTtlSeconds !== undefined ? { ttlSeconds: options.runTtlSeconds } : {}),
@@ -82,6 +89,7 @@ export class ModernMcp {
         listTtlMs: options.listTtlMs,
         onError: options.onError,
         ...(options.onRefusedState ? { onRefusedState: options.onRefusedState } : {}),
+        ...(options.approvalWaitMs !== undefined ? { approvalWaitMs: options.approvalWaitMs } : {}),
         hold: (server) => pool.hold(server),
       }),
     );
@@ -146,6 +154,7 @@ export class ModernMcp {
       ...(typeof req.headers.traceparent === 'string'
         ? { traceparent: req.headers.traceparent }
         : {}),
+      ...(this.#standBy ? { standBy: this.#standBy(req, principal) } : {}),
     });
     const listens = method === 'subscriptions/listen';
     const res = listens

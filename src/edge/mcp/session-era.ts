@@ -38,6 +38,8 @@ export interface SessionEraOptions {
   readonly idleMs?: number;
   readonly holdOf?: (req: FastifyRequest) => RequestHold | null;
   readonly waits?: StandingBound;
+  /** How long a call that waits for approval is held for its decision (approval-hold.ts). */
+  readonly approvalWaitMs?: number;
 }
 
 interface Entry extends WatchedSession {
@@ -335,6 +337,9 @@ export class SessionEra {
     const binding = bindingOf(identity, gateSession.id);
     const server = createGatewayServer(agent, binding, {
       version: this.#options.version,
+      ...(this.#options.approvalWaitMs !== undefined
+        ? { approvalWaitMs: this.#options.approvalWaitMs }
+        : {}),
       onError: (err) => this.#log.error({ err }, 'mcp tool call failed'),
       // No response goes out for a cancelled call; its stream is closed instead of left open.
       onCancelled: (requestId) => transport.closeSSEStream(requestId),
