@@ -127,6 +127,23 @@ for (const backend of backends()) {
       assert.equal(await s.runs(), before + 1);
     });
 
+    test('a client that asked for progress hears where its approval is decided while it waits', async () => {
+      const c = await client();
+      const args = fresh();
+      const heard: { progress: number; message?: string }[] = [];
+      const answer = c.callTool({ name: STOCK_TOOL, arguments: args }, undefined, {
+        onprogress: (p) => heard.push(p),
+      });
+      const approvalId = await s.nextApproval(OWNER, args);
+      for (let i = 0; i < 100 && heard.length === 0; i += 1) {
+        await new Promise((r) => setTimeout(r, 20));
+      }
+      assert.ok(heard[0]?.message?.includes(approvalId), JSON.stringify(heard));
+      assert.ok(heard[0]?.message?.includes('toolgate approvals approve'), JSON.stringify(heard));
+      await s.approve(approvalId);
+      ran(answerOf(await answer));
+    });
+
     test('a rejection reaches the client as a refusal; the same call stays refused', async () => {
       const c = await client();
       const args = fresh();
@@ -230,6 +247,7 @@ for (const backend of backends()) {
       await s.addVersion('2.0.0');
       // A new session offers 2.0.0 by default and 1.0.0 pinned.
       const moved = await client();
+      await moved.listTools();
       const attempt = call(moved, args);
       const own = await s.nextApproval(OWNER, args, new Set([approval.id]));
       assert.equal((await s.world.tg.admin.approvals.get(own)).tool_version, '2.0.0');

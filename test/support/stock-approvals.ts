@@ -5,7 +5,10 @@
  * token, and the readings the suites assert on — the approvals of a call and how often the tool ran.
  */
 import assert from 'node:assert/strict';
+import { MasterKey } from '../../src/domain/credentials/index.js';
 import type { ApprovalView } from '../../src/domain/decisions/index.js';
+import type { HttpOptions } from '../../src/edge/rest/index.js';
+import type { ToolgateOptions } from '../../src/host/toolgate.js';
 import type { Store } from '../../src/records/store/index.js';
 import type { Backend } from './backends.js';
 import { approvePendingReviews } from './reviews.js';
@@ -73,16 +76,20 @@ const APPROVER_TOKEN_OF = 'stock-approver';
 export async function openStockWorld(
   backend: Backend,
   approvalWaitMs: number,
+  options: ToolgateOptions = {},
+  http: Partial<HttpOptions> = {},
 ): Promise<StockWorld> {
   const world = await openWorld({
     backend,
+    // The 2026-07-28 era seals each round's requestState under a key derived from it.
+    options: { masterKey: MasterKey.generate(), ...options },
     tools: [stockTool()],
     agents: [
       { id: OWNER, capabilities: ['notify:send'] },
       { id: STRANGER, capabilities: ['notify:send'] },
     ],
     operators: [{ id: APPROVER_TOKEN_OF, roles: ['approver'], token: true }],
-    rest: { mcp: { approvalWaitMs } },
+    rest: { ...http, mcp: { ...http.mcp, approvalWaitMs } },
     inspector: true,
   });
   const inspector = world.inspector as Store;
