@@ -151,7 +151,7 @@ export function int(min: number, max: number): (value: string) => number {
 export function approvalWaitOption(): Option {
   return new Option(
     '--approval-wait <seconds>',
-    'how long an MCP call that waits for approval is held open for its decision before it is answered still pending (0: at once); keep it below your clients\' request timeout (60 s for the TypeScript SDKs)',
+    "how long an MCP call that waits for approval is held open for its decision before it is answered still pending (0: at once); keep it below your clients' request timeout (60 s for the TypeScript SDKs)",
   )
     .env('TOOLGATE_APPROVAL_WAIT')
     .default(45)
