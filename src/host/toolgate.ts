@@ -145,8 +145,6 @@ export async function openGateway(options: ToolgateOptions = {}): Promise<Gatewa
   const agent = agentApi({ auth, sessions, gate, revisions });
   const admin = adminApi(options, store, wings);
   const close = inOrder([
-    // Calls held for a person's decision are answered still pending (their fronts end them first).
-    () => domain.approvalWaits.close(),
     // Calls still running are recorded as interrupted, and nothing starts from now on.
     () => gate.interrupt(),
     () => health.stop(),

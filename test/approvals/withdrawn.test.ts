@@ -185,7 +185,8 @@ for (const backend of backends()) {
       // Decided, it is completed from the principal's next run.
       await tg.admin.approvals.approve(short.approvalId, approver);
       const next = await tg.agent.runs.mint(who, { via: 'test' });
-      const text = (await tg.admin.approvals.get(short.approvalId)).rendered.arguments.text;
+      const { rendered } = await tg.admin.approvals.get(short.approvalId);
+      const text = (rendered.arguments as { text?: unknown }).text;
       const ran = await tg.agent.invoke({ principal: who, sessionId: next.handle }, 'send_note', {
         text,
       });

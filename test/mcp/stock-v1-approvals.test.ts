@@ -130,7 +130,7 @@ for (const backend of backends()) {
     test('a client that asked for progress hears where its approval is decided while it waits', async () => {
       const c = await client();
       const args = fresh();
-      const heard: { progress: number; message?: string }[] = [];
+      const heard: { progress: number; message?: string | undefined }[] = [];
       const answer = c.callTool({ name: STOCK_TOOL, arguments: args }, undefined, {
         onprogress: (p) => heard.push(p),
       });

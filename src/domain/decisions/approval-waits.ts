@@ -83,7 +83,9 @@ export class ApprovalWaits {
         resolve(outcome);
       };
       const aborted = () => finish('pending');
+      // A held call never keeps a stopping process alive: its front ends it (a drain, a closed pipe).
       const timer = setTimeout(() => finish('pending'), options.timeoutMs);
+      timer.unref();
       options.signal.addEventListener('abort', aborted, { once: true });
       this.#add(id, finish);
     });
@@ -92,12 +94,6 @@ export class ApprovalWaits {
   /** Wakes the calls waiting for `id` (it was decided in this process). Never throws. */
   poke(id: string): void {
     for (const wake of [...(this.#waiting.get(id) ?? [])]) wake('settled');
-  }
-
-  /** Ends every wait (the gateway is stopping): each is answered `pending`. */
-  close(): void {
-    for (const wakes of [...this.#waiting.values()]) for (const wake of [...wakes]) wake('pending');
-    this.#stop();
   }
 
   #add(id: string, wake: Wake): void {

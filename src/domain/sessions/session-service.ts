@@ -74,7 +74,7 @@ import {
   type ToolFormat,
   VERSIONS_META_KEY,
 } from './tool-export.js';
-import { withdrawRunApprovals } from './withdraw-approvals.js';
+import { OPERATOR_CLOSE, withdrawRunApprovals } from './withdraw-approvals.js';
 
 export type { SessionPin, SessionTool, WithheldTool } from './session-tool.js';
 
@@ -373,16 +373,10 @@ export class SessionService {
     await this.#ended(sessionId);
   }
 
-  /**
-   * After a close: gates drop it (they cache open sessions); `record`. Its approvals stay the
-   * principal's, to be completed from another of its runs (a client that reconnected), unless
-   * `withdraw` says why someone ended the run on purpose (an operator's close).
-   */
-  async #ended(sessionId: string, record?: EndRecord, withdraw?: string): Promise<void> {
+  /** After a close: gates drop it (they cache open sessions); `record`. Approvals stay (C8). */
+  async #ended(sessionId: string, record?: EndRecord): Promise<void> {
     await bumpIdentityRevision(this.#store.db);
     for (const listener of this.#closeListeners) listener(sessionId);
-    if (withdraw !== undefined)
-      await withdrawRunApprovals(this.#store.db, sessionId, withdraw, this.#clock());
     if (record === undefined) return;
     const [actor, action, agentId, reason] = record;
     await appendEvent(this.#store.db, actor, this.#clock(), {
@@ -492,11 +486,8 @@ export class SessionService {
     if (Number(result.numUpdatedRows) !== 1) {
       throw new ToolgateError('SESSION_NOT_FOUND', 'no open session with this id', { sessionId });
     }
-    await this.#ended(
-      sessionId,
-      [actor, 'session.closed', row.agent_id, reason],
-      'run closed by an operator',
-    );
+    await this.#ended(sessionId, [actor, 'session.closed', row.agent_id, reason]);
+    await withdrawRunApprovals(this.#store.db, sessionId, OPERATOR_CLOSE, this.#clock());
   }
 
   async #liveRow(sessionId: string): Promise<SessionRow> {

@@ -12,6 +12,9 @@ import type { Kysely } from 'kysely';
 import { systemActor } from '../../core/index.js';
 import { appendEvent, type Database } from '../../records/store/index.js';
 
+/** Why an operator's close withdraws what waits in the run (`SessionService.closeBy`). */
+export const OPERATOR_CLOSE = 'run closed by an operator';
+
 /** Statuses an ended run can still hold open: waiting, or approved and not yet used. */
 const OPEN = ['pending', 'approved'] as const;
 

@@ -36,6 +36,23 @@ export interface ApprovalHold {
  * call to run once approved; the v2 client's 10 rounds then cover about eight minutes.
  */
 export const DEFAULT_APPROVAL_WAIT_MS = 45_000;
+/**
+ * The `_meta` key a client sets to shorten the hold of its call (milliseconds; 0: answer at once):
+ * a client that follows pending approvals itself (toolgate's own SDK) or that knows its timeout is
+ * shorter than the gateway's bound. It never lengthens the hold beyond the bound.
+ */
+export const APPROVAL_WAIT_META_KEY = 'io.toolgate/approval-wait';
+
+/** The hold of one call: the bound, or less when the call's `_meta` asks for less. */
+export function holdOf(
+  hold: ApprovalHold,
+  meta: Record<string, unknown> | undefined,
+): ApprovalHold {
+  const asked = meta?.[APPROVAL_WAIT_META_KEY];
+  if (typeof asked !== 'number' || !Number.isFinite(asked) || asked < 0) return hold;
+  return { ...hold, waitMs: Math.min(hold.waitMs, Math.floor(asked)) };
+}
+
 /** How often a client that asked for progress hears that its call still waits. */
 const HEARTBEAT_MS = 15_000;
 

@@ -30,6 +30,7 @@ import {
   DEFAULT_APPROVAL_WAIT_MS,
   heldApproval,
   holdForApproval,
+  holdOf,
 } from './approval-hold.js';
 import { getPrompt, listEntries, readResource } from './entry-requests.js';
 import { type McpOrigin, type ToolCall, toolCall } from './gate-call.js';
@@ -158,10 +159,13 @@ export function createGatewayServer(
       origin: legacyOrigin(extra),
     });
     const standBy = options.standBy;
-    const hold: ApprovalHold = {
-      waitMs: options.approvalWaitMs ?? DEFAULT_APPROVAL_WAIT_MS,
-      standBy: standBy ? (wait) => standBy(extra.requestId, wait) : undefined,
-    };
+    const hold: ApprovalHold = holdOf(
+      {
+        waitMs: options.approvalWaitMs ?? DEFAULT_APPROVAL_WAIT_MS,
+        standBy: standBy ? (wait) => standBy(extra.requestId, wait) : undefined,
+      },
+      request.params._meta,
+    );
     try {
       let decision = await call.invoke();
       if (decision.kind === 'pending_approval' && server.getClientCapabilities()?.elicitation) {

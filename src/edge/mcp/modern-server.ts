@@ -27,7 +27,12 @@ import {
   type RequestStateRefusal,
   ToolgateError,
 } from '../../core/index.js';
-import { DEFAULT_APPROVAL_WAIT_MS, heldApproval, holdForApproval } from './approval-hold.js';
+import {
+  DEFAULT_APPROVAL_WAIT_MS,
+  heldApproval,
+  holdForApproval,
+  holdOf,
+} from './approval-hold.js';
 import { approvalInputRequired, boundApprovalOf, canElicit } from './approval-input.js';
 import { toolCall } from './gate-call.js';
 
@@ -221,7 +226,7 @@ async function callTool(
     if (decision.kind === 'pending_approval' && (bound !== undefined || !elicit)) {
       const pending = decision;
       const waitMs = options.approvalWaitMs ?? DEFAULT_APPROVAL_WAIT_MS;
-      const hold = { waitMs, standBy: caller.standBy };
+      const hold = holdOf({ waitMs, standBy: caller.standBy }, params._meta);
       const io = { signal: ctx.mcpReq.signal, call };
       if (await holdForApproval(agent, ctxOfCall, pending, hold, io)) {
         decision = await call.invoke(bound ? bound.approval : heldApproval(pending));
