@@ -105,6 +105,23 @@ for (const backend of backends()) {
       );
     });
 
+    test('unpinned (its default negotiation: the 2025-11-25 handshake) the same call answers the result', async () => {
+      const v2 = await import('@modelcontextprotocol/client');
+      const c = new v2.Client({ name: 'stock-v2-default', version: '1.0.0' });
+      await c.connect(
+        new v2.StreamableHTTPClientTransport(new URL(`${s.base}/mcp`), {
+          requestInit: { headers: { authorization: `Bearer ${s.keys.owner}` } },
+        }),
+      );
+      clients.push(c);
+      const args = fresh();
+      const before = await s.runs();
+      const answer = call(c, args);
+      await s.approve(await s.nextApproval(OWNER, args));
+      ran(await answer);
+      assert.equal(await s.runs(), before + 1);
+    });
+
     test('past its rounds: a tool result naming the approval; the next same call runs it once', async () => {
       const c = await client(quick);
       const args = fresh();
