@@ -114,7 +114,7 @@ export async function registerMcpHttp(
     listTtlMs: options.listTtlMs ?? DEFAULT_LIST_TTL_MS,
     ...(options.runTtlSeconds !== undefined ? { runTtlSeconds: options.runTtlSeconds } : {}),
     ...(options.approvalWaitMs !== undefined ? { approvalWaitMs: options.approvalWaitMs } : {}),
-    standBy: (req, principal) => standingWait(req, principal, options),
+    standBy: (req, left, principal) => standingWait(req, left, principal, options),
     onError: (err) => app.log.error({ err }, 'mcp request failed'),
     // Audited like a header mismatch (sampled): a flood of forged states cannot flood the log.
     onRefusedState: (err) =>
@@ -339,10 +339,12 @@ export async function registerMcpHttp(
 /**
  * A held call's wait as a standing wait of the request's principal (`waits`): the request's slot
  * is given back while it waits and taken again after; refused at the principal's bound (the call
- * is answered pending at once), ended by a stop or by the bound making room for another.
+ * is answered pending at once), ended by a stop, by the bound making room for another, or by the
+ * client leaving (`left`: its connection closed before the answer).
  */
 function standingWait(
   req: FastifyRequest,
+  left: AbortSignal,
   principal: AgentPrincipal,
   options: Pick<McpHttpOptions, 'holdOf' | 'waits'>,
 ): StandBy {
@@ -355,7 +357,7 @@ function standingWait(
     if (standing && !standing.ok) return { ok: false };
     hold?.pause();
     try {
-      const value = await wait(stop.signal);
+      const value = await wait(AbortSignal.any([stop.signal, left]));
       // The call goes on as work again: it queues for a slot like a new request.
       if (hold && (await hold.resume())) return { ok: false };
       return { ok: true, value };

@@ -39,8 +39,11 @@ export interface ModernHttpOptions {
   readonly onRefusedState?: (err: ToolgateError) => Promise<void>;
   /** How long one round of a call that waits for approval is held (approval-hold.ts). */
   readonly approvalWaitMs?: number;
-  /** A held call's wait as a standing wait of the request's principal (mcp-http.ts). */
-  readonly standBy?: (req: FastifyRequest, principal: AgentPrincipal) => StandBy;
+  /**
+   * A held call's wait as a standing wait of the request's principal, ended when `left` aborts
+   * (the request's connection closed before its answer: mcp-http.ts).
+   */
+  readonly standBy?: (req: FastifyRequest, left: AbortSignal, principal: AgentPrincipal) => StandBy;
 }
 
 /**
@@ -146,6 +149,11 @@ export class ModernMcp {
     }
     const request = new Request(`http://127.0.0.1${req.url}`, { method: 'POST', headers, body });
     const method = (message as { method?: unknown } | null)?.method;
+    // A held call ends its wait when its client leaves: it must not run for nobody.
+    const left = new AbortController();
+    reply.raw.once('close', () => {
+      if (!reply.raw.writableFinished) left.abort();
+    });
     this.#callers.set(request, {
       principal,
       runs: this.#runs.for(principal),
@@ -154,7 +162,7 @@ export class ModernMcp {
       ...(typeof req.headers.traceparent === 'string'
         ? { traceparent: req.headers.traceparent }
         : {}),
-      ...(this.#standBy ? { standBy: this.#standBy(req, principal) } : {}),
+      ...(this.#standBy ? { standBy: this.#standBy(req, left.signal, principal) } : {}),
     });
     const listens = method === 'subscriptions/listen';
     const res = listens

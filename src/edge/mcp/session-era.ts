@@ -49,6 +49,8 @@ interface Entry extends WatchedSession {
   inFlight: number;
   /** The admission ticket of each JSON-RPC request of this session being answered now. */
   readonly holds: Map<string | number, RequestHold>;
+  /** Aborted when the connection of that request closes before its answer (the client left). */
+  readonly gone: Map<string | number, AbortSignal>;
 }
 
 const DEFAULT_MAX_SESSIONS = 1_000;
@@ -152,12 +154,18 @@ export class SessionEra {
       if (!entry) return reply;
       entry.inFlight += 1;
       const hold = this.#options.holdOf?.(req) ?? null;
-      const ids = hold ? requestIds(message) : [];
+      const ids = requestIds(message);
       for (const id of ids) if (hold) entry.holds.set(id, hold);
+      // A wait of this request (a held call, a prompt) ends when its client leaves: a call held
+      // for an approval must not run for nobody, and take the approval from the client's retry.
+      const left = new AbortController();
+      for (const id of ids) entry.gone.set(id, left.signal);
       reply.raw.once('close', () => {
+        if (!reply.raw.writableFinished) left.abort();
         entry.inFlight -= 1;
         entry.lastSeen = Date.now();
         for (const id of ids) if (entry.holds.get(id) === hold) entry.holds.delete(id);
+        for (const id of ids) if (entry.gone.get(id) === left.signal) entry.gone.delete(id);
       });
       reply.hijack();
       // This request's principal (its token's scopes), not the one that opened the session.
@@ -346,6 +354,7 @@ export class SessionEra {
       standBy: async (requestId, wait) => {
         const entry = transport.sessionId ? this.#sessions.get(transport.sessionId) : undefined;
         const hold = entry?.holds.get(requestId) ?? null;
+        const gone = entry?.gone.get(requestId);
         const stop = new AbortController();
         const standing = this.#options.waits?.enter(
           binding.principal.agentId,
@@ -355,7 +364,7 @@ export class SessionEra {
         if (standing && !standing.ok) return { ok: false };
         hold?.pause();
         try {
-          const value = await wait(stop.signal);
+          const value = await wait(gone ? AbortSignal.any([stop.signal, gone]) : stop.signal);
           // The call goes on as work again: it queues for a slot like a new request.
           if (hold && (await hold.resume())) return { ok: false };
           return { ok: true, value };
@@ -374,6 +383,7 @@ export class SessionEra {
           lastSeen: Date.now(),
           inFlight: 0,
           holds: new Map(),
+          gone: new Map(),
         });
         this.#watcher.start();
       },
