@@ -2,7 +2,7 @@
  * A stock v1 SDK client (`@modelcontextprotocol/sdk`, protocol 2025-11-25, its default options:
  * no progress handler, the 60 s request timeout) completes approvals through toolgate with no
  * toolgate-specific code (docs/mcp.md, "Stock clients wait for the person"). The front holds a
- * call that waits for approval (here 2 s, in production 45 s): approved within the hold, the same
+ * call that waits for approval (here 1.5 s, in production 45 s): approved within the hold, the same
  * call answers the tool's result (the output schema satisfied); approved later, the client's next
  * call with the same arguments runs it, once, without a new approval; a client that reconnects
  * (a new MCP session) mid-wait completes the approval it already has; a rejection is a clear
@@ -25,7 +25,7 @@ import {
 } from '../support/stock-approvals.js';
 import { connectMcp } from '../support/world.js';
 
-const HOLD_MS = 2_000;
+const HOLD_MS = 1_500;
 
 for (const backend of backends()) {
   describe(`a stock v1 client completes approvals (${backend.name})`, () => {
@@ -183,6 +183,20 @@ for (const backend of backends()) {
     });
 
     /**
+     * An approval of `args` approved while nobody waits for it: the owner's client went away
+     * mid-wait (its held call ended with it), then the approver decided.
+     */
+    async function approvedUnused(args: Record<string, unknown>): Promise<string> {
+      const gone = await client();
+      const abandoned = call(gone, args).catch((err: unknown) => err);
+      const approvalId = await s.nextApproval(OWNER, args);
+      await gone.close();
+      await abandoned;
+      await s.approve(approvalId);
+      return approvalId;
+    }
+
+    /**
      * `attacker` calls with `args` while the owner's approval of `ownerArgs` is approved and
      * unused: it must get an approval of its own (rejected here to end its call), never run on
      * the owner's; then the owner's own call runs on it.
@@ -192,19 +206,13 @@ for (const backend of backends()) {
       agent: string,
       args: Record<string, unknown>,
       ownerArgs: Record<string, unknown>,
-      meta?: Record<string, unknown>,
     ): Promise<void> {
-      const owner = await client();
-      const waited = await call(owner, ownerArgs);
-      assert.equal(waited.code, 'APPROVAL_REQUIRED');
-      const [approval] = await s.approvalsOf(OWNER, ownerArgs);
-      assert.ok(approval);
-      await s.approve(approval.id);
+      const approvalId = await approvedUnused(ownerArgs);
       const before = await s.runs(agent);
-      const attempt = call(attacker, args, meta);
-      const own = await s.nextApproval(agent, args, new Set([approval.id]));
-      assert.notEqual(own, approval.id);
-      assert.equal(await s.status(approval.id), 'approved', "the owner's approval is untouched");
+      const attempt = call(attacker, args);
+      const own = await s.nextApproval(agent, args, new Set([approvalId]));
+      assert.notEqual(own, approvalId);
+      assert.equal(await s.status(approvalId), 'approved', "the owner's approval is untouched");
       await s.reject(own, 'not approved');
       const refused = await attempt;
       assert.equal(refused.rule, 'approval.rejected', JSON.stringify(refused));
@@ -212,9 +220,9 @@ for (const backend of backends()) {
       assert.equal(await s.runs(agent), before, 'the attacker ran nothing');
       // The benign neighbour: the owner's same call runs on its approval.
       const ownerBefore = await s.runs();
-      ran(await call(owner, ownerArgs, meta));
+      ran(await call(await client(), ownerArgs));
       assert.equal(await s.runs(), ownerBefore + 1);
-      assert.equal(await s.status(approval.id), 'consumed');
+      assert.equal(await s.status(approvalId), 'consumed');
     }
 
     test('another agent with the same arguments does not pick up the approval', async () => {
@@ -239,25 +247,21 @@ for (const backend of backends()) {
 
     test('another version of the tool does not pick it up; the approved version runs on it', async () => {
       const args = fresh();
-      const owner = await client();
-      const waited = await call(owner, args);
-      const [approval] = await s.approvalsOf(OWNER, args);
-      assert.ok(approval && waited.code === 'APPROVAL_REQUIRED');
-      await s.approve(approval.id);
+      const approvalId = await approvedUnused(args);
       await s.addVersion('2.0.0');
       // A new session offers 2.0.0 by default and 1.0.0 pinned.
       const moved = await client();
       await moved.listTools();
       const attempt = call(moved, args);
-      const own = await s.nextApproval(OWNER, args, new Set([approval.id]));
+      const own = await s.nextApproval(OWNER, args, new Set([approvalId]));
       assert.equal((await s.world.tg.admin.approvals.get(own)).tool_version, '2.0.0');
-      assert.equal(await s.status(approval.id), 'approved');
+      assert.equal(await s.status(approvalId), 'approved');
       await s.reject(own, 'not this version');
       assert.equal((await attempt).rule, 'approval.rejected');
       const before = await s.runs();
       ran(await call(moved, args, { 'io.toolgate/version': 1 }));
       assert.equal(await s.runs(), before + 1);
-      assert.equal(await s.status(approval.id), 'consumed');
+      assert.equal(await s.status(approvalId), 'consumed');
     });
   });
 }
