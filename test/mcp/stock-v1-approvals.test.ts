@@ -123,6 +123,8 @@ for (const backend of backends()) {
         [approvalId],
       );
       await s.approve(approvalId);
+      // The abandoned call's hold ended with its connection: it neither ran for nobody nor took
+      // the approval from the client that came back.
       ran(await answer);
       assert.equal(await s.runs(), before + 1);
     });
