@@ -2,7 +2,8 @@
  * @module One MCP server per agent session (C15, docs/architecture.md §6): tools/list is exactly the gate
  * session's permitted set, tools/call goes through the gate. A denial or a pending approval is a
  * tool result with `isError` and the code, rule and message — never a protocol crash, never a
- * silent drop. Nothing here decides anything: the gate does.
+ * silent drop; a pending approval is first held open for its decision (approval-hold.ts), so a
+ * stock client gets the result in the same call. Nothing here decides anything: the gate does.
  */
 import type { AuthInfo } from '@modelcontextprotocol/sdk/server/auth/types.js';
 import { Server } from '@modelcontextprotocol/sdk/server/index.js';

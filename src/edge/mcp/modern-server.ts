@@ -5,7 +5,8 @@
  * the request, never from the instance. There is no MCP session: the gate session is a run whose
  * handle the client carries in `_meta["io.toolgate/run"]`; a request without one gets a run, and
  * its handle comes back in the result's `_meta`. tools/list is the run's permitted set, sorted by
- * name, with `cacheScope: private` and a short `ttlMs`; tools/call goes through the gate. Roots,
+ * name, with `cacheScope: private` and a short `ttlMs`; tools/call goes through the gate (a call
+ * that waits for approval held open each round for its decision: approval-hold.ts). Roots,
  * sampling and logging (deprecated by the revision) are neither used nor advertised.
  */
 import {
@@ -173,7 +174,7 @@ export function createModernServer(
  * tenth retry gets an answer the agent can report and act on — call again with the same
  * arguments, which finds the same approval.
  */
-export const MAX_APPROVAL_ROUNDS = 10;
+const MAX_APPROVAL_ROUNDS = 10;
 
 /** tools/call of one request: the gate's decision, a pending one as an input-required result. */
 async function callTool(
