@@ -87,6 +87,24 @@ describe('held calls are bounded and end cleanly', () => {
     assert.equal((await held).isError, false);
   });
 
+  test('a call that asks for a shorter hold (io.toolgate/approval-wait) gets it', async () => {
+    const c = await legacy(s.keys.stranger);
+    const started = Date.now();
+    const args = fresh();
+    const answer = answerOf(
+      await c.callTool({
+        name: STOCK_TOOL,
+        arguments: args,
+        _meta: { 'io.toolgate/approval-wait': 300 },
+      }),
+    );
+    assert.equal(answer.code, 'APPROVAL_REQUIRED', JSON.stringify(answer));
+    const took = Date.now() - started;
+    assert.ok(took >= 300 && took < HOLD_MS / 2, `${took} ms`);
+    // Its approval is kept for the next call: nothing was lost by answering early.
+    assert.equal((await s.approvalsOf(STRANGER, args)).length, 1);
+  });
+
   test('a stop answers every held call still pending, in both eras, naming its approval', async () => {
     const old = await legacy(s.keys.owner);
     const modern = await connectModernMcp(s.base, s.keys.stranger, 'hold-bounds');
