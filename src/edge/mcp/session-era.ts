@@ -354,7 +354,10 @@ export class SessionEra {
       standBy: async (requestId, wait) => {
         const entry = transport.sessionId ? this.#sessions.get(transport.sessionId) : undefined;
         const hold = entry?.holds.get(requestId) ?? null;
+        // Every POST of the session registers its requests until its connection closes: none
+        // registered means the client already left, and nothing waits for it.
         const gone = entry?.gone.get(requestId);
+        if (!gone || gone.aborted) return { ok: false };
         const stop = new AbortController();
         const standing = this.#options.waits?.enter(
           binding.principal.agentId,
@@ -364,7 +367,7 @@ export class SessionEra {
         if (standing && !standing.ok) return { ok: false };
         hold?.pause();
         try {
-          const value = await wait(gone ? AbortSignal.any([stop.signal, gone]) : stop.signal);
+          const value = await wait(AbortSignal.any([stop.signal, gone]));
           // The call goes on as work again: it queues for a slot like a new request.
           if (hold && (await hold.resume())) return { ok: false };
           return { ok: true, value };
