@@ -231,13 +231,7 @@ export async function serve(options: ServeOptions): Promise<void> {
       bodyLimit: options.bodyLimit,
       version: options.version,
       ...(options.publicUrl !== undefined ? { publicUrl } : {}),
-      mcp: {
-        originPolicy: origins,
-        ...mcpLimitsOf(limits),
-        ...(options.approvalWaitSeconds !== undefined
-          ? { approvalWaitMs: options.approvalWaitSeconds * 1000 }
-          : {}),
-      },
+      mcp: { originPolicy: origins, ...mcpLimitsOf(limits, options.approvalWaitSeconds) },
       // A user's standing streams of an agent: the same share as of its sessions.
       ...(limits.userSessionShare !== undefined
         ? { standing: { streams: { userShare: limits.userSessionShare } } }
@@ -371,12 +365,14 @@ function adminTokenBanner(
 }
 
 /**
- * The MCP front's session limits `serve` was given; each absent one keeps its default. One agent's
- * MCP sessions are its gate sessions: the same cap and the same share of a principal (within which
- * a session waiting on a person is spared) hold on both.
+ * The MCP front's session limits `serve` was given, and how long it holds a call for its
+ * approval; each absent one keeps its default. One agent's MCP sessions are its gate sessions: the
+ * same cap and the same share of a principal (within which a session waiting on a person is
+ * spared) hold on both.
  */
-function mcpLimitsOf(limits: NonNullable<ServeOptions['limits']>) {
+function mcpLimitsOf(limits: NonNullable<ServeOptions['limits']>, approvalWaitSeconds?: number) {
   return {
+    ...(approvalWaitSeconds !== undefined ? { approvalWaitMs: approvalWaitSeconds * 1000 } : {}),
     ...(limits.maxMcpSessions !== undefined ? { maxSessions: limits.maxMcpSessions } : {}),
     ...(limits.maxSessionsPerAgent !== undefined
       ? { maxSessionsPerAgent: limits.maxSessionsPerAgent }
