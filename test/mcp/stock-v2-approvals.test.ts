@@ -114,6 +114,7 @@ for (const backend of backends()) {
         }),
       );
       clients.push(c);
+      assert.equal(c.getNegotiatedProtocolVersion(), '2025-11-25');
       const args = fresh();
       const before = await s.runs();
       const answer = call(c, args);
