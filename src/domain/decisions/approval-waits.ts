@@ -41,6 +41,7 @@ export class ApprovalWaits {
   readonly #maxWaiting: number;
   /** Per approval id, the held calls waiting for it. */
   readonly #waiting = new Map<string, Set<Wake>>();
+  /** Held calls, and waits that took a place and are still reading their approval. */
   #count = 0;
   #timer: NodeJS.Timeout | null = null;
   #polling = false;
@@ -49,11 +50,6 @@ export class ApprovalWaits {
     this.#desk = desk;
     this.#pollMs = options.pollMs ?? DEFAULT_POLL_MS;
     this.#maxWaiting = options.maxWaiting ?? DEFAULT_MAX_WAITING;
-  }
-
-  /** Held calls waiting now (metrics, tests). */
-  get waiting(): number {
-    return this.#count;
   }
 
   /**
@@ -69,9 +65,25 @@ export class ApprovalWaits {
   ): Promise<WaitOutcome> {
     if (options.timeoutMs <= 0 || options.signal.aborted) return 'pending';
     if (this.#count >= this.#maxWaiting) return 'pending';
-    const view = await this.#desk.getOwned(id, owner).catch(() => null);
-    if (view === null) return 'pending';
-    if (view.status !== 'pending') return 'settled';
+    // The place is taken before anything is awaited: parallel waits cannot overshoot the bound.
+    this.#count += 1;
+    let held = false;
+    try {
+      const view = await this.#desk.getOwned(id, owner).catch(() => null);
+      if (view === null || options.signal.aborted) return 'pending';
+      if (view.status !== 'pending') return 'settled';
+      held = true;
+      return await this.#hold(id, options);
+    } finally {
+      if (!held) this.#count -= 1;
+    }
+  }
+
+  /** Registers one held call until it is woken, its bound passes or its signal aborts. */
+  #hold(
+    id: string,
+    options: { readonly timeoutMs: number; readonly signal: AbortSignal },
+  ): Promise<WaitOutcome> {
     return new Promise<WaitOutcome>((resolve) => {
       let done = false;
       const finish: Wake = (outcome) => {
@@ -103,7 +115,6 @@ export class ApprovalWaits {
       this.#waiting.set(id, wakes);
     }
     wakes.add(wake);
-    this.#count += 1;
     if (!this.#timer) {
       this.#timer = setInterval(() => void this.#poll(), this.#pollMs);
       this.#timer.unref();
@@ -115,7 +126,7 @@ export class ApprovalWaits {
     if (!wakes?.delete(wake)) return;
     this.#count -= 1;
     if (wakes.size === 0) this.#waiting.delete(id);
-    if (this.#count === 0) this.#stop();
+    if (this.#waiting.size === 0) this.#stop();
   }
 
   #stop(): void {
