@@ -12,27 +12,40 @@
  * and durable commits (each an fsync of the WAL under synchronous=FULL) one allowed call issues,
  * and the same for three common variants (idempotency key, rate limit, private-data tool).
  * Informational: a raw SQLite insert+commit of the same size, and a raw group commit, to show
- * what the store itself costs. Last, the same call with tracing off and on (every call sampled,
- * OTLP/HTTP protobuf to a local receiver that discards), call by call in turn: the overhead as a
- * ratio of p50s (`tracing` in the JSON). The last line printed is one JSON object.
+ * what the store itself costs. Last, the same call with tracing off and on (bench/gate-tracing.ts:
+ * every call sampled, OTLP/HTTP protobuf to a collector in its own process, call by call in turn
+ * with an event-loop turn after each): the overhead as a ratio of p50s, CPU per call, and spans
+ * created against exported (`tracing` in the JSON). The last line printed is one JSON object.
  *
- *   npm run bench:gate   (CALLS=3000 WARMUP=1000 CONCURRENCY=64 SECONDS=5 FLOOR=3000 by default)
+ *   npm run bench:gate   (CALLS=3000 WARMUP=1000 CONCURRENCY=64 SECONDS=5 FLOOR=3000
+ *                         CPU_CALLS=2000 by default)
  */
 
 import { closeSync, fsyncSync, mkdtempSync, openSync, readSync, rmSync, writeSync } from 'node:fs';
-import { createServer } from 'node:http';
-import type { AddressInfo } from 'node:net';
 import { cpus, loadavg, tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { performance } from 'node:perf_hooks';
 import { Ajv2020 } from 'ajv/dist/2020.js';
 import BetterSqlite3 from 'better-sqlite3';
-import type { Actor } from '../src/core/index.js';
 import { CedarPolicyEngine, type CedarRequest } from '../src/domain/policy/index.js';
 import { demoExecutor } from '../src/execution/runtimes/index.js';
 import type { InProcessCall as CallContext, CallOptions } from '../src/gate/index.js';
 import { type Gateway, openGateway } from '../src/host/toolgate.js';
-import { type TracingConfig, tracingConfigFromEnv } from '../src/operations/tracing/index.js';
+import {
+  AGENT,
+  admin,
+  allowed,
+  args,
+  CAPABILITY,
+  gc,
+  inputSchema,
+  r1,
+  r3,
+  type Stats,
+  stats,
+  tool,
+} from './gate-support.js';
+import { tracingOverhead } from './gate-tracing.js';
 
 const CALLS = Number(process.env.CALLS ?? 3_000);
 const WARMUP = Number(process.env.WARMUP ?? 1_000);
@@ -41,79 +54,9 @@ const SECONDS = Number(process.env.SECONDS ?? 5);
 const FLOOR = Number(process.env.FLOOR ?? 3_000);
 const COUNTED = Number(process.env.COUNTED ?? 200);
 const VARIANT_CALLS = Number(process.env.VARIANT_CALLS ?? 1_000);
+const CPU_CALLS = Number(process.env.CPU_CALLS ?? 2_000);
 
-const admin: Actor = { id: 'bench', via: 'library' };
-const AGENT = 'bench-agent';
-const CAPABILITY = 'docs:read';
 const POLICY_TEXT = 'forbid (principal, action, resource) when { context.hour_utc > 99 };';
-
-const inputSchema = {
-  type: 'object',
-  additionalProperties: false,
-  required: ['document', 'query'],
-  properties: {
-    document: { type: 'string', maxLength: 200 },
-    query: { type: 'string', maxLength: 200 },
-  },
-};
-const args = { document: 'handbook/onboarding', query: 'expense policy for travel' };
-
-function tool(id: string, name: string, extra: Record<string, unknown> = {}) {
-  return {
-    id,
-    version: '1.0.0',
-    name,
-    description: 'Return the passage of one internal document that best answers a question.',
-    tags: ['docs', 'read'],
-    owner: 'bench-team',
-    input_schema: inputSchema,
-    output_schema: { type: 'object' },
-    action_class: 'read',
-    data_access: 'public',
-    egress: { mode: 'none' },
-    access_tier: 'public',
-    required_capabilities: [CAPABILITY],
-    runtime: { kind: 'inline', handler: 'noop' },
-    provenance: 'internal',
-    ...extra,
-  };
-}
-
-// ---------------------------------------------------------------------------------------------
-// Statistics (microseconds)
-
-function percentile(sorted: readonly number[], p: number): number {
-  const i = Math.min(sorted.length - 1, Math.max(0, Math.ceil((p / 100) * sorted.length) - 1));
-  return sorted[i] ?? Number.NaN;
-}
-
-const r1 = (x: number) => Math.round(x * 10) / 10;
-const r3 = (x: number) => Math.round(x * 1000) / 1000;
-
-interface Stats {
-  readonly n: number;
-  readonly p50_us: number;
-  readonly p90_us: number;
-  readonly p99_us: number;
-  readonly p999_us: number;
-  readonly mean_us: number;
-}
-
-/** Samples are in milliseconds (performance.now); figures are in microseconds. */
-function stats(samplesMs: readonly number[]): Stats {
-  const s = samplesMs.map((x) => x * 1000).sort((a, b) => a - b);
-  const mean = s.reduce((a, b) => a + b, 0) / Math.max(1, s.length);
-  return {
-    n: s.length,
-    p50_us: r1(percentile(s, 50)),
-    p90_us: r1(percentile(s, 90)),
-    p99_us: r1(percentile(s, 99)),
-    p999_us: r1(percentile(s, 99.9)),
-    mean_us: r1(mean),
-  };
-}
-
-const gc = (globalThis as { gc?: () => void }).gc ?? (() => {});
 
 /** Times each of `n` runs of a synchronous function after `warmup` untimed runs. */
 function timeSync(n: number, warmup: number, fn: (i: number) => void): number[] {
@@ -363,16 +306,6 @@ async function sequential(
   return out;
 }
 
-async function allowed(
-  tg: Gateway,
-  ctx: CallContext,
-  toolName: string,
-  options: CallOptions,
-): Promise<void> {
-  const d = await tg.gate.invoke(ctx, toolName, args, options);
-  if (d.kind !== 'allow') throw new Error(`expected allow, got ${JSON.stringify(d)}`);
-}
-
 /** CONCURRENCY closed-loop callers, each in its own session, for SECONDS. */
 async function concurrent(tg: Gateway, sessions: readonly CallContext[], toolName: string) {
   // Warm the sessions (first call of each), then run.
@@ -401,89 +334,6 @@ async function concurrent(tg: Gateway, sessions: readonly CallContext[], toolNam
     decisions_per_s: Math.round(decisions / seconds),
     latency_p50_us: s.p50_us,
     latency_p99_us: s.p99_us,
-  };
-}
-
-/** A gateway of the bench's tool and agent, tracing as given, and one session's caller. */
-async function benchGateway(db: string, tracing: TracingConfig | null) {
-  const tg = await openGateway({
-    db: `sqlite:${db}`,
-    executor: demoExecutor().register('noop', () => ({})),
-    tracing,
-  });
-  await tg.config.apply(
-    [
-      { kind: 'Agent', spec: { id: AGENT, owner: 'bench', ceilings: { windows: [] } } },
-      { kind: 'Tool', spec: tool('bench.read_doc', 'read_doc') },
-      { kind: 'Grant', spec: { agent: AGENT, capabilities: [CAPABILITY] } },
-    ],
-    admin,
-  );
-  const ctx: CallContext = { agentId: AGENT, sessionId: (await tg.sessions.open(AGENT)).id };
-  return { tg, ctx };
-}
-
-/**
- * The pipeline (no policies) with tracing off and on, call by call in turn, so that drift of the
- * disk or the machine falls on both alike. On: every call sampled (a root span and its four
- * children), exported by OTLP/HTTP protobuf to a local receiver that reads and discards. The goal
- * (docs/operations.md, "Tracing"): p50 on within 5 % of off.
- */
-async function tracingOverhead() {
-  let requests = 0;
-  let bytes = 0;
-  const receiver = createServer((req, res) => {
-    requests++;
-    req.on('data', (c: Buffer) => {
-      bytes += c.length;
-    });
-    req.on('end', () => res.writeHead(200, { 'content-type': 'application/x-protobuf' }).end());
-  });
-  await new Promise<void>((resolve) => receiver.listen(0, '127.0.0.1', resolve));
-  const url = `http://127.0.0.1:${(receiver.address() as AddressInfo).port}`;
-  const off = await benchGateway(join(dir, 'trace-off.db'), null);
-  const on = await benchGateway(
-    join(dir, 'trace-on.db'),
-    tracingConfigFromEnv({ OTEL_TRACES_EXPORTER: 'otlp', OTEL_EXPORTER_OTLP_ENDPOINT: url }),
-  );
-  for (let i = 0; i < WARMUP; i++) {
-    await allowed(off.tg, off.ctx, 'read_doc', {});
-    await allowed(on.tg, on.ctx, 'read_doc', {});
-  }
-  gc();
-  // Call by call, off and on in turn (which goes first alternates): the disk's and the machine's
-  // drift falls on both alike, which rounds of thousands of calls did not ensure on a busy host.
-  const offSamples = new Array<number>(CALLS);
-  const onSamples = new Array<number>(CALLS);
-  const timed = async (g: { tg: Gateway; ctx: CallContext }, out: number[], i: number) => {
-    const s = performance.now();
-    await allowed(g.tg, g.ctx, 'read_doc', {});
-    out[i] = performance.now() - s;
-  };
-  for (let i = 0; i < CALLS; i++) {
-    if (i % 2 === 0) {
-      await timed(off, offSamples, i);
-      await timed(on, onSamples, i);
-    } else {
-      await timed(on, onSamples, i);
-      await timed(off, offSamples, i);
-    }
-  }
-  await off.tg.close();
-  await on.tg.close();
-  await new Promise<void>((resolve) => receiver.close(() => resolve()));
-  const offStats = stats(offSamples);
-  const onStats = stats(onSamples);
-  const p50Ratio = r3(onStats.p50_us / offStats.p50_us);
-  return {
-    what: 'pipeline without policies, tracing off vs on (every call sampled, OTLP/HTTP protobuf to a local discarding receiver), calls alternating',
-    off: offStats,
-    on: onStats,
-    p50_ratio_on_to_off: p50Ratio,
-    p99_ratio_on_to_off: r3(onStats.p99_us / offStats.p99_us),
-    p50_within_5_percent: p50Ratio <= 1.05,
-    export_requests: requests,
-    export_bytes: bytes,
   };
 }
 
@@ -678,7 +528,7 @@ try {
   await tg.close();
 
   // Tracing off and on (exported by OTLP/protobuf to a local receiver that discards), interleaved.
-  const tracing = await tracingOverhead();
+  const tracing = await tracingOverhead(dir, CALLS, WARMUP, CPU_CALLS);
 
   // --- Goals: the pipeline against the sum of the three floors (Ajv + Cedar + fsync).
   // Both pipelines are held to them: the one with the Cedar policy, and the one without policies.
@@ -813,7 +663,7 @@ try {
     `stricter (no policy against Ajv + fsync only, not an issue goal): p50 overhead ${overheadP50NoPolicy} µs, p99 ratio ${ratioP99NoPolicy}`,
   );
   console.log(
-    `tracing: p50 off ${tracing.off.p50_us} µs, on ${tracing.on.p50_us} µs, ratio ${tracing.p50_ratio_on_to_off} (goal ≤ 1.05); p99 ratio ${tracing.p99_ratio_on_to_off}; ${tracing.export_requests} exports`,
+    `tracing: p50 off ${tracing.off.p50_us} µs, on ${tracing.on.p50_us} µs, ratio ${tracing.p50_ratio_on_to_off} (goal ≤ 1.05); p99 ratio ${tracing.p99_ratio_on_to_off}; CPU per call off ${tracing.cpu_us_per_call.off} µs, on ${tracing.cpu_us_per_call.on} µs; spans ${tracing.spans_exported} of ${tracing.spans_created} exported in ${tracing.export_requests} requests`,
   );
   console.log(`goals met: ${goalsMet}`);
   console.log(JSON.stringify(result));

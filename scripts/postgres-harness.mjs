@@ -4,7 +4,7 @@
  * cluster. Used by run-tests.mjs and the benchmarks.
  */
 import { execFileSync, spawnSync } from 'node:child_process';
-import { chownSync, existsSync, mkdtempSync, readdirSync, rmSync } from 'node:fs';
+import { chownSync, existsSync, mkdtempSync, readdirSync, rmSync, writeFileSync } from 'node:fs';
 import { createServer } from 'node:net';
 import { tmpdir, userInfo } from 'node:os';
 import { join } from 'node:path';
@@ -34,6 +34,19 @@ function uidOf(name) {
   const gid = spawnSync('id', ['-g', name], { encoding: 'utf8' });
   return out.status === 0 ? { uid: Number(out.stdout), gid: Number(gid.stdout) } : null;
 }
+
+/**
+ * The group whose members sign in with a password (SCRAM): the tests of refused connections and
+ * of passwords in a database URL make such roles. Every other role, `toolgate` first, is trusted.
+ */
+export const PASSWORD_GROUP = 'toolgate_password';
+
+const HBA = [
+  'local all all trust',
+  `host all +${PASSWORD_GROUP} 127.0.0.1/32 scram-sha-256`,
+  'host all all 127.0.0.1/32 trust',
+  '',
+].join('\n');
 
 /** Returns { url, stop } or throws with what to install. */
 export async function startPostgres() {
@@ -66,6 +79,11 @@ export async function startPostgres() {
     'UTF8',
     '--no-sync',
   ]);
+  writeFileSync(join(data, 'pg_hba.conf'), HBA);
+  if (runAs) {
+    const ids = uidOf(runAs);
+    chownSync(join(data, 'pg_hba.conf'), ids.uid, ids.gid);
+  }
   // The kernel picks a free port, but it is free only until PostgreSQL binds it: another test
   // run on the host may take it in between. Then the start fails, and another port is tried.
   let port = 0;
@@ -99,5 +117,22 @@ export async function startPostgres() {
     }
     rmSync(dir, { recursive: true, force: true });
   };
+  try {
+    run(join(bin, 'psql'), [
+      '-h',
+      dir,
+      '-p',
+      String(port),
+      '-U',
+      'toolgate',
+      '-d',
+      'postgres',
+      '-qc',
+      `create role ${PASSWORD_GROUP} nologin`,
+    ]);
+  } catch (err) {
+    stop();
+    throw err;
+  }
   return { url, stop };
 }

@@ -31,16 +31,25 @@ import {
   syncPath,
   ToolgateError,
 } from '../core/index.js';
+import { MASTER_KEY_FILE_NAME, type MasterKey } from '../domain/credentials/index.js';
 import {
   DIALECTS,
   type Dialect,
+  dbLocation,
   holdsDatabase,
   knownMigrations,
   openStore,
   type RestoredDatabase,
   refuseNewerSchema,
+  refuseSecretsToolsCannotTake,
   restoreDatabase,
 } from '../records/store/index.js';
+import {
+  type Authenticity,
+  authenticateManifest,
+  checkAuthenticity,
+  type ManifestAuthentication,
+} from './backup-authentication.js';
 
 export const BACKUP_FORMAT = 'toolgate-backup/1';
 const MANIFEST = 'manifest.json';
@@ -69,6 +78,8 @@ export interface BackupManifest {
   /** `pg_dump` was not installed: the exact command that writes the dump into this folder. */
   readonly database_command?: string;
   readonly files: readonly BackupFile[];
+  /** An HMAC of the rest under the master key from TOOLGATE_MASTER_KEY (backup-authentication.ts). */
+  readonly authentication?: ManifestAuthentication;
 }
 
 /** A key file of the data folder to keep: its name there, and where it is read from now. */
@@ -84,6 +95,11 @@ export interface BackupOptions {
   readonly dataDir?: string;
   readonly version: string;
   readonly now?: () => Date;
+  /**
+   * The master key from TOOLGATE_MASTER_KEY, which no file of the backup holds: the manifest is
+   * authenticated under it. Null or absent when the master key is a file the backup keeps.
+   */
+  readonly masterKey?: MasterKey | null;
 }
 
 /** The file's SHA-256 and size, read in chunks: a database may be far larger than memory. */
@@ -114,8 +130,10 @@ function refused(message: string): ToolgateError<'INPUT_INVALID'> {
 }
 
 /** Creates `folder` 0700, or takes an existing empty one; refuses one that holds anything. */
-function newFolder(folder: string, what: string): void {
-  if (existsSync(folder)) {
+/** Makes `folder` ready to write into; true when it did not exist and was made here. */
+function newFolder(folder: string, what: string): boolean {
+  const made = !existsSync(folder);
+  if (!made) {
     if (!statSync(folder).isDirectory()) throw refused(`${what} ${folder} is not a folder`);
     if (readdirSync(folder).length > 0) {
       throw refused(`${what} ${folder} is not empty: name a new or empty folder`);
@@ -127,6 +145,7 @@ function newFolder(folder: string, what: string): void {
   // An existing folder is narrowed to 0700, or refused when another user owns it: whoever can
   // write into it could replace the keys between the backup and the restore.
   narrowPrivateDir(folder, what);
+  return made;
 }
 
 /**
@@ -135,10 +154,13 @@ function newFolder(folder: string, what: string): void {
  */
 export async function backup(out: string, options: BackupOptions): Promise<BackupManifest> {
   if (!holdsDatabase(options.db)) {
-    throw refused(`--db ${options.db} holds no database: name the one the gateway uses`);
+    throw refused(
+      `--db ${dbLocation(options.db)} holds no database: name the one the gateway uses`,
+    );
   }
+  refuseSecretsToolsCannotTake(options.db);
   if (options.dataDir !== undefined) narrowPrivateDir(options.dataDir);
-  newFolder(out, 'backup folder');
+  const made = newFolder(out, 'backup folder');
   try {
     const store = await openStore(options.db);
     let saved: Awaited<ReturnType<typeof store.saveCopy>>;
@@ -150,6 +172,9 @@ export async function backup(out: string, options: BackupOptions): Promise<Backu
     const files: BackupFile[] = [];
     for (const key of options.keys) {
       if (!existsSync(key.path)) continue;
+      // The key the manifest is authenticated under stays out of it; a master key file left in
+      // the data folder is not the one in use while TOOLGATE_MASTER_KEY is set.
+      if (options.masterKey && key.name === MASTER_KEY_FILE_NAME) continue;
       if (regularFileStats(key.path, key.name).size > MAX_SECRET_FILE_BYTES) {
         throw refused(`${key.path} is larger than a key file can be`);
       }
@@ -168,11 +193,16 @@ export async function backup(out: string, options: BackupOptions): Promise<Backu
       ...(saved.file === null ? { database_command: saved.command } : {}),
       files,
     };
-    writePrivate(join(out, MANIFEST), `${JSON.stringify(manifest, null, 2)}\n`);
+    const written: BackupManifest = options.masterKey
+      ? { ...manifest, authentication: authenticateManifest(options.masterKey, manifest) }
+      : manifest;
+    writePrivate(join(out, MANIFEST), `${JSON.stringify(written, null, 2)}\n`);
     syncPath(out);
-    return manifest;
+    return written;
   } catch (err) {
-    emptyFolder(out);
+    // A refused backup leaves nothing: the folder it made is removed, one given empty emptied.
+    if (made) rmSync(out, { recursive: true, force: true });
+    else emptyFolder(out);
     throw err;
   }
 }
@@ -210,7 +240,8 @@ export function readManifest(from: string): BackupManifest {
     bad('/files', 'is not a list of data/ file entries');
   }
   if (problems.length > 0) throw invalidBackup(problems);
-  return m as BackupManifest;
+  // Shown again as the backup's own: a manifest an older version wrote may hold the password.
+  return { ...(m as BackupManifest), location: dbLocation(String(m.location ?? '')) };
 }
 
 /** A file entry whose path is one plain name (under `prefix`): nothing can point outside. */
@@ -289,10 +320,13 @@ function checkFiles(from: string, manifest: BackupManifest): void {
 export interface RestoreOptions {
   readonly db: string;
   readonly dataDir: string;
+  /** The master key from TOOLGATE_MASTER_KEY, if set: an authenticated backup is checked with it. */
+  readonly masterKey?: MasterKey | null;
 }
 
 export interface RestoreResult {
   readonly manifest: BackupManifest;
+  readonly authenticity: Authenticity;
   readonly database: RestoredDatabase | { readonly restored: false; readonly command: string };
   readonly files: readonly string[];
 }
@@ -303,7 +337,13 @@ export interface RestoreResult {
  * empty data folder — then the key files (0600, the folder 0700), then the database.
  */
 export async function restore(from: string, options: RestoreOptions): Promise<RestoreResult> {
+  refuseSecretsToolsCannotTake(options.db);
   const manifest = readManifest(from);
+  const authenticity = checkAuthenticity(
+    manifest,
+    options.masterKey ?? null,
+    manifest.files.some((f) => f.path === `data/${MASTER_KEY_FILE_NAME}`),
+  );
   checkFiles(from, manifest);
   refuseNewerSchema(manifest.migrations, await knownMigrations(manifest.dialect));
   newFolder(options.dataDir, 'data folder');
@@ -315,7 +355,8 @@ export async function restore(from: string, options: RestoreOptions): Promise<Re
       files.push(name);
     }
     syncPath(options.dataDir);
-    return { manifest, files, database: await restoreInto(from, options.db, manifest) };
+    const database = await restoreInto(from, options.db, manifest);
+    return { manifest, authenticity, files, database };
   } catch (err) {
     // The data folder was empty: a refused or failed restore leaves it so.
     emptyFolder(options.dataDir);

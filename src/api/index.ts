@@ -28,6 +28,7 @@ export type { OfferedEntries } from '../domain/sessions/index.js';
 // What a front renders of the gate's answer: the decision and the `_meta` key of its trust label.
 export { TRUST_META_KEY } from '../domain/text-trust/index.js';
 export type { CallContext, CallOptions, EntryRef, GateDecision } from '../gate/index.js';
+export { dbLocation, dbUrlSecrets } from '../records/store/index.js';
 export type { AdminApi } from './admin-api.js';
 export {
   AGENTS_ADMIN,
@@ -80,9 +81,22 @@ export type {
   RestoreResult,
 } from './backup.js';
 export { BACKUP_FORMAT, backup, readManifest, restore } from './backup.js';
+export { inlineMasterKey } from './backup-authentication.js';
 export { expose } from './expose.js';
 export type { DriverReport } from './host-admin.js';
 export { codeHash, hostDoctor, SANDBOX_DRIVERS } from './host-admin.js';
-export { settingProblems, settingsValidator, startSettingsProblems } from './host-settings.js';
+export {
+  checkAdminTokenStrength,
+  healthConfigFromEnv,
+  notifyConfigFromEnv,
+  oidcConfigFromEnv,
+  readAdminToken,
+  refusalProblems,
+  settingProblems,
+  settingsValidator,
+  tracingConfigFromEnv,
+} from './host-settings.js';
 export { RefusalSampler, type SampleKey, type SamplerOptions } from './refusal-sampler.js';
 export { securityEvents } from './security-events.js';
+export type { CheckedStartConfiguration, StartConfiguration } from './start-configuration.js';
+export { checkStartConfiguration } from './start-configuration.js';

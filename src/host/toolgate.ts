@@ -66,18 +66,17 @@ function inOrder(closers: readonly (() => unknown)[]): () => Promise<void> {
 export async function openGateway(options: ToolgateOptions = {}): Promise<Gateway> {
   // Configuration is checked before anything is opened: a bad one leaves nothing behind.
   const config = await checkConfiguration(options);
-  // Ports read only once the gateway is open, bound to services made further down: the approvals
-  // metrics scrape, the tool health sessions and discovery read (the monitor probes through
-  // runtimes that need the sessions), and directory destination sets (read through the gate). A
-  // cycle of construction is broken by a port the lower wing owns (`HealthReader` of
-  // domain/catalog, `DirectoryReader` of domain/policy); no service is completed by a setter.
+  // Ports bound to services made further down, read only once the gateway is open: the approvals
+  // metrics scrape, health for sessions and discovery (the monitor probes through runtimes that
+  // need the sessions), directory destination sets through the gate. Each is a port the lower wing
+  // owns (`HealthReader`, `DirectoryReader`), so no service is completed by a setter.
   const approvalsLater = () => domain.approvals;
   const healthLater: HealthReader = { healthOf: (id, version) => health.healthOf(id, version) };
   const directoryLater: DirectoryReader = (source) => gate.directoryReader()(source);
   const observers = wireObservers(config, approvalsLater);
   const store = await openStore(options.db ?? DEFAULT_DB_URL);
   const host = wireSandbox(options, store);
-  // One master key, loaded once on first use, seals tool secrets and second factors.
+  // One master key, loaded once on first use, seals tool secrets, second factors and channel URLs.
   const loadMasterKey = lazyMasterKey(options.masterKey);
   const domain = wireDomain(options, store, {
     config,
@@ -117,6 +116,7 @@ export async function openGateway(options: ToolgateOptions = {}): Promise<Gatewa
     health,
     observers,
     config,
+    loadMasterKey,
   });
   const auth = wireAgentAuth(options, {
     config,

@@ -10,23 +10,26 @@ import { ToolgateError } from '../core/index.js';
 import type { MasterKey, SubjectTokens } from '../domain/credentials/index.js';
 import { REQUEST_STATE_KEY_LABEL, RequestStateSealer } from '../domain/decisions/index.js';
 import {
-  AccessTokenVerifier,
+  type AccessTokenVerifier,
   AgentAuthenticator,
   type AgentKeys,
   type AgentService,
-  JwtVerifier,
+  type JwtVerifier,
   protectedResourceMetadata,
   protectedResourceMetadataUrl,
   type UserService,
 } from '../domain/identity/index.js';
-import type { OutboundGuard } from '../execution/sandbox/index.js';
 import type { Gate } from '../gate/index.js';
 import type { ToolgateOptions } from './toolgate-options.js';
 
 export type AgentAuth = ReturnType<typeof wireAgentAuth>;
 
 interface AgentAuthDeps {
-  readonly config: { readonly outbound: OutboundGuard };
+  /** The verifiers made when the configuration was checked (their JWKS files read then). */
+  readonly config: {
+    readonly jwt: JwtVerifier | null;
+    readonly oauth: AccessTokenVerifier | null;
+  };
   readonly domain: {
     readonly keys: AgentKeys;
     readonly agents: AgentService;
@@ -39,12 +42,10 @@ interface AgentAuthDeps {
 }
 
 export function wireAgentAuth(options: ToolgateOptions, deps: AgentAuthDeps) {
-  const { outbound } = deps.config;
+  const { jwt, oauth } = deps.config;
   const { keys, agents, users } = deps.domain;
   const { subjects } = deps.credentials;
   const { security } = deps;
-  const jwt = options.jwt ? new JwtVerifier(options.jwt, outbound.fetch) : null;
-  const oauth = options.oauth ? new AccessTokenVerifier(options.oauth, outbound.fetch) : null;
   const authenticator = new AgentAuthenticator({
     agents,
     users,

@@ -3,7 +3,7 @@
  * notifications, the health monitor (C14), the detectors (C13), the four-eyes change desk and
  * `apply -f`, governance reports, and owner teams' channels and notices (C16).
  */
-import type { CredentialBroker } from '../domain/credentials/index.js';
+import type { CredentialBroker, MasterKey } from '../domain/credentials/index.js';
 import { type ApprovalDesk, ChangeDesk } from '../domain/decisions/index.js';
 import type { SessionService } from '../domain/sessions/index.js';
 import type { ProviderService } from '../execution/providers/index.js';
@@ -83,6 +83,8 @@ export async function wireOperations(
     readonly health: HealthMonitor;
     readonly observers: ObserversWing;
     readonly config: CheckedConfig;
+    /** Seals owner channels' URLs (the master key, loaded on first use). */
+    readonly loadMasterKey: () => MasterKey;
   },
 ) {
   const { domain, health, config } = parts;
@@ -115,18 +117,26 @@ export async function wireOperations(
     ...clock,
     secondFactors: secondFactor,
   });
-  const apply = new ApplyService(
+  const teams = options.teams ?? [];
+  const sources = { db: store.db, catalog, agents, users, teams, health: healthStates(health) };
+  const reports = new ReportService(sources, options.clock);
+  const ownerChannels = new OwnerChannels(
+    store.db,
+    config.outbound,
+    parts.loadMasterKey,
+    options.clock,
+  );
+  const apply = new ApplyService({
     catalog,
     agents,
     users,
     policies,
     changes,
-    parts.execution.providers,
-  );
-  const teams = options.teams ?? [];
-  const sources = { db: store.db, catalog, agents, users, teams, health: healthStates(health) };
-  const reports = new ReportService(sources, options.clock);
-  const ownerChannels = new OwnerChannels(store.db, config.outbound, options.clock);
+    providers: parts.execution.providers,
+    destinationSets: domain.destinationSets,
+    operators: domain.operators,
+    ownerChannels,
+  });
   const ownerNotices = new OwnerNotices({
     db: store.db,
     channels: ownerChannels,

@@ -58,8 +58,9 @@ function startGateway(): Promise<Gateway> {
   });
   return new Promise((resolve, reject) => {
     const timer = setTimeout(
+      // Bounded, with room for a loaded host (the child compiles its TypeScript through tsx).
       () => reject(new Error(`gateway did not start:\n${out}\n${err}`)),
-      30_000,
+      120_000,
     );
     child.stdout?.on('data', (c: Buffer) => {
       out += c.toString();
@@ -108,7 +109,7 @@ async function call(
 }
 
 test('SIGKILL mid-load: the log verifies, executions have pre-records, answers are durable, the chain continues', {
-  timeout: 120_000,
+  timeout: 300_000,
 }, async () => {
   const first = await startGateway();
   const acknowledged: string[] = [];

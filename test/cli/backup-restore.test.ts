@@ -214,6 +214,95 @@ test('a backup altered by one byte, or from a newer schema, is refused and nothi
   assert.deepEqual(readdirSync(target), [], 'nothing restored');
 });
 
+test('with the master key in TOOLGATE_MASTER_KEY the manifest is authenticated: an edited database with its hashes recomputed, a stripped MAC and a missing or other key are refused (attack round 21, X2)', async () => {
+  const key = { TOOLGATE_MASTER_KEY: Buffer.alloc(32, 7).toString('base64') };
+  const other = { TOOLGATE_MASTER_KEY: Buffer.alloc(32, 9).toString('base64') };
+  const home = join(dir, 'keyed');
+  mkdirSync(home);
+  for (const args of [
+    ['agents', 'create', 'bot'],
+    ['grants', 'add', 'bot', 'tickets:read'],
+    ['audit', 'checkpoint'],
+  ]) {
+    const r = await runCli(home, args, key);
+    assert.equal(r.code, 0, r.stdout + r.stderr);
+  }
+  // A master key file left in the data folder is not the one in use: it stays out of the backup.
+  writeFileSync(join(home, 'data', 'master.key'), `${Buffer.alloc(32, 1).toString('base64')}\n`, {
+    mode: 0o600,
+  });
+  const keyed = join(dir, 'keyed-backup');
+  const made = await runCli(home, ['--json', 'backup', keyed], key);
+  assert.equal(made.code, 0, made.stdout + made.stderr);
+  const manifest = JSON.parse(readFileSync(join(keyed, 'manifest.json'), 'utf8')) as {
+    authentication: { method: string; key_id: string; mac: string };
+    files: { path: string }[];
+  };
+  assert.equal(manifest.authentication.method, 'hmac-sha256');
+  assert.ok(!manifest.files.some((f) => f.path === 'data/master.key'), 'the key is not in it');
+
+  /** A copy of the keyed backup with `change` made to it, its database hash recomputed. */
+  const altered = (name: string, change: (copy: string) => void) => {
+    const copy = join(dir, name);
+    cpSync(keyed, copy, { recursive: true });
+    change(copy);
+    const file = join(copy, 'manifest.json');
+    const m = JSON.parse(readFileSync(file, 'utf8')) as {
+      database: { path: string; sha256: string; bytes: number };
+    };
+    const db = readFileSync(join(copy, m.database.path));
+    m.database.sha256 = createHash('sha256').update(db).digest('hex');
+    m.database.bytes = db.length;
+    writeFileSync(file, JSON.stringify(m));
+    return copy;
+  };
+  const refusedWith = async (from: string, env: NodeJS.ProcessEnv, why: RegExp) => {
+    const target = join(dir, `into-${from.split('/').pop()}-${Object.keys(env).length}`);
+    mkdirSync(target);
+    const r = await runCli(target, ['--json', 'restore', from], env);
+    assert.equal(r.code, 2, r.stdout + r.stderr);
+    const { error } = JSON.parse(r.stdout) as {
+      error: { code: string; message: string; details: { problems: { rule: string }[] } };
+    };
+    assert.equal(error.code, 'INPUT_INVALID');
+    assert.deepEqual(
+      error.details.problems.map((p) => p.rule),
+      ['backup.unauthentic'],
+    );
+    assert.match(error.message, why);
+    assert.deepEqual(readdirSync(target), [], 'nothing restored');
+  };
+  // The attack: a privileged grant written straight into the backup's database (through every
+  // interface it needs two approvers), the hashes recomputed.
+  const granted = altered('keyed-granted', (copy) => {
+    const db = new Database(join(copy, 'toolgate.db'));
+    db.prepare("UPDATE grants SET capability = 'iam:grant' WHERE agent_id = 'bot'").run();
+    db.close();
+  });
+  await refusedWith(granted, key, /does not match under the master key/);
+  // The MAC removed with the edit, or the backup restored without the key or under another one.
+  const stripped = join(dir, 'keyed-stripped');
+  cpSync(granted, stripped, { recursive: true });
+  const sm = JSON.parse(readFileSync(join(stripped, 'manifest.json'), 'utf8'));
+  delete sm.authentication;
+  writeFileSync(join(stripped, 'manifest.json'), JSON.stringify(sm));
+  await refusedWith(stripped, key, /authentication is missing, though TOOLGATE_MASTER_KEY is set/);
+  await refusedWith(keyed, {}, /set it to restore this backup/);
+  await refusedWith(keyed, other, /does not match under the master key/);
+
+  // The benign neighbour: the untouched backup, with its key, restores and verifies.
+  const target = join(dir, 'keyed-restored');
+  mkdirSync(target);
+  const ok = await runCli(target, ['restore', keyed], key);
+  assert.equal(ok.code, 0, ok.stdout + ok.stderr);
+  assert.match(ok.stdout, /authenticated under the master key/);
+  const grants = await runCli(target, ['--json', 'grants', 'list'], key);
+  assert.match(grants.stdout, /tickets:read/);
+  assert.doesNotMatch(grants.stdout, /iam:grant/);
+  const audit = await runCli(target, ['audit', 'verify'], key);
+  assert.equal(audit.code, 0, audit.stdout + audit.stderr);
+});
+
 /** The CLI with only `--data-dir` (no `--db`), run in `cwd`. */
 function dataDirCli(cwd: string, data: string, args: string[]): Promise<CliRun> {
   return new Promise((done) =>
@@ -305,6 +394,13 @@ test('backup and restore with only --data-dir use its database; every folder is 
   assert.equal(served.code, 5, served.stderr);
   assert.match(served.stderr, /STORE_TOO_NEW/);
   assert.deepEqual(existsSync(join(newer, 'data')) ? readdirSync(join(newer, 'data')) : [], []);
+
+  // A backup of that newer database is refused, and the folder it would have made is not left.
+  const ofNewer = join(dir, 'backup-of-newer');
+  const ofNewerRun = await runCli(newer, ['backup', ofNewer]);
+  assert.equal(ofNewerRun.code, 5, ofNewerRun.stderr);
+  assert.match(ofNewerRun.stderr, /STORE_TOO_NEW/);
+  assert.ok(!existsSync(ofNewer), 'no empty backup folder is left');
 });
 
 const pgUrl = process.env.TOOLGATE_TEST_PG_URL;

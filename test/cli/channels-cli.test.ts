@@ -9,6 +9,7 @@ import { mkdtempSync, rmSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { after, before, test } from 'node:test';
+import { loadMasterKey } from '../../src/domain/credentials/index.js';
 import { type Gateway, openGateway } from '../../src/host/toolgate.js';
 import type { OwnerNoticePayload } from '../../src/operations/owners/index.js';
 import { ensureBuilt, runCli } from '../support/cli.js';
@@ -28,6 +29,8 @@ before(async () => {
   dir = mkdtempSync(join(tmpdir(), 'toolgate-channels-cli-'));
   tg = await openGateway({
     db: `sqlite:${join(dir, 'tg.db')}`,
+    // The CLI seals channel URLs with its data folder's master key: the gateway opens them with it.
+    masterKey: () => loadMasterKey({ dataDir: join(dir, 'data') }),
     detectors: false,
     teams: ['billing-team'],
     outbound: LOOPBACK_OUTBOUND,

@@ -648,7 +648,7 @@ describe('toolgate CLI', { concurrency: true }, () => {
       });
     }
 
-    test('serve --demo --port 0 prints its real address and an admin token, serves the demo catalog, and exits cleanly on SIGTERM', async () => {
+    test('serve --demo --port 0 prints its real address and where the new admin token is, serves the demo catalog, and exits cleanly on SIGTERM', async () => {
       const tokenFile = join(dir, 'secrets', 'admin-token');
       const db = `sqlite:${join(dir, 'serve.db')}`;
       const args = [
@@ -666,9 +666,13 @@ describe('toolgate CLI', { concurrency: true }, () => {
       const s = await startServe(args);
       assert.doesNotMatch(s.base, /:0$/);
       assert.match(s.banner, /demo catalog: 14 documents, 14 new/);
-      assert.match(s.banner, /created now/);
-      assert.match(s.token ?? '', /^tga_[A-Za-z0-9_-]{40,}$/);
-      assert.equal(readFileSync(tokenFile, 'utf8').trim(), s.token);
+      // stdout is a pipe here, as in a container or under systemd: the new token is not printed.
+      assert.match(s.banner, new RegExp(`admin token: created now in ${tokenFile}\n`));
+      assert.match(s.banner, /not printed: stdout is not a terminal/);
+      assert.equal(s.token, null);
+      const token = readFileSync(tokenFile, 'utf8').trim();
+      assert.match(token, /^tga_[A-Za-z0-9_-]{40,}$/);
+      assert.ok(!s.banner.includes(token), 'the token is nowhere in the log');
       assert.equal(statSync(tokenFile).mode & 0o077, 0, 'the token file is private to its owner');
 
       const ready = await fetch(`${s.base}/readyz`);
@@ -676,7 +680,7 @@ describe('toolgate CLI', { concurrency: true }, () => {
       assert.deepEqual(await ready.json(), { status: 'ready', store: 'sqlite' });
       assert.equal((await fetch(`${s.base}/v1/tools`)).status, 401);
       const tools = await fetch(`${s.base}/v1/tools`, {
-        headers: { authorization: `Bearer ${s.token}` },
+        headers: { authorization: `Bearer ${token}` },
       });
       assert.equal(tools.status, 200);
       const body = (await tools.json()) as { tools: { id: string; created_by: string }[] };
@@ -695,10 +699,7 @@ describe('toolgate CLI', { concurrency: true }, () => {
       // systemd or in a container: the token it did not create is named by where it is, never shown.
       const again = await startServe(args);
       assert.equal(again.token, null);
-      assert.ok(
-        !again.banner.includes(s.token ?? 'no token'),
-        'a kept token is never printed again',
-      );
+      assert.ok(!again.banner.includes(token), 'a kept token is never printed');
       assert.match(again.banner, new RegExp(`admin token: in ${tokenFile} \\(not printed\\)`));
       const kept = await fetch(`${again.base}/v1/tools`, {
         headers: { authorization: `Bearer ${readFileSync(tokenFile, 'utf8').trim()}` },
@@ -711,6 +712,44 @@ describe('toolgate CLI', { concurrency: true }, () => {
       assert.equal((await fetch(`${again.base}/readyz`)).status, 200);
       again.child.kill('SIGINT');
       assert.deepEqual(await again.exited, { code: 0, signal: null });
+    });
+
+    test('on a terminal the start that creates the admin token prints it once (attack round 21, X7)', async () => {
+      // util-linux `script` gives serve a pseudo-terminal as stdout, as a person's shell does.
+      const tokenFile = join(dir, 'tty-secrets', 'admin-token');
+      const command = [process.execPath, MAIN, '--db', `sqlite:${join(dir, 'tty.db')}`]
+        .concat(['--data-dir', join(dir, 'tty-keys'), 'serve', '--port', '0'])
+        .concat(['--admin-token-file', tokenFile])
+        .map((word) => `'${word}'`)
+        .join(' ');
+      const child = spawn('script', ['-qefc', command, '/dev/null'], {
+        cwd: dir,
+        env: { ...cleanEnv(), TERM: 'dumb' },
+        stdio: ['pipe', 'pipe', 'pipe'],
+        detached: true,
+      });
+      children.push(child);
+      const exited = new Promise((resolve) => child.once('exit', resolve));
+      let out = '';
+      try {
+        await new Promise<void>((resolve, reject) => {
+          const timer = setTimeout(() => reject(new Error(`no banner in 120 s:\n${out}`)), 120_000);
+          child.stdout?.on('data', (chunk: Buffer) => {
+            out += chunk.toString().replaceAll('\r', '');
+            if (/try: .*\n/.test(out)) {
+              clearTimeout(timer);
+              resolve();
+            }
+          });
+          void exited.then(() => reject(new Error(`script exited before the banner:\n${out}`)));
+        });
+        const token = readFileSync(tokenFile, 'utf8').trim();
+        assert.match(out, new RegExp(`admin token: ${token}\n`));
+        assert.match(out, /created now and kept in .*; printed this once only/);
+      } finally {
+        if (child.pid !== undefined) process.kill(-child.pid, 'SIGTERM');
+        await exited;
+      }
     });
 
     test('serve with TOOLGATE_ADMIN_TOKEN never prints the token, and it is the one that works', async () => {

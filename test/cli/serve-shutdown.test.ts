@@ -15,7 +15,6 @@
 import assert from 'node:assert/strict';
 import type { ChildProcess } from 'node:child_process';
 import { mkdtempSync, rmSync, writeFileSync } from 'node:fs';
-import { connect, type Socket } from 'node:net';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { after, before, test } from 'node:test';
@@ -23,12 +22,18 @@ import { Client } from '@modelcontextprotocol/sdk/client/index.js';
 import { StreamableHTTPClientTransport } from '@modelcontextprotocol/sdk/client/streamableHttp.js';
 import { type CallToolResult, ElicitRequestSchema } from '@modelcontextprotocol/sdk/types.js';
 import Database from 'better-sqlite3';
-import { ensureBuilt, listeningUrl, ROOT, runCli, spawnServe } from '../support/cli.js';
+import { ensureBuilt, listeningUrl, runCli, spawnServe } from '../support/cli.js';
+import {
+  auditRows,
+  preCount,
+  preRecorded,
+  rawConnection,
+  slowTool,
+} from '../support/serve-stop.js';
 import { postListen } from '../support/world.js';
 
 /** Above a loaded host's start of exit: the drain itself is bounded by the deadline. */
 const MARGIN_MS = 4_000;
-const SLOW_TOOL = join(ROOT, 'test', 'fixtures', 'sandbox', 'slow-tool.sh');
 
 let dir = '';
 let supportKey = '';
@@ -36,41 +41,6 @@ let slowKey = '';
 /** A REST call left waiting for an approval by the first stop: its session and approval. */
 let waitingRest = { session: '', approval: '' };
 const running: ChildProcess[] = [];
-
-/** A command tool in the process sandbox that sleeps `seconds` (its argv), then answers. */
-function slowTool(id: string, seconds: number) {
-  return {
-    apiVersion: 'toolgate/v1',
-    kind: 'Tool',
-    spec: {
-      id,
-      version: '1.0.0',
-      name: id,
-      description: `Wait ${seconds} seconds, then echo the note it was given.`,
-      tags: ['test'],
-      owner: 'platform-team',
-      action_class: 'read',
-      data_access: 'none',
-      egress: { mode: 'none' },
-      access_tier: 'public',
-      required_capabilities: ['slow:run'],
-      runtime: { kind: 'command', argv: ['/bin/sh', SLOW_TOOL, String(seconds)] },
-      sandbox: { isolation: 'process', limits: { wall_time_ms: 30_000 } },
-      provenance: 'internal',
-      input_schema: {
-        type: 'object',
-        additionalProperties: false,
-        required: ['note'],
-        properties: { note: { type: 'string', maxLength: 40 } },
-      },
-      output_schema: {
-        type: 'object',
-        required: ['slept'],
-        properties: { slept: { type: 'integer' } },
-      },
-    },
-  };
-}
 
 before(() => {
   ensureBuilt();
@@ -129,90 +99,11 @@ async function openSession(base: string, key: string): Promise<string> {
   return String(opened.body.id);
 }
 
-/** The audit log's rows as the stopped server left them. */
-function auditRows(): {
-  call_id: string;
-  kind: string;
-  outcome: string | null;
-  rule: string | null;
-  tool_id: string | null;
-}[] {
-  const db = new Database(join(dir, 'tg.db'), { readonly: true });
-  try {
-    return db
-      .prepare('select call_id, kind, outcome, rule, tool_id from audit_log order by seq')
-      .all() as ReturnType<typeof auditRows>;
-  } finally {
-    db.close();
-  }
-}
-
-/** How many pre records calls of `tool` have. */
-function preCount(tool: string): number {
-  const db = new Database(join(dir, 'tg.db'), { readonly: true, fileMustExist: true });
-  try {
-    const row = db
-      .prepare("select count(*) as n from audit_log where kind = 'call.pre' and tool_id = ?")
-      .get(tool) as { n: number };
-    return row.n;
-  } finally {
-    db.close();
-  }
-}
-
-/** Waits (bounded) until a call of `tool` has a durable pre record beyond `before`: it is running. */
-async function preRecorded(tool: string, before: number): Promise<void> {
-  const deadline = Date.now() + 15_000;
-  while (Date.now() < deadline) {
-    if (preCount(tool) > before) return;
-    await new Promise((r) => setTimeout(r, 50));
-  }
-  assert.fail(`no pre record of ${tool}`);
-}
-
-/**
- * A raw connection to the server: `send` writes, `response()` resolves with the next whole
- * response (headers and a Content-Length body), `closed` when the server closes it (and when).
- */
-async function rawConnection(base: string) {
-  const url = new URL(base);
-  const socket: Socket = connect(Number(url.port), url.hostname);
-  await new Promise<void>((resolve, reject) => {
-    socket.once('connect', () => resolve());
-    socket.once('error', reject);
-  });
-  socket.on('error', () => {});
-  let buffered = '';
-  let waiter: (() => void) | null = null;
-  socket.on('data', (chunk: Buffer) => {
-    buffered += chunk.toString('utf8');
-    waiter?.();
-  });
-  const closed = new Promise<number>((resolve) => socket.once('close', () => resolve(Date.now())));
-  const response = async (): Promise<string> => {
-    for (;;) {
-      const end = buffered.indexOf('\r\n\r\n');
-      if (end >= 0) {
-        const length = Number(/content-length: (\d+)/i.exec(buffered.slice(0, end))?.[1] ?? 0);
-        if (buffered.length >= end + 4 + length) {
-          const whole = buffered.slice(0, end + 4 + length);
-          buffered = buffered.slice(end + 4 + length);
-          return whole;
-        }
-      }
-      await new Promise<void>((resolve) => {
-        waiter = resolve;
-      });
-    }
-  };
-  return { socket, send: (text: string) => socket.write(text), response, closed };
-}
-
 /** An idle keep-alive connection: one request answered, then nothing. */
 async function idleKeepAlive(base: string) {
   const conn = await rawConnection(base);
   conn.send('GET /healthz HTTP/1.1\r\nHost: 127.0.0.1\r\nConnection: keep-alive\r\n\r\n');
-  assert.match(await conn.response(), /^HTTP\/1\.1 200/);
+  assert.equal((await conn.response()).status, 200);
   return conn;
 }
 
@@ -301,12 +192,12 @@ test('SIGTERM with a listen stream, a 2025 session waiting on an approval, an id
   waitingRest = { session: restSession, approval: String(pending.body.approval_id) };
   // A slow call, running.
   const session = await openSession(base, slowKey);
-  const before = preCount('slow_call');
+  const before = preCount(dir, 'slow_call');
   const slow = rest(base, 'POST', `/v1/sessions/${session}/calls`, slowKey, {
     tool: 'slow_call',
     arguments: { note: 'finish me' },
   });
-  await preRecorded('slow_call', before);
+  await preRecorded(dir, 'slow_call', before + 1);
 
   const t0 = Date.now();
   server.kill('SIGTERM');
@@ -333,7 +224,7 @@ test('SIGTERM with a listen stream, a 2025 session waiting on an approval, an id
 
   const verified = await runCli(dir, ['audit', 'verify']);
   assert.equal(verified.code, 0, verified.stdout + verified.stderr);
-  const rows = auditRows();
+  const rows = auditRows(dir);
   const of = (callId: unknown) => rows.filter((r) => r.call_id === callId);
   assert.deepEqual(
     of(answered.body.call_id).map((r) => [r.kind, r.outcome]),
@@ -371,7 +262,7 @@ test('a call longer than a short deadline: the exit comes at the deadline with c
   assert.equal(status.status, 200, JSON.stringify(status.body));
   assert.equal(status.body.status, 'pending');
   const session = await openSession(base, slowKey);
-  const before = preCount('stuck_call');
+  const before = preCount(dir, 'stuck_call');
   const stuck = rest(base, 'POST', `/v1/sessions/${session}/calls`, slowKey, {
     tool: 'stuck_call',
     arguments: { note: 'too long' },
@@ -379,7 +270,7 @@ test('a call longer than a short deadline: the exit comes at the deadline with c
     (answer) => ({ answer }),
     (error: unknown) => ({ error }),
   );
-  await preRecorded('stuck_call', before);
+  await preRecorded(dir, 'stuck_call', before + 1);
 
   const t0 = Date.now();
   server.kill('SIGTERM');
@@ -392,7 +283,7 @@ test('a call longer than a short deadline: the exit comes at the deadline with c
 
   const verified = await runCli(dir, ['audit', 'verify']);
   assert.equal(verified.code, 0, verified.stdout + verified.stderr);
-  const rows = auditRows().filter((r) => r.tool_id === 'stuck_call');
+  const rows = auditRows(dir).filter((r) => r.tool_id === 'stuck_call');
   assert.deepEqual(
     rows.map((r) => [r.kind, r.outcome, r.rule]),
     [
@@ -406,12 +297,12 @@ test('a call longer than a short deadline: the exit comes at the deadline with c
 test('SIGINT drains alike: idle connections close, a request on an open one is refused SHUTTING_DOWN; a second signal exits at once, non-zero', async () => {
   const { base, server, exit } = await start();
   const session = await openSession(base, slowKey);
-  const before = preCount('stuck_call');
+  const before = preCount(dir, 'stuck_call');
   const stuck = rest(base, 'POST', `/v1/sessions/${session}/calls`, slowKey, {
     tool: 'stuck_call',
     arguments: { note: 'second signal' },
   }).catch(() => null);
-  await preRecorded('stuck_call', before);
+  await preRecorded(dir, 'stuck_call', before + 1);
   const idle = await idleKeepAlive(base);
   // A request whose headers are not complete yet: its connection is not idle.
   const late = await rawConnection(base);
@@ -420,7 +311,8 @@ test('SIGINT drains alike: idle connections close, a request on an open one is r
   server.kill('SIGINT');
   await idle.closed;
   late.send('\r\n');
-  const refused = await late.response();
+  const answer = await late.response();
+  const refused = `${answer.head}\r\n\r\n${answer.body}`;
   assert.match(refused, /^HTTP\/1\.1 503/);
   assert.match(refused, /\r\nconnection: close\r\n/i);
   assert.match(refused, /\r\nretry-after: \d+\r\n/i);

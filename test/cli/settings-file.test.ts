@@ -101,6 +101,7 @@ describe('reading a settings file', () => {
     const cases: [string, string][] = [
       ['db: "postgres://u:SECRETPW@127.0.0.1/x"', '/db'],
       ['db: "postgresql://u@127.0.0.1/x?password=SECRETPW"', '/db'],
+      ['db: "postgresql://u@127.0.0.1/x?sslpassword=SECRETPW"', '/db'],
       ['jwt: { jwks_url: "https://user:SECRETPW@idp.example/jwks" }', '/jwt/jwks_url'],
       ['server: { public_url: "https://SECRETPW@gw.example" }', '/server/public_url'],
       [

@@ -187,6 +187,14 @@ describe('the container image under podman', { skip }, () => {
     assert.equal(statSync(tokenFile).uid, 65532);
     assert.equal(statSync(join(mount, 'toolgate.db')).mode & 0o077, 0);
     const adminToken = readFileSync(tokenFile, 'utf8').trim();
+    // The container's log is stdout: the first start names the token's file, never the token
+    // (attack round 21, X7).
+    const log = await podman(['logs', CONTAINER]);
+    assert.match(log.stdout, /admin token: created now in \/data\/admin-token/);
+    assert.ok(
+      !`${log.stdout}${log.stderr}`.includes(adminToken),
+      'the admin token is not in the log',
+    );
 
     const rest = async (method: string, path: string, token: string, body?: unknown) => {
       const res = await undiciFetch(`${base}${path}`, {

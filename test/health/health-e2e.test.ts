@@ -14,6 +14,7 @@ import type { IncomingMessage, ServerResponse } from 'node:http';
 import { join } from 'node:path';
 import { after, before, describe, test } from 'node:test';
 import type { Actor } from '../../src/core/index.js';
+import { MasterKey } from '../../src/domain/credentials/index.js';
 import { InlineExecutor } from '../../src/execution/runtimes/index.js';
 import type { EgressProxy } from '../../src/execution/sandbox/index.js';
 import type { Gateway } from '../../src/host/toolgate.js';
@@ -25,6 +26,9 @@ import { httpReadTool, validTool } from '../support/tools.js';
 import { LOOPBACK_OUTBOUND, type Receiver, webhookReceiver } from '../support/webhook-receiver.js';
 import { openWorld, type World } from '../support/world.js';
 import { FAST_HEALTH, healthReaches, INTERVAL_MS, RestartableUpstream } from './health-support.js';
+
+/** Channel URLs are sealed: every gateway of this file shares one master key. */
+const MASTER_KEY = MasterKey.generate();
 
 const admin: Actor = { id: 'test-admin', via: 'library' };
 const tlsDir = join(ROOT, 'test', 'fixtures', 'egress-tls');
@@ -72,6 +76,7 @@ for (const backend of backends()) {
         backend,
         options: {
           outbound: LOOPBACK_OUTBOUND,
+          masterKey: MASTER_KEY,
           executor: new InlineExecutor().register('t.mirror', () => ({ ok: true })),
           egress,
           health: FAST_HEALTH,

@@ -10,10 +10,14 @@ import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { after, before, test } from 'node:test';
 import type { Actor } from '../../src/core/index.js';
+import { MasterKey } from '../../src/domain/credentials/index.js';
 import { type Gateway, openGateway } from '../../src/host/toolgate.js';
 import { approvePendingReviews } from '../support/reviews.js';
 import { validTool } from '../support/tools.js';
 import { LOOPBACK_OUTBOUND, type Receiver, webhookReceiver } from '../support/webhook-receiver.js';
+
+/** Channel URLs are sealed: every gateway of this file shares one master key. */
+const MASTER_KEY = MasterKey.generate();
 
 const admin: Actor = { id: 'health-admin', via: 'library' };
 let dir: string;
@@ -34,7 +38,11 @@ const tool = (id: string, description: string) =>
 before(async () => {
   dir = mkdtempSync(join(tmpdir(), 'toolgate-health-wiring-'));
   hook = await webhookReceiver();
-  tg = await openGateway({ outbound: LOOPBACK_OUTBOUND, db: `sqlite:${join(dir, 'tg.db')}` });
+  tg = await openGateway({
+    outbound: LOOPBACK_OUTBOUND,
+    masterKey: MASTER_KEY,
+    db: `sqlite:${join(dir, 'tg.db')}`,
+  });
   await tg.config.apply(
     [
       { kind: 'Agent', spec: { id: 'finder', owner: 'billing-team', tier: 'public' } },

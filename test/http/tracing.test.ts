@@ -15,6 +15,7 @@ import { Writable } from 'node:stream';
 import { after, before, describe, test } from 'node:test';
 import type { Actor } from '../../src/core/index.js';
 import { tracingConfigFromEnv } from '../../src/operations/tracing/index.js';
+import { startOtelTracing } from '../../src/operations/tracing/otel-call-tracer.js';
 import type { Store } from '../../src/records/store/index.js';
 import { FIXTURES, nodeProvider, publicRead } from '../providers/provider-support.js';
 import { ROOT } from '../support/cli.js';
@@ -67,6 +68,8 @@ for (const protocol of ['http/json', 'http/protobuf'] as const) {
         OTEL_RESOURCE_ATTRIBUTES: 'deployment.environment.name=test',
         OTEL_TRACES_SAMPLER: 'parentbased_always_on',
         OTEL_BSP_SCHEDULE_DELAY: '50',
+        // Small batches: a burst of calls goes out in many exports (the last test).
+        OTEL_BSP_MAX_EXPORT_BATCH_SIZE: '16',
       });
       assert.ok(tracing);
       world = await openWorld({
@@ -93,6 +96,7 @@ for (const protocol of ['http/json', 'http/protobuf'] as const) {
       const rest = restClient(() => world.base, key);
       const sid = ((await rest('POST', '/v1/sessions', {})).body as { id: string }).id;
       const caller = callerContext('1e57');
+      const before = BigInt(Date.now()) * 1_000_000n;
       const res = await fetch(`${world.base}/v1/sessions/${sid}/calls`, {
         method: 'POST',
         headers: {
@@ -104,6 +108,7 @@ for (const protocol of ['http/json', 'http/protobuf'] as const) {
         body: JSON.stringify({ tool: 'search_tickets', arguments: { query: CANARY } }),
       });
       assert.equal(res.status, 200, await res.text());
+      const after = BigInt(Date.now()) * 1_000_000n;
       assert.equal(res.headers.get('x-request-id'), 'req-from-client-42');
 
       const isCall = (s: ReceivedSpan) =>
@@ -132,6 +137,22 @@ for (const protocol of ['http/json', 'http/protobuf'] as const) {
         'toolgate.execute',
         'toolgate.policy',
       ]);
+      assert.equal(call.status, 0, 'an allowed call is not an error');
+      // Times: the call's within the request (wall clock, a second of slack for its adjustments),
+      // its children inside it and one after another in the order the steps run.
+      const second = 1_000_000_000n;
+      assert.ok(call.startNs >= before - second && call.endNs <= after + second, 'call times');
+      assert.ok(call.startNs < call.endNs);
+      let last = call.startNs;
+      for (const step of ['policy', 'approval', 'audit-pre', 'execute']) {
+        const child = receiver.spans.find(
+          (s) => s.parentSpanId === call.spanId && s.name === `toolgate.${step}`,
+        ) as ReceivedSpan;
+        assert.ok(child.startNs >= last && child.startNs <= child.endNs, `${step} starts in order`);
+        assert.ok(child.endNs <= call.endNs, `${step} ends inside the call`);
+        assert.equal(child.kind, 1, 'an internal span');
+        last = child.endNs;
+      }
 
       await world.tg.gate.flush();
       const rows = await (world.inspector as Store).db
@@ -204,6 +225,134 @@ for (const protocol of ['http/json', 'http/protobuf'] as const) {
       assert.equal(execute?.parentSpanId, call.spanId);
     });
 
+    test('a denied call: its span has the verdict, the code as error.type, an error status', async () => {
+      const rest = restClient(() => world.base, key);
+      const sid = ((await rest('POST', '/v1/sessions', {})).body as { id: string }).id;
+      const caller = callerContext('6e57');
+      const res = await fetch(`${world.base}/v1/sessions/${sid}/calls`, {
+        method: 'POST',
+        headers: {
+          authorization: `Bearer ${key}`,
+          'content-type': 'application/json',
+          traceparent: caller.traceparent,
+        },
+        body: JSON.stringify({ tool: 'search_tickets', arguments: { query: CANARY, limit: 99 } }),
+      });
+      assert.equal(res.status, 400, await res.text());
+      const isCall = (s: ReceivedSpan) =>
+        s.traceId === caller.traceId && s.name === 'execute_tool search_tickets';
+      await receiver.waitFor((spans) => spans.some(isCall));
+      const call = receiver.spans.find(isCall) as ReceivedSpan;
+      assert.equal(call.attributes['toolgate.decision'], 'deny');
+      assert.equal(call.attributes['toolgate.code'], 'INPUT_INVALID');
+      assert.equal(call.attributes['error.type'], 'INPUT_INVALID');
+      assert.equal(typeof call.attributes['toolgate.rule'], 'string');
+      assert.equal(call.status, 2, 'an error status');
+      assert.deepEqual(childrenOf(receiver.spans, call), [], 'refused before policy');
+    });
+
+    test('a caller context not sampled: no span, its trace id in the audit records, passed on not sampled', async () => {
+      const rest = restClient(() => world.base, key);
+      const sid = ((await rest('POST', '/v1/sessions', {})).body as { id: string }).id;
+      const caller = callerContext('7e57');
+      const unsampled = caller.traceparent.replace(/-01$/, '-00');
+      const res = await fetch(`${world.base}/v1/sessions/${sid}/calls`, {
+        method: 'POST',
+        headers: {
+          authorization: `Bearer ${key}`,
+          'content-type': 'application/json',
+          traceparent: unsampled,
+        },
+        body: JSON.stringify({ tool: 'search_tickets', arguments: { query: 'refund' } }),
+      });
+      assert.equal(res.status, 200, await res.text());
+      const client = await connectModernMcp(
+        world.base,
+        key,
+        'trace-test',
+        {},
+        {
+          fetch: (input, init) => {
+            const headers = new Headers(init?.headers);
+            headers.set('traceparent', unsampled);
+            return fetch(input, { ...init, headers });
+          },
+        },
+      );
+      closers.push(client);
+      const result = (await client.callTool({ name: 'whoami', arguments: { note: 'x' } })) as {
+        content?: { text?: string }[];
+      };
+      const text = result.content?.[0]?.text ?? '';
+      const sent = /^traceparent=00-([0-9a-f]{32})-([0-9a-f]{16})-00$/.exec(text);
+      assert.ok(sent, `the upstream received: ${text}`);
+      assert.equal(sent[1], caller.traceId);
+      assert.notEqual(sent[2], caller.spanId, 'a span id of its own');
+
+      // A sampled call after them: once its span is in, theirs would have been too.
+      const marker = callerContext('8e57');
+      await fetch(`${world.base}/v1/sessions/${sid}/calls`, {
+        method: 'POST',
+        headers: {
+          authorization: `Bearer ${key}`,
+          'content-type': 'application/json',
+          traceparent: marker.traceparent,
+        },
+        body: JSON.stringify({ tool: 'search_tickets', arguments: { query: 'refund' } }),
+      });
+      await receiver.waitFor((spans) => spans.some((s) => s.traceId === marker.traceId));
+      assert.deepEqual(
+        receiver.spans.filter((s) => s.traceId === caller.traceId).map((s) => s.name),
+        [],
+      );
+      await world.tg.gate.flush();
+      const rows = await (world.inspector as Store).db
+        .selectFrom('audit_log')
+        .select(['kind'])
+        .where('session_id', '=', sid)
+        .where('trace_id', '=', caller.traceId)
+        .execute();
+      assert.deepEqual(rows.map((r) => r.kind).sort(), ['call.post', 'call.pre']);
+    });
+
+    test('a burst of calls: every span is exported, in batches', async () => {
+      const rest = restClient(() => world.base, key);
+      const exportsBefore = receiver.bodies.length;
+      const callers = Array.from({ length: 40 }, (_, i) =>
+        callerContext(`9${String(i).padStart(3, '0')}`),
+      );
+      // In waves of ten, each in a session of its own (search_tickets allows 30 calls a run).
+      const answers: number[] = [];
+      for (let i = 0; i < callers.length; i += 10) {
+        const sid = ((await rest('POST', '/v1/sessions', {})).body as { id: string }).id;
+        const wave = callers.slice(i, i + 10).map((c) =>
+          fetch(`${world.base}/v1/sessions/${sid}/calls`, {
+            method: 'POST',
+            headers: {
+              authorization: `Bearer ${key}`,
+              'content-type': 'application/json',
+              traceparent: c.traceparent,
+            },
+            body: JSON.stringify({ tool: 'search_tickets', arguments: { query: 'refund' } }),
+          }).then((a) => a.status),
+        );
+        answers.push(...(await Promise.all(wave)));
+      }
+      assert.deepEqual(
+        answers,
+        callers.map(() => 200),
+      );
+      const ids = new Set(callers.map((c) => c.traceId));
+      const ofBurst = (spans: readonly ReceivedSpan[]) => spans.filter((s) => ids.has(s.traceId));
+      // Five spans a call: the call's and its four children.
+      await receiver.waitFor((spans) => ofBurst(spans).length >= 5 * callers.length);
+      const burst = ofBurst(receiver.spans);
+      assert.equal(burst.length, 5 * callers.length, 'no span twice');
+      assert.equal(new Set(burst.map((s) => s.spanId)).size, burst.length, 'span ids unique');
+      assert.ok(burst.every((s) => /^[0-9a-f]{16}$/.test(s.spanId) && !/^0+$/.test(s.spanId)));
+      assert.ok(receiver.bodies.length - exportsBefore >= (5 * callers.length) / 16);
+    });
+
     test('no argument value, result or credential is exported', async () => {
       assert.ok(receiver.bodies.length > 0);
       for (const body of receiver.bodies) {
@@ -219,6 +368,36 @@ for (const protocol of ['http/json', 'http/protobuf'] as const) {
     });
   });
 }
+
+describe('closing the tracer', () => {
+  test('close exports every span ended, a full batch already handed to the exporter included', async () => {
+    const receiver = await startOtlpReceiver();
+    try {
+      const config = tracingConfigFromEnv({
+        OTEL_TRACES_EXPORTER: 'otlp',
+        OTEL_EXPORTER_OTLP_ENDPOINT: receiver.url,
+        // A call's five spans fill one batch: its export is on its way when close is called.
+        OTEL_BSP_MAX_EXPORT_BATCH_SIZE: '5',
+        OTEL_BSP_SCHEDULE_DELAY: '60000',
+      });
+      assert.ok(config);
+      const tracing = startOtelTracing(config);
+      const call = tracing.tracer.startCall(undefined, 'ses_close', 'tools/call');
+      for (const step of ['policy', 'approval', 'audit-pre', 'execute']) call.step(step).end();
+      call.end({ decision: 'allow' });
+      await tracing.close();
+      assert.deepEqual(receiver.spans.map((s) => s.name).sort(), [
+        'execute_tool',
+        'toolgate.approval',
+        'toolgate.audit-pre',
+        'toolgate.execute',
+        'toolgate.policy',
+      ]);
+    } finally {
+      await receiver.close();
+    }
+  });
+});
 
 describe('request ids and the trace id in logs and audit, tracing off', () => {
   let world: World;
@@ -368,5 +547,34 @@ describe('tracing is off by default', () => {
     });
     assert.equal(t?.endpoint, 'https://collector.example/custom');
     assert.equal(t?.protocol, 'http/json');
+    // The batch processor's settings: the standard defaults, a batch never above the queue.
+    assert.deepEqual(
+      [c?.scheduleDelayMs, c?.maxQueueSize, c?.maxExportBatchSize, c?.exportTimeoutMs],
+      [5000, 2048, 512, 30000],
+    );
+    const small = tracingConfigFromEnv({
+      OTEL_TRACES_EXPORTER: 'otlp',
+      OTEL_BSP_MAX_QUEUE_SIZE: '100',
+    });
+    assert.equal(small?.maxExportBatchSize, 100, 'the default batch fits a smaller queue');
+    const set = tracingConfigFromEnv({
+      OTEL_TRACES_EXPORTER: 'otlp',
+      OTEL_BSP_MAX_EXPORT_BATCH_SIZE: '64',
+      OTEL_BSP_EXPORT_TIMEOUT: '2000',
+    });
+    assert.deepEqual([set?.maxExportBatchSize, set?.exportTimeoutMs], [64, 2000]);
+    assert.throws(
+      () =>
+        tracingConfigFromEnv({
+          OTEL_TRACES_EXPORTER: 'otlp',
+          OTEL_BSP_MAX_QUEUE_SIZE: '100',
+          OTEL_BSP_MAX_EXPORT_BATCH_SIZE: '600',
+        }),
+      /OTEL_BSP_MAX_EXPORT_BATCH_SIZE/,
+    );
+    assert.throws(
+      () => tracingConfigFromEnv({ OTEL_TRACES_EXPORTER: 'otlp', OTEL_BSP_EXPORT_TIMEOUT: '0' }),
+      /OTEL_BSP_EXPORT_TIMEOUT/,
+    );
   });
 });

@@ -10,6 +10,7 @@
 import assert from 'node:assert/strict';
 import { after, before, describe, test } from 'node:test';
 import type { FastifyInstance } from 'fastify';
+import { MasterKey } from '../../src/domain/credentials/index.js';
 import { BOOTSTRAP_OPERATOR } from '../../src/domain/operators/index.js';
 import { buildServer } from '../../src/edge/rest/index.js';
 import { OutboundGuard, type Resolver } from '../../src/execution/sandbox/index.js';
@@ -17,6 +18,9 @@ import { openGateway } from '../../src/host/toolgate.js';
 import { backends } from '../support/backends.js';
 import { validTool } from '../support/tools.js';
 import { type Receiver, webhookReceiver } from '../support/webhook-receiver.js';
+
+/** Channel URLs are sealed: every gateway of this file shares one master key. */
+const MASTER_KEY = MasterKey.generate();
 
 const ADMIN_TOKEN = 'admin-token-for-owner-egress-tests-0123456789';
 const dns = new Map<string, string>([
@@ -40,6 +44,7 @@ async function gatewayWith(allowLoopback: boolean) {
     detectors: false,
     teams: ['billing-team'],
     outbound: { resolver, allowLoopback },
+    masterKey: MASTER_KEY,
   });
   await tg.admin.operators.create(BOOTSTRAP_OPERATOR, {
     id: 'olga',

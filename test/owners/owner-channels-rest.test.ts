@@ -8,12 +8,16 @@
 import assert from 'node:assert/strict';
 import { after, before, describe, test } from 'node:test';
 import type { Actor } from '../../src/core/index.js';
+import { MasterKey } from '../../src/domain/credentials/index.js';
 import type { Gateway } from '../../src/host/toolgate.js';
 import type { OwnerNoticePayload } from '../../src/operations/owners/index.js';
 import { backends } from '../support/backends.js';
 import { validTool } from '../support/tools.js';
 import { LOOPBACK_OUTBOUND, type Receiver, webhookReceiver } from '../support/webhook-receiver.js';
 import { addOperators, openWorld, type World } from '../support/world.js';
+
+/** Channel URLs are sealed: every gateway of this file shares one master key. */
+const MASTER_KEY = MasterKey.generate();
 
 const admin: Actor = { id: 'test-admin', via: 'library' };
 const ADMIN_TOKEN = 'admin-token-for-owner-channel-tests-0123456789';
@@ -42,7 +46,12 @@ describe('owner channels over REST', () => {
     world = await openWorld({
       backend,
       rest: { adminToken: ADMIN_TOKEN },
-      options: { outbound: LOOPBACK_OUTBOUND, detectors: false, teams: ['billing-team'] },
+      options: {
+        outbound: LOOPBACK_OUTBOUND,
+        masterKey: MASTER_KEY,
+        detectors: false,
+        teams: ['billing-team'],
+      },
     });
     ({ tg, base } = world);
     await tg.config.apply([{ kind: 'Tool', spec: validTool() }], admin);

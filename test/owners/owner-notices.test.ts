@@ -11,12 +11,16 @@
 import assert from 'node:assert/strict';
 import { after, before, describe, test } from 'node:test';
 import type { Actor } from '../../src/core/index.js';
+import { MasterKey } from '../../src/domain/credentials/index.js';
 import { demoExecutor } from '../../src/execution/runtimes/index.js';
 import { type Gateway, openGateway } from '../../src/host/toolgate.js';
 import type { OwnerNoticePayload } from '../../src/operations/owners/index.js';
 import { backends } from '../support/backends.js';
 import { validTool } from '../support/tools.js';
 import { LOOPBACK_OUTBOUND, type Receiver, webhookReceiver } from '../support/webhook-receiver.js';
+
+/** Channel URLs are sealed: every gateway of this file shares one master key. */
+const MASTER_KEY = MasterKey.generate();
 
 const admin: Actor = { id: 'test-admin', via: 'library' };
 const PUBLIC = 'https://toolgate.example.com';
@@ -75,6 +79,7 @@ for (const backend of backends()) {
       db = await backend.fresh();
       tg = await openGateway({
         outbound: LOOPBACK_OUTBOUND,
+        masterKey: MASTER_KEY,
         db: db.url,
         clock,
         executor: executor(),
@@ -356,6 +361,7 @@ for (const backend of backends()) {
     test('two gateways sharing the database send one notice between them', async () => {
       const twin = await openGateway({
         outbound: LOOPBACK_OUTBOUND,
+        masterKey: MASTER_KEY,
         db: db.url,
         clock,
         executor: executor(),
@@ -393,6 +399,7 @@ describe('owner notices are bounded and never slow the gate', () => {
     assert.ok(db);
     const tg = await openGateway({
       outbound: LOOPBACK_OUTBOUND,
+      masterKey: MASTER_KEY,
       db: db.url,
       executor: executor(),
       notify: { publicUrl: PUBLIC, backoffMs: 5, maxAttempts: 3 },

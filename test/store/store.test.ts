@@ -2,7 +2,8 @@
 import assert from 'node:assert/strict';
 import { describe, test } from 'node:test';
 import { sql } from 'kysely';
-import { openStore, parseDbUrl } from '../../src/records/store/index.js';
+import { postgresUrl } from '../../src/records/store/db-url.js';
+import { dbLocation, openStore, parseDbUrl } from '../../src/records/store/index.js';
 import { backends, freshStore } from '../support/backends.js';
 
 describe('database URLs', () => {
@@ -13,6 +14,48 @@ describe('database URLs', () => {
     const p = parseDbUrl('postgres://tg:s3cret@127.0.0.1:5432/toolgate');
     assert.equal(p.dialect, 'postgres');
     assert.equal(p.location.includes('s3cret'), false);
+  });
+
+  test('every secret of a postgres URL is masked where shown and left out for a client tool; other parameters stay as written', () => {
+    const url =
+      'postgres://tg:u%40ser@db.example:5432/tg?application_name=a%20b&pass%77ord=e&password=q%26p&SSLPassword=k&options=-c%20x&oauth_client_secret=o&sslkey=/k.pem';
+    const p = postgresUrl(url);
+    for (const secret of ['u%40ser', 'u@ser', 'q%26p', '=k', '=e', '=o']) {
+      assert.equal(p.location.includes(secret), false, `${secret} in ${p.location}`);
+      assert.equal(p.withoutSecrets.includes(secret), false, `${secret} in ${p.withoutSecrets}`);
+    }
+    assert.equal(
+      p.location,
+      'postgres://tg:***@db.example:5432/tg?application_name=a%20b&pass%77ord=***&password=***&SSLPassword=***&options=-c%20x&oauth_client_secret=***&sslkey=/k.pem',
+    );
+    assert.equal(
+      p.withoutSecrets,
+      'postgres://tg@db.example:5432/tg?application_name=a%20b&options=-c%20x&sslkey=/k.pem',
+    );
+    // As node-postgres signs in: the query's last password (names decoded), before the userinfo's.
+    assert.equal(p.password, 'q&p');
+    assert.deepEqual(p.otherSecrets, ['sslpassword', 'oauth_client_secret']);
+    assert.equal(parseDbUrl(url).location, p.location);
+    // The neighbours: the userinfo's password alone; a URL without any secret is unchanged.
+    assert.equal(postgresUrl('postgres://tg:s%2Bx@h/d').password, 's+x');
+    const plain = postgresUrl('postgres://tg@h:5/d?sslmode=require');
+    assert.equal(plain.location, 'postgres://tg@h:5/d?sslmode=require');
+    assert.equal(plain.withoutSecrets, plain.location);
+    assert.deepEqual([plain.password, plain.otherSecrets], ['', []]);
+    // A manifest's location written before: shown masked; something else is not echoed.
+    assert.equal(dbLocation('postgres://tg@h/d?password=old'), 'postgres://tg@h/d?password=***');
+    assert.equal(dbLocation('Pw-not-a-url'), '(not a database URL)');
+    assert.throws(
+      () => parseDbUrl('postgres://tg:Pw-secret@[bad/d'),
+      (err: Error) => {
+        assert.equal(err.message.includes('Pw-secret'), false);
+        return true;
+      },
+    );
+    assert.throws(
+      () => parseDbUrl('Pw-secret-given-as-db'),
+      (err: Error) => !err.message.includes('Pw-secret'),
+    );
   });
 
   test('an unsupported scheme is refused with the accepted forms', () => {

@@ -8,6 +8,7 @@ import { copyFileSync, existsSync, mkdtempSync, rmSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { Kysely, Migrator, sql } from 'kysely';
+import { PASSWORD_GROUP } from '../../scripts/postgres-harness.mjs';
 import { type Database, openStore, type Store } from '../../src/records/store/index.js';
 import { migrationProvider } from '../../src/records/store/migrations/index.js';
 import { createPostgresDialect } from '../../src/records/store/postgres/dialect.js';
@@ -134,4 +135,59 @@ export function unmigrated(
         : createPostgresDialect(target),
   });
   return { old, migrator: new Migrator({ db: old, provider: migrationProvider(backend.name) }) };
+}
+
+/** A database owned by a role that signs in with a password, on the tests' PostgreSQL. */
+export interface PasswordDatabase {
+  readonly user: string;
+  readonly password: string;
+  /** `postgres://USER@HOST:PORT/DATABASE`: the password is for the caller to place. */
+  readonly url: string;
+  /** The server's `HOST:PORT`. */
+  readonly server: string;
+  readonly database: string;
+  drop(): Promise<void>;
+}
+
+/**
+ * A new role with `password`, member of the harness's group that signs in with SCRAM
+ * (scripts/postgres-harness.mjs, PASSWORD_GROUP: a wrong password is refused, unlike the trusted
+ * `toolgate`), and a new database it owns.
+ */
+export async function passwordDatabase(
+  adminUrl: string,
+  password: string,
+): Promise<PasswordDatabase> {
+  const suffix = randomBytes(6).toString('hex');
+  const user = `tgpw_${suffix}`;
+  const database = `tg_${suffix}`;
+  const { default: pg } = await import('pg');
+  const admin = new pg.Client(adminUrl);
+  await admin.connect();
+  try {
+    await admin.query(
+      `create role ${user} login password ${admin.escapeLiteral(password)} in role ${PASSWORD_GROUP}`,
+    );
+    await admin.query(`create database ${database} owner ${user}`);
+  } finally {
+    await admin.end();
+  }
+  const server = new URL(adminUrl).host;
+  return {
+    user,
+    password,
+    url: `postgres://${user}@${server}/${database}`,
+    server,
+    database,
+    drop: async () => {
+      const c = new pg.Client(adminUrl);
+      await c.connect();
+      try {
+        await c.query(`drop database if exists ${database} with (force)`);
+        await c.query(`drop role if exists ${user}`);
+      } finally {
+        await c.end();
+      }
+    },
+  };
 }

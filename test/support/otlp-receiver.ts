@@ -15,6 +15,11 @@ export interface ReceivedSpan {
   readonly name: string;
   /** OTLP SpanKind: 1 internal, 2 server, 3 client. */
   readonly kind: number;
+  /** Start and end, nanoseconds since the epoch. */
+  readonly startNs: bigint;
+  readonly endNs: bigint;
+  /** OTLP StatusCode: 0 unset, 1 ok, 2 error. */
+  readonly status: number;
   readonly attributes: Readonly<Record<string, string | number | boolean>>;
   readonly resource: Readonly<Record<string, string | number | boolean>>;
 }
@@ -101,6 +106,9 @@ function fromJson(body: Buffer): ReceivedSpan[] {
           parentSpanId?: string;
           name: string;
           kind: number;
+          startTimeUnixNano: string | number;
+          endTimeUnixNano: string | number;
+          status?: { code?: number };
           attributes?: JsonKv[];
         }[];
       }[];
@@ -117,6 +125,9 @@ function fromJson(body: Buffer): ReceivedSpan[] {
           parentSpanId: s.parentSpanId ?? '',
           name: s.name,
           kind: s.kind,
+          startNs: BigInt(s.startTimeUnixNano),
+          endNs: BigInt(s.endTimeUnixNano),
+          status: s.status?.code ?? 0,
           attributes: jsonAttributes(s.attributes),
           resource,
         });
@@ -194,6 +205,11 @@ function fromProtobuf(body: Buffer): ReceivedSpan[] {
           parentSpanId: sub(f, 4)[0]?.toString('hex') ?? '',
           name: sub(f, 5)[0]?.toString('utf8') ?? '',
           kind: Number(f.find((x) => x.no === 6)?.varint ?? 0n),
+          startNs: f.find((x) => x.no === 7)?.fixed?.readBigUInt64LE(0) ?? 0n,
+          endNs: f.find((x) => x.no === 8)?.fixed?.readBigUInt64LE(0) ?? 0n,
+          status: Number(
+            fields(sub(f, 15)[0] ?? Buffer.alloc(0)).find((x) => x.no === 3)?.varint ?? 0n,
+          ),
           attributes: pbAttributes(sub(f, 9)),
           resource,
         });

@@ -4,6 +4,7 @@ export {
   checkAdminTokenStrength,
   generateAdminToken,
   loadOrCreateAdminToken,
+  readAdminToken,
 } from './admin-token.js';
 export type { AgentAuthenticatorDeps, AuthRefusals } from './agent-authenticator.js';
 export { AgentAuthenticator } from './agent-authenticator.js';

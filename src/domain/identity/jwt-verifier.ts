@@ -18,7 +18,10 @@ import {
   CAPABILITY_PATTERN,
   endpointUrlProblem,
   MAX_SECRET_FILE_BYTES,
+  parseFileText,
+  problem,
   readBoundedFile,
+  ToolgateError,
 } from '../../core/index.js';
 import { isLocalUserId } from './user-id.js';
 
@@ -65,16 +68,7 @@ export function keySet(
 ): JWTVerifyGetKey {
   if (!source.jwksUrl === !source.jwksFile)
     throw new TypeError('configure exactly one of jwksUrl or jwksFile');
-  if (source.jwksFile) {
-    return createLocalJWKSet(
-      JSON.parse(
-        readBoundedFile(source.jwksFile, {
-          option: 'JWKS file',
-          maxBytes: MAX_SECRET_FILE_BYTES,
-        }),
-      ) as Parameters<typeof createLocalJWKSet>[0],
-    );
-  }
+  if (source.jwksFile) return localKeySet(source.jwksFile);
   const p = endpointUrlProblem(source.jwksUrl ?? '');
   if (p) throw new TypeError(`the JWKS URL ${p.message}`);
   if (!fetchImpl) throw new TypeError('a JWKS URL is fetched only under the outbound rules');
@@ -83,6 +77,22 @@ export function keySet(
     cooldownDuration: 30_000,
     [customFetch]: fetchImpl,
   });
+}
+
+/**
+ * A JWKS file's keys. A file that is no JSON or no key set is INPUT_INVALID naming the file, with a
+ * line and column at most: never a quote of its text, which holds keys (a symmetric one is a secret).
+ */
+function localKeySet(file: string): JWTVerifyGetKey {
+  const text = readBoundedFile(file, { option: 'JWKS file', maxBytes: MAX_SECRET_FILE_BYTES });
+  const data = parseFileText(text, `JWKS file ${file}`, 'json');
+  try {
+    return createLocalJWKSet(data as Parameters<typeof createLocalJWKSet>[0]);
+  } catch {
+    throw new ToolgateError('INPUT_INVALID', `JWKS file ${file}: not a JWK Set ({"keys": [...]})`, {
+      problems: [problem('', 'not a JWK Set', 'file.jwks')],
+    });
+  }
 }
 
 const DEFAULT_ALGORITHMS = ['RS256', 'PS256', 'ES256', 'ES384', 'EdDSA'];

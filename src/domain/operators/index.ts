@@ -27,6 +27,14 @@ export {
   OPERATOR_ROLES,
   operatorActor,
 } from './operator.js';
+export type { OperatorApplied, OperatorDocument } from './operator-apply.js';
+export {
+  applyOperatorsForbidden,
+  enabledAdmins,
+  operatorCredentialProblems,
+  operatorDocumentProblems,
+  operatorDocumentSchema,
+} from './operator-apply.js';
 export type {
   ActionRule,
   Asking,

@@ -3,7 +3,7 @@
  * factor), personal tokens and their per-request check. Every change is recorded as the operator
  * who made it; nothing here takes a name a caller states (docs/architecture.md §6).
  */
-import type { Kysely } from 'kysely';
+import type { Kysely, Transaction } from 'kysely';
 import {
   type Actor,
   type Clock,
@@ -30,10 +30,15 @@ import {
   type OperatorRole,
   operatorActor,
 } from './operator.js';
+import {
+  applyOperatorIn,
+  disableOperatorIn,
+  type OperatorApplied,
+  type OperatorDocument,
+} from './operator-apply.js';
 import { OperatorAuthority } from './operator-authority.js';
 import {
   auditedRefusals,
-  decides,
   forbidden,
   type IssuedToken,
   jsonList,
@@ -60,7 +65,6 @@ import {
   type TokenView,
   tokenView,
   toView,
-  writeOperatorUpdate,
 } from './operator-records.js';
 import {
   checkLocalId,
@@ -71,6 +75,7 @@ import {
   parseRoles,
   parseTeams,
 } from './operator-spec.js';
+import { checkUpdate, insertOperatorIn, updateOperatorIn } from './operator-writes.js';
 import {
   type Argon2Params,
   checkPasswordStrength,
@@ -79,7 +84,7 @@ import {
   verifyPassword,
 } from './password-hash.js';
 import { generatePersonalToken, hashToken, isPersonalToken } from './personal-token.js';
-import { auditRefusal, FourEyesRefused } from './refusal-audit.js';
+import { auditRefusal } from './refusal-audit.js';
 import type { SecondFactorCheck } from './second-factor-port.js';
 
 export interface OperatorServiceOptions {
@@ -130,49 +135,12 @@ export class OperatorService {
       checkPasswordStrength(spec.password);
       passwordHash = await hashPassword(spec.password, this.#passwordHash);
     }
-    const now = this.#clock().toISOString();
-    const actor = operatorActor(by, via);
+    const account = { id: spec.id, name, roles, teams, passwordHash };
     try {
       await auditRefusal(this.#db, by, via, this.#clock, 'create', () =>
-        this.#db.transaction().execute(async (trx) => {
-          if (decides(roles)) {
-            await refuseBootstrapAfterSetup(trx, by, spec.id, 'create an approver or an admin');
-          }
-          await trx
-            .insertInto('operators')
-            .values({
-              id: spec.id,
-              name,
-              roles: JSON.stringify(roles),
-              teams: JSON.stringify(teams),
-              kind: 'local',
-              disabled: 0,
-              password_hash: passwordHash,
-              oidc_issuer: null,
-              oidc_subject: null,
-              email: null,
-              created_at: now,
-              created_by: actor.id,
-              updated_at: now,
-            })
-            .execute();
-          await appendEvent(trx, actor, new Date(now), {
-            action: 'operator.created',
-            subject: `operator:${spec.id}`,
-            details: { kind: 'local', roles, teams, password: passwordHash !== null },
-          });
-          // A deciding role or a password given at creation is handed over like any later one.
-          if (decides(roles) || passwordHash !== null) {
-            await recordHandOver(
-              trx,
-              by,
-              spec.id,
-              via,
-              new Date(now),
-              decides(roles) ? `create the ${roles.join(', ')} account` : 'set the password of',
-            );
-          }
-        }),
+        this.#db
+          .transaction()
+          .execute((trx) => insertOperatorIn(trx, by, account, via, this.#clock())),
       );
     } catch (err) {
       if (isUniqueViolation(err)) {
@@ -196,71 +164,43 @@ export class OperatorService {
     via: Actor['via'] = 'library',
   ): Promise<OperatorView> {
     requireAdmin(by);
-    const set: { name?: string; roles?: string; teams?: string; disabled?: number } = {};
-    const details: Record<string, unknown> = {};
-    if (change.name !== undefined) set.name = details.name = parseName(change.name, id);
-    if (change.roles !== undefined) {
-      const roles = parseRoles(change.roles);
-      set.roles = JSON.stringify(roles);
-      details.roles = roles;
-    }
-    if (change.teams !== undefined) {
-      const teams = parseTeams(change.teams);
-      set.teams = JSON.stringify(teams);
-      details.teams = teams;
-    }
-    if (change.disabled !== undefined) {
-      if (typeof change.disabled !== 'boolean') {
-        throw new ToolgateError('INPUT_INVALID', 'disabled is true or false', {
-          problems: [problem('/disabled', 'a boolean', 'type')],
-        });
-      }
-      set.disabled = change.disabled ? 1 : 0;
-      details.disabled = change.disabled;
-    }
-    const now = this.#clock();
-    const roles = details.roles as OperatorRole[] | undefined;
+    const checked = checkUpdate(id, change);
     await auditRefusal(this.#db, by, via, this.#clock, 'update', () =>
-      this.#db.transaction().execute(async (trx) => {
-        if (!isBootstrap(by) && by.id === id && change.disabled === true) {
-          const message = 'an admin cannot disable their own account';
-          throw new FourEyesRefused(message, id, 'own_account_disabled');
-        }
-        // Four eyes: nobody changes their own roles (an admin giving themself `approver` would be
-        // the second pair of eyes of their own changes); another admin does it.
-        if (roles !== undefined && !isBootstrap(by) && by.id === id) {
-          const message = 'an operator cannot change their own roles; another admin does it';
-          throw new FourEyesRefused(message, id, 'own_roles');
-        }
-        if (roles !== undefined && decides(roles)) {
-          await refuseBootstrapAfterSetup(trx, by, id, 'grant the approver or admin role');
-        }
-        const row = await selectOperator(trx, id);
-        if (!row) throw notFound(id);
-        await refuseBootstrapOnDecider(trx, by, row, roles, 'change the account');
-        await writeOperatorUpdate(trx, id, { ...set, updated_at: now.toISOString() });
-        // Granting a deciding role the account did not hold hands it deciding power: it counts in a
-        // two-person decision again only once another person confirms it.
-        const before = rolesOf(row.roles);
-        const granted = ((details.roles as OperatorRole[] | undefined) ?? []).filter(
-          (r) => (r === 'approver' || r === 'admin') && !before.includes(r),
-        );
-        if (granted.length > 0) {
-          await recordHandOver(trx, by, id, via, now, `grant ${granted.join(', ')} to`);
-        }
-        // A console session acts on the account as it is now: a lost role, another team or a
-        // disabled account ends the sessions it had (a name change alone does not).
-        if (set.roles !== undefined || set.teams !== undefined || set.disabled !== undefined) {
-          await endSessionsOf(trx, id);
-        }
-        await appendEvent(trx, operatorActor(by, via), now, {
-          action: change.disabled === true ? 'operator.disabled' : 'operator.updated',
-          subject: `operator:${id}`,
-          details,
-        });
-      }),
+      this.#db
+        .transaction()
+        .execute((trx) => updateOperatorIn(trx, by, id, checked, via, this.#clock())),
     );
     return this.get(id);
+  }
+
+  /**
+   * Runs `work` (an apply of configuration: its whole transaction) as `by`: a four-eyes refusal
+   * in it is audited after the transaction rolled back (`operator.four_eyes_refused`, act
+   * `apply`), as for every other operator act.
+   */
+  auditedApply<T>(by: Operator, via: Actor['via'], work: () => Promise<T>): Promise<T> {
+    return auditRefusal(this.#db, by, via, this.#clock, 'apply', work);
+  }
+
+  /** An applied `kind: Operator` document, in the apply's transaction (operator-apply.ts). */
+  applyIn(
+    trx: Transaction<Database>,
+    by: Operator,
+    doc: OperatorDocument,
+    via: Actor['via'],
+  ): Promise<OperatorApplied> {
+    return applyOperatorIn(trx, by, doc, via, this.#clock());
+  }
+
+  /** `apply --prune` of an account no longer declared: disabled, never deleted. */
+  disableIn(
+    trx: Transaction<Database>,
+    by: Operator,
+    id: string,
+    via: Actor['via'],
+    reason: string,
+  ): Promise<boolean> {
+    return disableOperatorIn(trx, by, id, via, this.#clock(), reason);
   }
 
   async get(id: string): Promise<OperatorView> {

@@ -18,8 +18,8 @@ export const RESERVED_OPERATOR_IDS: readonly string[] = [
 ];
 /** Single sign-on accounts are `oidc.<hash>`; a local account may not take such an id first. */
 export const OIDC_ID_PREFIX = 'oidc.';
-const TEAM_PATTERN = /^[A-Za-z0-9][A-Za-z0-9._-]{0,62}$/;
-const MAX_TEAMS = 64;
+export const TEAM_PATTERN = /^[A-Za-z0-9][A-Za-z0-9._-]{0,62}$/;
+export const MAX_TEAMS = 64;
 export const MAX_NAME_LENGTH = 200;
 
 function invalid(problems: Problem[]): ToolgateError<'INPUT_INVALID'> {

@@ -20,7 +20,8 @@ export type OperatorAct =
   | 'revoke_token'
   | 'enrol_second_factor'
   | 'remove_second_factor'
-  | 'unlock_second_factor';
+  | 'unlock_second_factor'
+  | 'apply';
 
 /**
  * Why four eyes refused: the shared bootstrap secret acting on a decider once the first admin is
@@ -29,7 +30,9 @@ export type OperatorAct =
  * (another admin does it, so the last admin cannot lock everyone out by mistake), an admin
  * clearing her own second-factor failures (attack round 11, F8: it would reset the guessing
  * guard and suppress its alert; another admin unlocks her), or the shared bootstrap secret
- * minting a credential of a single sign-on account (attack round 11, F1).
+ * minting a credential of a single sign-on account (attack round 11, F1), or an applied file
+ * that would leave no enabled admin account (`apply -f`, whose one transaction can change many
+ * accounts at once).
  */
 export type FourEyesReason =
   | 'bootstrap_after_setup'
@@ -37,7 +40,8 @@ export type FourEyesReason =
   | 'own_roles'
   | 'own_second_factor'
   | 'own_account_disabled'
-  | 'own_unlock';
+  | 'own_unlock'
+  | 'last_admin';
 
 /** FORBIDDEN by a four-eyes rule, naming the account the act was on. */
 export class FourEyesRefused extends ToolgateError<'FORBIDDEN'> {

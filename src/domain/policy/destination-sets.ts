@@ -7,11 +7,10 @@
  * audit record. Members are stored normalised for the set's kind, so a membership test is one
  * primary-key read of the value the policy step normalised the same way.
  */
-import type { Kysely } from 'kysely';
+import type { Kysely, Transaction } from 'kysely';
 import {
   type Actor,
   type Clock,
-  type Problem,
   problem,
   systemActor,
   systemClock,
@@ -19,76 +18,24 @@ import {
 } from '../../core/index.js';
 import { appendEvent, type Database, isUniqueViolation } from '../../records/store/index.js';
 import {
-  DESTINATION_KINDS,
   type DestinationRuleKind,
   normaliseDestination,
   type SetMembership,
 } from './destination-policy.js';
-
-export const DESTINATION_SET_NAME_PATTERN = '^[a-z][a-z0-9_.-]{0,63}$';
-const NAME_RE = new RegExp(DESTINATION_SET_NAME_PATTERN);
-/** Most members one set holds; a directory answering more is refused (members unchanged). */
-export const MAX_SET_MEMBERS = 10_000;
-/** Most values one add or remove takes. */
-export const MAX_VALUES_PER_CHANGE = 1_000;
-export const DEFAULT_REFRESH_SECONDS = 300;
-export const DEFAULT_MISS_SECONDS = 10;
-
-/** A directory tool as a set's source: toolgate calls it with no arguments. */
-export interface DirectorySource {
-  readonly tool: string;
-  readonly version: string;
-  /** JSON pointer into the tool's output to an array of strings (the members). */
-  readonly members: string;
-  /** Refresh when the stored members are older than this; default 300. */
-  readonly refresh_seconds?: number;
-  /** On a miss, refresh at most once per this many seconds; default 10. */
-  readonly miss_seconds?: number;
-}
-
-export interface DestinationSetSpec {
-  readonly name: string;
-  readonly kind: DestinationRuleKind;
-  readonly description?: string;
-  /** Members come from this directory tool; without it an admin manages them. */
-  readonly directory?: DirectorySource;
-}
-
-export interface DestinationSetView {
-  readonly name: string;
-  readonly kind: DestinationRuleKind;
-  readonly source: 'admin' | 'directory';
-  readonly directory: DirectorySource | null;
-  readonly description: string;
-  readonly created_at: string;
-  readonly created_by: string;
-  readonly updated_at: string;
-  readonly refreshed_at: string | null;
-  readonly members: number;
-}
-
-export const destinationSetSpecSchema = {
-  type: 'object',
-  additionalProperties: false,
-  required: ['name', 'kind'],
-  properties: {
-    name: { type: 'string', pattern: DESTINATION_SET_NAME_PATTERN },
-    kind: { enum: [...DESTINATION_KINDS] },
-    description: { type: 'string', maxLength: 1024 },
-    directory: {
-      type: 'object',
-      additionalProperties: false,
-      required: ['tool', 'version', 'members'],
-      properties: {
-        tool: { type: 'string', minLength: 1, maxLength: 200 },
-        version: { type: 'string', minLength: 1, maxLength: 64 },
-        members: { type: 'string', pattern: '^(/[^/]*)*$', maxLength: 256 },
-        refresh_seconds: { type: 'integer', minimum: 10, maximum: 86_400 },
-        miss_seconds: { type: 'integer', minimum: 1, maximum: 3_600 },
-      },
-    },
-  },
-} as const;
+import {
+  DEFAULT_MISS_SECONDS,
+  DEFAULT_REFRESH_SECONDS,
+  type DestinationSetDocument,
+  type DestinationSetSpec,
+  type DestinationSetView,
+  type DirectorySource,
+  destinationSetProblems,
+  directoryOf,
+  MAX_SET_MEMBERS,
+  normaliseAll,
+  setView,
+} from './destination-set-spec.js';
+import { deleteSetIn, insertSetIn, type SetSaved, saveSetIn } from './destination-set-writes.js';
 
 /** Calls a directory tool for toolgate itself; the set's refresh hands it the source. */
 export type DirectoryReader = (source: DirectorySource) => Promise<unknown>;
@@ -115,32 +62,11 @@ export class DestinationSets implements SetMembership {
   }
 
   async create(spec: DestinationSetSpec, actor: Actor): Promise<DestinationSetView> {
-    const problems = specProblems(spec);
+    const problems = destinationSetProblems(spec);
     if (problems.length > 0)
       throw new ToolgateError('INPUT_INVALID', 'invalid destination set', { problems });
-    const now = this.#clock().toISOString();
     try {
-      await this.#db.transaction().execute(async (trx) => {
-        await trx
-          .insertInto('destination_sets')
-          .values({
-            name: spec.name,
-            kind: spec.kind,
-            source: spec.directory ? 'directory' : 'admin',
-            directory: spec.directory ? JSON.stringify(spec.directory) : null,
-            description: spec.description ?? '',
-            created_at: now,
-            created_by: actor.id,
-            updated_at: now,
-            refreshed_at: null,
-          })
-          .execute();
-        await appendEvent(trx, actor, this.#clock(), {
-          action: 'destination_set.created',
-          subject: `destination_set:${spec.name}`,
-          details: { kind: spec.kind, ...(spec.directory ? { directory: spec.directory } : {}) },
-        });
-      });
+      await this.#db.transaction().execute((trx) => insertSetIn(trx, spec, actor, this.#clock()));
     } catch (err) {
       if (isUniqueViolation(err)) {
         throw new ToolgateError('DESTINATION_SET_EXISTS', `destination set ${spec.name} exists`, {
@@ -150,6 +76,25 @@ export class DestinationSets implements SetMembership {
       throw err;
     }
     return this.get(spec.name);
+  }
+
+  /**
+   * Makes the set what an applied document declares, inside the apply's transaction
+   * (destination-set-writes.ts): INPUT_INVALID with pointers relative to the spec when the
+   * document cannot be applied.
+   */
+  saveIn(trx: Transaction<Database>, doc: DestinationSetDocument, actor: Actor): Promise<SetSaved> {
+    return saveSetIn(trx, doc, actor, this.#clock());
+  }
+
+  /** Deletes a set inside the caller's transaction (`apply --prune`); null when there is none. */
+  deleteIn(
+    trx: Transaction<Database>,
+    name: string,
+    actor: Actor,
+    reason: string,
+  ): Promise<{ kind: DestinationRuleKind; members: number } | null> {
+    return deleteSetIn(trx, name, actor, reason, this.#clock());
   }
 
   async list(): Promise<DestinationSetView[]> {
@@ -164,7 +109,7 @@ export class DestinationSets implements SetMembership {
       .groupBy('set_name')
       .execute();
     const byName = new Map(counts.map((c) => [c.set_name, Number(c.n)]));
-    return rows.map((r) => view(r, byName.get(r.name) ?? 0));
+    return rows.map((r) => setView(r, byName.get(r.name) ?? 0));
   }
 
   async get(name: string): Promise<DestinationSetView> {
@@ -174,7 +119,7 @@ export class DestinationSets implements SetMembership {
       .select((eb) => eb.fn.countAll<string | number>().as('n'))
       .where('set_name', '=', name)
       .executeTakeFirstOrThrow();
-    return view(row, Number(count.n));
+    return setView(row, Number(count.n));
   }
 
   /** The members, in order. */
@@ -461,94 +406,6 @@ export class DestinationSets implements SetMembership {
     }
     return row;
   }
-}
-
-function specProblems(spec: DestinationSetSpec): Problem[] {
-  const problems: Problem[] = [];
-  if (typeof spec.name !== 'string' || !NAME_RE.test(spec.name)) {
-    problems.push(
-      problem('/name', `must match ${DESTINATION_SET_NAME_PATTERN}`, 'destination_set.name'),
-    );
-  }
-  if (!(DESTINATION_KINDS as readonly string[]).includes(spec.kind)) {
-    problems.push(
-      problem('/kind', `must be one of ${DESTINATION_KINDS.join(', ')}`, 'destination_set.kind'),
-    );
-  }
-  const d = spec.directory;
-  if (d !== undefined) {
-    if (typeof d.tool !== 'string' || d.tool.length === 0 || typeof d.version !== 'string') {
-      problems.push(
-        problem('/directory', 'must name the tool and its version', 'destination_set.directory'),
-      );
-    }
-    if (typeof d.members !== 'string' || (d.members !== '' && !d.members.startsWith('/'))) {
-      problems.push(
-        problem('/directory/members', 'must be a JSON pointer', 'destination_set.directory'),
-      );
-    }
-    for (const [key, min, max] of [
-      ['refresh_seconds', 10, 86_400],
-      ['miss_seconds', 1, 3_600],
-    ] as const) {
-      const v = d[key];
-      if (v !== undefined && (!Number.isSafeInteger(v) || v < min || v > max)) {
-        problems.push(
-          problem(
-            `/directory/${key}`,
-            `must be an integer from ${min} to ${max}`,
-            'destination_set.directory',
-          ),
-        );
-      }
-    }
-  }
-  return problems;
-}
-
-/** Normalises every value for the kind, or refuses the whole change naming each bad one. */
-function normaliseAll(kind: DestinationRuleKind, values: readonly string[]): string[] {
-  if (values.length === 0 || values.length > MAX_VALUES_PER_CHANGE) {
-    throw new ToolgateError('INPUT_INVALID', `give 1 to ${MAX_VALUES_PER_CHANGE} values`, {
-      problems: [
-        problem(
-          '/values',
-          `must hold 1 to ${MAX_VALUES_PER_CHANGE} values`,
-          'destination_set.values',
-        ),
-      ],
-    });
-  }
-  const problems: Problem[] = [];
-  const out = new Set<string>();
-  values.forEach((v, i) => {
-    const n = normaliseDestination(kind, v);
-    if (n.ok) out.add(n.value);
-    else problems.push(problem(`/values/${i}`, n.message, 'destination.malformed'));
-  });
-  if (problems.length > 0) {
-    throw new ToolgateError('INPUT_INVALID', `not ${kind} destinations`, { problems });
-  }
-  return [...out];
-}
-
-function directoryOf(row: Row): DirectorySource | null {
-  return row.directory === null ? null : (JSON.parse(row.directory) as DirectorySource);
-}
-
-function view(row: Row, members: number): DestinationSetView {
-  return {
-    name: row.name,
-    kind: row.kind as DestinationRuleKind,
-    source: row.source === 'directory' ? 'directory' : 'admin',
-    directory: directoryOf(row),
-    description: row.description,
-    created_at: row.created_at,
-    created_by: row.created_by,
-    updated_at: row.updated_at,
-    refreshed_at: row.refreshed_at,
-    members,
-  };
 }
 
 /** The value at a JSON pointer (own members only), or undefined. */

@@ -31,17 +31,22 @@ export {
   normaliseDestination,
 } from './destination-policy.js';
 export type {
+  DestinationSetDocument,
   DestinationSetSpec,
   DestinationSetView,
-  DirectoryReader,
   DirectorySource,
-} from './destination-sets.js';
+} from './destination-set-spec.js';
 export {
   DESTINATION_SET_NAME_PATTERN,
-  DestinationSets,
+  destinationSetDocumentSchema,
+  destinationSetProblems,
   destinationSetSpecSchema,
   MAX_SET_MEMBERS,
-} from './destination-sets.js';
+  normaliseMembers,
+} from './destination-set-spec.js';
+export type { SetSaved } from './destination-set-writes.js';
+export type { DirectoryReader } from './destination-sets.js';
+export { DestinationSets } from './destination-sets.js';
 export type { PathRule } from './path-policy.js';
 export { checkPath, MAX_PATH_LENGTH } from './path-policy.js';
 export type { PolicyEngine, PolicySupplier } from './policy-engine.js';

@@ -5,14 +5,14 @@
  * factors are not files: they are sealed in the database (docs/architecture.md §6).
  */
 
-import { existsSync, statSync, writeFileSync } from 'node:fs';
+import { existsSync, writeFileSync } from 'node:fs';
 import { join } from 'node:path';
-import { parse as parseYaml } from 'yaml';
 import type { KeyFile } from '../../api/index.js';
 import {
   foreignOwner,
   MAX_SECRET_FILE_BYTES,
   makePrivateDirs,
+  parseFileText,
   readBoundedFile,
   regularFileStats,
   ToolgateError,
@@ -165,13 +165,5 @@ export function oauthConfigFromEnv(
     option: 'TOOLGATE_OAUTH_CONFIG',
     maxBytes: MAX_SECRET_FILE_BYTES,
   });
-  let data: unknown;
-  try {
-    data = parseYaml(text);
-  } catch {
-    throw new ToolgateError('INPUT_INVALID', `TOOLGATE_OAUTH_CONFIG: ${file} is not JSON or YAML`, {
-      problems: [],
-    });
-  }
-  return parseOAuthConfig(data);
+  return parseOAuthConfig(parseFileText(text, `TOOLGATE_OAUTH_CONFIG ${file}`));
 }

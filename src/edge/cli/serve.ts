@@ -3,37 +3,19 @@ import { existsSync, readFileSync, rmSync } from 'node:fs';
 import { join } from 'node:path';
 import { fileURLToPath } from 'node:url';
 import type { FastifyInstance } from 'fastify';
-import { parse as parseYaml } from 'yaml';
-import {
-  MAX_SECRET_FILE_BYTES,
-  narrowPrivateDir,
-  readBoundedFile,
-  ToolgateError,
-} from '../../core/index.js';
+import { narrowPrivateDir, ToolgateError } from '../../core/index.js';
 import { loadMasterKey } from '../../domain/credentials/index.js';
-import { checkAdminTokenStrength, loadOrCreateAdminToken } from '../../domain/identity/index.js';
-import { type OidcConfig, oidcConfigFromEnv } from '../../domain/operators/oidc/index.js';
+import { loadOrCreateAdminToken } from '../../domain/identity/index.js';
 import { openOidcLogin, openToolgate, type Toolgate } from '../../host/toolgate.js';
-import type { DetectorsConfigInput } from '../../operations/detectors/index.js';
-import { healthConfigFromEnv } from '../../operations/health/index.js';
-import { type NotifyConfig, notifyConfigFromEnv } from '../../operations/notify/index.js';
-import { type TracingConfig, tracingConfigFromEnv } from '../../operations/tracing/index.js';
 import { DEFAULT_ORIGIN } from '../../records/audit/index.js';
 import { type OriginPolicy, originPolicy } from '../mcp/index.js';
 import { buildServer } from '../rest/index.js';
-import { adminTokenDisabled, classifiedRetentionFromEnv } from './command-kit.js';
+import { classifiedRetentionFromEnv } from './command-kit.js';
 import { DEMO_ACTOR_ID, reviewDemoCatalog } from './demo-reviews.js';
 import { firstAdminBanner, runtimeAsTyped } from './first-admin.js';
 import { jsonText } from './output.js';
-import {
-  AUDIT_KEY_FILE,
-  approvalSigner,
-  auditSigner,
-  jwtConfigFromEnv,
-  oauthConfigFromEnv,
-  outboundFromEnv,
-  teamsFromEnv,
-} from './runtime-files.js';
+import { AUDIT_KEY_FILE, approvalSigner, auditSigner, teamsFromEnv } from './runtime-files.js';
+import { readStartSettings, startConfiguration } from './start-settings.js';
 import { onStopSignals, stopGateway } from './stop-signals.js';
 
 export interface ServeOptions {
@@ -78,33 +60,6 @@ const SWEEP_INTERVAL_MS = 60_000;
 /** How long a stop lets calls in flight finish before it cuts what is still open. */
 export const DEFAULT_SHUTDOWN_DEADLINE_S = 10;
 
-/** Detector configuration from the JSON or YAML file named by TOOLGATE_DETECTORS, if any. */
-function detectorsFromEnv(): { detectors?: DetectorsConfigInput } {
-  const file = process.env.TOOLGATE_DETECTORS;
-  if (!file) return {};
-  try {
-    // Validated (every problem listed) when the gateway opens.
-    return {
-      detectors: parseYaml(
-        readBoundedFile(file, { option: 'TOOLGATE_DETECTORS', maxBytes: MAX_SECRET_FILE_BYTES }),
-      ) as DetectorsConfigInput,
-    };
-  } catch (err) {
-    throw usage(`TOOLGATE_DETECTORS: ${err instanceof Error ? err.message : String(err)}`);
-  }
-}
-
-/**
- * The detector file and tracing (the standard OTEL_* variables, docs/operations.md "Tracing"; off
- * unless they configure it). A variable tracing cannot use fails the start.
- */
-function detectorsAndTracingFromEnv(): {
-  detectors?: DetectorsConfigInput;
-  tracing: TracingConfig | null;
-} {
-  return { ...detectorsFromEnv(), tracing: tracingConfigFromEnv(process.env) };
-}
-
 function usage(message: string): ToolgateError<'INPUT_INVALID'> {
   return new ToolgateError('INPUT_INVALID', message, { problems: [] });
 }
@@ -133,24 +88,27 @@ function checkedOptions(options: ServeOptions): { deadline: number; origins: Ori
 export async function serve(options: ServeOptions): Promise<void> {
   const { deadline, origins } = checkedOptions(options);
   const publicUrl = publicUrlOf(options);
-  // Single sign-on and notifications are checked before anything opens: a typo fails the start.
-  const oidc: OidcConfig | null = oidcConfigFromEnv(process.env, publicUrl);
-  const notify: NotifyConfig = notifyConfigFromEnv(process.env, publicUrl);
+  // Every setting and the files it names, read before anything opens: a typo fails the start
+  // (the same readers as `toolgate config check`, start-settings.ts).
+  const settings = readStartSettings(process.env, {
+    publicUrl,
+    adminTokenFile: options.adminTokenFile,
+    adminTokenOff: options.adminToken === false,
+  });
+  const { oidc, notify } = settings;
   // The relying party the console's login routes use (/console/login/oidc, its callback); its
   // issuer is checked under the outbound rules here, resolved.
-  const sso = oidc ? await openOidcLogin(oidc, outboundFromEnv()) : null;
+  const sso = oidc ? await openOidcLogin(oidc, settings.outbound) : null;
   const limits = options.limits ?? {};
-  const disabled = options.adminToken === false || adminTokenDisabled();
-  const fromEnv = disabled ? undefined : process.env.TOOLGATE_ADMIN_TOKEN;
   // The data folder is the gateway's own, 0700, before any key in it is read or made.
   narrowPrivateDir(options.dataDir);
+  const bootstrap = settings.adminToken;
   let admin: { token: string; created: boolean } | null = null;
   try {
-    if (fromEnv !== undefined) checkAdminTokenStrength(fromEnv);
-    if (!disabled) {
+    if (bootstrap !== null) {
       admin =
-        fromEnv !== undefined
-          ? { token: fromEnv, created: false }
+        bootstrap.token !== null
+          ? { token: bootstrap.token, created: false }
           : loadOrCreateAdminToken(options.adminTokenFile, '--admin-token-file');
     }
   } catch (err) {
@@ -171,8 +129,6 @@ export async function serve(options: ServeOptions): Promise<void> {
   });
 
   try {
-    const jwt = jwtConfigFromEnv();
-    const oauth = oauthConfigFromEnv();
     // The checkpoint key exists from the start, not from the first checkpoint: `audit verify`
     // on this data folder can check whatever the log holds, even if the server died before
     // signing anything (replicas sharing the folder create it once: the file is written `wx`).
@@ -196,19 +152,15 @@ export async function serve(options: ServeOptions): Promise<void> {
           options.adminTokenFile,
           ...(process.env.TOOLGATE_MASTER_KEY_FILE ? [process.env.TOOLGATE_MASTER_KEY_FILE] : []),
         ],
-        ...(jwt ? { jwt } : {}),
-        ...(oauth ? { oauth } : {}),
+        ...startConfiguration(settings),
         teams: teamsFromEnv(),
-        outbound: outboundFromEnv(),
-        notify,
         // Owner notices: the event record, retire dates and orphans checked every minute; an
         // orphan whose team has no channel goes to TOOLGATE_OWNER_FALLBACK_TEAM's, if set.
         owners: {
           checkIntervalMs: 60_000,
           fallbackTeam: process.env.TOOLGATE_OWNER_FALLBACK_TEAM?.trim() || null,
         },
-        ...detectorsAndTracingFromEnv(),
-        health: healthConfigFromEnv(process.env),
+        tracing: settings.tracing,
         caps: capsOf(limits),
       }),
     );
@@ -300,7 +252,7 @@ export async function serve(options: ServeOptions): Promise<void> {
         accounts,
       ),
       ...(admin
-        ? adminTokenBanner(admin, fromEnv !== undefined, options.adminTokenFile)
+        ? adminTokenBanner(admin, bootstrap?.fromEnv === true, options)
         : ['  admin token: disabled (admin routes take personal operator tokens only)']),
       `  try:         curl -H "Authorization: Bearer <${admin ? 'admin token' : 'personal token'}>" ${address}/v1/tools`,
     ];
@@ -349,15 +301,24 @@ function publicUrlOf(options: ServeOptions): string {
 /**
  * The banner lines about the admin token. stdout is a log under systemd or in a container, and
  * logs are kept and shipped: the token itself is printed only on the start that created it (the
- * operator needs it once); every other start says where it is, never what it is.
+ * operator needs it once), and only to a terminal, where a person reads it; a start whose stdout
+ * is a pipe or a file (a container's or systemd's log) says where the token is, never what it is.
  */
 function adminTokenBanner(
   admin: { readonly token: string; readonly created: boolean },
   fromEnv: boolean,
-  file: string,
+  options: Pick<ServeOptions, 'adminTokenFile' | 'json'>,
 ): string[] {
+  const file = options.adminTokenFile;
+  const toTerminal = process.stdout.isTTY === true && options.json !== true;
   if (fromEnv) return ['  admin token: from TOOLGATE_ADMIN_TOKEN (not printed)'];
   if (!admin.created) return [`  admin token: in ${file} (not printed)`];
+  if (!toTerminal) {
+    return [
+      `  admin token: created now in ${file}`,
+      '               (not printed: stdout is not a terminal, and a log keeps what it is given)',
+    ];
+  }
   return [
     `  admin token: ${admin.token}`,
     `               (created now and kept in ${file}; printed this once only)`,

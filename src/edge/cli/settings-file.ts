@@ -7,9 +7,14 @@
  * below is the one source of the file's JSON Schema, of `toolgate config check` and of the
  * generated reference. Secrets are never values in the file: it names the files that hold them.
  */
-import { parseDocument } from 'yaml';
-import { OPERATOR_ROLES, SANDBOX_DRIVERS, settingsValidator } from '../../api/index.js';
-import { MAX_SECRET_FILE_BYTES, type Problem, problem, readBoundedFile } from '../../core/index.js';
+import { dbUrlSecrets, OPERATOR_ROLES, settingsValidator } from '../../api/index.js';
+import {
+  MAX_SECRET_FILE_BYTES,
+  type Problem,
+  parseFileText,
+  problem,
+  readBoundedFile,
+} from '../../core/index.js';
 
 type Json = Record<string, unknown>;
 
@@ -383,31 +388,7 @@ function valueAt(doc: Json, dotted: string): unknown {
   return node;
 }
 
-/**
- * The file's text as a document: YAML 1.2 core, no aliases, unique keys, and every warning (an
- * unknown tag, …) refused like an error. Messages name the problem and its line, never the
- * file's text: a file given by mistake (a key file, /etc/shadow) must not reach a terminal or a
- * journal through its error.
- */
-function parseSettingsText(text: string): unknown {
-  const doc = parseDocument(text, {
-    schema: 'core',
-    uniqueKeys: true,
-    merge: false,
-    strict: true,
-    prettyErrors: false,
-  });
-  const first = doc.errors[0] ?? doc.warnings[0];
-  if (first) {
-    const at = first.linePos?.[0];
-    throw new Error(
-      `not valid YAML or JSON (${first.code}${at ? ` at line ${at.line}, column ${at.col}` : ''})`,
-    );
-  }
-  return doc.toJS({ maxAliasCount: 0 }) ?? {};
-}
-
-/** Where a URL setting holds credentials (userinfo; a `db` password, inline or as a parameter). */
+/** Where a URL setting holds credentials (userinfo; a `db` secret, inline or as a parameter). */
 function credentialProblems(doc: Json): Problem[] {
   const found: Problem[] = [];
   for (const s of SETTINGS) {
@@ -417,26 +398,31 @@ function credentialProblems(doc: Json): Problem[] {
     const values = Array.isArray(value) ? value : [value];
     values.forEach((v, i) => {
       if (typeof v !== 'string' || v.startsWith('sqlite:')) return;
-      let parsed: URL;
-      try {
-        parsed = new URL(v);
-      } catch {
-        return; // not a URL: the reader of the setting says so
-      }
-      const held =
-        s.path === 'db'
-          ? parsed.password !== '' || parsed.searchParams.has('password')
-          : parsed.username !== '' || parsed.password !== '';
-      if (!held) return;
-      const pointer = `/${s.path.replaceAll('.', '/')}${Array.isArray(value) ? `/${i}` : ''}`;
       const message =
-        s.path === 'db'
-          ? 'must not hold a password (use a .pgpass file or PGPASSFILE)'
-          : 'must not hold credentials';
+        s.path === 'db' ? dbProblem(v) : userinfo(v) ? 'must not hold credentials' : null;
+      if (message === null) return;
+      const pointer = `/${s.path.replaceAll('.', '/')}${Array.isArray(value) ? `/${i}` : ''}`;
       found.push(problem(pointer, message, 'settings.credentials'));
     });
   }
   return found;
+}
+
+/** A database URL's secrets (a password, a key's passphrase: db-url.ts), named, never shown. */
+function dbProblem(v: string): string | null {
+  const held = dbUrlSecrets(v);
+  return held.length === 0
+    ? null
+    : `must not hold ${held.join(', ')} (put a password in a .pgpass file or PGPASSFILE)`;
+}
+
+function userinfo(v: string): boolean {
+  try {
+    const parsed = new URL(v);
+    return parsed.username !== '' || parsed.password !== '';
+  } catch {
+    return false; // not a URL: the reader of the setting says so
+  }
 }
 
 const TOP_LEVEL = new Set(SETTINGS.map((s) => s.path.split('.')[0] as string));
@@ -475,11 +461,15 @@ export function readSettingsFile(file: string): {
 } {
   let doc: unknown;
   try {
-    const text = readBoundedFile(file, { option: '--config', maxBytes: MAX_SECRET_FILE_BYTES });
-    doc = parseSettingsText(text);
+    // Messages name the problem and its line, never the file's text (core/parse-file-text.ts).
+    doc = parseFileText(
+      readBoundedFile(file, { option: '--config', maxBytes: MAX_SECRET_FILE_BYTES }),
+      file,
+    );
   } catch (err) {
-    const message = err instanceof Error ? err.message.split('\n')[0] : String(err);
-    return { env: {}, problems: [problem('', `${file}: ${message}`, 'settings.read')] };
+    const message = (err instanceof Error ? err.message.split('\n')[0] : String(err)) ?? '';
+    const named = message.startsWith(`${file}: `) ? message : `${file}: ${message}`;
+    return { env: {}, problems: [problem('', named, 'settings.read')] };
   }
   const invalid = validateSettings(doc);
   const problems =

@@ -112,7 +112,9 @@ export function makeErrorHandler(bodyLimit: number) {
       bodyLimit,
       String(request.headers['content-type'] ?? ''),
     );
-    if (status >= 500) request.log.error({ err }, 'request failed');
+    // A stopping gateway's refusal is expected (drain.ts), not a failure: no stack for it.
+    if (status >= 500 && body.code !== 'SHUTTING_DOWN')
+      request.log.error({ err }, 'request failed');
     else request.log.info({ code: body.code }, 'request refused');
     // A cap or overload says when to come back (RFC 9110 §10.2.3), in the header and the body.
     const retry = (body.details as { retryAfterSeconds?: unknown } | null)?.retryAfterSeconds;

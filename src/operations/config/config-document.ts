@@ -7,10 +7,22 @@ import { parseAllDocuments } from 'yaml';
 import { ToolgateError } from '../../core/index.js';
 import { TOOL_SCHEMA_ID } from '../../domain/catalog/index.js';
 import { agentSpecSchema, grantSpecSchema, userSpecSchema } from '../../domain/identity/index.js';
-import { policySpecSchema } from '../../domain/policy/index.js';
+import { operatorDocumentSchema } from '../../domain/operators/index.js';
+import { destinationSetDocumentSchema, policySpecSchema } from '../../domain/policy/index.js';
 import { providerSpecSchema } from '../../execution/providers/index.js';
+import { ownerChannelDocumentSchema } from '../owners/index.js';
 
-export const SUPPORTED_KINDS = ['Tool', 'Agent', 'User', 'Grant', 'Policy', 'Provider'] as const;
+export const SUPPORTED_KINDS = [
+  'Tool',
+  'Agent',
+  'User',
+  'Grant',
+  'Policy',
+  'Provider',
+  'DestinationSet',
+  'Operator',
+  'OwnerChannel',
+] as const;
 /** Kinds the format reserves for later work; a file using them is refused with this reason. */
 export const RESERVED_KINDS = ['Secret'] as const;
 export type ConfigKind = (typeof SUPPORTED_KINDS)[number];
@@ -83,6 +95,33 @@ export const configDocumentSchema = {
         apiVersion: { const: 'toolgate/v1' },
         kind: { const: 'Provider' },
         spec: providerSpecSchema,
+      },
+    },
+    {
+      additionalProperties: false,
+      required: ['kind', 'spec'],
+      properties: {
+        apiVersion: { const: 'toolgate/v1' },
+        kind: { const: 'DestinationSet' },
+        spec: destinationSetDocumentSchema,
+      },
+    },
+    {
+      additionalProperties: false,
+      required: ['kind', 'spec'],
+      properties: {
+        apiVersion: { const: 'toolgate/v1' },
+        kind: { const: 'Operator' },
+        spec: operatorDocumentSchema,
+      },
+    },
+    {
+      additionalProperties: false,
+      required: ['kind', 'spec'],
+      properties: {
+        apiVersion: { const: 'toolgate/v1' },
+        kind: { const: 'OwnerChannel' },
+        spec: ownerChannelDocumentSchema,
       },
     },
   ],

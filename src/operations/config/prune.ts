@@ -3,9 +3,11 @@
  * before and its files no longer declare. Each set keeps a ledger (`applied_objects`) of what it
  * declared; an apply compares the ledger with the files. Without `--prune` every undeclared object
  * is listed as drift and kept; with it, grants are revoked, agents and users disabled, tool
- * versions withdrawn through their lifecycle and policies deleted, each as an audited event in the
- * apply's own transaction. Nothing made by other means, or still declared by another set, is
- * touched. Providers are listed but never removed (there is no removal for them yet).
+ * versions withdrawn through their lifecycle, policies deleted and destination sets no live tool
+ * names deleted, owner channels removed, operator accounts disabled, each as an audited event in the apply's own transaction. Nothing made by other
+ * means, or still declared by another set, is touched. Providers are listed but never removed
+ * (there is no removal for them yet); an object a rule keeps (a destination set a tool still
+ * names) is listed as drift with the reason and stays in the ledger.
  */
 
 import type { Actor } from '../../core/index.js';
@@ -26,8 +28,19 @@ import type {
   UserService,
   UserSpec,
 } from '../../domain/identity/index.js';
-import type { PolicyService, PolicySpec } from '../../domain/policy/index.js';
+import type { Operator, OperatorDocument, OperatorService } from '../../domain/operators/index.js';
+import type {
+  DestinationSetDocument,
+  DestinationSets,
+  PolicyService,
+  PolicySpec,
+} from '../../domain/policy/index.js';
 import type { ProviderSpec } from '../../execution/providers/index.js';
+import type { OwnerChannelDocument, OwnerChannels } from '../owners/index.js';
+import { pruneDestinationSet } from './apply-kinds/destination-set-kind.js';
+import { pruneOperator } from './apply-kinds/operator-kind.js';
+import { pruneOwnerChannel } from './apply-kinds/owner-channel-kind.js';
+import type { PruneOutcome } from './apply-kinds/prune-outcome.js';
 import type { ConfigDocument } from './config-document.js';
 
 /** A set's name: short, lowercase, safe in a URL and a log line. */
@@ -54,6 +67,11 @@ export interface PruneServices {
   readonly users: UserService;
   readonly policies: PolicyService;
   readonly changes: Pick<ChangeDesk, 'pendingGrantIn' | 'withdrawGrantIn'>;
+  readonly destinationSets: DestinationSets;
+  readonly operators: OperatorService;
+  readonly ownerChannels: OwnerChannels;
+  /** The person applying; without one an account no longer declared is kept. */
+  readonly operator: Operator | undefined;
 }
 
 const REASON = 'no longer declared (apply --prune)';
@@ -86,6 +104,17 @@ export function declaredObjects(docs: readonly { doc: ConfigDocument }[]): Decla
       case 'Provider':
         out.push({ kind: 'Provider', subject: (doc.spec as ProviderSpec).name });
         break;
+      case 'DestinationSet':
+        out.push({ kind: 'DestinationSet', subject: (doc.spec as DestinationSetDocument).name });
+        break;
+      case 'Operator':
+        out.push({ kind: 'Operator', subject: (doc.spec as OperatorDocument).id });
+        break;
+      case 'OwnerChannel': {
+        const spec = doc.spec as OwnerChannelDocument;
+        out.push({ kind: 'OwnerChannel', subject: `${spec.team}/${spec.name}` });
+        break;
+      }
     }
   }
   return out;
@@ -129,9 +158,14 @@ export async function reconcileSet(
       })
       .execute();
   }
+  // Destination sets last: a tool this prune retires no longer keeps the set it names.
+  const last = (d: Declared) => (d.kind === 'DestinationSet' ? 1 : 0);
   const gone = before
     .filter((d) => !now.has(key(d)))
-    .sort((a, b) => a.kind.localeCompare(b.kind) || a.subject.localeCompare(b.subject));
+    .sort(
+      (a, b) =>
+        last(a) - last(b) || a.kind.localeCompare(b.kind) || a.subject.localeCompare(b.subject),
+    );
   const changes: PruneChange[] = [];
   for (const d of gone) {
     if (!prune || d.kind === 'Provider') {
@@ -156,15 +190,29 @@ export async function reconcileSet(
       .where('subject', '=', d.subject)
       .where('set_name', '!=', set)
       .executeTakeFirst();
-    const summary = other
-      ? `no longer declared here: kept, set ${other.set_name} still declares it${await pendingGrantText(trx, services, d, 'kept')}`
+    const outcome: PruneOutcome = other
+      ? {
+          summary: `no longer declared here: kept, set ${other.set_name} still declares it${await pendingGrantText(trx, services, d, 'kept')}`,
+        }
       : await pruneOne(ctx, services, d, actor);
+    if (outcome.kept) {
+      const { summary } = outcome;
+      changes.push({
+        document: -1,
+        kind: d.kind,
+        subject: subjectText(d),
+        action: 'drift',
+        summary,
+      });
+      continue;
+    }
     await trx
       .deleteFrom('applied_objects')
       .where('set_name', '=', set)
       .where('kind', '=', d.kind)
       .where('subject', '=', d.subject)
       .execute();
+    const { summary } = outcome;
     changes.push({ document: -1, kind: d.kind, subject: subjectText(d), action: 'prune', summary });
   }
   return { changes, notes };
@@ -249,6 +297,9 @@ const PRUNE_VERB: Readonly<Record<ConfigDocument['kind'], string>> = {
   Policy: 'delete it',
   Grant: 'revoke it',
   Provider: 'remove it',
+  DestinationSet: 'delete it',
+  Operator: 'disable it',
+  OwnerChannel: 'remove it',
 };
 
 function subjectText(d: Declared): string {
@@ -256,10 +307,41 @@ function subjectText(d: Declared): string {
     const [agent, capability] = d.subject.split(' ');
     return `grant ${agent} ${capability}`;
   }
-  return `${d.kind.toLowerCase()} ${d.subject}`;
+  return `${SUBJECT_NOUN[d.kind]} ${d.subject}`;
 }
 
+const SUBJECT_NOUN: Readonly<Record<ConfigDocument['kind'], string>> = {
+  Agent: 'agent',
+  User: 'user',
+  Tool: 'tool',
+  Policy: 'policy',
+  Grant: 'grant',
+  Provider: 'provider',
+  DestinationSet: 'destination set',
+  Operator: 'operator',
+  OwnerChannel: 'owner channel',
+};
+
 async function pruneOne(
+  ctx: CatalogWrite,
+  services: PruneServices,
+  d: Declared,
+  actor: Actor,
+): Promise<PruneOutcome> {
+  if (d.kind === 'DestinationSet') {
+    return pruneDestinationSet(ctx.trx, services.destinationSets, d.subject, actor, REASON);
+  }
+  if (d.kind === 'OwnerChannel') {
+    return pruneOwnerChannel(ctx.trx, services.ownerChannels, d.subject, actor, REASON);
+  }
+  if (d.kind === 'Operator') {
+    const { operators, operator } = services;
+    return pruneOperator(ctx.trx, operators, operator, d.subject, actor.via, REASON);
+  }
+  return { summary: await pruneSummary(ctx, services, d, actor) };
+}
+
+async function pruneSummary(
   ctx: CatalogWrite,
   services: PruneServices,
   d: Declared,
@@ -333,6 +415,9 @@ async function pruneOne(
         : `deprecated, retires ${detail.retire_at ?? ''}`;
     }
     case 'Provider':
+    case 'DestinationSet':
+    case 'Operator':
+    case 'OwnerChannel':
       return 'kept';
   }
 }

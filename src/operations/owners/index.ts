@@ -5,7 +5,15 @@
  */
 export type { Crossing, ErrorRateOptions } from './error-rate-window.js';
 export { DEFAULT_ERROR_RATE, ErrorRateWindow } from './error-rate-window.js';
+export type { OwnerChannelDocument } from './owner-channel-spec.js';
+export {
+  ENV_NAME_PATTERN,
+  OWNER_CHANNEL_NAME_PATTERN,
+  ownerChannelDocumentProblems,
+  ownerChannelDocumentSchema,
+} from './owner-channel-spec.js';
 export type {
+  DeclaredChannel,
   NewOwnerChannel,
   OwnerChannelView,
   TeamScope,

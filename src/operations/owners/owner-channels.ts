@@ -1,22 +1,27 @@
 /**
  * @module Owner teams' notification channels (docs/architecture.md §8, C16): a webhook per team
  * (loopback or https, checked as the reviewer webhooks are), at most ten per team, added and
- * removed by an admin or an owner of that team, each change an audited event. A channel's URL is
- * used for delivery only: every view shows its origin, never the path (a Slack webhook URL is a
- * credential).
+ * removed by an admin or an owner of that team, or declared by an applied file (`kind:
+ * OwnerChannel`), each change an audited event. A channel's URL is a credential (a Slack webhook
+ * URL is one): it is stored sealed (channel-url.ts), used for delivery only, and every view,
+ * event, plan line and error shows its origin, never the path.
  */
-import type { Kysely } from 'kysely';
+import type { Kysely, Transaction } from 'kysely';
 import {
   type Actor,
   type Clock,
   type Outbound,
   OWNER_PATTERN,
+  type Problem,
   problem,
   systemClock,
   ToolgateError,
   timeOrderedId,
 } from '../../core/index.js';
+import type { MasterKey } from '../../domain/credentials/index.js';
 import { appendEvent, type Database, isUniqueViolation } from '../../records/store/index.js';
+import { openUrl, sealLegacyIn, sealVersion, storedUrl, urlHint, urlKey } from './channel-url.js';
+import { MAX_CHANNEL_URL_CHARS } from './owner-channel-spec.js';
 
 export const MAX_CHANNELS_PER_TEAM = 10;
 const TEAM = new RegExp(OWNER_PATTERN);
@@ -25,6 +30,8 @@ const TEAM = new RegExp(OWNER_PATTERN);
 export interface OwnerChannelView {
   readonly id: string;
   readonly team: string;
+  /** The name an applied file gives it; null for one added by hand. */
+  readonly name: string | null;
   readonly kind: 'webhook';
   readonly url_hint: string;
   readonly created_at: string;
@@ -37,8 +44,17 @@ export interface NewOwnerChannel {
   readonly url: string;
 }
 
+/** A channel as an applied file declares it, its URL read already (owner-channel-spec.ts). */
+export interface DeclaredChannel {
+  readonly team: string;
+  readonly name: string;
+  readonly url: string;
+}
+
 /** Which teams a caller may touch: every team (null), or these (an owner who is not an admin). */
 export type TeamScope = readonly string[] | null;
+
+type Row = Database['owner_channels'];
 
 function invalid(pointer: string, message: string, rule: string): ToolgateError<'INPUT_INVALID'> {
   return new ToolgateError('INPUT_INVALID', message, {
@@ -46,26 +62,13 @@ function invalid(pointer: string, message: string, rule: string): ToolgateError<
   });
 }
 
-function hint(url: string): string {
-  try {
-    return `${new URL(url).origin}/…`;
-  } catch {
-    return '(invalid)';
-  }
-}
-
-function view(r: {
-  id: string;
-  team: string;
-  url: string;
-  created_at: string;
-  created_by: string;
-}): OwnerChannelView {
+function view(r: Row): OwnerChannelView {
   return {
     id: r.id,
     team: r.team,
+    name: r.name,
     kind: 'webhook',
-    url_hint: hint(r.url),
+    url_hint: r.url_hint ?? urlHint(r.url),
     created_at: r.created_at,
     created_by: r.created_by,
   };
@@ -83,6 +86,7 @@ function checkScope(scope: TeamScope, team: string): void {
 export class OwnerChannels {
   readonly #db: Kysely<Database>;
   readonly #clock: Clock;
+  readonly #masterKey: () => MasterKey;
   readonly #changed: (() => void)[] = [];
 
   readonly #outbound: Pick<Outbound, 'problem'>;
@@ -90,16 +94,37 @@ export class OwnerChannels {
   constructor(
     db: Kysely<Database>,
     outbound: Pick<Outbound, 'problem'>,
+    /** Seals and opens channel URLs; loaded on first use. */
+    masterKey: () => MasterKey,
     clock: Clock = systemClock,
   ) {
     this.#db = db;
     this.#outbound = outbound;
+    this.#masterKey = masterKey;
     this.#clock = clock;
   }
 
   /** Told after a channel is added or removed through this service (delivery caches drop). */
   onChange(listener: () => void): void {
     this.#changed.push(listener);
+  }
+
+  /**
+   * Why `url` may not be a channel's URL (`pointer` locates it), or null: its length, then the
+   * tool-egress rules (resolved now, public addresses only, loopback only where the gateway's
+   * admin allowed it; delivery checks and dials again, owner-notices.ts). The problem names the
+   * host at most, never the URL.
+   */
+  async urlProblem(url: string, pointer = '/url'): Promise<Problem | null> {
+    if (url.length > MAX_CHANNEL_URL_CHARS) {
+      return problem(
+        pointer,
+        `url must be a URL of at most ${MAX_CHANNEL_URL_CHARS} characters`,
+        'format',
+      );
+    }
+    const p = await this.#outbound.problem(url);
+    return p ? problem(pointer, `webhook URL ${p.message}`, p.rule) : null;
   }
 
   async add(
@@ -112,49 +137,127 @@ export class OwnerChannels {
     if (typeof team !== 'string' || !TEAM.test(team))
       throw invalid('/team', 'team must be an owner name (letters, digits, _ . @ -)', 'pattern');
     if (kind !== 'webhook') throw invalid('/kind', 'kind must be webhook', 'enum');
-    if (typeof url !== 'string' || url.length > 2_000)
-      throw invalid('/url', 'url must be a URL of at most 2000 characters', 'format');
-    // The tool-egress rules: resolved now, public addresses only, loopback only where the
-    // gateway's admin allowed it; delivery checks and dials again (owner-notices.ts).
+    if (typeof url !== 'string') throw invalid('/url', 'url must be a URL', 'format');
     checkScope(scope, team);
-    const p = await this.#outbound.problem(url);
-    if (p) throw invalid('/url', `webhook URL ${p.message}`, p.rule);
+    const p = await this.urlProblem(url);
+    if (p) throw new ToolgateError('INPUT_INVALID', p.message, { problems: [p] });
     const now = this.#clock();
-    const row = {
-      id: timeOrderedId('ch_', now.getTime()),
+    const id = timeOrderedId('ch_', now.getTime());
+    const key = this.#masterKey();
+    const row: Row = {
+      id,
       team,
-      kind: 'webhook' as const,
-      url,
+      kind: 'webhook',
+      name: null,
+      ...storedUrl(key, id, url),
       created_at: now.toISOString(),
       created_by: actor.id,
+      updated_at: null,
     };
-    try {
-      await this.#db.transaction().execute(async (trx) => {
-        const { n } = await trx
-          .selectFrom('owner_channels')
-          .select((eb) => eb.fn.countAll<number>().as('n'))
-          .where('team', '=', team)
-          .executeTakeFirstOrThrow();
-        if (Number(n) >= MAX_CHANNELS_PER_TEAM)
-          throw invalid(
-            '/team',
-            `team ${team} has ${MAX_CHANNELS_PER_TEAM} channels already`,
-            'channels.cap',
-          );
-        await trx.insertInto('owner_channels').values(row).execute();
-        await appendEvent(trx, actor, now, {
-          action: 'owner_channel.added',
-          subject: `team:${team}`,
-          details: { channel: row.id, kind: 'webhook', url_hint: hint(url) },
-        });
-      });
-    } catch (err) {
-      if (isUniqueViolation(err))
-        throw invalid('/url', `team ${team} has a channel with this URL already`, 'unique');
-      throw err;
-    }
+    await this.#db.transaction().execute(async (trx) => {
+      await sealLegacyIn(trx, key);
+      await this.#insertIn(trx, row, actor, now);
+    });
     this.#tell();
     return view(row);
+  }
+
+  /** Inserts a channel under the team's cap; a URL the team has already is refused. */
+  async #insertIn(trx: Transaction<Database>, row: Row, actor: Actor, now: Date): Promise<void> {
+    const { n } = await trx
+      .selectFrom('owner_channels')
+      .select((eb) => eb.fn.countAll<number>().as('n'))
+      .where('team', '=', row.team)
+      .executeTakeFirstOrThrow();
+    if (Number(n) >= MAX_CHANNELS_PER_TEAM)
+      throw invalid(
+        '/team',
+        `team ${row.team} has ${MAX_CHANNELS_PER_TEAM} channels already`,
+        'channels.cap',
+      );
+    const same = await trx
+      .selectFrom('owner_channels')
+      .select('id')
+      .where('team', '=', row.team)
+      .where('url_key', '=', row.url_key)
+      .executeTakeFirst();
+    if (same) throw duplicate(row.team, same.id);
+    try {
+      await trx.insertInto('owner_channels').values(row).execute();
+    } catch (err) {
+      if (isUniqueViolation(err)) throw duplicate(row.team);
+      throw err;
+    }
+    await appendEvent(trx, actor, now, {
+      action: 'owner_channel.added',
+      subject: `team:${row.team}`,
+      details: {
+        channel: row.id,
+        kind: 'webhook',
+        url_hint: row.url_hint,
+        ...(row.name !== null ? { name: row.name } : {}),
+      },
+    });
+  }
+
+  /**
+   * Makes the team's channel `name` what an applied file declares, inside the apply's transaction:
+   * created (the team's cap and one URL per team hold as for `add`), its URL replaced when it
+   * differs (compared by keyed hash: the stored URL is never opened for it), or unchanged. The URL
+   * was checked by `urlProblem` before the transaction began. `scope` as for `add`.
+   */
+  async saveIn(
+    trx: Transaction<Database>,
+    declared: DeclaredChannel,
+    actor: Actor,
+    scope: TeamScope = null,
+  ): Promise<{ outcome: 'created' | 'updated' | 'unchanged'; view: OwnerChannelView }> {
+    checkScope(scope, declared.team);
+    const key = this.#masterKey();
+    await sealLegacyIn(trx, key);
+    const now = this.#clock();
+    const found = await trx
+      .selectFrom('owner_channels')
+      .selectAll()
+      .where('team', '=', declared.team)
+      .where('name', '=', declared.name)
+      .executeTakeFirst();
+    if (!found) {
+      const id = timeOrderedId('ch_', now.getTime());
+      const row: Row = {
+        id,
+        team: declared.team,
+        kind: 'webhook',
+        name: declared.name,
+        ...storedUrl(key, id, declared.url),
+        created_at: now.toISOString(),
+        created_by: actor.id,
+        updated_at: null,
+      };
+      await this.#insertIn(trx, row, actor, now);
+      return { outcome: 'created', view: view(row) };
+    }
+    if (found.url_key === urlKey(key, declared.url))
+      return { outcome: 'unchanged', view: view(found) };
+    const stored = storedUrl(key, found.id, declared.url, sealVersion(found.url_sealed) + 1);
+    const same = await trx
+      .selectFrom('owner_channels')
+      .select('id')
+      .where('team', '=', declared.team)
+      .where('url_key', '=', stored.url_key)
+      .executeTakeFirst();
+    if (same) throw duplicate(declared.team, same.id);
+    await trx
+      .updateTable('owner_channels')
+      .set({ ...stored, updated_at: now.toISOString() })
+      .where('id', '=', found.id)
+      .execute();
+    await appendEvent(trx, actor, now, {
+      action: 'owner_channel.updated',
+      subject: `team:${declared.team}`,
+      details: { channel: found.id, name: declared.name, url_hint: stored.url_hint },
+    });
+    return { outcome: 'updated', view: view({ ...found, ...stored }) };
   }
 
   async list(filter: { team?: string } = {}, scope: TeamScope = null): Promise<OwnerChannelView[]> {
@@ -176,28 +279,66 @@ export class OwnerChannels {
     // Another team's channel is not found for an owner: they learn nothing about it.
     if (!found || (scope !== null && !scope.includes(found.team)))
       throw new ToolgateError('NOT_FOUND', `no channel ${id}`, {});
-    await this.#db.transaction().execute(async (trx) => {
-      await trx.deleteFrom('owner_channels').where('id', '=', id).execute();
-      await appendEvent(trx, actor, this.#clock(), {
-        action: 'owner_channel.removed',
-        subject: `team:${found.team}`,
-        details: { channel: id, url_hint: hint(found.url) },
-      });
-    });
+    await this.#db.transaction().execute((trx) => this.#deleteIn(trx, found, actor, {}));
     this.#tell();
+  }
+
+  /**
+   * Removes the team's channel `name` inside the caller's transaction (`apply --prune`); false
+   * when there is none.
+   */
+  async removeIn(
+    trx: Transaction<Database>,
+    team: string,
+    name: string,
+    actor: Actor,
+    reason: string,
+  ): Promise<boolean> {
+    const found = await trx
+      .selectFrom('owner_channels')
+      .selectAll()
+      .where('team', '=', team)
+      .where('name', '=', name)
+      .executeTakeFirst();
+    if (!found) return false;
+    await this.#deleteIn(trx, found, actor, { name, reason });
+    return true;
+  }
+
+  async #deleteIn(
+    trx: Transaction<Database>,
+    found: Row,
+    actor: Actor,
+    more: Record<string, string>,
+  ): Promise<void> {
+    await trx.deleteFrom('owner_channels').where('id', '=', found.id).execute();
+    await appendEvent(trx, actor, this.#clock(), {
+      action: 'owner_channel.removed',
+      subject: `team:${found.team}`,
+      details: { channel: found.id, url_hint: view(found).url_hint, ...more },
+    });
   }
 
   /** The delivery URLs of a team's channels (delivery only; never handed to a front). */
   async urlsOf(team: string): Promise<{ id: string; url: string }[]> {
-    return this.#db
+    const rows = await this.#db
       .selectFrom('owner_channels')
-      .select(['id', 'url'])
+      .select(['id', 'url', 'url_sealed'])
       .where('team', '=', team)
       .orderBy('id')
       .execute();
+    return rows.map((r) => ({ id: r.id, url: openUrl(this.#masterKey, r) }));
   }
 
   #tell(): void {
     for (const l of this.#changed) l();
   }
+}
+
+function duplicate(team: string, id?: string): ToolgateError<'INPUT_INVALID'> {
+  return invalid(
+    '/url',
+    `team ${team} has a channel with this URL already${id !== undefined ? ` (${id})` : ''}`,
+    'unique',
+  );
 }

@@ -4,18 +4,19 @@
  * module of the SDK is imported. Span names and attributes follow the OpenTelemetry MCP and
  * GenAI conventions (`tools/call {tool}`, `mcp.method.name`, `gen_ai.tool.name`…); the gate's
  * own are under `toolgate.`. Never arguments, results, credentials or the caller's free text.
+ * The SDK's sampler decides once per call; its spans are recorded-span.ts's (why: there), handed
+ * to the SDK's batch processor when the call ends (recorded-call.ts), and its exporter encodes and
+ * sends them between calls.
  */
 import {
   type Attributes,
-  type Context,
   ROOT_CONTEXT,
-  type Span,
+  type SpanContext,
   SpanKind,
-  SpanStatusCode,
   TraceFlags,
-  type Tracer,
   trace,
 } from '@opentelemetry/api';
+import { type ExportResult, ExportResultCode } from '@opentelemetry/core';
 import { OTLPTraceExporter as JsonExporter } from '@opentelemetry/exporter-trace-otlp-http';
 import { OTLPTraceExporter as ProtoExporter } from '@opentelemetry/exporter-trace-otlp-proto';
 import { resourceFromAttributes } from '@opentelemetry/resources';
@@ -25,17 +26,14 @@ import {
   BatchSpanProcessor,
   ParentBasedSampler,
   type Sampler,
+  SamplingDecision,
+  type SpanExporter,
   TraceIdRatioBasedSampler,
-  TracerProvider,
 } from '@opentelemetry/sdk-trace';
-import { formatTraceparent, type TraceOrigin } from '../../core/index.js';
-import type {
-  CallSpan,
-  CallTracer,
-  ChildSpan,
-  TracedTool,
-  TracedVerdict,
-} from '../../gate/index.js';
+import type { TraceOrigin } from '../../core/index.js';
+import type { CallSpan, CallTracer } from '../../gate/index.js';
+import { RecordedCall, type SpanTarget, UnsampledCall } from './recorded-call.js';
+import { SpanIds } from './span-ids.js';
 import type { TracingConfig } from './tracing-config.js';
 
 /** A started tracer and how to stop it (flushing what is queued). */
@@ -65,55 +63,92 @@ function samplerOf(config: TracingConfig): Sampler {
   }
 }
 
-/** Starts the SDK with its own provider (never the global one: the library may share a process). */
+/**
+ * The exporter, its work moved out of the call whose span filled a batch: the batch processor
+ * exports as soon as a batch is full, from inside the call that filled it, and an OTLP exporter
+ * encodes the whole batch there and then (milliseconds for 512 spans). Deferred to the event
+ * loop's next turn, a batch is encoded and sent between calls instead of inside one. The processor
+ * still waits for each export's result; a flush and the shutdown wait for the exports deferred
+ * but not yet begun (which the processor's own shutdown would not see), then for the exporter.
+ */
+function deferred(exporter: SpanExporter): SpanExporter & { forceFlush(): Promise<void> } {
+  const waiting = new Set<Promise<void>>();
+  const settled = () => Promise.all(waiting).then(() => {});
+  return {
+    export: (spans, done) => {
+      const exported = new Promise<void>((resolve) => {
+        setImmediate(() => {
+          const finish = (result: ExportResult) => {
+            resolve();
+            done(result);
+          };
+          // Called by the processor inside a promise, a throw was a failed export; here it
+          // would be an uncaught exception, so it is turned into the failed export it is.
+          try {
+            exporter.export(spans, finish);
+          } catch (err) {
+            const error = err instanceof Error ? err : new Error(String(err));
+            finish({ code: ExportResultCode.FAILED, error });
+          }
+        });
+      });
+      waiting.add(exported);
+      void exported.then(() => waiting.delete(exported));
+    },
+    shutdown: () => settled().then(() => exporter.shutdown()),
+    forceFlush: () => settled().then(() => exporter.forceFlush?.()),
+  };
+}
+
+/**
+ * Starts exporting with the SDK's batch processor and OTLP exporter, sized by the OTEL_BSP_*
+ * settings. Nothing is registered globally (the library may share a process).
+ */
 export function startOtelTracing(config: TracingConfig): Tracing {
   const exporterConfig = { url: config.endpoint };
   const exporter =
     config.protocol === 'http/json'
       ? new JsonExporter(exporterConfig)
       : new ProtoExporter(exporterConfig);
-  const provider = new TracerProvider({
+  const sender = deferred(exporter);
+  const processor = new BatchSpanProcessor({
+    exporter: sender,
+    scheduledDelayMillis: config.scheduleDelayMs,
+    maxQueueSize: config.maxQueueSize,
+    maxExportBatchSize: config.maxExportBatchSize,
+    exportTimeoutMillis: config.exportTimeoutMs,
+  });
+  const target: SpanTarget = {
+    processor,
     resource: resourceFromAttributes({
       ...config.resource,
       'service.name': config.serviceName,
     }),
-    sampler: samplerOf(config),
-    spanProcessors: [
-      new BatchSpanProcessor({
-        exporter,
-        scheduledDelayMillis: config.scheduleDelayMs,
-        maxQueueSize: config.maxQueueSize,
-      }),
-    ],
-  });
-  const tracer = new OtelCallTracer(provider.getTracer('toolgate'));
+    scope: { name: 'toolgate' },
+    ids: new SpanIds(),
+  };
+  const tracer = new OtelCallTracer(target, samplerOf(config));
   let closed: Promise<void> | null = null;
   return {
     tracer,
-    flush: () => provider.forceFlush(),
+    flush: () => processor.forceFlush().then(() => sender.forceFlush()),
     close: () => {
-      closed ??= provider.shutdown();
+      closed ??= processor.shutdown();
       return closed;
     },
   };
 }
 
 class OtelCallTracer implements CallTracer {
-  readonly #tracer: Tracer;
+  readonly #target: SpanTarget;
+  readonly #sampler: Sampler;
 
-  constructor(tracer: Tracer) {
-    this.#tracer = tracer;
+  constructor(target: SpanTarget, sampler: Sampler) {
+    this.#target = target;
+    this.#sampler = sampler;
   }
 
   startCall(origin: TraceOrigin | undefined, sessionId: string, method: string): CallSpan {
-    const parent = origin?.parent
-      ? trace.setSpanContext(ROOT_CONTEXT, {
-          traceId: origin.parent.traceId,
-          spanId: origin.parent.spanId,
-          traceFlags: origin.parent.sampled ? TraceFlags.SAMPLED : TraceFlags.NONE,
-          isRemote: true,
-        })
-      : ROOT_CONTEXT;
     const mcp = origin?.front === 'mcp';
     const attributes: Attributes = { 'gen_ai.operation.name': 'execute_tool' };
     if (mcp) {
@@ -134,94 +169,31 @@ class OtelCallTracer implements CallTracer {
     }
     // MCP: `{mcp.method.name} {target}`; REST and the library: GenAI's `execute_tool {tool}`.
     const prefix = mcp ? method : 'execute_tool';
-    const span = this.#tracer.startSpan(
+    const kind = origin === undefined ? SpanKind.INTERNAL : SpanKind.SERVER;
+    const caller = origin?.parent;
+    const parent: SpanContext | undefined = caller
+      ? {
+          traceId: caller.traceId,
+          spanId: caller.spanId,
+          traceFlags: caller.sampled ? TraceFlags.SAMPLED : TraceFlags.NONE,
+          isRemote: true,
+        }
+      : undefined;
+    const traceId = parent ? parent.traceId : this.#target.ids.traceId();
+    // The sampler decides once, for the call: the samplers toolgate offers follow the parent or
+    // the trace id, so every span of a call shares its decision. Unsampled, nothing is recorded.
+    const sampled = this.#sampler.shouldSample(
+      parent ? trace.setSpanContext(ROOT_CONTEXT, parent) : ROOT_CONTEXT,
+      traceId,
       prefix,
-      { kind: origin === undefined ? SpanKind.INTERNAL : SpanKind.SERVER, attributes },
-      parent,
+      kind,
+      attributes,
+      [],
     );
-    return new OtelCallSpan(this.#tracer, span, prefix);
-  }
-}
-
-function traceparentOf(span: Span): string {
-  const c = span.spanContext();
-  return formatTraceparent(c.traceId, c.spanId, (c.traceFlags & TraceFlags.SAMPLED) !== 0);
-}
-
-/** The SDK span behind each child handed out, so an upstream span can be its child. */
-const SPANS = new WeakMap<ChildSpan, Span>();
-
-function child(span: Span): ChildSpan {
-  const handle: ChildSpan = {
-    traceparent: traceparentOf(span),
-    end(error?: string) {
-      if (error !== undefined) {
-        span.setAttribute('error.type', error);
-        span.setStatus({ code: SpanStatusCode.ERROR });
-      }
-      span.end();
-    },
-  };
-  SPANS.set(handle, span);
-  return handle;
-}
-
-class OtelCallSpan implements CallSpan {
-  readonly traceId: string;
-  readonly #tracer: Tracer;
-  readonly #span: Span;
-  readonly #context: Context;
-  readonly #prefix: string;
-
-  constructor(tracer: Tracer, span: Span, prefix: string) {
-    this.#tracer = tracer;
-    this.#span = span;
-    this.#prefix = prefix;
-    this.#context = trace.setSpan(ROOT_CONTEXT, span);
-    this.traceId = span.spanContext().traceId;
-  }
-
-  tool(tool: TracedTool): void {
-    this.#span.updateName(`${this.#prefix} ${tool.name}`);
-    this.#span.setAttributes({
-      'gen_ai.tool.name': tool.name,
-      'toolgate.tool.id': tool.id,
-      'toolgate.tool.version': tool.version,
-      'toolgate.action_class': tool.actionClass,
-    });
-  }
-
-  step(name: string): ChildSpan {
-    return child(
-      this.#tracer.startSpan(`toolgate.${name}`, { kind: SpanKind.INTERNAL }, this.#context),
-    );
-  }
-
-  upstream(
-    parent: ChildSpan | null,
-    name: string,
-    attributes: Readonly<Record<string, string>>,
-  ): ChildSpan {
-    // The parent is the execute step's span when it is open, else the call's.
-    const under = parent ? SPANS.get(parent) : undefined;
-    const ctx = under ? trace.setSpan(ROOT_CONTEXT, under) : this.#context;
-    return child(this.#tracer.startSpan(name, { kind: SpanKind.CLIENT, attributes }, ctx));
-  }
-
-  end(verdict: TracedVerdict | null, error?: string): void {
-    if (verdict) {
-      this.#span.setAttribute('toolgate.decision', verdict.decision);
-      if (verdict.rule !== undefined) this.#span.setAttribute('toolgate.rule', verdict.rule);
-      if (verdict.code !== undefined) {
-        this.#span.setAttribute('toolgate.code', verdict.code);
-        this.#span.setAttribute('error.type', verdict.code);
-        this.#span.setStatus({ code: SpanStatusCode.ERROR });
-      }
+    if (sampled.decision !== SamplingDecision.RECORD_AND_SAMPLED) {
+      return new UnsampledCall(traceId, this.#target.ids);
     }
-    if (error !== undefined) {
-      this.#span.setAttribute('error.type', error);
-      this.#span.setStatus({ code: SpanStatusCode.ERROR });
-    }
-    this.#span.end();
+    if (sampled.attributes) Object.assign(attributes, sampled.attributes);
+    return new RecordedCall(this.#target, traceId, parent, prefix, kind, attributes);
   }
 }

@@ -30,6 +30,13 @@ export interface TracingConfig {
   readonly scheduleDelayMs: number;
   /** Spans held before new ones are dropped (OTEL_BSP_MAX_QUEUE_SIZE, default 2048). */
   readonly maxQueueSize: number;
+  /**
+   * Spans in one export, sent as soon as that many wait (OTEL_BSP_MAX_EXPORT_BATCH_SIZE, default
+   * 512 or maxQueueSize when smaller; never more than maxQueueSize).
+   */
+  readonly maxExportBatchSize: number;
+  /** How long an export may take before it is given up (OTEL_BSP_EXPORT_TIMEOUT, default 30000 ms). */
+  readonly exportTimeoutMs: number;
 }
 
 type Env = Readonly<Record<string, string | undefined>>;
@@ -97,6 +104,18 @@ export function tracingConfigFromEnv(env: Env): TracingConfig | null {
   if (!SAMPLERS.has(sampler)) {
     throw invalid(`OTEL_TRACES_SAMPLER: one of ${[...SAMPLERS].join(', ')}, not ${sampler}`);
   }
+  const maxQueueSize = positive(env, 'OTEL_BSP_MAX_QUEUE_SIZE', 2_048);
+  // The default batch fits a smaller queue; a batch set larger than the queue is a mistake.
+  const maxExportBatchSize = positive(
+    env,
+    'OTEL_BSP_MAX_EXPORT_BATCH_SIZE',
+    Math.min(512, maxQueueSize),
+  );
+  if (maxExportBatchSize > maxQueueSize) {
+    throw invalid(
+      `OTEL_BSP_MAX_EXPORT_BATCH_SIZE: at most OTEL_BSP_MAX_QUEUE_SIZE (${maxQueueSize}), not ${maxExportBatchSize}`,
+    );
+  }
   return {
     endpoint,
     protocol,
@@ -105,7 +124,9 @@ export function tracingConfigFromEnv(env: Env): TracingConfig | null {
     sampler: sampler as SamplerName,
     ratio: ratioOf(value(env, 'OTEL_TRACES_SAMPLER_ARG'), sampler),
     scheduleDelayMs: positive(env, 'OTEL_BSP_SCHEDULE_DELAY', 5_000),
-    maxQueueSize: positive(env, 'OTEL_BSP_MAX_QUEUE_SIZE', 2_048),
+    maxQueueSize,
+    maxExportBatchSize,
+    exportTimeoutMs: positive(env, 'OTEL_BSP_EXPORT_TIMEOUT', 30_000),
   };
 }
 

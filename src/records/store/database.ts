@@ -545,9 +545,19 @@ export interface OwnerChannelTable {
   id: string;
   team: string;
   kind: 'webhook';
+  /** The URL in plain on a row from before migration 0042 until it is sealed; else ''. */
   url: string;
   created_at: string;
   created_by: string;
+  /** The name an applied file gives it, unique in its team; null for one added by hand. */
+  name: string | null;
+  /** The URL sealed with the master key (JSON: version, key id, nonce, ciphertext, tag). */
+  url_sealed: string | null;
+  /** HMAC-SHA256 of the URL under a key derived from the master key: one URL once per team. */
+  url_key: string | null;
+  /** The URL's origin, all anyone is shown of it. */
+  url_hint: string | null;
+  updated_at: string | null;
 }
 
 /** When a notice of a kind was last sent for a tool version (deduplication, migration 0033). */

@@ -25,6 +25,13 @@ export type {
   UserRow,
 } from './database.js';
 export type { RestoredDatabase, SavedDatabase } from './database-copy.js';
+export {
+  DEFAULT_DB_URL,
+  dbLocation,
+  dbUrlSecrets,
+  parseDbUrl,
+  refuseSecretsToolsCannotTake,
+} from './db-url.js';
 export type { NewEvent } from './events.js';
 export {
   appendEvent,
@@ -41,7 +48,7 @@ export type { Dialect } from './migration-sql.js';
 export { DIALECTS } from './migration-sql.js';
 export { olderThan } from './newest-first.js';
 export type { Store } from './open-store.js';
-export { DEFAULT_DB_URL, holdsDatabase, openStore, parseDbUrl } from './open-store.js';
+export { holdsDatabase, openStore } from './open-store.js';
 export { restoreDatabase } from './restore-database.js';
 export { knownMigrations, refuseNewerSchema } from './schema-version.js';
 export { isUniqueViolation } from './store-errors.js';

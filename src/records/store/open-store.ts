@@ -4,12 +4,12 @@
  */
 import { randomBytes } from 'node:crypto';
 import { existsSync, statSync } from 'node:fs';
-import { resolve } from 'node:path';
 import { Kysely, Migrator, sql, type Transaction } from 'kysely';
 import { useCursorKey } from '../../core/index.js';
 import { type AuditAppend, bindAuditSlot } from './audit-append.js';
 import type { Database } from './database.js';
 import type { SavedDatabase } from './database-copy.js';
+import { parseDbUrl } from './db-url.js';
 import { edgeDialect } from './edge-driver.js';
 import type { Dialect } from './migration-sql.js';
 import { migrationProvider } from './migrations/index.js';
@@ -27,7 +27,7 @@ import { storeError, storeUnavailable } from './store-errors.js';
 export interface Store {
   readonly dialect: Dialect;
   readonly db: Kysely<Database>;
-  /** Where the data lives, with any password removed; safe to print. */
+  /** Where the data lives, every secret in it `***` (db-url.ts); safe to print and to keep. */
   readonly location: string;
   /** The audit slot of this store's dialect (audit-append.ts): the audit log appends through it. */
   readonly audit: AuditAppend;
@@ -75,26 +75,6 @@ async function cursorKey(db: Kysely<Database>): Promise<Buffer> {
   const key = Buffer.from(row.value, 'base64url');
   if (key.length !== 32) throw storeError(new Error('meta.cursor_key is not a 32-byte key'));
   return key;
-}
-
-export const DEFAULT_DB_URL = 'sqlite:./data/toolgate.db';
-
-export function parseDbUrl(url: string): { dialect: Dialect; target: string; location: string } {
-  if (url.startsWith('sqlite:')) {
-    const path = url.slice('sqlite:'.length).replace(/^\/\/(?=\/)/, '');
-    if (path === '')
-      throw new TypeError('sqlite: URL needs a path, e.g. sqlite:./data/toolgate.db');
-    const target = path === ':memory:' ? path : resolve(path);
-    return { dialect: 'sqlite', target, location: `sqlite:${target}` };
-  }
-  if (url.startsWith('postgres://') || url.startsWith('postgresql://')) {
-    const parsed = new URL(url);
-    if (parsed.password) parsed.password = '***';
-    return { dialect: 'postgres', target: url, location: parsed.toString() };
-  }
-  throw new TypeError(
-    `unsupported database URL "${url.split(':')[0]}:…": use sqlite:PATH or postgres://…`,
-  );
 }
 
 /**
@@ -155,7 +135,7 @@ export async function openStore(url: string): Promise<Store> {
     async saveCopy(folder) {
       const saved = sqlite
         ? await saveFile(sqlite.database, folder)
-        : await saveDump(target, location, folder);
+        : await saveDump(target, folder);
       return { dialect, ...saved };
     },
     async ping() {

@@ -4,8 +4,8 @@
  */
 import { ToolgateError } from '../../core/index.js';
 import type { RestoredDatabase } from './database-copy.js';
+import { parseDbUrl } from './db-url.js';
 import type { Dialect } from './migration-sql.js';
-import { parseDbUrl } from './open-store.js';
 import { restoreDump } from './postgres/backup.js';
 import { knownMigrations, refuseNewerSchema } from './schema-version.js';
 import { migrationsIn, removeRestored, restoreFile } from './sqlite/backup.js';
@@ -39,5 +39,5 @@ export async function restoreDatabase(
     }
     return { restored: true, location };
   }
-  return restoreDump(target, location, file);
+  return restoreDump(target, file);
 }

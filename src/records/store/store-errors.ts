@@ -6,24 +6,35 @@
  */
 import { StoreCorruptError, ToolgateError } from '../../core/index.js';
 
-/** Node socket errors and PostgreSQL SQLSTATEs for connection loss, shutdown and overload. */
+/** Node socket errors, and the driver's words, for a server that cannot be reached or went away. */
 const UNAVAILABLE_CODES = new Set([
   'ECONNREFUSED',
   'ECONNRESET',
   'ETIMEDOUT',
   'EHOSTUNREACH',
   'EPIPE',
-  '57P01', // admin_shutdown
-  '57P02', // crash_shutdown
-  '57P03', // cannot_connect_now
-  '08000', // connection_exception
-  '08001', // sqlclient_unable_to_establish_sqlconnection
-  '08003', // connection_does_not_exist
-  '08006', // connection_failure
-  '53300', // too_many_connections
   'SQLITE_CANTOPEN',
   'SQLITE_IOERR',
 ]);
+
+/**
+ * PostgreSQL refusing or ending a connection, by SQLSTATE class (PostgreSQL's appendix A): what
+ * the operator is told, in toolgate's words. The server's own message is left out: it names roles
+ * and databases, and a REST client is answered with the same error.
+ */
+const REFUSALS: readonly (readonly [prefix: string, cause: string])[] = [
+  ['08', 'the connection failed'],
+  ['28', 'it refused the credentials (a wrong password, an unknown role, or pg_hba.conf)'],
+  ['3D', 'the database named does not exist'],
+  ['53', 'the server is out of resources (too many connections, memory or disk)'],
+  ['57P0', 'the server is shutting down or starting up, or ended the session'],
+];
+
+/** The cause of a refused PostgreSQL connection, or null for any other SQLSTATE. */
+function refusal(code: unknown): string | null {
+  if (typeof code !== 'string' || !/^[0-9A-Z]{5}$/.test(code)) return null;
+  return REFUSALS.find(([prefix]) => code.startsWith(prefix))?.[1] ?? null;
+}
 
 /**
  * True when `err` says the store is down or gone rather than that a query was wrong, so fronts
@@ -80,6 +91,15 @@ export function storeUnavailable(): ToolgateError<'STORE_UNAVAILABLE'> {
   return new ToolgateError('STORE_UNAVAILABLE', 'the database cannot be reached', {});
 }
 
+/** PostgreSQL refused or ended the connection: unavailable, naming the cause and its SQLSTATE. */
+function storeRefused(code: string, cause: string): ToolgateError<'STORE_UNAVAILABLE'> {
+  return new ToolgateError(
+    'STORE_UNAVAILABLE',
+    `the database cannot be used: ${cause} (SQLSTATE ${code})`,
+    {},
+  );
+}
+
 /**
  * A driver's error as the store reports it: STORE_UNAVAILABLE, StoreCorruptError, or the error
  * itself (a constraint, a syntax error: the caller's to handle). Errors already translated pass.
@@ -89,6 +109,8 @@ export function storeError(err: unknown): unknown {
   if (err instanceof StoreCorruptError) return err;
   const { code, message } = err as { code?: unknown; message?: unknown };
   if (isBusy(code)) return storeBusy();
+  const cause = refusal(code);
+  if (cause !== null) return storeRefused(code as string, cause);
   if (isUnavailable(code, message)) return storeUnavailable();
   if (isCorrupt(code)) {
     return new StoreCorruptError(code, typeof message === 'string' ? message : 'unreadable', {

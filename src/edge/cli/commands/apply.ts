@@ -1,5 +1,6 @@
 /**
- * @module `toolgate apply -f`: a configuration file (Tool, Agent, Grant, Provider…) in one transaction.
+ * @module `toolgate apply -f`: a configuration file (Tool, Agent, Grant, Provider…) in one transaction,
+ * applied as the operator the CLI acts as.
  */
 
 import type { Command } from 'commander';
@@ -11,7 +12,7 @@ export function registerApply(program: Command): void {
   program
     .command('apply')
     .description(
-      'apply a configuration file (YAML or JSON: Tool, Agent, User, Grant, Policy, Provider) in one transaction',
+      'apply a configuration file (YAML or JSON: Tool, Agent, User, Grant, Policy, Provider, DestinationSet, OwnerChannel, Operator) in one transaction',
     )
     .requiredOption('-f, --file <path>', 'file to apply, - for stdin')
     .option('--dry-run', 'print what would change and write nothing')
@@ -29,6 +30,10 @@ export function registerApply(program: Command): void {
             dryRun: opts.dryRun === true,
             prune: opts.prune === true,
             set: opts.set,
+            // Operator documents are applied as this person; a channel's `url_env` is read from
+            // the environment of this process, the applier's own.
+            operator,
+            env: process.env,
           },
         );
         out.result(result, () => {

@@ -5,6 +5,7 @@
 import { existsSync } from 'node:fs';
 import { join } from 'node:path';
 import { type Command, Option } from 'commander';
+import { dbLocation } from '../../../api/index.js';
 import { isStoreCorrupt } from '../../../core/index.js';
 import { operatorActor } from '../../../domain/operators/index.js';
 import {
@@ -29,6 +30,19 @@ function printVerify(out: Output, report: VerifyReport, where: string): void {
   });
   // Not a refusal: the check ran and found damage, which a monitoring script tells apart.
   if (!report.ok) process.exitCode = exitCodeOf('verification_failed');
+}
+
+/** Damage found while opening (before any record is read) is still a verification finding. */
+function printOpeningDamage(out: Output, err: unknown, db: string | undefined): boolean {
+  if (!isStoreCorrupt(err)) return false;
+  const verifier = new LogVerifier({ verifiers: [] }, []);
+  verifier.storeCorrupt(
+    err instanceof Error
+      ? `${String((err as { code?: unknown }).code)}: ${err.message}`
+      : 'unreadable',
+  );
+  printVerify(out, verifier.finish(), db !== undefined ? dbLocation(db) : 'the database');
+  return true;
 }
 
 export function registerAudit(program: Command): void {
@@ -75,18 +89,7 @@ export function registerAudit(program: Command): void {
           printVerify(out, report, admin.health.location);
         },
         { action: 'state.read', audit: { checkpoints: false } },
-        // Damage found while opening (before any record is read) is still a verification finding.
-        (err, out) => {
-          if (!isStoreCorrupt(err)) return false;
-          const verifier = new LogVerifier({ verifiers: [] }, []);
-          verifier.storeCorrupt(
-            err instanceof Error
-              ? `${String((err as { code?: unknown }).code)}: ${err.message}`
-              : 'unreadable',
-          );
-          printVerify(out, verifier.finish(), globals.db ?? 'the database');
-          return true;
-        },
+        (err, out) => printOpeningDamage(out, err, globals.db),
       )();
     });
 

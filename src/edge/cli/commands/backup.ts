@@ -5,7 +5,7 @@
  */
 import { join } from 'node:path';
 import { type Command, Option } from 'commander';
-import { backup, type RestoreResult, restore } from '../../../api/index.js';
+import { backup, inlineMasterKey, type RestoreResult, restore } from '../../../api/index.js';
 import { dbUrl, type GlobalOptions, VERSION } from '../command-kit.js';
 import { exitCodeOf } from '../exit-codes.js';
 import { makeOutput, reportError } from '../output.js';
@@ -33,14 +33,12 @@ export function registerBackup(program: Command): void {
           dataDir: globals.dataDir,
           keys: dataFolderKeys(globals.dataDir, tokenFile),
           version: VERSION,
+          masterKey: inlineMasterKey(),
         });
-        const inline = (process.env.TOOLGATE_MASTER_KEY ?? '') !== '';
         const notes = [
-          ...(inline
-            ? [
-                'the master key comes from TOOLGATE_MASTER_KEY and is not in the backup: keep it with the backup yourself',
-              ]
-            : []),
+          manifest.authentication
+            ? `the master key comes from TOOLGATE_MASTER_KEY and is not in the backup: keep it apart from the backup (restore needs it, and checks the manifest's MAC under it: key ${manifest.authentication.key_id})`
+            : 'the backup holds the master key file: its hashes catch damage, not a deliberate edit; keep it where you keep the data folder',
           ...(manifest.database_command
             ? [
                 `INCOMPLETE: pg_dump is not installed here; write the database into the backup with:\n  ${manifest.database_command}`,
@@ -75,6 +73,7 @@ export function registerBackup(program: Command): void {
         const result = await restore(dir, {
           db: dbUrl(globals),
           dataDir: globals.dataDir,
+          masterKey: inlineMasterKey(),
         });
         out.result({ dir, ...result }, () => restoredText(dir, result, globals.dataDir));
         if (!result.database.restored) process.exitCode = exitCodeOf('unavailable');
@@ -89,6 +88,7 @@ function restoredText(dir: string, result: RestoreResult, dataDir: string): stri
   const db = result.database;
   return [
     `restored the backup ${dir} (toolgate ${m.toolgate_version}, ${m.created_at}, ${m.migrations.length} migrations)`,
+    `  ${result.authenticity.note}`,
     `  keys into ${dataDir}: ${result.files.join(', ') || 'none'}`,
     db.restored
       ? `  database into ${db.location}`

@@ -43,7 +43,7 @@ export function registerChannels(program: Command): void {
             admin.operators.authority.teamScope(op, 'tools.read'),
           );
           out.result({ channels: list }, () =>
-            table(list.map((c) => [c.id, c.team, c.kind, c.url_hint, c.created_at])),
+            table(list.map((c) => [c.id, c.team, c.name ?? '-', c.kind, c.url_hint, c.created_at])),
           );
         },
         { action: 'tools.read' },

@@ -1,16 +1,19 @@
 /**
  * @module `toolgate config`: checks a settings file (settings-file.ts) the way a start would read
- * it, and prints its JSON Schema. No database needed.
+ * it — the same readers, the files they name, the gateway's own check before it opens
+ * (start-settings.ts) — and prints its JSON Schema. No database needed, none reached.
  */
 
+import { join } from 'node:path';
 import type { Command } from 'commander';
-import { settingProblems, startSettingsProblems } from '../../../api/index.js';
-import { type Problem, problem, ToolgateError } from '../../../core/index.js';
+import { settingProblems } from '../../../api/index.js';
+import { type Problem, ToolgateError } from '../../../core/index.js';
 import { originPolicy } from '../../mcp/index.js';
 import { type GlobalOptions, splitList } from '../command-kit.js';
 import { makeOutput, reportError } from '../output.js';
-import { jwtConfigFromEnv } from '../runtime-files.js';
+import { ADMIN_TOKEN_FILE } from '../runtime-files.js';
 import { fillFromSettings, readSettingsFile, SETTINGS, settingsSchema } from '../settings-file.js';
+import { startProblems } from '../start-settings.js';
 
 export function registerConfig(program: Command): void {
   const config = program
@@ -22,10 +25,10 @@ export function registerConfig(program: Command): void {
     .description(
       'check a settings file as a start would read it (schema, then each setting the way serve reads it)',
     )
-    .action((file: string) => {
+    .action(async (file: string) => {
       const out = makeOutput(program.opts<GlobalOptions>().json === true);
       try {
-        const checked = checkSettings(file);
+        const checked = await checkSettings(file);
         out.result(checked, () =>
           [
             ...checked.settings.map(
@@ -55,12 +58,11 @@ interface CheckedSetting {
 }
 
 /** Refuses (INPUT_INVALID, every problem) a file a start would refuse; else lists its settings. */
-function checkSettings(file: string): { file: string; settings: CheckedSetting[] } {
+async function checkSettings(file: string): Promise<{ file: string; settings: CheckedSetting[] }> {
   const { env, problems } = readSettingsFile(file);
   if (problems.length > 0) throw invalid(file, problems);
   const merged: NodeJS.ProcessEnv = { ...process.env };
   const { overridden } = fillFromSettings(merged, env);
-  const publicUrl = merged.TOOLGATE_PUBLIC_URL ?? 'http://127.0.0.1:8080';
   const found = [
     ...settingProblems('/server', () =>
       originPolicy(
@@ -68,8 +70,13 @@ function checkSettings(file: string): { file: string; settings: CheckedSetting[]
         splitList(merged.TOOLGATE_ALLOWED_HOSTS),
       ),
     ),
-    ...settingProblems('/jwt', () => jwtConfigFromEnv(merged)),
-    ...startSettingsProblems(merged, publicUrl),
+    ...(await startProblems(merged, {
+      publicUrl: merged.TOOLGATE_PUBLIC_URL ?? 'http://127.0.0.1:8080',
+      adminTokenFile:
+        merged.TOOLGATE_ADMIN_TOKEN_FILE ??
+        join(merged.TOOLGATE_DATA_DIR ?? './data', ADMIN_TOKEN_FILE),
+      adminTokenOff: false,
+    })),
   ];
   if (found.length > 0) throw invalid(file, found);
   const settings = SETTINGS.filter((s) => env[s.env] !== undefined).map((s) => ({

@@ -14,7 +14,7 @@ export function registerDoctor(program: Command): void {
   program
     .command('doctor')
     .description(
-      'check which sandbox drivers work on this host (runs `true` in each); exits 1 when the driver --sandbox names does not work',
+      'check which sandbox drivers work on this host (runs `true` in each); exits 5 (unavailable) when the driver --sandbox names does not work',
     )
     .addOption(
       new Option(

@@ -19,6 +19,10 @@ const channel = {
   properties: {
     id: { type: 'string' },
     team: { type: 'string' },
+    name: {
+      type: ['string', 'null'],
+      description: 'The name an applied file (kind OwnerChannel) gives it; null for one added here',
+    },
     kind: { type: 'string', enum: ['webhook'] },
     url_hint: { type: 'string' },
     created_at: { type: 'string' },
@@ -70,7 +74,7 @@ export function ownerChannelRoutes(app: FastifyInstance, admin: AdminApi): void 
         ...documented('addOwnerChannel', tags),
         summary: 'Add a webhook channel (Slack-compatible payload) for an owner team',
         description:
-          'The URL is loopback or https without credentials; at most 10 channels per team. Notices: deprecated, retiring, quarantined, orphaned, unhealthy, error_rate.',
+          'The URL is loopback or https without credentials; at most 10 channels per team. It is stored sealed and never shown again (only its origin). Notices: deprecated, retiring, quarantined, orphaned, unhealthy, error_rate.',
         body: {
           type: 'object',
           additionalProperties: false,

@@ -26,6 +26,7 @@ import { identityBinding } from './identity-binding.js';
 import { initial } from './initial.js';
 import { operatorConfirmation } from './operator-confirmation.js';
 import { operatorsMigration } from './operators.js';
+import { ownerChannelSealing } from './owner-channel-sealing.js';
 import { ownerNotices } from './owner-notices.js';
 import { personActedLatch } from './person-acted-latch.js';
 import { policies } from './policies.js';
@@ -81,6 +82,7 @@ export function migrationProvider(dialect: Dialect): MigrationProvider {
         '0039_session_last_used': sessionLastUsed,
         '0040_person_acted_latch': personActedLatch,
         '0041_applied_objects': appliedObjects,
+        '0042_owner_channel_sealing': ownerChannelSealing,
       };
     },
   };

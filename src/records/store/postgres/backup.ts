@@ -1,24 +1,27 @@
 /**
  * @module PostgreSQL's slot of a backup (records/store/database-copy.ts): `pg_dump` in its custom
  * format, and `pg_restore` into a new database; where the tool is not installed, the exact command
- * for the operator to run. The password travels in PGPASSWORD, never on a command line.
+ * for the operator to run. The password travels in PGPASSWORD, never on a command line (a process's
+ * arguments are readable by every user of the host); a URL holding a secret libpq has no variable
+ * for (`sslpassword`) is refused (db-url.ts).
  */
 import { execFile } from 'node:child_process';
 import { closeSync, openSync, unlinkSync } from 'node:fs';
 import { join } from 'node:path';
 import { Kysely, sql } from 'kysely';
 import { ToolgateError } from '../../../core/index.js';
+import { postgresUrl, refuseSecretsToolsCannotTake } from '../db-url.js';
+import { storeError } from '../store-errors.js';
 import { createPostgresDialect } from './dialect.js';
 
 /** The dump's name inside a backup folder. */
 export const POSTGRES_BACKUP_FILE = 'postgres.dump';
 
-/** The URL without its password, and the password for PGPASSWORD. */
+/** What a client tool is given: the URL without any secret, and the password for PGPASSWORD. */
 function credentials(url: string): { dbname: string; env: NodeJS.ProcessEnv } {
-  const parsed = new URL(url);
-  const password = decodeURIComponent(parsed.password);
-  parsed.password = '';
-  return { dbname: parsed.toString(), env: password ? { PGPASSWORD: password } : {} };
+  refuseSecretsToolsCannotTake(url);
+  const { withoutSecrets, password } = postgresUrl(url);
+  return { dbname: withoutSecrets, env: password ? { PGPASSWORD: password } : {} };
 }
 
 /** Runs a PostgreSQL client tool; null when it is not installed (ENOENT). */
@@ -43,15 +46,14 @@ function run(tool: string, args: readonly string[], env: NodeJS.ProcessEnv): Pro
 const DUMP_ARGS = ['--format=custom', '--no-owner', '--no-privileges'];
 const RESTORE_ARGS = ['--no-owner', '--no-privileges', '--exit-on-error', '--single-transaction'];
 
-/** How a person runs `tool` by hand: the password left out (PGPASSWORD). */
-function commandLine(tool: string, args: readonly string[], location: string): string {
-  return [tool, ...args, `--dbname='${location.replace(':***@', '@')}'`].join(' ');
+/** How a person runs `tool` by hand: every secret left out (the password goes in PGPASSWORD). */
+function commandLine(tool: string, args: readonly string[], dbname: string): string {
+  return [tool, ...args, `--dbname='${dbname}'`].join(' ');
 }
 
 /** Dumps the database `url` names into `folder`, or says how when pg_dump is not installed. */
 export async function saveDump(
   url: string,
-  location: string,
   folder: string,
 ): Promise<{ file: string; method: string } | { file: null; command: string }> {
   const file = join(folder, POSTGRES_BACKUP_FILE);
@@ -62,7 +64,7 @@ export async function saveDump(
   const done = await run('pg_dump', [...args, `--dbname=${dbname}`], env);
   if (done === null) {
     unlinkSync(file);
-    return { file: null, command: commandLine('pg_dump', args, location) };
+    return { file: null, command: commandLine('pg_dump', args, dbname) };
   }
   return { file: POSTGRES_BACKUP_FILE, method: `pg_dump ${DUMP_ARGS.join(' ')}` };
 }
@@ -70,11 +72,12 @@ export async function saveDump(
 /** Restores a dump into the database `url` names, which must hold no table yet. */
 export async function restoreDump(
   url: string,
-  location: string,
   file: string,
 ): Promise<
   { restored: true; location: string } | { restored: false; location: string; command: string }
 > {
+  const { dbname, env } = credentials(url);
+  const location = postgresUrl(url).location;
   const db = new Kysely<unknown>({ dialect: createPostgresDialect(url) });
   let tables: number;
   try {
@@ -83,8 +86,13 @@ export async function restoreDump(
     }>`select count(*)::int as n from information_schema.tables
       where table_schema = current_schema()`.execute(db);
     tables = rows[0]?.n ?? 0;
-  } catch {
-    throw new ToolgateError('STORE_UNAVAILABLE', `cannot reach ${location}`, {});
+  } catch (err) {
+    const why = storeError(err);
+    throw new ToolgateError(
+      'STORE_UNAVAILABLE',
+      `cannot reach ${location}${why instanceof ToolgateError ? `: ${why.message}` : ''}`,
+      {},
+    );
   } finally {
     await db.destroy();
   }
@@ -96,10 +104,9 @@ export async function restoreDump(
     );
   }
   const args = [...RESTORE_ARGS, file];
-  const { dbname, env } = credentials(url);
   const done = await run('pg_restore', [`--dbname=${dbname}`, ...args], env);
   if (done === null) {
-    return { restored: false, location, command: commandLine('pg_restore', args, location) };
+    return { restored: false, location, command: commandLine('pg_restore', args, dbname) };
   }
   return { restored: true, location };
 }
