@@ -143,7 +143,6 @@ export function int(min: number, max: number): (value: string) => number {
   };
 }
 
-/** A fraction above 0 and at most 1 (a share of a cap). */
 /**
  * `--approval-wait <seconds>` of `serve` and `mcp`: how long the MCP front holds a call that waits
  * for approval open for its decision (docs/mcp.md, "Stock clients wait for the person").
@@ -158,6 +157,7 @@ export function approvalWaitOption(): Option {
     .argParser(int(0, 600));
 }
 
+/** A fraction above 0 and at most 1 (a share of a cap). */
 export function share(value: string): number {
   const n = Number(value);
   if (!/^\d*\.?\d+$/.test(value.trim()) || !(n > 0 && n <= 1)) {
