@@ -59,7 +59,19 @@ export async function openToolgate(options: ToolgateOptions = {}): Promise<Toolg
 
 /** Closes in the order given, each after the one before it finished. */
 function inOrder(closers: readonly (() => unknown)[]): () => Promise<void> {
-  return () => closers.reduce<Promise<unknown>>((p, c) => p.then(c), Promise.resolve()).then();
+  return async () => {
+    // Each closer runs even when one before it failed: a part that cannot close must not leave
+    // the audit log unsynced or the store open. The first failure is thrown after the last.
+    let failure: { error: unknown } | null = null;
+    for (const close of closers) {
+      try {
+        await close();
+      } catch (error) {
+        failure ??= { error };
+      }
+    }
+    if (failure) throw failure.error;
+  };
 }
 
 /** Opens a gateway with its whole wiring (tests, benchmarks); fronts use `openToolgate`. */
@@ -153,13 +165,15 @@ export async function openGateway(options: ToolgateOptions = {}): Promise<Gatewa
     // Alerts raised by what was just flushed are written before the log closes.
     () => operations.detectors?.idle(),
     () => gate.flush(),
-    () => config.tracing.close(),
     () => observers.notifier.close(),
     () => operations.ownerNotices.close(),
     () => security.close(),
     () => records.audit.close(),
     ...(options.egress ? [] : [() => host.egress.proxy.close()]), // a caller's own proxy: theirs
     () => store.close(),
+    // Last: the spans of every call are ended by now, and a collector that is down or hung
+    // (bounded, never failing) delays nothing of the audit log's or the store's close.
+    () => config.tracing.close(),
   ]);
   return gatewayOf(wings, { agent, admin, close }, revisions);
 }

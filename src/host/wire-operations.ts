@@ -34,7 +34,10 @@ export type OperationsWing = Awaited<ReturnType<typeof wireOperations>>;
  * approvals' states are read when metrics are scraped.
  */
 export function wireObservers(config: CheckedConfig, approvals: () => ApprovalDesk) {
-  const metrics = new GatewayMetrics({ approvalStates: () => approvals().statusCounts() });
+  const metrics = new GatewayMetrics({
+    approvalStates: () => approvals().statusCounts(),
+    traceSpans: () => config.tracing.spanCounts(),
+  });
   const notifier = new Notifier(config.notify, config.outbound, (kind, outcome) =>
     metrics.notification(kind, outcome),
   );

@@ -17,6 +17,11 @@ import { RequestMetrics } from './request-metrics.js';
 export interface GatewayMetricsOptions {
   /** Counts of call approvals by status (pending, approved, rejected, expired…), read at scrape. */
   readonly approvalStates?: () => Promise<Record<string, number>>;
+  /**
+   * What became of the trace spans (exported, failed, dropped), read at scrape; null while
+   * tracing is off (the counter is declared, with no sample).
+   */
+  readonly traceSpans?: () => Readonly<Record<'exported' | 'failed' | 'dropped', number>> | null;
 }
 
 export class GatewayMetrics implements DetectorSink, OwnerNoticeSink {
@@ -91,6 +96,21 @@ export class GatewayMetrics implements DetectorSink, OwnerNoticeSink {
         async collect() {
           this.reset();
           for (const [status, n] of Object.entries(await states())) this.set({ status }, n);
+        },
+      });
+    }
+    const spans = options.traceSpans;
+    if (spans) {
+      new Counter({
+        name: 'toolgate_trace_spans_total',
+        help: 'Trace spans by outcome: exported, failed (the export failed or timed out) or dropped (the export queue was full); none while tracing is off',
+        labelNames: ['outcome'],
+        registers,
+        collect() {
+          const counts = spans();
+          if (counts === null) return;
+          this.reset();
+          for (const [outcome, n] of Object.entries(counts)) this.inc({ outcome }, n);
         },
       });
     }

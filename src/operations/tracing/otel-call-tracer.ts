@@ -10,6 +10,10 @@
  */
 import {
   type Attributes,
+  createNoopMeter,
+  type Meter,
+  type MeterProvider,
+  type MetricOptions,
   ROOT_CONTEXT,
   type SpanContext,
   SpanKind,
@@ -32,6 +36,7 @@ import {
 } from '@opentelemetry/sdk-trace';
 import type { TraceOrigin } from '../../core/index.js';
 import type { CallSpan, CallTracer } from '../../gate/index.js';
+import type { SpanCounts } from './open-tracing.js';
 import { RecordedCall, type SpanTarget, UnsampledCall } from './recorded-call.js';
 import { SpanIds } from './span-ids.js';
 import type { TracingConfig } from './tracing-config.js';
@@ -39,6 +44,8 @@ import type { TracingConfig } from './tracing-config.js';
 /** A started tracer and how to stop it (flushing what is queued). */
 export interface Tracing {
   readonly tracer: CallTracer;
+  /** What became of the spans handed to the processor so far. */
+  spanCounts(): SpanCounts;
   /** Exports every span ended so far. */
   flush(): Promise<void>;
   /** Flushes, then stops exporting; call once, when the gateway closes. */
@@ -71,14 +78,22 @@ function samplerOf(config: TracingConfig): Sampler {
  * still waits for each export's result; a flush and the shutdown wait for the exports deferred
  * but not yet begun (which the processor's own shutdown would not see), then for the exporter.
  */
-function deferred(exporter: SpanExporter): SpanExporter & { forceFlush(): Promise<void> } {
+function deferred(
+  exporter: SpanExporter,
+  counts: SpanTally,
+): SpanExporter & { forceFlush(): Promise<void> } {
   const waiting = new Set<Promise<void>>();
   const settled = () => Promise.all(waiting).then(() => {});
   return {
     export: (spans, done) => {
       const exported = new Promise<void>((resolve) => {
         setImmediate(() => {
+          let answered = false;
           const finish = (result: ExportResult) => {
+            if (answered) return;
+            answered = true;
+            if (result.code === ExportResultCode.SUCCESS) counts.exported += spans.length;
+            else counts.failed += spans.length;
             resolve();
             done(result);
           };
@@ -100,19 +115,48 @@ function deferred(exporter: SpanExporter): SpanExporter & { forceFlush(): Promis
   };
 }
 
+type SpanTally = { -readonly [K in keyof SpanCounts]: number };
+
+/** The processor's own count of the spans it finished (a semantic-conventions metric). */
+const SPANS_PROCESSED = 'otel.sdk.processor.span.processed';
+
+/**
+ * The batch processor's self-observation, read for the one thing only it knows: a span it
+ * dropped because its queue was full (`otel.sdk.processor.span.processed` with `error.type`
+ * `queue_full`). Exports are counted by the exporter (`deferred`); every other instrument is the
+ * no-op.
+ */
+function dropCounter(counts: SpanTally): MeterProvider {
+  const noop = createNoopMeter();
+  const meter: Meter = Object.create(noop);
+  meter.createCounter = ((name: string, options?: MetricOptions) => {
+    if (name !== SPANS_PROCESSED) return noop.createCounter(name, options);
+    return {
+      add(n: number, attributes?: Attributes) {
+        if (attributes?.['error.type'] === 'queue_full') counts.dropped += n;
+      },
+    };
+  }) as Meter['createCounter'];
+  return { getMeter: () => meter };
+}
+
 /**
  * Starts exporting with the SDK's batch processor and OTLP exporter, sized by the OTEL_BSP_*
  * settings. Nothing is registered globally (the library may share a process).
  */
 export function startOtelTracing(config: TracingConfig): Tracing {
-  const exporterConfig = { url: config.endpoint };
+  // The exporter gives up when the processor does: a hung receiver's export is answered as
+  // failed (and counted) after OTEL_BSP_EXPORT_TIMEOUT, not after the exporter's own 10 s.
+  const exporterConfig = { url: config.endpoint, timeoutMillis: config.exportTimeoutMs };
   const exporter =
     config.protocol === 'http/json'
       ? new JsonExporter(exporterConfig)
       : new ProtoExporter(exporterConfig);
-  const sender = deferred(exporter);
+  const counts: SpanTally = { exported: 0, failed: 0, dropped: 0 };
+  const sender = deferred(exporter, counts);
   const processor = new BatchSpanProcessor({
     exporter: sender,
+    selfObsMeterProvider: dropCounter(counts),
     scheduledDelayMillis: config.scheduleDelayMs,
     maxQueueSize: config.maxQueueSize,
     maxExportBatchSize: config.maxExportBatchSize,
@@ -131,6 +175,7 @@ export function startOtelTracing(config: TracingConfig): Tracing {
   let closed: Promise<void> | null = null;
   return {
     tracer,
+    spanCounts: () => ({ ...counts }),
     flush: () => processor.forceFlush().then(() => sender.forceFlush()),
     close: () => {
       closed ??= processor.shutdown();
