@@ -17,7 +17,11 @@ import {
   regularFileStats,
   ToolgateError,
 } from '../../core/index.js';
-import { MASTER_KEY_FILE_NAME } from '../../domain/credentials/index.js';
+import {
+  loadMasterKey,
+  MASTER_KEY_FILE_NAME,
+  type MasterKey,
+} from '../../domain/credentials/index.js';
 import { ApprovalSigner } from '../../domain/decisions/index.js';
 import {
   type JwtConfig,
@@ -166,4 +170,16 @@ export function oauthConfigFromEnv(
     maxBytes: MAX_SECRET_FILE_BYTES,
   });
   return parseOAuthConfig(parseFileText(text, `TOOLGATE_OAUTH_CONFIG ${file}`));
+}
+
+/**
+ * The master key when one is configured (TOOLGATE_MASTER_KEY, TOOLGATE_MASTER_KEY_FILE) or kept
+ * in the data folder, read and checked now: a start refuses a key it could not use, instead of
+ * listening and failing every call that needs it. Null when none exists yet: the gateway makes
+ * `master.key` on first use.
+ */
+export function existingMasterKey(env: NodeJS.ProcessEnv, dataDir: string): MasterKey | null {
+  const configured = Boolean(env.TOOLGATE_MASTER_KEY || env.TOOLGATE_MASTER_KEY_FILE);
+  if (!configured && !existsSync(join(dataDir, MASTER_KEY_FILE_NAME))) return null;
+  return loadMasterKey({ dataDir, env });
 }

@@ -94,6 +94,7 @@ export async function serve(options: ServeOptions): Promise<void> {
     publicUrl,
     adminTokenFile: options.adminTokenFile,
     adminTokenOff: options.adminToken === false,
+    dataDir: options.dataDir,
   });
   const { oidc, notify } = settings;
   // The relying party the console's login routes use (/console/login/oidc, its callback); its
@@ -144,7 +145,8 @@ export async function serve(options: ServeOptions): Promise<void> {
         db: options.db,
         approvalSigner: () => approvalSigner(options.dataDir),
         auditSigner: () => checkpointKey,
-        masterKey: () => loadMasterKey({ dataDir: options.dataDir }),
+        // Checked at the start when it exists (start-settings.ts); else made on first use.
+        masterKey: settings.masterKey ?? (() => loadMasterKey({ dataDir: options.dataDir })),
         audit: classifiedRetentionFromEnv(),
         // No sandbox may see the gateway's own files (the database's are added by openToolgate).
         protectedPaths: [

@@ -27,7 +27,12 @@ import {
   ToolgateError,
 } from '../../core/index.js';
 import { adminTokenDisabled } from './command-kit.js';
-import { jwtConfigFromEnv, oauthConfigFromEnv, outboundFromEnv } from './runtime-files.js';
+import {
+  existingMasterKey,
+  jwtConfigFromEnv,
+  oauthConfigFromEnv,
+  outboundFromEnv,
+} from './runtime-files.js';
 
 /** What a start knows besides the variables: from its flags, or their defaults. */
 export interface StartContext {
@@ -36,6 +41,8 @@ export interface StartContext {
   /** Where the bootstrap admin token is kept, and whether it is off (`--no-admin-token`). */
   readonly adminTokenFile: string;
   readonly adminTokenOff: boolean;
+  /** The data folder (where `master.key` is kept unless a variable names another). */
+  readonly dataDir: string;
 }
 
 /** The bootstrap admin token: given in TOOLGATE_ADMIN_TOKEN, or kept in its file (null: to make). */
@@ -56,6 +63,7 @@ const PARTS = {
   health: ['/health', (env) => healthConfigFromEnv(env)],
   tracing: ['/tracing', (env) => tracingConfigFromEnv(env)],
   outbound: ['/outbound', (env) => outboundFromEnv(env)],
+  masterKey: ['/master_key_file', (env, ctx) => existingMasterKey(env, ctx.dataDir)],
   adminToken: ['/admin_token', (env, ctx) => bootstrapToken(env, ctx)],
 } as const satisfies Record<string, readonly [string, Reader]>;
 

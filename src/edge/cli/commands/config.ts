@@ -76,6 +76,7 @@ async function checkSettings(file: string): Promise<{ file: string; settings: Ch
         merged.TOOLGATE_ADMIN_TOKEN_FILE ??
         join(merged.TOOLGATE_DATA_DIR ?? './data', ADMIN_TOKEN_FILE),
       adminTokenOff: false,
+      dataDir: merged.TOOLGATE_DATA_DIR ?? './data',
     })),
   ];
   if (found.length > 0) throw invalid(file, found);
