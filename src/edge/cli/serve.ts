@@ -186,10 +186,7 @@ export async function serve(options: ServeOptions): Promise<void> {
       version: options.version,
       ...(options.publicUrl !== undefined ? { publicUrl } : {}),
       mcp: { originPolicy: origins, ...mcpLimitsOf(limits, options.approvalWaitSeconds) },
-      // A user's standing streams of an agent: the same share as of its sessions.
-      ...(limits.userSessionShare !== undefined
-        ? { standing: { streams: { userShare: limits.userSessionShare } } }
-        : {}),
+      ...standingOf(limits),
       admission: {
         ...(limits.maxInFlight !== undefined ? { maxInFlight: limits.maxInFlight } : {}),
         ...(limits.maxInFlightPerCaller !== undefined
@@ -325,6 +322,13 @@ function adminTokenBanner(
     `  admin token: ${admin.token}`,
     `               (created now and kept in ${file}; printed this once only)`,
   ];
+}
+
+/** A user's standing streams of an agent: the same share as of its sessions. */
+function standingOf(limits: NonNullable<ServeOptions['limits']>) {
+  return limits.userSessionShare !== undefined
+    ? { standing: { streams: { userShare: limits.userSessionShare } } }
+    : {};
 }
 
 /**
