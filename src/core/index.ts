@@ -49,7 +49,7 @@ export {
   pageOf,
   useCursorKey,
 } from './page.js';
-export { parseFileText } from './parse-file-text.js';
+export { parseFileText, where as textPosition } from './parse-file-text.js';
 export { findPersonalData } from './personal-data.js';
 export type { AgentPrincipal, OperatorPrincipal, Principal, PrincipalUser } from './principal.js';
 export { isPrintableText } from './printable-text.js';

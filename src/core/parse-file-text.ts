@@ -70,7 +70,7 @@ function parseJson(text: string): unknown {
 }
 
 /** ` at line L, column C` of an offset into `text` (both from 1); nothing of the text itself. */
-function where(text: string, offset: number): string {
+export function where(text: string, offset: number): string {
   const before = text.slice(0, offset).split('\n');
   return ` at line ${before.length}, column ${(before.at(-1)?.length ?? 0) + 1}`;
 }

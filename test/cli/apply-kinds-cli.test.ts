@@ -97,3 +97,36 @@ test('without the variable, or with a password in an Operator document: refused 
   const paul = await runCli(dir, ['--json', 'operators', 'show', 'paul'], LOOPBACK_ENV);
   assert.notEqual(paul.code, 0, 'paul was not created');
 });
+
+test('a file that does not parse: refused by line and column, its text never printed (attack round 22, Y1)', async () => {
+  const twice = file(
+    'twice.yaml',
+    `kind: OwnerChannel\nspec:\n  name: ops\n  team: payments\n  url: https://hooks.test/${CANARY}\n  url: https://hooks.test/${CANARY}\n`,
+  );
+  const unclosed = file(
+    'unclosed.yaml',
+    `kind: Operator\nspec: { id: paul, roles: [auditor], password: "${CANARY}\n`,
+  );
+  for (const path of [twice, unclosed]) {
+    for (const json of [false, true]) {
+      const r = await runCli(
+        dir,
+        [...(json ? ['--json'] : []), 'apply', '-f', path, '--dry-run'],
+        LOOPBACK_ENV,
+      );
+      const said = r.stdout + r.stderr;
+      assert.equal(r.code, 2, said);
+      assert.match(said, /INPUT_MALFORMED/);
+      assert.match(said, /at line \d+, column \d+/);
+      assert.ok(!said.includes(CANARY), `the file's text was printed: ${said}`);
+    }
+  }
+  const classification = file('classify.yaml', `tools:\n  - name: x\n   secret: ${CANARY}\n`);
+  const r = await runCli(
+    dir,
+    ['providers', 'classify', 'p', 'x', '-f', classification],
+    LOOPBACK_ENV,
+  );
+  assert.notEqual(r.code, 0);
+  assert.ok(!(r.stdout + r.stderr).includes(CANARY), r.stdout + r.stderr);
+});

@@ -367,6 +367,39 @@ for (const backend of backends()) {
       );
     });
 
+    test('a file that does not parse is refused by where it breaks, never by its text (attack round 22, Y1)', async () => {
+      const was = await state(tg);
+      const bad = [
+        // JSON that ends early, YAML with a key twice, an unclosed quote, a bad indent.
+        `{"kind":"OwnerChannel","spec":{"name":"x","team":"payments","url":"${hook(CANARY)}"}`,
+        `kind: OwnerChannel\nspec:\n  name: x\n  team: payments\n  url: ${hook(CANARY)}\n  url: ${hook(CANARY)}\n`,
+        `kind: Operator\nspec: { id: paul, roles: [auditor], password: "${CANARY}\n`,
+        `kind: OwnerChannel\nspec:\n  name: x\n    url: ${hook(CANARY)}\n`,
+      ];
+      for (const text of bad) {
+        const r = await fetch(`${w.base}/v1/apply?dry_run=true`, {
+          method: 'POST',
+          headers: { authorization: `Bearer ${ADMIN_TOKEN}`, 'content-type': 'application/yaml' },
+          body: text,
+        });
+        const body = await r.text();
+        outputs.push(body);
+        assert.ok(r.status === 400 || r.status === 422, `${r.status} ${body}`);
+        assert.match(body, /at line \d+, column \d+/, body);
+        assert.ok(!body.includes(CANARY), `the text was echoed: ${body}`);
+      }
+      assert.deepEqual(await state(tg), was);
+      // The benign neighbour: the same channel, well formed, plans its creation by origin only.
+      const good = await fetch(`${w.base}/v1/apply?dry_run=true`, {
+        method: 'POST',
+        headers: { authorization: `Bearer ${ADMIN_TOKEN}`, 'content-type': 'application/yaml' },
+        body: `kind: OwnerChannel\nspec:\n  name: x\n  team: payments\n  url: ${hook(`${CANARY}-fresh`)}\n`,
+      });
+      const planned = await good.text();
+      assert.equal(good.status, 200, planned);
+      assert.ok(!planned.includes(CANARY));
+    });
+
     test('no canary in any plan, response, error, event, ledger row or table; none in the SQLite file', async () => {
       const said = outputs.join('\n');
       for (const canary of [CANARY, SECOND, SERVER]) {

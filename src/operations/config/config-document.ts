@@ -4,7 +4,7 @@
  */
 import { fileURLToPath } from 'node:url';
 import { parseAllDocuments } from 'yaml';
-import { ToolgateError } from '../../core/index.js';
+import { ToolgateError, textPosition } from '../../core/index.js';
 import { TOOL_SCHEMA_ID } from '../../domain/catalog/index.js';
 import { agentSpecSchema, grantSpecSchema, userSpecSchema } from '../../domain/identity/index.js';
 import { operatorDocumentSchema } from '../../domain/operators/index.js';
@@ -199,27 +199,27 @@ export function parseConfigText(text: string): unknown[] {
     schema: 'core',
     uniqueKeys: true,
     merge: false,
-    prettyErrors: true,
+    prettyErrors: false,
     strict: true,
   });
   const out: unknown[] = [];
   for (const doc of docs) {
     const error = doc.errors[0];
     if (error) {
-      throw new ToolgateError(
-        'INPUT_MALFORMED',
-        `the text is not valid YAML or JSON: ${error.message}`,
-        {
-          reason: error.message,
-        },
-      );
+      // The parser's kind of mistake and where it is, never the text around it: a file may hold
+      // credentials (an owner channel's URL, a value wrongly put in an operator document), and
+      // the error goes to a terminal, a CI log and the REST answer (attack round 22, Y1).
+      const reason = `${error.code}${textPosition(text, error.pos[0])}`;
+      throw new ToolgateError('INPUT_MALFORMED', `the text is not valid YAML or JSON (${reason})`, {
+        reason,
+      });
     }
     let value: unknown;
     try {
       // maxAliasCount bounds alias expansion ("billion laughs"); the parser throws past it.
       value = doc.toJS({ maxAliasCount: 100 });
-    } catch (err) {
-      const reason = err instanceof Error ? err.message : String(err);
+    } catch {
+      const reason = 'too many alias expansions, or nested too deep';
       throw new ToolgateError('INPUT_MALFORMED', `the YAML cannot be expanded safely: ${reason}`, {
         reason,
       });
