@@ -239,12 +239,12 @@ export interface AdminApi {
   doctor(): Promise<DriverReport[]>;
   /**
    * Housekeeping of a running gateway (serve runs it on a timer): expired rate and ceiling
-   * counters and idempotency keys past their window are removed, and the approvals of runs that
-   * ended are withdrawn; returns how many of each.
+   * counters and idempotency keys past their window are removed, and the approvals of revoked
+   * runs still open are withdrawn; returns how many of each.
    */
   sweep: () => Promise<
     Awaited<ReturnType<Gate['sweep']>> & {
-      /** Approvals of runs that ended (closed, revoked, expired) marked `withdrawn`. */
+      /** Approvals of revoked runs marked `withdrawn` (a revoke's own withdrawal missed them). */
       withdrawnApprovals: number;
       /** Raw arguments older than the classified store's retention period, removed. */
       classifiedArguments: number;

@@ -152,6 +152,20 @@ export interface AgentApi {
     approvalId: string,
   ): Promise<AgentApprovalStatus>;
   /**
+   * Holds a call the gate answered pending (MCP: docs/mcp.md, "Stock clients wait for the
+   * person") until approval `approvalId` — the caller's principal's, asked in this session or
+   * another of its runs — leaves `pending`, at most `timeoutMs`, or until `signal` aborts.
+   * `settled`: ask the gate again with the approval bound (`boundApproval`, `via: 'wait'`), which
+   * decides; `pending`: answer the call as still waiting. Decides nothing itself; another
+   * principal's approval, or none, is `pending` at once.
+   */
+  awaitApproval(
+    sessionId: string,
+    who: AgentPrincipal,
+    approvalId: string,
+    options: { readonly timeoutMs: number; readonly signal: AbortSignal },
+  ): Promise<'settled' | 'pending'>;
+  /**
    * The outcome of the call the caller's principal (its agent and the session's user) made under
    * an idempotency key to a tool of the caller's own session (the SDK asks after its own retry was
    * told the first call has not finished). A key never used, expired, of another principal or of

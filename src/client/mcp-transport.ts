@@ -39,6 +39,8 @@ export interface McpTransportOptions {
 const MODERN = '2026-07-28';
 const RUN = 'io.toolgate/run';
 const APPROVAL = 'io.toolgate/approval';
+/** Asks the gateway not to hold a call that waits for approval (docs/mcp.md). */
+const APPROVAL_WAIT = 'io.toolgate/approval-wait';
 const DECISION = 'toolgate/decision';
 /** The gateway's request-state refusals (docs/architecture.md §6): the approval is gone. */
 const STATE_EXPIRED = -32081;
@@ -156,7 +158,8 @@ export class McpTransport implements Transport {
     const params = {
       name: call.name,
       arguments: call.args,
-      ...(this.#run !== null ? { _meta: { [RUN]: this.#run } } : {}),
+      // This client follows a pending approval itself (`wait()`): answered at once, not held.
+      _meta: { [APPROVAL_WAIT]: 0, ...(this.#run !== null ? { [RUN]: this.#run } : {}) },
       ...(requestState !== null ? { requestState } : {}),
     };
     // A tools/call that may have reached the gateway is not sent again (no idempotency key here).

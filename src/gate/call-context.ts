@@ -69,12 +69,19 @@ export interface CallOptions {
   readonly boundApproval?: BoundApproval;
 }
 
-/** What a sealed `requestState` binds of the call it was minted for. */
+/**
+ * The approval a retry names, and the call it was asked for: what a sealed `requestState` binds
+ * (MCP 2026-07-28, `via: 'request_state'`, the default), or the approval a call held open by a
+ * front waited for (`via: 'wait'`: the front asks again once it left `pending`). Only the refusals
+ * differ: a state's are the REQUEST_STATE_* protocol errors; a held call's are APPROVAL_INVALID
+ * tool results, and a held call whose tool moved to another version meanwhile is decided afresh.
+ */
 export interface BoundApproval {
   readonly approvalId: string;
   readonly toolId: string;
   readonly toolVersion: string;
   readonly argsHash: string;
+  readonly via?: 'request_state' | 'wait';
 }
 
 /**

@@ -5,7 +5,7 @@
 import { type Clock, systemClock } from '../core/index.js';
 import type { HealthReader } from '../domain/catalog/index.js';
 import type { MasterKey } from '../domain/credentials/index.js';
-import type { ApprovalSigner } from '../domain/decisions/index.js';
+import type { ApprovalSigner, ApprovalWaitsOptions } from '../domain/decisions/index.js';
 import type { JwtConfig, OAuthResourceServerConfig } from '../domain/identity/index.js';
 import type { OperatorServiceOptions, SecondFactorCheck } from '../domain/operators/index.js';
 import type { PolicyEngine } from '../domain/policy/index.js';
@@ -27,6 +27,11 @@ export interface ToolgateOptions {
   readonly clock?: Clock;
   /** Signs approval tokens; keep it across restarts (serve keeps it in the data folder). */
   readonly approvalSigner?: ApprovalSigner | (() => ApprovalSigner);
+  /**
+   * Calls the MCP front holds open while a person decides (docs/mcp.md, "Stock clients wait for
+   * the person"): how often other processes' decisions are looked for, and how many at once.
+   */
+  readonly approvalWaits?: ApprovalWaitsOptions;
   /** In-process handlers for `inline` tools; default: the demo catalog's. */
   readonly executor?: InlineExecutor;
   /**

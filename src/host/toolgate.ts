@@ -6,6 +6,7 @@
  * (docs/architecture.md §2, §6).
  */
 import { securityEvents } from '../api/index.js';
+import { closeInOrder } from '../core/index.js';
 import type { HealthReader } from '../domain/catalog/index.js';
 import { lazyMasterKey } from '../domain/credentials/index.js';
 import {
@@ -55,23 +56,6 @@ export async function openOidcLogin(
 export async function openToolgate(options: ToolgateOptions = {}): Promise<Toolgate> {
   const { agent, admin, security, close } = await openGateway(options);
   return { agent, admin, security, close };
-}
-
-/** Closes in the order given, each after the one before it finished. */
-function inOrder(closers: readonly (() => unknown)[]): () => Promise<void> {
-  return async () => {
-    // Each closer runs even when one before it failed: a part that cannot close must not leave
-    // the audit log unsynced or the store open. The first failure is thrown after the last.
-    let failure: { error: unknown } | null = null;
-    for (const close of closers) {
-      try {
-        await close();
-      } catch (error) {
-        failure ??= { error };
-      }
-    }
-    if (failure) throw failure.error;
-  };
 }
 
 /** Opens a gateway with its whole wiring (tests, benchmarks); fronts use `openToolgate`. */
@@ -156,7 +140,7 @@ export async function openGateway(options: ToolgateOptions = {}): Promise<Gatewa
   const revisions = () => readRevisions(store.db);
   const agent = agentApi({ auth, sessions, gate, revisions });
   const admin = adminApi(options, store, wings);
-  const close = inOrder([
+  const close = closeInOrder([
     // Calls still running are recorded as interrupted, and nothing starts from now on.
     () => gate.interrupt(),
     () => health.stop(),
@@ -171,9 +155,7 @@ export async function openGateway(options: ToolgateOptions = {}): Promise<Gatewa
     () => records.audit.close(),
     ...(options.egress ? [] : [() => host.egress.proxy.close()]), // a caller's own proxy: theirs
     () => store.close(),
-    // Last: the spans of every call are ended by now, and a collector that is down or hung
-    // (bounded, never failing) delays nothing of the audit log's or the store's close.
-    () => config.tracing.close(),
+    () => config.tracing.close(), // last: every call's spans have ended; a hung collector is bounded
   ]);
   return gatewayOf(wings, { agent, admin, close }, revisions);
 }

@@ -75,6 +75,7 @@ export function agentApi(parts: {
     requestStates: auth.requestStates,
     revisions: parts.revisions,
     approvalStatus: sessionApprovals.status.bind(sessionApprovals),
+    awaitApproval: sessionApprovals.await.bind(sessionApprovals),
     callOutcome: callOutcomes.outcome.bind(callOutcomes),
     waitingOnApproval,
   });

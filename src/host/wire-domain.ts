@@ -9,6 +9,7 @@ import type { MasterKey } from '../domain/credentials/index.js';
 import {
   ApprovalDesk,
   ApprovalSigner,
+  ApprovalWaits,
   OperatorSecondFactors,
   SecondFactorGuard,
   toolChangeRequester,
@@ -68,6 +69,8 @@ export function wireDomain(
     // A gated tool waits for its approvers: the request needs the store only, not the desk.
     changeRequester: toolChangeRequester(systemClockOf(options)),
   });
+  // Held calls wake at once on a decision made here, by a poll on one made elsewhere.
+  const waits: { current: ApprovalWaits | null } = { current: null };
   const approvals = new ApprovalDesk(
     store.db,
     options.approvalSigner ?? ApprovalSigner.generate(),
@@ -78,8 +81,11 @@ export function wireDomain(
       maxPendingPerPrincipal: maxPendingApprovalsPerPrincipal(parts.config.caps),
       // A notifier without channels sends nothing.
       onPending: (view) => parts.observers.notifier.approvalPending(view),
+      onDecided: (id) => waits.current?.poke(id),
     },
   );
+  const approvalWaits = new ApprovalWaits(approvals, options.approvalWaits);
+  waits.current = approvalWaits;
   return {
     catalog,
     reviews: new SecurityReviewDesk(store.db),
@@ -90,6 +96,7 @@ export function wireDomain(
     secondFactor,
     operators,
     approvals,
+    approvalWaits,
     policies: new PolicyService(store.db, options.clock),
     destinationSets: new DestinationSets(store.db, options.clock, parts.directory),
   };

@@ -26,7 +26,7 @@ export type SessionsWing = ReturnType<typeof wireSessions>;
 export function wireSessions(
   options: ToolgateOptions,
   store: Store,
-  { catalog, agents, users, approvals }: DomainWing,
+  { catalog, agents, users, approvals, approvalWaits }: DomainWing,
   { caps }: { readonly caps: AgentCaps },
   /** The health monitor's reading (C14): unavailable tools leave permitted sets and rankings. */
   health: HealthReader,
@@ -58,7 +58,7 @@ export function wireSessions(
     entries: new SessionEntries(sessions, catalog),
     governedUris,
     idempotency,
-    sessionApprovals: new SessionApprovals(sessions, approvals),
+    sessionApprovals: new SessionApprovals(sessions, approvals, approvalWaits),
     callOutcomes: new SessionCallOutcomes(sessions, idempotency),
     waitingOnApproval: (ids: readonly string[]) =>
       sessionsWaitingOnApproval(store.db, ids, systemClockOf(options)()),

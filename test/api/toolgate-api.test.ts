@@ -53,6 +53,7 @@ for (const backend of backends()) {
       assert.deepEqual(Object.keys(tg.agent).sort(), [
         'approvalStatus',
         'authenticate',
+        'awaitApproval',
         'callOutcome',
         'discovery',
         'entries',

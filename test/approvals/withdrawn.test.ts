@@ -1,7 +1,9 @@
 /**
- * Approvals of runs that ended are withdrawn: on revoke and close at once, on expiry at the
- * sweep or at the first decision — audited as `approval.withdrawn`, no longer decidable, shown
- * as `withdrawn` by REST. An approval of a live run is left alone. SQLite and PostgreSQL.
+ * Approvals of runs someone ended on purpose are withdrawn: on revoke (by the holder or an
+ * operator) and on an operator's close at once, by the sweep or at the first decision for a revoke
+ * whose withdrawal did not run — audited as `approval.withdrawn`, no longer decidable, shown as
+ * `withdrawn` by REST. A run its client closed, or one that expired, leaves its approvals to the
+ * principal, who completes them from its next run. SQLite and PostgreSQL.
  */
 import assert from 'node:assert/strict';
 import { after, before, describe, test } from 'node:test';
@@ -126,53 +128,81 @@ for (const backend of backends()) {
       );
     });
 
-    test('closing a session withdraws its approvals, approved-but-unused ones too', async () => {
+    test("a run its client closed leaves its approvals to the principal; an operator's close withdraws them", async () => {
       const waitingOne = await waiting();
       const decision = await tg.agent.invoke(
         { principal: who, sessionId: waitingOne.run },
         'send_note',
-        {
-          text: 'second note',
-        },
+        { text: 'second note' },
       );
       const second = (decision as { approvalId: string }).approvalId;
       await tg.admin.approvals.approve(second, approver);
       await tg.agent.sessions.close(waitingOne.run, who);
-      assert.equal((await tg.admin.approvals.get(waitingOne.approvalId)).status, 'withdrawn');
-      assert.equal((await tg.admin.approvals.get(second)).status, 'withdrawn');
-    });
-
-    test('an expired run: the sweep withdraws its approval; a live one stays', async () => {
-      const short = await waiting(60);
-      const live = await waiting(3600);
-      now = new Date(now.getTime() + 120_000);
-      const swept = await tg.admin.sweep();
-      assert.ok(swept.withdrawnApprovals >= 1, JSON.stringify(swept));
-      const view = await tg.admin.approvals.get(short.approvalId);
+      assert.equal((await tg.admin.approvals.get(waitingOne.approvalId)).status, 'pending');
+      assert.equal((await tg.admin.approvals.get(second)).status, 'approved');
+      assert.deepEqual(await withdrawnEvents(second), []);
+      // The principal's next run (a client that reconnected) completes the approved one.
+      const next = await tg.agent.runs.mint(who, { via: 'test' });
+      const ran = await tg.agent.invoke({ principal: who, sessionId: next.handle }, 'send_note', {
+        text: 'second note',
+      });
+      assert.equal(ran.kind, 'allow', JSON.stringify(ran));
+      assert.equal((await tg.admin.approvals.get(second)).status, 'consumed');
+      // An operator closing a run ends it on purpose: what waits in it is withdrawn.
+      const closed = await waiting();
+      await tg.admin.sessions.closeBy(closed.run, admin, 'stop this run');
+      const view = await tg.admin.approvals.get(closed.approvalId);
       assert.deepEqual(
         { status: view.status, reason: view.reason },
-        {
-          status: 'withdrawn',
-          reason: 'run expired',
-        },
+        { status: 'withdrawn', reason: 'run closed by an operator' },
       );
-      assert.equal((await withdrawnEvents(short.approvalId)).length, 1);
+    });
+
+    test("an expired run leaves its approval decidable; the sweep withdraws only a revoked run's", async () => {
+      const short = await waiting(60);
+      const live = await waiting(3600);
+      const revoked = await waiting(3600);
+      // A revoke whose withdrawal never ran (the process stopped in between): the sweep does it.
+      await inspector.db
+        .updateTable('sessions')
+        .set({ status: 'revoked' })
+        .where('id', '=', revoked.run)
+        .execute();
+      now = new Date(now.getTime() + 120_000);
+      const swept = await tg.admin.sweep();
+      assert.equal(swept.withdrawnApprovals, 1, JSON.stringify(swept));
+      assert.equal((await tg.admin.approvals.get(revoked.approvalId)).status, 'withdrawn');
+      assert.equal((await withdrawnEvents(revoked.approvalId)).length, 1);
+      assert.equal((await tg.admin.approvals.get(short.approvalId)).status, 'pending');
       assert.equal((await tg.admin.approvals.get(live.approvalId)).status, 'pending');
       // A second sweep finds nothing more to do and audits nothing twice.
       await tg.admin.sweep();
-      assert.equal((await withdrawnEvents(short.approvalId)).length, 1);
+      assert.equal((await withdrawnEvents(revoked.approvalId)).length, 1);
       const listed = await rest('/v1/approvals?status=pending');
       const ids = (listed.body as { approvals: { id: string }[] }).approvals.map((a) => a.id);
-      assert.ok(!ids.includes(short.approvalId), 'no longer in the inbox');
-      assert.ok(ids.includes(live.approvalId));
+      assert.ok(ids.includes(short.approvalId), "the expired run's approval is still in the inbox");
+      assert.ok(!ids.includes(revoked.approvalId));
+      // Decided, it is completed from the principal's next run.
+      await tg.admin.approvals.approve(short.approvalId, approver);
+      const next = await tg.agent.runs.mint(who, { via: 'test' });
+      const { rendered } = await tg.admin.approvals.get(short.approvalId);
+      const text = (rendered.arguments as { text?: unknown }).text;
+      const ran = await tg.agent.invoke({ principal: who, sessionId: next.handle }, 'send_note', {
+        text,
+      });
+      assert.equal(ran.kind, 'allow', JSON.stringify(ran));
     });
 
-    test('an expired run nobody swept: the decision withdraws it instead', async () => {
-      const short = await waiting(60);
-      now = new Date(now.getTime() + 120_000);
-      assert.match(await refusedDecision(short.approvalId), /withdrawn \(run expired\)/);
-      assert.equal((await tg.admin.approvals.get(short.approvalId)).status, 'withdrawn');
-      assert.equal((await withdrawnEvents(short.approvalId)).length, 1);
+    test('a revoked run nobody swept: the decision withdraws it instead', async () => {
+      const cut = await waiting(3600);
+      await inspector.db
+        .updateTable('sessions')
+        .set({ status: 'revoked' })
+        .where('id', '=', cut.run)
+        .execute();
+      assert.match(await refusedDecision(cut.approvalId), /withdrawn \(run revoked\)/);
+      assert.equal((await tg.admin.approvals.get(cut.approvalId)).status, 'withdrawn');
+      assert.equal((await withdrawnEvents(cut.approvalId)).length, 1);
     });
   });
 }

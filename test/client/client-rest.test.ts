@@ -414,7 +414,7 @@ describe('the client SDK over REST rides out a gateway restart', () => {
     assert.equal(await auditCount('send_email', 'call.pre'), ranBefore + 1, 'nothing else ran');
   });
 
-  test("an agent reads only its own session's approvals", async () => {
+  test("an agent reads only its own principal's approvals", async () => {
     const tg = gw.gateway();
     const opsKey = (await tg.keys.issue('ops-bot', setup)).apiKey;
     const rest = async (method: string, path: string, key: string, body?: unknown) => {
@@ -447,8 +447,13 @@ describe('the client SDK over REST rides out a gateway restart', () => {
     assert.equal(own.body.status, 'pending');
     assert.equal(own.body.tool, 'send_email');
     assert.equal('decided_by' in own.body, false, 'who decides is not the agent’s business');
-    const other = await status(sibling, agentKey);
-    assert.equal(other.status, 404, 'another session of the same agent: not found');
+    // The approval is the principal's: another session of the same key (a client that
+    // reconnected) reads it; another key of the same agent is another principal and does not.
+    const sibling2 = await status(sibling, agentKey);
+    assert.equal(sibling2.status, 200, JSON.stringify(sibling2.body));
+    const otherKey = (await tg.keys.issue('support-bot', setup)).apiKey;
+    const other = await status(await open(otherKey), otherKey);
+    assert.equal(other.status, 404, 'another principal of the same agent: not found');
     assert.equal(other.body.code, 'NOT_FOUND');
     const foreign = await status(mine, opsKey);
     assert.equal(foreign.status, 404, "another agent cannot present this agent's session");

@@ -593,13 +593,20 @@ for (const backend of backends()) {
           (await tg.gate.invoke(ctx, 'pay_refund', { amount: 501 })).kind,
           'pending_approval',
         );
-        // another session of the same agent does not either
-        const other = await open('boss');
-        assert.equal(
-          (await tg.gate.invoke(other.ctx, 'pay_refund', { amount: 500 })).kind,
-          'pending_approval',
+        // another principal of the same agent (another credential) does not either
+        const keyed = { kind: 'agent' as const, agentId: 'boss', credential: 'key:other-key' };
+        const elsewhere = await tg.sessions.open(keyed);
+        const theirs = await tg.gate.invoke(
+          { principal: keyed, sessionId: elsewhere.id },
+          'pay_refund',
+          { amount: 500 },
         );
-        expectAllow(await tg.gate.invoke(ctx, 'pay_refund', { amount: 500 }));
+        assert.equal(theirs.kind, 'pending_approval');
+        assert.notEqual((theirs as { approvalId: string }).approvalId, p.approvalId);
+        // The approval is the principal's, not the session's: another session of the same
+        // principal (a client that reconnected) runs the call on it.
+        const other = await open('boss');
+        expectAllow(await tg.gate.invoke(other.ctx, 'pay_refund', { amount: 500 }));
         // replay: the approval is consumed
         assert.equal(
           (await tg.gate.invoke(ctx, 'pay_refund', { amount: 500 })).kind,

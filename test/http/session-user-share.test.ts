@@ -45,7 +45,7 @@ before(async () => {
       executor: held.executor,
       jwt: actForJwt(dir, ISSUER, AUDIENCE),
     },
-    tools: [validTool(), noteTool(), holdTool()],
+    tools: [validTool(), noteTool({ text: { type: 'string' } }), holdTool()],
     agents: [
       { id: 'bot', capabilities: ['billing:read'] },
       { id: 'bot2', capabilities: ['billing:read'] },
@@ -228,7 +228,7 @@ test('fair eviction spares a session waiting on an approval: another idle one en
     const r = await world.send(
       'POST',
       `/v1/sessions/${id}/calls`,
-      { tool: 'send_note', arguments: {} },
+      { tool: 'send_note', arguments: { text: `note for ${id}` } },
       key,
     );
     assert.equal(r.status, 202, r.text);
@@ -298,7 +298,7 @@ test('MCP 2025: fair eviction spares an MCP session whose call waits on an appro
   }
   const [m0 = '', m1 = ''] = held;
   // Attack: the oldest session's call waits on a person; a user of the host app connects.
-  const call = await rpc(m0, 'tools/call', { name: 'send_note', arguments: {} });
+  const call = await rpc(m0, 'tools/call', { name: 'send_note', arguments: { text: m0 } });
   assert.match(call.text, /approval_id/);
   // The others are used after it: m0 is the key's least recently used session, m1 the next.
   for (const id of held.slice(1)) assert.equal((await rpc(id, 'tools/list', {})).status, 200);
@@ -314,7 +314,7 @@ test('MCP 2025: fair eviction spares an MCP session whose call waits on an appro
   // sessions only within its share: a second user connects, and one waiting session ends.
   const [, , m2 = '', m3 = ''] = held;
   for (const id of [m2, m3]) {
-    const parked = await rpc(id, 'tools/call', { name: 'send_note', arguments: {} });
+    const parked = await rpc(id, 'tools/call', { name: 'send_note', arguments: { text: id } });
     assert.match(parked.text, /approval_id/);
   }
   const second = await postMcp(world.base, initializeRequest(), await tokenFor('u2', 'bot5'));
@@ -350,7 +350,7 @@ test('a holder at its share whose sessions all wait does not switch fair evictio
     const call = await world.send(
       'POST',
       `/v1/sessions/${id}/calls`,
-      { tool: 'send_note', arguments: {} },
+      { tool: 'send_note', arguments: { text: `note for ${id}` } },
       key,
     );
     assert.equal(call.status, 202, call.text);
@@ -394,7 +394,10 @@ test('MCP 2025: a holder at its share whose MCP sessions all wait does not switc
   for (let i = 0; i < CAP / 2; i++) {
     const s = await init(key);
     assert.equal(s.status, 200);
-    const parked = await rpc(s.id, key, 'tools/call', { name: 'send_note', arguments: {} });
+    const parked = await rpc(s.id, key, 'tools/call', {
+      name: 'send_note',
+      arguments: { text: s.id },
+    });
     assert.match(parked.text, /approval_id/);
   }
   const [t1, t2, t3] = await Promise.all(['u1', 'u2', 'u3'].map((u) => tokenFor(u, 'bot8')));

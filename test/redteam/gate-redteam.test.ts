@@ -99,6 +99,11 @@ interface CallStep {
   readonly save?: string;
 }
 
+/** Issues the agent a new key: later steps as it are another principal of the same agent. */
+interface IssueKeyStep {
+  readonly issue_key: string;
+}
+
 interface OpenSessionStep {
   readonly open_session: string;
   readonly as: string;
@@ -226,6 +231,7 @@ interface ApprovalStatusStep {
 type Step =
   | CallStep
   | OpenSessionStep
+  | IssueKeyStep
   | ApproveStep
   | ApproveChangeStep
   | RejectStep
@@ -835,6 +841,11 @@ class CaseRun {
       this.#w.toolIds.add(t.id);
     }
     await this.#w.approveReviews();
+    // An approval belongs to the principal, in any of its runs (docs/operators-and-approvals.md):
+    // a case that asks for approvals gets a key of its own, so an approval another case left
+    // approved, pending or rejected for the same call is not this case's.
+    if (this.#c.as && JSON.stringify(this.#c.steps).includes('pending_approval'))
+      await this.#w.issueKey(this.#c.as);
     for (const [i, step] of this.#c.steps.entries()) {
       try {
         await this.#step(step);
@@ -857,6 +868,7 @@ class CaseRun {
       });
       return;
     }
+    if ('issue_key' in step) return this.#w.issueKey(step.issue_key);
     if ('approve' in step) return this.#approve(step);
     if ('approve_change' in step) return this.#approveChange(step);
     if ('approve_all' in step) {

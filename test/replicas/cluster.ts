@@ -73,6 +73,10 @@ export function startReplica(name: string, options: ReplicaOptions): Promise<Rep
       '127.0.0.1',
       '--port',
       '0',
+      // A call that waits for approval is answered pending after a second: these suites decide
+      // on another replica only once they saw it.
+      '--approval-wait',
+      '1',
       ...(options.extraArgs ?? []),
     ],
     {

@@ -21,6 +21,7 @@ import { type Gateway, openGateway, type ToolgateOptions } from '../../src/host/
 import { ROOT } from './cli.js';
 import { confirmDeciders, type SteppableClock, steppableClock, totpCodes } from './operators.js';
 import { approvePendingReviews } from './reviews.js';
+import { WORLD_APPROVAL_WAIT_MS } from './world.js';
 
 export const CHROMIUM = '/usr/bin/chromium';
 export const TEST_ADMIN: Actor = { id: 'test-admin', via: 'library' };
@@ -103,6 +104,8 @@ export async function startConsoleGateway(
   let sso: HttpOptions['sso'];
   const app = await buildServer(tg, {
     adminToken: ADMIN_TOKEN,
+    // The agent's call is answered pending after a short hold: the browser decides after it.
+    mcp: { approvalWaitMs: WORLD_APPROVAL_WAIT_MS },
     ...(options.sso
       ? {
           sso: {

@@ -17,8 +17,15 @@ export interface StdioFolder {
   readonly dir: string;
   readonly db: string;
   readonly tg: Gateway;
-  /** The built CLI's `mcp` command on this folder, serving `agentKey` (both SDKs take this). */
-  server(agentKey: string): {
+  /**
+   * The built CLI's `mcp` command on this folder, serving `agentKey` (both SDKs take this). A call
+   * that waits for approval is held `approvalWait` seconds (`--approval-wait`; default 0 here,
+   * answered at once: these suites decide after they saw the pending answer).
+   */
+  server(
+    agentKey: string,
+    approvalWait?: number,
+  ): {
     command: string;
     args: string[];
     env: Record<string, string>;
@@ -40,9 +47,18 @@ export async function openStdioFolder(
     dir,
     db,
     tg,
-    server: (agentKey) => ({
+    server: (agentKey, approvalWait = 0) => ({
       command: process.execPath,
-      args: [MAIN, '--db', db, '--data-dir', join(dir, 'data'), 'mcp'],
+      args: [
+        MAIN,
+        '--db',
+        db,
+        '--data-dir',
+        join(dir, 'data'),
+        'mcp',
+        '--approval-wait',
+        String(approvalWait),
+      ],
       env: { ...(cleanEnv() as Record<string, string>), TOOLGATE_AGENT_KEY: agentKey },
       stderr: 'pipe',
     }),

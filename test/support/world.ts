@@ -58,6 +58,12 @@ export interface WorldOperator {
   readonly token?: boolean;
 }
 
+/**
+ * How long the world's MCP front holds a call that waits for approval (`mcp.approvalWaitMs`,
+ * production default 45 s); a suite that tests the hold itself passes its own.
+ */
+export const WORLD_APPROVAL_WAIT_MS = 200;
+
 export interface WorldOptions {
   /** Where its database lives; default SQLite. Ignored when `options.db` names one. */
   readonly backend?: Backend;
@@ -458,7 +464,10 @@ export async function openWorld(spec: WorldOptions = {}): Promise<World> {
     let base = '';
     if (rest !== null) {
       const { buildServer } = await import('../../src/edge/rest/index.js');
-      app = await buildServer(tg, { ...rest, adminToken });
+      // A call that waits for approval is held a moment, not the production 45 s: a suite that
+      // decides only after it saw the pending answer does not wait for the bound each time.
+      const mcp = { approvalWaitMs: WORLD_APPROVAL_WAIT_MS, ...rest.mcp };
+      app = await buildServer(tg, { ...rest, mcp, adminToken });
       base = await app.listen({ host: '127.0.0.1', port: 0 });
     }
     if (spec.inspector) inspector = await openStore(fresh.url);

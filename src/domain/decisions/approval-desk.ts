@@ -1,14 +1,13 @@
 /**
  * @module Approval requests and their consumption (C8). A call that needs approval is
  * stored with its resolved form; an approver's decision issues a signed token bound to tool,
- * agent, session and the canonical hash of the arguments; a retry of exactly that call consumes
- * the token once. Approving happens only on admin paths, never through anything an agent sends;
+ * agent, session and the canonical hash of the arguments; a retry of exactly that call by the same
+ * principal — in that run or another of its runs (a client that reconnected: approval-owner.ts) —
+ * consumes the token once. Approving happens only on admin paths, never through anything an agent sends;
  * the approver is the authenticated operator deciding (docs/architecture.md §6), with a fresh TOTP
  * of their own where the call needs a step-up.
  */
-import { randomBytes } from 'node:crypto';
 import type { Kysely, Transaction } from 'kysely';
-import type { RenderedCall } from '../../core/index.js';
 import {
   type Actor,
   type Clock,
@@ -37,48 +36,32 @@ import {
   pendingApprovalsOfPrincipal,
   withdrawRunApprovals,
 } from '../sessions/index.js';
-import type { ApprovalBinding, ApprovalSigner } from './approval-token.js';
+import { type ApprovalOwner, approvalsOfCall, isOwnedBy, ownedApproval } from './approval-owner.js';
+import type { ApprovalSigner } from './approval-token.js';
+import {
+  type ApprovalCall,
+  type ApprovalView,
+  type BoundResolution,
+  bindingOf,
+  keyOf,
+  newRequest,
+  type ResolvedApproval,
+  toView,
+} from './approval-view.js';
 import { requireApprover } from './decider.js';
 import type { OperatorSecondFactors } from './operator-second-factors.js';
 
-export interface ApprovalView {
-  readonly id: string;
-  readonly status: 'pending' | 'approved' | 'rejected' | 'consumed' | 'expired' | 'withdrawn';
-  readonly session_id: string;
-  readonly agent_id: string;
-  readonly user_id: string | null;
-  readonly tool_id: string;
-  readonly tool_version: string;
-  readonly action_class: string;
-  readonly rendered: RenderedCall;
-  readonly second_factor: boolean;
-  readonly out_of_band: boolean;
-  readonly created_at: string;
-  readonly expires_at: string;
-  readonly decided_at: string | null;
-  readonly decided_by: string | null;
-  readonly reason: string | null;
-}
+export type {
+  ApprovalCall,
+  ApprovalView,
+  BoundResolution,
+  ResolvedApproval,
+} from './approval-view.js';
 
-export interface ApprovalCall {
-  readonly sessionId: string;
-  readonly agentId: string;
-  readonly userId: string | null;
-  /**
-   * The principal whose share of the agent's pending approvals this call spends: the token user's
-   * id when a token vouched for the session's user, null for the agent's own keys together.
-   */
-  readonly tokenUser: string | null;
-  readonly toolId: string;
-  readonly toolVersion: string;
-  readonly actionClass: string;
-  readonly argsHash: string;
-  readonly rendered: RenderedCall;
-}
-
-const REQUEST_TTL_MS = 24 * 3600 * 1000;
 const TOKEN_TTL_S = 600;
 export const MAX_PENDING_PER_SESSION = 20;
+/** Ids per query when many held calls ask at once (well under every dialect's bound). */
+const SETTLED_CHUNK = 500;
 
 export class ApprovalDesk {
   readonly #db: Kysely<Database>;
@@ -90,6 +73,7 @@ export class ApprovalDesk {
   readonly #maxPendingPerAgent: number;
   readonly #maxPendingPerPrincipal: number;
   readonly #onPending: ((view: ApprovalView) => void) | undefined;
+  readonly #onDecided: ((id: string) => void) | undefined;
 
   constructor(
     db: Kysely<Database>,
@@ -111,9 +95,15 @@ export class ApprovalDesk {
        * synchronously on the call path: it must only enqueue, never wait or throw.
        */
       onPending?: (view: ApprovalView) => void;
+      /**
+       * Told of each approval an approver decided here, once it is committed (held calls waiting
+       * for it wake at once: approval-waits.ts). Synchronous: it must only signal, never throw.
+       */
+      onDecided?: (id: string) => void;
     } = {},
   ) {
     this.#onPending = options.onPending;
+    this.#onDecided = options.onDecided;
     this.#maxPendingPerAgent =
       options.maxPendingPerAgent ?? DEFAULT_AGENT_CAPS.maxPendingApprovalsPerAgent;
     this.#maxPendingPerPrincipal =
@@ -129,30 +119,17 @@ export class ApprovalDesk {
   }
 
   /**
-   * Consumes an approved approval of exactly this call if there is one (its token verified and
-   * marked used in one atomic step), else returns the pending request, creating it if needed.
+   * The approval of exactly this call — this principal (in any of its runs), tool, version and
+   * canonical arguments: an approved one is consumed (its token verified and the row moved in one
+   * conditional update, so two racing retries run it once); a pending one is returned, not
+   * duplicated; a rejection still within its request's lifetime refuses the call again (the
+   * reviewer said no to exactly this); otherwise a new request is opened.
    */
-  async resolve(
-    call: ApprovalCall,
-  ): Promise<
-    | { kind: 'approved'; approvalId: string; approver: string }
-    | { kind: 'pending'; approvalId: string }
-    | { kind: 'too_many'; scope: 'session' | 'agent' | 'principal' }
-  > {
+  async resolve(call: ApprovalCall): Promise<ResolvedApproval> {
     const now = this.#clock();
-    const candidates = await this.#db
-      .selectFrom('approvals')
-      .selectAll()
-      .where('session_id', '=', call.sessionId)
-      .where('tool_id', '=', call.toolId)
-      .where('args_hash', '=', call.argsHash)
-      .where('status', 'in', ['approved', 'pending'])
-      .execute();
-    for (const row of candidates.filter((r) => r.status === 'approved')) {
+    for (const row of await approvalsOfCall(this.#db, keyOf(call), ['approved'])) {
       const verdict = this.#signer().verify(row.token, bindingOf(row), now);
-      // The stored token must match this very call: tool version, agent and arguments included.
-      if (!verdict.ok || row.agent_id !== call.agentId || row.tool_version !== call.toolVersion)
-        continue;
+      if (!verdict.ok) continue;
       const used = await this.#db
         .updateTable('approvals')
         .set({ status: 'consumed', consumed_at: now.toISOString() })
@@ -162,56 +139,25 @@ export class ApprovalDesk {
       if (Number(used.numUpdatedRows) === 1)
         return { kind: 'approved', approvalId: row.id, approver: row.decided_by ?? '' };
     }
-    // Finding, counting and creating pending requests happen under a lock on the session row, so
-    // parallel calls neither duplicate a request nor slip past the cap.
+    // Finding, counting and creating requests happen under the agent's row lock, so parallel
+    // calls (in one run or in several runs of the principal) neither duplicate a request nor
+    // slip past a cap.
     let created: ApprovalRow | null = null;
     const outcome = await this.#db.transaction().execute(async (trx) => {
-      await trx
-        .updateTable('sessions')
-        .set((eb) => ({ status: eb.ref('status') }))
-        .where('id', '=', call.sessionId)
-        .execute();
-      const pending = await trx
-        .selectFrom('approvals')
-        .select(['id', 'expires_at'])
-        .where('session_id', '=', call.sessionId)
-        .where('tool_id', '=', call.toolId)
-        .where('tool_version', '=', call.toolVersion)
-        .where('agent_id', '=', call.agentId)
-        .where('args_hash', '=', call.argsHash)
-        .where('status', '=', 'pending')
-        .execute();
-      const live = pending.find((r) => Date.parse(r.expires_at) > now.getTime());
+      await lockAgent(trx, call.agentId);
+      const open = await approvalsOfCall(trx, keyOf(call), ['pending', 'rejected']);
+      const alive = open.filter((r) => Date.parse(r.expires_at) > now.getTime());
+      const live = alive.find((r) => r.status === 'pending');
       if (live) return { kind: 'pending' as const, approvalId: live.id };
+      const rejected = alive.findLast((r) => r.status === 'rejected');
+      if (rejected)
+        return { kind: 'rejected' as const, approvalId: rejected.id, reason: rejected.reason };
       const full = await this.#fullScope(trx, call, now);
       if (full !== null) return { kind: 'too_many' as const, scope: full };
-      const id = `apr_${randomBytes(12).toString('base64url')}`;
-      const row: ApprovalRow = {
-        id,
-        session_id: call.sessionId,
-        agent_id: call.agentId,
-        user_id: call.userId,
-        tool_id: call.toolId,
-        tool_version: call.toolVersion,
-        action_class: call.actionClass,
-        args_hash: call.argsHash,
-        rendered: JSON.stringify(call.rendered),
-        status: 'pending',
-        second_factor: call.rendered.second_factor ? 1 : 0,
-        out_of_band: call.rendered.out_of_band ? 1 : 0,
-        created_at: now.toISOString(),
-        expires_at: new Date(now.getTime() + REQUEST_TTL_MS).toISOString(),
-        decided_at: null,
-        decided_by: null,
-        reason: null,
-        token: null,
-        token_id: null,
-        consumed_at: null,
-        totp_step: null,
-      };
+      const row = newRequest(call, now);
       await trx.insertInto('approvals').values(row).execute();
       created = row;
-      return { kind: 'pending' as const, approvalId: id };
+      return { kind: 'pending' as const, approvalId: row.id };
     });
     if (created && this.#onPending) {
       try {
@@ -255,30 +201,19 @@ export class ApprovalDesk {
   }
 
   /**
-   * The approval a retried call names (its sealed `requestState`): consumes it if approved, else
-   * says why not. Never opens a request and never consumes another one: the call runs only on the
-   * approval it was sealed with, once. One primary-key read (and the consuming update).
+   * The approval a retried call names (its sealed `requestState`, or the approval a held call
+   * waited for): consumes it if approved, else says why not. Never opens a request and never
+   * consumes another one: the call runs only on the approval it names, once, and only when that
+   * approval belongs to the caller's principal (in any of its runs) and covers exactly this tool,
+   * version and arguments. One primary-key read (and the consuming update).
    */
-  async resolveBound(
-    approvalId: string,
-    call: ApprovalCall,
-  ): Promise<
-    | { kind: 'approved'; approvalId: string; approver: string }
-    | { kind: 'pending'; approvalId: string }
-    | { kind: 'rejected'; reason: string | null }
-    | { kind: 'refused'; why: 'mismatch' | 'used' | 'expired' }
-  > {
+  async resolveBound(approvalId: string, call: ApprovalCall): Promise<BoundResolution> {
     const now = this.#clock();
-    const row = await this.#db
-      .selectFrom('approvals')
-      .selectAll()
-      .where('id', '=', approvalId)
-      .executeTakeFirst();
-    // The state was sealed for this approval and this call: anything else is another call's.
+    const row = await ownedApproval(this.#db, approvalId);
+    // Named for this call: anything else is another call's, or another principal's.
     if (
       !row ||
-      row.session_id !== call.sessionId ||
-      row.agent_id !== call.agentId ||
+      !isOwnedBy(row, keyOf(call)) ||
       row.tool_id !== call.toolId ||
       row.tool_version !== call.toolVersion ||
       row.args_hash !== call.argsHash
@@ -293,8 +228,9 @@ export class ApprovalDesk {
       case 'expired':
         return { kind: 'refused', why: 'expired' };
       case 'consumed':
-      case 'withdrawn':
         return { kind: 'refused', why: 'used' };
+      case 'withdrawn':
+        return { kind: 'refused', why: 'withdrawn' };
       case 'approved': {
         if (!this.#signer().verify(row.token, bindingOf(row), now).ok)
           return { kind: 'refused', why: 'expired' };
@@ -371,6 +307,7 @@ export class ApprovalDesk {
       }
       throw err;
     }
+    this.#decided(id);
     return this.get(id);
   }
 
@@ -399,7 +336,16 @@ export class ApprovalDesk {
         details: { reason },
       });
     });
+    this.#decided(id);
     return this.get(id);
+  }
+
+  #decided(id: string): void {
+    try {
+      this.#onDecided?.(id);
+    } catch {
+      // A wake-up never fails the decision it is about.
+    }
   }
 
   /** How many approval requests are in each status (the metrics' approval gauge). */
@@ -422,6 +368,31 @@ export class ApprovalDesk {
       .where('expires_at', '>', this.#clock().toISOString())
       .executeTakeFirst();
     return Number(row?.n ?? 0);
+  }
+
+  /**
+   * The approval when it belongs to `owner` (asked in any run of that principal), else null: the
+   * same answer for one that does not exist as for another principal's.
+   */
+  async getOwned(id: string, owner: ApprovalOwner): Promise<ApprovalView | null> {
+    const row = await ownedApproval(this.#db, id);
+    return row && isOwnedBy(row, owner) ? toView(row, this.#clock()) : null;
+  }
+
+  /** Of these approvals, the ids no longer pending (decided, withdrawn, expired) or gone. */
+  async settled(ids: readonly string[]): Promise<ReadonlySet<string>> {
+    const now = this.#clock();
+    const still = new Set<string>();
+    for (let i = 0; i < ids.length; i += SETTLED_CHUNK) {
+      const rows = await this.#db
+        .selectFrom('approvals')
+        .select(['id', 'status', 'expires_at'])
+        .where('id', 'in', ids.slice(i, i + SETTLED_CHUNK))
+        .execute();
+      for (const r of rows)
+        if (r.status === 'pending' && Date.parse(r.expires_at) > now.getTime()) still.add(r.id);
+    }
+    return new Set(ids.filter((id) => !still.has(id)));
   }
 
   async get(id: string): Promise<ApprovalView> {
@@ -484,17 +455,18 @@ export class ApprovalDesk {
     const status = toView(row, now).status;
     if (status === 'withdrawn') throw withdrawnError(id, row.reason);
     if (status !== 'pending') throw stateError(id, 'pending');
-    // A run that ended without anyone noticing yet: its approval is withdrawn now, not decided.
+    // A revoked run (its holder or an operator said stop) whose withdrawal did not happen yet: its
+    // approval is withdrawn now, not decided. A run that was closed or expired leaves its approval
+    // to the principal, who completes it from another run (approval-owner.ts); so does one whose
+    // row is gone — nobody can use it, and it expires on its own.
     const run = await this.#db
       .selectFrom('sessions')
-      .select(['status', 'expires_at'])
+      .select('status')
       .where('id', '=', row.session_id)
       .executeTakeFirst();
-    const ended = run?.status !== 'open' || Date.parse(run.expires_at) <= now.getTime();
-    if (ended) {
-      const reason = run?.status === 'open' ? 'run expired' : 'run ended';
-      await withdrawRunApprovals(this.#db, row.session_id, reason, now);
-      throw withdrawnError(id, reason);
+    if (run?.status === 'revoked') {
+      await withdrawRunApprovals(this.#db, row.session_id, 'run revoked', now);
+      throw withdrawnError(id, 'run revoked');
     }
     return row;
   }
@@ -512,17 +484,6 @@ export function needsStepUp(row: Pick<ApprovalRow, 'second_factor' | 'action_cla
   );
 }
 
-function bindingOf(row: ApprovalRow): ApprovalBinding {
-  return {
-    approvalId: row.id,
-    toolId: row.tool_id,
-    toolVersion: row.tool_version,
-    agentId: row.agent_id,
-    sessionId: row.session_id,
-    argsHash: row.args_hash,
-  };
-}
-
 function withdrawnError(id: string, reason: string | null): ToolgateError {
   return new ToolgateError(
     'APPROVAL_STATE',
@@ -535,26 +496,4 @@ function stateError(id: string, expected: string): ToolgateError {
   return new ToolgateError('APPROVAL_STATE', `approval ${id} is not ${expected}`, {
     approvalId: id,
   });
-}
-
-function toView(row: ApprovalRow, now: Date): ApprovalView {
-  const expired = row.status === 'pending' && Date.parse(row.expires_at) <= now.getTime();
-  return {
-    id: row.id,
-    status: (expired ? 'expired' : row.status) as ApprovalView['status'],
-    session_id: row.session_id,
-    agent_id: row.agent_id,
-    user_id: row.user_id,
-    tool_id: row.tool_id,
-    tool_version: row.tool_version,
-    action_class: row.action_class,
-    rendered: JSON.parse(row.rendered) as RenderedCall,
-    second_factor: row.second_factor === 1,
-    out_of_band: row.out_of_band === 1,
-    created_at: row.created_at,
-    expires_at: row.expires_at,
-    decided_at: row.decided_at,
-    decided_by: row.decided_by,
-    reason: row.reason,
-  };
 }

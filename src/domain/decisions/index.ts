@@ -7,8 +7,14 @@
 export type { RenderedCall, UntrustedDestination } from '../../core/index.js';
 export type { ApprovalCondition, ApprovalRequirement } from './approval-condition.js';
 export { approvalRequired } from './approval-condition.js';
-export type { ApprovalCall, ApprovalView } from './approval-desk.js';
+export type {
+  ApprovalCall,
+  ApprovalView,
+  BoundResolution,
+  ResolvedApproval,
+} from './approval-desk.js';
 export { ApprovalDesk, needsStepUp } from './approval-desk.js';
+export type { ApprovalOwner } from './approval-owner.js';
 export type {
   ApprovalBinding,
   ApprovalClaims,
@@ -23,6 +29,8 @@ export {
   ApprovalSigner,
   argumentsHash,
 } from './approval-token.js';
+export type { ApprovalWaitsOptions, WaitOutcome } from './approval-waits.js';
+export { ApprovalWaits } from './approval-waits.js';
 export type { ChangeView } from './change-desk.js';
 export { ChangeDesk } from './change-desk.js';
 export type { RequestedChange } from './change-requests.js';

@@ -30,6 +30,11 @@ export interface RequestStateClaims {
   readonly toolVersion: string;
   readonly argsHash: string;
   readonly approvalId: string;
+  /**
+   * Which round of the call's multi round-trip request minted it (1 for the answer to the call
+   * without a state); absent in states minted before rounds were counted: 0.
+   */
+  readonly round?: number;
   /** Milliseconds since the epoch. */
   readonly expiresAt: number;
 }
@@ -62,6 +67,8 @@ function claimsOf(value: unknown): RequestStateClaims {
     if (!(typeof v[f] === 'string' || (nullable && v[f] === null))) throw invalid();
   }
   if (typeof v.expiresAt !== 'number' || !Number.isFinite(v.expiresAt)) throw invalid();
+  if (v.round !== undefined && !(Number.isSafeInteger(v.round) && (v.round as number) >= 0))
+    throw invalid();
   return v as unknown as RequestStateClaims;
 }
 

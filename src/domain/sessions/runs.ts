@@ -175,6 +175,6 @@ export class RunService {
       subject: `session:${handle}`,
       details: { agent: agentId, expired_at: expiresAt },
     });
-    await withdrawRunApprovals(this.#store.db, handle, 'run expired', this.#clock());
+    // Its approvals stay the principal's: completed from its next run (approval-owner.ts).
   }
 }

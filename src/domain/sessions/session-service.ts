@@ -74,7 +74,7 @@ import {
   type ToolFormat,
   VERSIONS_META_KEY,
 } from './tool-export.js';
-import { withdrawRunApprovals } from './withdraw-approvals.js';
+import { OPERATOR_CLOSE, withdrawRunApprovals } from './withdraw-approvals.js';
 
 export type { SessionPin, SessionTool, WithheldTool } from './session-tool.js';
 
@@ -373,11 +373,10 @@ export class SessionService {
     await this.#ended(sessionId);
   }
 
-  /** After a close: gates drop it (they cache open sessions), its run's approvals go; `record`. */
+  /** After a close: gates drop it (they cache open sessions); `record`. Approvals stay (C8). */
   async #ended(sessionId: string, record?: EndRecord): Promise<void> {
     await bumpIdentityRevision(this.#store.db);
     for (const listener of this.#closeListeners) listener(sessionId);
-    await withdrawRunApprovals(this.#store.db, sessionId, 'run closed', this.#clock());
     if (record === undefined) return;
     const [actor, action, agentId, reason] = record;
     await appendEvent(this.#store.db, actor, this.#clock(), {
@@ -488,6 +487,7 @@ export class SessionService {
       throw new ToolgateError('SESSION_NOT_FOUND', 'no open session with this id', { sessionId });
     }
     await this.#ended(sessionId, [actor, 'session.closed', row.agent_id, reason]);
+    await withdrawRunApprovals(this.#store.db, sessionId, OPERATOR_CLOSE, this.#clock());
   }
 
   async #liveRow(sessionId: string): Promise<SessionRow> {

@@ -1,14 +1,19 @@
 /**
- * @module Withdrawing the approvals of runs that ended (C8, docs/architecture.md §6). An
- * approval belongs to its run: once the run is closed, revoked or expired no retry can use it,
- * so a request still waiting (or approved and unused) is marked `withdrawn` — audited as
- * `approval.withdrawn`, no longer decidable, and no longer in any approver's inbox. Done at
- * close and revoke time, at the first refused use of an expired run, at a decision on an approval
- * whose run has ended, and by the housekeeping sweep for runs nobody touched again.
+ * @module Withdrawing the approvals of runs someone ended on purpose (C8, docs/architecture.md
+ * §6). An approval belongs to the principal that asked for it, in any of its runs (a client that
+ * reconnected completes it from its new run), so a run that was merely closed by its client,
+ * evicted, idle or expired leaves it be. A run revoked (by its holder or an operator) or closed by
+ * an operator is a decision that it stop: a request still waiting (or approved and unused) is
+ * marked `withdrawn` — audited as `approval.withdrawn`, no longer decidable, no longer in any
+ * approver's inbox. Done at revoke and operator-close time, at a decision on an approval whose
+ * run was revoked, and by the housekeeping sweep for any the first pass missed.
  */
 import type { Kysely } from 'kysely';
 import { systemActor } from '../../core/index.js';
 import { appendEvent, type Database } from '../../records/store/index.js';
+
+/** Why an operator's close withdraws what waits in the run (`SessionService.closeBy`). */
+export const OPERATOR_CLOSE = 'run closed by an operator';
 
 /** Statuses an ended run can still hold open: waiting, or approved and not yet used. */
 const OPEN = ['pending', 'approved'] as const;
@@ -60,26 +65,16 @@ export async function withdrawRunApprovals(
 }
 
 /**
- * Withdraws every open approval whose run has ended (not open, or past its expiry) — the
- * sweep's part, for runs that ended with nobody calling again. Returns how many.
+ * Withdraws every open approval whose run was revoked and that is still open (the revoke's own
+ * withdrawal did not finish) — the sweep's part. Returns how many.
  */
 export async function withdrawEndedRunApprovals(db: Kysely<Database>, now: Date): Promise<number> {
   const rows = await db
     .selectFrom('approvals')
     .innerJoin('sessions', 'sessions.id', 'approvals.session_id')
-    .select(['approvals.id as id', 'approvals.session_id as session_id', 'sessions.status as run'])
+    .select(['approvals.id as id', 'approvals.session_id as session_id'])
     .where('approvals.status', 'in', [...OPEN])
-    .where((eb) =>
-      eb.or([
-        eb('sessions.status', '<>', 'open'),
-        eb('sessions.expires_at', '<=', now.toISOString()),
-      ]),
-    )
+    .where('sessions.status', '=', 'revoked')
     .execute();
-  let count = 0;
-  for (const reason of ['run ended', 'run expired'] as const) {
-    const batch = rows.filter((r) => (r.run === 'open') === (reason === 'run expired'));
-    if (batch.length > 0) count += (await withdraw(db, batch, reason, now)).length;
-  }
-  return count;
+  return rows.length === 0 ? 0 : (await withdraw(db, rows, 'run revoked', now)).length;
 }

@@ -143,6 +143,20 @@ export function int(min: number, max: number): (value: string) => number {
   };
 }
 
+/**
+ * `--approval-wait <seconds>` of `serve` and `mcp`: how long the MCP front holds a call that waits
+ * for approval open for its decision (docs/mcp.md, "Stock clients wait for the person").
+ */
+export function approvalWaitOption(): Option {
+  return new Option(
+    '--approval-wait <seconds>',
+    "how long an MCP call that waits for approval is held open for its decision before it is answered still pending (0: at once); keep it below your clients' request timeout (60 s for the TypeScript SDKs)",
+  )
+    .env('TOOLGATE_APPROVAL_WAIT')
+    .default(45)
+    .argParser(int(0, 600));
+}
+
 /** A fraction above 0 and at most 1 (a share of a cap). */
 export function share(value: string): number {
   const n = Number(value);

@@ -35,6 +35,8 @@ export interface ServeOptions {
   readonly json?: boolean;
   /** On SIGTERM or SIGINT, how long calls in flight may finish (stop-signals.ts); default 10. */
   readonly shutdownDeadlineSeconds?: number;
+  /** How long an MCP call that waits for approval is held for its decision; default 45. */
+  readonly approvalWaitSeconds?: number;
   /** Origins and Hosts /mcp accepts besides loopback ones (DNS-rebinding and CSRF defence). */
   readonly allowedOrigins?: readonly string[];
   readonly allowedHosts?: readonly string[];
@@ -182,11 +184,8 @@ export async function serve(options: ServeOptions): Promise<void> {
       bodyLimit: options.bodyLimit,
       version: options.version,
       ...(options.publicUrl !== undefined ? { publicUrl } : {}),
-      mcp: { originPolicy: origins, ...mcpLimitsOf(limits) },
-      // A user's standing streams of an agent: the same share as of its sessions.
-      ...(limits.userSessionShare !== undefined
-        ? { standing: { streams: { userShare: limits.userSessionShare } } }
-        : {}),
+      mcp: { originPolicy: origins, ...mcpLimitsOf(limits, options.approvalWaitSeconds) },
+      ...standingOf(limits),
       admission: {
         ...(limits.maxInFlight !== undefined ? { maxInFlight: limits.maxInFlight } : {}),
         ...(limits.maxInFlightPerCaller !== undefined
@@ -324,13 +323,22 @@ function adminTokenBanner(
   ];
 }
 
+/** A user's standing streams of an agent: the same share as of its sessions. */
+function standingOf(limits: NonNullable<ServeOptions['limits']>) {
+  return limits.userSessionShare !== undefined
+    ? { standing: { streams: { userShare: limits.userSessionShare } } }
+    : {};
+}
+
 /**
- * The MCP front's session limits `serve` was given; each absent one keeps its default. One agent's
- * MCP sessions are its gate sessions: the same cap and the same share of a principal (within which
- * a session waiting on a person is spared) hold on both.
+ * The MCP front's session limits `serve` was given, and how long it holds a call for its
+ * approval; each absent one keeps its default. One agent's MCP sessions are its gate sessions: the
+ * same cap and the same share of a principal (within which a session waiting on a person is
+ * spared) hold on both.
  */
-function mcpLimitsOf(limits: NonNullable<ServeOptions['limits']>) {
+function mcpLimitsOf(limits: NonNullable<ServeOptions['limits']>, approvalWaitSeconds?: number) {
   return {
+    ...(approvalWaitSeconds !== undefined ? { approvalWaitMs: approvalWaitSeconds * 1000 } : {}),
     ...(limits.maxMcpSessions !== undefined ? { maxSessions: limits.maxMcpSessions } : {}),
     ...(limits.maxSessionsPerAgent !== undefined
       ? { maxSessionsPerAgent: limits.maxSessionsPerAgent }

@@ -173,6 +173,13 @@ export const SETTINGS: readonly Setting[] = [
     description: 'event-loop delay above which new work is refused (0: off)',
   },
   {
+    path: 'limits.approval_wait_seconds',
+    env: 'TOOLGATE_APPROVAL_WAIT',
+    schema: int(0, 600),
+    description:
+      'seconds an MCP call that waits for approval is held open for its decision (0: at once)',
+  },
+  {
     path: 'oidc.issuer',
     env: 'TOOLGATE_OIDC_ISSUER',
     schema: url,

@@ -14,6 +14,7 @@ import {
 import type { AgentApi } from '../../api/index.js';
 import { type AgentPrincipal, ToolgateError } from '../../core/index.js';
 import type { BoundApproval, GateDecision } from '../../gate/index.js';
+import { whereDecided } from './approval-hold.js';
 
 /** The `_meta` key of an input-required result: which approval the call waits for. */
 export const APPROVAL_META_KEY = 'io.toolgate/approval';
@@ -42,7 +43,7 @@ export function approvalInputRequired(
   decision: Pending,
   principal: AgentPrincipal,
   run: string,
-  options: { firstRound: boolean; elicit: boolean },
+  options: { firstRound: boolean; elicit: boolean; round: number },
 ): InputRequiredResult {
   const requestState = agent.requestStates.seal({
     agentId: principal.agentId,
@@ -53,11 +54,11 @@ export function approvalInputRequired(
     toolVersion: decision.rendered.version,
     argsHash: decision.argsHash,
     approvalId: decision.approvalId,
+    round: options.round,
   });
-  const where = `in the toolgate console (Approvals) or with \`toolgate approvals approve ${decision.approvalId}\``;
   const message =
     `${decision.message}. Approval ${decision.approvalId} for ${decision.rendered.tool} ` +
-    `${decision.rendered.version} waits for an operator, who decides it ${where}. ` +
+    `${decision.rendered.version} waits: ${whereDecided(decision.approvalId)}. ` +
     'Nothing answered here approves it.';
   const result = inputRequired({
     requestState,
@@ -104,7 +105,7 @@ export function boundApprovalOf(
   state: string,
   principal: AgentPrincipal,
   handle: string | undefined,
-): { readonly run: string; readonly approval: BoundApproval } {
+): { readonly run: string; readonly round: number; readonly approval: BoundApproval } {
   const claims = agent.requestStates.open(state);
   if (
     claims.agentId !== principal.agentId ||
@@ -115,11 +116,13 @@ export function boundApprovalOf(
   if (handle !== undefined && handle !== claims.run) throw mismatch('run');
   return {
     run: claims.run,
+    round: claims.round ?? 0,
     approval: {
       approvalId: claims.approvalId,
       toolId: claims.toolId,
       toolVersion: claims.toolVersion,
       argsHash: claims.argsHash,
+      via: 'request_state',
     },
   };
 }

@@ -6,7 +6,7 @@
  */
 import type { ServerNotification } from '@modelcontextprotocol/sdk/types.js';
 import type { AgentApi, GateDecision } from '../../api/index.js';
-import { type TraceOrigin, traceParentOf } from '../../core/index.js';
+import { type CallProgress, type TraceOrigin, traceParentOf } from '../../core/index.js';
 import { progressRelay } from './progress-relay.js';
 import { versionOption } from './version-meta.js';
 
@@ -53,10 +53,16 @@ function traceOrigin(meta: Record<string, unknown> | undefined, origin: McpOrigi
 }
 
 export interface ToolCall {
-  /** Asks the gate (again, after a person answered on the legacy era: the gate decides anew). */
-  invoke(): Promise<GateDecision>;
+  /**
+   * Asks the gate (again, after a person answered or a held call's approval left `pending`: the
+   * gate decides anew). `bound` names the approval this ask must use, in place of the one the
+   * call was made with.
+   */
+  invoke(bound?: CallOptions['boundApproval']): Promise<GateDecision>;
   /** Settles once every progress report is written: the result must not overtake them. */
   flush(): Promise<void>;
+  /** Reports progress under the caller's own token; a no-op when it sent none. */
+  progress(report: CallProgress): void;
 }
 
 /**
@@ -80,7 +86,14 @@ export function toolCall(
   };
   const traced = io.origin ? { ...ctx, trace: traceOrigin(params._meta, io.origin) } : ctx;
   return {
-    invoke: () => agent.invoke(traced, params.name, params.arguments ?? {}, options),
+    invoke: (bound) =>
+      agent.invoke(
+        traced,
+        params.name,
+        params.arguments ?? {},
+        bound ? { ...options, boundApproval: bound } : options,
+      ),
     flush: () => relay?.flush() ?? Promise.resolve(),
+    progress: (report) => relay?.onProgress(report),
   };
 }

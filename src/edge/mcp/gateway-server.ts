@@ -2,10 +2,12 @@
  * @module One MCP server per agent session (C15, docs/architecture.md §6): tools/list is exactly the gate
  * session's permitted set, tools/call goes through the gate. A denial or a pending approval is a
  * tool result with `isError` and the code, rule and message — never a protocol crash, never a
- * silent drop. Nothing here decides anything: the gate does.
+ * silent drop; a pending approval is first held open for its decision (approval-hold.ts), so a
+ * stock client gets the result in the same call. Nothing here decides anything: the gate does.
  */
 import type { AuthInfo } from '@modelcontextprotocol/sdk/server/auth/types.js';
 import { Server } from '@modelcontextprotocol/sdk/server/index.js';
+import type { RequestHandlerExtra } from '@modelcontextprotocol/sdk/shared/protocol.js';
 import {
   CallToolRequestSchema,
   ElicitResultSchema,
@@ -18,12 +20,21 @@ import {
   McpError,
   ReadResourceRequestSchema,
   type ReadResourceResult,
+  type ServerNotification,
+  type ServerRequest,
   type Tool,
 } from '@modelcontextprotocol/sdk/types.js';
-import type { AgentApi } from '../../api/index.js';
+import type { AgentApi, GateDecision } from '../../api/index.js';
 import { type AgentPrincipal, isToolgateError } from '../../core/index.js';
+import {
+  type ApprovalHold,
+  DEFAULT_APPROVAL_WAIT_MS,
+  heldApproval,
+  holdForApproval,
+  holdOf,
+} from './approval-hold.js';
 import { getPrompt, listEntries, readResource } from './entry-requests.js';
-import { type McpOrigin, toolCall } from './gate-call.js';
+import { type McpOrigin, type ToolCall, toolCall } from './gate-call.js';
 import { failure, failureFor, rpcErrorOf, toolResult } from './result-shape.js';
 import { SESSION_SCHEMA_VALIDATOR } from './shared-schema-validator.js';
 
@@ -91,6 +102,11 @@ export interface GatewayServerOptions {
     requestId: string | number,
     wait: (signal: AbortSignal) => Promise<T>,
   ) => Promise<{ readonly ok: true; readonly value: T } | { readonly ok: false }>;
+  /**
+   * How long one call that waits for approval is held open for its decision (approval-hold.ts,
+   * as a standing wait through `standBy`); 0 answers at once. Default DEFAULT_APPROVAL_WAIT_MS.
+   */
+  readonly approvalWaitMs?: number;
 }
 
 /** How long a pending-approval prompt waits for the person at the client. */
@@ -137,42 +153,32 @@ export function createGatewayServer(
   });
   registerEntryHandlers(server, agent, binding, options);
   server.setRequestHandler(CallToolRequestSchema, async (request, extra) => {
-    const call = toolCall(agent, requestBinding(binding, extra), request.params, {
+    const who = requestBinding(binding, extra);
+    const call = toolCall(agent, who, request.params, {
       signal: extra.signal,
       notify: extra.sendNotification,
       origin: legacyOrigin(extra),
     });
+    const standBy = options.standBy;
+    const hold: ApprovalHold = holdOf(
+      {
+        waitMs: options.approvalWaitMs ?? DEFAULT_APPROVAL_WAIT_MS,
+        standBy: standBy ? (wait) => standBy(extra.requestId, wait) : undefined,
+      },
+      request.params._meta,
+    );
     try {
       let decision = await call.invoke();
       if (decision.kind === 'pending_approval' && server.getClientCapabilities()?.elicitation) {
-        // Show the person at the client what waits, and let them retry once it is approved. The
-        // retry is the same call with the same arguments: the gate decides again, nothing else.
+        decision = await askPerson(decision, call, extra, options);
+      }
+      // Held until a person decides, within the bound: the client gets the result in this call.
+      if (decision.kind === 'pending_approval') {
         const pending = decision;
-        const ask = (signal?: AbortSignal) =>
-          extra
-            .sendRequest(
-              {
-                method: 'elicitation/create',
-                params: {
-                  mode: 'form',
-                  message:
-                    `toolgate: this call needs approval (approval id ${pending.approvalId}): ` +
-                    `${JSON.stringify(pending.rendered)}. Accept once an administrator has ` +
-                    'approved it to run it now; decline to leave it waiting.',
-                  requestedSchema: { type: 'object', properties: {} },
-                },
-              },
-              ElicitResultSchema,
-              { timeout: ELICIT_TIMEOUT_MS, ...(signal ? { signal } : {}) },
-            )
-            .catch(() => null);
-        // The person may take minutes: the wait holds no request slot (standBy), and a wait that
-        // is refused, or a slot not had again after it, leaves the call pending, as declined.
-        const waited = options.standBy
-          ? await options.standBy(extra.requestId, ask)
-          : { ok: true as const, value: await ask() };
-        const answer = waited.ok ? waited.value : null;
-        if (answer?.action === 'accept') decision = await call.invoke();
+        const io = { signal: extra.signal, call };
+        if (await holdForApproval(agent, who, pending, hold, io)) {
+          decision = await call.invoke(heldApproval(pending));
+        }
       }
       await call.flush();
       if (extra.signal.aborted) options.onCancelled?.(extra.requestId);
@@ -185,6 +191,46 @@ export function createGatewayServer(
     }
   });
   return server;
+}
+
+type Pending = Extract<GateDecision, { kind: 'pending_approval' }>;
+type CallExtra = RequestHandlerExtra<ServerRequest, ServerNotification>;
+
+/**
+ * Shows the person at a client that declares elicitation what waits, and lets them retry once it
+ * is approved. The retry is the same call with the same arguments: the gate decides again.
+ */
+async function askPerson(
+  pending: Pending,
+  call: ToolCall,
+  extra: CallExtra,
+  options: GatewayServerOptions,
+): Promise<GateDecision> {
+  const ask = (signal?: AbortSignal) =>
+    extra
+      .sendRequest(
+        {
+          method: 'elicitation/create',
+          params: {
+            mode: 'form',
+            message:
+              `toolgate: this call needs approval (approval id ${pending.approvalId}): ` +
+              `${JSON.stringify(pending.rendered)}. Accept once an administrator has ` +
+              'approved it to run it now; decline to leave it waiting.',
+            requestedSchema: { type: 'object', properties: {} },
+          },
+        },
+        ElicitResultSchema,
+        { timeout: ELICIT_TIMEOUT_MS, ...(signal ? { signal } : {}) },
+      )
+      .catch(() => null);
+  // The person may take minutes: the wait holds no request slot (standBy), and a wait that is
+  // refused, or a slot not had again after it, leaves the call pending, as declined.
+  const waited = options.standBy
+    ? await options.standBy(extra.requestId, ask)
+    : { ok: true as const, value: await ask() };
+  const answer = waited.ok ? waited.value : null;
+  return answer?.action === 'accept' ? call.invoke() : pending;
 }
 
 /** A refusal of an entry request as a JSON-RPC error of the catalogue; unknown errors logged. */

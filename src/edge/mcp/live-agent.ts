@@ -45,6 +45,7 @@ export function liveAgentApi(agent: AgentApi, token: string): AgentApi {
     invoke: once(agent.invoke as AsyncFn) as AgentApi['invoke'],
     stepUp: once(agent.stepUp as AsyncFn) as AgentApi['stepUp'],
     approvalStatus: once(agent.approvalStatus as AsyncFn) as AgentApi['approvalStatus'],
+    awaitApproval: once(agent.awaitApproval as AsyncFn) as AgentApi['awaitApproval'],
     callOutcome: once(agent.callOutcome as AsyncFn) as AgentApi['callOutcome'],
     waitingOnApproval: once(agent.waitingOnApproval as AsyncFn) as AgentApi['waitingOnApproval'],
   });

@@ -21,6 +21,7 @@ import {
 } from '../../api/index.js';
 import { type AgentPrincipal, isToolgateError, ToolgateError } from '../../core/index.js';
 import { bearerChallenge } from '../../domain/identity/index.js';
+import type { StandBy } from './approval-hold.js';
 import { classify, type HeaderRefusal, sentValues } from './header-agreement.js';
 import { hintKeepAlive } from './keep-alive-hint.js';
 import { ModernMcp } from './modern-http.js';
@@ -63,8 +64,16 @@ export interface McpHttpOptions {
   readonly holdOf?: (req: FastifyRequest) => RequestHold | null;
   /** Standing event streams (listen, a session's GET stream); absent: not bounded here. */
   readonly streams?: StandingBound;
-  /** Calls waiting for the person at the client; absent: not bounded here. */
+  /**
+   * Calls waiting for the person at the client — an elicitation's answer, or a held call's
+   * approval (approval-hold.ts); absent: not bounded here.
+   */
   readonly waits?: StandingBound;
+  /**
+   * How long one call (one round, on 2026-07-28) that waits for approval is held open for its
+   * decision before it is answered still pending; 0 answers at once. Default 45 s.
+   */
+  readonly approvalWaitMs?: number;
 }
 
 const DEFAULT_LIST_TTL_MS = 5_000;
@@ -94,6 +103,7 @@ export async function registerMcpHttp(
     ...(options.idleMs !== undefined ? { idleMs: options.idleMs } : {}),
     ...(options.holdOf ? { holdOf: options.holdOf } : {}),
     ...(options.waits ? { waits: options.waits } : {}),
+    ...(options.approvalWaitMs !== undefined ? { approvalWaitMs: options.approvalWaitMs } : {}),
   });
   const sessions = legacy.sessions;
   const refusals = new RefusalSampler(security, {
@@ -103,6 +113,8 @@ export async function registerMcpHttp(
     version: options.version,
     listTtlMs: options.listTtlMs ?? DEFAULT_LIST_TTL_MS,
     ...(options.runTtlSeconds !== undefined ? { runTtlSeconds: options.runTtlSeconds } : {}),
+    ...(options.approvalWaitMs !== undefined ? { approvalWaitMs: options.approvalWaitMs } : {}),
+    standBy: (req, left, principal) => standingWait(req, left, principal, options),
     onError: (err) => app.log.error({ err }, 'mcp request failed'),
     // Audited like a header mismatch (sampled): a flood of forged states cannot flood the log.
     onRefusedState: (err) =>
@@ -322,6 +334,37 @@ export async function registerMcpHttp(
     scope.get('/mcp', route, passThrough);
     scope.delete('/mcp', route, passThrough);
   });
+}
+
+/**
+ * A held call's wait as a standing wait of the request's principal (`waits`): the request's slot
+ * is given back while it waits and taken again after; refused at the principal's bound (the call
+ * is answered pending at once), ended by a stop, by the bound making room for another, or by the
+ * client leaving (`left`: its connection closed before the answer).
+ */
+function standingWait(
+  req: FastifyRequest,
+  left: AbortSignal,
+  principal: AgentPrincipal,
+  options: Pick<McpHttpOptions, 'holdOf' | 'waits'>,
+): StandBy {
+  return async (wait) => {
+    const hold = options.holdOf?.(req) ?? null;
+    const stop = new AbortController();
+    const standing = options.waits?.enter(principal.agentId, principal.user?.id, () =>
+      stop.abort(),
+    );
+    if (standing && !standing.ok) return { ok: false };
+    hold?.pause();
+    try {
+      const value = await wait(AbortSignal.any([stop.signal, left]));
+      // The call goes on as work again: it queues for a slot like a new request.
+      if (hold && (await hold.resume())) return { ok: false };
+      return { ok: true, value };
+    } finally {
+      if (standing) standing.close();
+    }
+  };
 }
 
 interface StepUpParams {

@@ -26,6 +26,11 @@ export interface McpStdioOptions {
   readonly log: (line: string) => void;
   /** `ttlMs` on 2026-07-28 tools/list results. */
   readonly listTtlMs?: number;
+  /**
+   * How long a call (a round, on 2026-07-28) that waits for approval is held for its decision
+   * (approval-hold.ts; no standing-wait bound here: the pipe is one principal's own). Default 45 s.
+   */
+  readonly approvalWaitMs?: number;
 }
 
 const DEFAULT_LIST_TTL_MS = 5_000;
@@ -96,6 +101,7 @@ export async function serveMcpStdio(
   const binding = bindingOf(identity, gateSession.id);
   const server = createGatewayServer(agent, binding, {
     version: options.version,
+    ...(options.approvalWaitMs !== undefined ? { approvalWaitMs: options.approvalWaitMs } : {}),
     onError: (err) => options.log(`toolgate mcp: tool call failed: ${String(err)}`),
   });
   const watcher = new ListChangedWatcher(
@@ -141,6 +147,7 @@ async function serveModern(
       served = createModernServer(agent, () => caller, {
         version: options.version,
         listTtlMs: options.listTtlMs ?? DEFAULT_LIST_TTL_MS,
+        ...(options.approvalWaitMs !== undefined ? { approvalWaitMs: options.approvalWaitMs } : {}),
         onError: (err) => options.log(`toolgate mcp: tool call failed: ${String(err)}`),
       });
       return served;

@@ -4,6 +4,7 @@
  * not theirs.
  */
 import type { AgentPrincipal } from '../../core/index.js';
+import type { StandBy } from './approval-hold.js';
 import type { RunResolver } from './run-meta.js';
 
 /** Who asks in one request, and which runs are theirs. */
@@ -18,6 +19,11 @@ export interface ModernCaller {
   readonly paramHeaders?: Readonly<Record<string, string>>;
   /** Over HTTP: the request's `traceparent` header as sent (the call's trace, gate-call.ts). */
   readonly traceparent?: string | undefined;
+  /**
+   * Over HTTP: runs a held call's wait for its approval as a standing wait (without the request's
+   * slot, counted per principal: approval-hold.ts). Absent on stdio, the principal's own pipe.
+   */
+  readonly standBy?: StandBy | undefined;
 }
 
 /** What the handlers of one request use: the caller, as the gate binds runs to it. */

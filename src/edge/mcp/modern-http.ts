@@ -22,6 +22,7 @@ import {
   type ErrorCode,
   type ToolgateError,
 } from '../../core/index.js';
+import type { StandBy } from './approval-hold.js';
 import { paramHeadersOf } from './header-agreement.js';
 import { type RevisionWatch, watchRevisions } from './list-changed.js';
 import { ListenStreams } from './listen-streams.js';
@@ -36,6 +37,13 @@ export interface ModernHttpOptions {
   readonly onError: (err: unknown) => void;
   /** A refused `requestState` (a security signal: forged, replayed across principals). */
   readonly onRefusedState?: (err: ToolgateError) => Promise<void>;
+  /** How long one round of a call that waits for approval is held (approval-hold.ts). */
+  readonly approvalWaitMs?: number;
+  /**
+   * A held call's wait as a standing wait of the request's principal, ended when `left` aborts
+   * (the request's connection closed before its answer: mcp-http.ts).
+   */
+  readonly standBy?: (req: FastifyRequest, left: AbortSignal, principal: AgentPrincipal) => StandBy;
 }
 
 /**
@@ -63,9 +71,11 @@ export class ModernMcp {
   readonly #pool: ServerPool<Server>;
   readonly #listen: ListenStreams;
   #watch: Promise<RevisionWatch> | null = null;
+  readonly #standBy: ModernHttpOptions['standBy'];
 
   constructor(agent: AgentApi, options: ModernHttpOptions) {
     this.#agent = agent;
+    this.#standBy = options.standBy;
     this.#runs = new DefaultRuns(agent, {
       via: 'mcp-http',
       ...(options.runTtlSeconds !== undefined ? { ttlSeconds: options.runTtlSeconds } : {}),
@@ -82,6 +92,7 @@ export class ModernMcp {
         listTtlMs: options.listTtlMs,
         onError: options.onError,
         ...(options.onRefusedState ? { onRefusedState: options.onRefusedState } : {}),
+        ...(options.approvalWaitMs !== undefined ? { approvalWaitMs: options.approvalWaitMs } : {}),
         hold: (server) => pool.hold(server),
       }),
     );
@@ -138,6 +149,11 @@ export class ModernMcp {
     }
     const request = new Request(`http://127.0.0.1${req.url}`, { method: 'POST', headers, body });
     const method = (message as { method?: unknown } | null)?.method;
+    // A held call ends its wait when its client leaves: it must not run for nobody.
+    const left = new AbortController();
+    reply.raw.once('close', () => {
+      if (!reply.raw.writableFinished) left.abort();
+    });
     this.#callers.set(request, {
       principal,
       runs: this.#runs.for(principal),
@@ -146,6 +162,7 @@ export class ModernMcp {
       ...(typeof req.headers.traceparent === 'string'
         ? { traceparent: req.headers.traceparent }
         : {}),
+      ...(this.#standBy ? { standBy: this.#standBy(req, left.signal, principal) } : {}),
     });
     const listens = method === 'subscriptions/listen';
     const res = listens

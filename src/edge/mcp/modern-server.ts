@@ -5,7 +5,8 @@
  * the request, never from the instance. There is no MCP session: the gate session is a run whose
  * handle the client carries in `_meta["io.toolgate/run"]`; a request without one gets a run, and
  * its handle comes back in the result's `_meta`. tools/list is the run's permitted set, sorted by
- * name, with `cacheScope: private` and a short `ttlMs`; tools/call goes through the gate. Roots,
+ * name, with `cacheScope: private` and a short `ttlMs`; tools/call goes through the gate (a call
+ * that waits for approval held open each round for its decision: approval-hold.ts). Roots,
  * sampling and logging (deprecated by the revision) are neither used nor advertised.
  */
 import {
@@ -17,7 +18,7 @@ import {
   type ServerContext,
   type Tool,
 } from '@modelcontextprotocol/server';
-import type { AgentApi } from '../../api/index.js';
+import type { AgentApi, GateDecision } from '../../api/index.js';
 import {
   type AgentPrincipal,
   ERROR_CODES,
@@ -27,6 +28,12 @@ import {
   type RequestStateRefusal,
   ToolgateError,
 } from '../../core/index.js';
+import {
+  DEFAULT_APPROVAL_WAIT_MS,
+  heldApproval,
+  holdForApproval,
+  holdOf,
+} from './approval-hold.js';
 import { approvalInputRequired, boundApprovalOf, canElicit } from './approval-input.js';
 import { toolCall } from './gate-call.js';
 
@@ -45,6 +52,11 @@ export interface ModernServerOptions {
   readonly onError?: (err: unknown) => void;
   /** Told of each echoed `requestState` refused before the gate (forged, expired, someone else's). */
   readonly onRefusedState?: (err: ToolgateError) => Promise<void>;
+  /**
+   * How long one round of a call that waits for approval is held open for its decision
+   * (approval-hold.ts); 0 answers at once. Default DEFAULT_APPROVAL_WAIT_MS.
+   */
+  readonly approvalWaitMs?: number;
 }
 
 /** A protocol error for a refused run or header, with its catalogue number and body. */
@@ -154,6 +166,16 @@ export function createModernServer(
   return server;
 }
 
+/**
+ * Rounds of an approval's multi round-trip request before toolgate answers a call that still
+ * waits as a tool result (APPROVAL_REQUIRED, the approval id and where it is decided) instead of
+ * another `input_required`: the official SDK clients give up after their tenth round with an
+ * error that names no approval (`inputRequired.maxRounds`, `input_required_max_rounds`), so the
+ * tenth retry gets an answer the agent can report and act on — call again with the same
+ * arguments, which finds the same approval.
+ */
+const MAX_APPROVAL_ROUNDS = 10;
+
 /** tools/call of one request: the gate's decision, a pending one as an input-required result. */
 async function callTool(
   agent: AgentApi,
@@ -196,33 +218,30 @@ async function callTool(
     },
     ...(bound ? { boundApproval: bound.approval } : {}),
   });
+  const elicit = canElicit(ctx.mcpReq.envelope);
   let result: CallToolResult | InputRequiredResult;
   try {
-    const decision = await call.invoke();
+    let decision = await call.invoke();
+    // Held until a person decides, within the bound (approval-hold.ts); a client that can show
+    // the person where to decide is told on its first round first, held from its second.
+    if (decision.kind === 'pending_approval' && (bound !== undefined || !elicit)) {
+      const pending = decision;
+      const waitMs = options.approvalWaitMs ?? DEFAULT_APPROVAL_WAIT_MS;
+      const hold = holdOf({ waitMs, standBy: caller.standBy }, params._meta);
+      const io = { signal: ctx.mcpReq.signal, call };
+      if (await holdForApproval(agent, ctxOfCall, pending, hold, io)) {
+        decision = await call.invoke(bound ? bound.approval : heldApproval(pending));
+      }
+    }
     await call.flush();
-    if (decision.kind === 'deny' && isRequestStateCode(decision.code)) {
-      // A refused state is a protocol error with its own number, as a forged one is.
-      throw protocolError(
-        new ToolgateError(decision.code, decision.message, decision.details as RequestStateRefusal),
-      );
-    }
-    if (decision.kind === 'deny' && decision.code === 'MCP_HEADER_MISMATCH') {
-      // The gate's `headers` step: the revision's HeaderMismatch, a protocol error with its
-      // catalogue number and status (modern-http.ts keeps the 400) as a disagreeing Mcp-Method
-      // or Mcp-Name is, never a tool result.
-      throw protocolError(
-        new ToolgateError(
-          decision.code,
-          decision.message,
-          decision.details as ErrorDetails['MCP_HEADER_MISMATCH'],
-        ),
-      );
-    }
+    refuseAsProtocolError(decision);
+    const round = (bound?.round ?? 0) + 1;
     result =
-      decision.kind === 'pending_approval'
+      decision.kind === 'pending_approval' && round <= MAX_APPROVAL_ROUNDS
         ? approvalInputRequired(agent, decision, principal, run.handle, {
             firstRound: bound === undefined,
-            elicit: canElicit(ctx.mcpReq.envelope),
+            elicit,
+            round,
           })
         : (toolResult(decision) as CallToolResult);
   } catch (err) {
@@ -231,6 +250,28 @@ async function callTool(
     result = failureFor(err, options.onError) as CallToolResult;
   }
   return { ...result, _meta: { ...result._meta, [RUN_META_KEY]: run.handle } };
+}
+
+/**
+ * The gate's refusals this era answers as protocol errors with their own numbers, never tool
+ * results: a refused state (as a forged one is), and the `headers` step's HeaderMismatch (the
+ * revision's error; modern-http.ts keeps its 400, as for a disagreeing Mcp-Method or Mcp-Name).
+ */
+function refuseAsProtocolError(decision: GateDecision): void {
+  if (decision.kind === 'deny' && isRequestStateCode(decision.code)) {
+    throw protocolError(
+      new ToolgateError(decision.code, decision.message, decision.details as RequestStateRefusal),
+    );
+  }
+  if (decision.kind === 'deny' && decision.code === 'MCP_HEADER_MISMATCH') {
+    throw protocolError(
+      new ToolgateError(
+        decision.code,
+        decision.message,
+        decision.details as ErrorDetails['MCP_HEADER_MISMATCH'],
+      ),
+    );
+  }
 }
 
 const REQUEST_STATE_CODES: ReadonlySet<ErrorCode> = new Set([

@@ -14,6 +14,7 @@ import {
   type McpToolResult,
   ToolgateError,
 } from '../../core/index.js';
+import { whereDecided } from './approval-hold.js';
 import { DEPRECATION_META_KEY } from './version-meta.js';
 
 const META = 'toolgate/decision';
@@ -75,7 +76,8 @@ export function toolResult(decision: GateDecision): CallToolResult {
           {
             type: 'text',
             text:
-              `${PENDING_CODE}: ${decision.message}. Approval id: ${decision.approvalId}. ` +
+              `${PENDING_CODE}: ${decision.message}. Approval id: ${decision.approvalId}; ` +
+              `${whereDecided(decision.approvalId)}. ` +
               `The call waiting for approval: ${JSON.stringify(decision.rendered)}`,
           },
         ],

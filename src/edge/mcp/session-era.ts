@@ -38,6 +38,8 @@ export interface SessionEraOptions {
   readonly idleMs?: number;
   readonly holdOf?: (req: FastifyRequest) => RequestHold | null;
   readonly waits?: StandingBound;
+  /** How long a call that waits for approval is held for its decision (approval-hold.ts). */
+  readonly approvalWaitMs?: number;
 }
 
 interface Entry extends WatchedSession {
@@ -47,6 +49,8 @@ interface Entry extends WatchedSession {
   inFlight: number;
   /** The admission ticket of each JSON-RPC request of this session being answered now. */
   readonly holds: Map<string | number, RequestHold>;
+  /** Aborted when the connection of that request closes before its answer (the client left). */
+  readonly gone: Map<string | number, AbortSignal>;
 }
 
 const DEFAULT_MAX_SESSIONS = 1_000;
@@ -150,12 +154,18 @@ export class SessionEra {
       if (!entry) return reply;
       entry.inFlight += 1;
       const hold = this.#options.holdOf?.(req) ?? null;
-      const ids = hold ? requestIds(message) : [];
+      const ids = requestIds(message);
       for (const id of ids) if (hold) entry.holds.set(id, hold);
+      // A wait of this request (a held call, a prompt) ends when its client leaves: a call held
+      // for an approval must not run for nobody, and take the approval from the client's retry.
+      const left = new AbortController();
+      for (const id of ids) entry.gone.set(id, left.signal);
       reply.raw.once('close', () => {
+        if (!reply.raw.writableFinished) left.abort();
         entry.inFlight -= 1;
         entry.lastSeen = Date.now();
         for (const id of ids) if (entry.holds.get(id) === hold) entry.holds.delete(id);
+        for (const id of ids) if (entry.gone.get(id) === left.signal) entry.gone.delete(id);
       });
       reply.hijack();
       // This request's principal (its token's scopes), not the one that opened the session.
@@ -335,12 +345,19 @@ export class SessionEra {
     const binding = bindingOf(identity, gateSession.id);
     const server = createGatewayServer(agent, binding, {
       version: this.#options.version,
+      ...(this.#options.approvalWaitMs !== undefined
+        ? { approvalWaitMs: this.#options.approvalWaitMs }
+        : {}),
       onError: (err) => this.#log.error({ err }, 'mcp tool call failed'),
       // No response goes out for a cancelled call; its stream is closed instead of left open.
       onCancelled: (requestId) => transport.closeSSEStream(requestId),
       standBy: async (requestId, wait) => {
         const entry = transport.sessionId ? this.#sessions.get(transport.sessionId) : undefined;
         const hold = entry?.holds.get(requestId) ?? null;
+        // Every POST of the session registers its requests until its connection closes: none
+        // registered means the client already left, and nothing waits for it.
+        const gone = entry?.gone.get(requestId);
+        if (!gone || gone.aborted) return { ok: false };
         const stop = new AbortController();
         const standing = this.#options.waits?.enter(
           binding.principal.agentId,
@@ -350,7 +367,7 @@ export class SessionEra {
         if (standing && !standing.ok) return { ok: false };
         hold?.pause();
         try {
-          const value = await wait(stop.signal);
+          const value = await wait(AbortSignal.any([stop.signal, gone]));
           // The call goes on as work again: it queues for a slot like a new request.
           if (hold && (await hold.resume())) return { ok: false };
           return { ok: true, value };
@@ -369,6 +386,7 @@ export class SessionEra {
           lastSeen: Date.now(),
           inFlight: 0,
           holds: new Map(),
+          gone: new Map(),
         });
         this.#watcher.start();
       },

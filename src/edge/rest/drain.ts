@@ -4,7 +4,8 @@
  * stops accepting; a request arriving on a connection already open is refused SHUTTING_DOWN (it
  * never runs); every standing stream and wait is ended with a close its client sees (the fronts'
  * `preClose` hooks: MCP listen streams, 2025 sessions' GET streams, calls waiting for the person
- * at the client); idle keep-alive connections are closed at once, and each other one after its
+ * at the client; `onDrain`: MCP calls held for their approval's decision, answered still
+ * pending); idle keep-alive connections are closed at once, and each other one after its
  * last answer (that answer says `Connection: close`; one the MCP transport writes itself is
  * followed by the idle sweep); requests in flight, pipelined ones too, may finish until the
  * deadline, when what is still open is cut. What the gate then records of a call still running

@@ -155,6 +155,7 @@ export interface HttpOptions {
     | 'listTtlMs'
     | 'runTtlSeconds'
     | 'refusalSample'
+    | 'approvalWaitMs'
   >;
   /**
    * Agents' requests running and queued at once, overall and per caller (defaults in

@@ -61,7 +61,7 @@ interface Entry {
 
 export type Standing =
   | { readonly ok: true; readonly close: () => void }
-  | { readonly ok: false; readonly error: ToolgateError<'LIMIT_REACHED'> };
+  | { readonly ok: false; readonly error: ToolgateError<'LIMIT_REACHED' | 'SHUTTING_DOWN'> };
 
 export class StandingLimits {
   readonly #kind: 'streams' | 'waits';
@@ -75,6 +75,8 @@ export class StandingLimits {
   readonly #onEvict: (eviction: Eviction) => void;
   #open = 0;
   #seq = 0;
+  /** Set by `endAll` (the server is stopping): nothing new stands from then on. */
+  #ended = false;
 
   constructor(
     kind: 'streams' | 'waits',
@@ -116,6 +118,14 @@ export class StandingLimits {
    * Never throws.
    */
   enter(agentId: string, userId: string | undefined, evict: () => void): Standing {
+    if (this.#ended) {
+      return {
+        ok: false,
+        error: new ToolgateError('SHUTTING_DOWN', 'the gateway is stopping', {
+          retryAfterSeconds: RETRY_AFTER_S,
+        }),
+      };
+    }
     const mine = this.#holders.get(agentId)?.get(userId)?.size ?? 0;
     if (userId !== undefined && mine >= this.#share)
       return this.#refuse('user', this.#share, " of this agent (a user's share)");
@@ -149,8 +159,12 @@ export class StandingLimits {
     };
   }
 
-  /** Ends every entry (the server is stopping): each forgotten, then ended. Never throws. */
+  /**
+   * Ends every entry (the server is stopping): each forgotten, then ended; and refuses every later
+   * one (a call that still gets to wait is answered at once instead). Never throws.
+   */
   endAll(): void {
+    this.#ended = true;
     for (const held of [...this.#byAgent.values()]) {
       for (const entry of [...held]) {
         this.#forget(entry);

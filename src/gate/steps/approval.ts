@@ -80,6 +80,8 @@ function approvalCall(s: CallState, rendered: RenderedCall): ApprovalCall {
     sessionId: s.session.id,
     agentId: s.ctx.principal.agentId,
     userId: s.session.user_id,
+    // With agent and user, the principal an approval belongs to, in any of its runs.
+    credential: s.session.credential,
     // A token user is the session's user with the token's permissions; else the agent's keys.
     tokenUser: s.session.user_permissions !== null ? s.session.user_id : null,
     toolId: s.detail.id,
@@ -90,17 +92,24 @@ function approvalCall(s: CallState, rendered: RenderedCall): ApprovalCall {
   };
 }
 
-/** The sealed state names one approval of one call: this call must be it (same hash, same tool). */
+/**
+ * The approval a retry names must be of this very call (same tool, version and hash; the desk
+ * checks it is the principal's). A sealed state's refusals are REQUEST_STATE_*; a held call's
+ * (`via: 'wait'`) are APPROVAL_INVALID with the rule saying why, and a held call whose tool moved
+ * to another version while it waited is decided afresh (its approval covers the old version only).
+ */
 async function resolveBound(
   s: CallState,
   bound: BoundApproval,
   rendered: RenderedCall,
 ): Promise<StepResult> {
+  const held = bound.via === 'wait';
   if (
     bound.toolId !== s.detail.id ||
     bound.toolVersion !== s.detail.version ||
     bound.argsHash !== s.argsHash
   ) {
+    if (held) return resolveApproval(s, rendered);
     return stateRefusal('REQUEST_STATE_MISMATCH', 'request_state.call_changed', s, 'call_changed');
   }
   const resolved = await s.deps.approvals.resolveBound(bound.approvalId, approvalCall(s, rendered));
@@ -111,17 +120,56 @@ async function resolveBound(
     case 'pending':
       return pending(s, resolved.approvalId, rendered);
     case 'rejected':
-      return refuse(
-        'APPROVAL_INVALID',
-        'approval.rejected',
-        `an approver rejected this call${resolved.reason ? `: ${resolved.reason}` : ''}`,
-      );
+      return rejection(bound.approvalId, resolved.reason);
     case 'refused':
+      if (held) return heldRefusal(bound.approvalId, resolved.why);
       return resolved.why === 'mismatch'
         ? stateRefusal('REQUEST_STATE_MISMATCH', 'request_state.call_changed', s, 'call_changed')
         : resolved.why === 'expired'
           ? stateRefusal('REQUEST_STATE_EXPIRED', 'request_state.approval_expired', s, 'expired')
           : stateRefusal('REQUEST_STATE_REPLAYED', 'request_state.replayed', s, 'replayed');
+  }
+}
+
+/** An approver said no to exactly this call (its request still alive): nothing runs. */
+function rejection(approvalId: string, reason: string | null): Refusal {
+  return refuse(
+    'APPROVAL_INVALID',
+    'approval.rejected',
+    `an approver rejected this call (approval ${approvalId})${reason ? `: ${reason}` : ''}`,
+  );
+}
+
+/** Why the approval a held call waited for cannot run it: nothing runs. */
+function heldRefusal(
+  approvalId: string,
+  why: 'mismatch' | 'used' | 'withdrawn' | 'expired',
+): Refusal {
+  switch (why) {
+    case 'expired':
+      return refuse(
+        'APPROVAL_INVALID',
+        'approval.expired',
+        `approval ${approvalId} expired before this call could use it; nothing ran`,
+      );
+    case 'withdrawn':
+      return refuse(
+        'APPROVAL_INVALID',
+        'approval.withdrawn',
+        `approval ${approvalId} was withdrawn (its run was revoked); nothing ran`,
+      );
+    case 'used':
+      return refuse(
+        'APPROVAL_INVALID',
+        'approval.used',
+        `approval ${approvalId} was already used by another call of the same arguments; this one ran nothing`,
+      );
+    case 'mismatch':
+      return refuse(
+        'APPROVAL_INVALID',
+        'approval.mismatch',
+        `approval ${approvalId} is not this caller's approval of this call; nothing ran`,
+      );
   }
 }
 
@@ -177,6 +225,7 @@ async function resolveApproval(s: CallState, rendered: RenderedCall): Promise<St
     }
   }
   if (resolved.kind === 'pending') return pending(s, resolved.approvalId, rendered);
+  if (resolved.kind === 'rejected') return rejection(resolved.approvalId, resolved.reason);
   s.approval = resolved;
   return CONTINUE;
 }

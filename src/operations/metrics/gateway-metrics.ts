@@ -86,34 +86,7 @@ export class GatewayMetrics implements DetectorSink, OwnerNoticeSink {
       labelNames: ['tool'],
       registers,
     });
-    const states = options.approvalStates;
-    if (states) {
-      new Gauge({
-        name: 'toolgate_approvals',
-        help: 'Call approvals by status (pending, approved, rejected, expired, consumed)',
-        labelNames: ['status'],
-        registers,
-        async collect() {
-          this.reset();
-          for (const [status, n] of Object.entries(await states())) this.set({ status }, n);
-        },
-      });
-    }
-    const spans = options.traceSpans;
-    if (spans) {
-      new Counter({
-        name: 'toolgate_trace_spans_total',
-        help: 'Trace spans by outcome: exported, failed (the export failed or timed out) or dropped (the export queue was full); none while tracing is off',
-        labelNames: ['outcome'],
-        registers,
-        collect() {
-          const counts = spans();
-          if (counts === null) return;
-          this.reset();
-          for (const [outcome, n] of Object.entries(counts)) this.inc({ outcome }, n);
-        },
-      });
-    }
+    readAtScrape(options, registers);
     this.#deprecated = new Counter({
       name: 'toolgate_deprecated_calls_total',
       help: 'Calls to a deprecated tool version, per tool and version',
@@ -247,5 +220,40 @@ export class GatewayMetrics implements DetectorSink, OwnerNoticeSink {
   async render(): Promise<{ contentType: string; body: string }> {
     const both = Registry.merge([this.registry, this.#process]);
     return { contentType: both.contentType, body: await both.metrics() };
+  }
+}
+
+/**
+ * The metrics read at scrape time from what their options name: call approvals by status, and
+ * what became of the trace spans.
+ */
+function readAtScrape(options: GatewayMetricsOptions, registers: Registry[]): void {
+  const states = options.approvalStates;
+  if (states) {
+    new Gauge({
+      name: 'toolgate_approvals',
+      help: 'Call approvals by status (pending, approved, rejected, expired, consumed)',
+      labelNames: ['status'],
+      registers,
+      async collect() {
+        this.reset();
+        for (const [status, n] of Object.entries(await states())) this.set({ status }, n);
+      },
+    });
+  }
+  const spans = options.traceSpans;
+  if (spans) {
+    new Counter({
+      name: 'toolgate_trace_spans_total',
+      help: 'Trace spans by outcome: exported, failed (the export failed or timed out) or dropped (the export queue was full); none while tracing is off',
+      labelNames: ['outcome'],
+      registers,
+      collect() {
+        const counts = spans();
+        if (counts === null) return;
+        this.reset();
+        for (const [outcome, n] of Object.entries(counts)) this.inc({ outcome }, n);
+      },
+    });
   }
 }

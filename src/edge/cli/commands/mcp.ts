@@ -4,7 +4,7 @@
 import { type Command, Option } from 'commander';
 import { ToolgateError, visibleEscapes } from '../../../core/index.js';
 import type { Toolgate } from '../../../host/toolgate.js';
-import { type GlobalOptions, openForAgent, VERSION } from '../command-kit.js';
+import { approvalWaitOption, type GlobalOptions, openForAgent, VERSION } from '../command-kit.js';
 import { reportError } from '../output.js';
 
 export function registerMcp(program: Command): void {
@@ -17,7 +17,8 @@ export function registerMcp(program: Command): void {
         'the agent API key or JWT (prefer the environment variable)',
       ).env('TOOLGATE_AGENT_KEY'),
     )
-    .action(async (opts: { agentKey?: string }) => {
+    .addOption(approvalWaitOption())
+    .action(async (opts: { agentKey?: string; approvalWait: number }) => {
       const globals = program.opts<GlobalOptions>();
       const log = (line: string) => process.stderr.write(`${visibleEscapes(line)}\n`);
       let tg: Toolgate | null = null;
@@ -31,7 +32,12 @@ export function registerMcp(program: Command): void {
         }
         tg = await openForAgent(globals);
         const { serveMcpStdio } = await import('../../mcp/index.js');
-        await serveMcpStdio(tg, { version: VERSION, token: opts.agentKey, log });
+        await serveMcpStdio(tg, {
+          version: VERSION,
+          token: opts.agentKey,
+          log,
+          approvalWaitMs: opts.approvalWait * 1000,
+        });
       } catch (err) {
         // stdout belongs to JSON-RPC: errors go to stderr only (as JSON with --json).
         process.exitCode = reportError(err, globals.json === true, process.stderr);

@@ -3,7 +3,15 @@
  */
 import { join } from 'node:path';
 import { type Command, Option } from 'commander';
-import { dbUrl, type GlobalOptions, int, share, splitList, VERSION } from '../command-kit.js';
+import {
+  approvalWaitOption,
+  dbUrl,
+  type GlobalOptions,
+  int,
+  share,
+  splitList,
+  VERSION,
+} from '../command-kit.js';
 import { reportError } from '../output.js';
 
 /** The flags of `serve` as commander parsed them. */
@@ -25,13 +33,19 @@ interface ServeFlags {
   maxInFlight: number;
   maxInFlightPerCaller: number;
   maxEventLoopDelayMs: number;
+  approvalWait: number;
 }
 
 export function registerServe(program: Command): void {
   const serve = program
     .command('serve')
     .description('start the gateway (REST + OpenAPI docs) on 127.0.0.1');
-  for (const option of [...serveOptions(), ...limitOptions(), shutdownOption()])
+  for (const option of [
+    ...serveOptions(),
+    ...limitOptions(),
+    approvalWaitOption(),
+    shutdownOption(),
+  ])
     serve.addOption(option);
   serve.action(async (opts: ServeFlags) => {
     const globals = program.opts<GlobalOptions>();
@@ -52,6 +66,7 @@ export function registerServe(program: Command): void {
         allowedHosts: splitList(opts.allowedHosts),
         ...(opts.publicUrl ? { publicUrl: opts.publicUrl } : {}),
         shutdownDeadlineSeconds: opts.shutdownDeadline,
+        approvalWaitSeconds: opts.approvalWait,
         limits: {
           maxSessionsPerAgent: opts.maxSessionsPerAgent,
           userSessionShare: opts.userSessionShare,

@@ -197,9 +197,9 @@ export function sessionRoutes(app: FastifyInstance, agent: AgentApi, admin: Admi
       config: agentAuth,
       schema: {
         ...documented('getSessionApproval', ['sessions']),
-        summary: 'The status of an approval a call of this session waits for',
+        summary: "The status of an approval one of the caller's calls waits for",
         description:
-          'pending until an approver decides; once `approved`, retry the same call with the same arguments (and idempotency key) to run it. `rejected`, `expired` and `withdrawn` are final; who decided is not shown.',
+          "Through the caller's own session, any approval of the same principal (asked in this session or another of its runs). pending until an approver decides; once `approved`, retry the same call with the same arguments (and idempotency key), from any session of the same principal, to run it. `rejected`, `expired` and `withdrawn` are final; who decided is not shown. Another principal's approval is 404.",
         security,
         params: approvalParams,
         response: described(200, 'The status of the approval', 400, 401, 404),
