@@ -40,13 +40,7 @@ export function registerServe(program: Command): void {
   const serve = program
     .command('serve')
     .description('start the gateway (REST + OpenAPI docs) on 127.0.0.1');
-  for (const option of [
-    ...serveOptions(),
-    ...limitOptions(),
-    approvalWaitOption(),
-    shutdownOption(),
-  ])
-    serve.addOption(option);
+  for (const option of allOptions()) serve.addOption(option);
   serve.action(async (opts: ServeFlags) => {
     const globals = program.opts<GlobalOptions>();
     try {
@@ -81,6 +75,11 @@ export function registerServe(program: Command): void {
       process.exitCode = reportError(err, globals.json === true);
     }
   });
+}
+
+/** Every option of `serve`, in the order its help lists them. */
+function allOptions(): Option[] {
+  return [...serveOptions(), ...limitOptions(), approvalWaitOption(), shutdownOption()];
 }
 
 /** Where and how `serve` listens; docs/configuration.md has each one's variable and settings key. */
@@ -185,7 +184,7 @@ export function serveOptionProblems(
   env: NodeJS.ProcessEnv,
 ): { readonly env: string; readonly message: string }[] {
   const found: { env: string; message: string }[] = [];
-  for (const option of [...serveOptions(), ...limitOptions(), shutdownOption()]) {
+  for (const option of allOptions()) {
     const name = option.envVar;
     const value = name === undefined ? undefined : env[name];
     if (name === undefined || value === undefined || !option.parseArg) continue;
