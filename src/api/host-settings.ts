@@ -11,6 +11,7 @@ import { compileDocumentValidator } from '../domain/catalog/index.js';
 
 export { checkAdminTokenStrength, readAdminToken } from '../domain/identity/index.js';
 export { oidcConfigFromEnv } from '../domain/operators/oidc/index.js';
+export { uidRangeFromEnv } from '../execution/sandbox/index.js';
 export { healthConfigFromEnv } from '../operations/health/index.js';
 export { notifyConfigFromEnv } from '../operations/notify/index.js';
 export { tracingConfigFromEnv } from '../operations/tracing/index.js';

@@ -95,6 +95,7 @@ export {
   settingProblems,
   settingsValidator,
   tracingConfigFromEnv,
+  uidRangeFromEnv,
 } from './host-settings.js';
 export { RefusalSampler, type SampleKey, type SamplerOptions } from './refusal-sampler.js';
 export { securityEvents } from './security-events.js';

@@ -7,7 +7,7 @@
 
 import { existsSync, writeFileSync } from 'node:fs';
 import { join } from 'node:path';
-import type { KeyFile } from '../../api/index.js';
+import { type KeyFile, uidRangeFromEnv } from '../../api/index.js';
 import {
   foreignOwner,
   MAX_SECRET_FILE_BYTES,
@@ -29,7 +29,6 @@ import {
   type OAuthResourceServerConfig,
   parseOAuthConfig,
 } from '../../domain/identity/index.js';
-import { uidRangeFromEnv } from '../../execution/sandbox/index.js';
 import { generateNoteSigner, NoteSigner } from '../../records/audit/index.js';
 
 function privateFile(path: string): string | null {

@@ -15,33 +15,12 @@ import {
   problem,
   readBoundedFile,
 } from '../../core/index.js';
+import { int, list, path, type Setting, str, strings, url } from './setting-kinds.js';
+import { TRACING_SETTINGS } from './settings-tracing.js';
 
 type Json = Record<string, unknown>;
 
-/** One setting: where it sits in the file, its variable, its schema and what it means. */
-export interface Setting {
-  /** Dotted path in the file, e.g. `server.port`. */
-  readonly path: string;
-  readonly env: string;
-  readonly schema: Json;
-  readonly description: string;
-  /**
-   * The variable's text for a value (lists are comma-separated; booleans as the reader wants);
-   * null: the value sets nothing (it is the default).
-   */
-  readonly text?: (value: unknown) => string | null;
-}
-
-const list = (value: unknown): string => (value as string[]).join(',');
-const str = { type: 'string', minLength: 1, maxLength: 4096 };
-const path = { type: 'string', minLength: 1, maxLength: 4096 };
-const url = { type: 'string', minLength: 1, maxLength: 2048, pattern: '^https?://' };
-const strings = (max: number) => ({
-  type: 'array',
-  maxItems: max,
-  items: { type: 'string', minLength: 1, maxLength: 2048 },
-});
-const int = (minimum: number, maximum: number) => ({ type: 'integer', minimum, maximum });
+export type { Setting };
 
 export const SETTINGS: readonly Setting[] = [
   {
@@ -369,89 +348,7 @@ export const SETTINGS: readonly Setting[] = [
     schema: int(1, 1_000),
     description: 'probes running at once',
   },
-  // OpenTelemetry's own variables (docs/operations.md "Tracing"). The exporter's headers hold a
-  // collector's credentials: they stay in OTEL_EXPORTER_OTLP_HEADERS, never in the file.
-  {
-    path: 'tracing.exporter',
-    env: 'OTEL_TRACES_EXPORTER',
-    schema: { enum: ['otlp', 'none'] },
-    description: '`otlp` turns tracing on, `none` keeps it off',
-  },
-  {
-    path: 'tracing.endpoint',
-    env: 'OTEL_EXPORTER_OTLP_ENDPOINT',
-    schema: url,
-    description: "the collector's base URL (`/v1/traces` is added)",
-  },
-  {
-    path: 'tracing.traces_endpoint',
-    env: 'OTEL_EXPORTER_OTLP_TRACES_ENDPOINT',
-    schema: url,
-    description: 'the traces URL, used as given',
-  },
-  {
-    path: 'tracing.protocol',
-    env: 'OTEL_EXPORTER_OTLP_PROTOCOL',
-    schema: { enum: ['http/protobuf', 'http/json'] },
-    description: 'OTLP over HTTP as protobuf (default) or JSON',
-  },
-  {
-    path: 'tracing.service_name',
-    env: 'OTEL_SERVICE_NAME',
-    schema: str,
-    description: '`service.name` (default `toolgate`)',
-  },
-  {
-    path: 'tracing.resource_attributes',
-    env: 'OTEL_RESOURCE_ATTRIBUTES',
-    schema: str,
-    description: "`key=value,…` on every span's resource",
-  },
-  {
-    path: 'tracing.sampler',
-    env: 'OTEL_TRACES_SAMPLER',
-    schema: {
-      enum: [
-        'parentbased_always_on',
-        'parentbased_always_off',
-        'parentbased_traceidratio',
-        'always_on',
-        'always_off',
-        'traceidratio',
-      ],
-    },
-    description: 'which calls are traced (default `parentbased_always_on`)',
-  },
-  {
-    path: 'tracing.sampler_ratio',
-    env: 'OTEL_TRACES_SAMPLER_ARG',
-    schema: { type: 'number', minimum: 0, maximum: 1 },
-    description: 'the ratio of the `traceidratio` samplers (default 1)',
-  },
-  {
-    path: 'tracing.batch.schedule_delay_ms',
-    env: 'OTEL_BSP_SCHEDULE_DELAY',
-    schema: int(1, 3_600_000),
-    description: "the batch processor's delay between exports (default 5000)",
-  },
-  {
-    path: 'tracing.batch.max_queue_size',
-    env: 'OTEL_BSP_MAX_QUEUE_SIZE',
-    schema: int(1, 1_000_000),
-    description: 'spans held before new ones are dropped and counted (default 2048)',
-  },
-  {
-    path: 'tracing.batch.max_export_batch_size',
-    env: 'OTEL_BSP_MAX_EXPORT_BATCH_SIZE',
-    schema: int(1, 1_000_000),
-    description: 'spans in one export (default 512; at most the queue)',
-  },
-  {
-    path: 'tracing.batch.export_timeout_ms',
-    env: 'OTEL_BSP_EXPORT_TIMEOUT',
-    schema: int(1, 3_600_000),
-    description: 'how long an export may take (default 30000)',
-  },
+  ...TRACING_SETTINGS,
 ];
 
 /** The file's JSON Schema, built from the table: nested objects, nothing else allowed. */
@@ -495,7 +392,8 @@ function valueAt(doc: Json, dotted: string): unknown {
 function credentialProblems(doc: Json): Problem[] {
   const found: Problem[] = [];
   for (const s of SETTINGS) {
-    const isUrl = s.path === 'db' || s.schema === url || s.path === 'notify.webhook_urls';
+    const isUrl =
+      s.path === 'db' || s.schema.pattern === url.pattern || s.path === 'notify.webhook_urls';
     const value = valueAt(doc, s.path);
     if (!isUrl || value === undefined) continue;
     const values = Array.isArray(value) ? value : [value];
