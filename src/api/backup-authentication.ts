@@ -9,7 +9,7 @@
  */
 import { createHmac, timingSafeEqual } from 'node:crypto';
 import { canonicalJson, type Problem, problem, ToolgateError } from '../core/index.js';
-import { MasterKey } from '../domain/credentials/index.js';
+import { configuredMasterKey, MasterKey } from '../domain/credentials/index.js';
 
 /** The HKDF label of the manifest's MAC key: no other use of the master key shares it. */
 const MANIFEST_MAC_LABEL = 'toolgate backup manifest v1';
@@ -26,6 +26,16 @@ export interface ManifestAuthentication {
 export function inlineMasterKey(env: NodeJS.ProcessEnv = process.env): MasterKey | null {
   const inline = env.TOOLGATE_MASTER_KEY ?? '';
   return inline === '' ? null : MasterKey.fromBase64(inline, 'TOOLGATE_MASTER_KEY');
+}
+
+/**
+ * The master key a restore checks a MAC with: TOOLGATE_MASTER_KEY, else the file
+ * TOOLGATE_MASTER_KEY_FILE names (the same key kept in a file, as a systemd unit keeps it); null
+ * when neither is set. A key that cannot be read refuses (MASTER_KEY_INVALID).
+ */
+export function restoreMasterKey(env: NodeJS.ProcessEnv = process.env): MasterKey | null {
+  if (!env.TOOLGATE_MASTER_KEY && !env.TOOLGATE_MASTER_KEY_FILE) return null;
+  return configuredMasterKey(env);
 }
 
 /** What the MAC covers: the whole manifest (every file's hash with it) but its own field. */
@@ -53,26 +63,35 @@ export interface Authenticity {
 }
 
 /**
- * Checks a manifest's authenticity before anything is restored. `key`: the master key from
- * TOOLGATE_MASTER_KEY at restore, if set. `holdsMasterKey`: the backup has a master key file.
- * INPUT_INVALID (rule `backup.unauthentic`) when the backup was authenticated and the MAC does
- * not match, the key is missing, or a MAC that the key requires is gone.
+ * Checks a manifest's authenticity before anything is restored. `key`: the master key at restore
+ * (restoreMasterKey), if set; `inline`: it came from TOOLGATE_MASTER_KEY. `holdsMasterKey`: the
+ * backup has a master key file. INPUT_INVALID (rule `backup.unauthentic`) when the backup was
+ * authenticated and the MAC does not match or the key is missing, when it holds no master key
+ * file and no MAC, or when it holds a key file where the inline key says it would carry a MAC.
  */
 export function checkAuthenticity(
   manifest: { readonly authentication?: unknown },
   key: MasterKey | null,
   holdsMasterKey: boolean,
+  inline = key !== null,
 ): Authenticity {
   const auth = manifest.authentication;
   if (auth === undefined) {
-    if (key !== null) {
-      // With the key in the environment a backup this gateway wrote carries its MAC: one without
-      // it was written elsewhere, or had it removed together with an edit.
+    if (!holdsMasterKey) {
+      // Every backup holds its master key file or is authenticated under the key it left out
+      // (TOOLGATE_MASTER_KEY): one with neither had its MAC removed, most likely with an edit
+      // whose hashes were written again (attack round 22, Y8). Whatever the restore's environment.
       throw unauthentic(
         '/authentication',
-        holdsMasterKey
-          ? 'is missing: this backup holds its own master key file and cannot be checked with TOOLGATE_MASTER_KEY; restore it without TOOLGATE_MASTER_KEY set if it comes from storage you trust'
-          : 'is missing, though TOOLGATE_MASTER_KEY is set: a backup written with it carries a MAC under it',
+        'is missing, and the backup holds no master key file: a backup written without its master key (TOOLGATE_MASTER_KEY) carries a MAC under it, so this one was changed after it was written',
+      );
+    }
+    if (inline) {
+      // With the key in the environment a backup this gateway wrote carries its MAC: one holding
+      // a master key file of its own was written elsewhere, or replaced.
+      throw unauthentic(
+        '/authentication',
+        'is missing: this backup holds its own master key file and cannot be checked with TOOLGATE_MASTER_KEY; restore it without TOOLGATE_MASTER_KEY set if it comes from storage you trust',
       );
     }
     return {
@@ -99,7 +118,7 @@ export function checkAuthenticity(
   if (key === null) {
     throw unauthentic(
       '/authentication',
-      `is under the master key ${String(a.key_id)} from TOOLGATE_MASTER_KEY: set it to restore this backup`,
+      `is under the master key ${String(a.key_id)}: set TOOLGATE_MASTER_KEY (or TOOLGATE_MASTER_KEY_FILE) to it to restore this backup`,
     );
   }
   const expected = Buffer.from(macOf(key, manifest), 'hex');

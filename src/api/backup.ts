@@ -100,6 +100,12 @@ export interface BackupOptions {
    * authenticated under it. Null or absent when the master key is a file the backup keeps.
    */
   readonly masterKey?: MasterKey | null;
+  /**
+   * Without `masterKey`: makes the master key file if the data folder has none yet, once every
+   * check passed, so that the backup holds its key (restore refuses a backup that holds neither
+   * its key nor a MAC under it).
+   */
+  readonly makeMasterKey?: () => unknown;
 }
 
 /** The file's SHA-256 and size, read in chunks: a database may be far larger than memory. */
@@ -169,6 +175,7 @@ export async function backup(out: string, options: BackupOptions): Promise<Backu
     } finally {
       await store.close();
     }
+    if (!options.masterKey) options.makeMasterKey?.();
     const files: BackupFile[] = [];
     for (const key of options.keys) {
       if (!existsSync(key.path)) continue;
@@ -320,8 +327,13 @@ function checkFiles(from: string, manifest: BackupManifest): void {
 export interface RestoreOptions {
   readonly db: string;
   readonly dataDir: string;
-  /** The master key from TOOLGATE_MASTER_KEY, if set: an authenticated backup is checked with it. */
+  /**
+   * The master key at restore, from TOOLGATE_MASTER_KEY or TOOLGATE_MASTER_KEY_FILE
+   * (restoreMasterKey), if set: an authenticated backup is checked with it.
+   */
   readonly masterKey?: MasterKey | null;
+  /** The key came from TOOLGATE_MASTER_KEY (default: whenever one is given). */
+  readonly masterKeyInline?: boolean;
 }
 
 export interface RestoreResult {
@@ -339,11 +351,20 @@ export interface RestoreResult {
 export async function restore(from: string, options: RestoreOptions): Promise<RestoreResult> {
   refuseSecretsToolsCannotTake(options.db);
   const manifest = readManifest(from);
-  const authenticity = checkAuthenticity(
+  const checked = checkAuthenticity(
     manifest,
     options.masterKey ?? null,
     manifest.files.some((f) => f.path === `data/${MASTER_KEY_FILE_NAME}`),
+    options.masterKeyInline ?? Boolean(options.masterKey),
   );
+  // A PostgreSQL backup finished by hand holds a dump no hash or MAC covers (attack round 22, Y10).
+  const authenticity: Authenticity =
+    manifest.database === null
+      ? {
+          ...checked,
+          note: `${checked.note}; the database dump is not part of it: one made by hand with the printed pg_dump command is covered by no hash or MAC, so pg_restore only a dump you made yourself`,
+        }
+      : checked;
   checkFiles(from, manifest);
   refuseNewerSchema(manifest.migrations, await knownMigrations(manifest.dialect));
   newFolder(options.dataDir, 'data folder');

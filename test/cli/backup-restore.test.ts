@@ -256,8 +256,10 @@ test('with the master key in TOOLGATE_MASTER_KEY the manifest is authenticated: 
     writeFileSync(file, JSON.stringify(m));
     return copy;
   };
+  let tries = 0;
   const refusedWith = async (from: string, env: NodeJS.ProcessEnv, why: RegExp) => {
-    const target = join(dir, `into-${from.split('/').pop()}-${Object.keys(env).length}`);
+    tries += 1;
+    const target = join(dir, `into-${from.split('/').pop()}-${tries}`);
     mkdirSync(target);
     const r = await runCli(target, ['--json', 'restore', from], env);
     assert.equal(r.code, 2, r.stdout + r.stderr);
@@ -286,9 +288,31 @@ test('with the master key in TOOLGATE_MASTER_KEY the manifest is authenticated: 
   const sm = JSON.parse(readFileSync(join(stripped, 'manifest.json'), 'utf8'));
   delete sm.authentication;
   writeFileSync(join(stripped, 'manifest.json'), JSON.stringify(sm));
-  await refusedWith(stripped, key, /authentication is missing, though TOOLGATE_MASTER_KEY is set/);
-  await refusedWith(keyed, {}, /set it to restore this backup/);
+  // Stripped, it holds neither its master key nor a MAC: refused whatever the restore's
+  // environment, the key in a file or none at all (attack round 22, Y8).
+  const keyFile = join(dir, 'keyed-master.key');
+  writeFileSync(keyFile, `${key.TOOLGATE_MASTER_KEY}\n`, { mode: 0o600 });
+  for (const env of [key, {}, { TOOLGATE_MASTER_KEY_FILE: keyFile }]) {
+    await refusedWith(
+      stripped,
+      env,
+      /authentication is missing, and the backup holds no master key file/,
+    );
+  }
+  await refusedWith(keyed, {}, /set TOOLGATE_MASTER_KEY \(or TOOLGATE_MASTER_KEY_FILE\) to it/);
   await refusedWith(keyed, other, /does not match under the master key/);
+  // The key from a file checks the MAC as the variable does: the edit is found, the untouched
+  // backup restores.
+  await refusedWith(
+    granted,
+    { TOOLGATE_MASTER_KEY_FILE: keyFile },
+    /does not match under the master key/,
+  );
+  const viaFile = join(dir, 'keyed-restored-file');
+  mkdirSync(viaFile);
+  const fromFile = await runCli(viaFile, ['restore', keyed], { TOOLGATE_MASTER_KEY_FILE: keyFile });
+  assert.equal(fromFile.code, 0, fromFile.stdout + fromFile.stderr);
+  assert.match(fromFile.stdout, /authenticated under the master key/);
 
   // The benign neighbour: the untouched backup, with its key, restores and verifies.
   const target = join(dir, 'keyed-restored');
@@ -448,6 +472,15 @@ test('on PostgreSQL: backup writes a pg_dump and the keys, restore fills a new e
       missing.stdout,
       /INCOMPLETE: pg_dump is not installed here; write the database into the backup with:\n {2}pg_dump --format=custom --no-owner --no-privileges --file=\S+no-dump\/postgres\.dump --dbname='postgres:\/\/toolgate@127\.0\.0\.1:\d+\/tg_[0-9a-f]+'/,
     );
+
+    // Finished by hand, its dump is covered by no hash or MAC: restore says so, not "checked"
+    // (attack round 22, Y10).
+    const handDump = await pgCli(join(folder, 'from-hand'), target.url, [
+      'restore',
+      join(folder, 'no-dump'),
+    ]);
+    assert.equal(handDump.code, 5, handDump.stdout + handDump.stderr);
+    assert.match(handDump.stdout, /dump is not part of it: .*covered by no hash or MAC/);
 
     const run = await pgCli(join(folder, 'live'), source.url, [
       '--json',

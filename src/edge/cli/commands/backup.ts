@@ -5,7 +5,14 @@
  */
 import { join } from 'node:path';
 import { type Command, Option } from 'commander';
-import { backup, inlineMasterKey, type RestoreResult, restore } from '../../../api/index.js';
+import {
+  backup,
+  inlineMasterKey,
+  type RestoreResult,
+  restore,
+  restoreMasterKey,
+} from '../../../api/index.js';
+import { loadMasterKey } from '../../../domain/credentials/index.js';
 import { dbUrl, type GlobalOptions, VERSION } from '../command-kit.js';
 import { exitCodeOf } from '../exit-codes.js';
 import { makeOutput, reportError } from '../output.js';
@@ -28,12 +35,16 @@ export function registerBackup(program: Command): void {
       const out = makeOutput(globals.json === true);
       try {
         const tokenFile = opts.adminTokenFile ?? join(globals.dataDir, ADMIN_TOKEN_FILE);
+        const inline = inlineMasterKey();
         const manifest = await backup(dir, {
           db: dbUrl(globals),
           dataDir: globals.dataDir,
           keys: dataFolderKeys(globals.dataDir, tokenFile),
           version: VERSION,
-          masterKey: inlineMasterKey(),
+          masterKey: inline,
+          // Without TOOLGATE_MASTER_KEY the backup holds the master key file, made if the data
+          // folder has none yet: every backup holds its key or a MAC under it.
+          makeMasterKey: () => loadMasterKey({ dataDir: globals.dataDir }),
         });
         const notes = [
           manifest.authentication
@@ -73,7 +84,8 @@ export function registerBackup(program: Command): void {
         const result = await restore(dir, {
           db: dbUrl(globals),
           dataDir: globals.dataDir,
-          masterKey: inlineMasterKey(),
+          masterKey: restoreMasterKey(),
+          masterKeyInline: inlineMasterKey() !== null,
         });
         out.result({ dir, ...result }, () => restoredText(dir, result, globals.dataDir));
         if (!result.database.restored) process.exitCode = exitCodeOf('unavailable');
