@@ -9,7 +9,7 @@
  */
 import { createHmac, timingSafeEqual } from 'node:crypto';
 import { canonicalJson, type Problem, problem, ToolgateError } from '../core/index.js';
-import { configuredMasterKey, MasterKey } from '../domain/credentials/index.js';
+import { configuredMasterKey, loadMasterKey, MasterKey } from '../domain/credentials/index.js';
 
 /** The HKDF label of the manifest's MAC key: no other use of the master key shares it. */
 const MANIFEST_MAC_LABEL = 'toolgate backup manifest v1';
@@ -36,6 +36,14 @@ export function inlineMasterKey(env: NodeJS.ProcessEnv = process.env): MasterKey
 export function restoreMasterKey(env: NodeJS.ProcessEnv = process.env): MasterKey | null {
   if (!env.TOOLGATE_MASTER_KEY && !env.TOOLGATE_MASTER_KEY_FILE) return null;
   return configuredMasterKey(env);
+}
+
+/**
+ * The master key a gateway on `dataDir` uses without TOOLGATE_MASTER_KEY, its file made now if
+ * there is none yet (a backup then holds it).
+ */
+export function ensureMasterKeyFile(dataDir: string): void {
+  loadMasterKey({ dataDir });
 }
 
 /** What the MAC covers: the whole manifest (every file's hash with it) but its own field. */

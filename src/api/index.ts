@@ -81,7 +81,11 @@ export type {
   RestoreResult,
 } from './backup.js';
 export { BACKUP_FORMAT, backup, readManifest, restore } from './backup.js';
-export { inlineMasterKey, restoreMasterKey } from './backup-authentication.js';
+export {
+  ensureMasterKeyFile,
+  inlineMasterKey,
+  restoreMasterKey,
+} from './backup-authentication.js';
 export { expose } from './expose.js';
 export type { DriverReport } from './host-admin.js';
 export { codeHash, hostDoctor, SANDBOX_DRIVERS } from './host-admin.js';

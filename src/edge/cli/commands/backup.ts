@@ -7,12 +7,12 @@ import { join } from 'node:path';
 import { type Command, Option } from 'commander';
 import {
   backup,
+  ensureMasterKeyFile,
   inlineMasterKey,
   type RestoreResult,
   restore,
   restoreMasterKey,
 } from '../../../api/index.js';
-import { loadMasterKey } from '../../../domain/credentials/index.js';
 import { dbUrl, type GlobalOptions, VERSION } from '../command-kit.js';
 import { exitCodeOf } from '../exit-codes.js';
 import { makeOutput, reportError } from '../output.js';
@@ -44,7 +44,7 @@ export function registerBackup(program: Command): void {
           masterKey: inline,
           // Without TOOLGATE_MASTER_KEY the backup holds the master key file, made if the data
           // folder has none yet: every backup holds its key or a MAC under it.
-          makeMasterKey: () => loadMasterKey({ dataDir: globals.dataDir }),
+          makeMasterKey: () => ensureMasterKeyFile(globals.dataDir),
         });
         const notes = [
           manifest.authentication
