@@ -28,6 +28,8 @@ const REFUSALS: readonly (readonly [prefix: string, cause: string])[] = [
   ['3D', 'the database named does not exist'],
   ['53', 'the server is out of resources (too many connections, memory or disk)'],
   ['57P0', 'the server is shutting down or starting up, or ended the session'],
+  ['42501', 'the role lacks a privilege toolgate needs (grant it on the database and its schema)'],
+  ['55000', 'the database does not accept connections now'],
 ];
 
 /** The cause of a refused PostgreSQL connection, or null for any other SQLSTATE. */
@@ -98,6 +100,41 @@ function storeRefused(code: string, cause: string): ToolgateError<'STORE_UNAVAIL
     `the database cannot be used: ${cause} (SQLSTATE ${code})`,
     {},
   );
+}
+
+/** TLS certificate codes of Node's TLS layer: the server's certificate was not accepted. */
+const CERTIFICATE = /CERT|SELF_SIGNED|UNABLE_TO_(GET|VERIFY)|ALTNAME/;
+
+/**
+ * An error of opening a PostgreSQL connection (the pool's connect), always STORE_UNAVAILABLE with
+ * its cause in toolgate's words: whatever stops the connection at its start is the deployment's
+ * state or set-up (a server without TLS that the URL asks for, a certificate not accepted, a host
+ * name that does not resolve now, a parameter of `options=` the server refuses, a database not
+ * accepting connections, a role without the privilege to connect), never a bug (attack round 22,
+ * Y4). The server's and the driver's own words stay out: they may name roles and hosts.
+ */
+export function connectionError(err: unknown): unknown {
+  const translated = storeError(err);
+  if (translated !== err) return translated;
+  const { code, message } = (err ?? {}) as { code?: unknown; message?: unknown };
+  const text = typeof message === 'string' ? message : '';
+  if (typeof code === 'string' && /^[0-9A-Z]{5}$/.test(code)) {
+    return storeRefused(code, 'the server refused the connection or one of its parameters');
+  }
+  if (text.includes('does not support SSL')) {
+    return storeCause('the server does not accept TLS, which the URL asks for (sslmode)');
+  }
+  if (typeof code === 'string' && CERTIFICATE.test(code)) {
+    return storeCause(`the server's TLS certificate was not accepted (${code})`);
+  }
+  if (code === 'ENOTFOUND' || code === 'EAI_AGAIN') {
+    return storeCause('the database host name does not resolve now');
+  }
+  return storeCause('the connection could not be made');
+}
+
+function storeCause(cause: string): ToolgateError<'STORE_UNAVAILABLE'> {
+  return new ToolgateError('STORE_UNAVAILABLE', `the database cannot be used: ${cause}`, {});
 }
 
 /**

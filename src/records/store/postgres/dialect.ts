@@ -3,7 +3,8 @@
  * loaded when the first connection is made: a gateway on SQLite (the default) never loads it.
  */
 import { PostgresDialect } from 'kysely';
-import type { Pool } from 'pg';
+import type { Pool, PoolClient } from 'pg';
+import { connectionError } from '../store-errors.js';
 
 const INT8_OID = 20;
 
@@ -33,5 +34,12 @@ async function createPool(connectionString: string): Promise<Pool> {
   pool.on('connect', (client) => {
     client.on('error', () => {});
   });
+  // What stops a connection at its start is the deployment's state, never a bug: each such error
+  // is STORE_UNAVAILABLE naming its cause (store-errors.ts). Kysely connects without a callback.
+  const connect = pool.connect.bind(pool) as () => Promise<PoolClient>;
+  pool.connect = ((...args: unknown[]) => {
+    if (args.length > 0) return (connect as (...a: unknown[]) => unknown)(...args);
+    return connect().catch((err: unknown) => Promise.reject(connectionError(err)));
+  }) as Pool['connect'];
   return pool;
 }
