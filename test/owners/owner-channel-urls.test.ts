@@ -127,7 +127,10 @@ for (const backend of backends()) {
       assert.ok(urls.includes(url), urls.join(' '));
 
       // apply: the same URL spelled otherwise (a secret store's trailing newline) is unchanged.
-      const doc = (u: string) => ({ kind: 'OwnerChannel', spec: { name: 'ci', team: 't10', url: u } });
+      const doc = (u: string) => ({
+        kind: 'OwnerChannel',
+        spec: { name: 'ci', team: 't10', url: u },
+      });
       const made = await tg.config.apply([doc(url)], admin, { set: 'urls' });
       assert.deepEqual(
         made.changes.map((c) => c.action),
@@ -162,22 +165,36 @@ for (const backend of backends()) {
         .where('id', '=', made.id)
         .execute();
       await assert.rejects(
-        tg.ownerChannels.add({ team: 'old', url: 'https://hooks.test/services/legacy/HOOK' }, admin),
+        tg.ownerChannels.add(
+          { team: 'old', url: 'https://hooks.test/services/legacy/HOOK' },
+          admin,
+        ),
         refusedAs('unique'),
       );
+      // The refusal rolled back with its write; the next change that succeeds keeps the new key.
+      await tg.ownerChannels.add({ team: 'old', url: 'https://hooks.test/services/other' }, admin);
       const row = await w.inspector.db
         .selectFrom('owner_channels')
         .select('url_key')
         .where('id', '=', made.id)
         .executeTakeFirstOrThrow();
       assert.notEqual(row.url_key, legacyKey, 'keyed again by the parsed URL');
+      assert.match(row.url_key ?? '', /^c1\.[0-9a-f]{64}$/);
     });
 
     test('Y14: a channel whose seal does not open is skipped, recorded and counted; the team still hears; apply re-seals it', async () => {
       assert.ok(w.inspector);
-      const intact = await tg.ownerChannels.add({ team: 'notice', url: `${hook.url}/intact` }, admin);
+      const intact = await tg.ownerChannels.add(
+        { team: 'notice', url: `${hook.url}/intact` },
+        admin,
+      );
       await tg.config.apply(
-        [{ kind: 'OwnerChannel', spec: { name: 'alerts', team: 'notice', url: `${hook.url}/alerts` } }],
+        [
+          {
+            kind: 'OwnerChannel',
+            spec: { name: 'alerts', team: 'notice', url: `${hook.url}/alerts` },
+          },
+        ],
         admin,
         { set: 'notice' },
       );
@@ -194,7 +211,9 @@ for (const backend of backends()) {
         .where('team', '=', 'notice')
         .where('name', '=', 'alerts')
         .execute();
-      const alerts = (await tg.ownerChannels.list({ team: 'notice' })).find((c) => c.name === 'alerts');
+      const alerts = (await tg.ownerChannels.list({ team: 'notice' })).find(
+        (c) => c.name === 'alerts',
+      );
       assert.ok(alerts);
       const before = hook.bodies.length;
       const outcome = await tg.ownerNotices.toolEvent({
@@ -221,19 +240,34 @@ for (const backend of backends()) {
 
       // apply does not call it unchanged: it seals the declared URL again.
       const r = await tg.config.apply(
-        [{ kind: 'OwnerChannel', spec: { name: 'alerts', team: 'notice', url: `${hook.url}/alerts` } }],
+        [
+          {
+            kind: 'OwnerChannel',
+            spec: { name: 'alerts', team: 'notice', url: `${hook.url}/alerts` },
+          },
+        ],
         admin,
         { set: 'notice' },
       );
       assert.deepEqual(
         r.changes.map((c) => [c.action, c.summary]),
-        [['update', `updated: URL sealed again (the stored seal did not open) (now ${new URL(hook.url).origin}/…)`]],
+        [
+          [
+            'update',
+            `updated: URL sealed again (the stored seal did not open) (now ${new URL(hook.url).origin}/…)`,
+          ],
+        ],
       );
       const urls = (await tg.ownerChannels.urlsOf('notice')).map((c) => c.url).sort();
       assert.deepEqual(urls, [`${hook.url}/alerts`, `${hook.url}/intact`].sort());
       // The benign neighbour: intact, the same file again is unchanged.
       const again = await tg.config.apply(
-        [{ kind: 'OwnerChannel', spec: { name: 'alerts', team: 'notice', url: `${hook.url}/alerts` } }],
+        [
+          {
+            kind: 'OwnerChannel',
+            spec: { name: 'alerts', team: 'notice', url: `${hook.url}/alerts` },
+          },
+        ],
         admin,
         { set: 'notice' },
       );
@@ -263,11 +297,17 @@ for (const backend of backends()) {
         }
         await assert.rejects(
           tg.config.apply(
-            [{ kind: 'OwnerChannel', spec: { name: 'x', team: 'payments', url: `https://${host}/x` } }],
+            [
+              {
+                kind: 'OwnerChannel',
+                spec: { name: 'x', team: 'payments', url: `https://${host}/x` },
+              },
+            ],
             admin,
             { set: 'refused' },
           ),
-          (err: unknown) => !JSON.stringify(err).includes(address) && !String(err).includes(address),
+          (err: unknown) =>
+            !JSON.stringify(err).includes(address) && !String(err).includes(address),
         );
       }
       // The benign neighbour: a public host is accepted and shown by its origin.
