@@ -175,3 +175,26 @@ test('the plan says what --prune does: what another set keeps is never promised 
   );
   assert.doesNotMatch(pruned.stdout, /apply with --prune/);
 });
+
+test('the demo seed reviewer’s id is reserved for `operators create` and `apply`; a near id is anyone’s (attack round 22, Y7)', async () => {
+  const created = await runCli(
+    dir,
+    ['operators', 'create', 'demo-seed', '--roles', 'auditor'],
+    LOOPBACK_ENV,
+  );
+  assert.equal(created.code, 2, created.stdout + created.stderr);
+  assert.match(created.stdout + created.stderr, /operator id demo-seed is reserved/);
+  const applied = await runCli(
+    dir,
+    ['apply', '-f', file('seed.yaml', 'kind: Operator\nspec: { id: demo-seed, roles: [admin] }\n')],
+    LOOPBACK_ENV,
+  );
+  assert.equal(applied.code, 2, applied.stdout + applied.stderr);
+  assert.match(applied.stdout + applied.stderr, /reserved/);
+  const near = await runCli(
+    dir,
+    ['operators', 'create', 'demo-seeder', '--roles', 'auditor'],
+    LOOPBACK_ENV,
+  );
+  assert.equal(near.code, 0, near.stdout + near.stderr);
+});

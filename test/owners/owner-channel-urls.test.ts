@@ -238,6 +238,27 @@ for (const backend of backends()) {
       assert.match(metrics, /toolgate_owner_notice_deliveries_total\{outcome="unreadable"\} 1/);
       assert.ok(intact.id);
 
+      // A team whose every channel does not open: the notice is recorded as failed, not unrouted.
+      const lone = await tg.ownerChannels.add({ team: 'lone', url: `${hook.url}/lone` }, admin);
+      await w.inspector.db
+        .updateTable('owner_channels')
+        .set({ url_sealed: opsRow.url_sealed })
+        .where('id', '=', lone.id)
+        .execute();
+      const failed = await tg.ownerNotices.toolEvent({
+        kind: 'deprecated',
+        tool_id: 'lone_tool',
+        version: '1.0.0',
+        owner: 'lone',
+        facts: { retire_at: null },
+      });
+      assert.equal(failed, 'failed');
+      const lonely = (await tg.events.list({ limit: 10_000 }))
+        .filter((e) => e.action === 'owner.notice')
+        .map((e) => JSON.parse(e.details) as Record<string, unknown>)
+        .at(-1);
+      assert.deepEqual([lonely?.outcome, lonely?.unreadable], ['failed', [lone.id]]);
+
       // apply does not call it unchanged: it seals the declared URL again.
       const r = await tg.config.apply(
         [
