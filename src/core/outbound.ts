@@ -8,7 +8,13 @@
 /** Why a configured URL is refused: the rule (an `egress.*` or `outbound.*` name) and a text. */
 export interface OutboundProblem {
   readonly rule: string;
+  /** Names the host at most, never an address it resolved to. */
   readonly message: string;
+  /**
+   * The resolved address refused, where one was: for a message only an admin reads (the start's
+   * configuration check), never for one anyone else may (an owner's channel).
+   */
+  readonly address?: string;
 }
 
 export interface Outbound {

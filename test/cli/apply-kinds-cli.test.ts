@@ -130,3 +130,71 @@ test('a file that does not parse: refused by line and column, its text never pri
   assert.notEqual(r.code, 0);
   assert.ok(!(r.stdout + r.stderr).includes(CANARY), r.stdout + r.stderr);
 });
+
+test('the plan says what --prune does: what another set keeps is never promised to it nor counted (attack round 22, Y3)', async () => {
+  const both = file(
+    'both.yaml',
+    'kind: DestinationSet\nspec: { name: shared, kind: email }\n---\nkind: DestinationSet\nspec: { name: mine, kind: email }\n',
+  );
+  const shared = file('shared.yaml', 'kind: DestinationSet\nspec: { name: shared, kind: email }\n');
+  const other = file('other.yaml', 'kind: DestinationSet\nspec: { name: other, kind: email }\n');
+  for (const [path, set] of [
+    [both, 'a'],
+    [shared, 'b'],
+  ] as const) {
+    const r = await runCli(dir, ['apply', '-f', path, '--set', set], LOOPBACK_ENV);
+    assert.equal(r.code, 0, r.stderr);
+  }
+  const plan = await runCli(dir, ['apply', '-f', other, '--set', 'a', '--dry-run'], LOOPBACK_ENV);
+  assert.equal(plan.code, 0, plan.stderr);
+  assert.match(
+    plan.stdout,
+    /^! destination set shared: no longer declared here: kept, set b still declares it \(--prune leaves it to that set\)$/m,
+  );
+  assert.match(
+    plan.stdout,
+    /^! destination set mine: no longer declared: kept \(apply with --prune to delete it\)$/m,
+  );
+  assert.match(
+    plan.stdout,
+    /^1 object\(s\) no longer declared and kept: apply with --prune to remove them$/m,
+  );
+  assert.match(plan.stdout, /^1 object\(s\) no longer declared and kept by a rule or another set/m);
+
+  const pruned = await runCli(dir, ['apply', '-f', other, '--set', 'a', '--prune'], LOOPBACK_ENV);
+  assert.equal(pruned.code, 0, pruned.stderr);
+  assert.match(
+    pruned.stdout,
+    /^! destination set shared: no longer declared here: kept, set b still declares it$/m,
+  );
+  assert.match(pruned.stdout, /^- destination set mine: deleted \(0 members\)$/m);
+  assert.match(
+    pruned.stdout,
+    /^2 change\(s\) applied$/m,
+    'other created, mine deleted; shared is no change',
+  );
+  assert.doesNotMatch(pruned.stdout, /apply with --prune/);
+});
+
+test('the demo seed reviewer’s id is reserved for `operators create` and `apply`; a near id is anyone’s (attack round 22, Y7)', async () => {
+  const created = await runCli(
+    dir,
+    ['operators', 'create', 'demo-seed', '--roles', 'auditor'],
+    LOOPBACK_ENV,
+  );
+  assert.equal(created.code, 2, created.stdout + created.stderr);
+  assert.match(created.stdout + created.stderr, /operator id demo-seed is reserved/);
+  const applied = await runCli(
+    dir,
+    ['apply', '-f', file('seed.yaml', 'kind: Operator\nspec: { id: demo-seed, roles: [admin] }\n')],
+    LOOPBACK_ENV,
+  );
+  assert.equal(applied.code, 2, applied.stdout + applied.stderr);
+  assert.match(applied.stdout + applied.stderr, /reserved/);
+  const near = await runCli(
+    dir,
+    ['operators', 'create', 'demo-seeder', '--roles', 'auditor'],
+    LOOPBACK_ENV,
+  );
+  assert.equal(near.code, 0, near.stdout + near.stderr);
+});

@@ -22,6 +22,7 @@ export type { Operator, OperatorAuthentication, OperatorRole } from './operator.
 export {
   BOOTSTRAP_ACTOR_ID,
   BOOTSTRAP_OPERATOR,
+  DEMO_SEED_OPERATOR_ID,
   hasRole,
   isBootstrap,
   OPERATOR_ROLES,
@@ -30,6 +31,7 @@ export {
 export type { OperatorApplied, OperatorDocument } from './operator-apply.js';
 export {
   applyOperatorsForbidden,
+  disableRefusalIn,
   enabledAdmins,
   operatorCredentialProblems,
   operatorDocumentProblems,

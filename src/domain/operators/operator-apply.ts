@@ -9,12 +9,13 @@
 import type { Transaction } from 'kysely';
 import { type Actor, type Problem, problem, ToolgateError } from '../../core/index.js';
 import type { Database } from '../../records/store/index.js';
-import { OPERATOR_ROLES, type Operator, type OperatorRole } from './operator.js';
+import { isBootstrap, OPERATOR_ROLES, type Operator, type OperatorRole } from './operator.js';
 import {
   decides,
   forbidden,
   jsonList,
   type OperatorUpdate,
+  refuseBootstrapOnDecider,
   requireAdmin,
   rolesOf,
   selectOperator,
@@ -30,7 +31,13 @@ import {
   parseTeams,
   TEAM_PATTERN,
 } from './operator-spec.js';
-import { checkUpdate, insertOperatorIn, updateOperatorIn } from './operator-writes.js';
+import {
+  checkUpdate,
+  insertOperatorIn,
+  OWN_ACCOUNT_DISABLED,
+  updateOperatorIn,
+} from './operator-writes.js';
+import { FourEyesRefused } from './refusal-audit.js';
 
 /** An account as a configuration document declares it: nothing in it is a secret. */
 export interface OperatorDocument {
@@ -226,6 +233,28 @@ export async function disableOperatorIn(
     now,
   );
   return true;
+}
+
+/**
+ * Why a rule of four eyes would refuse `by` disabling account `id` now — the message
+ * `disableOperatorIn` would refuse with — or null (also when there is nothing to disable). Reads
+ * only, so a plan without `--prune` says what a prune would do (attack round 22, Y3).
+ */
+export async function disableRefusalIn(
+  trx: Transaction<Database>,
+  by: Operator,
+  id: string,
+): Promise<string | null> {
+  const row = await selectOperator(trx, id);
+  if (!row || row.disabled === 1) return null;
+  if (!isBootstrap(by) && by.id === id) return OWN_ACCOUNT_DISABLED;
+  try {
+    await refuseBootstrapOnDecider(trx, by, row, undefined, 'change the account');
+  } catch (err) {
+    if (err instanceof FourEyesRefused) return err.message;
+    throw err;
+  }
+  return null;
 }
 
 /** The enabled accounts holding `admin`, by id, read in the caller's transaction. */

@@ -5,14 +5,24 @@
  */
 import { createHash } from 'node:crypto';
 import { isPrintableName, type Problem, problem, ToolgateError } from '../../core/index.js';
-import { BOOTSTRAP_ACTOR_ID, OPERATOR_ROLES, type OperatorRole } from './operator.js';
+import {
+  BOOTSTRAP_ACTOR_ID,
+  DEMO_SEED_OPERATOR_ID,
+  OPERATOR_ROLES,
+  type OperatorRole,
+} from './operator.js';
 
 export const OPERATOR_ID_PATTERN = /^[a-z][a-z0-9._-]{1,62}$/;
-/** Ids that name something other than a person (the bootstrap token, the gateway itself). */
+/**
+ * Ids that name something other than a person: the bootstrap token, the gateway itself, the demo
+ * seed's reviewer. Every actor the gateway records for itself is `system:*` (a colon no id holds)
+ * or one of these.
+ */
 export const RESERVED_OPERATOR_IDS: readonly string[] = [
   BOOTSTRAP_ACTOR_ID,
   'bootstrap',
   'system',
+  DEMO_SEED_OPERATOR_ID,
   // `/v1/operators/me` is the caller's own account.
   'me',
 ];

@@ -136,6 +136,9 @@ export function checkUpdate(id: string, change: OperatorUpdate): CheckedUpdate {
  * unconfirmed until another person confirms it); a lost role, another team or a disabled account
  * ends its console sessions. `operator.disabled` or `operator.updated`.
  */
+/** The four-eyes refusal of an admin disabling their own account. */
+export const OWN_ACCOUNT_DISABLED = 'an admin cannot disable their own account';
+
 export async function updateOperatorIn(
   trx: Trx,
   by: Operator,
@@ -146,11 +149,7 @@ export async function updateOperatorIn(
 ): Promise<void> {
   const { roles } = change;
   if (!isBootstrap(by) && by.id === id && change.disabled === true) {
-    throw new FourEyesRefused(
-      'an admin cannot disable their own account',
-      id,
-      'own_account_disabled',
-    );
+    throw new FourEyesRefused(OWN_ACCOUNT_DISABLED, id, 'own_account_disabled');
   }
   // Four eyes: nobody changes their own roles (an admin giving themself `approver` would be the
   // second pair of eyes of their own changes); another admin does it.

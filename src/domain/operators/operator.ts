@@ -31,6 +31,12 @@ export interface Operator {
 export const BOOTSTRAP_ACTOR_ID = 'admin-token';
 
 /**
+ * The operator id the demo catalog's seed reviewer acts as inside `serve --demo` (recorded as
+ * `operator:demo-seed`): reserved, so no person's account shares its actor (attack round 22, Y7).
+ */
+export const DEMO_SEED_OPERATOR_ID = 'demo-seed';
+
+/**
  * The shared admin token as an operator: an admin that can create the first operators and can be
  * disabled by configuration. It is nobody in particular, so it never counts as an approver.
  */

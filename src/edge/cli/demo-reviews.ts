@@ -5,7 +5,7 @@
  * named seed operator whose notes say so; anything else waiting in the data folder stays waiting.
  */
 import type { AdminApi } from '../../api/index.js';
-import type { Operator } from '../../domain/operators/index.js';
+import { DEMO_SEED_OPERATOR_ID, type Operator } from '../../domain/operators/index.js';
 
 /** Actor id the demo catalog is registered as. */
 export const DEMO_ACTOR_ID = 'system:demo';
@@ -16,7 +16,7 @@ export const DEMO_ACTOR_ID = 'system:demo';
  * `operator:demo-seed` with notes naming the seed, so nobody mistakes them for a person's review.
  */
 export const DEMO_REVIEWER: Operator = Object.freeze({
-  id: 'demo-seed',
+  id: DEMO_SEED_OPERATOR_ID,
   name: 'demo catalog seed (not a person)',
   roles: Object.freeze(['approver'] as const),
   teams: Object.freeze([] as string[]),

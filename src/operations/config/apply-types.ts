@@ -45,6 +45,11 @@ export interface ApplyChange {
   readonly action: ChangeAction;
   readonly summary: string;
   readonly quarantined?: boolean;
+  /**
+   * On `drift` (no longer declared, kept): true when `--prune` would remove it, false when a rule
+   * or another set keeps it whatever `--prune` says (the summary says which).
+   */
+  readonly prunable?: boolean;
 }
 
 export interface ApplyResult {

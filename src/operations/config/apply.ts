@@ -47,6 +47,7 @@ import {
   APPLY_SET_PATTERN,
   DEFAULT_APPLY_SET,
   declaredObjects,
+  declaredTwiceProblems,
   type PruneServices,
   reconcileSet,
   withNotes,
@@ -113,6 +114,8 @@ export class ApplyService {
       );
     }
     const docs = checkDocuments(raw.map((doc) => expandDemoFolder(doc)));
+    const twice = declaredTwiceProblems(docs);
+    if (twice.length > 0) throw configInvalid(twice);
     // Accounts are changed as a person, an admin, under the rules of `operators` commands.
     const by = options.operator;
     if (docs.some((d) => d.doc.kind === 'Operator') && !by?.roles.includes('admin')) {

@@ -11,7 +11,7 @@
  */
 
 import type { Actor } from '../../core/index.js';
-import { ToolgateError } from '../../core/index.js';
+import { problem, ToolgateError } from '../../core/index.js';
 import {
   type CatalogService,
   type CatalogWrite,
@@ -37,10 +37,11 @@ import type {
 } from '../../domain/policy/index.js';
 import type { ProviderSpec } from '../../execution/providers/index.js';
 import type { OwnerChannelDocument, OwnerChannels } from '../owners/index.js';
-import { pruneDestinationSet } from './apply-kinds/destination-set-kind.js';
-import { pruneOperator } from './apply-kinds/operator-kind.js';
+import { destinationSetKept, pruneDestinationSet } from './apply-kinds/destination-set-kind.js';
+import { operatorKept, pruneOperator } from './apply-kinds/operator-kind.js';
 import { pruneOwnerChannel } from './apply-kinds/owner-channel-kind.js';
 import type { PruneOutcome } from './apply-kinds/prune-outcome.js';
+import type { ConfigProblem, IndexedDocument } from './apply-types.js';
 import type { ConfigDocument } from './config-document.js';
 
 /** A set's name: short, lowercase, safe in a URL and a log line. */
@@ -59,6 +60,8 @@ export interface PruneChange {
   readonly subject: string;
   readonly action: 'prune' | 'drift';
   readonly summary: string;
+  /** On drift: whether `--prune` removes it (true) or a rule or another set keeps it (false). */
+  readonly prunable?: boolean;
 }
 
 export interface PruneServices {
@@ -121,6 +124,41 @@ export function declaredObjects(docs: readonly { doc: ConfigDocument }[]): Decla
 }
 
 /**
+ * One object declared by two documents of one file (the same operator id, channel team/name, set
+ * name, tool version, grant…): each later document is a problem naming both, so the file is
+ * refused whole rather than applied twice, the last winning (attack round 22, Y2). A grant's
+ * capabilities spread over documents are distinct objects; one listed twice in one document is
+ * one object.
+ */
+export function declaredTwiceProblems(docs: readonly IndexedDocument[]): ConfigProblem[] {
+  const first = new Map<string, number>();
+  const problems: ConfigProblem[] = [];
+  for (const d of docs) {
+    const inThis = new Set<string>();
+    for (const o of declaredObjects([d])) {
+      const k = key(o);
+      if (inThis.has(k)) continue;
+      inThis.add(k);
+      const at = first.get(k);
+      if (at === undefined) {
+        first.set(k, d.index);
+        continue;
+      }
+      problems.push({
+        ...problem(
+          `/${d.index}`,
+          `${subjectText(o)} is declared twice in this file, by documents /${at} and /${d.index}: declare it once`,
+          'config.declared_twice',
+        ),
+        document: d.index,
+        kind: d.doc.kind,
+      });
+    }
+  }
+  return problems;
+}
+
+/**
  * Records what the set declares now and, for what it declared before and no longer does, prunes
  * (with `prune`) or reports drift. Runs inside the apply's transaction: a dry run rolls it back
  * with everything else, so its plan is exactly what the apply would do.
@@ -167,55 +205,127 @@ export async function reconcileSet(
         last(a) - last(b) || a.kind.localeCompare(b.kind) || a.subject.localeCompare(b.subject),
     );
   const changes: PruneChange[] = [];
+  // Without --prune, the plan says what a prune would do: a draft it retires keeps no set.
+  const retiring = prune ? new Set<string>() : await draftsRetiredBy(trx, set, gone);
   for (const d of gone) {
-    if (!prune || d.kind === 'Provider') {
-      const waiting = await pendingGrantText(trx, services, d, 'a prune withdraws it');
-      changes.push({
-        document: -1,
-        kind: d.kind,
-        subject: subjectText(d),
-        action: 'drift',
-        summary:
-          d.kind === 'Provider'
-            ? 'no longer declared: kept (providers are not pruned; remove it by hand)'
-            : `no longer declared: kept (apply with --prune to ${PRUNE_VERB[d.kind]})${waiting}`,
-      });
-      continue;
-    }
-    // Another set that still declares the object keeps it.
-    const other = await trx
-      .selectFrom('applied_objects')
-      .select('set_name')
-      .where('kind', '=', d.kind)
-      .where('subject', '=', d.subject)
-      .where('set_name', '!=', set)
-      .executeTakeFirst();
-    const outcome: PruneOutcome = other
-      ? {
-          summary: `no longer declared here: kept, set ${other.set_name} still declares it${await pendingGrantText(trx, services, d, 'kept')}`,
-        }
-      : await pruneOne(ctx, services, d, actor);
-    if (outcome.kept) {
-      const { summary } = outcome;
+    const drift = (summary: string, prunable: boolean) =>
       changes.push({
         document: -1,
         kind: d.kind,
         subject: subjectText(d),
         action: 'drift',
         summary,
+        prunable,
       });
+    if (d.kind === 'Provider') {
+      drift('no longer declared: kept (providers are not pruned; remove it by hand)', false);
       continue;
     }
-    await trx
-      .deleteFrom('applied_objects')
-      .where('set_name', '=', set)
-      .where('kind', '=', d.kind)
-      .where('subject', '=', d.subject)
-      .execute();
+    // Another set that still declares the object keeps it; a prune releases it from this set.
+    const other = await otherSetOf(trx, set, d);
+    if (other !== null) {
+      const waiting = await pendingGrantText(trx, services, d, 'kept');
+      if (prune) await release(trx, set, d);
+      const leave = prune ? '' : ' (--prune leaves it to that set)';
+      drift(
+        `no longer declared here: kept, set ${other} still declares it${leave}${waiting}`,
+        false,
+      );
+      continue;
+    }
+    if (!prune) {
+      const kept = await keptByRule(trx, services, d, retiring);
+      if (kept !== null) {
+        drift(`${kept}; --prune keeps it too`, false);
+        continue;
+      }
+      const waiting = await pendingGrantText(trx, services, d, 'a prune withdraws it');
+      drift(
+        `no longer declared: kept (apply with --prune to ${PRUNE_VERB[d.kind]})${waiting}`,
+        true,
+      );
+      continue;
+    }
+    const outcome = await pruneOne(ctx, services, d, actor);
+    if (outcome.kept) {
+      drift(outcome.summary, false);
+      continue;
+    }
+    await release(trx, set, d);
     const { summary } = outcome;
     changes.push({ document: -1, kind: d.kind, subject: subjectText(d), action: 'prune', summary });
   }
   return { changes, notes };
+}
+
+/** Another set that declares `d` too (the first by name), or null. */
+async function otherSetOf(
+  trx: CatalogWrite['trx'],
+  set: string,
+  d: Declared,
+): Promise<string | null> {
+  const other = await trx
+    .selectFrom('applied_objects')
+    .select('set_name')
+    .where('kind', '=', d.kind)
+    .where('subject', '=', d.subject)
+    .where('set_name', '!=', set)
+    .orderBy('set_name')
+    .executeTakeFirst();
+  return other?.set_name ?? null;
+}
+
+/** Drops `d` from set `set`'s ledger: pruned, or left to another set that declares it. */
+async function release(trx: CatalogWrite['trx'], set: string, d: Declared): Promise<void> {
+  await trx
+    .deleteFrom('applied_objects')
+    .where('set_name', '=', set)
+    .where('kind', '=', d.kind)
+    .where('subject', '=', d.subject)
+    .execute();
+}
+
+/**
+ * The tool versions (`id@version`) a prune of this set would retire: drafts no longer declared
+ * and declared by no other set. They keep no destination set in the plan without `--prune`,
+ * as in the prune itself (destination sets are pruned last).
+ */
+async function draftsRetiredBy(
+  trx: CatalogWrite['trx'],
+  set: string,
+  gone: readonly Declared[],
+): Promise<Set<string>> {
+  const out = new Set<string>();
+  for (const d of gone) {
+    if (d.kind !== 'Tool' || (await otherSetOf(trx, set, d)) !== null) continue;
+    const at = d.subject.lastIndexOf('@');
+    const row = await trx
+      .selectFrom('tool_versions')
+      .select(['lifecycle', 'retire_at'])
+      .where('tool_id', '=', d.subject.slice(0, at))
+      .where('version', '=', d.subject.slice(at + 1))
+      .executeTakeFirst();
+    const lifecycle = row
+      ? effectiveLifecycleOf(
+          { lifecycle: row.lifecycle as LifecycleState, retire_at: row.retire_at },
+          new Date(),
+        )
+      : null;
+    if (lifecycle === 'draft') out.add(d.subject);
+  }
+  return out;
+}
+
+/** Why a prune would keep `d` by a rule (its whole drift line), or null when it would remove it. */
+async function keptByRule(
+  trx: CatalogWrite['trx'],
+  services: PruneServices,
+  d: Declared,
+  retiring: ReadonlySet<string>,
+): Promise<string | null> {
+  if (d.kind === 'DestinationSet') return destinationSetKept(trx, d.subject, retiring);
+  if (d.kind === 'Operator') return operatorKept(trx, services.operator, d.subject);
+  return null;
 }
 
 /** What the plan says of a declared object beside its change (docs/configuration.md "Converging"). */

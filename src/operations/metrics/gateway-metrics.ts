@@ -137,7 +137,7 @@ export class GatewayMetrics implements DetectorSink, OwnerNoticeSink {
     });
     this.#ownerDeliveries = new Counter({
       name: 'toolgate_owner_notice_deliveries_total',
-      help: 'Owner notice webhook deliveries by outcome (delivered, rejected, failed, dropped; retried and timed_out per attempt)',
+      help: 'Owner notice webhook deliveries by outcome (delivered, rejected, failed, dropped; retried and timed_out per attempt; unreadable: a channel skipped, its sealed URL does not open)',
       labelNames: ['outcome'],
       registers,
     });
@@ -204,7 +204,7 @@ export class GatewayMetrics implements DetectorSink, OwnerNoticeSink {
     this.#ownerNotices.inc({ kind, outcome });
   }
 
-  ownerNoticeDelivery(outcome: DeliveryOutcome): void {
+  ownerNoticeDelivery(outcome: DeliveryOutcome | 'unreadable'): void {
     this.#ownerDeliveries.inc({ outcome });
   }
 

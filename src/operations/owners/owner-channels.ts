@@ -20,7 +20,14 @@ import {
 } from '../../core/index.js';
 import type { MasterKey } from '../../domain/credentials/index.js';
 import { appendEvent, type Database, isUniqueViolation } from '../../records/store/index.js';
-import { openUrl, sealLegacyIn, sealVersion, storedUrl, urlHint, urlKey } from './channel-url.js';
+import {
+  openUrlOrNull,
+  sealLegacyIn,
+  sealVersion,
+  storedUrl,
+  urlHint,
+  urlKey,
+} from './channel-url.js';
 import { MAX_CHANNEL_URL_CHARS } from './owner-channel-spec.js';
 
 export const MAX_CHANNELS_PER_TEAM = 10;
@@ -203,15 +210,21 @@ export class OwnerChannels {
   /**
    * Makes the team's channel `name` what an applied file declares, inside the apply's transaction:
    * created (the team's cap and one URL per team hold as for `add`), its URL replaced when it
-   * differs (compared by keyed hash: the stored URL is never opened for it), or unchanged. The URL
-   * was checked by `urlProblem` before the transaction began. `scope` as for `add`.
+   * differs (compared by keyed hash: the stored URL is not read for it), sealed again when the
+   * hash matches but the stored seal does not open (`resealed`: it was tampered with or copied,
+   * and delivery skips it), or unchanged. The URL was checked by `urlProblem` before the
+   * transaction began. `scope` as for `add`.
    */
   async saveIn(
     trx: Transaction<Database>,
     declared: DeclaredChannel,
     actor: Actor,
     scope: TeamScope = null,
-  ): Promise<{ outcome: 'created' | 'updated' | 'unchanged'; view: OwnerChannelView }> {
+  ): Promise<{
+    outcome: 'created' | 'updated' | 'unchanged';
+    view: OwnerChannelView;
+    resealed?: true;
+  }> {
     checkScope(scope, declared.team);
     const key = this.#masterKey();
     await sealLegacyIn(trx, key);
@@ -237,16 +250,18 @@ export class OwnerChannels {
       await this.#insertIn(trx, row, actor, now);
       return { outcome: 'created', view: view(row) };
     }
-    if (found.url_key === urlKey(key, declared.url))
-      return { outcome: 'unchanged', view: view(found) };
+    const same = found.url_key === urlKey(key, declared.url);
+    const resealed = same && openUrlOrNull(() => key, found) === null;
+    if (same && !resealed) return { outcome: 'unchanged', view: view(found) };
     const stored = storedUrl(key, found.id, declared.url, sealVersion(found.url_sealed) + 1);
-    const same = await trx
+    const taken = await trx
       .selectFrom('owner_channels')
       .select('id')
       .where('team', '=', declared.team)
       .where('url_key', '=', stored.url_key)
+      .where('id', '!=', found.id)
       .executeTakeFirst();
-    if (same) throw duplicate(declared.team, same.id);
+    if (taken) throw duplicate(declared.team, taken.id);
     await trx
       .updateTable('owner_channels')
       .set({ ...stored, updated_at: now.toISOString() })
@@ -255,9 +270,18 @@ export class OwnerChannels {
     await appendEvent(trx, actor, now, {
       action: 'owner_channel.updated',
       subject: `team:${declared.team}`,
-      details: { channel: found.id, name: declared.name, url_hint: stored.url_hint },
+      details: {
+        channel: found.id,
+        name: declared.name,
+        url_hint: stored.url_hint,
+        ...(resealed ? { resealed: true } : {}),
+      },
     });
-    return { outcome: 'updated', view: view({ ...found, ...stored }) };
+    return {
+      outcome: 'updated',
+      view: view({ ...found, ...stored }),
+      ...(resealed ? { resealed: true as const } : {}),
+    };
   }
 
   async list(filter: { team?: string } = {}, scope: TeamScope = null): Promise<OwnerChannelView[]> {
@@ -319,15 +343,33 @@ export class OwnerChannels {
     });
   }
 
-  /** The delivery URLs of a team's channels (delivery only; never handed to a front). */
-  async urlsOf(team: string): Promise<{ id: string; url: string }[]> {
+  /**
+   * Where a team's notices go (delivery only; never handed to a front): the URL of each channel
+   * whose seal opens, and the ids of those whose seal does not (tampered with, or copied from
+   * another channel: skipped, and reported by the caller).
+   */
+  async deliveryTargets(
+    team: string,
+  ): Promise<{ targets: { id: string; url: string }[]; unreadable: string[] }> {
     const rows = await this.#db
       .selectFrom('owner_channels')
       .select(['id', 'url', 'url_sealed'])
       .where('team', '=', team)
       .orderBy('id')
       .execute();
-    return rows.map((r) => ({ id: r.id, url: openUrl(this.#masterKey, r) }));
+    const targets: { id: string; url: string }[] = [];
+    const unreadable: string[] = [];
+    for (const r of rows) {
+      const url = openUrlOrNull(this.#masterKey, r);
+      if (url === null) unreadable.push(r.id);
+      else targets.push({ id: r.id, url });
+    }
+    return { targets, unreadable };
+  }
+
+  /** The delivery URLs of a team's channels whose seals open (`deliveryTargets`). */
+  async urlsOf(team: string): Promise<{ id: string; url: string }[]> {
+    return (await this.deliveryTargets(team)).targets;
   }
 
   #tell(): void {

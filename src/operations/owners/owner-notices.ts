@@ -39,7 +39,8 @@ export type NoticeOutcome =
 /** Where notices and their deliveries are counted (GatewayMetrics). */
 export interface OwnerNoticeSink {
   ownerNotice(kind: OwnerNoticeKind, outcome: NoticeOutcome): void;
-  ownerNoticeDelivery(outcome: DeliveryOutcome): void;
+  /** A delivery's outcome, or `unreadable`: a channel skipped because its seal does not open. */
+  ownerNoticeDelivery(outcome: DeliveryOutcome | 'unreadable'): void;
 }
 
 /** The part of an audit record the error-rate window reads. */
@@ -352,15 +353,22 @@ export class OwnerNotices {
     const window = e.kind === 'retiring' ? this.#o.retireLeadMs : this.#o.dedupeWindowMs;
     if (!(await this.#claim(e, now, window))) return this.#count(e.kind, 'deduplicated');
     let team = owner;
-    let targets = await this.#d.channels.urlsOf(owner);
-    if (targets.length === 0 && e.kind === 'orphaned' && this.#o.fallbackTeam !== null) {
+    let found = await this.#d.channels.deliveryTargets(owner);
+    const none = found.targets.length === 0 && found.unreadable.length === 0;
+    if (none && e.kind === 'orphaned' && this.#o.fallbackTeam !== null) {
       team = this.#o.fallbackTeam;
-      targets = await this.#d.channels.urlsOf(team);
+      found = await this.#d.channels.deliveryTargets(team);
     }
+    // A channel whose sealed URL does not open is skipped, never the team's notice: recorded
+    // on the notice's event and counted, as an undeliverable notice is (attack round 22, Y14).
+    const { targets, unreadable } = found;
+    for (const _ of unreadable) this.#d.sink?.ownerNoticeDelivery('unreadable');
     const facts = boundFacts(e.facts);
     const outcome: NoticeOutcome =
       targets.length === 0
-        ? 'unrouted'
+        ? unreadable.length > 0
+          ? 'failed'
+          : 'unrouted'
         : this.#takeSlot(team, now.getTime())
           ? 'sent'
           : 'rate_limited';
@@ -371,7 +379,15 @@ export class OwnerNotices {
     await appendEvent(this.#d.db, systemActor('owner-notices'), now, {
       action: 'owner.notice',
       subject: `tool:${e.tool_id}@${e.version}`,
-      details: { kind: e.kind, owner, team, channels: targets.length, outcome, facts },
+      details: {
+        kind: e.kind,
+        owner,
+        team,
+        channels: targets.length,
+        ...(unreadable.length > 0 ? { unreadable } : {}),
+        outcome,
+        facts,
+      },
     });
     return this.#count(e.kind, outcome);
   }

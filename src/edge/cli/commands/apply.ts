@@ -48,15 +48,22 @@ export function registerApply(program: Command): void {
           const n = result.changes.filter(
             (c) => c.action !== 'unchanged' && c.action !== 'drift',
           ).length;
-          const drift = result.changes.filter((c) => c.action === 'drift').length;
+          const drift = result.changes.filter((c) => c.action === 'drift');
+          const prunable = drift.filter((c) => c.prunable === true).length;
+          const kept = drift.length - prunable;
           lines.push(
             result.dryRun
               ? `dry run: ${n} change(s) would be applied, nothing written`
               : `${n} change(s) applied`,
           );
-          if (drift > 0) {
+          if (prunable > 0) {
             lines.push(
-              `${drift} object(s) no longer declared and kept: apply with --prune to remove them`,
+              `${prunable} object(s) no longer declared and kept: apply with --prune to remove them`,
+            );
+          }
+          if (kept > 0) {
+            lines.push(
+              `${kept} object(s) no longer declared and kept by a rule or another set, with or without --prune (each line says why)`,
             );
           }
           return lines.join('\n');

@@ -148,7 +148,7 @@ function applyRoute(app: FastifyInstance, admin: AdminApi): void {
         summary:
           'Apply a configuration file (YAML or JSON; kinds Tool, Agent, User, Grant, Policy, Provider, DestinationSet, OwnerChannel, Operator) in one transaction',
         description:
-          'Idempotent. With dry_run=true nothing is written and the response is the plan. What this set (`set`, default `default`) declared before and the documents no longer declare is listed as `drift` and kept, or with prune=true revoked, disabled, withdrawn through its lifecycle, removed or deleted (`prune`); what a rule keeps (a destination set a live tool names, the caller’s own account, the last enabled admin) stays listed as `drift` with the reason. An OwnerChannel’s `url_env` is refused here (a request never reads the server’s environment): send `url`, which is stored sealed and never returned. Any invalid document refuses the whole file (CONFIG_INVALID, every problem listed with its document index and JSON pointer).',
+          'Idempotent. With dry_run=true nothing is written and the response is the plan. What this set (`set`, default `default`) declared before and the documents no longer declare is listed as `drift` and kept, or with prune=true revoked, disabled, withdrawn through its lifecycle, removed or deleted (`prune`); what a rule or another set keeps (a destination set a live tool names, the caller’s own account, the last enabled admin, an object another set still declares) stays listed as `drift` with the reason, with or without prune, and `prunable: false`. One object declared by two documents refuses the file (`config.declared_twice`). An OwnerChannel’s `url_env` is refused here (a request never reads the server’s environment): send `url`, which is stored sealed and never returned. Any invalid document refuses the whole file (CONFIG_INVALID, every problem listed with its document index and JSON pointer).',
         querystring: {
           type: 'object',
           additionalProperties: false,
@@ -190,6 +190,11 @@ function applyRoute(app: FastifyInstance, admin: AdminApi): void {
                     },
                     summary: { type: 'string' },
                     quarantined: { type: 'boolean' },
+                    prunable: {
+                      type: 'boolean',
+                      description:
+                        'on drift: true when prune=true would remove it, false when a rule or another set keeps it whatever prune says',
+                    },
                   },
                 },
               },

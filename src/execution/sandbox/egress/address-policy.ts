@@ -8,7 +8,17 @@ import ipaddr from 'ipaddr.js';
 
 export type AddressVerdict =
   | { readonly ok: true; readonly address: string }
-  | { readonly ok: false; readonly rule: string; readonly reason: string };
+  | {
+      readonly ok: false;
+      readonly rule: string;
+      /** The address and what it is (`10.1.2.3 is a private address`). */
+      readonly reason: string;
+      /**
+       * What it is, without the address (`a private address`): what a refusal of a resolved name
+       * says to someone who may not learn what the name resolves to (attack round 22, Y16).
+       */
+      readonly what: string;
+    };
 
 /** Instance metadata services: refused by name as well as by range, so the rule says why. */
 export const METADATA_ADDRESSES: readonly string[] = [
@@ -20,18 +30,18 @@ export const METADATA_ADDRESSES: readonly string[] = [
 
 const metadata = new Set(METADATA_ADDRESSES.map((a) => ipaddr.parse(a).toNormalizedString()));
 
-function forbidden(rule: string, reason: string): AddressVerdict {
-  return { ok: false, rule, reason };
+function forbidden(rule: string, shown: string | null, what: string): AddressVerdict {
+  return { ok: false, rule, reason: shown === null ? what : `${shown} is ${what}`, what };
 }
 
 function checkV4(v4: ipaddr.IPv4, shown: string, via?: string): AddressVerdict {
   const how = via === undefined ? '' : ` (embedded in ${via})`;
   if (metadata.has(v4.toNormalizedString())) {
-    return forbidden('egress.metadata_address', `${shown} is a cloud metadata address${how}`);
+    return forbidden('egress.metadata_address', shown, `a cloud metadata address${how}`);
   }
   const range = v4.range();
   if (range !== 'unicast') {
-    return forbidden('egress.address_forbidden', `${shown} is a ${range} address${how}`);
+    return forbidden('egress.address_forbidden', shown, `a ${range} address${how}`);
   }
   return { ok: true, address: shown };
 }
@@ -50,13 +60,17 @@ export function checkAddress(address: string): AddressVerdict {
   try {
     parsed = ipaddr.parse(address);
   } catch {
-    return forbidden('egress.address_forbidden', 'the resolver returned something not an address');
+    return forbidden(
+      'egress.address_forbidden',
+      null,
+      'the resolver returned something not an address',
+    );
   }
   if (parsed.kind() === 'ipv4') return checkV4(parsed as ipaddr.IPv4, address);
   const v6 = parsed as ipaddr.IPv6;
   const shown = v6.toString();
   if (metadata.has(v6.toNormalizedString())) {
-    return forbidden('egress.metadata_address', `${shown} is a cloud metadata address`);
+    return forbidden('egress.metadata_address', shown, 'a cloud metadata address');
   }
   const w = v6.parts;
   const range = v6.range();
@@ -74,7 +88,7 @@ export function checkAddress(address: string): AddressVerdict {
   }
   const first = w[0] ?? 0;
   if (range !== 'unicast' || first < 0x2000 || first > 0x3fff) {
-    return forbidden('egress.address_forbidden', `${shown} is a ${range} address`);
+    return forbidden('egress.address_forbidden', shown, `a ${range} address`);
   }
   return { ok: true, address: shown };
 }

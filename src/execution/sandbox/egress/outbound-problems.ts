@@ -27,7 +27,11 @@ export async function refuseOutboundProblems(
       // A name that does not resolve at start is not fatal: each request resolves and checks
       // again, and is refused then if it still points nowhere allowed.
       return p && p.rule !== 'egress.dns'
-        ? problem(at, `${at.slice(1)} ${p.message}`, p.rule)
+        ? problem(
+            at,
+            `${at.slice(1)} ${p.message}${p.address !== undefined ? ` (${p.address})` : ''}`,
+            p.rule,
+          )
         : null;
     }),
   );

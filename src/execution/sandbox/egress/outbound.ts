@@ -112,8 +112,14 @@ export class OutboundGuard implements Outbound {
     for (const { address } of addresses) {
       if (this.allowsLoopback && isLoopbackAddress(address)) continue;
       const verdict = checkAddress(address);
+      // The message names the host and what it resolves to, never the address: an owner adding
+      // a channel may not learn what an internal name resolves to (attack round 22, Y16).
       if (!verdict.ok) {
-        return { rule: verdict.rule, message: `host ${shape.host} resolves to ${verdict.reason}` };
+        return {
+          rule: verdict.rule,
+          message: `host ${shape.host} resolves to ${verdict.what}`,
+          address,
+        };
       }
     }
     return null;

@@ -89,6 +89,24 @@ export async function setReferences(
     .map((r) => `${r.tool_id}@${r.version}`);
 }
 
+/**
+ * Why `apply --prune` keeps a set no longer declared (the whole drift line), or null when it
+ * would delete it: a live tool version's rule still names it (`retiring` aside). Reads only: a plan without
+ * `--prune` says the same (attack round 22, Y3).
+ */
+export async function destinationSetKept(
+  trx: Transaction<Database>,
+  name: string,
+  /** Tool versions (`id@version`) that will be retired by then: they name it no longer. */
+  retiring: ReadonlySet<string> = new Set(),
+): Promise<string | null> {
+  const refs = (await setReferences(trx, name, new Date())).filter((r) => !retiring.has(r));
+  if (refs.length === 0) return null;
+  const named = refs.slice(0, NAMED_REFERENCES).join(', ');
+  const more = refs.length > NAMED_REFERENCES ? ` and ${refs.length - NAMED_REFERENCES} more` : '';
+  return `no longer declared: kept, still named by tool ${named}${more} (a rule naming a missing set refuses every call); retire those versions or change their rules, then prune again`;
+}
+
 /** `apply --prune` of a set no longer declared: deleted, or kept while a live tool names it. */
 export async function pruneDestinationSet(
   trx: Transaction<Database>,
@@ -97,16 +115,8 @@ export async function pruneDestinationSet(
   actor: Actor,
   reason: string,
 ): Promise<PruneOutcome> {
-  const refs = await setReferences(trx, name, new Date());
-  if (refs.length > 0) {
-    const named = refs.slice(0, NAMED_REFERENCES).join(', ');
-    const more =
-      refs.length > NAMED_REFERENCES ? ` and ${refs.length - NAMED_REFERENCES} more` : '';
-    return {
-      kept: true,
-      summary: `no longer declared: kept, still named by tool ${named}${more} (a rule naming a missing set refuses every call); retire those versions or change their rules, then prune again`,
-    };
-  }
+  const kept = await destinationSetKept(trx, name);
+  if (kept !== null) return { kept: true, summary: kept };
   const gone = await sets.deleteIn(trx, name, actor, reason);
   return { summary: gone ? `deleted (${gone.members} members)` : 'gone' };
 }

@@ -9,6 +9,7 @@
 import type { Transaction } from 'kysely';
 import type { Actor } from '../../../core/index.js';
 import {
+  disableRefusalIn,
   enabledAdmins,
   FourEyesRefused,
   type Operator,
@@ -65,10 +66,30 @@ export async function applyOperators(
 }
 
 /**
+ * Why `apply --prune` keeps an account no longer declared (the whole drift line), or null when it
+ * would disable it: no operator applies (a library caller without one), it is the last enabled
+ * admin account, or a rule of four eyes keeps it (the applying admin's own account; the bootstrap
+ * token and a decider once set up). Reads only: a plan without `--prune` says the same (Y3).
+ */
+export async function operatorKept(
+  trx: Transaction<Database>,
+  by: Operator | undefined,
+  id: string,
+): Promise<string | null> {
+  if (!by) {
+    return 'no longer declared: kept (an account is disabled as the applying admin: apply over REST or with the CLI)';
+  }
+  const admins = await enabledAdmins(trx);
+  if (admins.length === 1 && admins[0] === id) {
+    return 'no longer declared: kept, it is the last enabled admin account';
+  }
+  const refusal = await disableRefusalIn(trx, by, id);
+  return refusal === null ? null : `no longer declared: kept (${refusal})`;
+}
+
+/**
  * `apply --prune` of an account no longer declared: disabled as the applying admin, under the
- * rules of `operators update`. Kept, with the reason, when no operator applies (a library caller
- * without one), when it is the last enabled admin account, or when a rule of four eyes keeps it
- * (the applying admin's own account; the bootstrap token and a decider once set up).
+ * rules of `operators update`; kept, with the reason, where `operatorKept` says so.
  */
 export async function pruneOperator(
   trx: Transaction<Database>,
@@ -78,20 +99,8 @@ export async function pruneOperator(
   via: Actor['via'],
   reason: string,
 ): Promise<PruneOutcome> {
-  if (!by) {
-    return {
-      kept: true,
-      summary:
-        'no longer declared: kept (an account is disabled as the applying admin: apply over REST or with the CLI)',
-    };
-  }
-  const admins = await enabledAdmins(trx);
-  if (admins.length === 1 && admins[0] === id) {
-    return {
-      kept: true,
-      summary: 'no longer declared: kept, it is the last enabled admin account',
-    };
-  }
+  const kept = await operatorKept(trx, by, id);
+  if (kept !== null || !by) return { kept: true, summary: kept ?? '' };
   try {
     const done = await operators.disableIn(trx, by, id, via, reason);
     return { summary: done ? 'disabled' : 'already disabled or gone' };

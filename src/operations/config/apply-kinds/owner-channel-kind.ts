@@ -114,7 +114,9 @@ export async function applyOwnerChannels(
             ? 'unchanged'
             : saved.outcome === 'created'
               ? `created (webhook to ${hint})`
-              : `updated: URL replaced (now ${hint})`,
+              : saved.resealed
+                ? `updated: URL sealed again (the stored seal did not open) (now ${hint})`
+                : `updated: URL replaced (now ${hint})`,
       });
     } catch (err) {
       problems.push(...refusalProblems(err, index, 'OwnerChannel'));
