@@ -30,7 +30,6 @@ export {
 export type { OperatorApplied, OperatorDocument } from './operator-apply.js';
 export {
   applyOperatorsForbidden,
-  enabledAdmins,
   operatorCredentialProblems,
   operatorDocumentProblems,
   operatorDocumentSchema,
@@ -50,6 +49,7 @@ export {
   OperatorAuthority,
   rolesOf,
 } from './operator-authority.js';
+export { enabledAdmins, holdAccountsIn, keepAnAdminIn, writeAccounts } from './operator-lock.js';
 export type {
   IssuedToken,
   OidcIdentity,

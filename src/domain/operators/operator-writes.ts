@@ -13,6 +13,7 @@ import { appendEvent, type Database } from '../../records/store/index.js';
 import { recordHandOver } from './confirmation.js';
 import { endSessionsOf } from './console-sessions.js';
 import { isBootstrap, type Operator, type OperatorRole, operatorActor } from './operator.js';
+import { enabledAdmins, keepAnAdminIn } from './operator-lock.js';
 import {
   decides,
   notFound,
@@ -188,4 +189,21 @@ export async function updateOperatorIn(
     subject: `operator:${id}`,
     details: change.details,
   });
+}
+
+/**
+ * `operators update` and `disable`: `updateOperatorIn`, and then an enabled admin remains (the
+ * caller holds the accounts' lock, so no other change commits in between: attack round 22, Y9).
+ */
+export async function changeOperatorIn(
+  trx: Trx,
+  by: Operator,
+  id: string,
+  change: CheckedUpdate,
+  via: Actor['via'],
+  now: Date,
+): Promise<void> {
+  const admins = await enabledAdmins(trx);
+  await updateOperatorIn(trx, by, id, change, via, now);
+  await keepAnAdminIn(trx, admins, 'change');
 }

@@ -13,6 +13,7 @@ import type { AgentService, UserService } from '../../domain/identity/index.js';
 import {
   applyOperatorsForbidden,
   enabledAdmins,
+  holdAccountsIn,
   type OperatorService,
 } from '../../domain/operators/index.js';
 import type { DestinationSets, PolicyService } from '../../domain/policy/index.js';
@@ -123,6 +124,9 @@ export class ApplyService {
     const urls = await readChannelUrls(channelDocs, options, this.#s.ownerChannels);
     const write = () =>
       this.#s.catalog.write(async (ctx) => {
+        // As an operator: the accounts' lock first, and the author's account read again under it
+        // (a disable of them that committed meanwhile refuses this apply: attack round 22, Y9).
+        if (by) await holdAccountsIn(ctx.trx, by, actor.via);
         const admins = await enabledAdmins(ctx.trx);
         const { changes, problems } = await this.#applyAll({ ctx, actor, options }, docs, urls);
         if (problems.length > 0) throw configInvalid(problems);
