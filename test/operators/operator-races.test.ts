@@ -78,6 +78,7 @@ for (const backend of backends()) {
     });
 
     test('two admins disabling each other at once: one wins, the loser is refused, an admin remains', async () => {
+      let forbidden = 0;
       for (const [a, b] of ids) {
         assert.deepEqual(await enabledAdmins(w.tg), [a, b].sort());
         const [ra, rb] = await Promise.all([as(a).disable(b), as(b).disable(a)]);
@@ -86,6 +87,7 @@ for (const backend of backends()) {
         const [winner, loser] = admins[0] === a ? [ra, rb] : [rb, ra];
         assert.equal(winner.status, 200, winner.text);
         assertRefusedLoser(loser, `round ${a}/${b}`);
+        if (loser.status === 403) forbidden += 1;
         // Benign neighbours: the survivor enables the next pair, and one of them disables the
         // survivor (not the last admin: two more are enabled), each alone.
         const next = ids[ids.findIndex(([x]) => x === a) + 1];
@@ -98,6 +100,13 @@ for (const backend of backends()) {
         const r = await as(next[0]).disable(survivor);
         assert.equal(r.status, 200, r.text);
       }
+      // A loser refused inside (its author read again under the lock) is audited.
+      const audited = (await w.tg.events.list({ limit: 100_000 })).filter(
+        (e) =>
+          e.action === 'operator.four_eyes_refused' &&
+          JSON.parse(e.details).reason === 'actor_disabled',
+      );
+      assert.equal(audited.length, forbidden);
     });
 
     test('two admins demoting each other at once: one wins, an admin remains', async () => {

@@ -69,6 +69,14 @@ export interface ApplyServices {
   readonly ownerChannels: OwnerChannels;
 }
 
+/** A string field of the specs of one kind's documents (checked already), e.g. the sets' names. */
+function specField(docs: readonly IndexedDocument[], kind: string, field: string): string[] {
+  return docs
+    .filter((d) => d.doc.kind === kind)
+    .map((d) => (d.doc.spec as Record<string, unknown>)[field])
+    .filter((v): v is string => typeof v === 'string');
+}
+
 class DryRunRollback extends Error {
   constructor(readonly result: ApplyResult) {
     super('dry run');
@@ -127,6 +135,9 @@ export class ApplyService {
         // As an operator: the accounts' lock first, and the author's account read again under it
         // (a disable of them that committed meanwhile refuses this apply: attack round 22, Y9).
         if (by) await holdAccountsIn(ctx.trx, by, actor.via);
+        // Then the locks of the sets and teams whose caps its documents count against (Y15).
+        await this.#s.destinationSets.lockIn(ctx.trx, specField(docs, 'DestinationSet', 'name'));
+        await this.#s.ownerChannels.lockTeamsIn(ctx.trx, specField(docs, 'OwnerChannel', 'team'));
         const admins = await enabledAdmins(ctx.trx);
         const { changes, problems } = await this.#applyAll({ ctx, actor, options }, docs, urls);
         if (problems.length > 0) throw configInvalid(problems);

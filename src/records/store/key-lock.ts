@@ -19,6 +19,8 @@ export const LOCK_CLASSES = {
   ceilings: 0x7467_6365, // "tgce"
   /** The operator accounts, one key: every write of an account or as an operator (Y9). */
   operators: 0x7467_6f70, // "tgop"
+  /** Destination sets, by name: the member cap (domain/policy/destination-set-writes.ts). */
+  destinationSets: 0x7467_6473, // "tgds"
   /** Owner channels, by team: the per-team cap (operations/owners/owner-channels.ts). */
   ownerChannels: 0x7467_6f63, // "tgoc"
 } as const;
