@@ -19,18 +19,20 @@ type Trx = Transaction<Database>;
 
 /**
  * Takes the accounts' lock for the rest of `trx` (first, before any other lock of it: an
- * `appendEvent` takes the audit chain's), then refuses an author who since the request was
- * authenticated was disabled, removed, or lost a role or team the request was authenticated
- * with: FORBIDDEN, audited as `operator.four_eyes_refused` with reason `actor_disabled` or
+ * `appendEvent` takes the audit chain's), then refuses an author who, since the request was
+ * authenticated, was disabled or lost a role or team it was authenticated with: FORBIDDEN,
+ * audited as `operator.four_eyes_refused` with reason `actor_disabled` or
  * `actor_changed` (subject: the author's account). The bootstrap token has no account to read;
  * nor does a library caller, who names the operator it acts as and holds the data folder anyway
- * (the documented way back when no admin can act).
+ * (the documented way back when no admin can act), nor an operator with no account at all (every
+ * authenticated one has its row, and accounts are never deleted: a caller in-process named it).
  */
 export async function holdAccountsIn(trx: Trx, by: Operator, via: Actor['via']): Promise<void> {
   await lockKeyIn(trx, LOCK_CLASSES.operators, 'accounts');
   if (isBootstrap(by) || via === 'library') return;
   const row = await selectOperator(trx, by.id);
-  if (!row || row.disabled === 1) {
+  if (!row) return;
+  if (row.disabled === 1) {
     throw new FourEyesRefused(
       `operator ${by.id} was disabled before this change could be made; nothing was changed`,
       by.id,
