@@ -6,7 +6,8 @@
  * remains. So two admins disabling (or demoting) each other at once never leave the install
  * without an admin: one wins, the other is refused (FORBIDDEN: its author was disabled, or
  * UNAUTHENTICATED when its token was read after); and a write of an admin being disabled never
- * commits after the disable. The benign neighbours: one admin disabling, enabling or demoting
+ * commits after the disable (before the fix this failed on SQLite too: the apply was authorised
+ * before the disable and committed after it). The benign neighbours: one admin disabling, enabling or demoting
  * another, alone, works; an admin's apply that races nothing commits.
  */
 import assert from 'node:assert/strict';
