@@ -41,6 +41,7 @@ import {
   refuseBootstrapAfterSetup,
   refuseBootstrapOnSso,
   type SecondFactorCheck,
+  writeAccounts,
 } from '../operators/index.js';
 import { SecondFactorGuard, type SecondFactorState } from './second-factor-guard.js';
 import { generateTotpSecret, isTotpCodeShaped, TOTP_DIGITS, totpUri } from './totp.js';
@@ -124,8 +125,9 @@ export class OperatorSecondFactors implements SecondFactorCheck {
     const now = this.#clock();
     const secret = generateTotpSecret();
     const key = this.#masterKey();
+    // Under the operator accounts' lock, its author read again (operator-lock.ts).
     const version = await auditRefusal(this.#db, by, via, this.#clock, 'enrol_second_factor', () =>
-      this.#db.transaction().execute(async (trx) => {
+      writeAccounts(this.#db, by, via, async (trx) => {
         const existing = await trx
           .selectFrom('operator_second_factors')
           .select('version')
@@ -189,20 +191,22 @@ export class OperatorSecondFactors implements SecondFactorCheck {
   ): Promise<{ operator_id: string; removed: boolean }> {
     await this.#mayManage(by, operatorId, 'remove', via, proof, false);
     const now = this.#clock();
-    const removed = await this.#db.transaction().execute(async (trx) => {
-      const done = await trx
-        .deleteFrom('operator_second_factors')
-        .where('operator_id', '=', operatorId)
-        .executeTakeFirst();
-      if (Number(done.numDeletedRows) !== 1) return false;
-      await endSessionsOf(trx, operatorId);
-      await appendEvent(trx, operatorActor(by, via), now, {
-        action: 'second_factor.removed',
-        subject: `operator:${operatorId}`,
-        details: await this.#unconfirmOnRemoval(trx, by, operatorId),
-      });
-      return true;
-    });
+    const removed = await auditRefusal(this.#db, by, via, this.#clock, 'remove_second_factor', () =>
+      writeAccounts(this.#db, by, via, async (trx) => {
+        const done = await trx
+          .deleteFrom('operator_second_factors')
+          .where('operator_id', '=', operatorId)
+          .executeTakeFirst();
+        if (Number(done.numDeletedRows) !== 1) return false;
+        await endSessionsOf(trx, operatorId);
+        await appendEvent(trx, operatorActor(by, via), now, {
+          action: 'second_factor.removed',
+          subject: `operator:${operatorId}`,
+          details: await this.#unconfirmOnRemoval(trx, by, operatorId),
+        });
+        return true;
+      }),
+    );
     return { operator_id: operatorId, removed };
   }
 

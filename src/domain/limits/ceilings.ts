@@ -10,7 +10,7 @@
  * a window already at its ceiling stops the next call.
  */
 import { type Kysely, sql } from 'kysely';
-import type { Database, Store } from '../../records/store/index.js';
+import { type Database, LOCK_CLASSES, type Store } from '../../records/store/index.js';
 import type { AgentCeilings, CeilingWindow, SessionBudgets } from '../identity/index.js';
 
 /** The cross-session private-read window when an agent configures none. */
@@ -74,7 +74,7 @@ export function untrustedSince(ceilings: AgentCeilings, now: Date): Date {
 /** Buckets per window: the window's resolution (at worst it counts one bucket too many). */
 const BUCKETS_PER_WINDOW = 60;
 /** Advisory-lock class of ceiling counters on PostgreSQL (the audit chain uses the one-key form). */
-const LOCK_CLASS = 0x7467_6365; // "tgce"
+const LOCK_CLASS = LOCK_CLASSES.ceilings;
 
 export type Admission =
   | {

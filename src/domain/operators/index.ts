@@ -32,7 +32,6 @@ export type { OperatorApplied, OperatorDocument } from './operator-apply.js';
 export {
   applyOperatorsForbidden,
   disableRefusalIn,
-  enabledAdmins,
   operatorCredentialProblems,
   operatorDocumentProblems,
   operatorDocumentSchema,
@@ -52,6 +51,7 @@ export {
   OperatorAuthority,
   rolesOf,
 } from './operator-authority.js';
+export { enabledAdmins, holdAccountsIn, keepAnAdminIn, writeAccounts } from './operator-lock.js';
 export type {
   IssuedToken,
   OidcIdentity,

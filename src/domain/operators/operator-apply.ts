@@ -257,18 +257,6 @@ export async function disableRefusalIn(
   return null;
 }
 
-/** The enabled accounts holding `admin`, by id, read in the caller's transaction. */
-export async function enabledAdmins(trx: Transaction<Database>): Promise<string[]> {
-  const rows = await trx
-    .selectFrom('operators')
-    .select(['id', 'roles'])
-    .where('disabled', '=', 0)
-    .where('roles', 'like', '%"admin"%')
-    .orderBy('id')
-    .execute();
-  return rows.filter((r) => rolesOf(r.roles).includes('admin')).map((r) => r.id);
-}
-
 /** FORBIDDEN naming who may apply operator documents: admins only. */
 export function applyOperatorsForbidden(by: Operator | undefined): ToolgateError<'FORBIDDEN'> {
   return forbidden(

@@ -37,6 +37,7 @@ import {
   type OperatorDocument,
 } from './operator-apply.js';
 import { OperatorAuthority } from './operator-authority.js';
+import { writeAccounts } from './operator-lock.js';
 import {
   auditedRefusals,
   forbidden,
@@ -75,7 +76,7 @@ import {
   parseRoles,
   parseTeams,
 } from './operator-spec.js';
-import { checkUpdate, insertOperatorIn, updateOperatorIn } from './operator-writes.js';
+import { changeOperatorIn, checkUpdate, insertOperatorIn } from './operator-writes.js';
 import {
   type Argon2Params,
   checkPasswordStrength,
@@ -138,9 +139,9 @@ export class OperatorService {
     const account = { id: spec.id, name, roles, teams, passwordHash };
     try {
       await auditRefusal(this.#db, by, via, this.#clock, 'create', () =>
-        this.#db
-          .transaction()
-          .execute((trx) => insertOperatorIn(trx, by, account, via, this.#clock())),
+        writeAccounts(this.#db, by, via, (trx) =>
+          insertOperatorIn(trx, by, account, via, this.#clock()),
+        ),
       );
     } catch (err) {
       if (isUniqueViolation(err)) {
@@ -166,9 +167,9 @@ export class OperatorService {
     requireAdmin(by);
     const checked = checkUpdate(id, change);
     await auditRefusal(this.#db, by, via, this.#clock, 'update', () =>
-      this.#db
-        .transaction()
-        .execute((trx) => updateOperatorIn(trx, by, id, checked, via, this.#clock())),
+      writeAccounts(this.#db, by, via, (trx) =>
+        changeOperatorIn(trx, by, id, checked, via, this.#clock()),
+      ),
     );
     return this.get(id);
   }
@@ -241,7 +242,7 @@ export class OperatorService {
     const hash = await hashPassword(password, this.#passwordHash);
     const now = this.#clock();
     await auditRefusal(this.#db, by, via, this.#clock, 'set_password', () =>
-      this.#db.transaction().execute(async (trx) => {
+      writeAccounts(this.#db, by, via, async (trx) => {
         const row = await selectOperator(trx, id);
         if (!row) throw notFound(id);
         await refuseBootstrapOnDecider(trx, by, row, undefined, 'set the password');
@@ -311,7 +312,7 @@ export class OperatorService {
     }
     await this.#secondFactor?.verify(by.id, totp);
     try {
-      await this.#db.transaction().execute((trx) => confirmIn(trx, by, id, via, this.#clock()));
+      await writeAccounts(this.#db, by, via, (trx) => confirmIn(trx, by, id, via, this.#clock()));
     } catch (err) {
       await refusedHere(err);
     }
@@ -434,8 +435,7 @@ export class OperatorService {
         }
         if (row.disabled === 1) throw loginRefused();
         const changed = row.roles !== JSON.stringify(roles) || row.teams !== JSON.stringify(teams);
-        // A deciding role the identity provider newly grants is unconfirmed until another
-        // confirmed decider confirms it, as for a role an admin grants.
+        // A deciding role the provider newly grants is unconfirmed, as one an admin grants.
         const held = rolesOf(row.roles);
         const granted = roles.some((r) => (r === 'approver' || r === 'admin') && !held.includes(r));
         await trx
@@ -499,7 +499,7 @@ export class OperatorService {
     const expiresAt = new Date(now.getTime() + days * DAY_MS).toISOString();
     let roles: OperatorRole[] = [];
     await auditRefusal(this.#db, by, via, this.#clock, 'issue_token', () =>
-      this.#db.transaction().execute(async (trx) => {
+      writeAccounts(this.#db, by, via, async (trx) => {
         await refuseBootstrapOnSso(trx, by, operatorId, 'issue a personal token for');
         await refuseBootstrapAfterSetup(trx, by, operatorId, 'issue personal tokens');
         const row = await selectOperator(trx, operatorId);
@@ -548,7 +548,7 @@ export class OperatorService {
   ): Promise<TokenView> {
     const now = this.#clock();
     return auditRefusal(this.#db, by, via, this.#clock, 'revoke_token', () =>
-      this.#db.transaction().execute(async (trx) => {
+      writeAccounts(this.#db, by, via, async (trx) => {
         const row = await trx
           .selectFrom('operator_tokens')
           .selectAll()

@@ -13,6 +13,7 @@ import { appendEvent, type Database } from '../../records/store/index.js';
 import { recordHandOver } from './confirmation.js';
 import { endSessionsOf } from './console-sessions.js';
 import { isBootstrap, type Operator, type OperatorRole, operatorActor } from './operator.js';
+import { enabledAdmins, keepAnAdminIn } from './operator-lock.js';
 import {
   decides,
   notFound,
@@ -129,6 +130,9 @@ export function checkUpdate(id: string, change: OperatorUpdate): CheckedUpdate {
   };
 }
 
+/** The four-eyes refusal of an admin disabling their own account. */
+export const OWN_ACCOUNT_DISABLED = 'an admin cannot disable their own account';
+
 /**
  * Changes account `id` as `by`: an admin cannot disable their own account nor change their own
  * roles (another admin does it); the bootstrap token, once the first admin is set up, changes
@@ -136,9 +140,6 @@ export function checkUpdate(id: string, change: OperatorUpdate): CheckedUpdate {
  * unconfirmed until another person confirms it); a lost role, another team or a disabled account
  * ends its console sessions. `operator.disabled` or `operator.updated`.
  */
-/** The four-eyes refusal of an admin disabling their own account. */
-export const OWN_ACCOUNT_DISABLED = 'an admin cannot disable their own account';
-
 export async function updateOperatorIn(
   trx: Trx,
   by: Operator,
@@ -187,4 +188,21 @@ export async function updateOperatorIn(
     subject: `operator:${id}`,
     details: change.details,
   });
+}
+
+/**
+ * `operators update` and `disable`: `updateOperatorIn`, and then an enabled admin remains (the
+ * caller holds the accounts' lock, so no other change commits in between: attack round 22, Y9).
+ */
+export async function changeOperatorIn(
+  trx: Trx,
+  by: Operator,
+  id: string,
+  change: CheckedUpdate,
+  via: Actor['via'],
+  now: Date,
+): Promise<void> {
+  const admins = await enabledAdmins(trx);
+  await updateOperatorIn(trx, by, id, change, via, now);
+  await keepAnAdminIn(trx, admins, 'change');
 }

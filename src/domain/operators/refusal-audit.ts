@@ -32,7 +32,10 @@ export type OperatorAct =
  * guard and suppress its alert; another admin unlocks her), or the shared bootstrap secret
  * minting a credential of a single sign-on account (attack round 11, F1), or an applied file
  * that would leave no enabled admin account (`apply -f`, whose one transaction can change many
- * accounts at once).
+ * accounts at once) or a change of one account that would (two admins disabling each other at
+ * once: attack round 22, Y9), or an author whose own account was disabled (`actor_disabled`) or
+ * changed (`actor_changed`: a role or team the request was authenticated with is gone) by another
+ * write that committed while this one waited for the accounts' lock (operator-lock.ts).
  */
 export type FourEyesReason =
   | 'bootstrap_after_setup'
@@ -41,7 +44,9 @@ export type FourEyesReason =
   | 'own_second_factor'
   | 'own_account_disabled'
   | 'own_unlock'
-  | 'last_admin';
+  | 'last_admin'
+  | 'actor_disabled'
+  | 'actor_changed';
 
 /** FORBIDDEN by a four-eyes rule, naming the account the act was on. */
 export class FourEyesRefused extends ToolgateError<'FORBIDDEN'> {

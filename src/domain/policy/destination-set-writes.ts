@@ -6,7 +6,7 @@
  */
 import type { Transaction } from 'kysely';
 import { type Actor, type Problem, problem, ToolgateError } from '../../core/index.js';
-import { appendEvent, type Database } from '../../records/store/index.js';
+import { appendEvent, type Database, LOCK_CLASSES, lockKeyIn } from '../../records/store/index.js';
 import type { DestinationRuleKind } from './destination-policy.js';
 import {
   type DestinationSetDocument,
@@ -17,6 +17,18 @@ import {
 
 type Trx = Transaction<Database>;
 const subject = (name: string) => `destination_set:${name}`;
+
+/**
+ * Takes each set's lock for the rest of `trx`, in one order (sorted), so that a set's members are
+ * counted and changed by one transaction at a time on PostgreSQL too (attack round 22, Y15: the
+ * member cap). Taken first in a transaction, before an event takes the audit chain's lock: `add`,
+ * `remove` and a refresh do, and an apply takes its files' sets' before it writes anything.
+ */
+export async function lockSetsIn(trx: Trx, names: readonly string[]): Promise<void> {
+  for (const name of [...new Set(names)].sort()) {
+    await lockKeyIn(trx, LOCK_CLASSES.destinationSets, name);
+  }
+}
 
 /** A new set's row and its `destination_set.created` event; a taken name is a unique violation. */
 export async function insertSetIn(
@@ -89,6 +101,8 @@ export async function saveSetIn(
   now: Date,
 ): Promise<SetSaved> {
   const members = documentMembers(doc);
+  // Held already when the apply took its sets' locks first, as it does.
+  await lockSetsIn(trx, [doc.name]);
   const row = await trx
     .selectFrom('destination_sets')
     .selectAll()

@@ -35,7 +35,13 @@ import {
   normaliseAll,
   setView,
 } from './destination-set-spec.js';
-import { deleteSetIn, insertSetIn, type SetSaved, saveSetIn } from './destination-set-writes.js';
+import {
+  deleteSetIn,
+  insertSetIn,
+  lockSetsIn,
+  type SetSaved,
+  saveSetIn,
+} from './destination-set-writes.js';
 
 /** Calls a directory tool for toolgate itself; the set's refresh hands it the source. */
 export type DirectoryReader = (source: DirectorySource) => Promise<unknown>;
@@ -85,6 +91,11 @@ export class DestinationSets implements SetMembership {
    */
   saveIn(trx: Transaction<Database>, doc: DestinationSetDocument, actor: Actor): Promise<SetSaved> {
     return saveSetIn(trx, doc, actor, this.#clock());
+  }
+
+  /** Takes the sets' locks first in an apply's transaction (destination-set-writes.ts). */
+  lockIn(trx: Transaction<Database>, names: readonly string[]): Promise<void> {
+    return lockSetsIn(trx, names);
   }
 
   /** Deletes a set inside the caller's transaction (`apply --prune`); null when there is none. */
@@ -177,6 +188,8 @@ export class DestinationSets implements SetMembership {
     const kind = row.kind as DestinationRuleKind;
     const normal = normaliseAll(kind, values);
     return this.#db.transaction().execute(async (trx) => {
+      // Counted and changed under the set's lock: parallel adds cannot pass the cap (Y15).
+      await lockSetsIn(trx, [name]);
       const now = this.#clock().toISOString();
       const existing = new Set(
         (
@@ -284,6 +297,7 @@ export class DestinationSets implements SetMembership {
       if (n.ok) fresh.add(n.value);
     }
     return this.#db.transaction().execute(async (trx) => {
+      await lockSetsIn(trx, [name]);
       const now = this.#clock().toISOString();
       const stored = new Set(
         (

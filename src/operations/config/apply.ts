@@ -13,6 +13,7 @@ import type { AgentService, UserService } from '../../domain/identity/index.js';
 import {
   applyOperatorsForbidden,
   enabledAdmins,
+  holdAccountsIn,
   type OperatorService,
 } from '../../domain/operators/index.js';
 import type { DestinationSets, PolicyService } from '../../domain/policy/index.js';
@@ -67,6 +68,14 @@ export interface ApplyServices {
   readonly destinationSets: DestinationSets;
   readonly operators: OperatorService;
   readonly ownerChannels: OwnerChannels;
+}
+
+/** A string field of the specs of one kind's documents (checked already), e.g. the sets' names. */
+function specField(docs: readonly IndexedDocument[], kind: string, field: string): string[] {
+  return docs
+    .filter((d) => d.doc.kind === kind)
+    .map((d) => (d.doc.spec as Record<string, unknown>)[field])
+    .filter((v): v is string => typeof v === 'string');
 }
 
 class DryRunRollback extends Error {
@@ -126,6 +135,12 @@ export class ApplyService {
     const urls = await readChannelUrls(channelDocs, options, this.#s.ownerChannels);
     const write = () =>
       this.#s.catalog.write(async (ctx) => {
+        // As an operator: the accounts' lock first, and the author's account read again under it
+        // (a disable of them that committed meanwhile refuses this apply: attack round 22, Y9).
+        if (by) await holdAccountsIn(ctx.trx, by, actor.via);
+        // Then the locks of the sets and teams whose caps its documents count against (Y15).
+        await this.#s.destinationSets.lockIn(ctx.trx, specField(docs, 'DestinationSet', 'name'));
+        await this.#s.ownerChannels.lockTeamsIn(ctx.trx, specField(docs, 'OwnerChannel', 'team'));
         const admins = await enabledAdmins(ctx.trx);
         const { changes, problems } = await this.#applyAll({ ctx, actor, options }, docs, urls);
         if (problems.length > 0) throw configInvalid(problems);

@@ -19,7 +19,13 @@ import {
   timeOrderedId,
 } from '../../core/index.js';
 import type { MasterKey } from '../../domain/credentials/index.js';
-import { appendEvent, type Database, isUniqueViolation } from '../../records/store/index.js';
+import {
+  appendEvent,
+  type Database,
+  isUniqueViolation,
+  LOCK_CLASSES,
+  lockKeyIn,
+} from '../../records/store/index.js';
 import {
   openUrlOrNull,
   sealLegacyIn,
@@ -162,6 +168,7 @@ export class OwnerChannels {
       updated_at: null,
     };
     await this.#db.transaction().execute(async (trx) => {
+      await this.lockTeamsIn(trx, [team]);
       await sealLegacyIn(trx, key);
       await this.#insertIn(trx, row, actor, now);
     });
@@ -169,7 +176,22 @@ export class OwnerChannels {
     return view(row);
   }
 
-  /** Inserts a channel under the team's cap; a URL the team has already is refused. */
+  /**
+   * Takes each team's lock for the rest of `trx`, in one order (sorted), so that a team's count
+   * and insert run alone on PostgreSQL too (attack round 22, Y15). Taken first in a transaction,
+   * before an event takes the audit chain's lock: `add` does, and an apply takes its files'
+   * teams' before it writes anything (docs/architecture.md §5).
+   */
+  async lockTeamsIn(trx: Transaction<Database>, teams: readonly string[]): Promise<void> {
+    for (const team of [...new Set(teams)].sort()) {
+      await lockKeyIn(trx, LOCK_CLASSES.ownerChannels, team);
+    }
+  }
+
+  /**
+   * Inserts a channel under the team's cap, the team's lock held (lockTeamsIn); a URL the team has
+   * already is refused.
+   */
   async #insertIn(trx: Transaction<Database>, row: Row, actor: Actor, now: Date): Promise<void> {
     const { n } = await trx
       .selectFrom('owner_channels')
@@ -226,6 +248,8 @@ export class OwnerChannels {
     resealed?: true;
   }> {
     checkScope(scope, declared.team);
+    // Held already when the apply took its teams' locks first, as it does.
+    await this.lockTeamsIn(trx, [declared.team]);
     const key = this.#masterKey();
     await sealLegacyIn(trx, key);
     const now = this.#clock();

@@ -44,6 +44,7 @@ export {
   readCatalogRevision,
   readRevisions,
 } from './events.js';
+export { LOCK_CLASSES, type LockKey, lockKeyIn } from './key-lock.js';
 export type { Dialect } from './migration-sql.js';
 export { DIALECTS } from './migration-sql.js';
 export { olderThan } from './newest-first.js';

@@ -11,6 +11,7 @@ import type { Database } from './database.js';
 import type { SavedDatabase } from './database-copy.js';
 import { parseDbUrl } from './db-url.js';
 import { edgeDialect } from './edge-driver.js';
+import { bindKeyLock } from './key-lock.js';
 import type { Dialect } from './migration-sql.js';
 import { migrationProvider } from './migrations/index.js';
 import { auditAppend as postgresAuditAppend } from './postgres/audit-append.js';
@@ -124,13 +125,15 @@ export async function openStore(url: string): Promise<Store> {
   }
   const audit = sqlite ? sqliteAuditAppend(db, sqlite.database) : postgresAuditAppend(db);
   bindAuditSlot(db, audit);
+  const lockKey = sqlite ? sqliteLockKey : postgresLockKey;
+  bindKeyLock(db, lockKey);
   return {
     dialect,
     db,
     location,
     audit,
     files: sqlite ? sqliteFiles(target) : [],
-    lockKey: sqlite ? sqliteLockKey : postgresLockKey,
+    lockKey,
     migrations,
     async saveCopy(folder) {
       const saved = sqlite

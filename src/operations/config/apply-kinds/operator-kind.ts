@@ -12,6 +12,7 @@ import {
   disableRefusalIn,
   enabledAdmins,
   FourEyesRefused,
+  keepAnAdminIn,
   type Operator,
   type OperatorDocument,
   type OperatorService,
@@ -115,14 +116,6 @@ export async function pruneOperator(
  * many accounts at once, so this is checked on the result, in the apply's transaction (FORBIDDEN,
  * audited as a four-eyes refusal `last_admin`).
  */
-export async function keepAnAdmin(
-  trx: Transaction<Database>,
-  before: readonly string[],
-): Promise<void> {
-  if (before.length === 0 || (await enabledAdmins(trx)).length > 0) return;
-  throw new FourEyesRefused(
-    `this apply would leave no enabled admin account (it disables or demotes ${before.join(', ')}); keep at least one`,
-    before[0] ?? '',
-    'last_admin',
-  );
+export function keepAnAdmin(trx: Transaction<Database>, before: readonly string[]): Promise<void> {
+  return keepAnAdminIn(trx, before, 'apply');
 }
