@@ -50,6 +50,13 @@ export {
   SessionService,
   untrustedSourcesOf,
 } from './session-service.js';
+export {
+  MAX_SHARED_SETS,
+  MAX_SHARED_TOOLS,
+  SessionToolIndex,
+  sessionToolIndex,
+  sharedToolIndexSize,
+} from './session-tool-index.js';
 export type { TemplateShadow } from './template-shadows.js';
 export { providerOf, shadowedTemplates } from './template-shadows.js';
 export {

@@ -57,6 +57,7 @@ import {
 } from './run-literals.js';
 import { asPrincipal, auditPrincipalMismatch, principalMatches } from './session-principal.js';
 import type { SessionTool, WithheldTool } from './session-tool.js';
+import { sessionToolIndex } from './session-tool-index.js';
 import { shadowedTemplateReasons } from './template-shadows.js';
 import {
   isOAuthSession,
@@ -712,7 +713,8 @@ export class SessionService {
     // Only what this request's OAuth token covers, of what the session holds (token-scopes.ts).
     const token = tokenCapabilities(who);
     const out: unknown[] = [];
-    for (const t of JSON.parse(session.tool_set) as SessionTool[]) {
+    // The set parsed once, shared with the gate's resolve step (session-tool-index.ts).
+    for (const t of sessionToolIndex(session).tools) {
       const detail = await this.#catalog.get(t.id, t.version);
       if (!tokenCovers(token, detail)) continue;
       // Upstream resources and prompts are offered as such (session-entries.ts), never as tools.
