@@ -92,7 +92,7 @@ try {
   const executor = demoExecutor().register('noop', () => ({}));
   const tg = await openGateway({ db: url, executor });
   const defs = Array.from({ length: largest }, (_, i) => definition(i));
-  let t0 = performance.now();
+  const t0 = performance.now();
   for (let i = 0; i < defs.length; i += BATCH) {
     await tg.config.apply(
       defs.slice(i, i + BATCH).map((spec) => ({ kind: 'Tool', spec })),
@@ -186,6 +186,14 @@ try {
     }
   }
 
+  // A control: always one of the last 8 tools of each set — the worst case for a walk of the set,
+  // and the same small working set at every size (what is left of the uniform ratio above is the
+  // memory a larger set spreads over, not the look-up).
+  const lastUs = new Map<number, number[]>(SIZES.map((n) => [n, []]));
+  for (let c = 0; c < CALLS; c++) {
+    for (const n of SIZES) lastUs.get(n)?.push(await resolveOnce(n, n - 1 - (c % 8)));
+  }
+
   // The whole in-process call, audited, interleaved the same way.
   gc?.();
   const gateUs = new Map<number, number[]>(SIZES.map((n) => [n, []]));
@@ -212,6 +220,7 @@ try {
   const rows = SIZES.map((size) => ({
     tools: size,
     resolve: stats(resolveUs.get(size) ?? []),
+    resolve_last_tools: stats(lastUs.get(size) ?? []),
     gate_call: stats(gateUs.get(size) ?? []),
   }));
   const small = rows[0];
@@ -227,17 +236,21 @@ try {
     results: rows,
     ratio_resolve_mean_largest_to_smallest: ratio(big?.resolve.mean_us, small?.resolve.mean_us),
     ratio_resolve_p50_largest_to_smallest: ratio(big?.resolve.p50_us, small?.resolve.p50_us),
+    ratio_resolve_last_tools_p50_largest_to_smallest: ratio(
+      big?.resolve_last_tools.p50_us,
+      small?.resolve_last_tools.p50_us,
+    ),
     ratio_gate_p50_largest_to_smallest: ratio(big?.gate_call.p50_us, small?.gate_call.p50_us),
     first_resolve_new_session_of_largest_set_us: firstLookupSharedSetUs,
     goal_ratio: 1,
   };
   for (const r of rows) {
     console.log(
-      `${String(r.tools).padStart(6)} tools: resolve mean ${r.resolve.mean_us} µs p50 ${r.resolve.p50_us} µs p99 ${r.resolve.p99_us} µs; whole call p50 ${r.gate_call.p50_us} µs`,
+      `${String(r.tools).padStart(6)} tools: resolve mean ${r.resolve.mean_us} µs p50 ${r.resolve.p50_us} µs p99 ${r.resolve.p99_us} µs; last tools p50 ${r.resolve_last_tools.p50_us} µs; whole call p50 ${r.gate_call.p50_us} µs`,
     );
   }
   console.log(
-    `resolve ${largest}/${SIZES[0]}: mean ×${result.ratio_resolve_mean_largest_to_smallest}, p50 ×${result.ratio_resolve_p50_largest_to_smallest}; whole call p50 ×${result.ratio_gate_p50_largest_to_smallest}`,
+    `resolve ${largest}/${SIZES[0]}: mean ×${result.ratio_resolve_mean_largest_to_smallest}, p50 ×${result.ratio_resolve_p50_largest_to_smallest}, last tools p50 ×${result.ratio_resolve_last_tools_p50_largest_to_smallest}; whole call p50 ×${result.ratio_gate_p50_largest_to_smallest}`,
   );
   console.log(JSON.stringify(result));
 } finally {

@@ -28,7 +28,6 @@ import {
 } from '../../records/store/index.js';
 import { hasRole, type Operator, operatorActor } from '../operators/index.js';
 import { approversNeeded } from './approvers-needed.js';
-import { type ScanFinding, scanToolText } from './description-scan.js';
 import {
   canTransition,
   DEFAULT_MIGRATION_WINDOW_DAYS,
@@ -74,6 +73,7 @@ import {
   toDetail,
   toSummary,
 } from './tool-repository.js';
+import { type ScanFinding, scanToolText } from './tool-text-scan.js';
 import {
   alreadyChecked,
   checkToolDefinition,
