@@ -1,6 +1,6 @@
 /**
  * @module What compiling an authored schema found, kept by the schema's exact JSON text
- * (docs/architecture.md §2, "Bulk registration"): catalogs register thousands of tools with a
+ * (docs/architecture.md §8, C3, "Bulk registration"): catalogs register thousands of tools with a
  * handful of distinct schemas, and a compile is milliseconds of code generation. The verdict is a
  * pure function of the schema and where it sits (compileAuthoredSchema leaves nothing behind in
  * its instance), so a schema of the same text gets the same verdict and the same validator. A

@@ -3,7 +3,7 @@
  * schema string a model reads, through description-scan.ts's rules. Catalogs repeat the same
  * schema keys and values ("type", "string", "limit"), descriptions and hosts across thousands of
  * tools, so each distinct text is scanned once and its verdict reused for every definition it
- * stands in (docs/architecture.md §2, "Bulk registration").
+ * stands in (docs/architecture.md §8, C3, "Bulk registration").
  */
 import {
   type LinkContext,
