@@ -22,6 +22,7 @@ import {
 } from '../catalog/index.js';
 import type { AgentService, AgentTier } from '../identity/index.js';
 import { exportNames } from './export-names.js';
+import { SESSION_COLUMNS_BUT_SET } from './session-row.js';
 import { permittedSet, type SessionService, type SessionTool } from './session-service.js';
 import { type SessionToolIndex, sessionToolIndex } from './session-tool-index.js';
 import { shadowedTemplateReasons } from './template-shadows.js';
@@ -107,25 +108,7 @@ export class AgentDiscovery {
   async #row(sessionId: string): Promise<SessionRow | undefined> {
     const row = await this.#store.db
       .selectFrom('sessions')
-      .select([
-        'id',
-        'agent_id',
-        'user_id',
-        'run_id',
-        'created_at',
-        'expires_at',
-        'status',
-        'private_data_read',
-        'external_sends',
-        'egress_bytes',
-        'spend_cents',
-        'user_permissions',
-        'suspended',
-        'credential',
-        'untrusted_sources',
-        'injection_seen',
-        'last_used_at',
-      ])
+      .select(SESSION_COLUMNS_BUT_SET)
       .where('id', '=', sessionId)
       .executeTakeFirst();
     // The set is read separately (#toolsOf); nothing here uses these two.

@@ -36,6 +36,7 @@ export type {
   OfferedResourceTemplate,
 } from './session-entries.js';
 export { entryKindOf, offerable, promptNames, SessionEntries } from './session-entries.js';
+export { untrustedSourcesOf } from './session-row.js';
 export type {
   LiveSession,
   OpenSessionOptions,
@@ -48,7 +49,6 @@ export {
   MAX_UNTRUSTED_SOURCES,
   permittedSet,
   SessionService,
-  untrustedSourcesOf,
 } from './session-service.js';
 export {
   MAX_SHARED_SETS,

@@ -56,6 +56,7 @@ import {
   type SeenLiteral,
 } from './run-literals.js';
 import { asPrincipal, auditPrincipalMismatch, principalMatches } from './session-principal.js';
+import { rowKeepingSet, untrustedSourcesOf } from './session-row.js';
 import type { SessionTool, WithheldTool } from './session-tool.js';
 import { sessionToolIndex } from './session-tool-index.js';
 import { shadowedTemplateReasons } from './template-shadows.js';
@@ -630,6 +631,15 @@ export class SessionService {
     return this.admit(await this.#row(sessionId), sessionId, who);
   }
 
+  /** As `require`, its counters read now and its permitted set `held`'s (session-row.ts). */
+  async requireFresh(
+    sessionId: string,
+    who: AgentPrincipal,
+    held: SessionRow,
+  ): Promise<SessionRow> {
+    return this.admit(await rowKeepingSet(this.#store.db, sessionId, held), sessionId, who);
+  }
+
   #row(id: string): Promise<SessionRow | undefined> {
     return this.#store.db
       .selectFrom('sessions')
@@ -771,14 +781,3 @@ function toView(row: SessionRow): SessionView {
 
 /** Sources a session keeps; past it the oldest are dropped (the flag stays, the list is a sample). */
 export const MAX_UNTRUSTED_SOURCES = 64;
-
-/** The stored JSON list of a session's untrusted sources; anything unreadable is none. */
-export function untrustedSourcesOf(text: string | null): string[] {
-  if (text === null) return [];
-  try {
-    const parsed: unknown = JSON.parse(text);
-    return Array.isArray(parsed) ? parsed.filter((x): x is string => typeof x === 'string') : [];
-  } catch {
-    return [];
-  }
-}
