@@ -5,14 +5,14 @@
  * pure function of the schema and where it sits (compileAuthoredSchema leaves nothing behind in
  * its instance), so a schema of the same text gets the same verdict and the same validator. A
  * schema holding anything JSON cannot spell exactly (a non-finite number, a function, a class
- * instance) is compiled each time. Bounded: the oldest entry goes first.
+ * instance) is compiled each time. Bounded: the least recently used entry goes first.
  */
 import { compileAuthoredSchema } from './json-schema-validator.js';
 import type { JsonSchemaObject } from './tool-definition.js';
 
-const MEMO_MAX = 2_000;
+const MEMO_MAX = 500;
 /** Larger schemas are compiled each time (they are rarely repeated, and would hold memory). */
-const MEMO_MAX_CHARS = 16_384;
+const MEMO_MAX_CHARS = 8_192;
 type Compiled = ReturnType<typeof compileAuthoredSchema>;
 const compiledSchemas = new Map<string, Compiled>();
 
@@ -28,7 +28,12 @@ export function compileAuthoredSchemaOnce(
   }
   const key = `${base}\u0000${text}`;
   const hit = compiledSchemas.get(key);
-  if (hit) return hit;
+  if (hit) {
+    // Most recently used last: the oldest is the least recently used.
+    compiledSchemas.delete(key);
+    compiledSchemas.set(key, hit);
+    return hit;
+  }
   const compiled = compileAuthoredSchema(ajvFor, schema, base);
   if (compiledSchemas.size >= MEMO_MAX) {
     const oldest = compiledSchemas.keys().next();

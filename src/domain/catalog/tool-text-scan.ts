@@ -23,7 +23,8 @@ import type { ModelTextKind } from './schema-model-texts.js';
  * tool's declared hosts and — only through a capture compared with the speaker's own name — that
  * name; so it is kept only when no capture was the speaker's own, with the name keys compared,
  * and reused only for a speaker whose own keys are none of them. Anything else is scanned again:
- * the memo never changes a verdict (test/catalog/scan-memo.test.ts). Bounded, oldest out first.
+ * the memo never changes a verdict (test/catalog/scan-memo.test.ts). Bounded, least recently
+ * used out first.
  */
 const MEMO_MAX_ENTRIES = 10_000;
 /** Longer texts are scanned each time (they are rarely repeated, and would hold memory). */
@@ -47,9 +48,15 @@ function scanSharedText(
   linksKey: string,
 ): readonly ScanFinding[] {
   if (raw.length > MEMO_MAX_TEXT) return scanField('', raw, own, kind, links).findings;
-  const key = `${kind}\u0000${linksKey}\u0000${raw}`;
+  // Length-prefixed: no text or host can make two different pairs one key.
+  const key = `${kind}:${linksKey.length}:${linksKey}${raw}`;
   const hit = memo.get(key);
-  if (hit && !hit.checked.some((k) => ownKeys.has(k))) return hit.findings;
+  if (hit && !hit.checked.some((k) => ownKeys.has(k))) {
+    // Most recently used last: the oldest is the least recently used.
+    memo.delete(key);
+    memo.set(key, hit);
+    return hit.findings;
+  }
   const scan = scanField('', raw, own, kind, links);
   if (!scan.own.matched && !hit) {
     if (memo.size >= MEMO_MAX_ENTRIES) {
