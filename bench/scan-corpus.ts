@@ -5,7 +5,7 @@
  */
 import { existsSync, readFileSync } from 'node:fs';
 import { performance } from 'node:perf_hooks';
-import { type ScanFinding, scanToolText } from '../src/domain/catalog/description-scan.js';
+import { type ScanFinding, scanToolText } from '../src/domain/catalog/tool-text-scan.js';
 
 export interface CorpusEntry {
   readonly id: string;

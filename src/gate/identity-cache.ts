@@ -67,9 +67,18 @@ export class IdentityCache {
     );
   }
 
-  /** The session as stored now: for decisions on counters other processes may have moved. */
-  async freshSession(sessionId: string, who: AgentPrincipal): Promise<SessionRow> {
-    const row = await this.#sessionService.require(sessionId, who);
+  /**
+   * The session as stored now: for decisions on counters other processes may have moved. With
+   * the row this call holds, its permitted set is kept, not read again (session-row.ts).
+   */
+  async freshSession(
+    sessionId: string,
+    who: AgentPrincipal,
+    held?: SessionRow,
+  ): Promise<SessionRow> {
+    const row = held
+      ? await this.#sessionService.requireFresh(sessionId, who, held)
+      : await this.#sessionService.require(sessionId, who);
     if (this.#sessionRows.has(sessionId)) this.#sessionRows.set(sessionId, row);
     return row;
   }

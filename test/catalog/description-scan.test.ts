@@ -2,8 +2,8 @@ import assert from 'node:assert/strict';
 import { readFileSync } from 'node:fs';
 import { test } from 'node:test';
 import { DESCRIPTION_RULES } from '../../src/domain/catalog/description-rules.js';
-import { type ScanFinding, scanToolText } from '../../src/domain/catalog/description-scan.js';
 import { schemaModelTexts } from '../../src/domain/catalog/schema-model-texts.js';
+import { type ScanFinding, scanToolText } from '../../src/domain/catalog/tool-text-scan.js';
 
 interface CorpusEntry {
   readonly name: string;

@@ -8,11 +8,8 @@ import { describe, test } from 'node:test';
 import { evaluate, loadSplit } from '../../bench/scan-corpus.js';
 import { MAX_DECODE_CANDIDATES } from '../../src/domain/catalog/derived-texts.js';
 import { DESCRIPTION_RULES } from '../../src/domain/catalog/description-rules.js';
-import {
-  type ScanFinding,
-  scanModelText,
-  scanToolText,
-} from '../../src/domain/catalog/description-scan.js';
+import { type ScanFinding, scanModelText } from '../../src/domain/catalog/description-scan.js';
+import { scanToolText } from '../../src/domain/catalog/tool-text-scan.js';
 
 const train = loadSplit('train.json') ?? [];
 

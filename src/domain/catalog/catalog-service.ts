@@ -21,6 +21,8 @@ import {
   appendEvent,
   bumpCatalogRevision,
   type Database,
+  type EventBatch,
+  eventSink,
   isUniqueViolation,
   readCatalogRevision,
   type Store,
@@ -28,7 +30,8 @@ import {
 } from '../../records/store/index.js';
 import { hasRole, type Operator, operatorActor } from '../operators/index.js';
 import { approversNeeded } from './approvers-needed.js';
-import { type ScanFinding, scanToolText } from './description-scan.js';
+import { describeProblems } from './describe-problems.js';
+import { checkDestinationSets } from './destination-set-check.js';
 import {
   canTransition,
   DEFAULT_MIGRATION_WINDOW_DAYS,
@@ -74,11 +77,14 @@ import {
   toDetail,
   toSummary,
 } from './tool-repository.js';
+import { type ScanFinding, scanToolText } from './tool-text-scan.js';
 import {
   alreadyChecked,
   checkToolDefinition,
   type DefinitionCheck,
 } from './validate-definition.js';
+
+export { describeProblems } from './describe-problems.js';
 
 export interface RegisterOptions {
   /**
@@ -92,6 +98,8 @@ export interface RegisterOptions {
    * callers on the host pass none and are held to the review rules alone.
    */
   readonly operator?: Operator;
+  /** Gathers the events to append with the batch's (apply -f); the caller flushes it. */
+  readonly events?: EventBatch;
 }
 
 export type RegisterOutcome = 'created' | 'unchanged';
@@ -285,14 +293,10 @@ export class CatalogService {
       this.#hostChecks,
     );
     if (!checked.ok) {
-      const ids = idAndVersionOf(input);
       throw new ToolgateError(
         'DEFINITION_INVALID',
         describeProblems('tool definition', checked.problems),
-        {
-          ...ids,
-          problems: [...checked.problems],
-        },
+        { ...idAndVersionOf(input), problems: [...checked.problems] },
       );
     }
     const definition = checked.definition;
@@ -381,7 +385,8 @@ export class CatalogService {
             at,
           })
         : undefined;
-    await appendEvent(trx, actor, now, {
+    const emit = eventSink(trx, actor, now, options.events);
+    await emit({
       action: 'tool.registered',
       subject,
       details: {
@@ -392,7 +397,7 @@ export class CatalogService {
       },
     });
     if (quarantined) {
-      await appendEvent(trx, actor, now, {
+      await emit({
         action: 'tool.quarantined',
         subject,
         details: { reason: 'description scan', findings },
@@ -409,6 +414,8 @@ export class CatalogService {
     if (required > 0 && reasons.length === 0 && options.initialState !== 'draft') {
       if (!this.#changeRequester)
         throw new Error('no change requester: gated tools cannot be registered');
+      // The change request appends its own events: the gathered ones go first, in order.
+      await options.events?.flush(trx);
       changeId = await this.#changeRequester(
         trx,
         { toolId: definition.id, version: definition.version },
@@ -1126,13 +1133,6 @@ function hostChecked(
   return problems.length > 0 ? { ok: false, problems } : checked;
 }
 
-export function describeProblems(what: string, problems: readonly Problem[]): string {
-  const n = problems.length;
-  const first = problems[0];
-  const head = first ? `${first.pointer || '(document)'} ${first.message}` : '';
-  return `${what} refused: ${n} problem${n === 1 ? '' : 's'}${head ? ` (first: ${head})` : ''}`;
-}
-
 /** Hosts a definition reaches anyway: its egress allow-list and its http runtime's host. */
 function ownHostsOf(definition: ToolDefinition): string[] {
   const hosts = definition.egress.mode === 'constrained' ? [...definition.egress.hosts] : [];
@@ -1144,40 +1144,4 @@ function ownHostsOf(definition: ToolDefinition): string[] {
     }
   }
   return hosts;
-}
-
-/**
- * A destinations rule naming a set that does not exist is an unverifiable claim: refused at
- * registration (docs/architecture.md §3 step `policy`), every such rule named.
- */
-async function checkDestinationSets(
-  trx: Transaction<Database>,
-  definition: ToolDefinition,
-): Promise<void> {
-  const named = (definition.destinations ?? []).flatMap((r, i) =>
-    (r.allow.sets ?? []).map((set, j) => ({ set, pointer: `/destinations/${i}/allow/sets/${j}` })),
-  );
-  if (named.length === 0) return;
-  const rows = await trx
-    .selectFrom('destination_sets')
-    .select('name')
-    .where('name', 'in', [...new Set(named.map((n) => n.set))])
-    .execute();
-  const found = new Set(rows.map((r) => r.name));
-  const problems = named
-    .filter((n) => !found.has(n.set))
-    .map((n) =>
-      problem(
-        n.pointer,
-        `names destination set ${JSON.stringify(n.set)}, which does not exist`,
-        'destinations.set',
-      ),
-    );
-  if (problems.length > 0) {
-    throw new ToolgateError('DEFINITION_INVALID', describeProblems('tool definition', problems), {
-      toolId: definition.id,
-      version: definition.version,
-      problems,
-    });
-  }
 }

@@ -14,6 +14,7 @@ import {
   NORMALIZATION_STRIP_RANGES,
 } from './description-rules.js';
 import { scanReading } from './model-text-prefilter.js';
+import { OwnNameCheck } from './scan-own-name.js';
 import type { ModelTextKind } from './schema-model-texts.js';
 
 export interface ScanFinding {
@@ -458,22 +459,6 @@ function decodeVariationSelectors(run: string): string {
 }
 
 // ---------------------------------------------------------------------------------------------
-// Names
-
-/** Canonical spelling for comparing names: lower case, separators dropped. */
-function nameKey(name: string): string {
-  return name
-    .normalize('NFKC')
-    .toLowerCase()
-    .replace(/[_.:/-]+/g, '');
-}
-
-function lastSegment(name: string): string {
-  const parts = name.split(/[.:/]+/);
-  return parts.at(-1) ?? name;
-}
-
-// ---------------------------------------------------------------------------------------------
 // Links
 
 /** Slots a model is meant to fill: `{conversation}`, `<api_key>`, `${HOME}`, `$TOKEN`, `%s`. */
@@ -484,7 +469,7 @@ const DATA_QUERY_KEY =
 /** Punctuation that ends the sentence, not the link (a closing brace is a slot's, so it stays). */
 const TRAILING_PUNCTUATION = /[.,;:!?)\]'"]+$/u;
 
-interface LinkContext {
+export interface LinkContext {
   readonly ownHosts: ReadonlySet<string>;
   readonly docHosts: ReadonlySet<string>;
 }
@@ -559,7 +544,7 @@ interface Hit {
 
 interface FieldContext extends LinkContext {
   readonly field: string;
-  readonly ownKeys: ReadonlySet<string>;
+  readonly own: OwnNameCheck;
   /** The whole text is one plain https URL given as a value (a default or an example of one). */
   readonly urlValue: boolean;
   readonly hits: Hit[];
@@ -619,9 +604,7 @@ function scanPatterns(
       const capture = firstCapture(m);
       if (
         capture !== undefined &&
-        (p.ignore.has(capture) ||
-          ctx.ownKeys.has(nameKey(capture)) ||
-          p.ignorePattern?.test(capture) === true)
+        (p.ignore.has(capture) || ctx.own.names(capture) || p.ignorePattern?.test(capture) === true)
       )
         continue;
       const end = m.index + m[0].length;
@@ -737,18 +720,25 @@ function scanCodePoints(ctx: FieldContext, raw: string): Payload[] {
 /** Hidden readings are decoded at most this deep (base64 inside hex, …), never further. */
 const MAX_DECODE_DEPTH = 2;
 
-function scanField(
+/** A field's findings, and how the speaker's name entered them. */
+export interface FieldScan {
+  readonly findings: ScanFinding[];
+  readonly own: OwnNameCheck;
+}
+
+/** Scans one text of a speaker (its name `own`); the findings carry `field`. */
+export function scanField(
   field: string,
   raw: string,
   own: string,
   kind: ModelTextKind | 'name',
   links: LinkContext,
-): ScanFinding[] {
+): FieldScan {
   const rules = compile();
   const ctx: FieldContext = {
     ...links,
     field,
-    ownKeys: new Set([nameKey(own), nameKey(lastSegment(own))]),
+    own: new OwnNameCheck(own),
     urlValue: kind === 'value' && isPlainUrl(raw),
     hits: [],
     seen: new Set(),
@@ -810,9 +800,10 @@ function scanField(
     }
   }
 
-  return ctx.hits
+  const findings = ctx.hits
     .sort((a, b) => a.order - b.order || a.position - b.position)
     .map((h) => h.finding);
+  return { findings, own: ctx.own };
 }
 
 const ENCODED_KINDS: ReadonlySet<string> = new Set([
@@ -823,7 +814,7 @@ const ENCODED_KINDS: ReadonlySet<string> = new Set([
   'html-entities',
 ]);
 
-function linkContext(
+export function linkContext(
   ownHosts: readonly string[] | undefined,
   docHosts: readonly string[] | undefined,
 ): LinkContext {
@@ -848,30 +839,5 @@ export function scanModelText(input: ModelTextInput): ScanFinding[] {
     input.speaker ?? '',
     input.kind ?? 'text',
     linkContext(input.ownHosts, input.docHosts),
-  );
-}
-
-/**
- * Flags poisoning in a tool's name, description and schema texts. Findings come in field order
- * (name, description, then `extraTexts` as given), then rule order, then position. The verdict
- * depends on the tool's own texts and hosts only, never on the rest of the catalog.
- */
-export function scanToolText(input: ScanInput): ScanFinding[] {
-  const links = linkContext(input.ownHosts, input.docHosts);
-  const findings: ScanFinding[] = [];
-  findings.push(...scanField('/name', input.name, input.name, 'name', links));
-  findings.push(...scanField('/description', input.description, input.name, 'text', links));
-  // Schemas repeat the same keys and values ("type", "string"): each distinct one is scanned once.
-  const memo = new Map<string, ScanFinding[]>();
-  for (const extra of input.extraTexts ?? []) {
-    const kind = extra.kind ?? 'text';
-    const key = `${kind}\u0000${extra.text}`;
-    let found = memo.get(key);
-    if (!found) {
-      found = scanField('', extra.text, input.name, kind, links);
-      memo.set(key, found);
-    }
-    for (const f of found) findings.push({ ...f, field: extra.field });
-  }
-  return findings;
+  ).findings;
 }

@@ -22,7 +22,7 @@ export type {
 export { CatalogService, describeProblems } from './catalog-service.js';
 export { declaredArgumentKeys } from './declared-keys.js';
 export type { ModelTextInput, ScanFinding, ScanInput, ScanText } from './description-scan.js';
-export { scanModelText, scanToolText } from './description-scan.js';
+export { scanModelText } from './description-scan.js';
 export type { DiscoveryHit, DiscoveryQuery } from './discovery.js';
 export { Discovery, MAX_DISCOVERY_LIMIT } from './discovery.js';
 export { expandTemplate, matchTemplate, templateVariables } from './entry-uri.js';
@@ -121,6 +121,7 @@ export { UNCHECKED_HEALTH } from './tool-health-view.js';
 export type { ToolRef } from './tool-ref.js';
 export { MAX_PINNED_MAJOR, majorOf, parseMajor, parseToolRef } from './tool-ref.js';
 export type { ToolVersionDetail, ToolVersionSummary } from './tool-repository.js';
+export { scanToolText } from './tool-text-scan.js';
 export type { DefinitionCheck } from './validate-definition.js';
 export {
   checkToolDefinition,

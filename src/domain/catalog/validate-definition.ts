@@ -16,11 +16,11 @@ import {
 import { destinationDomain, normaliseDestination, policyTargets } from '../policy/index.js';
 import {
   ajvErrorsToProblems,
-  compileAuthoredSchema,
   createAuthoredSchemaAjv,
   createAuthoredSchemaAjvDraft07,
   createDocumentAjv,
 } from './json-schema-validator.js';
+import { compileAuthoredSchemaOnce } from './schema-compile-memo.js';
 import { schemaModelTexts } from './schema-model-texts.js';
 import {
   type ActionClass,
@@ -274,7 +274,7 @@ function checkPathRoots(raw: RawDefinition): Problem[] {
 }
 
 function checkInputSchema(schema: JsonSchemaObject, probe: RawDefinition['probe']): Problem[] {
-  const compiled = compileAuthoredSchema(authoredAjvFor, schema, '/input_schema');
+  const compiled = compileAuthoredSchemaOnce(authoredAjvFor, schema, '/input_schema');
   const problems = [...compiled.problems];
   // A call probe's fixed arguments are checked once, here, against the schema just compiled:
   // the monitor then never compiles a schema per tool (docs/architecture.md §8, C14).
@@ -343,7 +343,7 @@ function checkCost(raw: RawDefinition): Problem[] {
 }
 
 function checkOutputSchema(schema: JsonSchemaObject): Problem[] {
-  const compiled = compileAuthoredSchema(authoredAjvFor, schema, '/output_schema');
+  const compiled = compileAuthoredSchemaOnce(authoredAjvFor, schema, '/output_schema');
   const problems = [...compiled.problems];
   if (schema.type !== 'object') {
     problems.push(

@@ -22,7 +22,9 @@ import {
 } from '../catalog/index.js';
 import type { AgentService, AgentTier } from '../identity/index.js';
 import { exportNames } from './export-names.js';
+import { SESSION_COLUMNS_BUT_SET } from './session-row.js';
 import { permittedSet, type SessionService, type SessionTool } from './session-service.js';
+import { type SessionToolIndex, sessionToolIndex } from './session-tool-index.js';
 import { shadowedTemplateReasons } from './template-shadows.js';
 import { isOAuthSession, sessionPermissions, tokenCapabilities } from './token-scopes.js';
 
@@ -46,7 +48,10 @@ export class AgentDiscovery {
   #offered: { revision: number; tools: Promise<ToolVersionDetail[]> } | null = null;
   readonly #sets = new Map<string, { key: string; tools: ScopedTool[] }>();
   /** Parsed tool sets by session id, reused while the identity revision is the same. */
-  readonly #parsed = new Map<string, { identity: number; tools: SessionTool[]; key: string }>();
+  readonly #parsed = new Map<
+    string,
+    { identity: number; tools: readonly SessionTool[]; key: string }
+  >();
 
   constructor(
     store: Store,
@@ -103,25 +108,7 @@ export class AgentDiscovery {
   async #row(sessionId: string): Promise<SessionRow | undefined> {
     const row = await this.#store.db
       .selectFrom('sessions')
-      .select([
-        'id',
-        'agent_id',
-        'user_id',
-        'run_id',
-        'created_at',
-        'expires_at',
-        'status',
-        'private_data_read',
-        'external_sends',
-        'egress_bytes',
-        'spend_cents',
-        'user_permissions',
-        'suspended',
-        'credential',
-        'untrusted_sources',
-        'injection_seen',
-        'last_used_at',
-      ])
+      .select(SESSION_COLUMNS_BUT_SET)
       .where('id', '=', sessionId)
       .executeTakeFirst();
     // The set is read separately (#toolsOf); nothing here uses these two.
@@ -130,8 +117,9 @@ export class AgentDiscovery {
 
   async #toolsOf(
     sessionId: string,
+    agentId: string,
     identity: number,
-  ): Promise<{ tools: SessionTool[]; key: string }> {
+  ): Promise<{ tools: readonly SessionTool[]; key: string }> {
     const cached = this.#parsed.get(sessionId);
     if (cached?.identity === identity) return cached;
     const row = await this.#store.db
@@ -139,8 +127,9 @@ export class AgentDiscovery {
       .select('tool_set')
       .where('id', '=', sessionId)
       .executeTakeFirst();
-    const tools = row ? (JSON.parse(row.tool_set) as SessionTool[]) : [];
-    const parsed = { identity, tools, key: scopeKey(tools) };
+    // Parsed and keyed once per distinct set of this agent, whichever session holds it.
+    const index = sessionToolIndex({ agent_id: agentId, tool_set: row?.tool_set ?? '[]' });
+    const parsed = { identity, tools: index.tools, key: keyOf(index) };
     this.#parsed.delete(sessionId);
     this.#parsed.set(sessionId, parsed);
     for (const k of this.#parsed.keys()) {
@@ -207,7 +196,7 @@ export class AgentDiscovery {
       sessionPermissions(row, token, this.#sessions.oauthCeiling(agent.capabilities)),
       agent,
     );
-    const parsed = await this.#toolsOf(row.id, identity);
+    const parsed = await this.#toolsOf(row.id, row.agent_id, identity);
     const tier = agent.tier;
     // A grant revoked, or a tier lowered, since the session opened stops the next call (the
     // gate's grant step): such a tool is not found either.
@@ -232,6 +221,18 @@ export class AgentDiscovery {
     }
     return this.#offered.tools;
   }
+}
+
+/** Each shared set index's discovery key, hashed once (docs/architecture.md §6). */
+const scopeKeys = new WeakMap<SessionToolIndex, string>();
+
+function keyOf(index: SessionToolIndex): string {
+  let key = scopeKeys.get(index);
+  if (key === undefined) {
+    key = scopeKey(index.tools);
+    scopeKeys.set(index, key);
+  }
+  return key;
 }
 
 /** Parses a query from any front: bad input is INPUT_INVALID with every problem, and runs nothing. */

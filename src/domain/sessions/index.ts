@@ -36,6 +36,7 @@ export type {
   OfferedResourceTemplate,
 } from './session-entries.js';
 export { entryKindOf, offerable, promptNames, SessionEntries } from './session-entries.js';
+export { untrustedSourcesOf } from './session-row.js';
 export type {
   LiveSession,
   OpenSessionOptions,
@@ -48,8 +49,14 @@ export {
   MAX_UNTRUSTED_SOURCES,
   permittedSet,
   SessionService,
-  untrustedSourcesOf,
 } from './session-service.js';
+export {
+  MAX_SHARED_SETS,
+  MAX_SHARED_TOOLS,
+  SessionToolIndex,
+  sessionToolIndex,
+  sharedToolIndexSize,
+} from './session-tool-index.js';
 export type { TemplateShadow } from './template-shadows.js';
 export { providerOf, shadowedTemplates } from './template-shadows.js';
 export {

@@ -8,7 +8,8 @@
 import type { AgentPrincipal } from '../../core/index.js';
 import type { CatalogService, ToolVersionDetail } from '../catalog/index.js';
 import { type OfferedEntry, promptNames } from './prompt-names.js';
-import type { SessionService, SessionTool } from './session-service.js';
+import type { SessionService } from './session-service.js';
+import { sessionToolIndex } from './session-tool-index.js';
 import { tokenCapabilities, tokenCovers } from './token-scopes.js';
 
 export { type OfferedEntry, promptNames, promptNaming } from './prompt-names.js';
@@ -59,14 +60,7 @@ export function offerable(detail: ToolVersionDetail): boolean {
   );
 }
 
-/**
- * The kind of upstream entry a session tool's catalog id names, or null for a tool: only catalog
- * entries made from upstream entries have a third id part of these names.
- */
-export function entryKindOf(id: string): 'resource' | 'template' | 'prompt' | null {
-  const kind = id.split('.')[1];
-  return kind === 'resource' || kind === 'template' || kind === 'prompt' ? kind : null;
-}
+export { entryKindOf } from './session-tool-index.js';
 
 export class SessionEntries {
   readonly #sessions: Pick<SessionService, 'require'>;
@@ -83,8 +77,8 @@ export class SessionEntries {
     // Only what this request's OAuth token covers, of what the session holds (token-scopes.ts).
     const token = tokenCapabilities(who);
     const out: Offered[] = [];
-    for (const t of JSON.parse(session.tool_set) as SessionTool[]) {
-      if (entryKindOf(t.id) === null) continue;
+    // Only the set's entries are read (indexed once per set), never its tools.
+    for (const t of sessionToolIndex(session).entries) {
       const detail = await this.#catalog.get(t.id, t.version);
       const runtime = detail.definition.runtime;
       if (runtime.kind !== 'mcp' || runtime.entry === undefined || !offerable(detail)) continue;

@@ -56,7 +56,9 @@ import {
   type SeenLiteral,
 } from './run-literals.js';
 import { asPrincipal, auditPrincipalMismatch, principalMatches } from './session-principal.js';
+import { rowKeepingSet, untrustedSourcesOf } from './session-row.js';
 import type { SessionTool, WithheldTool } from './session-tool.js';
+import { sessionToolIndex } from './session-tool-index.js';
 import { shadowedTemplateReasons } from './template-shadows.js';
 import {
   isOAuthSession,
@@ -629,6 +631,15 @@ export class SessionService {
     return this.admit(await this.#row(sessionId), sessionId, who);
   }
 
+  /** As `require`, its counters read now and its permitted set `held`'s (session-row.ts). */
+  async requireFresh(
+    sessionId: string,
+    who: AgentPrincipal,
+    held: SessionRow,
+  ): Promise<SessionRow> {
+    return this.admit(await rowKeepingSet(this.#store.db, sessionId, held), sessionId, who);
+  }
+
   #row(id: string): Promise<SessionRow | undefined> {
     return this.#store.db
       .selectFrom('sessions')
@@ -712,7 +723,8 @@ export class SessionService {
     // Only what this request's OAuth token covers, of what the session holds (token-scopes.ts).
     const token = tokenCapabilities(who);
     const out: unknown[] = [];
-    for (const t of JSON.parse(session.tool_set) as SessionTool[]) {
+    // The set parsed once, shared with the gate's resolve step (session-tool-index.ts).
+    for (const t of sessionToolIndex(session).tools) {
       const detail = await this.#catalog.get(t.id, t.version);
       if (!tokenCovers(token, detail)) continue;
       // Upstream resources and prompts are offered as such (session-entries.ts), never as tools.
@@ -769,14 +781,3 @@ function toView(row: SessionRow): SessionView {
 
 /** Sources a session keeps; past it the oldest are dropped (the flag stays, the list is a sample). */
 export const MAX_UNTRUSTED_SOURCES = 64;
-
-/** The stored JSON list of a session's untrusted sources; anything unreadable is none. */
-export function untrustedSourcesOf(text: string | null): string[] {
-  if (text === null) return [];
-  try {
-    const parsed: unknown = JSON.parse(text);
-    return Array.isArray(parsed) ? parsed.filter((x): x is string => typeof x === 'string') : [];
-  } catch {
-    return [];
-  }
-}

@@ -17,7 +17,7 @@ export async function limitsStep(s: CallState): Promise<StepResult> {
   // the default day ceilings per (agent, user) (limits/ceilings.ts).
   s.ceilings = { ...s.agent.ceilings, windows: effectiveWindows(s.agent.ceilings, budgets) };
   if (budgets.egress_bytes !== undefined || budgets.spend_cents !== undefined) {
-    s.session = await identities.freshSession(s.ctx.sessionId, s.ctx.principal);
+    s.session = await identities.freshSession(s.ctx.sessionId, s.ctx.principal, s.session);
   }
   const session = s.session;
   const spent = checkSpentBudgets(session, budgets);

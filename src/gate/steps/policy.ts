@@ -182,7 +182,7 @@ function decide(s: CallState, policy: PolicyEngine | null): StepResult | Promise
 
 async function readThenEvaluate(s: CallState, policy: PolicyEngine): Promise<StepResult> {
   if (policy.readsSessionCounters !== false) {
-    s.session = await s.deps.identities.freshSession(s.ctx.sessionId, s.ctx.principal);
+    s.session = await s.deps.identities.freshSession(s.ctx.sessionId, s.ctx.principal, s.session);
   }
   const session = s.session;
   const user =

@@ -16,6 +16,7 @@ import {
   offerable,
   promptNames,
   type SessionTool,
+  type SessionToolIndex,
 } from '../../domain/sessions/index.js';
 import type { EntryRef } from '../call-context.js';
 import type { CompiledTool } from '../tool-cache.js';
@@ -49,15 +50,16 @@ interface Offered extends OfferedEntry {
 
 /**
  * The session's offered entries of one kind, in catalog id order (the order the lists use), each
- * compiled once through the gate's cache: only the set's entries are read, never its tools.
+ * compiled once through the gate's cache: only the set's entries are read (listed apart by its
+ * index), never its tools, so a set of 10,000 tools costs a read nothing.
  */
 async function offeredEntries(
   s: CallState,
-  set: readonly SessionTool[],
+  set: SessionToolIndex,
   kinds: ReadonlySet<string>,
 ): Promise<Offered[]> {
   const out: Offered[] = [];
-  for (const tool of set) {
+  for (const tool of set.entries) {
     const kind = entryKindOf(tool.id);
     if (kind === null || !kinds.has(kind)) continue;
     const compiled =
@@ -89,7 +91,7 @@ export interface ResolvedEntry {
 export async function resolveEntryRef(
   s: CallState,
   ref: EntryRef,
-  set: readonly SessionTool[],
+  set: SessionToolIndex,
 ): Promise<ResolvedEntry | Refusal> {
   if (ref.entry === 'prompt') {
     const offered = await offeredEntries(s, set, PROMPTS);

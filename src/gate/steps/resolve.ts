@@ -9,8 +9,7 @@
  * versions: docs/architecture.md §3.
  */
 import { parseMajor, parseToolRef } from '../../domain/catalog/index.js';
-import type { SessionTool } from '../../domain/sessions/index.js';
-import type { SessionRow } from '../../records/store/index.js';
+import { type SessionTool, sessionToolIndex } from '../../domain/sessions/index.js';
 import { type EntryRef, isEntryRef } from '../call-context.js';
 import type { CompiledTool } from '../tool-cache.js';
 import { resolveEntryRef } from './resolve-entry.js';
@@ -60,7 +59,9 @@ export function resolveStep(s: CallState): StepResult | Promise<StepResult> {
     if (option === null || (major !== null && major !== option)) return BAD_PIN;
     major = option;
   }
-  const entry = findTool(toolSetOf(s.session), ref.name);
+  // One look-up in the set's index, built once per distinct set and shared by the sessions of
+  // this agent that hold the same set (session-tool-index.ts): constant time at any set size.
+  const entry = sessionToolIndex(s.session).find(ref.name);
   if (!entry) return NOT_REGISTERED;
   s.entry = entry;
   s.pinnedMajor = major;
@@ -75,7 +76,7 @@ export function resolveStep(s: CallState): StepResult | Promise<StepResult> {
  * bound template variables its arguments (matched once: the policy step does not match again).
  */
 async function resolveEntry(s: CallState, ref: EntryRef): Promise<StepResult> {
-  const found = await resolveEntryRef(s, ref, toolSetOf(s.session));
+  const found = await resolveEntryRef(s, ref, sessionToolIndex(s.session));
   if (found.kind === 'refuse') return found;
   s.args = found.args;
   s.readUri = ref.entry === 'resource' ? ref.uri : null;
@@ -111,21 +112,4 @@ function resolved(s: CallState, compiled: CompiledTool): StepResult {
   // anything is checked, spent or run (state read from memory, docs/architecture.md §3).
   const unavailable = s.deps.health.admit(s.ref.id, s.ref.version, healthCaller(s));
   return unavailable ? refuse('TOOL_UNAVAILABLE', unavailable.rule, unavailable.message) : CONTINUE;
-}
-
-function findTool(set: readonly SessionTool[], ref: string): SessionTool | null {
-  for (const t of set) if (t.name === ref || t.id === ref) return t;
-  return null;
-}
-
-/** Each stored session row's tool set, parsed once (rows are replaced, never changed, on update). */
-const parsedToolSets = new WeakMap<SessionRow, SessionTool[]>();
-
-export function toolSetOf(session: SessionRow): SessionTool[] {
-  let set = parsedToolSets.get(session);
-  if (!set) {
-    set = JSON.parse(session.tool_set) as SessionTool[];
-    parsedToolSets.set(session, set);
-  }
-  return set;
 }

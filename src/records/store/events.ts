@@ -44,6 +44,57 @@ export async function appendEvent(
   else await db.transaction().execute(write);
 }
 
+/** Events per INSERT: under SQLite's and PostgreSQL's bound-parameter limits (6 columns each). */
+const EVENT_CHUNK = 500;
+
+/**
+ * Events gathered within one transaction and appended together, in the order they were gathered:
+ * one INSERT for the events and one chained audit append for their records, instead of four
+ * statements each (docs/architecture.md §8, C3, "Bulk registration"). The owner flushes it before
+ * anything else in the transaction appends an event, so the log's order is the order the events
+ * happened in; what is still gathered when the transaction rolls back is gone with it.
+ */
+export class EventBatch {
+  readonly #pending: { readonly actor: Actor; readonly at: Date; readonly event: NewEvent }[] = [];
+
+  push(actor: Actor, at: Date, event: NewEvent): void {
+    checkActor(actor);
+    this.#pending.push({ actor, at, event });
+  }
+
+  /** Appends every gathered event inside `trx` (a no-op when none is gathered). */
+  async flush(trx: Transaction<Database>): Promise<void> {
+    const gathered = this.#pending.splice(0);
+    for (let i = 0; i < gathered.length; i += EVENT_CHUNK) {
+      const values = gathered.slice(i, i + EVENT_CHUNK).map(({ actor, at, event }) => ({
+        at: at.toISOString(),
+        actor: actor.id,
+        via: actor.via,
+        action: event.action,
+        subject: event.subject,
+        details: JSON.stringify(event.details),
+      }));
+      const inserted = await trx.insertInto('events').values(values).returning('seq').execute();
+      // The rows of one INSERT take increasing sequence numbers in the order they are listed.
+      const seqs = inserted.map((r) => Number(r.seq)).sort((a, b) => a - b);
+      if (seqs.length !== values.length) throw new Error('an event got no sequence number');
+      const rows = values.map((v, k) => eventAuditRow({ ...v, seq: seqs[k] as number }));
+      await auditSlotOf(trx).appendIn(trx, rows);
+    }
+  }
+}
+
+/** Appends each event at once, or gathers it into `batch` when there is one. */
+export function eventSink(
+  trx: Transaction<Database>,
+  actor: Actor,
+  at: Date,
+  batch: EventBatch | undefined,
+): (event: NewEvent) => Promise<void> {
+  return async (event) =>
+    batch ? batch.push(actor, at, event) : appendEvent(trx, actor, at, event);
+}
+
 /** The audit record of an administrative event (kind `event.<action>`). */
 export function eventAuditRow(event: {
   readonly seq: number;

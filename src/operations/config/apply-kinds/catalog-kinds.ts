@@ -9,6 +9,7 @@ import { type Actor, problem, ToolgateError } from '../../../core/index.js';
 import type { CatalogService, ToolDefinition } from '../../../domain/catalog/index.js';
 import type { PolicyService, PolicySpec } from '../../../domain/policy/index.js';
 import type { ProviderService, ProviderSpec } from '../../../execution/providers/index.js';
+import { EventBatch } from '../../../records/store/index.js';
 import {
   type ApplyChange,
   type ApplyResult,
@@ -32,15 +33,16 @@ export async function applyTools(
     const y = b.doc.spec as ToolDefinition;
     return x.id.localeCompare(y.id) || semver.compare(x.version, y.version);
   });
+  // The file's registration events are appended together, in order, when its tools are done
+  // (one statement per batch, not four per tool: docs/architecture.md §8, C3, "Bulk registration").
+  const events = new EventBatch();
   for (const { index, doc } of tools) {
     const spec = doc.spec as ToolDefinition;
     try {
-      const { outcome, tool, changeId, review } = await catalog.registerIn(
-        ctx,
-        spec,
-        actor,
-        options.operator ? { operator: options.operator } : {},
-      );
+      const { outcome, tool, changeId, review } = await catalog.registerIn(ctx, spec, actor, {
+        ...(options.operator ? { operator: options.operator } : {}),
+        events,
+      });
       changes.push({
         document: index,
         kind: 'Tool',
@@ -58,6 +60,7 @@ export async function applyTools(
       problems.push(...refusalProblems(err, index, 'Tool'));
     }
   }
+  await events.flush(ctx.trx);
   return { changes, problems };
 }
 
