@@ -182,6 +182,15 @@ export function expandDemoFolder(value: unknown, depth = 0): unknown {
 }
 
 export const MAX_CONFIG_BYTES = 10 * 1024 * 1024;
+
+/** The YAML parser's commonest mistakes in words (its other codes are shown as they are). */
+const YAML_WORDS: Readonly<Record<string, string>> = {
+  DUPLICATE_KEY: 'a key appears twice in one mapping (keys must be unique)',
+  BAD_INDENT: 'the indentation is wrong',
+  MISSING_CHAR: 'a closing character is missing',
+  MULTILINE_IMPLICIT_KEY: 'a key spans lines (a quote or a colon is missing)',
+  UNEXPECTED_TOKEN: 'an unexpected character',
+};
 export const MAX_CONFIG_DOCUMENTS = 20_000;
 
 /**
@@ -209,7 +218,7 @@ export function parseConfigText(text: string): unknown[] {
       // The parser's kind of mistake and where it is, never the text around it: a file may hold
       // credentials (an owner channel's URL, a value wrongly put in an operator document), and
       // the error goes to a terminal, a CI log and the REST answer (attack round 22, Y1).
-      const reason = `${error.code}${textPosition(text, error.pos[0])}`;
+      const reason = `${YAML_WORDS[error.code] ?? error.code}${textPosition(text, error.pos[0])}`;
       throw new ToolgateError('INPUT_MALFORMED', `the text is not valid YAML or JSON (${reason})`, {
         reason,
       });
