@@ -1,5 +1,5 @@
 /**
- * Edge benchmark (issue 27 point 1): what an allowed, audited call costs over the wire against the
+ * Edge benchmark: what an allowed, audited call costs over the wire against the
  * same call in process, in one run.
  *
  * The call: the demo catalog's `add_label` (reversible write, inline, no rate limit) by an agent
@@ -17,7 +17,7 @@
  *   (l) MCP 2025-11-25 `tools/call`, raw JSON-RPC, each client in its own MCP session;
  * each at 1, 16 and 48 clients. Then the gate again at 48 (the disk and the host drift).
  *
- * Goals (issue 27): at 48 clients REST and MCP 2026-07-28 reach ≥ 40 % of the gate's calls/s with
+ * Goals: at 48 clients REST and MCP 2026-07-28 reach ≥ 40 % of the gate's calls/s with
  * p99 ≤ 3 × p50, and 2025-11-25 is no slower than 2026-07-28 (within 5 %, the run's noise). The
  * gateway's and the generator's CPU (cores busy over each measurement) are printed beside, so
  * a figure can be judged on a host the generator shares. The last line is one JSON object.

@@ -1,8 +1,9 @@
 /**
  * @module The `approval` step: a call whose tool (or whose arguments, by its conditions) needs
  * approval waits for a reviewer, who sees the resolved call; its retry with the same arguments
- * consumes the approval and goes on. Limits come after this step, so a waiting call spends no
- * slot. Step order: docs/architecture.md §3.
+ * consumes the approval and goes on. A call the limits would refuse is refused before anyone is
+ * asked; the limits charge after this step, so a waiting call spends no slot. Step order:
+ * docs/architecture.md §3.
  */
 import {
   type ApprovalCall,
@@ -12,6 +13,7 @@ import {
 import { declaredKeys, pendingRecord } from '../audit-records.js';
 import type { BoundApproval } from '../call-context.js';
 import { afterInjectionOf } from './after-injection.js';
+import { limitsWouldRefuse } from './limits.js';
 import { type CallState, CONTINUE, type Refusal, refuse, type StepResult } from './step.js';
 
 const AGENT_PENDING_CAP: Refusal = {
@@ -72,7 +74,18 @@ export function approvalStep(s: CallState): StepResult | Promise<StepResult> {
     ...(afterInjection ? { after_injection: afterInjection } : {}),
   };
   const bound = s.options.boundApproval;
-  return bound ? resolveBound(s, bound, rendered) : resolveApproval(s, rendered);
+  return askAfterLimits(s, () =>
+    bound ? resolveBound(s, bound, rendered) : resolveApproval(s, rendered),
+  );
+}
+
+/**
+ * Check before asking: a call the limits would refuse now is refused before anyone is asked (and
+ * an approved one keeps its approval); `ask` runs only when they would let it through.
+ */
+async function askAfterLimits(s: CallState, ask: () => Promise<StepResult>): Promise<StepResult> {
+  const refused = await limitsWouldRefuse(s);
+  return refused ?? ask();
 }
 
 function approvalCall(s: CallState, rendered: RenderedCall): ApprovalCall {
