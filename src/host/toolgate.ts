@@ -148,6 +148,8 @@ export async function openGateway(options: ToolgateOptions = {}): Promise<Gatewa
     () => gate.flush(),
     // Alerts raised by what was just flushed are written before the log closes.
     () => operations.detectors?.idle(),
+    // Another replica leads the detectors from here (store.close ends the fleet's connection).
+    () => operations.detectors?.stop(),
     () => gate.flush(),
     () => observers.notifier.close(),
     () => operations.ownerNotices.close(),

@@ -26,6 +26,12 @@ export type FleetChannel = (typeof FLEET_CHANNELS)[keyof typeof FLEET_CHANNELS];
 
 export interface Fleet {
   /**
+   * Whether other processes may serve this database beside this one (PostgreSQL). When true,
+   * work that must run once for all of them runs on the leader only; when false (SQLite) this
+   * process does it all, as it always did.
+   */
+  readonly shared: boolean;
+  /**
    * Calls `onMessage` with each notification on `channel` from any process (this one included).
    * Starts the dedicated connection on first use. Returns the unsubscribe.
    */

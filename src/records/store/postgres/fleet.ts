@@ -38,6 +38,7 @@ function timed<T>(work: Promise<T>, ms: number): Promise<T> {
 }
 
 export class PostgresFleet implements Fleet {
+  readonly shared = true;
   readonly #url: string;
   readonly #handlers = new Map<FleetChannel, Set<(payload: string) => void>>();
   readonly #listeningFns = new Set<(listening: boolean) => void>();

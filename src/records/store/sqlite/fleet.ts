@@ -7,6 +7,7 @@ import type { Fleet, FleetNotify } from '../fleet.js';
 
 export function singleProcessFleet(): Fleet {
   return {
+    shared: false,
     listen: () => () => {},
     listening: false,
     onListening: () => () => {},
