@@ -17,11 +17,11 @@ import type { Alert, Detector, Observed, ToolFacts } from './detector.js';
 import { isAttempt } from './detector.js';
 import type { DetectorsConfig } from './detector-config.js';
 import { EgressVolumeDetector } from './egress-volume.js';
+import { CommittedLogFollower } from './log-follower.js';
 import { NewDestinationDetector } from './new-destination.js';
 import { OffHoursDetector } from './off-hours.js';
 import { ReadOnlyWriteDetector } from './read-only-write.js';
 import { ReadThenEgressDetector } from './read-then-egress.js';
-import { CommittedLogFollower } from './log-follower.js';
 import { type WebhookOutcome, WebhookSender } from './webhook.js';
 
 /** Where the engine reports what it did (metrics); every method is optional to implement. */
