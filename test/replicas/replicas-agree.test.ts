@@ -248,14 +248,16 @@ describe('replicas that agree: notifications, one detector, one prober, failover
     const before = await Promise.all(replicas.map(probesRun));
     await tg.admin.config.apply([probedTool('agree_probed')], admin);
     await approvePendingReviews(tg.admin);
+    let states: unknown[] = [];
     await until(
       async () => {
-        const states = await Promise.all(replicas.map((r) => healthOf(r, 'agree_probed')));
-        return states.every((s) => s.state === 'healthy');
+        const seen = await Promise.all(replicas.map((r) => healthOf(r, 'agree_probed')));
+        states = seen;
+        return seen.every((s) => s.state === 'healthy');
       },
       10_000,
       'both replicas show the probed tool healthy',
-    );
+    ).catch((err: Error) => assert.fail(`${err.message}: ${JSON.stringify(states)}`));
     await sleep(500);
     const after = await Promise.all(replicas.map(probesRun));
     const ran = after.map((n, i) => n - (before[i] ?? 0));

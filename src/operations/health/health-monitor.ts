@@ -586,6 +586,8 @@ export class HealthMonitor implements HealthReader, HealthGate {
     }
     this.#probesRun += 1;
     if (this.#tracked.get(t.key) !== t) return;
+    // Counted where it ran: another replica's outcome applied here is no probe of this one's.
+    this.#metrics?.probe(t.kind ?? 'none', outcome.ok, outcome.latencyMs);
     const rule = outcome.ok ? null : outcome.rule;
     const shared = { toolId: t.id, version: t.version, ok: outcome.ok, rule };
     await this.#sharing.record({ ...shared, latencyMs: outcome.latencyMs }, this.#clock());
@@ -609,7 +611,6 @@ export class HealthMonitor implements HealthReader, HealthGate {
     t.lastProbeOk = outcome.ok;
     t.lastLatencyMs = Math.round(outcome.latencyMs);
     t.lastRule = outcome.ok ? null : outcome.rule;
-    this.#metrics?.probe(t.kind ?? 'none', outcome.ok, outcome.latencyMs);
     const quality = outcomeQuality(outcome.ok, outcome.latencyMs, t.targetMs);
     const was = t.breaker.state;
     t.breaker.record(outcome.ok, now, PROBE_SOURCE);
