@@ -67,7 +67,7 @@ export function recordOfRow(r: AuditRow): AuditRecord {
 }
 
 export interface LogFollowerDependencies {
-  readonly store: Pick<Store, 'db'> & { readonly fleet: Pick<Fleet, 'onLeader'> };
+  readonly store: Pick<Store, 'db'> & { readonly fleet: Pick<Fleet, 'onLeader' | 'decided'> };
   /** Processes one page in order; resolves once done (the position is saved after it). */
   readonly process: (batch: readonly AuditRecord[]) => Promise<void>;
   /** Called when this replica starts leading, before the first page (fresh state, baselines). */
@@ -111,6 +111,7 @@ export class CommittedLogFollower {
 
   /** Resolves once every record committed before the call is processed (on the leader). */
   async caughtUp(): Promise<void> {
+    await this.#d.store.fleet.decided();
     if (!this.#leading) return;
     const head = await this.#head();
     while (this.#leading && (this.#cursor === null || this.#cursor < head)) {

@@ -54,6 +54,11 @@ export interface Fleet {
    * another can be elected, as far as it can tell (docs/architecture.md §5).
    */
   onLeader(fn: (leader: boolean) => void): () => void;
+  /**
+   * Resolves once this process's first bid for leadership is decided (won, lost, or the
+   * connection failed); at once when it has not joined the election, and always on SQLite.
+   */
+  decided(): Promise<void>;
   /** Ends the dedicated connection: leadership is released, listening stops. */
   close(): Promise<void>;
 }

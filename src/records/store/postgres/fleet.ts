@@ -50,6 +50,8 @@ export class PostgresFleet implements Fleet {
   #closed = false;
   #running: Promise<void> | null = null;
   #wake: (() => void) | null = null;
+  #decided: Promise<void> | null = null;
+  #decide: (() => void) | null = null;
 
   constructor(connectionString: string) {
     this.#url = connectionString;
@@ -81,9 +83,16 @@ export class PostgresFleet implements Fleet {
     return () => this.#listeningFns.delete(fn);
   }
 
+  decided(): Promise<void> {
+    return this.#decided ?? Promise.resolve();
+  }
+
   onLeader(fn: (leader: boolean) => void): () => void {
     this.#leaderFns.add(fn);
     fn(this.#leader);
+    this.#decided ??= new Promise<void>((resolve) => {
+      this.#decide = resolve;
+    });
     this.#campaign = true;
     this.#start();
     this.#wake?.();
@@ -92,6 +101,7 @@ export class PostgresFleet implements Fleet {
 
   async close(): Promise<void> {
     this.#closed = true;
+    this.#decide?.();
     this.#wake?.();
     const client = this.#client;
     this.#client = null;
@@ -149,6 +159,7 @@ export class PostgresFleet implements Fleet {
       this.#client = null;
       this.#setLeader(false);
       this.#setListening(false);
+      this.#decide?.();
       void client.end().catch(() => {});
       if (this.#closed) break;
       await sleep(backoff);
@@ -174,6 +185,7 @@ export class PostgresFleet implements Fleet {
           QUERY_TIMEOUT_MS,
         );
         if (r.rows[0]?.won === true) this.#setLeader(true);
+        this.#decide?.();
       } else {
         await timed(client.query('select 1'), QUERY_TIMEOUT_MS);
       }

@@ -16,6 +16,7 @@ export function singleProcessFleet(): Fleet {
       fn(true);
       return () => {};
     },
+    decided: async () => {},
     close: async () => {},
   };
 }
