@@ -146,10 +146,8 @@ export async function openGateway(options: ToolgateOptions = {}): Promise<Gatewa
     () => health.stop(),
     () => execution.upstreams.close(),
     () => gate.flush(),
-    // Alerts raised by what was just flushed are written before the log closes.
-    () => operations.detectors?.idle(),
-    // Another replica leads the detectors from here (store.close ends the fleet's connection).
-    () => operations.detectors?.stop(),
+    // Alerts raised by what was just flushed are written before the log closes; then stopped.
+    () => operations.detectors?.idle().then(() => operations.detectors?.stop()),
     () => gate.flush(),
     () => observers.notifier.close(),
     () => operations.ownerNotices.close(),
