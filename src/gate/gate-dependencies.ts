@@ -20,7 +20,7 @@ import type { RuntimeRegistry } from '../execution/runtimes/index.js';
 import type { AuditWriter } from './audit-writer.js';
 import type { CallTracer } from './call-tracer.js';
 import { IdentityCache } from './identity-cache.js';
-import type { Revisions } from './revision-watch.js';
+import type { RevisionSignal, Revisions } from './revision-watch.js';
 import { type AfterInjection, DEFAULT_AFTER_INJECTION } from './steps/after-injection.js';
 import type { Step, StepDependencies } from './steps/step.js';
 import { ToolCache } from './tool-cache.js';
@@ -49,6 +49,8 @@ export interface GateDependencies {
   readonly idempotency: IdempotencyStore;
   /** The stored catalog and identity revisions: how other processes' changes reach this gate. */
   readonly revisions: () => Promise<Revisions>;
+  /** The fleet's notifications of revision bumps (Store.fleet); without it, polling alone. */
+  readonly revisionSignal?: RevisionSignal;
   /**
    * What waits for a reviewer once injection text entered a session (steps/after-injection.ts);
    * default: every state-changing call.

@@ -67,9 +67,14 @@ export class Gate {
       // Counted (lostPostRecords), never thrown into a caller whose tool already ran.
       this.#lostPostRecords += 1;
     });
-    this.#watch = new RevisionWatch(deps.revisions, this.#deps.tools, this.#deps.identities);
-    // Changes made in this process reach the gate at once; other processes within the
-    // revision check (revision-watch.ts).
+    this.#watch = new RevisionWatch(
+      deps.revisions,
+      this.#deps.tools,
+      this.#deps.identities,
+      deps.revisionSignal ?? null,
+    );
+    // Changes made in this process reach the gate at once; other processes' when the fleet's
+    // notification arrives, or within the revision check (revision-watch.ts).
     deps.catalog.onCommit(() => this.#watch.catalogChanged());
   }
 

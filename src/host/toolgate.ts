@@ -146,8 +146,8 @@ export async function openGateway(options: ToolgateOptions = {}): Promise<Gatewa
     () => health.stop(),
     () => execution.upstreams.close(),
     () => gate.flush(),
-    // Alerts raised by what was just flushed are written before the log closes.
-    () => operations.detectors?.idle(),
+    // Alerts raised by what was just flushed are written before the log closes; then stopped.
+    () => operations.detectors?.idle().then(() => operations.detectors?.stop()),
     () => gate.flush(),
     () => observers.notifier.close(),
     () => operations.ownerNotices.close(),

@@ -40,6 +40,7 @@ export function wireGate(
     counters: new CallCounters(store),
     idempotency,
     revisions: () => readRevisions(store.db),
+    revisionSignal: store.fleet,
     catalog,
     agents,
     users,

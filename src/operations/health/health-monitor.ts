@@ -50,6 +50,7 @@ import type {
   ToolHealthView,
 } from './health-state.js';
 import { ProbeSchedule, spreadOffset } from './probe-schedule.js';
+import { ProbeSharing, type SharedProbe } from './probe-sharing.js';
 import type { ProbeKind, ProbeOutcome, Prober } from './tool-prober.js';
 
 export interface HealthMonitorDependencies {
@@ -147,6 +148,8 @@ export class HealthMonitor implements HealthReader, HealthGate {
   readonly #byId = new Map<string, Map<string, Tracked>>();
   readonly #overrides = new Map<string, HealthOverride & { readonly expiresMs: number }>();
   readonly #schedule = new ProbeSchedule();
+  /** Once per tool across the fleet: the leader probes, the others take its outcomes. */
+  readonly #sharing: ProbeSharing;
   readonly #listeners = new Set<(e: HealthEvent) => void>();
   readonly #inFlight = new Set<Promise<void>>();
   readonly #ownRevisions = new Set<number>();
@@ -173,6 +176,7 @@ export class HealthMonitor implements HealthReader, HealthGate {
     this.#config = deps.config ?? DEFAULT_HEALTH_CONFIG;
     this.#clock = deps.clock ?? systemClock;
     this.#onError = deps.onError ?? (() => {});
+    this.#sharing = new ProbeSharing(deps.store, (p) => this.#applyShared(p), this.#onError);
     this.#metrics = deps.registry
       ? new HealthMetrics(deps.registry, {
           byState: () => this.#byState(),
@@ -194,6 +198,7 @@ export class HealthMonitor implements HealthReader, HealthGate {
   async start(): Promise<void> {
     if (this.#started) return;
     await this.sync();
+    await this.#sharing.start();
     this.#started = true;
     const every = (ms: number, fn: () => void) => {
       const t = setInterval(fn, ms);
@@ -201,13 +206,17 @@ export class HealthMonitor implements HealthReader, HealthGate {
       this.#timers.push(t);
     };
     every(this.#config.tickMs, () => this.#tick());
-    every(this.#config.syncEveryMs, () => void this.#pollRevision());
+    every(this.#config.syncEveryMs, () => {
+      void this.#pollRevision();
+      this.#sharing.poll();
+    });
     this.#tick();
   }
 
   /** Stops probing; waits for probes in flight and the events they wrote. */
   async stop(): Promise<void> {
     this.#stopped = true;
+    this.#sharing.stop();
     for (const t of this.#timers) clearInterval(t);
     this.#timers = [];
     if (this.#syncTimer) clearTimeout(this.#syncTimer);
@@ -556,6 +565,11 @@ export class HealthMonitor implements HealthReader, HealthGate {
           this.#recompute(t, 'breaker', null);
         }
         if (t.kind === null) continue;
+        // Another replica leads: it probes; this one keeps the slot in case it takes over.
+        if (!this.#sharing.leading) {
+          this.#schedule.set(key, now + Math.min(t.intervalMs, this.#config.confirmAfterMs));
+          continue;
+        }
         const run = this.#probe(t).finally(() => this.#inFlight.delete(run));
         this.#inFlight.add(run);
       }
@@ -572,12 +586,31 @@ export class HealthMonitor implements HealthReader, HealthGate {
     }
     this.#probesRun += 1;
     if (this.#tracked.get(t.key) !== t) return;
+    // Counted where it ran: another replica's outcome applied here is no probe of this one's.
+    this.#metrics?.probe(t.kind ?? 'none', outcome.ok, outcome.latencyMs);
+    const rule = outcome.ok ? null : outcome.rule;
+    const shared = { toolId: t.id, version: t.version, ok: outcome.ok, rule };
+    await this.#sharing.record({ ...shared, latencyMs: outcome.latencyMs }, this.#clock());
+    this.#afterProbe(t, outcome);
+    if (!outcome.ok && outcome.codeHash) await this.#codeHashMismatch(t, outcome.codeHash);
+  }
+
+  /** Another replica's probe of a version this one tracks, taken as its own. */
+  #applyShared(p: SharedProbe): void {
+    const t = this.#byId.get(p.toolId)?.get(p.version);
+    if (!t || t.kind === null) return;
+    const outcome: ProbeOutcome = p.ok
+      ? { ok: true, latencyMs: p.latencyMs }
+      : { ok: false, latencyMs: p.latencyMs, rule: p.rule ?? 'probe.error', message: '' };
+    this.#afterProbe(t, outcome);
+  }
+
+  #afterProbe(t: Tracked, outcome: ProbeOutcome): void {
     const now = this.#now();
     t.lastProbeAt = now;
     t.lastProbeOk = outcome.ok;
     t.lastLatencyMs = Math.round(outcome.latencyMs);
     t.lastRule = outcome.ok ? null : outcome.rule;
-    this.#metrics?.probe(t.kind ?? 'none', outcome.ok, outcome.latencyMs);
     const quality = outcomeQuality(outcome.ok, outcome.latencyMs, t.targetMs);
     const was = t.breaker.state;
     t.breaker.record(outcome.ok, now, PROBE_SOURCE);
@@ -593,7 +626,6 @@ export class HealthMonitor implements HealthReader, HealthGate {
       this.#schedule.set(t.key, next);
     }
     this.#recompute(t, 'probe', outcome.ok ? null : outcome.rule);
-    if (!outcome.ok && outcome.codeHash) await this.#codeHashMismatch(t, outcome.codeHash);
   }
 
   /** Recovered after an open breaker: history starts again from the success that follows. */

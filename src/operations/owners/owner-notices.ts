@@ -7,14 +7,16 @@
  * orphans), the committed call outcomes (error rate) and the health monitor.
  *
  * Each notice is deduplicated by one conditional upsert in the store (the same kind for the same
- * tool version within the window is sent once, across replicas), bounded by a per-team rate cap,
+ * tool version within the window is sent once, across replicas), bounded by a per-team rate cap
+ * counted in the store (`owner_notice_sends`, one transaction locked on the team: the cap holds
+ * across replicas, docs/architecture.md §5),
  * recorded as the event `owner.notice` (so an audit record) and counted. Delivery is the bounded,
  * retried webhook delivery of `notify/`: nothing here is awaited on a call's path, and nothing
  * here throws into a caller.
  */
 import { type Kysely, sql } from 'kysely';
 import { type Clock, isToolId, type Outbound, systemActor, systemClock } from '../../core/index.js';
-import { appendEvent, type Database } from '../../records/store/index.js';
+import { appendEvent, type Database, LOCK_CLASSES, lockKeyIn } from '../../records/store/index.js';
 import { type DeliveryOutcome, WebhookDelivery } from '../notify/index.js';
 import { type ErrorRateOptions, ErrorRateWindow } from './error-rate-window.js';
 import type { OwnerChannels } from './owner-channels.js';
@@ -140,7 +142,6 @@ export class OwnerNotices {
   readonly #clock: Clock;
   readonly #window: ErrorRateWindow;
   readonly #deliveries = new Map<string, WebhookDelivery>();
-  readonly #sent = new Map<string, number[]>();
   readonly #pending = new Set<Promise<unknown>>();
   #cursor: number | null = null;
   #checking: Promise<void> | null = null;
@@ -369,7 +370,7 @@ export class OwnerNotices {
         ? unreadable.length > 0
           ? 'failed'
           : 'unrouted'
-        : this.#takeSlot(team, now.getTime())
+        : (await this.#takeSlot(team, now))
           ? 'sent'
           : 'rate_limited';
     if (outcome === 'sent') {
@@ -409,16 +410,32 @@ export class OwnerNotices {
     return Number(r.numInsertedOrUpdatedRows ?? 0n) > 0;
   }
 
-  /** The per-team cap over the last hour (per replica). */
-  #takeSlot(team: string, nowMs: number): boolean {
-    const times = (this.#sent.get(team) ?? []).filter((t) => t > nowMs - HOUR_MS);
-    if (times.length >= this.#o.perTeamPerHour) {
-      this.#sent.set(team, times);
-      return false;
-    }
-    times.push(nowMs);
-    this.#sent.set(team, times);
-    return true;
+  /**
+   * The per-team cap over the last hour, across every replica: the team's sends are counted and
+   * one added in a transaction locked on the team (Store.lockKey), so two replicas never both
+   * take the last slot. Sends older than the hour are removed on the way.
+   */
+  #takeSlot(team: string, now: Date): Promise<boolean> {
+    const since = new Date(now.getTime() - HOUR_MS).toISOString();
+    return this.#d.db.transaction().execute(async (trx) => {
+      await lockKeyIn(trx, LOCK_CLASSES.ownerNotices, team);
+      await trx
+        .deleteFrom('owner_notice_sends')
+        .where('team', '=', team)
+        .where('sent_at', '<=', since)
+        .execute();
+      const row = await trx
+        .selectFrom('owner_notice_sends')
+        .select((eb) => eb.fn.countAll<number>().as('n'))
+        .where('team', '=', team)
+        .executeTakeFirst();
+      if (Number(row?.n ?? 0) >= this.#o.perTeamPerHour) return false;
+      await trx
+        .insertInto('owner_notice_sends')
+        .values({ team, sent_at: now.toISOString() })
+        .execute();
+      return true;
+    });
   }
 
   #deliveryFor(id: string, url: string): WebhookDelivery {

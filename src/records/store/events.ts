@@ -9,6 +9,7 @@ import { type Kysely, sql, type Transaction } from 'kysely';
 import { type Actor, checkActor } from '../../core/index.js';
 import { auditSlotOf, type UnchainedRow } from './audit-append.js';
 import type { Database, EventRow } from './database.js';
+import { FLEET_CHANNELS, notifyIn } from './fleet.js';
 
 export interface NewEvent {
   readonly action: string;
@@ -164,6 +165,8 @@ export async function bumpCatalogRevision(trx: Transaction<Database>): Promise<n
   await sql`update meta set value = cast(cast(value as integer) + 1 as text) where key = 'catalog_revision'`.execute(
     trx,
   );
+  // Every replica hears of it once this transaction commits (fleet.ts), not before.
+  await notifyIn(trx, FLEET_CHANNELS.revisions, 'catalog');
   return readCatalogRevision(trx);
 }
 
@@ -176,8 +179,8 @@ export function localIdentityChangeCount(): number {
 
 /**
  * Bumped in every transaction that changes who may call what: agents, grants, users, a closed
- * session. Gates cache identities per revision; other processes see the change when they next
- * read the revision (within their polling interval), this process at once.
+ * session. Gates cache identities per revision; this process sees the change at once, other
+ * replicas when the fleet's notification arrives (or, without one, when they next poll).
  */
 export async function bumpIdentityRevision(
   db: Kysely<Database> | Transaction<Database>,
@@ -187,6 +190,8 @@ export async function bumpIdentityRevision(
     on conflict (key) do update set value = cast(cast(meta.value as integer) + 1 as text)`.execute(
     db,
   );
+  // On a transaction, delivered when it commits; on the database handle, right after the bump.
+  await notifyIn(db, FLEET_CHANNELS.revisions, 'identity');
 }
 
 /** Both revisions in one read (the gate polls them). A missing identity row reads as 0. */

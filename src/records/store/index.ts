@@ -53,6 +53,7 @@ export {
   readCatalogRevision,
   readRevisions,
 } from './events.js';
+export { FLEET_CHANNELS, type Fleet, type FleetChannel, notifyIn } from './fleet.js';
 export { LOCK_CLASSES, type LockKey, lockKeyIn } from './key-lock.js';
 export type { Dialect } from './migration-sql.js';
 export { DIALECTS } from './migration-sql.js';

@@ -23,6 +23,13 @@ export const LOCK_CLASSES = {
   destinationSets: 0x7467_6473, // "tgds"
   /** Owner channels, by team: the per-team cap (operations/owners/owner-channels.ts). */
   ownerChannels: 0x7467_6f63, // "tgoc"
+  /** Owner notices sent, by team: the per-team hourly cap (operations/owners/owner-notices.ts). */
+  ownerNotices: 0x7467_6f6e, // "tgon"
+  /**
+   * The fleet's leader (fleet.ts), key 0: a session-level lock, held by the leader's dedicated
+   * connection for as long as it lives, never by a transaction.
+   */
+  leader: 0x7467_6c64, // "tgld"
 } as const;
 
 const slots = new WeakMap<object, LockKey>();

@@ -11,17 +11,20 @@ import type { Database } from './database.js';
 import type { SavedDatabase } from './database-copy.js';
 import { parseDbUrl } from './db-url.js';
 import { edgeDialect } from './edge-driver.js';
+import { bindFleetNotify, type Fleet } from './fleet.js';
 import { bindKeyLock } from './key-lock.js';
 import type { Dialect } from './migration-sql.js';
 import { migrationProvider } from './migrations/index.js';
 import { auditAppend as postgresAuditAppend } from './postgres/audit-append.js';
 import { saveDump } from './postgres/backup.js';
 import { createPostgresDialect } from './postgres/dialect.js';
+import { PostgresFleet, notify as postgresNotify } from './postgres/fleet.js';
 import { lockKey as postgresLockKey } from './postgres/key-lock.js';
 import { appliedMigrations, migrationFailure } from './schema-version.js';
 import { auditAppend as sqliteAuditAppend } from './sqlite/audit-append.js';
 import { saveFile } from './sqlite/backup.js';
 import { createSqliteDialect, sqliteFiles } from './sqlite/dialect.js';
+import { singleProcessFleet, notify as sqliteNotify } from './sqlite/fleet.js';
 import { lockKey as sqliteLockKey } from './sqlite/key-lock.js';
 import { sqliteRanges } from './sqlite/parallel-ranges.js';
 import { storeError, storeUnavailable } from './store-errors.js';
@@ -45,6 +48,11 @@ export interface Store {
    * class and key run one after the other (a read-then-write on a shared counter stays exact).
    */
   lockKey(trx: Transaction<Database>, classId: number, key: string): Promise<void>;
+  /**
+   * What replicas on this database tell each other and which of them leads (fleet.ts): on
+   * PostgreSQL one dedicated connection, made on first use; on SQLite this process alone.
+   */
+  readonly fleet: Fleet;
   /** The migrations the database holds, by name (once open: every one this version knows). */
   readonly migrations: readonly string[];
   /**
@@ -133,6 +141,8 @@ export async function openStore(url: string): Promise<Store> {
   bindAuditSlot(db, audit);
   const lockKey = sqlite ? sqliteLockKey : postgresLockKey;
   bindKeyLock(db, lockKey);
+  bindFleetNotify(db, sqlite ? sqliteNotify : postgresNotify);
+  const fleet = sqlite ? singleProcessFleet() : new PostgresFleet(target);
   return {
     dialect,
     db,
@@ -141,6 +151,7 @@ export async function openStore(url: string): Promise<Store> {
     files: sqlite ? sqliteFiles(target) : [],
     ranges: sqlite && target !== ':memory:' ? sqliteRanges(target) : null,
     lockKey,
+    fleet,
     migrations,
     async saveCopy(folder) {
       const saved = sqlite
@@ -160,6 +171,7 @@ export async function openStore(url: string): Promise<Store> {
     // database files are settled (nothing removes or recreates -wal/-shm behind the caller).
     close: async () => {
       audit.release();
+      await fleet.close();
       await close();
     },
   };

@@ -19,6 +19,7 @@ import { consoleSessions } from './console-sessions.js';
 import { destinationLiterals } from './destination-literals.js';
 import { destinationSets } from './destination-sets.js';
 import { firstAdminSetUp } from './first-admin-set-up.js';
+import { fleetState } from './fleet-state.js';
 import { gate } from './gate-tables.js';
 import { healthOverrides } from './health-overrides.js';
 import { idempotencyOutcomes } from './idempotency-outcomes.js';
@@ -83,6 +84,7 @@ export function migrationProvider(dialect: Dialect): MigrationProvider {
         '0040_person_acted_latch': personActedLatch,
         '0041_applied_objects': appliedObjects,
         '0042_owner_channel_sealing': ownerChannelSealing,
+        '0044_fleet_state': fleetState,
       };
     },
   };
