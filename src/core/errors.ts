@@ -377,6 +377,18 @@ export const ERROR_CODES = {
     jsonRpc: -32083,
     summary: 'The approval this requestState names was already used (or withdrawn).',
   },
+  PASSKEY_REFUSED: {
+    http: 403,
+    jsonRpc: -32076,
+    summary:
+      'A passkey assertion was refused: made for another decision, expired, used, or not signed by a passkey of this operator.',
+  },
+  PASSKEY_REQUIRED: {
+    http: 403,
+    jsonRpc: -32077,
+    summary:
+      'The organisation requires a passkey for this irreversible or permission-changing decision; a TOTP code is not accepted.',
+  },
   CONSOLE_FORM_REFUSED: {
     http: 403,
     jsonRpc: -32074,
@@ -385,6 +397,19 @@ export const ERROR_CODES = {
 } as const satisfies Record<string, { http: number; jsonRpc: number; summary: string }>;
 
 export type ErrorCode = keyof typeof ERROR_CODES;
+
+/** Why a passkey assertion was refused (PASSKEY_REFUSED's `details.reason`). */
+export type PasskeyRefusal =
+  | 'malformed'
+  | 'relying_party'
+  | 'unknown_challenge'
+  | 'not_yours'
+  | 'expired'
+  | 'used'
+  | 'other_decision'
+  | 'unknown_credential'
+  | 'signature'
+  | 'no_second_factor';
 
 /** Documented `details` shapes, one per code; `docs/errors.md` mirrors this. */
 export interface ErrorDetails {
@@ -399,6 +424,12 @@ export interface ErrorDetails {
   OPERATOR_EXISTS: { operatorId: string };
   INSUFFICIENT_SCOPE: { scope: string };
   CONSOLE_FORM_REFUSED: { reason: 'cross_origin' | 'csrf' };
+  /**
+   * `reason`: which check refused it; `differs`: for `other_decision`, the fields of the decision
+   * the assertion was made for that are not this one's (`id`, `args_hash`, `decision`…).
+   */
+  PASSKEY_REFUSED: { reason: PasskeyRefusal; differs?: string[] };
+  PASSKEY_REQUIRED: { kind: 'approval' | 'change' | 'review'; id: string };
   NOT_FOUND: { method?: string; url?: string };
   TOOL_NOT_FOUND: { toolId: string; version?: string };
   AGENT_NOT_FOUND: { agentId: string };

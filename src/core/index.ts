@@ -4,6 +4,16 @@
 export type { Actor } from './actor.js';
 export { checkActor, isPrintableName, systemActor } from './actor.js';
 export { canonicalHash, canonicalJson, sha256Hex } from './canonical-json.js';
+export type {
+  DecisionCommitment,
+  DecisionKind,
+  DecisionSubject,
+} from './decision-commitment.js';
+export {
+  decisionChallenge,
+  decisionCommitment,
+  subjectDifferences,
+} from './decision-commitment.js';
 export type { Clock } from './clock.js';
 export { addDays, DAY_MS, systemClock } from './clock.js';
 export { closeInOrder } from './close-in-order.js';
@@ -15,6 +25,7 @@ export type {
   ErrorBody,
   ErrorCode,
   ErrorDetails,
+  PasskeyRefusal,
   RequestStateRefusal,
 } from './errors.js';
 export { ERROR_CODES, internalErrorBody, isToolgateError, ToolgateError } from './errors.js';

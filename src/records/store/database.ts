@@ -356,7 +356,57 @@ export interface ChangeRequestTable {
 export interface ChangeApprovalTable {
   change_id: string;
   approver_id: string;
-  totp_step: number;
+  /** Null for an approval made with a passkey (its assertion is in `decision_assertions`). */
+  totp_step: number | null;
+  at: string;
+}
+
+/** An operator's passkey (WebAuthn credential): its public key, never a secret. */
+export interface OperatorPasskeyTable {
+  credential_id: string;
+  operator_id: string;
+  name: string;
+  public_key: string;
+  counter: number;
+  /** JSON list of the transports the browser reported. */
+  transports: string;
+  aaguid: string;
+  backed_up: number;
+  rp_id: string;
+  created_at: string;
+  created_by: string;
+  last_used_at: string | null;
+}
+
+/** A WebAuthn challenge the server issued: single use, short-lived. */
+export interface PasskeyChallengeTable {
+  challenge: string;
+  purpose: string;
+  operator_id: string | null;
+  commitment: string | null;
+  rp_id: string;
+  origin: string;
+  created_at: string;
+  expires_at: string;
+  used_at: string | null;
+}
+
+/** A passkey assertion kept with the decision it signed (core/decision-commitment.ts). */
+export interface DecisionAssertionTable {
+  id: string;
+  kind: string;
+  subject_id: string;
+  approver_id: string;
+  credential_id: string;
+  public_key: string;
+  commitment: string;
+  challenge: string;
+  authenticator_data: string;
+  client_data_json: string;
+  signature: string;
+  user_handle: string | null;
+  rp_id: string;
+  origin: string;
   at: string;
 }
 
@@ -443,6 +493,9 @@ export interface Database {
   operator_login_attempts: OperatorLoginAttemptTable;
   security_reviews: SecurityReviewTable;
   operator_second_factors: OperatorSecondFactorTable;
+  operator_passkeys: OperatorPasskeyTable;
+  passkey_challenges: PasskeyChallengeTable;
+  decision_assertions: DecisionAssertionTable;
   console_sessions: ConsoleSessionTable;
   console_logins: ConsoleLoginTable;
   owner_channels: OwnerChannelTable;
