@@ -37,6 +37,22 @@ export type { RequestedChange } from './change-requests.js';
 export { requestChangeIn, toolChangeRequester } from './change-requests.js';
 export { requireApprover, requireStepUp } from './decider.js';
 export type {
+  DecisionEvidence,
+  DecisionProof,
+  DecisionProofReport,
+  ProofOptions,
+} from './decision-proofs.js';
+export { DecisionProofs, proveDecisions } from './decision-proofs.js';
+export type { RelyingParty } from './passkey-challenges.js';
+export type {
+  OperatorPasskeysOptions,
+  PasskeyEnrolment,
+  PasskeyView,
+  VerifiedDecision,
+} from './passkeys.js';
+export { OperatorPasskeys } from './passkeys.js';
+export { SignInFactors } from './sign-in-factors.js';
+export type {
   OperatorSecondFactorsOptions,
   SecondFactorEnrolment,
 } from './operator-second-factors.js';
