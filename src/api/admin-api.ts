@@ -87,6 +87,7 @@ export const CHANGES_ADMIN = [
  */
 export const PASSKEYS_ADMIN = [
   'registrationOptions',
+  'enrolmentOptions',
   'register',
   'list',
   'remove',

@@ -19,6 +19,7 @@ export type {
   OperatorAction,
   OperatorAuthority,
   OperatorRole,
+  SignInFactor,
 } from '../domain/operators/index.js';
 export {
   BOOTSTRAP_OPERATOR,

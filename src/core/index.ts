@@ -4,6 +4,9 @@
 export type { Actor } from './actor.js';
 export { checkActor, isPrintableName, systemActor } from './actor.js';
 export { canonicalHash, canonicalJson, sha256Hex } from './canonical-json.js';
+export type { Clock } from './clock.js';
+export { addDays, DAY_MS, systemClock } from './clock.js';
+export { closeInOrder } from './close-in-order.js';
 export type {
   DecisionCommitment,
   DecisionKind,
@@ -14,9 +17,6 @@ export {
   decisionCommitment,
   subjectDifferences,
 } from './decision-commitment.js';
-export type { Clock } from './clock.js';
-export { addDays, DAY_MS, systemClock } from './clock.js';
-export { closeInOrder } from './close-in-order.js';
 export { exceedsDepth, MAX_DOCUMENT_DEPTH } from './depth.js';
 export type { EndpointUrlRules } from './endpoint-url.js';
 export { endpointUrlProblem, isLoopbackHost } from './endpoint-url.js';

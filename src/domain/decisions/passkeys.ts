@@ -422,6 +422,11 @@ export class OperatorPasskeys {
     return { ...options, commitment };
   }
 
+  /** Options for the step-up that enrols another passkey when the operator has no TOTP. */
+  enrolmentOptions(op: Operator, requestOrigin: string | undefined) {
+    return this.decisionOptions(op, enrolmentSubject(op), requestOrigin);
+  }
+
   /**
    * Checks an assertion for exactly this decision and spends its challenge: refused (and audited
    * `passkey.refused`) when it answers no challenge of this operator's, one spent or expired, one

@@ -30,7 +30,7 @@ import {
   type OidcLogin as ConsoleOidcLogin,
   type ConsoleOptions,
   type LocalLogin,
-  registerConsole,
+  registerConsoleWithPasskeys,
   setSecurityHeaders,
 } from '../console/index.js';
 import { CONSOLE_ACTIONS, CONSOLE_PAGES } from '../console/pages/index.js';
@@ -486,7 +486,7 @@ export async function buildServer(
   // The console guards its own routes (`auth: 'public'` here) with its session cookie.
   // Local logins are the operators' own (password + TOTP); single sign-on when configured.
   const sso = options.sso;
-  await registerConsole(app, admin, {
+  await registerConsoleWithPasskeys(app, admin, {
     pages: CONSOLE_PAGES,
     actions: CONSOLE_ACTIONS,
     loginLocal: consoleLogin(admin, security),
@@ -517,8 +517,8 @@ function ssoLogin(
 
 /** The console's local login: the peer as its keyed hash (the rate limit's row and the audit). */
 function consoleLogin(admin: AdminApi, security: SecurityEvents): LocalLogin {
-  return (id, password, totp, peer) =>
-    admin.operators.loginLocal(id, password, totp, 'console', security.pseudonym(peer));
+  return (id, password, factor, peer) =>
+    admin.operators.loginLocal(id, password, factor, 'console', security.pseudonym(peer));
 }
 
 /** No route: the console's plain 404 under /console, else the error body naming method and path. */
