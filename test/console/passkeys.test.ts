@@ -35,7 +35,6 @@ import { pendingSend } from './console-support.js';
 let browser: Browser;
 let gw: ConsoleGateway;
 let agent: Client;
-let opsAgent: Client;
 /** The console as a browser must open it for passkeys: localhost, not 127.0.0.1. */
 let base: string;
 let dir: string;
@@ -53,13 +52,11 @@ before(async () => {
   });
   base = gw.base.replace('://127.0.0.1:', '://localhost:');
   agent = await mcpClient(gw.base, gw.supportKey);
-  opsAgent = await mcpClient(gw.base, (await gw.tg.keys.issue('ops-bot', TEST_ADMIN)).apiKey);
   await ensureOperator(gw, alice);
 });
 
 after(async () => {
   await closeMcpClient(agent);
-  await closeMcpClient(opsAgent);
   await browser?.close();
   await gw?.close();
   rmSync(dir, { recursive: true, force: true });
@@ -208,19 +205,6 @@ test('an approver enrols a passkey with a current TOTP code, and signs in with p
   const logins = await gw.tg.admin.events.list({ subject: 'operator:alice', limit: 100 });
   const last = logins.filter((e) => e.action === 'operator.logged_in').at(-1);
   assert.deepEqual(JSON.parse(last?.details ?? '{}'), { method: 'password+passkey' });
-
-  // A wrong password with a good passkey is refused like any failed sign-in.
-  await Promise.all([
-    page.waitForURL('**/console/login'),
-    page.locator('form[action="/console/logout"] button').click(),
-  ]);
-  await page.locator('#operator').fill('alice');
-  await page.locator('#password').fill('not the password');
-  await Promise.all([page.waitForLoadState(), page.locator('#passkey-login').click()]);
-  await page.waitForSelector('#login-error');
-  await page.locator('#operator').fill('alice');
-  await page.locator('#password').fill(TEST_PASSWORD);
-  await Promise.all([page.waitForURL('**/console/inbox'), page.locator('#passkey-login').click()]);
 });
 
 test('a call approved with a passkey: the assertion commits to it, is stored and named in the audit record; the retry runs once', async () => {
@@ -260,7 +244,7 @@ test('an assertion made for one approval is refused for another (relayed, change
     body: 'Pay to IBAN X.',
   });
   const relayed = await pendingSend(agent, {
-    to: 'eve@attacker.example',
+    to: 'cat@customer.example',
     subject: 'Invoice',
     body: 'Attached.',
   });
@@ -303,27 +287,29 @@ test('an assertion made for one approval is refused for another (relayed, change
   assert.equal((await gw.tg.approvals.get(changed)).status, 'pending');
 });
 
-test('with passkeys required, a permission-changing call is refused with a TOTP code and approved with a passkey', async () => {
-  const call = await opsAgent.callTool({
-    name: 'grant_role',
-    arguments: { user: 'dana@example.com', role: 'viewer' },
-  });
-  const pending = decisionOf(call);
-  assert.equal(pending.kind, 'pending_approval', JSON.stringify(call));
-  const id = String(pending.approval_id);
+test('with passkeys required, a four-eyes change is refused with a TOTP code and approved with a passkey', async () => {
+  const pending = (await gw.tg.changes.page('pending', { limit: 50 })).items;
+  const change = pending.find((c) => c.kind === 'grant' && c.required === 2);
+  assert.ok(change, 'the demo asks two approvers for a privileged grant');
   const totp = await refusal(
-    gw.tg.admin.approvals.approve(id, alice, { totp: await gw.code('alice') }),
+    gw.tg.admin.changes.approve(change.id, alice, await gw.code('alice'), 'library'),
   );
-  assert.equal(totp.code, 'PASSKEY_REQUIRED');
-  assert.equal((await gw.tg.approvals.get(id)).status, 'pending');
-  await page.goto(`${base}/console/approvals/${id}`);
+  assert.deepEqual(
+    [totp.code, totp.details],
+    ['PASSKEY_REQUIRED', { kind: 'change', id: change.id }],
+  );
+  assert.deepEqual((await gw.tg.changes.get(change.id)).approvers, [], 'nothing recorded');
+  await page.goto(`${base}/console/changes/${change.id}`);
   await Promise.all([
-    page.waitForURL(`**/console/approvals/${id}`),
+    page.waitForURL(`**/console/changes/${change.id}`),
     page.locator('#approve-passkey').click(),
   ]);
   await page.waitForSelector('.flash');
-  assert.match((await page.locator('.flash').textContent()) ?? '', /Approved/);
-  assert.equal((await gw.tg.approvals.get(id)).status, 'approved');
+  assert.match((await page.locator('.flash').textContent()) ?? '', /approval is recorded/);
+  assert.deepEqual((await gw.tg.changes.get(change.id)).approvers, ['operator:alice']);
+  const events = await gw.tg.admin.events.list({ subject: `change:${change.id}`, limit: 10 });
+  const approved = events.find((e) => e.action === 'change.approved');
+  assert.equal(JSON.parse(approved?.details ?? '{}').second_factor_kind, 'passkey');
 });
 
 test('the offline check accepts every stored decision and refuses a tampered one', async () => {
