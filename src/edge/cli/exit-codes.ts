@@ -33,7 +33,7 @@ export const EXIT_CLASSES = {
   verification_failed: {
     exit: 6,
     meaning:
-      'a check of integrity failed: `audit verify` found a broken chain, record or checkpoint, or a stored secret failed its authentication (tampering, or data moved)',
+      'a check of integrity failed: `audit verify` found a broken chain, record or checkpoint, `decisions verify` a passkey-signed decision that does not verify, or a stored secret failed its authentication (tampering, or data moved)',
   },
 } as const satisfies Record<string, { exit: number; meaning: string }>;
 

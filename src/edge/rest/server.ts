@@ -68,6 +68,7 @@ import { healthRoutes } from './routes/health.js';
 import { metricsRoutes } from './routes/metrics.js';
 import { operatorRoutes } from './routes/operators.js';
 import { ownerChannelRoutes } from './routes/owner-channels.js';
+import { passkeyRoutes } from './routes/passkeys.js';
 import { providerRoutes } from './routes/providers.js';
 import { reportRoutes } from './routes/reports.js';
 import { reviewRoutes } from './routes/reviews.js';
@@ -481,7 +482,7 @@ export async function buildServer(
   ownerChannelRoutes(app, admin);
   providerRoutes(app, admin);
   destinationSetRoutes(app, admin);
-  operatorRoutes(app, admin);
+  for (const routes of [operatorRoutes, passkeyRoutes]) routes(app, admin);
   if (agent.oauth) wellKnownRoutes(app, agent.oauth);
   // The console guards its own routes (`auth: 'public'` here) with its session cookie.
   // Local logins are the operators' own (password + TOTP); single sign-on when configured.
