@@ -4,6 +4,7 @@
 export type { Actor } from './actor.js';
 export { checkActor, isPrintableName, systemActor } from './actor.js';
 export { canonicalHash, canonicalJson, sha256Hex } from './canonical-json.js';
+export type { CapDetails } from './cap-details.js';
 export type { Clock } from './clock.js';
 export { addDays, DAY_MS, systemClock } from './clock.js';
 export { closeInOrder } from './close-in-order.js';
@@ -21,11 +22,9 @@ export { exceedsDepth, MAX_DOCUMENT_DEPTH } from './depth.js';
 export type { EndpointUrlRules } from './endpoint-url.js';
 export { endpointUrlProblem, isLoopbackHost } from './endpoint-url.js';
 export type {
-  CapDetails,
   ErrorBody,
   ErrorCode,
   ErrorDetails,
-  PasskeyRefusal,
   RequestStateRefusal,
 } from './errors.js';
 export { ERROR_CODES, internalErrorBody, isToolgateError, ToolgateError } from './errors.js';
@@ -61,6 +60,7 @@ export {
   useCursorKey,
 } from './page.js';
 export { parseFileText, where as textPosition } from './parse-file-text.js';
+export type { PasskeyRefusal } from './passkey-refusal.js';
 export { findPersonalData } from './personal-data.js';
 export type { AgentPrincipal, OperatorPrincipal, Principal, PrincipalUser } from './principal.js';
 export { isPrintableText } from './printable-text.js';

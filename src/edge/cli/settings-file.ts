@@ -225,7 +225,7 @@ export const SETTINGS: readonly Setting[] = [
     schema: { type: 'boolean' },
     text: String,
     description:
-      'passkeys: irreversible and permission-changing decisions (their calls, four-eyes changes, security reviews) need a passkey; a TOTP code is refused for them',
+      'passkeys: irreversible and permission-changing decisions (approvals of their calls, four-eyes changes) need a passkey; a TOTP code is refused for them',
   },
   {
     path: 'jwt.issuer',

@@ -101,8 +101,8 @@ ${
 <label for="totp">TOTP code</label><input type="text" id="totp" name="totp" inputmode="numeric" autocomplete="one-time-code" required maxlength="12">
 <input type="hidden" name="passkey" value="">
 <button type="submit">Sign in</button>
-<button type="button" class="secondary" id="passkey-login" data-passkey="login">Sign in with a passkey instead of the code</button>
-</form>`
+</form>
+<p><button type="button" form="login-form" class="secondary" id="passkey-login" data-passkey="login">Sign in with a passkey instead of the code</button></p>`
     : html`<p class="muted">Local accounts are not configured on this gateway.</p>`
 }
 ${options.oidc ? html`<p><a href="/console/login/oidc" id="sso">Sign in with single sign-on</a></p>` : ''}

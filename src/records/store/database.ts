@@ -5,6 +5,11 @@ import type {
   OperatorTable,
   OperatorTokenTable,
 } from './operator-tables.js';
+import type {
+  DecisionAssertionTable,
+  OperatorPasskeyTable,
+  PasskeyChallengeTable,
+} from './passkey-tables.js';
 
 /** Set once at insert, never updated (also refused by triggers). */
 type InsertOnly<T> = ColumnType<T, T, never>;
@@ -358,55 +363,6 @@ export interface ChangeApprovalTable {
   approver_id: string;
   /** Null for an approval made with a passkey (its assertion is in `decision_assertions`). */
   totp_step: number | null;
-  at: string;
-}
-
-/** An operator's passkey (WebAuthn credential): its public key, never a secret. */
-export interface OperatorPasskeyTable {
-  credential_id: string;
-  operator_id: string;
-  name: string;
-  public_key: string;
-  counter: number;
-  /** JSON list of the transports the browser reported. */
-  transports: string;
-  aaguid: string;
-  backed_up: number;
-  rp_id: string;
-  created_at: string;
-  created_by: string;
-  last_used_at: string | null;
-}
-
-/** A WebAuthn challenge the server issued: single use, short-lived. */
-export interface PasskeyChallengeTable {
-  challenge: string;
-  purpose: string;
-  operator_id: string | null;
-  commitment: string | null;
-  rp_id: string;
-  origin: string;
-  created_at: string;
-  expires_at: string;
-  used_at: string | null;
-}
-
-/** A passkey assertion kept with the decision it signed (core/decision-commitment.ts). */
-export interface DecisionAssertionTable {
-  id: string;
-  kind: string;
-  subject_id: string;
-  approver_id: string;
-  credential_id: string;
-  public_key: string;
-  commitment: string;
-  challenge: string;
-  authenticator_data: string;
-  client_data_json: string;
-  signature: string;
-  user_handle: string | null;
-  rp_id: string;
-  origin: string;
   at: string;
 }
 
