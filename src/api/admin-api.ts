@@ -9,7 +9,13 @@
 
 import type { CatalogService, Discovery, SecurityReviewDesk } from '../domain/catalog/index.js';
 import type { SecretAdmin } from '../domain/credentials/index.js';
-import type { ApprovalDesk, ChangeDesk, OperatorSecondFactors } from '../domain/decisions/index.js';
+import type {
+  ApprovalDesk,
+  ChangeDesk,
+  DecisionProofs,
+  OperatorPasskeys,
+  OperatorSecondFactors,
+} from '../domain/decisions/index.js';
 import type { AgentKeys, AgentService, UserService } from '../domain/identity/index.js';
 import type { ConsoleSessions, OperatorService } from '../domain/operators/index.js';
 import type { DestinationSets } from '../domain/policy/index.js';
@@ -64,8 +70,34 @@ export const APPROVALS_ADMIN = [
   'approve',
   'reject',
   'countPending',
+  'passkeyOptions',
 ] as const;
-export const CHANGES_ADMIN = ['get', 'list', 'page', 'approve', 'reject', 'countPending'] as const;
+export const CHANGES_ADMIN = [
+  'get',
+  'list',
+  'page',
+  'approve',
+  'reject',
+  'countPending',
+  'passkeyOptions',
+] as const;
+/**
+ * Operators' passkeys: one's own enrolment (options, then the browser's answer with a current
+ * factor), the list, removal (one's own, or an admin's of anyone's), sign-in options.
+ */
+export const PASSKEYS_ADMIN = [
+  'registrationOptions',
+  'enrolmentOptions',
+  'register',
+  'list',
+  'remove',
+  'loginOptions',
+] as const satisfies readonly (keyof OperatorPasskeys)[];
+/** Decisions signed with a passkey: their evidence, and its offline check. */
+export const DECISIONS_ADMIN = [
+  'evidence',
+  'verify',
+] as const satisfies readonly (keyof DecisionProofs)[];
 export const SECOND_FACTOR_ADMIN = ['enroll', 'remove', 'enrolled', 'state', 'unlock'] as const;
 export const CONFIG_ADMIN = ['apply', 'applyText'] as const;
 export const PROVIDERS_ADMIN = [
@@ -183,6 +215,10 @@ export interface AdminApi {
    * one is enrolled, attempts, backoff, lockout and the admin unlock. Never returns a stored secret.
    */
   readonly secondFactor: Pick<OperatorSecondFactors, (typeof SECOND_FACTOR_ADMIN)[number]>;
+  /** Operators' passkeys (WebAuthn): enrolment, list, removal, sign-in options. */
+  readonly passkeys: Pick<OperatorPasskeys, (typeof PASSKEYS_ADMIN)[number]>;
+  /** Decisions signed with a passkey: the evidence and its offline check. */
+  readonly decisions: Pick<DecisionProofs, (typeof DECISIONS_ADMIN)[number]>;
   /** `apply -f`: one code path for the CLI, REST and YAML files. */
   readonly config: Pick<ApplyService, (typeof CONFIG_ADMIN)[number]>;
   /**

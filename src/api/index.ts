@@ -4,7 +4,13 @@
  * here is public API for the fronts (docs/architecture.md §6).
  */
 
-export { TOTP_DIGITS } from '../domain/decisions/index.js';
+export type {
+  DecisionEvidence,
+  DecisionProofReport,
+  PasskeyView,
+} from '../domain/decisions/index.js';
+// The offline check of passkey-signed decisions needs no open gateway (an evidence file).
+export { proveDecisions, TOTP_DIGITS } from '../domain/decisions/index.js';
 // The operator authority and what fronts need to name a person and an action (docs/architecture.md §6).
 export type {
   ActionRule,
@@ -13,6 +19,7 @@ export type {
   OperatorAction,
   OperatorAuthority,
   OperatorRole,
+  SignInFactor,
 } from '../domain/operators/index.js';
 export {
   BOOTSTRAP_OPERATOR,
@@ -40,12 +47,14 @@ export {
   CLASSIFIED_ADMIN,
   CONFIG_ADMIN,
   CONSOLE_SESSIONS_ADMIN,
+  DECISIONS_ADMIN,
   DESTINATION_SETS_ADMIN,
   DISCOVERY_ADMIN,
   KEYS_ADMIN,
   METRICS_ADMIN,
   OPERATORS_ADMIN,
   OWNER_CHANNELS_ADMIN,
+  PASSKEYS_ADMIN,
   PROVIDERS_ADMIN,
   REPORTS_ADMIN,
   REVIEWS_ADMIN,

@@ -51,6 +51,11 @@ export interface StartConfiguration {
    * (`openOidcLogin`), under the same outbound rules, before the gateway.
    */
   readonly oidcIssuer?: string;
+  /** Operators' passkeys: the relying party behind TLS, and whether high-risk decisions need one. */
+  readonly passkeys?: {
+    readonly relyingParty?: { readonly rpId: string; readonly origin: string } | null;
+    readonly required?: boolean;
+  };
 }
 
 /** The settings each wing resolved, the outbound rules, and the agent-token verifiers. */

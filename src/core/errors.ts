@@ -1,10 +1,11 @@
 /**
  * @module The one error catalogue: stable string codes, each mapped once to an HTTP status and a
- * JSON-RPC code, for both wires (REST and MCP take every code and number from here:
- * docs/architecture.md §7). Adding a code without a mapping does not compile; `docs/errors.md`
- * documents the `details` shape of every code (a test checks that, and that no front sends a code
- * or JSON-RPC number that is not here).
+ * JSON-RPC code, for both wires (REST and MCP take every code and number from here: §7 of
+ * docs/architecture.md). A code without a mapping does not compile; `docs/errors.md` documents
+ * every code's `details` (a test checks it, and that no front sends a code or number not here).
  */
+import type { CapDetails } from './cap-details.js';
+import type { PasskeyRefusedDetails, PasskeyRequiredDetails } from './passkey-refusal.js';
 import type { Problem } from './problem.js';
 
 export const ERROR_CODES = {
@@ -156,9 +157,8 @@ export const ERROR_CODES = {
     jsonRpc: -32017,
     summary: 'Private data was read in this session; unconstrained egress is refused.',
   },
-  // Not a refusal: the call waits for a person. REST answers 202 with the pending decision; MCP
-  // sends it as a tool result with isError and this code, so the agent reports it instead of
-  // retrying blindly.
+  // Not a refusal: the call waits for a person. REST answers 202 with the pending decision; MCP a
+  // tool result with isError and this code, so the agent reports it instead of retrying blindly.
   APPROVAL_REQUIRED: {
     http: 202,
     jsonRpc: -32022,
@@ -318,8 +318,7 @@ export const ERROR_CODES = {
     summary: 'The gateway is at capacity; it answers at once instead of queueing. Retry later.',
   },
   SHUTTING_DOWN: { http: 503, jsonRpc: -32068, summary: 'The gateway is stopping; retry later.' },
-  // MCP transport faults at /mcp, before any gate session is involved. Both keep JSON-RPC 2.0's
-  // own "Invalid Request" code, which clients already branch on.
+  // MCP transport faults at /mcp, before any gate session: JSON-RPC's own "Invalid Request" code.
   MCP_SESSION_REQUIRED: {
     http: 400,
     jsonRpc: -32600,
@@ -377,6 +376,8 @@ export const ERROR_CODES = {
     jsonRpc: -32083,
     summary: 'The approval this requestState names was already used (or withdrawn).',
   },
+  PASSKEY_REFUSED: { http: 403, jsonRpc: -32076, summary: 'A passkey assertion was refused.' },
+  PASSKEY_REQUIRED: { http: 403, jsonRpc: -32077, summary: 'This decision needs a passkey.' },
   CONSOLE_FORM_REFUSED: {
     http: 403,
     jsonRpc: -32074,
@@ -399,6 +400,8 @@ export interface ErrorDetails {
   OPERATOR_EXISTS: { operatorId: string };
   INSUFFICIENT_SCOPE: { scope: string };
   CONSOLE_FORM_REFUSED: { reason: 'cross_origin' | 'csrf' };
+  PASSKEY_REFUSED: PasskeyRefusedDetails;
+  PASSKEY_REQUIRED: PasskeyRequiredDetails;
   NOT_FOUND: { method?: string; url?: string };
   TOOL_NOT_FOUND: { toolId: string; version?: string };
   AGENT_NOT_FOUND: { agentId: string };
@@ -524,26 +527,6 @@ export interface PendingApproval {
   call_id: string;
   approval_id: string;
   rendered: unknown;
-}
-
-/** Which cap refused, its size, and when to retry (also sent as `Retry-After`). */
-export interface CapDetails {
-  limit:
-    | 'sessions_per_agent'
-    | 'sessions_per_user'
-    | 'mcp_sessions'
-    | 'in_flight'
-    | 'in_flight_per_caller'
-    | 'in_flight_per_agent'
-    | 'in_flight_per_user'
-    | 'streams_per_agent'
-    | 'streams_per_user'
-    | 'waits_per_agent'
-    | 'waits_per_user'
-    | 'queue'
-    | 'event_loop';
-  max: number;
-  retryAfterSeconds: number;
 }
 
 /** Names a secret (never its value). */

@@ -4,14 +4,24 @@
 export type { Actor } from './actor.js';
 export { checkActor, isPrintableName, systemActor } from './actor.js';
 export { canonicalHash, canonicalJson, sha256Hex } from './canonical-json.js';
+export type { CapDetails } from './cap-details.js';
 export type { Clock } from './clock.js';
 export { addDays, DAY_MS, systemClock } from './clock.js';
 export { closeInOrder } from './close-in-order.js';
+export type {
+  DecisionCommitment,
+  DecisionKind,
+  DecisionSubject,
+} from './decision-commitment.js';
+export {
+  decisionChallenge,
+  decisionCommitment,
+  subjectDifferences,
+} from './decision-commitment.js';
 export { exceedsDepth, MAX_DOCUMENT_DEPTH } from './depth.js';
 export type { EndpointUrlRules } from './endpoint-url.js';
 export { endpointUrlProblem, isLoopbackHost } from './endpoint-url.js';
 export type {
-  CapDetails,
   ErrorBody,
   ErrorCode,
   ErrorDetails,
@@ -50,6 +60,7 @@ export {
   useCursorKey,
 } from './page.js';
 export { parseFileText, where as textPosition } from './parse-file-text.js';
+export type { PasskeyRefusal } from './passkey-refusal.js';
 export { findPersonalData } from './personal-data.js';
 export type { AgentPrincipal, OperatorPrincipal, Principal, PrincipalUser } from './principal.js';
 export { isPrintableText } from './printable-text.js';

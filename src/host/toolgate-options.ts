@@ -5,7 +5,11 @@
 import { type Clock, systemClock } from '../core/index.js';
 import type { HealthReader } from '../domain/catalog/index.js';
 import type { MasterKey } from '../domain/credentials/index.js';
-import type { ApprovalSigner, ApprovalWaitsOptions } from '../domain/decisions/index.js';
+import type {
+  ApprovalSigner,
+  ApprovalWaitsOptions,
+  RelyingParty,
+} from '../domain/decisions/index.js';
 import type { JwtConfig, OAuthResourceServerConfig } from '../domain/identity/index.js';
 import type { OperatorServiceOptions, SecondFactorCheck } from '../domain/operators/index.js';
 import type { PolicyEngine } from '../domain/policy/index.js';
@@ -115,6 +119,17 @@ export interface ToolgateOptions {
    * no reads; `{ action_classes: [] }` switches the rule off.
    */
   readonly afterInjection?: Partial<AfterInjection>;
+  /**
+   * Operators' passkeys (docs/architecture.md §6): the relying party behind TLS (`passkeys.rp_id`
+   * and `passkeys.origin`; none: only a console opened at http://localhost), the name
+   * authenticators show, and whether irreversible and permission-changing decisions need one
+   * (`passkeys.require_for_irreversible`: a TOTP code is then refused for them).
+   */
+  readonly passkeys?: {
+    readonly relyingParty?: RelyingParty | null;
+    readonly rpName?: string;
+    readonly required?: boolean;
+  };
   /**
    * Operators: the second factor local logins check (none: no local login succeeds), and the
    * login rate limit and the Argon2id cost of password hashes (tests lower them).

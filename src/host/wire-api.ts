@@ -16,6 +16,7 @@ import {
   CLASSIFIED_ADMIN,
   CONFIG_ADMIN,
   CONSOLE_SESSIONS_ADMIN,
+  DECISIONS_ADMIN,
   DESTINATION_SETS_ADMIN,
   DISCOVERY_ADMIN,
   DISCOVERY_AGENT,
@@ -25,6 +26,7 @@ import {
   METRICS_ADMIN,
   OPERATORS_ADMIN,
   OWNER_CHANNELS_ADMIN,
+  PASSKEYS_ADMIN,
   PROVIDERS_ADMIN,
   REPORTS_ADMIN,
   REVIEWS_ADMIN,
@@ -38,6 +40,7 @@ import {
   USERS_ADMIN,
 } from '../api/index.js';
 import type { SecretsService } from '../domain/credentials/index.js';
+import { DecisionProofs } from '../domain/decisions/index.js';
 import { ConsoleSessions } from '../domain/operators/index.js';
 import type { ProviderService } from '../execution/providers/index.js';
 import type { SandboxService } from '../execution/sandbox/index.js';
@@ -117,6 +120,8 @@ export function adminApi(
     approvals: expose(domain.approvals, APPROVALS_ADMIN),
     changes: expose(operations.changes, CHANGES_ADMIN),
     secondFactor: expose(domain.secondFactor, SECOND_FACTOR_ADMIN),
+    passkeys: expose(domain.passkeys, PASSKEYS_ADMIN),
+    decisions: expose(new DecisionProofs(store.db), DECISIONS_ADMIN),
     config: expose(operations.config, CONFIG_ADMIN),
     providers: expose(parts.execution.providers, PROVIDERS_ADMIN),
     events: eventRecord(store.db),

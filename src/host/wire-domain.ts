@@ -10,8 +10,10 @@ import {
   ApprovalDesk,
   ApprovalSigner,
   ApprovalWaits,
+  OperatorPasskeys,
   OperatorSecondFactors,
   SecondFactorGuard,
+  SignInFactors,
   toolChangeRequester,
 } from '../domain/decisions/index.js';
 import { AgentKeys, AgentService, UserService } from '../domain/identity/index.js';
@@ -54,10 +56,16 @@ export function wireDomain(
         ),
     },
   );
-  // Local logins check the same sealed second factors as approvals (one code, one use).
+  // Passkeys: public keys in the store, single-use challenges, decisions they sign.
+  const passkeys = new OperatorPasskeys(store.db, secondFactor, {
+    ...clock,
+    relyingParty: options.passkeys?.relyingParty ?? null,
+    ...(options.passkeys?.rpName !== undefined ? { rpName: options.passkeys.rpName } : {}),
+  });
+  // Local logins check the same second factors as approvals (one code, one use), or a passkey.
   const operators: OperatorService = new OperatorService(store.db, {
     ...clock,
-    secondFactor,
+    secondFactor: new SignInFactors(secondFactor, passkeys),
     ...options.operators,
   });
   const catalog = new CatalogService(store, {
@@ -77,6 +85,8 @@ export function wireDomain(
     {
       ...clock,
       secondFactors: secondFactor,
+      passkeys,
+      passkeyRequired: options.passkeys?.required ?? false,
       maxPendingPerAgent: parts.config.caps.maxPendingApprovalsPerAgent,
       maxPendingPerPrincipal: maxPendingApprovalsPerPrincipal(parts.config.caps),
       // A notifier without channels sends nothing.
@@ -94,6 +104,7 @@ export function wireDomain(
     keys: new AgentKeys(store.db, options.clock),
     users: new UserService(store.db, options.clock),
     secondFactor,
+    passkeys,
     operators,
     approvals,
     approvalWaits,

@@ -119,6 +119,8 @@ export async function wireOperations(
   const changes = new ChangeDesk(store.db, catalog, agents, {
     ...clock,
     secondFactors: secondFactor,
+    passkeys: domain.passkeys,
+    passkeyRequired: options.passkeys?.required ?? false,
   });
   const teams = options.teams ?? [];
   const sources = { db: store.db, catalog, agents, users, teams, health: healthStates(health) };

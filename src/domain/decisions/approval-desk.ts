@@ -49,7 +49,14 @@ import {
   toView,
 } from './approval-view.js';
 import { requireApprover } from './decider.js';
+import { approvalSubject } from './decision-subjects.js';
 import type { OperatorSecondFactors } from './operator-second-factors.js';
+import {
+  assertionDetails,
+  type DecisionPasskeys,
+  passkeyRequiredError,
+} from './passkey-decisions.js';
+import type { VerifiedDecision } from './passkeys.js';
 
 export type {
   ApprovalCall,
@@ -70,6 +77,10 @@ export class ApprovalDesk {
   readonly #clock: Clock;
   /** Operators' enrolled second factors, read from the store on every check; null: none. */
   readonly #secondFactors: Pick<OperatorSecondFactors, 'check'> | null;
+  /** Operators' passkeys, for decisions signed with one; null: none. */
+  readonly #passkeys: DecisionPasskeys | null;
+  /** Whether irreversible and permission-changing calls need a passkey (TOTP refused). */
+  readonly #passkeyRequired: boolean;
   readonly #maxPendingPerAgent: number;
   readonly #maxPendingPerPrincipal: number;
   readonly #onPending: ((view: ApprovalView) => void) | undefined;
@@ -83,6 +94,10 @@ export class ApprovalDesk {
       clock?: Clock;
       /** Without it no step-up can succeed, so calls that need one cannot be approved. */
       secondFactors?: Pick<OperatorSecondFactors, 'check'>;
+      /** Operators' passkeys: a decision signed with one (docs/architecture.md §6). */
+      passkeys?: DecisionPasskeys;
+      /** Irreversible and permission-changing calls need a passkey, not a TOTP code. */
+      passkeyRequired?: boolean;
       /** Pending requests one agent may hold across its sessions. */
       maxPendingPerAgent?: number;
       /**
@@ -116,6 +131,8 @@ export class ApprovalDesk {
     this.#signerSource = signer;
     this.#clock = options.clock ?? systemClock;
     this.#secondFactors = options.secondFactors ?? null;
+    this.#passkeys = options.passkeys ?? null;
+    this.#passkeyRequired = options.passkeyRequired ?? false;
   }
 
   /**
@@ -248,21 +265,41 @@ export class ApprovalDesk {
   }
 
   /**
+   * The options of `navigator.credentials.get` for approving exactly this pending call with a
+   * passkey: the challenge commits to its id, tool, version, argument hash and the decision.
+   */
+  async passkeyOptions(id: string, operator: Operator, requestOrigin: string | undefined) {
+    requireApprover(operator, `approve ${id}`);
+    const row = await this.#pending(id, this.#clock());
+    if (!this.#passkeys)
+      throw new ToolgateError('FORBIDDEN', 'this gateway checks no passkeys', {});
+    const subject = approvalSubject(row, operatorActor(operator, 'console').id);
+    return this.#passkeys.decisionOptions(operator, subject, requestOrigin);
+  }
+
+  /**
    * Admin path only: `operator` is who the request authenticated as, never a name it stated. They
    * must hold the approver role; a call that needs a step-up (see `needsStepUp`) needs a fresh
-   * TOTP of theirs. The decision is recorded as `operatorActor(operator)`.
+   * TOTP of theirs or an assertion of their passkey over exactly this decision (`passkey`: the
+   * browser's answer; checked, stored with the decision and named in its audit record first,
+   * so a replayed one is refused as used whatever the approval's state). The decision is recorded
+   * as `operatorActor(operator)`.
    */
   async approve(
     id: string,
     operator: Operator,
-    options: { totp?: string; reason?: string; via?: Actor['via'] } = {},
+    options: { totp?: string; passkey?: unknown; reason?: string; via?: Actor['via'] } = {},
   ): Promise<ApprovalView> {
     requireApprover(operator, `approve ${id}`);
     const approver = operatorActor(operator, options.via ?? 'library');
     const now = this.#clock();
+    const passkey =
+      options.passkey === undefined ? null : await this.#passkeyProof(id, operator, options);
     const row = await this.#pending(id, now);
     let totpStep: number | null = null;
-    if (needsStepUp(row)) {
+    if (passkey === null && needsStepUp(row)) {
+      if (this.#passkeyRequired && highRisk(row.action_class))
+        throw await passkeyRequiredError(this.#db, approver, now, 'approval', id);
       if (!this.#secondFactors) {
         throw new ToolgateError(
           'FORBIDDEN',
@@ -290,10 +327,15 @@ export class ApprovalDesk {
         .where('status', '=', 'pending')
         .executeTakeFirst();
       if (Number(done.numUpdatedRows) !== 1) throw stateError(id, 'pending');
+      if (passkey) await this.#passkeys?.recordIn(trx, passkey);
       await appendEvent(trx, approver, now, {
         action: 'approval.approved',
         subject: `approval:${id}`,
-        details: { second_factor: row.second_factor === 1, step_up: totpStep !== null },
+        details: {
+          second_factor: row.second_factor === 1,
+          step_up: totpStep !== null || passkey !== null,
+          ...assertionDetails(passkey),
+        },
       });
     });
     try {
@@ -309,6 +351,29 @@ export class ApprovalDesk {
     }
     this.#decided(id);
     return this.get(id);
+  }
+
+  /** The passkey's assertion over approving `id`, checked against the stored call (any state). */
+  async #passkeyProof(
+    id: string,
+    operator: Operator,
+    options: { passkey?: unknown; via?: Actor['via'] },
+  ): Promise<VerifiedDecision> {
+    if (!this.#passkeys)
+      throw new ToolgateError('FORBIDDEN', 'this gateway checks no passkeys', {});
+    const row = await this.#db
+      .selectFrom('approvals')
+      .select(['id', 'tool_id', 'tool_version', 'args_hash'])
+      .where('id', '=', id)
+      .executeTakeFirst();
+    if (!row) throw new ToolgateError('NOT_FOUND', `no approval ${id}`, {});
+    const subject = approvalSubject(row, operatorActor(operator, 'console').id);
+    return this.#passkeys.verifyDecision(
+      operator,
+      subject,
+      options.passkey,
+      options.via ?? 'library',
+    );
   }
 
   /** Admin path only, by an approver as for `approve`; a rejection needs no step-up. */
@@ -470,6 +535,11 @@ export class ApprovalDesk {
     }
     return row;
   }
+}
+
+/** The decisions an organisation may reserve for passkeys: irreversible and permission-changing. */
+function highRisk(actionClass: string): boolean {
+  return actionClass === 'irreversible' || actionClass === 'permission_change';
 }
 
 /**

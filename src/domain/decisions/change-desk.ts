@@ -41,7 +41,14 @@ import {
   withdrawGrantChangesIn,
 } from './change-requests.js';
 import { requireApprover } from './decider.js';
+import { changeSubject } from './decision-subjects.js';
 import type { OperatorSecondFactors } from './operator-second-factors.js';
+import {
+  assertionDetails,
+  type DecisionPasskeys,
+  passkeyRequiredError,
+} from './passkey-decisions.js';
+import type { VerifiedDecision } from './passkeys.js';
 
 export interface ChangeView {
   readonly id: string;
@@ -94,6 +101,9 @@ export class ChangeDesk {
   readonly #clock: Clock;
   /** Operators' enrolled second factors, read from the store on every check; null: none. */
   readonly #secondFactors: Pick<OperatorSecondFactors, 'check'> | null;
+  readonly #passkeys: DecisionPasskeys | null;
+  /** Every change grants or activates a gated tool: with this set, only a passkey approves one. */
+  readonly #passkeyRequired: boolean;
 
   constructor(
     db: Kysely<Database>,
@@ -103,6 +113,10 @@ export class ChangeDesk {
       clock?: Clock;
       /** Without it no change can be approved: every approval needs the approver's TOTP. */
       secondFactors?: Pick<OperatorSecondFactors, 'check'>;
+      /** Operators' passkeys: an approval signed with one (docs/architecture.md §6). */
+      passkeys?: DecisionPasskeys;
+      /** Changes need a passkey, not a TOTP code. */
+      passkeyRequired?: boolean;
     } = {},
   ) {
     this.#db = db;
@@ -110,6 +124,56 @@ export class ChangeDesk {
     this.#agents = agents;
     this.#clock = options.clock ?? systemClock;
     this.#secondFactors = options.secondFactors ?? null;
+    this.#passkeys = options.passkeys ?? null;
+    this.#passkeyRequired = options.passkeyRequired ?? false;
+  }
+
+  /** Options of `navigator.credentials.get` for approving exactly this pending change. */
+  async passkeyOptions(id: string, operator: Operator, requestOrigin: string | undefined) {
+    requireApprover(operator, `approve change ${id}`);
+    if (!this.#passkeys)
+      throw new ToolgateError('FORBIDDEN', 'this gateway checks no passkeys', {});
+    const row = await this.#pending(this.#db, id);
+    const subject = await changeSubject(this.#db, row, operatorActor(operator, 'console').id);
+    return this.#passkeys.decisionOptions(operator, subject, requestOrigin);
+  }
+
+  /**
+   * The approver's step-up: a passkey's assertion over exactly this change (checked against the
+   * stored request), or a fresh TOTP code where the organisation does not require a passkey.
+   */
+  async #stepUp(
+    id: string,
+    operator: Operator,
+    approver: Actor,
+    proof: { totp: unknown; passkey?: unknown },
+  ): Promise<{ step: number | null; passkey: VerifiedDecision | null }> {
+    if (proof.passkey !== undefined) {
+      if (!this.#passkeys)
+        throw new ToolgateError('FORBIDDEN', 'this gateway checks no passkeys', {});
+      const row = await this.#pending(this.#db, id);
+      const subject = await changeSubject(this.#db, row, approver.id);
+      const passkey = await this.#passkeys.verifyDecision(
+        operator,
+        subject,
+        proof.passkey,
+        approver.via,
+      );
+      return { step: null, passkey };
+    }
+    if (this.#passkeyRequired)
+      throw await passkeyRequiredError(this.#db, approver, this.#clock(), 'change', id);
+    if (!this.#secondFactors) {
+      throw new ToolgateError(
+        'FORBIDDEN',
+        `change ${id} needs the approver's second factor and this gateway checks none`,
+        {},
+      );
+    }
+    // Checked before the transaction: a failed code must stay counted when nothing is approved.
+    // A reuse racing past this check fails on the unique (approver, step) index instead.
+    const step = await this.#secondFactors.check(operator.id, proof.totp, 'change.totp');
+    return { step, passkey: null };
   }
 
   /** Capabilities that unlock gated tools, with the approvers each needs (the largest need wins). */
@@ -175,32 +239,24 @@ export class ChangeDesk {
   /**
    * One approver's approval: `operator` is who the request authenticated as, holding the approver
    * role, not the requester, not an approver of this change already, with a fresh TOTP of their
-   * own. When the required number of distinct approvers is reached, the change takes effect in the
-   * same transaction.
+   * own or their passkey's assertion over exactly this change (`passkey`, stored with the
+   * approval and named in its audit record). When the required number of distinct approvers is
+   * reached, the change takes effect in the same transaction.
    */
   async approve(
     id: string,
     operator: Operator,
     totp: unknown,
     via: Actor['via'] = 'library',
+    proof: { readonly passkey?: unknown } = {},
   ): Promise<ChangeView> {
     requireApprover(operator, `approve change ${id}`);
     const approver = operatorActor(operator, via);
     const approverId = approver.id;
     // Who may not approve is settled before a code is spent on it, and again in the transaction.
     await this.#mayApproveAudited(id, approver);
-    if (!this.#secondFactors) {
-      throw new ToolgateError(
-        'FORBIDDEN',
-        `change ${id} needs the approver's second factor and this gateway checks none`,
-        {},
-      );
-    }
     const now = this.#clock();
-    // Checked before the transaction: a failed code must stay counted when nothing is approved.
-    // A reuse racing past this check fails on the unique (approver, step) index instead.
-    const step = await this.#secondFactors.check(operator.id, totp, 'change.totp');
-    const check = { step };
+    const check = await this.#stepUp(id, operator, approver, { totp, ...proof });
     const approveInTransaction = this.#db.transaction().execute(async (trx): Promise<boolean> => {
       // Deciding is serialised per change: the row is locked before the approvals are counted,
       // so of two approvers deciding at once the second counts the first's approval (on
@@ -216,6 +272,7 @@ export class ChangeDesk {
           at: now.toISOString(),
         })
         .execute();
+      if (check.passkey) await this.#passkeys?.recordIn(trx, check.passkey);
       // Authority is read when it is used: an earlier approval counts only while its approver
       // still qualifies now, when the change is decided (enabled, holding `approver`, confirmed).
       const notCounted = await this.#noLongerQualified(trx, row, already);
@@ -227,6 +284,7 @@ export class ChangeDesk {
           approvals: counted,
           required: row.required,
           ...(notCounted.length > 0 ? { not_counted: notCounted } : {}),
+          ...assertionDetails(check.passkey),
         },
       });
       if (counted < row.required) return false;

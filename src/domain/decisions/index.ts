@@ -37,10 +37,25 @@ export type { RequestedChange } from './change-requests.js';
 export { requestChangeIn, toolChangeRequester } from './change-requests.js';
 export { requireApprover, requireStepUp } from './decider.js';
 export type {
+  DecisionEvidence,
+  DecisionProof,
+  DecisionProofReport,
+  ProofOptions,
+} from './decision-proofs.js';
+export { DecisionProofs, proveDecisions } from './decision-proofs.js';
+export type {
   OperatorSecondFactorsOptions,
   SecondFactorEnrolment,
 } from './operator-second-factors.js';
 export { OPERATOR_ID_PATTERN, OperatorSecondFactors } from './operator-second-factors.js';
+export type { RelyingParty } from './passkey-challenges.js';
+export type {
+  OperatorPasskeysOptions,
+  PasskeyEnrolment,
+  PasskeyView,
+  VerifiedDecision,
+} from './passkeys.js';
+export { OperatorPasskeys } from './passkeys.js';
 export type { RequestStateClaims } from './request-state.js';
 export {
   REQUEST_STATE_KEY_LABEL,
@@ -55,5 +70,6 @@ export {
 } from './second-factor-guard.js';
 export type { SessionApprovalStatus } from './session-approvals.js';
 export { SessionApprovals } from './session-approvals.js';
+export { SignInFactors } from './sign-in-factors.js';
 export type { TotpVerification } from './totp.js';
 export { generateTotpSecret, TOTP_DIGITS, totpAt, totpUri, verifyTotp } from './totp.js';

@@ -61,6 +61,7 @@ function parseOperator(text: string): Operator | null {
   if (
     auth !== 'bootstrap' &&
     auth !== 'password+totp' &&
+    auth !== 'password+passkey' &&
     auth !== 'oidc' &&
     auth !== 'personal-token'
   )

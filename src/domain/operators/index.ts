@@ -27,6 +27,7 @@ export {
   isBootstrap,
   OPERATOR_ROLES,
   operatorActor,
+  signedInWithPassword,
 } from './operator.js';
 export type { OperatorApplied, OperatorDocument } from './operator-apply.js';
 export {
@@ -95,4 +96,4 @@ export {
   FourEyesRefused,
   type OperatorAct,
 } from './refusal-audit.js';
-export type { SecondFactorCheck } from './second-factor-port.js';
+export type { SecondFactorCheck, SignInFactor } from './second-factor-port.js';

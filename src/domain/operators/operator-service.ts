@@ -29,6 +29,7 @@ import {
   type Operator,
   type OperatorRole,
   operatorActor,
+  signedInWithPassword,
 } from './operator.js';
 import {
   applyOperatorIn,
@@ -86,7 +87,11 @@ import {
 } from './password-hash.js';
 import { generatePersonalToken, hashToken, isPersonalToken } from './personal-token.js';
 import { auditRefusal } from './refusal-audit.js';
-import type { SecondFactorCheck } from './second-factor-port.js';
+import {
+  checkSignInFactor,
+  type SecondFactorCheck,
+  type SignInFactor,
+} from './second-factor-port.js';
 
 export interface OperatorServiceOptions {
   readonly clock?: Clock;
@@ -105,10 +110,7 @@ export class OperatorService {
   readonly #passwordHash: Argon2Params;
   /** The set-up latch a person's first sign-in or personal-token request closes. */
   readonly #latch = new PersonActedLatch();
-  /**
-   * The one operator authority (docs/security-model.md): it reads accounts through this service
-   * and writes its refusals to the audit log, as security events (`operator.forbidden`).
-   */
+  /** The one operator authority (docs/security-model.md); its refusals: `operator.forbidden`. */
   readonly authority: OperatorAuthority;
 
   constructor(db: Kysely<Database>, options: OperatorServiceOptions = {}) {
@@ -226,17 +228,14 @@ export class OperatorService {
     return pageFromRows('operators', rows, (o) => [o.id], limit);
   }
 
-  /**
-   * Sets a local account's password: an admin for anyone, or the operator for themself when they
-   * have just logged in with password and second factor (a personal token alone cannot).
-   */
+  /** A local password: an admin's for anyone, or one's own just after a password sign-in. */
   async setPassword(
     by: Operator,
     id: string,
     password: string,
     via: Actor['via'] = 'library',
   ): Promise<void> {
-    const self = by.id === id && by.authenticatedBy === 'password+totp';
+    const self = by.id === id && signedInWithPassword(by);
     if (!self) requireAdmin(by);
     checkPasswordStrength(password);
     const hash = await hashPassword(password, this.#passwordHash);
@@ -320,14 +319,15 @@ export class OperatorService {
   }
 
   /**
-   * A local login: the password, then the second factor. Every refusal (unknown id, disabled,
-   * wrong password or code, none enrolled, the rate limit of this account and `peer`, LoginGuard)
-   * is one UNAUTHENTICATED error, its reason audited, the password hashed in every case alike.
+   * A local login: the password, then the second factor (a TOTP code or a passkey). Every refusal
+   * (unknown id, disabled, wrong password, code or passkey, none enrolled, the rate limit of this
+   * account and `peer`, LoginGuard) is one UNAUTHENTICATED error, its reason audited, the
+   * password hashed in every case alike.
    */
   async loginLocal(
     id: string,
     password: string,
-    totpCode: string,
+    secondFactor: SignInFactor,
     via: Actor['via'] = 'console',
     peer?: string,
   ): Promise<Operator> {
@@ -347,11 +347,9 @@ export class OperatorService {
     if (!this.#secondFactor || !(await this.#secondFactor.enrolled(row.id))) {
       return fail('no_second_factor');
     }
-    try {
-      await this.#secondFactor.verify(row.id, typeof totpCode === 'string' ? totpCode : '');
-    } catch {
-      return fail('second_factor');
-    }
+    const method = await checkSignInFactor(this.#secondFactor, row.id, secondFactor).catch(() =>
+      fail(typeof secondFactor === 'string' ? 'second_factor' : 'passkey'),
+    );
     await this.#guard.succeeded(row.id, peer);
     await rehashAfterSignIn(this.#db, row, given, this.#passwordHash);
     await this.#latch.close(this.#db, 'sign_in');
@@ -360,7 +358,7 @@ export class OperatorService {
       name: row.name,
       roles: rolesOf(row.roles),
       teams: jsonList(row.teams),
-      authenticatedBy: 'password+totp',
+      authenticatedBy: method,
     };
     await appendEvent(this.#db, operatorActor(op, via), this.#clock(), loggedIn(op));
     return op;
@@ -486,7 +484,7 @@ export class OperatorService {
       if (isBootstrap(by)) {
         throw forbidden('the bootstrap admin token has no account; issue tokens for an operator');
       }
-      if (by.authenticatedBy !== 'password+totp' && by.authenticatedBy !== 'oidc') {
+      if (!signedInWithPassword(by) && by.authenticatedBy !== 'oidc') {
         throw forbidden(
           'issuing a token for yourself needs your password and second factor (or single sign-on)',
         );

@@ -14,7 +14,17 @@ export const OPERATOR_ROLES = ['admin', 'approver', 'auditor', 'owner'] as const
 export type OperatorRole = (typeof OPERATOR_ROLES)[number];
 
 /** How the operator of this request proved who they are. */
-export type OperatorAuthentication = 'bootstrap' | 'password+totp' | 'oidc' | 'personal-token';
+export type OperatorAuthentication =
+  | 'bootstrap'
+  | 'password+totp'
+  | 'password+passkey'
+  | 'oidc'
+  | 'personal-token';
+
+/** A local sign-in with password and second factor, whichever factor it was. */
+export function signedInWithPassword(op: Operator): boolean {
+  return op.authenticatedBy === 'password+totp' || op.authenticatedBy === 'password+passkey';
+}
 
 export interface Operator {
   /** Stable, unique id (`alice`, or `oidc.<hash>` for single sign-on accounts). */

@@ -33,7 +33,7 @@ export const EXIT_CLASSES = {
   verification_failed: {
     exit: 6,
     meaning:
-      'a check of integrity failed: `audit verify` found a broken chain, record or checkpoint, or a stored secret failed its authentication (tampering, or data moved)',
+      'a check of integrity failed: `audit verify` found a broken chain, record or checkpoint, `decisions verify` a passkey-signed decision that does not verify, or a stored secret failed its authentication (tampering, or data moved)',
   },
 } as const satisfies Record<string, { exit: number; meaning: string }>;
 
@@ -59,6 +59,8 @@ export const EXIT_CLASS_OF_CODE: { readonly [C in ErrorCode]: Exclude<ExitClass,
   CONSOLE_FORM_REFUSED: 'refused',
   OIDC_LOGIN_FAILED: 'refused',
   SECOND_FACTOR_LOCKED: 'refused',
+  PASSKEY_REFUSED: 'refused',
+  PASSKEY_REQUIRED: 'refused',
   OPERATOR_EXISTS: 'refused',
   VERSION_EXISTS: 'refused',
   BREAKING_CHANGE: 'refused',

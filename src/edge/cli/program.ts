@@ -15,6 +15,7 @@ import { registerBackup } from './commands/backup.js';
 import { registerChanges } from './commands/changes.js';
 import { registerChannels } from './commands/channels.js';
 import { registerConfig } from './commands/config.js';
+import { registerDecisions } from './commands/decisions.js';
 import { registerDestinationSets } from './commands/destination-sets.js';
 import { registerDoctor } from './commands/doctor.js';
 import { registerEvents } from './commands/events.js';
@@ -93,6 +94,7 @@ export function buildProgram(): Command {
   registerDoctor(program);
   registerConfig(program);
   registerAudit(program);
+  registerDecisions(program);
   registerBackup(program);
   registerOperators(program);
   registerProviders(program);

@@ -206,6 +206,28 @@ export const SETTINGS: readonly Setting[] = [
     description: 'single sign-on: claim value → role',
   },
   {
+    path: 'passkeys.origin',
+    env: 'TOOLGATE_PASSKEYS_ORIGIN',
+    schema: url,
+    description:
+      'passkeys: the origin operators open the console at behind TLS (default `server.public_url` when it names a domain; without either, only http://localhost takes passkeys)',
+  },
+  {
+    path: 'passkeys.rp_id',
+    env: 'TOOLGATE_PASSKEYS_RP_ID',
+    schema: str,
+    description:
+      "passkeys: the WebAuthn relying party ID, the origin's host or a domain it is under (default the origin's host; never an IP address)",
+  },
+  {
+    path: 'passkeys.require_for_irreversible',
+    env: 'TOOLGATE_PASSKEYS_REQUIRE_FOR_IRREVERSIBLE',
+    schema: { type: 'boolean' },
+    text: String,
+    description:
+      'passkeys: irreversible and permission-changing decisions (approvals of their calls, four-eyes changes) need a passkey; a TOTP code is refused for them',
+  },
+  {
     path: 'jwt.issuer',
     env: 'TOOLGATE_JWT_ISSUER',
     schema: str,

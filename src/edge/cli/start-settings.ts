@@ -27,6 +27,7 @@ import {
   ToolgateError,
 } from '../../core/index.js';
 import { adminTokenDisabled, classifiedRetentionFromEnv } from './command-kit.js';
+import { passkeysFromEnv } from './passkey-settings.js';
 import {
   existingMasterKey,
   jwtConfigFromEnv,
@@ -70,6 +71,7 @@ const PARTS = {
   audit: ['/audit/classified_retention_days', (env) => classifiedRetentionFromEnv(env)],
   sandboxUids: ['/sandbox/uids', (env) => sandboxUidsFromEnv(env)],
   adminToken: ['/admin_token', (env, ctx) => bootstrapToken(env, ctx)],
+  passkeys: ['/passkeys', (env, ctx) => passkeysFromEnv(env, ctx.publicUrl)],
 } as const satisfies Record<string, readonly [string, Reader]>;
 
 export type StartSettings = {
@@ -92,6 +94,7 @@ export function startConfiguration(s: StartSettings): StartConfiguration {
     notify: s.notify,
     health: s.health,
     outbound: s.outbound,
+    passkeys: s.passkeys,
   };
 }
 

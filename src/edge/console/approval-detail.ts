@@ -67,6 +67,7 @@ export async function renderApproval(ctx: ConsoleContext, id: string, now: Date)
 ${hidden}
 ${a.second_factor ? html`<label for="totp">Your TOTP code (this action class needs a step-up)</label><input type="text" id="totp" name="totp" inputmode="numeric" autocomplete="one-time-code" required pattern="[0-9]{6}">` : ''}
 <button type="submit" id="approve">Approve this exact call</button>
+${passkeyButton('approval', a.id)}
 </form>
 <form method="post" action="/console/approvals/${encodeURIComponent(a.id)}/reject" id="reject-form">
 ${hidden}
@@ -109,6 +110,7 @@ export async function renderChange(ctx: ConsoleContext, id: string): Promise<Htm
 ${hidden}
 <label for="totp">Your TOTP code</label><input type="text" id="totp" name="totp" inputmode="numeric" autocomplete="one-time-code" required pattern="[0-9]{6}">
 <button type="submit" id="approve">Approve</button>
+${passkeyButton('change', c.id)}
 </form>
 <form method="post" action="/console/changes/${encodeURIComponent(c.id)}/reject" id="reject-form">
 ${hidden}
@@ -127,6 +129,20 @@ ${hidden}
 <dt>Status</dt><dd>${c.status}</dd>
 </dl>
 ${forms}`;
+}
+
+/**
+ * Approving with a passkey instead of the code: the console's script asks for options whose
+ * challenge commits to exactly this decision, and sends the form with the answer in `passkey`.
+ */
+function passkeyButton(kind: 'approval' | 'change', id: string): Html {
+  return html`<button type="button" class="secondary" id="approve-passkey" data-passkey="decide" data-kind="${kind}" data-id="${id}">Approve with your passkey</button>`;
+}
+
+/** The passkey's answer the script put in the form, if any (checked by the desk). */
+function passkeyOf(form: Readonly<Record<string, string>>): { passkey?: string } {
+  const passkey = form.passkey ?? '';
+  return passkey !== '' ? { passkey } : {};
 }
 
 function reasonOf(form: Readonly<Record<string, string>>): string {
@@ -173,6 +189,7 @@ export function decisionActions(): readonly ConsoleAction[] {
       const totp = totpOf(form);
       return ctx.admin.approvals.approve(id, ctx.operator, {
         ...(totp ? { totp } : {}),
+        ...passkeyOf(form),
         via: 'console',
       });
     }),
@@ -180,7 +197,7 @@ export function decisionActions(): readonly ConsoleAction[] {
       ctx.admin.approvals.reject(id, ctx.operator, reasonOf(form), 'console'),
     ),
     decision('changes', 'approve', 'Your approval is recorded.', (ctx, id, form) =>
-      ctx.admin.changes.approve(id, ctx.operator, totpOf(form), 'console'),
+      ctx.admin.changes.approve(id, ctx.operator, totpOf(form), 'console', passkeyOf(form)),
     ),
     decision('changes', 'reject', 'Rejected.', (ctx, id, form) =>
       ctx.admin.changes.reject(id, ctx.operator, reasonOf(form), 'console'),

@@ -1,9 +1,11 @@
 /**
  * @module The console's one script and one stylesheet, kept as strings so `tsc` ships them (it
  * copies no other files) and served under content-hashed paths with a year's cache: a changed
- * asset is a new URL. The script only formats the time left; every page works without it.
+ * asset is a new URL. The script formats the time left, and runs the passkey ceremonies (which
+ * need it); every other part of every page works without it.
  */
 import { createHash } from 'node:crypto';
+import { PASSKEY_SCRIPT } from './passkey-script.js';
 
 const SCRIPT = `'use strict';
 (function () {
@@ -75,6 +77,7 @@ function hashed(kind: 'js' | 'css' | 'svg', text: string) {
   return { path: `/console/assets/console.${hash}.${kind}`, file: `console.${hash}.${kind}`, text };
 }
 
-export const CONSOLE_SCRIPT = hashed('js', SCRIPT);
+// The passkey ceremonies ride in the same one script (passkey-script.ts).
+export const CONSOLE_SCRIPT = hashed('js', SCRIPT + PASSKEY_SCRIPT);
 export const CONSOLE_STYLE = hashed('css', STYLE);
 export const CONSOLE_ICON = hashed('svg', ICON);

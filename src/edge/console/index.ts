@@ -7,5 +7,6 @@ export { type Html, html } from './html.js';
 export type { InboxItem, InboxSource } from './inbox.js';
 export type { LocalLogin, OidcLogin, SessionPolicy } from './login.js';
 export { LOGIN_FAILED, SSO_FAILED, startConsoleSession } from './login.js';
+export { registerConsoleWithPasskeys, registerPasskeyRoutes } from './passkey-routes.js';
 export { type ConsoleOptions, registerConsole } from './register-console.js';
 export { CONTENT_SECURITY_POLICY, SESSION_COOKIE, setSecurityHeaders } from './security.js';

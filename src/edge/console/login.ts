@@ -5,7 +5,7 @@
  * Every failure shows one generic message.
  */
 import type { FastifyReply, FastifyRequest } from 'fastify';
-import type { AdminApi } from '../../api/index.js';
+import type { AdminApi, SignInFactor } from '../../api/index.js';
 import { isToolgateError } from '../../core/index.js';
 import type { Operator } from '../../domain/operators/index.js';
 import { type Html, html } from './html.js';
@@ -19,9 +19,29 @@ import { clearCookie, cookiesOf, LOGIN_COOKIE, SESSION_COOKIE, setCookie } from 
 export type LocalLogin = (
   id: string,
   password: string,
-  totp: string,
+  factor: SignInFactor,
   peer: string,
 ) => Promise<Operator>;
+
+/**
+ * The second factor the login form carries: a passkey's answer (the script put it in `passkey`)
+ * or else the TOTP code. A passkey is the second factor after the password, never the sign-in on
+ * its own (docs/architecture.md §6): the login rate limit, the disabled check and the record of
+ * how the operator signed in stay the password's.
+ */
+export function signInFactorOf(form: Readonly<Record<string, string>>): SignInFactor {
+  const passkey = form.passkey ?? '';
+  return passkey !== '' ? { passkey } : (form.totp ?? '');
+}
+
+/** The login form, signed in through `login` (operator id, password, second factor). */
+export function signInWith(
+  login: LocalLogin,
+  form: Readonly<Record<string, string>>,
+  peer: string,
+): Promise<Operator> {
+  return login(form.operator ?? '', form.password ?? '', signInFactorOf(form), peer);
+}
 
 /**
  * Single sign-on: the relying party's two halves around the provider's redirect, and where a
@@ -79,8 +99,10 @@ ${
 <label for="operator">Operator id</label><input type="text" id="operator" name="operator" autocomplete="username" required maxlength="200">
 <label for="password">Password</label><input type="password" id="password" name="password" autocomplete="current-password" required maxlength="1000">
 <label for="totp">TOTP code</label><input type="text" id="totp" name="totp" inputmode="numeric" autocomplete="one-time-code" required maxlength="12">
+<input type="hidden" name="passkey" value="">
 <button type="submit">Sign in</button>
-</form>`
+</form>
+<p><button type="button" form="login-form" class="secondary" id="passkey-login" data-passkey="login">Sign in with a passkey instead of the code</button></p>`
     : html`<p class="muted">Local accounts are not configured on this gateway.</p>`
 }
 ${options.oidc ? html`<p><a href="/console/login/oidc" id="sso">Sign in with single sign-on</a></p>` : ''}

@@ -39,6 +39,7 @@ import {
   type OidcLogin,
   type SessionPolicy,
   SSO_FAILED,
+  signInWith,
   startConsoleSession,
 } from './login.js';
 import {
@@ -365,8 +366,7 @@ export async function registerConsole(
         if (!options.loginLocal) return failed();
         let operator: Operator;
         try {
-          const { operator: id, password, totp } = form;
-          operator = await options.loginLocal(id ?? '', password ?? '', totp ?? '', req.ip);
+          operator = await signInWith(options.loginLocal, form, req.ip);
         } catch {
           return failed();
         }

@@ -30,7 +30,7 @@ import {
   type OidcLogin as ConsoleOidcLogin,
   type ConsoleOptions,
   type LocalLogin,
-  registerConsole,
+  registerConsoleWithPasskeys,
   setSecurityHeaders,
 } from '../console/index.js';
 import { CONSOLE_ACTIONS, CONSOLE_PAGES } from '../console/pages/index.js';
@@ -68,6 +68,7 @@ import { healthRoutes } from './routes/health.js';
 import { metricsRoutes } from './routes/metrics.js';
 import { operatorRoutes } from './routes/operators.js';
 import { ownerChannelRoutes } from './routes/owner-channels.js';
+import { passkeyRoutes } from './routes/passkeys.js';
 import { providerRoutes } from './routes/providers.js';
 import { reportRoutes } from './routes/reports.js';
 import { reviewRoutes } from './routes/reviews.js';
@@ -481,12 +482,12 @@ export async function buildServer(
   ownerChannelRoutes(app, admin);
   providerRoutes(app, admin);
   destinationSetRoutes(app, admin);
-  operatorRoutes(app, admin);
+  for (const routes of [operatorRoutes, passkeyRoutes]) routes(app, admin);
   if (agent.oauth) wellKnownRoutes(app, agent.oauth);
   // The console guards its own routes (`auth: 'public'` here) with its session cookie.
   // Local logins are the operators' own (password + TOTP); single sign-on when configured.
   const sso = options.sso;
-  await registerConsole(app, admin, {
+  await registerConsoleWithPasskeys(app, admin, {
     pages: CONSOLE_PAGES,
     actions: CONSOLE_ACTIONS,
     loginLocal: consoleLogin(admin, security),
@@ -517,8 +518,8 @@ function ssoLogin(
 
 /** The console's local login: the peer as its keyed hash (the rate limit's row and the audit). */
 function consoleLogin(admin: AdminApi, security: SecurityEvents): LocalLogin {
-  return (id, password, totp, peer) =>
-    admin.operators.loginLocal(id, password, totp, 'console', security.pseudonym(peer));
+  return (id, password, factor, peer) =>
+    admin.operators.loginLocal(id, password, factor, 'console', security.pseudonym(peer));
 }
 
 /** No route: the console's plain 404 under /console, else the error body naming method and path. */

@@ -5,6 +5,11 @@ import type {
   OperatorTable,
   OperatorTokenTable,
 } from './operator-tables.js';
+import type {
+  DecisionAssertionTable,
+  OperatorPasskeyTable,
+  PasskeyChallengeTable,
+} from './passkey-tables.js';
 
 /** Set once at insert, never updated (also refused by triggers). */
 type InsertOnly<T> = ColumnType<T, T, never>;
@@ -356,7 +361,8 @@ export interface ChangeRequestTable {
 export interface ChangeApprovalTable {
   change_id: string;
   approver_id: string;
-  totp_step: number;
+  /** Null for an approval made with a passkey (its assertion is in `decision_assertions`). */
+  totp_step: number | null;
   at: string;
 }
 
@@ -443,6 +449,9 @@ export interface Database {
   operator_login_attempts: OperatorLoginAttemptTable;
   security_reviews: SecurityReviewTable;
   operator_second_factors: OperatorSecondFactorTable;
+  operator_passkeys: OperatorPasskeyTable;
+  passkey_challenges: PasskeyChallengeTable;
+  decision_assertions: DecisionAssertionTable;
   console_sessions: ConsoleSessionTable;
   console_logins: ConsoleLoginTable;
   owner_channels: OwnerChannelTable;

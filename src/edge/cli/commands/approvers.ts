@@ -10,7 +10,7 @@ import { withAdmin } from '../command-kit.js';
 export function registerApprovers(program: Command): void {
   const approvers = program
     .command('approvers')
-    .description("operators' second factors (TOTP), which approvals and changes need");
+    .description("operators' second factors (TOTP, passkeys), which approvals and changes need");
 
   approvers
     .command('enroll <operator-id>')
@@ -42,6 +42,43 @@ export function registerApprovers(program: Command): void {
           r.removed ? `operator ${id}: second factor removed` : `operator ${id}: none enrolled`,
         );
       })(),
+    );
+
+  approvers
+    .command('passkeys <operator-id>')
+    .description(
+      "an operator's passkeys (WebAuthn: name, credential id, enrolled, last used); each is enrolled by its operator in the console",
+    )
+    .action((id: string) =>
+      withAdmin(program, async (admin, out) => {
+        const list = await admin.passkeys.list(id);
+        out.result(list, () =>
+          list.length === 0
+            ? `${id}: no passkey`
+            : list
+                .map(
+                  (p) =>
+                    `${p.credential_id}  ${p.name}  enrolled ${p.created_at}  last used ${p.last_used_at ?? 'never'}`,
+                )
+                .join('\n'),
+        );
+      })(),
+    );
+
+  approvers
+    .command('remove-passkey <operator-id> <credential-id>')
+    .description(
+      "remove one of an operator's passkeys (one's own, or anyone's as an admin; audited)",
+    )
+    .action((id: string, credential: string) =>
+      withAdmin(
+        program,
+        async (admin, out, operator) => {
+          const r = await admin.passkeys.remove(operator, id, credential, 'cli');
+          out.result(r, () => `operator ${id}: passkey ${credential} removed`);
+        },
+        { action: 'operators.self' },
+      )(),
     );
 
   approvers

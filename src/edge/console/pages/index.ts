@@ -4,6 +4,7 @@ import { alertsPage, reportDownload, reportsPage } from './alert-report-pages.js
 import { auditPage, auditRecordPage } from './audit-pages.js';
 import { catalogPage, lifecycleAction, toolPage } from './catalog-pages.js';
 import { accessMatrixPage, agentsPage, usersPage } from './identity-pages.js';
+import { passkeyEnrolAction, passkeyRemoveAction, passkeysPage } from './passkey-pages.js';
 import { providerPage, providersPage } from './provider-pages.js';
 import { quarantinePage, releaseAction } from './quarantine-pages.js';
 import { reviewApproveAction, reviewPage, reviewRejectAction } from './review-pages.js';
@@ -30,6 +31,7 @@ export const CONSOLE_PAGES: readonly ConsolePage[] = [
   auditRecordPage,
   alertsPage,
   reportsPage,
+  passkeysPage,
 ];
 export const CONSOLE_ACTIONS: readonly ConsoleAction[] = [
   lifecycleAction,
@@ -38,6 +40,8 @@ export const CONSOLE_ACTIONS: readonly ConsoleAction[] = [
   reviewRejectAction,
   suspendSessionAction,
   closeSessionAction,
+  passkeyEnrolAction,
+  passkeyRemoveAction,
 ];
 /** Files the console hands out (GET, no state change): the governance reports. */
 export const CONSOLE_DOWNLOADS: readonly ConsoleDownload[] = [reportDownload];

@@ -29,6 +29,7 @@ import { operatorConfirmation } from './operator-confirmation.js';
 import { operatorsMigration } from './operators.js';
 import { ownerChannelSealing } from './owner-channel-sealing.js';
 import { ownerNotices } from './owner-notices.js';
+import { passkeys } from './passkeys.js';
 import { personActedLatch } from './person-acted-latch.js';
 import { policies } from './policies.js';
 import { providerEntries } from './provider-entries.js';
@@ -84,6 +85,7 @@ export function migrationProvider(dialect: Dialect): MigrationProvider {
         '0040_person_acted_latch': personActedLatch,
         '0041_applied_objects': appliedObjects,
         '0042_owner_channel_sealing': ownerChannelSealing,
+        '0043_passkeys': passkeys,
         '0044_fleet_state': fleetState,
       };
     },

@@ -1,0 +1,289 @@
+/**
+ * @module The offline check of decisions signed with a passkey (`toolgate decisions verify`,
+ * docs/architecture.md §6): for each stored assertion, rebuild what was decided from the stored
+ * decision alone (decision-subjects.ts), compare it with the signed commitment, recompute the
+ * challenge, find the audit record that names the assertion, and verify the signature, origin,
+ * RP ID hash and user-verification flag with the credential's public key kept with the
+ * assertion. Works on the live store, a restored backup, or an evidence file `decisions export`
+ * wrote (no database, no network). Never changes anything.
+ */
+import { verifyAuthenticationResponse } from '@simplewebauthn/server';
+import type { Kysely } from 'kysely';
+import {
+  type DecisionCommitment,
+  type DecisionSubject,
+  decisionChallenge,
+  subjectDifferences,
+} from '../../core/index.js';
+import type { Database } from '../../records/store/index.js';
+import {
+  approvalSubject,
+  type ChangeFields,
+  changeDefinitionHash,
+  changeSubjectOf,
+  reviewSubject,
+} from './decision-subjects.js';
+
+type AssertionRow = Database['decision_assertions'];
+
+/** Everything one assertion is checked against: portable, so an export verifies offline. */
+export interface DecisionEvidence {
+  readonly assertion: AssertionRow;
+  /** The approval as stored (kind `approval`). */
+  readonly approval?: {
+    readonly id: string;
+    readonly tool_id: string;
+    readonly tool_version: string;
+    readonly args_hash: string;
+    readonly status: string;
+    readonly decided_by: string | null;
+  };
+  /** The change request and the definition hash it activates (kind `change`). */
+  readonly change?: ChangeFields & { readonly definition_hash: string | null };
+  /** The review as stored (kind `review`). */
+  readonly review?: {
+    readonly tool_id: string;
+    readonly version: string;
+    readonly definition_hash: string;
+    readonly status: string;
+    readonly reviewer: string | null;
+  };
+  /** The details of each audit event of the decision's subject that names an assertion. */
+  readonly events: readonly { readonly action: string; readonly details: unknown }[];
+}
+
+export interface DecisionProof {
+  readonly assertion: string;
+  readonly kind: string;
+  readonly subject: string;
+  readonly approver: string;
+  readonly credential: string;
+  readonly at: string;
+  readonly ok: boolean;
+  /** What failed, in words (empty when `ok`). */
+  readonly problems: readonly string[];
+}
+
+export interface DecisionProofReport {
+  readonly ok: boolean;
+  readonly checked: number;
+  readonly failed: number;
+  readonly proofs: readonly DecisionProof[];
+}
+
+/** Pins the relying party instead of trusting the one stored with each assertion. */
+export interface ProofOptions {
+  readonly rpId?: string;
+  readonly origin?: string;
+}
+
+/** The decision as stored, as the commitment would name it; null with a problem if it is not. */
+function storedSubject(e: DecisionEvidence, problems: string[]): DecisionSubject | null {
+  const a = e.assertion;
+  switch (a.kind) {
+    case 'approval': {
+      if (!e.approval || e.approval.id !== a.subject_id) {
+        problems.push(`approval ${a.subject_id} is not in the evidence`);
+        return null;
+      }
+      if (e.approval.decided_by !== a.approver_id)
+        problems.push(
+          `approval ${a.subject_id} was decided by ${e.approval.decided_by ?? 'nobody'}, not ${a.approver_id}`,
+        );
+      return approvalSubject(e.approval, a.approver_id);
+    }
+    case 'change':
+      if (!e.change || e.change.id !== a.subject_id) {
+        problems.push(`change ${a.subject_id} is not in the evidence`);
+        return null;
+      }
+      return changeSubjectOf(e.change, e.change.definition_hash, a.approver_id);
+    case 'review':
+      if (!e.review || `${e.review.tool_id}@${e.review.version}` !== a.subject_id) {
+        problems.push(`review ${a.subject_id} is not in the evidence`);
+        return null;
+      }
+      if (e.review.reviewer !== a.approver_id)
+        problems.push(
+          `review ${a.subject_id} was recorded by ${e.review.reviewer ?? 'nobody'}, not ${a.approver_id}`,
+        );
+      return reviewSubject(
+        e.review.tool_id,
+        e.review.version,
+        e.review.definition_hash,
+        a.approver_id,
+      );
+    default:
+      problems.push(`unknown decision kind ${a.kind}`);
+      return null;
+  }
+}
+
+/** Whether an audit event of the decision names this assertion, its credential and challenge. */
+function audited(e: DecisionEvidence): boolean {
+  const a = e.assertion;
+  return e.events.some((ev) => {
+    const d = (ev.details ?? {}) as Record<string, unknown>;
+    return d.assertion === a.id && d.challenge === a.challenge && d.credential === a.credential_id;
+  });
+}
+
+/** One assertion checked against its evidence; never throws. */
+export async function proveDecision(
+  e: DecisionEvidence,
+  options: ProofOptions = {},
+): Promise<DecisionProof> {
+  const a = e.assertion;
+  const problems: string[] = [];
+  let commitment: DecisionCommitment | null = null;
+  try {
+    commitment = JSON.parse(a.commitment) as DecisionCommitment;
+  } catch {
+    problems.push('the stored commitment is not JSON');
+  }
+  const subject = storedSubject(e, problems);
+  if (commitment && subject) {
+    const differs = subjectDifferences(commitment, subject);
+    if (differs.length > 0)
+      problems.push(`the stored decision differs from what was signed in ${differs.join(', ')}`);
+    if (Date.parse(commitment.expires_at) < Date.parse(a.at))
+      problems.push('the assertion was accepted after its commitment expired');
+  }
+  const challenge = commitment ? decisionChallenge(commitment) : '';
+  if (commitment && challenge !== a.challenge)
+    problems.push('the stored challenge is not the hash of the stored commitment');
+  if (!audited(e)) problems.push('no audit record of the decision names this assertion');
+  if (commitment) {
+    try {
+      const verified = await verifyAuthenticationResponse({
+        response: {
+          id: a.credential_id,
+          rawId: a.credential_id,
+          type: 'public-key',
+          clientExtensionResults: {},
+          response: {
+            clientDataJSON: a.client_data_json,
+            authenticatorData: a.authenticator_data,
+            signature: a.signature,
+            ...(a.user_handle ? { userHandle: a.user_handle } : {}),
+          },
+        },
+        // Recomputed from the commitment: clientDataJSON must carry exactly this challenge.
+        expectedChallenge: challenge,
+        expectedOrigin: options.origin ?? a.origin,
+        expectedRPID: options.rpId ?? a.rp_id,
+        credential: {
+          id: a.credential_id,
+          publicKey: Buffer.from(a.public_key, 'base64url'),
+          counter: 0,
+        },
+        requireUserVerification: true,
+      });
+      if (!verified.verified) problems.push('the signature does not verify');
+    } catch (err) {
+      problems.push(
+        `the signature does not verify: ${err instanceof Error ? err.message.slice(0, 200) : 'error'}`,
+      );
+    }
+  }
+  return {
+    assertion: a.id,
+    kind: a.kind,
+    subject: a.subject_id,
+    approver: a.approver_id,
+    credential: a.credential_id,
+    at: a.at,
+    ok: problems.length === 0,
+    problems,
+  };
+}
+
+/** Every assertion of the evidence, checked. */
+export async function proveDecisions(
+  evidence: readonly DecisionEvidence[],
+  options: ProofOptions = {},
+): Promise<DecisionProofReport> {
+  const proofs: DecisionProof[] = [];
+  for (const e of evidence) proofs.push(await proveDecision(e, options));
+  const failed = proofs.filter((p) => !p.ok).length;
+  return { ok: failed === 0, checked: proofs.length, failed, proofs };
+}
+
+/** The store's evidence: each stored assertion (of `subject`, when given) with its decision. */
+export class DecisionProofs {
+  readonly #db: Kysely<Database>;
+
+  constructor(db: Kysely<Database>) {
+    this.#db = db;
+  }
+
+  /** The evidence an auditor takes away (`toolgate decisions export`). */
+  async evidence(filter: { subject?: string } = {}): Promise<DecisionEvidence[]> {
+    let q = this.#db.selectFrom('decision_assertions').selectAll().orderBy('at').orderBy('id');
+    if (filter.subject !== undefined) q = q.where('subject_id', '=', filter.subject);
+    const out: DecisionEvidence[] = [];
+    for (const assertion of await q.execute()) out.push(await this.#evidenceOf(assertion));
+    return out;
+  }
+
+  /** Checks the store's assertions (of `subject`, when given). */
+  async verify(filter: { subject?: string } & ProofOptions = {}): Promise<DecisionProofReport> {
+    const { subject, ...options } = filter;
+    return proveDecisions(await this.evidence(subject !== undefined ? { subject } : {}), options);
+  }
+
+  async #evidenceOf(assertion: AssertionRow): Promise<DecisionEvidence> {
+    const events = (
+      await this.#db
+        .selectFrom('events')
+        .select(['action', 'details'])
+        .where('subject', '=', `${assertion.kind}:${assertion.subject_id}`)
+        .execute()
+    ).map((ev) => ({ action: ev.action, details: parseJson(ev.details) }));
+    const base = { assertion, events };
+    switch (assertion.kind) {
+      case 'approval': {
+        const approval = await this.#db
+          .selectFrom('approvals')
+          .select(['id', 'tool_id', 'tool_version', 'args_hash', 'status', 'decided_by'])
+          .where('id', '=', assertion.subject_id)
+          .executeTakeFirst();
+        return approval ? { ...base, approval } : base;
+      }
+      case 'change': {
+        const row = await this.#db
+          .selectFrom('change_requests')
+          .selectAll()
+          .where('id', '=', assertion.subject_id)
+          .executeTakeFirst();
+        if (!row) return base;
+        return {
+          ...base,
+          change: { ...row, definition_hash: await changeDefinitionHash(this.#db, row) },
+        };
+      }
+      case 'review': {
+        const at = assertion.subject_id.lastIndexOf('@');
+        const review = await this.#db
+          .selectFrom('security_reviews')
+          .select(['tool_id', 'version', 'definition_hash', 'status', 'reviewer'])
+          .where('tool_id', '=', assertion.subject_id.slice(0, at))
+          .where('version', '=', assertion.subject_id.slice(at + 1))
+          .where('reviewer', '=', assertion.approver_id)
+          .executeTakeFirst();
+        return review ? { ...base, review } : base;
+      }
+      default:
+        return base;
+    }
+  }
+}
+
+function parseJson(text: string | null): unknown {
+  if (text === null) return null;
+  try {
+    return JSON.parse(text);
+  } catch {
+    return null;
+  }
+}
