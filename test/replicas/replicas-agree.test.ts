@@ -1,5 +1,5 @@
 /**
- * Replicas that agree (issue 27 point 3, docs/architecture.md §5): two toolgate replicas (the
+ * Replicas that agree (docs/architecture.md §5): two toolgate replicas (the
  * built CLI's `serve`, two processes) on one PostgreSQL database behind HAProxy, each also reached
  * directly so a test chooses which replica serves which request.
  *
