@@ -3,6 +3,20 @@
  */
 export type { Actor } from './actor.js';
 export { checkActor, isPrintableName, systemActor } from './actor.js';
+export {
+  type ApprovalDisplay,
+  type ApprovalReason,
+  argumentsText,
+  type CallCost,
+  costLine,
+  destinationLine,
+  displayOf,
+  type FlaggedText,
+  flaggedLine,
+  reasonHeadline,
+  reasonLines,
+  reasonsOf,
+} from './approval-reasons.js';
 export { canonicalHash, canonicalJson, sha256Hex } from './canonical-json.js';
 export type { Clock } from './clock.js';
 export { addDays, DAY_MS, systemClock } from './clock.js';
@@ -68,7 +82,7 @@ export {
   readBoundedFile,
   regularFileStats,
 } from './read-bounded-file.js';
-export type { RenderedCall, UntrustedDestination } from './rendered-call.js';
+export type { CallPreview, RenderedCall, UntrustedDestination } from './rendered-call.js';
 export type { SecretPattern } from './secret-patterns.js';
 export { SECRET_PATTERNS } from './secret-patterns.js';
 export { isStoreCorrupt, StoreCorruptError } from './store-corrupt.js';

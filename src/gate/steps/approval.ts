@@ -12,6 +12,7 @@ import {
 import { declaredKeys, pendingRecord } from '../audit-records.js';
 import type { BoundApproval } from '../call-context.js';
 import { afterInjectionOf } from './after-injection.js';
+import { approvalReasons, callCost } from './approval-reasons.js';
 import { type CallState, CONTINUE, type Refusal, refuse, type StepResult } from './step.js';
 
 const AGENT_PENDING_CAP: Refusal = {
@@ -70,6 +71,8 @@ export function approvalStep(s: CallState): StepResult | Promise<StepResult> {
     out_of_band: def.approval.out_of_band,
     ...(untrusted.length > 0 ? { untrusted_destinations: untrusted } : {}),
     ...(afterInjection ? { after_injection: afterInjection } : {}),
+    reasons: approvalReasons(s, need, afterInjection, s.flaggedTexts),
+    cost: callCost(s),
   };
   const bound = s.options.boundApproval;
   return bound ? resolveBound(s, bound, rendered) : resolveApproval(s, rendered);
