@@ -4,8 +4,10 @@
  * consumes the approval and goes on. Limits come after this step, so a waiting call spends no
  * slot. Step order: docs/architecture.md §3.
  */
+import type { FlaggedText } from '../../core/index.js';
 import {
   type ApprovalCall,
+  type ApprovalRequirement,
   approvalRequired,
   type RenderedCall,
 } from '../../domain/decisions/index.js';
@@ -13,6 +15,7 @@ import { declaredKeys, pendingRecord } from '../audit-records.js';
 import type { BoundApproval } from '../call-context.js';
 import { afterInjectionOf } from './after-injection.js';
 import { approvalReasons, callCost } from './approval-reasons.js';
+import { flaggedTextsOf } from './flagged-text.js';
 import { type CallState, CONTINUE, type Refusal, refuse, type StepResult } from './step.js';
 
 const AGENT_PENDING_CAP: Refusal = {
@@ -60,6 +63,21 @@ export function approvalStep(s: CallState): StepResult | Promise<StepResult> {
   ) {
     return CONTINUE;
   }
+  // Where the flagged text came from and what it said: read only for a call it escalates.
+  if (afterInjection !== null) {
+    return flaggedTextsOf(s).then((flagged) => decide(s, need, afterInjection, flagged));
+  }
+  return decide(s, need, null, []);
+}
+
+function decide(
+  s: CallState,
+  need: ApprovalRequirement,
+  afterInjection: { readonly untrusted_sources: readonly string[] } | null,
+  flagged: readonly FlaggedText[],
+): Promise<StepResult> {
+  const def = s.def;
+  const untrusted = s.untrustedDestinations;
   const rendered: RenderedCall = {
     tool: s.detail.id,
     version: s.detail.version,
@@ -71,7 +89,7 @@ export function approvalStep(s: CallState): StepResult | Promise<StepResult> {
     out_of_band: def.approval.out_of_band,
     ...(untrusted.length > 0 ? { untrusted_destinations: untrusted } : {}),
     ...(afterInjection ? { after_injection: afterInjection } : {}),
-    reasons: approvalReasons(s, need, afterInjection, s.flaggedTexts),
+    reasons: approvalReasons(s, need, afterInjection, flagged),
     cost: callCost(s),
   };
   const bound = s.options.boundApproval;

@@ -5,7 +5,7 @@
  * executed result). Step order: docs/architecture.md §3.
  */
 
-import type { Clock, FlaggedText } from '../../core/index.js';
+import type { Clock } from '../../core/index.js';
 import type {
   CatalogService,
   HealthGate,
@@ -82,7 +82,6 @@ export interface AuditBase {
 }
 
 const NO_UNTRUSTED: readonly UntrustedDestination[] = Object.freeze([]);
-const NO_FLAGGED: readonly FlaggedText[] = Object.freeze([]);
 
 /**
  * One call on its way through the steps. Each step fills in its own fields and reads only those
@@ -138,8 +137,6 @@ export class CallState {
    * user) within the window though not this session; null when none did or nobody looked.
    */
   injectionElsewhere: readonly string[] | null = null;
-  /** policy (provenance.ts): where the flagged text of those sources was found, for the reviewer. */
-  flaggedTexts: readonly FlaggedText[] = NO_FLAGGED;
   // flow
   who!: CeilingCall;
   // idempotency lookup (the hash is what approval binds and idempotency compares)

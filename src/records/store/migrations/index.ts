@@ -24,6 +24,7 @@ import { healthOverrides } from './health-overrides.js';
 import { idempotencyOutcomes } from './idempotency-outcomes.js';
 import { identityBinding } from './identity-binding.js';
 import { initial } from './initial.js';
+import { injectionTexts } from './injection-texts.js';
 import { operatorConfirmation } from './operator-confirmation.js';
 import { operatorsMigration } from './operators.js';
 import { ownerChannelSealing } from './owner-channel-sealing.js';
@@ -83,6 +84,7 @@ export function migrationProvider(dialect: Dialect): MigrationProvider {
         '0040_person_acted_latch': personActedLatch,
         '0041_applied_objects': appliedObjects,
         '0042_owner_channel_sealing': ownerChannelSealing,
+        '0046_injection_texts': injectionTexts,
       };
     },
   };
