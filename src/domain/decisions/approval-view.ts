@@ -54,7 +54,8 @@ export interface ApprovalCall {
 /** What `resolve` found or opened for a call. */
 export type ResolvedApproval =
   | { readonly kind: 'approved'; readonly approvalId: string; readonly approver: string }
-  | { readonly kind: 'pending'; readonly approvalId: string }
+  /** `created`: this call opened the request (a retry finds the one it opened). */
+  | { readonly kind: 'pending'; readonly approvalId: string; readonly created?: true }
   | { readonly kind: 'rejected'; readonly approvalId: string; readonly reason: string | null }
   | { readonly kind: 'too_many'; readonly scope: 'session' | 'agent' | 'principal' };
 

@@ -55,6 +55,9 @@ export function approvalStep(s: CallState): StepResult | Promise<StepResult> {
     s.injectionElsewhere,
   );
   s.afterInjection = afterInjection;
+  if (s.options.previewFor !== undefined) {
+    return previewRefusal(s, need.required || untrusted.length > 0 || afterInjection !== null);
+  }
   if (
     !need.required &&
     untrusted.length === 0 &&
@@ -245,8 +248,43 @@ async function resolveApproval(s: CallState, rendered: RenderedCall): Promise<St
         return SESSION_PENDING_CAP;
     }
   }
-  if (resolved.kind === 'pending') return pending(s, resolved.approvalId, rendered);
+  if (resolved.kind === 'pending') {
+    // A new request of a tool that declares a preview: the reviewer gets the state it would
+    // change, fetched in the background (preview-runner.ts); the caller is answered at once.
+    const declaration = s.def.preview;
+    if (resolved.created && declaration !== undefined) {
+      s.deps.previews?.start({
+        ctx: s.ctx,
+        approvalId: resolved.approvalId,
+        declaration,
+        callArgs: s.callArgs,
+      });
+    }
+    return pending(s, resolved.approvalId, rendered);
+  }
   if (resolved.kind === 'rejected') return rejection(resolved.approvalId, resolved.reason);
   s.approval = resolved;
+  return CONTINUE;
+}
+
+/**
+ * A call the gate runs as a reviewer's preview (preview-runner.ts) must be a read that needs no
+ * approval: anything else is refused here, before it could run, and audited as any refusal.
+ */
+function previewRefusal(s: CallState, wouldWait: boolean): StepResult {
+  if (s.def.action_class !== 'read') {
+    return refuse(
+      'POLICY_DENIED',
+      'preview.not_read_only',
+      `a preview runs only a read tool; ${s.detail.id} is ${s.def.action_class}`,
+    );
+  }
+  if (wouldWait) {
+    return refuse(
+      'POLICY_DENIED',
+      'preview.needs_approval',
+      `a preview never waits for a person; a call of ${s.detail.id} would need approval here`,
+    );
+  }
   return CONTINUE;
 }
