@@ -54,7 +54,10 @@ const RUN_FAILURES = new Set([
 export interface PreviewRequest {
   readonly ctx: CallContext;
   readonly approvalId: string;
-  readonly declaration: { readonly tool: string; readonly arguments: Readonly<Record<string, string>> };
+  readonly declaration: {
+    readonly tool: string;
+    readonly arguments: Readonly<Record<string, string>>;
+  };
   /** The waiting call's arguments as the gate resolved them. */
   readonly callArgs: unknown;
 }
