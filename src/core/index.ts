@@ -49,6 +49,7 @@ export {
   timeOrderedId,
 } from './ids.js';
 export { ASYMMETRIC_JWS_ALGS } from './jws-algs.js';
+export { type DiffLine, lineDiff, MAX_DIFF_LINES } from './line-diff.js';
 export { foreignOwner, makeDirs, makePrivateDirs, narrowPrivateDir } from './make-dirs.js';
 export type { Mutable } from './mutable.js';
 export type { Outbound, OutboundProblem } from './outbound.js';

@@ -8,6 +8,7 @@
 import { rolesOf } from '../../api/index.js';
 import { argumentsText, problem, ToolgateError } from '../../core/index.js';
 import { costRow, previewSection, reasonsRow } from './call-reasons.js';
+import { changeSubject } from './change-subject.js';
 import type { ConsoleAction, ConsoleContext } from './console-page.js';
 import { type Html, html } from './html.js';
 import { timeLeft } from './layout.js';
@@ -95,6 +96,7 @@ ${hidden}
 <dt>Approvals</dt><dd>${c.approvers.length} of ${c.required}${c.approvers.map((a) => html` <code>${a}</code>`)}</dd>
 <dt>Status</dt><dd>${c.status}</dd>
 </dl>
+${await changeSubject(ctx, c)}
 ${forms}`;
 }
 
