@@ -151,6 +151,7 @@ export async function openGateway(options: ToolgateOptions = {}): Promise<Gatewa
     () => gate.flush(),
     () => observers.notifier.close(),
     () => operations.ownerNotices.close(),
+    () => operations.decisionNotices.close(),
     () => security.close(),
     () => records.audit.close(),
     ...(options.egress ? [] : [() => host.egress.proxy.close()]), // a caller's own proxy: theirs
