@@ -38,14 +38,19 @@ function definitionText(definition: unknown): string {
   return JSON.stringify(JSON.parse(canonicalJson(definition)), null, 2);
 }
 
-/** The version of `toolId` active now, other than `version` (the newest such), or null. */
+/**
+ * What `version` is compared with: the version of `toolId` active now (the newest such), else the
+ * newest other version whatever its state (the page names its state); null when there is none.
+ */
 async function activeVersion(
   ctx: ConsoleContext,
   toolId: string,
   version: string,
 ): Promise<Detail | null> {
-  const all = await ctx.admin.catalog.versions(toolId).catch(() => []);
-  return all.filter((v) => v.version !== version && v.lifecycle === 'active').at(-1) ?? null;
+  const others = (await ctx.admin.catalog.versions(toolId).catch(() => [])).filter(
+    (v) => v.version !== version,
+  );
+  return others.filter((v) => v.lifecycle === 'active').at(-1) ?? others.at(-1) ?? null;
 }
 
 /** The full definition of `tool`, and its line diff against the version active now. */
@@ -54,19 +59,19 @@ export async function definitionWithDiff(ctx: ConsoleContext, tool: Detail): Pro
   const text = definitionText(tool.definition);
   const diff =
     active === null
-      ? html`<p id="definition-diff" class="muted">No other version of <code>${tool.id}</code> is active: the whole definition is new.</p>`
+      ? html`<p id="definition-diff" class="muted">No other version of <code>${tool.id}</code> exists: the whole definition is new.</p>`
       : diffBlock(active, definitionText(active.definition), text);
   return html`<h2>Definition</h2><div id="change-definition">${jsonBlock(JSON.parse(text))}</div>
-<h2>Against the active version</h2>${diff}`;
+<h2>Against the version in use</h2>${diff}`;
 }
 
 function diffBlock(active: Detail, before: string, after: string): Html {
   const lines = lineDiff(before, after);
   if (lines === null) {
-    return html`<p id="definition-diff" class="muted">Too long to compare line by line; the active version ${active.version} is:</p>${jsonBlock(active.definition)}`;
+    return html`<p id="definition-diff" class="muted">Too long to compare line by line; version ${active.version} (${active.lifecycle}) is:</p>${jsonBlock(active.definition)}`;
   }
   const changed = lines.filter((l) => l.op !== 'same').length;
   const sign = { same: ' ', add: '+', remove: '-' } as const;
-  return html`<p>Against <code>${active.id}@${active.version}</code> (active): <strong id="diff-count">${changed}</strong> changed line${changed === 1 ? '' : 's'}.</p>
+  return html`<p>Against <code>${active.id}@${active.version}</code> (<span id="diff-against-state">${active.lifecycle}</span>${active.lifecycle === 'active' ? '' : ': no version is active'}): <strong id="diff-count">${changed}</strong> changed line${changed === 1 ? '' : 's'}.</p>
 <pre id="definition-diff" class="diff">${lines.map((l) => html`<span class="diff-${l.op}">${sign[l.op]} ${l.text}\n</span>`)}</pre>`;
 }
