@@ -5,13 +5,10 @@ export type { Actor } from './actor.js';
 export { checkActor, isPrintableName, systemActor } from './actor.js';
 export {
   type ApprovalDisplay,
-  type ApprovalReason,
   argumentsText,
-  type CallCost,
   costLine,
   destinationLine,
   displayOf,
-  type FlaggedText,
   flaggedLine,
   reasonHeadline,
   reasonLines,
@@ -83,7 +80,14 @@ export {
   readBoundedFile,
   regularFileStats,
 } from './read-bounded-file.js';
-export type { CallPreview, RenderedCall, UntrustedDestination } from './rendered-call.js';
+export type {
+  ApprovalReason,
+  CallCost,
+  CallPreview,
+  FlaggedText,
+  RenderedCall,
+  UntrustedDestination,
+} from './rendered-call.js';
 export type { SecretPattern } from './secret-patterns.js';
 export { SECRET_PATTERNS } from './secret-patterns.js';
 export { isStoreCorrupt, StoreCorruptError } from './store-corrupt.js';

@@ -4,7 +4,6 @@
  * waits (approval-reasons.ts); what it costs; and, where its tool declares one, the result of a
  * read-only preview of the state it would change (untrusted text, never used for the decision).
  */
-import type { ApprovalReason, CallCost } from './approval-reasons.js';
 export interface RenderedCall {
   readonly tool: string;
   readonly version: string;
@@ -68,4 +67,55 @@ export interface UntrustedDestination {
   readonly tool_id: string;
   readonly call_id: string;
   readonly first_seen_at: string;
+}
+
+/** Where instruction-like text entered the run, and what the scan flagged there. */
+export interface FlaggedText {
+  /** The tool whose result held it, that call's id, and when (ISO 8601 UTC). */
+  readonly tool_id: string;
+  readonly call_id: string;
+  readonly at: string;
+  /** The scan's rules that matched (`injection.*`), at most a few. */
+  readonly rules: readonly string[];
+  /** The flagged span with a little context, bounded; untrusted text, shown as text. */
+  readonly excerpt: string | null;
+}
+
+/** One reason a call waits. `rule` is the audit rule that names it. */
+export type ApprovalReason =
+  /** The action class's default gate asks for every call (docs/architecture.md §1). */
+  | { readonly kind: 'action_class'; readonly rule: string; readonly action_class: string }
+  /** The tool's own definition asks for every call, beyond its action class's default. */
+  | { readonly kind: 'definition'; readonly rule: 'approval.definition'; readonly mode: string }
+  /** One of the tool's approval conditions held (or could not be evaluated: fails closed). */
+  | {
+      readonly kind: 'condition';
+      readonly rule: 'approval.condition';
+      readonly argument: string;
+      readonly op: string;
+      readonly value: unknown;
+    }
+  /** Instruction-like text entered the session (or the run, or the principal's window). */
+  | {
+      readonly kind: 'after_injection';
+      readonly rule: 'provenance.injection_seen';
+      readonly untrusted_sources: readonly string[];
+      readonly flagged: readonly FlaggedText[];
+    }
+  /** Argument values first seen in an untrusted result of the run. */
+  | {
+      readonly kind: 'untrusted_destination';
+      readonly rule: 'provenance.untrusted_destination';
+      readonly destinations: readonly UntrustedDestination[];
+    };
+
+/** What the call costs and what the session has left, as the gate saw it when it asked. */
+export interface CallCost {
+  readonly cents: number;
+  /** The session's spend budget and what is left of it; null when the agent has none. */
+  readonly spend_budget_cents: number | null;
+  readonly spend_left_cents: number | null;
+  /** The session's external-send budget and what is left; null when none (or not a send). */
+  readonly external_sends_budget: number | null;
+  readonly external_sends_left: number | null;
 }

@@ -150,8 +150,7 @@ export async function openGateway(options: ToolgateOptions = {}): Promise<Gatewa
     () => operations.detectors?.idle(),
     () => gate.flush(),
     () => observers.notifier.close(),
-    () => operations.ownerNotices.close(),
-    () => operations.decisionNotices.close(),
+    () => operations.ownerNotices.close().then(() => operations.decisionNotices.close()),
     () => security.close(),
     () => records.audit.close(),
     ...(options.egress ? [] : [() => host.egress.proxy.close()]), // a caller's own proxy: theirs
