@@ -45,17 +45,25 @@ export class DecisionNotices {
     this.#d = deps;
   }
 
-  /** Sets the cursor the first time (history before it is not announced); starts the timer. */
+  /** Sets the cursor (history before it is not announced); starts the timer when a channel exists. */
   async start(): Promise<void> {
     const { max } = await this.#d.db
       .selectFrom('events')
       .select((eb) => eb.fn.max('seq').as('max'))
       .executeTakeFirstOrThrow();
+    // Without a channel nothing is announced, and nothing decided meanwhile is announced later:
+    // the cursor follows the record's end. With one, a cursor already set is kept.
+    const enabled = this.#d.notifier.enabled;
     await this.#d.db
       .insertInto('meta')
       .values({ key: CURSOR_KEY, value: String(Number(max ?? 0)) })
-      .onConflict((oc) => oc.column('key').doNothing())
+      .onConflict((oc) =>
+        enabled
+          ? oc.column('key').doNothing()
+          : oc.column('key').doUpdateSet({ value: String(Number(max ?? 0)) }),
+      )
       .execute();
+    if (!enabled) return;
     const every = this.#d.intervalMs ?? 5_000;
     if (every > 0 && this.#timer === undefined) {
       this.#timer = setInterval(() => void this.check().catch(() => {}), every);
