@@ -1,10 +1,10 @@
 /**
- * When the audit writer acknowledges. On SQLite a group commit of more than a few records commits
- * without syncing and then syncs the WAL file on the thread pool; no record of that batch may be
- * acknowledged before that sync has finished, and a failed sync fails every record of the batch.
- * A batch of one caller's records syncs inside its own commit and never waits for the pool. The
- * sync is observed through the writer's sync hook wrapped around the real fdatasync, on a real
- * database file; the records are read back from the database afterwards.
+ * When the audit writer acknowledges. On SQLite every group commit, one caller's single record
+ * included, commits without syncing and then syncs the WAL file on the thread pool, so the event
+ * loop serves other requests while the disk works; no record of that batch may be acknowledged
+ * before that sync has finished, and a failed sync fails every record of the batch. The sync is
+ * observed through the writer's sync hook wrapped around the real fdatasync, on a real database
+ * file; the records are read back from the database afterwards.
  */
 import assert from 'node:assert/strict';
 import { fdatasync, mkdtempSync, rmSync } from 'node:fs';
@@ -12,6 +12,7 @@ import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { after, describe, test } from 'node:test';
 import { promisify } from 'node:util';
+import { sql } from 'kysely';
 import { AuditWriter } from '../../src/records/audit/audit-writer.js';
 import { AuditLog, type AuditRecord } from '../../src/records/audit/index.js';
 import { openStore, type Store } from '../../src/records/store/index.js';
@@ -52,8 +53,8 @@ describe('audit writer durability on SQLite', () => {
       },
     });
     const acknowledged = new Set<number>();
-    // The first append finds the writer idle and commits alone (a one-caller batch, synced in its
-    // commit); the other 19, queued meanwhile, are the next group commit.
+    // The first append finds the writer idle and commits alone; the other 19, queued meanwhile,
+    // are the next group commit. Neither batch is acknowledged before its sync.
     const appends = Array.from({ length: 20 }, (_, i) =>
       writer.append(record(i)).then(() => {
         acknowledged.add(i);
@@ -61,7 +62,7 @@ describe('audit writer durability on SQLite', () => {
     );
     // Long enough for the commit itself to have happened many times over.
     await new Promise((r) => setTimeout(r, 100));
-    assert.deepEqual([...acknowledged], [0], 'the group is not acknowledged before its WAL sync');
+    assert.deepEqual([...acknowledged], [], 'no batch is acknowledged before its WAL sync');
     const inDatabase = await s.db
       .selectFrom('audit_log')
       .select('call_id')
@@ -91,29 +92,70 @@ describe('audit writer durability on SQLite', () => {
     const results = await Promise.allSettled(
       Array.from({ length: 10 }, (_, i) => writer.append(record(100 + i))),
     );
-    // The first committed alone, synced in its commit; the group of nine failed with its sync.
+    // The first committed alone and the group of nine after it: each failed with its sync.
     assert.deepEqual(
       results.map((r) => r.status),
-      ['fulfilled', ...Array.from({ length: 9 }, () => 'rejected')],
+      Array.from({ length: 10 }, () => 'rejected'),
     );
     await writer.close();
   });
 
-  test('one caller’s records sync inside their own commit, never through the pool', async () => {
+  test('one caller’s single record syncs after its commit, off the event loop, which keeps running meanwhile', async () => {
     const s = await store('c.db');
-    let poolSyncs = 0;
     const log = new AuditLog(s, { checkpoints: false });
+    let release: () => void = () => {};
+    const held = new Promise<void>((r) => {
+      release = r;
+    });
+    let syncs = 0;
+    let ticksDuringSync = 0;
+    let syncing = false;
+    // The loop's own heartbeat: it can only beat while no sync holds the thread.
+    const heartbeat = setInterval(() => {
+      if (syncing) ticksDuringSync += 1;
+    }, 1);
     // The log's writer is the gateway's; a second writer on the same handle shows the rule.
     const writer = new AuditWriter(s, {
       syncFile: async (fd) => {
-        poolSyncs += 1;
-        await realSync(fd);
+        syncs += 1;
+        syncing = true;
+        try {
+          await held;
+          await realSync(fd);
+        } finally {
+          syncing = false;
+        }
       },
     });
-    for (let i = 0; i < 5; i++) await writer.append(record(200 + i));
-    assert.equal(poolSyncs, 0);
-    assert.equal((await log.verify()).ok, true);
-    await writer.close();
-    await log.close();
+    try {
+      let acknowledged = false;
+      const one = writer.append(record(200)).then(() => {
+        acknowledged = true;
+      });
+      await new Promise((r) => setTimeout(r, 50));
+      assert.equal(syncs, 1, 'the single record went through the thread pool’s sync');
+      assert.equal(acknowledged, false, 'not acknowledged while its sync is pending');
+      assert.ok(ticksDuringSync >= 5, `the loop ran during the sync (${ticksDuringSync} beats)`);
+      const row = await s.db
+        .selectFrom('audit_log')
+        .select('call_id')
+        .where('call_id', '=', 'call_durability_200')
+        .executeTakeFirst();
+      assert.ok(row, 'committed, waiting only for its sync');
+      // Other writes on the connection keep their sync inside the commit.
+      const mode = await sql<{ synchronous: number }>`pragma synchronous`.execute(s.db);
+      assert.equal(mode.rows[0]?.synchronous, 2, 'synchronous=FULL again after the audit commit');
+      release();
+      await one;
+      assert.equal(acknowledged, true);
+      for (let i = 1; i < 5; i++) await writer.append(record(200 + i));
+      assert.equal(syncs, 5, 'each sequential append synced off the loop');
+      assert.equal((await log.verify()).ok, true);
+    } finally {
+      clearInterval(heartbeat);
+      release();
+      await writer.close();
+      await log.close();
+    }
   });
 });

@@ -29,6 +29,9 @@ export interface CeilingCall {
   readonly now: Date;
 }
 
+/** Thrown to end a dry run's transaction: it rolls back whatever it charged. */
+const ROLLBACK = Symbol('dry run');
+
 export class CallCounters {
   readonly #store: Pick<Store, 'db' | 'lockKey'>;
 
@@ -69,6 +72,26 @@ export class CallCounters {
 
   recordPrivateRead(who: CeilingCall, ceilings: AgentCeilings): Promise<void> {
     return recordPrivateRead(this.#store.db, who, ceilings);
+  }
+
+  /**
+   * Runs `check` on counters inside one transaction that is always rolled back: the very
+   * statements a charge runs, so it says exactly whether the limits would refuse the call now,
+   * and nothing is charged (check before asking, charge after approval: docs/architecture.md §3).
+   */
+  async dryRun<T>(check: (counters: CallCounters) => Promise<T>): Promise<T> {
+    let out: { value: T } | null = null;
+    await this.#store.db
+      .transaction()
+      .execute(async (trx) => {
+        out = { value: await check(new CallCounters({ db: trx, lockKey: this.#store.lockKey })) };
+        throw ROLLBACK;
+      })
+      .catch((err: unknown) => {
+        if (err !== ROLLBACK) throw err;
+      });
+    if (out === null) throw new Error('the dry run ended without a verdict');
+    return (out as { value: T }).value;
   }
 
   /** Expired rate and ceiling counters removed; how many of each. */

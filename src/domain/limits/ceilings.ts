@@ -9,7 +9,7 @@
  * passed within any W seconds. Egress bytes are known only after a call: they are added then, and
  * a window already at its ceiling stops the next call.
  */
-import { type Kysely, sql } from 'kysely';
+import { type Kysely, sql, type Transaction } from 'kysely';
 import { type Database, LOCK_CLASSES, type Store } from '../../records/store/index.js';
 import type { AgentCeilings, CeilingWindow, SessionBudgets } from '../identity/index.js';
 
@@ -227,8 +227,13 @@ export async function admitCall(
   if (charges.length === 0 && call.cents === 0) return admitted;
   // One lock order for every transaction: no two charges can wait on each other in a cycle.
   charges.sort((a, b) => (a.s.key < b.s.key ? -1 : a.s.key > b.s.key ? 1 : 0));
+  // Inside a caller's transaction (a dry run, CallCounters.dryRun), the charges join it.
+  const inTransaction = (body: (trx: Transaction<Database>) => Promise<void>) =>
+    store.db.isTransaction
+      ? body(store.db as Transaction<Database>)
+      : store.db.transaction().execute(body);
   try {
-    await store.db.transaction().execute(async (trx) => {
+    await inTransaction(async (trx) => {
       if (call.cents > 0) {
         const budget = call.spendBudget;
         const q = trx

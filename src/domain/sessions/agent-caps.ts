@@ -186,7 +186,7 @@ async function fairVictim(
     rows.map((r) => ({
       key: r.id,
       holder: r.user_permissions !== null ? r.user_id : null,
-      used: r.last_used_at ?? r.created_at,
+      used: unwrittenUse(trx, r.id) ?? r.last_used_at ?? r.created_at,
       busy: callsInFlight.has(r.id),
       waiting: waiting.has(r.id),
     })),
@@ -264,25 +264,51 @@ const TOUCHED_MAX = 10_000;
 const touched = new Map<string, number>();
 
 /**
- * Records that a request used the session now (its LRU order for fair eviction), at most once a
- * second per session and process. Never throws: a failed write costs only that order's precision.
+ * Last uses not yet written, per database (keyed by the adapter Kysely shares between a database
+ * and its transactions): the sessions touched within one TOUCH_EVERY_MS are written together, in
+ * one transaction, so a busy gateway pays one commit (one sync) a second for them all instead of
+ * one per session, none of them on a call's path. This process's eviction reads them from here.
  */
-export async function touchSession(
-  db: Kysely<Database>,
-  sessionId: string,
-  now: Date,
-): Promise<void> {
+const unwritten = new WeakMap<object, { db: Kysely<Database>; uses: Map<string, string> }>();
+
+/**
+ * Records that a request used the session now (its LRU order for fair eviction), at most once a
+ * second per session and process; written within a second with the others touched meanwhile.
+ * Never throws: a failed write costs only that order's precision.
+ */
+export function touchSession(db: Kysely<Database>, sessionId: string, now: Date): void {
   const at = now.getTime();
   const last = touched.get(sessionId);
   if (last !== undefined && at - last < TOUCH_EVERY_MS && at >= last) return;
   if (touched.size >= TOUCHED_MAX) touched.clear();
   touched.set(sessionId, at);
-  await db
-    .updateTable('sessions')
-    .set({ last_used_at: now.toISOString() })
-    .where('id', '=', sessionId)
-    .execute()
+  const key = db.getExecutor().adapter;
+  let batch = unwritten.get(key);
+  if (!batch) {
+    batch = { db, uses: new Map() };
+    unwritten.set(key, batch);
+    setTimeout(() => void writeTouches(key), TOUCH_EVERY_MS).unref();
+  }
+  batch.uses.set(sessionId, now.toISOString());
+}
+
+async function writeTouches(key: object): Promise<void> {
+  const batch = unwritten.get(key);
+  unwritten.delete(key);
+  if (!batch || batch.uses.size === 0) return;
+  await batch.db
+    .transaction()
+    .execute(async (trx) => {
+      for (const [id, at] of batch.uses) {
+        await trx.updateTable('sessions').set({ last_used_at: at }).where('id', '=', id).execute();
+      }
+    })
     .catch(() => {});
+}
+
+/** The session's last use this process has not written yet, if any. */
+function unwrittenUse(db: Kysely<Database> | Transaction<Database>, id: string): string | null {
+  return unwritten.get(db.getExecutor().adapter)?.uses.get(id) ?? null;
 }
 
 /** Pending, unexpired approval requests of this agent, counted inside the caller's transaction. */

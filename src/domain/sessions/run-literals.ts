@@ -39,6 +39,8 @@ export interface LiteralScopes {
 export const UNRECORDED_KIND = 'unrecorded';
 /** Kind of the rows that say instruction-like text came from a source (one row per tool). */
 export const INJECTION_KIND = 'injection';
+/** Injection marks a look-up reads at most, oldest first. */
+const INJECTION_SOURCES_MAX = 64;
 export const UNRECORDED_HASH = markHash(UNRECORDED_KIND, '');
 
 function markHash(kind: string, value: string): string {
@@ -156,6 +158,36 @@ export async function runLiteralSightings(
   return firstOfEach(rows);
 }
 
+/**
+ * What a state-changing call's look-up needs, in one statement (one read, not two, per call):
+ * which of `hashes` the scopes saw (as runLiteralSightings) and, when `injection`, the tools
+ * whose results brought instruction-like text into them (as injectionSources).
+ */
+export async function runLiteralLookUp(
+  db: Kysely<Database>,
+  scopes: LiteralScopes,
+  hashes: readonly string[],
+  injection: boolean,
+): Promise<{ sightings: LiteralSighting[]; injectionSources: string[] }> {
+  if (!injection)
+    return { sightings: await runLiteralSightings(db, scopes, hashes), injectionSources: [] };
+  const wanted = new Set(hashes);
+  const rows = await inScopes(db, scopes)
+    .where((eb) =>
+      hashes.length === 0
+        ? eb('kind', '=', INJECTION_KIND)
+        : eb.or([eb('kind', '=', INJECTION_KIND), eb('hash', 'in', [...hashes])]),
+    )
+    .orderBy('first_seen_at')
+    .orderBy('hash')
+    .execute();
+  const marks = rows.filter((r) => r.kind === INJECTION_KIND).slice(0, INJECTION_SOURCES_MAX);
+  return {
+    sightings: firstOfEach(rows.filter((r) => wanted.has(r.hash))),
+    injectionSources: [...new Set(marks.map((r) => r.tool_id))],
+  };
+}
+
 /** The oldest destination sighting of the scopes (any value), or undefined when there is none. */
 export function anyLiteralSighting(
   db: Kysely<Database>,
@@ -177,7 +209,7 @@ export async function injectionSources(
   const rows = await inScopes(db, scopes)
     .where('kind', '=', INJECTION_KIND)
     .orderBy('first_seen_at')
-    .limit(64)
+    .limit(INJECTION_SOURCES_MAX)
     .execute();
   return [...new Set(rows.map((r) => r.tool_id))];
 }

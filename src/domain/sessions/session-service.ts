@@ -55,7 +55,7 @@ import {
   recordInjectionMark,
   recordInjectionText,
   recordRunLiterals,
-  runLiteralSightings,
+  runLiteralLookUp,
   type SeenLiteral,
 } from './run-literals.js';
 import { asPrincipal, auditPrincipalMismatch, principalMatches } from './session-principal.js';
@@ -581,12 +581,13 @@ export class SessionService {
     return recordInjectionMark(this.#store.db, sighting);
   }
 
-  /** Which of these literal hashes the run or the principal's window saw, and where first. */
-  destinationSightings(
+  /** Where the run or window first saw each hash, and (`injection`) injectionSources: one read. */
+  provenanceLookUp(
     scopes: LiteralScopes,
     hashes: readonly string[],
-  ): Promise<LiteralSighting[]> {
-    return runLiteralSightings(this.#store.db, scopes, hashes);
+    injection: boolean,
+  ): Promise<{ sightings: LiteralSighting[]; injectionSources: string[] }> {
+    return runLiteralLookUp(this.#store.db, scopes, hashes, injection);
   }
 
   /** Any destination the run or the principal's window saw in an untrusted result (the oldest). */
@@ -647,7 +648,7 @@ export class SessionService {
       await auditPrincipalMismatch(this.#store, row, principal, this.#clock);
     }
     const usable = this.usable(row, sessionId, principal);
-    await touchSession(this.#store.db, sessionId, this.#clock());
+    touchSession(this.#store.db, sessionId, this.#clock());
     return usable;
   }
 

@@ -1,8 +1,9 @@
 /**
  * @module The `approval` step: a call whose tool (or whose arguments, by its conditions) needs
  * approval waits for a reviewer, who sees the resolved call; its retry with the same arguments
- * consumes the approval and goes on. Limits come after this step, so a waiting call spends no
- * slot. Step order: docs/architecture.md §3.
+ * consumes the approval and goes on. A call the limits would refuse is refused before anyone is
+ * asked; the limits charge after this step, so a waiting call spends no slot. Step order:
+ * docs/architecture.md §3.
  */
 import type { FlaggedText } from '../../core/index.js';
 import {
@@ -16,6 +17,7 @@ import type { BoundApproval } from '../call-context.js';
 import { afterInjectionOf } from './after-injection.js';
 import { approvalReasons, callCost } from './approval-reasons.js';
 import { flaggedTextsOf } from './flagged-text.js';
+import { limitsWouldRefuse } from './limits.js';
 import { type CallState, CONTINUE, type Refusal, refuse, type StepResult } from './step.js';
 
 const AGENT_PENDING_CAP: Refusal = {
@@ -96,7 +98,18 @@ function decide(
     cost: callCost(s),
   };
   const bound = s.options.boundApproval;
-  return bound ? resolveBound(s, bound, rendered) : resolveApproval(s, rendered);
+  return askAfterLimits(s, () =>
+    bound ? resolveBound(s, bound, rendered) : resolveApproval(s, rendered),
+  );
+}
+
+/**
+ * Check before asking: a call the limits would refuse now is refused before anyone is asked (and
+ * an approved one keeps its approval); `ask` runs only when they would let it through.
+ */
+async function askAfterLimits(s: CallState, ask: () => Promise<StepResult>): Promise<StepResult> {
+  const refused = await limitsWouldRefuse(s);
+  return refused ?? ask();
 }
 
 function approvalCall(s: CallState, rendered: RenderedCall): ApprovalCall {

@@ -90,17 +90,20 @@ export function lookUpUntrustedDestinations(s: CallState): Promise<void> | undef
 async function lookUp(s: CallState, escalating: boolean, injectionCovered: boolean): Promise<void> {
   const scopes = literalScopes(s);
   const sessions = s.deps.sessions;
-  if (injectionCovered) {
+  if (!escalating) {
     const sources = await sessions.injectionSources(scopes);
     if (sources.length > 0) s.injectionElsewhere = sources;
+    return;
   }
-  if (!escalating) return;
   const scan = scanArgumentLiterals(s.callArgs, destinationArguments(s));
   const candidates = scan.literals;
-  const sightings = await sessions.destinationSightings(scopes, [
-    ...candidates.map((c) => c.hash),
-    UNRECORDED_HASH,
-  ]);
+  // One read for both questions (the sightings, and the injection marks when asked).
+  const { sightings, injectionSources } = await sessions.provenanceLookUp(
+    scopes,
+    [...candidates.map((c) => c.hash), UNRECORDED_HASH],
+    injectionCovered,
+  );
+  if (injectionSources.length > 0) s.injectionElsewhere = injectionSources;
   const at = new Map(candidates.map((c) => [c.hash, c.pointer]));
   const found: UntrustedDestination[] = sightings.map((r) => sightingOf(r, at.get(r.hash) ?? ''));
   if (!scan.complete && found.length === 0) {

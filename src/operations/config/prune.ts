@@ -184,16 +184,19 @@ export async function reconcileSet(
     (d) => !held.has(key(d)),
   );
   const notes = await declarationNotes(trx, set, declared, new Set(added.map(key)));
-  for (const d of added) {
+  // Five values a row, a hundred rows a statement: under every bound-parameter limit.
+  for (let i = 0; i < added.length; i += 100) {
     await trx
       .insertInto('applied_objects')
-      .values({
-        set_name: set,
-        kind: d.kind,
-        subject: d.subject,
-        applied_at: at,
-        applied_by: actor.id,
-      })
+      .values(
+        added.slice(i, i + 100).map((d) => ({
+          set_name: set,
+          kind: d.kind,
+          subject: d.subject,
+          applied_at: at,
+          applied_by: actor.id,
+        })),
+      )
       .execute();
   }
   // Destination sets last: a tool this prune retires no longer keeps the set it names.
@@ -206,7 +209,8 @@ export async function reconcileSet(
     );
   const changes: PruneChange[] = [];
   // Without --prune, the plan says what a prune would do: a draft it retires keeps no set.
-  const retiring = prune ? new Set<string>() : await draftsRetiredBy(trx, set, gone);
+  const others = await otherSets(trx, set, gone);
+  const retiring = prune ? new Set<string>() : await draftsRetiredBy(trx, others, gone);
   for (const d of gone) {
     const drift = (summary: string, prunable: boolean) =>
       changes.push({
@@ -222,7 +226,7 @@ export async function reconcileSet(
       continue;
     }
     // Another set that still declares the object keeps it; a prune releases it from this set.
-    const other = await otherSetOf(trx, set, d);
+    const other = others.get(key(d)) ?? null;
     if (other !== null) {
       const waiting = await pendingGrantText(trx, services, d, 'kept');
       if (prune) await release(trx, set, d);
@@ -258,21 +262,30 @@ export async function reconcileSet(
   return { changes, notes };
 }
 
-/** Another set that declares `d` too (the first by name), or null. */
-async function otherSetOf(
+/**
+ * For each of `gone`, another set that declares it too (the first by name), read in one query
+ * (the ledger's key starts with the set, so one look-up per object would read the whole table
+ * each time: a set applied file by file would cost the square of its size).
+ */
+async function otherSets(
   trx: CatalogWrite['trx'],
   set: string,
-  d: Declared,
-): Promise<string | null> {
-  const other = await trx
+  gone: readonly Declared[],
+): Promise<Map<string, string>> {
+  const out = new Map<string, string>();
+  if (gone.length === 0) return out;
+  const wanted = new Set(gone.map(key));
+  const rows = await trx
     .selectFrom('applied_objects')
-    .select('set_name')
-    .where('kind', '=', d.kind)
-    .where('subject', '=', d.subject)
+    .select(['kind', 'subject', 'set_name'])
     .where('set_name', '!=', set)
     .orderBy('set_name')
-    .executeTakeFirst();
-  return other?.set_name ?? null;
+    .execute();
+  for (const row of rows) {
+    const k = key(row as Declared);
+    if (wanted.has(k) && !out.has(k)) out.set(k, row.set_name);
+  }
+  return out;
 }
 
 /** Drops `d` from set `set`'s ledger: pruned, or left to another set that declares it. */
@@ -292,29 +305,31 @@ async function release(trx: CatalogWrite['trx'], set: string, d: Declared): Prom
  */
 async function draftsRetiredBy(
   trx: CatalogWrite['trx'],
-  set: string,
+  others: ReadonlyMap<string, string>,
   gone: readonly Declared[],
 ): Promise<Set<string>> {
   const out = new Set<string>();
-  for (const d of gone) {
-    if (d.kind !== 'Tool' || (await otherSetOf(trx, set, d)) !== null) continue;
-    const at = d.subject.lastIndexOf('@');
-    const row = await trx
+  const tools = gone.filter((d) => d.kind === 'Tool' && !others.has(key(d)));
+  const ids = [...new Set(tools.map((d) => d.subject.slice(0, d.subject.lastIndexOf('@'))))];
+  const now = new Date();
+  for (let i = 0; i < ids.length; i += LOOKUP_CHUNK) {
+    const rows = await trx
       .selectFrom('tool_versions')
-      .select(['lifecycle', 'retire_at'])
-      .where('tool_id', '=', d.subject.slice(0, at))
-      .where('version', '=', d.subject.slice(at + 1))
-      .executeTakeFirst();
-    const lifecycle = row
-      ? effectiveLifecycleOf(
-          { lifecycle: row.lifecycle as LifecycleState, retire_at: row.retire_at },
-          new Date(),
-        )
-      : null;
-    if (lifecycle === 'draft') out.add(d.subject);
+      .select(['tool_id', 'version', 'lifecycle', 'retire_at'])
+      .where('tool_id', 'in', ids.slice(i, i + LOOKUP_CHUNK))
+      .execute();
+    for (const row of rows) {
+      const state = { lifecycle: row.lifecycle as LifecycleState, retire_at: row.retire_at };
+      if (effectiveLifecycleOf(state, now) === 'draft') out.add(`${row.tool_id}@${row.version}`);
+    }
   }
+  const named = new Set(tools.map((d) => d.subject));
+  for (const subject of out) if (!named.has(subject)) out.delete(subject);
   return out;
 }
+
+/** Ids per IN list: under SQLite's and PostgreSQL's bound-parameter limits. */
+const LOOKUP_CHUNK = 500;
 
 /** Why a prune would keep `d` by a rule (its whole drift line), or null when it would remove it. */
 async function keptByRule(

@@ -5,10 +5,14 @@
  */
 export type { ChainHead, ChainLinks } from './chain.js';
 export { chainRows, firstBreak, GENESIS_HEAD, linkInPlace } from './chain.js';
-export type { RecordColumns } from './record-hash.js';
+export type { RangeColumns, RangeResult } from './range-check.js';
+export { checkRange, rangeColumns } from './range-check.js';
+export type { ColumnOrder, RecordColumns } from './record-hash.js';
 export {
+  columnOrder,
   GENESIS_PREV_HASH,
   recordBytes,
   recordBytesReference,
   recordHash,
+  recordHashOfValues,
 } from './record-hash.js';

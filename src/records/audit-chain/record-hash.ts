@@ -142,3 +142,50 @@ export function recordBytesReference(row: Readonly<Record<string, unknown>>): Bu
 export function recordHash(row: Readonly<Record<string, unknown>>): string {
   return sha256Hex(`\u0000${recordText(row)}`);
 }
+
+/**
+ * The columns of a raw read (values in `names` order), prepared once: the hashed ones (all but
+ * `hash`) in canonical order, each with its `"name":` already written.
+ */
+export interface ColumnOrder {
+  readonly indexes: readonly number[];
+  readonly prefixes: readonly string[];
+}
+
+export function columnOrder(names: readonly string[]): ColumnOrder {
+  const indexes = names
+    .map((_, i) => i)
+    .filter((i) => names[i] !== 'hash')
+    .sort((x, y) => {
+      const a = names[x] as string;
+      const b = names[y] as string;
+      return a < b ? -1 : a > b ? 1 : 0;
+    });
+  return { indexes, prefixes: indexes.map((i) => `${JSON.stringify(names[i])}:`) };
+}
+
+/**
+ * recordHash of a row read as an array of values (`order` made from its column names), without
+ * building an object: members written in canonical order, NULL columns left out, strings and
+ * finite numbers as JSON.stringify writes them, which is what RFC 8785 prescribes (the same
+ * bytes as recordText; a property test pins the two). Null when a value is of another kind
+ * (a blob, a big integer, a non-finite number): the caller takes recordHash on the row instead.
+ */
+export function recordHashOfValues(order: ColumnOrder, values: readonly unknown[]): string | null {
+  let text = '\u0000{';
+  let first = true;
+  const { indexes, prefixes } = order;
+  for (let j = 0; j < indexes.length; j++) {
+    const value = values[indexes[j] as number];
+    if (value === null || value === undefined) continue;
+    if (typeof value === 'string') {
+      text += `${first ? '' : ','}${prefixes[j]}${JSON.stringify(value)}`;
+    } else if (typeof value === 'number' && Number.isFinite(value)) {
+      text += `${first ? '' : ','}${prefixes[j]}${JSON.stringify(value)}`;
+    } else {
+      return null;
+    }
+    first = false;
+  }
+  return sha256Hex(`${text}}`);
+}

@@ -36,6 +36,14 @@ import {
   openNote,
   parseVerifierKey,
 } from './signed-note.js';
+import {
+  type AuditStore,
+  type FeedSource,
+  feedLog,
+  type LogReport,
+  logExtent,
+  type VerifyOptions,
+} from './verify-feed.js';
 
 type FrontierJson = ReturnType<MerkleFrontier['toJSON']>;
 
@@ -123,10 +131,10 @@ export class AuditLog {
   #checkpointScheduled = false;
   #closed = false;
   readonly #checkpoints: boolean;
-  readonly #store: Pick<Store, 'db' | 'audit'>;
+  readonly #store: AuditStore;
 
   /** `store`: its `db` for checkpoints and catch-up, its audit slot for appends and verification. */
-  constructor(store: Pick<Store, 'db' | 'audit'>, options: AuditLogOptions = {}) {
+  constructor(store: AuditStore, options: AuditLogOptions = {}) {
     this.#store = store;
     this.#db = store.db;
     this.#signerSource = options.signer ?? null;
@@ -440,7 +448,7 @@ export class AuditLog {
   }
 
   /** Recomputes the whole chain, tree and every checkpoint from the database. */
-  async verify(options: { keys?: readonly string[] } = {}): Promise<VerifyReport> {
+  async verify(options: VerifyOptions = {}): Promise<LogReport> {
     const verifiers = this.#verifiers(options.keys);
     let checkpoints: CheckpointRow[];
     try {
@@ -454,32 +462,21 @@ export class AuditLog {
       // Without the checkpoints the chain can still be checked; the damage is the finding.
       const verifier = new LogVerifier({ verifiers, origin: this.origin }, []);
       verifier.storeCorrupt(`audit_checkpoints: ${corruptReason(err)}`);
-      return verifier.finish();
+      return { ...verifier.finish(), checkedInParallel: 0 };
     }
     const verifier = new LogVerifier({ verifiers, origin: this.origin }, checkpoints);
-    let after = 0;
-    let size = PAGE;
-    for (;;) {
-      let rows: ChainRow[];
-      try {
-        rows = await this.#page(after, size);
-      } catch (err) {
-        if (!isStoreCorrupt(err)) throw err;
-        // A damaged page somewhere in this batch: read on one record at a time, so the report
-        // names the last record that could be read and checked.
-        if (size > 1) {
-          size = 1;
-          continue;
-        }
-        verifier.storeCorrupt(corruptReason(err));
-        break;
-      }
-      for (const row of rows) verifier.push(row);
-      const last = rows[rows.length - 1];
-      if (!last || rows.length < size) break;
-      after = Number(last.seq);
-    }
-    return verifier.finish();
+    const { parallel } = await feedLog(verifier, this.#feedSource(), options);
+    return { ...verifier.finish(), checkedInParallel: parallel };
+  }
+
+  /** Where verify reads the log: the audit slot's pages, and the store's range check. */
+  #feedSource(): FeedSource {
+    return {
+      page: (after, limit) => this.#page(after, limit),
+      ranges: this.#store.ranges ?? null,
+      extent: () => logExtent(this.#db),
+      corruptReason,
+    };
   }
 
   /** PAGE records after seq `after`, in seq order, whole (the store's slot reads them). */

@@ -3,8 +3,10 @@
  * record is committed durably before the tool runs; nothing here ever updates a record. Each group
  * commit goes through the store's audit slot (`Store.audit`), which locks the chain head, links
  * the records onto it and inserts them in one transaction: one sync for the batch, acknowledged
- * only once durable. Which database it is, and how it locks and syncs, is the slot's business:
- * docs/architecture.md §5.
+ * only once durable. Every batch lets the slot sync after its commit, off the event loop (on
+ * SQLite the WAL file on the thread pool), so no caller's fsync ever stops the others' requests,
+ * and the records that arrive during a sync make the next batch: batches grow with the load.
+ * Which database it is, and how it locks and syncs, is the slot's business: docs/architecture.md §5.
  */
 import type { NewAuditRow, RawArgumentsRow, Store, UnchainedRow } from '../store/index.js';
 import { AuditPseudonyms } from './audit-pseudonyms.js';
@@ -84,10 +86,10 @@ function toRow(r: AuditRecord): UnchainedRow {
 }
 
 /**
- * Batches of up to this many records are durable at their commit; the slot may sync larger ones
- * after it, off the event loop (on SQLite: the WAL on the thread pool).
+ * A batch of up to this many records waits for a sync already running rather than start one of
+ * its own beside it: under load the records that arrive meanwhile join it, so batches grow.
  */
-const SYNC_INLINE_MAX = 4;
+const JOIN_SYNC_MAX = 4;
 /** Syncs of committed batches that may be outstanding at once. */
 const MAX_SYNCS_IN_FLIGHT = 2;
 
@@ -226,9 +228,9 @@ export class AuditWriter {
 
   async #drain(): Promise<void> {
     while (this.#queue.length > 0) {
-      if (this.#queue.length <= SYNC_INLINE_MAX && this.#syncing.size > 0) {
-        // A few records while a sync runs: rather than sync them on this thread now, they wait
-        // for it and go with whatever arrives meanwhile.
+      if (this.#queue.length <= JOIN_SYNC_MAX && this.#syncing.size > 0) {
+        // A few records while a sync runs: rather than start a second sync now, they wait for it
+        // and go with whatever arrives meanwhile.
         await Promise.race(this.#syncing);
         continue;
       }
@@ -256,13 +258,13 @@ export class AuditWriter {
             args,
           });
         }
-        // A small batch (one caller) is durable at its commit: the quickest way for that caller. A
-        // larger one may commit unsynced and sync afterwards, so the event loop runs other calls'
-        // checks meanwhile; either way nothing is acknowledged before it is durable.
+        // Every batch, one caller's included, commits unsynced and syncs afterwards off the event
+        // loop, which runs other calls' requests meanwhile (a sync inside the commit would stop
+        // them all for the disk's latency); nothing is acknowledged before it is durable.
         const { rows: written, durable } = await this.#store.audit.commit(
           rows,
           raw,
-          rows.length > SYNC_INLINE_MAX,
+          true,
           this.#syncFile,
         );
         // The log learns the rows (their hashes, for the checkpointer) as soon as they are in the

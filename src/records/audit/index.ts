@@ -65,3 +65,4 @@ export {
   parseVerifierKey,
   verifierKeyText,
 } from './signed-note.js';
+export type { AuditStore, LogReport, VerifyOptions } from './verify-feed.js';

@@ -259,6 +259,32 @@ export class LogVerifier {
   }
 
   /**
+   * Takes a range a worker found clean (verify-range.ts): records from+1..from+count, each
+   * matching its hash and linked to the one before it. Taken only when it starts where the log
+   * stands and links to the record before it; false otherwise, and nothing is taken (the caller
+   * feeds the range's records through push, which names what is wrong).
+   */
+  pushRange(
+    from: number,
+    range: { count: number; firstPrev: string; leaves: Uint8Array },
+  ): boolean {
+    if (from + 1 !== this.#expectSeq || range.firstPrev !== this.#prevHash || this.#broken) {
+      return false;
+    }
+    const leaves = Buffer.from(range.leaves.buffer, range.leaves.byteOffset, range.count * 32);
+    for (let i = 0; i < range.count; i++) {
+      this.#frontier.append(leaves.subarray(i * 32, i * 32 + 32));
+      this.#checkReached();
+    }
+    this.#records += range.count;
+    this.#firstSeq ??= from + 1;
+    this.#lastSeq = from + range.count;
+    this.#expectSeq = from + range.count + 1;
+    this.#prevHash = leaves.subarray((range.count - 1) * 32).toString('hex');
+    return true;
+  }
+
+  /**
    * The store could not hand over the next record because its file is damaged: everything from
    * the next expected seq on is unchecked, and later checkpoints cannot be compared.
    */

@@ -10,7 +10,7 @@
  * = seq - 1. This file also holds what both slots share: the head query and the multi-row INSERT.
  */
 import { CompiledQuery, type Kysely, type Transaction } from 'kysely';
-import { type ChainHead, GENESIS_HEAD } from '../audit-chain/index.js';
+import { type ChainHead, GENESIS_HEAD, type RangeResult } from '../audit-chain/index.js';
 import type { AuditRow, Database, NewAuditRow } from './database.js';
 
 /** An audit record before it is linked: every column but seq, prev_hash and hash. */
@@ -62,6 +62,25 @@ export interface AuditAppend {
   page(after: number, limit: number): Promise<AuditRow[]>;
   /** Lets go of any file the slot holds open; later commits reopen it. */
   release(): void;
+}
+
+/** A parallel check of the log's records 1..last in ranges of `range` (RangeChecker). */
+export interface RangePlan {
+  readonly last: number;
+  readonly range: number;
+  /** Workers at most (default: one per core, at most four). */
+  readonly workers?: number;
+}
+
+/**
+ * Where a dialect can check ranges of the log off this thread (SQLite's worker threads on the
+ * file, sqlite/parallel-ranges.ts): each range's result handed to `take` in seq order.
+ */
+export interface RangeChecker {
+  each(
+    plan: RangePlan,
+    take: (from: number, to: number, result: RangeResult) => Promise<void> | void,
+  ): Promise<void>;
 }
 
 export async function readHead(db: Kysely<Database> | Transaction<Database>): Promise<ChainHead> {

@@ -4,7 +4,14 @@
  * `Store.audit`; fronts only open and close a store and hand it to services. Driver errors never
  * leave the store: docs/architecture.md §5.
  */
-export type { AuditAppend, AuditCommit, RawArgumentsRow, UnchainedRow } from './audit-append.js';
+export type {
+  AuditAppend,
+  AuditCommit,
+  RangeChecker,
+  RangePlan,
+  RawArgumentsRow,
+  UnchainedRow,
+} from './audit-append.js';
 export type {
   AgentRow,
   ApprovalRow,

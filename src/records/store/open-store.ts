@@ -6,7 +6,7 @@ import { randomBytes } from 'node:crypto';
 import { existsSync, statSync } from 'node:fs';
 import { Kysely, Migrator, sql, type Transaction } from 'kysely';
 import { useCursorKey } from '../../core/index.js';
-import { type AuditAppend, bindAuditSlot } from './audit-append.js';
+import { type AuditAppend, bindAuditSlot, type RangeChecker } from './audit-append.js';
 import type { Database } from './database.js';
 import type { SavedDatabase } from './database-copy.js';
 import { parseDbUrl } from './db-url.js';
@@ -23,6 +23,7 @@ import { auditAppend as sqliteAuditAppend } from './sqlite/audit-append.js';
 import { saveFile } from './sqlite/backup.js';
 import { createSqliteDialect, sqliteFiles } from './sqlite/dialect.js';
 import { lockKey as sqliteLockKey } from './sqlite/key-lock.js';
+import { sqliteRanges } from './sqlite/parallel-ranges.js';
 import { storeError, storeUnavailable } from './store-errors.js';
 
 export interface Store {
@@ -34,6 +35,11 @@ export interface Store {
   readonly audit: AuditAppend;
   /** The files that hold the data (an SQLite file with its journal and WAL; none for PostgreSQL). */
   readonly files: readonly string[];
+  /**
+   * Checks ranges of the audit log off this thread, where the dialect can (an SQLite file); null
+   * elsewhere (PostgreSQL, memory): `audit verify` then reads in order.
+   */
+  readonly ranges: RangeChecker | null;
   /**
    * Serialises transactions on one key until `trx` ends: two transactions that lock the same
    * class and key run one after the other (a read-then-write on a shared counter stays exact).
@@ -133,6 +139,7 @@ export async function openStore(url: string): Promise<Store> {
     location,
     audit,
     files: sqlite ? sqliteFiles(target) : [],
+    ranges: sqlite && target !== ':memory:' ? sqliteRanges(target) : null,
     lockKey,
     migrations,
     async saveCopy(folder) {
