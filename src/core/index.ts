@@ -3,6 +3,17 @@
  */
 export type { Actor } from './actor.js';
 export { checkActor, isPrintableName, systemActor } from './actor.js';
+export {
+  type ApprovalDisplay,
+  argumentsText,
+  costLine,
+  destinationLine,
+  displayOf,
+  flaggedLine,
+  reasonHeadline,
+  reasonLines,
+  reasonsOf,
+} from './approval-reasons.js';
 export { canonicalHash, canonicalJson, sha256Hex } from './canonical-json.js';
 export type { CapDetails } from './cap-details.js';
 export type { Clock } from './clock.js';
@@ -45,6 +56,7 @@ export {
   timeOrderedId,
 } from './ids.js';
 export { ASYMMETRIC_JWS_ALGS } from './jws-algs.js';
+export { type DiffLine, lineDiff, MAX_DIFF_LINES } from './line-diff.js';
 export { foreignOwner, makeDirs, makePrivateDirs, narrowPrivateDir } from './make-dirs.js';
 export type { Mutable } from './mutable.js';
 export type { Outbound, OutboundProblem } from './outbound.js';
@@ -79,7 +91,14 @@ export {
   readBoundedFile,
   regularFileStats,
 } from './read-bounded-file.js';
-export type { RenderedCall, UntrustedDestination } from './rendered-call.js';
+export type {
+  ApprovalReason,
+  CallCost,
+  CallPreview,
+  FlaggedText,
+  RenderedCall,
+  UntrustedDestination,
+} from './rendered-call.js';
 export type { SecretPattern } from './secret-patterns.js';
 export { SECRET_PATTERNS } from './secret-patterns.js';
 export { isStoreCorrupt, StoreCorruptError } from './store-corrupt.js';

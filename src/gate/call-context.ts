@@ -67,6 +67,12 @@ export interface CallOptions {
    * call that still waits gets this approval back, never a new one.
    */
   readonly boundApproval?: BoundApproval;
+  /**
+   * Set by the gate when it runs a tool's declared preview for the reviewer of a waiting call
+   * (preview-runner.ts): the approval it is for. Such a call must be a `read` that needs no
+   * approval (the `approval` step refuses anything else), and starts no preview of its own.
+   */
+  readonly previewFor?: string;
 }
 
 /**

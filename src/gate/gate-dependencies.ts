@@ -20,6 +20,7 @@ import type { RuntimeRegistry } from '../execution/runtimes/index.js';
 import type { AuditWriter } from './audit-writer.js';
 import type { CallTracer } from './call-tracer.js';
 import { IdentityCache } from './identity-cache.js';
+import type { PreviewRunner } from './preview-runner.js';
 import type { RevisionSignal, Revisions } from './revision-watch.js';
 import { type AfterInjection, DEFAULT_AFTER_INJECTION } from './steps/after-injection.js';
 import type { Step, StepDependencies } from './steps/step.js';
@@ -86,6 +87,7 @@ export interface GateDependencies {
 export function stepDependencies(
   deps: GateDependencies,
   lostPostRecord: () => void,
+  previews?: Pick<PreviewRunner, 'start'>,
 ): StepDependencies {
   return {
     sessions: deps.sessions,
@@ -100,6 +102,7 @@ export function stepDependencies(
     identities: new IdentityCache(deps.agents, deps.users, deps.sessions),
     destinationSets: deps.destinationSets,
     lostPostRecord,
+    previews,
     afterInjection: deps.afterInjection ?? DEFAULT_AFTER_INJECTION,
     health: deps.health ?? NO_HEALTH,
     governedUris: deps.governedUris,

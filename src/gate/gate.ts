@@ -29,6 +29,7 @@ import type { CallTracer } from './call-tracer.js';
 import { deny, type GateDecision } from './decision.js';
 import { directoryReader } from './directory-reader.js';
 import { type GateDependencies, stepDependencies } from './gate-dependencies.js';
+import { PreviewRunner } from './preview-runner.js';
 import { attemptedName } from './redaction.js';
 import { RevisionWatch } from './revision-watch.js';
 import { runningOf } from './running-calls.js';
@@ -53,6 +54,7 @@ export class Gate {
   readonly #catalog: CatalogService;
   readonly #principalEvents: GateDependencies['principalEvents'];
   readonly #tracer: CallTracer | undefined;
+  readonly #previews: PreviewRunner;
 
   constructor(deps: GateDependencies) {
     this.#steps = deps.steps ?? GATE_STEPS;
@@ -63,10 +65,19 @@ export class Gate {
     this.#catalog = deps.catalog;
     this.#principalEvents = deps.principalEvents;
     this.#tracer = deps.tracer;
-    this.#deps = stepDependencies(deps, () => {
-      // Counted (lostPostRecords), never thrown into a caller whose tool already ran.
-      this.#lostPostRecords += 1;
-    });
+    // Previews run as calls through this very gate (preview-runner.ts), so every rule applies.
+    this.#previews = new PreviewRunner(
+      (ctx, tool, args, options) => this.invoke(ctx, tool, args, options),
+      deps.approvals,
+    );
+    this.#deps = stepDependencies(
+      deps,
+      () => {
+        // Counted (lostPostRecords), never thrown into a caller whose tool already ran.
+        this.#lostPostRecords += 1;
+      },
+      this.#previews,
+    );
     this.#watch = new RevisionWatch(
       deps.revisions,
       this.#deps.tools,
@@ -80,7 +91,13 @@ export class Gate {
 
   /** Waits until every audit record queued so far is committed; call before closing the store. */
   async flush(): Promise<void> {
+    await this.#previews.settled();
     await this.#audit.flush();
+  }
+
+  /** Resolves when every reviewer's preview started so far has attached its outcome. */
+  previewsSettled(): Promise<void> {
+    return this.#previews.settled();
   }
 
   /** The gateway stops: calls whose tool runs now are recorded interrupted (running-calls.ts). */

@@ -18,7 +18,7 @@ import type { ApplyService } from '../operations/config/index.js';
 import type { DetectorEngine } from '../operations/detectors/index.js';
 import type { HealthMonitor } from '../operations/health/index.js';
 import type { GatewayMetrics } from '../operations/metrics/index.js';
-import type { Notifier } from '../operations/notify/index.js';
+import type { DecisionNotices, Notifier } from '../operations/notify/index.js';
 import type { OwnerChannels, OwnerNotices } from '../operations/owners/index.js';
 import type { ReportService } from '../operations/reports/index.js';
 import type { AuditLog } from '../records/audit/index.js';
@@ -116,6 +116,8 @@ export interface Gateway extends Toolgate {
   readonly ownerChannels: OwnerChannels;
   /** Tells owner teams about their tools; `toolEvent` is the one entry (the health monitor's). */
   readonly ownerNotices: OwnerNotices;
+  /** Tells reviewers of four-eyes changes, grant requests and security reviews (notify/). */
+  readonly decisionNotices: DecisionNotices;
   /** Operator accounts, local login, single sign-on upserts, personal tokens. */
   readonly operators: OperatorService;
   /** The health monitor (C14): probes, scores, breakers, overrides, coverage; `on` for events. */
@@ -177,6 +179,7 @@ export function gatewayOf(
     reports: operations.reports,
     ownerChannels: operations.ownerChannels,
     ownerNotices: operations.ownerNotices,
+    decisionNotices: operations.decisionNotices,
     operators: domain.operators,
     health: w.health,
   };

@@ -150,7 +150,7 @@ export async function openGateway(options: ToolgateOptions = {}): Promise<Gatewa
     () => operations.detectors?.idle().then(() => operations.detectors?.stop()),
     () => gate.flush(),
     () => observers.notifier.close(),
-    () => operations.ownerNotices.close(),
+    () => operations.ownerNotices.close().then(() => operations.decisionNotices.close()),
     () => security.close(),
     () => records.audit.close(),
     ...(options.egress ? [] : [() => host.egress.proxy.close()]), // a caller's own proxy: theirs

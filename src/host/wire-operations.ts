@@ -12,7 +12,7 @@ import { ApplyService } from '../operations/config/index.js';
 import { DetectorEngine } from '../operations/detectors/index.js';
 import { HealthMonitor, ToolProber } from '../operations/health/index.js';
 import { GatewayMetrics } from '../operations/metrics/index.js';
-import { Notifier } from '../operations/notify/index.js';
+import { DecisionNotices, Notifier } from '../operations/notify/index.js';
 import {
   OwnerChannels,
   OwnerNotices,
@@ -157,5 +157,17 @@ export async function wireOperations(
   await ownerNotices.init();
   ownerNotices.start();
   health.on(unhealthyToOwners(ownerNotices));
-  return { detectors, changes, config: apply, reports, ownerChannels, ownerNotices };
+  // Four-eyes changes, grant requests and security reviews reach the approvals' channels.
+  const decisionNotices = new DecisionNotices({ db: store.db, notifier });
+  await decisionNotices.start();
+  catalog.onCommit(() => void decisionNotices.check().catch(() => {}));
+  return {
+    detectors,
+    changes,
+    config: apply,
+    reports,
+    ownerChannels,
+    ownerNotices,
+    decisionNotices,
+  };
 }

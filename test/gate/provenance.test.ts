@@ -436,7 +436,7 @@ for (const backend of backends()) {
       assert.match(
         page,
         new RegExp(
-          `id="untrusted-destinations".*this <strong>iban</strong> \\(<code>/iban</code>\\) first appeared in the result of <code>read_email</code> \\(call <code>${mailCallId}</code>\\)`,
+          `data-rule="provenance.untrusted_destination".*class="warn untrusted-destination">this iban \\(/iban\\) first appeared in the result of read_email \\(call ${mailCallId}\\)`,
           's',
         ),
       );

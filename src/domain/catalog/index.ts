@@ -88,6 +88,7 @@ export type {
   JsonSchemaObject,
   LifecycleState,
   McpEntry,
+  PreviewDeclaration,
   Probe,
   RateLimit,
   ResultAction,

@@ -458,6 +458,30 @@ export const toolDefinitionSchema = {
         },
       ],
     },
+    preview: {
+      type: 'object',
+      additionalProperties: false,
+      required: ['tool', 'arguments'],
+      properties: {
+        tool: {
+          type: 'string',
+          pattern: TOOL_ID_PATTERN,
+          maxLength: 200,
+          'x-hint': 'the id of a registered read tool',
+        },
+        arguments: {
+          type: 'object',
+          maxProperties: 32,
+          propertyNames: { maxLength: 128 },
+          additionalProperties: {
+            type: 'string',
+            pattern: '^(/.*)?$',
+            maxLength: 1024,
+            'x-hint': "a JSON pointer into the waiting call's arguments",
+          },
+        },
+      },
+    },
     code_hash: {
       type: 'string',
       pattern: '^sha256:[0-9a-f]{64}$',

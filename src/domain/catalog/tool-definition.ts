@@ -181,6 +181,20 @@ export type Probe =
   | { readonly kind: 'call'; readonly arguments: Readonly<Record<string, unknown>> }
   | { readonly kind: 'http'; readonly url: string };
 
+/**
+ * A read-only preview of the state a mutation would change, for its reviewer (docs/architecture.md
+ * §3, "Previews"): when a call of this tool waits for approval, the gate calls `tool` in the
+ * caller's own session, under every rule a call of it meets (grant, policy, sandbox, egress,
+ * limits, audit, the result scan), with `arguments` taken from the waiting call's resolved
+ * arguments (preview argument name → JSON pointer). Only a `read` that needs no approval runs;
+ * its result is shown as untrusted text and never used for a decision. Not filled in at
+ * registration, so definitions registered before it existed keep their hash.
+ */
+export interface PreviewDeclaration {
+  readonly tool: string;
+  readonly arguments: Readonly<Record<string, string>>;
+}
+
 /** A definition as registered, with every default filled in (what is stored and hashed). */
 export interface ToolDefinition {
   readonly id: string;
@@ -218,6 +232,7 @@ export interface ToolDefinition {
    */
   readonly destinations?: readonly DestinationRule[];
   readonly probe?: Probe;
+  readonly preview?: PreviewDeclaration;
 }
 
 /**

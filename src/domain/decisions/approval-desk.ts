@@ -10,6 +10,7 @@
 import type { Kysely, Transaction } from 'kysely';
 import {
   type Actor,
+  type CallPreview,
   type Clock,
   decodeCursor,
   type Page,
@@ -17,6 +18,7 @@ import {
   pageFromRows,
   pageLimit,
   problem,
+  type RenderedCall,
   systemClock,
   ToolgateError,
 } from '../../core/index.js';
@@ -174,7 +176,7 @@ export class ApprovalDesk {
       const row = newRequest(call, now);
       await trx.insertInto('approvals').values(row).execute();
       created = row;
-      return { kind: 'pending' as const, approvalId: row.id };
+      return { kind: 'pending' as const, approvalId: row.id, created: true as const };
     });
     if (created && this.#onPending) {
       try {
@@ -184,6 +186,30 @@ export class ApprovalDesk {
       }
     }
     return outcome;
+  }
+
+  /**
+   * Attaches a preview's outcome to a request still pending (docs/architecture.md §3, "Previews"):
+   * the stored rendered call gains `preview`; nothing else of the request changes, and a request
+   * decided meanwhile keeps what its decider saw. Returns whether it was attached.
+   */
+  async attachPreview(id: string, preview: CallPreview): Promise<boolean> {
+    const row = await this.#db
+      .selectFrom('approvals')
+      .select(['rendered'])
+      .where('id', '=', id)
+      .where('status', '=', 'pending')
+      .executeTakeFirst();
+    if (!row) return false;
+    const rendered = { ...(JSON.parse(row.rendered) as RenderedCall), preview };
+    const done = await this.#db
+      .updateTable('approvals')
+      .set({ rendered: JSON.stringify(rendered) })
+      .where('id', '=', id)
+      .where('status', '=', 'pending')
+      .where('rendered', '=', row.rendered)
+      .executeTakeFirst();
+    return Number(done.numUpdatedRows) === 1;
   }
 
   /**

@@ -4,7 +4,7 @@
  * `expired`). The approval desk (approval-desk.ts) decides and consumes; this only shapes.
  */
 import { randomBytes } from 'node:crypto';
-import type { RenderedCall } from '../../core/index.js';
+import { type ApprovalDisplay, displayOf, type RenderedCall } from '../../core/index.js';
 import type { ApprovalRow } from '../../records/store/index.js';
 import type { ApprovalKey } from './approval-owner.js';
 import type { ApprovalBinding } from './approval-token.js';
@@ -19,6 +19,11 @@ export interface ApprovalView {
   readonly tool_version: string;
   readonly action_class: string;
   readonly rendered: RenderedCall;
+  /**
+   * The reasons, arguments, cost and preview as text a person reads, every invisible or bidi
+   * character a visible escape (core/approval-reasons.ts); `rendered` keeps the raw values.
+   */
+  readonly display: ApprovalDisplay;
   readonly second_factor: boolean;
   readonly out_of_band: boolean;
   readonly created_at: string;
@@ -49,7 +54,8 @@ export interface ApprovalCall {
 /** What `resolve` found or opened for a call. */
 export type ResolvedApproval =
   | { readonly kind: 'approved'; readonly approvalId: string; readonly approver: string }
-  | { readonly kind: 'pending'; readonly approvalId: string }
+  /** `created`: this call opened the request (a retry finds the one it opened). */
+  | { readonly kind: 'pending'; readonly approvalId: string; readonly created?: true }
   | { readonly kind: 'rejected'; readonly approvalId: string; readonly reason: string | null }
   | { readonly kind: 'too_many'; readonly scope: 'session' | 'agent' | 'principal' };
 
@@ -112,6 +118,7 @@ export function bindingOf(row: ApprovalRow): ApprovalBinding {
 }
 export function toView(row: ApprovalRow, now: Date): ApprovalView {
   const expired = row.status === 'pending' && Date.parse(row.expires_at) <= now.getTime();
+  const rendered = JSON.parse(row.rendered) as RenderedCall;
   return {
     id: row.id,
     status: (expired ? 'expired' : row.status) as ApprovalView['status'],
@@ -121,7 +128,8 @@ export function toView(row: ApprovalRow, now: Date): ApprovalView {
     tool_id: row.tool_id,
     tool_version: row.tool_version,
     action_class: row.action_class,
-    rendered: JSON.parse(row.rendered) as RenderedCall,
+    rendered,
+    display: displayOf(rendered),
     second_factor: row.second_factor === 1,
     out_of_band: row.out_of_band === 1,
     created_at: row.created_at,

@@ -54,6 +54,11 @@ export interface ChangeView {
   readonly id: string;
   readonly kind: 'grant' | 'tool';
   readonly subject: string;
+  /** What the change is about: the tool version it activates, or the agent and capability. */
+  readonly tool_id: string | null;
+  readonly tool_version: string | null;
+  readonly agent_id: string | null;
+  readonly capability: string | null;
   readonly required: number;
   readonly approvers: readonly string[];
   readonly status: 'pending' | 'applied' | 'rejected' | 'withdrawn';
@@ -558,6 +563,10 @@ export class ChangeDesk {
         row.kind === 'grant'
           ? `grant ${row.capability} to ${row.agent_id}`
           : `activate ${row.tool_id}@${row.tool_version}`,
+      tool_id: row.tool_id,
+      tool_version: row.tool_version,
+      agent_id: row.agent_id,
+      capability: row.capability,
       required: row.required,
       approvers: approvers.map((a) => a.approver_id),
       status: row.status as ChangeView['status'],

@@ -25,8 +25,18 @@ export {
   readGovernedEntries,
   resolveGovernedUri,
 } from './governed-uris.js';
-export type { LiteralScopes, LiteralSighting, SeenLiteral } from './run-literals.js';
-export { principalScope, UNRECORDED_HASH, UNRECORDED_KIND } from './run-literals.js';
+export type {
+  FlaggedResult,
+  LiteralScopes,
+  LiteralSighting,
+  SeenLiteral,
+} from './run-literals.js';
+export {
+  MAX_FLAGGED_EXCERPT,
+  principalScope,
+  UNRECORDED_HASH,
+  UNRECORDED_KIND,
+} from './run-literals.js';
 export { type RunHandle, RunService } from './runs.js';
 export type {
   OfferedEntries,
@@ -46,7 +56,6 @@ export type {
   WithheldTool,
 } from './session-service.js';
 export {
-  MAX_UNTRUSTED_SOURCES,
   permittedSet,
   SessionService,
 } from './session-service.js';
@@ -67,4 +76,5 @@ export {
 } from './token-scopes.js';
 export type { OfferedMajor, ToolFormat } from './tool-export.js';
 export { exportTool, VERSIONS_META_KEY } from './tool-export.js';
+export { MAX_UNTRUSTED_SOURCES } from './untrusted-sources.js';
 export { withdrawEndedRunApprovals, withdrawRunApprovals } from './withdraw-approvals.js';

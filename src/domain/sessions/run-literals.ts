@@ -213,3 +213,69 @@ export async function injectionSources(
     .execute();
   return [...new Set(rows.map((r) => r.tool_id))];
 }
+
+/** The longest excerpt of a flagged string kept for reviewers (characters). */
+export const MAX_FLAGGED_EXCERPT = 280;
+/** Flagged texts shown on one approval: the oldest first. */
+const MAX_FLAGGED_SHOWN = 5;
+
+/** What the scan flagged in one result, for reviewers (the table of migration 0046). */
+export interface FlaggedResult {
+  readonly tool_id: string;
+  readonly call_id: string;
+  readonly at: string;
+  readonly rules: readonly string[];
+  readonly excerpt: string | null;
+}
+
+/** Keeps what the scan flagged in one result (its first record wins). */
+export async function recordInjectionText(
+  db: Kysely<Database>,
+  text: FlaggedResult,
+): Promise<void> {
+  await db
+    .insertInto('injection_texts')
+    .values({
+      call_id: text.call_id,
+      tool_id: text.tool_id,
+      at: text.at,
+      rules: JSON.stringify(text.rules.slice(0, 8)),
+      excerpt: text.excerpt === null ? null : text.excerpt.slice(0, MAX_FLAGGED_EXCERPT),
+    })
+    .onConflict((oc) => oc.column('call_id').doNothing())
+    .execute();
+}
+
+/**
+ * The flagged results whose injection marks are in the scopes, oldest first, at most a few: where
+ * the text that escalates a call came from and what it said. A mark without a kept text (recorded
+ * before texts were kept) is still named, with no rules and no excerpt.
+ */
+export async function flaggedResults(
+  db: Kysely<Database>,
+  scopes: LiteralScopes,
+): Promise<FlaggedResult[]> {
+  const marks = await inScopes(db, scopes)
+    .where('kind', '=', INJECTION_KIND)
+    .orderBy('first_seen_at')
+    .limit(MAX_FLAGGED_SHOWN)
+    .execute();
+  if (marks.length === 0) return [];
+  const ids = [...new Set(marks.map((m) => m.call_id))];
+  const texts = new Map(
+    (await db.selectFrom('injection_texts').selectAll().where('call_id', 'in', ids).execute()).map(
+      (t) => [t.call_id, t],
+    ),
+  );
+  return ids.map((id) => {
+    const mark = marks.find((m) => m.call_id === id);
+    const t = texts.get(id);
+    return {
+      tool_id: t?.tool_id ?? mark?.tool_id ?? '',
+      call_id: id,
+      at: t?.at ?? mark?.first_seen_at ?? '',
+      rules: t ? (JSON.parse(t.rules) as string[]) : [],
+      excerpt: t?.excerpt ?? null,
+    };
+  });
+}

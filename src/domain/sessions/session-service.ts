@@ -47,10 +47,13 @@ import {
 import { exportNames } from './export-names.js';
 import {
   anyLiteralSighting,
+  type FlaggedResult,
+  flaggedResults,
   injectionSources,
   type LiteralScopes,
   type LiteralSighting,
   recordInjectionMark,
+  recordInjectionText,
   recordRunLiterals,
   runLiteralLookUp,
   type SeenLiteral,
@@ -76,6 +79,7 @@ import {
   type ToolFormat,
   VERSIONS_META_KEY,
 } from './tool-export.js';
+import { addUntrustedSource } from './untrusted-sources.js';
 import { OPERATOR_CLOSE, withdrawRunApprovals } from './withdraw-approvals.js';
 
 export type { SessionPin, SessionTool, WithheldTool } from './session-tool.js';
@@ -525,46 +529,26 @@ export class SessionService {
       .execute();
   }
 
-  /** Marks that this session read private data (the flag only ever goes from 0 to 1). */
   /**
    * Records that an untrusted source's result entered the session (and whether it held
-   * instruction-like text); returns the session's sources as stored after. The list only grows:
-   * a compare-and-set on the stored text, retried on a concurrent writer, so two calls of one
-   * session on two replicas never lose each other's source.
+   * instruction-like text); returns the session's sources as stored after (untrusted-sources.ts).
    */
-  async addUntrustedSource(
+  addUntrustedSource(
     sessionId: string,
     toolId: string,
     injection: boolean,
   ): Promise<{ readonly sources: readonly string[]; readonly injectionSeen: boolean }> {
-    for (let attempt = 0; attempt < 8; attempt++) {
-      const row = await this.#store.db
-        .selectFrom('sessions')
-        .select(['untrusted_sources', 'injection_seen'])
-        .where('id', '=', sessionId)
-        .executeTakeFirst();
-      if (!row) return { sources: [], injectionSeen: false };
-      const sources = untrustedSourcesOf(row.untrusted_sources);
-      const known = sources.includes(toolId);
-      if (known && (!injection || row.injection_seen === 1)) {
-        return { sources, injectionSeen: row.injection_seen === 1 };
-      }
-      const next = known ? sources : [...sources, toolId].slice(-MAX_UNTRUSTED_SOURCES);
-      const nextText = JSON.stringify(next);
-      let update = this.#store.db
-        .updateTable('sessions')
-        .set({ untrusted_sources: nextText, injection_seen: injection ? 1 : row.injection_seen })
-        .where('id', '=', sessionId);
-      update =
-        row.untrusted_sources === null
-          ? update.where('untrusted_sources', 'is', null)
-          : update.where('untrusted_sources', '=', row.untrusted_sources);
-      const result = await update.executeTakeFirst();
-      if (Number(result.numUpdatedRows) === 1) {
-        return { sources: next, injectionSeen: injection || row.injection_seen === 1 };
-      }
-    }
-    throw new ToolgateError('STORE_UNAVAILABLE', 'the session could not be updated', {});
+    return addUntrustedSource(this.#store.db, sessionId, toolId, injection);
+  }
+
+  /** Keeps what the scan flagged in one result, for reviewers (run-literals.ts). */
+  recordInjectionText(text: FlaggedResult): Promise<void> {
+    return recordInjectionText(this.#store.db, text);
+  }
+
+  /** Where the instruction-like text reaching these scopes came from, and what it said. */
+  flaggedResults(scopes: LiteralScopes): Promise<FlaggedResult[]> {
+    return flaggedResults(this.#store.db, scopes);
   }
 
   /**
@@ -779,6 +763,3 @@ function toView(row: SessionRow): SessionView {
     tools: JSON.parse(row.tool_set) as SessionTool[],
   };
 }
-
-/** Sources a session keeps; past it the oldest are dropped (the flag stays, the list is a sample). */
-export const MAX_UNTRUSTED_SOURCES = 64;

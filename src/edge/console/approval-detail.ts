@@ -6,43 +6,12 @@
  * reason). Four-eyes changes get the same.
  */
 import { rolesOf } from '../../api/index.js';
-import { canonicalJson, problem, ToolgateError } from '../../core/index.js';
+import { argumentsText, problem, ToolgateError } from '../../core/index.js';
+import { costRow, previewSection, reasonsRow } from './call-reasons.js';
+import { changeSubject } from './change-subject.js';
 import type { ConsoleAction, ConsoleContext } from './console-page.js';
 import { type Html, html } from './html.js';
 import { timeLeft } from './layout.js';
-
-/**
- * Arguments as a reader sees them: indented JSON text, escaped like everything else by `html`
- * (every character that does not read as itself shown as a visible escape, never raw).
- */
-function pretty(value: unknown): string {
-  return JSON.stringify(value, null, 2) ?? 'null';
-}
-
-/** Values of the call first seen in untrusted content: where each first appeared. */
-function untrustedDestinations(
-  list:
-    | readonly {
-        kind: string;
-        argument: string;
-        tool_id: string;
-        call_id: string;
-        first_seen_at: string;
-      }[]
-    | undefined,
-): Html | string {
-  if (list === undefined || list.length === 0) return '';
-  return html`<dt>Untrusted destinations</dt><dd id="untrusted-destinations">${list.map((d) => html`<div class="warn">this <strong>${d.kind}</strong> (<code>${d.argument || '/'}</code>) first appeared in the result of <code>${d.tool_id}</code> (call <code>${d.call_id}</code>) at ${d.first_seen_at}</div>`)}</dd>`;
-}
-
-function conditionText(c: unknown): string {
-  if (c !== null && typeof c === 'object') {
-    const v = c as { argument?: unknown; op?: unknown; value?: unknown };
-    if (typeof v.argument === 'string' && typeof v.op === 'string')
-      return `${v.argument} ${v.op} ${JSON.stringify(v.value)}`;
-  }
-  return canonicalJson(c);
-}
 
 export async function renderApproval(ctx: ConsoleContext, id: string, now: Date): Promise<Html> {
   const a = await ctx.admin.approvals.get(id);
@@ -87,12 +56,13 @@ ${hidden}
 <dt>Asked at</dt><dd>${a.created_at}</dd>
 <dt>Time left</dt><dd>${decidable ? timeLeft(a.expires_at, now) : '—'}</dd>
 <dt>Destination hosts</dt><dd id="hosts">${r.destination_hosts.length === 0 ? html`<span class="muted">none</span>` : r.destination_hosts.map((h) => html`<div><code>${h}</code></div>`)}</dd>
-<dt>Why approval</dt><dd id="conditions">${r.conditions.length === 0 ? html`the tool's action class (${r.action_class}) always asks` : r.conditions.map((c) => html`<div><code>${conditionText(c)}</code></div>`)}</dd>
-${untrustedDestinations(r.untrusted_destinations)}
+${reasonsRow(r)}
+${costRow(r)}
 <dt>Step-up</dt><dd>${a.second_factor ? 'TOTP required' : 'none'}${a.out_of_band ? ' · out-of-band only' : ''}</dd>
 </dl>
 <h2>Arguments, as resolved by the gate</h2>
-<pre id="arguments">${pretty(r.arguments)}</pre>
+<pre id="arguments">${argumentsText(r.arguments)}</pre>
+${previewSection(r)}
 ${forms}`;
 }
 
@@ -128,6 +98,7 @@ ${hidden}
 <dt>Approvals</dt><dd>${c.approvers.length} of ${c.required}${c.approvers.map((a) => html` <code>${a}</code>`)}</dd>
 <dt>Status</dt><dd>${c.status}</dd>
 </dl>
+${await changeSubject(ctx, c)}
 ${forms}`;
 }
 

@@ -5,14 +5,18 @@
  * asked; the limits charge after this step, so a waiting call spends no slot. Step order:
  * docs/architecture.md §3.
  */
+import type { FlaggedText } from '../../core/index.js';
 import {
   type ApprovalCall,
+  type ApprovalRequirement,
   approvalRequired,
   type RenderedCall,
 } from '../../domain/decisions/index.js';
 import { declaredKeys, pendingRecord } from '../audit-records.js';
 import type { BoundApproval } from '../call-context.js';
 import { afterInjectionOf } from './after-injection.js';
+import { approvalReasons, callCost } from './approval-reasons.js';
+import { flaggedTextsOf } from './flagged-text.js';
 import { limitsWouldRefuse } from './limits.js';
 import { type CallState, CONTINUE, type Refusal, refuse, type StepResult } from './step.js';
 
@@ -53,6 +57,9 @@ export function approvalStep(s: CallState): StepResult | Promise<StepResult> {
     s.injectionElsewhere,
   );
   s.afterInjection = afterInjection;
+  if (s.options.previewFor !== undefined) {
+    return previewRefusal(s, need.required || untrusted.length > 0 || afterInjection !== null);
+  }
   if (
     !need.required &&
     untrusted.length === 0 &&
@@ -61,6 +68,21 @@ export function approvalStep(s: CallState): StepResult | Promise<StepResult> {
   ) {
     return CONTINUE;
   }
+  // Where the flagged text came from and what it said: read only for a call it escalates.
+  if (afterInjection !== null) {
+    return flaggedTextsOf(s).then((flagged) => decide(s, need, afterInjection, flagged));
+  }
+  return decide(s, need, null, []);
+}
+
+function decide(
+  s: CallState,
+  need: ApprovalRequirement,
+  afterInjection: { readonly untrusted_sources: readonly string[] } | null,
+  flagged: readonly FlaggedText[],
+): Promise<StepResult> {
+  const def = s.def;
+  const untrusted = s.untrustedDestinations;
   const rendered: RenderedCall = {
     tool: s.detail.id,
     version: s.detail.version,
@@ -72,6 +94,8 @@ export function approvalStep(s: CallState): StepResult | Promise<StepResult> {
     out_of_band: def.approval.out_of_band,
     ...(untrusted.length > 0 ? { untrusted_destinations: untrusted } : {}),
     ...(afterInjection ? { after_injection: afterInjection } : {}),
+    reasons: approvalReasons(s, need, afterInjection, flagged),
+    cost: callCost(s),
   };
   const bound = s.options.boundApproval;
   return askAfterLimits(s, () =>
@@ -237,8 +261,43 @@ async function resolveApproval(s: CallState, rendered: RenderedCall): Promise<St
         return SESSION_PENDING_CAP;
     }
   }
-  if (resolved.kind === 'pending') return pending(s, resolved.approvalId, rendered);
+  if (resolved.kind === 'pending') {
+    // A new request of a tool that declares a preview: the reviewer gets the state it would
+    // change, fetched in the background (preview-runner.ts); the caller is answered at once.
+    const declaration = s.def.preview;
+    if (resolved.created && declaration !== undefined) {
+      s.deps.previews?.start({
+        ctx: s.ctx,
+        approvalId: resolved.approvalId,
+        declaration,
+        callArgs: s.callArgs,
+      });
+    }
+    return pending(s, resolved.approvalId, rendered);
+  }
   if (resolved.kind === 'rejected') return rejection(resolved.approvalId, resolved.reason);
   s.approval = resolved;
+  return CONTINUE;
+}
+
+/**
+ * A call the gate runs as a reviewer's preview (preview-runner.ts) must be a read that needs no
+ * approval: anything else is refused here, before it could run, and audited as any refusal.
+ */
+function previewRefusal(s: CallState, wouldWait: boolean): StepResult {
+  if (s.def.action_class !== 'read') {
+    return refuse(
+      'POLICY_DENIED',
+      'preview.not_read_only',
+      `a preview runs only a read tool; ${s.detail.id} is ${s.def.action_class}`,
+    );
+  }
+  if (wouldWait) {
+    return refuse(
+      'POLICY_DENIED',
+      'preview.needs_approval',
+      `a preview never waits for a person; a call of ${s.detail.id} would need approval here`,
+    );
+  }
   return CONTINUE;
 }

@@ -13,6 +13,7 @@ import { carriesUntrustedText } from '../../domain/text-trust/index.js';
 import { postRecord } from '../audit-records.js';
 import { deny } from '../decision.js';
 import { runningOf } from '../running-calls.js';
+import { recordFlaggedText } from './flagged-text.js';
 import { releaseClaim } from './idempotency-claim.js';
 import { literalsEntering, recordInjection, recordLiterals } from './provenance.js';
 import type { ExecuteFailure } from './run-result.js';
@@ -84,7 +85,10 @@ async function afterCall(
   if (literals.length > 0) await recordLiterals(s, literals);
   // Instruction-like text is remembered beyond this session: for the run and the (agent, user)
   // over the untrusted window, so a new session does not start clean (after-injection.ts).
-  if (trust?.injection === true) await recordInjection(s);
+  if (trust?.injection === true) {
+    await recordInjection(s);
+    await recordFlaggedText(s, output);
+  }
   if (s.idemKey !== null) {
     await idempotency.storeResult(s.idemKey, output, trust);
     s.claimHeld = false;

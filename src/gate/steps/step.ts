@@ -31,6 +31,7 @@ import type { CallContext, CallOptions } from '../call-context.js';
 import type { CallSpan, ChildSpan } from '../call-tracer.js';
 import type { DenyCode, DeprecationNotice, GateDecision } from '../decision.js';
 import type { IdentityCache } from '../identity-cache.js';
+import type { PreviewRunner } from '../preview-runner.js';
 import type { CompiledTool, ToolCache } from '../tool-cache.js';
 import type { AfterInjection } from './after-injection.js';
 import type { ExecuteResult, ExecuteRun } from './run-result.js';
@@ -52,6 +53,8 @@ export interface StepDependencies {
   readonly destinationSets: SetMembership | undefined;
   /** Counts a result record that could not be written (never thrown at a caller). */
   readonly lostPostRecord: () => void;
+  /** Runs declared previews for reviewers (preview-runner.ts); none: no preview is run. */
+  readonly previews: Pick<PreviewRunner, 'start'> | undefined;
   /** What waits for a reviewer once injection text entered a session (after-injection.ts). */
   readonly afterInjection: AfterInjection;
   /** The health monitor's hot-path side (C14): fail fast on an unavailable tool, passive health. */

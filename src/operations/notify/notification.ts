@@ -32,7 +32,34 @@ export interface AlertFacts {
   readonly suspended: boolean;
 }
 
-export type NotificationKind = 'approval.pending' | 'tool.quarantined' | 'alert.raised';
+/** A four-eyes change waiting for approvers: a gated tool version, or a grant request. */
+export interface ChangeFacts {
+  readonly id: string;
+  readonly kind: 'tool' | 'grant';
+  readonly toolId: string | null;
+  readonly version: string | null;
+  readonly agentId: string | null;
+  readonly capability: string | null;
+  readonly required: number;
+}
+
+/** A security review waiting for a reviewer: the version and the names of its reasons. */
+export interface ReviewFacts {
+  readonly id: string;
+  readonly toolId: string;
+  readonly version: string;
+  readonly reasons: readonly string[];
+}
+
+export const NOTIFICATION_KINDS = [
+  'approval.pending',
+  'change.pending',
+  'grant.pending',
+  'review.pending',
+  'tool.quarantined',
+  'alert.raised',
+] as const;
+export type NotificationKind = (typeof NOTIFICATION_KINDS)[number];
 
 export interface NotificationPayload {
   readonly text: string;
@@ -157,5 +184,44 @@ export function alertMessage(a: AlertFacts, publicUrl: string): NotificationPayl
       tool_version: a.toolVersion,
       suspended: a.suspended,
     },
+  );
+}
+
+export function changeMessage(c: ChangeFacts, publicUrl: string): NotificationPayload {
+  const href = link(publicUrl, 'changes', c.id);
+  const what =
+    c.kind === 'grant'
+      ? `grant ${c.capability ?? '?'} to agent ${c.agentId ?? '?'}`
+      : `activate ${c.toolId ?? '?'}@${c.version ?? '?'}`;
+  return message(
+    c.kind === 'grant' ? 'grant.pending' : 'change.pending',
+    [
+      esc(`Four-eyes ${c.kind === 'grant' ? 'grant request' : 'change'}: ${what}`),
+      `*Change* ${code(c.id)} · ${code(what)} · *approvers needed* ${c.required}`,
+    ],
+    href,
+    {
+      change_id: c.id,
+      change_kind: c.kind,
+      tool_id: c.toolId,
+      tool_version: c.version,
+      agent_id: c.agentId,
+      capability: c.capability,
+      required: c.required,
+    },
+  );
+}
+
+export function reviewMessage(r: ReviewFacts, publicUrl: string): NotificationPayload {
+  const href = link(publicUrl, 'reviews', r.id);
+  const reasons = r.reasons.slice(0, 10);
+  return message(
+    'review.pending',
+    [
+      esc(`Security review needed: ${r.toolId}@${r.version}`),
+      `*Tool* ${code(`${r.toolId}@${r.version}`)} · *why* ${reasons.map(code).join(', ') || 'review required'}`,
+    ],
+    href,
+    { review_id: r.id, tool_id: r.toolId, tool_version: r.version, reasons },
   );
 }

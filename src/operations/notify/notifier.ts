@@ -1,18 +1,24 @@
 /**
- * @module The notifier: tells every configured channel of a pending approval, a quarantine and a
- * detector alert. Each method only builds a small message and enqueues it: nothing here is ever
+ * @module The notifier: tells every configured channel of a pending approval, a four-eyes change,
+ * a grant request and a security review waiting for a decision (decision-notices.ts), a quarantine
+ * and a detector alert. Each method only builds a small message and enqueues it: nothing here is ever
  * awaited on an agent's call path, and nothing throws.
  */
 import type { Outbound } from '../../core/index.js';
 import {
   type AlertFacts,
   alertMessage,
+  type ChangeFacts,
+  changeMessage,
+  NOTIFICATION_KINDS,
   type NotificationKind,
   type NotificationPayload,
   type PendingApprovalFacts,
   pendingApprovalMessage,
   type QuarantineFacts,
   quarantineMessage,
+  type ReviewFacts,
+  reviewMessage,
 } from './notification.js';
 import type { NotifyConfig } from './notify-config.js';
 import { type DeliveryOutcome, WebhookDelivery } from './webhook-delivery.js';
@@ -34,7 +40,7 @@ export class Notifier {
     // One delivery per channel and kind, so the outcome is counted under the kind it was for.
     this.#channels = config.webhookUrls.map((url) => {
       const byKind = new Map<NotificationKind, WebhookDelivery>();
-      for (const kind of ['approval.pending', 'tool.quarantined', 'alert.raised'] as const) {
+      for (const kind of NOTIFICATION_KINDS) {
         byKind.set(
           kind,
           new WebhookDelivery(
@@ -62,6 +68,18 @@ export class Notifier {
 
   approvalPending(approval: PendingApprovalFacts): void {
     this.#send('approval.pending', () => pendingApprovalMessage(approval, this.#config.publicUrl));
+  }
+
+  /** A four-eyes change (a gated tool version, or a grant request) waits for approvers. */
+  changePending(c: ChangeFacts): void {
+    this.#send(c.kind === 'grant' ? 'grant.pending' : 'change.pending', () =>
+      changeMessage(c, this.#config.publicUrl),
+    );
+  }
+
+  /** A security review waits for a reviewer. */
+  reviewPending(r: ReviewFacts): void {
+    this.#send('review.pending', () => reviewMessage(r, this.#config.publicUrl));
   }
 
   toolQuarantined(q: QuarantineFacts): void {

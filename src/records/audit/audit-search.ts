@@ -60,6 +60,13 @@ export interface AuditEntry {
   readonly bytes_out: number | null;
   readonly duration_ms: number | null;
   readonly outcome: string | null;
+  /**
+   * Who did it: for an administrative event (`event.*`) the authenticated actor the event
+   * records (`operator:<id>`, `admin-token`, `system:…`) and the front it came through; for a
+   * call's records the agent (`agent:<id>`), through the gate; null when the record names none.
+   */
+  readonly actor: string | null;
+  readonly via: string | null;
   readonly details: unknown;
   readonly prev_hash: string;
   readonly hash: string;
@@ -101,8 +108,23 @@ function parsed(text: string | null): unknown {
   }
 }
 
+/** The actor and front a record names (see AuditEntry.actor). */
+function actorOf(row: AuditRow, details: unknown): { actor: string | null; via: string | null } {
+  if (row.kind.startsWith('event.') && typeof details === 'object' && details !== null) {
+    const d = details as { actor?: unknown; via?: unknown };
+    return {
+      actor: typeof d.actor === 'string' ? d.actor : null,
+      via: typeof d.via === 'string' ? d.via : null,
+    };
+  }
+  return row.agent_id !== null
+    ? { actor: `agent:${row.agent_id}`, via: 'gate' }
+    : { actor: null, via: null };
+}
+
 function toEntry(row: AuditRow): AuditEntry {
   const num = (v: number | string | null): number | null => (v === null ? null : Number(v));
+  const details = parsed(row.details);
   return {
     seq: Number(row.seq),
     at: row.at,
@@ -127,7 +149,8 @@ function toEntry(row: AuditRow): AuditEntry {
     bytes_out: num(row.bytes_out),
     duration_ms: num(row.duration_ms),
     outcome: row.outcome,
-    details: parsed(row.details),
+    ...actorOf(row, details),
+    details,
     prev_hash: row.prev_hash,
     hash: row.hash,
   };

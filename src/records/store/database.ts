@@ -125,6 +125,18 @@ export interface SessionTable {
 }
 
 /**
+ * A result the scan flagged for instruction-like text (migration 0046): its call, tool, time,
+ * rules (JSON array) and a bounded excerpt of the flagged string, shown to reviewers as text.
+ */
+export interface InjectionTextTable {
+  call_id: string;
+  tool_id: string;
+  at: string;
+  rules: string;
+  excerpt: string | null;
+}
+
+/**
  * A destination-like literal (e-mail, URL, host, IBAN, account, phone, handle, channel) first seen
  * in an untrusted result of a run (migration 0026): only the SHA-256 of `kind:normalised value`,
  * never the value, and where it came from. One row per run and hash; the first sighting wins.
@@ -429,6 +441,7 @@ export interface Database {
   users: UserTable;
   sessions: SessionTable;
   destination_literals: DestinationLiteralTable;
+  injection_texts: InjectionTextTable;
   rate_counters: RateCounterTable;
   ceiling_counters: CeilingCounterTable;
   approvals: ApprovalTable;

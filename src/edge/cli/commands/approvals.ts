@@ -4,8 +4,24 @@
  */
 import { type Command, Option } from 'commander';
 import type { AdminApi } from '../../../api/index.js';
+import type { CallPreview } from '../../../core/index.js';
 import { refuseStatedApprover, withAdmin } from '../command-kit.js';
 import { registerList } from '../list-command.js';
+
+/** The preview's outcome, its text marked untrusted. */
+function previewLines(p: CallPreview | undefined): string[] {
+  if (p === undefined) return [];
+  if (p.status === 'running') return [`preview: ${p.tool} still running`];
+  if (p.status !== 'ok') {
+    return [
+      `preview: none (${p.tool} ${p.status}: ${p.code ?? ''} ${p.rule ?? ''}: ${p.message ?? ''})`,
+    ];
+  }
+  return [
+    `preview (untrusted: what ${p.tool}@${p.version ?? '?'} returned, not used for any decision${p.injection ? '; instruction-like text flagged' : ''}${p.truncated ? '; cut at the size bound' : ''}):`,
+    p.text ?? '',
+  ];
+}
 
 export function registerApprovals(program: Command): void {
   const approvals = program.command('approvals').description('calls waiting for a human decision');
@@ -39,20 +55,20 @@ export function registerApprovals(program: Command): void {
         program,
         async (admin, out) => {
           const a = await admin.approvals.get(id);
+          // Every reason the gate recorded, the cost and the preview: the same list the console
+          // and the REST view render (core/approval-reasons.ts), escaped by out.result.
           out.result(a, () =>
             [
               `${a.id}  ${a.status}  ${a.tool_id}@${a.tool_version} (${a.action_class})`,
               `agent ${a.agent_id}${a.user_id ? ` on behalf of ${a.user_id}` : ''}, session ${a.session_id}`,
               `destination: ${a.rendered.destination_hosts.join(', ') || '(none)'}`,
-              // Why an escalated call waits: each value's first sighting in untrusted content.
-              ...(a.rendered.untrusted_destinations ?? []).map(
-                (d) =>
-                  `untrusted: this ${d.kind} (${d.argument || '/'}) first appeared in the result of ${d.tool_id} (call ${d.call_id}) at ${d.first_seen_at}`,
-              ),
-              `second factor: ${a.second_factor ? 'required' : 'no'}`,
-              'arguments:',
-              // Bidi and zero-width characters as visible escapes: a terminal reorders them too.
-              JSON.stringify(a.rendered.arguments, null, 2),
+              'why approval:',
+              ...a.display.reasons.map((line) => `  ${line}`),
+              ...(a.display.cost ? [`cost: ${a.display.cost}`] : []),
+              `second factor: ${a.second_factor ? 'required' : 'no'}${a.out_of_band ? ' (out of band only)' : ''}`,
+              'arguments (as resolved; hidden characters shown as \\u escapes):',
+              a.display.arguments,
+              ...previewLines(a.rendered.preview),
             ].join('\n'),
           );
         },

@@ -34,11 +34,12 @@ export const auditPage: ConsolePage = {
         html`<label>${k} <input name="${k}" value="${query[k] ?? ''}"${k === 'from' || k === 'to' ? html` placeholder="2026-01-31T00:00:00Z"` : html``}></label> `,
     )}<button>Search</button></form>
 ${table(
-  ['Seq', 'At', 'Kind', 'Agent', 'User', 'Tool', 'Decision', 'Rule', 'Message'],
+  ['Seq', 'At', 'Kind', 'Actor', 'Agent', 'User', 'Tool', 'Decision', 'Rule', 'Message'],
   page.items.map((r) => [
     link(consolePath(['audit', String(r.seq)]), String(r.seq)),
     r.at,
     r.kind,
+    r.actor ? `${r.actor}${r.via ? ` via ${r.via}` : ''}` : '',
     r.agent_id ?? '',
     r.user_id ?? '',
     r.tool_id ? `${r.tool_id}@${r.tool_version ?? ''}` : '',
@@ -100,6 +101,8 @@ export const auditRecordPage: ConsolePage = {
     const fields: [string, string | number | null][] = [
       ['At', record.at],
       ['Kind', record.kind],
+      ['Actor', record.actor],
+      ['Via', record.via],
       ['Call', record.call_id],
       ['Trace', record.trace_id],
       ['Session', record.session_id],

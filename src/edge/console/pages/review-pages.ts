@@ -18,6 +18,7 @@ import {
   redirectPath,
   requireAction,
 } from './page-kit.js';
+import { toolFacts } from './tool-facts.js';
 
 function decisionForms(
   ctx: ConsoleContext,
@@ -65,6 +66,7 @@ export const reviewPage: ConsolePage = {
 ${review.reviewer ? html`<dt>Reviewed by</dt><dd><code id="review-reviewer">${review.reviewer}</code> at ${review.reviewed_at ?? ''}</dd><dt>Notes</dt><dd>${review.notes ?? ''}</dd>` : ''}
 </dl>
 ${current ? '' : html`<p class="error">The stored definition changed since this review was opened.</p>`}
+${toolFacts(tool)}
 <h2>Definition as stored</h2>
 <div id="review-definition">${jsonBlock(tool.definition)}</div>
 ${decisionForms(ctx, review.id, review.definition_hash, review.status === 'pending' && current)}`;

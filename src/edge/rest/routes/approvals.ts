@@ -96,9 +96,11 @@ export function approvalRoutes(app: FastifyInstance, admin: AdminApi): void {
       config: { action: 'approvals.read' },
       schema: {
         ...documented('getApproval', ['approvals']),
-        summary: 'One approval with the rendered call',
+        summary: 'One approval with the rendered call and every reason it waits',
+        description:
+          '`rendered` holds the resolved call as data: the raw arguments, `reasons` (every reason the gate recorded: action class, definition, conditions, after-injection with sources and flagged text, untrusted destinations with where each first appeared), `cost` and, where the tool declares one, `preview` (untrusted). `display` holds the same reasons, arguments, cost and preview as text a person reads, every invisible or bidi character a visible escape.',
         params: idParams,
-        response: described(200, 'The approval and its rendered call', 401, 404),
+        response: described(200, 'The approval, its rendered call and its display text', 401, 404),
       },
     },
     async (req) => admin.approvals.get((req.params as { id: string }).id),

@@ -25,6 +25,7 @@ import { healthOverrides } from './health-overrides.js';
 import { idempotencyOutcomes } from './idempotency-outcomes.js';
 import { identityBinding } from './identity-binding.js';
 import { initial } from './initial.js';
+import { injectionTexts } from './injection-texts.js';
 import { operatorConfirmation } from './operator-confirmation.js';
 import { operatorsMigration } from './operators.js';
 import { ownerChannelSealing } from './owner-channel-sealing.js';
@@ -87,6 +88,7 @@ export function migrationProvider(dialect: Dialect): MigrationProvider {
         '0042_owner_channel_sealing': ownerChannelSealing,
         '0043_passkeys': passkeys,
         '0044_fleet_state': fleetState,
+        '0046_injection_texts': injectionTexts,
       };
     },
   };
