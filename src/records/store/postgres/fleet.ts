@@ -148,7 +148,12 @@ export class PostgresFleet implements Fleet {
           for (const fn of handlers ?? []) fn(m.payload ?? '');
         });
         for (const channel of this.#handlers.keys()) await client.query(`LISTEN ${channel}`);
-        if (this.#closed) break;
+        if (this.#closed) {
+          // Closed while connecting (close() had no client to end yet): end this one here, or
+          // its socket keeps the process alive.
+          await client.end().catch(() => {});
+          break;
+        }
         this.#client = client;
         this.#setListening(true);
         backoff = RECONNECT_MS;
