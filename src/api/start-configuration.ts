@@ -54,7 +54,7 @@ export interface StartConfiguration {
   /** Operators' passkeys: the relying party behind TLS, and whether high-risk decisions need one. */
   readonly passkeys?: {
     readonly relyingParty?: { readonly rpId: string; readonly origin: string } | null;
-    readonly required?: boolean;
+    readonly required?: boolean | undefined;
   };
 }
 

@@ -128,7 +128,8 @@ export interface ToolgateOptions {
   readonly passkeys?: {
     readonly relyingParty?: RelyingParty | null;
     readonly rpName?: string;
-    readonly required?: boolean;
+    /** Undefined: what a start recorded for the organisation stands (true or false sets it). */
+    readonly required?: boolean | undefined;
   };
   /**
    * Operators: the second factor local logins check (none: no local login succeeds), and the

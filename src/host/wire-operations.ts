@@ -4,7 +4,11 @@
  * `apply -f`, governance reports, and owner teams' channels and notices (C16).
  */
 import type { CredentialBroker, MasterKey } from '../domain/credentials/index.js';
-import { type ApprovalDesk, ChangeDesk } from '../domain/decisions/index.js';
+import {
+  type ApprovalDesk,
+  ChangeDesk,
+  recordPasskeyRequirement,
+} from '../domain/decisions/index.js';
 import type { SessionService } from '../domain/sessions/index.js';
 import type { ProviderService } from '../execution/providers/index.js';
 import type { HttpToolRunner, RuntimeRegistry } from '../execution/runtimes/index.js';
@@ -116,6 +120,8 @@ export async function wireOperations(
   await detectors?.start();
   // `health: false` starts no probes: state comes from live calls only.
   await (options.health === false ? health.sync() : health.start());
+  // A start's explicit passkeys.require_for_irreversible holds for every process on the database.
+  await recordPasskeyRequirement(store.db, options.passkeys?.required);
   const changes = new ChangeDesk(store.db, catalog, agents, {
     ...clock,
     secondFactors: secondFactor,

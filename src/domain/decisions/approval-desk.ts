@@ -57,6 +57,7 @@ import {
   assertionDetails,
   type DecisionPasskeys,
   passkeyRequiredError,
+  passkeysRequired,
 } from './passkey-decisions.js';
 import type { VerifiedDecision } from './passkeys.js';
 
@@ -324,7 +325,7 @@ export class ApprovalDesk {
     const row = await this.#pending(id, now);
     let totpStep: number | null = null;
     if (passkey === null && needsStepUp(row)) {
-      if (this.#passkeyRequired && highRisk(row.action_class))
+      if (highRisk(row.action_class) && (await passkeysRequired(this.#db, this.#passkeyRequired)))
         throw await passkeyRequiredError(this.#db, approver, now, 'approval', id);
       if (!this.#secondFactors) {
         throw new ToolgateError(

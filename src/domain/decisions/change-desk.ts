@@ -47,6 +47,7 @@ import {
   assertionDetails,
   type DecisionPasskeys,
   passkeyRequiredError,
+  passkeysRequired,
 } from './passkey-decisions.js';
 import type { VerifiedDecision } from './passkeys.js';
 
@@ -166,7 +167,7 @@ export class ChangeDesk {
       );
       return { step: null, passkey };
     }
-    if (this.#passkeyRequired)
+    if (await passkeysRequired(this.#db, this.#passkeyRequired))
       throw await passkeyRequiredError(this.#db, approver, this.#clock(), 'change', id);
     if (!this.#secondFactors) {
       throw new ToolgateError(

@@ -28,6 +28,40 @@ export function assertionDetails(passkey: VerifiedDecision | null): Record<strin
   };
 }
 
+/** Where a start with `passkeys.require_for_irreversible` records it for the organisation. */
+const REQUIREMENT = 'passkeys_required';
+
+/**
+ * Whether irreversible and permission-changing decisions need a passkey now: this process's own
+ * setting, or what a start with the setting recorded in the database, so a CLI command or a
+ * replica started without it holds the organisation's rule too (one read per such decision).
+ */
+export async function passkeysRequired(db: Kysely<Database>, own: boolean): Promise<boolean> {
+  if (own) return true;
+  const row = await db
+    .selectFrom('meta')
+    .select('value')
+    .where('key', '=', REQUIREMENT)
+    .executeTakeFirst();
+  return row?.value === 'true';
+}
+
+/**
+ * Records a start's explicit setting for every process on the database: `true` sets it, `false`
+ * clears it (only a deliberate false turns the rule off); left unset, the recorded rule stands.
+ */
+export async function recordPasskeyRequirement(
+  db: Kysely<Database>,
+  required: boolean | undefined,
+): Promise<void> {
+  if (required === undefined) return;
+  await db
+    .insertInto('meta')
+    .values({ key: REQUIREMENT, value: String(required) })
+    .onConflict((oc) => oc.column('key').doUpdateSet({ value: String(required) }))
+    .execute();
+}
+
 /** PASSKEY_REQUIRED for `kind` `id`, after recording the refusal (`passkey.required`). */
 export async function passkeyRequiredError(
   db: Kysely<Database>,

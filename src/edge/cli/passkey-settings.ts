@@ -10,7 +10,8 @@ import { problem, ToolgateError } from '../../core/index.js';
 
 export interface PasskeySettings {
   readonly relyingParty: { readonly rpId: string; readonly origin: string } | null;
-  readonly required: boolean;
+  /** Undefined when the setting is not given: what the database records stands. */
+  readonly required: boolean | undefined;
 }
 
 function invalid(pointer: string, message: string): ToolgateError<'INPUT_INVALID'> {
@@ -45,7 +46,8 @@ export function passkeysFromEnv(env: NodeJS.ProcessEnv, publicUrl: string): Pass
       '/passkeys/require_for_irreversible',
       'passkeys.require_for_irreversible is true or false',
     );
-  const required = flag === 'true';
+  // Unset: the rule a start recorded in the database stands (passkey-decisions.ts).
+  const required = flag === undefined ? undefined : flag === 'true';
   const origin = env.TOOLGATE_PASSKEYS_ORIGIN;
   const rpId = env.TOOLGATE_PASSKEYS_RP_ID;
   if (origin !== undefined) {
