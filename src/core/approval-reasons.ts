@@ -12,7 +12,7 @@ import type {
   RenderedCall,
   UntrustedDestination,
 } from './rendered-call.js';
-import { visibleEscapes } from './visible-text.js';
+import { visibleEscapes, visibleJsonEscapes } from './visible-text.js';
 
 /**
  * The reasons of an approval recorded before the gate kept the list: rebuilt from the fields it
@@ -140,9 +140,12 @@ function cents(n: number): string {
   return `${sign}${Math.floor(abs / 100)}.${String(abs % 100).padStart(2, '0')}`;
 }
 
-/** The arguments as a reviewer reads them: indented JSON, every hidden character a visible escape. */
+/**
+ * The arguments as a reviewer reads them: indented JSON, every hidden character a visible escape
+ * JSON itself reads, so the text still parses to the arguments (visibleJsonEscapes).
+ */
 export function argumentsText(args: unknown): string {
-  return visibleEscapes(JSON.stringify(args, null, 2) ?? 'null');
+  return visibleJsonEscapes(JSON.stringify(args, null, 2) ?? 'null');
 }
 
 /**

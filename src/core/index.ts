@@ -112,4 +112,9 @@ export {
   requestIdOf,
   traceParentOf,
 } from './trace-context.js';
-export { codePointEscape, UNPRINTABLE_CLASS, visibleEscapes } from './visible-text.js';
+export {
+  codePointEscape,
+  UNPRINTABLE_CLASS,
+  visibleEscapes,
+  visibleJsonEscapes,
+} from './visible-text.js';

@@ -40,3 +40,16 @@ export function codePointEscape(c: string): string {
 export function visibleEscapes(text: string): string {
   return text.replace(HIDDEN, codePointEscape);
 }
+
+/**
+ * visibleEscapes for JSON text: every escape one JSON itself reads (`\u202E`; beyond the first
+ * plane its UTF-16 pair, `\uDB40\uDC41`), so the text still parses to the very same value. Only
+ * characters inside strings can be hidden ones: JSON.stringify escapes the controls itself.
+ */
+export function visibleJsonEscapes(json: string): string {
+  return json.replace(HIDDEN, (c) =>
+    [...Array(c.length).keys()]
+      .map((i) => `\\u${c.charCodeAt(i).toString(16).toUpperCase().padStart(4, '0')}`)
+      .join(''),
+  );
+}

@@ -29,12 +29,18 @@ export interface PreviewBounds {
   readonly maxChars: number;
   /** Previews running at once in this process; past it a preview is refused, not queued. */
   readonly maxInFlight: number;
+  /**
+   * Of those, at most this many for one agent: an agent whose calls wait cannot take every slot
+   * and leave the reviewers of other agents' calls without a preview (attack round 23, F3).
+   */
+  readonly maxPerAgent: number;
 }
 
 export const DEFAULT_PREVIEW_BOUNDS: PreviewBounds = Object.freeze({
   timeoutMs: 5_000,
   maxChars: 16_384,
   maxInFlight: 8,
+  maxPerAgent: 2,
 });
 
 /** Failures of the tool's run (it was allowed to run) rather than refusals before it. */
@@ -115,6 +121,7 @@ export class PreviewRunner {
   readonly #approvals: Pick<ApprovalDesk, 'attachPreview'>;
   readonly #bounds: PreviewBounds;
   readonly #running = new Set<Promise<void>>();
+  readonly #perAgent = new Map<string, number>();
 
   constructor(
     invoke: InvokeCall,
@@ -139,9 +146,27 @@ export class PreviewRunner {
       });
       return;
     }
+    const agent = req.ctx.principal.agentId;
+    const own = this.#perAgent.get(agent) ?? 0;
+    if (own >= this.#bounds.maxPerAgent) {
+      void this.#attach(req.approvalId, {
+        ...base(tool),
+        status: 'refused',
+        code: 'RATE_LIMITED',
+        rule: 'preview.agent_busy',
+        message: "this agent's share of the previews is running; none was run for this call",
+      });
+      return;
+    }
+    this.#perAgent.set(agent, own + 1);
     const p = this.#run(req).catch(() => {});
     this.#running.add(p);
-    void p.finally(() => this.#running.delete(p));
+    void p.finally(() => {
+      this.#running.delete(p);
+      const left = (this.#perAgent.get(agent) ?? 1) - 1;
+      if (left > 0) this.#perAgent.set(agent, left);
+      else this.#perAgent.delete(agent);
+    });
   }
 
   /** Resolves when every preview started so far has attached its outcome (tests, close). */

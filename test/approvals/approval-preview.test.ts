@@ -56,6 +56,11 @@ for (const backend of backends()) {
   describe(`declared previews for reviewers (${backend.name})`, () => {
     let world: World;
     const ran: Record<string, number> = {};
+    /** Slow previews wait here until the test lets them finish. */
+    let release: () => void = () => {};
+    let held = new Promise<void>((r) => {
+      release = r;
+    });
     const count = (name: string, value: unknown) => () => {
       ran[name] = (ran[name] ?? 0) + 1;
       return value;
@@ -70,7 +75,11 @@ for (const backend of backends()) {
         })
         .register('t.cancel', count('cancel', { cancelled: true }))
         .register('t.secret', count('secret', { status: 'secret' }))
-        .register('t.fetch', count('fetch', { status: 'fetched' }));
+        .register('t.fetch', count('fetch', { status: 'fetched' }))
+        .register('t.slow', async () => {
+          await held;
+          return { status: 'slow' };
+        });
       world = await openWorld({ backend, rest: true, options: { executor, detectors: false } });
       const tools = [
         read('get_order', 't.order'),
@@ -83,6 +92,8 @@ for (const backend of backends()) {
             properties: { ...orderArgs.properties, link: { type: 'string', 'x-toolgate': 'url' } },
           },
         }),
+        read('slow_order', 't.slow'),
+        refund('refund_slow', { tool: 'slow_order', arguments: { order: '/order' } }),
         refund('refund_order', { tool: 'get_order', arguments: { order: '/order' } }),
         refund('refund_cancel', { tool: 'cancel_order', arguments: { order: '/order' } }),
         refund('refund_ledger', { tool: 'ledger_order', arguments: { order: '/order' } }),
@@ -94,6 +105,8 @@ for (const backend of backends()) {
       await world.tg.config.apply(
         [
           { kind: 'Agent', spec: { id: 'clerk', owner: 'qa' } },
+          { kind: 'Agent', spec: { id: 'clerk2', owner: 'qa' } },
+          { kind: 'Grant', spec: { agent: 'clerk2', capabilities: ['billing:read'] } },
           ...tools.map((spec) => ({ kind: 'Tool', spec })),
           { kind: 'Grant', spec: { agent: 'clerk', capabilities: ['billing:read'] } },
         ],
@@ -166,6 +179,43 @@ for (const backend of backends()) {
       await world.tg.gate.previewsSettled();
       assert.equal(ran.order, orders + 1);
       await approvedRunsOnce(approvalId, call, 'refund');
+    });
+
+    test("one agent's waiting calls take at most its share of the preview slots; another agent's preview still runs", async () => {
+      held = new Promise<void>((r) => {
+        release = r;
+      });
+      const open = async (agentId: string) => {
+        const s = await world.tg.sessions.open(agentId);
+        return { agentId, sessionId: s.id };
+      };
+      const clerk = await open('clerk');
+      const ids: string[] = [];
+      for (const order of ['S-1', 'S-2', 'S-3']) {
+        const d = await world.tg.gate.invoke(clerk, 'refund_slow', { order });
+        assert.equal(d.kind, 'pending_approval');
+        if (d.kind === 'pending_approval') ids.push(d.approvalId);
+      }
+      // The neighbour: another agent's call waits, and its preview runs while clerk's two hang.
+      const other = await world.tg.gate.invoke(await open('clerk2'), 'refund_order', {
+        order: 'S-4',
+      });
+      assert.equal(other.kind, 'pending_approval');
+      if (other.kind !== 'pending_approval') return;
+      const previewOf = async (id: string) => {
+        const r = await world.send('GET', `/v1/approvals/${id}`);
+        return (r.body as unknown as { rendered: { preview?: Preview } }).rendered.preview;
+      };
+      for (let i = 0; i < 100 && (await previewOf(other.approvalId))?.status !== 'ok'; i++) {
+        await new Promise((r) => setTimeout(r, 20));
+      }
+      assert.equal((await previewOf(other.approvalId))?.status, 'ok');
+      const third = await previewOf(ids[2] as string);
+      assert.equal(third?.status, 'refused', JSON.stringify(third));
+      assert.equal(third?.rule, 'preview.agent_busy');
+      release();
+      await world.tg.gate.previewsSettled();
+      assert.equal((await previewOf(ids[0] as string))?.status, 'ok');
     });
 
     test('a preview naming a state-changing tool is refused before it runs; the approval still works', async () => {

@@ -158,14 +158,15 @@ test('the benign neighbours: a clean session runs the write; a conditional tool 
 
 test('bidi and zero-width characters in arguments are visible escapes in the display text; the raw value is kept as data', async () => {
   const call = await session('scribe');
-  const note = 'pay \u202Eevil\u202C to \u200Bacct\u2066x\u2069';
+  // A tag character beyond the first plane too (attack round 23, F6): its escape is JSON's pair.
+  const note = 'pay \u202Eevil\u202C to \u200Bacct\u2066x\u2069\u{E0041}';
   const pending = await call('add_note', { note, amount: 101 });
   assert.equal(pending.kind, 'pending_approval');
   if (pending.kind !== 'pending_approval') return;
   const view = await restView(pending.approvalId);
   assert.deepEqual(view.rendered.arguments, { note, amount: 101 }, 'raw, as data');
-  assert.doesNotMatch(view.display.arguments, /[\u202E\u202C\u200B\u2066\u2069]/u);
-  for (const e of ['\\u202E', '\\u202C', '\\u200B', '\\u2066', '\\u2069']) {
+  assert.doesNotMatch(view.display.arguments, /[\u202E\u202C\u200B\u2066\u2069\u{E0041}]/u);
+  for (const e of ['\\u202E', '\\u202C', '\\u200B', '\\u2066', '\\u2069', '\\uDB40\\uDC41']) {
     assert.ok(view.display.arguments.includes(e), `${e} in ${view.display.arguments}`);
   }
   // The escapes are JSON escapes: the display text parses back to the raw value.
