@@ -1,5 +1,6 @@
 /** @module The Kysely schema: one set of tables for SQLite and PostgreSQL. */
 import type { ColumnType, Generated, Insertable, Selectable } from 'kysely';
+import type { OwnerNoticeSendTable, ToolProbeOutcomeTable } from './fleet-tables.js';
 import type {
   OperatorLoginAttemptTable,
   OperatorTable,
@@ -473,23 +474,6 @@ export interface Database {
   applied_objects: AppliedObjectTable;
   tool_probe_outcomes: ToolProbeOutcomeTable;
   owner_notice_sends: OwnerNoticeSendTable;
-}
-
-/** The latest probe of a tool version by the fleet's prober (migration 0044). */
-export interface ToolProbeOutcomeTable {
-  tool_id: string;
-  version: string;
-  probed_at: string;
-  /** 1 for a good probe, 0 for a failed one. */
-  ok: number;
-  latency_ms: number;
-  rule: string | null;
-}
-
-/** One owner notice sent to a team (migration 0044): the per-team cap counts these. */
-export interface OwnerNoticeSendTable {
-  team: string;
-  sent_at: string;
 }
 
 /** One object a named configuration set declared when it was last applied (apply --prune). */
