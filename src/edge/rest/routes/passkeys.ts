@@ -1,8 +1,8 @@
 /**
  * @module Admin routes for operators' passkeys and the decisions they signed
  * (docs/architecture.md §6, "Passkeys bound to the decision"): an operator's passkeys (never more
- * than their public facts), the removal of one (one's own, or anyone's by an admin; audited), the
- * evidence of every passkey-signed decision and its check. Enrolment needs a browser (WebAuthn):
+ * than their public facts), the removal of one (one's own under /me, or anyone's by an admin;
+ * audited), the evidence of every passkey-signed decision and its check. Enrolment needs a browser (WebAuthn):
  * it is the console's Passkeys page.
  */
 import type { FastifyInstance } from 'fastify';
@@ -51,13 +51,14 @@ export function passkeyRoutes(app: FastifyInstance, admin: AdminApi): void {
     async (req) => ({ passkeys: await admin.passkeys.list((req.params as { id: string }).id) }),
   );
 
+  // Anyone's passkey: an admin's act (a refusal is audited as every admin route's is).
   app.delete(
     '/v1/operators/:id/passkeys/:credential',
     {
-      config: { action: 'operators.self' },
+      config: { action: 'administer' },
       schema: {
         ...documented('removePasskey', ['operators']),
-        summary: "Remove one of an operator's passkeys (one's own, or anyone's as an admin)",
+        summary: "Remove one of an operator's passkeys (an admin)",
         params: credentialParams,
         response: described(200, 'The passkey is removed', 401, 403, 404),
       },
@@ -65,6 +66,29 @@ export function passkeyRoutes(app: FastifyInstance, admin: AdminApi): void {
     async (req) => {
       const { id, credential } = req.params as { id: string; credential: string };
       return admin.passkeys.remove(operatorOf(req), id, credential, 'rest');
+    },
+  );
+
+  // One's own passkey: every operator, whatever the role.
+  app.delete(
+    '/v1/operators/me/passkeys/:credential',
+    {
+      config: { action: 'operators.self' },
+      schema: {
+        ...documented('removeMyPasskey', ['operators']),
+        summary: 'Remove one of my passkeys',
+        params: {
+          type: 'object',
+          required: ['credential'],
+          properties: { credential: credentialParams.properties.credential },
+        },
+        response: described(200, 'The passkey is removed', 401, 404),
+      },
+    },
+    async (req) => {
+      const op = operatorOf(req);
+      const { credential } = req.params as { credential: string };
+      return admin.passkeys.remove(op, op.id, credential, 'rest');
     },
   );
 
