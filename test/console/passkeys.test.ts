@@ -9,15 +9,21 @@
  * (127.0.0.1) as WebAuthn relying party, though both are secure contexts.
  */
 import assert from 'node:assert/strict';
-import { mkdtempSync, rmSync } from 'node:fs';
+import { createHash, generateKeyPairSync, randomBytes, sign } from 'node:crypto';
+import { mkdtempSync, rmSync, writeFileSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { after, before, test } from 'node:test';
 import type { Client } from '@modelcontextprotocol/sdk/client/index.js';
 import Sqlite from 'better-sqlite3';
 import type { Browser, BrowserContext, Page } from 'playwright-core';
-import { proveDecisions } from '../../src/api/index.js';
-import { isToolgateError } from '../../src/core/index.js';
+import { type DecisionEvidence, proveDecisions } from '../../src/api/index.js';
+import {
+  canonicalJson,
+  type DecisionCommitment,
+  decisionChallenge,
+  isToolgateError,
+} from '../../src/core/index.js';
 import {
   type ConsoleGateway,
   closeMcpClient,
@@ -30,6 +36,7 @@ import {
   TEST_ADMIN,
   TEST_PASSWORD,
 } from '../support/browser.js';
+import { ensureBuilt, runCli } from '../support/cli.js';
 import { pendingSend } from './console-support.js';
 
 let browser: Browser;
@@ -308,6 +315,163 @@ test('with passkeys required, a four-eyes change is refused with a TOTP code and
   assert.equal(JSON.parse(approved?.details ?? '{}').second_factor_kind, 'passkey');
 });
 
+/**
+ * What a forger makes of a real decision's evidence: its own P-256 key (COSE), the commitment
+ * rewritten for `approver`, the challenge recomputed, authenticator data and client data built
+ * and signed, the key, credential, decider and audit record replaced. Self-consistent: only a
+ * verifier that trusts the evidence's own key would accept it.
+ */
+function forge(real: DecisionEvidence, approver: string, credentialId?: string): DecisionEvidence {
+  const { privateKey, publicKey } = generateKeyPairSync('ec', { namedCurve: 'P-256' });
+  const jwk = publicKey.export({ format: 'jwk' });
+  const cose = Buffer.concat([
+    Buffer.from([0xa5, 0x01, 0x02, 0x03, 0x26, 0x20, 0x01, 0x21, 0x58, 0x20]),
+    Buffer.from(jwk.x ?? '', 'base64url'),
+    Buffer.from([0x22, 0x58, 0x20]),
+    Buffer.from(jwk.y ?? '', 'base64url'),
+  ]);
+  const commitment = {
+    ...(JSON.parse(real.assertion.commitment) as DecisionCommitment),
+    approver,
+    nonce: randomBytes(32).toString('base64url'),
+  };
+  const challenge = decisionChallenge(commitment);
+  const clientData = Buffer.from(
+    JSON.stringify({ type: 'webauthn.get', challenge, origin: real.assertion.origin }),
+  );
+  const authData = Buffer.concat([
+    createHash('sha256').update(real.assertion.rp_id).digest(),
+    Buffer.from([0x05, 0, 0, 0, 1]),
+  ]);
+  const signature = sign(
+    'sha256',
+    Buffer.concat([authData, createHash('sha256').update(clientData).digest()]),
+    privateKey,
+  );
+  const credential = credentialId ?? randomBytes(16).toString('base64url');
+  const id = `pka_forged${randomBytes(4).toString('hex')}`;
+  assert.ok(real.approval);
+  return {
+    assertion: {
+      ...real.assertion,
+      id,
+      approver_id: approver,
+      credential_id: credential,
+      public_key: cose.toString('base64url'),
+      commitment: canonicalJson(commitment),
+      challenge,
+      client_data_json: clientData.toString('base64url'),
+      authenticator_data: authData.toString('base64url'),
+      signature: signature.toString('base64url'),
+      user_handle: null,
+    },
+    approval: { ...real.approval, decided_by: approver },
+    events: [{ action: 'approval.approved', details: { assertion: id, challenge, credential } }],
+  };
+}
+
+test('verify --file is anchored to keys the verifier trusts: a forged evidence file fails, the real one verifies', async () => {
+  ensureBuilt();
+  const evidence = await gw.tg.admin.decisions.evidence();
+  const real = evidence.find((e) => e.assertion.kind === 'approval');
+  assert.ok(real);
+  const forged = forge(real, 'operator:carol');
+  // Self-consistent: it would verify for anyone trusting the key the file itself carries.
+  const selfTrusted = await proveDecisions([forged], {
+    trustedKeys: [
+      {
+        operator_id: 'carol',
+        credential_id: forged.assertion.credential_id,
+        public_key: forged.assertion.public_key,
+      },
+    ],
+  });
+  assert.equal(selfTrusted.ok, true, JSON.stringify(selfTrusted));
+
+  const realFile = join(dir, 'evidence.json');
+  const forgedFile = join(dir, 'forged.json');
+  const keysFile = join(dir, 'keys.json');
+  writeFileSync(realFile, JSON.stringify({ evidence }));
+  writeFileSync(forgedFile, JSON.stringify({ evidence: [forged] }));
+  const keys = await runCli(dir, ['--json', 'decisions', 'keys']);
+  assert.equal(keys.code, 0, keys.stderr);
+  const listed = JSON.parse(keys.stdout) as { keys: { operator_id: string }[] };
+  assert.deepEqual(
+    listed.keys.map((k) => k.operator_id),
+    ['alice'],
+  );
+  writeFileSync(keysFile, keys.stdout);
+
+  // Without keys a file proves nothing: refused as a usage error, for the forged and the real.
+  for (const file of [forgedFile, realFile]) {
+    const bare = await runCli(dir, ['decisions', 'verify', '--file', file]);
+    assert.equal(bare.code, 2, bare.stdout + bare.stderr);
+    assert.match(bare.stderr + bare.stdout, /--keys.*prove nothing/);
+  }
+  const attack = await runCli(dir, [
+    '--json',
+    'decisions',
+    'verify',
+    '--file',
+    forgedFile,
+    '--keys',
+    keysFile,
+  ]);
+  assert.equal(attack.code, 6, attack.stdout + attack.stderr);
+  const refused = JSON.parse(attack.stdout) as { ok: boolean; proofs: { problems: string[] }[] };
+  assert.equal(refused.ok, false);
+  assert.match(
+    refused.proofs[0]?.problems.join('; ') ?? '',
+    /not a passkey the verifier trusts for operator:carol/,
+  );
+  const benign = await runCli(dir, [
+    '--json',
+    'decisions',
+    'verify',
+    '--file',
+    realFile,
+    '--keys',
+    keysFile,
+  ]);
+  assert.equal(benign.code, 0, benign.stdout + benign.stderr);
+  assert.equal(JSON.parse(benign.stdout).checked, evidence.length);
+
+  // Alice's own credential id with the forger's key: the enrolled key is not the one that signed.
+  const sameId = forge(real, real.assertion.approver_id, real.assertion.credential_id);
+  const swapped = await proveDecisions([sameId], {
+    trustedKeys: await gw.tg.admin.decisions.keys(),
+  });
+  assert.equal(swapped.ok, false);
+  assert.match(swapped.proofs[0]?.problems.join('; ') ?? '', /not the one enrolled/);
+});
+
+test('the store check is anchored to the enrolled passkeys: a forged row in the store fails, the real ones verify', async () => {
+  const evidence = await gw.tg.admin.decisions.evidence();
+  const real = evidence.find((e) => e.assertion.kind === 'approval');
+  assert.ok(real);
+  const forged = forge(real, real.assertion.approver_id).assertion;
+  const db = new Sqlite(dbFile);
+  try {
+    const cols = Object.keys(forged);
+    db.prepare(
+      `insert into decision_assertions (${cols.join(', ')}) values (${cols.map(() => '?').join(', ')})`,
+    ).run(...cols.map((c) => (forged as unknown as Record<string, unknown>)[c]));
+    const report = await gw.tg.admin.decisions.verify({ subject: real.assertion.subject_id });
+    const mine = report.proofs.find((p) => p.assertion === forged.id);
+    assert.equal(mine?.ok, false);
+    assert.match(mine?.problems.join('; ') ?? '', /not a passkey the verifier trusts/);
+    const others = report.proofs.filter((p) => p.assertion !== forged.id);
+    assert.ok(others.length >= 1);
+    assert.ok(
+      others.every((p) => p.ok),
+      JSON.stringify(others),
+    );
+  } finally {
+    db.prepare('delete from decision_assertions where id = ?').run(forged.id);
+    db.close();
+  }
+});
+
 test('the offline check accepts every stored decision and refuses a tampered one', async () => {
   const good = await gw.tg.admin.decisions.verify();
   assert.equal(good.ok, true, JSON.stringify(good));
@@ -319,7 +483,7 @@ test('the offline check accepts every stored decision and refuses a tampered one
   const tampered = [
     { ...first, approval: { ...first.approval, args_hash: `sha256:${'0'.repeat(64)}` } },
   ];
-  const bad = await proveDecisions(tampered);
+  const bad = await proveDecisions(tampered, { trustedKeys: await gw.tg.admin.decisions.keys() });
   assert.equal(bad.ok, false);
   assert.match(
     bad.proofs[0]?.problems.join('; ') ?? '',

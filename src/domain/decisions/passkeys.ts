@@ -269,7 +269,13 @@ export class OperatorPasskeys {
       await appendEvent(trx, actor, now, {
         action: 'passkey.enrolled',
         subject: `operator:${op.id}`,
-        details: { credential_id: info.credential.id, name, rp_id: challenge.rp.rpId },
+        // The public key too: a decision it signed still verifies after the passkey is removed.
+        details: {
+          credential_id: info.credential.id,
+          name,
+          rp_id: challenge.rp.rpId,
+          public_key: Buffer.from(info.credential.publicKey).toString('base64url'),
+        },
       });
     });
     const view = (await this.list(op.id)).find((p) => p.credential_id === info.credential.id);
