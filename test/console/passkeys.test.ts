@@ -315,6 +315,56 @@ test('with passkeys required, a four-eyes change is refused with a TOTP code and
   assert.equal(JSON.parse(approved?.details ?? '{}').second_factor_kind, 'passkey');
 });
 
+test("removing another operator's passkey without the admin role is refused and audited (REST and CLI); one's own is not refused", async () => {
+  const dave = operator('dave', ['approver']);
+  await ensureOperator(gw, dave);
+  const token = (
+    await gw.tg.admin.operators.issueToken(operator('root', ['admin']), {
+      name: 'dave',
+      expiresInDays: 1,
+      operatorId: 'dave',
+    })
+  ).token;
+  const [alicesKey] = await gw.tg.admin.passkeys.list('alice');
+  assert.ok(alicesKey);
+  const forbidden = async () =>
+    (await gw.tg.admin.events.list({ subject: 'operator:dave', limit: 100 })).filter(
+      (e) => e.action === 'operator.forbidden',
+    );
+  const rest = await fetch(`${gw.base}/v1/operators/alice/passkeys/${alicesKey.credential_id}`, {
+    method: 'DELETE',
+    headers: { authorization: `Bearer ${token}` },
+  });
+  assert.equal(rest.status, 403);
+  const afterRest = await forbidden();
+  assert.equal(afterRest.length, 1, 'the refused removal is audited');
+  assert.deepEqual(
+    [
+      JSON.parse(afterRest[0]?.details ?? '{}').edge,
+      JSON.parse(afterRest[0]?.details ?? '{}').target,
+    ],
+    ['rest', 'operator:alice'],
+  );
+  ensureBuilt();
+  const cli = await runCli(
+    dir,
+    ['--json', 'approvers', 'remove-passkey', 'alice', alicesKey.credential_id],
+    { TOOLGATE_TOKEN: token },
+  );
+  assert.equal(cli.code, 3, cli.stdout + cli.stderr);
+  const afterCli = await forbidden();
+  assert.equal(afterCli.length, 2);
+  assert.equal(JSON.parse(afterCli.at(-1)?.details ?? '{}').edge, 'cli');
+  assert.equal((await gw.tg.admin.passkeys.list('alice')).length, 1, 'nothing removed');
+  // Dave's own (here: an unknown one of his) is not a refusal: not found, nothing forbidden.
+  const own = await fetch(`${gw.base}/v1/operators/dave/passkeys/AAAA`, {
+    method: 'DELETE',
+    headers: { authorization: `Bearer ${token}` },
+  });
+  assert.equal(own.status, 404);
+  assert.equal((await forbidden()).length, 2);
+});
+
 /**
  * What a forger makes of a real decision's evidence: its own P-256 key (COSE), the commitment
  * rewritten for `approver`, the challenge recomputed, authenticator data and client data built
@@ -470,6 +520,50 @@ test('the store check is anchored to the enrolled passkeys: a forged row in the 
     db.prepare('delete from decision_assertions where id = ?').run(forged.id);
     db.close();
   }
+});
+
+function loginRows(): number {
+  const db = new Sqlite(dbFile, { readonly: true });
+  try {
+    return (
+      db.prepare("select count(*) as n from passkey_challenges where purpose = 'login'").get() as {
+        n: number;
+      }
+    ).n;
+  } finally {
+    db.close();
+  }
+}
+
+test('sign-in challenges are bounded per address and in all (429 RATE_LIMITED), expired ones swept; a passkey sign-in still works', async () => {
+  gw.clock.advance(6 * 60_000);
+  const ask = () =>
+    page.request.post(`${base}/console/login/passkey-options`, {
+      headers: { origin: base },
+      data: {},
+    });
+  const statuses: number[] = [];
+  for (let i = 0; i < 14; i++) statuses.push((await ask()).status());
+  assert.deepEqual(statuses, [...Array(10).fill(200), 429, 429, 429, 429]);
+  const over = await ask();
+  assert.equal(((await over.json()) as { code: string }).code, 'RATE_LIMITED');
+  assert.equal(loginRows(), 10, 'a refused request stores nothing');
+  // In all, whatever the address: the store's count.
+  for (let i = 0; i < 490; i++) await gw.tg.admin.passkeys.loginOptions(base, `198.51.100.${i}`);
+  const total = await refusal(gw.tg.admin.passkeys.loginOptions(base, '203.0.113.9'));
+  assert.equal(total.code, 'RATE_LIMITED');
+  assert.equal(loginRows(), 500);
+  // Past their lifetime they are swept, and a sign-in with the passkey works again.
+  gw.clock.advance(6 * 60_000);
+  await page.goto(`${base}/console/inbox`);
+  await Promise.all([
+    page.waitForURL('**/console/login'),
+    page.locator('form[action="/console/logout"] button').click(),
+  ]);
+  await page.locator('#operator').fill('alice');
+  await page.locator('#password').fill(TEST_PASSWORD);
+  await Promise.all([page.waitForURL('**/console/inbox'), page.locator('#passkey-login').click()]);
+  assert.ok(loginRows() <= 1, `expired sign-in challenges are swept (${loginRows()} left)`);
 });
 
 test('the offline check accepts every stored decision and refuses a tampered one', async () => {

@@ -28,6 +28,7 @@ import {
   isToolgateError,
   problem,
   subjectDifferences,
+  systemActor,
   systemClock,
   ToolgateError,
   timeOrderedId,
@@ -37,6 +38,7 @@ import { hasRole, isBootstrap, type Operator, operatorActor } from '../operators
 import type { OperatorSecondFactors } from './operator-second-factors.js';
 import {
   issueChallenge,
+  LoginChallengeCaps,
   openChallenge,
   PASSKEY_CHALLENGE_TTL_MS,
   passkeyRefused,
@@ -82,6 +84,8 @@ export interface OperatorPasskeysOptions {
   readonly relyingParty?: RelyingParty | null;
   /** The name authenticators show. */
   readonly rpName?: string;
+  /** Bounds on outstanding sign-in challenges (defaults: LOGIN_CHALLENGE_CAPS). */
+  readonly loginChallenges?: { readonly perPeer: number; readonly total: number };
 }
 
 const MAX_PASSKEYS = 20;
@@ -127,6 +131,7 @@ export class OperatorPasskeys {
   readonly #rp: RelyingParty | null;
   readonly #rpName: string;
   readonly #totp: Pick<OperatorSecondFactors, 'check' | 'enrolled'>;
+  readonly #loginCaps: LoginChallengeCaps;
 
   constructor(
     db: Kysely<Database>,
@@ -138,6 +143,7 @@ export class OperatorPasskeys {
     this.#clock = options.clock ?? systemClock;
     this.#rp = options.relyingParty ?? null;
     this.#rpName = options.rpName ?? 'toolgate';
+    this.#loginCaps = new LoginChallengeCaps(options.loginChallenges);
   }
 
   /** Whether `operatorId` has at least one passkey. */
@@ -322,6 +328,21 @@ export class OperatorPasskeys {
   ): Promise<{ operator_id: string; credential_id: string; removed: true }> {
     const own = !isBootstrap(by) && by.id === operatorId;
     if (!own && !isBootstrap(by) && !hasRole(by, 'admin')) {
+      // A refused administrative act is audited as the operator authority audits its own
+      // (`operator.forbidden`, subject the operator refused), before the refusal is answered.
+      await appendEvent(this.#db, systemActor('security'), this.#clock(), {
+        action: 'operator.forbidden',
+        subject: `operator:${by.id}`,
+        details: {
+          edge: via,
+          operator: by.id,
+          action: 'operators.self',
+          what: "remove another operator's passkey",
+          target: `operator:${operatorId}`,
+          roles: ['admin'],
+          held: [...by.roles],
+        },
+      }).catch(() => undefined);
       throw new ToolgateError('FORBIDDEN', `only an admin may remove another operator's passkey`, {
         roles: ['admin'],
       });
@@ -349,12 +370,19 @@ export class OperatorPasskeys {
     return { operator_id: operatorId, credential_id: credentialId, removed: true };
   }
 
-  /** Sign-in options: one challenge for whoever answers it (discoverable, so no user is named). */
+  /**
+   * Sign-in options: one challenge for whoever answers it (discoverable, so no user is named).
+   * Nobody is signed in yet, so what they may leave outstanding is bounded: per peer address (this
+   * replica's count) and in all (the store's count, every replica's); over either, RATE_LIMITED.
+   */
   async loginOptions(
     requestOrigin: string | undefined,
+    peer = 'unknown',
   ): Promise<PublicKeyCredentialRequestOptionsJSON> {
     const rp = relyingPartyOf(this.#rp, requestOrigin);
-    const issued = await issueChallenge(this.#db, this.#clock(), {
+    const now = this.#clock();
+    await this.#loginCaps.admit(this.#db, now, peer);
+    const issued = await issueChallenge(this.#db, now, {
       purpose: 'login',
       operatorId: null,
       rp,
