@@ -28,7 +28,6 @@ import {
   isToolgateError,
   problem,
   subjectDifferences,
-  systemActor,
   systemClock,
   ToolgateError,
   timeOrderedId,
@@ -46,7 +45,12 @@ import {
   relyingPartyOf,
   spendChallenge,
 } from './passkey-challenges.js';
-import { assertionOf, attestationOf, signedChallenge } from './passkey-responses.js';
+import {
+  assertionOf,
+  attestationOf,
+  auditRefusedRemoval,
+  signedChallenge,
+} from './passkey-responses.js';
 
 /** One passkey as an operator or admin sees it: never more than its public facts. */
 export interface PasskeyView {
@@ -328,21 +332,7 @@ export class OperatorPasskeys {
   ): Promise<{ operator_id: string; credential_id: string; removed: true }> {
     const own = !isBootstrap(by) && by.id === operatorId;
     if (!own && !isBootstrap(by) && !hasRole(by, 'admin')) {
-      // A refused administrative act is audited as the operator authority audits its own
-      // (`operator.forbidden`, subject the operator refused), before the refusal is answered.
-      await appendEvent(this.#db, systemActor('security'), this.#clock(), {
-        action: 'operator.forbidden',
-        subject: `operator:${by.id}`,
-        details: {
-          edge: via,
-          operator: by.id,
-          action: 'operators.self',
-          what: "remove another operator's passkey",
-          target: `operator:${operatorId}`,
-          roles: ['admin'],
-          held: [...by.roles],
-        },
-      }).catch(() => undefined);
+      await auditRefusedRemoval(this.#db, this.#clock(), by, operatorId, via);
       throw new ToolgateError('FORBIDDEN', `only an admin may remove another operator's passkey`, {
         roles: ['admin'],
       });
