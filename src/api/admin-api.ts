@@ -96,6 +96,7 @@ export const PASSKEYS_ADMIN = [
 /** Decisions signed with a passkey: their evidence, and its offline check. */
 export const DECISIONS_ADMIN = [
   'evidence',
+  'keys',
   'verify',
 ] as const satisfies readonly (keyof DecisionProofs)[];
 export const SECOND_FACTOR_ADMIN = ['enroll', 'remove', 'enrolled', 'state', 'unlock'] as const;

@@ -8,6 +8,7 @@ export type {
   DecisionEvidence,
   DecisionProofReport,
   PasskeyView,
+  TrustedKey,
 } from '../domain/decisions/index.js';
 // The offline check of passkey-signed decisions needs no open gateway (an evidence file).
 export { proveDecisions, TOTP_DIGITS } from '../domain/decisions/index.js';

@@ -9,7 +9,7 @@
  * (127.0.0.1) as WebAuthn relying party, though both are secure contexts.
  */
 import assert from 'node:assert/strict';
-import { mkdtempSync, rmSync } from 'node:fs';
+import { mkdtempSync, rmSync, writeFileSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { after, before, test } from 'node:test';
@@ -30,7 +30,9 @@ import {
   TEST_ADMIN,
   TEST_PASSWORD,
 } from '../support/browser.js';
+import { ensureBuilt, runCli } from '../support/cli.js';
 import { pendingSend } from './console-support.js';
+import { forge } from './passkey-forgery.js';
 
 let browser: Browser;
 let gw: ConsoleGateway;
@@ -308,6 +310,202 @@ test('with passkeys required, a four-eyes change is refused with a TOTP code and
   assert.equal(JSON.parse(approved?.details ?? '{}').second_factor_kind, 'passkey');
 });
 
+test("removing another operator's passkey without the admin role is refused and audited (REST and CLI); one's own is not refused", async () => {
+  const dave = operator('dave', ['approver']);
+  await ensureOperator(gw, dave);
+  const token = (
+    await gw.tg.admin.operators.issueToken(operator('root', ['admin']), {
+      name: 'dave',
+      expiresInDays: 1,
+      operatorId: 'dave',
+    })
+  ).token;
+  const [alicesKey] = await gw.tg.admin.passkeys.list('alice');
+  assert.ok(alicesKey);
+  const forbidden = async () =>
+    (await gw.tg.admin.events.list({ subject: 'operator:dave', limit: 100 })).filter(
+      (e) => e.action === 'operator.forbidden',
+    );
+  const rest = await fetch(`${gw.base}/v1/operators/alice/passkeys/${alicesKey.credential_id}`, {
+    method: 'DELETE',
+    headers: { authorization: `Bearer ${token}` },
+  });
+  assert.equal(rest.status, 403);
+  const afterRest = await forbidden();
+  assert.equal(afterRest.length, 1, 'the refused removal is audited');
+  assert.deepEqual(
+    [
+      JSON.parse(afterRest[0]?.details ?? '{}').edge,
+      JSON.parse(afterRest[0]?.details ?? '{}').target,
+    ],
+    ['rest', 'operator:alice'],
+  );
+  ensureBuilt();
+  const cli = await runCli(
+    dir,
+    ['--json', 'approvers', 'remove-passkey', 'alice', alicesKey.credential_id],
+    { TOOLGATE_TOKEN: token },
+  );
+  assert.equal(cli.code, 3, cli.stdout + cli.stderr);
+  const afterCli = await forbidden();
+  assert.equal(afterCli.length, 2);
+  assert.equal(JSON.parse(afterCli.at(-1)?.details ?? '{}').edge, 'cli');
+  assert.equal((await gw.tg.admin.passkeys.list('alice')).length, 1, 'nothing removed');
+  // Dave's own (here: an unknown one of his) is not a refusal: not found, nothing forbidden.
+  const own = await fetch(`${gw.base}/v1/operators/dave/passkeys/AAAA`, {
+    method: 'DELETE',
+    headers: { authorization: `Bearer ${token}` },
+  });
+  assert.equal(own.status, 404);
+  assert.equal((await forbidden()).length, 2);
+});
+
+test('verify --file is anchored to keys the verifier trusts: a forged evidence file fails, the real one verifies', async () => {
+  ensureBuilt();
+  const evidence = await gw.tg.admin.decisions.evidence();
+  const real = evidence.find((e) => e.assertion.kind === 'approval');
+  assert.ok(real);
+  const forged = forge(real, 'operator:carol');
+  // Self-consistent: it would verify for anyone trusting the key the file itself carries.
+  const selfTrusted = await proveDecisions([forged], {
+    trustedKeys: [
+      {
+        operator_id: 'carol',
+        credential_id: forged.assertion.credential_id,
+        public_key: forged.assertion.public_key,
+      },
+    ],
+  });
+  assert.equal(selfTrusted.ok, true, JSON.stringify(selfTrusted));
+
+  const realFile = join(dir, 'evidence.json');
+  const forgedFile = join(dir, 'forged.json');
+  const keysFile = join(dir, 'keys.json');
+  writeFileSync(realFile, JSON.stringify({ evidence }));
+  writeFileSync(forgedFile, JSON.stringify({ evidence: [forged] }));
+  const keys = await runCli(dir, ['--json', 'decisions', 'keys']);
+  assert.equal(keys.code, 0, keys.stderr);
+  const listed = JSON.parse(keys.stdout) as { keys: { operator_id: string }[] };
+  assert.deepEqual(
+    listed.keys.map((k) => k.operator_id),
+    ['alice'],
+  );
+  writeFileSync(keysFile, keys.stdout);
+
+  // Without keys a file proves nothing: refused as a usage error, for the forged and the real.
+  for (const file of [forgedFile, realFile]) {
+    const bare = await runCli(dir, ['decisions', 'verify', '--file', file]);
+    assert.equal(bare.code, 2, bare.stdout + bare.stderr);
+    assert.match(bare.stderr + bare.stdout, /--keys.*prove nothing/);
+  }
+  const attack = await runCli(dir, [
+    '--json',
+    'decisions',
+    'verify',
+    '--file',
+    forgedFile,
+    '--keys',
+    keysFile,
+  ]);
+  assert.equal(attack.code, 6, attack.stdout + attack.stderr);
+  const refused = JSON.parse(attack.stdout) as { ok: boolean; proofs: { problems: string[] }[] };
+  assert.equal(refused.ok, false);
+  assert.match(
+    refused.proofs[0]?.problems.join('; ') ?? '',
+    /not a passkey the verifier trusts for operator:carol/,
+  );
+  const benign = await runCli(dir, [
+    '--json',
+    'decisions',
+    'verify',
+    '--file',
+    realFile,
+    '--keys',
+    keysFile,
+  ]);
+  assert.equal(benign.code, 0, benign.stdout + benign.stderr);
+  assert.equal(JSON.parse(benign.stdout).checked, evidence.length);
+
+  // Alice's own credential id with the forger's key: the enrolled key is not the one that signed.
+  const sameId = forge(real, real.assertion.approver_id, real.assertion.credential_id);
+  const swapped = await proveDecisions([sameId], {
+    trustedKeys: await gw.tg.admin.decisions.keys(),
+  });
+  assert.equal(swapped.ok, false);
+  assert.match(swapped.proofs[0]?.problems.join('; ') ?? '', /not the one enrolled/);
+});
+
+test('the store check is anchored to the enrolled passkeys: a forged row in the store fails, the real ones verify', async () => {
+  const evidence = await gw.tg.admin.decisions.evidence();
+  const real = evidence.find((e) => e.assertion.kind === 'approval');
+  assert.ok(real);
+  const forged = forge(real, real.assertion.approver_id).assertion;
+  const db = new Sqlite(dbFile);
+  try {
+    const cols = Object.keys(forged);
+    db.prepare(
+      `insert into decision_assertions (${cols.join(', ')}) values (${cols.map(() => '?').join(', ')})`,
+    ).run(...cols.map((c) => (forged as unknown as Record<string, unknown>)[c]));
+    const report = await gw.tg.admin.decisions.verify({ subject: real.assertion.subject_id });
+    const mine = report.proofs.find((p) => p.assertion === forged.id);
+    assert.equal(mine?.ok, false);
+    assert.match(mine?.problems.join('; ') ?? '', /not a passkey the verifier trusts/);
+    const others = report.proofs.filter((p) => p.assertion !== forged.id);
+    assert.ok(others.length >= 1);
+    assert.ok(
+      others.every((p) => p.ok),
+      JSON.stringify(others),
+    );
+  } finally {
+    db.prepare('delete from decision_assertions where id = ?').run(forged.id);
+    db.close();
+  }
+});
+
+function loginRows(): number {
+  const db = new Sqlite(dbFile, { readonly: true });
+  try {
+    return (
+      db.prepare("select count(*) as n from passkey_challenges where purpose = 'login'").get() as {
+        n: number;
+      }
+    ).n;
+  } finally {
+    db.close();
+  }
+}
+
+test('sign-in challenges are bounded per address and in all (429 RATE_LIMITED), expired ones swept; a passkey sign-in still works', async () => {
+  gw.clock.advance(6 * 60_000);
+  const ask = () =>
+    page.request.post(`${base}/console/login/passkey-options`, {
+      headers: { origin: base },
+      data: {},
+    });
+  const statuses: number[] = [];
+  for (let i = 0; i < 14; i++) statuses.push((await ask()).status());
+  assert.deepEqual(statuses, [...Array(10).fill(200), 429, 429, 429, 429]);
+  const over = await ask();
+  assert.equal(((await over.json()) as { code: string }).code, 'RATE_LIMITED');
+  assert.equal(loginRows(), 10, 'a refused request stores nothing');
+  // In all, whatever the address: the store's count.
+  for (let i = 0; i < 490; i++) await gw.tg.admin.passkeys.loginOptions(base, `198.51.100.${i}`);
+  const total = await refusal(gw.tg.admin.passkeys.loginOptions(base, '203.0.113.9'));
+  assert.equal(total.code, 'RATE_LIMITED');
+  assert.equal(loginRows(), 500);
+  // Past their lifetime they are swept, and a sign-in with the passkey works again.
+  gw.clock.advance(6 * 60_000);
+  await page.goto(`${base}/console/inbox`);
+  await Promise.all([
+    page.waitForURL('**/console/login'),
+    page.locator('form[action="/console/logout"] button').click(),
+  ]);
+  await page.locator('#operator').fill('alice');
+  await page.locator('#password').fill(TEST_PASSWORD);
+  await Promise.all([page.waitForURL('**/console/inbox'), page.locator('#passkey-login').click()]);
+  assert.ok(loginRows() <= 1, `expired sign-in challenges are swept (${loginRows()} left)`);
+});
+
 test('the offline check accepts every stored decision and refuses a tampered one', async () => {
   const good = await gw.tg.admin.decisions.verify();
   assert.equal(good.ok, true, JSON.stringify(good));
@@ -319,7 +517,7 @@ test('the offline check accepts every stored decision and refuses a tampered one
   const tampered = [
     { ...first, approval: { ...first.approval, args_hash: `sha256:${'0'.repeat(64)}` } },
   ];
-  const bad = await proveDecisions(tampered);
+  const bad = await proveDecisions(tampered, { trustedKeys: await gw.tg.admin.decisions.keys() });
   assert.equal(bad.ok, false);
   assert.match(
     bad.proofs[0]?.problems.join('; ') ?? '',

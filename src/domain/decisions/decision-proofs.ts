@@ -4,8 +4,12 @@
  * decision alone (decision-subjects.ts), compare it with the signed commitment, recompute the
  * challenge, find the audit record that names the assertion, and verify the signature, origin,
  * RP ID hash and user-verification flag with the credential's public key kept with the
- * assertion. Works on the live store, a restored backup, or an evidence file `decisions export`
- * wrote (no database, no network). Never changes anything.
+ * assertion. The key is never taken from the evidence alone: each assertion's credential (id and
+ * public key) must be one the verifier trusts for its approver — the store's enrolled passkeys
+ * (and those the audit chain recorded at enrolment, removed since), or for an evidence file the
+ * keys file the verifier holds (`decisions keys`); an evidence file's own key proves nothing.
+ * Works on the live store, a restored backup, or an evidence file `decisions export` wrote (no
+ * database, no network). Never changes anything.
  */
 import { verifyAuthenticationResponse } from '@simplewebauthn/server';
 import type { Kysely } from 'kysely';
@@ -71,10 +75,47 @@ export interface DecisionProofReport {
   readonly proofs: readonly DecisionProof[];
 }
 
-/** Pins the relying party instead of trusting the one stored with each assertion. */
+/** One passkey the verifier trusts: whose it is, its credential id and COSE public key. */
+export interface TrustedKey {
+  readonly operator_id: string;
+  readonly credential_id: string;
+  /** base64url of the COSE public key, as enrolled. */
+  readonly public_key: string;
+  /** Removed since its enrolment (known from the enrolment's audit record). */
+  readonly removed?: boolean;
+}
+
+/**
+ * The keys each assertion must have been made with, and the relying party pinned instead of the
+ * one stored with each assertion.
+ */
 export interface ProofOptions {
+  readonly trustedKeys: readonly TrustedKey[];
   readonly rpId?: string;
   readonly origin?: string;
+}
+
+/** The trusted key of the assertion's credential for its approver, or a problem. */
+function trustedKeyOf(
+  a: AssertionRow,
+  keys: readonly TrustedKey[],
+  problems: string[],
+): string | null {
+  const key = keys.find(
+    (k) => `operator:${k.operator_id}` === a.approver_id && k.credential_id === a.credential_id,
+  );
+  if (!key) {
+    problems.push(
+      `credential ${a.credential_id} is not a passkey the verifier trusts for ${a.approver_id}`,
+    );
+    return null;
+  }
+  if (key.public_key !== a.public_key) {
+    problems.push(
+      `the public key stored with the assertion is not the one enrolled for credential ${a.credential_id}`,
+    );
+  }
+  return key.public_key;
 }
 
 /** The decision as stored, as the commitment would name it; null with a problem if it is not. */
@@ -131,10 +172,11 @@ function audited(e: DecisionEvidence): boolean {
 /** One assertion checked against its evidence; never throws. */
 export async function proveDecision(
   e: DecisionEvidence,
-  options: ProofOptions = {},
+  options: ProofOptions,
 ): Promise<DecisionProof> {
   const a = e.assertion;
   const problems: string[] = [];
+  const trustedKey = trustedKeyOf(a, options.trustedKeys, problems);
   let commitment: DecisionCommitment | null = null;
   try {
     commitment = JSON.parse(a.commitment) as DecisionCommitment;
@@ -153,7 +195,8 @@ export async function proveDecision(
   if (commitment && challenge !== a.challenge)
     problems.push('the stored challenge is not the hash of the stored commitment');
   if (!audited(e)) problems.push('no audit record of the decision names this assertion');
-  if (commitment) {
+  // Only a trusted key can make a signature count; the assertion's own key decides nothing.
+  if (commitment && trustedKey !== null) {
     try {
       const verified = await verifyAuthenticationResponse({
         response: {
@@ -174,7 +217,7 @@ export async function proveDecision(
         expectedRPID: options.rpId ?? a.rp_id,
         credential: {
           id: a.credential_id,
-          publicKey: Buffer.from(a.public_key, 'base64url'),
+          publicKey: Buffer.from(trustedKey, 'base64url'),
           counter: 0,
         },
         requireUserVerification: true,
@@ -201,7 +244,7 @@ export async function proveDecision(
 /** Every assertion of the evidence, checked. */
 export async function proveDecisions(
   evidence: readonly DecisionEvidence[],
-  options: ProofOptions = {},
+  options: ProofOptions,
 ): Promise<DecisionProofReport> {
   const proofs: DecisionProof[] = [];
   for (const e of evidence) proofs.push(await proveDecision(e, options));
@@ -226,10 +269,49 @@ export class DecisionProofs {
     return out;
   }
 
-  /** Checks the store's assertions (of `subject`, when given). */
-  async verify(filter: { subject?: string } & ProofOptions = {}): Promise<DecisionProofReport> {
+  /**
+   * The passkeys the store vouches for: every enrolled one, and each removed one whose enrolment
+   * record (`passkey.enrolled`, in the audit chain) names its public key. What an auditor takes
+   * away with an export (`toolgate decisions keys`) and checks it against.
+   */
+  async keys(): Promise<TrustedKey[]> {
+    const rows = await this.#db
+      .selectFrom('operator_passkeys')
+      .select(['operator_id', 'credential_id', 'public_key'])
+      .orderBy('operator_id')
+      .orderBy('created_at')
+      .execute();
+    const out: TrustedKey[] = rows.map((r) => ({ ...r }));
+    const enrolled = await this.#db
+      .selectFrom('events')
+      .select(['subject', 'details'])
+      .where('action', '=', 'passkey.enrolled')
+      .orderBy('seq')
+      .execute();
+    for (const ev of enrolled) {
+      const d = (parseJson(ev.details) ?? {}) as Record<string, unknown>;
+      if (!ev.subject.startsWith('operator:')) continue;
+      if (typeof d.credential_id !== 'string' || typeof d.public_key !== 'string') continue;
+      if (out.some((k) => k.credential_id === d.credential_id)) continue;
+      out.push({
+        operator_id: ev.subject.slice('operator:'.length),
+        credential_id: d.credential_id,
+        public_key: d.public_key,
+        removed: true,
+      });
+    }
+    return out;
+  }
+
+  /** Checks the store's assertions (of `subject`, when given) against the store's own keys. */
+  async verify(
+    filter: { subject?: string } & Omit<ProofOptions, 'trustedKeys'> = {},
+  ): Promise<DecisionProofReport> {
     const { subject, ...options } = filter;
-    return proveDecisions(await this.evidence(subject !== undefined ? { subject } : {}), options);
+    return proveDecisions(await this.evidence(subject !== undefined ? { subject } : {}), {
+      ...options,
+      trustedKeys: await this.keys(),
+    });
   }
 
   async #evidenceOf(assertion: AssertionRow): Promise<DecisionEvidence> {

@@ -41,6 +41,7 @@ export type {
   DecisionProof,
   DecisionProofReport,
   ProofOptions,
+  TrustedKey,
 } from './decision-proofs.js';
 export { DecisionProofs, proveDecisions } from './decision-proofs.js';
 export type {

@@ -115,12 +115,71 @@ export async function issueChallenge(
   return { challenge, expiresAt };
 }
 
-/** Challenges an hour past their expiry: nobody can answer them, and the table stays small. */
+/**
+ * Challenges an hour past their expiry: nobody can answer them, and the table stays small. An
+ * expired sign-in challenge goes at once: anyone can ask for one, so none is kept to say why.
+ */
 async function sweepChallenges(db: Kysely<Database>, now: Date): Promise<void> {
   await db
     .deleteFrom('passkey_challenges')
-    .where('expires_at', '<', new Date(now.getTime() - 3_600_000).toISOString())
+    .where((eb) =>
+      eb.or([
+        eb('expires_at', '<', new Date(now.getTime() - 3_600_000).toISOString()),
+        eb.and([eb('purpose', '=', 'login'), eb('expires_at', '<=', now.toISOString())]),
+      ]),
+    )
     .execute();
+}
+
+/** Outstanding sign-in challenges: per peer address, and in all (every replica's, in the store). */
+export const LOGIN_CHALLENGE_CAPS = { perPeer: 10, total: 500 } as const;
+/** Peers this replica remembers at once; past it, new peers are refused until some expire. */
+const MAX_LOGIN_PEERS = 10_000;
+
+/**
+ * The bounds on sign-in challenges, which anyone may ask for before signing in: over either,
+ * refused (RATE_LIMITED), never stored; each lasts the challenge's lifetime. The per-peer count
+ * is this replica's (issue times in memory, bounded); the total is counted in the store.
+ */
+export class LoginChallengeCaps {
+  readonly #caps: { readonly perPeer: number; readonly total: number };
+  readonly #issued = new Map<string, number[]>();
+
+  constructor(caps: { readonly perPeer: number; readonly total: number } = LOGIN_CHALLENGE_CAPS) {
+    this.#caps = caps;
+  }
+
+  async admit(db: Kysely<Database>, now: Date, peer: string): Promise<void> {
+    const since = now.getTime() - PASSKEY_CHALLENGE_TTL_MS;
+    const mine = (this.#issued.get(peer) ?? []).filter((t) => t > since);
+    if (mine.length >= this.#caps.perPeer)
+      throw rateLimited('too many sign-in challenges from this address; wait a few minutes');
+    if (!this.#issued.has(peer) && this.#issued.size >= MAX_LOGIN_PEERS) {
+      for (const [p, times] of this.#issued)
+        if (!times.some((t) => t > since)) this.#issued.delete(p);
+      if (this.#issued.size >= MAX_LOGIN_PEERS)
+        throw rateLimited('too many sign-ins are starting; wait a few minutes');
+    }
+    await sweepChallenges(db, now);
+    const row = await db
+      .selectFrom('passkey_challenges')
+      .select((eb) => eb.fn.countAll<number>().as('n'))
+      .where('purpose', '=', 'login')
+      .where('used_at', 'is', null)
+      .where('expires_at', '>', now.toISOString())
+      .executeTakeFirst();
+    if (Number(row?.n ?? 0) >= this.#caps.total)
+      throw rateLimited('too many sign-ins are starting; wait a few minutes');
+    mine.push(now.getTime());
+    this.#issued.set(peer, mine);
+  }
+}
+
+function rateLimited(message: string): ToolgateError<'RATE_LIMITED'> {
+  return new ToolgateError('RATE_LIMITED', message, {
+    rule: 'passkey.login_challenges',
+    call_id: '',
+  });
 }
 
 export interface ChallengeRow {

@@ -1,9 +1,14 @@
 /**
  * @module The browser's WebAuthn answers as they arrive (base64url JSON, what the console's script
  * sends): parsed and bounded before anything reads them, so the verifier only ever sees the shape
- * it expects. Never trusted beyond their shape: the signature check decides.
+ * it expects. Never trusted beyond their shape: the signature check decides. Also the audit record
+ * of a refused removal.
  */
 import type { AuthenticationResponseJSON, RegistrationResponseJSON } from '@simplewebauthn/server';
+import type { Kysely } from 'kysely';
+import { type Actor, systemActor } from '../../core/index.js';
+import { appendEvent, type Database } from '../../records/store/index.js';
+import type { Operator } from '../operators/index.js';
 import { passkeyRefused } from './passkey-challenges.js';
 
 const B64URL = /^[A-Za-z0-9_-]*$/;
@@ -95,4 +100,31 @@ export function signedChallenge(clientDataJSON: string): string {
   if (typeof challenge !== 'string' || !B64URL.test(challenge) || challenge.length > 200)
     throw passkeyRefused('malformed', "the passkey answer's clientDataJSON names no challenge");
   return challenge;
+}
+
+/**
+ * A refused removal of another operator's passkey, audited as the operator authority audits its
+ * own refusals (`operator.forbidden`, subject the operator refused) before it is answered; a
+ * refusal stands whether or not its record could be written.
+ */
+export async function auditRefusedRemoval(
+  db: Kysely<Database>,
+  now: Date,
+  by: Operator,
+  operatorId: string,
+  via: Actor['via'],
+): Promise<void> {
+  await appendEvent(db, systemActor('security'), now, {
+    action: 'operator.forbidden',
+    subject: `operator:${by.id}`,
+    details: {
+      edge: via,
+      operator: by.id,
+      action: 'operators.self',
+      what: "remove another operator's passkey",
+      target: `operator:${operatorId}`,
+      roles: ['admin'],
+      held: [...by.roles],
+    },
+  }).catch(() => undefined);
 }

@@ -37,6 +37,7 @@ import { hasRole, isBootstrap, type Operator, operatorActor } from '../operators
 import type { OperatorSecondFactors } from './operator-second-factors.js';
 import {
   issueChallenge,
+  LoginChallengeCaps,
   openChallenge,
   PASSKEY_CHALLENGE_TTL_MS,
   passkeyRefused,
@@ -44,7 +45,12 @@ import {
   relyingPartyOf,
   spendChallenge,
 } from './passkey-challenges.js';
-import { assertionOf, attestationOf, signedChallenge } from './passkey-responses.js';
+import {
+  assertionOf,
+  attestationOf,
+  auditRefusedRemoval,
+  signedChallenge,
+} from './passkey-responses.js';
 
 /** One passkey as an operator or admin sees it: never more than its public facts. */
 export interface PasskeyView {
@@ -82,6 +88,8 @@ export interface OperatorPasskeysOptions {
   readonly relyingParty?: RelyingParty | null;
   /** The name authenticators show. */
   readonly rpName?: string;
+  /** Bounds on outstanding sign-in challenges (defaults: LOGIN_CHALLENGE_CAPS). */
+  readonly loginChallenges?: { readonly perPeer: number; readonly total: number };
 }
 
 const MAX_PASSKEYS = 20;
@@ -127,6 +135,7 @@ export class OperatorPasskeys {
   readonly #rp: RelyingParty | null;
   readonly #rpName: string;
   readonly #totp: Pick<OperatorSecondFactors, 'check' | 'enrolled'>;
+  readonly #loginCaps: LoginChallengeCaps;
 
   constructor(
     db: Kysely<Database>,
@@ -138,6 +147,7 @@ export class OperatorPasskeys {
     this.#clock = options.clock ?? systemClock;
     this.#rp = options.relyingParty ?? null;
     this.#rpName = options.rpName ?? 'toolgate';
+    this.#loginCaps = new LoginChallengeCaps(options.loginChallenges);
   }
 
   /** Whether `operatorId` has at least one passkey. */
@@ -269,7 +279,13 @@ export class OperatorPasskeys {
       await appendEvent(trx, actor, now, {
         action: 'passkey.enrolled',
         subject: `operator:${op.id}`,
-        details: { credential_id: info.credential.id, name, rp_id: challenge.rp.rpId },
+        // The public key too: a decision it signed still verifies after the passkey is removed.
+        details: {
+          credential_id: info.credential.id,
+          name,
+          rp_id: challenge.rp.rpId,
+          public_key: Buffer.from(info.credential.publicKey).toString('base64url'),
+        },
       });
     });
     const view = (await this.list(op.id)).find((p) => p.credential_id === info.credential.id);
@@ -316,6 +332,7 @@ export class OperatorPasskeys {
   ): Promise<{ operator_id: string; credential_id: string; removed: true }> {
     const own = !isBootstrap(by) && by.id === operatorId;
     if (!own && !isBootstrap(by) && !hasRole(by, 'admin')) {
+      await auditRefusedRemoval(this.#db, this.#clock(), by, operatorId, via);
       throw new ToolgateError('FORBIDDEN', `only an admin may remove another operator's passkey`, {
         roles: ['admin'],
       });
@@ -343,12 +360,19 @@ export class OperatorPasskeys {
     return { operator_id: operatorId, credential_id: credentialId, removed: true };
   }
 
-  /** Sign-in options: one challenge for whoever answers it (discoverable, so no user is named). */
+  /**
+   * Sign-in options: one challenge for whoever answers it (discoverable, so no user is named).
+   * Nobody is signed in yet, so what they may leave outstanding is bounded: per peer address (this
+   * replica's count) and in all (the store's count, every replica's); over either, RATE_LIMITED.
+   */
   async loginOptions(
     requestOrigin: string | undefined,
+    peer = 'unknown',
   ): Promise<PublicKeyCredentialRequestOptionsJSON> {
     const rp = relyingPartyOf(this.#rp, requestOrigin);
-    const issued = await issueChallenge(this.#db, this.#clock(), {
+    const now = this.#clock();
+    await this.#loginCaps.admit(this.#db, now, peer);
+    const issued = await issueChallenge(this.#db, now, {
       purpose: 'login',
       operatorId: null,
       rp,

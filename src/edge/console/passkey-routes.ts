@@ -89,7 +89,8 @@ export async function registerPasskeyRoutes(app: FastifyInstance, admin: AdminAp
     // No session yet: the origin check keeps another site from starting this browser's sign-in.
     scope.post('/console/login/passkey-options', opts, async (req) => {
       checkSameOrigin(req);
-      return admin.passkeys.loginOptions(originOf(req));
+      // Bounded per peer address and in all (RATE_LIMITED): nobody is signed in to count against.
+      return admin.passkeys.loginOptions(originOf(req), req.ip);
     });
     scope.post('/console/passkeys/options', opts, async (req) => {
       const op = await signedIn(admin, req, 'operators.self', '/console/passkeys/options');

@@ -2,16 +2,21 @@
  * @module `toolgate decisions`: decisions signed with a passkey, checked offline
  * (docs/architecture.md §6, "Passkeys bound to the decision"). `verify` rebuilds each decision's
  * commitment from the store (the live database, or a restored backup through `--db`) or from an
- * evidence file `export` wrote, and checks that the stored credential's public key signed exactly
- * that decision: the challenge, origin, RP ID hash, user verification and signature, and the
- * audit record naming the assertion. Read only; a failed check exits 6.
+ * evidence file `export` wrote, and checks that a passkey the verifier trusts for the approver
+ * signed exactly that decision: the challenge, origin, RP ID hash, user verification and
+ * signature, and the audit record naming the assertion. The trusted keys are the store's enrolled
+ * passkeys, or for `--file` the keys file `--keys` names (`decisions keys` writes it): an evidence
+ * file's own keys prove nothing, so `--file` without `--keys` is a usage error. Read only; a
+ * failed check exits 6.
  */
 import type { Command } from 'commander';
 import {
   type DecisionEvidence,
   type DecisionProofReport,
   proveDecisions,
+  type TrustedKey,
 } from '../../../api/index.js';
+import { problem, ToolgateError } from '../../../core/index.js';
 import { type GlobalOptions, readInput, withAdmin } from '../command-kit.js';
 import { exitCodeOf } from '../exit-codes.js';
 import { makeOutput, type Output, reportError } from '../output.js';
@@ -22,6 +27,7 @@ const MAX_EVIDENCE_BYTES = 64 * 1024 * 1024;
 interface VerifyOptions {
   readonly subject?: string;
   readonly file?: string;
+  readonly keys?: string;
   readonly rpId?: string;
   readonly origin?: string;
 }
@@ -39,6 +45,36 @@ function printProofs(out: Output, report: DecisionProofReport, where: string): v
   });
   // Not a refusal: the check ran and found a decision its signature does not cover.
   if (!report.ok) process.exitCode = exitCodeOf('verification_failed');
+}
+
+/** Keys files hold one entry per enrolled passkey: small. */
+const MAX_KEYS_BYTES = 4 * 1024 * 1024;
+
+/** The trusted keys of `--keys`: `{ keys: [{ operator_id, credential_id, public_key }] }`. */
+function trustedKeysOf(path: string): TrustedKey[] {
+  const invalid = (why: string) =>
+    new ToolgateError('INPUT_INVALID', `--keys ${path}: ${why}`, {
+      problems: [problem('/keys', why, 'decisions.keys')],
+    });
+  let parsed: unknown;
+  try {
+    parsed = JSON.parse(readInput(path, '--keys', MAX_KEYS_BYTES));
+  } catch (err) {
+    if (err instanceof ToolgateError) throw err;
+    throw invalid('not JSON');
+  }
+  const list = (parsed as { keys?: unknown } | null)?.keys;
+  if (!Array.isArray(list)) throw invalid('no "keys" list (write it with `decisions keys`)');
+  return list.map((k: unknown) => {
+    const e = (k ?? {}) as Record<string, unknown>;
+    if (
+      typeof e.operator_id !== 'string' ||
+      typeof e.credential_id !== 'string' ||
+      typeof e.public_key !== 'string'
+    )
+      throw invalid('each key names operator_id, credential_id and public_key');
+    return { operator_id: e.operator_id, credential_id: e.credential_id, public_key: e.public_key };
+  });
 }
 
 function relyingParty(opts: VerifyOptions): { rpId?: string; origin?: string } {
@@ -61,7 +97,11 @@ export function registerDecisions(program: Command): void {
     .option('--subject <id>', 'only this approval or change id (a review: tool@version)')
     .option(
       '--file <evidence.json>',
-      'check an evidence file `decisions export` wrote (no database)',
+      'check an evidence file `decisions export` wrote (no database); needs --keys',
+    )
+    .option(
+      '--keys <keys.json>',
+      "the passkeys you trust, as `decisions keys` wrote them from the store you trust (required with --file: the evidence's own keys prove nothing)",
     )
     .option('--rp-id <id>', 'the relying party ID the passkeys must be for (default: as stored)')
     .option('--origin <url>', 'the origin the browser must have signed at (default: as stored)')
@@ -70,16 +110,37 @@ export function registerDecisions(program: Command): void {
       const out = makeOutput(globals.json === true);
       if (opts.file !== undefined) {
         try {
+          if (opts.keys === undefined) {
+            throw new ToolgateError(
+              'INPUT_INVALID',
+              '--file needs --keys <keys.json>: an evidence file carries its own public keys, which prove nothing; verify against the passkeys you trust (`toolgate decisions keys` on the store you trust writes them)',
+              { problems: [problem('/keys', 'missing', 'decisions.keys_required')] },
+            );
+          }
+          const trustedKeys = trustedKeysOf(opts.keys);
           const parsed = JSON.parse(readInput(opts.file, '--file', MAX_EVIDENCE_BYTES)) as {
             evidence?: DecisionEvidence[];
           };
           const evidence = (parsed.evidence ?? []).filter(
             (e) => opts.subject === undefined || e.assertion.subject_id === opts.subject,
           );
-          printProofs(out, await proveDecisions(evidence, relyingParty(opts)), opts.file);
+          printProofs(
+            out,
+            await proveDecisions(evidence, { ...relyingParty(opts), trustedKeys }),
+            opts.file,
+          );
         } catch (err) {
           process.exitCode = reportError(err, out.json);
         }
+        return;
+      }
+      if (opts.keys !== undefined) {
+        process.exitCode = reportError(
+          new ToolgateError('INPUT_INVALID', '--keys is for --file: the store has its own keys', {
+            problems: [problem('/keys', 'without --file', 'decisions.keys_without_file')],
+          }),
+          out.json,
+        );
         return;
       }
       await withAdmin(
@@ -109,6 +170,22 @@ export function registerDecisions(program: Command): void {
             opts.subject !== undefined ? { subject: opts.subject } : {},
           );
           out.result({ evidence }, () => JSON.stringify({ evidence }, null, 2));
+        },
+        { action: 'state.read' },
+      )(),
+    );
+
+  decisions
+    .command('keys')
+    .description(
+      'write the passkeys this store vouches for (operator, credential id, public key; removed ones recorded at enrolment too) as JSON, for `verify --file --keys`',
+    )
+    .action(() =>
+      withAdmin(
+        program,
+        async (admin, out) => {
+          const keys = await admin.decisions.keys();
+          out.result({ keys }, () => JSON.stringify({ keys }, null, 2));
         },
         { action: 'state.read' },
       )(),
