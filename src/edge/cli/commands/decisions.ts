@@ -84,6 +84,33 @@ function relyingParty(opts: VerifyOptions): { rpId?: string; origin?: string } {
   };
 }
 
+/** `verify --file`: an evidence file against the keys the verifier trusts (`--keys`, required). */
+async function verifyFile(
+  out: ReturnType<typeof makeOutput>,
+  opts: VerifyOptions,
+  file: string,
+): Promise<void> {
+  try {
+    if (opts.keys === undefined) {
+      throw new ToolgateError(
+        'INPUT_INVALID',
+        '--file needs --keys <keys.json>: an evidence file carries its own public keys, which prove nothing; verify against the passkeys you trust (`toolgate decisions keys` on the store you trust writes them)',
+        { problems: [problem('/keys', 'missing', 'decisions.keys_required')] },
+      );
+    }
+    const trustedKeys = trustedKeysOf(opts.keys);
+    const parsed = JSON.parse(readInput(file, '--file', MAX_EVIDENCE_BYTES)) as {
+      evidence?: DecisionEvidence[];
+    };
+    const evidence = (parsed.evidence ?? []).filter(
+      (e) => opts.subject === undefined || e.assertion.subject_id === opts.subject,
+    );
+    printProofs(out, await proveDecisions(evidence, { ...relyingParty(opts), trustedKeys }), file);
+  } catch (err) {
+    process.exitCode = reportError(err, out.json);
+  }
+}
+
 export function registerDecisions(program: Command): void {
   const decisions = program
     .command('decisions')
@@ -109,29 +136,7 @@ export function registerDecisions(program: Command): void {
       const globals = program.opts<GlobalOptions>();
       const out = makeOutput(globals.json === true);
       if (opts.file !== undefined) {
-        try {
-          if (opts.keys === undefined) {
-            throw new ToolgateError(
-              'INPUT_INVALID',
-              '--file needs --keys <keys.json>: an evidence file carries its own public keys, which prove nothing; verify against the passkeys you trust (`toolgate decisions keys` on the store you trust writes them)',
-              { problems: [problem('/keys', 'missing', 'decisions.keys_required')] },
-            );
-          }
-          const trustedKeys = trustedKeysOf(opts.keys);
-          const parsed = JSON.parse(readInput(opts.file, '--file', MAX_EVIDENCE_BYTES)) as {
-            evidence?: DecisionEvidence[];
-          };
-          const evidence = (parsed.evidence ?? []).filter(
-            (e) => opts.subject === undefined || e.assertion.subject_id === opts.subject,
-          );
-          printProofs(
-            out,
-            await proveDecisions(evidence, { ...relyingParty(opts), trustedKeys }),
-            opts.file,
-          );
-        } catch (err) {
-          process.exitCode = reportError(err, out.json);
-        }
+        await verifyFile(out, opts, opts.file);
         return;
       }
       if (opts.keys !== undefined) {
