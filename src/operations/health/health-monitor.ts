@@ -504,6 +504,7 @@ export class HealthMonitor implements HealthReader, HealthGate {
     for (const [key, o] of loaded)
       this.#overrides.set(key, { ...o, expiresMs: Date.parse(o.expiresAt) });
     for (const t of this.#tracked.values()) this.#recompute(t, 'override', null);
+    this.#sharing.retry(); // outcomes recorded before this replica tracked their versions
   }
 
   async #pollRevision(): Promise<void> {
@@ -596,13 +597,14 @@ export class HealthMonitor implements HealthReader, HealthGate {
   }
 
   /** Another replica's probe of a version this one tracks, taken as its own. */
-  #applyShared(p: SharedProbe): void {
+  #applyShared(p: SharedProbe): boolean {
     const t = this.#byId.get(p.toolId)?.get(p.version);
-    if (!t || t.kind === null) return;
+    if (!t || t.kind === null) return t !== undefined;
     const outcome: ProbeOutcome = p.ok
       ? { ok: true, latencyMs: p.latencyMs }
       : { ok: false, latencyMs: p.latencyMs, rule: p.rule ?? 'probe.error', message: '' };
     this.#afterProbe(t, outcome);
+    return true;
   }
 
   #afterProbe(t: Tracked, outcome: ProbeOutcome): void {

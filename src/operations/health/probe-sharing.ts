@@ -22,10 +22,18 @@ export interface SharedProbe {
 }
 
 const PAGE = 1000;
+/** Outcomes held for versions not tracked yet, at most. */
+const HELD_MAX = 10_000;
 
 export class ProbeSharing {
   readonly #store: Store;
-  readonly #apply: (p: SharedProbe) => void;
+  /** Applies an outcome; false when this replica does not track that version (yet). */
+  readonly #apply: (p: SharedProbe) => boolean;
+  /**
+   * Outcomes of versions this replica did not track when they were read (registered a moment
+   * ago, its catalog not yet caught up): applied once it does (retry), the latest per version.
+   */
+  readonly #held = new Map<string, SharedProbe>();
   readonly #onError: (err: unknown) => void;
   #leading: boolean;
   #lastSeen = '';
@@ -33,7 +41,7 @@ export class ProbeSharing {
   #again = false;
   readonly #unsubscribe: (() => void)[] = [];
 
-  constructor(store: Store, apply: (p: SharedProbe) => void, onError: (err: unknown) => void) {
+  constructor(store: Store, apply: (p: SharedProbe) => boolean, onError: (err: unknown) => void) {
     this.#store = store;
     this.#apply = apply;
     this.#onError = onError;
@@ -59,6 +67,15 @@ export class ProbeSharing {
       }),
     );
     await this.read();
+  }
+
+  /** Applies the held outcomes of versions this replica tracks now (after its catalog sync). */
+  retry(): void {
+    if (this.#leading) {
+      this.#held.clear();
+      return;
+    }
+    for (const [key, p] of this.#held) if (this.#apply(p)) this.#held.delete(key);
   }
 
   stop(): void {
@@ -134,13 +151,16 @@ export class ProbeSharing {
         if (r.probed_at > this.#lastSeen) this.#lastSeen = r.probed_at;
         // The leader's own outcomes are applied as it probes.
         if (this.#leading) continue;
-        this.#apply({
+        const p: SharedProbe = {
           toolId: r.tool_id,
           version: r.version,
           ok: r.ok === 1,
           latencyMs: r.latency_ms,
           rule: r.rule,
-        });
+        };
+        const key = `${p.toolId}@${p.version}`;
+        this.#held.delete(key);
+        if (!this.#apply(p) && this.#held.size < HELD_MAX) this.#held.set(key, p);
       }
       if (rows.length < PAGE) return;
     }
