@@ -11,7 +11,6 @@
  * Works on the live store, a restored backup, or an evidence file `decisions export` wrote (no
  * database, no network). Never changes anything.
  */
-import { verifyAuthenticationResponse } from '@simplewebauthn/server';
 import type { Kysely } from 'kysely';
 import {
   type DecisionCommitment,
@@ -27,6 +26,7 @@ import {
   changeSubjectOf,
   reviewSubject,
 } from './decision-subjects.js';
+import { webauthn } from './webauthn.js';
 
 type AssertionRow = Database['decision_assertions'];
 
@@ -198,7 +198,7 @@ export async function proveDecision(
   // Only a trusted key can make a signature count; the assertion's own key decides nothing.
   if (commitment && trustedKey !== null) {
     try {
-      const verified = await verifyAuthenticationResponse({
+      const verified = await (await webauthn()).verifyAuthenticationResponse({
         response: {
           id: a.credential_id,
           rawId: a.credential_id,
