@@ -73,6 +73,7 @@ export type {
   AgentCallOutcome,
   CallerValues,
   OAuthFront,
+  RevisionAnnouncements,
   SecurityEvents,
 } from './agent-api.js';
 export {
