@@ -8,6 +8,7 @@ import semver from 'semver';
 import {
   type Actor,
   addDays,
+  assertionDetails,
   type Clock,
   canonicalJson,
   type Problem,
@@ -41,7 +42,10 @@ import {
 } from './lifecycle.js';
 import { reachesOtherTeams } from './owner-reach.js';
 import {
+  type ReviewPasskeyOptions,
+  type ReviewPasskeys,
   type ReviewSecondFactors,
+  reviewPasskeyOptions,
   reviewStepUp,
   stepUpNeeded,
   stepUpRequired,
@@ -166,6 +170,11 @@ export interface CatalogOptions {
    * front is refused.
    */
   readonly secondFactors?: ReviewSecondFactors;
+  /**
+   * The operators' passkeys: a review signed with one (its assertion checked against exactly the
+   * review and verdict, stored with it), and the organisation's passkey requirement.
+   */
+  readonly passkeys?: ReviewPasskeys;
   /** The change desk's port; without it, gated tools are refused rather than activated. */
   readonly changeRequester?: ChangeRequester;
 }
@@ -184,10 +193,12 @@ export class CatalogService {
     this.#clock = options.clock ?? systemClock;
     this.#hostChecks = options.hostChecks ?? (() => []);
     this.#secondFactors = options.secondFactors ?? null;
+    this.#passkeys = options.passkeys ?? null;
     this.#changeRequester = options.changeRequester ?? null;
   }
 
   readonly #secondFactors: ReviewSecondFactors | null;
+  readonly #passkeys: ReviewPasskeys | null;
 
   readonly #hostChecks: (definition: ToolDefinition) => readonly Problem[];
 
@@ -444,7 +455,11 @@ export class CatalogService {
     version: string,
     operator: Operator,
     input: ReviewInput,
-    options: { readonly via?: Actor['via']; readonly totp?: unknown } = {},
+    options: {
+      readonly via?: Actor['via'];
+      readonly totp?: unknown;
+      readonly passkey?: unknown;
+    } = {},
   ): Promise<ReviewResult> {
     checkReviewInput(input);
     const actor = operatorActor(operator, options.via ?? 'library');
@@ -452,14 +467,11 @@ export class CatalogService {
     const refused = auditReviewRefusal(this.#store.db, this.#clock, actor, toolId, version, input);
     // The step-up is checked before the transaction (a failed code stays counted) and only for
     // the definition the reviewer names; the transaction refuses any other definition.
-    const steppedUp = await reviewStepUp(this.#store.db, this.#secondFactors, {
-      toolId,
-      version,
-      operator,
-      input,
-      via: actor.via,
-      totp: options.totp,
-    }).catch(refused);
+    const { steppedUp, passkey } = await reviewStepUp(
+      this.#store.db,
+      { totp: this.#secondFactors, passkeys: this.#passkeys },
+      { toolId, version, operator, input, via: actor.via, ...options },
+    ).catch(refused);
     return this.write(async (ctx) => {
       const { trx } = ctx;
       const now = this.#clock();
@@ -512,6 +524,8 @@ export class CatalogService {
       }
       await checkReviewer(trx, operator, row.owner, existing.registered_by);
       if (!steppedUp && stepUpNeeded(def, input, actor.via)) throw stepUpRequired(toolId, version);
+      if (passkey && passkey.row.subject_id !== existing.id)
+        throw new Error('a passkey verified for another review reached this one');
       const updated = await trx
         .updateTable('security_reviews')
         .set({ status: input.decision, reviewer: actor.id, reviewed_at: at, notes: input.notes })
@@ -525,6 +539,7 @@ export class CatalogService {
           status: 'approved',
         });
       }
+      if (passkey) await this.#passkeys?.recordIn(trx, passkey);
       await appendEvent(trx, actor, now, {
         action: 'tool.reviewed',
         subject: `tool:${toolId}@${version}`,
@@ -534,6 +549,7 @@ export class CatalogService {
           definition_hash: row.definition_hash,
           notes: input.notes,
           reasons: JSON.parse(existing.reasons) as unknown,
+          ...assertionDetails(passkey),
         },
       });
       let changeId: string | undefined;
@@ -563,6 +579,31 @@ export class CatalogService {
         tool: toDetail(await requireVersion(trx, toolId, version), now),
         ...(changeId ? { changeId } : {}),
       };
+    }).catch(refused);
+  }
+
+  /**
+   * The options of `navigator.credentials.get` for deciding the pending review of exactly this
+   * definition (`definition_hash`) with `decision`, by `operator` (docs/architecture.md §6): the
+   * challenge commits to the review id, tool, version, definition hash, verdict and reviewer.
+   */
+  async reviewPasskeyOptions(
+    toolId: string,
+    version: string,
+    operator: Operator,
+    stated: Pick<ReviewInput, 'definition_hash' | 'decision'>,
+    requestOrigin: string | undefined,
+    via: Actor['via'] = 'library',
+  ): Promise<ReviewPasskeyOptions> {
+    checkReviewInput({ ...stated, notes: '-' });
+    const actor = operatorActor(operator, via);
+    const refused = auditReviewRefusal(this.#store.db, this.#clock, actor, toolId, version, stated);
+    return reviewPasskeyOptions(this.#store.db, this.#passkeys, {
+      toolId,
+      version,
+      operator,
+      stated,
+      requestOrigin,
     }).catch(refused);
   }
 
