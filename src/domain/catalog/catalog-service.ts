@@ -43,6 +43,7 @@ import {
 import { reachesOtherTeams } from './owner-reach.js';
 import {
   type ReviewPasskeyOptions,
+  type ReviewPasskeyRequest,
   type ReviewPasskeys,
   type ReviewSecondFactors,
   reviewPasskeyOptions,
@@ -587,24 +588,12 @@ export class CatalogService {
    * definition (`definition_hash`) with `decision`, by `operator` (docs/architecture.md §6): the
    * challenge commits to the review id, tool, version, definition hash, verdict and reviewer.
    */
-  async reviewPasskeyOptions(
-    toolId: string,
-    version: string,
-    operator: Operator,
-    stated: Pick<ReviewInput, 'definition_hash' | 'decision'>,
-    requestOrigin: string | undefined,
-    via: Actor['via'] = 'library',
-  ): Promise<ReviewPasskeyOptions> {
+  async reviewPasskeyOptions(request: ReviewPasskeyRequest): Promise<ReviewPasskeyOptions> {
+    const { toolId, version, stated } = request;
     checkReviewInput({ ...stated, notes: '-' });
-    const actor = operatorActor(operator, via);
+    const actor = operatorActor(request.operator, request.via ?? 'library');
     const refused = auditReviewRefusal(this.#store.db, this.#clock, actor, toolId, version, stated);
-    return reviewPasskeyOptions(this.#store.db, this.#passkeys, {
-      toolId,
-      version,
-      operator,
-      stated,
-      requestOrigin,
-    }).catch(refused);
+    return reviewPasskeyOptions(this.#store.db, this.#passkeys, request).catch(refused);
   }
 
   /** The poisoning scan: the definition's own texts and hosts only, never the rest of the catalog. */

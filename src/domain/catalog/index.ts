@@ -48,6 +48,7 @@ export { paramDeclarations, paramHeaderMismatch } from './param-headers.js';
 export type {
   ReviewAssertion,
   ReviewPasskeyOptions,
+  ReviewPasskeyRequest,
   ReviewPasskeys,
   ReviewRef,
 } from './review-step-up.js';

@@ -191,6 +191,17 @@ function noOpenReview(toolId: string, version: string): ToolgateError<'REVIEW_ST
   );
 }
 
+/** Who asks for a review's passkey options, from where, for which definition and verdict. */
+export interface ReviewPasskeyRequest {
+  readonly toolId: string;
+  readonly version: string;
+  readonly operator: Operator;
+  readonly stated: Pick<ReviewInput, 'definition_hash' | 'decision'>;
+  /** The Origin the request came from (the relying party, where none is configured). */
+  readonly requestOrigin: string | undefined;
+  readonly via?: Actor['via'];
+}
+
 /**
  * The passkey options of one pending review, for the verdict the reviewer is about to state: the
  * stated hash must be the stored definition's and its review still pending, and the reviewer
@@ -200,13 +211,7 @@ function noOpenReview(toolId: string, version: string): ToolgateError<'REVIEW_ST
 export async function reviewPasskeyOptions(
   db: Kysely<Database>,
   passkeys: ReviewPasskeys | null,
-  review: {
-    readonly toolId: string;
-    readonly version: string;
-    readonly operator: Operator;
-    readonly stated: Pick<ReviewInput, 'definition_hash' | 'decision'>;
-    readonly requestOrigin: string | undefined;
-  },
+  review: ReviewPasskeyRequest,
 ): Promise<ReviewPasskeyOptions> {
   const { toolId, version, operator, stated } = review;
   if (!passkeys) throw noPasskeys();

@@ -77,14 +77,14 @@ function decisionKind(body: Body): 'approval' | 'change' | 'review' {
 async function reviewOptions(admin: AdminApi, op: Operator, body: Body, origin: string) {
   const review = await admin.reviews.get(body.id ?? '');
   const decision = body.decision === 'rejected' ? 'rejected' : 'approved';
-  return admin.catalog.reviewPasskeyOptions(
-    review.tool_id,
-    review.version,
-    op,
-    { definition_hash: body.definition_hash ?? '', decision },
-    origin,
-    'console',
-  );
+  return admin.catalog.reviewPasskeyOptions({
+    toolId: review.tool_id,
+    version: review.version,
+    operator: op,
+    stated: { definition_hash: body.definition_hash ?? '', decision },
+    requestOrigin: origin,
+    via: 'console',
+  });
 }
 
 export async function registerPasskeyRoutes(app: FastifyInstance, admin: AdminApi): Promise<void> {

@@ -165,14 +165,14 @@ export function reviewRoutes(app: FastifyInstance, admin: AdminApi): void {
       const { id, version } = req.params as { id: string; version: string };
       const stated = req.body as { definition_hash: string; decision: ReviewDecision };
       const origin = typeof req.headers.origin === 'string' ? req.headers.origin : undefined;
-      return admin.catalog.reviewPasskeyOptions(
-        id,
+      return admin.catalog.reviewPasskeyOptions({
+        toolId: id,
         version,
-        operatorOf(req),
+        operator: operatorOf(req),
         stated,
-        origin,
-        'rest',
-      );
+        requestOrigin: origin,
+        via: 'rest',
+      });
     },
   );
 }
