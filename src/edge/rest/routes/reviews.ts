@@ -127,7 +127,11 @@ export function reviewRoutes(app: FastifyInstance, admin: AdminApi): void {
       });
     },
   );
+  reviewPasskeyRoute(app, admin);
+}
 
+/** The WebAuthn options of one review's decision (the review route above takes the answer). */
+function reviewPasskeyRoute(app: FastifyInstance, admin: AdminApi): void {
   app.post(
     '/v1/tools/:id/versions/:version/review/passkey-options',
     {
