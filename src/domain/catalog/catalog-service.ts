@@ -8,7 +8,6 @@ import semver from 'semver';
 import {
   type Actor,
   addDays,
-  assertionDetails,
   type Clock,
   canonicalJson,
   type Problem,
@@ -41,6 +40,7 @@ import {
   MAX_MIGRATION_WINDOW_DAYS,
 } from './lifecycle.js';
 import { reachesOtherTeams } from './owner-reach.js';
+import { recordReviewIn } from './review-record.js';
 import {
   type ReviewPasskeyOptions,
   type ReviewPasskeyRequest,
@@ -525,33 +525,9 @@ export class CatalogService {
       }
       await checkReviewer(trx, operator, row.owner, existing.registered_by);
       if (!steppedUp && stepUpNeeded(def, input, actor.via)) throw stepUpRequired(toolId, version);
-      if (passkey && passkey.row.subject_id !== existing.id)
-        throw new Error('a passkey verified for another review reached this one');
-      const updated = await trx
-        .updateTable('security_reviews')
-        .set({ status: input.decision, reviewer: actor.id, reviewed_at: at, notes: input.notes })
-        .where('id', '=', existing.id)
-        .where('status', '=', 'pending')
-        .executeTakeFirst();
-      if (Number(updated.numUpdatedRows) !== 1) {
-        throw new ToolgateError('REVIEW_STATE', `${toolId}@${version} was decided meanwhile`, {
-          toolId,
-          version,
-          status: 'approved',
-        });
-      }
-      if (passkey) await this.#passkeys?.recordIn(trx, passkey);
-      await appendEvent(trx, actor, now, {
-        action: 'tool.reviewed',
-        subject: `tool:${toolId}@${version}`,
-        details: {
-          review: existing.id,
-          decision: input.decision,
-          definition_hash: row.definition_hash,
-          notes: input.notes,
-          reasons: JSON.parse(existing.reasons) as unknown,
-          ...assertionDetails(passkey),
-        },
+      await recordReviewIn(trx, this.#passkeys, {
+        ...{ toolId, version, existing, input, actor, now, passkey },
+        hash: row.definition_hash,
       });
       let changeId: string | undefined;
       if (input.decision === 'approved' && existing.go_live === 1 && row.lifecycle === 'draft') {
