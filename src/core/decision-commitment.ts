@@ -72,3 +72,26 @@ export function subjectDifferences(a: DecisionSubject, b: DecisionSubject): stri
   const keys = ['kind', 'id', 'tool', 'version', 'args_hash', 'decision', 'approver'] as const;
   return keys.filter((k) => a[k] !== b[k]);
 }
+
+/** What an audit record needs of an assertion stored with a decision. */
+export interface StoredAssertionRef {
+  readonly id: string;
+  readonly credentialId: string;
+  /** The challenge it answered: the hash of the decision's commitment. */
+  readonly challenge: string;
+}
+
+/**
+ * The audit record's reference to the assertion stored with the decision: its id, the credential
+ * and the challenge (the hash of the commitment), so the chained record pins what was signed and
+ * `decisions verify` finds the record that names it. Empty without an assertion.
+ */
+export function assertionDetails(passkey: StoredAssertionRef | null): Record<string, unknown> {
+  if (!passkey) return {};
+  return {
+    second_factor_kind: 'passkey',
+    assertion: passkey.id,
+    credential: passkey.credentialId,
+    challenge: passkey.challenge,
+  };
+}

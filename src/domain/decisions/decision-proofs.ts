@@ -46,6 +46,7 @@ export interface DecisionEvidence {
   readonly change?: ChangeFields & { readonly definition_hash: string | null };
   /** The review as stored (kind `review`). */
   readonly review?: {
+    readonly id: string;
     readonly tool_id: string;
     readonly version: string;
     readonly definition_hash: string;
@@ -139,8 +140,8 @@ function storedSubject(e: DecisionEvidence, problems: string[]): DecisionSubject
         return null;
       }
       return changeSubjectOf(e.change, e.change.definition_hash, a.approver_id);
-    case 'review':
-      if (!e.review || `${e.review.tool_id}@${e.review.version}` !== a.subject_id) {
+    case 'review': {
+      if (!e.review || e.review.id !== a.subject_id) {
         problems.push(`review ${a.subject_id} is not in the evidence`);
         return null;
       }
@@ -148,12 +149,13 @@ function storedSubject(e: DecisionEvidence, problems: string[]): DecisionSubject
         problems.push(
           `review ${a.subject_id} was recorded by ${e.review.reviewer ?? 'nobody'}, not ${a.approver_id}`,
         );
-      return reviewSubject(
-        e.review.tool_id,
-        e.review.version,
-        e.review.definition_hash,
-        a.approver_id,
-      );
+      // The verdict signed is the verdict stored: an approval recorded for a signed rejection
+      // (or the reverse) differs in `decision`.
+      const verdict = e.review.status === 'rejected' ? 'reject' : 'approve';
+      if (e.review.status !== 'approved' && e.review.status !== 'rejected')
+        problems.push(`review ${a.subject_id} is ${e.review.status}, not decided`);
+      return reviewSubject(e.review, a.approver_id, verdict);
+    }
     default:
       problems.push(`unknown decision kind ${a.kind}`);
       return null;
@@ -315,13 +317,7 @@ export class DecisionProofs {
   }
 
   async #evidenceOf(assertion: AssertionRow): Promise<DecisionEvidence> {
-    const events = (
-      await this.#db
-        .selectFrom('events')
-        .select(['action', 'details'])
-        .where('subject', '=', `${assertion.kind}:${assertion.subject_id}`)
-        .execute()
-    ).map((ev) => ({ action: ev.action, details: parseJson(ev.details) }));
+    const events = await this.#eventsOf(`${assertion.kind}:${assertion.subject_id}`);
     const base = { assertion, events };
     switch (assertion.kind) {
       case 'approval': {
@@ -345,19 +341,29 @@ export class DecisionProofs {
         };
       }
       case 'review': {
-        const at = assertion.subject_id.lastIndexOf('@');
         const review = await this.#db
           .selectFrom('security_reviews')
-          .select(['tool_id', 'version', 'definition_hash', 'status', 'reviewer'])
-          .where('tool_id', '=', assertion.subject_id.slice(0, at))
-          .where('version', '=', assertion.subject_id.slice(at + 1))
-          .where('reviewer', '=', assertion.approver_id)
+          .select(['id', 'tool_id', 'version', 'definition_hash', 'status', 'reviewer'])
+          .where('id', '=', assertion.subject_id)
           .executeTakeFirst();
-        return review ? { ...base, review } : base;
+        if (!review) return base;
+        // A review's audit record is the tool's event (`tool.reviewed`, subject tool@version).
+        const reviewed = await this.#eventsOf(`tool:${review.tool_id}@${review.version}`);
+        return { ...base, events: [...events, ...reviewed], review };
       }
       default:
         return base;
     }
+  }
+
+  /** The audit events of one subject that name an assertion's details. */
+  async #eventsOf(subject: string): Promise<{ action: string; details: unknown }[]> {
+    const rows = await this.#db
+      .selectFrom('events')
+      .select(['action', 'details'])
+      .where('subject', '=', subject)
+      .execute();
+    return rows.map((ev) => ({ action: ev.action, details: parseJson(ev.details) }));
   }
 }
 

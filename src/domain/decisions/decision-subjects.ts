@@ -6,7 +6,12 @@
  */
 import type { Kysely, Transaction } from 'kysely';
 import { canonicalHash, type DecisionSubject } from '../../core/index.js';
-import type { ApprovalRow, ChangeRequestRow, Database } from '../../records/store/index.js';
+import type {
+  ApprovalRow,
+  ChangeRequestRow,
+  Database,
+  SecurityReviewRow,
+} from '../../records/store/index.js';
 
 /** An approval of a call: its id, tool, version and canonical-argument hash. */
 export function approvalSubject(
@@ -96,20 +101,28 @@ export async function changeSubject(
   return changeSubjectOf(row, await changeDefinitionHash(db, row), approver, decision);
 }
 
-/** A security review of one definition: `tool@version` and the definition hash reviewed. */
+/** The fields of a security review its commitment covers. */
+export type ReviewFields = Pick<
+  SecurityReviewRow,
+  'id' | 'tool_id' | 'version' | 'definition_hash'
+>;
+
+/**
+ * A security review: its id (`rev_…`), the tool and version reviewed and the definition hash the
+ * review binds to (the stored definition, which names the code hash and egress hosts), the
+ * verdict (`approved` signs `approve`, `rejected` signs `reject`) and the reviewer.
+ */
 export function reviewSubject(
-  toolId: string,
-  version: string,
-  definitionHash: string,
+  row: ReviewFields,
   approver: string,
-  decision: DecisionSubject['decision'] = 'approve',
+  decision: DecisionSubject['decision'],
 ): DecisionSubject {
   return {
     kind: 'review',
-    id: `${toolId}@${version}`,
-    tool: toolId,
-    version,
-    args_hash: definitionHash,
+    id: row.id,
+    tool: row.tool_id,
+    version: row.version,
+    args_hash: row.definition_hash,
     decision,
     approver,
   };

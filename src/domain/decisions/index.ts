@@ -50,7 +50,7 @@ export type {
 } from './operator-second-factors.js';
 export { OPERATOR_ID_PATTERN, OperatorSecondFactors } from './operator-second-factors.js';
 export type { RelyingParty } from './passkey-challenges.js';
-export { recordPasskeyRequirement } from './passkey-decisions.js';
+export { recordPasskeyRequirement, reviewPasskeys } from './passkey-decisions.js';
 export type {
   OperatorPasskeysOptions,
   PasskeyEnrolment,

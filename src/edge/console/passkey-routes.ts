@@ -60,10 +60,30 @@ async function signedIn(
   return view.operator;
 }
 
-function decisionKind(body: Body): 'approval' | 'change' {
-  if (body.kind === 'approval' || body.kind === 'change') return body.kind;
-  throw new ToolgateError('INPUT_INVALID', 'a passkey decision is of an approval or a change', {
-    problems: [problem('/kind', 'not approval or change', 'console.passkey_kind')],
+function decisionKind(body: Body): 'approval' | 'change' | 'review' {
+  if (body.kind === 'approval' || body.kind === 'change' || body.kind === 'review')
+    return body.kind;
+  throw new ToolgateError(
+    'INPUT_INVALID',
+    'a passkey decision is of an approval, a change or a review',
+    { problems: [problem('/kind', 'not approval, change or review', 'console.passkey_kind')] },
+  );
+}
+
+/**
+ * A review's options: the review the page showed (by id), the definition hash and the verdict of
+ * the form the button is in; the catalog checks the hash is still the stored one.
+ */
+async function reviewOptions(admin: AdminApi, op: Operator, body: Body, origin: string) {
+  const review = await admin.reviews.get(body.id ?? '');
+  const decision = body.decision === 'rejected' ? 'rejected' : 'approved';
+  return admin.catalog.reviewPasskeyOptions({
+    toolId: review.tool_id,
+    version: review.version,
+    operator: op,
+    stated: { definition_hash: body.definition_hash ?? '', decision },
+    requestOrigin: origin,
+    via: 'console',
   });
 }
 
@@ -109,7 +129,9 @@ export async function registerPasskeyRoutes(app: FastifyInstance, admin: AdminAp
       );
       const body = bodyOf(req);
       const id = body.id ?? '';
-      return decisionKind(body) === 'approval'
+      const kind = decisionKind(body);
+      if (kind === 'review') return reviewOptions(admin, op, body, originOf(req));
+      return kind === 'approval'
         ? admin.approvals.passkeyOptions(id, op, originOf(req))
         : admin.changes.passkeyOptions(id, op, originOf(req));
     });

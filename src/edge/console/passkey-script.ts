@@ -124,8 +124,10 @@ export const PASSKEY_SCRIPT = `
             return navigator.credentials.create(creationOptions(o));
           }).then(function (cred) { field(form, 'credential', answer(cred)); });
         }
+        var hash = form.querySelector('input[name=definition_hash]');
         return post('/console/decisions/passkey-options', {
-          _csrf: csrf(form), kind: button.getAttribute('data-kind'), id: button.getAttribute('data-id')
+          _csrf: csrf(form), kind: button.getAttribute('data-kind'), id: button.getAttribute('data-id'),
+          decision: button.getAttribute('data-decision') || '', definition_hash: hash ? hash.value : ''
         }).then(function (o) {
           return navigator.credentials.get(requestOptions(o));
         }).then(function (cred) { field(form, 'passkey', answer(cred)); });
