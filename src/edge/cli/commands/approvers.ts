@@ -70,6 +70,8 @@ export function registerApprovers(program: Command): void {
     .description(
       "remove one of an operator's passkeys (one's own, or anyone's as an admin; audited)",
     )
+    // A credential id is base64url: it may begin with '-', and is then an operand, not an option.
+    .allowUnknownOption()
     .action((id: string, credential: string) =>
       withAdmin(
         program,
