@@ -69,6 +69,7 @@ export const APPROVALS_ADMIN = [
   'page',
   'approve',
   'reject',
+  'revokeScope',
   'countPending',
   'passkeyOptions',
 ] as const;
