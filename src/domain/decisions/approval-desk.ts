@@ -12,11 +12,8 @@ import {
   type Actor,
   type CallPreview,
   type Clock,
-  decodeCursor,
   type Page,
   type PageRequest,
-  pageFromRows,
-  pageLimit,
   problem,
   type RenderedCall,
   systemClock,
@@ -27,7 +24,6 @@ import {
   appendEvent,
   type Database,
   isUniqueViolation,
-  olderThan,
 } from '../../records/store/index.js';
 import { type Operator, operatorActor } from '../operators/index.js';
 import {
@@ -36,10 +32,16 @@ import {
   maxPendingApprovalsPerPrincipal,
   pendingApprovalsOf,
   pendingApprovalsOfPrincipal,
-  withdrawRunApprovals,
 } from '../sessions/index.js';
 import { type ApprovalOwner, approvalsOfCall, isOwnedBy, ownedApproval } from './approval-owner.js';
-import { highRisk, needsStepUp, stateError, withdrawnError } from './approval-rules.js';
+import {
+  countPending,
+  listApprovals,
+  pageApprovals,
+  settledApprovals,
+  statusCounts,
+} from './approval-reads.js';
+import { highRisk, needsStepUp, pendingRequest, stateError } from './approval-rules.js';
 import {
   type ApprovalScopeView,
   revokeScope,
@@ -95,8 +97,6 @@ export interface ApproveOptions {
   readonly scope?: ScopeRequest;
 }
 export const MAX_PENDING_PER_SESSION = 20;
-/** Ids per query when many held calls ask at once (well under every dialect's bound). */
-const SETTLED_CHUNK = 500;
 
 export class ApprovalDesk {
   readonly #db: Kysely<Database>;
@@ -542,25 +542,13 @@ export class ApprovalDesk {
   }
 
   /** How many approval requests are in each status (the metrics' approval gauge). */
-  async statusCounts(): Promise<Record<string, number>> {
-    const rows = await this.#db
-      .selectFrom('approvals')
-      .select('status')
-      .select((eb) => eb.fn.countAll<number>().as('n'))
-      .groupBy('status')
-      .execute();
-    return Object.fromEntries(rows.map((r) => [r.status, Number(r.n)]));
+  statusCounts(): Promise<Record<string, number>> {
+    return statusCounts(this.#db);
   }
 
   /** Requests still decidable (pending, not expired): the console's count on every page. */
-  async countPending(): Promise<number> {
-    const row = await this.#db
-      .selectFrom('approvals')
-      .select((eb) => eb.fn.countAll<number>().as('n'))
-      .where('status', '=', 'pending')
-      .where('expires_at', '>', this.#clock().toISOString())
-      .executeTakeFirst();
-    return Number(row?.n ?? 0);
+  countPending(): Promise<number> {
+    return countPending(this.#db, this.#clock());
   }
 
   /**
@@ -573,19 +561,8 @@ export class ApprovalDesk {
   }
 
   /** Of these approvals, the ids no longer pending (decided, withdrawn, expired) or gone. */
-  async settled(ids: readonly string[]): Promise<ReadonlySet<string>> {
-    const now = this.#clock();
-    const still = new Set<string>();
-    for (let i = 0; i < ids.length; i += SETTLED_CHUNK) {
-      const rows = await this.#db
-        .selectFrom('approvals')
-        .select(['id', 'status', 'expires_at'])
-        .where('id', 'in', ids.slice(i, i + SETTLED_CHUNK))
-        .execute();
-      for (const r of rows)
-        if (r.status === 'pending' && Date.parse(r.expires_at) > now.getTime()) still.add(r.id);
-    }
-    return new Set(ids.filter((id) => !still.has(id)));
+  settled(ids: readonly string[]): Promise<ReadonlySet<string>> {
+    return settledApprovals(this.#db, ids, this.#clock());
   }
 
   async get(id: string): Promise<ApprovalView> {
@@ -601,38 +578,13 @@ export class ApprovalDesk {
     return { ...view, scope };
   }
 
-  async list(status?: string): Promise<ApprovalView[]> {
-    let q = this.#db.selectFrom('approvals').selectAll().orderBy('created_at', 'desc').limit(500);
-    if (status) q = q.where('status', '=', status);
-    const now = this.#clock();
-    return (await q.execute()).map((r) => toView(r, now));
+  list(status?: string): Promise<ApprovalView[]> {
+    return listApprovals(this.#db, status, this.#clock());
   }
 
-  /**
-   * One page of approvals, newest first, walked by (created_at, id): requests arriving while an
-   * admin pages are above the walk and never push older ones out of it. `pending`
-   * means still decidable; `expired` means pending past its time.
-   */
-  async page(status: string | undefined, request: PageRequest = {}): Promise<Page<ApprovalView>> {
-    const limit = pageLimit(request.limit);
-    const now = this.#clock();
-    let q = this.#db
-      .selectFrom('approvals')
-      .selectAll()
-      .orderBy('created_at', 'desc')
-      .orderBy('id', 'desc')
-      .limit(limit + 1);
-    if (status === 'pending' || status === 'expired') {
-      q = q
-        .where('status', '=', 'pending')
-        .where('expires_at', status === 'pending' ? '>' : '<=', now.toISOString());
-    } else if (status) q = q.where('status', '=', status);
-    if (request.cursor !== undefined) {
-      const [at, id] = decodeCursor('approvals', request.cursor);
-      q = q.where(olderThan(String(at), String(id)));
-    }
-    const rows = (await q.execute()).map((r) => toView(r, now));
-    return pageFromRows('approvals', rows, (a) => [a.created_at, a.id], limit);
+  /** One page of approvals, newest first (approval-reads.ts). */
+  page(status: string | undefined, request: PageRequest = {}): Promise<Page<ApprovalView>> {
+    return pageApprovals(this.#db, status, request, this.#clock());
   }
 
   #signer(): ApprovalSigner {
@@ -641,29 +593,7 @@ export class ApprovalDesk {
     return this.#signerLoaded;
   }
 
-  async #pending(id: string, now: Date): Promise<ApprovalRow> {
-    const row = await this.#db
-      .selectFrom('approvals')
-      .selectAll()
-      .where('id', '=', id)
-      .executeTakeFirst();
-    if (!row) throw new ToolgateError('NOT_FOUND', `no approval ${id}`, {});
-    const status = toView(row, now).status;
-    if (status === 'withdrawn') throw withdrawnError(id, row.reason);
-    if (status !== 'pending') throw stateError(id, 'pending');
-    // A revoked run (its holder or an operator said stop) whose withdrawal did not happen yet: its
-    // approval is withdrawn now, not decided. A run that was closed or expired leaves its approval
-    // to the principal, who completes it from another run (approval-owner.ts); so does one whose
-    // row is gone — nobody can use it, and it expires on its own.
-    const run = await this.#db
-      .selectFrom('sessions')
-      .select('status')
-      .where('id', '=', row.session_id)
-      .executeTakeFirst();
-    if (run?.status === 'revoked') {
-      await withdrawRunApprovals(this.#db, row.session_id, 'run revoked', now);
-      throw withdrawnError(id, 'run revoked');
-    }
-    return row;
+  #pending(id: string, now: Date): Promise<ApprovalRow> {
+    return pendingRequest(this.#db, id, now);
   }
 }
