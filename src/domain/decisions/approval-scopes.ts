@@ -32,11 +32,15 @@ export const MAX_SCOPE_CALLS = 100;
 /** A scope ends at most this long after it is granted. */
 export const MAX_SCOPE_MS = 24 * 3600 * 1000;
 
-/** What a reviewer asks for: N calls, an optional amount in cents, until a time (ISO 8601). */
+/**
+ * What a reviewer asks for: N calls, an optional amount in cents, until a time (ISO 8601) — or
+ * for `minutes` from the decision (the console's form; the desk's clock turns it into `until`).
+ */
 export interface ScopeRequest {
   readonly calls: number;
   readonly amount_cents?: number | null;
-  readonly until: string;
+  readonly until?: string;
+  readonly minutes?: number;
 }
 
 /** The checked terms, as stored and as a passkey signs them (their canonical hash). */
@@ -116,7 +120,10 @@ function invalid(pointer: string, message: string): ToolgateError<'INPUT_INVALID
 
 /** Parses and bounds a reviewer's scope; throws INPUT_INVALID naming the field. */
 export function scopeTerms(input: ScopeRequest, now: Date): ScopeTerms {
-  const { calls, until } = input;
+  const { calls } = input;
+  if ((input.until === undefined) === (input.minutes === undefined))
+    throw invalid('/until', 'give either until or minutes');
+  const until = input.until ?? untilIn(input.minutes ?? 0, now);
   const amount = input.amount_cents ?? null;
   if (!Number.isSafeInteger(calls) || calls < 2 || calls > MAX_SCOPE_CALLS)
     throw invalid('/calls', `calls must be an integer from 2 to ${MAX_SCOPE_CALLS}`);

@@ -10,8 +10,9 @@ import { problem, ToolgateError } from '../../../core/index.js';
 import { type PageQuery, pageQuery } from '../pagination.js';
 import { actorOf, operatorOf } from '../request-actor.js';
 import { described, documented, errors, totpCode } from '../wire-schemas.js';
+import { approvalDecisionRoutes } from './approval-decisions.js';
 
-const idParams = {
+export const idParams = {
   type: 'object',
   required: ['id'],
   properties: { id: { type: 'string', pattern: '^[A-Za-z0-9_.:@+-]{1,100}$' } },
@@ -21,12 +22,12 @@ const idParams = {
  * Accepted by the schema only to be refused with a message that says why: a client written for
  * the stated-approver API learns what changed instead of reading "additional property".
  */
-const statedApprover = {
+export const statedApprover = {
   description:
     'Refused: the approver is the authenticated operator of the request, never a name it states',
 } as const;
 
-function refuseStatedApprover(body: unknown): void {
+export function refuseStatedApprover(body: unknown): void {
   if (typeof body === 'object' && body !== null && 'approver' in body) {
     throw new ToolgateError(
       'INPUT_INVALID',
@@ -106,37 +107,7 @@ export function approvalRoutes(app: FastifyInstance, admin: AdminApi): void {
     async (req) => admin.approvals.get((req.params as { id: string }).id),
   );
 
-  app.post(
-    '/v1/approvals/:id/approve',
-    {
-      config: { action: 'approvals.decide' },
-      schema: {
-        ...documented('approveApproval', ['approvals']),
-        summary:
-          'Approve: the agent retrying exactly this call may run it once (TOTP when the tool needs a second factor)',
-        params: idParams,
-        body: {
-          type: ['object', 'null'],
-          additionalProperties: false,
-          properties: {
-            approver: statedApprover,
-            totp: totpCode("The approver's current code, where the call needs a step-up"),
-            reason: { type: 'string', maxLength: 2000 },
-          },
-        },
-        response: described(200, 'The approval as decided', 400, 401, 403, 404, 409, 429),
-      },
-    },
-    async (req) => {
-      refuseStatedApprover(req.body);
-      const body = (req.body ?? {}) as { totp?: string; reason?: string };
-      return admin.approvals.approve((req.params as { id: string }).id, operatorOf(req), {
-        ...(body.totp !== undefined ? { totp: body.totp } : {}),
-        ...(body.reason !== undefined ? { reason: body.reason } : {}),
-        via: 'rest',
-      });
-    },
-  );
+  approvalDecisionRoutes(app, admin);
 
   app.post(
     '/v1/approvals/:id/reject',
