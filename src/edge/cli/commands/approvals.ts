@@ -78,6 +78,27 @@ export function registerApprovals(program: Command): void {
       )(),
     );
 
+  registerDecisions(program, approvals);
+
+  approvals
+    .command('reject <id>')
+    .requiredOption('--reason <text>')
+    .addOption(new Option('--approver <id>').hideHelp())
+    .action((id: string, opts: { reason: string; approver?: string }) =>
+      withAdmin(
+        program,
+        async (admin, out, operator) => {
+          refuseStatedApprover(opts);
+          const a = await admin.approvals.reject(id, operator, opts.reason, 'cli');
+          out.result(a, () => `${a.id} rejected`);
+        },
+        { action: 'approvals.decide' },
+      )(),
+    );
+}
+
+/** `approvals approve` (one call, or a bounded scope) and `approvals revoke-scope`. */
+function registerDecisions(program: Command, approvals: Command): void {
   approvals
     .command('approve <id>')
     .description(
@@ -111,22 +132,6 @@ export function registerApprovals(program: Command): void {
           },
           { action: 'approvals.decide' },
         )(),
-    );
-
-  approvals
-    .command('reject <id>')
-    .requiredOption('--reason <text>')
-    .addOption(new Option('--approver <id>').hideHelp())
-    .action((id: string, opts: { reason: string; approver?: string }) =>
-      withAdmin(
-        program,
-        async (admin, out, operator) => {
-          refuseStatedApprover(opts);
-          const a = await admin.approvals.reject(id, operator, opts.reason, 'cli');
-          out.result(a, () => `${a.id} rejected`);
-        },
-        { action: 'approvals.decide' },
-      )(),
     );
 
   approvals

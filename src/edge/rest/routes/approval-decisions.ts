@@ -7,7 +7,7 @@ import type { FastifyInstance } from 'fastify';
 import type { AdminApi } from '../../../api/index.js';
 import { operatorOf } from '../request-actor.js';
 import { described, documented, totpCode } from '../wire-schemas.js';
-import { idParams, refuseStatedApprover, statedApprover } from './approvals.js';
+import { idParams, refuseStatedApprover, statedApprover } from './approval-body.js';
 
 /** A reviewer's scope: up to `calls` calls, an optional amount, until a time. */
 const scopeBody = {

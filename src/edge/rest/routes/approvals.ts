@@ -6,36 +6,11 @@
  */
 import type { FastifyInstance, FastifyRequest } from 'fastify';
 import type { AdminApi } from '../../../api/index.js';
-import { problem, ToolgateError } from '../../../core/index.js';
 import { type PageQuery, pageQuery } from '../pagination.js';
 import { actorOf, operatorOf } from '../request-actor.js';
-import { described, documented, errors, totpCode } from '../wire-schemas.js';
+import { described, documented, totpCode } from '../wire-schemas.js';
+import { idParams, refuseStatedApprover, statedApprover } from './approval-body.js';
 import { approvalDecisionRoutes } from './approval-decisions.js';
-
-export const idParams = {
-  type: 'object',
-  required: ['id'],
-  properties: { id: { type: 'string', pattern: '^[A-Za-z0-9_.:@+-]{1,100}$' } },
-} as const;
-
-/**
- * Accepted by the schema only to be refused with a message that says why: a client written for
- * the stated-approver API learns what changed instead of reading "additional property".
- */
-export const statedApprover = {
-  description:
-    'Refused: the approver is the authenticated operator of the request, never a name it states',
-} as const;
-
-export function refuseStatedApprover(body: unknown): void {
-  if (typeof body === 'object' && body !== null && 'approver' in body) {
-    throw new ToolgateError(
-      'INPUT_INVALID',
-      'the approver is the authenticated operator of this request; remove "approver" from the body and authenticate as the approver',
-      { problems: [problem('/approver', 'approver is not accepted', 'approval.approver')] },
-    );
-  }
-}
 
 const OWN_FACTOR = {
   enrol:
