@@ -70,6 +70,7 @@ export const APPROVALS_ADMIN = [
   'page',
   'approve',
   'reject',
+  'revokeScope',
   'countPending',
   'passkeyOptions',
 ] as const;

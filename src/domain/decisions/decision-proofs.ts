@@ -19,6 +19,7 @@ import {
   subjectDifferences,
 } from '../../core/index.js';
 import type { Database } from '../../records/store/index.js';
+import { type ScopeTerms, storedScopeTerms } from './approval-scopes.js';
 import {
   approvalSubject,
   type ChangeFields,
@@ -41,6 +42,8 @@ export interface DecisionEvidence {
     readonly args_hash: string;
     readonly status: string;
     readonly decided_by: string | null;
+    /** The terms of the scope it was given with (absent or null: one call). */
+    readonly scope?: ScopeTerms | null;
   };
   /** The change request and the definition hash it activates (kind `change`). */
   readonly change?: ChangeFields & { readonly definition_hash: string | null };
@@ -132,7 +135,7 @@ function storedSubject(e: DecisionEvidence, problems: string[]): DecisionSubject
         problems.push(
           `approval ${a.subject_id} was decided by ${e.approval.decided_by ?? 'nobody'}, not ${a.approver_id}`,
         );
-      return approvalSubject(e.approval, a.approver_id);
+      return approvalSubject(e.approval, a.approver_id, 'approve', e.approval.scope ?? undefined);
     }
     case 'change':
       if (!e.change || e.change.id !== a.subject_id) {
@@ -326,7 +329,9 @@ export class DecisionProofs {
           .select(['id', 'tool_id', 'tool_version', 'args_hash', 'status', 'decided_by'])
           .where('id', '=', assertion.subject_id)
           .executeTakeFirst();
-        return approval ? { ...base, approval } : base;
+        if (!approval) return base;
+        const scope = await storedScopeTerms(this.#db, approval.id);
+        return { ...base, approval: { ...approval, scope } };
       }
       case 'change': {
         const row = await this.#db

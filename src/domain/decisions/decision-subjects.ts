@@ -12,12 +12,17 @@ import type {
   Database,
   SecurityReviewRow,
 } from '../../records/store/index.js';
+import { type ScopeTerms, scopeHash } from './approval-scopes.js';
 
-/** An approval of a call: its id, tool, version and canonical-argument hash. */
+/**
+ * An approval of a call: its id, tool, version and canonical-argument hash, and — given with a
+ * scope — the hash of the scope's terms, so the signature covers the scope too.
+ */
 export function approvalSubject(
   row: Pick<ApprovalRow, 'id' | 'tool_id' | 'tool_version' | 'args_hash'>,
   approver: string,
   decision: DecisionSubject['decision'] = 'approve',
+  scope?: ScopeTerms,
 ): DecisionSubject {
   return {
     kind: 'approval',
@@ -27,6 +32,7 @@ export function approvalSubject(
     args_hash: row.args_hash,
     decision,
     approver,
+    ...(scope === undefined ? {} : { scope: scopeHash(scope) }),
   };
 }
 

@@ -9,6 +9,7 @@
 import type { FastifyInstance, FastifyReply, FastifyRequest } from 'fastify';
 import type { AdminApi, Operator, OperatorAction } from '../../api/index.js';
 import { isToolgateError, problem, ToolgateError } from '../../core/index.js';
+import { scopeOfForm } from './approval-scope.js';
 import { type ConsoleOptions, registerConsole } from './register-console.js';
 import {
   checkCsrf,
@@ -131,8 +132,10 @@ export async function registerPasskeyRoutes(app: FastifyInstance, admin: AdminAp
       const id = body.id ?? '';
       const kind = decisionKind(body);
       if (kind === 'review') return reviewOptions(admin, op, body, originOf(req));
+      // An approval with a scope: the challenge commits to its terms (scopeOfForm reads the box).
+      const scope = scopeOfForm(body);
       return kind === 'approval'
-        ? admin.approvals.passkeyOptions(id, op, originOf(req))
+        ? admin.approvals.passkeyOptions(id, op, originOf(req), scope)
         : admin.changes.passkeyOptions(id, op, originOf(req));
     });
   });
