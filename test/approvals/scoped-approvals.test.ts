@@ -138,6 +138,16 @@ for (const backend of backends()) {
           },
           {
             kind: 'Tool',
+            // An external send that declares no destination: nothing a scope could bind.
+            spec: inlineTool('blast_out', {
+              description: 'Send one message to whoever the arguments name.',
+              action_class: 'external_send',
+              required_capabilities: ['pay:send'],
+              input_schema: payOut('1.0.0').input_schema,
+            }),
+          },
+          {
+            kind: 'Tool',
             spec: inlineTool('wipe_account', {
               description: 'Delete one customer account for good.',
               action_class: 'irreversible',
@@ -299,6 +309,27 @@ for (const backend of backends()) {
       const view = await tg.admin.approvals.approve(wipe, approver, { totp: totp() });
       assert.equal(view.status, 'approved');
       assert.equal(view.scope, null);
+    });
+
+    test('an external send whose tool declares no destination is refused a scope and approved alone', async () => {
+      const ctx = await run('run-unbound');
+      const blast = pendingId(await pay(ctx, 'ivy@customer.example', 100, 'blast_out'));
+      const until = new Date(now.getTime() + 600_000).toISOString();
+      await assert.rejects(
+        tg.admin.approvals.approve(blast, approver, { totp: totp(), scope: { calls: 5, until } }),
+        (err) =>
+          isToolgateError(err) &&
+          err.code === 'APPROVAL_SCOPE_REFUSED' &&
+          (err.details as { reason: string }).reason === 'not_bindable',
+      );
+      assert.equal((await tg.admin.approvals.get(blast)).status, 'pending');
+      const view = await tg.admin.approvals.approve(blast, approver, { totp: totp() });
+      assert.equal(view.status, 'approved');
+      // Approved alone: the next send to someone else waits again.
+      assert.equal(
+        (await pay(ctx, 'mallory@evil.example', 100, 'blast_out')).kind,
+        'pending_approval',
+      );
     });
   });
 }

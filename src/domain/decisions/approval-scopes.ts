@@ -164,6 +164,9 @@ export function scopeRefusalOf(
   if (rendered.after_injection || (rendered.untrusted_destinations?.length ?? 0) > 0)
     return 'escalated';
   if (rendered.destination_values === undefined) return 'not_bindable';
+  // An external send that names no destination would be covered whoever it is sent to.
+  if (row.action_class === 'external_send' && rendered.destination_values.length === 0)
+    return 'not_bindable';
   return null;
 }
 
@@ -200,7 +203,7 @@ export async function scopeGrant(
     throw refused(
       row,
       'not_bindable',
-      'this request records no run or destinations to bind a scope to',
+      'this request records no run or destinations to bind a scope to (an external send is scoped only to the destinations its tool declares)',
     );
   const first = rendered.cost?.cents ?? 0;
   if (terms.amount_cents !== null && terms.amount_cents < first)
