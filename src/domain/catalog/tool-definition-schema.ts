@@ -334,6 +334,7 @@ export const toolDefinitionSchema = {
             provider: { type: 'string', pattern: '^[a-z][a-z0-9_-]{0,62}$' },
             tool: { type: 'string', minLength: 1, maxLength: 128 },
             entry: mcpEntrySchema,
+            launch: { type: 'string', pattern: '^sha256:[0-9a-f]{64}$' },
           },
         },
         {

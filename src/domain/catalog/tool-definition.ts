@@ -106,6 +106,12 @@ export type Runtime =
       readonly tool: string;
       /** Set for an upstream resource, resource template or prompt (not a tool). */
       readonly entry?: McpEntry;
+      /**
+       * The hash of what runs behind the provider when the tool was classified (its launch:
+       * argv or URL, isolation, binds, variables). A call is refused once the provider runs
+       * something else (`provider.changed`).
+       */
+      readonly launch?: string;
     }
   | { readonly kind: 'inline'; readonly handler: string };
 

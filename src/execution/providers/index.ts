@@ -9,6 +9,7 @@ export type { CheckedFetchOptions, EgressMeter } from './checked-fetch.js';
 export { checkedFetch, checkProviderUrl, EgressRefused } from './checked-fetch.js';
 export type { EntryClassification } from './entry-classification.js';
 export { checkEntryClassification, entryClassificationSchema } from './entry-classification.js';
+export { importedDefinition } from './imported-definition.js';
 export type {
   EntryRefreshReport,
   ProviderEntryState,
@@ -22,7 +23,7 @@ export type {
   ProviderView,
   RefreshReport,
 } from './provider-service.js';
-export { importedDefinition, ProviderService } from './provider-service.js';
+export { ProviderService } from './provider-service.js';
 export type {
   ProviderBind,
   ProviderSpec,
@@ -33,6 +34,7 @@ export {
   checkProviderSpec,
   classificationSchema,
   DEFAULT_IDLE_TIMEOUT_MS,
+  launchHash,
   normalizeProviderSpec,
   providerSpecSchema,
 } from './provider-spec.js';

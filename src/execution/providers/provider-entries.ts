@@ -39,7 +39,7 @@ import {
   type PinnedRow,
   type PinnedState,
 } from './pinned-listing.js';
-import type { ProviderSpec } from './provider-spec.js';
+import { launchHash, type ProviderSpec } from './provider-spec.js';
 import { type EntryKind, entryPinOf, type ListedEntry } from './upstream-entries.js';
 
 export type ProviderEntryState = PinnedState;
@@ -521,7 +521,13 @@ export function entryDefinition(
       isolation: spec.isolation,
       limits: { wall_time_ms: c.wall_time_ms ?? DEFAULT_WALL_MS },
     },
-    runtime: { kind: 'mcp', provider: spec.name, tool: slug, entry: mcpEntry(listed) },
+    runtime: {
+      kind: 'mcp',
+      provider: spec.name,
+      tool: slug,
+      entry: mcpEntry(listed),
+      launch: launchHash(spec),
+    },
     provenance: 'third_party',
     code_hash: pin,
   };

@@ -42,6 +42,7 @@ import {
   type SandboxService,
 } from '../sandbox/index.js';
 import { type CheckedFetchOptions, checkedFetch, type EgressMeter } from './checked-fetch.js';
+import { importedDefinition, type PinnedTool as ListedTool } from './imported-definition.js';
 import { admitListedTools, type SkippedName } from './listed-names.js';
 import {
   type ChangeHooks,
@@ -60,9 +61,11 @@ import {
 } from './provider-entries.js';
 import {
   checkClassification,
+  launchHash,
   normalizeProviderSpec,
   PROVIDER_LIMITS,
   type ProviderSpec,
+  storedLaunchHash,
   type ToolClassification,
 } from './provider-spec.js';
 import { ENTRY_KINDS, type EntryKind, type ListedEntry, listEntries } from './upstream-entries.js';
@@ -125,14 +128,6 @@ export interface RefreshReport {
   readonly entries: EntryRefreshReport;
 }
 
-interface ListedTool {
-  readonly name: string;
-  readonly description?: string;
-  readonly inputSchema: JsonSchemaObject;
-  readonly outputSchema?: JsonSchemaObject;
-  readonly pin: string;
-}
-
 export interface ProviderServiceOptions {
   readonly onError?: (err: unknown) => void;
   readonly clock?: Clock;
@@ -141,7 +136,6 @@ export interface ProviderServiceOptions {
 }
 
 const REFRESH_TIMEOUT_MS = 30_000;
-const DEFAULT_CALL_WALL_MS = 10_000;
 
 export class ProviderService {
   readonly #store: Store;
@@ -236,10 +230,13 @@ export class ProviderService {
         })
         .execute();
     }
+    // Another program behind it: its tools are refused until classified again (provider.changed).
+    const launch = launchHash(spec);
+    const changed = existing ? { launch_changed: storedLaunchHash(existing.spec) !== launch } : {};
     await appendEvent(ctx.trx, actor, now, {
       action: existing ? 'provider.updated' : 'provider.registered',
       subject: `provider:${spec.name}`,
-      details: { spec_hash: hash },
+      details: { spec_hash: hash, launch, ...changed },
     });
     this.#specs.delete(spec.name);
     // Processes started under the old spec must not serve calls under the new one.
@@ -672,72 +669,6 @@ function toolView(row: ProviderToolRow): ProviderToolView {
       : null,
     tool_version: row.tool_version,
     description: listed.description ?? null,
-  };
-}
-
-/**
- * The input schema as the catalog keeps it: every keyword the upstream listed, `$schema`, `$id`,
- * `$defs`, `$comment` and the rest included (the gate validates under the dialect it names). Two
- * additions only: `"x-toolgate": "path"` on the arguments the admin classified as paths, and a
- * closed top level where the upstream left it open (unknown arguments are refused at the gate,
- * whatever the upstream would accept); a schema closed by `additionalProperties: false` or
- * `unevaluatedProperties: false` is left as it is.
- */
-function importedInputSchema(
-  listed: JsonSchemaObject,
-  pathArguments: readonly string[],
-): Record<string, unknown> {
-  const input: Record<string, unknown> = { ...listed, type: 'object' };
-  if (pathArguments.length > 0) {
-    const properties = { ...((input.properties as Record<string, JsonSchemaObject>) ?? {}) };
-    for (const arg of pathArguments) {
-      const prop = properties[arg];
-      if (prop) properties[arg] = { ...prop, 'x-toolgate': 'path' };
-    }
-    input.properties = properties;
-  }
-  if (input.additionalProperties !== false && input.unevaluatedProperties !== false) {
-    input.additionalProperties = false;
-  }
-  return input;
-}
-
-/** The catalog definition of an imported tool under an admin's classification. */
-export function importedDefinition(
-  spec: ProviderSpec,
-  toolId: string,
-  version: string,
-  listed: ListedTool,
-  c: ToolClassification,
-): Record<string, unknown> {
-  const inputSchema = importedInputSchema(listed.inputSchema, c.path_arguments ?? []);
-  const outputSchema = listed.outputSchema
-    ? { ...listed.outputSchema }
-    : { type: 'object', 'x-toolgate': 'unstructured' };
-  const description = (listed.description ?? '').trim() || `${listed.name} (from ${spec.name})`;
-  return {
-    id: toolId,
-    version,
-    name: listed.name,
-    description: description.slice(0, 4096),
-    ...(spec.doc_hosts && spec.doc_hosts.length > 0 ? { doc_hosts: [...spec.doc_hosts] } : {}),
-    tags: ['mcp', spec.name, ...(c.tags ?? []).filter((t) => t !== 'mcp' && t !== spec.name)],
-    owner: spec.owner,
-    input_schema: inputSchema,
-    output_schema: outputSchema,
-    action_class: c.action_class,
-    data_access: c.data_access,
-    egress: c.egress,
-    access_tier: c.access_tier,
-    required_capabilities: [...c.required_capabilities],
-    sandbox: {
-      isolation: spec.isolation,
-      limits: { wall_time_ms: c.wall_time_ms ?? DEFAULT_CALL_WALL_MS },
-    },
-    runtime: { kind: 'mcp', provider: spec.name, tool: listed.name },
-    provenance: 'third_party',
-    code_hash: listed.pin,
-    ...(c.path_roots ? { arguments_policy: { path_roots: [...c.path_roots] } } : {}),
   };
 }
 

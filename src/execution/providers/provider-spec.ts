@@ -8,9 +8,11 @@
 import {
   AGENT_ID_PATTERN,
   CAPABILITY_PATTERN,
+  canonicalJson,
   OWNER_PATTERN,
   type Problem,
   problem,
+  sha256Hex,
   ToolgateError,
 } from '../../core/index.js';
 import {
@@ -58,6 +60,36 @@ export interface ProviderSpec {
   >;
   /** A per-session process unused this long is closed (default 300 000 ms). */
   readonly idle_timeout_ms?: number;
+}
+
+/**
+ * What runs behind a provider and where its calls go: transport, argv, URL, isolation, binds,
+ * workspace and variables, hashed (RFC 8785). An imported tool's definition carries it
+ * (`runtime.launch`), so the review of the tool binds the program as well as its listing, and a
+ * call is refused (`provider.changed`) once the provider is updated to run something else: a
+ * new program needs a new classification and, for a third-party tool, a new review. Its limits,
+ * idle timeout, owner and documentation hosts change nothing that runs.
+ */
+export function launchHash(spec: ProviderSpec): string {
+  const launch = {
+    transport: spec.transport,
+    command: spec.command ?? null,
+    url: spec.url ?? null,
+    isolation: spec.isolation,
+    binds: spec.binds ?? [],
+    workspace: spec.workspace ?? null,
+    env: spec.env ?? {},
+  };
+  return `sha256:${sha256Hex(canonicalJson(launch))}`;
+}
+
+/** The launch hash of a stored spec; null when it no longer reads as a spec (then it changed). */
+export function storedLaunchHash(json: string): string | null {
+  try {
+    return launchHash(normalizeProviderSpec(JSON.parse(json) as unknown));
+  } catch {
+    return null;
+  }
 }
 
 /** Defaults for a long-lived Node-based MCP server: more files and memory than a one-shot tool. */

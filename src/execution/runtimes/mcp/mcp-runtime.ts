@@ -15,6 +15,7 @@ import {
   type EgressMeter,
   type EgressRefused,
   entryPinKey,
+  launchHash,
   type ProviderSpec,
   type UpstreamLink,
   type UpstreamPool,
@@ -75,6 +76,17 @@ export class McpRuntime implements ToolRuntime {
         'provider.unknown',
         'the provider of this tool is not registered',
         { outcome: 'provider.unknown' },
+      );
+    }
+    // The tool was classified (and reviewed) for one program: another one behind the provider
+    // is not what anyone approved.
+    const launch = def.runtime.launch;
+    if (launch !== undefined && launch !== launchHash(spec)) {
+      return runtimeFailure(
+        'EXECUTION_FAILED',
+        'provider.changed',
+        'the provider now runs another program than the one this tool was classified for; classify it again',
+        { outcome: 'provider.changed' },
       );
     }
     const meter = this.#meter(provider, context.sessionId);
