@@ -498,6 +498,39 @@ test('decisions verify checks the stored review assertions offline (store and CL
     { trustedKeys: keys },
   );
   assert.match(otherVerdict.proofs[0]?.problems.join('; ') ?? '', /signed in decision/);
+  // An export whose audit record says the opposite of what was signed: the other verdict,
+  // another definition hash, or another action carrying the assertion's reference.
+  const reviewed = real.events.find((ev) => ev.action === 'tool.reviewed');
+  assert.ok(reviewed, 'the export holds the review record that names the assertion');
+  const withRecord = (details: Record<string, unknown>, action = reviewed.action) => ({
+    ...real,
+    events: real.events.map((ev) =>
+      ev === reviewed
+        ? { action, details: { ...(ev.details as Record<string, unknown>), ...details } }
+        : ev,
+    ),
+  });
+  const cases: [string, ReturnType<typeof withRecord>, RegExp][] = [
+    [
+      'verdict',
+      withRecord({ decision: 'rejected' }),
+      /states the verdict rejected, not the signed approved/,
+    ],
+    [
+      'hash',
+      withRecord({ definition_hash: `sha256:${'b'.repeat(64)}` }),
+      /another definition hash/,
+    ],
+    ['review', withRecord({ review: 'rev_other' }), /another review/],
+    ['action', withRecord({}, 'tool.quarantined'), /is tool\.quarantined, not tool\.reviewed/],
+  ];
+  for (const [what, evidenceOf, problem] of cases) {
+    const proved = await proveDecisions([evidenceOf], { trustedKeys: keys });
+    assert.equal(proved.ok, false, `an audit record with another ${what} is refused`);
+    assert.match(proved.proofs[0]?.problems.join('; ') ?? '', problem);
+  }
+  // The benign neighbour: the export as it is verifies.
+  assert.equal((await proveDecisions([real], { trustedKeys: keys })).ok, true);
   // The review row changed in the store itself: the store check and the CLI fail.
   const db = new Sqlite(dbFile);
   try {

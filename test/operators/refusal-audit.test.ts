@@ -26,6 +26,8 @@ const appr = operator('appr', ['approver']);
 
 interface Refusal {
   readonly action: string;
+  /** `actor via front`. */
+  readonly actor: string;
   readonly details: Record<string, unknown>;
 }
 
@@ -70,6 +72,7 @@ describe('refusals of the operator authority are audited on every front', () => 
       .filter((e) => e.action === 'operator.forbidden')
       .map((e) => ({
         action: e.action,
+        actor: `${e.actor} via ${e.via}`,
         details: (typeof e.details === 'string' ? JSON.parse(e.details) : e.details) as Record<
           string,
           unknown
@@ -120,6 +123,8 @@ describe('refusals of the operator authority are audited on every front', () => 
       assert.equal(res.status, 403, `${id} ${path}`);
       const after = await refusals(id);
       assert.equal(after.length, before + 1, `${id} ${path}: one refusal recorded`);
+      // Recorded as the operator who was refused, through the front they asked by.
+      assert.equal(after.at(-1)?.actor, `operator:${id} via console`);
       const route = `/console${path.replace(/^\/(sessions|approvals)\/[^/]+/, '/$1/:id').replace(/^\/(quarantine|catalog)\/[^/]+\/[^/]+/, '/$1/:id/:version')}`;
       const held = id === 'aud' ? ['auditor'] : id === 'own' ? ['owner'] : ['approver'];
       assert.deepEqual(after.at(-1)?.details, {
@@ -198,6 +203,7 @@ describe('refusals of the operator authority are audited on every front', () => 
       assert.equal(after.length, before + 1, `${id} ${command}: one refusal recorded`);
       const last = after.at(-1)?.details;
       assert.equal(last?.edge, 'cli');
+      assert.equal(after.at(-1)?.actor, `operator:${id} via cli`);
       assert.equal(last?.operator, id);
       assert.equal(last?.command, command);
       assert.equal(last?.action, action);

@@ -166,14 +166,51 @@ function storedSubject(e: DecisionEvidence, problems: string[]): DecisionSubject
 }
 
 /** The audit events of the decision that name this assertion, its credential and challenge. */
-function auditedBy(e: DecisionEvidence): Record<string, unknown>[] {
+function auditedBy(e: DecisionEvidence): { action: string; details: Record<string, unknown> }[] {
   const a = e.assertion;
   return e.events
-    .map((ev) => (ev.details ?? {}) as Record<string, unknown>)
+    .map((ev) => ({ action: ev.action, details: (ev.details ?? {}) as Record<string, unknown> }))
     .filter(
-      (d) =>
+      ({ details: d }) =>
         d.assertion === a.id && d.challenge === a.challenge && d.credential === a.credential_id,
     );
+}
+
+/** The record each kind of decision writes when it is taken with a passkey. */
+const DECISION_ACTION: Readonly<Record<string, string>> = {
+  approval: 'approval.approved',
+  change: 'change.approved',
+  review: 'tool.reviewed',
+};
+
+/**
+ * The audit record that names the assertion says what was signed, wherever it states it: it is
+ * the decision's own record (not another action carrying the assertion's id), and a review's
+ * record states the signed verdict, review and definition hash. What an auditor reads in the log
+ * may never be the opposite of what the person signed.
+ */
+function recordAsAudited(
+  e: DecisionEvidence,
+  commitment: DecisionCommitment | null,
+  record: { action: string; details: Record<string, unknown> },
+): string[] {
+  const problems: string[] = [];
+  const expected = DECISION_ACTION[e.assertion.kind];
+  if (expected !== undefined && record.action !== expected)
+    problems.push(`the audit record naming this assertion is ${record.action}, not ${expected}`);
+  if (e.assertion.kind === 'review' && commitment) {
+    const d = record.details;
+    const verdict = commitment.decision === 'approve' ? 'approved' : 'rejected';
+    if (d.decision !== verdict)
+      problems.push(
+        `the audit record states the verdict ${String(d.decision)}, not the signed ${verdict}`,
+      );
+    if (d.definition_hash !== commitment.args_hash)
+      problems.push('the audit record states another definition hash than the one signed');
+    if (d.review !== commitment.id)
+      problems.push('the audit record states another review than the one signed');
+  }
+  return problems;
 }
 
 /**
@@ -221,9 +258,10 @@ export async function proveDecision(
     problems.push('the stored challenge is not the hash of the stored commitment');
   const audits = auditedBy(e);
   if (audits.length === 0) problems.push('no audit record of the decision names this assertion');
-  for (const d of audits) {
-    const disagrees = scopeAsAudited(e, d);
+  for (const record of audits) {
+    const disagrees = scopeAsAudited(e, record.details);
     if (disagrees) problems.push(disagrees);
+    problems.push(...recordAsAudited(e, commitment, record));
   }
   // Only a trusted key can make a signature count; the assertion's own key decides nothing.
   if (commitment && trustedKey !== null) {

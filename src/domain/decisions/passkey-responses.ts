@@ -6,9 +6,9 @@
  */
 import type { AuthenticationResponseJSON, RegistrationResponseJSON } from '@simplewebauthn/server';
 import type { Kysely } from 'kysely';
-import { type Actor, systemActor } from '../../core/index.js';
+import type { Actor } from '../../core/index.js';
 import { appendEvent, type Database } from '../../records/store/index.js';
-import type { Operator } from '../operators/index.js';
+import { type Operator, operatorActor } from '../operators/index.js';
 import { passkeyRefused } from './passkey-challenges.js';
 
 const B64URL = /^[A-Za-z0-9_-]*$/;
@@ -114,7 +114,7 @@ export async function auditRefusedRemoval(
   operatorId: string,
   via: Actor['via'],
 ): Promise<void> {
-  await appendEvent(db, systemActor('security'), now, {
+  await appendEvent(db, operatorActor(by, via), now, {
     action: 'operator.forbidden',
     subject: `operator:${by.id}`,
     details: {

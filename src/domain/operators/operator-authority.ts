@@ -9,7 +9,7 @@
  * audit log through its port (OperatorRefusals) before the front answers, whichever front asked
  * (INVARIANTS 14), so no front can forget to.
  */
-import type { OperatorPrincipal } from '../../core/index.js';
+import type { Actor, OperatorPrincipal } from '../../core/index.js';
 import { ToolgateError } from '../../core/index.js';
 import {
   BOOTSTRAP_ACTOR_ID,
@@ -17,6 +17,7 @@ import {
   isBootstrap,
   type Operator,
   type OperatorRole,
+  operatorActor,
 } from './operator.js';
 
 /** One row of the route → role table. */
@@ -117,6 +118,8 @@ export type Asking =
 
 /** One refusal as the audit log records it (event `operator.forbidden`, subject the operator). */
 export interface OperatorRefusal {
+  /** Who was refused, as their allowed actions are recorded: `operator:<id>` and the front. */
+  readonly actor: Actor;
   readonly subject: string;
   readonly details: {
     readonly edge: Asking['via'];
@@ -200,6 +203,7 @@ function refusalOf(
           ...(asking.route !== undefined ? { route: asking.route } : {}),
         };
   return {
+    actor: operatorActor(op, asking.via),
     subject: `operator:${op.id}`,
     details: {
       edge: asking.via,

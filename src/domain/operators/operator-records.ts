@@ -335,8 +335,8 @@ export function toView(row: NonNullable<OperatorRow>): OperatorView {
 /** The operator authority's refusals, written as security events (`operator.forbidden`). */
 export function auditedRefusals(db: Kysely<Database>, clock: Clock): OperatorRefusals {
   return {
-    refused: ({ subject, details }) =>
-      appendEvent(db, systemActor('security'), clock(), {
+    refused: ({ actor, subject, details }) =>
+      appendEvent(db, actor, clock(), {
         action: 'operator.forbidden',
         subject,
         details,
