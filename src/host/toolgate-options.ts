@@ -90,6 +90,13 @@ export interface ToolgateOptions {
     readonly origin?: string;
     readonly onError?: (err: unknown) => void;
     /**
+     * Run the audit sequencer here while this process leads the fleet (default true; PostgreSQL
+     * only, docs/architecture.md §5, "The audit log across replicas"); one-shot commands do not.
+     */
+    readonly sequencer?: boolean;
+    /** The longest a staged audit record waits to be integrated (default 200 ms). */
+    readonly integrationDelayMs?: number;
+    /**
      * Days the classified store keeps a call's raw arguments (default 30); the sweep removes
      * older ones (docs/security-model.md, "Personal data and the audit log").
      */

@@ -109,9 +109,12 @@ interface Pending {
  * record (durable); a failed commit rejects every record in it, and nothing is acknowledged early.
  */
 export interface AuditWriterOptions {
-  /** Called after each commit with the rows as written (seq order), before they are
-   * acknowledged; must not throw. */
-  readonly onCommit?: (rows: readonly NewAuditRow[]) => void;
+  /**
+   * Called after each commit with the rows as linked (seq order; none when the slot staged them
+   * for its sequencer) and how many records the batch held, before they are acknowledged; must
+   * not throw.
+   */
+  readonly onCommit?: (rows: readonly NewAuditRow[], records: number) => void;
   /** Replaces the slot's deferred sync (fdatasync of SQLite's WAL file); for tests only. */
   readonly syncFile?: (fd: number) => Promise<void>;
   /**
@@ -123,7 +126,7 @@ export interface AuditWriterOptions {
 
 export class AuditWriter {
   readonly #store: Pick<Store, 'audit'>;
-  readonly #onCommit: ((rows: readonly NewAuditRow[]) => void) | undefined;
+  readonly #onCommit: ((rows: readonly NewAuditRow[], records: number) => void) | undefined;
   readonly #syncFile: ((fd: number) => Promise<void>) | undefined;
   readonly #pseudonyms: AuditPseudonyms;
   #queue: Pending[] = [];
@@ -211,13 +214,19 @@ export class AuditWriter {
     });
   }
 
-  /** Resolves when everything queued so far is committed and durable (used on shutdown). */
+  /**
+   * Resolves when everything queued so far is committed, durable and in the chain (used on
+   * shutdown, and by whoever reads the log right after writing). Where the slot stages records
+   * for a sequencer (PostgreSQL), this waits for their integration: a bounded wait, ended by
+   * integrating them here (docs/architecture.md §5, "The audit log across replicas").
+   */
   async flush(): Promise<void> {
     if (this.#queue.length > 0) this.#start();
     while (this.#flushing || this.#syncing.size > 0) {
       if (this.#flushing) await this.#flushing;
       await Promise.all([...this.#syncing]);
     }
+    await this.#store.audit.settled();
   }
 
   /** Flushes, then lets the slot close any file it holds; appends after this still work. */
@@ -269,7 +278,7 @@ export class AuditWriter {
         );
         // The log learns the rows (their hashes, for the checkpointer) as soon as they are in the
         // database; callers are acknowledged only once the rows are durable.
-        this.#onCommit?.(written);
+        this.#onCommit?.(written, batch.length);
         const settle = () => {
           for (const p of batch) p.resolve();
           const records = batch.map((p) => p.record);

@@ -20,6 +20,8 @@ export const FLEET_CHANNELS = {
   revisions: 'toolgate_revisions',
   /** The elected prober recorded a probe's outcome (operations/health). */
   probes: 'toolgate_probes',
+  /** A replica staged audit records while the sequencer may be idle (postgres/audit-sequencer.ts). */
+  staged: 'toolgate_audit_staged',
 } as const;
 
 export type FleetChannel = (typeof FLEET_CHANNELS)[keyof typeof FLEET_CHANNELS];

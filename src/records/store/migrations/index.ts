@@ -12,6 +12,7 @@ import { appliedObjects } from './applied-objects.js';
 import { auditChain } from './audit-chain.js';
 import { auditIndexes } from './audit-indexes.js';
 import { pagesAuditSearch } from './audit-search.js';
+import { auditStaging } from './audit-staging.js';
 import { ceilings } from './ceilings.js';
 import { changeRequests } from './change-requests.js';
 import { classifiedArguments } from './classified-arguments.js';
@@ -88,6 +89,7 @@ export function migrationProvider(dialect: Dialect): MigrationProvider {
         '0042_owner_channel_sealing': ownerChannelSealing,
         '0043_passkeys': passkeys,
         '0044_fleet_state': fleetState,
+        '0045_audit_staging': auditStaging(MIGRATION_SQL[dialect]),
         '0046_injection_texts': injectionTexts,
       };
     },

@@ -175,6 +175,11 @@ export function auditAppend(db: Kysely<Database>, database: BetterSqlite3.Databa
       });
     },
 
+    // One process writes the file and links at commit: nothing is ever staged here.
+    integrate: async () => 0,
+    settled: async () => {},
+    sequence: () => async () => {},
+
     release() {
       if (typeof wal === 'number') closeWhenIdle(wal);
       wal = undefined;
