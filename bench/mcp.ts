@@ -15,12 +15,17 @@
  *
  * Part 2: replicas. The built CLI's `serve` on a fresh PostgreSQL database (the test harness's
  * throwaway server), behind HAProxy (round-robin, test/replicas/cluster.ts): one replica, then
- * two, each under the same load — the v2 client pinned to 2026-07-28, CONCURRENCY calls in flight,
- * each worker in its own run, an inline tool (so the gateway, not an upstream, is measured).
+ * two, then three, each under the same load — the v2 client pinned to 2026-07-28, CONCURRENCY calls
+ * in flight, each worker in its own run, an inline tool (so the gateway, not an upstream, is
+ * measured). Each replica stages its audit records and the elected one integrates them
+ * (docs/architecture.md §5, "The audit log across replicas"). For each configuration, the CPU
+ * each process used over the measured window (bench/process-cpu.ts: every replica, PostgreSQL's
+ * server processes, HAProxy, and this process, the load generator), and the host's load average.
  *
  * Prints p50, p99 and calls/s of each. The last line printed is one JSON object with the ratios:
- * modern/legacy p50 (goal <= 1.0), toolgate/mcp-proxy p50 (goal <= 0.9, for each era) and
- * two-replica/one-replica calls/s (goal >= 1.0).
+ * modern/legacy p50 (goal <= 1.0), toolgate/mcp-proxy p50 (goal <= 0.9, for each era), and
+ * two/one and three/one replicas' calls/s (goal: two >= 1.25 x one). ONLY=replicas runs part 2
+ * alone (part 1's figures are then null).
  *
  *   npm run bench:mcp   (CALLS=2000 WARMUP=200 REPLICA_CALLS=3000 CONCURRENCY=8 SECONDS=15 by
  *                        default: each configuration stops at its count or after SECONDS, so the
@@ -31,7 +36,7 @@ import { type ChildProcess, spawn } from 'node:child_process';
 import { setMaxListeners } from 'node:events';
 import { mkdirSync, mkdtempSync, rmSync } from 'node:fs';
 import { createServer } from 'node:net';
-import { tmpdir } from 'node:os';
+import { loadavg, tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { performance } from 'node:perf_hooks';
 import { fileURLToPath } from 'node:url';
@@ -60,6 +65,7 @@ import {
 } from '../test/replicas/cluster.js';
 import { ensureBuilt } from '../test/support/cli.js';
 import { approvePendingReviews } from '../test/support/reviews.js';
+import { type CpuShare, cpuMeter, parentOf, withChildren } from './process-cpu.js';
 
 // The SDK's HTTP client adds one abort listener per request to its session's signal; over
 // thousands of calls Node warns of a leak that is the client's, not any gateway's.
@@ -109,6 +115,7 @@ async function measure(
   workers: readonly Call[],
   calls: number,
   warmup: number = WARMUP,
+  window: { start(): void; stop(): void } | null = null,
 ): Promise<Figures> {
   const times: number[] = [];
   let next = 0;
@@ -125,7 +132,9 @@ async function measure(
   next = 0;
   const start = performance.now();
   deadline = start + SECONDS * 1000;
+  window?.start();
   await Promise.all(workers.map((w) => run(w, calls, true)));
+  window?.stop();
   const total = performance.now() - start;
   times.sort((a, b) => a - b);
   return {
@@ -332,8 +341,16 @@ async function freshDatabase(adminUrl: string): Promise<string> {
   return url.toString();
 }
 
+interface Replicated {
+  readonly figures: Figures;
+  /** Each process group's CPU over the measured window. */
+  readonly cpu: Record<string, CpuShare>;
+  /** The host's 1-minute load average at the end of the window. */
+  readonly load_1m: number;
+}
+
 /** `count` replicas of `serve` on a fresh PostgreSQL database behind HAProxy, under one load. */
-async function replicated(adminUrl: string, count: number): Promise<Figures> {
+async function replicated(adminUrl: string, count: number): Promise<Replicated> {
   const dir = mkdtempSync(join(tmpdir(), 'toolgate-bench-replicas-'));
   const dataDir = join(dir, 'data');
   mkdirSync(dataDir, { recursive: true });
@@ -343,8 +360,10 @@ async function replicated(adminUrl: string, count: number): Promise<Figures> {
     approvalSigner: () => approvalSigner(dataDir),
     auditSigner: () => auditSigner(dataDir, DEFAULT_ORIGIN),
     masterKey: () => loadMasterKey({ dataDir }),
-    audit: { checkpoints: false },
+    // The load generator neither leads nor integrates: the replicas do that among themselves.
+    audit: { checkpoints: false, sequencer: false },
     detectors: false,
+    health: false,
   });
   let replicas: Replica[] = [];
   let lb: Balancer | null = null;
@@ -395,7 +414,25 @@ async function replicated(adminUrl: string, count: number): Promise<Figures> {
       const run = await tg.agent.runs.mint(who, { via: 'bench' });
       workers.push(callV2(client, 'bench_echo', run.handle));
     }
-    return await measure(workers, REPLICA_CALLS, WARMUP * 2);
+    const probe = new pg.Client(db);
+    await probe.connect();
+    const backend = Number((await probe.query('select pg_backend_pid() as pid')).rows[0]?.pid);
+    await probe.end();
+    const postmaster = parentOf(backend) ?? backend;
+    const groups: Record<string, () => readonly number[] | 'self'> = {};
+    for (const r of replicas) groups[`replica_${r.name}`] = () => [r.child.pid ?? 0];
+    groups.postgres = () => withChildren(postmaster);
+    groups.haproxy = () => [lb?.child.pid ?? 0];
+    groups.load_generator = () => 'self';
+    const meter = cpuMeter(groups);
+    let cpu: Record<string, CpuShare> = {};
+    const figures = await measure(workers, REPLICA_CALLS, WARMUP * 2, {
+      start: () => meter.start(),
+      stop: () => {
+        cpu = meter.stop();
+      },
+    });
+    return { figures, cpu, load_1m: Math.round((loadavg()[0] ?? 0) * 100) / 100 };
   } finally {
     await Promise.all(clients.map((c) => c.close().catch(() => {})));
     await lb?.stop();
@@ -410,26 +447,50 @@ const line = (label: string, f: Figures) =>
     `${label.padEnd(58)} p50 ${f.p50_ms} ms  p99 ${f.p99_ms} ms  ${f.calls_per_s} calls/s  (${f.calls} calls)`,
   );
 
+const cpuLine = (r: Replicated) =>
+  console.log(
+    `    CPU (cores): ${Object.entries(r.cpu)
+      .filter(([name]) => name !== 'host_cores')
+      .map(([name, c]) => `${name} ${c.cores}`)
+      .join(', ')}; load average ${r.load_1m}`,
+  );
+
 ensureBuilt();
-const a = await direct();
-line('(a) v1 client over stdio, direct:', a);
-const b = await plainProxy();
-line('(b) v1 client over HTTP through mcp-proxy:', b);
-const { legacy: c, modern: d } = await toolgate();
-line('(c) 2025-11-25 v1 client over HTTP through toolgate:', c);
-line('(d) 2026-07-28 v2 client over HTTP through toolgate:', d);
+const partOne = process.env.ONLY !== 'replicas';
+let a: Figures | null = null;
+let b: Figures | null = null;
+let c: Figures | null = null;
+let d: Figures | null = null;
+if (partOne) {
+  a = await direct();
+  line('(a) v1 client over stdio, direct:', a);
+  b = await plainProxy();
+  line('(b) v1 client over HTTP through mcp-proxy:', b);
+  ({ legacy: c, modern: d } = await toolgate());
+  line('(c) 2025-11-25 v1 client over HTTP through toolgate:', c);
+  line('(d) 2026-07-28 v2 client over HTTP through toolgate:', d);
+}
+const loadBefore = loadavg().map((l) => Math.round(l * 100) / 100);
 const postgres = await startPostgres();
-let one: Figures;
-let two: Figures;
+const fleet: Replicated[] = [];
 try {
-  one = await replicated(postgres.url, 1);
-  line(`(e) one replica behind HAProxy, ${CONCURRENCY} in flight:`, one);
-  two = await replicated(postgres.url, 2);
-  line(`(f) two replicas behind HAProxy, ${CONCURRENCY} in flight:`, two);
+  for (const [count, label] of [
+    [1, '(e) one replica'],
+    [2, '(f) two replicas'],
+    [3, '(g) three replicas'],
+  ] as const) {
+    const r = await replicated(postgres.url, count);
+    fleet.push(r);
+    line(`${label} behind HAProxy, ${CONCURRENCY} in flight:`, r.figures);
+    cpuLine(r);
+  }
 } finally {
   postgres.stop();
 }
+const [one, two, three] = fleet as [Replicated, Replicated, Replicated];
 const ratio = (x: number, y: number) => Math.round((x / y) * 100) / 100;
+const maybe = <T>(x: Figures | null, y: Figures | null, f: (x: Figures, y: Figures) => T) =>
+  x && y ? f(x, y) : null;
 const result = {
   bench: 'mcp',
   calls: CALLS,
@@ -441,18 +502,24 @@ const result = {
   toolgate_modern_http: d,
   replicas_one: one,
   replicas_two: two,
-  ratio_p50_b_to_a: ratio(b.p50_ms, a.p50_ms),
-  ratio_p50_c_to_a: ratio(c.p50_ms, a.p50_ms),
-  ratio_p99_c_to_a: ratio(c.p99_ms, a.p99_ms),
-  ratio_p50_c_to_b: ratio(c.p50_ms, b.p50_ms),
-  ratio_p99_c_to_b: ratio(c.p99_ms, b.p99_ms),
-  ratio_calls_per_s_c_to_b: ratio(c.calls_per_s, b.calls_per_s),
-  ratio_p50_modern_to_legacy: ratio(d.p50_ms, c.p50_ms),
-  ratio_p99_modern_to_legacy: ratio(d.p99_ms, c.p99_ms),
-  ratio_p50_modern_to_proxy: ratio(d.p50_ms, b.p50_ms),
-  ratio_calls_per_s_two_to_one_replica: ratio(two.calls_per_s, one.calls_per_s),
-  goal_modern_over_legacy_p50_le_1: d.p50_ms <= c.p50_ms,
-  goal_toolgate_over_proxy_p50_le_0_9: c.p50_ms <= 0.9 * b.p50_ms && d.p50_ms <= 0.9 * b.p50_ms,
-  goal_two_over_one_replica_calls_per_s_ge_1: two.calls_per_s >= one.calls_per_s,
+  replicas_three: three,
+  load_average_before: loadBefore,
+  load_average_after: loadavg().map((l) => Math.round(l * 100) / 100),
+  ratio_p50_b_to_a: maybe(b, a, (x, y) => ratio(x.p50_ms, y.p50_ms)),
+  ratio_p50_c_to_a: maybe(c, a, (x, y) => ratio(x.p50_ms, y.p50_ms)),
+  ratio_p99_c_to_a: maybe(c, a, (x, y) => ratio(x.p99_ms, y.p99_ms)),
+  ratio_p50_c_to_b: maybe(c, b, (x, y) => ratio(x.p50_ms, y.p50_ms)),
+  ratio_p99_c_to_b: maybe(c, b, (x, y) => ratio(x.p99_ms, y.p99_ms)),
+  ratio_calls_per_s_c_to_b: maybe(c, b, (x, y) => ratio(x.calls_per_s, y.calls_per_s)),
+  ratio_p50_modern_to_legacy: maybe(d, c, (x, y) => ratio(x.p50_ms, y.p50_ms)),
+  ratio_p99_modern_to_legacy: maybe(d, c, (x, y) => ratio(x.p99_ms, y.p99_ms)),
+  ratio_p50_modern_to_proxy: maybe(d, b, (x, y) => ratio(x.p50_ms, y.p50_ms)),
+  ratio_calls_per_s_two_to_one_replica: ratio(two.figures.calls_per_s, one.figures.calls_per_s),
+  ratio_calls_per_s_three_to_one_replica: ratio(three.figures.calls_per_s, one.figures.calls_per_s),
+  goal_modern_over_legacy_p50_le_1: maybe(d, c, (x, y) => x.p50_ms <= y.p50_ms),
+  goal_toolgate_over_proxy_p50_le_0_9:
+    c && d && b ? c.p50_ms <= 0.9 * b.p50_ms && d.p50_ms <= 0.9 * b.p50_ms : null,
+  goal_two_over_one_replica_calls_per_s_ge_1_25:
+    two.figures.calls_per_s >= 1.25 * one.figures.calls_per_s,
 };
 console.log(JSON.stringify(result));

@@ -90,8 +90,10 @@ export interface ToolgateOptions {
     readonly origin?: string;
     readonly onError?: (err: unknown) => void;
     /**
-     * Run the audit sequencer here while this process leads the fleet (default true; PostgreSQL
-     * only, docs/architecture.md §5, "The audit log across replicas"); one-shot commands do not.
+     * Campaign for the fleet's lead to run the audit sequencer (PostgreSQL only; `serve` does,
+     * docs/architecture.md §5, "The audit log across replicas"). Default false: the sequencer
+     * runs here only while this process leads for its other duties (detectors, probes), so an
+     * embedding process never takes the lead from the replicas.
      */
     readonly sequencer?: boolean;
     /** The longest a staged audit record waits to be integrated (default 200 ms). */

@@ -51,15 +51,12 @@ export function wireRecords(
     ...(given.onError ? { onError: given.onError } : {}),
     ...clock,
   });
-  // Where the store stages audit records (PostgreSQL), the fleet's leader integrates them.
-  const stopSequencer =
-    given.sequencer === false
-      ? async () => {}
-      : store.audit.sequence(store.fleet, {
-          ...(given.integrationDelayMs !== undefined
-            ? { maxDelayMs: given.integrationDelayMs }
-            : {}),
-          ...(given.onError ? { onError: given.onError } : {}),
-        });
+  // Where the store stages audit records (PostgreSQL), the fleet's leader integrates them. It is
+  // stopped after the log's last flush, which it integrates at once when it leads here.
+  const stopSequencer = store.audit.sequence(store.fleet, {
+    campaign: given.sequencer === true,
+    ...(given.integrationDelayMs !== undefined ? { maxDelayMs: given.integrationDelayMs } : {}),
+    ...(given.onError ? { onError: given.onError } : {}),
+  });
   return { pseudonyms, classified, audit, stopSequencer };
 }

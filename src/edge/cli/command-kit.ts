@@ -263,14 +263,7 @@ export function withAdmin(
         ...options,
         // The running gateway checkpoints what the CLI appends (within its interval); only the
         // audit commands that need a signed head write one here.
-        // Nor do they sequence the fleet's audit records (serve does); what they stage
-        // themselves is integrated when they close (the writer's flush).
-        audit: {
-          checkpoints: false,
-          sequencer: false,
-          ...classifiedRetentionFromEnv(),
-          ...options.audit,
-        },
+        audit: { checkpoints: false, ...classifiedRetentionFromEnv(), ...options.audit },
         teams: teamsFromEnv(),
         outbound: outboundFromEnv(),
         // One-shot commands watch nothing: the detectors and the health monitor run in `serve`.

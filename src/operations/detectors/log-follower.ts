@@ -121,7 +121,11 @@ export class CommittedLogFollower {
     const head = await this.#head();
     while (this.#leading && (this.#cursor === null || this.#cursor < head)) {
       const before = this.#cursor;
+      // A scheduled page already under way may have been read before these records were there
+      // (integrated a moment ago): it does not count as this call's look.
+      const joined = this.#pulling !== null;
       await this.#pull();
+      if (joined) continue;
       // A failed page (reported) leaves the position: no busy loop on a broken database.
       if (this.#cursor === before && before !== null) return;
     }

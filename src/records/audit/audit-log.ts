@@ -168,7 +168,6 @@ export class AuditLog {
     return this.#signer?.verifierKey ?? null;
   }
 
-  /** `rows` as linked (none when staged: the catch-up reads those back), of `records` written. */
   #committed(rows: readonly NewAuditRow[], records: number): void {
     if (this.#checkpoints) {
       if (this.#own.size + rows.length > OWN_MAX) this.#own.clear();
@@ -314,8 +313,9 @@ export class AuditLog {
     return next.size;
   }
 
-  /** Writes a checkpoint of the current tail when it grew since the last; returns the latest. */
-  checkpoint(): Promise<CheckpointView | null> {
+  /** Checkpoints the tail (staged records integrated first) if it grew; returns the latest. */
+  async checkpoint(): Promise<CheckpointView | null> {
+    await this.#store.audit.settled();
     return this.#exclusive(async () => {
       const signer = this.#signer;
       if (!signer) throw new ToolgateError('INTERNAL', 'this audit log has no signing key', {});
@@ -450,8 +450,7 @@ export class AuditLog {
 
   /** Recomputes the whole chain, tree and every checkpoint from the database. */
   async verify(options: VerifyOptions = {}): Promise<LogReport> {
-    // Every replica's records committed so far, staged ones included (§5, across replicas).
-    await this.#store.audit.settled();
+    await this.#store.audit.settled(); // every replica's records, staged ones too (§5)
     const verifiers = this.#verifiers(options.keys);
     let checkpoints: CheckpointRow[];
     try {

@@ -61,6 +61,12 @@ export interface SequencerOptions {
   readonly onIntegrated?: (count: number, oldestWaitMs: number) => void;
   /** Told when a record waited longer than maxDelayMs (a stalled database, a slow failover). */
   readonly onLate?: (waitedMs: number) => void;
+  /**
+   * Join the fleet's election to sequence (serve does). Otherwise the sequencer runs only while
+   * this process leads for its other duties (detectors, probes): an embedding process that does
+   * not campaign never takes the lead from the replicas that do.
+   */
+  readonly campaign?: boolean;
 }
 
 export interface AuditAppend {
@@ -95,8 +101,8 @@ export interface AuditAppend {
    */
   settled(): Promise<void>;
   /**
-   * Runs the sequencer in this process whenever it leads `fleet`; resolves the returned stop once
-   * it stopped. Nothing on SQLite.
+   * Runs the sequencer in this process whenever it leads `fleet` (joining the election only with
+   * `campaign`); resolves the returned stop once it stopped. Nothing on SQLite.
    */
   sequence(fleet: Fleet, options?: SequencerOptions): () => Promise<void>;
   /** Lets go of any file the slot holds open; later commits reopen it. */

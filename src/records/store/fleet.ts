@@ -57,6 +57,12 @@ export interface Fleet {
    */
   onLeader(fn: (leader: boolean) => void): () => void;
   /**
+   * Tells `fn` each time leadership is won or lost, and once at once, without joining the
+   * election: work that belongs with the leader's, whichever process that is (the audit
+   * sequencer in a process that does not campaign by itself).
+   */
+  watchLeader(fn: (leader: boolean) => void): () => void;
+  /**
    * Resolves once this process's first bid for leadership is decided (won, lost, or the
    * connection failed); at once when it has not joined the election, and always on SQLite.
    */

@@ -87,6 +87,70 @@ function stageQuery(staged: readonly unknown[][], raw: readonly RawArgumentsRow[
   return CompiledQuery.raw(text, parameters);
 }
 
+/**
+ * Stages `rows` as the next records of `stream` (and `raw` beside them), committed together;
+ * answers the stream's new head. The caller moves the head only once this resolves.
+ */
+async function stageRecords(
+  db: Kysely<Database>,
+  stream: Stream,
+  rows: readonly UnchainedRow[],
+  raw: readonly RawArgumentsRow[],
+): Promise<StreamHead> {
+  const stamp = new Date().toISOString();
+  let head = stream.head;
+  const staged: unknown[][] = [];
+  for (const row of rows) {
+    const record = JSON.stringify(row);
+    const rseq = head.rseq + 1;
+    const hash = stagedHash(stream.id, rseq, head.hash, record);
+    staged.push([stream.id, rseq, head.hash, hash, stamp, record]);
+    head = { rseq, hash };
+  }
+  if (staged.length <= STAGE_CHUNK && raw.length <= STAGE_CHUNK) {
+    await db.executeQuery(stageQuery(staged, raw));
+  } else {
+    await db.transaction().execute(async (trx) => {
+      for (let i = 0; i < staged.length; i += STAGE_CHUNK)
+        await trx.executeQuery(stageQuery(staged.slice(i, i + STAGE_CHUNK), []));
+      for (let i = 0; i < raw.length; i += STAGE_CHUNK)
+        await trx.executeQuery(stageQuery([], raw.slice(i, i + STAGE_CHUNK)));
+    });
+  }
+  return head;
+}
+
+/**
+ * Resolves once every record staged before the call is in the chain: waits up to twice the bound
+ * for the sequencer (woken here when it runs in this process), then integrates them itself (none
+ * runs, or one is taking over).
+ */
+async function untilIntegrated(
+  db: Kysely<Database>,
+  maxDelayMs: number,
+  sequencer: AuditSequencer | null,
+  integrateAll: () => Promise<number>,
+): Promise<void> {
+  const newest = await sql<{
+    id: string | number | null;
+  }>`select max(id) as id from audit_staged`.execute(db);
+  const last = newest.rows[0]?.id;
+  if (last === null || last === undefined) return;
+  sequencer?.wake();
+  const until = Date.now() + 2 * maxDelayMs;
+  while (Date.now() < until) {
+    const left = await db
+      .selectFrom('audit_staged')
+      .select('id')
+      .where('id', '<=', Number(last))
+      .limit(1)
+      .executeTakeFirst();
+    if (!left) return;
+    await sleep(SETTLE_LOOK_MS);
+  }
+  await integrateAll();
+}
+
 export function auditAppend(db: Kysely<Database>): AuditAppend {
   let stream = newStream();
   /** The stream's stagings, one after the other: each links onto the one before. */
@@ -123,34 +187,14 @@ export function auditAppend(db: Kysely<Database>): AuditAppend {
 
   const stageNow = async (rows: UnchainedRow[], raw: readonly RawArgumentsRow[]) => {
     const s = stream;
-    const stamp = new Date().toISOString();
-    let head = s.head;
-    const staged: unknown[][] = [];
-    for (const row of rows) {
-      const record = JSON.stringify(row);
-      const rseq = head.rseq + 1;
-      const hash = stagedHash(s.id, rseq, head.hash, record);
-      staged.push([s.id, rseq, head.hash, hash, stamp, record]);
-      head = { rseq, hash };
-    }
     try {
-      if (staged.length <= STAGE_CHUNK && raw.length <= STAGE_CHUNK) {
-        await db.executeQuery(stageQuery(staged, raw));
-      } else {
-        await db.transaction().execute(async (trx) => {
-          for (let i = 0; i < staged.length; i += STAGE_CHUNK)
-            await trx.executeQuery(stageQuery(staged.slice(i, i + STAGE_CHUNK), []));
-          for (let i = 0; i < raw.length; i += STAGE_CHUNK)
-            await trx.executeQuery(stageQuery([], raw.slice(i, i + STAGE_CHUNK)));
-        });
-      }
+      s.head = await stageRecords(db, s, rows, raw);
     } catch (err) {
       // Committed or not, nobody can tell: the next records open a new stream.
       if (stream === s) stream = newStream();
       throw err;
     }
-    s.head = head;
-    if (staged.length > 0) announce();
+    if (rows.length > 0) announce();
   };
 
   return {
@@ -180,32 +224,13 @@ export function auditAppend(db: Kysely<Database>): AuditAppend {
 
     integrate: integrateAll,
 
-    async settled() {
-      const newest = await sql<{
-        id: string | number | null;
-      }>`select max(id) as id from audit_staged`.execute(db);
-      const last = newest.rows[0]?.id;
-      if (last === null || last === undefined) return;
-      sequencer?.wake();
-      const until = Date.now() + 2 * (sequencer?.maxDelayMs ?? DEFAULT_MAX_DELAY_MS);
-      while (Date.now() < until) {
-        const left = await db
-          .selectFrom('audit_staged')
-          .select('id')
-          .where('id', '<=', Number(last))
-          .limit(1)
-          .executeTakeFirst();
-        if (!left) return;
-        await sleep(SETTLE_LOOK_MS);
-      }
-      // No sequencer took them within its bound (none runs, or one is taking over): here, then.
-      await integrateAll();
-    },
+    settled: () =>
+      untilIntegrated(db, sequencer?.maxDelayMs ?? DEFAULT_MAX_DELAY_MS, sequencer, integrateAll),
 
     sequence(fleet, options = {}) {
       const mine = new AuditSequencer(integrateOnce, options);
       sequencer = mine;
-      mine.start(fleet);
+      mine.start(fleet, options.campaign === true);
       return async () => {
         await mine.stop();
         if (sequencer === mine) sequencer = null;

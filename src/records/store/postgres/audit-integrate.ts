@@ -29,6 +29,13 @@ import type { Database } from '../database.js';
 /** Any 64-bit number, the same for every replica: the lock that orders integration and events. */
 export const CHAIN_LOCK_KEY = 7_220_410_006n;
 
+/**
+ * An integration whose process stops answering (frozen, paused, its event loop blocked) for this
+ * long inside its transaction is ended by the server, which lets the chain lock go: a hung
+ * sequencer cannot hold the chain (and every event append) for longer.
+ */
+const IDLE_IN_INTEGRATION = '5s';
+
 /** Staged records integrated in one transaction at most. */
 export const INTEGRATE_BATCH = 2000;
 
@@ -124,7 +131,9 @@ export async function integrateStaged(
   trx: Transaction<Database>,
   now: () => Date,
 ): Promise<Integrated> {
-  await lockChain(trx);
+  // One round trip: the bound on this transaction's idle time, then the chain lock.
+  await sql`select set_config('idle_in_transaction_session_timeout', ${IDLE_IN_INTEGRATION}, true),
+    pg_advisory_xact_lock(${sql.lit(CHAIN_LOCK_KEY.toString())}::bigint)`.execute(trx);
   const staged = await trx
     .selectFrom('audit_staged')
     .selectAll()

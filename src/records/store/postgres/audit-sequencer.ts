@@ -45,14 +45,27 @@ export class AuditSequencer {
     return this.#options.maxDelayMs ?? DEFAULT_MAX_DELAY_MS;
   }
 
-  start(fleet: Fleet): void {
-    this.#unsubscribe.push(
-      fleet.listen(FLEET_CHANNELS.staged, () => this.wake()),
-      fleet.onLeader((leading) => {
-        this.#leading = leading;
-        if (leading) this.#running ??= this.#loop();
-        else this.wake();
-      }),
+  /**
+   * Integrates whenever this process leads `fleet`. With `campaign`, it joins the election for
+   * that (serve does); without, it follows the leadership this process holds for its other
+   * duties (detectors, probes), and a process that holds none never integrates here. It listens
+   * for staging notifications only while it leads.
+   */
+  start(fleet: Fleet, campaign: boolean): void {
+    let unlisten: (() => void) | null = null;
+    const follow = (leading: boolean) => {
+      this.#leading = leading;
+      if (leading && !this.#stopped) {
+        unlisten ??= fleet.listen(FLEET_CHANNELS.staged, () => this.wake());
+        this.#running ??= this.#loop();
+      } else {
+        unlisten?.();
+        unlisten = null;
+        this.wake();
+      }
+    };
+    this.#unsubscribe.push(campaign ? fleet.onLeader(follow) : fleet.watchLeader(follow), () =>
+      unlisten?.(),
     );
   }
 
