@@ -20,12 +20,15 @@
  * measured). Each replica stages its audit records and the elected one integrates them
  * (docs/architecture.md §5, "The audit log across replicas"). For each configuration, the CPU
  * each process used over the measured window (bench/process-cpu.ts: every replica, PostgreSQL's
- * server processes, HAProxy, and this process, the load generator), and the host's load average.
+ * server processes, HAProxy, and this process, the load generator), what the database's sessions
+ * waited on (sampled), and the host's load average. PROFILE=<dir> has each replica write a CPU
+ * profile (`--cpu-prof`) under <dir>/<replicas>/ when it stops.
  *
  * Prints p50, p99 and calls/s of each. The last line printed is one JSON object with the ratios:
  * modern/legacy p50 (goal <= 1.0), toolgate/mcp-proxy p50 (goal <= 0.9, for each era), and
  * two/one and three/one replicas' calls/s (goal: two >= 1.25 x one). ONLY=replicas runs part 2
- * alone (part 1's figures are then null).
+ * alone (part 1's figures are then null); AGENTS=n has part 2's workers call as n agents in turn
+ * (default 1, as before).
  *
  *   npm run bench:mcp   (CALLS=2000 WARMUP=200 REPLICA_CALLS=3000 CONCURRENCY=8 SECONDS=15 by
  *                        default: each configuration stops at its count or after SECONDS, so the
@@ -56,6 +59,8 @@ import { RUN_META_KEY } from '../src/edge/mcp/run-meta.js';
 import { buildServer } from '../src/edge/rest/index.js';
 import { openGateway, openToolgate } from '../src/host/toolgate.js';
 import { DEFAULT_ORIGIN } from '../src/records/audit/index.js';
+import { LOCK_CLASSES } from '../src/records/store/index.js';
+import { CHAIN_LOCK_KEY } from '../src/records/store/postgres/audit-append.js';
 import {
   type Balancer,
   type Replica,
@@ -75,6 +80,8 @@ const CALLS = Number(process.env.CALLS ?? 2_000);
 const WARMUP = Number(process.env.WARMUP ?? 200);
 const REPLICA_CALLS = Number(process.env.REPLICA_CALLS ?? 3_000);
 const CONCURRENCY = Number(process.env.CONCURRENCY ?? 8);
+/** Agents the replica part's workers call as, in turn. */
+const AGENTS = Math.max(1, Number(process.env.AGENTS ?? 1));
 /** Each configuration's measured calls stop after this long, so a loaded host still finishes. */
 const SECONDS = Number(process.env.SECONDS ?? 15);
 /** A warm-up stops after this long too (or at its count). */
@@ -345,8 +352,109 @@ interface Replicated {
   readonly figures: Figures;
   /** Each process group's CPU over the measured window. */
   readonly cpu: Record<string, CpuShare>;
+  /**
+   * What the database's sessions were doing over the window, sampled every 20 ms: per cent of
+   * samples by state and wait (`active Lock:advisory` is a session waiting for an advisory lock).
+   */
+  readonly pg_waits: Record<string, number>;
   /** The host's 1-minute load average at the end of the window. */
   readonly load_1m: number;
+}
+
+/** Advisory lock classes by number (key-lock.ts); class 1 holds the audit chain's 64-bit key. */
+const LOCK_NAMES = new Map<number, string>([
+  ...Object.entries(LOCK_CLASSES).map(([name, id]) => [id, name] as [number, string]),
+  [Number(CHAIN_LOCK_KEY >> 32n), 'audit chain'],
+]);
+
+/** Samples pg_stat_activity of `db`'s other sessions every 20 ms between start and stop. */
+function pgWaits(client: pg.Client, db: string) {
+  const name = new URL(db).pathname.slice(1);
+  const counts = new Map<string, number>();
+  let samples = 0;
+  let on = false;
+  let loop: Promise<void> = Promise.resolve();
+  return {
+    start() {
+      on = true;
+      loop = (async () => {
+        while (on) {
+          const r = await client.query(
+            `select state, wait_event_type, wait_event,
+                case when wait_event_type = 'Lock' and wait_event <> 'advisory'
+                  then left(regexp_replace(query, '\\s+', ' ', 'g'), 40) end as query
+              from pg_stat_activity
+              where datname = $1 and pid <> pg_backend_pid() and backend_type = 'client backend'`,
+            [name],
+          );
+          // Which advisory lock the waiting sessions want, by class (the chain's is class 1).
+          const locks = await client.query(
+            `select l.classid::bigint as class, count(*)::int as n from pg_locks l
+              join pg_database d on d.oid = l.database
+              where l.locktype = 'advisory' and not l.granted and d.datname = $1 group by 1`,
+            [name],
+          );
+          for (const row of locks.rows as { class: string; n: number }[]) {
+            const key = `waiting for lock ${LOCK_NAMES.get(Number(row.class)) ?? row.class}`;
+            counts.set(key, (counts.get(key) ?? 0) + row.n);
+          }
+          samples += 1;
+          for (const row of r.rows as {
+            state: string;
+            wait_event_type: string | null;
+            wait_event: string | null;
+            query: string | null;
+          }[]) {
+            const key = `${row.state}${row.wait_event_type ? ` ${row.wait_event_type}:${row.wait_event}` : ''}${row.query ? ` (${row.query})` : ''}`;
+            counts.set(key, (counts.get(key) ?? 0) + 1);
+          }
+          await new Promise((r) => setTimeout(r, 20));
+        }
+      })();
+    },
+    stop() {
+      on = false;
+    },
+    async done(): Promise<Record<string, number>> {
+      await loop;
+      const out: Record<string, number> = {};
+      for (const [k, n] of [...counts].sort((x, y) => y[1] - x[1]))
+        out[k] = Math.round((n / Math.max(1, samples)) * 100) / 100;
+      return out;
+    },
+  };
+}
+
+/** The replica bench's catalog: `agents`, each granted the inline tool it calls. */
+function benchCatalog(agents: readonly string[]) {
+  return [
+    ...agents.map((id) => ({ kind: 'Agent', spec: { id, owner: 'bench' } })),
+    {
+      kind: 'Tool',
+      spec: {
+        id: 'bench_echo',
+        version: '1.0.0',
+        name: 'bench_echo',
+        description: 'Answers with nothing; run inline by toolgate for the benchmark.',
+        tags: ['bench'],
+        owner: 'bench',
+        input_schema: {
+          type: 'object',
+          additionalProperties: false,
+          properties: { message: { type: 'string', maxLength: 100 } },
+        },
+        output_schema: { type: 'object' },
+        action_class: 'read',
+        data_access: 'public',
+        egress: { mode: 'none' },
+        access_tier: 'public',
+        required_capabilities: ['bench:use'],
+        runtime: { kind: 'inline', handler: 'noop' },
+        provenance: 'internal',
+      },
+    },
+    ...agents.map((agent) => ({ kind: 'Grant', spec: { agent, capabilities: ['bench:use'] } })),
+  ];
 }
 
 /** `count` replicas of `serve` on a fresh PostgreSQL database behind HAProxy, under one load. */
@@ -369,46 +477,33 @@ async function replicated(adminUrl: string, count: number): Promise<Replicated> 
   let lb: Balancer | null = null;
   const clients: ClientV2[] = [];
   try {
-    await tg.admin.config.apply(
-      [
-        { kind: 'Agent', spec: { id: 'bench-agent', owner: 'bench' } },
-        {
-          kind: 'Tool',
-          spec: {
-            id: 'bench_echo',
-            version: '1.0.0',
-            name: 'bench_echo',
-            description: 'Answers with nothing; run inline by toolgate for the benchmark.',
-            tags: ['bench'],
-            owner: 'bench',
-            input_schema: {
-              type: 'object',
-              additionalProperties: false,
-              properties: { message: { type: 'string', maxLength: 100 } },
-            },
-            output_schema: { type: 'object' },
-            action_class: 'read',
-            data_access: 'public',
-            egress: { mode: 'none' },
-            access_tier: 'public',
-            required_capabilities: ['bench:use'],
-            runtime: { kind: 'inline', handler: 'noop' },
-            provenance: 'internal',
-          },
-        },
-        { kind: 'Grant', spec: { agent: 'bench-agent', capabilities: ['bench:use'] } },
-      ],
-      admin,
+    // AGENTS=n: the workers call as n agents in turn (each agent's ceiling counters are one
+    // lock across replicas; one agent, the default, is their worst case).
+    const agents = Array.from({ length: AGENTS }, (_, i) =>
+      i === 0 ? 'bench-agent' : `bench-agent-${i}`,
     );
+    await tg.admin.config.apply(benchCatalog(agents), admin);
     await approvePendingReviews(tg.admin);
-    const key = (await tg.admin.keys.issue('bench-agent', admin)).apiKey;
-    const who = await tg.agent.authenticate(key);
-    if (!who) throw new Error('the bench key does not authenticate');
-    const options = { db, dataDir, cwd: dir, adminToken: ADMIN_TOKEN };
+    const keys: {
+      key: string;
+      who: NonNullable<Awaited<ReturnType<typeof tg.agent.authenticate>>>;
+    }[] = [];
+    for (const id of agents) {
+      const key = (await tg.admin.keys.issue(id, admin)).apiKey;
+      const who = await tg.agent.authenticate(key);
+      if (!who) throw new Error('the bench key does not authenticate');
+      keys.push({ key, who });
+    }
+    // PROFILE=<dir>: each replica writes a CPU profile there when it stops.
+    const profile = process.env.PROFILE
+      ? { env: { NODE_OPTIONS: `--cpu-prof --cpu-prof-dir=${process.env.PROFILE}/${count}` } }
+      : {};
+    const options = { db, dataDir, cwd: dir, adminToken: ADMIN_TOKEN, ...profile };
     replicas = await startReplicas(count, options);
     lb = await startBalancer(replicas, dir);
     const workers: Call[] = [];
     for (let w = 0; w < CONCURRENCY; w++) {
+      const { key, who } = keys[w % keys.length] as (typeof keys)[number];
       const client = await modernClient(`${lb.base}/mcp`, key);
       clients.push(client);
       const run = await tg.agent.runs.mint(who, { via: 'bench' });
@@ -417,8 +512,9 @@ async function replicated(adminUrl: string, count: number): Promise<Replicated> 
     const probe = new pg.Client(db);
     await probe.connect();
     const backend = Number((await probe.query('select pg_backend_pid() as pid')).rows[0]?.pid);
-    await probe.end();
+    // Read while the backend lives: its parent is the postmaster.
     const postmaster = parentOf(backend) ?? backend;
+    const waits = pgWaits(probe, db);
     const groups: Record<string, () => readonly number[] | 'self'> = {};
     for (const r of replicas) groups[`replica_${r.name}`] = () => [r.child.pid ?? 0];
     groups.postgres = () => withChildren(postmaster);
@@ -427,12 +523,18 @@ async function replicated(adminUrl: string, count: number): Promise<Replicated> 
     const meter = cpuMeter(groups);
     let cpu: Record<string, CpuShare> = {};
     const figures = await measure(workers, REPLICA_CALLS, WARMUP * 2, {
-      start: () => meter.start(),
+      start: () => {
+        meter.start();
+        waits.start();
+      },
       stop: () => {
         cpu = meter.stop();
+        waits.stop();
       },
     });
-    return { figures, cpu, load_1m: Math.round((loadavg()[0] ?? 0) * 100) / 100 };
+    const pg_waits = await waits.done();
+    await probe.end();
+    return { figures, cpu, pg_waits, load_1m: Math.round((loadavg()[0] ?? 0) * 100) / 100 };
   } finally {
     await Promise.all(clients.map((c) => c.close().catch(() => {})));
     await lb?.stop();
@@ -447,13 +549,19 @@ const line = (label: string, f: Figures) =>
     `${label.padEnd(58)} p50 ${f.p50_ms} ms  p99 ${f.p99_ms} ms  ${f.calls_per_s} calls/s  (${f.calls} calls)`,
   );
 
-const cpuLine = (r: Replicated) =>
+const cpuLine = (r: Replicated) => {
   console.log(
     `    CPU (cores): ${Object.entries(r.cpu)
       .filter(([name]) => name !== 'host_cores')
       .map(([name, c]) => `${name} ${c.cores}`)
       .join(', ')}; load average ${r.load_1m}`,
   );
+  console.log(
+    `    database sessions (mean per sample): ${Object.entries(r.pg_waits)
+      .map(([k, n]) => `${k} ${n}`)
+      .join(', ')}`,
+  );
+};
 
 ensureBuilt();
 const partOne = process.env.ONLY !== 'replicas';
@@ -496,6 +604,7 @@ const result = {
   calls: CALLS,
   replica_calls: REPLICA_CALLS,
   concurrency: CONCURRENCY,
+  agents: AGENTS,
   direct_stdio: a,
   mcp_proxy_http: b,
   toolgate_http: c,
