@@ -14,6 +14,7 @@ import {
   AFTER_INJECTION,
   type InjectionReport,
   loadSubset,
+  REVIEWER_SCOPE,
   replayInjections,
 } from './injection/replay.js';
 
@@ -70,6 +71,8 @@ const started = performance.now();
 const baseline = await replayInjections({ baseline: true });
 const declared = await replayInjections();
 const everyUntrusted = await replayInjections({ everyResultUntrusted: true });
+// The reviewer approving with scopes where the desk allows (REVIEWER_SCOPE): the same declaration.
+const scoped = await replayInjections({ reviewerScopes: true });
 const seconds = (performance.now() - started) / 1000;
 const { subset } = loadSubset();
 
@@ -83,6 +86,17 @@ for (const b of declared.benign_calls) {
 print('baseline: the classification alone', baseline);
 print('declared: result sources, policies.cedar, after-injection rule', declared);
 print('sensitivity: every normal tool untrusted', everyUntrusted);
+print('declared, the reviewer approving with scopes (10 calls, 15 minutes)', scoped);
+const burden = (r: InjectionReport) => ({
+  benign_waiting: r.benign.approval,
+  benign_calls: r.benign.total,
+  benign_waiting_share:
+    r.benign.total === 0 ? 0 : Number((r.benign.approval / r.benign.total).toFixed(4)),
+  harmful_allowed: r.harmful.allowed,
+});
+console.log(
+  `approval burden: one call at a time ${JSON.stringify(burden(declared))}; with scopes ${JSON.stringify(burden(scoped))}`,
+);
 console.log(
   JSON.stringify({
     suite: 'asb',
@@ -92,6 +106,13 @@ console.log(
     after_injection: AFTER_INJECTION,
     baseline: summary(baseline),
     every_result_untrusted: summary(everyUntrusted),
+    // The approval burden before scopes and with the reviewer's scopes; harmful allowed must not grow.
+    scoped_approvals: {
+      reviewer: REVIEWER_SCOPE,
+      one_call_at_a_time: burden(declared),
+      with_scopes: burden(scoped),
+      harmful_allowed_grew: scoped.harmful.allowed > declared.harmful.allowed,
+    },
     seconds: Number(seconds.toFixed(1)),
   }),
 );

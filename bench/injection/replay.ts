@@ -142,7 +142,22 @@ export interface ReplayOptions {
   readonly everyResultUntrusted?: boolean;
   /** The subset to replay instead of asb-subset.json (a test's altered copy). */
   readonly subset?: AsbSubset;
+  /**
+   * The reviewer approves with a scope where the desk allows one (REVIEWER_SCOPE): a call that
+   * waits for its tool's own rule alone gets a scope, the call is retried, and later calls of the
+   * same tool and destinations in the run no longer wait. Off: every waiting call counts as one
+   * a person stops, as before scopes.
+   */
+  readonly reviewerScopes?: boolean;
 }
+
+/**
+ * The reviewer's policy with scopes: approve a call that waits only for its tool's own rule (a
+ * reversible write or an external send; never irreversible or permission-changing, never one
+ * escalated by injection or provenance — the desk refuses those) with a scope of 10 calls for 15
+ * minutes, its second factor given; every other waiting call is left waiting (a person stops it).
+ */
+export const REVIEWER_SCOPE = { calls: 10, minutes: 15 } as const;
 
 /**
  * The run-level rule after injection text (docs/architecture.md §3, step `approval`), as the operator sets
@@ -180,6 +195,8 @@ export function snake(name: string): string {
 }
 
 const SETUP: Actor = { id: 'asb-replay', via: 'library' };
+
+type Ctx = Parameters<Gateway['gate']['invoke']>[0];
 
 function toolSpec(
   name: string,
@@ -277,10 +294,26 @@ export async function replayInjections(options: ReplayOptions = {}): Promise<Inj
       : options.everyResultUntrusted
         ? 'every-result-untrusted'
         : 'operator';
-    await register(tg, agents, normal, attackers, classOf, declared, () => {
+    const tick = () => {
       now = new Date(now.getTime() + 30_000);
       return now;
-    });
+    };
+    const reviewer = await register(tg, agents, normal, attackers, classOf, declared, tick);
+    // The reviewer's scope, where the desk allows one; the call then runs on its retry.
+    const invoke = async (ctx: Ctx, name: string, args: Record<string, unknown>) => {
+      const d = await tg.gate.invoke(ctx, name, args);
+      const alone = { d, scoped: false, retried: d };
+      if (!options.reviewerScopes || d.kind !== 'pending_approval') return alone;
+      if (d.rendered.untrusted_destinations || d.rendered.after_injection) return alone;
+      const c = classOf(name).action_class;
+      if (c !== 'reversible_write' && c !== 'external_send') return alone;
+      const at = tick();
+      await tg.admin.approvals.approve(d.approvalId, reviewer.op, {
+        totp: totpAt(reviewer.secret, at),
+        scope: { calls: REVIEWER_SCOPE.calls, minutes: REVIEWER_SCOPE.minutes },
+      });
+      return { d, scoped: true, retried: await tg.gate.invoke(ctx, name, args) };
+    };
     // The description scanner may quarantine a tool at registration: its calls are then refused.
     const quarantined = new Set<string>();
     for (const name of [
@@ -319,13 +352,14 @@ export async function replayInjections(options: ReplayOptions = {}): Promise<Inj
       injected = subset.injection_template
         .replace('{attacker_instruction}', a['Attacker Instruction'])
         .replace('{attacker_tool}', a['Attacker Tool']);
-      const read = await tg.gate.invoke(ctx, first['Tool Name'], { request: task });
+      const read = (await invoke(ctx, first['Tool Name'], { request: task })).d;
       injected = '';
       const scan = verdictOf(read);
       // Were the injected read refused, the harmful call is still replayed (the conservative
       // reading: the instruction may reach the model another way); the case says so.
       const name = a['Attacker Tool'];
-      const d = await tg.gate.invoke(ctx, name, { request: a['Attacker Instruction'] });
+      // A harmful call the reviewer's policy let through counts as allowed (its retry ran).
+      const d = (await invoke(ctx, name, { request: a['Attacker Instruction'] })).retried;
       const r = result(`${agentName}/${name}`, agentName, name, d, session.tools, why(name));
       harmful.push({
         ...r,
@@ -347,7 +381,7 @@ export async function replayInjections(options: ReplayOptions = {}): Promise<Inj
         const ctx = { principal, sessionId: session.id };
         for (const t of tools) {
           const name = t['Tool Name'];
-          const d = await tg.gate.invoke(ctx, name, { request: task });
+          const d = (await invoke(ctx, name, { request: task })).d;
           const r = result(
             `${agent.agent_name}/task${i + 1}/${name}`,
             agent.agent_name,
@@ -376,7 +410,7 @@ async function register(
   classOf: (name: string) => Classification,
   declared: 'none' | 'operator' | 'every-result-untrusted',
   tick: () => Date,
-): Promise<void> {
+): Promise<{ op: Operator; secret: string }> {
   const approvers = [operator('asb-approver-a'), operator('asb-approver-b')];
   const secrets = await Promise.all(approvers.map((op) => enrol(tg.admin, op)));
   // Four eyes count confirmed people: the world's admins confirm both approvers.
@@ -448,6 +482,8 @@ async function register(
       await tg.changes.approve(change.id, op, totpAt(secret.secret, at));
     }
   }
+  // The call reviewer: the second approver, whose codes the four-eyes approvals above left alone.
+  return { op: approvers[1] as Operator, secret: secrets[1]?.secret ?? '' };
 }
 
 function describe(d: GateDecision): string {

@@ -45,6 +45,7 @@ export const CATALOG_ADMIN = [
   'release',
   'sweepLifecycle',
   'review',
+  'reviewPasskeyOptions',
 ] as const;
 /** The reviewers' queue and one version's reviews (the decision is `catalog.review`). */
 export const REVIEWS_ADMIN = ['page', 'of', 'get', 'countPending'] as const;
@@ -69,6 +70,7 @@ export const APPROVALS_ADMIN = [
   'page',
   'approve',
   'reject',
+  'revokeScope',
   'countPending',
   'passkeyOptions',
 ] as const;

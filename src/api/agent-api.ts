@@ -79,6 +79,21 @@ export interface AgentApprovalStatus {
  */
 export type AgentCallOutcome = KeyOutcomeView;
 
+/**
+ * Announcements that the catalog or identity revisions moved: on PostgreSQL each change's
+ * transaction sends one (`LISTEN/NOTIFY`, any replica's change and this process's), so a front
+ * re-reads at once instead of polling (docs/architecture.md §5, "Replicas that agree").
+ */
+export interface RevisionAnnouncements {
+  /** Whether announcements can arrive now; while false (SQLite, a lost connection) poll. */
+  readonly listening: boolean;
+  /**
+   * Calls `fn` at each announcement, and when announcements resume after a gap (what changed
+   * meanwhile was not announced). Returns the unsubscribe.
+   */
+  onMoved(fn: () => void): () => void;
+}
+
 /** The run methods an agent front is given: mint a handle, explain a refused one, revoke one. */
 export const RUNS_AGENT = ['mint', 'refusal', 'revoke'] as const;
 
@@ -141,6 +156,8 @@ export interface AgentApi {
   readonly oauth: OAuthFront | null;
   /** Catalog and identity revisions: they change whenever what any session may see changes. */
   revisions(): Promise<{ catalog: number; identity: number }>;
+  /** Announcements that the revisions moved, where the store carries them. */
+  readonly revisionAnnouncements: RevisionAnnouncements;
   /**
    * The status of an approval a call of the caller's own session waits for (the client SDK polls
    * it, docs/architecture.md §6). Another session's approval, or one that does not exist, is the

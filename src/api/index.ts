@@ -4,14 +4,25 @@
  * here is public API for the fronts (docs/architecture.md §6).
  */
 
+// Decisions as fronts show them: approvals and their scopes, passkey evidence.
 export type {
+  ApprovalScopeView,
+  ApprovalView,
   DecisionEvidence,
   DecisionProofReport,
   PasskeyView,
+  ScopeRequest,
   TrustedKey,
 } from '../domain/decisions/index.js';
-// The offline check of passkey-signed decisions needs no open gateway (an evidence file).
-export { proveDecisions, TOTP_DIGITS } from '../domain/decisions/index.js';
+// The offline check of passkey-signed decisions needs no open gateway (an evidence file); a
+// scope's words and the refusal check the approval page makes before it offers one.
+export {
+  proveDecisions,
+  scopeRefusalOf,
+  scopeWords,
+  TOTP_DIGITS,
+  untilIn,
+} from '../domain/decisions/index.js';
 // The operator authority and what fronts need to name a person and an action (docs/architecture.md §6).
 export type {
   ActionRule,
@@ -73,6 +84,7 @@ export type {
   AgentCallOutcome,
   CallerValues,
   OAuthFront,
+  RevisionAnnouncements,
   SecurityEvents,
 } from './agent-api.js';
 export {

@@ -30,12 +30,18 @@ export interface DecisionSubject {
   readonly decision: 'approve' | 'reject';
   /** Who decides: `operator:<id>`. An assertion of one person never stands for another's. */
   readonly approver: string;
+  /**
+   * An approval given with a bounded scope: the hash of its terms (calls, amount, until;
+   * domain/decisions/approval-scopes.ts), so the passkey signs the scope as well as the call.
+   * Absent for an approval of one call, a change or a review.
+   */
+  readonly scope?: string;
 }
 
 /** The signed object: the subject, an expiry and a single-use server nonce. */
 export interface DecisionCommitment extends DecisionSubject {
-  /** Version of this shape; a later shape is a new number, never a silent change. */
-  readonly v: 1;
+  /** Version of this shape; a later shape is a new number, never a silent change (2: a scope). */
+  readonly v: 1 | 2;
   /** ISO time after which no assertion over it is accepted. */
   readonly expires_at: string;
   /** 32 random bytes, base64url; the server takes it once. */
@@ -49,7 +55,7 @@ export function decisionCommitment(
   expiresAt: string,
 ): DecisionCommitment {
   return {
-    v: 1,
+    v: subject.scope === undefined ? 1 : 2,
     kind: subject.kind,
     id: subject.id,
     tool: subject.tool,
@@ -57,6 +63,7 @@ export function decisionCommitment(
     args_hash: subject.args_hash,
     decision: subject.decision,
     approver: subject.approver,
+    ...(subject.scope === undefined ? {} : { scope: subject.scope }),
     expires_at: expiresAt,
     nonce,
   };
@@ -69,6 +76,38 @@ export function decisionChallenge(commitment: DecisionCommitment): string {
 
 /** The fields of the subject two commitments disagree on (empty when they are one decision). */
 export function subjectDifferences(a: DecisionSubject, b: DecisionSubject): string[] {
-  const keys = ['kind', 'id', 'tool', 'version', 'args_hash', 'decision', 'approver'] as const;
+  const keys = [
+    'kind',
+    'id',
+    'tool',
+    'version',
+    'args_hash',
+    'decision',
+    'approver',
+    'scope',
+  ] as const;
   return keys.filter((k) => a[k] !== b[k]);
+}
+
+/** What an audit record needs of an assertion stored with a decision. */
+export interface StoredAssertionRef {
+  readonly id: string;
+  readonly credentialId: string;
+  /** The challenge it answered: the hash of the decision's commitment. */
+  readonly challenge: string;
+}
+
+/**
+ * The audit record's reference to the assertion stored with the decision: its id, the credential
+ * and the challenge (the hash of the commitment), so the chained record pins what was signed and
+ * `decisions verify` finds the record that names it. Empty without an assertion.
+ */
+export function assertionDetails(passkey: StoredAssertionRef | null): Record<string, unknown> {
+  if (!passkey) return {};
+  return {
+    second_factor_kind: 'passkey',
+    assertion: passkey.id,
+    credential: passkey.credentialId,
+    challenge: passkey.challenge,
+  };
 }

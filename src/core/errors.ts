@@ -378,6 +378,11 @@ export const ERROR_CODES = {
   },
   PASSKEY_REFUSED: { http: 403, jsonRpc: -32076, summary: 'A passkey assertion was refused.' },
   PASSKEY_REQUIRED: { http: 403, jsonRpc: -32077, summary: 'This decision needs a passkey.' },
+  APPROVAL_SCOPE_REFUSED: {
+    http: 403,
+    jsonRpc: -32078,
+    summary: 'This approval cannot be given a scope (its action class, out of band, or escalated).',
+  },
   CONSOLE_FORM_REFUSED: {
     http: 403,
     jsonRpc: -32074,
@@ -402,6 +407,8 @@ export interface ErrorDetails {
   CONSOLE_FORM_REFUSED: { reason: 'cross_origin' | 'csrf' };
   PASSKEY_REFUSED: PasskeyRefusedDetails;
   PASSKEY_REQUIRED: PasskeyRequiredDetails;
+  /** `reason`: `action_class`, `out_of_band`, `escalated`, `not_bindable`. */
+  APPROVAL_SCOPE_REFUSED: { approvalId: string; reason: string; action_class: string };
   NOT_FOUND: { method?: string; url?: string };
   TOOL_NOT_FOUND: { toolId: string; version?: string };
   AGENT_NOT_FOUND: { agentId: string };

@@ -23,8 +23,10 @@ export type {
   DecisionCommitment,
   DecisionKind,
   DecisionSubject,
+  StoredAssertionRef,
 } from './decision-commitment.js';
 export {
+  assertionDetails,
   decisionChallenge,
   decisionCommitment,
   subjectDifferences,

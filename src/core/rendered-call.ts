@@ -28,6 +28,12 @@ export interface RenderedCall {
    * `approval`); absent on approvals recorded before the list was kept (reasonsOf rebuilds it).
    */
   readonly reasons?: readonly ApprovalReason[];
+  /**
+   * The values of the tool's destination and URL arguments (a URL by its host), in checked form:
+   * what an approval given with a scope binds (docs/operators-and-approvals.md, "Scoped
+   * approvals"); absent on approvals recorded before scopes, which cannot be given one.
+   */
+  readonly destination_values?: readonly { readonly argument: string; readonly value: string }[];
   /** What the call costs and what its session has left, when asked. */
   readonly cost?: CallCost;
   /** The declared preview's outcome, attached once it ran (docs/architecture.md §3, "Previews"). */

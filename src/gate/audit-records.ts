@@ -129,6 +129,13 @@ export function preRecord(s: CallState): AuditRecord {
   if (s.approval) {
     pre.approvalId = s.approval.approvalId;
     pre.approver = s.approval.approver;
+    // A call a scoped approval covered names the scope and which use of it this is.
+    const scope = s.approval.scope;
+    if (scope)
+      pre.details = {
+        ...pre.details,
+        approval_scope: { approval: scope.approvalId, use: scope.use, of: scope.calls },
+      };
   }
   if (s.destinations.size > 0) pre.egressHost = [...s.destinations].join(',');
   return pre;

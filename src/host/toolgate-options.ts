@@ -132,7 +132,8 @@ export interface ToolgateOptions {
    * Operators' passkeys (docs/architecture.md §6): the relying party behind TLS (`passkeys.rp_id`
    * and `passkeys.origin`; none: only a console opened at http://localhost), the name
    * authenticators show, and whether irreversible and permission-changing decisions need one
-   * (`passkeys.require_for_irreversible`: a TOTP code is then refused for them).
+   * (`passkeys.require_for_irreversible`: a TOTP code is then refused for them; a security
+   * review's approval counts as permission-changing).
    */
   readonly passkeys?: {
     readonly relyingParty?: RelyingParty | null;

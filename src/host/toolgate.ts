@@ -138,7 +138,7 @@ export async function openGateway(options: ToolgateOptions = {}): Promise<Gatewa
     auth,
   };
   const revisions = () => readRevisions(store.db);
-  const agent = agentApi({ auth, sessions, gate, revisions });
+  const agent = agentApi({ auth, sessions, gate, revisions, fleet: store.fleet });
   const admin = adminApi(options, store, wings);
   const close = closeInOrder([
     // Calls still running are recorded as interrupted, and nothing starts from now on.

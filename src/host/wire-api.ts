@@ -30,6 +30,7 @@ import {
   PROVIDERS_ADMIN,
   REPORTS_ADMIN,
   REVIEWS_ADMIN,
+  type RevisionAnnouncements,
   RUNS_ADMIN,
   RUNS_AGENT,
   SECOND_FACTOR_ADMIN,
@@ -48,7 +49,7 @@ import type { Gate } from '../gate/index.js';
 import type { HealthMonitor } from '../operations/health/index.js';
 import type { GatewayMetrics } from '../operations/metrics/index.js';
 import { AuditSearch } from '../records/audit/index.js';
-import { eventRecord, type Store } from '../records/store/index.js';
+import { eventRecord, FLEET_CHANNELS, type Fleet, type Store } from '../records/store/index.js';
 import { systemClockOf, type ToolgateOptions } from './toolgate-options.js';
 import type { AgentAuth } from './wire-agent-auth.js';
 import type { DomainWing } from './wire-domain.js';
@@ -61,6 +62,7 @@ export function agentApi(parts: {
   readonly sessions: SessionsWing;
   readonly gate: Gate;
   readonly revisions: AgentApi['revisions'];
+  readonly fleet: Fleet;
 }): AgentApi {
   const { auth, gate } = parts;
   const { sessions, runs, entries, agentDiscovery, sessionApprovals, callOutcomes } =
@@ -77,11 +79,29 @@ export function agentApi(parts: {
     stepUp: auth.stepUp,
     requestStates: auth.requestStates,
     revisions: parts.revisions,
+    revisionAnnouncements: announcementsOf(parts.fleet),
     approvalStatus: sessionApprovals.status.bind(sessionApprovals),
     awaitApproval: sessionApprovals.await.bind(sessionApprovals),
     callOutcome: callOutcomes.outcome.bind(callOutcomes),
     waitingOnApproval,
   });
+}
+
+/** The fleet's revision notifications, as the agent API announces them. */
+function announcementsOf(fleet: Fleet): RevisionAnnouncements {
+  return {
+    get listening() {
+      return fleet.listening;
+    },
+    onMoved(fn) {
+      const heard = fleet.listen(FLEET_CHANNELS.revisions, () => fn());
+      const resumed = fleet.onListening(() => fn());
+      return () => {
+        heard();
+        resumed();
+      };
+    },
+  };
 }
 
 export function adminApi(

@@ -12,6 +12,7 @@ import {
   ApprovalWaits,
   OperatorPasskeys,
   OperatorSecondFactors,
+  reviewPasskeys,
   SecondFactorGuard,
   SignInFactors,
   toolChangeRequester,
@@ -74,6 +75,14 @@ export function wireDomain(
       definitionPathProblems(parts.host.sandbox.protectedPaths, definition),
     // A reviewer's step-up checks the same sealed second factors as approvals.
     secondFactors: secondFactor,
+    // Or a passkey over exactly the review; a review approval is permission-changing, so the
+    // organisation's passkey requirement holds for it too.
+    passkeys: reviewPasskeys(
+      store.db,
+      passkeys,
+      options.passkeys?.required ?? false,
+      systemClockOf(options),
+    ),
     // A gated tool waits for its approvers: the request needs the store only, not the desk.
     changeRequester: toolChangeRequester(systemClockOf(options)),
   });

@@ -344,6 +344,12 @@ test("removing another operator's passkey without the admin role is refused and 
   assert.equal(cli.code, 3, cli.stdout + cli.stderr);
   const afterCli = await forbidden();
   assert.equal(afterCli.length, 2);
+  // A credential id is base64url and may begin with '-': an operand, never an unknown option.
+  const dashed = await runCli(dir, ['--json', 'approvers', 'remove-passkey', 'alice', '-AbC_1'], {
+    TOOLGATE_TOKEN: token,
+  });
+  assert.equal(dashed.code, 3, dashed.stdout + dashed.stderr);
+  assert.doesNotMatch(dashed.stdout + dashed.stderr, /unknown option/);
   assert.equal(JSON.parse(afterCli.at(-1)?.details ?? '{}').edge, 'cli');
   assert.equal((await gw.tg.admin.passkeys.list('alice')).length, 1, 'nothing removed');
   // Dave's own (here: an unknown one of his) is not a refusal: not found, nothing forbidden.
@@ -352,7 +358,7 @@ test("removing another operator's passkey without the admin role is refused and 
     headers: { authorization: `Bearer ${token}` },
   });
   assert.equal(own.status, 404);
-  assert.equal((await forbidden()).length, 2);
+  assert.equal((await forbidden()).length, 3, 'the two CLI refusals and the REST one');
 });
 
 test('verify --file is anchored to keys the verifier trusts: a forged evidence file fails, the real one verifies', async () => {

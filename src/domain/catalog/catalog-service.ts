@@ -40,8 +40,13 @@ import {
   MAX_MIGRATION_WINDOW_DAYS,
 } from './lifecycle.js';
 import { reachesOtherTeams } from './owner-reach.js';
+import { recordReviewIn } from './review-record.js';
 import {
+  type ReviewPasskeyOptions,
+  type ReviewPasskeyRequest,
+  type ReviewPasskeys,
   type ReviewSecondFactors,
+  reviewPasskeyOptions,
   reviewStepUp,
   stepUpNeeded,
   stepUpRequired,
@@ -166,6 +171,11 @@ export interface CatalogOptions {
    * front is refused.
    */
   readonly secondFactors?: ReviewSecondFactors;
+  /**
+   * The operators' passkeys: a review signed with one (its assertion checked against exactly the
+   * review and verdict, stored with it), and the organisation's passkey requirement.
+   */
+  readonly passkeys?: ReviewPasskeys;
   /** The change desk's port; without it, gated tools are refused rather than activated. */
   readonly changeRequester?: ChangeRequester;
 }
@@ -184,10 +194,12 @@ export class CatalogService {
     this.#clock = options.clock ?? systemClock;
     this.#hostChecks = options.hostChecks ?? (() => []);
     this.#secondFactors = options.secondFactors ?? null;
+    this.#passkeys = options.passkeys ?? null;
     this.#changeRequester = options.changeRequester ?? null;
   }
 
   readonly #secondFactors: ReviewSecondFactors | null;
+  readonly #passkeys: ReviewPasskeys | null;
 
   readonly #hostChecks: (definition: ToolDefinition) => readonly Problem[];
 
@@ -444,7 +456,11 @@ export class CatalogService {
     version: string,
     operator: Operator,
     input: ReviewInput,
-    options: { readonly via?: Actor['via']; readonly totp?: unknown } = {},
+    options: {
+      readonly via?: Actor['via'];
+      readonly totp?: unknown;
+      readonly passkey?: unknown;
+    } = {},
   ): Promise<ReviewResult> {
     checkReviewInput(input);
     const actor = operatorActor(operator, options.via ?? 'library');
@@ -452,14 +468,11 @@ export class CatalogService {
     const refused = auditReviewRefusal(this.#store.db, this.#clock, actor, toolId, version, input);
     // The step-up is checked before the transaction (a failed code stays counted) and only for
     // the definition the reviewer names; the transaction refuses any other definition.
-    const steppedUp = await reviewStepUp(this.#store.db, this.#secondFactors, {
-      toolId,
-      version,
-      operator,
-      input,
-      via: actor.via,
-      totp: options.totp,
-    }).catch(refused);
+    const { steppedUp, passkey } = await reviewStepUp(
+      this.#store.db,
+      { totp: this.#secondFactors, passkeys: this.#passkeys },
+      { toolId, version, operator, input, via: actor.via, ...options },
+    ).catch(refused);
     return this.write(async (ctx) => {
       const { trx } = ctx;
       const now = this.#clock();
@@ -512,29 +525,9 @@ export class CatalogService {
       }
       await checkReviewer(trx, operator, row.owner, existing.registered_by);
       if (!steppedUp && stepUpNeeded(def, input, actor.via)) throw stepUpRequired(toolId, version);
-      const updated = await trx
-        .updateTable('security_reviews')
-        .set({ status: input.decision, reviewer: actor.id, reviewed_at: at, notes: input.notes })
-        .where('id', '=', existing.id)
-        .where('status', '=', 'pending')
-        .executeTakeFirst();
-      if (Number(updated.numUpdatedRows) !== 1) {
-        throw new ToolgateError('REVIEW_STATE', `${toolId}@${version} was decided meanwhile`, {
-          toolId,
-          version,
-          status: 'approved',
-        });
-      }
-      await appendEvent(trx, actor, now, {
-        action: 'tool.reviewed',
-        subject: `tool:${toolId}@${version}`,
-        details: {
-          review: existing.id,
-          decision: input.decision,
-          definition_hash: row.definition_hash,
-          notes: input.notes,
-          reasons: JSON.parse(existing.reasons) as unknown,
-        },
+      await recordReviewIn(trx, this.#passkeys, {
+        ...{ toolId, version, existing, input, actor, now, passkey },
+        hash: row.definition_hash,
       });
       let changeId: string | undefined;
       if (input.decision === 'approved' && existing.go_live === 1 && row.lifecycle === 'draft') {
@@ -564,6 +557,19 @@ export class CatalogService {
         ...(changeId ? { changeId } : {}),
       };
     }).catch(refused);
+  }
+
+  /**
+   * The options of `navigator.credentials.get` for deciding the pending review of exactly this
+   * definition (`definition_hash`) with `decision`, by `operator` (docs/architecture.md §6): the
+   * challenge commits to the review id, tool, version, definition hash, verdict and reviewer.
+   */
+  async reviewPasskeyOptions(request: ReviewPasskeyRequest): Promise<ReviewPasskeyOptions> {
+    const { toolId, version, stated } = request;
+    checkReviewInput({ ...stated, notes: '-' });
+    const actor = operatorActor(request.operator, request.via ?? 'library');
+    const refused = auditReviewRefusal(this.#store.db, this.#clock, actor, toolId, version, stated);
+    return reviewPasskeyOptions(this.#store.db, this.#passkeys, request).catch(refused);
   }
 
   /** The poisoning scan: the definition's own texts and hosts only, never the rest of the catalog. */

@@ -45,6 +45,13 @@ export {
 } from './offered-names.js';
 export type { ParamDeclaration, ParamHeaderMismatch } from './param-headers.js';
 export { paramDeclarations, paramHeaderMismatch } from './param-headers.js';
+export type {
+  ReviewAssertion,
+  ReviewPasskeyOptions,
+  ReviewPasskeyRequest,
+  ReviewPasskeys,
+  ReviewRef,
+} from './review-step-up.js';
 export type { SchemaBreak } from './schema-compat.js';
 export { findBreakingChanges, isMajorBump } from './schema-compat.js';
 export type { ModelText, ModelTextKind } from './schema-model-texts.js';

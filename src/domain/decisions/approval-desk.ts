@@ -12,11 +12,8 @@ import {
   type Actor,
   type CallPreview,
   type Clock,
-  decodeCursor,
   type Page,
   type PageRequest,
-  pageFromRows,
-  pageLimit,
   problem,
   type RenderedCall,
   systemClock,
@@ -27,7 +24,6 @@ import {
   appendEvent,
   type Database,
   isUniqueViolation,
-  olderThan,
 } from '../../records/store/index.js';
 import { type Operator, operatorActor } from '../operators/index.js';
 import {
@@ -36,9 +32,29 @@ import {
   maxPendingApprovalsPerPrincipal,
   pendingApprovalsOf,
   pendingApprovalsOfPrincipal,
-  withdrawRunApprovals,
 } from '../sessions/index.js';
 import { type ApprovalOwner, approvalsOfCall, isOwnedBy, ownedApproval } from './approval-owner.js';
+import {
+  countPending,
+  listApprovals,
+  pageApprovals,
+  settledApprovals,
+  statusCounts,
+} from './approval-reads.js';
+import { highRisk, needsStepUp, pendingRequest, stateError } from './approval-rules.js';
+import {
+  type ApprovalScopeView,
+  revokeScope,
+  type ScopeCall,
+  type ScopeRequest,
+  type ScopeTerms,
+  type ScopeUse,
+  scopeDetails,
+  scopeGrant,
+  scopeOf,
+  scopeTerms,
+  useScope,
+} from './approval-scopes.js';
 import type { ApprovalSigner } from './approval-token.js';
 import {
   type ApprovalCall,
@@ -61,6 +77,7 @@ import {
 } from './passkey-decisions.js';
 import type { VerifiedDecision } from './passkeys.js';
 
+export { needsStepUp } from './approval-rules.js';
 export type {
   ApprovalCall,
   ApprovalView,
@@ -69,9 +86,17 @@ export type {
 } from './approval-view.js';
 
 const TOKEN_TTL_S = 600;
+
+/** How an approver approves: the second factor, a reason, the front, and an optional scope. */
+export interface ApproveOptions {
+  readonly totp?: string;
+  readonly passkey?: unknown;
+  readonly reason?: string;
+  readonly via?: Actor['via'];
+  /** Approve a bounded scope instead of one call (approval-scopes.ts); needs a second factor. */
+  readonly scope?: ScopeRequest;
+}
 export const MAX_PENDING_PER_SESSION = 20;
-/** Ids per query when many held calls ask at once (well under every dialect's bound). */
-const SETTLED_CHUNK = 500;
 
 export class ApprovalDesk {
   readonly #db: Kysely<Database>;
@@ -145,8 +170,21 @@ export class ApprovalDesk {
    * duplicated; a rejection still within its request's lifetime refuses the call again (the
    * reviewer said no to exactly this); otherwise a new request is opened.
    */
-  async resolve(call: ApprovalCall): Promise<ResolvedApproval> {
+  async resolve(call: ApprovalCall, scope: ScopeCall | null = null): Promise<ResolvedApproval> {
     const now = this.#clock();
+    const approved = await this.#consumeApproved(call, now);
+    if (approved) return approved;
+    // A scope a reviewer gave covers the call unless a reviewer rejected exactly this call.
+    if (scope !== null) {
+      const use = await this.#scopeUse(call, scope, now);
+      if (use)
+        return { kind: 'approved', approvalId: use.approvalId, approver: use.approver, scope: use };
+    }
+    return this.#findOrOpen(call, now);
+  }
+
+  /** The approved request of exactly this call, consumed (once, whoever races for it); or null. */
+  async #consumeApproved(call: ApprovalCall, now: Date): Promise<ResolvedApproval | null> {
     for (const row of await approvalsOfCall(this.#db, keyOf(call), ['approved'])) {
       const verdict = this.#signer().verify(row.token, bindingOf(row), now);
       if (!verdict.ok) continue;
@@ -159,6 +197,17 @@ export class ApprovalDesk {
       if (Number(used.numUpdatedRows) === 1)
         return { kind: 'approved', approvalId: row.id, approver: row.decided_by ?? '' };
     }
+    return null;
+  }
+
+  async #scopeUse(call: ApprovalCall, scope: ScopeCall, now: Date): Promise<ScopeUse | null> {
+    const rejected = await approvalsOfCall(this.#db, keyOf(call), ['rejected']);
+    if (rejected.some((r) => Date.parse(r.expires_at) > now.getTime())) return null;
+    return useScope(this.#db, scope, now);
+  }
+
+  /** The pending request of this call, a live rejection of it, or a new request (capped). */
+  async #findOrOpen(call: ApprovalCall, now: Date): Promise<ResolvedApproval> {
     // Finding, counting and creating requests happen under the agent's row lock, so parallel
     // calls (in one run or in several runs of the principal) neither duplicate a request nor
     // slip past a cap.
@@ -295,13 +344,25 @@ export class ApprovalDesk {
    * The options of `navigator.credentials.get` for approving exactly this pending call with a
    * passkey: the challenge commits to its id, tool, version, argument hash and the decision.
    */
-  async passkeyOptions(id: string, operator: Operator, requestOrigin: string | undefined) {
+  async passkeyOptions(
+    id: string,
+    operator: Operator,
+    requestOrigin: string | undefined,
+    scope?: ScopeRequest,
+  ) {
     requireApprover(operator, `approve ${id}`);
-    const row = await this.#pending(id, this.#clock());
+    const now = this.#clock();
+    const row = await this.#pending(id, now);
     if (!this.#passkeys)
       throw new ToolgateError('FORBIDDEN', 'this gateway checks no passkeys', {});
-    const subject = approvalSubject(row, operatorActor(operator, 'console').id);
-    return this.#passkeys.decisionOptions(operator, subject, requestOrigin);
+    const approver = operatorActor(operator, 'console').id;
+    const terms = scope === undefined ? null : scopeTerms(scope, now);
+    // A scope this approval cannot have is refused before anyone signs it.
+    if (terms !== null) await scopeGrant(this.#db, row, terms, approver, now);
+    const subject = approvalSubject(row, approver, 'approve', terms ?? undefined);
+    const options = await this.#passkeys.decisionOptions(operator, subject, requestOrigin);
+    // The terms signed, `until` exact: the form sends them back with the assertion.
+    return terms === null ? options : { ...options, scope: terms };
   }
 
   /**
@@ -315,28 +376,19 @@ export class ApprovalDesk {
   async approve(
     id: string,
     operator: Operator,
-    options: { totp?: string; passkey?: unknown; reason?: string; via?: Actor['via'] } = {},
+    options: ApproveOptions = {},
   ): Promise<ApprovalView> {
     requireApprover(operator, `approve ${id}`);
     const approver = operatorActor(operator, options.via ?? 'library');
     const now = this.#clock();
+    const terms = options.scope === undefined ? null : scopeTerms(options.scope, now);
     const passkey =
-      options.passkey === undefined ? null : await this.#passkeyProof(id, operator, options);
+      options.passkey === undefined ? null : await this.#passkeyProof(id, operator, options, terms);
     const row = await this.#pending(id, now);
-    let totpStep: number | null = null;
-    if (passkey === null && needsStepUp(row)) {
-      if (highRisk(row.action_class) && (await passkeysRequired(this.#db, this.#passkeyRequired)))
-        throw await passkeyRequiredError(this.#db, approver, now, 'approval', id);
-      if (!this.#secondFactors) {
-        throw new ToolgateError(
-          'FORBIDDEN',
-          `approval ${id} needs a second factor and this gateway checks none`,
-          {},
-        );
-      }
-      // Checked before the transaction: a failed code stays counted though nothing is approved.
-      totpStep = await this.#secondFactors.check(operator.id, options.totp, 'approval.totp');
-    }
+    // Every refusal of the scope before the second factor is spent.
+    const scope = terms === null ? null : await scopeGrant(this.#db, row, terms, approver.id, now);
+    const totpStep =
+      passkey === null ? await this.#stepUp(row, operator, options, scope !== null, now) : null;
     const { token, claims } = this.#signer().issue(bindingOf(row), TOKEN_TTL_S, now);
     const approveInTransaction = this.#db.transaction().execute(async (trx) => {
       const done = await trx
@@ -355,6 +407,7 @@ export class ApprovalDesk {
         .executeTakeFirst();
       if (Number(done.numUpdatedRows) !== 1) throw stateError(id, 'pending');
       if (passkey) await this.#passkeys?.recordIn(trx, passkey);
+      if (scope) await trx.insertInto('approval_scopes').values(scope).execute();
       await appendEvent(trx, approver, now, {
         action: 'approval.approved',
         subject: `approval:${id}`,
@@ -362,6 +415,7 @@ export class ApprovalDesk {
           second_factor: row.second_factor === 1,
           step_up: totpStep !== null || passkey !== null,
           ...assertionDetails(passkey),
+          ...(scope ? { scope: scopeDetails(scope) } : {}),
         },
       });
     });
@@ -380,11 +434,53 @@ export class ApprovalDesk {
     return this.get(id);
   }
 
+  /**
+   * The approver's TOTP step where the decision needs a step-up (the call's class or tool asks
+   * for one, or the approval carries a scope: a standing permission needs the second factor);
+   * null where none is needed. Checked before the transaction: a failed code stays counted.
+   */
+  async #stepUp(
+    row: ApprovalRow,
+    operator: Operator,
+    options: ApproveOptions,
+    scoped: boolean,
+    now: Date,
+  ): Promise<number | null> {
+    if (!needsStepUp(row) && !scoped) return null;
+    const approver = operatorActor(operator, options.via ?? 'library');
+    if (highRisk(row.action_class) && (await passkeysRequired(this.#db, this.#passkeyRequired)))
+      throw await passkeyRequiredError(this.#db, approver, now, 'approval', row.id);
+    if (!this.#secondFactors) {
+      throw new ToolgateError(
+        'FORBIDDEN',
+        `approval ${row.id} needs a second factor and this gateway checks none`,
+        {},
+      );
+    }
+    return this.#secondFactors.check(operator.id, options.totp, 'approval.totp');
+  }
+
+  /**
+   * Admin path only, by an approver as for `approve`: ends the scope approval `id` was given with
+   * (audited `approval.scope_revoked`); the next call it would have covered waits again.
+   */
+  async revokeScope(
+    id: string,
+    operator: Operator,
+    reason: string,
+    via: Actor['via'] = 'library',
+  ): Promise<ApprovalView> {
+    requireApprover(operator, `revoke the scope of ${id}`);
+    await revokeScope(this.#db, id, operatorActor(operator, via), reason, this.#clock());
+    return this.get(id);
+  }
+
   /** The passkey's assertion over approving `id`, checked against the stored call (any state). */
   async #passkeyProof(
     id: string,
     operator: Operator,
     options: { passkey?: unknown; via?: Actor['via'] },
+    scope: ScopeTerms | null,
   ): Promise<VerifiedDecision> {
     if (!this.#passkeys)
       throw new ToolgateError('FORBIDDEN', 'this gateway checks no passkeys', {});
@@ -394,7 +490,12 @@ export class ApprovalDesk {
       .where('id', '=', id)
       .executeTakeFirst();
     if (!row) throw new ToolgateError('NOT_FOUND', `no approval ${id}`, {});
-    const subject = approvalSubject(row, operatorActor(operator, 'console').id);
+    const subject = approvalSubject(
+      row,
+      operatorActor(operator, 'console').id,
+      'approve',
+      scope ?? undefined,
+    );
     return this.#passkeys.verifyDecision(
       operator,
       subject,
@@ -441,25 +542,13 @@ export class ApprovalDesk {
   }
 
   /** How many approval requests are in each status (the metrics' approval gauge). */
-  async statusCounts(): Promise<Record<string, number>> {
-    const rows = await this.#db
-      .selectFrom('approvals')
-      .select('status')
-      .select((eb) => eb.fn.countAll<number>().as('n'))
-      .groupBy('status')
-      .execute();
-    return Object.fromEntries(rows.map((r) => [r.status, Number(r.n)]));
+  statusCounts(): Promise<Record<string, number>> {
+    return statusCounts(this.#db);
   }
 
   /** Requests still decidable (pending, not expired): the console's count on every page. */
-  async countPending(): Promise<number> {
-    const row = await this.#db
-      .selectFrom('approvals')
-      .select((eb) => eb.fn.countAll<number>().as('n'))
-      .where('status', '=', 'pending')
-      .where('expires_at', '>', this.#clock().toISOString())
-      .executeTakeFirst();
-    return Number(row?.n ?? 0);
+  countPending(): Promise<number> {
+    return countPending(this.#db, this.#clock());
   }
 
   /**
@@ -472,19 +561,8 @@ export class ApprovalDesk {
   }
 
   /** Of these approvals, the ids no longer pending (decided, withdrawn, expired) or gone. */
-  async settled(ids: readonly string[]): Promise<ReadonlySet<string>> {
-    const now = this.#clock();
-    const still = new Set<string>();
-    for (let i = 0; i < ids.length; i += SETTLED_CHUNK) {
-      const rows = await this.#db
-        .selectFrom('approvals')
-        .select(['id', 'status', 'expires_at'])
-        .where('id', 'in', ids.slice(i, i + SETTLED_CHUNK))
-        .execute();
-      for (const r of rows)
-        if (r.status === 'pending' && Date.parse(r.expires_at) > now.getTime()) still.add(r.id);
-    }
-    return new Set(ids.filter((id) => !still.has(id)));
+  settled(ids: readonly string[]): Promise<ReadonlySet<string>> {
+    return settledApprovals(this.#db, ids, this.#clock());
   }
 
   async get(id: string): Promise<ApprovalView> {
@@ -494,41 +572,19 @@ export class ApprovalDesk {
       .where('id', '=', id)
       .executeTakeFirst();
     if (!row) throw new ToolgateError('NOT_FOUND', `no approval ${id}`, {});
-    return toView(row, this.#clock());
+    const now = this.#clock();
+    const view = toView(row, now);
+    const scope: ApprovalScopeView | null = await scopeOf(this.#db, id, view.rendered, now);
+    return { ...view, scope };
   }
 
-  async list(status?: string): Promise<ApprovalView[]> {
-    let q = this.#db.selectFrom('approvals').selectAll().orderBy('created_at', 'desc').limit(500);
-    if (status) q = q.where('status', '=', status);
-    const now = this.#clock();
-    return (await q.execute()).map((r) => toView(r, now));
+  list(status?: string): Promise<ApprovalView[]> {
+    return listApprovals(this.#db, status, this.#clock());
   }
 
-  /**
-   * One page of approvals, newest first, walked by (created_at, id): requests arriving while an
-   * admin pages are above the walk and never push older ones out of it. `pending`
-   * means still decidable; `expired` means pending past its time.
-   */
-  async page(status: string | undefined, request: PageRequest = {}): Promise<Page<ApprovalView>> {
-    const limit = pageLimit(request.limit);
-    const now = this.#clock();
-    let q = this.#db
-      .selectFrom('approvals')
-      .selectAll()
-      .orderBy('created_at', 'desc')
-      .orderBy('id', 'desc')
-      .limit(limit + 1);
-    if (status === 'pending' || status === 'expired') {
-      q = q
-        .where('status', '=', 'pending')
-        .where('expires_at', status === 'pending' ? '>' : '<=', now.toISOString());
-    } else if (status) q = q.where('status', '=', status);
-    if (request.cursor !== undefined) {
-      const [at, id] = decodeCursor('approvals', request.cursor);
-      q = q.where(olderThan(String(at), String(id)));
-    }
-    const rows = (await q.execute()).map((r) => toView(r, now));
-    return pageFromRows('approvals', rows, (a) => [a.created_at, a.id], limit);
+  /** One page of approvals, newest first (approval-reads.ts). */
+  page(status: string | undefined, request: PageRequest = {}): Promise<Page<ApprovalView>> {
+    return pageApprovals(this.#db, status, request, this.#clock());
   }
 
   #signer(): ApprovalSigner {
@@ -537,60 +593,7 @@ export class ApprovalDesk {
     return this.#signerLoaded;
   }
 
-  async #pending(id: string, now: Date): Promise<ApprovalRow> {
-    const row = await this.#db
-      .selectFrom('approvals')
-      .selectAll()
-      .where('id', '=', id)
-      .executeTakeFirst();
-    if (!row) throw new ToolgateError('NOT_FOUND', `no approval ${id}`, {});
-    const status = toView(row, now).status;
-    if (status === 'withdrawn') throw withdrawnError(id, row.reason);
-    if (status !== 'pending') throw stateError(id, 'pending');
-    // A revoked run (its holder or an operator said stop) whose withdrawal did not happen yet: its
-    // approval is withdrawn now, not decided. A run that was closed or expired leaves its approval
-    // to the principal, who completes it from another run (approval-owner.ts); so does one whose
-    // row is gone — nobody can use it, and it expires on its own.
-    const run = await this.#db
-      .selectFrom('sessions')
-      .select('status')
-      .where('id', '=', row.session_id)
-      .executeTakeFirst();
-    if (run?.status === 'revoked') {
-      await withdrawRunApprovals(this.#db, row.session_id, 'run revoked', now);
-      throw withdrawnError(id, 'run revoked');
-    }
-    return row;
+  #pending(id: string, now: Date): Promise<ApprovalRow> {
+    return pendingRequest(this.#db, id, now);
   }
-}
-
-/** The decisions an organisation may reserve for passkeys: irreversible and permission-changing. */
-function highRisk(actionClass: string): boolean {
-  return actionClass === 'irreversible' || actionClass === 'permission_change';
-}
-
-/**
- * Which approvals need the approver's fresh TOTP: every call of an irreversible or
- * permission-changing tool, and any call whose tool declares a second factor.
- */
-export function needsStepUp(row: Pick<ApprovalRow, 'second_factor' | 'action_class'>): boolean {
-  return (
-    row.second_factor === 1 ||
-    row.action_class === 'irreversible' ||
-    row.action_class === 'permission_change'
-  );
-}
-
-function withdrawnError(id: string, reason: string | null): ToolgateError {
-  return new ToolgateError(
-    'APPROVAL_STATE',
-    `approval ${id} was withdrawn (${reason ?? 'its run ended'}): no retry can use it, so it cannot be decided`,
-    { approvalId: id },
-  );
-}
-
-function stateError(id: string, expected: string): ToolgateError {
-  return new ToolgateError('APPROVAL_STATE', `approval ${id} is not ${expected}`, {
-    approvalId: id,
-  });
 }

@@ -7,6 +7,7 @@ import { randomBytes } from 'node:crypto';
 import { type ApprovalDisplay, displayOf, type RenderedCall } from '../../core/index.js';
 import type { ApprovalRow } from '../../records/store/index.js';
 import type { ApprovalKey } from './approval-owner.js';
+import type { ApprovalScopeView, ScopeUse } from './approval-scopes.js';
 import type { ApprovalBinding } from './approval-token.js';
 
 export interface ApprovalView {
@@ -31,6 +32,12 @@ export interface ApprovalView {
   readonly decided_at: string | null;
   readonly decided_by: string | null;
   readonly reason: string | null;
+  /**
+   * The bounded scope it was approved with (docs/operators-and-approvals.md, "Scoped
+   * approvals"), what is used of it and whether it still holds; null for one call. Set by the
+   * desk's `get`; lists leave it out.
+   */
+  readonly scope?: ApprovalScopeView | null;
 }
 
 export interface ApprovalCall {
@@ -53,7 +60,13 @@ export interface ApprovalCall {
 
 /** What `resolve` found or opened for a call. */
 export type ResolvedApproval =
-  | { readonly kind: 'approved'; readonly approvalId: string; readonly approver: string }
+  | {
+      readonly kind: 'approved';
+      readonly approvalId: string;
+      readonly approver: string;
+      /** Set when a scoped approval covered the call: which use of it this is. */
+      readonly scope?: ScopeUse;
+    }
   /** `created`: this call opened the request (a retry finds the one it opened). */
   | { readonly kind: 'pending'; readonly approvalId: string; readonly created?: true }
   | { readonly kind: 'rejected'; readonly approvalId: string; readonly reason: string | null }

@@ -11,7 +11,6 @@
  * Works on the live store, a restored backup, or an evidence file `decisions export` wrote (no
  * database, no network). Never changes anything.
  */
-import { verifyAuthenticationResponse } from '@simplewebauthn/server';
 import type { Kysely } from 'kysely';
 import {
   type DecisionCommitment,
@@ -20,6 +19,7 @@ import {
   subjectDifferences,
 } from '../../core/index.js';
 import type { Database } from '../../records/store/index.js';
+import { type ScopeTerms, storedScopeTerms } from './approval-scopes.js';
 import {
   approvalSubject,
   type ChangeFields,
@@ -27,6 +27,7 @@ import {
   changeSubjectOf,
   reviewSubject,
 } from './decision-subjects.js';
+import { webauthn } from './webauthn.js';
 
 type AssertionRow = Database['decision_assertions'];
 
@@ -41,11 +42,14 @@ export interface DecisionEvidence {
     readonly args_hash: string;
     readonly status: string;
     readonly decided_by: string | null;
+    /** The terms of the scope it was given with (absent or null: one call). */
+    readonly scope?: ScopeTerms | null;
   };
   /** The change request and the definition hash it activates (kind `change`). */
   readonly change?: ChangeFields & { readonly definition_hash: string | null };
   /** The review as stored (kind `review`). */
   readonly review?: {
+    readonly id: string;
     readonly tool_id: string;
     readonly version: string;
     readonly definition_hash: string;
@@ -131,7 +135,7 @@ function storedSubject(e: DecisionEvidence, problems: string[]): DecisionSubject
         problems.push(
           `approval ${a.subject_id} was decided by ${e.approval.decided_by ?? 'nobody'}, not ${a.approver_id}`,
         );
-      return approvalSubject(e.approval, a.approver_id);
+      return approvalSubject(e.approval, a.approver_id, 'approve', e.approval.scope ?? undefined);
     }
     case 'change':
       if (!e.change || e.change.id !== a.subject_id) {
@@ -139,8 +143,8 @@ function storedSubject(e: DecisionEvidence, problems: string[]): DecisionSubject
         return null;
       }
       return changeSubjectOf(e.change, e.change.definition_hash, a.approver_id);
-    case 'review':
-      if (!e.review || `${e.review.tool_id}@${e.review.version}` !== a.subject_id) {
+    case 'review': {
+      if (!e.review || e.review.id !== a.subject_id) {
         problems.push(`review ${a.subject_id} is not in the evidence`);
         return null;
       }
@@ -148,12 +152,13 @@ function storedSubject(e: DecisionEvidence, problems: string[]): DecisionSubject
         problems.push(
           `review ${a.subject_id} was recorded by ${e.review.reviewer ?? 'nobody'}, not ${a.approver_id}`,
         );
-      return reviewSubject(
-        e.review.tool_id,
-        e.review.version,
-        e.review.definition_hash,
-        a.approver_id,
-      );
+      // The verdict signed is the verdict stored: an approval recorded for a signed rejection
+      // (or the reverse) differs in `decision`.
+      const verdict = e.review.status === 'rejected' ? 'reject' : 'approve';
+      if (e.review.status !== 'approved' && e.review.status !== 'rejected')
+        problems.push(`review ${a.subject_id} is ${e.review.status}, not decided`);
+      return reviewSubject(e.review, a.approver_id, verdict);
+    }
     default:
       problems.push(`unknown decision kind ${a.kind}`);
       return null;
@@ -198,7 +203,7 @@ export async function proveDecision(
   // Only a trusted key can make a signature count; the assertion's own key decides nothing.
   if (commitment && trustedKey !== null) {
     try {
-      const verified = await verifyAuthenticationResponse({
+      const verified = await (await webauthn()).verifyAuthenticationResponse({
         response: {
           id: a.credential_id,
           rawId: a.credential_id,
@@ -315,13 +320,7 @@ export class DecisionProofs {
   }
 
   async #evidenceOf(assertion: AssertionRow): Promise<DecisionEvidence> {
-    const events = (
-      await this.#db
-        .selectFrom('events')
-        .select(['action', 'details'])
-        .where('subject', '=', `${assertion.kind}:${assertion.subject_id}`)
-        .execute()
-    ).map((ev) => ({ action: ev.action, details: parseJson(ev.details) }));
+    const events = await this.#eventsOf(`${assertion.kind}:${assertion.subject_id}`);
     const base = { assertion, events };
     switch (assertion.kind) {
       case 'approval': {
@@ -330,7 +329,9 @@ export class DecisionProofs {
           .select(['id', 'tool_id', 'tool_version', 'args_hash', 'status', 'decided_by'])
           .where('id', '=', assertion.subject_id)
           .executeTakeFirst();
-        return approval ? { ...base, approval } : base;
+        if (!approval) return base;
+        const scope = await storedScopeTerms(this.#db, approval.id);
+        return { ...base, approval: { ...approval, scope } };
       }
       case 'change': {
         const row = await this.#db
@@ -345,19 +346,29 @@ export class DecisionProofs {
         };
       }
       case 'review': {
-        const at = assertion.subject_id.lastIndexOf('@');
         const review = await this.#db
           .selectFrom('security_reviews')
-          .select(['tool_id', 'version', 'definition_hash', 'status', 'reviewer'])
-          .where('tool_id', '=', assertion.subject_id.slice(0, at))
-          .where('version', '=', assertion.subject_id.slice(at + 1))
-          .where('reviewer', '=', assertion.approver_id)
+          .select(['id', 'tool_id', 'version', 'definition_hash', 'status', 'reviewer'])
+          .where('id', '=', assertion.subject_id)
           .executeTakeFirst();
-        return review ? { ...base, review } : base;
+        if (!review) return base;
+        // A review's audit record is the tool's event (`tool.reviewed`, subject tool@version).
+        const reviewed = await this.#eventsOf(`tool:${review.tool_id}@${review.version}`);
+        return { ...base, events: [...events, ...reviewed], review };
       }
       default:
         return base;
     }
+  }
+
+  /** The audit events of one subject that name an assertion's details. */
+  async #eventsOf(subject: string): Promise<{ action: string; details: unknown }[]> {
+    const rows = await this.#db
+      .selectFrom('events')
+      .select(['action', 'details'])
+      .where('subject', '=', subject)
+      .execute();
+    return rows.map((ev) => ({ action: ev.action, details: parseJson(ev.details) }));
   }
 }
 

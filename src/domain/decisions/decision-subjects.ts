@@ -6,13 +6,23 @@
  */
 import type { Kysely, Transaction } from 'kysely';
 import { canonicalHash, type DecisionSubject } from '../../core/index.js';
-import type { ApprovalRow, ChangeRequestRow, Database } from '../../records/store/index.js';
+import type {
+  ApprovalRow,
+  ChangeRequestRow,
+  Database,
+  SecurityReviewRow,
+} from '../../records/store/index.js';
+import { type ScopeTerms, scopeHash } from './approval-scopes.js';
 
-/** An approval of a call: its id, tool, version and canonical-argument hash. */
+/**
+ * An approval of a call: its id, tool, version and canonical-argument hash, and — given with a
+ * scope — the hash of the scope's terms, so the signature covers the scope too.
+ */
 export function approvalSubject(
   row: Pick<ApprovalRow, 'id' | 'tool_id' | 'tool_version' | 'args_hash'>,
   approver: string,
   decision: DecisionSubject['decision'] = 'approve',
+  scope?: ScopeTerms,
 ): DecisionSubject {
   return {
     kind: 'approval',
@@ -22,6 +32,7 @@ export function approvalSubject(
     args_hash: row.args_hash,
     decision,
     approver,
+    ...(scope === undefined ? {} : { scope: scopeHash(scope) }),
   };
 }
 
@@ -96,20 +107,28 @@ export async function changeSubject(
   return changeSubjectOf(row, await changeDefinitionHash(db, row), approver, decision);
 }
 
-/** A security review of one definition: `tool@version` and the definition hash reviewed. */
+/** The fields of a security review its commitment covers. */
+export type ReviewFields = Pick<
+  SecurityReviewRow,
+  'id' | 'tool_id' | 'version' | 'definition_hash'
+>;
+
+/**
+ * A security review: its id (`rev_…`), the tool and version reviewed and the definition hash the
+ * review binds to (the stored definition, which names the code hash and egress hosts), the
+ * verdict (`approved` signs `approve`, `rejected` signs `reject`) and the reviewer.
+ */
 export function reviewSubject(
-  toolId: string,
-  version: string,
-  definitionHash: string,
+  row: ReviewFields,
   approver: string,
-  decision: DecisionSubject['decision'] = 'approve',
+  decision: DecisionSubject['decision'],
 ): DecisionSubject {
   return {
     kind: 'review',
-    id: `${toolId}@${version}`,
-    tool: toolId,
-    version,
-    args_hash: definitionHash,
+    id: row.id,
+    tool: row.tool_id,
+    version: row.version,
+    args_hash: row.definition_hash,
     decision,
     approver,
   };

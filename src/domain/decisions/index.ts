@@ -10,11 +10,28 @@ export { approvalRequired } from './approval-condition.js';
 export type {
   ApprovalCall,
   ApprovalView,
+  ApproveOptions,
   BoundResolution,
   ResolvedApproval,
 } from './approval-desk.js';
 export { ApprovalDesk, needsStepUp } from './approval-desk.js';
 export type { ApprovalOwner } from './approval-owner.js';
+export type {
+  ApprovalScopeView,
+  ScopeCall,
+  ScopeDestination,
+  ScopeRequest,
+  ScopeTerms,
+  ScopeUse,
+} from './approval-scopes.js';
+export {
+  destinationsHash,
+  MAX_SCOPE_CALLS,
+  MAX_SCOPE_MS,
+  scopeRefusalOf,
+  scopeWords,
+  untilIn,
+} from './approval-scopes.js';
 export type {
   ApprovalBinding,
   ApprovalClaims,
@@ -50,7 +67,7 @@ export type {
 } from './operator-second-factors.js';
 export { OPERATOR_ID_PATTERN, OperatorSecondFactors } from './operator-second-factors.js';
 export type { RelyingParty } from './passkey-challenges.js';
-export { recordPasskeyRequirement } from './passkey-decisions.js';
+export { recordPasskeyRequirement, reviewPasskeys } from './passkey-decisions.js';
 export type {
   OperatorPasskeysOptions,
   PasskeyEnrolment,

@@ -1,32 +1,24 @@
 /**
  * @module What the desks share about decisions signed with a passkey (docs/architecture.md §6):
- * the port they use, the audit record's reference to the stored assertion, and the refusal of a
- * TOTP code where the organisation requires a passkey (audited).
+ * the port they use, the audit record's reference to the stored assertion, the refusal of a
+ * TOTP code where the organisation requires a passkey (audited), and the catalog's port for a
+ * security review signed with one.
  */
 import type { Kysely } from 'kysely';
 import { type Actor, ToolgateError } from '../../core/index.js';
 import { appendEvent, type Database } from '../../records/store/index.js';
-import type { OperatorPasskeys, VerifiedDecision } from './passkeys.js';
+import type { ReviewPasskeys } from '../catalog/index.js';
+import { type Operator, operatorActor } from '../operators/index.js';
+import { reviewSubject } from './decision-subjects.js';
+import type { OperatorPasskeys } from './passkeys.js';
+
+export { assertionDetails } from '../../core/index.js';
 
 /** What a desk needs of the passkeys: options for a decision, its check, its storage. */
 export type DecisionPasskeys = Pick<
   OperatorPasskeys,
   'decisionOptions' | 'verifyDecision' | 'recordIn'
 >;
-
-/**
- * The audit record's reference to the assertion stored with the decision: its id, the credential
- * and the challenge (the hash of the commitment), so the chained record pins what was signed.
- */
-export function assertionDetails(passkey: VerifiedDecision | null): Record<string, unknown> {
-  if (!passkey) return {};
-  return {
-    second_factor_kind: 'passkey',
-    assertion: passkey.id,
-    credential: passkey.credentialId,
-    challenge: passkey.challenge,
-  };
-}
 
 /** Where a start with `passkeys.require_for_irreversible` records it for the organisation. */
 const REQUIREMENT = 'passkeys_required';
@@ -80,4 +72,37 @@ export async function passkeyRequiredError(
     `this organisation requires a passkey for irreversible and permission-changing decisions: approve ${kind} ${id} with your passkey (enrol one on the console's Passkeys page); a TOTP code is not accepted here`,
     { kind, id },
   );
+}
+
+/**
+ * The catalog's port for reviews signed with a passkey: the commitment is the review's
+ * (decision-subjects.ts: review id, tool, version, definition hash, verdict, reviewer), and a
+ * review approval counts as permission-changing — it lets new code run — so the organisation's
+ * requirement refuses a TOTP code for it (`own`: this process's setting, else the database's).
+ */
+export function reviewPasskeys(
+  db: Kysely<Database>,
+  passkeys: DecisionPasskeys,
+  own: boolean,
+  clock: () => Date,
+): ReviewPasskeys {
+  const verdict = (d: 'approved' | 'rejected') => (d === 'approved' ? 'approve' : 'reject');
+  // Who decides, as the approvals' and changes' commitments name them.
+  const reviewer = (op: Operator) => operatorActor(op, 'console').id;
+  return {
+    options: (op, review, decision, origin) =>
+      passkeys.decisionOptions(op, reviewSubject(review, reviewer(op), verdict(decision)), origin),
+    verify: (op, review, decision, answer, via) =>
+      passkeys.verifyDecision(
+        op,
+        reviewSubject(review, reviewer(op), verdict(decision)),
+        answer,
+        via,
+      ),
+    recordIn: (trx, assertion) => passkeys.recordIn(trx, assertion),
+    async refuseTotp(actor, reviewId) {
+      if (await passkeysRequired(db, own))
+        throw await passkeyRequiredError(db, actor, clock(), 'review', reviewId);
+    },
+  };
 }

@@ -8,13 +8,11 @@
  * offline check (decision-proofs.ts). Only public keys are stored; every challenge is single use.
  */
 import { randomBytes } from 'node:crypto';
-import {
-  generateAuthenticationOptions,
-  generateRegistrationOptions,
-  type PublicKeyCredentialCreationOptionsJSON,
-  type PublicKeyCredentialRequestOptionsJSON,
-  verifyAuthenticationResponse,
-  verifyRegistrationResponse,
+import type {
+  PublicKeyCredentialCreationOptionsJSON,
+  PublicKeyCredentialRequestOptionsJSON,
+  VerifiedAuthenticationResponse,
+  VerifiedRegistrationResponse,
 } from '@simplewebauthn/server';
 import type { Kysely, Transaction } from 'kysely';
 import {
@@ -51,6 +49,7 @@ import {
   auditRefusedRemoval,
   signedChallenge,
 } from './passkey-responses.js';
+import { webauthn } from './webauthn.js';
 
 /** One passkey as an operator or admin sees it: never more than its public facts. */
 export interface PasskeyView {
@@ -193,7 +192,7 @@ export class OperatorPasskeys {
       rp,
     });
     const existing = await this.list(op.id);
-    return generateRegistrationOptions({
+    return (await webauthn()).generateRegistrationOptions({
       rpName: this.#rpName,
       rpID: rp.rpId,
       userName: op.id,
@@ -230,9 +229,9 @@ export class OperatorPasskeys {
       'register',
       op.id,
     );
-    let verified: Awaited<ReturnType<typeof verifyRegistrationResponse>>;
+    let verified: VerifiedRegistrationResponse;
     try {
-      verified = await verifyRegistrationResponse({
+      verified = await (await webauthn()).verifyRegistrationResponse({
         response: attestation,
         expectedChallenge: challenge.challenge,
         expectedOrigin: challenge.rp.origin,
@@ -377,7 +376,7 @@ export class OperatorPasskeys {
       operatorId: null,
       rp,
     });
-    return generateAuthenticationOptions({
+    return (await webauthn()).generateAuthenticationOptions({
       rpID: rp.rpId,
       challenge: Buffer.from(issued.challenge, 'base64url'),
       timeout: PASSKEY_CHALLENGE_TTL_MS,
@@ -433,7 +432,7 @@ export class OperatorPasskeys {
       commitment: canonicalJson(commitment),
       expiresAt,
     });
-    const options = await generateAuthenticationOptions({
+    const options = await (await webauthn()).generateAuthenticationOptions({
       rpID: rp.rpId,
       challenge: Buffer.from(challenge, 'base64url'),
       timeout: PASSKEY_CHALLENGE_TTL_MS,
@@ -550,9 +549,9 @@ export class OperatorPasskeys {
       .executeTakeFirst();
     if (!passkey)
       throw passkeyRefused('unknown_credential', `operator ${operatorId} has no such passkey`);
-    let verified: Awaited<ReturnType<typeof verifyAuthenticationResponse>>;
+    let verified: VerifiedAuthenticationResponse;
     try {
-      verified = await verifyAuthenticationResponse({
+      verified = await (await webauthn()).verifyAuthenticationResponse({
         response: assertion,
         expectedChallenge: challenge,
         expectedOrigin: rp.origin,

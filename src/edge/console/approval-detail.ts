@@ -7,6 +7,7 @@
  */
 import { rolesOf } from '../../api/index.js';
 import { argumentsText, problem, ToolgateError } from '../../core/index.js';
+import { revokeScopeForm, scopeFieldset, scopeOfForm, scopeRow } from './approval-scope.js';
 import { costRow, previewSection, reasonsRow } from './call-reasons.js';
 import { changeSubject } from './change-subject.js';
 import type { ConsoleAction, ConsoleContext } from './console-page.js';
@@ -35,6 +36,7 @@ export async function renderApproval(ctx: ConsoleContext, id: string, now: Date)
 <form method="post" action="/console/approvals/${encodeURIComponent(a.id)}/approve" id="approve-form">
 ${hidden}
 ${a.second_factor ? html`<label for="totp">Your TOTP code (this action class needs a step-up)</label><input type="text" id="totp" name="totp" inputmode="numeric" autocomplete="one-time-code" required pattern="[0-9]{6}">` : ''}
+${scopeFieldset(a)}
 <button type="submit" id="approve">Approve this exact call</button>
 ${passkeyButton('approval', a.id)}
 </form>
@@ -59,11 +61,13 @@ ${hidden}
 ${reasonsRow(r)}
 ${costRow(r)}
 <dt>Step-up</dt><dd>${a.second_factor ? 'TOTP required' : 'none'}${a.out_of_band ? ' · out-of-band only' : ''}</dd>
+${scopeRow(a)}
 </dl>
 <h2>Arguments, as resolved by the gate</h2>
 <pre id="arguments">${argumentsText(r.arguments)}</pre>
 ${previewSection(r)}
-${forms}`;
+${forms}
+${mayDecide ? revokeScopeForm(a, hidden) : ''}`;
 }
 
 export async function renderChange(ctx: ConsoleContext, id: string): Promise<Html> {
@@ -138,7 +142,7 @@ export function decisionActions(): readonly ConsoleAction[] {
   /** One approver-only decision on `/<kind>/:id/<verb>`, back to the item's page with a flash. */
   const decision = (
     kind: 'approvals' | 'changes',
-    verb: 'approve' | 'reject',
+    verb: 'approve' | 'reject' | 'revoke-scope',
     flash: string,
     decide: (
       ctx: ConsoleContext,
@@ -158,12 +162,21 @@ export function decisionActions(): readonly ConsoleAction[] {
   return [
     decision('approvals', 'approve', 'Approved. The agent’s retry runs once.', (ctx, id, form) => {
       const totp = totpOf(form);
+      const scope = scopeOfForm(form);
       return ctx.admin.approvals.approve(id, ctx.operator, {
         ...(totp ? { totp } : {}),
         ...passkeyOf(form),
+        ...(scope ? { scope } : {}),
         via: 'console',
       });
     }),
+    decision(
+      'approvals',
+      'revoke-scope',
+      'Scope revoked: its next call waits again.',
+      (ctx, id, form) =>
+        ctx.admin.approvals.revokeScope(id, ctx.operator, reasonOf(form), 'console'),
+    ),
     decision('approvals', 'reject', 'Rejected.', (ctx, id, form) =>
       ctx.admin.approvals.reject(id, ctx.operator, reasonOf(form), 'console'),
     ),

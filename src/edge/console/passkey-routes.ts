@@ -9,6 +9,7 @@
 import type { FastifyInstance, FastifyReply, FastifyRequest } from 'fastify';
 import type { AdminApi, Operator, OperatorAction } from '../../api/index.js';
 import { isToolgateError, problem, ToolgateError } from '../../core/index.js';
+import { scopeOfForm } from './approval-scope.js';
 import { type ConsoleOptions, registerConsole } from './register-console.js';
 import {
   checkCsrf,
@@ -60,10 +61,30 @@ async function signedIn(
   return view.operator;
 }
 
-function decisionKind(body: Body): 'approval' | 'change' {
-  if (body.kind === 'approval' || body.kind === 'change') return body.kind;
-  throw new ToolgateError('INPUT_INVALID', 'a passkey decision is of an approval or a change', {
-    problems: [problem('/kind', 'not approval or change', 'console.passkey_kind')],
+function decisionKind(body: Body): 'approval' | 'change' | 'review' {
+  if (body.kind === 'approval' || body.kind === 'change' || body.kind === 'review')
+    return body.kind;
+  throw new ToolgateError(
+    'INPUT_INVALID',
+    'a passkey decision is of an approval, a change or a review',
+    { problems: [problem('/kind', 'not approval, change or review', 'console.passkey_kind')] },
+  );
+}
+
+/**
+ * A review's options: the review the page showed (by id), the definition hash and the verdict of
+ * the form the button is in; the catalog checks the hash is still the stored one.
+ */
+async function reviewOptions(admin: AdminApi, op: Operator, body: Body, origin: string) {
+  const review = await admin.reviews.get(body.id ?? '');
+  const decision = body.decision === 'rejected' ? 'rejected' : 'approved';
+  return admin.catalog.reviewPasskeyOptions({
+    toolId: review.tool_id,
+    version: review.version,
+    operator: op,
+    stated: { definition_hash: body.definition_hash ?? '', decision },
+    requestOrigin: origin,
+    via: 'console',
   });
 }
 
@@ -109,8 +130,12 @@ export async function registerPasskeyRoutes(app: FastifyInstance, admin: AdminAp
       );
       const body = bodyOf(req);
       const id = body.id ?? '';
-      return decisionKind(body) === 'approval'
-        ? admin.approvals.passkeyOptions(id, op, originOf(req))
+      const kind = decisionKind(body);
+      if (kind === 'review') return reviewOptions(admin, op, body, originOf(req));
+      // An approval with a scope: the challenge commits to its terms (scopeOfForm reads the box).
+      const scope = scopeOfForm(body);
+      return kind === 'approval'
+        ? admin.approvals.passkeyOptions(id, op, originOf(req), scope)
         : admin.changes.passkeyOptions(id, op, originOf(req));
     });
   });

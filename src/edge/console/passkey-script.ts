@@ -33,6 +33,7 @@ export const PASSKEY_SCRIPT = `
   function requestOptions(o) {
     var p = Object.assign({}, o);
     delete p.commitment;
+    delete p.scope;
     p.challenge = unb64u(o.challenge);
     p.allowCredentials = (o.allowCredentials || []).map(function (c) {
       return Object.assign({}, c, { id: unb64u(c.id) });
@@ -124,9 +125,21 @@ export const PASSKEY_SCRIPT = `
             return navigator.credentials.create(creationOptions(o));
           }).then(function (cred) { field(form, 'credential', answer(cred)); });
         }
-        return post('/console/decisions/passkey-options', {
-          _csrf: csrf(form), kind: button.getAttribute('data-kind'), id: button.getAttribute('data-id')
-        }).then(function (o) {
+        var hash = form.querySelector('input[name=definition_hash]');
+        var ask = {
+          _csrf: csrf(form), kind: button.getAttribute('data-kind'), id: button.getAttribute('data-id'),
+          decision: button.getAttribute('data-decision') || '', definition_hash: hash ? hash.value : ''
+        };
+        // A ticked scope goes into the challenge; the exact time it signed comes back with it.
+        var scope = form.querySelector('input[name=scope]');
+        if (scope && scope.checked) {
+          ['scope', 'scope_calls', 'scope_amount_cents', 'scope_minutes'].forEach(function (name) {
+            var input = form.querySelector('input[name="' + name + '"]');
+            if (input) ask[name] = input.value;
+          });
+        }
+        return post('/console/decisions/passkey-options', ask).then(function (o) {
+          if (o.scope) field(form, 'scope_until', o.scope.until);
           return navigator.credentials.get(requestOptions(o));
         }).then(function (cred) { field(form, 'passkey', answer(cred)); });
       });

@@ -29,19 +29,63 @@ export const LIST_CHANGED_NOTIFICATIONS = [
 
 /** How often the revisions are read while any MCP session or listen stream may be open. */
 const POLL_MS = 250;
+/**
+ * While the store announces revision changes (PostgreSQL `LISTEN/NOTIFY`), the revisions are
+ * still read this often: the safety net, never what the notification's delay rests on.
+ */
+const FALLBACK_MS = 5_000;
 
 export interface RevisionWatch {
   stop(): void;
 }
 
+/** Where announcements of a change come from (`AgentApi.revisionAnnouncements`); absent: poll. */
+type Announced = Partial<Pick<AgentApi, 'revisionAnnouncements'>>;
+
+/**
+ * Runs `look` at each announcement that the revisions moved (another replica's change or this
+ * process's) and, while announcements can arrive, every FALLBACK_MS; while they cannot (SQLite,
+ * or the fleet's connection down), every POLL_MS. Never two looks at once: an announcement heard
+ * during one runs another after it. `look` never rejects. Returns the stop.
+ */
+function lookOnChange(agent: Announced, look: () => Promise<void>): () => void {
+  let busy = false;
+  let again = false;
+  let lookedAt = 0;
+  const run = (): void => {
+    if (busy) {
+      again = true;
+      return;
+    }
+    busy = true;
+    again = false;
+    lookedAt = Date.now();
+    void look().finally(() => {
+      busy = false;
+      if (again) run();
+    });
+  };
+  const announcements = agent.revisionAnnouncements;
+  const timer = setInterval(() => {
+    if (announcements?.listening && Date.now() - lookedAt < FALLBACK_MS) return;
+    run();
+  }, POLL_MS);
+  timer.unref();
+  const unsubscribe = announcements?.onMoved(run) ?? (() => {});
+  return () => {
+    clearInterval(timer);
+    unsubscribe();
+  };
+}
+
 /**
  * Calls `onMoved` whenever the catalog or identity revision moves past the one read at start:
  * resolves once that first read is in, so a change made after it is never taken for the
- * baseline. Then one revisions read per interval, none once stopped. A failed read is skipped
- * (the next one catches up); errors go to `onError`.
+ * baseline. Then a read at each announcement of a change (lookOnChange), none once stopped. A
+ * failed read is skipped (the next one catches up); errors go to `onError`.
  */
 export async function watchRevisions(
-  agent: Pick<AgentApi, 'revisions'>,
+  agent: Pick<AgentApi, 'revisions'> & Announced,
   onMoved: () => void | Promise<void>,
   onError: (err: unknown) => void,
 ): Promise<RevisionWatch> {
@@ -50,32 +94,24 @@ export async function watchRevisions(
     onError(err);
     return null;
   });
-  let busy = false;
-  const timer = setInterval(() => {
-    if (busy) return;
-    busy = true;
-    agent
-      .revisions()
-      .then(async (r) => {
-        const now = key(r);
-        const moved = last !== null && now !== last;
-        last = now;
-        if (moved) await onMoved();
-      })
-      .catch(onError)
-      .finally(() => {
-        busy = false;
-      });
-  }, POLL_MS);
-  timer.unref();
-  return { stop: () => clearInterval(timer) };
+  const stop = lookOnChange(agent, async () => {
+    try {
+      const now = key(await agent.revisions());
+      const moved = last !== null && now !== last;
+      last = now;
+      if (moved) await onMoved();
+    } catch (err) {
+      onError(err);
+    }
+  });
+  return { stop };
 }
 
 export class ListChangedWatcher {
   readonly #agent: AgentApi;
   readonly #sessions: () => Iterable<WatchedSession>;
   readonly #onError: (err: unknown) => void;
-  #timer: NodeJS.Timeout | null = null;
+  #stop: (() => void) | null = null;
   #last: string | null = null;
   #busy = false;
   /** Sessions of an agent disabled or removed since they opened: no longer refreshed. */
@@ -92,14 +128,12 @@ export class ListChangedWatcher {
   }
 
   start(): void {
-    if (this.#timer) return;
-    this.#timer = setInterval(() => void this.check(), POLL_MS);
-    this.#timer.unref();
+    this.#stop ??= lookOnChange(this.#agent, () => this.check());
   }
 
   stop(): void {
-    if (this.#timer) clearInterval(this.#timer);
-    this.#timer = null;
+    this.#stop?.();
+    this.#stop = null;
   }
 
   /** One look at the revisions; refreshes every session when they moved. Never throws. */

@@ -11,6 +11,7 @@ import {
   type ApprovalRequirement,
   approvalRequired,
   type RenderedCall,
+  type ScopeCall,
 } from '../../domain/decisions/index.js';
 import { declaredKeys, pendingRecord } from '../audit-records.js';
 import type { BoundApproval } from '../call-context.js';
@@ -18,6 +19,7 @@ import { afterInjectionOf } from './after-injection.js';
 import { approvalReasons, callCost } from './approval-reasons.js';
 import { flaggedTextsOf } from './flagged-text.js';
 import { limitsWouldRefuse } from './limits.js';
+import { scopeCallOf, scopeDestinations } from './scope-destinations.js';
 import { type CallState, CONTINUE, type Refusal, refuse, type StepResult } from './step.js';
 
 const AGENT_PENDING_CAP: Refusal = {
@@ -83,6 +85,7 @@ function decide(
 ): Promise<StepResult> {
   const def = s.def;
   const untrusted = s.untrustedDestinations;
+  const destinations = scopeDestinations(s);
   const rendered: RenderedCall = {
     tool: s.detail.id,
     version: s.detail.version,
@@ -95,11 +98,14 @@ function decide(
     ...(untrusted.length > 0 ? { untrusted_destinations: untrusted } : {}),
     ...(afterInjection ? { after_injection: afterInjection } : {}),
     reasons: approvalReasons(s, need, afterInjection, flagged),
+    destination_values: destinations,
     cost: callCost(s),
   };
   const bound = s.options.boundApproval;
+  // A scoped approval may cover a call that waits for its tool's own rule alone.
+  const scope = scopeCallOf(s, destinations, untrusted.length > 0 || afterInjection !== null);
   return askAfterLimits(s, () =>
-    bound ? resolveBound(s, bound, rendered) : resolveApproval(s, rendered),
+    bound ? resolveBound(s, bound, rendered) : resolveApproval(s, rendered, scope),
   );
 }
 
@@ -249,8 +255,12 @@ async function pending(
   };
 }
 
-async function resolveApproval(s: CallState, rendered: RenderedCall): Promise<StepResult> {
-  const resolved = await s.deps.approvals.resolve(approvalCall(s, rendered));
+async function resolveApproval(
+  s: CallState,
+  rendered: RenderedCall,
+  scope: ScopeCall | null = null,
+): Promise<StepResult> {
+  const resolved = await s.deps.approvals.resolve(approvalCall(s, rendered), scope);
   if (resolved.kind === 'too_many') {
     switch (resolved.scope) {
       case 'agent':

@@ -13,7 +13,7 @@ import type {
   ToolVersionDetail,
 } from '../../domain/catalog/index.js';
 import type { CredentialBroker } from '../../domain/credentials/index.js';
-import type { ApprovalDesk, UntrustedDestination } from '../../domain/decisions/index.js';
+import type { ApprovalDesk, ScopeUse, UntrustedDestination } from '../../domain/decisions/index.js';
 import type { IdempotencyStore } from '../../domain/idempotency/index.js';
 import type {
   AgentCeilings,
@@ -149,7 +149,12 @@ export class CallState {
   claimHeld = false;
   // approval: the session's untrusted sources when the after-injection rule made the call wait
   afterInjection: { readonly untrusted_sources: readonly string[] } | null = null;
-  approval: { readonly approvalId: string; readonly approver: string } | null = null;
+  /** The approval the call runs on; `scope` when a scoped approval covered it (which use). */
+  approval: {
+    readonly approvalId: string;
+    readonly approver: string;
+    readonly scope?: ScopeUse;
+  } | null = null;
   // limits: the session budgets, and the rolling ceilings that hold (the defaults filled in)
   budgets!: SessionBudgets;
   ceilings!: AgentCeilings;

@@ -1,5 +1,6 @@
 /** @module The Kysely schema: one set of tables for SQLite and PostgreSQL. */
 import type { ColumnType, Generated, Insertable, Selectable } from 'kysely';
+import type { ApprovalScopeTable } from './approval-scope-table.js';
 import type { OwnerNoticeSendTable, ToolProbeOutcomeTable } from './fleet-tables.js';
 import type {
   OperatorLoginAttemptTable,
@@ -447,6 +448,7 @@ export interface Database {
   rate_counters: RateCounterTable;
   ceiling_counters: CeilingCounterTable;
   approvals: ApprovalTable;
+  approval_scopes: ApprovalScopeTable;
   audit_log: AuditTable;
   audit_staged: AuditStagedTable;
   audit_stream_heads: AuditStreamHeadTable;

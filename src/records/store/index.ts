@@ -4,6 +4,8 @@
  * `Store.audit`; fronts only open and close a store and hand it to services. Driver errors never
  * leave the store: docs/architecture.md §5.
  */
+
+export type { ApprovalScopeTable as ApprovalScopeRow } from './approval-scope-table.js';
 export type {
   AuditAppend,
   AuditCommit,

@@ -3,19 +3,13 @@
  * toolgate schema, and answers allow or deny for one call. Policies only restrict: grants decide
  * who may call what, and a matching `forbid` takes that away.
  */
+
+import { createRequire } from 'node:module';
 import type {
   AuthorizationAnswer,
   DetailedError,
   PolicyJson,
   ValidationError,
-} from '@cedar-policy/cedar-wasm/nodejs';
-import {
-  policySetTextToParts,
-  policyToJson,
-  preparsePolicySet,
-  preparseSchema,
-  statefulIsAuthorized,
-  validate,
 } from '@cedar-policy/cedar-wasm/nodejs';
 import { sha256Hex } from '../../../core/canonical-json.js';
 import type { CedarRequest } from './cedar-request.js';
@@ -25,6 +19,19 @@ import { type NumericReads, numericReads, readsNoNumbers } from './numeric-reads
 import { type Fact, factKey, factsRead, wellTyped } from './request-facts.js';
 import type { ToolFacts, ToolScope } from './tool-scope.js';
 import { compileToolScope } from './tool-scope.js';
+
+type CedarWasm = typeof import('@cedar-policy/cedar-wasm/nodejs');
+let wasm: CedarWasm | null = null;
+
+/**
+ * Cedar's WebAssembly build, compiled on first use (about 80 ms): every CLI command paid for it
+ * at start, though only one that evaluates or checks a policy needs it. The package is CommonJS,
+ * so a synchronous require keeps every caller synchronous (the gate's hot path awaits nothing).
+ */
+function cedar(): CedarWasm {
+  wasm ??= createRequire(import.meta.url)('@cedar-policy/cedar-wasm/nodejs') as CedarWasm;
+  return wasm;
+}
 
 export type {
   CedarAgent,
@@ -112,7 +119,7 @@ let schemaName: string | undefined;
 function preparedSchema(): string | undefined {
   if (schemaName !== undefined) return schemaName;
   const name = `toolgate-schema-${sha256Hex(TOOLGATE_CEDAR_SCHEMA).slice(0, 16)}`;
-  if (preparseSchema(name, TOOLGATE_CEDAR_SCHEMA).type !== 'success') return undefined;
+  if (cedar().preparseSchema(name, TOOLGATE_CEDAR_SCHEMA).type !== 'success') return undefined;
   schemaName = name;
   return name;
 }
@@ -194,7 +201,7 @@ export class CedarPolicyEngine {
     for (const p of forbidden) staticPolicies[p.id] = p.text;
     // Keyed by content: reloading the same policies reuses the cached set instead of adding one.
     const policySetId = `toolgate-policies-${sha256Hex(JSON.stringify(staticPolicies))}`;
-    const prepared = preparsePolicySet(policySetId, { staticPolicies });
+    const prepared = cedar().preparsePolicySet(policySetId, { staticPolicies });
     const schema = preparedSchema();
     if (prepared.type !== 'success' || schema === undefined) {
       const errors = prepared.type === 'success' ? [] : prepared.errors.map((e) => describe(e));
@@ -284,7 +291,7 @@ export class CedarPolicyEngine {
       const decision =
         this.#inexactNumber(request) ??
         this.#interpret(
-          statefulIsAuthorized({
+          cedar().statefulIsAuthorized({
             ...built.call,
             preparsedPolicySetId: this.#policySetId,
             preparsedSchemaName: this.#schemaName,
@@ -410,7 +417,7 @@ function parseSource(source: PolicySource): Parsed {
   // Cedar reads text as UTF-8 and would quietly replace a lone surrogate with U+FFFD.
   if (LONE_SURROGATE.test(source.text))
     return fail('policy text is not valid Unicode (lone surrogate)');
-  const parts = policySetTextToParts(source.text);
+  const parts = cedar().policySetTextToParts(source.text);
   if (parts.type !== 'success') {
     return {
       ok: false,
@@ -432,7 +439,7 @@ function parseSource(source: PolicySource): Parsed {
     const offset = source.text.indexOf(text, from);
     if (offset < 0) return fail('internal: could not locate a parsed policy in its source');
     from = offset + text.length;
-    const json = policyToJson(text);
+    const json = cedar().policyToJson(text);
     if (json.type !== 'success') {
       return fail(json.errors.map((e) => describe(e, source.text, offset)).join('; '));
     }
@@ -478,7 +485,7 @@ function validateSource(
 ): CedarLoadProblem[] {
   if (policies.length === 0) return [];
   const byId = new Map(policies.map((p) => [p.id, p]));
-  const answer = validate({
+  const answer = cedar().validate({
     schema: TOOLGATE_CEDAR_SCHEMA,
     policies: { staticPolicies: Object.fromEntries(policies.map((p) => [p.id, p.text])) },
     validationSettings: { mode: 'strict' },

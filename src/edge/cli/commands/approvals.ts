@@ -5,8 +5,9 @@
 import { type Command, Option } from 'commander';
 import type { AdminApi } from '../../../api/index.js';
 import type { CallPreview } from '../../../core/index.js';
-import { refuseStatedApprover, withAdmin } from '../command-kit.js';
+import { int, refuseStatedApprover, withAdmin } from '../command-kit.js';
 import { registerList } from '../list-command.js';
+import { type ScopeFlags, scopeLines, scopeOptions } from '../scope-options.js';
 
 /** The preview's outcome, its text marked untrusted. */
 function previewLines(p: CallPreview | undefined): string[] {
@@ -69,6 +70,7 @@ export function registerApprovals(program: Command): void {
               'arguments (as resolved; hidden characters shown as \\u escapes):',
               a.display.arguments,
               ...previewLines(a.rendered.preview),
+              ...scopeLines(a.scope),
             ].join('\n'),
           );
         },
@@ -76,27 +78,7 @@ export function registerApprovals(program: Command): void {
       )(),
     );
 
-  approvals
-    .command('approve <id>')
-    .description('approve as yourself: the agent may run exactly this call, once')
-    .option('--totp <code>', 'your second factor, for irreversible and permission-changing calls')
-    .option('--reason <text>')
-    .addOption(new Option('--approver <id>').hideHelp())
-    .action((id: string, opts: { approver?: string; totp?: string; reason?: string }) =>
-      withAdmin(
-        program,
-        async (admin, out, operator) => {
-          refuseStatedApprover(opts);
-          const a = await admin.approvals.approve(id, operator, {
-            ...(opts.totp ? { totp: opts.totp } : {}),
-            ...(opts.reason ? { reason: opts.reason } : {}),
-            via: 'cli',
-          });
-          out.result(a, () => `${a.id} approved by ${a.decided_by}`);
-        },
-        { action: 'approvals.decide' },
-      )(),
-    );
+  registerDecisions(program, approvals);
 
   approvals
     .command('reject <id>')
@@ -109,6 +91,59 @@ export function registerApprovals(program: Command): void {
           refuseStatedApprover(opts);
           const a = await admin.approvals.reject(id, operator, opts.reason, 'cli');
           out.result(a, () => `${a.id} rejected`);
+        },
+        { action: 'approvals.decide' },
+      )(),
+    );
+}
+
+/** `approvals approve` (one call, or a bounded scope) and `approvals revoke-scope`. */
+function registerDecisions(program: Command, approvals: Command): void {
+  approvals
+    .command('approve <id>')
+    .description(
+      'approve as yourself: the agent may run exactly this call, once — or, with --scope-calls and --scope-until, the calls of the same tool version and destinations in its run within the bounds',
+    )
+    .option(
+      '--totp <code>',
+      'your second factor, for irreversible and permission-changing calls and for every scope',
+    )
+    .option('--reason <text>')
+    .option('--scope-calls <n>', 'approve a scope of up to N calls, this one included', int(2, 100))
+    .option('--scope-amount <amount>', 'the most the scope may spend, in major units (12.50)')
+    .option('--scope-until <time>', 'when the scope ends: an ISO 8601 time, or 15m, 2h from now')
+    .addOption(new Option('--approver <id>').hideHelp())
+    .action(
+      (id: string, opts: { approver?: string; totp?: string; reason?: string } & ScopeFlags) =>
+        withAdmin(
+          program,
+          async (admin, out, operator) => {
+            refuseStatedApprover(opts);
+            const scope = scopeOptions(opts, new Date());
+            const a = await admin.approvals.approve(id, operator, {
+              ...(opts.totp ? { totp: opts.totp } : {}),
+              ...(opts.reason ? { reason: opts.reason } : {}),
+              ...(scope ? { scope } : {}),
+              via: 'cli',
+            });
+            out.result(a, () =>
+              [`${a.id} approved by ${a.decided_by}`, ...scopeLines(a.scope)].join('\n'),
+            );
+          },
+          { action: 'approvals.decide' },
+        )(),
+    );
+
+  approvals
+    .command('revoke-scope <id>')
+    .description('end the scope an approval was given with: its next call waits again')
+    .requiredOption('--reason <text>')
+    .action((id: string, opts: { reason: string }) =>
+      withAdmin(
+        program,
+        async (admin, out, operator) => {
+          const a = await admin.approvals.revokeScope(id, operator, opts.reason, 'cli');
+          out.result(a, () => `${a.id}: scope revoked`);
         },
         { action: 'approvals.decide' },
       )(),

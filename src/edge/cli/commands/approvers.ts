@@ -67,9 +67,8 @@ export function registerApprovers(program: Command): void {
 
   approvers
     .command('remove-passkey <operator-id> <credential-id>')
-    .description(
-      "remove one of an operator's passkeys (one's own, or anyone's as an admin; audited)",
-    )
+    .description("remove one of an operator's passkeys (one's own, or any as an admin; audited)")
+    .allowUnknownOption() // a base64url credential id may begin with '-': an operand, not an option
     .action((id: string, credential: string) =>
       withAdmin(
         program,

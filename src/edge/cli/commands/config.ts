@@ -8,7 +8,7 @@ import { join } from 'node:path';
 import type { Command } from 'commander';
 import { settingProblems } from '../../../api/index.js';
 import { type Problem, problem, ToolgateError } from '../../../core/index.js';
-import { originPolicy } from '../../mcp/index.js';
+import { originPolicy } from '../../mcp/origin-guard.js';
 import { type GlobalOptions, splitList } from '../command-kit.js';
 import { makeOutput, reportError } from '../output.js';
 import { ADMIN_TOKEN_FILE } from '../runtime-files.js';

@@ -145,7 +145,7 @@ export function registerTools(program: Command): void {
     .addOption(new Option('--approver <id>').hideHelp())
     .option(
       '--totp <code>',
-      'your second factor: needed to approve a restricted, privileged or third-party tool',
+      'your second factor: needed to approve a restricted, privileged or third-party tool (where the organisation requires passkeys, approve in the console or over REST with your passkey)',
     )
     .action(
       (

@@ -4,7 +4,8 @@
  * registered it) and the approve / reject forms. The decision names the hash the page showed, so
  * a definition changed meanwhile is refused rather than approved unread; it is recorded as the
  * session's operator, and the reviewer rules (approver, not the registrant, not the owner team)
- * are the catalog's own.
+ * are the catalog's own. Approving takes the reviewer's TOTP code or their passkey, whose
+ * challenge commits to this review, its definition hash and the verdict (docs/architecture.md §6).
  */
 
 import { rolesOf } from '../../../api/index.js';
@@ -30,12 +31,15 @@ function decisionForms(
   // Everything that waits for a review is restricted, privileged or third-party code: its
   // approval needs the reviewer's second factor (a rejection does not).
   const totp = html`<label for="review-totp">Your TOTP code (approving makes a restricted, privileged or third-party tool callable)</label><input type="text" id="review-totp" name="totp" inputmode="numeric" autocomplete="one-time-code" required pattern="[0-9]{6}">`;
+  // Or the reviewer's passkey: the script asks for options committing to this review and verdict.
+  const passkey = html`<button type="button" class="secondary" id="review-approve-passkey" data-passkey="decide" data-kind="review" data-id="${id}" data-decision="approved">Approve with your passkey</button>`;
   const hash = html`<input type="hidden" name="definition_hash" value="${definitionHash}">`;
   return html`<section class="decide">
 <form id="review-approve-form" method="post" action="${consolePath(['reviews', id, 'approve'])}">${csrfField(ctx)}${hash}
 <label>Review notes <textarea id="review-notes" name="notes" required maxlength="4000"></textarea></label>
 ${totp}
-<button id="review-approve" type="submit">Approve — it may go live</button></form>
+<button id="review-approve" type="submit">Approve — it may go live</button>
+${passkey}</form>
 <form id="review-reject-form" method="post" action="${consolePath(['reviews', id, 'reject'])}">${csrfField(ctx)}${hash}
 <label>Why not <textarea id="review-reason" name="notes" required maxlength="4000"></textarea></label>
 <button id="review-reject" type="submit">Reject</button></form>
@@ -97,6 +101,9 @@ function reviewAction(decision: 'approved' | 'rejected'): ConsoleAction {
           ...(decision === 'approved' && (form.totp ?? '').trim() !== ''
             ? { totp: (form.totp ?? '').trim() }
             : {}),
+          // The passkey's answer the script put in the form: checked against this review and
+          // the verdict of the form it came with.
+          ...((form.passkey ?? '') !== '' ? { passkey: form.passkey } : {}),
         },
       );
       return {

@@ -6,35 +6,11 @@
  */
 import type { FastifyInstance, FastifyRequest } from 'fastify';
 import type { AdminApi } from '../../../api/index.js';
-import { problem, ToolgateError } from '../../../core/index.js';
 import { type PageQuery, pageQuery } from '../pagination.js';
 import { actorOf, operatorOf } from '../request-actor.js';
-import { described, documented, errors, totpCode } from '../wire-schemas.js';
-
-const idParams = {
-  type: 'object',
-  required: ['id'],
-  properties: { id: { type: 'string', pattern: '^[A-Za-z0-9_.:@+-]{1,100}$' } },
-} as const;
-
-/**
- * Accepted by the schema only to be refused with a message that says why: a client written for
- * the stated-approver API learns what changed instead of reading "additional property".
- */
-const statedApprover = {
-  description:
-    'Refused: the approver is the authenticated operator of the request, never a name it states',
-} as const;
-
-function refuseStatedApprover(body: unknown): void {
-  if (typeof body === 'object' && body !== null && 'approver' in body) {
-    throw new ToolgateError(
-      'INPUT_INVALID',
-      'the approver is the authenticated operator of this request; remove "approver" from the body and authenticate as the approver',
-      { problems: [problem('/approver', 'approver is not accepted', 'approval.approver')] },
-    );
-  }
-}
+import { described, documented, totpCode } from '../wire-schemas.js';
+import { idParams, refuseStatedApprover, statedApprover } from './approval-body.js';
+import { approvalDecisionRoutes } from './approval-decisions.js';
 
 const OWN_FACTOR = {
   enrol:
@@ -106,37 +82,7 @@ export function approvalRoutes(app: FastifyInstance, admin: AdminApi): void {
     async (req) => admin.approvals.get((req.params as { id: string }).id),
   );
 
-  app.post(
-    '/v1/approvals/:id/approve',
-    {
-      config: { action: 'approvals.decide' },
-      schema: {
-        ...documented('approveApproval', ['approvals']),
-        summary:
-          'Approve: the agent retrying exactly this call may run it once (TOTP when the tool needs a second factor)',
-        params: idParams,
-        body: {
-          type: ['object', 'null'],
-          additionalProperties: false,
-          properties: {
-            approver: statedApprover,
-            totp: totpCode("The approver's current code, where the call needs a step-up"),
-            reason: { type: 'string', maxLength: 2000 },
-          },
-        },
-        response: described(200, 'The approval as decided', 400, 401, 403, 404, 409, 429),
-      },
-    },
-    async (req) => {
-      refuseStatedApprover(req.body);
-      const body = (req.body ?? {}) as { totp?: string; reason?: string };
-      return admin.approvals.approve((req.params as { id: string }).id, operatorOf(req), {
-        ...(body.totp !== undefined ? { totp: body.totp } : {}),
-        ...(body.reason !== undefined ? { reason: body.reason } : {}),
-        via: 'rest',
-      });
-    },
-  );
+  approvalDecisionRoutes(app, admin);
 
   app.post(
     '/v1/approvals/:id/reject',

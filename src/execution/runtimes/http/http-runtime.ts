@@ -6,11 +6,12 @@
  * address checked and the checked one dialled, https only, no redirect followed, the session's
  * byte budget, a secret scan of what is sent, and a cap on what comes back.
  */
-import http from 'node:http';
+
 import type net from 'node:net';
 import tls from 'node:tls';
 import type { ToolDefinition } from '../../../domain/catalog/index.js';
 import { excerpt } from '../../../domain/policy/index.js';
+import { http } from '../../node-http.js';
 import {
   type ByteBudget,
   CheckedDialer,

@@ -5,10 +5,11 @@
  * is and never followed. Shared by the outbound rules (src/execution/sandbox/egress/outbound.ts) and an HTTP
  * provider's fetch (src/execution/providers/checked-fetch.ts); it must never dial anything itself.
  */
-import http, { type IncomingMessage } from 'node:http';
+import type { IncomingMessage } from 'node:http';
 import type net from 'node:net';
 import { Readable } from 'node:stream';
 import tls from 'node:tls';
+import { http } from '../../node-http.js';
 
 export interface CheckedRequestOptions {
   /** An extra CA to trust, for tests whose receiver has a test certificate. Never configuration. */

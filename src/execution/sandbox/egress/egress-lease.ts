@@ -10,10 +10,10 @@
  * checks and the byte budget are what apply; the secret scan does not.
  */
 import { chmod, chown, unlink } from 'node:fs/promises';
-import http from 'node:http';
 import type net from 'node:net';
 import type { Duplex } from 'node:stream';
 import { excerpt } from '../../../domain/policy/index.js';
+import { http, type IncomingMessage, type Server, type ServerResponse } from '../../node-http.js';
 import type { ByteBudget } from './byte-budget.js';
 import type { CheckedDialer } from './checked-dialer.js';
 import {
@@ -168,7 +168,7 @@ export class Lease implements EgressLease {
   readonly #allow: ReadonlySet<string>;
   readonly #dialer: CheckedDialer;
   readonly #clock: () => Date;
-  readonly #server: http.Server;
+  readonly #server: Server;
   readonly #sockets = new Set<Duplex>();
   readonly #decisions: EgressDecision[] = [];
   readonly #denials: EgressDeny[] = [];
@@ -195,10 +195,10 @@ export class Lease implements EgressLease {
     this.#server.on('request', (req, res) => {
       this.#onRequest(req, res).catch(() => res.destroy());
     });
-    this.#server.on('connect', (req: http.IncomingMessage, socket: Duplex, head: Buffer) => {
+    this.#server.on('connect', (req: IncomingMessage, socket: Duplex, head: Buffer) => {
       this.#onConnect(req, socket, head).catch(() => socket.destroy());
     });
-    this.#server.on('upgrade', (req: http.IncomingMessage, socket: Duplex) => {
+    this.#server.on('upgrade', (req: IncomingMessage, socket: Duplex) => {
       this.#refuseRaw(
         socket,
         refusal('egress.upgrade', 'protocol upgrades are not forwarded'),
@@ -332,7 +332,7 @@ export class Lease implements EgressLease {
     return target.value;
   }
 
-  async #onRequest(req: http.IncomingMessage, res: http.ServerResponse): Promise<void> {
+  async #onRequest(req: IncomingMessage, res: ServerResponse): Promise<void> {
     const method = req.method ?? 'GET';
     const target = req.url ?? '';
     const lower = target.slice(0, 8).toLowerCase();
@@ -431,8 +431,8 @@ export class Lease implements EgressLease {
   }
 
   #relayResponse(
-    ures: http.IncomingMessage,
-    res: http.ServerResponse,
+    ures: IncomingMessage,
+    res: ServerResponse,
     ctx: {
       host: string;
       path: string;
@@ -503,7 +503,7 @@ export class Lease implements EgressLease {
     ures.on('error', () => res.destroy());
   }
 
-  async #onConnect(req: http.IncomingMessage, client: Duplex, head: Buffer): Promise<void> {
+  async #onConnect(req: IncomingMessage, client: Duplex, head: Buffer): Promise<void> {
     const target = req.url ?? '';
     const parsed = parseAuthority(target);
     const checked = this.#checkTarget(
@@ -585,7 +585,7 @@ export class Lease implements EgressLease {
     );
   }
 
-  #respondDenied(res: http.ServerResponse, r: EgressRefusal): void {
+  #respondDenied(res: ServerResponse, r: EgressRefusal): void {
     if (res.headersSent) {
       res.destroy();
       return;
@@ -608,7 +608,7 @@ function countHeader(raw: readonly string[], name: string): number {
 }
 
 /** The whole body, or undefined as soon as it passes `max` bytes (the rest is not read). */
-function readBody(req: http.IncomingMessage, max: number): Promise<Buffer | undefined> {
+function readBody(req: IncomingMessage, max: number): Promise<Buffer | undefined> {
   return new Promise((resolve) => {
     const chunks: Buffer[] = [];
     let size = 0;

@@ -9,6 +9,7 @@ import { postgresMigrationSql } from '../postgres/migration-sql.js';
 import { sqliteMigrationSql } from '../sqlite/migration-sql.js';
 import { agentCaps } from './agent-caps.js';
 import { appliedObjects } from './applied-objects.js';
+import { approvalScopes } from './approval-scopes.js';
 import { auditChain } from './audit-chain.js';
 import { auditIndexes } from './audit-indexes.js';
 import { pagesAuditSearch } from './audit-search.js';
@@ -91,6 +92,7 @@ export function migrationProvider(dialect: Dialect): MigrationProvider {
         '0044_fleet_state': fleetState,
         '0045_audit_staging': auditStaging(MIGRATION_SQL[dialect]),
         '0046_injection_texts': injectionTexts,
+        '0047_approval_scopes': approvalScopes,
       };
     },
   };
