@@ -60,6 +60,7 @@ for (const backend of backends()) {
         'invoke',
         'oauth',
         'requestStates',
+        'revisionAnnouncements',
         'revisions',
         'runs',
         'sessions',

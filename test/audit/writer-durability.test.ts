@@ -132,10 +132,21 @@ describe('audit writer durability on SQLite', () => {
       const one = writer.append(record(200)).then(() => {
         acknowledged = true;
       });
-      await new Promise((r) => setTimeout(r, 50));
-      assert.equal(syncs, 1, 'the single record went through the thread pool’s sync');
+      // Conditions, not a fixed sleep: a loaded host may take long to get there, never elsewhere.
+      const until = async (holds: () => boolean, what: string) => {
+        const t0 = Date.now();
+        while (!holds()) {
+          assert.ok(Date.now() - t0 < 10_000, what);
+          await new Promise((r) => setTimeout(r, 5));
+        }
+      };
+      await until(() => syncs >= 1, 'the single record went through the thread pool’s sync');
+      assert.equal(syncs, 1, 'one sync for the one record');
+      await until(
+        () => ticksDuringSync >= 5,
+        `the loop ran during the sync (${ticksDuringSync} beats)`,
+      );
       assert.equal(acknowledged, false, 'not acknowledged while its sync is pending');
-      assert.ok(ticksDuringSync >= 5, `the loop ran during the sync (${ticksDuringSync} beats)`);
       const row = await s.db
         .selectFrom('audit_log')
         .select('call_id')

@@ -427,6 +427,24 @@ test('verify --file is anchored to keys the verifier trusts: a forged evidence f
   assert.equal(benign.code, 0, benign.stdout + benign.stderr);
   assert.equal(JSON.parse(benign.stdout).checked, evidence.length);
 
+  // The file's audit record claims a scope the person never signed (a standing permission read
+  // by an auditor): refused, while the record as written verifies (the benign run above).
+  const claimed = {
+    ...real,
+    events: real.events.map((ev) => ({
+      ...ev,
+      details: {
+        ...(ev.details as Record<string, unknown>),
+        scope: { calls: 100, amount_cents: null, until: '2099-01-01T00:00:00.000Z' },
+      },
+    })),
+  };
+  const widened = await proveDecisions([claimed], {
+    trustedKeys: await gw.tg.admin.decisions.keys(),
+  });
+  assert.equal(widened.ok, false);
+  assert.match(widened.proofs[0]?.problems.join('; ') ?? '', /disagree on whether a scope/);
+
   // Alice's own credential id with the forger's key: the enrolled key is not the one that signed.
   const sameId = forge(real, real.assertion.approver_id, real.assertion.credential_id);
   const swapped = await proveDecisions([sameId], {

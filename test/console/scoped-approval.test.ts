@@ -45,6 +45,8 @@ test('an approval with a scope: offered in words, shown with its use, covering t
     await page.locator('#scope-totp').fill(await gw.code('sam'));
     await page.locator('#approve').click();
     await page.waitForURL(`**/console/approvals/${approvalId}`);
+    // The page says what was approved: a scope, not one retry.
+    assert.match((await page.locator('.flash').textContent()) ?? '', /Approved with a scope/);
     const shown = (await page.locator('#scope-view').textContent()) ?? '';
     assert.match(shown, /active/);
     assert.match(shown, /up to 3 calls/);

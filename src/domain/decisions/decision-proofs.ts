@@ -165,13 +165,33 @@ function storedSubject(e: DecisionEvidence, problems: string[]): DecisionSubject
   }
 }
 
-/** Whether an audit event of the decision names this assertion, its credential and challenge. */
-function audited(e: DecisionEvidence): boolean {
+/** The audit events of the decision that name this assertion, its credential and challenge. */
+function auditedBy(e: DecisionEvidence): Record<string, unknown>[] {
   const a = e.assertion;
-  return e.events.some((ev) => {
-    const d = (ev.details ?? {}) as Record<string, unknown>;
-    return d.assertion === a.id && d.challenge === a.challenge && d.credential === a.credential_id;
-  });
+  return e.events
+    .map((ev) => (ev.details ?? {}) as Record<string, unknown>)
+    .filter(
+      (d) =>
+        d.assertion === a.id && d.challenge === a.challenge && d.credential === a.credential_id,
+    );
+}
+
+/**
+ * An approval's audit record states the scope it was given with: what an auditor reads must be
+ * what was signed (calls, amount, until), and a record of one call must not claim a scope.
+ */
+function scopeAsAudited(e: DecisionEvidence, details: Record<string, unknown>): string | null {
+  if (e.assertion.kind !== 'approval' || !e.approval) return null;
+  const signed = e.approval.scope ?? null;
+  const told = (details.scope ?? null) as Record<string, unknown> | null;
+  if (signed === null && told === null) return null;
+  if (signed === null || told === null)
+    return 'the audit record and the signed decision disagree on whether a scope was given';
+  const same =
+    told.calls === signed.calls &&
+    (told.amount_cents ?? null) === signed.amount_cents &&
+    told.until === signed.until;
+  return same ? null : 'the audit record states another scope than the one signed';
 }
 
 /** One assertion checked against its evidence; never throws. */
@@ -199,7 +219,12 @@ export async function proveDecision(
   const challenge = commitment ? decisionChallenge(commitment) : '';
   if (commitment && challenge !== a.challenge)
     problems.push('the stored challenge is not the hash of the stored commitment');
-  if (!audited(e)) problems.push('no audit record of the decision names this assertion');
+  const audits = auditedBy(e);
+  if (audits.length === 0) problems.push('no audit record of the decision names this assertion');
+  for (const d of audits) {
+    const disagrees = scopeAsAudited(e, d);
+    if (disagrees) problems.push(disagrees);
+  }
   // Only a trusted key can make a signature count; the assertion's own key decides nothing.
   if (commitment && trustedKey !== null) {
     try {

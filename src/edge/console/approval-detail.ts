@@ -134,6 +134,13 @@ function totpOf(form: Readonly<Record<string, string>>): string | undefined {
   return code.length > 0 ? code : undefined;
 }
 
+/** What an approval's page says once approved: one call, or the scope's calls. */
+function approvedFlash(decided: unknown): string {
+  return (decided as { scope?: unknown } | null)?.scope
+    ? 'Approved with a scope: the calls it covers run without waiting, within its bounds.'
+    : 'Approved. The agent’s retry runs once.';
+}
+
 /**
  * Decisions recorded as the console session's operator (`operator:<id>` via `console`), never a
  * name the form states: the form has no field for one.
@@ -143,7 +150,7 @@ export function decisionActions(): readonly ConsoleAction[] {
   const decision = (
     kind: 'approvals' | 'changes',
     verb: 'approve' | 'reject' | 'revoke-scope',
-    flash: string,
+    flash: string | ((decided: unknown) => string),
     decide: (
       ctx: ConsoleContext,
       id: string,
@@ -155,12 +162,13 @@ export function decisionActions(): readonly ConsoleAction[] {
     roles: rolesOf('approvals.decide'),
     async handle(ctx, params, form) {
       const id = params.id ?? '';
-      await decide(ctx, id, form);
-      return { redirect: `/${kind}/${encodeURIComponent(id)}`, flash };
+      const decided = await decide(ctx, id, form);
+      const said = typeof flash === 'string' ? flash : flash(decided);
+      return { redirect: `/${kind}/${encodeURIComponent(id)}`, flash: said };
     },
   });
   return [
-    decision('approvals', 'approve', 'Approved. The agent’s retry runs once.', (ctx, id, form) => {
+    decision('approvals', 'approve', approvedFlash, (ctx, id, form) => {
       const totp = totpOf(form);
       const scope = scopeOfForm(form);
       return ctx.admin.approvals.approve(id, ctx.operator, {
