@@ -18,6 +18,7 @@ import { ceilings } from './ceilings.js';
 import { changeRequests } from './change-requests.js';
 import { classifiedArguments } from './classified-arguments.js';
 import { consoleSessions } from './console-sessions.js';
+import { counterCharge } from './counter-charge.js';
 import { destinationLiterals } from './destination-literals.js';
 import { destinationSets } from './destination-sets.js';
 import { firstAdminSetUp } from './first-admin-set-up.js';
@@ -93,6 +94,7 @@ export function migrationProvider(dialect: Dialect): MigrationProvider {
         '0045_audit_staging': auditStaging(MIGRATION_SQL[dialect]),
         '0046_injection_texts': injectionTexts,
         '0047_approval_scopes': approvalScopes,
+        '0048_counter_charge': counterCharge(MIGRATION_SQL[dialect]),
       };
     },
   };
