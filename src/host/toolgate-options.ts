@@ -90,6 +90,15 @@ export interface ToolgateOptions {
     readonly origin?: string;
     readonly onError?: (err: unknown) => void;
     /**
+     * Campaign for the fleet's lead to run the audit sequencer (PostgreSQL only; `serve` does,
+     * docs/architecture.md §5, "The audit log across replicas"). Default false: the sequencer
+     * runs here only while this process leads for its other duties (detectors, probes), so an
+     * embedding process never takes the lead from the replicas.
+     */
+    readonly sequencer?: boolean;
+    /** The longest a staged audit record waits to be integrated (default 200 ms). */
+    readonly integrationDelayMs?: number;
+    /**
      * Days the classified store keeps a call's raw arguments (default 30); the sweep removes
      * older ones (docs/security-model.md, "Personal data and the audit log").
      */

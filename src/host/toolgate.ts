@@ -152,7 +152,7 @@ export async function openGateway(options: ToolgateOptions = {}): Promise<Gatewa
     () => observers.notifier.close(),
     () => operations.ownerNotices.close().then(() => operations.decisionNotices.close()),
     () => security.close(),
-    () => records.audit.close(),
+    () => records.audit.close().then(() => records.stopSequencer()),
     ...(options.egress ? [] : [() => host.egress.proxy.close()]), // a caller's own proxy: theirs
     () => store.close(),
     () => config.tracing.close(), // last: every call's spans have ended; a hung collector is bounded

@@ -1,7 +1,8 @@
 /**
  * @module Wires the records (docs/architecture.md §5): the audit log with its keyed hashes (their
  * key derived from the master key) and the classified store of calls' raw arguments, which keeps
- * readable only the keys a version of the tool declares.
+ * readable only the keys a version of the tool declares; and, where the store stages audit
+ * records for a sequencer (PostgreSQL), the sequencer, which runs while this process leads.
  */
 
 import type { CatalogService } from '../domain/catalog/index.js';
@@ -50,5 +51,12 @@ export function wireRecords(
     ...(given.onError ? { onError: given.onError } : {}),
     ...clock,
   });
-  return { pseudonyms, classified, audit };
+  // Where the store stages audit records (PostgreSQL), the fleet's leader integrates them. It is
+  // stopped after the log's last flush, which it integrates at once when it leads here.
+  const stopSequencer = store.audit.sequence(store.fleet, {
+    campaign: given.sequencer === true,
+    ...(given.integrationDelayMs !== undefined ? { maxDelayMs: given.integrationDelayMs } : {}),
+    ...(given.onError ? { onError: given.onError } : {}),
+  });
+  return { pseudonyms, classified, audit, stopSequencer };
 }

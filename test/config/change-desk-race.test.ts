@@ -2,7 +2,7 @@
  * Deciding a four-eyes change is atomic on SQLite and PostgreSQL: two approvers approving at the
  * same moment apply it exactly once (never left pending at 2 of 2), and a rejection racing the
  * approval that applies it leaves one consistent outcome (never "rejected" with its grant made).
- * On PostgreSQL the moment is made certain, not likely: a session holding the audit chain's lock
+ * On PostgreSQL the moment is made certain, not likely: a session holding the change's row lock
  * keeps both decisions inside their transactions until both have started.
  */
 import assert from 'node:assert/strict';
@@ -12,7 +12,6 @@ import type { Actor } from '../../src/core/index.js';
 import { MasterKey } from '../../src/domain/credentials/index.js';
 import { totpAt } from '../../src/domain/decisions/index.js';
 import type { Gateway } from '../../src/host/toolgate.js';
-import { CHAIN_LOCK_KEY } from '../../src/records/store/postgres/audit-append.js';
 import { backends } from '../support/backends.js';
 import { confirmDeciders, enrol, operator } from '../support/operators.js';
 import { wipeDiskTool } from '../support/tools.js';
@@ -22,11 +21,13 @@ const admin: Actor = { id: 'cli:admin', via: 'cli' };
 const ops = { alice: operator('alice'), bob: operator('bob'), carol: operator('carol') };
 
 /**
- * On PostgreSQL: holds the audit chain's lock from another session while `start` runs, until
- * `waiting` sessions wait on a lock (each decision has begun its transaction), then releases it.
+ * On PostgreSQL: holds the change's row lock from another session while `start` runs, until
+ * `waiting` sessions wait on a row (each decision has begun its transaction and reached the
+ * change), then releases it. Only row waits count: the audit sequencer's advisory lock is not one.
  */
 async function heldTogether<T>(
   url: string | null,
+  changeId: string,
   start: (waitFor: (waiting: number) => Promise<void>, release: () => Promise<void>) => Promise<T>,
 ): Promise<T> {
   if (url === null)
@@ -37,18 +38,19 @@ async function heldTogether<T>(
   const holder = new pg.Client(url);
   await holder.connect();
   try {
-    await holder.query('select pg_advisory_lock($1::bigint)', [CHAIN_LOCK_KEY.toString()]);
+    await holder.query('begin');
+    await holder.query('select id from change_requests where id = $1 for update', [changeId]);
     const waitFor = async (waiting: number) => {
       for (;;) {
         const { rows } = await holder.query(
-          "select count(*)::int as n from pg_stat_activity where datname = current_database() and wait_event_type = 'Lock'",
+          "select count(*)::int as n from pg_stat_activity where datname = current_database() and wait_event_type = 'Lock' and wait_event in ('transactionid', 'tuple')",
         );
         if (Number(rows[0]?.n) >= waiting) return;
         await new Promise((r) => setTimeout(r, 10));
       }
     };
     const release = async () => {
-      await holder.query('select pg_advisory_unlock($1::bigint)', [CHAIN_LOCK_KEY.toString()]);
+      await holder.query('commit');
     };
     return await start(waitFor, release);
   } finally {
@@ -103,7 +105,7 @@ for (const backend of backends()) {
 
     test('two approvers approving at the same moment apply the change once', async () => {
       const change = await pendingGrant('ops');
-      const results = await heldTogether(url, async (waitFor, release) => {
+      const results = await heldTogether(url, change.id, async (waitFor, release) => {
         const a = tg.changes.approve(change.id, ops.alice, totpAt(secrets.alice ?? '', now));
         await waitFor(1);
         const b = tg.changes.approve(change.id, ops.bob, totpAt(secrets.bob ?? '', now));
@@ -129,7 +131,7 @@ for (const backend of backends()) {
       const change = await pendingGrant('ops2');
       const later = new Date(now.getTime() + 30_000);
       await tg.changes.approve(change.id, ops.alice, totpAt(secrets.alice ?? '', later));
-      const [approved, rejected] = await heldTogether(url, async (waitFor, release) => {
+      const [approved, rejected] = await heldTogether(url, change.id, async (waitFor, release) => {
         const a = tg.changes.approve(change.id, ops.bob, totpAt(secrets.bob ?? '', later));
         await waitFor(1);
         const r = tg.changes.reject(change.id, ops.carol, 'not needed');
@@ -143,7 +145,7 @@ for (const backend of backends()) {
       // One outcome, and the record agrees with what took effect.
       assert.equal(after.status === 'applied', granted, `${after.status} / granted ${granted}`);
       if (backend.name === 'postgres') {
-        // The approval held its lock first: it applied, and the rejection found nothing pending.
+        // The approval queued for the row first: it applied, and the rejection found nothing pending.
         assert.equal(approved?.status, 'fulfilled');
         assert.equal(after.status, 'applied');
         assert.equal(rejected?.status, 'rejected');

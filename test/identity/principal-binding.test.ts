@@ -155,6 +155,9 @@ for (const backend of backends()) {
 
       const own = await call(u1, session);
       assert.equal(own.status, 200, JSON.stringify(own.body));
+      // Durable when the call answered; in the chain once integrated (PostgreSQL stages records
+      // for the fleet's sequencer: docs/architecture.md §5).
+      await inspector.audit.settled();
       const rows = await inspector.db
         .selectFrom('audit_log')
         .select(['user_id', 'kind'])
@@ -285,6 +288,7 @@ for (const backend of backends()) {
       assert.equal(replay.body.call_id, first.body.call_id, 'u1’s retry is replayed');
       assert.deepEqual(replay.body.output, first.body.output);
 
+      await inspector.audit.settled();
       const replays = await inspector.db
         .selectFrom('audit_log')
         .selectAll()

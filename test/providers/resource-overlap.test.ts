@@ -233,6 +233,8 @@ for (const backend of backends()) {
       });
       assert.equal(dotted.isError, true);
       assert.ok(!JSON.stringify(dotted).includes('s3cr3t'));
+      // In the chain once integrated (PostgreSQL stages records: docs/architecture.md §5).
+      await inspector.audit.settled();
       const records = await inspector.db
         .selectFrom('audit_log')
         .select(['decision', 'rule'])

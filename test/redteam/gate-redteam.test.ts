@@ -726,9 +726,11 @@ class World {
   async auditOf(
     callId: string,
   ): Promise<{ kind: string; code: string | null; rule: string | null }[]> {
-    const db = this.inspector?.db;
-    if (!db) throw new Error('not started');
-    return db
+    if (!this.inspector) throw new Error('not started');
+    // Durable when the call answered; in the chain once integrated (PostgreSQL stages records
+    // for the fleet's sequencer: docs/architecture.md §5).
+    await this.inspector.audit.settled();
+    return this.inspector.db
       .selectFrom('audit_log')
       .select(['kind', 'code', 'rule'])
       .where('call_id', '=', callId)

@@ -167,8 +167,22 @@ describe('two replicas behind a round-robin load balancer', { skip, concurrency:
     };
   };
 
+  /**
+   * Audit records of `where`, once every record staged so far is in the chain: the replicas
+   * stage their records and the fleet's sequencer integrates them within its bound
+   * (docs/architecture.md §5, "The audit log across replicas").
+   */
   const auditRows = async (where: string, params: unknown[]) => {
     assert.ok(inspector);
+    const newest = (await inspector.query('select max(id) as id from audit_staged')).rows[0]?.id;
+    for (let t0 = Date.now(); newest !== null && newest !== undefined; ) {
+      const left = await inspector.query('select 1 from audit_staged where id <= $1 limit 1', [
+        newest,
+      ]);
+      if (left.rowCount === 0) break;
+      assert.ok(Date.now() - t0 < 10_000, 'staged audit records were integrated within 10 s');
+      await new Promise((r) => setTimeout(r, 20));
+    }
     return (
       await inspector.query(
         `select seq, kind, call_id, tool_id, decision, code, outcome from audit_log where ${where} order by seq`,
@@ -203,7 +217,10 @@ describe('two replicas behind a round-robin load balancer', { skip, concurrency:
       auditSigner: () => auditSigner(dataDir, DEFAULT_ORIGIN),
       masterKey: () => loadMasterKey({ dataDir }),
       audit: { checkpoints: false },
+      // Nor does it probe: it never campaigns to lead, so the replicas lead (and sequence the
+      // audit log) among themselves, and a spawnSync here never stalls the fleet's sequencer.
       detectors: false,
+      health: false,
     });
     await tg.admin.config.applyText(DEMO, admin);
     await tg.admin.config.apply(

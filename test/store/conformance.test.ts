@@ -40,6 +40,32 @@ async function wholeLog(store: Store): Promise<Record<string, unknown>[]> {
   return (await store.audit.page(0, 100_000)) as unknown as Record<string, unknown>[];
 }
 
+/**
+ * Commits `rows` through the audit slot and answers their seqs, in the order given, once they are
+ * in the chain: at once where the slot links at commit (SQLite), after the integration it waits
+ * for where the slot stages them for a sequencer (PostgreSQL).
+ */
+async function commitLinked(
+  store: Store,
+  rows: ReturnType<typeof auditRows>,
+  raw: Parameters<Store['audit']['commit']>[1] = [],
+  deferSync = false,
+): Promise<number[]> {
+  const { rows: linked, durable } = await store.audit.commit(rows, raw, deferSync);
+  await durable;
+  if (linked.length === rows.length) return linked.map((r) => Number(r.seq));
+  assert.equal(linked.length, 0, 'a slot links all of a batch at commit, or none of it');
+  await store.audit.settled();
+  const ids = rows.map((r) => String(r.call_id));
+  const found = await store.db
+    .selectFrom('audit_log')
+    .select(['seq', 'call_id'])
+    .where('call_id', 'in', ids)
+    .execute();
+  const seqOf = new Map(found.map((f) => [f.call_id, Number(f.seq)]));
+  return ids.map((id) => seqOf.get(id) ?? -1);
+}
+
 /** Runs the child appender; resolves `ready` once it opened the store, `seqs` when it is done. */
 function child(url: string, count: number, batches = 1) {
   const proc = spawn(
@@ -87,7 +113,7 @@ for (const backend of backends()) {
           applied.rows.map((r) => r.name),
           names,
         );
-        await store.audit.commit(auditRows(1, 'm'), [], false);
+        await commitLinked(store, auditRows(1, 'm'));
         await assert.rejects(sql`update audit_log set decision = 'allow'`.execute(store.db));
         await assert.rejects(sql`delete from audit_log`.execute(store.db));
         assert.equal((await wholeLog(store)).length, 1);
@@ -99,30 +125,30 @@ for (const backend of backends()) {
     test('an audit append chains gap-free from seq 1, stores raw arguments, and verifies', async () => {
       const store = await freshStore(backend);
       try {
-        const first = await store.audit.commit(
-          auditRows(3, 'a'),
-          [
-            {
-              call_id: 'call_a_0',
-              at: '2026-01-01T00:00:00.000Z',
-              agent_id: 'agent-a',
-              user_id: 'user-a',
-              tool_id: 'weather',
-              args: '{"city":"Oslo"}',
-            },
-          ],
-          false,
-        );
+        const given = [
+          {
+            call_id: 'call_a_0',
+            at: '2026-01-01T00:00:00.000Z',
+            agent_id: 'agent-a',
+            user_id: 'user-a',
+            tool_id: 'weather',
+            args: '{"city":"Oslo"}',
+          },
+        ];
+        const first = await store.audit.commit(auditRows(3, 'a'), given, false);
         assert.equal(first.durable, null, 'a batch that may not defer is durable at commit');
+        await store.audit.settled();
         assert.deepEqual(
-          first.rows.map((r) => r.seq),
-          [1, 2, 3],
+          (await wholeLog(store)).map((r) => [r.seq, r.call_id]),
+          [
+            [1, 'call_a_0'],
+            [2, 'call_a_1'],
+            [3, 'call_a_2'],
+          ],
         );
         // A batch allowed to defer its sync: durable once its promise settles, if it has one.
-        const second = await store.audit.commit(auditRows(20, 'b'), [], true);
-        await second.durable;
         assert.deepEqual(
-          second.rows.map((r) => r.seq),
+          await commitLinked(store, auditRows(20, 'b'), [], true),
           Array.from({ length: 20 }, (_, i) => i + 4),
         );
         const log = await wholeLog(store);
@@ -223,6 +249,7 @@ for (const backend of backends()) {
         await Promise.all(work);
         const theirs = await other.seqs;
         assert.equal(theirs.length, 150);
+        await store.audit.settled();
         const log = await wholeLog(store);
         assert.equal(log.length, mine + 150);
         assert.deepEqual(
@@ -239,10 +266,10 @@ for (const backend of backends()) {
       }
     });
 
-    test('the chain lock serialises: another process appends only after the holder commits', async () => {
+    test('the chain lock serialises: another process’s records enter the chain only after the holder commits', async () => {
       const store = await freshStore(backend);
       try {
-        await store.audit.commit(auditRows(3, 'before'), [], false);
+        await commitLinked(store, auditRows(3, 'before'));
         const { mine, appender } = await store.db.transaction().execute(async (trx) => {
           // Holding the lock, with the head read: a second writer that did not wait for this
           // transaction would link onto seq 3 as well.
@@ -460,18 +487,17 @@ for (const backend of backends()) {
     test('opening again is idempotent: nothing re-migrates and the chain continues', async () => {
       const store = await freshStore(backend);
       try {
-        await store.audit.commit(auditRows(4, 'first'), [], false);
+        await commitLinked(store, auditRows(4, 'first'));
         const before = await sql<{ n: number }>`select count(*) as n from kysely_migration`.execute(
           store.db,
         );
         const meta = await store.db.selectFrom('meta').selectAll().orderBy('key').execute();
         for (let i = 0; i < 2; i++) {
           const again = await openStore(store.url);
-          const { rows } = await again.audit.commit(auditRows(2, `again${i}`), [], false);
-          assert.deepEqual(
-            rows.map((r) => r.seq),
-            [5 + 2 * i, 6 + 2 * i],
-          );
+          assert.deepEqual(await commitLinked(again, auditRows(2, `again${i}`)), [
+            5 + 2 * i,
+            6 + 2 * i,
+          ]);
           await again.close();
         }
         const after = await sql<{ n: number }>`select count(*) as n from kysely_migration`.execute(

@@ -388,8 +388,16 @@ export async function personalToken(
     .token;
 }
 
-/** The audit records of `kind` of one tool, in chain order (no flush: the caller's business). */
-export function toolRecords(store: Pick<Store, 'db'>, toolId: string, kind: string) {
+/**
+ * The audit records of `kind` of one tool, in chain order (no flush: the caller's business), once
+ * every record already durable is in the chain (PostgreSQL stages records for the sequencer).
+ */
+export async function toolRecords(
+  store: Pick<Store, 'db' | 'audit'>,
+  toolId: string,
+  kind: string,
+) {
+  await store.audit.settled();
   return store.db
     .selectFrom('audit_log')
     .selectAll()

@@ -33,9 +33,9 @@ export interface CeilingCall {
 const ROLLBACK = Symbol('dry run');
 
 export class CallCounters {
-  readonly #store: Pick<Store, 'db' | 'lockKey'>;
+  readonly #store: Pick<Store, 'db' | 'chargeCounters'>;
 
-  constructor(store: Pick<Store, 'db' | 'lockKey'>) {
+  constructor(store: Pick<Store, 'db' | 'chargeCounters'>) {
     this.#store = store;
   }
 
@@ -84,7 +84,11 @@ export class CallCounters {
     await this.#store.db
       .transaction()
       .execute(async (trx) => {
-        out = { value: await check(new CallCounters({ db: trx, lockKey: this.#store.lockKey })) };
+        out = {
+          value: await check(
+            new CallCounters({ db: trx, chargeCounters: this.#store.chargeCounters }),
+          ),
+        };
         throw ROLLBACK;
       })
       .catch((err: unknown) => {

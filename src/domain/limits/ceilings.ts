@@ -9,8 +9,14 @@
  * passed within any W seconds. Egress bytes are known only after a call: they are added then, and
  * a window already at its ceiling stops the next call.
  */
-import { type Kysely, sql, type Transaction } from 'kysely';
-import { type Database, LOCK_CLASSES, type Store } from '../../records/store/index.js';
+import type { Kysely } from 'kysely';
+import {
+  addToCounter,
+  type CounterCharge,
+  counterTotal,
+  type Database,
+  type Store,
+} from '../../records/store/index.js';
 import type { AgentCeilings, CeilingWindow, SessionBudgets } from '../identity/index.js';
 
 /** The cross-session private-read window when an agent configures none. */
@@ -73,8 +79,6 @@ export function untrustedSince(ceilings: AgentCeilings, now: Date): Date {
 }
 /** Buckets per window: the window's resolution (at worst it counts one bucket too many). */
 const BUCKETS_PER_WINDOW = 60;
-/** Advisory-lock class of ceiling counters on PostgreSQL (the audit chain uses the one-key form). */
-const LOCK_CLASS = LOCK_CLASSES.ceilings;
 
 export type Admission =
   | {
@@ -114,12 +118,6 @@ interface Slot {
   readonly expiresAt: string;
 }
 
-class Refused extends Error {
-  constructor(readonly admission: Admission) {
-    super('refused');
-  }
-}
-
 function slot(
   metric: Metric,
   scope: CeilingWindow['scope'] | 'flow',
@@ -142,20 +140,8 @@ function slot(
   };
 }
 
-async function add(db: Kysely<Database>, s: Slot, amount: number): Promise<void> {
-  await sql`insert into ceiling_counters (key, bucket, amount, expires_at)
-    values (${s.key}, ${s.bucket}, ${amount}, ${s.expiresAt})
-    on conflict (key, bucket) do update set amount = ceiling_counters.amount + excluded.amount`.execute(
-    db,
-  );
-}
-
-async function total(db: Kysely<Database>, s: Slot): Promise<number> {
-  const result = await sql<{ total: number }>`
-    select cast(coalesce(sum(amount), 0) as bigint) as total from ceiling_counters
-    where key = ${s.key} and bucket >= ${s.from}`.execute(db);
-  return Number(result.rows[0]?.total ?? 0);
-}
+const add = addToCounter;
+const total = counterTotal;
 
 const LABEL: Readonly<Record<Metric, string>> = {
   calls: 'calls of this tool',
@@ -171,12 +157,12 @@ function who(scope: CeilingWindow['scope']): string {
 
 /**
  * Charges one call, or refuses it with nothing charged. Never charges part: the session's spend,
- * every window's spend, calls and sends are taken in one transaction, each by adding first and
- * checking the sum after (on SQLite the first write takes the database's write lock; on PostgreSQL
- * each counter is also under an advisory lock, so a concurrent charge waits for this one's commit).
+ * every window's spend, calls and sends are taken all or none, each counter under its key's lock
+ * and its sum checked (Store.chargeCounters: one transaction on SQLite, one server-side function
+ * on PostgreSQL, so a concurrent charge on any replica waits for this one's commit).
  */
 export async function admitCall(
-  store: Pick<Store, 'db' | 'lockKey'>,
+  store: Pick<Store, 'db' | 'chargeCounters'>,
   call: CallFacts,
   ceilings: AgentCeilings,
 ): Promise<Admission> {
@@ -206,8 +192,7 @@ export async function admitCall(
       };
     }
   }
-  const charges: { s: Slot; amount: number; limit: number; w: CeilingWindow; metric: Metric }[] =
-    [];
+  const charges: { c: CounterCharge; w: CeilingWindow; metric: Metric }[] = [];
   for (const w of windows) {
     const take = (
       metric: Metric,
@@ -217,7 +202,7 @@ export async function admitCall(
     ) => {
       if (limit === undefined || amount === 0) return;
       const s = slot(metric, w.scope, w.window_seconds, call.agentId, call.userId, tool, call.now);
-      charges.push({ s, amount, limit, w, metric });
+      charges.push({ c: { ...s, amount, limit }, w, metric });
     };
     take('calls', w.calls_per_tool, 1, call.toolId);
     take('external_sends', w.external_sends, call.externalSend ? 1 : 0, null);
@@ -225,52 +210,33 @@ export async function admitCall(
   }
   const admitted: Admission = Number.isFinite(egressLeft) ? { ok: true, egressLeft } : ADMITTED;
   if (charges.length === 0 && call.cents === 0) return admitted;
-  // One lock order for every transaction: no two charges can wait on each other in a cycle.
-  charges.sort((a, b) => (a.s.key < b.s.key ? -1 : a.s.key > b.s.key ? 1 : 0));
-  // Inside a caller's transaction (a dry run, CallCounters.dryRun), the charges join it.
-  const inTransaction = (body: (trx: Transaction<Database>) => Promise<void>) =>
-    store.db.isTransaction
-      ? body(store.db as Transaction<Database>)
-      : store.db.transaction().execute(body);
-  try {
-    await inTransaction(async (trx) => {
-      if (call.cents > 0) {
-        const budget = call.spendBudget;
-        const q = trx
-          .updateTable('sessions')
-          .set((eb) => ({ spend_cents: eb('spend_cents', '+', call.cents) }))
-          .where('id', '=', call.sessionId);
-        const result = await (budget === undefined
-          ? q
-          : q.where(sql<boolean>`spend_cents + ${call.cents} <= ${budget}`)
-        ).executeTakeFirst();
-        if (Number(result.numUpdatedRows) !== 1) {
-          throw new Refused({
-            ok: false,
-            code: 'BUDGET_EXCEEDED',
-            rule: 'budget.spend',
-            message: `this call costs ${call.cents} cents, more than is left of the session's spend budget of ${budget} cents`,
-          });
-        }
-      }
-      for (const c of charges) {
-        await store.lockKey(trx, LOCK_CLASS, c.s.key);
-        await add(trx, c.s, c.amount);
-        if ((await total(trx, c.s)) > c.limit) {
-          throw new Refused({
-            ok: false,
-            code: c.metric === 'calls' ? 'RATE_LIMITED' : 'BUDGET_EXCEEDED',
-            rule: `ceiling.${c.metric === 'calls' ? 'calls_per_tool' : c.metric}`,
-            message: `${who(c.w.scope)} may use at most ${c.limit} ${LABEL[c.metric]} per ${c.w.window_seconds} s`,
-          });
-        }
-      }
-    });
-  } catch (error) {
-    if (error instanceof Refused) return error.admission;
-    throw error;
+  // One lock order for every charge: no two can wait on each other in a cycle.
+  charges.sort((a, b) => (a.c.key < b.c.key ? -1 : a.c.key > b.c.key ? 1 : 0));
+  const spend =
+    call.cents > 0
+      ? { sessionId: call.sessionId, cents: call.cents, budget: call.spendBudget }
+      : null;
+  const refused = await store.chargeCounters(
+    store.db,
+    spend,
+    charges.map((x) => x.c),
+  );
+  if (refused === null) return admitted;
+  if (refused === 'spend') {
+    return {
+      ok: false,
+      code: 'BUDGET_EXCEEDED',
+      rule: 'budget.spend',
+      message: `this call costs ${call.cents} cents, more than is left of the session's spend budget of ${call.spendBudget} cents`,
+    };
   }
-  return admitted;
+  const { c, w, metric } = charges[refused] as (typeof charges)[number];
+  return {
+    ok: false,
+    code: metric === 'calls' ? 'RATE_LIMITED' : 'BUDGET_EXCEEDED',
+    rule: `ceiling.${metric === 'calls' ? 'calls_per_tool' : metric}`,
+    message: `${who(w.scope)} may use at most ${c.limit} ${LABEL[metric]} per ${w.window_seconds} s`,
+  };
 }
 
 /** Adds the egress bytes a finished call moved to every egress window of its agent. */

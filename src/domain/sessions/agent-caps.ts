@@ -296,14 +296,17 @@ async function writeTouches(key: object): Promise<void> {
   const batch = unwritten.get(key);
   unwritten.delete(key);
   if (!batch || batch.uses.size === 0) return;
-  await batch.db
-    .transaction()
-    .execute(async (trx) => {
-      for (const [id, at] of batch.uses) {
-        await trx.updateTable('sessions').set({ last_used_at: at }).where('id', '=', id).execute();
-      }
-    })
-    .catch(() => {});
+  // One statement per session, each its own commit, in id order: replicas touching the same
+  // sessions never hold one row while waiting for another (one transaction over them all, in
+  // each process's own order, made replicas wait on each other and deadlock).
+  for (const [id, at] of [...batch.uses].sort(([a], [b]) => (a < b ? -1 : a > b ? 1 : 0))) {
+    await batch.db
+      .updateTable('sessions')
+      .set({ last_used_at: at })
+      .where('id', '=', id)
+      .execute()
+      .catch(() => {});
+  }
 }
 
 /** The session's last use this process has not written yet, if any. */

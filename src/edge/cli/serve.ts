@@ -146,7 +146,8 @@ export async function serve(options: ServeOptions): Promise<void> {
         auditSigner: () => checkpointKey,
         // Checked at the start when it exists (start-settings.ts); else made on first use.
         masterKey: settings.masterKey ?? (() => loadMasterKey({ dataDir: options.dataDir })),
-        audit: settings.audit,
+        // A replica campaigns to sequence the fleet's audit records (docs/architecture.md §5).
+        audit: { ...settings.audit, sequencer: true },
         // No sandbox may see the gateway's own files (the database's are added by openToolgate).
         protectedPaths: [
           options.dataDir,

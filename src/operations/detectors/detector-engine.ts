@@ -171,10 +171,14 @@ export class DetectorEngine {
     return [...this.#recent];
   }
 
-  /** Resolves when every record committed so far is processed and its webhooks settled. */
+  /**
+   * Resolves when every record committed so far is processed, the alerts it raised are in the
+   * chain (staged ones integrated: docs/architecture.md §5) and its webhooks settled.
+   */
   async idle(): Promise<void> {
     await this.#follower?.caughtUp();
     await this.#settle();
+    await this.#d.audit.flush();
     await this.#webhook?.settled();
   }
 

@@ -6,8 +6,9 @@
  * only), so a replica that takes over resumes where the last leader left off. A record is handed
  * over once in a fleet that keeps its leader; a leader that dies between processing a page and
  * saving the position has that page processed again by the next one (at least once, never lost).
- * On PostgreSQL a record's `seq` is assigned under the chain lock held through its commit, so no
- * smaller `seq` can commit after a larger one is seen (docs/architecture.md §5).
+ * On PostgreSQL a record's `seq` is assigned when the sequencer integrates it (or an event is
+ * appended), always under the chain lock held through that commit, so no smaller `seq` can commit
+ * after a larger one is seen (docs/architecture.md §5, "The audit log across replicas").
  */
 import { sql } from 'kysely';
 import type { AuditKind, AuditRecord } from '../../records/audit/index.js';
@@ -67,7 +68,9 @@ export function recordOfRow(r: AuditRow): AuditRecord {
 }
 
 export interface LogFollowerDependencies {
-  readonly store: Pick<Store, 'db'> & { readonly fleet: Pick<Fleet, 'onLeader' | 'decided'> };
+  readonly store: Pick<Store, 'db' | 'audit'> & {
+    readonly fleet: Pick<Fleet, 'onLeader' | 'decided'>;
+  };
   /** Processes one page in order; resolves once done (the position is saved after it). */
   readonly process: (batch: readonly AuditRecord[]) => Promise<void>;
   /** Called when this replica starts leading, before the first page (fresh state, baselines). */
@@ -113,10 +116,16 @@ export class CommittedLogFollower {
   async caughtUp(): Promise<void> {
     await this.#d.store.fleet.decided();
     if (!this.#leading) return;
+    // Records staged on any replica but not yet in the chain are committed too: wait for them.
+    await this.#d.store.audit.settled();
     const head = await this.#head();
     while (this.#leading && (this.#cursor === null || this.#cursor < head)) {
       const before = this.#cursor;
+      // A scheduled page already under way may have been read before these records were there
+      // (integrated a moment ago): it does not count as this call's look.
+      const joined = this.#pulling !== null;
       await this.#pull();
+      if (joined) continue;
       // A failed page (reported) leaves the position: no busy loop on a broken database.
       if (this.#cursor === before && before !== null) return;
     }

@@ -16,3 +16,5 @@ export {
   recordHash,
   recordHashOfValues,
 } from './record-hash.js';
+export type { StagedBreak, StreamHead } from './staged-hash.js';
+export { STAGING_RULE, STREAM_GENESIS, stagedBreak, stagedHash } from './staged-hash.js';

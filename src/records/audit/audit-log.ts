@@ -144,7 +144,7 @@ export class AuditLog {
     this.#onError = options.onError ?? (() => {});
     this.#checkpoints = options.checkpoints !== false && this.#signerSource !== null;
     this.writer = new AuditWriter(store, {
-      onCommit: (rows) => this.#committed(rows),
+      onCommit: (rows, records) => this.#committed(rows, records),
       ...(options.pseudonyms ? { pseudonyms: options.pseudonyms } : {}),
     });
     const interval = options.checkpointIntervalMs ?? 10_000;
@@ -168,13 +168,13 @@ export class AuditLog {
     return this.#signer?.verifierKey ?? null;
   }
 
-  #committed(rows: readonly NewAuditRow[]): void {
+  #committed(rows: readonly NewAuditRow[], records: number): void {
     if (this.#checkpoints) {
       if (this.#own.size + rows.length > OWN_MAX) this.#own.clear();
       for (const row of rows)
         this.#own.set(Number(row.seq), { hash: row.hash, prev: row.prev_hash });
     }
-    this.#sinceCheckpoint += rows.length;
+    this.#sinceCheckpoint += records;
     if (this.#sinceCheckpoint >= this.#every) this.#schedule();
   }
 
@@ -313,8 +313,9 @@ export class AuditLog {
     return next.size;
   }
 
-  /** Writes a checkpoint of the current tail when it grew since the last; returns the latest. */
-  checkpoint(): Promise<CheckpointView | null> {
+  /** Checkpoints the tail (staged records integrated first) if it grew; returns the latest. */
+  async checkpoint(): Promise<CheckpointView | null> {
+    await this.#store.audit.settled();
     return this.#exclusive(async () => {
       const signer = this.#signer;
       if (!signer) throw new ToolgateError('INTERNAL', 'this audit log has no signing key', {});
@@ -449,6 +450,7 @@ export class AuditLog {
 
   /** Recomputes the whole chain, tree and every checkpoint from the database. */
   async verify(options: VerifyOptions = {}): Promise<LogReport> {
+    await this.#store.audit.settled(); // every replica's records, staged ones too (§5)
     const verifiers = this.#verifiers(options.keys);
     let checkpoints: CheckpointRow[];
     try {
@@ -503,6 +505,7 @@ export class AuditLog {
           '/out',
           `${dir} already holds an audit bundle (${name}): choose a new folder`,
         );
+    await this.#store.audit.settled();
     if (this.#checkpoints) await this.checkpoint();
     const tail = await this.#exclusive(() => this.#catchUp());
     const from = range.from ?? 1;

@@ -171,6 +171,10 @@ export class AuditSearch {
    */
   async search(filter: AuditSearchFilter, page: PageRequest = {}): Promise<Page<AuditEntry>> {
     const limit = pageLimit(page.limit);
+    // A first page shows every record committed before it was asked, on whichever replica: where
+    // records are staged for a sequencer, wait (bounded) for their integration. Later pages go
+    // back from a seq already shown and need no wait (docs/architecture.md §5, across replicas).
+    if (page.cursor === undefined) await this.#store.audit.settled();
     let query = this.#store.db.selectFrom('audit_log').selectAll();
     for (const [key, column] of Object.entries(FILTER_COLUMNS) as [
       keyof typeof FILTER_COLUMNS,

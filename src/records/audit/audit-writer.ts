@@ -109,9 +109,12 @@ interface Pending {
  * record (durable); a failed commit rejects every record in it, and nothing is acknowledged early.
  */
 export interface AuditWriterOptions {
-  /** Called after each commit with the rows as written (seq order), before they are
-   * acknowledged; must not throw. */
-  readonly onCommit?: (rows: readonly NewAuditRow[]) => void;
+  /**
+   * Called after each commit with the rows as linked (seq order; none when the slot staged them
+   * for its sequencer) and how many records the batch held, before they are acknowledged; must
+   * not throw.
+   */
+  readonly onCommit?: (rows: readonly NewAuditRow[], records: number) => void;
   /** Replaces the slot's deferred sync (fdatasync of SQLite's WAL file); for tests only. */
   readonly syncFile?: (fd: number) => Promise<void>;
   /**
@@ -123,7 +126,7 @@ export interface AuditWriterOptions {
 
 export class AuditWriter {
   readonly #store: Pick<Store, 'audit'>;
-  readonly #onCommit: ((rows: readonly NewAuditRow[]) => void) | undefined;
+  readonly #onCommit: ((rows: readonly NewAuditRow[], records: number) => void) | undefined;
   readonly #syncFile: ((fd: number) => Promise<void>) | undefined;
   readonly #pseudonyms: AuditPseudonyms;
   #queue: Pending[] = [];
@@ -143,6 +146,9 @@ export class AuditWriter {
   }
 
   #timer: NodeJS.Timeout | null = null;
+  /** Batches staged for the slot's sequencer, and how many of them a flush saw integrated. */
+  #staged = 0;
+  #settled = 0;
   /** Deferred syncs running off the event loop, each acknowledging its own batch when done. */
   readonly #syncing = new Set<Promise<void>>();
 
@@ -211,12 +217,22 @@ export class AuditWriter {
     });
   }
 
-  /** Resolves when everything queued so far is committed and durable (used on shutdown). */
+  /**
+   * Resolves when everything queued so far is committed, durable and in the chain (used on
+   * shutdown, and by whoever reads the log right after writing). Where the slot stages records
+   * for a sequencer (PostgreSQL), this waits for their integration: a bounded wait, ended by
+   * integrating them here (docs/architecture.md §5, "The audit log across replicas").
+   */
   async flush(): Promise<void> {
     if (this.#queue.length > 0) this.#start();
     while (this.#flushing || this.#syncing.size > 0) {
       if (this.#flushing) await this.#flushing;
       await Promise.all([...this.#syncing]);
+    }
+    const staged = this.#staged;
+    if (this.#settled < staged) {
+      await this.#store.audit.settled();
+      this.#settled = Math.max(this.#settled, staged);
     }
   }
 
@@ -269,7 +285,8 @@ export class AuditWriter {
         );
         // The log learns the rows (their hashes, for the checkpointer) as soon as they are in the
         // database; callers are acknowledged only once the rows are durable.
-        this.#onCommit?.(written);
+        if (written.length < rows.length) this.#staged += 1;
+        this.#onCommit?.(written, batch.length);
         const settle = () => {
           for (const p of batch) p.resolve();
           const records = batch.map((p) => p.record);

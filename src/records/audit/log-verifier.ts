@@ -5,7 +5,7 @@
  * checks the live database and an exported bundle on a machine without toolgate's database.
  */
 
-import { GENESIS_PREV_HASH, recordHash } from '../audit-chain/index.js';
+import { GENESIS_PREV_HASH, recordHash, STAGING_RULE } from '../audit-chain/index.js';
 import { MerkleFrontier } from './merkle.js';
 import { type NoteVerifier, openNote, parseCheckpointText } from './signed-note.js';
 
@@ -29,6 +29,8 @@ export type ProblemKind =
   | 'record_malformed'
   | 'record_hash_mismatch'
   | 'chain_broken'
+  /** The sequencer found a staged record removed, changed or repeated (its alert is here). */
+  | 'staged_record_broken'
   | 'checkpoint_malformed'
   | 'checkpoint_signature'
   | 'checkpoint_root_mismatch'
@@ -250,6 +252,15 @@ export class LogVerifier {
         kind: 'chain_broken',
         seq,
         message: `record ${seq} links to a record ${seq - 1} other than the one stored (prev_hash differs): record ${seq - 1} was replaced, or record ${seq} was re-linked`,
+      });
+    }
+    if (row.kind === 'alert' && row.rule === STAGING_RULE) {
+      // The chain holds, but a record staged before this point was lost or changed before it
+      // was integrated (docs/architecture.md §5, "The audit log across replicas").
+      this.#problem({
+        kind: 'staged_record_broken',
+        seq,
+        message: `record ${seq}: ${typeof row.message === 'string' ? row.message : 'a staged record was lost or changed'}`,
       });
     }
     this.#prevHash = stored;

@@ -4,14 +4,18 @@
  * postgres/audit-append.ts), chosen once when the store opens (`Store.audit`). Callers (the audit
  * writer, `appendEvent`) use this interface and never learn the dialect: docs/architecture.md §5.
  *
- * Every slot does the same three things under one total order across processes and replicas:
- * take the chain lock for the rest of the transaction, read the head, insert the rows linked onto
- * it (src/records/audit-chain/, pure). Sequence numbers are assigned under the lock, gap-free: leaf index
- * = seq - 1. This file also holds what both slots share: the head query and the multi-row INSERT.
+ * Two ways to the same chain. SQLite (one writer per file) integrates at commit: it takes the
+ * chain lock (the file's write lock), reads the head and inserts the rows linked onto it.
+ * PostgreSQL, where replicas write at once, sequences then integrates: a group commit stages its
+ * records durably with no lock shared across replicas, and the fleet's elected sequencer links
+ * them into the chain within a bounded delay (postgres/audit-sequencer.ts). Either way sequence
+ * numbers are assigned under the chain lock, gap-free: leaf index = seq - 1. This file also holds
+ * what both slots share: the head query and the multi-row INSERT.
  */
 import { CompiledQuery, type Kysely, type Transaction } from 'kysely';
 import { type ChainHead, GENESIS_HEAD, type RangeResult } from '../audit-chain/index.js';
 import type { AuditRow, Database, NewAuditRow } from './database.js';
+import type { Fleet } from './fleet.js';
 
 /** An audit record before it is linked: every column but seq, prev_hash and hash. */
 export type UnchainedRow = Omit<NewAuditRow, 'seq' | 'prev_hash' | 'hash'>;
@@ -30,8 +34,12 @@ export interface RawArgumentsRow {
   readonly args: string;
 }
 
-/** A group commit's outcome: the rows as written, and when they are durable. */
+/** A group commit's outcome: the rows as linked, and when they are durable. */
 export interface AuditCommit {
+  /**
+   * The rows as linked into the chain, in seq order; empty when the slot staged them for its
+   * sequencer instead (PostgreSQL), which links them within its bound (`settled()` waits).
+   */
   readonly rows: NewAuditRow[];
   /**
    * Null when the rows were durable at commit; else settles once they are (the slot syncs what
@@ -40,12 +48,34 @@ export interface AuditCommit {
   readonly durable: Promise<void> | null;
 }
 
+/** How the sequencer runs where a slot stages (PostgreSQL: postgres/audit-sequencer.ts). */
+export interface SequencerOptions {
+  /**
+   * The longest a staged record may wait to be integrated while a sequencer runs (default
+   * 200 ms): the sequencer looks at least four times within it, and reports an integration whose
+   * oldest record waited longer (`onLate`).
+   */
+  readonly maxDelayMs?: number;
+  readonly onError?: (err: unknown) => void;
+  /** Told of each integration that took records: how many, and the oldest one's wait in ms. */
+  readonly onIntegrated?: (count: number, oldestWaitMs: number) => void;
+  /** Told when a record waited longer than maxDelayMs (a stalled database, a slow failover). */
+  readonly onLate?: (waitedMs: number) => void;
+  /**
+   * Join the fleet's election to sequence (serve does). Otherwise the sequencer runs only while
+   * this process leads for its other duties (detectors, probes): an embedding process that does
+   * not campaign never takes the lead from the replicas that do.
+   */
+  readonly campaign?: boolean;
+}
+
 export interface AuditAppend {
   /**
-   * One group commit in its own transaction: locks the chain, links `rows` onto the head (they
-   * are completed in place and returned), inserts them and `raw`. With `deferSync`, a slot may
-   * commit without syncing and sync afterwards off the event loop (`durable`); `syncFile` replaces
-   * the sync, for tests that watch it.
+   * One group commit in its own transaction, `rows` and `raw` together: either linked onto the
+   * head under the chain lock (completed in place and returned: SQLite), or staged for the
+   * sequencer (none returned: PostgreSQL). Durable once `durable` settles (null: at commit). With
+   * `deferSync`, a slot may commit without syncing and sync afterwards off the event loop;
+   * `syncFile` replaces the sync, for tests that watch it.
    */
   commit(
     rows: UnchainedRow[],
@@ -60,6 +90,21 @@ export interface AuditAppend {
   appendIn(trx: Transaction<Database>, rows: readonly UnchainedRow[]): Promise<NewAuditRow[]>;
   /** Up to `limit` whole records after seq `after`, in seq order (verification reads these). */
   page(after: number, limit: number): Promise<AuditRow[]>;
+  /**
+   * Integrates every record staged so far, by any replica, in transactions under the chain lock;
+   * answers how many records went into the chain. 0 where commits integrate (SQLite).
+   */
+  integrate(): Promise<number>;
+  /**
+   * Resolves once every record committed before the call, by any replica, is in the chain: waits
+   * for the sequencer up to twice its bound, then integrates them itself. At once on SQLite.
+   */
+  settled(): Promise<void>;
+  /**
+   * Runs the sequencer in this process whenever it leads `fleet` (joining the election only with
+   * `campaign`); resolves the returned stop once it stopped. Nothing on SQLite.
+   */
+  sequence(fleet: Fleet, options?: SequencerOptions): () => Promise<void>;
   /** Lets go of any file the slot holds open; later commits reopen it. */
   release(): void;
 }

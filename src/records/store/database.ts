@@ -12,6 +12,7 @@ import type {
   OperatorPasskeyTable,
   PasskeyChallengeTable,
 } from './passkey-tables.js';
+import type { AuditStagedTable, AuditStreamHeadTable } from './staging-tables.js';
 
 /** Set once at insert, never updated (also refused by triggers). */
 type InsertOnly<T> = ColumnType<T, T, never>;
@@ -449,6 +450,8 @@ export interface Database {
   approvals: ApprovalTable;
   approval_scopes: ApprovalScopeTable;
   audit_log: AuditTable;
+  audit_staged: AuditStagedTable;
+  audit_stream_heads: AuditStreamHeadTable;
   call_arguments: CallArgumentsTable;
   idempotency: IdempotencyTable;
   grants: GrantTable;

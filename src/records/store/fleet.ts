@@ -20,6 +20,8 @@ export const FLEET_CHANNELS = {
   revisions: 'toolgate_revisions',
   /** The elected prober recorded a probe's outcome (operations/health). */
   probes: 'toolgate_probes',
+  /** A replica staged audit records while the sequencer may be idle (postgres/audit-sequencer.ts). */
+  staged: 'toolgate_audit_staged',
 } as const;
 
 export type FleetChannel = (typeof FLEET_CHANNELS)[keyof typeof FLEET_CHANNELS];
@@ -54,6 +56,12 @@ export interface Fleet {
    * another can be elected, as far as it can tell (docs/architecture.md §5).
    */
   onLeader(fn: (leader: boolean) => void): () => void;
+  /**
+   * Tells `fn` each time leadership is won or lost, and once at once, without joining the
+   * election: work that belongs with the leader's, whichever process that is (the audit
+   * sequencer in a process that does not campaign by itself).
+   */
+  watchLeader(fn: (leader: boolean) => void): () => void;
   /**
    * Resolves once this process's first bid for leadership is decided (won, lost, or the
    * connection failed); at once when it has not joined the election, and always on SQLite.

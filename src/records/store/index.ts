@@ -14,6 +14,14 @@ export type {
   RawArgumentsRow,
   UnchainedRow,
 } from './audit-append.js';
+export {
+  addToCounter,
+  type ChargeCounters,
+  type ChargeRefusal,
+  type CounterCharge,
+  counterTotal,
+  type SpendCharge,
+} from './counter-charge.js';
 export type {
   AgentRow,
   ApprovalRow,

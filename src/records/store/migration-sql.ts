@@ -40,4 +40,9 @@ export interface MigrationSql {
   openAuditLogForChain(db: Kysely<unknown>): Promise<void>;
   /** After: the update guard comes back, and a row without its chain is refused from now on. */
   closeAuditLogAfterChain(db: Kysely<unknown>): Promise<void>;
+  /**
+   * What charging counters needs of the database (counter-charge.ts): PostgreSQL's server-side
+   * function; nothing on SQLite, which charges in a transaction of plain statements.
+   */
+  counterCharge(db: Kysely<unknown>): Promise<void>;
 }

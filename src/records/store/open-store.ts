@@ -7,6 +7,7 @@ import { existsSync, statSync } from 'node:fs';
 import { Kysely, Migrator, sql, type Transaction } from 'kysely';
 import { useCursorKey } from '../../core/index.js';
 import { type AuditAppend, bindAuditSlot, type RangeChecker } from './audit-append.js';
+import { type ChargeCounters, chargeInTransaction } from './counter-charge.js';
 import type { Database } from './database.js';
 import type { SavedDatabase } from './database-copy.js';
 import { parseDbUrl } from './db-url.js';
@@ -17,6 +18,7 @@ import type { Dialect } from './migration-sql.js';
 import { migrationProvider } from './migrations/index.js';
 import { auditAppend as postgresAuditAppend } from './postgres/audit-append.js';
 import { saveDump } from './postgres/backup.js';
+import { chargeCounters as postgresChargeCounters } from './postgres/counter-charge.js';
 import { createPostgresDialect } from './postgres/dialect.js';
 import { PostgresFleet, notify as postgresNotify } from './postgres/fleet.js';
 import { lockKey as postgresLockKey } from './postgres/key-lock.js';
@@ -48,6 +50,11 @@ export interface Store {
    * class and key run one after the other (a read-then-write on a shared counter stays exact).
    */
   lockKey(trx: Transaction<Database>, classId: number, key: string): Promise<void>;
+  /**
+   * Charges a session's spend and a call's counters all or none, each counter under its key's
+   * lock (counter-charge.ts): one transaction on SQLite, one server-side function on PostgreSQL.
+   */
+  readonly chargeCounters: ChargeCounters;
   /**
    * What replicas on this database tell each other and which of them leads (fleet.ts): on
    * PostgreSQL one dedicated connection, made on first use; on SQLite this process alone.
@@ -172,6 +179,7 @@ export async function openStore(url: string): Promise<Store> {
     files: sqlite ? sqliteFiles(target) : [],
     ranges: sqlite && target !== ':memory:' ? sqliteRanges(target) : null,
     lockKey,
+    chargeCounters: sqlite ? chargeInTransaction(sqliteLockKey) : postgresChargeCounters,
     fleet,
     migrations,
     async saveCopy(folder) {

@@ -13,10 +13,12 @@ import { approvalScopes } from './approval-scopes.js';
 import { auditChain } from './audit-chain.js';
 import { auditIndexes } from './audit-indexes.js';
 import { pagesAuditSearch } from './audit-search.js';
+import { auditStaging } from './audit-staging.js';
 import { ceilings } from './ceilings.js';
 import { changeRequests } from './change-requests.js';
 import { classifiedArguments } from './classified-arguments.js';
 import { consoleSessions } from './console-sessions.js';
+import { counterCharge } from './counter-charge.js';
 import { destinationLiterals } from './destination-literals.js';
 import { destinationSets } from './destination-sets.js';
 import { firstAdminSetUp } from './first-admin-set-up.js';
@@ -89,8 +91,10 @@ export function migrationProvider(dialect: Dialect): MigrationProvider {
         '0042_owner_channel_sealing': ownerChannelSealing,
         '0043_passkeys': passkeys,
         '0044_fleet_state': fleetState,
+        '0045_audit_staging': auditStaging(MIGRATION_SQL[dialect]),
         '0046_injection_texts': injectionTexts,
         '0047_approval_scopes': approvalScopes,
+        '0048_counter_charge': counterCharge(MIGRATION_SQL[dialect]),
       };
     },
   };

@@ -99,6 +99,12 @@ export class PostgresFleet implements Fleet {
     return () => this.#leaderFns.delete(fn);
   }
 
+  watchLeader(fn: (leader: boolean) => void): () => void {
+    this.#leaderFns.add(fn);
+    fn(this.#leader);
+    return () => this.#leaderFns.delete(fn);
+  }
+
   async close(): Promise<void> {
     this.#closed = true;
     this.#decide?.();

@@ -4,6 +4,7 @@
  */
 import { sql } from 'kysely';
 import type { MigrationSql } from '../migration-sql.js';
+import { CHARGE_FUNCTION } from './counter-charge.js';
 
 export const postgresMigrationSql: MigrationSql = {
   dialect: 'postgres',
@@ -29,5 +30,8 @@ export const postgresMigrationSql: MigrationSql = {
           for each row execute function toolgate_audit_append_only()`.execute(db);
     await sql`alter table audit_log alter column prev_hash set not null`.execute(db);
     await sql`alter table audit_log alter column hash set not null`.execute(db);
+  },
+  async counterCharge(db) {
+    await sql.raw(CHARGE_FUNCTION).execute(db);
   },
 };

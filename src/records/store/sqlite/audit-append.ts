@@ -40,6 +40,13 @@ async function lockChain(trx: Transaction<Database>): Promise<void> {
   await sql`update meta set value = value where key = 'audit_chain'`.execute(trx);
 }
 
+/** One process writes the file and links at commit: nothing is ever staged to integrate. */
+const LINKED_AT_COMMIT: Pick<AuditAppend, 'integrate' | 'settled' | 'sequence'> = {
+  integrate: async () => 0,
+  settled: async () => {},
+  sequence: () => async () => {},
+};
+
 /**
  * `database` is the handle behind `db`. Its prepared statements run only inside
  * `db.connection().execute(…)`, which keeps every other query off the connection meanwhile.
@@ -134,9 +141,7 @@ export function auditAppend(db: Kysely<Database>, database: BetterSqlite3.Databa
       if (fd === null) return { rows: written, durable: null };
       const durable = syncFile(fd);
       syncing.add(durable);
-      const done = () => {
-        syncing.delete(durable);
-      };
+      const done = () => void syncing.delete(durable);
       durable.then(done, done);
       return { rows: written, durable };
     },
@@ -174,6 +179,8 @@ export function auditAppend(db: Kysely<Database>, database: BetterSqlite3.Databa
         }
       });
     },
+
+    ...LINKED_AT_COMMIT,
 
     release() {
       if (typeof wal === 'number') closeWhenIdle(wal);

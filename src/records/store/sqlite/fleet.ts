@@ -16,6 +16,10 @@ export function singleProcessFleet(): Fleet {
       fn(true);
       return () => {};
     },
+    watchLeader(fn) {
+      fn(true);
+      return () => {};
+    },
     decided: async () => {},
     close: async () => {},
   };

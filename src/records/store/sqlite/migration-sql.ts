@@ -25,4 +25,7 @@ export const sqliteMigrationSql: MigrationSql = {
       db,
     );
   },
+  async counterCharge() {
+    // A transaction of plain statements charges here (counter-charge.ts): nothing to create.
+  },
 };

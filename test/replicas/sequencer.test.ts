@@ -1,0 +1,385 @@
+/**
+ * The audit log across replicas (docs/architecture.md §5): two toolgate replicas (the built CLI's
+ * `serve`) on one PostgreSQL database behind HAProxy stage their audit records with no lock shared
+ * between them, and the fleet's elected sequencer integrates them into the one chain. Every
+ * replica's records reach the chain within the bound (the wait is measured and printed); calls
+ * are answered while the chain lock is held by someone else; the sequencer's replica SIGKILLed
+ * in the middle of an integration hands over to the other, which integrates what was staged, each
+ * record once, and `audit verify` passes; a staged record removed or changed before integration
+ * is found (an alert in the chain) and `audit verify` fails naming it.
+ */
+import assert from 'node:assert/strict';
+import { spawnSync } from 'node:child_process';
+import { mkdirSync, mkdtempSync, readFileSync, rmSync } from 'node:fs';
+import { tmpdir } from 'node:os';
+import { join } from 'node:path';
+import { after, before, describe, test } from 'node:test';
+import {
+  Client as ClientV2,
+  StreamableHTTPClientTransport as HttpV2,
+} from '@modelcontextprotocol/client';
+import pg from 'pg';
+import type { Actor } from '../../src/core/index.js';
+import { loadMasterKey } from '../../src/domain/credentials/index.js';
+import { approvalSigner, auditSigner } from '../../src/edge/cli/runtime-files.js';
+import { openToolgate } from '../../src/host/toolgate.js';
+import { DEFAULT_ORIGIN } from '../../src/records/audit/index.js';
+import { LOCK_CLASSES } from '../../src/records/store/index.js';
+import { CHAIN_LOCK_KEY } from '../../src/records/store/postgres/audit-append.js';
+import { backends } from '../support/backends.js';
+import { cleanEnv, ensureBuilt, MAIN, ROOT } from '../support/cli.js';
+import { approvePendingReviews } from '../support/reviews.js';
+import { inlineTool } from '../support/tools.js';
+import { decisionOf } from './approval-round-trip.js';
+import {
+  type Balancer,
+  haproxyAvailable,
+  REPLICA_HEADER,
+  type Replica,
+  startBalancer,
+  startReplica,
+  stopReplica,
+} from './cluster.js';
+
+const RUN = 'io.toolgate/run';
+const MODERN = '2026-07-28';
+const ADMIN_TOKEN = 'sequencer-test-admin-token-0123456789abcdef';
+const admin: Actor = { id: 'test-admin', via: 'library' };
+const DEMO = readFileSync(join(ROOT, 'demo', 'catalog.yaml'), 'utf8');
+/** The sequencer's bound in `serve` (the default). */
+const BOUND_MS = 200;
+
+const postgres = backends().find((b) => b.name === 'postgres');
+const skip = !postgres
+  ? 'TOOLGATE_TEST_PG_URL is not set (run with scripts/run-tests.mjs --with-postgres)'
+  : !haproxyAvailable() && process.env.TOOLGATE_REQUIRE_PG !== '1'
+    ? 'haproxy is not installed (apt-get install haproxy)'
+    : false;
+
+const sleep = (ms: number) => new Promise((r) => setTimeout(r, ms));
+
+const percentile = (sorted: readonly number[], p: number) =>
+  sorted[Math.min(sorted.length - 1, Math.floor((sorted.length * p) / 100))] ?? Number.NaN;
+
+describe('the audit sequencer across replicas', { skip, concurrency: 1 }, () => {
+  let dir = '';
+  let dataDir = '';
+  let db = '';
+  let drop: () => Promise<void> = async () => {};
+  let inspector: pg.Client | null = null;
+  const replicas: Replica[] = [];
+  let lb: Balancer | null = null;
+  let botKey = '';
+  const clients: ClientV2[] = [];
+
+  const q = async <T>(text: string, params: unknown[] = []): Promise<T[]> => {
+    assert.ok(inspector);
+    return (await inspector.query(text, params)).rows as T[];
+  };
+
+  const leaderHeld = async () =>
+    (
+      await q<{ n: number }>(
+        `select count(*)::int as n from pg_locks where locktype = 'advisory' and classid = $1
+          and objid = 0 and objsubid = 2 and granted`,
+        [LOCK_CLASSES.leader],
+      )
+    )[0]?.n === 1;
+
+  /** Waits until `check` holds, up to `ms`; answers how long it took. */
+  const until = async (check: () => Promise<boolean>, ms: number, what: string) => {
+    const t0 = Date.now();
+    while (!(await check())) {
+      if (Date.now() - t0 > ms) assert.fail(`${what}: not within ${ms} ms`);
+      await sleep(10);
+    }
+    return Date.now() - t0;
+  };
+
+  const stagedLeft = async () =>
+    (await q<{ n: number }>('select count(*)::int as n from audit_staged'))[0]?.n ?? -1;
+
+  /** A 2026-07-28 client through HAProxy, and its first call (which mints its run). */
+  async function agent(): Promise<{ call: () => Promise<{ id: string; replica: string }> }> {
+    assert.ok(lb);
+    const replicaOf = new Map<number, string>();
+    let n = 0;
+    const client = new ClientV2(
+      { name: 'sequencer-test', version: '1.0.0' },
+      { versionNegotiation: { mode: { pin: MODERN } }, inputRequired: { autoFulfill: false } },
+    );
+    let last = '';
+    await client.connect(
+      new HttpV2(new URL(`${lb.base}/mcp`), {
+        requestInit: { headers: { authorization: `Bearer ${botKey}` } },
+        fetch: async (url, init) => {
+          const res = await fetch(url, init);
+          last = res.headers.get(REPLICA_HEADER) ?? '';
+          replicaOf.set(n, last);
+          return res;
+        },
+      }),
+    );
+    clients.push(client);
+    let run: string | undefined;
+    const call = async () => {
+      n += 1;
+      const r = await client.callTool({
+        name: 'seq_echo',
+        arguments: {},
+        ...(run ? { _meta: { [RUN]: run } } : {}),
+      });
+      const d = decisionOf(r);
+      assert.equal(d.kind, 'allow', JSON.stringify(r));
+      run ??= (r as { _meta?: Record<string, unknown> })._meta?.[RUN] as string | undefined;
+      return { id: String(d.call_id), replica: last };
+    };
+    await call();
+    return { call };
+  }
+
+  const verify = () => {
+    const out = spawnSync(
+      process.execPath,
+      [MAIN, '--db', db, '--data-dir', dataDir, '--json', 'audit', 'verify'],
+      { cwd: dir, env: { ...cleanEnv(), TOOLGATE_ADMIN_TOKEN: ADMIN_TOKEN }, encoding: 'utf8' },
+    );
+    return {
+      status: out.status,
+      report: JSON.parse(out.stdout || '{}') as {
+        ok?: boolean;
+        records?: number;
+        problems?: { kind: string; seq: number | null; message: string }[];
+      },
+      text: `${out.stdout}\n${out.stderr}`,
+    };
+  };
+
+  before(async () => {
+    if (!postgres) return;
+    assert.ok(haproxyAvailable(), 'haproxy is not installed: apt-get install haproxy');
+    ensureBuilt();
+    dir = mkdtempSync(join(tmpdir(), 'toolgate-sequencer-'));
+    dataDir = join(dir, 'data');
+    mkdirSync(dataDir, { recursive: true });
+    const fresh = await postgres.fresh();
+    db = fresh.url;
+    drop = fresh.drop;
+    // Set up in this process, which then closes: only the replicas campaign for the lead.
+    const tg = await openToolgate({
+      db,
+      approvalSigner: () => approvalSigner(dataDir),
+      auditSigner: () => auditSigner(dataDir, DEFAULT_ORIGIN),
+      masterKey: () => loadMasterKey({ dataDir }),
+      audit: { checkpoints: false, sequencer: false },
+      detectors: false,
+      health: false,
+    });
+    try {
+      await tg.admin.config.applyText(DEMO, admin);
+      await tg.admin.config.apply(
+        [
+          { kind: 'Agent', spec: { id: 'seq-bot', owner: 'qa' } },
+          {
+            kind: 'Tool',
+            spec: inlineTool(
+              'seq_echo',
+              {
+                required_capabilities: ['seq:use'],
+                runtime: { kind: 'inline', handler: 'demo.grant_role' },
+              },
+              'the sequencer tests',
+            ),
+          },
+          { kind: 'Grant', spec: { agent: 'seq-bot', capabilities: ['seq:use'] } },
+        ],
+        admin,
+      );
+      await approvePendingReviews(tg.admin);
+      botKey = (await tg.admin.keys.issue('seq-bot', admin)).apiKey;
+    } finally {
+      await tg.close();
+    }
+    inspector = new pg.Client(db);
+    await inspector.connect();
+    const options = { db, dataDir, cwd: dir, adminToken: ADMIN_TOKEN };
+    // Replica a first, and leading before b starts: the sequencer is on a.
+    const a = await startReplica('a', options);
+    replicas.push(a);
+    await until(leaderHeld, 30_000, 'replica a leads');
+    replicas.push(await startReplica('b', options));
+    lb = await startBalancer(replicas, dir);
+  });
+
+  after(async () => {
+    await Promise.all(clients.map((c) => c.close().catch(() => {})));
+    await lb?.stop();
+    await Promise.all(replicas.map((r) => stopReplica(r)));
+    await inspector?.end().catch(() => {});
+    await drop();
+    if (dir) rmSync(dir, { recursive: true, force: true, maxRetries: 5, retryDelay: 50 });
+  });
+
+  test('every replica’s records reach the chain within the bound; the wait is measured', async (t) => {
+    const bot = await agent();
+    const sent = new Map<string, number>();
+    const served = new Set<string>();
+    const waits: number[] = [];
+    const pending = new Set<string>();
+    let calling = true;
+    // Looks every 5 ms for the pre-records of answered calls: the wait is from the call being
+    // sent (before its record was staged) to the record being seen in the chain.
+    const watcher = (async () => {
+      while (calling || pending.size > 0) {
+        if (pending.size > 0) {
+          const seen = await q<{ call_id: string }>(
+            `select call_id from audit_log where kind = 'call.pre' and call_id = any($1)`,
+            [[...pending]],
+          );
+          const now = performance.now();
+          for (const { call_id } of seen) {
+            pending.delete(call_id);
+            waits.push(now - (sent.get(call_id) ?? now));
+          }
+        }
+        await sleep(5);
+      }
+    })();
+    for (let i = 0; i < 60; i++) {
+      const t0 = performance.now();
+      const { id, replica } = await bot.call();
+      sent.set(id, t0);
+      pending.add(id);
+      served.add(replica);
+      await sleep(10);
+    }
+    calling = false;
+    await Promise.race([
+      watcher,
+      sleep(10_000).then(() => assert.fail(`not integrated: ${[...pending]}`)),
+    ]);
+    assert.deepEqual([...served].sort(), ['a', 'b'], 'both replicas served calls');
+    waits.sort((x, y) => x - y);
+    const p50 = percentile(waits, 50);
+    const p99 = percentile(waits, 99);
+    const max = waits.at(-1) ?? Number.NaN;
+    t.diagnostic(
+      `integration wait (call sent → record in the chain), 60 calls over 2 replicas: p50 ${p50.toFixed(1)} ms, p99 ${p99.toFixed(1)} ms, max ${max.toFixed(1)} ms (bound ${BOUND_MS} ms)`,
+    );
+    // The bound holds from staging; the wait measured here adds the call itself and the 5 ms
+    // look, on a host other runs load: the margin is for them.
+    assert.ok(max < BOUND_MS + 600, `max wait ${max} ms`);
+    assert.ok(p50 < BOUND_MS, `median wait ${p50} ms`);
+  });
+
+  test('the sequencer’s replica SIGKILLed in the middle of an integration: the other integrates what was staged, each record once', async (t) => {
+    const [leader] = replicas as [Replica, Replica];
+    const workers = await Promise.all([agent(), agent(), agent()]);
+    const acknowledged: string[] = [];
+    const failures: string[] = [];
+    let running = true;
+    const load = workers.map(async (w) => {
+      while (running) {
+        try {
+          acknowledged.push((await w.call()).id);
+        } catch (err) {
+          failures.push((err as Error).message);
+        }
+      }
+    });
+    await sleep(500);
+    // Hold the chain lock: the sequencer's next integration stops inside its transaction, and
+    // records pile up staged while calls go on being answered (nothing on the call path waits).
+    const holder = new pg.Client(db);
+    await holder.connect();
+    await holder.query('begin');
+    await holder.query(`select pg_advisory_xact_lock(${CHAIN_LOCK_KEY}::bigint)`);
+    const answeredBefore = acknowledged.length;
+    await sleep(400);
+    assert.ok(acknowledged.length > answeredBefore, 'calls are answered while the lock is held');
+    assert.ok((await stagedLeft()) > 0, 'records wait staged');
+    const waiting = await q<{ n: number }>(
+      `select count(*)::int as n from pg_locks where locktype = 'advisory' and not granted`,
+    );
+    assert.ok((waiting[0]?.n ?? 0) >= 1, 'the sequencer is inside its integration, at the lock');
+    leader.child.kill('SIGKILL');
+    await leader.exited;
+    const newest = (await q<{ id: string }>('select max(id) as id from audit_staged'))[0]?.id;
+    await holder.query('commit');
+    await holder.end();
+    // What was staged before the kill is integrated by the next leader while the load goes on.
+    const takeover = await until(
+      async () =>
+        (await q('select 1 from audit_staged where id <= $1 limit 1', [newest])).length === 0,
+      10_000,
+      'what was staged before the kill is integrated',
+    );
+    await sleep(500);
+    running = false;
+    await Promise.all(load);
+    await until(async () => (await stagedLeft()) === 0, 10_000, 'staged drained');
+    t.diagnostic(
+      `after the kill: ${acknowledged.length} calls answered, ${failures.length} failed in flight; what was staged before it was integrated by the other replica ${takeover} ms after the lock was let go (election and integration)`,
+    );
+    assert.ok(await leaderHeld(), 'replica b leads now');
+    assert.ok(failures.length <= 6, failures.join('; '));
+    const logged = await q<{ call_id: string; n: number }>(
+      `select call_id, count(*)::int as n from audit_log where kind = 'call.pre' and call_id = any($1) group by call_id`,
+      [acknowledged],
+    );
+    const once = new Map(logged.map((r) => [r.call_id, r.n]));
+    assert.deepEqual(
+      acknowledged.filter((id) => once.get(id) !== 1),
+      [],
+      'every answered call has its pre-record in the chain exactly once',
+    );
+    const doubled = await q<{ call_id: string }>(
+      `select call_id from audit_log where call_id is not null group by call_id, kind having count(*) > 1`,
+    );
+    assert.deepEqual(doubled, [], 'no record is in the chain twice');
+    const { status, report, text } = verify();
+    assert.equal(status, 0, text);
+    assert.equal(report.ok, true, text);
+  });
+
+  test('a staged record removed or changed before integration is found, and audit verify names it', async () => {
+    const bot = await agent();
+    const holder = new pg.Client(db);
+    await holder.connect();
+    await holder.query('begin');
+    await holder.query(`select pg_advisory_xact_lock(${CHAIN_LOCK_KEY}::bigint)`);
+    for (let i = 0; i < 4; i++) await bot.call();
+    // The calls' result records go out within 25 ms of each call.
+    await sleep(300);
+    const rows = await q<{ id: string; stream: string; rseq: string }>(
+      'select id, stream, rseq from audit_staged order by stream, rseq',
+    );
+    const stream = rows[0]?.stream;
+    const mine = rows.filter((r) => r.stream === stream);
+    assert.ok(mine.length >= 6, `${mine.length} staged records in one stream`);
+    const [, removed, , changed] = mine;
+    assert.ok(removed && changed);
+    await q('delete from audit_staged where id = $1', [removed.id]);
+    await q(
+      `update audit_staged set record = replace(record, '"kind":"call.', '"kind":"call.x') where id = $1`,
+      [changed.id],
+    );
+    await holder.query('commit');
+    await holder.end();
+    await until(async () => (await stagedLeft()) === 0, 10_000, 'staged drained');
+    const alerts = await q<{ seq: string; details: string }>(
+      `select seq, details from audit_log where kind = 'alert' and rule = 'audit.staging' order by seq`,
+    );
+    assert.deepEqual(
+      alerts.map((a) => (JSON.parse(a.details) as { problem: string }).problem),
+      ['missing', 'altered'],
+    );
+    const { status, report, text } = verify();
+    assert.equal(status, 6, text);
+    assert.equal(report.ok, false);
+    assert.deepEqual(
+      report.problems?.map((p) => [p.kind, p.seq]),
+      alerts.map((a) => ['staged_record_broken', Number(a.seq)]),
+    );
+  });
+});
