@@ -463,3 +463,28 @@ describe('a declared cost', () => {
     }
   });
 });
+
+describe('a third-party command tool', () => {
+  const command = (extra: Record<string, unknown> = {}) =>
+    validTool({
+      provenance: 'third_party',
+      runtime: { kind: 'command', argv: ['/usr/bin/node', '/srv/tools/x.mjs'] },
+      sandbox: { isolation: 'namespace' },
+      ...extra,
+    });
+
+  test('without a code_hash is refused: its review would bind a path, not the code behind it', () => {
+    const problems = problemsOf(command());
+    assert.deepEqual(
+      problems.map((p) => [p.pointer, p.rule]),
+      [['/code_hash', 'code_hash.required']],
+    );
+    assert.match(problems[0]?.message ?? '', /tools hash/);
+  });
+
+  test('with its code_hash is accepted; an internal command tool or a third-party http tool needs none', () => {
+    accepted(command({ code_hash: `sha256:${'a'.repeat(64)}` }));
+    accepted(command({ provenance: 'internal' }));
+    accepted(validTool({ provenance: 'third_party' }));
+  });
+});

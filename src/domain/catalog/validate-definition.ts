@@ -20,6 +20,7 @@ import {
   createAuthoredSchemaAjvDraft07,
   createDocumentAjv,
 } from './json-schema-validator.js';
+import { checkRuntimeBindings } from './runtime-bindings.js';
 import { compileAuthoredSchemaOnce } from './schema-compile-memo.js';
 import { schemaModelTexts } from './schema-model-texts.js';
 import {
@@ -135,19 +136,7 @@ export function checkToolDefinition(input: unknown): DefinitionCheck {
   const sandbox = wellFormed('runtime', 'egress', 'data_access', 'sandbox')
     ? normalizeSandbox(raw, problems)
     : null;
-  if (
-    wellFormed('credentials', 'runtime') &&
-    raw.credentials?.inject === 'header' &&
-    raw.runtime.kind !== 'http'
-  ) {
-    problems.push(
-      problem(
-        '/credentials/inject',
-        'header injection needs an http runtime',
-        'credentials.inject',
-      ),
-    );
-  }
+  problems.push(...checkRuntimeBindings(raw, wellFormed));
   if (problems.length > 0 || !approval || !sandbox) return { ok: false, problems };
 
   const definition: ToolDefinition = {
