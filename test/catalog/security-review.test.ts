@@ -6,6 +6,7 @@
 import assert from 'node:assert/strict';
 import { after, before, describe, test } from 'node:test';
 import type { Actor } from '../../src/core/index.js';
+import { MAX_PENDING_REVIEWS_PER_REGISTRANT } from '../../src/domain/catalog/security-review.js';
 import {
   BOOTSTRAP_OPERATOR,
   type Operator,
@@ -385,6 +386,36 @@ for (const backend of backends()) {
         assert.equal(r.tool.lifecycle, 'draft');
         assert.equal((await tg.reviews.of('adm_res', '1.0.0'))[0]?.registered_by, 'operator:ada');
       });
+    });
+
+    test('one registrant may have 50 reviews waiting: the next is refused and stores nothing, others still register', async () => {
+      const flooder: Actor = { id: 'operator:flood', via: 'rest' };
+      const mine = async () =>
+        (await tg.reviews.page('pending', { limit: 500 })).items.filter(
+          (r) => r.registered_by === flooder.id,
+        );
+      for (let i = 0; (await mine()).length < MAX_PENDING_REVIEWS_PER_REGISTRANT; i++)
+        await tg.catalog.register(restricted(`flood_${i}`), flooder);
+      const before = { events: (await tg.events.list({ limit: 10_000 })).length };
+      const err = await refusal(tg.catalog.register(restricted('flood_over'), flooder));
+      assert.equal(err.code, 'RATE_LIMITED');
+      assert.equal(err.details.rule, 'review.pending_cap');
+      await assert.rejects(() => tg.catalog.get('flood_over', '1.0.0'), /no tool flood_over@1.0.0/);
+      assert.equal((await tg.events.list({ limit: 10_000 })).length, before.events);
+      // The benign neighbours: a tool that needs no review, and another registrant's draft.
+      const pub = await tg.catalog.register(
+        validTool({ id: 'flood_pub', name: 'flood_pub' }),
+        flooder,
+      );
+      assert.equal(pub.tool.lifecycle, 'active');
+      const other = await tg.catalog.register(restricted('not_flood'), host);
+      assert.equal(other.tool.lifecycle, 'draft');
+      // Once a reviewer decides one, the registrant may register one more.
+      const first = (await mine())[0];
+      assert.ok(first);
+      await approveReview(tg, first.tool_id, first.version);
+      const again = await tg.catalog.register(restricted('flood_over'), flooder);
+      assert.equal(again.tool.lifecycle, 'draft');
     });
   });
 }

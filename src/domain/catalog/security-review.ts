@@ -17,7 +17,13 @@ import {
   pageLimit,
   ToolgateError,
 } from '../../core/index.js';
-import { appendEvent, type Database, type SecurityReviewRow } from '../../records/store/index.js';
+import {
+  appendEvent,
+  type Database,
+  LOCK_CLASSES,
+  lockKeyIn,
+  type SecurityReviewRow,
+} from '../../records/store/index.js';
 import {
   apartFrom,
   BOOTSTRAP_ACTOR_ID,
@@ -63,6 +69,13 @@ export interface SecurityReviewView {
 
 export const MAX_REVIEW_NOTES = 4000;
 
+/**
+ * Reviews one registrant may have waiting at once. Each pending review is a person's attention
+ * and a notice to every reviewer: past this many, the registrant's next definition that needs a
+ * review is refused (RATE_LIMITED, `review.pending_cap`) until reviewers have decided some.
+ */
+export const MAX_PENDING_REVIEWS_PER_REGISTRANT = 50;
+
 /** Opens the pending review of a just-registered definition, in the registration's transaction. */
 export async function openReviewIn(
   trx: Transaction<Database>,
@@ -76,6 +89,21 @@ export async function openReviewIn(
     readonly at: string;
   },
 ): Promise<string> {
+  // Counted under the registrant's key: concurrent registrations on replicas cannot pass it.
+  await lockKeyIn(trx, LOCK_CLASSES.reviewQueue, review.registeredBy);
+  const waiting = await trx
+    .selectFrom('security_reviews')
+    .select((eb) => eb.fn.countAll<number>().as('n'))
+    .where('registered_by', '=', review.registeredBy)
+    .where('status', '=', 'pending')
+    .executeTakeFirst();
+  if (Number(waiting?.n ?? 0) >= MAX_PENDING_REVIEWS_PER_REGISTRANT) {
+    throw new ToolgateError(
+      'RATE_LIMITED',
+      `${MAX_PENDING_REVIEWS_PER_REGISTRANT} reviews registered by you are waiting; register more once reviewers have decided some`,
+      { rule: 'review.pending_cap', call_id: '' },
+    );
+  }
   const id = `rev_${randomBytes(10).toString('base64url')}`;
   await trx
     .insertInto('security_reviews')

@@ -23,6 +23,8 @@ export const LOCK_CLASSES = {
   destinationSets: 0x7467_6473, // "tgds"
   /** Owner channels, by team: the per-team cap (operations/owners/owner-channels.ts). */
   ownerChannels: 0x7467_6f63, // "tgoc"
+  /** Pending security reviews, by registrant: the per-registrant cap (catalog/security-review.ts). */
+  reviewQueue: 0x7467_7271, // "tgrq"
   /** Owner notices sent, by team: the per-team hourly cap (operations/owners/owner-notices.ts). */
   ownerNotices: 0x7467_6f6e, // "tgon"
   /**
