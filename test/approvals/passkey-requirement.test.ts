@@ -67,3 +67,43 @@ test('a process without the setting holds the rule a start recorded; an explicit
   const view = await cli.admin.changes.approve(change.id, alice, totpAt(secret, now), 'cli');
   assert.deepEqual(view.approvers, ['operator:alice']);
 });
+
+test('setting and lifting the rule are audited, each as the configuration that did it; a start that changes nothing records nothing', async () => {
+  const changes = async () =>
+    (await world.tg.admin.events.list({ subject: 'organisation:passkeys', limit: 100 })).map(
+      (e) => ({
+        actor: `${e.actor} via ${e.via}`,
+        ...((typeof e.details === 'string' ? JSON.parse(e.details) : e.details) as object),
+      }),
+    );
+  const before = await changes();
+  // The world's start set it (was off), and the earlier test's explicit false lifted it.
+  assert.deepEqual(before.slice(-2), [
+    {
+      actor: 'system:config via system',
+      require_for_irreversible: true,
+      was: false,
+      setting: 'passkeys.require_for_irreversible',
+    },
+    {
+      actor: 'system:config via system',
+      require_for_irreversible: false,
+      was: true,
+      setting: 'passkeys.require_for_irreversible',
+    },
+  ]);
+  // Starts that leave the rule as it is (unset, or false again) add no record.
+  await another();
+  await another(false);
+  assert.equal((await changes()).length, before.length);
+  // Set again: one record.
+  await another(true);
+  const after = await changes();
+  assert.equal(after.length, before.length + 1);
+  assert.deepEqual(after.at(-1), {
+    actor: 'system:config via system',
+    require_for_irreversible: true,
+    was: false,
+    setting: 'passkeys.require_for_irreversible',
+  });
+});

@@ -5,7 +5,7 @@
  * security review signed with one.
  */
 import type { Kysely } from 'kysely';
-import { type Actor, ToolgateError } from '../../core/index.js';
+import { type Actor, systemActor, ToolgateError } from '../../core/index.js';
 import { appendEvent, type Database } from '../../records/store/index.js';
 import type { ReviewPasskeys } from '../catalog/index.js';
 import { type Operator, operatorActor } from '../operators/index.js';
@@ -41,17 +41,38 @@ export async function passkeysRequired(db: Kysely<Database>, own: boolean): Prom
 /**
  * Records a start's explicit setting for every process on the database: `true` sets it, `false`
  * clears it (only a deliberate false turns the rule off); left unset, the recorded rule stands.
+ * A change of the organisation's rule is audited (`passkeys.requirement_changed`, actor
+ * `system:config`: the start's configuration set it), in the transaction that changes it.
  */
 export async function recordPasskeyRequirement(
   db: Kysely<Database>,
   required: boolean | undefined,
+  now: Date = new Date(),
 ): Promise<void> {
   if (required === undefined) return;
-  await db
-    .insertInto('meta')
-    .values({ key: REQUIREMENT, value: String(required) })
-    .onConflict((oc) => oc.column('key').doUpdateSet({ value: String(required) }))
-    .execute();
+  await db.transaction().execute(async (trx) => {
+    const was = await trx
+      .selectFrom('meta')
+      .select('value')
+      .where('key', '=', REQUIREMENT)
+      .executeTakeFirst();
+    if ((was?.value === 'true') === required && was !== undefined) return;
+    await trx
+      .insertInto('meta')
+      .values({ key: REQUIREMENT, value: String(required) })
+      .onConflict((oc) => oc.column('key').doUpdateSet({ value: String(required) }))
+      .execute();
+    if ((was?.value === 'true') === required) return; // first record of the default: no change
+    await appendEvent(trx, systemActor('config'), now, {
+      action: 'passkeys.requirement_changed',
+      subject: 'organisation:passkeys',
+      details: {
+        require_for_irreversible: required,
+        was: was?.value === 'true',
+        setting: 'passkeys.require_for_irreversible',
+      },
+    });
+  });
 }
 
 /** PASSKEY_REQUIRED for `kind` `id`, after recording the refusal (`passkey.required`). */
