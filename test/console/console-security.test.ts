@@ -147,6 +147,20 @@ test('without a session: a page redirects to the login, a POST is refused with 4
   assert.equal((await gw.tg.approvals.get(id)).status, 'pending');
 });
 
+/** The console form refusals recorded for `id`, as `actor via front: reason route`. */
+async function formRefusals(id: string): Promise<string[]> {
+  const events = await gw.tg.admin.events.list({ subject: `operator:${id}`, limit: 500 });
+  return events
+    .filter((e) => e.action === 'console.form_refused')
+    .map((e) => {
+      const d = (typeof e.details === 'string' ? JSON.parse(e.details) : e.details) as {
+        reason: string;
+        route: string;
+      };
+      return `${e.actor} via ${e.via}: ${d.reason} ${d.route}`;
+    });
+}
+
 test('a POST with a missing or wrong CSRF token is refused and changes nothing; the right one works', async () => {
   const id = await pendingSend('eve@customer.example');
   const { context, page } = await signedInContext(browser, gw, operator('ann', ['approver']));
@@ -167,6 +181,11 @@ test('a POST with a missing or wrong CSRF token is refused and changes nothing; 
       assert.equal(body.details.reason, 'csrf');
     }
     assert.equal((await gw.tg.approvals.get(id)).status, 'pending');
+    // Each refusal is audited as the signed-in operator's, through the console.
+    assert.deepEqual(
+      await formRefusals('ann'),
+      Array(3).fill('operator:ann via console: csrf /console/approvals/:id/approve'),
+    );
     // Another session's token is no token of this one.
     const other = await signedInContext(browser, gw, operator('bob', ['approver']));
     await other.page.goto(`${gw.base}/console/approvals/${id}`);
@@ -183,6 +202,8 @@ test('a POST with a missing or wrong CSRF token is refused and changes nothing; 
     await page.locator('#approve').click();
     await page.waitForURL(`**/console/approvals/${id}`);
     assert.equal((await gw.tg.approvals.get(id)).status, 'approved');
+    // The benign post records no refusal: only the three above and the other session's token.
+    assert.equal((await formRefusals('ann')).length, 4);
   } finally {
     await context.close();
   }
@@ -212,6 +233,9 @@ test('a cross-origin form post, even one carrying the right token, is refused an
         'cross_origin',
       );
       assert.equal((await gw.tg.approvals.get(id)).status, 'pending', 'nothing changed');
+      assert.deepEqual(await formRefusals('ava'), [
+        'operator:ava via console: cross_origin /console/approvals/:id/approve',
+      ]);
       // The session is still there: the attack did not even log the operator out.
       await page.goto(`${gw.base}/console/inbox`);
       assert.equal(new URL(page.url()).pathname, '/console/inbox');

@@ -120,6 +120,11 @@ export type Asking =
 export interface OperatorRefusal {
   /** Who was refused, as their allowed actions are recorded: `operator:<id>` and the front. */
   readonly actor: Actor;
+  /**
+   * The event: `operator.forbidden` (a role refusal) unless another is named —
+   * `console.form_refused` for a console form sent from another origin or with a wrong token.
+   */
+  readonly event?: 'console.form_refused';
   readonly subject: string;
   readonly details: {
     readonly edge: Asking['via'];
@@ -133,6 +138,8 @@ export interface OperatorRefusal {
     readonly team?: string;
     readonly roles: readonly OperatorRole[];
     readonly held: readonly OperatorRole[];
+    /** Why a console form was refused before any role check. */
+    readonly reason?: 'cross_origin' | 'csrf';
   };
 }
 
@@ -283,6 +290,20 @@ export class OperatorAuthority {
     if (holdsAny(op, roles)) return;
     await this.#record(refusalOf(op, action, roles, asking));
     throw forbiddenFor(op, roles, asking);
+  }
+
+  /**
+   * Records a console form refused before any role check — sent from another origin, or with a
+   * stale or forged token — as the signed-in operator's refusal (`console.form_refused`): the
+   * forged cross-site decision is the attempt an auditor wants to see. Never throws.
+   */
+  async formRefused(op: Operator, reason: 'cross_origin' | 'csrf', asking: Asking): Promise<void> {
+    const refusal = refusalOf(op, undefined, [], asking);
+    await this.#record({
+      ...refusal,
+      event: 'console.form_refused',
+      details: { ...refusal.details, reason },
+    });
   }
 
   /**

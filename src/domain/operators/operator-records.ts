@@ -335,9 +335,9 @@ export function toView(row: NonNullable<OperatorRow>): OperatorView {
 /** The operator authority's refusals, written as security events (`operator.forbidden`). */
 export function auditedRefusals(db: Kysely<Database>, clock: Clock): OperatorRefusals {
   return {
-    refused: ({ actor, subject, details }) =>
+    refused: ({ actor, event, subject, details }) =>
       appendEvent(db, actor, clock(), {
-        action: 'operator.forbidden',
+        action: event ?? 'operator.forbidden',
         subject,
         details,
       }),

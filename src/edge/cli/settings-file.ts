@@ -225,7 +225,7 @@ export const SETTINGS: readonly Setting[] = [
     schema: { type: 'boolean' },
     text: String,
     description:
-      'passkeys: irreversible and permission-changing decisions (approvals of their calls, four-eyes changes, security review approvals) need a passkey; a TOTP code is refused for them. Recorded in the database for every process on it (CLI commands and replicas started without it hold it too); only an explicit false lifts it',
+      'passkeys: irreversible and permission-changing decisions (approvals of their calls, four-eyes changes, security review approvals) need a passkey; a TOTP code is refused for them. Recorded in the database for every process on it (CLI commands and replicas started without it hold it too); only an explicit false lifts it. Each change of the recorded rule is audited (`passkeys.requirement_changed`, actor `system:config`, subject `organisation:passkeys`, with the value before)',
   },
   {
     path: 'jwt.issuer',

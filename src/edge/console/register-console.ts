@@ -123,6 +123,30 @@ function enforce(
     : admin.operators.authority.enforceRoles(op, target.roles, asking);
 }
 
+/**
+ * A form's origin and CSRF token (403 when wrong); the refusal is audited as the signed-in
+ * operator's (`console.form_refused`) before it is answered.
+ */
+async function checkForm(
+  admin: AdminApi,
+  req: FastifyRequest,
+  session: { readonly operator: Operator; readonly secret: string },
+  form: Readonly<Record<string, string>>,
+  path: string,
+): Promise<void> {
+  try {
+    checkSameOrigin(req);
+    checkCsrf(session.secret, form);
+  } catch (err) {
+    if (isToolgateError(err) && err.code === 'CONSOLE_FORM_REFUSED') {
+      const { reason } = err.details as { reason: 'cross_origin' | 'csrf' };
+      const asking = { via: 'console', method: 'POST', route: `/console${path}` } as const;
+      await admin.operators.authority.formRefused(session.operator, reason, asking);
+    }
+    throw err;
+  }
+}
+
 /** Whether the authority refuses the page (the refusal audited); a page shows 403 instead. */
 function refusedPage(admin: AdminApi, op: Operator, target: Guarded, path: string) {
   return enforce(admin, op, target, 'GET', path).then(
@@ -274,9 +298,8 @@ export async function registerConsole(
     routes.post(`/console${action.path}`, consoleRoute, async (req, reply) => {
       const session = await sessionOf(req);
       if (!session) throw new ToolgateError('UNAUTHENTICATED', 'sign in to the console first', {});
-      checkSameOrigin(req);
       const form = formOf(req.body);
-      checkCsrf(session.secret, form);
+      await checkForm(admin, req, session, form, action.path);
       await enforce(admin, session.operator, action, 'POST', action.path);
       const ctx = await contextOf(session);
       const params = stringRecord(req.params);
