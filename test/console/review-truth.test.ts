@@ -158,7 +158,7 @@ test('a change page shows the full definition, its facts and its diff against th
 });
 
 test('the audit list and a record name the actor of an administrative event', async () => {
-  await onPage('/audit?kind=event.change.requested', async (page) => {
+  await onPage('/audit?kind=event.tool.registered', async (page) => {
     const rows = page.locator('table tbody tr');
     assert.ok((await rows.count()) >= 1);
     assert.match((await rows.first().textContent()) ?? '', /test-admin via library/);
@@ -166,6 +166,15 @@ test('the audit list and a record name the actor of an administrative event', as
     await page.waitForURL('**/console/audit/*');
     assert.match(await text(page, 'main'), /Actor\s*test-admin/);
     assert.match(await text(page, 'main'), /Via\s*library/);
+  });
+  // A change a review approval opened names the reviewer who acted, and whose request it is.
+  await onPage('/audit?kind=event.change.requested', async (page) => {
+    const rows = page.locator('table tbody tr');
+    assert.match((await rows.first().textContent()) ?? '', /operator:reviewer via library/);
+    await rows.first().locator('a').first().click();
+    await page.waitForURL('**/console/audit/*');
+    assert.match(await text(page, 'main'), /Actor\s*operator:reviewer/);
+    assert.match(await text(page, 'main'), /requested_by.*test-admin/s);
   });
 });
 

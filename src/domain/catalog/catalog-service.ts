@@ -131,7 +131,10 @@ export type ChangeRequester = (
   trx: Transaction<Database>,
   tool: { toolId: string; version: string },
   required: number,
+  /** Whose request it is (`requested_by`: the four-eyes rule keeps them from approving it). */
   actor: Actor,
+  /** Who acted when it was opened (the record's actor), when not the requester: a reviewer. */
+  by?: Actor,
 ) => Promise<string>;
 
 /**
@@ -536,7 +539,8 @@ export class CatalogService {
         if (required > 0) {
           if (!this.#changeRequester)
             throw new Error('no change requester: gated tools cannot be activated');
-          changeId = await this.#changeRequester(trx, { toolId, version }, required, registrant);
+          const tool = { toolId, version };
+          changeId = await this.#changeRequester(trx, tool, required, registrant, actor);
         } else {
           await this.transitionIn(ctx, toolId, version, 'active', actor, {});
         }

@@ -23,6 +23,8 @@ export async function requestChangeIn(
   required: number,
   reason: string,
   actor: Actor,
+  /** Who acted, when not the requester (a reviewer whose approval opened it): the record's actor. */
+  by: Actor = actor,
 ): Promise<{ id: string; created: boolean }> {
   let q = trx
     .selectFrom('change_requests')
@@ -54,10 +56,10 @@ export async function requestChangeIn(
       decided_at: null,
     })
     .execute();
-  await appendEvent(trx, actor, now, {
+  await appendEvent(trx, by, now, {
     action: 'change.requested',
     subject: `change:${id}`,
-    details: { ...change, required, reason },
+    details: { ...change, required, reason, requested_by: actor.id },
   });
   return { id, created: true };
 }
@@ -115,9 +117,9 @@ export async function withdrawGrantChangesIn(
 
 /** The catalog's `ChangeRequester`: a gated tool version waits for its approvers. */
 export function toolChangeRequester(clock: Clock): ChangeRequester {
-  return async (trx, tool, required, actor) => {
+  return async (trx, tool, required, actor, by) => {
     const reason = `registered ${tool.toolId}@${tool.version}`;
-    return (await requestChangeIn(trx, clock, { kind: 'tool', ...tool }, required, reason, actor))
-      .id;
+    const change = { kind: 'tool', ...tool } as const;
+    return (await requestChangeIn(trx, clock, change, required, reason, actor, by)).id;
   };
 }
