@@ -410,6 +410,13 @@ for (const backend of backends()) {
       assert.equal(pub.tool.lifecycle, 'active');
       const other = await tg.catalog.register(restricted('not_flood'), host);
       assert.equal(other.tool.lifecycle, 'draft');
+      // A draft retired before its review leaves the queue, and frees its place in the cap.
+      const retired = (await mine())[0];
+      assert.ok(retired);
+      await tg.catalog.retire(retired.tool_id, retired.version, host, { reason: 'test' });
+      assert.equal((await mine()).length, MAX_PENDING_REVIEWS_PER_REGISTRANT - 1);
+      const freed = await tg.catalog.register(restricted('flood_freed'), flooder);
+      assert.equal(freed.tool.lifecycle, 'draft');
       // Once a reviewer decides one, the registrant may register one more.
       const first = (await mine())[0];
       assert.ok(first);

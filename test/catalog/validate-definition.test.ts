@@ -482,9 +482,42 @@ describe('a third-party command tool', () => {
     assert.match(problems[0]?.message ?? '', /tools hash/);
   });
 
+  test('an open-source command tool without one is refused alike', () => {
+    assert.deepEqual(
+      problemsOf(command({ provenance: 'oss' })).map((p) => p.rule),
+      ['code_hash.required'],
+    );
+  });
+
   test('with its code_hash is accepted; an internal command tool or a third-party http tool needs none', () => {
     accepted(command({ code_hash: `sha256:${'a'.repeat(64)}` }));
     accepted(command({ provenance: 'internal' }));
     accepted(validTool({ provenance: 'third_party' }));
+  });
+});
+
+describe('a tool run by an upstream provider', () => {
+  const upstream = (runtime: Record<string, unknown>) =>
+    validTool({ provenance: 'third_party', sandbox: { isolation: 'namespace' }, runtime });
+
+  test('registered by hand without the launch it is reviewed for is refused', () => {
+    assert.deepEqual(
+      problemsOf(upstream({ kind: 'mcp', provider: 'ledger', tool: 'balance' })).map((p) => [
+        p.pointer,
+        p.rule,
+      ]),
+      [['/runtime/launch', 'runtime.launch_required']],
+    );
+  });
+
+  test('with a launch (as classifying the provider tool writes it) it is accepted', () => {
+    accepted(
+      upstream({
+        kind: 'mcp',
+        provider: 'ledger',
+        tool: 'balance',
+        launch: `sha256:${'a'.repeat(64)}`,
+      }),
+    );
   });
 });

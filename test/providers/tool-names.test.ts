@@ -76,7 +76,13 @@ const STORED_LOOKALIKE = inlineTool('up.zz__get_order', {
   access_tier: 'public',
   required_capabilities: ['stored:use'],
   input_schema: ORDER_SCHEMA,
-  runtime: { kind: 'mcp', provider: 'up', tool: 'zz__get_order' },
+  // Bound to a launch as an import is (never the provider's own here: it is never run).
+  runtime: {
+    kind: 'mcp',
+    provider: 'up',
+    tool: 'zz__get_order',
+    launch: `sha256:${'0'.repeat(64)}`,
+  },
   provenance: 'third_party',
 });
 

@@ -91,11 +91,16 @@ export async function openReviewIn(
 ): Promise<string> {
   // Counted under the registrant's key: concurrent registrations on replicas cannot pass it.
   await lockKeyIn(trx, LOCK_CLASSES.reviewQueue, review.registeredBy);
+  // What the pending queue shows: a draft retired before its review waits for nobody.
   const waiting = await trx
-    .selectFrom('security_reviews')
+    .selectFrom('security_reviews as r')
+    .innerJoin('tool_versions as t', (j) =>
+      j.onRef('t.tool_id', '=', 'r.tool_id').onRef('t.version', '=', 'r.version'),
+    )
     .select((eb) => eb.fn.countAll<number>().as('n'))
-    .where('registered_by', '=', review.registeredBy)
-    .where('status', '=', 'pending')
+    .where('r.registered_by', '=', review.registeredBy)
+    .where('r.status', '=', 'pending')
+    .where('t.lifecycle', '=', 'draft')
     .executeTakeFirst();
   if (Number(waiting?.n ?? 0) >= MAX_PENDING_REVIEWS_PER_REGISTRANT) {
     throw new ToolgateError(
