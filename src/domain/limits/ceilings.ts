@@ -140,9 +140,6 @@ function slot(
   };
 }
 
-const add = addToCounter;
-const total = counterTotal;
-
 const LABEL: Readonly<Record<Metric, string>> = {
   calls: 'calls of this tool',
   external_sends: 'external sends',
@@ -181,7 +178,7 @@ export async function admitCall(
       null,
       call.now,
     );
-    const used = await total(store.db, s);
+    const used = await counterTotal(store.db, s);
     egressLeft = Math.min(egressLeft, w.egress_bytes - used);
     if (used >= w.egress_bytes) {
       return {
@@ -249,7 +246,7 @@ export async function chargeEgress(
   if (bytes <= 0) return;
   for (const w of ceilings.windows ?? []) {
     if (w.egress_bytes === undefined) continue;
-    await add(
+    await addToCounter(
       db,
       slot('egress_bytes', w.scope, w.window_seconds, call.agentId, call.userId, null, call.now),
       bytes,
@@ -284,7 +281,7 @@ export async function recordPrivateRead(
     recordedReads.set(db, seen);
   }
   if (seen.get(s.key) === s.bucket) return;
-  await add(db, s, 1);
+  await addToCounter(db, s, 1);
   if (seen.size >= RECORDED_READS_MAX) seen.clear();
   seen.set(s.key, s.bucket);
 }
@@ -301,7 +298,7 @@ export async function readPrivateRecently(
   const seconds = flowWindow(ceilings);
   if (seconds === 0) return false;
   const s = slot('private_read', 'flow', seconds, call.agentId, call.userId, null, call.now);
-  return (await total(db, s)) > 0;
+  return (await counterTotal(db, s)) > 0;
 }
 
 /** Drops buckets past every window they could count in. */

@@ -21,6 +21,42 @@ import type { Fleet } from './fleet.js';
 export type UnchainedRow = Omit<NewAuditRow, 'seq' | 'prev_hash' | 'hash'>;
 
 /**
+ * A record that belongs to no call (an administrative event, an alert): every call column null,
+ * decision `none`, and what the caller gives.
+ */
+export function rowWithoutCall(
+  row: Pick<UnchainedRow, 'at' | 'kind' | 'details'> &
+    Partial<Pick<UnchainedRow, 'code' | 'rule' | 'message'>>,
+): UnchainedRow {
+  return {
+    call_id: null,
+    trace_id: null,
+    session_id: null,
+    run_id: null,
+    agent_id: null,
+    user_id: null,
+    tool_id: null,
+    tool_version: null,
+    args_hash: null,
+    args_redacted: null,
+    decision: 'none',
+    code: row.code ?? null,
+    rule: row.rule ?? null,
+    message: row.message ?? null,
+    approval_id: null,
+    approver: null,
+    egress_host: null,
+    bytes_out: null,
+    duration_ms: null,
+    outcome: null,
+    model: null,
+    at: row.at,
+    kind: row.kind,
+    details: row.details,
+  };
+}
+
+/**
  * A call's raw arguments, kept beside its record in the classified store (`call_arguments`):
  * never chained, read only by admins and auditors (each read audited), removed by the retention
  * sweep or an erasure.

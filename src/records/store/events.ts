@@ -7,7 +7,7 @@
  */
 import { type Kysely, sql, type Transaction } from 'kysely';
 import { type Actor, checkActor } from '../../core/index.js';
-import { auditSlotOf, type UnchainedRow } from './audit-append.js';
+import { auditSlotOf, rowWithoutCall, type UnchainedRow } from './audit-append.js';
 import type { Database, EventRow } from './database.js';
 import { FLEET_CHANNELS, notifyIn } from './fleet.js';
 
@@ -106,30 +106,9 @@ export function eventAuditRow(event: {
   readonly subject: string;
   readonly details: string;
 }): UnchainedRow {
-  return {
+  return rowWithoutCall({
     at: event.at,
     kind: `event.${event.action}`,
-    call_id: null,
-    trace_id: null,
-    session_id: null,
-    run_id: null,
-    agent_id: null,
-    user_id: null,
-    tool_id: null,
-    tool_version: null,
-    args_hash: null,
-    args_redacted: null,
-    decision: 'none',
-    code: null,
-    rule: null,
-    message: null,
-    approval_id: null,
-    approver: null,
-    egress_host: null,
-    bytes_out: null,
-    duration_ms: null,
-    outcome: null,
-    model: null,
     details: JSON.stringify({
       event_seq: event.seq,
       actor: event.actor,
@@ -137,7 +116,7 @@ export function eventAuditRow(event: {
       subject: event.subject,
       details: JSON.parse(event.details) as unknown,
     }),
-  };
+  });
 }
 
 export async function listEvents(

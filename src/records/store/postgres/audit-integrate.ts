@@ -23,7 +23,13 @@ import {
   type StreamHead,
   stagedBreak,
 } from '../../audit-chain/index.js';
-import { AUDIT_COLUMNS, insertChained, readHead, type UnchainedRow } from '../audit-append.js';
+import {
+  AUDIT_COLUMNS,
+  insertChained,
+  readHead,
+  rowWithoutCall,
+  type UnchainedRow,
+} from '../audit-append.js';
 import type { Database } from '../database.js';
 
 /** Any 64-bit number, the same for every replica: the lock that orders integration and events. */
@@ -69,30 +75,12 @@ function breakAlert(
     altered: `staged audit record ${staged.rseq} of stream ${staged.stream} does not match its hash or link`,
     repeated: `staged audit record ${staged.rseq} of stream ${staged.stream} was staged again after it was integrated`,
   }[problem];
-  return {
+  return rowWithoutCall({
     at,
     kind: 'alert',
-    call_id: null,
-    trace_id: null,
-    session_id: null,
-    run_id: null,
-    agent_id: null,
-    user_id: null,
-    tool_id: null,
-    tool_version: null,
-    args_hash: null,
-    args_redacted: null,
-    decision: 'none',
     code: 'AUDIT_CHAIN_BROKEN',
     rule: STAGING_RULE,
     message: what,
-    approval_id: null,
-    approver: null,
-    egress_host: null,
-    bytes_out: null,
-    duration_ms: null,
-    outcome: null,
-    model: null,
     details: JSON.stringify({
       problem,
       stream: staged.stream,
@@ -100,7 +88,7 @@ function breakAlert(
       expected_rseq: head.rseq + 1,
       staged_hash: staged.hash,
     }),
-  };
+  });
 }
 
 const COLUMNS = new Set<string>(
