@@ -49,6 +49,8 @@ const entry = 'dist/edge/cli/main.js';
 // `audit verify`'s worker threads load this module by a URL beside the code that starts them
 // (records/store/sqlite/parallel-ranges.ts), which in the bundle is beside main.js.
 const verifyWorker = 'dist/records/store/sqlite/verify-worker.js';
+// Likewise the scan workers of a bulk apply (domain/catalog/scan-pool.ts).
+const scanWorker = 'dist/domain/catalog/scan-worker.js';
 const BANNER =
   "import { createRequire as __toolgateRequire } from 'node:module'; const require = __toolgateRequire(import.meta.url);";
 // A second bundling of a bundle would not load (its banner twice): the build is `rm -rf dist`, tsc, this.
@@ -60,6 +62,7 @@ await build({
   entryPoints: [
     { in: entry, out: 'main' },
     { in: verifyWorker, out: 'verify-worker' },
+    { in: scanWorker, out: 'scan-worker' },
   ],
   // Split: what a command imports only when it runs (serve's REST server with fastify, mcp's
   // stdio server) is a chunk of its own, so `tools list` never loads fastify (about 0.2 s).

@@ -30,6 +30,7 @@ import {
 } from '../../records/store/index.js';
 import { hasRole, type Operator, operatorActor } from '../operators/index.js';
 import { approversNeeded } from './approvers-needed.js';
+import { scanDefinition } from './definition-scan.js';
 import { describeProblems } from './describe-problems.js';
 import { checkDestinationSets } from './destination-set-check.js';
 import {
@@ -52,7 +53,6 @@ import {
   stepUpRequired,
 } from './review-step-up.js';
 import { findBreakingChanges, isMajorBump } from './schema-compat.js';
-import { schemaModelTexts } from './schema-model-texts.js';
 import {
   auditReviewRefusal,
   checkReviewer,
@@ -82,7 +82,6 @@ import {
   toDetail,
   toSummary,
 } from './tool-repository.js';
-import { type ScanFinding, scanToolText } from './tool-text-scan.js';
 import {
   alreadyChecked,
   checkToolDefinition,
@@ -348,7 +347,8 @@ export class CatalogService {
 
     checkCompatibility(versions, definition);
 
-    const findings = this.#scan(definition);
+    // The definition's own texts and hosts only, never the rest of the catalog.
+    const findings = scanDefinition(definition);
     const quarantined = findings.length > 0;
     const at = now.toISOString();
     // Tools that need approvers are registered as drafts; a change request carries them to active.
@@ -574,23 +574,6 @@ export class CatalogService {
     const actor = operatorActor(request.operator, request.via ?? 'library');
     const refused = auditReviewRefusal(this.#store.db, this.#clock, actor, toolId, version, stated);
     return reviewPasskeyOptions(this.#store.db, this.#passkeys, request).catch(refused);
-  }
-
-  /** The poisoning scan: the definition's own texts and hosts only, never the rest of the catalog. */
-  #scan(definition: ToolDefinition): ScanFinding[] {
-    return scanToolText({
-      name: definition.name,
-      description: definition.description,
-      // Every string and key an export sends to a model, not only descriptions and titles.
-      extraTexts: [
-        // Exports name a tool by its id where two share a name.
-        { field: '/id', text: definition.id, kind: 'key' },
-        ...schemaModelTexts(definition.input_schema, '/input_schema'),
-        ...schemaModelTexts(definition.output_schema, '/output_schema'),
-      ],
-      ownHosts: ownHostsOf(definition),
-      ...(definition.doc_hosts ? { docHosts: definition.doc_hosts } : {}),
-    });
   }
 
   async list(
@@ -1141,17 +1124,4 @@ function hostChecked(
   if (!checked.ok) return checked;
   const problems = hostChecks(checked.definition);
   return problems.length > 0 ? { ok: false, problems } : checked;
-}
-
-/** Hosts a definition reaches anyway: its egress allow-list and its http runtime's host. */
-function ownHostsOf(definition: ToolDefinition): string[] {
-  const hosts = definition.egress.mode === 'constrained' ? [...definition.egress.hosts] : [];
-  if (definition.runtime.kind === 'http') {
-    try {
-      hosts.push(new URL(definition.runtime.base_url).hostname);
-    } catch {
-      // Registration refuses a base_url that does not parse; nothing to add.
-    }
-  }
-  return hosts;
 }

@@ -21,6 +21,7 @@ export type {
 } from './catalog-service.js';
 export { CatalogService, describeProblems } from './catalog-service.js';
 export { declaredArgumentKeys } from './declared-keys.js';
+export { prescanDefinitions, scanDefinition } from './definition-scan.js';
 export type { ModelTextInput, ScanFinding, ScanInput, ScanText } from './description-scan.js';
 export { scanModelText } from './description-scan.js';
 export type { DiscoveryHit, DiscoveryQuery } from './discovery.js';

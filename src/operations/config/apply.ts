@@ -7,7 +7,11 @@
  * what another of the same file declares.
  */
 import { type Actor, checkActor, problem, ToolgateError } from '../../core/index.js';
-import type { CatalogService } from '../../domain/catalog/index.js';
+import {
+  type CatalogService,
+  prescanDefinitions,
+  type ToolDefinition,
+} from '../../domain/catalog/index.js';
 import type { ChangeDesk } from '../../domain/decisions/index.js';
 import type { AgentService, UserService } from '../../domain/identity/index.js';
 import {
@@ -130,6 +134,10 @@ export class ApplyService {
     if (docs.some((d) => d.doc.kind === 'Operator') && !by?.roles.includes('admin')) {
       throw applyOperatorsForbidden(by);
     }
+    // Many tools' poisoning scans run on worker threads before the transaction (C3, bulk).
+    await prescanDefinitions(
+      docs.flatMap((d) => (d.doc.kind === 'Tool' ? [d.doc.spec as ToolDefinition] : [])),
+    );
     // Channel URLs are read and checked (DNS) before the transaction: it holds no lock meanwhile.
     const channelDocs = docs.filter((d) => d.doc.kind === 'OwnerChannel');
     const urls = await readChannelUrls(channelDocs, options, this.#s.ownerChannels);
