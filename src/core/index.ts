@@ -57,8 +57,21 @@ export {
   TOOL_ID_PATTERN,
   timeOrderedId,
 } from './ids.js';
+export {
+  type JsonDiff,
+  jsonDiff,
+  MAX_LISTED_PATHS,
+  type PathChange,
+} from './json-diff.js';
 export { ASYMMETRIC_JWS_ALGS } from './jws-algs.js';
-export { type DiffLine, lineDiff, MAX_DIFF_LINES } from './line-diff.js';
+export {
+  type DiffLine,
+  type DiffRow,
+  lineDiff,
+  MAX_DIFF_EDITS,
+  MAX_DIFF_LINES,
+  withContext,
+} from './line-diff.js';
 export { foreignOwner, makeDirs, makePrivateDirs, narrowPrivateDir } from './make-dirs.js';
 export type { Mutable } from './mutable.js';
 export type { Outbound, OutboundProblem } from './outbound.js';

@@ -2,7 +2,8 @@
  * The console's browser security, attacked in a real browser (chromium via playwright-core):
  * strict headers on every response; CSRF tokens and the same-origin check on every POST (a page
  * on another 127.0.0.1 port — same site, so the SameSite cookie goes with it — auto-submits a
- * form and changes nothing); an XSS payload in a tool description and in an argument shown as
+ * form and changes nothing), the passkey ceremonies' JSON requests and the logout alike, each
+ * refusal audited as the signed-in operator's; an XSS payload in a tool description and in an argument shown as
  * text with no script run; deny by default without a session; login with one generic failure
  * and a fresh session id; idle timeout; logout.
  */
@@ -242,6 +243,72 @@ test('a cross-origin form post, even one carrying the right token, is refused an
     } finally {
       await site.close();
     }
+  } finally {
+    await context.close();
+  }
+});
+
+test('a passkey JSON request from another origin or without the token is refused and recorded as a form is; one from the console is answered and records nothing', async () => {
+  const id = await pendingSend('pia@customer.example');
+  const { context, page } = await signedInContext(browser, gw, operator('pia', ['approver']));
+  try {
+    await page.goto(`${gw.base}/console/approvals/${id}`);
+    const token = await page
+      .locator('form[action="/console/logout"] input[name=_csrf]')
+      .inputValue();
+    // A browser cannot send another site's JSON post here (a preflight for application/json,
+    // 415 for a text/plain form spelling JSON): a client holding the cookie sends it, token too,
+    // from another origin.
+    const cross = await page.request.post(`${gw.base}/console/decisions/passkey-options`, {
+      data: { _csrf: token, kind: 'approval', id },
+      headers: { origin: 'http://127.0.0.1:9' },
+    });
+    assert.equal(cross.status(), 403);
+    const crossBody = (await cross.json()) as { code: string; details: { reason: string } };
+    assert.equal(crossBody.code, 'CONSOLE_FORM_REFUSED');
+    assert.equal(crossBody.details.reason, 'cross_origin');
+    // This origin, but a wrong token or none.
+    for (const data of [{ _csrf: 'wrong' }, {}]) {
+      const res = await page.request.post(`${gw.base}/console/passkeys/options`, {
+        data,
+        headers: { origin: gw.base },
+      });
+      assert.equal(res.status(), 403, JSON.stringify(data));
+      const body = (await res.json()) as { code: string; details: { reason: string } };
+      assert.equal(body.code, 'CONSOLE_FORM_REFUSED');
+      assert.equal(body.details.reason, 'csrf');
+    }
+    // The logout form is checked, and its refusal recorded, by the same check.
+    const logout = await page.request.post(`${gw.base}/console/logout`, {
+      form: { _csrf: 'wrong' },
+      headers: { origin: gw.base },
+      maxRedirects: 0,
+    });
+    assert.equal(logout.status(), 403);
+    const expected = [
+      'operator:pia via console: cross_origin /console/decisions/passkey-options',
+      'operator:pia via console: csrf /console/logout',
+      'operator:pia via console: csrf /console/passkeys/options',
+      'operator:pia via console: csrf /console/passkeys/options',
+    ];
+    assert.deepEqual((await formRefusals('pia')).sort(), expected);
+    // The benign neighbour: the console's own request, at http://localhost (a browser's relying
+    // party is never an IP address), with the session's token, is answered and records nothing.
+    const local = gw.base.replace('://127.0.0.1:', '://localhost:');
+    const cookie = await sessionCookie(context);
+    assert.ok(cookie);
+    const ok = await fetch(`${local}/console/passkeys/options`, {
+      method: 'POST',
+      headers: {
+        origin: local,
+        cookie: `${cookie.name}=${cookie.value}`,
+        'content-type': 'application/json',
+      },
+      body: JSON.stringify({ _csrf: token }),
+    });
+    assert.equal(ok.status, 200, await ok.clone().text());
+    assert.equal(typeof ((await ok.json()) as { challenge?: unknown }).challenge, 'string');
+    assert.deepEqual((await formRefusals('pia')).sort(), expected);
   } finally {
     await context.close();
   }

@@ -4,7 +4,7 @@
  * because injected text entered the run says so, with its source and the flagged text, never
  * "the action class always asks" — and shows bidi and zero-width characters of the arguments as
  * visible escapes, and a declared preview as untrusted text; a four-eyes change page shows the
- * full definition, its facts and its diff against the active version; a review page shows scan
+ * full definition, its facts, the changed paths and its whole diff against the active version; a review page shows scan
  * findings, provenance, code hash and egress hosts; the audit list and record name the actor of
  * every administrative event.
  */
@@ -153,6 +153,19 @@ test('a change page shows the full definition, its facts and its diff against th
     assert.match(diff, /^\+ {3}"version": "1.1.0"$/m);
     assert.match(diff, /^ {4}"action_class": "irreversible",$/m, 'unchanged lines kept as context');
     assert.equal(Number(await text(page, '#diff-count')), 6);
+    // Above the lines, each changed path with its value before and after.
+    const paths = page.locator('#definition-paths tbody tr');
+    assert.deepEqual(await paths.locator('td:first-child').allTextContents(), [
+      '/description',
+      '/provenance',
+      '/version',
+    ]);
+    assert.deepEqual(await paths.last().locator('td').allTextContents(), [
+      '/version',
+      '"1.0.0"',
+      '"1.1.0"',
+    ]);
+    assert.equal(await page.locator('#definition-diff .diff-skip').count(), 0, 'shown whole');
     assert.equal(await text(page, '#facts-provenance'), 'third_party');
   });
 });

@@ -68,6 +68,8 @@ button.link { background: none; color: var(--muted); padding: 0; margin: 0; }
 .login { max-width: 380px; margin: 80px auto; background: #fff; border: 1px solid var(--line); padding: 24px; }
 .pager { margin-top: 12px; }
 .muted { color: var(--muted); }
+.diff-add { background: #e6f4ea; } .diff-remove { background: #fdecea; } .diff-skip { color: var(--muted); font-style: italic; }
+#definition-paths td:first-child { font-weight: 600; }
 `;
 
 const ICON = `<svg xmlns="http://www.w3.org/2000/svg" viewBox="0 0 16 16"><rect width="16" height="16" rx="3" fill="#1f5fbf"/><path d="M4 5h8M8 5v7" stroke="#fff" stroke-width="2"/></svg>`;

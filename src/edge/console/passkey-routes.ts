@@ -2,7 +2,7 @@
  * @module The console's passkey ceremonies' JSON routes (docs/architecture.md §6, "Passkeys bound
  * to the decision"): the WebAuthn options of a sign-in, of the operator's own enrolment (and its
  * step-up), and of one decision. Guarded as the console's forms are — a live session (401), this
- * very origin and the session's CSRF token (403), the action's roles through the operator
+ * very origin and the session's CSRF token (403, the refusal audited as a form's is), the action's roles through the operator
  * authority (403, audited) — all before anything runs; sign-in options need the origin only (no
  * session yet) and name nobody. Options only: every answer is checked by the form it fills.
  */
@@ -12,7 +12,7 @@ import { isToolgateError, problem, ToolgateError } from '../../core/index.js';
 import { scopeOfForm } from './approval-scope.js';
 import { type ConsoleOptions, registerConsole } from './register-console.js';
 import {
-  checkCsrf,
+  checkForm,
   checkSameOrigin,
   cookiesOf,
   SESSION_COOKIE,
@@ -40,7 +40,10 @@ function originOf(req: FastifyRequest): string {
     : `${req.protocol}://${req.headers.host ?? ''}`;
 }
 
-/** Session (401), origin and CSRF token (403), the action's roles (403, audited), in that order. */
+/**
+ * Session (401), origin and CSRF token (403, audited as the operator's `console.form_refused` by
+ * the forms' own check), the action's roles (403, audited), in that order.
+ */
 async function signedIn(
   admin: AdminApi,
   req: FastifyRequest,
@@ -51,8 +54,7 @@ async function signedIn(
   const view = secret ? await admin.consoleSessions.lookup(secret) : null;
   if (!secret || !view)
     throw new ToolgateError('UNAUTHENTICATED', 'sign in to the console first', {});
-  checkSameOrigin(req);
-  checkCsrf(secret, bodyOf(req));
+  await checkForm(admin, req, { operator: view.operator, secret }, bodyOf(req), route);
   await admin.operators.authority.enforce(view.operator, action, {
     via: 'console',
     method: 'POST',

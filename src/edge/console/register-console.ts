@@ -43,7 +43,7 @@ import {
   startConsoleSession,
 } from './login.js';
 import {
-  checkCsrf,
+  checkForm,
   checkSameOrigin,
   clearCookie,
   cookiesOf,
@@ -121,30 +121,6 @@ function enforce(
   return target.action !== undefined
     ? admin.operators.authority.enforce(op, target.action, asking)
     : admin.operators.authority.enforceRoles(op, target.roles, asking);
-}
-
-/**
- * A form's origin and CSRF token (403 when wrong); the refusal is audited as the signed-in
- * operator's (`console.form_refused`) before it is answered.
- */
-async function checkForm(
-  admin: AdminApi,
-  req: FastifyRequest,
-  session: { readonly operator: Operator; readonly secret: string },
-  form: Readonly<Record<string, string>>,
-  path: string,
-): Promise<void> {
-  try {
-    checkSameOrigin(req);
-    checkCsrf(session.secret, form);
-  } catch (err) {
-    if (isToolgateError(err) && err.code === 'CONSOLE_FORM_REFUSED') {
-      const { reason } = err.details as { reason: 'cross_origin' | 'csrf' };
-      const asking = { via: 'console', method: 'POST', route: `/console${path}` } as const;
-      await admin.operators.authority.formRefused(session.operator, reason, asking);
-    }
-    throw err;
-  }
 }
 
 /** Whether the authority refuses the page (the refusal audited); a page shows 403 instead. */
@@ -299,7 +275,7 @@ export async function registerConsole(
       const session = await sessionOf(req);
       if (!session) throw new ToolgateError('UNAUTHENTICATED', 'sign in to the console first', {});
       const form = formOf(req.body);
-      await checkForm(admin, req, session, form, action.path);
+      await checkForm(admin, req, session, form, `/console${action.path}`);
       await enforce(admin, session.operator, action, 'POST', action.path);
       const ctx = await contextOf(session);
       const params = stringRecord(req.params);
@@ -421,8 +397,7 @@ export async function registerConsole(
       scope.post('/console/logout', consoleRoute, async (req, reply) => {
         const session = await sessionOf(req);
         if (!session) throw new ToolgateError('UNAUTHENTICATED', 'no console session', {});
-        checkSameOrigin(req);
-        checkCsrf(session.secret, formOf(req.body));
+        await checkForm(admin, req, session, formOf(req.body), '/console/logout');
         await admin.consoleSessions.revoke(session.secret);
         clearCookie(reply, SESSION_COOKIE);
         return reply.redirect('/console/login', 303);

@@ -1,11 +1,13 @@
 /**
  * @module The console's browser security: response headers (a strict CSP without inline script,
  * no framing), the `__Host-` session cookie, CSRF tokens derived from the session's secret, and
- * the same-origin check every POST passes before anything runs.
+ * the same-origin check every POST passes before anything runs (a signed-in operator's refusal
+ * audited: `checkForm`).
  */
 import { createHash, timingSafeEqual } from 'node:crypto';
 import type { FastifyReply, FastifyRequest } from 'fastify';
-import { ToolgateError } from '../../core/index.js';
+import type { AdminApi, Operator } from '../../api/index.js';
+import { isToolgateError, ToolgateError } from '../../core/index.js';
 
 export const SESSION_COOKIE = '__Host-toolgate_console';
 export const LOGIN_COOKIE = '__Host-toolgate_console_login';
@@ -97,4 +99,31 @@ export function checkSameOrigin(req: FastifyRequest): void {
 export function checkCsrf(sessionSecret: string, form: Readonly<Record<string, string>>): void {
   if (!csrfMatches(csrfTokenOf(sessionSecret), form._csrf))
     throw refused('csrf', 'the form is stale or was not sent from this console; reload the page');
+}
+
+/**
+ * A signed-in operator's POST — an HTML form or a passkey ceremony's JSON request alike — must
+ * come from this origin and carry the session's CSRF token (CONSOLE_FORM_REFUSED, 403). A refusal
+ * is audited as that operator's (`console.form_refused`, its reason and `route`) before it is
+ * thrown: the forged cross-site decision is the attempt an auditor wants to see. The one check
+ * every session-bound console POST passes; never a copy of it.
+ */
+export async function checkForm(
+  admin: AdminApi,
+  req: FastifyRequest,
+  session: { readonly operator: Operator; readonly secret: string },
+  form: Readonly<Record<string, string>>,
+  route: string,
+): Promise<void> {
+  try {
+    checkSameOrigin(req);
+    checkCsrf(session.secret, form);
+  } catch (err) {
+    if (isToolgateError(err) && err.code === 'CONSOLE_FORM_REFUSED') {
+      const { reason } = err.details as { reason: 'cross_origin' | 'csrf' };
+      const asking = { via: 'console', method: 'POST', route } as const;
+      await admin.operators.authority.formRefused(session.operator, reason, asking);
+    }
+    throw err;
+  }
 }

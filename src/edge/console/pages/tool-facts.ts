@@ -1,11 +1,23 @@
 /**
  * @module What a person deciding about a tool version reads besides its definition: the
  * description scan's findings (each in the text it was found in), provenance, code hash, egress
- * hosts and definition hash; and, for a four-eyes change, the full definition with its line diff
- * against the version active now (canonical JSON, keys sorted, so only real changes show). Shared
- * by the security review page and the change page; every value is text through `html`.
+ * hosts and definition hash; and, for a four-eyes change, the full definition with what changed
+ * against the version active now — every changed JSON path with its value before and after, and
+ * the line diff of the canonical JSON (keys sorted, so only real changes show), unchanged runs
+ * counted rather than shown. However large the definition, the changed paths are listed (attack
+ * round 27 F1). Shared by the security review page and the change page; every value is text
+ * through `html`.
  */
-import { canonicalJson, lineDiff } from '../../../core/index.js';
+import {
+  canonicalJson,
+  type DiffRow,
+  jsonDiff,
+  lineDiff,
+  MAX_DIFF_EDITS,
+  MAX_DIFF_LINES,
+  type PathChange,
+  withContext,
+} from '../../../core/index.js';
 import type { ConsoleContext } from '../console-page.js';
 import { type Html, html } from '../html.js';
 import { fieldText, flaggedText } from './flagged-text.js';
@@ -33,10 +45,19 @@ export function toolFacts(tool: Detail): Html {
 </dl>`;
 }
 
-/** A definition as reviewers compare it: canonical JSON (keys sorted), indented. */
-function definitionText(definition: unknown): string {
-  return JSON.stringify(JSON.parse(canonicalJson(definition)), null, 2);
+/** A definition as reviewers compare it: canonical JSON (keys sorted), parsed back. */
+function canonical(definition: unknown): unknown {
+  return JSON.parse(canonicalJson(definition));
 }
+
+/**
+ * A diff of up to WHOLE_DIFF_LINES lines is shown whole; a longer one shows DIFF_CONTEXT
+ * unchanged lines either side of each change and counts the rest.
+ */
+const WHOLE_DIFF_LINES = 400;
+const DIFF_CONTEXT = 3;
+/** Characters of a value shown in the list of changed paths (the definition above is whole). */
+const MAX_VALUE_CHARS = 300;
 
 /**
  * What `version` is compared with: the version of `toolId` active now (the newest such), else the
@@ -53,25 +74,64 @@ async function activeVersion(
   return others.filter((v) => v.lifecycle === 'active').at(-1) ?? others.at(-1) ?? null;
 }
 
-/** The full definition of `tool`, and its line diff against the version active now. */
+/** The full definition of `tool`, and what changed against the version active now. */
 export async function definitionWithDiff(ctx: ConsoleContext, tool: Detail): Promise<Html> {
   const active = await activeVersion(ctx, tool.id, tool.version);
-  const text = definitionText(tool.definition);
+  const definition = canonical(tool.definition);
   const diff =
     active === null
       ? html`<p id="definition-diff" class="muted">No other version of <code>${tool.id}</code> exists: the whole definition is new.</p>`
-      : diffBlock(active, definitionText(active.definition), text);
-  return html`<h2>Definition</h2><div id="change-definition">${jsonBlock(JSON.parse(text))}</div>
+      : diffBlock(active, canonical(active.definition), definition);
+  return html`<h2>Definition</h2><div id="change-definition">${jsonBlock(definition)}</div>
 <h2>Against the version in use</h2>${diff}`;
 }
 
-function diffBlock(active: Detail, before: string, after: string): Html {
-  const lines = lineDiff(before, after);
-  if (lines === null) {
-    return html`<p id="definition-diff" class="muted">Too long to compare line by line; version ${active.version} (${active.lifecycle}) is:</p>${jsonBlock(active.definition)}`;
-  }
-  const changed = lines.filter((l) => l.op !== 'same').length;
+/** A value of the list of changed paths: its canonical JSON, cut past MAX_VALUE_CHARS. */
+function valueText(value: unknown): Html {
+  const text = canonicalJson(value);
+  return text.length <= MAX_VALUE_CHARS
+    ? html`<code>${text}</code>`
+    : html`<code>${text.slice(0, MAX_VALUE_CHARS)}</code> <span class="muted">… (${text.length} characters in all)</span>`;
+}
+
+function pathRow(c: PathChange): Html {
+  const absent = html`<span class="muted">absent</span>`;
+  return html`<tr class="path-${c.op}" data-op="${c.op}"><td><code class="path">${c.path}</code></td><td>${c.op === 'add' ? absent : valueText(c.before)}</td><td>${c.op === 'remove' ? absent : valueText(c.after)}</td></tr>`;
+}
+
+/** Every changed JSON path, before and after; past the listed ones, how many more. */
+function pathTable(before: unknown, after: unknown): { count: number; table: Html } {
+  const { changes, total } = jsonDiff(before, after);
+  const more = total - changes.length;
+  const table = html`<table id="definition-paths"><thead><tr><th>Path</th><th>Before</th><th>After</th></tr></thead><tbody>${changes.map(pathRow)}</tbody></table>${
+    more > 0
+      ? html`<p id="definition-paths-more" class="warn">${more} more changed path${more === 1 ? '' : 's'} not listed here; the definition above is whole.</p>`
+      : ''
+  }`;
+  return { count: total, table };
+}
+
+function diffRow(row: DiffRow): Html {
+  if (row.op === 'skip')
+    return html`<span class="diff-skip">  ⋯ ${row.count} unchanged line${row.count === 1 ? '' : 's'}\n</span>`;
   const sign = { same: ' ', add: '+', remove: '-' } as const;
-  return html`<p>Against <code>${active.id}@${active.version}</code> (<span id="diff-against-state">${active.lifecycle}</span>${active.lifecycle === 'active' ? '' : ': no version is active'}): <strong id="diff-count">${changed}</strong> changed line${changed === 1 ? '' : 's'}.</p>
-<pre id="definition-diff" class="diff">${lines.map((l) => html`<span class="diff-${l.op}">${sign[l.op]} ${l.text}\n</span>`)}</pre>`;
+  return html`<span class="diff-${row.op}">${sign[row.op]} ${row.text}\n</span>`;
+}
+
+function diffBlock(active: Detail, before: unknown, after: unknown): Html {
+  const paths = pathTable(before, after);
+  const lines = lineDiff(JSON.stringify(before, null, 2), JSON.stringify(after, null, 2));
+  const changed = lines === null ? null : lines.filter((l) => l.op !== 'same').length;
+  const plural = (n: number, word: string) => `${word}${n === 1 ? '' : 's'}`;
+  return html`<p>Against <code>${active.id}@${active.version}</code> (<span id="diff-against-state">${active.lifecycle}</span>${active.lifecycle === 'active' ? '' : ': no version is active'}): <strong id="diff-paths-count">${paths.count}</strong> changed ${plural(paths.count, 'path')}${
+    changed === null
+      ? ''
+      : html`, <strong id="diff-count">${changed}</strong> changed ${plural(changed, 'line')}`
+  }.</p>
+${paths.table}
+${
+  lines === null
+    ? html`<p id="definition-diff" class="muted">Too many changed lines to show line by line (past ${MAX_DIFF_EDITS} changed lines, or ${MAX_DIFF_LINES} lines a side): the changed paths above are what changed.</p>`
+    : html`<pre id="definition-diff" class="diff">${withContext(lines, lines.length <= WHOLE_DIFF_LINES ? lines.length : DIFF_CONTEXT).map(diffRow)}</pre>`
+}`;
 }
