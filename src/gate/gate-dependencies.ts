@@ -21,7 +21,7 @@ import type { AuditWriter } from './audit-writer.js';
 import type { CallTracer } from './call-tracer.js';
 import { IdentityCache } from './identity-cache.js';
 import type { PreviewRunner } from './preview-runner.js';
-import type { RevisionSignal, Revisions } from './revision-watch.js';
+import type { CatalogFollower, RevisionSignal, Revisions } from './revision-watch.js';
 import { type AfterInjection, DEFAULT_AFTER_INJECTION } from './steps/after-injection.js';
 import type { Step, StepDependencies } from './steps/step.js';
 import { ToolCache } from './tool-cache.js';
@@ -52,6 +52,11 @@ export interface GateDependencies {
   readonly revisions: () => Promise<Revisions>;
   /** The fleet's notifications of revision bumps (Store.fleet); without it, polling alone. */
   readonly revisionSignal?: RevisionSignal;
+  /**
+   * What else follows the catalog revision (the provider specs calls run under): awaited whenever
+   * the gate sees the revision move, before the call goes on (revision-watch.ts).
+   */
+  readonly catalogFollowers?: readonly CatalogFollower[];
   /**
    * What waits for a reviewer once injection text entered a session (steps/after-injection.ts);
    * default: every state-changing call.

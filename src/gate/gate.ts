@@ -83,6 +83,7 @@ export class Gate {
       this.#deps.tools,
       this.#deps.identities,
       deps.revisionSignal ?? null,
+      deps.catalogFollowers ?? [],
     );
     // Changes made in this process reach the gate at once; other processes' when the fleet's
     // notification arrives, or within the revision check (revision-watch.ts).

@@ -4,6 +4,8 @@
  * bump arrives (PostgreSQL `LISTEN/NOTIFY`, sent by the committing transaction: docs/architecture.md
  * §5, "Replicas that agree"), or, while no notification can arrive (SQLite, or the fleet's
  * connection down), within REVISION_CHECK_MS, read from the stored catalog and identity revisions.
+ * What else the process keeps by the catalog (the providers' specs and their processes) follows
+ * the same revision: its followers are awaited before a call goes on past a moved revision.
  */
 import { FLEET_CHANNELS, type Fleet, localIdentityChangeCount } from '../records/store/index.js';
 import type { IdentityCache } from './identity-cache.js';
@@ -22,6 +24,13 @@ export interface Revisions {
   readonly identity: number;
 }
 
+/**
+ * Something outside the gate kept by the catalog revision (the provider specs calls run under:
+ * ProviderService.recheck), checked again whenever the watch sees the revision move. Rejects on a
+ * store error; the revision is then not taken as seen, so the next look asks again.
+ */
+export type CatalogFollower = () => Promise<void>;
+
 /** The part of the store's fleet the watch listens to (Store.fleet). */
 export type RevisionSignal = Pick<Fleet, 'listen' | 'listening' | 'onListening'>;
 
@@ -30,6 +39,7 @@ export class RevisionWatch {
   readonly #tools: ToolCache;
   readonly #identities: IdentityCache;
   readonly #signal: RevisionSignal | null;
+  readonly #followers: readonly CatalogFollower[];
   #catalog = -1;
   #identity = -1;
   #identityLocal = -1;
@@ -42,8 +52,10 @@ export class RevisionWatch {
     tools: ToolCache,
     identities: IdentityCache,
     signal: RevisionSignal | null = null,
+    followers: readonly CatalogFollower[] = [],
   ) {
     this.#read = read;
+    this.#followers = followers;
     this.#tools = tools;
     this.#identities = identities;
     this.#signal = signal;
@@ -90,6 +102,7 @@ export class RevisionWatch {
     const revisions = await this.#read();
     if (revisions.catalog !== this.#catalog) {
       this.#tools.invalidate();
+      for (const follow of this.#followers) await follow();
       this.#catalog = revisions.catalog;
     }
     if (revisions.identity !== this.#identity) {

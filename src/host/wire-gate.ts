@@ -6,6 +6,7 @@
 import type { SecurityEvents } from '../api/index.js';
 import type { CredentialBroker } from '../domain/credentials/index.js';
 import { CallCounters } from '../domain/limits/index.js';
+import type { ProviderService } from '../execution/providers/index.js';
 import type { RuntimeRegistry } from '../execution/runtimes/index.js';
 import { Gate } from '../gate/index.js';
 import type { HealthMonitor } from '../operations/health/index.js';
@@ -22,7 +23,10 @@ export function wireGate(
   parts: {
     readonly domain: DomainWing;
     readonly sessions: SessionsWing;
-    readonly execution: { readonly runtimes: RuntimeRegistry };
+    readonly execution: {
+      readonly runtimes: RuntimeRegistry;
+      readonly providers: Pick<ProviderService, 'recheck'>;
+    };
     readonly credentials: { readonly credentials: CredentialBroker };
     readonly health: HealthMonitor;
     readonly records: { readonly audit: AuditLog };
@@ -41,6 +45,8 @@ export function wireGate(
     idempotency,
     revisions: () => readRevisions(store.db),
     revisionSignal: store.fleet,
+    // A provider another process changed: its spec and processes follow the catalog revision.
+    catalogFollowers: [() => parts.execution.providers.recheck()],
     catalog,
     agents,
     users,

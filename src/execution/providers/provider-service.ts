@@ -18,17 +18,12 @@ import {
   systemClock,
   ToolgateError,
 } from '../../core/index.js';
-import {
-  type CatalogService,
-  type CatalogWrite,
-  type JsonSchemaObject,
-  MAX_SCHEMA_TEXT_CHARS,
-  MAX_SCHEMA_TEXT_TOTAL_CHARS,
-  type ScanFinding,
-  scanToolText,
-  schemaModelTexts,
-  type ToolVersionDetail,
-  unsupportedPatternProblems,
+import type {
+  CatalogService,
+  CatalogWrite,
+  JsonSchemaObject,
+  ScanFinding,
+  ToolVersionDetail,
 } from '../../domain/catalog/index.js';
 import {
   appendEvent,
@@ -44,6 +39,7 @@ import {
 import { type CheckedFetchOptions, checkedFetch, type EgressMeter } from './checked-fetch.js';
 import { importedDefinition, type PinnedTool as ListedTool } from './imported-definition.js';
 import { admitListedTools, type SkippedName } from './listed-names.js';
+import { patternFindings, providerHosts, scanListedTool } from './listed-tool-scan.js';
 import {
   type ChangeHooks,
   type Classified,
@@ -68,6 +64,7 @@ import {
   storedLaunchHash,
   type ToolClassification,
 } from './provider-spec.js';
+import { ProviderSpecs, providerRow } from './provider-specs.js';
 import { ENTRY_KINDS, type EntryKind, type ListedEntry, listEntries } from './upstream-entries.js';
 import {
   openUpstream,
@@ -144,8 +141,8 @@ export class ProviderService {
   readonly #clock: Clock;
   readonly #pool: UpstreamPool;
   readonly #onError: (err: unknown) => void;
-  /** Specs by name, read once per provider until it changes in this process. */
-  readonly #specs = new Map<string, ProviderSpec>();
+  /** Specs the calls run under, kept until their stored rows change (provider-specs.ts). */
+  readonly #specs: ProviderSpecs;
   readonly #refreshing = new Set<string>();
   readonly #entries: ProviderEntries;
 
@@ -164,6 +161,9 @@ export class ProviderService {
     this.#onError = options.onError ?? (() => {});
     this.#http = options.http ?? {};
     this.#entries = new ProviderEntries(store, catalog, this.#clock);
+    // Processes started under a spec another process replaced must not serve calls under the new
+    // one: closed as an update here closes them (saveIn).
+    this.#specs = new ProviderSpecs(store.db, (name) => void pool.closeProvider(name));
   }
 
   readonly #http: CheckedFetchOptions;
@@ -238,9 +238,11 @@ export class ProviderService {
       subject: `provider:${spec.name}`,
       details: { spec_hash: hash, launch, ...changed },
     });
-    this.#specs.delete(spec.name);
+    this.#specs.drop(spec.name);
     // Processes started under the old spec must not serve calls under the new one.
     if (existing) void this.#pool.closeProvider(spec.name);
+    // The revision moves with the spec, so every other process rechecks its specs (recheck).
+    ctx.changed = true;
     return existing ? 'update' : 'create';
   }
 
@@ -287,7 +289,7 @@ export class ProviderService {
    * with the pins. Nothing is changed when the upstream cannot be listed.
    */
   async refresh(name: string, actor: Actor): Promise<RefreshReport> {
-    const spec = await this.spec(name);
+    const spec = await this.storedSpec(name);
     let listed: ListedTool[];
     let entries: ListedEntry[];
     try {
@@ -441,7 +443,7 @@ export class ProviderService {
    */
   async classify(name: string, tool: string, input: unknown, actor: Actor): Promise<Classified> {
     const classification = checkClassification(input);
-    const spec = await this.spec(name);
+    const spec = await this.storedSpec(name);
     return classifyPinned(
       this.#catalog,
       this.#clock,
@@ -465,7 +467,7 @@ export class ProviderService {
     input: unknown,
     actor: Actor,
   ): ReturnType<ProviderEntries['classify']> {
-    const spec = await this.spec(name);
+    const spec = await this.storedSpec(name);
     if (!ENTRY_KINDS.includes(kind as EntryKind)) {
       throw new ToolgateError('INPUT_INVALID', `kind must be one of ${ENTRY_KINDS.join(', ')}`, {
         problems: [{ pointer: '/kind', message: 'unknown entry kind', rule: 'enum' }],
@@ -530,28 +532,32 @@ export class ProviderService {
     });
   }
 
-  /** A provider's registered spec, read once until it changes in this process; rejects when unknown. */
-  async spec(name: string): Promise<ProviderSpec> {
-    const cached = this.#specs.get(name);
-    if (cached) return cached;
-    const row = await this.#require(this.#store.db, name);
-    const spec = JSON.parse(row.spec) as ProviderSpec;
-    this.#specs.set(name, spec);
-    return spec;
+  /**
+   * The spec calls run under: read once, kept until its stored row changes (here at once, in
+   * another process once `recheck` ran); rejects when the provider is unknown.
+   */
+  spec(name: string): Promise<ProviderSpec> {
+    return this.#specs.get(name);
   }
 
-  async #require(
+  /** The spec as stored now (administration and probes: what classify binds, refresh lists). */
+  async storedSpec(name: string): Promise<ProviderSpec> {
+    return JSON.parse((await this.#require(this.#store.db, name)).spec) as ProviderSpec;
+  }
+
+  /**
+   * The catalog revision moved (the gate's revision watch awaits this): a kept spec another process
+   * replaced is dropped and its processes closed, so the next call runs under the stored one.
+   */
+  recheck(): Promise<void> {
+    return this.#specs.recheck();
+  }
+
+  #require(
     db: Pick<Store['db'], 'selectFrom'> | CatalogWrite['trx'],
     name: string,
   ): Promise<ProviderRow> {
-    const row = await (db as Store['db'])
-      .selectFrom('providers')
-      .selectAll()
-      .where('name', '=', name)
-      .executeTakeFirst();
-    if (!row)
-      throw new ToolgateError('PROVIDER_NOT_FOUND', `no provider ${name}`, { provider: name });
-    return row;
+    return providerRow(db as Store['db'], name);
   }
 }
 
@@ -670,63 +676,4 @@ function toolView(row: ProviderToolRow): ProviderToolView {
     tool_version: row.tool_version,
     description: listed.description ?? null,
   };
-}
-
-/** The host an http provider's tools reach anyway (a link to it sends the model nowhere new). */
-function providerHosts(spec: ProviderSpec): string[] {
-  if (spec.transport !== 'http' || spec.url === undefined) return [];
-  try {
-    return [new URL(spec.url).hostname];
-  } catch {
-    return [];
-  }
-}
-
-/**
- * The poisoning scan of one listed tool, over every string and key its schemas send to a model.
- * An upstream's listing has no size limit of its own: schema texts over the caps a definition
- * must meet are not scanned (a bounded cost) but reported, and classifying the tool is refused.
- */
-function scanListedTool(
-  tool: ListedTool,
-  ownHosts: readonly string[],
-  docHosts: readonly string[],
-): ScanFinding[] {
-  const texts = [
-    ...schemaModelTexts(tool.inputSchema, '/inputSchema'),
-    ...schemaModelTexts(tool.outputSchema ?? {}, '/outputSchema'),
-  ];
-  const description = tool.description ?? '';
-  const total = texts.reduce((n, t) => n + t.text.length, description.length);
-  const longest = texts.find((t) => t.text.length > MAX_SCHEMA_TEXT_CHARS);
-  if (longest || total > MAX_SCHEMA_TEXT_TOTAL_CHARS) {
-    return [
-      {
-        rule: 'size.text',
-        category: 'schema',
-        field: longest?.field ?? '',
-        message: `Schema strings too long to scan (over ${MAX_SCHEMA_TEXT_CHARS} characters each or ${MAX_SCHEMA_TEXT_TOTAL_CHARS} in all)`,
-        excerpt: (longest?.field ?? '').slice(0, 80),
-      },
-    ];
-  }
-  return scanToolText({ name: tool.name, description, extraTexts: texts, ownHosts, docHosts });
-}
-
-/**
- * Patterns the gate could not match in linear time, shown with the scan's findings so an admin
- * sees at import why classifying the tool will be refused (DEFINITION_INVALID at that pointer).
- */
-function patternFindings(tool: ListedTool): ScanFinding[] {
-  const problems = [
-    ...unsupportedPatternProblems(tool.inputSchema, '/inputSchema'),
-    ...unsupportedPatternProblems(tool.outputSchema ?? {}, '/outputSchema'),
-  ];
-  return problems.map((p) => ({
-    rule: p.rule,
-    category: 'schema',
-    field: p.pointer,
-    message: `The pattern ${p.message}`,
-    excerpt: p.pointer.slice(0, 80),
-  }));
 }

@@ -95,11 +95,15 @@ interface Entry {
   readonly provider: string;
   readonly sessionId: string;
   readonly idleMs: number;
+  /** The spec the process was started under (UpstreamTarget.spec). */
+  readonly spec: object;
   ready: Promise<UpstreamSession>;
   session: UpstreamSession | null;
   lastUsed: number;
   inflight: number;
   closed: boolean;
+  /** Out of the pool (its spec was replaced): closed once its last call in flight ends. */
+  retired: boolean;
 }
 
 const CLIENT_INFO = { name: 'toolgate', version: '0.1.0' };
@@ -161,6 +165,13 @@ export interface UpstreamTarget {
   readonly sessionId: string;
   readonly launch: UpstreamLauncher;
   readonly idleMs: number;
+  /**
+   * The provider spec the call runs under, as the provider service hands it out (one object per
+   * stored spec until it changes: provider-specs.ts). A session's process started under another
+   * object is not called: it leaves the pool, is closed once its calls in flight end, and a new one
+   * starts under this spec (its limits, idle timeout, program).
+   */
+  readonly spec: object;
 }
 
 /** The caller's progress listener and cancellation, relayed to and from the upstream. */
@@ -173,6 +184,8 @@ export interface UpstreamRelay {
 
 export class UpstreamPool {
   readonly #entries = new Map<string, Entry>();
+  /** Processes out of the pool whose calls in flight have not ended yet (#retire). */
+  readonly #retired = new Set<Entry>();
   readonly #failures = new Map<string, { count: number; until: number }>();
   readonly #maxLive: number;
   readonly #startTimeoutMs: number;
@@ -187,7 +200,7 @@ export class UpstreamPool {
 
   /** Live (started or starting) upstream processes. */
   get size(): number {
-    return this.#entries.size;
+    return this.#entries.size + this.#retired.size;
   }
 
   /**
@@ -229,26 +242,8 @@ export class UpstreamPool {
     relay: UpstreamRelay,
     send: UpstreamRequest,
   ): Promise<UpstreamCallResult & { pinMismatch?: boolean }> {
-    const key = `${target.provider}\u0000${target.sessionId}`;
-    let entry = this.#entries.get(key);
-    if (!entry) {
-      const failure = this.#failures.get(target.provider);
-      if (failure && failure.until > Date.now()) {
-        return fail(
-          'EXECUTION_FAILED',
-          'provider.backoff',
-          'the upstream provider failed to start; retry later',
-        );
-      }
-      if (!this.#makeRoom()) {
-        return fail(
-          'EXECUTION_FAILED',
-          'provider.capacity',
-          'too many upstream processes are running; retry later',
-        );
-      }
-      entry = this.#start(key, target);
-    }
+    const entry = this.#entryFor(target);
+    if ('ok' in entry) return entry;
     entry.inflight += 1;
     entry.lastUsed = Date.now();
     try {
@@ -335,41 +330,81 @@ export class UpstreamPool {
     } finally {
       entry.inflight -= 1;
       entry.lastUsed = Date.now();
+      if (entry.retired && entry.inflight === 0) void this.#drop(entry);
     }
+  }
+
+  /**
+   * The session's process for this call: the one running under the call's spec, else a new one
+   * (after backoff and capacity allow it), a process of an older spec retired.
+   */
+  #entryFor(target: UpstreamTarget): Entry | Extract<UpstreamCallResult, { ok: false }> {
+    const key = `${target.provider}\u0000${target.sessionId}`;
+    const entry = this.#entries.get(key);
+    if (entry && entry.spec === target.spec) return entry;
+    if (entry) this.#retire(entry);
+    const failure = this.#failures.get(target.provider);
+    if (failure && failure.until > Date.now()) {
+      return fail(
+        'EXECUTION_FAILED',
+        'provider.backoff',
+        'the upstream provider failed to start; retry later',
+      );
+    }
+    if (!this.#makeRoom()) {
+      return fail(
+        'EXECUTION_FAILED',
+        'provider.capacity',
+        'too many upstream processes are running; retry later',
+      );
+    }
+    return this.#start(key, target);
+  }
+
+  /** Takes a process out of the pool; it is closed now if idle, else when its last call ends. */
+  #retire(entry: Entry): void {
+    entry.retired = true;
+    if (this.#entries.get(entry.key) === entry) this.#entries.delete(entry.key);
+    if (entry.inflight === 0) void this.#drop(entry);
+    else this.#retired.add(entry);
   }
 
   /** Closes every process of this gate session (its MCP session ended). */
   async closeSession(sessionId: string): Promise<void> {
-    const mine = [...this.#entries.values()].filter((e) => e.sessionId === sessionId);
+    const mine = this.#all().filter((e) => e.sessionId === sessionId);
     await Promise.all(mine.map((e) => this.#drop(e)));
   }
 
   /** Closes every process of one provider (its spec changed or it was refreshed). */
   async closeProvider(provider: string): Promise<void> {
-    const mine = [...this.#entries.values()].filter((e) => e.provider === provider);
+    const mine = this.#all().filter((e) => e.provider === provider);
     await Promise.all(mine.map((e) => this.#drop(e)));
   }
 
   async close(): Promise<void> {
     if (this.#sweeper) clearInterval(this.#sweeper);
     this.#sweeper = null;
-    await Promise.all([...this.#entries.values()].map((e) => this.#drop(e)));
+    await Promise.all(this.#all().map((e) => this.#drop(e)));
   }
 
-  #start(
-    key: string,
-    target: { provider: string; sessionId: string; launch: UpstreamLauncher; idleMs: number },
-  ): Entry {
+  /** Every process: in the pool, and retired ones still serving a call. */
+  #all(): Entry[] {
+    return [...this.#entries.values(), ...this.#retired];
+  }
+
+  #start(key: string, target: UpstreamTarget): Entry {
     const entry: Entry = {
       key,
       provider: target.provider,
       sessionId: target.sessionId,
       idleMs: target.idleMs,
+      spec: target.spec,
       ready: Promise.resolve(null as unknown as UpstreamSession),
       session: null,
       lastUsed: Date.now(),
       inflight: 0,
       closed: false,
+      retired: false,
     };
     entry.ready = openUpstream(target.launch, this.#startTimeoutMs).then((session) => {
       entry.session = session;
@@ -377,6 +412,7 @@ export class UpstreamPool {
       void session.link.ended.then(() => {
         entry.closed = true;
         if (this.#entries.get(key) === entry) this.#entries.delete(key);
+        this.#retired.delete(entry);
       });
       if (entry.closed) void session.link.close();
       return session;
@@ -390,7 +426,7 @@ export class UpstreamPool {
 
   /** Whether one more process may start, closing the least recently used idle one if need be. */
   #makeRoom(): boolean {
-    if (this.#entries.size < this.#maxLive) return true;
+    if (this.size < this.#maxLive) return true;
     const idle = [...this.#entries.values()]
       .filter((e) => e.inflight === 0)
       .sort((a, b) => a.lastUsed - b.lastUsed)[0];
@@ -409,6 +445,7 @@ export class UpstreamPool {
   async #drop(entry: Entry): Promise<void> {
     entry.closed = true;
     if (this.#entries.get(entry.key) === entry) this.#entries.delete(entry.key);
+    this.#retired.delete(entry);
     const session = entry.session ?? (await entry.ready.catch(() => null));
     if (!session) return;
     await session.client.close().catch(() => {});

@@ -43,7 +43,7 @@ export interface ToolProberDependencies {
   readonly credentials?: Pick<CredentialBroker, 'forCall'>;
   /** The http runtime's runner (its checked dialer): health URLs go through it. */
   readonly http?: Pick<HttpToolRunner, 'run'>;
-  readonly providers?: Pick<ProviderService, 'spec' | 'launch'>;
+  readonly providers?: Pick<ProviderService, 'storedSpec' | 'launch'>;
   /** One provider listing serves every tool of the provider probed within this many ms. */
   readonly listingShareMs?: number;
 }
@@ -220,7 +220,8 @@ export class ToolProber implements Prober {
     const providers = this.#d.providers;
     if (!providers) return 'no provider';
     try {
-      const spec = await providers.spec(provider);
+      // As stored now: a probe lists the program the provider runs, whoever changed it last.
+      const spec = await providers.storedSpec(provider);
       const upstream = await openUpstream(() => providers.launch(spec), timeoutMs);
       try {
         return new Set(upstream.tools.map((t) => t.name));

@@ -37,7 +37,10 @@ const MAX_METERS = 100_000;
 
 /** What the runtime needs of the providers' side: specs, links to them, and pin changes noted. */
 export interface ProviderLinks {
-  /** A provider's registered spec; rejects when there is none. */
+  /**
+   * A provider's registered spec, one object per stored spec until it changes (a session's process
+   * is kept only for calls under the object it was started with); rejects when there is none.
+   */
   spec(name: string): Promise<ProviderSpec>;
   /** Opens one link to the provider, its bytes charged to `meter`. */
   launch(spec: ProviderSpec, meter: EgressMeter | null): Promise<UpstreamLink>;
@@ -97,6 +100,8 @@ export class McpRuntime implements ToolRuntime {
       sessionId: context.sessionId,
       launch: () => this.#links.launch(spec, meter),
       idleMs: spec.idle_timeout_ms ?? DEFAULT_IDLE_TIMEOUT_MS,
+      // A process started under a spec since replaced is not called (upstream-pool.ts).
+      spec,
     };
     const relay = {
       ...(context.onProgress ? { onProgress: context.onProgress } : {}),
