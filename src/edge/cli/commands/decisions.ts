@@ -130,7 +130,7 @@ export function registerDecisions(program: Command): void {
   decisions
     .command('verify')
     .description(
-      "check that each passkey-signed decision's credential signed exactly that decision (store, restored backup, or --file)",
+      "check that each passkey-signed decision's credential signed exactly that decision and its audit record is the signer's, about it (store, restored backup, or --file); exits 6 when one does not verify, 4 when there is none to verify, 2 for a file that is not an evidence document",
     )
     .option('--subject <id>', 'only this approval or change id (a review: tool@version)')
     .option(
