@@ -17,6 +17,7 @@ export type {
 // The offline check of passkey-signed decisions needs no open gateway (an evidence file); a
 // scope's words and the refusal check the approval page makes before it offers one.
 export {
+  parseDecisionEvidence,
   proveDecisions,
   scopeRefusalOf,
   scopeWords,

@@ -400,7 +400,8 @@ export interface ErrorDetails {
   PAYLOAD_TOO_LARGE: { limitBytes: number };
   UNAUTHENTICATED: Record<string, never>;
   /** `roles`: the operator roles that would be allowed (admin routes). */
-  FORBIDDEN: { roles?: string[] };
+  /** `rule`: the reviewer rule a security review was refused by (`review.<reason>`). */
+  FORBIDDEN: { roles?: string[]; rule?: string };
   OPERATOR_NOT_FOUND: { operatorId: string };
   OPERATOR_EXISTS: { operatorId: string };
   INSUFFICIENT_SCOPE: { scope: string };

@@ -10,7 +10,7 @@ import { canonicalJson, type DecisionCommitment, decisionChallenge } from '../..
 /**
  * What a forger makes of a real decision's evidence: its own P-256 key (COSE), the commitment
  * rewritten for `approver`, the challenge recomputed, authenticator data and client data built
- * and signed, the key, credential, decider and audit record replaced. Self-consistent: only a
+ * and signed, the key, credential, decider and audit record (its actor too) replaced. Self-consistent: only a
  * verifier that trusts the evidence's own key would accept it.
  */
 export function forge(
@@ -62,6 +62,14 @@ export function forge(
       user_handle: null,
     },
     approval: { ...real.approval, decided_by: approver },
-    events: [{ action: 'approval.approved', details: { assertion: id, challenge, credential } }],
+    // The record a forger writes names them too: the forged approver, the real approval.
+    events: [
+      {
+        action: 'approval.approved',
+        actor: approver,
+        subject: `approval:${real.approval.id}`,
+        details: { assertion: id, challenge, credential },
+      },
+    ],
   };
 }

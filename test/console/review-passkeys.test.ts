@@ -506,7 +506,7 @@ test('decisions verify checks the stored review assertions offline (store and CL
     ...real,
     events: real.events.map((ev) =>
       ev === reviewed
-        ? { action, details: { ...(ev.details as Record<string, unknown>), ...details } }
+        ? { ...ev, action, details: { ...(ev.details as Record<string, unknown>), ...details } }
         : ev,
     ),
   });

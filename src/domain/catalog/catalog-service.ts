@@ -526,7 +526,7 @@ export class CatalogService {
           { toolId, version, status: existing.status === 'approved' ? 'approved' : 'rejected' },
         );
       }
-      await checkReviewer(trx, operator, row.owner, existing.registered_by);
+      await checkReviewer(trx, operator, row.owner, existing.registered_by, def);
       if (!steppedUp && stepUpNeeded(def, input, actor.via)) throw stepUpRequired(toolId, version);
       await recordReviewIn(trx, this.#passkeys, {
         ...{ toolId, version, existing, input, actor, now, passkey },

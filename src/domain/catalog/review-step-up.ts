@@ -152,8 +152,9 @@ export async function reviewStepUp(
   const { row, open } = await reviewedVersion(db, toolId, version);
   if (!row || row.definition_hash !== input.definition_hash) return none;
   if (open && open.status !== 'pending') return none;
-  if (!signed && !reviewNeedsStepUp(JSON.parse(row.definition) as ToolDefinition)) return none;
-  await checkReviewer(db, operator, row.owner, open?.registered_by ?? row.created_by);
+  const definition = JSON.parse(row.definition) as ToolDefinition;
+  if (!signed && !reviewNeedsStepUp(definition)) return none;
+  await checkReviewer(db, operator, row.owner, open?.registered_by ?? row.created_by, definition);
   if (signed) {
     if (!factors.passkeys) throw noPasskeys();
     if (!open) throw noOpenReview(toolId, version);
@@ -233,6 +234,7 @@ export async function reviewPasskeyOptions(
       { toolId, version, status: open.status === 'approved' ? 'approved' : 'rejected' },
     );
   }
-  await checkReviewer(db, operator, row.owner, open.registered_by);
+  const definition = JSON.parse(row.definition) as ToolDefinition;
+  await checkReviewer(db, operator, row.owner, open.registered_by, definition);
   return passkeys.options(operator, open, stated.decision, review.requestOrigin);
 }

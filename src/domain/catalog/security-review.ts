@@ -33,8 +33,9 @@ import {
   type Operator,
   operatorActor,
 } from '../operators/index.js';
+import { unreviewedLaunchChangers } from './launch-changers.js';
 import { needsReview, type ReviewReason } from './security-review-policy.js';
-import type { AccessTier, Provenance } from './tool-definition.js';
+import type { AccessTier, Provenance, ToolDefinition } from './tool-definition.js';
 
 export const REVIEW_STATUSES = ['pending', 'approved', 'rejected'] as const;
 export type ReviewStatus = (typeof REVIEW_STATUSES)[number];
@@ -153,13 +154,19 @@ export type ReviewRefusalReason =
   | 'own_registration'
   | 'token_registration'
   | 'set_up_by_registrant'
-  | 'owning_team';
+  | 'owning_team'
+  | 'launch_changer';
 
-/** FORBIDDEN by a reviewer rule (checkReviewer), and which one; audited as `tool.review_refused`. */
+/**
+ * FORBIDDEN by a reviewer rule (checkReviewer), and which one: `details.rule` and the message name
+ * it (`review.<reason>`); audited as `tool.review_refused` with `details.reason`.
+ */
 export class ReviewerRefused extends ToolgateError<'FORBIDDEN'> {
   readonly reason: ReviewRefusalReason;
   constructor(reason: ReviewRefusalReason, why: string) {
-    super('FORBIDDEN', `security review refused: ${why}`, {});
+    super('FORBIDDEN', `security review refused (review.${reason}): ${why}`, {
+      rule: `review.${reason}`,
+    });
     this.reason = reason;
   }
 }
@@ -173,13 +180,17 @@ export class ReviewerRefused extends ToolgateError<'FORBIDDEN'> {
  * accounts she set up) unless a confirmed decider who is not the registrant has since confirmed
  * it. A definition the bootstrap token registered is the genesis admin's own registration (one
  * secret, one person; attack round 11, F3): the genesis admin, and accounts she or the token set
- * up, count as hers. Read on `db` (the review's transaction where it writes).
+ * up, count as hers. For a version an upstream MCP provider runs, the reviewer is apart, by the
+ * same rule, from everyone who set the provider's launch it runs since an approved review last
+ * saw it (launch-changers.ts; attack round 27, G7): whoever made the program different does not
+ * approve the version that runs it. Read on `db` (the review's transaction where it writes).
  */
 export async function checkReviewer(
   db: Kysely<Database> | Transaction<Database>,
   op: Operator,
   owner: string,
   registeredBy: string,
+  definition: ToolDefinition,
 ): Promise<void> {
   const refuse = (reason: ReviewRefusalReason, why: string) => {
     throw new ReviewerRefused(reason, why);
@@ -201,6 +212,34 @@ export async function checkReviewer(
   if (op.teams.includes(owner)) {
     refuse('owning_team', `operator ${op.id} is in ${owner}, the team that owns this tool`);
   }
+  for (const changer of await unreviewedLaunchChangers(db, definition)) {
+    const notApartFromChanger = await apartFrom(db, op.id, changer);
+    if (notApartFromChanger)
+      throw launchChangerRefusal(op.id, changer, definition, notApartFromChanger);
+  }
+}
+
+/** The refusal of reviewer `id`, who is not a person apart from `changer` (launch-changers.ts). */
+function launchChangerRefusal(
+  id: string,
+  changer: string,
+  definition: ToolDefinition,
+  not: NotApart,
+): ReviewerRefused {
+  const provider = definition.runtime.kind === 'mcp' ? definition.runtime.provider : '';
+  const who = changer === `operator:${id}` ? `operator ${id}` : changer;
+  const relation =
+    changer === `operator:${id}`
+      ? ''
+      : not.why === 'same'
+        ? `; operator ${id} and ${changer} are one person (the bootstrap admin token is the genesis admin's secret)`
+        : not.why === 'set_up'
+          ? `; operator ${id} was set up by ${not.chain.join(' <- ')} and is not confirmed by another person`
+          : `; the set-up chain of operator ${id} is too long to be checked`;
+  return new ReviewerRefused(
+    'launch_changer',
+    `${who} changed the launch of provider ${provider} (what this version runs) and no approved review has seen that program since${relation}; another approver must review it`,
+  );
 }
 
 /** The refusal of reviewer `id`, who is not a person apart from registrant `registeredBy`. */

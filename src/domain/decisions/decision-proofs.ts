@@ -56,8 +56,20 @@ export interface DecisionEvidence {
     readonly status: string;
     readonly reviewer: string | null;
   };
-  /** The details of each audit event of the decision's subject that names an assertion. */
-  readonly events: readonly { readonly action: string; readonly details: unknown }[];
+  /**
+   * The audit events of the decision's subject, each with who wrote it (`actor`) and what it is
+   * about (`subject`); the one that names the assertion must be the signer's, about the decision
+   * signed. An export written before they were checked lacks both, and fails the check.
+   */
+  readonly events: readonly AuditedEvent[];
+}
+
+/** One audit event as an export carries it. */
+export interface AuditedEvent {
+  readonly action: string;
+  readonly actor?: string;
+  readonly subject?: string;
+  readonly details: unknown;
 }
 
 export interface DecisionProof {
@@ -165,11 +177,24 @@ function storedSubject(e: DecisionEvidence, problems: string[]): DecisionSubject
   }
 }
 
+/** An audit event of the decision, its details read as an object. */
+interface AuditRecord {
+  readonly action: string;
+  readonly actor: string | undefined;
+  readonly subject: string | undefined;
+  readonly details: Record<string, unknown>;
+}
+
 /** The audit events of the decision that name this assertion, its credential and challenge. */
-function auditedBy(e: DecisionEvidence): { action: string; details: Record<string, unknown> }[] {
+function auditedBy(e: DecisionEvidence): AuditRecord[] {
   const a = e.assertion;
   return e.events
-    .map((ev) => ({ action: ev.action, details: (ev.details ?? {}) as Record<string, unknown> }))
+    .map((ev) => ({
+      action: ev.action,
+      actor: ev.actor,
+      subject: ev.subject,
+      details: (ev.details ?? {}) as Record<string, unknown>,
+    }))
     .filter(
       ({ details: d }) =>
         d.assertion === a.id && d.challenge === a.challenge && d.credential === a.credential_id,
@@ -184,6 +209,54 @@ const DECISION_ACTION: Readonly<Record<string, string>> = {
 };
 
 /**
+ * The subject the decision's own audit record is about: `approval:<id>`, `change:<id>`, and for a
+ * review the tool version reviewed (`tool:<id>@<version>`, as `tool.reviewed` is written); null
+ * when the evidence holds no stored decision to take it from (already a problem).
+ */
+function recordSubjectOf(e: DecisionEvidence): string | null {
+  const a = e.assertion;
+  switch (a.kind) {
+    case 'approval':
+      return `approval:${a.subject_id}`;
+    case 'change':
+      return `change:${a.subject_id}`;
+    case 'review':
+      return e.review ? `tool:${e.review.tool_id}@${e.review.version}` : null;
+    default:
+      return null;
+  }
+}
+
+/**
+ * The audit record that names the assertion is the signer's record of the signed decision (attack
+ * round 27, G4): its actor is the operator whose credential signed (the assertion's approver, whom
+ * the trusted key belongs to), and its subject is the decision's. A record rewritten to name
+ * another operator or another decision — or naming none — is not the record of this signature.
+ */
+function recordAuthorship(e: DecisionEvidence, record: AuditRecord): string[] {
+  const problems: string[] = [];
+  const signer = e.assertion.approver_id;
+  if (record.actor === undefined)
+    problems.push(
+      'the audit record naming this assertion names no actor (an export older than this check: export it again)',
+    );
+  else if (record.actor !== signer)
+    problems.push(
+      `the audit record naming this assertion was written by ${record.actor}, not by ${signer} who signed`,
+    );
+  const subject = recordSubjectOf(e);
+  if (record.subject === undefined)
+    problems.push(
+      'the audit record naming this assertion names no subject (an export older than this check: export it again)',
+    );
+  else if (subject !== null && record.subject !== subject)
+    problems.push(
+      `the audit record naming this assertion is about ${record.subject}, not ${subject}, the decision signed`,
+    );
+  return problems;
+}
+
+/**
  * The audit record that names the assertion says what was signed, wherever it states it: it is
  * the decision's own record (not another action carrying the assertion's id), and a review's
  * record states the signed verdict, review and definition hash. What an auditor reads in the log
@@ -192,7 +265,7 @@ const DECISION_ACTION: Readonly<Record<string, string>> = {
 function recordAsAudited(
   e: DecisionEvidence,
   commitment: DecisionCommitment | null,
-  record: { action: string; details: Record<string, unknown> },
+  record: AuditRecord,
 ): string[] {
   const problems: string[] = [];
   const expected = DECISION_ACTION[e.assertion.kind];
@@ -261,6 +334,7 @@ export async function proveDecision(
   for (const record of audits) {
     const disagrees = scopeAsAudited(e, record.details);
     if (disagrees) problems.push(disagrees);
+    problems.push(...recordAuthorship(e, record));
     problems.push(...recordAsAudited(e, commitment, record));
   }
   // Only a trusted key can make a signature count; the assertion's own key decides nothing.
@@ -424,14 +498,20 @@ export class DecisionProofs {
     }
   }
 
-  /** The audit events of one subject that name an assertion's details. */
-  async #eventsOf(subject: string): Promise<{ action: string; details: unknown }[]> {
+  /** The audit events of one subject, with who wrote each and what it is about. */
+  async #eventsOf(subject: string): Promise<AuditedEvent[]> {
     const rows = await this.#db
       .selectFrom('events')
-      .select(['action', 'details'])
+      .select(['action', 'actor', 'subject', 'details'])
       .where('subject', '=', subject)
+      .orderBy('seq')
       .execute();
-    return rows.map((ev) => ({ action: ev.action, details: parseJson(ev.details) }));
+    return rows.map((ev) => ({
+      action: ev.action,
+      actor: ev.actor,
+      subject: ev.subject,
+      details: parseJson(ev.details),
+    }));
   }
 }
 

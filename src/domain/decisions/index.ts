@@ -53,7 +53,9 @@ export { ChangeDesk } from './change-desk.js';
 export type { RequestedChange } from './change-requests.js';
 export { requestChangeIn, toolChangeRequester } from './change-requests.js';
 export { requireApprover, requireStepUp } from './decider.js';
+export { parseDecisionEvidence } from './decision-evidence.js';
 export type {
+  AuditedEvent,
   DecisionEvidence,
   DecisionProof,
   DecisionProofReport,

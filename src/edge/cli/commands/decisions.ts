@@ -6,17 +6,19 @@
  * signed exactly that decision: the challenge, origin, RP ID hash, user verification and
  * signature, and the audit record naming the assertion. The trusted keys are the store's enrolled
  * passkeys, or for `--file` the keys file `--keys` names (`decisions keys` writes it): an evidence
- * file's own keys prove nothing, so `--file` without `--keys` is a usage error. Read only; a
- * failed check exits 6.
+ * file's own keys prove nothing, so `--file` without `--keys` is a usage error. A file that is not
+ * JSON, not an evidence document, or holds a malformed entry is a usage error naming where (exit
+ * 2); nothing to verify (an empty file, a `--subject` with no passkey-signed decision) is NOT_FOUND
+ * (exit 4), never success. Read only; a failed check exits 6.
  */
 import type { Command } from 'commander';
 import {
-  type DecisionEvidence,
   type DecisionProofReport,
+  parseDecisionEvidence,
   proveDecisions,
   type TrustedKey,
 } from '../../../api/index.js';
-import { problem, ToolgateError } from '../../../core/index.js';
+import { parseFileText, problem, ToolgateError } from '../../../core/index.js';
 import { type GlobalOptions, readInput, withAdmin } from '../command-kit.js';
 import { exitCodeOf } from '../exit-codes.js';
 import { makeOutput, type Output, reportError } from '../output.js';
@@ -30,6 +32,18 @@ interface VerifyOptions {
   readonly keys?: string;
   readonly rpId?: string;
   readonly origin?: string;
+}
+
+/**
+ * A check of nothing proves nothing: no passkey-signed decision in the file, the store, or of the
+ * `--subject` asked for is NOT_FOUND (exit 4), never "ok" over zero decisions (attack round 27, G5).
+ */
+function nothingToVerify(where: string, subject: string | undefined): ToolgateError<'NOT_FOUND'> {
+  return new ToolgateError(
+    'NOT_FOUND',
+    `no passkey-signed decisions to verify in ${where}${subject !== undefined ? ` for subject ${subject}` : ''}: nothing was checked`,
+    {},
+  );
 }
 
 function printProofs(out: Output, report: DecisionProofReport, where: string): void {
@@ -56,13 +70,8 @@ function trustedKeysOf(path: string): TrustedKey[] {
     new ToolgateError('INPUT_INVALID', `--keys ${path}: ${why}`, {
       problems: [problem('/keys', why, 'decisions.keys')],
     });
-  let parsed: unknown;
-  try {
-    parsed = JSON.parse(readInput(path, '--keys', MAX_KEYS_BYTES));
-  } catch (err) {
-    if (err instanceof ToolgateError) throw err;
-    throw invalid('not JSON');
-  }
+  // Not JSON: its kind and position, never its text (core/parse-file-text.ts).
+  const parsed = parseFileText(readInput(path, '--keys', MAX_KEYS_BYTES), `--keys ${path}`, 'json');
   const list = (parsed as { keys?: unknown } | null)?.keys;
   if (!Array.isArray(list)) throw invalid('no "keys" list (write it with `decisions keys`)');
   return list.map((k: unknown) => {
@@ -99,12 +108,14 @@ async function verifyFile(
       );
     }
     const trustedKeys = trustedKeysOf(opts.keys);
-    const parsed = JSON.parse(readInput(file, '--file', MAX_EVIDENCE_BYTES)) as {
-      evidence?: DecisionEvidence[];
-    };
-    const evidence = (parsed.evidence ?? []).filter(
-      (e) => opts.subject === undefined || e.assertion.subject_id === opts.subject,
-    );
+    // Parse, then check: text that is not JSON, a value that is no evidence document and a
+    // malformed entry are each INPUT_INVALID naming where (exit 2), before anything is verified.
+    const text = readInput(file, '--file', MAX_EVIDENCE_BYTES);
+    const evidence = parseDecisionEvidence(
+      parseFileText(text, `--file ${file}`, 'json'),
+      `--file ${file}`,
+    ).filter((e) => opts.subject === undefined || e.assertion.subject_id === opts.subject);
+    if (evidence.length === 0) throw nothingToVerify(file, opts.subject);
     printProofs(out, await proveDecisions(evidence, { ...relyingParty(opts), trustedKeys }), file);
   } catch (err) {
     process.exitCode = reportError(err, out.json);
@@ -119,7 +130,7 @@ export function registerDecisions(program: Command): void {
   decisions
     .command('verify')
     .description(
-      "check that each passkey-signed decision's credential signed exactly that decision (store, restored backup, or --file)",
+      "check that each passkey-signed decision's credential signed exactly that decision and its audit record is the signer's, about it (store, restored backup, or --file); exits 6 when one does not verify, 4 when there is none to verify, 2 for a file that is not an evidence document",
     )
     .option('--subject <id>', 'only this approval or change id (a review: tool@version)')
     .option(
@@ -155,6 +166,7 @@ export function registerDecisions(program: Command): void {
             ...(opts.subject !== undefined ? { subject: opts.subject } : {}),
             ...relyingParty(opts),
           });
+          if (report.checked === 0) throw nothingToVerify(admin.health.location, opts.subject);
           printProofs(out, report, admin.health.location);
         },
         { action: 'state.read', audit: { checkpoints: false } },
