@@ -33,8 +33,8 @@ function pause(ms: number): void {
  * find the build fresh — two builds at once would each remove the other's dist/.
  */
 export function ensureBuilt(): void {
-  if (fresh()) return;
   const lock = join(ROOT, '.dist-build-lock');
+  if (fresh() && !existsSync(lock)) return;
   const deadline = Date.now() + 300_000;
   for (;;) {
     try {
@@ -42,8 +42,9 @@ export function ensureBuilt(): void {
       break;
     } catch {
       if (Date.now() > deadline) throw new Error(`${lock} was held for 5 minutes: remove it`);
+      // Not fresh() here: while another file builds, dist/ can look fresh (tsc wrote main.js)
+      // before its bundle and workers are written. The lock is released when they are.
       pause(200);
-      if (fresh()) return;
     }
   }
   try {
