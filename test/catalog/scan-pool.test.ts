@@ -60,7 +60,7 @@ describe('the scan pool', () => {
     const defs = corpusDefinitions();
     assert.ok(defs.length >= 400, `${defs.length} corpus definitions`);
     const inputs = defs.map((d) => scanInputOf(d.definition));
-    const pooled = await scanInParallel(inputs, { minimum: 1 });
+    const pooled = await Promise.all(scanInParallel(inputs, { minimum: 1 }));
     assert.equal(pooled.length, inputs.length);
     let flagged = 0;
     inputs.forEach((input, i) => {
@@ -76,12 +76,12 @@ describe('the scan pool', () => {
   test('a few definitions are left to the registering thread; so is one the pool never saw', async () => {
     const [one] = corpusDefinitions();
     assert.ok(one);
-    assert.deepEqual(await scanInParallel([scanInputOf(one.definition)]), [null]);
+    assert.deepEqual(await Promise.all(scanInParallel([scanInputOf(one.definition)])), [null]);
     // Prescanned, then taken once: a second registration of the same object scans again.
-    await prescanDefinitions([one.definition], { minimum: 1 });
-    const first = scanDefinition(one.definition);
+    prescanDefinitions([one.definition], { minimum: 1 });
+    const first = await scanDefinition(one.definition);
     assert.deepEqual(first, scanToolText(scanInputOf(one.definition)));
-    assert.deepEqual(scanDefinition(one.definition), first);
+    assert.deepEqual(await scanDefinition(one.definition), first);
   });
 
   describe('a bulk apply', () => {

@@ -348,7 +348,7 @@ export class CatalogService {
     checkCompatibility(versions, definition);
 
     // The definition's own texts and hosts only, never the rest of the catalog.
-    const findings = scanDefinition(definition);
+    const findings = await scanDefinition(definition);
     const quarantined = findings.length > 0;
     const at = now.toISOString();
     // Tools that need approvers are registered as drafts; a change request carries them to active.

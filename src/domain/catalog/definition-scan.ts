@@ -42,32 +42,34 @@ export function scanInputOf(definition: ToolDefinition): ScanInput {
 }
 
 /**
- * Verdicts computed beforehand, keyed by the definition object itself (checked definitions are
- * frozen: what was scanned is what registers). Taken once; anything not in it is scanned here.
+ * Verdicts being computed beforehand, keyed by the definition object itself (checked definitions
+ * are frozen: what is scanned is what registers). Taken once; anything not in it, or that a
+ * worker could not scan, is scanned here.
  */
-const prescanned = new WeakMap<ToolDefinition, ScanFinding[]>();
+const prescanned = new WeakMap<ToolDefinition, Promise<ScanFinding[] | null>>();
 
 /** The definition's findings: the verdict computed beforehand for this object, or a scan now. */
-export function scanDefinition(definition: ToolDefinition): ScanFinding[] {
-  const ready = prescanned.get(definition);
-  if (ready) {
+export async function scanDefinition(definition: ToolDefinition): Promise<ScanFinding[]> {
+  const pending = prescanned.get(definition);
+  if (pending) {
     prescanned.delete(definition);
-    return ready;
+    const ready = await pending;
+    if (ready) return ready;
   }
   return scanToolText(scanInputOf(definition));
 }
 
 /**
- * Scans many definitions on worker threads before a bulk registration, so the transaction does
- * not spend its time on regular expressions one core at a time. Does nothing for a few (a worker
- * costs more than it saves) or on one core; a definition a worker could not scan is scanned at
- * registration as usual.
+ * Starts scanning many definitions on worker threads for a bulk registration, so the transaction
+ * does not spend its time on regular expressions one core at a time: it registers the first while
+ * the workers scan the rest. Does nothing for a few (a worker costs more than it saves) or on one
+ * core.
  */
-export async function prescanDefinitions(
+export function prescanDefinitions(
   definitions: readonly ToolDefinition[],
   options: { readonly minimum?: number } = {},
-): Promise<void> {
-  const verdicts = await scanInParallel(
+): void {
+  const verdicts = scanInParallel(
     definitions.map((d) => scanInputOf(d)),
     options,
   );

@@ -97,29 +97,28 @@ function stopWhenIdle(): void {
 }
 
 /**
- * Each input's findings, in order; null for any the pool did not scan (too few inputs, one core,
- * a failed worker), which the caller scans itself.
+ * Each input's findings, in order, each settling when its batch is back (so the first can be used
+ * while later ones are scanned); null for any the pool did not scan (too few inputs, one core, a
+ * failed worker), which the caller scans itself. Never rejects.
  */
-export async function scanInParallel(
+export function scanInParallel(
   inputs: readonly ScanInput[],
   options: { readonly minimum?: number } = {},
-): Promise<(ScanFinding[] | null)[]> {
+): Promise<ScanFinding[] | null>[] {
   const size = Math.min(availableParallelism(), MAX_WORKERS);
   if (inputs.length < (options.minimum ?? DEFAULT_MINIMUM) || size < 2) {
-    return inputs.map(() => null);
+    return inputs.map(() => Promise.resolve(null));
   }
   const pool = poolOf(size);
-  const batches: Promise<ScanFinding[][] | null>[] = [];
+  const out: Promise<ScanFinding[] | null>[] = [];
+  const batches: Promise<unknown>[] = [];
   for (let from = 0, n = 0; from < inputs.length; from += BATCH, n++) {
     const worker = pool[n % pool.length] as ScanWorker;
-    batches.push(worker.scan(inputs.slice(from, from + BATCH)));
+    const batch = worker.scan(inputs.slice(from, from + BATCH));
+    batches.push(batch);
+    const count = Math.min(BATCH, inputs.length - from);
+    for (let i = 0; i < count; i++) out.push(batch.then((findings) => findings?.[i] ?? null));
   }
-  const results = await Promise.all(batches);
-  stopWhenIdle();
-  const out: (ScanFinding[] | null)[] = [];
-  results.forEach((batch, n) => {
-    const count = Math.min(BATCH, inputs.length - n * BATCH);
-    for (let i = 0; i < count; i++) out.push(batch?.[i] ?? null);
-  });
+  void Promise.all(batches).then(stopWhenIdle);
   return out;
 }

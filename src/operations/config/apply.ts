@@ -134,8 +134,8 @@ export class ApplyService {
     if (docs.some((d) => d.doc.kind === 'Operator') && !by?.roles.includes('admin')) {
       throw applyOperatorsForbidden(by);
     }
-    // Many tools' poisoning scans run on worker threads before the transaction (C3, bulk).
-    await prescanDefinitions(
+    // Many tools' poisoning scans start on worker threads; registration takes them (C3, bulk).
+    prescanDefinitions(
       docs.flatMap((d) => (d.doc.kind === 'Tool' ? [d.doc.spec as ToolDefinition] : [])),
     );
     // Channel URLs are read and checked (DNS) before the transaction: it holds no lock meanwhile.
