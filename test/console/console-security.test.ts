@@ -405,6 +405,29 @@ test('a wrong password gets the one generic message and no session; a login repl
     });
     assert.equal(crossed.status, 403);
     assert.equal(crossed.headers.get('set-cookie'), null);
+    // Nobody is signed in: the refusal is recorded as the console's sign-in's, with its route
+    // (sampled per peer, since anyone may send one). The passkey sign-in's options alike.
+    const passkeyCrossed = await fetch(`${gw.base}/console/login/passkey-options`, {
+      method: 'POST',
+      headers: { 'content-type': 'application/json', origin: 'http://127.0.0.1:1' },
+      body: '{}',
+    });
+    assert.equal(passkeyCrossed.status, 403);
+    const signInRefusals = (
+      await gw.tg.admin.events.list({ subject: 'console:sign-in', limit: 50 })
+    )
+      .filter((e) => e.action === 'console.form_refused')
+      .map((e) => {
+        const d = (typeof e.details === 'string' ? JSON.parse(e.details) : e.details) as {
+          reason: string;
+          route: string;
+        };
+        return `${d.reason} ${d.route}`;
+      });
+    assert.deepEqual(signInRefusals.sort(), [
+      'cross_origin /console/login',
+      'cross_origin /console/login/passkey-options',
+    ]);
   } finally {
     await context.close();
   }

@@ -13,9 +13,10 @@ import { scopeOfForm } from './approval-scope.js';
 import { type ConsoleOptions, registerConsole } from './register-console.js';
 import {
   checkForm,
-  checkSameOrigin,
+  checkSignInOrigin,
   cookiesOf,
   SESSION_COOKIE,
+  type SignInRefused,
   setSecurityHeaders,
 } from './security.js';
 
@@ -90,7 +91,11 @@ async function reviewOptions(admin: AdminApi, op: Operator, body: Body, origin: 
   });
 }
 
-export async function registerPasskeyRoutes(app: FastifyInstance, admin: AdminApi): Promise<void> {
+export async function registerPasskeyRoutes(
+  app: FastifyInstance,
+  admin: AdminApi,
+  signInRefused?: SignInRefused,
+): Promise<void> {
   await app.register(async (scope) => {
     scope.addHook('onSend', async (_req, reply, payload) => {
       setSecurityHeaders(reply);
@@ -111,7 +116,7 @@ export async function registerPasskeyRoutes(app: FastifyInstance, admin: AdminAp
 
     // No session yet: the origin check keeps another site from starting this browser's sign-in.
     scope.post('/console/login/passkey-options', opts, async (req) => {
-      checkSameOrigin(req);
+      await checkSignInOrigin(req, '/console/login/passkey-options', signInRefused);
       // Bounded per peer address and in all (RATE_LIMITED): nobody is signed in to count against.
       return admin.passkeys.loginOptions(originOf(req), req.ip);
     });
@@ -150,5 +155,5 @@ export async function registerConsoleWithPasskeys(
   options: ConsoleOptions = {},
 ): Promise<void> {
   await registerConsole(app, admin, options);
-  await registerPasskeyRoutes(app, admin);
+  await registerPasskeyRoutes(app, admin, options.signInRefused);
 }

@@ -44,12 +44,13 @@ import {
 } from './login.js';
 import {
   checkForm,
-  checkSameOrigin,
+  checkSignInOrigin,
   clearCookie,
   cookiesOf,
   csrfTokenOf,
   FLASH_COOKIE,
   SESSION_COOKIE,
+  type SignInRefused,
   setCookie,
   setSecurityHeaders,
 } from './security.js';
@@ -67,6 +68,8 @@ export interface ConsoleOptions extends SessionPolicy {
   /** Inbox page size; default 50. */
   readonly inboxPageSize?: number;
   readonly clock?: Clock;
+  /** Records a sign-in request refused for its origin (invariant 14); sampled per peer. */
+  readonly signInRefused?: SignInRefused;
 }
 
 /** What a page or form is guarded by: its roles, and the action of the authority's table if any. */
@@ -354,7 +357,7 @@ export async function registerConsole(
       scope.post('/console/login', consoleRoute, async (req, reply) => {
         // Login has no session yet, so no CSRF token: the origin check keeps another site from
         // signing this browser in to an account of its choosing.
-        checkSameOrigin(req);
+        await checkSignInOrigin(req, '/console/login', options.signInRefused);
         const form = formOf(req.body);
         const failed = () =>
           sendHtml(

@@ -127,3 +127,24 @@ export async function checkForm(
     throw err;
   }
 }
+
+/** Where a refused sign-in request is recorded: no one is signed in, so it is the peer's. */
+export type SignInRefused = (reason: 'cross_origin', route: string, peer: string) => Promise<void>;
+
+/**
+ * A sign-in POST (no session yet, so no CSRF token) must come from this origin; a refusal is
+ * recorded through `refused` (sampled per peer: anyone may send one) before it is thrown.
+ */
+export async function checkSignInOrigin(
+  req: FastifyRequest,
+  route: string,
+  refused: SignInRefused | undefined,
+): Promise<void> {
+  try {
+    checkSameOrigin(req);
+  } catch (err) {
+    if (isToolgateError(err) && err.code === 'CONSOLE_FORM_REFUSED')
+      await refused?.('cross_origin', route, req.ip);
+    throw err;
+  }
+}

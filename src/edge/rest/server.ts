@@ -492,6 +492,16 @@ export async function buildServer(
     actions: CONSOLE_ACTIONS,
     loginLocal: consoleLogin(admin, security),
     ...(sso ? { oidc: ssoLogin(admin, security, sso) } : {}),
+    signInRefused: (reason, route, peer) =>
+      security.sampled(
+        'console.form_refused',
+        'console:sign-in',
+        { reason, route },
+        {
+          peer,
+          value: route,
+        },
+      ),
     ...options.console,
   });
   await app.ready();
