@@ -48,3 +48,4 @@ export type {
   UpstreamRequest,
 } from './upstream-pool.js';
 export { openUpstream, UpstreamPool } from './upstream-pool.js';
+export { workspaceOverlapProblems } from './workspace-overlap.js';

@@ -26,6 +26,7 @@ import {
   type SandboxLimits,
 } from '../../domain/catalog/index.js';
 import { checkProviderUrl } from './checked-fetch.js';
+import { workspaceOverlapProblems } from './workspace-overlap.js';
 
 export interface ProviderBind {
   /** Absolute host path. */
@@ -244,6 +245,7 @@ export function checkProviderSpec(input: unknown): Problem[] {
       problem('/workspace/target', 'must not cover a system folder', 'provider.workspace'),
     );
   }
+  problems.push(...workspaceOverlapProblems(spec));
   return problems;
 }
 

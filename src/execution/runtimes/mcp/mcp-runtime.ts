@@ -20,6 +20,7 @@ import {
   type UpstreamLink,
   type UpstreamPool,
   type UpstreamRequest,
+  workspaceOverlapProblems,
 } from '../../providers/index.js';
 import {
   type RuntimeContext,
@@ -90,6 +91,16 @@ export class McpRuntime implements ToolRuntime {
         'provider.changed',
         'the provider now runs another program than the one this tool was classified for; classify it again',
         { outcome: 'provider.changed' },
+      );
+    }
+    // A provider stored before its workspace was checked against its program: never started
+    // with a workspace that holds what it runs (provider-spec.ts refuses one now).
+    if (workspaceOverlapProblems(spec).length > 0) {
+      return runtimeFailure(
+        'EXECUTION_FAILED',
+        'provider.workspace_overlap',
+        "the provider's writable workspace holds its program; change the provider",
+        { outcome: 'provider.workspace_overlap' },
       );
     }
     const meter = this.#meter(provider, context.sessionId);
