@@ -21,10 +21,12 @@ test('one changed maximum among 1,200 properties is one path, with its value bef
       { op: 'change', path: '/input_schema/properties/f0600/maximum', before: 100, after: 250 },
     ],
     total: 1,
+    unlistedBeyondProse: 0,
   });
   assert.deepEqual(jsonDiff(canonical(wideDefinition(1200)), canonical(wideDefinition(1200))), {
     changes: [],
     total: 0,
+    unlistedBeyondProse: 0,
   });
 });
 
@@ -54,6 +56,38 @@ test('past the listing limit every change is still counted', () => {
   assert.equal(diff.changes.length, MAX_LISTED_PATHS);
   assert.equal(diff.total, 2000);
   assert.equal(jsonDiff(before, after, 3).changes.length, 3);
+});
+
+test('a change beyond prose is listed before a thousand edited descriptions (attack round 28, F2)', () => {
+  const props = (edit: boolean, max: number) => ({
+    ...Object.fromEntries(
+      Array.from({ length: 1100 }, (_, i) => [
+        `a${String(i).padStart(4, '0')}`,
+        { type: 'string', description: edit ? `edited ${i}` : `field ${i}` },
+      ]),
+    ),
+    amount: { type: 'integer', maximum: max },
+    // A property named like a prose keyword is a property: its constraint is not prose.
+    description: { type: 'string', maxLength: max },
+  });
+  const before = { input_schema: { properties: props(false, 100) } };
+  const after = { input_schema: { properties: props(true, 1_000_000_000) } };
+  const diff = jsonDiff(before, after);
+  assert.equal(diff.total, 1102);
+  assert.deepEqual(
+    diff.changes.slice(0, 2).map((c) => c.path),
+    ['/input_schema/properties/amount/maximum', '/input_schema/properties/description/maxLength'],
+  );
+  assert.equal(diff.changes.length, MAX_LISTED_PATHS);
+  assert.equal(diff.unlistedBeyondProse, 0, 'what is left out is only prose');
+  // The benign neighbour: with room for all, every change is listed, weighty ones first.
+  assert.equal(jsonDiff(before, after, 2000).changes.length, 1102);
+  // Past the limit with weighty changes alone, the page can say how many it leaves out.
+  const many = jsonDiff(
+    { p: Array.from({ length: 600 }, () => 1) },
+    { p: Array.from({ length: 600 }, () => 2) },
+  );
+  assert.equal(many.unlistedBeyondProse, 100);
 });
 
 test('a deeply nested value is walked without recursion', () => {

@@ -101,11 +101,16 @@ function pathRow(c: PathChange): Html {
 
 /** Every changed JSON path, before and after; past the listed ones, how many more. */
 function pathTable(before: unknown, after: unknown): { count: number; table: Html } {
-  const { changes, total } = jsonDiff(before, after);
+  const { changes, total, unlistedBeyondProse } = jsonDiff(before, after);
   const more = total - changes.length;
+  // Listed first: what changes behaviour; what is left out says whether it is only prose.
+  const which =
+    unlistedBeyondProse === 0
+      ? 'all of them descriptions, titles or examples'
+      : `${unlistedBeyondProse} of them more than descriptions, titles or examples: do not approve what you have not seen`;
   const table = html`<table id="definition-paths"><thead><tr><th>Path</th><th>Before</th><th>After</th></tr></thead><tbody>${changes.map(pathRow)}</tbody></table>${
     more > 0
-      ? html`<p id="definition-paths-more" class="warn">${more} more changed path${more === 1 ? '' : 's'} not listed here; the definition above is whole.</p>`
+      ? html`<p id="definition-paths-more" class="warn">${more} more changed path${more === 1 ? '' : 's'} not listed here (${which}); the definition above is whole.</p>`
       : ''
   }`;
   return { count: total, table };
