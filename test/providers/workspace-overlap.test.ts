@@ -87,12 +87,65 @@ describe('a writable workspace that holds the program is refused', () => {
     );
   });
 
+  test('round 29: HOME and its dot folders, variables of any name, code in an argument, file: URLs', () => {
+    const py = ['/usr/bin/python3', join(code, 'srv.py')];
+    // The sandbox's working folder and HOME is /tmp: ~/.local site-packages would be the agent's.
+    // (This test's folders are under the host's /tmp too, so there it also covers the program.)
+    assert.ok(
+      overlaps({ command: py, workspace: { source: ws, target: '/tmp' } }).includes(
+        '/workspace/target',
+      ),
+    );
+    assert.deepEqual(overlaps({ command: py, workspace: { source: ws, target: '/tmp/.local' } }), [
+      '/workspace/target',
+    ]);
+    // Any variable naming the workspace, whatever its name (PYTHONUSERBASE, HOME, XDG_*).
+    assert.deepEqual(
+      overlaps({
+        command: py,
+        env: { PYTHONUSERBASE: ws, HOME: ws, XDG_CONFIG_HOME: join(ws, 'c') },
+      }),
+      ['/env/PYTHONUSERBASE', '/env/HOME', '/env/XDG_CONFIG_HOME'],
+    );
+    // Code in an argument, or a path glued to a flag or spelled as a file: URL.
+    assert.deepEqual(
+      overlaps({ command: ['/usr/bin/node', '-e', `require("${join(ws, 'pre.cjs')}")`] }),
+      ['/command/2'],
+    );
+    assert.deepEqual(
+      overlaps({ command: ['/bin/sh', '-c', 'cd "$0" && exec node ./srv.mjs', ws] }),
+      ['/command/3'],
+    );
+    assert.deepEqual(
+      overlaps({ command: ['/usr/bin/node', `-r${join(ws, 'pre.cjs')}`, join(code, 'srv.mjs')] }),
+      ['/command/1'],
+    );
+    const url = `file://${join(dir, 'w%73', 'pre.cjs')}`;
+    assert.deepEqual(
+      overlaps({
+        command: ['/usr/bin/node', `--import=${url}`, join(code, 'srv.mjs')],
+        env: { NODE_OPTIONS: `--import=${url}` },
+      }),
+      ['/command/1', '/env/NODE_OPTIONS'],
+    );
+    // The benign neighbours: a workspace under /tmp that is not a dot folder of HOME; a variable
+    // that names another folder.
+    assert.deepEqual(
+      overlaps({
+        command: py,
+        workspace: { source: ws, target: '/tmp/work' },
+        env: { PYTHONUSERBASE: code },
+      }),
+      [],
+    );
+  });
+
   test('benign: a workspace beside the program, named as the folder the server works on', () => {
     assert.deepEqual(
       overlaps({
         command: ['/usr/bin/node', join(code, 'srv.mjs'), ws, '--root', ws],
         binds: [{ source: code }],
-        env: { DATA_DIR: ws, NODE_OPTIONS: '--max-old-space-size=256' },
+        env: { DATA_DIR: code, NODE_OPTIONS: '--max-old-space-size=256' },
       }),
       [],
     );

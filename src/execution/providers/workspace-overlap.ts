@@ -4,8 +4,11 @@
  * bytes; a workspace the upstream may write that contains one of those paths — an argv file, a
  * file a variable names (NODE_OPTIONS, PYTHONPATH), a read-only bind — would let a call rewrite
  * the reviewed program, and the next process would run the new code under the old review (attack
- * round 28, F1). Compared by whole path segments in both views (host source, sandbox target), on
- * real paths where they exist (a symlink into the workspace is the workspace).
+ * rounds 28 and 29, F1). Compared by whole path segments in both views (host source, sandbox
+ * target), on real paths where they exist (a symlink into the workspace is the workspace), with
+ * every absolute path or file: URL an argument or variable spells anywhere in it. Not a proof that
+ * a program loads nothing writable — a reviewer still reads the launch — but every way the
+ * launch itself names the workspace as code, and the sandbox's HOME, are closed.
  */
 import { realpathSync } from 'node:fs';
 import { posix } from 'node:path';
@@ -37,13 +40,30 @@ function inside(child: string, parent: string): boolean {
   return child === parent || child.startsWith(parent.endsWith('/') ? parent : `${parent}/`);
 }
 
-/** Absolute paths a value names: itself, or after `=`, or in a `:`-separated list or words. */
-export function pathsNamedIn(value: string): string[] {
-  return value
-    .split(/[\s=:,]+/)
-    .filter((part) => part.startsWith('/'))
-    .map((part) => posix.normalize(part));
+/** An absolute path, or a file: URL, anywhere in a value (after `=`, in a list, in code). */
+const NAMED_PATH = /(?:file:\/\/)?\/[^\s"'`()<>,;:=|&]*/gu;
+
+function decoded(path: string): string {
+  try {
+    return decodeURIComponent(path);
+  } catch {
+    return path;
+  }
 }
+
+/** Absolute paths a value names, anywhere in it: file: URLs decoded, each normalized. */
+export function pathsNamedIn(value: string): string[] {
+  return [...value.matchAll(NAMED_PATH)].map((m) => {
+    const text = m[0];
+    return posix.normalize(text.startsWith('file://') ? decoded(text.slice(7)) : text);
+  });
+}
+
+/** Where the sandbox runs a program: its working folder, HOME and TMPDIR. */
+const SANDBOX_HOME = '/tmp';
+
+/** Flags that hand an interpreter code in the argument itself. */
+const INLINE_CODE = /^(?:-[ceEpx]|--eval|--print|--command|-[a-z]*[ce])(?:=|$)/u;
 
 /** Interpreters whose first non-option argument is the program they run. */
 const INTERPRETERS = new Set([
@@ -64,28 +84,6 @@ const INTERPRETERS = new Set([
   'uv',
   'uvx',
   'npx',
-]);
-
-/** Variables that make a program load code from where they point. */
-const LOADER_VARIABLES = new Set([
-  'PATH',
-  'NODE_OPTIONS',
-  'NODE_PATH',
-  'PYTHONPATH',
-  'PYTHONSTARTUP',
-  'PYTHONHOME',
-  'LD_PRELOAD',
-  'LD_LIBRARY_PATH',
-  'PERL5LIB',
-  'PERL5OPT',
-  'RUBYLIB',
-  'RUBYOPT',
-  'GEM_PATH',
-  'GEM_HOME',
-  'CLASSPATH',
-  'JAVA_TOOL_OPTIONS',
-  'BASH_ENV',
-  'ENV',
 ]);
 
 /** Indexes of argv that name the program: argv[0], and an interpreter's first operand. */
@@ -117,28 +115,38 @@ export function workspaceOverlapProblems(spec: LaunchPaths): Problem[] {
       roots.some((r) => (orAt ? inside(c, r) : c !== r && inside(c, r))),
     );
   const problems: Problem[] = [];
+  const overlap = (pointer: string, message: string) =>
+    problems.push(problem(pointer, message, RULE));
+  // The sandbox's working folder, HOME and TMPDIR: what a program reads from there unasked
+  // (~/.local site-packages, relative paths, rc files) must not be the upstream's to write.
+  const underHome = wsTarget.startsWith(`${SANDBOX_HOME}/`)
+    ? wsTarget.slice(SANDBOX_HOME.length + 1)
+    : null;
+  if (inside(SANDBOX_HOME, wsTarget) || underHome?.startsWith('.')) {
+    overlap(
+      '/workspace/target',
+      `must not be at or above ${SANDBOX_HOME}, the sandbox's working folder and HOME, nor one of its dot folders (.local, .config…)`,
+    );
+  }
   const argv = spec.command ?? [];
   const program = programIndexes(argv);
+  // Code given in an argument may load anything it names: then any path into the workspace is.
+  const inlineCode = argv.some((a, i) => i > 0 && INLINE_CODE.test(a));
   argv.forEach((arg, i) => {
-    if (pathsNamedIn(arg).some((p) => within(p, program.has(i)))) {
-      problems.push(
-        problem(
-          joinPointer('/command', i),
-          'names a path in the writable workspace: the upstream could rewrite its own program',
-          RULE,
-        ),
+    if (pathsNamedIn(arg).some((p) => within(p, inlineCode || program.has(i)))) {
+      overlap(
+        joinPointer('/command', i),
+        'names a path in the writable workspace: the upstream could rewrite its own program',
       );
     }
   });
+  // A variable may be read by whatever the program loads (HOME, PYTHONUSERBASE, XDG_*, a
+  // loader's search path): none may point into the workspace, nor at it.
   for (const [name, value] of Object.entries(spec.env ?? {})) {
-    const loader = LOADER_VARIABLES.has(name.toUpperCase());
-    if (pathsNamedIn(value).some((p) => within(p, loader))) {
-      problems.push(
-        problem(
-          joinPointer('/env', name),
-          'names a path in the writable workspace: the upstream could rewrite what it loads',
-          RULE,
-        ),
+    if (pathsNamedIn(value).some((p) => within(p, true))) {
+      overlap(
+        joinPointer('/env', name),
+        'names a path in the writable workspace: the upstream could rewrite what it loads',
       );
     }
   }
@@ -150,12 +158,9 @@ export function workspaceOverlapProblems(spec: LaunchPaths): Problem[] {
       inside(target, wsTarget) ||
       inside(wsTarget, target);
     if (overlaps) {
-      problems.push(
-        problem(
-          joinPointer('/binds', i, 'source'),
-          'overlaps the writable workspace: the upstream could rewrite what is bound read-only',
-          RULE,
-        ),
+      overlap(
+        joinPointer('/binds', i, 'source'),
+        'overlaps the writable workspace: the upstream could rewrite what is bound read-only',
       );
     }
   });
