@@ -6,13 +6,16 @@
  * canonical JSON sorts them), array items by index; one walk of both values, no recursion, so
  * its cost is their size whatever their depth. It never gives up: past `limit` it stops listing
  * but counts every change (`total`), so a page says how many it does not show. What a reviewer
- * must not miss comes first (attack round 28, F2: a thousand edited descriptions pushed a raised
- * `maximum` out of the list): changes outside the schemas' prose (runtime, egress, classes,
- * schema constraints) before changed descriptions, titles and examples, each in document order.
+ * must not miss comes first (attack rounds 28 and 29, F2: a thousand edited descriptions, then a
+ * thousand raised `maxLength`s, pushed a raised `maximum` and a changed capability out of the
+ * list): the definition's own fields (runtime, egress, classes, capabilities) first, then the
+ * schemas' constraints, then their prose (descriptions, titles, examples), each in document
+ * order; and the same edit repeated on many members of a schema (every property's `maxLength`
+ * 100 → 101) is one entry, its path with `*` for the member and `repeated` counting them.
  */
 
 /** One changed path: `before` is absent for an added member, `after` for a removed one. */
-export type PathChange =
+export type PathChange = (
   | { readonly op: 'add'; readonly path: string; readonly after: unknown }
   | { readonly op: 'remove'; readonly path: string; readonly before: unknown }
   | {
@@ -20,7 +23,11 @@ export type PathChange =
       readonly path: string;
       readonly before: unknown;
       readonly after: unknown;
-    };
+    }
+) & {
+  /** The same edit on this many members (the path has `*` for the member); absent for one. */
+  readonly repeated?: number;
+};
 
 export interface JsonDiff {
   /** The first `limit` changes: what changes behaviour first, then prose; each in document order. */
@@ -51,6 +58,41 @@ const NAMING = new Set([
 function proseOnly(path: string): boolean {
   const tokens = path.split('/').slice(1);
   return tokens.some((t, i) => i > 0 && PROSE.has(t) && !NAMING.has(tokens[i - 1] ?? ''));
+}
+
+/** 0: the definition's own fields; 1: a schema's constraints; 2: prose. */
+function tierOf(path: string): 0 | 1 | 2 {
+  if (proseOnly(path)) return 2;
+  return /^\/(?:input_schema|output_schema)(?:\/|$)/u.test(path) ? 1 : 0;
+}
+
+/** The path with each author-named member (under `properties` and the like) as `*`. */
+function patternOf(path: string): string {
+  const tokens = path.split('/');
+  return tokens.map((t, i) => (i > 1 && NAMING.has(tokens[i - 1] ?? '') ? '*' : t)).join('/');
+}
+
+function valueKey(change: PathChange): string {
+  return JSON.stringify([
+    change.op,
+    'before' in change ? change.before : null,
+    'after' in change ? change.after : null,
+  ]);
+}
+
+/** The same edit on several members of a schema, one entry each, at the first one's place. */
+function grouped(changes: readonly PathChange[]): PathChange[] {
+  const groups = new Map<string, { first: PathChange; count: number }>();
+  for (const change of changes) {
+    const pattern = patternOf(change.path);
+    const key = pattern === change.path ? `=${change.path}` : `${pattern} ${valueKey(change)}`;
+    const group = groups.get(key);
+    if (group) group.count++;
+    else groups.set(key, { first: change, count: 1 });
+  }
+  return [...groups.values()].map(({ first, count }) =>
+    count === 1 ? first : { ...first, path: patternOf(first.path), repeated: count },
+  );
 }
 
 /** Changes listed by default; the rest are counted. */
@@ -103,10 +145,9 @@ function membersOf(pair: Pair, shape: 'object' | 'array'): Pair[] {
 
 /** The changes from `before` to `after` (both plain JSON values, as JSON.parse makes them). */
 export function jsonDiff(before: unknown, after: unknown, limit = MAX_LISTED_PATHS): JsonDiff {
-  const weighty: PathChange[] = [];
-  const prose: PathChange[] = [];
+  const tiers: [PathChange[], PathChange[], PathChange[]] = [[], [], []];
   const note = (change: PathChange) => {
-    (proseOnly(change.path) ? prose : weighty).push(change);
+    tiers[tierOf(change.path)].push(change);
   };
   // Pairs still to compare, the next one last (so paths come out in document order).
   const stack: Pair[] = [{ path: '', before, after }];
@@ -124,13 +165,12 @@ export function jsonDiff(before: unknown, after: unknown, limit = MAX_LISTED_PAT
       }
     }
   }
-  const changes = [
-    ...weighty.slice(0, limit),
-    ...prose.slice(0, Math.max(0, limit - weighty.length)),
-  ];
-  return {
-    changes,
-    total: weighty.length + prose.length,
-    unlistedBeyondProse: Math.max(0, weighty.length - limit),
-  };
+  const total = tiers[0].length + tiers[1].length + tiers[2].length;
+  const entries = tiers.flatMap((tier) => grouped(tier));
+  const changes = entries.slice(0, limit);
+  const unlistedBeyondProse = entries
+    .slice(limit)
+    .filter((c) => tierOf(c.path) < 2)
+    .reduce((n, c) => n + (c.repeated ?? 1), 0);
+  return { changes, total, unlistedBeyondProse };
 }

@@ -90,6 +90,57 @@ test('a change beyond prose is listed before a thousand edited descriptions (att
   assert.equal(many.unlistedBeyondProse, 100);
 });
 
+test('a flood of the same constraint edit is one entry, and the definition’s own fields come first (attack round 29, F2)', () => {
+  const props = (maxLength: number, max: number) => ({
+    ...Object.fromEntries(
+      Array.from({ length: 1200 }, (_, i) => [
+        `a${String(i).padStart(4, '0')}`,
+        { type: 'string', maxLength },
+      ]),
+    ),
+    amount: { type: 'integer', maximum: max },
+  });
+  const before = {
+    input_schema: { properties: props(100, 100) },
+    required_capabilities: ['pay:out'],
+  };
+  const after = {
+    input_schema: { properties: props(101, 1_000_000_000) },
+    required_capabilities: ['ws:use'],
+  };
+  const diff = jsonDiff(before, after);
+  assert.equal(diff.total, 1202);
+  assert.deepEqual(diff.changes, [
+    { op: 'change', path: '/required_capabilities/0', before: 'pay:out', after: 'ws:use' },
+    {
+      op: 'change',
+      path: '/input_schema/properties/*/maxLength',
+      before: 100,
+      after: 101,
+      repeated: 1200,
+    },
+    {
+      op: 'change',
+      path: '/input_schema/properties/amount/maximum',
+      before: 100,
+      after: 1_000_000_000,
+    },
+  ]);
+  assert.equal(diff.unlistedBeyondProse, 0);
+  // Different edits are not folded together: each distinct one is its own entry.
+  const distinct = jsonDiff(
+    { input_schema: { properties: { a: { maxLength: 1 }, b: { maxLength: 2 } } } },
+    { input_schema: { properties: { a: { maxLength: 5 }, b: { maxLength: 6 } } } },
+  );
+  assert.deepEqual(
+    distinct.changes.map((c) => [c.path, c.repeated]),
+    [
+      ['/input_schema/properties/a/maxLength', undefined],
+      ['/input_schema/properties/b/maxLength', undefined],
+    ],
+  );
+});
+
 test('a deeply nested value is walked without recursion', () => {
   let before: unknown = 1;
   let after: unknown = 2;

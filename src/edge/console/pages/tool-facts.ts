@@ -96,13 +96,16 @@ function valueText(value: unknown): Html {
 
 function pathRow(c: PathChange): Html {
   const absent = html`<span class="muted">absent</span>`;
-  return html`<tr class="path-${c.op}" data-op="${c.op}"><td><code class="path">${c.path}</code></td><td>${c.op === 'add' ? absent : valueText(c.before)}</td><td>${c.op === 'remove' ? absent : valueText(c.after)}</td></tr>`;
+  return html`<tr class="path-${c.op}" data-op="${c.op}"><td><code class="path">${c.path}</code>${c.repeated === undefined ? '' : html` <strong class="repeated">×${c.repeated}</strong>`}</td><td>${c.op === 'add' ? absent : valueText(c.before)}</td><td>${c.op === 'remove' ? absent : valueText(c.after)}</td></tr>`;
 }
 
 /** Every changed JSON path, before and after; past the listed ones, how many more. */
-function pathTable(before: unknown, after: unknown): { count: number; table: Html } {
+function pathTable(
+  before: unknown,
+  after: unknown,
+): { count: number; complete: boolean; table: Html } {
   const { changes, total, unlistedBeyondProse } = jsonDiff(before, after);
-  const more = total - changes.length;
+  const more = total - changes.reduce((n, c) => n + (c.repeated ?? 1), 0);
   // Listed first: what changes behaviour; what is left out says whether it is only prose.
   const which =
     unlistedBeyondProse === 0
@@ -113,7 +116,7 @@ function pathTable(before: unknown, after: unknown): { count: number; table: Htm
       ? html`<p id="definition-paths-more" class="warn">${more} more changed path${more === 1 ? '' : 's'} not listed here (${which}); the definition above is whole.</p>`
       : ''
   }`;
-  return { count: total, table };
+  return { count: total, complete: more === 0, table };
 }
 
 function diffRow(row: DiffRow): Html {
@@ -136,7 +139,7 @@ function diffBlock(active: Detail, before: unknown, after: unknown): Html {
 ${paths.table}
 ${
   lines === null
-    ? html`<p id="definition-diff" class="muted">Too many changed lines to show line by line (past ${MAX_DIFF_EDITS} changed lines, or ${MAX_DIFF_LINES} lines a side): the changed paths above are what changed.</p>`
+    ? html`<p id="definition-diff" class="muted">Too many changed lines to show line by line (past ${MAX_DIFF_EDITS} changed lines, or ${MAX_DIFF_LINES} lines a side): ${paths.complete ? 'the changed paths above are what changed' : 'the changed paths listed above, and the count of those not listed, are all this page can show: read the definition above in full'}.</p>`
     : html`<pre id="definition-diff" class="diff">${withContext(lines, lines.length <= WHOLE_DIFF_LINES ? lines.length : DIFF_CONTEXT).map(diffRow)}</pre>`
 }`;
 }
