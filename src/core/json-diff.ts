@@ -80,11 +80,12 @@ function valueKey(change: PathChange): string {
   ]);
 }
 
-/** The same edit on several members of a schema, one entry each, at the first one's place. */
+/** The same change of value on several members of a schema: one entry, at the first one's place. */
 function grouped(changes: readonly PathChange[]): PathChange[] {
   const groups = new Map<string, { first: PathChange; count: number }>();
   for (const change of changes) {
-    const pattern = patternOf(change.path);
+    // Only a value changed in place folds: an added or removed member is named, each one.
+    const pattern = change.op === 'change' ? patternOf(change.path) : change.path;
     const key = pattern === change.path ? `=${change.path}` : `${pattern} ${valueKey(change)}`;
     const group = groups.get(key);
     if (group) group.count++;

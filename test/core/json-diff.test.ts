@@ -127,6 +127,18 @@ test('a flood of the same constraint edit is one entry, and the definition’s o
     },
   ]);
   assert.equal(diff.unlistedBeyondProse, 0);
+  // Added members are each named, even alike: a new property's name is what a reviewer reads.
+  const added = jsonDiff(
+    { input_schema: { properties: {} } },
+    { input_schema: { properties: { a: { type: 'string' }, b: { type: 'string' } } } },
+  );
+  assert.deepEqual(
+    added.changes.map((c) => [c.path, c.repeated]),
+    [
+      ['/input_schema/properties/a', undefined],
+      ['/input_schema/properties/b', undefined],
+    ],
+  );
   // Different edits are not folded together: each distinct one is its own entry.
   const distinct = jsonDiff(
     { input_schema: { properties: { a: { maxLength: 1 }, b: { maxLength: 2 } } } },
