@@ -10,9 +10,9 @@
  * a program loads nothing writable — a reviewer still reads the launch — but every way the
  * launch itself names the workspace as code, and the sandbox's HOME, are closed.
  */
-import { realpathSync } from 'node:fs';
 import { posix } from 'node:path';
 import { joinPointer, type Problem, problem } from '../../core/index.js';
+import { pathInside, realPath } from '../sandbox/index.js';
 
 interface Bind {
   readonly source: string;
@@ -27,18 +27,6 @@ export interface LaunchPaths {
 }
 
 const RULE = 'provider.workspace_overlap';
-
-function real(path: string): string {
-  try {
-    return realpathSync(path);
-  } catch {
-    return posix.resolve(path);
-  }
-}
-
-function inside(child: string, parent: string): boolean {
-  return child === parent || child.startsWith(parent.endsWith('/') ? parent : `${parent}/`);
-}
 
 /** An absolute path, or a file: URL, anywhere in a value (after `=`, in a list, in code). */
 const NAMED_PATH = /(?:file:\/\/)?\/[^\s"'`()<>,;:=|&]*/gu;
@@ -107,12 +95,12 @@ function programIndexes(argv: readonly string[]): Set<number> {
 export function workspaceOverlapProblems(spec: LaunchPaths): Problem[] {
   const ws = spec.workspace;
   if (!ws) return [];
-  const views = [...new Set([posix.normalize(ws.source), real(ws.source)])];
+  const views = [...new Set([posix.normalize(ws.source), realPath(ws.source)])];
   const wsTarget = posix.normalize(ws.target ?? ws.source);
   const roots = [...views, wsTarget];
   const within = (path: string, orAt: boolean): boolean =>
-    [posix.normalize(path), real(path)].some((c) =>
-      roots.some((r) => (orAt ? inside(c, r) : c !== r && inside(c, r))),
+    [posix.normalize(path), realPath(path)].some((c) =>
+      roots.some((r) => (orAt ? pathInside(c, r) : c !== r && pathInside(c, r))),
     );
   const problems: Problem[] = [];
   const overlap = (pointer: string, message: string) =>
@@ -122,7 +110,7 @@ export function workspaceOverlapProblems(spec: LaunchPaths): Problem[] {
   const underHome = wsTarget.startsWith(`${SANDBOX_HOME}/`)
     ? wsTarget.slice(SANDBOX_HOME.length + 1)
     : null;
-  if (inside(SANDBOX_HOME, wsTarget) || underHome?.startsWith('.')) {
+  if (pathInside(SANDBOX_HOME, wsTarget) || underHome?.startsWith('.')) {
     overlap(
       '/workspace/target',
       `must not be at or above ${SANDBOX_HOME}, the sandbox's working folder and HOME, nor one of its dot folders (.local, .config…)`,
@@ -151,12 +139,12 @@ export function workspaceOverlapProblems(spec: LaunchPaths): Problem[] {
     }
   }
   (spec.binds ?? []).forEach((b, i) => {
-    const source = [posix.normalize(b.source), real(b.source)];
+    const source = [posix.normalize(b.source), realPath(b.source)];
     const target = posix.normalize(b.target ?? b.source);
     const overlaps =
-      source.some((s) => views.some((v) => inside(s, v) || inside(v, s))) ||
-      inside(target, wsTarget) ||
-      inside(wsTarget, target);
+      source.some((s) => views.some((v) => pathInside(s, v) || pathInside(v, s))) ||
+      pathInside(target, wsTarget) ||
+      pathInside(wsTarget, target);
     if (overlaps) {
       overlap(
         joinPointer('/binds', i, 'source'),

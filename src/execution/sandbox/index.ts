@@ -23,7 +23,9 @@ export { uidRangeFromEnv } from './process/run-uid-pool.js';
 export {
   definitionPathProblems,
   ProtectedPaths,
+  pathInside,
   providerPathProblems,
+  realPath,
 } from './protected-paths.js';
 export { DATA_RESERVE_MB, dataLimitBytes } from './rlimits.js';
 export type { MemoryReport, OutcomeKind, RunOutcome, RunRecord } from './run-outcome.js';

@@ -10,7 +10,8 @@ import { resolve, sep } from 'node:path';
 import { joinPointer, type Problem, problem } from '../../core/index.js';
 import type { ToolDefinition } from '../../domain/catalog/index.js';
 
-function real(path: string): string {
+/** A path with symlinks and `..` resolved; its absolute spelling when it does not exist. */
+export function realPath(path: string): string {
   try {
     return realpathSync(path);
   } catch {
@@ -19,7 +20,8 @@ function real(path: string): string {
   }
 }
 
-function inside(child: string, parent: string): boolean {
+/** Whether `child` is `parent` or lies in it, by whole path segments. */
+export function pathInside(child: string, parent: string): boolean {
   return child === parent || child.startsWith(parent.endsWith(sep) ? parent : `${parent}${sep}`);
 }
 
@@ -52,11 +54,11 @@ export class ProtectedPaths {
    */
   exposedBy(source: string, holds = true): string | null {
     if (this.#paths.size === 0) return null;
-    const s = real(source);
+    const s = realPath(source);
     const sId = fileId(s);
     for (const p of this.#paths) {
-      const r = real(p);
-      if (inside(s, r) || (holds && inside(r, s))) return p;
+      const r = realPath(p);
+      if (pathInside(s, r) || (holds && pathInside(r, s))) return p;
       if (sId !== null && sId === fileId(r)) return p;
     }
     return null;
