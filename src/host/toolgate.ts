@@ -82,7 +82,7 @@ export async function openGateway(options: ToolgateOptions = {}): Promise<Gatewa
     directory: directoryLater,
   });
   const credentials = wireCredentials(options, store, config, loadMasterKey);
-  const records = wireRecords(options, store, domain, loadMasterKey);
+  const records = wireRecords(options, store, { ...domain, ...observers }, loadMasterKey);
   const security = securityEvents(store, records.pseudonyms, systemClockOf(options));
   const sessions = wireSessions(options, store, domain, config, healthLater);
   const execution = wireRuntimes(options, store, { domain, host, sessions });

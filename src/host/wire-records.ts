@@ -8,6 +8,7 @@
 import type { CatalogService } from '../domain/catalog/index.js';
 import { declaredArgumentKeys } from '../domain/catalog/index.js';
 import { type MasterKey, pseudonymKey } from '../domain/credentials/index.js';
+import type { GatewayMetrics } from '../operations/metrics/index.js';
 import {
   AuditLog,
   AuditPseudonyms,
@@ -23,7 +24,7 @@ export type RecordsWing = ReturnType<typeof wireRecords>;
 export function wireRecords(
   options: ToolgateOptions,
   store: Store,
-  { catalog }: { readonly catalog: CatalogService },
+  { catalog, metrics }: { readonly catalog: CatalogService; readonly metrics: GatewayMetrics },
   loadMasterKey: () => MasterKey,
 ) {
   const clock = clockOf(options);
@@ -57,6 +58,8 @@ export function wireRecords(
     campaign: given.sequencer === true,
     ...(given.integrationDelayMs !== undefined ? { maxDelayMs: given.integrationDelayMs } : {}),
     ...(given.onError ? { onError: given.onError } : {}),
+    onIntegrated: (count, waitedMs) => metrics.integration.integrated(count, waitedMs),
+    onLate: () => metrics.integration.late(),
   });
   return { pseudonyms, classified, audit, stopSequencer };
 }

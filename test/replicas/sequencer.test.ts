@@ -220,6 +220,27 @@ describe('the audit sequencer across replicas', { skip, concurrency: 1 }, () => 
     if (dir) rmSync(dir, { recursive: true, force: true, maxRetries: 5, retryDelay: 50 });
   });
 
+  /** The sequencer's figures on one replica's /metrics. */
+  const integrationMetrics = async (base: string) => {
+    const res = await fetch(`${base}/metrics`, {
+      headers: { authorization: `Bearer ${ADMIN_TOKEN}` },
+    });
+    const text = await res.text();
+    assert.equal(res.status, 200, text.slice(0, 200));
+    const one = (re: RegExp) => Number(text.match(re)?.[1] ?? Number.NaN);
+    const within: Record<number, number> = {};
+    for (const le of [0.05, 0.2, 1])
+      within[le] = one(
+        new RegExp(`^toolgate_audit_integration_wait_seconds_bucket\\{le="${le}"\\} (\\d+)`, 'm'),
+      );
+    return {
+      integrated: one(/^toolgate_audit_integrated_records_total (\d+)/m),
+      integrations: one(/^toolgate_audit_integration_wait_seconds_count (\d+)/m),
+      late: one(/^toolgate_audit_integration_late_total (\d+)/m),
+      within,
+    };
+  };
+
   test('every replica’s records reach the chain within the bound; the wait is measured', async (t) => {
     const bot = await agent();
     const sent = new Map<string, number>();
@@ -270,6 +291,22 @@ describe('the audit sequencer across replicas', { skip, concurrency: 1 }, () => 
     // look, on a host other runs load: the margin is for them.
     assert.ok(max < BOUND_MS + 600, `max wait ${max} ms`);
     assert.ok(p50 < BOUND_MS, `median wait ${p50} ms`);
+
+    // The sequencer measures the wait itself, from each record's staging to its integration's
+    // commit, and reports it on the leader's /metrics; the follower integrated nothing.
+    const scraped = await Promise.all(replicas.map((r) => integrationMetrics(r.base)));
+    const leading = scraped.filter((m) => m.integrated > 0);
+    assert.equal(leading.length, 1, `one replica integrates: ${JSON.stringify(scraped)}`);
+    const m = leading[0];
+    assert.ok(m);
+    assert.ok(m.integrated >= 120, `every pre- and post-record of 60 calls: ${m.integrated}`);
+    assert.ok(m.integrations > 0 && m.integrations <= m.integrated, JSON.stringify(m));
+    t.diagnostic(
+      `sequencer's own measure: ${m.integrations} integrations of ${m.integrated} records; oldest record's wait ≤ 50 ms in ${m.within[0.05]}, ≤ 200 ms in ${m.within[0.2]}, ≤ 1 s in ${m.within[1]}; late ${m.late}`,
+    );
+    // Late integrations are counted, not hidden; on a host other runs load, none waits a second.
+    assert.equal(m.within[1], m.integrations, 'no integration waited a second');
+    assert.equal(m.late, m.integrations - (m.within[0.2] ?? 0), 'late = past the 200 ms bucket');
   });
 
   test('the sequencer’s replica SIGKILLed in the middle of an integration: the other integrates what was staged, each record once', async (t) => {

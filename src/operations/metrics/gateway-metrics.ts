@@ -11,6 +11,7 @@ import type { AuditRecord } from '../../gate/index.js';
 import type { Alert, DetectorSink, WebhookOutcome } from '../detectors/index.js';
 import type { DeliveryOutcome, NotificationKind } from '../notify/index.js';
 import type { NoticeOutcome, OwnerNoticeKind, OwnerNoticeSink } from '../owners/index.js';
+import { IntegrationMetrics } from './integration-metrics.js';
 import { processRegistry } from './process-metrics.js';
 import { RequestMetrics } from './request-metrics.js';
 
@@ -28,6 +29,8 @@ export class GatewayMetrics implements DetectorSink, OwnerNoticeSink {
   readonly registry = new Registry();
   /** The HTTP port's requests and admission refusals (fed by the REST front's hooks). */
   readonly requests = new RequestMetrics(this.registry);
+  /** The audit sequencer's integrations, on the replica that sequences (PostgreSQL fleets). */
+  readonly integration = new IntegrationMetrics(this.registry);
   /** The process's metrics, shared by every gateway of this process. */
   readonly #process = processRegistry();
   readonly #calls: Counter<'tool'>;

@@ -93,7 +93,10 @@ export interface SequencerOptions {
    */
   readonly maxDelayMs?: number;
   readonly onError?: (err: unknown) => void;
-  /** Told of each integration that took records: how many, and the oldest one's wait in ms. */
+  /**
+   * Told of each integration that took records, once it committed: how many, and how long the
+   * oldest of them waited from its staging to that commit, in ms.
+   */
   readonly onIntegrated?: (count: number, oldestWaitMs: number) => void;
   /** Told when a record waited longer than maxDelayMs (a stalled database, a slow failover). */
   readonly onLate?: (waitedMs: number) => void;

@@ -54,15 +54,18 @@ export async function lockChain(trx: Transaction<Database>): Promise<void> {
 export interface Integrated {
   /** Records put in the chain (alerts about breaks included). */
   readonly count: number;
-  /** How long the oldest of them waited since it was staged, in ms (0 when none). */
-  readonly oldestWaitMs: number;
+  /**
+   * When the oldest of them was staged (ms since the epoch; null when none): the caller measures
+   * its wait once the integration has committed.
+   */
+  readonly oldestStagedAt: number | null;
   /** Breaks found, one per record where a stream stopped chaining. */
   readonly breaks: number;
   /** Whether more staged records were left than one transaction takes. */
   readonly more: boolean;
 }
 
-const NONE: Integrated = { count: 0, oldestWaitMs: 0, breaks: 0, more: false };
+const NONE: Integrated = { count: 0, oldestStagedAt: null, breaks: 0, more: false };
 
 function breakAlert(
   at: string,
@@ -144,13 +147,13 @@ export async function integrateStaged(
   const stamp = at.toISOString();
   const rows: UnchainedRow[] = [];
   let breaks = 0;
-  let oldest = at.getTime();
+  let oldest: number | null = null;
   for (const s of staged) {
     const row = { ...s, rseq: Number(s.rseq) };
     const head = heads.get(row.stream) ?? STREAM_GENESIS;
     const problem = stagedBreak(head, row);
     const stagedAt = Date.parse(row.staged_at);
-    if (Number.isFinite(stagedAt)) oldest = Math.min(oldest, stagedAt);
+    if (Number.isFinite(stagedAt)) oldest = Math.min(oldest ?? stagedAt, stagedAt);
     if (problem !== null) {
       breaks += 1;
       rows.push(breakAlert(stamp, problem, row, head));
@@ -186,5 +189,5 @@ export async function integrateStaged(
       )
       .execute();
   }
-  return { count: rows.length, oldestWaitMs: Math.max(0, at.getTime() - oldest), breaks, more };
+  return { count: rows.length, oldestStagedAt: oldest, breaks, more };
 }

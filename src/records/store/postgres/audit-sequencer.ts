@@ -94,8 +94,10 @@ export class AuditSequencer {
           this.#options.onError?.(err);
         }
         if (done && done.count > 0) {
-          this.#options.onIntegrated?.(done.count, done.oldestWaitMs);
-          if (done.oldestWaitMs > this.maxDelayMs) this.#options.onLate?.(done.oldestWaitMs);
+          // From the oldest record's staging to this integration's commit: what it waited.
+          const waited = Math.max(0, Date.now() - (done.oldestStagedAt ?? Date.now()));
+          this.#options.onIntegrated?.(done.count, waited);
+          if (waited > this.maxDelayMs) this.#options.onLate?.(waited);
         }
         // Records came (or more are left, or more were staged meanwhile): go on at once, taking
         // whatever was staged during this step; else wait for a wake or the next look.

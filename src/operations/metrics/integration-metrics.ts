@@ -1,0 +1,44 @@
+/**
+ * @module The audit sequencer's metrics (C16, docs/architecture.md §5, "The audit log across
+ * replicas"): on a PostgreSQL fleet's sequencing replica, how long staged records wait to be
+ * linked into the chain, how many were, and how often the oldest waited past the bound. Other
+ * replicas, and a gateway on SQLite, declare them with no sample.
+ */
+import { Counter, Histogram, type Registry } from 'prom-client';
+
+export class IntegrationMetrics {
+  readonly #wait: Histogram;
+  readonly #records: Counter;
+  readonly #late: Counter;
+
+  constructor(registry: Registry) {
+    const registers = [registry];
+    this.#wait = new Histogram({
+      name: 'toolgate_audit_integration_wait_seconds',
+      help: 'Per integration of staged audit records, how long its oldest record waited from its staging to the integration’s commit',
+      buckets: [0.005, 0.01, 0.025, 0.05, 0.1, 0.2, 0.3, 0.5, 1, 2.5, 5],
+      registers,
+    });
+    this.#records = new Counter({
+      name: 'toolgate_audit_integrated_records_total',
+      help: 'Staged audit records (every replica’s) linked into the chain by this replica',
+      registers,
+    });
+    this.#late = new Counter({
+      name: 'toolgate_audit_integration_late_total',
+      help: 'Integrations whose oldest record waited past the integration bound (200 ms by default)',
+      registers,
+    });
+  }
+
+  /** An integration of `count` records, its oldest having waited `waitedMs` (onIntegrated). */
+  integrated(count: number, waitedMs: number): void {
+    this.#records.inc(count);
+    this.#wait.observe(waitedMs / 1000);
+  }
+
+  /** An integration whose oldest record waited past the bound (onLate). */
+  late(): void {
+    this.#late.inc();
+  }
+}
