@@ -496,9 +496,14 @@ async function replicated(adminUrl: string, count: number): Promise<Replicated> 
     }
     // PROFILE=<dir>: each replica writes a CPU profile there when it stops.
     const profile = process.env.PROFILE
-      ? { env: { NODE_OPTIONS: `--cpu-prof --cpu-prof-dir=${process.env.PROFILE}/${count}` } }
+      ? { NODE_OPTIONS: `--cpu-prof --cpu-prof-dir=${process.env.PROFILE}/${count}` }
       : {};
-    const options = { db, dataDir, cwd: dir, adminToken: ADMIN_TOKEN, ...profile };
+    // The workers are few agents: their per-caller share is raised past CONCURRENCY, nothing else.
+    const env = {
+      TOOLGATE_MAX_IN_FLIGHT_PER_CALLER: String(Math.max(16, CONCURRENCY)),
+      ...profile,
+    };
+    const options = { db, dataDir, cwd: dir, adminToken: ADMIN_TOKEN, env };
     replicas = await startReplicas(count, options);
     lb = await startBalancer(replicas, dir);
     const workers: Call[] = [];
