@@ -26,6 +26,7 @@ import { openToolgate } from '../../src/host/toolgate.js';
 import { DEFAULT_ORIGIN } from '../../src/records/audit/index.js';
 import { LOCK_CLASSES } from '../../src/records/store/index.js';
 import { CHAIN_LOCK_KEY } from '../../src/records/store/postgres/audit-append.js';
+import { FROZEN_MS } from '../../src/records/store/postgres/fleet.js';
 import { backends } from '../support/backends.js';
 import { cleanEnv, ensureBuilt, MAIN, ROOT } from '../support/cli.js';
 import { approvePendingReviews } from '../support/reviews.js';
@@ -99,9 +100,11 @@ describe('the audit sequencer across replicas', { skip, concurrency: 1 }, () => 
   const stagedLeft = async () =>
     (await q<{ n: number }>('select count(*)::int as n from audit_staged'))[0]?.n ?? -1;
 
-  /** A 2026-07-28 client through HAProxy, and its first call (which mints its run). */
-  async function agent(): Promise<{ call: () => Promise<{ id: string; replica: string }> }> {
-    assert.ok(lb);
+  /** A 2026-07-28 client through HAProxy (or straight to one replica), and its first call. */
+  async function agent(
+    base = lb?.base,
+  ): Promise<{ call: () => Promise<{ id: string; replica: string }> }> {
+    assert.ok(base);
     const replicaOf = new Map<number, string>();
     let n = 0;
     const client = new ClientV2(
@@ -110,7 +113,7 @@ describe('the audit sequencer across replicas', { skip, concurrency: 1 }, () => 
     );
     let last = '';
     await client.connect(
-      new HttpV2(new URL(`${lb.base}/mcp`), {
+      new HttpV2(new URL(`${base}/mcp`), {
         requestInit: { headers: { authorization: `Bearer ${botKey}` } },
         fetch: async (url, init) => {
           const res = await fetch(url, init);
@@ -307,6 +310,60 @@ describe('the audit sequencer across replicas', { skip, concurrency: 1 }, () => 
     // Late integrations are counted, not hidden; on a host other runs load, none waits a second.
     assert.equal(m.within[1], m.integrations, 'no integration waited a second');
     assert.equal(m.late, m.integrations - (m.within[0.2] ?? 0), 'late = past the 200 ms bucket');
+  });
+
+  test('a leader that stops answering (SIGSTOP) loses the lead within its bound; the other replica integrates (attack round 30, F1)', async (t) => {
+    const [a, b] = replicas as [Replica, Replica];
+    const holderPid = async () =>
+      (
+        await q<{ pid: number }>(
+          `select pid from pg_locks where locktype = 'advisory' and classid = $1 and objid = 0
+            and objsubid = 2 and granted`,
+          [LOCK_CLASSES.leader],
+        )
+      )[0]?.pid ?? null;
+    const frozenPid = await holderPid();
+    assert.ok(frozenPid !== null, 'a leads');
+    // The benign neighbour first: a follower that is merely slow keeps the fleet as it is.
+    const viaB = await agent(b.base);
+    await viaB.call();
+    assert.equal(await holderPid(), frozenPid, 'the lead stays where it was');
+    a.child.kill('SIGSTOP');
+    try {
+      const t0 = Date.now();
+      const moved = await until(
+        async () => {
+          const pid = await holderPid();
+          return pid !== null && pid !== frozenPid;
+        },
+        FROZEN_MS + 5_000,
+        'the lead passes from the stopped replica',
+      );
+      // Calls on the live replica are answered, and their records reach the chain from it.
+      const ids: string[] = [];
+      for (let i = 0; i < 5; i++) ids.push((await viaB.call()).id);
+      const integrated = await until(
+        async () =>
+          (
+            await q<{ n: number }>(
+              `select count(*)::int as n from audit_log where kind = 'call.pre' and call_id = any($1)`,
+              [ids],
+            )
+          )[0]?.n === ids.length,
+        10_000,
+        'calls on the live replica are integrated',
+      );
+      t.diagnostic(
+        `stopped leader: the lead moved ${moved} ms after SIGSTOP (bound ${FROZEN_MS} ms of silence plus the election); five calls on the other replica were in the chain ${Date.now() - t0 - moved} ms later (the last ${integrated} ms after it was answered)`,
+      );
+    } finally {
+      a.child.kill('SIGCONT');
+    }
+    // The stopped one comes back as a follower: its old connection is gone, nothing is doubled.
+    await until(async () => (await stagedLeft()) === 0, 10_000, 'staged drained');
+    assert.notEqual(await holderPid(), frozenPid);
+    // The next test SIGKILLs the leader: it is b now.
+    replicas.reverse();
   });
 
   test('the sequencer’s replica SIGKILLed in the middle of an integration: the other integrates what was staged, each record once', async (t) => {

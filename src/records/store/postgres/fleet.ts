@@ -7,6 +7,10 @@
  * seeing the connection close. A leader checks its connection every HEARTBEAT_MS and steps down
  * (and reconnects) when a check fails or takes longer than QUERY_TIMEOUT_MS; when the connection
  * is down, listeners are told (`listening` false) and poll until it is back and LISTENs again.
+ * A process that stops answering while it leads (stopped, frozen, its event loop blocked) keeps
+ * its connection, and so the lock, open: the server ends that connection once it has been idle
+ * for FROZEN_MS (`idle_session_timeout`, which a live process's checks never reach), and the lead
+ * passes to another replica (attack round 30, F1).
  */
 import { sql } from 'kysely';
 import type { Client } from 'pg';
@@ -19,6 +23,11 @@ export const ELECT_MS = 200;
 const HEARTBEAT_MS = 1000;
 /** A check that takes longer means the connection is lost: leadership is given up. */
 const QUERY_TIMEOUT_MS = 2000;
+/**
+ * A fleet connection idle this long belongs to a process that stopped answering: the server ends
+ * it (a live one checks every HEARTBEAT_MS, or every ELECT_MS while it campaigns).
+ */
+export const FROZEN_MS = 5000;
 const RECONNECT_MS = 250;
 const RECONNECT_MAX_MS = 5000;
 
@@ -149,6 +158,12 @@ export class PostgresFleet implements Fleet {
       });
       try {
         await timed(client.connect(), QUERY_TIMEOUT_MS * 5);
+        // PostgreSQL 14 and later; an older server refuses the setting, and keeps a frozen
+        // leader's lock until its TCP connection ends.
+        await timed(
+          client.query(`set idle_session_timeout = ${FROZEN_MS}`),
+          QUERY_TIMEOUT_MS,
+        ).catch(() => {});
         client.on('notification', (m) => {
           const handlers = this.#handlers.get(m.channel as FleetChannel);
           for (const fn of handlers ?? []) fn(m.payload ?? '');
