@@ -50,6 +50,16 @@ export function wireRecords(
       ? { checkpointIntervalMs: given.checkpointIntervalMs }
       : {}),
     ...(given.onError ? { onError: given.onError } : {}),
+    // A record given up is counted and reported: a lost result record is never silent.
+    onFailed: (records, err) => {
+      metrics.integration.failed(records.map((r) => r.kind));
+      given.onError?.(
+        new Error(
+          `${records.length} audit record(s) could not be written (${[...new Set(records.map((r) => r.kind))].join(', ')})`,
+          { cause: err },
+        ),
+      );
+    },
     ...clock,
   });
   // Where the store stages audit records (PostgreSQL), the fleet's leader integrates them. It is

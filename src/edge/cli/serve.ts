@@ -120,6 +120,7 @@ export async function serve(options: ServeOptions): Promise<void> {
   let app: FastifyInstance | null = null;
   let sweep: NodeJS.Timeout | undefined;
   let closing = false;
+  let reportAudit = (err: unknown) => process.stderr.write(`toolgate: audit: ${String(err)}\n`);
   onStopSignals(async (signal) => {
     if (closing) return;
     closing = true;
@@ -147,7 +148,8 @@ export async function serve(options: ServeOptions): Promise<void> {
         // Checked at the start when it exists (start-settings.ts); else made on first use.
         masterKey: settings.masterKey ?? (() => loadMasterKey({ dataDir: options.dataDir })),
         // A replica campaigns to sequence the fleet's audit records (docs/architecture.md §5).
-        audit: { ...settings.audit, sequencer: true },
+        // Audit failures (a record given up, a failed checkpoint or integration) are logged.
+        audit: { ...settings.audit, sequencer: true, onError: (err) => reportAudit(err) },
         // No sandbox may see the gateway's own files (the database's are added by openToolgate).
         protectedPaths: [
           options.dataDir,
@@ -200,6 +202,10 @@ export async function serve(options: ServeOptions): Promise<void> {
     });
     const running = tg;
     const server = app;
+    reportAudit = (err) => {
+      server.log.error({ err }, 'audit');
+      return true;
+    };
     sweep = setInterval(() => {
       running.admin
         .sweep()

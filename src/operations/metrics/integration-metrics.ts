@@ -1,8 +1,9 @@
 /**
- * @module The audit sequencer's metrics (C16, docs/architecture.md §5, "The audit log across
- * replicas"): on a PostgreSQL fleet's sequencing replica, how long staged records wait to be
- * linked into the chain, how many were, and how often the oldest waited past the bound. Other
- * replicas, and a gateway on SQLite, declare them with no sample.
+ * @module The audit writer's and the audit sequencer's metrics (C16, docs/architecture.md §5):
+ * records a failed commit gave up, by kind (any store); and on a PostgreSQL fleet's sequencing
+ * replica ("The audit log across replicas"), how long staged records wait to be linked into the
+ * chain, how many were, and how often the oldest waited past the bound. Other replicas, and a
+ * gateway on SQLite, declare the sequencer's with no sample.
  */
 import { Counter, Histogram, type Registry } from 'prom-client';
 
@@ -10,6 +11,7 @@ export class IntegrationMetrics {
   readonly #wait: Histogram;
   readonly #records: Counter;
   readonly #late: Counter;
+  readonly #failed: Counter<'kind'>;
 
   constructor(registry: Registry) {
     const registers = [registry];
@@ -24,6 +26,12 @@ export class IntegrationMetrics {
       help: 'Staged audit records (every replica’s) linked into the chain by this replica',
       registers,
     });
+    this.#failed = new Counter({
+      name: 'toolgate_audit_records_failed_total',
+      help: 'Audit records a failed commit gave up after the store’s retries, by kind (a call.post is a call that ran without its result in the log)',
+      labelNames: ['kind'],
+      registers,
+    });
     this.#late = new Counter({
       name: 'toolgate_audit_integration_late_total',
       help: 'Integrations whose oldest record waited past the integration bound (200 ms by default)',
@@ -35,6 +43,11 @@ export class IntegrationMetrics {
   integrated(count: number, waitedMs: number): void {
     this.#records.inc(count);
     this.#wait.observe(waitedMs / 1000);
+  }
+
+  /** Records a failed commit gave up (the audit writer's onFailed), counted by kind. */
+  failed(kinds: readonly string[]): void {
+    for (const kind of kinds) this.#failed.inc({ kind });
   }
 
   /** An integration whose oldest record waited past the bound (onLate). */
