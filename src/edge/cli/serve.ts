@@ -84,6 +84,16 @@ function checkedOptions(options: ServeOptions): { deadline: number; origins: Ori
   }
 }
 
+/**
+ * Audit failures the gateway cannot hand to a caller (a record given up after the store's
+ * retries, a failed checkpoint or integration) go to stderr, one line each, with their cause.
+ */
+function reportAuditFailure(err: unknown): void {
+  const message = err instanceof Error ? err.message : String(err);
+  const cause = err instanceof Error && err.cause !== undefined ? ` (${String(err.cause)})` : '';
+  process.stderr.write(`toolgate: audit: ${message}${cause}\n`);
+}
+
 export async function serve(options: ServeOptions): Promise<void> {
   const { deadline, origins } = checkedOptions(options);
   const publicUrl = publicUrlOf(options);
@@ -120,7 +130,6 @@ export async function serve(options: ServeOptions): Promise<void> {
   let app: FastifyInstance | null = null;
   let sweep: NodeJS.Timeout | undefined;
   let closing = false;
-  let reportAudit = (err: unknown) => process.stderr.write(`toolgate: audit: ${String(err)}\n`);
   onStopSignals(async (signal) => {
     if (closing) return;
     closing = true;
@@ -148,8 +157,7 @@ export async function serve(options: ServeOptions): Promise<void> {
         // Checked at the start when it exists (start-settings.ts); else made on first use.
         masterKey: settings.masterKey ?? (() => loadMasterKey({ dataDir: options.dataDir })),
         // A replica campaigns to sequence the fleet's audit records (docs/architecture.md §5).
-        // Audit failures (a record given up, a failed checkpoint or integration) are logged.
-        audit: { ...settings.audit, sequencer: true, onError: (err) => reportAudit(err) },
+        audit: { ...settings.audit, sequencer: true, onError: reportAuditFailure },
         // No sandbox may see the gateway's own files (the database's are added by openToolgate).
         protectedPaths: [
           options.dataDir,
@@ -202,10 +210,6 @@ export async function serve(options: ServeOptions): Promise<void> {
     });
     const running = tg;
     const server = app;
-    reportAudit = (err) => {
-      server.log.error({ err }, 'audit');
-      return true;
-    };
     sweep = setInterval(() => {
       running.admin
         .sweep()
