@@ -10,6 +10,7 @@ import { openOidcLogin, openToolgate, type Toolgate } from '../../host/toolgate.
 import { DEFAULT_ORIGIN } from '../../records/audit/index.js';
 import { type OriginPolicy, originPolicy } from '../mcp/index.js';
 import { buildServer } from '../rest/index.js';
+import { backgroundErrorLog } from './background-errors.js';
 import { DEMO_ACTOR_ID, reviewDemoCatalog } from './demo-reviews.js';
 import { firstAdminBanner, runtimeAsTyped } from './first-admin.js';
 import { jsonText } from './output.js';
@@ -147,7 +148,15 @@ export async function serve(options: ServeOptions): Promise<void> {
         // Checked at the start when it exists (start-settings.ts); else made on first use.
         masterKey: settings.masterKey ?? (() => loadMasterKey({ dataDir: options.dataDir })),
         // A replica campaigns to sequence the fleet's audit records (docs/architecture.md §5).
-        audit: { ...settings.audit, sequencer: true },
+        // Its failures (a rolled-back integration stalls every replica's records) are logged.
+        audit: {
+          ...settings.audit,
+          sequencer: true,
+          onError: backgroundErrorLog(
+            'audit log: integrating staged records or signing a checkpoint failed',
+            () => app?.log ?? null,
+          ),
+        },
         // No sandbox may see the gateway's own files (the database's are added by openToolgate).
         protectedPaths: [
           options.dataDir,

@@ -1,7 +1,8 @@
 /**
  * @module The audit sequencer's metrics (C16, docs/architecture.md §5, "The audit log across
  * replicas"): on a PostgreSQL fleet's sequencing replica, how long staged records wait to be
- * linked into the chain, how many were, and how often the oldest waited past the bound. Other
+ * linked into the chain, how many were, how often the oldest waited past the bound, and how many
+ * integrations failed (rolled back: nothing of that batch went in, and it is tried again). Other
  * replicas, and a gateway on SQLite, declare them with no sample.
  */
 import { Counter, Histogram, type Registry } from 'prom-client';
@@ -10,6 +11,7 @@ export class IntegrationMetrics {
   readonly #wait: Histogram;
   readonly #records: Counter;
   readonly #late: Counter;
+  readonly #failures: Counter;
 
   constructor(registry: Registry) {
     const registers = [registry];
@@ -29,6 +31,11 @@ export class IntegrationMetrics {
       help: 'Integrations whose oldest record waited past the integration bound (200 ms by default)',
       registers,
     });
+    this.#failures = new Counter({
+      name: 'toolgate_audit_integration_failures_total',
+      help: 'Integrations of staged audit records by this replica that failed and rolled back (their records wait staged and are tried again)',
+      registers,
+    });
   }
 
   /** An integration of `count` records, its oldest having waited `waitedMs` (onIntegrated). */
@@ -40,5 +47,10 @@ export class IntegrationMetrics {
   /** An integration whose oldest record waited past the bound (onLate). */
   late(): void {
     this.#late.inc();
+  }
+
+  /** An integration that failed and rolled back (onError of the sequencer). */
+  failed(): void {
+    this.#failures.inc();
   }
 }
