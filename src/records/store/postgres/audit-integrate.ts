@@ -132,7 +132,8 @@ export async function integrateStaged(
       if (problem === 'repeated') continue;
     }
     const record = recordOf(row.record);
-    // Content that is no audit record (changed so, its hash matching or not) is not inserted:
+    // Content that is no audit record (changed so, its hash matching or not), or holds a value
+    // its column cannot (audit-record.ts), is not inserted:
     // the alert stands for it, and the log goes on.
     if (record) rows.push(record);
     else if (problem === null) rows.push(breakAlert(stamp, 'altered', row, head));
