@@ -31,7 +31,7 @@ export {
   decisionCommitment,
   subjectDifferences,
 } from './decision-commitment.js';
-export { exceedsDepth, MAX_DOCUMENT_DEPTH } from './depth.js';
+export { exceedsDepth, MAX_DOCUMENT_DEPTH, memberCount } from './depth.js';
 export type { EndpointUrlRules } from './endpoint-url.js';
 export { endpointUrlProblem, isLoopbackHost } from './endpoint-url.js';
 export type {

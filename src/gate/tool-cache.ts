@@ -22,6 +22,12 @@ import {
 export interface CompiledTool {
   readonly detail: ToolVersionDetail;
   readonly validateInput: ValidateFunction;
+  /**
+   * The same input schema, checked up to the first error only, compiled on first use: for
+   * arguments too large to list every problem of (step `schema`), where one error per member
+   * would be work and memory the caller chooses.
+   */
+  firstErrorInput(): ValidateFunction;
   readonly validateOutput: ValidateFunction;
   readonly targets: readonly PolicyTarget[];
   /** Its input schema's `x-mcp-header` declarations, read once per version (step `headers`). */
@@ -36,6 +42,7 @@ export class ToolCache {
   // Each tool schema is compiled under the dialect it declares (2020-12, or an upstream's draft-07);
   // input schemas leave their URL formats to the URL policy (step `policy`).
   readonly #inputs = createToolSchemaCompiler({ inputs: true });
+  readonly #firstErrorInputs = createToolSchemaCompiler({ inputs: true, firstError: true });
   readonly #outputs = createToolSchemaCompiler();
   #cache = new Map<string, CompiledTool>();
   #engine: Promise<PolicyEngine | null> | null = null;
@@ -53,6 +60,7 @@ export class ToolCache {
     this.#engine = null;
     this.#loadedEngine = undefined;
     this.#inputs.reset();
+    this.#firstErrorInputs.reset();
     this.#outputs.reset();
   }
 
@@ -73,13 +81,21 @@ export class ToolCache {
       return null;
     }
     let compiled: CompiledTool;
+    const schema = detail.definition.input_schema;
+    const firstErrors = this.#firstErrorInputs;
+    let firstError: ValidateFunction | null = null;
     try {
       compiled = {
         detail,
-        validateInput: this.#inputs.compile(detail.definition.input_schema),
+        validateInput: this.#inputs.compile(schema),
+        // The schema compiled once already: this compile cannot fail where that one did not.
+        firstErrorInput: () => {
+          firstError ??= firstErrors.compile(schema);
+          return firstError;
+        },
         validateOutput: this.#outputs.compile(detail.definition.output_schema),
-        targets: policyTargets(detail.definition.input_schema),
-        paramHeaders: paramDeclarations(detail.definition.input_schema),
+        targets: policyTargets(schema),
+        paramHeaders: paramDeclarations(schema),
       };
     } catch {
       // Registration refuses such schemas; one that slipped through is treated as absent.

@@ -50,6 +50,16 @@ export function wireRecords(
       ? { checkpointIntervalMs: given.checkpointIntervalMs }
       : {}),
     ...(given.onError ? { onError: given.onError } : {}),
+    // A record given up is counted and reported: a lost result record is never silent.
+    onFailed: (records, err) => {
+      metrics.integration.failed(records.map((r) => r.kind));
+      given.onError?.(
+        new Error(
+          `${records.length} audit record(s) could not be written (${[...new Set(records.map((r) => r.kind))].join(', ')})`,
+          { cause: err },
+        ),
+      );
+    },
     ...clock,
   });
   // Where the store stages audit records (PostgreSQL), the fleet's leader integrates them. It is
@@ -60,8 +70,13 @@ export function wireRecords(
     // A failed integration is counted and told (serve logs it), never silent: its records, every
     // replica's, wait staged until one succeeds.
     onError: (err) => {
-      metrics.integration.failed();
-      given.onError?.(err);
+      metrics.integration.integrationFailed();
+      const why = err instanceof Error ? err.message : String(err);
+      given.onError?.(
+        new Error(`integrating staged audit records failed (they wait staged): ${why}`, {
+          cause: err,
+        }),
+      );
     },
     onIntegrated: (count, waitedMs) => metrics.integration.integrated(count, waitedMs),
     onLate: () => metrics.integration.late(),

@@ -101,9 +101,9 @@ async function buildLog(path: string, size: number, every: number): Promise<void
 
 type Row = Record<string, unknown> & { seq: number; hash: string };
 
-function tampered(name: string, attack: (db: Database.Database) => void): string {
+function tampered(name: string, attack: (db: Database.Database) => void, from = pristine): string {
   const path = join(dir, `${name}.db`);
-  copyFileSync(pristine, path);
+  copyFileSync(from, path);
   const db = new Database(path);
   for (const t of ['audit_no_update', 'audit_no_delete', 'audit_chained']) {
     db.exec(`drop trigger if exists ${t}`);
@@ -113,20 +113,21 @@ function tampered(name: string, attack: (db: Database.Database) => void): string
   return path;
 }
 
-async function verify(path: string, parallel: boolean): Promise<LogReport> {
+async function verify(path: string, parallel: boolean, range = RANGE): Promise<LogReport> {
   const store = await openStore(`sqlite:${path}`);
   try {
     const log = new AuditLog(store, { signer, checkpoints: false });
-    return await log.verify({ parallel, range: RANGE, workers: 2 });
+    // range 0: the default size (whole subtrees of 8192 records).
+    return await log.verify({ parallel, workers: 2, ...(range > 0 ? { range } : {}) });
   } finally {
     await store.close();
   }
 }
 
 /** Both checks, compared whole: the same findings, in the same words. */
-async function same(path: string): Promise<LogReport> {
-  const inOrder = await verify(path, false);
-  const spread = await verify(path, true);
+async function same(path: string, range = RANGE): Promise<LogReport> {
+  const inOrder = await verify(path, false, range);
+  const spread = await verify(path, true, range);
   assert.equal(inOrder.checkedInParallel, 0);
   const { checkedInParallel: _a, ...a } = inOrder;
   const { checkedInParallel: _b, ...b } = spread;
@@ -251,6 +252,64 @@ describe('audit verify in parallel says what the sequential check says', () => {
     // Every record still chains: the workers took the ranges, and the tree found the rewrite.
     assert.ok(report.checkedInParallel > 0);
     assert.equal(report.firstProblem?.seq, 901);
+  });
+});
+
+describe('default ranges (8192 records, one subtree each) with a checkpoint every 1000', () => {
+  const LONG = 20_000;
+  const long = join(dir, 'long.db');
+  before(async () => {
+    await buildLog(long, LONG, 1000);
+  });
+
+  test('the untouched log verifies, every record checked by a worker, every checkpoint compared', async () => {
+    const report = await same(long, 0);
+    assert.equal(report.ok, true, JSON.stringify(report.problems));
+    assert.equal(report.checkedInParallel, LONG);
+    assert.equal(report.checkpoints, LONG / 1000);
+    assert.equal(report.signedSize, LONG);
+  });
+
+  test('a field changed in the middle of a range is named by its seq', async () => {
+    const path = tampered(
+      'long-field',
+      (db) => db.prepare("update audit_log set decision = 'deny' where seq = 12345").run(),
+      long,
+    );
+    const report = await same(path, 0);
+    assert.equal(report.firstProblem?.kind, 'record_hash_mismatch');
+    assert.equal(report.firstProblem?.seq, 12345);
+    assert.equal(report.lastGoodSeq, 12344);
+    // The ranges before it were taken from the workers.
+    assert.equal(report.checkedInParallel, 8192);
+  });
+
+  test('records rewritten from 10,500 on (each still chains) fail the checkpoint inside the range', async () => {
+    const path = tampered(
+      'long-rewrite',
+      (db) => {
+        db.prepare("update audit_log set tool_id = 'refund_order' where seq = 10500").run();
+        const all = db
+          .prepare('select * from audit_log where seq >= 10499 order by seq')
+          .all() as Row[];
+        let prev = (all[0] as Row).hash;
+        const update = db.prepare('update audit_log set prev_hash = ?, hash = ? where seq = ?');
+        for (const row of all.slice(1)) {
+          const { hash: _h, ...rest } = row;
+          const hash = recordHash({ ...rest, prev_hash: prev });
+          update.run(prev, hash, row.seq);
+          prev = hash;
+        }
+      },
+      long,
+    );
+    const report = await same(path, 0);
+    assert.equal(report.firstProblem?.kind, 'checkpoint_root_mismatch');
+    assert.equal(report.firstProblem?.treeSize, 11_000);
+    assert.equal(report.firstProblem?.seq, 10_001);
+    // The two ranges up to the mismatch came from the workers; once the tree is known wrong the
+    // rest is read on this thread, which names any further finding record by record.
+    assert.equal(report.checkedInParallel, 2 * 8192);
   });
 });
 

@@ -17,6 +17,12 @@ import {
   verifyInclusion,
 } from '../../src/records/audit/index.js';
 import {
+  byteOrder,
+  checkRange,
+  RecordEncoder,
+  rangeColumns,
+} from '../../src/records/audit-chain/index.js';
+import {
   columnOrder,
   recordBytesReference,
   recordHashOfValues,
@@ -229,5 +235,130 @@ describe('audit Merkle proofs (property)', () => {
       ),
       { numRuns: 2000 },
     );
+  });
+
+  test('the bytes a verify worker hashes (one reused buffer) are the canonical ones, or declined', () => {
+    const value = fc.oneof(
+      fc.string({ unit: 'grapheme' }),
+      fc.string({ unit: 'binary' }),
+      fc.string({ unit: fc.constantFrom('"', '\\', '\n', '\u0000', '\u001f', '\u007f', 'a') }),
+      fc.double(),
+      fc.integer(),
+      fc.constant(null),
+      fc.constant(-0),
+      fc.constant(1e21),
+      fc.constant(Buffer.from('blob')),
+      fc.bigInt(),
+    );
+    // One encoder for every run: what a longer row left in its buffer must not leak into the next.
+    const encoder = new RecordEncoder();
+    fc.assert(
+      fc.property(
+        fc.uniqueArray(fc.string({ unit: 'binary' }), { maxLength: 30 }),
+        fc.array(value, { minLength: 30, maxLength: 30 }),
+        (names, values) => {
+          const row = Object.fromEntries(names.map((n, i) => [n, values[i]]));
+          const order = columnOrder(names);
+          const length = encoder.encode(byteOrder(order), values.slice(0, names.length));
+          if (recordHashOfValues(order, values.slice(0, names.length)) === null) {
+            assert.equal(length, -1);
+            return;
+          }
+          const reference = Buffer.concat([Buffer.from([0]), recordBytesReference(row)]);
+          assert.ok(encoder.bytes.subarray(0, length).equals(reference));
+        },
+      ),
+      { numRuns: 2000 },
+    );
+    // A row larger than the buffer it starts with (64 KiB) grows it.
+    const big = ['x'.repeat(50_000), 'é\n'.repeat(20_000), 7];
+    const names = ['a', 'b', 'c'];
+    const length = encoder.encode(byteOrder(columnOrder(names)), big);
+    const reference = recordBytesReference(Object.fromEntries(names.map((n, i) => [n, big[i]])));
+    assert.ok(encoder.bytes.subarray(1, length).equals(reference));
+  });
+
+  test('a clean range comes back with every aligned subtree of it (the levels a worker builds)', () => {
+    fc.assert(
+      fc.property(
+        fc.integer({ min: 0, max: 300 }),
+        fc.integer({ min: 1, max: 80 }),
+        (from, count) => {
+          const names = ['seq', 'prev_hash', 'hash', 'note'];
+          const order = columnOrder(names);
+          const rows: unknown[][] = [];
+          let prev = createHash('sha256').update(`before ${from}`).digest('hex');
+          for (let i = 0; i < count; i++) {
+            const row: unknown[] = [from + 1 + i, prev, null, `n"${i}é`];
+            row[2] = recordHashOfValues(order, row);
+            rows.push(row);
+            prev = row[2] as string;
+          }
+          const columns = rangeColumns(order, names);
+          assert.ok(columns);
+          const result = checkRange(rows, columns, from, from + count);
+          assert.ok(result.clean);
+          const leaves = rows.map((r) => Buffer.from(r[2] as string, 'hex'));
+          assert.ok(Buffer.from(result.leaves).equals(Buffer.concat(leaves)));
+          const levels = result.levels ?? [];
+          levels.forEach((level, index) => {
+            const span = 2 ** (index + 1);
+            assert.equal(from % span, 0, 'a node starts where a node of its level starts');
+            assert.equal(level.length, Math.floor(count / span) * 32);
+            for (let m = 0; m < level.length / 32; m++) {
+              const node = Buffer.from(level.subarray(m * 32, m * 32 + 32));
+              assert.ok(node.equals(mth(leaves.slice(m * span, (m + 1) * span))));
+            }
+          });
+          // As high as alignment and size allow.
+          const next = 2 ** (levels.length + 1);
+          assert.ok(from % next !== 0 || next > count);
+          // A changed record, or a broken link, is not clean.
+          const changed = rows.map((r) => [...r]);
+          (changed[count - 1] as unknown[])[3] = 'changed';
+          assert.equal(checkRange(changed, columns, from, from + count).clean, false);
+        },
+      ),
+      { numRuns: 300 },
+    );
+  });
+
+  test('a tree grown by subtrees has the roots of one grown leaf by leaf', () => {
+    fc.assert(
+      fc.property(
+        fc.integer({ min: 0, max: 70 }),
+        fc.integer({ min: 1, max: 70 }),
+        fc.uniqueArray(fc.integer({ min: 1, max: 140 }), { maxLength: 4 }),
+        (before, count, stops) => {
+          const leaves = Array.from({ length: before + count }, (_, i) =>
+            leafHash(Buffer.from(`r${i}`)),
+          );
+          const expected = new MerkleFrontier();
+          const grown = new MerkleFrontier();
+          for (const leaf of leaves.slice(0, before)) {
+            expected.append(leaf);
+            grown.append(leaf);
+          }
+          const ends = [...stops.filter((s) => s > before && s < before + count), before + count];
+          ends.sort((a, b) => a - b);
+          let at = before;
+          for (const end of ends) {
+            while (at < end) {
+              let level = 0;
+              while (at % 2 ** (level + 1) === 0 && at + 2 ** (level + 1) <= end) level += 1;
+              grown.appendSubtree(mth(leaves.slice(at, at + 2 ** level)), level);
+              at += 2 ** level;
+            }
+            while (expected.size < end) expected.append(leaves[expected.size] as Buffer);
+            assert.equal(grown.size, expected.size);
+            assert.ok(grown.root().equals(expected.root()));
+          }
+        },
+      ),
+      { numRuns: 300 },
+    );
+    const f = new MerkleFrontier();
+    f.append(leafHash(Buffer.from('one')));
+    assert.throws(() => f.appendSubtree(leafHash(Buffer.from('two')), 1), RangeError);
   });
 });

@@ -572,7 +572,10 @@ describe('the audit sequencer across replicas', { skip, concurrency: 1 }, () => 
         r
           .output()
           .split('\n')
-          .filter((l) => l.includes('f8_refused') && l.includes('integrating staged records'));
+          .filter(
+            (l) =>
+              l.includes('f8_refused') && l.includes('integrating staged audit records failed'),
+          );
       await until(
         async () => live().some((r) => logs(r).length > 0),
         10_000,

@@ -94,9 +94,12 @@ function add2020CoreKeywords(ajv: Ajv2020): void {
   ajv.addKeyword({ keyword: '$anchor', schemaType: 'string' });
 }
 
-/** Runtime validators for tool arguments and results: every error, messages on. */
-export function createRuntimeAjv(): Ajv2020 {
-  const ajv = new Ajv2020(RUNTIME_OPTIONS);
+/**
+ * Runtime validators for tool arguments and results: every error, messages on; with `allErrors`
+ * false, the first error only (the gate's check of arguments too large to list every problem of).
+ */
+export function createRuntimeAjv(allErrors = true): Ajv2020 {
+  const ajv = new Ajv2020({ ...RUNTIME_OPTIONS, allErrors });
   addFormats(ajv);
   addToolgateKeywords(ajv);
   add2020CoreKeywords(ajv);
@@ -104,8 +107,8 @@ export function createRuntimeAjv(): Ajv2020 {
 }
 
 /** The runtime instance for draft-07 tool schemas (same options as the 2020-12 one). */
-export function createRuntimeAjvDraft07(): AjvDraft07 {
-  const ajv = new AjvDraft07(RUNTIME_OPTIONS);
+export function createRuntimeAjvDraft07(allErrors = true): AjvDraft07 {
+  const ajv = new AjvDraft07({ ...RUNTIME_OPTIONS, allErrors });
   addFormats(ajv);
   addToolgateKeywords(ajv);
   return ajv;
@@ -124,10 +127,14 @@ function leaveUrlFormatsToPolicy(ajv: Ajv2020 | AjvDraft07): void {
 /**
  * Compiles tool schemas for the gate, each under the dialect it declares. `inputs` compiles
  * input schemas, whose URL formats are the URL policy's (leaveUrlFormatsToPolicy); output
- * schemas keep Ajv's checks. `reset` forgets every compiled schema (after a catalog change).
- * Throws for a schema that does not compile.
+ * schemas keep Ajv's checks. `firstError` compiles validators that stop at the first error
+ * (Ajv's allErrors off): their work on invalid input ends there, instead of one error per bad
+ * member. `reset` forgets every compiled schema (after a catalog change). Throws for a schema
+ * that does not compile.
  */
-export function createToolSchemaCompiler(options: { readonly inputs?: boolean } = {}): {
+export function createToolSchemaCompiler(
+  options: { readonly inputs?: boolean; readonly firstError?: boolean } = {},
+): {
   compile(schema: JsonSchemaObject): ValidateFunction;
   reset(): void;
 } {
@@ -139,13 +146,13 @@ export function createToolSchemaCompiler(options: { readonly inputs?: boolean } 
     compile(schema) {
       if (schemaDialect(schema) !== 'draft-07') {
         if (v2020 === null) {
-          v2020 = createRuntimeAjv();
+          v2020 = createRuntimeAjv(options.firstError !== true);
           if (options.inputs === true) leaveUrlFormatsToPolicy(v2020);
         }
         return v2020.compile(schema);
       }
       if (draft07 === null) {
-        draft07 = createRuntimeAjvDraft07();
+        draft07 = createRuntimeAjvDraft07(options.firstError !== true);
         if (options.inputs === true) leaveUrlFormatsToPolicy(draft07);
       }
       return draft07.compile(schema);

@@ -2,7 +2,7 @@
 import { existsSync, readFileSync, rmSync } from 'node:fs';
 import { join } from 'node:path';
 import { fileURLToPath } from 'node:url';
-import type { FastifyInstance } from 'fastify';
+import type { FastifyBaseLogger, FastifyInstance } from 'fastify';
 import { narrowPrivateDir, ToolgateError } from '../../core/index.js';
 import { loadMasterKey } from '../../domain/credentials/index.js';
 import { loadOrCreateAdminToken } from '../../domain/identity/index.js';
@@ -147,16 +147,8 @@ export async function serve(options: ServeOptions): Promise<void> {
         auditSigner: () => checkpointKey,
         // Checked at the start when it exists (start-settings.ts); else made on first use.
         masterKey: settings.masterKey ?? (() => loadMasterKey({ dataDir: options.dataDir })),
-        // A replica campaigns to sequence the fleet's audit records (docs/architecture.md §5).
-        // Its failures (a rolled-back integration stalls every replica's records) are logged.
-        audit: {
-          ...settings.audit,
-          sequencer: true,
-          onError: backgroundErrorLog(
-            'audit log: integrating staged records or signing a checkpoint failed',
-            () => app?.log ?? null,
-          ),
-        },
+        // A replica sequences the fleet's audit records, and logs audit failures (§5).
+        audit: replicaAudit(settings.audit, () => app?.log ?? null),
         // No sandbox may see the gateway's own files (the database's are added by openToolgate).
         protectedPaths: [
           options.dataDir,
@@ -287,6 +279,16 @@ export async function serve(options: ServeOptions): Promise<void> {
     await tg?.close().catch(() => {});
     throw err;
   }
+}
+
+/**
+ * A replica's audit settings: it campaigns to sequence the fleet's audit records
+ * (docs/architecture.md §5), and its audit failures (a record given up, a failed checkpoint or
+ * integration: while integrations fail, no replica's records reach the chain) are logged through
+ * the server's logger (stderr before it exists), a repeated one once a minute with its count.
+ */
+function replicaAudit<T extends object>(given: T, logger: () => FastifyBaseLogger | null) {
+  return { ...given, sequencer: true, onError: backgroundErrorLog('audit', logger) };
 }
 
 /** TOOLGATE_PUBLIC_URL / --public-url, else the address served (a wildcard bind as loopback). */

@@ -4,7 +4,8 @@
  * the call would cost is read exactly now: a cost that cannot be read is bad input, refused
  * before anything is approved or counted. Step order: docs/architecture.md §3.
  */
-import { exceedsDepth } from '../../core/index.js';
+import type { ValidateFunction } from 'ajv';
+import { exceedsDepth, memberCount } from '../../core/index.js';
 import { costOf } from '../../domain/limits/index.js';
 import { checkSizes, MAX_SCHEMA_DEPTH } from '../../domain/policy/index.js';
 import { type CallState, CONTINUE, type Refusal, refuse, type StepResult } from './step.js';
@@ -23,6 +24,26 @@ const TOO_DEEP: Refusal = {
   message: `arguments nest deeper than ${MAX_SCHEMA_DEPTH} levels`,
 };
 
+/**
+ * Arguments with more members and elements than this (in all) are checked up to their first
+ * error only: a refusal lists at most 20 problems anyway, and Ajv's every-error mode would do and
+ * keep one error per bad member (90,000 undeclared keys, 90,000 errors) for a caller that chose
+ * them. Valid arguments cost the same either way.
+ */
+export const ALL_ERRORS_MEMBERS = 256;
+
+/** The validator for these arguments: every error for ordinary ones, the first for large ones. */
+function inputValidator(s: CallState, args: object): ValidateFunction {
+  if (memberCount(args, ALL_ERRORS_MEMBERS, MAX_SCHEMA_DEPTH + 1) <= ALL_ERRORS_MEMBERS) {
+    return s.compiled.validateInput;
+  }
+  try {
+    return s.compiled.firstErrorInput();
+  } catch {
+    return s.compiled.validateInput;
+  }
+}
+
 export function schemaStep(s: CallState): StepResult {
   const args = s.args;
   if (typeof args !== 'object' || args === null || Array.isArray(args)) return NOT_AN_OBJECT;
@@ -33,7 +54,7 @@ export function schemaStep(s: CallState): StepResult {
     maxCallBytes: def.arguments_policy.max_call_bytes,
   });
   if (!sizes.ok) return refuse('INPUT_INVALID', sizes.rule, sizes.message);
-  const validateInput = s.compiled.validateInput;
+  const validateInput = inputValidator(s, args);
   if (!validateInput(args)) {
     const problems = (validateInput.errors ?? []).slice(0, 20).map((e) => ({
       pointer: e.instancePath,

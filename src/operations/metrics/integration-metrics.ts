@@ -1,9 +1,10 @@
 /**
- * @module The audit sequencer's metrics (C16, docs/architecture.md §5, "The audit log across
- * replicas"): on a PostgreSQL fleet's sequencing replica, how long staged records wait to be
- * linked into the chain, how many were, how often the oldest waited past the bound, and how many
- * integrations failed (rolled back: nothing of that batch went in, and it is tried again). Other
- * replicas, and a gateway on SQLite, declare them with no sample.
+ * @module The audit writer's and the audit sequencer's metrics (C16, docs/architecture.md §5):
+ * records a failed commit gave up, by kind (any store); and on a PostgreSQL fleet's sequencing
+ * replica ("The audit log across replicas"), how long staged records wait to be linked into the
+ * chain, how many were, how often the oldest waited past the bound, and how many integrations
+ * failed (rolled back: nothing of that batch went in, and it is tried again). Other replicas, and
+ * a gateway on SQLite, declare the sequencer's with no sample.
  */
 import { Counter, Histogram, type Registry } from 'prom-client';
 
@@ -11,6 +12,7 @@ export class IntegrationMetrics {
   readonly #wait: Histogram;
   readonly #records: Counter;
   readonly #late: Counter;
+  readonly #failed: Counter<'kind'>;
   readonly #failures: Counter;
 
   constructor(registry: Registry) {
@@ -24,6 +26,12 @@ export class IntegrationMetrics {
     this.#records = new Counter({
       name: 'toolgate_audit_integrated_records_total',
       help: 'Staged audit records (every replica’s) linked into the chain by this replica',
+      registers,
+    });
+    this.#failed = new Counter({
+      name: 'toolgate_audit_records_failed_total',
+      help: 'Audit records a failed commit gave up after the store’s retries, by kind (a call.post is a call that ran without its result in the log)',
+      labelNames: ['kind'],
       registers,
     });
     this.#late = new Counter({
@@ -44,13 +52,18 @@ export class IntegrationMetrics {
     this.#wait.observe(waitedMs / 1000);
   }
 
+  /** Records a failed commit gave up (the audit writer's onFailed), counted by kind. */
+  failed(kinds: readonly string[]): void {
+    for (const kind of kinds) this.#failed.inc({ kind });
+  }
+
   /** An integration whose oldest record waited past the bound (onLate). */
   late(): void {
     this.#late.inc();
   }
 
   /** An integration that failed and rolled back (onError of the sequencer). */
-  failed(): void {
+  integrationFailed(): void {
     this.#failures.inc();
   }
 }

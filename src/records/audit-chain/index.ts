@@ -7,6 +7,8 @@ export type { ChainHead, ChainLinks } from './chain.js';
 export { chainRows, firstBreak, GENESIS_HEAD, linkInPlace } from './chain.js';
 export type { RangeColumns, RangeResult } from './range-check.js';
 export { checkRange, rangeColumns } from './range-check.js';
+export type { ByteOrder } from './record-bytes.js';
+export { byteOrder, RecordEncoder, sha256HexOf } from './record-bytes.js';
 export type { ColumnOrder, RecordColumns } from './record-hash.js';
 export {
   columnOrder,

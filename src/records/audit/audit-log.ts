@@ -6,7 +6,6 @@
  * processes or replicas are read back in seq order — after recomputing each record's hash and
  * link, so a checkpoint never signs a record that does not match its hash.
  */
-
 import { existsSync, writeFileSync } from 'node:fs';
 import { join } from 'node:path';
 import type { Kysely } from 'kysely';
@@ -21,7 +20,7 @@ import {
 import { GENESIS_PREV_HASH, recordHash } from '../audit-chain/index.js';
 import type { AuditCheckpointRow, Database, NewAuditRow, Store } from '../store/index.js';
 import type { AuditPseudonyms } from './audit-pseudonyms.js';
-import { AuditWriter } from './audit-writer.js';
+import { type AuditRecord, AuditWriter } from './audit-writer.js';
 import {
   type ChainRow,
   type CheckpointRow,
@@ -68,6 +67,8 @@ export interface AuditLogOptions {
   readonly onError?: (err: unknown) => void;
   /** Keyed hashes of caller-supplied values (the writer's; default a per-process key). */
   readonly pseudonyms?: AuditPseudonyms;
+  /** Told of records a failed commit gave up (AuditWriterOptions.onFailed); must not throw. */
+  readonly onFailed?: (records: readonly AuditRecord[], err: unknown) => void;
 }
 
 export interface CheckpointView {
@@ -146,6 +147,7 @@ export class AuditLog {
     this.writer = new AuditWriter(store, {
       onCommit: (rows, records) => this.#committed(rows, records),
       ...(options.pseudonyms ? { pseudonyms: options.pseudonyms } : {}),
+      ...(options.onFailed ? { onFailed: options.onFailed } : {}),
     });
     const interval = options.checkpointIntervalMs ?? 10_000;
     if (this.#checkpoints && interval > 0) {

@@ -12,7 +12,7 @@
  * "Personal data and the audit log".
  */
 import { createHmac, randomBytes } from 'node:crypto';
-import { canonicalJson, findPersonalData } from '../../core/index.js';
+import { canonicalJson, findPersonalData, memberCount } from '../../core/index.js';
 
 /** The HKDF label the pseudonym key is derived from the master key under. */
 export const PSEUDONYM_KEY_LABEL = 'toolgate audit pseudonyms v1';
@@ -42,6 +42,16 @@ const WORD_CHAR = /[\p{L}\p{N}_]/u;
  */
 const CALLER_FIELDS: ReadonlySet<string> = new Set(['attempted']);
 const MAX_DEPTH = 32;
+/**
+ * Most members (object entries) and elements (array items), counted over the whole value, that a
+ * record keeps one by one; arguments with more are kept as a summary (truncatedArguments), so a
+ * call's record stays small whatever the call sends. docs/audit.md, "Arguments in the audit log".
+ */
+export const MAX_RECORDED_MEMBERS = 256;
+/** Members and elements a summary keeps of the arguments' beginning. */
+export const PREFIX_MEMBERS = 32;
+/** The one key of a summary (a key with brackets is never a caller's readable key). */
+export const TRUNCATED_KEY = '[truncated]';
 /** Argument strings looked for in one message at most (the longest first). */
 const MAX_ECHOES = 4096;
 
@@ -97,17 +107,79 @@ export class AuditPseudonyms {
     } catch {
       text = String(value);
     }
+    return this.#mac(text);
+  }
+
+  #mac(text: string): string {
     const mac = createHmac('sha256', this.#k).update(text).digest('hex');
     return `${PSEUDONYM_PREFIX}${mac.slice(0, 32)}`;
+  }
+
+  /**
+   * The keyed hash of a whole value, as token() gives it; a value canonical JSON refuses (a lone
+   * surrogate in a string) is hashed as its JSON text, so it never collapses into one hash with
+   * every other such value.
+   */
+  #wholeToken(value: unknown): string {
+    let text: string;
+    try {
+      text = canonicalJson(value);
+    } catch {
+      try {
+        text = `json:${JSON.stringify(value) ?? 'null'}`;
+      } catch {
+        text = 'unserializable';
+      }
+    }
+    return this.#mac(text);
   }
 
   /**
    * The log's copy of (already secret-masked) arguments: the shape kept, every string and large
    * number hashed, booleans and null as they are; an object key kept only when it is a property
    * name the tool's input schema declares (`declared`; none when the schema is not at hand), and
-   * hashed otherwise. Never throws, never returns the input.
+   * hashed otherwise. Arguments with more than MAX_RECORDED_MEMBERS members and elements in all
+   * are kept as a summary instead (truncatedArguments): whatever the caller sends, the copy is
+   * bounded. Never throws, never returns the input.
    */
-  maskArguments(value: unknown, declared: ReadonlySet<string> | null = null, depth = 0): unknown {
+  maskArguments(value: unknown, declared: ReadonlySet<string> | null = null): unknown {
+    const members = memberCount(value, Number.POSITIVE_INFINITY, MAX_DEPTH + 1);
+    if (members <= MAX_RECORDED_MEMBERS) return this.#mask(value, declared, 0, null);
+    return this.truncatedArguments(value, declared, members);
+  }
+
+  /**
+   * The summary of arguments too large to keep member by member: the keyed hash of the whole
+   * (`hash`, the token of its canonical JSON, so an auditor holding the arguments can match it),
+   * how many members and elements it has (`members`) and how many of them the summary leaves out
+   * (`omitted`), and the masked copy of its first PREFIX_MEMBERS members in document order
+   * (`prefix`, cut containers simply end early). The one key `[truncated]` cannot be a caller's:
+   * a key with brackets is never kept readable (PLAIN_KEY).
+   */
+  truncatedArguments(
+    value: unknown,
+    declared: ReadonlySet<string> | null,
+    members: number,
+  ): Record<string, unknown> {
+    const budget = { left: PREFIX_MEMBERS };
+    const prefix = this.#mask(value, declared, 0, budget);
+    return {
+      [TRUNCATED_KEY]: {
+        hash: this.#wholeToken(value),
+        members,
+        omitted: members - (PREFIX_MEMBERS - budget.left),
+        prefix,
+      },
+    };
+  }
+
+  /** maskArguments member by member; with a `budget`, only as many members as it has left. */
+  #mask(
+    value: unknown,
+    declared: ReadonlySet<string> | null,
+    depth: number,
+    budget: { left: number } | null,
+  ): unknown {
     if (depth > MAX_DEPTH) return SECRET_MASK;
     if (typeof value === 'string') return value === SECRET_MASK ? value : this.token(value);
     if (typeof value === 'number') {
@@ -116,11 +188,25 @@ export class AuditPseudonyms {
         : this.token(value);
     }
     if (typeof value === 'boolean' || value === null) return value;
-    if (Array.isArray(value)) return value.map((v) => this.maskArguments(v, declared, depth + 1));
+    if (Array.isArray(value)) {
+      const out: unknown[] = [];
+      for (const v of value) {
+        if (spent(budget)) break;
+        out.push(this.#mask(v, declared, depth + 1, budget));
+      }
+      return out;
+    }
     if (typeof value === 'object') {
       const out: Record<string, unknown> = {};
-      for (const [k, v] of Object.entries(value)) {
-        out[keptKey(k, declared) ? k : this.token(k)] = this.maskArguments(v, declared, depth + 1);
+      const from = value as Record<string, unknown>;
+      for (const k of Object.keys(from)) {
+        if (spent(budget)) break;
+        out[keptKey(k, declared) ? k : this.token(k)] = this.#mask(
+          from[k],
+          declared,
+          depth + 1,
+          budget,
+        );
       }
       return out;
     }
@@ -297,6 +383,14 @@ function lowered(text: string): { lower: string; from: number[]; to: number[] } 
   return { lower, from, to };
 }
 
+/** Takes one member from a budget; true when none is left (no budget: never). */
+function spent(budget: { left: number } | null): boolean {
+  if (budget === null) return false;
+  if (budget.left <= 0) return true;
+  budget.left--;
+  return false;
+}
+
 /** Whether an object key is the tool's vocabulary (declared by its schema), kept as it is. */
 function keptKey(k: string, declared: ReadonlySet<string> | null): boolean {
   return declared?.has(k) === true && PLAIN_KEY.test(k) && findPersonalData(k).length === 0;
@@ -336,9 +430,14 @@ function echoesOf(args: unknown, declared: ReadonlySet<string> | null): string[]
     } else if (typeof v === 'number' && Math.abs(v) >= PLAIN_NUMBER_LIMIT) {
       add(String(v));
     } else if (Array.isArray(v)) {
-      for (const x of v) walk(x, depth + 1);
+      for (const x of v) {
+        if (out.size >= MAX_ECHOES) return;
+        walk(x, depth + 1);
+      }
     } else if (typeof v === 'object' && v !== null) {
       for (const [k, x] of Object.entries(v)) {
+        // Full: the rest of a large object is not looked at (each key costs a detector run).
+        if (out.size >= MAX_ECHOES) return;
         // A declared property name is the schema's, and messages name it; any other is the
         // caller's, also as a JSON pointer in a refusal spells it (`~` as `~0`, `/` as `~1`).
         if (!keptKey(k, declared)) {

@@ -115,6 +115,11 @@ export interface AuditWriterOptions {
    * not throw.
    */
   readonly onCommit?: (rows: readonly NewAuditRow[], records: number) => void;
+  /**
+   * Told of every record a failed commit or sync gave up (after the store's own retries), with
+   * the error; must not throw. A result record of a call that ran has no caller left to tell.
+   */
+  readonly onFailed?: (records: readonly AuditRecord[], err: unknown) => void;
   /** Replaces the slot's deferred sync (fdatasync of SQLite's WAL file); for tests only. */
   readonly syncFile?: (fd: number) => Promise<void>;
   /**
@@ -128,6 +133,7 @@ export class AuditWriter {
   readonly #store: Pick<Store, 'audit'>;
   readonly #onCommit: ((rows: readonly NewAuditRow[], records: number) => void) | undefined;
   readonly #syncFile: ((fd: number) => Promise<void>) | undefined;
+  readonly #onFailed: ((records: readonly AuditRecord[], err: unknown) => void) | undefined;
   readonly #pseudonyms: AuditPseudonyms;
   #queue: Pending[] = [];
   #flushing: Promise<void> | null = null;
@@ -137,6 +143,7 @@ export class AuditWriter {
     this.#store = store;
     this.#onCommit = options.onCommit;
     this.#syncFile = options.syncFile;
+    this.#onFailed = options.onFailed;
     this.#pseudonyms = options.pseudonyms ?? AuditPseudonyms.ephemeral();
   }
 
@@ -303,9 +310,9 @@ export class AuditWriter {
         } else {
           // The next batch may commit while this one's sync runs (its own sync, started after its
           // commit, covers both); at most MAX_SYNCS_IN_FLIGHT are outstanding.
-          const syncing: Promise<void> = durable.then(settle, (err: unknown) => {
-            for (const p of batch) p.reject(err);
-          });
+          const syncing: Promise<void> = durable.then(settle, (err: unknown) =>
+            this.#fail(batch, err),
+          );
           this.#syncing.add(syncing);
           void syncing.finally(() => this.#syncing.delete(syncing));
           // Callers still running in this turn queue their records before the next batch is taken.
@@ -313,8 +320,20 @@ export class AuditWriter {
           else await new Promise<void>((resolve) => setImmediate(resolve));
         }
       } catch (err) {
-        for (const p of batch) p.reject(err);
+        this.#fail(batch, err);
       }
+    }
+  }
+
+  #fail(batch: readonly Pending[], err: unknown): void {
+    for (const p of batch) p.reject(err);
+    try {
+      this.#onFailed?.(
+        batch.map((p) => p.record),
+        err,
+      );
+    } catch {
+      // An observer's failure changes nothing for the callers, already told.
     }
   }
 }

@@ -270,28 +270,48 @@ export class LogVerifier {
   }
 
   /**
-   * Takes a range a worker found clean (verify-range.ts): records from+1..from+count, each
-   * matching its hash and linked to the one before it. Taken only when it starts where the log
-   * stands and links to the record before it; false otherwise, and nothing is taken (the caller
-   * feeds the range's records through push, which names what is wrong).
+   * Takes a range a worker found clean (audit-chain/range-check.ts): records from+1..from+count,
+   * each matching its hash and linked to the one before it. Taken only when it starts where the
+   * log stands and links to the record before it; false otherwise, and nothing is taken (the
+   * caller feeds the range's records through push, which names what is wrong). The tree grows
+   * by the range's largest subtrees, stopping at every checkpoint's size to compare its root.
    */
   pushRange(
     from: number,
-    range: { count: number; firstPrev: string; leaves: Uint8Array },
+    range: {
+      count: number;
+      firstPrev: string;
+      leaves: Uint8Array;
+      levels?: readonly Uint8Array[];
+    },
   ): boolean {
     if (from + 1 !== this.#expectSeq || range.firstPrev !== this.#prevHash || this.#broken) {
       return false;
     }
-    const leaves = Buffer.from(range.leaves.buffer, range.leaves.byteOffset, range.count * 32);
-    for (let i = 0; i < range.count; i++) {
-      this.#frontier.append(leaves.subarray(i * 32, i * 32 + 32));
+    const levels = [range.leaves, ...(range.levels ?? [])].map((l) =>
+      Buffer.from(l.buffer, l.byteOffset, l.byteLength),
+    );
+    let done = 0;
+    while (done < range.count) {
+      // Up to the next checkpoint inside the range, or the range's end.
+      const next = this.#pending[0]?.size ?? Number.POSITIVE_INFINITY;
+      const stop = Math.min(range.count, next - from);
+      while (done < stop) {
+        let level = levels.length - 1;
+        while (level > 0 && (done % 2 ** level !== 0 || done + 2 ** level > stop)) level -= 1;
+        const index = done / 2 ** level;
+        const node = (levels[level] as Buffer).subarray(index * 32, index * 32 + 32);
+        this.#frontier.appendSubtree(node, level);
+        done += 2 ** level;
+      }
       this.#checkReached();
     }
+    const leaves = levels[0] as Buffer;
     this.#records += range.count;
     this.#firstSeq ??= from + 1;
     this.#lastSeq = from + range.count;
     this.#expectSeq = from + range.count + 1;
-    this.#prevHash = leaves.subarray((range.count - 1) * 32).toString('hex');
+    this.#prevHash = leaves.subarray((range.count - 1) * 32, range.count * 32).toString('hex');
     return true;
   }
 

@@ -75,6 +75,33 @@ export class MerkleFrontier {
     this.#size += 1;
   }
 
+  /**
+   * Appends a perfect subtree of 2^level leaves by its root: the same as appending its leaves
+   * one by one. The tree's size must be a multiple of 2^level (the subtree starts where a node
+   * of that level starts); anything else throws.
+   */
+  appendSubtree(node: Buffer, level: number): void {
+    const span = 2 ** level;
+    if (
+      !Number.isInteger(level) ||
+      level < 0 ||
+      node.length !== HASH_BYTES ||
+      this.#size % span !== 0
+    ) {
+      throw new RangeError('a subtree is appended only where a node of its level starts');
+    }
+    let at = level;
+    let hash = node;
+    while (this.#levels.length > 0 && this.#levels[this.#levels.length - 1] === at) {
+      this.#levels.pop();
+      hash = nodeHash(this.#nodes.pop() as Buffer, hash);
+      at += 1;
+    }
+    this.#nodes.push(hash);
+    this.#levels.push(at);
+    this.#size += span;
+  }
+
   root(): Buffer {
     if (this.#nodes.length === 0) return EMPTY_ROOT;
     let acc = this.#nodes[this.#nodes.length - 1] as Buffer;

@@ -12,8 +12,11 @@ import type { Database, RangeChecker, Store } from '../store/index.js';
 import type { ChainRow, LogVerifier, VerifyReport } from './log-verifier.js';
 
 const PAGE = 5000;
-/** Records per parallel range; logs shorter than two ranges are read on this thread alone. */
-export const PARALLEL_RANGE = 10_000;
+/**
+ * Records per parallel range; logs shorter than two ranges are read on this thread alone. A power
+ * of two, so each whole range is one subtree of the log's tree and comes back as one node.
+ */
+export const PARALLEL_RANGE = 8192;
 
 export interface FeedSource {
   page(after: number, limit: number): Promise<ChainRow[]>;

@@ -42,6 +42,14 @@ const STAGE_CHUNK = 500;
 const NOTICE_GAP_MS = 25;
 /** How often a barrier looks whether the records it waits for are in the chain. */
 const SETTLE_LOOK_MS = 5;
+/**
+ * Attempts at staging one group before its callers are told it failed: a connection that drops
+ * (a failover, a reset, a terminated backend) is retried on another, 50 ms after the first
+ * failure, doubling (750 ms in all); a result record whose tool already ran is not given up for
+ * a blip (attack round 30, F2).
+ */
+const STAGE_ATTEMPTS = 5;
+const STAGE_RETRY_MS = 50;
 
 const STAGED_COLUMNS = '(stream, rseq, prev_hash, hash, staged_at, record)';
 const RAW_COLUMNS = '(call_id, at, agent_id, user_id, tool_id, args)';
@@ -69,9 +77,14 @@ function tuples(rows: number, width: number, first: number): string {
 
 /**
  * One statement that stages `staged` (and inserts `raw` beside, in the same statement, so both
- * commit together in one round trip).
+ * commit together in one round trip). `again`: a retry of a group that may have landed, whose
+ * rows already there are left as they are.
  */
-function stageQuery(staged: readonly unknown[][], raw: readonly RawArgumentsRow[]): CompiledQuery {
+function stageQuery(
+  staged: readonly unknown[][],
+  raw: readonly RawArgumentsRow[],
+  again = false,
+): CompiledQuery {
   const parameters: unknown[] = [];
   let text = '';
   if (raw.length > 0) {
@@ -80,6 +93,7 @@ function stageQuery(staged: readonly unknown[][], raw: readonly RawArgumentsRow[
   }
   if (staged.length > 0) {
     text += `insert into audit_staged ${STAGED_COLUMNS} values ${tuples(staged.length, 6, parameters.length + 1)}`;
+    if (again) text += ' on conflict (stream, rseq) do nothing';
     for (const s of staged) parameters.push(...s);
   } else {
     text += 'select 1';
@@ -87,16 +101,13 @@ function stageQuery(staged: readonly unknown[][], raw: readonly RawArgumentsRow[
   return CompiledQuery.raw(text, parameters);
 }
 
-/**
- * Stages `rows` as the next records of `stream` (and `raw` beside them), committed together;
- * answers the stream's new head. The caller moves the head only once this resolves.
- */
-async function stageRecords(
-  db: Kysely<Database>,
-  stream: Stream,
-  rows: readonly UnchainedRow[],
-  raw: readonly RawArgumentsRow[],
-): Promise<StreamHead> {
+/** A group of records linked as the next of their stream: its rows and the stream's new head. */
+interface StagedGroup {
+  readonly staged: readonly unknown[][];
+  readonly head: StreamHead;
+}
+
+function linkGroup(stream: Stream, rows: readonly UnchainedRow[]): StagedGroup {
   const stamp = new Date().toISOString();
   let head = stream.head;
   const staged: unknown[][] = [];
@@ -107,17 +118,68 @@ async function stageRecords(
     staged.push([stream.id, rseq, head.hash, hash, stamp, record]);
     head = { rseq, hash };
   }
+  return { staged, head };
+}
+
+/** Stages `group` (and `raw` beside it), committed together. */
+async function writeGroup(
+  db: Kysely<Database>,
+  { staged }: StagedGroup,
+  raw: readonly RawArgumentsRow[],
+  again: boolean,
+): Promise<void> {
   if (staged.length <= STAGE_CHUNK && raw.length <= STAGE_CHUNK) {
-    await db.executeQuery(stageQuery(staged, raw));
-  } else {
-    await db.transaction().execute(async (trx) => {
-      for (let i = 0; i < staged.length; i += STAGE_CHUNK)
-        await trx.executeQuery(stageQuery(staged.slice(i, i + STAGE_CHUNK), []));
-      for (let i = 0; i < raw.length; i += STAGE_CHUNK)
-        await trx.executeQuery(stageQuery([], raw.slice(i, i + STAGE_CHUNK)));
-    });
+    await db.executeQuery(stageQuery(staged, raw, again));
+    return;
   }
-  return head;
+  await db.transaction().execute(async (trx) => {
+    for (let i = 0; i < staged.length; i += STAGE_CHUNK)
+      await trx.executeQuery(stageQuery(staged.slice(i, i + STAGE_CHUNK), [], again));
+    for (let i = 0; i < raw.length; i += STAGE_CHUNK)
+      await trx.executeQuery(stageQuery([], raw.slice(i, i + STAGE_CHUNK)));
+  });
+}
+
+/**
+ * Whether a group whose commit failed is in the database all the same (its answer lost with the
+ * connection): its last record staged, or already integrated. A group commits whole or not at
+ * all, so its last record answers for it.
+ */
+async function landed(db: Kysely<Database>, stream: string, last: number): Promise<boolean> {
+  const r = await sql<{ landed: boolean }>`select
+      exists (select 1 from audit_staged where stream = ${stream} and rseq = ${last})
+      or exists (select 1 from audit_stream_heads where stream = ${stream} and rseq >= ${last})
+      as landed`.execute(db);
+  return r.rows[0]?.landed === true;
+}
+
+/**
+ * Stages `rows` as the next records of `stream` (and `raw` beside them), committed together;
+ * answers the stream's new head. The caller moves the head only once this resolves. A failed
+ * attempt is retried with the same rows (same stream, numbers and links): one that landed before
+ * its answer was lost is found and not staged twice, so a record is neither lost nor doubled.
+ */
+async function stageRecords(
+  db: Kysely<Database>,
+  stream: Stream,
+  rows: readonly UnchainedRow[],
+  raw: readonly RawArgumentsRow[],
+): Promise<StreamHead> {
+  const group = linkGroup(stream, rows);
+  let failure: unknown;
+  for (let attempt = 0; attempt < STAGE_ATTEMPTS; attempt++) {
+    try {
+      if (attempt > 0) {
+        await sleep(STAGE_RETRY_MS * 2 ** (attempt - 1));
+        if (rows.length > 0 && (await landed(db, stream.id, group.head.rseq))) return group.head;
+      }
+      await writeGroup(db, group, raw, attempt > 0);
+      return group.head;
+    } catch (err) {
+      failure = err;
+    }
+  }
+  throw failure;
 }
 
 /**
@@ -190,7 +252,7 @@ export function auditAppend(db: Kysely<Database>): AuditAppend {
     try {
       s.head = await stageRecords(db, s, rows, raw);
     } catch (err) {
-      // Committed or not, nobody can tell: the next records open a new stream.
+      // Not staged after every attempt, or nobody can tell: the next records open a new stream.
       if (stream === s) stream = newStream();
       throw err;
     }
