@@ -67,7 +67,17 @@ export function wireRecords(
   const stopSequencer = store.audit.sequence(store.fleet, {
     campaign: given.sequencer === true,
     ...(given.integrationDelayMs !== undefined ? { maxDelayMs: given.integrationDelayMs } : {}),
-    ...(given.onError ? { onError: given.onError } : {}),
+    // A failed integration is counted and told (serve logs it), never silent: its records, every
+    // replica's, wait staged until one succeeds.
+    onError: (err) => {
+      metrics.integration.integrationFailed();
+      const why = err instanceof Error ? err.message : String(err);
+      given.onError?.(
+        new Error(`integrating staged audit records failed (they wait staged): ${why}`, {
+          cause: err,
+        }),
+      );
+    },
     onIntegrated: (count, waitedMs) => metrics.integration.integrated(count, waitedMs),
     onLate: () => metrics.integration.late(),
   });

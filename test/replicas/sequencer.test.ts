@@ -6,7 +6,9 @@
  * are answered while the chain lock is held by someone else; the sequencer's replica SIGKILLed
  * in the middle of an integration hands over to the other, which integrates what was staged, each
  * record once, and `audit verify` passes; a staged record removed or changed before integration
- * is found (an alert in the chain) and `audit verify` fails naming it.
+ * is found (an alert in the chain) and `audit verify` fails naming it, as is one whose value its
+ * column cannot hold (the log goes on); an integration that fails all the same is logged and
+ * counted, and what it held back goes in once it succeeds.
  */
 import assert from 'node:assert/strict';
 import { spawnSync } from 'node:child_process';
@@ -24,6 +26,7 @@ import { loadMasterKey } from '../../src/domain/credentials/index.js';
 import { approvalSigner, auditSigner } from '../../src/edge/cli/runtime-files.js';
 import { openToolgate } from '../../src/host/toolgate.js';
 import { DEFAULT_ORIGIN } from '../../src/records/audit/index.js';
+import { stagedHash } from '../../src/records/audit-chain/index.js';
 import { LOCK_CLASSES } from '../../src/records/store/index.js';
 import { CHAIN_LOCK_KEY } from '../../src/records/store/postgres/audit-append.js';
 import { FROZEN_MS } from '../../src/records/store/postgres/fleet.js';
@@ -240,6 +243,7 @@ describe('the audit sequencer across replicas', { skip, concurrency: 1 }, () => 
       integrated: one(/^toolgate_audit_integrated_records_total (\d+)/m),
       integrations: one(/^toolgate_audit_integration_wait_seconds_count (\d+)/m),
       late: one(/^toolgate_audit_integration_late_total (\d+)/m),
+      failures: one(/^toolgate_audit_integration_failures_total (\d+)/m),
       within,
     };
   };
@@ -475,5 +479,121 @@ describe('the audit sequencer across replicas', { skip, concurrency: 1 }, () => 
       report.problems?.map((p) => [p.kind, p.seq]),
       alerts.map((a) => ['staged_record_broken', Number(a.seq)]),
     );
+  });
+
+  /** Stages `records` as a fresh stream `stream`, each linked to the one before (rseq 1, 2…). */
+  const stageStream = async (stream: string, records: readonly object[]) => {
+    let prev = '0'.repeat(64);
+    for (const [i, r] of records.entries()) {
+      const text = JSON.stringify(r);
+      const hash = stagedHash(stream, i + 1, prev, text);
+      await q(
+        `insert into audit_staged (stream, rseq, prev_hash, hash, staged_at, record)
+          values ($1, $2, $3, $4, $5, $6)`,
+        [stream, i + 1, prev, hash, new Date().toISOString(), text],
+      );
+      prev = hash;
+    }
+  };
+
+  /** A genuine call record's columns (the chain's own left out), as a template. */
+  const template = async (): Promise<Record<string, unknown>> => {
+    const [row] = await q<Record<string, unknown>>(
+      `select * from audit_log where kind = 'call.pre' order by seq desc limit 1`,
+    );
+    assert.ok(row);
+    const { seq: _s, prev_hash: _p, hash: _h, ...columns } = row;
+    return columns;
+  };
+
+  const live = () => replicas.filter((r) => r.child.exitCode === null && !r.child.signalCode);
+
+  test('a staged record whose value its column cannot hold is named by an alert, and every replica’s records go on into the chain (attack round 30, F8)', async () => {
+    const bot = await agent();
+    const base = await template();
+    const stream = `f8${'0'.repeat(30)}`;
+    const holder = new pg.Client(db);
+    await holder.connect();
+    await holder.query('begin');
+    await holder.query(`select pg_advisory_xact_lock(${CHAIN_LOCK_KEY}::bigint)`);
+    // Correctly linked, so only the values tell: 1e20 is beyond bytes_out's int4, NUL is no text.
+    await stageStream(stream, [
+      { ...base, call_id: 'f8_before', bytes_out: 2 ** 31 - 1, message: 'Ærøskøbing 東京 😀' },
+      { ...base, call_id: 'f8_out_of_range', bytes_out: 1e20 },
+      { ...base, call_id: 'f8_nul', message: 'a\u0000b' },
+      { ...base, call_id: 'f8_after' },
+    ]);
+    const calls: string[] = [];
+    for (let i = 0; i < 3; i++) calls.push((await bot.call()).id);
+    await holder.query('commit');
+    await holder.end();
+    await until(async () => (await stagedLeft()) === 0, 10_000, 'staged drained');
+    const genuine = await q<{ n: number }>(
+      `select count(*)::int as n from audit_log where kind = 'call.pre' and call_id = any($1)`,
+      [calls],
+    );
+    assert.equal(genuine[0]?.n, calls.length, 'the genuine calls are in the chain');
+    const mine = await q<{ call_id: string; bytes_out: number; message: string }>(
+      `select call_id, bytes_out, message from audit_log where call_id like 'f8\\_%' order by seq`,
+    );
+    assert.deepEqual(mine, [
+      { call_id: 'f8_before', bytes_out: 2 ** 31 - 1, message: 'Ærøskøbing 東京 😀' },
+      { call_id: 'f8_after', bytes_out: base.bytes_out, message: base.message },
+    ]);
+    const alerts = await q<{ seq: string; details: string }>(
+      `select seq, details from audit_log where kind = 'alert' and rule = 'audit.staging'
+        and details like $1 order by seq`,
+      [`%${stream}%`],
+    );
+    assert.deepEqual(
+      alerts.map((a) => (({ problem, rseq }) => [problem, rseq])(JSON.parse(a.details))),
+      [
+        ['altered', 2],
+        ['altered', 3],
+      ],
+    );
+    const { status, report, text } = verify();
+    assert.equal(status, 6, text);
+    const named = new Set(report.problems?.map((p) => `${p.kind}@${p.seq}`));
+    for (const a of alerts) assert.ok(named.has(`staged_record_broken@${Number(a.seq)}`), text);
+  });
+
+  test('an integration that fails all the same is logged and counted, and what it held back goes in after (attack round 30, F8)', async () => {
+    const bot = await agent();
+    const base = await template();
+    // A refusal no check foresees: the database itself refuses the record.
+    await q(`alter table audit_log add constraint f8_refused
+      check (message is distinct from 'f8 refused') not valid`);
+    try {
+      await stageStream(`f9${'0'.repeat(30)}`, [{ ...base, call_id: 'f9', message: 'f8 refused' }]);
+      const call = (await bot.call()).id;
+      // Logged by the replica that sequences (its pino line: the error, then what failed) …
+      const logs = (r: Replica) =>
+        r
+          .output()
+          .split('\n')
+          .filter(
+            (l) =>
+              l.includes('f8_refused') && l.includes('integrating staged audit records failed'),
+          );
+      await until(
+        async () => live().some((r) => logs(r).length > 0),
+        10_000,
+        'the failure is logged',
+      );
+      const [sequencing] = live().filter((r) => logs(r).length > 0);
+      assert.ok(sequencing);
+      // … counted on its /metrics at each try, and logged once while it repeats.
+      await sleep(600);
+      const { failures } = await integrationMetrics(sequencing.base);
+      assert.ok(failures >= 2, `${failures} failures counted`);
+      assert.equal(logs(sequencing).length, 1, 'a repeated failure is logged once a minute');
+      const held = await q('select 1 from audit_log where call_id = $1', [call]);
+      assert.equal(held.length, 0, 'the batch rolled back: nothing of it is in the chain');
+    } finally {
+      await q('alter table audit_log drop constraint f8_refused');
+    }
+    await until(async () => (await stagedLeft()) === 0, 10_000, 'staged drained');
+    assert.equal((await q(`select 1 from audit_log where call_id = 'f9'`)).length, 1);
   });
 });

@@ -2,7 +2,7 @@
 import { existsSync, readFileSync, rmSync } from 'node:fs';
 import { join } from 'node:path';
 import { fileURLToPath } from 'node:url';
-import type { FastifyInstance } from 'fastify';
+import type { FastifyBaseLogger, FastifyInstance } from 'fastify';
 import { narrowPrivateDir, ToolgateError } from '../../core/index.js';
 import { loadMasterKey } from '../../domain/credentials/index.js';
 import { loadOrCreateAdminToken } from '../../domain/identity/index.js';
@@ -10,6 +10,7 @@ import { openOidcLogin, openToolgate, type Toolgate } from '../../host/toolgate.
 import { DEFAULT_ORIGIN } from '../../records/audit/index.js';
 import { type OriginPolicy, originPolicy } from '../mcp/index.js';
 import { buildServer } from '../rest/index.js';
+import { backgroundErrorLog } from './background-errors.js';
 import { DEMO_ACTOR_ID, reviewDemoCatalog } from './demo-reviews.js';
 import { firstAdminBanner, runtimeAsTyped } from './first-admin.js';
 import { jsonText } from './output.js';
@@ -84,16 +85,6 @@ function checkedOptions(options: ServeOptions): { deadline: number; origins: Ori
   }
 }
 
-/**
- * Audit failures the gateway cannot hand to a caller (a record given up after the store's
- * retries, a failed checkpoint or integration) go to stderr, one line each, with their cause.
- */
-function reportAuditFailure(err: unknown): void {
-  const message = err instanceof Error ? err.message : String(err);
-  const cause = err instanceof Error && err.cause !== undefined ? ` (${String(err.cause)})` : '';
-  process.stderr.write(`toolgate: audit: ${message}${cause}\n`);
-}
-
 export async function serve(options: ServeOptions): Promise<void> {
   const { deadline, origins } = checkedOptions(options);
   const publicUrl = publicUrlOf(options);
@@ -156,8 +147,8 @@ export async function serve(options: ServeOptions): Promise<void> {
         auditSigner: () => checkpointKey,
         // Checked at the start when it exists (start-settings.ts); else made on first use.
         masterKey: settings.masterKey ?? (() => loadMasterKey({ dataDir: options.dataDir })),
-        // A replica campaigns to sequence the fleet's audit records (docs/architecture.md §5).
-        audit: { ...settings.audit, sequencer: true, onError: reportAuditFailure },
+        // A replica sequences the fleet's audit records, and logs audit failures (§5).
+        audit: replicaAudit(settings.audit, () => app?.log ?? null),
         // No sandbox may see the gateway's own files (the database's are added by openToolgate).
         protectedPaths: [
           options.dataDir,
@@ -288,6 +279,16 @@ export async function serve(options: ServeOptions): Promise<void> {
     await tg?.close().catch(() => {});
     throw err;
   }
+}
+
+/**
+ * A replica's audit settings: it campaigns to sequence the fleet's audit records
+ * (docs/architecture.md §5), and its audit failures (a record given up, a failed checkpoint or
+ * integration: while integrations fail, no replica's records reach the chain) are logged through
+ * the server's logger (stderr before it exists), a repeated one once a minute with its count.
+ */
+function replicaAudit<T extends object>(given: T, logger: () => FastifyBaseLogger | null) {
+  return { ...given, sequencer: true, onError: backgroundErrorLog('audit', logger) };
 }
 
 /** TOOLGATE_PUBLIC_URL / --public-url, else the address served (a wildcard bind as loopback). */

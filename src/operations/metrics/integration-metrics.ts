@@ -2,8 +2,9 @@
  * @module The audit writer's and the audit sequencer's metrics (C16, docs/architecture.md §5):
  * records a failed commit gave up, by kind (any store); and on a PostgreSQL fleet's sequencing
  * replica ("The audit log across replicas"), how long staged records wait to be linked into the
- * chain, how many were, and how often the oldest waited past the bound. Other replicas, and a
- * gateway on SQLite, declare the sequencer's with no sample.
+ * chain, how many were, how often the oldest waited past the bound, and how many integrations
+ * failed (rolled back: nothing of that batch went in, and it is tried again). Other replicas, and
+ * a gateway on SQLite, declare the sequencer's with no sample.
  */
 import { Counter, Histogram, type Registry } from 'prom-client';
 
@@ -12,6 +13,7 @@ export class IntegrationMetrics {
   readonly #records: Counter;
   readonly #late: Counter;
   readonly #failed: Counter<'kind'>;
+  readonly #failures: Counter;
 
   constructor(registry: Registry) {
     const registers = [registry];
@@ -37,6 +39,11 @@ export class IntegrationMetrics {
       help: 'Integrations whose oldest record waited past the integration bound (200 ms by default)',
       registers,
     });
+    this.#failures = new Counter({
+      name: 'toolgate_audit_integration_failures_total',
+      help: 'Integrations of staged audit records by this replica that failed and rolled back (their records wait staged and are tried again)',
+      registers,
+    });
   }
 
   /** An integration of `count` records, its oldest having waited `waitedMs` (onIntegrated). */
@@ -53,5 +60,10 @@ export class IntegrationMetrics {
   /** An integration whose oldest record waited past the bound (onLate). */
   late(): void {
     this.#late.inc();
+  }
+
+  /** An integration that failed and rolled back (onError of the sequencer). */
+  integrationFailed(): void {
+    this.#failures.inc();
   }
 }

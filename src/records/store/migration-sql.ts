@@ -45,4 +45,9 @@ export interface MigrationSql {
    * function; nothing on SQLite, which charges in a transaction of plain statements.
    */
   counterCharge(db: Kysely<unknown>): Promise<void>;
+  /**
+   * Keeps vacuum from truncating the audit staging table (PostgreSQL: `vacuum_truncate = off`,
+   * whose AccessExclusive lock every staging would wait on); nothing on SQLite.
+   */
+  keepStagingUntruncated(db: Kysely<unknown>): Promise<void>;
 }

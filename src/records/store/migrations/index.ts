@@ -45,6 +45,7 @@ import { securityReviews } from './security-reviews.js';
 import { sessionLastUsed } from './session-last-used.js';
 import { sessionSuspension } from './session-suspension.js';
 import { sessionUserPermissions } from './session-user-permissions.js';
+import { stagingVacuum } from './staging-vacuum.js';
 import { untrustedSources } from './untrusted-sources.js';
 
 const MIGRATION_SQL: Readonly<Record<Dialect, MigrationSql>> = {
@@ -95,6 +96,7 @@ export function migrationProvider(dialect: Dialect): MigrationProvider {
         '0046_injection_texts': injectionTexts,
         '0047_approval_scopes': approvalScopes,
         '0048_counter_charge': counterCharge(MIGRATION_SQL[dialect]),
+        '0049_staging_vacuum': stagingVacuum(MIGRATION_SQL[dialect]),
       };
     },
   };

@@ -23,14 +23,9 @@ import {
   type StreamHead,
   stagedBreak,
 } from '../../audit-chain/index.js';
-import {
-  AUDIT_COLUMNS,
-  insertChained,
-  readHead,
-  rowWithoutCall,
-  type UnchainedRow,
-} from '../audit-append.js';
+import { insertChained, readHead, rowWithoutCall, type UnchainedRow } from '../audit-append.js';
 import type { Database } from '../database.js';
+import { recordOf } from './audit-record.js';
 
 /** Any 64-bit number, the same for every replica: the lock that orders integration and events. */
 export const CHAIN_LOCK_KEY = 7_220_410_006n;
@@ -94,29 +89,6 @@ function breakAlert(
   });
 }
 
-const COLUMNS = new Set<string>(
-  AUDIT_COLUMNS.filter((c) => c !== 'seq' && c !== 'prev_hash' && c !== 'hash'),
-);
-
-/** A staged record's columns, or null when its JSON is not one (only known columns, flat). */
-function recordOf(text: string): UnchainedRow | null {
-  let value: unknown;
-  try {
-    value = JSON.parse(text);
-  } catch {
-    return null;
-  }
-  if (typeof value !== 'object' || value === null || Array.isArray(value)) return null;
-  for (const [key, v] of Object.entries(value)) {
-    if (!COLUMNS.has(key)) return null;
-    if (v !== null && typeof v !== 'string' && typeof v !== 'number') return null;
-  }
-  const row = value as Record<string, unknown>;
-  if (typeof row.at !== 'string' || typeof row.kind !== 'string') return null;
-  if (typeof row.decision !== 'string') return null;
-  return value as UnchainedRow;
-}
-
 /** One integration step in its own transaction; never integrates a record twice. */
 export async function integrateStaged(
   trx: Transaction<Database>,
@@ -160,7 +132,8 @@ export async function integrateStaged(
       if (problem === 'repeated') continue;
     }
     const record = recordOf(row.record);
-    // Content that is no audit record (changed so, its hash matching or not) is not inserted:
+    // Content that is no audit record (changed so, its hash matching or not), or holds a value
+    // its column cannot (audit-record.ts), is not inserted:
     // the alert stands for it, and the log goes on.
     if (record) rows.push(record);
     else if (problem === null) rows.push(breakAlert(stamp, 'altered', row, head));

@@ -34,4 +34,7 @@ export const postgresMigrationSql: MigrationSql = {
   async counterCharge(db) {
     await sql.raw(CHARGE_FUNCTION).execute(db);
   },
+  async keepStagingUntruncated(db) {
+    await sql`alter table audit_staged set (vacuum_truncate = off)`.execute(db);
+  },
 };

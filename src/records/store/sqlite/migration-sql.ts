@@ -28,4 +28,7 @@ export const sqliteMigrationSql: MigrationSql = {
   async counterCharge() {
     // A transaction of plain statements charges here (counter-charge.ts): nothing to create.
   },
+  async keepStagingUntruncated() {
+    // SQLite stages nothing (its slot links at commit), and has no vacuum truncation lock.
+  },
 };
