@@ -101,6 +101,25 @@ async function buildLog(path: string, size: number, every: number): Promise<void
 
 type Row = Record<string, unknown> & { seq: number; hash: string };
 
+/**
+ * An insider's rewrite: record `seq` changed, and it and every record after it rehashed and
+ * relinked, so each still chains; only a signed checkpoint can tell.
+ */
+function rewriteFrom(db: Database.Database, seq: number): void {
+  db.prepare("update audit_log set tool_id = 'refund_order' where seq = ?").run(seq);
+  const all = db
+    .prepare('select * from audit_log where seq >= ? order by seq')
+    .all(seq - 1) as Row[];
+  let prev = (all[0] as Row).hash;
+  const update = db.prepare('update audit_log set prev_hash = ?, hash = ? where seq = ?');
+  for (const row of all.slice(1)) {
+    const { hash: _h, ...rest } = row;
+    const hash = recordHash({ ...rest, prev_hash: prev });
+    update.run(prev, hash, row.seq);
+    prev = hash;
+  }
+}
+
 function tampered(name: string, attack: (db: Database.Database) => void, from = pristine): string {
   const path = join(dir, `${name}.db`);
   copyFileSync(from, path);
@@ -233,20 +252,7 @@ describe('audit verify in parallel says what the sequential check says', () => {
   }
 
   test('a chain rewritten from record 901 on (every record rehashed) fails the signed root', async () => {
-    const path = tampered('rewrite', (db) => {
-      db.prepare("update audit_log set tool_id = 'refund_order' where seq = 901").run();
-      const all = db
-        .prepare('select * from audit_log where seq >= 900 order by seq')
-        .all() as Row[];
-      let prev = (all[0] as Row).hash;
-      const update = db.prepare('update audit_log set prev_hash = ?, hash = ? where seq = ?');
-      for (const row of all.slice(1)) {
-        const { hash: _h, ...rest } = row;
-        const hash = recordHash({ ...rest, prev_hash: prev });
-        update.run(prev, hash, row.seq);
-        prev = hash;
-      }
-    });
+    const path = tampered('rewrite', (db) => rewriteFrom(db, 901));
     const report = await same(path);
     assert.equal(report.firstProblem?.kind, 'checkpoint_root_mismatch');
     // Every record still chains: the workers took the ranges, and the tree found the rewrite.
@@ -285,24 +291,7 @@ describe('default ranges (8192 records, one subtree each) with a checkpoint ever
   });
 
   test('records rewritten from 10,500 on (each still chains) fail the checkpoint inside the range', async () => {
-    const path = tampered(
-      'long-rewrite',
-      (db) => {
-        db.prepare("update audit_log set tool_id = 'refund_order' where seq = 10500").run();
-        const all = db
-          .prepare('select * from audit_log where seq >= 10499 order by seq')
-          .all() as Row[];
-        let prev = (all[0] as Row).hash;
-        const update = db.prepare('update audit_log set prev_hash = ?, hash = ? where seq = ?');
-        for (const row of all.slice(1)) {
-          const { hash: _h, ...rest } = row;
-          const hash = recordHash({ ...rest, prev_hash: prev });
-          update.run(prev, hash, row.seq);
-          prev = hash;
-        }
-      },
-      long,
-    );
+    const path = tampered('long-rewrite', (db) => rewriteFrom(db, 10_500), long);
     const report = await same(path, 0);
     assert.equal(report.firstProblem?.kind, 'checkpoint_root_mismatch');
     assert.equal(report.firstProblem?.treeSize, 11_000);
